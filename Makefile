@@ -1,0 +1,71 @@
+# tunedeck — one Makefile: build, deps, run, test, bench, clean.
+# Sources are found by folder, so a new module is a new file, never a Makefile edit.
+
+CC      ?= cc
+BUILD   ?= build
+CFLAGS  ?= -O2 -g
+SAN     ?=
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -I. -I/usr/include/cjson -MMD -MP $(SAN)
+LDFLAGS += $(SAN)
+
+LIBS_CORE   = -lgsl -lopenblas -lcjson -lm -lpthread
+LIBS_REMOTE = -lssh
+LIBS_TUI    = -lncursesw -ltinfo
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+CORE_OBJ   := $(call obj,$(wildcard core/*.c))
+REMOTE_OBJ := $(call obj,$(wildcard remote/*.c))
+TUI_OBJ    := $(call obj,$(wildcard tui/*.c))
+CMD_OBJ    := $(call obj,$(wildcard cmd/*.c))
+TEST_OBJ   := $(call obj,$(wildcard tests/core/test_*.c tests/remote/test_*.c tests/tui/test_*.c))
+TOOL_SRC   := $(wildcard tools/*.c)
+TOOLS      := $(patsubst tools/%.c,$(BUILD)/%,$(TOOL_SRC))
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
+LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
+
+.PHONY: all deps run test unit bench clean
+all: $(BUILD)/tunedeck $(TOOLS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/tunedeck: $(CMD_OBJ) $(LIB_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
+$(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
+# All unit tests link into one Criterion binary so the run ends with one summary line.
+$(BUILD)/unit-tests: $(TEST_OBJ) $(LIB_OBJ)
+	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -lcriterion -o $@
+
+deps:
+	@sh tools/deps.sh
+
+run: deps all
+	$(BUILD)/tunedeck
+
+unit: all $(BUILD)/unit-tests
+	TUNEDECK_BIN=$(abspath $(BUILD)/tunedeck) TUNEDECK_BUILD=$(abspath $(BUILD)) \
+	  $(BUILD)/unit-tests --jobs 2
+
+# Integration suites (real sshd, real tmux) run first; the unit binary runs last so
+# its synthesis line closes the output.
+test: deps all $(BUILD)/unit-tests
+	@sh tests/run-integration.sh $(abspath $(BUILD))
+	TUNEDECK_BIN=$(abspath $(BUILD)/tunedeck) TUNEDECK_BUILD=$(abspath $(BUILD)) \
+	  $(BUILD)/unit-tests --jobs 2
+
+bench: deps all $(BENCHES)
+	@sh bench/run.sh $(abspath $(BUILD))
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

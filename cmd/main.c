@@ -1,0 +1,45 @@
+/* tunedeck's entry point: dispatches to a subcommand, or opens the console. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+
+#define TUNEDECK_VERSION "0.1.0"
+
+/* One line per subcommand; a new command is a new cmd_<name>.c and a line here. */
+const Command COMMANDS[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tunedeck [COMMAND] [--help]\n\ncommands:\n");
+    for (const Command *c = COMMANDS; c->name; c++)
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out, "\n  --version  print the version\n  --help     this help\n"
+                 "Every command takes --help.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        printf("tunedeck %s\n", TUNEDECK_VERSION);
+        return 0;
+    }
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc > 1 && argv[1][0] != '-') {
+        for (const Command *c = COMMANDS; c->name; c++)
+            if (strcmp(c->name, argv[1]) == 0)
+                return c->run(argc - 1, argv + 1);
+        fprintf(stderr, "tunedeck: unknown command '%s' (try --help)\n", argv[1]);
+        return 2;
+    }
+    for (const Command *c = COMMANDS; c->name; c++)
+        if (strcmp(c->name, "console") == 0)
+            return c->run(argc, argv);
+    usage(stderr);
+    return 2;
+}

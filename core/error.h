@@ -1,0 +1,19 @@
+/* An error value that carries its message and context (file, field, what was expected).
+ * Functions return 0/-1 or a pointer/NULL and fill an Error; only main prints and exits. */
+#ifndef TUNEDECK_ERROR_H
+#define TUNEDECK_ERROR_H
+
+#define ERROR_MSG_MAX 512
+
+typedef struct {
+    char msg[ERROR_MSG_MAX];
+} Error;
+
+/* Sets the message; err may be NULL (the caller does not want details). Returns -1 so
+ * that `return error_set(err, ...)` reads as a failure. */
+int error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prefixes context to an existing message: "ctx: old message". */
+int error_prefix(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

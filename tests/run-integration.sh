@@ -1,0 +1,18 @@
+#!/bin/sh
+# Runs every integration suite (tests/integration/*.sh): real subprocesses, sshd, tmux.
+# Each suite starts and stops its own processes. Argument: the absolute build folder.
+set -eu
+build="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+failed=0
+for suite in "$here"/integration/*.sh; do
+    [ -e "$suite" ] || continue
+    name="$(basename "$suite" .sh)"
+    if TUNEDECK_BUILD="$build" TUNEDECK_BIN="$build/tunedeck" sh "$suite"; then
+        echo "integration $name: ok"
+    else
+        echo "integration $name: FAILED"
+        failed=1
+    fi
+done
+exit $failed
