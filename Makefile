@@ -5,6 +5,9 @@ CC      ?= cc
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
 SAN     ?=
+# Where the binary finds data/, themes/ and examples/ when run from the build tree;
+# TUNEDECK_HOME overrides it at run time.
+CFLAGS  += -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\"
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -I. -I/usr/include/cjson -MMD -MP $(SAN)
 LDFLAGS += $(SAN)
 

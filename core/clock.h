@@ -1,0 +1,10 @@
+/* Monotonic time for deadlines and measured durations. */
+#ifndef TUNEDECK_CLOCK_H
+#define TUNEDECK_CLOCK_H
+
+#include <stdint.h>
+
+int64_t clock_now_ms(void);
+double clock_now_s(void);
+
+#endif
