@@ -29,6 +29,7 @@ LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
 LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
 
 .PHONY: all deps run test unit bench clean
+.SECONDARY:
 all: $(BUILD)/tunedeck $(TOOLS)
 
 $(BUILD)/%.o: %.c

@@ -11,4 +11,7 @@ typedef struct {
 /* Defined in cmd/main.c; NULL-terminated. */
 extern const Command COMMANDS[];
 
+int cmd_tune(int argc, char **argv);
+int cmd_sim_trial(int argc, char **argv);
+
 #endif

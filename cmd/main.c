@@ -8,6 +8,8 @@
 
 /* One line per subcommand; a new command is a new cmd_<name>.c and a line here. */
 const Command COMMANDS[] = {
+    {"tune", "tune one job's schedule (headless)", cmd_tune},
+    {"sim-trial", "the simulator as a protocol v1 trial command", cmd_sim_trial},
     {NULL, NULL, NULL},
 };
 

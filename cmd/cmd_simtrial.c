@@ -1,0 +1,88 @@
+/* `tunedeck sim-trial SETTING:NETWORK[:BATCH]`: the simulator as a protocol v1 trial command,
+ * so the local launcher can be tested end to end against a real subprocess. */
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "core/simcluster.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tunedeck sim-trial SETTING:NETWORK[:BATCH] [--seed N]\n"
+            "Reads a protocol v1 schedule object on standard input and answers with the\n"
+            "simulated cluster's iteration and done lines on standard output.\n"
+            "%s.\n",
+            simcluster_settings_help());
+}
+
+static void print_event(void *ud, const TrialEvent *ev)
+{
+    (void)ud;
+    char *line = protocol_format(ev);
+    puts(line);
+    free(line);
+}
+
+static void fail(const char *msg)
+{
+    TrialEvent ev = {.kind = EVENT_ERROR, .text = (char *)msg};
+    print_event(NULL, &ev);
+    fprintf(stderr, "tunedeck sim-trial: %s\n", msg);
+}
+
+int cmd_sim_trial(int argc, char **argv)
+{
+    static const struct option LONG[] = {{"seed", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    long seed = 1;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        if (c == 's' && flags_long("sim-trial", "--seed", optarg, 0, 1L << 62, &seed) == 0)
+            continue;
+        if (c != 's')
+            usage(stderr);
+        return 2;
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return 2;
+    }
+    Error err;
+    SimCluster *sim = simcluster_new(argv[optind], &err);
+    if (!sim) {
+        fprintf(stderr, "tunedeck sim-trial: %s\n", err.msg);
+        return 2;
+    }
+    char *text = flags_read_stream(stdin, 16 << 20);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    int rc = 0;
+    if (!root) {
+        fail("standard input: expected a protocol v1 schedule object, found malformed JSON");
+        rc = 2;
+    } else {
+        Schedule *s = schedule_from_json(root, simcluster_cluster(sim), "standard input", &err);
+        if (!s) {
+            fail(err.msg);
+            rc = 2;
+        } else {
+            rc = simcluster_run(sim, s, (uint64_t)seed, print_event, NULL) < 0 ? 1 : 0;
+            schedule_free(s);
+        }
+        cJSON_Delete(root);
+    }
+    fflush(stdout);
+    simcluster_free(sim);
+    return rc;
+}

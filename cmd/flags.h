@@ -1,0 +1,16 @@
+/* Command-line values checked with the messages every subcommand shares. */
+#ifndef TUNEDECK_FLAGS_H
+#define TUNEDECK_FLAGS_H
+
+#include <stdio.h>
+
+/* Parse a whole-string integer/number in [min, max]; on failure print
+ * "tunedeck CMD: FLAG: expected ..., found '...'" and return -1. */
+int flags_long(const char *cmd, const char *flag, const char *text, long min, long max,
+               long *out);
+int flags_double(const char *cmd, const char *flag, const char *text, double min, double max,
+                 double *out);
+/* Reads a stream to its end (at most max bytes); NULL when larger or unreadable. */
+char *flags_read_stream(FILE *f, size_t max);
+
+#endif

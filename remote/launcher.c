@@ -1,0 +1,65 @@
+/* The launcher registry, and a blocking driver for headless runs and tests. */
+#include "remote/launcher.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "core/clock.h"
+
+extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL;
+
+static const LauncherKind *const LAUNCHERS[] = {
+    &LAUNCHER_SIM,
+    &LAUNCHER_LOCAL,
+    NULL,
+};
+
+const LauncherKind *launcher_find(const char *name)
+{
+    for (const LauncherKind *const *k = LAUNCHERS; *k; k++)
+        if (strcmp((*k)->name, name) == 0)
+            return *k;
+    return NULL;
+}
+
+const char *launcher_names(void)
+{
+    static char names[128];
+    if (!names[0]) {
+        for (const LauncherKind *const *k = LAUNCHERS; *k; k++) {
+            if (names[0])
+                strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, (*k)->name, sizeof names - strlen(names) - 1);
+        }
+    }
+    return names;
+}
+
+enum { MAX_FDS = 1024 };
+
+Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
+                                   const Schedule *s, Error *err)
+{
+    void *run = k->start(cfg, s, err);
+    if (!run)
+        return NULL;
+    struct pollfd fds[MAX_FDS];
+    while (!k->finished(run)) {
+        int64_t deadline = -1;
+        size_t n = k->pollfds(run, fds, MAX_FDS, &deadline);
+        int timeout = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - clock_now_ms();
+            timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
+        }
+        int rc = poll(fds, n, timeout);
+        if (rc < 0 && errno != EINTR) {
+            k->cancel(run);
+            break;
+        }
+        k->step(run, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    Observation *o = k->result(run);
+    k->free(run);
+    return o;
+}
