@@ -262,9 +262,10 @@ int cmd_tune(int argc, char **argv)
     else
         print_table(t);
     rc = tuner_best(t) ? 0 : 1;
-    if (rc)
+    if (rc) {
         fflush(stdout);
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
+    }
 out:
     tuner_free(t);
     simcluster_free(sim);
