@@ -104,14 +104,31 @@ int psmsg_decode_header(const unsigned char *buf, size_t len, size_t max_count, 
     return 0;
 }
 
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* On little-endian hosts with IEEE doubles the wire form is the memory form: one copy. */
 void psmsg_encode_values(const double *v, size_t n, unsigned char *out)
 {
+    if (little_endian()) {
+        memcpy(out, v, n * sizeof *v);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         put64(out + 8 * i, dbits(v[i]));
 }
 
 void psmsg_decode_values(const unsigned char *in, size_t n, double *v)
 {
+    if (little_endian()) {
+        memcpy(v, in, n * sizeof *v);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         v[i] = bitsd(get64(in + 8 * i));
 }

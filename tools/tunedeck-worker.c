@@ -19,6 +19,7 @@
 #include "remote/sgd_local.h"
 
 void openblas_set_num_threads(int n); /* cblas.h stays out of this file (DESIGN §7) */
+char *openblas_get_corename(void);
 
 enum { DEFAULT_PORT_BASE = 47100, MAX_SLOWDOWNS = 64 };
 
@@ -77,7 +78,8 @@ static void usage(FILE *out)
         "  --checkpoint FILE  where SIGTERM writes (default: the --resume file, else\n"
         "                     tunedeck-worker.ckpt)\n"
         "  --model-mb X (default 1), --batch N (default 256), --lr X (default 0.1),\n"
-        "  --progress-every S (default 0.5), --steps N: stop by itself after N steps\n",
+        "  --progress-every S (default 0.5), --steps N: stop by itself after N steps\n"
+        "--blas-core prints the OpenBLAS kernel in use.\n",
         DEFAULT_PORT_BASE);
 }
 
@@ -125,6 +127,7 @@ static int parse_args(int argc, char **argv, Args *a)
         {"model-mb", required_argument, 0, 'M'},  {"batch", required_argument, 0, 'b'},
         {"lr", required_argument, 0, 'l'},        {"progress-every", required_argument, 0, 'P'},
         {"steps", required_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
+        {"blas-core", no_argument, 0, 'B'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->connect_timeout_s = 30;
@@ -152,6 +155,7 @@ static int parse_args(int argc, char **argv, Args *a)
         case 'r': a->resume = optarg; break;
         case 'c': a->checkpoint = optarg; break;
         case 'h': usage(stdout); return 1;
+        case 'B': printf("%s\n", openblas_get_corename()); return 1;
         case 'p':
             if (parse_double("--port-base", optarg, 1, 65000, &v) < 0)
                 return 2;
