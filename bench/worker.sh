@@ -47,8 +47,11 @@ for r in rows:
     print("workers %d: %8.0f examples/s  (%.2fx vs 1 worker)  wall %.2f s  loss %.3f"
           % (r["workers"], r["examples_per_s"], r["ratio_vs_1_worker"], r["wall_s"],
              r["final_loss"]))
-print("openblas core %s, %d CPUs, %d steps of batch 512, 4 MB network" % (core, cpus, steps))
-res = {"bench": "worker", "openblas_core": core, "cpus": cpus, "steps": steps,
+load = open("/proc/loadavg").read().split()[0]
+print("openblas core %s, %d CPUs (load average %s during the run), %d steps of batch 512, "
+      "4 MB network" % (core, cpus, load, steps))
+res = {"bench": "worker", "openblas_core": core, "cpus": cpus, "load_average": float(load),
+       "steps": steps,
        "batch": 512, "model_mb": 4, "runs": rows}
 with open(out, "w") as f:
     json.dump(res, f, indent=1)
