@@ -123,8 +123,8 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
     rewind(f);
     if (len < HEADER_BYTES + 4 || len > (1L << 34)) {
         fclose(f);
-        return error_set(err, "%s: expected a checkpoint of at least %d bytes, found %ld",
-                         path, HEADER_BYTES + 4, len);
+        return error_set(err, "%s: expected a checkpoint of at least %d bytes, found %ld", path,
+                         HEADER_BYTES + 4, len);
     }
     unsigned char *buf = malloc((size_t)len);
     if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
@@ -136,8 +136,10 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
     int rc = -1;
     const unsigned char *p = buf;
     if (memcmp(p, MAGIC, 8) != 0) {
-        error_set(err, "%s: expected a tunedeck checkpoint (magic TDCKPT01), found other "
-                       "bytes", path);
+        error_set(err,
+                  "%s: expected a tunedeck checkpoint (magic TDCKPT01), found other "
+                  "bytes",
+                  path);
         goto out;
     }
     uint32_t stored = 0;
@@ -145,8 +147,10 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
         stored |= (uint32_t)buf[len - 4 + i] << (8 * i);
     uint32_t crc = crc32_update(0, buf, (size_t)len - 4);
     if (crc != stored) {
-        error_set(err, "%s: checksum mismatch (stored %08x, computed %08x): the file is "
-                       "corrupt or truncated", path, stored, crc);
+        error_set(err,
+                  "%s: checksum mismatch (stored %08x, computed %08x): the file is "
+                  "corrupt or truncated",
+                  path, stored, crc);
         goto out;
     }
     p += 8;
@@ -170,8 +174,8 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
         goto out;
     }
     if ((uint64_t)len != HEADER_BYTES + 8 * (uint64_t)c->net.n_params + 4) {
-        error_set(err, "%s: expected %zu parameters for its layer sizes, found %ld bytes",
-                  path, c->net.n_params, len);
+        error_set(err, "%s: expected %zu parameters for its layer sizes, found %ld bytes", path,
+                  c->net.n_params, len);
         goto out;
     }
     c->params = malloc(c->net.n_params * sizeof(double));

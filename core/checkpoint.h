@@ -11,12 +11,12 @@
 
 typedef struct {
     DenseNet net;
-    uint64_t step;        /* optimizer steps taken */
-    uint64_t examples;    /* examples consumed: the data position (epoch = examples / n) */
+    uint64_t step;     /* optimizer steps taken */
+    uint64_t examples; /* examples consumed: the data position (epoch = examples / n) */
     uint64_t data_seed;
-    double loss;          /* mean loss of the last step */
-    uint32_t workers;     /* how many workers wrote it (informational) */
-    double *params;       /* net.n_params; owned */
+    double loss;      /* mean loss of the last step */
+    uint32_t workers; /* how many workers wrote it (informational) */
+    double *params;   /* net.n_params; owned */
 } Checkpoint;
 
 int checkpoint_save(const char *path, const Checkpoint *c, Error *err);

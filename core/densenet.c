@@ -21,8 +21,10 @@ int densenet_init(DenseNet *net, const size_t *sizes, size_t n_sizes, Error *err
                          DENSENET_MAX_LAYERS + 1, n_sizes);
     for (size_t i = 0; i < n_sizes; i++) {
         if (sizes[i] < 1 || sizes[i] > 1000000)
-            return error_set(err, "network: layer %zu: expected a width of 1 to 1000000, "
-                                  "found %zu", i, sizes[i]);
+            return error_set(err,
+                             "network: layer %zu: expected a width of 1 to 1000000, "
+                             "found %zu",
+                             i, sizes[i]);
         net->sizes[i] = sizes[i];
     }
     if (sizes[n_sizes - 1] < 2)
@@ -101,8 +103,8 @@ void densenet_work_free(DenseNetWork *w)
 }
 
 /* Fills w->act[1..L]; the last holds softmax probabilities. Returns the summed loss. */
-static double forward(const DenseNet *net, const double *params, const double *x,
-                      const int *labels, size_t n, DenseNetWork *w)
+static double forward(const DenseNet *net, const double *params, const double *x, const int *labels,
+                      size_t n, DenseNetWork *w)
 {
     const double *a = x;
     const double *p = params;
@@ -113,8 +115,8 @@ static double forward(const DenseNet *net, const double *params, const double *x
         double *z = w->act[l + 1];
         for (size_t i = 0; i < n; i++)
             memcpy(z + i * (size_t)out, b, (size_t)out * sizeof(double));
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nn, out, in, 1.0, a, in, W, in,
-                    1.0, z, out);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nn, out, in, 1.0, a, in, W, in, 1.0, z,
+                    out);
         if (l + 1 < net->n_layers)
             for (size_t i = 0; i < n * (size_t)out; i++)
                 z[i] = tanh(z[i]);
@@ -140,8 +142,8 @@ static double forward(const DenseNet *net, const double *params, const double *x
     return loss;
 }
 
-double densenet_loss(const DenseNet *net, const double *params, const double *x,
-                     const int *labels, size_t n, DenseNetWork *w)
+double densenet_loss(const DenseNet *net, const double *params, const double *x, const int *labels,
+                     size_t n, DenseNetWork *w)
 {
     double loss = 0;
     for (size_t at = 0; at < n; at += w->max_batch) {
@@ -161,7 +163,7 @@ static double gradient_chunk(const DenseNet *net, const double *params, const do
     memcpy(dz, w->act[L], n * classes * sizeof(double));
     for (size_t i = 0; i < n; i++)
         dz[i * classes + (size_t)labels[i]] -= 1.0;
-    size_t offsets[DENSENET_MAX_LAYERS];
+    size_t offsets[DENSENET_MAX_LAYERS] = {0};
     size_t off = 0;
     for (size_t l = 0; l < L; l++) {
         offsets[l] = off;
@@ -174,8 +176,8 @@ static double gradient_chunk(const DenseNet *net, const double *params, const do
         double *gW = grad + offsets[l], *gb = gW + (size_t)in * out;
         const double *a = l == 0 ? x : w->act[l];
         dz = w->delta[cur];
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, nn, 1.0, dz, out, a, in,
-                    1.0, gW, in);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, nn, 1.0, dz, out, a, in, 1.0,
+                    gW, in);
         for (size_t i = 0; i < n; i++)
             for (int k = 0; k < out; k++)
                 gb[k] += dz[i * (size_t)out + (size_t)k];

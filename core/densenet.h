@@ -38,7 +38,7 @@ void densenet_work_free(DenseNetWork *w);
 double densenet_gradient(const DenseNet *net, const double *params, const double *x,
                          const int *labels, size_t n, double *grad, DenseNetWork *w);
 /* Forward only: the summed loss. */
-double densenet_loss(const DenseNet *net, const double *params, const double *x,
-                     const int *labels, size_t n, DenseNetWork *w);
+double densenet_loss(const DenseNet *net, const double *params, const double *x, const int *labels,
+                     size_t n, DenseNetWork *w);
 
 #endif

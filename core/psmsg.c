@@ -71,20 +71,26 @@ int psmsg_decode_header(const unsigned char *buf, size_t len, size_t max_count, 
 {
     memset(m, 0, sizeof *m);
     if (len != PSMSG_HEADER_BYTES)
-        return error_set(err, "parameter-server message: expected a %d-byte header, found %zu "
-                              "bytes", PSMSG_HEADER_BYTES, len);
+        return error_set(err,
+                         "parameter-server message: expected a %d-byte header, found %zu "
+                         "bytes",
+                         PSMSG_HEADER_BYTES, len);
     uint32_t magic = get32(buf);
     if (magic != PSMSG_MAGIC)
-        return error_set(err, "parameter-server message: expected magic 0x%08x, found 0x%08x "
-                              "(not a tunedeck-worker peer?)", PSMSG_MAGIC, magic);
+        return error_set(err,
+                         "parameter-server message: expected magic 0x%08x, found 0x%08x "
+                         "(not a tunedeck-worker peer?)",
+                         PSMSG_MAGIC, magic);
     unsigned version = (unsigned)buf[4] | (unsigned)buf[5] << 8;
     if (version != PSMSG_VERSION)
         return error_set(err, "parameter-server message: expected version %d, found %u",
                          PSMSG_VERSION, version);
     unsigned type = (unsigned)buf[6] | (unsigned)buf[7] << 8;
     if (type < PSMSG_HELLO || type > PSMSG_STOP)
-        return error_set(err, "parameter-server message: field 'type': expected 1 to 4, "
-                              "found %u", type);
+        return error_set(err,
+                         "parameter-server message: field 'type': expected 1 to 4, "
+                         "found %u",
+                         type);
     m->type = (PsMsgType)type;
     m->sender = get32(buf + 8);
     m->inputs = get32(buf + 12);
@@ -94,8 +100,10 @@ int psmsg_decode_header(const unsigned char *buf, size_t len, size_t max_count, 
     m->compute_s = bitsd(get64(buf + 40));
     m->loss = bitsd(get64(buf + 48));
     if (m->count > max_count)
-        return error_set(err, "parameter-server message: field 'count': expected at most %zu "
-                              "values, found %llu", max_count, (unsigned long long)m->count);
+        return error_set(err,
+                         "parameter-server message: field 'count': expected at most %zu "
+                         "values, found %llu",
+                         max_count, (unsigned long long)m->count);
     if (m->offset > UINT64_MAX - m->count)
         return error_set(err, "parameter-server message: field 'offset': %llu overflows",
                          (unsigned long long)m->offset);
@@ -136,10 +144,14 @@ void psmsg_decode_values(const unsigned char *in, size_t n, double *v)
 const char *psmsg_type_name(PsMsgType t)
 {
     switch (t) {
-    case PSMSG_HELLO: return "hello";
-    case PSMSG_PUSH: return "push";
-    case PSMSG_PARAMS: return "params";
-    case PSMSG_STOP: return "stop";
+    case PSMSG_HELLO:
+        return "hello";
+    case PSMSG_PUSH:
+        return "push";
+    case PSMSG_PARAMS:
+        return "params";
+    case PSMSG_STOP:
+        return "stop";
     }
     return "?";
 }

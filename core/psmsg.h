@@ -20,13 +20,13 @@ typedef enum {
 
 typedef struct {
     PsMsgType type;
-    uint32_t sender;   /* worker rank or PS shard index */
-    uint32_t inputs;   /* PUSH: examples behind the gradient; PARAMS: the whole batch */
+    uint32_t sender; /* worker rank or PS shard index */
+    uint32_t inputs; /* PUSH: examples behind the gradient; PARAMS: the whole batch */
     uint64_t iter;
-    uint64_t offset;   /* first parameter of the payload in the flat vector */
-    uint64_t count;    /* doubles that follow */
-    double compute_s;  /* PUSH: the worker's compute; PARAMS: the slowest worker's */
-    double loss;       /* PUSH: summed loss; PARAMS: mean loss over the batch */
+    uint64_t offset;  /* first parameter of the payload in the flat vector */
+    uint64_t count;   /* doubles that follow */
+    double compute_s; /* PUSH: the worker's compute; PARAMS: the slowest worker's */
+    double loss;      /* PUSH: summed loss; PARAMS: mean loss over the batch */
 } PsMsg;
 
 void psmsg_encode_header(const PsMsg *m, unsigned char out[PSMSG_HEADER_BYTES]);

@@ -86,8 +86,10 @@ Cluster *schedule_cluster_from_json(const cJSON *root, const char *source, Error
             for (size_t d = 0; same && d < t.n_devices; d++)
                 same = strcmp(have->devices[d].id, devs[d].id) == 0;
             if (!same) {
-                error_set(err, "%s: field 'devices': expected the devices of the other %s "
-                               "machines, in the same order", ctx, type);
+                error_set(err,
+                          "%s: field 'devices': expected the devices of the other %s "
+                          "machines, in the same order",
+                          ctx, type);
                 goto fail;
             }
         }

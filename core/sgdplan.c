@@ -27,8 +27,7 @@ int sgdplan_build(const Schedule *s, SgdPlan *p, Error *err)
     p->n_examples = (uint64_t)examples;
     p->learning_rate = lr;
     p->batch = s->job.batch;
-    if (densenet_for_model_bytes(&p->net, p->input_dim, p->classes, s->job.model_mb * 1e6,
-                                 err) < 0)
+    if (densenet_for_model_bytes(&p->net, p->input_dim, p->classes, s->job.model_mb * 1e6, err) < 0)
         return error_prefix(err, "job");
     size_t nm = c->n_machines;
     p->worker_machine = calloc(nm, sizeof *p->worker_machine);
@@ -70,8 +69,9 @@ int sgdplan_build(const Schedule *s, SgdPlan *p, Error *err)
     if (p->n_shards > p->net.n_params) {
         size_t n = p->net.n_params;
         sgdplan_clear(p);
-        return error_set(err, "schedule: %zu parameter servers for a network of %zu "
-                              "parameters: expected at most one server per parameter",
+        return error_set(err,
+                         "schedule: %zu parameter servers for a network of %zu "
+                         "parameters: expected at most one server per parameter",
                          p->n_shards, n);
     }
     size_t per = p->net.n_params / p->n_shards, extra = p->net.n_params % p->n_shards, lo = 0;

@@ -20,10 +20,10 @@ typedef struct {
     size_t *worker_machine; /* rank -> machine index */
     long *machine_rank;     /* machine -> rank, -1 for non-workers */
     size_t n_shards;
-    size_t *shard_machine;  /* shard -> machine index */
+    size_t *shard_machine;       /* shard -> machine index */
     size_t *shard_lo, *shard_hi; /* [lo, hi) of the flat parameter vector */
-    long *machine_shard;    /* machine -> shard, -1 for non-PS machines */
-    int *device_offset;     /* flat device -> its first example within the batch */
+    long *machine_shard;         /* machine -> shard, -1 for non-PS machines */
+    int *device_offset;          /* flat device -> its first example within the batch */
 } SgdPlan;
 
 /* Job fields read (all optional, from the job's extra fields): input_dim (64), classes (10),

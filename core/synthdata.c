@@ -24,8 +24,7 @@ static double gaussian(uint64_t key)
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
-int synthdata_init(SynthData *d, uint64_t seed, size_t dim, size_t classes,
-                   uint64_t n_examples)
+int synthdata_init(SynthData *d, uint64_t seed, size_t dim, size_t classes, uint64_t n_examples)
 {
     d->seed = seed;
     d->dim = dim;

@@ -15,8 +15,7 @@ typedef struct {
 } SynthData;
 
 /* Returns -1 when memory runs out. */
-int synthdata_init(SynthData *d, uint64_t seed, size_t dim, size_t classes,
-                   uint64_t n_examples);
+int synthdata_init(SynthData *d, uint64_t seed, size_t dim, size_t classes, uint64_t n_examples);
 void synthdata_clear(SynthData *d);
 /* Examples first .. first+n-1 (indices wrap at n_examples) into x (n x dim) and labels. */
 void synthdata_fill(const SynthData *d, uint64_t first, size_t n, double *x, int *labels);

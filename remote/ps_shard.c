@@ -35,17 +35,21 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
             goto out;
         }
         if (hello.type != PSMSG_HELLO || hello.sender >= nw || conn[hello.sender] >= 0) {
-            error_set(err, "shard %u: handshake: expected a hello from a new worker rank below "
-                           "%zu, found a %s from %u", cfg->shard, nw,
-                      psmsg_type_name(hello.type), hello.sender);
+            error_set(err,
+                      "shard %u: handshake: expected a hello from a new worker rank below "
+                      "%zu, found a %s from %u",
+                      cfg->shard, nw, psmsg_type_name(hello.type), hello.sender);
             close(fd);
             goto out;
         }
         conn[hello.sender] = fd;
         accepted++;
     }
-    PsMsg reply = {.type = PSMSG_PARAMS, .sender = cfg->shard, .iter = cfg->first_step,
-                   .offset = cfg->lo, .count = n};
+    PsMsg reply = {.type = PSMSG_PARAMS,
+                   .sender = cfg->shard,
+                   .iter = cfg->first_step,
+                   .offset = cfg->lo,
+                   .count = n};
     for (size_t w = 0; w < nw; w++)
         if (psnet_send(conn[w], &reply, cfg->params, err) < 0) {
             error_prefix(err, "shard %u: sending parameters to worker %zu", cfg->shard, w);
@@ -64,8 +68,9 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
             }
             if (push.type != PSMSG_PUSH || push.iter != step || push.offset != cfg->lo ||
                 push.count != n) {
-                error_set(err, "shard %u: step %llu: worker %zu sent a %s for step %llu at "
-                               "offset %llu with %llu values: expected a push of [%zu, %zu)",
+                error_set(err,
+                          "shard %u: step %llu: worker %zu sent a %s for step %llu at "
+                          "offset %llu with %llu values: expected a push of [%zu, %zu)",
                           cfg->shard, (unsigned long long)step, w, psmsg_type_name(push.type),
                           (unsigned long long)push.iter, (unsigned long long)push.offset,
                           (unsigned long long)push.count, cfg->lo, cfg->hi);
@@ -86,9 +91,14 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
         if (cfg->on_step &&
             cfg->on_step(cfg->userdata, step, mean_loss, (uint32_t)examples, cfg->params))
             stop = 1;
-        reply = (PsMsg){.type = stop ? PSMSG_STOP : PSMSG_PARAMS, .sender = cfg->shard,
-                        .inputs = (uint32_t)examples, .iter = step, .offset = cfg->lo,
-                        .count = n, .compute_s = max_compute, .loss = mean_loss};
+        reply = (PsMsg){.type = stop ? PSMSG_STOP : PSMSG_PARAMS,
+                        .sender = cfg->shard,
+                        .inputs = (uint32_t)examples,
+                        .iter = step,
+                        .offset = cfg->lo,
+                        .count = n,
+                        .compute_s = max_compute,
+                        .loss = mean_loss};
         for (size_t w = 0; w < nw; w++)
             if (psnet_send(conn[w], &reply, cfg->params, err) < 0) {
                 error_prefix(err, "shard %u: step %llu: to worker %zu", cfg->shard,

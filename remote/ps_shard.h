@@ -15,16 +15,16 @@ typedef int (*PsStepFn)(void *userdata, uint64_t step, double mean_loss, uint32_
                         const double *shard);
 
 typedef struct {
-    int listen_fd;          /* borrowed; the shard only accepts on it */
+    int listen_fd; /* borrowed; the shard only accepts on it */
     uint32_t shard;
     size_t n_workers;
-    size_t lo, hi;          /* the slice [lo, hi) of the flat parameter vector */
-    double *params;         /* hi - lo values, updated in place; borrowed */
+    size_t lo, hi;  /* the slice [lo, hi) of the flat parameter vector */
+    double *params; /* hi - lo values, updated in place; borrowed */
     double learning_rate;
-    uint64_t first_step;    /* steps already taken (resume) */
-    uint64_t steps;         /* steps to run; 0 = until on_step says stop */
+    uint64_t first_step; /* steps already taken (resume) */
+    uint64_t steps;      /* steps to run; 0 = until on_step says stop */
     double connect_timeout_s;
-    PsStepFn on_step;       /* may be NULL */
+    PsStepFn on_step; /* may be NULL */
     void *userdata;
 } PsShardConfig;
 

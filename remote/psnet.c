@@ -31,8 +31,10 @@ static void tune_socket(int fd)
 
 static struct addrinfo *resolve(const char *host, int port, int passive, Error *err)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = passive ? AI_PASSIVE : 0}, *res = NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = passive ? AI_PASSIVE : 0},
+                    *res = NULL;
     char service[16];
     snprintf(service, sizeof service, "%d", port);
     int rc = getaddrinfo(host && host[0] ? host : NULL, service, &hints, &res);
@@ -72,9 +74,8 @@ int psnet_listen(const char *host, int port, int *bound_port, Error *err)
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
         getsockname(fd, (struct sockaddr *)&ss, &len);
-        *bound_port = ss.ss_family == AF_INET6
-                          ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                          : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        *bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                               : ntohs(((struct sockaddr_in *)&ss)->sin_port);
     }
     return fd;
 }
@@ -127,8 +128,10 @@ int psnet_connect(const char *host, int port, double timeout_s, Error *err)
         }
         freeaddrinfo(res);
         if (clock_now_ms() >= deadline)
-            return error_set(err, "%s:%d: cannot connect to the parameter server within %.0f s: "
-                                  "%s", host, port, timeout_s, strerror(last));
+            return error_set(err,
+                             "%s:%d: cannot connect to the parameter server within %.0f s: "
+                             "%s",
+                             host, port, timeout_s, strerror(last));
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL); /* the PS process may not be listening yet */
     }

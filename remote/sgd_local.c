@@ -115,7 +115,7 @@ int sgd_local_run(const SgdLocalConfig *cfg, FILE *out, Error *err)
     const SgdPlan *plan = cfg->base.plan;
     const Cluster *c = cfg->base.schedule->cluster;
     size_t ns = plan->n_shards, nm = c->n_machines;
-    char (*hosts)[256] = calloc(ns, sizeof *hosts);
+    char(*hosts)[256] = calloc(ns, sizeof *hosts);
     int *ports = calloc(ns, sizeof *ports), *listen_fd = calloc(ns, sizeof *listen_fd);
     Child *kids = calloc(nm, sizeof *kids);
     IterTimes times = {0};

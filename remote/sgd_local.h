@@ -14,10 +14,10 @@ typedef struct {
      * on_step are used as given; machine, ports, hosts, slowdown and on_iteration are set
      * per child. */
     SgdMachineConfig base;
-    const double *slowdown;        /* per flat device of the cluster; NULL = none */
-    int iteration_lines;           /* workers print protocol iteration lines */
-    int print_done;                /* the done line from the merged iterations */
-    volatile sig_atomic_t *stop;   /* when it becomes non-zero, PS children get SIGTERM */
+    const double *slowdown;      /* per flat device of the cluster; NULL = none */
+    int iteration_lines;         /* workers print protocol iteration lines */
+    int print_done;              /* the done line from the merged iterations */
+    volatile sig_atomic_t *stop; /* when it becomes non-zero, PS children get SIGTERM */
 } SgdLocalConfig;
 
 /* Returns -1 (with the first failing machine named) when any child fails. */

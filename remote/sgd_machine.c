@@ -44,12 +44,18 @@ int sgd_machine_run(const SgdMachineConfig *cfg, Error *err)
             densenet_init_params(&plan->net, full, plan->data_seed);
         memcpy(slice, full + lo, (hi - lo) * sizeof *slice);
         free(full);
-        st.cfg = (PsShardConfig){.listen_fd = cfg->ps_listen_fd, .shard = (uint32_t)shard,
-                                 .n_workers = plan->n_workers, .lo = lo, .hi = hi,
-                                 .params = slice, .learning_rate = plan->learning_rate,
-                                 .first_step = cfg->first_step, .steps = cfg->steps,
+        st.cfg = (PsShardConfig){.listen_fd = cfg->ps_listen_fd,
+                                 .shard = (uint32_t)shard,
+                                 .n_workers = plan->n_workers,
+                                 .lo = lo,
+                                 .hi = hi,
+                                 .params = slice,
+                                 .learning_rate = plan->learning_rate,
+                                 .first_step = cfg->first_step,
+                                 .steps = cfg->steps,
                                  .connect_timeout_s = cfg->connect_timeout_s,
-                                 .on_step = cfg->on_step, .userdata = cfg->step_userdata};
+                                 .on_step = cfg->on_step,
+                                 .userdata = cfg->step_userdata};
         if (rank < 0) {
             st.rc = ps_shard_run(&st.cfg, &st.err);
         } else if (pthread_create(&thread, NULL, shard_main, &st) != 0) {
@@ -61,11 +67,16 @@ int sgd_machine_run(const SgdMachineConfig *cfg, Error *err)
     }
     int rc = 0;
     if (rank >= 0) {
-        SgdWorkerConfig w = {.plan = plan, .schedule = cfg->schedule, .machine = cfg->machine,
-                             .ps_host = cfg->ps_host, .ps_port = cfg->ps_port,
-                             .slowdown = cfg->slowdown, .examples_base = cfg->examples_base,
+        SgdWorkerConfig w = {.plan = plan,
+                             .schedule = cfg->schedule,
+                             .machine = cfg->machine,
+                             .ps_host = cfg->ps_host,
+                             .ps_port = cfg->ps_port,
+                             .slowdown = cfg->slowdown,
+                             .examples_base = cfg->examples_base,
                              .connect_timeout_s = cfg->connect_timeout_s,
-                             .on_iteration = cfg->on_iteration, .userdata = cfg->userdata};
+                             .on_iteration = cfg->on_iteration,
+                             .userdata = cfg->userdata};
         rc = sgd_worker_run(&w, err);
     }
     if (have_thread)

@@ -32,8 +32,8 @@ static void *device_main(void *arg)
     const DenseNet *net = &d->plan->net;
     double t0 = clock_now_s();
     memset(d->grad, 0, net->n_params * sizeof *d->grad);
-    d->loss = densenet_gradient(net, d->params, d->x, d->labels, (size_t)d->inputs, d->grad,
-                                d->work);
+    d->loss =
+        densenet_gradient(net, d->params, d->x, d->labels, (size_t)d->inputs, d->grad, d->work);
     double busy = clock_now_s() - t0;
     if (d->slowdown > 1) {
         double extra = busy * (d->slowdown - 1);
@@ -64,9 +64,9 @@ int sgd_worker_run(const SgdWorkerConfig *cfg, Error *err)
     int *conn = malloc(ns * sizeof *conn);
     pthread_t *threads = calloc(t->n_devices, sizeof *threads);
     size_t active = 0;
-    if (!dev || !ids || !inputs || !dev_s || !dev_index || !params || !grad || !conn ||
-        !threads || synthdata_init(&data, plan->data_seed, plan->input_dim, plan->classes,
-                                   plan->n_examples) < 0) {
+    if (!dev || !ids || !inputs || !dev_s || !dev_index || !params || !grad || !conn || !threads ||
+        synthdata_init(&data, plan->data_seed, plan->input_dim, plan->classes, plan->n_examples) <
+            0) {
         error_set(err, "%s: out of memory", m->name);
         goto out;
     }
@@ -143,9 +143,14 @@ int sgd_worker_run(const SgdWorkerConfig *cfg, Error *err)
         step++;
         for (size_t k = 0; k < ns; k++) {
             size_t lo = plan->shard_lo[k];
-            PsMsg push = {.type = PSMSG_PUSH, .sender = rank, .inputs = (uint32_t)examples,
-                          .iter = step, .offset = lo, .count = plan->shard_hi[k] - lo,
-                          .compute_s = compute_s, .loss = k == 0 ? loss : 0};
+            PsMsg push = {.type = PSMSG_PUSH,
+                          .sender = rank,
+                          .inputs = (uint32_t)examples,
+                          .iter = step,
+                          .offset = lo,
+                          .count = plan->shard_hi[k] - lo,
+                          .compute_s = compute_s,
+                          .loss = k == 0 ? loss : 0};
             if (psnet_send(conn[k], &push, grad + lo, err) < 0) {
                 error_prefix(err, "%s: step %llu: pushing to shard %zu", m->name,
                              (unsigned long long)step, k);
@@ -164,10 +169,11 @@ int sgd_worker_run(const SgdWorkerConfig *cfg, Error *err)
             }
             if (reply.iter != step || reply.offset != lo || reply.count != n ||
                 (reply.type != PSMSG_PARAMS && reply.type != PSMSG_STOP)) {
-                error_set(err, "%s: step %llu: shard %zu answered a %s for step %llu: expected "
-                               "its parameters [%zu, %zu)", m->name, (unsigned long long)step,
-                          k, psmsg_type_name(reply.type), (unsigned long long)reply.iter, lo,
-                          lo + n);
+                error_set(err,
+                          "%s: step %llu: shard %zu answered a %s for step %llu: expected "
+                          "its parameters [%zu, %zu)",
+                          m->name, (unsigned long long)step, k, psmsg_type_name(reply.type),
+                          (unsigned long long)reply.iter, lo, lo + n);
                 goto out;
             }
             if (reply.type == PSMSG_STOP)
@@ -179,10 +185,16 @@ int sgd_worker_run(const SgdWorkerConfig *cfg, Error *err)
             }
         }
         double time_s = clock_now_s() - t0;
-        SgdIteration it = {.step = step, .time_s = time_s, .compute_s = compute_s,
+        SgdIteration it = {.step = step,
+                           .time_s = time_s,
+                           .compute_s = compute_s,
                            .comm_s = time_s > max_compute ? time_s - max_compute : 0,
-                           .mean_loss = mean_loss, .examples = batch, .n_devices = active,
-                           .device_ids = ids, .device_inputs = inputs, .device_s = dev_s};
+                           .mean_loss = mean_loss,
+                           .examples = batch,
+                           .n_devices = active,
+                           .device_ids = ids,
+                           .device_inputs = inputs,
+                           .device_s = dev_s};
         if (cfg->on_iteration)
             cfg->on_iteration(cfg->userdata, &it);
     }
@@ -222,7 +234,11 @@ char *sgd_iteration_format(const SgdIteration *it, const char *machine, int iter
     }
     MachineMeasure mm = {.compute_s = it->compute_s, .devices = devs, .n_devices = n};
     snprintf(mm.name, sizeof mm.name, "%s", machine);
-    TrialEvent ev = {.kind = EVENT_ITERATION, .iter = iter, .time_s = it->time_s,
-                     .comm_s = it->comm_s, .machines = &mm, .n_machines = 1};
+    TrialEvent ev = {.kind = EVENT_ITERATION,
+                     .iter = iter,
+                     .time_s = it->time_s,
+                     .comm_s = it->comm_s,
+                     .machines = &mm,
+                     .n_machines = 1};
     return protocol_format(&ev);
 }

@@ -10,13 +10,13 @@
 #include "core/sgdplan.h"
 
 typedef struct {
-    uint64_t step;         /* 1-based optimizer step this iteration produced */
-    double time_s;         /* compute start to the last parameters received */
-    double compute_s;      /* this machine: its devices and the gradient aggregation */
-    double comm_s;         /* time_s minus the slowest worker's compute (from the PS) */
-    double mean_loss;      /* over the whole batch, from the PS */
-    uint32_t examples;     /* the whole batch, from the PS */
-    size_t n_devices;      /* this machine's devices with inputs */
+    uint64_t step;     /* 1-based optimizer step this iteration produced */
+    double time_s;     /* compute start to the last parameters received */
+    double compute_s;  /* this machine: its devices and the gradient aggregation */
+    double comm_s;     /* time_s minus the slowest worker's compute (from the PS) */
+    double mean_loss;  /* over the whole batch, from the PS */
+    uint32_t examples; /* the whole batch, from the PS */
+    size_t n_devices;  /* this machine's devices with inputs */
     const char **device_ids;
     const int *device_inputs;
     const double *device_s;

@@ -54,33 +54,33 @@ typedef struct {
 static void usage(FILE *out)
 {
     fprintf(out,
-        "usage: tunedeck-worker [--all-local | --machine NAME] [--port-base N]\n"
-        "                       [--slowdown [MACHINE[/DEVICE]=]F]... [--connect-timeout S]\n"
-        "       tunedeck-worker --job --gpus N [--hosts LIST] [--resume FILE]\n"
-        "                       [--checkpoint FILE] [--model-mb X] [--batch N] [--lr X]\n"
-        "                       [--progress-every S] [--steps N]\n"
-        "\n"
-        "Trial mode reads a protocol v1 schedule on standard input and runs synchronous\n"
-        "parameter-server SGD on it, printing iteration lines and a done line.\n"
-        "  (default)          play the machine named by $TUNEDECK_MACHINE (or --machine):\n"
-        "                     its PS shard listens on port BASE + its index in the schedule's\n"
-        "                     machines; workers reach shard machines at their \"host\"\n"
-        "  --all-local        play every machine of the schedule as processes on this host\n"
-        "  --port-base N      BASE (default $TUNEDECK_PS_PORT_BASE, else %d)\n"
-        "  --slowdown SPEC    stretch device times F-fold (F >= 1): F alone for every device,\n"
-        "                     MACHINE=F for one machine, MACHINE/DEVICE=F for one device\n"
-        "  --connect-timeout S  wait this long for peers (default 30)\n"
-        "Job mode trains until SIGTERM, printing progress lines; on SIGTERM it writes a\n"
-        "checkpoint and exits 0. --resume FILE continues from one at any --gpus.\n"
-        "  --gpus N|LIST      workers (a count, or a comma list whose length is the count)\n"
-        "  --hosts LIST       accepted for the job template; workers run on this host\n"
-        "  --resume FILE      start from this checkpoint (empty: start fresh)\n"
-        "  --checkpoint FILE  where SIGTERM writes (default: the --resume file, else\n"
-        "                     tunedeck-worker.ckpt)\n"
-        "  --model-mb X (default 1), --batch N (default 256), --lr X (default 0.1),\n"
-        "  --progress-every S (default 0.5), --steps N: stop by itself after N steps\n"
-        "--blas-core prints the OpenBLAS kernel in use.\n",
-        DEFAULT_PORT_BASE);
+            "usage: tunedeck-worker [--all-local | --machine NAME] [--port-base N]\n"
+            "                       [--slowdown [MACHINE[/DEVICE]=]F]... [--connect-timeout S]\n"
+            "       tunedeck-worker --job --gpus N [--hosts LIST] [--resume FILE]\n"
+            "                       [--checkpoint FILE] [--model-mb X] [--batch N] [--lr X]\n"
+            "                       [--progress-every S] [--steps N]\n"
+            "\n"
+            "Trial mode reads a protocol v1 schedule on standard input and runs synchronous\n"
+            "parameter-server SGD on it, printing iteration lines and a done line.\n"
+            "  (default)          play the machine named by $TUNEDECK_MACHINE (or --machine):\n"
+            "                     its PS shard listens on port BASE + its index in the schedule's\n"
+            "                     machines; workers reach shard machines at their \"host\"\n"
+            "  --all-local        play every machine of the schedule as processes on this host\n"
+            "  --port-base N      BASE (default $TUNEDECK_PS_PORT_BASE, else %d)\n"
+            "  --slowdown SPEC    stretch device times F-fold (F >= 1): F alone for every device,\n"
+            "                     MACHINE=F for one machine, MACHINE/DEVICE=F for one device\n"
+            "  --connect-timeout S  wait this long for peers (default 30)\n"
+            "Job mode trains until SIGTERM, printing progress lines; on SIGTERM it writes a\n"
+            "checkpoint and exits 0. --resume FILE continues from one at any --gpus.\n"
+            "  --gpus N|LIST      workers (a count, or a comma list whose length is the count)\n"
+            "  --hosts LIST       accepted for the job template; workers run on this host\n"
+            "  --resume FILE      start from this checkpoint (empty: start fresh)\n"
+            "  --checkpoint FILE  where SIGTERM writes (default: the --resume file, else\n"
+            "                     tunedeck-worker.ckpt)\n"
+            "  --model-mb X (default 1), --batch N (default 256), --lr X (default 0.1),\n"
+            "  --progress-every S (default 0.5), --steps N: stop by itself after N steps\n"
+            "--blas-core prints the OpenBLAS kernel in use.\n",
+            DEFAULT_PORT_BASE);
 }
 
 static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
@@ -89,8 +89,8 @@ static int parse_double(const char *flag, const char *s, double lo, double hi, d
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "tunedeck-worker: %s: expected a number from %g to %g, found '%s'\n",
-                flag, lo, hi, s);
+        fprintf(stderr, "tunedeck-worker: %s: expected a number from %g to %g, found '%s'\n", flag,
+                lo, hi, s);
         return -1;
     }
     *out = v;
@@ -118,17 +118,24 @@ static int parse_gpus(const char *s, int *out)
 
 static int parse_args(int argc, char **argv, Args *a)
 {
-    static const struct option LONG[] = {
-        {"all-local", no_argument, 0, 'A'},       {"machine", required_argument, 0, 'm'},
-        {"port-base", required_argument, 0, 'p'}, {"slowdown", required_argument, 0, 's'},
-        {"connect-timeout", required_argument, 0, 'T'}, {"job", no_argument, 0, 'J'},
-        {"gpus", required_argument, 0, 'g'},      {"hosts", required_argument, 0, 'H'},
-        {"resume", required_argument, 0, 'r'},    {"checkpoint", required_argument, 0, 'c'},
-        {"model-mb", required_argument, 0, 'M'},  {"batch", required_argument, 0, 'b'},
-        {"lr", required_argument, 0, 'l'},        {"progress-every", required_argument, 0, 'P'},
-        {"steps", required_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
-        {"blas-core", no_argument, 0, 'B'},
-        {0, 0, 0, 0}};
+    static const struct option LONG[] = {{"all-local", no_argument, 0, 'A'},
+                                         {"machine", required_argument, 0, 'm'},
+                                         {"port-base", required_argument, 0, 'p'},
+                                         {"slowdown", required_argument, 0, 's'},
+                                         {"connect-timeout", required_argument, 0, 'T'},
+                                         {"job", no_argument, 0, 'J'},
+                                         {"gpus", required_argument, 0, 'g'},
+                                         {"hosts", required_argument, 0, 'H'},
+                                         {"resume", required_argument, 0, 'r'},
+                                         {"checkpoint", required_argument, 0, 'c'},
+                                         {"model-mb", required_argument, 0, 'M'},
+                                         {"batch", required_argument, 0, 'b'},
+                                         {"lr", required_argument, 0, 'l'},
+                                         {"progress-every", required_argument, 0, 'P'},
+                                         {"steps", required_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"blas-core", no_argument, 0, 'B'},
+                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->connect_timeout_s = 30;
     a->model_mb = 1;
@@ -148,14 +155,30 @@ static int parse_args(int argc, char **argv, Args *a)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         switch (c) {
-        case 'A': a->all_local = 1; break;
-        case 'J': a->job = 1; break;
-        case 'm': a->machine = optarg; break;
-        case 'H': a->hosts = optarg; break;
-        case 'r': a->resume = optarg; break;
-        case 'c': a->checkpoint = optarg; break;
-        case 'h': usage(stdout); return 1;
-        case 'B': printf("%s\n", openblas_get_corename()); return 1;
+        case 'A':
+            a->all_local = 1;
+            break;
+        case 'J':
+            a->job = 1;
+            break;
+        case 'm':
+            a->machine = optarg;
+            break;
+        case 'H':
+            a->hosts = optarg;
+            break;
+        case 'r':
+            a->resume = optarg;
+            break;
+        case 'c':
+            a->checkpoint = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        case 'B':
+            printf("%s\n", openblas_get_corename());
+            return 1;
         case 'p':
             if (parse_double("--port-base", optarg, 1, 65000, &v) < 0)
                 return 2;
@@ -319,16 +342,18 @@ static void print_own_iteration(void *ud, const SgdIteration *it)
     }
 }
 
-static int run_one_machine(const Args *a, const char *name, const SgdPlan *plan,
-                           const Schedule *s, const double *slow, Error *err)
+static int run_one_machine(const Args *a, const char *name, const SgdPlan *plan, const Schedule *s,
+                           const double *slow, Error *err)
 {
     const Cluster *c = s->cluster;
     long mi = cluster_find_machine(c, name);
     if (mi < 0)
-        return error_set(err, "$TUNEDECK_MACHINE: expected a machine of the schedule, found "
-                              "'%s'", name);
+        return error_set(err,
+                         "$TUNEDECK_MACHINE: expected a machine of the schedule, found "
+                         "'%s'",
+                         name);
     size_t ns = plan->n_shards;
-    char (*hosts)[256] = calloc(ns, sizeof *hosts);
+    char(*hosts)[256] = calloc(ns, sizeof *hosts);
     int *ports = calloc(ns, sizeof *ports);
     if (!hosts || !ports) {
         free(hosts);
@@ -350,12 +375,17 @@ static int run_one_machine(const Args *a, const char *name, const SgdPlan *plan,
         goto out;
     }
     OwnTimes own = {.machine = c->machines[mi].name, .warmup = s->job.warmup};
-    SgdMachineConfig mc = {.plan = plan, .schedule = s, .machine = (size_t)mi,
-                           .ps_listen_fd = listen_fd, .ps_host = hosts, .ps_port = ports,
+    SgdMachineConfig mc = {.plan = plan,
+                           .schedule = s,
+                           .machine = (size_t)mi,
+                           .ps_listen_fd = listen_fd,
+                           .ps_host = hosts,
+                           .ps_port = ports,
                            .slowdown = slow + c->machines[mi].first_device,
                            .steps = (uint64_t)s->job.iterations,
                            .connect_timeout_s = a->connect_timeout_s,
-                           .on_iteration = print_own_iteration, .userdata = &own};
+                           .on_iteration = print_own_iteration,
+                           .userdata = &own};
     rc = sgd_machine_run(&mc, err);
     if (rc == 0 && own.count > 0) {
         TrialEvent done = {.kind = EVENT_DONE, .time_s = own.sum / own.count};
@@ -376,8 +406,10 @@ static int run_trial(const Args *a, const char *text, const char *source, Error 
 {
     cJSON *root = cJSON_Parse(text);
     if (!root)
-        return error_set(err, "%s: expected a protocol v1 schedule object, found malformed "
-                              "JSON", source);
+        return error_set(err,
+                         "%s: expected a protocol v1 schedule object, found malformed "
+                         "JSON",
+                         source);
     int rc = -1;
     Cluster *c = schedule_cluster_from_json(root, source, err);
     Schedule *s = c ? schedule_from_json(root, c, source, err) : NULL;
@@ -389,10 +421,13 @@ static int run_trial(const Args *a, const char *text, const char *source, Error 
         goto out;
     const char *machine = a->machine ? a->machine : getenv("TUNEDECK_MACHINE");
     if (a->all_local) {
-        SgdLocalConfig lc = {.base = {.plan = &plan, .schedule = s,
+        SgdLocalConfig lc = {.base = {.plan = &plan,
+                                      .schedule = s,
                                       .steps = (uint64_t)s->job.iterations,
                                       .connect_timeout_s = a->connect_timeout_s},
-                             .slowdown = slow, .iteration_lines = 1, .print_done = 1};
+                             .slowdown = slow,
+                             .iteration_lines = 1,
+                             .print_done = 1};
         rc = sgd_local_run(&lc, stdout, err);
     } else if (machine && machine[0]) {
         rc = run_one_machine(a, machine, &plan, s, slow, err);
@@ -429,11 +464,12 @@ static void print_progress(JobCtx *j, uint64_t step, double loss)
 {
     double now = clock_now_s();
     uint64_t ex = job_examples(j, step);
-    double rate = now > j->last_print_s
-                      ? (double)(ex - j->last_print_examples) / (now - j->last_print_s)
-                      : 0;
-    TrialEvent ev = {.kind = EVENT_PROGRESS, .step = (long)step,
-                     .epoch = (double)ex / (double)j->plan->n_examples, .loss = loss,
+    double rate =
+        now > j->last_print_s ? (double)(ex - j->last_print_examples) / (now - j->last_print_s) : 0;
+    TrialEvent ev = {.kind = EVENT_PROGRESS,
+                     .step = (long)step,
+                     .epoch = (double)ex / (double)j->plan->n_examples,
+                     .loss = loss,
                      .examples_per_s = rate};
     char *line = protocol_format(&ev);
     printf("%s\n", line);
@@ -448,14 +484,19 @@ static int job_step(void *ud, uint64_t step, double loss, uint32_t examples, con
 {
     (void)examples;
     JobCtx *j = ud;
-    int stop = g_stop || (j->args->max_steps && step >= j->first_step + (uint64_t)j->args->max_steps);
+    int stop =
+        g_stop || (j->args->max_steps && step >= j->first_step + (uint64_t)j->args->max_steps);
     if (stop || step == j->first_step + 1 || clock_now_s() - j->last_print_s >= j->args->progress_s)
         print_progress(j, step, loss);
     if (!stop)
         return 0;
-    Checkpoint ck = {.net = j->plan->net, .step = step, .examples = job_examples(j, step),
-                     .data_seed = j->plan->data_seed, .loss = loss,
-                     .workers = (uint32_t)j->plan->n_workers, .params = (double *)p};
+    Checkpoint ck = {.net = j->plan->net,
+                     .step = step,
+                     .examples = job_examples(j, step),
+                     .data_seed = j->plan->data_seed,
+                     .loss = loss,
+                     .workers = (uint32_t)j->plan->n_workers,
+                     .params = (double *)p};
     Error err;
     if (checkpoint_save(j->checkpoint, &ck, &err) < 0)
         fprintf(stderr, "tunedeck-worker: %s\n", err.msg);
@@ -512,23 +553,34 @@ static int run_job(const Args *a, Error *err)
         for (size_t l = 0; same && l <= plan.net.n_layers; l++)
             same = ck.net.sizes[l] == plan.net.sizes[l];
         if (!same) {
-            error_set(err, "%s: the checkpoint's network (%zu parameters) is not the one "
-                           "--model-mb %g makes (%zu parameters)", resume, ck.net.n_params,
-                      a->model_mb, plan.net.n_params);
+            error_set(err,
+                      "%s: the checkpoint's network (%zu parameters) is not the one "
+                      "--model-mb %g makes (%zu parameters)",
+                      resume, ck.net.n_params, a->model_mb, plan.net.n_params);
             goto out;
         }
-        fprintf(stderr, "tunedeck-worker: resuming %s at step %llu on %d workers (it was "
-                        "written by %u)\n", resume, (unsigned long long)ck.step, a->gpus,
-                ck.workers);
+        fprintf(stderr,
+                "tunedeck-worker: resuming %s at step %llu on %d workers (it was "
+                "written by %u)\n",
+                resume, (unsigned long long)ck.step, a->gpus, ck.workers);
     }
-    JobCtx j = {.args = a, .plan = &plan, .first_step = ck.step, .examples_base = ck.examples,
-                .last_print_s = clock_now_s(), .last_print_examples = ck.examples,
-                .checkpoint = a->checkpoint ? a->checkpoint : resume ? resume
-                                                                     : "tunedeck-worker.ckpt"};
-    SgdLocalConfig lc = {.base = {.plan = &plan, .schedule = s, .init_params = ck.params,
-                                  .first_step = ck.step, .examples_base = ck.examples,
+    JobCtx j = {.args = a,
+                .plan = &plan,
+                .first_step = ck.step,
+                .examples_base = ck.examples,
+                .last_print_s = clock_now_s(),
+                .last_print_examples = ck.examples,
+                .checkpoint = a->checkpoint ? a->checkpoint
+                              : resume      ? resume
+                                            : "tunedeck-worker.ckpt"};
+    SgdLocalConfig lc = {.base = {.plan = &plan,
+                                  .schedule = s,
+                                  .init_params = ck.params,
+                                  .first_step = ck.step,
+                                  .examples_base = ck.examples,
                                   .connect_timeout_s = a->connect_timeout_s,
-                                  .on_step = job_step, .step_userdata = &j},
+                                  .on_step = job_step,
+                                  .step_userdata = &j},
                          .stop = &g_stop};
     rc = sgd_local_run(&lc, stdout, err);
 out:

@@ -6,8 +6,14 @@
 
 Test(psmsg, header_and_values_round_trip)
 {
-    PsMsg m = {.type = PSMSG_PUSH, .sender = 7, .inputs = 123, .iter = 1ULL << 40,
-               .offset = 99, .count = 3, .compute_s = 0.125, .loss = -2.5e-3};
+    PsMsg m = {.type = PSMSG_PUSH,
+               .sender = 7,
+               .inputs = 123,
+               .iter = 1ULL << 40,
+               .offset = 99,
+               .count = 3,
+               .compute_s = 0.125,
+               .loss = -2.5e-3};
     unsigned char buf[PSMSG_HEADER_BYTES];
     psmsg_encode_header(&m, buf);
     PsMsg back;

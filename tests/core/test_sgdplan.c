@@ -73,7 +73,8 @@ Test(schedule_cluster, bad_machines_are_refused_with_the_field_named)
     reject("{\"machines\": [{\"host\": \"x\", \"devices\": [{\"id\": \"cpu\"}]}]}", "name");
     reject("{\"machines\": [{\"name\": \"a\", \"devices\": []}]}", "at least one device");
     reject("{\"machines\": [{\"name\": \"a\", \"devices\": [{\"id\": \"cpu\"}]},"
-           " {\"name\": \"a\", \"devices\": [{\"id\": \"cpu\"}]}]}", "appears twice");
+           " {\"name\": \"a\", \"devices\": [{\"id\": \"cpu\"}]}]}",
+           "appears twice");
     reject("{\"machines\": [{\"name\": \"a\", \"type\": \"t\", \"devices\": [{\"id\": \"cpu\"}]},"
            " {\"name\": \"b\", \"type\": \"t\", \"devices\": [{\"id\": \"gpu0\"}]}]}",
            "same order");

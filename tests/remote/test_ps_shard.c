@@ -20,9 +20,11 @@ static const char *SCHED =
     " \"job\": {\"name\": \"t\", \"model_mb\": 0.05, \"batch\": 24, \"input_dim\": 8,"
     "          \"classes\": 3, \"learning_rate\": 0.3, \"data_seed\": 5},"
     " \"machines\": ["
-    "  {\"name\": \"a\", \"host\": \"127.0.0.1\", \"type\": \"two\", \"worker\": true, \"ps\": true,"
+    "  {\"name\": \"a\", \"host\": \"127.0.0.1\", \"type\": \"two\", \"worker\": true, \"ps\": "
+    "true,"
     "   \"devices\": [{\"id\": \"cpu\", \"inputs\": 10}, {\"id\": \"cpu1\", \"inputs\": 4}]},"
-    "  {\"name\": \"b\", \"host\": \"127.0.0.1\", \"type\": \"one\", \"worker\": true, \"ps\": true,"
+    "  {\"name\": \"b\", \"host\": \"127.0.0.1\", \"type\": \"one\", \"worker\": true, \"ps\": "
+    "true,"
     "   \"devices\": [{\"id\": \"cpu\", \"inputs\": 10}]}]}";
 
 typedef struct {
@@ -109,11 +111,18 @@ Test(ps_shard, synchronous_steps_equal_full_batch_sgd)
     pthread_t th[2];
     for (int m = 0; m < 2; m++) {
         memset(&runs[m], 0, sizeof runs[m]);
-        runs[m].cfg = (SgdMachineConfig){.plan = &plan, .schedule = s, .machine = (size_t)m,
-                                         .ps_listen_fd = lfd[m], .ps_host = hosts,
-                                         .ps_port = port, .steps = 3, .connect_timeout_s = 10,
-                                         .on_step = capture, .step_userdata = &cap[m],
-                                         .on_iteration = count, .userdata = &runs[m]};
+        runs[m].cfg = (SgdMachineConfig){.plan = &plan,
+                                         .schedule = s,
+                                         .machine = (size_t)m,
+                                         .ps_listen_fd = lfd[m],
+                                         .ps_host = hosts,
+                                         .ps_port = port,
+                                         .steps = 3,
+                                         .connect_timeout_s = 10,
+                                         .on_step = capture,
+                                         .step_userdata = &cap[m],
+                                         .on_iteration = count,
+                                         .userdata = &runs[m]};
         cr_assert_eq(pthread_create(&th[m], NULL, run_machine, &runs[m]), 0);
     }
     for (int m = 0; m < 2; m++) {
