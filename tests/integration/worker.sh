@@ -97,7 +97,7 @@ PYEOF
 check_slowdown "$TMP/local.out" "all-local" || fail "all-local slowdown"
 no_leftovers "all-local"
 
-base=$((20000 + $$ % 20000))
+base=$((10000 + $$ % 20000)) # below the ephemeral port range
 for m in loop-0 loop-1 loop-2; do
     slow=""
     [ "$m" = loop-2 ] && slow="--slowdown 4"
@@ -120,7 +120,9 @@ no_leftovers "per-host"
 
 # ---- 3. job mode: SIGTERM -> checkpoint -> resume at another size ----
 CK="$TMP/job.ckpt"
-"$W" --job --gpus 2 --checkpoint "$CK" --progress-every 0.2 > "$TMP/job1.out" 2> "$TMP/job1.err" &
+# In a process group of its own, stopped the way job control stops it: SIGTERM to the group.
+setsid "$W" --job --gpus 2 --checkpoint "$CK" --progress-every 0.2 > "$TMP/job1.out" \
+    2> "$TMP/job1.err" &
 JOB=$!
 PIDS="$JOB"
 i=0
@@ -129,7 +131,9 @@ while [ "$(grep -c progress "$TMP/job1.out" || true)" -lt 4 ]; do
     [ $i -lt 150 ] || fail "job printed no progress in 15 s"
     sleep 0.1
 done
-kill -TERM "$JOB"
+pgid="$(ps -o pgid= -p "$JOB" | tr -d ' ')"
+[ "$pgid" = "$JOB" ] || fail "the job is not its own process group ($pgid)"
+kill -TERM "-$pgid"
 rc=0
 wait "$JOB" || rc=$?
 PIDS=""
