@@ -56,7 +56,7 @@ print("tune: 3 trials ok, best %.4f s per iteration" % r["best_time_s"])
 PYEOF
 no_leftovers "tune"
 
-# ---- 2. a fixed schedule: 3 equal workers, one slowed 4x, all-local and per-host ----
+# ---- 2. a fixed schedule: 3 equal workers, one slowed 6x, all-local and per-host ----
 cat > "$TMP/sched.json" <<'JSON'
 {"protocol": 1, "trial": 1, "iterations": 8, "warmup": 2,
  "job": {"name": "tiny", "model_mb": 2, "batch": 192},
@@ -88,19 +88,19 @@ assert done and done > 0, "no done line"
 mean = {k: sum(v[2:]) / len(v[2:]) for k, v in dev.items()}
 peers = (mean["loop-0"] + mean["loop-1"]) / 2
 ratio = mean["loop-2"] / peers
-print("%s: loop-2 (slowdown 4) device time %.4f s vs peers %.4f s: %.2fx"
+print("%s: loop-2 (slowdown 6) device time %.4f s vs peers %.4f s: %.2fx"
       % (sys.argv[2], mean["loop-2"], peers, ratio))
 assert ratio > 2.0, "slowdown not visible"
 PYEOF
 }
-"$W" --all-local --slowdown loop-2=4 < "$TMP/sched.json" > "$TMP/local.out" || fail "all-local trial"
+"$W" --all-local --slowdown loop-2=6 < "$TMP/sched.json" > "$TMP/local.out" || fail "all-local trial"
 check_slowdown "$TMP/local.out" "all-local" || fail "all-local slowdown"
 no_leftovers "all-local"
 
 base=$((10000 + $$ % 20000)) # below the ephemeral port range
 for m in loop-0 loop-1 loop-2; do
     slow=""
-    [ "$m" = loop-2 ] && slow="--slowdown 4"
+    [ "$m" = loop-2 ] && slow="--slowdown 6"
     # shellcheck disable=SC2086
     TUNEDECK_MACHINE=$m TUNEDECK_TRIAL=1 "$W" --port-base "$base" --connect-timeout 20 $slow \
         < "$TMP/sched.json" > "$TMP/host-$m.out" &
