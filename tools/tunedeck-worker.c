@@ -21,7 +21,7 @@
 void openblas_set_num_threads(int n); /* cblas.h stays out of this file (DESIGN §7) */
 char *openblas_get_corename(void);
 
-enum { DEFAULT_PORT_BASE = 47100, MAX_SLOWDOWNS = 64 };
+enum { DEFAULT_PORT_BASE = 29400, MAX_SLOWDOWNS = 64 };
 
 static volatile sig_atomic_t g_stop;
 
