@@ -16,7 +16,8 @@ enum {
     PREDICT_SAMPLES = 256, /* forward samples for a reported prediction */
     POOL = 24,            /* best role sets (by mean) kept as EI candidates */
     RANDOM_STARTS = 4,    /* fresh role-set starts besides the incumbent and the full set */
-    MAX_CLIMB = 40
+    MAX_CLIMB = 40,
+    SOLO_STARTS_MAX = 16  /* clusters up to this size also start from each machine alone */
 };
 
 typedef struct {
@@ -125,13 +126,58 @@ static Schedule *first_design(const Bespoke *b, Error *err)
 
 /* ---- role-set search on the mean model ---- */
 
-static double eval_roles(const Bespoke *b, Schedule *s)
+/* Role sets already evaluated in this search (open addressing; clusters up to 32 machines
+ * are keyed exactly by their role bits, larger ones are not memoized). */
+enum { MEMO_SLOTS = 1 << 14 };
+typedef struct {
+    uint64_t key[MEMO_SLOTS];
+    double value[MEMO_SLOTS];
+    int *inputs; /* MEMO_SLOTS x n_devices */
+    size_t n_devices;
+    unsigned char used[MEMO_SLOTS];
+} Memo;
+
+static int memo_key(const Schedule *s, uint64_t *key)
+{
+    size_t n = s->cluster->n_machines;
+    if (n > 32)
+        return 0;
+    uint64_t k = 0;
+    for (size_t m = 0; m < n; m++)
+        k |= (uint64_t)(s->worker[m] != 0) << m | (uint64_t)(s->ps[m] != 0) << (32 + m);
+    *key = k;
+    return 1;
+}
+
+static double eval_roles(const Bespoke *b, Memo *memo, Schedule *s)
 {
     if (!schedule_count_workers(s) || !schedule_count_ps(s))
         return INFINITY;
-    if (!isfinite(waterfill_schedule(b->model, s)))
-        return INFINITY;
-    return sgd_model_mean(b->model, s, NULL, NULL);
+    uint64_t key = 0;
+    size_t slot = 0;
+    int keyed = memo && memo_key(s, &key);
+    if (keyed) {
+        slot = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 50) & (MEMO_SLOTS - 1);
+        for (size_t probe = 0; probe < 64 && memo->used[slot]; probe++) {
+            if (memo->key[slot] == key) {
+                memcpy(s->inputs, &memo->inputs[slot * memo->n_devices],
+                       memo->n_devices * sizeof *s->inputs);
+                return memo->value[slot];
+            }
+            slot = (slot + 1) & (MEMO_SLOTS - 1);
+        }
+        keyed = !memo->used[slot];
+    }
+    double v = isfinite(waterfill_schedule(b->model, s)) ? sgd_model_mean(b->model, s, NULL, NULL)
+                                                         : INFINITY;
+    if (keyed) {
+        memo->used[slot] = 1;
+        memo->key[slot] = key;
+        memo->value[slot] = v;
+        memcpy(&memo->inputs[slot * memo->n_devices], s->inputs,
+               memo->n_devices * sizeof *s->inputs);
+    }
+    return v;
 }
 
 static void pool_offer(Cand *pool, size_t *n, const Schedule *s, double mean_s)
@@ -157,24 +203,35 @@ static void pool_offer(Cand *pool, size_t *n, const Schedule *s, double mean_s)
     pool[at].mean_s = mean_s;
 }
 
-/* Best-improvement hill climbing over single role toggles (worker or PS of one machine). */
-static void climb(const Bespoke *b, Schedule *s, Cand *pool, size_t *n_pool)
+/* Role moves on machine mv / 3: toggle its worker role, its PS role, or the machine as a
+ * whole (off, or on as worker and PS: the seed's "workers also parameter servers"). */
+static void apply_move(Schedule *s, size_t mv)
+{
+    size_t mi = mv / 3;
+    switch (mv % 3) {
+    case 0: s->worker[mi] = !s->worker[mi]; break;
+    case 1: s->ps[mi] = !s->ps[mi]; break;
+    default: {
+        unsigned char on = !(s->worker[mi] || s->ps[mi]);
+        s->worker[mi] = s->ps[mi] = on;
+    }
+    }
+}
+
+/* Best-improvement hill climbing over role moves. */
+static void climb(const Bespoke *b, Memo *memo, Schedule *s, Cand *pool, size_t *n_pool)
 {
     const Cluster *c = b->c;
     Schedule *t = schedule_copy(s);
-    double cur = eval_roles(b, s);
+    double cur = eval_roles(b, memo, s);
     pool_offer(pool, n_pool, s, cur);
     for (int step = 0; step < MAX_CLIMB; step++) {
         double best = cur;
         size_t best_move = (size_t)-1;
-        for (size_t mv = 0; mv < 2 * c->n_machines; mv++) {
+        for (size_t mv = 0; mv < 3 * c->n_machines; mv++) {
             schedule_copy_into(t, s);
-            size_t mi = mv / 2;
-            if (mv % 2)
-                t->ps[mi] = !t->ps[mi];
-            else
-                t->worker[mi] = !t->worker[mi];
-            double v = eval_roles(b, t);
+            apply_move(t, mv);
+            double v = eval_roles(b, memo, t);
             pool_offer(pool, n_pool, t, v);
             if (v < best - 1e-12 * fabs(best)) {
                 best = v;
@@ -183,12 +240,8 @@ static void climb(const Bespoke *b, Schedule *s, Cand *pool, size_t *n_pool)
         }
         if (best_move == (size_t)-1)
             break;
-        size_t mi = best_move / 2;
-        if (best_move % 2)
-            s->ps[mi] = !s->ps[mi];
-        else
-            s->worker[mi] = !s->worker[mi];
-        cur = eval_roles(b, s);
+        apply_move(s, best_move);
+        cur = eval_roles(b, memo, s);
     }
     schedule_free(t);
 }
@@ -309,40 +362,66 @@ static Schedule *search(Bespoke *b, Error *err)
     const Cluster *c = b->c;
     Cand pool[POOL];
     size_t n_pool = 0;
+    Memo *memo = calloc(1, sizeof *memo);
+    memo->n_devices = c->n_devices;
+    memo->inputs = malloc(MEMO_SLOTS * c->n_devices * sizeof *memo->inputs);
     Schedule *s = schedule_new(c, &b->job);
     /* Starts: the incumbent's roles, every machine in both roles, each type alone as workers
-     * with every machine a PS, and a few random role sets. */
+     * with every machine a PS or with the workers as PS, each machine alone, and a few
+     * random role sets. */
     if (b->best) {
         schedule_copy_into(s, b->best);
-        climb(b, s, pool, &n_pool);
+        climb(b, memo, s, pool, &n_pool);
     }
     memset(s->worker, 1, c->n_machines);
     memset(s->ps, 1, c->n_machines);
-    climb(b, s, pool, &n_pool);
+    climb(b, memo, s, pool, &n_pool);
     for (size_t t = 0; t < c->n_types && c->n_types > 1; t++) {
         for (size_t m = 0; m < c->n_machines; m++) {
             s->worker[m] = c->machines[m].type == t;
             s->ps[m] = 1;
         }
-        climb(b, s, pool, &n_pool);
+        climb(b, memo, s, pool, &n_pool);
+        memcpy(s->ps, s->worker, c->n_machines);
+        climb(b, memo, s, pool, &n_pool);
+    }
+    /* One machine alone, its own PS: no traffic at all (wins when the model is large). */
+    for (size_t m = 0; m < c->n_machines && c->n_machines <= SOLO_STARTS_MAX; m++) {
+        memset(s->worker, 0, c->n_machines);
+        memset(s->ps, 0, c->n_machines);
+        s->worker[m] = s->ps[m] = 1;
+        climb(b, memo, s, pool, &n_pool);
     }
     for (int r = 0; r < RANDOM_STARTS; r++) {
         random_roles(b, s);
-        climb(b, s, pool, &n_pool);
+        climb(b, memo, s, pool, &n_pool);
     }
     schedule_free(s);
+    free(memo->inputs);
+    free(memo);
     if (!n_pool) {
         error_set(err, "bespoke: no role set can take the batch of %d", b->job.batch);
         return NULL;
     }
     /* Candidates: the pool plus load moves around its best few. */
-    size_t cap = n_pool + 8 * 64;
+    size_t cap = n_pool + 8 * 64 + 12;
     Cand *cands = malloc(cap * sizeof *cands);
     memcpy(cands, pool, n_pool * sizeof *pool);
     size_t n = n_pool;
     qsort(cands, n_pool, sizeof *cands, cmp_cand);
     for (size_t i = 0; i < n_pool && i < 8; i++)
         load_moves(b, &cands[i], cands, &n, cap);
+    /* Forced loading options on the best few role sets. */
+    for (size_t i = 0; i < n_pool && i < 6 && n + 2 <= cap; i++)
+        for (int mode = WATERFILL_ALONE; mode <= WATERFILL_SHARED; mode++) {
+            Schedule *v = schedule_copy(cands[i].s);
+            if (!isfinite(waterfill_schedule_mode(b->model, v, (WaterfillMode)mode))) {
+                schedule_free(v);
+                continue;
+            }
+            cands[n].s = v;
+            cands[n++].mean_s = sgd_model_mean(b->model, v, NULL, NULL);
+        }
     /* Expected improvement by forward sampling with common random numbers. */
     SgdNormals *z = sgd_normals_new(b->model, EI_SAMPLES, b->seed + 31 * (uint64_t)b->suggested);
     double t[EI_SAMPLES];

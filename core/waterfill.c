@@ -19,15 +19,21 @@ static double total_at(WaterfillInverse inv, void *ctx, size_t n, double t, doub
 
 double waterfill(WaterfillInverse inv, void *ctx, size_t n, double total, double *x)
 {
-    double hi = 1e-6;
+    /* Bracket by factors of 8 from 1 ms, then bisect to a relative 1e-7. */
+    double hi = 1e-3, lo = 0;
     int steps = 0;
     while (total_at(inv, ctx, n, hi, NULL) < total) {
-        hi *= 2;
-        if (++steps > 80)
+        lo = hi;
+        hi *= 8;
+        if (++steps > 40)
             return INFINITY;
     }
-    double lo = steps ? hi / 2 : 0;
-    for (int i = 0; i < 60 && hi - lo > 1e-12 * hi; i++) {
+    if (!steps) {
+        while (hi > 1e-12 && total_at(inv, ctx, n, hi / 8, NULL) >= total)
+            hi /= 8;
+        lo = hi / 8;
+    }
+    for (int i = 0; i < 60 && hi - lo > 1e-7 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (total_at(inv, ctx, n, mid, NULL) >= total)
             hi = mid;
@@ -45,6 +51,7 @@ typedef struct {
     size_t *machine; /* slot -> machine */
     double *agg;     /* slot -> mean aggregation when several devices are loaded */
     double *dev_x;   /* flat devices: loads of the best option at the last deadline asked */
+    WaterfillMode mode;
 } Ctx;
 
 static double option_load(const Ctx *k, size_t mi, int which, double t, int write)
@@ -90,6 +97,8 @@ static double machine_inverse(void *ctx, size_t slot, double t)
             continue; /* "all GPUs" differs from a single device only with two or more */
         if (w == (int)n + 1 && n < 2)
             continue;
+        if ((k->mode == WATERFILL_ALONE && w >= (int)n) || (k->mode == WATERFILL_SHARED && n > 1 && w != (int)n + 1))
+            continue;
         double v = option_load(k, mi, w, t, 0);
         if (v > best_v) {
             best_v = v;
@@ -101,8 +110,13 @@ static double machine_inverse(void *ctx, size_t slot, double t)
 
 double waterfill_schedule(const SgdModel *m, Schedule *s)
 {
+    return waterfill_schedule_mode(m, s, WATERFILL_BEST);
+}
+
+double waterfill_schedule_mode(const SgdModel *m, Schedule *s, WaterfillMode mode)
+{
     const Cluster *c = s->cluster;
-    Ctx k = {.m = m, .c = c};
+    Ctx k = {.m = m, .c = c, .mode = mode};
     k.machine = malloc(c->n_machines * sizeof *k.machine);
     k.dev_x = calloc(c->n_devices, sizeof *k.dev_x);
     size_t n = 0;
