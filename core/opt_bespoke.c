@@ -17,7 +17,8 @@ enum {
     POOL = 24,            /* best role sets (by mean) kept as EI candidates */
     RANDOM_STARTS = 4,    /* fresh role-set starts besides the incumbent and the full set */
     MAX_CLIMB = 40,
-    SOLO_STARTS_MAX = 16  /* clusters up to this size also start from each machine alone */
+    SOLO_STARTS_MAX = 16, /* clusters up to this size also start from each machine alone */
+    MAX_STARTS = 64
 };
 
 typedef struct {
@@ -135,6 +136,8 @@ typedef struct {
     int *inputs; /* MEMO_SLOTS x n_devices */
     size_t n_devices;
     unsigned char used[MEMO_SLOTS];
+    Cand starts[MAX_STARTS];
+    size_t n_starts;
 } Memo;
 
 static int memo_key(const Schedule *s, uint64_t *key)
@@ -225,6 +228,12 @@ static void climb(const Bespoke *b, Memo *memo, Schedule *s, Cand *pool, size_t 
     Schedule *t = schedule_copy(s);
     double cur = eval_roles(b, memo, s);
     pool_offer(pool, n_pool, s, cur);
+    /* Every start is also an EI candidate: structurally different schedules the mean model
+     * ranks low may be where it is least sure (a device measured once). */
+    if (isfinite(cur) && memo->n_starts < MAX_STARTS) {
+        memo->starts[memo->n_starts].s = schedule_copy(s);
+        memo->starts[memo->n_starts++].mean_s = cur;
+    }
     for (int step = 0; step < MAX_CLIMB; step++) {
         double best = cur;
         size_t best_move = (size_t)-1;
@@ -397,22 +406,31 @@ static Schedule *search(Bespoke *b, Error *err)
         climb(b, memo, s, pool, &n_pool);
     }
     schedule_free(s);
-    free(memo->inputs);
-    free(memo);
     if (!n_pool) {
+        for (size_t i = 0; i < memo->n_starts; i++)
+            schedule_free(memo->starts[i].s);
+        free(memo->inputs);
+        free(memo);
         error_set(err, "bespoke: no role set can take the batch of %d", b->job.batch);
         return NULL;
     }
-    /* Candidates: the pool plus load moves around its best few. */
-    size_t cap = n_pool + 8 * 64 + 12;
+    /* Candidates: the pool, the climbs' starts, load moves and forced loading options. */
+    size_t cap = 3 * (n_pool + memo->n_starts) + 8 * 64;
     Cand *cands = malloc(cap * sizeof *cands);
     memcpy(cands, pool, n_pool * sizeof *pool);
     size_t n = n_pool;
     qsort(cands, n_pool, sizeof *cands, cmp_cand);
+    for (size_t i = 0; i < memo->n_starts; i++)
+        cands[n++] = memo->starts[i];
+    free(memo->inputs);
+    free(memo);
     for (size_t i = 0; i < n_pool && i < 8; i++)
         load_moves(b, &cands[i], cands, &n, cap);
-    /* Forced loading options on the best few role sets. */
-    for (size_t i = 0; i < n_pool && i < 6 && n + 2 <= cap; i++)
+    /* Forced loading options on the best few role sets and on every start. */
+    size_t n_base = n;
+    for (size_t i = 0; i < n_base && n + 2 <= cap; i++) {
+        if (i >= 6 && i < n_pool)
+            continue;
         for (int mode = WATERFILL_ALONE; mode <= WATERFILL_SHARED; mode++) {
             Schedule *v = schedule_copy(cands[i].s);
             if (!isfinite(waterfill_schedule_mode(b->model, v, (WaterfillMode)mode))) {
@@ -422,6 +440,7 @@ static Schedule *search(Bespoke *b, Error *err)
             cands[n].s = v;
             cands[n++].mean_s = sgd_model_mean(b->model, v, NULL, NULL);
         }
+    }
     /* Expected improvement by forward sampling with common random numbers. */
     SgdNormals *z = sgd_normals_new(b->model, EI_SAMPLES, b->seed + 31 * (uint64_t)b->suggested);
     double t[EI_SAMPLES];
