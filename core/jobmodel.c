@@ -85,12 +85,14 @@ int jobmodel_best(const StepSource *src, int w, int epoch, JobConfig *out, doubl
         return 0;
     }
     double lo = fmax(a->init_batch, (double)a->min_local * w);
-    double hi = fmin(a->max_batch, (double)a->max_local * w);
+    /* Gradient accumulation (up to JOBMODEL_MAX_ACCUM micro-steps) lets few GPUs reach a
+     * larger batch, as Pollux does. */
+    double hi = fmin(a->max_batch, (double)a->max_local * w * JOBMODEL_MAX_ACCUM);
     if (lo > a->max_batch)
         return -1;
     if (hi < lo)
         hi = lo; /* the initial batch exceeds what w GPUs hold: accumulate */
-    const int N = 10;
+    const int N = 16;
     double best = -1;
     for (int k = 0; k <= N; k++) {
         double b = lo * pow(hi / lo, (double)k / N);

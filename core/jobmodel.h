@@ -8,6 +8,8 @@
 #include "core/catalogue.h"
 #include "core/tputmodel.h"
 
+#define JOBMODEL_MAX_ACCUM 16
+
 typedef struct {
     int batch;  /* global batch */
     int atomic; /* per-GPU batch of one micro-step */

@@ -10,11 +10,14 @@ static void features(AllreduceAlgo algo, int gpus, int nodes, double m, double *
 {
     double steps, factor;
     allreduce_features(algo, gpus, &steps, &factor);
+    int net = nodes > 1;
     row[0] = m;
-    row[1] = steps;
-    row[2] = factor;
-    row[3] = nodes > 1 ? nodes - 1 : 0;
-    row[4] = 1;
+    row[1] = 1;
+    row[2] = net ? 0 : steps;
+    row[3] = net ? 0 : factor;
+    row[4] = net ? steps : 0;
+    row[5] = net ? factor : 0;
+    row[6] = net ? nodes - 1 : 0;
 }
 
 int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t n,
@@ -43,6 +46,13 @@ int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t
     m->algo = algo;
     for (int j = 0; j < TPUT_NPARAM; j++)
         m->theta[j] = x[j];
+    int any_net = 0;
+    for (size_t i = 0; i < n; i++)
+        any_net |= pts[i].nodes > 1;
+    if (!any_net) {
+        m->theta[4] = m->theta[2];
+        m->theta[5] = m->theta[3];
+    }
     m->npoints = n;
     double s2 = 0;
     for (size_t i = 0; i < n; i++) {

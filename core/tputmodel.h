@@ -12,7 +12,7 @@
 #include "core/allreduce.h"
 #include "core/error.h"
 
-#define TPUT_NPARAM 5
+#define TPUT_NPARAM 7
 
 typedef struct {
     int gpus, nodes;
@@ -22,7 +22,7 @@ typedef struct {
 
 typedef struct {
     AllreduceAlgo algo;
-    double theta[TPUT_NPARAM]; /* a, l, b, x, c */
+    double theta[TPUT_NPARAM]; /* a, c, l_node, b_node, l_net, b_net, x */
     double rmse_s;
     size_t npoints;
 } TputModel;
