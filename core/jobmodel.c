@@ -92,7 +92,7 @@ int jobmodel_best(const StepSource *src, int w, int epoch, JobConfig *out, doubl
         return -1;
     if (hi < lo)
         hi = lo; /* the initial batch exceeds what w GPUs hold: accumulate */
-    const int N = 16;
+    const int N = 10; /* batch candidates, geometric */
     double best = -1;
     for (int k = 0; k <= N; k++) {
         double b = lo * pow(hi / lo, (double)k / N);
