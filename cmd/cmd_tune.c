@@ -360,6 +360,8 @@ int cmd_tune(int argc, char **argv)
     rc = tuner_best(t) ? 0 : 1;
     if (rc)
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
+    if (tune_journal_failed(tj))
+        rc = 1; /* said on stderr when it happened */
 out:
     tuner_free(t);
     tune_journal_free(tj);

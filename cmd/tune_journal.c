@@ -41,6 +41,11 @@ const char *tune_journal_id(const TuneJournal *tj)
     return tj->id;
 }
 
+int tune_journal_failed(const TuneJournal *tj)
+{
+    return tj->journal && journal_failed(tj->journal);
+}
+
 const char *tune_journal_path(const TuneJournal *tj)
 {
     return tj->path;

@@ -35,6 +35,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
 /* Writes the closing line of a session. */
 void tune_journal_end(TuneJournal *tj, const Tuner *t);
 const char *tune_journal_id(const TuneJournal *tj);
+int tune_journal_failed(const TuneJournal *tj); /* a write failed: the session stopped */
 const char *tune_journal_path(const TuneJournal *tj);
 
 void tune_setup_clear(TuneSetup *s);
