@@ -280,6 +280,7 @@ int cmd_tune(int argc, char **argv)
     }
     SimCluster *sim = NULL;
     Cluster *owned_cluster = NULL;
+    Tuner *t = NULL;
     JobSpec job;
     memset(&job, 0, sizeof job);
     const Cluster *cluster;
@@ -288,7 +289,8 @@ int cmd_tune(int argc, char **argv)
         sim = simcluster_new(a.sim, &err);
         if (!sim) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            return 2;
+            rc = 2;
+            goto out;
         }
         cluster = simcluster_cluster(sim);
         jobp = simcluster_job(sim);
@@ -297,12 +299,13 @@ int cmd_tune(int argc, char **argv)
                                    : cluster_load(a.cluster, &err);
         if (!owned_cluster) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            return 2;
+            rc = 2;
+            goto out;
         }
         if ((rs.job ? job_from_json(rs.job, a.job, &job, &err) : job_load(a.job, &job, &err)) < 0) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            cluster_free(owned_cluster);
-            return 2;
+            rc = 2;
+            goto out;
         }
         cluster = owned_cluster;
         jobp = &job;
@@ -314,7 +317,6 @@ int cmd_tune(int argc, char **argv)
     const char *cmd = a.trial_cmd ? a.trial_cmd : cluster->trial.command;
     const LauncherKind *lk = launcher_find(lname);
     rc = 2;
-    Tuner *t = NULL;
     if (!lk) {
         fprintf(stderr, "tunedeck tune: --launcher: unknown launcher '%s': expected one of %s\n",
                 lname, launcher_names());
