@@ -170,7 +170,7 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj)
     cJSON *trials = cJSON_AddArrayToObject(root, "trials");
     for (size_t i = 0; i < tuner_n_trials(t); i++)
         cJSON_AddItemToArray(trials, trial_json(tuner_trial(t, i)));
-    char *text = cJSON_Print(root);
+    char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
     cJSON_Delete(root);
@@ -360,8 +360,10 @@ int cmd_tune(int argc, char **argv)
     else
         print_table(t);
     rc = tuner_best(t) ? 0 : 1;
-    if (rc)
+    if (rc) {
+        fflush(stdout);
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
+    }
     if (tune_journal_failed(tj))
         rc = 1; /* said on stderr when it happened */
 out:

@@ -10,13 +10,21 @@
 
 #include "core/jfield.h"
 
-/* Unknown measurements (< 0) are null: JSON has no NaN, and -1 would read as a time. */
+/* A measurement written so that it reads back bit for bit: cJSON prints 15 digits whenever
+ * they come within an epsilon, which loses the last bits, and a resumed optimizer must see
+ * exactly what the first one saw. Unknown (< 0) is null: -1 would read as a time. */
+static cJSON *exact_time(double v)
+{
+    if (!(v >= 0 && isfinite(v)))
+        return cJSON_CreateNull();
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    return cJSON_CreateRaw(buf);
+}
+
 static void add_time(cJSON *o, const char *key, double v)
 {
-    if (v >= 0 && isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
+    cJSON_AddItemToObject(o, key, exact_time(v));
 }
 
 cJSON *journal_suggested_json(int trial, int overridden, const Suggestion *sg, double suggest_ms)
@@ -61,13 +69,10 @@ cJSON *journal_finished_json(int trial, const Observation *o)
     cJSON_AddNumberToObject(j, "iterations", o->iterations_seen);
     cJSON *d = cJSON_AddArrayToObject(j, "device_time_s");
     for (size_t i = 0; i < c->n_devices; i++)
-        cJSON_AddItemToArray(d, o->device_time_s[i] >= 0 ? cJSON_CreateNumber(o->device_time_s[i])
-                                                         : cJSON_CreateNull());
+        cJSON_AddItemToArray(d, exact_time(o->device_time_s[i]));
     cJSON *m = cJSON_AddArrayToObject(j, "machine_time_s");
     for (size_t i = 0; i < c->n_machines; i++)
-        cJSON_AddItemToArray(m, o->machine_time_s[i] >= 0
-                                    ? cJSON_CreateNumber(o->machine_time_s[i])
-                                    : cJSON_CreateNull());
+        cJSON_AddItemToArray(m, exact_time(o->machine_time_s[i]));
     return j;
 }
 

@@ -1,5 +1,6 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,4 +137,29 @@ Test(journal_trial, events_that_do_not_fit_are_reported_and_skipped)
     journal_trials_clear(&t);
     journal_log_clear(&log);
     observation_free(o);
+}
+
+/* cJSON alone prints 15 digits when they are within an epsilon: 1 ulp off. */
+Test(journal_trial, times_round_trip_bit_for_bit)
+{
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_OK;
+    o->time_s = 5.304874556585086;
+    o->comm_s = nextafter(0.1, 1.0);
+    for (size_t i = 0; i < simcluster_cluster(sim)->n_devices; i++)
+        o->device_time_s[i] = nextafter(1.0 / (double)(i + 3), 0.0);
+    cJSON *j = journal_finished_json(1, o);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *back = cJSON_Parse(text);
+    Error err;
+    Observation *r = journal_finished_parse(back, sched, "j", &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    cr_assert(r->time_s == o->time_s && r->comm_s == o->comm_s);
+    for (size_t i = 0; i < simcluster_cluster(sim)->n_devices; i++)
+        cr_assert(r->device_time_s[i] == o->device_time_s[i], "device %zu", i);
+    observation_free(r);
+    observation_free(o);
+    cJSON_Delete(back);
+    cJSON_Delete(j);
+    free(text);
 }

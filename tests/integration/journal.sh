@@ -31,8 +31,8 @@ PY
 }
 session_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$1"; }
 
-# 1. 6 trials at once == 3 trials + resume to 6, for random and the uniform baselines.
-for opt in random uniform-devices uniform-gpus; do
+# 1. 6 trials at once == 3 trials + resume to 6, for random, the uniform baselines, bespoke.
+for opt in random uniform-devices uniform-gpus bespoke; do
     "$bin" tune --sim B:googlenet --optimizer "$opt" --seed 5 --budget 6 --json >"$work/six.json" 2>/dev/null
     "$bin" tune --sim B:googlenet --optimizer "$opt" --seed 5 --budget 3 --json >"$work/three.json" 2>/dev/null
     id="$(session_of "$work/three.json")"
