@@ -52,13 +52,19 @@ run() {
     fi
 }
 
-cases() { # $1: tunedeck binary; $2: "full" or "short"
+cases() { # $1: tunedeck binary; $2: "full" (asan) or "short" (valgrind, ~20x slower)
     t="$1"
     run "tune sim A random" 0 /dev/null "$t" tune --sim A:googlenet --optimizer random --budget 3 --json
-    run "tune sim B uniform-gpus" 0 /dev/null "$t" tune --sim B:alexnet --optimizer uniform-gpus --budget 2
     run "sim-trial" 0 "$work/schedule.json" "$t" sim-trial B:googlenet --seed 3
     run "sim-trial malformed input" 2 "$work/truncated.json" "$t" sim-trial B:googlenet
     run "tune bad job" 2 /dev/null "$t" tune --cluster "$work/cluster.json" --job "$work/badjob.json"
+    run "tune resume damaged journal" 0 /dev/null "$t" tune --resume "$(cat "$work/id")" --budget 3
+    run "sessions" 0 /dev/null "$t" sessions
+    [ "$2" = full ] || return 0
+    run "tune sim B uniform-gpus" 0 /dev/null "$t" tune --sim B:alexnet --optimizer uniform-gpus --budget 2
+    run "tune sim B bespoke" 0 /dev/null "$t" tune --sim B:googlenet --optimizer bespoke --budget 4
+    run "tune sim C speechnet" 0 /dev/null "$t" tune --sim C:speechnet --optimizer random --budget 3
+    run "tune sim G40" 0 /dev/null "$t" tune --sim G40:googlenet --optimizer uniform-devices --budget 2
     run "tune bad cluster" 2 /dev/null "$t" tune --cluster "$work/badcluster.json" --job "$work/job.json"
     run "tune truncated cluster" 2 /dev/null "$t" tune --cluster "$work/truncated.json" --job "$work/job.json"
     run "tune bad flag" 2 /dev/null "$t" tune --sim A:googlenet --budget lots
@@ -66,17 +72,11 @@ cases() { # $1: tunedeck binary; $2: "full" or "short"
     run "tune unknown optimizer" 2 /dev/null "$t" tune --sim A:googlenet --optimizer nope
     run "tune local noisy trial" 0 /dev/null "$t" tune --cluster "$work/cluster.json" --job "$work/job.json" \
         --trial-cmd "sh $work/noisy.sh" --optimizer random --budget 2
-    run "tune resume" 0 /dev/null "$t" tune --resume "$(cat "$work/id")" --budget 3
+    run "tune local sim-trial" 0 /dev/null "$t" tune --sim B:googlenet --launcher local \
+        --trial-cmd "$t sim-trial B:googlenet" --optimizer random --budget 2
     run "tune resume unknown" 2 /dev/null "$t" tune --resume no-such-session
-    run "sessions" 0 /dev/null "$t" sessions
-    if [ "$2" = full ]; then
-        run "tune sim C speechnet" 0 /dev/null "$t" tune --sim C:speechnet --optimizer random --budget 3
-        run "tune sim G40" 0 /dev/null "$t" tune --sim G40:googlenet --optimizer uniform-devices --budget 2
-        run "tune local sim-trial" 0 /dev/null "$t" tune --sim B:googlenet --launcher local \
-            --trial-cmd "$t sim-trial B:googlenet" --optimizer random --budget 2
-        run "sessions --json" 0 /dev/null "$t" sessions --json
-        run "help" 0 /dev/null "$t" --help
-    fi
+    run "sessions --json" 0 /dev/null "$t" sessions --json
+    run "help" 0 /dev/null "$t" --help
 }
 
 # Inputs that need a binary: a schedule, and a damaged journal to resume.
