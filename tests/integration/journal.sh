@@ -25,8 +25,8 @@ import json, sys
 a = json.load(open(sys.argv[1]))["trials"]; b = json.load(open(sys.argv[2]))["trials"]
 assert len(a) == len(b), (len(a), len(b))
 for x, y in zip(a, b):
-    for k in ("trial", "status", "time_s", "schedule"):
-        assert x[k] == y[k], (x["trial"], k, x[k], y[k])
+    for k in ("trial", "status", "time_s", "schedule", "predicted_s", "predicted_p90_s"):
+        assert x.get(k) == y.get(k), (x["trial"], k, x.get(k), y.get(k))
 PY
 }
 session_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$1"; }
