@@ -54,15 +54,15 @@ static void summarize(const char *path, const char *id, Summary *s)
         const char *kind = str(ev, "event");
         last = kind;
         if (strcmp(kind, "session") == 0) {
-            snprintf(s->created, sizeof s->created, "%s", str(ev, "created") ? str(ev, "created") : "?");
+            snprintf(s->created, sizeof s->created, "%s",
+                     str(ev, "created") ? str(ev, "created") : "?");
             snprintf(s->optimizer, sizeof s->optimizer, "%s",
                      str(ev, "optimizer") ? str(ev, "optimizer") : "?");
             const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "cluster");
             if (str(ev, "sim"))
                 snprintf(s->target, sizeof s->target, "sim %s", str(ev, "sim"));
             else
-                snprintf(s->target, sizeof s->target, "%s",
-                         str(c, "name") ? str(c, "name") : "?");
+                snprintf(s->target, sizeof s->target, "%s", str(c, "name") ? str(c, "name") : "?");
             s->budget = (long)num(ev, "budget", 0);
         } else if (strcmp(kind, "resumed") == 0) {
             s->budget = (long)num(ev, "budget", (double)s->budget);
@@ -114,8 +114,7 @@ int cmd_sessions(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "tunedeck sessions: unexpected argument '%s' (try --help)\n",
-                argv[optind]);
+        fprintf(stderr, "tunedeck sessions: unexpected argument '%s' (try --help)\n", argv[optind]);
         return 2;
     }
     char dir[4000];
@@ -177,8 +176,7 @@ int cmd_sessions(int argc, char **argv)
             cJSON_AddItemToArray(arr, o);
         } else {
             printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", s.id, s.created, s.target,
-                   s.optimizer, trials, best, s.state,
-                   s.problems ? " (has skipped lines)" : "");
+                   s.optimizer, trials, best, s.state, s.problems ? " (has skipped lines)" : "");
         }
         free(names[i]);
     }

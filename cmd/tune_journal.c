@@ -14,10 +14,10 @@
 struct TuneJournal {
     Journal *journal;
     Tuner *tuner;
-    int muted;            /* replaying: the events are already in the journal */
+    int muted; /* replaying: the events are already in the journal */
     char id[JOURNAL_ID_MAX];
     char path[4096];
-    JournalLog log;       /* resume: what was read */
+    JournalLog log; /* resume: what was read */
 };
 
 TuneJournal *tune_journal_new(void)
@@ -154,8 +154,9 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
         jfield_string(h, ctx, "sim", 0, s->sim, sizeof s->sim, err) < 0)
         return -1;
     if (strcmp(command, "tune") != 0)
-        return error_set(err, "%s: field 'command': this journal is of a '%s' session, not "
-                              "'tune'",
+        return error_set(err,
+                         "%s: field 'command': this journal is of a '%s' session, not "
+                         "'tune'",
                          ctx, command);
     char *end;
     s->seed = strtol(seed, &end, 10);
@@ -183,8 +184,8 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
     if (tj->log.n == 0 ||
         strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,
                "session") != 0)
-        return error_set(err, "journal %s: expected a \"session\" line first, found %s",
-                         tj->path, tj->log.n ? "another event" : "no valid line");
+        return error_set(err, "journal %s: expected a \"session\" line first, found %s", tj->path,
+                         tj->log.n ? "another event" : "no valid line");
     char ctx[4200];
     snprintf(ctx, sizeof ctx, "%s:%zu: session", tj->path, tj->log.lines[0]);
     const cJSON *h = tj->log.events[0];

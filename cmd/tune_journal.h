@@ -8,11 +8,11 @@
 
 /* What a session was started with: written in its first line, read back on resume. */
 typedef struct {
-    char sim[128];           /* --sim spec, or empty */
-    cJSON *cluster, *job;    /* inventory and job objects when not sim (owned) */
+    char sim[128];        /* --sim spec, or empty */
+    cJSON *cluster, *job; /* inventory and job objects when not sim (owned) */
     char optimizer[64];
     char launcher[32];
-    char trial_cmd[4096];    /* empty: none */
+    char trial_cmd[4096]; /* empty: none */
     long seed, budget;
     double timeout_s;
 } TuneSetup;

@@ -18,7 +18,7 @@
 
 struct Journal {
     int fd;
-    long size;   /* bytes of whole lines written so far: where a failed write is cut back to */
+    long size; /* bytes of whole lines written so far: where a failed write is cut back to */
     int failed;
     char path[4096];
 };
@@ -106,8 +106,9 @@ int journal_path(const char *id_or_path, char *out, size_t cap, Error *err)
         return 0;
     }
     if (!journal_id_valid(id_or_path))
-        return error_set(err, "journal: expected a session id of letters, digits, '.', '_' or "
-                              "'-' (see `tunedeck sessions`), found '%s'",
+        return error_set(err,
+                         "journal: expected a session id of letters, digits, '.', '_' or "
+                         "'-' (see `tunedeck sessions`), found '%s'",
                          id_or_path);
     char dir[4000];
     if (journal_dir(dir, sizeof dir, err) < 0)
@@ -148,7 +149,7 @@ Journal *journal_create(const char *dir, const char *id, Error *err)
         error_set(err, "journal: cannot create %s: %s", path, strerror(errno));
         return NULL;
     }
-    fchmod(fd, 0600); /* whatever the umask said */
+    fchmod(fd, 0600);             /* whatever the umask said */
     flock(fd, LOCK_EX | LOCK_NB); /* a new file: nobody else holds it */
     Journal *j = journal_wrap(fd, path, 0);
     if (!j)
@@ -181,8 +182,7 @@ Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
         return NULL;
     }
     if (st.st_size != valid_bytes && (ftruncate(fd, valid_bytes) < 0 || fsync(fd) < 0)) {
-        error_set(err, "journal: cannot cut the torn last line off %s: %s", path,
-                  strerror(errno));
+        error_set(err, "journal: cannot cut the torn last line off %s: %s", path, strerror(errno));
         close(fd);
         return NULL;
     }
@@ -350,8 +350,7 @@ int journal_parse(const char *text, size_t len, const char *source, JournalLog *
         cJSON *ev;
         Error perr;
         if (journal_parse_line(start, n, &ev, &perr) < 0) {
-            journal_log_problem(out, "%s:%zu: corrupted line skipped: %s", source, line,
-                                perr.msg);
+            journal_log_problem(out, "%s:%zu: corrupted line skipped: %s", source, line, perr.msg);
             continue;
         }
         if (add_event(out, ev, line) < 0) {

@@ -43,13 +43,13 @@ const char *journal_file(const Journal *j);
 void journal_close(Journal *j);
 
 typedef struct {
-    cJSON **events;      /* the whole, valid lines in order: objects with a string "event" */
-    size_t *lines;       /* their 1-based line numbers */
+    cJSON **events; /* the whole, valid lines in order: objects with a string "event" */
+    size_t *lines;  /* their 1-based line numbers */
     size_t n;
-    char **problems;     /* "FILE:LINE: ..." for each line skipped */
+    char **problems; /* "FILE:LINE: ..." for each line skipped */
     size_t n_problems;
-    long valid_bytes;    /* length of the prefix made of whole lines: where appending goes on */
-    int torn_tail;       /* the last line had no newline (an interrupted write): dropped */
+    long valid_bytes; /* length of the prefix made of whole lines: where appending goes on */
+    int torn_tail;    /* the last line had no newline (an interrupted write): dropped */
 } JournalLog;
 
 /* One line (without its newline): a JSON object with a string field "event". */

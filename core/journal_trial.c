@@ -94,8 +94,8 @@ static int read_times(const cJSON *obj, const char *ctx, const char *key, double
     if (!arr)
         return -1;
     if ((size_t)cJSON_GetArraySize(arr) != n)
-        return error_set(err, "%s: field '%s': expected %zu entries (the cluster's), found %d",
-                         ctx, key, n, cJSON_GetArraySize(arr));
+        return error_set(err, "%s: field '%s': expected %zu entries (the cluster's), found %d", ctx,
+                         key, n, cJSON_GetArraySize(arr));
     size_t i = 0;
     const cJSON *v;
     cJSON_ArrayForEach(v, arr)
@@ -122,8 +122,7 @@ static int status_from_name(const char *name, TrialStatus *out)
     return -1;
 }
 
-Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx,
-                                    Error *err)
+Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx, Error *err)
 {
     const Cluster *c = s->cluster;
     char status[32];
@@ -137,8 +136,9 @@ Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const ch
         read_times(ev, ctx, "machine_time_s", o->machine_time_s, c->n_machines, err) < 0)
         goto fail;
     if (status_from_name(status, &o->status) < 0) {
-        error_set(err, "%s: field 'status': expected a trial status such as \"ok\" or "
-                       "\"failed\", found \"%s\"",
+        error_set(err,
+                  "%s: field 'status': expected a trial status such as \"ok\" or "
+                  "\"failed\", found \"%s\"",
                   ctx, status);
         goto fail;
     }
@@ -205,8 +205,8 @@ static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, cons
     return 0;
 }
 
-int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source,
-                          JournalTrials *out, Error *err)
+int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
+                          Error *err)
 {
     (void)err;
     memset(out, 0, sizeof *out);

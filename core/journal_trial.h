@@ -22,21 +22,21 @@ typedef struct {
     int trial;
     int overridden;
     double suggest_ms;
-    Suggestion suggestion;  /* schedule and the scalar prediction (no per-part arrays) */
-    Observation *obs;       /* NULL: suggested or started but never finished (interrupted) */
+    Suggestion suggestion; /* schedule and the scalar prediction (no per-part arrays) */
+    Observation *obs;      /* NULL: suggested or started but never finished (interrupted) */
     int started;
 } JournalTrial;
 
 typedef struct {
-    JournalTrial *trials;   /* in trial order, trial numbers 1..n */
+    JournalTrial *trials; /* in trial order, trial numbers 1..n */
     size_t n;
 } JournalTrials;
 
 /* Rebuilds the trials from a journal's events; an event that does not fit (a bad schedule,
  * a trial out of order, a second outcome) is reported in log->problems with its line and
  * skipped. Fails only when memory runs out. */
-int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source,
-                          JournalTrials *out, Error *err);
+int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
+                          Error *err);
 void journal_trials_clear(JournalTrials *t);
 
 #endif

@@ -149,8 +149,8 @@ Test(journal, a_corrupted_middle_line_is_reported_by_number_and_the_rest_kept)
     cr_assert_eq(log.lines[1], 6);
     cr_assert_eq(log.n_problems, 3);
     cr_assert(strstr(log.problems[0], "j.jsonl:2: corrupted line"), "%s", log.problems[0]);
-    cr_assert(strstr(log.problems[1], "j.jsonl:3:") && strstr(log.problems[1], "an array"),
-              "%s", log.problems[1]);
+    cr_assert(strstr(log.problems[1], "j.jsonl:3:") && strstr(log.problems[1], "an array"), "%s",
+              log.problems[1]);
     cr_assert(strstr(log.problems[2], "j.jsonl:4:") && strstr(log.problems[2], "'event'"), "%s",
               log.problems[2]);
     cr_assert_eq(log.torn_tail, 0);
@@ -215,7 +215,8 @@ Test(journal, a_full_disk_fails_cleanly_and_leaves_only_whole_lines)
     struct rlimit lim = {1000, 1000};
     cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
     cJSON *ev = event("padding", 0);
-    cJSON_AddStringToObject(ev, "pad", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    cJSON_AddStringToObject(
+        ev, "pad", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
     int ok = 0;
     while (journal_append(j, ev, &err) == 0)
         ok++;

@@ -86,13 +86,12 @@ Test(journal_trial, an_outcome_with_the_wrong_device_count_is_refused)
 
 Test(journal_trial, trials_decode_with_running_ones_left_open)
 {
-    Suggestion sg = {.schedule = sched, .has_prediction = 1, .mean_s = 2, .p10_s = 1,
-                     .p90_s = 3};
+    Suggestion sg = {.schedule = sched, .has_prediction = 1, .mean_s = 2, .p10_s = 1, .p90_s = 3};
     Observation *o = observation_new(sched);
     o->status = TRIAL_FAILED;
     snprintf(o->reason, sizeof o->reason, "boom");
     cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 1.5), journal_started_json(1),
-                   journal_finished_json(1, o),            journal_suggested_json(2, 1, &sg, 0),
+                   journal_finished_json(1, o), journal_suggested_json(2, 1, &sg, 0),
                    journal_started_json(2)};
     JournalLog log;
     log_of(&log, ev, 5);
@@ -128,8 +127,8 @@ Test(journal_trial, events_that_do_not_fit_are_reported_and_skipped)
     cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
     cr_assert_eq(t.n, 1);
     cr_assert_eq(log.n_problems, 3);
-    cr_assert(strstr(log.problems[0], "j:1:") && strstr(log.problems[0], "expected trial 1"),
-              "%s", log.problems[0]);
+    cr_assert(strstr(log.problems[0], "j:1:") && strstr(log.problems[0], "expected trial 1"), "%s",
+              log.problems[0]);
     cr_assert(strstr(log.problems[1], "j:4:") && strstr(log.problems[1], "already has"), "%s",
               log.problems[1]);
     cr_assert(strstr(log.problems[2], "j:5:") && strstr(log.problems[2], "never suggested"), "%s",

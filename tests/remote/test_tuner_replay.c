@@ -36,8 +36,8 @@ static void resume_matches(const char *optimizer)
     Tuner *resumed = tuner_on(sim, optimizer, 6);
     for (size_t i = 0; i < 3; i++) {
         const TrialRecord *r = tuner_trial(first, i);
-        cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 0, r->obs, r->suggest_ms, &err),
-                     0, "%s: trial %zu re-made another schedule", optimizer, i + 1);
+        cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 0, r->obs, r->suggest_ms, &err), 0,
+                     "%s: trial %zu re-made another schedule", optimizer, i + 1);
     }
     cr_assert_eq(tuner_run_blocking(resumed, &err), 0, "%s", err.msg);
     cr_assert_eq(tuner_n_trials(resumed), 6);
@@ -147,6 +147,37 @@ Test(tuner_replay, stop_from_the_start_event_launches_nothing)
     cr_assert_eq(tuner_trial(t, 0)->obs->status, TRIAL_CANCELLED);
     cr_assert(strstr(tuner_trial(t, 0)->obs->reason, "not launched"));
     cr_assert_neq(access(marker, F_OK), 0, "the trial command ran");
+    tuner_free(t);
+    simcluster_free(sim);
+}
+
+static void stop_after_first(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    if (ev == TUNER_EVENT_FINISHED && rec->trial == 1)
+        tuner_stop(*(Tuner **)ud, "journal: write failed after trial 1");
+}
+
+Test(tuner_replay, stop_from_the_finished_event_keeps_the_outcome_and_starts_nothing_more)
+{
+    Error err;
+    SimCluster *sim = simcluster_new("B:googlenet", &err);
+    Tuner *t = NULL;
+    TunerConfig cfg = {
+        .cluster = simcluster_cluster(sim),
+        .job = simcluster_job(sim),
+        .optimizer = "random",
+        .budget = 5,
+        .launcher = launcher_find("sim"),
+        .launch = {.sim = sim, .seed = 1},
+        .on_event = stop_after_first,
+        .userdata = &t,
+    };
+    t = tuner_new(&cfg, &err);
+    cr_assert_eq(tuner_run_blocking(t, &err), -1);
+    cr_assert_eq(tuner_n_trials(t), 1);
+    cr_assert_eq(tuner_trial(t, 0)->obs->status, TRIAL_OK);
+    cr_assert_str_eq(tuner_last_error(t), "journal: write failed after trial 1");
+    cr_assert(tuner_done(t));
     tuner_free(t);
     simcluster_free(sim);
 }
