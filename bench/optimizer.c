@@ -32,18 +32,26 @@ static const int CHECKPOINTS[] = {5, 10, 20, 30};
 enum { N_CHECKPOINTS = 4 };
 static const double WITHIN = 1.10;        /* "within 10% of best-known" */
 static const double PEER_TIMEOUT_S = 120; /* one answer from the Python peer */
+/* The default keeps `make bench` near 3 minutes on 2 cores; --cells all is the grid. */
+#define DEFAULT_CELLS "A:googlenet,B:googlenet,C:googlenet,C:alexnet,B:speechnet"
+#define ALL_CELLS                                                                               \
+    "A:googlenet,A:alexnet,A:speechnet,B:googlenet,B:alexnet,B:speechnet,C:googlenet,"          \
+    "C:alexnet,C:speechnet"
 
-/* ---- the Optuna peer: a Python process answering ask/tell lines ---- */
+/* ---- the generic peers: a Python process (bench/generic_peer.py) answering ask/tell ---- */
 
 typedef struct {
     pid_t pid;
     int to_fd, from_fd;
     LineBuf buf;
     char version[32];
-    char sampler_note[2][256]; /* "ok" or why the sampler is missing: tpe, cmaes */
+    char sampler_note[3][256]; /* "ok" or why the sampler is missing, per PEER_SAMPLERS */
 } Peer;
 
-static const char *const PEER_SAMPLERS[2] = {"tpe", "cmaes"};
+enum { N_PEER_SAMPLERS = 3 };
+static const char *const PEER_SAMPLERS[N_PEER_SAMPLERS] = {"tpe", "cmaes", "gp-ei"};
+static const char *const PEER_NAMES[N_PEER_SAMPLERS] = {"optuna-tpe", "optuna-cmaes",
+                                                         "generic-gp-ei"};
 
 static int peer_read_line(Peer *p, char **line, Error *err)
 {
@@ -54,7 +62,7 @@ static int peer_read_line(Peer *p, char **line, Error *err)
             return 0;
         double left = deadline - clock_now_s();
         if (left <= 0)
-            return error_set(err, "optuna peer: no answer within %.0f s", PEER_TIMEOUT_S);
+            return error_set(err, "generic peer: no answer within %.0f s", PEER_TIMEOUT_S);
         struct pollfd pfd = {.fd = p->from_fd, .events = POLLIN};
         int rc = poll(&pfd, 1, (int)(left * 1000) + 1);
         if (rc < 0 && errno == EINTR)
@@ -66,7 +74,7 @@ static int peer_read_line(Peer *p, char **line, Error *err)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return error_set(err, "optuna peer: the Python process ended (see its stderr)");
+            return error_set(err, "generic peer: the Python process ended (see its stderr)");
         linebuf_append(&p->buf, chunk, (size_t)n);
     }
 }
@@ -81,7 +89,7 @@ static cJSON *peer_call(Peer *p, const char *request, Error *err)
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0) {
-                error_set(err, "optuna peer: write: %s", strerror(errno));
+                error_set(err, "generic peer: write: %s", strerror(errno));
                 return NULL;
             }
             sent += (size_t)n;
@@ -92,7 +100,7 @@ static cJSON *peer_call(Peer *p, const char *request, Error *err)
         return NULL;
     cJSON *j = cJSON_Parse(line);
     if (!j || !cJSON_IsObject(j)) {
-        error_set(err, "optuna peer: expected a JSON object, found '%.80s'", line);
+        error_set(err, "generic peer: expected a JSON object, found '%.80s'", line);
         cJSON_Delete(j);
         free(line);
         return NULL;
@@ -100,7 +108,7 @@ static cJSON *peer_call(Peer *p, const char *request, Error *err)
     free(line);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (cJSON_IsString(e)) {
-        error_set(err, "optuna peer: %s", e->valuestring);
+        error_set(err, "generic peer: %s", e->valuestring);
         cJSON_Delete(j);
         return NULL;
     }
@@ -146,6 +154,9 @@ static int peer_start(Peer *p, const char *python, const char *script, Error *er
         dup2(out[1], 1);
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
+        /* One BLAS thread: numpy's spinning workers would steal the core the C side uses. */
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        setenv("OMP_NUM_THREADS", "1", 1);
         execl(python, python, script, (char *)NULL);
         _exit(127);
     }
@@ -161,9 +172,10 @@ static int peer_start(Peer *p, const char *python, const char *script, Error *er
         return -1;
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(hello, "optuna");
-    snprintf(p->version, sizeof p->version, "%s", cJSON_IsString(v) ? v->valuestring : "?");
+    snprintf(p->version, sizeof p->version, "%s",
+             cJSON_IsString(v) ? v->valuestring : "not importable");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(hello, "samplers");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < N_PEER_SAMPLERS; i++) {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, PEER_SAMPLERS[i]);
         snprintf(p->sampler_note[i], sizeof p->sampler_note[i], "%s",
                  cJSON_IsString(n) ? n->valuestring : "not offered by the peer script");
@@ -277,7 +289,7 @@ static Schedule *ask(Bench *b, const Contender *k, Optimizer *opt, const Cell *c
     const cJSON *weights = cJSON_GetObjectItemCaseSensitive(a, "weights");
     if (cJSON_GetArraySize(roles) != (int)c->n_machines ||
         cJSON_GetArraySize(weights) != (int)c->n_devices) {
-        error_set(err, "optuna peer: ask: expected %zu roles and %zu weights", c->n_machines,
+        error_set(err, "generic peer: ask: expected %zu roles and %zu weights", c->n_machines,
                   c->n_devices);
         cJSON_Delete(a);
         return NULL;
@@ -727,22 +739,24 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: optimizer [--cells LIST] [--seeds N] [--trials N] [--optimizers LIST]\n"
-            "                 [--ref NAME] [--eval inproc|sim-trial] [--no-optuna]\n"
+            "                 [--ref NAME] [--eval inproc|sim-trial] [--no-peers]\n"
             "                 [--python PATH] [--peer-script FILE] [--out FILE]\n"
-            "  --cells LIST       simulated SETTING:NETWORK specs, comma-separated\n"
-            "                     (default A:googlenet,B:googlenet,C:googlenet,C:alexnet,\n"
-            "                     B:speechnet)\n"
+            "  --cells LIST       simulated SETTING:NETWORK specs, comma-separated, or\n"
+            "                     'all' for A, B, C x googlenet, alexnet, speechnet\n"
+            "                     (default %s)\n"
             "  --seeds N          seeds 1..N per cell (default 3)\n"
             "  --trials N         trials per session (default 30)\n"
             "  --optimizers LIST  default: every registered optimizer (%s),\n"
-            "                     then optuna-tpe and optuna-cmaes\n"
+            "                     then the generic peers optuna-tpe, optuna-cmaes and\n"
+            "                     generic-gp-ei (bench/generic_peer.py)\n"
             "  --ref NAME         the optimizer the ratio lines compare against\n"
             "                     (default bespoke when registered, else random)\n"
             "  --eval MODE        inproc: the sim launcher (default); sim-trial: every trial\n"
             "                     through `tunedeck sim-trial` (same simulator and seeds)\n"
             "  --python PATH      the Python that has Debian's optuna (default /usr/bin/python3)\n"
+            "  --no-peers         skip the generic peers (no Python process)\n"
             "  --out FILE         write the results as JSON\n",
-            optimizer_names());
+            DEFAULT_CELLS, optimizer_names());
 }
 
 static int add_contender(Bench *b, const char *name)
@@ -755,14 +769,13 @@ static int add_contender(Bench *b, const char *name)
     memset(k, 0, sizeof *k);
     snprintf(k->name, sizeof k->name, "%s", name);
     k->peer_sampler = -1;
-    if (strcmp(name, "optuna-tpe") == 0)
-        k->peer_sampler = 0;
-    else if (strcmp(name, "optuna-cmaes") == 0)
-        k->peer_sampler = 1;
-    else if (!optimizer_find(name)) {
+    for (int i = 0; i < N_PEER_SAMPLERS; i++)
+        if (strcmp(name, PEER_NAMES[i]) == 0)
+            k->peer_sampler = i;
+    if (k->peer_sampler < 0 && !optimizer_find(name)) {
         fprintf(stderr,
                 "optimizer: --optimizers: unknown optimizer '%s': expected one of %s, "
-                "optuna-tpe, optuna-cmaes\n",
+                "optuna-tpe, optuna-cmaes, generic-gp-ei\n",
                 name, optimizer_names());
         return -1;
     }
@@ -845,15 +858,15 @@ int main(int argc, char **argv)
         {"cells", required_argument, 0, 'c'},   {"seeds", required_argument, 0, 's'},
         {"trials", required_argument, 0, 't'},  {"optimizers", required_argument, 0, 'o'},
         {"ref", required_argument, 0, 'r'},     {"eval", required_argument, 0, 'e'},
-        {"no-optuna", no_argument, 0, 'N'},     {"python", required_argument, 0, 'p'},
+        {"no-peers", no_argument, 0, 'N'},     {"python", required_argument, 0, 'p'},
         {"peer-script", required_argument, 0, 'P'}, {"out", required_argument, 0, 'O'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     static Bench b;
-    const char *cells = "A:googlenet,B:googlenet,C:googlenet,C:alexnet,B:speechnet";
+    const char *cells = DEFAULT_CELLS;
     const char *optimizers = NULL, *out = NULL;
     const char *python = getenv("TUNEDECK_PYTHON") ? getenv("TUNEDECK_PYTHON") : "/usr/bin/python3";
-    const char *script = TUNEDECK_SOURCE_DIR "/bench/optuna_peer.py";
-    int no_optuna = 0;
+    const char *script = TUNEDECK_SOURCE_DIR "/bench/generic_peer.py";
+    int no_peers = 0;
     b.n_seeds = 3;
     b.trials = 30;
     int c;
@@ -864,7 +877,7 @@ int main(int argc, char **argv)
         case 'c': cells = optarg; break;
         case 'o': optimizers = optarg; break;
         case 'r': b.ref = optarg; break;
-        case 'N': no_optuna = 1; break;
+        case 'N': no_peers = 1; break;
         case 'p': python = optarg; break;
         case 'P': script = optarg; break;
         case 'O': out = optarg; break;
@@ -911,9 +924,11 @@ int main(int argc, char **argv)
         /* Whatever the registry holds at build time, by name. */
         if (add_list(optimizer_names(), add_contender, &b) < 0)
             return 2;
-        add_contender(&b, "optuna-tpe");
-        add_contender(&b, "optuna-cmaes");
+        for (int i = 0; i < N_PEER_SAMPLERS; i++)
+            add_contender(&b, PEER_NAMES[i]);
     }
+    if (strcmp(cells, "all") == 0)
+        cells = ALL_CELLS;
     if (add_list(cells, add_cell, &b) < 0)
         return 2;
     if (!b.n_cells) {
@@ -939,8 +954,8 @@ int main(int argc, char **argv)
         wants_peer |= b.contenders[k].peer_sampler >= 0;
     if (wants_peer) {
         Error err;
-        if (no_optuna)
-            snprintf(b.peer_note, sizeof b.peer_note, "not run (--no-optuna)");
+        if (no_peers)
+            snprintf(b.peer_note, sizeof b.peer_note, "not run (--no-peers)");
         else if (peer_start(&b.peer, python, script, &err) < 0)
             snprintf(b.peer_note, sizeof b.peer_note, "%s", err.msg);
         else

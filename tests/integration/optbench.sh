@@ -39,7 +39,7 @@ doc = json.load(open(sys.argv[1]))
 registered = [n for n in sys.argv[2].split(",") if n]
 has_optuna = sys.argv[3] == "1"
 names = doc["optimizers"]
-for n in registered + ["optuna-tpe", "optuna-cmaes"]:
+for n in registered + ["optuna-tpe", "optuna-cmaes", "generic-gp-ei"]:
     assert n in names, "optimizer %s missing from %s" % (n, names)
 cell = doc["cells"][0]
 assert cell["spec"] == "B:googlenet" and cell["best_known_s"] > 0
@@ -50,6 +50,7 @@ for n in registered:
     assert by[n]["ran"], "%s did not run" % n
 if has_optuna:
     assert by["optuna-tpe"]["ran"], "optuna is installed but optuna-tpe did not run"
+    assert by["generic-gp-ei"]["ran"], "numpy is installed but generic-gp-ei did not run"
 for n, r in by.items():
     if not r["ran"]:
         assert n in skipped or r["runs"][0].get("error"), "%s neither ran nor says why" % n
