@@ -209,6 +209,7 @@ typedef struct {
     double trials_to_within; /* median; > trials means most seeds never got there */
     int censored;            /* seeds that never got within */
     double suggest_ms_median, suggest_ms_max;
+    double last_suggest_ms; /* median over seeds of the last trial's suggest(): the most data */
     int runs;
 } Summary;
 
@@ -475,6 +476,13 @@ static void summarize(const Bench *b, Cell *cell, size_t ki)
             }
     }
     sm->suggest_ms_median = n ? median(v, n) : NAN;
+    n = 0;
+    for (int s = 0; s < b->n_seeds; s++) {
+        const Run *r = &cell->runs[ki * (size_t)b->n_seeds + (size_t)s];
+        if (r->ran && !isnan(r->suggest_ms[b->trials - 1]))
+            v[n++] = r->suggest_ms[b->trials - 1];
+    }
+    sm->last_suggest_ms = n ? median(v, n) : NAN;
     free(v);
 }
 
@@ -508,7 +516,7 @@ static void print_cell(const Bench *b, const Cell *cell)
     for (int ci = 0; ci < N_CHECKPOINTS; ci++)
         if (CHECKPOINTS[ci] <= b->trials)
             printf("  @%-5d", CHECKPOINTS[ci]);
-    printf("  %9s  %10s  %s\n", "to<=1.10", "suggest_ms", "note");
+    printf("  %9s  %10s  %8s  %s\n", "to<=1.10", "suggest_ms", "last_ms", "note");
     for (size_t ki = 0; ki < b->n_contenders; ki++) {
         const Contender *k = &b->contenders[ki];
         const Summary *sm = &cell->summary[ki];
@@ -525,7 +533,7 @@ static void print_cell(const Bench *b, const Cell *cell)
                 printf("  %-6s", buf);
             }
         fmt_trials(buf, sizeof buf, sm->trials_to_within, b->trials);
-        printf("  %9s  %10.2f", buf, sm->suggest_ms_median);
+        printf("  %9s  %10.2f  %8.2f", buf, sm->suggest_ms_median, sm->last_suggest_ms);
         const char *note = "";
         for (int s = 0; s < b->n_seeds; s++) {
             const Run *r = &cell->runs[ki * (size_t)b->n_seeds + (size_t)s];
@@ -623,6 +631,64 @@ static void print_comparisons(const Bench *b, size_t ref)
     }
 }
 
+/* The issue's targets for the reference optimizer, counted over cells (medians over seeds). */
+typedef struct {
+    int cells, within110_at10, within105_at30, c_cells, c_beats_all_by_15;
+    int beats_peers_at10[MAX_CONTENDERS]; /* cells where ref@10 < peer@last */
+} Targets;
+
+static int is_generic(const Contender *k)
+{
+    return k->peer_sampler >= 0 || strcmp(k->name, "random") == 0 || strcmp(k->name, "gp") == 0;
+}
+
+static Targets targets(const Bench *b, size_t ref)
+{
+    Targets t;
+    memset(&t, 0, sizeof t);
+    int c10 = checkpoint_index(b->trials, 10), c30 = checkpoint_index(b->trials, 30);
+    if (c10 < 0 || c30 < 0)
+        return t;
+    for (size_t i = 0; i < b->n_cells; i++) {
+        const Summary *R = &b->cells[i].summary[ref];
+        if (!R->runs)
+            continue;
+        t.cells++;
+        t.within110_at10 += R->ratio_at[c10] <= 1.10;
+        t.within105_at30 += R->ratio_at[c30] <= 1.05;
+        int setting_c = b->cells[i].spec[0] == 'C' || b->cells[i].spec[0] == 'c';
+        int all15 = 1;
+        for (size_t p = 0; p < b->n_contenders; p++) {
+            const Summary *P = &b->cells[i].summary[p];
+            if (p == ref || !P->runs || !is_generic(&b->contenders[p]))
+                continue;
+            t.beats_peers_at10[p] += R->ratio_at[c10] < P->ratio_at[c30];
+            all15 &= P->ratio_at[c30] >= 1.5 * R->ratio_at[c10];
+        }
+        t.c_cells += setting_c;
+        t.c_beats_all_by_15 += setting_c && all15;
+    }
+    return t;
+}
+
+static void print_targets(const Bench *b, size_t ref)
+{
+    Targets t = targets(b, ref);
+    if (!t.cells)
+        return;
+    const char *r = b->contenders[ref].name;
+    printf("\ntargets for %s (issue 3; medians over seeds):\n", r);
+    printf("  within 1.10x of best-known by trial 10: %d/%d cells\n", t.within110_at10, t.cells);
+    printf("  within 1.05x of best-known by trial 30: %d/%d cells\n", t.within105_at30, t.cells);
+    for (size_t p = 0; p < b->n_contenders; p++)
+        if (p != ref && !b->contenders[p].skipped && is_generic(&b->contenders[p]))
+            printf("  %s@10 better than %s@30: %d/%d cells\n", r, b->contenders[p].name,
+                   t.beats_peers_at10[p], t.cells);
+    if (t.c_cells)
+        printf("  setting C: %s@10 at least 1.5x better than every generic peer@30: %d/%d "
+               "cells\n", r, t.c_beats_all_by_15, t.c_cells);
+}
+
 static cJSON *num_or_null(double v)
 {
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
@@ -685,6 +751,7 @@ static cJSON *bench_json(const Bench *b, size_t ref, double wall_s)
             cJSON_AddNumberToObject(rj, "seeds_never_within", sm->censored);
             cJSON_AddItemToObject(rj, "median_suggest_ms", num_or_null(sm->suggest_ms_median));
             cJSON_AddItemToObject(rj, "max_suggest_ms", num_or_null(sm->suggest_ms_max));
+            cJSON_AddItemToObject(rj, "median_last_suggest_ms", num_or_null(sm->last_suggest_ms));
             cJSON *runs = cJSON_AddArrayToObject(rj, "runs");
             for (int s = 0; s < b->n_seeds; s++) {
                 const Run *r = &cell->runs[k * (size_t)b->n_seeds + (size_t)s];
@@ -707,6 +774,19 @@ static cJSON *bench_json(const Bench *b, size_t ref, double wall_s)
             cJSON_AddItemToArray(res, rj);
         }
         cJSON_AddItemToArray(cells, cj);
+    }
+    if (ref != (size_t)-1) {
+        Targets t = targets(b, ref);
+        cJSON *tj = cJSON_AddObjectToObject(root, "targets");
+        cJSON_AddNumberToObject(tj, "cells", t.cells);
+        cJSON_AddNumberToObject(tj, "within_1_10_at_10", t.within110_at10);
+        cJSON_AddNumberToObject(tj, "within_1_05_at_30", t.within105_at30);
+        cJSON_AddNumberToObject(tj, "setting_c_cells", t.c_cells);
+        cJSON_AddNumberToObject(tj, "setting_c_1_5x_better_than_every_generic", t.c_beats_all_by_15);
+        cJSON *bp = cJSON_AddObjectToObject(tj, "at_10_better_than_peer_at_30_cells");
+        for (size_t p = 0; p < b->n_contenders; p++)
+            if (p != ref && !b->contenders[p].skipped && is_generic(&b->contenders[p]))
+                cJSON_AddNumberToObject(bp, b->contenders[p].name, t.beats_peers_at10[p]);
     }
     cJSON *cmps = cJSON_AddArrayToObject(root, "comparisons");
     for (size_t p = 0; ref != (size_t)-1 && p < b->n_contenders; p++) {
@@ -1005,6 +1085,7 @@ int main(int argc, char **argv)
             printf("\n(no `bespoke` optimizer registered in this build: ratios are against %s)",
                    b.contenders[ref].name);
         print_comparisons(&b, ref);
+        print_targets(&b, ref);
     }
     printf("\nwall time %.1f s\n", wall);
     int rc = 0;
