@@ -33,10 +33,13 @@ void cluster_free(Cluster *c)
 
 size_t cluster_add_type(Cluster *c, const MachineType *t)
 {
-    MachineType *grown = realloc(c->types, (c->n_types + 1) * sizeof *grown);
-    if (!grown)
-        abort(); /* allocation of a few hundred bytes: nothing sensible to do */
-    c->types = grown;
+    size_t n = c->n_types;
+    if ((n & (n - 1)) == 0) { /* capacity doubles at each power of two */
+        MachineType *grown = realloc(c->types, (n ? 2 * n : 1) * sizeof *grown);
+        if (!grown)
+            abort(); /* allocation of a few hundred bytes: nothing sensible to do */
+        c->types = grown;
+    }
     MachineType *dst = &c->types[c->n_types];
     *dst = *t;
     dst->devices = calloc(t->n_devices ? t->n_devices : 1, sizeof *dst->devices);
@@ -48,10 +51,15 @@ size_t cluster_add_type(Cluster *c, const MachineType *t)
 
 void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type)
 {
-    Machine *grown = realloc(c->machines, (c->n_machines + 1) * sizeof *grown);
-    if (!grown)
-        abort();
-    c->machines = grown;
+    /* Capacity doubles at each power of two: adding n machines costs O(n), not O(n^2)
+     * (an inventory of "n[0-99999]" took minutes; found by tests/fuzz/fuzz_cluster.c). */
+    size_t n = c->n_machines;
+    if ((n & (n - 1)) == 0) {
+        Machine *grown = realloc(c->machines, (n ? 2 * n : 1) * sizeof *grown);
+        if (!grown)
+            abort();
+        c->machines = grown;
+    }
     Machine *m = &c->machines[c->n_machines++];
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%s", name);
@@ -234,10 +242,6 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
             rc = error_set(err, "%s: field 'name': '%s' is too long", ctx, names[i]);
             break;
         }
-        if (cluster_find_machine(c, names[i]) >= 0) {
-            rc = error_set(err, "%s: field 'name': machine '%s' appears twice", ctx, names[i]);
-            break;
-        }
         cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t);
         Machine *m = &c->machines[c->n_machines - 1];
         m->port = port;
@@ -279,6 +283,34 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
     return 0;
 }
 
+static int by_machine_name(const void *a, const void *b, void *machines)
+{
+    const Machine *m = machines;
+    return strcmp(m[*(const size_t *)a].name, m[*(const size_t *)b].name);
+}
+
+/* Machine names are unique: one sort instead of a look-up per machine. entry[i] is the
+ * index of the "machines" entry machine i came from, for the message. */
+static int check_unique_names(const Cluster *c, const size_t *entry, const char *source,
+                              Error *err)
+{
+    size_t *order = malloc((c->n_machines ? c->n_machines : 1) * sizeof *order);
+    if (!order)
+        return error_set(err, "%s: out of memory", source);
+    for (size_t i = 0; i < c->n_machines; i++)
+        order[i] = i;
+    qsort_r(order, c->n_machines, sizeof *order, by_machine_name, c->machines);
+    int rc = 0;
+    for (size_t i = 1; i < c->n_machines && rc == 0; i++) {
+        size_t a = order[i - 1], b = order[i];
+        if (strcmp(c->machines[a].name, c->machines[b].name) == 0)
+            rc = error_set(err, "%s: machines[%zu]: field 'name': machine '%s' appears twice",
+                           source, entry[a > b ? a : b], c->machines[b].name);
+    }
+    free(order);
+    return rc;
+}
+
 static const char *const KNOWN_FIELDS[] = {"name",  "ssh",   "machine_types", "machines",
                                            "trial", "job_command", NULL};
 
@@ -318,17 +350,38 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     const cJSON *machines = jfield_array(root, source, "machines", 1, err);
     if (!machines)
         goto fail;
-    size_t i = 0;
+    size_t i = 0, *entry = NULL, entry_cap = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, machines)
     {
-        if (parse_machines(m, i++, source, c, err) < 0)
+        size_t before = c->n_machines;
+        if (parse_machines(m, i, source, c, err) < 0) {
+            free(entry);
             goto fail;
+        }
+        if (c->n_machines > entry_cap) {
+            entry_cap = c->n_machines * 2;
+            size_t *grown = realloc(entry, entry_cap * sizeof *grown);
+            if (!grown) {
+                free(entry);
+                error_set(err, "%s: out of memory", source);
+                goto fail;
+            }
+            entry = grown;
+        }
+        for (size_t k = before; k < c->n_machines; k++)
+            entry[k] = i;
+        i++;
     }
     if (c->n_machines == 0) {
+        free(entry);
         error_set(err, "%s: field 'machines': expected at least one machine", source);
         goto fail;
     }
+    int unique = check_unique_names(c, entry, source, err);
+    free(entry);
+    if (unique < 0)
+        goto fail;
     const cJSON *trial = jfield_object(root, source, "trial", 0, err);
     if ((!trial && err && err->msg[0]) || (trial && parse_trial(trial, source, &c->trial, err) < 0))
         goto fail;

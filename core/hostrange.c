@@ -1,4 +1,7 @@
-/* Host list expansion in the pdsh/ClusterShell bracket syntax, with precise errors. */
+/* Host list expansion in the pdsh/ClusterShell bracket syntax, with precise errors.
+ * The pattern is read into segments first, the number and total size of the names are
+ * checked against the bounds, and only then is each name built, once: a short pattern can
+ * never make it spend minutes or gigabytes (found by tests/fuzz/fuzz_hostrange.c). */
 #include "core/hostrange.h"
 
 #include <ctype.h>
@@ -7,50 +10,19 @@
 #include <string.h>
 
 typedef struct {
-    char **items;
+    char **items; /* a literal is one item; a bracket group one item per number */
     size_t n;
-} List;
+    size_t bytes; /* summed length of the items */
+} Segment;
 
-static void list_free(List *l)
+static void segments_free(Segment *segs, size_t n)
 {
-    hostrange_free(l->items, l->n);
-    l->items = NULL;
-    l->n = 0;
+    for (size_t i = 0; i < n; i++)
+        hostrange_free(segs[i].items, segs[i].n);
+    free(segs);
 }
 
-/* Every current item gets each suffix appended: the cartesian product. */
-static int list_product(List *l, char **suffixes, size_t n_suffixes, Error *err,
-                        const char *pattern)
-{
-    if (l->n * n_suffixes > HOSTRANGE_MAX)
-        return error_set(err, "host range '%s': expected at most %d hosts", pattern,
-                         HOSTRANGE_MAX);
-    size_t total = l->n * n_suffixes;
-    char **next = calloc(total > 0 ? total : 1, sizeof *next);
-    if (!next)
-        return error_set(err, "host range '%s': out of memory", pattern);
-    size_t k = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        for (size_t j = 0; j < n_suffixes; j++) {
-            size_t a = strlen(l->items[i]), b = strlen(suffixes[j]);
-            next[k] = malloc(a + b + 1);
-            if (!next[k]) {
-                hostrange_free(next, k);
-                return error_set(err, "host range '%s': out of memory", pattern);
-            }
-            memcpy(next[k], l->items[i], a);
-            memcpy(next[k] + a, suffixes[j], b + 1);
-            k++;
-        }
-    }
-    hostrange_free(l->items, l->n);
-    l->items = next;
-    l->n = k;
-    return 0;
-}
-
-static int parse_number(const char *s, size_t len, long *value, const char *pattern,
-                        Error *err)
+static int parse_number(const char *s, size_t len, long *value, const char *pattern, Error *err)
 {
     if (len == 0 || len > 9)
         return error_set(err, "host range '%s': expected a number of 1 to 9 digits in brackets",
@@ -66,9 +38,26 @@ static int parse_number(const char *s, size_t len, long *value, const char *patt
     return 0;
 }
 
-/* Expands one bracket body "01-16,20" into its strings. */
-static int expand_group(const char *body, size_t len, const char *pattern, List *out,
-                        Error *err)
+static int push(Segment *g, const char *text, size_t len, const char *pattern, Error *err)
+{
+    char *copy = strndup(text, len);
+    if (copy && (g->n & (g->n - 1)) == 0) { /* capacity doubles at each power of two */
+        char **grown = realloc(g->items, (g->n ? 2 * g->n : 1) * sizeof *grown);
+        if (grown)
+            g->items = grown;
+        else
+            free(copy), copy = NULL;
+    }
+    if (!copy)
+        return error_set(err, "host range '%s': out of memory", pattern);
+    g->items[g->n++] = copy;
+    g->bytes += len;
+    return 0;
+}
+
+/* Expands one bracket body "01-16,20" into its strings (at most `room` of them). */
+static int expand_group(const char *body, size_t len, const char *pattern, size_t room,
+                        Segment *out, Error *err)
 {
     if (len == 0)
         return error_set(err, "host range '%s': empty brackets: expected numbers like [1-4,7]",
@@ -84,37 +73,72 @@ static int expand_group(const char *body, size_t len, const char *pattern, List 
         long lo, hi;
         size_t lo_len = dash ? (size_t)(dash - item) : item_len;
         if (parse_number(item, lo_len, &lo, pattern, err) < 0)
-            goto fail;
+            return -1;
         hi = lo;
         if (dash && parse_number(dash + 1, item_len - lo_len - 1, &hi, pattern, err) < 0)
-            goto fail;
-        if (hi < lo) {
-            error_set(err, "host range '%s': range %ld-%ld runs backwards", pattern, lo, hi);
-            goto fail;
-        }
-        if ((size_t)(hi - lo + 1) + out->n > HOSTRANGE_MAX) {
-            error_set(err, "host range '%s': expected at most %d hosts", pattern,
-                      HOSTRANGE_MAX);
-            goto fail;
-        }
+            return -1;
+        if (hi < lo)
+            return error_set(err, "host range '%s': range %ld-%ld runs backwards", pattern, lo, hi);
+        if ((size_t)(hi - lo + 1) > room - out->n)
+            return error_set(err, "host range '%s': expected at most %d hosts", pattern,
+                             HOSTRANGE_MAX);
         int width = (lo_len > 1 && item[0] == '0') ? (int)lo_len : 0;
-        char **grown = realloc(out->items, (out->n + (size_t)(hi - lo + 1)) * sizeof *grown);
-        if (!grown) {
-            error_set(err, "host range '%s': out of memory", pattern);
-            goto fail;
-        }
-        out->items = grown;
         for (long v = lo; v <= hi; v++) {
             char buf[32];
-            snprintf(buf, sizeof buf, "%0*ld", width, v);
-            out->items[out->n++] = strdup(buf);
+            int n = snprintf(buf, sizeof buf, "%0*ld", width, v);
+            if (push(out, buf, (size_t)n, pattern, err) < 0)
+                return -1;
         }
         start = end + 1;
     }
     return 0;
-fail:
-    list_free(out);
-    return -1;
+}
+
+/* Splits the pattern into literal and bracket segments, keeping the name count within
+ * HOSTRANGE_MAX as it goes. */
+static int parse_segments(const char *pattern, const char *shown, Segment **out, size_t *n_out,
+                          size_t *count, Error *err)
+{
+    Segment *segs = NULL;
+    size_t n = 0;
+    *count = 1;
+    const char *p = pattern;
+    while (*p) {
+        Segment *grown = realloc(segs, (n + 1) * sizeof *grown);
+        if (!grown) {
+            segments_free(segs, n);
+            return error_set(err, "host range '%s': out of memory", shown);
+        }
+        segs = grown;
+        Segment *s = &segs[n++];
+        memset(s, 0, sizeof *s);
+        int rc = 0;
+        if (*p == ']') {
+            rc = error_set(err, "host range '%s': ']' without '['", shown);
+        } else if (*p == '[') {
+            const char *close = strchr(p, ']');
+            const char *nested = strchr(p + 1, '[');
+            if (!close || (nested && nested < close)) {
+                rc = error_set(err, "host range '%s': '[' without its ']'", shown);
+            } else {
+                rc = expand_group(p + 1, (size_t)(close - p - 1), shown, HOSTRANGE_MAX / *count, s,
+                                  err);
+                p = close + 1;
+            }
+        } else {
+            size_t len = strcspn(p, "[]");
+            rc = push(s, p, len, shown, err);
+            p += len;
+        }
+        if (rc < 0) {
+            segments_free(segs, n);
+            return -1;
+        }
+        *count *= s->n; /* expand_group kept it within HOSTRANGE_MAX */
+    }
+    *out = segs;
+    *n_out = n;
+    return 0;
 }
 
 int hostrange_expand(const char *pattern, char ***out, size_t *n, Error *err)
@@ -123,46 +147,65 @@ int hostrange_expand(const char *pattern, char ***out, size_t *n, Error *err)
     *n = 0;
     if (!pattern || !*pattern)
         return error_set(err, "host range: expected a host name or pattern, found an empty string");
-    List l = {calloc(1, sizeof(char *)), 1};
-    if (!l.items)
-        return error_set(err, "host range '%s': out of memory", pattern);
-    l.items[0] = strdup("");
-    const char *p = pattern;
-    while (*p) {
-        if (*p == ']') {
-            list_free(&l);
-            return error_set(err, "host range '%s': ']' without '['", pattern);
-        }
-        if (*p == '[') {
-            const char *close = strchr(p, ']');
-            const char *nested = strchr(p + 1, '[');
-            if (!close || (nested && nested < close)) {
-                list_free(&l);
-                return error_set(err, "host range '%s': '[' without its ']'", pattern);
-            }
-            List group = {NULL, 0};
-            if (expand_group(p + 1, (size_t)(close - p - 1), pattern, &group, err) < 0 ||
-                list_product(&l, group.items, group.n, err, pattern) < 0) {
-                list_free(&group);
-                list_free(&l);
-                return -1;
-            }
-            list_free(&group);
-            p = close + 1;
-            continue;
-        }
-        size_t len = strcspn(p, "[]");
-        char *text = strndup(p, len);
-        int rc = list_product(&l, &text, 1, err, pattern);
-        free(text);
-        if (rc < 0) {
-            list_free(&l);
-            return -1;
-        }
-        p += len;
+    /* Messages quote the pattern's start only, so that the reason always fits. */
+    char shown[72];
+    if (strlen(pattern) < sizeof shown)
+        snprintf(shown, sizeof shown, "%s", pattern);
+    else
+        snprintf(shown, sizeof shown, "%.60s...", pattern);
+    Segment *segs = NULL;
+    size_t n_segs = 0, count = 0;
+    if (parse_segments(pattern, shown, &segs, &n_segs, &count, err) < 0)
+        return -1;
+    /* Every item of segment i appears in count / n_i names: the total size, before building. */
+    double bytes = 0;
+    for (size_t i = 0; i < n_segs; i++)
+        bytes += (double)segs[i].bytes * (double)(count / segs[i].n) + (i == 0 ? count : 0);
+    if (bytes > HOSTRANGE_MAX_BYTES) {
+        segments_free(segs, n_segs);
+        return error_set(err,
+                         "host range '%s': expected at most %d bytes of host names, found %.0f",
+                         shown, HOSTRANGE_MAX_BYTES, bytes);
     }
-    *out = l.items;
-    *n = l.n;
+    char **names = calloc(count, sizeof *names);
+    size_t *pick = calloc(n_segs ? n_segs : 1, sizeof *pick);
+    if (!names || !pick) {
+        free(names);
+        free(pick);
+        segments_free(segs, n_segs);
+        return error_set(err, "host range '%s': out of memory", shown);
+    }
+    /* Odometer over the groups, the last one turning fastest: r[1-2]n[1-2] gives r1n1, r1n2,
+     * r2n1, r2n2. */
+    for (size_t k = 0; k < count; k++) {
+        size_t len = 0;
+        for (size_t i = 0; i < n_segs; i++)
+            len += strlen(segs[i].items[pick[i]]);
+        char *name = malloc(len + 1);
+        if (!name) {
+            hostrange_free(names, k);
+            free(pick);
+            segments_free(segs, n_segs);
+            return error_set(err, "host range '%s': out of memory", shown);
+        }
+        size_t at = 0;
+        for (size_t i = 0; i < n_segs; i++) {
+            size_t l = strlen(segs[i].items[pick[i]]);
+            memcpy(name + at, segs[i].items[pick[i]], l);
+            at += l;
+        }
+        name[at] = 0;
+        names[k] = name;
+        for (size_t i = n_segs; i-- > 0;) {
+            if (++pick[i] < segs[i].n)
+                break;
+            pick[i] = 0;
+        }
+    }
+    free(pick);
+    segments_free(segs, n_segs);
+    *out = names;
+    *n = count;
     return 0;
 }
 

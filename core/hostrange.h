@@ -8,6 +8,7 @@
 #include "core/error.h"
 
 #define HOSTRANGE_MAX 100000
+#define HOSTRANGE_MAX_BYTES (32 << 20) /* summed length of the names of one pattern */
 
 /* On success *out is a malloc'd array of malloc'd names (free with hostrange_free). */
 int hostrange_expand(const char *pattern, char ***out, size_t *n, Error *err);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/cluster.h"
+#include "core/hostrange.h"
 #include "core/jfield.h"
 #include "core/schedule.h"
 #include "core/simcluster.h"
@@ -33,4 +35,87 @@ Test(fuzz_regressions, schedule_with_warmup_covering_every_iteration_is_refused)
               "%s", err.msg);
     cJSON_Delete(j);
     simcluster_free(sim);
+}
+
+static char *fixture_text(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/fuzz/%s", TUNEDECK_SOURCE_DIR, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+/* fuzz_hostrange (a timeout): names were built by appending each segment to every name so
+ * far, so "[0-99999]" followed by a few hundred one-element groups copied gigabytes before
+ * anything was checked. Now the size is known before a name is built, and bounded. */
+Test(fuzz_regressions, host_pattern_whose_names_would_fill_memory_is_refused_before_expanding)
+{
+    char **names;
+    size_t n;
+    Error err;
+    cr_assert_eq(hostrange_expand(fixture_text("hostrange-names-fill-memory.txt"), &names, &n,
+                                  &err),
+                 -1);
+    cr_assert_null(names);
+    cr_assert(strstr(err.msg, "expected at most 33554432 bytes of host names, found 60"), "%s",
+              err.msg);
+}
+
+Test(fuzz_regressions, host_pattern_with_many_groups_is_expanded_in_order_or_refused)
+{
+    char **names;
+    size_t n;
+    Error err;
+    cr_assert_eq(hostrange_expand(fixture_text("hostrange-many-groups.txt"), &names, &n, &err),
+                 -1);
+    cr_assert(strstr(err.msg, "empty brackets"), "%s", err.msg);
+    /* Its well-formed head: 2 x 2 names, the last group turning fastest. */
+    cr_assert_eq(hostrange_expand("n[1-2]oN.r[2-2][1-2]x", &names, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(n, 4);
+    cr_assert_str_eq(names[0], "n1oN.r21x");
+    cr_assert_str_eq(names[1], "n1oN.r22x");
+    cr_assert_str_eq(names[3], "n2oN.r22x");
+    hostrange_free(names, n);
+}
+
+/* fuzz_cluster and fuzz_simspec (timeouts): machines were appended with a realloc of one more
+ * each (quadratic copying under ASan) and each checked against every earlier one for
+ * duplicates (quadratic strcmp): "n[0-99999]" took minutes. Now capacity doubles and
+ * duplicates are found with one sort, still naming the entry that repeats a name. */
+Test(fuzz_regressions, inventory_of_a_hundred_thousand_machines_loads_and_names_duplicates)
+{
+    Error err;
+    cJSON *j = fixture("inventory-100000-machines.json");
+    Cluster *c = cluster_from_json(j, "big.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(c->n_machines, 100000);
+    cr_assert_str_eq(c->machines[99999].name, "n99999");
+    cr_assert_eq(c->n_devices, 100000);
+    cluster_free(c);
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "name", "n5");
+    cJSON_AddStringToObject(m, "type", "t");
+    cJSON_AddItemToArray(cJSON_GetObjectItem(j, "machines"), m);
+    cr_assert_null(cluster_from_json(j, "big.json", &err));
+    cr_assert(strstr(err.msg, "big.json: machines[1]: field 'name': machine 'n5' appears twice"),
+              "%s", err.msg);
+    cJSON_Delete(j);
+}
+
+Test(fuzz_regressions, generated_simulated_clusters_build_at_every_allowed_size)
+{
+    Error err;
+    SimCluster *s = simcluster_new(fixture_text("simspec-generated-cluster.txt"), &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    cr_assert_eq(simcluster_cluster(s)->n_machines, 1219);
+    simcluster_free(s);
+    s = simcluster_new("G100000:googlenet", &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    cr_assert_eq(simcluster_cluster(s)->n_machines, 100000);
+    simcluster_free(s);
 }

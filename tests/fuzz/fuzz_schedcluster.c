@@ -1,0 +1,30 @@
+/* Fuzzes the cluster a trial command rebuilds from its protocol v1 schedule
+ * (core/schedule_cluster.c), then the schedule itself against that cluster. */
+#include <cJSON.h>
+
+#include "core/schedule.h"
+#include "core/schedule_cluster.h"
+#include "tests/fuzz/fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    cJSON *root = cJSON_ParseWithLength((const char *)data, size);
+    if (!root)
+        return 0;
+    Error err;
+    Cluster *c = schedule_cluster_from_json(root, "stdin", &err);
+    if (c) {
+        Schedule *s = schedule_from_json(root, c, "stdin", &err);
+        if (s) {
+            schedule_validate(s, &err);
+            cJSON *out = schedule_to_json(s);
+            cJSON_Delete(out);
+            schedule_free(s);
+        }
+        cluster_free(c);
+    } else if (!err.msg[0]) {
+        abort();
+    }
+    cJSON_Delete(root);
+    return 0;
+}
