@@ -208,7 +208,7 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
     }
     for (size_t i = 0; rc == 0 && i < s->nrows; i++) {
         Row *r = &rows[p->nrows + i];
-        double nn, nr;
+        double nn = 0, nr = 0; /* read even when a cell was bad (clang -Wsometimes-uninitialized) */
         if (csvtab_number(s, i, sn, 1, 1e6, &nn, err) < 0 ||
             csvtab_number(s, i, sr, 1, 1e6, &nr, err) < 0 ||
             csvtab_number(s, i, sb, 1, 1e9, &r->bsz, err) < 0 ||
