@@ -17,6 +17,8 @@
  * variables), so all the points that decode to one schedule are one point to the model.
  * The output is log(time_s); failed or timed-out trials count as twice the worst ok time. */
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multimin.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -32,8 +34,7 @@ enum {
     N_RANDOM = 1500,   /* uniform random EI candidates */
     N_LOCAL = 500,     /* perturbations of the best observed points */
     N_CLIMB = 5,       /* EI candidates the coordinate search starts from */
-    CLIMB_PASSES = 4,
-    FIT_RESTARTS = 1   /* random restarts of the marginal-likelihood fit besides a warm start */
+    CLIMB_PASSES = 4
 };
 
 static const double FAIL_FACTOR = 2.0;
@@ -46,6 +47,7 @@ typedef struct {
     Gp *gp;
     size_t fitted_at; /* observations the GP was fitted on; (size_t)-1 never */
     int have_model;   /* at least one ok trial in the fitted data */
+    int fitted_once;
     double best_y;    /* min log time over ok trials */
     /* Every usable observation: canonical point and time (< 0 failed). */
     double *X, *t;
@@ -190,6 +192,91 @@ static void observe(void *self, const Observation *o)
     g->t[g->n++] = t;
 }
 
+/* ---- hyperparameters: maximum a posteriori ----
+ * Plain marginal likelihood in 30+ dimensions from a handful of points drives every
+ * lengthscale to a bound (the data interpolated by unrelated bumps, EI flat everywhere away
+ * from them). Priors, in the GP's normalized units: log lengthscale ~ N(sqrt 2 + log(dim)/2,
+ * sqrt 3) (the dimension-scaled prior of Hvarfner, Hellsten & Nardi 2024, "Vanilla Bayesian
+ * optimization performs great in high dimensions"), log signal variance ~ N(0, 1) (outputs
+ * are standardized), log noise variance ~ N(-6, 3). */
+
+typedef struct {
+    Gp *gp;
+    size_t dim;
+    double ls_mu, ls_sd;
+} FitCtx;
+
+static double neg_log_post(const gsl_vector *v, void *params)
+{
+    FitCtx *f = params;
+    size_t d = f->dim;
+    const double *th = gsl_vector_const_ptr(v, 0);
+    for (size_t i = 0; i < d + 2; i++)
+        if (!isfinite(th[i]) || fabs(th[i]) > 40)
+            return 1e10;
+    if (gp_set_hyper(f->gp, th, th[d], th[d + 1], NULL) < 0)
+        return 1e10;
+    double lp = gp_log_marginal(f->gp);
+    if (!isfinite(lp))
+        return 1e10;
+    for (size_t i = 0; i < d; i++) {
+        double u = (th[i] - f->ls_mu) / f->ls_sd;
+        lp -= 0.5 * u * u;
+    }
+    lp -= 0.5 * th[d] * th[d];
+    lp -= 0.5 * ((th[d + 1] + 6) / 3) * ((th[d + 1] + 6) / 3);
+    return -lp;
+}
+
+static double nelder_mead(FitCtx *f, double *th, int max_iter)
+{
+    size_t n = f->dim + 2;
+    gsl_multimin_function fn = {neg_log_post, n, f};
+    gsl_vector *x = gsl_vector_alloc(n), *step = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        gsl_vector_set(x, i, th[i]);
+        gsl_vector_set(step, i, 0.7);
+    }
+    gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
+    double val = INFINITY;
+    if (gsl_multimin_fminimizer_set(m, &fn, x, step) == GSL_SUCCESS) {
+        for (int it = 0; it < max_iter; it++) {
+            if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS)
+                break;
+            if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), 1e-3) == GSL_SUCCESS)
+                break;
+        }
+        val = gsl_multimin_fminimizer_minimum(m);
+        for (size_t i = 0; i < n; i++)
+            th[i] = gsl_vector_get(m->x, i);
+    }
+    gsl_multimin_fminimizer_free(m);
+    gsl_vector_free(x);
+    gsl_vector_free(step);
+    return val;
+}
+
+/* From the previous estimate and from the prior's centre; the better one is kept. */
+static int fit_map(GpOpt *g, Error *err)
+{
+    size_t d = g->dim;
+    FitCtx f = {g->gp, d, sqrt(2.0) + 0.5 * log((double)d), sqrt(3.0)};
+    double warm[GP_MAX_DIM + 2], prior[GP_MAX_DIM + 2];
+    gp_get_hyper(g->gp, warm, &warm[d], &warm[d + 1]);
+    for (size_t i = 0; i < d; i++)
+        prior[i] = f.ls_mu;
+    prior[d] = 0;
+    prior[d + 1] = -6;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int iters = 40 * (int)(d + 2);
+    double vw = g->fitted_once ? nelder_mead(&f, warm, iters) : INFINITY;
+    double vp = nelder_mead(&f, prior, iters);
+    gsl_set_error_handler(old);
+    const double *th = vw < vp ? warm : prior;
+    g->fitted_once = 1;
+    return gp_set_hyper(g->gp, th, th[d], th[d + 1], err);
+}
+
 /* Refits the GP on every observation when there are new ones. */
 static int refit(GpOpt *g, Error *err)
 {
@@ -216,7 +303,7 @@ static int refit(GpOpt *g, Error *err)
     int rc = gp_set_data(g->gp, g->X, y, g->n, err);
     free(y);
     if (rc == 0)
-        rc = gp_fit(g->gp, FIT_RESTARTS, g->seed + 7919 * (uint64_t)g->n, err);
+        rc = fit_map(g, err);
     if (rc < 0)
         g->have_model = 0;
     return rc;
