@@ -256,7 +256,7 @@ static double nelder_mead(FitCtx *f, double *th, int max_iter)
     return val;
 }
 
-/* From the previous estimate and from the prior's centre; the better one is kept. */
+/* Nelder-Mead from the previous estimate and from the prior's centre; the better is kept. */
 static int fit_map(GpOpt *g, Error *err)
 {
     size_t d = g->dim;
@@ -270,7 +270,10 @@ static int fit_map(GpOpt *g, Error *err)
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int iters = 40 * (int)(d + 2);
     double vw = g->fitted_once ? nelder_mead(&f, warm, iters) : INFINITY;
-    double vp = nelder_mead(&f, prior, iters);
+    /* The restart from the prior's centre guards against a stale local optimum; past 20
+     * trials it runs every 4th fit only, to bound the cost. */
+    double vp = !g->fitted_once || g->n <= 20 || g->n % 4 == 0 ? nelder_mead(&f, prior, iters)
+                                                               : INFINITY;
     gsl_set_error_handler(old);
     const double *th = vw < vp ? warm : prior;
     g->fitted_once = 1;
