@@ -17,7 +17,7 @@ const PlotStyle *plot_style_find(const char *name); /* "braille", "block", "asci
 typedef struct {
     const double *y;  /* y[i] at x = i; non-finite values leave a gap */
     size_t n;
-    int id;           /* 1..255, stored per cell; a later series wins a shared cell */
+    int id;           /* 1..255, stored per cell; the highest id wins a shared cell */
     int joined;       /* 1: a line through the points, 0: points only */
 } PlotSeries;
 
