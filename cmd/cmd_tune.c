@@ -146,7 +146,7 @@ static void print_json(const Tuner *t, const TuneArgs *a)
     cJSON *trials = cJSON_AddArrayToObject(root, "trials");
     for (size_t i = 0; i < tuner_n_trials(t); i++)
         cJSON_AddItemToArray(trials, trial_json(tuner_trial(t, i)));
-    char *text = cJSON_Print(root);
+    char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
     cJSON_Delete(root);
@@ -262,8 +262,10 @@ int cmd_tune(int argc, char **argv)
     else
         print_table(t);
     rc = tuner_best(t) ? 0 : 1;
-    if (rc)
+    if (rc) {
+        fflush(stdout);
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
+    }
 out:
     tuner_free(t);
     simcluster_free(sim);
