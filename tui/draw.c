@@ -110,6 +110,33 @@ int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     return draw_text(y, x, w, role, buf);
 }
 
+int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text)
+{
+    int lines = 0;
+    size_t len = strlen(text);
+    while (len && lines < max_lines && w > 0) {
+        size_t cut = len;
+        if ((int)len > w) {
+            cut = (size_t)w;
+            while (cut > 0 && text[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = (size_t)w;
+        }
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(cut < sizeof line ? cut : sizeof line - 1), text);
+        draw_text(y + lines, x, w, role, line);
+        lines++;
+        text += cut;
+        len -= cut;
+        while (*text == ' ') {
+            text++;
+            len--;
+        }
+    }
+    return lines;
+}
+
 void draw_bar(int y, int x, int w, double frac, Role role)
 {
     if (w <= 0)

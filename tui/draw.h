@@ -19,6 +19,8 @@ void draw_fill(Rect r, Role role);
 int draw_text(int y, int x, int w, Role role, const char *text);
 int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Text wrapped at spaces over at most max_lines rows; returns the rows used. */
+int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
 /* A bar of `w` columns filled to frac (0..1) with eighth-block precision. */
 void draw_bar(int y, int x, int w, double frac, Role role);
 /* mean with its p10-p90 spread, each as a fraction of the bar. */

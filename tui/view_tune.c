@@ -139,13 +139,19 @@ static void draw_editor(const App *a, Rect box)
         draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] for this schedule", m1,
                    m2, m3);
     } else {
-        draw_textf(y++, r.x, r.w, ROLE_DIM, "no prediction: %s", a->pred_why);
+        char why[300];
+        snprintf(why, sizeof why, "no prediction: %s", a->pred_why);
+        y += draw_wrapped(y, r.x, r.w, r.h >= 12 ? 2 : 1, ROLE_DIM, why);
     }
     if (y < r.y + r.h) {
-        if (a->edit_valid)
+        if (a->edit_valid) {
             draw_text(y++, r.x, r.w, ROLE_GOOD, "valid - Enter launches it as the next trial");
-        else
-            draw_textf(y++, r.x, r.w, ROLE_BAD, "cannot launch: %s", a->edit_err.msg);
+        } else {
+            /* The whole reason: an operator must see why, not half of it. */
+            char why[600];
+            snprintf(why, sizeof why, "cannot launch: %s", a->edit_err.msg);
+            y += draw_wrapped(y, r.x, r.w, r.h >= 10 ? 3 : 1, ROLE_BAD, why);
+        }
     }
     int footer = r.h >= 8 ? 1 : 0;
     int rows = r.y + r.h - footer - y;
