@@ -221,7 +221,13 @@ static void draw_plot(const App *a, Rect box)
     int legend = r.h >= 5;
     int axis_w = 7;
     Rect area = {r.x + axis_w, r.y, r.w - axis_w, r.h - 1 - legend};
-    if (!plot_range(ser, 3, &lo, &hi) || area.h < 1) {
+    /* Scale to the best-so-far and the predictions: one bad trial must not squash the
+     * curve an operator watches; measured points beyond the range are counted instead. */
+    int have_range = plot_range(ser + 1, 2, &lo, &hi);
+    int above = 0;
+    for (size_t i = 0; have_range && i < n; i++)
+        above += isfinite(meas[i]) && meas[i] > hi;
+    if (!have_range || area.h < 1) {
         draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first measured trial");
     } else {
         PlotGrid *g = plot_grid_new(area.w, area.h);
@@ -247,8 +253,11 @@ static void draw_plot(const App *a, Rect box)
             fmt_s(v, sizeof v, b);
             col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST, "best %s s", v);
             col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_MEASURED, "  measured");
-            draw_text(r.y + r.h - 1, r.x + col, r.w - col, any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
-                      any_pred ? "  predicted" : "  (no predictions)");
+            col += draw_text(r.y + r.h - 1, r.x + col, r.w - col,
+                             any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
+                             any_pred ? "  predicted" : "  pred: none");
+            if (above)
+                draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM, "  %d above", above);
         }
     }
     free(best);
