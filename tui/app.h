@@ -82,6 +82,9 @@ void view_tune_draw(const App *a);
 void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll);
 void view_hosts_draw(const App *a);
 void view_log_draw(const App *a, Rect r);
+/* The surrogate pane for one trial record (NULL: none yet). */
+void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
+                         const char *optimizer, int suggesting);
 /* The schedule the surrogate pane shows: the newest trial's, or NULL before the first. */
 const TrialRecord *view_tune_current(const App *a);
 /* Fills the cluster snapshot from the newest finished trial's measurements. */

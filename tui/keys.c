@@ -32,7 +32,7 @@ const size_t HELP_KEYS_COUNT = sizeof HELP_KEYS / sizeof HELP_KEYS[0];
 
 void keys_draw_help(int cols, int rows)
 {
-    Rect r = layout_overlay(cols, rows, 76, (int)HELP_KEYS_COUNT + 4);
+    Rect r = layout_overlay(cols, rows, 92, (int)HELP_KEYS_COUNT + 2);
     if (r.w < 4 || r.h < 3)
         return;
     draw_fill(r, ROLE_NORMAL);

@@ -41,20 +41,20 @@ static const char *role_of(const Schedule *s, size_t m)
     return s->worker[m] && s->ps[m] ? "W+PS" : s->worker[m] ? "W" : s->ps[m] ? "PS" : "-";
 }
 
-static void draw_surrogate(const App *a, Rect box)
+void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
+                         const char *optimizer, int suggesting)
 {
-    const TrialRecord *rec = view_tune_current(a);
     char title[160];
     if (rec)
         snprintf(title, sizeof title, "Surrogate: trial %d%s (%s)", rec->trial,
-                 rec->overridden ? " override" : "", tuner_optimizer_name(a->tuner));
+                 rec->overridden ? " override" : "", optimizer);
     else
-        snprintf(title, sizeof title, "Surrogate (%s)", tuner_optimizer_name(a->tuner));
+        snprintf(title, sizeof title, "Surrogate (%s)", optimizer);
     Rect r = draw_box(box, title, 0);
     if (r.h <= 0)
         return;
     if (!rec) {
-        draw_text(r.y, r.x, r.w, ROLE_DIM, tuner_running(a->tuner) ? "suggesting..." : "no trial yet");
+        draw_text(r.y, r.x, r.w, ROLE_DIM, suggesting ? "suggesting..." : "no trial yet");
         return;
     }
     const Suggestion *sg = &rec->suggestion;
@@ -68,8 +68,7 @@ static void draw_surrogate(const App *a, Rect box)
         fmt_s(m3, sizeof m3, sg->p90_s);
         col = draw_textf(r.y, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s]", m1, m2, m3);
     } else {
-        col = draw_textf(r.y, r.x, r.w, ROLE_DIM, "no prediction (%s has no model)",
-                         tuner_optimizer_name(a->tuner));
+        col = draw_textf(r.y, r.x, r.w, ROLE_DIM, "no prediction (%s has no model)", optimizer);
     }
     if (o && o->status == TRIAL_OK) {
         fmt_s(m1, sizeof m1, o->time_s);
@@ -80,7 +79,6 @@ static void draw_surrogate(const App *a, Rect box)
         draw_text(r.y, r.x + col, r.w - col, ROLE_WARN, "  running");
     }
     /* Bars: predicted compute per machine when the model gives it, else what was measured. */
-    const Cluster *c = a->cluster;
     int have_pred = sg->has_prediction && sg->machine_mean_s;
     double scale = 0;
     for (size_t m = 0; m < c->n_machines; m++) {
@@ -342,7 +340,8 @@ void view_tune_draw(const App *a)
 {
     const Layout *l = &a->layout;
     if (l->shown[PANE_SURROGATE])
-        draw_surrogate(a, l->rect[PANE_SURROGATE]);
+        view_surrogate_draw(l->rect[PANE_SURROGATE], view_tune_current(a), a->cluster,
+                            tuner_optimizer_name(a->tuner), tuner_running(a->tuner));
     if (l->shown[PANE_EDITOR] && a->editor)
         draw_editor(a, l->rect[PANE_EDITOR]);
     if (l->shown[PANE_PLOT])
