@@ -6,11 +6,13 @@
 #include <string.h>
 
 extern const OptimizerKind OPTIMIZER_UNIFORM_DEVICES, OPTIMIZER_UNIFORM_GPUS, OPTIMIZER_RANDOM;
+extern const OptimizerKind OPTIMIZER_BESPOKE;
 
 static const OptimizerKind *const OPTIMIZERS[] = {
     &OPTIMIZER_UNIFORM_DEVICES,
     &OPTIMIZER_UNIFORM_GPUS,
     &OPTIMIZER_RANDOM,
+    &OPTIMIZER_BESPOKE,
     NULL,
 };
 
