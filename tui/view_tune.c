@@ -31,9 +31,12 @@ static void device_shares(const Schedule *s, size_t m, char *out, size_t cap)
     const MachineType *t = cluster_machine_type(c, m);
     size_t len = 0;
     out[0] = 0;
-    for (size_t d = 0; d < t->n_devices && len < cap; d++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%s %d", d ? " " : "", t->devices[d].id,
-                                s->inputs[c->machines[m].first_device + d]);
+    for (size_t d = 0; d < t->n_devices && len < cap; d++) {
+        int in = s->inputs[c->machines[m].first_device + d];
+        if (in > 0) /* idle devices would only crowd the column */
+            len += (size_t)snprintf(out + len, cap - len, "%s%s %d", len ? " " : "",
+                                    t->devices[d].id, in);
+    }
 }
 
 static const char *role_of(const Schedule *s, size_t m)
@@ -80,7 +83,8 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
     }
     /* Bars: predicted compute per machine when the model gives it, else what was measured. */
     int have_pred = sg->has_prediction && sg->machine_mean_s;
-    double scale = 0;
+    /* Scaled to the whole iteration, so a bar reads as compute's part of the step. */
+    double scale = have_pred ? sg->p90_s : o && o->status == TRIAL_OK ? o->time_s : 0;
     for (size_t m = 0; m < c->n_machines; m++) {
         double v = have_pred ? (sg->machine_p90_s ? sg->machine_p90_s[m] : sg->machine_mean_s[m])
                    : o && o->machine_time_s ? o->machine_time_s[m]
@@ -91,7 +95,15 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
     if (r.h >= 2)
         draw_textf(r.y + 1, r.x, r.w, ROLE_DIM, "%-8s %-4s %-15s %s", "machine", "role",
                    "inputs", have_pred ? "predicted compute (p10-p90)" : "measured compute");
-    int name_w = 8, role_w = 4, shares_w = r.w >= 60 ? 18 : 12, val_w = 6;
+    int name_w = 8, role_w = 4, shares_w = 6, val_w = 6;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        char sh[96];
+        device_shares(s, m, sh, sizeof sh);
+        if (s->worker[m] && (int)strlen(sh) > shares_w)
+            shares_w = (int)strlen(sh);
+    }
+    if (shares_w > r.w / 3)
+        shares_w = r.w / 3;
     int bar_x = name_w + 1 + role_w + 1 + shares_w + 1;
     int bar_w = r.w - bar_x - val_w - 1;
     for (size_t m = 0; m < c->n_machines && (int)m + 2 < r.h; m++) {
@@ -118,6 +130,12 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
         fmt_s(v, sizeof v, mean);
         draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL, "%5ss", v);
     }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static void draw_editor(const App *a, Rect box)
@@ -181,7 +199,8 @@ static void draw_editor(const App *a, Rect box)
             draw_bar(y, r.x + col, bw, (double)in / batch, d->kind == DEVICE_GPU ? ROLE_BAR_GPU : ROLE_BAR_CPU);
             col += bw + 1;
         }
-        if (a->pred_ok && a->pred.device_mean_s && isfinite(a->pred.device_mean_s[row.device])) {
+        if (a->pred_ok && a->pred.device_mean_s && in > 0 &&
+            isfinite(a->pred.device_mean_s[row.device])) {
             fmt_s(m1, sizeof m1, a->pred.device_mean_s[row.device]);
             col += draw_textf(y, r.x + col, r.w - col, base, "%6ss ", m1);
         }
@@ -222,6 +241,22 @@ static void draw_plot(const App *a, Rect box)
     /* Scale to the best-so-far and the predictions: one bad trial must not squash the
      * curve an operator watches; measured points beyond the range are counted instead. */
     int have_range = plot_range(ser + 1, 2, &lo, &hi);
+    if (have_range && n >= 10) {
+        /* The first trials are far off; the top decile of the scale goes, not the curve's
+         * shape where it matters. */
+        double *v = malloc(2 * n * sizeof *v);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (isfinite(best[i]))
+                v[k++] = best[i];
+            if (isfinite(pred[i]))
+                v[k++] = pred[i];
+        }
+        qsort(v, k, sizeof *v, cmp_double);
+        if (k >= 10 && v[k * 9 / 10] > lo)
+            hi = v[k * 9 / 10] + (v[k * 9 / 10] - lo) * 0.1;
+        free(v);
+    }
     int above = 0;
     for (size_t i = 0; have_range && i < n; i++)
         above += isfinite(meas[i]) && meas[i] > hi;

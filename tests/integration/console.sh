@@ -156,6 +156,37 @@ wait_for edit 'ok .*override'
 T send-keys -t edit : q u i t Enter
 wait_exit edit 0
 
+# --- with a model (the default optimizer): the editor's prediction follows the edit -------
+if "$bin" tune --help | grep -q bespoke; then
+    start pred 100 30 xterm-256color "$bin" --pace-ms 100
+    wait_for pred '^.    3  ok '
+    T send-keys -t pred Space
+    wait_for pred '\| paused'
+    T send-keys -t pred g e
+    wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] for this schedule'
+    p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+    # g2-0: its GPU becomes the source, 8 inputs go to its CPU
+    c0="$(sed -n 's/^.>   cpu *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt")"
+    [ -n "$c0" ] || fail "the editor does not start on g2-0's cpu"
+    T send-keys -t pred j m k +
+    wait_for pred ">   cpu +$((c0 + 8)) "
+    wait_for pred 'gpu0 .* source'
+    wait_for pred 'valid - Enter launches'
+    i=0
+    while :; do
+        screen pred
+        p1="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+        [ -n "$p1" ] && [ "$p1" != "$p0" ] && break
+        i=$((i + 1))
+        [ "$i" -lt 100 ] || fail "the prediction did not change after the edit ($p0)"
+        sleep 0.05
+    done
+    T send-keys -t pred Escape
+    wait_for pred 'edit discarded'
+    T send-keys -t pred : q u i t Enter
+    wait_exit pred 0
+fi
+
 # --- 8 colours, NO_COLOR, ASCII, 80x24: still draws and quits ------------------------------
 start plain 80 24 xterm "env NO_COLOR=1 $bin --ascii --pace-ms 100 --budget 3"
 wait_for plain '^\+ Trials 3/3'
