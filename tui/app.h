@@ -72,6 +72,8 @@ typedef struct {
 
 void app_rebuild_table(App *a);
 void app_draw(App *a);
+/* Keeps the selected trial inside the trial pane of the current layout. */
+void app_clamp_scroll(App *a);
 const char *app_themes_dir(void);
 int app_set_theme(App *a, const char *name);
 void app_log(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

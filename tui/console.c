@@ -145,10 +145,24 @@ static void draw_status(const App *a)
     }
 }
 
+void app_clamp_scroll(App *a)
+{
+    int rows = a->layout.shown[PANE_TRIALS] ? a->layout.rect[PANE_TRIALS].h - 3 : 1;
+    if (rows < 1)
+        rows = 1;
+    if (a->sel < a->scroll)
+        a->scroll = a->sel;
+    if (a->sel >= a->scroll + (size_t)rows)
+        a->scroll = a->sel - (size_t)rows + 1;
+    if (a->scroll > a->table.n_shown)
+        a->scroll = 0;
+}
+
 void app_draw(App *a)
 {
     erase();
     layout_compute(COLS, LINES, a->view, a->editor ? LAYOUT_EDITOR_OPEN : 0, &a->layout);
+    app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);
     if (a->view == VIEW_TUNE)
         view_tune_draw(a);

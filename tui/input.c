@@ -142,18 +142,9 @@ static void select_trial(App *a, long delta)
     a->dirty = 1;
 }
 
-/* Keeps the selected row inside the trial pane. */
 static void clamp_scroll(App *a)
 {
-    int rows = a->layout.shown[PANE_TRIALS] ? a->layout.rect[PANE_TRIALS].h - 3 : 1;
-    if (rows < 1)
-        rows = 1;
-    if (a->sel < a->scroll)
-        a->scroll = a->sel;
-    if (a->sel >= a->scroll + (size_t)rows)
-        a->scroll = a->sel - (size_t)rows + 1;
-    if (a->scroll > a->table.n_shown)
-        a->scroll = 0;
+    app_clamp_scroll(a);
 }
 
 static void set_pause(App *a, int paused)

@@ -92,9 +92,6 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
         if (isfinite(v) && v > scale)
             scale = v;
     }
-    if (r.h >= 2)
-        draw_textf(r.y + 1, r.x, r.w, ROLE_DIM, "%-8s %-4s %-15s %s", "machine", "role",
-                   "inputs", have_pred ? "predicted compute (p10-p90)" : "measured compute");
     int name_w = 8, role_w = 4, shares_w = 6, val_w = 6;
     for (size_t m = 0; m < c->n_machines; m++) {
         char sh[96];
@@ -104,6 +101,9 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
     }
     if (shares_w > r.w / 3)
         shares_w = r.w / 3;
+    if (r.h >= 2)
+        draw_textf(r.y + 1, r.x, r.w, ROLE_DIM, "%-8s %-4s %-*s %s", "machine", "role", shares_w,
+                   "inputs", have_pred ? "compute, p10-p90, of the iteration" : "measured compute");
     int bar_x = name_w + 1 + role_w + 1 + shares_w + 1;
     int bar_w = r.w - bar_x - val_w - 1;
     for (size_t m = 0; m < c->n_machines && (int)m + 2 < r.h; m++) {
