@@ -103,7 +103,7 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
         shares_w = r.w / 3;
     if (r.h >= 2)
         draw_textf(r.y + 1, r.x, r.w, ROLE_DIM, "%-8s %-4s %-*s %s", "machine", "role", shares_w,
-                   "inputs", have_pred ? "compute, p10-p90, of the iteration" : "measured compute");
+                   "inputs", have_pred ? "compute (p10-p90)" : "measured compute");
     int bar_x = name_w + 1 + role_w + 1 + shares_w + 1;
     int bar_w = r.w - bar_x - val_w - 1;
     for (size_t m = 0; m < c->n_machines && (int)m + 2 < r.h; m++) {
