@@ -14,5 +14,6 @@ extern const Command COMMANDS[];
 int cmd_tune(int argc, char **argv);
 int cmd_sim_trial(int argc, char **argv);
 int cmd_console(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
 
 #endif
