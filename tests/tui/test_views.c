@@ -85,7 +85,7 @@ Test(views, surrogate_shows_predicted_bars_with_their_spread)
     char *text = screen_text();
     cr_assert(strstr(text, "Surrogate: trial 4 (bespoke)"), "%s", text);
     cr_assert(strstr(text, "predicted 20.00 s [18.00-23.00]"), "%s", text);
-    cr_assert(strstr(text, "compute, p10-p90"), "%s", text);
+    cr_assert(strstr(text, "compute (p10-p90)"), "%s", text);
     cr_assert(strstr(text, "6.00s") && strstr(text, "7.00s"), "per-machine means: %s", text);
     cr_assert(strstr(text, "cpu 400") && strstr(text, "cpu 368"), "device shares: %s", text);
     cr_assert(strstr(text, "\xe2\x94\xa4"), "a p90 tick on the bars: %s", text);
