@@ -18,6 +18,7 @@ static void usage(FILE *out)
             "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
             "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
             "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
+            "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
             "\n"
             "Opens the operator console (press ? inside for every key).\n"
             "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
@@ -31,7 +32,11 @@ static void usage(FILE *out)
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
             "  --theme NAME       a theme from themes/ (default 'default')\n"
             "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
-            "  --ascii            no Unicode glyphs (boxes, bars, plot)\n",
+            "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"
+            "  --policy NAME      the simulated 16x4-GPU scheduler's policy (default doubling)\n"
+            "  --sched-jobs N     jobs arriving (Poisson) in the simulated scheduler (default 40)\n"
+            "  --sched-speed X    simulated seconds per real second (default 60)\n"
+            "  --no-sched         no simulated scheduler\n",
             simcluster_settings_help(), optimizer_names(), launcher_names());
 }
 
@@ -45,6 +50,8 @@ int cmd_console(int argc, char **argv)
         {"pace-ms", required_argument, 0, 'p'},   {"trial-timeout", required_argument, 0, 'T'},
         {"theme", required_argument, 0, 'y'},     {"plot", required_argument, 0, 'P'},
         {"ascii", no_argument, 0, 'A'},           {"help", no_argument, 0, 'h'},
+        {"policy", required_argument, 0, 'Y'},    {"sched-jobs", required_argument, 0, 'J'},
+        {"sched-speed", required_argument, 0, 'X'}, {"no-sched", no_argument, 0, 'N'},
         {0, 0, 0, 0}};
     ConsoleOptions o;
     console_defaults(&o);
@@ -63,6 +70,17 @@ int cmd_console(int argc, char **argv)
         case 'y': o.theme = optarg; break;
         case 'P': o.plot = optarg; break;
         case 'A': o.ascii = 1; break;
+        case 'Y': o.policy = optarg; break;
+        case 'N': o.no_sched = 1; break;
+        case 'J':
+            if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
+                return 2;
+            o.sched_jobs = (int)v;
+            break;
+        case 'X':
+            if (flags_double("console", "--sched-speed", optarg, 0.001, 1e6, &o.sched_speed) < 0)
+                return 2;
+            break;
         case 'b':
             if (flags_long("console", "--budget", optarg, 1, 100000, &v) < 0)
                 return 2;

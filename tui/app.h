@@ -10,6 +10,7 @@
 #include "tui/editor.h"
 #include "tui/layout.h"
 #include "tui/plot.h"
+#include "tui/simsched.h"
 #include "tui/snapshot.h"
 #include "tui/trials.h"
 
@@ -66,6 +67,9 @@ typedef struct {
     char log[APP_LOG_LINES][160];
     size_t log_n;            /* lines ever written */
 
+    SimSched *ss;            /* the simulated cluster scheduler, NULL when none */
+    size_t ss_events_seen;   /* scheduler events already logged */
+
     ClusterSnapshot snap;
     size_t loads_scroll;
 } App;
@@ -83,6 +87,7 @@ void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(pr
 void view_tune_draw(const App *a);
 void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll);
 void view_hosts_draw(const App *a);
+void view_timeline_draw(const App *a, Rect r);
 void view_log_draw(const App *a, Rect r);
 /* The surrogate pane for one trial record (NULL: none yet). */
 void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,

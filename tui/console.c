@@ -31,6 +31,26 @@ void console_defaults(ConsoleOptions *o)
     o->plot = "braille";
     o->theme = "default";
     o->optimizer = optimizer_find("bespoke") ? "bespoke" : "random";
+    o->policy = "doubling";
+    o->sched_jobs = 40;
+    o->sched_speed = 60;
+}
+
+/* Logs the scheduler's new decisions and refreshes what the cluster view shows. */
+static void sched_changed(App *a)
+{
+    const SchedState *st = simsched_state(a->ss);
+    size_t n = sched_event_count(st);
+    for (; a->ss_events_seen < n; a->ss_events_seen++) {
+        const SchedEvent *ev = sched_event(st, a->ss_events_seen);
+        if (ev->kind != SCHED_EV_RESIZE && ev->kind != SCHED_EV_STOP)
+            continue; /* starts and finishes are in the timeline; the log keeps the costly ones */
+        char text[160];
+        simsched_event_text(a->ss, a->ss_events_seen, text, sizeof text);
+        app_log(a, "sched: %s", text);
+    }
+    simsched_snapshot(a->ss, &a->snap);
+    a->dirty = 1;
 }
 
 void app_log(App *a, const char *fmt, ...)
@@ -168,6 +188,8 @@ void app_draw(App *a)
         view_tune_draw(a);
     else if (a->view == VIEW_CLUSTER) {
         view_cluster_draw(&a->snap, &a->layout, a->loads_scroll);
+        if (a->layout.shown[PANE_TIMELINE])
+            view_timeline_draw(a, a->layout.rect[PANE_TIMELINE]);
         if (a->layout.shown[PANE_LOG])
             view_log_draw(a, a->layout.rect[PANE_LOG]);
     } else
@@ -231,6 +253,17 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     if (!a->tuner)
         return error_prefix(err, "--optimizer");
     a->pace_ms = o->pace_ms >= 0 ? o->pace_ms : a->sim ? 600 : 0;
+    if (a->sim && !o->no_sched) {
+        SimSchedOptions so;
+        simsched_defaults(&so);
+        so.policy = o->policy;
+        so.jobs = o->sched_jobs;
+        so.speed = o->sched_speed;
+        so.seed = (uint64_t)o->seed;
+        a->ss = simsched_new(&so, err);
+        if (!a->ss)
+            return error_prefix(err, "the simulated scheduler (--policy, --sched-jobs)");
+    }
     return 0;
 }
 
@@ -240,8 +273,10 @@ static void close_session(App *a)
     suggestion_clear(&a->pred);
     tuner_free(a->tuner);
     trials_free(&a->table);
+    simsched_free(a->ss);
     free(a->snap.hosts);
     free(a->snap.jobs);
+    free(a->snap.grid);
     simcluster_free(a->sim);
     cluster_free(a->owned_cluster);
     job_clear(&a->owned_job);
@@ -294,6 +329,8 @@ int console_run(const ConsoleOptions *o, Error *err)
         a->plot_style = plot_style_find("ascii");
     app_set_theme(a, o->theme ? o->theme : "default");
     view_cluster_snapshot(a);
+    if (a->ss)
+        sched_changed(a);
     app_log(a, "session: %s on %s, optimizer %s, budget %d", a->job->name,
             a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
             tuner_budget(a->tuner));
@@ -312,6 +349,10 @@ int console_run(const ConsoleOptions *o, Error *err)
         size_t tn = tuner_pollfds(a->tuner, fds + 2, MAX_FDS - 2, &deadline);
         if (a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) && !tuner_done(a->tuner))
             deadline = min_deadline(deadline, a->next_trial_ms);
+        if (a->ss) {
+            simsched_set_paused(a->ss, a->user_paused);
+            deadline = min_deadline(deadline, simsched_deadline(a->ss));
+        }
         if (a->table_stale || a->pred_stale)
             deadline = min_deadline(deadline, now + (a->pred_stale ? 50 : 0));
         if (a->dirty)
@@ -339,6 +380,15 @@ int console_run(const ConsoleOptions *o, Error *err)
         if (rc > 0 && (fds[0].revents & (POLLIN | POLLHUP)))
             input_handle(a);
         tuner_step(a->tuner, fds + 2, rc > 0 ? tn : 0, now);
+        if (a->ss && !a->user_paused) {
+            int64_t due = simsched_deadline(a->ss);
+            if (due >= 0 && now >= due) {
+                Error serr;
+                if (simsched_tick(a->ss, now, &serr) < 0)
+                    app_log(a, "sched: %s", serr.msg);
+                sched_changed(a);
+            }
+        }
         if (a->table_stale) {
             a->table_stale = 0;
             app_rebuild_table(a);

@@ -17,6 +17,11 @@ typedef struct {
     int pace_ms;            /* pause between trials; < 0: 600 on the simulator, 0 otherwise */
     double trial_timeout_s;
     int ascii;              /* no Unicode glyphs */
+    /* the simulated cluster scheduler (on the simulator only) */
+    int no_sched;
+    const char *policy;
+    int sched_jobs;
+    double sched_speed;     /* simulated seconds per real second */
 } ConsoleOptions;
 
 void console_defaults(ConsoleOptions *o);

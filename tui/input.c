@@ -156,10 +156,62 @@ static void set_pause(App *a, int paused)
     app_log(a, paused ? "paused: no new trial starts" : "resumed");
 }
 
+/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
+ * applied at the next decision (the scheduler's rule) and logged. */
+static int sched_command(App *a, const char *word, const char *arg)
+{
+    if (!a->ss) {
+        app_message(a, 1, ":%s: no cluster scheduler runs in this session", word);
+        return -1;
+    }
+    SchedState *st = simsched_state_mut(a->ss);
+    char name[64] = "";
+    long n = 0;
+    int got = sscanf(arg, "%63s %ld", name, &n);
+    Error err;
+    int rc;
+    if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
+        int node = -1;
+        for (int i = 0; i < sched_node_count(st); i++)
+            if (strcmp(sched_node_name(st, i), name) == 0)
+                node = i;
+        if (node < 0) {
+            app_message(a, 1, ":%s: expected a node name (e.g. %s), found '%s'", word,
+                        sched_node_name(st, 0), name);
+            return -1;
+        }
+        rc = sched_drain_node(st, node, word[0] == 'd', &err);
+    } else {
+        int job = got >= 1 ? sched_job_find(st, name) : -1;
+        if (job < 0) {
+            app_message(a, 1, ":%s: expected a job name from the job list, found '%s'", word, name);
+            return -1;
+        }
+        if (strcmp(word, "pin") == 0) {
+            if (got != 2 || n < 0) {
+                app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
+                return -1;
+            }
+            rc = sched_pin(st, (size_t)job, (int)n, &err);
+        } else {
+            rc = sched_pause(st, (size_t)job, word[0] == 'p', &err);
+        }
+    }
+    if (rc < 0) {
+        app_message(a, 1, ":%s: %s", word, err.msg);
+        return -1;
+    }
+    app_log(a, "override: %s %s (at the next decision)", word, arg);
+    app_message(a, 0, "%s %s: applied at the next scheduling decision", word, arg);
+    return 0;
+}
+
 int input_command(App *a, const char *line)
 {
     char word[32] = "", arg[96] = "";
     sscanf(line, " %31s %95[^\n]", word, arg);
+    for (size_t n = strlen(arg); n > 0 && arg[n - 1] == ' '; n--)
+        arg[n - 1] = 0;
     if (!word[0])
         return 0;
     if (strcmp(word, "budget") == 0) {
@@ -172,8 +224,12 @@ int input_command(App *a, const char *line)
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);
-    } else if (strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) {
+    } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
         set_pause(a, word[0] == 'p');
+    } else if (strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0 ||
+               strcmp(word, "pin") == 0 || strcmp(word, "drain") == 0 ||
+               strcmp(word, "undrain") == 0) {
+        return sched_command(a, word, arg);
     } else if (strcmp(word, "plot") == 0) {
         const PlotStyle *s = plot_style_find(arg);
         if (!s) {
@@ -200,13 +256,18 @@ int input_command(App *a, const char *line)
         if (app_set_theme(a, arg) < 0)
             return -1;
     } else if (strcmp(word, "policy") == 0) {
-        app_message(a, 1, ":policy: no cluster scheduler runs in this session");
+        if (!a->ss)
+            app_message(a, 1, ":policy: no cluster scheduler runs in this session");
+        else
+            app_message(a, 1, ":policy: the scheduler cannot change policy while it runs; "
+                              "start the console with --policy %s", arg[0] ? arg : "NAME");
         return -1;
     } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) {
         a->quit = 1;
     } else {
-        app_message(a, 1, "unknown command '%s': expected budget, pause, resume, plot, sort, "
-                          "filter, theme, policy or quit (? lists the keys)", word);
+        app_message(a, 1, "unknown command '%s': expected budget, pause, resume, pin, drain, "
+                          "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
+                    word);
         return -1;
     }
     a->dirty = 1;
@@ -219,8 +280,10 @@ static void prompt_key(App *a, wint_t ch, int is_key)
     if (!is_key && (ch == '\r' || ch == '\n')) {
         int p = a->prompt;
         a->prompt = 0;
-        if (p == ':' && input_command(a, a->input) == 0 && !a->message_bad)
-            a->message[0] = 0;
+        if (p == ':') {
+            a->message[0] = 0; /* the command's own message, if any, replaces the last */
+            input_command(a, a->input);
+        }
     } else if (!is_key && ch == KEY_ESC) {
         if (a->prompt == '/') {
             a->filter[0] = 0;

@@ -6,7 +6,7 @@
 
 static const char *const PANE_NAMES[PANE_COUNT] = {
     "tabs", "status", "surrogate", "editor", "best-so-far", "trials",
-    "log",  "loads",  "gpu-grid",  "jobs",   "hosts",
+    "log",  "loads",  "gpu-grid",  "jobs",   "hosts", "timeline",
 };
 static const char *const VIEW_NAMES[VIEW_COUNT] = {"Tune", "Cluster", "Hosts"};
 
@@ -99,7 +99,14 @@ static void cluster(Layout *l, int cols, int body_y, int body_h)
         place(l, PANE_LOADS, 0, body_y, cols, top_h - grid_h);
         place(l, PANE_GPUGRID, 0, body_y + top_h - grid_h, cols, grid_h);
     }
-    place(l, PANE_JOBS, 0, body_y + top_h, cols, h - top_h);
+    add(l, PANE_TIMELINE);
+    if (cols >= 100) {
+        int jobs_w = cols * 3 / 5;
+        place(l, PANE_JOBS, 0, body_y + top_h, jobs_w, h - top_h);
+        place(l, PANE_TIMELINE, jobs_w, body_y + top_h, cols - jobs_w, h - top_h);
+    } else {
+        place(l, PANE_JOBS, 0, body_y + top_h, cols, h - top_h);
+    }
     place(l, PANE_LOG, 0, body_y + h, cols, log_h);
 }
 

@@ -17,6 +17,7 @@ typedef enum {
     PANE_GPUGRID,   /* cluster: GPU allocation grid */
     PANE_JOBS,      /* cluster: the job list */
     PANE_HOSTS,     /* hosts: connection table */
+    PANE_TIMELINE,  /* cluster: the scheduler's decisions (starts, resizes, finishes) */
     PANE_COUNT
 } PaneId;
 

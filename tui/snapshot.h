@@ -19,6 +19,10 @@ typedef struct {
 
 typedef struct {
     char name[48];
+    char label;            /* its letter in the GPU grid; 0: by position */
+    int state;             /* the scheduler's job state, or -1 */
+    char state_name[12];   /* "running", "stalled"...; empty when not scheduled */
+    int pinned;            /* an operator override holds its GPU count */
     int gpus;
     double progress;       /* 0..1, NAN unknown */
     double eta_s;          /* predicted completion from now, NAN unknown */
@@ -32,8 +36,13 @@ typedef struct {
     HostLoad *hosts;
     size_t n_hosts;
     JobRow *jobs;
-    size_t n_jobs;
+    size_t n_jobs, cap_jobs;
     char jobs_absent[128]; /* why there is no job list, when n_jobs == 0 */
+    char jobs_source[128];
+    /* The GPU grid: the scheduler's nodes when one runs (NULL: the hosts above). */
+    HostLoad *grid;
+    size_t n_grid;
+    char grid_source[128];
 } ClusterSnapshot;
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "tui/app.h"
 #include "tui/draw.h"
+#include "tui/simsched.h"
 
 static void labelled_bar(int y, int x, int w, const char *label, double v, Role role)
 {
@@ -24,7 +25,7 @@ static void labelled_bar(int y, int x, int w, const char *label, double v, Role 
 static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
 {
     char title[200];
-    snprintf(title, sizeof title, "Load: %zu hosts, %s", s->n_hosts, s->source);
+    snprintf(title, sizeof title, "Tuning workers: %s", s->source);
     Rect r = draw_box(box, title, 0);
     if (r.h < 1)
         return;
@@ -51,16 +52,26 @@ static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
     }
 }
 
+static wchar_t job_label(const ClusterSnapshot *s, int j)
+{
+    if (j >= 0 && (size_t)j < s->n_jobs && s->jobs[j].label)
+        return (wchar_t)s->jobs[j].label;
+    return (wchar_t)(L'A' + j % 26);
+}
+
 static void draw_grid(const ClusterSnapshot *s, Rect box)
 {
+    const HostLoad *hosts = s->grid ? s->grid : s->hosts;
+    size_t n_hosts = s->grid ? s->n_grid : s->n_hosts;
     size_t gpus = 0, held = 0;
-    for (size_t i = 0; i < s->n_hosts; i++)
-        for (int g = 0; g < s->hosts[i].n_gpus; g++) {
+    for (size_t i = 0; i < n_hosts; i++)
+        for (int g = 0; g < hosts[i].n_gpus; g++) {
             gpus++;
-            held += s->hosts[i].gpu_job[g] >= 0;
+            held += hosts[i].gpu_job[g] >= 0;
         }
-    char title[96];
-    snprintf(title, sizeof title, "GPUs: %zu/%zu held", held, gpus);
+    char title[200];
+    snprintf(title, sizeof title, "GPUs: %zu/%zu held%s%s", held, gpus, s->grid ? ", " : "",
+             s->grid ? s->grid_source : "");
     Rect r = draw_box(box, title, 0);
     if (r.h < 1)
         return;
@@ -70,8 +81,8 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
     }
     /* Hosts packed left to right: "name ▮▮▮▮▮▮▮▮ " per host. */
     int name_w = 7, x = 0, y = 0;
-    for (size_t i = 0; i < s->n_hosts && y < r.h; i++) {
-        const HostLoad *h = &s->hosts[i];
+    for (size_t i = 0; i < n_hosts && y < r.h; i++) {
+        const HostLoad *h = &hosts[i];
         if (h->n_gpus == 0)
             continue;
         int cell_w = name_w + h->n_gpus + 1;
@@ -82,50 +93,70 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
                 break;
             }
         }
-        draw_textf(r.y + y, r.x + x, name_w, ROLE_DIM, "%-*.*s", name_w - 1, name_w - 1, h->name);
+        draw_textf(r.y + y, r.x + x, name_w, h->role[0] ? ROLE_WARN : ROLE_DIM, "%-*.*s",
+                   name_w - 1, name_w - 1, h->name);
         for (int g = 0; g < h->n_gpus && x + name_w + g < r.w; g++) {
             int j = h->gpu_job[g];
             if (j < 0)
                 draw_wchar(r.y + y, r.x + x + name_w + g, draw_unicode() ? L'\x00b7' : L'.', ROLE_DIM);
             else
-                draw_wchar(r.y + y, r.x + x + name_w + g, (wchar_t)(L'A' + j % 26),
+                draw_wchar(r.y + y, r.x + x + name_w + g, job_label(s, j),
                            (Role)(ROLE_JOB0 + j % 8));
         }
         x += cell_w;
     }
 }
 
+/* Active jobs first (resizing, running, queued, paused), then finished; not yet arrived
+ * jobs are left out. */
+static int job_rank(const JobRow *j)
+{
+    static const int RANK[] = {2, 0, 1, 3, 4, 9}; /* by SchedJobState order */
+    return j->state >= 0 && j->state < 6 ? RANK[j->state] : 1;
+}
+
 static void draw_jobs(const ClusterSnapshot *s, Rect box)
 {
-    Rect r = draw_box(box, "Jobs", 0);
+    char title[200];
+    snprintf(title, sizeof title, "Jobs%s%s (* pinned)", s->jobs_source[0] ? ": " : "",
+             s->jobs_source);
+    Rect r = draw_box(box, title, 0);
     if (r.h < 1)
         return;
     if (s->n_jobs == 0) {
         draw_text(r.y, r.x, r.w, ROLE_DIM, s->jobs_absent[0] ? s->jobs_absent : "no job");
         return;
     }
-    draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-16s %4s  %-14s %8s %7s  %-12s %s", "job", "gpus",
-               "progress", "eta", "resizes", "history", "note");
-    for (size_t i = 0; i < s->n_jobs && (int)i + 1 < r.h; i++) {
-        const JobRow *j = &s->jobs[i];
-        int y = r.y + 1 + (int)i;
-        draw_wchar(y, r.x, (wchar_t)(L'A' + i % 26), (Role)(ROLE_JOB0 + i % 8));
-        int col = 3 + draw_textf(y, r.x + 3, r.w - 3, ROLE_NORMAL, "%-16s %4d  ", j->name, j->gpus);
-        if (col + 14 < r.w) {
-            if (isfinite(j->progress))
-                draw_bar(y, r.x + col, 10, j->progress, ROLE_BAR_SHARE);
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-12s %4s %-7s %-10s %6s %3s  %s", "job", "gpus",
+               "state", "progress", "eta", "rsz", "history");
+    int y = r.y + 1;
+    for (int rank = 0; rank < 9 && y < r.y + r.h; rank++)
+        for (size_t i = 0; i < s->n_jobs && y < r.y + r.h; i++) {
+            const JobRow *j = &s->jobs[i];
+            if (job_rank(j) != rank)
+                continue;
+            draw_wchar(y, r.x, job_label(s, (int)i), (Role)(ROLE_JOB0 + i % 8));
+            int stalled = strcmp(j->state_name, "stalled") == 0;
+            Role role = stalled ? ROLE_WARN : rank >= 4 ? ROLE_DIM : ROLE_NORMAL;
+            int col = 3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ", j->name,
+                                     j->gpus, j->pinned ? '*' : ' ',
+                                     stalled ? "resize" : j->state_name);
+            if (col + 11 < r.w) {
+                if (isfinite(j->progress))
+                    draw_bar(y, r.x + col, 10, j->progress, ROLE_BAR_SHARE);
+                else
+                    draw_text(y, r.x + col, 10, ROLE_DIM, "n/a");
+                col += 11;
+            }
+            char eta[16];
+            if (isfinite(j->eta_s))
+                snprintf(eta, sizeof eta, "%.0fs", j->eta_s);
             else
-                draw_text(y, r.x + col, 10, ROLE_DIM, "n/a");
-            col += 15;
+                snprintf(eta, sizeof eta, "-");
+            draw_textf(y, r.x + col, r.w - col, role, "%6s %3d  %s  %s", eta, j->resizes,
+                       j->history, j->note);
+            y++;
         }
-        char eta[16];
-        if (isfinite(j->eta_s))
-            snprintf(eta, sizeof eta, "%.0fs", j->eta_s);
-        else
-            snprintf(eta, sizeof eta, "-");
-        draw_textf(y, r.x + col, r.w - col, j->resizes ? ROLE_WARN : ROLE_NORMAL,
-                   "%8s %7d  %-12s %s", eta, j->resizes, j->history, j->note);
-    }
 }
 
 void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll)
@@ -144,8 +175,10 @@ void view_cluster_snapshot(App *a)
     ClusterSnapshot *s = &a->snap;
     if (!s->hosts)
         s->hosts = calloc(c->n_machines ? c->n_machines : 1, sizeof *s->hosts);
-    if (!s->jobs)
+    if (!s->jobs) {
         s->jobs = calloc(1, sizeof *s->jobs);
+        s->cap_jobs = 1;
+    }
     s->n_hosts = c->n_machines;
     /* The newest trial that measured something. */
     const TrialRecord *rec = NULL;
@@ -207,9 +240,12 @@ void view_cluster_snapshot(App *a)
         if (sch)
             h->share = sch->worker[m] ? (double)schedule_machine_inputs(sch, m) / batch : 0;
     }
+    if (a->ss)
+        return; /* the job list is the scheduler's */
     s->n_jobs = 1;
     JobRow *j = &s->jobs[0];
     memset(j, 0, sizeof *j);
+    j->state = -1;
     snprintf(j->name, sizeof j->name, "tune:%s", a->job->name);
     j->gpus = gpus_used;
     int budget = tuner_budget(a->tuner);
@@ -246,4 +282,31 @@ void view_hosts_draw(const App *a)
                    "%-12s %-22s %-14s %8s  %-10s %s", c->machines[m].name, c->machines[m].host,
                    a->sim ? "simulated" : "not connected", "-", a->sim ? "n/a" : "unchecked",
                    a->sim ? "" : "no SSH host pool in this build");
+}
+
+void view_timeline_draw(const App *a, Rect box)
+{
+    Rect r = draw_box(box, "Resizes and decisions", 0);
+    if (r.h < 1)
+        return;
+    if (!a->ss) {
+        draw_text(r.y, r.x, r.w, ROLE_DIM, "no scheduler in this session");
+        return;
+    }
+    const SchedState *st = simsched_state(a->ss);
+    size_t n = sched_event_count(st);
+    /* The newest at the bottom, like a log. */
+    size_t first = n > (size_t)r.h ? n - (size_t)r.h : 0;
+    for (size_t i = first; i < n; i++) {
+        const SchedEvent *ev = sched_event(st, i);
+        char text[160];
+        simsched_event_text(a->ss, i, text, sizeof text);
+        draw_text(r.y + (int)(i - first), r.x, r.w,
+                  ev->kind == SCHED_EV_RESIZE ? ROLE_WARN
+                  : ev->kind == SCHED_EV_FINISH ? ROLE_GOOD
+                                                : ROLE_NORMAL,
+                  text);
+    }
+    if (n == 0)
+        draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first arrival");
 }

@@ -83,9 +83,22 @@ grep -q "$(printf '\342\240')\|$(printf '\342\241')\|$(printf '\342\242')\|$(pri
     fail "no Braille glyph in the best-so-far plot"
 
 T send-keys -t main 2
-wait_for main 'Load: 10 hosts'
-wait_for main 'GPUs: [0-9]+/1 held'
-wait_for main 'tune:googlenet'
+wait_for main 'Tuning workers: trial [0-9]+ measured'
+wait_for main 'GPUs: [0-9]+/64 held, doubling t=[0-9]+s'
+wait_for main 'Resizes and decisions'
+wait_for main 's [a-z] resnet110-[0-9]+ +start [0-9]+ GPU'
+wait_for main 's [a-z] resnet110-[0-9]+ +resize [0-9]+>[0-9]+' 30
+wait_for main '^.a  resnet110-0 '
+# scheduler overrides: applied at the next decision and logged; bad ones explained
+T send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 Enter
+wait_for main 'pin resnet110-0 2: applied at the next scheduling decision'
+wait_for main 'resnet110-0 +2\* ' 20
+T send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
+wait_for main 'drain node15: applied at the next scheduling decision'
+T send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
+wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
+T send-keys -t main : p o l i c y ' ' o p t i m u s Enter
+wait_for main ':policy: the scheduler cannot change policy while it runs'
 T send-keys -t main 3
 wait_for main 'c4x8-2 +c4x8-2.sim +simulated'
 T send-keys -t main Tab

@@ -131,6 +131,7 @@ Test(views, cluster_grid_labels_each_gpu_by_its_job_and_unknown_load_is_not_zero
             hosts[i].gpu_job[g] = (short)(i == 0 ? 0 : i == 1 ? (g < 4 ? 1 : -1) : -1);
     }
     snprintf(jobs[0].name, sizeof jobs[0].name, "resnet");
+    jobs[0].state = jobs[1].state = -1;
     jobs[0].gpus = 8;
     jobs[0].progress = 0.5;
     jobs[0].eta_s = 120;
