@@ -10,6 +10,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "core/simcluster.h"
+#include "remote/hostpool.h"
 #include "remote/tuner.h"
 
 static void usage(FILE *out)
@@ -18,6 +19,7 @@ static void usage(FILE *out)
             "usage: tunedeck tune (--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE)\n"
             "                     [--launcher NAME] [--trial-cmd CMD] [--optimizer NAME]\n"
             "                     [--budget N] [--seed N] [--trial-timeout S] [--json]\n"
+            "                     [--accept-new-host-keys]\n"
             "\n"
             "  --sim SPEC         tune on the embedded simulated cluster (%s)\n"
             "  --cluster FILE     a cluster inventory (JSON); with --job FILE, a job file\n"
@@ -29,7 +31,9 @@ static void usage(FILE *out)
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
-            "  --json             print one JSON result object on stdout\n",
+            "  --json             print one JSON result object on stdout\n"
+            "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
+            "                     (a changed key is always refused)\n",
             simcluster_settings_help(), launcher_names(), optimizer_names());
 }
 
@@ -37,7 +41,7 @@ typedef struct {
     const char *sim, *cluster, *job, *launcher, *trial_cmd, *optimizer;
     long budget, seed;
     double timeout_s;
-    int json;
+    int json, accept_keys;
 } TuneArgs;
 
 static int parse_args(int argc, char **argv, TuneArgs *a)
@@ -48,6 +52,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         {"trial-cmd", required_argument, 0, 't'}, {"optimizer", required_argument, 0, 'o'},
         {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
         {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
+        {"accept-new-host-keys", no_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->budget = 10;
@@ -66,6 +71,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 't': a->trial_cmd = optarg; break;
         case 'o': a->optimizer = optarg; break;
         case 'J': a->json = 1; break;
+        case 'A': a->accept_keys = 1; break;
         case 'b':
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
                 return 2;
@@ -224,6 +230,7 @@ int cmd_tune(int argc, char **argv)
     const LauncherKind *lk = launcher_find(lname);
     rc = 2;
     Tuner *t = NULL;
+    HostPool *pool = NULL;
     if (!lk) {
         fprintf(stderr, "tunedeck tune: --launcher: unknown launcher '%s': expected one of %s\n",
                 lname, launcher_names());
@@ -240,6 +247,15 @@ int cmd_tune(int argc, char **argv)
                 lname);
         goto out;
     }
+    if (strcmp(lname, "per-host") == 0 || strcmp(lname, "single") == 0) {
+        HostPoolOptions po = {.accept_new_host_keys = a.accept_keys,
+                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+        pool = hostpool_new(&po, &err);
+        if (!pool || hostpool_add_cluster(pool, cluster, &err) < 0) {
+            fprintf(stderr, "tunedeck tune: --cluster: %s\n", err.msg);
+            goto out;
+        }
+    }
     TunerConfig cfg = {
         .cluster = cluster,
         .job = jobp,
@@ -248,7 +264,7 @@ int cmd_tune(int argc, char **argv)
         .budget = (int)a.budget,
         .launcher = lk,
         .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
-                   .seed = (uint64_t)a.seed},
+                   .seed = (uint64_t)a.seed, .remote = pool},
     };
     t = tuner_new(&cfg, &err);
     if (!t) {
@@ -266,6 +282,7 @@ int cmd_tune(int argc, char **argv)
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
 out:
     tuner_free(t);
+    hostpool_free(pool);
     simcluster_free(sim);
     cluster_free(owned_cluster);
     job_clear(&job);
