@@ -10,6 +10,7 @@
 const Command COMMANDS[] = {
     {"tune", "tune one job's schedule (headless)", cmd_tune},
     {"sim-trial", "the simulator as a protocol v1 trial command", cmd_sim_trial},
+    {"hosts", "check reachability, host keys and GPUs of an inventory", cmd_hosts},
     {NULL, NULL, NULL},
 };
 
