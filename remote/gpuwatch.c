@@ -108,6 +108,9 @@ static void on_gpu_line(void *ud, RemoteExec *x, StreamKind s, const char *line,
         h->n_gpus++;
     }
     h->gpus[i] = g;
+    /* The process list may have come first: join it again on the new table. */
+    for (size_t k = 0; k < h->n_procs; k++)
+        h->procs[k].gpu = nvsmi_join(h->gpus, h->n_gpus, &h->procs[k].proc);
     h->state = GPUHOST_OK;
     h->why[0] = 0;
 }

@@ -16,7 +16,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tunedeck-rexec --cluster FILE [--accept-new-host-keys] [--only NAME]\n"
             "                      [--stdin FILE] [--repeat N] [--interval S] [--quiet]\n"
-            "                      [--stats] (--sh COMMAND | -- ARG...)\n"
+            "                      [--stats] [--keep] (--sh COMMAND | -- ARG...)\n"
+            "  --keep   keep sessions up between rounds (heartbeats, reconnect with backoff)\n"
             "  prints 'NAME out: LINE', 'NAME err: LINE', then 'NAME exit N' or\n"
             "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0\n");
 }
@@ -55,11 +56,12 @@ int main(int argc, char **argv)
                                          {"interval", required_argument, 0, 'I'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"stats", no_argument, 0, 's'},
+                                         {"keep", no_argument, 0, 'k'},
                                          {"sh", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *cluster_path = NULL, *only = NULL, *stdin_path = NULL, *sh = NULL;
-    int accept = 0, stats = 0;
+    int accept = 0, stats = 0, keep = 0;
     long repeat = 1;
     double interval_s = 0;
     Ctx ctx = {0};
@@ -72,6 +74,7 @@ int main(int argc, char **argv)
         case 'i': stdin_path = optarg; break;
         case 'q': ctx.quiet = 1; break;
         case 's': stats = 1; break;
+        case 'k': keep = 1; break;
         case 'S': sh = optarg; break;
         case 'r':
             repeat = strtol(optarg, NULL, 10);
@@ -122,6 +125,9 @@ int main(int argc, char **argv)
     }
     ctx.pool = p;
     size_t n = hostpool_size(p);
+    for (size_t i = 0; keep && i < n; i++)
+        hostpool_connect(p, i, 1);
+    char *last_ok = calloc(n, 1);
     RemoteExec **xs = calloc(n, sizeof *xs);
     struct pollfd *fds = calloc(n + 1, sizeof *fds);
     int failures = 0;
@@ -159,6 +165,7 @@ int main(int argc, char **argv)
             HostInfo hi;
             hostpool_info(p, i, &hi);
             ExecOutcome o = rexec_outcome(xs[i]);
+            last_ok[i] = o == EXEC_EXITED && rexec_exit_status(xs[i]) == 0;
             if (o == EXEC_EXITED) {
                 if (!ctx.quiet)
                     printf("%s exit %d\n", hi.name, rexec_exit_status(xs[i]));
@@ -192,7 +199,14 @@ int main(int argc, char **argv)
                 "stats: hosts %zu first_round_s %.3f total_s %.3f cpu_s %.3f max_step_ms %.2f "
                 "lines %ld\n",
                 n, first_round_s, clock_now_s() - t0, cpu, max_step_ms, ctx.lines);
+        for (size_t i = 0; i < n; i++) {
+            HostInfo hi;
+            hostpool_info(p, i, &hi);
+            printf("host %s connects %d drops %d\nlast-round %s %s\n", hi.name, hi.connects,
+                   hi.drops, hi.name, last_ok[i] ? "ok" : "failed");
+        }
     }
+    free(last_ok);
     free(xs);
     free(fds);
     free(command);
