@@ -18,6 +18,7 @@ static void usage(FILE *out)
             "                      [--stdin FILE] [--repeat N] [--interval S] [--quiet]\n"
             "                      [--stats] [--keep] (--sh COMMAND | -- ARG...)\n"
             "  --keep   keep sessions up between rounds (heartbeats, reconnect with backoff)\n"
+            "  --heartbeat S  keep-alive period (default 5; 3 missed: the host is down)\n"
             "  prints 'NAME out: LINE', 'NAME err: LINE', then 'NAME exit N' or\n"
             "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0\n");
 }
@@ -57,13 +58,14 @@ int main(int argc, char **argv)
                                          {"quiet", no_argument, 0, 'q'},
                                          {"stats", no_argument, 0, 's'},
                                          {"keep", no_argument, 0, 'k'},
+                                         {"heartbeat", required_argument, 0, 'H'},
                                          {"sh", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *cluster_path = NULL, *only = NULL, *stdin_path = NULL, *sh = NULL;
     int accept = 0, stats = 0, keep = 0;
     long repeat = 1;
-    double interval_s = 0;
+    double interval_s = 0, heartbeat_s = 0;
     Ctx ctx = {0};
     int c;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
@@ -75,6 +77,7 @@ int main(int argc, char **argv)
         case 'q': ctx.quiet = 1; break;
         case 's': stats = 1; break;
         case 'k': keep = 1; break;
+        case 'H': heartbeat_s = strtod(optarg, NULL); break;
         case 'S': sh = optarg; break;
         case 'r':
             repeat = strtol(optarg, NULL, 10);
@@ -117,6 +120,7 @@ int main(int argc, char **argv)
         }
     }
     HostPoolOptions po = {.accept_new_host_keys = accept,
+                          .heartbeat_s = heartbeat_s,
                           .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
     HostPool *p = hostpool_new(&po, &err);
     if (!p || hostpool_add_cluster(p, cl, &err) < 0) {

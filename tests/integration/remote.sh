@@ -143,6 +143,25 @@ wait $RPID
 check "a killed sshd is noticed and its host reconnected" \
     sh -c "grep -q 'h3 ssh-failed' '$T/r1' && grep -q 'host h3 connects [2-9]' '$T/r1' && grep -q 'last-round h3 ok' '$T/r1'"
 
+"$rexec" --cluster "$T/inv.json" --keep --heartbeat 0.3 --repeat 7 --interval 0.5 --stats --quiet \
+    -- sleep 0.1 > "$T/r2" 2>&1 &
+RPID=$!
+sleep 1.2
+kids=$(pgrep -P "$(cat "$T/h/sshd2.pid")")
+kill -STOP $kids
+sleep 1.8
+kill -CONT $kids
+wait $RPID
+check "a silent host (its session's sshd stopped) is found by heartbeats and reconnected" \
+    sh -c "grep -q 'h2 ssh-failed: .*silent for' '$T/r2' && grep -q 'last-round h2 ok' '$T/r2' && ! grep -q 'h1 ssh-failed' '$T/r2'"
+
+ssh-keygen -q -t ed25519 -N 'not-asked' -f "$T/h/enc"
+cat "$T/h/enc.pub" >> "$T/h/authorized_keys"
+sed "s|$T/h/id_ed25519|$T/h/enc|" "$T/inv.json" > "$T/inv-enc.json"
+timeout 10 "$rexec" --cluster "$T/inv-enc.json" --only h1 -- true < /dev/null > "$T/e1" 2>&1
+check "an encrypted key without an agent fails clearly and never prompts" \
+    grep -q 'h1 ssh-failed: .*is encrypted and no ssh-agent holds it' "$T/e1"
+
 echo "trials"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host --trial-cmd "$trial" \
     --budget 3 --optimizer random --json > "$T/t1.json" 2>"$T/t1.err"
