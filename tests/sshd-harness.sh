@@ -66,7 +66,9 @@ X11Forwarding no
 MaxStartups 2000
 MaxSessions 2000
 LogLevel ERROR
-SetEnv PATH=${gpu_path}/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin TUNEDECK_TEST_HOST=$i
+# SHLVL=1: bash then skips ~/.bashrc, which it would otherwise source for every ssh
+# command (Debian's SSH_SOURCE_BASHRC): a heavy .bashrc would dominate every timing.
+SetEnv PATH=${gpu_path}/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin TUNEDECK_TEST_HOST=$i SHLVL=1
 EOF
     for extra in "$@"; do echo "$extra" >> "$H/sshd$i.conf"; done
     /usr/sbin/sshd -D -f "$H/sshd$i.conf" -E "$H/sshd$i.log" &

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "core/clock.h"
 #include "remote/hostpool.h"
@@ -28,6 +29,13 @@ typedef struct {
     long lines;
     HostPool *pool;
 } Ctx;
+
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
+}
 
 static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int cut)
 {
@@ -135,7 +143,7 @@ int main(int argc, char **argv)
     RemoteExec **xs = calloc(n, sizeof *xs);
     struct pollfd *fds = calloc(n + 1, sizeof *fds);
     int failures = 0;
-    double max_step_ms = 0, first_round_s = 0;
+    double max_step_ms = 0, max_step_cpu_ms = 0, first_round_s = 0, connected_s = -1;
     double t0 = clock_now_s();
     for (long round = 0; round < repeat; round++) {
         double round_start = clock_now_s();
@@ -157,11 +165,23 @@ int main(int argc, char **argv)
             size_t nf = hostpool_pollfds(p, fds, n + 1, &dl);
             int64_t left = dl < 0 ? 1000 : dl - clock_now_ms();
             int rc = poll(fds, nf, left < 0 ? 0 : left > 1000 ? 1000 : (int)left);
-            double s0 = clock_now_s();
+            double s0 = clock_now_s(), c0 = thread_cpu_ms();
             hostpool_step(p, fds, rc > 0 ? nf : 0, clock_now_ms());
-            double step_ms = (clock_now_s() - s0) * 1000;
+            double step_ms = (clock_now_s() - s0) * 1000, step_cpu_ms = thread_cpu_ms() - c0;
+            if (step_cpu_ms > max_step_cpu_ms)
+                max_step_cpu_ms = step_cpu_ms;
             if (step_ms > max_step_ms)
                 max_step_ms = step_ms;
+            if (connected_s < 0) {
+                size_t ready = 0;
+                for (size_t i = 0; i < n; i++) {
+                    HostInfo hi;
+                    hostpool_info(p, i, &hi);
+                    ready += hi.state == HOST_READY;
+                }
+                if (ready == n)
+                    connected_s = clock_now_s() - t0;
+            }
         }
         for (size_t i = 0; i < n; i++) {
             if (!xs[i])
@@ -200,9 +220,9 @@ int main(int argc, char **argv)
         double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
                      ru.ru_stime.tv_usec / 1e6;
         fprintf(stderr,
-                "stats: hosts %zu first_round_s %.3f total_s %.3f cpu_s %.3f max_step_ms %.2f "
-                "lines %ld\n",
-                n, first_round_s, clock_now_s() - t0, cpu, max_step_ms, ctx.lines);
+                "stats: hosts %zu connected_s %.3f first_round_s %.3f total_s %.3f cpu_s %.3f "
+                "max_step_ms %.2f max_step_cpu_ms %.2f lines %ld\n",
+                n, connected_s, first_round_s, clock_now_s() - t0, cpu, max_step_ms, max_step_cpu_ms, ctx.lines);
         for (size_t i = 0; i < n; i++) {
             HostInfo hi;
             hostpool_info(p, i, &hi);
