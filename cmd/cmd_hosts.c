@@ -13,16 +13,15 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: tunedeck hosts --cluster FILE [--json] [--accept-new-host-keys]\n"
-            "                      [--gpu-wait S]\n"
-            "Connects to every host of the inventory at once and reports reachability,\n"
-            "handshake latency, host-key status (with the SHA256 fingerprint), the GPUs\n"
-            "nvidia-smi reports and the last error. Exit status 1 when a host is down.\n"
-            "  --accept-new-host-keys  add unknown host keys to known_hosts (a changed key\n"
-            "                          is always refused)\n"
-            "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
-            "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n");
+    fprintf(out, "usage: tunedeck hosts --cluster FILE [--json] [--accept-new-host-keys]\n"
+                 "                      [--gpu-wait S]\n"
+                 "Connects to every host of the inventory at once and reports reachability,\n"
+                 "handshake latency, host-key status (with the SHA256 fingerprint), the GPUs\n"
+                 "nvidia-smi reports and the last error. Exit status 1 when a host is down.\n"
+                 "  --accept-new-host-keys  add unknown host keys to known_hosts (a changed key\n"
+                 "                          is always refused)\n"
+                 "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
+                 "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n");
 }
 
 static cJSON *num_or_null(double v, int known)
@@ -93,14 +92,22 @@ int cmd_hosts(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         switch (c) {
-        case 'c': path = optarg; break;
-        case 'J': json = 1; break;
-        case 'A': accept = 1; break;
+        case 'c':
+            path = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'A':
+            accept = 1;
+            break;
         case 'g':
             if (flags_double("hosts", "--gpu-wait", optarg, 0, 600, &gpu_wait_s) < 0)
                 return 2;
             break;
-        case 'h': usage(stdout); return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             fprintf(stderr, "tunedeck hosts: unknown or incomplete option '%s' (try --help)\n",
                     argv[optind - 1]);
@@ -189,8 +196,7 @@ int cmd_hosts(int argc, char **argv)
             if (cJSON_IsNumber(g))
                 snprintf(gpus, sizeof gpus, "%d", g->valueint);
             else
-                snprintf(gpus, sizeof gpus, "%s",
-                         cJSON_GetObjectItem(h, "gpu_state")->valuestring);
+                snprintf(gpus, sizeof gpus, "%s", cJSON_GetObjectItem(h, "gpu_state")->valuestring);
             const char *le = cJSON_GetObjectItem(h, "last_error")->valuestring;
             printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n",
                    cJSON_GetObjectItem(h, "name")->valuestring,

@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 typedef struct {
-    int64_t base_ms;  /* the first delay before jitter */
-    int64_t max_ms;   /* the cap */
+    int64_t base_ms; /* the first delay before jitter */
+    int64_t max_ms;  /* the cap */
 } Backoff;
 
 /* The delay before retry number `attempt` (0 = first retry): min(max, base * 2^attempt),

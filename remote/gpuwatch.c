@@ -10,7 +10,8 @@
 enum { RESTART_MS = 10000, MAX_GPUS = 64, MAX_PROCS = 512 };
 
 #define NO_TOOL_MARK "#no-gpu-tool"
-#define NO_TOOL_CHECK "command -v nvidia-smi >/dev/null 2>&1 || { echo '" NO_TOOL_MARK "'; exit 0; }; "
+#define NO_TOOL_CHECK                                                                              \
+    "command -v nvidia-smi >/dev/null 2>&1 || { echo '" NO_TOOL_MARK "'; exit 0; }; "
 
 typedef struct {
     size_t host;
@@ -57,15 +58,16 @@ char *gpuwatch_apps_command(double period_s)
 {
     char *c = malloc(1024);
     /* One loop per host: the processes, then their groups (#pg PID PGID), then #end. */
-    snprintf(c, 1024,
-             NO_TOOL_CHECK
-             "while out=$(nvidia-smi --query-compute-apps=" NVSMI_QUERY_APPS
-             " --format=csv,noheader,nounits); do "
-             "[ -n \"$out\" ] && printf '%%s\\n' \"$out\"; "
-             "pids=$(printf '%%s\\n' \"$out\" | awk -F, '$1+0>0{printf \"%%s%%d\", s, $1; s=\",\"}'); "
-             "[ -n \"$pids\" ] && ps -o pid=,pgid= -p \"$pids\" | awk '{print \"#pg\", $1, $2}'; "
-             "echo '#end'; sleep %.3f; done",
-             period_s > 0 ? period_s : 1.0);
+    snprintf(
+        c, 1024,
+        NO_TOOL_CHECK
+        "while out=$(nvidia-smi --query-compute-apps=" NVSMI_QUERY_APPS
+        " --format=csv,noheader,nounits); do "
+        "[ -n \"$out\" ] && printf '%%s\\n' \"$out\"; "
+        "pids=$(printf '%%s\\n' \"$out\" | awk -F, '$1+0>0{printf \"%%s%%d\", s, $1; s=\",\"}'); "
+        "[ -n \"$pids\" ] && ps -o pid=,pgid= -p \"$pids\" | awk '{print \"#pg\", $1, $2}'; "
+        "echo '#end'; sleep %.3f; done",
+        period_s > 0 ? period_s : 1.0);
     return c;
 }
 

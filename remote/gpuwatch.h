@@ -15,8 +15,8 @@ typedef enum { GPUHOST_STARTING, GPUHOST_OK, GPUHOST_NO_TOOL, GPUHOST_ERROR } Gp
 
 typedef struct {
     GpuProcess proc;
-    long gpu;   /* index into the host's gpus (joined on UUID); -1 unknown */
-    long pgid;  /* its process group on the host; 0 unknown */
+    long gpu;  /* index into the host's gpus (joined on UUID); -1 unknown */
+    long pgid; /* its process group on the host; 0 unknown */
 } GpuProc;
 
 /* Keeps a pointer to the pool, which must outlive it. */
@@ -33,7 +33,7 @@ size_t gpuwatch_procs(const GpuWatch *w, size_t host, const GpuProc **out);
 const char *gpuwatch_state_name(GpuHostState s);
 
 /* The remote commands (exposed for tests and `tunedeck hosts`). */
-char *gpuwatch_gpu_command(double period_s);  /* period 0: one shot */
+char *gpuwatch_gpu_command(double period_s); /* period 0: one shot */
 char *gpuwatch_apps_command(double period_s);
 
 #endif

@@ -24,7 +24,7 @@ enum { RESOLVE_POLL_MS = 5 };
 const char *hostpool_state_name(HostState s)
 {
     static const char *const NAMES[] = {"idle", "resolving", "connecting", "handshake",
-                                        "auth", "ready", "down"};
+                                        "auth", "ready",     "down"};
     return NAMES[s];
 }
 
@@ -319,8 +319,7 @@ static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
         int e = errno;
         close(fd);
         if (!a->ai_next) {
-            host_down(p, h, now_ms, "connect to %s port %d: %s", h->target, h->port,
-                      strerror(e));
+            host_down(p, h, now_ms, "connect to %s port %d: %s", h->target, h->port, strerror(e));
             return;
         }
     }
@@ -431,8 +430,9 @@ static void drive_auth(HostPool *p, Host *h, int64_t now_ms)
                   "holds it (tunedeck never asks for a passphrase: run ssh-add)",
                   h->conf.identity[0] ? h->conf.identity : "file");
     else
-        host_down(p, h, now_ms, "authentication failed for %s: no agent key or identity "
-                                "file was accepted (%s)",
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key or identity "
+                  "file was accepted (%s)",
                   h->target, rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied");
 }
 

@@ -17,31 +17,31 @@ typedef struct HostPool HostPool;
 typedef struct RemoteExec RemoteExec;
 
 typedef struct {
-    const char *ssh_config;     /* NULL: ~/.ssh/config (and /etc/ssh/ssh_config) */
-    int accept_new_host_keys;   /* an unknown key is added to known_hosts; never a changed one */
-    double heartbeat_s;         /* keep-alive period on ready sessions; default 5 */
-    int heartbeat_misses;       /* silent this many periods: the host is down; default 3 */
-    double backoff_base_s;      /* first reconnect delay; default 0.5 */
-    double backoff_max_s;       /* reconnect delay cap; default 30 */
-    uint64_t seed;              /* jitter */
+    const char *ssh_config;   /* NULL: ~/.ssh/config (and /etc/ssh/ssh_config) */
+    int accept_new_host_keys; /* an unknown key is added to known_hosts; never a changed one */
+    double heartbeat_s;       /* keep-alive period on ready sessions; default 5 */
+    int heartbeat_misses;     /* silent this many periods: the host is down; default 3 */
+    double backoff_base_s;    /* first reconnect delay; default 0.5 */
+    double backoff_max_s;     /* reconnect delay cap; default 30 */
+    uint64_t seed;            /* jitter */
 } HostPoolOptions;
 
 typedef enum {
-    HOST_IDLE,        /* never asked to connect */
+    HOST_IDLE, /* never asked to connect */
     HOST_RESOLVING,
-    HOST_CONNECTING,  /* TCP */
-    HOST_HANDSHAKE,   /* SSH banner, key exchange, host key */
+    HOST_CONNECTING, /* TCP */
+    HOST_HANDSHAKE,  /* SSH banner, key exchange, host key */
     HOST_AUTH,
     HOST_READY,
-    HOST_DOWN         /* last_error says why; a kept host retries at retry_at */
+    HOST_DOWN /* last_error says why; a kept host retries at retry_at */
 } HostState;
 
 typedef enum {
     HOSTKEY_UNCHECKED,
-    HOSTKEY_OK,        /* matches known_hosts */
-    HOSTKEY_ACCEPTED,  /* was unknown; added because the operator said so */
-    HOSTKEY_UNKNOWN,   /* refused: not in known_hosts */
-    HOSTKEY_CHANGED,   /* refused, always: known_hosts has another key for this host */
+    HOSTKEY_OK,       /* matches known_hosts */
+    HOSTKEY_ACCEPTED, /* was unknown; added because the operator said so */
+    HOSTKEY_UNKNOWN,  /* refused: not in known_hosts */
+    HOSTKEY_CHANGED,  /* refused, always: known_hosts has another key for this host */
     HOSTKEY_ERROR
 } HostKeyStatus;
 
@@ -49,11 +49,11 @@ typedef struct {
     const char *name, *host;
     HostState state;
     HostKeyStatus key;
-    const char *fingerprint;  /* "SHA256:..." once the server key was seen, else "" */
-    const char *last_error;   /* "" when none */
-    double handshake_ms;      /* connect() to authenticated, last success; < 0 never */
-    int connects, drops;      /* successful connections; ready sessions lost */
-    int64_t retry_at_ms;      /* kept and down: next attempt; 0 otherwise */
+    const char *fingerprint; /* "SHA256:..." once the server key was seen, else "" */
+    const char *last_error;  /* "" when none */
+    double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
+    int connects, drops;     /* successful connections; ready sessions lost */
+    int64_t retry_at_ms;     /* kept and down: next attempt; 0 otherwise */
 } HostInfo;
 
 /* Fails when the libssh at run time is older than 0.10.6. */
@@ -85,10 +85,10 @@ void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms);
 
 typedef enum {
     EXEC_RUNNING,
-    EXEC_EXITED,      /* exit_status holds the code */
-    EXEC_SIGNALED,    /* the command was killed by exit_signal */
-    EXEC_SSH_FAILED,  /* the connection failed or dropped: error says how */
-    EXEC_CLOSED       /* closed by us (rexec_close) */
+    EXEC_EXITED,     /* exit_status holds the code */
+    EXEC_SIGNALED,   /* the command was killed by exit_signal */
+    EXEC_SSH_FAILED, /* the connection failed or dropped: error says how */
+    EXEC_CLOSED      /* closed by us (rexec_close) */
 } ExecOutcome;
 
 /* One complete line of output (without '\n'); truncated: it passed max_line. Must not
@@ -99,7 +99,7 @@ typedef void (*ExecLineFn)(void *userdata, RemoteExec *x, StreamKind stream, con
 typedef struct {
     ExecLineFn on_line;
     void *userdata;
-    size_t max_line;   /* per stream; default 4 MiB */
+    size_t max_line; /* per stream; default 4 MiB */
 } ExecOptions;
 
 /* Runs `command` (already quoted by the caller: see shquote.h) on a host, connecting first

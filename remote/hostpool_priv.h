@@ -16,7 +16,7 @@ typedef enum { X_QUEUED, X_OPENING, X_EXECING, X_RUNNING, X_DONE } ExecPhase;
 struct RemoteExec {
     HostPool *pool;
     size_t host;
-    RemoteExec *next;  /* the host's list */
+    RemoteExec *next; /* the host's list */
     char *command;
     char *input;
     size_t input_len, input_sent;
@@ -44,13 +44,13 @@ typedef struct {
     ssh_event ev;
     struct ssh_callbacks_struct scb;
     int passphrase_needed;
-    char target[256];  /* after ~/.ssh/config: HostName */
+    char target[256]; /* after ~/.ssh/config: HostName */
     int port;
     struct gaicb gai;
     struct gaicb *gaip;
     char port_text[8];
     struct addrinfo *ai;
-    int ai_async;      /* ai from getaddrinfo_a (freed the same way) */
+    int ai_async; /* ai from getaddrinfo_a (freed the same way) */
     int64_t started_ms, deadline_ms, retry_at_ms, last_rx_ms, next_ka_ms;
     double handshake_ms;
     RemoteExec *execs;
@@ -60,7 +60,7 @@ struct HostPool {
     HostPoolOptions opt;
     Host *hosts;
     size_t n, cap;
-    size_t *slot_host;  /* pollfds slot -> host, from the last pollfds call */
+    size_t *slot_host; /* pollfds slot -> host, from the last pollfds call */
     size_t n_slots, cap_slots;
     uint64_t rng;
 };

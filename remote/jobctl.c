@@ -67,8 +67,9 @@ char *jobctl_command(const char *t, const JobAlloc *a, Error *err)
         int rc = append_value(&b, &len, key, a);
         if (rc != 0) {
             free(b);
-            error_set(err, "job_command: unknown placeholder '{%s}': expected {gpus}, {hosts} "
-                           "or {resume}",
+            error_set(err,
+                      "job_command: unknown placeholder '{%s}': expected {gpus}, {hosts} "
+                      "or {resume}",
                       key);
             return NULL;
         }

@@ -13,14 +13,14 @@ typedef struct JobRun JobRun;
 typedef struct {
     long step;
     double epoch, loss, examples_per_s;
-    int seen;  /* progress lines so far */
+    int seen; /* progress lines so far */
 } JobProgress;
 
 typedef struct {
     int gpus;
-    const char *const *hosts;  /* the allocation's host names; {hosts} is them joined by ',' */
+    const char *const *hosts; /* the allocation's host names; {hosts} is them joined by ',' */
     size_t n_hosts;
-    const char *resume;        /* checkpoint path, or "" for a fresh start */
+    const char *resume; /* checkpoint path, or "" for a fresh start */
 } JobAlloc;
 
 /* The command line for an allocation: placeholders replaced by quoted values. A template
@@ -38,7 +38,7 @@ int jobctl_restart(JobRun *j, const JobAlloc *a, Error *err);
 void jobctl_step(JobRun *j);
 int jobctl_running(const JobRun *j);
 int jobctl_restarts(const JobRun *j);
-long jobctl_pgid(const JobRun *j);    /* 0 until the host reported it */
+long jobctl_pgid(const JobRun *j); /* 0 until the host reported it */
 const JobProgress *jobctl_progress(const JobRun *j);
 /* After the job ended: "exited 0", "killed by SIGTERM", "ssh failed: ...". */
 const char *jobctl_status(const JobRun *j);

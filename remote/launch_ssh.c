@@ -93,13 +93,13 @@ static char *remote_command(const char *command, const char *machine, int trial)
     snprintf(trial_text, sizeof trial_text, "%d", trial);
     char *b = NULL;
     size_t len = 0;
-    if (shquote_append_raw(&b, &len, "printf '" PGID_MARK "%s\\n' \"$$\" >&2; "
-                                     "TUNEDECK_MACHINE=") < 0 ||
+    if (shquote_append_raw(&b, &len,
+                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; "
+                           "TUNEDECK_MACHINE=") < 0 ||
         shquote_append(&b, &len, machine) < 0 ||
         shquote_append_raw(&b, &len, " TUNEDECK_TRIAL=") < 0 ||
         shquote_append(&b, &len, trial_text) < 0 ||
-        shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL; exec sh -c ") <
-            0 ||
+        shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL; exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return NULL;
@@ -156,8 +156,8 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
     for (size_t i = 0; i < r->n; i++) {
         /* single: the command speaks for every machine, as with the local launcher. */
-        char *cmd = remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]),
-                                   s->trial);
+        char *cmd =
+            remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]), s->trial);
         r->parts[i].x = hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err);
         free(cmd);
         if (!r->parts[i].x) {

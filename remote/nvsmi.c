@@ -57,8 +57,9 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
     char *f[MAX_FIELDS] = {0};
     size_t n = split(buf, f, MAX_FIELDS);
     if (n < 2)
-        return error_set(err, "nvidia-smi gpu line '%.80s': expected index, uuid, name, "
-                              "utilization, memory used, memory total",
+        return error_set(err,
+                         "nvidia-smi gpu line '%.80s': expected index, uuid, name, "
+                         "utilization, memory used, memory total",
                          line);
     char *end;
     long idx = strtol(f[0], &end, 10);
@@ -92,8 +93,9 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
     char *end;
     long pid = strtol(f[0], &end, 10);
     if (n < 2 || end == f[0] || *end || pid <= 0)
-        return error_set(err, "nvidia-smi process line '%.80s': expected pid, gpu_uuid, "
-                              "used_memory",
+        return error_set(err,
+                         "nvidia-smi process line '%.80s': expected pid, gpu_uuid, "
+                         "used_memory",
                          line);
     out->pid = pid;
     snprintf(out->gpu_uuid, sizeof out->gpu_uuid, "%s", f[1]);

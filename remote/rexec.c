@@ -126,8 +126,8 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
             return;
         if (rc != SSH_OK) {
             char why[256];
-            snprintf(why, sizeof why, "ssh to %s: cannot open a session channel: %s",
-                     h->conf.name, ssh_get_error(h->s));
+            snprintf(why, sizeof why, "ssh to %s: cannot open a session channel: %s", h->conf.name,
+                     ssh_get_error(h->s));
             release_channel(x);
             finish(x, EXEC_SSH_FAILED, why);
             return;
@@ -140,8 +140,8 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
             return;
         if (rc != SSH_OK) {
             char why[256];
-            snprintf(why, sizeof why, "ssh to %s: the exec request was refused: %s",
-                     h->conf.name, ssh_get_error(h->s));
+            snprintf(why, sizeof why, "ssh to %s: the exec request was refused: %s", h->conf.name,
+                     ssh_get_error(h->s));
             release_channel(x);
             finish(x, EXEC_SSH_FAILED, why);
             return;

@@ -27,9 +27,18 @@ static int serve(JobRun *j, int (*cond)(JobRun *), double timeout_s)
     return cond(j);
 }
 
-static int progress_twice(JobRun *j) { return jobctl_progress(j)->seen >= 2 && jobctl_pgid(j); }
-static int stopped(JobRun *j) { return !jobctl_running(j) && jobctl_status(j)[0]; }
-static int restarted(JobRun *j) { return jobctl_restarts(j) > 0 && jobctl_running(j); }
+static int progress_twice(JobRun *j)
+{
+    return jobctl_progress(j)->seen >= 2 && jobctl_pgid(j);
+}
+static int stopped(JobRun *j)
+{
+    return !jobctl_running(j) && jobctl_status(j)[0];
+}
+static int restarted(JobRun *j)
+{
+    return jobctl_restarts(j) > 0 && jobctl_running(j);
+}
 
 static int progress_after_restart(JobRun *j)
 {
@@ -53,7 +62,8 @@ int main(int argc, char **argv)
     Error err;
     Cluster *cl = cluster_load(argv[1], &err);
     if (!cl || !cl->job_command[0] || cl->n_machines < 2) {
-        fprintf(stderr, "tunedeck-jobctl: %s\n", cl ? "expected job_command and 2 machines" : err.msg);
+        fprintf(stderr, "tunedeck-jobctl: %s\n",
+                cl ? "expected job_command and 2 machines" : err.msg);
         return 2;
     }
     HostPoolOptions po = {0};

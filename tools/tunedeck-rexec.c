@@ -14,14 +14,13 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: tunedeck-rexec --cluster FILE [--accept-new-host-keys] [--only NAME]\n"
-            "                      [--stdin FILE] [--repeat N] [--interval S] [--quiet]\n"
-            "                      [--stats] [--keep] (--sh COMMAND | -- ARG...)\n"
-            "  --keep   keep sessions up between rounds (heartbeats, reconnect with backoff)\n"
-            "  --heartbeat S  keep-alive period (default 5; 3 missed: the host is down)\n"
-            "  prints 'NAME out: LINE', 'NAME err: LINE', then 'NAME exit N' or\n"
-            "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0\n");
+    fprintf(out, "usage: tunedeck-rexec --cluster FILE [--accept-new-host-keys] [--only NAME]\n"
+                 "                      [--stdin FILE] [--repeat N] [--interval S] [--quiet]\n"
+                 "                      [--stats] [--keep] (--sh COMMAND | -- ARG...)\n"
+                 "  --keep   keep sessions up between rounds (heartbeats, reconnect with backoff)\n"
+                 "  --heartbeat S  keep-alive period (default 5; 3 missed: the host is down)\n"
+                 "  prints 'NAME out: LINE', 'NAME err: LINE', then 'NAME exit N' or\n"
+                 "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0\n");
 }
 
 typedef struct {
@@ -78,15 +77,33 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         switch (c) {
-        case 'c': cluster_path = optarg; break;
-        case 'A': accept = 1; break;
-        case 'o': only = optarg; break;
-        case 'i': stdin_path = optarg; break;
-        case 'q': ctx.quiet = 1; break;
-        case 's': stats = 1; break;
-        case 'k': keep = 1; break;
-        case 'H': heartbeat_s = strtod(optarg, NULL); break;
-        case 'S': sh = optarg; break;
+        case 'c':
+            cluster_path = optarg;
+            break;
+        case 'A':
+            accept = 1;
+            break;
+        case 'o':
+            only = optarg;
+            break;
+        case 'i':
+            stdin_path = optarg;
+            break;
+        case 'q':
+            ctx.quiet = 1;
+            break;
+        case 's':
+            stats = 1;
+            break;
+        case 'k':
+            keep = 1;
+            break;
+        case 'H':
+            heartbeat_s = strtod(optarg, NULL);
+            break;
+        case 'S':
+            sh = optarg;
+            break;
         case 'r':
             repeat = strtol(optarg, NULL, 10);
             if (repeat < 1) {
@@ -97,8 +114,12 @@ int main(int argc, char **argv)
         case 'I':
             interval_s = strtod(optarg, NULL);
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (!cluster_path || (!sh && optind >= argc)) {
@@ -111,8 +132,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "tunedeck-rexec: %s\n", err.msg);
         return 2;
     }
-    char *command = sh ? strdup(sh)
-                       : shquote_argv((const char *const *)argv + optind, (size_t)(argc - optind));
+    char *command =
+        sh ? strdup(sh) : shquote_argv((const char *const *)argv + optind, (size_t)(argc - optind));
     char *input = NULL;
     size_t input_len = 0;
     if (stdin_path) {
@@ -222,7 +243,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "stats: hosts %zu connected_s %.3f first_round_s %.3f total_s %.3f cpu_s %.3f "
                 "max_step_ms %.2f max_step_cpu_ms %.2f lines %ld\n",
-                n, connected_s, first_round_s, clock_now_s() - t0, cpu, max_step_ms, max_step_cpu_ms, ctx.lines);
+                n, connected_s, first_round_s, clock_now_s() - t0, cpu, max_step_ms,
+                max_step_cpu_ms, ctx.lines);
         for (size_t i = 0; i < n; i++) {
             HostInfo hi;
             hostpool_info(p, i, &hi);

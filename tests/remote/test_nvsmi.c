@@ -73,9 +73,8 @@ Test(nvsmi, garbage_is_an_error_naming_the_field)
     cr_assert(strstr(e.msg, "utilization.gpu") && strstr(e.msg, "lots"), "%s", e.msg);
     cr_assert_eq(nvsmi_parse_gpu_line("0, 1234, T4, 1, 2, 3", &g, &e), -1);
     cr_assert(strstr(e.msg, "uuid"), "%s", e.msg);
-    cr_assert_eq(nvsmi_parse_gpu_line("NVIDIA-SMI has failed because it couldn't communicate",
-                                      &g, &e),
-                 -1);
+    cr_assert_eq(
+        nvsmi_parse_gpu_line("NVIDIA-SMI has failed because it couldn't communicate", &g, &e), -1);
 }
 
 Test(nvsmi, processes_join_gpus_on_uuid_not_index)
