@@ -11,6 +11,7 @@
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "core/simcluster.h"
+#include "remote/hostpool.h"
 #include "remote/tuner.h"
 
 static void usage(FILE *out)
@@ -19,7 +20,7 @@ static void usage(FILE *out)
             "usage: tunedeck tune (--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE)\n"
             "                     [--launcher NAME] [--trial-cmd CMD] [--optimizer NAME]\n"
             "                     [--budget N] [--seed N] [--trial-timeout S] [--json]\n"
-            "                     [--no-journal]\n"
+            "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
             "\n"
             "  --sim SPEC         tune on the embedded simulated cluster (%s)\n"
@@ -35,7 +36,9 @@ static void usage(FILE *out)
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
             "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
-            "                     $XDG_STATE_HOME/tunedeck/sessions)\n",
+            "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
+            "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
+            "                     (a changed key is always refused)\n",
             simcluster_settings_help(), launcher_names(), optimizer_names());
 }
 
@@ -43,9 +46,9 @@ typedef struct {
     const char *sim, *cluster, *job, *launcher, *trial_cmd, *optimizer;
     long budget, seed;
     double timeout_s;
-    int json;
     const char *resume, *setup_flag; /* setup_flag: a flag --resume takes from the journal */
     int budget_set, no_journal;
+    int json, accept_keys;
 } TuneArgs;
 
 static int parse_args(int argc, char **argv, TuneArgs *a)
@@ -57,6 +60,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
         {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
         {"resume", required_argument, 0, 'R'},    {"no-journal", no_argument, 0, 'N'},
+        {"accept-new-host-keys", no_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->budget = 10;
@@ -79,6 +83,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 't': a->trial_cmd = optarg; break;
         case 'o': a->optimizer = optarg; break;
         case 'J': a->json = 1; break;
+        case 'A': a->accept_keys = 1; break;
         case 'b':
             a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
@@ -317,6 +322,8 @@ int cmd_tune(int argc, char **argv)
     const char *cmd = a.trial_cmd ? a.trial_cmd : cluster->trial.command;
     const LauncherKind *lk = launcher_find(lname);
     rc = 2;
+    Tuner *t = NULL;
+    HostPool *pool = NULL;
     if (!lk) {
         fprintf(stderr, "tunedeck tune: --launcher: unknown launcher '%s': expected one of %s\n",
                 lname, launcher_names());
@@ -333,6 +340,15 @@ int cmd_tune(int argc, char **argv)
                 lname);
         goto out;
     }
+    if (strcmp(lname, "per-host") == 0 || strcmp(lname, "single") == 0) {
+        HostPoolOptions po = {.accept_new_host_keys = a.accept_keys,
+                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+        pool = hostpool_new(&po, &err);
+        if (!pool || hostpool_add_cluster(pool, cluster, &err) < 0) {
+            fprintf(stderr, "tunedeck tune: --cluster: %s\n", err.msg);
+            goto out;
+        }
+    }
     TunerConfig cfg = {
         .cluster = cluster,
         .job = jobp,
@@ -341,7 +357,7 @@ int cmd_tune(int argc, char **argv)
         .budget = (int)a.budget,
         .launcher = lk,
         .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
-                   .seed = (uint64_t)a.seed},
+                   .seed = (uint64_t)a.seed, .remote = pool},
         .on_event = tune_journal_on_event,
         .userdata = tj,
     };
@@ -370,6 +386,7 @@ out:
     tuner_free(t);
     tune_journal_free(tj);
     tune_setup_clear(&rs);
+    hostpool_free(pool);
     simcluster_free(sim);
     cluster_free(owned_cluster);
     job_clear(&job);

@@ -13,6 +13,7 @@ const Command COMMANDS[] = {
     {"console", "the operator console (also: tunedeck with no command)", cmd_console},
     {"schedule", "simulate the cluster scheduler on a workload (headless)", cmd_schedule},
     {"sessions", "list session journals", cmd_sessions},
+    {"hosts", "check reachability, host keys and GPUs of an inventory", cmd_hosts},
     {NULL, NULL, NULL},
 };
 
