@@ -286,6 +286,7 @@ int cmd_tune(int argc, char **argv)
     SimCluster *sim = NULL;
     Cluster *owned_cluster = NULL;
     Tuner *t = NULL;
+    HostPool *pool = NULL;
     JobSpec job;
     memset(&job, 0, sizeof job);
     const Cluster *cluster;
@@ -322,8 +323,6 @@ int cmd_tune(int argc, char **argv)
     const char *cmd = a.trial_cmd ? a.trial_cmd : cluster->trial.command;
     const LauncherKind *lk = launcher_find(lname);
     rc = 2;
-    Tuner *t = NULL;
-    HostPool *pool = NULL;
     if (!lk) {
         fprintf(stderr, "tunedeck tune: --launcher: unknown launcher '%s': expected one of %s\n",
                 lname, launcher_names());
