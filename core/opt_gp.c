@@ -30,10 +30,10 @@
 #include "core/optimizer.h"
 
 enum {
-    N_INIT = 5,        /* design points before the model: the box centre + a Latin hypercube */
-    N_RANDOM = 1500,   /* uniform random EI candidates */
-    N_LOCAL = 500,     /* perturbations of the best observed points */
-    N_CLIMB = 5,       /* EI candidates the coordinate search starts from */
+    N_INIT = 5,      /* design points before the model: the box centre + a Latin hypercube */
+    N_RANDOM = 1500, /* uniform random EI candidates */
+    N_LOCAL = 500,   /* perturbations of the best observed points */
+    N_CLIMB = 5,     /* EI candidates the coordinate search starts from */
     CLIMB_PASSES = 4
 };
 
@@ -48,7 +48,7 @@ typedef struct {
     size_t fitted_at; /* observations the GP was fitted on; (size_t)-1 never */
     int have_model;   /* at least one ok trial in the fitted data */
     int fitted_once;
-    double best_y;    /* min log time over ok trials */
+    double best_y; /* min log time over ok trials */
     /* Every usable observation: canonical point and time (< 0 failed). */
     double *X, *t;
     size_t n, cap;
@@ -71,8 +71,9 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     }
     size_t dim = 2 * c->n_machines + c->n_devices;
     if (dim > GP_MAX_DIM) {
-        error_set(err, "gp: the cluster '%s' flattens to %zu parameters (2 per machine, 1 per "
-                       "device); the GP takes at most %d",
+        error_set(err,
+                  "gp: the cluster '%s' flattens to %zu parameters (2 per machine, 1 per "
+                  "device); the GP takes at most %d",
                   c->name, dim, GP_MAX_DIM);
         return NULL;
     }
@@ -237,7 +238,8 @@ static double nelder_mead(FitCtx *f, double *th, int max_iter)
         gsl_vector_set(x, i, th[i]);
         gsl_vector_set(step, i, 0.7);
     }
-    gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
+    gsl_multimin_fminimizer *m =
+        gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
     double val = INFINITY;
     if (gsl_multimin_fminimizer_set(m, &fn, x, step) == GSL_SUCCESS) {
         for (int it = 0; it < max_iter; it++) {
@@ -272,8 +274,8 @@ static int fit_map(GpOpt *g, Error *err)
     double vw = g->fitted_once ? nelder_mead(&f, warm, iters) : INFINITY;
     /* The restart from the prior's centre guards against a stale local optimum; past 20
      * trials it runs every 4th fit only, to bound the cost. */
-    double vp = !g->fitted_once || g->n <= 20 || g->n % 4 == 0 ? nelder_mead(&f, prior, iters)
-                                                               : INFINITY;
+    double vp =
+        !g->fitted_once || g->n <= 20 || g->n % 4 == 0 ? nelder_mead(&f, prior, iters) : INFINITY;
     gsl_set_error_handler(old);
     const double *th = vw < vp ? warm : prior;
     g->fitted_once = 1;
@@ -368,8 +370,9 @@ static void perturb(GpOpt *g, const double *from, double *x)
             x[i] = x[i] >= 0.5 ? 0 : 1;
         } else {
             double u = gsl_rng_uniform(g->rng);
-            x[i] = u < 0.15 ? 0 : u < 0.3 ? gsl_rng_uniform(g->rng)
-                                          : fmin(1.0, x[i] * exp(0.5 * gsl_ran_ugaussian(g->rng)));
+            x[i] = u < 0.15  ? 0
+                   : u < 0.3 ? gsl_rng_uniform(g->rng)
+                             : fmin(1.0, x[i] * exp(0.5 * gsl_ran_ugaussian(g->rng)));
         }
     }
 }
@@ -485,7 +488,7 @@ static void fill_prediction(const GpOpt *g, const double *z, Suggestion *out)
     out->mean_s = exp(mu + 0.5 * var); /* the log-normal's mean */
     out->p10_s = exp(mu - q * sd);
     out->p90_s = exp(mu + q * sd);
-    out->comm_mean_s = NAN; /* no structure: the communication part is not modelled */
+    out->comm_mean_s = -1; /* unknown (as the journal reads it back): no structure */
 }
 
 static int suggest(void *self, Suggestion *out, Error *err)

@@ -136,8 +136,8 @@ Test(opt_gp, beats_random_search_median_on_b_googlenet, .timeout = 120)
     qsort(gp_best, GP_SEEDS, sizeof(double), cmp_double);
     qsort(rnd_best, RANDOM_SEEDS, sizeof(double), cmp_double);
     double gp_med = gp_best[GP_SEEDS / 2], rnd_med = rnd_best[RANDOM_SEEDS / 2];
-    cr_assert_lt(gp_med, rnd_med, "gp median best %.3f s, random search median best %.3f s",
-                 gp_med, rnd_med);
+    cr_assert_lt(gp_med, rnd_med, "gp median best %.3f s, random search median best %.3f s", gp_med,
+                 rnd_med);
     simcluster_free(sim);
 }
 
@@ -202,8 +202,8 @@ Test(opt_gp, predicts_observed_schedules_and_rejects_others)
         /* Noiseless observations: the posterior passes close to them. */
         cr_assert(fabs(log(sg.mean_s / t)) < 0.25, "trial %d: predicted %g s, measured %g s", i,
                   sg.mean_s, t);
-        cr_assert(sg.p10_s <= t * 1.1 && t <= sg.p90_s * 1.1, "trial %d: %g outside [%g, %g]", i,
-                  t, sg.p10_s, sg.p90_s);
+        cr_assert(sg.p10_s <= t * 1.1 && t <= sg.p90_s * 1.1, "trial %d: %g outside [%g, %g]", i, t,
+                  sg.p10_s, sg.p90_s);
         suggestion_clear(&sg);
     }
     Schedule *foreign = NULL;
