@@ -459,7 +459,11 @@ static int maximize_ei(GpOpt *g, double *x, Error *err)
     qsort(cands, nc, sizeof *cands, cmp_cand_desc);
     int rc = 0;
     if (cands[0].ei < 0) {
-        rc = error_set(err, "gp: no untried schedule among %zu candidates", nc);
+        /* Every schedule drawn was tried (a tiny cluster): run the best one again. */
+        if (n_best)
+            memcpy(x, &g->X[order[0] * dim], dim * sizeof *x);
+        else
+            rc = error_set(err, "gp: no untried schedule among %zu candidates", nc);
     } else {
         size_t best = 0;
         for (size_t k = 0; k < N_CLIMB && k < nc && cands[k].ei >= 0; k++) {

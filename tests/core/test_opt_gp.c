@@ -242,3 +242,38 @@ Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
     cr_assert_not_null(strstr(e.msg, "at most"), "%s", e.msg);
     simcluster_free(big);
 }
+
+/* One machine with one CPU has one schedule: once it ran, gp repeats it instead of failing. */
+Test(opt_gp, a_cluster_with_one_schedule_repeats_it)
+{
+    Cluster *c = cluster_new("one");
+    DeviceSpec cpu = {0};
+    strcpy(cpu.id, "cpu");
+    cpu.kind = DEVICE_CPU;
+    cpu.threads = 4;
+    MachineType t = {0};
+    strcpy(t.name, "solo");
+    t.bandwidth_gbps = 1;
+    t.devices = &cpu;
+    t.n_devices = 1;
+    size_t ty = cluster_add_type(c, &t);
+    cluster_add_machine(c, "m0", "h0", ty);
+    cluster_finish(c);
+    JobSpec job = {0};
+    strcpy(job.name, "tiny");
+    job.model_mb = 1;
+    job.batch = 8;
+    Error e;
+    Optimizer *o = optimizer_new("gp", c, &job, 1, &e);
+    cr_assert_not_null(o, "%s", e.msg);
+    for (int i = 0; i < 8; i++) {
+        Suggestion sg;
+        cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "trial %d: %s", i, e.msg);
+        cr_assert_eq(schedule_validate(sg.schedule, &e), 0, "%s", e.msg);
+        cr_assert_eq(sg.schedule->inputs[0], 8);
+        tell(o, sg.schedule, TRIAL_OK, 1.0 + 0.01 * i);
+        suggestion_clear(&sg);
+    }
+    optimizer_free(o);
+    cluster_free(c);
+}
