@@ -222,9 +222,11 @@ Test(opt_gp, predicts_observed_schedules_and_rejects_others)
 Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
 {
     Cluster *c = cluster_new("bare");
+    DeviceSpec none = {0}; /* a valid pointer to zero devices */
     MachineType t = {0};
     strcpy(t.name, "nodev");
     t.bandwidth_gbps = 1;
+    t.devices = &none;
     size_t ty = cluster_add_type(c, &t);
     cluster_add_machine(c, "m0", "h0", ty);
     cluster_finish(c);
