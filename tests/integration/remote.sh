@@ -20,6 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 unset SSH_AUTH_SOCK
+export TUNEDECK_STATE_DIR="$T/state" # tune's journals stay in the test's folder
 
 fails=0
 pass() { echo "  ok   $1"; }
@@ -191,6 +192,22 @@ t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed" and "the command failed on h" in t["reason"], t
 assert "exit status 3: broken" in t["reason"], t
 EOF
+if [ -x "$build/tunedeck-worker" ]; then
+    # The reference workload: one worker process per host, PS shards on each host's address.
+    "$bin" tune --cluster "$T/inv.json" --job "$root/examples/tiny-job.json" --launcher per-host \
+        --trial-cmd "$build/tunedeck-worker --port-base $((H_PORT + 1)) --connect-timeout 10" \
+        --budget 3 --optimizer uniform-devices --seed 3 --no-journal --json > "$T/w1.json" 2>"$T/w1.err"
+    check "tune --launcher per-host runs tunedeck-worker on 3 hosts, 3 trials, merged timings" \
+        python3 - "$T/w1.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3, r["trials"]
+for t in r["trials"]:
+    assert t["status"] == "ok" and t["time_s"] > 0, t
+    ms = [m for m in t["schedule"]["machines"] if m["worker"] or m["ps"]]
+    assert len(ms) == 3, ms  # every host took part
+EOF2
+fi
 marker="tunedeck-slow-$$"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
     --trial-cmd "$trial 30 $marker" --budget 1 --optimizer random --trial-timeout 1.5 --json \
