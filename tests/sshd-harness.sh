@@ -31,7 +31,8 @@ period=""
 file="$fixtures/query-gpu.csv"
 for a in "\$@"; do
     case "\$a" in
-        --query-compute-apps=*) file="$fixtures/query-compute-apps.csv" ;;
+        --query-compute-apps=*) file="$fixtures/query-compute-apps.csv"
+            [ -f "$H/apps.csv" ] && file="$H/apps.csv" ;;
         -lms) period=next ;;
         *) [ "\$period" = next ] && period="\$a" ;;
     esac

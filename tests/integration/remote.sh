@@ -16,6 +16,7 @@ HARNESS_SRC="$here/sshd-harness.sh"
 cleanup() {
     harness_stop_all
     [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
+    [ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
     rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -105,6 +106,23 @@ assert h["h1"]["gpu_processes"][0]["pid"] == 4242
 assert h["h1"]["gpu_processes"][0]["gpu_index"] == 0
 assert h["h3"]["gpu_state"] == "no GPU tool" and h["h3"]["gpus"] is None, h["h3"]
 assert h["h3"]["last_error"] == ""
+EOF
+
+# A real process as a GPU process: its process group comes back with it (setsid: pgid = pid).
+setsid sleep 30 &
+GPID=$!
+sleep 0.2
+echo "$GPID, GPU-b81f06d2-3e4a-5c97-d210-6a8f4e2c9b05, 1024" > "$T/h/apps.csv"
+"$bin" hosts --cluster "$T/inv.json" --json > "$T/h3.json" 2>/dev/null
+kill "$GPID" 2>/dev/null
+rm -f "$T/h/apps.csv"
+check "a GPU process comes with its GPU (by UUID) and its process group, for job mapping" \
+    python3 - "$T/h3.json" "$GPID" <<'EOF'
+import json, sys
+h = {x["name"]: x for x in json.load(open(sys.argv[1]))["hosts"]}
+p = h["h1"]["gpu_processes"][0]
+assert p["pid"] == int(sys.argv[2]) and p["pgid"] == int(sys.argv[2]), p
+assert p["gpu_index"] == 1 and p["used_mib"] == 1024, p
 EOF
 
 kill -STOP "$(cat "$T/h/sshd2.pid")"
