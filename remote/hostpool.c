@@ -378,7 +378,9 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
         return;
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND:
-        if (p->opt.accept_new_host_keys) {
+        /* Accepted: by the headless flag, or by the operator for exactly this key. */
+        if (p->opt.accept_new_host_keys ||
+            (h->accept_fp[0] && strcmp(h->accept_fp, h->fingerprint) == 0)) {
             if (ssh_session_update_known_hosts(h->s) != SSH_OK) {
                 h->key = HOSTKEY_ERROR;
                 host_down(p, h, now_ms, "cannot add the host key to %s: %s", file,
@@ -489,6 +491,18 @@ void hostpool_connect(HostPool *p, size_t i, int keep)
         h->attempt = h->state == HOST_DOWN ? h->attempt : 0;
         start_attempt(p, h, clock_now_ms());
     }
+}
+
+int hostpool_accept_host_key(HostPool *p, size_t i, const char *fingerprint, Error *err)
+{
+    Host *h = p->hosts[i];
+    if (strncmp(fingerprint, "SHA256:", 7) != 0)
+        return error_set(err, "host %s: expected a SHA256:... fingerprint, found '%s'",
+                         h->conf.name, fingerprint);
+    snprintf(h->accept_fp, sizeof h->accept_fp, "%s", fingerprint);
+    if (h->state == HOST_DOWN)
+        start_attempt(p, h, clock_now_ms());
+    return 0;
 }
 
 int hostpool_settled(const HostPool *p)

@@ -44,7 +44,8 @@ typedef struct {
     ssh_event ev;
     struct ssh_callbacks_struct scb;
     int passphrase_needed;
-    char target[256]; /* after ~/.ssh/config: HostName */
+    char accept_fp[128]; /* the operator accepted this unknown key (console) */
+    char target[256];    /* after ~/.ssh/config: HostName */
     int port;
     struct gaicb gai;
     struct gaicb *gaip;
