@@ -27,6 +27,7 @@ typedef struct {
     Blr blr;
     Gp *gp;
     int use_gp;
+    size_t gp_fit_n; /* points at the last hyperparameter fit */
     double xmax;
     double curve[2][CURVE_POINTS]; /* mean time at x = xmax * i / (CURVE_POINTS - 1) */
 } DevClass;
@@ -36,6 +37,7 @@ typedef struct {
     Blr blr;       /* p = 1: the mean aggregation time */
     Gp *gp;        /* on the inputs of each device */
     int use_gp;
+    size_t gp_fit_n;
 } AggPart;
 
 struct SgdModel {
@@ -51,6 +53,7 @@ struct SgdModel {
     Blr comm;
     Gp *comm_gp;
     int comm_use_gp;
+    size_t comm_gp_fit_n;
     double fallback_slope; /* s per input for a class never measured */
 };
 
@@ -212,8 +215,9 @@ static void data_free(Data *d)
 }
 
 /* BLR with a noise floor, then a GP on the residuals of the most recent points. */
-static int fit_part(Blr *blr, Gp *gp, int *use_gp, const Data *d, const double *m0,
-                    const double *sd0, double noise_floor, uint64_t seed, Error *err)
+static int fit_part(Blr *blr, Gp *gp, int *use_gp, size_t *fit_n, const Data *d,
+                    const double *m0, const double *sd0, double noise_floor, uint64_t seed,
+                    Error *err)
 {
     if (blr_fit(blr, d->phi, d->y, d->n, d->p, m0, sd0, noise_floor, err) < 0)
         return -1;
@@ -234,8 +238,12 @@ static int fit_part(Blr *blr, Gp *gp, int *use_gp, const Data *d, const double *
     for (size_t i = 0; i < n; i++)
         r[i] = d->y[from + i] - blr_predict_mean(blr, &d->phi[(from + i) * d->p]);
     int rc = gp_set_data(gp, &d->X[from * d->dim], r, n, err);
-    if (rc == 0)
+    /* Hyperparameters are refitted when the data grew by a quarter since the last fit;
+     * otherwise the new points only refactor the kernel matrix. */
+    if (rc == 0 && (*fit_n < (size_t)GP_MIN_POINTS || d->n * 4 >= *fit_n * 5)) {
         rc = gp_fit(gp, 1, seed, err);
+        *fit_n = d->n;
+    }
     free(r);
     if (rc < 0)
         return -1;
@@ -343,7 +351,7 @@ static int fit_devices(SgdModel *m, uint64_t seed, Error *err)
         double spread = d->n ? 1.0 : 3.0;
         double m0[DEV_P] = {0, slope, 0};
         double sd0[DEV_P] = {0.3 * ys * spread, 3 * slope * spread, 0.3 * slope * spread};
-        rc = fit_part(&cl->blr, cl->gp, &cl->use_gp, d, m0, sd0, 0.02 * ys + 1e-9, seed + k, err);
+        rc = fit_part(&cl->blr, cl->gp, &cl->use_gp, &cl->gp_fit_n, d, m0, sd0, 0.02 * ys + 1e-9, seed + k, err);
         cl->xmax = cl->cap ? cl->cap : m->job.batch;
         for (int sh = 0; sh < 2 && rc == 0; sh++) {
             double prev = 0;
@@ -408,7 +416,7 @@ static int fit_agg(SgdModel *m, uint64_t seed, Error *err)
         }
         double m0 = 0, sd0 = 0.1 * typical;
         double floor = 0.05 * fabs(d.n ? ysum / d.n : 0) + 1e-4 * typical;
-        int rc = fit_part(&a->blr, a->gp, &a->use_gp, &d, &m0, &sd0, floor, seed + 100 + t, err);
+        int rc = fit_part(&a->blr, a->gp, &a->use_gp, &a->gp_fit_n, &d, &m0, &sd0, floor, seed + 100 + t, err);
         data_free(&d);
         if (rc < 0)
             return -1;
@@ -490,7 +498,8 @@ static int fit_comm(SgdModel *m, uint64_t seed, Error *err)
             ysum += y;
         }
         double floor = 0.03 * (d.n ? ysum / d.n : ref) + 1e-6;
-        rc = fit_part(&m->comm, round == 3 ? m->comm_gp : NULL, &m->comm_use_gp, &d, m0, sd0,
+        rc = fit_part(&m->comm, round == 3 ? m->comm_gp : NULL, &m->comm_use_gp,
+                      &m->comm_gp_fit_n, &d, m0, sd0,
                       floor, seed + 200, err);
         for (size_t t = 0; t < c->n_types; t++)
             theta[t] = fmax(m->comm.mean[t], 1e-3 * m0[t]);

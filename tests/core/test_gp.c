@@ -214,3 +214,39 @@ Test(gp, singular_kernel_gets_jitter)
     cr_assert(isfinite(m) && fabs(m - 1) < 1e-3, "%g", m);
     gp_free(g);
 }
+
+Test(gp, marginal_likelihood_gradient_matches_finite_differences)
+{
+    Error e;
+    enum { N = 15 };
+    double X[N * 2], Y[N];
+    for (int i = 0; i < N; i++) {
+        X[2 * i] = i * 0.37;
+        X[2 * i + 1] = (i * 7 % 5) * 0.5;
+        Y[i] = sin(X[2 * i]) + 0.3 * X[2 * i + 1];
+    }
+    GpKernel kernels[] = {GP_KERNEL_SE, GP_KERNEL_MATERN52};
+    for (int k = 0; k < 2; k++) {
+        Gp *g = gp_new(kernels[k], 2, &e);
+        cr_assert_eq(gp_set_data(g, X, Y, N, &e), 0, "%s", e.msg);
+        double ls[2] = {log(0.4), log(0.9)}, sf2 = 0.3, sn2 = log(0.05);
+        cr_assert_eq(gp_set_hyper(g, ls, sf2, sn2, &e), 0, "%s", e.msg);
+        double grad[4];
+        cr_assert_eq(gp_log_marginal_grad(g, grad, &e), 0, "%s", e.msg);
+        double p[4] = {ls[0], ls[1], sf2, sn2}, h = 1e-5;
+        for (int j = 0; j < 4; j++) {
+            double q[4];
+            memcpy(q, p, sizeof q);
+            q[j] = p[j] + h;
+            gp_set_hyper(g, q, q[2], q[3], &e);
+            double up = gp_log_marginal(g);
+            q[j] = p[j] - h;
+            gp_set_hyper(g, q, q[2], q[3], &e);
+            double down = gp_log_marginal(g);
+            double fd = (up - down) / (2 * h);
+            cr_assert(fabs(fd - grad[j]) < 1e-4 * fmax(1.0, fabs(fd)),
+                      "kernel %d param %d: analytic %g, finite difference %g", k, j, grad[j], fd);
+        }
+        gp_free(g);
+    }
+}
