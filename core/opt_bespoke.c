@@ -568,7 +568,13 @@ static int suggest(void *self, Suggestion *out, Error *err)
     Bespoke *b = self;
     if (refit(b, err) < 0)
         return -1;
-    Schedule *s = b->n_seen == 0 ? first_design(b, err) : search(b, err);
+    Schedule *s = b->n_seen == 0 ? first_design(b, err) : NULL;
+    if (s && schedule_validate(s, NULL) < 0) {
+        schedule_free(s); /* declared memory limits: let the prior model place the batch */
+        s = NULL;
+    }
+    if (!s)
+        s = search(b, err);
     if (!s)
         return -1;
     b->suggested++;

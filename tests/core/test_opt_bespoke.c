@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/blr.h"
@@ -210,4 +211,60 @@ Test(opt_bespoke, blr_recovers_known_coefficients)
     double q[2] = {1, 100};
     cr_assert(blr_predict_var(&b, q) > blr_predict_var(&b, (double[]){1, 25}));
     cr_assert_eq(blr_fit(&b, phi, y, N, 2, m0, (double[]){0, 1}, 0.01, &e), -1);
+}
+
+static Cluster *gpu_box_cluster(int with_cpu)
+{
+    Cluster *c = cluster_new("box");
+    DeviceSpec devs[3];
+    memset(devs, 0, sizeof devs);
+    size_t n = 0;
+    if (with_cpu) {
+        snprintf(devs[n].id, sizeof devs[n].id, "cpu");
+        devs[n++].kind = DEVICE_CPU;
+    }
+    for (int g = 0; g < 2; g++, n++) {
+        snprintf(devs[n].id, sizeof devs[n].id, "gpu%d", g);
+        devs[n].kind = DEVICE_GPU;
+        snprintf(devs[n].model, sizeof devs[n].model, "T4");
+        devs[n].max_inputs = 100;
+    }
+    MachineType t = {.bandwidth_gbps = 10, .devices = devs, .n_devices = n};
+    snprintf(t.name, sizeof t.name, "box");
+    size_t ti = cluster_add_type(c, &t);
+    cluster_add_machine(c, "box-0", "box-0", ti);
+    cluster_add_machine(c, "box-1", "box-1", ti);
+    cluster_finish(c);
+    return c;
+}
+
+Test(opt_bespoke, first_suggestion_respects_declared_gpu_memory)
+{
+    Cluster *c = gpu_box_cluster(1);
+    JobSpec job = {.model_mb = 50, .batch = 700, .iterations = 20, .warmup = 10};
+    snprintf(job.name, sizeof job.name, "net");
+    Error e;
+    Optimizer *o = optimizer_new("bespoke", c, &job, 1, &e);
+    cr_assert_not_null(o, "%s", e.msg);
+    Suggestion sg;
+    cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s", e.msg);
+    cr_assert_eq(schedule_validate(sg.schedule, &e), 0, "%s", e.msg);
+    suggestion_clear(&sg);
+    optimizer_free(o);
+    cluster_free(c);
+}
+
+Test(opt_bespoke, batch_beyond_every_device_memory_is_an_error)
+{
+    Cluster *c = gpu_box_cluster(0);
+    JobSpec job = {.model_mb = 50, .batch = 1000, .iterations = 20, .warmup = 10};
+    snprintf(job.name, sizeof job.name, "net");
+    Error e;
+    Optimizer *o = optimizer_new("bespoke", c, &job, 1, &e);
+    cr_assert_not_null(o, "%s", e.msg);
+    Suggestion sg;
+    cr_assert_eq(optimizer_suggest(o, &sg, &e), -1);
+    cr_assert(strstr(e.msg, "batch"), "%s", e.msg);
+    optimizer_free(o);
+    cluster_free(c);
 }
