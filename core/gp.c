@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Bounds on hyperparameters (normalized units): keep the fit away from degenerate kernels. */
-static const double LOG_LS_MIN = -3.5, LOG_LS_MAX = 3.5;   /* 0.03 .. 33 of the input range */
+static const double LOG_LS_MIN = -3.5, LOG_LS_MAX = 3.5; /* 0.03 .. 33 of the input range */
 static const double LOG_SF2_MIN = -9.0, LOG_SF2_MAX = 4.0;
 static const double LOG_SN2_MIN = -14.0, LOG_SN2_MAX = 1.0;
 
@@ -21,13 +21,13 @@ struct Gp {
     size_t dim, n, cap;
     double log_ls[GP_MAX_DIM], log_sf2, log_sn2;
     double inv_ls[GP_MAX_DIM], sf2; /* exp of the above, cached for the kernel */
-    double jitter;               /* added to the diagonal when plain Cholesky failed */
+    double jitter;                  /* added to the diagonal when plain Cholesky failed */
     double x_lo[GP_MAX_DIM], x_scale[GP_MAX_DIM];
     double y_mean, y_std;
-    double *X;                   /* n x dim normalized */
-    double *y;                   /* n standardized */
-    double *L;                   /* cap x cap, lower Cholesky factor of K + (sn2+jitter) I */
-    double *alpha;               /* n: K^-1 y */
+    double *X;     /* n x dim normalized */
+    double *y;     /* n standardized */
+    double *L;     /* cap x cap, lower Cholesky factor of K + (sn2+jitter) I */
+    double *alpha; /* n: K^-1 y */
     int factored;
 };
 
@@ -128,8 +128,8 @@ static int grow(Gp *g, size_t need)
 static void solve_alpha(Gp *g)
 {
     memcpy(g->alpha, g->y, g->n * sizeof *g->alpha);
-    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L,
-                (int)g->cap, g->alpha, 1);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
+                g->alpha, 1);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
                 g->alpha, 1);
 }
@@ -161,8 +161,10 @@ static int factor(Gp *g, Error *err)
     }
     gsl_set_error_handler(old);
     if (!ok)
-        return error_set(err, "gp: kernel matrix of %zu points not positive definite even with "
-                              "jitter", g->n);
+        return error_set(err,
+                         "gp: kernel matrix of %zu points not positive definite even with "
+                         "jitter",
+                         g->n);
     g->jitter = jitter;
     /* decomp1 leaves L^T in the upper triangle; predictions read only the lower one. */
     solve_alpha(g);
@@ -228,8 +230,8 @@ int gp_add_point(Gp *g, const double *x, double y, Error *err)
         row[j] = kernel_n(g, xn, &g->X[j * g->dim]);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, g->L, (int)g->cap,
                 row, 1);
-    double d2 = kernel_n(g, xn, xn) + exp(g->log_sn2) + g->jitter - cblas_ddot((int)n, row, 1,
-                                                                              row, 1);
+    double d2 =
+        kernel_n(g, xn, xn) + exp(g->log_sn2) + g->jitter - cblas_ddot((int)n, row, 1, row, 1);
     g->n = n + 1;
     if (d2 <= 1e-12 * exp(g->log_sf2))
         return factor(g, err); /* the extension lost definiteness: refactor with jitter */
@@ -287,7 +289,6 @@ double gp_log_marginal(const Gp *g)
 /* ---- hyperparameter fit ---- */
 
 static double minimize_simplex(Gp *g, const double *start, double *best_x);
-
 
 /* Gradient of the log marginal likelihood (normalized outputs) with respect to the log
  * hyperparameters: 0.5 tr((alpha alpha^T - K^-1) dK/dtheta) (Rasmussen & Williams eq. 5.9). */
@@ -513,8 +514,8 @@ void gp_predict(const Gp *g, const double *x, double *mean, double *var)
     for (size_t i = 0; i < g->n; i++)
         k[i] = kernel_n(g, xn, &g->X[i * g->dim]);
     double mu = cblas_ddot((int)g->n, k, 1, g->alpha, 1);
-    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L,
-                (int)g->cap, k, 1);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
+                k, 1);
     double v = sf2 - cblas_ddot((int)g->n, k, 1, k, 1);
     if (k != stack)
         free(k);
@@ -543,8 +544,8 @@ int gp_sample(const Gp *g, const double *Xs, size_t m, const double *z, size_t n
         for (size_t a = 0; a < n; a++)
             for (size_t i = 0; i < m; i++)
                 V[a * m + i] = kernel_n(g, &g->X[a * dim], &xn[i * dim]);
-        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)m, 1.0, V, (int)m, g->alpha, 1, 0.0,
-                    mu, 1);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)m, 1.0, V, (int)m, g->alpha, 1, 0.0, mu,
+                    1);
         cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)n,
                     (int)m, 1.0, g->L, (int)g->cap, V, (int)m);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)m, (int)n, -1.0, V,

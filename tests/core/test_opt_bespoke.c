@@ -122,11 +122,9 @@ Test(opt_bespoke, predict_gives_a_finite_mean_inside_its_band_and_part_arrays)
     }
     cr_assert_eq(optimizer_predict(o, known, &p, &e), 0, "%s", e.msg);
     cr_assert(p.has_prediction && isfinite(p.mean_s));
-    cr_assert(p.p10_s <= p.mean_s && p.mean_s <= p.p90_s, "%g %g %g", p.p10_s, p.mean_s,
-              p.p90_s);
+    cr_assert(p.p10_s <= p.mean_s && p.mean_s <= p.p90_s, "%g %g %g", p.p10_s, p.mean_s, p.p90_s);
     /* The model has learned: its mean is near the simulator's truth for this schedule. */
-    cr_assert(fabs(p.mean_s - truth) < 0.15 * truth, "predicted %.3f, truth %.3f", p.mean_s,
-              truth);
+    cr_assert(fabs(p.mean_s - truth) < 0.15 * truth, "predicted %.3f, truth %.3f", p.mean_s, truth);
     cr_assert(p.comm_mean_s >= 0 && p.comm_mean_s < p.mean_s);
     cr_assert_not_null(p.machine_mean_s);
     cr_assert_not_null(p.device_mean_s);
@@ -206,8 +204,8 @@ Test(opt_bespoke, blr_recovers_known_coefficients)
     double m0[2] = {0, 0}, sd0[2] = {10, 10};
     Error e;
     cr_assert_eq(blr_fit(&b, phi, y, N, 2, m0, sd0, 0.01, &e), 0, "%s", e.msg);
-    cr_assert(fabs(b.mean[0] - 0.5) < 0.02 && fabs(b.mean[1] - 0.25) < 0.001, "%g %g",
-              b.mean[0], b.mean[1]);
+    cr_assert(fabs(b.mean[0] - 0.5) < 0.02 && fabs(b.mean[1] - 0.25) < 0.001, "%g %g", b.mean[0],
+              b.mean[1]);
     double q[2] = {1, 100};
     cr_assert(blr_predict_var(&b, q) > blr_predict_var(&b, (double[]){1, 25}));
     cr_assert_eq(blr_fit(&b, phi, y, N, 2, m0, (double[]){0, 1}, 0.01, &e), -1);
