@@ -266,3 +266,17 @@ Test(opt_bespoke, batch_beyond_every_device_memory_is_an_error)
     optimizer_free(o);
     cluster_free(c);
 }
+
+Test(opt_bespoke, large_cluster_search_by_groups_improves_on_the_first_trial)
+{
+    /* 40 machines: past the single-machine move limit, so role moves act on groups. */
+    SimCluster *sim = sim_new("G40:googlenet");
+    Schedule *s[3];
+    tune(sim, "bespoke", 3, 1, s);
+    double first = simcluster_noiseless_time(sim, s[0]);
+    double later = fmin(simcluster_noiseless_time(sim, s[1]), simcluster_noiseless_time(sim, s[2]));
+    cr_assert(later < 0.7 * first, "first %.3f s, then %.3f s", first, later);
+    for (int i = 0; i < 3; i++)
+        schedule_free(s[i]);
+    simcluster_free(sim);
+}
