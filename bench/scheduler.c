@@ -40,13 +40,14 @@ static const struct {
     {"fixed-2", {11.49, 4.58, 3.78}},   {"fixed-1", {10.10, 6.32, 6.37}},
 };
 
-static int run_one(const Catalogue *cat, SchedConfig *cfg, const char *workload,
-                   double arrival_s, int jobs, SchedSummary *out)
+static int run_one(const Catalogue *cat, SchedConfig *cfg, const char *workload, double arrival_s,
+                   int jobs, SchedSummary *out)
 {
     Error e;
     SchedState *s = sched_new(cfg, cat, &e);
-    if (!s || (workload ? sched_load_workload(s, workload, &e)
-                        : sched_add_poisson(s, "resnet110", arrival_s, jobs, &e)) < 0 ||
+    if (!s ||
+        (workload ? sched_load_workload(s, workload, &e)
+                  : sched_add_poisson(s, "resnet110", arrival_s, jobs, &e)) < 0 ||
         sched_run(s, 1e8, &e) < 0) {
         fprintf(stderr, "scheduler bench: %s\n", e.msg);
         sched_free(s);
@@ -60,7 +61,8 @@ static int run_one(const Catalogue *cat, SchedConfig *cfg, const char *workload,
 static cJSON *pollux_loads(const Catalogue *cat, const char *data, int quick)
 {
     cJSON *arr = cJSON_CreateArray();
-    printf("\n-- Pollux workloads (16 nodes x 4 GPUs, 60 s interval, 30 s resize): average JCT, s\n");
+    printf(
+        "\n-- Pollux workloads (16 nodes x 4 GPUs, 60 s interval, 30 s resize): average JCT, s\n");
     printf("%-5s %-9s %8s %9s %9s %9s\n", "load", "policy", "avg_jct", "/Tiresias", "/Optimus",
            "/Pollux");
     for (size_t l = 0; l < sizeof LOADS / sizeof LOADS[0]; l++) {
@@ -143,9 +145,8 @@ static cJSON *seed_table3(const Catalogue *cat)
         }
         printf("\n");
     }
-    printf("fixed-8 / precompute: %.2f, %.2f, %.2f (seed: %.2f, %.2f, %.2f)\n",
-           fixed8[0] / pre[0], fixed8[1] / pre[1], fixed8[2] / pre[2], 22.76 / 7.63,
-           6.20 / 2.63, 1.40 / 1.40);
+    printf("fixed-8 / precompute: %.2f, %.2f, %.2f (seed: %.2f, %.2f, %.2f)\n", fixed8[0] / pre[0],
+           fixed8[1] / pre[1], fixed8[2] / pre[2], 22.76 / 7.63, 6.20 / 2.63, 1.40 / 1.40);
     return arr;
 }
 
@@ -196,8 +197,8 @@ static cJSON *scaling(const Catalogue *cat, int quick)
             cJSON_AddItemToArray(arr, o);
             sched_free(s);
         }
-        printf("%8d %6d %12.3f %12.3f %12.3f %16.2f\n", sizes[k], sizes[k] / 4, ms[0], ms[1],
-               ms[2], ms[0] / ms[1]);
+        printf("%8d %6d %12.3f %12.3f %12.3f %16.2f\n", sizes[k], sizes[k] / 4, ms[0], ms[1], ms[2],
+               ms[0] / ms[1]);
     }
     return arr;
 }
@@ -224,7 +225,8 @@ int main(int argc, char **argv)
     }
     char data[4096];
     const char *home = getenv("TUNEDECK_HOME");
-    snprintf(data, sizeof data, "%s/data/pollux-osdi21", home && *home ? home : TUNEDECK_SOURCE_DIR);
+    snprintf(data, sizeof data, "%s/data/pollux-osdi21",
+             home && *home ? home : TUNEDECK_SOURCE_DIR);
     printf("scheduler benchmark (OpenBLAS core: %s)%s\n", openblas_get_corename(),
            quick ? " [quick: 2 workloads per load]" : "");
     cJSON *root = cJSON_CreateObject();

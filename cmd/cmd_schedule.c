@@ -55,24 +55,37 @@ static void print_json(const char *policy, const SchedSummary *m)
 
 int cmd_schedule(int argc, char **argv)
 {
-    enum { O_WORKLOAD = 1, O_ARRIVAL, O_JOBS, O_POLICY, O_NODES, O_GPN, O_INTERVAL, O_RESIZE,
-           O_SEED, O_JSON, O_EVENTS, O_MODEL, O_DATA, O_HELP };
-    static const struct option LONG[] = {
-        {"workload", required_argument, 0, O_WORKLOAD},
-        {"arrival-mean", required_argument, 0, O_ARRIVAL},
-        {"jobs", required_argument, 0, O_JOBS},
-        {"policy", required_argument, 0, O_POLICY},
-        {"nodes", required_argument, 0, O_NODES},
-        {"gpus-per-node", required_argument, 0, O_GPN},
-        {"interval", required_argument, 0, O_INTERVAL},
-        {"resize-cost", required_argument, 0, O_RESIZE},
-        {"seed", required_argument, 0, O_SEED},
-        {"json", no_argument, 0, O_JSON},
-        {"events", required_argument, 0, O_EVENTS},
-        {"model", required_argument, 0, O_MODEL},
-        {"data", required_argument, 0, O_DATA},
-        {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+    enum {
+        O_WORKLOAD = 1,
+        O_ARRIVAL,
+        O_JOBS,
+        O_POLICY,
+        O_NODES,
+        O_GPN,
+        O_INTERVAL,
+        O_RESIZE,
+        O_SEED,
+        O_JSON,
+        O_EVENTS,
+        O_MODEL,
+        O_DATA,
+        O_HELP
+    };
+    static const struct option LONG[] = {{"workload", required_argument, 0, O_WORKLOAD},
+                                         {"arrival-mean", required_argument, 0, O_ARRIVAL},
+                                         {"jobs", required_argument, 0, O_JOBS},
+                                         {"policy", required_argument, 0, O_POLICY},
+                                         {"nodes", required_argument, 0, O_NODES},
+                                         {"gpus-per-node", required_argument, 0, O_GPN},
+                                         {"interval", required_argument, 0, O_INTERVAL},
+                                         {"resize-cost", required_argument, 0, O_RESIZE},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"json", no_argument, 0, O_JSON},
+                                         {"events", required_argument, 0, O_EVENTS},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"data", required_argument, 0, O_DATA},
+                                         {"help", no_argument, 0, O_HELP},
+                                         {0, 0, 0, 0}};
     SchedConfig cfg;
     sched_config_default(&cfg);
     cfg.policy = NULL;
@@ -84,21 +97,55 @@ int cmd_schedule(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         int bad = 0;
         switch (c) {
-        case O_WORKLOAD: workload = optarg; break;
-        case O_ARRIVAL: bad = flags_double("schedule", "--arrival-mean", optarg, 1e-3, 1e9, &arrival); break;
-        case O_JOBS: bad = flags_long("schedule", "--jobs", optarg, 1, 1000000, &jobs); break;
-        case O_POLICY: cfg.policy = optarg; break;
-        case O_NODES: bad = flags_long("schedule", "--nodes", optarg, 1, 1 << 20, &v); cfg.nodes = (int)v; break;
-        case O_GPN: bad = flags_long("schedule", "--gpus-per-node", optarg, 1, 64, &v); cfg.gpus_per_node = (int)v; break;
-        case O_INTERVAL: bad = flags_double("schedule", "--interval", optarg, 1e-3, 1e7, &cfg.interval_s); break;
-        case O_RESIZE: bad = flags_double("schedule", "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s); break;
-        case O_SEED: bad = flags_long("schedule", "--seed", optarg, 0, 1L << 62, &v); cfg.seed = (uint64_t)v; break;
-        case O_JSON: json = 1; break;
-        case O_EVENTS: events = optarg; break;
-        case O_MODEL: model = optarg; break;
-        case O_DATA: data = optarg; break;
-        case O_HELP: case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_WORKLOAD:
+            workload = optarg;
+            break;
+        case O_ARRIVAL:
+            bad = flags_double("schedule", "--arrival-mean", optarg, 1e-3, 1e9, &arrival);
+            break;
+        case O_JOBS:
+            bad = flags_long("schedule", "--jobs", optarg, 1, 1000000, &jobs);
+            break;
+        case O_POLICY:
+            cfg.policy = optarg;
+            break;
+        case O_NODES:
+            bad = flags_long("schedule", "--nodes", optarg, 1, 1 << 20, &v);
+            cfg.nodes = (int)v;
+            break;
+        case O_GPN:
+            bad = flags_long("schedule", "--gpus-per-node", optarg, 1, 64, &v);
+            cfg.gpus_per_node = (int)v;
+            break;
+        case O_INTERVAL:
+            bad = flags_double("schedule", "--interval", optarg, 1e-3, 1e7, &cfg.interval_s);
+            break;
+        case O_RESIZE:
+            bad = flags_double("schedule", "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s);
+            break;
+        case O_SEED:
+            bad = flags_long("schedule", "--seed", optarg, 0, 1L << 62, &v);
+            cfg.seed = (uint64_t)v;
+            break;
+        case O_JSON:
+            json = 1;
+            break;
+        case O_EVENTS:
+            events = optarg;
+            break;
+        case O_MODEL:
+            model = optarg;
+            break;
+        case O_DATA:
+            data = optarg;
+            break;
+        case O_HELP:
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
         if (bad)
             return 2;

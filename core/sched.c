@@ -18,8 +18,13 @@
 
 void sched_config_default(SchedConfig *c)
 {
-    *c = (SchedConfig){.nodes = 16, .gpus_per_node = 4, .interval_s = 60, .resize_cost_s = 30,
-                       .policy = "doubling", .seed = 1, .node_names = NULL};
+    *c = (SchedConfig){.nodes = 16,
+                       .gpus_per_node = 4,
+                       .interval_s = 60,
+                       .resize_cost_s = 30,
+                       .policy = "doubling",
+                       .seed = 1,
+                       .node_names = NULL};
 }
 
 const char *const *sched_policy_names(void)
@@ -42,14 +47,15 @@ static int usable_gpus(const SchedState *s)
 
 SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
 {
-    if (cfg->nodes < 1 || cfg->gpus_per_node < 1 || cfg->nodes > 1 << 20 ||
-        cfg->gpus_per_node > 64)
+    if (cfg->nodes < 1 || cfg->gpus_per_node < 1 || cfg->nodes > 1 << 20 || cfg->gpus_per_node > 64)
         return error_set(err, "scheduler: expected 1..1048576 nodes of 1..64 GPUs, found %d × %d",
                          cfg->nodes, cfg->gpus_per_node),
                NULL;
     if (!(cfg->interval_s > 0) || !(cfg->resize_cost_s >= 0))
-        return error_set(err, "scheduler: expected interval > 0 and resize cost >= 0, found "
-                              "%g and %g", cfg->interval_s, cfg->resize_cost_s),
+        return error_set(err,
+                         "scheduler: expected interval > 0 and resize cost >= 0, found "
+                         "%g and %g",
+                         cfg->interval_s, cfg->resize_cost_s),
                NULL;
     const Policy *pol = policy_find(cfg->policy ? cfg->policy : "");
     if (!pol) {
@@ -132,12 +138,13 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
         return error_set(err, "job '%s': time: expected a time >= 0, found %g", spec->name,
                          spec->submit_s);
     if (s->n_jobs && spec->submit_s < s->jobs[s->n_jobs - 1].submit_s)
-        return error_set(err, "job '%s': time: expected jobs in submission order, found %g "
-                              "after %g", spec->name, spec->submit_s,
-                         s->jobs[s->n_jobs - 1].submit_s);
+        return error_set(err,
+                         "job '%s': time: expected jobs in submission order, found %g "
+                         "after %g",
+                         spec->name, spec->submit_s, s->jobs[s->n_jobs - 1].submit_s);
     if (spec->gpus < 0 || spec->batch_size < 0)
-        return error_set(err, "job '%s': expected GPUs and batch >= 0, found %d and %d",
-                         spec->name, spec->gpus, spec->batch_size);
+        return error_set(err, "job '%s': expected GPUs and batch >= 0, found %d and %d", spec->name,
+                         spec->gpus, spec->batch_size);
     if (s->n_jobs == s->cap_jobs) {
         size_t cap = s->cap_jobs ? 2 * s->cap_jobs : 64;
         SJob *bigger = realloc(s->jobs, cap * sizeof *bigger);
@@ -198,8 +205,10 @@ static double rng_uniform(SchedState *s)
 int sched_add_poisson(SchedState *s, const char *model, double mean_s, int n, Error *err)
 {
     if (!(mean_s > 0) || n < 1)
-        return error_set(err, "poisson arrivals: expected a mean > 0 and jobs >= 1, found %g "
-                              "and %d", mean_s, n);
+        return error_set(err,
+                         "poisson arrivals: expected a mean > 0 and jobs >= 1, found %g "
+                         "and %d",
+                         mean_s, n);
     double t = s->n_jobs ? s->jobs[s->n_jobs - 1].submit_s : 0;
     for (int i = 0; i < n; i++) {
         t += -mean_s * log(rng_uniform(s));
@@ -246,8 +255,7 @@ static int job_max_gpus(const SchedState *s, const SJob *j)
 static int job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate)
 {
     StepSource src = knowledge_source(s, j);
-    int exploring = s->pol->knowledge == POLICY_KNOWS_EXPLORE &&
-                    j->explore_stage < EXPLORE_STAGES;
+    int exploring = s->pol->knowledge == POLICY_KNOWS_EXPLORE && j->explore_stage < EXPLORE_STAGES;
     if (s->pol->adaptive_batch && !exploring)
         return jobmodel_best(&src, w, j->epoch, c, rate);
     if (jobmodel_fixed(j->app, j->req_batch, w, c) < 0)
@@ -303,8 +311,8 @@ static int log_event(SchedState *s, SchedEventKind kind, size_t job, int from, i
             return -1;
         memcpy(slots, j->slots, n * sizeof *slots);
     }
-    s->events[s->n_events++] = (SchedEvent){s->now_s, kind, (int)job, from, to,
-                                            to ? j->conf.batch : 0, n, slots};
+    s->events[s->n_events++] =
+        (SchedEvent){s->now_s, kind, (int)job, from, to, to ? j->conf.batch : 0, n, slots};
     if (kind != SCHED_EV_FINISH) {
         if (j->n_resizes == j->cap_resizes) {
             size_t cap = j->cap_resizes ? 2 * j->cap_resizes : 8;
@@ -428,8 +436,8 @@ static int decide(SchedState *s, Error *err)
             continue;
         }
         explore_advance(s, j);
-        int explore = s->pol->knowledge == POLICY_KNOWS_EXPLORE &&
-                      j->explore_stage < EXPLORE_STAGES;
+        int explore =
+            s->pol->knowledge == POLICY_KNOWS_EXPLORE && j->explore_stage < EXPLORE_STAGES;
         active[m] = i;
         pj[m] = (PolicyJob){.submit_s = j->submit_s,
                             .attained_gpu_s = j->gpu_s,
@@ -516,8 +524,8 @@ static int decide(SchedState *s, Error *err)
     for (size_t q = 0; q < npend && rc == 0; q++) {
         SJob *j = &s->jobs[pending[q].job];
         int from = j->gpus - pending[q].want;
-        if (log_event(s, from ? SCHED_EV_RESIZE : SCHED_EV_START, pending[q].job, from,
-                      j->gpus) < 0)
+        if (log_event(s, from ? SCHED_EV_RESIZE : SCHED_EV_START, pending[q].job, from, j->gpus) <
+            0)
             rc = error_set(err, "scheduler: out of memory");
     }
     /* Unmoved jobs may still change batch (adaptive policies, between steps; no restart). */
@@ -550,8 +558,8 @@ out:
 
 static void observe(SJob *j, int nodes, double step_s)
 {
-    if (j->n_obs && j->obs[j->n_obs - 1].gpus == j->gpus &&
-        j->obs[j->n_obs - 1].nodes == nodes && j->obs[j->n_obs - 1].local_batch == j->conf.atomic)
+    if (j->n_obs && j->obs[j->n_obs - 1].gpus == j->gpus && j->obs[j->n_obs - 1].nodes == nodes &&
+        j->obs[j->n_obs - 1].local_batch == j->conf.atomic)
         return;
     if (j->n_obs == j->cap_obs) {
         size_t cap = j->cap_obs ? 2 * j->cap_obs : 8;
@@ -699,8 +707,7 @@ int sched_pause(SchedState *s, size_t job, int paused, Error *err)
 int sched_drain_node(SchedState *s, int node, int drained, Error *err)
 {
     if (node < 0 || node >= s->cfg.nodes)
-        return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1,
-                         node);
+        return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1, node);
     s->drained[node] = drained != 0;
     return 0;
 }

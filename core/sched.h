@@ -74,12 +74,12 @@ typedef struct {
     int gpus, nodes;                    /* allocated now */
     int batch_size;                     /* global batch in use (0 when not running) */
     int requested_gpus;
-    double progress;   /* 0..1 of the job's total work */
-    double epoch;      /* fractional epochs done */
+    double progress; /* 0..1 of the job's total work */
+    double epoch;    /* fractional epochs done */
     int epochs_total;
-    double gpu_s;      /* GPU-seconds held so far (stalls included) */
+    double gpu_s; /* GPU-seconds held so far (stalls included) */
     double stall_left_s;
-    int pinned_gpus;   /* 0 = not pinned */
+    int pinned_gpus; /* 0 = not pinned */
     int paused;
     size_t n_resizes;
     const SchedResize *resizes; /* owned by the state; valid until the next sched_advance */
@@ -95,18 +95,18 @@ typedef enum {
 const char *sched_event_kind_name(SchedEventKind k);
 
 typedef struct {
-    int node;  /* node index */
-    int gpus;  /* GPUs used on it */
+    int node; /* node index */
+    int gpus; /* GPUs used on it */
 } SchedSlot;
 
 typedef struct {
     double time_s;
     SchedEventKind kind;
-    int job;                 /* index for sched_job_info */
-    int gpus_from, gpus_to;  /* GPU counts before and after */
-    int batch_size;          /* global batch after */
-    size_t n_slots;          /* placement after (0 for stop/finish) */
-    const SchedSlot *slots;  /* owned by the state */
+    int job;                /* index for sched_job_info */
+    int gpus_from, gpus_to; /* GPU counts before and after */
+    int batch_size;         /* global batch after */
+    size_t n_slots;         /* placement after (0 for stop/finish) */
+    const SchedSlot *slots; /* owned by the state */
 } SchedEvent;
 
 SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err);
@@ -120,8 +120,7 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err);
 int sched_load_workload(SchedState *s, const char *path, Error *err);
 /* The seed's workload: n jobs of `model`, exponential inter-arrival times of mean
  * arrival_mean_s, drawn from cfg.seed. */
-int sched_add_poisson(SchedState *s, const char *model, double arrival_mean_s, int n,
-                      Error *err);
+int sched_add_poisson(SchedState *s, const char *model, double arrival_mean_s, int n, Error *err);
 
 /* Advances simulated time by dt_s, deciding at every interval boundary crossed. */
 int sched_advance(SchedState *s, double dt_s, Error *err);
@@ -155,7 +154,7 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err);
 typedef struct {
     size_t jobs, done;
     double avg_jct_s, p50_jct_s, p99_jct_s, makespan_s;
-    double gpu_utilization;       /* GPU-seconds held / (GPUs × makespan) */
+    double gpu_utilization; /* GPU-seconds held / (GPUs × makespan) */
     double resizes_per_job;
     double gpu_s_lost_to_resizes; /* stall seconds × GPUs held while stalled */
     double gpu_s_held, gpu_s_idle;

@@ -127,7 +127,8 @@ Test(sched, decisions_are_deterministic_and_events_serialize)
     cr_assert_eq(sched_event_count(a), sched_event_count(b));
     cr_assert_gt(sched_event_count(a), 12);
     for (size_t i = 0; i < sched_event_count(a); i++) {
-        char *x = sched_event_json(a, sched_event(a, i)), *y = sched_event_json(b, sched_event(b, i));
+        char *x = sched_event_json(a, sched_event(a, i)),
+             *y = sched_event_json(b, sched_event(b, i));
         cr_assert_str_eq(x, y);
         cJSON *o = cJSON_Parse(x);
         cr_assert_not_null(o, "%s", x);
@@ -161,8 +162,8 @@ Test(sched, exploration_visits_one_two_four_eight_gpus)
     for (size_t k = 0; k < info.n_resizes; k++)
         if (info.resizes[k].gpus_to <= 8)
             seen[info.resizes[k].gpus_to] = 1;
-    cr_assert(seen[1] && seen[2] && seen[4] && seen[8], "explored %d %d %d %d", seen[1],
-              seen[2], seen[4], seen[8]);
+    cr_assert(seen[1] && seen[2] && seen[4] && seen[8], "explored %d %d %d %d", seen[1], seen[2],
+              seen[4], seen[8]);
     sched_free(s);
 }
 
