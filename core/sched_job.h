@@ -58,4 +58,9 @@ struct SchedState {
     int gen;
 };
 
+/* Shared by core/sched.c and core/sched_input.c. */
+#define SCHED_SPEED_CACHE 32 /* per-job speed cache: powers of two up to 2^31 GPUs */
+int sched_usable_gpus(const SchedState *s);
+int sched_job_max_gpus(const SchedState *s, const SJob *j);
+
 #endif
