@@ -477,9 +477,18 @@ static void observe(SJob *j, int nodes, double step_s)
         j->own_ok = 1;
 }
 
+static int event_time_cmp(const void *pa, const void *pb)
+{
+    const SchedEvent *a = pa, *b = pb;
+    if (a->time_s != b->time_s)
+        return a->time_s < b->time_s ? -1 : 1;
+    return a->job - b->job;
+}
+
 static int step_jobs(SchedState *s, double dt, Error *err)
 {
     double held = 0;
+    size_t first_event = s->n_events;
     int per_node[1024];
     for (size_t i = 0; i < s->n_jobs; i++) {
         SJob *j = &s->jobs[i];
@@ -539,6 +548,9 @@ static int step_jobs(SchedState *s, double dt, Error *err)
                 return error_set(err, "scheduler: out of memory");
         }
     }
+    /* Jobs finish mid-interval in any order of index: keep the log in time order. */
+    qsort(s->events + first_event, s->n_events - first_event, sizeof *s->events,
+          event_time_cmp);
     s->held_gpu_s += held;
     s->idle_gpu_s += total_gpus(s) * dt - held;
     return 0;

@@ -185,3 +185,13 @@ Test(sched, bad_submissions_are_refused_whole)
     cr_assert(strstr(e.msg, "tiresias"), "%s", e.msg);
     sched_free(s);
 }
+
+Test(sched, event_log_is_in_time_order)
+{
+    /* Regression: finishes within one interval were logged in job order, not time order. */
+    SchedState *s = small("tiresias", 4);
+    cr_assert_eq(sched_run(s, 1e6, NULL), 0);
+    for (size_t i = 1; i < sched_event_count(s); i++)
+        cr_assert_geq(sched_event(s, i)->time_s, sched_event(s, i - 1)->time_s, "event %zu", i);
+    sched_free(s);
+}
