@@ -1,6 +1,7 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/catalogue.h"
@@ -189,8 +190,19 @@ Test(sched, bad_submissions_are_refused_whole)
 Test(sched, event_log_is_in_time_order)
 {
     /* Regression: finishes within one interval were logged in job order, not time order. */
-    SchedState *s = small("tiresias", 4);
-    cr_assert_eq(sched_run(s, 1e6, NULL), 0);
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "fixed-1";
+    c.interval_s = 3600;
+    SchedState *s = sched_new(&c, cat, NULL);
+    const int batch[] = {256, 32768, 1024, 8192, 512, 16384};
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "ncf-%d", i);
+        cr_assert_eq(sched_submit(s, &(SchedJobSpec){name, "ncf", 0, 1, batch[i]}, NULL), 0);
+    }
+    cr_assert_eq(sched_run(s, 1e7, NULL), 0);
+    cr_assert(sched_finished(s));
     for (size_t i = 1; i < sched_event_count(s); i++)
         cr_assert_geq(sched_event(s, i)->time_s, sched_event(s, i - 1)->time_s, "event %zu", i);
     sched_free(s);
