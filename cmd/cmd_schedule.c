@@ -16,12 +16,13 @@ static void usage(FILE *out)
             "usage: tunedeck schedule (--workload FILE | --arrival-mean S --jobs N) --policy P\n"
             "                         [--nodes N] [--gpus-per-node G] [--interval S]\n"
             "                         [--resize-cost S] [--seed N] [--model M] [--json]\n"
-            "                         [--events FILE] [--data DIR]\n"
+            "                         [--events FILE] [--data DIR] [--pin JOB=GPUS]...\n"
             "Simulates ring-allreduce jobs on nodes × GPUs (default 16 × 4, 60 s interval,\n"
             "30 s resize stall: the Pollux artifact's setting). --workload reads\n"
             "name,time,application,num_replicas,batch_size CSV; --arrival-mean draws N jobs\n"
             "of --model (default resnet110) with exponential inter-arrival times.\n"
             "--events writes every start, resize, stop and finish as JSON lines.\n"
+            "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n"
             "policies:");
     for (const char *const *p = sched_policy_names(); *p; p++)
         fprintf(out, " %s", *p);
@@ -69,6 +70,7 @@ int cmd_schedule(int argc, char **argv)
         O_EVENTS,
         O_MODEL,
         O_DATA,
+        O_PIN,
         O_HELP
     };
     static const struct option LONG[] = {{"workload", required_argument, 0, O_WORKLOAD},
@@ -84,6 +86,7 @@ int cmd_schedule(int argc, char **argv)
                                          {"events", required_argument, 0, O_EVENTS},
                                          {"model", required_argument, 0, O_MODEL},
                                          {"data", required_argument, 0, O_DATA},
+                                         {"pin", required_argument, 0, O_PIN},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
     SchedConfig cfg;
@@ -91,6 +94,8 @@ int cmd_schedule(int argc, char **argv)
     cfg.policy = NULL;
     const char *workload = NULL, *events = NULL, *model = "resnet110", *data = NULL;
     double arrival = 0;
+    const char *pins[64];
+    int npins = 0;
     long jobs = 0, v;
     int json = 0, c;
     optind = 1;
@@ -139,6 +144,16 @@ int cmd_schedule(int argc, char **argv)
         case O_DATA:
             data = optarg;
             break;
+        case O_PIN:
+            if (npins == 64 || !strchr(optarg, '=')) {
+                fprintf(stderr,
+                        "tunedeck schedule: --pin: expected JOB=GPUS (at most 64), "
+                        "found '%s'\n",
+                        optarg);
+                return 2;
+            }
+            pins[npins++] = optarg;
+            break;
         case O_HELP:
         case 'h':
             usage(stdout);
@@ -171,7 +186,23 @@ int cmd_schedule(int argc, char **argv)
     else if (workload ? sched_load_workload(s, workload, &err)
                       : sched_add_poisson(s, model, arrival, (int)jobs, &err))
         rc = fail(err.msg);
-    else if (sched_run(s, 1e9, &err) < 0)
+    for (int i = 0; rc == 0 && i < npins; i++) {
+        char name[256];
+        const char *eq = strchr(pins[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - pins[i]), pins[i]);
+        int job = sched_job_find(s, name);
+        long gpus;
+        if (job < 0) {
+            fprintf(stderr, "tunedeck schedule: --pin: no job named '%s' in the workload\n", name);
+            rc = 2;
+        } else if (flags_long("schedule", "--pin", eq + 1, 0, 1 << 30, &gpus) < 0) {
+            rc = 2;
+        } else if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
+            fprintf(stderr, "tunedeck schedule: --pin %s: %s\n", pins[i], err.msg);
+            rc = 2;
+        }
+    }
+    if (rc == 0 && sched_run(s, 1e9, &err) < 0)
         rc = fail(err.msg);
     if (rc == 0 && events) {
         FILE *f = fopen(events, "w");
