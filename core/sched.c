@@ -458,7 +458,7 @@ out:
 
 /* ---- simulation between decisions ---- */
 
-static void observe(SJob *j, int nodes, double step_s)
+void sched_job_observe(SJob *j, int nodes, double step_s)
 {
     if (j->n_obs && j->obs[j->n_obs - 1].gpus == j->gpus && j->obs[j->n_obs - 1].nodes == nodes &&
         j->obs[j->n_obs - 1].local_batch == j->conf.atomic)
@@ -475,6 +475,20 @@ static void observe(SJob *j, int nodes, double step_s)
     Error e;
     if (j->n_obs >= 2 && tputmodel_fit_best(&j->own, j->obs, j->n_obs, &e) == 0)
         j->own_ok = 1;
+}
+
+int sched_job_finish(SchedState *s, size_t i)
+{
+    SJob *j = &s->jobs[i];
+    double now = s->now_s;
+    s->now_s = j->finish_s;
+    int from = j->gpus;
+    release(s, i);
+    j->gpus = 0;
+    j->stall_left_s = 0;
+    int rc = log_event(s, SCHED_EV_FINISH, i, from, 0);
+    s->now_s = now;
+    return rc;
 }
 
 static int event_time_cmp(const void *pa, const void *pb)
@@ -507,7 +521,7 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         if (t > 0) {
             double step_s;
             jobmodel_rate(&truth, &j->conf, per_node, nn, j->epoch, &step_s);
-            observe(j, nn, step_s);
+            sched_job_observe(j, nn, step_s);
             j->explore_run_s += t;
         }
         while (t > 0 && !j->done) {
@@ -535,18 +549,8 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         }
         j->gpu_s += used * j->gpus;
         held += used * j->gpus;
-        if (j->done) {
-            double now = s->now_s;
-            s->now_s = j->finish_s;
-            int from = j->gpus;
-            release(s, i);
-            j->gpus = 0;
-            j->stall_left_s = 0;
-            int rc = log_event(s, SCHED_EV_FINISH, i, from, 0);
-            s->now_s = now;
-            if (rc < 0)
-                return error_set(err, "scheduler: out of memory");
-        }
+        if (j->done && sched_job_finish(s, i) < 0)
+            return error_set(err, "scheduler: out of memory");
     }
     /* Jobs finish mid-interval in any order of index: keep the log in time order. */
     qsort(s->events + first_event, s->n_events - first_event, sizeof *s->events, event_time_cmp);

@@ -151,6 +151,12 @@ int sched_pin(SchedState *s, size_t job, int gpus, Error *err);
 int sched_pause(SchedState *s, size_t job, int paused, Error *err);
 int sched_drain_node(SchedState *s, int node, int drained, Error *err);
 
+/* Live mode: a real job's measured progress replaces the simulated one. epochs_done is
+ * fractional (12.5 = half-way through the 13th epoch); a job reaching its epoch count is
+ * finished now. step_s > 0 is its measured step time on its current allocation, which
+ * refines the job's own throughput model (used by `doubling-explore`). */
+int sched_report_progress(SchedState *s, size_t job, double epochs_done, double step_s, Error *err);
+
 typedef struct {
     size_t jobs, done;
     double avg_jct_s, p50_jct_s, p99_jct_s, makespan_s;

@@ -136,3 +136,32 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err)
     s->drained[node] = drained != 0;
     return 0;
 }
+
+int sched_report_progress(SchedState *s, size_t job, double epochs_done, double step_s, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "progress: no job %zu", job);
+    SJob *j = &s->jobs[job];
+    if (!(epochs_done >= 0) || !isfinite(epochs_done) || !(step_s >= 0))
+        return error_set(err,
+                         "progress '%s': expected epochs >= 0 and a step time >= 0, found "
+                         "%g and %g",
+                         j->name, epochs_done, step_s);
+    if (j->done)
+        return 0;
+    const AppModel *a = j->app;
+    int e = (int)floor(epochs_done);
+    if (e >= a->epochs) {
+        j->progress = app_total_progress(a);
+        j->epoch = a->epochs;
+        j->done = 1;
+        j->finish_s = s->now_s;
+        return sched_job_finish(s, job) < 0 ? error_set(err, "scheduler: out of memory") : 0;
+    }
+    double lo = a->epoch_progress[e], hi = a->epoch_progress[e + 1];
+    j->epoch = e;
+    j->progress = lo + (epochs_done - e) * (hi - lo);
+    if (step_s > 0 && j->gpus > 0)
+        sched_job_observe(j, (int)j->n_slots, step_s);
+    return 0;
+}

@@ -207,3 +207,25 @@ Test(sched, event_log_is_in_time_order)
         cr_assert_geq(sched_event(s, i)->time_s, sched_event(s, i - 1)->time_s, "event %zu", i);
     sched_free(s);
 }
+
+Test(sched, reported_progress_replaces_the_simulated_one)
+{
+    SchedState *s = small("doubling", 2);
+    Error e;
+    cr_assert_eq(sched_advance(s, 300, &e), 0, "%s", e.msg);
+    int j = sched_job_find(s, "cifar10-0");
+    SchedJobInfo info;
+    cr_assert_eq(sched_report_progress(s, (size_t)j, 50.5, 0.1, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)j, &info);
+    cr_assert_float_eq(info.epoch, 50.5, 1e-9);
+    cr_assert_eq(sched_report_progress(s, (size_t)j, 100, 0, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)j, &info);
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_eq(info.gpus, 0);
+    const SchedEvent *last = sched_event(s, sched_event_count(s) - 1);
+    cr_assert_eq(last->kind, SCHED_EV_FINISH);
+    cr_assert_eq(last->job, j);
+    cr_assert_eq(sched_report_progress(s, (size_t)j, -1, 0, &e), -1);
+    cr_assert(strstr(e.msg, "expected epochs >= 0"), "%s", e.msg);
+    sched_free(s);
+}
