@@ -56,7 +56,8 @@ int policy_decide(const Policy *p, const PolicyInput *in, int *gpus);
 /* Estimated remaining time of job i on w GPUs (+inf when infeasible or w == 0). */
 double policy_remaining_s(const PolicyInput *in, size_t i, int w);
 
-extern const Policy POLICY_DOUBLING, POLICY_DOUBLING_EXPLORE, POLICY_OPTIMUS, POLICY_TIRESIAS;
+extern const Policy POLICY_DOUBLING, POLICY_DOUBLING_EXPLORE, POLICY_DOUBLING_SEED, POLICY_OPTIMUS,
+    POLICY_TIRESIAS;
 extern const Policy POLICY_FIXED_1, POLICY_FIXED_2, POLICY_FIXED_4, POLICY_FIXED_8;
 
 #endif
