@@ -160,7 +160,12 @@ static int job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double 
     int exploring = s->pol->knowledge == POLICY_KNOWS_EXPLORE && j->explore_stage < EXPLORE_STAGES;
     if (s->pol->adaptive_batch && !exploring)
         return jobmodel_best(&src, w, j->epoch, c, rate);
-    if (jobmodel_fixed(j->app, j->req_batch, w, c) < 0)
+    int batch = j->req_batch;
+    /* An exploring job runs its owner's batch, grown when the stage's GPUs would get fewer
+     * samples each than were ever measured (cifar10 at 128 on 8 GPUs). */
+    if (exploring && batch < j->app->min_local * w)
+        batch = j->app->min_local * w;
+    if (jobmodel_fixed(j->app, batch, w, c) < 0)
         return -1;
     *rate = jobmodel_rate_packed(&src, c, w, j->epoch);
     return 0;

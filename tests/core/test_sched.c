@@ -229,3 +229,23 @@ Test(sched, reported_progress_replaces_the_simulated_one)
     cr_assert(strstr(e.msg, "expected epochs >= 0"), "%s", e.msg);
     sched_free(s);
 }
+
+Test(sched, exploring_a_small_batch_job_still_finishes)
+{
+    /* cifar10 at batch 128 cannot split over 8 GPUs at its owner's batch (32 each minimum). */
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "exploratory";
+    c.nodes = 4;
+    SchedState *s = sched_new(&c, cat, NULL);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"c", "cifar10", 0, 1, 128}, NULL), 0);
+    cr_assert_eq(sched_run(s, 1e6, NULL), 0);
+    cr_assert(sched_finished(s));
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    int seen8 = 0;
+    for (size_t k = 0; k < info.n_resizes; k++)
+        seen8 |= info.resizes[k].gpus_to == 8;
+    cr_assert(seen8, "the 8-GPU exploration stage was skipped");
+    sched_free(s);
+}
