@@ -17,8 +17,12 @@
  *
  * Overrides (pin to a GPU count, pause, drain a node) take effect at the next decision.
  * Events carry the placement (node index and GPUs per node) so that a live driver can turn
- * each start/resize/stop into a checkpoint-stop-restart of a real job on those hosts.
- * Everything is deterministic for a seed; nothing here does I/O except the workload loader. */
+ * each start/resize/stop into a checkpoint-stop-restart of a real job on those hosts, and
+ * feed measured progress back with sched_report_progress(). Within one decision, shrinks
+ * and stops are logged before grows and starts; the log is in time order.
+ * Everything is deterministic for a seed; nothing here does I/O except the workload loader.
+ * Policies: doubling (precompute), doubling-explore (exploratory), doubling-seed (the
+ * seed's rule as written), optimus, tiresias, fixed-1/2/4/8 — see docs/scheduler.md. */
 #ifndef TUNEDECK_SCHED_H
 #define TUNEDECK_SCHED_H
 
@@ -62,6 +66,7 @@ typedef enum {
 
 const char *sched_job_state_name(SchedJobState st);
 
+/* One allocation change of a job: start (from 0), resize, stop (to 0). */
 typedef struct {
     double time_s;
     int gpus_from, gpus_to;
