@@ -214,8 +214,10 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
             csvtab_number(s, i, sr, 1, 1e6, &nr, err) < 0 ||
             csvtab_number(s, i, sb, 1, 1e9, &r->bsz, err) < 0 ||
             csvtab_number(s, i, st, 0, 1e6, &r->step, err) < 0 ||
-            csvtab_number(s, i, ss, 0, 1e6, &r->sync, err) < 0)
+            csvtab_number(s, i, ss, 0, 1e6, &r->sync, err) < 0) {
             rc = -1;
+            break;
+        }
         r->nodes = (int)nn;
         r->replicas = (int)nr;
     }
