@@ -59,7 +59,7 @@ for n, r in by.items():
     curve = [math.inf if v is None else v for v in run["best_ratio"]]
     assert len(curve) == 5
     assert all(b <= a for a, b in zip(curve, curve[1:])), "%s: not best-so-far: %s" % (n, curve)
-    assert all(v >= 0.95 for v in curve), "%s beats best-known by >5%%: %s" % (n, curve)
+    assert all(v >= 0.9 for v in curve), "%s beats best-known by >10%%: %s" % (n, curve)
     assert len(run["observed_s"]) == 5 and all(v is None or v > 0 for v in run["observed_s"])
     assert "5" in r["median_ratio_at"]
 EOF
