@@ -219,11 +219,17 @@ Observation *trial_accumulator_finish(TrialAccumulator *a)
 {
     const Cluster *c = a->schedule->cluster;
     Observation *o = observation_new(a->schedule);
-    size_t warmup = (size_t)a->schedule->job.warmup;
+    /* Warm-up is the first `warmup` iterations reported, whether a trial counts from 0 or 1;
+     * `warmup` below becomes the index of the first iteration after them. */
+    size_t n_warm = (size_t)a->schedule->job.warmup, warmup = a->n_iters;
     int seen = 0, seen_after = 0;
     for (size_t i = 0; i < a->n_iters; i++) {
-        seen += a->iters[i].seen;
-        seen_after += a->iters[i].seen && i >= warmup;
+        if (!a->iters[i].seen)
+            continue;
+        if ((size_t)seen == n_warm)
+            warmup = i;
+        seen++;
+        seen_after += (size_t)seen > n_warm;
     }
     o->iterations_seen = seen;
     /* Part measurements after warm-up when there are any; the first iterations are noisy. */
@@ -246,7 +252,7 @@ Observation *trial_accumulator_finish(TrialAccumulator *a)
         o->status = TRIAL_FAILED;
         if (seen)
             snprintf(o->reason, sizeof o->reason,
-                     "no iteration after the %zu warm-up iterations and no done event", warmup);
+                     "no iteration after the %zu warm-up iterations and no done event", n_warm);
         else
             snprintf(o->reason, sizeof o->reason, "no usable output: no iteration or done event");
         return o;

@@ -18,7 +18,9 @@ enum {
     RANDOM_STARTS = 4,    /* fresh role-set starts besides the incumbent and the full set */
     MAX_CLIMB = 40,
     SOLO_STARTS_MAX = 16, /* clusters up to this size also start from each machine alone */
-    MAX_STARTS = 64
+    MAX_STARTS = 64,
+    LOAD_TARGETS = 16,
+    SMALL_CLUSTER = 32    /* up to this many machines, moves act on single machines */
 };
 
 typedef struct {
@@ -221,6 +223,65 @@ static void apply_move(Schedule *s, size_t mv)
     }
 }
 
+/* Large clusters: machines of one type are interchangeable to the model, so moves act on
+ * groups — k machines of a type go from one role state (off, worker, PS, both) to another,
+ * k = 1, half the group or all of it — and steps stay few however many machines there are. */
+static int role_state(const Schedule *s, size_t m)
+{
+    return (s->worker[m] ? 1 : 0) | (s->ps[m] ? 2 : 0);
+}
+
+static void group_move(Schedule *s, size_t type, int from, int to, int k)
+{
+    const Cluster *c = s->cluster;
+    for (size_t m = 0; m < c->n_machines && k > 0; m++)
+        if (c->machines[m].type == type && role_state(s, m) == from) {
+            s->worker[m] = (unsigned char)(to & 1);
+            s->ps[m] = (unsigned char)((to >> 1) & 1);
+            k--;
+        }
+}
+
+static void climb_groups(const Bespoke *b, Schedule *s, double cur, Cand *pool, size_t *n_pool)
+{
+    const Cluster *c = b->c;
+    Schedule *t = schedule_copy(s), *best_s = schedule_copy(s);
+    int *count = calloc(c->n_types * 4, sizeof *count);
+    for (int step = 0; step < MAX_CLIMB; step++) {
+        memset(count, 0, c->n_types * 4 * sizeof *count);
+        for (size_t m = 0; m < c->n_machines; m++)
+            count[c->machines[m].type * 4 + role_state(s, m)]++;
+        double best = cur;
+        int moved = 0;
+        for (size_t ty = 0; ty < c->n_types; ty++)
+            for (int from = 0; from < 4; from++) {
+                int n = count[ty * 4 + from];
+                int ks[3] = {1, (n + 1) / 2, n};
+                for (int to = 0; to < 4 && n > 0; to++)
+                    for (int ki = 0; ki < 3 && to != from; ki++) {
+                        if (ki > 0 && ks[ki] == ks[ki - 1])
+                            continue;
+                        schedule_copy_into(t, s);
+                        group_move(t, ty, from, to, ks[ki]);
+                        double v = eval_roles(b, NULL, t);
+                        pool_offer(pool, n_pool, t, v);
+                        if (v < best - 1e-12 * fabs(best)) {
+                            best = v;
+                            schedule_copy_into(best_s, t);
+                            moved = 1;
+                        }
+                    }
+            }
+        if (!moved)
+            break;
+        schedule_copy_into(s, best_s);
+        cur = best;
+    }
+    free(count);
+    schedule_free(t);
+    schedule_free(best_s);
+}
+
 /* Best-improvement hill climbing over role moves. */
 static void climb(const Bespoke *b, Memo *memo, Schedule *s, Cand *pool, size_t *n_pool)
 {
@@ -233,6 +294,11 @@ static void climb(const Bespoke *b, Memo *memo, Schedule *s, Cand *pool, size_t 
     if (isfinite(cur) && memo->n_starts < MAX_STARTS) {
         memo->starts[memo->n_starts].s = schedule_copy(s);
         memo->starts[memo->n_starts++].mean_s = cur;
+    }
+    if (c->n_machines > SMALL_CLUSTER) {
+        climb_groups(b, s, cur, pool, n_pool);
+        schedule_free(t);
+        return;
     }
     for (int step = 0; step < MAX_CLIMB; step++) {
         double best = cur;
@@ -271,13 +337,36 @@ static void load_moves(const Bespoke *b, const Cand *cand, Cand *out, size_t *n_
     free(ms);
     const Machine *mc = &c->machines[slow];
     int step = b->job.batch / 50 > 0 ? b->job.batch / 50 : 1;
+    /* Receivers: the loaded devices, or on large clusters the few that finish earliest. */
+    size_t *to_list = malloc(c->n_devices * sizeof *to_list), n_to = 0;
+    double *fin = malloc(c->n_devices * sizeof *fin);
+    for (size_t d = 0; d < c->n_devices; d++) {
+        size_t m;
+        cluster_device(c, d, &m);
+        int shared = 0;
+        for (size_t j = 0; j < c->types[c->machines[m].type].n_devices; j++)
+            shared += cand->s->inputs[c->machines[m].first_device + j] > 0;
+        fin[d] = sgd_model_device_mean(b->model, d, cand->s->inputs[d], shared > 1);
+        if (cand->s->inputs[d] > 0)
+            to_list[n_to++] = d;
+    }
+    for (size_t i = 0; i < n_to && i < LOAD_TARGETS && n_to > LOAD_TARGETS; i++)
+        for (size_t j = i + 1; j < n_to; j++)
+            if (fin[to_list[j]] < fin[to_list[i]]) {
+                size_t tmp = to_list[i];
+                to_list[i] = to_list[j];
+                to_list[j] = tmp;
+            }
+    if (n_to > LOAD_TARGETS)
+        n_to = LOAD_TARGETS;
+    free(fin);
     for (size_t j = 0; j < c->types[mc->type].n_devices; j++) {
         size_t from = mc->first_device + j;
         if (cand->s->inputs[from] < step)
             continue;
-        for (size_t to = 0; to < c->n_devices && *n_out < cap; to++) {
-            if (to == from || cand->s->inputs[to] <= 0 ||
-                cand->s->inputs[to] + step > sgd_model_device_cap(b->model, to))
+        for (size_t ti = 0; ti < n_to && *n_out < cap; ti++) {
+            size_t to = to_list[ti];
+            if (to == from || cand->s->inputs[to] + step > sgd_model_device_cap(b->model, to))
                 continue;
             Schedule *s = schedule_copy(cand->s);
             s->inputs[from] -= step;
@@ -287,6 +376,7 @@ static void load_moves(const Bespoke *b, const Cand *cand, Cand *out, size_t *n_
             (*n_out)++;
         }
     }
+    free(to_list);
 }
 
 static void random_roles(const Bespoke *b, Schedule *s)
@@ -390,7 +480,8 @@ static Schedule *search(Bespoke *b, Error *err)
             s->worker[m] = c->machines[m].type == t;
             s->ps[m] = 1;
         }
-        climb(b, memo, s, pool, &n_pool);
+        if (c->n_machines <= SMALL_CLUSTER)
+            climb(b, memo, s, pool, &n_pool);
         memcpy(s->ps, s->worker, c->n_machines);
         climb(b, memo, s, pool, &n_pool);
     }
@@ -401,7 +492,7 @@ static Schedule *search(Bespoke *b, Error *err)
         s->worker[m] = s->ps[m] = 1;
         climb(b, memo, s, pool, &n_pool);
     }
-    for (int r = 0; r < RANDOM_STARTS; r++) {
+    for (int r = 0; r < (c->n_machines <= SMALL_CLUSTER ? RANDOM_STARTS : 2); r++) {
         random_roles(b, s);
         climb(b, memo, s, pool, &n_pool);
     }
@@ -415,7 +506,7 @@ static Schedule *search(Bespoke *b, Error *err)
         return NULL;
     }
     /* Candidates: the pool, the climbs' starts, load moves and forced loading options. */
-    size_t cap = 3 * (n_pool + memo->n_starts) + 8 * 64;
+    size_t cap = 3 * (n_pool + memo->n_starts) + 8 * 4 * LOAD_TARGETS;
     Cand *cands = malloc(cap * sizeof *cands);
     memcpy(cands, pool, n_pool * sizeof *pool);
     size_t n = n_pool;
@@ -424,8 +515,6 @@ static Schedule *search(Bespoke *b, Error *err)
         cands[n++] = memo->starts[i];
     free(memo->inputs);
     free(memo);
-    for (size_t i = 0; i < n_pool && i < 8; i++)
-        load_moves(b, &cands[i], cands, &n, cap);
     /* Forced loading options on the best few role sets and on every start. */
     size_t n_base = n;
     for (size_t i = 0; i < n_base && n + 2 <= cap; i++) {
@@ -441,6 +530,8 @@ static Schedule *search(Bespoke *b, Error *err)
             cands[n++].mean_s = sgd_model_mean(b->model, v, NULL, NULL);
         }
     }
+    for (size_t i = 0; i < n_pool && i < 8; i++)
+        load_moves(b, &cands[i], cands, &n, cap);
     /* Expected improvement by forward sampling with common random numbers. */
     SgdNormals *z = sgd_normals_new(b->model, EI_SAMPLES, b->seed + 31 * (uint64_t)b->suggested);
     double t[EI_SAMPLES];

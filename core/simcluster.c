@@ -358,7 +358,7 @@ int simcluster_run(const SimCluster *s, const Schedule *sch, uint64_t seed, SimE
         TrialEvent ev;
         memset(&ev, 0, sizeof ev);
         ev.kind = EVENT_ITERATION;
-        ev.iter = it;
+        ev.iter = it + 1; /* iterations count from 1, like a training log */
         ev.time_s = t.iter_s;
         ev.comm_s = t.comm_s;
         ev.machines = mm;

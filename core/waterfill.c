@@ -33,7 +33,7 @@ double waterfill(WaterfillInverse inv, void *ctx, size_t n, double total, double
             hi /= 8;
         lo = hi / 8;
     }
-    for (int i = 0; i < 60 && hi - lo > 1e-7 * hi; i++) {
+    for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (total_at(inv, ctx, n, mid, NULL) >= total)
             hi = mid;
@@ -54,58 +54,53 @@ typedef struct {
     WaterfillMode mode;
 } Ctx;
 
-static double option_load(const Ctx *k, size_t mi, int which, double t, int write)
-{
-    const Machine *mc = &k->c->machines[mi];
-    const MachineType *mt = &k->c->types[mc->type];
-    /* which: 0..n-1 one device alone; n = all GPUs; n+1 = all devices */
-    size_t n = mt->n_devices;
-    int gpus = 0;
-    for (size_t j = 0; j < n; j++)
-        gpus += mt->devices[j].kind == DEVICE_GPU;
-    double sum = 0;
-    for (size_t j = 0; j < n; j++) {
-        int in = (size_t)which < n   ? (size_t)which == j
-                 : (size_t)which == n ? mt->devices[j].kind == DEVICE_GPU
-                                       : 1;
-        int count = (size_t)which < n ? 1 : (size_t)which == n ? gpus : (int)n;
-        double v = 0;
-        if (in) {
-            int shared = count > 1;
-            double budget = t - (shared ? sgd_model_agg_mean(k->m, mi) : 0);
-            v = budget > 0 ? sgd_model_device_inverse(k->m, mc->first_device + j, shared, budget)
-                           : 0;
-        }
-        if (write)
-            k->dev_x[mc->first_device + j] = v;
-        sum += v;
-    }
-    return sum;
-}
-
+/* Capacity of one worker machine at deadline t: the best of one device alone, all its GPUs
+ * together, or all its devices together (these pay the aggregation and interference). Each
+ * device curve is inverted once per budget; the chosen loads go to dev_x. */
 static double machine_inverse(void *ctx, size_t slot, double t)
 {
     Ctx *k = ctx;
-    size_t mi = k->machine[slot], n = k->c->types[k->c->machines[mi].type].n_devices;
+    size_t mi = k->machine[slot];
+    const Machine *mc = &k->c->machines[mi];
+    const MachineType *mt = &k->c->types[mc->type];
+    size_t n = mt->n_devices, first = mc->first_device;
+    double alone[64] = {0}, shared[64] = {0};
+    if (n > 64)
+        n = 64;
     int gpus = 0;
-    for (size_t j = 0; j < n; j++)
-        gpus += k->c->types[k->c->machines[mi].type].devices[j].kind == DEVICE_GPU;
-    int best = 0;
-    double best_v = -1;
-    for (int w = 0; w < (int)n + 2; w++) {
-        if (w == (int)n && gpus < 2)
-            continue; /* "all GPUs" differs from a single device only with two or more */
-        if (w == (int)n + 1 && n < 2)
-            continue;
-        if ((k->mode == WATERFILL_ALONE && w >= (int)n) || (k->mode == WATERFILL_SHARED && n > 1 && w != (int)n + 1))
-            continue;
-        double v = option_load(k, mi, w, t, 0);
-        if (v > best_v) {
-            best_v = v;
-            best = w;
+    size_t best_one = 0;
+    for (size_t j = 0; j < n; j++) {
+        gpus += mt->devices[j].kind == DEVICE_GPU;
+        alone[j] = k->mode == WATERFILL_SHARED && n > 1
+                       ? 0
+                       : sgd_model_device_inverse(k->m, first + j, 0, t);
+        if (alone[j] > alone[best_one])
+            best_one = j;
+    }
+    double best = k->mode == WATERFILL_SHARED && n > 1 ? -1 : alone[best_one];
+    int choice = 0; /* 0 one device, 1 all GPUs, 2 all devices */
+    if (n > 1 && k->mode != WATERFILL_ALONE) {
+        double budget = t - sgd_model_agg_mean(k->m, mi), all = 0, gsum = 0;
+        for (size_t j = 0; j < n; j++) {
+            shared[j] = budget > 0 ? sgd_model_device_inverse(k->m, first + j, 1, budget) : 0;
+            all += shared[j];
+            if (mt->devices[j].kind == DEVICE_GPU)
+                gsum += shared[j];
+        }
+        if (gpus >= 2 && gsum > best && k->mode != WATERFILL_SHARED) {
+            best = gsum;
+            choice = 1;
+        }
+        if (all > best) {
+            best = all;
+            choice = 2;
         }
     }
-    return option_load(k, mi, best, t, 1);
+    for (size_t j = 0; j < n; j++)
+        k->dev_x[first + j] = choice == 0   ? (j == best_one ? alone[j] : 0)
+                              : choice == 1 ? (mt->devices[j].kind == DEVICE_GPU ? shared[j] : 0)
+                                            : shared[j];
+    return best > 0 ? best : 0;
 }
 
 double waterfill_schedule(const SgdModel *m, Schedule *s)

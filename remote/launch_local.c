@@ -235,8 +235,8 @@ static void finish(LocalRun *r)
     } else if (WEXITSTATUS(r->status) != 0) {
         char prior[256];
         snprintf(prior, sizeof prior, "%s", o->reason);
-        snprintf(o->reason, sizeof o->reason, "the command exited with status %d (%s)",
-                 WEXITSTATUS(r->status), prior);
+        snprintf(o->reason, sizeof o->reason, "the command exited with status %d (%s)%s%s",
+                 WEXITSTATUS(r->status), prior, r->last_stderr[0] ? ": " : "", r->last_stderr);
     } else if (o->status != TRIAL_OK && r->protocol_error[0]) {
         char prior[256];
         snprintf(prior, sizeof prior, "%s", o->reason);

@@ -1,0 +1,118 @@
+#!/bin/sh
+# The headless commands end to end: tune on the simulator and with a local trial command,
+# and every kind of bad input giving one clear line on stderr and a non-zero exit.
+set -u
+bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+export TUNEDECK_STATE_DIR="$tmp/state"
+fails=0
+fail() { echo "cli: FAIL: $*"; fails=$((fails + 1)); }
+
+# tune --json on the simulator: one object with the documented fields
+if "$bin" tune --sim B:googlenet --optimizer uniform-gpus --budget 1 --json >"$tmp/out.json" 2>"$tmp/err"; then
+    /usr/bin/python3 - "$tmp/out.json" <<'PY' || fail "tune --sim --json output"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("optimizer", "budget", "seed", "best_time_s", "best_schedule", "trials"):
+    assert k in d, k
+assert d["optimizer"] == "uniform-gpus" and d["budget"] == 1 and len(d["trials"]) == 1
+t = d["trials"][0]
+for k in ("trial", "time_s", "status", "suggest_ms", "schedule"):
+    assert k in t, k
+assert t["status"] == "ok" and t["time_s"] > 0 and d["best_time_s"] == t["time_s"]
+assert d["best_schedule"]["protocol"] == 1
+PY
+else
+    fail "tune --sim exited $?: $(cat "$tmp/err")"
+fi
+
+# the same seed gives the same session; another seed another one
+"$bin" tune --sim C:googlenet --optimizer random --budget 4 --seed 5 --json >"$tmp/a.json"
+"$bin" tune --sim C:googlenet --optimizer random --budget 4 --seed 5 --json >"$tmp/b.json"
+"$bin" tune --sim C:googlenet --optimizer random --budget 4 --seed 6 --json >"$tmp/c.json"
+same_session() { # the trials' schedules and times (suggest_ms is wall time and may differ)
+    /usr/bin/python3 -c "
+import json, sys
+strip = lambda d: [(t['schedule'], t['time_s']) for t in d['trials']]
+sys.exit(0 if strip(json.load(open('$1'))) == strip(json.load(open('$2'))) else 1)"
+}
+same_session "$tmp/a.json" "$tmp/b.json" || fail "--seed 5 twice gave different sessions"
+same_session "$tmp/a.json" "$tmp/c.json" && fail "--seed 5 and --seed 6 gave the same session"
+
+# a local trial command: the example protocol-v1 script, and the simulator as a subprocess
+cd "$root"
+if "$bin" tune --cluster examples/lab-cluster.json --job examples/small-job.json --launcher local \
+    --trial-cmd 'python3 examples/trial.py' --budget 5 --optimizer random --json >"$tmp/local.json" 2>"$tmp/err"; then
+    /usr/bin/python3 -c "
+import json,sys
+d=json.load(open('$tmp/local.json'))
+assert len(d['trials'])==5 and all(t['status']=='ok' for t in d['trials']), d['trials']
+assert d['best_time_s'] > 0
+" || fail "local trial script session"
+else
+    fail "local trial script exited $?: $(cat "$tmp/err")"
+fi
+"$bin" tune --sim B:googlenet --optimizer uniform-devices --budget 1 --json >"$tmp/simdirect.json"
+"$bin" tune --sim B:googlenet --launcher local --trial-cmd "'$bin' sim-trial B:googlenet" \
+    --optimizer uniform-devices --budget 1 --json >"$tmp/simsub.json" 2>"$tmp/err" ||
+    fail "sim-trial as a local trial command: $(cat "$tmp/err")"
+/usr/bin/python3 -c "
+import json
+a=json.load(open('$tmp/simdirect.json')); b=json.load(open('$tmp/simsub.json'))
+assert abs(a['best_time_s']-b['best_time_s']) < 1e-9, (a['best_time_s'], b['best_time_s'])
+" || fail "sim launcher and sim-trial subprocess disagree"
+
+# a failing trial is recorded and the session goes on; all failing exits 1
+"$bin" tune --sim B:googlenet --launcher local --trial-cmd 'cat >/dev/null; exit 4' --budget 2 \
+    --json >"$tmp/fail.json" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "all trials failing should exit 1, got $rc"
+grep -q "no trial succeeded" "$tmp/err" || fail "no 'no trial succeeded' message"
+/usr/bin/python3 -c "
+import json
+d=json.load(open('$tmp/fail.json'))
+assert len(d['trials'])==2 and all(t['status']=='failed' for t in d['trials'])
+" || fail "failed trials not recorded"
+"$bin" tune --sim B:googlenet --launcher local --trial-cmd 'cat >/dev/null; sleep 30' --budget 1 \
+    --trial-timeout 0.5 --json >"$tmp/to.json" 2>/dev/null
+grep -q '"status":"timeout"' "$tmp/to.json" || fail "--trial-timeout not recorded as timeout"
+
+# bad input: one line on stderr naming the file or flag, the field and what was expected
+printf '{"name": "x",\n "machine_types": {\n' >"$tmp/trunc.json"
+printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":"fast","devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"a","type":"t"}]}' >"$tmp/badtype.json"
+printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"a","type":"zz"}]}' >"$tmp/unktype.json"
+printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"n[]","host":"a","type":"t"}]}' >"$tmp/range.json"
+printf '{"name":"j","model_mb":1,"batch":0}' >"$tmp/batch.json"
+job=examples/small-job.json
+cl=examples/lab-cluster.json
+check_bad() { # expected-substring args...
+    want="$1"
+    shift
+    "$bin" "$@" >"$tmp/o" 2>"$tmp/e"
+    rc=$?
+    [ $rc -ne 0 ] || fail "'$*' exited 0"
+    [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "'$*' printed $(wc -l <"$tmp/e") lines on stderr: $(cat "$tmp/e")"
+    grep -qF -- "$want" "$tmp/e" || fail "'$*': stderr '$(cat "$tmp/e")' lacks '$want'"
+    [ -s "$tmp/o" ] && fail "'$*' printed on stdout"
+}
+check_bad "missing.json: cannot open" tune --cluster "$tmp/missing.json" --job $job
+check_bad "trunc.json:3:1: malformed JSON" tune --cluster "$tmp/trunc.json" --job $job
+check_bad "field 'bandwidth_gbps': expected a number, found a string" tune --cluster "$tmp/badtype.json" --job $job
+check_bad "unknown machine type 'zz'" tune --cluster "$tmp/unktype.json" --job $job
+check_bad "host range 'n[]'" tune --cluster "$tmp/range.json" --job $job
+check_bad "batch.json: field 'batch': expected an integer" tune --cluster $cl --job "$tmp/batch.json"
+check_bad "--sim 'Q:googlenet': unknown setting 'Q'" tune --sim Q:googlenet
+check_bad "unknown network 'resnet'" tune --sim B:resnet
+check_bad "batch: expected a positive integer" tune --sim B:googlenet:0
+check_bad "--budget: expected an integer" tune --sim B:googlenet --budget lots
+check_bad "--optimizer: unknown optimizer 'magic'" tune --sim B:googlenet --optimizer magic
+check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launcher pigeon
+check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
+check_bad "unknown command 'tuen'" tuen
+check_bad "unknown or incomplete option '--bogus'" tune --bogus
+printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
+grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
+
+[ $fails -eq 0 ]
