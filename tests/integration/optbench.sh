@@ -65,7 +65,9 @@ EOF
 
 # The real `tunedeck sim-trial` answers with exactly the same measurements.
 peers="random"
-[ "$has_optuna" = 1 ] && peers="random,optuna-tpe,generic-gp-ei"
+# The structured optimizer also reads the part measurements: they must survive the protocol.
+case ",$registered," in *,bespoke,*) peers="$peers,bespoke" ;; esac
+[ "$has_optuna" = 1 ] && peers="$peers,optuna-tpe,generic-gp-ei"
 # shellcheck disable=SC2086
 "$bench" $tiny --optimizers "$peers" --eval sim-trial --out "$tmp/simtrial.json" \
     >"$tmp/simtrial.txt" 2>"$tmp/simtrial.err" ||
