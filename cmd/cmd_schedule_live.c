@@ -1,4 +1,4 @@
-/* `tunedeck schedule-live`: the scheduler in wall-clock time, its decisions enacted on real
+/* `tunedeck schedule --live`: the scheduler in wall-clock time, its decisions enacted on real
  * jobs on the inventory's hosts over SSH (remote/schedlive.h). */
 #include <getopt.h>
 #include <signal.h>
@@ -26,21 +26,23 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tunedeck schedule-live --cluster FILE --workload FILE [--policy P]\n"
-            "                              [--interval S] [--time-scale X] [--resize-cost S]\n"
-            "                              [--duration S] [--events FILE] [--job-dir DIR]\n"
-            "                              [--checkpoint-file NAME] [--gpus-per-node G]\n"
-            "                              [--status-every S] [--seed N] [--data DIR]\n"
-            "                              [--accept-new-host-keys]\n"
+            "usage: tunedeck schedule --live --cluster FILE --workload FILE [--policy P]\n"
+            "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
+            "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
+            "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
+            "           [--accept-new-host-keys]\n"
             "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
-            "--time-scale simulated seconds per wall second (default 1), the policy decides\n"
-            "every --interval simulated seconds (default 60), and every start, resize, stop\n"
-            "and finish is enacted on a real job started from the inventory's job_command\n"
-            "({gpus} {hosts} {resume}) in DIR/NAME on the placement's first machine (default\n"
-            "DIR tunedeck-jobs). A resize checkpoints (SIGTERM), stops and restarts from the\n"
-            "checkpoint. Ends when the model's jobs are done, after --duration wall seconds\n"
-            "or on Ctrl-C: every job is checkpointed and stopped. --events writes the\n"
-            "decisions and the jobs' progress as JSON lines. Exit 1 when a job failed.\n"
+            "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
+            "doubling) decides every --interval simulated seconds (default 60), and every\n"
+            "start, resize, stop and finish is enacted on a real job started from the\n"
+            "inventory's job_command ({gpus} {hosts} {resume}) in DIR/NAME on the placement's\n"
+            "first machine (DIR: --job-dir, default tunedeck-jobs). A resize checkpoints\n"
+            "(SIGTERM), stops and restarts the job from its checkpoint. GPUs per node come\n"
+            "from the inventory's GPU devices. A job that dies unasked is restarted from its\n"
+            "checkpoint once. The run ends when the model's jobs are done, after --duration\n"
+            "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
+            "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
+            "job failed.\n"
             "policies:");
     for (const char *const *p = sched_policy_names(); *p; p++)
         fprintf(out, " %s", *p);
@@ -49,7 +51,7 @@ static void usage(FILE *out)
 
 static int fail(const char *msg)
 {
-    fprintf(stderr, "tunedeck schedule-live: %s\n", msg);
+    fprintf(stderr, "tunedeck schedule --live: %s\n", msg);
     return 2;
 }
 
@@ -90,7 +92,8 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
 int cmd_schedule_live(int argc, char **argv)
 {
     enum { O_CLUSTER = 1, O_WORKLOAD, O_POLICY, O_INTERVAL, O_SCALE, O_RESIZE, O_DURATION,
-           O_EVENTS, O_JOBDIR, O_CKPT, O_GPN, O_STATUS, O_SEED, O_DATA, O_ACCEPT, O_HELP };
+           O_EVENTS, O_JOBDIR, O_CKPT, O_GPN, O_STATUS, O_SEED, O_DATA, O_ACCEPT, O_LIVE,
+           O_HELP };
     static const struct option LONG[] = {{"cluster", required_argument, 0, O_CLUSTER},
                                          {"workload", required_argument, 0, O_WORKLOAD},
                                          {"policy", required_argument, 0, O_POLICY},
@@ -106,6 +109,7 @@ int cmd_schedule_live(int argc, char **argv)
                                          {"seed", required_argument, 0, O_SEED},
                                          {"data", required_argument, 0, O_DATA},
                                          {"accept-new-host-keys", no_argument, 0, O_ACCEPT},
+                                         {"live", no_argument, 0, O_LIVE},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
     SchedConfig cfg;
@@ -119,7 +123,7 @@ int cmd_schedule_live(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         int bad = 0;
-        const char *cmd = "schedule-live";
+        const char *cmd = "schedule --live";
         switch (c) {
         case O_CLUSTER: cluster_path = optarg; break;
         case O_WORKLOAD: workload = optarg; break;
@@ -136,6 +140,7 @@ int cmd_schedule_live(int argc, char **argv)
         case O_SEED: bad = flags_long(cmd, "--seed", optarg, 0, 1L << 62, &v); cfg.seed = (uint64_t)v; break;
         case O_DATA: data = optarg; break;
         case O_ACCEPT: accept = 1; break;
+        case O_LIVE: break; /* `tunedeck schedule --live` */
         case O_HELP: case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -173,7 +178,7 @@ int cmd_schedule_live(int argc, char **argv)
         goto out;
     }
     if (events_path && !(events = fopen(events_path, "w"))) {
-        fprintf(stderr, "tunedeck schedule-live: %s: cannot write\n", events_path);
+        fprintf(stderr, "tunedeck schedule --live: %s: cannot write\n", events_path);
         goto out;
     }
     HostPoolOptions po = {.accept_new_host_keys = accept};
@@ -267,4 +272,13 @@ out:
     free(names);
     cluster_free(cl);
     return rc;
+}
+
+/* `tunedeck schedule`: the simulator, or with --live the live mode. */
+int cmd_schedule_or_live(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--live") == 0)
+            return cmd_schedule_live(argc, argv);
+    return cmd_schedule(argc, argv);
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The scheduler's live mode on real hosts: `tunedeck schedule-live` over 3 loopback sshd hosts
+# The scheduler's live mode on real hosts: `tunedeck schedule --live` over 3 loopback sshd hosts
 # (tests/sshd-harness.sh) with 2 GPUs per node from the inventory and tunedeck-worker in job
 # mode as the job command. Time runs 30x, so within ~5 s the doubling policy starts j0 and j1,
 # finishes j1 (ncf), then resizes j0 from 2 to 4 GPUs while j2 arrives. Checks: the jobs
@@ -42,7 +42,7 @@ json.dump(inv, open(sys.argv[1], "w"))
 PY
 
 echo "live scheduling"
-"$bin" schedule-live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 14 --status-every 2 \
     --job-dir "$T/jobs" --events "$T/events.jsonl" > "$T/out" 2> "$T/err" &
 LIVE_PID=$!
@@ -67,7 +67,7 @@ LIVE_PID=""
 sleep 0.3
 left=$(pgrep -f "ckpt-$mark" | wc -l)
 
-if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then pass "schedule-live ran to its end (exit $rc)"; else fail "schedule-live exit $rc"; fi
+if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then pass "schedule --live ran to its end (exit $rc)"; else fail "schedule --live exit $rc"; fi
 if python3 - "$T/out" "$T/events.jsonl" <<'PY'
 import json, re, sys
 out = open(sys.argv[1]).read()
@@ -116,11 +116,11 @@ if [ "$running" -ge 3 ] && [ "$left" -eq 0 ]; then pass "no job process left ($r
 else fail "processes: $running running, $left left"; fi
 
 echo "bad input"
-"$bin" schedule-live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
 if [ $? -eq 2 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is named"; else fail "missing workload: $(cat "$T/b1")"; fi
 python3 -c "
 import json,sys; inv=json.load(open('$T/inv.json')); del inv['job_command']; json.dump(inv, open('$T/nojob.json','w'))"
-"$bin" schedule-live --cluster "$T/nojob.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b2" 2>&1
+"$bin" schedule --live --cluster "$T/nojob.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b2" 2>&1
 if [ $? -eq 2 ] && grep -q "job_command" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
 
 if [ "$fails" -ne 0 ]; then
