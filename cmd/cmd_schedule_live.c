@@ -91,9 +91,25 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
 
 int cmd_schedule_live(int argc, char **argv)
 {
-    enum { O_CLUSTER = 1, O_WORKLOAD, O_POLICY, O_INTERVAL, O_SCALE, O_RESIZE, O_DURATION,
-           O_EVENTS, O_JOBDIR, O_CKPT, O_GPN, O_STATUS, O_SEED, O_DATA, O_ACCEPT, O_LIVE,
-           O_HELP };
+    enum {
+        O_CLUSTER = 1,
+        O_WORKLOAD,
+        O_POLICY,
+        O_INTERVAL,
+        O_SCALE,
+        O_RESIZE,
+        O_DURATION,
+        O_EVENTS,
+        O_JOBDIR,
+        O_CKPT,
+        O_GPN,
+        O_STATUS,
+        O_SEED,
+        O_DATA,
+        O_ACCEPT,
+        O_LIVE,
+        O_HELP
+    };
     static const struct option LONG[] = {{"cluster", required_argument, 0, O_CLUSTER},
                                          {"workload", required_argument, 0, O_WORKLOAD},
                                          {"policy", required_argument, 0, O_POLICY},
@@ -125,24 +141,61 @@ int cmd_schedule_live(int argc, char **argv)
         int bad = 0;
         const char *cmd = "schedule --live";
         switch (c) {
-        case O_CLUSTER: cluster_path = optarg; break;
-        case O_WORKLOAD: workload = optarg; break;
-        case O_POLICY: cfg.policy = optarg; break;
-        case O_INTERVAL: bad = flags_double(cmd, "--interval", optarg, 1e-3, 1e7, &cfg.interval_s); break;
-        case O_SCALE: bad = flags_double(cmd, "--time-scale", optarg, 1e-3, 1e6, &lo.time_scale); break;
-        case O_RESIZE: bad = flags_double(cmd, "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s); break;
-        case O_DURATION: bad = flags_double(cmd, "--duration", optarg, 1e-3, 1e9, &duration); break;
-        case O_EVENTS: events_path = optarg; break;
-        case O_JOBDIR: lo.job_dir = optarg; break;
-        case O_CKPT: lo.checkpoint = optarg; break;
-        case O_GPN: bad = flags_long(cmd, "--gpus-per-node", optarg, 1, 64, &gpn); break;
-        case O_STATUS: bad = flags_double(cmd, "--status-every", optarg, 0, 1e6, &status_every); break;
-        case O_SEED: bad = flags_long(cmd, "--seed", optarg, 0, 1L << 62, &v); cfg.seed = (uint64_t)v; break;
-        case O_DATA: data = optarg; break;
-        case O_ACCEPT: accept = 1; break;
-        case O_LIVE: break; /* `tunedeck schedule --live` */
-        case O_HELP: case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_CLUSTER:
+            cluster_path = optarg;
+            break;
+        case O_WORKLOAD:
+            workload = optarg;
+            break;
+        case O_POLICY:
+            cfg.policy = optarg;
+            break;
+        case O_INTERVAL:
+            bad = flags_double(cmd, "--interval", optarg, 1e-3, 1e7, &cfg.interval_s);
+            break;
+        case O_SCALE:
+            bad = flags_double(cmd, "--time-scale", optarg, 1e-3, 1e6, &lo.time_scale);
+            break;
+        case O_RESIZE:
+            bad = flags_double(cmd, "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s);
+            break;
+        case O_DURATION:
+            bad = flags_double(cmd, "--duration", optarg, 1e-3, 1e9, &duration);
+            break;
+        case O_EVENTS:
+            events_path = optarg;
+            break;
+        case O_JOBDIR:
+            lo.job_dir = optarg;
+            break;
+        case O_CKPT:
+            lo.checkpoint = optarg;
+            break;
+        case O_GPN:
+            bad = flags_long(cmd, "--gpus-per-node", optarg, 1, 64, &gpn);
+            break;
+        case O_STATUS:
+            bad = flags_double(cmd, "--status-every", optarg, 0, 1e6, &status_every);
+            break;
+        case O_SEED:
+            bad = flags_long(cmd, "--seed", optarg, 0, 1L << 62, &v);
+            cfg.seed = (uint64_t)v;
+            break;
+        case O_DATA:
+            data = optarg;
+            break;
+        case O_ACCEPT:
+            accept = 1;
+            break;
+        case O_LIVE:
+            break; /* `tunedeck schedule --live` */
+        case O_HELP:
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
         if (bad)
             return 2;
@@ -249,16 +302,16 @@ int cmd_schedule_live(int argc, char **argv)
 
     printf("live run over after %.1f s wall, %.0f s simulated%s\n", clock_now_s() - ctx.t0,
            sched_now(s), interrupted ? " (interrupted)" : "");
-    printf("%-12s %-10s %8s %6s %5s %7s %6s %10s %10s %10s  %s\n", "job", "model", "model%",
-           "runs", "resz", "deaths", "failed", "steps", "last_loss", "ex/s", "last status");
+    printf("%-12s %-10s %8s %6s %5s %7s %6s %10s %10s %10s  %s\n", "job", "model", "model%", "runs",
+           "resz", "deaths", "failed", "steps", "last_loss", "ex/s", "last status");
     int failed = 0;
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
         schedlive_job(l, i, &j);
         failed |= j.failed;
         printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10ld %10.4f %10.0f  %s\n", j.name, j.model,
-               100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no",
-               j.step, j.loss, j.examples_per_s, j.status[0] ? j.status : "-");
+               100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no", j.step,
+               j.loss, j.examples_per_s, j.status[0] ? j.status : "-");
     }
     status_lines(l, &ctx, 0);
     rc = failed ? 1 : 0;

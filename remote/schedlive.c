@@ -16,17 +16,17 @@ typedef struct {
     char *template_text; /* per-job: folder, TUNEDECK_JOB, the inventory's template */
     char *ckpt_path;     /* CHECKPOINT: relative to the job's folder, or absolute */
     JobRun *run;
-    int host;              /* machine of the current/last run; -1 before any */
-    int run_gpus;          /* GPUs of the current run */
+    int host;     /* machine of the current/last run; -1 before any */
+    int run_gpus; /* GPUs of the current run */
     /* what the scheduler wants now */
     int want_gpus, want_host;
     char **want_hosts;
     size_t n_want_hosts;
-    int need_start;        /* start a run at `want` once no process is up */
-    int stop_wanted;       /* SIGTERM the current run (once its process group is known) */
-    int stopping;          /* SIGTERM sent */
+    int need_start;  /* start a run at `want` once no process is up */
+    int stop_wanted; /* SIGTERM the current run (once its process group is known) */
+    int stopping;    /* SIGTERM sent */
     int64_t stop_sent_ms;
-    int killed;            /* SIGKILL sent */
+    int killed; /* SIGKILL sent */
     int has_ckpt;
     int runs, resizes, deaths, failed, resize_pending;
     int seen; /* progress lines of the current run already taken */
@@ -72,12 +72,14 @@ int schedlive_gpus_per_node(const Cluster *c, Error *err)
         for (size_t d = 0; d < t->n_devices; d++)
             n += t->devices[d].kind == DEVICE_GPU;
         if (n == 0)
-            return error_set(err, "%s: machine '%s' (type '%s') has no GPU device: live mode "
-                                  "places jobs on GPUs (--gpus-per-node overrides)",
+            return error_set(err,
+                             "%s: machine '%s' (type '%s') has no GPU device: live mode "
+                             "places jobs on GPUs (--gpus-per-node overrides)",
                              c->name, c->machines[m].name, t->name);
         if (gpn >= 0 && n != gpn)
-            return error_set(err, "%s: machine '%s' has %d GPUs, '%s' %d: the scheduler needs "
-                                  "the same count on every node (--gpus-per-node overrides)",
+            return error_set(err,
+                             "%s: machine '%s' has %d GPUs, '%s' %d: the scheduler needs "
+                             "the same count on every node (--gpus-per-node overrides)",
                              c->name, c->machines[0].name, gpn, c->machines[m].name, n);
         gpn = n;
     }
@@ -120,8 +122,9 @@ static int name_ok(const char *n)
 char *schedlive_job_template(const char *t, const char *dir, const char *name, Error *err)
 {
     if (!name_ok(name)) {
-        error_set(err, "job '%s': live mode needs a name of letters, digits, '.', '_', '-' "
-                       "(it names the job's folder)",
+        error_set(err,
+                  "job '%s': live mode needs a name of letters, digits, '.', '_', '-' "
+                  "(it names the job's folder)",
                   name);
         return NULL;
     }
@@ -179,8 +182,9 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     if (l->o.checkpoint)
         snprintf(ck, sizeof ck, "%s", l->o.checkpoint);
     else if (schedlive_template_checkpoint(c->job_command, ck, sizeof ck) < 0) {
-        error_set(err, "%s: job_command has no '--checkpoint FILE': say which file the job "
-                       "writes (--checkpoint-file)",
+        error_set(err,
+                  "%s: job_command has no '--checkpoint FILE': say which file the job "
+                  "writes (--checkpoint-file)",
                   c->name);
         free(l);
         return NULL;
@@ -274,8 +278,8 @@ static void start_run(SchedLive *l, LiveJob *j)
         j->resizes++;
         j->resize_pending = 0;
     }
-    logf_(l, "%s: started on %s with %d GPUs (hosts %s%s%s), %s", j->name,
-          machine(l, j->host), a.gpus, j->want_hosts[0], j->n_want_hosts > 1 ? ",..." : "",
+    logf_(l, "%s: started on %s with %d GPUs (hosts %s%s%s), %s", j->name, machine(l, j->host),
+          a.gpus, j->want_hosts[0], j->n_want_hosts > 1 ? ",..." : "",
           j->n_want_hosts > 1 ? j->want_hosts[j->n_want_hosts - 1] : "",
           j->has_ckpt ? "resuming from its checkpoint" : "fresh");
 }
@@ -344,8 +348,9 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 j->run_first_step = p->step;
                 if (j->has_ckpt && j->runs > 1) {
                     j->resumed_step = p->step;
-                    logf_(l, "%s: run %d on %s (%d GPUs) resumed at step %ld (checkpoint at "
-                             "step %ld), loss %.4f",
+                    logf_(l,
+                          "%s: run %d on %s (%d GPUs) resumed at step %ld (checkpoint at "
+                          "step %ld), loss %.4f",
                           j->name, j->runs, machine(l, j->host), j->run_gpus, p->step,
                           j->saved_step, p->loss);
                 } else {
@@ -372,8 +377,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             Error err;
             if (jobctl_signal(j->run, SIGKILL, &err) == 0) {
                 j->killed = 1;
-                logf_(l, "%s: no exit %.0f s after SIGTERM: SIGKILL", j->name,
-                      l->o.stop_timeout_s);
+                logf_(l, "%s: no exit %.0f s after SIGTERM: SIGKILL", j->name, l->o.stop_timeout_s);
             }
         }
         return;
@@ -394,14 +398,12 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         } else {
             j->deaths++;
             if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
-                logf_(l, "%s: died unexpectedly at step %ld (%s): restarting %s", j->name,
-                      j->step, j->status,
-                      j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
+                logf_(l, "%s: died unexpectedly at step %ld (%s): restarting %s", j->name, j->step,
+                      j->status, j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
                 j->need_start = 1;
             } else {
                 logf_(l, "%s: died unexpectedly at step %ld (%s)%s", j->name, j->step, j->status,
-                      j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped"
-                                                           : "");
+                      j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped" : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
                     j->failed = 1;
             }

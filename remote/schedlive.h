@@ -10,8 +10,8 @@
  *
  * Each job runs in its own folder, JOB_DIR/NAME on the launch host (created by the command
  * line, which also exports TUNEDECK_JOB=NAME), so a relative --checkpoint in the template is
- * per job; {resume} is that file name (the command runs in the folder). Restarting on another machine needs that
- * folder on shared storage (the loopback hosts share one file system).
+ * per job; {resume} is that file name (the command runs in the folder). Restarting on another
+ * machine needs that folder on shared storage (the loopback hosts share one file system).
  *
  * Non-blocking like the launchers: schedlive_pollfds() then poll() then schedlive_step(). */
 #ifndef TUNEDECK_SCHEDLIVE_H
@@ -41,19 +41,19 @@ typedef struct {
 
 typedef struct {
     const char *name, *model;
-    int running;            /* a process is up (or starting) */
-    int gpus;               /* GPUs of the current run, 0 when none */
-    const char *host;       /* launch machine of the current/last run, "" before any */
-    int runs;               /* processes started */
-    int resizes;            /* checkpoint-stop-restarts enacted */
-    int deaths;             /* ends nobody asked for */
-    int failed;             /* died again after its one restart: left stopped */
-    long step;              /* last progress line of any run (-1: none yet) */
+    int running;      /* a process is up (or starting) */
+    int gpus;         /* GPUs of the current run, 0 when none */
+    const char *host; /* launch machine of the current/last run, "" before any */
+    int runs;         /* processes started */
+    int resizes;      /* checkpoint-stop-restarts enacted */
+    int deaths;       /* ends nobody asked for */
+    int failed;       /* died again after its one restart: left stopped */
+    long step;        /* last progress line of any run (-1: none yet) */
     double loss, examples_per_s;
-    long saved_step;        /* step of the last checkpoint written on a stop (-1: none) */
-    long resumed_step;      /* first step of the latest resumed run (-1: none) */
-    double model_progress;  /* the scheduler's simulated progress, 0..1 */
-    const char *status;     /* last run's end: "exited 0", "killed by SIGKILL", ... */
+    long saved_step;       /* step of the last checkpoint written on a stop (-1: none) */
+    long resumed_step;     /* first step of the latest resumed run (-1: none) */
+    double model_progress; /* the scheduler's simulated progress, 0..1 */
+    const char *status;    /* last run's end: "exited 0", "killed by SIGKILL", ... */
 } SchedLiveJob;
 
 /* The state, cluster and pool must outlive the driver; the pool holds the cluster's machines
@@ -83,8 +83,8 @@ int schedlive_gpus_per_node(const Cluster *c, Error *err);
 /* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);
-/* The per-job template: "trap : TERM; mkdir -p DIR/NAME && cd DIR/NAME && TUNEDECK_JOB=NAME && export
- * TUNEDECK_JOB && TEMPLATE", DIR and NAME quoted. Caller frees. */
+/* The per-job template: "trap : TERM; mkdir -p DIR/NAME && cd DIR/NAME && TUNEDECK_JOB=NAME &&
+ * export TUNEDECK_JOB && TEMPLATE", DIR and NAME quoted. Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
                              Error *err);
 

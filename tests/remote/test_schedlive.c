@@ -48,8 +48,8 @@ Test(schedlive, gpus_per_node_from_the_inventory)
 Test(schedlive, checkpoint_name_from_the_template)
 {
     char ck[64];
-    cr_assert_eq(schedlive_template_checkpoint("w --job --checkpoint a.ckpt --resume {resume}",
-                                               ck, sizeof ck),
+    cr_assert_eq(schedlive_template_checkpoint("w --job --checkpoint a.ckpt --resume {resume}", ck,
+                                               sizeof ck),
                  0);
     cr_assert_str_eq(ck, "a.ckpt");
     cr_assert_eq(schedlive_template_checkpoint("w --checkpoint=/x/b.ckpt", ck, sizeof ck), 0);
