@@ -21,7 +21,11 @@ typedef struct {
     /* what the scheduler wants now */
     int want_gpus, want_host;
     char **want_hosts;
+    int *want_nodes; /* node (machine) indices of the wanted placement */
     size_t n_want_hosts;
+    int *run_nodes; /* those of the current run */
+    size_t n_run_nodes;
+    int wait_logged;
     int need_start;  /* start a run at `want` once no process is up */
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */
@@ -218,7 +222,9 @@ static void free_want(LiveJob *j)
     for (size_t i = 0; i < j->n_want_hosts; i++)
         free(j->want_hosts[i]);
     free(j->want_hosts);
+    free(j->want_nodes);
     j->want_hosts = NULL;
+    j->want_nodes = NULL;
     j->n_want_hosts = 0;
 }
 
@@ -231,6 +237,7 @@ void schedlive_free(SchedLive *l)
         free(l->jobs[i].template_text);
         free(l->jobs[i].ckpt_path);
         free_want(&l->jobs[i]);
+        free(l->jobs[i].run_nodes);
     }
     free(l->jobs);
     free(l->checkpoint);
@@ -273,6 +280,11 @@ static void start_run(SchedLive *l, LiveJob *j)
     }
     j->host = j->want_host;
     j->run_gpus = j->want_gpus;
+    free(j->run_nodes);
+    j->run_nodes = malloc((j->n_want_hosts ? j->n_want_hosts : 1) * sizeof *j->run_nodes);
+    memcpy(j->run_nodes, j->want_nodes, j->n_want_hosts * sizeof *j->run_nodes);
+    j->n_run_nodes = j->n_want_hosts;
+    j->wait_logged = 0;
     j->runs++;
     if (j->resize_pending) {
         j->resizes++;
@@ -291,8 +303,11 @@ static void set_want(SchedLive *l, LiveJob *j, const SchedEvent *ev)
     j->want_host = ev->n_slots ? ev->slots[0].node : -1;
     j->n_want_hosts = ev->n_slots;
     j->want_hosts = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_hosts);
-    for (size_t i = 0; i < ev->n_slots; i++)
+    j->want_nodes = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_nodes);
+    for (size_t i = 0; i < ev->n_slots; i++) {
         j->want_hosts[i] = strdup(machine(l, ev->slots[i].node));
+        j->want_nodes[i] = ev->slots[i].node;
+    }
 }
 
 static void enact(SchedLive *l, const SchedEvent *ev)
@@ -336,6 +351,22 @@ static void enact(SchedLive *l, const SchedEvent *ev)
         }
         break;
     }
+}
+
+/* A job being stopped whose run holds GPUs on a node j is to start on: j waits for it (its
+ * old process still holds all the GPUs it had). Stops never wait, so nothing deadlocks. */
+static const LiveJob *blocker(const SchedLive *l, const LiveJob *j)
+{
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const LiveJob *k = &l->jobs[i];
+        if (k == j || !k->run || !(k->stop_wanted || k->stopping))
+            continue;
+        for (size_t a = 0; a < k->n_run_nodes; a++)
+            for (size_t b = 0; b < j->n_want_hosts; b++)
+                if (k->run_nodes[a] == j->want_nodes[b])
+                    return k;
+    }
+    return NULL;
 }
 
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
@@ -411,10 +442,18 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         jobctl_free(j->run);
         j->run = NULL;
         j->run_gpus = 0;
+        j->n_run_nodes = 0;
         j->stopping = j->stop_wanted = j->killed = 0;
     }
-    if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all)
-        start_run(l, j);
+    if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all) {
+        const LiveJob *k = blocker(l, j);
+        if (!k)
+            start_run(l, j);
+        else if (!j->wait_logged) {
+            j->wait_logged = 1;
+            logf_(l, "%s: waits for %s to checkpoint and free its GPUs", j->name, k->name);
+        }
+    }
 }
 
 void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now)

@@ -78,3 +78,68 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     cr_assert_null(schedlive_job_template("w", "d{gpus}", "a", &e));
     cr_assert(strstr(e.msg, "d{gpus}") != NULL, "%s", e.msg);
 }
+
+static void collect(void *ud, const char *line)
+{
+    char *buf = ud;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 8192 - n, "%s\n", line);
+}
+
+/* A job whose host refuses: the start is reported as a death, restarted once, then the job
+ * is left failed; the driver still ends cleanly. */
+Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
+{
+    Error e;
+    Cluster *c = cluster_with(2, 2);
+    c->ssh.port = 1; /* nothing listens: connection refused */
+    c->ssh.connect_timeout_s = 2;
+    snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
+    Catalogue *cat = catalogue_load(NULL, &e);
+    cr_assert_not_null(cat, "%s", e.msg);
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    HostPoolOptions po = {0};
+    HostPool *p = hostpool_new(&po, &e);
+    cr_assert_not_null(p, "%s", e.msg);
+    cr_assert_eq(hostpool_add_cluster(p, c, &e), 0, "%s", e.msg);
+    static char log[8192];
+    log[0] = 0;
+    SchedLiveOptions o = {.time_scale = 100, .tick_s = 0.05, .log = collect, .userdata = log};
+    SchedLive *l = schedlive_new(s, c, p, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int64_t until = clock_now_ms() + 10000;
+    do {
+        struct pollfd fds[16];
+        int64_t dl = 0;
+        size_t n = schedlive_pollfds(l, fds, 16, &dl);
+        int64_t left = dl - clock_now_ms();
+        int rc = poll(fds, n, left < 0 ? 0 : (int)left);
+        schedlive_step(l, fds, rc > 0 ? n : 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+    } while (!j.failed && clock_now_ms() < until);
+    cr_assert(j.failed, "%s", log);
+    cr_assert(strstr(log, "decision t=0s: start j0") != NULL, "%s", log);
+    cr_assert(strstr(log, "j0: died unexpectedly") != NULL, "%s", log);
+    cr_assert(strstr(log, "second death, left stopped") != NULL, "%s", log);
+    cr_assert_eq(j.runs, 2);
+    cr_assert_eq(j.deaths, 2);
+    cr_assert_eq(j.step, -1);
+    cr_assert(!j.running);
+    schedlive_stop_all(l);
+    schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    hostpool_free(p);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}
