@@ -6,6 +6,8 @@
 # start, j0 is checkpointed, stopped and restarted at 4 GPUs resuming at its saved step + 1;
 # j0 killed behind the scheduler's back is reported and restarted from that checkpoint;
 # every job is stopped at the end with a checkpoint, and no job process is left (pgrep).
+# A second run (doubling-explore, 2 hosts) moves j0 from h1 to h2 through its checkpoint and
+# starts j0 on h1 only after the preempted j2 has left it.
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -31,7 +33,8 @@ fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
 harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done
 harness_inventory "$T/inv.json" 1 2 3
-python3 - "$T/inv.json" "$build/tunedeck-worker" "$mark" <<'PY'
+harness_inventory "$T/inv2.json" 1 2
+for inv in "$T/inv.json" "$T/inv2.json"; do python3 - "$inv" "$build/tunedeck-worker" "$mark" <<'PY'
 import json, sys
 inv = json.load(open(sys.argv[1]))
 inv["machine_types"]["g"]["devices"].append({"id": "gpu1", "kind": "gpu", "model": "A100"})
@@ -40,6 +43,7 @@ inv["job_command"] = ("%s --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-
                       % (sys.argv[2], sys.argv[3]))
 json.dump(inv, open(sys.argv[1], "w"))
 PY
+done
 
 echo "live scheduling"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
@@ -115,6 +119,38 @@ else fail "live run (see output)"; fi
 if [ "$running" -ge 3 ] && [ "$left" -eq 0 ]; then pass "no job process left ($running were running, $left left)"
 else fail "processes: $running running, $left left"; fi
 
+echo "moves between hosts"
+# doubling-explore on 2 nodes: j0 moves from h1 (1 GPU) to h2 (2 GPUs) at 180 s, and at 360 s
+# j2 is preempted on h1 while j0 grows onto h1 and h2: j0 may start on h1 only once j2 left.
+"$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
+    --policy doubling-explore --interval 60 --time-scale 30 --duration 16 --status-every 0 \
+    --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2" &
+LIVE_PID=$!
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out2" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def at(pat, what):
+    m = re.search(pat, out, re.M)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+at(r"decision t=180s: resize j0 1 -> 2 GPUs on h2:2", "j0 move decision")
+saved = int(at(r"j0: stopped at step (\d+), checkpoint written", "j0 checkpoint on h1").group(1))
+m = at(r"j0: run 2 on h2 \(2 GPUs\) resumed at step (\d+)", "j0 resumed on h2")
+assert int(m.group(1)) == saved + 1, (m.group(0), saved)
+at(r"decision t=360s: stop j2", "j2 preempted")
+stop = at(r"j2: stopped at step \d+, checkpoint written", "j2 checkpointed")
+start = at(r"j0: started on h1 with 4 GPUs", "j0 grows onto h1")
+assert stop.start() < start.start(), "j0 started on h1 before j2 had left it"
+print("j0 moved h1 -> h2 at step %d; grew onto h1 after j2 left" % saved)
+PY
+then pass "a job moves to another host through its checkpoint; a start waits for the preempted job"
+else fail "moves between hosts (exit $rc, $left left)"; fi
+
 echo "bad input"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
 if [ $? -eq 2 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is named"; else fail "missing workload: $(cat "$T/b1")"; fi
@@ -125,7 +161,7 @@ if [ $? -eq 2 ] && grep -q "job_command" "$T/b2"; then pass "an inventory withou
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"
