@@ -30,7 +30,7 @@ static void usage(FILE *out)
             "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
             "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
             "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
-            "           [--accept-new-host-keys]\n"
+            "           [--real-progress] [--accept-new-host-keys]\n"
             "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
             "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
             "doubling) decides every --interval simulated seconds (default 60), and every\n"
@@ -42,7 +42,8 @@ static void usage(FILE *out)
             "checkpoint once. The run ends when the model's jobs are done, after --duration\n"
             "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
             "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
-            "job failed.\n"
+            "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
+            "the model, so a job finishes when the real one reaches its epoch count.\n"
             "policies:");
     for (const char *const *p = sched_policy_names(); *p; p++)
         fprintf(out, " %s", *p);
@@ -73,17 +74,18 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
         SchedLiveJob j;
         schedlive_job(l, i, &j);
         if (to_stdout && (j.running || j.step >= 0))
-            printf("[%6.1fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld loss %.4f "
-                   "%.0f ex/s\n",
+            printf("[%6.1fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %.2f "
+                   "loss %.4f %.0f ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
-                   j.running ? "running" : "stopped", j.gpus, j.step, j.loss, j.examples_per_s);
+                   j.running ? "running" : "stopped", j.gpus, j.step, j.epoch, j.loss,
+                   j.examples_per_s);
         if (c->events && j.step >= 0)
             fprintf(c->events,
                     "{\"wall_s\":%.3f,\"time_s\":%.3f,\"event\":\"progress\",\"job\":\"%s\","
-                    "\"running\":%s,\"gpus\":%d,\"step\":%ld,\"loss\":%.6g,"
+                    "\"running\":%s,\"gpus\":%d,\"step\":%ld,\"epoch\":%.6g,\"loss\":%.6g,"
                     "\"examples_per_s\":%.6g,\"model_progress\":%.6g}\n",
                     clock_now_s() - c->t0, schedlive_sim_time(l), j.name,
-                    j.running ? "true" : "false", j.gpus, j.step, j.loss, j.examples_per_s,
+                    j.running ? "true" : "false", j.gpus, j.step, j.epoch, j.loss, j.examples_per_s,
                     j.model_progress);
     }
     fflush(stdout);
@@ -107,6 +109,7 @@ int cmd_schedule_live(int argc, char **argv)
         O_SEED,
         O_DATA,
         O_ACCEPT,
+        O_REAL,
         O_LIVE,
         O_HELP
     };
@@ -125,6 +128,7 @@ int cmd_schedule_live(int argc, char **argv)
                                          {"seed", required_argument, 0, O_SEED},
                                          {"data", required_argument, 0, O_DATA},
                                          {"accept-new-host-keys", no_argument, 0, O_ACCEPT},
+                                         {"real-progress", no_argument, 0, O_REAL},
                                          {"live", no_argument, 0, O_LIVE},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
@@ -186,6 +190,9 @@ int cmd_schedule_live(int argc, char **argv)
             break;
         case O_ACCEPT:
             accept = 1;
+            break;
+        case O_REAL:
+            lo.real_progress = 1;
             break;
         case O_LIVE:
             break; /* `tunedeck schedule --live` */
@@ -302,16 +309,18 @@ int cmd_schedule_live(int argc, char **argv)
 
     printf("live run over after %.1f s wall, %.0f s simulated%s\n", clock_now_s() - ctx.t0,
            sched_now(s), interrupted ? " (interrupted)" : "");
-    printf("%-12s %-10s %8s %6s %5s %7s %6s %10s %10s %10s  %s\n", "job", "model", "model%", "runs",
-           "resz", "deaths", "failed", "steps", "last_loss", "ex/s", "last status");
+    printf("%-12s %-10s %8s %6s %5s %7s %6s %10s %8s %10s %10s  %s\n", "job", "model", "model%",
+           "runs", "resz", "deaths", "failed", "steps", "epoch", "last_loss", "ex/s",
+           "last status");
     int failed = 0;
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
         schedlive_job(l, i, &j);
         failed |= j.failed;
-        printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10ld %10.4f %10.0f  %s\n", j.name, j.model,
-               100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no", j.step,
-               j.loss, j.examples_per_s, j.status[0] ? j.status : "-");
+        printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10ld %8.2f %10.4f %10.0f  %s\n", j.name,
+               j.model, 100 * j.model_progress, j.runs, j.resizes, j.deaths,
+               j.failed ? "yes" : "no", j.step, j.epoch, j.loss, j.examples_per_s,
+               j.status[0] ? j.status : "-");
     }
     status_lines(l, &ctx, 0);
     rc = failed ? 1 : 0;

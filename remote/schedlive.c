@@ -35,7 +35,7 @@ typedef struct {
     int runs, resizes, deaths, failed, resize_pending;
     int seen; /* progress lines of the current run already taken */
     long step, saved_step, resumed_step, run_first_step;
-    double loss, eps;
+    double loss, eps, epoch;
     char status[300];
 } LiveJob;
 
@@ -393,6 +393,11 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->step = p->step;
             j->loss = p->loss;
             j->eps = p->examples_per_s;
+            j->epoch = p->epoch;
+            Error err;
+            if (l->o.real_progress && !l->stopping_all &&
+                sched_report_progress(l->s, (size_t)(j - l->jobs), p->epoch, 0, &err) < 0)
+                logf_(l, "%s: %s", j->name, err.msg);
         }
     }
     if (j->run && jobctl_running(j->run)) {
@@ -420,8 +425,8 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
             j->saved_step = j->step;
-            logf_(l, "%s: stopped at step %ld, checkpoint written (loss %.4f)", j->name, j->step,
-                  j->loss);
+            logf_(l, "%s: stopped at step %ld (epoch %.2f), checkpoint written (loss %.4f)",
+                  j->name, j->step, j->epoch, j->loss);
         } else if (asked) {
             logf_(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
         } else if (strcmp(j->status, "exited 0") == 0) {
@@ -465,10 +470,11 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
         if (sched_advance(l->s, dt, &err) < 0)
             logf_(l, "scheduler: %s", err.msg);
         l->last_ms = now;
-        size_t ne = sched_event_count(l->s);
-        for (; l->events_seen < ne; l->events_seen++)
-            enact(l, sched_event(l->s, l->events_seen));
     }
+    /* also after stop_all: a finish reported by real progress lands between two steps */
+    size_t ne = sched_event_count(l->s);
+    for (; l->events_seen < ne; l->events_seen++)
+        enact(l, sched_event(l->s, l->events_seen));
     int any = 0;
     for (size_t i = 0; i < l->n_jobs; i++) {
         serve_job(l, &l->jobs[i], now);
@@ -526,6 +532,7 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .step = j->step,
                           .loss = j->loss,
                           .examples_per_s = j->eps,
+                          .epoch = j->epoch,
                           .saved_step = j->saved_step,
                           .resumed_step = j->resumed_step,
                           .model_progress = info.progress,

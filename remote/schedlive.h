@@ -35,6 +35,8 @@ typedef struct {
     double stop_timeout_s;  /* SIGTERM, then SIGKILL after this long; default 20 */
     const char *job_dir;    /* default "tunedeck-jobs" (relative: the remote user's home) */
     const char *checkpoint; /* file name the template writes; NULL: its --checkpoint word */
+    int real_progress;      /* each progress line's epoch replaces the model's progress
+                               (sched_report_progress): jobs finish when they really do */
     SchedLiveLogFn log;     /* every decision, enactment, death, progress change */
     void *userdata;
 } SchedLiveOptions;
@@ -49,7 +51,7 @@ typedef struct {
     int deaths;       /* ends nobody asked for */
     int failed;       /* died again after its one restart: left stopped */
     long step;        /* last progress line of any run (-1: none yet) */
-    double loss, examples_per_s;
+    double loss, examples_per_s, epoch;
     long saved_step;       /* step of the last checkpoint written on a stop (-1: none) */
     long resumed_step;     /* first step of the latest resumed run (-1: none) */
     double model_progress; /* the scheduler's simulated progress, 0..1 */

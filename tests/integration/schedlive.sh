@@ -7,7 +7,8 @@
 # j0 killed behind the scheduler's back is reported and restarted from that checkpoint;
 # every job is stopped at the end with a checkpoint, and no job process is left (pgrep).
 # A second run (doubling-explore, 2 hosts) moves j0 from h1 to h2 through its checkpoint and
-# starts j0 on h1 only after the preempted j2 has left it.
+# starts j0 on h1 only after the preempted j2 has left it. A third (--real-progress) ends a
+# job when the real one has trained its epochs.
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -84,10 +85,10 @@ for j in ("j0", "j1", "j2"):
     need(r"%s: started on h\d with \d GPUs" % j, j + " started")
     need(r"%s: run 1 on h\d \(\d GPUs\) first step (\d+)" % j, j + " progress")
 need(r"decision t=\d+s: finish j1", "the model finishes j1")
-need(r"j1: stopped at step \d+, checkpoint written", "j1 stopped on finish")
+need(r"j1: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "j1 stopped on finish")
 # the resize of j0: checkpoint, stop, restart at 4 GPUs from the saved step
 need(r"decision t=120s: resize j0 2 -> 4 GPUs on h\d:2,h\d:2", "j0 resize decision")
-saved = int(need(r"j0: stopped at step (\d+), checkpoint written", "j0 checkpoint").group(1))
+saved = int(need(r"j0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "j0 checkpoint").group(1))
 need(r"j0: started on h\d with 4 GPUs .* resuming from its checkpoint", "j0 restarted at 4 GPUs")
 m = need(r"j0: run 2 on h\d \(4 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
          "j0 resumed")
@@ -139,17 +140,40 @@ def at(pat, what):
     assert m, "missing: %s (%s)" % (what, pat)
     return m
 at(r"decision t=180s: resize j0 1 -> 2 GPUs on h2:2", "j0 move decision")
-saved = int(at(r"j0: stopped at step (\d+), checkpoint written", "j0 checkpoint on h1").group(1))
+saved = int(at(r"j0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "j0 checkpoint on h1").group(1))
 m = at(r"j0: run 2 on h2 \(2 GPUs\) resumed at step (\d+)", "j0 resumed on h2")
 assert int(m.group(1)) == saved + 1, (m.group(0), saved)
 at(r"decision t=360s: stop j2", "j2 preempted")
-stop = at(r"j2: stopped at step \d+, checkpoint written", "j2 checkpointed")
+stop = at(r"j2: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "j2 checkpointed")
 start = at(r"j0: started on h1 with 4 GPUs", "j0 grows onto h1")
 assert stop.start() < start.start(), "j0 started on h1 before j2 had left it"
 print("j0 moved h1 -> h2 at step %d; grew onto h1 after j2 left" % saved)
 PY
 then pass "a job moves to another host through its checkpoint; a start waits for the preempted job"
 else fail "moves between hosts (exit $rc, $left left)"; fi
+
+echo "real progress"
+# --real-progress at real time (x1): the model alone needs ~3900 s for bert's 2 epochs; the
+# real job's epochs (from its progress lines) finish it within seconds, and the run ends.
+"$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 40 --status-every 0 --real-progress \
+    --job-dir "$T/jobs3" > "$T/out3" 2> "$T/err3"
+rc=$?
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out3" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+fin = re.search(r"decision t=(\d+)s: finish b0", out)
+assert fin and int(fin.group(1)) < 40, "no early finish"
+stop = re.search(r"b0: stopped at step \d+ \(epoch ([\d.]+)\), checkpoint written", out)
+assert stop and float(stop.group(1)) >= 2, "stopped before 2 real epochs"
+over = re.search(r"live run over after ([\d.]+) s wall", out)
+assert over and float(over.group(1)) < 40, "did not end when the job was done"
+print("b0 finished by its real progress at t=%ss (epoch %s)" % (fin.group(1), stop.group(1)))
+PY
+then pass "with --real-progress a job finishes when the real one reaches its epochs"
+else fail "real progress (exit $rc, $left left)"; fi
 
 echo "bad input"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
@@ -161,7 +185,7 @@ if [ $? -eq 2 ] && grep -q "job_command" "$T/b2"; then pass "an inventory withou
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"
