@@ -12,6 +12,7 @@
 #include "cmd/tune_journal.h"
 #include "core/simcluster.h"
 #include "remote/hostpool.h"
+#include "remote/orphans.h"
 #include "remote/tuner.h"
 
 static void usage(FILE *out)
@@ -270,6 +271,32 @@ static int journal_begin(const TuneArgs *a, TuneJournal *tj, Tuner *t, const Tun
     return 0;
 }
 
+/* per-host/single: each part's process group is journaled as soon as it is known. */
+static void journal_proc(void *userdata, int trial, const char *machine, long pgid)
+{
+    tune_journal_append(userdata, orphans_proc_json(trial, machine, pgid));
+}
+
+/* --resume: stops what the interrupted trials left running on the hosts, before launching. */
+static void stop_orphans(HostPool *pool, TuneJournal *tj)
+{
+    OrphanList l;
+    Error err;
+    if (orphans_collect(tune_journal_log(tj), &l, &err) < 0 || l.n == 0)
+        return;
+    orphans_stop(pool, &l, 15);
+    for (size_t i = 0; i < l.n; i++) {
+        const Orphan *o = &l.items[i];
+        fprintf(stderr, "tunedeck tune: interrupted trial %d: process group %ld on %s: %s\n",
+                o->trial, o->pgid, o->machine, o->result);
+        cJSON *ev = orphans_proc_json(o->trial, o->machine, o->pgid);
+        cJSON_ReplaceItemInObject(ev, "event", cJSON_CreateString("remote_process_stop"));
+        cJSON_AddStringToObject(ev, "result", o->result);
+        tune_journal_append(tj, ev);
+    }
+    orphans_clear(&l);
+}
+
 int cmd_tune(int argc, char **argv)
 {
     TuneArgs a;
@@ -356,7 +383,8 @@ int cmd_tune(int argc, char **argv)
         .budget = (int)a.budget,
         .launcher = lk,
         .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
-                   .seed = (uint64_t)a.seed, .remote = pool},
+                   .seed = (uint64_t)a.seed, .remote = pool,
+                   .on_proc = a.no_journal ? NULL : journal_proc, .userdata = tj},
         .on_event = tune_journal_on_event,
         .userdata = tj,
     };
@@ -367,6 +395,8 @@ int cmd_tune(int argc, char **argv)
     }
     if (journal_begin(&a, tj, t, &rs, cluster, jobp, lname, cmd) < 0)
         goto out;
+    if (a.resume && pool && !a.no_journal)
+        stop_orphans(pool, tj);
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
     tune_journal_end(tj, t);

@@ -60,6 +60,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     if (stream == STREAM_STDERR) {
         if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
             p->pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (r->cfg.on_proc && p->pgid > 0)
+                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid);
             return;
         }
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
