@@ -54,17 +54,10 @@ int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
         if (!cJSON_IsString(m) || !cJSON_IsNumber(g) || g->valuedouble < 2 ||
             g->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof out->items[0].machine)
             continue;
-        Orphan *grown = realloc(out->items, (out->n + 1) * sizeof *grown);
-        if (!grown) {
+        if (orphans_add(out, trial, m->valuestring, (long)g->valuedouble) < 0) {
             orphans_clear(out);
             return error_set(err, "out of memory");
         }
-        out->items = grown;
-        Orphan *o = &out->items[out->n++];
-        memset(o, 0, sizeof *o);
-        o->trial = trial;
-        o->pgid = (long)g->valuedouble;
-        snprintf(o->machine, sizeof o->machine, "%s", m->valuestring);
     }
     return 0;
 }
@@ -75,23 +68,34 @@ void orphans_clear(OrphanList *l)
     memset(l, 0, sizeof *l);
 }
 
-/* Kills group G only if one of its processes carries TUNEDECK_TRIAL=T; prints what it did.
- * Only numbers are put into the command: nothing from the journal reaches the shell as text. */
-static void stop_command(char *out, size_t cap, long pgid, int trial)
+/* One command per host: for each "PGID:TRIAL" pair, kills group PGID only if one of its
+ * processes carries TUNEDECK_TRIAL=TRIAL, and prints "PGID stopped" or "PGID gone". Only
+ * numbers are put into the command: nothing from the journal reaches the shell as text. */
+static char *stop_command(const OrphanList *l, const char *machine)
 {
-    snprintf(out, cap,
-             "g=%ld; t=%d; found=; for p in $(pgrep -g $g 2>/dev/null); do "
+    size_t cap = 1024 + l->n * 48, len;
+    char *cmd = malloc(cap);
+    if (!cmd)
+        return NULL;
+    len = (size_t)snprintf(cmd, cap, "for gt in");
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i].machine, machine) == 0)
+            len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d", l->items[i].pgid,
+                                    l->items[i].trial);
+    snprintf(cmd + len, cap - len,
+             "; do g=${gt%%:*}; t=${gt#*:}; found=; for p in $(pgrep -g $g 2>/dev/null); do "
              "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"TUNEDECK_TRIAL=$t\"; "
              "then found=1; break; fi; done; "
-             "if [ -z \"$found\" ]; then echo gone; exit 0; fi; "
+             "if [ -z \"$found\" ]; then echo \"$g gone\"; continue; fi; "
              "kill -TERM -- -$g 2>/dev/null; n=0; while kill -0 -- -$g 2>/dev/null; do "
              "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -$g 2>/dev/null; break; fi; "
-             "sleep 0.1; done; echo stopped",
-             pgid, trial);
+             "sleep 0.1; done; echo \"$g stopped\"; done");
+    return cmd;
 }
 
 typedef struct {
-    Orphan *o;
+    OrphanList *l;
+    const char *machine;
     RemoteExec *x;
 } Stop;
 
@@ -99,8 +103,15 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
 {
     Stop *s = ud;
     (void)x;
-    if (stream == STREAM_STDOUT && !cut && (!strcmp(line, "gone") || !strcmp(line, "stopped")))
-        snprintf(s->o->result, sizeof s->o->result, "%s", line);
+    char *end;
+    long g = strtol(line, &end, 10);
+    if (stream != STREAM_STDOUT || cut || (strcmp(end, " gone") && strcmp(end, " stopped")))
+        return;
+    for (size_t i = 0; i < s->l->n; i++) {
+        Orphan *o = &s->l->items[i];
+        if (o->pgid == g && strcmp(o->machine, s->machine) == 0)
+            snprintf(o->result, sizeof o->result, "%s", end + 1);
+    }
 }
 
 int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
@@ -108,30 +119,42 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
     if (l->n == 0)
         return 0;
     Stop *stops = calloc(l->n, sizeof *stops);
+    size_t n_stops = 0;
     if (!stops)
         return 0;
+    for (size_t i = 0; i < l->n; i++)
+        l->items[i].result[0] = 0;
     for (size_t i = 0; i < l->n; i++) {
         Orphan *o = &l->items[i];
-        stops[i].o = o;
-        o->result[0] = 0;
+        int seen = 0;
+        for (size_t k = 0; k < n_stops; k++)
+            seen |= strcmp(stops[k].machine, o->machine) == 0;
+        if (seen)
+            continue; /* one command per host */
+        Stop *s = &stops[n_stops++];
+        s->l = l;
+        s->machine = o->machine;
         long h = hostpool_find(pool, o->machine);
-        if (h < 0) {
-            snprintf(o->result, sizeof o->result, "not stopped: no machine '%s' in the cluster",
-                     o->machine);
-            continue;
-        }
-        char cmd[1024];
-        stop_command(cmd, sizeof cmd, o->pgid, o->trial);
-        ExecOptions eo = {.on_line = on_line, .userdata = &stops[i], .max_line = 4096};
+        char *cmd = h < 0 ? NULL : stop_command(l, o->machine);
+        ExecOptions eo = {.on_line = on_line, .userdata = s, .max_line = 4096};
         Error err;
-        stops[i].x = hostpool_exec(pool, (size_t)h, cmd, NULL, 0, &eo, &err);
-        if (!stops[i].x)
-            snprintf(o->result, sizeof o->result, "not stopped: %s", err.msg);
+        if (h < 0)
+            error_set(&err, "no machine '%s' in the cluster", o->machine);
+        else if (!cmd)
+            error_set(&err, "out of memory");
+        else
+            s->x = hostpool_exec(pool, (size_t)h, cmd, NULL, 0, &eo, &err);
+        free(cmd);
+        if (!s->x)
+            for (size_t k = i; k < l->n; k++)
+                if (strcmp(l->items[k].machine, o->machine) == 0)
+                    snprintf(l->items[k].result, sizeof l->items[k].result, "not stopped: %s",
+                             err.msg);
     }
     int64_t deadline = clock_now_ms() + (int64_t)(timeout_s * 1000);
     for (;;) {
         int running = 0;
-        for (size_t i = 0; i < l->n; i++)
+        for (size_t i = 0; i < n_stops; i++)
             running += stops[i].x && !rexec_done(stops[i].x);
         int64_t now = clock_now_ms();
         if (!running || now >= deadline)
@@ -145,24 +168,39 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
         int rc = poll(fds, n, wait > 100 ? 100 : wait);
         hostpool_step(pool, fds, rc > 0 ? n : 0, clock_now_ms());
     }
-    int stopped = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        Orphan *o = &l->items[i];
+    for (size_t i = 0; i < n_stops; i++) {
         RemoteExec *x = stops[i].x;
-        if (x && !o->result[0]) {
+        for (size_t k = 0; x && k < l->n; k++) {
+            Orphan *o = &l->items[k];
+            if (o->result[0] || strcmp(o->machine, stops[i].machine) != 0)
+                continue;
             if (!rexec_done(x))
                 snprintf(o->result, sizeof o->result, "not stopped: no answer within %.0f s",
                          timeout_s);
             else if (rexec_outcome(x) == EXEC_SSH_FAILED)
                 snprintf(o->result, sizeof o->result, "not stopped: %s", rexec_error(x));
             else
-                snprintf(o->result, sizeof o->result, "not stopped: the stop command failed "
-                                                      "(exit %d)",
-                         rexec_exit_status(x));
+                snprintf(o->result, sizeof o->result, "not stopped: the stop command failed");
         }
-        stopped += strcmp(o->result, "stopped") == 0;
         rexec_free(x);
     }
     free(stops);
+    int stopped = 0;
+    for (size_t i = 0; i < l->n; i++)
+        stopped += strcmp(l->items[i].result, "stopped") == 0;
     return stopped;
+}
+
+int orphans_add(OrphanList *l, int trial, const char *machine, long pgid)
+{
+    Orphan *grown = realloc(l->items, (l->n + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    l->items = grown;
+    Orphan *o = &l->items[l->n++];
+    memset(o, 0, sizeof *o);
+    o->trial = trial;
+    o->pgid = pgid;
+    snprintf(o->machine, sizeof o->machine, "%s", machine);
+    return 0;
 }

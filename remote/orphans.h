@@ -29,8 +29,11 @@ typedef struct {
 
 /* The process groups journaled for trials that have no "finished" event. */
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err);
-/* Stops every group on its host (TERM, KILL after 2 s), all hosts at once, waiting at most
- * timeout_s; fills each item's result. Returns how many were stopped. */
+/* Appends one group (-1: out of memory). */
+int orphans_add(OrphanList *l, int trial, const char *machine, long pgid);
+/* Stops every group that still runs a process of its trial (TERM, KILL after 2 s): one SSH
+ * command per host, all hosts at once, waiting at most timeout_s; fills each item's result
+ * ("stopped", "gone" or "not stopped: why"). Returns how many were stopped. */
 int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s);
 void orphans_clear(OrphanList *l);
 

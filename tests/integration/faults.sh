@@ -164,6 +164,39 @@ marker=$(marker_left)
 check "no process of the killed trial is left on any host ($left groups, $marker marked)" \
     sh -c "[ $left -eq 0 ] && [ $marker -eq 0 ]"
 
+echo "2. one host's sshd killed mid-trial"
+export TUNEDECK_STATE_DIR="$T/state2"
+touch "$T/slow-1"
+"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
+    --budget 3 --optimizer uniform-devices --seed 3 --json > "$T/s2.json" 2> "$T/s2.err" &
+TUNE_PID=$!
+wait_for "$T/state2/sessions/*.jsonl" '"event":"remote_process","trial":1' 3 20
+sleep 0.3
+j2="$(journal_of "$T/state2")"
+harness_stop 2 # the listener and every connection it serves
+wait_for "$j2" '"event":"finished","trial":1' 1 15
+rm -f "$T/slow-1"
+harness_start 2 # the host comes back; later trials may find it again
+wait "$TUNE_PID"; rc=$?; TUNE_PID=""
+
+check "the trial fails with a reason naming the host whose sshd died" python3 - "$T/s2.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert t[0]["status"] in ("unreachable", "failed") and "h2" in t[0]["reason"], t[0]
+EOF
+check "the session goes on with its next trials, and ends (exit $rc)" python3 - "$T/s2.json" "$j2" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert len(t) == 3, t
+for x in t[1:]:
+    assert x["status"] == "ok" or (x["status"] == "unreachable" and "h2" in x["reason"]), x
+assert any(json.loads(l)["event"] == "ended" for l in open(sys.argv[2]))
+EOF
+check "what the dead connection left running on h2 is stopped at the end of the session" \
+    grep -q 'leftover of trial 1: process group [0-9]* on h2: stopped' "$T/s2.err"
+marker=$(marker_left)
+check "no trial process is left on any host ($marker)" [ "$marker" -eq 0 ]
+
 if [ "$fails" -ne 0 ]; then
     echo "faults: $fails failed"
     for f in "$T"/*.err; do [ -s "$f" ] && { echo "--- $f"; tail -c 2000 "$f"; }; done
