@@ -107,8 +107,44 @@ marker_left() {
 }
 
 if [ "${1:-}" = --netns-part ]; then
-    . "$here/integration/faults-netem.sh"
-    exit $?
+    # Part 3, in a private network namespace: its own loopback, so shaping it touches no
+    # other process on this machine. netem where the kernel has it; otherwise an htb rate
+    # limit (packets wait in its queue: delay) over a small byte fifo (bursts overflow it:
+    # drops). Every host's traffic goes through it (one loopback), not only one host's.
+    ip link set lo up || exit 3
+    if tc qdisc add dev lo root netem delay 20ms 5ms loss 2% 2>/dev/null; then
+        how="netem: 20 ms +- 5 ms delay, 2% loss"
+    elif tc qdisc add dev lo root handle 1: htb default 1 2>/dev/null &&
+        tc class add dev lo parent 1: classid 1:1 htb rate 300mbit ceil 300mbit 2>/dev/null &&
+        tc qdisc add dev lo parent 1:1 handle 10: bfifo limit 300000 2>/dev/null; then
+        how="no netem in this kernel: htb 300 Mbit/s over a 300 kB fifo"
+    else
+        echo "  skipped: packet delay and loss: neither netem nor htb can be set up here"
+        exit 0
+    fi
+    harness_init "$T/h"
+    for i in 1 2 3; do harness_start "$i"; done
+    HARNESS_TIMEOUT_S=5 harness_inventory "$T/inv.json" 1 2 3
+    PORT_BASE=$((H_PORT + 1))
+    setup_trial
+    export TUNEDECK_STATE_DIR="$T/state3"
+    "$bin" tune --cluster "$T/inv.json" --job "$root/examples/tiny-job.json" --launcher per-host \
+        --trial-cmd "$(trial_cmd)" --budget 2 --optimizer uniform-devices --seed 3 --json \
+        > "$T/n1.json" 2> "$T/n1.err"
+    "$rexec" --cluster "$T/inv.json" -- python3 -c \
+        'import sys; sys.stdout.write("{\"pad\": \"" + "a" * (1 << 20) + "\"}\nnext\n")' > "$T/n2" 2>&1
+    dropped=$(tc -s qdisc show dev lo | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | sort -n | tail -n 1)
+    echo "  ($how; $dropped packets dropped)"
+    check "trials on 3 hosts finish ok through delayed and dropped packets" python3 - "$T/n1.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert len(t) == 2 and all(x["status"] == "ok" and x["time_s"] > 0 for x in t), t
+EOF
+    check "a 1 MiB line arrives whole from every host" \
+        sh -c "[ \$(grep -c 'out: \[1048587 bytes\] {\"pad\": \"aaaa' '$T/n2') -eq 3 ] && [ \$(grep -c 'out: next' '$T/n2') -eq 3 ]"
+    check "packets were dropped on the way ($dropped)" [ "${dropped:-0}" -gt 0 ]
+    [ "$fails" -eq 0 ] || { for f in "$T"/n1.err "$T"/n2; do echo "--- $f"; tail -c 1500 "$f"; done; }
+    exit "$fails"
 fi
 
 harness_init "$T/h"
@@ -196,6 +232,63 @@ check "what the dead connection left running on h2 is stopped at the end of the 
     grep -q 'leftover of trial 1: process group [0-9]* on h2: stopped' "$T/s2.err"
 marker=$(marker_left)
 check "no trial process is left on any host ($marker)" [ "$marker" -eq 0 ]
+
+echo "3. packets delayed and dropped"
+mkdir -p "$T/netns"
+if unshare -n true 2>/dev/null; then
+    unshare -n sh "$0" --netns-part "$T/netns"
+    rc=$?
+else
+    rc=3
+fi
+case $rc in
+0) ;;
+3) skip "packet delay and loss: cannot bring up a private network namespace (unshare -n)" ;;
+*) fails=$((fails + rc)) ;;
+esac
+
+echo "4. the journal's disk fills up during a per-host session"
+# journal.sh fills it under simulated trials (tmpfs, RLIMIT_FSIZE); here the write that fails
+# is a remote one: the first process group of trial 1, journaled while the trial runs on
+# the hosts. The limit is where part 2's journal (same inventory, job and schedule) had
+# trial 1's "started" line end, plus 30 bytes: inside the next line.
+limit=$(python3 - "$j2" <<'EOF'
+import sys
+off = 0
+for line in open(sys.argv[1], "rb"):
+    off += len(line)
+    if line.startswith(b'{"event":"started","trial":1,'):
+        print(off + 30); break
+EOF
+)
+export TUNEDECK_STATE_DIR="$T/state4"
+python3 -c 'import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])' \
+    "$limit" "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host \
+    --trial-cmd "$(trial_cmd)" --budget 3 --optimizer uniform-devices --seed 3 --json \
+    > "$T/f4.json" 2> "$T/f4.err"
+rc=$?
+j4="$(journal_of "$T/state4")"
+check "the failed write is reported, launching stops, tune exits 1 (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'write failed' '$T/f4.err' && grep -q 'no more trials are launched' '$T/f4.err'"
+check "the journal holds whole lines only, up to the write that failed" python3 - "$j4" "$limit" "$T/f4.json" <<'EOF'
+import json, os, sys
+data = open(sys.argv[1]).read()
+assert data.endswith("\n") and len(data) <= int(sys.argv[2]), len(data)
+ev = [json.loads(l)["event"] for l in data.splitlines()]
+assert ev[-1] == "started" and "remote_process" not in ev, ev
+t = json.load(open(sys.argv[3]))["trials"]
+assert all(x["status"] != "ok" or x["trial"] == 1 for x in t), t  # nothing launched after
+print("    (trials: %s)" % ", ".join("%d %s" % (x["trial"], x["status"]) for x in t))
+EOF
+marker=$(marker_left)
+check "no trial process is left on any host ($marker)" [ "$marker" -eq 0 ]
+"$bin" tune --resume "$(basename "$j4" .jsonl)" --json > "$T/f4r.json" 2> "$T/f4r.err"
+check "once there is room the session resumes: trial 1 interrupted, the rest run" \
+    python3 - "$T/f4r.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert [x["status"] for x in t] == ["interrupted", "ok", "ok"], [(x["status"], x.get("reason")) for x in t]
+EOF
 
 if [ "$fails" -ne 0 ]; then
     echo "faults: $fails failed"
