@@ -37,7 +37,8 @@ cleanup() {
     for p in $(pgrep -f "$MARK" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     [ "${1:-}" = --netns-part ] || rm -rf "$T"
 }
-trap 'cleanup "${1:-}"' EXIT INT TERM
+trap 'cleanup "${1:-}"' EXIT
+trap 'exit 1' HUP INT PIPE TERM
 unset SSH_AUTH_SOCK
 
 fails=0
