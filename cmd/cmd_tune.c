@@ -11,6 +11,8 @@
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "core/simcluster.h"
+#include "remote/hostpool.h"
+#include "remote/orphans.h"
 #include "remote/tuner.h"
 
 static void usage(FILE *out)
@@ -19,7 +21,7 @@ static void usage(FILE *out)
             "usage: tunedeck tune (--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE)\n"
             "                     [--launcher NAME] [--trial-cmd CMD] [--optimizer NAME]\n"
             "                     [--budget N] [--seed N] [--trial-timeout S] [--json]\n"
-            "                     [--no-journal]\n"
+            "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
             "\n"
             "  --sim SPEC         tune on the embedded simulated cluster (%s)\n"
@@ -35,7 +37,9 @@ static void usage(FILE *out)
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
             "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
-            "                     $XDG_STATE_HOME/tunedeck/sessions)\n",
+            "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
+            "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
+            "                     (a changed key is always refused)\n",
             simcluster_settings_help(), launcher_names(), optimizer_names());
 }
 
@@ -43,9 +47,9 @@ typedef struct {
     const char *sim, *cluster, *job, *launcher, *trial_cmd, *optimizer;
     long budget, seed;
     double timeout_s;
-    int json;
     const char *resume, *setup_flag; /* setup_flag: a flag --resume takes from the journal */
     int budget_set, no_journal;
+    int json, accept_keys;
 } TuneArgs;
 
 static int parse_args(int argc, char **argv, TuneArgs *a)
@@ -57,6 +61,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
         {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
         {"resume", required_argument, 0, 'R'},    {"no-journal", no_argument, 0, 'N'},
+        {"accept-new-host-keys", no_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->budget = 10;
@@ -79,6 +84,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 't': a->trial_cmd = optarg; break;
         case 'o': a->optimizer = optarg; break;
         case 'J': a->json = 1; break;
+        case 'A': a->accept_keys = 1; break;
         case 'b':
             a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
@@ -265,6 +271,50 @@ static int journal_begin(const TuneArgs *a, TuneJournal *tj, Tuner *t, const Tun
     return 0;
 }
 
+/* per-host/single: each part's process group is journaled as soon as it is known, and kept
+ * for the sweep at the end of the session. */
+typedef struct {
+    TuneJournal *tj;
+    OrphanList seen;
+} ProcLog;
+
+static void journal_proc(void *userdata, int trial, const char *machine, long pgid)
+{
+    ProcLog *pl = userdata;
+    tune_journal_append(pl->tj, orphans_proc_json(trial, machine, pgid));
+    orphans_add(&pl->seen, trial, machine, pgid);
+}
+
+/* Stops the groups of the list that still run (quiet: say nothing of those already gone). */
+static void stop_groups(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what,
+                        int quiet)
+{
+    orphans_stop(pool, l, 15);
+    for (size_t i = 0; i < l->n; i++) {
+        const Orphan *o = &l->items[i];
+        if (quiet && strcmp(o->result, "gone") == 0)
+            continue;
+        fprintf(stderr, "tunedeck tune: %s trial %d: process group %ld on %s: %s\n", what,
+                o->trial, o->pgid, o->machine, o->result);
+        cJSON *ev = orphans_proc_json(o->trial, o->machine, o->pgid);
+        cJSON_ReplaceItemInObject(ev, "event", cJSON_CreateString("remote_process_stop"));
+        cJSON_AddStringToObject(ev, "result", o->result);
+        tune_journal_append(tj, ev);
+    }
+}
+
+/* --resume: stops what the interrupted trials left running on the hosts, before launching. */
+static void stop_orphans(HostPool *pool, TuneJournal *tj)
+{
+    OrphanList l;
+    Error err;
+    if (orphans_collect(tune_journal_log(tj), &l, &err) < 0)
+        return;
+    if (l.n)
+        stop_groups(pool, tj, &l, "interrupted", 0);
+    orphans_clear(&l);
+}
+
 int cmd_tune(int argc, char **argv)
 {
     TuneArgs a;
@@ -281,6 +331,8 @@ int cmd_tune(int argc, char **argv)
     SimCluster *sim = NULL;
     Cluster *owned_cluster = NULL;
     Tuner *t = NULL;
+    HostPool *pool = NULL;
+    ProcLog procs = {.tj = tj};
     JobSpec job;
     memset(&job, 0, sizeof job);
     const Cluster *cluster;
@@ -333,6 +385,15 @@ int cmd_tune(int argc, char **argv)
                 lname);
         goto out;
     }
+    if (strcmp(lname, "per-host") == 0 || strcmp(lname, "single") == 0) {
+        HostPoolOptions po = {.accept_new_host_keys = a.accept_keys,
+                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+        pool = hostpool_new(&po, &err);
+        if (!pool || hostpool_add_cluster(pool, cluster, &err) < 0) {
+            fprintf(stderr, "tunedeck tune: --cluster: %s\n", err.msg);
+            goto out;
+        }
+    }
     TunerConfig cfg = {
         .cluster = cluster,
         .job = jobp,
@@ -341,7 +402,8 @@ int cmd_tune(int argc, char **argv)
         .budget = (int)a.budget,
         .launcher = lk,
         .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
-                   .seed = (uint64_t)a.seed},
+                   .seed = (uint64_t)a.seed, .remote = pool,
+                   .on_proc = journal_proc, .userdata = &procs},
         .on_event = tune_journal_on_event,
         .userdata = tj,
     };
@@ -352,8 +414,14 @@ int cmd_tune(int argc, char **argv)
     }
     if (journal_begin(&a, tj, t, &rs, cluster, jobp, lname, cmd) < 0)
         goto out;
+    if (a.resume && pool && !a.no_journal)
+        stop_orphans(pool, tj);
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
+    /* A part whose connection dropped could not be stopped then (its sshd died, say): what
+     * it left running is stopped now, if its host answers again. */
+    if (pool && procs.seen.n)
+        stop_groups(pool, tj, &procs.seen, "leftover of", 1);
     tune_journal_end(tj, t);
     if (a.json)
         print_json(t, &a, tj);
@@ -368,8 +436,10 @@ int cmd_tune(int argc, char **argv)
         rc = 1; /* said on stderr when it happened */
 out:
     tuner_free(t);
+    orphans_clear(&procs.seen);
     tune_journal_free(tj);
     tune_setup_clear(&rs);
+    hostpool_free(pool);
     simcluster_free(sim);
     cluster_free(owned_cluster);
     job_clear(&job);

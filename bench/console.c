@@ -1,0 +1,325 @@
+/* Render cost of the console per frame, against a bare ncurses full-screen refresh measured
+ * in the same run: the cluster view at 10, 64 and 1,024 hosts × 8 GPUs, the tune view after
+ * 60 trials, diffed (what the console does) vs forced full redraws, and the console's CPU
+ * use while idle (the real binary in a pseudo-terminal). */
+#include <cJSON.h>
+#include <curses.h>
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "tui/app.h"
+#include "tui/draw.h"
+#include "tui/theme.h"
+
+enum { COLS_B = 200, ROWS_B = 60, FRAMES = 150 };
+
+static FILE *out_file;
+
+static double now_ms(void)
+{
+    return clock_now_s() * 1000.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static long out_bytes(void)
+{
+    fflush(out_file);
+    struct stat st;
+    return fstat(fileno(out_file), &st) == 0 ? (long)st.st_size : 0;
+}
+
+/* A cluster of n hosts × 8 GPUs with jobs holding most GPUs. */
+static void make_snapshot(ClusterSnapshot *s, size_t n, unsigned seed)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->source, sizeof s->source, "synthetic");
+    s->hosts = calloc(n, sizeof *s->hosts);
+    s->n_hosts = n;
+    s->n_jobs = n / 2 + 1;
+    s->jobs = calloc(s->n_jobs, sizeof *s->jobs);
+    srand(seed);
+    for (size_t i = 0; i < n; i++) {
+        HostLoad *h = &s->hosts[i];
+        snprintf(h->name, sizeof h->name, "node%04zu", i);
+        snprintf(h->role, sizeof h->role, "W");
+        h->cpu = rand() / (double)RAND_MAX;
+        h->gpu = rand() / (double)RAND_MAX;
+        h->mem = rand() / (double)RAND_MAX;
+        h->share = 1.0 / (double)n;
+        h->n_gpus = 8;
+        for (int g = 0; g < 8; g++)
+            h->gpu_job[g] = rand() % 5 == 0 ? -1 : (short)(rand() % (int)s->n_jobs);
+    }
+    for (size_t j = 0; j < s->n_jobs; j++) {
+        JobRow *r = &s->jobs[j];
+        snprintf(r->name, sizeof r->name, "job-%03zu", j);
+        r->gpus = 1 << (j % 4);
+        r->progress = rand() / (double)RAND_MAX;
+        r->eta_s = rand() % 5000;
+        snprintf(r->history, sizeof r->history, "1>2>4");
+    }
+}
+
+/* What changes between two frames of a live cluster: a few loads and one job's GPUs. */
+static void churn(ClusterSnapshot *s)
+{
+    for (size_t k = 0; k < s->n_hosts / 20 + 1; k++) {
+        HostLoad *h = &s->hosts[(size_t)rand() % s->n_hosts];
+        h->cpu = rand() / (double)RAND_MAX;
+        h->gpu = rand() / (double)RAND_MAX;
+        h->gpu_job[rand() % 8] = (short)(rand() % (int)s->n_jobs);
+    }
+    s->jobs[0].progress = fmod(s->jobs[0].progress + 0.01, 1.0);
+}
+
+static double frame_cluster(ClusterSnapshot *s, int full, long *bytes)
+{
+    churn(s);
+    long b0 = out_bytes();
+    double t0 = now_ms();
+    erase();
+    Layout l;
+    layout_compute(COLS, LINES, VIEW_CLUSTER, 0, &l);
+    view_cluster_draw(s, &l, 0);
+    if (full)
+        clearok(curscr, TRUE);
+    wnoutrefresh(stdscr);
+    doupdate();
+    double dt = now_ms() - t0;
+    *bytes += out_bytes() - b0;
+    return dt;
+}
+
+/* The peer: fill every cell and send the whole screen, no layout, no model. */
+static double frame_bare(int k, long *bytes)
+{
+    long b0 = out_bytes();
+    double t0 = now_ms();
+    erase();
+    for (int y = 0; y < LINES; y++)
+        mvhline(y, 0, (chtype)('a' + (y + k) % 26), COLS);
+    clearok(curscr, TRUE);
+    wnoutrefresh(stdscr);
+    doupdate();
+    double dt = now_ms() - t0;
+    *bytes += out_bytes() - b0;
+    return dt;
+}
+
+static double frame_tune(App *a, long *bytes)
+{
+    long b0 = out_bytes();
+    double t0 = now_ms();
+    a->table_stale = 0;
+    app_rebuild_table(a);
+    app_draw(a);
+    double dt = now_ms() - t0;
+    *bytes += out_bytes() - b0;
+    return dt;
+}
+
+/* CPU seconds (user + system) of a process, from /proc. */
+static double cpu_s(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NAN;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    unsigned long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return NAN;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Runs the console in a pseudo-terminal, lets it finish a short budget, then measures its
+ * CPU while nothing happens. Reads its output meanwhile so it never blocks on the pty. */
+static double idle_cpu_pct(const char *bin, double window_s)
+{
+    int master;
+    struct winsize ws = {.ws_row = 30, .ws_col = 100};
+    pid_t pid = forkpty(&master, NULL, NULL, &ws);
+    if (pid < 0)
+        return NAN;
+    if (pid == 0) {
+        setenv("TERM", "xterm-256color", 1);
+        execl(bin, bin, "--budget", "3", "--pace-ms", "50", (char *)NULL);
+        _exit(127);
+    }
+    char buf[65536];
+    double settle_until = clock_now_s() + 2.0, start = -1, c0 = 0;
+    double result = NAN;
+    for (;;) {
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        if (poll(&p, 1, 50) > 0 && read(master, buf, sizeof buf) <= 0)
+            break;
+        double t = clock_now_s();
+        if (start < 0 && t >= settle_until) {
+            start = t;
+            c0 = cpu_s(pid);
+        }
+        if (start >= 0 && t - start >= window_s) {
+            result = (cpu_s(pid) - c0) / (t - start) * 100.0;
+            break;
+        }
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    close(master);
+    return result;
+}
+
+int main(int argc, char **argv)
+{
+    const char *out_path = NULL;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--out") == 0)
+            out_path = argv[i + 1];
+    out_file = tmpfile();
+    FILE *in = fopen("/dev/null", "r");
+    setenv("LC_ALL", "C.UTF-8", 1);
+    setlocale(LC_ALL, "");
+    SCREEN *scr = newterm("xterm-256color", out_file, in);
+    if (!scr) {
+        fprintf(stderr, "bench console: newterm failed\n");
+        return 1;
+    }
+    resizeterm(ROWS_B, COLS_B);
+    start_color();
+    use_default_colors();
+    Theme th;
+    theme_default(&th);
+    theme_apply(&th, 256);
+    draw_init(0);
+
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "bench", "console");
+    cJSON_AddNumberToObject(root, "screen_cols", COLS_B);
+    cJSON_AddNumberToObject(root, "screen_rows", ROWS_B);
+    double t[FRAMES];
+    long bytes = 0;
+    for (int k = 0; k < FRAMES; k++)
+        t[k] = frame_bare(k, &bytes);
+    double bare = median(t, FRAMES);
+    double bare_bytes = (double)bytes / FRAMES;
+    cJSON_AddNumberToObject(root, "bare_full_refresh_ms", bare);
+    printf("bare ncurses full-screen refresh (%dx%d): %.3f ms, %.0f bytes/frame\n", COLS_B,
+           ROWS_B, bare, bare_bytes);
+    cJSON *views = cJSON_AddArrayToObject(root, "cluster_view");
+    static const size_t HOSTS[] = {10, 64, 1024};
+    for (size_t h = 0; h < 3; h++) {
+        ClusterSnapshot s;
+        make_snapshot(&s, HOSTS[h], 7);
+        double diffed, full;
+        long b_diff = 0, b_full = 0;
+        for (int k = 0; k < FRAMES; k++)
+            t[k] = frame_cluster(&s, 0, &b_diff);
+        diffed = median(t, FRAMES);
+        for (int k = 0; k < FRAMES; k++)
+            t[k] = frame_cluster(&s, 1, &b_full);
+        full = median(t, FRAMES);
+        printf("cluster view, %4zu hosts x 8 GPUs: diffed %.3f ms (%.2fx bare), full redraw "
+               "%.3f ms (%.2fx bare); %.0f vs %.0f bytes/frame\n",
+               HOSTS[h], diffed, diffed / bare, full, full / bare, (double)b_diff / FRAMES,
+               (double)b_full / FRAMES);
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddNumberToObject(v, "hosts", (double)HOSTS[h]);
+        cJSON_AddNumberToObject(v, "gpus_per_host", 8);
+        cJSON_AddNumberToObject(v, "frame_ms_median", diffed);
+        cJSON_AddNumberToObject(v, "frame_vs_bare", diffed / bare);
+        cJSON_AddNumberToObject(v, "full_redraw_ms_median", full);
+        cJSON_AddNumberToObject(v, "full_vs_bare", full / bare);
+        cJSON_AddNumberToObject(v, "bytes_per_frame_diffed", (double)b_diff / FRAMES);
+        cJSON_AddNumberToObject(v, "bytes_per_frame_full", (double)b_full / FRAMES);
+        cJSON_AddItemToArray(views, v);
+        free(s.hosts);
+        free(s.jobs);
+    }
+
+    /* The tune view after 60 simulated trials, through the console's own draw. */
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    a->sim = simcluster_new("B:googlenet", &err);
+    a->cluster = simcluster_cluster(a->sim);
+    a->job = simcluster_job(a->sim);
+    a->plot_style = plot_style_find("braille");
+    a->follow = 1;
+    TunerConfig cfg = {.cluster = a->cluster, .job = a->job, .optimizer = "random", .seed = 1,
+                       .budget = 60, .launcher = launcher_find("sim"),
+                       .launch = {.sim = a->sim, .seed = 1}};
+    a->tuner = tuner_new(&cfg, &err);
+    if (!a->tuner || tuner_run_blocking(a->tuner, &err) < 0) {
+        fprintf(stderr, "bench console: %s\n", err.msg);
+        return 1;
+    }
+    view_cluster_snapshot(a);
+    long b_tune = 0;
+    for (int k = 0; k < FRAMES; k++)
+        t[k] = frame_tune(a, &b_tune);
+    double tune = median(t, FRAMES);
+    printf("tune view, 60 trials: %.3f ms (%.2fx bare), %.0f bytes/frame\n", tune, tune / bare,
+           (double)b_tune / FRAMES);
+    cJSON_AddNumberToObject(root, "tune_view_frame_ms_median", tune);
+    cJSON_AddNumberToObject(root, "tune_view_vs_bare", tune / bare);
+    tuner_free(a->tuner);
+    trials_free(&a->table);
+    free(a->snap.hosts);
+    free(a->snap.jobs);
+    simcluster_free(a->sim);
+    free(a);
+    endwin();
+    delscreen(scr);
+
+    char bin[1024];
+    const char *build = getenv("TUNEDECK_BUILD");
+    snprintf(bin, sizeof bin, "%s/tunedeck", build && build[0] ? build : "build");
+    double idle = access(bin, X_OK) == 0 ? idle_cpu_pct(bin, 3.0) : NAN;
+    if (isfinite(idle)) {
+        printf("idle console CPU over 3 s: %.2f%% (target < 1%%)\n", idle);
+        cJSON_AddNumberToObject(root, "idle_cpu_pct", idle);
+    } else {
+        printf("idle console CPU: not measured (no %s)\n", bin);
+        cJSON_AddNullToObject(root, "idle_cpu_pct");
+    }
+    if (out_path) {
+        char *text = cJSON_Print(root);
+        FILE *f = fopen(out_path, "w");
+        if (f) {
+            fputs(text, f);
+            fputc('\n', f);
+            fclose(f);
+        }
+        free(text);
+    }
+    cJSON_Delete(root);
+    fclose(in);
+    fclose(out_file);
+    return 0;
+}

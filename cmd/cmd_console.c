@@ -1,0 +1,123 @@
+/* `tunedeck` with no command: the operator console, on the embedded simulator by default
+ * or on a real cluster with --cluster FILE --job FILE. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "core/optimizer.h"
+#include "core/simcluster.h"
+#include "remote/launcher.h"
+#include "tui/console.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
+            "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
+            "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
+            "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
+            "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
+            "\n"
+            "Opens the operator console (press ? inside for every key).\n"
+            "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
+            "  --cluster FILE     a cluster inventory, with --job FILE\n"
+            "  --optimizer NAME   %s\n"
+            "  --budget N         trials to run (default 60; :budget N changes it)\n"
+            "  --seed N           seed for the optimizer and the simulator (default 1)\n"
+            "  --pace-ms MS       pause between simulated trials (default 600)\n"
+            "  --launcher NAME    %s\n"
+            "  --trial-cmd CMD    the trial command for the local launcher\n"
+            "  --trial-timeout S  a trial running longer fails (default 600)\n"
+            "  --theme NAME       a theme from themes/ (default 'default')\n"
+            "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
+            "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"
+            "  --policy NAME      the simulated 16x4-GPU scheduler's policy (default doubling)\n"
+            "  --sched-jobs N     jobs arriving (Poisson) in the simulated scheduler (default 40)\n"
+            "  --sched-speed X    simulated seconds per real second (default 60)\n"
+            "  --no-sched         no simulated scheduler\n",
+            simcluster_settings_help(), optimizer_names(), launcher_names());
+}
+
+int cmd_console(int argc, char **argv)
+{
+    static const struct option LONG[] = {
+        {"sim", required_argument, 0, 'S'},       {"cluster", required_argument, 0, 'c'},
+        {"job", required_argument, 0, 'j'},       {"launcher", required_argument, 0, 'l'},
+        {"trial-cmd", required_argument, 0, 't'}, {"optimizer", required_argument, 0, 'o'},
+        {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
+        {"pace-ms", required_argument, 0, 'p'},   {"trial-timeout", required_argument, 0, 'T'},
+        {"theme", required_argument, 0, 'y'},     {"plot", required_argument, 0, 'P'},
+        {"ascii", no_argument, 0, 'A'},           {"help", no_argument, 0, 'h'},
+        {"policy", required_argument, 0, 'Y'},    {"sched-jobs", required_argument, 0, 'J'},
+        {"sched-speed", required_argument, 0, 'X'}, {"no-sched", no_argument, 0, 'N'},
+        {0, 0, 0, 0}};
+    ConsoleOptions o;
+    console_defaults(&o);
+    long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        switch (c) {
+        case 'S': o.sim = optarg; break;
+        case 'c': o.cluster = optarg; break;
+        case 'j': o.job = optarg; break;
+        case 'l': o.launcher = optarg; break;
+        case 't': o.trial_cmd = optarg; break;
+        case 'o': o.optimizer = optarg; break;
+        case 'y': o.theme = optarg; break;
+        case 'P': o.plot = optarg; break;
+        case 'A': o.ascii = 1; break;
+        case 'Y': o.policy = optarg; break;
+        case 'N': o.no_sched = 1; break;
+        case 'J':
+            if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
+                return 2;
+            o.sched_jobs = (int)v;
+            break;
+        case 'X':
+            if (flags_double("console", "--sched-speed", optarg, 0.001, 1e6, &o.sched_speed) < 0)
+                return 2;
+            break;
+        case 'b':
+            if (flags_long("console", "--budget", optarg, 1, 100000, &v) < 0)
+                return 2;
+            o.budget = (int)v;
+            break;
+        case 's':
+            if (flags_long("console", "--seed", optarg, 0, 1L << 62, &o.seed) < 0)
+                return 2;
+            break;
+        case 'p':
+            if (flags_long("console", "--pace-ms", optarg, 0, 3600000, &v) < 0)
+                return 2;
+            o.pace_ms = (int)v;
+            break;
+        case 'T':
+            if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7, &o.trial_timeout_s) < 0)
+                return 2;
+            break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "tunedeck: unknown or incomplete option '%s' (try --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tunedeck: unexpected argument '%s' (try --help)\n", argv[optind]);
+        return 2;
+    }
+    if (o.sim && o.cluster) {
+        fprintf(stderr, "tunedeck: --sim and --cluster: expected one of them, not both\n");
+        return 2;
+    }
+    Error err;
+    if (console_run(&o, &err) < 0) {
+        fprintf(stderr, "tunedeck: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}

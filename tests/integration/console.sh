@@ -1,0 +1,235 @@
+#!/bin/sh
+# Screen tests: the console in a real tmux at fixed sizes and TERMs; keys in with send-keys,
+# what a person would see out with capture-pane, polled with a timeout (no fixed sleeps).
+set -eu
+bin="${TUNEDECK_BIN:-build/tunedeck}"
+tmp="$(mktemp -d)"
+sock="tunedeck-console-$$"
+T() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() {
+    T kill-server 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+    echo "console.sh: FAIL: $*" >&2
+    echo "---- screen ----" >&2
+    cat "$tmp/screen.txt" >&2 || true
+    exit 1
+}
+
+# start NAME COLS ROWS TERM ARGS...: the console in a detached session; when it exits the
+# pane prints its exit status and the terminal modes it left behind.
+start() {
+    name="$1" cols="$2" rows="$3" term="$4"
+    shift 4
+    T new-session -d -s "$name" -x "$cols" -y "$rows" \
+        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
+}
+
+screen() { T capture-pane -p -t "$1" > "$tmp/screen.txt"; }
+
+# wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex matches.
+wait_for() {
+    i=0 limit=$(( ${3:-10} * 20 ))
+    while [ "$i" -lt "$limit" ]; do
+        screen "$1"
+        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    fail "session $1: '$2' did not appear within ${3:-10} s"
+}
+
+not_on_screen() {
+    screen "$1"
+    if grep -Eq -- "$2" "$tmp/screen.txt"; then fail "session $1: '$2' should not be shown"; fi
+}
+
+# The number after "Trials " in the table title.
+trial_count() {
+    screen "$1"
+    sed -n 's/.*Trials \([0-9][0-9]*\)\/.*/\1/p' "$tmp/screen.txt" | head -1
+}
+
+# wait_exit SESSION RC: the console exited with RC and left the terminal in cooked mode.
+wait_exit() {
+    wait_for "$1" "EXITED rc=$2"
+    wait_for "$1" 'icanon'
+    tr -d '\n' < "$tmp/screen.txt" > "$tmp/modes.txt"
+    grep -q -- ' -icanon' "$tmp/modes.txt" && fail "session $1 left the terminal without icanon"
+    grep -q -- ' -echo ' "$tmp/modes.txt" && fail "session $1 left the terminal without echo"
+    return 0
+}
+
+console_pid() {
+    shell="$(T list-panes -t "$1" -F '#{pane_pid}')"
+    pgrep -P "$shell" tunedeck | head -1
+}
+
+# --- the default session: trials appear, best-so-far moves, views, help ---------------------
+start main 100 30 xterm-256color "$bin" --pace-ms 100 --budget 400
+wait_for main 'Trials [0-9]+/400'
+wait_for main '^.    1  ok ' 10
+wait_for main 'Surrogate: trial [0-9]+'
+wait_for main 'Best-so-far'
+wait_for main 'best [0-9.]+ s +measured'
+n1="$(trial_count main)"
+wait_for main "Trials $((n1 + 3))/400"
+# Braille cells (U+2800..U+28FF) in the plot
+screen main
+grep -q "$(printf '\342\240')\|$(printf '\342\241')\|$(printf '\342\242')\|$(printf '\342\243')" "$tmp/screen.txt" ||
+    fail "no Braille glyph in the best-so-far plot"
+
+T send-keys -t main 2
+wait_for main 'Tuning workers: trial [0-9]+ measured'
+wait_for main 'GPUs: [0-9]+/64 held, doubling t=[0-9]+s'
+wait_for main 'Resizes and decisions'
+wait_for main 's [a-z] resnet110-[0-9]+ +start [0-9]+ GPU'
+wait_for main 's [a-z] resnet110-[0-9]+ +resize [0-9]+>[0-9]+' 30
+wait_for main '^.a  resnet110-0 '
+# scheduler overrides: applied at the next decision and logged; bad ones explained
+T send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 Enter
+wait_for main 'pin resnet110-0 2: applied at the next scheduling decision'
+wait_for main 'resnet110-0 +2\* ' 20
+T send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
+wait_for main 'drain node15: applied at the next scheduling decision'
+T send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
+wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
+T send-keys -t main : p o l i c y ' ' o p t i m u s Enter
+wait_for main ':policy: the scheduler cannot change policy while it runs'
+T send-keys -t main 3
+wait_for main 'c4x8-2 +c4x8-2.sim +simulated'
+T send-keys -t main Tab
+wait_for main 'Surrogate'
+
+T send-keys -t main '?'
+wait_for main 'Keys \(any key closes\)'
+for k in 'Tab' 'Space' 'Ctrl-L' 'PgUp PgDn' 'Esc' 'q F10' '\[ \]' 'click, wheel'; do
+    grep -Eq -- "$k" "$tmp/screen.txt" || fail "help does not list '$k'"
+done
+T send-keys -t main x
+wait_for main '\? help +1-3 views'
+
+# sort and filter
+T send-keys -t main / f a i l e d Enter
+wait_for main "filter 'failed'"
+T send-keys -t main / Escape
+wait_for main 'Trials [0-9]+/400  best'
+T send-keys -t main : b u d g e t ' ' 9 0 0 Enter
+wait_for main 'Trials [0-9]+/900'
+T send-keys -t main : n o p e Enter
+wait_for main "unknown command 'nope'"
+
+# resizes do not crash, and each size draws
+T resize-window -t main -x 80 -y 24
+wait_for main 'Trials [0-9]+/900'
+wait_for main 'Surrogate'
+T resize-window -t main -x 40 -y 12
+wait_for main 'Trials'
+T resize-window -t main -x 100 -y 30
+wait_for main 'Best-so-far'
+
+# q asks while tuning runs; n keeps it; q y quits and restores the terminal
+T send-keys -t main q
+wait_for main 'Quit anyway\? \(y/n\)'
+T send-keys -t main n
+wait_for main '\? help'
+T send-keys -t main q y
+wait_exit main 0
+
+# --- the override editor (uniform schedule: every device holds inputs) --------------------
+start edit 100 30 xterm-256color "$bin" --optimizer uniform-devices --pace-ms 100
+wait_for edit '^.    2  ok '
+T send-keys -t edit Space
+wait_for edit '\| paused'
+T send-keys -t edit e
+wait_for edit 'Override editor'
+wait_for edit 'valid - Enter launches'
+wait_for edit 'no prediction'
+# an unbalanced edit is explained and refused
+T send-keys -t edit +
+wait_for edit 'cannot launch: schedule: worker inputs'
+wait_for edit 'batch 768, found 776'
+T send-keys -t edit Enter
+wait_for edit 'not launched: schedule: worker inputs must sum to the batch 768, found 776'
+T send-keys -t edit -
+wait_for edit 'valid - Enter launches'
+# move 8 inputs from g2-0's cpu to its gpu0: the share changes, the batch is kept
+screen edit
+before="$(sed -n 's/.*gpu0 *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt" | head -1)"
+T send-keys -t edit m j +
+wait_for edit "gpu0 +$((before + 8)) "
+wait_for edit 'valid - Enter launches'
+T send-keys -t edit Enter
+wait_for edit 'override launches as trial [0-9]+'
+T send-keys -t edit Space
+wait_for edit 'ok .*override'
+T send-keys -t edit : q u i t Enter
+wait_exit edit 0
+
+# --- with a model (the default optimizer): the editor's prediction follows the edit -------
+if "$bin" tune --help | grep -q bespoke; then
+    start pred 100 30 xterm-256color "$bin" --pace-ms 100
+    wait_for pred '^.    3  ok '
+    T send-keys -t pred Space
+    wait_for pred '\| paused'
+    T send-keys -t pred g e
+    wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] for this schedule'
+    p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+    # g2-0: its GPU becomes the source, 8 inputs go to its CPU
+    c0="$(sed -n 's/^.>   cpu *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt")"
+    [ -n "$c0" ] || fail "the editor does not start on g2-0's cpu"
+    T send-keys -t pred j m k +
+    wait_for pred ">   cpu +$((c0 + 8)) "
+    wait_for pred 'gpu0 .* source'
+    wait_for pred 'valid - Enter launches'
+    i=0
+    while :; do
+        screen pred
+        p1="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+        [ -n "$p1" ] && [ "$p1" != "$p0" ] && break
+        i=$((i + 1))
+        [ "$i" -lt 100 ] || fail "the prediction did not change after the edit ($p0)"
+        sleep 0.05
+    done
+    T send-keys -t pred Escape
+    wait_for pred 'edit discarded'
+    T send-keys -t pred : q u i t Enter
+    wait_exit pred 0
+fi
+
+# --- 8 colours, NO_COLOR, ASCII, 80x24: still draws and quits ------------------------------
+start plain 80 24 xterm "env NO_COLOR=1 $bin --ascii --pace-ms 100 --budget 3"
+wait_for plain '^\+ Trials 3/3'
+wait_for plain 'done'
+not_on_screen plain "$(printf '\342\224\200')"
+T send-keys -t plain q
+wait_exit plain 0
+
+# --- signals: TSTP/CONT redraws, TERM quits cleanly, a crash restores the terminal ---------
+start sig 100 30 screen-256color "$bin" --pace-ms 100
+wait_for sig '^.    1  ok '
+pid="$(console_pid sig)"
+[ -n "$pid" ] || fail "no console process"
+kill -TSTP "$pid"
+n1="$(trial_count sig)"
+kill -CONT "$pid"
+wait_for sig "Trials $((n1 + 2))/"
+kill -TERM "$pid"
+wait_exit sig 0
+
+start crash 100 30 xterm-256color "$bin" --pace-ms 100
+wait_for crash '^.    1  ok '
+kill -SEGV "$(console_pid crash)"
+wait_exit crash 139
+
+# --- bad input is refused before the screen is taken ---------------------------------------
+if "$bin" --theme-typo x >"$tmp/out" 2>&1; then fail "an unknown option was accepted"; fi
+grep -q "unknown or incomplete option" "$tmp/out" || fail "unknown option: $(cat "$tmp/out")"
+if "$bin" --sim Z:googlenet </dev/null >"$tmp/out" 2>&1; then fail "a bad --sim was accepted"; fi
+grep -q "unknown setting 'Z'" "$tmp/out" || fail "bad --sim: $(cat "$tmp/out")"
+if "$bin" </dev/null >"$tmp/out" 2>&1; then fail "no terminal was accepted"; fi
+grep -q "needs a terminal" "$tmp/out" || fail "no terminal: $(cat "$tmp/out")"
+echo "console.sh: ok"

@@ -1,0 +1,116 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "tui/layout.h"
+
+/* Checks one layout; returns a description of the first broken property, or NULL. */
+static const char *check(const Layout *l, int cols, int rows, char *buf, size_t cap)
+{
+    for (int i = 0; i < l->n; i++) {
+        PaneId p = l->id[i];
+        Rect r = l->rect[p];
+        if (!l->in_view[p])
+            return "a listed pane is not marked in the view";
+        if (!l->shown[p]) {
+            if (r.w || r.h)
+                return "a hidden pane has a rectangle";
+            continue;
+        }
+        if (r.x < 0 || r.y < 0 || r.x + r.w > cols || r.y + r.h > rows) {
+            snprintf(buf, cap, "pane %s at %d,%d %dx%d leaves the %dx%d screen",
+                     layout_pane_name(p), r.x, r.y, r.w, r.h, cols, rows);
+            return buf;
+        }
+        int one_row = p == PANE_TABS || p == PANE_STATUS;
+        if (!one_row && (r.w < PANE_MIN_W || r.h < PANE_MIN_H)) {
+            snprintf(buf, cap, "pane %s shown below the minimum size", layout_pane_name(p));
+            return buf;
+        }
+        for (int j = i + 1; j < l->n; j++) {
+            PaneId q = l->id[j];
+            if (l->shown[q] && rect_overlap(r, l->rect[q])) {
+                snprintf(buf, cap, "panes %s and %s overlap at %dx%d", layout_pane_name(p),
+                         layout_pane_name(q), cols, rows);
+                return buf;
+            }
+        }
+    }
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (l->shown[p] && !l->in_view[p])
+            return "a pane outside the view is shown";
+    return NULL;
+}
+
+Test(layout, every_size_from_40x12_to_400x120_keeps_panes_inside_and_apart)
+{
+    char buf[256];
+    Layout l;
+    for (int v = 0; v < VIEW_COUNT; v++)
+        for (unsigned flags = 0; flags <= LAYOUT_EDITOR_OPEN; flags++)
+            for (int cols = 40; cols <= 400; cols++)
+                for (int rows = 12; rows <= 120; rows++) {
+                    layout_compute(cols, rows, (ViewId)v, flags, &l);
+                    const char *bad = check(&l, cols, rows, buf, sizeof buf);
+                    if (bad)
+                        cr_assert_fail("%s (view %s, %dx%d, flags %u)", bad,
+                                layout_view_name((ViewId)v), cols, rows, flags);
+                }
+}
+
+Test(layout, every_view_shows_something_useful_at_every_size)
+{
+    Layout l;
+    for (int cols = 40; cols <= 400; cols += 3)
+        for (int rows = 12; rows <= 120; rows += 2) {
+            layout_compute(cols, rows, VIEW_TUNE, 0, &l);
+            cr_assert(l.shown[PANE_TRIALS], "no trial table at %dx%d", cols, rows);
+            layout_compute(cols, rows, VIEW_TUNE, LAYOUT_EDITOR_OPEN, &l);
+            cr_assert(l.shown[PANE_EDITOR], "no editor at %dx%d", cols, rows);
+            cr_assert(!l.shown[PANE_SURROGATE], "the editor replaces the surrogate");
+            layout_compute(cols, rows, VIEW_CLUSTER, 0, &l);
+            cr_assert(l.shown[PANE_LOADS], "no load bars at %dx%d", cols, rows);
+            layout_compute(cols, rows, VIEW_HOSTS, 0, &l);
+            cr_assert(l.shown[PANE_HOSTS], "no hosts table at %dx%d", cols, rows);
+        }
+}
+
+Test(layout, at_80x24_the_tune_view_shows_all_three_panes)
+{
+    Layout l;
+    layout_compute(80, 24, VIEW_TUNE, 0, &l);
+    cr_assert(l.shown[PANE_SURROGATE]);
+    cr_assert(l.shown[PANE_PLOT]);
+    cr_assert(l.shown[PANE_TRIALS]);
+    cr_assert(l.shown[PANE_TABS] && l.shown[PANE_STATUS]);
+    layout_compute(80, 24, VIEW_CLUSTER, 0, &l);
+    cr_assert(l.shown[PANE_LOADS] && l.shown[PANE_GPUGRID] && l.shown[PANE_JOBS]);
+}
+
+Test(layout, the_surrogate_pane_fits_setting_b_at_100x30)
+{
+    Layout l;
+    layout_compute(100, 30, VIEW_TUNE, 0, &l);
+    /* ten machines, two header lines, the border */
+    cr_assert_geq(l.rect[PANE_SURROGATE].h, 14);
+}
+
+Test(layout, tiny_and_negative_sizes_place_nothing_outside)
+{
+    Layout l;
+    for (int cols = -2; cols < 40; cols++)
+        for (int rows = -2; rows < 12; rows++) {
+            layout_compute(cols, rows, VIEW_TUNE, 0, &l);
+            for (int p = 0; p < PANE_COUNT; p++)
+                if (l.shown[p])
+                    cr_assert(l.rect[p].x + l.rect[p].w <= cols && l.rect[p].y + l.rect[p].h <= rows);
+        }
+}
+
+Test(layout, overlay_is_centred_and_clipped)
+{
+    Rect r = layout_overlay(100, 30, 76, 25);
+    cr_assert_eq(r.w, 76);
+    cr_assert_eq(r.x, 12);
+    r = layout_overlay(40, 12, 76, 25);
+    cr_assert(r.x >= 0 && r.x + r.w <= 40 && r.y >= 1 && r.y + r.h <= 11);
+}

@@ -1,0 +1,108 @@
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "tui/plot.h"
+
+Test(plot, styles_are_found_by_name)
+{
+    cr_assert_not_null(plot_style_find("braille"));
+    cr_assert_not_null(plot_style_find("block"));
+    cr_assert_not_null(plot_style_find("ascii"));
+    cr_assert_null(plot_style_find("sparkle"));
+}
+
+Test(plot, braille_dots_map_to_unicode_bits)
+{
+    const PlotStyle *b = plot_style_find("braille");
+    cr_assert_eq(b->glyph(0), L' ');
+    cr_assert_eq(b->glyph(1), (wchar_t)0x2801);       /* top left: dot 1 */
+    cr_assert_eq(b->glyph(1u << 1), (wchar_t)0x2808); /* top right: dot 4 */
+    cr_assert_eq(b->glyph(1u << 6), (wchar_t)0x2840); /* bottom left: dot 7 */
+    cr_assert_eq(b->glyph(0xff), (wchar_t)0x28ff);
+}
+
+Test(plot, a_rising_line_goes_from_bottom_left_to_top_right)
+{
+    double y[] = {0, 1, 2, 3};
+    PlotSeries s = {y, 4, 1, 1};
+    PlotGrid *g = plot_grid_new(4, 2);
+    plot_render(g, plot_style_find("braille"), 3, 0, 3, &s, 1);
+    cr_assert_neq(g->cell[1 * 4 + 0], L' ', "bottom-left cell is lit");
+    cr_assert_neq(g->cell[0 * 4 + 3], L' ', "top-right cell is lit");
+    cr_assert_eq(g->cell[0 * 4 + 0], L' ', "top-left cell is empty");
+    cr_assert_eq(g->cell[1 * 4 + 3], L' ', "bottom-right cell is empty");
+    cr_assert_eq(g->series[1 * 4 + 0], 1);
+    plot_grid_free(g);
+}
+
+Test(plot, block_style_uses_half_blocks)
+{
+    double y[] = {1, 1};
+    PlotSeries s = {y, 2, 1, 1};
+    PlotGrid *g = plot_grid_new(2, 1);
+    plot_render(g, plot_style_find("block"), 1, 0, 1, &s, 1);
+    cr_assert_eq(g->cell[0], (wchar_t)0x2580); /* upper half: y at the top */
+    plot_grid_free(g);
+}
+
+Test(plot, ascii_style_stays_ascii)
+{
+    double y[] = {0, 5, 1, 4, 2};
+    PlotSeries s = {y, 5, 1, 1};
+    PlotGrid *g = plot_grid_new(10, 4);
+    plot_render(g, plot_style_find("ascii"), 4, 0, 5, &s, 1);
+    for (int i = 0; i < 40; i++)
+        cr_assert(g->cell[i] < 128, "cell %d is not ASCII", i);
+    plot_grid_free(g);
+}
+
+Test(plot, non_finite_values_leave_gaps_and_no_crash)
+{
+    double y[] = {NAN, INFINITY, 2, NAN, -INFINITY};
+    PlotSeries s = {y, 5, 2, 1};
+    PlotGrid *g = plot_grid_new(5, 3);
+    plot_render(g, plot_style_find("braille"), 4, 0, 4, &s, 1);
+    int lit = 0;
+    for (int i = 0; i < 15; i++)
+        lit += g->cell[i] != L' ';
+    cr_assert_eq(lit, 1, "only the one finite point is drawn");
+    plot_grid_free(g);
+}
+
+Test(plot, the_higher_series_id_wins_a_shared_cell)
+{
+    double a[] = {1}, b[] = {1};
+    PlotSeries s[2] = {{a, 1, 1, 0}, {b, 1, 3, 0}};
+    PlotGrid *g = plot_grid_new(1, 1);
+    plot_render(g, plot_style_find("braille"), 1, 0, 2, s, 2);
+    cr_assert_eq(g->series[0], 3);
+    plot_grid_free(g);
+}
+
+Test(plot, range_covers_finite_values_with_margin)
+{
+    double y[] = {NAN, 10, 20};
+    PlotSeries s = {y, 3, 1, 1};
+    double lo, hi;
+    cr_assert(plot_range(&s, 1, &lo, &hi));
+    cr_assert(lo < 10 && hi > 20);
+    double none[] = {NAN};
+    PlotSeries e = {none, 1, 1, 1};
+    cr_assert_not(plot_range(&e, 1, &lo, &hi));
+}
+
+Test(plot, every_grid_size_renders_without_writing_outside)
+{
+    double y[64];
+    for (int i = 0; i < 64; i++)
+        y[i] = sin(i * 0.3) * 10;
+    PlotSeries s = {y, 64, 1, 1};
+    const char *names[] = {"braille", "block", "ascii"};
+    for (int k = 0; k < 3; k++)
+        for (int w = 1; w < 40; w += 3)
+            for (int h = 1; h < 20; h += 2) {
+                PlotGrid *g = plot_grid_new(w, h);
+                plot_render(g, plot_style_find(names[k]), 63, -10, 10, &s, 1);
+                plot_grid_free(g);
+            }
+}

@@ -1,0 +1,93 @@
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "tui/simsched.h"
+
+static SimSched *make(void)
+{
+    SimSchedOptions o;
+    simsched_defaults(&o);
+    o.tick_ms = 0;
+    Error err;
+    SimSched *s = simsched_new(&o, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    return s;
+}
+
+Test(simsched, defaults_are_a_64_gpu_cluster_with_arrivals)
+{
+    SimSched *s = make();
+    const SchedState *st = simsched_state(s);
+    cr_assert_eq(sched_node_count(st) * sched_gpus_per_node(st), 64);
+    cr_assert_eq(sched_job_count(st), 40);
+    simsched_free(s);
+}
+
+Test(simsched, the_grid_and_job_list_follow_the_scheduler)
+{
+    SimSched *s = make();
+    Error err;
+    cr_assert_geq(sched_advance(simsched_state_mut(s), 900, &err), 0, "%s", err.msg);
+    ClusterSnapshot snap;
+    memset(&snap, 0, sizeof snap);
+    simsched_snapshot(s, &snap);
+    const SchedState *st = simsched_state(s);
+    cr_assert_eq(snap.n_grid, (size_t)sched_node_count(st));
+    int held = 0, owners[16];
+    for (int n = 0; n < sched_node_count(st); n++) {
+        sched_node_gpus(st, n, owners, sched_gpus_per_node(st));
+        for (int g = 0; g < sched_gpus_per_node(st); g++) {
+            cr_assert_eq(snap.grid[n].gpu_job[g], owners[g]);
+            held += owners[g] >= 0;
+        }
+    }
+    cr_assert_gt(held, 0, "jobs hold GPUs after 900 simulated seconds");
+    cr_assert_eq(snap.n_jobs, sched_job_count(st));
+    int gpus = 0;
+    for (size_t j = 0; j < snap.n_jobs; j++) {
+        cr_assert_eq(snap.jobs[j].label, simsched_job_label(j));
+        gpus += snap.jobs[j].gpus;
+    }
+    cr_assert_eq(gpus, held, "every held GPU belongs to a listed job");
+    free(snap.grid);
+    free(snap.jobs);
+    simsched_free(s);
+}
+
+Test(simsched, events_read_as_text)
+{
+    SimSched *s = make();
+    Error err;
+    sched_advance(simsched_state_mut(s), 600, &err);
+    const SchedState *st = simsched_state(s);
+    cr_assert_gt(sched_event_count(st), 0);
+    char text[160];
+    simsched_event_text(s, 0, text, sizeof text);
+    cr_assert(strstr(text, "s a resnet110-0") && strstr(text, "start "), "%s", text);
+    simsched_free(s);
+}
+
+Test(simsched, paused_means_no_deadline_and_no_progress)
+{
+    SimSched *s = make();
+    simsched_set_paused(s, 1);
+    cr_assert_eq(simsched_deadline(s), -1);
+    Error err;
+    double t0 = sched_now(simsched_state(s));
+    cr_assert_eq(simsched_tick(s, clock_now_ms() + 100000, &err), 0);
+    cr_assert_float_eq(sched_now(simsched_state(s)), t0, 1e-9);
+    simsched_set_paused(s, 0);
+    cr_assert_geq(simsched_deadline(s), 0);
+    simsched_free(s);
+}
+
+Test(simsched, labels_are_distinct_for_62_jobs)
+{
+    for (size_t i = 0; i < 62; i++)
+        for (size_t k = i + 1; k < 62; k++)
+            cr_assert_neq(simsched_job_label(i), simsched_job_label(k));
+    cr_assert_eq(simsched_job_label(1000), '*');
+}

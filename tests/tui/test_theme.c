@@ -1,0 +1,87 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tui/theme.h"
+
+static char dir[] = "/tmp/tunedeck-theme-XXXXXX";
+
+static void write_theme(const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(theme, .init = setup, .fini = teardown);
+
+Test(theme, every_shipped_theme_loads)
+{
+    const char *names[] = {"default", "solarized-dark", "light", "high-contrast", "monochrome",
+                           "okabe-ito"};
+    char themes[1024];
+    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        Theme t;
+        Error err;
+        cr_assert_eq(theme_load(themes, names[i], &t, &err), 0, "%s: %s", names[i], err.msg);
+        cr_assert_str_eq(t.name, names[i]);
+    }
+}
+
+Test(theme, roles_and_colours_are_read)
+{
+    write_theme("t", "{\"roles\": {\"bar.gpu\": {\"fg\": \"bright-red\", \"bg\": 17, \"bold\": true}}}");
+    Theme t;
+    Error err;
+    cr_assert_eq(theme_load(dir, "t", &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t.role[ROLE_BAR_GPU].fg, 9);
+    cr_assert_eq(t.role[ROLE_BAR_GPU].bg, 17);
+    cr_assert(t.role[ROLE_BAR_GPU].bold);
+}
+
+Test(theme, an_unknown_role_is_reported_and_the_default_kept)
+{
+    write_theme("bad", "{\"roles\": {\"bar.nope\": {\"fg\": \"red\"}}}");
+    Theme t, def;
+    Error err;
+    theme_default(&def);
+    cr_assert_eq(theme_load(dir, "bad", &t, &err), -1);
+    cr_assert(strstr(err.msg, "bar.nope"), "%s", err.msg);
+    cr_assert_str_eq(t.name, "default");
+    cr_assert_eq(t.role[ROLE_BAR_GPU].fg, def.role[ROLE_BAR_GPU].fg);
+}
+
+Test(theme, a_bad_colour_names_the_field)
+{
+    write_theme("bad", "{\"roles\": {\"title\": {\"fg\": \"chartreuse\"}}}");
+    Theme t;
+    Error err;
+    cr_assert_eq(theme_load(dir, "bad", &t, &err), -1);
+    cr_assert(strstr(err.msg, "roles.title") && strstr(err.msg, "'fg'"), "%s", err.msg);
+}
+
+Test(theme, a_missing_or_broken_file_falls_back)
+{
+    Theme t;
+    Error err;
+    cr_assert_eq(theme_load(dir, "absent", &t, &err), -1);
+    write_theme("broken", "{\"roles\": ");
+    cr_assert_eq(theme_load(dir, "broken", &t, &err), -1);
+    cr_assert_str_eq(t.name, "default");
+}

@@ -1,0 +1,170 @@
+/* Views drawn into a real curses screen (written to a temporary file) and read back. */
+#include <criterion/criterion.h>
+#include <curses.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/simcluster.h"
+#include "tui/app.h"
+#include "tui/draw.h"
+#include "tui/keys.h"
+#include "tui/theme.h"
+
+static SCREEN *scr;
+static FILE *out, *in;
+static SimCluster *sim;
+
+static void setup(void)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    out = tmpfile();
+    in = fopen("/dev/null", "r");
+    scr = newterm("xterm-256color", out, in);
+    cr_assert_not_null(scr);
+    resizeterm(30, 100);
+    Theme t;
+    theme_default(&t);
+    theme_apply(&t, 0);
+    draw_init(0);
+    Error err;
+    sim = simcluster_new("B:googlenet", &err);
+    cr_assert_not_null(sim);
+}
+
+static void teardown(void)
+{
+    endwin();
+    delscreen(scr);
+    fclose(out);
+    fclose(in);
+    simcluster_free(sim);
+}
+
+/* The whole screen as UTF-8 text, one line per row. */
+static char *screen_text(void)
+{
+    size_t cap = (size_t)LINES * (COLS * 4 + 2) + 1, len = 0;
+    char *text = calloc(cap, 1);
+    wchar_t row[512];
+    for (int y = 0; y < LINES; y++) {
+        mvinnwstr(y, 0, row, COLS);
+        size_t n = wcstombs(text + len, row, cap - len - 2);
+        if (n != (size_t)-1)
+            len += n;
+        text[len++] = '\n';
+    }
+    return text;
+}
+
+TestSuite(views, .init = setup, .fini = teardown);
+
+Test(views, surrogate_shows_predicted_bars_with_their_spread)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    TrialRecord rec;
+    memset(&rec, 0, sizeof rec);
+    rec.trial = 4;
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    s->worker[1] = s->ps[1] = s->worker[2] = 1;
+    s->inputs[c->machines[1].first_device] = 400;
+    s->inputs[c->machines[2].first_device] = 368;
+    double mean[16] = {0}, p10[16] = {0}, p90[16] = {0};
+    for (size_t m = 0; m < c->n_machines; m++) {
+        mean[m] = 5.0 + (double)m;
+        p10[m] = mean[m] - 1;
+        p90[m] = mean[m] + 2;
+    }
+    rec.suggestion = (Suggestion){.schedule = s, .has_prediction = 1, .mean_s = 20, .p10_s = 18,
+                                  .p90_s = 23, .machine_mean_s = mean, .machine_p10_s = p10,
+                                  .machine_p90_s = p90};
+    erase();
+    view_surrogate_draw((Rect){0, 0, 100, 14}, &rec, c, "bespoke", 0);
+    char *text = screen_text();
+    cr_assert(strstr(text, "Surrogate: trial 4 (bespoke)"), "%s", text);
+    cr_assert(strstr(text, "predicted 20.00 s [18.00-23.00]"), "%s", text);
+    cr_assert(strstr(text, "compute (p10-p90)"), "%s", text);
+    cr_assert(strstr(text, "6.00s") && strstr(text, "7.00s"), "per-machine means: %s", text);
+    cr_assert(strstr(text, "cpu 400") && strstr(text, "cpu 368"), "device shares: %s", text);
+    cr_assert(strstr(text, "\xe2\x94\xa4"), "a p90 tick on the bars: %s", text);
+    cr_assert(strstr(text, "running"), "a trial without outcome is running: %s", text);
+    free(text);
+    schedule_free(s);
+}
+
+Test(views, surrogate_without_a_model_says_so)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    TrialRecord rec;
+    memset(&rec, 0, sizeof rec);
+    rec.trial = 1;
+    rec.suggestion.schedule = schedule_new(c, simcluster_job(sim));
+    erase();
+    view_surrogate_draw((Rect){0, 0, 60, 14}, &rec, c, "random", 0);
+    char *text = screen_text();
+    cr_assert(strstr(text, "no prediction (random has no model)"), "%s", text);
+    cr_assert(strstr(text, "measured compute"), "%s", text);
+    free(text);
+    schedule_free(rec.suggestion.schedule);
+    erase();
+    view_surrogate_draw((Rect){0, 0, 60, 14}, NULL, c, "random", 1);
+    text = screen_text();
+    cr_assert(strstr(text, "suggesting..."), "%s", text);
+    free(text);
+}
+
+Test(views, cluster_grid_labels_each_gpu_by_its_job_and_unknown_load_is_not_zero)
+{
+    HostLoad hosts[3];
+    JobRow jobs[2];
+    memset(hosts, 0, sizeof hosts);
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < 3; i++) {
+        snprintf(hosts[i].name, sizeof hosts[i].name, "node%d", i);
+        hosts[i].cpu = 0.5;
+        hosts[i].gpu = i == 2 ? NAN : 0.25;
+        hosts[i].mem = hosts[i].share = 0.1;
+        hosts[i].n_gpus = 8;
+        for (int g = 0; g < 8; g++)
+            hosts[i].gpu_job[g] = (short)(i == 0 ? 0 : i == 1 ? (g < 4 ? 1 : -1) : -1);
+    }
+    snprintf(jobs[0].name, sizeof jobs[0].name, "resnet");
+    jobs[0].state = jobs[1].state = -1;
+    jobs[0].gpus = 8;
+    jobs[0].progress = 0.5;
+    jobs[0].eta_s = 120;
+    snprintf(jobs[1].name, sizeof jobs[1].name, "bert");
+    jobs[1].gpus = 4;
+    jobs[1].progress = NAN;
+    jobs[1].eta_s = NAN;
+    jobs[1].resizes = 2;
+    snprintf(jobs[1].history, sizeof jobs[1].history, "1>2>4");
+    ClusterSnapshot s = {.hosts = hosts, .n_hosts = 3, .jobs = jobs, .n_jobs = 2};
+    snprintf(s.source, sizeof s.source, "test");
+    Layout l;
+    layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+    erase();
+    view_cluster_draw(&s, &l, 0);
+    char *text = screen_text();
+    cr_assert(strstr(text, "GPUs: 12/24 held"), "%s", text);
+    cr_assert(strstr(text, "node0  AAAAAAAA"), "%s", text);
+    cr_assert(strstr(text, "node1  BBBB"), "%s", text);
+    cr_assert(strstr(text, "gpu n/a"), "unknown GPU load shown as unknown: %s", text);
+    cr_assert(strstr(text, "1>2>4"), "%s", text);
+    cr_assert(strstr(text, "120s"), "%s", text);
+    free(text);
+}
+
+Test(views, help_overlay_lists_every_key)
+{
+    erase();
+    keys_draw_help(100, 30);
+    char *text = screen_text();
+    for (size_t i = 0; i < HELP_KEYS_COUNT; i++) {
+        cr_assert(strstr(text, HELP_KEYS[i].keys), "missing key '%s': %s", HELP_KEYS[i].keys, text);
+        cr_assert(strstr(text, HELP_KEYS[i].what), "missing '%s'", HELP_KEYS[i].what);
+    }
+    free(text);
+}

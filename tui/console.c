@@ -1,0 +1,408 @@
+/* The console's event loop and the session it drives (after Redis ae.c: file events and
+ * one timer in a few lines). Input is handled in tui/input.c; drawing in the views. */
+#include "tui/console.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "tui/draw.h"
+#include "tui/input.h"
+#include "tui/keys.h"
+#include "tui/term.h"
+#include "tui/theme.h"
+
+enum { FRAME_MS = 33, MAX_FDS = 256 };
+
+void console_defaults(ConsoleOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->budget = 60;
+    o->seed = 1;
+    o->pace_ms = -1;
+    o->trial_timeout_s = 600;
+    o->plot = "braille";
+    o->theme = "default";
+    o->optimizer = optimizer_find("bespoke") ? "bespoke" : "random";
+    o->policy = "doubling";
+    o->sched_jobs = 40;
+    o->sched_speed = 60;
+}
+
+/* Logs the scheduler's new decisions and refreshes what the cluster view shows. */
+static void sched_changed(App *a)
+{
+    const SchedState *st = simsched_state(a->ss);
+    size_t n = sched_event_count(st);
+    for (; a->ss_events_seen < n; a->ss_events_seen++) {
+        const SchedEvent *ev = sched_event(st, a->ss_events_seen);
+        if (ev->kind != SCHED_EV_RESIZE && ev->kind != SCHED_EV_STOP)
+            continue; /* starts and finishes are in the timeline; the log keeps the costly ones */
+        char text[160];
+        simsched_event_text(a->ss, a->ss_events_seen, text, sizeof text);
+        app_log(a, "sched: %s", text);
+    }
+    simsched_snapshot(a->ss, &a->snap);
+    a->dirty = 1;
+}
+
+void app_log(App *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->log[a->log_n % APP_LOG_LINES], sizeof a->log[0], fmt, ap);
+    va_end(ap);
+    a->log_n++;
+    a->dirty = 1;
+}
+
+void app_message(App *a, int bad, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->message, sizeof a->message, fmt, ap);
+    va_end(ap);
+    a->message_bad = bad;
+    a->dirty = 1;
+}
+
+void app_rebuild_table(App *a)
+{
+    size_t n = tuner_n_trials(a->tuner);
+    const TrialRecord **recs = malloc((n ? n : 1) * sizeof *recs);
+    for (size_t i = 0; i < n; i++)
+        recs[i] = tuner_trial(a->tuner, i);
+    size_t keep = a->sel < a->table.n_shown ? a->table.order[a->sel] : (size_t)-1;
+    trials_build(&a->table, recs, n, a->sort, a->sort_desc, a->filter);
+    free(recs);
+    /* Follow the newest trial, or keep the selected one where it went. */
+    size_t want = a->follow && n ? n - 1 : keep;
+    a->sel = a->table.n_shown ? a->table.n_shown - 1 : 0;
+    for (size_t i = 0; i < a->table.n_shown; i++)
+        if (a->table.order[i] == want)
+            a->sel = i;
+    a->dirty = 1;
+}
+
+static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    App *a = ud;
+    if (ev == TUNER_EVENT_STARTED && a->pace_ms > 0) {
+        /* The simulator answers at once: hold the next trial back so a person can watch. */
+        tuner_set_paused(a->tuner, 1);
+        a->next_trial_ms = clock_now_ms() + a->pace_ms;
+    }
+    if (ev == TUNER_EVENT_FINISHED) {
+        const Observation *o = rec->obs;
+        if (o->status == TRIAL_OK)
+            app_log(a, "trial %d%s: %.3f s/iteration", rec->trial,
+                    rec->overridden ? " (override)" : "", o->time_s);
+        else
+            app_log(a, "trial %d%s: %s %s", rec->trial, rec->overridden ? " (override)" : "",
+                    trial_status_name(o->status), o->reason);
+        view_cluster_snapshot(a);
+    }
+    a->table_stale = 1;
+    a->dirty = 1;
+}
+
+static void draw_tabs(const App *a)
+{
+    Rect r = a->layout.rect[PANE_TABS];
+    draw_fill(r, ROLE_TAB);
+    int x = 0;
+    for (int v = 0; v < VIEW_COUNT; v++)
+        x += draw_textf(0, x, r.w - x, v == (int)a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, " %d %s ",
+                        v + 1, layout_view_name((ViewId)v));
+    const TrialRecord *best = tuner_best(a->tuner);
+    char best_s[32] = "-";
+    if (best)
+        snprintf(best_s, sizeof best_s, "%.2f s", best->obs->time_s);
+    const char *state = tuner_last_error(a->tuner) ? "stopped"
+                        : a->user_paused           ? "paused"
+                        : tuner_done(a->tuner)     ? "done"
+                                                   : "tuning";
+    char right[256];
+    snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
+             a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
+             tuner_n_trials(a->tuner), tuner_budget(a->tuner), best_s, state);
+    int len = (int)strlen(right);
+    if (x + len > r.w) /* narrow: keep the state, which is at the end */
+        memmove(right, right + (x + len - r.w), strlen(right + (x + len - r.w)) + 1);
+    len = (int)strlen(right);
+    draw_text(0, r.w - len, len, ROLE_TAB, right);
+}
+
+static void draw_status(const App *a)
+{
+    if (!a->layout.shown[PANE_STATUS])
+        return;
+    Rect r = a->layout.rect[PANE_STATUS];
+    draw_fill(r, ROLE_STATUS);
+    if (a->confirm_quit) {
+        draw_text(r.y, 0, r.w, ROLE_WARN, "Tuning is running. Quit anyway? (y/n)");
+    } else if (a->prompt) {
+        draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
+    } else if (a->message[0]) {
+        draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
+    } else {
+        static const char *const HINTS[][2] = {{"?", "help"},  {"1-3", "views"},
+                                               {"/", "filter"}, {":", "command"},
+                                               {"e", "edit"},   {"Space", "pause"},
+                                               {"q", "quit"}};
+        int x = 0;
+        for (size_t i = 0; i < sizeof HINTS / sizeof HINTS[0]; i++) {
+            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i][0]);
+            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i][1]);
+        }
+    }
+}
+
+void app_clamp_scroll(App *a)
+{
+    int rows = a->layout.shown[PANE_TRIALS] ? a->layout.rect[PANE_TRIALS].h - 3 : 1;
+    if (rows < 1)
+        rows = 1;
+    if (a->sel < a->scroll)
+        a->scroll = a->sel;
+    if (a->sel >= a->scroll + (size_t)rows)
+        a->scroll = a->sel - (size_t)rows + 1;
+    if (a->scroll > a->table.n_shown)
+        a->scroll = 0;
+}
+
+void app_draw(App *a)
+{
+    erase();
+    layout_compute(COLS, LINES, a->view, a->editor ? LAYOUT_EDITOR_OPEN : 0, &a->layout);
+    app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
+    draw_tabs(a);
+    if (a->view == VIEW_TUNE)
+        view_tune_draw(a);
+    else if (a->view == VIEW_CLUSTER) {
+        view_cluster_draw(&a->snap, &a->layout, a->loads_scroll);
+        if (a->layout.shown[PANE_TIMELINE])
+            view_timeline_draw(a, a->layout.rect[PANE_TIMELINE]);
+        if (a->layout.shown[PANE_LOG])
+            view_log_draw(a, a->layout.rect[PANE_LOG]);
+    } else
+        view_hosts_draw(a);
+    draw_status(a);
+    if (a->help)
+        keys_draw_help(COLS, LINES);
+    wnoutrefresh(stdscr);
+    doupdate();
+    a->frames++;
+    a->dirty = 0;
+}
+
+static int open_session(App *a, const ConsoleOptions *o, Error *err)
+{
+    if (o->cluster) {
+        if (!o->job)
+            return error_set(err, "--cluster: expected a --job FILE with it");
+        a->owned_cluster = cluster_load(o->cluster, err);
+        if (!a->owned_cluster)
+            return -1;
+        if (job_load(o->job, &a->owned_job, err) < 0)
+            return -1;
+        a->cluster = a->owned_cluster;
+        a->job = &a->owned_job;
+    } else {
+        a->sim = simcluster_new(o->sim ? o->sim : "B:googlenet", err);
+        if (!a->sim)
+            return -1;
+        a->cluster = simcluster_cluster(a->sim);
+        a->job = simcluster_job(a->sim);
+    }
+    const char *lname = o->launcher ? o->launcher
+                        : a->sim    ? "sim"
+                        : a->cluster->trial.launch[0] ? a->cluster->trial.launch
+                                                      : "local";
+    const LauncherKind *lk = launcher_find(lname);
+    if (!lk)
+        return error_set(err, "--launcher: unknown launcher '%s': expected one of %s", lname,
+                         launcher_names());
+    if (!a->sim && strcmp(lname, "sim") == 0)
+        return error_set(err, "--launcher sim: expected no --cluster (the simulator brings its own)");
+    const char *cmd = o->trial_cmd ? o->trial_cmd : a->cluster->trial.command;
+    if (strcmp(lname, "sim") != 0 && (!cmd || !cmd[0]))
+        return error_set(err, "--trial-cmd: the %s launcher needs a trial command (or "
+                              "trial.command in the inventory)", lname);
+    TunerConfig cfg = {
+        .cluster = a->cluster,
+        .job = a->job,
+        .optimizer = o->optimizer,
+        .seed = (uint64_t)o->seed,
+        .budget = o->budget,
+        .launcher = lk,
+        .launch = {.command = cmd, .timeout_s = o->trial_timeout_s, .sim = a->sim,
+                   .seed = (uint64_t)o->seed},
+        .async_suggest = 1,
+        .on_event = on_tuner_event,
+        .userdata = a,
+    };
+    a->tuner = tuner_new(&cfg, err);
+    if (!a->tuner)
+        return error_prefix(err, "--optimizer");
+    a->pace_ms = o->pace_ms >= 0 ? o->pace_ms : a->sim ? 600 : 0;
+    if (a->sim && !o->no_sched) {
+        SimSchedOptions so;
+        simsched_defaults(&so);
+        so.policy = o->policy;
+        so.jobs = o->sched_jobs;
+        so.speed = o->sched_speed;
+        so.seed = (uint64_t)o->seed;
+        a->ss = simsched_new(&so, err);
+        if (!a->ss)
+            return error_prefix(err, "the simulated scheduler (--policy, --sched-jobs)");
+    }
+    return 0;
+}
+
+static void close_session(App *a)
+{
+    editor_free(a->editor);
+    suggestion_clear(&a->pred);
+    tuner_free(a->tuner);
+    trials_free(&a->table);
+    simsched_free(a->ss);
+    free(a->snap.hosts);
+    free(a->snap.jobs);
+    free(a->snap.grid);
+    simcluster_free(a->sim);
+    cluster_free(a->owned_cluster);
+    job_clear(&a->owned_job);
+}
+
+const char *app_themes_dir(void)
+{
+    static char dir[1024];
+    const char *home = getenv("TUNEDECK_HOME");
+    snprintf(dir, sizeof dir, "%s/themes", home && home[0] ? home : TUNEDECK_SOURCE_DIR);
+    return dir;
+}
+
+int app_set_theme(App *a, const char *name)
+{
+    Theme t;
+    Error err;
+    int rc = theme_load(app_themes_dir(), name, &t, &err);
+    if (rc < 0)
+        app_message(a, 1, "theme '%s': %s (using the default)", name, err.msg);
+    theme_apply(&t, term_colors());
+    a->dirty = 1;
+    clearok(curscr, TRUE);
+    return rc;
+}
+
+static int64_t min_deadline(int64_t a, int64_t b)
+{
+    return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+int console_run(const ConsoleOptions *o, Error *err)
+{
+    err->msg[0] = 0;
+    App *a = calloc(1, sizeof *a);
+    a->follow = 1;
+    a->sort = TRIAL_COL_NUMBER;
+    a->plot_style = plot_style_find(o->plot ? o->plot : "braille");
+    if (!a->plot_style) {
+        free(a);
+        return error_set(err, "--plot: unknown style '%s': expected braille, block or ascii", o->plot);
+    }
+    if (open_session(a, o, err) < 0 || term_open(err) < 0) {
+        close_session(a);
+        free(a);
+        return -1;
+    }
+    draw_init(o->ascii);
+    if (!draw_unicode() && strcmp(a->plot_style->name, "braille") == 0)
+        a->plot_style = plot_style_find("ascii");
+    app_set_theme(a, o->theme ? o->theme : "default");
+    view_cluster_snapshot(a);
+    if (a->ss)
+        sched_changed(a);
+    app_log(a, "session: %s on %s, optimizer %s, budget %d", a->job->name,
+            a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
+            tuner_budget(a->tuner));
+    a->dirty = 1;
+    int64_t last_frame = 0;
+    struct pollfd fds[MAX_FDS];
+    while (!a->quit) {
+        int64_t now = clock_now_ms();
+        if (a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) && now >= a->next_trial_ms)
+            tuner_set_paused(a->tuner, 0);
+        if (a->user_paused)
+            tuner_set_paused(a->tuner, 1);
+        fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+        fds[1] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
+        int64_t deadline = -1;
+        size_t tn = tuner_pollfds(a->tuner, fds + 2, MAX_FDS - 2, &deadline);
+        if (a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) && !tuner_done(a->tuner))
+            deadline = min_deadline(deadline, a->next_trial_ms);
+        if (a->ss) {
+            simsched_set_paused(a->ss, a->user_paused);
+            deadline = min_deadline(deadline, simsched_deadline(a->ss));
+        }
+        if (a->table_stale || a->pred_stale)
+            deadline = min_deadline(deadline, now + (a->pred_stale ? 50 : 0));
+        if (a->dirty)
+            deadline = min_deadline(deadline, last_frame + FRAME_MS);
+        int timeout = -1;
+        if (deadline >= 0)
+            timeout = deadline <= now ? 0 : deadline - now > 60000 ? 60000 : (int)(deadline - now);
+        int rc = poll(fds, 2 + tn, timeout);
+        if (rc < 0 && errno != EINTR) {
+            error_set(err, "poll: %s", strerror(errno));
+            break;
+        }
+        now = clock_now_ms();
+        if (rc > 0 && (fds[1].revents & POLLIN)) {
+            int winch = 0;
+            TermSignal s = term_take_signals(&winch);
+            if (s == TERM_SIG_QUIT)
+                a->quit = 1;
+            if (s == TERM_SIG_STOP)
+                term_suspend();
+            if (winch || s == TERM_SIG_CONT || s == TERM_SIG_STOP)
+                term_resize();
+            a->dirty = 1;
+        }
+        if (rc > 0 && (fds[0].revents & (POLLIN | POLLHUP)))
+            input_handle(a);
+        tuner_step(a->tuner, fds + 2, rc > 0 ? tn : 0, now);
+        if (a->ss && !a->user_paused) {
+            int64_t due = simsched_deadline(a->ss);
+            if (due >= 0 && now >= due) {
+                Error serr;
+                if (simsched_tick(a->ss, now, &serr) < 0)
+                    app_log(a, "sched: %s", serr.msg);
+                sched_changed(a);
+            }
+        }
+        if (a->table_stale) {
+            a->table_stale = 0;
+            app_rebuild_table(a);
+        }
+        if (a->editor && a->pred_stale)
+            input_refresh_prediction(a);
+        if (a->dirty && clock_now_ms() - last_frame >= FRAME_MS) {
+            app_draw(a);
+            last_frame = clock_now_ms();
+        }
+    }
+    int failed = !a->quit;
+    term_close();
+    close_session(a);
+    free(a);
+    return failed ? -1 : 0;
+}

@@ -1,0 +1,31 @@
+/* The operator console: one poll() loop over the terminal, the tuning session's fds, a
+ * timer and the background suggestion's wake pipe; redraws only after a change. */
+#ifndef TUNEDECK_CONSOLE_H
+#define TUNEDECK_CONSOLE_H
+
+#include "core/error.h"
+
+typedef struct {
+    const char *sim;        /* "B:googlenet" when no cluster is given */
+    const char *cluster, *job;
+    const char *launcher, *trial_cmd;
+    const char *optimizer;
+    const char *theme;      /* a name in themes/ */
+    const char *plot;       /* braille, block, ascii */
+    int budget;
+    long seed;
+    int pace_ms;            /* pause between trials; < 0: 600 on the simulator, 0 otherwise */
+    double trial_timeout_s;
+    int ascii;              /* no Unicode glyphs */
+    /* the simulated cluster scheduler (on the simulator only) */
+    int no_sched;
+    const char *policy;
+    int sched_jobs;
+    double sched_speed;     /* simulated seconds per real second */
+} ConsoleOptions;
+
+void console_defaults(ConsoleOptions *o);
+/* Runs until the operator quits (0) or the terminal cannot be used (-1 with err). */
+int console_run(const ConsoleOptions *o, Error *err);
+
+#endif

@@ -1,0 +1,180 @@
+/* Clipped, role-styled drawing on stdscr. */
+#include "tui/draw.h"
+
+#include <curses.h>
+#include <langinfo.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int unicode;
+
+void draw_init(int force_ascii)
+{
+    const char *cs = nl_langinfo(CODESET);
+    unicode = !force_ascii && cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "utf8") == 0);
+}
+
+int draw_unicode(void)
+{
+    return unicode;
+}
+
+void draw_wchar(int y, int x, wchar_t c, Role role)
+{
+    cchar_t cc;
+    wchar_t s[2] = {c, 0};
+    setcchar(&cc, s, (attr_t)theme_attr(role), 0, NULL);
+    mvadd_wch(y, x, &cc);
+}
+
+void draw_fill(Rect r, Role role)
+{
+    attrset((attr_t)theme_attr(role));
+    for (int y = r.y; y < r.y + r.h; y++)
+        mvhline(y, r.x, ' ', r.w);
+    attrset(A_NORMAL);
+}
+
+Rect draw_box(Rect r, const char *title, int focused)
+{
+    if (r.w < 2 || r.h < 2)
+        return (Rect){r.x, r.y, 0, 0};
+    Role b = focused ? ROLE_TITLE : ROLE_BORDER;
+    attrset((attr_t)theme_attr(b));
+    if (unicode) {
+        mvadd_wch(r.y, r.x, WACS_ULCORNER);
+        mvadd_wch(r.y, r.x + r.w - 1, WACS_URCORNER);
+        mvadd_wch(r.y + r.h - 1, r.x, WACS_LLCORNER);
+        mvadd_wch(r.y + r.h - 1, r.x + r.w - 1, WACS_LRCORNER);
+        mvhline_set(r.y, r.x + 1, WACS_HLINE, r.w - 2);
+        mvhline_set(r.y + r.h - 1, r.x + 1, WACS_HLINE, r.w - 2);
+        mvvline_set(r.y + 1, r.x, WACS_VLINE, r.h - 2);
+        mvvline_set(r.y + 1, r.x + r.w - 1, WACS_VLINE, r.h - 2);
+    } else {
+        mvaddch(r.y, r.x, '+');
+        mvaddch(r.y, r.x + r.w - 1, '+');
+        mvaddch(r.y + r.h - 1, r.x, '+');
+        mvaddch(r.y + r.h - 1, r.x + r.w - 1, '+');
+        mvhline(r.y, r.x + 1, '-', r.w - 2);
+        mvhline(r.y + r.h - 1, r.x + 1, '-', r.w - 2);
+        mvvline(r.y + 1, r.x, '|', r.h - 2);
+        mvvline(r.y + 1, r.x + r.w - 1, '|', r.h - 2);
+    }
+    attrset(A_NORMAL);
+    if (title && r.w > 4) {
+        char t[256];
+        snprintf(t, sizeof t, " %s ", title);
+        draw_text(r.y, r.x + 1, r.w - 2, ROLE_TITLE, t);
+    }
+    return (Rect){r.x + 1, r.y + 1, r.w - 2, r.h - 2};
+}
+
+int draw_text(int y, int x, int w, Role role, const char *text)
+{
+    if (w <= 0)
+        return 0;
+    /* Count columns, not bytes: our text is ASCII except the few glyphs we choose. */
+    wchar_t buf[512];
+    size_t n = mbstowcs(buf, text, 511);
+    if (n == (size_t)-1)
+        return 0;
+    buf[n] = 0;
+    int cols = 0;
+    size_t k = 0;
+    while (k < n) {
+        int cw = wcwidth(buf[k]);
+        if (cw < 0)
+            cw = 1;
+        if (cols + cw > w)
+            break;
+        cols += cw;
+        k++;
+    }
+    attrset((attr_t)theme_attr(role));
+    mvaddnwstr(y, x, buf, (int)k);
+    attrset(A_NORMAL);
+    return cols;
+}
+
+int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return draw_text(y, x, w, role, buf);
+}
+
+int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text)
+{
+    int lines = 0;
+    size_t len = strlen(text);
+    while (len && lines < max_lines && w > 0) {
+        size_t cut = len;
+        if ((int)len > w) {
+            cut = (size_t)w;
+            while (cut > 0 && text[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = (size_t)w;
+        }
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(cut < sizeof line ? cut : sizeof line - 1), text);
+        draw_text(y + lines, x, w, role, line);
+        lines++;
+        text += cut;
+        len -= cut;
+        while (*text == ' ') {
+            text++;
+            len--;
+        }
+    }
+    return lines;
+}
+
+void draw_bar(int y, int x, int w, double frac, Role role)
+{
+    if (w <= 0)
+        return;
+    if (!isfinite(frac) || frac < 0)
+        frac = 0;
+    if (frac > 1)
+        frac = 1;
+    int eighths = (int)lround(frac * w * 8);
+    static const wchar_t PART[8] = {L' ', L'\x258f', L'\x258e', L'\x258d',
+                                    L'\x258c', L'\x258b', L'\x258a', L'\x2589'};
+    for (int i = 0; i < w; i++) {
+        int e = eighths - i * 8;
+        if (e >= 8)
+            draw_wchar(y, x + i, unicode ? L'\x2588' : L'#', role);
+        else if (e > 0)
+            draw_wchar(y, x + i, unicode ? PART[e] : L'#', role);
+        else
+            draw_wchar(y, x + i, unicode ? L'\x00b7' : L'.', ROLE_DIM);
+    }
+}
+
+void draw_range_bar(int y, int x, int w, double lo, double mean, double hi, Role mean_role,
+                    Role spread_role)
+{
+    if (w <= 0)
+        return;
+    draw_bar(y, x, w, mean, mean_role);
+    if (!isfinite(lo) || !isfinite(hi))
+        return;
+    int a = (int)lround(fmax(0, fmin(1, lo)) * w);
+    int b = (int)lround(fmax(0, fmin(1, hi)) * w);
+    int m = (int)lround(fmax(0, fmin(1, mean)) * w);
+    /* The spread beyond the mean: a thin line to p90, and a tick at p10. */
+    for (int i = m; i < b && i < w; i++)
+        draw_wchar(y, x + i, unicode ? L'\x2500' : L'-', spread_role);
+    if (b > 0 && b <= w)
+        draw_wchar(y, x + b - 1, unicode ? L'\x2524' : L'|', spread_role);
+    if (a >= 0 && a < w && a < m)
+        draw_wchar(y, x + a, unicode ? L'\x2502' : L'|', spread_role);
+}

@@ -1,0 +1,31 @@
+/* Drawing primitives on the curses screen, clipped to a rectangle and styled by role:
+ * boxes with titles, text, fractional bars, range bars. Widths count terminal columns. */
+#ifndef TUNEDECK_DRAW_H
+#define TUNEDECK_DRAW_H
+
+#include <wchar.h>
+
+#include "tui/layout.h"
+#include "tui/theme.h"
+
+/* Call once after curses starts: picks Unicode or ASCII glyphs from the locale. */
+void draw_init(int force_ascii);
+int draw_unicode(void);
+
+/* A bordered box with a title; returns the inner rectangle. */
+Rect draw_box(Rect r, const char *title, int focused);
+void draw_fill(Rect r, Role role);
+/* Text at (x, y) cut to `w` columns; returns columns written. */
+int draw_text(int y, int x, int w, Role role, const char *text);
+int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Text wrapped at spaces over at most max_lines rows; returns the rows used. */
+int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
+/* A bar of `w` columns filled to frac (0..1) with eighth-block precision. */
+void draw_bar(int y, int x, int w, double frac, Role role);
+/* mean with its p10-p90 spread, each as a fraction of the bar. */
+void draw_range_bar(int y, int x, int w, double lo, double mean, double hi, Role mean_role,
+                    Role spread_role);
+void draw_wchar(int y, int x, wchar_t c, Role role);
+
+#endif

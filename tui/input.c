@@ -1,0 +1,467 @@
+/* Input dispatch: global keys, the trial table, the override editor, the prompt, the mouse
+ * and the `:` commands. Every key here is listed in tui/keys.c. */
+#include "tui/input.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "tui/keys.h"
+
+enum { KEY_CTRL_L = 12, KEY_ESC = 27, KEY_DEL = 127 };
+
+void input_refresh_prediction(App *a)
+{
+    Editor *e = a->editor;
+    a->edit_valid = editor_check(e, &a->edit_err) == 0;
+    suggestion_clear(&a->pred);
+    memset(&a->pred, 0, sizeof a->pred);
+    Error err;
+    if (tuner_predict(a->tuner, e->s, &a->pred, &err) == 0) {
+        a->pred_ok = 1;
+        a->pred_why[0] = 0;
+        if (!a->pred.has_prediction)
+            snprintf(a->pred_why, sizeof a->pred_why, "%s has no model",
+                     tuner_optimizer_name(a->tuner));
+    } else {
+        a->pred_ok = 0;
+        suggestion_clear(&a->pred);
+        memset(&a->pred, 0, sizeof a->pred);
+        snprintf(a->pred_why, sizeof a->pred_why, "%s", err.msg);
+        if (strstr(err.msg, "busy")) {
+            a->dirty = 1;
+            return; /* stays stale: the loop asks again in 50 ms */
+        }
+    }
+    a->pred_version = e->version;
+    a->pred_stale = 0;
+    a->dirty = 1;
+}
+
+static void open_editor(App *a)
+{
+    const TrialRecord *rec = NULL;
+    if (a->sel < a->table.n_shown)
+        rec = a->table.rows[a->table.order[a->sel]].rec;
+    if (!rec)
+        rec = view_tune_current(a);
+    if (!rec) {
+        app_message(a, 1, "no schedule to edit yet: wait for the first suggestion");
+        return;
+    }
+    editor_free(a->editor);
+    a->editor = editor_new(rec->suggestion.schedule);
+    a->pred_stale = 1;
+    a->view = VIEW_TUNE;
+    app_message(a, 0, "editing trial %d's schedule: + - move inputs, m source, w/p roles, "
+                      "Enter launch, Esc discard", rec->trial);
+}
+
+static void close_editor(App *a)
+{
+    editor_free(a->editor);
+    a->editor = NULL;
+    suggestion_clear(&a->pred);
+    memset(&a->pred, 0, sizeof a->pred);
+    a->dirty = 1;
+}
+
+static void launch_edit(App *a)
+{
+    Error err;
+    if (editor_check(a->editor, &err) < 0) {
+        app_message(a, 1, "not launched: %s", err.msg);
+        return;
+    }
+    if (tuner_override(a->tuner, a->editor->s, &err) < 0) {
+        app_message(a, 1, "not launched: %s", err.msg);
+        return;
+    }
+    size_t n = tuner_n_trials(a->tuner);
+    if ((int)n >= tuner_budget(a->tuner))
+        tuner_set_budget(a->tuner, (int)n + 1);
+    a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
+    app_log(a, "override queued as trial %zu", n + 1);
+    app_message(a, 0, "override launches as trial %zu%s", n + 1,
+                a->user_paused ? " (paused: Space resumes)" : "");
+    close_editor(a);
+}
+
+static void editor_key(App *a, int ch)
+{
+    Editor *e = a->editor;
+    unsigned before = e->version;
+    switch (ch) {
+    case KEY_UP: case 'k': editor_cursor_move(e, -1); break;
+    case KEY_DOWN: case 'j': editor_cursor_move(e, 1); break;
+    case KEY_PPAGE: editor_cursor_move(e, -10); break;
+    case KEY_NPAGE: editor_cursor_move(e, 10); break;
+    case '+': case '=': case KEY_RIGHT: case 'l':
+        if (editor_adjust(e, 1) == 0)
+            app_message(a, 1, e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                            : "the source device has no input left");
+        break;
+    case '-': case KEY_LEFT: case 'h':
+        if (editor_adjust(e, -1) == 0)
+            app_message(a, 1, e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                            : "this device has no input to give");
+        break;
+    case 'm':
+        if (editor_toggle_mark(e) < 0)
+            app_message(a, 1, "the source must be a device row");
+        break;
+    case 'w': editor_toggle_worker(e); break;
+    case 'p': editor_toggle_ps(e); break;
+    case '[': editor_cycle_step(e, -1); break;
+    case ']': editor_cycle_step(e, 1); break;
+    case '\r': case '\n': case KEY_ENTER: launch_edit(a); return;
+    case KEY_ESC: case 'd':
+        close_editor(a);
+        app_message(a, 0, "edit discarded");
+        return;
+    default: return;
+    }
+    if (e->version != before)
+        a->pred_stale = 1;
+    a->dirty = 1;
+}
+
+static void select_trial(App *a, long delta)
+{
+    if (a->table.n_shown == 0)
+        return;
+    long s = (long)a->sel + delta;
+    if (s < 0)
+        s = 0;
+    if (s >= (long)a->table.n_shown)
+        s = (long)a->table.n_shown - 1;
+    a->sel = (size_t)s;
+    a->follow = a->sel + 1 == a->table.n_shown && a->sort == TRIAL_COL_NUMBER && !a->sort_desc;
+    a->dirty = 1;
+}
+
+static void clamp_scroll(App *a)
+{
+    app_clamp_scroll(a);
+}
+
+static void set_pause(App *a, int paused)
+{
+    a->user_paused = paused;
+    tuner_set_paused(a->tuner, paused);
+    if (!paused)
+        a->next_trial_ms = clock_now_ms();
+    app_log(a, paused ? "paused: no new trial starts" : "resumed");
+}
+
+/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
+ * applied at the next decision (the scheduler's rule) and logged. */
+static int sched_command(App *a, const char *word, const char *arg)
+{
+    if (!a->ss) {
+        app_message(a, 1, ":%s: no cluster scheduler runs in this session", word);
+        return -1;
+    }
+    SchedState *st = simsched_state_mut(a->ss);
+    char name[64] = "";
+    long n = 0;
+    int got = sscanf(arg, "%63s %ld", name, &n);
+    Error err;
+    int rc;
+    if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
+        int node = -1;
+        for (int i = 0; i < sched_node_count(st); i++)
+            if (strcmp(sched_node_name(st, i), name) == 0)
+                node = i;
+        if (node < 0) {
+            app_message(a, 1, ":%s: expected a node name (e.g. %s), found '%s'", word,
+                        sched_node_name(st, 0), name);
+            return -1;
+        }
+        rc = sched_drain_node(st, node, word[0] == 'd', &err);
+    } else {
+        int job = got >= 1 ? sched_job_find(st, name) : -1;
+        if (job < 0) {
+            app_message(a, 1, ":%s: expected a job name from the job list, found '%s'", word, name);
+            return -1;
+        }
+        if (strcmp(word, "pin") == 0) {
+            if (got != 2 || n < 0) {
+                app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
+                return -1;
+            }
+            rc = sched_pin(st, (size_t)job, (int)n, &err);
+        } else {
+            rc = sched_pause(st, (size_t)job, word[0] == 'p', &err);
+        }
+    }
+    if (rc < 0) {
+        app_message(a, 1, ":%s: %s", word, err.msg);
+        return -1;
+    }
+    app_log(a, "override: %s %s (at the next decision)", word, arg);
+    app_message(a, 0, "%s %s: applied at the next scheduling decision", word, arg);
+    return 0;
+}
+
+int input_command(App *a, const char *line)
+{
+    char word[32] = "", arg[96] = "";
+    sscanf(line, " %31s %95[^\n]", word, arg);
+    for (size_t n = strlen(arg); n > 0 && arg[n - 1] == ' '; n--)
+        arg[n - 1] = 0;
+    if (!word[0])
+        return 0;
+    if (strcmp(word, "budget") == 0) {
+        char *end;
+        long n = strtol(arg, &end, 10);
+        if (!arg[0] || *end || n < 1 || n > 100000) {
+            app_message(a, 1, ":budget: expected a number of trials 1-100000, found '%s'", arg);
+            return -1;
+        }
+        tuner_set_budget(a->tuner, (int)n);
+        a->next_trial_ms = clock_now_ms();
+        app_log(a, "budget set to %ld trials", n);
+    } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
+        set_pause(a, word[0] == 'p');
+    } else if (strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0 ||
+               strcmp(word, "pin") == 0 || strcmp(word, "drain") == 0 ||
+               strcmp(word, "undrain") == 0) {
+        return sched_command(a, word, arg);
+    } else if (strcmp(word, "plot") == 0) {
+        const PlotStyle *s = plot_style_find(arg);
+        if (!s) {
+            app_message(a, 1, ":plot: expected braille, block or ascii, found '%s'", arg);
+            return -1;
+        }
+        a->plot_style = s;
+    } else if (strcmp(word, "sort") == 0) {
+        int found = -1;
+        for (int c = 0; c < TRIAL_COL_COUNT; c++)
+            if (strcmp(arg, trials_column_name((TrialColumn)c)) == 0)
+                found = c;
+        if (found < 0) {
+            app_message(a, 1, ":sort: expected trial, status, time, best, predicted, error or "
+                              "workers, found '%s'", arg);
+            return -1;
+        }
+        a->sort = (TrialColumn)found;
+        a->table_stale = 1;
+    } else if (strcmp(word, "filter") == 0) {
+        snprintf(a->filter, sizeof a->filter, "%s", arg);
+        a->table_stale = 1;
+    } else if (strcmp(word, "theme") == 0) {
+        if (app_set_theme(a, arg) < 0)
+            return -1;
+    } else if (strcmp(word, "policy") == 0) {
+        if (!a->ss)
+            app_message(a, 1, ":policy: no cluster scheduler runs in this session");
+        else
+            app_message(a, 1, ":policy: the scheduler cannot change policy while it runs; "
+                              "start the console with --policy %s", arg[0] ? arg : "NAME");
+        return -1;
+    } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) {
+        a->quit = 1;
+    } else {
+        app_message(a, 1, "unknown command '%s': expected budget, pause, resume, pin, drain, "
+                          "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
+                    word);
+        return -1;
+    }
+    a->dirty = 1;
+    return 0;
+}
+
+static void prompt_key(App *a, wint_t ch, int is_key)
+{
+    size_t len = strlen(a->input);
+    if (!is_key && (ch == '\r' || ch == '\n')) {
+        int p = a->prompt;
+        a->prompt = 0;
+        if (p == ':') {
+            a->message[0] = 0; /* the command's own message, if any, replaces the last */
+            input_command(a, a->input);
+        }
+    } else if (!is_key && ch == KEY_ESC) {
+        if (a->prompt == '/') {
+            a->filter[0] = 0;
+            a->table_stale = 1;
+        }
+        a->prompt = 0;
+    } else if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == KEY_DEL || ch == 8))) {
+        if (len)
+            a->input[len - 1] = 0;
+    } else if (!is_key && ch >= 32 && ch < 127 && len + 1 < sizeof a->input) {
+        a->input[len] = (char)ch;
+        a->input[len + 1] = 0;
+    }
+    if (a->prompt == '/') {
+        snprintf(a->filter, sizeof a->filter, "%s", a->input);
+        a->table_stale = 1;
+    }
+    a->dirty = 1;
+}
+
+static void mouse(App *a)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK)
+        return;
+    int wheel_up = ev.bstate & BUTTON4_PRESSED, wheel_down = ev.bstate & BUTTON5_PRESSED;
+    if (ev.y == 0 && !wheel_up && !wheel_down) {
+        int x = 0;
+        for (int v = 0; v < VIEW_COUNT; v++) {
+            int w = 4 + (int)strlen(layout_view_name((ViewId)v));
+            if (ev.x >= x && ev.x < x + w)
+                a->view = (ViewId)v;
+            x += w;
+        }
+        a->dirty = 1;
+        return;
+    }
+    const Layout *l = &a->layout;
+    if (a->editor && l->shown[PANE_EDITOR] && rect_contains(l->rect[PANE_EDITOR], ev.x, ev.y)) {
+        if (wheel_up || wheel_down)
+            editor_cursor_move(a->editor, wheel_up ? -1 : 1);
+        else {
+            /* The editor lists rows from its 4th line, scrolled to keep the cursor shown. */
+            Rect r = l->rect[PANE_EDITOR];
+            int rows = r.h - 4 - (r.h - 2 >= 8 ? 1 : 0);
+            size_t first = rows > 0 && a->editor->cursor >= (size_t)rows ? a->editor->cursor - (size_t)rows + 1 : 0;
+            long row = ev.y - (r.y + 3);
+            if (row >= 0 && row < rows)
+                editor_cursor_set(a->editor, first + (size_t)row);
+        }
+        a->dirty = 1;
+        return;
+    }
+    if (a->view == VIEW_TUNE && l->shown[PANE_TRIALS] && rect_contains(l->rect[PANE_TRIALS], ev.x, ev.y)) {
+        if (wheel_up || wheel_down) {
+            select_trial(a, wheel_up ? -3 : 3);
+        } else {
+            long row = ev.y - (l->rect[PANE_TRIALS].y + 2);
+            if (row >= 0 && a->scroll + (size_t)row < a->table.n_shown) {
+                a->sel = a->scroll + (size_t)row;
+                a->follow = 0;
+            }
+        }
+        a->dirty = 1;
+        return;
+    }
+    if (a->view == VIEW_CLUSTER && (wheel_up || wheel_down)) {
+        if (wheel_up && a->loads_scroll)
+            a->loads_scroll--;
+        else if (wheel_down && a->loads_scroll + 1 < a->snap.n_hosts)
+            a->loads_scroll++;
+        a->dirty = 1;
+    }
+}
+
+static void key(App *a, wint_t ch, int is_key)
+{
+    if (a->help) {
+        a->help = 0;
+        a->dirty = 1;
+        return;
+    }
+    if (a->confirm_quit) {
+        a->confirm_quit = 0;
+        if (!is_key && (ch == 'y' || ch == 'Y' || ch == 'q'))
+            a->quit = 1;
+        a->dirty = 1;
+        return;
+    }
+    if (a->prompt) {
+        prompt_key(a, ch, is_key);
+        return;
+    }
+    if (is_key && ch == KEY_MOUSE) {
+        mouse(a);
+        return;
+    }
+    if (is_key && ch == KEY_RESIZE) {
+        a->dirty = 1;
+        return;
+    }
+    a->message[0] = 0;
+    a->dirty = 1;
+    if (a->editor && a->view == VIEW_TUNE) {
+        int c = is_key ? (int)ch : (int)ch;
+        if (!(!is_key && (ch == '?' || ch == '\t' || ch == ':' || (ch >= '1' && ch <= '3'))) &&
+            !(is_key && (ch == KEY_F(1) || ch == KEY_F(10)))) {
+            editor_key(a, c);
+            return;
+        }
+    }
+    if (is_key) {
+        switch (ch) {
+        case KEY_F(1): a->help = 1; break;
+        case KEY_F(3): a->prompt = '/'; snprintf(a->input, sizeof a->input, "%s", a->filter); break;
+        case KEY_F(6): a->sort = (a->sort + 1) % TRIAL_COL_COUNT; a->table_stale = 1; break;
+        case KEY_F(10): goto quit;
+        case KEY_BTAB: a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT; break;
+        case KEY_UP: goto up;
+        case KEY_DOWN: goto down;
+        case KEY_PPAGE: select_trial(a, -10); break;
+        case KEY_NPAGE: select_trial(a, 10); break;
+        case KEY_HOME: select_trial(a, -(long)a->table.n_shown); break;
+        case KEY_END: select_trial(a, (long)a->table.n_shown); break;
+        case KEY_ENTER: open_editor(a); break;
+        default: break;
+        }
+        clamp_scroll(a);
+        return;
+    }
+    switch (ch) {
+    case '1': case '2': case '3': a->view = (ViewId)(ch - '1'); break;
+    case '\t': a->view = (a->view + 1) % VIEW_COUNT; break;
+    case '?': a->help = 1; break;
+    case '/': a->prompt = '/'; snprintf(a->input, sizeof a->input, "%s", a->filter); break;
+    case ':': a->prompt = ':'; a->input[0] = 0; break;
+    case ' ': set_pause(a, !a->user_paused); break;
+    case KEY_CTRL_L: clearok(curscr, TRUE); break;
+    case 's': a->sort = (a->sort + 1) % TRIAL_COL_COUNT; a->table_stale = 1; break;
+    case 'r': a->sort_desc = !a->sort_desc; a->table_stale = 1; break;
+    case 'g': select_trial(a, -(long)a->table.n_shown); break;
+    case 'G': select_trial(a, (long)a->table.n_shown); break;
+    case 'e': case '\r': case '\n':
+        if (a->view == VIEW_TUNE)
+            open_editor(a);
+        break;
+    case 'k':
+    up:
+        if (a->view == VIEW_CLUSTER) {
+            if (a->loads_scroll)
+                a->loads_scroll--;
+        } else
+            select_trial(a, -1);
+        break;
+    case 'j':
+    down:
+        if (a->view == VIEW_CLUSTER) {
+            if (a->loads_scroll + 1 < a->snap.n_hosts)
+                a->loads_scroll++;
+        } else
+            select_trial(a, 1);
+        break;
+    case 'q':
+    quit:
+        if (tuner_running(a->tuner) || (!tuner_done(a->tuner) && !a->user_paused))
+            a->confirm_quit = 1;
+        else
+            a->quit = 1;
+        break;
+    default: break;
+    }
+    clamp_scroll(a);
+}
+
+void input_handle(App *a)
+{
+    wint_t ch;
+    int rc;
+    while ((rc = get_wch(&ch)) != ERR && !a->quit)
+        key(a, ch, rc == KEY_CODE_YES);
+}

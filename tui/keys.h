@@ -1,0 +1,20 @@
+/* Every key the console answers, as one table: the help overlay lists it, so the help can
+ * never forget a key. */
+#ifndef TUNEDECK_KEYS_H
+#define TUNEDECK_KEYS_H
+
+#include <stddef.h>
+
+typedef struct {
+    const char *context; /* "global", "trials", "editor", "prompt" */
+    const char *keys;
+    const char *what;
+} KeyHelp;
+
+extern const KeyHelp HELP_KEYS[];
+extern const size_t HELP_KEYS_COUNT;
+
+/* Draws the help overlay centred on the screen. */
+void keys_draw_help(int cols, int rows);
+
+#endif

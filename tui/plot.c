@@ -1,0 +1,169 @@
+/* Rasterises series onto a dot grid, then turns each cell's dots into one glyph of the
+ * chosen style (after the Braille plots of btop/plotille: 2×4 dots per character). */
+#include "tui/plot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static wchar_t braille(unsigned bits)
+{
+    /* Unicode orders Braille dots 1-2-3 down the left, 4-5-6 down the right, then 7, 8. */
+    static const unsigned char DOT[8] = {0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80};
+    unsigned code = 0;
+    for (int i = 0; i < 8; i++)
+        if (bits & (1u << i))
+            code |= DOT[i];
+    return code ? (wchar_t)(0x2800 + code) : L' ';
+}
+
+static wchar_t block(unsigned bits)
+{
+    static const wchar_t G[4] = {L' ', L'\x2580', L'\x2584', L'\x2588'}; /* ▀ ▄ █ */
+    return G[bits & 3];
+}
+
+static wchar_t ascii(unsigned bits)
+{
+    static const wchar_t G[8] = {L' ', L'\'', L'-', L':', L'.', L':', L':', L'|'};
+    return G[bits & 7];
+}
+
+static const PlotStyle STYLES[] = {
+    {"braille", 2, 4, braille},
+    {"block", 1, 2, block},
+    {"ascii", 1, 3, ascii},
+};
+
+const PlotStyle *plot_style_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof STYLES / sizeof STYLES[0]; i++)
+        if (strcmp(STYLES[i].name, name) == 0)
+            return &STYLES[i];
+    return NULL;
+}
+
+PlotGrid *plot_grid_new(int w, int h)
+{
+    if (w < 1)
+        w = 1;
+    if (h < 1)
+        h = 1;
+    PlotGrid *g = calloc(1, sizeof *g);
+    g->w = w;
+    g->h = h;
+    g->cell = calloc((size_t)w * h, sizeof *g->cell);
+    g->series = calloc((size_t)w * h, 1);
+    return g;
+}
+
+void plot_grid_free(PlotGrid *g)
+{
+    if (!g)
+        return;
+    free(g->cell);
+    free(g->series);
+    free(g);
+}
+
+typedef struct {
+    int dw, dh;
+    unsigned char *dot; /* series id per dot */
+} Dots;
+
+static void set_dot(Dots *d, int x, int y, int id)
+{
+    if (x >= 0 && x < d->dw && y >= 0 && y < d->dh)
+        d->dot[(size_t)y * d->dw + x] = (unsigned char)id;
+}
+
+static void line(Dots *d, int x0, int y0, int x1, int y1, int id)
+{
+    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
+    int dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
+    int e = dx + dy;
+    for (;;) {
+        set_dot(d, x0, y0, id);
+        if (x0 == x1 && y0 == y1)
+            return;
+        int e2 = 2 * e;
+        if (e2 >= dy) {
+            e += dy;
+            x0 += sx;
+        }
+        if (e2 <= dx) {
+            e += dx;
+            y0 += sy;
+        }
+    }
+}
+
+void plot_render(PlotGrid *g, const PlotStyle *style, double x_max, double y_min, double y_max,
+                 const PlotSeries *series, size_t n_series)
+{
+    Dots d = {g->w * style->dots_x, g->h * style->dots_y, NULL};
+    d.dot = calloc((size_t)d.dw * d.dh, 1);
+    double xs = x_max > 0 ? (d.dw - 1) / x_max : 0;
+    double span = y_max - y_min;
+    double ys = span > 0 ? (d.dh - 1) / span : 0;
+    for (size_t s = 0; s < n_series; s++) {
+        const PlotSeries *p = &series[s];
+        int have_prev = 0, px = 0, py = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            double v = p->y[i];
+            if (!isfinite(v) || v < y_min - span || v > y_max + span) {
+                have_prev = 0; /* far outside: a gap rather than a line to infinity */
+                continue;
+            }
+            int x = (int)lround((double)i * xs);
+            int y = (int)lround((y_max - v) * ys);
+            if (p->joined && have_prev)
+                line(&d, px, py, x, y, p->id);
+            else
+                set_dot(&d, x, y, p->id);
+            have_prev = 1;
+            px = x;
+            py = y;
+        }
+    }
+    for (int cy = 0; cy < g->h; cy++)
+        for (int cx = 0; cx < g->w; cx++) {
+            unsigned bits = 0;
+            unsigned char id = 0;
+            for (int ry = 0; ry < style->dots_y; ry++)
+                for (int rx = 0; rx < style->dots_x; rx++) {
+                    unsigned char v = d.dot[(size_t)(cy * style->dots_y + ry) * d.dw +
+                                            cx * style->dots_x + rx];
+                    if (v) {
+                        bits |= 1u << (ry * style->dots_x + rx);
+                        if (v > id)
+                            id = v;
+                    }
+                }
+            size_t k = (size_t)cy * g->w + cx;
+            g->cell[k] = style->glyph(bits);
+            g->series[k] = id;
+        }
+    free(d.dot);
+}
+
+int plot_range(const PlotSeries *series, size_t n_series, double *y_min, double *y_max)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t s = 0; s < n_series; s++)
+        for (size_t i = 0; i < series[s].n; i++) {
+            double v = series[s].y[i];
+            if (!isfinite(v))
+                continue;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    if (!isfinite(lo))
+        return 0;
+    double margin = (hi - lo) * 0.05;
+    if (margin <= 0)
+        margin = fabs(hi) * 0.05 + 1e-9;
+    *y_min = lo - margin;
+    *y_max = hi + margin;
+    return 1;
+}

@@ -1,0 +1,42 @@
+/* Line plots into a character grid: Braille (2×4 dots per cell), blocks (1×2) or ASCII
+ * (1×3), chosen by name from a table. Pure: no curses; the caller draws the grid. */
+#ifndef TUNEDECK_PLOT_H
+#define TUNEDECK_PLOT_H
+
+#include <stddef.h>
+#include <wchar.h>
+
+typedef struct {
+    const char *name;
+    int dots_x, dots_y;                 /* dots per cell */
+    wchar_t (*glyph)(unsigned bits);    /* bit (row * dots_x + col) set per lit dot */
+} PlotStyle;
+
+const PlotStyle *plot_style_find(const char *name); /* "braille", "block", "ascii" */
+
+typedef struct {
+    const double *y;  /* y[i] at x = i; non-finite values leave a gap */
+    size_t n;
+    int id;           /* 1..255, stored per cell; the highest id wins a shared cell */
+    int joined;       /* 1: a line through the points, 0: points only */
+} PlotSeries;
+
+typedef struct {
+    int w, h;
+    wchar_t *cell;        /* w*h, L' ' where empty */
+    unsigned char *series;/* w*h, 0 where empty */
+} PlotGrid;
+
+PlotGrid *plot_grid_new(int w, int h);
+void plot_grid_free(PlotGrid *g);
+
+/* Draws the series scaled so x in [0, x_max] and y in [y_min, y_max] fill the grid (y grows
+ * upwards). Clears the grid first. Points outside the range are clipped. */
+void plot_render(PlotGrid *g, const PlotStyle *style, double x_max, double y_min, double y_max,
+                 const PlotSeries *series, size_t n_series);
+
+/* A y range covering every finite value of the series with a little margin; returns 0 when
+ * there is no finite value. */
+int plot_range(const PlotSeries *series, size_t n_series, double *y_min, double *y_max);
+
+#endif

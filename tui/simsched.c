@@ -1,0 +1,201 @@
+/* A scheduler simulation in accelerated time for the console (default: 16 nodes × 4 GPUs,
+ * Poisson arrivals, one decision per real second so that resizes show within a minute). */
+#include "tui/simsched.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/catalogue.h"
+#include "core/clock.h"
+
+struct SimSched {
+    SimSchedOptions o;
+    Catalogue *cat;
+    SchedState *state;
+    int paused;
+    int64_t last_ms;
+};
+
+void simsched_defaults(SimSchedOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->nodes = 16;
+    o->gpus_per_node = 4;
+    o->policy = "doubling";
+    o->model = "resnet110";
+    o->jobs = 40;
+    o->arrival_mean_s = 90;
+    o->speed = 60;
+    o->tick_ms = 250;
+    o->seed = 1;
+}
+
+SimSched *simsched_new(const SimSchedOptions *o, Error *err)
+{
+    Catalogue *cat = catalogue_load(NULL, err);
+    if (!cat)
+        return NULL;
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = o->nodes;
+    cfg.gpus_per_node = o->gpus_per_node;
+    cfg.policy = o->policy;
+    cfg.seed = o->seed;
+    SchedState *st = sched_new(&cfg, cat, err);
+    if (!st) {
+        catalogue_free(cat);
+        return NULL;
+    }
+    if (sched_add_poisson(st, o->model, o->arrival_mean_s, o->jobs, err) < 0) {
+        sched_free(st);
+        catalogue_free(cat);
+        return NULL;
+    }
+    SimSched *s = calloc(1, sizeof *s);
+    s->o = *o;
+    s->cat = cat;
+    s->state = st;
+    s->last_ms = clock_now_ms();
+    return s;
+}
+
+void simsched_free(SimSched *s)
+{
+    if (!s)
+        return;
+    sched_free(s->state);
+    catalogue_free(s->cat);
+    free(s);
+}
+
+const SchedState *simsched_state(const SimSched *s)
+{
+    return s->state;
+}
+
+SchedState *simsched_state_mut(SimSched *s)
+{
+    return s->state;
+}
+
+int64_t simsched_deadline(const SimSched *s)
+{
+    if (s->paused || sched_finished(s->state))
+        return -1;
+    return s->last_ms + s->o.tick_ms;
+}
+
+void simsched_set_paused(SimSched *s, int paused)
+{
+    if (s->paused && !paused)
+        s->last_ms = clock_now_ms(); /* paused time is not simulated */
+    s->paused = paused;
+}
+
+int simsched_tick(SimSched *s, int64_t now_ms, Error *err)
+{
+    if (s->paused || sched_finished(s->state) || now_ms < s->last_ms + s->o.tick_ms)
+        return 0;
+    double dt = (double)(now_ms - s->last_ms) / 1000.0 * s->o.speed;
+    s->last_ms = now_ms;
+    return sched_advance(s->state, dt, err);
+}
+
+char simsched_job_label(size_t job)
+{
+    static const char L[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    return job < sizeof L - 1 ? L[job] : '*';
+}
+
+void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
+{
+    const SchedState *st = s->state;
+    int nodes = sched_node_count(st), gpn = sched_gpus_per_node(st);
+    if (!out->grid || out->n_grid != (size_t)nodes) {
+        free(out->grid);
+        out->grid = calloc((size_t)nodes, sizeof *out->grid);
+        out->n_grid = (size_t)nodes;
+    }
+    int owners[SNAP_MAX_GPUS];
+    for (int n = 0; n < nodes; n++) {
+        HostLoad *h = &out->grid[n];
+        snprintf(h->name, sizeof h->name, "%s", sched_node_name(st, n));
+        snprintf(h->role, sizeof h->role, "%s", sched_node_drained(st, n) ? "drain" : "");
+        h->n_gpus = gpn < SNAP_MAX_GPUS ? gpn : SNAP_MAX_GPUS;
+        sched_node_gpus(st, n, owners, h->n_gpus);
+        int held = 0;
+        for (int g = 0; g < h->n_gpus; g++) {
+            h->gpu_job[g] = (short)owners[g];
+            held += owners[g] >= 0;
+        }
+        h->gpu = (double)held / (h->n_gpus ? h->n_gpus : 1);
+        h->cpu = h->mem = h->share = NAN;
+    }
+    size_t nj = sched_job_count(st);
+    if (out->cap_jobs < nj) {
+        free(out->jobs);
+        out->jobs = calloc(nj, sizeof *out->jobs);
+        out->cap_jobs = nj;
+    }
+    out->n_jobs = nj;
+    double now = sched_now(st);
+    for (size_t j = 0; j < nj; j++) {
+        SchedJobInfo info;
+        JobRow *r = &out->jobs[j];
+        memset(r, 0, sizeof *r);
+        if (sched_job_info(st, j, &info) < 0)
+            continue;
+        snprintf(r->name, sizeof r->name, "%s", info.name);
+        r->label = simsched_job_label(j);
+        r->gpus = info.gpus;
+        r->progress = info.progress;
+        r->state = (int)info.state;
+        /* Predicted completion: the rate since it started, carried to the end. */
+        r->eta_s = NAN;
+        if (info.state == SCHED_JOB_DONE)
+            r->eta_s = 0;
+        else if (info.start_s >= 0 && info.progress > 0.001 && now > info.start_s)
+            r->eta_s = (1 - info.progress) * (now - info.start_s) / info.progress;
+        r->resizes = (int)info.n_resizes;
+        size_t len = 0;
+        r->history[0] = 0;
+        size_t first = info.n_resizes > 5 ? info.n_resizes - 5 : 0;
+        for (size_t k = first; k < info.n_resizes && len < sizeof r->history; k++)
+            len += (size_t)snprintf(r->history + len, sizeof r->history - len, "%s%d",
+                                    k == first ? "" : ">", info.resizes[k].gpus_to);
+        snprintf(r->state_name, sizeof r->state_name, "%s", sched_job_state_name(info.state));
+        r->pinned = info.pinned_gpus > 0;
+        if (info.state == SCHED_JOB_STALLED && info.n_resizes)
+            snprintf(r->note, sizeof r->note, "resize %d>%d, restart %.0fs left",
+                     info.resizes[info.n_resizes - 1].gpus_from,
+                     info.resizes[info.n_resizes - 1].gpus_to, info.stall_left_s);
+        else if (info.paused)
+            snprintf(r->note, sizeof r->note, "paused by the operator");
+    }
+    SchedSummary sum;
+    sched_summary(st, &sum);
+    snprintf(out->grid_source, sizeof out->grid_source, "%s t=%.0fs", s->o.policy, now);
+    snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs",
+             sum.done, sum.jobs, sum.avg_jct_s);
+}
+
+void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)
+{
+    const SchedEvent *ev = sched_event(s->state, i);
+    SchedJobInfo info;
+    if (!ev || sched_job_info(s->state, (size_t)ev->job, &info) < 0) {
+        snprintf(out, cap, "?");
+        return;
+    }
+    char what[32];
+    if (ev->kind == SCHED_EV_RESIZE)
+        snprintf(what, sizeof what, "resize %d>%d", ev->gpus_from, ev->gpus_to);
+    else if (ev->kind == SCHED_EV_START)
+        snprintf(what, sizeof what, "start %d GPU%s", ev->gpus_to, ev->gpus_to == 1 ? "" : "s");
+    else
+        snprintf(what, sizeof what, "%s", sched_event_kind_name(ev->kind));
+    snprintf(out, cap, "%6.0fs %c %-12s %s", ev->time_s, simsched_job_label((size_t)ev->job),
+             info.name, what);
+}

@@ -1,0 +1,43 @@
+/* The console's cluster scheduler on the simulator: a SchedState advanced in accelerated
+ * time from the console's timer, and turned into what the cluster view draws. */
+#ifndef TUNEDECK_SIMSCHED_H
+#define TUNEDECK_SIMSCHED_H
+
+#include <stdint.h>
+
+#include "core/sched.h"
+#include "tui/snapshot.h"
+
+typedef struct {
+    int nodes, gpus_per_node;
+    const char *policy;
+    const char *model;      /* catalogue entry of the Poisson arrivals */
+    int jobs;
+    double arrival_mean_s;
+    double speed;           /* simulated seconds per real second */
+    int tick_ms;            /* real time between advances */
+    uint64_t seed;
+} SimSchedOptions;
+
+typedef struct SimSched SimSched;
+
+void simsched_defaults(SimSchedOptions *o);
+SimSched *simsched_new(const SimSchedOptions *o, Error *err);
+void simsched_free(SimSched *s);
+
+const SchedState *simsched_state(const SimSched *s);
+SchedState *simsched_state_mut(SimSched *s);
+/* The next moment to advance (clock_now_ms), or -1 when paused or every job is done. */
+int64_t simsched_deadline(const SimSched *s);
+void simsched_set_paused(SimSched *s, int paused);
+/* Advances simulated time by what elapsed since the last tick (times the speed). */
+int simsched_tick(SimSched *s, int64_t now_ms, Error *err);
+/* Fills the GPU grid and the job list of a snapshot (other fields untouched). Job rows
+ * are in job order so that job i is letter i of the grid. */
+void simsched_snapshot(const SimSched *s, ClusterSnapshot *out);
+/* "   840s d resnet110-3 resize 2>4" for event i. */
+void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap);
+/* The label of job i in the grid: a-z, A-Z, 0-9, then '*'. */
+char simsched_job_label(size_t job);
+
+#endif

@@ -1,0 +1,33 @@
+/* The terminal: curses setup and teardown, and signals turned into bytes on a pipe so the
+ * console's one poll() loop sees them. The terminal is restored on every exit path. */
+#ifndef TUNEDECK_TERM_H
+#define TUNEDECK_TERM_H
+
+#include "core/error.h"
+
+typedef enum {
+    TERM_SIG_NONE = 0,
+    TERM_SIG_WINCH,
+    TERM_SIG_STOP,  /* SIGTSTP: the loop suspends (term_suspend) */
+    TERM_SIG_CONT,
+    TERM_SIG_QUIT   /* SIGTERM, SIGHUP, SIGINT */
+} TermSignal;
+
+/* Saves the terminal state, installs the signal handlers (including crash signals, which
+ * restore the terminal and re-raise), and starts curses in wide-character mode. */
+int term_open(Error *err);
+/* Ends curses and restores the terminal; safe to call twice. */
+void term_close(void);
+/* The read end of the signal pipe, for poll(). */
+int term_signal_fd(void);
+/* Drains the signal pipe; returns the most urgent pending signal (QUIT > STOP > CONT >
+ * WINCH) and sets *winch when a resize is among them. */
+TermSignal term_take_signals(int *winch);
+/* Applies the current window size to curses (after SIGWINCH). */
+void term_resize(void);
+/* SIGTSTP: restores the terminal, stops the process, and takes the screen back on resume. */
+void term_suspend(void);
+/* Whether the terminal shows colours (and how many). 0 when NO_COLOR is set. */
+int term_colors(void);
+
+#endif

@@ -1,0 +1,130 @@
+/* Trial table rows: filter, sort, best-so-far. */
+#include "tui/trials.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial", "status", "time", "best",
+                                                       "predicted", "error", "workers"};
+
+const char *trials_column_name(TrialColumn c)
+{
+    return c < TRIAL_COL_COUNT ? COL_NAMES[c] : "?";
+}
+
+void trials_free(TrialTable *t)
+{
+    free(t->rows);
+    free(t->order);
+    memset(t, 0, sizeof *t);
+}
+
+static int contains_ci(const char *hay, const char *needle, size_t n)
+{
+    size_t h = strlen(hay);
+    for (size_t i = 0; i + n <= h; i++) {
+        size_t k = 0;
+        while (k < n && tolower((unsigned char)hay[i + k]) == tolower((unsigned char)needle[k]))
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+int trials_match(const TrialRow *r, const char *filter)
+{
+    if (!filter || !filter[0])
+        return 1;
+    char text[512];
+    const Observation *o = r->rec->obs;
+    snprintf(text, sizeof text, "#%d %s%s %s", r->rec->trial, r->status,
+             r->rec->overridden ? " override" : "", o && o->reason[0] ? o->reason : "");
+    const char *p = filter;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        if (n && !contains_ci(text, p, n))
+            return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* qsort has no context argument in C11; the table being sorted is one at a time. */
+static const TrialTable *sort_table;
+static TrialColumn sort_col;
+static int sort_desc;
+
+static double key(const TrialRow *r)
+{
+    switch (sort_col) {
+    case TRIAL_COL_TIME: return r->time_s;
+    case TRIAL_COL_BEST: return r->best_s;
+    case TRIAL_COL_PRED: return r->pred_s;
+    case TRIAL_COL_ERR: return fabs(r->err_pct);
+    case TRIAL_COL_WORKERS: return r->workers;
+    default: return r->rec->trial;
+    }
+}
+
+static int compare(const void *a, const void *b)
+{
+    const TrialRow *x = &sort_table->rows[*(const size_t *)a];
+    const TrialRow *y = &sort_table->rows[*(const size_t *)b];
+    int c;
+    if (sort_col == TRIAL_COL_STATUS) {
+        c = strcmp(x->status, y->status);
+    } else {
+        double kx = key(x), ky = key(y);
+        /* Unknown values sort last whichever the direction. */
+        int nx = isnan(kx) != 0, ny = isnan(ky) != 0;
+        if (nx || ny)
+            return nx != ny ? nx - ny : x->rec->trial - y->rec->trial;
+        c = (kx > ky) - (kx < ky);
+    }
+    if (sort_desc)
+        c = -c;
+    return c ? c : x->rec->trial - y->rec->trial;
+}
+
+void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
+                  int descending, const char *filter)
+{
+    free(t->rows);
+    free(t->order);
+    t->rows = calloc(n ? n : 1, sizeof *t->rows);
+    t->order = calloc(n ? n : 1, sizeof *t->order);
+    t->n = n;
+    t->n_shown = 0;
+    double best = NAN;
+    for (size_t i = 0; i < n; i++) {
+        TrialRow *r = &t->rows[i];
+        const TrialRecord *rec = recs[i];
+        r->rec = rec;
+        const Observation *o = rec->obs;
+        int ok = o && o->status == TRIAL_OK;
+        r->time_s = ok ? o->time_s : NAN;
+        if (ok && (isnan(best) || o->time_s < best))
+            best = o->time_s;
+        r->best_s = best;
+        r->pred_s = rec->suggestion.has_prediction ? rec->suggestion.mean_s : NAN;
+        r->err_pct = ok && !isnan(r->pred_s) && o->time_s > 0
+                         ? (r->pred_s - o->time_s) / o->time_s * 100.0
+                         : NAN;
+        r->workers = schedule_count_workers(rec->suggestion.schedule);
+        r->ps = schedule_count_ps(rec->suggestion.schedule);
+        snprintf(r->status, sizeof r->status, "%s", o ? trial_status_name(o->status) : "running");
+        if (trials_match(r, filter))
+            t->order[t->n_shown++] = i;
+    }
+    sort_table = t;
+    sort_col = sort;
+    sort_desc = descending;
+    qsort(t->order, t->n_shown, sizeof *t->order, compare);
+    sort_table = NULL;
+}

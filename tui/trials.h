@@ -1,0 +1,47 @@
+/* The trial table's rows: which trials pass the `/` filter and in what order, with the
+ * best-so-far and the prediction error computed once. Pure: tested without a terminal. */
+#ifndef TUNEDECK_TRIALS_H
+#define TUNEDECK_TRIALS_H
+
+#include <stddef.h>
+
+#include "remote/tuner.h"
+
+typedef enum {
+    TRIAL_COL_NUMBER,
+    TRIAL_COL_STATUS,
+    TRIAL_COL_TIME,
+    TRIAL_COL_BEST,
+    TRIAL_COL_PRED,
+    TRIAL_COL_ERR,
+    TRIAL_COL_WORKERS,
+    TRIAL_COL_COUNT
+} TrialColumn;
+
+typedef struct {
+    const TrialRecord *rec;
+    double time_s;    /* NAN unless ok */
+    double best_s;    /* best ok time up to and including this trial; NAN before any */
+    double pred_s;    /* NAN without a prediction */
+    double err_pct;   /* (pred - time) / time * 100; NAN unless both exist */
+    int workers, ps;
+    char status[16];  /* "ok", "running", "failed"... */
+} TrialRow;
+
+typedef struct {
+    TrialRow *rows;   /* every trial in trial order */
+    size_t n;
+    size_t *order;    /* indices into rows that pass the filter, sorted */
+    size_t n_shown;
+} TrialTable;
+
+/* Rebuilds from the records (recs[i] is trial i+1). */
+void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
+                  int descending, const char *filter);
+void trials_free(TrialTable *t);
+const char *trials_column_name(TrialColumn c);
+/* Whether the row matches a filter: case-insensitive words that must all appear in
+ * "#N status override note"; empty matches everything. */
+int trials_match(const TrialRow *r, const char *filter);
+
+#endif

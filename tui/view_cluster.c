@@ -1,0 +1,312 @@
+/* The cluster view (per-host load bars, GPU allocation grid, job list) drawn from a
+ * ClusterSnapshot, and the hosts view. */
+#include <curses.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "tui/app.h"
+#include "tui/draw.h"
+#include "tui/simsched.h"
+
+static void labelled_bar(int y, int x, int w, const char *label, double v, Role role)
+{
+    int lw = draw_textf(y, x, w, ROLE_DIM, "%s ", label);
+    if (w - lw < 2)
+        return;
+    if (!isfinite(v))
+        draw_text(y, x + lw, w - lw, ROLE_DIM, "n/a");
+    else
+        draw_bar(y, x + lw, w - lw - 1, v, role);
+}
+
+static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
+{
+    char title[200];
+    snprintf(title, sizeof title, "Tuning workers: %s", s->source);
+    Rect r = draw_box(box, title, 0);
+    if (r.h < 1)
+        return;
+    int name_w = r.w >= 60 ? 10 : 8, role_w = 5;
+    int bars_w = r.w - name_w - role_w;
+    int nbars = bars_w >= 4 * 10 ? 4 : bars_w >= 2 * 10 ? 2 : 0;
+    int each = nbars ? bars_w / nbars : 0;
+    if (scroll >= s->n_hosts)
+        scroll = 0;
+    for (int i = 0; i < r.h && scroll + (size_t)i < s->n_hosts; i++) {
+        const HostLoad *h = &s->hosts[scroll + (size_t)i];
+        int y = r.y + i;
+        draw_textf(y, r.x, name_w, h->role[0] ? ROLE_NORMAL : ROLE_DIM, "%-*s", name_w - 1, h->name);
+        draw_textf(y, r.x + name_w, role_w, ROLE_DIM, "%-4s", h->role);
+        int x = r.x + name_w + role_w;
+        if (nbars >= 2) {
+            labelled_bar(y, x, each, "cpu", h->cpu, ROLE_BAR_CPU);
+            labelled_bar(y, x + each, each, "gpu", h->gpu, ROLE_BAR_GPU);
+        }
+        if (nbars == 4) {
+            labelled_bar(y, x + 2 * each, each, "mem", h->mem, ROLE_BAR_MEM);
+            labelled_bar(y, x + 3 * each, each, "bat", h->share, ROLE_BAR_SHARE);
+        }
+    }
+}
+
+static wchar_t job_label(const ClusterSnapshot *s, int j)
+{
+    if (j >= 0 && (size_t)j < s->n_jobs && s->jobs[j].label)
+        return (wchar_t)s->jobs[j].label;
+    return (wchar_t)(L'A' + j % 26);
+}
+
+static void draw_grid(const ClusterSnapshot *s, Rect box)
+{
+    const HostLoad *hosts = s->grid ? s->grid : s->hosts;
+    size_t n_hosts = s->grid ? s->n_grid : s->n_hosts;
+    size_t gpus = 0, held = 0;
+    for (size_t i = 0; i < n_hosts; i++)
+        for (int g = 0; g < hosts[i].n_gpus; g++) {
+            gpus++;
+            held += hosts[i].gpu_job[g] >= 0;
+        }
+    char title[200];
+    snprintf(title, sizeof title, "GPUs: %zu/%zu held%s%s", held, gpus, s->grid ? ", " : "",
+             s->grid ? s->grid_source : "");
+    Rect r = draw_box(box, title, 0);
+    if (r.h < 1)
+        return;
+    if (gpus == 0) {
+        draw_text(r.y, r.x, r.w, ROLE_DIM, "no GPU in this cluster");
+        return;
+    }
+    /* Hosts packed left to right: "name ▮▮▮▮▮▮▮▮ " per host. */
+    int name_w = 7, x = 0, y = 0;
+    for (size_t i = 0; i < n_hosts && y < r.h; i++) {
+        const HostLoad *h = &hosts[i];
+        if (h->n_gpus == 0)
+            continue;
+        int cell_w = name_w + h->n_gpus + 1;
+        if (x + cell_w > r.w && x > 0) {
+            x = 0;
+            y++;
+            if (y >= r.h) {
+                break;
+            }
+        }
+        draw_textf(r.y + y, r.x + x, name_w, h->role[0] ? ROLE_WARN : ROLE_DIM, "%-*.*s",
+                   name_w - 1, name_w - 1, h->name);
+        for (int g = 0; g < h->n_gpus && x + name_w + g < r.w; g++) {
+            int j = h->gpu_job[g];
+            if (j < 0)
+                draw_wchar(r.y + y, r.x + x + name_w + g, draw_unicode() ? L'\x00b7' : L'.', ROLE_DIM);
+            else
+                draw_wchar(r.y + y, r.x + x + name_w + g, job_label(s, j),
+                           (Role)(ROLE_JOB0 + j % 8));
+        }
+        x += cell_w;
+    }
+}
+
+/* Active jobs first (resizing, running, queued, paused), then finished; not yet arrived
+ * jobs are left out. */
+static int job_rank(const JobRow *j)
+{
+    static const int RANK[] = {2, 0, 1, 3, 4, 9}; /* by SchedJobState order */
+    return j->state >= 0 && j->state < 6 ? RANK[j->state] : 1;
+}
+
+static void draw_jobs(const ClusterSnapshot *s, Rect box)
+{
+    char title[200];
+    snprintf(title, sizeof title, "Jobs%s%s (* pinned)", s->jobs_source[0] ? ": " : "",
+             s->jobs_source);
+    Rect r = draw_box(box, title, 0);
+    if (r.h < 1)
+        return;
+    if (s->n_jobs == 0) {
+        draw_text(r.y, r.x, r.w, ROLE_DIM, s->jobs_absent[0] ? s->jobs_absent : "no job");
+        return;
+    }
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-12s %4s %-7s %-10s %6s %3s  %s", "job", "gpus",
+               "state", "progress", "eta", "rsz", "history");
+    int y = r.y + 1;
+    for (int rank = 0; rank < 9 && y < r.y + r.h; rank++)
+        for (size_t i = 0; i < s->n_jobs && y < r.y + r.h; i++) {
+            const JobRow *j = &s->jobs[i];
+            if (job_rank(j) != rank)
+                continue;
+            draw_wchar(y, r.x, job_label(s, (int)i), (Role)(ROLE_JOB0 + i % 8));
+            int stalled = strcmp(j->state_name, "stalled") == 0;
+            Role role = stalled ? ROLE_WARN : rank >= 4 ? ROLE_DIM : ROLE_NORMAL;
+            int col = 3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ", j->name,
+                                     j->gpus, j->pinned ? '*' : ' ',
+                                     stalled ? "resize" : j->state_name);
+            if (col + 11 < r.w) {
+                if (isfinite(j->progress))
+                    draw_bar(y, r.x + col, 10, j->progress, ROLE_BAR_SHARE);
+                else
+                    draw_text(y, r.x + col, 10, ROLE_DIM, "n/a");
+                col += 11;
+            }
+            char eta[16];
+            if (isfinite(j->eta_s))
+                snprintf(eta, sizeof eta, "%.0fs", j->eta_s);
+            else
+                snprintf(eta, sizeof eta, "-");
+            draw_textf(y, r.x + col, r.w - col, role, "%6s %3d  %s  %s", eta, j->resizes,
+                       j->history, j->note);
+            y++;
+        }
+}
+
+void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll)
+{
+    if (l->shown[PANE_LOADS])
+        draw_loads(s, l->rect[PANE_LOADS], scroll);
+    if (l->shown[PANE_GPUGRID])
+        draw_grid(s, l->rect[PANE_GPUGRID]);
+    if (l->shown[PANE_JOBS])
+        draw_jobs(s, l->rect[PANE_JOBS]);
+}
+
+void view_cluster_snapshot(App *a)
+{
+    const Cluster *c = a->cluster;
+    ClusterSnapshot *s = &a->snap;
+    if (!s->hosts)
+        s->hosts = calloc(c->n_machines ? c->n_machines : 1, sizeof *s->hosts);
+    if (!s->jobs) {
+        s->jobs = calloc(1, sizeof *s->jobs);
+        s->cap_jobs = 1;
+    }
+    s->n_hosts = c->n_machines;
+    /* The newest trial that measured something. */
+    const TrialRecord *rec = NULL;
+    for (size_t i = tuner_n_trials(a->tuner); i-- > 0;) {
+        const TrialRecord *t = tuner_trial(a->tuner, i);
+        if (t->obs && t->obs->status == TRIAL_OK) {
+            rec = t;
+            break;
+        }
+    }
+    if (rec)
+        snprintf(s->source, sizeof s->source, "trial %d measured", rec->trial);
+    else
+        snprintf(s->source, sizeof s->source, "no trial measured yet");
+    const Schedule *sch = rec ? rec->suggestion.schedule : NULL;
+    const Observation *o = rec ? rec->obs : NULL;
+    int batch = a->job->batch > 0 ? a->job->batch : 1;
+    int gpus_used = 0;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        HostLoad *h = &s->hosts[m];
+        const MachineType *t = cluster_machine_type(c, m);
+        snprintf(h->name, sizeof h->name, "%s", c->machines[m].name);
+        h->role[0] = 0;
+        if (sch)
+            snprintf(h->role, sizeof h->role, "%s",
+                     sch->worker[m] && sch->ps[m] ? "W+PS" : sch->worker[m] ? "W" : sch->ps[m] ? "PS" : "");
+        h->cpu = h->gpu = h->mem = h->share = NAN;
+        h->n_gpus = 0;
+        double gpu_sum = 0, mem_max = NAN;
+        int gpu_n = 0;
+        for (size_t d = 0; d < t->n_devices; d++) {
+            size_t flat = c->machines[m].first_device + d;
+            const DeviceSpec *dev = &t->devices[d];
+            /* Busy fraction of an iteration: the device's compute time over the iteration. */
+            double busy = o && o->device_time_s && o->device_time_s[flat] >= 0 && o->time_s > 0
+                              ? o->device_time_s[flat] / o->time_s
+                              : NAN;
+            if (sch && sch->inputs[flat] == 0)
+                busy = 0;
+            if (dev->kind == DEVICE_CPU) {
+                h->cpu = busy;
+            } else {
+                if (isfinite(busy)) {
+                    gpu_sum += busy;
+                    gpu_n++;
+                }
+                if (sch && dev->max_inputs > 0) {
+                    double mem = (double)sch->inputs[flat] / dev->max_inputs;
+                    mem_max = isnan(mem_max) || mem > mem_max ? mem : mem_max;
+                }
+                if (h->n_gpus < SNAP_MAX_GPUS) {
+                    h->gpu_job[h->n_gpus++] = sch && sch->inputs[flat] > 0 ? 0 : -1;
+                    gpus_used += sch && sch->inputs[flat] > 0;
+                }
+            }
+        }
+        h->gpu = gpu_n ? gpu_sum / gpu_n : NAN;
+        h->mem = mem_max;
+        if (sch)
+            h->share = sch->worker[m] ? (double)schedule_machine_inputs(sch, m) / batch : 0;
+    }
+    if (a->ss)
+        return; /* the job list is the scheduler's */
+    s->n_jobs = 1;
+    JobRow *j = &s->jobs[0];
+    memset(j, 0, sizeof *j);
+    j->state = -1;
+    snprintf(j->name, sizeof j->name, "tune:%s", a->job->name);
+    j->gpus = gpus_used;
+    int budget = tuner_budget(a->tuner);
+    size_t n = tuner_n_trials(a->tuner);
+    j->progress = budget > 0 ? (double)n / budget : NAN;
+    j->eta_s = NAN;
+    if (n >= 2) {
+        const TrialRecord *first = tuner_trial(a->tuner, 0), *last = tuner_trial(a->tuner, n - 1);
+        double per = (last->started_s - first->started_s) / (double)(n - 1);
+        j->eta_s = per * (budget - (long)n);
+        if (j->eta_s < 0)
+            j->eta_s = 0;
+    }
+    snprintf(j->history, sizeof j->history, "%d trials", (int)n);
+    snprintf(j->note, sizeof j->note, "%s", tuner_paused(a->tuner) && a->user_paused ? "paused" : "");
+    snprintf(s->jobs_absent, sizeof s->jobs_absent, "no scheduler in this session");
+}
+
+void view_hosts_draw(const App *a)
+{
+    const Layout *l = &a->layout;
+    if (l->shown[PANE_LOG])
+        view_log_draw(a, l->rect[PANE_LOG]);
+    if (!l->shown[PANE_HOSTS])
+        return;
+    Rect r = draw_box(l->rect[PANE_HOSTS], "Hosts", 0);
+    if (r.h < 1)
+        return;
+    const Cluster *c = a->cluster;
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "%-12s %-22s %-14s %8s  %-10s %s", "machine", "host",
+               "state", "latency", "host key", "last error");
+    for (size_t m = 0; m < c->n_machines && (int)m + 1 < r.h; m++)
+        draw_textf(r.y + 1 + (int)m, r.x, r.w, a->sim ? ROLE_DIM : ROLE_WARN,
+                   "%-12s %-22s %-14s %8s  %-10s %s", c->machines[m].name, c->machines[m].host,
+                   a->sim ? "simulated" : "not connected", "-", a->sim ? "n/a" : "unchecked",
+                   a->sim ? "" : "no SSH host pool in this build");
+}
+
+void view_timeline_draw(const App *a, Rect box)
+{
+    Rect r = draw_box(box, "Resizes and decisions", 0);
+    if (r.h < 1)
+        return;
+    if (!a->ss) {
+        draw_text(r.y, r.x, r.w, ROLE_DIM, "no scheduler in this session");
+        return;
+    }
+    const SchedState *st = simsched_state(a->ss);
+    size_t n = sched_event_count(st);
+    /* The newest at the bottom, like a log. */
+    size_t first = n > (size_t)r.h ? n - (size_t)r.h : 0;
+    for (size_t i = first; i < n; i++) {
+        const SchedEvent *ev = sched_event(st, i);
+        char text[160];
+        simsched_event_text(a->ss, i, text, sizeof text);
+        draw_text(r.y + (int)(i - first), r.x, r.w,
+                  ev->kind == SCHED_EV_RESIZE ? ROLE_WARN
+                  : ev->kind == SCHED_EV_FINISH ? ROLE_GOOD
+                                                : ROLE_NORMAL,
+                  text);
+    }
+    if (n == 0)
+        draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first arrival");
+}

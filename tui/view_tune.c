@@ -1,0 +1,388 @@
+/* The tune view: surrogate pane, override editor, best-so-far plot and trial table. */
+#include <curses.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/app.h"
+#include "tui/draw.h"
+
+const TrialRecord *view_tune_current(const App *a)
+{
+    size_t n = tuner_n_trials(a->tuner);
+    return n ? tuner_trial(a->tuner, n - 1) : NULL;
+}
+
+static void fmt_s(char *out, size_t cap, double v)
+{
+    if (!isfinite(v))
+        snprintf(out, cap, "-");
+    else if (v >= 100)
+        snprintf(out, cap, "%.1f", v);
+    else
+        snprintf(out, cap, "%.2f", v);
+}
+
+/* "cpu 24 gpu0 200": the machine's devices with their inputs. */
+static void device_shares(const Schedule *s, size_t m, char *out, size_t cap)
+{
+    const Cluster *c = s->cluster;
+    const MachineType *t = cluster_machine_type(c, m);
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t d = 0; d < t->n_devices && len < cap; d++) {
+        int in = s->inputs[c->machines[m].first_device + d];
+        if (in > 0) /* idle devices would only crowd the column */
+            len += (size_t)snprintf(out + len, cap - len, "%s%s %d", len ? " " : "",
+                                    t->devices[d].id, in);
+    }
+}
+
+static const char *role_of(const Schedule *s, size_t m)
+{
+    return s->worker[m] && s->ps[m] ? "W+PS" : s->worker[m] ? "W" : s->ps[m] ? "PS" : "-";
+}
+
+void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
+                         const char *optimizer, int suggesting)
+{
+    char title[160];
+    if (rec)
+        snprintf(title, sizeof title, "Surrogate: trial %d%s (%s)", rec->trial,
+                 rec->overridden ? " override" : "", optimizer);
+    else
+        snprintf(title, sizeof title, "Surrogate (%s)", optimizer);
+    Rect r = draw_box(box, title, 0);
+    if (r.h <= 0)
+        return;
+    if (!rec) {
+        draw_text(r.y, r.x, r.w, ROLE_DIM, suggesting ? "suggesting..." : "no trial yet");
+        return;
+    }
+    const Suggestion *sg = &rec->suggestion;
+    const Schedule *s = sg->schedule;
+    const Observation *o = rec->obs;
+    char m1[16], m2[16], m3[16];
+    int col = 0;
+    if (sg->has_prediction) {
+        fmt_s(m1, sizeof m1, sg->mean_s);
+        fmt_s(m2, sizeof m2, sg->p10_s);
+        fmt_s(m3, sizeof m3, sg->p90_s);
+        col = draw_textf(r.y, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s]", m1, m2, m3);
+    } else {
+        col = draw_textf(r.y, r.x, r.w, ROLE_DIM, "no prediction (%s has no model)", optimizer);
+    }
+    if (o && o->status == TRIAL_OK) {
+        fmt_s(m1, sizeof m1, o->time_s);
+        draw_textf(r.y, r.x + col, r.w - col, ROLE_GOOD, "  measured %s s", m1);
+    } else if (o) {
+        draw_textf(r.y, r.x + col, r.w - col, ROLE_BAD, "  %s", trial_status_name(o->status));
+    } else {
+        draw_text(r.y, r.x + col, r.w - col, ROLE_WARN, "  running");
+    }
+    /* Bars: predicted compute per machine when the model gives it, else what was measured. */
+    int have_pred = sg->has_prediction && sg->machine_mean_s;
+    /* Scaled to the whole iteration, so a bar reads as compute's part of the step. */
+    double scale = have_pred ? sg->p90_s : o && o->status == TRIAL_OK ? o->time_s : 0;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        double v = have_pred ? (sg->machine_p90_s ? sg->machine_p90_s[m] : sg->machine_mean_s[m])
+                   : o && o->machine_time_s ? o->machine_time_s[m]
+                                            : NAN;
+        if (isfinite(v) && v > scale)
+            scale = v;
+    }
+    int name_w = 8, role_w = 4, shares_w = 6, val_w = 6;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        char sh[96];
+        device_shares(s, m, sh, sizeof sh);
+        if (s->worker[m] && (int)strlen(sh) > shares_w)
+            shares_w = (int)strlen(sh);
+    }
+    if (shares_w > r.w / 3)
+        shares_w = r.w / 3;
+    if (r.h >= 2)
+        draw_textf(r.y + 1, r.x, r.w, ROLE_DIM, "%-8s %-4s %-*s %s", "machine", "role", shares_w,
+                   "inputs", have_pred ? "compute (p10-p90)" : "measured compute");
+    int bar_x = name_w + 1 + role_w + 1 + shares_w + 1;
+    int bar_w = r.w - bar_x - val_w - 1;
+    for (size_t m = 0; m < c->n_machines && (int)m + 2 < r.h; m++) {
+        int y = r.y + 2 + (int)m;
+        Role rr = s->worker[m] ? ROLE_NORMAL : ROLE_DIM;
+        draw_textf(y, r.x, name_w, rr, "%-8s", c->machines[m].name);
+        draw_textf(y, r.x + name_w + 1, role_w, rr, "%-4s", role_of(s, m));
+        char sh[96];
+        device_shares(s, m, sh, sizeof sh);
+        draw_text(y, r.x + name_w + role_w + 2, shares_w, rr, s->worker[m] ? sh : "");
+        if (bar_w < 4 || !s->worker[m])
+            continue;
+        double mean = have_pred ? sg->machine_mean_s[m] : o && o->machine_time_s ? o->machine_time_s[m] : NAN;
+        if (!isfinite(mean) || scale <= 0) {
+            draw_text(y, r.x + bar_x, bar_w, ROLE_DIM, have_pred ? "no estimate" : "-");
+            continue;
+        }
+        if (have_pred && sg->machine_p10_s && sg->machine_p90_s)
+            draw_range_bar(y, r.x + bar_x, bar_w, sg->machine_p10_s[m] / scale, mean / scale,
+                           sg->machine_p90_s[m] / scale, ROLE_BAR_PRED, ROLE_BAR_SPREAD);
+        else
+            draw_bar(y, r.x + bar_x, bar_w, mean / scale, have_pred ? ROLE_BAR_PRED : ROLE_BAR_CPU);
+        char v[16];
+        fmt_s(v, sizeof v, mean);
+        draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL, "%5ss", v);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void draw_editor(const App *a, Rect box)
+{
+    const Editor *e = a->editor;
+    char title[96];
+    snprintf(title, sizeof title, "Override editor  step %d", e->step);
+    Rect r = draw_box(box, title, 1);
+    if (r.h <= 0)
+        return;
+    char m1[16], m2[16], m3[16];
+    int y = r.y;
+    if (a->pred_ok && a->pred.has_prediction) {
+        fmt_s(m1, sizeof m1, a->pred.mean_s);
+        fmt_s(m2, sizeof m2, a->pred.p10_s);
+        fmt_s(m3, sizeof m3, a->pred.p90_s);
+        draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] for this schedule", m1,
+                   m2, m3);
+    } else {
+        char why[300];
+        snprintf(why, sizeof why, "no prediction: %s", a->pred_why);
+        y += draw_wrapped(y, r.x, r.w, r.h >= 12 ? 2 : 1, ROLE_DIM, why);
+    }
+    if (y < r.y + r.h) {
+        if (a->edit_valid) {
+            draw_text(y++, r.x, r.w, ROLE_GOOD, "valid - Enter launches it as the next trial");
+        } else {
+            /* The whole reason: an operator must see why, not half of it. */
+            char why[600];
+            snprintf(why, sizeof why, "cannot launch: %s", a->edit_err.msg);
+            y += draw_wrapped(y, r.x, r.w, r.h >= 10 ? 3 : 1, ROLE_BAD, why);
+        }
+    }
+    int footer = r.h >= 8 ? 1 : 0;
+    int rows = r.y + r.h - footer - y;
+    if (rows <= 0)
+        return;
+    size_t first = e->cursor >= (size_t)rows ? e->cursor - (size_t)rows + 1 : 0;
+    const Schedule *s = e->s;
+    int batch = s->job.batch > 0 ? s->job.batch : 1;
+    for (size_t i = first; i < e->n_rows && (int)(i - first) < rows; i++, y++) {
+        EditorRow row = e->rows[i];
+        int sel = i == e->cursor;
+        Role base = sel ? ROLE_SELECTED : ROLE_NORMAL;
+        if (sel)
+            draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
+        if (row.device < 0) {
+            size_t m = row.machine;
+            draw_textf(y, r.x, r.w, base, "%s %-10s %s %s  %d inputs", sel ? ">" : " ",
+                       a->cluster->machines[m].name, s->worker[m] ? "[W]" : "[ ]",
+                       s->ps[m] ? "[PS]" : "[  ]", schedule_machine_inputs(s, m));
+            continue;
+        }
+        size_t mm;
+        const DeviceSpec *d = cluster_device(a->cluster, (size_t)row.device, &mm);
+        int in = s->inputs[row.device];
+        int col = draw_textf(y, r.x, r.w, base, "%s   %-6s %5d %5.1f%% ", sel ? ">" : " ", d->id,
+                             in, 100.0 * in / batch);
+        int bw = r.w - col - 16;
+        if (bw > 3) {
+            draw_bar(y, r.x + col, bw, (double)in / batch, d->kind == DEVICE_GPU ? ROLE_BAR_GPU : ROLE_BAR_CPU);
+            col += bw + 1;
+        }
+        if (a->pred_ok && a->pred.device_mean_s && in > 0 &&
+            isfinite(a->pred.device_mean_s[row.device])) {
+            fmt_s(m1, sizeof m1, a->pred.device_mean_s[row.device]);
+            col += draw_textf(y, r.x + col, r.w - col, base, "%6ss ", m1);
+        }
+        if ((long)i == e->mark)
+            draw_text(y, r.x + col, r.w - col, ROLE_WARN, "source");
+    }
+    if (footer)
+        draw_text(r.y + r.h - 1, r.x, r.w, ROLE_KEY,
+                  "+/- move  m source  w worker  p PS  [ ] step  Enter launch  Esc discard");
+}
+
+static void draw_plot(const App *a, Rect box)
+{
+    size_t n = tuner_n_trials(a->tuner);
+    Rect r = draw_box(box, "Best-so-far (s/iteration)", 0);
+    if (r.h < 2 || r.w < 12)
+        return;
+    double *best = malloc((n ? n : 1) * sizeof *best);
+    double *meas = malloc((n ? n : 1) * sizeof *meas);
+    double *pred = malloc((n ? n : 1) * sizeof *pred);
+    double b = INFINITY;
+    int any_pred = 0;
+    for (size_t i = 0; i < n; i++) {
+        const TrialRecord *t = tuner_trial(a->tuner, i);
+        int ok = t->obs && t->obs->status == TRIAL_OK;
+        meas[i] = ok ? t->obs->time_s : NAN;
+        if (ok && t->obs->time_s < b)
+            b = t->obs->time_s;
+        best[i] = isfinite(b) ? b : NAN;
+        pred[i] = t->suggestion.has_prediction ? t->suggestion.mean_s : NAN;
+        any_pred |= t->suggestion.has_prediction;
+    }
+    PlotSeries ser[3] = {{meas, n, 1, 0}, {pred, n, 2, 0}, {best, n, 3, 1}};
+    double lo, hi;
+    int legend = r.h >= 5;
+    int axis_w = 7;
+    Rect area = {r.x + axis_w, r.y, r.w - axis_w, r.h - 1 - legend};
+    /* Scale to the best-so-far and the predictions: one bad trial must not squash the
+     * curve an operator watches; measured points beyond the range are counted instead. */
+    int have_range = plot_range(ser + 1, 2, &lo, &hi);
+    if (have_range && n >= 10) {
+        /* The first trials are far off; the top decile of the scale goes, not the curve's
+         * shape where it matters. */
+        double *v = malloc(2 * n * sizeof *v);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (isfinite(best[i]))
+                v[k++] = best[i];
+            if (isfinite(pred[i]))
+                v[k++] = pred[i];
+        }
+        qsort(v, k, sizeof *v, cmp_double);
+        if (k >= 10 && v[k * 9 / 10] > lo)
+            hi = v[k * 9 / 10] + (v[k * 9 / 10] - lo) * 0.1;
+        free(v);
+    }
+    int above = 0;
+    for (size_t i = 0; have_range && i < n; i++)
+        above += isfinite(meas[i]) && meas[i] > hi;
+    if (!have_range || area.h < 1) {
+        draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first measured trial");
+    } else {
+        PlotGrid *g = plot_grid_new(area.w, area.h);
+        plot_render(g, a->plot_style, n > 1 ? (double)(n - 1) : 1.0, lo, hi, ser, 3);
+        static const Role SER_ROLE[4] = {ROLE_NORMAL, ROLE_PLOT_MEASURED, ROLE_PLOT_PRED,
+                                         ROLE_PLOT_BEST};
+        for (int y = 0; y < g->h; y++)
+            for (int x = 0; x < g->w; x++) {
+                size_t k = (size_t)y * g->w + x;
+                if (g->series[k])
+                    draw_wchar(area.y + y, area.x + x, g->cell[k], SER_ROLE[g->series[k]]);
+            }
+        plot_grid_free(g);
+        char v[16];
+        fmt_s(v, sizeof v, hi);
+        draw_textf(area.y, r.x, axis_w - 1, ROLE_DIM, "%6s", v);
+        fmt_s(v, sizeof v, lo);
+        draw_textf(area.y + area.h - 1, r.x, axis_w - 1, ROLE_DIM, "%6s", v);
+        draw_textf(r.y + area.h, area.x, area.w, ROLE_DIM, "1%*zu", area.w - 1 > 0 ? area.w - 1 : 1,
+                   n);
+        if (legend) {
+            int col = 0;
+            fmt_s(v, sizeof v, b);
+            col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST, "best %s s", v);
+            col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_MEASURED, "  measured");
+            col += draw_text(r.y + r.h - 1, r.x + col, r.w - col,
+                             any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
+                             any_pred ? "  predicted" : "  pred: none");
+            if (above)
+                draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM, "  %d above", above);
+        }
+    }
+    free(best);
+    free(meas);
+    free(pred);
+}
+
+static void draw_trials(const App *a, Rect box)
+{
+    char title[160];
+    const TrialRecord *best = tuner_best(a->tuner);
+    int len = snprintf(title, sizeof title, "Trials %zu/%d", tuner_n_trials(a->tuner),
+                       tuner_budget(a->tuner));
+    if (a->table.n_shown != a->table.n || a->filter[0])
+        len += snprintf(title + len, sizeof title - (size_t)len, "  filter '%s': %zu shown",
+                        a->filter, a->table.n_shown);
+    if (best)
+        snprintf(title + len, sizeof title - (size_t)len, "  best #%d %.2f s", best->trial,
+                 best->obs->time_s);
+    Rect r = draw_box(box, title, !a->editor);
+    if (r.h < 1)
+        return;
+    static const char *const HEAD[TRIAL_COL_COUNT] = {"    #", "status   ", "  time_s",
+                                                      "  best_s", "  pred_s", " err%",
+                                                      " W/PS"};
+    int col = 0;
+    for (int c = 0; c < TRIAL_COL_COUNT; c++) {
+        char h[32];
+        snprintf(h, sizeof h, "%s%s ", HEAD[c],
+                 (int)a->sort == c ? (a->sort_desc ? "v" : "^") : " ");
+        col += draw_text(r.y, r.x + col, r.w - col, (int)a->sort == c ? ROLE_TITLE : ROLE_DIM, h);
+    }
+    draw_text(r.y, r.x + col, r.w - col, ROLE_DIM, "note");
+    int rows = r.h - 1;
+    for (int i = 0; i < rows && a->scroll + (size_t)i < a->table.n_shown; i++) {
+        size_t idx = a->scroll + (size_t)i;
+        const TrialRow *row = &a->table.rows[a->table.order[idx]];
+        int y = r.y + 1 + i;
+        int sel = idx == a->sel;
+        if (sel)
+            draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
+        char t[16], b[16], p[16], e[16];
+        fmt_s(t, sizeof t, row->time_s);
+        fmt_s(b, sizeof b, row->best_s);
+        fmt_s(p, sizeof p, row->pred_s);
+        if (isfinite(row->err_pct))
+            snprintf(e, sizeof e, "%+.0f", row->err_pct);
+        else
+            snprintf(e, sizeof e, "-");
+        Role st = !row->rec->obs ? ROLE_WARN
+                  : row->rec->obs->status == TRIAL_OK ? ROLE_NORMAL
+                                                      : ROLE_BAD;
+        int is_best = best && row->rec == best;
+        if (sel)
+            st = ROLE_SELECTED;
+        const Observation *o = row->rec->obs;
+        char note[300];
+        snprintf(note, sizeof note, "%s%s%s", is_best ? "best " : "",
+                 row->rec->overridden ? "override " : "", o && o->reason[0] ? o->reason : "");
+        draw_textf(y, r.x, r.w, st, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  %s", row->rec->trial,
+                   row->status, t, b, p, e, row->workers, row->ps, note);
+    }
+    if (a->table.n_shown == 0)
+        draw_text(r.y + 1, r.x, r.w, ROLE_DIM,
+                  a->table.n ? "no trial matches the filter (/ to change it)" : "no trial yet");
+}
+
+void view_log_draw(const App *a, Rect box)
+{
+    Rect r = draw_box(box, "Log", 0);
+    if (r.h <= 0)
+        return;
+    size_t n = a->log_n < APP_LOG_LINES ? a->log_n : APP_LOG_LINES;
+    size_t show = n < (size_t)r.h ? n : (size_t)r.h;
+    for (size_t i = 0; i < show; i++) {
+        size_t k = (a->log_n - show + i) % APP_LOG_LINES;
+        draw_text(r.y + (int)i, r.x, r.w, ROLE_NORMAL, a->log[k]);
+    }
+}
+
+void view_tune_draw(const App *a)
+{
+    const Layout *l = &a->layout;
+    if (l->shown[PANE_SURROGATE])
+        view_surrogate_draw(l->rect[PANE_SURROGATE], view_tune_current(a), a->cluster,
+                            tuner_optimizer_name(a->tuner), tuner_running(a->tuner));
+    if (l->shown[PANE_EDITOR] && a->editor)
+        draw_editor(a, l->rect[PANE_EDITOR]);
+    if (l->shown[PANE_PLOT])
+        draw_plot(a, l->rect[PANE_PLOT]);
+    if (l->shown[PANE_TRIALS])
+        draw_trials(a, l->rect[PANE_TRIALS]);
+    if (l->shown[PANE_LOG])
+        view_log_draw(a, l->rect[PANE_LOG]);
+}
