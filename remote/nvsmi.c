@@ -2,6 +2,8 @@
 #include "remote/nvsmi.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,11 @@ static size_t split(char *s, char **f, size_t cap)
     }
 }
 
-/* A number, or unknown for "[N/A]", "[Not Supported]", "N/A" and empty fields. */
-static int number(const char *text, double *out, int *known, const char *what, Error *err)
+/* A number in [0, max], or unknown for "[N/A]", "[Not Supported]", "N/A" and empty fields.
+ * "nan", "inf" and negative values are refused: a value marked known is a real one (found by
+ * tests/fuzz/fuzz_nvsmi.c: "-100" and "nan" were accepted as a known utilization). */
+static int number(const char *text, double max, double *out, int *known, const char *what,
+                  Error *err)
 {
     *known = 0;
     *out = 0;
@@ -44,6 +49,9 @@ static int number(const char *text, double *out, int *known, const char *what, E
     /* Tolerate a unit when nounits was not honoured ("1024 MiB", "37 %"). */
     if (end == text || (*end && strcmp(end, "MiB") != 0 && strcmp(end, "%") != 0))
         return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
+    if (!isfinite(v) || v < 0 || v > max)
+        return error_set(err, "%s: expected a number in [0, %g] or [N/A], found '%s'", what, max,
+                         text);
     *out = v;
     *known = 1;
     return 0;
@@ -63,7 +71,7 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
                          line);
     char *end;
     long idx = strtol(f[0], &end, 10);
-    if (end == f[0] || *end || idx < 0)
+    if (end == f[0] || *end || idx < 0 || idx > INT_MAX)
         return error_set(err, "nvidia-smi gpu line: index: expected a number, found '%s'", f[0]);
     if (strncmp(f[1], "GPU-", 4) != 0 && strncmp(f[1], "MIG-", 4) != 0)
         return error_set(err, "nvidia-smi gpu line: uuid: expected GPU-..., found '%s'", f[1]);
@@ -71,13 +79,13 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
     snprintf(out->uuid, sizeof out->uuid, "%s", f[1]);
     snprintf(out->name, sizeof out->name, "%s", n > 2 ? f[2] : "");
     int k;
-    if (number(n > 3 ? f[3] : NULL, &out->util_pct, &k, "utilization.gpu", err) < 0)
+    if (number(n > 3 ? f[3] : NULL, 100, &out->util_pct, &k, "utilization.gpu", err) < 0)
         return -1;
     out->has_util = (unsigned)k;
-    if (number(n > 4 ? f[4] : NULL, &out->mem_used_mib, &k, "memory.used", err) < 0)
+    if (number(n > 4 ? f[4] : NULL, 1e9, &out->mem_used_mib, &k, "memory.used", err) < 0)
         return -1;
     out->has_mem_used = (unsigned)k;
-    if (number(n > 5 ? f[5] : NULL, &out->mem_total_mib, &k, "memory.total", err) < 0)
+    if (number(n > 5 ? f[5] : NULL, 1e9, &out->mem_total_mib, &k, "memory.total", err) < 0)
         return -1;
     out->has_mem_total = (unsigned)k;
     return 0;
@@ -100,7 +108,7 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
     out->pid = pid;
     snprintf(out->gpu_uuid, sizeof out->gpu_uuid, "%s", f[1]);
     int k;
-    if (number(n > 2 ? f[2] : NULL, &out->used_mib, &k, "used_memory", err) < 0)
+    if (number(n > 2 ? f[2] : NULL, 1e9, &out->used_mib, &k, "used_memory", err) < 0)
         return -1;
     out->has_used = (unsigned)k;
     return 0;

@@ -10,6 +10,7 @@
 #include "core/jfield.h"
 #include "core/schedule.h"
 #include "core/simcluster.h"
+#include "remote/nvsmi.h"
 
 static cJSON *fixture(const char *name)
 {
@@ -118,4 +119,25 @@ Test(fuzz_regressions, generated_simulated_clusters_build_at_every_allowed_size)
     cr_assert_not_null(s, "%s", err.msg);
     cr_assert_eq(simcluster_cluster(s)->n_machines, 100000);
     simcluster_free(s);
+}
+
+/* fuzz_nvsmi: "-100", "nan" and "inf" were taken as known utilizations and memory sizes, so
+ * the console would draw a bar of -100 % or NaN; and an index past INT_MAX was truncated. */
+Test(fuzz_regressions, nvidia_smi_values_out_of_range_are_refused_not_known)
+{
+    GpuSample g;
+    GpuProcess p;
+    Error err;
+    const char *line = strchr(fixture_text("nvsmi-negative-utilization.csv"), '\n') + 1;
+    char second[200];
+    snprintf(second, sizeof second, "%.*s", (int)strcspn(line, "\n"), line);
+    cr_assert_eq(nvsmi_parse_gpu_line(second, &g, &err), -1, "accepted '%s'", second);
+    cr_assert(strstr(err.msg, "utilization.gpu: expected a number in [0, 100]"), "%s", err.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-1, H100, nan, 1, 2", &g, &err), -1);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-1, H100, 5, inf, 2", &g, &err), -1);
+    cr_assert_eq(nvsmi_parse_gpu_line("99999999999, GPU-1, H100, 5, 1, 2", &g, &err), -1);
+    cr_assert_eq(nvsmi_parse_app_line("12, GPU-1, -5", &p, &err), -1);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-1, H100, [N/A], 1 MiB, 2", &g, &err), 0, "%s",
+                 err.msg);
+    cr_assert(!g.has_util && g.has_mem_used);
 }

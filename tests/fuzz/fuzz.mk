@@ -5,15 +5,25 @@ FUZZ_CC    ?= clang
 FUZZ_FLAGS ?= -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. -I/usr/include/cjson -MMD -MP \
               -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\" $(FUZZ_FLAGS)
-FUZZ_LIBS   = -lgsl -lopenblas -lcjson -lm -lpthread
+FUZZ_LIBS   = -lncursesw -ltinfo -lgsl -lopenblas -lcjson -lm -lpthread
 
 FUZZ_CORE   := $(patsubst core/%.c,$(FUZZ_BUILD)/core/%.o,$(wildcard core/*.c))
+# Parsers outside core/ that need neither a network nor a terminal to run.
+FUZZ_CORE   += $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard remote/nvsmi.c tui/theme.c))
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 
 all: $(FUZZ_BINS)
 
 $(FUZZ_BUILD)/core/%.o: core/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/remote/%.o: remote/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/tui/%.o: tui/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
