@@ -141,7 +141,8 @@ int cmd_sessions(int argc, char **argv)
         }
         closedir(d);
     }
-    qsort(names, n, sizeof *names, by_name);
+    if (n) /* qsort wants a real pointer even for nothing */
+        qsort(names, n, sizeof *names, by_name);
     cJSON *arr = json ? cJSON_CreateArray() : NULL;
     if (!json && n == 0)
         printf("no sessions in %s\n", dir);
