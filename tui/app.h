@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/simcluster.h"
+#include "tui/config.h"
 #include "remote/tuner.h"
 #include "tui/editor.h"
 #include "tui/layout.h"
@@ -64,6 +65,9 @@ typedef struct {
     int user_paused;
     const PlotStyle *plot_style;
 
+    ConsoleConfig config;
+    char config_file[1024];  /* empty: nowhere to save */
+
     char log[APP_LOG_LINES][160];
     size_t log_n;            /* lines ever written */
 
@@ -80,6 +84,8 @@ void app_draw(App *a);
 void app_clamp_scroll(App *a);
 const char *app_themes_dir(void);
 int app_set_theme(App *a, const char *name);
+/* Writes the settings file (atomically); reports a failure in the status line. */
+void app_save_config(App *a);
 void app_log(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

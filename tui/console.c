@@ -28,8 +28,8 @@ void console_defaults(ConsoleOptions *o)
     o->seed = 1;
     o->pace_ms = -1;
     o->trial_timeout_s = 600;
-    o->plot = "braille";
-    o->theme = "default";
+    o->plot = NULL;  /* the config file's, else braille */
+    o->theme = NULL; /* the config file's, else default */
     o->optimizer = optimizer_find("bespoke") ? "bespoke" : "random";
     o->policy = "doubling";
     o->sched_jobs = 40;
@@ -303,6 +303,15 @@ int app_set_theme(App *a, const char *name)
     return rc;
 }
 
+void app_save_config(App *a)
+{
+    Error err;
+    if (!a->config_file[0])
+        return;
+    if (config_save(a->config_file, &a->config, &err) < 0)
+        app_message(a, 1, "settings not saved: %s", err.msg);
+}
+
 static int64_t min_deadline(int64_t a, int64_t b)
 {
     return a < 0 ? b : b < 0 ? a : a < b ? a : b;
@@ -314,7 +323,20 @@ int console_run(const ConsoleOptions *o, Error *err)
     App *a = calloc(1, sizeof *a);
     a->follow = 1;
     a->sort = TRIAL_COL_NUMBER;
-    a->plot_style = plot_style_find(o->plot ? o->plot : "braille");
+    Error cerr;
+    int config_bad = 0;
+    if (config_path(a->config_file, sizeof a->config_file))
+        config_bad = config_load(a->config_file, &a->config, &cerr) < 0;
+    else
+        config_defaults(&a->config);
+    const char *plot = o->plot ? o->plot : a->config.plot[0] ? a->config.plot : "braille";
+    a->plot_style = plot_style_find(plot);
+    if (!a->plot_style && !o->plot) {
+        a->plot_style = plot_style_find("braille");
+        config_bad = 1;
+        error_set(&cerr, "%s: plot: expected braille, block or ascii, found '%s'",
+                  a->config_file, plot);
+    }
     if (!a->plot_style) {
         free(a);
         return error_set(err, "--plot: unknown style '%s': expected braille, block or ascii", o->plot);
@@ -327,7 +349,9 @@ int console_run(const ConsoleOptions *o, Error *err)
     draw_init(o->ascii);
     if (!draw_unicode() && strcmp(a->plot_style->name, "braille") == 0)
         a->plot_style = plot_style_find("ascii");
-    app_set_theme(a, o->theme ? o->theme : "default");
+    app_set_theme(a, o->theme ? o->theme : a->config.theme[0] ? a->config.theme : "default");
+    if (config_bad)
+        app_message(a, 1, "settings ignored: %s", cerr.msg);
     view_cluster_snapshot(a);
     if (a->ss)
         sched_changed(a);

@@ -237,6 +237,8 @@ int input_command(App *a, const char *line)
             return -1;
         }
         a->plot_style = s;
+        snprintf(a->config.plot, sizeof a->config.plot, "%s", s->name);
+        app_save_config(a);
     } else if (strcmp(word, "sort") == 0) {
         int found = -1;
         for (int c = 0; c < TRIAL_COL_COUNT; c++)
@@ -255,6 +257,9 @@ int input_command(App *a, const char *line)
     } else if (strcmp(word, "theme") == 0) {
         if (app_set_theme(a, arg) < 0)
             return -1;
+        snprintf(a->config.theme, sizeof a->config.theme, "%s", arg);
+        app_save_config(a);
+        app_message(a, 0, "theme %s (saved in %s)", arg, a->config_file);
     } else if (strcmp(word, "policy") == 0) {
         if (!a->ss)
             app_message(a, 1, ":policy: no cluster scheduler runs in this session");
@@ -368,7 +373,7 @@ static void key(App *a, wint_t ch, int is_key)
     }
     if (a->confirm_quit) {
         a->confirm_quit = 0;
-        if (!is_key && (ch == 'y' || ch == 'Y' || ch == 'q'))
+        if (!is_key && (ch == 'y' || ch == 'Y' || (int)ch == a->config.keys[ACT_QUIT]))
             a->quit = 1;
         a->dirty = 1;
         return;
@@ -393,6 +398,18 @@ static void key(App *a, wint_t ch, int is_key)
             !(is_key && (ch == KEY_F(1) || ch == KEY_F(10)))) {
             editor_key(a, c);
             return;
+        }
+    }
+    if (!is_key && ch < 128) {
+        /* Rebound keys (config.json "keys"): a bound key acts as the action's built-in key;
+         * a built-in key whose action moved elsewhere does nothing. */
+        int act = config_action_of(&a->config, (int)ch);
+        if (act >= 0) {
+            ch = (wint_t)config_default_key((KeyAction)act);
+        } else {
+            for (int i = 0; i < ACT_COUNT; i++)
+                if ((int)ch == config_default_key((KeyAction)i))
+                    return;
         }
     }
     if (is_key) {

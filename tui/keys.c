@@ -28,6 +28,8 @@ const KeyHelp HELP_KEYS[] = {
     {"editor", "Enter", "launch as the next trial (only when valid)"},
     {"editor", "Esc", "discard the edit"},
     {"mouse", "click, wheel", "select a row or a tab; scroll"},
+    {"config", "config.json", "\"keys\": {\"quit\": \"x\"} rebinds quit, help, filter, command,"},
+    {"config", "", "  pause, edit, sort, reverse, view-tune/-cluster/-hosts"},
 };
 const size_t HELP_KEYS_COUNT = sizeof HELP_KEYS / sizeof HELP_KEYS[0];
 

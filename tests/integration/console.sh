@@ -25,7 +25,7 @@ start() {
     name="$1" cols="$2" rows="$3" term="$4"
     shift 4
     T new-session -d -s "$name" -x "$cols" -y "$rows" \
-        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
+        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
 }
 
 screen() { T capture-pane -p -t "$1" > "$tmp/screen.txt"; }
@@ -224,6 +224,29 @@ start crash 100 30 xterm-256color "$bin" --pace-ms 100
 wait_for crash '^.    1  ok '
 kill -SEGV "$(console_pid crash)"
 wait_exit crash 139
+
+# --- settings: a rebound key, and :theme saved atomically to config.json -------------------
+mkdir -p "$tmp/xdg-conf/tunedeck"
+printf '{"keys": {"quit": "x", "help": "h"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
+start conf 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched
+wait_for conf '^.    1  ok '
+T send-keys -t conf h
+wait_for conf 'Keys \(any key closes\)'
+T send-keys -t conf Escape q
+not_on_screen conf 'Quit anyway'
+T send-keys -t conf : t h e m e ' ' l i g h t Enter
+wait_for conf 'theme light \(saved in '
+grep -Eq '"theme":[[:space:]]*"light"' "$tmp/xdg-conf/tunedeck/config.json" || fail "the theme was not saved"
+grep -Eq '"quit":[[:space:]]*"x"' "$tmp/xdg-conf/tunedeck/config.json" || fail "saving lost the key bindings"
+T send-keys -t conf : t h e m e ' ' n o p e Enter
+wait_for conf "theme 'nope': .*nope.json: cannot open"
+T send-keys -t conf x y
+wait_exit conf 0
+printf '{"keys": {"quit": "?"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
+start conf2 100 30 xterm-256color "env XDG_CONFIG_HOME=$tmp/xdg-conf $bin --pace-ms 100 --no-sched"
+wait_for conf2 "settings ignored: .* is bound to both quit"
+T send-keys -t conf2 q y
+wait_exit conf2 0
 
 # --- bad input is refused before the screen is taken ---------------------------------------
 if "$bin" --theme-typo x >"$tmp/out" 2>&1; then fail "an unknown option was accepted"; fi
