@@ -28,7 +28,7 @@ BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
 LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
 
-.PHONY: all deps run test unit bench clean
+.PHONY: all deps run test unit bench clean fuzz test-san
 .SECONDARY:
 all: $(BUILD)/tunedeck $(TOOLS)
 
@@ -65,6 +65,15 @@ test: deps all $(BUILD)/unit-tests
 	@sh tests/run-integration.sh $(abspath $(BUILD))
 	TUNEDECK_BIN=$(abspath $(BUILD)/tunedeck) TUNEDECK_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/unit-tests --jobs 2
+
+# libFuzzer targets over every parser, FUZZ_SECONDS each (tests/fuzz/run.sh).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@sh tests/fuzz/run.sh $(abspath $(BUILD)/fuzz) $(FUZZ_SECONDS)
+
+# The unit tests and headless commands under ASan+UBSan and valgrind (a second build tree).
+test-san: deps
+	@sh tests/integration/sanitize.sh
 
 bench: deps all $(BENCHES)
 	@sh bench/run.sh $(abspath $(BUILD))

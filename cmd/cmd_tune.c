@@ -9,7 +9,9 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/tune_journal.h"
 #include "core/simcluster.h"
+#include "remote/hostpool.h"
 #include "remote/tuner.h"
 
 static void usage(FILE *out)
@@ -18,6 +20,8 @@ static void usage(FILE *out)
             "usage: tunedeck tune (--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE)\n"
             "                     [--launcher NAME] [--trial-cmd CMD] [--optimizer NAME]\n"
             "                     [--budget N] [--seed N] [--trial-timeout S] [--json]\n"
+            "                     [--no-journal] [--accept-new-host-keys]\n"
+            "       tunedeck tune --resume ID [--budget N] [--json]\n"
             "\n"
             "  --sim SPEC         tune on the embedded simulated cluster (%s)\n"
             "  --cluster FILE     a cluster inventory (JSON); with --job FILE, a job file\n"
@@ -29,7 +33,12 @@ static void usage(FILE *out)
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
-            "  --json             print one JSON result object on stdout\n",
+            "  --json             print one JSON result object on stdout\n"
+            "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
+            "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
+            "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
+            "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
+            "                     (a changed key is always refused)\n",
             simcluster_settings_help(), launcher_names(), optimizer_names());
 }
 
@@ -37,7 +46,9 @@ typedef struct {
     const char *sim, *cluster, *job, *launcher, *trial_cmd, *optimizer;
     long budget, seed;
     double timeout_s;
-    int json;
+    const char *resume, *setup_flag; /* setup_flag: a flag --resume takes from the journal */
+    int budget_set, no_journal;
+    int json, accept_keys;
 } TuneArgs;
 
 static int parse_args(int argc, char **argv, TuneArgs *a)
@@ -48,6 +59,8 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         {"trial-cmd", required_argument, 0, 't'}, {"optimizer", required_argument, 0, 'o'},
         {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
         {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
+        {"resume", required_argument, 0, 'R'},    {"no-journal", no_argument, 0, 'N'},
+        {"accept-new-host-keys", no_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->budget = 10;
@@ -58,7 +71,11 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        if (c > 0 && strchr("ScjltosTN", c))
+            a->setup_flag = argv[optind - 1];
         switch (c) {
+        case 'R': a->resume = optarg; break;
+        case 'N': a->no_journal = 1; break;
         case 'S': a->sim = optarg; break;
         case 'c': a->cluster = optarg; break;
         case 'j': a->job = optarg; break;
@@ -66,7 +83,9 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 't': a->trial_cmd = optarg; break;
         case 'o': a->optimizer = optarg; break;
         case 'J': a->json = 1; break;
+        case 'A': a->accept_keys = 1; break;
         case 'b':
+            a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
                 return 2;
             break;
@@ -89,6 +108,14 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         fprintf(stderr, "tunedeck tune: unexpected argument '%s' (try --help)\n", argv[optind]);
         return 2;
     }
+    if (a->resume && a->setup_flag) {
+        fprintf(stderr, "tunedeck tune: --resume: '%s' comes from the session's journal; only "
+                        "--budget and --json go with --resume\n",
+                a->setup_flag);
+        return 2;
+    }
+    if (a->resume)
+        return 0;
     if (!a->sim == !a->cluster) {
         fprintf(stderr, "tunedeck tune: expected either --sim SPEC or --cluster FILE --job FILE\n");
         return 2;
@@ -129,10 +156,12 @@ static cJSON *trial_json(const TrialRecord *r)
     return j;
 }
 
-static void print_json(const Tuner *t, const TuneArgs *a)
+static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "optimizer", tuner_optimizer_name(t));
+    if (tune_journal_id(tj)[0])
+        cJSON_AddStringToObject(root, "session", tune_journal_id(tj));
     cJSON_AddNumberToObject(root, "budget", (double)a->budget);
     cJSON_AddNumberToObject(root, "seed", (double)a->seed);
     const TrialRecord *best = tuner_best(t);
@@ -181,6 +210,66 @@ static void print_table(const Tuner *t)
         printf("best: trial %d, %.3f s per iteration\n", b->trial, b->obs->time_s);
 }
 
+/* --resume: the session's settings come from the first line of its journal. */
+static int resume_setup(TuneArgs *a, TuneJournal *tj, TuneSetup *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    if (!a->resume)
+        return 0;
+    Error err;
+    if (tune_journal_load(tj, a->resume, rs, &err) < 0) {
+        fprintf(stderr, "tunedeck tune: --resume: %s\n", err.msg);
+        return -1;
+    }
+    a->sim = rs->sim[0] ? rs->sim : NULL;
+    a->cluster = a->job = rs->sim[0] ? NULL : tune_journal_path(tj);
+    a->optimizer = rs->optimizer;
+    a->launcher = rs->launcher;
+    a->trial_cmd = rs->trial_cmd[0] ? rs->trial_cmd : NULL;
+    a->seed = rs->seed;
+    a->timeout_s = rs->timeout_s;
+    if (!a->budget_set)
+        a->budget = rs->budget;
+    return 0;
+}
+
+/* Opens the journal of a new session, or replays a resumed one into the tuner. */
+static int journal_begin(const TuneArgs *a, TuneJournal *tj, Tuner *t, const TuneSetup *rs,
+                         const Cluster *cluster, const JobSpec *job, const char *launcher,
+                         const char *cmd)
+{
+    Error err;
+    int rc;
+    if (a->no_journal)
+        return 0;
+    if (a->resume) {
+        rc = tune_journal_resume(tj, t, cluster, a->budget, &err);
+    } else {
+        TuneSetup s;
+        memset(&s, 0, sizeof s);
+        snprintf(s.sim, sizeof s.sim, "%s", a->sim ? a->sim : "");
+        snprintf(s.optimizer, sizeof s.optimizer, "%s", a->optimizer);
+        snprintf(s.launcher, sizeof s.launcher, "%s", launcher);
+        snprintf(s.trial_cmd, sizeof s.trial_cmd, "%s", cmd ? cmd : "");
+        s.seed = a->seed;
+        s.budget = a->budget;
+        s.timeout_s = a->timeout_s;
+        s.cluster = a->sim ? NULL : cluster_to_json(cluster);
+        s.job = a->sim ? NULL : job_to_json(job);
+        rc = tune_journal_start(tj, t, &s, &err);
+        tune_setup_clear(&s);
+    }
+    (void)rs;
+    if (rc < 0) {
+        fprintf(stderr, "tunedeck tune: %s%s\n", err.msg,
+                a->resume ? "" : " (--no-journal runs without one)");
+        return -1;
+    }
+    fprintf(stderr, "tunedeck tune: session %s (journal %s)\n", tune_journal_id(tj),
+            tune_journal_path(tj));
+    return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     TuneArgs a;
@@ -188,8 +277,16 @@ int cmd_tune(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     Error err;
+    TuneSetup rs; /* what a resumed session was started with */
+    TuneJournal *tj = tune_journal_new();
+    if (resume_setup(&a, tj, &rs) < 0) {
+        tune_journal_free(tj);
+        return 2;
+    }
     SimCluster *sim = NULL;
     Cluster *owned_cluster = NULL;
+    Tuner *t = NULL;
+    HostPool *pool = NULL;
     JobSpec job;
     memset(&job, 0, sizeof job);
     const Cluster *cluster;
@@ -198,20 +295,23 @@ int cmd_tune(int argc, char **argv)
         sim = simcluster_new(a.sim, &err);
         if (!sim) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            return 2;
+            rc = 2;
+            goto out;
         }
         cluster = simcluster_cluster(sim);
         jobp = simcluster_job(sim);
     } else {
-        owned_cluster = cluster_load(a.cluster, &err);
+        owned_cluster = rs.cluster ? cluster_from_json(rs.cluster, a.cluster, &err)
+                                   : cluster_load(a.cluster, &err);
         if (!owned_cluster) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            return 2;
+            rc = 2;
+            goto out;
         }
-        if (job_load(a.job, &job, &err) < 0) {
+        if ((rs.job ? job_from_json(rs.job, a.job, &job, &err) : job_load(a.job, &job, &err)) < 0) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            cluster_free(owned_cluster);
-            return 2;
+            rc = 2;
+            goto out;
         }
         cluster = owned_cluster;
         jobp = &job;
@@ -223,7 +323,6 @@ int cmd_tune(int argc, char **argv)
     const char *cmd = a.trial_cmd ? a.trial_cmd : cluster->trial.command;
     const LauncherKind *lk = launcher_find(lname);
     rc = 2;
-    Tuner *t = NULL;
     if (!lk) {
         fprintf(stderr, "tunedeck tune: --launcher: unknown launcher '%s': expected one of %s\n",
                 lname, launcher_names());
@@ -240,6 +339,15 @@ int cmd_tune(int argc, char **argv)
                 lname);
         goto out;
     }
+    if (strcmp(lname, "per-host") == 0 || strcmp(lname, "single") == 0) {
+        HostPoolOptions po = {.accept_new_host_keys = a.accept_keys,
+                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+        pool = hostpool_new(&po, &err);
+        if (!pool || hostpool_add_cluster(pool, cluster, &err) < 0) {
+            fprintf(stderr, "tunedeck tune: --cluster: %s\n", err.msg);
+            goto out;
+        }
+    }
     TunerConfig cfg = {
         .cluster = cluster,
         .job = jobp,
@@ -248,17 +356,22 @@ int cmd_tune(int argc, char **argv)
         .budget = (int)a.budget,
         .launcher = lk,
         .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
-                   .seed = (uint64_t)a.seed},
+                   .seed = (uint64_t)a.seed, .remote = pool},
+        .on_event = tune_journal_on_event,
+        .userdata = tj,
     };
     t = tuner_new(&cfg, &err);
     if (!t) {
         fprintf(stderr, "tunedeck tune: --optimizer: %s\n", err.msg);
         goto out;
     }
+    if (journal_begin(&a, tj, t, &rs, cluster, jobp, lname, cmd) < 0)
+        goto out;
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
+    tune_journal_end(tj, t);
     if (a.json)
-        print_json(t, &a);
+        print_json(t, &a, tj);
     else
         print_table(t);
     rc = tuner_best(t) ? 0 : 1;
@@ -266,8 +379,13 @@ int cmd_tune(int argc, char **argv)
         fflush(stdout);
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
     }
+    if (tune_journal_failed(tj))
+        rc = 1; /* said on stderr when it happened */
 out:
     tuner_free(t);
+    tune_journal_free(tj);
+    tune_setup_clear(&rs);
+    hostpool_free(pool);
     simcluster_free(sim);
     cluster_free(owned_cluster);
     job_clear(&job);

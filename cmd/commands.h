@@ -15,5 +15,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_sim_trial(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
+int cmd_hosts(int argc, char **argv);
 
 #endif

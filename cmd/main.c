@@ -12,6 +12,8 @@ const Command COMMANDS[] = {
     {"sim-trial", "the simulator as a protocol v1 trial command", cmd_sim_trial},
     {"console", "the operator console (also: tunedeck with no command)", cmd_console},
     {"schedule", "simulate the cluster scheduler on a workload (headless)", cmd_schedule},
+    {"sessions", "list session journals", cmd_sessions},
+    {"hosts", "check reachability, host keys and GPUs of an inventory", cmd_hosts},
     {NULL, NULL, NULL},
 };
 

@@ -20,6 +20,7 @@ struct Gp {
     GpKernel kernel;
     size_t dim, n, cap;
     double log_ls[GP_MAX_DIM], log_sf2, log_sn2;
+    double inv_ls[GP_MAX_DIM], sf2; /* exp of the above, cached for the kernel */
     double jitter;               /* added to the diagonal when plain Cholesky failed */
     double x_lo[GP_MAX_DIM], x_scale[GP_MAX_DIM];
     double y_mean, y_std;
@@ -29,6 +30,13 @@ struct Gp {
     double *alpha;               /* n: K^-1 y */
     int factored;
 };
+
+static void cache_hyper(Gp *g)
+{
+    for (size_t i = 0; i < g->dim; i++)
+        g->inv_ls[i] = exp(-g->log_ls[i]);
+    g->sf2 = exp(g->log_sf2);
+}
 
 Gp *gp_new(GpKernel kernel, size_t dim, Error *err)
 {
@@ -50,6 +58,7 @@ Gp *gp_new(GpKernel kernel, size_t dim, Error *err)
     g->log_sf2 = 0;
     g->log_sn2 = log(1e-2);
     g->y_std = 1;
+    cache_hyper(g);
     return g;
 }
 
@@ -73,10 +82,10 @@ static double kernel_n(const Gp *g, const double *a, const double *b)
 {
     double r2 = 0;
     for (size_t i = 0; i < g->dim; i++) {
-        double d = (a[i] - b[i]) / exp(g->log_ls[i]);
+        double d = (a[i] - b[i]) * g->inv_ls[i];
         r2 += d * d;
     }
-    double sf2 = exp(g->log_sf2);
+    double sf2 = g->sf2;
     if (g->kernel == GP_KERNEL_SE)
         return sf2 * exp(-0.5 * r2);
     double r = sqrt(5.0 * r2);
@@ -129,12 +138,13 @@ static void solve_alpha(Gp *g)
 static int factor(Gp *g, Error *err)
 {
     g->factored = 0;
+    cache_hyper(g);
     if (g->n == 0) {
         g->factored = 1;
         return 0;
     }
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    double sf2 = exp(g->log_sf2), jitter = 0;
+    double sf2 = g->sf2, jitter = 0;
     int ok = 0;
     for (int attempt = 0; attempt < 8 && !ok; attempt++) {
         for (size_t i = 0; i < g->n; i++) {

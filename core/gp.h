@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-enum { GP_MAX_DIM = 16 };
+enum { GP_MAX_DIM = 64 };
 
 typedef enum { GP_KERNEL_SE, GP_KERNEL_MATERN52 } GpKernel;
 

@@ -6,13 +6,14 @@
 #include <string.h>
 
 extern const OptimizerKind OPTIMIZER_UNIFORM_DEVICES, OPTIMIZER_UNIFORM_GPUS, OPTIMIZER_RANDOM;
-extern const OptimizerKind OPTIMIZER_BESPOKE;
+extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP;
 
 static const OptimizerKind *const OPTIMIZERS[] = {
     &OPTIMIZER_UNIFORM_DEVICES,
     &OPTIMIZER_UNIFORM_GPUS,
     &OPTIMIZER_RANDOM,
     &OPTIMIZER_BESPOKE,
+    &OPTIMIZER_GP,
     NULL,
 };
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/clock.h"
 #include "core/placement.h"
@@ -362,6 +363,14 @@ static int place_cmp(const void *pa, const void *pb)
     return a->job < b->job ? -1 : a->job > b->job;
 }
 
+static int delta_cmp(const void *pa, const void *pb)
+{
+    const PlaceOrder *a = pa, *b = pb; /* want = GPUs gained */
+    if (a->want != b->want)
+        return a->want - b->want;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
 static void explore_advance(SchedState *s, SJob *j)
 {
     if (s->pol->knowledge != POLICY_KNOWS_EXPLORE || j->explore_stage >= EXPLORE_STAGES)
@@ -374,20 +383,32 @@ static void explore_advance(SchedState *s, SJob *j)
         j->explore_stage = EXPLORE_STAGES;
 }
 
+/* Decision latency is measured in this thread's CPU time: on a shared machine wall-clock
+ * time mostly measures the neighbours. */
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return clock_now_s();
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int decide(SchedState *s, Error *err)
 {
-    double t0 = clock_now_s();
+    double t0 = cpu_now_s();
     s->gen++;
     size_t n = s->n_jobs, m = 0;
     size_t *active = malloc((n ? n : 1) * sizeof *active);
     PolicyJob *pj = malloc((n ? n : 1) * sizeof *pj);
     int *target = malloc((n ? n : 1) * sizeof *target);
     PlaceOrder *order = malloc((n ? n : 1) * sizeof *order);
+    PlaceOrder *pending = malloc((n ? n : 1) * sizeof *pending);
+    size_t npend = 0;
     int *nodes = malloc((size_t)s->cfg.nodes * sizeof *nodes);
     int *gp = malloc((size_t)s->cfg.nodes * sizeof *gp);
     int *freeg = malloc((size_t)s->cfg.nodes * sizeof *freeg);
     int rc = 0;
-    if (!active || !pj || !target || !order || !nodes || !gp || !freeg) {
+    if (!active || !pj || !target || !order || !pending || !nodes || !gp || !freeg) {
         rc = error_set(err, "scheduler: out of memory");
         goto out;
     }
@@ -486,10 +507,19 @@ static int decide(SchedState *s, Error *err)
         j->stall_left_s = s->cfg.resize_cost_s;
         if (j->start_s < 0)
             j->start_s = s->now_s;
-        if (log_event(s, from ? SCHED_EV_RESIZE : SCHED_EV_START, ji, from, j->gpus) < 0)
-            rc = error_set(err, "scheduler: out of memory");
+        pending[npend++] = (PlaceOrder){j->gpus - from, ji};
     }
     placement_pool_free(&pool);
+    /* Log shrinks before grows, so that a replay of the stream never holds more GPUs than
+     * the cluster has, even between the events of one decision. */
+    qsort(pending, npend, sizeof *pending, delta_cmp);
+    for (size_t q = 0; q < npend && rc == 0; q++) {
+        SJob *j = &s->jobs[pending[q].job];
+        int from = j->gpus - pending[q].want;
+        if (log_event(s, from ? SCHED_EV_RESIZE : SCHED_EV_START, pending[q].job, from,
+                      j->gpus) < 0)
+            rc = error_set(err, "scheduler: out of memory");
+    }
     /* Unmoved jobs may still change batch (adaptive policies, between steps; no restart). */
     for (size_t k = 0; k < m && rc == 0; k++) {
         SJob *j = &s->jobs[active[k]];
@@ -509,9 +539,10 @@ out:
             }
         }
         if (s->n_dec < s->cap_dec)
-            s->decision_ms[s->n_dec++] = (clock_now_s() - t0) * 1000.0;
+            s->decision_ms[s->n_dec++] = (cpu_now_s() - t0) * 1000.0;
     }
-    free(active), free(pj), free(target), free(order), free(nodes), free(gp), free(freeg);
+    free(active), free(pj), free(target), free(order), free(pending), free(nodes), free(gp),
+        free(freeg);
     return rc;
 }
 

@@ -261,6 +261,14 @@ Schedule *schedule_from_json(const cJSON *root, const Cluster *c, const char *so
         job_clear(&job);
         return NULL;
     }
+    /* As for a job file: a warm-up covering every iteration leaves nothing to measure. */
+    if (job.warmup >= job.iterations) {
+        error_set(err, "%s: field 'warmup': expected fewer warm-up iterations than the %d "
+                       "iterations, found %d",
+                  source, job.iterations, job.warmup);
+        job_clear(&job);
+        return NULL;
+    }
     Schedule *s = schedule_new(c, &job);
     job_clear(&job);
     if (jfield_int(root, source, "trial", 0, 0, 1000000000, &s->trial, err) < 0)

@@ -84,6 +84,25 @@ double sgd_model_traffic_mb(const Cluster *c, double model_mb, const unsigned ch
     return d;
 }
 
+/* Traffic of every machine at once: O(machines), not O(machines^2). */
+static void traffic_all(const Cluster *c, double model_mb, const unsigned char *worker,
+                        const unsigned char *ps, double *out)
+{
+    int W = 0, P = 0;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        W += worker[m] != 0;
+        P += ps[m] != 0;
+    }
+    for (size_t i = 0; i < c->n_machines; i++) {
+        double d = 0;
+        if (worker[i] && P)
+            d += 2 * model_mb * (1.0 - (ps[i] ? 1.0 / P : 0.0));
+        if (ps[i] && P)
+            d += 2 * (model_mb / P) * (W - (worker[i] ? 1 : 0));
+        out[i] = d;
+    }
+}
+
 SgdModel *sgd_model_new(const Cluster *c, const JobSpec *job, Error *err)
 {
     if (!c->n_machines || !c->n_devices) {
@@ -404,20 +423,23 @@ static void comm_phi(const SgdModel *m, const unsigned char *worker, const unsig
 {
     const Cluster *c = m->c;
     memset(phi, 0, m->comm_p * sizeof *phi);
-    double worst = -1;
+    double worst = -1, stack[1024];
+    double *tr = c->n_machines <= 1024 ? stack : malloc(c->n_machines * sizeof *tr);
+    traffic_all(c, m->job.model_mb, worker, ps, tr);
     size_t at = 0;
     int W = 0, P = 0;
     for (size_t i = 0; i < c->n_machines; i++) {
         W += worker[i] != 0;
         P += ps[i] != 0;
-        double d = sgd_model_traffic_mb(c, m->job.model_mb, worker, ps, i);
-        double t = d * theta[c->machines[i].type];
+        double t = tr[i] * theta[c->machines[i].type];
         if (t > worst) {
             worst = t;
             at = i;
         }
     }
-    phi[c->machines[at].type] = sgd_model_traffic_mb(c, m->job.model_mb, worker, ps, at);
+    phi[c->machines[at].type] = tr[at];
+    if (tr != stack)
+        free(tr);
     phi[c->n_types] = 1;
     phi[c->n_types + 1] = W + P;
     X[0] = W;
@@ -717,8 +739,8 @@ int sgd_model_sample(const SgdModel *m, const Schedule *s, const SgdNormals *z, 
     }
     double traffic[4096], *tr = M <= 4096 ? traffic : malloc(M * sizeof *tr);
     int W = 0, P = 0;
+    traffic_all(c, m->job.model_mb, s->worker, s->ps, tr);
     for (size_t mi = 0; mi < M; mi++) {
-        tr[mi] = sgd_model_traffic_mb(c, m->job.model_mb, s->worker, s->ps, mi);
         W += s->worker[mi] != 0;
         P += s->ps[mi] != 0;
     }

@@ -19,15 +19,21 @@ static double total_at(WaterfillInverse inv, void *ctx, size_t n, double t, doub
 
 double waterfill(WaterfillInverse inv, void *ctx, size_t n, double total, double *x)
 {
-    double hi = 1e-6;
+    /* Bracket by factors of 8 from 1 ms, then bisect to a relative 1e-7. */
+    double hi = 1e-3, lo = 0;
     int steps = 0;
     while (total_at(inv, ctx, n, hi, NULL) < total) {
-        hi *= 2;
-        if (++steps > 80)
+        lo = hi;
+        hi *= 8;
+        if (++steps > 40)
             return INFINITY;
     }
-    double lo = steps ? hi / 2 : 0;
-    for (int i = 0; i < 60 && hi - lo > 1e-12 * hi; i++) {
+    if (!steps) {
+        while (hi > 1e-12 && total_at(inv, ctx, n, hi / 8, NULL) >= total)
+            hi /= 8;
+        lo = hi / 8;
+    }
+    for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (total_at(inv, ctx, n, mid, NULL) >= total)
             hi = mid;
@@ -45,64 +51,67 @@ typedef struct {
     size_t *machine; /* slot -> machine */
     double *agg;     /* slot -> mean aggregation when several devices are loaded */
     double *dev_x;   /* flat devices: loads of the best option at the last deadline asked */
+    WaterfillMode mode;
 } Ctx;
 
-static double option_load(const Ctx *k, size_t mi, int which, double t, int write)
-{
-    const Machine *mc = &k->c->machines[mi];
-    const MachineType *mt = &k->c->types[mc->type];
-    /* which: 0..n-1 one device alone; n = all GPUs; n+1 = all devices */
-    size_t n = mt->n_devices;
-    int gpus = 0;
-    for (size_t j = 0; j < n; j++)
-        gpus += mt->devices[j].kind == DEVICE_GPU;
-    double sum = 0;
-    for (size_t j = 0; j < n; j++) {
-        int in = (size_t)which < n   ? (size_t)which == j
-                 : (size_t)which == n ? mt->devices[j].kind == DEVICE_GPU
-                                       : 1;
-        int count = (size_t)which < n ? 1 : (size_t)which == n ? gpus : (int)n;
-        double v = 0;
-        if (in) {
-            int shared = count > 1;
-            double budget = t - (shared ? sgd_model_agg_mean(k->m, mi) : 0);
-            v = budget > 0 ? sgd_model_device_inverse(k->m, mc->first_device + j, shared, budget)
-                           : 0;
-        }
-        if (write)
-            k->dev_x[mc->first_device + j] = v;
-        sum += v;
-    }
-    return sum;
-}
-
+/* Capacity of one worker machine at deadline t: the best of one device alone, all its GPUs
+ * together, or all its devices together (these pay the aggregation and interference). Each
+ * device curve is inverted once per budget; the chosen loads go to dev_x. */
 static double machine_inverse(void *ctx, size_t slot, double t)
 {
     Ctx *k = ctx;
-    size_t mi = k->machine[slot], n = k->c->types[k->c->machines[mi].type].n_devices;
+    size_t mi = k->machine[slot];
+    const Machine *mc = &k->c->machines[mi];
+    const MachineType *mt = &k->c->types[mc->type];
+    size_t n = mt->n_devices, first = mc->first_device;
+    double alone[64] = {0}, shared[64] = {0};
+    if (n > 64)
+        n = 64;
     int gpus = 0;
-    for (size_t j = 0; j < n; j++)
-        gpus += k->c->types[k->c->machines[mi].type].devices[j].kind == DEVICE_GPU;
-    int best = 0;
-    double best_v = -1;
-    for (int w = 0; w < (int)n + 2; w++) {
-        if (w == (int)n && gpus < 2)
-            continue; /* "all GPUs" differs from a single device only with two or more */
-        if (w == (int)n + 1 && n < 2)
-            continue;
-        double v = option_load(k, mi, w, t, 0);
-        if (v > best_v) {
-            best_v = v;
-            best = w;
+    size_t best_one = 0;
+    for (size_t j = 0; j < n; j++) {
+        gpus += mt->devices[j].kind == DEVICE_GPU;
+        alone[j] = k->mode == WATERFILL_SHARED && n > 1
+                       ? 0
+                       : sgd_model_device_inverse(k->m, first + j, 0, t);
+        if (alone[j] > alone[best_one])
+            best_one = j;
+    }
+    double best = k->mode == WATERFILL_SHARED && n > 1 ? -1 : alone[best_one];
+    int choice = 0; /* 0 one device, 1 all GPUs, 2 all devices */
+    if (n > 1 && k->mode != WATERFILL_ALONE) {
+        double budget = t - sgd_model_agg_mean(k->m, mi), all = 0, gsum = 0;
+        for (size_t j = 0; j < n; j++) {
+            shared[j] = budget > 0 ? sgd_model_device_inverse(k->m, first + j, 1, budget) : 0;
+            all += shared[j];
+            if (mt->devices[j].kind == DEVICE_GPU)
+                gsum += shared[j];
+        }
+        if (gpus >= 2 && gsum > best && k->mode != WATERFILL_SHARED) {
+            best = gsum;
+            choice = 1;
+        }
+        if (all > best) {
+            best = all;
+            choice = 2;
         }
     }
-    return option_load(k, mi, best, t, 1);
+    for (size_t j = 0; j < n; j++)
+        k->dev_x[first + j] = choice == 0   ? (j == best_one ? alone[j] : 0)
+                              : choice == 1 ? (mt->devices[j].kind == DEVICE_GPU ? shared[j] : 0)
+                                            : shared[j];
+    return best > 0 ? best : 0;
 }
 
 double waterfill_schedule(const SgdModel *m, Schedule *s)
 {
+    return waterfill_schedule_mode(m, s, WATERFILL_BEST);
+}
+
+double waterfill_schedule_mode(const SgdModel *m, Schedule *s, WaterfillMode mode)
+{
     const Cluster *c = s->cluster;
-    Ctx k = {.m = m, .c = c};
+    Ctx k = {.m = m, .c = c, .mode = mode};
     k.machine = malloc(c->n_machines * sizeof *k.machine);
     k.dev_x = calloc(c->n_devices, sizeof *k.dev_x);
     size_t n = 0;

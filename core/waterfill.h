@@ -19,4 +19,10 @@ double waterfill(WaterfillInverse inv, void *ctx, size_t n, double total, double
  * (paying the aggregation). Returns the deadline, INFINITY when nothing fits. */
 double waterfill_schedule(const SgdModel *m, Schedule *s);
 
+/* The same with the loading option forced: each multi-device machine loads one device
+ * alone (its best), or all of its devices. Candidates the mean model would not pick, for
+ * expected improvement to weigh when the model is unsure of interference. */
+typedef enum { WATERFILL_BEST, WATERFILL_ALONE, WATERFILL_SHARED } WaterfillMode;
+double waterfill_schedule_mode(const SgdModel *m, Schedule *s, WaterfillMode mode);
+
 #endif

@@ -6,11 +6,13 @@
 
 #include "core/clock.h"
 
-extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL;
+extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE;
 
 static const LauncherKind *const LAUNCHERS[] = {
     &LAUNCHER_SIM,
     &LAUNCHER_LOCAL,
+    &LAUNCHER_PER_HOST,
+    &LAUNCHER_SINGLE,
     NULL,
 };
 

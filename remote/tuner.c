@@ -23,6 +23,7 @@ struct Tuner {
     size_t n_trials, cap_trials;
     void *run;                 /* the launcher's run of the current trial */
     Schedule *override;        /* the operator's next schedule */
+    int stop_requested;        /* tuner_stop(): launch nothing more */
     char last_error[ERROR_MSG_MAX];
     /* background suggestion */
     pthread_t thread;
@@ -136,6 +137,14 @@ static void launch(Tuner *t, TrialRecord *rec)
     rec->suggestion.schedule->trial = rec->trial;
     rec->started_s = clock_now_s();
     emit(t, TUNER_EVENT_STARTED, rec);
+    if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
+        Observation *o = observation_new(rec->suggestion.schedule);
+        o->status = TRIAL_CANCELLED;
+        snprintf(o->reason, sizeof o->reason, "not launched: %s", t->last_error);
+        record_outcome(t, rec, o);
+        t->phase = PHASE_STOPPED;
+        return;
+    }
     Error err;
     t->run = t->cfg.launcher->start(&t->cfg.launch, rec->suggestion.schedule, &err);
     if (!t->run) {
@@ -143,7 +152,7 @@ static void launch(Tuner *t, TrialRecord *rec)
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "could not start: %s", err.msg);
         record_outcome(t, rec, o);
-        t->phase = PHASE_IDLE;
+        t->phase = t->stop_requested ? PHASE_STOPPED : PHASE_IDLE;
         return;
     }
     t->phase = PHASE_RUNNING;
@@ -260,6 +269,8 @@ void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
         t->run = NULL;
         t->phase = PHASE_IDLE;
         record_outcome(t, &t->trials[t->n_trials - 1], o);
+        if (t->stop_requested)
+            t->phase = PHASE_STOPPED;
     }
     if (t->phase == PHASE_IDLE && !t->paused && (int)t->n_trials < t->budget)
         begin_trial(t);
@@ -367,13 +378,50 @@ int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err)
 
 void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms)
 {
+    tuner_replay_trial(t, sg, 0, o, suggest_ms, NULL);
+}
+
+int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
+                       double suggest_ms, Error *err)
+{
+    Suggestion again;
+    memset(&again, 0, sizeof again);
+    int differs = 0;
+    if (!overridden) {
+        pthread_mutex_lock(&t->opt_lock);
+        int rc = optimizer_suggest(t->opt, &again, err);
+        pthread_mutex_unlock(&t->opt_lock);
+        if (rc < 0) {
+            suggestion_clear(&again);
+            return -1;
+        }
+        differs = !schedule_equal(again.schedule, sg->schedule);
+    }
     TrialRecord *rec = add_record(t);
-    rec->suggestion = *sg;
-    rec->suggestion.schedule = schedule_copy(sg->schedule);
-    rec->suggestion.machine_mean_s = rec->suggestion.machine_p10_s = NULL;
-    rec->suggestion.machine_p90_s = rec->suggestion.device_mean_s = NULL;
+    if (!overridden && !differs) {
+        /* The re-made suggestion is the one that ran, with all its part predictions. */
+        rec->suggestion = again;
+        rec->suggestion.schedule->trial = sg->schedule->trial;
+    } else {
+        suggestion_clear(&again);
+        rec->suggestion = *sg;
+        rec->suggestion.schedule = schedule_copy(sg->schedule);
+        rec->suggestion.machine_mean_s = rec->suggestion.machine_p10_s = NULL;
+        rec->suggestion.machine_p90_s = rec->suggestion.device_mean_s = NULL;
+    }
+    rec->overridden = overridden;
     rec->suggest_ms = suggest_ms;
     record_outcome(t, rec, observation_copy(o));
+    return differs;
+}
+
+void tuner_stop(Tuner *t, const char *reason)
+{
+    if (!t->stop_requested)
+        snprintf(t->last_error, sizeof t->last_error, "%s", reason);
+    t->stop_requested = 1;
+    if (t->phase == PHASE_IDLE)
+        t->phase = PHASE_STOPPED; /* a running trial or suggestion ends first */
 }
 
 void tuner_cancel(Tuner *t)

@@ -58,6 +58,16 @@ int tuner_override(Tuner *t, const Schedule *s, Error *err);
 int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err);
 /* Feeds a trial measured before (a resumed journal) to the optimizer as if just run. */
 void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms);
+/* The same, saying whether the trial was the operator's: for the optimizer's own trials
+ * suggest() runs again first, so that its random state and model advance exactly as they did
+ * and the next suggestion is the one it would have made. Returns 1 when the re-made schedule
+ * differs from the journal's (the optimizer or its inputs changed), 0 when it is the same,
+ * -1 when suggest() failed. Emits only TUNER_EVENT_FINISHED. */
+int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
+                       double suggest_ms, Error *err);
+/* Stops launching: the trial about to start (if any) is recorded as cancelled with this
+ * reason, nothing more starts, and tuner_last_error() says why. Safe from on_event. */
+void tuner_stop(Tuner *t, const char *reason);
 /* Stops the running trial; it is recorded as cancelled. */
 void tuner_cancel(Tuner *t);
 const char *tuner_optimizer_name(const Tuner *t);

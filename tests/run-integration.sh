@@ -5,6 +5,9 @@ set -eu
 build="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
 failed=0
+# Sessions the suites start keep their journals in a scratch folder, not the user's.
+state="$(mktemp -d /tmp/td-state.XXXXXX)"
+export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$state}"
 for suite in "$here"/integration/*.sh; do
     [ -e "$suite" ] || continue
     name="$(basename "$suite" .sh)"
@@ -15,4 +18,5 @@ for suite in "$here"/integration/*.sh; do
         failed=1
     fi
 done
+rm -rf "$state"
 exit $failed

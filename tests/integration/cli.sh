@@ -6,6 +6,7 @@ bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT INT TERM
+export TUNEDECK_STATE_DIR="$tmp/state"
 fails=0
 fail() { echo "cli: FAIL: $*"; fails=$((fails + 1)); }
 

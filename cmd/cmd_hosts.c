@@ -1,0 +1,214 @@
+/* `tunedeck hosts --cluster FILE`: every host of an inventory checked in parallel —
+ * reachability, handshake latency, host-key status, GPUs seen, last error. */
+#include <cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "cmd/flags.h"
+#include "core/clock.h"
+#include "remote/gpuwatch.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tunedeck hosts --cluster FILE [--json] [--accept-new-host-keys]\n"
+                 "                      [--gpu-wait S]\n"
+                 "Connects to every host of the inventory at once and reports reachability,\n"
+                 "handshake latency, host-key status (with the SHA256 fingerprint), the GPUs\n"
+                 "nvidia-smi reports and the last error. Exit status 1 when a host is down.\n"
+                 "  --accept-new-host-keys  add unknown host keys to known_hosts (a changed key\n"
+                 "                          is always refused)\n"
+                 "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
+                 "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n");
+}
+
+static cJSON *num_or_null(double v, int known)
+{
+    return known ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *host_json(HostPool *p, GpuWatch *w, size_t i)
+{
+    HostInfo hi;
+    hostpool_info(p, i, &hi);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", hi.name);
+    cJSON_AddStringToObject(j, "host", hi.host);
+    cJSON_AddBoolToObject(j, "reachable", hi.state == HOST_READY);
+    cJSON_AddStringToObject(j, "state", hostpool_state_name(hi.state));
+    cJSON_AddItemToObject(j, "handshake_ms", num_or_null(hi.handshake_ms, hi.handshake_ms >= 0));
+    cJSON_AddStringToObject(j, "host_key", hostpool_key_name(hi.key));
+    cJSON_AddStringToObject(j, "fingerprint", hi.fingerprint);
+    const char *why = "";
+    GpuHostState gs = hi.state == HOST_READY ? gpuwatch_state(w, i, &why) : GPUHOST_ERROR;
+    const GpuSample *g;
+    size_t n = hi.state == HOST_READY ? gpuwatch_gpus(w, i, &g) : 0;
+    cJSON_AddStringToObject(j, "gpu_state",
+                            hi.state == HOST_READY ? gpuwatch_state_name(gs) : "unknown");
+    cJSON_AddItemToObject(j, "gpus", num_or_null((double)n, gs == GPUHOST_OK));
+    cJSON *list = cJSON_AddArrayToObject(j, "gpu_list");
+    for (size_t k = 0; k < n; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "index", g[k].index);
+        cJSON_AddStringToObject(o, "uuid", g[k].uuid);
+        cJSON_AddStringToObject(o, "name", g[k].name);
+        cJSON_AddItemToObject(o, "util_pct", num_or_null(g[k].util_pct, g[k].has_util));
+        cJSON_AddItemToObject(o, "mem_used_mib", num_or_null(g[k].mem_used_mib, g[k].has_mem_used));
+        cJSON_AddItemToObject(o, "mem_total_mib",
+                              num_or_null(g[k].mem_total_mib, g[k].has_mem_total));
+        cJSON_AddItemToArray(list, o);
+    }
+    const GpuProc *pr;
+    size_t np = hi.state == HOST_READY ? gpuwatch_procs(w, i, &pr) : 0;
+    cJSON *procs = cJSON_AddArrayToObject(j, "gpu_processes");
+    for (size_t k = 0; k < np; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "pid", (double)pr[k].proc.pid);
+        cJSON_AddItemToObject(o, "gpu_index",
+                              num_or_null(pr[k].gpu >= 0 ? g[pr[k].gpu].index : 0, pr[k].gpu >= 0));
+        cJSON_AddItemToObject(o, "used_mib", num_or_null(pr[k].proc.used_mib, pr[k].proc.has_used));
+        cJSON_AddItemToObject(o, "pgid", num_or_null((double)pr[k].pgid, pr[k].pgid > 0));
+        cJSON_AddItemToArray(procs, o);
+    }
+    const char *err = hi.last_error[0] ? hi.last_error : (gs == GPUHOST_ERROR ? why : "");
+    cJSON_AddStringToObject(j, "last_error", err);
+    return j;
+}
+
+int cmd_hosts(int argc, char **argv)
+{
+    static const struct option LONG[] = {{"cluster", required_argument, 0, 'c'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"accept-new-host-keys", no_argument, 0, 'A'},
+                                         {"gpu-wait", required_argument, 0, 'g'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *path = NULL;
+    int json = 0, accept = 0, c;
+    double gpu_wait_s = 3;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            path = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'A':
+            accept = 1;
+            break;
+        case 'g':
+            if (flags_double("hosts", "--gpu-wait", optarg, 0, 600, &gpu_wait_s) < 0)
+                return 2;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "tunedeck hosts: unknown or incomplete option '%s' (try --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (!path || optind < argc) {
+        fprintf(stderr, "tunedeck hosts: expected --cluster FILE (try --help)\n");
+        return 2;
+    }
+    Error err;
+    Cluster *cl = cluster_load(path, &err);
+    if (!cl) {
+        fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
+        return 2;
+    }
+    HostPoolOptions po = {.accept_new_host_keys = accept,
+                          .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+    HostPool *p = hostpool_new(&po, &err);
+    if (!p || hostpool_add_cluster(p, cl, &err) < 0) {
+        fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
+        hostpool_free(p);
+        cluster_free(cl);
+        return 2;
+    }
+    size_t n = hostpool_size(p);
+    for (size_t i = 0; i < n; i++)
+        hostpool_connect(p, i, 0);
+    double timeout_s = cl->ssh.connect_timeout_s > 0 ? cl->ssh.connect_timeout_s : 5;
+    hostpool_run_until_settled(p, clock_now_ms() + (int64_t)(timeout_s * 1000) + 1000);
+    GpuWatch *w = gpuwatch_new(p, 0.5);
+    for (size_t i = 0; i < n; i++) {
+        HostInfo hi;
+        hostpool_info(p, i, &hi);
+        if (hi.state == HOST_READY)
+            gpuwatch_add_host(w, i);
+    }
+    /* GPU state: until every ready host answered (GPUs and a process round), or the wait. */
+    struct pollfd *fds = calloc(n + 1, sizeof *fds);
+    int64_t until = clock_now_ms() + (int64_t)(gpu_wait_s * 1000);
+    while (clock_now_ms() < until) {
+        int waiting = 0;
+        for (size_t i = 0; i < n; i++) {
+            HostInfo hi;
+            hostpool_info(p, i, &hi);
+            if (hi.state == HOST_READY && !gpuwatch_answered(w, i))
+                waiting++;
+        }
+        if (!waiting)
+            break;
+        int64_t dl = until;
+        size_t nf = hostpool_pollfds(p, fds, n + 1, &dl);
+        int64_t left = dl - clock_now_ms();
+        int rc = poll(fds, nf, left < 0 ? 0 : (int)left);
+        hostpool_step(p, fds, rc > 0 ? nf : 0, clock_now_ms());
+        gpuwatch_step(w, clock_now_ms());
+    }
+    free(fds);
+    int down = 0;
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON_AddItemToArray(arr, host_json(p, w, i));
+        HostInfo hi;
+        hostpool_info(p, i, &hi);
+        down += hi.state != HOST_READY;
+    }
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "cluster", cl->name);
+        cJSON_AddItemToObject(root, "hosts", arr);
+        char *text = cJSON_Print(root);
+        puts(text);
+        free(text);
+        cJSON_Delete(root);
+    } else {
+        printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n", "machine", "host", "state", "handshake",
+               "host key", "gpus", "fingerprint / last error");
+        cJSON *h;
+        cJSON_ArrayForEach(h, arr)
+        {
+            const cJSON *hs = cJSON_GetObjectItem(h, "handshake_ms");
+            const cJSON *g = cJSON_GetObjectItem(h, "gpus");
+            char lat[32] = "-", gpus[32];
+            if (cJSON_IsNumber(hs))
+                snprintf(lat, sizeof lat, "%.0f ms", hs->valuedouble);
+            if (cJSON_IsNumber(g))
+                snprintf(gpus, sizeof gpus, "%d", g->valueint);
+            else
+                snprintf(gpus, sizeof gpus, "%s", cJSON_GetObjectItem(h, "gpu_state")->valuestring);
+            const char *le = cJSON_GetObjectItem(h, "last_error")->valuestring;
+            printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n",
+                   cJSON_GetObjectItem(h, "name")->valuestring,
+                   cJSON_GetObjectItem(h, "host")->valuestring,
+                   cJSON_IsTrue(cJSON_GetObjectItem(h, "reachable")) ? "up" : "down", lat,
+                   cJSON_GetObjectItem(h, "host_key")->valuestring, gpus,
+                   le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
+        }
+        cJSON_Delete(arr);
+    }
+    gpuwatch_free(w);
+    hostpool_free(p);
+    cluster_free(cl);
+    return down ? 1 : 0;
+}

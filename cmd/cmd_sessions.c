@@ -1,0 +1,191 @@
+/* `tunedeck sessions`: lists the session journals, newest last, with what each got to. */
+#include <cJSON.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "core/journal.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tunedeck sessions [--json]\n"
+                 "Lists the session journals ($TUNEDECK_STATE_DIR/sessions, else\n"
+                 "$XDG_STATE_HOME/tunedeck/sessions, else ~/.local/state/tunedeck/sessions).\n"
+                 "Resume one with `tunedeck tune --resume ID`.\n");
+}
+
+typedef struct {
+    char id[JOURNAL_ID_MAX], created[32], target[128], optimizer[64], state[160];
+    int suggested, finished, ok, problems;
+    long budget;
+    double best_s;
+} Summary;
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static void summarize(const char *path, const char *id, Summary *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->id, sizeof s->id, "%s", id);
+    s->best_s = -1;
+    JournalLog log;
+    Error err;
+    if (journal_load(path, &log, &err) < 0) {
+        snprintf(s->state, sizeof s->state, "unreadable: %s", err.msg);
+        return;
+    }
+    s->problems = (int)log.n_problems;
+    const char *last = NULL;
+    for (size_t i = 0; i < log.n; i++) {
+        const cJSON *ev = log.events[i];
+        const char *kind = str(ev, "event");
+        last = kind;
+        if (strcmp(kind, "session") == 0) {
+            snprintf(s->created, sizeof s->created, "%s",
+                     str(ev, "created") ? str(ev, "created") : "?");
+            snprintf(s->optimizer, sizeof s->optimizer, "%s",
+                     str(ev, "optimizer") ? str(ev, "optimizer") : "?");
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "cluster");
+            if (str(ev, "sim"))
+                snprintf(s->target, sizeof s->target, "sim %s", str(ev, "sim"));
+            else
+                snprintf(s->target, sizeof s->target, "%s", str(c, "name") ? str(c, "name") : "?");
+            s->budget = (long)num(ev, "budget", 0);
+        } else if (strcmp(kind, "resumed") == 0) {
+            s->budget = (long)num(ev, "budget", (double)s->budget);
+        } else if (strcmp(kind, "suggested") == 0) {
+            s->suggested++;
+        } else if (strcmp(kind, "finished") == 0) {
+            s->finished++;
+            const char *status = str(ev, "status");
+            double t = num(ev, "time_s", -1);
+            if (status && strcmp(status, "ok") == 0 && t >= 0) {
+                s->ok++;
+                if (s->best_s < 0 || t < s->best_s)
+                    s->best_s = t;
+            }
+        }
+    }
+    if (journal_in_use(path))
+        snprintf(s->state, sizeof s->state, "running");
+    else if (last && strcmp(last, "ended") == 0)
+        snprintf(s->state, sizeof s->state, "%s",
+                 str(log.events[log.n - 1], "stopped") ? "stopped early" : "ended");
+    else
+        snprintf(s->state, sizeof s->state, "interrupted (resumable)");
+    journal_log_clear(&log);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cmd_sessions(int argc, char **argv)
+{
+    static const struct option LONG[] = {
+        {"json", no_argument, 0, 'J'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        if (c == 'J') {
+            json = 1;
+        } else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "tunedeck sessions: unknown option '%s' (try --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tunedeck sessions: unexpected argument '%s' (try --help)\n", argv[optind]);
+        return 2;
+    }
+    char dir[4000];
+    Error err;
+    if (journal_dir(dir, sizeof dir, &err) < 0) {
+        fprintf(stderr, "tunedeck sessions: %s\n", err.msg);
+        return 2;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        size_t ext = strlen(JOURNAL_EXT);
+        while ((e = readdir(d))) {
+            size_t len = strlen(e->d_name);
+            if (len <= ext || strcmp(e->d_name + len - ext, JOURNAL_EXT) != 0)
+                continue;
+            char **grown = realloc(names, (n + 1) * sizeof *grown);
+            if (!grown)
+                break;
+            names = grown;
+            names[n++] = strndup(e->d_name, len - ext);
+        }
+        closedir(d);
+    }
+    qsort(names, n, sizeof *names, by_name);
+    cJSON *arr = json ? cJSON_CreateArray() : NULL;
+    if (!json && n == 0)
+        printf("no sessions in %s\n", dir);
+    else if (!json)
+        printf("%-24s %-20s %-18s %-16s %7s %9s  %s\n", "id", "created", "target", "optimizer",
+               "trials", "best_s", "state");
+    for (size_t i = 0; i < n; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s%s", dir, names[i], JOURNAL_EXT);
+        Summary s;
+        summarize(path, names[i], &s);
+        char trials[32], best[32] = "-";
+        snprintf(trials, sizeof trials, "%d/%ld", s.finished, s.budget);
+        if (s.best_s >= 0)
+            snprintf(best, sizeof best, "%.3f", s.best_s);
+        if (json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "id", s.id);
+            cJSON_AddStringToObject(o, "journal", path);
+            cJSON_AddStringToObject(o, "created", s.created);
+            cJSON_AddStringToObject(o, "target", s.target);
+            cJSON_AddStringToObject(o, "optimizer", s.optimizer);
+            cJSON_AddNumberToObject(o, "budget", (double)s.budget);
+            cJSON_AddNumberToObject(o, "trials", s.finished);
+            cJSON_AddNumberToObject(o, "ok", s.ok);
+            if (s.best_s >= 0)
+                cJSON_AddNumberToObject(o, "best_time_s", s.best_s);
+            else
+                cJSON_AddNullToObject(o, "best_time_s");
+            cJSON_AddStringToObject(o, "state", s.state);
+            cJSON_AddNumberToObject(o, "problems", s.problems);
+            cJSON_AddItemToArray(arr, o);
+        } else {
+            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", s.id, s.created, s.target,
+                   s.optimizer, trials, best, s.state, s.problems ? " (has skipped lines)" : "");
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (json) {
+        char *text = cJSON_Print(arr);
+        puts(text);
+        free(text);
+        cJSON_Delete(arr);
+    }
+    return 0;
+}

@@ -1,0 +1,280 @@
+/* Journaling a headless tuning session and resuming one from its journal (DESIGN §5.4). */
+#include "cmd/tune_journal.h"
+
+#include <cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/jfield.h"
+#include "core/journal_trial.h"
+
+struct TuneJournal {
+    Journal *journal;
+    Tuner *tuner;
+    int muted; /* replaying: the events are already in the journal */
+    char id[JOURNAL_ID_MAX];
+    char path[4096];
+    JournalLog log; /* resume: what was read */
+};
+
+TuneJournal *tune_journal_new(void)
+{
+    /* A file size limit reached is a failed write to report, not a reason to die. */
+    signal(SIGXFSZ, SIG_IGN);
+    return calloc(1, sizeof(TuneJournal));
+}
+
+void tune_journal_free(TuneJournal *tj)
+{
+    if (!tj)
+        return;
+    journal_close(tj->journal);
+    journal_log_clear(&tj->log);
+    free(tj);
+}
+
+const char *tune_journal_id(const TuneJournal *tj)
+{
+    return tj->id;
+}
+
+int tune_journal_failed(const TuneJournal *tj)
+{
+    return tj->journal && journal_failed(tj->journal);
+}
+
+const char *tune_journal_path(const TuneJournal *tj)
+{
+    return tj->path;
+}
+
+void tune_setup_clear(TuneSetup *s)
+{
+    cJSON_Delete(s->cluster);
+    cJSON_Delete(s->job);
+    memset(s, 0, sizeof *s);
+}
+
+/* Appends one event (taking it); a failure stops the session from launching anything more. */
+static int write_event(TuneJournal *tj, cJSON *ev)
+{
+    if (!tj->journal || journal_failed(tj->journal)) {
+        cJSON_Delete(ev);
+        return -1;
+    }
+    Error err;
+    int rc = journal_append(tj->journal, ev, &err);
+    cJSON_Delete(ev);
+    if (rc < 0) {
+        char reason[ERROR_MSG_MAX + 64];
+        snprintf(reason, sizeof reason, "%s; no more trials are launched", err.msg);
+        fprintf(stderr, "tunedeck tune: %s\n", reason);
+        if (tj->tuner)
+            tuner_stop(tj->tuner, reason);
+    }
+    return rc;
+}
+
+void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
+{
+    TuneJournal *tj = userdata;
+    if (!tj || tj->muted)
+        return;
+    switch (ev) {
+    case TUNER_EVENT_SUGGESTED:
+        write_event(tj, journal_suggested_json(rec->trial, rec->overridden, &rec->suggestion,
+                                               rec->suggest_ms));
+        break;
+    case TUNER_EVENT_STARTED:
+        write_event(tj, journal_started_json(rec->trial));
+        break;
+    case TUNER_EVENT_FINISHED:
+        write_event(tj, journal_finished_json(rec->trial, rec->obs));
+        break;
+    }
+}
+
+int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error *err)
+{
+    char dir[4000];
+    if (journal_dir(dir, sizeof dir, err) < 0)
+        return -1;
+    journal_new_id(tj->id, sizeof tj->id);
+    tj->journal = journal_create(dir, tj->id, err);
+    if (!tj->journal)
+        return -1;
+    snprintf(tj->path, sizeof tj->path, "%s", journal_file(tj->journal));
+    tj->tuner = t;
+    char created[32], seed[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(seed, sizeof seed, "%ld", setup->seed);
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, "event", "session");
+    cJSON_AddNumberToObject(h, "version", 1);
+    cJSON_AddStringToObject(h, "id", tj->id);
+    cJSON_AddStringToObject(h, "created", created);
+    cJSON_AddStringToObject(h, "command", "tune");
+    cJSON_AddStringToObject(h, "optimizer", setup->optimizer);
+    cJSON_AddStringToObject(h, "seed", seed); /* a string: seeds pass 2^53 */
+    cJSON_AddNumberToObject(h, "budget", (double)setup->budget);
+    cJSON_AddStringToObject(h, "launcher", setup->launcher);
+    if (setup->trial_cmd[0])
+        cJSON_AddStringToObject(h, "trial_cmd", setup->trial_cmd);
+    cJSON_AddNumberToObject(h, "trial_timeout_s", setup->timeout_s);
+    if (setup->sim[0])
+        cJSON_AddStringToObject(h, "sim", setup->sim);
+    if (setup->cluster)
+        cJSON_AddItemToObject(h, "cluster", cJSON_Duplicate(setup->cluster, 1));
+    if (setup->job)
+        cJSON_AddItemToObject(h, "job", cJSON_Duplicate(setup->job, 1));
+    int rc = journal_append(tj->journal, h, err);
+    cJSON_Delete(h);
+    return rc;
+}
+
+static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
+{
+    char seed[32] = "", command[32] = "tune";
+    int version = 0;
+    double budget = 0;
+    if (jfield_int(h, ctx, "version", 1, 1, 1, &version, err) < 0 ||
+        jfield_string(h, ctx, "command", 0, command, sizeof command, err) < 0 ||
+        jfield_string(h, ctx, "optimizer", 1, s->optimizer, sizeof s->optimizer, err) < 0 ||
+        jfield_string(h, ctx, "seed", 1, seed, sizeof seed, err) < 0 ||
+        jfield_number(h, ctx, "budget", 1, 1, 100000, &budget, err) < 0 ||
+        jfield_string(h, ctx, "launcher", 1, s->launcher, sizeof s->launcher, err) < 0 ||
+        jfield_string(h, ctx, "trial_cmd", 0, s->trial_cmd, sizeof s->trial_cmd, err) < 0 ||
+        jfield_number(h, ctx, "trial_timeout_s", 1, 0.001, 1e7, &s->timeout_s, err) < 0 ||
+        jfield_string(h, ctx, "sim", 0, s->sim, sizeof s->sim, err) < 0)
+        return -1;
+    if (strcmp(command, "tune") != 0)
+        return error_set(err,
+                         "%s: field 'command': this journal is of a '%s' session, not "
+                         "'tune'",
+                         ctx, command);
+    char *end;
+    s->seed = strtol(seed, &end, 10);
+    if (!seed[0] || *end || s->seed < 0)
+        return error_set(err, "%s: field 'seed': expected a non-negative integer, found \"%s\"",
+                         ctx, seed);
+    s->budget = (long)budget;
+    if (!s->sim[0]) {
+        const cJSON *c = jfield_object(h, ctx, "cluster", 1, err);
+        const cJSON *j = c ? jfield_object(h, ctx, "job", 1, err) : NULL;
+        if (!c || !j)
+            return -1;
+        s->cluster = cJSON_Duplicate(c, 1);
+        s->job = cJSON_Duplicate(j, 1);
+    }
+    return 0;
+}
+
+int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err)
+{
+    memset(setup, 0, sizeof *setup);
+    if (journal_path(id_or_path, tj->path, sizeof tj->path, err) < 0 ||
+        journal_load(tj->path, &tj->log, err) < 0)
+        return -1;
+    if (tj->log.n == 0 ||
+        strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,
+               "session") != 0)
+        return error_set(err, "journal %s: expected a \"session\" line first, found %s", tj->path,
+                         tj->log.n ? "another event" : "no valid line");
+    char ctx[4200];
+    snprintf(ctx, sizeof ctx, "%s:%zu: session", tj->path, tj->log.lines[0]);
+    const cJSON *h = tj->log.events[0];
+    if (jfield_string(h, ctx, "id", 1, tj->id, sizeof tj->id, err) < 0 ||
+        read_setup(h, ctx, setup, err) < 0) {
+        tune_setup_clear(setup);
+        return -1;
+    }
+    /* A later resume may have raised the budget. */
+    for (size_t i = 1; i < tj->log.n; i++) {
+        const cJSON *ev = tj->log.events[i];
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(ev, "budget");
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring, "resumed") == 0 &&
+            cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 100000)
+            setup->budget = (long)b->valuedouble;
+    }
+    return 0;
+}
+
+int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err)
+{
+    JournalTrials jt;
+    tj->tuner = t;
+    if (journal_trials_decode(&tj->log, c, tj->path, &jt, err) < 0)
+        return -1;
+    for (size_t i = 0; i < tj->log.n_problems; i++)
+        fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
+    tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
+    if (!tj->journal) {
+        journal_trials_clear(&jt);
+        return -1;
+    }
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "resumed");
+    cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
+    cJSON_AddNumberToObject(ev, "budget", (double)budget);
+    cJSON_AddNumberToObject(ev, "trials", (double)jt.n);
+    cJSON *interrupted = cJSON_AddArrayToObject(ev, "interrupted");
+    for (size_t i = 0; i < jt.n; i++)
+        if (!jt.trials[i].obs)
+            cJSON_AddItemToArray(interrupted, cJSON_CreateNumber(jt.trials[i].trial));
+    if (write_event(tj, ev) < 0) {
+        journal_trials_clear(&jt);
+        return error_set(err, "journal %s: cannot append to it", tj->path);
+    }
+    int rc = 0, warned = 0;
+    for (size_t i = 0; i < jt.n && rc == 0; i++) {
+        JournalTrial *r = &jt.trials[i];
+        if (!r->obs) {
+            /* Running when the session died: its outcome is unknown and stays so. */
+            r->obs = observation_new(r->suggestion.schedule);
+            r->obs->status = TRIAL_INTERRUPTED;
+            snprintf(r->obs->reason, sizeof r->obs->reason,
+                     "interrupted: the session ended while it %s",
+                     r->started ? "ran" : "was about to start");
+            if (write_event(tj, journal_finished_json(r->trial, r->obs)) < 0) {
+                rc = error_set(err, "journal %s: cannot append to it", tj->path);
+                break;
+            }
+        }
+        tj->muted = 1;
+        int d = tuner_replay_trial(t, &r->suggestion, r->overridden, r->obs, r->suggest_ms, err);
+        tj->muted = 0;
+        if (d < 0)
+            rc = error_prefix(err, "replaying trial %d", r->trial);
+        else if (d > 0 && !warned++)
+            fprintf(stderr,
+                    "tunedeck tune: trial %d: the optimizer now suggests another schedule than "
+                    "the journal records (was it changed?); the journal's trials are kept\n",
+                    r->trial);
+    }
+    journal_trials_clear(&jt);
+    return rc;
+}
+
+void tune_journal_end(TuneJournal *tj, const Tuner *t)
+{
+    if (!tj->journal || journal_failed(tj->journal))
+        return;
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "ended");
+    cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
+    cJSON_AddNumberToObject(ev, "trials", (double)tuner_n_trials(t));
+    const TrialRecord *best = tuner_best(t);
+    if (best) {
+        cJSON_AddNumberToObject(ev, "best_trial", best->trial);
+        cJSON_AddNumberToObject(ev, "best_time_s", best->obs->time_s);
+    }
+    if (tuner_last_error(t))
+        cJSON_AddStringToObject(ev, "stopped", tuner_last_error(t));
+    write_event(tj, ev);
+}

@@ -1,0 +1,43 @@
+/* The journal of a headless tuning session: writes every trial event before it is acted on,
+ * and rebuilds a session from its journal for `tunedeck tune --resume ID`. */
+#ifndef TUNEDECK_TUNE_JOURNAL_H
+#define TUNEDECK_TUNE_JOURNAL_H
+
+#include "core/journal.h"
+#include "remote/tuner.h"
+
+/* What a session was started with: written in its first line, read back on resume. */
+typedef struct {
+    char sim[128];        /* --sim spec, or empty */
+    cJSON *cluster, *job; /* inventory and job objects when not sim (owned) */
+    char optimizer[64];
+    char launcher[32];
+    char trial_cmd[4096]; /* empty: none */
+    long seed, budget;
+    double timeout_s;
+} TuneSetup;
+
+typedef struct TuneJournal TuneJournal;
+
+TuneJournal *tune_journal_new(void);
+void tune_journal_free(TuneJournal *tj);
+/* For TunerConfig.on_event / .userdata. A failed write stops the session from launching. */
+void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec);
+
+/* A new session: creates its journal and writes the setup line. Call after tuner_new. */
+int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error *err);
+/* Resume, step 1: reads the journal of ID (or a path) and the setup it was started with. */
+int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err);
+/* Resume, step 2: replays its trials into a fresh tuner (running ones become interrupted)
+ * and reopens the journal to go on. Problems (skipped lines) go to stderr. */
+/* `c` is the cluster the tuner runs on (every schedule refers to it). */
+int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err);
+/* Writes the closing line of a session. */
+void tune_journal_end(TuneJournal *tj, const Tuner *t);
+const char *tune_journal_id(const TuneJournal *tj);
+int tune_journal_failed(const TuneJournal *tj); /* a write failed: the session stopped */
+const char *tune_journal_path(const TuneJournal *tj);
+
+void tune_setup_clear(TuneSetup *s);
+
+#endif

@@ -1,0 +1,157 @@
+/* Parameter-server message codec: byte-by-byte little-endian, so hosts of any byte order
+ * and any struct padding agree. */
+#include "core/psmsg.h"
+
+#include <math.h>
+#include <string.h>
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint64_t dbits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double bitsd(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* Layout: magic u32, version u16, type u16, sender u32, inputs u32, iter u64, offset u64,
+ * count u64, compute_s f64, loss f64, 8 bytes reserved (zero). */
+void psmsg_encode_header(const PsMsg *m, unsigned char out[PSMSG_HEADER_BYTES])
+{
+    memset(out, 0, PSMSG_HEADER_BYTES);
+    put32(out, PSMSG_MAGIC);
+    out[4] = PSMSG_VERSION & 0xff;
+    out[5] = PSMSG_VERSION >> 8;
+    out[6] = (unsigned char)m->type;
+    out[7] = 0;
+    put32(out + 8, m->sender);
+    put32(out + 12, m->inputs);
+    put64(out + 16, m->iter);
+    put64(out + 24, m->offset);
+    put64(out + 32, m->count);
+    put64(out + 40, dbits(m->compute_s));
+    put64(out + 48, dbits(m->loss));
+}
+
+int psmsg_decode_header(const unsigned char *buf, size_t len, size_t max_count, PsMsg *m,
+                        Error *err)
+{
+    memset(m, 0, sizeof *m);
+    if (len != PSMSG_HEADER_BYTES)
+        return error_set(err,
+                         "parameter-server message: expected a %d-byte header, found %zu "
+                         "bytes",
+                         PSMSG_HEADER_BYTES, len);
+    uint32_t magic = get32(buf);
+    if (magic != PSMSG_MAGIC)
+        return error_set(err,
+                         "parameter-server message: expected magic 0x%08x, found 0x%08x "
+                         "(not a tunedeck-worker peer?)",
+                         PSMSG_MAGIC, magic);
+    unsigned version = (unsigned)buf[4] | (unsigned)buf[5] << 8;
+    if (version != PSMSG_VERSION)
+        return error_set(err, "parameter-server message: expected version %d, found %u",
+                         PSMSG_VERSION, version);
+    unsigned type = (unsigned)buf[6] | (unsigned)buf[7] << 8;
+    if (type < PSMSG_HELLO || type > PSMSG_STOP)
+        return error_set(err,
+                         "parameter-server message: field 'type': expected 1 to 4, "
+                         "found %u",
+                         type);
+    m->type = (PsMsgType)type;
+    m->sender = get32(buf + 8);
+    m->inputs = get32(buf + 12);
+    m->iter = get64(buf + 16);
+    m->offset = get64(buf + 24);
+    m->count = get64(buf + 32);
+    m->compute_s = bitsd(get64(buf + 40));
+    m->loss = bitsd(get64(buf + 48));
+    if (m->count > max_count)
+        return error_set(err,
+                         "parameter-server message: field 'count': expected at most %zu "
+                         "values, found %llu",
+                         max_count, (unsigned long long)m->count);
+    if (m->offset > UINT64_MAX - m->count)
+        return error_set(err, "parameter-server message: field 'offset': %llu overflows",
+                         (unsigned long long)m->offset);
+    if (!isfinite(m->compute_s) || !isfinite(m->loss))
+        return error_set(err, "parameter-server message: expected finite compute_s and loss");
+    return 0;
+}
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* On little-endian hosts with IEEE doubles the wire form is the memory form: one copy. */
+void psmsg_encode_values(const double *v, size_t n, unsigned char *out)
+{
+    if (little_endian()) {
+        memcpy(out, v, n * sizeof *v);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        put64(out + 8 * i, dbits(v[i]));
+}
+
+void psmsg_decode_values(const unsigned char *in, size_t n, double *v)
+{
+    if (little_endian()) {
+        memcpy(v, in, n * sizeof *v);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = bitsd(get64(in + 8 * i));
+}
+
+const char *psmsg_type_name(PsMsgType t)
+{
+    switch (t) {
+    case PSMSG_HELLO:
+        return "hello";
+    case PSMSG_PUSH:
+        return "push";
+    case PSMSG_PARAMS:
+        return "params";
+    case PSMSG_STOP:
+        return "stop";
+    }
+    return "?";
+}

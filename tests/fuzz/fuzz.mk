@@ -1,0 +1,28 @@
+# libFuzzer builds of the parsers: `make -f tests/fuzz/fuzz.mk FUZZ_BUILD=DIR` (run from the
+# project root; `make fuzz` and tests/integration/fuzz.sh call it). Needs clang's libFuzzer.
+FUZZ_BUILD ?= build/fuzz
+FUZZ_CC    ?= clang
+FUZZ_FLAGS ?= -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. -I/usr/include/cjson -MMD -MP \
+              -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\" $(FUZZ_FLAGS)
+FUZZ_LIBS   = -lgsl -lopenblas -lcjson -lm -lpthread
+
+FUZZ_CORE   := $(patsubst core/%.c,$(FUZZ_BUILD)/core/%.o,$(wildcard core/*.c))
+FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
+
+all: $(FUZZ_BINS)
+
+$(FUZZ_BUILD)/core/%.o: core/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/%.o: tests/fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/fuzz_%.o $(FUZZ_CORE)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $^ $(FUZZ_LIBS) -o $@
+
+.SECONDARY:
+-include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

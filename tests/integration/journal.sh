@@ -1,0 +1,141 @@
+#!/bin/sh
+# Session journal end to end: resume equals an uninterrupted run trial by trial, a killed
+# session resumes with its running trial interrupted, torn and corrupted journals, a full
+# disk, file modes. Needs TUNEDECK_BIN; python3 compares the JSON.
+set -eu
+bin="${TUNEDECK_BIN:?}"
+work="$(mktemp -d /tmp/td-journal-it.XXXXXX)"
+tune_pid=""
+cleanup() {
+    [ -n "$tune_pid" ] && kill -9 "$tune_pid" 2>/dev/null || true
+    # A trial the killed session left running: its process group, by the id it wrote.
+    for f in "$work"/trial*.pid; do
+        [ -e "$f" ] && kill -9 -- "-$(cat "$f")" 2>/dev/null || true
+    done
+    [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+export TUNEDECK_STATE_DIR="$work/state"
+fail() { echo "journal: FAIL: $*" >&2; exit 1; }
+
+# The trials of two --json results must agree in schedule, status and time.
+same_trials() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["trials"]; b = json.load(open(sys.argv[2]))["trials"]
+assert len(a) == len(b), (len(a), len(b))
+for x, y in zip(a, b):
+    for k in ("trial", "status", "time_s", "schedule", "predicted_s", "predicted_p90_s"):
+        assert x.get(k) == y.get(k), (x["trial"], k, x.get(k), y.get(k))
+PY
+}
+session_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$1"; }
+
+# 1. 6 trials at once == 3 trials + resume to 6, for random, the uniform baselines, bespoke.
+for opt in random uniform-devices uniform-gpus bespoke; do
+    "$bin" tune --sim B:googlenet --optimizer "$opt" --seed 5 --budget 6 --json >"$work/six.json" 2>/dev/null
+    "$bin" tune --sim B:googlenet --optimizer "$opt" --seed 5 --budget 3 --json >"$work/three.json" 2>/dev/null
+    id="$(session_of "$work/three.json")"
+    "$bin" tune --resume "$id" --budget 6 --json >"$work/resumed.json" 2>"$work/err" ||
+        fail "$opt: resume failed: $(cat "$work/err")"
+    same_trials "$work/six.json" "$work/resumed.json" || fail "$opt: resumed run differs"
+done
+
+# 2. Modes: 0700 folder, 0600 files.
+[ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
+for f in "$TUNEDECK_STATE_DIR"/sessions/*.jsonl; do
+    [ "$(stat -c %a "$f")" = 600 ] || fail "$f is not 0600"
+done
+
+# 3. SIGKILL mid-trial: trial 2 hangs; resume marks it interrupted and goes on.
+cat >"$work/trial.sh" <<SH
+#!/bin/sh
+echo \$\$ >"$work/trial\$TUNEDECK_TRIAL.pid"
+[ "\$TUNEDECK_TRIAL" = 2 ] && [ ! -e "$work/resumed" ] && sleep 60
+exec "$bin" sim-trial B:googlenet --seed 3
+SH
+"$bin" tune --sim B:googlenet --launcher local --trial-cmd "sh $work/trial.sh" --optimizer random \
+    --budget 3 --json >"$work/killed.json" 2>"$work/killed.err" &
+tune_pid=$!
+i=0
+target=""
+until [ -n "$target" ] && grep -q '"started","trial":2' "$target"; do
+    target="$(grep -l '"launcher":"local"' "$TUNEDECK_STATE_DIR"/sessions/*.jsonl 2>/dev/null | head -1 || true)"
+    i=$((i + 1)); [ $i -lt 200 ] || fail "trial 2 never started"
+    sleep 0.05
+done
+sleep 0.2
+kill -9 "$tune_pid"; wait "$tune_pid" 2>/dev/null || true; tune_pid=""
+kill -9 -- "-$(cat "$work/trial2.pid")" 2>/dev/null || true
+id="$(basename "$target" .jsonl)"
+"$bin" sessions | grep "$id" | grep -q "interrupted" || fail "sessions does not show $id interrupted"
+touch "$work/resumed"
+"$bin" tune --resume "$id" --json >"$work/after.json" 2>"$work/err" || fail "resume after kill: $(cat "$work/err")"
+python3 - "$work/after.json" <<'PY' || fail "resumed session after SIGKILL is wrong"
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert [x["status"] for x in t] == ["ok", "interrupted", "ok"], [x["status"] for x in t]
+assert "interrupted" in t[1]["reason"]
+PY
+
+# 4. A torn last line (power loss) and a corrupted middle line.
+"$bin" tune --sim A:googlenet --optimizer random --budget 4 --json >"$work/four.json" 2>/dev/null
+id="$(session_of "$work/four.json")"
+j="$TUNEDECK_STATE_DIR/sessions/$id.jsonl"
+grep -v '"event":"ended"' "$j" >"$work/cut"; cat "$work/cut" >"$j"
+printf '{"event":"suggested","trial":5,"sched' >>"$j"
+# Corrupt trial 2's outcome line in the middle.
+line="$(grep -n '"event":"finished","trial":2' "$j" | cut -d: -f1)"
+sed -i "${line}s/.*/{\"event\":\"finished\",\"trial\":2,garbage/" "$j"
+"$bin" tune --resume "$id" --budget 5 --json >"$work/repaired.json" 2>"$work/err" || fail "resume of a damaged journal: $(cat "$work/err")"
+grep -q "torn last line" "$work/err" || fail "torn line not reported: $(cat "$work/err")"
+grep -q ":$line: corrupted line skipped" "$work/err" || fail "corrupted line $line not reported by number: $(cat "$work/err")"
+python3 - "$work/repaired.json" "$j" <<'PY' || fail "damaged journal resume is wrong"
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert [x["status"] for x in t] == ["ok", "interrupted", "ok", "ok", "ok"], [x["status"] for x in t]
+for n, line in enumerate(open(sys.argv[2]), 1):   # every line whole except the one we broke
+    if "garbage" not in line:
+        json.loads(line)
+PY
+
+# 5. A full disk under the journal: say so, stop launching, leave whole lines only.
+full_disk_check() { # $1: journal file, $2: stderr
+    grep -q "write failed" "$2" || fail "full disk not reported: $(cat "$2")"
+    grep -q "no more trials are launched" "$2" || fail "full disk did not stop launching"
+    [ "$(cat "$3")" = 1 ] || fail "a session whose journal failed exited $(cat "$3"), expected 1"
+    python3 - "$1" <<'PY' || fail "journal on a full disk is not whole lines"
+import json, sys
+data = open(sys.argv[1]).read()
+assert data.endswith("\n")
+n = [json.loads(l)["event"] for l in data.splitlines()]
+assert n[0] == "session" and len(n) < 60, n
+PY
+}
+mkdir -p "$work/small"
+if unshare -m sh -c "mount -t tmpfs -o size=16k tmpfs '$work/small'" 2>/dev/null; then
+    how="a 16 KiB tmpfs"
+    unshare -m sh -c "mount -t tmpfs -o size=16k tmpfs '$work/small' &&
+        TUNEDECK_STATE_DIR='$work/small' '$bin' tune --sim A:googlenet --optimizer random --budget 50 \
+            >'$work/full.out' 2>'$work/full.err'; echo \$? >'$work/full.rc';
+        cp '$work'/small/sessions/*.jsonl '$work/full.jsonl'"
+else
+    how="a 16 KiB file size limit (RLIMIT_FSIZE)"
+    (ulimit -f 32; TUNEDECK_STATE_DIR="$work/small" "$bin" tune --sim A:googlenet --optimizer random \
+        --budget 50 >"$work/full.out" 2>"$work/full.err"; echo $? >"$work/full.rc") || true
+    cp "$work"/small/sessions/*.jsonl "$work/full.jsonl"
+fi
+full_disk_check "$work/full.jsonl" "$work/full.err" "$work/full.rc"
+# The session's own rlimit path as well, whatever the mount said.
+rm -rf "$work/small2"
+(ulimit -f 32; TUNEDECK_STATE_DIR="$work/small2" "$bin" tune --sim A:googlenet --optimizer random \
+    --budget 50 >"$work/full2.out" 2>"$work/full2.err"; echo $? >"$work/full2.rc") || true
+full_disk_check "$work"/small2/sessions/*.jsonl "$work/full2.err" "$work/full2.rc"
+echo "journal: full disk made with $how and with RLIMIT_FSIZE"
+
+# 6. --resume refuses setup flags and unknown ids with clear errors.
+"$bin" tune --resume "$id" --sim A:googlenet 2>"$work/err" && fail "--resume with --sim accepted"
+grep -q "comes from the session's journal" "$work/err" || fail "unclear --resume error"
+"$bin" tune --resume nosuchsession 2>"$work/err" && fail "unknown session accepted"
+grep -q "cannot open" "$work/err" || fail "unclear unknown-session error: $(cat "$work/err")"
+echo "journal: ok"

@@ -1,0 +1,97 @@
+#!/bin/sh
+# The optimizer benchmark in a tiny mode: one cell, one seed, five trials, Optuna included
+# when Debian's python3-optuna is there. Checks the JSON parses and holds every optimizer,
+# that curves are best-so-far, that `--eval sim-trial` (the real subcommand) gives the same
+# measurements as the in-process simulator, and that a missing Optuna is a skip, not a crash.
+set -eu
+: "${TUNEDECK_BUILD:?set TUNEDECK_BUILD to the build folder}"
+: "${TUNEDECK_BIN:=$TUNEDECK_BUILD/tunedeck}"
+export TUNEDECK_BIN
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+tmp="$(mktemp -d)"
+cleanup() { rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+fail() { echo "optbench: $*" >&2; exit 1; }
+
+# `make test` does not build benchmarks; build this one (objects are already there).
+make -s -C "$root" BUILD="$TUNEDECK_BUILD" "$TUNEDECK_BUILD/bench/optimizer" >"$tmp/make.log" 2>&1 ||
+    { cat "$tmp/make.log" >&2; fail "could not build bench/optimizer"; }
+bench="$TUNEDECK_BUILD/bench/optimizer"
+py=/usr/bin/python3
+[ -x "$py" ] || fail "$py is needed to read the JSON"
+has_optuna=0
+"$py" -c 'import optuna' 2>/dev/null && has_optuna=1
+
+tiny="--cells B:googlenet --seeds 1 --trials 5"
+# shellcheck disable=SC2086
+"$bench" $tiny --out "$tmp/inproc.json" >"$tmp/inproc.txt" 2>"$tmp/inproc.err" ||
+    { cat "$tmp/inproc.err" >&2; fail "tiny run failed"; }
+grep -q "B:googlenet  best-known" "$tmp/inproc.txt" || fail "no table printed"
+
+# Every registered optimizer, as `tunedeck tune --help` lists them, must be in the results.
+registered="$("$TUNEDECK_BIN" tune --help | sed -n 's/^ *--optimizer NAME *\([^(]*\).*/\1/p' |
+    tr -d ' ')"
+[ -n "$registered" ] || fail "could not read the registered optimizers from tune --help"
+
+"$py" - "$tmp/inproc.json" "$registered" "$has_optuna" <<'EOF' || fail "inproc JSON check failed"
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+registered = [n for n in sys.argv[2].split(",") if n]
+has_optuna = sys.argv[3] == "1"
+names = doc["optimizers"]
+for n in registered + ["optuna-tpe", "optuna-cmaes", "generic-gp-ei"]:
+    assert n in names, "optimizer %s missing from %s" % (n, names)
+cell = doc["cells"][0]
+assert cell["spec"] == "B:googlenet" and cell["best_known_s"] > 0
+by = {r["optimizer"]: r for r in cell["results"]}
+assert set(by) == set(names), "results %s != optimizers %s" % (sorted(by), sorted(names))
+skipped = {s["name"] for s in doc["skipped"]}
+for n in registered:
+    assert by[n]["ran"], "%s did not run" % n
+if has_optuna:
+    assert by["optuna-tpe"]["ran"], "optuna is installed but optuna-tpe did not run"
+    assert by["generic-gp-ei"]["ran"], "numpy is installed but generic-gp-ei did not run"
+for n, r in by.items():
+    if not r["ran"]:
+        assert n in skipped or r["runs"][0].get("error"), "%s neither ran nor says why" % n
+        continue
+    run = r["runs"][0]
+    curve = [math.inf if v is None else v for v in run["best_ratio"]]
+    assert len(curve) == 5
+    assert all(b <= a for a, b in zip(curve, curve[1:])), "%s: not best-so-far: %s" % (n, curve)
+    assert all(v >= 0.95 for v in curve), "%s beats best-known by >5%%: %s" % (n, curve)
+    assert len(run["observed_s"]) == 5 and all(v is None or v > 0 for v in run["observed_s"])
+    assert "5" in r["median_ratio_at"]
+EOF
+
+# The real `tunedeck sim-trial` answers with exactly the same measurements.
+peers="random"
+[ "$has_optuna" = 1 ] && peers="random,optuna-tpe"
+# shellcheck disable=SC2086
+"$bench" $tiny --optimizers "$peers" --eval sim-trial --out "$tmp/simtrial.json" \
+    >"$tmp/simtrial.txt" 2>"$tmp/simtrial.err" ||
+    { cat "$tmp/simtrial.err" >&2; fail "sim-trial run failed"; }
+"$py" - "$tmp/inproc.json" "$tmp/simtrial.json" <<'EOF' || fail "sim-trial and in-process differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert b["eval"] == "sim-trial"
+ra = {r["optimizer"]: r for r in a["cells"][0]["results"]}
+for r in b["cells"][0]["results"]:
+    x, y = ra[r["optimizer"]]["runs"][0], r["runs"][0]
+    assert x["observed_s"] == y["observed_s"], (r["optimizer"], x["observed_s"], y["observed_s"])
+EOF
+
+# No Optuna (a Python that does not exist): the peers are skipped with a reason.
+# shellcheck disable=SC2086
+"$bench" $tiny --optimizers random,optuna-tpe --python "$tmp/no-python" --out "$tmp/skip.json" \
+    >"$tmp/skip.txt" 2>&1 || fail "a missing Python made the benchmark fail"
+grep -q "optuna-tpe *skipped:" "$tmp/skip.txt" || fail "optuna-tpe not reported as skipped"
+"$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [s["name"] for s in d["skipped"]] == ["optuna-tpe"], d["skipped"]' "$tmp/skip.json" ||
+    fail "skip not in the JSON"
+
+# Bad input: a clear error naming the flag, non-zero exit.
+if "$bench" --cells Q:googlenet >"$tmp/bad.txt" 2>&1; then fail "bad --cells accepted"; fi
+grep -q -- "--cells" "$tmp/bad.txt" || fail "bad --cells message does not name the flag"
+if "$bench" --optimizers nosuch >"$tmp/bad.txt" 2>&1; then fail "bad --optimizers accepted"; fi
+grep -q "unknown optimizer 'nosuch'" "$tmp/bad.txt" || fail "bad --optimizers message unclear"
+exit 0

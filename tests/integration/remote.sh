@@ -1,0 +1,226 @@
+#!/bin/sh
+# The remote layer against real OpenSSH sshd instances on 127.0.0.x (tests/sshd-harness.sh):
+# exec and exit codes, a 1 MiB line, stdout/stderr, host keys (unknown, accepted, changed),
+# quoting, a frozen sshd, a killed sshd, per-host and single trials, cancel, job control,
+# GPU state, ~/.ssh/config. Every sshd started here is stopped by the trap.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+rexec="$build/tunedeck-rexec"
+jobctl="$build/tunedeck-jobctl"
+T="$(mktemp -d /tmp/tunedeck-remote.XXXXXX)"
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/sshd-harness.sh"
+cleanup() {
+    harness_stop_all
+    [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+unset SSH_AUTH_SOCK
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+check() { # check NAME COMMAND...: passes when the command succeeds
+    name="$1"; shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+has() { grep -qF -- "$2" "$1"; }
+
+harness_init "$T/h"
+touch "$T/h/nogpu3"
+for i in 1 2 3; do harness_start "$i"; done
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2 3
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv4.json" 1 2 3 4
+python3 - "$T/inv.json" "$root/tests/fixtures/job.sh" "$T/ckpt" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} %s" % (sys.argv[2], sys.argv[3])
+json.dump(inv, open(sys.argv[1], "w"))
+EOF
+cat > "$T/job.json" <<'EOF'
+{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}
+EOF
+trial="python3 $root/tests/fixtures/trial.py"
+
+echo "exec"
+"$rexec" --cluster "$T/inv.json" -- sh -c 'echo out-$TUNEDECK_TEST_HOST; echo err-line >&2; exit 7' > "$T/o1" 2>&1
+rc=$?
+check "exit codes come back per host" sh -c "[ $rc -eq 1 ] && grep -c 'exit 7' '$T/o1' | grep -qx 3"
+check "stdout and stderr are kept apart" sh -c "has() { grep -qF -- \"\$2\" \"\$1\"; }; has '$T/o1' 'h2 out: out-2' && has '$T/o1' 'h2 err: err-line' && ! grep -q 'out: err-line' '$T/o1'"
+"$rexec" --cluster "$T/inv.json" -- true > "$T/o2" 2>&1
+check "a zero exit everywhere is success" sh -c "[ $? -eq 0 ] && [ \$(grep -c 'exit 0' '$T/o2') -eq 3 ]"
+
+"$rexec" --cluster "$T/inv.json" --only h1 -- python3 -c \
+    'import sys; sys.stdout.write("{\"pad\": \"" + "a" * (1 << 20) + "\"}\nnext\n")' > "$T/o3" 2>&1
+check "a 1 MiB JSON line arrives whole, across packets" \
+    sh -c "grep -qF 'h1 out: [1048587 bytes] {\"pad\": \"aaaa' '$T/o3' && grep -qF 'h1 out: next' '$T/o3'"
+
+hostile="'; \$(touch $T/pwned)"
+"$rexec" --cluster "$T/inv.json" --only h1 -- printf '[%s]' "$hostile" > "$T/o4" 2>&1
+hostile_ok() { [ "$(head -n 1 "$T/o4")" = "h1 out: [$hostile]" ] && [ ! -e "$T/pwned" ]; }
+check "a hostile argument arrives byte for byte and runs nothing" hostile_ok
+
+echo "host keys"
+cp "$T/h/known_hosts" "$T/known_hosts.all"
+grep -v "127.0.0.11" "$T/known_hosts.all" > "$T/h/known_hosts"
+"$rexec" --cluster "$T/inv.json" --only h1 -- true > "$T/k1" 2>&1
+check "an unknown host key is refused, with its SHA256 fingerprint" \
+    sh -c "grep -q 'h1 ssh-failed: .*unknown host key .*SHA256:' '$T/k1'"
+"$rexec" --cluster "$T/inv.json" --only h1 --accept-new-host-keys -- true > "$T/k2" 2>&1
+check "an unknown host key is accepted with the flag and recorded" \
+    sh -c "grep -q 'h1 exit 0' '$T/k2' && grep -q '127.0.0.11' '$T/h/known_hosts'"
+"$rexec" --cluster "$T/inv.json" --only h1 -- true > "$T/k3" 2>&1
+check "the accepted key is known the next time" sh -c "grep -q 'h1 exit 0' '$T/k3'"
+harness_stop 2
+rm -f "$T/h/host2" "$T/h/host2.pub"
+harness_start 2 # a new host key; known_hosts still holds the old one first
+cp "$T/known_hosts.all" "$T/h/known_hosts"
+"$rexec" --cluster "$T/inv.json" --only h2 --accept-new-host-keys -- true > "$T/k4" 2>&1
+check "a changed host key is refused, even with --accept-new-host-keys" \
+    sh -c "grep -q 'h2 ssh-failed: .*host key for 127.0.0.12 changed' '$T/k4'"
+# Back to a consistent known_hosts for the rest of the suite.
+grep -v "127.0.0.12" "$T/known_hosts.all" > "$T/h/known_hosts"
+echo "[127.0.0.12]:$H_PORT $(cut -d' ' -f1,2 "$T/h/host2.pub")" >> "$T/h/known_hosts"
+
+echo "hosts and GPUs"
+"$bin" hosts --cluster "$T/inv.json" --json > "$T/h1.json" 2>"$T/h1.err"
+check "tunedeck hosts reports every host up, with fingerprints" python3 - "$T/h1.json" <<'EOF'
+import json, sys
+h = {x["name"]: x for x in json.load(open(sys.argv[1]))["hosts"]}
+assert all(x["reachable"] and x["host_key"] == "ok" for x in h.values()), h
+assert all(x["fingerprint"].startswith("SHA256:") for x in h.values())
+assert all(x["handshake_ms"] is not None for x in h.values())
+EOF
+check "GPUs seen through nvidia-smi, joined on UUID; a host without it says so" \
+    python3 - "$T/h1.json" <<'EOF'
+import json, sys
+h = {x["name"]: x for x in json.load(open(sys.argv[1]))["hosts"]}
+assert h["h1"]["gpus"] == 2 and h["h1"]["gpu_list"][0]["util_pct"] == 87, h["h1"]
+assert h["h1"]["gpu_processes"][0]["pid"] == 4242
+assert h["h1"]["gpu_processes"][0]["gpu_index"] == 0
+assert h["h3"]["gpu_state"] == "no GPU tool" and h["h3"]["gpus"] is None, h["h3"]
+assert h["h3"]["last_error"] == ""
+EOF
+
+kill -STOP "$(cat "$T/h/sshd2.pid")"
+start=$(date +%s%N)
+"$bin" hosts --cluster "$T/inv.json" --json --gpu-wait 0 > "$T/h2.json" 2>/dev/null
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+kill -CONT "$(cat "$T/h/sshd2.pid")"
+check "a frozen sshd is down at its deadline; the others are not delayed (${elapsed_ms} ms)" \
+    python3 - "$T/h2.json" "$elapsed_ms" <<'EOF'
+import json, sys
+h = {x["name"]: x for x in json.load(open(sys.argv[1]))["hosts"]}
+assert not h["h2"]["reachable"] and "no answer within 2.0 s" in h["h2"]["last_error"], h["h2"]
+assert h["h1"]["reachable"] and h["h3"]["reachable"]
+assert h["h1"]["handshake_ms"] < 1500 and h["h3"]["handshake_ms"] < 1500, (h["h1"], h["h3"])
+assert 1900 <= int(sys.argv[2]) < 6000, sys.argv[2]
+EOF
+
+printf 'Host alias-one\n    HostName 127.0.0.11\n    Port %s\n    User root\n' "$H_PORT" > "$T/ssh_config"
+python3 - "$T/inv.json" "$T/inv-alias.json" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["port"], inv["ssh"]["user"]
+inv["machines"] = [{"name": "a1", "host": "alias-one", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+EOF
+TUNEDECK_SSH_CONFIG="$T/ssh_config" "$rexec" --cluster "$T/inv-alias.json" -- sh -c 'echo $TUNEDECK_TEST_HOST' > "$T/c1" 2>&1
+check "an ssh_config Host alias with HostName/Port/User is honoured" grep -qx 'a1 out: 1' "$T/c1"
+
+echo "reconnect"
+"$rexec" --cluster "$T/inv.json" --keep --repeat 10 --interval 0.4 --stats --quiet -- true > "$T/r1" 2>&1 &
+RPID=$!
+sleep 1.2
+harness_stop 3
+sleep 0.6
+harness_start 3
+wait $RPID
+check "a killed sshd is noticed and its host reconnected" \
+    sh -c "grep -q 'h3 ssh-failed' '$T/r1' && grep -q 'host h3 connects [2-9]' '$T/r1' && grep -q 'last-round h3 ok' '$T/r1'"
+
+"$rexec" --cluster "$T/inv.json" --keep --heartbeat 0.3 --repeat 7 --interval 0.5 --stats --quiet \
+    -- sleep 0.1 > "$T/r2" 2>&1 &
+RPID=$!
+sleep 1.2
+kids=$(pgrep -P "$(cat "$T/h/sshd2.pid")")
+kill -STOP $kids
+sleep 1.8
+kill -CONT $kids
+wait $RPID
+check "a silent host (its session's sshd stopped) is found by heartbeats and reconnected" \
+    sh -c "grep -q 'h2 ssh-failed: .*silent for' '$T/r2' && grep -q 'last-round h2 ok' '$T/r2' && ! grep -q 'h1 ssh-failed' '$T/r2'"
+
+ssh-keygen -q -t ed25519 -N 'not-asked' -f "$T/h/enc"
+cat "$T/h/enc.pub" >> "$T/h/authorized_keys"
+sed "s|$T/h/id_ed25519|$T/h/enc|" "$T/inv.json" > "$T/inv-enc.json"
+timeout 10 "$rexec" --cluster "$T/inv-enc.json" --only h1 -- true < /dev/null > "$T/e1" 2>&1
+check "an encrypted key without an agent fails clearly and never prompts" \
+    grep -q 'h1 ssh-failed: .*is encrypted and no ssh-agent holds it' "$T/e1"
+
+echo "trials"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host --trial-cmd "$trial" \
+    --budget 3 --optimizer random --json > "$T/t1.json" 2>"$T/t1.err"
+check "tune --launcher per-host runs 3 trials end to end with merged timings" \
+    python3 - "$T/t1.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3 and all(t["status"] == "ok" for t in r["trials"]), r["trials"]
+assert r["best_time_s"] > 0.05
+EOF
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher single --trial-cmd "$trial" \
+    --budget 1 --optimizer random --json > "$T/t2.json" 2>"$T/t2.err"
+check "the single launcher runs one command for the trial" \
+    python3 -c "import json,sys; r=json.load(open('$T/t2.json')); assert r['trials'][0]['status']=='ok', r"
+"$bin" tune --cluster "$T/inv4.json" --job "$T/job.json" --launcher per-host --trial-cmd "$trial" \
+    --budget 1 --optimizer uniform-devices --json > "$T/t3.json" 2>"$T/t3.err"
+check "ssh failing is its own outcome (unreachable)" python3 - "$T/t3.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "unreachable" and t["reason"].startswith("ssh failed"), t
+EOF
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "echo broken >&2; exit 3" --budget 1 --optimizer random --json > "$T/t4.json" 2>/dev/null
+check "the command failing is another (failed, with the host and stderr)" python3 - "$T/t4.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed" and "the command failed on h" in t["reason"], t
+assert "exit status 3: broken" in t["reason"], t
+EOF
+marker="tunedeck-slow-$$"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "$trial 30 $marker" --budget 1 --optimizer random --trial-timeout 1.5 --json \
+    > "$T/t5.json" 2>/dev/null &
+TUNE_PID=$!
+sleep 1
+running=$(pgrep -f "$marker" | wc -l)
+wait $TUNE_PID
+TUNE_PID=""
+sleep 0.2
+left=$(pgrep -f "$marker" | wc -l)
+check "a stopped trial leaves no process behind on any host ($running running, $left left)" \
+    sh -c "[ $running -ge 3 ] && [ $left -eq 0 ] && grep -q '\"timeout\"' '$T/t5.json'"
+
+echo "jobs"
+"$jobctl" "$T/inv.json" "$T/ckpt" > "$T/j1" 2>&1
+check "a job starts, restarts at a new size from its checkpoint, and stops" python3 - "$T/j1" "$T/ckpt" <<'EOF'
+import re, sys
+lines = open(sys.argv[1]).read()
+started = re.search(r"started: pgid \d+ progress step (\d+) .* examples_per_s 200", lines)
+restarted = re.search(r"restarted: pgid \d+ progress step (\d+) .* examples_per_s 100", lines)
+stopped = re.search(r"stopped: .* status 'exited 0'", lines)
+assert started and restarted and stopped, lines
+ckpt = int(re.search(r"checkpoint at restart: step (\d+)", lines).group(1))
+assert int(restarted.group(1)) > ckpt >= int(started.group(1)), (restarted.group(1), ckpt)
+EOF
+
+if [ "$fails" -ne 0 ]; then
+    echo "remote: $fails failed"
+    for f in "$T"/*.err "$T"/o* "$T"/k* "$T"/r1 "$T"/j1; do [ -s "$f" ] && { echo "--- $f"; head -c 2000 "$f"; }; done
+    exit 1
+fi
+echo "remote: all passed"

@@ -1,0 +1,67 @@
+#!/bin/sh
+# tunedeck schedule end to end: a small real-format workload under several policies, the
+# --json object, the --events stream, and clear errors on bad input. No processes linger:
+# each command runs in the foreground and exits.
+set -eu
+bin="${TUNEDECK_BIN:?}"
+here="$(cd "$(dirname "$0")" && pwd)"
+fixture="$here/../fixtures/workload-small.csv"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+fail() { echo "schedule.sh: $*" >&2; exit 1; }
+
+for p in doubling tiresias optimus fixed-2; do
+    "$bin" schedule --workload "$fixture" --policy "$p" --nodes 2 --json \
+        --events "$tmp/$p.jsonl" >"$tmp/$p.json" 2>"$tmp/$p.err" || fail "$p exited non-zero: $(cat "$tmp/$p.err")"
+    python3 - "$tmp/$p.json" "$tmp/$p.jsonl" "$p" <<'PY' || fail "$p: bad output"
+import json, sys
+out = json.load(open(sys.argv[1]))
+keys = ["policy", "jobs", "avg_jct_s", "p50_jct_s", "p99_jct_s", "makespan_s", "gpu_utilization",
+        "resizes_per_job", "gpu_s_lost_to_resizes", "decision_ms_median"]
+assert sorted(out) == sorted(keys), out
+assert out["policy"] == sys.argv[3] and out["jobs"] == 12, out
+assert 0 < out["p50_jct_s"] <= out["p99_jct_s"] <= out["makespan_s"], out
+assert 0 < out["gpu_utilization"] <= 1, out
+events = [json.loads(l) for l in open(sys.argv[2])]
+finished = {e["job"] for e in events if e["event"] == "finish"}
+assert len(finished) == 12, finished
+held, t = {}, -1
+for e in events:
+    assert e["time_s"] >= t, "events out of order"
+    t = e["time_s"]
+    if e["event"] in ("start", "resize"):
+        assert sum(s["gpus"] for s in e["placement"]) == e["gpus"], e
+        held[e["job"]] = e["gpus"]
+    else:
+        held.pop(e["job"], None)
+    assert sum(held.values()) <= 8, "over capacity at %s" % t
+PY
+done
+
+# Same seed, same decisions.
+"$bin" schedule --workload "$fixture" --policy doubling --nodes 2 --events "$tmp/again.jsonl" >/dev/null
+cmp -s "$tmp/doubling.jsonl" "$tmp/again.jsonl" || fail "two identical runs differ"
+
+# The seed's Poisson arrivals.
+"$bin" schedule --arrival-mean 500 --jobs 6 --policy precompute --nodes 1 --gpus-per-node 8 \
+    --json >"$tmp/poisson.json" || fail "poisson run failed"
+grep -q '"jobs":6' "$tmp/poisson.json" || fail "poisson: $(cat "$tmp/poisson.json")"
+
+expect_error() { # expect_error FRAGMENT ARGS...
+    frag="$1"; shift
+    if "$bin" schedule "$@" >"$tmp/out" 2>"$tmp/err"; then fail "accepted: $*"; fi
+    grep -q -- "$frag" "$tmp/err" || fail "message for '$*' lacks '$frag': $(cat "$tmp/err")"
+    [ ! -s "$tmp/out" ] || fail "stdout not empty on error: $*"
+}
+printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\nb,9,alexnet,1,64\n' >"$tmp/bad.csv"
+expect_error "bad.csv:3: field 'application'" --workload "$tmp/bad.csv" --policy doubling
+printf 'name,time,application,num_replicas,batch_size\na,10,cifar10,1,128\nb,9,cifar10,1,64\n' >"$tmp/uns.csv"
+expect_error "sorted by time" --workload "$tmp/uns.csv" --policy tiresias
+printf 'name,time,application,num_replicas,batch_size\na,-3,cifar10,1,128\n' >"$tmp/neg.csv"
+expect_error "field 'time'" --workload "$tmp/neg.csv" --policy tiresias
+: >"$tmp/empty.csv"
+expect_error "empty file" --workload "$tmp/empty.csv" --policy tiresias
+expect_error "policy: expected one of" --workload "$fixture" --policy nosuch
+expect_error "exactly one of" --policy doubling
+exit 0

@@ -1,0 +1,132 @@
+# Test harness (sourced by tests/integration/remote.sh and bench/remote.sh): starts N real
+# OpenSSH sshd instances on 127.0.0.x with keys generated for the run, a known_hosts that
+# lists them, and a stub nvidia-smi on their PATH. harness_stop_all stops every sshd it
+# started (by pid); callers set `trap harness_stop_all EXIT`.
+#
+#   harness_init DIR              keys, stub tools; picks a port for this run
+#   harness_start I [extra cfg]   starts sshd number I on 127.0.0.(10+I):PORT
+#   harness_stop I                stops it (its per-connection children too)
+#   harness_inventory FILE N...   writes an inventory naming hosts h1..hN
+#   harness_stop_all
+
+HARNESS_PIDS=""
+
+harness_init() {
+    H="$1"
+    mkdir -p "$H/bin" "$H/nogpu-bin" /run/sshd
+    chmod 755 "$H"
+    # A port of our own: several suites (and helpers) may run side by side.
+    H_PORT=$(( 20000 + ($$ * 7 + $(date +%N | sed 's/^0*//;s/^$/0/') ) % 30000 ))
+    ssh-keygen -q -t ed25519 -N '' -C tunedeck-test -f "$H/id_ed25519"
+    cp "$H/id_ed25519.pub" "$H/authorized_keys"
+    chmod 600 "$H/authorized_keys"
+    : > "$H/known_hosts"
+    here_harness="$(cd "$(dirname "${HARNESS_SRC:-$0}")" && pwd)"
+    fixtures="${TUNEDECK_FIXTURES:-$here_harness/fixtures/nvidia-smi}"
+    # The stub answers the two queries tunedeck makes, in nvidia-smi's own csv format
+    # (captured samples in tests/fixtures/nvidia-smi), once or every -lms period.
+    cat > "$H/bin/nvidia-smi" <<EOF
+#!/bin/sh
+period=""
+file="$fixtures/query-gpu.csv"
+for a in "\$@"; do
+    case "\$a" in
+        --query-compute-apps=*) file="$fixtures/query-compute-apps.csv" ;;
+        -lms) period=next ;;
+        *) [ "\$period" = next ] && period="\$a" ;;
+    esac
+done
+if [ -z "\$period" ]; then cat "\$file"; exit 0; fi
+while :; do cat "\$file" || exit 0; sleep \$(echo "\$period" | awk '{print \$1/1000}'); done
+EOF
+    chmod 755 "$H/bin/nvidia-smi"
+}
+
+harness_addr() { echo "127.0.0.$((10 + $1))"; }
+
+harness_start() {
+    i="$1"; shift
+    addr=$(harness_addr "$i")
+    [ -f "$H/host$i" ] || ssh-keygen -q -t ed25519 -N '' -f "$H/host$i"
+    gpu_path="$H/bin:"
+    [ -f "$H/nogpu$i" ] && gpu_path=""
+    cat > "$H/sshd$i.conf" <<EOF
+ListenAddress $addr:$H_PORT
+HostKey $H/host$i
+AuthorizedKeysFile $H/authorized_keys
+PidFile none
+StrictModes no
+UsePAM no
+PermitRootLogin yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+AllowAgentForwarding no
+X11Forwarding no
+MaxStartups 2000
+MaxSessions 2000
+LogLevel ERROR
+# SHLVL=1: bash then skips ~/.bashrc, which it would otherwise source for every ssh
+# command (Debian's SSH_SOURCE_BASHRC): a heavy .bashrc would dominate every timing.
+SetEnv PATH=${gpu_path}/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin TUNEDECK_TEST_HOST=$i SHLVL=1
+EOF
+    for extra in "$@"; do echo "$extra" >> "$H/sshd$i.conf"; done
+    /usr/sbin/sshd -D -f "$H/sshd$i.conf" -E "$H/sshd$i.log" &
+    pid=$!
+    echo "$pid" > "$H/sshd$i.pid"
+    HARNESS_PIDS="$HARNESS_PIDS $pid"
+    # Ready when the port answers (at most ~2 s).
+    n=0
+    while [ $n -lt 100 ]; do
+        bash -c "exec 3<>/dev/tcp/$addr/$H_PORT" 2>/dev/null && break
+        sleep 0.02; n=$((n + 1))
+    done
+    line="[$addr]:$H_PORT $(cut -d' ' -f1,2 "$H/host$i.pub")"
+    grep -qF "$line" "$H/known_hosts" 2>/dev/null || echo "$line" >> "$H/known_hosts"
+}
+
+# Stops sshd I and every connection it serves (its children, by pid).
+harness_stop() {
+    i="$1"
+    [ -f "$H/sshd$i.pid" ] || return 0
+    pid=$(cat "$H/sshd$i.pid")
+    kill -CONT "$pid" 2>/dev/null
+    for c in $(pgrep -P "$pid" 2>/dev/null); do
+        for g in $(pgrep -P "$c" 2>/dev/null); do kill -KILL "$g" 2>/dev/null; done
+        kill -KILL "$c" 2>/dev/null
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rm -f "$H/sshd$i.pid"
+}
+
+harness_stop_all() {
+    for f in "$H"/sshd*.pid; do
+        [ -f "$f" ] || continue
+        i=$(basename "$f" .pid); i=${i#sshd}
+        harness_stop "$i"
+    done
+    for pid in $HARNESS_PIDS; do kill -KILL "$pid" 2>/dev/null; done
+    HARNESS_PIDS=""
+}
+
+# harness_inventory FILE I... : machines h<I> at 127.0.0.(10+I), all of one GPU type.
+harness_inventory() {
+    out="$1"; shift
+    machines=""
+    for i in "$@"; do
+        [ -n "$machines" ] && machines="$machines,"
+        machines="$machines{\"name\": \"h$i\", \"host\": \"$(harness_addr "$i")\", \"type\": \"g\"}"
+    done
+    cat > "$out" <<EOF
+{"name": "harness",
+ "ssh": {"user": "root", "port": $H_PORT, "identity": "$H/id_ed25519",
+         "known_hosts": "$H/known_hosts", "connect_timeout_s": ${HARNESS_TIMEOUT_S:-3}},
+ "machine_types": {"g": {"bandwidth_gbps": 10,
+     "devices": [{"id": "cpu", "kind": "cpu", "threads": 4},
+                 {"id": "gpu0", "kind": "gpu", "model": "A100"}]}},
+ "machines": [$machines],
+ "trial": {"launch": "per-host", "command": "true"},
+ "job_command": "echo start gpus={gpus} hosts={hosts} resume={resume}"}
+EOF
+}

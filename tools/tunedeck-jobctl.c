@@ -1,0 +1,110 @@
+/* tunedeck-jobctl: drives one live-mode job through the remote layer's job control, for the
+ * integration test: start at one size, restart at another from its checkpoint, stop.
+ * Prints the job's progress and status lines as they happen. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "remote/jobctl.h"
+
+static HostPool *pool;
+
+/* Serves the pool until cond(j) holds or the deadline; returns whether it held. */
+static int serve(JobRun *j, int (*cond)(JobRun *), double timeout_s)
+{
+    struct pollfd fds[64];
+    int64_t until = clock_now_ms() + (int64_t)(timeout_s * 1000);
+    while (!cond(j) && clock_now_ms() < until) {
+        int64_t dl = until;
+        size_t n = hostpool_pollfds(pool, fds, 64, &dl);
+        int64_t left = dl - clock_now_ms();
+        int rc = poll(fds, n, left < 0 ? 0 : (int)left);
+        hostpool_step(pool, fds, rc > 0 ? n : 0, clock_now_ms());
+        jobctl_step(j);
+    }
+    return cond(j);
+}
+
+static int progress_twice(JobRun *j)
+{
+    return jobctl_progress(j)->seen >= 2 && jobctl_pgid(j);
+}
+static int stopped(JobRun *j)
+{
+    return !jobctl_running(j) && jobctl_status(j)[0];
+}
+static int restarted(JobRun *j)
+{
+    return jobctl_restarts(j) > 0 && jobctl_running(j);
+}
+
+static int progress_after_restart(JobRun *j)
+{
+    return jobctl_progress(j)->seen >= 2 && jobctl_pgid(j);
+}
+
+static void report(JobRun *j, const char *when)
+{
+    const JobProgress *p = jobctl_progress(j);
+    printf("%s: pgid %ld progress step %ld epoch %.2f examples_per_s %.0f status '%s'\n", when,
+           jobctl_pgid(j), p->step, p->epoch, p->examples_per_s, jobctl_status(j));
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: tunedeck-jobctl INVENTORY CHECKPOINT\n");
+        return 2;
+    }
+    Error err;
+    Cluster *cl = cluster_load(argv[1], &err);
+    if (!cl || !cl->job_command[0] || cl->n_machines < 2) {
+        fprintf(stderr, "tunedeck-jobctl: %s\n",
+                cl ? "expected job_command and 2 machines" : err.msg);
+        return 2;
+    }
+    HostPoolOptions po = {0};
+    pool = hostpool_new(&po, &err);
+    if (!pool || hostpool_add_cluster(pool, cl, &err) < 0) {
+        fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);
+        return 2;
+    }
+    const char *both[] = {cl->machines[0].name, cl->machines[1].name};
+    JobAlloc a = {.gpus = 2, .hosts = both, .n_hosts = 2, .resume = ""};
+    JobRun *j = jobctl_start(pool, 0, cl->job_command, &a, &err);
+    int rc = 1;
+    if (!j) {
+        fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);
+        goto out;
+    }
+    if (!serve(j, progress_twice, 10))
+        goto fail;
+    report(j, "started");
+    JobAlloc b = {.gpus = 1, .hosts = both, .n_hosts = 1, .resume = argv[2]};
+    if (jobctl_restart(j, &b, &err) < 0 || !serve(j, restarted, 10) ||
+        !serve(j, progress_after_restart, 10))
+        goto fail;
+    report(j, "restarted");
+    FILE *ck = fopen(argv[2], "r");
+    long ck_step = -1;
+    if (ck && fscanf(ck, "%ld", &ck_step) == 1)
+        printf("checkpoint at restart: step %ld\n", ck_step);
+    if (ck)
+        fclose(ck);
+    if (jobctl_signal(j, SIGTERM, &err) < 0 || !serve(j, stopped, 10))
+        goto fail;
+    report(j, "stopped");
+    rc = 0;
+    goto out;
+fail:
+    report(j, "failed");
+    fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);
+out:
+    jobctl_free(j);
+    hostpool_free(pool);
+    cluster_free(cl);
+    return rc;
+}

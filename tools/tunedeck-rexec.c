@@ -1,0 +1,263 @@
+/* tunedeck-rexec: runs one command on every host of an inventory through the host pool —
+ * the remote layer on its own, for tests and the benchmark. Every argument after `--` is
+ * single-quoted before it reaches the remote shell. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "remote/hostpool.h"
+#include "remote/shquote.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tunedeck-rexec --cluster FILE [--accept-new-host-keys] [--only NAME]\n"
+                 "                      [--stdin FILE] [--repeat N] [--interval S] [--quiet]\n"
+                 "                      [--stats] [--keep] (--sh COMMAND | -- ARG...)\n"
+                 "  --keep   keep sessions up between rounds (heartbeats, reconnect with backoff)\n"
+                 "  --heartbeat S  keep-alive period (default 5; 3 missed: the host is down)\n"
+                 "  prints 'NAME out: LINE', 'NAME err: LINE', then 'NAME exit N' or\n"
+                 "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0\n");
+}
+
+typedef struct {
+    int quiet;
+    long lines;
+    HostPool *pool;
+} Ctx;
+
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
+}
+
+static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int cut)
+{
+    Ctx *c = ud;
+    c->lines++;
+    if (c->quiet)
+        return;
+    HostInfo hi;
+    hostpool_info(c->pool, rexec_host(x), &hi);
+    const char *kind = s == STREAM_STDOUT ? "out" : "err";
+    size_t len = strlen(line);
+    /* Long lines are summarised: their length and both ends. */
+    if (len > 200)
+        printf("%s %s: [%zu bytes%s] %.60s...%s\n", hi.name, kind, len, cut ? ", cut" : "", line,
+               line + len - 20);
+    else
+        printf("%s %s: %s\n", hi.name, kind, line);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option LONG[] = {{"cluster", required_argument, 0, 'c'},
+                                         {"accept-new-host-keys", no_argument, 0, 'A'},
+                                         {"only", required_argument, 0, 'o'},
+                                         {"stdin", required_argument, 0, 'i'},
+                                         {"repeat", required_argument, 0, 'r'},
+                                         {"interval", required_argument, 0, 'I'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"stats", no_argument, 0, 's'},
+                                         {"keep", no_argument, 0, 'k'},
+                                         {"heartbeat", required_argument, 0, 'H'},
+                                         {"sh", required_argument, 0, 'S'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *cluster_path = NULL, *only = NULL, *stdin_path = NULL, *sh = NULL;
+    int accept = 0, stats = 0, keep = 0;
+    long repeat = 1;
+    double interval_s = 0, heartbeat_s = 0;
+    Ctx ctx = {0};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            cluster_path = optarg;
+            break;
+        case 'A':
+            accept = 1;
+            break;
+        case 'o':
+            only = optarg;
+            break;
+        case 'i':
+            stdin_path = optarg;
+            break;
+        case 'q':
+            ctx.quiet = 1;
+            break;
+        case 's':
+            stats = 1;
+            break;
+        case 'k':
+            keep = 1;
+            break;
+        case 'H':
+            heartbeat_s = strtod(optarg, NULL);
+            break;
+        case 'S':
+            sh = optarg;
+            break;
+        case 'r':
+            repeat = strtol(optarg, NULL, 10);
+            if (repeat < 1) {
+                fprintf(stderr, "tunedeck-rexec: --repeat: expected a count >= 1\n");
+                return 2;
+            }
+            break;
+        case 'I':
+            interval_s = strtod(optarg, NULL);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!cluster_path || (!sh && optind >= argc)) {
+        usage(stderr);
+        return 2;
+    }
+    Error err;
+    Cluster *cl = cluster_load(cluster_path, &err);
+    if (!cl) {
+        fprintf(stderr, "tunedeck-rexec: %s\n", err.msg);
+        return 2;
+    }
+    char *command =
+        sh ? strdup(sh) : shquote_argv((const char *const *)argv + optind, (size_t)(argc - optind));
+    char *input = NULL;
+    size_t input_len = 0;
+    if (stdin_path) {
+        FILE *f = fopen(stdin_path, "rb");
+        if (f) {
+            input = malloc(64 << 20);
+            input_len = fread(input, 1, 64 << 20, f);
+            fclose(f);
+        }
+        if (!input) {
+            fprintf(stderr, "tunedeck-rexec: --stdin: cannot read '%s'\n", stdin_path);
+            return 2;
+        }
+    }
+    HostPoolOptions po = {.accept_new_host_keys = accept,
+                          .heartbeat_s = heartbeat_s,
+                          .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+    HostPool *p = hostpool_new(&po, &err);
+    if (!p || hostpool_add_cluster(p, cl, &err) < 0) {
+        fprintf(stderr, "tunedeck-rexec: %s\n", err.msg);
+        return 2;
+    }
+    ctx.pool = p;
+    size_t n = hostpool_size(p);
+    for (size_t i = 0; keep && i < n; i++)
+        hostpool_connect(p, i, 1);
+    char *last_ok = calloc(n, 1);
+    RemoteExec **xs = calloc(n, sizeof *xs);
+    struct pollfd *fds = calloc(n + 1, sizeof *fds);
+    int failures = 0;
+    double max_step_ms = 0, max_step_cpu_ms = 0, first_round_s = 0, connected_s = -1;
+    double t0 = clock_now_s();
+    for (long round = 0; round < repeat; round++) {
+        double round_start = clock_now_s();
+        for (size_t i = 0; i < n; i++) {
+            HostInfo hi;
+            hostpool_info(p, i, &hi);
+            if (only && strcmp(hi.name, only) != 0)
+                continue;
+            ExecOptions eo = {.on_line = on_line, .userdata = &ctx};
+            xs[i] = hostpool_exec(p, i, command, input, input_len, &eo, &err);
+        }
+        for (;;) {
+            int pending = 0;
+            for (size_t i = 0; i < n; i++)
+                pending += xs[i] && !rexec_done(xs[i]);
+            if (!pending)
+                break;
+            int64_t dl = -1;
+            size_t nf = hostpool_pollfds(p, fds, n + 1, &dl);
+            int64_t left = dl < 0 ? 1000 : dl - clock_now_ms();
+            int rc = poll(fds, nf, left < 0 ? 0 : left > 1000 ? 1000 : (int)left);
+            double s0 = clock_now_s(), c0 = thread_cpu_ms();
+            hostpool_step(p, fds, rc > 0 ? nf : 0, clock_now_ms());
+            double step_ms = (clock_now_s() - s0) * 1000, step_cpu_ms = thread_cpu_ms() - c0;
+            if (step_cpu_ms > max_step_cpu_ms)
+                max_step_cpu_ms = step_cpu_ms;
+            if (step_ms > max_step_ms)
+                max_step_ms = step_ms;
+            if (connected_s < 0) {
+                size_t ready = 0;
+                for (size_t i = 0; i < n; i++) {
+                    HostInfo hi;
+                    hostpool_info(p, i, &hi);
+                    ready += hi.state == HOST_READY;
+                }
+                if (ready == n)
+                    connected_s = clock_now_s() - t0;
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (!xs[i])
+                continue;
+            HostInfo hi;
+            hostpool_info(p, i, &hi);
+            ExecOutcome o = rexec_outcome(xs[i]);
+            last_ok[i] = o == EXEC_EXITED && rexec_exit_status(xs[i]) == 0;
+            if (o == EXEC_EXITED) {
+                if (!ctx.quiet)
+                    printf("%s exit %d\n", hi.name, rexec_exit_status(xs[i]));
+                failures += rexec_exit_status(xs[i]) != 0;
+            } else {
+                printf("%s %s: %s\n", hi.name, o == EXEC_SSH_FAILED ? "ssh-failed" : "failed",
+                       rexec_error(xs[i]));
+                failures++;
+            }
+            rexec_free(xs[i]);
+            xs[i] = NULL;
+        }
+        if (round == 0)
+            first_round_s = clock_now_s() - t0;
+        double next = round_start + interval_s;
+        while (round + 1 < repeat && clock_now_s() < next) {
+            /* Keep the sessions served (keep-alives) while waiting for the next round. */
+            int64_t dl = (int64_t)(next * 1000);
+            size_t nf = hostpool_pollfds(p, fds, n + 1, &dl);
+            int64_t left = dl - clock_now_ms();
+            int rc = poll(fds, nf, left < 0 ? 0 : (int)left);
+            hostpool_step(p, fds, rc > 0 ? nf : 0, clock_now_ms());
+        }
+    }
+    if (stats) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+                     ru.ru_stime.tv_usec / 1e6;
+        fprintf(stderr,
+                "stats: hosts %zu connected_s %.3f first_round_s %.3f total_s %.3f cpu_s %.3f "
+                "max_step_ms %.2f max_step_cpu_ms %.2f lines %ld\n",
+                n, connected_s, first_round_s, clock_now_s() - t0, cpu, max_step_ms,
+                max_step_cpu_ms, ctx.lines);
+        for (size_t i = 0; i < n; i++) {
+            HostInfo hi;
+            hostpool_info(p, i, &hi);
+            printf("host %s connects %d drops %d\nlast-round %s %s\n", hi.name, hi.connects,
+                   hi.drops, hi.name, last_ok[i] ? "ok" : "failed");
+        }
+    }
+    free(last_ok);
+    free(xs);
+    free(fds);
+    free(command);
+    free(input);
+    hostpool_free(p);
+    cluster_free(cl);
+    return failures ? 1 : 0;
+}

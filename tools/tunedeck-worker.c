@@ -1,0 +1,628 @@
+/* tunedeck-worker: the reference trial workload (DESIGN §3) — synchronous parameter-server
+ * SGD on a small dense network, reporting protocol v1 timings — and, with --job, a training
+ * job for the scheduler that checkpoints on SIGTERM and resumes at another size. */
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/checkpoint.h"
+#include "core/clock.h"
+#include "core/protocol.h"
+#include "core/schedule_cluster.h"
+#include "core/sgdplan.h"
+#include "remote/psnet.h"
+#include "remote/sgd_local.h"
+
+void openblas_set_num_threads(int n); /* cblas.h stays out of this file (DESIGN §7) */
+char *openblas_get_corename(void);
+
+enum { DEFAULT_PORT_BASE = 29400, MAX_SLOWDOWNS = 64 };
+
+static volatile sig_atomic_t g_stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+typedef struct {
+    char name[200]; /* "" = every device; "m" = machine m; "m/dev" = one device */
+    double factor;
+} SlowdownSpec;
+
+typedef struct {
+    int all_local, job;
+    const char *machine;
+    int port_base;
+    double connect_timeout_s;
+    SlowdownSpec slow[MAX_SLOWDOWNS];
+    size_t n_slow;
+    /* job mode */
+    int gpus;
+    const char *hosts, *resume, *checkpoint;
+    double model_mb, learning_rate, progress_s;
+    int batch;
+    long max_steps;
+} Args;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tunedeck-worker [--all-local | --machine NAME] [--port-base N]\n"
+            "                       [--slowdown [MACHINE[/DEVICE]=]F]... [--connect-timeout S]\n"
+            "       tunedeck-worker --job --gpus N [--hosts LIST] [--resume FILE]\n"
+            "                       [--checkpoint FILE] [--model-mb X] [--batch N] [--lr X]\n"
+            "                       [--progress-every S] [--steps N]\n"
+            "\n"
+            "Trial mode reads a protocol v1 schedule on standard input and runs synchronous\n"
+            "parameter-server SGD on it, printing iteration lines and a done line.\n"
+            "  (default)          play the machine named by $TUNEDECK_MACHINE (or --machine):\n"
+            "                     its PS shard listens on port BASE + its index in the schedule's\n"
+            "                     machines; workers reach shard machines at their \"host\"\n"
+            "  --all-local        play every machine of the schedule as processes on this host\n"
+            "  --port-base N      BASE (default $TUNEDECK_PS_PORT_BASE, else %d)\n"
+            "  --slowdown SPEC    stretch device times F-fold (F >= 1): F alone for every device,\n"
+            "                     MACHINE=F for one machine, MACHINE/DEVICE=F for one device\n"
+            "  --connect-timeout S  wait this long for peers (default 30)\n"
+            "Job mode trains until SIGTERM, printing progress lines; on SIGTERM it writes a\n"
+            "checkpoint and exits 0. --resume FILE continues from one at any --gpus.\n"
+            "  --gpus N|LIST      workers (a count, or a comma list whose length is the count)\n"
+            "  --hosts LIST       accepted for the job template; workers run on this host\n"
+            "  --resume FILE      start from this checkpoint (empty: start fresh)\n"
+            "  --checkpoint FILE  where SIGTERM writes (default: the --resume file, else\n"
+            "                     tunedeck-worker.ckpt)\n"
+            "  --model-mb X (default 1), --batch N (default 256), --lr X (default 0.1),\n"
+            "  --progress-every S (default 0.5), --steps N: stop by itself after N steps\n"
+            "--blas-core prints the OpenBLAS kernel in use.\n",
+            DEFAULT_PORT_BASE);
+}
+
+static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "tunedeck-worker: %s: expected a number from %g to %g, found '%s'\n", flag,
+                lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_gpus(const char *s, int *out)
+{
+    double v;
+    if (strchr(s, ',') || !*s) {
+        int n = *s ? 1 : 0;
+        for (const char *p = s; *p; p++)
+            n += *p == ',';
+        v = n;
+    } else if (parse_double("--gpus", s, 1, 256, &v) < 0) {
+        return -1;
+    }
+    if (v < 1 || v > 256 || v != (int)v) {
+        fprintf(stderr, "tunedeck-worker: --gpus: expected 1 to 256 workers, found '%s'\n", s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, Args *a)
+{
+    static const struct option LONG[] = {{"all-local", no_argument, 0, 'A'},
+                                         {"machine", required_argument, 0, 'm'},
+                                         {"port-base", required_argument, 0, 'p'},
+                                         {"slowdown", required_argument, 0, 's'},
+                                         {"connect-timeout", required_argument, 0, 'T'},
+                                         {"job", no_argument, 0, 'J'},
+                                         {"gpus", required_argument, 0, 'g'},
+                                         {"hosts", required_argument, 0, 'H'},
+                                         {"resume", required_argument, 0, 'r'},
+                                         {"checkpoint", required_argument, 0, 'c'},
+                                         {"model-mb", required_argument, 0, 'M'},
+                                         {"batch", required_argument, 0, 'b'},
+                                         {"lr", required_argument, 0, 'l'},
+                                         {"progress-every", required_argument, 0, 'P'},
+                                         {"steps", required_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"blas-core", no_argument, 0, 'B'},
+                                         {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->connect_timeout_s = 30;
+    a->model_mb = 1;
+    a->batch = 256;
+    a->learning_rate = 0.1;
+    a->progress_s = 0.5;
+    a->gpus = 0;
+    const char *env_base = getenv("TUNEDECK_PS_PORT_BASE");
+    a->port_base = DEFAULT_PORT_BASE;
+    double v;
+    if (env_base && *env_base) {
+        if (parse_double("$TUNEDECK_PS_PORT_BASE", env_base, 1, 65000, &v) < 0)
+            return 2;
+        a->port_base = (int)v;
+    }
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        switch (c) {
+        case 'A':
+            a->all_local = 1;
+            break;
+        case 'J':
+            a->job = 1;
+            break;
+        case 'm':
+            a->machine = optarg;
+            break;
+        case 'H':
+            a->hosts = optarg;
+            break;
+        case 'r':
+            a->resume = optarg;
+            break;
+        case 'c':
+            a->checkpoint = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        case 'B':
+            printf("%s\n", openblas_get_corename());
+            return 1;
+        case 'p':
+            if (parse_double("--port-base", optarg, 1, 65000, &v) < 0)
+                return 2;
+            a->port_base = (int)v;
+            break;
+        case 'T':
+            if (parse_double("--connect-timeout", optarg, 0.1, 86400, &a->connect_timeout_s) < 0)
+                return 2;
+            break;
+        case 'M':
+            if (parse_double("--model-mb", optarg, 0.001, 4096, &a->model_mb) < 0)
+                return 2;
+            break;
+        case 'l':
+            if (parse_double("--lr", optarg, 1e-9, 100, &a->learning_rate) < 0)
+                return 2;
+            break;
+        case 'P':
+            if (parse_double("--progress-every", optarg, 0, 3600, &a->progress_s) < 0)
+                return 2;
+            break;
+        case 'b':
+            if (parse_double("--batch", optarg, 1, 1e7, &v) < 0)
+                return 2;
+            a->batch = (int)v;
+            break;
+        case 'n':
+            if (parse_double("--steps", optarg, 1, 1e12, &v) < 0)
+                return 2;
+            a->max_steps = (long)v;
+            break;
+        case 'g':
+            if (parse_gpus(optarg, &a->gpus) < 0)
+                return 2;
+            break;
+        case 's': {
+            if (a->n_slow == MAX_SLOWDOWNS) {
+                fprintf(stderr, "tunedeck-worker: --slowdown: at most %d\n", MAX_SLOWDOWNS);
+                return 2;
+            }
+            SlowdownSpec *sp = &a->slow[a->n_slow++];
+            const char *eq = strrchr(optarg, '=');
+            const char *num = eq ? eq + 1 : optarg;
+            snprintf(sp->name, sizeof sp->name, "%.*s", eq ? (int)(eq - optarg) : 0, optarg);
+            if (parse_double("--slowdown", num, 1, 1000, &sp->factor) < 0)
+                return 2;
+            break;
+        }
+        default:
+            fprintf(stderr, "tunedeck-worker: unknown or incomplete option '%s' (try --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tunedeck-worker: unexpected argument '%s' (try --help)\n", argv[optind]);
+        return 2;
+    }
+    if (a->job && a->gpus < 1) {
+        fprintf(stderr, "tunedeck-worker: --job: expected --gpus N (how many workers)\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* Every device's factor from the --slowdown specs; an unknown machine or device is an error. */
+static double *resolve_slowdown(const Args *a, const Cluster *c, Error *err)
+{
+    double *f = malloc((c->n_devices ? c->n_devices : 1) * sizeof *f);
+    if (!f) {
+        error_set(err, "out of memory");
+        return NULL;
+    }
+    for (size_t d = 0; d < c->n_devices; d++)
+        f[d] = 1;
+    for (size_t i = 0; i < a->n_slow; i++) {
+        const SlowdownSpec *sp = &a->slow[i];
+        char machine[200];
+        snprintf(machine, sizeof machine, "%s", sp->name);
+        char *slash = strchr(machine, '/');
+        if (slash)
+            *slash++ = 0;
+        int hit = 0;
+        for (size_t m = 0; m < c->n_machines; m++) {
+            if (machine[0] && strcmp(c->machines[m].name, machine) != 0)
+                continue;
+            const MachineType *t = &c->types[c->machines[m].type];
+            for (size_t d = 0; d < t->n_devices; d++)
+                if (!slash || strcmp(t->devices[d].id, slash) == 0) {
+                    f[c->machines[m].first_device + d] = sp->factor;
+                    hit = 1;
+                }
+        }
+        if (!hit) {
+            free(f);
+            error_set(err, "--slowdown %s=%g: expected a machine%s of the schedule, found none",
+                      sp->name, sp->factor, slash ? " and device" : "");
+            return NULL;
+        }
+    }
+    return f;
+}
+
+static void print_error(const char *msg)
+{
+    TrialEvent ev = {.kind = EVENT_ERROR, .text = (char *)msg};
+    char *line = protocol_format(&ev);
+    printf("%s\n", line);
+    fflush(stdout);
+    free(line);
+    fprintf(stderr, "tunedeck-worker: %s\n", msg);
+}
+
+static char *read_stdin(void)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf)
+            return NULL;
+        if (len + 1 == cap) {
+            if (cap > (64u << 20)) {
+                free(buf);
+                return NULL;
+            }
+            char *g = realloc(buf, cap *= 2);
+            if (!g)
+                free(buf);
+            buf = g;
+            continue;
+        }
+        size_t n = fread(buf + len, 1, cap - 1 - len, stdin);
+        if (n == 0)
+            break;
+        len += n;
+    }
+    buf[len] = 0;
+    return buf;
+}
+
+/* ---- per-host trial: one machine of the schedule ---- */
+
+typedef struct {
+    const char *machine;
+    int warmup;
+    double sum;
+    int count;
+} OwnTimes;
+
+static void print_own_iteration(void *ud, const SgdIteration *it)
+{
+    OwnTimes *t = ud;
+    int iter = (int)it->step - 1;
+    char *line = sgd_iteration_format(it, t->machine, iter);
+    printf("%s\n", line);
+    fflush(stdout);
+    free(line);
+    if (iter >= t->warmup) {
+        t->sum += it->time_s;
+        t->count++;
+    }
+}
+
+static int run_one_machine(const Args *a, const char *name, const SgdPlan *plan, const Schedule *s,
+                           const double *slow, Error *err)
+{
+    const Cluster *c = s->cluster;
+    long mi = cluster_find_machine(c, name);
+    if (mi < 0)
+        return error_set(err,
+                         "$TUNEDECK_MACHINE: expected a machine of the schedule, found "
+                         "'%s'",
+                         name);
+    size_t ns = plan->n_shards;
+    char(*hosts)[256] = calloc(ns, sizeof *hosts);
+    int *ports = calloc(ns, sizeof *ports);
+    if (!hosts || !ports) {
+        free(hosts);
+        free(ports);
+        return error_set(err, "out of memory");
+    }
+    for (size_t k = 0; k < ns; k++) {
+        size_t m = plan->shard_machine[k];
+        snprintf(hosts[k], sizeof hosts[k], "%s", c->machines[m].host);
+        ports[k] = a->port_base + (int)m;
+    }
+    int listen_fd = -1, rc = -1;
+    if (plan->machine_shard[mi] >= 0) {
+        listen_fd = psnet_listen(NULL, a->port_base + (int)mi, NULL, err);
+        if (listen_fd < 0)
+            goto out;
+    } else if (plan->machine_rank[mi] < 0) {
+        rc = 0; /* neither worker nor PS in this schedule: nothing to do */
+        goto out;
+    }
+    OwnTimes own = {.machine = c->machines[mi].name, .warmup = s->job.warmup};
+    SgdMachineConfig mc = {.plan = plan,
+                           .schedule = s,
+                           .machine = (size_t)mi,
+                           .ps_listen_fd = listen_fd,
+                           .ps_host = hosts,
+                           .ps_port = ports,
+                           .slowdown = slow + c->machines[mi].first_device,
+                           .steps = (uint64_t)s->job.iterations,
+                           .connect_timeout_s = a->connect_timeout_s,
+                           .on_iteration = print_own_iteration,
+                           .userdata = &own};
+    rc = sgd_machine_run(&mc, err);
+    if (rc == 0 && own.count > 0) {
+        TrialEvent done = {.kind = EVENT_DONE, .time_s = own.sum / own.count};
+        char *line = protocol_format(&done);
+        printf("%s\n", line);
+        free(line);
+        fflush(stdout);
+    }
+out:
+    if (listen_fd >= 0)
+        close(listen_fd);
+    free(hosts);
+    free(ports);
+    return rc;
+}
+
+static int run_trial(const Args *a, const char *text, const char *source, Error *err)
+{
+    cJSON *root = cJSON_Parse(text);
+    if (!root)
+        return error_set(err,
+                         "%s: expected a protocol v1 schedule object, found malformed "
+                         "JSON",
+                         source);
+    int rc = -1;
+    Cluster *c = schedule_cluster_from_json(root, source, err);
+    Schedule *s = c ? schedule_from_json(root, c, source, err) : NULL;
+    double *slow = NULL;
+    SgdPlan plan;
+    memset(&plan, 0, sizeof plan);
+    if (!s || schedule_validate(s, err) < 0 || sgdplan_build(s, &plan, err) < 0 ||
+        !(slow = resolve_slowdown(a, c, err)))
+        goto out;
+    const char *machine = a->machine ? a->machine : getenv("TUNEDECK_MACHINE");
+    if (a->all_local) {
+        SgdLocalConfig lc = {.base = {.plan = &plan,
+                                      .schedule = s,
+                                      .steps = (uint64_t)s->job.iterations,
+                                      .connect_timeout_s = a->connect_timeout_s},
+                             .slowdown = slow,
+                             .iteration_lines = 1,
+                             .print_done = 1};
+        rc = sgd_local_run(&lc, stdout, err);
+    } else if (machine && machine[0]) {
+        rc = run_one_machine(a, machine, &plan, s, slow, err);
+    } else {
+        error_set(err, "expected $TUNEDECK_MACHINE (or --machine NAME) to say which machine "
+                       "this is, or --all-local to play every machine here");
+    }
+out:
+    sgdplan_clear(&plan);
+    free(slow);
+    schedule_free(s);
+    cluster_free(c);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- job mode ---- */
+
+typedef struct {
+    const Args *args;
+    const SgdPlan *plan;
+    uint64_t first_step, examples_base;
+    double last_print_s;
+    uint64_t last_print_examples;
+    const char *checkpoint;
+} JobCtx;
+
+static uint64_t job_examples(const JobCtx *j, uint64_t step)
+{
+    return j->examples_base + (step - j->first_step) * (uint64_t)j->plan->batch;
+}
+
+static void print_progress(JobCtx *j, uint64_t step, double loss)
+{
+    double now = clock_now_s();
+    uint64_t ex = job_examples(j, step);
+    double rate =
+        now > j->last_print_s ? (double)(ex - j->last_print_examples) / (now - j->last_print_s) : 0;
+    TrialEvent ev = {.kind = EVENT_PROGRESS,
+                     .step = (long)step,
+                     .epoch = (double)ex / (double)j->plan->n_examples,
+                     .loss = loss,
+                     .examples_per_s = rate};
+    char *line = protocol_format(&ev);
+    printf("%s\n", line);
+    fflush(stdout);
+    free(line);
+    j->last_print_s = now;
+    j->last_print_examples = ex;
+}
+
+/* Runs in the PS process: progress lines, and the checkpoint when a stop is asked for. */
+static int job_step(void *ud, uint64_t step, double loss, uint32_t examples, const double *p)
+{
+    (void)examples;
+    JobCtx *j = ud;
+    int stop =
+        g_stop || (j->args->max_steps && step >= j->first_step + (uint64_t)j->args->max_steps);
+    if (stop || step == j->first_step + 1 || clock_now_s() - j->last_print_s >= j->args->progress_s)
+        print_progress(j, step, loss);
+    if (!stop)
+        return 0;
+    Checkpoint ck = {.net = j->plan->net,
+                     .step = step,
+                     .examples = job_examples(j, step),
+                     .data_seed = j->plan->data_seed,
+                     .loss = loss,
+                     .workers = (uint32_t)j->plan->n_workers,
+                     .params = (double *)p};
+    Error err;
+    if (checkpoint_save(j->checkpoint, &ck, &err) < 0)
+        fprintf(stderr, "tunedeck-worker: %s\n", err.msg);
+    else
+        fprintf(stderr, "tunedeck-worker: checkpoint %s written at step %llu (%u workers)\n",
+                j->checkpoint, (unsigned long long)step, ck.workers);
+    return 1;
+}
+
+static int run_job(const Args *a, Error *err)
+{
+    /* The job is a schedule like any trial's: one PS process and N single-device workers. */
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "protocol", 1);
+    cJSON_AddNumberToObject(root, "iterations", 2);
+    cJSON_AddNumberToObject(root, "warmup", 0);
+    cJSON *job = cJSON_AddObjectToObject(root, "job");
+    cJSON_AddStringToObject(job, "name", "tunedeck-worker-job");
+    cJSON_AddNumberToObject(job, "model_mb", a->model_mb);
+    cJSON_AddNumberToObject(job, "batch", a->batch);
+    cJSON_AddNumberToObject(job, "learning_rate", a->learning_rate);
+    cJSON *machines = cJSON_AddArrayToObject(root, "machines");
+    int per = a->batch / a->gpus, extra = a->batch % a->gpus;
+    for (int w = -1; w < a->gpus; w++) {
+        cJSON *m = cJSON_CreateObject();
+        char name[32];
+        snprintf(name, sizeof name, w < 0 ? "job-ps" : "job-w%d", w);
+        cJSON_AddStringToObject(m, "name", name);
+        cJSON_AddStringToObject(m, "host", "127.0.0.1");
+        cJSON_AddStringToObject(m, "type", w < 0 ? "job-ps" : "job-worker");
+        cJSON_AddBoolToObject(m, "worker", w >= 0);
+        cJSON_AddBoolToObject(m, "ps", w < 0);
+        cJSON *devs = cJSON_AddArrayToObject(m, "devices");
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "id", "cpu");
+        cJSON_AddNumberToObject(d, "inputs", w < 0 ? 0 : per + (w < extra));
+        cJSON_AddItemToArray(devs, d);
+        cJSON_AddItemToArray(machines, m);
+    }
+    Checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    int rc = -1;
+    Cluster *c = schedule_cluster_from_json(root, "job", err);
+    Schedule *s = c ? schedule_from_json(root, c, "job", err) : NULL;
+    SgdPlan plan;
+    memset(&plan, 0, sizeof plan);
+    if (!s || schedule_validate(s, err) < 0 || sgdplan_build(s, &plan, err) < 0)
+        goto out;
+    const char *resume = a->resume && a->resume[0] ? a->resume : NULL;
+    if (resume) {
+        if (checkpoint_load(resume, &ck, err) < 0)
+            goto out;
+        int same = ck.net.n_layers == plan.net.n_layers;
+        for (size_t l = 0; same && l <= plan.net.n_layers; l++)
+            same = ck.net.sizes[l] == plan.net.sizes[l];
+        if (!same) {
+            error_set(err,
+                      "%s: the checkpoint's network (%zu parameters) is not the one "
+                      "--model-mb %g makes (%zu parameters)",
+                      resume, ck.net.n_params, a->model_mb, plan.net.n_params);
+            goto out;
+        }
+        fprintf(stderr,
+                "tunedeck-worker: resuming %s at step %llu on %d workers (it was "
+                "written by %u)\n",
+                resume, (unsigned long long)ck.step, a->gpus, ck.workers);
+    }
+    JobCtx j = {.args = a,
+                .plan = &plan,
+                .first_step = ck.step,
+                .examples_base = ck.examples,
+                .last_print_s = clock_now_s(),
+                .last_print_examples = ck.examples,
+                .checkpoint = a->checkpoint ? a->checkpoint
+                              : resume      ? resume
+                                            : "tunedeck-worker.ckpt"};
+    SgdLocalConfig lc = {.base = {.plan = &plan,
+                                  .schedule = s,
+                                  .init_params = ck.params,
+                                  .first_step = ck.step,
+                                  .examples_base = ck.examples,
+                                  .connect_timeout_s = a->connect_timeout_s,
+                                  .on_step = job_step,
+                                  .step_userdata = &j},
+                         .stop = &g_stop};
+    rc = sgd_local_run(&lc, stdout, err);
+out:
+    checkpoint_clear(&ck);
+    sgdplan_clear(&plan);
+    schedule_free(s);
+    cluster_free(c);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    Args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    openblas_set_num_threads(1); /* devices are threads of their own */
+    signal(SIGPIPE, SIG_IGN);
+    Error err = {{0}};
+    if (a.job) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        if (run_job(&a, &err) < 0) {
+            fprintf(stderr, "tunedeck-worker: %s\n", err.msg);
+            return 1;
+        }
+        return 0;
+    }
+    char *text = read_stdin();
+    if (!text) {
+        print_error("standard input: cannot read the schedule (over 64 MiB or out of memory)");
+        return 2;
+    }
+    rc = run_trial(&a, text, "standard input", &err);
+    free(text);
+    if (rc < 0) {
+        print_error(err.msg);
+        return 1;
+    }
+    return 0;
+}
