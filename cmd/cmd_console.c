@@ -19,6 +19,7 @@ static void usage(FILE *out)
             "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
             "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
             "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
+            "                [--accept-new-host-keys]\n"
             "\n"
             "Opens the operator console (press ? inside for every key).\n"
             "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
@@ -36,7 +37,9 @@ static void usage(FILE *out)
             "  --policy NAME      the simulated 16x4-GPU scheduler's policy (default doubling)\n"
             "  --sched-jobs N     jobs arriving (Poisson) in the simulated scheduler (default 40)\n"
             "  --sched-speed X    simulated seconds per real second (default 60)\n"
-            "  --no-sched         no simulated scheduler\n",
+            "  --no-sched         no simulated scheduler\n"
+            "  --accept-new-host-keys  add every unknown host key to known_hosts (default: the\n"
+            "                     hosts view shows it and `a` accepts one after you compare)\n",
             simcluster_settings_help(), optimizer_names(), launcher_names());
 }
 
@@ -52,6 +55,7 @@ int cmd_console(int argc, char **argv)
         {"ascii", no_argument, 0, 'A'},           {"help", no_argument, 0, 'h'},
         {"policy", required_argument, 0, 'Y'},    {"sched-jobs", required_argument, 0, 'J'},
         {"sched-speed", required_argument, 0, 'X'}, {"no-sched", no_argument, 0, 'N'},
+        {"accept-new-host-keys", no_argument, 0, 'K'},
         {0, 0, 0, 0}};
     ConsoleOptions o;
     console_defaults(&o);
@@ -72,6 +76,7 @@ int cmd_console(int argc, char **argv)
         case 'A': o.ascii = 1; break;
         case 'Y': o.policy = optarg; break;
         case 'N': o.no_sched = 1; break;
+        case 'K': o.accept_new_host_keys = 1; break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
                 return 2;

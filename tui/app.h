@@ -7,6 +7,7 @@
 
 #include "core/simcluster.h"
 #include "tui/config.h"
+#include "remote/hostpool.h"
 #include "remote/tuner.h"
 #include "tui/editor.h"
 #include "tui/layout.h"
@@ -74,6 +75,17 @@ typedef struct {
     SimSched *ss;            /* the simulated cluster scheduler, NULL when none */
     size_t ss_events_seen;   /* scheduler events already logged */
 
+    HostPool *pool;          /* SSH sessions to the inventory's hosts; NULL on the simulator */
+    size_t host_sel;         /* selected row of the hosts view */
+    size_t pool_nfds;        /* how many of the polled fds are the pool's */
+    unsigned long hosts_sig; /* what the hosts view showed last, to redraw only on change */
+    /* accepting an unknown host key: a one-host pool that may add it to known_hosts */
+    int confirm_accept;
+    char (*refused_fp)[128]; /* per host: the unknown key it last offered ("" none) */
+    HostPool *accept_pool;
+    long accept_host;
+    char accept_fp[128];
+
     ClusterSnapshot snap;
     size_t loads_scroll;
 } App;
@@ -93,6 +105,12 @@ void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(pr
 void view_tune_draw(const App *a);
 void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll);
 void view_hosts_draw(const App *a);
+/* Host pool plumbing for the loop (tui/view_hosts.c): fds, step, change detection. */
+size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* The operator asked to accept the selected host's unknown key (after confirming). */
+void hosts_accept_selected(App *a);
+void hosts_accept_confirmed(App *a);
 void view_timeline_draw(const App *a, Rect r);
 void view_log_draw(const App *a, Rect r);
 /* The surrogate pane for one trial record (NULL: none yet). */

@@ -236,6 +236,16 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     if (strcmp(lname, "sim") != 0 && (!cmd || !cmd[0]))
         return error_set(err, "--trial-cmd: the %s launcher needs a trial command (or "
                               "trial.command in the inventory)", lname);
+    if (!a->sim) {
+        /* One SSH session per host, shown in the hosts view; the remote launchers use it. */
+        HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
+                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+        a->pool = hostpool_new(&po, err);
+        if (!a->pool || hostpool_add_cluster(a->pool, a->cluster, err) < 0)
+            return error_prefix(err, "--cluster");
+        for (size_t m = 0; m < hostpool_size(a->pool); m++)
+            hostpool_connect(a->pool, m, 1);
+    }
     TunerConfig cfg = {
         .cluster = a->cluster,
         .job = a->job,
@@ -244,7 +254,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         .budget = o->budget,
         .launcher = lk,
         .launch = {.command = cmd, .timeout_s = o->trial_timeout_s, .sim = a->sim,
-                   .seed = (uint64_t)o->seed},
+                   .seed = (uint64_t)o->seed, .remote = a->pool},
         .async_suggest = 1,
         .on_event = on_tuner_event,
         .userdata = a,
@@ -271,7 +281,10 @@ static void close_session(App *a)
 {
     editor_free(a->editor);
     suggestion_clear(&a->pred);
-    tuner_free(a->tuner);
+    tuner_free(a->tuner); /* before the pool its runs use */
+    hostpool_free(a->accept_pool);
+    hostpool_free(a->pool);
+    free(a->refused_fp);
     trials_free(&a->table);
     simsched_free(a->ss);
     free(a->snap.hosts);
@@ -371,6 +384,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         fds[1] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
         int64_t deadline = -1;
         size_t tn = tuner_pollfds(a->tuner, fds + 2, MAX_FDS - 2, &deadline);
+        size_t hn = hosts_pollfds(a, fds + 2 + tn, MAX_FDS - 2 - tn, &deadline);
         if (a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) && !tuner_done(a->tuner))
             deadline = min_deadline(deadline, a->next_trial_ms);
         if (a->ss) {
@@ -384,7 +398,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         int timeout = -1;
         if (deadline >= 0)
             timeout = deadline <= now ? 0 : deadline - now > 60000 ? 60000 : (int)(deadline - now);
-        int rc = poll(fds, 2 + tn, timeout);
+        int rc = poll(fds, 2 + tn + hn, timeout);
         if (rc < 0 && errno != EINTR) {
             error_set(err, "poll: %s", strerror(errno));
             break;
@@ -404,6 +418,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         if (rc > 0 && (fds[0].revents & (POLLIN | POLLHUP)))
             input_handle(a);
         tuner_step(a->tuner, fds + 2, rc > 0 ? tn : 0, now);
+        hosts_step(a, fds + 2 + tn, rc > 0 ? hn : 0, now);
         if (a->ss && !a->user_paused) {
             int64_t due = simsched_deadline(a->ss);
             if (due >= 0 && now >= due) {

@@ -19,6 +19,7 @@ typedef struct {
     int ascii;              /* no Unicode glyphs */
     /* the simulated cluster scheduler (on the simulator only) */
     int no_sched;
+    int accept_new_host_keys; /* --accept-new-host-keys: every unknown key (not the default) */
     const char *policy;
     int sched_jobs;
     double sched_speed;     /* simulated seconds per real second */

@@ -371,6 +371,15 @@ static void key(App *a, wint_t ch, int is_key)
         a->dirty = 1;
         return;
     }
+    if (a->confirm_accept) {
+        a->confirm_accept = 0;
+        if (!is_key && (ch == 'y' || ch == 'Y'))
+            hosts_accept_confirmed(a);
+        else
+            app_message(a, 0, "host key not accepted");
+        a->dirty = 1;
+        return;
+    }
     if (a->confirm_quit) {
         a->confirm_quit = 0;
         if (!is_key && (ch == 'y' || ch == 'Y' || (int)ch == a->config.keys[ACT_QUIT]))
@@ -447,9 +456,22 @@ static void key(App *a, wint_t ch, int is_key)
         if (a->view == VIEW_TUNE)
             open_editor(a);
         break;
+    case 'a':
+        if (a->view == VIEW_HOSTS)
+            hosts_accept_selected(a);
+        break;
+    case 'c':
+        if (a->view == VIEW_HOSTS && a->pool && a->host_sel < hostpool_size(a->pool)) {
+            hostpool_connect(a->pool, a->host_sel, 1);
+            app_message(a, 0, "reconnecting");
+        }
+        break;
     case 'k':
     up:
-        if (a->view == VIEW_CLUSTER) {
+        if (a->view == VIEW_HOSTS) {
+            if (a->host_sel)
+                a->host_sel--;
+        } else if (a->view == VIEW_CLUSTER) {
             if (a->loads_scroll)
                 a->loads_scroll--;
         } else
@@ -457,7 +479,10 @@ static void key(App *a, wint_t ch, int is_key)
         break;
     case 'j':
     down:
-        if (a->view == VIEW_CLUSTER) {
+        if (a->view == VIEW_HOSTS) {
+            if (a->host_sel + 1 < a->cluster->n_machines)
+                a->host_sel++;
+        } else if (a->view == VIEW_CLUSTER) {
             if (a->loads_scroll + 1 < a->snap.n_hosts)
                 a->loads_scroll++;
         } else

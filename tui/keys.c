@@ -20,6 +20,8 @@ const KeyHelp HELP_KEYS[] = {
     {"trials", "s F6 / r", "next sort column / reverse the order"},
     {"trials", "e Enter", "edit the selected trial's schedule as an override"},
     {"cluster", "Up Down j k", "scroll the hosts"},
+    {"hosts", "Up Down j k", "select a host"},
+    {"hosts", "a / c", "accept its unknown host key (shows the fingerprint) / reconnect"},
     {"editor", "Up Down j k", "select a machine or device"},
     {"editor", "+ - Right Left l h", "add / remove inputs on the device"},
     {"editor", "m", "mark the device as the source: +/- then move inputs"},

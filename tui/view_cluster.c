@@ -264,26 +264,6 @@ void view_cluster_snapshot(App *a)
     snprintf(s->jobs_absent, sizeof s->jobs_absent, "no scheduler in this session");
 }
 
-void view_hosts_draw(const App *a)
-{
-    const Layout *l = &a->layout;
-    if (l->shown[PANE_LOG])
-        view_log_draw(a, l->rect[PANE_LOG]);
-    if (!l->shown[PANE_HOSTS])
-        return;
-    Rect r = draw_box(l->rect[PANE_HOSTS], "Hosts", 0);
-    if (r.h < 1)
-        return;
-    const Cluster *c = a->cluster;
-    draw_textf(r.y, r.x, r.w, ROLE_DIM, "%-12s %-22s %-14s %8s  %-10s %s", "machine", "host",
-               "state", "latency", "host key", "last error");
-    for (size_t m = 0; m < c->n_machines && (int)m + 1 < r.h; m++)
-        draw_textf(r.y + 1 + (int)m, r.x, r.w, a->sim ? ROLE_DIM : ROLE_WARN,
-                   "%-12s %-22s %-14s %8s  %-10s %s", c->machines[m].name, c->machines[m].host,
-                   a->sim ? "simulated" : "not connected", "-", a->sim ? "n/a" : "unchecked",
-                   a->sim ? "" : "no SSH host pool in this build");
-}
-
 void view_timeline_draw(const App *a, Rect box)
 {
     Rect r = draw_box(box, "Resizes and decisions", 0);
