@@ -174,8 +174,9 @@ void app_clamp_scroll(App *a)
         a->scroll = a->sel;
     if (a->sel >= a->scroll + (size_t)rows)
         a->scroll = a->sel - (size_t)rows + 1;
-    if (a->scroll > a->table.n_shown)
-        a->scroll = 0;
+    /* No empty rows below the last trial while earlier ones are scrolled away. */
+    if (a->scroll + (size_t)rows > a->table.n_shown)
+        a->scroll = a->table.n_shown > (size_t)rows ? a->table.n_shown - (size_t)rows : 0;
 }
 
 void app_draw(App *a)

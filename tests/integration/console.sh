@@ -200,6 +200,29 @@ if "$bin" tune --help | grep -q bespoke; then
     wait_exit pred 0
 fi
 
+# --- the mouse (SGR reports, what xterm-256color's kmous asks for) -------------------------
+click() { # click SESSION COL ROW (1-based), press then release
+    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM' "$2" "$3")"
+    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dm' "$2" "$3")"
+}
+start mouse 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched --budget 12
+wait_for mouse 'Trials 12/12'
+click mouse 11 1
+wait_for mouse 'Tuning workers: trial'
+click mouse 3 1
+wait_for mouse 'Best-so-far'
+# the trial table's first data row is screen row 18 (tabs, 14-row top panes, border, header)
+click mouse 10 18
+T send-keys -t mouse e
+wait_for mouse "editing trial 2's schedule"
+T send-keys -t mouse Escape
+wait_for mouse 'edit discarded'
+T send-keys -t mouse -l "$(printf '\033[<65;10;20M')"
+T send-keys -t mouse e
+wait_for mouse "editing trial 5's schedule"
+T send-keys -t mouse Escape q
+wait_exit mouse 0
+
 # --- 8 colours, NO_COLOR, ASCII, 80x24: still draws and quits ------------------------------
 start plain 80 24 xterm "env NO_COLOR=1 $bin --ascii --pace-ms 100 --budget 3"
 wait_for plain '^\+ Trials 3/3'
