@@ -205,16 +205,46 @@ click() { # click SESSION COL ROW (1-based), press then release
     T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM' "$2" "$3")"
     T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dm' "$2" "$3")"
 }
+# wait_quiet SESSION PATTERN: like wait_for for 2 s, but returns 1 instead of failing.
+wait_quiet() {
+    j=0
+    while [ "$j" -lt 40 ]; do
+        screen "$1"
+        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
+        sleep 0.05
+        j=$((j + 1))
+    done
+    return 1
+}
+# click_until SESSION COL ROW PATTERN: a report split by a busy machine can read as a lone
+# Escape (as it would for a person), so the click is repeated a few times, like a person would.
+click_until() {
+    for attempt in 1 2 3 4 5; do
+        click "$1" "$2" "$3"
+        j=0
+        while [ "$j" -lt 20 ]; do
+            screen "$1"
+            grep -Eq -- "$4" "$tmp/screen.txt" && return 0
+            sleep 0.05
+            j=$((j + 1))
+        done
+    done
+    fail "session $1: clicking $2,$3 never showed '$4'"
+}
 start mouse 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched --budget 12
 wait_for mouse 'Trials 12/12'
-click mouse 11 1
-wait_for mouse 'Tuning workers: trial'
-click mouse 3 1
-wait_for mouse 'Best-so-far'
+click_until mouse 11 1 'Tuning workers: trial'
+click_until mouse 3 1 'Best-so-far'
 # the trial table's first data row is screen row 18 (tabs, 14-row top panes, border, header)
-click mouse 10 18
-T send-keys -t mouse e
-wait_for mouse "editing trial 2's schedule"
+ok=0
+for attempt in 1 2 3 4 5; do
+    click mouse 10 18
+    sleep 0.1
+    T send-keys -t mouse e
+    if wait_quiet mouse "editing trial 2's schedule"; then ok=1; break; fi
+    T send-keys -t mouse Escape
+done
+[ "$ok" = 1 ] || fail "session mouse: clicking a trial row does not select it"
 T send-keys -t mouse Escape
 wait_for mouse 'edit discarded'
 T send-keys -t mouse -l "$(printf '\033[<65;10;20M')"
