@@ -245,8 +245,8 @@ int main(int argc, char **argv)
     double bare = median(t, FRAMES);
     double bare_bytes = (double)bytes / FRAMES;
     cJSON_AddNumberToObject(root, "bare_full_refresh_ms", bare);
-    printf("bare ncurses full-screen refresh (%dx%d): %.3f ms, %.0f bytes/frame\n", COLS_B,
-           ROWS_B, bare, bare_bytes);
+    printf("bare ncurses full-screen refresh (%dx%d): %.3f ms, %.0f bytes/frame\n", COLS_B, ROWS_B,
+           bare, bare_bytes);
     cJSON *views = cJSON_AddArrayToObject(root, "cluster_view");
     static const size_t HOSTS[] = {10, 64, 1024};
     for (size_t h = 0; h < 3; h++) {
@@ -286,8 +286,12 @@ int main(int argc, char **argv)
     a->job = simcluster_job(a->sim);
     a->plot_style = plot_style_find("braille");
     a->follow = 1;
-    TunerConfig cfg = {.cluster = a->cluster, .job = a->job, .optimizer = "random", .seed = 1,
-                       .budget = 60, .launcher = launcher_find("sim"),
+    TunerConfig cfg = {.cluster = a->cluster,
+                       .job = a->job,
+                       .optimizer = "random",
+                       .seed = 1,
+                       .budget = 60,
+                       .launcher = launcher_find("sim"),
                        .launch = {.sim = a->sim, .seed = 1}};
     a->tuner = tuner_new(&cfg, &err);
     if (!a->tuner || tuner_run_blocking(a->tuner, &err) < 0) {
@@ -320,7 +324,8 @@ int main(int argc, char **argv)
         console_cpu_pct(bin, 3.0, &busy, &idle);
     if (isfinite(idle)) {
         printf("console CPU over 3 s: %.2f%% tuning and scheduling (pace 200 ms, 4 ticks/s), "
-               "%.2f%% paused (target < 1%%)\n", busy, idle);
+               "%.2f%% paused (target < 1%%)\n",
+               busy, idle);
         cJSON_AddNumberToObject(root, "busy_cpu_pct", busy);
         cJSON_AddNumberToObject(root, "idle_cpu_pct", idle);
     } else {

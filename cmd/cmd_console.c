@@ -45,18 +45,26 @@ static void usage(FILE *out)
 
 int cmd_console(int argc, char **argv)
 {
-    static const struct option LONG[] = {
-        {"sim", required_argument, 0, 'S'},       {"cluster", required_argument, 0, 'c'},
-        {"job", required_argument, 0, 'j'},       {"launcher", required_argument, 0, 'l'},
-        {"trial-cmd", required_argument, 0, 't'}, {"optimizer", required_argument, 0, 'o'},
-        {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
-        {"pace-ms", required_argument, 0, 'p'},   {"trial-timeout", required_argument, 0, 'T'},
-        {"theme", required_argument, 0, 'y'},     {"plot", required_argument, 0, 'P'},
-        {"ascii", no_argument, 0, 'A'},           {"help", no_argument, 0, 'h'},
-        {"policy", required_argument, 0, 'Y'},    {"sched-jobs", required_argument, 0, 'J'},
-        {"sched-speed", required_argument, 0, 'X'}, {"no-sched", no_argument, 0, 'N'},
-        {"accept-new-host-keys", no_argument, 0, 'K'},
-        {0, 0, 0, 0}};
+    static const struct option LONG[] = {{"sim", required_argument, 0, 'S'},
+                                         {"cluster", required_argument, 0, 'c'},
+                                         {"job", required_argument, 0, 'j'},
+                                         {"launcher", required_argument, 0, 'l'},
+                                         {"trial-cmd", required_argument, 0, 't'},
+                                         {"optimizer", required_argument, 0, 'o'},
+                                         {"budget", required_argument, 0, 'b'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"pace-ms", required_argument, 0, 'p'},
+                                         {"trial-timeout", required_argument, 0, 'T'},
+                                         {"theme", required_argument, 0, 'y'},
+                                         {"plot", required_argument, 0, 'P'},
+                                         {"ascii", no_argument, 0, 'A'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"policy", required_argument, 0, 'Y'},
+                                         {"sched-jobs", required_argument, 0, 'J'},
+                                         {"sched-speed", required_argument, 0, 'X'},
+                                         {"no-sched", no_argument, 0, 'N'},
+                                         {"accept-new-host-keys", no_argument, 0, 'K'},
+                                         {0, 0, 0, 0}};
     ConsoleOptions o;
     console_defaults(&o);
     long v;
@@ -65,18 +73,42 @@ int cmd_console(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         switch (c) {
-        case 'S': o.sim = optarg; break;
-        case 'c': o.cluster = optarg; break;
-        case 'j': o.job = optarg; break;
-        case 'l': o.launcher = optarg; break;
-        case 't': o.trial_cmd = optarg; break;
-        case 'o': o.optimizer = optarg; break;
-        case 'y': o.theme = optarg; break;
-        case 'P': o.plot = optarg; break;
-        case 'A': o.ascii = 1; break;
-        case 'Y': o.policy = optarg; break;
-        case 'N': o.no_sched = 1; break;
-        case 'K': o.accept_new_host_keys = 1; break;
+        case 'S':
+            o.sim = optarg;
+            break;
+        case 'c':
+            o.cluster = optarg;
+            break;
+        case 'j':
+            o.job = optarg;
+            break;
+        case 'l':
+            o.launcher = optarg;
+            break;
+        case 't':
+            o.trial_cmd = optarg;
+            break;
+        case 'o':
+            o.optimizer = optarg;
+            break;
+        case 'y':
+            o.theme = optarg;
+            break;
+        case 'P':
+            o.plot = optarg;
+            break;
+        case 'A':
+            o.ascii = 1;
+            break;
+        case 'Y':
+            o.policy = optarg;
+            break;
+        case 'N':
+            o.no_sched = 1;
+            break;
+        case 'K':
+            o.accept_new_host_keys = 1;
+            break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
                 return 2;
@@ -101,10 +133,13 @@ int cmd_console(int argc, char **argv)
             o.pace_ms = (int)v;
             break;
         case 'T':
-            if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7, &o.trial_timeout_s) < 0)
+            if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7, &o.trial_timeout_s) <
+                0)
                 return 2;
             break;
-        case 'h': usage(stdout); return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             fprintf(stderr, "tunedeck: unknown or incomplete option '%s' (try --help)\n",
                     argv[optind - 1]);

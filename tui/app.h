@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #include "core/simcluster.h"
-#include "tui/config.h"
 #include "remote/hostpool.h"
 #include "remote/tuner.h"
+#include "tui/config.h"
 #include "tui/editor.h"
 #include "tui/layout.h"
 #include "tui/plot.h"
@@ -20,17 +20,17 @@ enum { APP_LOG_LINES = 256 };
 
 typedef struct {
     Tuner *tuner;
-    SimCluster *sim;         /* NULL on a real cluster */
+    SimCluster *sim; /* NULL on a real cluster */
     const Cluster *cluster;
     const JobSpec *job;
-    Cluster *owned_cluster;  /* a loaded inventory (NULL on the simulator) */
+    Cluster *owned_cluster; /* a loaded inventory (NULL on the simulator) */
     JobSpec owned_job;
 
     int quit;
-    int dirty;               /* something changed since the last frame */
-    int table_stale;         /* tuner events since the table was built */
-    int pred_stale;          /* the editor's prediction must be asked again */
-    int pace_ms;             /* pause between trials on the simulator */
+    int dirty;       /* something changed since the last frame */
+    int table_stale; /* tuner events since the table was built */
+    int pred_stale;  /* the editor's prediction must be asked again */
+    int pace_ms;     /* pause between trials on the simulator */
     int64_t next_trial_ms;
     unsigned long frames;
 
@@ -43,9 +43,9 @@ typedef struct {
     TrialColumn sort;
     int sort_desc;
     char filter[64];
-    size_t sel;              /* index into table.order */
+    size_t sel; /* index into table.order */
     size_t scroll;
-    int follow;              /* selection follows the newest trial */
+    int follow; /* selection follows the newest trial */
 
     /* prompt: 0, '/' or ':' */
     int prompt;
@@ -54,26 +54,26 @@ typedef struct {
     int message_bad;
 
     Editor *editor;
-    Suggestion pred;         /* the prediction for the edited schedule */
+    Suggestion pred; /* the prediction for the edited schedule */
     int pred_ok;
     char pred_why[256];
     unsigned pred_version;
     Error edit_err;
     int edit_valid;
 
-    int help;                /* help overlay open */
+    int help; /* help overlay open */
     int confirm_quit;
     int user_paused;
     const PlotStyle *plot_style;
 
     ConsoleConfig config;
-    char config_file[1024];  /* empty: nowhere to save */
+    char config_file[1024]; /* empty: nowhere to save */
 
     char log[APP_LOG_LINES][160];
-    size_t log_n;            /* lines ever written */
+    size_t log_n; /* lines ever written */
 
-    SimSched *ss;            /* the simulated cluster scheduler, NULL when none */
-    size_t ss_events_seen;   /* scheduler events already logged */
+    SimSched *ss;          /* the simulated cluster scheduler, NULL when none */
+    size_t ss_events_seen; /* scheduler events already logged */
 
     HostPool *pool;          /* SSH sessions to the inventory's hosts; NULL on the simulator */
     size_t host_sel;         /* selected row of the hosts view */
@@ -114,8 +114,8 @@ void hosts_accept_confirmed(App *a);
 void view_timeline_draw(const App *a, Rect r);
 void view_log_draw(const App *a, Rect r);
 /* The surrogate pane for one trial record (NULL: none yet). */
-void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
-                         const char *optimizer, int suggesting);
+void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, const char *optimizer,
+                         int suggesting);
 /* The schedule the surrogate pane shows: the newest trial's, or NULL before the first. */
 const TrialRecord *view_tune_current(const App *a);
 /* Fills the cluster snapshot from the newest finished trial's measurements. */

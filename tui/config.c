@@ -13,8 +13,8 @@
 #include "core/jfield.h"
 
 static const char *const ACTION_NAMES[ACT_COUNT] = {
-    "quit", "help", "filter", "command", "pause", "edit", "sort", "reverse",
-    "view-tune", "view-cluster", "view-hosts",
+    "quit", "help",    "filter",    "command",      "pause",      "edit",
+    "sort", "reverse", "view-tune", "view-cluster", "view-hosts",
 };
 static const char DEFAULT_KEYS[ACT_COUNT] = {'q', '?', '/', ':', ' ', 'e', 's', 'r', '1', '2', '3'};
 
@@ -69,11 +69,13 @@ int config_load(const char *path, ConsoleConfig *c, Error *err)
             if (strcmp(ACTION_NAMES[i], k->string) == 0)
                 a = i;
         if (a < 0) {
-            rc = error_set(err, "%s: keys: unknown action '%s' (expected quit, help, filter, "
-                                "command, pause, edit, sort, reverse, view-tune, view-cluster "
-                                "or view-hosts)", path, k->string);
-        } else if (!cJSON_IsString(k) || strlen(k->valuestring) != 1 ||
-                   k->valuestring[0] < 32 || k->valuestring[0] > 126) {
+            rc = error_set(err,
+                           "%s: keys: unknown action '%s' (expected quit, help, filter, "
+                           "command, pause, edit, sort, reverse, view-tune, view-cluster "
+                           "or view-hosts)",
+                           path, k->string);
+        } else if (!cJSON_IsString(k) || strlen(k->valuestring) != 1 || k->valuestring[0] < 32 ||
+                   k->valuestring[0] > 126) {
             rc = error_set(err, "%s: keys.%s: expected one printable character, found %s", path,
                            k->string, cJSON_IsString(k) ? k->valuestring : jfield_type_name(k));
         } else {

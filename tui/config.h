@@ -10,14 +10,24 @@
 
 /* Actions whose key can be rebound, and their default keys. */
 typedef enum {
-    ACT_QUIT, ACT_HELP, ACT_FILTER, ACT_COMMAND, ACT_PAUSE, ACT_EDIT, ACT_SORT, ACT_REVERSE,
-    ACT_VIEW_TUNE, ACT_VIEW_CLUSTER, ACT_VIEW_HOSTS, ACT_COUNT
+    ACT_QUIT,
+    ACT_HELP,
+    ACT_FILTER,
+    ACT_COMMAND,
+    ACT_PAUSE,
+    ACT_EDIT,
+    ACT_SORT,
+    ACT_REVERSE,
+    ACT_VIEW_TUNE,
+    ACT_VIEW_CLUSTER,
+    ACT_VIEW_HOSTS,
+    ACT_COUNT
 } KeyAction;
 
 typedef struct {
-    char theme[64];      /* empty: not set */
+    char theme[64]; /* empty: not set */
     char plot[16];
-    char keys[ACT_COUNT];/* the key of each action */
+    char keys[ACT_COUNT]; /* the key of each action */
 } ConsoleConfig;
 
 void config_defaults(ConsoleConfig *c);

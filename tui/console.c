@@ -153,10 +153,9 @@ static void draw_status(const App *a)
     } else if (a->message[0]) {
         draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
     } else {
-        static const char *const HINTS[][2] = {{"?", "help"},  {"1-3", "views"},
-                                               {"/", "filter"}, {":", "command"},
-                                               {"e", "edit"},   {"Space", "pause"},
-                                               {"q", "quit"}};
+        static const char *const HINTS[][2] = {
+            {"?", "help"}, {"1-3", "views"},   {"/", "filter"}, {":", "command"},
+            {"e", "edit"}, {"Space", "pause"}, {"q", "quit"}};
         int x = 0;
         for (size_t i = 0; i < sizeof HINTS / sizeof HINTS[0]; i++) {
             x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i][0]);
@@ -223,8 +222,8 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         a->cluster = simcluster_cluster(a->sim);
         a->job = simcluster_job(a->sim);
     }
-    const char *lname = o->launcher ? o->launcher
-                        : a->sim    ? "sim"
+    const char *lname = o->launcher                   ? o->launcher
+                        : a->sim                      ? "sim"
                         : a->cluster->trial.launch[0] ? a->cluster->trial.launch
                                                       : "local";
     const LauncherKind *lk = launcher_find(lname);
@@ -232,11 +231,14 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         return error_set(err, "--launcher: unknown launcher '%s': expected one of %s", lname,
                          launcher_names());
     if (!a->sim && strcmp(lname, "sim") == 0)
-        return error_set(err, "--launcher sim: expected no --cluster (the simulator brings its own)");
+        return error_set(err,
+                         "--launcher sim: expected no --cluster (the simulator brings its own)");
     const char *cmd = o->trial_cmd ? o->trial_cmd : a->cluster->trial.command;
     if (strcmp(lname, "sim") != 0 && (!cmd || !cmd[0]))
-        return error_set(err, "--trial-cmd: the %s launcher needs a trial command (or "
-                              "trial.command in the inventory)", lname);
+        return error_set(err,
+                         "--trial-cmd: the %s launcher needs a trial command (or "
+                         "trial.command in the inventory)",
+                         lname);
     if (!a->sim) {
         /* One SSH session per host, shown in the hosts view; the remote launchers use it. */
         HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
@@ -254,8 +256,11 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         .seed = (uint64_t)o->seed,
         .budget = o->budget,
         .launcher = lk,
-        .launch = {.command = cmd, .timeout_s = o->trial_timeout_s, .sim = a->sim,
-                   .seed = (uint64_t)o->seed, .remote = a->pool},
+        .launch = {.command = cmd,
+                   .timeout_s = o->trial_timeout_s,
+                   .sim = a->sim,
+                   .seed = (uint64_t)o->seed,
+                   .remote = a->pool},
         .async_suggest = 1,
         .on_event = on_tuner_event,
         .userdata = a,
@@ -348,12 +353,13 @@ int console_run(const ConsoleOptions *o, Error *err)
     if (!a->plot_style && !o->plot) {
         a->plot_style = plot_style_find("braille");
         config_bad = 1;
-        error_set(&cerr, "%s: plot: expected braille, block or ascii, found '%s'",
-                  a->config_file, plot);
+        error_set(&cerr, "%s: plot: expected braille, block or ascii, found '%s'", a->config_file,
+                  plot);
     }
     if (!a->plot_style) {
         free(a);
-        return error_set(err, "--plot: unknown style '%s': expected braille, block or ascii", o->plot);
+        return error_set(err, "--plot: unknown style '%s': expected braille, block or ascii",
+                         o->plot);
     }
     if (open_session(a, o, err) < 0 || term_open(err) < 0) {
         close_session(a);

@@ -55,8 +55,10 @@ static void open_editor(App *a)
     a->editor = editor_new(rec->suggestion.schedule);
     a->pred_stale = 1;
     a->view = VIEW_TUNE;
-    app_message(a, 0, "editing trial %d's schedule: + - move inputs, m source, w/p roles, "
-                      "Enter launch, Esc discard", rec->trial);
+    app_message(a, 0,
+                "editing trial %d's schedule: + - move inputs, m source, w/p roles, "
+                "Enter launch, Esc discard",
+                rec->trial);
 }
 
 static void close_editor(App *a)
@@ -94,34 +96,65 @@ static void editor_key(App *a, int ch)
     Editor *e = a->editor;
     unsigned before = e->version;
     switch (ch) {
-    case KEY_UP: case 'k': editor_cursor_move(e, -1); break;
-    case KEY_DOWN: case 'j': editor_cursor_move(e, 1); break;
-    case KEY_PPAGE: editor_cursor_move(e, -10); break;
-    case KEY_NPAGE: editor_cursor_move(e, 10); break;
-    case '+': case '=': case KEY_RIGHT: case 'l':
-        if (editor_adjust(e, 1) == 0)
-            app_message(a, 1, e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
-                                                            : "the source device has no input left");
+    case KEY_UP:
+    case 'k':
+        editor_cursor_move(e, -1);
         break;
-    case '-': case KEY_LEFT: case 'h':
+    case KEY_DOWN:
+    case 'j':
+        editor_cursor_move(e, 1);
+        break;
+    case KEY_PPAGE:
+        editor_cursor_move(e, -10);
+        break;
+    case KEY_NPAGE:
+        editor_cursor_move(e, 10);
+        break;
+    case '+':
+    case '=':
+    case KEY_RIGHT:
+    case 'l':
+        if (editor_adjust(e, 1) == 0)
+            app_message(a, 1,
+                        e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                      : "the source device has no input left");
+        break;
+    case '-':
+    case KEY_LEFT:
+    case 'h':
         if (editor_adjust(e, -1) == 0)
-            app_message(a, 1, e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
-                                                            : "this device has no input to give");
+            app_message(a, 1,
+                        e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                      : "this device has no input to give");
         break;
     case 'm':
         if (editor_toggle_mark(e) < 0)
             app_message(a, 1, "the source must be a device row");
         break;
-    case 'w': editor_toggle_worker(e); break;
-    case 'p': editor_toggle_ps(e); break;
-    case '[': editor_cycle_step(e, -1); break;
-    case ']': editor_cycle_step(e, 1); break;
-    case '\r': case '\n': case KEY_ENTER: launch_edit(a); return;
-    case KEY_ESC: case 'd':
+    case 'w':
+        editor_toggle_worker(e);
+        break;
+    case 'p':
+        editor_toggle_ps(e);
+        break;
+    case '[':
+        editor_cycle_step(e, -1);
+        break;
+    case ']':
+        editor_cycle_step(e, 1);
+        break;
+    case '\r':
+    case '\n':
+    case KEY_ENTER:
+        launch_edit(a);
+        return;
+    case KEY_ESC:
+    case 'd':
         close_editor(a);
         app_message(a, 0, "edit discarded");
         return;
-    default: return;
+    default:
+        return;
     }
     if (e->version != before)
         a->pred_stale = 1;
@@ -245,8 +278,10 @@ int input_command(App *a, const char *line)
             if (strcmp(arg, trials_column_name((TrialColumn)c)) == 0)
                 found = c;
         if (found < 0) {
-            app_message(a, 1, ":sort: expected trial, status, time, best, predicted, error or "
-                              "workers, found '%s'", arg);
+            app_message(a, 1,
+                        ":sort: expected trial, status, time, best, predicted, error or "
+                        "workers, found '%s'",
+                        arg);
             return -1;
         }
         a->sort = (TrialColumn)found;
@@ -264,14 +299,17 @@ int input_command(App *a, const char *line)
         if (!a->ss)
             app_message(a, 1, ":policy: no cluster scheduler runs in this session");
         else
-            app_message(a, 1, ":policy: the scheduler cannot change policy while it runs; "
-                              "start the console with --policy %s", arg[0] ? arg : "NAME");
+            app_message(a, 1,
+                        ":policy: the scheduler cannot change policy while it runs; "
+                        "start the console with --policy %s",
+                        arg[0] ? arg : "NAME");
         return -1;
     } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) {
         a->quit = 1;
     } else {
-        app_message(a, 1, "unknown command '%s': expected budget, pause, resume, pin, drain, "
-                          "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
+        app_message(a, 1,
+                    "unknown command '%s': expected budget, pause, resume, pin, drain, "
+                    "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
                     word);
         return -1;
     }
@@ -334,7 +372,9 @@ static void mouse(App *a)
             /* The editor lists rows from its 4th line, scrolled to keep the cursor shown. */
             Rect r = l->rect[PANE_EDITOR];
             int rows = r.h - 4 - (r.h - 2 >= 8 ? 1 : 0);
-            size_t first = rows > 0 && a->editor->cursor >= (size_t)rows ? a->editor->cursor - (size_t)rows + 1 : 0;
+            size_t first = rows > 0 && a->editor->cursor >= (size_t)rows
+                               ? a->editor->cursor - (size_t)rows + 1
+                               : 0;
             long row = ev.y - (r.y + 3);
             if (row >= 0 && row < rows)
                 editor_cursor_set(a->editor, first + (size_t)row);
@@ -342,7 +382,8 @@ static void mouse(App *a)
         a->dirty = 1;
         return;
     }
-    if (a->view == VIEW_TUNE && l->shown[PANE_TRIALS] && rect_contains(l->rect[PANE_TRIALS], ev.x, ev.y)) {
+    if (a->view == VIEW_TUNE && l->shown[PANE_TRIALS] &&
+        rect_contains(l->rect[PANE_TRIALS], ev.x, ev.y)) {
         if (wheel_up || wheel_down) {
             select_trial(a, wheel_up ? -3 : 3);
         } else {
@@ -423,36 +464,90 @@ static void key(App *a, wint_t ch, int is_key)
     }
     if (is_key) {
         switch (ch) {
-        case KEY_F(1): a->help = 1; break;
-        case KEY_F(3): a->prompt = '/'; snprintf(a->input, sizeof a->input, "%s", a->filter); break;
-        case KEY_F(6): a->sort = (a->sort + 1) % TRIAL_COL_COUNT; a->table_stale = 1; break;
-        case KEY_F(10): goto quit;
-        case KEY_BTAB: a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT; break;
-        case KEY_UP: goto up;
-        case KEY_DOWN: goto down;
-        case KEY_PPAGE: select_trial(a, -10); break;
-        case KEY_NPAGE: select_trial(a, 10); break;
-        case KEY_HOME: select_trial(a, -(long)a->table.n_shown); break;
-        case KEY_END: select_trial(a, (long)a->table.n_shown); break;
-        case KEY_ENTER: open_editor(a); break;
-        default: break;
+        case KEY_F(1):
+            a->help = 1;
+            break;
+        case KEY_F(3):
+            a->prompt = '/';
+            snprintf(a->input, sizeof a->input, "%s", a->filter);
+            break;
+        case KEY_F(6):
+            a->sort = (a->sort + 1) % TRIAL_COL_COUNT;
+            a->table_stale = 1;
+            break;
+        case KEY_F(10):
+            goto quit;
+        case KEY_BTAB:
+            a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT;
+            break;
+        case KEY_UP:
+            goto up;
+        case KEY_DOWN:
+            goto down;
+        case KEY_PPAGE:
+            select_trial(a, -10);
+            break;
+        case KEY_NPAGE:
+            select_trial(a, 10);
+            break;
+        case KEY_HOME:
+            select_trial(a, -(long)a->table.n_shown);
+            break;
+        case KEY_END:
+            select_trial(a, (long)a->table.n_shown);
+            break;
+        case KEY_ENTER:
+            open_editor(a);
+            break;
+        default:
+            break;
         }
         clamp_scroll(a);
         return;
     }
     switch (ch) {
-    case '1': case '2': case '3': a->view = (ViewId)(ch - '1'); break;
-    case '\t': a->view = (a->view + 1) % VIEW_COUNT; break;
-    case '?': a->help = 1; break;
-    case '/': a->prompt = '/'; snprintf(a->input, sizeof a->input, "%s", a->filter); break;
-    case ':': a->prompt = ':'; a->input[0] = 0; break;
-    case ' ': set_pause(a, !a->user_paused); break;
-    case KEY_CTRL_L: clearok(curscr, TRUE); break;
-    case 's': a->sort = (a->sort + 1) % TRIAL_COL_COUNT; a->table_stale = 1; break;
-    case 'r': a->sort_desc = !a->sort_desc; a->table_stale = 1; break;
-    case 'g': select_trial(a, -(long)a->table.n_shown); break;
-    case 'G': select_trial(a, (long)a->table.n_shown); break;
-    case 'e': case '\r': case '\n':
+    case '1':
+    case '2':
+    case '3':
+        a->view = (ViewId)(ch - '1');
+        break;
+    case '\t':
+        a->view = (a->view + 1) % VIEW_COUNT;
+        break;
+    case '?':
+        a->help = 1;
+        break;
+    case '/':
+        a->prompt = '/';
+        snprintf(a->input, sizeof a->input, "%s", a->filter);
+        break;
+    case ':':
+        a->prompt = ':';
+        a->input[0] = 0;
+        break;
+    case ' ':
+        set_pause(a, !a->user_paused);
+        break;
+    case KEY_CTRL_L:
+        clearok(curscr, TRUE);
+        break;
+    case 's':
+        a->sort = (a->sort + 1) % TRIAL_COL_COUNT;
+        a->table_stale = 1;
+        break;
+    case 'r':
+        a->sort_desc = !a->sort_desc;
+        a->table_stale = 1;
+        break;
+    case 'g':
+        select_trial(a, -(long)a->table.n_shown);
+        break;
+    case 'G':
+        select_trial(a, (long)a->table.n_shown);
+        break;
+    case 'e':
+    case '\r':
+    case '\n':
         if (a->view == VIEW_TUNE)
             open_editor(a);
         break;
@@ -495,7 +590,8 @@ static void key(App *a, wint_t ch, int is_key)
         else
             a->quit = 1;
         break;
-    default: break;
+    default:
+        break;
     }
     clamp_scroll(a);
 }

@@ -177,8 +177,8 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
     SchedSummary sum;
     sched_summary(st, &sum);
     snprintf(out->grid_source, sizeof out->grid_source, "%s t=%.0fs", s->o.policy, now);
-    snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs",
-             sum.done, sum.jobs, sum.avg_jct_s);
+    snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs", sum.done,
+             sum.jobs, sum.avg_jct_s);
 }
 
 void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)

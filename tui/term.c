@@ -91,7 +91,8 @@ int term_open(Error *err)
     atexit(on_exit_restore);
     set_escdelay(25);
     if (!initscr())
-        return error_set(err, "cannot start curses on TERM='%s'", getenv("TERM") ? getenv("TERM") : "");
+        return error_set(err, "cannot start curses on TERM='%s'",
+                         getenv("TERM") ? getenv("TERM") : "");
     curses_on = 1;
     cbreak();
     noecho();

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial", "status", "time", "best",
-                                                       "predicted", "error", "workers"};
+static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial",     "status", "time",   "best",
+                                                       "predicted", "error",  "workers"};
 
 const char *trials_column_name(TrialColumn c)
 {
@@ -63,12 +63,18 @@ static int sort_desc;
 static double key(const TrialRow *r)
 {
     switch (sort_col) {
-    case TRIAL_COL_TIME: return r->time_s;
-    case TRIAL_COL_BEST: return r->best_s;
-    case TRIAL_COL_PRED: return r->pred_s;
-    case TRIAL_COL_ERR: return fabs(r->err_pct);
-    case TRIAL_COL_WORKERS: return r->workers;
-    default: return r->rec->trial;
+    case TRIAL_COL_TIME:
+        return r->time_s;
+    case TRIAL_COL_BEST:
+        return r->best_s;
+    case TRIAL_COL_PRED:
+        return r->pred_s;
+    case TRIAL_COL_ERR:
+        return fabs(r->err_pct);
+    case TRIAL_COL_WORKERS:
+        return r->workers;
+    default:
+        return r->rec->trial;
     }
 }
 

@@ -33,8 +33,9 @@ void view_hosts_draw(const App *a)
     const Cluster *c = a->cluster;
     char title[160];
     snprintf(title, sizeof title, "Hosts: %zu, %s", c->n_machines,
-             a->pool ? "SSH (a accepts an unknown host key, c reconnects)"
-                     : a->sim ? "simulated, no SSH" : "no SSH launcher in this session");
+             a->pool  ? "SSH (a accepts an unknown host key, c reconnects)"
+             : a->sim ? "simulated, no SSH"
+                      : "no SSH launcher in this session");
     Rect r = draw_box(l->rect[PANE_HOSTS], title, 0);
     if (r.h < 1)
         return;
@@ -74,7 +75,8 @@ void view_hosts_draw(const App *a)
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : key_role(h.key), "%s",
                           hostpool_key_name(h.key));
         if (per == 1 && h.fingerprint[0])
-            draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_DIM, " %s", h.fingerprint);
+            draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_DIM, " %s",
+                       h.fingerprint);
         y++;
         if (per >= 2) {
             if (h.fingerprint[0])
@@ -149,8 +151,10 @@ void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
             const char *name = a->cluster->machines[a->accept_host].name;
             if (i.key == HOSTKEY_ACCEPTED || i.key == HOSTKEY_OK) {
                 if (strcmp(i.fingerprint, a->accept_fp) != 0)
-                    app_message(a, 1, "%s: the key changed while you looked (%s, not %s): check "
-                                      "known_hosts", name, i.fingerprint, a->accept_fp);
+                    app_message(a, 1,
+                                "%s: the key changed while you looked (%s, not %s): check "
+                                "known_hosts",
+                                name, i.fingerprint, a->accept_fp);
                 else
                     app_message(a, 0, "%s: host key %s accepted and saved in known_hosts", name,
                                 i.fingerprint);
@@ -191,8 +195,8 @@ void hosts_accept_selected(App *a)
     hostpool_info(a->pool, a->host_sel, &i);
     const char *fp = a->refused_fp ? a->refused_fp[a->host_sel] : "";
     if (!fp[0]) {
-        app_message(a, 1, "%s: only an unknown host key can be accepted (this one is %s)%s",
-                    i.name, hostpool_key_name(i.key),
+        app_message(a, 1, "%s: only an unknown host key can be accepted (this one is %s)%s", i.name,
+                    hostpool_key_name(i.key),
                     i.key == HOSTKEY_CHANGED ? ": a changed key is never accepted here" : "");
         return;
     }

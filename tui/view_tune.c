@@ -44,8 +44,8 @@ static const char *role_of(const Schedule *s, size_t m)
     return s->worker[m] && s->ps[m] ? "W+PS" : s->worker[m] ? "W" : s->ps[m] ? "PS" : "-";
 }
 
-void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
-                         const char *optimizer, int suggesting)
+void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, const char *optimizer,
+                         int suggesting)
 {
     char title[160];
     if (rec)
@@ -116,7 +116,9 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
         draw_text(y, r.x + name_w + role_w + 2, shares_w, rr, s->worker[m] ? sh : "");
         if (bar_w < 4 || !s->worker[m])
             continue;
-        double mean = have_pred ? sg->machine_mean_s[m] : o && o->machine_time_s ? o->machine_time_s[m] : NAN;
+        double mean = have_pred                ? sg->machine_mean_s[m]
+                      : o && o->machine_time_s ? o->machine_time_s[m]
+                                               : NAN;
         if (!isfinite(mean) || scale <= 0) {
             draw_text(y, r.x + bar_x, bar_w, ROLE_DIM, have_pred ? "no estimate" : "-");
             continue;
@@ -152,8 +154,8 @@ static void draw_editor(const App *a, Rect box)
         fmt_s(m1, sizeof m1, a->pred.mean_s);
         fmt_s(m2, sizeof m2, a->pred.p10_s);
         fmt_s(m3, sizeof m3, a->pred.p90_s);
-        draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] for this schedule", m1,
-                   m2, m3);
+        draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] for this schedule", m1, m2,
+                   m3);
     } else {
         char why[300];
         snprintf(why, sizeof why, "no prediction: %s", a->pred_why);
@@ -196,7 +198,8 @@ static void draw_editor(const App *a, Rect box)
                              in, 100.0 * in / batch);
         int bw = r.w - col - 16;
         if (bw > 3) {
-            draw_bar(y, r.x + col, bw, (double)in / batch, d->kind == DEVICE_GPU ? ROLE_BAR_GPU : ROLE_BAR_CPU);
+            draw_bar(y, r.x + col, bw, (double)in / batch,
+                     d->kind == DEVICE_GPU ? ROLE_BAR_GPU : ROLE_BAR_CPU);
             col += bw + 1;
         }
         if (a->pred_ok && a->pred.device_mean_s && in > 0 &&
@@ -286,9 +289,9 @@ static void draw_plot(const App *a, Rect box)
             fmt_s(v, sizeof v, b);
             col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST, "best %s s", v);
             col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_MEASURED, "  measured");
-            col += draw_text(r.y + r.h - 1, r.x + col, r.w - col,
-                             any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
-                             any_pred ? "  predicted" : "  pred: none");
+            col +=
+                draw_text(r.y + r.h - 1, r.x + col, r.w - col, any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
+                          any_pred ? "  predicted" : "  pred: none");
             if (above)
                 draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM, "  %d above", above);
         }
@@ -313,9 +316,8 @@ static void draw_trials(const App *a, Rect box)
     Rect r = draw_box(box, title, !a->editor);
     if (r.h < 1)
         return;
-    static const char *const HEAD[TRIAL_COL_COUNT] = {"    #", "status   ", "  time_s",
-                                                      "  best_s", "  pred_s", " err%",
-                                                      " W/PS"};
+    static const char *const HEAD[TRIAL_COL_COUNT] = {
+        "    #", "status   ", "  time_s", "  best_s", "  pred_s", " err%", " W/PS"};
     int col = 0;
     for (int c = 0; c < TRIAL_COL_COUNT; c++) {
         char h[32];
@@ -340,7 +342,7 @@ static void draw_trials(const App *a, Rect box)
             snprintf(e, sizeof e, "%+.0f", row->err_pct);
         else
             snprintf(e, sizeof e, "-");
-        Role st = !row->rec->obs ? ROLE_WARN
+        Role st = !row->rec->obs                      ? ROLE_WARN
                   : row->rec->obs->status == TRIAL_OK ? ROLE_NORMAL
                                                       : ROLE_BAD;
         int is_best = best && row->rec == best;
