@@ -172,7 +172,7 @@ static void console_cpu_pct(const char *bin, double window_s, double *busy, doub
         return;
     if (pid == 0) {
         setenv("TERM", "xterm-256color", 1);
-        execl(bin, bin, "--pace-ms", "200", (char *)NULL);
+        execl(bin, bin, "--pace-ms", "200", "--no-journal", (char *)NULL);
         _exit(127);
     }
     char buf[65536];

@@ -26,6 +26,11 @@ typedef struct {
     Cluster *owned_cluster; /* a loaded inventory (NULL on the simulator) */
     JobSpec owned_job;
 
+    void *journal; /* the caller's session journal (ConsoleOptions) */
+    TunerEventFn journal_event;
+    char journal_note[256]; /* how the journal started, for the log */
+    char launcher[32];      /* the trial launcher's name */
+
     int quit;
     int dirty;       /* something changed since the last frame */
     int table_stale; /* tuner events since the table was built */

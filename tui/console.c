@@ -94,6 +94,8 @@ void app_rebuild_table(App *a)
 static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
 {
     App *a = ud;
+    if (a->journal_event)
+        a->journal_event(a->journal, ev, rec); /* on disk before the screen shows it */
     if (ev == TUNER_EVENT_STARTED && a->pace_ms > 0) {
         /* The simulator answers at once: hold the next trial back so a person can watch. */
         tuner_set_paused(a->tuner, 1);
@@ -268,6 +270,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     a->tuner = tuner_new(&cfg, err);
     if (!a->tuner)
         return error_prefix(err, "--optimizer");
+    snprintf(a->launcher, sizeof a->launcher, "%s", lname);
     a->pace_ms = o->pace_ms >= 0 ? o->pace_ms : a->sim ? 600 : 0;
     if (a->sim && !o->no_sched) {
         SimSchedOptions so;
@@ -366,12 +369,24 @@ int console_run(const ConsoleOptions *o, Error *err)
         free(a);
         return -1;
     }
+    /* The journal starts once the screen is ours: a console that never ran leaves none. */
+    if (o->journal && o->journal_start) {
+        Error jerr;
+        if (o->journal_start(o->journal, a->tuner, a->launcher, &jerr) == 0) {
+            a->journal = o->journal;
+            a->journal_event = o->journal_event;
+        } else {
+            snprintf(a->journal_note, sizeof a->journal_note, "no session journal: %s", jerr.msg);
+        }
+    }
     draw_init(o->ascii);
     if (!draw_unicode() && strcmp(a->plot_style->name, "braille") == 0)
         a->plot_style = plot_style_find("ascii");
     app_set_theme(a, o->theme ? o->theme : a->config.theme[0] ? a->config.theme : "default");
     if (config_bad)
         app_message(a, 1, "settings ignored: %s", cerr.msg);
+    if (a->journal_note[0])
+        app_log(a, "%s", a->journal_note);
     view_cluster_snapshot(a);
     if (a->ss)
         sched_changed(a);
@@ -447,6 +462,8 @@ int console_run(const ConsoleOptions *o, Error *err)
         }
     }
     int failed = !a->quit;
+    if (a->journal && o->journal_end)
+        o->journal_end(a->journal, a->tuner);
     term_close();
     close_session(a);
     free(a);

@@ -4,6 +4,7 @@
 #define TUNEDECK_CONSOLE_H
 
 #include "core/error.h"
+#include "remote/tuner.h"
 
 typedef struct {
     const char *sim; /* "B:googlenet" when no cluster is given */
@@ -23,6 +24,13 @@ typedef struct {
     const char *policy;
     int sched_jobs;
     double sched_speed; /* simulated seconds per real second */
+    /* The session journal, owned by the caller (cmd/); NULL: none. The console calls
+     * journal_start once its tuner exists, journal_event before acting on every tuner event,
+     * and journal_end when the operator quits. */
+    void *journal;
+    TunerEventFn journal_event;
+    int (*journal_start)(void *journal, Tuner *t, const char *launcher, Error *err);
+    void (*journal_end)(void *journal, const Tuner *t);
 } ConsoleOptions;
 
 void console_defaults(ConsoleOptions *o);

@@ -25,7 +25,7 @@ start() {
     name="$1" cols="$2" rows="$3" term="$4"
     shift 4
     T new-session -d -s "$name" -x "$cols" -y "$rows" \
-        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
+        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name TUNEDECK_STATE_DIR=$tmp/state-$name $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
 }
 
 screen() { T capture-pane -p -t "$1" > "$tmp/screen.txt"; }
@@ -138,6 +138,18 @@ T send-keys -t main n
 wait_for main '\? help'
 T send-keys -t main q y
 wait_exit main 0
+# the session was journalled as it went: `tune --resume` goes on from its trials, headless
+screen main
+id="$(sed -n 's/.*tunedeck: session \([^ ]*\) (journal.*/\1/p' "$tmp/screen.txt" | head -1)"
+[ -n "$id" ] || fail "the console did not name its session journal"
+ls "$tmp/state-main"/*/* "$tmp/state-main"/* 2>/dev/null | grep -q "$id" || fail "no journal file for $id"
+TUNEDECK_STATE_DIR="$tmp/state-main" "$bin" tune --resume "$id" --budget 1 --json \
+    > "$tmp/resume.json" 2>"$tmp/resume.err" || true
+python3 - "$tmp/resume.json" <<'PY' || fail "resume: $(cat "$tmp/resume.err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) >= 10, len(r["trials"])
+PY
 
 # --- the override editor (uniform schedule: every device holds inputs) --------------------
 start edit 100 30 xterm-256color "$bin" --optimizer uniform-devices --pace-ms 100

@@ -49,7 +49,7 @@ JOB
 fp2="$(ssh-keygen -lf "$T/h/host2.pub" | cut -d' ' -f2)"
 
 X new-session -d -s c -x 110 -y 30 \
-    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg $bin --cluster $T/inv.json --job $T/job.json --optimizer random --budget 200; echo EXITED rc=\$?; sleep 60"
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --job $T/job.json --optimizer random --budget 200; echo EXITED rc=\$?; sleep 60"
 X send-keys -t c 3
 wait_for 'Hosts: 2, SSH'
 wait_for '> h1 +127\.0\.0\.11 +ready +[0-9]+ms +0  ok'
