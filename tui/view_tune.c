@@ -106,7 +106,14 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
                    "inputs", have_pred ? "compute (p10-p90)" : "measured compute");
     int bar_x = name_w + 1 + role_w + 1 + shares_w + 1;
     int bar_w = r.w - bar_x - val_w - 1;
-    for (size_t m = 0; m < c->n_machines && (int)m + 2 < r.h; m++) {
+    /* When the pane is short, its last row says how many machines it could not show. */
+    size_t fit = r.h > 2 ? (size_t)(r.h - 2) : 0;
+    if (fit < c->n_machines && fit > 0) {
+        draw_textf(r.y + r.h - 1, r.x, r.w, ROLE_DIM, "... %zu more machines (taller terminal)",
+                   c->n_machines - fit + 1);
+        fit--;
+    }
+    for (size_t m = 0; m < c->n_machines && m < fit; m++) {
         int y = r.y + 2 + (int)m;
         Role rr = s->worker[m] ? ROLE_NORMAL : ROLE_DIM;
         draw_textf(y, r.x, name_w, rr, "%-8s", c->machines[m].name);
@@ -154,8 +161,7 @@ static void draw_editor(const App *a, Rect box)
         fmt_s(m1, sizeof m1, a->pred.mean_s);
         fmt_s(m2, sizeof m2, a->pred.p10_s);
         fmt_s(m3, sizeof m3, a->pred.p90_s);
-        draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] for this schedule", m1, m2,
-                   m3);
+        draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] if run", m1, m2, m3);
     } else {
         char why[300];
         snprintf(why, sizeof why, "no prediction: %s", a->pred_why);
@@ -163,7 +169,7 @@ static void draw_editor(const App *a, Rect box)
     }
     if (y < r.y + r.h) {
         if (a->edit_valid) {
-            draw_text(y++, r.x, r.w, ROLE_GOOD, "valid - Enter launches it as the next trial");
+            draw_text(y++, r.x, r.w, ROLE_GOOD, "valid: Enter launches it");
         } else {
             /* The whole reason: an operator must see why, not half of it. */
             char why[600];

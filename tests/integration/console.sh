@@ -158,7 +158,7 @@ T send-keys -t edit Space
 wait_for edit '\| paused'
 T send-keys -t edit e
 wait_for edit 'Override editor'
-wait_for edit 'valid - Enter launches'
+wait_for edit 'valid: Enter launches'
 wait_for edit 'no prediction'
 # an unbalanced edit is explained and refused
 T send-keys -t edit +
@@ -167,13 +167,13 @@ wait_for edit 'batch 768, found 776'
 T send-keys -t edit Enter
 wait_for edit 'not launched: schedule: worker inputs must sum to the batch 768, found 776'
 T send-keys -t edit -
-wait_for edit 'valid - Enter launches'
+wait_for edit 'valid: Enter launches'
 # move 8 inputs from g2-0's cpu to its gpu0: the share changes, the batch is kept
 screen edit
 before="$(sed -n 's/.*gpu0 *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt" | head -1)"
 T send-keys -t edit m j +
 wait_for edit "gpu0 +$((before + 8)) "
-wait_for edit 'valid - Enter launches'
+wait_for edit 'valid: Enter launches'
 T send-keys -t edit Enter
 wait_for edit 'override launches as trial [0-9]+'
 T send-keys -t edit Space
@@ -188,19 +188,19 @@ if "$bin" tune --help | grep -q bespoke; then
     T send-keys -t pred Space
     wait_for pred '\| paused'
     T send-keys -t pred g e
-    wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] for this schedule'
-    p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+    wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] if run'
+    p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
     # g2-0: its GPU becomes the source, 8 inputs go to its CPU
     c0="$(sed -n 's/^.>   cpu *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt")"
     [ -n "$c0" ] || fail "the editor does not start on g2-0's cpu"
     T send-keys -t pred j m k +
     wait_for pred ">   cpu +$((c0 + 8)) "
     wait_for pred 'gpu0 .* source'
-    wait_for pred 'valid - Enter launches'
+    wait_for pred 'valid: Enter launches'
     i=0
     while :; do
         screen pred
-        p1="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+        p1="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
         [ -n "$p1" ] && [ "$p1" != "$p0" ] && break
         i=$((i + 1))
         [ "$i" -lt 100 ] || fail "the prediction did not change after the edit ($p0)"
