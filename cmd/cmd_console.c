@@ -166,6 +166,9 @@ int cmd_console(int argc, char **argv)
         case 'K':
             o.accept_new_host_keys = 1;
             break;
+        case 'n':
+            no_journal = 1;
+            break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
                 return 2;

@@ -316,6 +316,9 @@ wait_exit conf2 0
 # --- bad input is refused before the screen is taken ---------------------------------------
 if "$bin" --theme-typo x >"$tmp/out" 2>&1; then fail "an unknown option was accepted"; fi
 grep -q "unknown or incomplete option" "$tmp/out" || fail "unknown option: $(cat "$tmp/out")"
+if "$bin" --no-journal --budget 0 </dev/null >"$tmp/out" 2>&1; then fail "--budget 0 was accepted"; fi
+grep -q -- "--budget: expected" "$tmp/out" || fail "--budget 0: $(cat "$tmp/out")"
+"$bin" console --help | grep -q -- "--no-journal" || fail "--help does not list --no-journal"
 if "$bin" --sim Z:googlenet </dev/null >"$tmp/out" 2>&1; then fail "a bad --sim was accepted"; fi
 grep -q "unknown setting 'Z'" "$tmp/out" || fail "bad --sim: $(cat "$tmp/out")"
 if "$bin" </dev/null >"$tmp/out" 2>&1; then fail "no terminal was accepted"; fi
