@@ -118,6 +118,8 @@ void hosts_accept_selected(App *a);
 void hosts_accept_confirmed(App *a);
 void view_timeline_draw(const App *a, Rect r);
 void view_log_draw(const App *a, Rect r);
+/* Where the override editor lists its rows inside its pane (shared with the mouse). */
+Rect view_editor_rows(Rect box);
 /* The surrogate pane for one trial record (NULL: none yet). */
 void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, const char *optimizer,
                          int suggesting);

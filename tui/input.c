@@ -366,18 +366,20 @@ static void mouse(App *a)
     }
     const Layout *l = &a->layout;
     if (a->editor && l->shown[PANE_EDITOR] && rect_contains(l->rect[PANE_EDITOR], ev.x, ev.y)) {
-        if (wheel_up || wheel_down)
-            editor_cursor_move(a->editor, wheel_up ? -1 : 1);
-        else {
-            /* The editor lists rows from its 4th line, scrolled to keep the cursor shown. */
-            Rect r = l->rect[PANE_EDITOR];
-            int rows = r.h - 4 - (r.h - 2 >= 8 ? 1 : 0);
-            size_t first = rows > 0 && a->editor->cursor >= (size_t)rows
-                               ? a->editor->cursor - (size_t)rows + 1
-                               : 0;
-            long row = ev.y - (r.y + 3);
-            if (row >= 0 && row < rows)
-                editor_cursor_set(a->editor, first + (size_t)row);
+        Editor *e = a->editor;
+        Rect list = view_editor_rows(l->rect[PANE_EDITOR]);
+        if (wheel_up || wheel_down) {
+            editor_cursor_move(e, wheel_up ? -1 : 1);
+        } else if (rect_contains(list, ev.x, ev.y)) {
+            /* A click selects a row; a click on the selected device row moves inputs like
+             * `+` (left button) or `-` (right button). */
+            size_t first = e->cursor >= (size_t)list.h ? e->cursor - (size_t)list.h + 1 : 0;
+            size_t row = first + (size_t)(ev.y - list.y);
+            int right = (ev.bstate & (BUTTON3_PRESSED | BUTTON3_CLICKED)) != 0;
+            if (row == e->cursor && e->rows[row].device >= 0)
+                editor_key(a, right ? '-' : '+');
+            else if (row < e->n_rows)
+                editor_cursor_set(e, row);
         }
         a->dirty = 1;
         return;

@@ -141,6 +141,16 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
     }
 }
 
+Rect view_editor_rows(Rect box)
+{
+    Rect r = {box.x + 1, box.y + 1, box.w - 2, box.h - 2};
+    if (r.w <= 0 || r.h <= 0)
+        return (Rect){0, 0, 0, 0};
+    int head = (r.h >= 12 ? 2 : 1) + (r.h >= 10 ? 3 : 1), footer = r.h >= 8 ? 1 : 0;
+    int h = r.h - head - footer;
+    return (Rect){r.x, r.y + head, r.w, h > 0 ? h : 0};
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -156,29 +166,35 @@ static void draw_editor(const App *a, Rect box)
     if (r.h <= 0)
         return;
     char m1[16], m2[16], m3[16];
+    /* Fixed heights for the prediction and the verdict, so rows stay where the mouse
+     * expects them (view_editor_rows). */
+    int pred_h = r.h >= 12 ? 2 : 1, verdict_h = r.h >= 10 ? 3 : 1;
     int y = r.y;
     if (a->pred_ok && a->pred.has_prediction) {
         fmt_s(m1, sizeof m1, a->pred.mean_s);
         fmt_s(m2, sizeof m2, a->pred.p10_s);
         fmt_s(m3, sizeof m3, a->pred.p90_s);
-        draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] if run", m1, m2, m3);
+        draw_textf(y, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] if run", m1, m2, m3);
     } else {
         char why[300];
         snprintf(why, sizeof why, "no prediction: %s", a->pred_why);
-        y += draw_wrapped(y, r.x, r.w, r.h >= 12 ? 2 : 1, ROLE_DIM, why);
+        draw_wrapped(y, r.x, r.w, pred_h, ROLE_DIM, why);
     }
+    y += pred_h;
     if (y < r.y + r.h) {
         if (a->edit_valid) {
-            draw_text(y++, r.x, r.w, ROLE_GOOD, "valid: Enter launches it");
+            draw_text(y, r.x, r.w, ROLE_GOOD, "valid: Enter launches it");
         } else {
             /* The whole reason: an operator must see why, not half of it. */
             char why[600];
             snprintf(why, sizeof why, "cannot launch: %s", a->edit_err.msg);
-            y += draw_wrapped(y, r.x, r.w, r.h >= 10 ? 3 : 1, ROLE_BAD, why);
+            draw_wrapped(y, r.x, r.w, verdict_h, ROLE_BAD, why);
         }
     }
+    Rect list = view_editor_rows(box);
+    y = list.y;
+    int rows = list.h;
     int footer = r.h >= 8 ? 1 : 0;
-    int rows = r.y + r.h - footer - y;
     if (rows <= 0)
         return;
     size_t first = e->cursor >= (size_t)rows ? e->cursor - (size_t)rows + 1 : 0;

@@ -63,6 +63,37 @@ wait_exit() {
     return 0
 }
 
+# Mouse reports in SGR form, what xterm-256color's kmous asks for.
+click() { # click SESSION COL ROW (1-based), press then release
+    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM' "$2" "$3")"
+    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dm' "$2" "$3")"
+}
+# wait_quiet SESSION PATTERN: like wait_for for 2 s, but returns 1 instead of failing.
+wait_quiet() {
+    j=0
+    while [ "$j" -lt 40 ]; do
+        screen "$1"
+        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
+        sleep 0.05
+        j=$((j + 1))
+    done
+    return 1
+}
+# click_until SESSION COL ROW PATTERN: a report split by a busy machine can read as a lone
+# Escape (as it would for a person), so the click is repeated a few times, like a person would.
+click_until() {
+    for attempt in 1 2 3 4 5; do
+        click "$1" "$2" "$3"
+        j=0
+        while [ "$j" -lt 20 ]; do
+            screen "$1"
+            grep -Eq -- "$4" "$tmp/screen.txt" && return 0
+            sleep 0.05
+            j=$((j + 1))
+        done
+    done
+    fail "session $1: clicking $2,$3 never showed '$4'"
+}
 console_pid() {
     shell="$(T list-panes -t "$1" -F '#{pane_pid}')"
     pgrep -P "$shell" tunedeck | head -1
@@ -174,6 +205,12 @@ before="$(sed -n 's/.*gpu0 *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt" | head -1
 T send-keys -t edit m j +
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
+# the mouse moves inputs too: a click on the selected device adds from the source
+# (the gpu0 row is screen row 10: tabs, border, 2 prediction and 3 verdict lines, g2-0, cpu)
+click_until edit 10 10 "gpu0 +$((before + 16)) "
+T send-keys -t edit -
+wait_for edit "gpu0 +$((before + 8)) "
+wait_for edit 'valid: Enter launches'
 T send-keys -t edit Enter
 wait_for edit 'override launches as trial [0-9]+'
 T send-keys -t edit Space
@@ -212,37 +249,6 @@ if "$bin" tune --help | grep -q bespoke; then
     wait_exit pred 0
 fi
 
-# --- the mouse (SGR reports, what xterm-256color's kmous asks for) -------------------------
-click() { # click SESSION COL ROW (1-based), press then release
-    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM' "$2" "$3")"
-    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dm' "$2" "$3")"
-}
-# wait_quiet SESSION PATTERN: like wait_for for 2 s, but returns 1 instead of failing.
-wait_quiet() {
-    j=0
-    while [ "$j" -lt 40 ]; do
-        screen "$1"
-        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
-        sleep 0.05
-        j=$((j + 1))
-    done
-    return 1
-}
-# click_until SESSION COL ROW PATTERN: a report split by a busy machine can read as a lone
-# Escape (as it would for a person), so the click is repeated a few times, like a person would.
-click_until() {
-    for attempt in 1 2 3 4 5; do
-        click "$1" "$2" "$3"
-        j=0
-        while [ "$j" -lt 20 ]; do
-            screen "$1"
-            grep -Eq -- "$4" "$tmp/screen.txt" && return 0
-            sleep 0.05
-            j=$((j + 1))
-        done
-    done
-    fail "session $1: clicking $2,$3 never showed '$4'"
-}
 start mouse 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched --budget 12
 wait_for mouse 'Trials 12/12'
 click_until mouse 11 1 'Tuning workers: trial'
