@@ -34,8 +34,8 @@ static const double WITHIN = 1.10;        /* "within 10% of best-known" */
 static const double PEER_TIMEOUT_S = 120; /* one answer from the Python peer */
 /* The default keeps `make bench` near 3 minutes on 2 cores; --cells all is the grid. */
 #define DEFAULT_CELLS "A:googlenet,B:googlenet,C:googlenet,C:alexnet,B:speechnet"
-#define ALL_CELLS                                                                               \
-    "A:googlenet,A:alexnet,A:speechnet,B:googlenet,B:alexnet,B:speechnet,C:googlenet,"          \
+#define ALL_CELLS                                                                                  \
+    "A:googlenet,A:alexnet,A:speechnet,B:googlenet,B:alexnet,B:speechnet,C:googlenet,"             \
     "C:alexnet,C:speechnet"
 
 /* ---- the generic peers: a Python process (bench/generic_peer.py) answering ask/tell ---- */
@@ -51,7 +51,7 @@ typedef struct {
 enum { N_PEER_SAMPLERS = 3 };
 static const char *const PEER_SAMPLERS[N_PEER_SAMPLERS] = {"tpe", "cmaes", "gp-ei"};
 static const char *const PEER_NAMES[N_PEER_SAMPLERS] = {"optuna-tpe", "optuna-cmaes",
-                                                         "generic-gp-ei"};
+                                                        "generic-gp-ei"};
 
 static int peer_read_line(Peer *p, char **line, Error *err)
 {
@@ -198,7 +198,7 @@ typedef struct {
     char error[300];    /* why it did not run or stopped early */
     double *observed_s; /* NAN when the trial failed */
     double *noiseless_s;
-    double *ratio;      /* best noiseless time among ok trials so far / best-known */
+    double *ratio;           /* best noiseless time among ok trials so far / best-known */
     double *incumbent_ratio; /* noiseless time of the fastest-measured trial / best-known */
     double *suggest_ms;
     int failed;
@@ -217,8 +217,8 @@ typedef struct {
     char spec[64];
     SimCluster *sim;
     double best_known_s;
-    Run *runs;          /* [contender][seed] */
-    Summary *summary;   /* [contender] */
+    Run *runs;        /* [contender][seed] */
+    Summary *summary; /* [contender] */
 } Cell;
 
 typedef struct {
@@ -312,15 +312,13 @@ static Schedule *ask(Bench *b, const Contender *k, Optimizer *opt, const Cell *c
     return s;
 }
 
-static int peer_new_study(Bench *b, const Contender *k, const Cell *cell, uint64_t seed,
-                          Error *err)
+static int peer_new_study(Bench *b, const Contender *k, const Cell *cell, uint64_t seed, Error *err)
 {
     const Cluster *c = simcluster_cluster(cell->sim);
     char req[256];
     snprintf(req, sizeof req,
              "{\"op\":\"new\",\"sampler\":\"%s\",\"seed\":%llu,\"roles\":%zu,\"weights\":%zu}\n",
-             PEER_SAMPLERS[k->peer_sampler], (unsigned long long)seed, c->n_machines,
-             c->n_devices);
+             PEER_SAMPLERS[k->peer_sampler], (unsigned long long)seed, c->n_machines, c->n_devices);
     cJSON *a = peer_call(&b->peer, req, err);
     cJSON_Delete(a);
     return a ? 0 : -1;
@@ -413,7 +411,9 @@ static void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed,
             /* A failed trial is told as twice the worst time seen: generic samplers rank. */
             char req[128];
             snprintf(req, sizeof req, "{\"op\":\"tell\",\"value\":%.17g}\n",
-                     ok ? o->time_s : worst_ok > 0 ? 2 * worst_ok : 100.0);
+                     ok             ? o->time_s
+                     : worst_ok > 0 ? 2 * worst_ok
+                                    : 100.0);
             cJSON *a = peer_call(&b->peer, req, &err);
             cJSON_Delete(a);
             if (!a) {
@@ -616,8 +616,9 @@ static void print_comparisons(const Bench *b, size_t ref)
         Comparison c = compare(b, ref, p);
         if (!c.cells)
             continue;
-        printf("  %s vs %s: %s%.2fx fewer trials to within 10%% of best-known", b->contenders[ref].name,
-               b->contenders[p].name, c.peer_never ? ">=" : "", c.trials_ratio);
+        printf("  %s vs %s: %s%.2fx fewer trials to within 10%% of best-known",
+               b->contenders[ref].name, b->contenders[p].name, c.peer_never ? ">=" : "",
+               c.trials_ratio);
         if (c.peer_never || c.ref_never)
             printf(" (never within in %d/%d cells for %s, %d for %s: counted as %d)", c.peer_never,
                    c.cells, b->contenders[p].name, c.ref_never, b->contenders[ref].name,
@@ -686,7 +687,8 @@ static void print_targets(const Bench *b, size_t ref)
                    t.beats_peers_at10[p], t.cells);
     if (t.c_cells)
         printf("  setting C: %s@10 at least 1.5x better than every generic peer@30: %d/%d "
-               "cells\n", r, t.c_beats_all_by_15, t.c_cells);
+               "cells\n",
+               r, t.c_beats_all_by_15, t.c_cells);
 }
 
 static cJSON *num_or_null(double v)
@@ -746,8 +748,7 @@ static cJSON *bench_json(const Bench *b, size_t ref, double wall_s)
                     snprintf(key, sizeof key, "%d", CHECKPOINTS[ci]);
                     cJSON_AddItemToObject(at, key, num_or_null(sm->ratio_at[ci]));
                 }
-            cJSON_AddItemToObject(rj, "median_trials_to_within",
-                                  num_or_null(sm->trials_to_within));
+            cJSON_AddItemToObject(rj, "median_trials_to_within", num_or_null(sm->trials_to_within));
             cJSON_AddNumberToObject(rj, "seeds_never_within", sm->censored);
             cJSON_AddItemToObject(rj, "median_suggest_ms", num_or_null(sm->suggest_ms_median));
             cJSON_AddItemToObject(rj, "max_suggest_ms", num_or_null(sm->suggest_ms_max));
@@ -765,8 +766,7 @@ static cJSON *bench_json(const Bench *b, size_t ref, double wall_s)
                     cJSON_AddItemToObject(run, "incumbent_ratio",
                                           array_of(r->incumbent_ratio, b->trials));
                     cJSON_AddItemToObject(run, "observed_s", array_of(r->observed_s, b->trials));
-                    cJSON_AddItemToObject(run, "noiseless_s",
-                                          array_of(r->noiseless_s, b->trials));
+                    cJSON_AddItemToObject(run, "noiseless_s", array_of(r->noiseless_s, b->trials));
                     cJSON_AddItemToObject(run, "suggest_ms", array_of(r->suggest_ms, b->trials));
                 }
                 cJSON_AddItemToArray(runs, run);
@@ -782,7 +782,8 @@ static cJSON *bench_json(const Bench *b, size_t ref, double wall_s)
         cJSON_AddNumberToObject(tj, "within_1_10_at_10", t.within110_at10);
         cJSON_AddNumberToObject(tj, "within_1_05_at_30", t.within105_at30);
         cJSON_AddNumberToObject(tj, "setting_c_cells", t.c_cells);
-        cJSON_AddNumberToObject(tj, "setting_c_1_5x_better_than_every_generic", t.c_beats_all_by_15);
+        cJSON_AddNumberToObject(tj, "setting_c_1_5x_better_than_every_generic",
+                                t.c_beats_all_by_15);
         cJSON *bp = cJSON_AddObjectToObject(tj, "at_10_better_than_peer_at_30_cells");
         for (size_t p = 0; p < b->n_contenders; p++)
             if (p != ref && !b->contenders[p].skipped && is_generic(&b->contenders[p]))
@@ -827,8 +828,9 @@ static void usage(FILE *out)
             "  --seeds N          seeds 1..N per cell (default 3)\n"
             "  --trials N         trials per session (default 30)\n"
             "  --optimizers LIST  default: every registered optimizer (%s),\n"
-            "                     then the generic peers optuna-tpe, optuna-cmaes and\n"
-            "                     generic-gp-ei (bench/generic_peer.py)\n"
+            "                     then the generic peers optuna-tpe and optuna-cmaes\n"
+            "                     (bench/generic_peer.py); generic-gp-ei, a numpy\n"
+            "                     Spearmint-like GP-EI, runs when named\n"
             "  --ref NAME         the optimizer the ratio lines compare against\n"
             "                     (default bespoke when registered, else random)\n"
             "  --eval MODE        inproc: the sim launcher (default); sim-trial: every trial\n"
@@ -890,8 +892,10 @@ static int add_cell(Bench *b, const char *spec)
     snprintf(c->spec, sizeof c->spec, "%s", spec);
     c->best_known_s = simcluster_best_known(c->sim, NULL);
     if (!isfinite(c->best_known_s)) {
-        fprintf(stderr, "optimizer: --cells: %s: no best-known time (cluster too large to "
-                        "enumerate): expected setting A, B or C\n", spec);
+        fprintf(stderr,
+                "optimizer: --cells: %s: no best-known time (cluster too large to "
+                "enumerate): expected setting A, B or C\n",
+                spec);
         simcluster_free(c->sim);
         return -1;
     }
@@ -925,8 +929,8 @@ static long parse_count(const char *flag, const char *v, long min, long max)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (errno || *end || !*v || n < min || n > max) {
-        fprintf(stderr, "optimizer: %s: expected an integer in %ld..%ld, found '%s'\n", flag,
-                min, max, v);
+        fprintf(stderr, "optimizer: %s: expected an integer in %ld..%ld, found '%s'\n", flag, min,
+                max, v);
         return -1;
     }
     return n;
@@ -934,13 +938,18 @@ static long parse_count(const char *flag, const char *v, long min, long max)
 
 int main(int argc, char **argv)
 {
-    static const struct option LONG[] = {
-        {"cells", required_argument, 0, 'c'},   {"seeds", required_argument, 0, 's'},
-        {"trials", required_argument, 0, 't'},  {"optimizers", required_argument, 0, 'o'},
-        {"ref", required_argument, 0, 'r'},     {"eval", required_argument, 0, 'e'},
-        {"no-peers", no_argument, 0, 'N'},     {"python", required_argument, 0, 'p'},
-        {"peer-script", required_argument, 0, 'P'}, {"out", required_argument, 0, 'O'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option LONG[] = {{"cells", required_argument, 0, 'c'},
+                                         {"seeds", required_argument, 0, 's'},
+                                         {"trials", required_argument, 0, 't'},
+                                         {"optimizers", required_argument, 0, 'o'},
+                                         {"ref", required_argument, 0, 'r'},
+                                         {"eval", required_argument, 0, 'e'},
+                                         {"no-peers", no_argument, 0, 'N'},
+                                         {"python", required_argument, 0, 'p'},
+                                         {"peer-script", required_argument, 0, 'P'},
+                                         {"out", required_argument, 0, 'O'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     static Bench b;
     const char *cells = DEFAULT_CELLS;
     const char *optimizers = NULL, *out = NULL;
@@ -954,13 +963,27 @@ int main(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         switch (c) {
-        case 'c': cells = optarg; break;
-        case 'o': optimizers = optarg; break;
-        case 'r': b.ref = optarg; break;
-        case 'N': no_peers = 1; break;
-        case 'p': python = optarg; break;
-        case 'P': script = optarg; break;
-        case 'O': out = optarg; break;
+        case 'c':
+            cells = optarg;
+            break;
+        case 'o':
+            optimizers = optarg;
+            break;
+        case 'r':
+            b.ref = optarg;
+            break;
+        case 'N':
+            no_peers = 1;
+            break;
+        case 'p':
+            python = optarg;
+            break;
+        case 'P':
+            script = optarg;
+            break;
+        case 'O':
+            out = optarg;
+            break;
         case 's':
             if ((v = parse_count("--seeds", optarg, 1, MAX_SEEDS)) < 0)
                 return 2;
@@ -979,7 +1002,9 @@ int main(int argc, char **argv)
             }
             b.eval_sim_trial = strcmp(optarg, "sim-trial") == 0;
             break;
-        case 'h': usage(stdout); return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             fprintf(stderr, "optimizer: unknown or incomplete option '%s' (try --help)\n",
                     argv[optind - 1]);
@@ -993,8 +1018,10 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     find_tunedeck(&b, argv[0]);
     if (b.eval_sim_trial && access(b.tunedeck, X_OK) != 0) {
-        fprintf(stderr, "optimizer: --eval sim-trial: %s is not an executable (set "
-                        "TUNEDECK_BIN)\n", b.tunedeck);
+        fprintf(stderr,
+                "optimizer: --eval sim-trial: %s is not an executable (set "
+                "TUNEDECK_BIN)\n",
+                b.tunedeck);
         return 2;
     }
     if (optimizers) {
@@ -1004,8 +1031,9 @@ int main(int argc, char **argv)
         /* Whatever the registry holds at build time, by name. */
         if (add_list(optimizer_names(), add_contender, &b) < 0)
             return 2;
-        for (int i = 0; i < N_PEER_SAMPLERS; i++)
-            add_contender(&b, PEER_NAMES[i]);
+        /* generic-gp-ei is opt-in: the registered `gp` is the stronger GP-EI baseline. */
+        add_contender(&b, "optuna-tpe");
+        add_contender(&b, "optuna-cmaes");
     }
     if (strcmp(cells, "all") == 0)
         cells = ALL_CELLS;

@@ -23,7 +23,7 @@ static const struct {
     {"workloads-1.5", "1.5x", 0, 0, 0},
     {"workloads-2.0", "2x", 10040, 9721, 5289},
 };
-static const char *const POLICIES[] = {"tiresias", "optimus", "doubling"};
+static const char *const POLICIES[] = {"tiresias", "optimus", "doubling-seed", "doubling"};
 
 /* The seed's Table 3: average JCT in hours on 64 GPUs. */
 static const struct {
@@ -35,18 +35,20 @@ static const struct {
     const char *policy;
     double hours[3];
 } SEED_TABLE3[] = {
-    {"precompute", {7.63, 2.63, 1.40}}, {"exploratory", {20.42, 2.92, 1.47}},
-    {"fixed-8", {22.76, 6.20, 1.40}},   {"fixed-4", {12.90, 3.50, 2.21}},
-    {"fixed-2", {11.49, 4.58, 3.78}},   {"fixed-1", {10.10, 6.32, 6.37}},
+    {"precompute", {7.63, 2.63, 1.40}},    {"exploratory", {20.42, 2.92, 1.47}},
+    {"doubling-seed", {7.63, 2.63, 1.40}}, {"fixed-8", {22.76, 6.20, 1.40}},
+    {"fixed-4", {12.90, 3.50, 2.21}},      {"fixed-2", {11.49, 4.58, 3.78}},
+    {"fixed-1", {10.10, 6.32, 6.37}},
 };
 
-static int run_one(const Catalogue *cat, SchedConfig *cfg, const char *workload,
-                   double arrival_s, int jobs, SchedSummary *out)
+static int run_one(const Catalogue *cat, SchedConfig *cfg, const char *workload, double arrival_s,
+                   int jobs, SchedSummary *out)
 {
     Error e;
     SchedState *s = sched_new(cfg, cat, &e);
-    if (!s || (workload ? sched_load_workload(s, workload, &e)
-                        : sched_add_poisson(s, "resnet110", arrival_s, jobs, &e)) < 0 ||
+    if (!s ||
+        (workload ? sched_load_workload(s, workload, &e)
+                  : sched_add_poisson(s, "resnet110", arrival_s, jobs, &e)) < 0 ||
         sched_run(s, 1e8, &e) < 0) {
         fprintf(stderr, "scheduler bench: %s\n", e.msg);
         sched_free(s);
@@ -60,8 +62,9 @@ static int run_one(const Catalogue *cat, SchedConfig *cfg, const char *workload,
 static cJSON *pollux_loads(const Catalogue *cat, const char *data, int quick)
 {
     cJSON *arr = cJSON_CreateArray();
-    printf("\n-- Pollux workloads (16 nodes x 4 GPUs, 60 s interval, 30 s resize): average JCT, s\n");
-    printf("%-5s %-9s %8s %9s %9s %9s\n", "load", "policy", "avg_jct", "/Tiresias", "/Optimus",
+    printf(
+        "\n-- Pollux workloads (16 nodes x 4 GPUs, 60 s interval, 30 s resize): average JCT, s\n");
+    printf("%-5s %-13s %8s %9s %9s %9s\n", "load", "policy", "avg_jct", "/Tiresias", "/Optimus",
            "/Pollux");
     for (size_t l = 0; l < sizeof LOADS / sizeof LOADS[0]; l++) {
         for (size_t p = 0; p < sizeof POLICIES / sizeof POLICIES[0]; p++) {
@@ -89,7 +92,7 @@ static cJSON *pollux_loads(const Catalogue *cat, const char *data, int quick)
                 snprintf(r2, sizeof r2, "%.3f", avg / LOADS[l].optimus);
                 snprintf(r3, sizeof r3, "%.3f", avg / LOADS[l].pollux);
             }
-            printf("%-5s %-9s %8.0f %9s %9s %9s   (%.2f resizes/job)\n", LOADS[l].label,
+            printf("%-5s %-13s %8.0f %9s %9s %9s   (%.2f resizes/job)\n", LOADS[l].label,
                    POLICIES[p], avg, r1, r2, r3, resizes / n);
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "load", LOADS[l].label);
@@ -112,13 +115,13 @@ static cJSON *seed_table3(const Catalogue *cat)
     cJSON *arr = cJSON_CreateArray();
     printf("\n-- The seed's Table 3 (8 nodes x 8 GPUs, ResNet-110, Poisson arrivals): average "
            "JCT, hours (seed's in brackets)\n");
-    printf("%-12s", "policy");
+    printf("%-14s", "policy");
     for (int l = 0; l < 3; l++)
         printf(" %9s %-7s", SEED_LOADS[l].label, "");
     printf("\n");
     double fixed8[3] = {0}, pre[3] = {0};
     for (size_t p = 0; p < sizeof SEED_TABLE3 / sizeof SEED_TABLE3[0]; p++) {
-        printf("%-12s", SEED_TABLE3[p].policy);
+        printf("%-14s", SEED_TABLE3[p].policy);
         for (int l = 0; l < 3; l++) {
             SchedConfig cfg;
             sched_config_default(&cfg);
@@ -143,9 +146,8 @@ static cJSON *seed_table3(const Catalogue *cat)
         }
         printf("\n");
     }
-    printf("fixed-8 / precompute: %.2f, %.2f, %.2f (seed: %.2f, %.2f, %.2f)\n",
-           fixed8[0] / pre[0], fixed8[1] / pre[1], fixed8[2] / pre[2], 22.76 / 7.63,
-           6.20 / 2.63, 1.40 / 1.40);
+    printf("fixed-8 / precompute: %.2f, %.2f, %.2f (seed: %.2f, %.2f, %.2f)\n", fixed8[0] / pre[0],
+           fixed8[1] / pre[1], fixed8[2] / pre[2], 22.76 / 7.63, 6.20 / 2.63, 1.40 / 1.40);
     return arr;
 }
 
@@ -196,8 +198,8 @@ static cJSON *scaling(const Catalogue *cat, int quick)
             cJSON_AddItemToArray(arr, o);
             sched_free(s);
         }
-        printf("%8d %6d %12.3f %12.3f %12.3f %16.2f\n", sizes[k], sizes[k] / 4, ms[0], ms[1],
-               ms[2], ms[0] / ms[1]);
+        printf("%8d %6d %12.3f %12.3f %12.3f %16.2f\n", sizes[k], sizes[k] / 4, ms[0], ms[1], ms[2],
+               ms[0] / ms[1]);
     }
     return arr;
 }
@@ -224,7 +226,8 @@ int main(int argc, char **argv)
     }
     char data[4096];
     const char *home = getenv("TUNEDECK_HOME");
-    snprintf(data, sizeof data, "%s/data/pollux-osdi21", home && *home ? home : TUNEDECK_SOURCE_DIR);
+    snprintf(data, sizeof data, "%s/data/pollux-osdi21",
+             home && *home ? home : TUNEDECK_SOURCE_DIR);
     printf("scheduler benchmark (OpenBLAS core: %s)%s\n", openblas_get_corename(),
            quick ? " [quick: 2 workloads per load]" : "");
     cJSON *root = cJSON_CreateObject();

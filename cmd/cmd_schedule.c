@@ -16,12 +16,13 @@ static void usage(FILE *out)
             "usage: tunedeck schedule (--workload FILE | --arrival-mean S --jobs N) --policy P\n"
             "                         [--nodes N] [--gpus-per-node G] [--interval S]\n"
             "                         [--resize-cost S] [--seed N] [--model M] [--json]\n"
-            "                         [--events FILE] [--data DIR]\n"
+            "                         [--events FILE] [--data DIR] [--pin JOB=GPUS]...\n"
             "Simulates ring-allreduce jobs on nodes × GPUs (default 16 × 4, 60 s interval,\n"
             "30 s resize stall: the Pollux artifact's setting). --workload reads\n"
             "name,time,application,num_replicas,batch_size CSV; --arrival-mean draws N jobs\n"
             "of --model (default resnet110) with exponential inter-arrival times.\n"
             "--events writes every start, resize, stop and finish as JSON lines.\n"
+            "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n"
             "policies:");
     for (const char *const *p = sched_policy_names(); *p; p++)
         fprintf(out, " %s", *p);
@@ -55,50 +56,111 @@ static void print_json(const char *policy, const SchedSummary *m)
 
 int cmd_schedule(int argc, char **argv)
 {
-    enum { O_WORKLOAD = 1, O_ARRIVAL, O_JOBS, O_POLICY, O_NODES, O_GPN, O_INTERVAL, O_RESIZE,
-           O_SEED, O_JSON, O_EVENTS, O_MODEL, O_DATA, O_HELP };
-    static const struct option LONG[] = {
-        {"workload", required_argument, 0, O_WORKLOAD},
-        {"arrival-mean", required_argument, 0, O_ARRIVAL},
-        {"jobs", required_argument, 0, O_JOBS},
-        {"policy", required_argument, 0, O_POLICY},
-        {"nodes", required_argument, 0, O_NODES},
-        {"gpus-per-node", required_argument, 0, O_GPN},
-        {"interval", required_argument, 0, O_INTERVAL},
-        {"resize-cost", required_argument, 0, O_RESIZE},
-        {"seed", required_argument, 0, O_SEED},
-        {"json", no_argument, 0, O_JSON},
-        {"events", required_argument, 0, O_EVENTS},
-        {"model", required_argument, 0, O_MODEL},
-        {"data", required_argument, 0, O_DATA},
-        {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+    enum {
+        O_WORKLOAD = 1,
+        O_ARRIVAL,
+        O_JOBS,
+        O_POLICY,
+        O_NODES,
+        O_GPN,
+        O_INTERVAL,
+        O_RESIZE,
+        O_SEED,
+        O_JSON,
+        O_EVENTS,
+        O_MODEL,
+        O_DATA,
+        O_PIN,
+        O_HELP
+    };
+    static const struct option LONG[] = {{"workload", required_argument, 0, O_WORKLOAD},
+                                         {"arrival-mean", required_argument, 0, O_ARRIVAL},
+                                         {"jobs", required_argument, 0, O_JOBS},
+                                         {"policy", required_argument, 0, O_POLICY},
+                                         {"nodes", required_argument, 0, O_NODES},
+                                         {"gpus-per-node", required_argument, 0, O_GPN},
+                                         {"interval", required_argument, 0, O_INTERVAL},
+                                         {"resize-cost", required_argument, 0, O_RESIZE},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"json", no_argument, 0, O_JSON},
+                                         {"events", required_argument, 0, O_EVENTS},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"data", required_argument, 0, O_DATA},
+                                         {"pin", required_argument, 0, O_PIN},
+                                         {"help", no_argument, 0, O_HELP},
+                                         {0, 0, 0, 0}};
     SchedConfig cfg;
     sched_config_default(&cfg);
     cfg.policy = NULL;
     const char *workload = NULL, *events = NULL, *model = "resnet110", *data = NULL;
     double arrival = 0;
+    const char *pins[64];
+    int npins = 0;
     long jobs = 0, v;
     int json = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         int bad = 0;
         switch (c) {
-        case O_WORKLOAD: workload = optarg; break;
-        case O_ARRIVAL: bad = flags_double("schedule", "--arrival-mean", optarg, 1e-3, 1e9, &arrival); break;
-        case O_JOBS: bad = flags_long("schedule", "--jobs", optarg, 1, 1000000, &jobs); break;
-        case O_POLICY: cfg.policy = optarg; break;
-        case O_NODES: bad = flags_long("schedule", "--nodes", optarg, 1, 1 << 20, &v); cfg.nodes = (int)v; break;
-        case O_GPN: bad = flags_long("schedule", "--gpus-per-node", optarg, 1, 64, &v); cfg.gpus_per_node = (int)v; break;
-        case O_INTERVAL: bad = flags_double("schedule", "--interval", optarg, 1e-3, 1e7, &cfg.interval_s); break;
-        case O_RESIZE: bad = flags_double("schedule", "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s); break;
-        case O_SEED: bad = flags_long("schedule", "--seed", optarg, 0, 1L << 62, &v); cfg.seed = (uint64_t)v; break;
-        case O_JSON: json = 1; break;
-        case O_EVENTS: events = optarg; break;
-        case O_MODEL: model = optarg; break;
-        case O_DATA: data = optarg; break;
-        case O_HELP: case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_WORKLOAD:
+            workload = optarg;
+            break;
+        case O_ARRIVAL:
+            bad = flags_double("schedule", "--arrival-mean", optarg, 1e-3, 1e9, &arrival);
+            break;
+        case O_JOBS:
+            bad = flags_long("schedule", "--jobs", optarg, 1, 1000000, &jobs);
+            break;
+        case O_POLICY:
+            cfg.policy = optarg;
+            break;
+        case O_NODES:
+            bad = flags_long("schedule", "--nodes", optarg, 1, 1 << 20, &v);
+            cfg.nodes = (int)v;
+            break;
+        case O_GPN:
+            bad = flags_long("schedule", "--gpus-per-node", optarg, 1, 64, &v);
+            cfg.gpus_per_node = (int)v;
+            break;
+        case O_INTERVAL:
+            bad = flags_double("schedule", "--interval", optarg, 1e-3, 1e7, &cfg.interval_s);
+            break;
+        case O_RESIZE:
+            bad = flags_double("schedule", "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s);
+            break;
+        case O_SEED:
+            bad = flags_long("schedule", "--seed", optarg, 0, 1L << 62, &v);
+            cfg.seed = (uint64_t)v;
+            break;
+        case O_JSON:
+            json = 1;
+            break;
+        case O_EVENTS:
+            events = optarg;
+            break;
+        case O_MODEL:
+            model = optarg;
+            break;
+        case O_DATA:
+            data = optarg;
+            break;
+        case O_PIN:
+            if (npins == 64 || !strchr(optarg, '=')) {
+                fprintf(stderr,
+                        "tunedeck schedule: --pin: expected JOB=GPUS (at most 64), "
+                        "found '%s'\n",
+                        optarg);
+                return 2;
+            }
+            pins[npins++] = optarg;
+            break;
+        case O_HELP:
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
         if (bad)
             return 2;
@@ -124,7 +186,23 @@ int cmd_schedule(int argc, char **argv)
     else if (workload ? sched_load_workload(s, workload, &err)
                       : sched_add_poisson(s, model, arrival, (int)jobs, &err))
         rc = fail(err.msg);
-    else if (sched_run(s, 1e9, &err) < 0)
+    for (int i = 0; rc == 0 && i < npins; i++) {
+        char name[256];
+        const char *eq = strchr(pins[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - pins[i]), pins[i]);
+        int job = sched_job_find(s, name);
+        long gpus;
+        if (job < 0) {
+            fprintf(stderr, "tunedeck schedule: --pin: no job named '%s' in the workload\n", name);
+            rc = 2;
+        } else if (flags_long("schedule", "--pin", eq + 1, 0, 1 << 30, &gpus) < 0) {
+            rc = 2;
+        } else if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
+            fprintf(stderr, "tunedeck schedule: --pin %s: %s\n", pins[i], err.msg);
+            rc = 2;
+        }
+    }
+    if (rc == 0 && sched_run(s, 1e9, &err) < 0)
         rc = fail(err.msg);
     if (rc == 0 && events) {
         FILE *f = fopen(events, "w");

@@ -33,10 +33,10 @@ int blr_fit(Blr *b, const double *phi, const double *y, size_t n, size_t p,
         rhs[i] = prec * prior_mean[i];
     }
     if (n) {
-        cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)p, (int)n, inv_s2, phi, (int)p,
-                    1.0, A, (int)p);
-        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)p, inv_s2, phi, (int)p, y, 1, 1.0,
-                    rhs, 1);
+        cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)p, (int)n, inv_s2, phi, (int)p, 1.0,
+                    A, (int)p);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)p, inv_s2, phi, (int)p, y, 1, 1.0, rhs,
+                    1);
     }
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     gsl_matrix_view av = gsl_matrix_view_array(A, p, p);

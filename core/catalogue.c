@@ -16,8 +16,8 @@ static const struct {
     const char *name;
     int epochs, max_local;
 } POLLUX_MODELS[] = {
-    {"bert", 2, 0},     {"cifar10", 100, 0},   {"deepspeech2", 80, 0},
-    {"imagenet", 90, 0}, {"ncf", 10, 0},       {"yolov3", 50, 8},
+    {"bert", 2, 0},      {"cifar10", 100, 0}, {"deepspeech2", 80, 0},
+    {"imagenet", 90, 0}, {"ncf", 10, 0},      {"yolov3", 50, 8},
 };
 
 /* The seed's ResNet-110 on CIFAR-10 (K40m, 128 images per GPU): step times from Table 1
@@ -107,8 +107,7 @@ static int row_cmp_id(const void *pa, const void *pb)
 
 /* Groups sorted rows into curves; rows with equal key and batch are averaged. `by_id`
  * groups by placement string, else by (nodes, replicas). */
-static int group(Row *rows, size_t n, int by_id, TraceCurve **out, size_t *nout,
-                 char (**ids)[24])
+static int group(Row *rows, size_t n, int by_id, TraceCurve **out, size_t *nout, char (**ids)[24])
 {
     qsort(rows, n, sizeof *rows, by_id ? row_cmp_id : row_cmp_cfg);
     TraceCurve *cs = calloc(n ? n : 1, sizeof *cs);
@@ -121,9 +120,9 @@ static int group(Row *rows, size_t n, int by_id, TraceCurve **out, size_t *nout,
     size_t nc = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && (by_id ? strcmp(rows[j].id, rows[i].id) == 0
-                               : rows[j].nodes == rows[i].nodes &&
-                                     rows[j].replicas == rows[i].replicas))
+        while (j < n &&
+               (by_id ? strcmp(rows[j].id, rows[i].id) == 0
+                      : rows[j].nodes == rows[i].nodes && rows[j].replicas == rows[i].replicas))
             j++;
         TraceCurve *c = &cs[nc];
         c->nodes = rows[i].nodes;
@@ -189,8 +188,10 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
         const char *id = csvtab_cell(p, i, pc);
         size_t len = strlen(id);
         if (len == 0 || len >= sizeof r->id || strspn(id, "0123456789") != len) {
-            rc = error_set(err, "%s:%zu: field 'placement': expected digits (GPUs per node), "
-                                "found '%s'", p->path, p->lines[i], id);
+            rc = error_set(err,
+                           "%s:%zu: field 'placement': expected digits (GPUs per node), "
+                           "found '%s'",
+                           p->path, p->lines[i], id);
             break;
         }
         strcpy(r->id, id);
@@ -213,8 +214,10 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
             csvtab_number(s, i, sr, 1, 1e6, &nr, err) < 0 ||
             csvtab_number(s, i, sb, 1, 1e9, &r->bsz, err) < 0 ||
             csvtab_number(s, i, st, 0, 1e6, &r->step, err) < 0 ||
-            csvtab_number(s, i, ss, 0, 1e6, &r->sync, err) < 0)
+            csvtab_number(s, i, ss, 0, 1e6, &r->sync, err) < 0) {
             rc = -1;
+            break;
+        }
         r->nodes = (int)nn;
         r->replicas = (int)nr;
     }
@@ -282,8 +285,8 @@ static int load_validation(AppModel *a, const char *dir, Error *err)
         int cv = csvtab_col(t, "grad_var", err);
         int rc = cp < 0 || cq < 0 || cv < 0 ? -1 : 0;
         if (rc == 0 && t->nrows < (size_t)a->epochs)
-            rc = error_set(err, "%s: expected %d rows (one per epoch), found %zu", path,
-                           a->epochs, t->nrows);
+            rc = error_set(err, "%s: expected %d rows (one per epoch), found %zu", path, a->epochs,
+                           t->nrows);
         for (int ep = 0; rc == 0 && ep < a->epochs; ep++) {
             double prog, sq, var;
             if (csvtab_number(t, (size_t)ep, cp, 0, 1e12, &prog, err) < 0 ||
@@ -462,8 +465,8 @@ void app_step_time(const AppModel *a, const int *per_node, size_t n_nodes, doubl
             big |= per_node[i] > 9;
         }
     if (a->n_cfg == 0 || replicas == 0) {
-        *step_s = tputmodel_step_s(&a->fitted, replicas ? replicas : 1, (int)(nd ? nd : 1),
-                                   local_batch);
+        *step_s =
+            tputmodel_step_s(&a->fitted, replicas ? replicas : 1, (int)(nd ? nd : 1), local_batch);
         *sync_s = 0;
         return;
     }

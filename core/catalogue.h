@@ -33,8 +33,8 @@ typedef struct {
     char (*place_id)[24];
     TraceCurve *place;
     size_t n_cfg;
-    TraceCurve *cfg;             /* by (nodes, replicas): placement means + scalability */
-    TputModel fitted;            /* NNLS fit over every measured point */
+    TraceCurve *cfg;  /* by (nodes, replicas): placement means + scalability */
+    TputModel fitted; /* NNLS fit over every measured point */
 } AppModel;
 
 typedef struct Catalogue {

@@ -20,8 +20,8 @@ double convmodel_steps_to(const ConvModel *m, double target)
     return k > 0 ? k : 0;
 }
 
-static int fit_at(const double *k, const double *l, size_t n, double th2, ConvModel *out,
-                  double *A, double *b, Error *err)
+static int fit_at(const double *k, const double *l, size_t n, double th2, ConvModel *out, double *A,
+                  double *b, Error *err)
 {
     for (size_t i = 0; i < n; i++) {
         A[2 * i] = k[i];
@@ -51,13 +51,17 @@ static int fit_at(const double *k, const double *l, size_t n, double th2, ConvMo
 int convmodel_fit(ConvModel *m, const double *steps, const double *loss, size_t n, Error *err)
 {
     if (n < 3)
-        return error_set(err, "convergence model: expected at least 3 (step, loss) points, "
-                              "found %zu", n);
+        return error_set(err,
+                         "convergence model: expected at least 3 (step, loss) points, "
+                         "found %zu",
+                         n);
     double lmin = INFINITY;
     for (size_t i = 0; i < n; i++) {
         if (!(loss[i] > 0) || !isfinite(loss[i]) || !(steps[i] >= 0))
-            return error_set(err, "convergence model: point %zu: expected a step >= 0 and a "
-                                  "positive finite loss", i);
+            return error_set(err,
+                             "convergence model: point %zu: expected a step >= 0 and a "
+                             "positive finite loss",
+                             i);
         lmin = fmin(lmin, loss[i]);
     }
     double *A = calloc(2 * n, sizeof *A), *b = calloc(n, sizeof *b);

@@ -81,8 +81,8 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
                 char **row = t->cells + t->nrows * t->ncols;
                 size_t n = split(line, row, t->ncols);
                 if (n != t->ncols) {
-                    error_set(err, "%s:%zu: expected %zu comma-separated fields, found %zu",
-                              name, lineno, t->ncols, n);
+                    error_set(err, "%s:%zu: expected %zu comma-separated fields, found %zu", name,
+                              lineno, t->ncols, n);
                     csvtab_free(t);
                     return NULL;
                 }

@@ -9,11 +9,11 @@
 #include "core/error.h"
 
 typedef struct {
-    char *path;      /* for messages */
+    char *path; /* for messages */
     size_t ncols, nrows;
-    char **names;    /* ncols column names */
-    char **cells;    /* nrows × ncols, row-major; each points into one buffer */
-    size_t *lines;   /* file line of each row (1-based), for messages */
+    char **names;  /* ncols column names */
+    char **cells;  /* nrows × ncols, row-major; each points into one buffer */
+    size_t *lines; /* file line of each row (1-based), for messages */
     char *buf;
 } CsvTable;
 

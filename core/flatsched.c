@@ -51,8 +51,9 @@ static int split_capped(const Cluster *c, const unsigned char *active, const dou
         if (remaining == 0)
             break;
         if (!open) {
-            rc = error_set(err, "flat schedule: the workers' devices cannot hold the batch %d "
-                                "within their memory limits",
+            rc = error_set(err,
+                           "flat schedule: the workers' devices cannot hold the batch %d "
+                           "within their memory limits",
                            batch);
             break;
         }

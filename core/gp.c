@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Bounds on hyperparameters (normalized units): keep the fit away from degenerate kernels. */
-static const double LOG_LS_MIN = -3.5, LOG_LS_MAX = 3.5;   /* 0.03 .. 33 of the input range */
+static const double LOG_LS_MIN = -3.5, LOG_LS_MAX = 3.5; /* 0.03 .. 33 of the input range */
 static const double LOG_SF2_MIN = -9.0, LOG_SF2_MAX = 4.0;
 static const double LOG_SN2_MIN = -14.0, LOG_SN2_MAX = 1.0;
 
@@ -21,13 +21,13 @@ struct Gp {
     size_t dim, n, cap;
     double log_ls[GP_MAX_DIM], log_sf2, log_sn2;
     double inv_ls[GP_MAX_DIM], sf2; /* exp of the above, cached for the kernel */
-    double jitter;               /* added to the diagonal when plain Cholesky failed */
+    double jitter;                  /* added to the diagonal when plain Cholesky failed */
     double x_lo[GP_MAX_DIM], x_scale[GP_MAX_DIM];
     double y_mean, y_std;
-    double *X;                   /* n x dim normalized */
-    double *y;                   /* n standardized */
-    double *L;                   /* cap x cap, lower Cholesky factor of K + (sn2+jitter) I */
-    double *alpha;               /* n: K^-1 y */
+    double *X;     /* n x dim normalized */
+    double *y;     /* n standardized */
+    double *L;     /* cap x cap, lower Cholesky factor of K + (sn2+jitter) I */
+    double *alpha; /* n: K^-1 y */
     int factored;
 };
 
@@ -128,8 +128,8 @@ static int grow(Gp *g, size_t need)
 static void solve_alpha(Gp *g)
 {
     memcpy(g->alpha, g->y, g->n * sizeof *g->alpha);
-    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L,
-                (int)g->cap, g->alpha, 1);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
+                g->alpha, 1);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
                 g->alpha, 1);
 }
@@ -161,8 +161,10 @@ static int factor(Gp *g, Error *err)
     }
     gsl_set_error_handler(old);
     if (!ok)
-        return error_set(err, "gp: kernel matrix of %zu points not positive definite even with "
-                              "jitter", g->n);
+        return error_set(err,
+                         "gp: kernel matrix of %zu points not positive definite even with "
+                         "jitter",
+                         g->n);
     g->jitter = jitter;
     /* decomp1 leaves L^T in the upper triangle; predictions read only the lower one. */
     solve_alpha(g);
@@ -228,8 +230,8 @@ int gp_add_point(Gp *g, const double *x, double y, Error *err)
         row[j] = kernel_n(g, xn, &g->X[j * g->dim]);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, g->L, (int)g->cap,
                 row, 1);
-    double d2 = kernel_n(g, xn, xn) + exp(g->log_sn2) + g->jitter - cblas_ddot((int)n, row, 1,
-                                                                              row, 1);
+    double d2 =
+        kernel_n(g, xn, xn) + exp(g->log_sn2) + g->jitter - cblas_ddot((int)n, row, 1, row, 1);
     g->n = n + 1;
     if (d2 <= 1e-12 * exp(g->log_sf2))
         return factor(g, err); /* the extension lost definiteness: refactor with jitter */
@@ -286,9 +288,66 @@ double gp_log_marginal(const Gp *g)
 
 /* ---- hyperparameter fit ---- */
 
-static double neg_lml(const gsl_vector *v, void *params)
+static double minimize_simplex(Gp *g, const double *start, double *best_x);
+
+/* Gradient of the log marginal likelihood (normalized outputs) with respect to the log
+ * hyperparameters: 0.5 tr((alpha alpha^T - K^-1) dK/dtheta) (Rasmussen & Williams eq. 5.9). */
+int gp_log_marginal_grad(const Gp *g, double *grad, Error *err)
 {
-    Gp *g = params;
+    size_t n = g->n, d = g->dim;
+    memset(grad, 0, (d + 2) * sizeof *grad);
+    if (!g->factored)
+        return error_set(err, "gp: not factorized");
+    if (n == 0)
+        return 0;
+    gsl_matrix *Ki = gsl_matrix_alloc(n, n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++) {
+            gsl_matrix_set(Ki, i, j, g->L[i * g->cap + j]);
+            gsl_matrix_set(Ki, j, i, g->L[i * g->cap + j]);
+        }
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int rc = gsl_linalg_cholesky_invert(Ki);
+    gsl_set_error_handler(old);
+    if (rc != GSL_SUCCESS) {
+        gsl_matrix_free(Ki);
+        return error_set(err, "gp: cannot invert the kernel matrix");
+    }
+    double sn2 = exp(g->log_sn2);
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = 0; b <= a; b++) {
+            double w = g->alpha[a] * g->alpha[b] - gsl_matrix_get(Ki, a, b);
+            double mult = a == b ? 0.5 : 1.0; /* off-diagonal pairs count twice */
+            const double *xa = &g->X[a * d], *xb = &g->X[b * d];
+            double r2 = 0, q[GP_MAX_DIM];
+            for (size_t i = 0; i < d; i++) {
+                double t = (xa[i] - xb[i]) * g->inv_ls[i];
+                q[i] = t * t;
+                r2 += q[i];
+            }
+            double kf, dk_dq; /* kernel, and d kernel / d log ls_i = dk_dq * q_i */
+            if (g->kernel == GP_KERNEL_SE) {
+                kf = g->sf2 * exp(-0.5 * r2);
+                dk_dq = kf;
+            } else {
+                double r = sqrt(5.0 * r2), e = exp(-r);
+                kf = g->sf2 * (1.0 + r + r * r / 3.0) * e;
+                dk_dq = g->sf2 * (5.0 / 3.0) * (1.0 + r) * e;
+            }
+            for (size_t i = 0; i < d; i++)
+                grad[i] += mult * w * dk_dq * q[i];
+            grad[d] += mult * w * kf;
+            if (a == b)
+                grad[d + 1] += mult * w * sn2;
+        }
+    gsl_matrix_free(Ki);
+    return 0;
+}
+
+/* Sets the clamped hyperparameters from v; returns the quadratic penalty for leaving the
+ * bounds and its gradient in pgrad. */
+static double set_from_vector(Gp *g, const gsl_vector *v, double *pgrad)
+{
     size_t d = g->dim;
     double penalty = 0;
     for (size_t i = 0; i < d + 2; i++) {
@@ -296,6 +355,8 @@ static double neg_lml(const gsl_vector *v, void *params)
         double hi = i < d ? LOG_LS_MAX : i == d ? LOG_SF2_MAX : LOG_SN2_MAX;
         double x = gsl_vector_get(v, i), c = clampd(x, lo, hi);
         penalty += (x - c) * (x - c) * 10;
+        if (pgrad)
+            pgrad[i] = 20 * (x - c);
         if (i < d)
             g->log_ls[i] = c;
         else if (i == d)
@@ -303,15 +364,85 @@ static double neg_lml(const gsl_vector *v, void *params)
         else
             g->log_sn2 = c;
     }
-    if (factor(g, NULL) < 0)
-        return 1e10 + penalty;
-    return -gp_log_marginal(g) + penalty;
+    return penalty;
 }
 
+static void neg_lml_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
+{
+    Gp *g = params;
+    size_t d = g->dim + 2;
+    double pgrad[GP_MAX_DIM + 2], grad[GP_MAX_DIM + 2];
+    double penalty = set_from_vector(g, v, pgrad);
+    if (factor(g, NULL) < 0 || gp_log_marginal_grad(g, grad, NULL) < 0) {
+        if (f)
+            *f = 1e10 + penalty;
+        if (df)
+            for (size_t i = 0; i < d; i++)
+                gsl_vector_set(df, i, pgrad[i]);
+        return;
+    }
+    if (f)
+        *f = -gp_log_marginal(g) + penalty;
+    if (df)
+        for (size_t i = 0; i < d; i++)
+            gsl_vector_set(df, i, -grad[i] + pgrad[i]);
+}
+
+static double neg_lml_f(const gsl_vector *v, void *params)
+{
+    double f;
+    neg_lml_fdf(v, params, &f, NULL);
+    return f;
+}
+
+static void neg_lml_df(const gsl_vector *v, void *params, gsl_vector *df)
+{
+    neg_lml_fdf(v, params, NULL, df);
+}
+
+/* Quasi-Newton (BFGS) on the analytic gradient; the simplex when BFGS cannot start. */
 static double minimize_from(Gp *g, const double *start, double *best_x)
 {
     size_t d = g->dim + 2;
-    gsl_multimin_function f = {neg_lml, d, g};
+    gsl_multimin_function_fdf fdf = {neg_lml_f, neg_lml_df, neg_lml_fdf, d, g};
+    gsl_vector *x = gsl_vector_alloc(d);
+    for (size_t i = 0; i < d; i++)
+        gsl_vector_set(x, i, start[i]);
+    gsl_multimin_fdfminimizer *m =
+        gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, d);
+    double val = INFINITY;
+    int converged = 0;
+    if (gsl_multimin_fdfminimizer_set(m, &fdf, x, 0.5, 0.1) == GSL_SUCCESS) {
+        for (int it = 0; it < 100; it++) {
+            if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
+                break;
+            if (gsl_multimin_test_gradient(m->gradient, 1e-3) == GSL_SUCCESS) {
+                converged = 1;
+                break;
+            }
+        }
+        val = m->f;
+        for (size_t i = 0; i < d; i++)
+            best_x[i] = gsl_vector_get(m->x, i);
+    }
+    gsl_multimin_fdfminimizer_free(m);
+    gsl_vector_free(x);
+    if (converged && isfinite(val) && val < 1e10)
+        return val;
+    /* Ill-conditioned kernels (jitter) make the gradient unreliable: the simplex finishes. */
+    double polish[GP_MAX_DIM + 2];
+    double v2 = minimize_simplex(g, isfinite(val) && val < 1e10 ? best_x : start, polish);
+    if (v2 < val) {
+        val = v2;
+        memcpy(best_x, polish, d * sizeof *polish);
+    }
+    return val;
+}
+
+static double minimize_simplex(Gp *g, const double *start, double *best_x)
+{
+    size_t d = g->dim + 2;
+    gsl_multimin_function f = {neg_lml_f, d, g};
     gsl_vector *x = gsl_vector_alloc(d), *step = gsl_vector_alloc(d);
     for (size_t i = 0; i < d; i++) {
         gsl_vector_set(x, i, start[i]);
@@ -383,8 +514,8 @@ void gp_predict(const Gp *g, const double *x, double *mean, double *var)
     for (size_t i = 0; i < g->n; i++)
         k[i] = kernel_n(g, xn, &g->X[i * g->dim]);
     double mu = cblas_ddot((int)g->n, k, 1, g->alpha, 1);
-    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L,
-                (int)g->cap, k, 1);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
+                k, 1);
     double v = sf2 - cblas_ddot((int)g->n, k, 1, k, 1);
     if (k != stack)
         free(k);
@@ -413,8 +544,8 @@ int gp_sample(const Gp *g, const double *Xs, size_t m, const double *z, size_t n
         for (size_t a = 0; a < n; a++)
             for (size_t i = 0; i < m; i++)
                 V[a * m + i] = kernel_n(g, &g->X[a * dim], &xn[i * dim]);
-        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)m, 1.0, V, (int)m, g->alpha, 1, 0.0,
-                    mu, 1);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)n, (int)m, 1.0, V, (int)m, g->alpha, 1, 0.0, mu,
+                    1);
         cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)n,
                     (int)m, 1.0, g->L, (int)g->cap, V, (int)m);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)m, (int)n, -1.0, V,

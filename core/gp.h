@@ -33,10 +33,14 @@ void gp_get_hyper(const Gp *g, double *log_ls, double *log_sf2, double *log_sn2)
 /* Lengthscale of dimension i in the original input units. */
 double gp_lengthscale(const Gp *g, size_t i);
 
-/* Maximizes the log marginal likelihood with GSL multimin (Nelder-Mead simplex) from the
- * current hyperparameters and `restarts` random starts drawn from `seed`. */
+/* Maximizes the log marginal likelihood with GSL multimin (BFGS on the analytic gradient,
+ * Nelder-Mead as a fallback) from the current hyperparameters and `restarts` random starts
+ * drawn from `seed`. */
 int gp_fit(Gp *g, int restarts, uint64_t seed, Error *err);
 double gp_log_marginal(const Gp *g);
+/* d log marginal likelihood / d (log lengthscales..., log sf2, log sn2), dim + 2 values, in
+ * the normalized units gp_set_hyper takes. */
+int gp_log_marginal_grad(const Gp *g, double *grad, Error *err);
 
 /* Posterior of the latent function at x (original units): mean and variance. With no data
  * the prior (mean 0, variance 1 in original units) is returned. */

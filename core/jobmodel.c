@@ -52,8 +52,8 @@ static void step_of(const StepSource *src, const JobConfig *c, const int *per_no
     app_step_time(src->app, per_node, (size_t)n_nodes, c->atomic, step, sync);
 }
 
-double jobmodel_rate(const StepSource *src, const JobConfig *c, const int *per_node,
-                     int n_nodes, int epoch, double *step_s)
+double jobmodel_rate(const StepSource *src, const JobConfig *c, const int *per_node, int n_nodes,
+                     int epoch, double *step_s)
 {
     double step, sync;
     step_of(src, c, per_node, n_nodes, &step, &sync);
@@ -91,7 +91,7 @@ int jobmodel_best(const StepSource *src, int w, int epoch, JobConfig *out, doubl
     if (lo > a->max_batch)
         return -1;
     if (hi < lo)
-        hi = lo; /* the initial batch exceeds what w GPUs hold: accumulate */
+        hi = lo;      /* the initial batch exceeds what w GPUs hold: accumulate */
     const int N = 10; /* batch candidates, geometric */
     double best = -1;
     for (int k = 0; k <= N; k++) {

@@ -28,8 +28,8 @@ typedef struct {
  * (fewer than min_local samples each). */
 int jobmodel_fixed(const AppModel *a, int batch, int w, JobConfig *out);
 /* Step time (with accumulation) and progress per second on a placement (GPUs per node). */
-double jobmodel_rate(const StepSource *src, const JobConfig *c, const int *per_node,
-                     int n_nodes, int epoch, double *step_s);
+double jobmodel_rate(const StepSource *src, const JobConfig *c, const int *per_node, int n_nodes,
+                     int epoch, double *step_s);
 /* The same on a packed placement of w GPUs (what an estimate assumes). */
 double jobmodel_rate_packed(const StepSource *src, const JobConfig *c, int w, int epoch);
 /* The batch that maximizes estimated progress per second on w GPUs, between the model's

@@ -8,8 +8,8 @@
 #include <string.h>
 
 /* Unconstrained least squares on the columns in `set` (k of them); z gets their values. */
-static int solve_passive(const double *A, size_t m, size_t n, const double *b,
-                         const size_t *set, size_t k, double *z)
+static int solve_passive(const double *A, size_t m, size_t n, const double *b, const size_t *set,
+                         size_t k, double *z)
 {
     gsl_matrix *X = gsl_matrix_alloc(m, k);
     gsl_vector *y = gsl_vector_alloc(m), *c = gsl_vector_alloc(k);

@@ -12,15 +12,15 @@
 #include "core/waterfill.h"
 
 enum {
-    EI_SAMPLES = 64,      /* forward samples per candidate for expected improvement */
+    EI_SAMPLES = 64,       /* forward samples per candidate for expected improvement */
     PREDICT_SAMPLES = 256, /* forward samples for a reported prediction */
-    POOL = 24,            /* best role sets (by mean) kept as EI candidates */
-    RANDOM_STARTS = 4,    /* fresh role-set starts besides the incumbent and the full set */
+    POOL = 24,             /* best role sets (by mean) kept as EI candidates */
+    RANDOM_STARTS = 4,     /* fresh role-set starts besides the incumbent and the full set */
     MAX_CLIMB = 40,
     SOLO_STARTS_MAX = 16, /* clusters up to this size also start from each machine alone */
     MAX_STARTS = 64,
     LOAD_TARGETS = 16,
-    SMALL_CLUSTER = 32    /* up to this many machines, moves act on single machines */
+    SMALL_CLUSTER = 32 /* up to this many machines, moves act on single machines */
 };
 
 typedef struct {
@@ -28,11 +28,11 @@ typedef struct {
     JobSpec job;
     uint64_t seed;
     SgdModel *model;
-    size_t fitted_at; /* trials the model was last fitted on; (size_t)-1 never */
+    size_t fitted_at; /* trials the model was last fitted on */
     int suggested;
-    Schedule *best;   /* best observed ok trial */
+    Schedule *best; /* best observed ok trial */
     double best_s;
-    Schedule **seen;  /* every schedule observed, to avoid repeats */
+    Schedule **seen; /* every schedule observed, to avoid repeats */
     size_t n_seen;
     gsl_rng *rng;
 } Bespoke;
@@ -214,8 +214,12 @@ static void apply_move(Schedule *s, size_t mv)
 {
     size_t mi = mv / 3;
     switch (mv % 3) {
-    case 0: s->worker[mi] = !s->worker[mi]; break;
-    case 1: s->ps[mi] = !s->ps[mi]; break;
+    case 0:
+        s->worker[mi] = !s->worker[mi];
+        break;
+    case 1:
+        s->ps[mi] = !s->ps[mi];
+        break;
     default: {
         unsigned char on = !(s->worker[mi] || s->ps[mi]);
         s->worker[mi] = s->ps[mi] = on;
@@ -324,8 +328,7 @@ static void climb(const Bespoke *b, Memo *memo, Schedule *s, Cand *pool, size_t 
 /* Load moves around a candidate: shift a few percent of the batch from each loaded device
  * of the slowest machine to every other loaded device (water-filling balances means only;
  * EI may prefer a hedge). */
-static void load_moves(const Bespoke *b, const Cand *cand, Cand *out, size_t *n_out,
-                       size_t cap)
+static void load_moves(const Bespoke *b, const Cand *cand, Cand *out, size_t *n_out, size_t cap)
 {
     const Cluster *c = b->c;
     double *ms = malloc(c->n_machines * sizeof *ms);
@@ -542,8 +545,8 @@ static Schedule *search(Bespoke *b, Error *err)
             continue;
         if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
             pick_mean = i;
-        if (!isfinite(b->best_s) || sgd_model_sample(b->model, cands[i].s, z, t, NULL, NULL,
-                                                     NULL, NULL) < 0)
+        if (!isfinite(b->best_s) ||
+            sgd_model_sample(b->model, cands[i].s, z, t, NULL, NULL, NULL, NULL) < 0)
             continue;
         double ei = expected_improvement(t, EI_SAMPLES, b->best_s);
         if (ei > best_ei) {
@@ -568,7 +571,13 @@ static int suggest(void *self, Suggestion *out, Error *err)
     Bespoke *b = self;
     if (refit(b, err) < 0)
         return -1;
-    Schedule *s = b->n_seen == 0 ? first_design(b, err) : search(b, err);
+    Schedule *s = b->n_seen == 0 ? first_design(b, err) : NULL;
+    if (s && schedule_validate(s, NULL) < 0) {
+        schedule_free(s); /* declared memory limits: let the prior model place the batch */
+        s = NULL;
+    }
+    if (!s)
+        s = search(b, err);
     if (!s)
         return -1;
     b->suggested++;
@@ -598,11 +607,8 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
 }
 
 const OptimizerKind OPTIMIZER_BESPOKE = {
-    "bespoke",
-    "Bayesian optimization on the structured model of distributed SGD (seed §3)",
-    create,
-    suggest,
-    observe,
-    predict,
+    "bespoke", "Bayesian optimization on the structured model of distributed SGD (seed §3)",
+    create,    suggest,
+    observe,   predict,
     destroy,
 };

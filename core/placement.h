@@ -13,8 +13,7 @@ typedef struct {
 } PlacementPool;
 
 /* free_gpus is copied; returns -1 on allocation failure. */
-int placement_pool_init(PlacementPool *p, int n_nodes, int gpus_per_node,
-                        const int *free_gpus);
+int placement_pool_init(PlacementPool *p, int n_nodes, int gpus_per_node, const int *free_gpus);
 void placement_pool_free(PlacementPool *p);
 int placement_pool_total(const PlacementPool *p);
 /* Takes `want` GPUs on the fewest nodes; writes (node, gpus) pairs into nodes_out/gpus_out

@@ -8,10 +8,10 @@
 #include <stddef.h>
 
 typedef enum {
-    POLICY_KNOWS_NOTHING,   /* tiresias, fixed-N: no job model */
-    POLICY_KNOWS_ORACLE,    /* optimus-oracle: true throughput, known work */
-    POLICY_KNOWS_PRECOMPUTE,/* the fitted model is known at arrival (seed §4) */
-    POLICY_KNOWS_EXPLORE,   /* a new job first runs at 1, 2, 4, 8 GPUs to fit its model */
+    POLICY_KNOWS_NOTHING,    /* tiresias, fixed-N: no job model */
+    POLICY_KNOWS_ORACLE,     /* optimus-oracle: true throughput, known work */
+    POLICY_KNOWS_PRECOMPUTE, /* the fitted model is known at arrival (seed §4) */
+    POLICY_KNOWS_EXPLORE,    /* a new job first runs at 1, 2, 4, 8 GPUs to fit its model */
 } PolicyKnowledge;
 
 typedef struct {
@@ -28,7 +28,7 @@ typedef struct {
 typedef struct {
     const PolicyJob *jobs;
     size_t n;
-    int capacity;          /* GPUs usable (drained nodes excluded) */
+    int capacity; /* GPUs usable (drained nodes excluded) */
     double now_s, resize_cost_s;
     /* Estimated progress per second of job i on w GPUs (packed), 0 when infeasible. The
      * estimate is whatever the policy's knowledge allows. */
@@ -56,7 +56,8 @@ int policy_decide(const Policy *p, const PolicyInput *in, int *gpus);
 /* Estimated remaining time of job i on w GPUs (+inf when infeasible or w == 0). */
 double policy_remaining_s(const PolicyInput *in, size_t i, int w);
 
-extern const Policy POLICY_DOUBLING, POLICY_DOUBLING_EXPLORE, POLICY_OPTIMUS, POLICY_TIRESIAS;
+extern const Policy POLICY_DOUBLING, POLICY_DOUBLING_EXPLORE, POLICY_DOUBLING_SEED, POLICY_OPTIMUS,
+    POLICY_TIRESIAS;
 extern const Policy POLICY_FIXED_1, POLICY_FIXED_2, POLICY_FIXED_4, POLICY_FIXED_8;
 
 #endif

@@ -58,10 +58,12 @@ static Cand heap_pop(Cand *h, size_t *n)
     return top;
 }
 
-static double total_s(const PolicyInput *in, size_t i, int w)
+/* seed_rule: the seed's exact rule, kept as `doubling-seed` so that our changes can be
+ * measured against it: absolute seconds per GPU, w → 2w only, restarts not counted. */
+static double total_s(const PolicyInput *in, size_t i, int w, int seed_rule)
 {
     double t = policy_remaining_s(in, i, w);
-    if (w != in->jobs[i].cur_gpus)
+    if (!seed_rule && w != in->jobs[i].cur_gpus)
         t += in->resize_cost_s;
     return t;
 }
@@ -72,21 +74,23 @@ static double total_s(const PolicyInput *in, size_t i, int w)
  * at one GPU, and average JCT suffers (4,400 s vs 2,700 s over the eight 1× workloads,
  * see docs/scheduler.md). The log ratio — proportional fairness over remaining times —
  * keeps the seed's doubling steps and comparison per GPU. */
-static double gain_to(const PolicyInput *in, size_t i, int w, int to)
+static double gain_to(const PolicyInput *in, size_t i, int w, int to, int seed_rule)
 {
-    double a = total_s(in, i, w), b = total_s(in, i, to);
+    double a = total_s(in, i, w, seed_rule), b = total_s(in, i, to, seed_rule);
     if (!isfinite(a) && isfinite(b))
         return INFINITY;
     if (!isfinite(b) || !(b > 0))
         return -INFINITY;
+    if (seed_rule)
+        return (a - b) / (to - w);
     return log(a / b) / (to - w);
 }
 
-static Cand cand_of(const PolicyInput *in, size_t i, int w)
+static Cand cand_of(const PolicyInput *in, size_t i, int w, int seed_rule)
 {
-    Cand c = {gain_to(in, i, w, 2 * w), i, 2 * w};
-    if (4 * w <= in->jobs[i].max_gpus) {
-        double g4 = gain_to(in, i, w, 4 * w);
+    Cand c = {gain_to(in, i, w, 2 * w, seed_rule), i, 2 * w};
+    if (!seed_rule && 4 * w <= in->jobs[i].max_gpus) {
+        double g4 = gain_to(in, i, w, 4 * w, 0);
         if (g4 > c.gain)
             c = (Cand){g4, i, 4 * w};
     }
@@ -106,7 +110,7 @@ static int order_cmp(const void *pa, const void *pb)
     return a->job < b->job ? -1 : a->job > b->job;
 }
 
-static int doubling_allocate(const PolicyInput *in, int *gpus)
+static int doubling_run(const PolicyInput *in, int *gpus, int seed_rule)
 {
     size_t n = in->n;
     int cap = in->capacity;
@@ -118,7 +122,7 @@ static int doubling_allocate(const PolicyInput *in, int *gpus)
     }
     for (size_t i = 0; i < n; i++) {
         gpus[i] = 0;
-        ord[i] = (Order){total_s(in, i, 1), i};
+        ord[i] = (Order){total_s(in, i, 1, seed_rule), i};
     }
     qsort(ord, n, sizeof *ord, order_cmp);
     size_t hn = 0;
@@ -131,7 +135,7 @@ static int doubling_allocate(const PolicyInput *in, int *gpus)
     }
     for (size_t i = 0; i < n; i++)
         if (gpus[i] == 1 && in->jobs[i].max_gpus >= 2)
-            heap_push(heap, &hn, cand_of(in, i, 1));
+            heap_push(heap, &hn, cand_of(in, i, 1, seed_rule));
     while (hn > 0 && cap > 0) {
         Cand c = heap_pop(heap, &hn);
         if (!(c.gain > 0))
@@ -140,7 +144,7 @@ static int doubling_allocate(const PolicyInput *in, int *gpus)
         if (c.to - w > cap) {
             /* capacity only shrinks: try the plain doubling if the jump no longer fits */
             if (c.to > 2 * w && w <= cap) {
-                Cand d = {gain_to(in, c.job, w, 2 * w), c.job, 2 * w};
+                Cand d = {gain_to(in, c.job, w, 2 * w, seed_rule), c.job, 2 * w};
                 if (d.gain > 0)
                     heap_push(heap, &hn, d);
             }
@@ -149,10 +153,20 @@ static int doubling_allocate(const PolicyInput *in, int *gpus)
         gpus[c.job] = c.to;
         cap -= c.to - w;
         if (2 * c.to <= in->jobs[c.job].max_gpus)
-            heap_push(heap, &hn, cand_of(in, c.job, c.to));
+            heap_push(heap, &hn, cand_of(in, c.job, c.to, seed_rule));
     }
     free(ord), free(heap);
     return 0;
+}
+
+static int doubling_allocate(const PolicyInput *in, int *gpus)
+{
+    return doubling_run(in, gpus, 0);
+}
+
+static int doubling_seed_allocate(const PolicyInput *in, int *gpus)
+{
+    return doubling_run(in, gpus, 1);
 }
 
 const Policy POLICY_DOUBLING = {
@@ -169,4 +183,12 @@ const Policy POLICY_DOUBLING_EXPLORE = {
     .knowledge = POLICY_KNOWS_EXPLORE,
     .adaptive_batch = 1,
     .allocate = doubling_allocate,
+};
+
+const Policy POLICY_DOUBLING_SEED = {
+    .name = "doubling-seed",
+    .summary = "the seed's rule as written: absolute seconds per GPU, w -> 2w, precompute",
+    .knowledge = POLICY_KNOWS_PRECOMPUTE,
+    .adaptive_batch = 1,
+    .allocate = doubling_seed_allocate,
 };

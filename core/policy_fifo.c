@@ -43,10 +43,22 @@ static int fixed_allocate(const PolicyInput *in, int n_per_job, int *gpus)
     return rc;
 }
 
-static int fixed1(const PolicyInput *in, int *g) { return fixed_allocate(in, 1, g); }
-static int fixed2(const PolicyInput *in, int *g) { return fixed_allocate(in, 2, g); }
-static int fixed4(const PolicyInput *in, int *g) { return fixed_allocate(in, 4, g); }
-static int fixed8(const PolicyInput *in, int *g) { return fixed_allocate(in, 8, g); }
+static int fixed1(const PolicyInput *in, int *g)
+{
+    return fixed_allocate(in, 1, g);
+}
+static int fixed2(const PolicyInput *in, int *g)
+{
+    return fixed_allocate(in, 2, g);
+}
+static int fixed4(const PolicyInput *in, int *g)
+{
+    return fixed_allocate(in, 4, g);
+}
+static int fixed8(const PolicyInput *in, int *g)
+{
+    return fixed_allocate(in, 8, g);
+}
 
 static int tiresias_allocate(const PolicyInput *in, int *gpus)
 {
@@ -65,11 +77,11 @@ static int tiresias_allocate(const PolicyInput *in, int *gpus)
     return rc;
 }
 
-#define FIXED(N)                                                                          \
-    const Policy POLICY_FIXED_##N = {.name = "fixed-" #N,                                 \
-                                     .summary = "every job gets " #N " GPU(s), FIFO",     \
-                                     .knowledge = POLICY_KNOWS_NOTHING,                   \
-                                     .fixed_gpus = N,                                     \
+#define FIXED(N)                                                                                   \
+    const Policy POLICY_FIXED_##N = {.name = "fixed-" #N,                                          \
+                                     .summary = "every job gets " #N " GPU(s), FIFO",              \
+                                     .knowledge = POLICY_KNOWS_NOTHING,                            \
+                                     .fixed_gpus = N,                                              \
                                      .allocate = fixed##N}
 FIXED(1);
 FIXED(2);

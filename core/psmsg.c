@@ -123,6 +123,8 @@ static int little_endian(void)
 /* On little-endian hosts with IEEE doubles the wire form is the memory form: one copy. */
 void psmsg_encode_values(const double *v, size_t n, unsigned char *out)
 {
+    if (n == 0)
+        return; /* an empty message may come with no buffer at all */
     if (little_endian()) {
         memcpy(out, v, n * sizeof *v);
         return;
@@ -133,6 +135,8 @@ void psmsg_encode_values(const double *v, size_t n, unsigned char *out)
 
 void psmsg_decode_values(const unsigned char *in, size_t n, double *v)
 {
+    if (n == 0)
+        return;
     if (little_endian()) {
         memcpy(v, in, n * sizeof *v);
         return;

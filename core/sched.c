@@ -10,16 +10,20 @@
 #include "core/clock.h"
 #include "core/placement.h"
 #include "core/sched_job.h"
-#include "core/workload.h"
 
 #define EXPLORE_STAGE_S 150.0 /* the seed: 2.5 minutes at each of 1, 2, 4, 8 GPUs */
 #define EXPLORE_STAGES 4
-#define SPD_CACHE 32 /* powers of two up to 2^31 */
+#define SPD_CACHE SCHED_SPEED_CACHE
 
 void sched_config_default(SchedConfig *c)
 {
-    *c = (SchedConfig){.nodes = 16, .gpus_per_node = 4, .interval_s = 60, .resize_cost_s = 30,
-                       .policy = "doubling", .seed = 1, .node_names = NULL};
+    *c = (SchedConfig){.nodes = 16,
+                       .gpus_per_node = 4,
+                       .interval_s = 60,
+                       .resize_cost_s = 30,
+                       .policy = "doubling",
+                       .seed = 1,
+                       .node_names = NULL};
 }
 
 const char *const *sched_policy_names(void)
@@ -32,7 +36,7 @@ static int total_gpus(const SchedState *s)
     return s->cfg.nodes * s->cfg.gpus_per_node;
 }
 
-static int usable_gpus(const SchedState *s)
+int sched_usable_gpus(const SchedState *s)
 {
     int n = 0;
     for (int i = 0; i < s->cfg.nodes; i++)
@@ -42,14 +46,15 @@ static int usable_gpus(const SchedState *s)
 
 SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
 {
-    if (cfg->nodes < 1 || cfg->gpus_per_node < 1 || cfg->nodes > 1 << 20 ||
-        cfg->gpus_per_node > 64)
+    if (cfg->nodes < 1 || cfg->gpus_per_node < 1 || cfg->nodes > 1 << 20 || cfg->gpus_per_node > 64)
         return error_set(err, "scheduler: expected 1..1048576 nodes of 1..64 GPUs, found %d × %d",
                          cfg->nodes, cfg->gpus_per_node),
                NULL;
     if (!(cfg->interval_s > 0) || !(cfg->resize_cost_s >= 0))
-        return error_set(err, "scheduler: expected interval > 0 and resize cost >= 0, found "
-                              "%g and %g", cfg->interval_s, cfg->resize_cost_s),
+        return error_set(err,
+                         "scheduler: expected interval > 0 and resize cost >= 0, found "
+                         "%g and %g",
+                         cfg->interval_s, cfg->resize_cost_s),
                NULL;
     const Policy *pol = policy_find(cfg->policy ? cfg->policy : "");
     if (!pol) {
@@ -117,100 +122,6 @@ void sched_free(SchedState *s)
     free(s);
 }
 
-int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
-{
-    const AppModel *app = catalogue_find(s->cat, spec->model ? spec->model : "");
-    if (!app) {
-        char names[256];
-        catalogue_names(s->cat, names, sizeof names);
-        return error_set(err, "job '%s': model: expected one of %s, found '%s'",
-                         spec->name ? spec->name : "", names, spec->model ? spec->model : "");
-    }
-    if (!spec->name || !*spec->name)
-        return error_set(err, "job: name: expected a non-empty name");
-    if (!(spec->submit_s >= 0) || !isfinite(spec->submit_s))
-        return error_set(err, "job '%s': time: expected a time >= 0, found %g", spec->name,
-                         spec->submit_s);
-    if (s->n_jobs && spec->submit_s < s->jobs[s->n_jobs - 1].submit_s)
-        return error_set(err, "job '%s': time: expected jobs in submission order, found %g "
-                              "after %g", spec->name, spec->submit_s,
-                         s->jobs[s->n_jobs - 1].submit_s);
-    if (spec->gpus < 0 || spec->batch_size < 0)
-        return error_set(err, "job '%s': expected GPUs and batch >= 0, found %d and %d",
-                         spec->name, spec->gpus, spec->batch_size);
-    if (s->n_jobs == s->cap_jobs) {
-        size_t cap = s->cap_jobs ? 2 * s->cap_jobs : 64;
-        SJob *bigger = realloc(s->jobs, cap * sizeof *bigger);
-        if (!bigger)
-            return error_set(err, "scheduler: out of memory");
-        s->jobs = bigger;
-        s->cap_jobs = cap;
-    }
-    SJob *j = &s->jobs[s->n_jobs];
-    memset(j, 0, sizeof *j);
-    j->name = strdup(spec->name);
-    j->slots = calloc((size_t)s->cfg.nodes, sizeof *j->slots);
-    j->spd = calloc(SPD_CACHE, sizeof *j->spd);
-    j->spd_valid = calloc(SPD_CACHE, sizeof *j->spd_valid);
-    if (!j->name || !j->slots || !j->spd || !j->spd_valid) {
-        free(j->name), free(j->slots), free(j->spd), free(j->spd_valid);
-        return error_set(err, "scheduler: out of memory");
-    }
-    j->app = app;
-    j->submit_s = spec->submit_s;
-    j->req_gpus = spec->gpus > 0 ? spec->gpus : 1;
-    j->req_batch = spec->batch_size > 0 ? spec->batch_size : app->init_batch;
-    j->start_s = j->finish_s = -1;
-    s->n_jobs++;
-    return 0;
-}
-
-int sched_load_workload(SchedState *s, const char *path, Error *err)
-{
-    SchedJobSpec *specs;
-    size_t n;
-    if (workload_load(path, s->cat, &specs, &n, err) < 0)
-        return -1;
-    size_t before = s->n_jobs;
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (sched_submit(s, &specs[i], err) < 0)
-            rc = error_prefix(err, "%s: row %zu", path, i + 1);
-    if (rc < 0) /* nothing half-applied */
-        while (s->n_jobs > before) {
-            SJob *j = &s->jobs[--s->n_jobs];
-            free(j->name), free(j->slots), free(j->spd), free(j->spd_valid);
-        }
-    workload_free(specs, n);
-    return rc;
-}
-
-static double rng_uniform(SchedState *s)
-{
-    /* splitmix64: deterministic for a seed, no global state */
-    uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return ((z >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-int sched_add_poisson(SchedState *s, const char *model, double mean_s, int n, Error *err)
-{
-    if (!(mean_s > 0) || n < 1)
-        return error_set(err, "poisson arrivals: expected a mean > 0 and jobs >= 1, found %g "
-                              "and %d", mean_s, n);
-    double t = s->n_jobs ? s->jobs[s->n_jobs - 1].submit_s : 0;
-    for (int i = 0; i < n; i++) {
-        t += -mean_s * log(rng_uniform(s));
-        char name[64];
-        snprintf(name, sizeof name, "%s-%d", model, i);
-        if (sched_submit(s, &(SchedJobSpec){name, model, t, 1, 0}, err) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* ---- estimates the policy may use ---- */
 
 typedef struct {
@@ -236,7 +147,7 @@ static StepSource knowledge_source(const SchedState *s, const SJob *j)
     return src;
 }
 
-static int job_max_gpus(const SchedState *s, const SJob *j)
+int sched_job_max_gpus(const SchedState *s, const SJob *j)
 {
     int m = jobmodel_max_gpus(j->app, s->pol->adaptive_batch ? 0 : j->req_batch);
     int cap = total_gpus(s);
@@ -246,11 +157,15 @@ static int job_max_gpus(const SchedState *s, const SJob *j)
 static int job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate)
 {
     StepSource src = knowledge_source(s, j);
-    int exploring = s->pol->knowledge == POLICY_KNOWS_EXPLORE &&
-                    j->explore_stage < EXPLORE_STAGES;
+    int exploring = s->pol->knowledge == POLICY_KNOWS_EXPLORE && j->explore_stage < EXPLORE_STAGES;
     if (s->pol->adaptive_batch && !exploring)
         return jobmodel_best(&src, w, j->epoch, c, rate);
-    if (jobmodel_fixed(j->app, j->req_batch, w, c) < 0)
+    int batch = j->req_batch;
+    /* An exploring job runs its owner's batch, grown when the stage's GPUs would get fewer
+     * samples each than were ever measured (cifar10 at 128 on 8 GPUs). */
+    if (exploring && batch < j->app->min_local * w)
+        batch = j->app->min_local * w;
+    if (jobmodel_fixed(j->app, batch, w, c) < 0)
         return -1;
     *rate = jobmodel_rate_packed(&src, c, w, j->epoch);
     return 0;
@@ -261,7 +176,7 @@ static double speed_cb(void *ud, size_t i, int w)
     SpeedCtx *ctx = ud;
     SchedState *s = ctx->s;
     SJob *j = &s->jobs[ctx->active[i]];
-    if (w < 1 || w > job_max_gpus(s, j))
+    if (w < 1 || w > sched_job_max_gpus(s, j))
         return 0;
     int k = -1;
     if ((w & (w - 1)) == 0) {
@@ -303,8 +218,8 @@ static int log_event(SchedState *s, SchedEventKind kind, size_t job, int from, i
             return -1;
         memcpy(slots, j->slots, n * sizeof *slots);
     }
-    s->events[s->n_events++] = (SchedEvent){s->now_s, kind, (int)job, from, to,
-                                            to ? j->conf.batch : 0, n, slots};
+    s->events[s->n_events++] =
+        (SchedEvent){s->now_s, kind, (int)job, from, to, to ? j->conf.batch : 0, n, slots};
     if (kind != SCHED_EV_FINISH) {
         if (j->n_resizes == j->cap_resizes) {
             size_t cap = j->cap_resizes ? 2 * j->cap_resizes : 8;
@@ -379,7 +294,7 @@ static void explore_advance(SchedState *s, SJob *j)
         j->explore_stage++;
         j->explore_run_s = 0;
     }
-    if (j->explore_stage < EXPLORE_STAGES && (1 << j->explore_stage) > job_max_gpus(s, j))
+    if (j->explore_stage < EXPLORE_STAGES && (1 << j->explore_stage) > sched_job_max_gpus(s, j))
         j->explore_stage = EXPLORE_STAGES;
 }
 
@@ -428,21 +343,21 @@ static int decide(SchedState *s, Error *err)
             continue;
         }
         explore_advance(s, j);
-        int explore = s->pol->knowledge == POLICY_KNOWS_EXPLORE &&
-                      j->explore_stage < EXPLORE_STAGES;
+        int explore =
+            s->pol->knowledge == POLICY_KNOWS_EXPLORE && j->explore_stage < EXPLORE_STAGES;
         active[m] = i;
         pj[m] = (PolicyJob){.submit_s = j->submit_s,
                             .attained_gpu_s = j->gpu_s,
                             .requested_gpus = j->req_gpus,
                             .cur_gpus = j->gpus,
                             .pinned = j->pinned,
-                            .max_gpus = job_max_gpus(s, j),
+                            .max_gpus = sched_job_max_gpus(s, j),
                             .explore_gpus = explore ? 1 << j->explore_stage : 0,
                             .remaining = app_total_progress(j->app) - j->progress};
         m++;
     }
     SpeedCtx ctx = {s, active};
-    PolicyInput in = {pj, m, usable_gpus(s), s->now_s, s->cfg.resize_cost_s, speed_cb, &ctx};
+    PolicyInput in = {pj, m, sched_usable_gpus(s), s->now_s, s->cfg.resize_cost_s, speed_cb, &ctx};
     if (rc == 0 && policy_decide(s->pol, &in, target) < 0)
         rc = error_set(err, "scheduler: out of memory in policy %s", s->pol->name);
     if (rc < 0)
@@ -516,8 +431,8 @@ static int decide(SchedState *s, Error *err)
     for (size_t q = 0; q < npend && rc == 0; q++) {
         SJob *j = &s->jobs[pending[q].job];
         int from = j->gpus - pending[q].want;
-        if (log_event(s, from ? SCHED_EV_RESIZE : SCHED_EV_START, pending[q].job, from,
-                      j->gpus) < 0)
+        if (log_event(s, from ? SCHED_EV_RESIZE : SCHED_EV_START, pending[q].job, from, j->gpus) <
+            0)
             rc = error_set(err, "scheduler: out of memory");
     }
     /* Unmoved jobs may still change batch (adaptive policies, between steps; no restart). */
@@ -548,10 +463,10 @@ out:
 
 /* ---- simulation between decisions ---- */
 
-static void observe(SJob *j, int nodes, double step_s)
+void sched_job_observe(SJob *j, int nodes, double step_s)
 {
-    if (j->n_obs && j->obs[j->n_obs - 1].gpus == j->gpus &&
-        j->obs[j->n_obs - 1].nodes == nodes && j->obs[j->n_obs - 1].local_batch == j->conf.atomic)
+    if (j->n_obs && j->obs[j->n_obs - 1].gpus == j->gpus && j->obs[j->n_obs - 1].nodes == nodes &&
+        j->obs[j->n_obs - 1].local_batch == j->conf.atomic)
         return;
     if (j->n_obs == j->cap_obs) {
         size_t cap = j->cap_obs ? 2 * j->cap_obs : 8;
@@ -567,9 +482,32 @@ static void observe(SJob *j, int nodes, double step_s)
         j->own_ok = 1;
 }
 
+int sched_job_finish(SchedState *s, size_t i)
+{
+    SJob *j = &s->jobs[i];
+    double now = s->now_s;
+    s->now_s = j->finish_s;
+    int from = j->gpus;
+    release(s, i);
+    j->gpus = 0;
+    j->stall_left_s = 0;
+    int rc = log_event(s, SCHED_EV_FINISH, i, from, 0);
+    s->now_s = now;
+    return rc;
+}
+
+static int event_time_cmp(const void *pa, const void *pb)
+{
+    const SchedEvent *a = pa, *b = pb;
+    if (a->time_s != b->time_s)
+        return a->time_s < b->time_s ? -1 : 1;
+    return a->job - b->job;
+}
+
 static int step_jobs(SchedState *s, double dt, Error *err)
 {
     double held = 0;
+    size_t first_event = s->n_events;
     int per_node[1024];
     for (size_t i = 0; i < s->n_jobs; i++) {
         SJob *j = &s->jobs[i];
@@ -588,7 +526,7 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         if (t > 0) {
             double step_s;
             jobmodel_rate(&truth, &j->conf, per_node, nn, j->epoch, &step_s);
-            observe(j, nn, step_s);
+            sched_job_observe(j, nn, step_s);
             j->explore_run_s += t;
         }
         while (t > 0 && !j->done) {
@@ -616,19 +554,11 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         }
         j->gpu_s += used * j->gpus;
         held += used * j->gpus;
-        if (j->done) {
-            double now = s->now_s;
-            s->now_s = j->finish_s;
-            int from = j->gpus;
-            release(s, i);
-            j->gpus = 0;
-            j->stall_left_s = 0;
-            int rc = log_event(s, SCHED_EV_FINISH, i, from, 0);
-            s->now_s = now;
-            if (rc < 0)
-                return error_set(err, "scheduler: out of memory");
-        }
+        if (j->done && sched_job_finish(s, i) < 0)
+            return error_set(err, "scheduler: out of memory");
     }
+    /* Jobs finish mid-interval in any order of index: keep the log in time order. */
+    qsort(s->events + first_event, s->n_events - first_event, sizeof *s->events, event_time_cmp);
     s->held_gpu_s += held;
     s->idle_gpu_s += total_gpus(s) * dt - held;
     return 0;
@@ -672,35 +602,4 @@ int sched_run(SchedState *s, double max_s, Error *err)
 double sched_now(const SchedState *s)
 {
     return s->now_s;
-}
-
-int sched_pin(SchedState *s, size_t job, int gpus, Error *err)
-{
-    if (job >= s->n_jobs)
-        return error_set(err, "pin: no job %zu", job);
-    if (gpus < 0 || gpus > usable_gpus(s))
-        return error_set(err, "pin '%s': expected 0..%d GPUs (the usable cluster), found %d",
-                         s->jobs[job].name, usable_gpus(s), gpus);
-    if (gpus > job_max_gpus(s, &s->jobs[job]))
-        return error_set(err, "pin '%s': expected at most %d GPUs (its batch limits), found %d",
-                         s->jobs[job].name, job_max_gpus(s, &s->jobs[job]), gpus);
-    s->jobs[job].pinned = gpus;
-    return 0;
-}
-
-int sched_pause(SchedState *s, size_t job, int paused, Error *err)
-{
-    if (job >= s->n_jobs)
-        return error_set(err, "pause: no job %zu", job);
-    s->jobs[job].paused = paused != 0;
-    return 0;
-}
-
-int sched_drain_node(SchedState *s, int node, int drained, Error *err)
-{
-    if (node < 0 || node >= s->cfg.nodes)
-        return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1,
-                         node);
-    s->drained[node] = drained != 0;
-    return 0;
 }

@@ -17,8 +17,12 @@
  *
  * Overrides (pin to a GPU count, pause, drain a node) take effect at the next decision.
  * Events carry the placement (node index and GPUs per node) so that a live driver can turn
- * each start/resize/stop into a checkpoint-stop-restart of a real job on those hosts.
- * Everything is deterministic for a seed; nothing here does I/O except the workload loader. */
+ * each start/resize/stop into a checkpoint-stop-restart of a real job on those hosts, and
+ * feed measured progress back with sched_report_progress(). Within one decision, shrinks
+ * and stops are logged before grows and starts; the log is in time order.
+ * Everything is deterministic for a seed; nothing here does I/O except the workload loader.
+ * Policies: doubling (precompute), doubling-explore (exploratory), doubling-seed (the
+ * seed's rule as written), optimus, tiresias, fixed-1/2/4/8 — see docs/scheduler.md. */
 #ifndef TUNEDECK_SCHED_H
 #define TUNEDECK_SCHED_H
 
@@ -62,6 +66,7 @@ typedef enum {
 
 const char *sched_job_state_name(SchedJobState st);
 
+/* One allocation change of a job: start (from 0), resize, stop (to 0). */
 typedef struct {
     double time_s;
     int gpus_from, gpus_to;
@@ -74,12 +79,12 @@ typedef struct {
     int gpus, nodes;                    /* allocated now */
     int batch_size;                     /* global batch in use (0 when not running) */
     int requested_gpus;
-    double progress;   /* 0..1 of the job's total work */
-    double epoch;      /* fractional epochs done */
+    double progress; /* 0..1 of the job's total work */
+    double epoch;    /* fractional epochs done */
     int epochs_total;
-    double gpu_s;      /* GPU-seconds held so far (stalls included) */
+    double gpu_s; /* GPU-seconds held so far (stalls included) */
     double stall_left_s;
-    int pinned_gpus;   /* 0 = not pinned */
+    int pinned_gpus; /* 0 = not pinned */
     int paused;
     size_t n_resizes;
     const SchedResize *resizes; /* owned by the state; valid until the next sched_advance */
@@ -95,18 +100,18 @@ typedef enum {
 const char *sched_event_kind_name(SchedEventKind k);
 
 typedef struct {
-    int node;  /* node index */
-    int gpus;  /* GPUs used on it */
+    int node; /* node index */
+    int gpus; /* GPUs used on it */
 } SchedSlot;
 
 typedef struct {
     double time_s;
     SchedEventKind kind;
-    int job;                 /* index for sched_job_info */
-    int gpus_from, gpus_to;  /* GPU counts before and after */
-    int batch_size;          /* global batch after */
-    size_t n_slots;          /* placement after (0 for stop/finish) */
-    const SchedSlot *slots;  /* owned by the state */
+    int job;                /* index for sched_job_info */
+    int gpus_from, gpus_to; /* GPU counts before and after */
+    int batch_size;         /* global batch after */
+    size_t n_slots;         /* placement after (0 for stop/finish) */
+    const SchedSlot *slots; /* owned by the state */
 } SchedEvent;
 
 SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err);
@@ -120,8 +125,7 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err);
 int sched_load_workload(SchedState *s, const char *path, Error *err);
 /* The seed's workload: n jobs of `model`, exponential inter-arrival times of mean
  * arrival_mean_s, drawn from cfg.seed. */
-int sched_add_poisson(SchedState *s, const char *model, double arrival_mean_s, int n,
-                      Error *err);
+int sched_add_poisson(SchedState *s, const char *model, double arrival_mean_s, int n, Error *err);
 
 /* Advances simulated time by dt_s, deciding at every interval boundary crossed. */
 int sched_advance(SchedState *s, double dt_s, Error *err);
@@ -152,10 +156,16 @@ int sched_pin(SchedState *s, size_t job, int gpus, Error *err);
 int sched_pause(SchedState *s, size_t job, int paused, Error *err);
 int sched_drain_node(SchedState *s, int node, int drained, Error *err);
 
+/* Live mode: a real job's measured progress replaces the simulated one. epochs_done is
+ * fractional (12.5 = half-way through the 13th epoch); a job reaching its epoch count is
+ * finished now. step_s > 0 is its measured step time on its current allocation, which
+ * refines the job's own throughput model (used by `doubling-explore`). */
+int sched_report_progress(SchedState *s, size_t job, double epochs_done, double step_s, Error *err);
+
 typedef struct {
     size_t jobs, done;
     double avg_jct_s, p50_jct_s, p99_jct_s, makespan_s;
-    double gpu_utilization;       /* GPU-seconds held / (GPUs × makespan) */
+    double gpu_utilization; /* GPU-seconds held / (GPUs × makespan) */
     double resizes_per_job;
     double gpu_s_lost_to_resizes; /* stall seconds × GPUs held while stalled */
     double gpu_s_held, gpu_s_idle;

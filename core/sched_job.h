@@ -58,4 +58,13 @@ struct SchedState {
     int gen;
 };
 
+/* Shared by core/sched.c and core/sched_input.c. */
+#define SCHED_SPEED_CACHE 32 /* per-job speed cache: powers of two up to 2^31 GPUs */
+int sched_usable_gpus(const SchedState *s);
+int sched_job_max_gpus(const SchedState *s, const SJob *j);
+/* Records a measured step time on the job's current allocation; refits its own model. */
+void sched_job_observe(SJob *j, int nodes, double step_s);
+/* Frees a job marked done (finish_s set) and logs its finish event. */
+int sched_job_finish(SchedState *s, size_t job);
+
 #endif

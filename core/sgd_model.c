@@ -22,20 +22,22 @@ static const int GP_MIN_POINTS = 6;
 
 typedef struct {
     char key[96];
-    int cap;      /* declared or learned memory limit; 0 = none */
-    int ok_max;   /* most inputs that ran */
+    int cap;    /* declared or learned memory limit; 0 = none */
+    int ok_max; /* most inputs that ran */
     Blr blr;
     Gp *gp;
     int use_gp;
+    size_t gp_fit_n; /* points at the last hyperparameter fit */
     double xmax;
     double curve[2][CURVE_POINTS]; /* mean time at x = xmax * i / (CURVE_POINTS - 1) */
 } DevClass;
 
 typedef struct {
-    size_t n_dev;  /* devices of this machine type */
-    Blr blr;       /* p = 1: the mean aggregation time */
-    Gp *gp;        /* on the inputs of each device */
+    size_t n_dev; /* devices of this machine type */
+    Blr blr;      /* p = 1: the mean aggregation time */
+    Gp *gp;       /* on the inputs of each device */
     int use_gp;
+    size_t gp_fit_n;
 } AggPart;
 
 struct SgdModel {
@@ -51,6 +53,7 @@ struct SgdModel {
     Blr comm;
     Gp *comm_gp;
     int comm_use_gp;
+    size_t comm_gp_fit_n;
     double fallback_slope; /* s per input for a class never measured */
 };
 
@@ -110,8 +113,7 @@ SgdModel *sgd_model_new(const Cluster *c, const JobSpec *job, Error *err)
         return NULL;
     }
     if (c->n_types + 2 > BLR_MAX_P) {
-        error_set(err, "model: %zu machine types, at most %d supported", c->n_types,
-                  BLR_MAX_P - 2);
+        error_set(err, "model: %zu machine types, at most %d supported", c->n_types, BLR_MAX_P - 2);
         return NULL;
     }
     SgdModel *m = calloc(1, sizeof *m);
@@ -212,7 +214,7 @@ static void data_free(Data *d)
 }
 
 /* BLR with a noise floor, then a GP on the residuals of the most recent points. */
-static int fit_part(Blr *blr, Gp *gp, int *use_gp, const Data *d, const double *m0,
+static int fit_part(Blr *blr, Gp *gp, int *use_gp, size_t *fit_n, const Data *d, const double *m0,
                     const double *sd0, double noise_floor, uint64_t seed, Error *err)
 {
     if (blr_fit(blr, d->phi, d->y, d->n, d->p, m0, sd0, noise_floor, err) < 0)
@@ -223,8 +225,7 @@ static int fit_part(Blr *blr, Gp *gp, int *use_gp, const Data *d, const double *
         ss += r * r;
     }
     double rms = d->n > d->p ? sqrt(ss / (double)(d->n - d->p)) : 0;
-    if (rms > noise_floor &&
-        blr_fit(blr, d->phi, d->y, d->n, d->p, m0, sd0, rms, err) < 0)
+    if (rms > noise_floor && blr_fit(blr, d->phi, d->y, d->n, d->p, m0, sd0, rms, err) < 0)
         return -1;
     *use_gp = 0;
     if (!gp || d->n < (size_t)GP_MIN_POINTS)
@@ -234,8 +235,12 @@ static int fit_part(Blr *blr, Gp *gp, int *use_gp, const Data *d, const double *
     for (size_t i = 0; i < n; i++)
         r[i] = d->y[from + i] - blr_predict_mean(blr, &d->phi[(from + i) * d->p]);
     int rc = gp_set_data(gp, &d->X[from * d->dim], r, n, err);
-    if (rc == 0)
+    /* Hyperparameters are refitted when the data grew by a quarter since the last fit;
+     * otherwise the new points only refactor the kernel matrix. */
+    if (rc == 0 && (*fit_n < (size_t)GP_MIN_POINTS || d->n * 4 >= *fit_n * 5)) {
         rc = gp_fit(gp, 1, seed, err);
+        *fit_n = d->n;
+    }
     free(r);
     if (rc < 0)
         return -1;
@@ -343,7 +348,8 @@ static int fit_devices(SgdModel *m, uint64_t seed, Error *err)
         double spread = d->n ? 1.0 : 3.0;
         double m0[DEV_P] = {0, slope, 0};
         double sd0[DEV_P] = {0.3 * ys * spread, 3 * slope * spread, 0.3 * slope * spread};
-        rc = fit_part(&cl->blr, cl->gp, &cl->use_gp, d, m0, sd0, 0.02 * ys + 1e-9, seed + k, err);
+        rc = fit_part(&cl->blr, cl->gp, &cl->use_gp, &cl->gp_fit_n, d, m0, sd0, 0.02 * ys + 1e-9,
+                      seed + k, err);
         cl->xmax = cl->cap ? cl->cap : m->job.batch;
         for (int sh = 0; sh < 2 && rc == 0; sh++) {
             double prev = 0;
@@ -408,7 +414,8 @@ static int fit_agg(SgdModel *m, uint64_t seed, Error *err)
         }
         double m0 = 0, sd0 = 0.1 * typical;
         double floor = 0.05 * fabs(d.n ? ysum / d.n : 0) + 1e-4 * typical;
-        int rc = fit_part(&a->blr, a->gp, &a->use_gp, &d, &m0, &sd0, floor, seed + 100 + t, err);
+        int rc = fit_part(&a->blr, a->gp, &a->use_gp, &a->gp_fit_n, &d, &m0, &sd0, floor,
+                          seed + 100 + t, err);
         data_free(&d);
         if (rc < 0)
             return -1;
@@ -490,8 +497,8 @@ static int fit_comm(SgdModel *m, uint64_t seed, Error *err)
             ysum += y;
         }
         double floor = 0.03 * (d.n ? ysum / d.n : ref) + 1e-6;
-        rc = fit_part(&m->comm, round == 3 ? m->comm_gp : NULL, &m->comm_use_gp, &d, m0, sd0,
-                      floor, seed + 200, err);
+        rc = fit_part(&m->comm, round == 3 ? m->comm_gp : NULL, &m->comm_use_gp, &m->comm_gp_fit_n,
+                      &d, m0, sd0, floor, seed + 200, err);
         for (size_t t = 0; t < c->n_types; t++)
             theta[t] = fmax(m->comm.mean[t], 1e-3 * m0[t]);
     }
@@ -563,8 +570,8 @@ static double agg_mean_at(const SgdModel *m, size_t machine, const int *inputs)
     double one = 1, X[GP_MAX_DIM] = {0};
     for (size_t j = 0; j < a->n_dev && j < GP_MAX_DIM; j++)
         X[j] = inputs ? inputs[mc->first_device + j] : 0;
-    double v = inputs ? part_mean(&a->blr, a->gp, a->use_gp, &one, X)
-                      : blr_predict_mean(&a->blr, &one);
+    double v =
+        inputs ? part_mean(&a->blr, a->gp, a->use_gp, &one, X) : blr_predict_mean(&a->blr, &one);
     return v > 0 ? v : 0;
 }
 
@@ -573,8 +580,7 @@ double sgd_model_agg_mean(const SgdModel *m, size_t machine)
     return agg_mean_at(m, machine, NULL);
 }
 
-double sgd_model_comm_mean(const SgdModel *m, const unsigned char *worker,
-                           const unsigned char *ps)
+double sgd_model_comm_mean(const SgdModel *m, const unsigned char *worker, const unsigned char *ps)
 {
     double phi[BLR_MAX_P], X[2], theta[BLR_MAX_P];
     for (size_t t = 0; t < m->c->n_types; t++)
@@ -617,10 +623,11 @@ SgdNormals *sgd_normals_new(const SgdModel *m, size_t ns, uint64_t seed)
     const Cluster *c = m->c;
     SgdNormals *z = calloc(1, sizeof *z);
     z->ns = ns;
-    size_t sizes[6] = {ns * c->n_devices, ns * m->n_classes * DEV_P, ns * c->n_machines,
-                       ns * c->n_types, ns * m->comm_p, ns};
-    double **arrays[6] = {&z->device, &z->device_beta, &z->agg, &z->agg_beta, &z->comm_beta,
-                          &z->comm};
+    size_t sizes[6] = {ns * c->n_devices,  ns * m->n_classes * DEV_P,
+                       ns * c->n_machines, ns * c->n_types,
+                       ns * m->comm_p,     ns};
+    double **arrays[6] = {&z->device,   &z->device_beta, &z->agg,
+                          &z->agg_beta, &z->comm_beta,   &z->comm};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, (unsigned long)(seed * 6364136223846793005ull + 1442695040888963407ull));
     for (int a = 0; a < 6; a++) {

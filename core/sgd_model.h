@@ -34,8 +34,7 @@ double sgd_model_device_inverse(const SgdModel *m, size_t flat_device, int share
 /* Mean aggregation time of a machine that loads several devices (0 for single-device). */
 double sgd_model_agg_mean(const SgdModel *m, size_t machine);
 /* Mean communication time of a role assignment. */
-double sgd_model_comm_mean(const SgdModel *m, const unsigned char *worker,
-                           const unsigned char *ps);
+double sgd_model_comm_mean(const SgdModel *m, const unsigned char *worker, const unsigned char *ps);
 /* Mean iteration time of a schedule by the mean curves; machine_s (n_machines) optional. */
 double sgd_model_mean(const SgdModel *m, const Schedule *s, double *machine_s, double *comm_s);
 

@@ -20,8 +20,7 @@ static void features(AllreduceAlgo algo, int gpus, int nodes, double m, double *
     row[6] = net ? nodes - 1 : 0;
 }
 
-int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t n,
-                  Error *err)
+int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t n, Error *err)
 {
     if (n == 0)
         return error_set(err, "throughput model: expected at least one (GPUs, step time) point");
@@ -56,8 +55,8 @@ int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t
     m->npoints = n;
     double s2 = 0;
     for (size_t i = 0; i < n; i++) {
-        double d = tputmodel_step_s(m, pts[i].gpus, pts[i].nodes, pts[i].local_batch) -
-                   pts[i].step_s;
+        double d =
+            tputmodel_step_s(m, pts[i].gpus, pts[i].nodes, pts[i].local_batch) - pts[i].step_s;
         s2 += d * d;
     }
     m->rmse_s = sqrt(s2 / (double)n);

@@ -28,8 +28,7 @@ typedef struct {
 } TputModel;
 
 /* Fits θ for one algorithm form. Needs at least one point. */
-int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t n,
-                  Error *err);
+int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t n, Error *err);
 /* Fits both forms and keeps the one with the smaller residual. */
 int tputmodel_fit_best(TputModel *m, const TputPoint *pts, size_t n, Error *err);
 double tputmodel_step_s(const TputModel *m, int gpus, int nodes, double local_batch);

@@ -43,8 +43,10 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
         else if (csvtab_number(t, i, ct, 0, 1e12, &time, err) < 0)
             rc = -1;
         else if (time < prev)
-            rc = error_set(err, "%s:%zu: field 'time': expected rows sorted by time, found %g "
-                                "after %g", t->path, t->lines[i], time, prev);
+            rc = error_set(err,
+                           "%s:%zu: field 'time': expected rows sorted by time, found %g "
+                           "after %g",
+                           t->path, t->lines[i], time, prev);
         else if (!catalogue_find(cat, app)) {
             char names[256];
             catalogue_names(cat, names, sizeof names);
@@ -54,9 +56,10 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
                    csvtab_number(t, i, cb, 1, 1e9, &bs, err) < 0)
             rc = -1;
         else if (reps != floor(reps) || bs != floor(bs))
-            rc = error_set(err, "%s:%zu: fields 'num_replicas'/'batch_size': expected whole "
-                                "numbers, found %s/%s", t->path, t->lines[i],
-                           csvtab_cell(t, i, cr), csvtab_cell(t, i, cb));
+            rc = error_set(err,
+                           "%s:%zu: fields 'num_replicas'/'batch_size': expected whole "
+                           "numbers, found %s/%s",
+                           t->path, t->lines[i], csvtab_cell(t, i, cr), csvtab_cell(t, i, cb));
         if (rc < 0) {
             workload_free(s, i);
             return -1;
@@ -69,8 +72,8 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
     return 0;
 }
 
-int workload_parse(const char *text, const char *name, const Catalogue *cat,
-                   SchedJobSpec **out, size_t *n, Error *err)
+int workload_parse(const char *text, const char *name, const Catalogue *cat, SchedJobSpec **out,
+                   size_t *n, Error *err)
 {
     CsvTable *t = csvtab_parse(text, name, err);
     if (!t)
@@ -80,8 +83,7 @@ int workload_parse(const char *text, const char *name, const Catalogue *cat,
     return rc;
 }
 
-int workload_load(const char *path, const Catalogue *cat, SchedJobSpec **out, size_t *n,
-                  Error *err)
+int workload_load(const char *path, const Catalogue *cat, SchedJobSpec **out, size_t *n, Error *err)
 {
     CsvTable *t = csvtab_load(path, err);
     if (!t)

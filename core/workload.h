@@ -14,8 +14,8 @@
  * or decreasing time, a non-positive replica count or batch, an empty file. */
 int workload_load(const char *path, const Catalogue *cat, SchedJobSpec **out, size_t *n,
                   Error *err);
-int workload_parse(const char *text, const char *name, const Catalogue *cat,
-                   SchedJobSpec **out, size_t *n, Error *err);
+int workload_parse(const char *text, const char *name, const Catalogue *cat, SchedJobSpec **out,
+                   size_t *n, Error *err);
 void workload_free(SchedJobSpec *specs, size_t n);
 
 #endif

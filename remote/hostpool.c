@@ -19,7 +19,7 @@
 #include "core/clock.h"
 #include "remote/shquote.h"
 
-enum { RESOLVE_POLL_MS = 5 };
+enum { RESOLVE_POLL_MS = 5, STEP_BUDGET_MS = 8 };
 
 const char *hostpool_state_name(HostState s)
 {
@@ -103,11 +103,12 @@ void hostpool_free(HostPool *p)
     if (!p)
         return;
     for (size_t i = 0; i < p->n; i++) {
-        Host *h = &p->hosts[i];
+        Host *h = p->hosts[i];
         rexec_fail_host(h, "the host pool was closed");
         for (RemoteExec *x = h->execs; x; x = x->next)
             x->pool = NULL;
         host_teardown(h);
+        free(h);
     }
     free(p->hosts);
     free(p->slot_host);
@@ -121,14 +122,16 @@ long hostpool_add(HostPool *p, const HostConf *c, Error *err)
         return -1;
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
-        Host *g = realloc(p->hosts, cap * sizeof *g);
+        Host **g = realloc(p->hosts, cap * sizeof *g);
         if (!g)
             return error_set(err, "host pool: out of memory");
         p->hosts = g;
         p->cap = cap;
     }
-    Host *h = &p->hosts[p->n];
-    memset(h, 0, sizeof *h);
+    Host *h = calloc(1, sizeof *h);
+    if (!h)
+        return error_set(err, "host pool: out of memory");
+    p->hosts[p->n] = h;
     h->conf = *c;
     h->fd = -1;
     h->handshake_ms = -1;
@@ -154,14 +157,14 @@ size_t hostpool_size(const HostPool *p)
 long hostpool_find(const HostPool *p, const char *name)
 {
     for (size_t i = 0; i < p->n; i++)
-        if (strcmp(p->hosts[i].conf.name, name) == 0)
+        if (strcmp(p->hosts[i]->conf.name, name) == 0)
             return (long)i;
     return -1;
 }
 
 void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
 {
-    const Host *h = &p->hosts[i];
+    const Host *h = p->hosts[i];
     *out = (HostInfo){.name = h->conf.name,
                       .host = h->conf.host,
                       .state = h->state,
@@ -375,7 +378,9 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
         return;
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND:
-        if (p->opt.accept_new_host_keys) {
+        /* Accepted: by the headless flag, or by the operator for exactly this key. */
+        if (p->opt.accept_new_host_keys ||
+            (h->accept_fp[0] && strcmp(h->accept_fp, h->fingerprint) == 0)) {
             if (ssh_session_update_known_hosts(h->s) != SSH_OK) {
                 h->key = HOSTKEY_ERROR;
                 host_down(p, h, now_ms, "cannot add the host key to %s: %s", file,
@@ -480,7 +485,7 @@ static int host_fd(const Host *h)
 
 void hostpool_connect(HostPool *p, size_t i, int keep)
 {
-    Host *h = &p->hosts[i];
+    Host *h = p->hosts[i];
     h->keep = h->keep || keep;
     if (h->state == HOST_IDLE || h->state == HOST_DOWN) {
         h->attempt = h->state == HOST_DOWN ? h->attempt : 0;
@@ -488,11 +493,23 @@ void hostpool_connect(HostPool *p, size_t i, int keep)
     }
 }
 
+int hostpool_accept_host_key(HostPool *p, size_t i, const char *fingerprint, Error *err)
+{
+    Host *h = p->hosts[i];
+    if (strncmp(fingerprint, "SHA256:", 7) != 0)
+        return error_set(err, "host %s: expected a SHA256:... fingerprint, found '%s'",
+                         h->conf.name, fingerprint);
+    snprintf(h->accept_fp, sizeof h->accept_fp, "%s", fingerprint);
+    if (h->state == HOST_DOWN)
+        start_attempt(p, h, clock_now_ms());
+    return 0;
+}
+
 int hostpool_settled(const HostPool *p)
 {
     for (size_t i = 0; i < p->n; i++)
-        if (p->hosts[i].state != HOST_READY && p->hosts[i].state != HOST_DOWN &&
-            p->hosts[i].state != HOST_IDLE)
+        if (p->hosts[i]->state != HOST_READY && p->hosts[i]->state != HOST_DOWN &&
+            p->hosts[i]->state != HOST_IDLE)
             return 0;
     return 1;
 }
@@ -512,8 +529,10 @@ size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *de
     }
     size_t n = 0;
     int64_t now = clock_now_ms();
+    if (p->behind) /* the last step stopped at its budget: come back at once */
+        min_deadline(deadline_ms, now);
     for (size_t i = 0; i < p->n; i++) {
-        Host *h = &p->hosts[i];
+        Host *h = p->hosts[i];
         switch (h->state) {
         case HOST_IDLE:
             continue;
@@ -618,17 +637,36 @@ static void host_timers(HostPool *p, Host *h, int64_t now_ms)
     }
 }
 
+/* One step does at most STEP_BUDGET_MS of work, so that the console's loop stays
+ * responsive while hundreds of handshakes complete at once: what is left stays ready
+ * (poll is level-triggered) and is served next time, starting where this step stopped. */
 void hostpool_step(HostPool *p, const struct pollfd *fds, size_t n, int64_t now_ms)
 {
-    for (size_t i = 0; i < n && i < p->n_slots; i++) {
+    double t0 = clock_now_s();
+    size_t m = n < p->n_slots ? n : p->n_slots;
+    for (size_t k = 0; k < m; k++) {
+        size_t i = (p->io_rotor + k) % m;
         if (!fds[i].revents)
             continue;
-        Host *h = &p->hosts[p->slot_host[i]];
+        Host *h = p->hosts[p->slot_host[i]];
         if (host_fd(h) == fds[i].fd)
             host_io(p, h, fds[i].revents, now_ms);
+        if ((clock_now_s() - t0) * 1000 > STEP_BUDGET_MS) {
+            p->io_rotor = (i + 1) % m;
+            p->behind = 1;
+            return;
+        }
     }
-    for (size_t i = 0; i < p->n; i++)
-        host_timers(p, &p->hosts[i], now_ms);
+    for (size_t k = 0; k < p->n; k++) {
+        size_t i = (p->timer_rotor + k) % p->n;
+        host_timers(p, p->hosts[i], now_ms);
+        if ((clock_now_s() - t0) * 1000 > STEP_BUDGET_MS) {
+            p->timer_rotor = (i + 1) % p->n;
+            p->behind = 1;
+            return;
+        }
+    }
+    p->behind = 0;
 }
 
 void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms)

@@ -71,6 +71,10 @@ const char *hostpool_key_name(HostKeyStatus k);
 
 /* Starts connecting (no-op when connecting or ready). keep: reconnect whenever it drops. */
 void hostpool_connect(HostPool *p, size_t host, int keep);
+/* The operator accepts an unknown host key after seeing its fingerprint (the console):
+ * the key is added to known_hosts only if the host presents exactly this one. A changed
+ * key is never accepted. Retries a host that is down. */
+int hostpool_accept_host_key(HostPool *p, size_t host, const char *fingerprint, Error *err);
 /* Every host that is neither ready nor down has an attempt in flight. */
 int hostpool_settled(const HostPool *p);
 

@@ -44,7 +44,8 @@ typedef struct {
     ssh_event ev;
     struct ssh_callbacks_struct scb;
     int passphrase_needed;
-    char target[256]; /* after ~/.ssh/config: HostName */
+    char accept_fp[128]; /* the operator accepted this unknown key (console) */
+    char target[256];    /* after ~/.ssh/config: HostName */
     int port;
     struct gaicb gai;
     struct gaicb *gaip;
@@ -58,11 +59,13 @@ typedef struct {
 
 struct HostPool {
     HostPoolOptions opt;
-    Host *hosts;
+    Host **hosts; /* each its own allocation: libssh keeps pointers into a Host */
     size_t n, cap;
     size_t *slot_host; /* pollfds slot -> host, from the last pollfds call */
     size_t n_slots, cap_slots;
     uint64_t rng;
+    size_t io_rotor, timer_rotor;
+    int behind; /* the last step ran out of budget */
 };
 
 /* rexec.c: advance every exec of a ready host; fail them all when the host drops. */

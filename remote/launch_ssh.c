@@ -60,6 +60,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     if (stream == STREAM_STDERR) {
         if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
             p->pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (r->cfg.on_proc && p->pgid > 0)
+                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid);
             return;
         }
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
@@ -235,7 +237,13 @@ static void note_part_end(SshRun *r, Part *p)
     const char *name = machine_name(r, p);
     if (o == EXEC_SSH_FAILED) {
         r->failure_status = TRIAL_UNREACHABLE;
-        snprintf(r->failure, sizeof r->failure, "ssh failed: %s", rexec_error(p->x));
+        /* A channel closing under us does not say where: name the host (a failed
+         * connection's error already does). */
+        const char *e = rexec_error(p->x);
+        if (strncmp(e, "ssh to ", 7) == 0)
+            snprintf(r->failure, sizeof r->failure, "ssh failed: %s", e);
+        else
+            snprintf(r->failure, sizeof r->failure, "ssh failed on %s: %s", name, e);
     } else if (o == EXEC_SIGNALED) {
         r->failure_status = TRIAL_FAILED;
         snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,

@@ -210,7 +210,7 @@ RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const c
     linebuf_init(&x->err, max_line);
     x->exit_status = -1;
     x->outcome = EXEC_RUNNING;
-    Host *h = &p->hosts[host];
+    Host *h = p->hosts[host];
     x->next = h->execs;
     h->execs = x;
     h->dirty = 1;
@@ -256,7 +256,7 @@ void rexec_free(RemoteExec *x)
     if (!x)
         return;
     if (x->pool) {
-        Host *h = &x->pool->hosts[x->host];
+        Host *h = x->pool->hosts[x->host];
         release_channel(x);
         for (RemoteExec **pp = &h->execs; *pp; pp = &(*pp)->next)
             if (*pp == x) {

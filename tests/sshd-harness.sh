@@ -31,7 +31,8 @@ period=""
 file="$fixtures/query-gpu.csv"
 for a in "\$@"; do
     case "\$a" in
-        --query-compute-apps=*) file="$fixtures/query-compute-apps.csv" ;;
+        --query-compute-apps=*) file="$fixtures/query-compute-apps.csv"
+            [ -f "$H/apps.csv" ] && file="$H/apps.csv" ;;
         -lms) period=next ;;
         *) [ "\$period" = next ] && period="\$a" ;;
     esac
@@ -78,26 +79,27 @@ EOF
     # Ready when the port answers (at most ~2 s).
     n=0
     while [ $n -lt 100 ]; do
-        bash -c "exec 3<>/dev/tcp/$addr/$H_PORT" 2>/dev/null && break
+        if bash -c "exec 3<>/dev/tcp/$addr/$H_PORT" 2>/dev/null; then break; fi
         sleep 0.02; n=$((n + 1))
     done
     line="[$addr]:$H_PORT $(cut -d' ' -f1,2 "$H/host$i.pub")"
     grep -qF "$line" "$H/known_hosts" 2>/dev/null || echo "$line" >> "$H/known_hosts"
 }
 
-# Stops sshd I and every connection it serves (its children, by pid).
+# Stops sshd I and every connection it serves (its children, by pid). Safe under `set -e`
+# (callers' traps run it): every step that may find its process gone is allowed to fail.
 harness_stop() {
     i="$1"
     [ -f "$H/sshd$i.pid" ] || return 0
     pid=$(cat "$H/sshd$i.pid")
-    kill -CONT "$pid" 2>/dev/null
-    for c in $(pgrep -P "$pid" 2>/dev/null); do
-        for g in $(pgrep -P "$c" 2>/dev/null); do kill -KILL "$g" 2>/dev/null; done
-        kill -KILL "$c" 2>/dev/null
-    done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
     rm -f "$H/sshd$i.pid"
+    kill -CONT "$pid" 2>/dev/null || true
+    for c in $(pgrep -P "$pid" 2>/dev/null || true); do
+        for g in $(pgrep -P "$c" 2>/dev/null || true); do kill -KILL "$g" 2>/dev/null || true; done
+        kill -KILL "$c" 2>/dev/null || true
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
 }
 
 harness_stop_all() {
@@ -106,7 +108,7 @@ harness_stop_all() {
         i=$(basename "$f" .pid); i=${i#sshd}
         harness_stop "$i"
     done
-    for pid in $HARNESS_PIDS; do kill -KILL "$pid" 2>/dev/null; done
+    for pid in $HARNESS_PIDS; do kill -KILL "$pid" 2>/dev/null || true; done
     HARNESS_PIDS=""
 }
 

@@ -19,6 +19,7 @@ static void usage(FILE *out)
                  "                      [--stats] [--keep] (--sh COMMAND | -- ARG...)\n"
                  "  --keep   keep sessions up between rounds (heartbeats, reconnect with backoff)\n"
                  "  --heartbeat S  keep-alive period (default 5; 3 missed: the host is down)\n"
+                 "  --accept-fingerprint FP  accept an unknown host key only if it is FP\n"
                  "  prints 'NAME out: LINE', 'NAME err: LINE', then 'NAME exit N' or\n"
                  "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0\n");
 }
@@ -66,9 +67,11 @@ int main(int argc, char **argv)
                                          {"stats", no_argument, 0, 's'},
                                          {"keep", no_argument, 0, 'k'},
                                          {"heartbeat", required_argument, 0, 'H'},
+                                         {"accept-fingerprint", required_argument, 0, 'F'},
                                          {"sh", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
+    const char *accept_fp = NULL;
     const char *cluster_path = NULL, *only = NULL, *stdin_path = NULL, *sh = NULL;
     int accept = 0, stats = 0, keep = 0;
     long repeat = 1;
@@ -97,6 +100,9 @@ int main(int argc, char **argv)
             break;
         case 'k':
             keep = 1;
+            break;
+        case 'F':
+            accept_fp = optarg;
             break;
         case 'H':
             heartbeat_s = strtod(optarg, NULL);
@@ -158,6 +164,11 @@ int main(int argc, char **argv)
     }
     ctx.pool = p;
     size_t n = hostpool_size(p);
+    for (size_t i = 0; accept_fp && i < n; i++)
+        if (hostpool_accept_host_key(p, i, accept_fp, &err) < 0) {
+            fprintf(stderr, "tunedeck-rexec: --accept-fingerprint: %s\n", err.msg);
+            return 2;
+        }
     for (size_t i = 0; keep && i < n; i++)
         hostpool_connect(p, i, 1);
     char *last_ok = calloc(n, 1);

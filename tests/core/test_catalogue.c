@@ -21,8 +21,8 @@ TestSuite(catalogue, .init = setup, .fini = teardown);
 
 Test(catalogue, holds_six_measured_models_and_the_seed_resnet)
 {
-    const char *names[] = {"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3",
-                           "resnet110"};
+    const char *names[] = {"bert", "cifar10", "deepspeech2", "imagenet",
+                           "ncf",  "yolov3",  "resnet110"};
     const int epochs[] = {2, 100, 80, 90, 10, 50};
     for (int i = 0; i < 7; i++) {
         const AppModel *a = catalogue_find(cat, names[i]);

@@ -54,7 +54,8 @@ Test(gp, closed_form_single_point_posterior)
     double xq = 0.25;
     double kk0 = exp(-0.5 * 0.0625), kk1 = exp(-0.5 * 0.5625);
     double inv[2][2] = {{K[1][1] / det, -K[0][1] / det}, {-K[1][0] / det, K[0][0] / det}};
-    double quad = kk0 * (inv[0][0] * kk0 + inv[0][1] * kk1) + kk1 * (inv[1][0] * kk0 + inv[1][1] * kk1);
+    double quad =
+        kk0 * (inv[0][0] * kk0 + inv[0][1] * kk1) + kk1 * (inv[1][0] * kk0 + inv[1][1] * kk1);
     gp_predict(g, &xq, &m, &v);
     cr_assert(fabs(v - 2 * (1 - quad)) < 1e-9, "variance %g vs %g", v, 2 * (1 - quad));
     gp_free(g);
@@ -116,8 +117,8 @@ Test(gp, ard_finds_the_irrelevant_dimension)
     Gp *g = gp_new(GP_KERNEL_MATERN52, 2, &e);
     cr_assert_eq(gp_set_data(g, X, Y, N, &e), 0, "%s", e.msg);
     cr_assert_eq(gp_fit(g, 2, 5, &e), 0, "%s", e.msg);
-    cr_assert(gp_lengthscale(g, 1) > 3 * gp_lengthscale(g, 0), "ls %g %g",
-              gp_lengthscale(g, 0), gp_lengthscale(g, 1));
+    cr_assert(gp_lengthscale(g, 1) > 3 * gp_lengthscale(g, 0), "ls %g %g", gp_lengthscale(g, 0),
+              gp_lengthscale(g, 1));
     gp_free(g);
 }
 
@@ -145,8 +146,7 @@ Test(gp, joint_samples_match_posterior_mean_and_covariance)
         var /= S - 1;
         gp_predict(g, &xs[i], &pm, &pv);
         double sd = sqrt(pv);
-        cr_assert(fabs(mean - pm) < 4 * sd / sqrt(S) + 1e-9, "point %d mean %g vs %g", i, mean,
-                  pm);
+        cr_assert(fabs(mean - pm) < 4 * sd / sqrt(S) + 1e-9, "point %d mean %g vs %g", i, mean, pm);
         cr_assert(fabs(var - pv) < 0.05 * pv + 1e-12, "point %d var %g vs %g", i, var, pv);
     }
     /* Neighbouring points are positively correlated: the samples are joint, not marginal. */
@@ -213,4 +213,40 @@ Test(gp, singular_kernel_gets_jitter)
     gp_predict(g, &q, &m, &v);
     cr_assert(isfinite(m) && fabs(m - 1) < 1e-3, "%g", m);
     gp_free(g);
+}
+
+Test(gp, marginal_likelihood_gradient_matches_finite_differences)
+{
+    Error e;
+    enum { N = 15 };
+    double X[N * 2], Y[N];
+    for (int i = 0; i < N; i++) {
+        X[2 * i] = i * 0.37;
+        X[2 * i + 1] = (i * 7 % 5) * 0.5;
+        Y[i] = sin(X[2 * i]) + 0.3 * X[2 * i + 1];
+    }
+    GpKernel kernels[] = {GP_KERNEL_SE, GP_KERNEL_MATERN52};
+    for (int k = 0; k < 2; k++) {
+        Gp *g = gp_new(kernels[k], 2, &e);
+        cr_assert_eq(gp_set_data(g, X, Y, N, &e), 0, "%s", e.msg);
+        double ls[2] = {log(0.4), log(0.9)}, sf2 = 0.3, sn2 = log(0.05);
+        cr_assert_eq(gp_set_hyper(g, ls, sf2, sn2, &e), 0, "%s", e.msg);
+        double grad[4];
+        cr_assert_eq(gp_log_marginal_grad(g, grad, &e), 0, "%s", e.msg);
+        double p[4] = {ls[0], ls[1], sf2, sn2}, h = 1e-5;
+        for (int j = 0; j < 4; j++) {
+            double q[4];
+            memcpy(q, p, sizeof q);
+            q[j] = p[j] + h;
+            gp_set_hyper(g, q, q[2], q[3], &e);
+            double up = gp_log_marginal(g);
+            q[j] = p[j] - h;
+            gp_set_hyper(g, q, q[2], q[3], &e);
+            double down = gp_log_marginal(g);
+            double fd = (up - down) / (2 * h);
+            cr_assert(fabs(fd - grad[j]) < 1e-4 * fmax(1.0, fabs(fd)),
+                      "kernel %d param %d: analytic %g, finite difference %g", k, j, grad[j], fd);
+        }
+        gp_free(g);
+    }
 }

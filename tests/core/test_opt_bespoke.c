@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/blr.h"
@@ -121,11 +122,9 @@ Test(opt_bespoke, predict_gives_a_finite_mean_inside_its_band_and_part_arrays)
     }
     cr_assert_eq(optimizer_predict(o, known, &p, &e), 0, "%s", e.msg);
     cr_assert(p.has_prediction && isfinite(p.mean_s));
-    cr_assert(p.p10_s <= p.mean_s && p.mean_s <= p.p90_s, "%g %g %g", p.p10_s, p.mean_s,
-              p.p90_s);
+    cr_assert(p.p10_s <= p.mean_s && p.mean_s <= p.p90_s, "%g %g %g", p.p10_s, p.mean_s, p.p90_s);
     /* The model has learned: its mean is near the simulator's truth for this schedule. */
-    cr_assert(fabs(p.mean_s - truth) < 0.15 * truth, "predicted %.3f, truth %.3f", p.mean_s,
-              truth);
+    cr_assert(fabs(p.mean_s - truth) < 0.15 * truth, "predicted %.3f, truth %.3f", p.mean_s, truth);
     cr_assert(p.comm_mean_s >= 0 && p.comm_mean_s < p.mean_s);
     cr_assert_not_null(p.machine_mean_s);
     cr_assert_not_null(p.device_mean_s);
@@ -205,9 +204,79 @@ Test(opt_bespoke, blr_recovers_known_coefficients)
     double m0[2] = {0, 0}, sd0[2] = {10, 10};
     Error e;
     cr_assert_eq(blr_fit(&b, phi, y, N, 2, m0, sd0, 0.01, &e), 0, "%s", e.msg);
-    cr_assert(fabs(b.mean[0] - 0.5) < 0.02 && fabs(b.mean[1] - 0.25) < 0.001, "%g %g",
-              b.mean[0], b.mean[1]);
+    cr_assert(fabs(b.mean[0] - 0.5) < 0.02 && fabs(b.mean[1] - 0.25) < 0.001, "%g %g", b.mean[0],
+              b.mean[1]);
     double q[2] = {1, 100};
     cr_assert(blr_predict_var(&b, q) > blr_predict_var(&b, (double[]){1, 25}));
     cr_assert_eq(blr_fit(&b, phi, y, N, 2, m0, (double[]){0, 1}, 0.01, &e), -1);
+}
+
+static Cluster *gpu_box_cluster(int with_cpu)
+{
+    Cluster *c = cluster_new("box");
+    DeviceSpec devs[3];
+    memset(devs, 0, sizeof devs);
+    size_t n = 0;
+    if (with_cpu) {
+        snprintf(devs[n].id, sizeof devs[n].id, "cpu");
+        devs[n++].kind = DEVICE_CPU;
+    }
+    for (int g = 0; g < 2; g++, n++) {
+        snprintf(devs[n].id, sizeof devs[n].id, "gpu%d", g);
+        devs[n].kind = DEVICE_GPU;
+        snprintf(devs[n].model, sizeof devs[n].model, "T4");
+        devs[n].max_inputs = 100;
+    }
+    MachineType t = {.bandwidth_gbps = 10, .devices = devs, .n_devices = n};
+    snprintf(t.name, sizeof t.name, "box");
+    size_t ti = cluster_add_type(c, &t);
+    cluster_add_machine(c, "box-0", "box-0", ti);
+    cluster_add_machine(c, "box-1", "box-1", ti);
+    cluster_finish(c);
+    return c;
+}
+
+Test(opt_bespoke, first_suggestion_respects_declared_gpu_memory)
+{
+    Cluster *c = gpu_box_cluster(1);
+    JobSpec job = {.model_mb = 50, .batch = 700, .iterations = 20, .warmup = 10};
+    snprintf(job.name, sizeof job.name, "net");
+    Error e;
+    Optimizer *o = optimizer_new("bespoke", c, &job, 1, &e);
+    cr_assert_not_null(o, "%s", e.msg);
+    Suggestion sg;
+    cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s", e.msg);
+    cr_assert_eq(schedule_validate(sg.schedule, &e), 0, "%s", e.msg);
+    suggestion_clear(&sg);
+    optimizer_free(o);
+    cluster_free(c);
+}
+
+Test(opt_bespoke, batch_beyond_every_device_memory_is_an_error)
+{
+    Cluster *c = gpu_box_cluster(0);
+    JobSpec job = {.model_mb = 50, .batch = 1000, .iterations = 20, .warmup = 10};
+    snprintf(job.name, sizeof job.name, "net");
+    Error e;
+    Optimizer *o = optimizer_new("bespoke", c, &job, 1, &e);
+    cr_assert_not_null(o, "%s", e.msg);
+    Suggestion sg;
+    cr_assert_eq(optimizer_suggest(o, &sg, &e), -1);
+    cr_assert(strstr(e.msg, "batch"), "%s", e.msg);
+    optimizer_free(o);
+    cluster_free(c);
+}
+
+Test(opt_bespoke, large_cluster_search_by_groups_improves_on_the_first_trial)
+{
+    /* 40 machines: past the single-machine move limit, so role moves act on groups. */
+    SimCluster *sim = sim_new("G40:googlenet");
+    Schedule *s[3];
+    tune(sim, "bespoke", 3, 1, s);
+    double first = simcluster_noiseless_time(sim, s[0]);
+    double later = fmin(simcluster_noiseless_time(sim, s[1]), simcluster_noiseless_time(sim, s[2]));
+    cr_assert(later < 0.7 * first, "first %.3f s, then %.3f s", first, later);
+    for (int i = 0; i < 3; i++)
+        schedule_free(s[i]);
+    simcluster_free(sim);
 }

@@ -29,6 +29,8 @@ Test(policy, doubling_reaches_16_where_plus_one_steps_stall)
     int g = 0;
     cr_assert_eq(policy_decide(&POLICY_DOUBLING, &in, &g), 0);
     cr_assert_eq(g, 16);
+    cr_assert_eq(policy_decide(&POLICY_DOUBLING_SEED, &in, &g), 0);
+    cr_assert_eq(g, 16, "the seed's own rule reaches 16 too, found %d", g);
     cr_assert_eq(policy_decide(&POLICY_OPTIMUS, &in, &g), 0);
     cr_assert_lt(g, 8, "optimus' +1 steps stop before 8, found %d", g);
 }

@@ -1,6 +1,7 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/catalogue.h"
@@ -127,7 +128,8 @@ Test(sched, decisions_are_deterministic_and_events_serialize)
     cr_assert_eq(sched_event_count(a), sched_event_count(b));
     cr_assert_gt(sched_event_count(a), 12);
     for (size_t i = 0; i < sched_event_count(a); i++) {
-        char *x = sched_event_json(a, sched_event(a, i)), *y = sched_event_json(b, sched_event(b, i));
+        char *x = sched_event_json(a, sched_event(a, i)),
+             *y = sched_event_json(b, sched_event(b, i));
         cr_assert_str_eq(x, y);
         cJSON *o = cJSON_Parse(x);
         cr_assert_not_null(o, "%s", x);
@@ -161,8 +163,8 @@ Test(sched, exploration_visits_one_two_four_eight_gpus)
     for (size_t k = 0; k < info.n_resizes; k++)
         if (info.resizes[k].gpus_to <= 8)
             seen[info.resizes[k].gpus_to] = 1;
-    cr_assert(seen[1] && seen[2] && seen[4] && seen[8], "explored %d %d %d %d", seen[1],
-              seen[2], seen[4], seen[8]);
+    cr_assert(seen[1] && seen[2] && seen[4] && seen[8], "explored %d %d %d %d", seen[1], seen[2],
+              seen[4], seen[8]);
     sched_free(s);
 }
 
@@ -182,5 +184,68 @@ Test(sched, bad_submissions_are_refused_whole)
     c.policy = "nosuch";
     cr_assert_null(sched_new(&c, cat, &e));
     cr_assert(strstr(e.msg, "tiresias"), "%s", e.msg);
+    sched_free(s);
+}
+
+Test(sched, event_log_is_in_time_order)
+{
+    /* Regression: finishes within one interval were logged in job order, not time order. */
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "fixed-1";
+    c.interval_s = 3600;
+    SchedState *s = sched_new(&c, cat, NULL);
+    const int batch[] = {256, 32768, 1024, 8192, 512, 16384};
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "ncf-%d", i);
+        cr_assert_eq(sched_submit(s, &(SchedJobSpec){name, "ncf", 0, 1, batch[i]}, NULL), 0);
+    }
+    cr_assert_eq(sched_run(s, 1e7, NULL), 0);
+    cr_assert(sched_finished(s));
+    for (size_t i = 1; i < sched_event_count(s); i++)
+        cr_assert_geq(sched_event(s, i)->time_s, sched_event(s, i - 1)->time_s, "event %zu", i);
+    sched_free(s);
+}
+
+Test(sched, reported_progress_replaces_the_simulated_one)
+{
+    SchedState *s = small("doubling", 2);
+    Error e;
+    cr_assert_eq(sched_advance(s, 300, &e), 0, "%s", e.msg);
+    int j = sched_job_find(s, "cifar10-0");
+    SchedJobInfo info;
+    cr_assert_eq(sched_report_progress(s, (size_t)j, 50.5, 0.1, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)j, &info);
+    cr_assert_float_eq(info.epoch, 50.5, 1e-9);
+    cr_assert_eq(sched_report_progress(s, (size_t)j, 100, 0, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)j, &info);
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_eq(info.gpus, 0);
+    const SchedEvent *last = sched_event(s, sched_event_count(s) - 1);
+    cr_assert_eq(last->kind, SCHED_EV_FINISH);
+    cr_assert_eq(last->job, j);
+    cr_assert_eq(sched_report_progress(s, (size_t)j, -1, 0, &e), -1);
+    cr_assert(strstr(e.msg, "expected epochs >= 0"), "%s", e.msg);
+    sched_free(s);
+}
+
+Test(sched, exploring_a_small_batch_job_still_finishes)
+{
+    /* cifar10 at batch 128 cannot split over 8 GPUs at its owner's batch (32 each minimum). */
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "exploratory";
+    c.nodes = 4;
+    SchedState *s = sched_new(&c, cat, NULL);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"c", "cifar10", 0, 1, 128}, NULL), 0);
+    cr_assert_eq(sched_run(s, 1e6, NULL), 0);
+    cr_assert(sched_finished(s));
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    int seen8 = 0;
+    for (size_t k = 0; k < info.n_resizes; k++)
+        seen8 |= info.resizes[k].gpus_to == 8;
+    cr_assert(seen8, "the 8-GPU exploration stage was skipped");
     sched_free(s);
 }

@@ -37,8 +37,7 @@ Test(tputmodel, recovers_known_parameters)
     const double want[TPUT_NPARAM] = {0.002, 0.010, 0.001, 0.040, 0.003, 0.120, 0.015};
     for (int j = 0; j < TPUT_NPARAM; j++)
         cr_assert_float_eq(m.theta[j], want[j], 1e-7, "theta[%d] = %g", j, m.theta[j]);
-    cr_assert_float_eq(tputmodel_step_s(&m, 12, 3, 64), truth(ALLREDUCE_DOUBLING, 12, 3, 64),
-                       1e-9);
+    cr_assert_float_eq(tputmodel_step_s(&m, 12, 3, 64), truth(ALLREDUCE_DOUBLING, 12, 3, 64), 1e-9);
 }
 
 Test(tputmodel, best_fit_picks_the_generating_algorithm)

@@ -31,9 +31,9 @@ Test(workload, reads_the_fixture)
     SchedJobSpec *s;
     size_t n;
     Error e;
-    cr_assert_eq(workload_load(TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv", cat, &s,
-                               &n, &e),
-                 0, "%s", e.msg);
+    cr_assert_eq(
+        workload_load(TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv", cat, &s, &n, &e), 0,
+        "%s", e.msg);
     cr_assert_eq(n, 12);
     cr_assert_str_eq(s[0].name, "cifar10-0");
     cr_assert_float_eq(s[0].submit_s, 107, 0);

@@ -39,7 +39,7 @@ doc = json.load(open(sys.argv[1]))
 registered = [n for n in sys.argv[2].split(",") if n]
 has_optuna = sys.argv[3] == "1"
 names = doc["optimizers"]
-for n in registered + ["optuna-tpe", "optuna-cmaes", "generic-gp-ei"]:
+for n in registered + ["optuna-tpe", "optuna-cmaes"]:
     assert n in names, "optimizer %s missing from %s" % (n, names)
 cell = doc["cells"][0]
 assert cell["spec"] == "B:googlenet" and cell["best_known_s"] > 0
@@ -50,7 +50,6 @@ for n in registered:
     assert by[n]["ran"], "%s did not run" % n
 if has_optuna:
     assert by["optuna-tpe"]["ran"], "optuna is installed but optuna-tpe did not run"
-    assert by["generic-gp-ei"]["ran"], "numpy is installed but generic-gp-ei did not run"
 for n, r in by.items():
     if not r["ran"]:
         assert n in skipped or r["runs"][0].get("error"), "%s neither ran nor says why" % n
@@ -59,14 +58,16 @@ for n, r in by.items():
     curve = [math.inf if v is None else v for v in run["best_ratio"]]
     assert len(curve) == 5
     assert all(b <= a for a, b in zip(curve, curve[1:])), "%s: not best-so-far: %s" % (n, curve)
-    assert all(v >= 0.95 for v in curve), "%s beats best-known by >5%%: %s" % (n, curve)
+    assert all(v >= 0.9 for v in curve), "%s beats best-known by >10%%: %s" % (n, curve)
     assert len(run["observed_s"]) == 5 and all(v is None or v > 0 for v in run["observed_s"])
     assert "5" in r["median_ratio_at"]
 EOF
 
 # The real `tunedeck sim-trial` answers with exactly the same measurements.
 peers="random"
-[ "$has_optuna" = 1 ] && peers="random,optuna-tpe"
+# The structured optimizer also reads the part measurements: they must survive the protocol.
+case ",$registered," in *,bespoke,*) peers="$peers,bespoke" ;; esac
+[ "$has_optuna" = 1 ] && peers="$peers,optuna-tpe,generic-gp-ei"
 # shellcheck disable=SC2086
 "$bench" $tiny --optimizers "$peers" --eval sim-trial --out "$tmp/simtrial.json" \
     >"$tmp/simtrial.txt" 2>"$tmp/simtrial.err" ||
@@ -76,9 +77,16 @@ import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert b["eval"] == "sim-trial"
 ra = {r["optimizer"]: r for r in a["cells"][0]["results"]}
+compared = 0
 for r in b["cells"][0]["results"]:
+    assert r["ran"], "%s did not run through sim-trial: %s" % (r["optimizer"], r["runs"])
+    if r["optimizer"] not in ra:  # generic-gp-ei is opt-in: it runs here only
+        assert all(v is not None for v in r["runs"][0]["observed_s"])
+        continue
     x, y = ra[r["optimizer"]]["runs"][0], r["runs"][0]
     assert x["observed_s"] == y["observed_s"], (r["optimizer"], x["observed_s"], y["observed_s"])
+    compared += 1
+assert compared >= 1
 EOF
 
 # No Optuna (a Python that does not exist): the peers are skipped with a reason.

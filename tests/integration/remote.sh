@@ -16,10 +16,12 @@ HARNESS_SRC="$here/sshd-harness.sh"
 cleanup() {
     harness_stop_all
     [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
+    [ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
     rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
 unset SSH_AUTH_SOCK
+export TUNEDECK_STATE_DIR="$T/state" # tune's journals stay in the test's folder
 
 fails=0
 pass() { echo "  ok   $1"; }
@@ -70,6 +72,14 @@ grep -v "127.0.0.11" "$T/known_hosts.all" > "$T/h/known_hosts"
 "$rexec" --cluster "$T/inv.json" --only h1 -- true > "$T/k1" 2>&1
 check "an unknown host key is refused, with its SHA256 fingerprint" \
     sh -c "grep -q 'h1 ssh-failed: .*unknown host key .*SHA256:' '$T/k1'"
+fp=$(sed -n 's/.*(\(SHA256:[^)]*\)).*/\1/p' "$T/k1")
+"$rexec" --cluster "$T/inv.json" --only h1 --accept-fingerprint "SHA256:AAAAnotthekey" -- true > "$T/k1b" 2>&1
+check "an operator's acceptance holds only for the fingerprint shown" \
+    sh -c "grep -q 'h1 ssh-failed: .*unknown host key' '$T/k1b' && ! grep -q '127.0.0.11' '$T/h/known_hosts'"
+"$rexec" --cluster "$T/inv.json" --only h1 --accept-fingerprint "$fp" -- true > "$T/k1c" 2>&1
+check "the operator accepts the key whose fingerprint was shown" \
+    sh -c "grep -q 'h1 exit 0' '$T/k1c' && grep -q '127.0.0.11' '$T/h/known_hosts'"
+grep -v "127.0.0.11" "$T/known_hosts.all" > "$T/h/known_hosts"
 "$rexec" --cluster "$T/inv.json" --only h1 --accept-new-host-keys -- true > "$T/k2" 2>&1
 check "an unknown host key is accepted with the flag and recorded" \
     sh -c "grep -q 'h1 exit 0' '$T/k2' && grep -q '127.0.0.11' '$T/h/known_hosts'"
@@ -104,6 +114,23 @@ assert h["h1"]["gpu_processes"][0]["pid"] == 4242
 assert h["h1"]["gpu_processes"][0]["gpu_index"] == 0
 assert h["h3"]["gpu_state"] == "no GPU tool" and h["h3"]["gpus"] is None, h["h3"]
 assert h["h3"]["last_error"] == ""
+EOF
+
+# A real process as a GPU process: its process group comes back with it (setsid: pgid = pid).
+setsid sleep 30 &
+GPID=$!
+sleep 0.2
+echo "$GPID, GPU-b81f06d2-3e4a-5c97-d210-6a8f4e2c9b05, 1024" > "$T/h/apps.csv"
+"$bin" hosts --cluster "$T/inv.json" --json > "$T/h3.json" 2>/dev/null
+kill "$GPID" 2>/dev/null
+rm -f "$T/h/apps.csv"
+check "a GPU process comes with its GPU (by UUID) and its process group, for job mapping" \
+    python3 - "$T/h3.json" "$GPID" <<'EOF'
+import json, sys
+h = {x["name"]: x for x in json.load(open(sys.argv[1]))["hosts"]}
+p = h["h1"]["gpu_processes"][0]
+assert p["pid"] == int(sys.argv[2]) and p["pgid"] == int(sys.argv[2]), p
+assert p["gpu_index"] == 1 and p["used_mib"] == 1024, p
 EOF
 
 kill -STOP "$(cat "$T/h/sshd2.pid")"
@@ -191,6 +218,22 @@ t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed" and "the command failed on h" in t["reason"], t
 assert "exit status 3: broken" in t["reason"], t
 EOF
+if [ -x "$build/tunedeck-worker" ]; then
+    # The reference workload: one worker process per host, PS shards on each host's address.
+    "$bin" tune --cluster "$T/inv.json" --job "$root/examples/tiny-job.json" --launcher per-host \
+        --trial-cmd "$build/tunedeck-worker --port-base $((H_PORT + 1)) --connect-timeout 10" \
+        --budget 3 --optimizer uniform-devices --seed 3 --no-journal --json > "$T/w1.json" 2>"$T/w1.err"
+    check "tune --launcher per-host runs tunedeck-worker on 3 hosts, 3 trials, merged timings" \
+        python3 - "$T/w1.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3, r["trials"]
+for t in r["trials"]:
+    assert t["status"] == "ok" and t["time_s"] > 0, t
+    ms = [m for m in t["schedule"]["machines"] if m["worker"] or m["ps"]]
+    assert len(ms) == 3, ms  # every host took part
+EOF2
+fi
 marker="tunedeck-slow-$$"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
     --trial-cmd "$trial 30 $marker" --budget 1 --optimizer random --trial-timeout 1.5 --json \

@@ -43,6 +43,16 @@ done
 "$bin" schedule --workload "$fixture" --policy doubling --nodes 2 --events "$tmp/again.jsonl" >/dev/null
 cmp -s "$tmp/doubling.jsonl" "$tmp/again.jsonl" || fail "two identical runs differ"
 
+# A pinned job holds exactly its pin from start to finish.
+"$bin" schedule --workload "$fixture" --policy doubling --nodes 2 --pin cifar10-0=3 \
+    --events "$tmp/pin.jsonl" >/dev/null || fail "pinned run failed"
+python3 - "$tmp/pin.jsonl" <<'PY' || fail "pin not respected"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+mine = [e for e in ev if e["job"] == "cifar10-0" and e["event"] in ("start", "resize")]
+assert mine and all(e["gpus"] == 3 for e in mine), mine
+PY
+
 # The seed's Poisson arrivals.
 "$bin" schedule --arrival-mean 500 --jobs 6 --policy precompute --nodes 1 --gpus-per-node 8 \
     --json >"$tmp/poisson.json" || fail "poisson run failed"
@@ -62,6 +72,9 @@ printf 'name,time,application,num_replicas,batch_size\na,-3,cifar10,1,128\n' >"$
 expect_error "field 'time'" --workload "$tmp/neg.csv" --policy tiresias
 : >"$tmp/empty.csv"
 expect_error "empty file" --workload "$tmp/empty.csv" --policy tiresias
+expect_error "expected 0..8 GPUs (the usable cluster), found 16" --workload "$fixture" \
+    --policy doubling --nodes 2 --pin cifar10-0=16
+expect_error "no job named 'nosuch'" --workload "$fixture" --policy doubling --pin nosuch=2
 expect_error "policy: expected one of" --workload "$fixture" --policy nosuch
 expect_error "exactly one of" --policy doubling
 exit 0
