@@ -103,6 +103,8 @@ const char *app_themes_dir(void);
 int app_set_theme(App *a, const char *name);
 /* Writes the settings file (atomically); reports a failure in the status line. */
 void app_save_config(App *a);
+/* The operator's pause (Space, :pause): no new trial starts, the scheduler stops. */
+void app_set_pause(App *a, int paused);
 void app_log(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -325,6 +325,15 @@ int app_set_theme(App *a, const char *name)
     return rc;
 }
 
+void app_set_pause(App *a, int paused)
+{
+    a->user_paused = paused;
+    tuner_set_paused(a->tuner, paused);
+    if (!paused)
+        a->next_trial_ms = clock_now_ms();
+    app_log(a, paused ? "paused: no new trial starts" : "resumed");
+}
+
 void app_save_config(App *a)
 {
     Error err;
