@@ -215,6 +215,10 @@ static void mouse(App *a)
     MEVENT ev;
     if (getmouse(&ev) != OK)
         return;
+    /* Releases are asked for only so that a press is reported at once (not held back to
+     * become a click); they do nothing themselves. */
+    if (!(ev.bstate & (BUTTON1_PRESSED | BUTTON3_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED)))
+        return;
     int wheel_up = ev.bstate & BUTTON4_PRESSED, wheel_down = ev.bstate & BUTTON5_PRESSED;
     if (ev.y == 0 && !wheel_up && !wheel_down) {
         int x = 0;

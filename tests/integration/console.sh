@@ -205,10 +205,12 @@ before="$(sed -n 's/.*gpu0 *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt" | head -1
 T send-keys -t edit m j +
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
-# the mouse moves inputs too: a click on the selected device adds from the source
+# the mouse moves inputs too: a click on the selected device adds from the source, a right
+# click gives back
 # (the gpu0 row is screen row 10: tabs, border, 2 prediction and 3 verdict lines, g2-0, cpu)
 click_until edit 10 10 "gpu0 +$((before + 16)) "
-T send-keys -t edit -
+T send-keys -t edit -l "$(printf '\033[<2;10;10M')"
+T send-keys -t edit -l "$(printf '\033[<2;10;10m')"
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
 T send-keys -t edit Enter
