@@ -558,7 +558,9 @@ static int step_jobs(SchedState *s, double dt, Error *err)
             return error_set(err, "scheduler: out of memory");
     }
     /* Jobs finish mid-interval in any order of index: keep the log in time order. */
-    qsort(s->events + first_event, s->n_events - first_event, sizeof *s->events, event_time_cmp);
+    if (s->n_events > first_event) /* no log yet: events may still be NULL */
+        qsort(s->events + first_event, s->n_events - first_event, sizeof *s->events,
+              event_time_cmp);
     s->held_gpu_s += held;
     s->idle_gpu_s += total_gpus(s) * dt - held;
     return 0;
