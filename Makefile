@@ -8,7 +8,10 @@ SAN     ?=
 # Where the binary finds data/, themes/ and examples/ when run from the build tree;
 # TUNEDECK_HOME overrides it at run time.
 CFLAGS  += -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\"
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -I. -I/usr/include/cjson -MMD -MP $(SAN)
+# gcc's -Wformat-truncation flags every deliberate snprintf cut; clang has no such option.
+WNO_TRUNC := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 \
+               && echo -Wno-format-truncation)
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(WNO_TRUNC) -I. -I/usr/include/cjson -MMD -MP $(SAN)
 LDFLAGS += $(SAN)
 
 # Quiet by default in the style of Redis and htop: one 'CC file' / 'LINK name' line per
