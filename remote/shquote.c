@@ -21,6 +21,11 @@ int shquote_append_raw(char **buf, size_t *len, const char *text)
     return grow(buf, len, text, strlen(text));
 }
 
+int shquote_append_raw_n(char **buf, size_t *len, const char *text, size_t n)
+{
+    return grow(buf, len, text, n);
+}
+
 int shquote_append(char **buf, size_t *len, const char *arg)
 {
     if (grow(buf, len, "'", 1) < 0)
