@@ -53,17 +53,37 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         error_set(err, "local launcher: expected a trial command (--trial-cmd)");
         return NULL;
     }
-    int pin[2], pout[2], perr[2];
-    if (pipe(pin) < 0 || pipe(pout) < 0 || pipe(perr) < 0) {
+    /* Marked close-on-exec at birth so no other child forked meanwhile inherits them; dup2
+     * clears the flag on the child's 0, 1 and 2. */
+    int fds[6] = {-1, -1, -1, -1, -1, -1};
+    int *pin = fds, *pout = fds + 2, *perr = fds + 4;
+    char *text = NULL;
+    LocalRun *r = NULL;
+    if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
         error_set(err, "local launcher: pipe: %s", strerror(errno));
-        return NULL;
+        goto fail;
     }
+    /* Everything that can fail is done before the fork, so no child is left behind. */
+    cJSON *j = schedule_to_json(s);
+    text = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    r = calloc(1, sizeof *r);
+    char *input = text ? realloc(text, strlen(text) + 2) : NULL;
+    if (!r || !input) {
+        error_set(err, "local launcher: out of memory");
+        goto fail;
+    }
+    text = NULL;
+    r->input = input;
+    r->input_len = strlen(input) + 1;
+    r->input[r->input_len - 1] = '\n';
+    r->acc = trial_accumulator_new(s);
     char trial[32];
     snprintf(trial, sizeof trial, "%d", s->trial);
     pid_t pid = fork();
     if (pid < 0) {
         error_set(err, "local launcher: fork: %s", strerror(errno));
-        return NULL;
+        goto fail;
     }
     if (pid == 0) {
         /* Its own process group, so a stop reaches everything the command started. */
@@ -71,6 +91,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         dup2(pin[0], 0);
         dup2(pout[1], 1);
         dup2(perr[1], 2);
+        for (int fd = 0; fd < 3; fd++) /* dup2 onto itself keeps close-on-exec */
+            fcntl(fd, F_SETFD, 0);
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
         setenv("TUNEDECK_TRIAL", trial, 1);
@@ -83,10 +105,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     close(pin[0]);
     close(pout[1]);
     close(perr[1]);
-    LocalRun *r = calloc(1, sizeof *r);
     r->cfg = *cfg;
     r->schedule = s;
-    r->acc = trial_accumulator_new(s);
     r->pid = pid;
     r->in_fd = pin[1];
     r->out_fd = pout[0];
@@ -94,17 +114,22 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     set_nonblock(r->in_fd);
     set_nonblock(r->out_fd);
     set_nonblock(r->err_fd);
-    cJSON *j = schedule_to_json(s);
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    r->input_len = strlen(text) + 1;
-    r->input = realloc(text, r->input_len + 1);
-    r->input[r->input_len - 1] = '\n';
     linebuf_init(&r->out, MAX_LINE);
     linebuf_init(&r->err, 64 << 10);
     double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
     r->deadline_ms = clock_now_ms() + (int64_t)(timeout_s * 1000);
     return r;
+fail:
+    for (int i = 0; i < 6; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(text);
+    if (r) {
+        trial_accumulator_free(r->acc);
+        free(r->input);
+        free(r);
+    }
+    return NULL;
 }
 
 static void stop_group(LocalRun *r, int64_t now_ms)
