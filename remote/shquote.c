@@ -85,7 +85,7 @@ int host_name_valid(const char *host, Error *err)
         if (!ok)
             return error_set(err,
                              "host '%s': unexpected character '%c' at %zu: expected letters, "
-                             "digits, '-', '.', '_' or ':' only",
+                             "digits, '-', '.', '_', ':' or '[ ]' (IPv6) only",
                              host, c >= 32 && c < 127 ? c : '?', i + 1);
     }
     return 0;
