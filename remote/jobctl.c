@@ -90,8 +90,13 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     JobRun *j = ud;
     (void)x;
     if (s == STREAM_STDERR) {
-        if (strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0)
-            j->pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+        /* Only the wrapper's first line: the job's own stderr could print the mark too, and a
+         * group of 1 or less would make the later `kill -- -PGID` hit every process. */
+        if (j->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
+            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (pgid > 1)
+                j->pgid = pgid;
+        }
         return;
     }
     TrialEvent ev;

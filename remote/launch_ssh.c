@@ -59,7 +59,9 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     const char *name = machine_name(r, p);
     if (stream == STREAM_STDERR) {
         if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
-            p->pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (pgid > 1) /* `kill -- -1` would reach every process of the user */
+                p->pgid = pgid;
             return;
         }
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
