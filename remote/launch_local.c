@@ -9,8 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cJSON.h>
-
 #include "core/clock.h"
 #include "core/linebuf.h"
 #include "remote/launcher.h"
@@ -57,26 +55,17 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
      * clears the flag on the child's 0, 1 and 2. */
     int fds[6] = {-1, -1, -1, -1, -1, -1};
     int *pin = fds, *pout = fds + 2, *perr = fds + 4;
-    char *text = NULL;
     LocalRun *r = NULL;
     if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
         error_set(err, "local launcher: pipe: %s", strerror(errno));
         goto fail;
     }
     /* Everything that can fail is done before the fork, so no child is left behind. */
-    cJSON *j = schedule_to_json(s);
-    text = j ? cJSON_PrintUnformatted(j) : NULL;
-    cJSON_Delete(j);
     r = calloc(1, sizeof *r);
-    char *input = text ? realloc(text, strlen(text) + 2) : NULL;
-    if (!r || !input) {
+    if (!r || !(r->input = schedule_to_line(s, &r->input_len))) {
         error_set(err, "local launcher: out of memory");
         goto fail;
     }
-    text = NULL;
-    r->input = input;
-    r->input_len = strlen(input) + 1;
-    r->input[r->input_len - 1] = '\n';
     r->acc = trial_accumulator_new(s);
     char trial[32];
     snprintf(trial, sizeof trial, "%d", s->trial);
@@ -123,7 +112,6 @@ fail:
     for (int i = 0; i < 6; i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    free(text);
     if (r) {
         trial_accumulator_free(r->acc);
         free(r->input);

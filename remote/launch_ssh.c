@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "core/clock.h"
 #include "remote/hostpool.h"
 #include "remote/launcher.h"
@@ -122,10 +120,14 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     }
     const Cluster *c = s->cluster;
     SshRun *r = calloc(1, sizeof *r);
+    if (!r || !(r->parts = calloc(c->n_machines ? c->n_machines : 1, sizeof *r->parts))) {
+        free(r);
+        error_set(err, "%s launcher: out of memory", lname);
+        return NULL;
+    }
     r->cfg = *cfg;
     r->schedule = s;
     r->pool = cfg->remote;
-    r->parts = calloc(c->n_machines ? c->n_machines : 1, sizeof *r->parts);
     if (single) {
         long m = c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
         if (m < 0 || c->n_machines == 0) {
@@ -149,18 +151,21 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         r->parts[i].host = (size_t)h;
     }
     r->acc = trial_accumulator_new(s);
-    cJSON *j = schedule_to_json(s);
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    size_t input_len = strlen(text) + 1;
-    char *input = realloc(text, input_len + 1);
-    input[input_len - 1] = '\n';
+    size_t input_len = 0;
+    char *input = schedule_to_line(s, &input_len);
+    if (!input) {
+        error_set(err, "%s launcher: out of memory", lname);
+        goto fail;
+    }
     ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
     for (size_t i = 0; i < r->n; i++) {
         /* single: the command speaks for every machine, as with the local launcher. */
         char *cmd =
             remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]), s->trial);
-        r->parts[i].x = hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err);
+        r->parts[i].x =
+            cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
+        if (!cmd)
+            error_set(err, "%s launcher: out of memory", lname);
         free(cmd);
         if (!r->parts[i].x) {
             free(input);
