@@ -227,17 +227,10 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     return n;
 }
 
-static void finish(LocalRun *r)
+/* What the command's own end says about the trial. */
+static void command_outcome(const LocalRun *r, Observation *o)
 {
-    Observation *o = trial_accumulator_finish(r->acc);
-    if (r->cancelled) {
-        o->status = TRIAL_CANCELLED;
-        snprintf(o->reason, sizeof o->reason, "cancelled");
-    } else if (r->timed_out) {
-        o->status = TRIAL_TIMEOUT;
-        snprintf(o->reason, sizeof o->reason, "ran past the %.0f s trial timeout",
-                 r->cfg.timeout_s > 0 ? r->cfg.timeout_s : 600);
-    } else if (WIFSIGNALED(r->status)) {
+    if (WIFSIGNALED(r->status)) {
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "the command was killed by signal %d",
                  WTERMSIG(r->status));
@@ -250,11 +243,16 @@ static void finish(LocalRun *r)
         snprintf(prior, sizeof prior, "%s", o->reason);
         snprintf(o->reason, sizeof o->reason, "the command exited with status %d (%s)%s%s",
                  WEXITSTATUS(r->status), prior, r->last_stderr[0] ? ": " : "", r->last_stderr);
-    } else if (o->status != TRIAL_OK && r->protocol_error[0]) {
-        char prior[256];
-        snprintf(prior, sizeof prior, "%s", o->reason);
-        snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, r->protocol_error);
+    } else {
+        launcher_note_bad_line(o, r->protocol_error);
     }
+}
+
+static void finish(LocalRun *r)
+{
+    Observation *o = trial_accumulator_finish(r->acc);
+    if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s))
+        command_outcome(r, o);
     r->result = o;
 }
 

@@ -257,20 +257,13 @@ static void note_part_end(SshRun *r, Part *p)
 static void finish(SshRun *r)
 {
     Observation *o = trial_accumulator_finish(r->acc);
-    if (r->cancelled) {
-        o->status = TRIAL_CANCELLED;
-        snprintf(o->reason, sizeof o->reason, "cancelled");
-    } else if (r->timed_out) {
-        o->status = TRIAL_TIMEOUT;
-        snprintf(o->reason, sizeof o->reason, "ran past the %.0f s trial timeout",
-                 r->cfg.timeout_s > 0 ? r->cfg.timeout_s : 600);
-    } else if (r->failure[0]) {
-        o->status = r->failure_status;
-        snprintf(o->reason, sizeof o->reason, "%s", r->failure);
-    } else if (o->status != TRIAL_OK && r->protocol_error[0]) {
-        char prior[256];
-        snprintf(prior, sizeof prior, "%s", o->reason);
-        snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, r->protocol_error);
+    if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
+        if (r->failure[0]) {
+            o->status = r->failure_status;
+            snprintf(o->reason, sizeof o->reason, "%s", r->failure);
+        } else {
+            launcher_note_bad_line(o, r->protocol_error);
+        }
     }
     r->result = o;
 }
