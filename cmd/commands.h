@@ -15,6 +15,8 @@ int cmd_tune(int argc, char **argv);
 int cmd_sim_trial(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_schedule_live(int argc, char **argv);
+int cmd_schedule_or_live(int argc, char **argv); /* schedule, or schedule --live */
 int cmd_sessions(int argc, char **argv);
 int cmd_hosts(int argc, char **argv);
 

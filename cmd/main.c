@@ -11,7 +11,7 @@ const Command COMMANDS[] = {
     {"tune", "tune one job's schedule (headless)", cmd_tune},
     {"sim-trial", "the simulator as a protocol v1 trial command", cmd_sim_trial},
     {"console", "the operator console (also: tunedeck with no command)", cmd_console},
-    {"schedule", "simulate the cluster scheduler on a workload (headless)", cmd_schedule},
+    {"schedule", "simulate the cluster scheduler on a workload (headless; --live: on real hosts)", cmd_schedule_or_live},
     {"sessions", "list session journals", cmd_sessions},
     {"hosts", "check reachability, host keys and GPUs of an inventory", cmd_hosts},
     {NULL, NULL, NULL},

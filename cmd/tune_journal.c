@@ -78,6 +78,16 @@ static int write_event(TuneJournal *tj, cJSON *ev)
     return rc;
 }
 
+int tune_journal_append(TuneJournal *tj, cJSON *ev)
+{
+    return write_event(tj, ev);
+}
+
+const JournalLog *tune_journal_log(const TuneJournal *tj)
+{
+    return &tj->log;
+}
+
 void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
 {
     TuneJournal *tj = userdata;

@@ -38,6 +38,11 @@ const char *tune_journal_id(const TuneJournal *tj);
 int tune_journal_failed(const TuneJournal *tj); /* a write failed: the session stopped */
 const char *tune_journal_path(const TuneJournal *tj);
 
+/* Appends another event (taken) as write_event does; -1 when it could not be written. */
+int tune_journal_append(TuneJournal *tj, cJSON *ev);
+/* Resume: the journal as it was read (before this session appended to it). */
+const JournalLog *tune_journal_log(const TuneJournal *tj);
+
 void tune_setup_clear(TuneSetup *s);
 
 #endif

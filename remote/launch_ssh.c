@@ -58,8 +58,11 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     if (stream == STREAM_STDERR) {
         if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
             long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
-            if (pgid > 1) /* `kill -- -1` would reach every process of the user */
-                p->pgid = pgid;
+            if (pgid <= 1) /* `kill -- -1` would reach every process of the user */
+                return;
+            p->pgid = pgid;
+            if (r->cfg.on_proc)
+                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid);
             return;
         }
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
@@ -242,7 +245,13 @@ static void note_part_end(SshRun *r, Part *p)
     const char *name = machine_name(r, p);
     if (o == EXEC_SSH_FAILED) {
         r->failure_status = TRIAL_UNREACHABLE;
-        snprintf(r->failure, sizeof r->failure, "ssh failed: %s", rexec_error(p->x));
+        /* A channel closing under us does not say where: name the host (a failed
+         * connection's error already does). */
+        const char *e = rexec_error(p->x);
+        if (strncmp(e, "ssh to ", 7) == 0)
+            snprintf(r->failure, sizeof r->failure, "ssh failed: %s", e);
+        else
+            snprintf(r->failure, sizeof r->failure, "ssh failed on %s: %s", name, e);
     } else if (o == EXEC_SIGNALED) {
         r->failure_status = TRIAL_FAILED;
         snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,

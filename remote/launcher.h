@@ -17,6 +17,9 @@ typedef enum { STREAM_STDOUT, STREAM_STDERR } StreamKind;
 /* Called for every line that is log text (not a protocol event), for the console's log. */
 typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stream,
                             const char *line);
+/* per-host/single: a remote part of trial `trial` reports its process group on `machine`
+ * (sshd makes each command a session leader), so a journal can find it after a crash. */
+typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid);
 
 typedef struct {
     const char *command;     /* local/per-host/single: the trial command */
@@ -25,6 +28,7 @@ typedef struct {
     uint64_t seed;           /* sim launcher: noise seed (combined with the trial number) */
     void *remote;            /* per-host/single: the remote layer's host pool */
     LaunchLogFn on_log;
+    LaunchProcFn on_proc; /* optional; shares userdata with on_log */
     void *userdata;
 } LaunchConfig;
 

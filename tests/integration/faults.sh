@@ -1,0 +1,299 @@
+#!/bin/sh
+# Fault injection against real sshd instances (tests/sshd-harness.sh) and the reference
+# workload (tunedeck-worker, per-host launcher, 3 hosts):
+#   1. the headless tune is SIGKILLed mid-trial and resumed: no finished trial is lost, the
+#      running one is interrupted, and its remote processes are stopped by the resume;
+#   2. one host's sshd is killed mid-trial: the trial fails naming that host, the session
+#      goes on with its next trials;
+#   3. packets delayed and dropped (tc, in a private network namespace): streams survive;
+#   4. the journal's disk is full during a remote (per-host) session.
+# Every sshd and trial process started here is stopped by the trap (by pid, by the process
+# groups the journals recorded, and by the marker in the trial wrapper's name).
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+rexec="$build/tunedeck-rexec"
+worker="$build/tunedeck-worker"
+
+if [ "${1:-}" = --netns-part ]; then
+    T="$2"
+else
+    T="$(mktemp -d /tmp/tunedeck-faults.XXXXXX)"
+fi
+MARK="tdfault$$"
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/sshd-harness.sh"
+TUNE_PID=""
+cleanup() {
+    [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
+    harness_stop_all
+    # The groups the journals recorded, then anything still carrying this run's marker.
+    for g in $(cat "$T"/state*/sessions/*.jsonl 2>/dev/null |
+        sed -n 's/.*"event":"remote_process".*"pgid":\([0-9][0-9]*\).*/\1/p'); do
+        [ "$g" -gt 1 ] && kill -KILL -- "-$g" 2>/dev/null
+    done
+    for p in $(pgrep -f "$MARK" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    [ "${1:-}" = --netns-part ] || rm -rf "$T"
+}
+trap 'cleanup "${1:-}"' EXIT
+trap 'exit 1' HUP INT PIPE TERM
+unset SSH_AUTH_SOCK
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+skip() { echo "  skipped: $1"; }
+check() { # check NAME COMMAND...: passes when the command succeeds
+    name="$1"; shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+if [ ! -x "$worker" ]; then
+    echo "faults: skipped: $worker is not built"
+    exit 0
+fi
+
+# The trial: tunedeck-worker on every host, started by a wrapper whose name carries this
+# run's marker (pgrep finds it on every host). With $T/slow-N present, trial N runs with a
+# slowdown (seconds long, to be killed in the middle), and also starts a helper that never
+# writes to its output (a data loader, say): such a process outlives a dropped connection,
+# and only an explicit stop ends it.
+setup_trial() {
+    ln -sf "$(command -v sleep)" "$T/helper-$MARK"
+    cat > "$T/trial-$MARK.sh" <<EOF
+#!/bin/sh
+slow=""
+if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
+    slow="--slowdown 40"
+    "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
+fi
+"$worker" --port-base \$((${PORT_BASE:-0} + 0)) --connect-timeout 10 \$slow "\$@"
+EOF
+    chmod 755 "$T/trial-$MARK.sh"
+}
+trial_cmd() { echo "sh $T/trial-$MARK.sh"; }
+
+# wait_for FILE PATTERN N SECONDS: until FILE has at least N lines matching PATTERN.
+wait_for() {
+    n=0
+    while [ "$n" -lt $(($4 * 20)) ]; do
+        [ "$(cat $1 2>/dev/null | grep -c -- "$2")" -ge "$3" ] && return 0
+        sleep 0.05; n=$((n + 1))
+    done
+    return 1
+}
+journal_of() { ls "$1"/sessions/*.jsonl 2>/dev/null | head -n 1; }
+# The process groups the journal recorded for a trial: "machine pgid" lines.
+groups_of() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    try: e = json.loads(line)
+    except ValueError: continue
+    if e.get("event") == "remote_process" and e.get("trial") == int(sys.argv[2]):
+        print(e["machine"], e["pgid"])
+EOF
+}
+# alive_on MACHINE PGID: the group still has a process, asked on that host over SSH.
+alive_on() {
+    "$rexec" --cluster "$T/inv.json" --only "$1" -- pgrep -g "$2" > "$T/alive" 2>&1
+    grep -q "^$1 out: [0-9]" "$T/alive"
+}
+# The marker's processes on every host (asked on each host; the pattern does not match itself).
+marker_left() {
+    pat="$(echo "$MARK" | sed 's/^\(.\)/[\1]/')"
+    "$rexec" --cluster "$T/inv.json" -- pgrep -f "$pat" 2>/dev/null | grep -c ' out: [0-9]'
+}
+
+if [ "${1:-}" = --netns-part ]; then
+    # Part 3, in a private network namespace: its own loopback, so shaping it touches no
+    # other process on this machine. netem where the kernel has it; otherwise an htb rate
+    # limit (packets wait in its queue: delay) over a small byte fifo (bursts overflow it:
+    # drops). Every host's traffic goes through it (one loopback), not only one host's.
+    ip link set lo up || exit 3
+    if tc qdisc add dev lo root netem delay 20ms 5ms loss 2% 2>/dev/null; then
+        how="netem: 20 ms +- 5 ms delay, 2% loss"
+    elif tc qdisc add dev lo root handle 1: htb default 1 2>/dev/null &&
+        tc class add dev lo parent 1: classid 1:1 htb rate 300mbit ceil 300mbit 2>/dev/null &&
+        tc qdisc add dev lo parent 1:1 handle 10: bfifo limit 300000 2>/dev/null; then
+        how="no netem in this kernel: htb 300 Mbit/s over a 300 kB fifo"
+    else
+        echo "  skipped: packet delay and loss: neither netem nor htb can be set up here"
+        exit 0
+    fi
+    harness_init "$T/h"
+    for i in 1 2 3; do harness_start "$i"; done
+    HARNESS_TIMEOUT_S=5 harness_inventory "$T/inv.json" 1 2 3
+    PORT_BASE=$((H_PORT + 1))
+    setup_trial
+    export TUNEDECK_STATE_DIR="$T/state3"
+    "$bin" tune --cluster "$T/inv.json" --job "$root/examples/tiny-job.json" --launcher per-host \
+        --trial-cmd "$(trial_cmd)" --budget 2 --optimizer uniform-devices --seed 3 --json \
+        > "$T/n1.json" 2> "$T/n1.err"
+    "$rexec" --cluster "$T/inv.json" -- python3 -c \
+        'import sys; sys.stdout.write("{\"pad\": \"" + "a" * (1 << 20) + "\"}\nnext\n")' > "$T/n2" 2>&1
+    dropped=$(tc -s qdisc show dev lo | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | sort -n | tail -n 1)
+    echo "  ($how; $dropped packets dropped)"
+    check "trials on 3 hosts finish ok through delayed and dropped packets" python3 - "$T/n1.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert len(t) == 2 and all(x["status"] == "ok" and x["time_s"] > 0 for x in t), t
+EOF
+    check "a 1 MiB line arrives whole from every host" \
+        sh -c "[ \$(grep -c 'out: \[1048587 bytes\] {\"pad\": \"aaaa' '$T/n2') -eq 3 ] && [ \$(grep -c 'out: next' '$T/n2') -eq 3 ]"
+    check "packets were dropped on the way ($dropped)" [ "${dropped:-0}" -gt 0 ]
+    [ "$fails" -eq 0 ] || { for f in "$T"/n1.err "$T"/n2; do echo "--- $f"; tail -c 1500 "$f"; done; }
+    exit "$fails"
+fi
+
+harness_init "$T/h"
+for i in 1 2 3; do harness_start "$i"; done
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2 3
+PORT_BASE=$((H_PORT + 1))
+setup_trial
+job="$root/examples/tiny-job.json"
+
+echo "1. SIGKILL of tune --launcher per-host mid-trial, then --resume"
+export TUNEDECK_STATE_DIR="$T/state1"
+touch "$T/slow-2"
+"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
+    --budget 4 --optimizer uniform-devices --seed 3 --json > "$T/k1.json" 2> "$T/k1.err" &
+TUNE_PID=$!
+wait_for "$T/state1/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
+sleep 0.5
+j1="$(journal_of "$T/state1")"
+kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+rm -f "$T/slow-2"
+cp "$j1" "$T/before.jsonl"
+groups_of "$T/before.jsonl" 2 > "$T/groups2"
+check "trial 2 was running on 3 hosts when tune was killed" \
+    sh -c "[ \$(wc -l < '$T/groups2') -eq 3 ] && ! grep -q '\"finished\",\"trial\":2' '$T/before.jsonl'"
+sleep 0.3
+before_alive=0
+while read -r m g; do alive_on "$m" "$g" && before_alive=$((before_alive + 1)); done < "$T/groups2"
+check "the killed trial left processes behind ($before_alive of 3 groups alive)" [ "$before_alive" -ge 1 ]
+id="$(basename "$j1" .jsonl)"
+"$bin" tune --resume "$id" --json > "$T/r1.json" 2> "$T/r1.err"
+check "tune --resume after SIGKILL keeps every finished trial and interrupts the running one" \
+    python3 - "$T/before.jsonl" "$T/r1.json" "$j1" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+done = {e["trial"]: e for e in ev if e["event"] == "finished"}
+assert 1 in done and done[1]["status"] == "ok", done
+r = {t["trial"]: t for t in json.load(open(sys.argv[2]))["trials"]}
+for n, e in done.items():  # nothing finished is lost, nothing changed
+    assert r[n]["status"] == e["status"] and r[n]["time_s"] == e["time_s"], (n, r[n], e)
+assert r[2]["status"] == "interrupted" and "interrupted" in r[2]["reason"], r[2]
+assert len(r) == 4 and all(r[n]["status"] == "ok" for n in (3, 4)), r
+after = [json.loads(l) for l in open(sys.argv[3])]
+fin = {e["trial"]: e for e in after if e["event"] == "finished"}
+assert all(fin[n] == e for n, e in done.items())  # the journal's lines too
+assert fin[2]["status"] == "interrupted", fin[2]
+EOF
+check "resume stopped the interrupted trial's process groups and journaled it" \
+    sh -c "grep -q 'interrupted trial 2: process group [0-9]* on h[123]: stopped' '$T/r1.err' &&
+           grep -q '\"event\":\"remote_process_stop\",\"trial\":2' '$j1'"
+left=0
+while read -r m g; do alive_on "$m" "$g" && left=$((left + 1)); done < "$T/groups2"
+marker=$(marker_left)
+check "no process of the killed trial is left on any host ($left groups, $marker marked)" \
+    sh -c "[ $left -eq 0 ] && [ $marker -eq 0 ]"
+
+echo "2. one host's sshd killed mid-trial"
+export TUNEDECK_STATE_DIR="$T/state2"
+touch "$T/slow-1"
+"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
+    --budget 3 --optimizer uniform-devices --seed 3 --json > "$T/s2.json" 2> "$T/s2.err" &
+TUNE_PID=$!
+wait_for "$T/state2/sessions/*.jsonl" '"event":"remote_process","trial":1' 3 20
+sleep 0.3
+j2="$(journal_of "$T/state2")"
+harness_stop 2 # the listener and every connection it serves
+wait_for "$j2" '"event":"finished","trial":1' 1 15
+rm -f "$T/slow-1"
+harness_start 2 # the host comes back; later trials may find it again
+wait "$TUNE_PID"; rc=$?; TUNE_PID=""
+
+check "the trial fails with a reason naming the host whose sshd died" python3 - "$T/s2.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert t[0]["status"] in ("unreachable", "failed") and "h2" in t[0]["reason"], t[0]
+EOF
+check "the session goes on with its next trials, and ends (exit $rc)" python3 - "$T/s2.json" "$j2" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert len(t) == 3, t
+for x in t[1:]:
+    assert x["status"] == "ok" or (x["status"] == "unreachable" and "h2" in x["reason"]), x
+assert any(json.loads(l)["event"] == "ended" for l in open(sys.argv[2]))
+EOF
+check "what the dead connection left running on h2 is stopped at the end of the session" \
+    grep -q 'leftover of trial 1: process group [0-9]* on h2: stopped' "$T/s2.err"
+marker=$(marker_left)
+check "no trial process is left on any host ($marker)" [ "$marker" -eq 0 ]
+
+echo "3. packets delayed and dropped"
+mkdir -p "$T/netns"
+if unshare -n true 2>/dev/null; then
+    unshare -n sh "$0" --netns-part "$T/netns"
+    rc=$?
+else
+    rc=3
+fi
+case $rc in
+0) ;;
+3) skip "packet delay and loss: cannot bring up a private network namespace (unshare -n)" ;;
+*) fails=$((fails + rc)) ;;
+esac
+
+echo "4. the journal's disk fills up during a per-host session"
+# journal.sh fills it under simulated trials (tmpfs, RLIMIT_FSIZE); here the write that fails
+# is a remote one: the first process group of trial 1, journaled while the trial runs on
+# the hosts. The limit is where part 2's journal (same inventory, job and schedule) had
+# trial 1's "started" line end, plus 30 bytes: inside the next line.
+limit=$(python3 - "$j2" <<'EOF'
+import sys
+off = 0
+for line in open(sys.argv[1], "rb"):
+    off += len(line)
+    if line.startswith(b'{"event":"started","trial":1,'):
+        print(off + 30); break
+EOF
+)
+export TUNEDECK_STATE_DIR="$T/state4"
+python3 -c 'import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])' \
+    "$limit" "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host \
+    --trial-cmd "$(trial_cmd)" --budget 3 --optimizer uniform-devices --seed 3 --json \
+    > "$T/f4.json" 2> "$T/f4.err"
+rc=$?
+j4="$(journal_of "$T/state4")"
+check "the failed write is reported, launching stops, tune exits 1 (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'write failed' '$T/f4.err' && grep -q 'no more trials are launched' '$T/f4.err'"
+check "the journal holds whole lines only, up to the write that failed" python3 - "$j4" "$limit" "$T/f4.json" <<'EOF'
+import json, os, sys
+data = open(sys.argv[1]).read()
+assert data.endswith("\n") and len(data) <= int(sys.argv[2]), len(data)
+ev = [json.loads(l)["event"] for l in data.splitlines()]
+assert ev[-1] == "started" and "remote_process" not in ev, ev
+t = json.load(open(sys.argv[3]))["trials"]
+assert all(x["status"] != "ok" or x["trial"] == 1 for x in t), t  # nothing launched after
+print("    (trials: %s)" % ", ".join("%d %s" % (x["trial"], x["status"]) for x in t))
+EOF
+marker=$(marker_left)
+check "no trial process is left on any host ($marker)" [ "$marker" -eq 0 ]
+"$bin" tune --resume "$(basename "$j4" .jsonl)" --json > "$T/f4r.json" 2> "$T/f4r.err"
+check "once there is room the session resumes: trial 1 interrupted, the rest run" \
+    python3 - "$T/f4r.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert [x["status"] for x in t] == ["interrupted", "ok", "ok"], [(x["status"], x.get("reason")) for x in t]
+EOF
+
+if [ "$fails" -ne 0 ]; then
+    echo "faults: $fails failed"
+    for f in "$T"/*.err; do [ -s "$f" ] && { echo "--- $f"; tail -c 2000 "$f"; }; done
+    exit 1
+fi
+echo "faults: all passed"

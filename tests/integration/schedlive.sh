@@ -1,0 +1,191 @@
+#!/bin/sh
+# The scheduler's live mode on real hosts: `tunedeck schedule --live` over 3 loopback sshd hosts
+# (tests/sshd-harness.sh) with 2 GPUs per node from the inventory and tunedeck-worker in job
+# mode as the job command. Time runs 30x, so within ~5 s the doubling policy starts j0 and j1,
+# finishes j1 (ncf), then resizes j0 from 2 to 4 GPUs while j2 arrives. Checks: the jobs
+# start, j0 is checkpointed, stopped and restarted at 4 GPUs resuming at its saved step + 1;
+# j0 killed behind the scheduler's back is reported and restarted from that checkpoint;
+# every job is stopped at the end with a checkpoint, and no job process is left (pgrep).
+# A second run (doubling-explore, 2 hosts) moves j0 from h1 to h2 through its checkpoint and
+# starts j0 on h1 only after the preempted j2 has left it. A third (--real-progress) ends a
+# job when the real one has trained its epochs.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+T="$(mktemp -d /tmp/tunedeck-schedlive.XXXXXX)"
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/sshd-harness.sh"
+mark="sl$$"
+cleanup() {
+    [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null
+    harness_stop_all
+    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+unset SSH_AUTH_SOCK
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+
+harness_init "$T/h"
+for i in 1 2 3; do harness_start "$i"; done
+harness_inventory "$T/inv.json" 1 2 3
+harness_inventory "$T/inv2.json" 1 2
+for inv in "$T/inv.json" "$T/inv2.json"; do python3 - "$inv" "$build/tunedeck-worker" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machine_types"]["g"]["devices"].append({"id": "gpu1", "kind": "gpu", "model": "A100"})
+inv["job_command"] = ("%s --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-%s "
+                      "--resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
+                      % (sys.argv[2], sys.argv[3]))
+json.dump(inv, open(sys.argv[1], "w"))
+PY
+done
+
+echo "live scheduling"
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
+    --policy doubling --interval 60 --time-scale 30 --duration 14 --status-every 2 \
+    --job-dir "$T/jobs" --events "$T/events.jsonl" > "$T/out" 2> "$T/err" &
+LIVE_PID=$!
+# Behind the scheduler's back: once j0 runs resized (it has a checkpoint then), kill its
+# process group; the driver must notice, report it and restart it from that checkpoint.
+n=0
+while [ $n -lt 100 ] && ! grep -q "j0: run 2 .* resumed at step" "$T/out" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+sleep 0.5
+running=$(pgrep -f "ckpt-$mark" | wc -l)
+for p in $(pgrep -f "ckpt-$mark"); do
+    case "$(readlink /proc/"$p"/cwd 2>/dev/null)" in
+    */jobs/j0) pg=$(ps -o pgid= -p "$p" | tr -d ' '); break ;;
+    esac
+done
+[ -n "${pg:-}" ] && /bin/kill -s KILL -- "-$pg"
+echo "killed j0 group ${pg:-none}" >> "$T/kill.log"
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+
+if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then pass "schedule --live ran to its end (exit $rc)"; else fail "schedule --live exit $rc"; fi
+if python3 - "$T/out" "$T/events.jsonl" <<'PY'
+import json, re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what):
+    m = re.search(pat, out, re.M)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+# every job started on real processes, with progress lines
+for j in ("j0", "j1", "j2"):
+    need(r"%s: started on h\d with \d GPUs" % j, j + " started")
+    need(r"%s: run 1 on h\d \(\d GPUs\) first step (\d+)" % j, j + " progress")
+need(r"decision t=\d+s: finish j1", "the model finishes j1")
+need(r"j1: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "j1 stopped on finish")
+# the resize of j0: checkpoint, stop, restart at 4 GPUs from the saved step
+need(r"decision t=120s: resize j0 2 -> 4 GPUs on h\d:2,h\d:2", "j0 resize decision")
+saved = int(need(r"j0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "j0 checkpoint").group(1))
+need(r"j0: started on h\d with 4 GPUs .* resuming from its checkpoint", "j0 restarted at 4 GPUs")
+m = need(r"j0: run 2 on h\d \(4 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+         "j0 resumed")
+assert int(m.group(1)) == saved + 1 == int(m.group(2)) + 1, (m.group(0), saved)
+# the killed job was reported and restarted from the resize's checkpoint
+need(r"j0: died unexpectedly at step \d+ \((killed by SIGKILL|exited \d+)[^)]*\): restarting "
+     r"from its checkpoint", "j0 death reported")
+m = need(r"j0: run 3 on h\d \(4 GPUs\) resumed at step (\d+)", "j0 restarted after its death")
+assert int(m.group(1)) == saved + 1, (m.group(0), saved)
+# the end: everyone checkpointed and stopped
+need(r"live run over after", "summary")
+rows = {l.split()[0]: l.split() for l in out.splitlines()
+        if re.match(r"^j\d ", l)}
+assert set(rows) == {"j0", "j1", "j2"}, rows
+assert int(rows["j0"][4]) >= 1, rows["j0"]       # resizes
+assert int(rows["j0"][7]) > saved, rows["j0"]     # steps went on after the resume
+assert int(rows["j0"][5]) == 1 and rows["j0"][6] == "no", rows["j0"]  # one death, recovered
+for r in rows.values():
+    assert r[-2:] == ["exited", "0"], r           # last run stopped with a checkpoint
+ev = [json.loads(l) for l in open(sys.argv[2])]
+kinds = [(e["event"], e["job"]) for e in ev if "gpus_from" in e]
+assert ("resize", "j0") in kinds and ("finish", "j1") in kinds, kinds
+prog = [e for e in ev if e["event"] == "progress"]
+assert prog and all("model_progress" in e for e in prog), prog[:2]
+print("j0 saved at step %d, resumed at %d on 4 GPUs; %d decisions" % (saved, saved + 1, len(kinds)))
+PY
+then pass "jobs start, j0 resizes through its checkpoint, a killed job restarts, all stop"
+else fail "live run (see output)"; fi
+if [ "$running" -ge 3 ] && [ "$left" -eq 0 ]; then pass "no job process left ($running were running, $left left)"
+else fail "processes: $running running, $left left"; fi
+
+echo "moves between hosts"
+# doubling-explore on 2 nodes: j0 moves from h1 (1 GPU) to h2 (2 GPUs) at 180 s, and at 360 s
+# j2 is preempted on h1 while j0 grows onto h1 and h2: j0 may start on h1 only once j2 left.
+"$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
+    --policy doubling-explore --interval 60 --time-scale 30 --duration 16 --status-every 0 \
+    --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2" &
+LIVE_PID=$!
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out2" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def at(pat, what):
+    m = re.search(pat, out, re.M)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+at(r"decision t=180s: resize j0 1 -> 2 GPUs on h2:2", "j0 move decision")
+saved = int(at(r"j0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "j0 checkpoint on h1").group(1))
+m = at(r"j0: run 2 on h2 \(2 GPUs\) resumed at step (\d+)", "j0 resumed on h2")
+assert int(m.group(1)) == saved + 1, (m.group(0), saved)
+at(r"decision t=360s: stop j2", "j2 preempted")
+stop = at(r"j2: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "j2 checkpointed")
+start = at(r"j0: started on h1 with 4 GPUs", "j0 grows onto h1")
+assert stop.start() < start.start(), "j0 started on h1 before j2 had left it"
+print("j0 moved h1 -> h2 at step %d; grew onto h1 after j2 left" % saved)
+PY
+then pass "a job moves to another host through its checkpoint; a start waits for the preempted job"
+else fail "moves between hosts (exit $rc, $left left)"; fi
+
+echo "real progress"
+# --real-progress at real time (x1): the model alone needs ~3900 s for bert's 2 epochs; the
+# real job's epochs (from its progress lines) finish it within seconds, and the run ends.
+"$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 40 --status-every 0 --real-progress \
+    --job-dir "$T/jobs3" > "$T/out3" 2> "$T/err3"
+rc=$?
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out3" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+fin = re.search(r"decision t=(\d+)s: finish b0", out)
+assert fin and int(fin.group(1)) < 40, "no early finish"
+stop = re.search(r"b0: stopped at step \d+ \(epoch ([\d.]+)\), checkpoint written", out)
+assert stop and float(stop.group(1)) >= 2, "stopped before 2 real epochs"
+over = re.search(r"live run over after ([\d.]+) s wall", out)
+assert over and float(over.group(1)) < 40, "did not end when the job was done"
+print("b0 finished by its real progress at t=%ss (epoch %s)" % (fin.group(1), stop.group(1)))
+PY
+then pass "with --real-progress a job finishes when the real one reaches its epochs"
+else fail "real progress (exit $rc, $left left)"; fi
+
+echo "bad input"
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
+if [ $? -eq 2 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is named"; else fail "missing workload: $(cat "$T/b1")"; fi
+python3 -c "
+import json,sys; inv=json.load(open('$T/inv.json')); del inv['job_command']; json.dump(inv, open('$T/nojob.json','w'))"
+"$bin" schedule --live --cluster "$T/nojob.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b2" 2>&1
+if [ $? -eq 2 ] && grep -q "job_command" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
+
+if [ "$fails" -ne 0 ]; then
+    echo "schedlive: $fails failed"
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    exit 1
+fi
+echo "schedlive: all passed"
