@@ -196,7 +196,9 @@ void jobctl_step(JobRun *j)
         j->restart_pending = 0;
         j->status[0] = 0;
         j->restarts++;
-        launch(j, j->next_command, NULL);
+        Error e;
+        if (launch(j, j->next_command, &e) < 0) /* said by jobctl_status, not lost */
+            snprintf(j->status, sizeof j->status, "restart failed: %s", e.msg);
     }
 }
 
