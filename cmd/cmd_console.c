@@ -6,6 +6,9 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/tune_journal.h"
+#include "core/cluster.h"
+#include "core/job.h"
 #include "core/optimizer.h"
 #include "core/simcluster.h"
 #include "remote/launcher.h"
@@ -13,65 +16,159 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
-            "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
-            "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
-            "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
-            "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
-            "\n"
-            "Opens the operator console (press ? inside for every key).\n"
-            "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
-            "  --cluster FILE     a cluster inventory, with --job FILE\n"
-            "  --optimizer NAME   %s\n"
-            "  --budget N         trials to run (default 60; :budget N changes it)\n"
-            "  --seed N           seed for the optimizer and the simulator (default 1)\n"
-            "  --pace-ms MS       pause between simulated trials (default 600)\n"
-            "  --launcher NAME    %s\n"
-            "  --trial-cmd CMD    the trial command for the local launcher\n"
-            "  --trial-timeout S  a trial running longer fails (default 600)\n"
-            "  --theme NAME       a theme from themes/ (default 'default')\n"
-            "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
-            "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"
-            "  --policy NAME      the simulated 16x4-GPU scheduler's policy (default doubling)\n"
-            "  --sched-jobs N     jobs arriving (Poisson) in the simulated scheduler (default 40)\n"
-            "  --sched-speed X    simulated seconds per real second (default 60)\n"
-            "  --no-sched         no simulated scheduler\n",
-            simcluster_settings_help(), optimizer_names(), launcher_names());
+    fprintf(
+        out,
+        "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
+        "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
+        "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
+        "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
+        "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
+        "                [--accept-new-host-keys] [--no-journal]\n"
+        "\n"
+        "Opens the operator console (press ? inside for every key).\n"
+        "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
+        "  --cluster FILE     a cluster inventory, with --job FILE\n"
+        "  --optimizer NAME   %s\n"
+        "  --budget N         trials to run (default 60; :budget N changes it)\n"
+        "  --seed N           seed for the optimizer and the simulator (default 1)\n"
+        "  --pace-ms MS       pause between simulated trials (default 600)\n"
+        "  --launcher NAME    %s\n"
+        "  --trial-cmd CMD    the trial command for the local launcher\n"
+        "  --trial-timeout S  a trial running longer fails (default 600)\n"
+        "  --theme NAME       a theme from themes/ (default 'default')\n"
+        "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
+        "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"
+        "  --policy NAME      the simulated 16x4-GPU scheduler's policy (default doubling)\n"
+        "  --sched-jobs N     jobs arriving (Poisson) in the simulated scheduler (default 40)\n"
+        "  --sched-speed X    simulated seconds per real second (default 60)\n"
+        "  --no-sched         no simulated scheduler\n"
+        "  --accept-new-host-keys  add every unknown host key to known_hosts (default: the\n"
+        "                     hosts view shows it and `a` accepts one after you compare)\n"
+        "  --no-journal       no session journal (default: one under $XDG_STATE_HOME/tunedeck)\n",
+        simcluster_settings_help(), optimizer_names(), launcher_names());
+}
+
+/* The console's session journal: the same format as `tunedeck tune`, so `tunedeck tune
+ * --resume ID` continues a console session headless. */
+typedef struct {
+    TuneJournal *tj;
+    const ConsoleOptions *o;
+} ConsoleJournal;
+
+static int journal_start(void *ud, Tuner *t, const char *launcher, Error *err)
+{
+    ConsoleJournal *cj = ud;
+    const ConsoleOptions *o = cj->o;
+    TuneSetup s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.sim, sizeof s.sim, "%s", o->cluster ? "" : o->sim ? o->sim : "B:googlenet");
+    snprintf(s.optimizer, sizeof s.optimizer, "%s", tuner_optimizer_name(t));
+    snprintf(s.launcher, sizeof s.launcher, "%s", launcher);
+    snprintf(s.trial_cmd, sizeof s.trial_cmd, "%s", o->trial_cmd ? o->trial_cmd : "");
+    s.seed = o->seed;
+    s.budget = o->budget;
+    s.timeout_s = o->trial_timeout_s;
+    if (o->cluster) {
+        Cluster *c = cluster_load(o->cluster, err);
+        JobSpec j;
+        memset(&j, 0, sizeof j);
+        if (!c || job_load(o->job, &j, err) < 0) {
+            cluster_free(c);
+            job_clear(&j);
+            return -1;
+        }
+        s.cluster = cluster_to_json(c);
+        s.job = job_to_json(&j);
+        cluster_free(c);
+        job_clear(&j);
+    }
+    int rc = tune_journal_start(cj->tj, t, &s, err);
+    tune_setup_clear(&s);
+    return rc;
+}
+
+static void journal_event(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    ConsoleJournal *cj = ud;
+    tune_journal_on_event(cj->tj, ev, rec);
+}
+
+static void journal_end(void *ud, const Tuner *t)
+{
+    ConsoleJournal *cj = ud;
+    tune_journal_end(cj->tj, t);
 }
 
 int cmd_console(int argc, char **argv)
 {
-    static const struct option LONG[] = {
-        {"sim", required_argument, 0, 'S'},       {"cluster", required_argument, 0, 'c'},
-        {"job", required_argument, 0, 'j'},       {"launcher", required_argument, 0, 'l'},
-        {"trial-cmd", required_argument, 0, 't'}, {"optimizer", required_argument, 0, 'o'},
-        {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
-        {"pace-ms", required_argument, 0, 'p'},   {"trial-timeout", required_argument, 0, 'T'},
-        {"theme", required_argument, 0, 'y'},     {"plot", required_argument, 0, 'P'},
-        {"ascii", no_argument, 0, 'A'},           {"help", no_argument, 0, 'h'},
-        {"policy", required_argument, 0, 'Y'},    {"sched-jobs", required_argument, 0, 'J'},
-        {"sched-speed", required_argument, 0, 'X'}, {"no-sched", no_argument, 0, 'N'},
-        {0, 0, 0, 0}};
+    static const struct option LONG[] = {{"sim", required_argument, 0, 'S'},
+                                         {"cluster", required_argument, 0, 'c'},
+                                         {"job", required_argument, 0, 'j'},
+                                         {"launcher", required_argument, 0, 'l'},
+                                         {"trial-cmd", required_argument, 0, 't'},
+                                         {"optimizer", required_argument, 0, 'o'},
+                                         {"budget", required_argument, 0, 'b'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"pace-ms", required_argument, 0, 'p'},
+                                         {"trial-timeout", required_argument, 0, 'T'},
+                                         {"theme", required_argument, 0, 'y'},
+                                         {"plot", required_argument, 0, 'P'},
+                                         {"ascii", no_argument, 0, 'A'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"policy", required_argument, 0, 'Y'},
+                                         {"sched-jobs", required_argument, 0, 'J'},
+                                         {"sched-speed", required_argument, 0, 'X'},
+                                         {"no-sched", no_argument, 0, 'N'},
+                                         {"accept-new-host-keys", no_argument, 0, 'K'},
+                                         {"no-journal", no_argument, 0, 'n'},
+                                         {0, 0, 0, 0}};
     ConsoleOptions o;
     console_defaults(&o);
     long v;
-    int c;
+    int c, no_journal = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         switch (c) {
-        case 'S': o.sim = optarg; break;
-        case 'c': o.cluster = optarg; break;
-        case 'j': o.job = optarg; break;
-        case 'l': o.launcher = optarg; break;
-        case 't': o.trial_cmd = optarg; break;
-        case 'o': o.optimizer = optarg; break;
-        case 'y': o.theme = optarg; break;
-        case 'P': o.plot = optarg; break;
-        case 'A': o.ascii = 1; break;
-        case 'Y': o.policy = optarg; break;
-        case 'N': o.no_sched = 1; break;
+        case 'S':
+            o.sim = optarg;
+            break;
+        case 'c':
+            o.cluster = optarg;
+            break;
+        case 'j':
+            o.job = optarg;
+            break;
+        case 'l':
+            o.launcher = optarg;
+            break;
+        case 't':
+            o.trial_cmd = optarg;
+            break;
+        case 'o':
+            o.optimizer = optarg;
+            break;
+        case 'y':
+            o.theme = optarg;
+            break;
+        case 'P':
+            o.plot = optarg;
+            break;
+        case 'A':
+            o.ascii = 1;
+            break;
+        case 'Y':
+            o.policy = optarg;
+            break;
+        case 'N':
+            o.no_sched = 1;
+            break;
+        case 'K':
+            o.accept_new_host_keys = 1;
+            break;
+        case 'n':
+            no_journal = 1;
+            break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
                 return 2;
@@ -96,10 +193,13 @@ int cmd_console(int argc, char **argv)
             o.pace_ms = (int)v;
             break;
         case 'T':
-            if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7, &o.trial_timeout_s) < 0)
+            if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7, &o.trial_timeout_s) <
+                0)
                 return 2;
             break;
-        case 'h': usage(stdout); return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             fprintf(stderr, "tunedeck: unknown or incomplete option '%s' (try --help)\n",
                     argv[optind - 1]);
@@ -114,10 +214,20 @@ int cmd_console(int argc, char **argv)
         fprintf(stderr, "tunedeck: --sim and --cluster: expected one of them, not both\n");
         return 2;
     }
-    Error err;
-    if (console_run(&o, &err) < 0) {
-        fprintf(stderr, "tunedeck: %s\n", err.msg);
-        return 1;
+    ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o};
+    if (cj.tj) {
+        o.journal = &cj;
+        o.journal_event = journal_event;
+        o.journal_start = journal_start;
+        o.journal_end = journal_end;
     }
-    return 0;
+    Error err;
+    int rc = console_run(&o, &err);
+    if (rc < 0)
+        fprintf(stderr, "tunedeck: %s\n", err.msg);
+    else if (cj.tj && tune_journal_id(cj.tj)[0])
+        fprintf(stderr, "tunedeck: session %s (journal %s; tunedeck tune --resume %s goes on)\n",
+                tune_journal_id(cj.tj), tune_journal_path(cj.tj), tune_journal_id(cj.tj));
+    tune_journal_free(cj.tj);
+    return rc < 0 ? 1 : 0;
 }

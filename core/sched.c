@@ -557,9 +557,8 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         if (j->done && sched_job_finish(s, i) < 0)
             return error_set(err, "scheduler: out of memory");
     }
-    /* Jobs finish mid-interval in any order of index: keep the log in time order. (Not with
-     * no events: qsort's pointer must not be NULL, which UBSan caught.) */
-    if (s->n_events > first_event)
+    /* Jobs finish mid-interval in any order of index: keep the log in time order. */
+    if (s->n_events > first_event) /* no log yet: events may still be NULL */
         qsort(s->events + first_event, s->n_events - first_event, sizeof *s->events,
               event_time_cmp);
     s->held_gpu_s += held;

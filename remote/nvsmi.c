@@ -47,9 +47,9 @@ static int number(const char *text, double max, double *out, int *known, const c
     while (*end == ' ')
         end++;
     /* Tolerate a unit when nounits was not honoured ("1024 MiB", "37 %"). */
-    if (end == text || (*end && strcmp(end, "MiB") != 0 && strcmp(end, "%") != 0))
+    if (end == text || !isfinite(v) || (*end && strcmp(end, "MiB") != 0 && strcmp(end, "%") != 0))
         return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
-    if (!isfinite(v) || v < 0 || v > max)
+    if (v < 0 || v > max)
         return error_set(err, "%s: expected a number in [0, %g] or [N/A], found '%s'", what, max,
                          text);
     *out = v;
@@ -72,7 +72,9 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
     char *end;
     long idx = strtol(f[0], &end, 10);
     if (end == f[0] || *end || idx < 0 || idx > INT_MAX)
-        return error_set(err, "nvidia-smi gpu line: index: expected a number, found '%s'", f[0]);
+        return error_set(err,
+                         "nvidia-smi gpu line: index: expected a number in [0, %d], found '%s'",
+                         INT_MAX, f[0]);
     if (strncmp(f[1], "GPU-", 4) != 0 && strncmp(f[1], "MIG-", 4) != 0)
         return error_set(err, "nvidia-smi gpu line: uuid: expected GPU-..., found '%s'", f[1]);
     out->index = (int)idx;

@@ -28,8 +28,8 @@ void console_defaults(ConsoleOptions *o)
     o->seed = 1;
     o->pace_ms = -1;
     o->trial_timeout_s = 600;
-    o->plot = "braille";
-    o->theme = "default";
+    o->plot = NULL;  /* the config file's, else braille */
+    o->theme = NULL; /* the config file's, else default */
     o->optimizer = optimizer_find("bespoke") ? "bespoke" : "random";
     o->policy = "doubling";
     o->sched_jobs = 40;
@@ -94,6 +94,8 @@ void app_rebuild_table(App *a)
 static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
 {
     App *a = ud;
+    if (a->journal_event)
+        a->journal_event(a->journal, ev, rec); /* on disk before the screen shows it */
     if (ev == TUNER_EVENT_STARTED && a->pace_ms > 0) {
         /* The simulator answers at once: hold the next trial back so a person can watch. */
         tuner_set_paused(a->tuner, 1);
@@ -153,10 +155,9 @@ static void draw_status(const App *a)
     } else if (a->message[0]) {
         draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
     } else {
-        static const char *const HINTS[][2] = {{"?", "help"},  {"1-3", "views"},
-                                               {"/", "filter"}, {":", "command"},
-                                               {"e", "edit"},   {"Space", "pause"},
-                                               {"q", "quit"}};
+        static const char *const HINTS[][2] = {
+            {"?", "help"}, {"1-3", "views"},   {"/", "filter"}, {":", "command"},
+            {"e", "edit"}, {"Space", "pause"}, {"q", "quit"}};
         int x = 0;
         for (size_t i = 0; i < sizeof HINTS / sizeof HINTS[0]; i++) {
             x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i][0]);
@@ -174,8 +175,9 @@ void app_clamp_scroll(App *a)
         a->scroll = a->sel;
     if (a->sel >= a->scroll + (size_t)rows)
         a->scroll = a->sel - (size_t)rows + 1;
-    if (a->scroll > a->table.n_shown)
-        a->scroll = 0;
+    /* No empty rows below the last trial while earlier ones are scrolled away. */
+    if (a->scroll + (size_t)rows > a->table.n_shown)
+        a->scroll = a->table.n_shown > (size_t)rows ? a->table.n_shown - (size_t)rows : 0;
 }
 
 void app_draw(App *a)
@@ -222,8 +224,8 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         a->cluster = simcluster_cluster(a->sim);
         a->job = simcluster_job(a->sim);
     }
-    const char *lname = o->launcher ? o->launcher
-                        : a->sim    ? "sim"
+    const char *lname = o->launcher                   ? o->launcher
+                        : a->sim                      ? "sim"
                         : a->cluster->trial.launch[0] ? a->cluster->trial.launch
                                                       : "local";
     const LauncherKind *lk = launcher_find(lname);
@@ -231,11 +233,24 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         return error_set(err, "--launcher: unknown launcher '%s': expected one of %s", lname,
                          launcher_names());
     if (!a->sim && strcmp(lname, "sim") == 0)
-        return error_set(err, "--launcher sim: expected no --cluster (the simulator brings its own)");
+        return error_set(err,
+                         "--launcher sim: expected no --cluster (the simulator brings its own)");
     const char *cmd = o->trial_cmd ? o->trial_cmd : a->cluster->trial.command;
     if (strcmp(lname, "sim") != 0 && (!cmd || !cmd[0]))
-        return error_set(err, "--trial-cmd: the %s launcher needs a trial command (or "
-                              "trial.command in the inventory)", lname);
+        return error_set(err,
+                         "--trial-cmd: the %s launcher needs a trial command (or "
+                         "trial.command in the inventory)",
+                         lname);
+    if (!a->sim) {
+        /* One SSH session per host, shown in the hosts view; the remote launchers use it. */
+        HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
+                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+        a->pool = hostpool_new(&po, err);
+        if (!a->pool || hostpool_add_cluster(a->pool, a->cluster, err) < 0)
+            return error_prefix(err, "--cluster");
+        for (size_t m = 0; m < hostpool_size(a->pool); m++)
+            hostpool_connect(a->pool, m, 1);
+    }
     TunerConfig cfg = {
         .cluster = a->cluster,
         .job = a->job,
@@ -243,8 +258,11 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         .seed = (uint64_t)o->seed,
         .budget = o->budget,
         .launcher = lk,
-        .launch = {.command = cmd, .timeout_s = o->trial_timeout_s, .sim = a->sim,
-                   .seed = (uint64_t)o->seed},
+        .launch = {.command = cmd,
+                   .timeout_s = o->trial_timeout_s,
+                   .sim = a->sim,
+                   .seed = (uint64_t)o->seed,
+                   .remote = a->pool},
         .async_suggest = 1,
         .on_event = on_tuner_event,
         .userdata = a,
@@ -252,6 +270,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     a->tuner = tuner_new(&cfg, err);
     if (!a->tuner)
         return error_prefix(err, "--optimizer");
+    snprintf(a->launcher, sizeof a->launcher, "%s", lname);
     a->pace_ms = o->pace_ms >= 0 ? o->pace_ms : a->sim ? 600 : 0;
     if (a->sim && !o->no_sched) {
         SimSchedOptions so;
@@ -271,7 +290,10 @@ static void close_session(App *a)
 {
     editor_free(a->editor);
     suggestion_clear(&a->pred);
-    tuner_free(a->tuner);
+    tuner_free(a->tuner); /* before the pool its runs use */
+    hostpool_free(a->accept_pool);
+    hostpool_free(a->pool);
+    free(a->refused_fp);
     trials_free(&a->table);
     simsched_free(a->ss);
     free(a->snap.hosts);
@@ -303,6 +325,24 @@ int app_set_theme(App *a, const char *name)
     return rc;
 }
 
+void app_set_pause(App *a, int paused)
+{
+    a->user_paused = paused;
+    tuner_set_paused(a->tuner, paused);
+    if (!paused)
+        a->next_trial_ms = clock_now_ms();
+    app_log(a, paused ? "paused: no new trial starts" : "resumed");
+}
+
+void app_save_config(App *a)
+{
+    Error err;
+    if (!a->config_file[0])
+        return;
+    if (config_save(a->config_file, &a->config, &err) < 0)
+        app_message(a, 1, "settings not saved: %s", err.msg);
+}
+
 static int64_t min_deadline(int64_t a, int64_t b)
 {
     return a < 0 ? b : b < 0 ? a : a < b ? a : b;
@@ -314,20 +354,48 @@ int console_run(const ConsoleOptions *o, Error *err)
     App *a = calloc(1, sizeof *a);
     a->follow = 1;
     a->sort = TRIAL_COL_NUMBER;
-    a->plot_style = plot_style_find(o->plot ? o->plot : "braille");
+    Error cerr;
+    int config_bad = 0;
+    if (config_path(a->config_file, sizeof a->config_file))
+        config_bad = config_load(a->config_file, &a->config, &cerr) < 0;
+    else
+        config_defaults(&a->config);
+    const char *plot = o->plot ? o->plot : a->config.plot[0] ? a->config.plot : "braille";
+    a->plot_style = plot_style_find(plot);
+    if (!a->plot_style && !o->plot) {
+        a->plot_style = plot_style_find("braille");
+        config_bad = 1;
+        error_set(&cerr, "%s: plot: expected braille, block or ascii, found '%s'", a->config_file,
+                  plot);
+    }
     if (!a->plot_style) {
         free(a);
-        return error_set(err, "--plot: unknown style '%s': expected braille, block or ascii", o->plot);
+        return error_set(err, "--plot: unknown style '%s': expected braille, block or ascii",
+                         o->plot);
     }
     if (open_session(a, o, err) < 0 || term_open(err) < 0) {
         close_session(a);
         free(a);
         return -1;
     }
+    /* The journal starts once the screen is ours: a console that never ran leaves none. */
+    if (o->journal && o->journal_start) {
+        Error jerr;
+        if (o->journal_start(o->journal, a->tuner, a->launcher, &jerr) == 0) {
+            a->journal = o->journal;
+            a->journal_event = o->journal_event;
+        } else {
+            snprintf(a->journal_note, sizeof a->journal_note, "no session journal: %s", jerr.msg);
+        }
+    }
     draw_init(o->ascii);
     if (!draw_unicode() && strcmp(a->plot_style->name, "braille") == 0)
         a->plot_style = plot_style_find("ascii");
-    app_set_theme(a, o->theme ? o->theme : "default");
+    app_set_theme(a, o->theme ? o->theme : a->config.theme[0] ? a->config.theme : "default");
+    if (config_bad)
+        app_message(a, 1, "settings ignored: %s", cerr.msg);
+    if (a->journal_note[0])
+        app_log(a, "%s", a->journal_note);
     view_cluster_snapshot(a);
     if (a->ss)
         sched_changed(a);
@@ -347,6 +415,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         fds[1] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
         int64_t deadline = -1;
         size_t tn = tuner_pollfds(a->tuner, fds + 2, MAX_FDS - 2, &deadline);
+        size_t hn = hosts_pollfds(a, fds + 2 + tn, MAX_FDS - 2 - tn, &deadline);
         if (a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) && !tuner_done(a->tuner))
             deadline = min_deadline(deadline, a->next_trial_ms);
         if (a->ss) {
@@ -360,7 +429,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         int timeout = -1;
         if (deadline >= 0)
             timeout = deadline <= now ? 0 : deadline - now > 60000 ? 60000 : (int)(deadline - now);
-        int rc = poll(fds, 2 + tn, timeout);
+        int rc = poll(fds, 2 + tn + hn, timeout);
         if (rc < 0 && errno != EINTR) {
             error_set(err, "poll: %s", strerror(errno));
             break;
@@ -380,6 +449,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         if (rc > 0 && (fds[0].revents & (POLLIN | POLLHUP)))
             input_handle(a);
         tuner_step(a->tuner, fds + 2, rc > 0 ? tn : 0, now);
+        hosts_step(a, fds + 2 + tn, rc > 0 ? hn : 0, now);
         if (a->ss && !a->user_paused) {
             int64_t due = simsched_deadline(a->ss);
             if (due >= 0 && now >= due) {
@@ -401,6 +471,8 @@ int console_run(const ConsoleOptions *o, Error *err)
         }
     }
     int failed = !a->quit;
+    if (a->journal && o->journal_end)
+        o->journal_end(a->journal, a->tuner);
     term_close();
     close_session(a);
     free(a);

@@ -4,24 +4,33 @@
 #define TUNEDECK_CONSOLE_H
 
 #include "core/error.h"
+#include "remote/tuner.h"
 
 typedef struct {
-    const char *sim;        /* "B:googlenet" when no cluster is given */
+    const char *sim; /* "B:googlenet" when no cluster is given */
     const char *cluster, *job;
     const char *launcher, *trial_cmd;
     const char *optimizer;
-    const char *theme;      /* a name in themes/ */
-    const char *plot;       /* braille, block, ascii */
+    const char *theme; /* a name in themes/ */
+    const char *plot;  /* braille, block, ascii */
     int budget;
     long seed;
-    int pace_ms;            /* pause between trials; < 0: 600 on the simulator, 0 otherwise */
+    int pace_ms; /* pause between trials; < 0: 600 on the simulator, 0 otherwise */
     double trial_timeout_s;
-    int ascii;              /* no Unicode glyphs */
+    int ascii; /* no Unicode glyphs */
     /* the simulated cluster scheduler (on the simulator only) */
     int no_sched;
+    int accept_new_host_keys; /* --accept-new-host-keys: every unknown key (not the default) */
     const char *policy;
     int sched_jobs;
-    double sched_speed;     /* simulated seconds per real second */
+    double sched_speed; /* simulated seconds per real second */
+    /* The session journal, owned by the caller (cmd/); NULL: none. The console calls
+     * journal_start once its tuner exists, journal_event before acting on every tuner event,
+     * and journal_end when the operator quits. */
+    void *journal;
+    TunerEventFn journal_event;
+    int (*journal_start)(void *journal, Tuner *t, const char *launcher, Error *err);
+    void (*journal_end)(void *journal, const Tuner *t);
 } ConsoleOptions;
 
 void console_defaults(ConsoleOptions *o);

@@ -146,7 +146,7 @@ void draw_bar(int y, int x, int w, double frac, Role role)
     if (frac > 1)
         frac = 1;
     int eighths = (int)lround(frac * w * 8);
-    static const wchar_t PART[8] = {L' ', L'\x258f', L'\x258e', L'\x258d',
+    static const wchar_t PART[8] = {L' ',      L'\x258f', L'\x258e', L'\x258d',
                                     L'\x258c', L'\x258b', L'\x258a', L'\x2589'};
     for (int i = 0; i < w; i++) {
         int e = eighths - i * 8;

@@ -14,12 +14,12 @@ typedef struct {
 } EditorRow;
 
 typedef struct {
-    Schedule *s;     /* the edited schedule, owned */
+    Schedule *s; /* the edited schedule, owned */
     EditorRow *rows;
     size_t n_rows, cursor;
-    long mark;       /* row whose device gives inputs to the cursor's device; -1 none */
-    int step;        /* inputs moved per key press */
-    unsigned version;/* bumped by every change to the schedule */
+    long mark;        /* row whose device gives inputs to the cursor's device; -1 none */
+    int step;         /* inputs moved per key press */
+    unsigned version; /* bumped by every change to the schedule */
 } Editor;
 
 Editor *editor_new(const Schedule *from);

@@ -55,8 +55,10 @@ static void open_editor(App *a)
     a->editor = editor_new(rec->suggestion.schedule);
     a->pred_stale = 1;
     a->view = VIEW_TUNE;
-    app_message(a, 0, "editing trial %d's schedule: + - move inputs, m source, w/p roles, "
-                      "Enter launch, Esc discard", rec->trial);
+    app_message(a, 0,
+                "editing trial %d's schedule: + - move inputs, m source, w/p roles, "
+                "Enter launch, Esc discard",
+                rec->trial);
 }
 
 static void close_editor(App *a)
@@ -94,34 +96,65 @@ static void editor_key(App *a, int ch)
     Editor *e = a->editor;
     unsigned before = e->version;
     switch (ch) {
-    case KEY_UP: case 'k': editor_cursor_move(e, -1); break;
-    case KEY_DOWN: case 'j': editor_cursor_move(e, 1); break;
-    case KEY_PPAGE: editor_cursor_move(e, -10); break;
-    case KEY_NPAGE: editor_cursor_move(e, 10); break;
-    case '+': case '=': case KEY_RIGHT: case 'l':
-        if (editor_adjust(e, 1) == 0)
-            app_message(a, 1, e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
-                                                            : "the source device has no input left");
+    case KEY_UP:
+    case 'k':
+        editor_cursor_move(e, -1);
         break;
-    case '-': case KEY_LEFT: case 'h':
+    case KEY_DOWN:
+    case 'j':
+        editor_cursor_move(e, 1);
+        break;
+    case KEY_PPAGE:
+        editor_cursor_move(e, -10);
+        break;
+    case KEY_NPAGE:
+        editor_cursor_move(e, 10);
+        break;
+    case '+':
+    case '=':
+    case KEY_RIGHT:
+    case 'l':
+        if (editor_adjust(e, 1) == 0)
+            app_message(a, 1,
+                        e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                      : "the source device has no input left");
+        break;
+    case '-':
+    case KEY_LEFT:
+    case 'h':
         if (editor_adjust(e, -1) == 0)
-            app_message(a, 1, e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
-                                                            : "this device has no input to give");
+            app_message(a, 1,
+                        e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                      : "this device has no input to give");
         break;
     case 'm':
         if (editor_toggle_mark(e) < 0)
             app_message(a, 1, "the source must be a device row");
         break;
-    case 'w': editor_toggle_worker(e); break;
-    case 'p': editor_toggle_ps(e); break;
-    case '[': editor_cycle_step(e, -1); break;
-    case ']': editor_cycle_step(e, 1); break;
-    case '\r': case '\n': case KEY_ENTER: launch_edit(a); return;
-    case KEY_ESC: case 'd':
+    case 'w':
+        editor_toggle_worker(e);
+        break;
+    case 'p':
+        editor_toggle_ps(e);
+        break;
+    case '[':
+        editor_cycle_step(e, -1);
+        break;
+    case ']':
+        editor_cycle_step(e, 1);
+        break;
+    case '\r':
+    case '\n':
+    case KEY_ENTER:
+        launch_edit(a);
+        return;
+    case KEY_ESC:
+    case 'd':
         close_editor(a);
         app_message(a, 0, "edit discarded");
         return;
-    default: return;
+    default:
+        return;
     }
     if (e->version != before)
         a->pred_stale = 1;
@@ -145,133 +178,6 @@ static void select_trial(App *a, long delta)
 static void clamp_scroll(App *a)
 {
     app_clamp_scroll(a);
-}
-
-static void set_pause(App *a, int paused)
-{
-    a->user_paused = paused;
-    tuner_set_paused(a->tuner, paused);
-    if (!paused)
-        a->next_trial_ms = clock_now_ms();
-    app_log(a, paused ? "paused: no new trial starts" : "resumed");
-}
-
-/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
- * applied at the next decision (the scheduler's rule) and logged. */
-static int sched_command(App *a, const char *word, const char *arg)
-{
-    if (!a->ss) {
-        app_message(a, 1, ":%s: no cluster scheduler runs in this session", word);
-        return -1;
-    }
-    SchedState *st = simsched_state_mut(a->ss);
-    char name[64] = "";
-    long n = 0;
-    int got = sscanf(arg, "%63s %ld", name, &n);
-    Error err;
-    int rc;
-    if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
-        int node = -1;
-        for (int i = 0; i < sched_node_count(st); i++)
-            if (strcmp(sched_node_name(st, i), name) == 0)
-                node = i;
-        if (node < 0) {
-            app_message(a, 1, ":%s: expected a node name (e.g. %s), found '%s'", word,
-                        sched_node_name(st, 0), name);
-            return -1;
-        }
-        rc = sched_drain_node(st, node, word[0] == 'd', &err);
-    } else {
-        int job = got >= 1 ? sched_job_find(st, name) : -1;
-        if (job < 0) {
-            app_message(a, 1, ":%s: expected a job name from the job list, found '%s'", word, name);
-            return -1;
-        }
-        if (strcmp(word, "pin") == 0) {
-            if (got != 2 || n < 0) {
-                app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
-                return -1;
-            }
-            rc = sched_pin(st, (size_t)job, (int)n, &err);
-        } else {
-            rc = sched_pause(st, (size_t)job, word[0] == 'p', &err);
-        }
-    }
-    if (rc < 0) {
-        app_message(a, 1, ":%s: %s", word, err.msg);
-        return -1;
-    }
-    app_log(a, "override: %s %s (at the next decision)", word, arg);
-    app_message(a, 0, "%s %s: applied at the next scheduling decision", word, arg);
-    return 0;
-}
-
-int input_command(App *a, const char *line)
-{
-    char word[32] = "", arg[96] = "";
-    sscanf(line, " %31s %95[^\n]", word, arg);
-    for (size_t n = strlen(arg); n > 0 && arg[n - 1] == ' '; n--)
-        arg[n - 1] = 0;
-    if (!word[0])
-        return 0;
-    if (strcmp(word, "budget") == 0) {
-        char *end;
-        long n = strtol(arg, &end, 10);
-        if (!arg[0] || *end || n < 1 || n > 100000) {
-            app_message(a, 1, ":budget: expected a number of trials 1-100000, found '%s'", arg);
-            return -1;
-        }
-        tuner_set_budget(a->tuner, (int)n);
-        a->next_trial_ms = clock_now_ms();
-        app_log(a, "budget set to %ld trials", n);
-    } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
-        set_pause(a, word[0] == 'p');
-    } else if (strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0 ||
-               strcmp(word, "pin") == 0 || strcmp(word, "drain") == 0 ||
-               strcmp(word, "undrain") == 0) {
-        return sched_command(a, word, arg);
-    } else if (strcmp(word, "plot") == 0) {
-        const PlotStyle *s = plot_style_find(arg);
-        if (!s) {
-            app_message(a, 1, ":plot: expected braille, block or ascii, found '%s'", arg);
-            return -1;
-        }
-        a->plot_style = s;
-    } else if (strcmp(word, "sort") == 0) {
-        int found = -1;
-        for (int c = 0; c < TRIAL_COL_COUNT; c++)
-            if (strcmp(arg, trials_column_name((TrialColumn)c)) == 0)
-                found = c;
-        if (found < 0) {
-            app_message(a, 1, ":sort: expected trial, status, time, best, predicted, error or "
-                              "workers, found '%s'", arg);
-            return -1;
-        }
-        a->sort = (TrialColumn)found;
-        a->table_stale = 1;
-    } else if (strcmp(word, "filter") == 0) {
-        snprintf(a->filter, sizeof a->filter, "%s", arg);
-        a->table_stale = 1;
-    } else if (strcmp(word, "theme") == 0) {
-        if (app_set_theme(a, arg) < 0)
-            return -1;
-    } else if (strcmp(word, "policy") == 0) {
-        if (!a->ss)
-            app_message(a, 1, ":policy: no cluster scheduler runs in this session");
-        else
-            app_message(a, 1, ":policy: the scheduler cannot change policy while it runs; "
-                              "start the console with --policy %s", arg[0] ? arg : "NAME");
-        return -1;
-    } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) {
-        a->quit = 1;
-    } else {
-        app_message(a, 1, "unknown command '%s': expected budget, pause, resume, pin, drain, "
-                          "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
-                    word);
-        return -1;
-    }
-    a->dirty = 1;
-    return 0;
 }
 
 static void prompt_key(App *a, wint_t ch, int is_key)
@@ -309,6 +215,10 @@ static void mouse(App *a)
     MEVENT ev;
     if (getmouse(&ev) != OK)
         return;
+    /* Releases are asked for only so that a press is reported at once (not held back to
+     * become a click); they do nothing themselves. */
+    if (!(ev.bstate & (BUTTON1_PRESSED | BUTTON3_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED)))
+        return;
     int wheel_up = ev.bstate & BUTTON4_PRESSED, wheel_down = ev.bstate & BUTTON5_PRESSED;
     if (ev.y == 0 && !wheel_up && !wheel_down) {
         int x = 0;
@@ -323,21 +233,26 @@ static void mouse(App *a)
     }
     const Layout *l = &a->layout;
     if (a->editor && l->shown[PANE_EDITOR] && rect_contains(l->rect[PANE_EDITOR], ev.x, ev.y)) {
-        if (wheel_up || wheel_down)
-            editor_cursor_move(a->editor, wheel_up ? -1 : 1);
-        else {
-            /* The editor lists rows from its 4th line, scrolled to keep the cursor shown. */
-            Rect r = l->rect[PANE_EDITOR];
-            int rows = r.h - 4 - (r.h - 2 >= 8 ? 1 : 0);
-            size_t first = rows > 0 && a->editor->cursor >= (size_t)rows ? a->editor->cursor - (size_t)rows + 1 : 0;
-            long row = ev.y - (r.y + 3);
-            if (row >= 0 && row < rows)
-                editor_cursor_set(a->editor, first + (size_t)row);
+        Editor *e = a->editor;
+        Rect list = view_editor_rows(l->rect[PANE_EDITOR]);
+        if (wheel_up || wheel_down) {
+            editor_cursor_move(e, wheel_up ? -1 : 1);
+        } else if (rect_contains(list, ev.x, ev.y)) {
+            /* A click selects a row; a click on the selected device row moves inputs like
+             * `+` (left button) or `-` (right button). */
+            size_t first = e->cursor >= (size_t)list.h ? e->cursor - (size_t)list.h + 1 : 0;
+            size_t row = first + (size_t)(ev.y - list.y);
+            int right = (ev.bstate & (BUTTON3_PRESSED | BUTTON3_CLICKED)) != 0;
+            if (row == e->cursor && e->rows[row].device >= 0)
+                editor_key(a, right ? '-' : '+');
+            else if (row < e->n_rows)
+                editor_cursor_set(e, row);
         }
         a->dirty = 1;
         return;
     }
-    if (a->view == VIEW_TUNE && l->shown[PANE_TRIALS] && rect_contains(l->rect[PANE_TRIALS], ev.x, ev.y)) {
+    if (a->view == VIEW_TUNE && l->shown[PANE_TRIALS] &&
+        rect_contains(l->rect[PANE_TRIALS], ev.x, ev.y)) {
         if (wheel_up || wheel_down) {
             select_trial(a, wheel_up ? -3 : 3);
         } else {
@@ -366,9 +281,18 @@ static void key(App *a, wint_t ch, int is_key)
         a->dirty = 1;
         return;
     }
+    if (a->confirm_accept) {
+        a->confirm_accept = 0;
+        if (!is_key && (ch == 'y' || ch == 'Y'))
+            hosts_accept_confirmed(a);
+        else
+            app_message(a, 0, "host key not accepted");
+        a->dirty = 1;
+        return;
+    }
     if (a->confirm_quit) {
         a->confirm_quit = 0;
-        if (!is_key && (ch == 'y' || ch == 'Y' || ch == 'q'))
+        if (!is_key && (ch == 'y' || ch == 'Y' || (int)ch == a->config.keys[ACT_QUIT]))
             a->quit = 1;
         a->dirty = 1;
         return;
@@ -395,44 +319,123 @@ static void key(App *a, wint_t ch, int is_key)
             return;
         }
     }
+    if (!is_key && ch < 128) {
+        /* Rebound keys (config.json "keys"): a bound key acts as the action's built-in key;
+         * a built-in key whose action moved elsewhere does nothing. */
+        int act = config_action_of(&a->config, (int)ch);
+        if (act >= 0) {
+            ch = (wint_t)config_default_key((KeyAction)act);
+        } else {
+            for (int i = 0; i < ACT_COUNT; i++)
+                if ((int)ch == config_default_key((KeyAction)i))
+                    return;
+        }
+    }
     if (is_key) {
         switch (ch) {
-        case KEY_F(1): a->help = 1; break;
-        case KEY_F(3): a->prompt = '/'; snprintf(a->input, sizeof a->input, "%s", a->filter); break;
-        case KEY_F(6): a->sort = (a->sort + 1) % TRIAL_COL_COUNT; a->table_stale = 1; break;
-        case KEY_F(10): goto quit;
-        case KEY_BTAB: a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT; break;
-        case KEY_UP: goto up;
-        case KEY_DOWN: goto down;
-        case KEY_PPAGE: select_trial(a, -10); break;
-        case KEY_NPAGE: select_trial(a, 10); break;
-        case KEY_HOME: select_trial(a, -(long)a->table.n_shown); break;
-        case KEY_END: select_trial(a, (long)a->table.n_shown); break;
-        case KEY_ENTER: open_editor(a); break;
-        default: break;
+        case KEY_F(1):
+            a->help = 1;
+            break;
+        case KEY_F(3):
+            a->prompt = '/';
+            snprintf(a->input, sizeof a->input, "%s", a->filter);
+            break;
+        case KEY_F(6):
+            a->sort = (a->sort + 1) % TRIAL_COL_COUNT;
+            a->table_stale = 1;
+            break;
+        case KEY_F(10):
+            goto quit;
+        case KEY_BTAB:
+            a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT;
+            break;
+        case KEY_UP:
+            goto up;
+        case KEY_DOWN:
+            goto down;
+        case KEY_PPAGE:
+            select_trial(a, -10);
+            break;
+        case KEY_NPAGE:
+            select_trial(a, 10);
+            break;
+        case KEY_HOME:
+            select_trial(a, -(long)a->table.n_shown);
+            break;
+        case KEY_END:
+            select_trial(a, (long)a->table.n_shown);
+            break;
+        case KEY_ENTER:
+            open_editor(a);
+            break;
+        default:
+            break;
         }
         clamp_scroll(a);
         return;
     }
     switch (ch) {
-    case '1': case '2': case '3': a->view = (ViewId)(ch - '1'); break;
-    case '\t': a->view = (a->view + 1) % VIEW_COUNT; break;
-    case '?': a->help = 1; break;
-    case '/': a->prompt = '/'; snprintf(a->input, sizeof a->input, "%s", a->filter); break;
-    case ':': a->prompt = ':'; a->input[0] = 0; break;
-    case ' ': set_pause(a, !a->user_paused); break;
-    case KEY_CTRL_L: clearok(curscr, TRUE); break;
-    case 's': a->sort = (a->sort + 1) % TRIAL_COL_COUNT; a->table_stale = 1; break;
-    case 'r': a->sort_desc = !a->sort_desc; a->table_stale = 1; break;
-    case 'g': select_trial(a, -(long)a->table.n_shown); break;
-    case 'G': select_trial(a, (long)a->table.n_shown); break;
-    case 'e': case '\r': case '\n':
+    case '1':
+    case '2':
+    case '3':
+        a->view = (ViewId)(ch - '1');
+        break;
+    case '\t':
+        a->view = (a->view + 1) % VIEW_COUNT;
+        break;
+    case '?':
+        a->help = 1;
+        break;
+    case '/':
+        a->prompt = '/';
+        snprintf(a->input, sizeof a->input, "%s", a->filter);
+        break;
+    case ':':
+        a->prompt = ':';
+        a->input[0] = 0;
+        break;
+    case ' ':
+        app_set_pause(a, !a->user_paused);
+        break;
+    case KEY_CTRL_L:
+        clearok(curscr, TRUE);
+        break;
+    case 's':
+        a->sort = (a->sort + 1) % TRIAL_COL_COUNT;
+        a->table_stale = 1;
+        break;
+    case 'r':
+        a->sort_desc = !a->sort_desc;
+        a->table_stale = 1;
+        break;
+    case 'g':
+        select_trial(a, -(long)a->table.n_shown);
+        break;
+    case 'G':
+        select_trial(a, (long)a->table.n_shown);
+        break;
+    case 'e':
+    case '\r':
+    case '\n':
         if (a->view == VIEW_TUNE)
             open_editor(a);
         break;
+    case 'a':
+        if (a->view == VIEW_HOSTS)
+            hosts_accept_selected(a);
+        break;
+    case 'c':
+        if (a->view == VIEW_HOSTS && a->pool && a->host_sel < hostpool_size(a->pool)) {
+            hostpool_connect(a->pool, a->host_sel, 1);
+            app_message(a, 0, "reconnecting");
+        }
+        break;
     case 'k':
     up:
-        if (a->view == VIEW_CLUSTER) {
+        if (a->view == VIEW_HOSTS) {
+            if (a->host_sel)
+                a->host_sel--;
+        } else if (a->view == VIEW_CLUSTER) {
             if (a->loads_scroll)
                 a->loads_scroll--;
         } else
@@ -440,7 +443,10 @@ static void key(App *a, wint_t ch, int is_key)
         break;
     case 'j':
     down:
-        if (a->view == VIEW_CLUSTER) {
+        if (a->view == VIEW_HOSTS) {
+            if (a->host_sel + 1 < a->cluster->n_machines)
+                a->host_sel++;
+        } else if (a->view == VIEW_CLUSTER) {
             if (a->loads_scroll + 1 < a->snap.n_hosts)
                 a->loads_scroll++;
         } else
@@ -453,7 +459,8 @@ static void key(App *a, wint_t ch, int is_key)
         else
             a->quit = 1;
         break;
-    default: break;
+    default:
+        break;
     }
     clamp_scroll(a);
 }

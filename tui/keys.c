@@ -19,7 +19,8 @@ const KeyHelp HELP_KEYS[] = {
     {"trials", "PgUp PgDn g G", "page, first, last"},
     {"trials", "s F6 / r", "next sort column / reverse the order"},
     {"trials", "e Enter", "edit the selected trial's schedule as an override"},
-    {"cluster", "Up Down j k", "scroll the hosts"},
+    {"cl/hosts", "Up Down j k", "scroll the hosts / select a host"},
+    {"hosts", "a / c", "accept its unknown host key (shows the fingerprint) / reconnect"},
     {"editor", "Up Down j k", "select a machine or device"},
     {"editor", "+ - Right Left l h", "add / remove inputs on the device"},
     {"editor", "m", "mark the device as the source: +/- then move inputs"},
@@ -28,6 +29,8 @@ const KeyHelp HELP_KEYS[] = {
     {"editor", "Enter", "launch as the next trial (only when valid)"},
     {"editor", "Esc", "discard the edit"},
     {"mouse", "click, wheel", "select a row or a tab; scroll"},
+    {"mouse", "click again", "editor: on the selected device, left +, right - inputs"},
+    {"config", "config.json", "\"keys\": {\"quit\": \"x\"} rebinds an action (README)"},
 };
 const size_t HELP_KEYS_COUNT = sizeof HELP_KEYS / sizeof HELP_KEYS[0];
 

@@ -6,7 +6,7 @@
 
 static const char *const PANE_NAMES[PANE_COUNT] = {
     "tabs", "status", "surrogate", "editor", "best-so-far", "trials",
-    "log",  "loads",  "gpu-grid",  "jobs",   "hosts", "timeline",
+    "log",  "loads",  "gpu-grid",  "jobs",   "hosts",       "timeline",
 };
 static const char *const VIEW_NAMES[VIEW_COUNT] = {"Tune", "Cluster", "Hosts"};
 
@@ -130,8 +130,12 @@ void layout_compute(int cols, int rows, ViewId view, unsigned flags, Layout *out
     if (body_h < 0)
         body_h = 0;
     switch (view) {
-    case VIEW_TUNE: tune(out, cols, body_y, body_h, flags); break;
-    case VIEW_CLUSTER: cluster(out, cols, body_y, body_h); break;
+    case VIEW_TUNE:
+        tune(out, cols, body_y, body_h, flags);
+        break;
+    case VIEW_CLUSTER:
+        cluster(out, cols, body_y, body_h);
+        break;
     default:
         add(out, PANE_HOSTS);
         add(out, PANE_LOG);

@@ -33,9 +33,9 @@ enum { PANE_MIN_W = 16, PANE_MIN_H = 3 };
 typedef struct {
     int cols, rows;
     ViewId view;
-    int n;                   /* panes of this view, placed or hidden */
+    int n; /* panes of this view, placed or hidden */
     PaneId id[PANE_COUNT];
-    Rect rect[PANE_COUNT];   /* indexed by PaneId; w = h = 0 when hidden */
+    Rect rect[PANE_COUNT]; /* indexed by PaneId; w = h = 0 when hidden */
     unsigned char shown[PANE_COUNT];
     unsigned char in_view[PANE_COUNT];
 } Layout;

@@ -132,8 +132,8 @@ void plot_render(PlotGrid *g, const PlotStyle *style, double x_max, double y_min
             unsigned char id = 0;
             for (int ry = 0; ry < style->dots_y; ry++)
                 for (int rx = 0; rx < style->dots_x; rx++) {
-                    unsigned char v = d.dot[(size_t)(cy * style->dots_y + ry) * d.dw +
-                                            cx * style->dots_x + rx];
+                    unsigned char v =
+                        d.dot[(size_t)(cy * style->dots_y + ry) * d.dw + cx * style->dots_x + rx];
                     if (v) {
                         bits |= 1u << (ry * style->dots_x + rx);
                         if (v > id)

@@ -8,23 +8,23 @@
 
 typedef struct {
     const char *name;
-    int dots_x, dots_y;                 /* dots per cell */
-    wchar_t (*glyph)(unsigned bits);    /* bit (row * dots_x + col) set per lit dot */
+    int dots_x, dots_y;              /* dots per cell */
+    wchar_t (*glyph)(unsigned bits); /* bit (row * dots_x + col) set per lit dot */
 } PlotStyle;
 
 const PlotStyle *plot_style_find(const char *name); /* "braille", "block", "ascii" */
 
 typedef struct {
-    const double *y;  /* y[i] at x = i; non-finite values leave a gap */
+    const double *y; /* y[i] at x = i; non-finite values leave a gap */
     size_t n;
-    int id;           /* 1..255, stored per cell; the highest id wins a shared cell */
-    int joined;       /* 1: a line through the points, 0: points only */
+    int id;     /* 1..255, stored per cell; the highest id wins a shared cell */
+    int joined; /* 1: a line through the points, 0: points only */
 } PlotSeries;
 
 typedef struct {
     int w, h;
-    wchar_t *cell;        /* w*h, L' ' where empty */
-    unsigned char *series;/* w*h, 0 where empty */
+    wchar_t *cell;         /* w*h, L' ' where empty */
+    unsigned char *series; /* w*h, 0 where empty */
 } PlotGrid;
 
 PlotGrid *plot_grid_new(int w, int h);

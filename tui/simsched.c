@@ -167,18 +167,21 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
                                     k == first ? "" : ">", info.resizes[k].gpus_to);
         snprintf(r->state_name, sizeof r->state_name, "%s", sched_job_state_name(info.state));
         r->pinned = info.pinned_gpus > 0;
-        if (info.state == SCHED_JOB_STALLED && info.n_resizes)
-            snprintf(r->note, sizeof r->note, "resize %d>%d, restart %.0fs left",
-                     info.resizes[info.n_resizes - 1].gpus_from,
-                     info.resizes[info.n_resizes - 1].gpus_to, info.stall_left_s);
+        const SchedResize *last = info.n_resizes ? &info.resizes[info.n_resizes - 1] : NULL;
+        if (info.state == SCHED_JOB_STALLED && last && last->gpus_from == 0)
+            snprintf(r->note, sizeof r->note, "starting on %d, %.0fs left", last->gpus_to,
+                     info.stall_left_s);
+        else if (info.state == SCHED_JOB_STALLED && last)
+            snprintf(r->note, sizeof r->note, "resize %d>%d, restart %.0fs left", last->gpus_from,
+                     last->gpus_to, info.stall_left_s);
         else if (info.paused)
             snprintf(r->note, sizeof r->note, "paused by the operator");
     }
     SchedSummary sum;
     sched_summary(st, &sum);
     snprintf(out->grid_source, sizeof out->grid_source, "%s t=%.0fs", s->o.policy, now);
-    snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs",
-             sum.done, sum.jobs, sum.avg_jct_s);
+    snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs", sum.done,
+             sum.jobs, sum.avg_jct_s);
 }
 
 void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)

@@ -11,11 +11,11 @@
 typedef struct {
     int nodes, gpus_per_node;
     const char *policy;
-    const char *model;      /* catalogue entry of the Poisson arrivals */
+    const char *model; /* catalogue entry of the Poisson arrivals */
     int jobs;
     double arrival_mean_s;
-    double speed;           /* simulated seconds per real second */
-    int tick_ms;            /* real time between advances */
+    double speed; /* simulated seconds per real second */
+    int tick_ms;  /* real time between advances */
     uint64_t seed;
 } SimSchedOptions;
 

@@ -10,29 +10,29 @@ enum { SNAP_MAX_GPUS = 16 };
 
 typedef struct {
     char name[64];
-    char role[8];          /* "W", "PS", "W+PS", "" */
-    double cpu, gpu, mem;  /* utilisation 0..1, NAN unknown */
-    double share;          /* fraction of the batch this host carries, NAN unknown */
+    char role[8];         /* "W", "PS", "W+PS", "" */
+    double cpu, gpu, mem; /* utilisation 0..1, NAN unknown */
+    double share;         /* fraction of the batch this host carries, NAN unknown */
     int n_gpus;
     short gpu_job[SNAP_MAX_GPUS]; /* index into jobs holding the GPU, -1 free */
 } HostLoad;
 
 typedef struct {
     char name[48];
-    char label;            /* its letter in the GPU grid; 0: by position */
-    int state;             /* the scheduler's job state, or -1 */
-    char state_name[12];   /* "running", "stalled"...; empty when not scheduled */
-    int pinned;            /* an operator override holds its GPU count */
+    char label;          /* its letter in the GPU grid; 0: by position */
+    int state;           /* the scheduler's job state, or -1 */
+    char state_name[12]; /* "running", "stalled"...; empty when not scheduled */
+    int pinned;          /* an operator override holds its GPU count */
     int gpus;
-    double progress;       /* 0..1, NAN unknown */
-    double eta_s;          /* predicted completion from now, NAN unknown */
+    double progress; /* 0..1, NAN unknown */
+    double eta_s;    /* predicted completion from now, NAN unknown */
     int resizes;
-    char history[48];      /* allocation history, e.g. "1>2>4" */
+    char history[48]; /* allocation history, e.g. "1>2>4" */
     char note[64];
 } JobRow;
 
 typedef struct {
-    char source[128];      /* what the numbers come from, shown in the pane title */
+    char source[128]; /* what the numbers come from, shown in the pane title */
     HostLoad *hosts;
     size_t n_hosts;
     JobRow *jobs;

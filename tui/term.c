@@ -91,7 +91,8 @@ int term_open(Error *err)
     atexit(on_exit_restore);
     set_escdelay(25);
     if (!initscr())
-        return error_set(err, "cannot start curses on TERM='%s'", getenv("TERM") ? getenv("TERM") : "");
+        return error_set(err, "cannot start curses on TERM='%s'",
+                         getenv("TERM") ? getenv("TERM") : "");
     curses_on = 1;
     cbreak();
     noecho();
@@ -99,7 +100,9 @@ int term_open(Error *err)
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);
     curs_set(0);
-    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON3_PRESSED | BUTTON3_RELEASED |
+                  BUTTON4_PRESSED | BUTTON5_PRESSED,
+              NULL);
     mouseinterval(0);
     colors = 0;
     const char *nc = getenv("NO_COLOR");
@@ -168,7 +171,9 @@ void term_suspend(void)
     refresh();
     curses_on = 1;
     curs_set(0);
-    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON3_PRESSED | BUTTON3_RELEASED |
+                  BUTTON4_PRESSED | BUTTON5_PRESSED,
+              NULL);
     term_resize();
 }
 

@@ -8,9 +8,9 @@
 typedef enum {
     TERM_SIG_NONE = 0,
     TERM_SIG_WINCH,
-    TERM_SIG_STOP,  /* SIGTSTP: the loop suspends (term_suspend) */
+    TERM_SIG_STOP, /* SIGTSTP: the loop suspends (term_suspend) */
     TERM_SIG_CONT,
-    TERM_SIG_QUIT   /* SIGTERM, SIGHUP, SIGINT */
+    TERM_SIG_QUIT /* SIGTERM, SIGHUP, SIGINT */
 } TermSignal;
 
 /* Saves the terminal state, installs the signal handlers (including crash signals, which

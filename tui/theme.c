@@ -10,11 +10,11 @@
 #include "core/jfield.h"
 
 static const char *const ROLE_NAMES[ROLE_COUNT] = {
-    "normal",    "border",    "title",   "tab",       "tab.active", "status",
-    "key",       "dim",       "good",    "bad",       "warn",       "selected",
-    "bar.cpu",   "bar.gpu",   "bar.mem", "bar.share", "bar.pred",   "bar.spread",
-    "plot.best", "plot.measured", "plot.pred",
-    "job.0", "job.1", "job.2", "job.3", "job.4", "job.5", "job.6", "job.7",
+    "normal",    "border",        "title",     "tab",       "tab.active", "status",
+    "key",       "dim",           "good",      "bad",       "warn",       "selected",
+    "bar.cpu",   "bar.gpu",       "bar.mem",   "bar.share", "bar.pred",   "bar.spread",
+    "plot.best", "plot.measured", "plot.pred", "job.0",     "job.1",      "job.2",
+    "job.3",     "job.4",         "job.5",     "job.6",     "job.7",
 };
 
 const char *theme_role_name(Role r)
@@ -80,8 +80,9 @@ static int read_color(const cJSON *v, const char *ctx, const char *key, short *o
             }
         }
     }
-    return error_set(err, "%s: field '%s': expected a colour name (black..white, "
-                          "bright-NAME, default) or a number 0-255, found %s",
+    return error_set(err,
+                     "%s: field '%s': expected a colour name (black..white, "
+                     "bright-NAME, default) or a number 0-255, found %s",
                      ctx, key, jfield_type_name(c));
 }
 
@@ -106,8 +107,9 @@ int theme_load(const char *dir, const char *name, Theme *t, Error *err)
         char ctx[1200];
         snprintf(ctx, sizeof ctx, "%s: roles.%s", path, r->string);
         if (idx < 0) {
-            rc = error_set(err, "%s: unknown role (expected one of normal, border, title, "
-                                "bar.cpu, plot.best, job.0 ... see themes/default.json)",
+            rc = error_set(err,
+                           "%s: unknown role (expected one of normal, border, title, "
+                           "bar.cpu, plot.best, job.0 ... see themes/default.json)",
                            ctx);
             break;
         }
@@ -117,7 +119,8 @@ int theme_load(const char *dir, const char *name, Theme *t, Error *err)
         }
         RoleStyle *s = &loaded.role[idx];
         int b = s->bold, rv = s->reverse, ul = s->underline;
-        if (read_color(r, ctx, "fg", &s->fg, err) < 0 || read_color(r, ctx, "bg", &s->bg, err) < 0 ||
+        if (read_color(r, ctx, "fg", &s->fg, err) < 0 ||
+            read_color(r, ctx, "bg", &s->bg, err) < 0 ||
             jfield_bool(r, ctx, "bold", 0, &b, err) < 0 ||
             jfield_bool(r, ctx, "reverse", 0, &rv, err) < 0 ||
             jfield_bool(r, ctx, "underline", 0, &ul, err) < 0) {

@@ -13,7 +13,7 @@ typedef enum {
     ROLE_TAB,
     ROLE_TAB_ACTIVE,
     ROLE_STATUS,
-    ROLE_KEY,        /* a key name in hints and help */
+    ROLE_KEY, /* a key name in hints and help */
     ROLE_DIM,
     ROLE_GOOD,
     ROLE_BAD,
@@ -28,12 +28,19 @@ typedef enum {
     ROLE_PLOT_BEST,
     ROLE_PLOT_MEASURED,
     ROLE_PLOT_PRED,
-    ROLE_JOB0, ROLE_JOB1, ROLE_JOB2, ROLE_JOB3, ROLE_JOB4, ROLE_JOB5, ROLE_JOB6, ROLE_JOB7,
+    ROLE_JOB0,
+    ROLE_JOB1,
+    ROLE_JOB2,
+    ROLE_JOB3,
+    ROLE_JOB4,
+    ROLE_JOB5,
+    ROLE_JOB6,
+    ROLE_JOB7,
     ROLE_COUNT
 } Role;
 
 typedef struct {
-    short fg, bg;   /* 0-255, or -1 for the terminal default */
+    short fg, bg; /* 0-255, or -1 for the terminal default */
     unsigned char bold, reverse, underline;
 } RoleStyle;
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial", "status", "time", "best",
-                                                       "predicted", "error", "workers"};
+static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial",     "status", "time",   "best",
+                                                       "predicted", "error",  "workers"};
 
 const char *trials_column_name(TrialColumn c)
 {
@@ -63,12 +63,18 @@ static int sort_desc;
 static double key(const TrialRow *r)
 {
     switch (sort_col) {
-    case TRIAL_COL_TIME: return r->time_s;
-    case TRIAL_COL_BEST: return r->best_s;
-    case TRIAL_COL_PRED: return r->pred_s;
-    case TRIAL_COL_ERR: return fabs(r->err_pct);
-    case TRIAL_COL_WORKERS: return r->workers;
-    default: return r->rec->trial;
+    case TRIAL_COL_TIME:
+        return r->time_s;
+    case TRIAL_COL_BEST:
+        return r->best_s;
+    case TRIAL_COL_PRED:
+        return r->pred_s;
+    case TRIAL_COL_ERR:
+        return fabs(r->err_pct);
+    case TRIAL_COL_WORKERS:
+        return r->workers;
+    default:
+        return r->rec->trial;
     }
 }
 
@@ -109,12 +115,12 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         const Observation *o = rec->obs;
         int ok = o && o->status == TRIAL_OK;
         r->time_s = ok ? o->time_s : NAN;
-        if (ok && (isnan(best) || o->time_s < best))
-            best = o->time_s;
+        if (ok && (isnan(best) || r->time_s < best))
+            best = r->time_s;
         r->best_s = best;
         r->pred_s = rec->suggestion.has_prediction ? rec->suggestion.mean_s : NAN;
-        r->err_pct = ok && !isnan(r->pred_s) && o->time_s > 0
-                         ? (r->pred_s - o->time_s) / o->time_s * 100.0
+        r->err_pct = ok && !isnan(r->pred_s) && r->time_s > 0
+                         ? (r->pred_s - r->time_s) / r->time_s * 100.0
                          : NAN;
         r->workers = schedule_count_workers(rec->suggestion.schedule);
         r->ps = schedule_count_ps(rec->suggestion.schedule);

@@ -20,18 +20,18 @@ typedef enum {
 
 typedef struct {
     const TrialRecord *rec;
-    double time_s;    /* NAN unless ok */
-    double best_s;    /* best ok time up to and including this trial; NAN before any */
-    double pred_s;    /* NAN without a prediction */
-    double err_pct;   /* (pred - time) / time * 100; NAN unless both exist */
+    double time_s;  /* NAN unless ok */
+    double best_s;  /* best ok time up to and including this trial; NAN before any */
+    double pred_s;  /* NAN without a prediction */
+    double err_pct; /* (pred - time) / time * 100; NAN unless both exist */
     int workers, ps;
-    char status[16];  /* "ok", "running", "failed"... */
+    char status[16]; /* "ok", "running", "failed"... */
 } TrialRow;
 
 typedef struct {
-    TrialRow *rows;   /* every trial in trial order */
+    TrialRow *rows; /* every trial in trial order */
     size_t n;
-    size_t *order;    /* indices into rows that pass the filter, sorted */
+    size_t *order; /* indices into rows that pass the filter, sorted */
     size_t n_shown;
 } TrialTable;
 

@@ -38,7 +38,8 @@ static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
     for (int i = 0; i < r.h && scroll + (size_t)i < s->n_hosts; i++) {
         const HostLoad *h = &s->hosts[scroll + (size_t)i];
         int y = r.y + i;
-        draw_textf(y, r.x, name_w, h->role[0] ? ROLE_NORMAL : ROLE_DIM, "%-*s", name_w - 1, h->name);
+        draw_textf(y, r.x, name_w, h->role[0] ? ROLE_NORMAL : ROLE_DIM, "%-*s", name_w - 1,
+                   h->name);
         draw_textf(y, r.x + name_w, role_w, ROLE_DIM, "%-4s", h->role);
         int x = r.x + name_w + role_w;
         if (nbars >= 2) {
@@ -98,7 +99,8 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
         for (int g = 0; g < h->n_gpus && x + name_w + g < r.w; g++) {
             int j = h->gpu_job[g];
             if (j < 0)
-                draw_wchar(r.y + y, r.x + x + name_w + g, draw_unicode() ? L'\x00b7' : L'.', ROLE_DIM);
+                draw_wchar(r.y + y, r.x + x + name_w + g, draw_unicode() ? L'\x00b7' : L'.',
+                           ROLE_DIM);
             else
                 draw_wchar(r.y + y, r.x + x + name_w + g, job_label(s, j),
                            (Role)(ROLE_JOB0 + j % 8));
@@ -138,9 +140,9 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box)
             draw_wchar(y, r.x, job_label(s, (int)i), (Role)(ROLE_JOB0 + i % 8));
             int stalled = strcmp(j->state_name, "stalled") == 0;
             Role role = stalled ? ROLE_WARN : rank >= 4 ? ROLE_DIM : ROLE_NORMAL;
-            int col = 3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ", j->name,
-                                     j->gpus, j->pinned ? '*' : ' ',
-                                     stalled ? "resize" : j->state_name);
+            int col =
+                3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ", j->name, j->gpus,
+                               j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
             if (col + 11 < r.w) {
                 if (isfinite(j->progress))
                     draw_bar(y, r.x + col, 10, j->progress, ROLE_BAR_SHARE);
@@ -204,7 +206,10 @@ void view_cluster_snapshot(App *a)
         h->role[0] = 0;
         if (sch)
             snprintf(h->role, sizeof h->role, "%s",
-                     sch->worker[m] && sch->ps[m] ? "W+PS" : sch->worker[m] ? "W" : sch->ps[m] ? "PS" : "");
+                     sch->worker[m] && sch->ps[m] ? "W+PS"
+                     : sch->worker[m]             ? "W"
+                     : sch->ps[m]                 ? "PS"
+                                                  : "");
         h->cpu = h->gpu = h->mem = h->share = NAN;
         h->n_gpus = 0;
         double gpu_sum = 0, mem_max = NAN;
@@ -260,28 +265,9 @@ void view_cluster_snapshot(App *a)
             j->eta_s = 0;
     }
     snprintf(j->history, sizeof j->history, "%d trials", (int)n);
-    snprintf(j->note, sizeof j->note, "%s", tuner_paused(a->tuner) && a->user_paused ? "paused" : "");
+    snprintf(j->note, sizeof j->note, "%s",
+             tuner_paused(a->tuner) && a->user_paused ? "paused" : "");
     snprintf(s->jobs_absent, sizeof s->jobs_absent, "no scheduler in this session");
-}
-
-void view_hosts_draw(const App *a)
-{
-    const Layout *l = &a->layout;
-    if (l->shown[PANE_LOG])
-        view_log_draw(a, l->rect[PANE_LOG]);
-    if (!l->shown[PANE_HOSTS])
-        return;
-    Rect r = draw_box(l->rect[PANE_HOSTS], "Hosts", 0);
-    if (r.h < 1)
-        return;
-    const Cluster *c = a->cluster;
-    draw_textf(r.y, r.x, r.w, ROLE_DIM, "%-12s %-22s %-14s %8s  %-10s %s", "machine", "host",
-               "state", "latency", "host key", "last error");
-    for (size_t m = 0; m < c->n_machines && (int)m + 1 < r.h; m++)
-        draw_textf(r.y + 1 + (int)m, r.x, r.w, a->sim ? ROLE_DIM : ROLE_WARN,
-                   "%-12s %-22s %-14s %8s  %-10s %s", c->machines[m].name, c->machines[m].host,
-                   a->sim ? "simulated" : "not connected", "-", a->sim ? "n/a" : "unchecked",
-                   a->sim ? "" : "no SSH host pool in this build");
 }
 
 void view_timeline_draw(const App *a, Rect box)
@@ -302,7 +288,7 @@ void view_timeline_draw(const App *a, Rect box)
         char text[160];
         simsched_event_text(a->ss, i, text, sizeof text);
         draw_text(r.y + (int)(i - first), r.x, r.w,
-                  ev->kind == SCHED_EV_RESIZE ? ROLE_WARN
+                  ev->kind == SCHED_EV_RESIZE   ? ROLE_WARN
                   : ev->kind == SCHED_EV_FINISH ? ROLE_GOOD
                                                 : ROLE_NORMAL,
                   text);

@@ -44,8 +44,8 @@ static const char *role_of(const Schedule *s, size_t m)
     return s->worker[m] && s->ps[m] ? "W+PS" : s->worker[m] ? "W" : s->ps[m] ? "PS" : "-";
 }
 
-void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
-                         const char *optimizer, int suggesting)
+void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, const char *optimizer,
+                         int suggesting)
 {
     char title[160];
     if (rec)
@@ -106,7 +106,14 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
                    "inputs", have_pred ? "compute (p10-p90)" : "measured compute");
     int bar_x = name_w + 1 + role_w + 1 + shares_w + 1;
     int bar_w = r.w - bar_x - val_w - 1;
-    for (size_t m = 0; m < c->n_machines && (int)m + 2 < r.h; m++) {
+    /* When the pane is short, its last row says how many machines it could not show. */
+    size_t fit = r.h > 2 ? (size_t)(r.h - 2) : 0;
+    if (fit < c->n_machines && fit > 0) {
+        draw_textf(r.y + r.h - 1, r.x, r.w, ROLE_DIM, "... %zu more machines (taller terminal)",
+                   c->n_machines - fit + 1);
+        fit--;
+    }
+    for (size_t m = 0; m < c->n_machines && m < fit; m++) {
         int y = r.y + 2 + (int)m;
         Role rr = s->worker[m] ? ROLE_NORMAL : ROLE_DIM;
         draw_textf(y, r.x, name_w, rr, "%-8s", c->machines[m].name);
@@ -116,7 +123,9 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
         draw_text(y, r.x + name_w + role_w + 2, shares_w, rr, s->worker[m] ? sh : "");
         if (bar_w < 4 || !s->worker[m])
             continue;
-        double mean = have_pred ? sg->machine_mean_s[m] : o && o->machine_time_s ? o->machine_time_s[m] : NAN;
+        double mean = have_pred                ? sg->machine_mean_s[m]
+                      : o && o->machine_time_s ? o->machine_time_s[m]
+                                               : NAN;
         if (!isfinite(mean) || scale <= 0) {
             draw_text(y, r.x + bar_x, bar_w, ROLE_DIM, have_pred ? "no estimate" : "-");
             continue;
@@ -130,6 +139,16 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c,
         fmt_s(v, sizeof v, mean);
         draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL, "%5ss", v);
     }
+}
+
+Rect view_editor_rows(Rect box)
+{
+    Rect r = {box.x + 1, box.y + 1, box.w - 2, box.h - 2};
+    if (r.w <= 0 || r.h <= 0)
+        return (Rect){0, 0, 0, 0};
+    int head = (r.h >= 12 ? 2 : 1) + (r.h >= 10 ? 3 : 1), footer = r.h >= 8 ? 1 : 0;
+    int h = r.h - head - footer;
+    return (Rect){r.x, r.y + head, r.w, h > 0 ? h : 0};
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -147,30 +166,35 @@ static void draw_editor(const App *a, Rect box)
     if (r.h <= 0)
         return;
     char m1[16], m2[16], m3[16];
+    /* Fixed heights for the prediction and the verdict, so rows stay where the mouse
+     * expects them (view_editor_rows). */
+    int pred_h = r.h >= 12 ? 2 : 1, verdict_h = r.h >= 10 ? 3 : 1;
     int y = r.y;
     if (a->pred_ok && a->pred.has_prediction) {
         fmt_s(m1, sizeof m1, a->pred.mean_s);
         fmt_s(m2, sizeof m2, a->pred.p10_s);
         fmt_s(m3, sizeof m3, a->pred.p90_s);
-        draw_textf(y++, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] for this schedule", m1,
-                   m2, m3);
+        draw_textf(y, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] if run", m1, m2, m3);
     } else {
         char why[300];
         snprintf(why, sizeof why, "no prediction: %s", a->pred_why);
-        y += draw_wrapped(y, r.x, r.w, r.h >= 12 ? 2 : 1, ROLE_DIM, why);
+        draw_wrapped(y, r.x, r.w, pred_h, ROLE_DIM, why);
     }
+    y += pred_h;
     if (y < r.y + r.h) {
         if (a->edit_valid) {
-            draw_text(y++, r.x, r.w, ROLE_GOOD, "valid - Enter launches it as the next trial");
+            draw_text(y, r.x, r.w, ROLE_GOOD, "valid: Enter launches it");
         } else {
             /* The whole reason: an operator must see why, not half of it. */
             char why[600];
             snprintf(why, sizeof why, "cannot launch: %s", a->edit_err.msg);
-            y += draw_wrapped(y, r.x, r.w, r.h >= 10 ? 3 : 1, ROLE_BAD, why);
+            draw_wrapped(y, r.x, r.w, verdict_h, ROLE_BAD, why);
         }
     }
+    Rect list = view_editor_rows(box);
+    y = list.y;
+    int rows = list.h;
     int footer = r.h >= 8 ? 1 : 0;
-    int rows = r.y + r.h - footer - y;
     if (rows <= 0)
         return;
     size_t first = e->cursor >= (size_t)rows ? e->cursor - (size_t)rows + 1 : 0;
@@ -196,7 +220,8 @@ static void draw_editor(const App *a, Rect box)
                              in, 100.0 * in / batch);
         int bw = r.w - col - 16;
         if (bw > 3) {
-            draw_bar(y, r.x + col, bw, (double)in / batch, d->kind == DEVICE_GPU ? ROLE_BAR_GPU : ROLE_BAR_CPU);
+            draw_bar(y, r.x + col, bw, (double)in / batch,
+                     d->kind == DEVICE_GPU ? ROLE_BAR_GPU : ROLE_BAR_CPU);
             col += bw + 1;
         }
         if (a->pred_ok && a->pred.device_mean_s && in > 0 &&
@@ -286,9 +311,9 @@ static void draw_plot(const App *a, Rect box)
             fmt_s(v, sizeof v, b);
             col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST, "best %s s", v);
             col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_MEASURED, "  measured");
-            col += draw_text(r.y + r.h - 1, r.x + col, r.w - col,
-                             any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
-                             any_pred ? "  predicted" : "  pred: none");
+            col +=
+                draw_text(r.y + r.h - 1, r.x + col, r.w - col, any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
+                          any_pred ? "  predicted" : "  pred: none");
             if (above)
                 draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM, "  %d above", above);
         }
@@ -313,9 +338,8 @@ static void draw_trials(const App *a, Rect box)
     Rect r = draw_box(box, title, !a->editor);
     if (r.h < 1)
         return;
-    static const char *const HEAD[TRIAL_COL_COUNT] = {"    #", "status   ", "  time_s",
-                                                      "  best_s", "  pred_s", " err%",
-                                                      " W/PS"};
+    static const char *const HEAD[TRIAL_COL_COUNT] = {
+        "    #", "status   ", "  time_s", "  best_s", "  pred_s", " err%", " W/PS"};
     int col = 0;
     for (int c = 0; c < TRIAL_COL_COUNT; c++) {
         char h[32];
@@ -340,7 +364,7 @@ static void draw_trials(const App *a, Rect box)
             snprintf(e, sizeof e, "%+.0f", row->err_pct);
         else
             snprintf(e, sizeof e, "-");
-        Role st = !row->rec->obs ? ROLE_WARN
+        Role st = !row->rec->obs                      ? ROLE_WARN
                   : row->rec->obs->status == TRIAL_OK ? ROLE_NORMAL
                                                       : ROLE_BAD;
         int is_best = best && row->rec == best;

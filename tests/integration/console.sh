@@ -25,7 +25,7 @@ start() {
     name="$1" cols="$2" rows="$3" term="$4"
     shift 4
     T new-session -d -s "$name" -x "$cols" -y "$rows" \
-        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
+        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name TUNEDECK_STATE_DIR=$tmp/state-$name $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
 }
 
 screen() { T capture-pane -p -t "$1" > "$tmp/screen.txt"; }
@@ -63,6 +63,37 @@ wait_exit() {
     return 0
 }
 
+# Mouse reports in SGR form, what xterm-256color's kmous asks for.
+click() { # click SESSION COL ROW (1-based), press then release
+    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM' "$2" "$3")"
+    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dm' "$2" "$3")"
+}
+# wait_quiet SESSION PATTERN: like wait_for for 2 s, but returns 1 instead of failing.
+wait_quiet() {
+    j=0
+    while [ "$j" -lt 40 ]; do
+        screen "$1"
+        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
+        sleep 0.05
+        j=$((j + 1))
+    done
+    return 1
+}
+# click_until SESSION COL ROW PATTERN: a report split by a busy machine can read as a lone
+# Escape (as it would for a person), so the click is repeated a few times, like a person would.
+click_until() {
+    for attempt in 1 2 3 4 5; do
+        click "$1" "$2" "$3"
+        j=0
+        while [ "$j" -lt 20 ]; do
+            screen "$1"
+            grep -Eq -- "$4" "$tmp/screen.txt" && return 0
+            sleep 0.05
+            j=$((j + 1))
+        done
+    done
+    fail "session $1: clicking $2,$3 never showed '$4'"
+}
 console_pid() {
     shell="$(T list-panes -t "$1" -F '#{pane_pid}')"
     pgrep -P "$shell" tunedeck | head -1
@@ -106,8 +137,8 @@ wait_for main 'Surrogate'
 
 T send-keys -t main '?'
 wait_for main 'Keys \(any key closes\)'
-for k in 'Tab' 'Space' 'Ctrl-L' 'PgUp PgDn' 'Esc' 'q F10' '\[ \]' 'click, wheel'; do
-    grep -Eq -- "$k" "$tmp/screen.txt" || fail "help does not list '$k'"
+for k in 'Tab' 'Space' 'Ctrl-L' 'PgUp PgDn' 'Esc' 'q F10' '\[ \]' 'click, wheel' 'config.json'; do
+    wait_for main "$k" 5 # polled: the terminal may still be drawing the overlay
 done
 T send-keys -t main x
 wait_for main '\? help +1-3 views'
@@ -138,6 +169,18 @@ T send-keys -t main n
 wait_for main '\? help'
 T send-keys -t main q y
 wait_exit main 0
+# the session was journalled as it went: `tune --resume` goes on from its trials, headless
+screen main
+id="$(sed -n 's/.*tunedeck: session \([^ ]*\) (journal.*/\1/p' "$tmp/screen.txt" | head -1)"
+[ -n "$id" ] || fail "the console did not name its session journal"
+ls "$tmp/state-main"/*/* "$tmp/state-main"/* 2>/dev/null | grep -q "$id" || fail "no journal file for $id"
+TUNEDECK_STATE_DIR="$tmp/state-main" "$bin" tune --resume "$id" --budget 1 --json \
+    > "$tmp/resume.json" 2>"$tmp/resume.err" || true
+python3 - "$tmp/resume.json" <<'PY' || fail "resume: $(cat "$tmp/resume.err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) >= 10, len(r["trials"])
+PY
 
 # --- the override editor (uniform schedule: every device holds inputs) --------------------
 start edit 100 30 xterm-256color "$bin" --optimizer uniform-devices --pace-ms 100
@@ -146,7 +189,7 @@ T send-keys -t edit Space
 wait_for edit '\| paused'
 T send-keys -t edit e
 wait_for edit 'Override editor'
-wait_for edit 'valid - Enter launches'
+wait_for edit 'valid: Enter launches'
 wait_for edit 'no prediction'
 # an unbalanced edit is explained and refused
 T send-keys -t edit +
@@ -155,13 +198,21 @@ wait_for edit 'batch 768, found 776'
 T send-keys -t edit Enter
 wait_for edit 'not launched: schedule: worker inputs must sum to the batch 768, found 776'
 T send-keys -t edit -
-wait_for edit 'valid - Enter launches'
+wait_for edit 'valid: Enter launches'
 # move 8 inputs from g2-0's cpu to its gpu0: the share changes, the batch is kept
 screen edit
 before="$(sed -n 's/.*gpu0 *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt" | head -1)"
 T send-keys -t edit m j +
 wait_for edit "gpu0 +$((before + 8)) "
-wait_for edit 'valid - Enter launches'
+wait_for edit 'valid: Enter launches'
+# the mouse moves inputs too: a click on the selected device adds from the source, a right
+# click gives back
+# (the gpu0 row is screen row 10: tabs, border, 2 prediction and 3 verdict lines, g2-0, cpu)
+click_until edit 10 10 "gpu0 +$((before + 16)) "
+T send-keys -t edit -l "$(printf '\033[<2;10;10M')"
+T send-keys -t edit -l "$(printf '\033[<2;10;10m')"
+wait_for edit "gpu0 +$((before + 8)) "
+wait_for edit 'valid: Enter launches'
 T send-keys -t edit Enter
 wait_for edit 'override launches as trial [0-9]+'
 T send-keys -t edit Space
@@ -176,19 +227,19 @@ if "$bin" tune --help | grep -q bespoke; then
     T send-keys -t pred Space
     wait_for pred '\| paused'
     T send-keys -t pred g e
-    wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] for this schedule'
-    p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+    wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] if run'
+    p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
     # g2-0: its GPU becomes the source, 8 inputs go to its CPU
     c0="$(sed -n 's/^.>   cpu *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt")"
     [ -n "$c0" ] || fail "the editor does not start on g2-0's cpu"
     T send-keys -t pred j m k +
     wait_for pred ">   cpu +$((c0 + 8)) "
     wait_for pred 'gpu0 .* source'
-    wait_for pred 'valid - Enter launches'
+    wait_for pred 'valid: Enter launches'
     i=0
     while :; do
         screen pred
-        p1="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] for this.*/\1 \2/p' "$tmp/screen.txt")"
+        p1="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
         [ -n "$p1" ] && [ "$p1" != "$p0" ] && break
         i=$((i + 1))
         [ "$i" -lt 100 ] || fail "the prediction did not change after the edit ($p0)"
@@ -199,6 +250,28 @@ if "$bin" tune --help | grep -q bespoke; then
     T send-keys -t pred : q u i t Enter
     wait_exit pred 0
 fi
+
+start mouse 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched --budget 12
+wait_for mouse 'Trials 12/12'
+click_until mouse 11 1 'Tuning workers: trial'
+click_until mouse 3 1 'Best-so-far'
+# the trial table's first data row is screen row 18 (tabs, 14-row top panes, border, header)
+ok=0
+for attempt in 1 2 3 4 5; do
+    click mouse 10 18
+    sleep 0.1
+    T send-keys -t mouse e
+    if wait_quiet mouse "editing trial 2's schedule"; then ok=1; break; fi
+    T send-keys -t mouse Escape
+done
+[ "$ok" = 1 ] || fail "session mouse: clicking a trial row does not select it"
+T send-keys -t mouse Escape
+wait_for mouse 'edit discarded'
+T send-keys -t mouse -l "$(printf '\033[<65;10;20M')"
+T send-keys -t mouse e
+wait_for mouse "editing trial 5's schedule"
+T send-keys -t mouse Escape q
+wait_exit mouse 0
 
 # --- 8 colours, NO_COLOR, ASCII, 80x24: still draws and quits ------------------------------
 start plain 80 24 xterm "env NO_COLOR=1 $bin --ascii --pace-ms 100 --budget 3"
@@ -225,9 +298,35 @@ wait_for crash '^.    1  ok '
 kill -SEGV "$(console_pid crash)"
 wait_exit crash 139
 
+# --- settings: a rebound key, and :theme saved atomically to config.json -------------------
+mkdir -p "$tmp/xdg-conf/tunedeck"
+printf '{"keys": {"quit": "x", "help": "h"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
+start conf 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched
+wait_for conf '^.    1  ok '
+T send-keys -t conf h
+wait_for conf 'Keys \(any key closes\)'
+T send-keys -t conf Escape q
+not_on_screen conf 'Quit anyway'
+T send-keys -t conf : t h e m e ' ' l i g h t Enter
+wait_for conf 'theme light \(saved in '
+grep -Eq '"theme":[[:space:]]*"light"' "$tmp/xdg-conf/tunedeck/config.json" || fail "the theme was not saved"
+grep -Eq '"quit":[[:space:]]*"x"' "$tmp/xdg-conf/tunedeck/config.json" || fail "saving lost the key bindings"
+T send-keys -t conf : t h e m e ' ' n o p e Enter
+wait_for conf "theme 'nope': .*nope.json: cannot open"
+T send-keys -t conf x y
+wait_exit conf 0
+printf '{"keys": {"quit": "?"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
+start conf2 100 30 xterm-256color "env XDG_CONFIG_HOME=$tmp/xdg-conf $bin --pace-ms 100 --no-sched"
+wait_for conf2 "settings ignored: .* is bound to both quit"
+T send-keys -t conf2 q y
+wait_exit conf2 0
+
 # --- bad input is refused before the screen is taken ---------------------------------------
 if "$bin" --theme-typo x >"$tmp/out" 2>&1; then fail "an unknown option was accepted"; fi
 grep -q "unknown or incomplete option" "$tmp/out" || fail "unknown option: $(cat "$tmp/out")"
+if "$bin" --no-journal --budget 0 </dev/null >"$tmp/out" 2>&1; then fail "--budget 0 was accepted"; fi
+grep -q -- "--budget: expected" "$tmp/out" || fail "--budget 0: $(cat "$tmp/out")"
+"$bin" console --help | grep -q -- "--no-journal" || fail "--help does not list --no-journal"
 if "$bin" --sim Z:googlenet </dev/null >"$tmp/out" 2>&1; then fail "a bad --sim was accepted"; fi
 grep -q "unknown setting 'Z'" "$tmp/out" || fail "bad --sim: $(cat "$tmp/out")"
 if "$bin" </dev/null >"$tmp/out" 2>&1; then fail "no terminal was accepted"; fi

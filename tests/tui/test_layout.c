@@ -53,7 +53,7 @@ Test(layout, every_size_from_40x12_to_400x120_keeps_panes_inside_and_apart)
                     const char *bad = check(&l, cols, rows, buf, sizeof buf);
                     if (bad)
                         cr_assert_fail("%s (view %s, %dx%d, flags %u)", bad,
-                                layout_view_name((ViewId)v), cols, rows, flags);
+                                       layout_view_name((ViewId)v), cols, rows, flags);
                 }
 }
 
@@ -102,7 +102,8 @@ Test(layout, tiny_and_negative_sizes_place_nothing_outside)
             layout_compute(cols, rows, VIEW_TUNE, 0, &l);
             for (int p = 0; p < PANE_COUNT; p++)
                 if (l.shown[p])
-                    cr_assert(l.rect[p].x + l.rect[p].w <= cols && l.rect[p].y + l.rect[p].h <= rows);
+                    cr_assert(l.rect[p].x + l.rect[p].w <= cols &&
+                              l.rect[p].y + l.rect[p].h <= rows);
         }
 }
 

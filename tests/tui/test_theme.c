@@ -32,8 +32,8 @@ TestSuite(theme, .init = setup, .fini = teardown);
 
 Test(theme, every_shipped_theme_loads)
 {
-    const char *names[] = {"default", "solarized-dark", "light", "high-contrast", "monochrome",
-                           "okabe-ito"};
+    const char *names[] = {"default",       "solarized-dark", "light",
+                           "high-contrast", "monochrome",     "okabe-ito"};
     char themes[1024];
     snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -46,7 +46,8 @@ Test(theme, every_shipped_theme_loads)
 
 Test(theme, roles_and_colours_are_read)
 {
-    write_theme("t", "{\"roles\": {\"bar.gpu\": {\"fg\": \"bright-red\", \"bg\": 17, \"bold\": true}}}");
+    write_theme("t",
+                "{\"roles\": {\"bar.gpu\": {\"fg\": \"bright-red\", \"bg\": 17, \"bold\": true}}}");
     Theme t;
     Error err;
     cr_assert_eq(theme_load(dir, "t", &t, &err), 0, "%s", err.msg);

@@ -77,8 +77,13 @@ Test(views, surrogate_shows_predicted_bars_with_their_spread)
         p10[m] = mean[m] - 1;
         p90[m] = mean[m] + 2;
     }
-    rec.suggestion = (Suggestion){.schedule = s, .has_prediction = 1, .mean_s = 20, .p10_s = 18,
-                                  .p90_s = 23, .machine_mean_s = mean, .machine_p10_s = p10,
+    rec.suggestion = (Suggestion){.schedule = s,
+                                  .has_prediction = 1,
+                                  .mean_s = 20,
+                                  .p10_s = 18,
+                                  .p90_s = 23,
+                                  .machine_mean_s = mean,
+                                  .machine_p10_s = p10,
                                   .machine_p90_s = p90};
     erase();
     view_surrogate_draw((Rect){0, 0, 100, 14}, &rec, c, "bespoke", 0);

@@ -1,0 +1,112 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tui/config.h"
+
+static char dir[] = "/tmp/tunedeck-config-XXXXXX";
+static char path[256];
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/sub/tunedeck/config.json", dir);
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static void write_file(const char *text)
+{
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    mkdir(sub, 0700);
+    snprintf(sub, sizeof sub, "%s/sub/tunedeck", dir);
+    mkdir(sub, 0700);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+TestSuite(config, .init = setup, .fini = teardown);
+
+Test(config, a_missing_file_is_the_defaults)
+{
+    ConsoleConfig c;
+    Error err;
+    cr_assert_eq(config_load(path, &c, &err), 0);
+    cr_assert_eq(c.keys[ACT_QUIT], 'q');
+    cr_assert_eq(c.theme[0], 0);
+    cr_assert_eq(config_action_of(&c, '?'), ACT_HELP);
+    cr_assert_eq(config_action_of(&c, 'z'), -1);
+}
+
+Test(config, save_creates_folders_and_round_trips)
+{
+    ConsoleConfig c, back;
+    Error err;
+    config_defaults(&c);
+    snprintf(c.theme, sizeof c.theme, "light");
+    snprintf(c.plot, sizeof c.plot, "block");
+    c.keys[ACT_QUIT] = 'x';
+    cr_assert_eq(config_save(path, &c, &err), 0, "%s", err.msg);
+    cr_assert_eq(config_load(path, &back, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(back.theme, "light");
+    cr_assert_str_eq(back.plot, "block");
+    cr_assert_eq(config_action_of(&back, 'x'), ACT_QUIT);
+    cr_assert_eq(config_action_of(&back, 'q'), -1);
+    char tmp[400];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    cr_assert_neq(access(tmp, F_OK), 0, "no temporary file is left behind");
+}
+
+Test(config, rebinding_a_key_is_read)
+{
+    write_file("{\"keys\": {\"help\": \"h\", \"view-hosts\": \"H\"}}");
+    ConsoleConfig c;
+    Error err;
+    cr_assert_eq(config_load(path, &c, &err), 0, "%s", err.msg);
+    cr_assert_eq(config_action_of(&c, 'h'), ACT_HELP);
+    cr_assert_eq(config_action_of(&c, 'H'), ACT_VIEW_HOSTS);
+    cr_assert_eq(config_action_of(&c, 'q'), ACT_QUIT);
+}
+
+Test(config, an_unknown_action_is_refused_and_the_defaults_kept)
+{
+    write_file("{\"keys\": {\"explode\": \"x\"}}");
+    ConsoleConfig c;
+    Error err;
+    cr_assert_eq(config_load(path, &c, &err), -1);
+    cr_assert(strstr(err.msg, "unknown action 'explode'"), "%s", err.msg);
+    cr_assert_eq(c.keys[ACT_QUIT], 'q');
+}
+
+Test(config, a_key_bound_twice_is_refused)
+{
+    write_file("{\"keys\": {\"help\": \"q\"}}");
+    ConsoleConfig c;
+    Error err;
+    cr_assert_eq(config_load(path, &c, &err), -1);
+    cr_assert(strstr(err.msg, "bound to both"), "%s", err.msg);
+}
+
+Test(config, a_long_key_and_bad_json_are_refused)
+{
+    write_file("{\"keys\": {\"help\": \"F1\"}}");
+    ConsoleConfig c;
+    Error err;
+    cr_assert_eq(config_load(path, &c, &err), -1);
+    cr_assert(strstr(err.msg, "keys.help: expected one printable character"), "%s", err.msg);
+    write_file("{\"theme\": 3}");
+    cr_assert_eq(config_load(path, &c, &err), -1);
+    cr_assert(strstr(err.msg, "theme"), "%s", err.msg);
+    write_file("not json");
+    cr_assert_eq(config_load(path, &c, &err), -1);
+}

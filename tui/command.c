@@ -1,0 +1,136 @@
+/* The `:` command line: tuning (budget, pause, plot, sort, filter, theme) and scheduler
+ * overrides (pin, pause/resume a job, drain a node), each explained when it is refused. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "tui/input.h"
+
+/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
+ * applied at the next decision (the scheduler's rule) and logged. */
+static int sched_command(App *a, const char *word, const char *arg)
+{
+    if (!a->ss) {
+        app_message(a, 1, ":%s: no cluster scheduler runs in this session", word);
+        return -1;
+    }
+    SchedState *st = simsched_state_mut(a->ss);
+    char name[64] = "";
+    long n = 0;
+    int got = sscanf(arg, "%63s %ld", name, &n);
+    Error err;
+    int rc;
+    if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
+        int node = -1;
+        for (int i = 0; i < sched_node_count(st); i++)
+            if (strcmp(sched_node_name(st, i), name) == 0)
+                node = i;
+        if (node < 0) {
+            app_message(a, 1, ":%s: expected a node name (e.g. %s), found '%s'", word,
+                        sched_node_name(st, 0), name);
+            return -1;
+        }
+        rc = sched_drain_node(st, node, word[0] == 'd', &err);
+    } else {
+        int job = got >= 1 ? sched_job_find(st, name) : -1;
+        if (job < 0) {
+            app_message(a, 1, ":%s: expected a job name from the job list, found '%s'", word, name);
+            return -1;
+        }
+        if (strcmp(word, "pin") == 0) {
+            if (got != 2 || n < 0) {
+                app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
+                return -1;
+            }
+            rc = sched_pin(st, (size_t)job, (int)n, &err);
+        } else {
+            rc = sched_pause(st, (size_t)job, word[0] == 'p', &err);
+        }
+    }
+    if (rc < 0) {
+        app_message(a, 1, ":%s: %s", word, err.msg);
+        return -1;
+    }
+    app_log(a, "override: %s %s (at the next decision)", word, arg);
+    app_message(a, 0, "%s %s: applied at the next scheduling decision", word, arg);
+    return 0;
+}
+
+int input_command(App *a, const char *line)
+{
+    char word[32] = "", arg[96] = "";
+    sscanf(line, " %31s %95[^\n]", word, arg);
+    for (size_t n = strlen(arg); n > 0 && arg[n - 1] == ' '; n--)
+        arg[n - 1] = 0;
+    if (!word[0])
+        return 0;
+    if (strcmp(word, "budget") == 0) {
+        char *end;
+        long n = strtol(arg, &end, 10);
+        if (!arg[0] || *end || n < 1 || n > 100000) {
+            app_message(a, 1, ":budget: expected a number of trials 1-100000, found '%s'", arg);
+            return -1;
+        }
+        tuner_set_budget(a->tuner, (int)n);
+        a->next_trial_ms = clock_now_ms();
+        app_log(a, "budget set to %ld trials", n);
+    } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
+        app_set_pause(a, word[0] == 'p');
+    } else if (strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0 ||
+               strcmp(word, "pin") == 0 || strcmp(word, "drain") == 0 ||
+               strcmp(word, "undrain") == 0) {
+        return sched_command(a, word, arg);
+    } else if (strcmp(word, "plot") == 0) {
+        const PlotStyle *s = plot_style_find(arg);
+        if (!s) {
+            app_message(a, 1, ":plot: expected braille, block or ascii, found '%s'", arg);
+            return -1;
+        }
+        a->plot_style = s;
+        snprintf(a->config.plot, sizeof a->config.plot, "%s", s->name);
+        app_save_config(a);
+    } else if (strcmp(word, "sort") == 0) {
+        int found = -1;
+        for (int c = 0; c < TRIAL_COL_COUNT; c++)
+            if (strcmp(arg, trials_column_name((TrialColumn)c)) == 0)
+                found = c;
+        if (found < 0) {
+            app_message(a, 1,
+                        ":sort: expected trial, status, time, best, predicted, error or "
+                        "workers, found '%s'",
+                        arg);
+            return -1;
+        }
+        a->sort = (TrialColumn)found;
+        a->table_stale = 1;
+    } else if (strcmp(word, "filter") == 0) {
+        snprintf(a->filter, sizeof a->filter, "%s", arg);
+        a->table_stale = 1;
+    } else if (strcmp(word, "theme") == 0) {
+        if (app_set_theme(a, arg) < 0)
+            return -1;
+        snprintf(a->config.theme, sizeof a->config.theme, "%s", arg);
+        app_save_config(a);
+        app_message(a, 0, "theme %s (saved in %s)", arg, a->config_file);
+    } else if (strcmp(word, "policy") == 0) {
+        if (!a->ss)
+            app_message(a, 1, ":policy: no cluster scheduler runs in this session");
+        else
+            app_message(a, 1,
+                        ":policy: the scheduler cannot change policy while it runs; "
+                        "start the console with --policy %s",
+                        arg[0] ? arg : "NAME");
+        return -1;
+    } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) {
+        a->quit = 1;
+    } else {
+        app_message(a, 1,
+                    "unknown command '%s': expected budget, pause, resume, pin, drain, "
+                    "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
+                    word);
+        return -1;
+    }
+    a->dirty = 1;
+    return 0;
+}

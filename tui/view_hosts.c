@@ -1,0 +1,226 @@
+/* The hosts view: every host's connection state, handshake latency, host-key status with
+ * its fingerprint, and last error; and accepting an unknown host key, which is an explicit
+ * operator action after seeing the fingerprint. */
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "remote/hostconf.h"
+#include "tui/app.h"
+#include "tui/draw.h"
+
+static Role state_role(HostState s)
+{
+    return s == HOST_READY ? ROLE_GOOD : s == HOST_DOWN ? ROLE_BAD : ROLE_WARN;
+}
+
+static Role key_role(HostKeyStatus k)
+{
+    return k == HOSTKEY_OK || k == HOSTKEY_ACCEPTED ? ROLE_GOOD
+           : k == HOSTKEY_UNCHECKED                 ? ROLE_DIM
+                                                    : ROLE_BAD;
+}
+
+void view_hosts_draw(const App *a)
+{
+    const Layout *l = &a->layout;
+    if (l->shown[PANE_LOG])
+        view_log_draw(a, l->rect[PANE_LOG]);
+    if (!l->shown[PANE_HOSTS])
+        return;
+    const Cluster *c = a->cluster;
+    char title[160];
+    snprintf(title, sizeof title, "Hosts: %zu, %s", c->n_machines,
+             a->pool  ? "SSH (a accepts an unknown host key, c reconnects)"
+             : a->sim ? "simulated, no SSH"
+                      : "no SSH launcher in this session");
+    Rect r = draw_box(l->rect[PANE_HOSTS], title, 0);
+    if (r.h < 1)
+        return;
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s", "machine", "host",
+               "state", "latency", "drops", "host key");
+    /* Up to three rows per host when there is room: the fingerprint and the last error are
+     * what an operator must read whole. */
+    size_t per = 1;
+    if (a->pool)
+        per = r.h - 1 >= 3 * (int)c->n_machines ? 3 : r.h - 1 >= 2 * (int)c->n_machines ? 2 : 1;
+    size_t first = 0;
+    size_t rows = (size_t)(r.h - 1) / per;
+    if (rows && a->host_sel >= rows)
+        first = a->host_sel - rows + 1;
+    int y = r.y + 1;
+    for (size_t m = first; m < c->n_machines && y + (int)per - 1 < r.y + r.h; m++) {
+        int sel = a->pool && m == a->host_sel;
+        if (sel)
+            draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
+        if (!a->pool) {
+            draw_textf(y++, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s",
+                       c->machines[m].name, c->machines[m].host, a->sim ? "simulated" : "-", "-",
+                       "-", "n/a");
+            continue;
+        }
+        HostInfo h;
+        hostpool_info(a->pool, m, &h);
+        char lat[16] = "-";
+        if (h.handshake_ms >= 0)
+            snprintf(lat, sizeof lat, "%.0fms", h.handshake_ms);
+        int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-10s %-18s ",
+                             sel ? ">" : " ", h.name, h.host);
+        col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : state_role(h.state),
+                          "%-11s ", hostpool_state_name(h.state));
+        col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_NORMAL, "%8s %5d  ",
+                          lat, h.drops);
+        col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : key_role(h.key), "%s",
+                          hostpool_key_name(h.key));
+        if (per == 1 && h.fingerprint[0])
+            draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_DIM, " %s",
+                       h.fingerprint);
+        y++;
+        if (per >= 2) {
+            if (h.fingerprint[0])
+                draw_textf(y, r.x + 4, r.w - 4, ROLE_DIM, "key %s", h.fingerprint);
+            y++;
+        }
+        if (per >= 3) {
+            if (h.last_error[0])
+                draw_wrapped(y, r.x + 4, r.w - 4, 1, ROLE_BAD, h.last_error);
+            else if (h.state == HOST_DOWN && h.retry_at_ms > 0)
+                draw_textf(y, r.x + 4, r.w - 4, ROLE_DIM, "retry in %.1f s",
+                           (double)(h.retry_at_ms - clock_now_ms()) / 1000.0);
+            y++;
+        }
+    }
+    if (a->confirm_accept) {
+        Rect o = layout_overlay(a->layout.cols, a->layout.rows, 84, 7);
+        draw_fill(o, ROLE_NORMAL);
+        Rect in = draw_box(o, "Accept an unknown host key?", 1);
+        if (in.h >= 4) {
+            draw_textf(in.y, in.x, in.w, ROLE_NORMAL, "host %s (%s) offers the key",
+                       c->machines[a->accept_host].name, c->machines[a->accept_host].host);
+            draw_text(in.y + 1, in.x + 2, in.w - 2, ROLE_KEY, a->accept_fp);
+            draw_text(in.y + 2, in.x, in.w, ROLE_NORMAL,
+                      "Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*.pub).");
+            draw_text(in.y + 3, in.x, in.w, ROLE_WARN,
+                      "y adds it to known_hosts and reconnects; any other key cancels.");
+        }
+    }
+}
+
+/* A cheap fingerprint of what the view shows: the loop redraws when it changes. */
+static unsigned long signature(const App *a)
+{
+    unsigned long h = 5381;
+    for (size_t m = 0; m < hostpool_size(a->pool); m++) {
+        HostInfo i;
+        hostpool_info(a->pool, m, &i);
+        h = h * 33 + (unsigned long)i.state;
+        h = h * 33 + (unsigned long)i.key;
+        h = h * 33 + (unsigned long)i.drops + (unsigned long)i.connects * 7;
+        for (const char *p = i.last_error; *p; p++)
+            h = h * 33 + (unsigned char)*p;
+        h = h * 33 + (unsigned long)(i.handshake_ms >= 0 ? i.handshake_ms : -1);
+    }
+    return h;
+}
+
+size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    size_t n = 0;
+    if (a->pool)
+        n += hostpool_pollfds(a->pool, fds, cap, deadline_ms);
+    a->pool_nfds = n;
+    if (a->accept_pool)
+        n += hostpool_pollfds(a->accept_pool, fds + n, cap - n, deadline_ms);
+    return n;
+}
+
+void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    if (!a->pool)
+        return;
+    /* The fds were filled main pool first; each pool gets back its own slice. */
+    size_t n_main = a->pool_nfds < n ? a->pool_nfds : n;
+    hostpool_step(a->pool, fds, n_main, now_ms);
+    if (a->accept_pool) {
+        hostpool_step(a->accept_pool, fds + n_main, n - n_main, now_ms);
+        if (hostpool_settled(a->accept_pool)) {
+            HostInfo i;
+            hostpool_info(a->accept_pool, 0, &i);
+            const char *name = a->cluster->machines[a->accept_host].name;
+            if (i.key == HOSTKEY_ACCEPTED || i.key == HOSTKEY_OK) {
+                if (strcmp(i.fingerprint, a->accept_fp) != 0)
+                    app_message(a, 1,
+                                "%s: the key changed while you looked (%s, not %s): check "
+                                "known_hosts",
+                                name, i.fingerprint, a->accept_fp);
+                else
+                    app_message(a, 0, "%s: host key %s accepted and saved in known_hosts", name,
+                                i.fingerprint);
+                app_log(a, "host key accepted for %s: %s", name, i.fingerprint);
+                hostpool_connect(a->pool, (size_t)a->accept_host, 1);
+            } else {
+                app_message(a, 1, "%s: key not accepted: %s", name,
+                            i.last_error[0] ? i.last_error : hostpool_key_name(i.key));
+            }
+            hostpool_free(a->accept_pool);
+            a->accept_pool = NULL;
+        }
+    }
+    /* A host retrying with backoff passes through "unchecked" between attempts: keep the
+     * unknown key it offered so the operator can still accept that one. */
+    if (!a->refused_fp)
+        a->refused_fp = calloc(hostpool_size(a->pool) + 1, sizeof *a->refused_fp);
+    for (size_t m = 0; m < hostpool_size(a->pool); m++) {
+        HostInfo i;
+        hostpool_info(a->pool, m, &i);
+        if (i.key == HOSTKEY_UNKNOWN && i.fingerprint[0])
+            snprintf(a->refused_fp[m], sizeof a->refused_fp[m], "%s", i.fingerprint);
+        else if (i.key == HOSTKEY_OK || i.key == HOSTKEY_ACCEPTED || i.key == HOSTKEY_CHANGED)
+            a->refused_fp[m][0] = 0;
+    }
+    unsigned long sig = signature(a);
+    if (sig != a->hosts_sig) {
+        a->hosts_sig = sig;
+        a->dirty = 1;
+    }
+}
+
+void hosts_accept_selected(App *a)
+{
+    if (!a->pool || a->host_sel >= hostpool_size(a->pool) || a->accept_pool)
+        return;
+    HostInfo i;
+    hostpool_info(a->pool, a->host_sel, &i);
+    const char *fp = a->refused_fp ? a->refused_fp[a->host_sel] : "";
+    if (!fp[0]) {
+        app_message(a, 1, "%s: only an unknown host key can be accepted (this one is %s)%s", i.name,
+                    hostpool_key_name(i.key),
+                    i.key == HOSTKEY_CHANGED ? ": a changed key is never accepted here" : "");
+        return;
+    }
+    a->confirm_accept = 1;
+    a->accept_host = (long)a->host_sel;
+    snprintf(a->accept_fp, sizeof a->accept_fp, "%s", fp);
+    a->dirty = 1;
+}
+
+/* After "y": one connection that may add the key, through a pool of just this host. */
+void hosts_accept_confirmed(App *a)
+{
+    Error err;
+    HostPoolOptions po = {.accept_new_host_keys = 1, .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+    HostConf hc;
+    const Machine *m = &a->cluster->machines[a->accept_host];
+    a->accept_pool = hostpool_new(&po, &err);
+    if (!a->accept_pool || hostconf_from_machine(&a->cluster->ssh, m, &hc, &err) < 0 ||
+        hostpool_add(a->accept_pool, &hc, &err) < 0) {
+        app_message(a, 1, "%s: cannot accept the key: %s", m->name, err.msg);
+        hostpool_free(a->accept_pool);
+        a->accept_pool = NULL;
+        return;
+    }
+    hostpool_connect(a->accept_pool, 0, 0);
+    app_message(a, 0, "%s: connecting to accept %s ...", m->name, a->accept_fp);
+}
