@@ -19,6 +19,7 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
+        "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
         "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
         "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
         "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
@@ -27,7 +28,11 @@ static void usage(FILE *out)
         "\n"
         "Opens the operator console (press ? inside for every key).\n"
         "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
-        "  --cluster FILE     a cluster inventory, with --job FILE\n"
+        "  --cluster FILE     a cluster inventory, with --job FILE and/or --workload FILE\n"
+        "  --workload FILE    run the scheduler live on the inventory's hosts: jobs started\n"
+        "                     from its job_command, resized by --policy over SSH, progress\n"
+        "                     from their lines; --sched-speed is its time scale\n"
+        "  --job-dir DIR      the live jobs' folders on the hosts (default tunedeck-jobs)\n"
         "  --optimizer NAME   %s\n"
         "  --budget N         trials to run (default 60; :budget N changes it)\n"
         "  --seed N           seed for the optimizer and the simulator (default 1)\n"
@@ -38,7 +43,7 @@ static void usage(FILE *out)
         "  --theme NAME       a theme from themes/ (default 'default')\n"
         "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
         "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"
-        "  --policy NAME      the simulated 16x4-GPU scheduler's policy (default doubling)\n"
+        "  --policy NAME      the scheduler's policy (default doubling; :policy switches)\n"
         "  --sched-jobs N     jobs arriving (Poisson) in the simulated scheduler (default 40)\n"
         "  --sched-speed X    simulated seconds per real second (default 60)\n"
         "  --no-sched         no simulated scheduler\n"
@@ -104,6 +109,8 @@ int cmd_console(int argc, char **argv)
     static const struct option LONG[] = {{"sim", required_argument, 0, 'S'},
                                          {"cluster", required_argument, 0, 'c'},
                                          {"job", required_argument, 0, 'j'},
+                                         {"workload", required_argument, 0, 'W'},
+                                         {"job-dir", required_argument, 0, 'D'},
                                          {"launcher", required_argument, 0, 'l'},
                                          {"trial-cmd", required_argument, 0, 't'},
                                          {"optimizer", required_argument, 0, 'o'},
@@ -138,6 +145,12 @@ int cmd_console(int argc, char **argv)
             break;
         case 'j':
             o.job = optarg;
+            break;
+        case 'W':
+            o.workload = optarg;
+            break;
+        case 'D':
+            o.job_dir = optarg;
             break;
         case 'l':
             o.launcher = optarg;

@@ -9,6 +9,10 @@
 typedef struct {
     const char *sim; /* "B:googlenet" when no cluster is given */
     const char *cluster, *job;
+    /* --cluster F --workload W: the scheduler live on the inventory's hosts (with or
+     * without --job; without, no tuning) */
+    const char *workload;
+    const char *job_dir; /* the live jobs' folders (default: schedlive's) */
     const char *launcher, *trial_cmd;
     const char *optimizer;
     const char *theme; /* a name in themes/ */

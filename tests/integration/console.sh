@@ -128,8 +128,11 @@ T send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
 wait_for main 'drain node15: applied at the next scheduling decision'
 T send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
 wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
+T send-keys -t main : p o l i c y ' ' n o s u c h Enter
+wait_for main ":policy: unknown policy 'nosuch': expected one of doubling"
 T send-keys -t main : p o l i c y ' ' o p t i m u s Enter
-wait_for main ':policy: the scheduler cannot change policy while it runs'
+wait_for main 'policy optimus: applied at the next scheduling decision'
+wait_for main 'optimus t=[0-9]+s'
 T send-keys -t main 3
 wait_for main 'c4x8-2 +c4x8-2.sim +simulated'
 T send-keys -t main Tab
