@@ -250,10 +250,12 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         if (!o->job && !o->workload)
             return error_set(err, "--cluster: expected a --job FILE (tuning) or a --workload "
                                   "FILE (the live scheduler) with it");
-        a->owned_cluster = cluster_load(o->cluster, err);
+        a->owned_cluster = o->cluster_json ? cluster_from_json(o->cluster_json, o->cluster, err)
+                                           : cluster_load(o->cluster, err);
         if (!a->owned_cluster)
             return -1;
-        if (o->job && job_load(o->job, &a->owned_job, err) < 0)
+        if (o->job && (o->job_json ? job_from_json(o->job_json, o->job, &a->owned_job, err)
+                                   : job_load(o->job, &a->owned_job, err)) < 0)
             return -1;
         a->cluster = a->owned_cluster;
         a->job = o->job ? &a->owned_job : NULL;
@@ -440,9 +442,15 @@ int console_run(const ConsoleOptions *o, Error *err)
     /* The journal starts once the screen is ours: a console that never ran leaves none. */
     if (o->journal && o->journal_start && a->tuner) {
         Error jerr;
-        if (o->journal_start(o->journal, a->tuner, a->launcher, &jerr) == 0) {
+        if (o->journal_start(o->journal, a->tuner, a->cluster, a->launcher, &jerr) == 0) {
             a->journal = o->journal;
             a->journal_event = o->journal_event;
+            a->table_stale = 1; /* a resumed session's trials are in the tuner now */
+        } else if (o->journal_required) {
+            term_close();
+            close_session(a);
+            free(a);
+            return error_set(err, "--resume: %s", jerr.msg);
         } else {
             snprintf(a->journal_note, sizeof a->journal_note, "no session journal: %s", jerr.msg);
         }
