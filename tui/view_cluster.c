@@ -191,7 +191,9 @@ void view_cluster_snapshot(App *a)
             break;
         }
     }
-    if (rec)
+    if (!a->tuner)
+        snprintf(s->source, sizeof s->source, "no tuning (the live jobs are in the grid)");
+    else if (rec)
         snprintf(s->source, sizeof s->source, "trial %d measured", rec->trial);
     else
         snprintf(s->source, sizeof s->source, "no trial measured yet");
