@@ -57,6 +57,10 @@ wait_for 'j[01] +[0-9]+ +running .* run h[1-3] step [1-9][0-9]* loss [0-9]+\.[0-
 # the policy's resize of j0, enacted through its checkpoint
 wait_for '[0-9]+s [a-z] j0 +resize 2>4' 15
 wait_for 'j0 +4 +running .* run h[1-3] step [0-9]+' 15
+# :policy switches the live scheduler's policy at its next decision
+X send-keys -t c : p o l i c y ' ' f i x e d - 1 Enter
+wait_for 'policy fixed-1: applied at the next scheduling decision'
+wait_for 'fixed-1 live t=[0-9]+s'
 running=$(pgrep -f "ckpt-$mark" | wc -l)
 [ "$running" -ge 1 ] || fail "no job process runs on the hosts"
 X send-keys -t c q
