@@ -8,8 +8,22 @@ SAN     ?=
 # Where the binary finds data/, themes/ and examples/ when run from the build tree;
 # TUNEDECK_HOME overrides it at run time.
 CFLAGS  += -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\"
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -I. -I/usr/include/cjson -MMD -MP $(SAN)
+# gcc's -Wformat-truncation flags every deliberate snprintf cut; clang has no such option.
+WNO_TRUNC := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 \
+               && echo -Wno-format-truncation)
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(WNO_TRUNC) -I. -I/usr/include/cjson -MMD -MP $(SAN)
 LDFLAGS += $(SAN)
+
+# Quiet by default in the style of Redis and htop: one 'CC file' / 'LINK name' line per
+# step, so a warning stands out; 'make V=1' prints every full command line, 'make -s'
+# prints nothing.
+ifeq ($(V),1)
+  say :=
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+  say = @
+else
+  say = @printf '  %-5s %s\n' $(1) $(2);
+endif
 
 LIBS_CORE   = -lgsl -lopenblas -lcjson -lm -lpthread
 LIBS_REMOTE = -lssh
@@ -34,20 +48,20 @@ all: $(BUILD)/tunedeck $(TOOLS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/tunedeck: $(CMD_OBJ) $(LIB_OBJ)
-	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
-	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
-	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 # All unit tests link into one Criterion binary so the run ends with one summary line.
 $(BUILD)/unit-tests: $(TEST_OBJ) $(LIB_OBJ)
-	$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -lcriterion -o $@
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -lcriterion -o $@
 
 deps:
 	@sh tools/deps.sh

@@ -139,6 +139,15 @@ int cmd_hosts(int argc, char **argv)
     double timeout_s = cl->ssh.connect_timeout_s > 0 ? cl->ssh.connect_timeout_s : 5;
     hostpool_run_until_settled(p, clock_now_ms() + (int64_t)(timeout_s * 1000) + 1000);
     GpuWatch *w = gpuwatch_new(p, 0.5);
+    struct pollfd *fds = calloc(n + 1, sizeof *fds);
+    if (!w || !fds) {
+        fprintf(stderr, "tunedeck hosts: out of memory\n");
+        free(fds);
+        gpuwatch_free(w);
+        hostpool_free(p);
+        cluster_free(cl);
+        return 2;
+    }
     for (size_t i = 0; i < n; i++) {
         HostInfo hi;
         hostpool_info(p, i, &hi);
@@ -146,7 +155,6 @@ int cmd_hosts(int argc, char **argv)
             gpuwatch_add_host(w, i);
     }
     /* GPU state: until every ready host answered (GPUs and a process round), or the wait. */
-    struct pollfd *fds = calloc(n + 1, sizeof *fds);
     int64_t until = clock_now_ms() + (int64_t)(gpu_wait_s * 1000);
     while (clock_now_ms() < until) {
         int waiting = 0;

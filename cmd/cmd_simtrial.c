@@ -8,6 +8,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "core/readall.h"
 #include "core/simcluster.h"
 
 static void usage(FILE *out)
@@ -64,11 +65,15 @@ int cmd_sim_trial(int argc, char **argv)
         fprintf(stderr, "tunedeck sim-trial: %s\n", err.msg);
         return 2;
     }
-    char *text = flags_read_stream(stdin, 16 << 20);
+    char *text = readall_stream(stdin, 16 << 20, NULL, &err);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
     int rc = 0;
-    if (!root) {
+    if (!text) {
+        error_prefix(&err, "standard input");
+        fail(err.msg);
+        rc = 2;
+    } else if (!root) {
         fail("standard input: expected a protocol v1 schedule object, found malformed JSON");
         rc = 2;
     } else {

@@ -71,9 +71,12 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
-        if (c > 0 && strchr("ScjltosTN", c))
-            a->setup_flag = argv[optind - 1];
+    int li = -1;
+    while ((c = getopt_long(argc, argv, "h", LONG, &li)) != -1) {
+        /* By the option's own name: argv[optind - 1] is its value in "--seed 3". */
+        if (c > 0 && strchr("ScjltosTN", c) && li >= 0)
+            a->setup_flag = LONG[li].name;
+        li = -1;
         switch (c) {
         case 'R': a->resume = optarg; break;
         case 'N': a->no_journal = 1; break;
@@ -110,7 +113,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         return 2;
     }
     if (a->resume && a->setup_flag) {
-        fprintf(stderr, "tunedeck tune: --resume: '%s' comes from the session's journal; only "
+        fprintf(stderr, "tunedeck tune: --resume: '--%s' comes from the session's journal; only "
                         "--budget and --json go with --resume\n",
                 a->setup_flag);
         return 2;

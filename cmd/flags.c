@@ -34,31 +34,3 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
     *out = v;
     return 0;
 }
-
-char *flags_read_stream(FILE *f, size_t max)
-{
-    size_t cap = 8192, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (n == 0)
-            break;
-        if (len + 1 >= cap) {
-            if (cap > max) {
-                free(buf);
-                return NULL;
-            }
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                return NULL;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    if (buf)
-        buf[len] = 0;
-    return buf;
-}

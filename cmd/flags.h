@@ -10,7 +10,5 @@ int flags_long(const char *cmd, const char *flag, const char *text, long min, lo
                long *out);
 int flags_double(const char *cmd, const char *flag, const char *text, double min, double max,
                  double *out);
-/* Reads a stream to its end (at most max bytes); NULL when larger or unreadable. */
-char *flags_read_stream(FILE *f, size_t max);
 
 #endif

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/lebytes.h"
+
 static const char MAGIC[8] = {'T', 'D', 'C', 'K', 'P', 'T', '0', '1'};
 enum { HEADER_BYTES = 8 + 8 * 6 + 8 * (DENSENET_MAX_LAYERS + 1) };
 
@@ -23,34 +25,6 @@ static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n)
     return ~crc;
 }
 
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t dbits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static double bitsd(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
 int checkpoint_save(const char *path, const Checkpoint *c, Error *err)
 {
     size_t n = c->net.n_params;
@@ -61,16 +35,16 @@ int checkpoint_save(const char *path, const Checkpoint *c, Error *err)
     unsigned char *p = buf;
     memcpy(p, MAGIC, 8);
     p += 8;
-    put64(p, c->net.n_layers), p += 8;
-    put64(p, c->step), p += 8;
-    put64(p, c->examples), p += 8;
-    put64(p, c->data_seed), p += 8;
-    put64(p, dbits(c->loss)), p += 8;
-    put64(p, c->workers), p += 8;
+    le_put64(p, c->net.n_layers), p += 8;
+    le_put64(p, c->step), p += 8;
+    le_put64(p, c->examples), p += 8;
+    le_put64(p, c->data_seed), p += 8;
+    le_put64(p, le_double_bits(c->loss)), p += 8;
+    le_put64(p, c->workers), p += 8;
     for (size_t l = 0; l <= DENSENET_MAX_LAYERS; l++, p += 8)
-        put64(p, l <= c->net.n_layers ? c->net.sizes[l] : 0);
+        le_put64(p, l <= c->net.n_layers ? c->net.sizes[l] : 0);
     for (size_t i = 0; i < n; i++, p += 8)
-        put64(p, dbits(c->params[i]));
+        le_put64(p, le_double_bits(c->params[i]));
     uint32_t crc = crc32_update(0, buf, total - 4);
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(crc >> (8 * i));
@@ -154,21 +128,21 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
         goto out;
     }
     p += 8;
-    uint64_t layers = get64(p);
+    uint64_t layers = le_get64(p);
     p += 8;
     if (layers < 1 || layers > DENSENET_MAX_LAYERS) {
         error_set(err, "%s: field 'layers': expected 1 to %d, found %llu", path,
                   DENSENET_MAX_LAYERS, (unsigned long long)layers);
         goto out;
     }
-    c->step = get64(p), p += 8;
-    c->examples = get64(p), p += 8;
-    c->data_seed = get64(p), p += 8;
-    c->loss = bitsd(get64(p)), p += 8;
-    c->workers = (uint32_t)get64(p), p += 8;
+    c->step = le_get64(p), p += 8;
+    c->examples = le_get64(p), p += 8;
+    c->data_seed = le_get64(p), p += 8;
+    c->loss = le_bits_double(le_get64(p)), p += 8;
+    c->workers = (uint32_t)le_get64(p), p += 8;
     size_t sizes[DENSENET_MAX_LAYERS + 1];
     for (size_t l = 0; l <= DENSENET_MAX_LAYERS; l++, p += 8)
-        sizes[l] = (size_t)get64(p);
+        sizes[l] = (size_t)le_get64(p);
     if (densenet_init(&c->net, sizes, (size_t)layers + 1, err) < 0) {
         error_prefix(err, "%s", path);
         goto out;
@@ -184,7 +158,7 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
         goto out;
     }
     for (size_t i = 0; i < c->net.n_params; i++, p += 8)
-        c->params[i] = bitsd(get64(p));
+        c->params[i] = le_bits_double(le_get64(p));
     rc = 0;
 out:
     free(buf);

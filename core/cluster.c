@@ -173,6 +173,8 @@ static int parse_type(const cJSON *j, const char *source, Cluster *c, Error *err
     if (t.n_devices == 0)
         return error_set(err, "%s: field 'devices': expected at least one device", ctx);
     t.devices = calloc(t.n_devices, sizeof *t.devices);
+    if (!t.devices)
+        return error_set(err, "%s: out of memory for %zu devices", ctx, t.n_devices);
     size_t i = 0;
     const cJSON *d;
     cJSON_ArrayForEach(d, devs)

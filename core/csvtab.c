@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/readall.h"
+
 void csvtab_free(CsvTable *t)
 {
     if (!t)
@@ -102,33 +104,9 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
 
 CsvTable *csvtab_load(const char *path, Error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    char *text = readall_file(path, 0, NULL, err);
+    if (!text)
         return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    size_t got;
-    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *bigger = realloc(text, cap * 2);
-            if (!bigger) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = bigger;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!text) {
-        error_set(err, "%s: out of memory", path);
-        return NULL;
-    }
-    text[len] = 0;
     CsvTable *t = csvtab_parse(text, path, err);
     free(text);
     return t;

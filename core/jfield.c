@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/readall.h"
+
 const char *jfield_type_name(const cJSON *v)
 {
     if (!v)
@@ -142,35 +144,10 @@ static void position(const char *text, size_t offset, int *line, int *col)
 
 cJSON *jfield_parse_file(const char *path, Error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    size_t len = 0;
+    char *buf = readall_file(path, 0, &len, err);
+    if (!buf)
         return NULL;
-    }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 >= cap) {
-            char *bigger = realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (!buf || read_error) {
-        free(buf);
-        error_set(err, "%s: cannot read the file", path);
-        return NULL;
-    }
-    buf[len] = 0;
     if (strlen(buf) != len) {
         free(buf);
         error_set(err, "%s: expected JSON text, found a NUL byte", path);

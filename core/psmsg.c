@@ -5,65 +5,25 @@
 #include <math.h>
 #include <string.h>
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t dbits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static double bitsd(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
+#include "core/lebytes.h"
 
 /* Layout: magic u32, version u16, type u16, sender u32, inputs u32, iter u64, offset u64,
  * count u64, compute_s f64, loss f64, 8 bytes reserved (zero). */
 void psmsg_encode_header(const PsMsg *m, unsigned char out[PSMSG_HEADER_BYTES])
 {
     memset(out, 0, PSMSG_HEADER_BYTES);
-    put32(out, PSMSG_MAGIC);
+    le_put32(out, PSMSG_MAGIC);
     out[4] = PSMSG_VERSION & 0xff;
     out[5] = PSMSG_VERSION >> 8;
     out[6] = (unsigned char)m->type;
     out[7] = 0;
-    put32(out + 8, m->sender);
-    put32(out + 12, m->inputs);
-    put64(out + 16, m->iter);
-    put64(out + 24, m->offset);
-    put64(out + 32, m->count);
-    put64(out + 40, dbits(m->compute_s));
-    put64(out + 48, dbits(m->loss));
+    le_put32(out + 8, m->sender);
+    le_put32(out + 12, m->inputs);
+    le_put64(out + 16, m->iter);
+    le_put64(out + 24, m->offset);
+    le_put64(out + 32, m->count);
+    le_put64(out + 40, le_double_bits(m->compute_s));
+    le_put64(out + 48, le_double_bits(m->loss));
 }
 
 int psmsg_decode_header(const unsigned char *buf, size_t len, size_t max_count, PsMsg *m,
@@ -75,7 +35,7 @@ int psmsg_decode_header(const unsigned char *buf, size_t len, size_t max_count, 
                          "parameter-server message: expected a %d-byte header, found %zu "
                          "bytes",
                          PSMSG_HEADER_BYTES, len);
-    uint32_t magic = get32(buf);
+    uint32_t magic = le_get32(buf);
     if (magic != PSMSG_MAGIC)
         return error_set(err,
                          "parameter-server message: expected magic 0x%08x, found 0x%08x "
@@ -92,13 +52,13 @@ int psmsg_decode_header(const unsigned char *buf, size_t len, size_t max_count, 
                          "found %u",
                          type);
     m->type = (PsMsgType)type;
-    m->sender = get32(buf + 8);
-    m->inputs = get32(buf + 12);
-    m->iter = get64(buf + 16);
-    m->offset = get64(buf + 24);
-    m->count = get64(buf + 32);
-    m->compute_s = bitsd(get64(buf + 40));
-    m->loss = bitsd(get64(buf + 48));
+    m->sender = le_get32(buf + 8);
+    m->inputs = le_get32(buf + 12);
+    m->iter = le_get64(buf + 16);
+    m->offset = le_get64(buf + 24);
+    m->count = le_get64(buf + 32);
+    m->compute_s = le_bits_double(le_get64(buf + 40));
+    m->loss = le_bits_double(le_get64(buf + 48));
     if (m->count > max_count)
         return error_set(err,
                          "parameter-server message: field 'count': expected at most %zu "
@@ -130,7 +90,7 @@ void psmsg_encode_values(const double *v, size_t n, unsigned char *out)
         return;
     }
     for (size_t i = 0; i < n; i++)
-        put64(out + 8 * i, dbits(v[i]));
+        le_put64(out + 8 * i, le_double_bits(v[i]));
 }
 
 void psmsg_decode_values(const unsigned char *in, size_t n, double *v)
@@ -142,7 +102,7 @@ void psmsg_decode_values(const unsigned char *in, size_t n, double *v)
         return;
     }
     for (size_t i = 0; i < n; i++)
-        v[i] = bitsd(get64(in + 8 * i));
+        v[i] = le_bits_double(le_get64(in + 8 * i));
 }
 
 const char *psmsg_type_name(PsMsgType t)

@@ -238,6 +238,25 @@ static int parse_machine(const cJSON *j, const char *ctx, Schedule *s, Error *er
     return 0;
 }
 
+char *schedule_to_line(const Schedule *s, size_t *len)
+{
+    cJSON *j = schedule_to_json(s);
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!text)
+        return NULL;
+    size_t n = strlen(text);
+    char *line = realloc(text, n + 2);
+    if (!line) {
+        free(text);
+        return NULL;
+    }
+    line[n] = '\n';
+    line[n + 1] = 0;
+    *len = n + 1;
+    return line;
+}
+
 Schedule *schedule_from_json(const cJSON *root, const Cluster *c, const char *source, Error *err)
 {
     if (!cJSON_IsObject(root)) {

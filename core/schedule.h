@@ -37,6 +37,10 @@ int schedule_split_integer(const double *weights, size_t n, int total, int *out)
 
 /* Protocol v1 input object (DESIGN §5.1). */
 cJSON *schedule_to_json(const Schedule *s);
+/* The same as one line of text ending in '\n', as a trial reads it on standard input;
+ * *len counts the bytes to send (without the terminating NUL). NULL when out of memory.
+ * Caller frees. */
+char *schedule_to_line(const Schedule *s, size_t *len);
 Schedule *schedule_from_json(const cJSON *root, const Cluster *c, const char *source, Error *err);
 
 #endif

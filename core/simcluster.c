@@ -122,8 +122,9 @@ SimCluster *simcluster_new(const char *spec, Error *err)
         char *end;
         long b = strtol(parts[2], &end, 10);
         if (*end || b < 1 || b > 10000000) {
-            error_set(err, "--sim '%s': batch: expected a positive integer, found '%s'", spec,
-                      parts[2]);
+            error_set(err,
+                      "--sim '%s': batch: expected a positive integer up to 10000000, found '%s'",
+                      spec, parts[2]);
             return NULL;
         }
         batch = (int)b;

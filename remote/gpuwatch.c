@@ -42,6 +42,8 @@ const char *gpuwatch_state_name(GpuHostState s)
 char *gpuwatch_gpu_command(double period_s)
 {
     char *c = malloc(512);
+    if (!c)
+        return NULL;
     if (period_s > 0)
         snprintf(c, 512,
                  NO_TOOL_CHECK "exec nvidia-smi --query-gpu=" NVSMI_QUERY_GPU
@@ -57,6 +59,8 @@ char *gpuwatch_gpu_command(double period_s)
 char *gpuwatch_apps_command(double period_s)
 {
     char *c = malloc(1024);
+    if (!c)
+        return NULL;
     /* One loop per host: the processes, then their groups (#pg PID PGID), then #end. */
     snprintf(
         c, 1024,
@@ -153,6 +157,8 @@ static void on_apps_line(void *ud, RemoteExec *x, StreamKind s, const char *line
 GpuWatch *gpuwatch_new(HostPool *pool, double period_s)
 {
     GpuWatch *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
     w->pool = pool;
     w->period_s = period_s > 0 ? period_s : 2;
     return w;
@@ -163,8 +169,8 @@ static void start_channels(GpuWatch *w, WatchedHost *h)
     char *gc = gpuwatch_gpu_command(w->period_s), *ac = gpuwatch_apps_command(w->period_s);
     ExecOptions go = {.on_line = on_gpu_line, .userdata = w, .max_line = 4096};
     ExecOptions ao = {.on_line = on_apps_line, .userdata = w, .max_line = 4096};
-    h->gpu_x = hostpool_exec(w->pool, h->host, gc, NULL, 0, &go, NULL);
-    h->apps_x = hostpool_exec(w->pool, h->host, ac, NULL, 0, &ao, NULL);
+    h->gpu_x = gc ? hostpool_exec(w->pool, h->host, gc, NULL, 0, &go, NULL) : NULL;
+    h->apps_x = ac ? hostpool_exec(w->pool, h->host, ac, NULL, 0, &ao, NULL) : NULL;
     free(gc);
     free(ac);
 }
@@ -192,7 +198,7 @@ void gpuwatch_step(GpuWatch *w, int64_t now_ms)
             continue;
         int over = (h->gpu_x && rexec_done(h->gpu_x)) || (h->apps_x && rexec_done(h->apps_x));
         if (over && !h->restart_at_ms) {
-            const RemoteExec *x = rexec_done(h->gpu_x) ? h->gpu_x : h->apps_x;
+            const RemoteExec *x = h->gpu_x && rexec_done(h->gpu_x) ? h->gpu_x : h->apps_x;
             if (h->state != GPUHOST_NO_TOOL) {
                 h->state = GPUHOST_ERROR;
                 if (rexec_outcome(x) == EXEC_SSH_FAILED)

@@ -50,6 +50,11 @@ HostPool *hostpool_new(const HostPoolOptions *o, Error *err)
     if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
         signal(SIGPIPE, SIG_IGN);
     HostPool *p = calloc(1, sizeof *p);
+    if (!p) {
+        ssh_finalize();
+        error_set(err, "host pool: out of memory");
+        return NULL;
+    }
     if (o)
         p->opt = *o;
     if (p->opt.heartbeat_s <= 0)
@@ -72,6 +77,8 @@ static void host_teardown(Host *h)
                 usleep(1000); /* only at pool teardown: the lookup thread must finish */
         if (h->gaip->ar_result)
             freeaddrinfo(h->gaip->ar_result);
+        free((char *)h->gai.ar_name); /* a lookup torn down in flight kept its name */
+        h->gai.ar_name = NULL;
         h->gaip = NULL;
     }
     if (h->ai) {
@@ -291,14 +298,15 @@ static void start_attempt(HostPool *p, Host *h, int64_t now_ms)
     memset(&h->gai, 0, sizeof h->gai);
     static const struct addrinfo NAME_HINTS = {.ai_socktype = SOCK_STREAM,
                                                .ai_flags = AI_NUMERICSERV};
-    snprintf(bare, sizeof bare, "%s", name);
-    h->gai.ar_name = strdup(bare);
+    /* name may be bare itself: copied straight, never printed onto its own buffer. */
+    h->gai.ar_name = strdup(name);
     h->gai.ar_service = h->port_text;
     h->gai.ar_request = &NAME_HINTS;
     h->gaip = &h->gai;
     struct sigevent sev = {.sigev_notify = SIGEV_NONE};
-    if (getaddrinfo_a(GAI_NOWAIT, &h->gaip, 1, &sev) != 0) {
+    if (!h->gai.ar_name || getaddrinfo_a(GAI_NOWAIT, &h->gaip, 1, &sev) != 0) {
         free((char *)h->gai.ar_name);
+        h->gai.ar_name = NULL;
         h->gaip = NULL;
         host_down(p, h, now_ms, "cannot start resolving %s", h->target);
         return;

@@ -22,58 +22,65 @@ struct JobRun {
     char status[300];
 };
 
-static int append_value(char **b, size_t *len, const char *key, const JobAlloc *a)
+/* Appends the quoted value of {key} (klen bytes); 1 for an unknown key, -1 out of memory. */
+static int append_value(char **b, size_t *len, const char *key, size_t klen, const JobAlloc *a)
 {
     char text[64];
-    if (strcmp(key, "gpus") == 0) {
+    if (klen == 4 && memcmp(key, "gpus", 4) == 0) {
         snprintf(text, sizeof text, "%d", a->gpus);
         return shquote_append(b, len, text);
     }
-    if (strcmp(key, "resume") == 0)
+    if (klen == 6 && memcmp(key, "resume", 6) == 0)
         return shquote_append(b, len, a->resume ? a->resume : "");
-    if (strcmp(key, "hosts") == 0) {
+    if (klen == 5 && memcmp(key, "hosts", 5) == 0) {
         char *joined = NULL;
         size_t jl = 0;
-        shquote_append_raw(&joined, &jl, "");
-        for (size_t i = 0; i < a->n_hosts; i++) {
+        int rc = shquote_append_raw(&joined, &jl, "");
+        for (size_t i = 0; rc == 0 && i < a->n_hosts; i++) {
             if (i)
-                shquote_append_raw(&joined, &jl, ",");
-            shquote_append_raw(&joined, &jl, a->hosts[i]);
+                rc = shquote_append_raw(&joined, &jl, ",");
+            if (rc == 0)
+                rc = shquote_append_raw(&joined, &jl, a->hosts[i]);
         }
-        int rc = shquote_append(b, len, joined);
+        if (rc == 0)
+            rc = shquote_append(b, len, joined);
         free(joined);
         return rc;
     }
-    return 1; /* unknown */
+    return 1;
 }
 
 char *jobctl_command(const char *t, const JobAlloc *a, Error *err)
 {
     char *b = NULL;
     size_t len = 0;
-    shquote_append_raw(&b, &len, "");
-    for (const char *p = t; *p;) {
+    int rc = shquote_append_raw(&b, &len, "");
+    for (const char *p = t; rc == 0 && *p;) {
         const char *open = strchr(p, '{');
         const char *close = open ? strchr(open, '}') : NULL;
         if (!open || !close) {
-            shquote_append_raw(&b, &len, p);
+            rc = shquote_append_raw(&b, &len, p);
             break;
         }
-        char lit[4096];
-        snprintf(lit, sizeof lit, "%.*s", (int)(open - p), p);
-        shquote_append_raw(&b, &len, lit);
-        char key[32];
-        snprintf(key, sizeof key, "%.*s", (int)(close - open - 1), open + 1);
-        int rc = append_value(&b, &len, key, a);
-        if (rc != 0) {
+        /* The literal text between placeholders is the operator's own command line and
+         * goes in as written, whatever its length. */
+        rc = shquote_append_raw_n(&b, &len, p, (size_t)(open - p));
+        if (rc == 0)
+            rc = append_value(&b, &len, open + 1, (size_t)(close - open - 1), a);
+        if (rc > 0) {
             free(b);
             error_set(err,
-                      "job_command: unknown placeholder '{%s}': expected {gpus}, {hosts} "
+                      "job_command: unknown placeholder '{%.*s}': expected {gpus}, {hosts} "
                       "or {resume}",
-                      key);
+                      (int)(close - open - 1), open + 1);
             return NULL;
         }
         p = close + 1;
+    }
+    if (rc < 0) {
+        free(b);
+        error_set(err, "job_command: out of memory");
+        return NULL;
     }
     return b;
 }
@@ -83,8 +90,13 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     JobRun *j = ud;
     (void)x;
     if (s == STREAM_STDERR) {
-        if (strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0)
-            j->pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+        /* Only the wrapper's first line: the job's own stderr could print the mark too, and a
+         * group of 1 or less would make the later `kill -- -PGID` hit every process. */
+        if (j->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
+            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (pgid > 1)
+                j->pgid = pgid;
+        }
         return;
     }
     TrialEvent ev;
@@ -105,8 +117,11 @@ static int launch(JobRun *j, const char *command, Error *err)
 {
     char *b = NULL;
     size_t len = 0;
-    shquote_append_raw(&b, &len, "printf '" PGID_MARK "%s\\n' \"$$\" >&2; exec sh -c ");
-    shquote_append(&b, &len, command);
+    if (shquote_append_raw(&b, &len, "printf '" PGID_MARK "%s\\n' \"$$\" >&2; exec sh -c ") < 0 ||
+        shquote_append(&b, &len, command) < 0) {
+        free(b);
+        return error_set(err, "job: out of memory");
+    }
     ExecOptions o = {.on_line = on_line, .userdata = j};
     rexec_free(j->x);
     j->pgid = 0;
@@ -122,9 +137,14 @@ JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a,
     if (!cmd)
         return NULL;
     JobRun *j = calloc(1, sizeof *j);
+    if (!j || !(j->template_text = strdup(t))) {
+        free(cmd);
+        free(j);
+        error_set(err, "job: out of memory");
+        return NULL;
+    }
     j->pool = p;
     j->host = host;
-    j->template_text = strdup(t);
     if (launch(j, cmd, err) < 0) {
         free(cmd);
         jobctl_free(j);
@@ -176,7 +196,9 @@ void jobctl_step(JobRun *j)
         j->restart_pending = 0;
         j->status[0] = 0;
         j->restarts++;
-        launch(j, j->next_command, NULL);
+        Error e;
+        if (launch(j, j->next_command, &e) < 0) /* said by jobctl_status, not lost */
+            snprintf(j->status, sizeof j->status, "restart failed: %s", e.msg);
     }
 }
 

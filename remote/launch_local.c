@@ -9,8 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cJSON.h>
-
 #include "core/clock.h"
 #include "core/linebuf.h"
 #include "remote/launcher.h"
@@ -53,17 +51,28 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         error_set(err, "local launcher: expected a trial command (--trial-cmd)");
         return NULL;
     }
-    int pin[2], pout[2], perr[2];
-    if (pipe(pin) < 0 || pipe(pout) < 0 || pipe(perr) < 0) {
+    /* Marked close-on-exec at birth so no other child forked meanwhile inherits them; dup2
+     * clears the flag on the child's 0, 1 and 2. */
+    int fds[6] = {-1, -1, -1, -1, -1, -1};
+    int *pin = fds, *pout = fds + 2, *perr = fds + 4;
+    LocalRun *r = NULL;
+    if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
         error_set(err, "local launcher: pipe: %s", strerror(errno));
-        return NULL;
+        goto fail;
     }
+    /* Everything that can fail is done before the fork, so no child is left behind. */
+    r = calloc(1, sizeof *r);
+    if (!r || !(r->input = schedule_to_line(s, &r->input_len))) {
+        error_set(err, "local launcher: out of memory");
+        goto fail;
+    }
+    r->acc = trial_accumulator_new(s);
     char trial[32];
     snprintf(trial, sizeof trial, "%d", s->trial);
     pid_t pid = fork();
     if (pid < 0) {
         error_set(err, "local launcher: fork: %s", strerror(errno));
-        return NULL;
+        goto fail;
     }
     if (pid == 0) {
         /* Its own process group, so a stop reaches everything the command started. */
@@ -71,6 +80,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         dup2(pin[0], 0);
         dup2(pout[1], 1);
         dup2(perr[1], 2);
+        for (int fd = 0; fd < 3; fd++) /* dup2 onto itself keeps close-on-exec */
+            fcntl(fd, F_SETFD, 0);
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
         setenv("TUNEDECK_TRIAL", trial, 1);
@@ -83,10 +94,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     close(pin[0]);
     close(pout[1]);
     close(perr[1]);
-    LocalRun *r = calloc(1, sizeof *r);
     r->cfg = *cfg;
     r->schedule = s;
-    r->acc = trial_accumulator_new(s);
     r->pid = pid;
     r->in_fd = pin[1];
     r->out_fd = pout[0];
@@ -94,17 +103,21 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     set_nonblock(r->in_fd);
     set_nonblock(r->out_fd);
     set_nonblock(r->err_fd);
-    cJSON *j = schedule_to_json(s);
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    r->input_len = strlen(text) + 1;
-    r->input = realloc(text, r->input_len + 1);
-    r->input[r->input_len - 1] = '\n';
     linebuf_init(&r->out, MAX_LINE);
     linebuf_init(&r->err, 64 << 10);
     double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
     r->deadline_ms = clock_now_ms() + (int64_t)(timeout_s * 1000);
     return r;
+fail:
+    for (int i = 0; i < 6; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (r) {
+        trial_accumulator_free(r->acc);
+        free(r->input);
+        free(r);
+    }
+    return NULL;
 }
 
 static void stop_group(LocalRun *r, int64_t now_ms)
@@ -214,17 +227,10 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     return n;
 }
 
-static void finish(LocalRun *r)
+/* What the command's own end says about the trial. */
+static void command_outcome(const LocalRun *r, Observation *o)
 {
-    Observation *o = trial_accumulator_finish(r->acc);
-    if (r->cancelled) {
-        o->status = TRIAL_CANCELLED;
-        snprintf(o->reason, sizeof o->reason, "cancelled");
-    } else if (r->timed_out) {
-        o->status = TRIAL_TIMEOUT;
-        snprintf(o->reason, sizeof o->reason, "ran past the %.0f s trial timeout",
-                 r->cfg.timeout_s > 0 ? r->cfg.timeout_s : 600);
-    } else if (WIFSIGNALED(r->status)) {
+    if (WIFSIGNALED(r->status)) {
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "the command was killed by signal %d",
                  WTERMSIG(r->status));
@@ -237,11 +243,16 @@ static void finish(LocalRun *r)
         snprintf(prior, sizeof prior, "%s", o->reason);
         snprintf(o->reason, sizeof o->reason, "the command exited with status %d (%s)%s%s",
                  WEXITSTATUS(r->status), prior, r->last_stderr[0] ? ": " : "", r->last_stderr);
-    } else if (o->status != TRIAL_OK && r->protocol_error[0]) {
-        char prior[256];
-        snprintf(prior, sizeof prior, "%s", o->reason);
-        snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, r->protocol_error);
+    } else {
+        launcher_note_bad_line(o, r->protocol_error);
     }
+}
+
+static void finish(LocalRun *r)
+{
+    Observation *o = trial_accumulator_finish(r->acc);
+    if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s))
+        command_outcome(r, o);
     r->result = o;
 }
 

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "core/clock.h"
 #include "remote/hostpool.h"
 #include "remote/launcher.h"
@@ -59,8 +57,11 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     const char *name = machine_name(r, p);
     if (stream == STREAM_STDERR) {
         if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
-            p->pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
-            if (r->cfg.on_proc && p->pgid > 0)
+            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (pgid <= 1) /* `kill -- -1` would reach every process of the user */
+                return;
+            p->pgid = pgid;
+            if (r->cfg.on_proc)
                 r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid);
             return;
         }
@@ -122,10 +123,14 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     }
     const Cluster *c = s->cluster;
     SshRun *r = calloc(1, sizeof *r);
+    if (!r || !(r->parts = calloc(c->n_machines ? c->n_machines : 1, sizeof *r->parts))) {
+        free(r);
+        error_set(err, "%s launcher: out of memory", lname);
+        return NULL;
+    }
     r->cfg = *cfg;
     r->schedule = s;
     r->pool = cfg->remote;
-    r->parts = calloc(c->n_machines ? c->n_machines : 1, sizeof *r->parts);
     if (single) {
         long m = c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
         if (m < 0 || c->n_machines == 0) {
@@ -149,18 +154,21 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         r->parts[i].host = (size_t)h;
     }
     r->acc = trial_accumulator_new(s);
-    cJSON *j = schedule_to_json(s);
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    size_t input_len = strlen(text) + 1;
-    char *input = realloc(text, input_len + 1);
-    input[input_len - 1] = '\n';
+    size_t input_len = 0;
+    char *input = schedule_to_line(s, &input_len);
+    if (!input) {
+        error_set(err, "%s launcher: out of memory", lname);
+        goto fail;
+    }
     ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
     for (size_t i = 0; i < r->n; i++) {
         /* single: the command speaks for every machine, as with the local launcher. */
         char *cmd =
             remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]), s->trial);
-        r->parts[i].x = hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err);
+        r->parts[i].x =
+            cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
+        if (!cmd)
+            error_set(err, "%s launcher: out of memory", lname);
         free(cmd);
         if (!r->parts[i].x) {
             free(input);
@@ -258,20 +266,13 @@ static void note_part_end(SshRun *r, Part *p)
 static void finish(SshRun *r)
 {
     Observation *o = trial_accumulator_finish(r->acc);
-    if (r->cancelled) {
-        o->status = TRIAL_CANCELLED;
-        snprintf(o->reason, sizeof o->reason, "cancelled");
-    } else if (r->timed_out) {
-        o->status = TRIAL_TIMEOUT;
-        snprintf(o->reason, sizeof o->reason, "ran past the %.0f s trial timeout",
-                 r->cfg.timeout_s > 0 ? r->cfg.timeout_s : 600);
-    } else if (r->failure[0]) {
-        o->status = r->failure_status;
-        snprintf(o->reason, sizeof o->reason, "%s", r->failure);
-    } else if (o->status != TRIAL_OK && r->protocol_error[0]) {
-        char prior[256];
-        snprintf(prior, sizeof prior, "%s", o->reason);
-        snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, r->protocol_error);
+    if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
+        if (r->failure[0]) {
+            o->status = r->failure_status;
+            snprintf(o->reason, sizeof o->reason, "%s", r->failure);
+        } else {
+            launcher_note_bad_line(o, r->protocol_error);
+        }
     }
     r->result = o;
 }

@@ -2,6 +2,7 @@
 #include "remote/launcher.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/clock.h"
@@ -37,6 +38,28 @@ const char *launcher_names(void)
     return names;
 }
 
+int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s)
+{
+    if (cancelled) {
+        o->status = TRIAL_CANCELLED;
+        snprintf(o->reason, sizeof o->reason, "cancelled");
+    } else if (timed_out) {
+        o->status = TRIAL_TIMEOUT;
+        snprintf(o->reason, sizeof o->reason, "ran past the %.0f s trial timeout",
+                 timeout_s > 0 ? timeout_s : 600);
+    }
+    return cancelled || timed_out;
+}
+
+void launcher_note_bad_line(Observation *o, const char *protocol_error)
+{
+    if (o->status == TRIAL_OK || !protocol_error[0])
+        return;
+    char prior[sizeof o->reason];
+    snprintf(prior, sizeof prior, "%s", o->reason);
+    snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, protocol_error);
+}
+
 enum { MAX_FDS = 1024 };
 
 Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
@@ -62,6 +85,8 @@ Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cf
         k->step(run, fds, rc > 0 ? n : 0, clock_now_ms());
     }
     Observation *o = k->result(run);
+    if (!o)
+        error_set(err, "%s launcher: poll: %s", k->name, strerror(errno));
     k->free(run);
     return o;
 }

@@ -51,6 +51,12 @@ typedef struct {
 const LauncherKind *launcher_find(const char *name);
 const char *launcher_names(void);
 
+/* For launchers that run a command: a cancel or a timeout names the trial's outcome whatever
+ * the command did. Returns 1 when one of them did. */
+int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s);
+/* A failed trial's reason gets "; first bad line: ERROR" when its output had one. */
+void launcher_note_bad_line(Observation *o, const char *protocol_error);
+
 /* Runs one trial to the end with its own poll loop (headless use and tests). */
 Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
                                    const Schedule *s, Error *err);

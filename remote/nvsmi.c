@@ -2,6 +2,8 @@
 #include "remote/nvsmi.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,7 @@ static int number(const char *text, double *out, int *known, const char *what, E
     while (*end == ' ')
         end++;
     /* Tolerate a unit when nounits was not honoured ("1024 MiB", "37 %"). */
-    if (end == text || (*end && strcmp(end, "MiB") != 0 && strcmp(end, "%") != 0))
+    if (end == text || !isfinite(v) || (*end && strcmp(end, "MiB") != 0 && strcmp(end, "%") != 0))
         return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
     *out = v;
     *known = 1;
@@ -63,8 +65,10 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
                          line);
     char *end;
     long idx = strtol(f[0], &end, 10);
-    if (end == f[0] || *end || idx < 0)
-        return error_set(err, "nvidia-smi gpu line: index: expected a number, found '%s'", f[0]);
+    if (end == f[0] || *end || idx < 0 || idx > INT_MAX)
+        return error_set(err,
+                         "nvidia-smi gpu line: index: expected a number in [0, %d], found '%s'",
+                         INT_MAX, f[0]);
     if (strncmp(f[1], "GPU-", 4) != 0 && strncmp(f[1], "MIG-", 4) != 0)
         return error_set(err, "nvidia-smi gpu line: uuid: expected GPU-..., found '%s'", f[1]);
     out->index = (int)idx;

@@ -195,11 +195,19 @@ RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const c
         return NULL;
     }
     RemoteExec *x = calloc(1, sizeof *x);
+    char *cmd = x ? strdup(command) : NULL;
+    char *in = cmd && input_len ? malloc(input_len) : NULL;
+    if (!x || !cmd || (input_len && !in)) {
+        free(x);
+        free(cmd);
+        error_set(err, "exec on host %zu: out of memory", host);
+        return NULL;
+    }
     x->pool = p;
     x->host = host;
-    x->command = strdup(command);
+    x->command = cmd;
     if (input_len) {
-        x->input = malloc(input_len);
+        x->input = in;
         memcpy(x->input, input, input_len);
         x->input_len = input_len;
     }

@@ -21,6 +21,11 @@ int shquote_append_raw(char **buf, size_t *len, const char *text)
     return grow(buf, len, text, strlen(text));
 }
 
+int shquote_append_raw_n(char **buf, size_t *len, const char *text, size_t n)
+{
+    return grow(buf, len, text, n);
+}
+
 int shquote_append(char **buf, size_t *len, const char *arg)
 {
     if (grow(buf, len, "'", 1) < 0)
@@ -80,7 +85,7 @@ int host_name_valid(const char *host, Error *err)
         if (!ok)
             return error_set(err,
                              "host '%s': unexpected character '%c' at %zu: expected letters, "
-                             "digits, '-', '.', '_' or ':' only",
+                             "digits, '-', '.', '_', ':' or '[ ]' (IPv6) only",
                              host, c >= 32 && c < 127 ? c : '?', i + 1);
     }
     return 0;

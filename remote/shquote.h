@@ -12,6 +12,8 @@
 int shquote_append(char **buf, size_t *len, const char *arg);
 /* Appends raw text (a fixed part of a command we wrote ourselves, never input). */
 int shquote_append_raw(char **buf, size_t *len, const char *text);
+/* The same for the first n bytes of text (a slice of a template). */
+int shquote_append_raw_n(char **buf, size_t *len, const char *text, size_t n);
 /* The quoted form of one argument; caller frees. */
 char *shquote(const char *arg);
 /* Joins argv quoted word by word, separated by spaces; caller frees. */

@@ -45,20 +45,25 @@ Tuner *tuner_new(const TunerConfig *cfg, Error *err)
     if (!opt)
         return NULL;
     Tuner *t = calloc(1, sizeof *t);
+    if (!t) {
+        optimizer_free(opt);
+        error_set(err, "tuner: out of memory");
+        return NULL;
+    }
     t->cfg = *cfg;
     t->opt = opt;
     t->budget = cfg->budget;
     t->wake[0] = t->wake[1] = -1;
     pthread_mutex_init(&t->opt_lock, NULL);
     if (cfg->async_suggest) {
-        if (pipe(t->wake) < 0) {
+        /* Close-on-exec from birth: a trial forked meanwhile must not inherit the pipe. */
+        if (pipe2(t->wake, O_CLOEXEC) < 0) {
+            t->wake[0] = t->wake[1] = -1;
             error_set(err, "tuner: pipe: %s", strerror(errno));
             tuner_free(t);
             return NULL;
         }
         fcntl(t->wake[0], F_SETFL, O_NONBLOCK);
-        fcntl(t->wake[0], F_SETFD, FD_CLOEXEC);
-        fcntl(t->wake[1], F_SETFD, FD_CLOEXEC);
     }
     return t;
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/readall.h"
 #include "remote/hostpool.h"
 #include "remote/shquote.h"
 
@@ -110,16 +111,28 @@ int main(int argc, char **argv)
         case 'S':
             sh = optarg;
             break;
-        case 'r':
-            repeat = strtol(optarg, NULL, 10);
-            if (repeat < 1) {
-                fprintf(stderr, "tunedeck-rexec: --repeat: expected a count >= 1\n");
+        case 'r': {
+            char *end;
+            repeat = strtol(optarg, &end, 10);
+            if (end == optarg || *end || repeat < 1) {
+                fprintf(stderr, "tunedeck-rexec: --repeat: expected a count >= 1, found '%s'\n",
+                        optarg);
                 return 2;
             }
             break;
-        case 'I':
-            interval_s = strtod(optarg, NULL);
+        }
+        case 'I': {
+            char *end;
+            interval_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(interval_s >= 0 && interval_s <= 3600)) {
+                fprintf(stderr,
+                        "tunedeck-rexec: --interval: expected seconds in [0, 3600], "
+                        "found '%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
+        }
         case 'h':
             usage(stdout);
             return 0;
@@ -143,14 +156,9 @@ int main(int argc, char **argv)
     char *input = NULL;
     size_t input_len = 0;
     if (stdin_path) {
-        FILE *f = fopen(stdin_path, "rb");
-        if (f) {
-            input = malloc(64 << 20);
-            input_len = fread(input, 1, 64 << 20, f);
-            fclose(f);
-        }
+        input = readall_file(stdin_path, 64u << 20, &input_len, &err);
         if (!input) {
-            fprintf(stderr, "tunedeck-rexec: --stdin: cannot read '%s'\n", stdin_path);
+            fprintf(stderr, "tunedeck-rexec: --stdin: %s\n", err.msg);
             return 2;
         }
     }

@@ -13,6 +13,7 @@
 #include "core/checkpoint.h"
 #include "core/clock.h"
 #include "core/protocol.h"
+#include "core/readall.h"
 #include "core/schedule_cluster.h"
 #include "core/sgdplan.h"
 #include "remote/psnet.h"
@@ -290,33 +291,6 @@ static void print_error(const char *msg)
     fflush(stdout);
     free(line);
     fprintf(stderr, "tunedeck-worker: %s\n", msg);
-}
-
-static char *read_stdin(void)
-{
-    size_t cap = 65536, len = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf)
-            return NULL;
-        if (len + 1 == cap) {
-            if (cap > (64u << 20)) {
-                free(buf);
-                return NULL;
-            }
-            char *g = realloc(buf, cap *= 2);
-            if (!g)
-                free(buf);
-            buf = g;
-            continue;
-        }
-        size_t n = fread(buf + len, 1, cap - 1 - len, stdin);
-        if (n == 0)
-            break;
-        len += n;
-    }
-    buf[len] = 0;
-    return buf;
 }
 
 /* ---- per-host trial: one machine of the schedule ---- */
@@ -613,9 +587,10 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    char *text = read_stdin();
+    char *text = readall_stream(stdin, 64u << 20, NULL, &err);
     if (!text) {
-        print_error("standard input: cannot read the schedule (over 64 MiB or out of memory)");
+        error_prefix(&err, "standard input: the schedule");
+        print_error(err.msg);
         return 2;
     }
     rc = run_trial(&a, text, "standard input", &err);

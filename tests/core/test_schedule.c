@@ -136,6 +136,26 @@ Test(schedule, round_trips_through_protocol_json_with_job_fields)
     schedule_free(copy);
 }
 
+Test(schedule, input_line_is_one_json_object_and_one_newline)
+{
+    Schedule *s = gpu_schedule();
+    size_t len = 0;
+    char *line = schedule_to_line(s, &len);
+    cr_assert_not_null(line);
+    cr_assert_eq(len, strlen(line));
+    cr_assert_eq(line[len - 1], '\n');
+    cr_assert_null(memchr(line, '\n', len - 1), "one line only");
+    cJSON *j = cJSON_Parse(line);
+    Error err;
+    Schedule *back = schedule_from_json(j, c, "line", &err);
+    cr_assert_not_null(back, "%s", err.msg);
+    cr_assert(schedule_equal(s, back));
+    cJSON_Delete(j);
+    schedule_free(back);
+    schedule_free(s);
+    free(line);
+}
+
 static void rejects(const char *text, const char *needle)
 {
     cJSON *j = cJSON_Parse(text);

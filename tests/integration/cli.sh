@@ -112,6 +112,9 @@ check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launc
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
 check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
+check_bad "--resume: '--seed' comes from the session's journal" tune --resume x --seed 3
+check_bad "examples: cannot read: Is a directory" tune --cluster examples --job $job
+check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
 printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
 grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
 

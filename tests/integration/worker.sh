@@ -121,6 +121,9 @@ no_leftovers "per-host"
 # ---- 3. job mode: SIGTERM -> checkpoint -> resume at another size ----
 CK="$TMP/job.ckpt"
 # In a process group of its own, stopped the way job control stops it: SIGTERM to the group.
+# The output file exists before the job starts: the wait below must not read a missing file
+# as zero progress lines and stop the job too early.
+: > "$TMP/job1.out"
 setsid "$W" --job --gpus 2 --checkpoint "$CK" --progress-every 0.2 > "$TMP/job1.out" \
     2> "$TMP/job1.err" &
 JOB=$!

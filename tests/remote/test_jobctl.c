@@ -49,3 +49,28 @@ Test(jobctl, template_without_placeholders_is_unchanged)
     cr_assert_str_eq(c, "python train.py");
     free(c);
 }
+
+/* Regression: literal text between placeholders was cut at 4095 bytes. */
+Test(jobctl, long_literal_text_is_kept_whole)
+{
+    size_t n = 10000;
+    char *t = malloc(n + 16);
+    memset(t, 'x', n);
+    strcpy(t + n, " {gpus}");
+    JobAlloc a = {.gpus = 2};
+    Error e;
+    char *c = jobctl_command(t, &a, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    cr_assert_eq(strlen(c), n + 4, "length %zu", strlen(c));
+    cr_assert_str_eq(c + n, " '2'");
+    free(c);
+    free(t);
+}
+
+Test(jobctl, long_unknown_placeholder_is_named_whole)
+{
+    JobAlloc a = {.gpus = 1};
+    Error e;
+    cr_assert_null(jobctl_command("run {a_placeholder_name_longer_than_thirty_two_bytes}", &a, &e));
+    cr_assert(strstr(e.msg, "{a_placeholder_name_longer_than_thirty_two_bytes}"), "%s", e.msg);
+}

@@ -113,3 +113,20 @@ Test(nvsmi, process_memory_not_available_is_unknown)
     cr_assert(!p.has_used);
     cr_assert_eq(nvsmi_parse_app_line("No running processes found", &p, &e), -1);
 }
+
+/* Regression: an index past INT_MAX was cast to a negative int. */
+Test(nvsmi, index_past_int_range_is_an_error)
+{
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("4294967296, GPU-aaaa, Tesla, 1, 2, 3", &g, &e), -1);
+    cr_assert(strstr(e.msg, "index") && strstr(e.msg, "4294967296"), "%s", e.msg);
+}
+
+Test(nvsmi, nan_utilization_is_an_error_not_a_value)
+{
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-aaaa, Tesla, nan, 2, 3", &g, &e), -1);
+    cr_assert(strstr(e.msg, "utilization.gpu"), "%s", e.msg);
+}
