@@ -7,6 +7,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
+#include "cmd/tune_orphans.h"
 #include "core/cluster.h"
 #include "core/job.h"
 #include "core/optimizer.h"
@@ -62,6 +63,7 @@ typedef struct {
     TuneJournal *tj;
     const ConsoleOptions *o;
     int resume; /* --resume: replay the loaded journal into the tuner and go on */
+    TuneProcs procs; /* the remote process groups its trials started */
 } ConsoleJournal;
 
 static int journal_start(void *ud, Tuner *t, const Cluster *c, const char *launcher, Error *err)
@@ -108,6 +110,20 @@ static void journal_end(void *ud, const Tuner *t)
 {
     ConsoleJournal *cj = ud;
     tune_journal_end(cj->tj, t);
+}
+
+static void journal_proc(void *ud, int trial, const char *machine, long pgid)
+{
+    ConsoleJournal *cj = ud;
+    tune_procs_on_proc(&cj->procs, trial, machine, pgid);
+}
+
+/* --resume: what the killed session's unfinished trials left running is stopped first. */
+static void journal_hosts(void *ud, HostPool *pool, void (*log)(void *, const char *), void *lud)
+{
+    ConsoleJournal *cj = ud;
+    if (cj->resume)
+        tune_orphans_stop_interrupted(pool, cj->tj, log, lud);
 }
 
 int cmd_console(int argc, char **argv)
@@ -250,7 +266,8 @@ int cmd_console(int argc, char **argv)
                         "--optimizer, --launcher, --trial-cmd, --seed or --no-journal with it\n");
         return 2;
     }
-    ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o, resume != NULL};
+    ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o, resume != NULL, {0}};
+    cj.procs.tj = cj.tj;
     TuneSetup rs;
     memset(&rs, 0, sizeof rs);
     if (resume) {
@@ -278,6 +295,8 @@ int cmd_console(int argc, char **argv)
         o.journal_event = journal_event;
         o.journal_start = journal_start;
         o.journal_end = journal_end;
+        o.journal_proc = journal_proc;
+        o.journal_hosts = journal_hosts;
     }
     Error err;
     int rc = console_run(&o, &err);
@@ -289,6 +308,7 @@ int cmd_console(int argc, char **argv)
                 "tunedeck tune --resume %s goes on headless)\n",
                 tune_journal_id(cj.tj), tune_journal_path(cj.tj), tune_journal_id(cj.tj),
                 tune_journal_id(cj.tj));
+    orphans_clear(&cj.procs.seen);
     tune_journal_free(cj.tj);
     tune_setup_clear(&rs);
     return rc < 0 ? 1 : 0;

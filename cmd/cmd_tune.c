@@ -10,9 +10,9 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
+#include "cmd/tune_orphans.h"
 #include "core/simcluster.h"
 #include "remote/hostpool.h"
-#include "remote/orphans.h"
 #include "remote/tuner.h"
 
 static void usage(FILE *out)
@@ -274,48 +274,11 @@ static int journal_begin(const TuneArgs *a, TuneJournal *tj, Tuner *t, const Tun
     return 0;
 }
 
-/* per-host/single: each part's process group is journaled as soon as it is known, and kept
- * for the sweep at the end of the session. */
-typedef struct {
-    TuneJournal *tj;
-    OrphanList seen;
-} ProcLog;
-
-static void journal_proc(void *userdata, int trial, const char *machine, long pgid)
+/* Lines about the process groups stopped, on stderr. */
+static void report_stderr(void *userdata, const char *line)
 {
-    ProcLog *pl = userdata;
-    tune_journal_append(pl->tj, orphans_proc_json(trial, machine, pgid));
-    orphans_add(&pl->seen, trial, machine, pgid);
-}
-
-/* Stops the groups of the list that still run (quiet: say nothing of those already gone). */
-static void stop_groups(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what,
-                        int quiet)
-{
-    orphans_stop(pool, l, 15);
-    for (size_t i = 0; i < l->n; i++) {
-        const Orphan *o = &l->items[i];
-        if (quiet && strcmp(o->result, "gone") == 0)
-            continue;
-        fprintf(stderr, "tunedeck tune: %s trial %d: process group %ld on %s: %s\n", what,
-                o->trial, o->pgid, o->machine, o->result);
-        cJSON *ev = orphans_proc_json(o->trial, o->machine, o->pgid);
-        cJSON_ReplaceItemInObject(ev, "event", cJSON_CreateString("remote_process_stop"));
-        cJSON_AddStringToObject(ev, "result", o->result);
-        tune_journal_append(tj, ev);
-    }
-}
-
-/* --resume: stops what the interrupted trials left running on the hosts, before launching. */
-static void stop_orphans(HostPool *pool, TuneJournal *tj)
-{
-    OrphanList l;
-    Error err;
-    if (orphans_collect(tune_journal_log(tj), &l, &err) < 0)
-        return;
-    if (l.n)
-        stop_groups(pool, tj, &l, "interrupted", 0);
-    orphans_clear(&l);
+    (void)userdata;
+    fprintf(stderr, "tunedeck tune: %s\n", line);
 }
 
 int cmd_tune(int argc, char **argv)
@@ -335,7 +298,7 @@ int cmd_tune(int argc, char **argv)
     Cluster *owned_cluster = NULL;
     Tuner *t = NULL;
     HostPool *pool = NULL;
-    ProcLog procs = {.tj = tj};
+    TuneProcs procs = {.tj = tj};
     JobSpec job;
     memset(&job, 0, sizeof job);
     const Cluster *cluster;
@@ -406,7 +369,7 @@ int cmd_tune(int argc, char **argv)
         .launcher = lk,
         .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
                    .seed = (uint64_t)a.seed, .remote = pool,
-                   .on_proc = journal_proc, .userdata = &procs},
+                   .on_proc = tune_procs_on_proc, .userdata = &procs},
         .on_event = tune_journal_on_event,
         .userdata = tj,
     };
@@ -418,13 +381,13 @@ int cmd_tune(int argc, char **argv)
     if (journal_begin(&a, tj, t, &rs, cluster, jobp, lname, cmd) < 0)
         goto out;
     if (a.resume && pool && !a.no_journal)
-        stop_orphans(pool, tj);
+        tune_orphans_stop_interrupted(pool, tj, report_stderr, NULL);
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
     /* A part whose connection dropped could not be stopped then (its sshd died, say): what
      * it left running is stopped now, if its host answers again. */
     if (pool && procs.seen.n)
-        stop_groups(pool, tj, &procs.seen, "leftover of", 1);
+        tune_orphans_stop(pool, tj, &procs.seen, "leftover of", 1, report_stderr, NULL);
     tune_journal_end(tj, t);
     if (a.json)
         print_json(t, &a, tj);

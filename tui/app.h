@@ -28,6 +28,7 @@ typedef struct {
 
     void *journal; /* the caller's session journal (ConsoleOptions) */
     TunerEventFn journal_event;
+    LaunchProcFn journal_proc; /* the journal's hook for remote process groups */
     char journal_note[256]; /* how the journal started, for the log */
     char launcher[32];      /* the trial launcher's name */
 

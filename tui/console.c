@@ -115,6 +115,18 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
     a->dirty = 1;
 }
 
+static void on_trial_proc(void *ud, int trial, const char *machine, long pgid)
+{
+    App *a = ud;
+    if (a->journal && a->journal_proc)
+        a->journal_proc(a->journal, trial, machine, pgid);
+}
+
+static void log_line(void *ud, const char *line)
+{
+    app_log(ud, "%s", line);
+}
+
 static void draw_tabs(const App *a)
 {
     Rect r = a->layout.rect[PANE_TABS];
@@ -321,7 +333,9 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                    .timeout_s = o->trial_timeout_s,
                    .sim = a->sim,
                    .seed = (uint64_t)o->seed,
-                   .remote = a->pool},
+                   .remote = a->pool,
+                   .on_proc = on_trial_proc,
+                   .userdata = a},
         .async_suggest = 1,
         .on_event = on_tuner_event,
         .userdata = a,
@@ -445,6 +459,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         if (o->journal_start(o->journal, a->tuner, a->cluster, a->launcher, &jerr) == 0) {
             a->journal = o->journal;
             a->journal_event = o->journal_event;
+            a->journal_proc = o->journal_proc;
             a->table_stale = 1; /* a resumed session's trials are in the tuner now */
         } else if (o->journal_required) {
             term_close();
@@ -463,6 +478,8 @@ int console_run(const ConsoleOptions *o, Error *err)
         app_message(a, 1, "settings ignored: %s", cerr.msg);
     if (a->journal_note[0])
         app_log(a, "%s", a->journal_note);
+    if (a->journal && a->pool && o->journal_hosts)
+        o->journal_hosts(a->journal, a->pool, log_line, a); /* before the first trial */
     view_cluster_snapshot(a);
     if (a->ss)
         sched_changed(a);

@@ -6,6 +6,7 @@
 #include <cJSON.h>
 
 #include "core/error.h"
+#include "remote/hostpool.h"
 #include "remote/tuner.h"
 
 typedef struct {
@@ -42,6 +43,13 @@ typedef struct {
     int (*journal_start)(void *journal, Tuner *t, const Cluster *c, const char *launcher,
                          Error *err);
     void (*journal_end)(void *journal, const Tuner *t);
+    /* Remote trials (per-host, single): journal_proc gets each part's process group
+     * (LaunchConfig.on_proc) once the journal runs; journal_hosts is called once after
+     * journal_start, before any trial is launched, with the hosts' pool (a resume stops
+     * what the killed session left running there), each line it logs goes to the log pane. */
+    LaunchProcFn journal_proc;
+    void (*journal_hosts)(void *journal, HostPool *pool,
+                          void (*log)(void *userdata, const char *line), void *userdata);
 } ConsoleOptions;
 
 void console_defaults(ConsoleOptions *o);

@@ -1,0 +1,33 @@
+/* The orphans glue shared by `tunedeck tune` and the console: every remote process group a
+ * trial starts is journaled ("remote_process") and kept; on resume the groups of the trials
+ * the killed session never finished are stopped before anything is launched, each result
+ * reported and journaled ("remote_process_stop"). */
+#ifndef TUNEDECK_TUNE_ORPHANS_H
+#define TUNEDECK_TUNE_ORPHANS_H
+
+#include "cmd/tune_journal.h"
+#include "remote/hostpool.h"
+#include "remote/orphans.h"
+
+/* The process groups a session started (for LaunchConfig.on_proc). */
+typedef struct {
+    TuneJournal *tj;
+    OrphanList seen;
+} TuneProcs;
+
+/* LaunchConfig.on_proc with a TuneProcs as userdata: journals the group and keeps it. */
+void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid);
+
+/* One line per group stopped (or not), e.g. "interrupted trial 2: process group 123 on h1:
+ * stopped". */
+typedef void (*TuneOrphanReportFn)(void *userdata, const char *line);
+
+/* Stops the groups of the list that still run and journals each result (quiet: says
+ * nothing of those already gone). `what` starts each line ("interrupted", "leftover of"). */
+void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what,
+                       int quiet, TuneOrphanReportFn report, void *userdata);
+/* Resume: stops what the journal's unfinished trials left running on the hosts. */
+void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanReportFn report,
+                                   void *userdata);
+
+#endif
