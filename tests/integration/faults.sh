@@ -6,7 +6,9 @@
 #   2. one host's sshd is killed mid-trial: the trial fails naming that host, the session
 #      goes on with its next trials;
 #   3. packets delayed and dropped (tc, in a private network namespace): streams survive;
-#   4. the journal's disk is full during a remote (per-host) session.
+#   4. the journal's disk is full during a remote (per-host) session;
+#   5. the console (in tmux) is SIGKILLed mid-trial and reopened with --resume: the running
+#      trial's remote process groups are stopped before it launches anything.
 # Every sshd and trial process started here is stopped by the trap (by pid, by the process
 # groups the journals recorded, and by the marker in the trial wrapper's name).
 set -u
@@ -26,8 +28,11 @@ MARK="tdfault$$"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 TUNE_PID=""
+TMUX_SOCK="tdfaults$$"
+TM() { tmux -L "$TMUX_SOCK" -f /dev/null "$@"; }
 cleanup() {
     [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
+    command -v tmux >/dev/null 2>&1 && TM kill-server 2>/dev/null
     harness_stop_all
     # The groups the journals recorded, then anything still carrying this run's marker.
     for g in $(cat "$T"/state*/sessions/*.jsonl 2>/dev/null |
@@ -290,6 +295,70 @@ import json, sys
 t = json.load(open(sys.argv[1]))["trials"]
 assert [x["status"] for x in t] == ["interrupted", "ok", "ok"], [(x["status"], x.get("reason")) for x in t]
 EOF
+
+echo "5. SIGKILL of the console (--launcher per-host) mid-trial, then tunedeck --resume"
+# console ARGS...: the console in a detached tmux session c5 (exec: the pane's pid is its pid).
+console() {
+    TM new-session -d -s c5 -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 \
+LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg5 TUNEDECK_STATE_DIR=$T/state5 $*"
+}
+# pane_wait PATTERN SECONDS: until the console's screen shows the extended regex.
+pane_wait() {
+    n=0
+    while [ "$n" -lt $(($2 * 20)) ]; do
+        TM capture-pane -p -J -t c5 > "$T/c5.screen" 2>/dev/null &&
+            grep -Eq -- "$1" "$T/c5.screen" && return 0
+        sleep 0.05; n=$((n + 1))
+    done
+    cp "$T/c5.screen" "$T/c5-screen.err" 2>/dev/null
+    return 1
+}
+if ! command -v tmux >/dev/null 2>&1; then
+    skip "the console's resume: no tmux"
+else
+    touch "$T/slow-2"
+    console "$bin" --cluster "$T/inv.json" --job "$job" --launcher per-host \
+        --trial-cmd "\"$(trial_cmd)\"" --budget 3 --optimizer uniform-devices --seed 3
+    TUNE_PID="$(TM display-message -p -t c5 '#{pane_pid}')"
+    wait_for "$T/state5/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
+    sleep 0.5
+    j5="$(journal_of "$T/state5")"
+    kill -KILL "$TUNE_PID"; TUNE_PID=""
+    TM kill-server 2>/dev/null
+    rm -f "$T/slow-2"
+    cp "$j5" "$T/before5.jsonl"
+    groups_of "$T/before5.jsonl" 2 > "$T/groups5"
+    check "the console journaled trial 2's process groups on 3 hosts before it was killed" \
+        sh -c "[ \$(wc -l < '$T/groups5') -eq 3 ] && ! grep -q '\"finished\",\"trial\":2' '$T/before5.jsonl'"
+    sleep 0.3
+    alive=0
+    while read -r m g; do alive_on "$m" "$g" && alive=$((alive + 1)); done < "$T/groups5"
+    check "the killed console left trial 2's processes behind ($alive of 3 groups alive)" [ "$alive" -ge 1 ]
+    console "$bin" --resume "$(basename "$j5" .jsonl)"
+    pane_wait 'interrupted trial 2: process group [0-9]+ on h[123]: stopped' 20
+    check "the resumed console says in its log that it stopped trial 2's process groups" [ $? -eq 0 ]
+    wait_for "$j5" '"event":"finished","trial":3' 1 20
+    check "the orphans are stopped and journaled before the resumed console launches trial 3" \
+        python3 - "$j5" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+stops = [i for i, e in enumerate(ev) if e["event"] == "remote_process_stop" and e["trial"] == 2]
+start3 = [i for i, e in enumerate(ev) if e["event"] == "started" and e["trial"] == 3]
+fin = {e["trial"]: e for e in ev if e["event"] == "finished"}
+assert len(stops) == 3 and start3 and max(stops) < start3[0], (stops, start3)
+assert fin[1]["status"] == "ok" and fin[2]["status"] == "interrupted", fin
+assert any(e["event"] == "remote_process" and e["trial"] == 3 for e in ev)  # recorded again
+EOF
+    TM send-keys -t c5 q y
+    n=0
+    while TM has-session -t c5 2>/dev/null && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+    check "the resumed console quits on q y" sh -c "! tmux -L '$TMUX_SOCK' -f /dev/null has-session -t c5 2>/dev/null"
+    left=0
+    while read -r m g; do alive_on "$m" "$g" && left=$((left + 1)); done < "$T/groups5"
+    marker=$(marker_left)
+    check "no process of the console's trials is left on any host ($left groups, $marker marked)" \
+        sh -c "[ $left -eq 0 ] && [ $marker -eq 0 ]"
+fi
 
 if [ "$fails" -ne 0 ]; then
     echo "faults: $fails failed"
