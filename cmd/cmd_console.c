@@ -62,7 +62,7 @@ static void usage(FILE *out)
 typedef struct {
     TuneJournal *tj;
     const ConsoleOptions *o;
-    int resume; /* --resume: replay the loaded journal into the tuner and go on */
+    int resume;      /* --resume: replay the loaded journal into the tuner and go on */
     TuneProcs procs; /* the remote process groups its trials started */
 } ConsoleJournal;
 

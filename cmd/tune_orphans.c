@@ -12,8 +12,8 @@ void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgi
     orphans_add(&pl->seen, trial, machine, pgid);
 }
 
-void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what,
-                       int quiet, TuneOrphanReportFn report, void *userdata)
+void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what, int quiet,
+                       TuneOrphanReportFn report, void *userdata)
 {
     orphans_stop(pool, l, 15);
     for (size_t i = 0; i < l->n; i++) {

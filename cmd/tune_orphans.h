@@ -24,8 +24,8 @@ typedef void (*TuneOrphanReportFn)(void *userdata, const char *line);
 
 /* Stops the groups of the list that still run and journals each result (quiet: says
  * nothing of those already gone). `what` starts each line ("interrupted", "leftover of"). */
-void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what,
-                       int quiet, TuneOrphanReportFn report, void *userdata);
+void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what, int quiet,
+                       TuneOrphanReportFn report, void *userdata);
 /* Resume: stops what the journal's unfinished trials left running on the hosts. */
 void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanReportFn report,
                                    void *userdata);

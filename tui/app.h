@@ -28,7 +28,8 @@ typedef struct {
 
     void *journal; /* the caller's session journal (ConsoleOptions) */
     TunerEventFn journal_event;
-    LaunchProcFn journal_proc; /* the journal's hook for remote process groups */
+    /* the journal's hook for remote process groups */
+    LaunchProcFn journal_proc;
     char journal_note[256]; /* how the journal started, for the log */
     char launcher[32];      /* the trial launcher's name */
 
