@@ -216,6 +216,7 @@ int cmd_console(int argc, char **argv)
     }
     ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o};
     if (cj.tj) {
+        tune_journal_set_quiet(cj.tj, 1); /* a failed write is shown as a stopped session */
         o.journal = &cj;
         o.journal_event = journal_event;
         o.journal_start = journal_start;
@@ -225,6 +226,10 @@ int cmd_console(int argc, char **argv)
     int rc = console_run(&o, &err);
     if (rc < 0)
         fprintf(stderr, "tunedeck: %s\n", err.msg);
+    else if (cj.tj && tune_journal_failed(cj.tj))
+        fprintf(stderr, "tunedeck: the journal %s could not be written (a full disk?); the "
+                        "session stopped launching trials then\n",
+                tune_journal_path(cj.tj));
     else if (cj.tj && tune_journal_id(cj.tj)[0])
         fprintf(stderr, "tunedeck: session %s (journal %s; tunedeck tune --resume %s goes on)\n",
                 tune_journal_id(cj.tj), tune_journal_path(cj.tj), tune_journal_id(cj.tj));

@@ -15,6 +15,7 @@ struct TuneJournal {
     Journal *journal;
     Tuner *tuner;
     int muted; /* replaying: the events are already in the journal */
+    int quiet; /* the console draws on the terminal: say nothing on stderr */
     char id[JOURNAL_ID_MAX];
     char path[4096];
     JournalLog log; /* resume: what was read */
@@ -39,6 +40,11 @@ void tune_journal_free(TuneJournal *tj)
 const char *tune_journal_id(const TuneJournal *tj)
 {
     return tj->id;
+}
+
+void tune_journal_set_quiet(TuneJournal *tj, int quiet)
+{
+    tj->quiet = quiet;
 }
 
 int tune_journal_failed(const TuneJournal *tj)
@@ -71,7 +77,8 @@ static int write_event(TuneJournal *tj, cJSON *ev)
     if (rc < 0) {
         char reason[ERROR_MSG_MAX + 64];
         snprintf(reason, sizeof reason, "%s; no more trials are launched", err.msg);
-        fprintf(stderr, "tunedeck tune: %s\n", reason);
+        if (!tj->quiet)
+            fprintf(stderr, "tunedeck tune: %s\n", reason);
         if (tj->tuner)
             tuner_stop(tj->tuner, reason);
     }

@@ -36,6 +36,9 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
 void tune_journal_end(TuneJournal *tj, const Tuner *t);
 const char *tune_journal_id(const TuneJournal *tj);
 int tune_journal_failed(const TuneJournal *tj); /* a write failed: the session stopped */
+/* No message on stderr when a write fails (the console, whose screen it would break): the
+ * session still stops, and the trial not launched says why in its reason. */
+void tune_journal_set_quiet(TuneJournal *tj, int quiet);
 const char *tune_journal_path(const TuneJournal *tj);
 
 /* Appends another event (taken) as write_event does; -1 when it could not be written. */
