@@ -2,7 +2,11 @@
  * or on a real cluster with --cluster FILE --job FILE. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <cJSON.h>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -24,6 +28,7 @@ static void usage(FILE *out)
         "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
         "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
         "                [--accept-new-host-keys] [--no-journal]\n"
+        "       tunedeck --resume ID [--budget N] [display options]\n"
         "\n"
         "Opens the operator console (press ? inside for every key).\n"
         "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
@@ -44,7 +49,9 @@ static void usage(FILE *out)
         "  --no-sched         no simulated scheduler\n"
         "  --accept-new-host-keys  add every unknown host key to known_hosts (default: the\n"
         "                     hosts view shows it and `a` accepts one after you compare)\n"
-        "  --no-journal       no session journal (default: one under $XDG_STATE_HOME/tunedeck)\n",
+        "  --no-journal       no session journal (default: one under $XDG_STATE_HOME/tunedeck)\n"
+        "  --resume ID        reopen a session from its journal (`tunedeck sessions`); its\n"
+        "                     cluster, job, optimizer, seed and launcher come from the journal\n",
         simcluster_settings_help(), optimizer_names(), launcher_names());
 }
 
@@ -53,12 +60,15 @@ static void usage(FILE *out)
 typedef struct {
     TuneJournal *tj;
     const ConsoleOptions *o;
+    int resuming;
 } ConsoleJournal;
 
 static int journal_start(void *ud, Tuner *t, const char *launcher, Error *err)
 {
     ConsoleJournal *cj = ud;
     const ConsoleOptions *o = cj->o;
+    if (cj->resuming) /* replays the journal's trials into the new tuner, then goes on */
+        return tune_journal_resume(cj->tj, t, tuner_cluster(t), o->budget, err);
     TuneSetup s;
     memset(&s, 0, sizeof s);
     snprintf(s.sim, sizeof s.sim, "%s", o->cluster ? "" : o->sim ? o->sim : "B:googlenet");
@@ -99,6 +109,29 @@ static void journal_end(void *ud, const Tuner *t)
     tune_journal_end(cj->tj, t);
 }
 
+/* The console reads its cluster and job from files; a resumed session's are in its journal,
+ * so they are written to a private folder for the time the console runs. */
+static int resume_files(const TuneSetup *rs, char *dir, char *cpath, char *jpath, Error *err)
+{
+    if (!mkdtemp(dir))
+        return error_set(err, "cannot make a folder for the session's cluster: %m");
+    snprintf(cpath, 64, "%s/cluster.json", dir);
+    snprintf(jpath, 64, "%s/job.json", dir);
+    const cJSON *obj[2] = {rs->cluster, rs->job};
+    const char *path[2] = {cpath, jpath};
+    for (int i = 0; i < 2; i++) {
+        char *text = cJSON_Print(obj[i]);
+        FILE *f = text ? fopen(path[i], "w") : NULL;
+        int ok = f && fputs(text, f) >= 0;
+        if (f && fclose(f) != 0)
+            ok = 0;
+        free(text);
+        if (!ok)
+            return error_set(err, "cannot write %s", path[i]);
+    }
+    return 0;
+}
+
 int cmd_console(int argc, char **argv)
 {
     static const struct option LONG[] = {{"sim", required_argument, 0, 'S'},
@@ -121,15 +154,23 @@ int cmd_console(int argc, char **argv)
                                          {"no-sched", no_argument, 0, 'N'},
                                          {"accept-new-host-keys", no_argument, 0, 'K'},
                                          {"no-journal", no_argument, 0, 'n'},
+                                         {"resume", required_argument, 0, 'R'},
                                          {0, 0, 0, 0}};
     ConsoleOptions o;
     console_defaults(&o);
     long v;
-    int c, no_journal = 0;
+    int c, no_journal = 0, budget_set = 0;
+    const char *resume = NULL, *setup_flag = NULL;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        if (c > 0 && strchr("ScjltosTn", c))
+            setup_flag = argv[optind - 1];
+        budget_set |= c == 'b';
         switch (c) {
+        case 'R':
+            resume = optarg;
+            break;
         case 'S':
             o.sim = optarg;
             break;
@@ -214,7 +255,39 @@ int cmd_console(int argc, char **argv)
         fprintf(stderr, "tunedeck: --sim and --cluster: expected one of them, not both\n");
         return 2;
     }
-    ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o};
+    if (resume && setup_flag) {
+        fprintf(stderr, "tunedeck: --resume: '%s' comes from the session's journal\n",
+                setup_flag);
+        return 2;
+    }
+    ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o, resume != NULL};
+    TuneSetup rs;
+    memset(&rs, 0, sizeof rs);
+    char tmpdir[] = "/tmp/tunedeck-resume.XXXXXX", cpath[64] = "", jpath[64] = "";
+    if (resume) {
+        Error lerr;
+        if (tune_journal_load(cj.tj, resume, &rs, &lerr) < 0 ||
+            (!rs.sim[0] && resume_files(&rs, tmpdir, cpath, jpath, &lerr) < 0)) {
+            fprintf(stderr, "tunedeck: --resume: %s\n", lerr.msg);
+            tune_setup_clear(&rs);
+            tune_journal_free(cj.tj);
+            return 2;
+        }
+        const char *const *lines;
+        size_t n = tune_journal_problems(cj.tj, &lines);
+        for (size_t i = 0; i < n; i++) /* said now: the screen is not ours yet */
+            fprintf(stderr, "tunedeck: %s\n", lines[i]);
+        o.sim = rs.sim[0] ? rs.sim : NULL;
+        o.cluster = rs.sim[0] ? NULL : cpath;
+        o.job = rs.sim[0] ? NULL : jpath;
+        o.optimizer = rs.optimizer;
+        o.launcher = rs.launcher;
+        o.trial_cmd = rs.trial_cmd[0] ? rs.trial_cmd : NULL;
+        o.seed = rs.seed;
+        o.trial_timeout_s = rs.timeout_s;
+        if (!budget_set)
+            o.budget = (int)rs.budget;
+    }
     if (cj.tj) {
         tune_journal_set_quiet(cj.tj, 1); /* a failed write is shown as a stopped session */
         o.journal = &cj;
@@ -234,5 +307,11 @@ int cmd_console(int argc, char **argv)
         fprintf(stderr, "tunedeck: session %s (journal %s; tunedeck tune --resume %s goes on)\n",
                 tune_journal_id(cj.tj), tune_journal_path(cj.tj), tune_journal_id(cj.tj));
     tune_journal_free(cj.tj);
+    tune_setup_clear(&rs);
+    if (cpath[0]) {
+        unlink(cpath);
+        unlink(jpath);
+        rmdir(tmpdir);
+    }
     return rc < 0 ? 1 : 0;
 }

@@ -42,6 +42,12 @@ const char *tune_journal_id(const TuneJournal *tj)
     return tj->id;
 }
 
+size_t tune_journal_problems(const TuneJournal *tj, const char *const **lines)
+{
+    *lines = (const char *const *)tj->log.problems;
+    return tj->log.n_problems;
+}
+
 void tune_journal_set_quiet(TuneJournal *tj, int quiet)
 {
     tj->quiet = quiet;
@@ -228,7 +234,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
     tj->tuner = t;
     if (journal_trials_decode(&tj->log, c, tj->path, &jt, err) < 0)
         return -1;
-    for (size_t i = 0; i < tj->log.n_problems; i++)
+    for (size_t i = 0; i < tj->log.n_problems && !tj->quiet; i++)
         fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
     tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
     if (!tj->journal) {
@@ -268,7 +274,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
         tj->muted = 0;
         if (d < 0)
             rc = error_prefix(err, "replaying trial %d", r->trial);
-        else if (d > 0 && !warned++)
+        else if (d > 0 && !warned++ && !tj->quiet)
             fprintf(stderr,
                     "tunedeck tune: trial %d: the optimizer now suggests another schedule than "
                     "the journal records (was it changed?); the journal's trials are kept\n",

@@ -39,6 +39,8 @@ int tune_journal_failed(const TuneJournal *tj); /* a write failed: the session s
 /* No message on stderr when a write fails (the console, whose screen it would break): the
  * session still stops, and the trial not launched says why in its reason. */
 void tune_journal_set_quiet(TuneJournal *tj, int quiet);
+/* The lines of a resumed journal that were skipped, each "FILE:LINE: why". */
+size_t tune_journal_problems(const TuneJournal *tj, const char *const **lines);
 const char *tune_journal_path(const TuneJournal *tj);
 
 /* Appends another event (taken) as write_event does; -1 when it could not be written. */
