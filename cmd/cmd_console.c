@@ -2,11 +2,7 @@
  * or on a real cluster with --cluster FILE --job FILE. */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <cJSON.h>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -23,16 +19,21 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
+        "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
         "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
         "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
         "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
         "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
         "                [--accept-new-host-keys] [--no-journal]\n"
-        "       tunedeck --resume ID [--budget N] [display options]\n"
+        "       tunedeck --resume ID [--budget N] [--theme NAME] ...\n"
         "\n"
         "Opens the operator console (press ? inside for every key).\n"
         "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
-        "  --cluster FILE     a cluster inventory, with --job FILE\n"
+        "  --cluster FILE     a cluster inventory, with --job FILE and/or --workload FILE\n"
+        "  --workload FILE    run the scheduler live on the inventory's hosts: jobs started\n"
+        "                     from its job_command, resized by --policy over SSH, progress\n"
+        "                     from their lines; --sched-speed is its time scale\n"
+        "  --job-dir DIR      the live jobs' folders on the hosts (default tunedeck-jobs)\n"
         "  --optimizer NAME   %s\n"
         "  --budget N         trials to run (default 60; :budget N changes it)\n"
         "  --seed N           seed for the optimizer and the simulator (default 1)\n"
@@ -43,15 +44,15 @@ static void usage(FILE *out)
         "  --theme NAME       a theme from themes/ (default 'default')\n"
         "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
         "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"
-        "  --policy NAME      the simulated 16x4-GPU scheduler's policy (default doubling)\n"
+        "  --policy NAME      the scheduler's policy (default doubling; :policy switches)\n"
         "  --sched-jobs N     jobs arriving (Poisson) in the simulated scheduler (default 40)\n"
         "  --sched-speed X    simulated seconds per real second (default 60)\n"
         "  --no-sched         no simulated scheduler\n"
         "  --accept-new-host-keys  add every unknown host key to known_hosts (default: the\n"
         "                     hosts view shows it and `a` accepts one after you compare)\n"
         "  --no-journal       no session journal (default: one under $XDG_STATE_HOME/tunedeck)\n"
-        "  --resume ID        reopen a session from its journal (`tunedeck sessions`); its\n"
-        "                     cluster, job, optimizer, seed and launcher come from the journal\n",
+        "  --resume ID        open the console on a saved session (`tunedeck sessions`): its\n"
+        "                     trials, settings and journal; it goes on to --budget N\n",
         simcluster_settings_help(), optimizer_names(), launcher_names());
 }
 
@@ -60,15 +61,15 @@ static void usage(FILE *out)
 typedef struct {
     TuneJournal *tj;
     const ConsoleOptions *o;
-    int resuming;
+    int resume; /* --resume: replay the loaded journal into the tuner and go on */
 } ConsoleJournal;
 
-static int journal_start(void *ud, Tuner *t, const char *launcher, Error *err)
+static int journal_start(void *ud, Tuner *t, const Cluster *c, const char *launcher, Error *err)
 {
     ConsoleJournal *cj = ud;
     const ConsoleOptions *o = cj->o;
-    if (cj->resuming) /* replays the journal's trials into the new tuner, then goes on */
-        return tune_journal_resume(cj->tj, t, tuner_cluster(t), o->budget, err);
+    if (cj->resume)
+        return tune_journal_resume(cj->tj, t, c, o->budget, err);
     TuneSetup s;
     memset(&s, 0, sizeof s);
     snprintf(s.sim, sizeof s.sim, "%s", o->cluster ? "" : o->sim ? o->sim : "B:googlenet");
@@ -109,34 +110,13 @@ static void journal_end(void *ud, const Tuner *t)
     tune_journal_end(cj->tj, t);
 }
 
-/* The console reads its cluster and job from files; a resumed session's are in its journal,
- * so they are written to a private folder for the time the console runs. */
-static int resume_files(const TuneSetup *rs, char *dir, char *cpath, char *jpath, Error *err)
-{
-    if (!mkdtemp(dir))
-        return error_set(err, "cannot make a folder for the session's cluster: %m");
-    snprintf(cpath, 64, "%s/cluster.json", dir);
-    snprintf(jpath, 64, "%s/job.json", dir);
-    const cJSON *obj[2] = {rs->cluster, rs->job};
-    const char *path[2] = {cpath, jpath};
-    for (int i = 0; i < 2; i++) {
-        char *text = cJSON_Print(obj[i]);
-        FILE *f = text ? fopen(path[i], "w") : NULL;
-        int ok = f && fputs(text, f) >= 0;
-        if (f && fclose(f) != 0)
-            ok = 0;
-        free(text);
-        if (!ok)
-            return error_set(err, "cannot write %s", path[i]);
-    }
-    return 0;
-}
-
 int cmd_console(int argc, char **argv)
 {
     static const struct option LONG[] = {{"sim", required_argument, 0, 'S'},
                                          {"cluster", required_argument, 0, 'c'},
                                          {"job", required_argument, 0, 'j'},
+                                         {"workload", required_argument, 0, 'W'},
+                                         {"job-dir", required_argument, 0, 'D'},
                                          {"launcher", required_argument, 0, 'l'},
                                          {"trial-cmd", required_argument, 0, 't'},
                                          {"optimizer", required_argument, 0, 'o'},
@@ -160,17 +140,12 @@ int cmd_console(int argc, char **argv)
     console_defaults(&o);
     long v;
     int c, no_journal = 0, budget_set = 0;
-    const char *resume = NULL, *setup_flag = NULL;
+    const char *resume = NULL;
+    int setup_flag = 0; /* a flag that --resume takes from the journal */
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
-        if (c > 0 && strchr("ScjltosTn", c))
-            setup_flag = argv[optind - 1];
-        budget_set |= c == 'b';
         switch (c) {
-        case 'R':
-            resume = optarg;
-            break;
         case 'S':
             o.sim = optarg;
             break;
@@ -180,13 +155,25 @@ int cmd_console(int argc, char **argv)
         case 'j':
             o.job = optarg;
             break;
+        case 'R':
+            resume = optarg;
+            break;
+        case 'W':
+            o.workload = optarg;
+            break;
+        case 'D':
+            o.job_dir = optarg;
+            break;
         case 'l':
+            setup_flag = 1;
             o.launcher = optarg;
             break;
         case 't':
+            setup_flag = 1;
             o.trial_cmd = optarg;
             break;
         case 'o':
+            setup_flag = 1;
             o.optimizer = optarg;
             break;
         case 'y':
@@ -223,8 +210,10 @@ int cmd_console(int argc, char **argv)
             if (flags_long("console", "--budget", optarg, 1, 100000, &v) < 0)
                 return 2;
             o.budget = (int)v;
+            budget_set = 1;
             break;
         case 's':
+            setup_flag = 1;
             if (flags_long("console", "--seed", optarg, 0, 1L << 62, &o.seed) < 0)
                 return 2;
             break;
@@ -255,21 +244,19 @@ int cmd_console(int argc, char **argv)
         fprintf(stderr, "tunedeck: --sim and --cluster: expected one of them, not both\n");
         return 2;
     }
-    if (resume && setup_flag) {
-        fprintf(stderr, "tunedeck: --resume: '%s' comes from the session's journal\n",
-                setup_flag);
+    if (resume && (setup_flag || o.sim || o.cluster || o.job || o.workload || no_journal)) {
+        fprintf(stderr, "tunedeck: --resume: the session's cluster, job and settings come from "
+                        "its journal; expected no --sim, --cluster, --job, --workload, "
+                        "--optimizer, --launcher, --trial-cmd, --seed or --no-journal with it\n");
         return 2;
     }
     ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o, resume != NULL};
     TuneSetup rs;
     memset(&rs, 0, sizeof rs);
-    char tmpdir[] = "/tmp/tunedeck-resume.XXXXXX", cpath[64] = "", jpath[64] = "";
     if (resume) {
         Error lerr;
-        if (tune_journal_load(cj.tj, resume, &rs, &lerr) < 0 ||
-            (!rs.sim[0] && resume_files(&rs, tmpdir, cpath, jpath, &lerr) < 0)) {
+        if (tune_journal_load(cj.tj, resume, &rs, &lerr) < 0) {
             fprintf(stderr, "tunedeck: --resume: %s\n", lerr.msg);
-            tune_setup_clear(&rs);
             tune_journal_free(cj.tj);
             return 2;
         }
@@ -278,8 +265,9 @@ int cmd_console(int argc, char **argv)
         for (size_t i = 0; i < n; i++) /* said now: the screen is not ours yet */
             fprintf(stderr, "tunedeck: %s\n", lines[i]);
         o.sim = rs.sim[0] ? rs.sim : NULL;
-        o.cluster = rs.sim[0] ? NULL : cpath;
-        o.job = rs.sim[0] ? NULL : jpath;
+        o.cluster = o.job = rs.sim[0] ? NULL : tune_journal_path(cj.tj);
+        o.cluster_json = rs.cluster;
+        o.job_json = rs.job;
         o.optimizer = rs.optimizer;
         o.launcher = rs.launcher;
         o.trial_cmd = rs.trial_cmd[0] ? rs.trial_cmd : NULL;
@@ -287,6 +275,7 @@ int cmd_console(int argc, char **argv)
         o.trial_timeout_s = rs.timeout_s;
         if (!budget_set)
             o.budget = (int)rs.budget;
+        o.journal_required = 1;
     }
     if (cj.tj) {
         tune_journal_set_quiet(cj.tj, 1); /* a failed write is shown as a stopped session */
@@ -304,14 +293,12 @@ int cmd_console(int argc, char **argv)
                         "session stopped launching trials then\n",
                 tune_journal_path(cj.tj));
     else if (cj.tj && tune_journal_id(cj.tj)[0])
-        fprintf(stderr, "tunedeck: session %s (journal %s; tunedeck tune --resume %s goes on)\n",
-                tune_journal_id(cj.tj), tune_journal_path(cj.tj), tune_journal_id(cj.tj));
+        fprintf(stderr,
+                "tunedeck: session %s (journal %s; tunedeck --resume %s opens it again, "
+                "tunedeck tune --resume %s goes on headless)\n",
+                tune_journal_id(cj.tj), tune_journal_path(cj.tj), tune_journal_id(cj.tj),
+                tune_journal_id(cj.tj));
     tune_journal_free(cj.tj);
     tune_setup_clear(&rs);
-    if (cpath[0]) {
-        unlink(cpath);
-        unlink(jpath);
-        rmdir(tmpdir);
-    }
     return rc < 0 ? 1 : 0;
 }

@@ -99,6 +99,26 @@ SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
     return s;
 }
 
+int sched_set_policy(SchedState *s, const char *name, Error *err)
+{
+    const Policy *pol = policy_find(name ? name : "");
+    if (!pol) {
+        char names[256] = "";
+        for (const char *const *p = policy_names(); *p; p++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     p == policy_names() ? "" : ", ", *p);
+        return error_set(err, "unknown policy '%s': expected one of %s", name ? name : "", names);
+    }
+    s->pol = pol;
+    s->cfg.policy = pol->name;
+    return 0;
+}
+
+const char *sched_policy_name(const SchedState *s)
+{
+    return s->pol->name;
+}
+
 void sched_free(SchedState *s)
 {
     if (!s)

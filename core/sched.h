@@ -155,6 +155,9 @@ char *sched_event_json(const SchedState *s, const SchedEvent *ev);
 int sched_pin(SchedState *s, size_t job, int gpus, Error *err);
 int sched_pause(SchedState *s, size_t job, int paused, Error *err);
 int sched_drain_node(SchedState *s, int node, int drained, Error *err);
+/* Switches the policy (a name of sched_policy_names()) from the next decision on. */
+int sched_set_policy(SchedState *s, const char *name, Error *err);
+const char *sched_policy_name(const SchedState *s);
 
 /* Live mode: a real job's measured progress replaces the simulated one. epochs_done is
  * fractional (12.5 = half-way through the 13th epoch); a job reaching its epoch count is

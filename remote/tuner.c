@@ -435,11 +435,6 @@ void tuner_cancel(Tuner *t)
         t->cfg.launcher->cancel(t->run);
 }
 
-const Cluster *tuner_cluster(const Tuner *t)
-{
-    return t->cfg.cluster;
-}
-
 const char *tuner_optimizer_name(const Tuner *t)
 {
     return t->opt->kind->name;

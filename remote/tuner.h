@@ -71,6 +71,5 @@ void tuner_stop(Tuner *t, const char *reason);
 /* Stops the running trial; it is recorded as cancelled. */
 void tuner_cancel(Tuner *t);
 const char *tuner_optimizer_name(const Tuner *t);
-const Cluster *tuner_cluster(const Tuner *t); /* the one every trial's schedule refers to */
 
 #endif

@@ -1,5 +1,5 @@
 /* The `:` command line: tuning (budget, pause, plot, sort, filter, theme) and scheduler
- * overrides (pin, pause/resume a job, drain a node), each explained when it is refused. */
+ * overrides (pin, pause/resume a job, drain a node, policy), each explained when it is refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +72,10 @@ int input_command(App *a, const char *line)
             app_message(a, 1, ":budget: expected a number of trials 1-100000, found '%s'", arg);
             return -1;
         }
+        if (!a->tuner) {
+            app_message(a, 1, ":budget: no tuning in this session (--job FILE tunes)");
+            return -1;
+        }
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);
@@ -114,14 +118,20 @@ int input_command(App *a, const char *line)
         app_save_config(a);
         app_message(a, 0, "theme %s (saved in %s)", arg, a->config_file);
     } else if (strcmp(word, "policy") == 0) {
-        if (!a->ss)
+        if (!a->ss) {
             app_message(a, 1, ":policy: no cluster scheduler runs in this session");
-        else
-            app_message(a, 1,
-                        ":policy: the scheduler cannot change policy while it runs; "
-                        "start the console with --policy %s",
-                        arg[0] ? arg : "NAME");
-        return -1;
+            return -1;
+        }
+        Error err;
+        SchedState *st = simsched_state_mut(a->ss);
+        char was[32];
+        snprintf(was, sizeof was, "%s", sched_policy_name(st));
+        if (sched_set_policy(st, arg, &err) < 0) {
+            app_message(a, 1, ":policy: %s", err.msg);
+            return -1;
+        }
+        app_log(a, "override: policy %s -> %s (at the next decision)", was, arg);
+        app_message(a, 0, "policy %s: applied at the next scheduling decision", arg);
     } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) {
         a->quit = 1;
     } else {

@@ -75,7 +75,7 @@ void app_message(App *a, int bad, const char *fmt, ...)
 
 void app_rebuild_table(App *a)
 {
-    size_t n = tuner_n_trials(a->tuner);
+    size_t n = a->tuner ? tuner_n_trials(a->tuner) : 0;
     const TrialRecord **recs = malloc((n ? n : 1) * sizeof *recs);
     for (size_t i = 0; i < n; i++)
         recs[i] = tuner_trial(a->tuner, i);
@@ -123,18 +123,25 @@ static void draw_tabs(const App *a)
     for (int v = 0; v < VIEW_COUNT; v++)
         x += draw_textf(0, x, r.w - x, v == (int)a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, " %d %s ",
                         v + 1, layout_view_name((ViewId)v));
-    const TrialRecord *best = tuner_best(a->tuner);
+    const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
     char best_s[32] = "-";
     if (best)
         snprintf(best_s, sizeof best_s, "%.2f s", best->obs->time_s);
-    const char *state = tuner_last_error(a->tuner) ? "stopped"
-                        : a->user_paused           ? "paused"
-                        : tuner_done(a->tuner)     ? "done"
-                                                   : "tuning";
     char right[256];
-    snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
-             a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
-             tuner_n_trials(a->tuner), tuner_budget(a->tuner), best_s, state);
+    if (!a->tuner) {
+        SchedLive *l = a->ss ? simsched_live(a->ss) : NULL;
+        snprintf(right, sizeof right, " %s | live scheduler | %s ", a->cluster->name,
+                 l && schedlive_done(l) ? "stopped" : "running");
+    } else {
+        const char *state = tuner_last_error(a->tuner) ? "stopped"
+                            : a->user_paused           ? "paused"
+                            : tuner_done(a->tuner)     ? "done"
+                                                       : "tuning";
+        snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
+                 a->sim ? simcluster_spec(a->sim) : a->cluster->name,
+                 tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner),
+                 tuner_budget(a->tuner), best_s, state);
+    }
     int len = (int)strlen(right);
     if (x + len > r.w) /* narrow: keep the state, which is at the end */
         memmove(right, right + (x + len - r.w), strlen(right + (x + len - r.w)) + 1);
@@ -149,7 +156,10 @@ static void draw_status(const App *a)
     Rect r = a->layout.rect[PANE_STATUS];
     draw_fill(r, ROLE_STATUS);
     if (a->confirm_quit) {
-        draw_text(r.y, 0, r.w, ROLE_WARN, "Tuning is running. Quit anyway? (y/n)");
+        draw_text(r.y, 0, r.w, ROLE_WARN,
+                  a->ss && simsched_live(a->ss)
+                      ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
+                      : "Tuning is running. Quit anyway? (y/n)");
     } else if (a->prompt) {
         draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
     } else if (a->message[0]) {
@@ -205,18 +215,50 @@ void app_draw(App *a)
     a->dirty = 0;
 }
 
+/* The live driver's lines (decisions, starts, checkpoints, deaths) go to the log pane. */
+static void live_log(void *ud, const char *line)
+{
+    app_log(ud, "live: %s", line);
+}
+
+/* Quitting a live session: every job checkpoints and stops (SIGTERM, SIGKILL after the
+ * driver's timeout); the screen shows it until no job process is left. */
+static void live_stop(App *a)
+{
+    SchedLive *l = simsched_live(a->ss);
+    schedlive_stop_all(l);
+    app_message(a, 0, "stopping the live jobs: checkpoint, then stop...");
+    int64_t give_up = clock_now_ms() + 60000;
+    struct pollfd fds[MAX_FDS];
+    while (!schedlive_done(l) && clock_now_ms() < give_up) {
+        sched_changed(a);
+        app_draw(a);
+        int64_t dl = 0;
+        size_t n = schedlive_pollfds(l, fds, MAX_FDS, &dl);
+        int64_t left = dl - clock_now_ms();
+        int rc = poll(fds, n, left < 0 ? 0 : (int)left);
+        schedlive_step(l, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+}
+
 static int open_session(App *a, const ConsoleOptions *o, Error *err)
 {
+    if (o->workload && !o->cluster)
+        return error_set(err, "--workload: expected a --cluster FILE with it (the live scheduler "
+                              "runs the workload on the inventory's hosts)");
     if (o->cluster) {
-        if (!o->job)
-            return error_set(err, "--cluster: expected a --job FILE with it");
-        a->owned_cluster = cluster_load(o->cluster, err);
+        if (!o->job && !o->workload)
+            return error_set(err, "--cluster: expected a --job FILE (tuning) or a --workload "
+                                  "FILE (the live scheduler) with it");
+        a->owned_cluster = o->cluster_json ? cluster_from_json(o->cluster_json, o->cluster, err)
+                                           : cluster_load(o->cluster, err);
         if (!a->owned_cluster)
             return -1;
-        if (job_load(o->job, &a->owned_job, err) < 0)
+        if (o->job && (o->job_json ? job_from_json(o->job_json, o->job, &a->owned_job, err)
+                                   : job_load(o->job, &a->owned_job, err)) < 0)
             return -1;
         a->cluster = a->owned_cluster;
-        a->job = &a->owned_job;
+        a->job = o->job ? &a->owned_job : NULL;
     } else {
         a->sim = simcluster_new(o->sim ? o->sim : "B:googlenet", err);
         if (!a->sim)
@@ -224,6 +266,33 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         a->cluster = simcluster_cluster(a->sim);
         a->job = simcluster_job(a->sim);
     }
+    if (!a->sim) {
+        /* One SSH session per host, shown in the hosts view; the remote launchers and the
+         * live scheduler use it. */
+        HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
+                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
+        a->pool = hostpool_new(&po, err);
+        if (!a->pool || hostpool_add_cluster(a->pool, a->cluster, err) < 0)
+            return error_prefix(err, "--cluster");
+        for (size_t m = 0; m < hostpool_size(a->pool); m++)
+            hostpool_connect(a->pool, m, 1);
+    }
+    if (o->workload) {
+        SimSchedLiveOptions lo = {.cluster = a->cluster,
+                                  .pool = a->pool,
+                                  .workload = o->workload,
+                                  .policy = o->policy,
+                                  .time_scale = o->sched_speed,
+                                  .job_dir = o->job_dir,
+                                  .seed = (uint64_t)o->seed,
+                                  .log = live_log,
+                                  .userdata = a};
+        a->ss = simsched_new_live(&lo, err);
+        if (!a->ss)
+            return error_prefix(err, "--workload");
+    }
+    if (!a->job)
+        return 0; /* the live scheduler only */
     const char *lname = o->launcher                   ? o->launcher
                         : a->sim                      ? "sim"
                         : a->cluster->trial.launch[0] ? a->cluster->trial.launch
@@ -241,16 +310,6 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                          "--trial-cmd: the %s launcher needs a trial command (or "
                          "trial.command in the inventory)",
                          lname);
-    if (!a->sim) {
-        /* One SSH session per host, shown in the hosts view; the remote launchers use it. */
-        HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
-                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
-        a->pool = hostpool_new(&po, err);
-        if (!a->pool || hostpool_add_cluster(a->pool, a->cluster, err) < 0)
-            return error_prefix(err, "--cluster");
-        for (size_t m = 0; m < hostpool_size(a->pool); m++)
-            hostpool_connect(a->pool, m, 1);
-    }
     TunerConfig cfg = {
         .cluster = a->cluster,
         .job = a->job,
@@ -291,11 +350,12 @@ static void close_session(App *a)
     editor_free(a->editor);
     suggestion_clear(&a->pred);
     tuner_free(a->tuner); /* before the pool its runs use */
+    simsched_free(a->ss); /* the live driver too */
+    a->ss = NULL;
     hostpool_free(a->accept_pool);
     hostpool_free(a->pool);
     free(a->refused_fp);
     trials_free(&a->table);
-    simsched_free(a->ss);
     free(a->snap.hosts);
     free(a->snap.jobs);
     free(a->snap.grid);
@@ -328,7 +388,8 @@ int app_set_theme(App *a, const char *name)
 void app_set_pause(App *a, int paused)
 {
     a->user_paused = paused;
-    tuner_set_paused(a->tuner, paused);
+    if (a->tuner)
+        tuner_set_paused(a->tuner, paused);
     if (!paused)
         a->next_trial_ms = clock_now_ms();
     app_log(a, paused ? "paused: no new trial starts" : "resumed");
@@ -379,11 +440,17 @@ int console_run(const ConsoleOptions *o, Error *err)
         return -1;
     }
     /* The journal starts once the screen is ours: a console that never ran leaves none. */
-    if (o->journal && o->journal_start) {
+    if (o->journal && o->journal_start && a->tuner) {
         Error jerr;
-        if (o->journal_start(o->journal, a->tuner, a->launcher, &jerr) == 0) {
+        if (o->journal_start(o->journal, a->tuner, a->cluster, a->launcher, &jerr) == 0) {
             a->journal = o->journal;
             a->journal_event = o->journal_event;
+            a->table_stale = 1; /* a resumed session's trials are in the tuner now */
+        } else if (o->journal_required) {
+            term_close();
+            close_session(a);
+            free(a);
+            return error_set(err, "--resume: %s", jerr.msg);
         } else {
             snprintf(a->journal_note, sizeof a->journal_note, "no session journal: %s", jerr.msg);
         }
@@ -399,24 +466,30 @@ int console_run(const ConsoleOptions *o, Error *err)
     view_cluster_snapshot(a);
     if (a->ss)
         sched_changed(a);
-    app_log(a, "session: %s on %s, optimizer %s, budget %d", a->job->name,
-            a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
-            tuner_budget(a->tuner));
+    if (a->tuner)
+        app_log(a, "session: %s on %s, optimizer %s, budget %d", a->job->name,
+                a->sim ? simcluster_spec(a->sim) : a->cluster->name,
+                tuner_optimizer_name(a->tuner), tuner_budget(a->tuner));
+    if (a->ss && simsched_live(a->ss))
+        app_log(a, "live scheduler: %s on %s (%zu machines), policy %s, time x%g", o->workload,
+                a->cluster->name, a->cluster->n_machines, o->policy, o->sched_speed);
     a->dirty = 1;
     int64_t last_frame = 0;
     struct pollfd fds[MAX_FDS];
     while (!a->quit) {
         int64_t now = clock_now_ms();
-        if (a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) && now >= a->next_trial_ms)
+        if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
+            now >= a->next_trial_ms)
             tuner_set_paused(a->tuner, 0);
-        if (a->user_paused)
+        if (a->tuner && a->user_paused)
             tuner_set_paused(a->tuner, 1);
         fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
         fds[1] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
         int64_t deadline = -1;
-        size_t tn = tuner_pollfds(a->tuner, fds + 2, MAX_FDS - 2, &deadline);
+        size_t tn = a->tuner ? tuner_pollfds(a->tuner, fds + 2, MAX_FDS - 2, &deadline) : 0;
         size_t hn = hosts_pollfds(a, fds + 2 + tn, MAX_FDS - 2 - tn, &deadline);
-        if (a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) && !tuner_done(a->tuner))
+        if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
+            !tuner_done(a->tuner))
             deadline = min_deadline(deadline, a->next_trial_ms);
         if (a->ss) {
             simsched_set_paused(a->ss, a->user_paused);
@@ -448,8 +521,11 @@ int console_run(const ConsoleOptions *o, Error *err)
         }
         if (rc > 0 && (fds[0].revents & (POLLIN | POLLHUP)))
             input_handle(a);
-        tuner_step(a->tuner, fds + 2, rc > 0 ? tn : 0, now);
+        if (a->tuner)
+            tuner_step(a->tuner, fds + 2, rc > 0 ? tn : 0, now);
         hosts_step(a, fds + 2 + tn, rc > 0 ? hn : 0, now);
+        if (a->ss && simsched_live(a->ss))
+            sched_changed(a); /* the driver stepped with the pool (hosts_step) */
         if (a->ss && !a->user_paused) {
             int64_t due = simsched_deadline(a->ss);
             if (due >= 0 && now >= due) {
@@ -473,6 +549,8 @@ int console_run(const ConsoleOptions *o, Error *err)
     int failed = !a->quit;
     if (a->journal && o->journal_end)
         o->journal_end(a->journal, a->tuner);
+    if (a->ss && simsched_live(a->ss))
+        live_stop(a);
     term_close();
     close_session(a);
     free(a);

@@ -3,12 +3,22 @@
 #ifndef TUNEDECK_CONSOLE_H
 #define TUNEDECK_CONSOLE_H
 
+#include <cJSON.h>
+
 #include "core/error.h"
 #include "remote/tuner.h"
 
 typedef struct {
     const char *sim; /* "B:googlenet" when no cluster is given */
     const char *cluster, *job;
+    /* --cluster F --workload W: the scheduler live on the inventory's hosts (with or
+     * without --job; without, no tuning) */
+    const char *workload;
+    const char *job_dir; /* the live jobs' folders (default: schedlive's) */
+    /* --resume: the cluster and job as the session's journal recorded them (instead of the
+     * files; `cluster` then only names the source in messages) */
+    const cJSON *cluster_json, *job_json;
+    int journal_required; /* a journal that cannot start (resume) ends the console */
     const char *launcher, *trial_cmd;
     const char *optimizer;
     const char *theme; /* a name in themes/ */
@@ -29,7 +39,8 @@ typedef struct {
      * and journal_end when the operator quits. */
     void *journal;
     TunerEventFn journal_event;
-    int (*journal_start)(void *journal, Tuner *t, const char *launcher, Error *err);
+    int (*journal_start)(void *journal, Tuner *t, const Cluster *c, const char *launcher,
+                         Error *err);
     void (*journal_end)(void *journal, const Tuner *t);
 } ConsoleOptions;
 

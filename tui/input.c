@@ -454,7 +454,9 @@ static void key(App *a, wint_t ch, int is_key)
         break;
     case 'q':
     quit:
-        if (tuner_running(a->tuner) || (!tuner_done(a->tuner) && !a->user_paused))
+        if ((a->tuner && (tuner_running(a->tuner) ||
+                          (!tuner_done(a->tuner) && !a->user_paused))) ||
+            (a->ss && simsched_live(a->ss)))
             a->confirm_quit = 1;
         else
             a->quit = 1;

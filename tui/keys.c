@@ -10,7 +10,7 @@ const KeyHelp HELP_KEYS[] = {
     {"global", "? F1", "this help (any key closes it)"},
     {"global", ":", "command: budget N, pause, resume, plot braille|block|ascii,"},
     {"global", "", "  sort COLUMN, filter TEXT, theme NAME, quit; scheduler:"},
-    {"global", "", "  pin JOB N, pause JOB, resume JOB, drain NODE, undrain NODE"},
+    {"global", "", "  pin JOB N, pause/resume JOB, (un)drain NODE, policy NAME"},
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc clears)"},
     {"global", "Space", "pause / resume tuning and the simulated scheduler"},
     {"global", "q F10", "quit (asks while a trial runs)"},

@@ -14,6 +14,7 @@ struct SimSched {
     SimSchedOptions o;
     Catalogue *cat;
     SchedState *state;
+    SchedLive *live; /* live mode: the driver advances the state */
     int paused;
     int64_t last_ms;
 };
@@ -61,10 +62,52 @@ SimSched *simsched_new(const SimSchedOptions *o, Error *err)
     return s;
 }
 
+SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
+{
+    const Cluster *c = o->cluster;
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = (int)c->n_machines;
+    cfg.gpus_per_node = schedlive_gpus_per_node(c, err);
+    if (cfg.gpus_per_node < 0)
+        return NULL;
+    cfg.policy = o->policy;
+    cfg.seed = o->seed;
+    const char **names = calloc(c->n_machines + 1, sizeof *names);
+    for (size_t m = 0; m < c->n_machines; m++)
+        names[m] = c->machines[m].name;
+    cfg.node_names = names;
+    SimSched *s = calloc(1, sizeof *s);
+    simsched_defaults(&s->o);
+    s->o.policy = o->policy;
+    s->o.speed = o->time_scale;
+    s->cat = catalogue_load(NULL, err);
+    if (s->cat)
+        s->state = sched_new(&cfg, s->cat, err);
+    free(names);
+    SchedLiveOptions lo = {.time_scale = o->time_scale,
+                           .job_dir = o->job_dir,
+                           .log = o->log,
+                           .userdata = o->userdata};
+    if (!s->state || sched_load_workload(s->state, o->workload, err) < 0 ||
+        !(s->live = schedlive_new(s->state, c, o->pool, &lo, err))) {
+        simsched_free(s);
+        return NULL;
+    }
+    s->last_ms = clock_now_ms();
+    return s;
+}
+
+SchedLive *simsched_live(const SimSched *s)
+{
+    return s->live;
+}
+
 void simsched_free(SimSched *s)
 {
     if (!s)
         return;
+    schedlive_free(s->live);
     sched_free(s->state);
     catalogue_free(s->cat);
     free(s);
@@ -82,8 +125,8 @@ SchedState *simsched_state_mut(SimSched *s)
 
 int64_t simsched_deadline(const SimSched *s)
 {
-    if (s->paused || sched_finished(s->state))
-        return -1;
+    if (s->live || s->paused || sched_finished(s->state))
+        return -1; /* live: the driver advances the state from the console's poll */
     return s->last_ms + s->o.tick_ms;
 }
 
@@ -96,7 +139,7 @@ void simsched_set_paused(SimSched *s, int paused)
 
 int simsched_tick(SimSched *s, int64_t now_ms, Error *err)
 {
-    if (s->paused || sched_finished(s->state) || now_ms < s->last_ms + s->o.tick_ms)
+    if (s->live || s->paused || sched_finished(s->state) || now_ms < s->last_ms + s->o.tick_ms)
         return 0;
     double dt = (double)(now_ms - s->last_ms) / 1000.0 * s->o.speed;
     s->last_ms = now_ms;
@@ -176,10 +219,30 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
                      last->gpus_to, info.stall_left_s);
         else if (info.paused)
             snprintf(r->note, sizeof r->note, "paused by the operator");
+        if (s->live && j < schedlive_job_count(s->live)) {
+            /* The real job: its process, its last progress line. */
+            SchedLiveJob lj;
+            schedlive_job(s->live, j, &lj);
+            char real[64];
+            if (lj.failed)
+                snprintf(real, sizeof real, "FAILED (%s)", lj.status);
+            else if (lj.step >= 0)
+                snprintf(real, sizeof real, "%s %s step %ld loss %.4f", lj.running ? "run" : "stop",
+                         lj.host, lj.step, lj.loss);
+            else
+                snprintf(real, sizeof real, "%s", lj.running ? "starting" : "");
+            if (real[0] && r->note[0]) {
+                char both[64];
+                snprintf(both, sizeof both, "%s; %s", real, r->note);
+                snprintf(r->note, sizeof r->note, "%s", both);
+            } else if (real[0])
+                snprintf(r->note, sizeof r->note, "%s", real);
+        }
     }
     SchedSummary sum;
     sched_summary(st, &sum);
-    snprintf(out->grid_source, sizeof out->grid_source, "%s t=%.0fs", s->o.policy, now);
+    snprintf(out->grid_source, sizeof out->grid_source, "%s%s t=%.0fs", sched_policy_name(st),
+             s->live ? " live" : "", now);
     snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs", sum.done,
              sum.jobs, sum.avg_jct_s);
 }

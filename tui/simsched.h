@@ -5,7 +5,9 @@
 
 #include <stdint.h>
 
+#include "core/cluster.h"
 #include "core/sched.h"
+#include "remote/schedlive.h"
 #include "tui/snapshot.h"
 
 typedef struct {
@@ -21,9 +23,26 @@ typedef struct {
 
 typedef struct SimSched SimSched;
 
+/* Live mode (`tunedeck --cluster F --workload W`): the same SchedState, advanced in wall-clock
+ * time by remote/schedlive.h, which enacts every decision on real jobs over the pool. */
+typedef struct {
+    const Cluster *cluster; /* node i is machine i */
+    HostPool *pool;         /* the console's pool of the inventory's machines */
+    const char *workload;   /* a workload CSV (sched_load_workload) */
+    const char *policy;
+    double time_scale; /* simulated seconds per wall second */
+    const char *job_dir;
+    uint64_t seed;
+    SchedLiveLogFn log; /* the driver's lines (decisions, enactments, deaths) */
+    void *userdata;
+} SimSchedLiveOptions;
+
 void simsched_defaults(SimSchedOptions *o);
 SimSched *simsched_new(const SimSchedOptions *o, Error *err);
+SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err);
 void simsched_free(SimSched *s);
+/* The live driver (its fds and deadline go into the console's poll), NULL on the simulator. */
+SchedLive *simsched_live(const SimSched *s);
 
 const SchedState *simsched_state(const SimSched *s);
 SchedState *simsched_state_mut(SimSched *s);

@@ -184,20 +184,22 @@ void view_cluster_snapshot(App *a)
     s->n_hosts = c->n_machines;
     /* The newest trial that measured something. */
     const TrialRecord *rec = NULL;
-    for (size_t i = tuner_n_trials(a->tuner); i-- > 0;) {
+    for (size_t i = a->tuner ? tuner_n_trials(a->tuner) : 0; i-- > 0;) {
         const TrialRecord *t = tuner_trial(a->tuner, i);
         if (t->obs && t->obs->status == TRIAL_OK) {
             rec = t;
             break;
         }
     }
-    if (rec)
+    if (!a->tuner)
+        snprintf(s->source, sizeof s->source, "no tuning (the live jobs are in the grid)");
+    else if (rec)
         snprintf(s->source, sizeof s->source, "trial %d measured", rec->trial);
     else
         snprintf(s->source, sizeof s->source, "no trial measured yet");
     const Schedule *sch = rec ? rec->suggestion.schedule : NULL;
     const Observation *o = rec ? rec->obs : NULL;
-    int batch = a->job->batch > 0 ? a->job->batch : 1;
+    int batch = a->job && a->job->batch > 0 ? a->job->batch : 1;
     int gpus_used = 0;
     for (size_t m = 0; m < c->n_machines; m++) {
         HostLoad *h = &s->hosts[m];
@@ -245,7 +247,7 @@ void view_cluster_snapshot(App *a)
         if (sch)
             h->share = sch->worker[m] ? (double)schedule_machine_inputs(sch, m) / batch : 0;
     }
-    if (a->ss)
+    if (a->ss || !a->tuner)
         return; /* the job list is the scheduler's */
     s->n_jobs = 1;
     JobRow *j = &s->jobs[0];

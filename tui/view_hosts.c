@@ -128,7 +128,10 @@ static unsigned long signature(const App *a)
 size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
 {
     size_t n = 0;
-    if (a->pool)
+    SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
+    if (live) /* the live scheduler's driver polls the pool and adds its tick */
+        n += schedlive_pollfds(live, fds, cap, deadline_ms);
+    else if (a->pool)
         n += hostpool_pollfds(a->pool, fds, cap, deadline_ms);
     a->pool_nfds = n;
     if (a->accept_pool)
@@ -142,7 +145,11 @@ void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
         return;
     /* The fds were filled main pool first; each pool gets back its own slice. */
     size_t n_main = a->pool_nfds < n ? a->pool_nfds : n;
-    hostpool_step(a->pool, fds, n_main, now_ms);
+    SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
+    if (live)
+        schedlive_step(live, fds, n_main, now_ms);
+    else
+        hostpool_step(a->pool, fds, n_main, now_ms);
     if (a->accept_pool) {
         hostpool_step(a->accept_pool, fds + n_main, n - n_main, now_ms);
         if (hostpool_settled(a->accept_pool)) {

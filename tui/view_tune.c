@@ -10,7 +10,7 @@
 
 const TrialRecord *view_tune_current(const App *a)
 {
-    size_t n = tuner_n_trials(a->tuner);
+    size_t n = a->tuner ? tuner_n_trials(a->tuner) : 0;
     return n ? tuner_trial(a->tuner, n - 1) : NULL;
 }
 
@@ -398,6 +398,14 @@ void view_log_draw(const App *a, Rect box)
 void view_tune_draw(const App *a)
 {
     const Layout *l = &a->layout;
+    if (!a->tuner) { /* --cluster F --workload W: the live scheduler only */
+        Rect r = l->rect[PANE_SURROGATE];
+        draw_text(r.y + 1, r.x + 1, r.w - 2, ROLE_DIM,
+                  "no tuning in this session (--job FILE tunes); 2 shows the live scheduler");
+        if (l->shown[PANE_LOG])
+            view_log_draw(a, l->rect[PANE_LOG]);
+        return;
+    }
     if (l->shown[PANE_SURROGATE])
         view_surrogate_draw(l->rect[PANE_SURROGATE], view_tune_current(a), a->cluster,
                             tuner_optimizer_name(a->tuner), tuner_running(a->tuner));

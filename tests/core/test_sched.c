@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/catalogue.h"
 #include "core/sched.h"
@@ -117,6 +118,36 @@ Test(sched, pins_pause_and_drain_are_respected)
     /* a pin larger than the usable cluster is refused with a message */
     cr_assert_eq(sched_pin(s, (size_t)c0, 13, &e), -1);
     cr_assert(strstr(e.msg, "usable cluster"), "%s", e.msg);
+    sched_free(s);
+}
+
+static int most_gpus(const SchedState *s)
+{
+    int most = 0;
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        most = info.gpus > most ? info.gpus : most;
+    }
+    return most;
+}
+
+Test(sched, the_policy_can_be_switched_between_decisions)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_set_policy(s, "no-such-policy", &e), -1);
+    cr_assert(strstr(e.msg, "doubling") && strstr(e.msg, "no-such-policy"), "%s", e.msg);
+    cr_assert_str_eq(sched_policy_name(s), "doubling");
+    /* fixed-1 gives every job one GPU from its next decision on; doubling more again. */
+    cr_assert_eq(sched_set_policy(s, "fixed-1", &e), 0, "%s", e.msg);
+    cr_assert_str_eq(sched_policy_name(s), "fixed-1");
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    cr_assert_eq(most_gpus(s), 1);
+    cr_assert_eq(sched_set_policy(s, "doubling", &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 200, &e), 0, "%s", e.msg);
+    cr_assert_gt(most_gpus(s), 1);
+    check_capacity(s);
     sched_free(s);
 }
 

@@ -128,8 +128,11 @@ T send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
 wait_for main 'drain node15: applied at the next scheduling decision'
 T send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
 wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
+T send-keys -t main : p o l i c y ' ' n o s u c h Enter
+wait_for main ":policy: unknown policy 'nosuch': expected one of doubling"
 T send-keys -t main : p o l i c y ' ' o p t i m u s Enter
-wait_for main ':policy: the scheduler cannot change policy while it runs'
+wait_for main 'policy optimus: applied at the next scheduling decision'
+wait_for main 'optimus t=[0-9]+s'
 T send-keys -t main 3
 wait_for main 'c4x8-2 +c4x8-2.sim +simulated'
 T send-keys -t main Tab
@@ -181,6 +184,18 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert len(r["trials"]) >= 10, len(r["trials"])
 PY
+# ... and `tunedeck --resume ID` opens the console on it: its trials are in the table at once
+n_before="$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["trials"]))' "$tmp/resume.json")"
+cp -r "$tmp/state-main" "$tmp/state-res"
+start res 100 30 xterm-256color "$bin" --resume "$id" --budget 200
+wait_for res "Trials [0-9]+/200"
+[ "$(trial_count res)" -ge "$n_before" ] || fail "the resumed console shows $(trial_count res) trials, the journal $n_before"
+T send-keys -t res q y
+wait_exit res 0
+rc=0; "$bin" --resume "$id" --sim B:googlenet > "$tmp/res-bad" 2>&1 || rc=$?
+[ $rc -eq 2 ] && grep -q "come from its journal" "$tmp/res-bad" || fail "--resume with --sim: $(cat "$tmp/res-bad")"
+rc=0; TUNEDECK_STATE_DIR="$tmp/state-res" "$bin" --resume no-such-session > "$tmp/res-bad" 2>&1 || rc=$?
+[ $rc -eq 2 ] && grep -q "no-such-session" "$tmp/res-bad" || fail "--resume of an unknown id: $(cat "$tmp/res-bad")"
 
 # --- the override editor (uniform schedule: every device holds inputs) --------------------
 start edit 100 30 xterm-256color "$bin" --optimizer uniform-devices --pace-ms 100

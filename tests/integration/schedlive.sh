@@ -17,6 +17,7 @@ bin="${TUNEDECK_BIN:-$build/tunedeck}"
 T="$(mktemp -d /tmp/tunedeck-schedlive.XXXXXX)"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
+. "$here/live-inventory.sh"
 mark="sl$$"
 cleanup() {
     [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null
@@ -35,16 +36,7 @@ harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done
 harness_inventory "$T/inv.json" 1 2 3
 harness_inventory "$T/inv2.json" 1 2
-for inv in "$T/inv.json" "$T/inv2.json"; do python3 - "$inv" "$build/tunedeck-worker" "$mark" <<'PY'
-import json, sys
-inv = json.load(open(sys.argv[1]))
-inv["machine_types"]["g"]["devices"].append({"id": "gpu1", "kind": "gpu", "model": "A100"})
-inv["job_command"] = ("%s --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-%s "
-                      "--resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
-                      % (sys.argv[2], sys.argv[3]))
-json.dump(inv, open(sys.argv[1], "w"))
-PY
-done
+for inv in "$T/inv.json" "$T/inv2.json"; do live_inventory "$inv" "$build/tunedeck-worker" "$mark"; done
 
 echo "live scheduling"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \

@@ -1,0 +1,73 @@
+#!/bin/sh
+# Screen test of `tunedeck --cluster F --workload W`: the console runs the scheduler live on
+# 3 loopback sshd hosts (tests/sshd-harness.sh) with tunedeck-worker in job mode as the job
+# command (tests/live-inventory.sh, as tests/integration/schedlive.sh). Time runs 30x, so the
+# doubling policy starts j0 and j1 at once and resizes j0 2>4 at t=120 s (~4 s). Checks: the
+# job list shows a job running on a host with its real step and loss, the decision pane shows
+# the resize, q asks, y checkpoints and stops every job, and no job process is left (pgrep).
+# No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
+bin="${TUNEDECK_BIN:-build/tunedeck}"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+T="$(mktemp -d /tmp/tunedeck-console-live.XXXXXX)"
+sock="tunedeck-live-$$"
+mark="cl$$"
+X() { tmux -L "$sock" -f /dev/null "$@"; }
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/sshd-harness.sh"
+. "$here/live-inventory.sh"
+cleanup() {
+    X kill-server 2>/dev/null || true
+    harness_stop_all
+    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+unset SSH_AUTH_SOCK
+
+fail() {
+    echo "console_live.sh: FAIL: $*" >&2
+    cat "$T/screen.txt" >&2 || true
+    exit 1
+}
+# wait_for PATTERN [SECONDS]: polls the pane until the extended regex shows.
+wait_for() {
+    i=0 limit=$(( ${2:-10} * 20 ))
+    while [ "$i" -lt "$limit" ]; do
+        X capture-pane -p -t c > "$T/screen.txt"
+        grep -qE -- "$1" "$T/screen.txt" && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    fail "'$1' did not appear within ${2:-10} s"
+}
+
+harness_init "$T/h"
+for i in 1 2 3; do harness_start "$i"; done
+harness_inventory "$T/inv.json" 1 2 3
+live_inventory "$T/inv.json" "$build/tunedeck-worker" "$mark"
+
+X new-session -d -s c -x 200 -y 50 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --workload $root/tests/fixtures/schedlive-workload.csv --policy doubling --sched-speed 30 --job-dir $T/jobs; echo EXITED rc=\$?; sleep 60"
+X send-keys -t c 2
+wait_for 'doubling live t=[0-9]+s'
+# a job running on a real host with its real progress (step, loss from its lines)
+wait_for 'j[01] +[0-9]+ +running .* run h[1-3] step [1-9][0-9]* loss [0-9]+\.[0-9]+' 15
+# the policy's resize of j0, enacted through its checkpoint
+wait_for '[0-9]+s [a-z] j0 +resize 2>4' 15
+wait_for 'j0 +4 +running .* run h[1-3] step [0-9]+' 15
+# :policy switches the live scheduler's policy at its next decision
+X send-keys -t c : p o l i c y ' ' f i x e d - 1 Enter
+wait_for 'policy fixed-1: applied at the next scheduling decision'
+wait_for 'fixed-1 live t=[0-9]+s'
+running=$(pgrep -f "ckpt-$mark" | wc -l)
+[ "$running" -ge 1 ] || fail "no job process runs on the hosts"
+X send-keys -t c q
+wait_for 'Live jobs run: quitting checkpoints and stops them'
+X send-keys -t c y
+wait_for 'EXITED rc=0' 30
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+[ "$left" -eq 0 ] || fail "$left job processes left on the hosts"
+ls "$T"/jobs/j0/ckpt-"$mark" > /dev/null 2>&1 || fail "j0 wrote no checkpoint in $T/jobs/j0"
+echo "console_live.sh: ok ($running job processes ran, none left)"
