@@ -277,6 +277,10 @@ int cmd_console(int argc, char **argv)
             tune_journal_free(cj.tj);
             return 2;
         }
+        const char *const *lines;
+        size_t n = tune_journal_problems(cj.tj, &lines);
+        for (size_t i = 0; i < n; i++) /* said now: the screen is not ours yet */
+            fprintf(stderr, "tunedeck: %s\n", lines[i]);
         o.sim = rs.sim[0] ? rs.sim : NULL;
         o.cluster = o.job = rs.sim[0] ? NULL : tune_journal_path(cj.tj);
         o.cluster_json = rs.cluster;
@@ -291,6 +295,7 @@ int cmd_console(int argc, char **argv)
         o.journal_required = 1;
     }
     if (cj.tj) {
+        tune_journal_set_quiet(cj.tj, 1); /* a failed write is shown as a stopped session */
         o.journal = &cj;
         o.journal_event = journal_event;
         o.journal_start = journal_start;
@@ -302,6 +307,10 @@ int cmd_console(int argc, char **argv)
     int rc = console_run(&o, &err);
     if (rc < 0)
         fprintf(stderr, "tunedeck: %s\n", err.msg);
+    else if (cj.tj && tune_journal_failed(cj.tj))
+        fprintf(stderr, "tunedeck: the journal %s could not be written (a full disk?); the "
+                        "session stopped launching trials then\n",
+                tune_journal_path(cj.tj));
     else if (cj.tj && tune_journal_id(cj.tj)[0])
         fprintf(stderr,
                 "tunedeck: session %s (journal %s; tunedeck --resume %s opens it again, "

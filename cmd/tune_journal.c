@@ -15,6 +15,7 @@ struct TuneJournal {
     Journal *journal;
     Tuner *tuner;
     int muted; /* replaying: the events are already in the journal */
+    int quiet; /* the console draws on the terminal: say nothing on stderr */
     char id[JOURNAL_ID_MAX];
     char path[4096];
     JournalLog log; /* resume: what was read */
@@ -39,6 +40,17 @@ void tune_journal_free(TuneJournal *tj)
 const char *tune_journal_id(const TuneJournal *tj)
 {
     return tj->id;
+}
+
+size_t tune_journal_problems(const TuneJournal *tj, const char *const **lines)
+{
+    *lines = (const char *const *)tj->log.problems;
+    return tj->log.n_problems;
+}
+
+void tune_journal_set_quiet(TuneJournal *tj, int quiet)
+{
+    tj->quiet = quiet;
 }
 
 int tune_journal_failed(const TuneJournal *tj)
@@ -71,7 +83,8 @@ static int write_event(TuneJournal *tj, cJSON *ev)
     if (rc < 0) {
         char reason[ERROR_MSG_MAX + 64];
         snprintf(reason, sizeof reason, "%s; no more trials are launched", err.msg);
-        fprintf(stderr, "tunedeck tune: %s\n", reason);
+        if (!tj->quiet)
+            fprintf(stderr, "tunedeck tune: %s\n", reason);
         if (tj->tuner)
             tuner_stop(tj->tuner, reason);
     }
@@ -221,7 +234,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
     tj->tuner = t;
     if (journal_trials_decode(&tj->log, c, tj->path, &jt, err) < 0)
         return -1;
-    for (size_t i = 0; i < tj->log.n_problems; i++)
+    for (size_t i = 0; i < tj->log.n_problems && !tj->quiet; i++)
         fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
     tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
     if (!tj->journal) {
@@ -261,7 +274,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
         tj->muted = 0;
         if (d < 0)
             rc = error_prefix(err, "replaying trial %d", r->trial);
-        else if (d > 0 && !warned++)
+        else if (d > 0 && !warned++ && !tj->quiet)
             fprintf(stderr,
                     "tunedeck tune: trial %d: the optimizer now suggests another schedule than "
                     "the journal records (was it changed?); the journal's trials are kept\n",

@@ -36,6 +36,11 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
 void tune_journal_end(TuneJournal *tj, const Tuner *t);
 const char *tune_journal_id(const TuneJournal *tj);
 int tune_journal_failed(const TuneJournal *tj); /* a write failed: the session stopped */
+/* No message on stderr when a write fails (the console, whose screen it would break): the
+ * session still stops, and the trial not launched says why in its reason. */
+void tune_journal_set_quiet(TuneJournal *tj, int quiet);
+/* The lines of a resumed journal that were skipped, each "FILE:LINE: why". */
+size_t tune_journal_problems(const TuneJournal *tj, const char *const **lines);
 const char *tune_journal_path(const TuneJournal *tj);
 
 /* Appends another event (taken) as write_event does; -1 when it could not be written. */

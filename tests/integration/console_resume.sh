@@ -1,0 +1,68 @@
+#!/bin/sh
+# `tunedeck --resume ID`: the console reopens a session from its journal. A 3-trial headless
+# session reopened in a real tmux and run on to 6 shows trials 1-3 from the journal and 4-6
+# new, and the whole equals an uninterrupted 6-trial run, trial by trial. A full disk under
+# the console's journal shows the session stopped, without writing over the screen.
+set -eu
+bin="${TUNEDECK_BIN:?}"
+tmp="$(mktemp -d /tmp/td-console-resume.XXXXXX)"
+sock="tunedeck-resume-$$"
+T() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() {
+    T kill-server 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+export TUNEDECK_STATE_DIR="$tmp/state"
+fail() {
+    echo "console_resume: FAIL: $*" >&2
+    cat "$tmp/screen.txt" >&2 2>/dev/null || true
+    exit 1
+}
+command -v tmux >/dev/null 2>&1 || { echo "console_resume: skipped: no tmux"; exit 0; }
+
+# wait_for SESSION TEXT: polls the screen (at most 30 s).
+wait_for() {
+    i=0
+    until T capture-pane -p -t "$1" >"$tmp/screen.txt" 2>/dev/null && grep -q -- "$2" "$tmp/screen.txt"; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || fail "'$2' never appeared on $1"
+        sleep 0.1
+    done
+}
+quit() {
+    T send-keys -t "$1" q
+    sleep 0.3
+    T send-keys -t "$1" y
+    wait_for "$1" "EXITED"
+}
+
+"$bin" tune --sim A:googlenet --optimizer random --budget 3 --json >"$tmp/three.json" 2>/dev/null
+id="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$tmp/three.json")"
+T new-session -d -s r -x 120 -y 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$TUNEDECK_STATE_DIR $bin --resume $id --budget 6 --pace-ms 20 --no-sched 2>$tmp/err; echo EXITED rc=\$?; sleep 60"
+wait_for r "6/6 .*done"
+for n in 1 2 3 4 5 6; do
+    grep -qE "^│ +$n +ok " "$tmp/screen.txt" || fail "trial $n is not on the screen"
+done
+quit r
+grep -q "EXITED rc=0" "$tmp/screen.txt" || fail "the console did not exit cleanly"
+"$bin" tune --sim A:googlenet --optimizer random --budget 6 --json --no-journal >"$tmp/six.json" 2>/dev/null
+"$bin" tune --resume "$id" --json >"$tmp/after.json" 2>/dev/null
+python3 - "$tmp/six.json" "$tmp/after.json" <<'PY' || fail "the console's resumed session differs from an uninterrupted one"
+import json, sys
+a = json.load(open(sys.argv[1]))["trials"]; b = json.load(open(sys.argv[2]))["trials"]
+assert len(a) == len(b) == 6, (len(a), len(b))
+for x, y in zip(a, b):
+    assert x["schedule"] == y["schedule"] and x["time_s"] == y["time_s"], x["trial"]
+PY
+"$bin" --resume "$id" --sim B:googlenet 2>"$tmp/err" && fail "--resume with --sim accepted"
+grep -q "from .*journal" "$tmp/err" || fail "unclear --resume error: $(cat "$tmp/err")"
+
+# A full disk (a file size limit) under the console's journal.
+T new-session -d -s f -x 120 -y 35 "sh -c 'ulimit -f 24; env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/full $bin --sim A:googlenet --optimizer random --pace-ms 20 --no-sched 2>$tmp/ferr; echo EXITED rc=\$?; sleep 60'"
+wait_for f "| stopped"
+grep -q "cancelled" "$tmp/screen.txt" || fail "the trial not launched is not shown cancelled"
+quit f
+[ ! -s "$tmp/ferr" ] || grep -q "could not be written" "$tmp/ferr" || fail "stderr: $(cat "$tmp/ferr")"
+grep -q "could not be written" "$tmp/ferr" || fail "no word of the failed journal after the console closed"
+echo "console_resume: ok"
