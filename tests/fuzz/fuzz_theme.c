@@ -6,13 +6,23 @@
 #include "tests/fuzz/fuzz_common.h"
 #include "tui/theme.h"
 
+static char dir[64];
+
+static void remove_dir(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/fuzz.json", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char dir[64];
     if (!dir[0]) {
         snprintf(dir, sizeof dir, "/tmp/td-fuzz-theme.XXXXXX");
         if (!mkdtemp(dir))
             abort();
+        atexit(remove_dir);
     }
     char path[128];
     snprintf(path, sizeof path, "%s/fuzz.json", dir);
