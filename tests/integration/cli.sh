@@ -79,6 +79,13 @@ assert len(d['trials'])==2 and all(t['status']=='failed' for t in d['trials'])
     --trial-timeout 0.5 --json >"$tmp/to.json" 2>/dev/null
 grep -q '"status":"timeout"' "$tmp/to.json" || fail "--trial-timeout not recorded as timeout"
 
+# a trial's error text cannot send escape sequences to the operator's terminal
+"$bin" tune --sim B:googlenet --launcher local --budget 1 --no-journal \
+    --trial-cmd 'cat >/dev/null; printf "\033]0;pwned\007\033[2J boom\n" >&2; exit 3' \
+    >"$tmp/esc.txt" 2>/dev/null
+grep -q "boom" "$tmp/esc.txt" || fail "the failed trial's stderr is not in the table"
+if LC_ALL=C grep -q "$(printf '\033')" "$tmp/esc.txt"; then fail "an escape byte reached the table"; fi
+
 # bad input: one line on stderr naming the file or flag, the field and what was expected
 printf '{"name": "x",\n "machine_types": {\n' >"$tmp/trunc.json"
 printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":"fast","devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"a","type":"t"}]}' >"$tmp/badtype.json"
