@@ -1,5 +1,6 @@
 /* `tunedeck schedule --live`: the scheduler in wall-clock time, its decisions enacted on real
  * jobs on the inventory's hosts over SSH (remote/schedlive.h). */
+#include <cJSON.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,6 +69,29 @@ static void log_line(void *ud, const char *line)
     fflush(stdout);
 }
 
+/* One progress record of the --events stream; cJSON quotes the job name, which comes from
+ * the workload file and may hold any character. */
+static void write_progress(FILE *out, double wall_s, double time_s, const SchedLiveJob *j)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "wall_s", wall_s);
+    cJSON_AddNumberToObject(o, "time_s", time_s);
+    cJSON_AddStringToObject(o, "event", "progress");
+    cJSON_AddStringToObject(o, "job", j->name);
+    cJSON_AddBoolToObject(o, "running", j->running);
+    cJSON_AddNumberToObject(o, "gpus", j->gpus);
+    cJSON_AddNumberToObject(o, "step", (double)j->step);
+    cJSON_AddNumberToObject(o, "epoch", j->epoch);
+    cJSON_AddNumberToObject(o, "loss", j->loss);
+    cJSON_AddNumberToObject(o, "examples_per_s", j->examples_per_s);
+    cJSON_AddNumberToObject(o, "model_progress", j->model_progress);
+    char *text = cJSON_PrintUnformatted(o);
+    if (text)
+        fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(o);
+}
+
 static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
 {
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
@@ -80,13 +104,7 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
                    j.running ? "running" : "stopped", j.gpus, j.step, j.epoch, j.loss,
                    j.examples_per_s);
         if (c->events && j.step >= 0)
-            fprintf(c->events,
-                    "{\"wall_s\":%.3f,\"time_s\":%.3f,\"event\":\"progress\",\"job\":\"%s\","
-                    "\"running\":%s,\"gpus\":%d,\"step\":%ld,\"epoch\":%.6g,\"loss\":%.6g,"
-                    "\"examples_per_s\":%.6g,\"model_progress\":%.6g}\n",
-                    clock_now_s() - c->t0, schedlive_sim_time(l), j.name,
-                    j.running ? "true" : "false", j.gpus, j.step, j.epoch, j.loss, j.examples_per_s,
-                    j.model_progress);
+            write_progress(c->events, clock_now_s() - c->t0, schedlive_sim_time(l), &j);
     }
     fflush(stdout);
 }
