@@ -247,9 +247,7 @@ int cmd_console(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            fprintf(stderr, "tunedeck: unknown or incomplete option '%s' (try --help)\n",
-                    argv[optind - 1]);
-            return 2;
+            return flags_unknown(NULL, argv[optind - 1]);
         }
     }
     if (optind < argc) {

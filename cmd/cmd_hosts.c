@@ -109,9 +109,7 @@ int cmd_hosts(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            fprintf(stderr, "tunedeck hosts: unknown or incomplete option '%s' (try --help)\n",
-                    argv[optind - 1]);
-            return 2;
+            return flags_unknown("hosts", argv[optind - 1]);
         }
     }
     if (!path || optind < argc) {

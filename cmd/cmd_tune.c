@@ -103,9 +103,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
             break;
         case 'h': usage(stdout); return 1;
         default:
-            fprintf(stderr, "tunedeck tune: unknown or incomplete option '%s' (try --help)\n",
-                    argv[optind - 1]);
-            return 2;
+            return flags_unknown("tune", argv[optind - 1]);
         }
     }
     if (optind < argc) {

@@ -34,3 +34,10 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
     *out = v;
     return 0;
 }
+
+int flags_unknown(const char *cmd, const char *arg)
+{
+    fprintf(stderr, "tunedeck%s%s: unknown or incomplete option '%s' (try --help)\n",
+            cmd ? " " : "", cmd ? cmd : "", arg);
+    return 2;
+}

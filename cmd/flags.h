@@ -11,4 +11,9 @@ int flags_long(const char *cmd, const char *flag, const char *text, long min, lo
 int flags_double(const char *cmd, const char *flag, const char *text, double min, double max,
                  double *out);
 
+/* An option getopt refused: prints "tunedeck[ CMD]: unknown or incomplete option 'ARG'
+ * (try --help)" (CMD NULL for the console, which is `tunedeck` itself) and returns 2, the
+ * exit status for bad input. */
+int flags_unknown(const char *cmd, const char *arg);
+
 #endif
