@@ -30,11 +30,15 @@ LIBS_REMOTE = -lssh
 LIBS_TUI    = -lncursesw -ltinfo
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
-CORE_OBJ   := $(call obj,$(wildcard core/*.c))
-REMOTE_OBJ := $(call obj,$(wildcard remote/*.c))
-TUI_OBJ    := $(call obj,$(wildcard tui/*.c))
-CMD_OBJ    := $(call obj,$(wildcard cmd/*.c))
-TEST_OBJ   := $(call obj,$(wildcard tests/core/test_*.c tests/remote/test_*.c tests/tui/test_*.c))
+# Each layer is a folder tree (docs/architecture.md): every .c under it belongs to it.
+srcs = $(sort $(shell find $(1) -name '*.c' 2>/dev/null))
+CORE_OBJ   := $(call obj,$(call srcs,core))
+REMOTE_OBJ := $(call obj,$(call srcs,remote))
+TUI_OBJ    := $(call obj,$(call srcs,tui))
+CMD_OBJ    := $(call obj,$(call srcs,cmd))
+# The reference workload's own code links only into tunedeck-worker and the tests.
+WORKER_OBJ := $(call obj,$(call srcs,tools/worker))
+TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui tests/tools -name 'test_*.c')))
 TOOL_SRC   := $(wildcard tools/*.c)
 TOOLS      := $(patsubst tools/%.c,$(BUILD)/%,$(TOOL_SRC))
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -53,6 +57,9 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tunedeck: $(CMD_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
+$(BUILD)/tunedeck-worker: $(BUILD)/tools/tunedeck-worker.o $(WORKER_OBJ) $(LIB_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
 $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
@@ -60,7 +67,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 # All unit tests link into one Criterion binary so the run ends with one summary line.
-$(BUILD)/unit-tests: $(TEST_OBJ) $(LIB_OBJ)
+$(BUILD)/unit-tests: $(TEST_OBJ) $(WORKER_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -lcriterion -o $@
 
 deps:

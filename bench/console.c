@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "core/base/clock.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/theme.h"

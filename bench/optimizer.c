@@ -13,12 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/flatsched.h"
-#include "core/linebuf.h"
-#include "core/optimizer.h"
-#include "core/simcluster.h"
-#include "remote/launcher.h"
+#include "core/base/clock.h"
+#include "core/opt/flatsched.h"
+#include "core/base/linebuf.h"
+#include "core/opt/optimizer.h"
+#include "core/sim/simcluster.h"
+#include "remote/launch/launcher.h"
 
 /* From OpenBLAS; not through cblas.h, whose declarations clash with GSL's (DESIGN §7). */
 extern char *openblas_get_corename(void);

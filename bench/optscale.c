@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/optimizer.h"
-#include "core/simcluster.h"
-#include "remote/launcher.h"
+#include "core/base/clock.h"
+#include "core/opt/optimizer.h"
+#include "core/sim/simcluster.h"
+#include "remote/launch/launcher.h"
 
 /* From OpenBLAS; not through cblas.h, whose declarations clash with GSL's (DESIGN §7). */
 extern char *openblas_get_corename(void);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/catalogue.h"
-#include "core/sched.h"
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
 
 char *openblas_get_corename(void);
 

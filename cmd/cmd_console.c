@@ -8,11 +8,11 @@
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "cmd/tune_orphans.h"
-#include "core/cluster.h"
-#include "core/job.h"
-#include "core/optimizer.h"
-#include "core/simcluster.h"
-#include "remote/launcher.h"
+#include "core/model/cluster.h"
+#include "core/model/job.h"
+#include "core/opt/optimizer.h"
+#include "core/sim/simcluster.h"
+#include "remote/launch/launcher.h"
 #include "tui/console.h"
 
 static void usage(FILE *out)

@@ -8,8 +8,8 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "core/clock.h"
-#include "remote/gpuwatch.h"
+#include "core/base/clock.h"
+#include "remote/gpu/gpuwatch.h"
 
 static void usage(FILE *out)
 {

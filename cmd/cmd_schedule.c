@@ -7,8 +7,8 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "core/catalogue.h"
-#include "core/sched.h"
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
 
 static void usage(FILE *out)
 {

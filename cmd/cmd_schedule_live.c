@@ -9,12 +9,12 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "core/catalogue.h"
-#include "core/clock.h"
-#include "core/cluster.h"
-#include "core/sched.h"
-#include "remote/hostpool.h"
-#include "remote/schedlive.h"
+#include "core/sched/catalogue.h"
+#include "core/base/clock.h"
+#include "core/model/cluster.h"
+#include "core/sched/sched.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/live/schedlive.h"
 
 static volatile sig_atomic_t interrupted;
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/journal.h"
+#include "core/journal/journal.h"
 
 static void usage(FILE *out)
 {

@@ -8,8 +8,8 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "core/readall.h"
-#include "core/simcluster.h"
+#include "core/base/readall.h"
+#include "core/sim/simcluster.h"
 
 static void usage(FILE *out)
 {

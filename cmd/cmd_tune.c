@@ -11,9 +11,9 @@
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "cmd/tune_orphans.h"
-#include "core/simcluster.h"
-#include "remote/hostpool.h"
-#include "remote/tuner.h"
+#include "core/sim/simcluster.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/launch/tuner.h"
 
 static void usage(FILE *out)
 {

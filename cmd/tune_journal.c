@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/jfield.h"
-#include "core/journal_trial.h"
+#include "core/base/jfield.h"
+#include "core/journal/journal_trial.h"
 
 struct TuneJournal {
     Journal *journal;

@@ -3,8 +3,8 @@
 #ifndef TUNEDECK_TUNE_JOURNAL_H
 #define TUNEDECK_TUNE_JOURNAL_H
 
-#include "core/journal.h"
-#include "remote/tuner.h"
+#include "core/journal/journal.h"
+#include "remote/launch/tuner.h"
 
 /* What a session was started with: written in its first line, read back on resume. */
 typedef struct {

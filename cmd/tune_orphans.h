@@ -6,8 +6,8 @@
 #define TUNEDECK_TUNE_ORPHANS_H
 
 #include "cmd/tune_journal.h"
-#include "remote/hostpool.h"
-#include "remote/orphans.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/launch/orphans.h"
 
 /* The process groups a session started (for LaunchConfig.on_proc). */
 typedef struct {

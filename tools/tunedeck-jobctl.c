@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "remote/jobctl.h"
+#include "core/base/clock.h"
+#include "remote/live/jobctl.h"
 
 static HostPool *pool;
 

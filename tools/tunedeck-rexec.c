@@ -8,10 +8,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "core/clock.h"
-#include "core/readall.h"
-#include "remote/hostpool.h"
-#include "remote/shquote.h"
+#include "core/base/clock.h"
+#include "core/base/readall.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/ssh/shquote.h"
 
 static void usage(FILE *out)
 {

@@ -10,14 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/checkpoint.h"
-#include "core/clock.h"
-#include "core/protocol.h"
-#include "core/readall.h"
-#include "core/schedule_cluster.h"
-#include "core/sgdplan.h"
-#include "remote/psnet.h"
-#include "remote/sgd_local.h"
+#include "tools/worker/checkpoint.h"
+#include "core/base/clock.h"
+#include "core/model/protocol.h"
+#include "core/base/readall.h"
+#include "core/model/schedule_cluster.h"
+#include "tools/worker/sgdplan.h"
+#include "tools/worker/psnet.h"
+#include "tools/worker/sgd_local.h"
 
 void openblas_set_num_threads(int n); /* cblas.h stays out of this file (DESIGN §7) */
 char *openblas_get_corename(void);

@@ -5,9 +5,9 @@
 
 #include <stdint.h>
 
-#include "core/simcluster.h"
-#include "remote/hostpool.h"
-#include "remote/tuner.h"
+#include "core/sim/simcluster.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/launch/tuner.h"
 #include "tui/config.h"
 #include "tui/editor.h"
 #include "tui/layout.h"

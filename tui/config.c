@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/jfield.h"
+#include "core/base/jfield.h"
 
 static const char *const ACTION_NAMES[ACT_COUNT] = {
     "quit", "help",    "filter",    "command",      "pause",      "edit",

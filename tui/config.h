@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 /* Actions whose key can be rebound, and their default keys. */
 typedef enum {

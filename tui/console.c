@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "core/base/clock.h"
 #include "tui/draw.h"
 #include "tui/input.h"
 #include "tui/keys.h"

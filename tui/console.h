@@ -5,9 +5,9 @@
 
 #include <cJSON.h>
 
-#include "core/error.h"
-#include "remote/hostpool.h"
-#include "remote/tuner.h"
+#include "core/base/error.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/launch/tuner.h"
 
 typedef struct {
     const char *sim; /* "B:googlenet" when no cluster is given */

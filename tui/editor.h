@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "core/schedule.h"
+#include "core/model/schedule.h"
 
 typedef struct {
     size_t machine;

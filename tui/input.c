@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "core/base/clock.h"
 #include "tui/keys.h"
 
 enum { KEY_CTRL_L = 12, KEY_ESC = 27, KEY_DEL = 127 };

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/catalogue.h"
-#include "core/clock.h"
+#include "core/sched/catalogue.h"
+#include "core/base/clock.h"
 
 struct SimSched {
     SimSchedOptions o;

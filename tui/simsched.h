@@ -5,9 +5,9 @@
 
 #include <stdint.h>
 
-#include "core/cluster.h"
-#include "core/sched.h"
-#include "remote/schedlive.h"
+#include "core/model/cluster.h"
+#include "core/sched/sched.h"
+#include "remote/live/schedlive.h"
 #include "tui/snapshot.h"
 
 typedef struct {

@@ -3,7 +3,7 @@
 #ifndef TUNEDECK_TERM_H
 #define TUNEDECK_TERM_H
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 typedef enum {
     TERM_SIG_NONE = 0,

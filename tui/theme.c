@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/jfield.h"
+#include "core/base/jfield.h"
 
 static const char *const ROLE_NAMES[ROLE_COUNT] = {
     "normal",    "border",        "title",     "tab",       "tab.active", "status",

@@ -4,7 +4,7 @@
 #ifndef TUNEDECK_THEME_H
 #define TUNEDECK_THEME_H
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 typedef enum {
     ROLE_NORMAL,

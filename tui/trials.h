@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "remote/tuner.h"
+#include "remote/launch/tuner.h"
 
 typedef enum {
     TRIAL_COL_NUMBER,

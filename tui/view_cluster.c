@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "core/base/clock.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/simsched.h"

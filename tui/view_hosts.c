@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "remote/hostconf.h"
+#include "core/base/clock.h"
+#include "remote/ssh/hostconf.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/cluster.h"
-#include "core/hostrange.h"
-#include "core/jfield.h"
-#include "core/schedule.h"
-#include "core/simcluster.h"
-#include "remote/nvsmi.h"
+#include "core/model/cluster.h"
+#include "core/model/hostrange.h"
+#include "core/base/jfield.h"
+#include "core/model/schedule.h"
+#include "core/sim/simcluster.h"
+#include "remote/gpu/nvsmi.h"
 
 static cJSON *fixture(const char *name)
 {

@@ -7,23 +7,15 @@ FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. -I/usr/include/cjson -MMD
               -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\" $(FUZZ_FLAGS)
 FUZZ_LIBS   = -lncursesw -ltinfo -lgsl -lopenblas -lcjson -lm -lpthread
 
-FUZZ_CORE   := $(patsubst core/%.c,$(FUZZ_BUILD)/core/%.o,$(wildcard core/*.c))
+FUZZ_CORE   := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(shell find core tools/worker -name '*.c'))
 # Parsers outside core/ that need neither a network nor a terminal to run.
-FUZZ_CORE   += $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard remote/nvsmi.c tui/theme.c))
+FUZZ_CORE   += $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard remote/gpu/nvsmi.c tui/theme.c))
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 
 all: $(FUZZ_BINS)
 
-$(FUZZ_BUILD)/core/%.o: core/%.c
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
-
-$(FUZZ_BUILD)/remote/%.o: remote/%.c
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
-
-$(FUZZ_BUILD)/tui/%.o: tui/%.c
+$(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 

@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/checkpoint.h"
+#include "tools/worker/checkpoint.h"
 #include "tests/fuzz/fuzz_common.h"
 
 static uint32_t crc32(const unsigned char *p, size_t n)

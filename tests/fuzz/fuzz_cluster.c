@@ -2,7 +2,7 @@
  * with a message or gives a cluster that writes out and reads back the same. */
 #include <cJSON.h>
 
-#include "core/cluster.h"
+#include "core/model/cluster.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

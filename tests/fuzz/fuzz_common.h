@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/simcluster.h"
+#include "core/sim/simcluster.h"
 
 static inline char *fuzz_cstring(const uint8_t *data, size_t size)
 {

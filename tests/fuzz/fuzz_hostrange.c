@@ -1,6 +1,6 @@
 /* Fuzzes host range expansion (core/hostrange.c): a pattern expands within HOSTRANGE_MAX
  * names or fails with a reason. */
-#include "core/hostrange.h"
+#include "core/model/hostrange.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,7 @@
 /* Fuzzes the job file reader (core/job.c, DESIGN §5.3): refuse with a reason or round-trip. */
 #include <cJSON.h>
 
-#include "core/job.h"
+#include "core/model/job.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,7 +2,7 @@
  * (core/journal_trial.c) against setting B: any bytes give a log and a list of problems. */
 #include <cJSON.h>
 
-#include "core/journal_trial.h"
+#include "core/journal/journal_trial.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,6 @@
 /* Fuzzes nvidia-smi's csv lines (remote/nvsmi.c): every input line as a --query-gpu line and
  * as a --query-compute-apps line, then processes joined to GPUs. Unknown is a flag, never 0. */
-#include "remote/nvsmi.h"
+#include "remote/gpu/nvsmi.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,8 +1,8 @@
 /* Fuzzes trial protocol v1 output lines (core/protocol.c) and what is built from them (the
  * accumulator in core/observation.c): each input is a trial's standard output, line by line,
  * against setting B. Lines are data only: nothing here may crash, leak or run anything. */
-#include "core/linebuf.h"
-#include "core/observation.h"
+#include "core/base/linebuf.h"
+#include "core/model/observation.h"
 #include "tests/fuzz/fuzz_common.h"
 
 static void handle(TrialAccumulator *acc, char *line)

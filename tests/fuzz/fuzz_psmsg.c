@@ -1,6 +1,6 @@
 /* Fuzzes parameter-server wire message headers (core/psmsg.c): what the PS and workers read
  * off TCP from each other. An accepted header re-encodes to the same bytes' meaning. */
-#include "core/psmsg.h"
+#include "tools/worker/psmsg.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

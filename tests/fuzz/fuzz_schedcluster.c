@@ -2,8 +2,8 @@
  * (core/schedule_cluster.c), then the schedule itself against that cluster. */
 #include <cJSON.h>
 
-#include "core/schedule.h"
-#include "core/schedule_cluster.h"
+#include "core/model/schedule.h"
+#include "core/model/schedule_cluster.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

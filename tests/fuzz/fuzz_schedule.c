@@ -2,7 +2,7 @@
  * a schedule read is validated and written back; a valid one round-trips exactly. */
 #include <cJSON.h>
 
-#include "core/schedule.h"
+#include "core/model/schedule.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

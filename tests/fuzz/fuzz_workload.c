@@ -1,9 +1,9 @@
 /* Fuzzes scheduler workloads, the Pollux/Sia CSV format (core/csvtab.c, core/workload.c),
  * checked against the real catalogue: a workload is refused with a reason or every job in it
  * names a catalogue model with a positive size. */
-#include "core/catalogue.h"
-#include "core/csvtab.h"
-#include "core/workload.h"
+#include "core/sched/catalogue.h"
+#include "core/base/csvtab.h"
+#include "core/sched/workload.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

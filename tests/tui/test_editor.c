@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 
-#include "core/simcluster.h"
+#include "core/sim/simcluster.h"
 #include "tui/editor.h"
 
 static SimCluster *sim;

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "core/simcluster.h"
+#include "core/sim/simcluster.h"
 #include "tui/trials.h"
 
 static SimCluster *sim;

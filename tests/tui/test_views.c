@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/simcluster.h"
+#include "core/sim/simcluster.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/keys.h"

@@ -1,0 +1,140 @@
+/* CSV tables with a header line: the reader behind traces, validation curves and workloads. */
+#include "core/base/csvtab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/readall.h"
+
+void csvtab_free(CsvTable *t)
+{
+    if (!t)
+        return;
+    free(t->path);
+    free(t->names);
+    free(t->cells);
+    free(t->lines);
+    free(t->buf);
+    free(t);
+}
+
+static size_t split(char *line, char **out, size_t max)
+{
+    size_t n = 0;
+    char *p = line;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (n < max)
+            out[n] = p;
+        n++;
+        if (!comma)
+            break;
+        *comma = 0;
+        p = comma + 1;
+    }
+    return n;
+}
+
+static void trim_eol(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\r' || s[n - 1] == ' '))
+        s[--n] = 0;
+}
+
+CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
+{
+    CsvTable *t = calloc(1, sizeof *t);
+    if (!t || !(t->path = strdup(name)) || !(t->buf = strdup(text))) {
+        csvtab_free(t);
+        error_set(err, "%s: out of memory", name);
+        return NULL;
+    }
+    size_t nlines = 1;
+    for (const char *c = text; *c; c++)
+        nlines += *c == '\n';
+    char *save = NULL, *line = t->buf;
+    size_t lineno = 0;
+    /* Walk lines by hand so blank lines keep their numbers. */
+    while (line) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        lineno++;
+        trim_eol(line);
+        if (*line) {
+            if (!t->names) {
+                t->ncols = 1;
+                for (const char *c = line; *c; c++)
+                    t->ncols += *c == ',';
+                t->names = calloc(t->ncols, sizeof *t->names);
+                t->cells = calloc(nlines * t->ncols, sizeof *t->cells);
+                t->lines = calloc(nlines, sizeof *t->lines);
+                if (!t->names || !t->cells || !t->lines) {
+                    csvtab_free(t);
+                    error_set(err, "%s: out of memory", name);
+                    return NULL;
+                }
+                split(line, t->names, t->ncols);
+            } else {
+                char **row = t->cells + t->nrows * t->ncols;
+                size_t n = split(line, row, t->ncols);
+                if (n != t->ncols) {
+                    error_set(err, "%s:%zu: expected %zu comma-separated fields, found %zu", name,
+                              lineno, t->ncols, n);
+                    csvtab_free(t);
+                    return NULL;
+                }
+                t->lines[t->nrows++] = lineno;
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    (void)save;
+    if (!t->names) {
+        error_set(err, "%s: empty file, expected a header line", name);
+        csvtab_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+CsvTable *csvtab_load(const char *path, Error *err)
+{
+    char *text = readall_file(path, 0, NULL, err);
+    if (!text)
+        return NULL;
+    CsvTable *t = csvtab_parse(text, path, err);
+    free(text);
+    return t;
+}
+
+int csvtab_col(const CsvTable *t, const char *name, Error *err)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (strcmp(t->names[i], name) == 0)
+            return (int)i;
+    return error_set(err, "%s:1: expected a column '%s' in the header", t->path, name);
+}
+
+const char *csvtab_cell(const CsvTable *t, size_t row, int col)
+{
+    return t->cells[row * t->ncols + (size_t)col];
+}
+
+int csvtab_number(const CsvTable *t, size_t row, int col, double min, double max, double *out,
+                  Error *err)
+{
+    const char *s = csvtab_cell(t, row, col);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
+        return error_set(err, "%s:%zu: field '%s': expected a number in [%g, %g], found '%s'",
+                         t->path, t->lines[row], t->names[col], min, max, s);
+    *out = v;
+    return 0;
+}

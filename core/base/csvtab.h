@@ -1,0 +1,32 @@
+/* A small CSV table reader for the measured data and workloads: a header line naming the
+ * columns, then rows of plain comma-separated cells (no quoting: none of our formats uses it).
+ * Cell readers name the file, the line and the column in their errors. */
+#ifndef TUNEDECK_CSVTAB_H
+#define TUNEDECK_CSVTAB_H
+
+#include <stddef.h>
+
+#include "core/base/error.h"
+
+typedef struct {
+    char *path; /* for messages */
+    size_t ncols, nrows;
+    char **names;  /* ncols column names */
+    char **cells;  /* nrows × ncols, row-major; each points into one buffer */
+    size_t *lines; /* file line of each row (1-based), for messages */
+    char *buf;
+} CsvTable;
+
+/* Reads the whole file; fails on a missing/empty file, a row with the wrong cell count. */
+CsvTable *csvtab_load(const char *path, Error *err);
+/* Parses text already in memory; `name` is used in messages. */
+CsvTable *csvtab_parse(const char *text, const char *name, Error *err);
+void csvtab_free(CsvTable *t);
+/* Column index by name, or -1 with err set ("FILE: expected a column 'x'"). */
+int csvtab_col(const CsvTable *t, const char *name, Error *err);
+const char *csvtab_cell(const CsvTable *t, size_t row, int col);
+/* A finite number in [min, max]; errors read "FILE:LINE: field 'x': expected ...". */
+int csvtab_number(const CsvTable *t, size_t row, int col, double min, double max, double *out,
+                  Error *err);
+
+#endif

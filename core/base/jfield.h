@@ -1,0 +1,35 @@
+/* Typed reads of cJSON object fields that explain what was wrong: which field, what was
+ * expected, what was found. Every format reader is built on these. */
+#ifndef TUNEDECK_JFIELD_H
+#define TUNEDECK_JFIELD_H
+
+#include <stddef.h>
+
+#include "core/base/error.h"
+
+typedef struct cJSON cJSON;
+
+/* `ctx` names where the object sits ("job.json", "machines[2]"); it prefixes messages.
+ * Required readers fail when the field is absent; optional ones leave *out unchanged. */
+int jfield_string(const cJSON *obj, const char *ctx, const char *key, int required,
+                  char *out, size_t cap, Error *err);
+int jfield_number(const cJSON *obj, const char *ctx, const char *key, int required,
+                  double min, double max, double *out, Error *err);
+int jfield_int(const cJSON *obj, const char *ctx, const char *key, int required, long min,
+               long max, int *out, Error *err);
+int jfield_bool(const cJSON *obj, const char *ctx, const char *key, int required, int *out,
+                Error *err);
+/* Returns the array/object field or NULL (with err set when required or of the wrong type;
+ * an absent optional field returns NULL with err->msg[0] == 0). */
+const cJSON *jfield_array(const cJSON *obj, const char *ctx, const char *key, int required,
+                          Error *err);
+const cJSON *jfield_object(const cJSON *obj, const char *ctx, const char *key, int required,
+                           Error *err);
+
+/* Describes a JSON value's type for messages: "a string", "null", "an array"... */
+const char *jfield_type_name(const cJSON *v);
+
+/* Reads a whole file and parses it; errors name the file and the parse position. */
+cJSON *jfield_parse_file(const char *path, Error *err);
+
+#endif

@@ -1,0 +1,271 @@
+/* Journal events of a tuning session's trials, and the trials rebuilt from a journal. */
+#include "core/journal/journal_trial.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/jfield.h"
+
+/* A measurement written so that it reads back bit for bit: cJSON prints 15 digits whenever
+ * they come within an epsilon, which loses the last bits, and a resumed optimizer must see
+ * exactly what the first one saw. Unknown (< 0) is null: -1 would read as a time. */
+static cJSON *exact_time(double v)
+{
+    if (!(v >= 0 && isfinite(v)))
+        return cJSON_CreateNull();
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    return cJSON_CreateRaw(buf);
+}
+
+static void add_time(cJSON *o, const char *key, double v)
+{
+    cJSON_AddItemToObject(o, key, exact_time(v));
+}
+
+cJSON *journal_suggested_json(int trial, int overridden, const Suggestion *sg, double suggest_ms)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "event", "suggested");
+    cJSON_AddNumberToObject(j, "trial", trial);
+    cJSON_AddBoolToObject(j, "overridden", overridden);
+    cJSON_AddNumberToObject(j, "suggest_ms", isfinite(suggest_ms) ? suggest_ms : 0);
+    if (sg->has_prediction) {
+        cJSON *p = cJSON_AddObjectToObject(j, "prediction");
+        add_time(p, "mean_s", sg->mean_s);
+        add_time(p, "p10_s", sg->p10_s);
+        add_time(p, "p90_s", sg->p90_s);
+        add_time(p, "comm_mean_s", sg->comm_mean_s);
+    } else {
+        cJSON_AddNullToObject(j, "prediction");
+    }
+    cJSON_AddItemToObject(j, "schedule", schedule_to_json(sg->schedule));
+    return j;
+}
+
+cJSON *journal_started_json(int trial)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "event", "started");
+    cJSON_AddNumberToObject(j, "trial", trial);
+    cJSON_AddNumberToObject(j, "wall_s", (double)time(NULL));
+    return j;
+}
+
+cJSON *journal_finished_json(int trial, const Observation *o)
+{
+    const Cluster *c = o->schedule->cluster;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "event", "finished");
+    cJSON_AddNumberToObject(j, "trial", trial);
+    cJSON_AddStringToObject(j, "status", trial_status_name(o->status));
+    cJSON_AddStringToObject(j, "reason", o->reason);
+    add_time(j, "time_s", o->time_s);
+    add_time(j, "comm_s", o->comm_s);
+    cJSON_AddNumberToObject(j, "iterations", o->iterations_seen);
+    cJSON *d = cJSON_AddArrayToObject(j, "device_time_s");
+    for (size_t i = 0; i < c->n_devices; i++)
+        cJSON_AddItemToArray(d, exact_time(o->device_time_s[i]));
+    cJSON *m = cJSON_AddArrayToObject(j, "machine_time_s");
+    for (size_t i = 0; i < c->n_machines; i++)
+        cJSON_AddItemToArray(m, exact_time(o->machine_time_s[i]));
+    return j;
+}
+
+/* A time that may be null (unknown, read as -1). */
+static int read_time(const cJSON *obj, const char *ctx, const char *key, double *out, Error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) {
+        *out = -1;
+        return 0;
+    }
+    return jfield_number(obj, ctx, key, 1, 0, 1e12, out, err);
+}
+
+static int read_times(const cJSON *obj, const char *ctx, const char *key, double *out, size_t n,
+                      Error *err)
+{
+    const cJSON *arr = jfield_array(obj, ctx, key, 1, err);
+    if (!arr)
+        return -1;
+    if ((size_t)cJSON_GetArraySize(arr) != n)
+        return error_set(err, "%s: field '%s': expected %zu entries (the cluster's), found %d", ctx,
+                         key, n, cJSON_GetArraySize(arr));
+    size_t i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, arr)
+    {
+        if (cJSON_IsNull(v))
+            out[i] = -1;
+        else if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
+            out[i] = v->valuedouble;
+        else
+            return error_set(err, "%s: field '%s'[%zu]: expected a time or null, found %s", ctx,
+                             key, i, jfield_type_name(v));
+        i++;
+    }
+    return 0;
+}
+
+static int status_from_name(const char *name, TrialStatus *out)
+{
+    for (int s = TRIAL_OK; s <= TRIAL_INTERRUPTED; s++)
+        if (strcmp(trial_status_name((TrialStatus)s), name) == 0) {
+            *out = (TrialStatus)s;
+            return 0;
+        }
+    return -1;
+}
+
+Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx, Error *err)
+{
+    const Cluster *c = s->cluster;
+    char status[32];
+    Observation *o = observation_new(s);
+    if (jfield_string(ev, ctx, "status", 1, status, sizeof status, err) < 0 ||
+        jfield_string(ev, ctx, "reason", 0, o->reason, sizeof o->reason, err) < 0 ||
+        read_time(ev, ctx, "time_s", &o->time_s, err) < 0 ||
+        read_time(ev, ctx, "comm_s", &o->comm_s, err) < 0 ||
+        jfield_int(ev, ctx, "iterations", 0, 0, 1000000000, &o->iterations_seen, err) < 0 ||
+        read_times(ev, ctx, "device_time_s", o->device_time_s, c->n_devices, err) < 0 ||
+        read_times(ev, ctx, "machine_time_s", o->machine_time_s, c->n_machines, err) < 0)
+        goto fail;
+    if (status_from_name(status, &o->status) < 0) {
+        error_set(err,
+                  "%s: field 'status': expected a trial status such as \"ok\" or "
+                  "\"failed\", found \"%s\"",
+                  ctx, status);
+        goto fail;
+    }
+    if (o->status == TRIAL_OK && o->time_s < 0) {
+        error_set(err, "%s: field 'time_s': an ok trial needs its time, found null", ctx);
+        goto fail;
+    }
+    return o;
+fail:
+    observation_free(o);
+    return NULL;
+}
+
+static int read_prediction(const cJSON *ev, const char *ctx, Suggestion *sg, Error *err)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(ev, "prediction");
+    if (!p || cJSON_IsNull(p))
+        return 0;
+    if (!cJSON_IsObject(p))
+        return error_set(err, "%s: field 'prediction': expected an object or null, found %s", ctx,
+                         jfield_type_name(p));
+    char pctx[300];
+    snprintf(pctx, sizeof pctx, "%s: prediction", ctx);
+    sg->has_prediction = 1;
+    return read_time(p, pctx, "mean_s", &sg->mean_s, err) < 0 ||
+                   read_time(p, pctx, "p10_s", &sg->p10_s, err) < 0 ||
+                   read_time(p, pctx, "p90_s", &sg->p90_s, err) < 0 ||
+                   read_time(p, pctx, "comm_mean_s", &sg->comm_mean_s, err) < 0
+               ? -1
+               : 0;
+}
+
+static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, const char *ctx,
+                     int trial, Error *err)
+{
+    JournalTrial jt;
+    memset(&jt, 0, sizeof jt);
+    jt.trial = trial;
+    if (jfield_bool(ev, ctx, "overridden", 0, &jt.overridden, err) < 0 ||
+        jfield_number(ev, ctx, "suggest_ms", 0, 0, 1e12, &jt.suggest_ms, err) < 0 ||
+        read_prediction(ev, ctx, &jt.suggestion, err) < 0)
+        return -1;
+    const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, err);
+    if (!sj)
+        return -1;
+    char sctx[300];
+    snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
+    Schedule *s = schedule_from_json(sj, c, sctx, err);
+    if (!s)
+        return -1;
+    if (schedule_validate(s, err) < 0) {
+        schedule_free(s);
+        return error_prefix(err, "%s", ctx);
+    }
+    s->trial = trial;
+    JournalTrial *grown = realloc(out->trials, (out->n + 1) * sizeof *grown);
+    if (!grown) {
+        schedule_free(s);
+        return error_set(err, "out of memory");
+    }
+    out->trials = grown;
+    jt.suggestion.schedule = s;
+    out->trials[out->n++] = jt;
+    return 0;
+}
+
+int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
+                          Error *err)
+{
+    (void)err;
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < log->n; i++) {
+        const cJSON *ev = log->events[i];
+        const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
+        int is_suggested = strcmp(kind, "suggested") == 0;
+        int is_started = strcmp(kind, "started") == 0;
+        int is_finished = strcmp(kind, "finished") == 0;
+        if (!is_suggested && !is_started && !is_finished)
+            continue; /* session, budget, resumed, ended and others' events */
+        char ctx[300];
+        snprintf(ctx, sizeof ctx, "%s:%zu: %s", source, log->lines[i], kind);
+        Error e;
+        int trial = 0;
+        if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, &trial, &e) < 0) {
+            journal_log_problem(log, "%s (event skipped)", e.msg);
+            continue;
+        }
+        if (is_suggested) {
+            if ((size_t)trial != out->n + 1) {
+                journal_log_problem(log, "%s: trial %d: expected trial %zu next (event skipped)",
+                                    ctx, trial, out->n + 1);
+                continue;
+            }
+            if (add_trial(out, ev, c, ctx, trial, &e) < 0)
+                journal_log_problem(log, "%s (event skipped)", e.msg);
+            continue;
+        }
+        if ((size_t)trial > out->n) {
+            journal_log_problem(log, "%s: trial %d was never suggested (event skipped)", ctx,
+                                trial);
+            continue;
+        }
+        JournalTrial *jt = &out->trials[trial - 1];
+        if (is_started) {
+            jt->started = 1;
+            continue;
+        }
+        if (jt->obs) {
+            journal_log_problem(log, "%s: trial %d already has an outcome (event skipped)", ctx,
+                                trial);
+            continue;
+        }
+        jt->obs = journal_finished_parse(ev, jt->suggestion.schedule, ctx, &e);
+        if (!jt->obs)
+            journal_log_problem(log, "%s (event skipped)", e.msg);
+    }
+    return 0;
+}
+
+void journal_trials_clear(JournalTrials *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        suggestion_clear(&t->trials[i].suggestion);
+        observation_free(t->trials[i].obs);
+    }
+    free(t->trials);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,42 @@
+/* Tuning trials in the session journal: the "suggested", "started" and "finished" events as
+ * JSON, and the trials of a journal rebuilt from them (what a resumed session replays). */
+#ifndef TUNEDECK_JOURNAL_TRIAL_H
+#define TUNEDECK_JOURNAL_TRIAL_H
+
+#include "core/journal/journal.h"
+#include "core/opt/optimizer.h"
+
+/* {"event":"suggested","trial":N,"overridden":b,"suggest_ms":x,"prediction":{...}|null,
+ *  "schedule":{protocol v1 input}} */
+cJSON *journal_suggested_json(int trial, int overridden, const Suggestion *sg, double suggest_ms);
+/* {"event":"started","trial":N,"wall_s":unix time} */
+cJSON *journal_started_json(int trial);
+/* {"event":"finished","trial":N,"status":"ok","reason":"","time_s":x|null,"comm_s":x|null,
+ *  "iterations":n,"device_time_s":[x|null...],"machine_time_s":[x|null...]} */
+cJSON *journal_finished_json(int trial, const Observation *o);
+/* The outcome of a "finished" event for a trial of this schedule (copied). */
+Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx,
+                                    Error *err);
+
+typedef struct {
+    int trial;
+    int overridden;
+    double suggest_ms;
+    Suggestion suggestion; /* schedule and the scalar prediction (no per-part arrays) */
+    Observation *obs;      /* NULL: suggested or started but never finished (interrupted) */
+    int started;
+} JournalTrial;
+
+typedef struct {
+    JournalTrial *trials; /* in trial order, trial numbers 1..n */
+    size_t n;
+} JournalTrials;
+
+/* Rebuilds the trials from a journal's events; an event that does not fit (a bad schedule,
+ * a trial out of order, a second outcome) is reported in log->problems with its line and
+ * skipped. Fails only when memory runs out. */
+int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
+                          Error *err);
+void journal_trials_clear(JournalTrials *t);
+
+#endif

@@ -1,0 +1,485 @@
+/* The cluster inventory: parsing with precise errors, building in code, and lookups. */
+#include "core/model/cluster.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model/hostrange.h"
+#include "core/base/jfield.h"
+
+Cluster *cluster_new(const char *name)
+{
+    Cluster *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    snprintf(c->name, sizeof c->name, "%s", name ? name : "cluster");
+    c->ssh.connect_timeout_s = 5;
+    return c;
+}
+
+void cluster_free(Cluster *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_types; i++)
+        free(c->types[i].devices);
+    free(c->types);
+    free(c->machines);
+    cJSON_Delete(c->extra);
+    free(c);
+}
+
+size_t cluster_add_type(Cluster *c, const MachineType *t)
+{
+    size_t n = c->n_types;
+    if ((n & (n - 1)) == 0) { /* capacity doubles at each power of two */
+        MachineType *grown = realloc(c->types, (n ? 2 * n : 1) * sizeof *grown);
+        if (!grown)
+            abort(); /* allocation of a few hundred bytes: nothing sensible to do */
+        c->types = grown;
+    }
+    MachineType *dst = &c->types[c->n_types];
+    *dst = *t;
+    dst->devices = calloc(t->n_devices ? t->n_devices : 1, sizeof *dst->devices);
+    if (!dst->devices)
+        abort();
+    memcpy(dst->devices, t->devices, t->n_devices * sizeof *dst->devices);
+    return c->n_types++;
+}
+
+void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type)
+{
+    /* Capacity doubles at each power of two: adding n machines costs O(n), not O(n^2)
+     * (an inventory of "n[0-99999]" took minutes; found by tests/fuzz/fuzz_cluster.c). */
+    size_t n = c->n_machines;
+    if ((n & (n - 1)) == 0) {
+        Machine *grown = realloc(c->machines, (n ? 2 * n : 1) * sizeof *grown);
+        if (!grown)
+            abort();
+        c->machines = grown;
+    }
+    Machine *m = &c->machines[c->n_machines++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->host, sizeof m->host, "%s", host ? host : name);
+    m->type = type;
+}
+
+void cluster_finish(Cluster *c)
+{
+    size_t d = 0;
+    for (size_t i = 0; i < c->n_machines; i++) {
+        c->machines[i].first_device = d;
+        d += c->types[c->machines[i].type].n_devices;
+    }
+    c->n_devices = d;
+}
+
+const MachineType *cluster_machine_type(const Cluster *c, size_t machine)
+{
+    return &c->types[c->machines[machine].type];
+}
+
+const DeviceSpec *cluster_device(const Cluster *c, size_t flat_device, size_t *machine_out)
+{
+    for (size_t i = 0; i < c->n_machines; i++) {
+        const MachineType *t = cluster_machine_type(c, i);
+        size_t first = c->machines[i].first_device;
+        if (flat_device >= first && flat_device < first + t->n_devices) {
+            if (machine_out)
+                *machine_out = i;
+            return &t->devices[flat_device - first];
+        }
+    }
+    return NULL;
+}
+
+long cluster_find_machine(const Cluster *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_machines; i++)
+        if (strcmp(c->machines[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+long cluster_find_type(const Cluster *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_types; i++)
+        if (strcmp(c->types[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+int cluster_machine_has_gpu(const Cluster *c, size_t machine)
+{
+    const MachineType *t = cluster_machine_type(c, machine);
+    for (size_t d = 0; d < t->n_devices; d++)
+        if (t->devices[d].kind == DEVICE_GPU)
+            return 1;
+    return 0;
+}
+
+void cluster_device_class(const Cluster *c, size_t flat_device, char *out, size_t cap)
+{
+    size_t m = 0;
+    const DeviceSpec *d = cluster_device(c, flat_device, &m);
+    if (!d) {
+        snprintf(out, cap, "?");
+        return;
+    }
+    if (d->kind == DEVICE_GPU && d->model[0])
+        snprintf(out, cap, "%s", d->model);
+    else
+        snprintf(out, cap, "%s/%s", cluster_machine_type(c, m)->name, d->id);
+}
+
+/* ---- parsing ---- */
+
+static int parse_device(const cJSON *j, const char *ctx, DeviceSpec *d, Error *err)
+{
+    memset(d, 0, sizeof *d);
+    char kind[16] = "";
+    if (!cJSON_IsObject(j))
+        return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(j));
+    if (jfield_string(j, ctx, "id", 1, d->id, sizeof d->id, err) < 0 ||
+        jfield_string(j, ctx, "kind", 1, kind, sizeof kind, err) < 0)
+        return -1;
+    if (strcmp(kind, "cpu") == 0)
+        d->kind = DEVICE_CPU;
+    else if (strcmp(kind, "gpu") == 0)
+        d->kind = DEVICE_GPU;
+    else
+        return error_set(err, "%s: field 'kind': expected \"cpu\" or \"gpu\", found \"%s\"", ctx,
+                         kind);
+    if (jfield_int(j, ctx, "threads", 0, 1, 100000, &d->threads, err) < 0 ||
+        jfield_string(j, ctx, "model", 0, d->model, sizeof d->model, err) < 0 ||
+        jfield_int(j, ctx, "max_inputs", 0, 1, 100000000, &d->max_inputs, err) < 0)
+        return -1;
+    return 0;
+}
+
+static int parse_type(const cJSON *j, const char *source, Cluster *c, Error *err)
+{
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s: machine_types.%s", source, j->string);
+    if (!cJSON_IsObject(j))
+        return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(j));
+    MachineType t;
+    memset(&t, 0, sizeof t);
+    if (strlen(j->string) >= sizeof t.name || !j->string[0])
+        return error_set(err, "%s: expected a type name of 1 to %zu characters", ctx,
+                         sizeof t.name - 1);
+    snprintf(t.name, sizeof t.name, "%s", j->string);
+    if (jfield_number(j, ctx, "bandwidth_gbps", 1, 1e-6, 1e6, &t.bandwidth_gbps, err) < 0)
+        return -1;
+    const cJSON *devs = jfield_array(j, ctx, "devices", 1, err);
+    if (!devs)
+        return -1;
+    t.n_devices = (size_t)cJSON_GetArraySize(devs);
+    if (t.n_devices == 0)
+        return error_set(err, "%s: field 'devices': expected at least one device", ctx);
+    t.devices = calloc(t.n_devices, sizeof *t.devices);
+    if (!t.devices)
+        return error_set(err, "%s: out of memory for %zu devices", ctx, t.n_devices);
+    size_t i = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devs)
+    {
+        char dctx[300];
+        snprintf(dctx, sizeof dctx, "%s.devices[%zu]", ctx, i);
+        if (parse_device(d, dctx, &t.devices[i], err) < 0)
+            goto fail;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(t.devices[k].id, t.devices[i].id) == 0) {
+                error_set(err, "%s: field 'id': device '%s' appears twice", dctx,
+                          t.devices[i].id);
+                goto fail;
+            }
+        i++;
+    }
+    cluster_add_type(c, &t);
+    free(t.devices);
+    return 0;
+fail:
+    free(t.devices);
+    return -1;
+}
+
+static int parse_machines(const cJSON *j, size_t index, const char *source, Cluster *c,
+                          Error *err)
+{
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s: machines[%zu]", source, index);
+    if (!cJSON_IsObject(j))
+        return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(j));
+    char name[128], host[256] = "", type[64], user[64] = "";
+    int port = 0;
+    if (jfield_string(j, ctx, "name", 1, name, sizeof name, err) < 0 ||
+        jfield_string(j, ctx, "host", 0, host, sizeof host, err) < 0 ||
+        jfield_string(j, ctx, "type", 1, type, sizeof type, err) < 0 ||
+        jfield_int(j, ctx, "port", 0, 1, 65535, &port, err) < 0 ||
+        jfield_string(j, ctx, "user", 0, user, sizeof user, err) < 0)
+        return -1;
+    long t = cluster_find_type(c, type);
+    if (t < 0)
+        return error_set(err, "%s: field 'type': unknown machine type '%s' (not in machine_types)",
+                         ctx, type);
+    char **names = NULL, **hosts = NULL;
+    size_t n_names = 0, n_hosts = 0;
+    if (hostrange_expand(name, &names, &n_names, err) < 0)
+        return error_prefix(err, "%s: field 'name'", ctx);
+    if (hostrange_expand(host[0] ? host : name, &hosts, &n_hosts, err) < 0) {
+        hostrange_free(names, n_names);
+        return error_prefix(err, "%s: field 'host'", ctx);
+    }
+    int rc = 0;
+    if (n_hosts != n_names && n_hosts != 1) {
+        rc = error_set(err, "%s: field 'host': expected 1 or %zu hosts to match the names, found %zu",
+                       ctx, n_names, n_hosts);
+    }
+    for (size_t i = 0; rc == 0 && i < n_names; i++) {
+        if (strlen(names[i]) >= sizeof c->machines[0].name) {
+            rc = error_set(err, "%s: field 'name': '%s' is too long", ctx, names[i]);
+            break;
+        }
+        cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t);
+        Machine *m = &c->machines[c->n_machines - 1];
+        m->port = port;
+        snprintf(m->user, sizeof m->user, "%s", user);
+    }
+    hostrange_free(names, n_names);
+    hostrange_free(hosts, n_hosts);
+    return rc;
+}
+
+static int parse_ssh(const cJSON *j, const char *source, SshSettings *s, Error *err)
+{
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s: ssh", source);
+    return (jfield_string(j, ctx, "user", 0, s->user, sizeof s->user, err) < 0 ||
+            jfield_int(j, ctx, "port", 0, 1, 65535, &s->port, err) < 0 ||
+            jfield_string(j, ctx, "identity", 0, s->identity, sizeof s->identity, err) < 0 ||
+            jfield_string(j, ctx, "known_hosts", 0, s->known_hosts, sizeof s->known_hosts,
+                          err) < 0 ||
+            jfield_number(j, ctx, "connect_timeout_s", 0, 0.001, 3600, &s->connect_timeout_s,
+                          err) < 0)
+               ? -1
+               : 0;
+}
+
+static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Error *err)
+{
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s: trial", source);
+    if (jfield_string(j, ctx, "launch", 0, t->launch, sizeof t->launch, err) < 0 ||
+        jfield_string(j, ctx, "command", 0, t->command, sizeof t->command, err) < 0 ||
+        jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0)
+        return -1;
+    if (t->launch[0] && strcmp(t->launch, "per-host") && strcmp(t->launch, "single") &&
+        strcmp(t->launch, "local"))
+        return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\" or "
+                              "\"local\", found \"%s\"",
+                         ctx, t->launch);
+    return 0;
+}
+
+static int by_machine_name(const void *a, const void *b, void *machines)
+{
+    const Machine *m = machines;
+    return strcmp(m[*(const size_t *)a].name, m[*(const size_t *)b].name);
+}
+
+/* Machine names are unique: one sort instead of a look-up per machine. entry[i] is the
+ * index of the "machines" entry machine i came from, for the message. */
+static int check_unique_names(const Cluster *c, const size_t *entry, const char *source,
+                              Error *err)
+{
+    size_t *order = malloc((c->n_machines ? c->n_machines : 1) * sizeof *order);
+    if (!order)
+        return error_set(err, "%s: out of memory", source);
+    for (size_t i = 0; i < c->n_machines; i++)
+        order[i] = i;
+    qsort_r(order, c->n_machines, sizeof *order, by_machine_name, c->machines);
+    int rc = 0;
+    for (size_t i = 1; i < c->n_machines && rc == 0; i++) {
+        size_t a = order[i - 1], b = order[i];
+        if (strcmp(c->machines[a].name, c->machines[b].name) == 0)
+            rc = error_set(err, "%s: machines[%zu]: field 'name': machine '%s' appears twice",
+                           source, entry[a > b ? a : b], c->machines[b].name);
+    }
+    free(order);
+    return rc;
+}
+
+static const char *const KNOWN_FIELDS[] = {"name",  "ssh",   "machine_types", "machines",
+                                           "trial", "job_command", NULL};
+
+static int known_field(const char *key)
+{
+    for (const char *const *k = KNOWN_FIELDS; *k; k++)
+        if (strcmp(*k, key) == 0)
+            return 1;
+    return 0;
+}
+
+Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
+{
+    if (!cJSON_IsObject(root)) {
+        error_set(err, "%s: expected a JSON object, found %s", source, jfield_type_name(root));
+        return NULL;
+    }
+    Cluster *c = cluster_new(NULL);
+    if (jfield_string(root, source, "name", 0, c->name, sizeof c->name, err) < 0)
+        goto fail;
+    const cJSON *ssh = jfield_object(root, source, "ssh", 0, err);
+    if ((!ssh && err && err->msg[0]) || (ssh && parse_ssh(ssh, source, &c->ssh, err) < 0))
+        goto fail;
+    const cJSON *types = jfield_object(root, source, "machine_types", 1, err);
+    if (!types)
+        goto fail;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, types)
+    {
+        if (parse_type(t, source, c, err) < 0)
+            goto fail;
+    }
+    if (c->n_types == 0) {
+        error_set(err, "%s: field 'machine_types': expected at least one machine type", source);
+        goto fail;
+    }
+    const cJSON *machines = jfield_array(root, source, "machines", 1, err);
+    if (!machines)
+        goto fail;
+    size_t i = 0, *entry = NULL, entry_cap = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, machines)
+    {
+        size_t before = c->n_machines;
+        if (parse_machines(m, i, source, c, err) < 0) {
+            free(entry);
+            goto fail;
+        }
+        if (c->n_machines > entry_cap) {
+            entry_cap = c->n_machines * 2;
+            size_t *grown = realloc(entry, entry_cap * sizeof *grown);
+            if (!grown) {
+                free(entry);
+                error_set(err, "%s: out of memory", source);
+                goto fail;
+            }
+            entry = grown;
+        }
+        for (size_t k = before; k < c->n_machines; k++)
+            entry[k] = i;
+        i++;
+    }
+    if (c->n_machines == 0) {
+        free(entry);
+        error_set(err, "%s: field 'machines': expected at least one machine", source);
+        goto fail;
+    }
+    int unique = check_unique_names(c, entry, source, err);
+    free(entry);
+    if (unique < 0)
+        goto fail;
+    const cJSON *trial = jfield_object(root, source, "trial", 0, err);
+    if ((!trial && err && err->msg[0]) || (trial && parse_trial(trial, source, &c->trial, err) < 0))
+        goto fail;
+    if (jfield_string(root, source, "job_command", 0, c->job_command, sizeof c->job_command,
+                      err) < 0)
+        goto fail;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, root)
+    {
+        if (known_field(f->string))
+            continue;
+        if (!c->extra)
+            c->extra = cJSON_CreateObject();
+        cJSON_AddItemToObject(c->extra, f->string, cJSON_Duplicate(f, 1));
+    }
+    cluster_finish(c);
+    return c;
+fail:
+    cluster_free(c);
+    return NULL;
+}
+
+Cluster *cluster_load(const char *path, Error *err)
+{
+    cJSON *root = jfield_parse_file(path, err);
+    if (!root)
+        return NULL;
+    Cluster *c = cluster_from_json(root, path, err);
+    cJSON_Delete(root);
+    return c;
+}
+
+static cJSON *device_to_json(const DeviceSpec *d)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "id", d->id);
+    cJSON_AddStringToObject(j, "kind", d->kind == DEVICE_GPU ? "gpu" : "cpu");
+    if (d->threads)
+        cJSON_AddNumberToObject(j, "threads", d->threads);
+    if (d->model[0])
+        cJSON_AddStringToObject(j, "model", d->model);
+    if (d->max_inputs)
+        cJSON_AddNumberToObject(j, "max_inputs", d->max_inputs);
+    return j;
+}
+
+cJSON *cluster_to_json(const Cluster *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "name", c->name);
+    cJSON *ssh = cJSON_AddObjectToObject(root, "ssh");
+    if (c->ssh.user[0])
+        cJSON_AddStringToObject(ssh, "user", c->ssh.user);
+    if (c->ssh.port)
+        cJSON_AddNumberToObject(ssh, "port", c->ssh.port);
+    if (c->ssh.identity[0])
+        cJSON_AddStringToObject(ssh, "identity", c->ssh.identity);
+    if (c->ssh.known_hosts[0])
+        cJSON_AddStringToObject(ssh, "known_hosts", c->ssh.known_hosts);
+    cJSON_AddNumberToObject(ssh, "connect_timeout_s", c->ssh.connect_timeout_s);
+    cJSON *types = cJSON_AddObjectToObject(root, "machine_types");
+    for (size_t i = 0; i < c->n_types; i++) {
+        cJSON *t = cJSON_AddObjectToObject(types, c->types[i].name);
+        cJSON_AddNumberToObject(t, "bandwidth_gbps", c->types[i].bandwidth_gbps);
+        cJSON *devs = cJSON_AddArrayToObject(t, "devices");
+        for (size_t d = 0; d < c->types[i].n_devices; d++)
+            cJSON_AddItemToArray(devs, device_to_json(&c->types[i].devices[d]));
+    }
+    /* Machines are written expanded: one entry each, so a round trip is exact. */
+    cJSON *machines = cJSON_AddArrayToObject(root, "machines");
+    for (size_t i = 0; i < c->n_machines; i++) {
+        const Machine *m = &c->machines[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", m->name);
+        cJSON_AddStringToObject(j, "host", m->host);
+        cJSON_AddStringToObject(j, "type", c->types[m->type].name);
+        if (m->port)
+            cJSON_AddNumberToObject(j, "port", m->port);
+        if (m->user[0])
+            cJSON_AddStringToObject(j, "user", m->user);
+        cJSON_AddItemToArray(machines, j);
+    }
+    if (c->trial.launch[0] || c->trial.command[0]) {
+        cJSON *t = cJSON_AddObjectToObject(root, "trial");
+        if (c->trial.launch[0])
+            cJSON_AddStringToObject(t, "launch", c->trial.launch);
+        if (c->trial.command[0])
+            cJSON_AddStringToObject(t, "command", c->trial.command);
+        if (c->trial.launch_host[0])
+            cJSON_AddStringToObject(t, "launch_host", c->trial.launch_host);
+    }
+    if (c->job_command[0])
+        cJSON_AddStringToObject(root, "job_command", c->job_command);
+    const cJSON *f;
+    if (c->extra)
+        cJSON_ArrayForEach(f, c->extra) cJSON_AddItemToObject(root, f->string,
+                                                              cJSON_Duplicate(f, 1));
+    return root;
+}

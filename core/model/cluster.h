@@ -1,0 +1,88 @@
+/* The cluster inventory: machine types with their devices and bandwidth, machines with
+ * their hosts, and the ssh and trial settings the remote layer uses (DESIGN §5.2). */
+#ifndef TUNEDECK_CLUSTER_H
+#define TUNEDECK_CLUSTER_H
+
+#include <stddef.h>
+
+#include "core/base/error.h"
+
+typedef struct cJSON cJSON;
+
+typedef enum { DEVICE_CPU, DEVICE_GPU } DeviceKind;
+
+typedef struct {
+    char id[32];    /* "cpu", "gpu0" */
+    DeviceKind kind;
+    int threads;    /* cpu: hardware threads; 0 when not given */
+    char model[64]; /* gpu: "K520"; empty for cpu */
+    int max_inputs; /* gpu memory limit in inputs; 0 = unknown/unbounded */
+} DeviceSpec;
+
+typedef struct {
+    char name[64];
+    double bandwidth_gbps;
+    DeviceSpec *devices;
+    size_t n_devices;
+} MachineType;
+
+typedef struct {
+    char name[128];
+    char host[256];
+    size_t type;        /* index into Cluster.types */
+    int port;           /* 0 = use the ssh block's */
+    char user[64];      /* empty = use the ssh block's */
+    size_t first_device; /* index of this machine's first device in the flat device list */
+} Machine;
+
+typedef struct {
+    char user[64];
+    int port;              /* 0 = ssh default / ~/.ssh/config */
+    char identity[512];
+    char known_hosts[512];
+    double connect_timeout_s;
+} SshSettings;
+
+typedef struct {
+    char launch[16];       /* "per-host" | "single" | "local" */
+    char command[1024];
+    char launch_host[128]; /* for "single": a machine name; empty = the first machine */
+} TrialSettings;
+
+typedef struct {
+    char name[64];
+    MachineType *types;
+    size_t n_types;
+    Machine *machines;
+    size_t n_machines;
+    size_t n_devices;      /* total devices over all machines (the flat device list) */
+    SshSettings ssh;
+    TrialSettings trial;
+    char job_command[1024]; /* scheduler live mode template: {gpus} {hosts} {resume} */
+    cJSON *extra;           /* unknown top-level fields, carried through */
+} Cluster;
+
+/* Parses an inventory object; `source` names the file in error messages. */
+Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err);
+Cluster *cluster_load(const char *path, Error *err);
+cJSON *cluster_to_json(const Cluster *c);
+void cluster_free(Cluster *c);
+
+/* Builds a cluster in code (simulator, generated benchmark clusters). Types and machines
+ * are appended in order; cluster_finish computes the flat device indices. */
+Cluster *cluster_new(const char *name);
+size_t cluster_add_type(Cluster *c, const MachineType *t);   /* copies t and its devices */
+void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type);
+void cluster_finish(Cluster *c);
+
+const MachineType *cluster_machine_type(const Cluster *c, size_t machine);
+const DeviceSpec *cluster_device(const Cluster *c, size_t flat_device, size_t *machine_out);
+long cluster_find_machine(const Cluster *c, const char *name);
+long cluster_find_type(const Cluster *c, const char *name);
+int cluster_machine_has_gpu(const Cluster *c, size_t machine);
+
+/* The model key of a device: its GPU model ("K520"), or "<machine type>/<id>" for CPUs —
+ * one performance curve per key (seed §3: "one GP per type of device"). */
+void cluster_device_class(const Cluster *c, size_t flat_device, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,96 @@
+/* Job files: the model and batch the optimizer tunes for; unknown fields ride along. */
+#include "core/model/job.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/jfield.h"
+
+static const char *const KNOWN[] = {"name", "model_mb", "mops", "batch", "iterations", "warmup",
+                                    NULL};
+
+static int known(const char *key)
+{
+    for (const char *const *k = KNOWN; *k; k++)
+        if (strcmp(*k, key) == 0)
+            return 1;
+    return 0;
+}
+
+int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->iterations = 20;
+    out->warmup = 10;
+    if (!cJSON_IsObject(root))
+        return error_set(err, "%s: expected a JSON object, found %s", source,
+                         jfield_type_name(root));
+    if (jfield_string(root, source, "name", 1, out->name, sizeof out->name, err) < 0 ||
+        jfield_number(root, source, "model_mb", 1, 1e-6, 1e7, &out->model_mb, err) < 0 ||
+        jfield_number(root, source, "mops", 0, 1e-9, 1e12, &out->mops, err) < 0 ||
+        jfield_int(root, source, "batch", 1, 1, 100000000, &out->batch, err) < 0 ||
+        jfield_int(root, source, "iterations", 0, 1, 1000000, &out->iterations, err) < 0 ||
+        jfield_int(root, source, "warmup", 0, 0, 1000000, &out->warmup, err) < 0)
+        return -1;
+    if (out->warmup >= out->iterations)
+        return error_set(err,
+                         "%s: field 'warmup': expected fewer warm-up iterations than the %d "
+                         "iterations, found %d",
+                         source, out->iterations, out->warmup);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, root)
+    {
+        if (known(f->string))
+            continue;
+        if (!out->extra)
+            out->extra = cJSON_CreateObject();
+        cJSON_AddItemToObject(out->extra, f->string, cJSON_Duplicate(f, 1));
+    }
+    return 0;
+}
+
+int job_load(const char *path, JobSpec *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = jfield_parse_file(path, err);
+    if (!root)
+        return -1;
+    int rc = job_from_json(root, path, out, err);
+    cJSON_Delete(root);
+    if (rc < 0)
+        job_clear(out);
+    return rc;
+}
+
+cJSON *job_to_json(const JobSpec *j)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", j->name);
+    cJSON_AddNumberToObject(o, "model_mb", j->model_mb);
+    if (j->mops > 0)
+        cJSON_AddNumberToObject(o, "mops", j->mops);
+    cJSON_AddNumberToObject(o, "batch", j->batch);
+    cJSON_AddNumberToObject(o, "iterations", j->iterations);
+    cJSON_AddNumberToObject(o, "warmup", j->warmup);
+    const cJSON *f;
+    if (j->extra)
+        cJSON_ArrayForEach(f, j->extra) cJSON_AddItemToObject(o, f->string,
+                                                              cJSON_Duplicate(f, 1));
+    return o;
+}
+
+int job_copy(JobSpec *dst, const JobSpec *src)
+{
+    *dst = *src;
+    dst->extra = src->extra ? cJSON_Duplicate(src->extra, 1) : NULL;
+    return 0;
+}
+
+void job_clear(JobSpec *j)
+{
+    if (!j)
+        return;
+    cJSON_Delete(j->extra);
+    j->extra = NULL;
+}

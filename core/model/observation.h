@@ -1,0 +1,48 @@
+/* One trial's outcome: the schedule, the objective and every part measurement (per device
+ * time, per machine compute time, communication), built from its protocol events. */
+#ifndef TUNEDECK_OBSERVATION_H
+#define TUNEDECK_OBSERVATION_H
+
+#include <stddef.h>
+
+#include "core/model/protocol.h"
+#include "core/model/schedule.h"
+
+typedef enum {
+    TRIAL_OK,
+    TRIAL_FAILED,      /* the command failed: non-zero exit, error event, garbage, OOM */
+    TRIAL_TIMEOUT,
+    TRIAL_UNREACHABLE, /* SSH failed: the command never ran */
+    TRIAL_CANCELLED,
+    TRIAL_INTERRUPTED
+} TrialStatus;
+
+typedef struct {
+    Schedule *schedule;    /* owned */
+    TrialStatus status;
+    char reason[256];      /* why it failed; empty when ok */
+    double time_s;         /* objective: done.time_s, else mean post-warm-up iteration */
+    double comm_s;         /* mean post-warm-up communication time; < 0 unknown */
+    double *device_time_s; /* cluster->n_devices; mean post-warm-up; < 0 unknown */
+    double *machine_time_s;/* cluster->n_machines; mean post-warm-up compute; < 0 unknown */
+    int iterations_seen;
+} Observation;
+
+/* Accumulates events of one trial (possibly from several hosts, merged by iter). */
+typedef struct TrialAccumulator TrialAccumulator;
+
+TrialAccumulator *trial_accumulator_new(const Schedule *s);
+/* Returns -1 with a reason when the event names an unknown machine or device. */
+int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err);
+int trial_accumulator_has_error(const TrialAccumulator *a, const char **message);
+/* Finishes: fills an Observation (takes a copy of the schedule). When no objective can be
+ * formed, the status is TRIAL_FAILED with a reason. */
+Observation *trial_accumulator_finish(TrialAccumulator *a);
+void trial_accumulator_free(TrialAccumulator *a);
+
+Observation *observation_new(const Schedule *s);
+Observation *observation_copy(const Observation *o);
+void observation_free(Observation *o);
+const char *trial_status_name(TrialStatus s);
+
+#endif

@@ -1,0 +1,46 @@
+/* A schedule for one job on one cluster: worker and parameter-server roles per machine and
+ * inputs per device (DESIGN §2, §5.1). Device inputs use the cluster's flat device list. */
+#ifndef TUNEDECK_SCHEDULE_H
+#define TUNEDECK_SCHEDULE_H
+
+#include <stddef.h>
+
+#include "core/model/cluster.h"
+#include "core/model/job.h"
+
+typedef struct {
+    const Cluster *cluster; /* borrowed; must outlive the schedule */
+    JobSpec job;
+    int trial;
+    unsigned char *worker;  /* n_machines */
+    unsigned char *ps;      /* n_machines */
+    int *inputs;            /* cluster->n_devices */
+} Schedule;
+
+Schedule *schedule_new(const Cluster *c, const JobSpec *job);
+Schedule *schedule_copy(const Schedule *s);
+void schedule_copy_into(Schedule *dst, const Schedule *src); /* same cluster */
+void schedule_free(Schedule *s);
+
+/* At least one worker and one PS; inputs >= 0; worker inputs sum to the batch; machines
+ * that are not workers get zero; GPU inputs within the device's memory limit. */
+int schedule_validate(const Schedule *s, Error *err);
+
+int schedule_machine_inputs(const Schedule *s, size_t machine);
+int schedule_count_workers(const Schedule *s);
+int schedule_count_ps(const Schedule *s);
+int schedule_equal(const Schedule *a, const Schedule *b);
+
+/* Splits `total` over n slots in proportion to weights (largest remainder); slots with
+ * weight 0 get 0. Returns -1 if every weight is 0. */
+int schedule_split_integer(const double *weights, size_t n, int total, int *out);
+
+/* Protocol v1 input object (DESIGN §5.1). */
+cJSON *schedule_to_json(const Schedule *s);
+/* The same as one line of text ending in '\n', as a trial reads it on standard input;
+ * *len counts the bytes to send (without the terminating NUL). NULL when out of memory.
+ * Caller frees. */
+char *schedule_to_line(const Schedule *s, size_t *len);
+Schedule *schedule_from_json(const cJSON *root, const Cluster *c, const char *source, Error *err);
+
+#endif

@@ -1,0 +1,95 @@
+/* The optimizer registry: every optimizer is a table entry chosen by name. */
+#include "core/opt/optimizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const OptimizerKind OPTIMIZER_UNIFORM_DEVICES, OPTIMIZER_UNIFORM_GPUS, OPTIMIZER_RANDOM;
+extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP;
+
+static const OptimizerKind *const OPTIMIZERS[] = {
+    &OPTIMIZER_UNIFORM_DEVICES,
+    &OPTIMIZER_UNIFORM_GPUS,
+    &OPTIMIZER_RANDOM,
+    &OPTIMIZER_BESPOKE,
+    &OPTIMIZER_GP,
+    NULL,
+};
+
+const OptimizerKind *optimizer_find(const char *name)
+{
+    for (const OptimizerKind *const *k = OPTIMIZERS; *k; k++)
+        if (strcmp((*k)->name, name) == 0)
+            return *k;
+    return NULL;
+}
+
+const char *optimizer_names(void)
+{
+    static char names[256];
+    if (!names[0]) {
+        for (const OptimizerKind *const *k = OPTIMIZERS; *k; k++) {
+            if (names[0])
+                strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, (*k)->name, sizeof names - strlen(names) - 1);
+        }
+    }
+    return names;
+}
+
+Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job, uint64_t seed,
+                         Error *err)
+{
+    const OptimizerKind *k = optimizer_find(name);
+    if (!k) {
+        error_set(err, "unknown optimizer '%s': expected one of %s", name, optimizer_names());
+        return NULL;
+    }
+    void *self = k->create(c, job, seed, err);
+    if (!self)
+        return NULL;
+    Optimizer *o = calloc(1, sizeof *o);
+    o->kind = k;
+    o->self = self;
+    return o;
+}
+
+int optimizer_suggest(Optimizer *o, Suggestion *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    return o->kind->suggest(o->self, out, err);
+}
+
+void optimizer_observe(Optimizer *o, const Observation *obs)
+{
+    o->kind->observe(o->self, obs);
+}
+
+int optimizer_predict(Optimizer *o, const Schedule *s, Suggestion *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!o->kind->predict)
+        return error_set(err, "optimizer '%s' has no model to predict with", o->kind->name);
+    return o->kind->predict(o->self, s, out, err);
+}
+
+void optimizer_free(Optimizer *o)
+{
+    if (!o)
+        return;
+    o->kind->destroy(o->self);
+    free(o);
+}
+
+void suggestion_clear(Suggestion *s)
+{
+    if (!s)
+        return;
+    schedule_free(s->schedule);
+    free(s->machine_mean_s);
+    free(s->machine_p10_s);
+    free(s->machine_p90_s);
+    free(s->device_mean_s);
+    memset(s, 0, sizeof *s);
+}

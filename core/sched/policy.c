@@ -1,0 +1,111 @@
+/* The policy table and the wrapper that applies pins and exploration around a policy. */
+#include "core/sched/policy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const Policy *const TABLE[] = {
+    &POLICY_DOUBLING, &POLICY_DOUBLING_EXPLORE, &POLICY_DOUBLING_SEED,
+    &POLICY_OPTIMUS,  &POLICY_TIRESIAS,         &POLICY_FIXED_1,
+    &POLICY_FIXED_2,  &POLICY_FIXED_4,          &POLICY_FIXED_8,
+};
+#define NPOL (sizeof TABLE / sizeof TABLE[0])
+
+const Policy *policy_find(const char *name)
+{
+    for (size_t i = 0; i < NPOL; i++)
+        if (strcmp(TABLE[i]->name, name) == 0)
+            return TABLE[i];
+    /* The seed's names for the two knowledge modes of doubling. */
+    if (strcmp(name, "precompute") == 0)
+        return &POLICY_DOUBLING;
+    if (strcmp(name, "exploratory") == 0)
+        return &POLICY_DOUBLING_EXPLORE;
+    return NULL;
+}
+
+const char *const *policy_names(void)
+{
+    static const char *names[NPOL + 1];
+    for (size_t i = 0; i < NPOL; i++)
+        names[i] = TABLE[i]->name;
+    names[NPOL] = NULL;
+    return names;
+}
+
+double policy_remaining_s(const PolicyInput *in, size_t i, int w)
+{
+    if (w <= 0)
+        return INFINITY;
+    double v = in->speed(in->ud, i, w);
+    return v > 0 ? in->jobs[i].remaining / v : INFINITY;
+}
+
+/* The policy sees only its own jobs; speed() is re-indexed through `rest`. */
+typedef struct {
+    const PolicyInput *outer;
+    const size_t *rest;
+} SubMap;
+
+static double sub_speed(void *ud, size_t i, int w)
+{
+    const SubMap *map = ud;
+    return map->outer->speed(map->outer->ud, map->rest[i], w);
+}
+
+int policy_decide(const Policy *p, const PolicyInput *in, int *gpus)
+{
+    size_t n = in->n;
+    int cap = in->capacity;
+    memset(gpus, 0, n * sizeof *gpus);
+    /* Pins first, then jobs exploring, each in submission order (the input's order). */
+    int *fixed = calloc(n ? n : 1, sizeof *fixed);
+    size_t *rest = malloc((n ? n : 1) * sizeof *rest);
+    PolicyJob *sub = malloc((n ? n : 1) * sizeof *sub);
+    int *subg = calloc(n ? n : 1, sizeof *subg);
+    if (!fixed || !rest || !sub || !subg) {
+        free(fixed), free(rest), free(sub), free(subg);
+        return -1;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            int want = pass == 0 ? in->jobs[i].pinned
+                                 : (in->jobs[i].pinned ? 0 : in->jobs[i].explore_gpus);
+            if (want > 0) {
+                fixed[i] = 1;
+                if (want <= cap) {
+                    gpus[i] = want;
+                    cap -= want;
+                }
+            }
+        }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!fixed[i]) {
+            rest[m] = i;
+            sub[m] = in->jobs[i];
+            m++;
+        }
+    int rc = 0;
+    if (m > 0 && cap > 0) {
+        SubMap map = {in, rest};
+        PolicyInput pi = *in;
+        pi.jobs = sub;
+        pi.n = m;
+        pi.capacity = cap;
+        pi.ud = &map;
+        pi.speed = sub_speed;
+        rc = p->allocate(&pi, subg);
+        int used = 0;
+        for (size_t k = 0; k < m; k++) {
+            int g = subg[k] < 0 ? 0 : subg[k];
+            if (used + g > cap)
+                g = cap - used;
+            gpus[rest[k]] = g;
+            used += g;
+        }
+    }
+    free(fixed), free(rest), free(sub), free(subg);
+    return rc;
+}

@@ -1,0 +1,181 @@
+/* The cluster scheduler as a steppable state: ring-allreduce jobs on nodes × GPUs, a policy
+ * that re-allocates every interval, a stall on every resize (seed: ring-dynamic-scheduling).
+ *
+ * How to drive it (the console, `tunedeck schedule`, tests and the benchmark all do this):
+ *
+ *   Catalogue *cat = catalogue_load(NULL, &err);          // core/catalogue.h: job models
+ *   SchedConfig cfg; sched_config_default(&cfg);           // 16 × 4 GPUs, 60 s, 30 s stall
+ *   cfg.policy = "doubling";
+ *   SchedState *s = sched_new(&cfg, cat, &err);            // keeps cat: free it after s
+ *   sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 4, 512}, &err);  // or
+ *   sched_load_workload(s, "workload-1.csv", &err);
+ *   while (!sched_finished(s)) sched_advance(s, 60.0, &err); // simulated seconds
+ *   for (i < sched_job_count(s)) sched_job_info(s, i, &info);  // name, model, gpus, progress
+ *   sched_node_gpus(s, node, owners, n);                    // which job holds each GPU
+ *   for (i < sched_event_count(s)) sched_event(s, i);       // the decision log
+ *   sched_free(s); catalogue_free(cat);
+ *
+ * Overrides (pin to a GPU count, pause, drain a node) take effect at the next decision.
+ * Events carry the placement (node index and GPUs per node) so that a live driver can turn
+ * each start/resize/stop into a checkpoint-stop-restart of a real job on those hosts, and
+ * feed measured progress back with sched_report_progress(). Within one decision, shrinks
+ * and stops are logged before grows and starts; the log is in time order.
+ * Everything is deterministic for a seed; nothing here does I/O except the workload loader.
+ * Policies: doubling (precompute), doubling-explore (exploratory), doubling-seed (the
+ * seed's rule as written), optimus, tiresias, fixed-1/2/4/8 — see docs/scheduler.md. */
+#ifndef TUNEDECK_SCHED_H
+#define TUNEDECK_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/error.h"
+
+typedef struct Catalogue Catalogue; /* core/catalogue.h */
+typedef struct SchedState SchedState;
+
+typedef struct {
+    int nodes, gpus_per_node;
+    double interval_s;    /* time between decisions (60 s in the Pollux artifact) */
+    double resize_cost_s; /* checkpoint-stop-restart stall on every (re)allocation (30 s) */
+    const char *policy;   /* name in the policy table: see sched_policy_names() */
+    uint64_t seed;
+    const char *const *node_names; /* optional: nodes entries; default "node00".. */
+} SchedConfig;
+
+void sched_config_default(SchedConfig *cfg);
+/* NULL-terminated list of policy names, for --help and the console's chooser. */
+const char *const *sched_policy_names(void);
+
+typedef struct {
+    const char *name;  /* copied */
+    const char *model; /* a catalogue entry: "cifar10", "resnet110", ... */
+    double submit_s;   /* simulated time of arrival */
+    int gpus;          /* what the owner asked for (used by tiresias, fixed batch sizing) */
+    int batch_size;    /* the owner's global batch; 0 = the model's initial batch */
+} SchedJobSpec;
+
+typedef enum {
+    SCHED_JOB_QUEUED,  /* submitted (or arrived) and holding no GPU */
+    SCHED_JOB_STALLED, /* holding GPUs, checkpoint-stop-restart in progress */
+    SCHED_JOB_RUNNING,
+    SCHED_JOB_PAUSED, /* paused by the operator */
+    SCHED_JOB_DONE,
+    SCHED_JOB_FUTURE, /* submission time not reached yet */
+} SchedJobState;
+
+const char *sched_job_state_name(SchedJobState st);
+
+/* One allocation change of a job: start (from 0), resize, stop (to 0). */
+typedef struct {
+    double time_s;
+    int gpus_from, gpus_to;
+} SchedResize;
+
+typedef struct {
+    const char *name, *model; /* owned by the state; valid until sched_free */
+    SchedJobState state;
+    double submit_s, start_s, finish_s; /* start_s/finish_s < 0 until they happen */
+    int gpus, nodes;                    /* allocated now */
+    int batch_size;                     /* global batch in use (0 when not running) */
+    int requested_gpus;
+    double progress; /* 0..1 of the job's total work */
+    double epoch;    /* fractional epochs done */
+    int epochs_total;
+    double gpu_s; /* GPU-seconds held so far (stalls included) */
+    double stall_left_s;
+    int pinned_gpus; /* 0 = not pinned */
+    int paused;
+    size_t n_resizes;
+    const SchedResize *resizes; /* owned by the state; valid until the next sched_advance */
+} SchedJobInfo;
+
+typedef enum {
+    SCHED_EV_START,  /* first allocation of a job (or restart after a preemption) */
+    SCHED_EV_RESIZE, /* GPU count or hosts changed: checkpoint, stop, restart */
+    SCHED_EV_STOP,   /* preempted or paused: checkpoint and stop, keeps no GPU */
+    SCHED_EV_FINISH, /* reached its epoch count; GPUs freed at the next decision */
+} SchedEventKind;
+
+const char *sched_event_kind_name(SchedEventKind k);
+
+typedef struct {
+    int node; /* node index */
+    int gpus; /* GPUs used on it */
+} SchedSlot;
+
+typedef struct {
+    double time_s;
+    SchedEventKind kind;
+    int job;                /* index for sched_job_info */
+    int gpus_from, gpus_to; /* GPU counts before and after */
+    int batch_size;         /* global batch after */
+    size_t n_slots;         /* placement after (0 for stop/finish) */
+    const SchedSlot *slots; /* owned by the state */
+} SchedEvent;
+
+SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err);
+void sched_free(SchedState *s);
+
+/* Adds a job; fails (and adds nothing) for an unknown model, a negative time, a time
+ * before the last submitted job, or a pin larger than the cluster. */
+int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err);
+/* Reads `name,time,application,num_replicas,batch_size` CSV (the Pollux workloads) and
+ * submits every row; errors name the file, line and field; nothing is added on error. */
+int sched_load_workload(SchedState *s, const char *path, Error *err);
+/* The seed's workload: n jobs of `model`, exponential inter-arrival times of mean
+ * arrival_mean_s, drawn from cfg.seed. */
+int sched_add_poisson(SchedState *s, const char *model, double arrival_mean_s, int n, Error *err);
+
+/* Advances simulated time by dt_s, deciding at every interval boundary crossed. */
+int sched_advance(SchedState *s, double dt_s, Error *err);
+/* Runs until every submitted job is done (or max_s of simulated time passes). */
+int sched_run(SchedState *s, double max_s, Error *err);
+double sched_now(const SchedState *s);
+int sched_finished(const SchedState *s);
+
+size_t sched_job_count(const SchedState *s);
+int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *out);
+/* -1 when no job has that name. */
+int sched_job_find(const SchedState *s, const char *name);
+
+int sched_node_count(const SchedState *s);
+int sched_gpus_per_node(const SchedState *s);
+const char *sched_node_name(const SchedState *s, int node);
+int sched_node_drained(const SchedState *s, int node);
+/* Fills owners[0..n) with the job index holding each GPU of the node, or -1 when free. */
+int sched_node_gpus(const SchedState *s, int node, int *owners, int n);
+
+size_t sched_event_count(const SchedState *s);
+const SchedEvent *sched_event(const SchedState *s, size_t i);
+/* One event as a JSON line (no newline), malloc'd: the `--events` stream format. */
+char *sched_event_json(const SchedState *s, const SchedEvent *ev);
+
+/* Overrides. gpus = 0 unpins. A pin larger than the usable cluster fails. */
+int sched_pin(SchedState *s, size_t job, int gpus, Error *err);
+int sched_pause(SchedState *s, size_t job, int paused, Error *err);
+int sched_drain_node(SchedState *s, int node, int drained, Error *err);
+/* Switches the policy (a name of sched_policy_names()) from the next decision on. */
+int sched_set_policy(SchedState *s, const char *name, Error *err);
+const char *sched_policy_name(const SchedState *s);
+
+/* Live mode: a real job's measured progress replaces the simulated one. epochs_done is
+ * fractional (12.5 = half-way through the 13th epoch); a job reaching its epoch count is
+ * finished now. step_s > 0 is its measured step time on its current allocation, which
+ * refines the job's own throughput model (used by `doubling-explore`). */
+int sched_report_progress(SchedState *s, size_t job, double epochs_done, double step_s, Error *err);
+
+typedef struct {
+    size_t jobs, done;
+    double avg_jct_s, p50_jct_s, p99_jct_s, makespan_s;
+    double gpu_utilization; /* GPU-seconds held / (GPUs × makespan) */
+    double resizes_per_job;
+    double gpu_s_lost_to_resizes; /* stall seconds × GPUs held while stalled */
+    double gpu_s_held, gpu_s_idle;
+    double decision_ms_median, decision_ms_max;
+    size_t decisions;
+} SchedSummary;
+
+void sched_summary(const SchedState *s, SchedSummary *out);
+
+#endif

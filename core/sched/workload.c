@@ -1,0 +1,94 @@
+/* Reading a workload CSV into job specs (see workload.h). */
+#include "core/sched/workload.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/csvtab.h"
+
+void workload_free(SchedJobSpec *specs, size_t n)
+{
+    if (!specs)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free((char *)specs[i].name);
+        free((char *)specs[i].model);
+    }
+    free(specs);
+}
+
+static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **out, size_t *n,
+                      Error *err)
+{
+    int cn = csvtab_col(t, "name", err), ct = csvtab_col(t, "time", err);
+    int ca = csvtab_col(t, "application", err), cr = csvtab_col(t, "num_replicas", err);
+    int cb = csvtab_col(t, "batch_size", err);
+    if (cn < 0 || ct < 0 || ca < 0 || cr < 0 || cb < 0)
+        return -1;
+    if (t->nrows == 0)
+        return error_set(err, "%s: expected at least one job row after the header, found none",
+                         t->path);
+    SchedJobSpec *s = calloc(t->nrows, sizeof *s);
+    if (!s)
+        return error_set(err, "%s: out of memory", t->path);
+    double prev = 0;
+    for (size_t i = 0; i < t->nrows; i++) {
+        double time, reps, bs;
+        const char *name = csvtab_cell(t, i, cn), *app = csvtab_cell(t, i, ca);
+        int rc = 0;
+        if (!*name)
+            rc = error_set(err, "%s:%zu: field 'name': expected a job name, found ''", t->path,
+                           t->lines[i]);
+        else if (csvtab_number(t, i, ct, 0, 1e12, &time, err) < 0)
+            rc = -1;
+        else if (time < prev)
+            rc = error_set(err,
+                           "%s:%zu: field 'time': expected rows sorted by time, found %g "
+                           "after %g",
+                           t->path, t->lines[i], time, prev);
+        else if (!catalogue_find(cat, app)) {
+            char names[256];
+            catalogue_names(cat, names, sizeof names);
+            rc = error_set(err, "%s:%zu: field 'application': expected one of %s, found '%s'",
+                           t->path, t->lines[i], names, app);
+        } else if (csvtab_number(t, i, cr, 1, 1e6, &reps, err) < 0 ||
+                   csvtab_number(t, i, cb, 1, 1e9, &bs, err) < 0)
+            rc = -1;
+        else if (reps != floor(reps) || bs != floor(bs))
+            rc = error_set(err,
+                           "%s:%zu: fields 'num_replicas'/'batch_size': expected whole "
+                           "numbers, found %s/%s",
+                           t->path, t->lines[i], csvtab_cell(t, i, cr), csvtab_cell(t, i, cb));
+        if (rc < 0) {
+            workload_free(s, i);
+            return -1;
+        }
+        prev = time;
+        s[i] = (SchedJobSpec){strdup(name), strdup(app), time, (int)reps, (int)bs};
+    }
+    *out = s;
+    *n = t->nrows;
+    return 0;
+}
+
+int workload_parse(const char *text, const char *name, const Catalogue *cat, SchedJobSpec **out,
+                   size_t *n, Error *err)
+{
+    CsvTable *t = csvtab_parse(text, name, err);
+    if (!t)
+        return -1;
+    int rc = from_table(t, cat, out, n, err);
+    csvtab_free(t);
+    return rc;
+}
+
+int workload_load(const char *path, const Catalogue *cat, SchedJobSpec **out, size_t *n, Error *err)
+{
+    CsvTable *t = csvtab_load(path, err);
+    if (!t)
+        return -1;
+    int rc = from_table(t, cat, out, n, err);
+    csvtab_free(t);
+    return rc;
+}

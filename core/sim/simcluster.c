@@ -1,0 +1,566 @@
+/* The SGD cluster simulator: ground-truth device curves, aggregation, parameter-server
+ * traffic and noise for the seed's settings (Table 1) and networks (Table 2). */
+#include "core/sim/simcluster.h"
+
+#include <ctype.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Ground truth per machine type. A device processes x inputs in (x + sat) * gop / gops
+ * seconds: throughput saturates at gops/gop inputs per second as x grows. Bandwidths are
+ * EC2's "high" (1-2 Gbps) and 10 Gbps classes. */
+typedef struct {
+    const char *type, *prefix;
+    int threads, has_gpu;
+    double bandwidth_gbps, cpu_gops, cpu_sat;
+} TypeTruth;
+
+static const TypeTruth TYPES[] = {
+    {"g2.2xlarge", "g2", 8, 1, 1.0, 20.0, 4.0},
+    {"c4.2xlarge", "c4x2", 8, 0, 1.0, 26.0, 4.0},
+    {"c4.4xlarge", "c4x4", 16, 0, 2.0, 55.0, 6.0},
+    {"c4.8xlarge", "c4x8", 36, 0, 10.0, 110.0, 10.0},
+};
+enum { N_TYPES = 4 };
+
+static const double GPU_GOPS = 350.0, GPU_SAT = 24.0;
+/* A loaded CPU steals the threads that feed the GPU on the same machine. */
+static const double GPU_INTERFERENCE = 1.15;
+
+/* Seed Table 1: machines of each type per setting. */
+static const int SETTINGS[3][N_TYPES] = {{0, 6, 2, 2}, {1, 3, 3, 3}, {2, 2, 2, 4}};
+
+typedef struct {
+    const char *name;
+    double model_mb, mops;
+    int batch, gpu_max_inputs;
+} NetTruth;
+
+/* Seed Table 2; batches chosen so iteration times sit where the seed's results do. */
+static const NetTruth NETS[] = {
+    {"googlenet", 26.7, 1582.0, 768, 1024},
+    {"alexnet", 233.0, 714.0, 1024, 1536},
+    {"speechnet", 173.0, 45.3, 4096, 8192},
+};
+enum { N_NETS = 3 };
+
+struct SimCluster {
+    char spec[64];
+    Cluster *cluster;
+    JobSpec job;
+    const NetTruth *net;
+    size_t *truth_of_type; /* cluster type index -> TYPES index */
+    double gop;            /* training operations per input, in Gop (forward + backward ≈ 3×) */
+    int best_cached;
+    double best_s;
+    Schedule *best;
+};
+
+const char *simcluster_settings_help(void)
+{
+    return "settings A, B, C (seed Table 1) or G<n> (a generated cluster of n machines); "
+           "networks googlenet, alexnet, speechnet";
+}
+
+static int parse_setting(const char *s, int counts[N_TYPES], Error *err, const char *spec)
+{
+    if (strlen(s) == 1 && strchr("ABCabc", s[0])) {
+        memcpy(counts, SETTINGS[toupper((unsigned char)s[0]) - 'A'], sizeof(int) * N_TYPES);
+        return 0;
+    }
+    if ((s[0] == 'G' || s[0] == 'g') && s[1]) {
+        char *end;
+        long n = strtol(s + 1, &end, 10);
+        if (*end || n < 2 || n > 100000)
+            return error_set(err, "--sim '%s': expected G<n> with 2 <= n <= 100000, found '%s'",
+                             spec, s);
+        /* Setting B's mix, scaled: one GPU machine in ten, the rest spread over the CPUs. */
+        counts[0] = (int)(n / 10 > 0 ? n / 10 : 1);
+        long rest = n - counts[0];
+        counts[1] = (int)(rest / 3);
+        counts[2] = (int)(rest / 3);
+        counts[3] = (int)(rest - 2 * (rest / 3));
+        return 0;
+    }
+    return error_set(err, "--sim '%s': unknown setting '%s': expected A, B, C or G<n>", spec, s);
+}
+
+SimCluster *simcluster_new(const char *spec, Error *err)
+{
+    char buf[64], *parts[4] = {0};
+    if (!spec || strlen(spec) >= sizeof buf) {
+        error_set(err, "--sim: expected SETTING:NETWORK[:BATCH], e.g. B:googlenet");
+        return NULL;
+    }
+    snprintf(buf, sizeof buf, "%s", spec);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ":", &save); t && n < 4;
+         t = strtok_r(NULL, ":", &save))
+        parts[n++] = t;
+    if (n < 2 || n > 3) {
+        error_set(err, "--sim '%s': expected SETTING:NETWORK[:BATCH], e.g. B:googlenet", spec);
+        return NULL;
+    }
+    int counts[N_TYPES];
+    if (parse_setting(parts[0], counts, err, spec) < 0)
+        return NULL;
+    const NetTruth *net = NULL;
+    for (int i = 0; i < N_NETS; i++)
+        if (strcasecmp(parts[1], NETS[i].name) == 0)
+            net = &NETS[i];
+    if (!net) {
+        error_set(err, "--sim '%s': unknown network '%s': expected googlenet, alexnet or speechnet",
+                  spec, parts[1]);
+        return NULL;
+    }
+    int batch = net->batch;
+    if (n == 3) {
+        char *end;
+        long b = strtol(parts[2], &end, 10);
+        if (*end || b < 1 || b > 10000000) {
+            error_set(err,
+                      "--sim '%s': batch: expected a positive integer up to 10000000, found '%s'",
+                      spec, parts[2]);
+            return NULL;
+        }
+        batch = (int)b;
+    }
+    SimCluster *s = calloc(1, sizeof *s);
+    snprintf(s->spec, sizeof s->spec, "%s", spec);
+    s->net = net;
+    s->gop = 3.0 * net->mops / 1000.0;
+    char cname[64];
+    snprintf(cname, sizeof cname, "sim-%s", parts[0]);
+    s->cluster = cluster_new(cname);
+    s->truth_of_type = calloc(N_TYPES, sizeof *s->truth_of_type);
+    size_t n_types = 0;
+    for (int t = 0; t < N_TYPES; t++) {
+        if (!counts[t])
+            continue;
+        DeviceSpec devs[2];
+        memset(devs, 0, sizeof devs);
+        snprintf(devs[0].id, sizeof devs[0].id, "cpu");
+        devs[0].kind = DEVICE_CPU;
+        devs[0].threads = TYPES[t].threads;
+        if (TYPES[t].has_gpu) {
+            snprintf(devs[1].id, sizeof devs[1].id, "gpu0");
+            devs[1].kind = DEVICE_GPU;
+            snprintf(devs[1].model, sizeof devs[1].model, "K520");
+        }
+        MachineType mt = {.bandwidth_gbps = TYPES[t].bandwidth_gbps,
+                          .devices = devs,
+                          .n_devices = TYPES[t].has_gpu ? 2 : 1};
+        snprintf(mt.name, sizeof mt.name, "%s", TYPES[t].type);
+        size_t ti = cluster_add_type(s->cluster, &mt);
+        s->truth_of_type[ti] = (size_t)t;
+        n_types++;
+        for (int i = 0; i < counts[t]; i++) {
+            char name[64], host[80];
+            snprintf(name, sizeof name, "%s-%d", TYPES[t].prefix, i);
+            snprintf(host, sizeof host, "%s.sim", name);
+            cluster_add_machine(s->cluster, name, host, ti);
+        }
+    }
+    (void)n_types;
+    cluster_finish(s->cluster);
+    snprintf(s->job.name, sizeof s->job.name, "%s", net->name);
+    s->job.model_mb = net->model_mb;
+    s->job.mops = net->mops;
+    s->job.batch = batch;
+    s->job.iterations = 20;
+    s->job.warmup = 10;
+    return s;
+}
+
+void simcluster_free(SimCluster *s)
+{
+    if (!s)
+        return;
+    schedule_free(s->best);
+    cluster_free(s->cluster);
+    free(s->truth_of_type);
+    free(s);
+}
+
+const Cluster *simcluster_cluster(const SimCluster *s)
+{
+    return s->cluster;
+}
+
+const JobSpec *simcluster_job(const SimCluster *s)
+{
+    return &s->job;
+}
+
+const char *simcluster_spec(const SimCluster *s)
+{
+    return s->spec;
+}
+
+/* ---- ground truth ---- */
+
+static double device_time(const SimCluster *s, const TypeTruth *t, int gpu, double x,
+                          int other_loaded)
+{
+    if (x <= 0)
+        return 0;
+    if (gpu)
+        return (x + GPU_SAT) * s->gop / GPU_GOPS * (other_loaded ? GPU_INTERFERENCE : 1.0);
+    return (x + t->cpu_sat) * s->gop / t->cpu_gops;
+}
+
+/* Summing per-device gradients on the CPU before sending them (seed §3). */
+static double aggregation_time(const SimCluster *s)
+{
+    return 0.03 + 0.0015 * s->net->model_mb;
+}
+
+static double mb_per_s(double gbps)
+{
+    return gbps * 125.0;
+}
+
+/* Parameter-server traffic: a worker sends gradients and receives parameters for every shard
+ * it does not hold; a PS serves its shard to every other worker. The slowest link decides;
+ * incast and per-peer latency are what the parametric model does not know. */
+static double comm_time(const SimCluster *s, const Schedule *sch)
+{
+    const Cluster *c = s->cluster;
+    int W = schedule_count_workers(sch), P = schedule_count_ps(sch);
+    double model = s->net->model_mb, worst = 0;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        double d = 0;
+        if (sch->worker[m])
+            d += 2 * model * (1.0 - (sch->ps[m] ? 1.0 / P : 0.0));
+        if (sch->ps[m])
+            d += 2 * (model / P) * (W - (sch->worker[m] ? 1 : 0));
+        double t = d / mb_per_s(c->types[c->machines[m].type].bandwidth_gbps);
+        if (t > worst)
+            worst = t;
+    }
+    return worst * (1.0 + 0.02 * (W - 1)) + 0.004 * (W + P);
+}
+
+typedef struct {
+    double *device_s; /* n_devices */
+    double *machine_s;
+    double comm_s, iter_s;
+    char oom[160];
+} Truth;
+
+/* Evaluates a schedule; `rng` NULL for noiseless, else one iteration's noise. */
+static void evaluate(const SimCluster *s, const Schedule *sch, gsl_rng *rng, double warm,
+                     Truth *out)
+{
+    const Cluster *c = s->cluster;
+    out->oom[0] = 0;
+    double slowest = 0;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        const Machine *mc = &c->machines[m];
+        const MachineType *mt = &c->types[mc->type];
+        const TypeTruth *t = &TYPES[s->truth_of_type[mc->type]];
+        int loaded = 0;
+        for (size_t d = 0; d < mt->n_devices; d++)
+            loaded += sch->inputs[mc->first_device + d] > 0;
+        double worst = 0;
+        for (size_t d = 0; d < mt->n_devices; d++) {
+            size_t fd = mc->first_device + d;
+            int gpu = mt->devices[d].kind == DEVICE_GPU;
+            int x = sch->inputs[fd];
+            if (gpu && x > s->net->gpu_max_inputs && !out->oom[0])
+                snprintf(out->oom, sizeof out->oom,
+                         "out of GPU memory on %s: %d inputs on %s (%s)", mc->name, x,
+                         mt->devices[d].id, mt->devices[d].model);
+            double v = device_time(s, t, gpu, x, loaded > 1);
+            if (rng && v > 0)
+                v *= exp(gsl_ran_gaussian(rng, 0.03)) * warm;
+            out->device_s[fd] = v;
+            if (v > worst)
+                worst = v;
+        }
+        double agg = loaded > 1 ? aggregation_time(s) : 0;
+        if (rng && agg > 0)
+            agg *= exp(gsl_ran_gaussian(rng, 0.05));
+        out->machine_s[m] = sch->worker[m] ? worst + agg : 0;
+        if (sch->worker[m] && out->machine_s[m] > slowest)
+            slowest = out->machine_s[m];
+    }
+    out->comm_s = comm_time(s, sch);
+    if (rng)
+        out->comm_s *= exp(gsl_ran_gaussian(rng, 0.04)) * (warm > 1 ? warm : 1);
+    out->iter_s = slowest + out->comm_s;
+}
+
+static void truth_init(Truth *t, const Cluster *c)
+{
+    t->device_s = calloc(c->n_devices ? c->n_devices : 1, sizeof(double));
+    t->machine_s = calloc(c->n_machines ? c->n_machines : 1, sizeof(double));
+}
+
+static void truth_free(Truth *t)
+{
+    free(t->device_s);
+    free(t->machine_s);
+}
+
+double simcluster_noiseless_time(const SimCluster *s, const Schedule *sch)
+{
+    if (schedule_validate(sch, NULL) < 0)
+        return INFINITY;
+    Truth t;
+    truth_init(&t, s->cluster);
+    evaluate(s, sch, NULL, 1.0, &t);
+    double v = t.oom[0] ? INFINITY : t.iter_s;
+    truth_free(&t);
+    return v;
+}
+
+static void emit_error(SimEmitFn emit, void *ud, const char *msg)
+{
+    TrialEvent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = EVENT_ERROR;
+    ev.text = (char *)msg;
+    emit(ud, &ev);
+}
+
+int simcluster_run(const SimCluster *s, const Schedule *sch, uint64_t seed, SimEmitFn emit,
+                   void *ud)
+{
+    const Cluster *c = s->cluster;
+    Error verr;
+    if (schedule_validate(sch, &verr) < 0) {
+        emit_error(emit, ud, verr.msg);
+        return -1;
+    }
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, (unsigned long)(seed * 2654435761u + (uint64_t)sch->trial * 40503u + 1));
+    Truth t;
+    truth_init(&t, c);
+    int iterations = sch->job.iterations, warmup = sch->job.warmup;
+    double sum = 0;
+    int n_after = 0, rc = 0;
+    /* One event reused for every iteration: machines carry pointers into `devs`. */
+    MachineMeasure *mm = calloc(c->n_machines, sizeof *mm);
+    DeviceMeasure *devs = calloc(c->n_devices ? c->n_devices : 1, sizeof *devs);
+    for (int it = 0; it < iterations; it++) {
+        /* The first iterations are slow and erratic (seed §2: high variance early on). */
+        double warm = it < 3 ? 1.0 + 0.8 * gsl_rng_uniform(rng) : 1.0;
+        evaluate(s, sch, rng, warm, &t);
+        if (t.oom[0]) {
+            emit_error(emit, ud, t.oom);
+            rc = -1;
+            break;
+        }
+        TrialEvent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = EVENT_ITERATION;
+        ev.iter = it + 1; /* iterations count from 1, like a training log */
+        ev.time_s = t.iter_s;
+        ev.comm_s = t.comm_s;
+        ev.machines = mm;
+        for (size_t m = 0; m < c->n_machines; m++) {
+            if (!sch->worker[m])
+                continue;
+            const Machine *mc = &c->machines[m];
+            const MachineType *mt = &c->types[mc->type];
+            MachineMeasure *x = &mm[ev.n_machines++];
+            snprintf(x->name, sizeof x->name, "%s", mc->name);
+            x->compute_s = t.machine_s[m];
+            x->devices = &devs[mc->first_device];
+            x->n_devices = 0;
+            for (size_t d = 0; d < mt->n_devices; d++) {
+                size_t fd = mc->first_device + d;
+                if (sch->inputs[fd] <= 0)
+                    continue;
+                DeviceMeasure *dm = &x->devices[x->n_devices++];
+                snprintf(dm->id, sizeof dm->id, "%s", mt->devices[d].id);
+                dm->inputs = sch->inputs[fd];
+                dm->time_s = t.device_s[fd];
+            }
+        }
+        emit(ud, &ev);
+        if (it >= warmup) {
+            sum += t.iter_s;
+            n_after++;
+        }
+    }
+    if (rc == 0) {
+        TrialEvent done;
+        memset(&done, 0, sizeof done);
+        done.kind = EVENT_DONE;
+        done.time_s = n_after ? sum / n_after : t.iter_s;
+        emit(ud, &done);
+    }
+    free(mm);
+    free(devs);
+    truth_free(&t);
+    gsl_rng_free(rng);
+    return rc;
+}
+
+/* ---- best known: exhaustive over role counts per type, exact balance for each ---- */
+
+typedef struct {
+    int worker_only, ps_only, both;
+} RoleCounts;
+
+/* Inputs one worker of truth type t can take within `budget_s`, and how it splits them. */
+static double capacity(const SimCluster *s, const TypeTruth *t, double budget_s, double *cpu_x,
+                       double *gpu_x)
+{
+    double cpu_only = budget_s * t->cpu_gops / s->gop - t->cpu_sat;
+    cpu_only = cpu_only > 0 ? cpu_only : 0;
+    *cpu_x = cpu_only;
+    *gpu_x = 0;
+    if (!t->has_gpu)
+        return cpu_only;
+    double cap = s->net->gpu_max_inputs;
+    double gpu_only = budget_s * GPU_GOPS / s->gop - GPU_SAT;
+    gpu_only = gpu_only < 0 ? 0 : gpu_only > cap ? cap : gpu_only;
+    double b2 = budget_s - aggregation_time(s);
+    double both_g = b2 * GPU_GOPS / (s->gop * GPU_INTERFERENCE) - GPU_SAT;
+    double both_c = b2 * t->cpu_gops / s->gop - t->cpu_sat;
+    both_g = both_g < 0 ? 0 : both_g > cap ? cap : both_g;
+    both_c = both_c < 0 ? 0 : both_c;
+    double best = cpu_only;
+    if (gpu_only > best) {
+        best = gpu_only;
+        *cpu_x = 0;
+        *gpu_x = gpu_only;
+    }
+    if (both_g > 0 && both_c > 0 && both_g + both_c > best) {
+        best = both_g + both_c;
+        *cpu_x = both_c;
+        *gpu_x = both_g;
+    }
+    return best;
+}
+
+/* Builds the integer schedule for role counts per cluster type and evaluates it. */
+static double build_and_time(SimCluster *s, const RoleCounts *rc, Schedule *sch)
+{
+    const Cluster *c = s->cluster;
+    memset(sch->worker, 0, c->n_machines);
+    memset(sch->ps, 0, c->n_machines);
+    memset(sch->inputs, 0, c->n_devices * sizeof *sch->inputs);
+    int workers = 0;
+    for (size_t ti = 0; ti < c->n_types; ti++)
+        workers += rc[ti].worker_only + rc[ti].both;
+    if (!workers)
+        return INFINITY;
+    /* Bisection on the compute deadline: the smallest one at which workers fit the batch. */
+    double lo = 0, hi = 1;
+    for (;;) {
+        double total = 0, cx, gx;
+        for (size_t ti = 0; ti < c->n_types; ti++)
+            total += (rc[ti].worker_only + rc[ti].both) *
+                     capacity(s, &TYPES[s->truth_of_type[ti]], hi, &cx, &gx);
+        if (total >= s->job.batch || hi > 1e7)
+            break;
+        hi *= 2;
+    }
+    for (int i = 0; i < 60; i++) {
+        double mid = 0.5 * (lo + hi), total = 0, cx, gx;
+        for (size_t ti = 0; ti < c->n_types; ti++)
+            total += (rc[ti].worker_only + rc[ti].both) *
+                     capacity(s, &TYPES[s->truth_of_type[ti]], mid, &cx, &gx);
+        if (total >= s->job.batch)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    /* Assign roles machine by machine within each type, with real-valued loads. */
+    double *want = calloc(c->n_devices ? c->n_devices : 1, sizeof *want);
+    int used[64] = {0};
+    for (size_t m = 0; m < c->n_machines; m++) {
+        size_t ti = c->machines[m].type;
+        int k = used[ti]++;
+        const RoleCounts *r = &rc[ti];
+        int is_worker = k < r->worker_only + r->both;
+        int is_ps = k >= r->worker_only && k < r->worker_only + r->both + r->ps_only;
+        sch->worker[m] = (unsigned char)is_worker;
+        sch->ps[m] = (unsigned char)is_ps;
+        if (!is_worker)
+            continue;
+        double cx, gx;
+        capacity(s, &TYPES[s->truth_of_type[ti]], hi, &cx, &gx);
+        want[c->machines[m].first_device] = cx;
+        if (c->types[ti].n_devices > 1)
+            want[c->machines[m].first_device + 1] = gx;
+    }
+    double sum = 0;
+    for (size_t d = 0; d < c->n_devices; d++)
+        sum += want[d];
+    int rc_split = sum > 0 ? schedule_split_integer(want, c->n_devices, s->job.batch, sch->inputs)
+                           : -1;
+    free(want);
+    if (rc_split < 0)
+        return INFINITY;
+    return simcluster_noiseless_time(s, sch);
+}
+
+/* Enumerates every (worker-only, ps-only, both) count for each type, recursively. */
+static void search(SimCluster *s, RoleCounts *rc, size_t ti, Schedule *scratch, double *best,
+                   Schedule *best_sched)
+{
+    const Cluster *c = s->cluster;
+    if (ti == c->n_types) {
+        int w = 0, p = 0;
+        for (size_t i = 0; i < c->n_types; i++) {
+            w += rc[i].worker_only + rc[i].both;
+            p += rc[i].ps_only + rc[i].both;
+        }
+        if (!w || !p)
+            return;
+        double v = build_and_time(s, rc, scratch);
+        if (v < *best) {
+            *best = v;
+            schedule_copy_into(best_sched, scratch);
+        }
+        return;
+    }
+    int n = 0;
+    for (size_t m = 0; m < c->n_machines; m++)
+        n += c->machines[m].type == ti;
+    for (int a = 0; a <= n; a++)
+        for (int b = 0; a + b <= n; b++)
+            for (int d = 0; a + b + d <= n; d++) {
+                rc[ti] = (RoleCounts){a, d, b};
+                search(s, rc, ti + 1, scratch, best, best_sched);
+            }
+}
+
+/* Role-count combinations the search would visit: C(n+3, 3) per type, multiplied. */
+static double search_size(const Cluster *c)
+{
+    double total = 1;
+    for (size_t ti = 0; ti < c->n_types; ti++) {
+        double n = 0;
+        for (size_t m = 0; m < c->n_machines; m++)
+            n += c->machines[m].type == ti;
+        total *= (n + 3) * (n + 2) * (n + 1) / 6;
+    }
+    return total;
+}
+
+double simcluster_best_known(SimCluster *s, Schedule **best)
+{
+    if (!s->best_cached) {
+        RoleCounts rc[64];
+        Schedule *scratch = schedule_new(s->cluster, &s->job);
+        s->best = schedule_new(s->cluster, &s->job);
+        s->best_s = INFINITY;
+        if (s->cluster->n_types <= 64 && search_size(s->cluster) <= 5e6)
+            search(s, rc, 0, scratch, &s->best_s, s->best);
+        schedule_free(scratch);
+        s->best_cached = 1;
+    }
+    if (best)
+        *best = s->best_s < INFINITY ? schedule_copy(s->best) : NULL;
+    return s->best_s;
+}

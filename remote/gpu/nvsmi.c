@@ -1,0 +1,125 @@
+/* nvidia-smi csv parsing with explicit unknowns (nvtop keeps a validity bit per field). */
+#include "remote/gpu/nvsmi.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_FIELDS = 8 };
+
+/* Splits on ',' in place, trimming spaces; returns the field count. */
+static size_t split(char *s, char **f, size_t cap)
+{
+    size_t n = 0;
+    for (char *p = s;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        while (isspace((unsigned char)*p))
+            p++;
+        char *e = p + strlen(p);
+        while (e > p && isspace((unsigned char)e[-1]))
+            *--e = 0;
+        if (n < cap)
+            f[n] = p;
+        n++;
+        if (!comma)
+            return n;
+        p = comma + 1;
+    }
+}
+
+/* A number in [0, max], or unknown for "[N/A]", "[Not Supported]", "N/A" and empty fields.
+ * "nan", "inf" and negative values are refused: a value marked known is a real one (found by
+ * tests/fuzz/fuzz_nvsmi.c: "-100" and "nan" were accepted as a known utilization). */
+static int number(const char *text, double max, double *out, int *known, const char *what,
+                  Error *err)
+{
+    *known = 0;
+    *out = 0;
+    if (!text || !text[0] || text[0] == '[' || strcmp(text, "N/A") == 0)
+        return 0;
+    char *end;
+    double v = strtod(text, &end);
+    while (*end == ' ')
+        end++;
+    /* Tolerate a unit when nounits was not honoured ("1024 MiB", "37 %"). */
+    if (end == text || !isfinite(v) || (*end && strcmp(end, "MiB") != 0 && strcmp(end, "%") != 0))
+        return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
+    if (v < 0 || v > max)
+        return error_set(err, "%s: expected a number in [0, %g] or [N/A], found '%s'", what, max,
+                         text);
+    *out = v;
+    *known = 1;
+    return 0;
+}
+
+int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *f[MAX_FIELDS] = {0};
+    size_t n = split(buf, f, MAX_FIELDS);
+    if (n < 2)
+        return error_set(err,
+                         "nvidia-smi gpu line '%.80s': expected index, uuid, name, "
+                         "utilization, memory used, memory total",
+                         line);
+    char *end;
+    long idx = strtol(f[0], &end, 10);
+    if (end == f[0] || *end || idx < 0 || idx > INT_MAX)
+        return error_set(err,
+                         "nvidia-smi gpu line: index: expected a number in [0, %d], found '%s'",
+                         INT_MAX, f[0]);
+    if (strncmp(f[1], "GPU-", 4) != 0 && strncmp(f[1], "MIG-", 4) != 0)
+        return error_set(err, "nvidia-smi gpu line: uuid: expected GPU-..., found '%s'", f[1]);
+    out->index = (int)idx;
+    snprintf(out->uuid, sizeof out->uuid, "%s", f[1]);
+    snprintf(out->name, sizeof out->name, "%s", n > 2 ? f[2] : "");
+    int k;
+    if (number(n > 3 ? f[3] : NULL, 100, &out->util_pct, &k, "utilization.gpu", err) < 0)
+        return -1;
+    out->has_util = (unsigned)k;
+    if (number(n > 4 ? f[4] : NULL, 1e9, &out->mem_used_mib, &k, "memory.used", err) < 0)
+        return -1;
+    out->has_mem_used = (unsigned)k;
+    if (number(n > 5 ? f[5] : NULL, 1e9, &out->mem_total_mib, &k, "memory.total", err) < 0)
+        return -1;
+    out->has_mem_total = (unsigned)k;
+    return 0;
+}
+
+int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *f[MAX_FIELDS] = {0};
+    size_t n = split(buf, f, MAX_FIELDS);
+    char *end;
+    long pid = strtol(f[0], &end, 10);
+    if (n < 2 || end == f[0] || *end || pid <= 0)
+        return error_set(err,
+                         "nvidia-smi process line '%.80s': expected pid, gpu_uuid, "
+                         "used_memory",
+                         line);
+    out->pid = pid;
+    snprintf(out->gpu_uuid, sizeof out->gpu_uuid, "%s", f[1]);
+    int k;
+    if (number(n > 2 ? f[2] : NULL, 1e9, &out->used_mib, &k, "used_memory", err) < 0)
+        return -1;
+    out->has_used = (unsigned)k;
+    return 0;
+}
+
+long nvsmi_join(const GpuSample *gpus, size_t n, const GpuProcess *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(gpus[i].uuid, p->gpu_uuid) == 0)
+            return (long)i;
+    return -1;
+}

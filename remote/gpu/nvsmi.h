@@ -1,0 +1,37 @@
+/* nvidia-smi's csv output (--format=csv,noheader,nounits), parsed: one GPU per
+ * --query-gpu=index,uuid,name,utilization.gpu,memory.used,memory.total line, one process
+ * per --query-compute-apps=pid,gpu_uuid,used_memory line. "[N/A]", "[Not Supported]" and
+ * missing fields are unknown (a validity flag), never zero. Processes join GPUs on UUID:
+ * indices can differ between the two queries (CUDA_VISIBLE_DEVICES, MIG). */
+#ifndef TUNEDECK_NVSMI_H
+#define TUNEDECK_NVSMI_H
+
+#include <stddef.h>
+
+#include "core/base/error.h"
+
+#define NVSMI_QUERY_GPU "index,uuid,name,utilization.gpu,memory.used,memory.total"
+#define NVSMI_QUERY_APPS "pid,gpu_uuid,used_memory"
+
+typedef struct {
+    int index;
+    char uuid[96];
+    char name[96];
+    double util_pct, mem_used_mib, mem_total_mib;
+    unsigned has_util : 1, has_mem_used : 1, has_mem_total : 1;
+} GpuSample;
+
+typedef struct {
+    long pid;
+    char gpu_uuid[96];
+    double used_mib;
+    unsigned has_used : 1;
+} GpuProcess;
+
+int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err);
+int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err);
+
+/* The GPU (index into gpus) a process runs on, by UUID; -1 when none matches. */
+long nvsmi_join(const GpuSample *gpus, size_t n, const GpuProcess *p);
+
+#endif

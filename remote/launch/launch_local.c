@@ -1,0 +1,343 @@
+/* The `local` launcher: the trial command runs as a local process through /bin/sh -c, reads
+ * the schedule on standard input and answers in protocol v1 on standard output. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "core/base/linebuf.h"
+#include "remote/launch/launcher.h"
+
+enum { MAX_LINE = 4 << 20, KILL_GRACE_MS = 2000, REAP_POLL_MS = 20 };
+
+typedef struct {
+    LaunchConfig cfg;
+    const Schedule *schedule;
+    TrialAccumulator *acc;
+    pid_t pid;
+    int in_fd, out_fd, err_fd;
+    char *input;
+    size_t input_len, input_sent;
+    LineBuf out, err;
+    int64_t deadline_ms, kill_at_ms;
+    int exited, status, timed_out, cancelled;
+    int garbage_lines, events;
+    char protocol_error[256];
+    char last_stderr[200];
+    Observation *result;
+} LocalRun;
+
+static void set_nonblock(int fd)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
+{
+    if (!cfg->command || !cfg->command[0]) {
+        error_set(err, "local launcher: expected a trial command (--trial-cmd)");
+        return NULL;
+    }
+    /* Marked close-on-exec at birth so no other child forked meanwhile inherits them; dup2
+     * clears the flag on the child's 0, 1 and 2. */
+    int fds[6] = {-1, -1, -1, -1, -1, -1};
+    int *pin = fds, *pout = fds + 2, *perr = fds + 4;
+    LocalRun *r = NULL;
+    if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
+        error_set(err, "local launcher: pipe: %s", strerror(errno));
+        goto fail;
+    }
+    /* Everything that can fail is done before the fork, so no child is left behind. */
+    r = calloc(1, sizeof *r);
+    if (!r || !(r->input = schedule_to_line(s, &r->input_len))) {
+        error_set(err, "local launcher: out of memory");
+        goto fail;
+    }
+    r->acc = trial_accumulator_new(s);
+    char trial[32];
+    snprintf(trial, sizeof trial, "%d", s->trial);
+    pid_t pid = fork();
+    if (pid < 0) {
+        error_set(err, "local launcher: fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        /* Its own process group, so a stop reaches everything the command started. */
+        setpgid(0, 0);
+        dup2(pin[0], 0);
+        dup2(pout[1], 1);
+        dup2(perr[1], 2);
+        for (int fd = 0; fd < 3; fd++) /* dup2 onto itself keeps close-on-exec */
+            fcntl(fd, F_SETFD, 0);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        setenv("TUNEDECK_TRIAL", trial, 1);
+        setenv("TUNEDECK_MACHINE", "", 1);
+        signal(SIGPIPE, SIG_DFL);
+        execl("/bin/sh", "sh", "-c", cfg->command, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(pin[0]);
+    close(pout[1]);
+    close(perr[1]);
+    r->cfg = *cfg;
+    r->schedule = s;
+    r->pid = pid;
+    r->in_fd = pin[1];
+    r->out_fd = pout[0];
+    r->err_fd = perr[0];
+    set_nonblock(r->in_fd);
+    set_nonblock(r->out_fd);
+    set_nonblock(r->err_fd);
+    linebuf_init(&r->out, MAX_LINE);
+    linebuf_init(&r->err, 64 << 10);
+    double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
+    r->deadline_ms = clock_now_ms() + (int64_t)(timeout_s * 1000);
+    return r;
+fail:
+    for (int i = 0; i < 6; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (r) {
+        trial_accumulator_free(r->acc);
+        free(r->input);
+        free(r);
+    }
+    return NULL;
+}
+
+static void stop_group(LocalRun *r, int64_t now_ms)
+{
+    if (r->exited || r->kill_at_ms)
+        return;
+    kill(-r->pid, SIGTERM);
+    r->kill_at_ms = now_ms + KILL_GRACE_MS;
+    close_fd(&r->in_fd);
+}
+
+static void handle_line(LocalRun *r, char *line, StreamKind stream, int truncated)
+{
+    if (stream == STREAM_STDERR) {
+        snprintf(r->last_stderr, sizeof r->last_stderr, "%s", line);
+        if (r->cfg.on_log)
+            r->cfg.on_log(r->cfg.userdata, "local", stream, line);
+        return;
+    }
+    TrialEvent ev;
+    Error perr;
+    if (truncated || protocol_parse_line(line, &ev, &perr) < 0) {
+        r->garbage_lines++;
+        if (!r->protocol_error[0])
+            snprintf(r->protocol_error, sizeof r->protocol_error, "%s",
+                     truncated ? "a line longer than 4 MiB" : perr.msg);
+        if (r->cfg.on_log)
+            r->cfg.on_log(r->cfg.userdata, "local", stream, line);
+        return;
+    }
+    if (ev.kind == EVENT_LOG) {
+        r->garbage_lines++;
+        if (r->cfg.on_log)
+            r->cfg.on_log(r->cfg.userdata, "local", stream, line);
+    } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
+        if (!r->protocol_error[0])
+            snprintf(r->protocol_error, sizeof r->protocol_error, "%s", perr.msg);
+    } else {
+        r->events++;
+    }
+    trial_event_clear(&ev);
+}
+
+static void drain(LocalRun *r, int *fd, LineBuf *b, StreamKind stream)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(*fd, buf, sizeof buf);
+        if (n > 0) {
+            linebuf_append(b, buf, (size_t)n);
+            int cut;
+            char *line;
+            while ((line = linebuf_pop(b, &cut))) {
+                handle_line(r, line, stream, cut);
+                free(line);
+            }
+            continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            int cut;
+            char *line = linebuf_finish(b, &cut);
+            if (line) {
+                handle_line(r, line, stream, cut);
+                free(line);
+            }
+            close_fd(fd);
+        }
+        return;
+    }
+}
+
+static void pump_input(LocalRun *r)
+{
+    while (r->in_fd >= 0 && r->input_sent < r->input_len) {
+        ssize_t n = write(r->in_fd, r->input + r->input_sent, r->input_len - r->input_sent);
+        if (n > 0) {
+            r->input_sent += (size_t)n;
+        } else if (n < 0 && errno == EAGAIN) {
+            return;
+        } else if (n < 0 && errno != EINTR) {
+            close_fd(&r->in_fd); /* the command does not read its input: its choice */
+            return;
+        }
+    }
+    if (r->input_sent >= r->input_len)
+        close_fd(&r->in_fd);
+}
+
+static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    LocalRun *r = run;
+    size_t n = 0;
+    if (r->in_fd >= 0 && n < cap)
+        fds[n++] = (struct pollfd){.fd = r->in_fd, .events = POLLOUT};
+    if (r->out_fd >= 0 && n < cap)
+        fds[n++] = (struct pollfd){.fd = r->out_fd, .events = POLLIN};
+    if (r->err_fd >= 0 && n < cap)
+        fds[n++] = (struct pollfd){.fd = r->err_fd, .events = POLLIN};
+    int64_t next = r->kill_at_ms ? r->kill_at_ms : r->deadline_ms;
+    /* Once output has closed, the exit status is collected by polling waitpid. */
+    if (r->out_fd < 0 && r->err_fd < 0) {
+        int64_t reap = clock_now_ms() + REAP_POLL_MS;
+        next = next < reap ? next : reap;
+    }
+    if (*deadline_ms < 0 || next < *deadline_ms)
+        *deadline_ms = next;
+    return n;
+}
+
+/* What the command's own end says about the trial. */
+static void command_outcome(const LocalRun *r, Observation *o)
+{
+    if (WIFSIGNALED(r->status)) {
+        o->status = TRIAL_FAILED;
+        snprintf(o->reason, sizeof o->reason, "the command was killed by signal %d",
+                 WTERMSIG(r->status));
+    } else if (WEXITSTATUS(r->status) != 0 && o->status == TRIAL_OK) {
+        o->status = TRIAL_FAILED;
+        snprintf(o->reason, sizeof o->reason, "the command exited with status %d%s%s",
+                 WEXITSTATUS(r->status), r->last_stderr[0] ? ": " : "", r->last_stderr);
+    } else if (WEXITSTATUS(r->status) != 0) {
+        char prior[256];
+        snprintf(prior, sizeof prior, "%s", o->reason);
+        snprintf(o->reason, sizeof o->reason, "the command exited with status %d (%s)%s%s",
+                 WEXITSTATUS(r->status), prior, r->last_stderr[0] ? ": " : "", r->last_stderr);
+    } else {
+        launcher_note_bad_line(o, r->protocol_error);
+    }
+}
+
+static void finish(LocalRun *r)
+{
+    Observation *o = trial_accumulator_finish(r->acc);
+    if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s))
+        command_outcome(r, o);
+    r->result = o;
+}
+
+static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    LocalRun *r = run;
+    for (size_t i = 0; i < n; i++) {
+        if (!fds[i].revents)
+            continue;
+        if (fds[i].fd == r->in_fd)
+            pump_input(r);
+        else if (fds[i].fd == r->out_fd)
+            drain(r, &r->out_fd, &r->out, STREAM_STDOUT);
+        else if (fds[i].fd == r->err_fd)
+            drain(r, &r->err_fd, &r->err, STREAM_STDERR);
+    }
+    if (r->result)
+        return;
+    if (!r->exited && now_ms >= r->deadline_ms && !r->kill_at_ms) {
+        r->timed_out = 1;
+        stop_group(r, now_ms);
+    }
+    if (!r->exited && r->kill_at_ms && now_ms >= r->kill_at_ms)
+        kill(-r->pid, SIGKILL);
+    if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
+        r->exited = 1;
+        /* Whatever the command left behind in its group goes with it. */
+        kill(-r->pid, SIGKILL);
+    }
+    /* An exited command whose output a stray descendant still holds open is over at the
+     * deadline all the same. */
+    if (r->exited &&
+        (r->kill_at_ms || (r->out_fd < 0 && r->err_fd < 0) || now_ms >= r->deadline_ms)) {
+        if (r->out_fd >= 0)
+            drain(r, &r->out_fd, &r->out, STREAM_STDOUT);
+        if (r->err_fd >= 0)
+            drain(r, &r->err_fd, &r->err, STREAM_STDERR);
+        close_fd(&r->in_fd);
+        close_fd(&r->out_fd);
+        close_fd(&r->err_fd);
+        finish(r);
+    }
+}
+
+static int finished(const void *run)
+{
+    return ((const LocalRun *)run)->result != NULL;
+}
+
+static Observation *result(void *run)
+{
+    LocalRun *r = run;
+    Observation *o = r->result;
+    r->result = NULL;
+    return o;
+}
+
+static void cancel(void *run)
+{
+    LocalRun *r = run;
+    if (r->result)
+        return;
+    r->cancelled = 1;
+    stop_group(r, clock_now_ms());
+}
+
+static void run_free(void *run)
+{
+    LocalRun *r = run;
+    if (!r)
+        return;
+    if (!r->exited) {
+        kill(-r->pid, SIGKILL);
+        waitpid(r->pid, &r->status, 0);
+    }
+    close_fd(&r->in_fd);
+    close_fd(&r->out_fd);
+    close_fd(&r->err_fd);
+    linebuf_clear(&r->out);
+    linebuf_clear(&r->err);
+    trial_accumulator_free(r->acc);
+    observation_free(r->result);
+    free(r->input);
+    free(r);
+}
+
+const LauncherKind LAUNCHER_LOCAL = {"local", start,  pollfds, step,
+                                     finished, result, cancel,  run_free};

@@ -1,0 +1,356 @@
+/* The `per-host` and `single` launchers: the trial command runs over SSH on every machine
+ * of the schedule (or once on the launch host), reads the schedule on standard input, and
+ * its protocol lines from all hosts are merged by iteration. The remote command runs in a
+ * process group of its own (sshd starts each session with setsid); stopping it is a kill
+ * of that group over a second channel, so nothing of the trial outlives a stop. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/launch/launcher.h"
+#include "remote/ssh/shquote.h"
+
+enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000 };
+
+/* How the remote side reports its process group before anything else. */
+#define PGID_MARK "tunedeck-pgid "
+
+typedef struct {
+    size_t machine, host;
+    RemoteExec *x, *killer;
+    long pgid;
+    int stop_wanted;
+    char last_stderr[200];
+} Part;
+
+typedef struct {
+    LaunchConfig cfg;
+    const Schedule *schedule;
+    HostPool *pool;
+    TrialAccumulator *acc;
+    Part *parts;
+    size_t n;
+    int64_t deadline_ms, stop_deadline_ms;
+    int stopping, cancelled, timed_out;
+    char failure[256];
+    TrialStatus failure_status;
+    char protocol_error[256];
+    Observation *result;
+} SshRun;
+
+static const char *machine_name(const SshRun *r, const Part *p)
+{
+    return r->schedule->cluster->machines[p->machine].name;
+}
+
+static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
+{
+    SshRun *r = ud;
+    Part *p = NULL;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->parts[i].x == x)
+            p = &r->parts[i];
+    if (!p)
+        return;
+    const char *name = machine_name(r, p);
+    if (stream == STREAM_STDERR) {
+        if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
+            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (pgid <= 1) /* `kill -- -1` would reach every process of the user */
+                return;
+            p->pgid = pgid;
+            if (r->cfg.on_proc)
+                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid);
+            return;
+        }
+        snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
+        if (r->cfg.on_log)
+            r->cfg.on_log(r->cfg.userdata, name, stream, line);
+        return;
+    }
+    TrialEvent ev;
+    Error perr;
+    if (cut || protocol_parse_line(line, &ev, &perr) < 0) {
+        if (!r->protocol_error[0])
+            snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name,
+                     cut ? "a line longer than 4 MiB" : perr.msg);
+        if (r->cfg.on_log)
+            r->cfg.on_log(r->cfg.userdata, name, stream, line);
+        return;
+    }
+    if (ev.kind == EVENT_LOG) {
+        if (r->cfg.on_log)
+            r->cfg.on_log(r->cfg.userdata, name, stream, line);
+    } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0 && !r->protocol_error[0]) {
+        snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name, perr.msg);
+    }
+    trial_event_clear(&ev);
+}
+
+/* sh -c 'report pgid; export the trial's environment; exec the command', all quoted. */
+static char *remote_command(const char *command, const char *machine, int trial)
+{
+    char trial_text[32];
+    snprintf(trial_text, sizeof trial_text, "%d", trial);
+    char *b = NULL;
+    size_t len = 0;
+    if (shquote_append_raw(&b, &len,
+                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; "
+                           "TUNEDECK_MACHINE=") < 0 ||
+        shquote_append(&b, &len, machine) < 0 ||
+        shquote_append_raw(&b, &len, " TUNEDECK_TRIAL=") < 0 ||
+        shquote_append(&b, &len, trial_text) < 0 ||
+        shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL; exec sh -c ") < 0 ||
+        shquote_append(&b, &len, command) < 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single, Error *err)
+{
+    const char *lname = single ? "single" : "per-host";
+    if (!cfg->command || !cfg->command[0]) {
+        error_set(err, "%s launcher: expected a trial command (--trial-cmd)", lname);
+        return NULL;
+    }
+    if (!cfg->remote) {
+        error_set(err, "%s launcher: expected a host pool (a --cluster inventory)", lname);
+        return NULL;
+    }
+    const Cluster *c = s->cluster;
+    SshRun *r = calloc(1, sizeof *r);
+    if (!r || !(r->parts = calloc(c->n_machines ? c->n_machines : 1, sizeof *r->parts))) {
+        free(r);
+        error_set(err, "%s launcher: out of memory", lname);
+        return NULL;
+    }
+    r->cfg = *cfg;
+    r->schedule = s;
+    r->pool = cfg->remote;
+    if (single) {
+        long m = c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
+        if (m < 0 || c->n_machines == 0) {
+            error_set(err, "single launcher: trial.launch_host: no machine named '%s'",
+                      c->trial.launch_host);
+            goto fail;
+        }
+        r->parts[r->n++].machine = (size_t)m;
+    } else {
+        for (size_t m = 0; m < c->n_machines; m++)
+            if (s->worker[m] || s->ps[m])
+                r->parts[r->n++].machine = m;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        long h = hostpool_find(r->pool, c->machines[r->parts[i].machine].name);
+        if (h < 0) {
+            error_set(err, "%s launcher: machine '%s' is not in the host pool", lname,
+                      c->machines[r->parts[i].machine].name);
+            goto fail;
+        }
+        r->parts[i].host = (size_t)h;
+    }
+    r->acc = trial_accumulator_new(s);
+    size_t input_len = 0;
+    char *input = schedule_to_line(s, &input_len);
+    if (!input) {
+        error_set(err, "%s launcher: out of memory", lname);
+        goto fail;
+    }
+    ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
+    for (size_t i = 0; i < r->n; i++) {
+        /* single: the command speaks for every machine, as with the local launcher. */
+        char *cmd =
+            remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]), s->trial);
+        r->parts[i].x =
+            cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
+        if (!cmd)
+            error_set(err, "%s launcher: out of memory", lname);
+        free(cmd);
+        if (!r->parts[i].x) {
+            free(input);
+            goto fail;
+        }
+    }
+    free(input);
+    double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
+    r->deadline_ms = clock_now_ms() + (int64_t)(timeout_s * 1000);
+    return r;
+fail:
+    for (size_t i = 0; i < r->n; i++)
+        rexec_free(r->parts[i].x);
+    trial_accumulator_free(r->acc);
+    free(r->parts);
+    free(r);
+    return NULL;
+}
+
+static void *start_per_host(const LaunchConfig *cfg, const Schedule *s, Error *err)
+{
+    return start_common(cfg, s, 0, err);
+}
+
+static void *start_single(const LaunchConfig *cfg, const Schedule *s, Error *err)
+{
+    return start_common(cfg, s, 1, err);
+}
+
+static void kill_part(SshRun *r, Part *p)
+{
+    if (p->killer || !p->x || rexec_done(p->x))
+        return;
+    if (!p->pgid) {
+        p->stop_wanted = 1; /* killed as soon as its group is known */
+        return;
+    }
+    char cmd[512];
+    /* TERM lets the trial checkpoint or clean up; KILL after 2 s leaves nothing behind. */
+    snprintf(cmd, sizeof cmd,
+             "kill -TERM -- -%ld 2>/dev/null; n=0; while kill -0 -- -%ld 2>/dev/null; do "
+             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -%ld 2>/dev/null; break; fi; "
+             "sleep 0.1; done; true",
+             p->pgid, p->pgid, p->pgid);
+    p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, NULL, NULL);
+}
+
+static void stop_all(SshRun *r, int64_t now_ms)
+{
+    if (!r->stopping) {
+        r->stopping = 1;
+        r->stop_deadline_ms = now_ms + KILL_WAIT_MS;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        kill_part(r, &r->parts[i]);
+}
+
+static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    SshRun *r = run;
+    size_t n = hostpool_pollfds(r->pool, fds, cap, deadline_ms);
+    int64_t next = r->stopping ? r->stop_deadline_ms : r->deadline_ms;
+    if (*deadline_ms < 0 || next < *deadline_ms)
+        *deadline_ms = next;
+    return n;
+}
+
+/* The first part that went wrong on its own (not by our stop) names the trial's failure. */
+static void note_part_end(SshRun *r, Part *p)
+{
+    if (r->stopping || r->failure[0])
+        return;
+    ExecOutcome o = rexec_outcome(p->x);
+    const char *name = machine_name(r, p);
+    if (o == EXEC_SSH_FAILED) {
+        r->failure_status = TRIAL_UNREACHABLE;
+        /* A channel closing under us does not say where: name the host (a failed
+         * connection's error already does). */
+        const char *e = rexec_error(p->x);
+        if (strncmp(e, "ssh to ", 7) == 0)
+            snprintf(r->failure, sizeof r->failure, "ssh failed: %s", e);
+        else
+            snprintf(r->failure, sizeof r->failure, "ssh failed on %s: %s", name, e);
+    } else if (o == EXEC_SIGNALED) {
+        r->failure_status = TRIAL_FAILED;
+        snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
+                 rexec_error(p->x));
+    } else if (o == EXEC_EXITED && rexec_exit_status(p->x) != 0) {
+        r->failure_status = TRIAL_FAILED;
+        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d%s%s",
+                 name, rexec_exit_status(p->x), p->last_stderr[0] ? ": " : "", p->last_stderr);
+    }
+}
+
+static void finish(SshRun *r)
+{
+    Observation *o = trial_accumulator_finish(r->acc);
+    if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
+        if (r->failure[0]) {
+            o->status = r->failure_status;
+            snprintf(o->reason, sizeof o->reason, "%s", r->failure);
+        } else {
+            launcher_note_bad_line(o, r->protocol_error);
+        }
+    }
+    r->result = o;
+}
+
+static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    SshRun *r = run;
+    hostpool_step(r->pool, fds, n, now_ms);
+    if (r->result)
+        return;
+    int running = 0, killers = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        Part *p = &r->parts[i];
+        if (p->stop_wanted && p->pgid)
+            kill_part(r, p);
+        if (!rexec_done(p->x))
+            running++;
+        else if (!p->killer)
+            note_part_end(r, p);
+        killers += p->killer && !rexec_done(p->killer);
+    }
+    if (r->failure[0] && !r->stopping && running)
+        stop_all(r, now_ms);
+    if (!r->stopping && now_ms >= r->deadline_ms && running) {
+        r->timed_out = 1;
+        stop_all(r, now_ms);
+    }
+    if (r->stopping && now_ms >= r->stop_deadline_ms) {
+        /* What a dead connection could not kill, we can no longer see: give up waiting. */
+        for (size_t i = 0; i < r->n; i++) {
+            rexec_close(r->parts[i].x);
+            if (r->parts[i].killer)
+                rexec_close(r->parts[i].killer);
+        }
+        running = killers = 0;
+    }
+    if (!running && !killers)
+        finish(r);
+}
+
+static int finished(const void *run)
+{
+    return ((const SshRun *)run)->result != NULL;
+}
+
+static Observation *result(void *run)
+{
+    SshRun *r = run;
+    Observation *o = r->result;
+    r->result = NULL;
+    return o;
+}
+
+static void cancel(void *run)
+{
+    SshRun *r = run;
+    if (r->result)
+        return;
+    r->cancelled = 1;
+    stop_all(r, clock_now_ms());
+}
+
+static void run_free(void *run)
+{
+    SshRun *r = run;
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        rexec_free(r->parts[i].x);
+        rexec_free(r->parts[i].killer);
+    }
+    trial_accumulator_free(r->acc);
+    observation_free(r->result);
+    free(r->parts);
+    free(r);
+}
+
+const LauncherKind LAUNCHER_PER_HOST = {"per-host", start_per_host, pollfds, step,
+                                        finished,   result,         cancel,  run_free};
+const LauncherKind LAUNCHER_SINGLE = {"single", start_single, pollfds, step,
+                                      finished, result,       cancel,  run_free};

@@ -1,0 +1,92 @@
+/* The launcher registry, and a blocking driver for headless runs and tests. */
+#include "remote/launch/launcher.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+
+extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE;
+
+static const LauncherKind *const LAUNCHERS[] = {
+    &LAUNCHER_SIM,
+    &LAUNCHER_LOCAL,
+    &LAUNCHER_PER_HOST,
+    &LAUNCHER_SINGLE,
+    NULL,
+};
+
+const LauncherKind *launcher_find(const char *name)
+{
+    for (const LauncherKind *const *k = LAUNCHERS; *k; k++)
+        if (strcmp((*k)->name, name) == 0)
+            return *k;
+    return NULL;
+}
+
+const char *launcher_names(void)
+{
+    static char names[128];
+    if (!names[0]) {
+        for (const LauncherKind *const *k = LAUNCHERS; *k; k++) {
+            if (names[0])
+                strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, (*k)->name, sizeof names - strlen(names) - 1);
+        }
+    }
+    return names;
+}
+
+int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s)
+{
+    if (cancelled) {
+        o->status = TRIAL_CANCELLED;
+        snprintf(o->reason, sizeof o->reason, "cancelled");
+    } else if (timed_out) {
+        o->status = TRIAL_TIMEOUT;
+        snprintf(o->reason, sizeof o->reason, "ran past the %.0f s trial timeout",
+                 timeout_s > 0 ? timeout_s : 600);
+    }
+    return cancelled || timed_out;
+}
+
+void launcher_note_bad_line(Observation *o, const char *protocol_error)
+{
+    if (o->status == TRIAL_OK || !protocol_error[0])
+        return;
+    char prior[sizeof o->reason];
+    snprintf(prior, sizeof prior, "%s", o->reason);
+    snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, protocol_error);
+}
+
+enum { MAX_FDS = 1024 };
+
+Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
+                                   const Schedule *s, Error *err)
+{
+    void *run = k->start(cfg, s, err);
+    if (!run)
+        return NULL;
+    struct pollfd fds[MAX_FDS];
+    while (!k->finished(run)) {
+        int64_t deadline = -1;
+        size_t n = k->pollfds(run, fds, MAX_FDS, &deadline);
+        int timeout = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - clock_now_ms();
+            timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
+        }
+        int rc = poll(fds, n, timeout);
+        if (rc < 0 && errno != EINTR) {
+            k->cancel(run);
+            break;
+        }
+        k->step(run, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    Observation *o = k->result(run);
+    if (!o)
+        error_set(err, "%s launcher: poll: %s", k->name, strerror(errno));
+    k->free(run);
+    return o;
+}

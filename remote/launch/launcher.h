@@ -1,0 +1,64 @@
+/* Trial launchers, chosen by name from a table (DESIGN §3): each runs one trial of a
+ * schedule and turns what comes back into an Observation. Non-blocking: the caller's poll
+ * loop drives every run through pollfds()/step(), so nothing here ever blocks. */
+#ifndef TUNEDECK_LAUNCHER_H
+#define TUNEDECK_LAUNCHER_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model/observation.h"
+
+typedef struct SimCluster SimCluster;
+
+typedef enum { STREAM_STDOUT, STREAM_STDERR } StreamKind;
+
+/* Called for every line that is log text (not a protocol event), for the console's log. */
+typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stream,
+                            const char *line);
+/* per-host/single: a remote part of trial `trial` reports its process group on `machine`
+ * (sshd makes each command a session leader), so a journal can find it after a crash. */
+typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid);
+
+typedef struct {
+    const char *command;     /* local/per-host/single: the trial command */
+    double timeout_s;        /* whole-trial deadline; default 600 */
+    SimCluster *sim;         /* sim launcher: the simulated cluster answering trials */
+    uint64_t seed;           /* sim launcher: noise seed (combined with the trial number) */
+    void *remote;            /* per-host/single: the remote layer's host pool */
+    LaunchLogFn on_log;
+    LaunchProcFn on_proc; /* optional; shares userdata with on_log */
+    void *userdata;
+} LaunchConfig;
+
+typedef struct {
+    const char *name;
+    void *(*start)(const LaunchConfig *cfg, const Schedule *s, Error *err);
+    /* Fills up to cap pollfds; sets *deadline_ms (monotonic, clock_now_ms) to its next timer
+     * or leaves it untouched. Returns how many fds were filled. */
+    size_t (*pollfds)(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+    /* Handles ready fds (the same array pollfds filled, after poll) and expired deadlines. */
+    void (*step)(void *run, const struct pollfd *fds, size_t n, int64_t now_ms);
+    int (*finished)(const void *run);
+    /* After finished: the outcome; the caller owns it. */
+    Observation *(*result)(void *run);
+    /* Stops the trial now; finished() becomes true with status TRIAL_CANCELLED. */
+    void (*cancel)(void *run);
+    void (*free)(void *run);
+} LauncherKind;
+
+const LauncherKind *launcher_find(const char *name);
+const char *launcher_names(void);
+
+/* For launchers that run a command: a cancel or a timeout names the trial's outcome whatever
+ * the command did. Returns 1 when one of them did. */
+int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s);
+/* A failed trial's reason gets "; first bad line: ERROR" when its output had one. */
+void launcher_note_bad_line(Observation *o, const char *protocol_error);
+
+/* Runs one trial to the end with its own poll loop (headless use and tests). */
+Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
+                                   const Schedule *s, Error *err);
+
+#endif

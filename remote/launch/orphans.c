@@ -1,0 +1,206 @@
+/* Finding and stopping the remote processes of interrupted trials (remote/orphans.h). */
+#include "remote/launch/orphans.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+
+cJSON *orphans_proc_json(int trial, const char *machine, long pgid)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "event", "remote_process");
+    cJSON_AddNumberToObject(j, "trial", trial);
+    cJSON_AddStringToObject(j, "machine", machine);
+    cJSON_AddNumberToObject(j, "pgid", (double)pgid);
+    return j;
+}
+
+static const char *event_kind(const cJSON *ev)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(ev, "event");
+    return cJSON_IsString(k) ? k->valuestring : "";
+}
+
+static int event_trial(const cJSON *ev)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "trial");
+    return cJSON_IsNumber(t) && t->valuedouble >= 1 && t->valuedouble <= 1e8 ? t->valueint : 0;
+}
+
+int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < log->n; i++) {
+        const cJSON *ev = log->events[i];
+        int trial = event_trial(ev);
+        if (!trial)
+            continue;
+        if (strcmp(event_kind(ev), "finished") == 0) {
+            /* Finished: its processes were stopped or exited under the session's eyes. */
+            size_t k = 0;
+            for (size_t j = 0; j < out->n; j++)
+                if (out->items[j].trial != trial)
+                    out->items[k++] = out->items[j];
+            out->n = k;
+            continue;
+        }
+        if (strcmp(event_kind(ev), "remote_process") != 0)
+            continue;
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(ev, "machine");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(ev, "pgid");
+        /* A group id of 1 or less would be everything: never. */
+        if (!cJSON_IsString(m) || !cJSON_IsNumber(g) || g->valuedouble < 2 ||
+            g->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof out->items[0].machine)
+            continue;
+        if (orphans_add(out, trial, m->valuestring, (long)g->valuedouble) < 0) {
+            orphans_clear(out);
+            return error_set(err, "out of memory");
+        }
+    }
+    return 0;
+}
+
+void orphans_clear(OrphanList *l)
+{
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+/* One command per host: for each "PGID:TRIAL" pair, kills group PGID only if one of its
+ * processes carries TUNEDECK_TRIAL=TRIAL, and prints "PGID stopped" or "PGID gone". Only
+ * numbers are put into the command: nothing from the journal reaches the shell as text. */
+static char *stop_command(const OrphanList *l, const char *machine)
+{
+    size_t cap = 1024 + l->n * 48, len;
+    char *cmd = malloc(cap);
+    if (!cmd)
+        return NULL;
+    len = (size_t)snprintf(cmd, cap, "for gt in");
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i].machine, machine) == 0)
+            len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d", l->items[i].pgid,
+                                    l->items[i].trial);
+    snprintf(cmd + len, cap - len,
+             "; do g=${gt%%:*}; t=${gt#*:}; found=; for p in $(pgrep -g $g 2>/dev/null); do "
+             "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"TUNEDECK_TRIAL=$t\"; "
+             "then found=1; break; fi; done; "
+             "if [ -z \"$found\" ]; then echo \"$g gone\"; continue; fi; "
+             "kill -TERM -- -$g 2>/dev/null; n=0; while kill -0 -- -$g 2>/dev/null; do "
+             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -$g 2>/dev/null; break; fi; "
+             "sleep 0.1; done; echo \"$g stopped\"; done");
+    return cmd;
+}
+
+typedef struct {
+    OrphanList *l;
+    const char *machine;
+    RemoteExec *x;
+} Stop;
+
+static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
+{
+    Stop *s = ud;
+    (void)x;
+    char *end;
+    long g = strtol(line, &end, 10);
+    if (stream != STREAM_STDOUT || cut || (strcmp(end, " gone") && strcmp(end, " stopped")))
+        return;
+    for (size_t i = 0; i < s->l->n; i++) {
+        Orphan *o = &s->l->items[i];
+        if (o->pgid == g && strcmp(o->machine, s->machine) == 0)
+            snprintf(o->result, sizeof o->result, "%s", end + 1);
+    }
+}
+
+int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
+{
+    if (l->n == 0)
+        return 0;
+    Stop *stops = calloc(l->n, sizeof *stops);
+    size_t n_stops = 0;
+    if (!stops)
+        return 0;
+    for (size_t i = 0; i < l->n; i++)
+        l->items[i].result[0] = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        Orphan *o = &l->items[i];
+        int seen = 0;
+        for (size_t k = 0; k < n_stops; k++)
+            seen |= strcmp(stops[k].machine, o->machine) == 0;
+        if (seen)
+            continue; /* one command per host */
+        Stop *s = &stops[n_stops++];
+        s->l = l;
+        s->machine = o->machine;
+        long h = hostpool_find(pool, o->machine);
+        char *cmd = h < 0 ? NULL : stop_command(l, o->machine);
+        ExecOptions eo = {.on_line = on_line, .userdata = s, .max_line = 4096};
+        Error err;
+        if (h < 0)
+            error_set(&err, "no machine '%s' in the cluster", o->machine);
+        else if (!cmd)
+            error_set(&err, "out of memory");
+        else
+            s->x = hostpool_exec(pool, (size_t)h, cmd, NULL, 0, &eo, &err);
+        free(cmd);
+        if (!s->x)
+            for (size_t k = i; k < l->n; k++)
+                if (strcmp(l->items[k].machine, o->machine) == 0)
+                    snprintf(l->items[k].result, sizeof l->items[k].result, "not stopped: %s",
+                             err.msg);
+    }
+    int64_t deadline = clock_now_ms() + (int64_t)(timeout_s * 1000);
+    for (;;) {
+        int running = 0;
+        for (size_t i = 0; i < n_stops; i++)
+            running += stops[i].x && !rexec_done(stops[i].x);
+        int64_t now = clock_now_ms();
+        if (!running || now >= deadline)
+            break;
+        struct pollfd fds[256];
+        int64_t next = deadline;
+        size_t n = hostpool_pollfds(pool, fds, 256, &next);
+        if (next < 0 || next > deadline)
+            next = deadline;
+        int wait = next > now ? (int)(next - now) : 0;
+        int rc = poll(fds, n, wait > 100 ? 100 : wait);
+        hostpool_step(pool, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    for (size_t i = 0; i < n_stops; i++) {
+        RemoteExec *x = stops[i].x;
+        for (size_t k = 0; x && k < l->n; k++) {
+            Orphan *o = &l->items[k];
+            if (o->result[0] || strcmp(o->machine, stops[i].machine) != 0)
+                continue;
+            if (!rexec_done(x))
+                snprintf(o->result, sizeof o->result, "not stopped: no answer within %.0f s",
+                         timeout_s);
+            else if (rexec_outcome(x) == EXEC_SSH_FAILED)
+                snprintf(o->result, sizeof o->result, "not stopped: %s", rexec_error(x));
+            else
+                snprintf(o->result, sizeof o->result, "not stopped: the stop command failed");
+        }
+        rexec_free(x);
+    }
+    free(stops);
+    int stopped = 0;
+    for (size_t i = 0; i < l->n; i++)
+        stopped += strcmp(l->items[i].result, "stopped") == 0;
+    return stopped;
+}
+
+int orphans_add(OrphanList *l, int trial, const char *machine, long pgid)
+{
+    Orphan *grown = realloc(l->items, (l->n + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    l->items = grown;
+    Orphan *o = &l->items[l->n++];
+    memset(o, 0, sizeof *o);
+    o->trial = trial;
+    o->pgid = pgid;
+    snprintf(o->machine, sizeof o->machine, "%s", machine);
+    return 0;
+}

@@ -1,0 +1,441 @@
+/* The tuning session state machine: suggest → launch → observe, one trial at a time. */
+#include "remote/launch/tuner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+
+typedef enum { PHASE_IDLE, PHASE_SUGGESTING, PHASE_RUNNING, PHASE_STOPPED } Phase;
+
+struct Tuner {
+    TunerConfig cfg;
+    Optimizer *opt;
+    pthread_mutex_t opt_lock;
+    Phase phase;
+    int budget, paused;
+    TrialRecord *trials;
+    size_t n_trials, cap_trials;
+    void *run;                 /* the launcher's run of the current trial */
+    Schedule *override;        /* the operator's next schedule */
+    int stop_requested;        /* tuner_stop(): launch nothing more */
+    char last_error[ERROR_MSG_MAX];
+    /* background suggestion */
+    pthread_t thread;
+    int thread_live;
+    int wake[2];
+    Suggestion pending;
+    int pending_rc;
+    double pending_ms;
+    Error pending_err;
+};
+
+Tuner *tuner_new(const TunerConfig *cfg, Error *err)
+{
+    if (!cfg->launcher) {
+        error_set(err, "tuner: no launcher given");
+        return NULL;
+    }
+    Optimizer *opt = optimizer_new(cfg->optimizer, cfg->cluster, cfg->job, cfg->seed, err);
+    if (!opt)
+        return NULL;
+    Tuner *t = calloc(1, sizeof *t);
+    if (!t) {
+        optimizer_free(opt);
+        error_set(err, "tuner: out of memory");
+        return NULL;
+    }
+    t->cfg = *cfg;
+    t->opt = opt;
+    t->budget = cfg->budget;
+    t->wake[0] = t->wake[1] = -1;
+    pthread_mutex_init(&t->opt_lock, NULL);
+    if (cfg->async_suggest) {
+        /* Close-on-exec from birth: a trial forked meanwhile must not inherit the pipe. */
+        if (pipe2(t->wake, O_CLOEXEC) < 0) {
+            t->wake[0] = t->wake[1] = -1;
+            error_set(err, "tuner: pipe: %s", strerror(errno));
+            tuner_free(t);
+            return NULL;
+        }
+        fcntl(t->wake[0], F_SETFL, O_NONBLOCK);
+    }
+    return t;
+}
+
+void tuner_free(Tuner *t)
+{
+    if (!t)
+        return;
+    if (t->thread_live)
+        pthread_join(t->thread, NULL);
+    suggestion_clear(&t->pending);
+    if (t->run) {
+        t->cfg.launcher->cancel(t->run);
+        Observation *o = NULL;
+        while (!t->cfg.launcher->finished(t->run)) {
+            struct pollfd fds[64];
+            int64_t deadline = -1;
+            size_t n = t->cfg.launcher->pollfds(t->run, fds, 64, &deadline);
+            int rc = poll(fds, n, 50);
+            t->cfg.launcher->step(t->run, fds, rc > 0 ? n : 0, clock_now_ms());
+        }
+        o = t->cfg.launcher->result(t->run);
+        observation_free(o);
+        t->cfg.launcher->free(t->run);
+    }
+    for (size_t i = 0; i < t->n_trials; i++) {
+        suggestion_clear(&t->trials[i].suggestion);
+        observation_free(t->trials[i].obs);
+    }
+    free(t->trials);
+    schedule_free(t->override);
+    optimizer_free(t->opt);
+    pthread_mutex_destroy(&t->opt_lock);
+    if (t->wake[0] >= 0)
+        close(t->wake[0]);
+    if (t->wake[1] >= 0)
+        close(t->wake[1]);
+    free(t);
+}
+
+static void emit(Tuner *t, TunerEvent ev, const TrialRecord *rec)
+{
+    if (t->cfg.on_event)
+        t->cfg.on_event(t->cfg.userdata, ev, rec);
+}
+
+static TrialRecord *add_record(Tuner *t)
+{
+    if (t->n_trials == t->cap_trials) {
+        size_t cap = t->cap_trials ? t->cap_trials * 2 : 32;
+        TrialRecord *grown = realloc(t->trials, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        t->trials = grown;
+        t->cap_trials = cap;
+    }
+    TrialRecord *r = &t->trials[t->n_trials++];
+    memset(r, 0, sizeof *r);
+    r->trial = (int)t->n_trials;
+    return r;
+}
+
+static void record_outcome(Tuner *t, TrialRecord *rec, Observation *o)
+{
+    rec->obs = o;
+    rec->finished_s = clock_now_s();
+    pthread_mutex_lock(&t->opt_lock);
+    optimizer_observe(t->opt, o);
+    pthread_mutex_unlock(&t->opt_lock);
+    emit(t, TUNER_EVENT_FINISHED, rec);
+}
+
+/* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
+static void launch(Tuner *t, TrialRecord *rec)
+{
+    rec->suggestion.schedule->trial = rec->trial;
+    rec->started_s = clock_now_s();
+    emit(t, TUNER_EVENT_STARTED, rec);
+    if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
+        Observation *o = observation_new(rec->suggestion.schedule);
+        o->status = TRIAL_CANCELLED;
+        snprintf(o->reason, sizeof o->reason, "not launched: %s", t->last_error);
+        record_outcome(t, rec, o);
+        t->phase = PHASE_STOPPED;
+        return;
+    }
+    Error err;
+    t->run = t->cfg.launcher->start(&t->cfg.launch, rec->suggestion.schedule, &err);
+    if (!t->run) {
+        Observation *o = observation_new(rec->suggestion.schedule);
+        o->status = TRIAL_FAILED;
+        snprintf(o->reason, sizeof o->reason, "could not start: %s", err.msg);
+        record_outcome(t, rec, o);
+        t->phase = t->stop_requested ? PHASE_STOPPED : PHASE_IDLE;
+        return;
+    }
+    t->phase = PHASE_RUNNING;
+}
+
+static void accept_suggestion(Tuner *t, Suggestion *sg, double ms)
+{
+    TrialRecord *rec = add_record(t);
+    rec->suggestion = *sg;
+    memset(sg, 0, sizeof *sg);
+    rec->suggest_ms = ms;
+    emit(t, TUNER_EVENT_SUGGESTED, rec);
+    launch(t, rec);
+}
+
+static void *suggest_thread(void *arg)
+{
+    Tuner *t = arg;
+    double t0 = clock_now_s();
+    pthread_mutex_lock(&t->opt_lock);
+    t->pending_rc = optimizer_suggest(t->opt, &t->pending, &t->pending_err);
+    pthread_mutex_unlock(&t->opt_lock);
+    t->pending_ms = (clock_now_s() - t0) * 1000.0;
+    char byte = 1;
+    while (write(t->wake[1], &byte, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+static void begin_trial(Tuner *t)
+{
+    if (t->override) {
+        Suggestion sg;
+        memset(&sg, 0, sizeof sg);
+        pthread_mutex_lock(&t->opt_lock);
+        Error err;
+        if (optimizer_predict(t->opt, t->override, &sg, &err) < 0) {
+            suggestion_clear(&sg);
+            memset(&sg, 0, sizeof sg);
+        }
+        pthread_mutex_unlock(&t->opt_lock);
+        schedule_free(sg.schedule);
+        sg.schedule = t->override;
+        t->override = NULL;
+        TrialRecord *rec = add_record(t);
+        rec->suggestion = sg;
+        rec->overridden = 1;
+        emit(t, TUNER_EVENT_SUGGESTED, rec);
+        launch(t, rec);
+        return;
+    }
+    if (t->cfg.async_suggest) {
+        memset(&t->pending, 0, sizeof t->pending);
+        if (pthread_create(&t->thread, NULL, suggest_thread, t) == 0) {
+            t->thread_live = 1;
+            t->phase = PHASE_SUGGESTING;
+            return;
+        }
+    }
+    Suggestion sg;
+    Error err;
+    double t0 = clock_now_s();
+    pthread_mutex_lock(&t->opt_lock);
+    int rc = optimizer_suggest(t->opt, &sg, &err);
+    pthread_mutex_unlock(&t->opt_lock);
+    if (rc < 0) {
+        suggestion_clear(&sg);
+        snprintf(t->last_error, sizeof t->last_error, "%s", err.msg);
+        t->phase = PHASE_STOPPED;
+        return;
+    }
+    accept_suggestion(t, &sg, (clock_now_s() - t0) * 1000.0);
+}
+
+size_t tuner_pollfds(Tuner *t, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    size_t n = 0;
+    if (t->phase == PHASE_SUGGESTING && cap > 0)
+        fds[n++] = (struct pollfd){.fd = t->wake[0], .events = POLLIN};
+    if (t->phase == PHASE_RUNNING) {
+        n += t->cfg.launcher->pollfds(t->run, fds + n, cap - n, deadline_ms);
+        if (t->cfg.launcher->finished(t->run))
+            *deadline_ms = clock_now_ms(); /* a run that is over (sim) is collected now */
+    }
+    if (t->phase == PHASE_IDLE && !t->paused && (int)t->n_trials < t->budget)
+        *deadline_ms = clock_now_ms(); /* work to start now */
+    return n;
+}
+
+void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    if (t->phase == PHASE_SUGGESTING) {
+        char buf[16];
+        if (read(t->wake[0], buf, sizeof buf) <= 0)
+            return;
+        pthread_join(t->thread, NULL);
+        t->thread_live = 0;
+        if (t->pending_rc < 0) {
+            suggestion_clear(&t->pending);
+            snprintf(t->last_error, sizeof t->last_error, "%s", t->pending_err.msg);
+            t->phase = PHASE_STOPPED;
+            return;
+        }
+        accept_suggestion(t, &t->pending, t->pending_ms);
+        return;
+    }
+    if (t->phase == PHASE_RUNNING) {
+        const LauncherKind *k = t->cfg.launcher;
+        k->step(t->run, fds, n, now_ms);
+        if (!k->finished(t->run))
+            return;
+        Observation *o = k->result(t->run);
+        k->free(t->run);
+        t->run = NULL;
+        t->phase = PHASE_IDLE;
+        record_outcome(t, &t->trials[t->n_trials - 1], o);
+        if (t->stop_requested)
+            t->phase = PHASE_STOPPED;
+    }
+    if (t->phase == PHASE_IDLE && !t->paused && (int)t->n_trials < t->budget)
+        begin_trial(t);
+}
+
+int tuner_run_blocking(Tuner *t, Error *err)
+{
+    struct pollfd fds[1024];
+    while (!tuner_done(t)) {
+        int64_t deadline = -1;
+        size_t n = tuner_pollfds(t, fds, 1024, &deadline);
+        int timeout = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - clock_now_ms();
+            timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
+        }
+        int rc = poll(fds, n, timeout);
+        if (rc < 0 && errno != EINTR)
+            return error_set(err, "poll: %s", strerror(errno));
+        tuner_step(t, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    if (t->last_error[0])
+        return error_set(err, "%s", t->last_error);
+    return 0;
+}
+
+int tuner_done(const Tuner *t)
+{
+    if (t->phase == PHASE_STOPPED)
+        return 1;
+    return t->phase == PHASE_IDLE && ((int)t->n_trials >= t->budget);
+}
+
+int tuner_running(const Tuner *t)
+{
+    return t->phase == PHASE_RUNNING || t->phase == PHASE_SUGGESTING;
+}
+
+size_t tuner_n_trials(const Tuner *t)
+{
+    return t->n_trials;
+}
+
+const TrialRecord *tuner_trial(const Tuner *t, size_t i)
+{
+    return i < t->n_trials ? &t->trials[i] : NULL;
+}
+
+const TrialRecord *tuner_best(const Tuner *t)
+{
+    const TrialRecord *best = NULL;
+    for (size_t i = 0; i < t->n_trials; i++) {
+        const Observation *o = t->trials[i].obs;
+        if (o && o->status == TRIAL_OK && (!best || o->time_s < best->obs->time_s))
+            best = &t->trials[i];
+    }
+    return best;
+}
+
+const char *tuner_last_error(const Tuner *t)
+{
+    return t->last_error[0] ? t->last_error : NULL;
+}
+
+int tuner_budget(const Tuner *t)
+{
+    return t->budget;
+}
+
+void tuner_set_budget(Tuner *t, int budget)
+{
+    t->budget = budget < 0 ? 0 : budget;
+    if (t->phase == PHASE_STOPPED && !t->last_error[0])
+        t->phase = PHASE_IDLE;
+}
+
+void tuner_set_paused(Tuner *t, int paused)
+{
+    t->paused = paused;
+}
+
+int tuner_paused(const Tuner *t)
+{
+    return t->paused;
+}
+
+int tuner_override(Tuner *t, const Schedule *s, Error *err)
+{
+    if (schedule_validate(s, err) < 0)
+        return -1;
+    schedule_free(t->override);
+    t->override = schedule_copy(s);
+    return 0;
+}
+
+int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (pthread_mutex_trylock(&t->opt_lock) != 0)
+        return error_set(err, "the model is busy with a suggestion; try again");
+    int rc = optimizer_predict(t->opt, s, out, err);
+    pthread_mutex_unlock(&t->opt_lock);
+    return rc;
+}
+
+void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms)
+{
+    tuner_replay_trial(t, sg, 0, o, suggest_ms, NULL);
+}
+
+int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
+                       double suggest_ms, Error *err)
+{
+    Suggestion again;
+    memset(&again, 0, sizeof again);
+    int differs = 0;
+    if (!overridden) {
+        pthread_mutex_lock(&t->opt_lock);
+        int rc = optimizer_suggest(t->opt, &again, err);
+        pthread_mutex_unlock(&t->opt_lock);
+        if (rc < 0) {
+            suggestion_clear(&again);
+            return -1;
+        }
+        differs = !schedule_equal(again.schedule, sg->schedule);
+    }
+    TrialRecord *rec = add_record(t);
+    if (!overridden && !differs) {
+        /* The re-made suggestion is the one that ran, with all its part predictions. */
+        rec->suggestion = again;
+        rec->suggestion.schedule->trial = sg->schedule->trial;
+    } else {
+        suggestion_clear(&again);
+        rec->suggestion = *sg;
+        rec->suggestion.schedule = schedule_copy(sg->schedule);
+        rec->suggestion.machine_mean_s = rec->suggestion.machine_p10_s = NULL;
+        rec->suggestion.machine_p90_s = rec->suggestion.device_mean_s = NULL;
+    }
+    rec->overridden = overridden;
+    rec->suggest_ms = suggest_ms;
+    record_outcome(t, rec, observation_copy(o));
+    return differs;
+}
+
+void tuner_stop(Tuner *t, const char *reason)
+{
+    if (!t->stop_requested)
+        snprintf(t->last_error, sizeof t->last_error, "%s", reason);
+    t->stop_requested = 1;
+    if (t->phase == PHASE_IDLE)
+        t->phase = PHASE_STOPPED; /* a running trial or suggestion ends first */
+}
+
+void tuner_cancel(Tuner *t)
+{
+    if (t->phase == PHASE_RUNNING)
+        t->cfg.launcher->cancel(t->run);
+}
+
+const char *tuner_optimizer_name(const Tuner *t)
+{
+    return t->opt->kind->name;
+}

@@ -1,0 +1,75 @@
+/* A tuning session: ask the optimizer, launch the trial, tell it the outcome, until the
+ * budget is spent. Non-blocking: the caller's poll loop drives it (pollfds/step), and
+ * suggest() can run on a background thread that wakes the loop through a pipe. */
+#ifndef TUNEDECK_TUNER_H
+#define TUNEDECK_TUNER_H
+
+#include "core/opt/optimizer.h"
+#include "remote/launch/launcher.h"
+
+typedef struct {
+    int trial;              /* 1-based */
+    int overridden;         /* the operator's schedule, not the optimizer's */
+    Suggestion suggestion;  /* the schedule run and what the model predicted for it */
+    double suggest_ms;      /* wall time suggest() took */
+    Observation *obs;       /* NULL while the trial runs */
+    double started_s, finished_s; /* clock_now_s() */
+} TrialRecord;
+
+typedef enum { TUNER_EVENT_SUGGESTED, TUNER_EVENT_STARTED, TUNER_EVENT_FINISHED } TunerEvent;
+typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
+
+typedef struct {
+    const Cluster *cluster;
+    const JobSpec *job;
+    const char *optimizer;     /* by name */
+    uint64_t seed;
+    int budget;                /* trials */
+    const LauncherKind *launcher;
+    LaunchConfig launch;
+    int async_suggest;         /* suggest() on a background thread (the console) */
+    TunerEventFn on_event;
+    void *userdata;
+} TunerConfig;
+
+typedef struct Tuner Tuner;
+
+Tuner *tuner_new(const TunerConfig *cfg, Error *err);
+void tuner_free(Tuner *t);
+
+size_t tuner_pollfds(Tuner *t, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Runs to the end of the budget with its own poll loop (headless). */
+int tuner_run_blocking(Tuner *t, Error *err);
+
+int tuner_done(const Tuner *t);        /* budget spent and nothing running */
+int tuner_running(const Tuner *t);     /* a trial or a suggestion is in flight */
+size_t tuner_n_trials(const Tuner *t);
+const TrialRecord *tuner_trial(const Tuner *t, size_t i);
+const TrialRecord *tuner_best(const Tuner *t); /* fastest ok trial, or NULL */
+const char *tuner_last_error(const Tuner *t);  /* why the session stopped early, or NULL */
+int tuner_budget(const Tuner *t);
+void tuner_set_budget(Tuner *t, int budget);
+void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
+int tuner_paused(const Tuner *t);
+/* Runs this schedule as the next trial instead of the optimizer's suggestion (validated). */
+int tuner_override(Tuner *t, const Schedule *s, Error *err);
+/* The model's prediction for any schedule; safe while suggest() runs in the background. */
+int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err);
+/* Feeds a trial measured before (a resumed journal) to the optimizer as if just run. */
+void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms);
+/* The same, saying whether the trial was the operator's: for the optimizer's own trials
+ * suggest() runs again first, so that its random state and model advance exactly as they did
+ * and the next suggestion is the one it would have made. Returns 1 when the re-made schedule
+ * differs from the journal's (the optimizer or its inputs changed), 0 when it is the same,
+ * -1 when suggest() failed. Emits only TUNER_EVENT_FINISHED. */
+int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
+                       double suggest_ms, Error *err);
+/* Stops launching: the trial about to start (if any) is recorded as cancelled with this
+ * reason, nothing more starts, and tuner_last_error() says why. Safe from on_event. */
+void tuner_stop(Tuner *t, const char *reason);
+/* Stops the running trial; it is recorded as cancelled. */
+void tuner_cancel(Tuner *t);
+const char *tuner_optimizer_name(const Tuner *t);
+
+#endif

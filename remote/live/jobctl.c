@@ -1,0 +1,239 @@
+/* Live-mode jobs over the host pool: quoted template filling, start, signal, restart. */
+#include "remote/live/jobctl.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/ssh/shquote.h"
+
+#define PGID_MARK "tunedeck-pgid "
+
+struct JobRun {
+    HostPool *pool;
+    size_t host;
+    char *template_text;
+    RemoteExec *x, *signaller;
+    long pgid;
+    int restarts, restart_pending;
+    char *next_command;
+    JobProgress progress;
+    char status[300];
+};
+
+/* Appends the quoted value of {key} (klen bytes); 1 for an unknown key, -1 out of memory. */
+static int append_value(char **b, size_t *len, const char *key, size_t klen, const JobAlloc *a)
+{
+    char text[64];
+    if (klen == 4 && memcmp(key, "gpus", 4) == 0) {
+        snprintf(text, sizeof text, "%d", a->gpus);
+        return shquote_append(b, len, text);
+    }
+    if (klen == 6 && memcmp(key, "resume", 6) == 0)
+        return shquote_append(b, len, a->resume ? a->resume : "");
+    if (klen == 5 && memcmp(key, "hosts", 5) == 0) {
+        char *joined = NULL;
+        size_t jl = 0;
+        int rc = shquote_append_raw(&joined, &jl, "");
+        for (size_t i = 0; rc == 0 && i < a->n_hosts; i++) {
+            if (i)
+                rc = shquote_append_raw(&joined, &jl, ",");
+            if (rc == 0)
+                rc = shquote_append_raw(&joined, &jl, a->hosts[i]);
+        }
+        if (rc == 0)
+            rc = shquote_append(b, len, joined);
+        free(joined);
+        return rc;
+    }
+    return 1;
+}
+
+char *jobctl_command(const char *t, const JobAlloc *a, Error *err)
+{
+    char *b = NULL;
+    size_t len = 0;
+    int rc = shquote_append_raw(&b, &len, "");
+    for (const char *p = t; rc == 0 && *p;) {
+        const char *open = strchr(p, '{');
+        const char *close = open ? strchr(open, '}') : NULL;
+        if (!open || !close) {
+            rc = shquote_append_raw(&b, &len, p);
+            break;
+        }
+        /* The literal text between placeholders is the operator's own command line and
+         * goes in as written, whatever its length. */
+        rc = shquote_append_raw_n(&b, &len, p, (size_t)(open - p));
+        if (rc == 0)
+            rc = append_value(&b, &len, open + 1, (size_t)(close - open - 1), a);
+        if (rc > 0) {
+            free(b);
+            error_set(err,
+                      "job_command: unknown placeholder '{%.*s}': expected {gpus}, {hosts} "
+                      "or {resume}",
+                      (int)(close - open - 1), open + 1);
+            return NULL;
+        }
+        p = close + 1;
+    }
+    if (rc < 0) {
+        free(b);
+        error_set(err, "job_command: out of memory");
+        return NULL;
+    }
+    return b;
+}
+
+static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int cut)
+{
+    JobRun *j = ud;
+    (void)x;
+    if (s == STREAM_STDERR) {
+        /* Only the wrapper's first line: the job's own stderr could print the mark too, and a
+         * group of 1 or less would make the later `kill -- -PGID` hit every process. */
+        if (j->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
+            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+            if (pgid > 1)
+                j->pgid = pgid;
+        }
+        return;
+    }
+    TrialEvent ev;
+    Error e;
+    if (cut || protocol_parse_line(line, &ev, &e) < 0)
+        return;
+    if (ev.kind == EVENT_PROGRESS) {
+        j->progress.step = ev.step;
+        j->progress.epoch = ev.epoch;
+        j->progress.loss = ev.loss;
+        j->progress.examples_per_s = ev.examples_per_s;
+        j->progress.seen++;
+    }
+    trial_event_clear(&ev);
+}
+
+static int launch(JobRun *j, const char *command, Error *err)
+{
+    char *b = NULL;
+    size_t len = 0;
+    if (shquote_append_raw(&b, &len, "printf '" PGID_MARK "%s\\n' \"$$\" >&2; exec sh -c ") < 0 ||
+        shquote_append(&b, &len, command) < 0) {
+        free(b);
+        return error_set(err, "job: out of memory");
+    }
+    ExecOptions o = {.on_line = on_line, .userdata = j};
+    rexec_free(j->x);
+    j->pgid = 0;
+    memset(&j->progress, 0, sizeof j->progress); /* progress is the current run's */
+    j->x = hostpool_exec(j->pool, j->host, b, NULL, 0, &o, err);
+    free(b);
+    return j->x ? 0 : -1;
+}
+
+JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a, Error *err)
+{
+    char *cmd = jobctl_command(t, a, err);
+    if (!cmd)
+        return NULL;
+    JobRun *j = calloc(1, sizeof *j);
+    if (!j || !(j->template_text = strdup(t))) {
+        free(cmd);
+        free(j);
+        error_set(err, "job: out of memory");
+        return NULL;
+    }
+    j->pool = p;
+    j->host = host;
+    if (launch(j, cmd, err) < 0) {
+        free(cmd);
+        jobctl_free(j);
+        return NULL;
+    }
+    free(cmd);
+    return j;
+}
+
+int jobctl_signal(JobRun *j, int signo, Error *err)
+{
+    if (!j->x || rexec_done(j->x))
+        return error_set(err, "job: not running");
+    if (!j->pgid)
+        return error_set(err, "job: its process group is not known yet");
+    const char *name = sigabbrev_np(signo);
+    if (!name)
+        return error_set(err, "job: unknown signal %d", signo);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "kill -%s -- -%ld", name, j->pgid);
+    rexec_free(j->signaller);
+    j->signaller = hostpool_exec(j->pool, j->host, cmd, NULL, 0, NULL, err);
+    return j->signaller ? 0 : -1;
+}
+
+int jobctl_restart(JobRun *j, const JobAlloc *a, Error *err)
+{
+    char *cmd = jobctl_command(j->template_text, a, err);
+    if (!cmd)
+        return -1;
+    free(j->next_command);
+    j->next_command = cmd;
+    j->restart_pending = 1;
+    if (jobctl_running(j) && jobctl_signal(j, SIGTERM, err) < 0)
+        return -1;
+    return 0;
+}
+
+void jobctl_step(JobRun *j)
+{
+    if (j->x && rexec_done(j->x) && !j->status[0]) {
+        ExecOutcome o = rexec_outcome(j->x);
+        if (o == EXEC_EXITED)
+            snprintf(j->status, sizeof j->status, "exited %d", rexec_exit_status(j->x));
+        else
+            snprintf(j->status, sizeof j->status, "%s", rexec_error(j->x));
+    }
+    if (j->restart_pending && j->x && rexec_done(j->x)) {
+        j->restart_pending = 0;
+        j->status[0] = 0;
+        j->restarts++;
+        Error e;
+        if (launch(j, j->next_command, &e) < 0) /* said by jobctl_status, not lost */
+            snprintf(j->status, sizeof j->status, "restart failed: %s", e.msg);
+    }
+}
+
+int jobctl_running(const JobRun *j)
+{
+    return j->x && !rexec_done(j->x);
+}
+
+int jobctl_restarts(const JobRun *j)
+{
+    return j->restarts;
+}
+
+long jobctl_pgid(const JobRun *j)
+{
+    return j->pgid;
+}
+
+const JobProgress *jobctl_progress(const JobRun *j)
+{
+    return &j->progress;
+}
+
+const char *jobctl_status(const JobRun *j)
+{
+    return j->status;
+}
+
+void jobctl_free(JobRun *j)
+{
+    if (!j)
+        return;
+    rexec_free(j->x);
+    rexec_free(j->signaller);
+    free(j->template_text);
+    free(j->next_command);
+    free(j);
+}

@@ -1,0 +1,47 @@
+/* Job control for the scheduler's live mode: a training job starts on its launch host from
+ * the inventory's job command template with {gpus}, {hosts} and {resume} filled in (each
+ * value single-quoted), is stopped by a signal to its process group over a separate
+ * channel (so it can checkpoint), restarts at a new size, and reports its `progress`
+ * lines (DESIGN §5.1). */
+#ifndef TUNEDECK_JOBCTL_H
+#define TUNEDECK_JOBCTL_H
+
+#include "remote/ssh/hostpool.h"
+
+typedef struct JobRun JobRun;
+
+typedef struct {
+    long step;
+    double epoch, loss, examples_per_s;
+    int seen; /* progress lines so far */
+} JobProgress;
+
+typedef struct {
+    int gpus;
+    const char *const *hosts; /* the allocation's host names; {hosts} is them joined by ',' */
+    size_t n_hosts;
+    const char *resume; /* checkpoint path, or "" for a fresh start */
+} JobAlloc;
+
+/* The command line for an allocation: placeholders replaced by quoted values. A template
+ * with an unknown {placeholder} is refused. Caller frees. */
+char *jobctl_command(const char *template_text, const JobAlloc *a, Error *err);
+
+/* Starts the job on `host` of the pool (the pool must outlive it). */
+JobRun *jobctl_start(HostPool *p, size_t host, const char *template_text, const JobAlloc *a,
+                     Error *err);
+/* Sends a signal (SIGTERM: checkpoint and exit) to the job's process group. */
+int jobctl_signal(JobRun *j, int signo, Error *err);
+/* Stops the job (SIGTERM) and starts it again with a new allocation once it has exited. */
+int jobctl_restart(JobRun *j, const JobAlloc *a, Error *err);
+/* Call after every hostpool_step: launches a pending restart. */
+void jobctl_step(JobRun *j);
+int jobctl_running(const JobRun *j);
+int jobctl_restarts(const JobRun *j);
+long jobctl_pgid(const JobRun *j); /* 0 until the host reported it */
+const JobProgress *jobctl_progress(const JobRun *j);
+/* After the job ended: "exited 0", "killed by SIGTERM", "ssh failed: ...". */
+const char *jobctl_status(const JobRun *j);
+void jobctl_free(JobRun *j);
+
+#endif

@@ -1,0 +1,540 @@
+/* The scheduler's live mode: decisions of a wall-clock SchedState enacted through jobctl. */
+#include "remote/live/schedlive.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "remote/live/jobctl.h"
+#include "remote/ssh/shquote.h"
+
+typedef struct {
+    char name[128], model[32];
+    char *template_text; /* per-job: folder, TUNEDECK_JOB, the inventory's template */
+    char *ckpt_path;     /* CHECKPOINT: relative to the job's folder, or absolute */
+    JobRun *run;
+    int host;     /* machine of the current/last run; -1 before any */
+    int run_gpus; /* GPUs of the current run */
+    /* what the scheduler wants now */
+    int want_gpus, want_host;
+    char **want_hosts;
+    int *want_nodes; /* node (machine) indices of the wanted placement */
+    size_t n_want_hosts;
+    int *run_nodes; /* those of the current run */
+    size_t n_run_nodes;
+    int wait_logged;
+    int need_start;  /* start a run at `want` once no process is up */
+    int stop_wanted; /* SIGTERM the current run (once its process group is known) */
+    int stopping;    /* SIGTERM sent */
+    int64_t stop_sent_ms;
+    int killed; /* SIGKILL sent */
+    int has_ckpt;
+    int runs, resizes, deaths, failed, resize_pending;
+    int seen; /* progress lines of the current run already taken */
+    long step, saved_step, resumed_step, run_first_step;
+    double loss, eps, epoch;
+    char status[300];
+} LiveJob;
+
+struct SchedLive {
+    SchedState *s;
+    const Cluster *c;
+    HostPool *pool;
+    SchedLiveOptions o;
+    char *checkpoint;
+    LiveJob *jobs;
+    size_t n_jobs;
+    size_t events_seen;
+    int64_t last_ms; /* wall time the model was last advanced to */
+    int stopping_all, done;
+};
+
+static void logf_(SchedLive *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(SchedLive *l, const char *fmt, ...)
+{
+    if (!l->o.log)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    l->o.log(l->o.userdata, line);
+}
+
+/* ---- pure helpers ---- */
+
+int schedlive_gpus_per_node(const Cluster *c, Error *err)
+{
+    int gpn = -1;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        const MachineType *t = cluster_machine_type(c, m);
+        int n = 0;
+        for (size_t d = 0; d < t->n_devices; d++)
+            n += t->devices[d].kind == DEVICE_GPU;
+        if (n == 0)
+            return error_set(err,
+                             "%s: machine '%s' (type '%s') has no GPU device: live mode "
+                             "places jobs on GPUs (--gpus-per-node overrides)",
+                             c->name, c->machines[m].name, t->name);
+        if (gpn >= 0 && n != gpn)
+            return error_set(err,
+                             "%s: machine '%s' has %d GPUs, '%s' %d: the scheduler needs "
+                             "the same count on every node (--gpus-per-node overrides)",
+                             c->name, c->machines[0].name, gpn, c->machines[m].name, n);
+        gpn = n;
+    }
+    if (gpn < 0)
+        return error_set(err, "%s: no machines", c->name);
+    return gpn;
+}
+
+int schedlive_template_checkpoint(const char *t, char *out, size_t cap)
+{
+    const char *p = strstr(t, "--checkpoint");
+    while (p) {
+        const char *q = p + strlen("--checkpoint");
+        if (*q == ' ' || *q == '=') {
+            while (*q == ' ' || *q == '=')
+                q++;
+            size_t n = strcspn(q, " \t;&|");
+            if (n > 0 && n < cap && *q != '{') {
+                memcpy(out, q, n);
+                out[n] = 0;
+                return 0;
+            }
+        }
+        p = strstr(p + 1, "--checkpoint");
+    }
+    return -1;
+}
+
+static int name_ok(const char *n)
+{
+    if (!n[0])
+        return 0;
+    for (const char *p = n; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            return 0;
+    return strcmp(n, ".") != 0 && strcmp(n, "..") != 0;
+}
+
+char *schedlive_job_template(const char *t, const char *dir, const char *name, Error *err)
+{
+    if (!name_ok(name)) {
+        error_set(err,
+                  "job '%s': live mode needs a name of letters, digits, '.', '_', '-' "
+                  "(it names the job's folder)",
+                  name);
+        return NULL;
+    }
+    if (!dir[0] || strpbrk(dir, "{}\n")) {
+        error_set(err, "job folder '%s': expected a path without '{', '}' or newlines", dir);
+        return NULL;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *b = NULL;
+    size_t len = 0;
+    /* The shell survives the SIGTERM sent to the job's group (`trap : TERM`), waits for
+     * the job to write its checkpoint and exits with the job's status. */
+    shquote_append_raw(&b, &len, "trap : TERM; mkdir -p ");
+    shquote_append(&b, &len, path);
+    shquote_append_raw(&b, &len, " && cd ");
+    shquote_append(&b, &len, path);
+    shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
+    shquote_append(&b, &len, name);
+    shquote_append_raw(&b, &len, " && export TUNEDECK_JOB && ");
+    shquote_append_raw(&b, &len, t);
+    return b;
+}
+
+/* ---- the driver ---- */
+
+SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
+                         Error *err)
+{
+    if (!c->job_command[0]) {
+        error_set(err, "%s: field 'job_command': live mode needs the job command template",
+                  c->name);
+        return NULL;
+    }
+    if ((size_t)sched_node_count(s) > c->n_machines || hostpool_size(p) < c->n_machines) {
+        error_set(err, "the scheduler has %d nodes but the inventory %zu machines",
+                  sched_node_count(s), c->n_machines);
+        return NULL;
+    }
+    SchedLive *l = calloc(1, sizeof *l);
+    l->s = s;
+    l->c = c;
+    l->pool = p;
+    if (o)
+        l->o = *o;
+    if (l->o.time_scale <= 0)
+        l->o.time_scale = 1;
+    if (l->o.tick_s <= 0)
+        l->o.tick_s = 0.2;
+    if (l->o.stop_timeout_s <= 0)
+        l->o.stop_timeout_s = 20;
+    if (!l->o.job_dir)
+        l->o.job_dir = "tunedeck-jobs";
+    char ck[512];
+    if (l->o.checkpoint)
+        snprintf(ck, sizeof ck, "%s", l->o.checkpoint);
+    else if (schedlive_template_checkpoint(c->job_command, ck, sizeof ck) < 0) {
+        error_set(err,
+                  "%s: job_command has no '--checkpoint FILE': say which file the job "
+                  "writes (--checkpoint-file)",
+                  c->name);
+        free(l);
+        return NULL;
+    }
+    l->checkpoint = strdup(ck);
+    l->n_jobs = sched_job_count(s);
+    l->jobs = calloc(l->n_jobs ? l->n_jobs : 1, sizeof *l->jobs);
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        LiveJob *j = &l->jobs[i];
+        SchedJobInfo info;
+        sched_job_info(s, i, &info);
+        snprintf(j->name, sizeof j->name, "%s", info.name);
+        snprintf(j->model, sizeof j->model, "%s", info.model);
+        j->template_text = schedlive_job_template(c->job_command, l->o.job_dir, info.name, err);
+        if (!j->template_text) {
+            l->n_jobs = i + 1;
+            schedlive_free(l);
+            return NULL;
+        }
+        j->ckpt_path = strdup(ck); /* the command runs in the job's folder */
+        j->host = -1;
+        j->step = j->saved_step = j->resumed_step = j->run_first_step = -1;
+    }
+    l->events_seen = sched_event_count(s);
+    l->last_ms = clock_now_ms();
+    return l;
+}
+
+static void free_want(LiveJob *j)
+{
+    for (size_t i = 0; i < j->n_want_hosts; i++)
+        free(j->want_hosts[i]);
+    free(j->want_hosts);
+    free(j->want_nodes);
+    j->want_hosts = NULL;
+    j->want_nodes = NULL;
+    j->n_want_hosts = 0;
+}
+
+void schedlive_free(SchedLive *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        jobctl_free(l->jobs[i].run);
+        free(l->jobs[i].template_text);
+        free(l->jobs[i].ckpt_path);
+        free_want(&l->jobs[i]);
+        free(l->jobs[i].run_nodes);
+    }
+    free(l->jobs);
+    free(l->checkpoint);
+    free(l);
+}
+
+size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    size_t n = hostpool_pollfds(l->pool, fds, cap, deadline_ms);
+    int64_t tick = clock_now_ms() + (int64_t)(l->o.tick_s * 1000);
+    if (*deadline_ms <= 0 || *deadline_ms > tick)
+        *deadline_ms = tick;
+    return n;
+}
+
+static const char *machine(const SchedLive *l, int m)
+{
+    return m >= 0 && (size_t)m < l->c->n_machines ? l->c->machines[m].name : "?";
+}
+
+static void start_run(SchedLive *l, LiveJob *j)
+{
+    JobAlloc a = {.gpus = j->want_gpus,
+                  .hosts = (const char *const *)j->want_hosts,
+                  .n_hosts = j->n_want_hosts,
+                  .resume = j->has_ckpt ? j->ckpt_path : ""};
+    Error err;
+    jobctl_free(j->run);
+    j->run = jobctl_start(l->pool, (size_t)j->want_host, j->template_text, &a, &err);
+    j->need_start = 0;
+    j->seen = 0;
+    j->run_first_step = -1;
+    j->stopping = j->stop_wanted = j->killed = 0;
+    j->status[0] = 0;
+    if (!j->run) {
+        snprintf(j->status, sizeof j->status, "not started: %s", err.msg);
+        logf_(l, "%s: could not start on %s: %s", j->name, machine(l, j->want_host), err.msg);
+        j->failed = 1;
+        return;
+    }
+    j->host = j->want_host;
+    j->run_gpus = j->want_gpus;
+    free(j->run_nodes);
+    j->run_nodes = malloc((j->n_want_hosts ? j->n_want_hosts : 1) * sizeof *j->run_nodes);
+    memcpy(j->run_nodes, j->want_nodes, j->n_want_hosts * sizeof *j->run_nodes);
+    j->n_run_nodes = j->n_want_hosts;
+    j->wait_logged = 0;
+    j->runs++;
+    if (j->resize_pending) {
+        j->resizes++;
+        j->resize_pending = 0;
+    }
+    logf_(l, "%s: started on %s with %d GPUs (hosts %s%s%s), %s", j->name, machine(l, j->host),
+          a.gpus, j->want_hosts[0], j->n_want_hosts > 1 ? ",..." : "",
+          j->n_want_hosts > 1 ? j->want_hosts[j->n_want_hosts - 1] : "",
+          j->has_ckpt ? "resuming from its checkpoint" : "fresh");
+}
+
+static void set_want(SchedLive *l, LiveJob *j, const SchedEvent *ev)
+{
+    free_want(j);
+    j->want_gpus = ev->gpus_to;
+    j->want_host = ev->n_slots ? ev->slots[0].node : -1;
+    j->n_want_hosts = ev->n_slots;
+    j->want_hosts = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_hosts);
+    j->want_nodes = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_nodes);
+    for (size_t i = 0; i < ev->n_slots; i++) {
+        j->want_hosts[i] = strdup(machine(l, ev->slots[i].node));
+        j->want_nodes[i] = ev->slots[i].node;
+    }
+}
+
+static void enact(SchedLive *l, const SchedEvent *ev)
+{
+    if (ev->job < 0 || (size_t)ev->job >= l->n_jobs)
+        return;
+    LiveJob *j = &l->jobs[ev->job];
+    char place[512] = "";
+    size_t pl = 0;
+    for (size_t i = 0; i < ev->n_slots && pl < sizeof place - 64; i++)
+        pl += (size_t)snprintf(place + pl, sizeof place - pl, "%s%s:%d", i ? "," : "",
+                               machine(l, ev->slots[i].node), ev->slots[i].gpus);
+    logf_(l, "decision t=%.0fs: %s %s %d -> %d GPUs%s%s", ev->time_s,
+          sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
+          place[0] ? " on " : "", place);
+    int up = j->run && jobctl_running(j->run);
+    switch (ev->kind) {
+    case SCHED_EV_START:
+    case SCHED_EV_RESIZE:
+        if (ev->n_slots == 0 || ev->gpus_to <= 0)
+            return;
+        set_want(l, j, ev);
+        j->failed = 0;
+        if (up) {
+            j->stop_wanted = 1;
+            j->resize_pending = 1;
+            logf_(l, "%s: resize: checkpoint and stop at step %ld, then restart with %d GPUs",
+                  j->name, j->step, ev->gpus_to);
+        }
+        j->need_start = 1;
+        break;
+    case SCHED_EV_STOP:
+    case SCHED_EV_FINISH:
+        j->need_start = 0;
+        j->want_gpus = 0;
+        j->resize_pending = 0;
+        if (up) {
+            j->stop_wanted = 1;
+            logf_(l, "%s: checkpoint and stop at step %ld (%s)", j->name, j->step,
+                  ev->kind == SCHED_EV_FINISH ? "the model says it is done" : "preempted");
+        }
+        break;
+    }
+}
+
+/* A job being stopped whose run holds GPUs on a node j is to start on: j waits for it (its
+ * old process still holds all the GPUs it had). Stops never wait, so nothing deadlocks. */
+static const LiveJob *blocker(const SchedLive *l, const LiveJob *j)
+{
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const LiveJob *k = &l->jobs[i];
+        if (k == j || !k->run || !(k->stop_wanted || k->stopping))
+            continue;
+        for (size_t a = 0; a < k->n_run_nodes; a++)
+            for (size_t b = 0; b < j->n_want_hosts; b++)
+                if (k->run_nodes[a] == j->want_nodes[b])
+                    return k;
+    }
+    return NULL;
+}
+
+static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
+{
+    if (j->run) {
+        jobctl_step(j->run);
+        const JobProgress *p = jobctl_progress(j->run);
+        if (p->seen > j->seen) {
+            if (j->seen == 0) {
+                j->run_first_step = p->step;
+                if (j->has_ckpt && j->runs > 1) {
+                    j->resumed_step = p->step;
+                    logf_(l,
+                          "%s: run %d on %s (%d GPUs) resumed at step %ld (checkpoint at "
+                          "step %ld), loss %.4f",
+                          j->name, j->runs, machine(l, j->host), j->run_gpus, p->step,
+                          j->saved_step, p->loss);
+                } else {
+                    logf_(l, "%s: run %d on %s (%d GPUs) first step %ld, loss %.4f", j->name,
+                          j->runs, machine(l, j->host), j->run_gpus, p->step, p->loss);
+                }
+            }
+            j->seen = p->seen;
+            j->step = p->step;
+            j->loss = p->loss;
+            j->eps = p->examples_per_s;
+            j->epoch = p->epoch;
+            Error err;
+            if (l->o.real_progress && !l->stopping_all &&
+                sched_report_progress(l->s, (size_t)(j - l->jobs), p->epoch, 0, &err) < 0)
+                logf_(l, "%s: %s", j->name, err.msg);
+        }
+    }
+    if (j->run && jobctl_running(j->run)) {
+        if (j->stop_wanted && !j->stopping && jobctl_pgid(j->run)) {
+            Error err;
+            if (jobctl_signal(j->run, SIGTERM, &err) == 0) {
+                j->stopping = 1;
+                j->stop_sent_ms = now;
+            }
+        }
+        if (j->stopping && !j->killed &&
+            now - j->stop_sent_ms > (int64_t)(l->o.stop_timeout_s * 1000)) {
+            Error err;
+            if (jobctl_signal(j->run, SIGKILL, &err) == 0) {
+                j->killed = 1;
+                logf_(l, "%s: no exit %.0f s after SIGTERM: SIGKILL", j->name, l->o.stop_timeout_s);
+            }
+        }
+        return;
+    }
+    if (j->run && jobctl_status(j->run)[0]) {
+        /* the process ended */
+        snprintf(j->status, sizeof j->status, "%s", jobctl_status(j->run));
+        int asked = j->stop_wanted || j->stopping;
+        if (asked && strcmp(j->status, "exited 0") == 0) {
+            j->has_ckpt = 1;
+            j->saved_step = j->step;
+            logf_(l, "%s: stopped at step %ld (epoch %.2f), checkpoint written (loss %.4f)",
+                  j->name, j->step, j->epoch, j->loss);
+        } else if (asked) {
+            logf_(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
+        } else if (strcmp(j->status, "exited 0") == 0) {
+            logf_(l, "%s: ended by itself at step %ld", j->name, j->step);
+        } else {
+            j->deaths++;
+            if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
+                logf_(l, "%s: died unexpectedly at step %ld (%s): restarting %s", j->name, j->step,
+                      j->status, j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
+                j->need_start = 1;
+            } else {
+                logf_(l, "%s: died unexpectedly at step %ld (%s)%s", j->name, j->step, j->status,
+                      j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped" : "");
+                if (j->want_gpus > 0 && !l->stopping_all)
+                    j->failed = 1;
+            }
+        }
+        jobctl_free(j->run);
+        j->run = NULL;
+        j->run_gpus = 0;
+        j->n_run_nodes = 0;
+        j->stopping = j->stop_wanted = j->killed = 0;
+    }
+    if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all) {
+        const LiveJob *k = blocker(l, j);
+        if (!k)
+            start_run(l, j);
+        else if (!j->wait_logged) {
+            j->wait_logged = 1;
+            logf_(l, "%s: waits for %s to checkpoint and free its GPUs", j->name, k->name);
+        }
+    }
+}
+
+void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now)
+{
+    hostpool_step(l->pool, fds, n, now);
+    if (!l->stopping_all && now > l->last_ms) {
+        double dt = (double)(now - l->last_ms) / 1000.0 * l->o.time_scale;
+        Error err;
+        if (sched_advance(l->s, dt, &err) < 0)
+            logf_(l, "scheduler: %s", err.msg);
+        l->last_ms = now;
+    }
+    /* also after stop_all: a finish reported by real progress lands between two steps */
+    size_t ne = sched_event_count(l->s);
+    for (; l->events_seen < ne; l->events_seen++)
+        enact(l, sched_event(l->s, l->events_seen));
+    int any = 0;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        serve_job(l, &l->jobs[i], now);
+        any |= l->jobs[i].run != NULL;
+    }
+    if (l->stopping_all && !any)
+        l->done = 1;
+}
+
+void schedlive_stop_all(SchedLive *l)
+{
+    if (l->stopping_all)
+        return;
+    l->stopping_all = 1;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        LiveJob *j = &l->jobs[i];
+        j->need_start = 0;
+        j->resize_pending = 0;
+        if (j->run && jobctl_running(j->run)) {
+            j->stop_wanted = 1;
+            logf_(l, "%s: end of the run: checkpoint and stop at step %ld", j->name, j->step);
+        }
+    }
+}
+
+int schedlive_done(const SchedLive *l)
+{
+    return l->done;
+}
+
+double schedlive_sim_time(const SchedLive *l)
+{
+    return sched_now(l->s);
+}
+
+size_t schedlive_job_count(const SchedLive *l)
+{
+    return l->n_jobs;
+}
+
+void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
+{
+    const LiveJob *j = &l->jobs[i];
+    SchedJobInfo info;
+    sched_job_info(l->s, i, &info);
+    *out = (SchedLiveJob){.name = j->name,
+                          .model = j->model,
+                          .running = j->run && jobctl_running(j->run),
+                          .gpus = j->run ? j->run_gpus : 0,
+                          .host = j->host >= 0 ? machine(l, j->host) : "",
+                          .runs = j->runs,
+                          .resizes = j->resizes,
+                          .deaths = j->deaths,
+                          .failed = j->failed,
+                          .step = j->step,
+                          .loss = j->loss,
+                          .examples_per_s = j->eps,
+                          .epoch = j->epoch,
+                          .saved_step = j->saved_step,
+                          .resumed_step = j->resumed_step,
+                          .model_progress = info.progress,
+                          .status = j->status};
+}

@@ -1,0 +1,93 @@
+/* The scheduler's live mode: a SchedState (core/sched.h) run in wall-clock time whose every
+ * decision is enacted on real jobs over the SSH host pool (remote/jobctl.h).
+ *
+ * Node i of the scheduler is machine i of the inventory. A START runs the inventory's
+ * job_command on the placement's first machine with {gpus} (the total) and {hosts} (the
+ * placement's machines); a RESIZE sends SIGTERM to the job's process group (the job writes
+ * its checkpoint and exits 0), then starts it again at the new placement with {resume} set
+ * to that checkpoint; STOP and FINISH checkpoint and stop. A job whose process ends without
+ * being asked is reported and started again from its last checkpoint, once.
+ *
+ * Each job runs in its own folder, JOB_DIR/NAME on the launch host (created by the command
+ * line, which also exports TUNEDECK_JOB=NAME), so a relative --checkpoint in the template is
+ * per job; {resume} is that file name (the command runs in the folder). Restarting on another
+ * machine needs that folder on shared storage (the loopback hosts share one file system).
+ *
+ * Non-blocking like the launchers: schedlive_pollfds() then poll() then schedlive_step(). */
+#ifndef TUNEDECK_SCHEDLIVE_H
+#define TUNEDECK_SCHEDLIVE_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model/cluster.h"
+#include "core/sched/sched.h"
+#include "remote/ssh/hostpool.h"
+
+typedef struct SchedLive SchedLive;
+
+typedef void (*SchedLiveLogFn)(void *userdata, const char *line);
+
+typedef struct {
+    double time_scale;      /* simulated seconds per wall second; default 1 */
+    double tick_s;          /* wall seconds between model advances; default 0.2 */
+    double stop_timeout_s;  /* SIGTERM, then SIGKILL after this long; default 20 */
+    const char *job_dir;    /* default "tunedeck-jobs" (relative: the remote user's home) */
+    const char *checkpoint; /* file name the template writes; NULL: its --checkpoint word */
+    int real_progress;      /* each progress line's epoch replaces the model's progress
+                               (sched_report_progress): jobs finish when they really do */
+    SchedLiveLogFn log;     /* every decision, enactment, death, progress change */
+    void *userdata;
+} SchedLiveOptions;
+
+typedef struct {
+    const char *name, *model;
+    int running;      /* a process is up (or starting) */
+    int gpus;         /* GPUs of the current run, 0 when none */
+    const char *host; /* launch machine of the current/last run, "" before any */
+    int runs;         /* processes started */
+    int resizes;      /* checkpoint-stop-restarts enacted */
+    int deaths;       /* ends nobody asked for */
+    int failed;       /* died again after its one restart: left stopped */
+    long step;        /* last progress line of any run (-1: none yet) */
+    double loss, examples_per_s, epoch;
+    long saved_step;       /* step of the last checkpoint written on a stop (-1: none) */
+    long resumed_step;     /* first step of the latest resumed run (-1: none) */
+    double model_progress; /* the scheduler's simulated progress, 0..1 */
+    const char *status;    /* last run's end: "exited 0", "killed by SIGKILL", ... */
+} SchedLiveJob;
+
+/* The state, cluster and pool must outlive the driver; the pool holds the cluster's machines
+ * in order (hostpool_add_cluster). Fails without a job_command, or for a job name that
+ * cannot be a folder name (letters, digits, '.', '_', '-'). */
+SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
+                         Error *err);
+void schedlive_free(SchedLive *l);
+
+size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+/* Advances the model to the wall clock, enacts its new decisions, serves the jobs. */
+void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Ends the run: the model stops advancing, every job is checkpointed and stopped. */
+void schedlive_stop_all(SchedLive *l);
+/* After stop_all: no job process is left. */
+int schedlive_done(const SchedLive *l);
+double schedlive_sim_time(const SchedLive *l);
+
+size_t schedlive_job_count(const SchedLive *l);
+void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out);
+
+/* ---- pure helpers (unit-tested) ---- */
+
+/* GPUs per node for the scheduler: the GPU devices of every machine's type, which must be
+ * the same for all machines. */
+int schedlive_gpus_per_node(const Cluster *c, Error *err);
+/* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into
+ * out; -1 when there is none. */
+int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);
+/* The per-job template: "trap : TERM; mkdir -p DIR/NAME && cd DIR/NAME && TUNEDECK_JOB=NAME &&
+ * export TUNEDECK_JOB && TEMPLATE", DIR and NAME quoted. Caller frees. */
+char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
+                             Error *err);
+
+#endif

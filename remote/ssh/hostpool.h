@@ -1,0 +1,122 @@
+/* A pool of SSH sessions, one per host, driven by the caller's poll loop: name resolution,
+ * connect(), handshake, host-key check and authentication all proceed without blocking,
+ * many hosts at once, each under its own deadline. Ready sessions carry exec channels;
+ * heartbeats notice a silent host and kept hosts reconnect with capped backoff + jitter. */
+#ifndef TUNEDECK_HOSTPOOL_H
+#define TUNEDECK_HOSTPOOL_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model/cluster.h"
+#include "remote/ssh/hostconf.h"
+#include "remote/launch/launcher.h"
+
+typedef struct HostPool HostPool;
+typedef struct RemoteExec RemoteExec;
+
+typedef struct {
+    const char *ssh_config;   /* NULL: ~/.ssh/config (and /etc/ssh/ssh_config) */
+    int accept_new_host_keys; /* an unknown key is added to known_hosts; never a changed one */
+    double heartbeat_s;       /* keep-alive period on ready sessions; default 5 */
+    int heartbeat_misses;     /* silent this many periods: the host is down; default 3 */
+    double backoff_base_s;    /* first reconnect delay; default 0.5 */
+    double backoff_max_s;     /* reconnect delay cap; default 30 */
+    uint64_t seed;            /* jitter */
+} HostPoolOptions;
+
+typedef enum {
+    HOST_IDLE, /* never asked to connect */
+    HOST_RESOLVING,
+    HOST_CONNECTING, /* TCP */
+    HOST_HANDSHAKE,  /* SSH banner, key exchange, host key */
+    HOST_AUTH,
+    HOST_READY,
+    HOST_DOWN /* last_error says why; a kept host retries at retry_at */
+} HostState;
+
+typedef enum {
+    HOSTKEY_UNCHECKED,
+    HOSTKEY_OK,       /* matches known_hosts */
+    HOSTKEY_ACCEPTED, /* was unknown; added because the operator said so */
+    HOSTKEY_UNKNOWN,  /* refused: not in known_hosts */
+    HOSTKEY_CHANGED,  /* refused, always: known_hosts has another key for this host */
+    HOSTKEY_ERROR
+} HostKeyStatus;
+
+typedef struct {
+    const char *name, *host;
+    HostState state;
+    HostKeyStatus key;
+    const char *fingerprint; /* "SHA256:..." once the server key was seen, else "" */
+    const char *last_error;  /* "" when none */
+    double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
+    int connects, drops;     /* successful connections; ready sessions lost */
+    int64_t retry_at_ms;     /* kept and down: next attempt; 0 otherwise */
+} HostInfo;
+
+/* Fails when the libssh at run time is older than 0.10.6. */
+HostPool *hostpool_new(const HostPoolOptions *o, Error *err);
+void hostpool_free(HostPool *p);
+/* Adds a host (copied); returns its index. */
+long hostpool_add(HostPool *p, const HostConf *h, Error *err);
+/* Adds every machine of an inventory in order (index = machine index). */
+int hostpool_add_cluster(HostPool *p, const Cluster *c, Error *err);
+size_t hostpool_size(const HostPool *p);
+long hostpool_find(const HostPool *p, const char *name);
+void hostpool_info(const HostPool *p, size_t host, HostInfo *out);
+const char *hostpool_state_name(HostState s);
+const char *hostpool_key_name(HostKeyStatus k);
+
+/* Starts connecting (no-op when connecting or ready). keep: reconnect whenever it drops. */
+void hostpool_connect(HostPool *p, size_t host, int keep);
+/* The operator accepts an unknown host key after seeing its fingerprint (the console):
+ * the key is added to known_hosts only if the host presents exactly this one. A changed
+ * key is never accepted. Retries a host that is down. */
+int hostpool_accept_host_key(HostPool *p, size_t host, const char *fingerprint, Error *err);
+/* Every host that is neither ready nor down has an attempt in flight. */
+int hostpool_settled(const HostPool *p);
+
+/* The poll interface (like launchers): one fd per host at most. step() also runs
+ * deadlines, heartbeats and reconnects; call it after every poll, fds or not. */
+size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void hostpool_step(HostPool *p, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Polls until every host settled or the deadline passes (tools, tests). */
+void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms);
+
+/* ---- exec channels ---- */
+
+typedef enum {
+    EXEC_RUNNING,
+    EXEC_EXITED,     /* exit_status holds the code */
+    EXEC_SIGNALED,   /* the command was killed by exit_signal */
+    EXEC_SSH_FAILED, /* the connection failed or dropped: error says how */
+    EXEC_CLOSED      /* closed by us (rexec_close) */
+} ExecOutcome;
+
+/* One complete line of output (without '\n'); truncated: it passed max_line. Must not
+ * free the exec. */
+typedef void (*ExecLineFn)(void *userdata, RemoteExec *x, StreamKind stream, const char *line,
+                           int truncated);
+
+typedef struct {
+    ExecLineFn on_line;
+    void *userdata;
+    size_t max_line; /* per stream; default 4 MiB */
+} ExecOptions;
+
+/* Runs `command` (already quoted by the caller: see shquote.h) on a host, connecting first
+ * if needed; `input` (copied) goes to its standard input, then EOF. The caller owns the
+ * result and frees it with rexec_free (which closes the channel if still open). */
+RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
+                          size_t input_len, const ExecOptions *o, Error *err);
+int rexec_done(const RemoteExec *x);
+ExecOutcome rexec_outcome(const RemoteExec *x);
+int rexec_exit_status(const RemoteExec *x);   /* -1 unless EXEC_EXITED */
+const char *rexec_error(const RemoteExec *x); /* signal name or SSH failure, "" otherwise */
+size_t rexec_host(const RemoteExec *x);
+void rexec_close(RemoteExec *x);
+void rexec_free(RemoteExec *x);
+
+#endif

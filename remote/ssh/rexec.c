@@ -1,0 +1,280 @@
+/* Exec channels on the host pool's sessions: open, exec, feed standard input, split
+ * stdout/stderr into bounded lines, and take the exit status from libssh's callbacks. */
+#include "remote/ssh/hostpool_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DEFAULT_MAX_LINE = 4 << 20 };
+
+static void deliver(RemoteExec *x, LineBuf *b, StreamKind stream, int at_end)
+{
+    int cut;
+    char *line;
+    while ((line = linebuf_pop(b, &cut))) {
+        if (x->opt.on_line)
+            x->opt.on_line(x->opt.userdata, x, stream, line, cut);
+        free(line);
+    }
+    if (at_end && (line = linebuf_finish(b, &cut))) {
+        if (x->opt.on_line)
+            x->opt.on_line(x->opt.userdata, x, stream, line, cut);
+        free(line);
+    }
+}
+
+static int on_data(ssh_session s, ssh_channel ch, void *data, uint32_t len, int is_stderr,
+                   void *userdata)
+{
+    (void)s, (void)ch;
+    RemoteExec *x = userdata;
+    LineBuf *b = is_stderr ? &x->err : &x->out;
+    linebuf_append(b, data, len);
+    deliver(x, b, is_stderr ? STREAM_STDERR : STREAM_STDOUT, 0);
+    return (int)len;
+}
+
+static void on_exit_status(ssh_session s, ssh_channel ch, int status, void *userdata)
+{
+    (void)s, (void)ch;
+    RemoteExec *x = userdata;
+    x->exit_status = status;
+}
+
+static void on_exit_signal(ssh_session s, ssh_channel ch, const char *signal, int core,
+                           const char *errmsg, const char *lang, void *userdata)
+{
+    (void)s, (void)ch, (void)core, (void)errmsg, (void)lang;
+    RemoteExec *x = userdata;
+    snprintf(x->exit_signal, sizeof x->exit_signal, "SIG%s", signal ? signal : "?");
+}
+
+static void on_close(ssh_session s, ssh_channel ch, void *userdata)
+{
+    (void)s, (void)ch;
+    RemoteExec *x = userdata;
+    x->closed_by_peer = 1;
+}
+
+static void finish(RemoteExec *x, ExecOutcome outcome, const char *why)
+{
+    if (x->phase == X_DONE)
+        return;
+    deliver(x, &x->out, STREAM_STDOUT, 1);
+    deliver(x, &x->err, STREAM_STDERR, 1);
+    x->phase = X_DONE;
+    x->outcome = outcome;
+    if (why)
+        snprintf(x->error, sizeof x->error, "%s", why);
+}
+
+static void release_channel(RemoteExec *x)
+{
+    if (!x->ch)
+        return;
+    ssh_remove_channel_callbacks(x->ch, &x->cb);
+    ssh_channel_close(x->ch);
+    ssh_channel_free(x->ch);
+    x->ch = NULL;
+}
+
+static void pump_input(RemoteExec *x)
+{
+    while (x->input_sent < x->input_len) {
+        uint32_t window = ssh_channel_window_size(x->ch);
+        if (window == 0)
+            return;
+        size_t left = x->input_len - x->input_sent;
+        uint32_t n = left < window ? (uint32_t)left : window;
+        int w = ssh_channel_write(x->ch, x->input + x->input_sent, n);
+        if (w == SSH_ERROR)
+            return; /* the command does not read its input: its choice */
+        if (w <= 0)
+            return;
+        x->input_sent += (size_t)w;
+    }
+    if (!x->eof_sent) {
+        if (ssh_channel_send_eof(x->ch) == SSH_OK)
+            x->eof_sent = 1;
+    }
+}
+
+static void pump(HostPool *p, Host *h, RemoteExec *x)
+{
+    (void)p;
+    int rc;
+    switch (x->phase) {
+    case X_QUEUED:
+        x->ch = ssh_channel_new(h->s);
+        if (!x->ch) {
+            finish(x, EXEC_SSH_FAILED, "cannot create a channel");
+            return;
+        }
+        ssh_callbacks_init(&x->cb);
+        x->cb.userdata = x;
+        x->cb.channel_data_function = on_data;
+        x->cb.channel_exit_status_function = on_exit_status;
+        x->cb.channel_exit_signal_function = on_exit_signal;
+        x->cb.channel_close_function = on_close;
+        ssh_add_channel_callbacks(x->ch, &x->cb);
+        x->phase = X_OPENING;
+        /* fall through */
+    case X_OPENING:
+        rc = ssh_channel_open_session(x->ch);
+        if (rc == SSH_AGAIN)
+            return;
+        if (rc != SSH_OK) {
+            char why[256];
+            snprintf(why, sizeof why, "ssh to %s: cannot open a session channel: %s", h->conf.name,
+                     ssh_get_error(h->s));
+            release_channel(x);
+            finish(x, EXEC_SSH_FAILED, why);
+            return;
+        }
+        x->phase = X_EXECING;
+        /* fall through */
+    case X_EXECING:
+        rc = ssh_channel_request_exec(x->ch, x->command);
+        if (rc == SSH_AGAIN)
+            return;
+        if (rc != SSH_OK) {
+            char why[256];
+            snprintf(why, sizeof why, "ssh to %s: the exec request was refused: %s", h->conf.name,
+                     ssh_get_error(h->s));
+            release_channel(x);
+            finish(x, EXEC_SSH_FAILED, why);
+            return;
+        }
+        x->phase = X_RUNNING;
+        /* fall through */
+    case X_RUNNING:
+        if (!x->closed_by_peer)
+            pump_input(x);
+        if (x->closed_by_peer || ssh_channel_is_closed(x->ch)) {
+            if (x->exit_status >= 0) {
+                finish(x, EXEC_EXITED, NULL);
+            } else if (x->exit_signal[0]) {
+                char why[64];
+                snprintf(why, sizeof why, "killed by %s", x->exit_signal);
+                finish(x, EXEC_SIGNALED, why);
+            } else {
+                finish(x, EXEC_SSH_FAILED, "the channel closed without an exit status");
+            }
+            release_channel(x);
+        }
+        return;
+    case X_DONE:
+        return;
+    }
+}
+
+void rexec_pump_host(HostPool *p, Host *h)
+{
+    for (RemoteExec *x = h->execs; x && h->state == HOST_READY; x = x->next)
+        pump(p, h, x);
+}
+
+void rexec_fail_host(Host *h, const char *why)
+{
+    for (RemoteExec *x = h->execs; x; x = x->next) {
+        if (x->phase != X_DONE)
+            finish(x, EXEC_SSH_FAILED, why);
+        /* The session goes; its channels go with it (ssh_free). */
+        if (x->ch)
+            ssh_remove_channel_callbacks(x->ch, &x->cb);
+        x->ch = NULL;
+    }
+}
+
+RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
+                          size_t input_len, const ExecOptions *o, Error *err)
+{
+    if (host >= p->n) {
+        error_set(err, "exec: no host %zu", host);
+        return NULL;
+    }
+    RemoteExec *x = calloc(1, sizeof *x);
+    char *cmd = x ? strdup(command) : NULL;
+    char *in = cmd && input_len ? malloc(input_len) : NULL;
+    if (!x || !cmd || (input_len && !in)) {
+        free(x);
+        free(cmd);
+        error_set(err, "exec on host %zu: out of memory", host);
+        return NULL;
+    }
+    x->pool = p;
+    x->host = host;
+    x->command = cmd;
+    if (input_len) {
+        x->input = in;
+        memcpy(x->input, input, input_len);
+        x->input_len = input_len;
+    }
+    if (o)
+        x->opt = *o;
+    size_t max_line = x->opt.max_line ? x->opt.max_line : DEFAULT_MAX_LINE;
+    linebuf_init(&x->out, max_line);
+    linebuf_init(&x->err, max_line);
+    x->exit_status = -1;
+    x->outcome = EXEC_RUNNING;
+    Host *h = p->hosts[host];
+    x->next = h->execs;
+    h->execs = x;
+    h->dirty = 1;
+    hostpool_connect(p, host, 0);
+    return x;
+}
+
+int rexec_done(const RemoteExec *x)
+{
+    return x->phase == X_DONE;
+}
+
+ExecOutcome rexec_outcome(const RemoteExec *x)
+{
+    return x->phase == X_DONE ? x->outcome : EXEC_RUNNING;
+}
+
+int rexec_exit_status(const RemoteExec *x)
+{
+    return x->phase == X_DONE && x->outcome == EXEC_EXITED ? x->exit_status : -1;
+}
+
+const char *rexec_error(const RemoteExec *x)
+{
+    return x->error;
+}
+
+size_t rexec_host(const RemoteExec *x)
+{
+    return x->host;
+}
+
+void rexec_close(RemoteExec *x)
+{
+    if (x->phase == X_DONE)
+        return;
+    release_channel(x);
+    finish(x, EXEC_CLOSED, "closed");
+}
+
+void rexec_free(RemoteExec *x)
+{
+    if (!x)
+        return;
+    if (x->pool) {
+        Host *h = x->pool->hosts[x->host];
+        release_channel(x);
+        for (RemoteExec **pp = &h->execs; *pp; pp = &(*pp)->next)
+            if (*pp == x) {
+                *pp = x->next;
+                break;
+            }
+    }
+    linebuf_clear(&x->out);
+    linebuf_clear(&x->err);
+    free(x->command);
+    free(x->input);
+    free(x);
+}

@@ -1,0 +1,46 @@
+#include <criterion/criterion.h>
+
+#include "core/base/csvtab.h"
+
+Test(csvtab, reads_header_and_rows_skipping_blank_lines)
+{
+    Error e;
+    CsvTable *t = csvtab_parse("a,b\r\n1,2\n\n3,x\n", "t.csv", &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cr_assert_eq(t->ncols, 2);
+    cr_assert_eq(t->nrows, 2);
+    cr_assert_eq(csvtab_col(t, "b", &e), 1);
+    cr_assert_str_eq(csvtab_cell(t, 1, 1), "x");
+    cr_assert_eq(t->lines[1], 4);
+    double v;
+    cr_assert_eq(csvtab_number(t, 0, 1, 0, 10, &v, &e), 0);
+    cr_assert_float_eq(v, 2, 0);
+    cr_assert_eq(csvtab_number(t, 1, 1, 0, 10, &v, &e), -1);
+    cr_assert(strstr(e.msg, "t.csv:4: field 'b'"), "%s", e.msg);
+    csvtab_free(t);
+}
+
+Test(csvtab, rejects_wrong_field_count_with_line)
+{
+    Error e;
+    cr_assert_null(csvtab_parse("a,b\n1,2\n3\n", "w.csv", &e));
+    cr_assert(strstr(e.msg, "w.csv:3: expected 2"), "%s", e.msg);
+}
+
+Test(csvtab, rejects_empty_file_and_missing_column)
+{
+    Error e;
+    cr_assert_null(csvtab_parse("\n\n", "e.csv", &e));
+    cr_assert(strstr(e.msg, "empty file"), "%s", e.msg);
+    CsvTable *t = csvtab_parse("a\n1\n", "m.csv", &e);
+    cr_assert_eq(csvtab_col(t, "zz", &e), -1);
+    cr_assert(strstr(e.msg, "'zz'"), "%s", e.msg);
+    csvtab_free(t);
+}
+
+Test(csvtab, missing_file_is_an_error)
+{
+    Error e;
+    cr_assert_null(csvtab_load("/nonexistent/x.csv", &e));
+    cr_assert(strstr(e.msg, "cannot open"), "%s", e.msg);
+}

@@ -1,0 +1,164 @@
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/journal/journal_trial.h"
+#include "core/sim/simcluster.h"
+
+static SimCluster *sim;
+static Schedule *sched;
+
+static void setup(void)
+{
+    Error err;
+    sim = simcluster_new("B:googlenet", &err);
+    cr_assert_not_null(sim, "%s", err.msg);
+    const Cluster *c = simcluster_cluster(sim);
+    sched = schedule_new(c, simcluster_job(sim));
+    sched->worker[0] = sched->ps[0] = 1;
+    sched->inputs[0] = simcluster_job(sim)->batch;
+}
+
+static void teardown(void)
+{
+    schedule_free(sched);
+    simcluster_free(sim);
+}
+
+TestSuite(journal_trial, .init = setup, .fini = teardown);
+
+/* The lines of a journal as text, parsed back into a log. */
+static void log_of(JournalLog *log, cJSON **events, size_t n)
+{
+    char text[1 << 16] = "";
+    for (size_t i = 0; i < n; i++) {
+        char *line = cJSON_PrintUnformatted(events[i]);
+        strcat(text, line);
+        strcat(text, "\n");
+        free(line);
+        cJSON_Delete(events[i]);
+    }
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j", log, &err), 0);
+}
+
+Test(journal_trial, an_outcome_round_trips_with_unknowns_as_null)
+{
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_OK;
+    o->time_s = 1.0 / 3.0;
+    o->comm_s = -1;
+    o->device_time_s[0] = 0.125;
+    o->machine_time_s[1] = 2.5;
+    o->iterations_seen = 20;
+    cJSON *j = journal_finished_json(4, o);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "comm_s")));
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *back = cJSON_Parse(text);
+    Error err;
+    Observation *r = journal_finished_parse(back, sched, "j:1", &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    cr_assert_eq(r->time_s, o->time_s, "times must round-trip exactly");
+    cr_assert_eq(r->comm_s, -1);
+    cr_assert_eq(r->device_time_s[0], 0.125);
+    cr_assert_eq(r->device_time_s[1], -1);
+    cr_assert_eq(r->machine_time_s[1], 2.5);
+    cr_assert_eq(r->iterations_seen, 20);
+    observation_free(r);
+    observation_free(o);
+    free(text);
+    cJSON_Delete(j);
+    cJSON_Delete(back);
+}
+
+Test(journal_trial, an_outcome_with_the_wrong_device_count_is_refused)
+{
+    cJSON *j = cJSON_Parse("{\"event\":\"finished\",\"trial\":1,\"status\":\"ok\",\"time_s\":1,"
+                           "\"device_time_s\":[1],\"machine_time_s\":[]}");
+    Error err;
+    cr_assert_null(journal_finished_parse(j, sched, "j:3: finished", &err));
+    cr_assert(strstr(err.msg, "j:3: finished: field 'device_time_s': expected"), "%s", err.msg);
+    cJSON_Delete(j);
+}
+
+Test(journal_trial, trials_decode_with_running_ones_left_open)
+{
+    Suggestion sg = {.schedule = sched, .has_prediction = 1, .mean_s = 2, .p10_s = 1, .p90_s = 3};
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_FAILED;
+    snprintf(o->reason, sizeof o->reason, "boom");
+    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 1.5), journal_started_json(1),
+                   journal_finished_json(1, o), journal_suggested_json(2, 1, &sg, 0),
+                   journal_started_json(2)};
+    JournalLog log;
+    log_of(&log, ev, 5);
+    JournalTrials t;
+    Error err;
+    cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
+    cr_assert_eq(log.n_problems, 0, "%s", log.n_problems ? log.problems[0] : "");
+    cr_assert_eq(t.n, 2);
+    cr_assert_eq(t.trials[0].obs->status, TRIAL_FAILED);
+    cr_assert_str_eq(t.trials[0].obs->reason, "boom");
+    cr_assert_eq(t.trials[0].suggestion.mean_s, 2);
+    cr_assert(schedule_equal(t.trials[0].suggestion.schedule, sched));
+    cr_assert_eq(t.trials[1].overridden, 1);
+    cr_assert_null(t.trials[1].obs);
+    cr_assert_eq(t.trials[1].started, 1);
+    journal_trials_clear(&t);
+    journal_log_clear(&log);
+    observation_free(o);
+}
+
+Test(journal_trial, events_that_do_not_fit_are_reported_and_skipped)
+{
+    Suggestion sg = {.schedule = sched};
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_CANCELLED;
+    cJSON *ev[] = {journal_suggested_json(2, 0, &sg, 0), journal_suggested_json(1, 0, &sg, 0),
+                   journal_finished_json(1, o), journal_finished_json(1, o),
+                   journal_finished_json(9, o)};
+    JournalLog log;
+    log_of(&log, ev, 5);
+    JournalTrials t;
+    Error err;
+    cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
+    cr_assert_eq(t.n, 1);
+    cr_assert_eq(log.n_problems, 3);
+    cr_assert(strstr(log.problems[0], "j:1:") && strstr(log.problems[0], "expected trial 1"), "%s",
+              log.problems[0]);
+    cr_assert(strstr(log.problems[1], "j:4:") && strstr(log.problems[1], "already has"), "%s",
+              log.problems[1]);
+    cr_assert(strstr(log.problems[2], "j:5:") && strstr(log.problems[2], "never suggested"), "%s",
+              log.problems[2]);
+    journal_trials_clear(&t);
+    journal_log_clear(&log);
+    observation_free(o);
+}
+
+/* cJSON alone prints 15 digits when they are within an epsilon: 1 ulp off. */
+Test(journal_trial, times_round_trip_bit_for_bit)
+{
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_OK;
+    o->time_s = 5.304874556585086;
+    o->comm_s = nextafter(0.1, 1.0);
+    for (size_t i = 0; i < simcluster_cluster(sim)->n_devices; i++)
+        o->device_time_s[i] = nextafter(1.0 / (double)(i + 3), 0.0);
+    cJSON *j = journal_finished_json(1, o);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *back = cJSON_Parse(text);
+    Error err;
+    Observation *r = journal_finished_parse(back, sched, "j", &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    cr_assert(r->time_s == o->time_s && r->comm_s == o->comm_s);
+    for (size_t i = 0; i < simcluster_cluster(sim)->n_devices; i++)
+        cr_assert(r->device_time_s[i] == o->device_time_s[i], "device %zu", i);
+    observation_free(r);
+    observation_free(o);
+    cJSON_Delete(back);
+    cJSON_Delete(j);
+    free(text);
+}

@@ -1,0 +1,155 @@
+#include <criterion/criterion.h>
+#include <cJSON.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/model/cluster.h"
+
+static const char *LAB =
+    "{\"name\": \"lab\", \"ssh\": {\"user\": \"ops\", \"port\": 2222, \"identity\": \"~/.ssh/k\","
+    " \"known_hosts\": \"~/.ssh/kh\", \"connect_timeout_s\": 3},"
+    " \"machine_types\": {\"g\": {\"bandwidth_gbps\": 1.5, \"devices\": ["
+    "   {\"id\": \"cpu\", \"kind\": \"cpu\", \"threads\": 8},"
+    "   {\"id\": \"gpu0\", \"kind\": \"gpu\", \"model\": \"K520\", \"max_inputs\": 1024}]},"
+    "  \"c\": {\"bandwidth_gbps\": 10, \"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"}]}},"
+    " \"machines\": [{\"name\": \"g[0-1]\", \"host\": \"10.0.0.[10-11]\", \"type\": \"g\"},"
+    "   {\"name\": \"node[08-10,20]\", \"host\": \"n[08-10,20].lab\", \"type\": \"c\", \"port\": 22,"
+    "    \"user\": \"root\"}],"
+    " \"trial\": {\"launch\": \"per-host\", \"command\": \"tunedeck-worker\"},"
+    " \"custom\": {\"kept\": true}}";
+
+static Cluster *parse(const char *text, Error *err)
+{
+    cJSON *j = cJSON_Parse(text);
+    cr_assert_not_null(j, "test JSON must parse");
+    Cluster *c = cluster_from_json(j, "lab.json", err);
+    cJSON_Delete(j);
+    return c;
+}
+
+Test(cluster, parses_types_devices_and_expands_host_ranges)
+{
+    Error err;
+    Cluster *c = parse(LAB, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(c->n_types, 2);
+    cr_assert_eq(c->n_machines, 6);
+    cr_assert_eq(c->n_devices, 2 * 2 + 4);
+    cr_assert_str_eq(c->machines[0].name, "g0");
+    cr_assert_str_eq(c->machines[1].host, "10.0.0.11");
+    cr_assert_str_eq(c->machines[2].name, "node08");
+    cr_assert_str_eq(c->machines[5].name, "node20");
+    cr_assert_str_eq(c->machines[5].host, "n20.lab");
+    cr_assert_eq(c->machines[5].port, 22);
+    cr_assert_str_eq(c->machines[5].user, "root");
+    cr_assert_str_eq(c->ssh.user, "ops");
+    cr_assert_eq(c->ssh.port, 2222);
+    cr_assert_float_eq(c->ssh.connect_timeout_s, 3.0, 1e-9);
+    cr_assert_str_eq(c->trial.launch, "per-host");
+    const DeviceSpec *d = cluster_device(c, 1, NULL);
+    cr_assert_eq(d->kind, DEVICE_GPU);
+    cr_assert_eq(d->max_inputs, 1024);
+    cr_assert(cluster_machine_has_gpu(c, 0));
+    cr_assert_not(cluster_machine_has_gpu(c, 3));
+    char cls[96];
+    cluster_device_class(c, 1, cls, sizeof cls);
+    cr_assert_str_eq(cls, "K520");
+    cluster_device_class(c, 4, cls, sizeof cls);
+    cr_assert_str_eq(cls, "c/cpu");
+    cluster_free(c);
+}
+
+Test(cluster, round_trips_through_json)
+{
+    Error err;
+    Cluster *a = parse(LAB, &err);
+    cr_assert_not_null(a, "%s", err.msg);
+    cJSON *j = cluster_to_json(a);
+    Cluster *b = cluster_from_json(j, "emitted", &err);
+    cr_assert_not_null(b, "%s", err.msg);
+    cJSON *j2 = cluster_to_json(b);
+    cr_assert(cJSON_Compare(j, j2, 1), "emit(parse(emit(x))) must equal emit(x)");
+    cr_assert_eq(b->n_machines, a->n_machines);
+    for (size_t i = 0; i < a->n_machines; i++) {
+        cr_assert_str_eq(a->machines[i].name, b->machines[i].name);
+        cr_assert_str_eq(a->machines[i].host, b->machines[i].host);
+    }
+    cr_assert_not_null(cJSON_GetObjectItem(j2, "custom"), "unknown fields are carried through");
+    cJSON_Delete(j);
+    cJSON_Delete(j2);
+    cluster_free(a);
+    cluster_free(b);
+}
+
+/* Each rejection names the place and what was expected. */
+static void rejects(const char *text, const char *needle)
+{
+    Error err = {0};
+    Cluster *c = parse(text, &err);
+    cr_assert_null(c, "expected a rejection containing '%s'", needle);
+    cr_assert(strstr(err.msg, needle), "message '%s' lacks '%s'", err.msg, needle);
+    cr_assert(strstr(err.msg, "lab.json"), "message '%s' lacks the file name", err.msg);
+}
+
+#define TYPES "\"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}"
+
+Test(cluster, rejects_every_bad_field)
+{
+    rejects("[]", "expected a JSON object");
+    rejects("{\"name\": \"x\", \"machine_types\": {}, \"machines\": []}", "machine_types");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": []}", "at least one machine");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"zz\"}]}",
+            "unknown machine type 'zz'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"n[]\", \"host\": \"a\", "
+            "\"type\": \"t\"}]}",
+            "empty brackets");
+    rejects("{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": \"fast\", "
+            "\"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": "
+            "\"a\", \"host\": \"a\", \"type\": \"t\"}]}",
+            "field 'bandwidth_gbps': expected a number, found a string");
+    rejects("{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, "
+            "\"devices\": [{\"id\": \"cpu\", \"kind\": \"tpu\"}]}}, \"machines\": [{\"name\": "
+            "\"a\", \"host\": \"a\", \"type\": \"t\"}]}",
+            "field 'kind'");
+    rejects("{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, "
+            "\"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"}, {\"id\": \"cpu\", \"kind\": "
+            "\"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": \"a\", \"type\": \"t\"}]}",
+            "appears twice");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a[1-3]\", \"host\": "
+            "\"h[1-2]\", \"type\": \"t\"}]}",
+            "field 'host'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}, {\"name\": \"a\", \"host\": \"b\", \"type\": \"t\"}]}",
+            "appears twice");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"launch\": \"carrier-pigeon\"}}",
+            "field 'launch'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": {\"name\": \"a\"}}",
+            "field 'machines'");
+}
+
+Test(cluster, load_names_the_file_and_position)
+{
+    Error err = {0};
+    cr_assert_null(cluster_load("no/such/inventory.json", &err));
+    cr_assert(strstr(err.msg, "no/such/inventory.json"), "%s", err.msg);
+    char path[] = "/tmp/tunedeck-test-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char *bad = "{\n  \"name\": \"x\",\n  \"machines\": [,]\n}\n";
+    cr_assert_eq(write(fd, bad, strlen(bad)), (ssize_t)strlen(bad));
+    close(fd);
+    cr_assert_null(cluster_load(path, &err));
+    cr_assert(strstr(err.msg, path) && strstr(err.msg, ":3:"), "%s", err.msg);
+    unlink(path);
+}
+
+Test(cluster, example_inventory_loads)
+{
+    Error err;
+    Cluster *c = cluster_load(TUNEDECK_SOURCE_DIR "/examples/lab-cluster.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(c->n_machines, 5);
+    cluster_free(c);
+}

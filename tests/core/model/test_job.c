@@ -1,0 +1,84 @@
+#include <criterion/criterion.h>
+#include <cJSON.h>
+#include <string.h>
+
+#include "core/model/job.h"
+
+static int parse(const char *text, JobSpec *j, Error *err)
+{
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    int rc = job_from_json(root, "job.json", j, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+Test(job, parses_fields_defaults_and_keeps_unknown_ones)
+{
+    JobSpec j;
+    Error err;
+    cr_assert_eq(parse("{\"name\": \"resnet\", \"model_mb\": 97.5, \"batch\": 256, "
+                       "\"lr\": 0.1, \"data\": {\"path\": \"/d\"}}",
+                       &j, &err),
+                 0, "%s", err.msg);
+    cr_assert_str_eq(j.name, "resnet");
+    cr_assert_float_eq(j.model_mb, 97.5, 1e-12);
+    cr_assert_eq(j.batch, 256);
+    cr_assert_eq(j.iterations, 20);
+    cr_assert_eq(j.warmup, 10);
+    cr_assert_float_eq(j.mops, 0.0, 0);
+    cJSON *out = job_to_json(&j);
+    cr_assert_float_eq(cJSON_GetObjectItem(out, "lr")->valuedouble, 0.1, 1e-12);
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(out, "data"), "path")->valuestring,
+                     "/d");
+    JobSpec k;
+    cr_assert_eq(job_from_json(out, "again", &k, &err), 0, "%s", err.msg);
+    cJSON *out2 = job_to_json(&k);
+    cr_assert(cJSON_Compare(out, out2, 1), "round trip must be exact");
+    JobSpec copy;
+    cr_assert_eq(job_copy(&copy, &k), 0);
+    cr_assert_str_eq(copy.name, "resnet");
+    cJSON_Delete(out);
+    cJSON_Delete(out2);
+    job_clear(&j);
+    job_clear(&k);
+    job_clear(&copy);
+}
+
+static void rejects(const char *text, const char *needle)
+{
+    JobSpec j;
+    Error err = {0};
+    cr_assert_eq(parse(text, &j, &err), -1, "expected rejection: %s", needle);
+    cr_assert(strstr(err.msg, needle), "message '%s' lacks '%s'", err.msg, needle);
+    cr_assert(strstr(err.msg, "job.json"), "message '%s' lacks the file", err.msg);
+}
+
+Test(job, rejects_every_bad_field)
+{
+    rejects("{\"model_mb\": 1, \"batch\": 8}", "field 'name'");
+    rejects("{\"name\": \"x\", \"batch\": 8}", "field 'model_mb'");
+    rejects("{\"name\": \"x\", \"model_mb\": -1, \"batch\": 8}", "field 'model_mb'");
+    rejects("{\"name\": \"x\", \"model_mb\": 1}", "field 'batch'");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 0}", "field 'batch'");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 2.5}", "field 'batch'");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": \"8\"}", "found a string");
+    rejects("{\"name\": 3, \"model_mb\": 1, \"batch\": 8}", "field 'name'");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"iterations\": 0}",
+            "field 'iterations'");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"iterations\": 5, \"warmup\": 5}",
+            "warmup");
+    rejects("[1]", "expected a JSON object");
+}
+
+Test(job, example_job_loads)
+{
+    JobSpec j;
+    Error err;
+    cr_assert_eq(job_load(TUNEDECK_SOURCE_DIR "/examples/small-job.json", &j, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(j.batch, 256);
+    job_clear(&j);
+    cr_assert_eq(job_load("missing-job.json", &j, &err), -1);
+    cr_assert(strstr(err.msg, "missing-job.json"));
+}

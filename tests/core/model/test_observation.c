@@ -1,0 +1,134 @@
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/model/observation.h"
+#include "core/sim/simcluster.h"
+
+static SimCluster *sim;
+static Schedule *sched;
+
+static void setup(void)
+{
+    Error err;
+    sim = simcluster_new("C:googlenet", &err);
+    cr_assert_not_null(sim, "%s", err.msg);
+    const Cluster *c = simcluster_cluster(sim);
+    sched = schedule_new(c, simcluster_job(sim));
+    sched->job.iterations = 4;
+    sched->job.warmup = 2;
+    /* g2-0 and g2-1 work and serve; each GPU gets half the batch. */
+    for (size_t i = 0; i < 2; i++) {
+        sched->worker[i] = sched->ps[i] = 1;
+        sched->inputs[c->machines[i].first_device + 1] = sched->job.batch / 2;
+    }
+}
+
+static void teardown(void)
+{
+    schedule_free(sched);
+    simcluster_free(sim);
+}
+
+TestSuite(observation, .init = setup, .fini = teardown);
+
+/* One host's iteration line: its machine only. */
+static void add_host_iter(TrialAccumulator *a, int iter, const char *machine, double time_s,
+                          double gpu_s)
+{
+    DeviceMeasure dev = {.inputs = 384, .time_s = gpu_s};
+    strcpy(dev.id, "gpu0");
+    MachineMeasure mm = {.compute_s = gpu_s, .devices = &dev, .n_devices = 1};
+    strcpy(mm.name, machine);
+    TrialEvent ev = {.kind = EVENT_ITERATION, .iter = iter, .time_s = time_s, .comm_s = 0.5,
+                     .machines = &mm, .n_machines = 1};
+    Error err;
+    cr_assert_eq(trial_accumulator_add(a, &ev, &err), 0, "%s", err.msg);
+}
+
+Test(observation, merges_hosts_by_iter_and_averages_after_warmup)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    for (int it = 1; it <= 4; it++) {
+        /* warm-up iterations are slow and must not count */
+        double slow = it <= 2 ? 10.0 : 0.0;
+        add_host_iter(a, it, "g2-0", 2.0 + slow, 1.5 + slow);
+        add_host_iter(a, it, "g2-1", 3.0 + slow, 2.5 + slow);
+    }
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, 3.0, 1e-9, "the slowest host sets an iteration's time");
+    cr_assert_float_eq(o->comm_s, 0.5, 1e-9);
+    const Cluster *c = sched->cluster;
+    cr_assert_float_eq(o->device_time_s[c->machines[0].first_device + 1], 1.5, 1e-9);
+    cr_assert_float_eq(o->device_time_s[c->machines[1].first_device + 1], 2.5, 1e-9);
+    cr_assert_float_eq(o->machine_time_s[1], 2.5, 1e-9);
+    cr_assert(o->device_time_s[c->machines[0].first_device] < 0, "unmeasured stays unknown");
+    cr_assert_eq(o->iterations_seen, 4);
+    Observation *copy = observation_copy(o);
+    cr_assert_float_eq(copy->time_s, o->time_s, 0);
+    cr_assert(schedule_equal(copy->schedule, sched));
+    observation_free(o);
+    observation_free(copy);
+}
+
+Test(observation, done_time_is_the_objective)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    for (int it = 1; it <= 4; it++)
+        add_host_iter(a, it, "g2-0", 2.0, 1.0);
+    TrialEvent done = {.kind = EVENT_DONE, .time_s = 1.75, .comm_s = -1};
+    Error err;
+    cr_assert_eq(trial_accumulator_add(a, &done, &err), 0);
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_float_eq(o->time_s, 1.75, 1e-12);
+    observation_free(o);
+}
+
+Test(observation, no_usable_output_fails_with_a_reason)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strlen(o->reason) > 0);
+    observation_free(o);
+}
+
+Test(observation, error_event_fails_the_trial_with_its_message)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    add_host_iter(a, 1, "g2-0", 2.0, 1.0);
+    char msg[] = "out of GPU memory on g2-0";
+    TrialEvent ev = {.kind = EVENT_ERROR, .text = msg};
+    Error err;
+    trial_accumulator_add(a, &ev, &err);
+    const char *m = NULL;
+    cr_assert(trial_accumulator_has_error(a, &m));
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "out of GPU memory"), "%s", o->reason);
+    observation_free(o);
+}
+
+Test(observation, unknown_machine_or_device_is_rejected)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    DeviceMeasure dev = {.inputs = 1, .time_s = 1};
+    strcpy(dev.id, "gpu0");
+    MachineMeasure mm = {.compute_s = 1, .devices = &dev, .n_devices = 1};
+    strcpy(mm.name, "ghost");
+    TrialEvent ev = {.kind = EVENT_ITERATION, .iter = 1, .time_s = 1, .comm_s = -1,
+                     .machines = &mm, .n_machines = 1};
+    Error err = {0};
+    cr_assert_eq(trial_accumulator_add(a, &ev, &err), -1);
+    cr_assert(strstr(err.msg, "unknown machine 'ghost'"), "%s", err.msg);
+    strcpy(mm.name, "c4x8-0");
+    strcpy(dev.id, "gpu0");
+    cr_assert_eq(trial_accumulator_add(a, &ev, &err), -1);
+    cr_assert(strstr(err.msg, "no device 'gpu0'"), "%s", err.msg);
+    trial_accumulator_free(a);
+}

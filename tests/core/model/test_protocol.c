@@ -1,0 +1,104 @@
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model/protocol.h"
+
+Test(protocol, parses_an_iteration_with_part_measurements)
+{
+    TrialEvent ev;
+    Error err;
+    const char *line =
+        "{\"event\": \"iteration\", \"iter\": 3, \"time_s\": 4.41, \"comm_s\": 1.02, "
+        "\"machines\": [{\"name\": \"g2-0\", \"compute_s\": 3.2, \"devices\": ["
+        "{\"id\": \"gpu0\", \"inputs\": 200, \"time_s\": 3.1}, {\"id\": \"cpu\", \"inputs\": 24, "
+        "\"time_s\": 2.9}]}]}";
+    cr_assert_eq(protocol_parse_line(line, &ev, &err), 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_ITERATION);
+    cr_assert_eq(ev.iter, 3);
+    cr_assert_float_eq(ev.time_s, 4.41, 1e-12);
+    cr_assert_float_eq(ev.comm_s, 1.02, 1e-12);
+    cr_assert_eq(ev.n_machines, 1);
+    cr_assert_str_eq(ev.machines[0].name, "g2-0");
+    cr_assert_eq(ev.machines[0].n_devices, 2);
+    cr_assert_eq(ev.machines[0].devices[0].inputs, 200);
+    cr_assert_float_eq(ev.machines[0].devices[1].time_s, 2.9, 1e-12);
+    char *again = protocol_format(&ev);
+    TrialEvent ev2;
+    cr_assert_eq(protocol_parse_line(again, &ev2, &err), 0, "%s", err.msg);
+    char *twice = protocol_format(&ev2);
+    cr_assert_str_eq(again, twice, "format(parse(format(x))) is stable");
+    free(again);
+    free(twice);
+    trial_event_clear(&ev);
+    trial_event_clear(&ev2);
+}
+
+Test(protocol, parses_done_error_progress)
+{
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line("{\"event\": \"done\", \"time_s\": 4.38}", &ev, &err), 0);
+    cr_assert_eq(ev.kind, EVENT_DONE);
+    cr_assert_float_eq(ev.time_s, 4.38, 1e-12);
+    trial_event_clear(&ev);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"done\"}", &ev, &err), 0);
+    cr_assert(ev.time_s < 0, "absent time is negative");
+    trial_event_clear(&ev);
+    cr_assert_eq(protocol_parse_line("{\"event\":\"error\",\"message\":\"out of GPU memory\"}",
+                                     &ev, &err),
+                 0);
+    cr_assert_eq(ev.kind, EVENT_ERROR);
+    cr_assert_str_eq(ev.text, "out of GPU memory");
+    trial_event_clear(&ev);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 1200, \"epoch\": 12.5, "
+                                     "\"loss\": 0.83, \"examples_per_s\": 1152}",
+                                     &ev, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_PROGRESS);
+    cr_assert_eq(ev.step, 1200);
+    cr_assert_float_eq(ev.epoch, 12.5, 1e-12);
+    cr_assert_float_eq(ev.loss, 0.83, 1e-12);
+    char *s = protocol_format(&ev);
+    cr_assert(strstr(s, "\"examples_per_s\":1152"), "%s", s);
+    free(s);
+    trial_event_clear(&ev);
+}
+
+Test(protocol, non_json_lines_are_log_text)
+{
+    const char *lines[] = {"Epoch 1/10", "", "[1, 2, 3]", "{not json", "  42", "\"quoted\""};
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        TrialEvent ev;
+        Error err;
+        cr_assert_eq(protocol_parse_line(lines[i], &ev, &err), 0);
+        cr_assert_eq(ev.kind, EVENT_LOG, "'%s' is log text", lines[i]);
+        cr_assert_str_eq(ev.text, lines[i]);
+        trial_event_clear(&ev);
+    }
+}
+
+static void rejects(const char *line, const char *needle)
+{
+    TrialEvent ev;
+    Error err = {0};
+    cr_assert_eq(protocol_parse_line(line, &ev, &err), -1, "expected rejection of %s", line);
+    cr_assert(strstr(err.msg, needle), "'%s' lacks '%s'", err.msg, needle);
+}
+
+Test(protocol, rejects_bad_events_with_the_field)
+{
+    rejects("{\"time_s\": 1}", "field 'event'");
+    rejects("{\"event\": \"teleport\"}", "found \"teleport\"");
+    rejects("{\"event\": \"iteration\", \"time_s\": 1}", "field 'iter'");
+    rejects("{\"event\": \"iteration\", \"iter\": 1}", "field 'time_s'");
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": -2}", "field 'time_s'");
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1, \"machines\": 5}",
+            "field 'machines'");
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1, \"machines\": [{\"name\": "
+            "\"a\", \"devices\": [{\"id\": \"cpu\"}]}]}",
+            "field 'time_s'");
+    rejects("{\"event\": \"done\", \"time_s\": \"fast\"}", "found a string");
+    rejects("{\"event\": \"error\"}", "field 'message'");
+    rejects("{\"event\": \"progress\", \"loss\": 1}", "field 'step'");
+}

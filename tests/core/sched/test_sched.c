@@ -1,0 +1,282 @@
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
+
+#define FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv"
+
+static Catalogue *cat;
+static void setup(void)
+{
+    cat = catalogue_load(NULL, NULL);
+    cr_assert_not_null(cat);
+}
+static void teardown(void)
+{
+    catalogue_free(cat);
+}
+TestSuite(sched, .init = setup, .fini = teardown);
+
+static SchedState *small(const char *policy, int nodes)
+{
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = policy;
+    c.nodes = nodes;
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
+    return s;
+}
+
+/* Every GPU of every node is held by at most one job, and the jobs' counts agree. */
+static void check_capacity(const SchedState *s)
+{
+    int G = sched_gpus_per_node(s), owners[64];
+    int *held = calloc(sched_job_count(s), sizeof *held);
+    for (int n = 0; n < sched_node_count(s); n++) {
+        sched_node_gpus(s, n, owners, G);
+        for (int g = 0; g < G; g++)
+            if (owners[g] >= 0)
+                held[owners[g]]++;
+    }
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        cr_assert_eq(held[j], info.gpus, "job %s holds %d GPUs on nodes, says %d", info.name,
+                     held[j], info.gpus);
+    }
+    free(held);
+}
+
+Test(sched, every_policy_finishes_the_small_workload_within_capacity)
+{
+    const char *const *names = sched_policy_names();
+    for (const char *const *p = names; *p; p++) {
+        SchedState *s = small(*p, 2);
+        Error e;
+        while (!sched_finished(s) && sched_now(s) < 1e6) {
+            cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+            check_capacity(s);
+        }
+        cr_assert(sched_finished(s), "%s left jobs unfinished", *p);
+        SchedSummary m;
+        sched_summary(s, &m);
+        cr_assert_eq(m.done, 12);
+        cr_assert_gt(m.avg_jct_s, 0);
+        sched_free(s);
+    }
+}
+
+Test(sched, gpu_seconds_are_conserved)
+{
+    SchedState *s = small("doubling", 2);
+    Error e;
+    cr_assert_eq(sched_run(s, 1e6, &e), 0, "%s", e.msg);
+    SchedSummary m;
+    sched_summary(s, &m);
+    double total = 2 * 4 * sched_now(s);
+    cr_assert_float_eq(m.gpu_s_held + m.gpu_s_idle, total, 1e-6 * total);
+    double jobs = 0;
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        jobs += info.gpu_s;
+        cr_assert_float_eq(info.progress, 1.0, 1e-9);
+    }
+    cr_assert_float_eq(jobs, m.gpu_s_held, 1e-6 * jobs);
+    cr_assert_leq(m.gpu_s_lost_to_resizes, m.gpu_s_held);
+    sched_free(s);
+}
+
+Test(sched, pins_pause_and_drain_are_respected)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    int c0 = sched_job_find(s, "cifar10-0"), n2 = sched_job_find(s, "ncf-2");
+    cr_assert_eq(sched_pin(s, (size_t)c0, 3, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pause(s, (size_t)n2, 1, &e), 0);
+    cr_assert_eq(sched_drain_node(s, 0, 1, &e), 0);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, (size_t)c0, &info);
+    cr_assert_eq(info.gpus, 3);
+    sched_job_info(s, (size_t)n2, &info);
+    cr_assert(info.gpus == 0 && (info.state == SCHED_JOB_PAUSED || info.state == SCHED_JOB_DONE));
+    int owners[4];
+    sched_node_gpus(s, 0, owners, 4);
+    for (int g = 0; g < 4; g++)
+        cr_assert_eq(owners[g], -1, "drained node still runs job %d", owners[g]);
+    check_capacity(s);
+    /* a pin larger than the usable cluster is refused with a message */
+    cr_assert_eq(sched_pin(s, (size_t)c0, 13, &e), -1);
+    cr_assert(strstr(e.msg, "usable cluster"), "%s", e.msg);
+    sched_free(s);
+}
+
+static int most_gpus(const SchedState *s)
+{
+    int most = 0;
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        most = info.gpus > most ? info.gpus : most;
+    }
+    return most;
+}
+
+Test(sched, the_policy_can_be_switched_between_decisions)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_set_policy(s, "no-such-policy", &e), -1);
+    cr_assert(strstr(e.msg, "doubling") && strstr(e.msg, "no-such-policy"), "%s", e.msg);
+    cr_assert_str_eq(sched_policy_name(s), "doubling");
+    /* fixed-1 gives every job one GPU from its next decision on; doubling more again. */
+    cr_assert_eq(sched_set_policy(s, "fixed-1", &e), 0, "%s", e.msg);
+    cr_assert_str_eq(sched_policy_name(s), "fixed-1");
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    cr_assert_eq(most_gpus(s), 1);
+    cr_assert_eq(sched_set_policy(s, "doubling", &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 200, &e), 0, "%s", e.msg);
+    cr_assert_gt(most_gpus(s), 1);
+    check_capacity(s);
+    sched_free(s);
+}
+
+Test(sched, decisions_are_deterministic_and_events_serialize)
+{
+    SchedState *a = small("doubling-explore", 2), *b = small("doubling-explore", 2);
+    cr_assert_eq(sched_run(a, 1e6, NULL), 0);
+    cr_assert_eq(sched_run(b, 1e6, NULL), 0);
+    cr_assert_eq(sched_event_count(a), sched_event_count(b));
+    cr_assert_gt(sched_event_count(a), 12);
+    for (size_t i = 0; i < sched_event_count(a); i++) {
+        char *x = sched_event_json(a, sched_event(a, i)),
+             *y = sched_event_json(b, sched_event(b, i));
+        cr_assert_str_eq(x, y);
+        cJSON *o = cJSON_Parse(x);
+        cr_assert_not_null(o, "%s", x);
+        const SchedEvent *ev = sched_event(a, i);
+        if (ev->kind == SCHED_EV_START || ev->kind == SCHED_EV_RESIZE) {
+            int sum = 0;
+            for (size_t k = 0; k < ev->n_slots; k++)
+                sum += ev->slots[k].gpus;
+            cr_assert_eq(sum, ev->gpus_to);
+            cr_assert(cJSON_GetArraySize(cJSON_GetObjectItem(o, "placement")) > 0);
+        }
+        cJSON_Delete(o);
+        free(x), free(y);
+    }
+    sched_free(a), sched_free(b);
+}
+
+Test(sched, exploration_visits_one_two_four_eight_gpus)
+{
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "exploratory";
+    c.nodes = 8;
+    c.gpus_per_node = 8;
+    SchedState *s = sched_new(&c, cat, NULL);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"r", "resnet110", 0, 1, 0}, NULL), 0);
+    cr_assert_eq(sched_advance(s, 900, NULL), 0);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    int seen[9] = {0};
+    for (size_t k = 0; k < info.n_resizes; k++)
+        if (info.resizes[k].gpus_to <= 8)
+            seen[info.resizes[k].gpus_to] = 1;
+    cr_assert(seen[1] && seen[2] && seen[4] && seen[8], "explored %d %d %d %d", seen[1], seen[2],
+              seen[4], seen[8]);
+    sched_free(s);
+}
+
+Test(sched, bad_submissions_are_refused_whole)
+{
+    SchedConfig c;
+    sched_config_default(&c);
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"a", "nosuch", 0, 1, 0}, &e), -1);
+    cr_assert(strstr(e.msg, "model"), "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"a", "ncf", -5, 1, 0}, &e), -1);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"a", "ncf", 50, 1, 0}, &e), 0);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"b", "ncf", 10, 1, 0}, &e), -1);
+    cr_assert(strstr(e.msg, "submission order"), "%s", e.msg);
+    cr_assert_eq(sched_job_count(s), 1);
+    c.policy = "nosuch";
+    cr_assert_null(sched_new(&c, cat, &e));
+    cr_assert(strstr(e.msg, "tiresias"), "%s", e.msg);
+    sched_free(s);
+}
+
+Test(sched, event_log_is_in_time_order)
+{
+    /* Regression: finishes within one interval were logged in job order, not time order. */
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "fixed-1";
+    c.interval_s = 3600;
+    SchedState *s = sched_new(&c, cat, NULL);
+    const int batch[] = {256, 32768, 1024, 8192, 512, 16384};
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "ncf-%d", i);
+        cr_assert_eq(sched_submit(s, &(SchedJobSpec){name, "ncf", 0, 1, batch[i]}, NULL), 0);
+    }
+    cr_assert_eq(sched_run(s, 1e7, NULL), 0);
+    cr_assert(sched_finished(s));
+    for (size_t i = 1; i < sched_event_count(s); i++)
+        cr_assert_geq(sched_event(s, i)->time_s, sched_event(s, i - 1)->time_s, "event %zu", i);
+    sched_free(s);
+}
+
+Test(sched, reported_progress_replaces_the_simulated_one)
+{
+    SchedState *s = small("doubling", 2);
+    Error e;
+    cr_assert_eq(sched_advance(s, 300, &e), 0, "%s", e.msg);
+    int j = sched_job_find(s, "cifar10-0");
+    SchedJobInfo info;
+    cr_assert_eq(sched_report_progress(s, (size_t)j, 50.5, 0.1, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)j, &info);
+    cr_assert_float_eq(info.epoch, 50.5, 1e-9);
+    cr_assert_eq(sched_report_progress(s, (size_t)j, 100, 0, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)j, &info);
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_eq(info.gpus, 0);
+    const SchedEvent *last = sched_event(s, sched_event_count(s) - 1);
+    cr_assert_eq(last->kind, SCHED_EV_FINISH);
+    cr_assert_eq(last->job, j);
+    cr_assert_eq(sched_report_progress(s, (size_t)j, -1, 0, &e), -1);
+    cr_assert(strstr(e.msg, "expected epochs >= 0"), "%s", e.msg);
+    sched_free(s);
+}
+
+Test(sched, exploring_a_small_batch_job_still_finishes)
+{
+    /* cifar10 at batch 128 cannot split over 8 GPUs at its owner's batch (32 each minimum). */
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "exploratory";
+    c.nodes = 4;
+    SchedState *s = sched_new(&c, cat, NULL);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"c", "cifar10", 0, 1, 128}, NULL), 0);
+    cr_assert_eq(sched_run(s, 1e6, NULL), 0);
+    cr_assert(sched_finished(s));
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    int seen8 = 0;
+    for (size_t k = 0; k < info.n_resizes; k++)
+        seen8 |= info.resizes[k].gpus_to == 8;
+    cr_assert(seen8, "the 8-GPU exploration stage was skipped");
+    sched_free(s);
+}

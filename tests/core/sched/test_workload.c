@@ -1,0 +1,71 @@
+#include <criterion/criterion.h>
+
+#include "core/sched/catalogue.h"
+#include "core/sched/workload.h"
+
+static Catalogue *cat;
+static void setup(void)
+{
+    cat = catalogue_load(NULL, NULL);
+    cr_assert_not_null(cat);
+}
+static void teardown(void)
+{
+    catalogue_free(cat);
+}
+TestSuite(workload, .init = setup, .fini = teardown);
+
+#define HEADER "name,time,application,num_replicas,batch_size\n"
+
+static void reject(const char *text, const char *fragment)
+{
+    SchedJobSpec *s = NULL;
+    size_t n = 0;
+    Error e;
+    cr_assert_eq(workload_parse(text, "w.csv", cat, &s, &n, &e), -1, "accepted: %s", text);
+    cr_assert(strstr(e.msg, fragment), "message '%s' lacks '%s'", e.msg, fragment);
+}
+
+Test(workload, reads_the_fixture)
+{
+    SchedJobSpec *s;
+    size_t n;
+    Error e;
+    cr_assert_eq(
+        workload_load(TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv", cat, &s, &n, &e), 0,
+        "%s", e.msg);
+    cr_assert_eq(n, 12);
+    cr_assert_str_eq(s[0].name, "cifar10-0");
+    cr_assert_float_eq(s[0].submit_s, 107, 0);
+    cr_assert_eq(s[0].gpus, 6);
+    cr_assert_eq(s[0].batch_size, 2048);
+    workload_free(s, n);
+}
+
+Test(workload, unknown_application_names_line_and_field)
+{
+    reject(HEADER "a,0,cifar10,1,128\nb,5,alexnet,1,128\n", "w.csv:3: field 'application'");
+}
+
+Test(workload, negative_time_is_rejected)
+{
+    reject(HEADER "a,-1,cifar10,1,128\n", "w.csv:2: field 'time'");
+}
+
+Test(workload, unsorted_rows_are_rejected)
+{
+    reject(HEADER "a,10,cifar10,1,128\nb,5,cifar10,1,128\n", "expected rows sorted by time");
+}
+
+Test(workload, empty_file_and_missing_column_are_rejected)
+{
+    reject("", "empty file");
+    reject(HEADER, "at least one job row");
+    reject("name,time,application,num_replicas\na,0,cifar10,1\n", "'batch_size'");
+}
+
+Test(workload, bad_counts_are_rejected)
+{
+    reject(HEADER "a,0,cifar10,0,128\n", "field 'num_replicas'");
+    reject(HEADER "a,0,cifar10,1.5,128\n", "whole numbers");
+}

@@ -1,0 +1,172 @@
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/model/observation.h"
+#include "core/sim/simcluster.h"
+
+/* Everything on GPU machines as workers and PS, the batch split evenly over GPUs — the
+ * seed's "uniform GPUs" schedule. */
+static Schedule *uniform_gpus(SimCluster *sim)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    double w[512] = {0};
+    for (size_t i = 0; i < c->n_machines; i++) {
+        if (!cluster_machine_has_gpu(c, i))
+            continue;
+        s->worker[i] = s->ps[i] = 1;
+        w[c->machines[i].first_device + 1] = 1;
+    }
+    cr_assert_eq(schedule_split_integer(w, c->n_devices, s->job.batch, s->inputs), 0);
+    return s;
+}
+
+static SimCluster *make(const char *spec)
+{
+    Error err;
+    SimCluster *sim = simcluster_new(spec, &err);
+    cr_assert_not_null(sim, "%s: %s", spec, err.msg);
+    return sim;
+}
+
+Test(simcluster, settings_have_the_seed_machines)
+{
+    SimCluster *b = make("B:googlenet");
+    const Cluster *c = simcluster_cluster(b);
+    cr_assert_eq(c->n_machines, 10);
+    cr_assert_str_eq(simcluster_job(b)->name, "googlenet");
+    cr_assert_float_eq(simcluster_job(b)->model_mb, 26.7, 1e-9);
+    simcluster_free(b);
+    SimCluster *a = make("A:alexnet:512");
+    cr_assert_eq(simcluster_job(a)->batch, 512);
+    cr_assert_float_eq(simcluster_job(a)->model_mb, 233, 1e-9);
+    simcluster_free(a);
+    SimCluster *g = make("G40:speechnet");
+    cr_assert_eq(simcluster_cluster(g)->n_machines, 40);
+    simcluster_free(g);
+}
+
+Test(simcluster, bad_specs_are_explained)
+{
+    const char *bad[][2] = {{"Z:googlenet", "unknown setting"},
+                            {"B:vgg", "unknown network"},
+                            {"B", "expected"},
+                            {"B:googlenet:0", "batch"},
+                            {"G1:googlenet", "G<n>"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Error err = {0};
+        cr_assert_null(simcluster_new(bad[i][0], &err), "%s", bad[i][0]);
+        cr_assert(strstr(err.msg, bad[i][1]), "'%s' lacks '%s'", err.msg, bad[i][1]);
+    }
+}
+
+/* More inputs on one device never make it faster. */
+Test(simcluster, more_inputs_never_faster_on_one_device)
+{
+    SimCluster *sim = make("B:googlenet");
+    const Cluster *c = simcluster_cluster(sim);
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    /* one worker machine (g2-0) holds the whole batch on cpu+gpu; vary the CPU's share */
+    s->worker[0] = s->ps[0] = 1;
+    size_t cpu = c->machines[0].first_device, gpu = cpu + 1;
+    double prev = 0;
+    for (int x = 0; x <= 256; x += 8) {
+        /* hold the GPU's inputs fixed and grow only the CPU's: a bigger batch */
+        s->job.batch = 512 + x;
+        s->inputs[gpu] = 512;
+        s->inputs[cpu] = x;
+        double t = simcluster_noiseless_time(sim, s);
+        cr_assert(isfinite(t), "x=%d", x);
+        cr_assert(t >= prev - 1e-12, "cpu inputs %d: %.6f < %.6f", x, t, prev);
+        prev = t;
+    }
+    schedule_free(s);
+    simcluster_free(sim);
+}
+
+static void to_accumulator(void *ud, const TrialEvent *ev)
+{
+    Error err;
+    cr_assert_eq(trial_accumulator_add(ud, ev, &err), 0, "%s", err.msg);
+}
+
+static Observation *run(SimCluster *sim, const Schedule *s, uint64_t seed)
+{
+    TrialAccumulator *acc = trial_accumulator_new(s);
+    simcluster_run(sim, s, seed, to_accumulator, acc);
+    Observation *o = trial_accumulator_finish(acc);
+    trial_accumulator_free(acc);
+    return o;
+}
+
+Test(simcluster, noiseless_time_repeats_and_noise_follows_the_seed)
+{
+    SimCluster *sim = make("B:googlenet");
+    Schedule *s = uniform_gpus(sim);
+    double a = simcluster_noiseless_time(sim, s), b = simcluster_noiseless_time(sim, s);
+    cr_assert_eq(a, b, "noiseless time must repeat exactly");
+    Observation *x = run(sim, s, 7), *y = run(sim, s, 7), *z = run(sim, s, 8);
+    cr_assert_eq(x->status, TRIAL_OK, "%s", x->reason);
+    cr_assert_eq(x->time_s, y->time_s, "same seed, same measurement");
+    cr_assert_neq(x->time_s, z->time_s, "another seed, other noise");
+    cr_assert(fabs(x->time_s - a) / a < 0.15, "noise stays near the truth: %f vs %f", x->time_s,
+              a);
+    cr_assert(x->comm_s > 0);
+    const Cluster *c = simcluster_cluster(sim);
+    cr_assert(x->device_time_s[c->machines[0].first_device + 1] > 0, "GPU time is reported");
+    observation_free(x);
+    observation_free(y);
+    observation_free(z);
+    schedule_free(s);
+    simcluster_free(sim);
+}
+
+/* The seed's finding: uniform GPUs is about 2x slower than a tuned schedule for GoogleNet
+ * in settings B and C, and no schedule beats the best known. */
+Test(simcluster, calibrated_gap_between_simple_and_best_schedules)
+{
+    const char *specs[] = {"B:googlenet", "C:googlenet"};
+    for (int k = 0; k < 2; k++) {
+        SimCluster *sim = make(specs[k]);
+        Schedule *u = uniform_gpus(sim), *best = NULL;
+        double tu = simcluster_noiseless_time(sim, u);
+        double tb = simcluster_best_known(sim, &best);
+        cr_assert(isfinite(tb) && best);
+        Error err;
+        cr_assert_eq(schedule_validate(best, &err), 0, "%s", err.msg);
+        cr_assert_float_eq(simcluster_noiseless_time(sim, best), tb, 1e-9);
+        double ratio = tu / tb;
+        cr_assert(ratio > 1.4 && ratio < 3.0, "%s: uniform-gpus / best = %.2f", specs[k], ratio);
+        schedule_free(u);
+        schedule_free(best);
+        simcluster_free(sim);
+    }
+}
+
+Test(simcluster, invalid_or_oversized_schedules_end_in_an_error_event)
+{
+    SimCluster *sim = make("B:googlenet");
+    const Cluster *c = simcluster_cluster(sim);
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[c->machines[0].first_device + 1] = s->job.batch; /* 768 fits the K520 */
+    Observation *ok = run(sim, s, 1);
+    cr_assert_eq(ok->status, TRIAL_OK, "%s", ok->reason);
+    observation_free(ok);
+    schedule_free(s);
+
+    SimCluster *big = make("B:googlenet:4096");
+    c = simcluster_cluster(big);
+    s = schedule_new(c, simcluster_job(big));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[c->machines[0].first_device + 1] = 4096;
+    cr_assert(isinf(simcluster_noiseless_time(big, s)));
+    Observation *oom = run(big, s, 1);
+    cr_assert_eq(oom->status, TRIAL_FAILED);
+    cr_assert(strstr(oom->reason, "memory"), "%s", oom->reason);
+    observation_free(oom);
+    schedule_free(s);
+    simcluster_free(big);
+    simcluster_free(sim);
+}

@@ -1,0 +1,132 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "remote/gpu/nvsmi.h"
+
+#ifndef TUNEDECK_SOURCE_DIR
+#define TUNEDECK_SOURCE_DIR "."
+#endif
+
+static size_t load_gpus(const char *file, GpuSample *out, size_t cap)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/nvidia-smi/%s", TUNEDECK_SOURCE_DIR, file);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "fixture %s", path);
+    char line[512];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        line[strcspn(line, "\n")] = 0;
+        Error e;
+        cr_assert_eq(nvsmi_parse_gpu_line(line, &out[n], &e), 0, "%s: %s", line, e.msg);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+Test(nvsmi, gpu_lines_of_the_fixture_parse)
+{
+    GpuSample g[8];
+    size_t n = load_gpus("query-gpu.csv", g, 8);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(g[0].index, 0);
+    cr_assert_str_eq(g[0].uuid, "GPU-4c2e8a51-9d3f-7b1e-a6c0-2f5d8e9b1a73");
+    cr_assert_str_eq(g[0].name, "NVIDIA A100-SXM4-40GB");
+    cr_assert(g[0].has_util && g[0].has_mem_used && g[0].has_mem_total);
+    cr_assert_float_eq(g[0].util_pct, 87, 1e-9);
+    cr_assert_float_eq(g[0].mem_used_mib, 30521, 1e-9);
+    cr_assert_float_eq(g[0].mem_total_mib, 40960, 1e-9);
+    cr_assert_float_eq(g[1].util_pct, 0, 1e-9);
+    cr_assert(g[1].has_util, "a real 0 %% is known, not unknown");
+}
+
+Test(nvsmi, not_available_fields_are_unknown_not_zero)
+{
+    GpuSample g[8];
+    size_t n = load_gpus("query-gpu-mig.csv", g, 8);
+    cr_assert_eq(n, 3);
+    cr_assert(!g[0].has_util);
+    cr_assert(g[0].has_mem_used);
+    cr_assert(g[1].has_util && !g[1].has_mem_used && !g[1].has_mem_total);
+    cr_assert(!g[2].has_util, "[Not Supported] is unknown");
+    cr_assert_str_eq(g[2].name, "Tesla K80");
+}
+
+Test(nvsmi, missing_trailing_fields_are_unknown)
+{
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("3, GPU-abc, Tesla T4", &g, &e), 0, "%s", e.msg);
+    cr_assert_eq(g.index, 3);
+    cr_assert(!g.has_util && !g.has_mem_used && !g.has_mem_total);
+}
+
+Test(nvsmi, garbage_is_an_error_naming_the_field)
+{
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("x, GPU-abc, T4, 1, 2, 3", &g, &e), -1);
+    cr_assert(strstr(e.msg, "index"), "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, lots, 2, 3", &g, &e), -1);
+    cr_assert(strstr(e.msg, "utilization.gpu") && strstr(e.msg, "lots"), "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, 1234, T4, 1, 2, 3", &g, &e), -1);
+    cr_assert(strstr(e.msg, "uuid"), "%s", e.msg);
+    cr_assert_eq(
+        nvsmi_parse_gpu_line("NVIDIA-SMI has failed because it couldn't communicate", &g, &e), -1);
+}
+
+Test(nvsmi, processes_join_gpus_on_uuid_not_index)
+{
+    GpuSample g[8];
+    size_t n = load_gpus("query-gpu.csv", g, 8);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/nvidia-smi/query-compute-apps.csv",
+             TUNEDECK_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    line[strcspn(line, "\n")] = 0;
+    GpuProcess p;
+    Error e;
+    cr_assert_eq(nvsmi_parse_app_line(line, &p, &e), 0, "%s", e.msg);
+    cr_assert_eq(p.pid, 4242);
+    cr_assert(p.has_used);
+    cr_assert_float_eq(p.used_mib, 30500, 1e-9);
+    /* Reverse the table: the join must still find GPU 0 by its UUID. */
+    GpuSample rev[2] = {g[1], g[0]};
+    cr_assert_eq(nvsmi_join(rev, n, &p), 1);
+    cr_assert_eq(rev[nvsmi_join(rev, n, &p)].index, 0);
+    GpuProcess stray = p;
+    strcpy(stray.gpu_uuid, "GPU-gone");
+    cr_assert_eq(nvsmi_join(g, n, &stray), -1);
+}
+
+Test(nvsmi, process_memory_not_available_is_unknown)
+{
+    GpuProcess p;
+    Error e;
+    cr_assert_eq(nvsmi_parse_app_line("77, GPU-abc, [N/A]", &p, &e), 0, "%s", e.msg);
+    cr_assert(!p.has_used);
+    cr_assert_eq(nvsmi_parse_app_line("No running processes found", &p, &e), -1);
+}
+
+/* Regression: an index past INT_MAX was cast to a negative int. */
+Test(nvsmi, index_past_int_range_is_an_error)
+{
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("4294967296, GPU-aaaa, Tesla, 1, 2, 3", &g, &e), -1);
+    cr_assert(strstr(e.msg, "index") && strstr(e.msg, "4294967296"), "%s", e.msg);
+}
+
+Test(nvsmi, nan_utilization_is_an_error_not_a_value)
+{
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-aaaa, Tesla, nan, 2, 3", &g, &e), -1);
+    cr_assert(strstr(e.msg, "utilization.gpu"), "%s", e.msg);
+}

@@ -1,0 +1,156 @@
+/* The local launcher against real subprocesses: the simulator as a trial command, and
+ * shell scripts that fail, hang, print garbage or leave children behind. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/sim/simcluster.h"
+#include "core/base/clock.h"
+#include "remote/launch/launcher.h"
+
+static SimCluster *sim;
+static Schedule *sched;
+static char cmd[1024];
+
+static void setup(void)
+{
+    Error err;
+    sim = simcluster_new("B:googlenet", &err);
+    cr_assert_not_null(sim, "%s", err.msg);
+    const Cluster *c = simcluster_cluster(sim);
+    sched = schedule_new(c, simcluster_job(sim));
+    sched->worker[0] = sched->ps[0] = 1;
+    sched->inputs[c->machines[0].first_device + 1] = sched->job.batch;
+    sched->job.iterations = 6;
+    sched->job.warmup = 2;
+}
+
+static void teardown(void)
+{
+    schedule_free(sched);
+    simcluster_free(sim);
+}
+
+TestSuite(launch_local, .init = setup, .fini = teardown, .timeout = 30);
+
+static Observation *run(const char *command, double timeout_s)
+{
+    LaunchConfig cfg = {.command = command, .timeout_s = timeout_s};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("local"), &cfg, sched, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    return o;
+}
+
+Test(launch_local, sim_trial_subprocess_succeeds_with_part_measurements)
+{
+    const char *bin = getenv("TUNEDECK_BIN");
+    cr_assert_not_null(bin, "run through make: TUNEDECK_BIN names the built binary");
+    snprintf(cmd, sizeof cmd, "'%s' sim-trial B:googlenet --seed 3", bin);
+    Observation *o = run(cmd, 30);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert(o->time_s > 0);
+    cr_assert(o->comm_s > 0);
+    cr_assert(o->device_time_s[1] > 0, "the GPU's time came back");
+    cr_assert_eq(o->iterations_seen, 6);
+    observation_free(o);
+}
+
+Test(launch_local, schedule_arrives_on_stdin)
+{
+    /* The script echoes the batch from its stdin back as the objective. */
+    Observation *o = run("b=$(sed -n 's/.*\"batch\":\\([0-9]*\\).*/\\1/p'); "
+                         "echo \"{\\\"event\\\":\\\"done\\\",\\\"time_s\\\":$b}\"",
+                         10);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, sched->job.batch, 1e-9);
+    observation_free(o);
+}
+
+Test(launch_local, nonzero_exit_fails_with_status_and_stderr)
+{
+    Observation *o = run("cat >/dev/null; echo 'CUDA went away' >&2; exit 3", 10);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "status 3"), "%s", o->reason);
+    cr_assert(strstr(o->reason, "CUDA went away"), "%s", o->reason);
+    observation_free(o);
+}
+
+Test(launch_local, error_event_fails_the_trial)
+{
+    Observation *o =
+        run("cat >/dev/null; echo '{\"event\": \"error\", \"message\": \"out of memory\"}'", 10);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "out of memory"), "%s", o->reason);
+    observation_free(o);
+}
+
+Test(launch_local, garbage_output_fails_and_log_lines_are_kept_apart)
+{
+    Observation *o = run("cat >/dev/null; echo 'loading data...'; echo '{\"event\": 5}'; "
+                         "printf 'no newline at the end'",
+                         10);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "no usable output"), "%s", o->reason);
+    observation_free(o);
+
+    /* log text between good lines does not spoil a trial */
+    o = run("cat >/dev/null; echo 'step 1'; echo '{\"event\":\"iteration\",\"iter\":1,"
+            "\"time_s\":2}'; echo 'step 2'; echo '{\"event\":\"done\",\"time_s\":2.5}'",
+            10);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, 2.5, 1e-12);
+    observation_free(o);
+}
+
+Test(launch_local, timeout_stops_the_whole_process_group)
+{
+    char marker[64];
+    snprintf(marker, sizeof marker, "tunedeck-test-sleeper-%d", (int)getpid());
+    /* a child that ignores SIGTERM must still be gone after the kill grace */
+    snprintf(cmd, sizeof cmd,
+             "cat >/dev/null; sh -c 'trap \"\" TERM; sleep 300; : %s' & sleep 300", marker);
+    Observation *o = run(cmd, 0.5);
+    cr_assert_eq(o->status, TRIAL_TIMEOUT, "%s", o->reason);
+    cr_assert(strstr(o->reason, "timeout"), "%s", o->reason);
+    observation_free(o);
+    char check[128];
+    /* the bracket keeps pgrep's own shell from matching itself */
+    snprintf(check, sizeof check, "pgrep -f '[t]%s' >/dev/null", marker + 1);
+    cr_assert_neq(system(check), 0, "the trial left '%s' running", marker);
+}
+
+Test(launch_local, cancel_is_recorded_as_cancelled)
+{
+    LaunchConfig cfg = {.command = "cat >/dev/null; sleep 60", .timeout_s = 30};
+    const LauncherKind *k = launcher_find("local");
+    Error err;
+    void *r = k->start(&cfg, sched, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    k->cancel(r);
+    while (!k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    Observation *o = k->result(r);
+    cr_assert_eq(o->status, TRIAL_CANCELLED);
+    observation_free(o);
+    k->free(r);
+}
+
+Test(launch_local, a_huge_line_is_read_whole)
+{
+    /* a done line padded past 64 KiB with a long log field still parses */
+    Observation *o = run("cat >/dev/null; printf '{\"event\":\"done\",\"time_s\":1.5,\"pad\":\"'; "
+                         "head -c 300000 /dev/zero | tr '\\0' x; printf '\"}\\n'",
+                         10);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, 1.5, 1e-12);
+    observation_free(o);
+}

@@ -1,0 +1,139 @@
+/* The tuning session on the sim launcher: budget, events, override, async suggestions. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "core/sim/simcluster.h"
+#include "remote/launch/tuner.h"
+
+static SimCluster *sim;
+
+static void setup(void)
+{
+    Error err;
+    sim = simcluster_new("B:googlenet", &err);
+    cr_assert_not_null(sim, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+    simcluster_free(sim);
+}
+
+TestSuite(tuner, .init = setup, .fini = teardown, .timeout = 30);
+
+typedef struct {
+    int suggested, started, finished;
+    char order[64];
+} Seen;
+
+static void on_event(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    Seen *s = ud;
+    (void)rec;
+    char c = ev == TUNER_EVENT_SUGGESTED ? 's' : ev == TUNER_EVENT_STARTED ? 'b' : 'f';
+    s->suggested += ev == TUNER_EVENT_SUGGESTED;
+    s->started += ev == TUNER_EVENT_STARTED;
+    s->finished += ev == TUNER_EVENT_FINISHED;
+    size_t n = strlen(s->order);
+    if (n + 1 < sizeof s->order)
+        s->order[n] = c;
+}
+
+static Tuner *make(const char *optimizer, int budget, int async, Seen *seen)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = optimizer,
+                       .seed = 3,
+                       .budget = budget,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .async_suggest = async,
+                       .on_event = on_event,
+                       .userdata = seen};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    return t;
+}
+
+Test(tuner, runs_the_budget_with_events_in_order)
+{
+    Seen seen = {0};
+    Tuner *t = make("random", 4, 0, &seen);
+    Error err;
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert(tuner_done(t));
+    cr_assert_eq(tuner_n_trials(t), 4);
+    cr_assert_str_eq(seen.order, "sbfsbfsbfsbf");
+    const TrialRecord *best = tuner_best(t);
+    cr_assert_not_null(best);
+    for (size_t i = 0; i < 4; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        cr_assert_eq(r->trial, (int)i + 1);
+        cr_assert_eq(r->obs->status, TRIAL_OK);
+        cr_assert(best->obs->time_s <= r->obs->time_s);
+    }
+    /* more budget continues the same session */
+    tuner_set_budget(t, 6);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0);
+    cr_assert_eq(tuner_n_trials(t), 6);
+    tuner_free(t);
+}
+
+Test(tuner, override_runs_the_operators_schedule_next)
+{
+    Seen seen = {0};
+    Tuner *t = make("uniform-gpus", 2, 0, &seen);
+    Schedule *mine = NULL;
+    simcluster_best_known(sim, &mine);
+    Error err;
+    cr_assert_eq(tuner_override(t, mine, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    const TrialRecord *first = tuner_trial(t, 0), *second = tuner_trial(t, 1);
+    cr_assert(first->overridden);
+    cr_assert(schedule_equal(first->suggestion.schedule, mine));
+    cr_assert_not(second->overridden);
+    cr_assert(first->obs->time_s < second->obs->time_s, "the best schedule beats uniform GPUs");
+    /* an invalid override is refused and explained */
+    Schedule *bad = schedule_copy(mine);
+    memset(bad->ps, 0, bad->cluster->n_machines);
+    cr_assert_eq(tuner_override(t, bad, &err), -1);
+    cr_assert(strstr(err.msg, "parameter server"), "%s", err.msg);
+    schedule_free(bad);
+    schedule_free(mine);
+    tuner_free(t);
+}
+
+Test(tuner, async_suggestions_drive_through_the_poll_loop)
+{
+    Seen seen = {0};
+    Tuner *t = make("random", 3, 1, &seen);
+    int64_t give_up = clock_now_ms() + 10000;
+    while (!tuner_done(t) && clock_now_ms() < give_up) {
+        struct pollfd fds[64];
+        int64_t deadline = -1;
+        size_t n = tuner_pollfds(t, fds, 64, &deadline);
+        int timeout = deadline < 0 ? 1000 : (int)fmax(0, (double)(deadline - clock_now_ms()));
+        int rc = poll(fds, n, timeout);
+        cr_assert(rc >= 0 || errno == EINTR);
+        tuner_step(t, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    cr_assert(tuner_done(t), "the session stalled");
+    cr_assert_eq(tuner_n_trials(t), 3);
+    cr_assert_eq(seen.finished, 3);
+    tuner_free(t);
+}
+
+Test(tuner, unknown_optimizer_is_refused)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim), .job = simcluster_job(sim),
+                       .optimizer = "oracle", .budget = 1, .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim}};
+    Error err = {0};
+    cr_assert_null(tuner_new(&cfg, &err));
+    cr_assert(strstr(err.msg, "oracle"), "%s", err.msg);
+}

@@ -1,0 +1,145 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sched/catalogue.h"
+#include "core/base/clock.h"
+#include "remote/live/jobctl.h"
+#include "remote/live/schedlive.h"
+
+static Cluster *cluster_with(int gpus_a, int gpus_b)
+{
+    Cluster *c = cluster_new("t");
+    DeviceSpec da[8], db[8];
+    memset(da, 0, sizeof da);
+    memset(db, 0, sizeof db);
+    for (int i = 0; i < 8; i++) {
+        snprintf(da[i].id, sizeof da[i].id, "gpu%d", i);
+        da[i].kind = i < gpus_a ? DEVICE_GPU : DEVICE_CPU;
+        db[i] = da[i];
+        db[i].kind = i < gpus_b ? DEVICE_GPU : DEVICE_CPU;
+    }
+    MachineType ta = {.name = "a", .bandwidth_gbps = 10, .devices = da, .n_devices = 8};
+    MachineType tb = {.name = "b", .bandwidth_gbps = 10, .devices = db, .n_devices = 8};
+    size_t ia = cluster_add_type(c, &ta), ib = cluster_add_type(c, &tb);
+    cluster_add_machine(c, "m0", "127.0.0.1", ia);
+    cluster_add_machine(c, "m1", "127.0.0.1", ib);
+    cluster_finish(c);
+    return c;
+}
+
+Test(schedlive, gpus_per_node_from_the_inventory)
+{
+    Error e;
+    Cluster *c = cluster_with(4, 4);
+    cr_assert_eq(schedlive_gpus_per_node(c, &e), 4);
+    cluster_free(c);
+    c = cluster_with(4, 2);
+    cr_assert_eq(schedlive_gpus_per_node(c, &e), -1);
+    cr_assert(strstr(e.msg, "'m1' 2") != NULL, "%s", e.msg);
+    cluster_free(c);
+    c = cluster_with(0, 0);
+    cr_assert_eq(schedlive_gpus_per_node(c, &e), -1);
+    cr_assert(strstr(e.msg, "no GPU") != NULL, "%s", e.msg);
+    cluster_free(c);
+}
+
+Test(schedlive, checkpoint_name_from_the_template)
+{
+    char ck[64];
+    cr_assert_eq(schedlive_template_checkpoint("w --job --checkpoint a.ckpt --resume {resume}", ck,
+                                               sizeof ck),
+                 0);
+    cr_assert_str_eq(ck, "a.ckpt");
+    cr_assert_eq(schedlive_template_checkpoint("w --checkpoint=/x/b.ckpt", ck, sizeof ck), 0);
+    cr_assert_str_eq(ck, "/x/b.ckpt");
+    cr_assert_eq(schedlive_template_checkpoint("w --resume {resume}", ck, sizeof ck), -1);
+    cr_assert_eq(schedlive_template_checkpoint("w --checkpoint {resume}", ck, sizeof ck), -1);
+}
+
+Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
+{
+    Error e;
+    char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cr_assert_str_eq(t, "trap : TERM; mkdir -p '/d ir/j-0' && cd '/d ir/j-0' && "
+                        "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB && w --gpus {gpus}");
+    /* the placeholders still fill (and nothing else looks like one) */
+    JobAlloc a = {.gpus = 2, .resume = ""};
+    char *cmd = jobctl_command(t, &a, &e);
+    cr_assert_not_null(cmd, "%s", e.msg);
+    cr_assert(strstr(cmd, "w --gpus '2'") != NULL, "%s", cmd);
+    free(cmd);
+    free(t);
+    cr_assert_null(schedlive_job_template("w", "d", "../x", &e));
+    cr_assert(strstr(e.msg, "'../x'") != NULL, "%s", e.msg);
+    cr_assert_null(schedlive_job_template("w", "d", "a;b", &e));
+    cr_assert_null(schedlive_job_template("w", "d{gpus}", "a", &e));
+    cr_assert(strstr(e.msg, "d{gpus}") != NULL, "%s", e.msg);
+}
+
+static void collect(void *ud, const char *line)
+{
+    char *buf = ud;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 8192 - n, "%s\n", line);
+}
+
+/* A job whose host refuses: the start is reported as a death, restarted once, then the job
+ * is left failed; the driver still ends cleanly. */
+Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
+{
+    Error e;
+    Cluster *c = cluster_with(2, 2);
+    c->ssh.port = 1; /* nothing listens: connection refused */
+    c->ssh.connect_timeout_s = 2;
+    snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
+    Catalogue *cat = catalogue_load(NULL, &e);
+    cr_assert_not_null(cat, "%s", e.msg);
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    HostPoolOptions po = {0};
+    HostPool *p = hostpool_new(&po, &e);
+    cr_assert_not_null(p, "%s", e.msg);
+    cr_assert_eq(hostpool_add_cluster(p, c, &e), 0, "%s", e.msg);
+    static char log[8192];
+    log[0] = 0;
+    SchedLiveOptions o = {.time_scale = 100, .tick_s = 0.05, .log = collect, .userdata = log};
+    SchedLive *l = schedlive_new(s, c, p, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int64_t until = clock_now_ms() + 10000;
+    do {
+        struct pollfd fds[16];
+        int64_t dl = 0;
+        size_t n = schedlive_pollfds(l, fds, 16, &dl);
+        int64_t left = dl - clock_now_ms();
+        int rc = poll(fds, n, left < 0 ? 0 : (int)left);
+        schedlive_step(l, fds, rc > 0 ? n : 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+    } while (!j.failed && clock_now_ms() < until);
+    cr_assert(j.failed, "%s", log);
+    cr_assert(strstr(log, "decision t=0s: start j0") != NULL, "%s", log);
+    cr_assert(strstr(log, "j0: died unexpectedly") != NULL, "%s", log);
+    cr_assert(strstr(log, "second death, left stopped") != NULL, "%s", log);
+    cr_assert_eq(j.runs, 2);
+    cr_assert_eq(j.deaths, 2);
+    cr_assert_eq(j.step, -1);
+    cr_assert(!j.running);
+    schedlive_stop_all(l);
+    schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    hostpool_free(p);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}
