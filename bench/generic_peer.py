@@ -4,7 +4,7 @@
 Samplers: Optuna's TPE and CMA-ES (Debian's python3-optuna, python3-cmaes), and a
 Spearmint-like GP-EI written here on numpy (Snoek et al. 2012: Matern 5/2 ARD, hyperparameters
 integrated out by slice sampling, EI averaged over the samples). The benchmark (C) owns the
-simulator, the decoding of the flat vector into a schedule (core/flatsched.c) and the
+simulator, the decoding of the flat vector into a schedule (core/opt/flatsched.c) and the
 bookkeeping; this script only proposes points.
 
 Lines in (stdin) and out (stdout), one JSON object each:

@@ -348,7 +348,7 @@ static void run_free(Run *r)
 }
 
 /* One tuning session of `trials` trials: ask, run on the simulator, tell. Mirrors the
- * tuner (remote/tuner.c): trial numbers from 1, the seed for the optimizer and the noise. */
+ * tuner (remote/launch/tuner.c): trial numbers from 1, the seed for the optimizer and the noise. */
 static void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r)
 {
     Error err;

@@ -1,5 +1,5 @@
 /* `tunedeck schedule --live`: the scheduler in wall-clock time, its decisions enacted on real
- * jobs on the inventory's hosts over SSH (remote/schedlive.h). */
+ * jobs on the inventory's hosts over SSH (remote/live/schedlive.h). */
 #include <cJSON.h>
 #include <getopt.h>
 #include <signal.h>

@@ -24,7 +24,7 @@ typedef struct {
 typedef struct SimSched SimSched;
 
 /* Live mode (`tunedeck --cluster F --workload W`): the same SchedState, advanced in wall-clock
- * time by remote/schedlive.h, which enacts every decision on real jobs over the pool. */
+ * time by remote/live/schedlive.h, which enacts every decision on real jobs over the pool. */
 typedef struct {
     const Cluster *cluster; /* node i is machine i */
     HostPool *pool;         /* the console's pool of the inventory's machines */

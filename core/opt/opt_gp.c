@@ -10,7 +10,7 @@
  *   x[2m + 1] PS bit of machine m     (on when >= 0.5)
  *   x[2M + d] share weight of device d
  * The two bits are the one-hot role {none, worker, ps, worker+ps} factored into two binary
- * factors. A point is decoded by core/flatsched.h (roles, then the batch split over the
+ * factors. A point is decoded by core/opt/flatsched.h (roles, then the batch split over the
  * workers' devices by largest remainder, repaired into a valid schedule). The GP's input is
  * the point's canonical form: the bits of the decoded schedule's roles and its device shares
  * inputs/batch (the transformation of Garrido-Merchán & Hernández-Lobato 2020 for discrete
@@ -258,7 +258,7 @@ static double nelder_mead(FitCtx *f, double *th, int max_iter)
     return val;
 }
 
-/* Bounds inside core/gp.c's clamps, so that the gradient is the clamped point's. */
+/* Bounds inside core/opt/gp.c's clamps, so that the gradient is the clamped point's. */
 static const double TH_LO[3] = {-3.4, -8.9, -13.9}, TH_HI[3] = {3.4, 3.9, 0.9};
 
 static void log_post_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
@@ -312,7 +312,7 @@ static void log_post_df(const gsl_vector *v, void *params, gsl_vector *df)
     log_post_fdf(v, params, NULL, df);
 }
 
-/* BFGS on the analytic gradient (core/gp.c) plus the priors'; the simplex if it cannot
+/* BFGS on the analytic gradient (core/opt/gp.c) plus the priors'; the simplex if it cannot
  * start. Returns the minimum of the negative log posterior; th is updated. */
 static double quasi_newton(FitCtx *c, double *th, int max_iter)
 {

@@ -1,6 +1,6 @@
 /* Task placement for ring-allreduce jobs (seed §4.3): a job's GPUs go on as few nodes as
  * possible — best fit inside one node when it fits, whole free nodes first when it does not.
- * Keeping unchanged jobs where they are is the caller's part (core/sched.c). */
+ * Keeping unchanged jobs where they are is the caller's part (core/sched/sched.c). */
 #ifndef TUNEDECK_PLACEMENT_H
 #define TUNEDECK_PLACEMENT_H
 

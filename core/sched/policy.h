@@ -1,7 +1,7 @@
 /* Scheduling policies as a table chosen by name: each turns the active jobs and the free
  * capacity into a GPU count per job. Pins are applied before the policy runs (the policy
  * allocates around them); paused jobs are never shown to it. Counts only: placement on
- * nodes is core/placement.h's job. */
+ * nodes is core/sched/placement.h's job. */
 #ifndef TUNEDECK_POLICY_H
 #define TUNEDECK_POLICY_H
 

@@ -1,6 +1,6 @@
 /* The scheduler state: jobs arrive, a policy re-allocates GPUs every interval, jobs stall on
  * each resize and otherwise progress at the measured rate of their placement (the Pollux
- * artifact's simulation, driven step by step). Queries and reports: core/sched_report.c. */
+ * artifact's simulation, driven step by step). Queries and reports: core/sched/sched_report.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

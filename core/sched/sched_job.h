@@ -1,5 +1,5 @@
-/* Internal: the scheduler state's job and state records, shared by core/sched.c (decisions,
- * simulation) and core/sched_report.c (queries, events, summary). Not a public API. */
+/* Internal: the scheduler state's job and state records, shared by core/sched/sched.c (decisions,
+ * simulation) and core/sched/sched_report.c (queries, events, summary). Not a public API. */
 #ifndef TUNEDECK_SCHED_JOB_H
 #define TUNEDECK_SCHED_JOB_H
 
@@ -58,7 +58,7 @@ struct SchedState {
     int gen;
 };
 
-/* Shared by core/sched.c and core/sched_input.c. */
+/* Shared by core/sched/sched.c and core/sched/sched_input.c. */
 #define SCHED_SPEED_CACHE 32 /* per-job speed cache: powers of two up to 2^31 GPUs */
 int sched_usable_gpus(const SchedState *s);
 int sched_job_max_gpus(const SchedState *s, const SJob *j);

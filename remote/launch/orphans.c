@@ -1,4 +1,4 @@
-/* Finding and stopping the remote processes of interrupted trials (remote/orphans.h). */
+/* Finding and stopping the remote processes of interrupted trials (remote/launch/orphans.h). */
 #include "remote/launch/orphans.h"
 
 #include <cJSON.h>

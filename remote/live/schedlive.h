@@ -1,5 +1,5 @@
-/* The scheduler's live mode: a SchedState (core/sched.h) run in wall-clock time whose every
- * decision is enacted on real jobs over the SSH host pool (remote/jobctl.h).
+/* The scheduler's live mode: a SchedState (core/sched/sched.h) run in wall-clock time whose every
+ * decision is enacted on real jobs over the SSH host pool (remote/live/jobctl.h).
  *
  * Node i of the scheduler is machine i of the inventory. A START runs the inventory's
  * job_command on the placement's first machine with {gpus} (the total) and {hosts} (the

@@ -1,4 +1,4 @@
-/* Fuzzes the job-mode checkpoint reader (core/checkpoint.c). The input's last four bytes are
+/* Fuzzes the job-mode checkpoint reader (tools/worker/checkpoint.c). The input's last four bytes are
  * replaced by its CRC-32, so the fuzzer gets past the checksum into the header and shape
  * checks; the bytes reach checkpoint_load through a memfd, as a file would. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Fuzzes host range expansion (core/hostrange.c): a pattern expands within HOSTRANGE_MAX
+/* Fuzzes host range expansion (core/model/hostrange.c): a pattern expands within HOSTRANGE_MAX
  * names or fails with a reason. */
 #include "core/model/hostrange.h"
 #include "tests/fuzz/fuzz_common.h"

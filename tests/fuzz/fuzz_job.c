@@ -1,4 +1,4 @@
-/* Fuzzes the job file reader (core/job.c, DESIGN §5.3): refuse with a reason or round-trip. */
+/* Fuzzes the job file reader (core/model/job.c, DESIGN §5.3): refuse with a reason or round-trip. */
 #include <cJSON.h>
 
 #include "core/model/job.h"

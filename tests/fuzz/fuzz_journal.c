@@ -1,5 +1,5 @@
-/* Fuzzes the session journal reader (core/journal.c) and the trials rebuilt from it
- * (core/journal_trial.c) against setting B: any bytes give a log and a list of problems. */
+/* Fuzzes the session journal reader (core/journal/journal.c) and the trials rebuilt from it
+ * (core/journal/journal_trial.c) against setting B: any bytes give a log and a list of problems. */
 #include <cJSON.h>
 
 #include "core/journal/journal_trial.h"

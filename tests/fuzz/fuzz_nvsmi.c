@@ -1,4 +1,4 @@
-/* Fuzzes nvidia-smi's csv lines (remote/nvsmi.c): every input line as a --query-gpu line and
+/* Fuzzes nvidia-smi's csv lines (remote/gpu/nvsmi.c): every input line as a --query-gpu line and
  * as a --query-compute-apps line, then processes joined to GPUs. Unknown is a flag, never 0. */
 #include "remote/gpu/nvsmi.h"
 #include "tests/fuzz/fuzz_common.h"

@@ -1,5 +1,5 @@
-/* Fuzzes trial protocol v1 output lines (core/protocol.c) and what is built from them (the
- * accumulator in core/observation.c): each input is a trial's standard output, line by line,
+/* Fuzzes trial protocol v1 output lines (core/model/protocol.c) and what is built from them (the
+ * accumulator in core/model/observation.c): each input is a trial's standard output, line by line,
  * against setting B. Lines are data only: nothing here may crash, leak or run anything. */
 #include "core/base/linebuf.h"
 #include "core/model/observation.h"

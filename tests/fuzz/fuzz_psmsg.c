@@ -1,4 +1,4 @@
-/* Fuzzes parameter-server wire message headers (core/psmsg.c): what the PS and workers read
+/* Fuzzes parameter-server wire message headers (tools/worker/psmsg.c): what the PS and workers read
  * off TCP from each other. An accepted header re-encodes to the same bytes' meaning. */
 #include "tools/worker/psmsg.h"
 #include "tests/fuzz/fuzz_common.h"

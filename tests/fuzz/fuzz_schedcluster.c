@@ -1,5 +1,5 @@
 /* Fuzzes the cluster a trial command rebuilds from its protocol v1 schedule
- * (core/schedule_cluster.c), then the schedule itself against that cluster. */
+ * (core/model/schedule_cluster.c), then the schedule itself against that cluster. */
 #include <cJSON.h>
 
 #include "core/model/schedule.h"

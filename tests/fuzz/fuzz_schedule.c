@@ -1,4 +1,4 @@
-/* Fuzzes the protocol v1 schedule reader (core/schedule.c, DESIGN §5.1) against setting B:
+/* Fuzzes the protocol v1 schedule reader (core/model/schedule.c, DESIGN §5.1) against setting B:
  * a schedule read is validated and written back; a valid one round-trips exactly. */
 #include <cJSON.h>
 

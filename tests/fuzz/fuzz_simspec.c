@@ -1,4 +1,4 @@
-/* Fuzzes the --sim SETTING:NETWORK[:BATCH] spec reader (core/simcluster.c). */
+/* Fuzzes the --sim SETTING:NETWORK[:BATCH] spec reader (core/sim/simcluster.c). */
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-/* Fuzzes scheduler workloads, the Pollux/Sia CSV format (core/csvtab.c, core/workload.c),
+/* Fuzzes scheduler workloads, the Pollux/Sia CSV format (core/base/csvtab.c, core/sched/workload.c),
  * checked against the real catalogue: a workload is refused with a reason or every job in it
  * names a catalogue model with a positive size. */
 #include "core/sched/catalogue.h"
