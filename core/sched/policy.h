@@ -23,6 +23,8 @@ typedef struct {
     int max_gpus;          /* most GPUs the job can use (batch limits, cluster) */
     int explore_gpus;      /* > 0: in its exploration phase, wants exactly this many */
     double remaining;      /* remaining work, in the job's progress units */
+    double age_s;          /* since its first start (0 before) */
+    size_t n_restarts;     /* starts, resizes and stops so far */
 } PolicyJob;
 
 typedef struct {
