@@ -200,8 +200,9 @@ static int gather(SchedState *s, Decision *d)
                                   .max_gpus = sched_job_max_gpus(s, j),
                                   .explore_gpus = exploring(s, j) ? 1 << j->explore_stage : 0,
                                   .remaining = app_total_progress(j->app) - j->progress,
-                                  .age_s = j->start_s >= 0 ? s->now_s - j->start_s : 0,
-                                  .n_restarts = j->n_resizes};
+                                  .age_s = s->now_s - j->submit_s,
+                                  .n_restarts = j->n_resizes ? j->n_resizes - 1 : 0,
+                                  .most_gpus_held = j->most_gpus};
         d->m++;
     }
     return 0;
@@ -372,6 +373,8 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
             break;
         }
         j->gpus = want;
+        if (want > j->most_gpus)
+            j->most_gpus = want;
         j->conf = conf;
         j->stall_left_s = s->cfg.resize_cost_s;
         j->placed_gen = s->gen;
@@ -456,8 +459,14 @@ int sched_decide(SchedState *s, Error *err)
     if (gather(s, &d) < 0)
         rc = error_set(err, "scheduler: out of memory");
     SpeedCtx ctx = {s, d.active};
-    PolicyInput in = {d.pj,   d.m,      sched_usable_gpus(s), s->now_s, s->cfg.resize_cost_s,
-                      speed_cb, &ctx};
+    PolicyInput in = {.jobs = d.pj,
+                      .n = d.m,
+                      .capacity = sched_usable_gpus(s),
+                      .node_gpus = s->max_node_gpus,
+                      .now_s = s->now_s,
+                      .resize_cost_s = s->cfg.resize_cost_s,
+                      .speed = speed_cb,
+                      .ud = &ctx};
     if (rc == 0 && policy_decide(s->pol, &in, d.target) < 0)
         rc = error_set(err, "scheduler: out of memory in policy %s", s->pol->name);
     if (rc == 0 && release_moved(s, &d) < 0)

@@ -17,7 +17,7 @@ typedef struct {
     int done;
     double progress; /* in the app's units (init-batch steps) */
     int epoch;
-    int gpus;
+    int gpus, most_gpus; /* held now; the most ever held */
     size_t n_slots, cap_slots;
     SchedSlot *slots; /* grown when a placement needs more; freed when the job finishes */
     JobConfig conf;
