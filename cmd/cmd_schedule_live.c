@@ -240,13 +240,13 @@ int cmd_schedule_live(int argc, char **argv)
     HostPool *pool = NULL;
     SchedLive *l = NULL;
     FILE *events = NULL;
+    SchedNodeGroup *groups = NULL;
     const char **names = calloc(cl->n_machines + 1, sizeof *names);
-    cfg.nodes = (int)cl->n_machines;
-    cfg.gpus_per_node = gpn ? (int)gpn : schedlive_gpus_per_node(cl, &err);
-    if (cfg.gpus_per_node < 0) {
+    if (schedlive_node_groups(cl, (int)gpn, &groups, &cfg.n_groups, &err) < 0) {
         fail(err.msg);
         goto out;
     }
+    cfg.groups = groups;
     for (size_t m = 0; m < cl->n_machines; m++)
         names[m] = cl->machines[m].name;
     cfg.node_names = names;
@@ -265,8 +265,11 @@ int cmd_schedule_live(int argc, char **argv)
         goto out;
     }
     LogCtx ctx = {.t0 = clock_now_s(), .events = events};
-    printf("live: %zu machines x %d GPUs, policy %s, interval %.0f s, time x%g, %zu jobs\n",
-           cl->n_machines, cfg.gpus_per_node, cfg.policy, cfg.interval_s,
+    int gpus = 0;
+    for (int m = 0; m < sched_node_count(s); m++)
+        gpus += sched_node_gpu_count(s, m);
+    printf("live: %zu machines, %d GPUs, policy %s, interval %.0f s, time x%g, %zu jobs\n",
+           cl->n_machines, gpus, cfg.policy, cfg.interval_s,
            lo.time_scale > 0 ? lo.time_scale : 1, sched_job_count(s));
     for (size_t m = 0; m < cl->n_machines; m++)
         hostpool_connect(pool, m, 0);
@@ -350,6 +353,7 @@ out:
     sched_free(s);
     catalogue_free(cat);
     free(names);
+    free(groups);
     cluster_free(cl);
     return rc;
 }

@@ -67,29 +67,46 @@ static void logf_(SchedLive *l, const char *fmt, ...)
 
 /* ---- pure helpers ---- */
 
-int schedlive_gpus_per_node(const Cluster *c, Error *err)
+int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
+                          Error *err)
 {
-    int gpn = -1;
+    *groups = NULL;
+    *n = 0;
+    if (c->n_machines == 0)
+        return error_set(err, "%s: no machines", c->name);
+    SchedNodeGroup *g = calloc(c->n_machines, sizeof *g);
+    if (!g)
+        return error_set(err, "out of memory");
+    size_t k = 0;
     for (size_t m = 0; m < c->n_machines; m++) {
         const MachineType *t = cluster_machine_type(c, m);
-        int n = 0;
+        int gpus = 0;
         for (size_t d = 0; d < t->n_devices; d++)
-            n += t->devices[d].kind == DEVICE_GPU;
-        if (n == 0)
+            gpus += t->devices[d].kind == DEVICE_GPU;
+        if (gpus_override > 0)
+            gpus = gpus_override;
+        if (gpus == 0) {
+            free(g);
             return error_set(err,
                              "%s: machine '%s' (type '%s') has no GPU device: live mode "
                              "places jobs on GPUs (--gpus-per-node overrides)",
                              c->name, c->machines[m].name, t->name);
-        if (gpn >= 0 && n != gpn)
-            return error_set(err,
-                             "%s: machine '%s' has %d GPUs, '%s' %d: the scheduler needs "
-                             "the same count on every node (--gpus-per-node overrides)",
-                             c->name, c->machines[0].name, gpn, c->machines[m].name, n);
-        gpn = n;
+        }
+        if (gpus > 64) {
+            free(g);
+            return error_set(err, "%s: machine '%s': expected at most 64 GPUs, found %d",
+                             c->name, c->machines[m].name, gpus);
+        }
+        /* Consecutive machines of one type and size are one group; the inventory has no
+         * speed figure, so every GPU counts as the measured kind (speed 1). */
+        if (k && g[k - 1].gpus_per_node == gpus && strcmp(g[k - 1].type, t->name) == 0)
+            g[k - 1].nodes++;
+        else
+            g[k++] = (SchedNodeGroup){t->name, 1, gpus, 1.0};
     }
-    if (gpn < 0)
-        return error_set(err, "%s: no machines", c->name);
-    return gpn;
+    *groups = g;
+    *n = k;
+    return 0;
 }
 
 int schedlive_template_checkpoint(const char *t, char *out, size_t cap)

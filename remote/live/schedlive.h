@@ -79,9 +79,11 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out);
 
 /* ---- pure helpers (unit-tested) ---- */
 
-/* GPUs per node for the scheduler: the GPU devices of every machine's type, which must be
- * the same for all machines. */
-int schedlive_gpus_per_node(const Cluster *c, Error *err);
+/* The scheduler's nodes, machine i as node i: the GPU devices of each machine's type (or
+ * gpus_override > 0 for every machine), consecutive machines of one type and size grouped.
+ * *groups is malloc'd (caller frees) and points into c for the type names. */
+int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
+                          Error *err);
 /* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);
