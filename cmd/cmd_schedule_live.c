@@ -9,6 +9,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/schedule_cli.h"
 #include "core/sched/catalogue.h"
 #include "core/base/clock.h"
 #include "core/model/cluster.h"
@@ -24,37 +25,35 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
+static const char USAGE[] =
+    "usage: tunedeck schedule --live --cluster FILE --workload FILE [--policy P]\n"
+    "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
+    "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
+    "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
+    "           [--real-progress] [--accept-new-host-keys]\n"
+    "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
+    "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
+    "doubling) decides every --interval simulated seconds (default 60), and every\n"
+    "start, resize, stop and finish is enacted on a real job started from the\n"
+    "inventory's job_command ({gpus} {hosts} {resume}) in DIR/NAME on the placement's\n"
+    "first machine (DIR: --job-dir, default tunedeck-jobs). A resize checkpoints\n"
+    "(SIGTERM), stops and restarts the job from its checkpoint. Each machine's GPU\n"
+    "count comes from its type's GPU devices (machines may differ; --gpus-per-node\n"
+    "sets one count for all). A job that dies unasked is restarted from its\n"
+    "checkpoint once. The run ends when the model's jobs are done, after --duration\n"
+    "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
+    "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
+    "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
+    "the model, so a job finishes when the real one reaches its epoch count.\n";
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: tunedeck schedule --live --cluster FILE --workload FILE [--policy P]\n"
-            "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
-            "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
-            "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
-            "           [--real-progress] [--accept-new-host-keys]\n"
-            "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
-            "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
-            "doubling) decides every --interval simulated seconds (default 60), and every\n"
-            "start, resize, stop and finish is enacted on a real job started from the\n"
-            "inventory's job_command ({gpus} {hosts} {resume}) in DIR/NAME on the placement's\n"
-            "first machine (DIR: --job-dir, default tunedeck-jobs). A resize checkpoints\n"
-            "(SIGTERM), stops and restarts the job from its checkpoint. GPUs per node come\n"
-            "from the inventory's GPU devices. A job that dies unasked is restarted from its\n"
-            "checkpoint once. The run ends when the model's jobs are done, after --duration\n"
-            "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
-            "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
-            "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
-            "the model, so a job finishes when the real one reaches its epoch count.\n"
-            "policies:");
-    for (const char *const *p = sched_policy_names(); *p; p++)
-        fprintf(out, " %s", *p);
-    fprintf(out, "\n");
+    schedule_usage(out, USAGE);
 }
 
 static int fail(const char *msg)
 {
-    fprintf(stderr, "tunedeck schedule --live: %s\n", msg);
-    return 2;
+    return schedule_fail("schedule --live", msg);
 }
 
 typedef struct {

@@ -18,7 +18,7 @@
 
 #include "core/sched/policy.h"
 
-#define POLLUX_P_EPS 1e-3     /* the artifact's ε in (speedup + ε)^p */
+#define POLLUX_P_EPS 1e-3      /* the artifact's ε in (speedup + ε)^p */
 #define POLLUX_MAX_REPLICAS 64 /* the artifact's simulator caps every job there */
 
 /* Most GPUs the search may give job i now. */

@@ -90,8 +90,7 @@ static int nodes_init(SchedState *s, const SchedNodeGroup *groups, size_t n_grou
     s->class_speed = malloc(n_groups * sizeof *s->class_speed);
     s->group_types = calloc(n_groups, sizeof *s->group_types);
     if (!s->node_names || !s->drained || !s->node_gpus || !s->node_off || !s->node_free ||
-        !s->node_speed || !s->node_group || !s->node_class || !s->class_speed ||
-        !s->group_types)
+        !s->node_speed || !s->node_group || !s->node_class || !s->class_speed || !s->group_types)
         return -1;
     s->n_groups = n_groups;
     int i = 0;

@@ -36,16 +36,16 @@ typedef struct SchedState SchedState;
 
 /* Nodes of one kind in a mixed cluster (see docs/scheduler.md for the speed figures). */
 typedef struct {
-    const char *type;  /* GPU type, e.g. "T4", "V100" (copied) */
+    const char *type; /* GPU type, e.g. "T4", "V100" (copied) */
     int nodes, gpus_per_node;
-    double speed;      /* relative GPU speed: 1 = the GPUs the job models were measured on */
+    double speed; /* relative GPU speed: 1 = the GPUs the job models were measured on */
 } SchedNodeGroup;
 
 typedef struct {
     int nodes, gpus_per_node; /* a uniform cluster (ignored when groups are given) */
-    double interval_s;    /* time between decisions (60 s in the Pollux artifact) */
-    double resize_cost_s; /* checkpoint-stop-restart stall on every (re)allocation (30 s) */
-    const char *policy;   /* name in the policy table: see sched_policy_names() */
+    double interval_s;        /* time between decisions (60 s in the Pollux artifact) */
+    double resize_cost_s;     /* checkpoint-stop-restart stall on every (re)allocation (30 s) */
+    const char *policy;       /* name in the policy table: see sched_policy_names() */
     uint64_t seed;
     const char *const *node_names; /* optional: nodes entries; default "node00".. */
     const SchedNodeGroup *groups;  /* optional: a mixed cluster, nodes numbered group by */

@@ -45,15 +45,15 @@ struct SchedState {
     const Policy *pol;
     char **node_names;
     int *drained;
-    int *node_gpus;   /* GPUs of each node */
-    size_t *node_off; /* first GPU of each node in owner[] */
-    int *node_free;   /* GPUs of each node no job holds (drained nodes included) */
+    int *node_gpus;     /* GPUs of each node */
+    size_t *node_off;   /* first GPU of each node in owner[] */
+    int *node_free;     /* GPUs of each node no job holds (drained nodes included) */
     double *node_speed; /* relative GPU speed of each node (1 = the measured GPUs) */
     int *node_group;    /* node group of each node */
     int *node_class;    /* rank of the node's speed among the distinct speeds, 0 = fastest */
     int n_classes;
     double *class_speed; /* speed of each class */
-    char **group_types; /* GPU type name of each group */
+    char **group_types;  /* GPU type name of each group */
     size_t n_groups;
     int max_node_gpus, total_gpus;
     int *owner; /* every GPU, node by node: job index or -1 */
@@ -78,7 +78,7 @@ struct SchedState {
 };
 
 /* Shared by core/sched/sched.c, sched_decide.c and sched_input.c. */
-#define SCHED_SPEED_CACHE 32 /* per-job speed cache: powers of two up to 2^31 GPUs */
+#define SCHED_SPEED_CACHE 32   /* per-job speed cache: powers of two up to 2^31 GPUs */
 #define SCHED_EXPLORE_STAGES 4 /* exploration runs at 1, 2, 4, 8 GPUs */
 int sched_usable_gpus(const SchedState *s);
 /* One decision (core/sched/sched_decide.c). */

@@ -94,8 +94,8 @@ int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **
         }
         if (gpus > 64) {
             free(g);
-            return error_set(err, "%s: machine '%s': expected at most 64 GPUs, found %d",
-                             c->name, c->machines[m].name, gpus);
+            return error_set(err, "%s: machine '%s': expected at most 64 GPUs, found %d", c->name,
+                             c->machines[m].name, gpus);
         }
         /* Consecutive machines of one type and size are one group; the inventory has no
          * speed figure, so every GPU counts as the measured kind (speed 1). */

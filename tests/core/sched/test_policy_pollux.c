@@ -99,8 +99,8 @@ Test(policy_pollux, power_mean_minus_one_spreads_gpus_over_jobs)
     double k[] = {1.0, 1.0, 1.0};
     PolicyJob jobs[3];
     for (int i = 0; i < 3; i++)
-        jobs[i] = (PolicyJob){.max_gpus = 64, .remaining = 1e6, .age_s = 600,
-                              .most_gpus_held = 32, .cur_gpus = 0};
+        jobs[i] = (PolicyJob){
+            .max_gpus = 64, .remaining = 1e6, .age_s = 600, .most_gpus_held = 32, .cur_gpus = 0};
     PolicyInput in = {jobs, 3, 6, 0, 30, pow_speed, k, 4};
     int g[3];
     cr_assert_eq(policy_decide(&POLICY_POLLUX, &in, g), 0);
@@ -113,8 +113,12 @@ Test(policy_pollux, restarts_weigh_against_a_young_jobs_small_gain)
     /* A job on 2 GPUs, 1 minute old, restarted once: going to 4 would gain ~2% goodput,
      * but the restart factor (60 - 30) / (60 + 30) = 1/3 outweighs it. */
     double k[] = {0.15};
-    PolicyJob j = {.max_gpus = 64, .remaining = 1e6, .age_s = 60, .n_restarts = 1,
-                   .most_gpus_held = 2, .cur_gpus = 2};
+    PolicyJob j = {.max_gpus = 64,
+                   .remaining = 1e6,
+                   .age_s = 60,
+                   .n_restarts = 1,
+                   .most_gpus_held = 2,
+                   .cur_gpus = 2};
     PolicyInput in = {&j, 1, 4, 0, 30, pow_speed, k, 4};
     int g;
     cr_assert_eq(policy_decide(&POLICY_POLLUX, &in, &g), 0);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sched/catalogue.h"
 #include "core/base/clock.h"
+#include "core/sched/catalogue.h"
 #include "remote/live/jobctl.h"
 #include "remote/live/schedlive.h"
 
