@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sched/sched_job.h"
+#include "core/sched/sched_priv.h"
 
 void sched_config_default(SchedConfig *c)
 {

@@ -1,5 +1,5 @@
-/* Internal: the scheduler state's job and state records, shared by core/sched/sched.c (decisions,
- * simulation) and core/sched/sched_report.c (queries, events, summary). Not a public API. */
+/* Internal: the scheduler state's job and state records, shared by core/sched/sched.c (state,
+ * simulation), sched_decide.c (decisions), sched_input.c and sched_report.c. Not a public API. */
 #ifndef TUNEDECK_SCHED_JOB_H
 #define TUNEDECK_SCHED_JOB_H
 
