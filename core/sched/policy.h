@@ -24,7 +24,7 @@ typedef struct {
     int explore_gpus;      /* > 0: in its exploration phase, wants exactly this many */
     double remaining;      /* remaining work, in the job's progress units */
     double age_s;          /* since its submission */
-    size_t n_restarts;     /* re-allocations after its first start */
+    size_t n_restarts;     /* allocations holding GPUs after its first (the artifact's count) */
     int most_gpus_held;    /* the largest allocation it has run on (0: never ran) */
 } PolicyJob;
 

@@ -272,6 +272,7 @@ int sched_log_event(SchedState *s, SchedEventKind kind, size_t job, int from, in
             j->cap_resizes = cap;
         }
         j->resizes[j->n_resizes++] = (SchedResize){s->now_s, from, to};
+        j->n_allocs += to > 0;
     }
     return 0;
 }

@@ -201,7 +201,7 @@ static int gather(SchedState *s, Decision *d)
                                   .explore_gpus = exploring(s, j) ? 1 << j->explore_stage : 0,
                                   .remaining = app_total_progress(j->app) - j->progress,
                                   .age_s = s->now_s - j->submit_s,
-                                  .n_restarts = j->n_resizes ? j->n_resizes - 1 : 0,
+                                  .n_restarts = j->n_allocs ? j->n_allocs - 1 : 0,
                                   .most_gpus_held = j->most_gpus};
         d->m++;
     }

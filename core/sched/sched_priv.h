@@ -18,6 +18,7 @@ typedef struct {
     double progress; /* in the app's units (init-batch steps) */
     int epoch;
     int gpus, most_gpus; /* held now; the most ever held */
+    size_t n_allocs;     /* starts and resizes (allocations that hold GPUs) */
     size_t n_slots, cap_slots;
     SchedSlot *slots; /* grown when a placement needs more; freed when the job finishes */
     JobConfig conf;
