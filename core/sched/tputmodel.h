@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-#include "core/base/error.h"
 #include "core/sched/allreduce.h"
+#include "core/base/error.h"
 
 #define TPUT_NPARAM 7
 

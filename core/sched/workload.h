@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#include "core/base/error.h"
 #include "core/sched/catalogue.h"
+#include "core/base/error.h"
 #include "core/sched/sched.h"
 
 /* Reads the file into a malloc'd array of specs (names malloc'd too; free with
