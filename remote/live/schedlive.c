@@ -29,6 +29,7 @@ typedef struct {
     int *run_gpu_ids; /* the GPU indices it holds, node by node (run_slot_gpus of each) */
     size_t n_run_nodes;
     int run_port; /* {master_port} of the current run */
+    char run_where[256]; /* its hosts and GPU indices: "h1:0+1,h2:0" */
     int wait_logged;
     int need_start;  /* start a run at `want` once no process is up */
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
@@ -271,12 +272,24 @@ static const char *machine(const SchedLive *l, int m)
     return m >= 0 && (size_t)m < l->c->n_machines ? l->c->machines[m].name : "?";
 }
 
-/* The lowest GPU indices of `node` that no other running job holds, `want` of them. The
- * start waits until stopped jobs have left its nodes (blocker), so what runs there now is
- * exactly what the scheduler placed there and the count fits. */
+/* The GPU indices of `node` the job is to use, `want` of them: the ones the scheduler's
+ * model gives it (so the console's GPU grid shows the real CUDA_VISIBLE_DEVICES), or when
+ * the model's slots no longer match (a later decision), the lowest no other running job
+ * holds. The start waits until stopped jobs have left its nodes (blocker), so what runs
+ * there now is what the scheduler placed there and the count fits. */
 static void pick_gpu_ids(const SchedLive *l, const LiveJob *j, int node, int want, int *out)
 {
     enum { MAX_GPU_INDEX = 1024 };
+    int gpn = sched_gpus_per_node(l->s);
+    int owners[MAX_GPU_INDEX];
+    int n = 0, self = (int)(j - l->jobs);
+    if (gpn > 0 && gpn <= MAX_GPU_INDEX && sched_node_gpus(l->s, node, owners, gpn) >= 0) {
+        for (int g = 0; g < gpn && n < want; g++)
+            if (owners[g] == self)
+                out[n++] = g;
+        if (n == want)
+            return;
+    }
     unsigned char held[MAX_GPU_INDEX] = {0};
     for (size_t i = 0; i < l->n_jobs; i++) {
         const LiveJob *k = &l->jobs[i];
@@ -289,7 +302,8 @@ static void pick_gpu_ids(const SchedLive *l, const LiveJob *j, int node, int wan
                     if (ids[g] >= 0 && ids[g] < MAX_GPU_INDEX)
                         held[ids[g]] = 1;
     }
-    for (int idx = 0, n = 0; n < want; idx++)
+    n = 0;
+    for (int idx = 0; n < want; idx++)
         if (idx >= MAX_GPU_INDEX || !held[idx])
             out[n++] = idx;
 }
@@ -377,14 +391,14 @@ static void start_run(SchedLive *l, LiveJob *j)
         j->resizes++;
         j->resize_pending = 0;
     }
-    char where[512] = "";
-    size_t wl = 0;
+    char *where = j->run_where;
+    size_t wl = 0, cap = sizeof j->run_where;
+    where[0] = 0;
     const int *g = ids;
-    for (size_t h = 0; h < n && wl < sizeof where - 64; g += slots[h], h++) {
-        wl += (size_t)snprintf(where + wl, sizeof where - wl, "%s%s:", h ? "," : "",
-                               machine(l, nodes[h]));
-        for (int k = 0; k < slots[h] && wl < sizeof where - 16; k++)
-            wl += (size_t)snprintf(where + wl, sizeof where - wl, "%s%d", k ? "+" : "", g[k]);
+    for (size_t h = 0; h < n && wl < cap - 64; g += slots[h], h++) {
+        wl += (size_t)snprintf(where + wl, cap - wl, "%s%s:", h ? "," : "", machine(l, nodes[h]));
+        for (int k = 0; k < slots[h] && wl < cap - 16; k++)
+            wl += (size_t)snprintf(where + wl, cap - wl, "%s%d", k ? "+" : "", g[k]);
     }
     logf_(l, "%s: started on %s with %d GPUs (GPUs %s%s), %s", j->name, machine(l, j->host),
           a.gpus, where, jobgroup_size(j->run) > 1 ? ", one process group per host" : "",
@@ -621,6 +635,7 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .model = j->model,
                           .running = j->run && jobgroup_running(j->run),
                           .gpus = j->run ? j->run_gpus : 0,
+                          .gpu_ids = j->run ? j->run_where : "",
                           .host = j->host >= 0 ? machine(l, j->host) : "",
                           .runs = j->runs,
                           .resizes = j->resizes,
