@@ -15,6 +15,7 @@ HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 mark="mh$$"
 cleanup() {
+    [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null
     harness_stop_all
     for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     [ -n "${KEEP:-}" ] || rm -rf "$T"
@@ -96,6 +97,33 @@ if [ "$rc" -eq 0 ] && [ -n "$c0" ] && [ -n "$c1" ] && [ "$c0" != "$c1" ] &&
     grep -q "p1: started on h1 with 1 GPUs (GPUs h1:$c1)" "$T/out2"; then
     pass "each job sees only its own GPU (p0: $c0, p1: $c1)"
 else fail "packed jobs' GPUs: p0 '$c0', p1 '$c1' (exit $rc)"; KEEP=1; fi
+if [ "$left" -eq 0 ]; then pass "no job process left"; else fail "$left job processes left"; fi
+
+echo "a rank dies"
+# d0 takes both hosts from the start; its node-1 rank is killed behind the driver's back:
+# the other host's run gets SIGTERM, the job counts one death and restarts on both hosts.
+printf 'name,time,application,num_replicas,batch_size\nd0,0,cifar10,2,256\n' > "$T/die.csv"
+"$bin" schedule --live --cluster "$T/two.json" --workload "$T/die.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 8 --status-every 0 --job-dir "$T/die" \
+    > "$T/out3" 2> "$T/err3" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 100 ] && ! grep -q 'rank=1/2' "$T/die/d0/ranks.log" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+victim=$(sed -n 's/^pid=\([0-9]*\) rank=1\/2 .*/\1/p' "$T/die/d0/ranks.log" 2>/dev/null | head -1)
+[ -n "$victim" ] && kill -KILL "$victim"
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+met=$(grep -c 'rank=1/2' "$T/die/d0/ranks.log" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ -n "$victim" ] && [ "$met" -ge 2 ] &&
+    grep -Eq 'd0: died unexpectedly at step [0-9-]+ \(node 1: (killed by SIGKILL|exited [0-9]+)[^)]*\): restarting' "$T/out3" &&
+    grep -q 'd0: started on h[12] with 2 GPUs' "$T/out3"; then
+    pass "a dead rank ends its job's other runs; the job restarts on both hosts (ranks met $met times)"
+else fail "a rank dies (exit $rc, victim '$victim', met $met; see $T/out3)"; KEEP=1; fi
 if [ "$left" -eq 0 ]; then pass "no job process left"; else fail "$left job processes left"; fi
 
 echo "bad input"
