@@ -125,6 +125,11 @@ const char *jobgroup_status(const JobGroup *g)
     return g->status;
 }
 
+int jobgroup_rank0_saved(const JobGroup *g)
+{
+    return !jobgroup_running(g) && strcmp(jobctl_status(g->runs[0]), "exited 0") == 0;
+}
+
 void jobgroup_free(JobGroup *g)
 {
     if (!g)

@@ -24,6 +24,9 @@ const JobProgress *jobgroup_progress(const JobGroup *g);
 /* "" while a member runs; then the first failed member's end ("node 1: exited 3"), else
  * rank 0's ("exited 0"). */
 const char *jobgroup_status(const JobGroup *g);
+/* After the group ended: rank 0 exited 0, so it wrote its checkpoint (even when another
+ * member's death was what ended the group). */
+int jobgroup_rank0_saved(const JobGroup *g);
 void jobgroup_free(JobGroup *g);
 
 #endif

@@ -543,6 +543,10 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         } else if (strcmp(j->status, "exited 0") == 0) {
             logf_(l, "%s: ended by itself at step %ld", j->name, j->step);
         } else {
+            if (jobgroup_rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
+                j->has_ckpt = 1;
+                j->saved_step = j->step;
+            }
             j->deaths++;
             if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
                 logf_(l, "%s: died unexpectedly at step %ld (%s): restarting %s", j->name, j->step,

@@ -121,7 +121,16 @@ left=$(pgrep -f "ckpt-$mark" | wc -l)
 met=$(grep -c 'rank=1/2' "$T/die/d0/ranks.log" 2>/dev/null)
 if [ "$rc" -eq 0 ] && [ -n "$victim" ] && [ "$met" -ge 2 ] &&
     grep -Eq 'd0: died unexpectedly at step [0-9-]+ \(node 1: (killed by SIGKILL|exited [0-9]+)[^)]*\): restarting' "$T/out3" &&
-    grep -q 'd0: started on h[12] with 2 GPUs' "$T/out3"; then
+    grep -q 'd0: started on h[12] with 2 GPUs' "$T/out3" && python3 - "$T/out3" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+death = re.search(r"d0: died unexpectedly at step (\d+) .*\n(?:.*\n)*?.*d0: run \d+ on h\d \(2 GPUs\) "
+                  r"(?:resumed at step (\d+) \(checkpoint at step (\d+)\)|first step)", out)
+assert death, "no restart after the death"
+if death.group(2):  # rank 0 checkpointed when the others were stopped: resume from there
+    assert int(death.group(2)) == int(death.group(3)) + 1 == int(death.group(1)) + 1, death.group(0)
+PY
+then
     pass "a dead rank ends its job's other runs; the job restarts on both hosts (ranks met $met times)"
 else fail "a rank dies (exit $rc, victim '$victim', met $met; see $T/out3)"; KEEP=1; fi
 if [ "$left" -eq 0 ]; then pass "no job process left"; else fail "$left job processes left"; fi
