@@ -297,7 +297,7 @@ static const char *machine(const SchedLive *l, int m)
 static void pick_gpu_ids(const SchedLive *l, const LiveJob *j, int node, int want, int *out)
 {
     enum { MAX_GPU_INDEX = 1024 };
-    int gpn = sched_gpus_per_node(l->s);
+    int gpn = sched_node_gpu_count(l->s, node); /* nodes may differ in size */
     int owners[MAX_GPU_INDEX];
     int n = 0, self = (int)(j - l->jobs);
     if (gpn > 0 && gpn <= MAX_GPU_INDEX && sched_node_gpus(l->s, node, owners, gpn) >= 0) {
