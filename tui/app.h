@@ -39,6 +39,7 @@ typedef struct {
     int pred_stale;  /* the editor's prediction must be asked again */
     int pace_ms;     /* pause between trials on the simulator */
     int64_t next_trial_ms;
+    int64_t last_frame_ms; /* when the screen was last drawn */
     unsigned long frames;
 
     ViewId view;

@@ -13,13 +13,14 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "tui/draw.h"
 #include "tui/input.h"
 #include "tui/keys.h"
 #include "tui/term.h"
 #include "tui/theme.h"
 
-enum { FRAME_MS = 33, MAX_FDS = 256 };
+enum { FRAME_MS = 33 };
 
 void console_defaults(ConsoleOptions *o)
 {
@@ -233,6 +234,23 @@ static void live_log(void *ud, const char *line)
     app_log(ud, "live: %s", line);
 }
 
+/* Before every poll while the live jobs stop: the screen shows how far they are. */
+static size_t show_stopping(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    (void)fds;
+    (void)cap;
+    (void)deadline_ms;
+    App *a = ctx;
+    sched_changed(a);
+    app_draw(a);
+    return 0;
+}
+
+static int live_stopped(void *ctx)
+{
+    return schedlive_done(ctx);
+}
+
 /* Quitting a live session: every job checkpoints and stops (SIGTERM, SIGKILL after the
  * driver's timeout); the screen shows it until no job process is left. */
 static void live_stop(App *a)
@@ -240,17 +258,10 @@ static void live_stop(App *a)
     SchedLive *l = simsched_live(a->ss);
     schedlive_stop_all(l);
     app_message(a, 0, "stopping the live jobs: checkpoint, then stop...");
-    int64_t give_up = clock_now_ms() + 60000;
-    struct pollfd fds[MAX_FDS];
-    while (!schedlive_done(l) && clock_now_ms() < give_up) {
-        sched_changed(a);
-        app_draw(a);
-        int64_t dl = 0;
-        size_t n = schedlive_pollfds(l, fds, MAX_FDS, &dl);
-        int64_t left = dl - clock_now_ms();
-        int rc = poll(fds, n, left < 0 ? 0 : (int)left);
-        schedlive_step(l, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
+    EvLoop *loop = evloop_new();
+    if (loop && evloop_add(loop, show_stopping, NULL, a) > 0 && schedlive_attach(l, loop) > 0)
+        evloop_run(loop, live_stopped, l, clock_now_ms() + 60000);
+    evloop_free(loop);
 }
 
 static int open_session(App *a, const ConsoleOptions *o, Error *err)
@@ -423,6 +434,106 @@ static int64_t min_deadline(int64_t a, int64_t b)
     return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
+/* The console's sources on the loop, in the order they step: the terminal (keys, signals,
+ * the pacing of simulated trials), the tuner, the hosts' pool, then the frame (the scheduler's
+ * tick, the trial table, the editor's prediction, the redraw at most every FRAME_MS). */
+static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    App *a = ctx;
+    int64_t now = clock_now_ms();
+    if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
+        now >= a->next_trial_ms)
+        tuner_set_paused(a->tuner, 0);
+    if (a->tuner && a->user_paused)
+        tuner_set_paused(a->tuner, 1);
+    if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
+        !tuner_done(a->tuner))
+        *deadline_ms = min_deadline(*deadline_ms, a->next_trial_ms);
+    if (a->ss) {
+        simsched_set_paused(a->ss, a->user_paused);
+        *deadline_ms = min_deadline(*deadline_ms, simsched_deadline(a->ss));
+    }
+    if (cap < 2)
+        return 0;
+    fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    fds[1] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
+    return 2;
+}
+
+static void terminal_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    (void)now_ms;
+    App *a = ctx;
+    if (n == 2 && (fds[1].revents & POLLIN)) {
+        int winch = 0;
+        TermSignal s = term_take_signals(&winch);
+        if (s == TERM_SIG_QUIT)
+            a->quit = 1;
+        if (s == TERM_SIG_STOP)
+            term_suspend();
+        if (winch || s == TERM_SIG_CONT || s == TERM_SIG_STOP)
+            term_resize();
+        a->dirty = 1;
+    }
+    if (n == 2 && (fds[0].revents & (POLLIN | POLLHUP)))
+        input_handle(a);
+}
+
+static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return hosts_pollfds(ctx, fds, cap, deadline_ms);
+}
+
+static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    hosts_step(ctx, fds, n, now_ms);
+}
+
+static size_t frame_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    (void)fds;
+    (void)cap;
+    App *a = ctx;
+    if (a->table_stale || a->pred_stale)
+        *deadline_ms = min_deadline(*deadline_ms, clock_now_ms() + (a->pred_stale ? 50 : 0));
+    if (a->dirty)
+        *deadline_ms = min_deadline(*deadline_ms, a->last_frame_ms + FRAME_MS);
+    return 0;
+}
+
+static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now)
+{
+    (void)fds;
+    (void)n;
+    App *a = ctx;
+    if (a->ss && simsched_live(a->ss))
+        sched_changed(a); /* the driver stepped with the pool (hosts_step) */
+    if (a->ss && !a->user_paused) {
+        int64_t due = simsched_deadline(a->ss);
+        if (due >= 0 && now >= due) {
+            Error serr;
+            if (simsched_tick(a->ss, now, &serr) < 0)
+                app_log(a, "sched: %s", serr.msg);
+            sched_changed(a);
+        }
+    }
+    if (a->table_stale) {
+        a->table_stale = 0;
+        app_rebuild_table(a);
+    }
+    if (a->editor && a->pred_stale)
+        input_refresh_prediction(a);
+    if (a->dirty && clock_now_ms() - a->last_frame_ms >= FRAME_MS) {
+        app_draw(a);
+        a->last_frame_ms = clock_now_ms();
+    }
+}
+
+static int quit_asked(void *ctx)
+{
+    return ((App *)ctx)->quit;
+}
+
 int console_run(const ConsoleOptions *o, Error *err)
 {
     err->msg[0] = 0;
@@ -491,79 +602,17 @@ int console_run(const ConsoleOptions *o, Error *err)
         app_log(a, "live scheduler: %s on %s (%zu machines), policy %s, time x%g", o->workload,
                 a->cluster->name, a->cluster->n_machines, o->policy, o->sched_speed);
     a->dirty = 1;
-    int64_t last_frame = 0;
-    struct pollfd fds[MAX_FDS];
-    while (!a->quit) {
-        int64_t now = clock_now_ms();
-        if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
-            now >= a->next_trial_ms)
-            tuner_set_paused(a->tuner, 0);
-        if (a->tuner && a->user_paused)
-            tuner_set_paused(a->tuner, 1);
-        fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-        fds[1] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
-        int64_t deadline = -1;
-        size_t tn = a->tuner ? tuner_pollfds(a->tuner, fds + 2, MAX_FDS - 2, &deadline) : 0;
-        size_t hn = hosts_pollfds(a, fds + 2 + tn, MAX_FDS - 2 - tn, &deadline);
-        if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
-            !tuner_done(a->tuner))
-            deadline = min_deadline(deadline, a->next_trial_ms);
-        if (a->ss) {
-            simsched_set_paused(a->ss, a->user_paused);
-            deadline = min_deadline(deadline, simsched_deadline(a->ss));
-        }
-        if (a->table_stale || a->pred_stale)
-            deadline = min_deadline(deadline, now + (a->pred_stale ? 50 : 0));
-        if (a->dirty)
-            deadline = min_deadline(deadline, last_frame + FRAME_MS);
-        int timeout = -1;
-        if (deadline >= 0)
-            timeout = deadline <= now ? 0 : deadline - now > 60000 ? 60000 : (int)(deadline - now);
-        int rc = poll(fds, 2 + tn + hn, timeout);
-        if (rc < 0 && errno != EINTR) {
-            error_set(err, "poll: %s", strerror(errno));
-            break;
-        }
-        now = clock_now_ms();
-        if (rc > 0 && (fds[1].revents & POLLIN)) {
-            int winch = 0;
-            TermSignal s = term_take_signals(&winch);
-            if (s == TERM_SIG_QUIT)
-                a->quit = 1;
-            if (s == TERM_SIG_STOP)
-                term_suspend();
-            if (winch || s == TERM_SIG_CONT || s == TERM_SIG_STOP)
-                term_resize();
-            a->dirty = 1;
-        }
-        if (rc > 0 && (fds[0].revents & (POLLIN | POLLHUP)))
-            input_handle(a);
-        if (a->tuner)
-            tuner_step(a->tuner, fds + 2, rc > 0 ? tn : 0, now);
-        hosts_step(a, fds + 2 + tn, rc > 0 ? hn : 0, now);
-        if (a->ss && simsched_live(a->ss))
-            sched_changed(a); /* the driver stepped with the pool (hosts_step) */
-        if (a->ss && !a->user_paused) {
-            int64_t due = simsched_deadline(a->ss);
-            if (due >= 0 && now >= due) {
-                Error serr;
-                if (simsched_tick(a->ss, now, &serr) < 0)
-                    app_log(a, "sched: %s", serr.msg);
-                sched_changed(a);
-            }
-        }
-        if (a->table_stale) {
-            a->table_stale = 0;
-            app_rebuild_table(a);
-        }
-        if (a->editor && a->pred_stale)
-            input_refresh_prediction(a);
-        if (a->dirty && clock_now_ms() - last_frame >= FRAME_MS) {
-            app_draw(a);
-            last_frame = clock_now_ms();
-        }
-    }
-    int failed = !a->quit;
+    EvLoop *loop = evloop_new();
+    int failed = !loop || evloop_add(loop, terminal_pollfds, terminal_step, a) < 0 ||
+                 (a->tuner && tuner_attach(a->tuner, loop) < 0) ||
+                 evloop_add(loop, pool_pollfds, pool_step, a) < 0 ||
+                 evloop_add(loop, frame_pollfds, frame_step, a) < 0;
+    if (failed)
+        error_set(err, "out of memory");
+    else if (evloop_run(loop, quit_asked, a, -1) < 0)
+        error_set(err, "poll: %s", strerror(errno));
+    failed = !a->quit;
+    evloop_free(loop);
     if (a->journal && o->journal_end)
         o->journal_end(a->journal, a->tuner);
     if (a->ss && simsched_live(a->ss))

@@ -677,16 +677,27 @@ void hostpool_step(HostPool *p, const struct pollfd *fds, size_t n, int64_t now_
     p->behind = 0;
 }
 
+static size_t source_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return hostpool_pollfds(ctx, fds, cap, deadline_ms);
+}
+
+static void source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    hostpool_step(ctx, fds, n, now_ms);
+}
+
+long hostpool_attach(HostPool *p, EvLoop *l)
+{
+    return evloop_add(l, source_pollfds, source_step, p);
+}
+
+static int settled(void *ctx)
+{
+    return hostpool_settled(ctx);
+}
+
 void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms)
 {
-    size_t cap = p->n + 1;
-    struct pollfd *fds = malloc(cap * sizeof *fds);
-    while (!hostpool_settled(p) && clock_now_ms() < deadline_ms) {
-        int64_t dl = deadline_ms;
-        size_t n = hostpool_pollfds(p, fds, cap, &dl);
-        int64_t left = dl - clock_now_ms();
-        int rc = poll(fds, n, left < 0 ? 0 : (int)left);
-        hostpool_step(p, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
-    free(fds);
+    evloop_run_source(source_pollfds, source_step, p, settled, p, deadline_ms);
 }

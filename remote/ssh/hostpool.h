@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/evloop.h"
 #include "core/model/cluster.h"
 #include "remote/ssh/hostconf.h"
 #include "remote/launch/launcher.h"
@@ -82,6 +83,8 @@ int hostpool_settled(const HostPool *p);
  * deadlines, heartbeats and reconnects; call it after every poll, fds or not. */
 size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 void hostpool_step(HostPool *p, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Registers the pool on a loop (its pollfds/step); returns the source id or -1. */
+long hostpool_attach(HostPool *p, EvLoop *l);
 /* Polls until every host settled or the deadline passes (tools, tests). */
 void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms);
 
