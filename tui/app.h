@@ -20,17 +20,11 @@ enum { APP_LOG_LINES = 256 };
 
 typedef struct {
     Tuner *tuner;
+    /* The session's (remote/session/session.h), for the views; the session owns them. */
     SimCluster *sim; /* NULL on a real cluster */
     const Cluster *cluster;
     const JobSpec *job;
-    Cluster *owned_cluster; /* a loaded inventory (NULL on the simulator) */
-    JobSpec owned_job;
-
-    void *journal; /* the caller's session journal (ConsoleOptions) */
-    TunerEventFn journal_event;
-    /* the journal's hook for remote process groups */
-    LaunchProcFn journal_proc;
-    char journal_note[256]; /* how the journal started, for the log */
+    char journal_note[256]; /* why there is no journal, for the log */
     char launcher[32];      /* the trial launcher's name */
 
     int quit;

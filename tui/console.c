@@ -25,13 +25,15 @@ enum { FRAME_MS = 33 };
 void console_defaults(ConsoleOptions *o)
 {
     memset(o, 0, sizeof *o);
-    o->budget = 60;
-    o->seed = 1;
+    o->spec.budget = 60;
+    o->spec.seed = 1;
+    o->spec.trial_timeout_s = 600;
+    o->spec.keep_hosts = 1;    /* the hosts view shows every host */
+    o->spec.async_suggest = 1; /* the screen stays live while the model thinks */
     o->pace_ms = -1;
-    o->trial_timeout_s = 600;
     o->plot = NULL;  /* the config file's, else braille */
     o->theme = NULL; /* the config file's, else default */
-    o->optimizer = optimizer_find("bespoke") ? "bespoke" : "random";
+    o->spec.optimizer = optimizer_find("bespoke") ? "bespoke" : "random";
     o->policy = "doubling";
     o->sched_jobs = 40;
     o->sched_speed = 60;
@@ -94,9 +96,7 @@ void app_rebuild_table(App *a)
 
 static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
 {
-    App *a = ud;
-    if (a->journal_event)
-        a->journal_event(a->journal, ev, rec); /* on disk before the screen shows it */
+    App *a = ud; /* the session's journal has it on disk already */
     if (ev == TUNER_EVENT_STARTED && a->pace_ms > 0) {
         /* The simulator answers at once: hold the next trial back so a person can watch. */
         tuner_set_paused(a->tuner, 1);
@@ -114,13 +114,6 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
     }
     a->table_stale = 1;
     a->dirty = 1;
-}
-
-static void on_trial_proc(void *ud, int trial, const char *machine, long pgid)
-{
-    App *a = ud;
-    if (a->journal && a->journal_proc)
-        a->journal_proc(a->journal, trial, machine, pgid);
 }
 
 static void log_line(void *ud, const char *line)
@@ -264,42 +257,29 @@ static void live_stop(App *a)
     evloop_free(loop);
 }
 
+/* The session (remote/session), then what only the console adds: the live scheduler on the
+ * inventory's hosts, or the simulated one beside the simulator. */
 static int open_session(App *a, const ConsoleOptions *o, Error *err)
 {
-    if (o->workload && !o->cluster)
+    const SessionSpec *spec = &o->spec;
+    if (o->workload && !spec->cluster)
         return error_set(err, "--workload: expected a --cluster FILE with it (the live scheduler "
                               "runs the workload on the inventory's hosts)");
-    if (o->cluster) {
-        if (!o->job && !o->workload)
-            return error_set(err, "--cluster: expected a --job FILE (tuning) or a --workload "
-                                  "FILE (the live scheduler) with it");
-        a->owned_cluster = o->cluster_json ? cluster_from_json(o->cluster_json, o->cluster, err)
-                                           : cluster_load(o->cluster, err);
-        if (!a->owned_cluster)
-            return -1;
-        if (o->job && (o->job_json ? job_from_json(o->job_json, o->job, &a->owned_job, err)
-                                   : job_load(o->job, &a->owned_job, err)) < 0)
-            return -1;
-        a->cluster = a->owned_cluster;
-        a->job = o->job ? &a->owned_job : NULL;
-    } else {
-        a->sim = simcluster_new(o->sim ? o->sim : "B:googlenet", err);
-        if (!a->sim)
-            return -1;
-        a->cluster = simcluster_cluster(a->sim);
-        a->job = simcluster_job(a->sim);
-    }
-    if (!a->sim) {
-        /* One SSH session per host, shown in the hosts view; the remote launchers and the
-         * live scheduler use it. */
-        HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
-                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
-        a->pool = hostpool_new(&po, err);
-        if (!a->pool || hostpool_add_cluster(a->pool, a->cluster, err) < 0)
-            return error_prefix(err, "--cluster");
-        for (size_t m = 0; m < hostpool_size(a->pool); m++)
-            hostpool_connect(a->pool, m, 1);
-    }
+    if (spec->cluster && !spec->job && !o->workload)
+        return error_set(err, "--cluster: expected a --job FILE (tuning) or a --workload "
+                              "FILE (the live scheduler) with it");
+    Session *s = o->session;
+    SessionSpec with_screen = *spec;
+    with_screen.on_event = on_tuner_event;
+    with_screen.userdata = a;
+    if (session_open(s, &with_screen, err) < 0)
+        return -1;
+    a->sim = s->sim;
+    a->cluster = s->cluster;
+    a->job = s->job;
+    a->pool = s->pool;
+    a->tuner = s->tuner;
+    snprintf(a->launcher, sizeof a->launcher, "%s", s->launcher);
     if (o->workload) {
         SimSchedLiveOptions lo = {.cluster = a->cluster,
                                   .pool = a->pool,
@@ -307,54 +287,15 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .policy = o->policy,
                                   .time_scale = o->sched_speed,
                                   .job_dir = o->job_dir,
-                                  .seed = (uint64_t)o->seed,
+                                  .seed = (uint64_t)spec->seed,
                                   .log = live_log,
                                   .userdata = a};
         a->ss = simsched_new_live(&lo, err);
         if (!a->ss)
             return error_prefix(err, "--workload");
     }
-    if (!a->job)
-        return 0; /* the live scheduler only */
-    const char *lname = o->launcher                   ? o->launcher
-                        : a->sim                      ? "sim"
-                        : a->cluster->trial.launch[0] ? a->cluster->trial.launch
-                                                      : "local";
-    const LauncherKind *lk = launcher_find(lname);
-    if (!lk)
-        return error_set(err, "--launcher: unknown launcher '%s': expected one of %s", lname,
-                         launcher_names());
-    if (!a->sim && strcmp(lname, "sim") == 0)
-        return error_set(err,
-                         "--launcher sim: expected no --cluster (the simulator brings its own)");
-    const char *cmd = o->trial_cmd ? o->trial_cmd : a->cluster->trial.command;
-    if (strcmp(lname, "sim") != 0 && (!cmd || !cmd[0]))
-        return error_set(err,
-                         "--trial-cmd: the %s launcher needs a trial command (or "
-                         "trial.command in the inventory)",
-                         lname);
-    TunerConfig cfg = {
-        .cluster = a->cluster,
-        .job = a->job,
-        .optimizer = o->optimizer,
-        .seed = (uint64_t)o->seed,
-        .budget = o->budget,
-        .launcher = lk,
-        .launch = {.command = cmd,
-                   .timeout_s = o->trial_timeout_s,
-                   .sim = a->sim,
-                   .seed = (uint64_t)o->seed,
-                   .remote = a->pool,
-                   .on_proc = on_trial_proc,
-                   .userdata = a},
-        .async_suggest = 1,
-        .on_event = on_tuner_event,
-        .userdata = a,
-    };
-    a->tuner = tuner_new(&cfg, err);
     if (!a->tuner)
-        return error_prefix(err, "--optimizer");
-    snprintf(a->launcher, sizeof a->launcher, "%s", lname);
+        return 0; /* the live scheduler only */
     a->pace_ms = o->pace_ms >= 0 ? o->pace_ms : a->sim ? 600 : 0;
     if (a->sim && !o->no_sched) {
         SimSchedOptions so;
@@ -362,7 +303,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         so.policy = o->policy;
         so.jobs = o->sched_jobs;
         so.speed = o->sched_speed;
-        so.seed = (uint64_t)o->seed;
+        so.seed = (uint64_t)spec->seed;
         a->ss = simsched_new(&so, err);
         if (!a->ss)
             return error_prefix(err, "the simulated scheduler (--policy, --sched-jobs)");
@@ -370,23 +311,47 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     return 0;
 }
 
-static void close_session(App *a)
+static void close_session(App *a, Session *s)
 {
     editor_free(a->editor);
     suggestion_clear(&a->pred);
-    tuner_free(a->tuner); /* before the pool its runs use */
-    simsched_free(a->ss); /* the live driver too */
+    simsched_free(a->ss); /* the live driver too, before the pool it uses */
     a->ss = NULL;
     hostpool_free(a->accept_pool);
-    hostpool_free(a->pool);
+    session_close(s); /* the tuner before the pool its runs use */
+    a->tuner = NULL;
+    a->pool = NULL;
     free(a->refused_fp);
     trials_free(&a->table);
     free(a->snap.hosts);
     free(a->snap.jobs);
     free(a->snap.grid);
-    simcluster_free(a->sim);
-    cluster_free(a->owned_cluster);
-    job_clear(&a->owned_job);
+}
+
+/* The journal begins once the screen is ours (a console that never ran leaves none); a
+ * resumed session's trials are in the tuner after it. Returns -1 only when it had to. */
+static int begin_journal(App *a, const ConsoleOptions *o, Error *err)
+{
+    Session *s = o->session;
+    if (!s->with_journal || !a->tuner)
+        return 0;
+    tune_journal_set_quiet(s->journal, 1); /* a failed write is shown as a stopped session */
+    Error jerr;
+    if (session_journal_begin(s, &jerr) == 0) {
+        a->table_stale = 1;
+        return 0;
+    }
+    if (o->journal_required)
+        return error_set(err, "--resume: %s", jerr.msg);
+    snprintf(a->journal_note, sizeof a->journal_note, "no session journal: %s", jerr.msg);
+    return 0;
+}
+
+/* Resume: what the killed session's unfinished trials left running is stopped first. */
+static void stop_interrupted(App *a, Session *s)
+{
+    if (a->pool)
+        session_stop_interrupted(s, log_line, a);
 }
 
 const char *app_themes_dir(void)
@@ -534,63 +499,50 @@ static int quit_asked(void *ctx)
     return ((App *)ctx)->quit;
 }
 
-int console_run(const ConsoleOptions *o, Error *err)
+/* The settings file and the plot style; NULL with err on a bad --plot. cerr, *config_bad:
+ * what was wrong with the settings file (said once the screen is up). */
+static App *app_new(const ConsoleOptions *o, Error *cerr, int *config_bad, Error *err)
 {
-    err->msg[0] = 0;
     App *a = calloc(1, sizeof *a);
+    if (!a) {
+        error_set(err, "out of memory");
+        return NULL;
+    }
     a->follow = 1;
     a->sort = TRIAL_COL_NUMBER;
-    Error cerr;
-    int config_bad = 0;
+    *config_bad = 0;
     if (config_path(a->config_file, sizeof a->config_file))
-        config_bad = config_load(a->config_file, &a->config, &cerr) < 0;
+        *config_bad = config_load(a->config_file, &a->config, cerr) < 0;
     else
         config_defaults(&a->config);
     const char *plot = o->plot ? o->plot : a->config.plot[0] ? a->config.plot : "braille";
     a->plot_style = plot_style_find(plot);
     if (!a->plot_style && !o->plot) {
         a->plot_style = plot_style_find("braille");
-        config_bad = 1;
-        error_set(&cerr, "%s: plot: expected braille, block or ascii, found '%s'", a->config_file,
+        *config_bad = 1;
+        error_set(cerr, "%s: plot: expected braille, block or ascii, found '%s'", a->config_file,
                   plot);
     }
     if (!a->plot_style) {
         free(a);
-        return error_set(err, "--plot: unknown style '%s': expected braille, block or ascii",
-                         o->plot);
+        error_set(err, "--plot: unknown style '%s': expected braille, block or ascii", o->plot);
+        return NULL;
     }
-    if (open_session(a, o, err) < 0 || term_open(err) < 0) {
-        close_session(a);
-        free(a);
-        return -1;
-    }
-    /* The journal starts once the screen is ours: a console that never ran leaves none. */
-    if (o->journal && o->journal_start && a->tuner) {
-        Error jerr;
-        if (o->journal_start(o->journal, a->tuner, a->cluster, a->launcher, &jerr) == 0) {
-            a->journal = o->journal;
-            a->journal_event = o->journal_event;
-            a->journal_proc = o->journal_proc;
-            a->table_stale = 1; /* a resumed session's trials are in the tuner now */
-        } else if (o->journal_required) {
-            term_close();
-            close_session(a);
-            free(a);
-            return error_set(err, "--resume: %s", jerr.msg);
-        } else {
-            snprintf(a->journal_note, sizeof a->journal_note, "no session journal: %s", jerr.msg);
-        }
-    }
+    return a;
+}
+
+/* The first frame's setup: glyphs, theme, and the log's opening lines. */
+static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Error *cerr)
+{
     draw_init(o->ascii);
     if (!draw_unicode() && strcmp(a->plot_style->name, "braille") == 0)
         a->plot_style = plot_style_find("ascii");
     app_set_theme(a, o->theme ? o->theme : a->config.theme[0] ? a->config.theme : "default");
     if (config_bad)
-        app_message(a, 1, "settings ignored: %s", cerr.msg);
+        app_message(a, 1, "settings ignored: %s", cerr->msg);
     if (a->journal_note[0])
         app_log(a, "%s", a->journal_note);
-    if (a->journal && a->pool && o->journal_hosts)
-        o->journal_hosts(a->journal, a->pool, log_line, a); /* before the first trial */
+    stop_interrupted(a, o->session); /* before the first trial */
     view_cluster_snapshot(a);
     if (a->ss)
         sched_changed(a);
@@ -602,6 +554,11 @@ int console_run(const ConsoleOptions *o, Error *err)
         app_log(a, "live scheduler: %s on %s (%zu machines), policy %s, time x%g", o->workload,
                 a->cluster->name, a->cluster->n_machines, o->policy, o->sched_speed);
     a->dirty = 1;
+}
+
+/* The loop until the operator quits; -1 with err when the terminal could not be polled. */
+static int app_loop(App *a, Error *err)
+{
     EvLoop *loop = evloop_new();
     int failed = !loop || evloop_add(loop, terminal_pollfds, terminal_step, a) < 0 ||
                  (a->tuner && tuner_attach(a->tuner, loop) < 0) ||
@@ -611,14 +568,33 @@ int console_run(const ConsoleOptions *o, Error *err)
         error_set(err, "out of memory");
     else if (evloop_run(loop, quit_asked, a, -1) < 0)
         error_set(err, "poll: %s", strerror(errno));
-    failed = !a->quit;
     evloop_free(loop);
-    if (a->journal && o->journal_end)
-        o->journal_end(a->journal, a->tuner);
+    return a->quit ? 0 : -1;
+}
+
+int console_run(const ConsoleOptions *o, Error *err)
+{
+    err->msg[0] = 0;
+    Error cerr;
+    int config_bad;
+    App *a = app_new(o, &cerr, &config_bad, err);
+    if (!a)
+        return -1;
+    int rc = open_session(a, o, err);
+    if (rc == 0 && (rc = term_open(err)) == 0 && (rc = begin_journal(a, o, err)) < 0)
+        term_close();
+    if (rc < 0) {
+        close_session(a, o->session);
+        free(a);
+        return -1;
+    }
+    app_start(a, o, config_bad, &cerr);
+    rc = app_loop(a, err);
+    session_journal_end(o->session);
     if (a->ss && simsched_live(a->ss))
         live_stop(a);
     term_close();
-    close_session(a);
+    close_session(a, o->session);
     free(a);
-    return failed ? -1 : 0;
+    return rc;
 }
