@@ -12,6 +12,7 @@
 #include "core/base/evloop.h"
 #include "core/base/readall.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 static void usage(FILE *out)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "remote/ssh/rexec.h"
 
 enum { RESTART_MS = 10000, MAX_GPUS = 64, MAX_PROCS = 512 };
 

@@ -7,6 +7,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "remote/ssh/rexec.h"
 
 cJSON *orphans_proc_json(int trial, const char *machine, long pgid)
 {

@@ -10,6 +10,7 @@
 #include "core/base/linebuf.h"
 #include "remote/ssh/backoff.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/ssh/rexec.h"
 
 typedef enum { X_QUEUED, X_OPENING, X_EXECING, X_RUNNING, X_DONE } ExecPhase;
 
@@ -67,6 +68,14 @@ struct HostPool {
     size_t io_rotor, timer_rotor;
     int behind; /* the last step ran out of budget */
 };
+
+/* hostconn.c: one host's connection. */
+enum { RESOLVE_POLL_MS = 5 }; /* how often a lookup in flight is asked about */
+void host_teardown(Host *h);
+void host_start_attempt(HostPool *p, Host *h, int64_t now_ms);
+int host_fd(const Host *h); /* the socket to poll now, or -1 */
+void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
+void host_timers(HostPool *p, Host *h, int64_t now_ms);
 
 /* rexec.c: advance every exec of a ready host; fail them all when the host drops. */
 void rexec_pump_host(HostPool *p, Host *h);

@@ -1,5 +1,7 @@
 /* Exec channels on the host pool's sessions: open, exec, feed standard input, split
  * stdout/stderr into bounded lines, and take the exit status from libssh's callbacks. */
+#include "remote/ssh/rexec.h"
+
 #include "remote/ssh/hostpool_priv.h"
 
 #include <stdio.h>
