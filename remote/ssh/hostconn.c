@@ -37,8 +37,7 @@ void host_teardown(Host *h)
         freeaddrinfo(h->ai);
         h->ai = NULL;
     }
-    for (RemoteExec *x = h->execs; x; x = x->next)
-        x->ch = NULL; /* ssh_free frees the channels */
+    rexec_drop_channels(h);
     if (h->ev) {
         if (h->s)
             ssh_event_remove_session(h->ev, h->s);

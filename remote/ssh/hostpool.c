@@ -70,8 +70,7 @@ void hostpool_free(HostPool *p)
     for (size_t i = 0; i < p->n; i++) {
         Host *h = p->hosts[i];
         rexec_fail_host(h, "the host pool was closed");
-        for (RemoteExec *x = h->execs; x; x = x->next)
-            x->pool = NULL;
+        rexec_release_host(h);
         host_teardown(h);
         free(h);
     }
