@@ -1,5 +1,7 @@
-/* The console's event loop and the session it drives (after Redis ae.c: file events and
- * one timer in a few lines). Input is handled in tui/input.c; drawing in the views. */
+/* The console: opens its session (remote/session), puts the terminal, the tuner, the hosts'
+ * pool and the frame on the event loop (core/base/evloop), and closes it all when the
+ * operator quits. Keys are handled in tui/input.c, what they do in tui/app.c, drawing in
+ * tui/frame.c and the views. */
 #include "tui/console.h"
 
 #include <curses.h>
@@ -15,10 +17,10 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "tui/draw.h"
+#include "tui/frame.h"
 #include "tui/input.h"
-#include "tui/keys.h"
 #include "tui/term.h"
-#include "tui/theme.h"
+#include "tui/view.h"
 
 enum { FRAME_MS = 33 };
 
@@ -56,44 +58,6 @@ static void sched_changed(App *a)
     a->dirty = 1;
 }
 
-void app_log(App *a, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->log[a->log_n % APP_LOG_LINES], sizeof a->log[0], fmt, ap);
-    va_end(ap);
-    a->log_n++;
-    a->dirty = 1;
-}
-
-void app_message(App *a, int bad, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->message, sizeof a->message, fmt, ap);
-    va_end(ap);
-    a->message_bad = bad;
-    a->dirty = 1;
-}
-
-void app_rebuild_table(App *a)
-{
-    size_t n = a->tuner ? tuner_n_trials(a->tuner) : 0;
-    const TrialRecord **recs = malloc((n ? n : 1) * sizeof *recs);
-    for (size_t i = 0; i < n; i++)
-        recs[i] = tuner_trial(a->tuner, i);
-    size_t keep = a->sel < a->table.n_shown ? a->table.order[a->sel] : (size_t)-1;
-    trials_build(&a->table, recs, n, a->sort, a->sort_desc, a->filter);
-    free(recs);
-    /* Follow the newest trial, or keep the selected one where it went. */
-    size_t want = a->follow && n ? n - 1 : keep;
-    a->sel = a->table.n_shown ? a->table.n_shown - 1 : 0;
-    for (size_t i = 0; i < a->table.n_shown; i++)
-        if (a->table.order[i] == want)
-            a->sel = i;
-    a->dirty = 1;
-}
-
 static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
 {
     App *a = ud; /* the session's journal has it on disk already */
@@ -121,106 +85,6 @@ static void log_line(void *ud, const char *line)
     app_log(ud, "%s", line);
 }
 
-static void draw_tabs(const App *a)
-{
-    Rect r = a->layout.rect[PANE_TABS];
-    draw_fill(r, ROLE_TAB);
-    int x = 0;
-    for (int v = 0; v < VIEW_COUNT; v++)
-        x += draw_textf(0, x, r.w - x, v == (int)a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, " %d %s ",
-                        v + 1, layout_view_name((ViewId)v));
-    const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
-    char best_s[32] = "-";
-    if (best)
-        snprintf(best_s, sizeof best_s, "%.2f s", best->obs->time_s);
-    char right[256];
-    if (!a->tuner) {
-        SchedLive *l = a->ss ? simsched_live(a->ss) : NULL;
-        snprintf(right, sizeof right, " %s | live scheduler | %s ", a->cluster->name,
-                 l && schedlive_done(l) ? "stopped" : "running");
-    } else {
-        const char *state = tuner_last_error(a->tuner) ? "stopped"
-                            : a->user_paused           ? "paused"
-                            : tuner_done(a->tuner)     ? "done"
-                                                       : "tuning";
-        snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
-                 a->sim ? simcluster_spec(a->sim) : a->cluster->name,
-                 tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner),
-                 tuner_budget(a->tuner), best_s, state);
-    }
-    int len = (int)strlen(right);
-    if (x + len > r.w) /* narrow: keep the state, which is at the end */
-        memmove(right, right + (x + len - r.w), strlen(right + (x + len - r.w)) + 1);
-    len = (int)strlen(right);
-    draw_text(0, r.w - len, len, ROLE_TAB, right);
-}
-
-static void draw_status(const App *a)
-{
-    if (!a->layout.shown[PANE_STATUS])
-        return;
-    Rect r = a->layout.rect[PANE_STATUS];
-    draw_fill(r, ROLE_STATUS);
-    if (a->confirm_quit) {
-        draw_text(r.y, 0, r.w, ROLE_WARN,
-                  a->ss && simsched_live(a->ss)
-                      ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
-                      : "Tuning is running. Quit anyway? (y/n)");
-    } else if (a->prompt) {
-        draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
-    } else if (a->message[0]) {
-        draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
-    } else {
-        static const char *const HINTS[][2] = {
-            {"?", "help"}, {"1-3", "views"},   {"/", "filter"}, {":", "command"},
-            {"e", "edit"}, {"Space", "pause"}, {"q", "quit"}};
-        int x = 0;
-        for (size_t i = 0; i < sizeof HINTS / sizeof HINTS[0]; i++) {
-            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i][0]);
-            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i][1]);
-        }
-    }
-}
-
-void app_clamp_scroll(App *a)
-{
-    int rows = a->layout.shown[PANE_TRIALS] ? a->layout.rect[PANE_TRIALS].h - 3 : 1;
-    if (rows < 1)
-        rows = 1;
-    if (a->sel < a->scroll)
-        a->scroll = a->sel;
-    if (a->sel >= a->scroll + (size_t)rows)
-        a->scroll = a->sel - (size_t)rows + 1;
-    /* No empty rows below the last trial while earlier ones are scrolled away. */
-    if (a->scroll + (size_t)rows > a->table.n_shown)
-        a->scroll = a->table.n_shown > (size_t)rows ? a->table.n_shown - (size_t)rows : 0;
-}
-
-void app_draw(App *a)
-{
-    erase();
-    layout_compute(COLS, LINES, a->view, a->editor ? LAYOUT_EDITOR_OPEN : 0, &a->layout);
-    app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
-    draw_tabs(a);
-    if (a->view == VIEW_TUNE)
-        view_tune_draw(a);
-    else if (a->view == VIEW_CLUSTER) {
-        view_cluster_draw(&a->snap, &a->layout, a->loads_scroll);
-        if (a->layout.shown[PANE_TIMELINE])
-            view_timeline_draw(a, a->layout.rect[PANE_TIMELINE]);
-        if (a->layout.shown[PANE_LOG])
-            view_log_draw(a, a->layout.rect[PANE_LOG]);
-    } else
-        view_hosts_draw(a);
-    draw_status(a);
-    if (a->help)
-        keys_draw_help(COLS, LINES);
-    wnoutrefresh(stdscr);
-    doupdate();
-    a->frames++;
-    a->dirty = 0;
-}
-
 /* The live driver's lines (decisions, starts, checkpoints, deaths) go to the log pane. */
 static void live_log(void *ud, const char *line)
 {
@@ -235,7 +99,7 @@ static size_t show_stopping(void *ctx, struct pollfd *fds, size_t cap, int64_t *
     (void)deadline_ms;
     App *a = ctx;
     sched_changed(a);
-    app_draw(a);
+    frame_draw(a);
     return 0;
 }
 
@@ -354,46 +218,6 @@ static void stop_interrupted(App *a, Session *s)
         session_stop_interrupted(s, log_line, a);
 }
 
-const char *app_themes_dir(void)
-{
-    static char dir[1024];
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(dir, sizeof dir, "%s/themes", home && home[0] ? home : TUNEDECK_SOURCE_DIR);
-    return dir;
-}
-
-int app_set_theme(App *a, const char *name)
-{
-    Theme t;
-    Error err;
-    int rc = theme_load(app_themes_dir(), name, &t, &err);
-    if (rc < 0)
-        app_message(a, 1, "theme '%s': %s (using the default)", name, err.msg);
-    theme_apply(&t, term_colors());
-    a->dirty = 1;
-    clearok(curscr, TRUE);
-    return rc;
-}
-
-void app_set_pause(App *a, int paused)
-{
-    a->user_paused = paused;
-    if (a->tuner)
-        tuner_set_paused(a->tuner, paused);
-    if (!paused)
-        a->next_trial_ms = clock_now_ms();
-    app_log(a, paused ? "paused: no new trial starts" : "resumed");
-}
-
-void app_save_config(App *a)
-{
-    Error err;
-    if (!a->config_file[0])
-        return;
-    if (config_save(a->config_file, &a->config, &err) < 0)
-        app_message(a, 1, "settings not saved: %s", err.msg);
-}
-
 static int64_t min_deadline(int64_t a, int64_t b)
 {
     return a < 0 ? b : b < 0 ? a : a < b ? a : b;
@@ -487,9 +311,9 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
         app_rebuild_table(a);
     }
     if (a->editor && a->pred_stale)
-        input_refresh_prediction(a);
+        app_refresh_prediction(a);
     if (a->dirty && clock_now_ms() - a->last_frame_ms >= FRAME_MS) {
-        app_draw(a);
+        frame_draw(a);
         a->last_frame_ms = clock_now_ms();
     }
 }
