@@ -229,8 +229,9 @@ static void say_journal(const Session *s)
     if (!s->with_journal)
         return;
     if (tune_journal_failed(tj))
-        fprintf(stderr, "tunedeck: the journal %s could not be written (a full disk?); the "
-                        "session stopped launching trials then\n",
+        fprintf(stderr,
+                "tunedeck: the journal %s could not be written (a full disk?); the "
+                "session stopped launching trials then\n",
                 tune_journal_path(tj));
     else if (tune_journal_id(tj)[0])
         fprintf(stderr,

@@ -9,13 +9,13 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "core/sched/catalogue.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "core/model/cluster.h"
+#include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
-#include "remote/ssh/hostpool.h"
 #include "remote/live/schedlive.h"
+#include "remote/ssh/hostpool.h"
 
 static volatile sig_atomic_t interrupted;
 

@@ -372,8 +372,8 @@ static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Err
         sched_changed(a);
     if (a->tuner)
         app_log(a, "session: %s on %s, optimizer %s, budget %d", a->job->name,
-                a->sim ? simcluster_spec(a->sim) : a->cluster->name,
-                tuner_optimizer_name(a->tuner), tuner_budget(a->tuner));
+                a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
+                tuner_budget(a->tuner));
     if (a->ss && simsched_live(a->ss))
         app_log(a, "live scheduler: %s on %s (%zu machines), policy %s, time x%g", o->workload,
                 a->cluster->name, a->cluster->n_machines, o->policy, o->sched_speed);

@@ -35,8 +35,8 @@ static void draw_tabs(const App *a)
                                                        : "tuning";
         snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
                  a->sim ? simcluster_spec(a->sim) : a->cluster->name,
-                 tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner),
-                 tuner_budget(a->tuner), best_s, state);
+                 tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
+                 best_s, state);
     }
     int len = (int)strlen(right);
     if (x + len > r.w) /* narrow: keep the state, which is at the end */

@@ -169,10 +169,10 @@ static void ask_quit(App *a)
 }
 
 typedef struct {
-    int key;    /* a character, or with is_key a curses KEY_* code */
+    int key; /* a character, or with is_key a curses KEY_* code */
     int is_key;
-    void (*run)(App *a);  /* NULL: the view's action */
-    ViewAction action;    /* what the view that shows does (when run is NULL) */
+    void (*run)(App *a); /* NULL: the view's action */
+    ViewAction action;   /* what the view that shows does (when run is NULL) */
 } Binding;
 
 static const Binding BINDINGS[] = {
@@ -220,8 +220,8 @@ static void run_binding(App *a, wint_t ch, int is_key)
         const View *v = view_get(a->view);
         if (b->run)
             b->run(a);
-        else if (v->act)
-            v->act(a, b->action);
+        else if (v->key)
+            v->key(a, b->action);
         return;
     }
 }

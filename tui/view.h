@@ -24,7 +24,8 @@ typedef enum {
 typedef struct {
     const char *name;
     void (*draw)(const App *a);
-    void (*act)(App *a, ViewAction action); /* NULL: the view answers none */
+    /* An action of the key table that depends on the view; NULL: the view answers none. */
+    void (*key)(App *a, ViewAction action);
     /* A press or wheel inside the view's panes (not the tab bar); NULL: none. */
     void (*mouse)(App *a, const MEVENT *ev);
 } View;

@@ -310,7 +310,7 @@ static void cluster_draw(const App *a)
 }
 
 /* Up and down (and the wheel) scroll the per-host loads. */
-static void cluster_act(App *a, ViewAction action)
+static void cluster_key(App *a, ViewAction action)
 {
     if (action == VIEW_ACT_UP && a->loads_scroll)
         a->loads_scroll--;
@@ -322,8 +322,8 @@ static void cluster_mouse(App *a, const MEVENT *ev)
 {
     if (!(ev->bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)))
         return;
-    cluster_act(a, ev->bstate & BUTTON4_PRESSED ? VIEW_ACT_UP : VIEW_ACT_DOWN);
+    cluster_key(a, ev->bstate & BUTTON4_PRESSED ? VIEW_ACT_UP : VIEW_ACT_DOWN);
     a->dirty = 1;
 }
 
-const View VIEW_CLUSTER_TABLE = {"Cluster", cluster_draw, cluster_act, cluster_mouse};
+const View VIEW_CLUSTER_TABLE = {"Cluster", cluster_draw, cluster_key, cluster_mouse};

@@ -233,7 +233,7 @@ void hosts_accept_confirmed(App *a)
     app_message(a, 0, "%s: connecting to accept %s ...", m->name, a->accept_fp);
 }
 
-static void hosts_act(App *a, ViewAction action)
+static void hosts_key(App *a, ViewAction action)
 {
     switch (action) {
     case VIEW_ACT_UP:
@@ -258,4 +258,4 @@ static void hosts_act(App *a, ViewAction action)
     }
 }
 
-const View VIEW_HOSTS_TABLE = {"Hosts", hosts_draw, hosts_act, NULL};
+const View VIEW_HOSTS_TABLE = {"Hosts", hosts_draw, hosts_key, NULL};

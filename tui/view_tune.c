@@ -414,7 +414,7 @@ static void tune_draw(const App *a)
         view_log_draw(a, l->rect[PANE_LOG]);
 }
 
-static void tune_act(App *a, ViewAction action)
+static void tune_key(App *a, ViewAction action)
 {
     if (action == VIEW_ACT_UP || action == VIEW_ACT_DOWN)
         app_select_trial(a, action == VIEW_ACT_UP ? -1 : 1);
@@ -460,4 +460,4 @@ static void tune_mouse(App *a, const MEVENT *ev)
     }
 }
 
-const View VIEW_TUNE_TABLE = {"Tune", tune_draw, tune_act, tune_mouse};
+const View VIEW_TUNE_TABLE = {"Tune", tune_draw, tune_key, tune_mouse};

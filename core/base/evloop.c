@@ -145,8 +145,8 @@ static int64_t collect(EvLoop *l, size_t *n_fds)
             int64_t dl = deadline;
             size_t room = l->cap_fds - used;
             size_t n = s->pollfds(s->ctx, l->fds + used, room, &dl);
-            if (n < room || grow((void **)&l->fds, &l->cap_fds, l->cap_fds + 1,
-                                 sizeof *l->fds) < 0) {
+            if (n < room ||
+                grow((void **)&l->fds, &l->cap_fds, l->cap_fds + 1, sizeof *l->fds) < 0) {
                 s->n = n;
                 deadline = earlier(deadline, dl);
                 break;

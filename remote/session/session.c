@@ -200,8 +200,7 @@ void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userd
 void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata)
 {
     if (s->pool && s->procs.seen.n)
-        tune_orphans_stop(s->pool, s->journal, &s->procs.seen, "leftover of", 1, report,
-                          userdata);
+        tune_orphans_stop(s->pool, s->journal, &s->procs.seen, "leftover of", 1, report, userdata);
 }
 
 void session_journal_end(Session *s)

@@ -211,9 +211,8 @@ Test(evloop, run_source_drives_one_source_alone)
     PipeSrc a;
     pipe_open(&a, 'a');
     cr_assert_eq(write(a.fd[1], "abc", 3), 3);
-    cr_assert_eq(evloop_run_source(pipe_pollfds, pipe_step, &a, got_bytes, &a,
-                                   clock_now_ms() + 5000),
-                 1);
+    cr_assert_eq(
+        evloop_run_source(pipe_pollfds, pipe_step, &a, got_bytes, &a, clock_now_ms() + 5000), 1);
     cr_assert_eq(a.n_got, 3);
     pipe_close(&a);
 }

@@ -86,8 +86,12 @@ Test(session, an_unknown_launcher_is_named_with_the_choices)
 Test(session, the_sim_launcher_on_a_real_cluster_is_refused)
 {
     Session *s = session_new(0);
-    SessionSpec spec = {.cluster = LOOPBACK, .job = TINY_JOB, .launcher = "sim",
-                        .optimizer = "random", .budget = 1, .trial_timeout_s = 5};
+    SessionSpec spec = {.cluster = LOOPBACK,
+                        .job = TINY_JOB,
+                        .launcher = "sim",
+                        .optimizer = "random",
+                        .budget = 1,
+                        .trial_timeout_s = 5};
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), -1);
     cr_assert_not_null(strstr(err.msg, "--launcher sim"), "%s", err.msg);
@@ -109,8 +113,11 @@ Test(session, a_command_launcher_without_a_command_is_refused)
 Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
 {
     Session *s = session_new(0);
-    SessionSpec spec = {.cluster = LOOPBACK, .job = TINY_JOB, .optimizer = "random",
-                        .budget = 1, .trial_timeout_s = 5};
+    SessionSpec spec = {.cluster = LOOPBACK,
+                        .job = TINY_JOB,
+                        .optimizer = "random",
+                        .budget = 1,
+                        .trial_timeout_s = 5};
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
     cr_assert_str_eq(s->launcher, "local");
@@ -122,8 +129,12 @@ Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
 Test(session, remote_launchers_get_a_pool_that_connects_on_use)
 {
     Session *s = session_new(0);
-    SessionSpec spec = {.cluster = LOOPBACK, .job = TINY_JOB, .launcher = "per-host",
-                        .optimizer = "random", .budget = 1, .trial_timeout_s = 5};
+    SessionSpec spec = {.cluster = LOOPBACK,
+                        .job = TINY_JOB,
+                        .launcher = "per-host",
+                        .optimizer = "random",
+                        .budget = 1,
+                        .trial_timeout_s = 5};
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
     cr_assert_not_null(s->pool);
