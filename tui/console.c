@@ -4,11 +4,8 @@
  * tui/frame.c and the views. */
 #include "tui/console.h"
 
-#include <curses.h>
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
