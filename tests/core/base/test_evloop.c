@@ -164,13 +164,15 @@ static void on_timer(void *ctx, int64_t now_ms)
 Test(evloop, a_one_shot_timer_fires_once_not_before_it_is_due)
 {
     EvLoop *l = evloop_new();
-    TimerLog t = {.loop = l};
+    TimerLog t = {.loop = l, .stop_after = 1};
     int64_t t0 = clock_now_ms();
     evloop_timer(l, 20, 0, on_timer, &t);
-    /* No source: the loop sleeps in poll until the timer. */
-    cr_assert_eq(evloop_run(l, NULL, NULL, t0 + 100), 0);
+    /* No source: the loop sleeps in poll until the timer, which stops it. */
+    cr_assert_eq(evloop_run(l, NULL, NULL, t0 + 60000), 1);
     cr_assert_eq(t.fired, 1);
     cr_assert_geq(t.at[0], t0 + 20);
+    cr_assert_eq(evloop_run(l, NULL, NULL, clock_now_ms() + 50), 0);
+    cr_assert_eq(t.fired, 1, "a one-shot timer is spent");
     evloop_free(l);
 }
 
