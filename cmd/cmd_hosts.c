@@ -42,15 +42,6 @@ static int every_ready_host_answered(void *ctx)
     return 1;
 }
 
-/* After the pool's step, every round (gpuwatch.h). */
-static void gpuwatch_source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    (void)fds;
-    (void)n;
-    (void)now_ms;
-    gpuwatch_step(ctx, clock_now_ms());
-}
-
 static cJSON *num_or_null(double v, int known)
 {
     return known ? cJSON_CreateNumber(v) : cJSON_CreateNull();
@@ -167,7 +158,7 @@ int cmd_hosts(int argc, char **argv)
     EvLoop *loop = evloop_new();
     GpuWait gw = {p, w};
     if (!w || !loop || hostpool_attach(p, loop) < 0 ||
-        evloop_add(loop, NULL, gpuwatch_source_step, w) < 0) {
+        gpuwatch_attach(w, loop) < 0) {
         fprintf(stderr, "tunedeck hosts: out of memory\n");
         evloop_free(loop);
         gpuwatch_free(w);

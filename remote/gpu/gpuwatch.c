@@ -270,3 +270,16 @@ void gpuwatch_free(GpuWatch *w)
     free(w->hosts);
     free(w);
 }
+
+static void source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    (void)fds;
+    (void)n;
+    (void)now_ms;
+    gpuwatch_step(ctx, clock_now_ms()); /* after the pool's step, which took time */
+}
+
+long gpuwatch_attach(GpuWatch *w, EvLoop *l)
+{
+    return evloop_add(l, NULL, source_step, w);
+}
