@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "remote/live/jobgroup.h"
 #include "remote/ssh/shquote.h"
 
@@ -282,6 +283,21 @@ size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *
     if (*deadline_ms <= 0 || *deadline_ms > tick)
         *deadline_ms = tick;
     return n;
+}
+
+static size_t source_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return schedlive_pollfds(ctx, fds, cap, deadline_ms);
+}
+
+static void source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    schedlive_step(ctx, fds, n, now_ms);
+}
+
+long schedlive_attach(SchedLive *l, EvLoop *loop)
+{
+    return evloop_add(loop, source_pollfds, source_step, l);
 }
 
 static const char *machine(const SchedLive *l, int m)

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/evloop.h"
 #include "core/model/cluster.h"
 #include "core/sched/sched.h"
 #include "remote/ssh/hostpool.h"
@@ -71,6 +72,8 @@ void schedlive_free(SchedLive *l);
 size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 /* Advances the model to the wall clock, enacts its new decisions, serves the jobs. */
 void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Registers the driver (and so its pool) on a loop; returns the source id or -1. */
+long schedlive_attach(SchedLive *l, EvLoop *loop);
 /* Ends the run: the model stops advancing, every job is checkpointed and stopped. */
 void schedlive_stop_all(SchedLive *l);
 /* After stop_all: no job process is left. */
