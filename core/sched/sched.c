@@ -58,11 +58,7 @@ SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
                NULL;
     const Policy *pol = policy_find(cfg->policy ? cfg->policy : "");
     if (!pol) {
-        char names[256] = "";
-        for (const char *const *p = policy_names(); *p; p++)
-            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                     p == policy_names() ? "" : ", ", *p);
-        error_set(err, "scheduler: policy: expected one of %s, found '%s'", names,
+        error_set(err, "scheduler: policy: expected one of %s, found '%s'", policy_names_joined(),
                   cfg->policy ? cfg->policy : "");
         return NULL;
     }
