@@ -38,6 +38,7 @@ int trial_accumulator_has_error(const TrialAccumulator *a, const char **message)
 /* Finishes: fills an Observation (takes a copy of the schedule). When no objective can be
  * formed, the status is TRIAL_FAILED with a reason. */
 Observation *trial_accumulator_finish(TrialAccumulator *a);
+/* The constructors return NULL when out of memory (core/base/error.h's policy). */
 void trial_accumulator_free(TrialAccumulator *a);
 
 Observation *observation_new(const Schedule *s);

@@ -182,7 +182,7 @@ int gp_set_data(Gp *g, const double *X, const double *y, size_t n, Error *err)
                 return error_set(err, "gp: input %zu dimension %zu is not finite", i, d);
     }
     if (grow(g, n) < 0)
-        return error_set(err, "gp: out of memory for %zu points", n);
+        return error_no_memory(err, "gp: %zu points", n);
     g->n = n;
     for (size_t d = 0; d < g->dim; d++) {
         double lo = INFINITY, hi = -INFINITY;
@@ -220,7 +220,7 @@ int gp_add_point(Gp *g, const double *x, double y, Error *err)
     if (g->n == 0)
         return gp_set_data(g, x, &y, 1, err);
     if (grow(g, g->n + 1) < 0)
-        return error_set(err, "gp: out of memory");
+        return error_no_memory(err, "gp");
     size_t n = g->n;
     double *xn = &g->X[n * g->dim];
     normalize_x(g, x, xn);

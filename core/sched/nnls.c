@@ -55,7 +55,7 @@ int nnls_solve(const double *A, size_t m, size_t n, const double *b, double *x, 
     double *zs = malloc(n * sizeof *zs);
     if (!passive || !set || !w || !z || !r || !zs) {
         free(passive), free(set), free(w), free(z), free(r), free(zs);
-        return error_set(err, "nnls: out of memory");
+        return error_no_memory(err, "nnls");
     }
     memset(x, 0, n * sizeof *x);
     double scale = 0;

@@ -36,7 +36,7 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
         size_t cap = s->cap_jobs ? 2 * s->cap_jobs : 64;
         SJob *bigger = realloc(s->jobs, cap * sizeof *bigger);
         if (!bigger)
-            return error_set(err, "scheduler: out of memory");
+            return error_no_memory(err, "scheduler");
         s->jobs = bigger;
         s->cap_jobs = cap;
     }
@@ -48,7 +48,7 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
     j->spd_valid = calloc(SPD_CACHE, sizeof *j->spd_valid);
     if (!j->name || !j->slots || !j->spd || !j->spd_valid) {
         free(j->name), free(j->slots), free(j->spd), free(j->spd_valid);
-        return error_set(err, "scheduler: out of memory");
+        return error_no_memory(err, "scheduler");
     }
     j->app = app;
     j->submit_s = spec->submit_s;
@@ -156,7 +156,7 @@ int sched_report_progress(SchedState *s, size_t job, double epochs_done, double 
         j->epoch = a->epochs;
         j->done = 1;
         j->finish_s = s->now_s;
-        return sched_job_finish(s, job) < 0 ? error_set(err, "scheduler: out of memory") : 0;
+        return sched_job_finish(s, job) < 0 ? error_no_memory(err, "scheduler") : 0;
     }
     double lo = a->epoch_progress[e], hi = a->epoch_progress[e + 1];
     j->epoch = e;

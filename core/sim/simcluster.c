@@ -130,6 +130,10 @@ SimCluster *simcluster_new(const char *spec, Error *err)
         batch = (int)b;
     }
     SimCluster *s = calloc(1, sizeof *s);
+    if (!s) {
+        error_no_memory(err, "--sim '%s'", spec);
+        return NULL;
+    }
     snprintf(s->spec, sizeof s->spec, "%s", spec);
     s->net = net;
     s->gop = 3.0 * net->mops / 1000.0;
@@ -137,6 +141,8 @@ SimCluster *simcluster_new(const char *spec, Error *err)
     snprintf(cname, sizeof cname, "sim-%s", parts[0]);
     s->cluster = cluster_new(cname);
     s->truth_of_type = calloc(N_TYPES, sizeof *s->truth_of_type);
+    if (!s->cluster || !s->truth_of_type)
+        goto no_memory;
     size_t n_types = 0;
     for (int t = 0; t < N_TYPES; t++) {
         if (!counts[t])
@@ -155,14 +161,18 @@ SimCluster *simcluster_new(const char *spec, Error *err)
                           .devices = devs,
                           .n_devices = TYPES[t].has_gpu ? 2 : 1};
         snprintf(mt.name, sizeof mt.name, "%s", TYPES[t].type);
-        size_t ti = cluster_add_type(s->cluster, &mt);
+        long added = cluster_add_type(s->cluster, &mt, err);
+        if (added < 0)
+            goto fail;
+        size_t ti = (size_t)added;
         s->truth_of_type[ti] = (size_t)t;
         n_types++;
         for (int i = 0; i < counts[t]; i++) {
             char name[64], host[80];
             snprintf(name, sizeof name, "%s-%d", TYPES[t].prefix, i);
             snprintf(host, sizeof host, "%s.sim", name);
-            cluster_add_machine(s->cluster, name, host, ti);
+            if (cluster_add_machine(s->cluster, name, host, ti, err) < 0)
+                goto fail;
         }
     }
     (void)n_types;
@@ -174,6 +184,14 @@ SimCluster *simcluster_new(const char *spec, Error *err)
     s->job.iterations = 20;
     s->job.warmup = 10;
     return s;
+no_memory:
+    error_no_memory(err, "--sim '%s'", spec);
+    simcluster_free(s);
+    return NULL;
+fail:
+    error_prefix(err, "--sim '%s'", spec);
+    simcluster_free(s);
+    return NULL;
 }
 
 void simcluster_free(SimCluster *s)

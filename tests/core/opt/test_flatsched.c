@@ -139,9 +139,10 @@ static Cluster *capped_cluster(int gpu_max)
     devs[1].max_inputs = gpu_max;
     MachineType mt = {.bandwidth_gbps = 10, .devices = devs, .n_devices = 2};
     snprintf(mt.name, sizeof mt.name, "gpubox");
-    size_t t = cluster_add_type(c, &mt);
-    cluster_add_machine(c, "a", "a", t);
-    cluster_add_machine(c, "b", "b", t);
+    long t = cluster_add_type(c, &mt, NULL);
+    cr_assert(t >= 0);
+    cr_assert_eq(cluster_add_machine(c, "a", "a", (size_t)t, NULL), 0);
+    cr_assert_eq(cluster_add_machine(c, "b", "b", (size_t)t, NULL), 0);
     cluster_finish(c);
     return c;
 }
@@ -183,7 +184,7 @@ Test(flatsched, batch_beyond_memory_is_a_clear_error)
     snprintf(dev.id, sizeof dev.id, "gpu0");
     MachineType mt = {.bandwidth_gbps = 10, .devices = &dev, .n_devices = 1};
     snprintf(mt.name, sizeof mt.name, "tiny");
-    cluster_add_machine(g, "x", "x", cluster_add_type(g, &mt));
+    cr_assert_eq(cluster_add_machine(g, "x", "x", (size_t)cluster_add_type(g, &mt, NULL), NULL), 0);
     cluster_finish(g);
     Schedule *t = schedule_new(g, &job);
     int r1[1] = {FLAT_BOTH};

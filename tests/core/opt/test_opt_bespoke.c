@@ -235,9 +235,9 @@ static Cluster *gpu_box_cluster(int with_cpu)
     }
     MachineType t = {.bandwidth_gbps = 10, .devices = devs, .n_devices = n};
     snprintf(t.name, sizeof t.name, "box");
-    size_t ti = cluster_add_type(c, &t);
-    cluster_add_machine(c, "box-0", "box-0", ti);
-    cluster_add_machine(c, "box-1", "box-1", ti);
+    size_t ti = (size_t)cluster_add_type(c, &t, NULL);
+    cluster_add_machine(c, "box-0", "box-0", ti, NULL);
+    cluster_add_machine(c, "box-1", "box-1", ti, NULL);
     cluster_finish(c);
     return c;
 }

@@ -227,8 +227,8 @@ Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
     strcpy(t.name, "nodev");
     t.bandwidth_gbps = 1;
     t.devices = &none;
-    size_t ty = cluster_add_type(c, &t);
-    cluster_add_machine(c, "m0", "h0", ty);
+    size_t ty = (size_t)cluster_add_type(c, &t, NULL);
+    cluster_add_machine(c, "m0", "h0", ty, NULL);
     cluster_finish(c);
     JobSpec job = {0};
     strcpy(job.name, "tiny");
@@ -258,8 +258,8 @@ Test(opt_gp, a_cluster_with_one_schedule_repeats_it)
     t.bandwidth_gbps = 1;
     t.devices = &cpu;
     t.n_devices = 1;
-    size_t ty = cluster_add_type(c, &t);
-    cluster_add_machine(c, "m0", "h0", ty);
+    size_t ty = (size_t)cluster_add_type(c, &t, NULL);
+    cluster_add_machine(c, "m0", "h0", ty, NULL);
     cluster_finish(c);
     JobSpec job = {0};
     strcpy(job.name, "tiny");
