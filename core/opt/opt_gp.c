@@ -18,7 +18,6 @@
  * The output is log(time_s); failed or timed-out trials count as twice the worst ok time. */
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_multimin.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -201,170 +200,21 @@ static void observe(void *self, const Observation *o)
  * optimization performs great in high dimensions"), log signal variance ~ N(0, 1) (outputs
  * are standardized), log noise variance ~ N(-6, 3). */
 
-typedef struct {
-    Gp *gp;
-    size_t dim;
-    double ls_mu, ls_sd;
-} FitCtx;
-
-static double neg_log_post(const gsl_vector *v, void *params)
-{
-    FitCtx *f = params;
-    size_t d = f->dim;
-    const double *th = gsl_vector_const_ptr(v, 0);
-    for (size_t i = 0; i < d + 2; i++)
-        if (!isfinite(th[i]) || fabs(th[i]) > 40)
-            return 1e10;
-    if (gp_set_hyper(f->gp, th, th[d], th[d + 1], NULL) < 0)
-        return 1e10;
-    double lp = gp_log_marginal(f->gp);
-    if (!isfinite(lp))
-        return 1e10;
-    for (size_t i = 0; i < d; i++) {
-        double u = (th[i] - f->ls_mu) / f->ls_sd;
-        lp -= 0.5 * u * u;
-    }
-    lp -= 0.5 * th[d] * th[d];
-    lp -= 0.5 * ((th[d + 1] + 6) / 3) * ((th[d + 1] + 6) / 3);
-    return -lp;
-}
-
-static double nelder_mead(FitCtx *f, double *th, int max_iter)
-{
-    size_t n = f->dim + 2;
-    gsl_multimin_function fn = {neg_log_post, n, f};
-    gsl_vector *x = gsl_vector_alloc(n), *step = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++) {
-        gsl_vector_set(x, i, th[i]);
-        gsl_vector_set(step, i, 0.7);
-    }
-    gsl_multimin_fminimizer *m =
-        gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
-    double val = INFINITY;
-    if (gsl_multimin_fminimizer_set(m, &fn, x, step) == GSL_SUCCESS) {
-        for (int it = 0; it < max_iter; it++) {
-            if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS)
-                break;
-            if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), 1e-3) == GSL_SUCCESS)
-                break;
-        }
-        val = gsl_multimin_fminimizer_minimum(m);
-        for (size_t i = 0; i < n; i++)
-            th[i] = gsl_vector_get(m->x, i);
-    }
-    gsl_multimin_fminimizer_free(m);
-    gsl_vector_free(x);
-    gsl_vector_free(step);
-    return val;
-}
-
-/* Bounds inside core/opt/gp.c's clamps, so that the gradient is the clamped point's. */
-static const double TH_LO[3] = {-3.4, -8.9, -13.9}, TH_HI[3] = {3.4, 3.9, 0.9};
-
-static void log_post_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
-{
-    FitCtx *c = params;
-    size_t d = c->dim;
-    double th[GP_MAX_DIM + 2], pen_g[GP_MAX_DIM + 2], grad[GP_MAX_DIM + 2], pen = 0;
-    for (size_t i = 0; i < d + 2; i++) {
-        size_t k = i < d ? 0 : i - d + 1;
-        double x = gsl_vector_get(v, i);
-        double cl = !isfinite(x) ? 0 : x < TH_LO[k] ? TH_LO[k] : x > TH_HI[k] ? TH_HI[k] : x;
-        pen += 10 * (x - cl) * (x - cl);
-        pen_g[i] = 20 * (x - cl);
-        th[i] = cl;
-    }
-    if (gp_set_hyper(c->gp, th, th[d], th[d + 1], NULL) < 0 ||
-        gp_log_marginal_grad(c->gp, grad, NULL) < 0 || !isfinite(pen)) {
-        if (f)
-            *f = 1e10 + (isfinite(pen) ? pen : 0);
-        if (df)
-            for (size_t i = 0; i < d + 2; i++)
-                gsl_vector_set(df, i, isfinite(pen_g[i]) ? pen_g[i] : 0);
-        return;
-    }
-    double lp = gp_log_marginal(c->gp);
-    double var = c->ls_sd * c->ls_sd;
-    for (size_t i = 0; i < d; i++) {
-        lp -= 0.5 * (th[i] - c->ls_mu) * (th[i] - c->ls_mu) / var;
-        grad[i] -= (th[i] - c->ls_mu) / var;
-    }
-    lp -= 0.5 * th[d] * th[d];
-    grad[d] -= th[d];
-    lp -= 0.5 * (th[d + 1] + 6) * (th[d + 1] + 6) / 9;
-    grad[d + 1] -= (th[d + 1] + 6) / 9;
-    if (f)
-        *f = -lp + pen;
-    if (df)
-        for (size_t i = 0; i < d + 2; i++)
-            gsl_vector_set(df, i, -grad[i] + pen_g[i]);
-}
-
-static double log_post_f(const gsl_vector *v, void *params)
-{
-    double f;
-    log_post_fdf(v, params, &f, NULL);
-    return f;
-}
-
-static void log_post_df(const gsl_vector *v, void *params, gsl_vector *df)
-{
-    log_post_fdf(v, params, NULL, df);
-}
-
-/* BFGS on the analytic gradient (core/opt/gp.c) plus the priors'; the simplex if it cannot
- * start. Returns the minimum of the negative log posterior; th is updated. */
-static double quasi_newton(FitCtx *c, double *th, int max_iter)
-{
-    size_t n = c->dim + 2;
-    gsl_multimin_function_fdf fdf = {log_post_f, log_post_df, log_post_fdf, n, c};
-    gsl_vector *x = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++)
-        gsl_vector_set(x, i, th[i]);
-    gsl_multimin_fdfminimizer *m =
-        gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, n);
-    double val = INFINITY;
-    if (gsl_multimin_fdfminimizer_set(m, &fdf, x, 0.1, 0.1) == GSL_SUCCESS) {
-        for (int it = 0; it < max_iter; it++) {
-            if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
-                break;
-            if (gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(m), 1e-4) ==
-                GSL_SUCCESS)
-                break;
-        }
-        val = gsl_multimin_fdfminimizer_minimum(m);
-        for (size_t i = 0; i < n; i++)
-            th[i] = gsl_vector_get(gsl_multimin_fdfminimizer_x(m), i);
-    }
-    gsl_multimin_fdfminimizer_free(m);
-    gsl_vector_free(x);
-    if (!isfinite(val) || val >= 1e10)
-        val = nelder_mead(c, th, 40 * (int)n);
-    return val;
-}
-
-/* BFGS from the previous estimate and from the prior's centre; the better is kept. */
+/* BFGS from the previous estimate and from the prior's centre (core/opt/gp.c's fitter with
+ * the priors above); the better is kept. */
 static int fit_map(GpOpt *g, Error *err)
 {
-    size_t d = g->dim;
-    FitCtx f = {g->gp, d, sqrt(2.0) + 0.5 * log((double)d), sqrt(3.0)};
-    double warm[GP_MAX_DIM + 2], prior[GP_MAX_DIM + 2];
-    gp_get_hyper(g->gp, warm, &warm[d], &warm[d + 1]);
-    for (size_t i = 0; i < d; i++)
-        prior[i] = f.ls_mu;
-    prior[d] = 0;
-    prior[d + 1] = -6;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    int iters = 200;
-    double vw = g->fitted_once ? quasi_newton(&f, warm, iters) : INFINITY;
+    double d = (double)g->dim;
+    const GpPrior prior = {.log_ls = {sqrt(2.0) + 0.5 * log(d), sqrt(3.0)},
+                           .log_sf2 = {0, 1},
+                           .log_sn2 = {-6, 3}};
     /* The restart from the prior's centre guards against a stale local optimum; past 20
      * trials it runs every 4th fit only, to bound the cost. */
-    double vp =
-        !g->fitted_once || g->n <= 20 || g->n % 4 == 0 ? quasi_newton(&f, prior, iters) : INFINITY;
-    gsl_set_error_handler(old);
-    const double *th = vw < vp ? warm : prior;
+    GpFitOptions how = {.prior = &prior,
+                        .from_current = g->fitted_once,
+                        .from_prior_mean = !g->fitted_once || g->n <= 20 || g->n % 4 == 0};
     g->fitted_once = 1;
-    return gp_set_hyper(g->gp, th, th[d], th[d + 1], err);
+    return gp_fit_with(g->gp, &how, err);
 }
 
 /* Refits the GP on every observation when there are new ones. */
