@@ -31,6 +31,7 @@ typedef struct {
 /* Accumulates events of one trial (possibly from several hosts, merged by iter). */
 typedef struct TrialAccumulator TrialAccumulator;
 
+/* The constructors here return NULL when out of memory (core/base/error.h's policy). */
 TrialAccumulator *trial_accumulator_new(const Schedule *s);
 /* Returns -1 with a reason when the event names an unknown machine or device. */
 int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err);
@@ -38,7 +39,6 @@ int trial_accumulator_has_error(const TrialAccumulator *a, const char **message)
 /* Finishes: fills an Observation (takes a copy of the schedule). When no objective can be
  * formed, the status is TRIAL_FAILED with a reason. */
 Observation *trial_accumulator_finish(TrialAccumulator *a);
-/* The constructors return NULL when out of memory (core/base/error.h's policy). */
 void trial_accumulator_free(TrialAccumulator *a);
 
 Observation *observation_new(const Schedule *s);
