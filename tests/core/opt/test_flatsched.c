@@ -6,13 +6,13 @@
 #include "core/opt/flatsched.h"
 #include "core/opt/schedule_random.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 /* Any point of the box — and points outside it — decodes to a valid schedule. */
 static void random_vectors_decode_valid(const char *spec, unsigned long seed)
 {
     Error e;
-    SimCluster *sim = simcluster_new(spec, &e);
-    cr_assert_not_null(sim, "%s", e.msg);
+    SimCluster *sim = fixture_sim(spec);
     const Cluster *c = simcluster_cluster(sim);
     Schedule *s = schedule_new(c, simcluster_job(sim));
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);

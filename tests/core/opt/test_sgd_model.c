@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/opt/sgd_model.h"
+#include "tests/support/fixtures.h"
 
 /* The truth the observations are drawn from: per device class t = a + b x (+ s x when
  * another device of the machine is loaded too), aggregation AGG_S on a machine loading two
@@ -321,4 +322,32 @@ Test(sgd_model, a_cluster_without_devices_is_refused)
     cr_assert_null(sgd_model_new(empty, &job, &e));
     cr_assert(strstr(e.msg, "empty"), "%s", e.msg);
     cluster_free(empty);
+}
+
+Test(sgd_model, an_out_of_memory_failure_caps_the_gpu)
+{
+    SimCluster *sim = fixture_sim("B:googlenet:2048");
+    const Cluster *c = simcluster_cluster(sim);
+    Error e;
+    SgdModel *m = sgd_model_new(c, simcluster_job(sim), &e);
+    cr_assert_not_null(m, "%s", e.msg);
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    size_t gpu = 0;
+    for (size_t d = 0; d < c->n_devices; d++)
+        if (cluster_device(c, d, NULL)->kind == DEVICE_GPU)
+            gpu = d;
+    size_t machine;
+    cluster_device(c, gpu, &machine);
+    s->worker[machine] = s->ps[machine] = 1;
+    s->inputs[gpu] = 2048; /* past the simulated K520's memory for GoogleNet */
+    Observation *o = fixture_sim_trial(sim, s, 1, 1);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert_eq(sgd_model_device_cap(m, gpu), 2048);
+    sgd_model_observe(m, o);
+    cr_assert_eq(sgd_model_fit(m, 1, &e), 0, "%s", e.msg);
+    cr_assert(sgd_model_device_cap(m, gpu) < 2048, "cap %d", sgd_model_device_cap(m, gpu));
+    observation_free(o);
+    schedule_free(s);
+    sgd_model_free(m);
+    simcluster_free(sim);
 }
