@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/opt/sgd_model.h"
 #include "core/opt/sgd_model_parts.h"
 
 int sgd_model_machine_loaded(const Cluster *c, const Schedule *s, size_t m)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/opt/sgd_model.h"
 #include "core/opt/sgd_model_parts.h"
 
 typedef struct {

@@ -4,9 +4,11 @@
 #ifndef TUNEDECK_SGD_MODEL_PARTS_H
 #define TUNEDECK_SGD_MODEL_PARTS_H
 
+#include "core/model/observation.h"
 #include "core/opt/blr.h"
 #include "core/opt/gp.h"
-#include "core/opt/sgd_model.h"
+
+typedef struct SgdModel SgdModel; /* as in core/opt/sgd_model.h, which includes no part of this */
 
 enum {
     CURVE_POINTS = 97, /* grid of the mean time curves used by water-filling */

@@ -2,6 +2,7 @@
  * water-filling reads), aggregation, communication and the iteration time of a schedule. */
 #include <math.h>
 
+#include "core/opt/sgd_model.h"
 #include "core/opt/sgd_model_parts.h"
 
 int sgd_model_device_cap(const SgdModel *m, size_t d)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/opt/sgd_model.h"
 #include "core/opt/sgd_model_parts.h"
 
 SgdNormals *sgd_normals_new(const SgdModel *m, size_t ns, uint64_t seed)
