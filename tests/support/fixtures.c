@@ -4,6 +4,22 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines)
+{
+    Cluster *c = cluster_new(name);
+    cr_assert_not_null(c);
+    Error e = {{0}};
+    long t = cluster_add_type(c, type, &e);
+    cr_assert(t >= 0, "%s", e.msg);
+    for (size_t i = 0; i < n_machines; i++) {
+        char machine[96];
+        snprintf(machine, sizeof machine, "%s-%zu", type->name, i);
+        cr_assert_eq(cluster_add_machine(c, machine, NULL, (size_t)t, &e), 0, "%s", e.msg);
+    }
+    cluster_finish(c);
+    return c;
+}
+
 SimCluster *fixture_sim(const char *spec)
 {
     Error e = {{0}};

@@ -10,6 +10,10 @@
 #include "core/sched/catalogue.h"
 #include "core/sim/simcluster.h"
 
+/* A cluster named `name` of n_machines machines "TYPE-0", "TYPE-1", ... of one machine type
+ * (copied with its devices), finished and asserted; the caller frees it. */
+Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines);
+
 /* simcluster_new(spec), asserted; the caller frees it. */
 SimCluster *fixture_sim(const char *spec);
 

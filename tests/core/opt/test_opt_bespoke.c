@@ -166,7 +166,6 @@ Test(opt_bespoke, blr_recovers_known_coefficients)
 
 static Cluster *gpu_box_cluster(int with_cpu)
 {
-    Cluster *c = cluster_new("box");
     DeviceSpec devs[3];
     memset(devs, 0, sizeof devs);
     size_t n = 0;
@@ -182,11 +181,7 @@ static Cluster *gpu_box_cluster(int with_cpu)
     }
     MachineType t = {.bandwidth_gbps = 10, .devices = devs, .n_devices = n};
     snprintf(t.name, sizeof t.name, "box");
-    size_t ti = (size_t)cluster_add_type(c, &t, NULL);
-    cluster_add_machine(c, "box-0", "box-0", ti, NULL);
-    cluster_add_machine(c, "box-1", "box-1", ti, NULL);
-    cluster_finish(c);
-    return c;
+    return fixture_cluster("box", &t, 2);
 }
 
 Test(opt_bespoke, first_suggestion_respects_declared_gpu_memory)

@@ -214,15 +214,12 @@ Test(opt_gp, predicts_observed_schedules_and_rejects_others)
 
 Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
 {
-    Cluster *c = cluster_new("bare");
     DeviceSpec none = {0}; /* a valid pointer to zero devices */
     MachineType t = {0};
     strcpy(t.name, "nodev");
     t.bandwidth_gbps = 1;
     t.devices = &none;
-    size_t ty = (size_t)cluster_add_type(c, &t, NULL);
-    cluster_add_machine(c, "m0", "h0", ty, NULL);
-    cluster_finish(c);
+    Cluster *c = fixture_cluster("bare", &t, 1);
     JobSpec job = {0};
     strcpy(job.name, "tiny");
     job.model_mb = 1;
@@ -241,7 +238,6 @@ Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
 /* One machine with one CPU has one schedule: once it ran, gp repeats it instead of failing. */
 Test(opt_gp, a_cluster_with_one_schedule_repeats_it)
 {
-    Cluster *c = cluster_new("one");
     DeviceSpec cpu = {0};
     strcpy(cpu.id, "cpu");
     cpu.kind = DEVICE_CPU;
@@ -251,9 +247,7 @@ Test(opt_gp, a_cluster_with_one_schedule_repeats_it)
     t.bandwidth_gbps = 1;
     t.devices = &cpu;
     t.n_devices = 1;
-    size_t ty = (size_t)cluster_add_type(c, &t, NULL);
-    cluster_add_machine(c, "m0", "h0", ty, NULL);
-    cluster_finish(c);
+    Cluster *c = fixture_cluster("one", &t, 1);
     JobSpec job = {0};
     strcpy(job.name, "tiny");
     job.model_mb = 1;
