@@ -28,6 +28,7 @@ struct Gp {
     double *y;     /* n standardized */
     double *L;     /* cap x cap, lower Cholesky factor of K + (sn2+jitter) I */
     double *alpha; /* n: K^-1 y */
+    double *k;     /* cap: gp_predict's scratch, so that a prediction never allocates */
     int factored;
 };
 
@@ -49,6 +50,10 @@ Gp *gp_new(GpKernel kernel, size_t dim, Error *err)
         return NULL;
     }
     Gp *g = calloc(1, sizeof *g);
+    if (!g) {
+        error_no_memory(err, "gp of dimension %zu", dim);
+        return NULL;
+    }
     g->kernel = kernel;
     g->dim = dim;
     for (size_t i = 0; i < dim; i++) {
@@ -70,6 +75,7 @@ void gp_free(Gp *g)
     free(g->y);
     free(g->L);
     free(g->alpha);
+    free(g->k);
     free(g);
 }
 
@@ -108,13 +114,16 @@ static int grow(Gp *g, size_t need)
     double *X = realloc(g->X, cap * g->dim * sizeof *X);
     double *y = X ? realloc(g->y, cap * sizeof *y) : NULL;
     double *a = y ? realloc(g->alpha, cap * sizeof *a) : NULL;
-    double *L = a ? calloc(cap * cap, sizeof *L) : NULL;
+    double *k = a ? realloc(g->k, cap * sizeof *k) : NULL;
+    double *L = k ? calloc(cap * cap, sizeof *L) : NULL;
     if (X)
         g->X = X;
     if (y)
         g->y = y;
     if (a)
         g->alpha = a;
+    if (k)
+        g->k = k;
     if (!L)
         return -1;
     for (size_t i = 0; i < g->n; i++)
@@ -298,13 +307,17 @@ int gp_log_marginal_grad(const Gp *g, double *grad, Error *err)
         return error_set(err, "gp: not factorized");
     if (n == 0)
         return 0;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
     gsl_matrix *Ki = gsl_matrix_alloc(n, n);
+    gsl_set_error_handler(old);
+    if (!Ki)
+        return error_no_memory(err, "gp: gradient at %zu points", n);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j <= i; j++) {
             gsl_matrix_set(Ki, i, j, g->L[i * g->cap + j]);
             gsl_matrix_set(Ki, j, i, g->L[i * g->cap + j]);
         }
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    old = gsl_set_error_handler_off();
     int rc = gsl_linalg_cholesky_invert(Ki);
     gsl_set_error_handler(old);
     if (rc != GSL_SUCCESS) {
@@ -554,15 +567,13 @@ void gp_predict(const Gp *g, const double *x, double *mean, double *var)
         *var = sf2 * g->y_std * g->y_std;
         return;
     }
-    double stack[256], *k = g->n <= 256 ? stack : malloc(g->n * sizeof *k);
+    double *k = g->k; /* grown with the data: the prediction itself never allocates */
     for (size_t i = 0; i < g->n; i++)
         k[i] = kernel_n(g, xn, &g->X[i * g->dim]);
     double mu = cblas_ddot((int)g->n, k, 1, g->alpha, 1);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
                 k, 1);
     double v = sf2 - cblas_ddot((int)g->n, k, 1, k, 1);
-    if (k != stack)
-        free(k);
     *mean = g->y_mean + g->y_std * mu;
     *var = (v > 0 ? v : 0) * g->y_std * g->y_std;
 }
@@ -579,6 +590,11 @@ int gp_sample(const Gp *g, const double *Xs, size_t m, const double *z, size_t n
     double *mu = calloc(m, sizeof *mu);
     double *C = malloc(m * m * sizeof *C);
     double *V = n ? malloc(n * m * sizeof *V) : NULL; /* n x m: L^-1 K(X, Xs) */
+    double *Lc = malloc(m * m * sizeof *Lc);
+    if (!xn || !mu || !C || (n && !V) || !Lc) {
+        free(xn), free(mu), free(C), free(V), free(Lc);
+        return error_no_memory(err, "gp: joint samples at %zu points", m);
+    }
     for (size_t i = 0; i < m; i++)
         normalize_x(g, &Xs[i * dim], &xn[i * dim]);
     for (size_t i = 0; i < m; i++)
@@ -597,7 +613,6 @@ int gp_sample(const Gp *g, const double *Xs, size_t m, const double *z, size_t n
     }
     /* The posterior covariance can be singular (repeated points): adaptive jitter. */
     double sf2 = exp(g->log_sf2), jitter = 1e-10 * sf2;
-    double *Lc = malloc(m * m * sizeof *Lc);
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int ok = 0;
     for (int attempt = 0; attempt < 10 && !ok; attempt++, jitter *= 10) {

@@ -69,7 +69,8 @@ double gp_log_marginal(const Gp *g);
 int gp_log_marginal_grad(const Gp *g, double *grad, Error *err);
 
 /* Posterior of the latent function at x (original units): mean and variance. With no data
- * the prior (mean 0, variance 1 in original units) is returned. */
+ * the prior (mean 0, variance 1 in original units) is returned. Never allocates: it works in
+ * the Gp's scratch, so one Gp takes one prediction at a time. */
 void gp_predict(const Gp *g, const double *x, double *mean, double *var);
 
 /* Joint posterior samples at m points (Xs row-major m x dim): out[s*m + i] for s < ns, from

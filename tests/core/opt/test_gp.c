@@ -2,8 +2,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <string.h>
 
 #include "core/opt/gp.h"
+#include "tests/support/low_memory.h"
 
 static Gp *make_1d(GpKernel k, const double *x, const double *y, size_t n, double log_ls,
                    double log_sn2)
@@ -311,4 +313,31 @@ Test(gp, the_map_fit_trades_likelihood_for_prior)
               gp_lengthscale(map, 0), gp_lengthscale(ml, 0));
     gp_free(ml);
     gp_free(map);
+}
+
+static int fit_too_many_points(void *ud)
+{
+    (void)ud;
+    enum { N = 20000 }; /* the Cholesky factor alone needs gigabytes */
+    static double X[N], Y[N];
+    for (int i = 0; i < N; i++) {
+        X[i] = i;
+        Y[i] = sin(i * 0.01);
+    }
+    Error e = {{0}};
+    Gp *g = gp_new(GP_KERNEL_SE, 1, &e);
+    if (!g)
+        return 30;
+    int rc = gp_set_data(g, X, Y, N, &e);
+    double m, v;
+    gp_predict(g, X, &m, &v); /* still usable: the data it had (none) */
+    gp_free(g);
+    return rc == -1 && strstr(e.msg, "out of memory") && strstr(e.msg, "20000") ? 0 : 31;
+}
+
+Test(gp, data_beyond_memory_is_refused_with_an_error)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    cr_assert_eq(low_memory_run(64 << 20, fit_too_many_points, NULL), 0);
 }
