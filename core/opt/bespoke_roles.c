@@ -79,11 +79,16 @@ static void pool_offer(Cand *pool, size_t *n, const Schedule *s, double mean_s)
                 at = i;
         if (pool[at].mean_s <= mean_s)
             return;
-        schedule_free(pool[at].s);
-    } else {
-        (*n)++;
     }
-    pool[at].s = schedule_copy(s);
+    /* Out of memory the search goes on with the candidates it has (likewise below). */
+    Schedule *copy = schedule_copy(s);
+    if (!copy)
+        return;
+    if (at < *n)
+        schedule_free(pool[at].s);
+    else
+        (*n)++;
+    pool[at].s = copy;
     pool[at].mean_s = mean_s;
 }
 
@@ -130,6 +135,10 @@ static void climb_groups(const Bespoke *b, Schedule *s, double cur, Cand *pool, 
     const Cluster *c = b->c;
     Schedule *t = schedule_copy(s), *best_s = schedule_copy(s);
     int *count = calloc(c->n_types * 4, sizeof *count);
+    if (!t || !best_s || !count) {
+        schedule_free(t), schedule_free(best_s), free(count);
+        return;
+    }
     for (int step = 0; step < MAX_CLIMB; step++) {
         memset(count, 0, c->n_types * 4 * sizeof *count);
         for (size_t m = 0; m < c->n_machines; m++)
@@ -170,14 +179,15 @@ static void climb(const Bespoke *b, Memo *memo, Schedule *s, Cand *pool, size_t 
 {
     const Cluster *c = b->c;
     Schedule *t = schedule_copy(s);
+    if (!t)
+        return;
     double cur = eval_roles(b, memo, s);
     pool_offer(pool, n_pool, s, cur);
     /* Every start is also an EI candidate: structurally different schedules the mean model
      * ranks low may be where it is least sure (a device measured once). */
-    if (isfinite(cur) && memo->n_starts < MAX_STARTS) {
-        memo->starts[memo->n_starts].s = schedule_copy(s);
+    if (isfinite(cur) && memo->n_starts < MAX_STARTS &&
+        (memo->starts[memo->n_starts].s = schedule_copy(s)))
         memo->starts[memo->n_starts++].mean_s = cur;
-    }
     if (c->n_machines > SMALL_CLUSTER) {
         climb_groups(b, s, cur, pool, n_pool);
         schedule_free(t);
@@ -211,6 +221,8 @@ static void load_moves(const Bespoke *b, const Cand *cand, Cand *out, size_t *n_
 {
     const Cluster *c = b->c;
     double *ms = malloc(c->n_machines * sizeof *ms);
+    if (!ms)
+        return;
     sgd_model_mean(b->model, cand->s, ms, NULL);
     size_t slow = 0;
     for (size_t m = 1; m < c->n_machines; m++)
@@ -222,6 +234,10 @@ static void load_moves(const Bespoke *b, const Cand *cand, Cand *out, size_t *n_
     /* Receivers: the loaded devices, or on large clusters the few that finish earliest. */
     size_t *to_list = malloc(c->n_devices * sizeof *to_list), n_to = 0;
     double *fin = malloc(c->n_devices * sizeof *fin);
+    if (!to_list || !fin) {
+        free(to_list), free(fin);
+        return;
+    }
     for (size_t d = 0; d < c->n_devices; d++) {
         size_t m;
         cluster_device(c, d, &m);
@@ -251,6 +267,8 @@ static void load_moves(const Bespoke *b, const Cand *cand, Cand *out, size_t *n_
             if (to == from || cand->s->inputs[to] + step > sgd_model_device_cap(b->model, to))
                 continue;
             Schedule *s = schedule_copy(cand->s);
+            if (!s)
+                continue;
             s->inputs[from] -= step;
             s->inputs[to] += step;
             out[*n_out].s = s;
@@ -285,9 +303,18 @@ int bespoke_candidates(Bespoke *b, Cand **out, size_t *n_out, Error *err)
     Cand pool[POOL];
     size_t n_pool = 0;
     Memo *memo = calloc(1, sizeof *memo);
-    memo->n_devices = c->n_devices;
-    memo->inputs = malloc(MEMO_SLOTS * c->n_devices * sizeof *memo->inputs);
+    if (memo) {
+        memo->n_devices = c->n_devices;
+        memo->inputs = malloc(MEMO_SLOTS * c->n_devices * sizeof *memo->inputs);
+    }
     Schedule *s = schedule_new(c, &b->job);
+    if (!memo || !memo->inputs || !s) {
+        if (memo)
+            free(memo->inputs);
+        free(memo);
+        schedule_free(s);
+        return error_no_memory(err, "bespoke: search on %zu machines", c->n_machines);
+    }
     /* Starts: the incumbent's roles, every machine in both roles, each type alone as workers
      * with every machine a PS or with the workers as PS, each machine alone, and a few
      * random role sets. */
@@ -330,6 +357,15 @@ int bespoke_candidates(Bespoke *b, Cand **out, size_t *n_out, Error *err)
     /* Candidates: the pool, the climbs' starts, load moves and forced loading options. */
     size_t cap = 3 * (n_pool + memo->n_starts) + 8 * 4 * LOAD_TARGETS;
     Cand *cands = malloc(cap * sizeof *cands);
+    if (!cands) {
+        for (size_t i = 0; i < n_pool; i++)
+            schedule_free(pool[i].s);
+        for (size_t i = 0; i < memo->n_starts; i++)
+            schedule_free(memo->starts[i].s);
+        free(memo->inputs);
+        free(memo);
+        return error_no_memory(err, "bespoke: %zu candidates", cap);
+    }
     memcpy(cands, pool, n_pool * sizeof *pool);
     size_t n = n_pool;
     qsort(cands, n_pool, sizeof *cands, cmp_cand);
@@ -344,6 +380,8 @@ int bespoke_candidates(Bespoke *b, Cand **out, size_t *n_out, Error *err)
             continue;
         for (int mode = WATERFILL_ALONE; mode <= WATERFILL_SHARED; mode++) {
             Schedule *v = schedule_copy(cands[i].s);
+            if (!v)
+                continue;
             if (!isfinite(waterfill_schedule_mode(b->model, v, (WaterfillMode)mode))) {
                 schedule_free(v);
                 continue;

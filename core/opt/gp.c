@@ -1,5 +1,6 @@
 /* Gaussian-process regression: kernels, Cholesky with adaptive jitter, marginal likelihood,
  * hyperparameter fit, prediction and joint sampling (Rasmussen & Williams, Algorithm 2.1). */
+#include "core/base/rng.h"
 #include "core/opt/gp.h"
 
 #include <gsl/gsl_cblas.h>
@@ -517,9 +518,7 @@ int gp_fit_with(Gp *g, const GpFitOptions *how, Error *err)
     memcpy(best, current, d * sizeof(double));
     double best_val = INFINITY;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    gsl_rng *rng = how->restarts > 0 ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
-    if (rng)
-        gsl_rng_set(rng, (unsigned long)how->seed + 7);
+    gsl_rng *rng = how->restarts > 0 ? rng_new((unsigned long)how->seed + 7) : NULL;
     int n_starts = (how->from_current ? 1 : 0) + (how->from_prior_mean && how->prior ? 1 : 0) +
                    (rng ? how->restarts : 0);
     for (int k = 0; k < n_starts; k++) {

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/rng.h"
 #include "core/opt/bespoke.h"
+
+static void destroy(void *self);
 
 static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *err)
 {
@@ -15,14 +18,23 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     if (!model)
         return NULL;
     Bespoke *b = calloc(1, sizeof *b);
+    if (!b) {
+        sgd_model_free(model);
+        error_no_memory(err, "bespoke: cluster '%s'", c->name);
+        return NULL;
+    }
     b->c = c;
     job_copy(&b->job, job);
     b->seed = seed;
     b->model = model;
     b->fitted_at = 0;
     b->best_s = INFINITY;
-    b->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(b->rng, (unsigned long)seed * 2654435761u + 17);
+    b->rng = rng_new((unsigned long)seed * 2654435761u + 17);
+    if (!b->rng) {
+        destroy(b);
+        error_no_memory(err, "bespoke: cluster '%s'", c->name);
+        return NULL;
+    }
     return b;
 }
 
@@ -44,9 +56,16 @@ static void destroy(void *self)
 static void observe(void *self, const Observation *o)
 {
     Bespoke *b = self;
-    sgd_model_observe(b->model, o);
-    b->seen = realloc(b->seen, (b->n_seen + 1) * sizeof *b->seen);
-    b->seen[b->n_seen++] = schedule_copy(o->schedule);
+    /* Out of memory, the trial is not kept: the model goes on with what it has. */
+    if (sgd_model_observe(b->model, o) < 0)
+        return;
+    Schedule **seen = realloc(b->seen, (b->n_seen + 1) * sizeof *seen);
+    if (!seen)
+        return;
+    b->seen = seen;
+    if (!(b->seen[b->n_seen] = schedule_copy(o->schedule)))
+        return;
+    b->n_seen++;
     if (o->status == TRIAL_OK && o->time_s < b->best_s) {
         b->best_s = o->time_s;
         schedule_free(b->best);
@@ -80,6 +99,12 @@ static Schedule *first_design(const Bespoke *b, Error *err)
     const Cluster *c = b->c;
     Schedule *s = schedule_new(c, &b->job);
     double *w = malloc(c->n_devices * sizeof *w);
+    if (!s || !w) {
+        schedule_free(s);
+        free(w);
+        error_no_memory(err, "bespoke: first design");
+        return NULL;
+    }
     for (size_t d = 0; d < c->n_devices; d++)
         w[d] = 1;
     int rc = schedule_split_integer(w, c->n_devices, b->job.batch, s->inputs);
@@ -116,7 +141,19 @@ static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error
     SgdNormals *z = sgd_normals_new(b->model, ns, b->seed ^ 0x5eedu);
     double *it = malloc(ns * sizeof *it), *ms = malloc(ns * M * sizeof *ms);
     double *ds = malloc(ns * D * sizeof *ds), *cs = malloc(ns * sizeof *cs);
-    int rc = sgd_model_sample(b->model, s, z, it, ms, ds, cs, err);
+    double *col = malloc(ns * sizeof *col);
+    int rc = z && it && ms && ds && cs && col ? 0 : error_no_memory(err, "bespoke: prediction");
+    if (rc == 0)
+        rc = sgd_model_sample(b->model, s, z, it, ms, ds, cs, err);
+    if (rc == 0) {
+        out->machine_mean_s = calloc(M, sizeof(double));
+        out->machine_p10_s = calloc(M, sizeof(double));
+        out->machine_p90_s = calloc(M, sizeof(double));
+        out->device_mean_s = calloc(D, sizeof(double));
+        if (!out->machine_mean_s || !out->machine_p10_s || !out->machine_p90_s ||
+            !out->device_mean_s)
+            rc = error_no_memory(err, "bespoke: prediction");
+    }
     if (rc == 0) {
         out->has_prediction = 1;
         out->mean_s = out->comm_mean_s = 0;
@@ -127,11 +164,6 @@ static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error
         qsort(it, ns, sizeof *it, cmp_double);
         out->p10_s = it[ns / 10];
         out->p90_s = it[ns * 9 / 10];
-        out->machine_mean_s = calloc(M, sizeof(double));
-        out->machine_p10_s = calloc(M, sizeof(double));
-        out->machine_p90_s = calloc(M, sizeof(double));
-        out->device_mean_s = calloc(D, sizeof(double));
-        double *col = malloc(ns * sizeof *col);
         for (size_t m = 0; m < M; m++) {
             for (size_t i = 0; i < ns; i++) {
                 col[i] = ms[i * M + m];
@@ -141,12 +173,12 @@ static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error
             out->machine_p10_s[m] = col[ns / 10];
             out->machine_p90_s[m] = col[ns * 9 / 10];
         }
-        free(col);
         for (size_t d = 0; d < D; d++)
             for (size_t i = 0; i < ns; i++)
                 out->device_mean_s[d] += ds[i * D + d] / ns;
     }
     sgd_normals_free(z);
+    free(col);
     free(it);
     free(ms);
     free(ds);
@@ -162,6 +194,13 @@ static Schedule *search(Bespoke *b, Error *err)
         return NULL;
     /* Expected improvement by forward sampling with common random numbers. */
     SgdNormals *z = sgd_normals_new(b->model, EI_SAMPLES, b->seed + 31 * (uint64_t)b->suggested);
+    if (!z) {
+        for (size_t i = 0; i < n; i++)
+            schedule_free(cands[i].s);
+        free(cands);
+        error_no_memory(err, "bespoke: expected improvement");
+        return NULL;
+    }
     double t[EI_SAMPLES];
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
     double best_ei = 0;
@@ -222,7 +261,8 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
         return -1;
     if (refit(b, err) < 0)
         return -1;
-    out->schedule = schedule_copy(s);
+    if (!(out->schedule = schedule_copy(s)))
+        return error_no_memory(err, "bespoke: prediction");
     if (fill_prediction(b, s, out, err) < 0) {
         suggestion_clear(out);
         return -1;

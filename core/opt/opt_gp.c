@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/rng.h"
 #include "core/opt/flatsched.h"
 #include "core/opt/gp.h"
 #include "core/opt/optimizer.h"
@@ -61,6 +62,8 @@ typedef struct {
     int *roles;
 } GpOpt;
 
+static void destroy(void *self);
+
 static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *err)
 {
     if (!c->n_machines || !c->n_devices) {
@@ -84,6 +87,11 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     if (!gp)
         return NULL;
     GpOpt *g = calloc(1, sizeof *g);
+    if (!g) {
+        gp_free(gp);
+        error_no_memory(err, "gp: cluster '%s'", c->name);
+        return NULL;
+    }
     g->c = c;
     job_copy(&g->job, job);
     g->seed = seed;
@@ -92,13 +100,17 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     g->dim = dim;
     g->gp = gp;
     g->fitted_at = (size_t)-1;
-    g->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(g->rng, (unsigned long)(seed * 0x9e3779b97f4a7c15ull + 3));
+    g->rng = rng_new((unsigned long)(seed * 0x9e3779b97f4a7c15ull + 3));
     g->scratch = schedule_new(c, &g->job);
     g->roles = calloc(g->M, sizeof *g->roles);
+    g->design = malloc(N_INIT * dim * sizeof *g->design);
+    if (!g->rng || !g->scratch || !g->roles || !g->design) {
+        destroy(g);
+        error_no_memory(err, "gp: cluster '%s'", c->name);
+        return NULL;
+    }
     /* Design: the centre of the box (where a Sobol grid starts: every machine in both roles,
      * equal shares), then a Latin hypercube over the rest. */
-    g->design = malloc(N_INIT * dim * sizeof *g->design);
     for (size_t i = 0; i < dim; i++)
         g->design[i] = 0.5;
     size_t strata = N_INIT - 1, perm[N_INIT];
@@ -184,9 +196,17 @@ static void observe(void *self, const Observation *o)
     else
         return; /* unreachable, cancelled, interrupted: says nothing about the schedule */
     if (g->n == g->cap) {
-        g->cap = g->cap ? 2 * g->cap : 32;
-        g->X = realloc(g->X, g->cap * g->dim * sizeof *g->X);
-        g->t = realloc(g->t, g->cap * sizeof *g->t);
+        /* Out of memory, the trial is not kept: the model goes on with what it has. */
+        size_t cap = g->cap ? 2 * g->cap : 32;
+        double *X = realloc(g->X, cap * g->dim * sizeof *X);
+        if (X)
+            g->X = X;
+        double *tt = realloc(g->t, cap * sizeof *tt);
+        if (tt)
+            g->t = tt;
+        if (!X || !tt)
+            return;
+        g->cap = cap;
     }
     canonical_of(g, o->schedule, &g->X[g->n * g->dim]);
     g->t[g->n++] = t;
@@ -234,6 +254,10 @@ static int refit(GpOpt *g, Error *err)
     if (!n_ok)
         return 0;
     double *y = malloc(g->n * sizeof *y);
+    if (!y) {
+        g->have_model = 0;
+        return error_no_memory(err, "gp: %zu observations", g->n);
+    }
     g->best_y = INFINITY;
     for (size_t i = 0; i < g->n; i++) {
         y[i] = log(g->t[i] > 0 ? g->t[i] : FAIL_FACTOR * worst);
@@ -316,6 +340,8 @@ static void perturb(GpOpt *g, const double *from, double *x)
 static double climb(GpOpt *g, double *x, double ei, double *z)
 {
     double *t = malloc(g->dim * sizeof *t);
+    if (!t)
+        return ei; /* no memory for the search: the candidate as it is */
     for (int pass = 0; pass < CLIMB_PASSES; pass++) {
         int moved = 0;
         double mean_w = 0;
@@ -368,6 +394,10 @@ static int maximize_ei(GpOpt *g, double *x, Error *err)
     size_t dim = g->dim, nc = N_RANDOM + N_LOCAL;
     double *xs = malloc(nc * dim * sizeof *xs), *z = malloc(dim * sizeof *z);
     Cand *cands = malloc(nc * sizeof *cands);
+    if (!xs || !z || !cands) {
+        free(xs), free(z), free(cands);
+        return error_no_memory(err, "gp: %zu candidates", nc);
+    }
     /* The best observed points (ok trials) seed the local candidates. */
     size_t order[3] = {0}, n_best = 0;
     for (size_t i = 0; i < g->n; i++) {
@@ -437,6 +467,10 @@ static int suggest(void *self, Suggestion *out, Error *err)
         return -1;
     size_t dim = g->dim;
     double *x = malloc(dim * sizeof *x), *z = malloc(dim * sizeof *z);
+    if (!x || !z) {
+        free(x), free(z);
+        return error_no_memory(err, "gp: suggestion");
+    }
     int rc = -1;
     /* The design first, and random points until an ok trial gives the model a scale; a
      * point whose schedule was already tried is replaced by a random one. */
@@ -464,15 +498,23 @@ static int suggest(void *self, Suggestion *out, Error *err)
     if (rc == 0)
         rc = decode(g, x, err);
     if (rc == 0) {
-        out->schedule = schedule_copy(g->scratch);
-        canonical_of(g, out->schedule, z);
-        fill_prediction(g, z, out);
         if (g->n_s == g->cap_s) {
-            g->cap_s = g->cap_s ? 2 * g->cap_s : 32;
-            g->S = realloc(g->S, g->cap_s * dim * sizeof *g->S);
+            size_t cap = g->cap_s ? 2 * g->cap_s : 32;
+            double *S = realloc(g->S, cap * dim * sizeof *S);
+            if (S) {
+                g->S = S;
+                g->cap_s = cap;
+            }
         }
-        memcpy(&g->S[g->n_s++ * dim], z, dim * sizeof *z);
-        g->suggested++;
+        out->schedule = g->n_s < g->cap_s ? schedule_copy(g->scratch) : NULL;
+        if (!out->schedule) {
+            rc = error_no_memory(err, "gp: suggestion");
+        } else {
+            canonical_of(g, out->schedule, z);
+            fill_prediction(g, z, out);
+            memcpy(&g->S[g->n_s++ * dim], z, dim * sizeof *z);
+            g->suggested++;
+        }
     }
     free(x);
     free(z);
@@ -489,8 +531,12 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
     if (refit(g, err) < 0)
         return -1;
     double *z = malloc(g->dim * sizeof *z);
+    out->schedule = z ? schedule_copy(s) : NULL;
+    if (!out->schedule) {
+        free(z);
+        return error_no_memory(err, "gp: prediction");
+    }
     canonical_of(g, s, z);
-    out->schedule = schedule_copy(s);
     fill_prediction(g, z, out);
     free(z);
     return 0;

@@ -46,6 +46,11 @@ Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job,
     if (!self)
         return NULL;
     Optimizer *o = calloc(1, sizeof *o);
+    if (!o) {
+        k->destroy(self);
+        error_no_memory(err, "optimizer '%s'", name);
+        return NULL;
+    }
     o->kind = k;
     o->self = self;
     return o;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/rng.h"
 #include "core/opt/sgd_model.h"
 #include "core/opt/sgd_model_parts.h"
 
@@ -13,7 +14,7 @@ SgdNormals *sgd_normals_new(const SgdModel *m, size_t ns, uint64_t seed)
 {
     const Cluster *c = m->c;
     SgdNormals *z = calloc(1, sizeof *z);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng *rng = rng_new((unsigned long)(seed * 6364136223846793005ull + 1442695040888963407ull));
     if (!z || !rng) {
         free(z);
         gsl_rng_free(rng);
@@ -25,7 +26,6 @@ SgdNormals *sgd_normals_new(const SgdModel *m, size_t ns, uint64_t seed)
                        ns * m->comm_p,     ns};
     double **arrays[6] = {&z->device,   &z->device_beta, &z->agg,
                           &z->agg_beta, &z->comm_beta,   &z->comm};
-    gsl_rng_set(rng, (unsigned long)(seed * 6364136223846793005ull + 1442695040888963407ull));
     for (int a = 0; a < 6; a++) {
         *arrays[a] = malloc((sizes[a] ? sizes[a] : 1) * sizeof(double));
         if (!*arrays[a]) {
