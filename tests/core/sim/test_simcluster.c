@@ -5,6 +5,7 @@
 #include "core/model/observation.h"
 #include "core/sim/simcluster.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/low_memory.h"
 
 /* Everything on GPU machines as workers and PS, the batch split evenly over GPUs — the
  * seed's "uniform GPUs" schedule. */
@@ -147,4 +148,21 @@ Test(simcluster, invalid_or_oversized_schedules_end_in_an_error_event)
     schedule_free(s);
     simcluster_free(big);
     simcluster_free(sim);
+}
+
+static int build_huge_simulated_cluster(void *ud)
+{
+    (void)ud;
+    Error err = {{0}};
+    SimCluster *sim = simcluster_new("G100000:googlenet", &err);
+    if (sim)
+        return 40;
+    return strstr(err.msg, "--sim 'G100000:googlenet'") && strstr(err.msg, "out of memory") ? 0 : 41;
+}
+
+Test(simcluster, a_cluster_beyond_memory_is_an_error_naming_the_spec)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    cr_assert_eq(low_memory_run(16 << 20, build_huge_simulated_cluster, NULL), 0);
 }
