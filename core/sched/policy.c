@@ -11,10 +11,9 @@
 _Static_assert(offsetof(Policy, name) == 0, "registry entries begin with their name");
 
 static const void *const TABLE[] = {
-    &POLICY_DOUBLING, &POLICY_DOUBLING_EXPLORE, &POLICY_DOUBLING_SEED,
-    &POLICY_OPTIMUS,  &POLICY_TIRESIAS,         &POLICY_FIXED_1,
-    &POLICY_FIXED_2,  &POLICY_FIXED_4,          &POLICY_FIXED_8,
-    NULL,
+    &POLICY_DOUBLING, &POLICY_DOUBLING_EXPLORE, &POLICY_DOUBLING_SEED, &POLICY_OPTIMUS,
+    &POLICY_TIRESIAS, &POLICY_POLLUX,           &POLICY_FIXED_1,       &POLICY_FIXED_2,
+    &POLICY_FIXED_4,  &POLICY_FIXED_8,          NULL,
 };
 #define NPOL (sizeof TABLE / sizeof TABLE[0] - 1)
 
