@@ -39,6 +39,8 @@ CMD_OBJ    := $(call obj,$(call srcs,cmd))
 # The reference workload's own code links only into tunedeck-worker and the tests.
 WORKER_OBJ := $(call obj,$(call srcs,tools/worker))
 TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui tests/tools -name 'test_*.c')))
+# Helpers the unit tests share (fixtures, the low-memory child).
+TEST_OBJ   += $(call obj,$(call srcs,tests/support))
 TOOL_SRC   := $(wildcard tools/*.c)
 TOOLS      := $(patsubst tools/%.c,$(BUILD)/%,$(TOOL_SRC))
 BENCH_SRC  := $(wildcard bench/*.c)

@@ -30,3 +30,19 @@ int error_prefix(Error *err, const char *fmt, ...)
     snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
     return -1;
 }
+
+int error_no_memory(Error *err, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    char context[ERROR_MSG_MAX] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(context, sizeof context, fmt, ap);
+        va_end(ap);
+    }
+    if (context[0])
+        return error_set(err, "%s: out of memory", context);
+    return error_set(err, "out of memory");
+}

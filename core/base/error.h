@@ -16,4 +16,9 @@ int error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Prefixes context to an existing message: "ctx: old message". */
 int error_prefix(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The one out-of-memory policy of core/: an allocation that fails is an error like any other.
+ * The function frees what it had built, leaves its inputs as they were, and returns -1 or
+ * NULL with "CONTEXT: out of memory", CONTEXT saying what was being built. core/ never aborts or exits on it: only main decides. Returns -1. */
+int error_no_memory(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

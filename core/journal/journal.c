@@ -153,7 +153,7 @@ Journal *journal_create(const char *dir, const char *id, Error *err)
     flock(fd, LOCK_EX | LOCK_NB); /* a new file: nobody else holds it */
     Journal *j = journal_wrap(fd, path, 0);
     if (!j)
-        error_set(err, "journal: out of memory");
+        error_no_memory(err, "journal");
     return j;
 }
 
@@ -188,7 +188,7 @@ Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
     }
     Journal *j = journal_wrap(fd, path, valid_bytes);
     if (!j)
-        error_set(err, "journal: out of memory");
+        error_no_memory(err, "journal");
     return j;
 }
 
@@ -200,7 +200,7 @@ int journal_append(Journal *j, const cJSON *event, Error *err)
     char *text = cJSON_PrintUnformatted(event);
     if (!text) {
         j->failed = 1;
-        return error_set(err, "journal %s: out of memory", j->path);
+        return error_no_memory(err, "journal %s", j->path);
     }
     size_t len = strlen(text);
     text[len] = '\n'; /* replaces the NUL: the line goes out in one write */
@@ -356,7 +356,7 @@ int journal_parse(const char *text, size_t len, const char *source, JournalLog *
         if (add_event(out, ev, line) < 0) {
             cJSON_Delete(ev);
             journal_log_clear(out);
-            return error_set(err, "%s: out of memory", source);
+            return error_no_memory(err, "%s", source);
         }
     }
     return 0;
@@ -398,7 +398,7 @@ int journal_load(const char *path, JournalLog *out, Error *err)
     }
     close(fd);
     if (!buf)
-        return error_set(err, "journal %s: out of memory", path);
+        return error_no_memory(err, "journal %s", path);
     int rc = journal_parse(buf, len, path, out, err);
     free(buf);
     return rc;

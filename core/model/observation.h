@@ -31,6 +31,7 @@ typedef struct {
 /* Accumulates events of one trial (possibly from several hosts, merged by iter). */
 typedef struct TrialAccumulator TrialAccumulator;
 
+/* The constructors here return NULL when out of memory (core/base/error.h's policy). */
 TrialAccumulator *trial_accumulator_new(const Schedule *s);
 /* Returns -1 with a reason when the event names an unknown machine or device. */
 int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err);

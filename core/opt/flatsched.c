@@ -31,7 +31,11 @@ static int split_capped(const Cluster *c, const unsigned char *active, const dou
     unsigned char *capped = calloc(n ? n : 1, 1);
     double *w = calloc(n ? n : 1, sizeof *w);
     int *part = calloc(n ? n : 1, sizeof *part);
-    int rc = 0;
+    int rc = capped && w && part ? 0 : error_no_memory(err, "flat schedule: %zu devices", n);
+    if (rc < 0) {
+        free(capped), free(w), free(part);
+        return rc;
+    }
     memset(inputs, 0, n * sizeof *inputs);
     for (;;) {
         int fixed = 0;
@@ -116,6 +120,8 @@ int flatsched_decode(const int *roles, const double *weights, Schedule *out, Err
         out->worker[best] = 1;
     }
     unsigned char *active = calloc(c->n_devices ? c->n_devices : 1, 1);
+    if (!active)
+        return error_no_memory(err, "flat schedule: %zu devices", c->n_devices);
     for (size_t m = 0; m < nm; m++) {
         const Machine *mc = &c->machines[m];
         for (size_t d = 0; d < c->types[mc->type].n_devices; d++)

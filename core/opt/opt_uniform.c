@@ -23,6 +23,10 @@ static void *create(const Cluster *c, const JobSpec *job, int gpus_only, Error *
         }
     }
     Uniform *u = calloc(1, sizeof *u);
+    if (!u) {
+        error_no_memory(err, "uniform: cluster '%s'", c->name);
+        return NULL;
+    }
     u->cluster = c;
     job_copy(&u->job, job);
     u->gpus_only = gpus_only;
@@ -47,6 +51,11 @@ static int suggest(void *self, Suggestion *out, Error *err)
     const Cluster *c = u->cluster;
     Schedule *s = schedule_new(c, &u->job);
     double *w = calloc(c->n_devices ? c->n_devices : 1, sizeof *w);
+    if (!s || !w) {
+        schedule_free(s);
+        free(w);
+        return error_no_memory(err, "uniform: suggestion");
+    }
     for (size_t d = 0; d < c->n_devices; d++) {
         size_t m = 0;
         const DeviceSpec *dev = cluster_device(c, d, &m);

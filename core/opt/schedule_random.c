@@ -7,6 +7,13 @@
 Schedule *schedule_random(const Cluster *c, const JobSpec *job, gsl_rng *rng, Error *err)
 {
     Schedule *s = schedule_new(c, job);
+    double *w = calloc(c->n_devices ? c->n_devices : 1, sizeof *w);
+    if (!s || !w) {
+        schedule_free(s);
+        free(w);
+        error_no_memory(err, "random: schedule");
+        return NULL;
+    }
     size_t n = c->n_machines;
     for (size_t m = 0; m < n; m++) {
         s->worker[m] = (unsigned char)gsl_rng_uniform_int(rng, 2);
@@ -16,7 +23,6 @@ Schedule *schedule_random(const Cluster *c, const JobSpec *job, gsl_rng *rng, Er
         s->worker[gsl_rng_uniform_int(rng, n)] = 1;
     if (!schedule_count_ps(s))
         s->ps[gsl_rng_uniform_int(rng, n)] = 1;
-    double *w = calloc(c->n_devices ? c->n_devices : 1, sizeof *w);
     for (int attempt = 0; attempt < 20; attempt++) {
         for (size_t d = 0; d < c->n_devices; d++) {
             size_t m = 0;

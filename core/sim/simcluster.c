@@ -1,5 +1,6 @@
 /* The SGD cluster simulator: ground-truth device curves, aggregation, parameter-server
  * traffic and noise for the seed's settings (Table 1) and networks (Table 2). */
+#include "core/base/rng.h"
 #include "core/sim/simcluster.h"
 
 #include <ctype.h>
@@ -130,6 +131,10 @@ SimCluster *simcluster_new(const char *spec, Error *err)
         batch = (int)b;
     }
     SimCluster *s = calloc(1, sizeof *s);
+    if (!s) {
+        error_no_memory(err, "--sim '%s'", spec);
+        return NULL;
+    }
     snprintf(s->spec, sizeof s->spec, "%s", spec);
     s->net = net;
     s->gop = 3.0 * net->mops / 1000.0;
@@ -137,6 +142,8 @@ SimCluster *simcluster_new(const char *spec, Error *err)
     snprintf(cname, sizeof cname, "sim-%s", parts[0]);
     s->cluster = cluster_new(cname);
     s->truth_of_type = calloc(N_TYPES, sizeof *s->truth_of_type);
+    if (!s->cluster || !s->truth_of_type)
+        goto no_memory;
     size_t n_types = 0;
     for (int t = 0; t < N_TYPES; t++) {
         if (!counts[t])
@@ -155,14 +162,18 @@ SimCluster *simcluster_new(const char *spec, Error *err)
                           .devices = devs,
                           .n_devices = TYPES[t].has_gpu ? 2 : 1};
         snprintf(mt.name, sizeof mt.name, "%s", TYPES[t].type);
-        size_t ti = cluster_add_type(s->cluster, &mt);
+        long added = cluster_add_type(s->cluster, &mt, err);
+        if (added < 0)
+            goto fail;
+        size_t ti = (size_t)added;
         s->truth_of_type[ti] = (size_t)t;
         n_types++;
         for (int i = 0; i < counts[t]; i++) {
             char name[64], host[80];
             snprintf(name, sizeof name, "%s-%d", TYPES[t].prefix, i);
             snprintf(host, sizeof host, "%s.sim", name);
-            cluster_add_machine(s->cluster, name, host, ti);
+            if (cluster_add_machine(s->cluster, name, host, ti, err) < 0)
+                goto fail;
         }
     }
     (void)n_types;
@@ -174,6 +185,14 @@ SimCluster *simcluster_new(const char *spec, Error *err)
     s->job.iterations = 20;
     s->job.warmup = 10;
     return s;
+no_memory:
+    error_no_memory(err, "--sim '%s'", spec);
+    simcluster_free(s);
+    return NULL;
+fail:
+    error_prefix(err, "--sim '%s'", spec);
+    simcluster_free(s);
+    return NULL;
 }
 
 void simcluster_free(SimCluster *s)
@@ -295,16 +314,20 @@ static void evaluate(const SimCluster *s, const Schedule *sch, gsl_rng *rng, dou
     out->iter_s = slowest + out->comm_s;
 }
 
-static void truth_init(Truth *t, const Cluster *c)
-{
-    t->device_s = calloc(c->n_devices ? c->n_devices : 1, sizeof(double));
-    t->machine_s = calloc(c->n_machines ? c->n_machines : 1, sizeof(double));
-}
-
 static void truth_free(Truth *t)
 {
     free(t->device_s);
     free(t->machine_s);
+}
+
+static int truth_init(Truth *t, const Cluster *c)
+{
+    t->device_s = calloc(c->n_devices ? c->n_devices : 1, sizeof(double));
+    t->machine_s = calloc(c->n_machines ? c->n_machines : 1, sizeof(double));
+    if (t->device_s && t->machine_s)
+        return 0;
+    truth_free(t);
+    return -1;
 }
 
 double simcluster_noiseless_time(const SimCluster *s, const Schedule *sch)
@@ -312,7 +335,8 @@ double simcluster_noiseless_time(const SimCluster *s, const Schedule *sch)
     if (schedule_validate(sch, NULL) < 0)
         return INFINITY;
     Truth t;
-    truth_init(&t, s->cluster);
+    if (truth_init(&t, s->cluster) < 0)
+        return INFINITY; /* out of memory: no time known */
     evaluate(s, sch, NULL, 1.0, &t);
     double v = t.oom[0] ? INFINITY : t.iter_s;
     truth_free(&t);
@@ -337,16 +361,20 @@ int simcluster_run(const SimCluster *s, const Schedule *sch, uint64_t seed, SimE
         emit_error(emit, ud, verr.msg);
         return -1;
     }
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, (unsigned long)(seed * 2654435761u + (uint64_t)sch->trial * 40503u + 1));
-    Truth t;
-    truth_init(&t, c);
-    int iterations = sch->job.iterations, warmup = sch->job.warmup;
-    double sum = 0;
-    int n_after = 0, rc = 0;
+    gsl_rng *rng = rng_new((unsigned long)(seed * 2654435761u + (uint64_t)sch->trial * 40503u + 1));
+    Truth t = {0};
     /* One event reused for every iteration: machines carry pointers into `devs`. */
     MachineMeasure *mm = calloc(c->n_machines, sizeof *mm);
     DeviceMeasure *devs = calloc(c->n_devices ? c->n_devices : 1, sizeof *devs);
+    if (!rng || truth_init(&t, c) < 0 || !mm || !devs) {
+        /* Out of memory: the simulated trial fails like a real one would, with a reason. */
+        emit_error(emit, ud, "simulator: out of memory");
+        gsl_rng_free(rng), truth_free(&t), free(mm), free(devs);
+        return -1;
+    }
+    int iterations = sch->job.iterations, warmup = sch->job.warmup;
+    double sum = 0;
+    int n_after = 0, rc = 0;
     for (int it = 0; it < iterations; it++) {
         /* The first iterations are slow and erratic (seed §2: high variance early on). */
         double warm = it < 3 ? 1.0 + 0.8 * gsl_rng_uniform(rng) : 1.0;
@@ -476,6 +504,8 @@ static double build_and_time(SimCluster *s, const RoleCounts *rc, Schedule *sch)
     }
     /* Assign roles machine by machine within each type, with real-valued loads. */
     double *want = calloc(c->n_devices ? c->n_devices : 1, sizeof *want);
+    if (!want)
+        return INFINITY; /* out of memory: no best known */
     int used[64] = {0};
     for (size_t m = 0; m < c->n_machines; m++) {
         size_t ti = c->machines[m].type;

@@ -22,3 +22,11 @@ Test(error, null_error_is_allowed)
     cr_assert_eq(error_set(NULL, "x"), -1);
     cr_assert_eq(error_prefix(NULL, "x"), -1);
 }
+
+Test(error, no_memory_names_what_was_being_built)
+{
+    Error e;
+    cr_assert_eq(error_no_memory(&e, "%s: machines[%d]", "lab.json", 3), -1);
+    cr_assert_str_eq(e.msg, "lab.json: machines[3]: out of memory");
+    cr_assert_eq(error_no_memory(NULL, "ignored"), -1);
+}

@@ -4,15 +4,14 @@
 
 #include "core/model/schedule.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 static SimCluster *sim;
 static const Cluster *c;
 
 static void setup(void)
 {
-    Error err;
-    sim = simcluster_new("B:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    sim = fixture_sim("B:googlenet");
     c = simcluster_cluster(sim);
 }
 
