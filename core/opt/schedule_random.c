@@ -11,10 +11,12 @@ Schedule *schedule_random(const Cluster *c, const JobSpec *job, gsl_rng *rng, Er
     for (size_t m = 0; m < n; m++) {
         s->worker[m] = (unsigned char)gsl_rng_uniform_int(rng, 2);
         s->ps[m] = (unsigned char)gsl_rng_uniform_int(rng, 2);
+        if (job->sync == JOB_SYNC_ALLREDUCE)
+            s->ps[m] = 0;
     }
     if (!schedule_count_workers(s))
         s->worker[gsl_rng_uniform_int(rng, n)] = 1;
-    if (!schedule_count_ps(s))
+    if (job->sync == JOB_SYNC_PS && !schedule_count_ps(s))
         s->ps[gsl_rng_uniform_int(rng, n)] = 1;
     double *w = calloc(c->n_devices ? c->n_devices : 1, sizeof *w);
     for (int attempt = 0; attempt < 20; attempt++) {
