@@ -6,7 +6,7 @@
 #include <string.h>
 
 extern const OptimizerKind OPTIMIZER_UNIFORM_DEVICES, OPTIMIZER_UNIFORM_GPUS, OPTIMIZER_RANDOM;
-extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP;
+extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP, OPTIMIZER_BESPOKE_ALLREDUCE;
 
 static const OptimizerKind *const OPTIMIZERS[] = {
     &OPTIMIZER_UNIFORM_DEVICES,
@@ -14,6 +14,7 @@ static const OptimizerKind *const OPTIMIZERS[] = {
     &OPTIMIZER_RANDOM,
     &OPTIMIZER_BESPOKE,
     &OPTIMIZER_GP,
+    &OPTIMIZER_BESPOKE_ALLREDUCE,
     NULL,
 };
 
@@ -46,6 +47,9 @@ Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job,
         error_set(err, "unknown optimizer '%s': expected one of %s", name, optimizer_names());
         return NULL;
     }
+    /* One name for the structured optimizer: its allreduce form for an allreduce job. */
+    if (k == &OPTIMIZER_BESPOKE && job->sync == JOB_SYNC_ALLREDUCE)
+        k = &OPTIMIZER_BESPOKE_ALLREDUCE;
     void *self = k->create(c, job, seed, err);
     if (!self)
         return NULL;
