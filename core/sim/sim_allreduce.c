@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/model/allreduce.h"
-#include "core/sim/simtruth.h"
+#include "core/sim/simcluster_priv.h"
 
 /* Hidden constants: a TCP/socket transport reaches ~85% of the link; per-message latencies
  * of a network hop and an NVLink/PCIe hop; the reduction itself at 400 GB/s on a GPU. */

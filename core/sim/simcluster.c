@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sim/simtruth.h"
+#include "core/sim/simcluster_priv.h"
 
 /* Parameter-server settings (seed Table 1): EC2's g2 and c4 machines, bandwidths EC2's "high"
  * (1-2 Gbps) and 10 Gbps classes. One K520 at 350 Gop/s; a loaded CPU steals the threads that

@@ -1,7 +1,7 @@
 /* The simulator's hidden ground truth, shared by its parameter-server part (simcluster.c) and
  * its allreduce part (sim_allreduce.c). Internal to core/sim: optimizers never include it. */
-#ifndef TUNEDECK_SIMTRUTH_H
-#define TUNEDECK_SIMTRUTH_H
+#ifndef TUNEDECK_SIMCLUSTER_PRIV_H
+#define TUNEDECK_SIMCLUSTER_PRIV_H
 
 #include <stddef.h>
 
