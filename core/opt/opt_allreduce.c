@@ -554,10 +554,10 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
     return 0;
 }
 
+/* Reached through the name "bespoke" when the job is an allreduce job (core/opt/optimizer.c). */
 const OptimizerKind OPTIMIZER_BESPOKE_ALLREDUCE = {
-    "bespoke-allreduce",
-    "Bayesian optimization on the structured allreduce model (chosen by 'bespoke' for "
-    "allreduce jobs)",
+    "bespoke",
+    "Bayesian optimization on the structured allreduce model (bespoke for allreduce jobs)",
     create,
     suggest,
     observe,

@@ -14,7 +14,6 @@ static const OptimizerKind *const OPTIMIZERS[] = {
     &OPTIMIZER_RANDOM,
     &OPTIMIZER_BESPOKE,
     &OPTIMIZER_GP,
-    &OPTIMIZER_BESPOKE_ALLREDUCE,
     NULL,
 };
 
@@ -47,7 +46,8 @@ Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job,
         error_set(err, "unknown optimizer '%s': expected one of %s", name, optimizer_names());
         return NULL;
     }
-    /* One name for the structured optimizer: its allreduce form for an allreduce job. */
+    /* One name for the structured optimizer: its allreduce form (not in the table, so a
+     * session and its journal say "bespoke" either way) for an allreduce job. */
     if (k == &OPTIMIZER_BESPOKE && job->sync == JOB_SYNC_ALLREDUCE)
         k = &OPTIMIZER_BESPOKE_ALLREDUCE;
     void *self = k->create(c, job, seed, err);

@@ -77,7 +77,7 @@ Test(opt_allreduce, bespoke_reaches_best_known_within_ten_trials_on_mixed_gpus)
 Test(opt_allreduce, every_optimizer_makes_valid_allreduce_schedules)
 {
     SimCluster *sim = sim_new("M2:googlenet");
-    const char *names[] = {"uniform-devices", "uniform-gpus", "random", "gp", "bespoke-allreduce"};
+    const char *names[] = {"uniform-devices", "uniform-gpus", "random", "gp", "bespoke"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         tune(sim, names[i], 4, 2, NULL);
     simcluster_free(sim);
@@ -97,17 +97,18 @@ Test(opt_allreduce, same_seed_same_suggestions)
     simcluster_free(sim);
 }
 
-Test(opt_allreduce, bespoke_names_the_allreduce_form_and_it_refuses_ps_jobs)
+Test(opt_allreduce, bespoke_takes_its_allreduce_form_for_allreduce_jobs_only)
 {
     SimCluster *ar = sim_new("M1:googlenet"), *ps = sim_new("A:alexnet");
     Error e = {0};
-    Optimizer *o = optimizer_new("bespoke", simcluster_cluster(ar), simcluster_job(ar), 1, &e);
-    cr_assert_not_null(o, "%s", e.msg);
-    cr_assert_str_eq(o->kind->name, "bespoke-allreduce");
-    optimizer_free(o);
-    cr_assert_null(
-        optimizer_new("bespoke-allreduce", simcluster_cluster(ps), simcluster_job(ps), 1, &e));
-    cr_assert(strstr(e.msg, "not an allreduce job"), "%s", e.msg);
+    Optimizer *a = optimizer_new("bespoke", simcluster_cluster(ar), simcluster_job(ar), 1, &e);
+    Optimizer *p = optimizer_new("bespoke", simcluster_cluster(ps), simcluster_job(ps), 1, &e);
+    cr_assert(a && p, "%s", e.msg);
+    cr_assert_neq(a->kind, p->kind);
+    cr_assert_eq(p->kind, optimizer_find("bespoke"));
+    cr_assert_str_eq(a->kind->name, "bespoke", "sessions and journals name it as asked");
+    optimizer_free(a);
+    optimizer_free(p);
     simcluster_free(ar);
     simcluster_free(ps);
 }
