@@ -160,6 +160,10 @@ SimCluster *simcluster_new(const char *spec, Error *err)
             snprintf(devs[nd].id, sizeof devs[nd].id, "gpu%d", g);
             devs[nd].kind = DEVICE_GPU;
             snprintf(devs[nd].model, sizeof devs[nd].model, "%s", tt->gpu_model);
+            /* The allreduce settings declare GPU memory in inputs, as an inventory written
+             * from nvidia-smi would; the seed's PS settings leave it to be learned. */
+            if (allreduce)
+                devs[nd].max_inputs = (int)(net->gpu_max_inputs * tt->gpu_mem_scale);
         }
         MachineType mt = {.bandwidth_gbps = tt->bandwidth_gbps, .devices = devs, .n_devices = nd};
         snprintf(mt.name, sizeof mt.name, "%s", tt->type);
