@@ -160,8 +160,9 @@ static int peer_start(Peer *p, const char *python, const char *script, Error *er
 
 /* Optuna sees the generic flat space (core/opt/flatsched.h): per machine a role, per device a
  * share; for an allreduce job the PS half of a role means nothing. */
-static Schedule *peer_ask(Peer *p, SimCluster *sim, Error *err)
+static Schedule *peer_ask(Peer *p, SimCluster *sim, int *undecodable, Error *err)
 {
+    *undecodable = 0;
     const Cluster *c = simcluster_cluster(sim);
     cJSON *a = peer_call(p, "{\"op\":\"ask\"}\n", err);
     if (!a)
@@ -181,6 +182,7 @@ static Schedule *peer_ask(Peer *p, SimCluster *sim, Error *err)
         if (flatsched_decode(r, w, s, err) < 0) {
             schedule_free(s);
             s = NULL;
+            *undecodable = 1;
         }
         free(r);
         free(w);
@@ -246,6 +248,7 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
     for (int t = 1; t <= b->trials; t++) {
         double t0 = clock_now_s();
         Schedule *s = NULL;
+        int undecodable = 0;
         if (opt) {
             Suggestion sg;
             if (optimizer_suggest(opt, &sg, &err) == 0) {
@@ -254,9 +257,18 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
             }
             suggestion_clear(&sg);
         } else {
-            s = peer_ask(&b->peer, cell->sim, &err);
+            s = peer_ask(&b->peer, cell->sim, &undecodable, &err);
         }
         cell->suggest_ms[k][cell->n_suggest[k]++] = (clock_now_s() - t0) * 1000.0;
+        if (undecodable) {
+            /* A point whose workers cannot hold the batch is a failed trial, not the end. */
+            char req[128];
+            snprintf(req, sizeof req, "{\"op\":\"tell\",\"value\":%.17g}\n",
+                     worst_ok > 0 ? 2 * worst_ok : 100.0);
+            cJSON_Delete(peer_call(&b->peer, req, &err));
+            ratio[t - 1] = best / cell->best_known_s;
+            continue;
+        }
         if (!s) {
             snprintf(cell->error[k], sizeof cell->error[k], "trial %d: %s", t, err.msg);
             for (int u = t; u <= b->trials; u++)

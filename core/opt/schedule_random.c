@@ -8,32 +8,35 @@ Schedule *schedule_random(const Cluster *c, const JobSpec *job, gsl_rng *rng, Er
 {
     Schedule *s = schedule_new(c, job);
     size_t n = c->n_machines;
-    for (size_t m = 0; m < n; m++) {
-        s->worker[m] = (unsigned char)gsl_rng_uniform_int(rng, 2);
-        s->ps[m] = (unsigned char)gsl_rng_uniform_int(rng, 2);
-        if (job->sync == JOB_SYNC_ALLREDUCE)
-            s->ps[m] = 0;
-    }
-    if (!schedule_count_workers(s))
-        s->worker[gsl_rng_uniform_int(rng, n)] = 1;
-    if (job->sync == JOB_SYNC_PS && !schedule_count_ps(s))
-        s->ps[gsl_rng_uniform_int(rng, n)] = 1;
     double *w = calloc(c->n_devices ? c->n_devices : 1, sizeof *w);
-    for (int attempt = 0; attempt < 20; attempt++) {
-        for (size_t d = 0; d < c->n_devices; d++) {
-            size_t m = 0;
-            cluster_device(c, d, &m);
-            w[d] = s->worker[m] ? gsl_ran_exponential(rng, 1.0) : 0.0;
+    /* Roles whose devices cannot hold the batch in memory are drawn again. */
+    for (int roles = 0; roles < 20; roles++) {
+        for (size_t m = 0; m < n; m++) {
+            s->worker[m] = (unsigned char)gsl_rng_uniform_int(rng, 2);
+            s->ps[m] = (unsigned char)gsl_rng_uniform_int(rng, 2);
+            if (job->sync == JOB_SYNC_ALLREDUCE)
+                s->ps[m] = 0;
         }
-        if (schedule_split_integer(w, c->n_devices, job->batch, s->inputs) == 0 &&
-            schedule_validate(s, NULL) == 0) {
-            free(w);
-            return s;
+        if (!schedule_count_workers(s))
+            s->worker[gsl_rng_uniform_int(rng, n)] = 1;
+        if (job->sync == JOB_SYNC_PS && !schedule_count_ps(s))
+            s->ps[gsl_rng_uniform_int(rng, n)] = 1;
+        for (int attempt = 0; attempt < 20; attempt++) {
+            for (size_t d = 0; d < c->n_devices; d++) {
+                size_t m = 0;
+                cluster_device(c, d, &m);
+                w[d] = s->worker[m] ? gsl_ran_exponential(rng, 1.0) : 0.0;
+            }
+            if (schedule_split_integer(w, c->n_devices, job->batch, s->inputs) == 0 &&
+                schedule_validate(s, NULL) == 0) {
+                free(w);
+                return s;
+            }
         }
     }
     free(w);
     schedule_free(s);
-    error_set(err, "random: no valid split of the batch %d found in 20 draws (memory limits?)",
+    error_set(err, "random: no valid split of the batch %d found in 400 draws (memory limits?)",
               job->batch);
     return NULL;
 }
