@@ -37,10 +37,8 @@ static const struct {
     const char *name, *optimizer;
     int generic;
 } CONTENDERS[N_CONTENDERS] = {
-    {"bespoke", "bespoke", 0},
-    {"uniform-split", "uniform-devices", 0},
-    {"gp", "gp", 1},
-    {"random", "random", 1},
+    {"bespoke", "bespoke", 0}, {"uniform-split", "uniform-devices", 0},
+    {"gp", "gp", 1},           {"random", "random", 1},
     {"optuna-tpe", NULL, 1},
 };
 
@@ -226,8 +224,8 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
     for (int t = 0; t < b->trials; t++)
         ratio[t] = INFINITY;
     if (CONTENDERS[k].optimizer) {
-        opt = optimizer_new(CONTENDERS[k].optimizer, c, simcluster_job(cell->sim),
-                            (uint64_t)seed, &err);
+        opt = optimizer_new(CONTENDERS[k].optimizer, c, simcluster_job(cell->sim), (uint64_t)seed,
+                            &err);
         if (!opt) {
             snprintf(cell->error[k], sizeof cell->error[k], "%s", err.msg);
             return;
@@ -298,7 +296,9 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
         } else {
             char req[128];
             snprintf(req, sizeof req, "{\"op\":\"tell\",\"value\":%.17g}\n",
-                     ok ? o->time_s : worst_ok > 0 ? 2 * worst_ok : 100.0);
+                     ok             ? o->time_s
+                     : worst_ok > 0 ? 2 * worst_ok
+                                    : 100.0);
             cJSON_Delete(peer_call(&b->peer, req, &err));
         }
         observation_free(o);
@@ -443,10 +443,10 @@ int main(int argc, char **argv)
     const char *python = getenv("TUNEDECK_PYTHON") ? getenv("TUNEDECK_PYTHON") : "/usr/bin/python3";
     Bench b = {.seeds = 3, .trials = 30};
     static const struct option OPTS[] = {
-        {"quick", no_argument, 0, 'q'},         {"cells", required_argument, 0, 'c'},
-        {"seeds", required_argument, 0, 's'},   {"trials", required_argument, 0, 't'},
-        {"python", required_argument, 0, 'p'},  {"out", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"quick", no_argument, 0, 'q'},        {"cells", required_argument, 0, 'c'},
+        {"seeds", required_argument, 0, 's'},  {"trials", required_argument, 0, 't'},
+        {"python", required_argument, 0, 'p'}, {"out", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
         char *end = NULL;
@@ -510,8 +510,10 @@ int main(int argc, char **argv)
             return 2;
         }
         if (simcluster_job(cell->sim)->sync != JOB_SYNC_ALLREDUCE) {
-            fprintf(stderr, "optimizer_allreduce: --cells '%s': not an allreduce setting "
-                            "(expected M1, M2 or M3)\n", tok);
+            fprintf(stderr,
+                    "optimizer_allreduce: --cells '%s': not an allreduce setting "
+                    "(expected M1, M2 or M3)\n",
+                    tok);
             return 2;
         }
         snprintf(cell->spec, sizeof cell->spec, "%s", tok);
@@ -519,7 +521,8 @@ int main(int argc, char **argv)
         b.n_cells++;
     }
     Error err;
-    b.peer_up = peer_start(&b.peer, python, TUNEDECK_SOURCE_DIR "/bench/generic_peer.py", &err) == 0;
+    b.peer_up =
+        peer_start(&b.peer, python, TUNEDECK_SOURCE_DIR "/bench/generic_peer.py", &err) == 0;
     if (!b.peer_up)
         snprintf(b.peer_note, sizeof b.peer_note, "%s", err.msg);
     setenv("OPENBLAS_NUM_THREADS", "1", 0);

@@ -137,8 +137,7 @@ double ar_model_coef(const ArModel *m, size_t i)
  * the node whose own allreduce is slowest under coefficients `coef` (its type's θ slot);
  * the inter-node term runs over the participating nodes at the slowest network link, the
  * vector going out and coming back (the 2β of core/model/allreduce.h). */
-static void comm_phi(const ArModel *m, const int *ranks, const double *coef, double *phi,
-                     double *X)
+static void comm_phi(const ArModel *m, const int *ranks, const double *coef, double *phi, double *X)
 {
     const Cluster *c = m->c;
     size_t T = c->n_types;
@@ -293,7 +292,8 @@ double ar_model_comm_mean(const ArModel *m, const int *ranks)
 double ar_model_mean(const ArModel *m, const Schedule *s, double *machine_s, double *comm_s)
 {
     const Cluster *c = m->c;
-    double stack[256], *ms = machine_s ? machine_s : c->n_machines <= 256 ? stack
+    double stack[256], *ms = machine_s              ? machine_s
+                             : c->n_machines <= 256 ? stack
                                                     : malloc(c->n_machines * sizeof *ms);
     int rstack[256], *ranks = c->n_machines <= 256 ? rstack : malloc(c->n_machines * sizeof *ranks);
     sgd_model_mean(m->compute, s, ms, NULL);

@@ -29,8 +29,14 @@ const SgdModel *ar_model_compute(const ArModel *m);
 /* The linear part's coefficients: per machine type the intra-node seconds per MB (θ_intra),
  * then α_intra (s per step), the inter-node multiplier on the inventory's slowest link
  * (θ_inter, 1 = the nominal rate), α_inter, a constant, and seconds per rank. */
-enum { AR_COEF_ALPHA_INTRA, AR_COEF_THETA_INTER, AR_COEF_ALPHA_INTER, AR_COEF_CONST,
-       AR_COEF_PER_RANK, AR_N_SHARED };
+enum {
+    AR_COEF_ALPHA_INTRA,
+    AR_COEF_THETA_INTER,
+    AR_COEF_ALPHA_INTER,
+    AR_COEF_CONST,
+    AR_COEF_PER_RANK,
+    AR_N_SHARED
+};
 /* Posterior mean of coefficient `i` (0..n_types-1: θ_intra per type; n_types + AR_COEF_*). */
 double ar_model_coef(const ArModel *m, size_t i);
 

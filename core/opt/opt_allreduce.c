@@ -16,7 +16,7 @@
 enum {
     EI_SAMPLES = 64,
     PREDICT_SAMPLES = 256,
-    POOL = 24,        /* best count vectors (by mean) kept as EI candidates */
+    POOL = 24, /* best count vectors (by mean) kept as EI candidates */
     RANDOM_STARTS = 4,
     SOLO_STARTS_MAX = 16,
     MAX_CLIMB = 40,
@@ -121,9 +121,9 @@ static void order_devices(ArOpt *b)
         for (size_t j = 0; j < n; j++)
             b->order[first + j] = first + j;
         for (size_t j = 1; j < n; j++) /* insertion sort: a handful of devices */
-            for (size_t k = j; k > 0 && sgd_model_device_mean(sm, b->order[first + k], ref, 1) <
-                                            sgd_model_device_mean(sm, b->order[first + k - 1],
-                                                                  ref, 1);
+            for (size_t k = j;
+                 k > 0 && sgd_model_device_mean(sm, b->order[first + k], ref, 1) <
+                              sgd_model_device_mean(sm, b->order[first + k - 1], ref, 1);
                  k--) {
                 size_t t = b->order[first + k];
                 b->order[first + k] = b->order[first + k - 1];
@@ -284,8 +284,8 @@ static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *po
             int moves[4] = {counts[m] + 1, counts[m] - 1, 0, max};
             for (int k = 0; k < 4; k++) {
                 int g = moves[k];
-                if (g < 0 || g > max || g == counts[m] || (k >= 2 && (g == counts[m] + 1 ||
-                                                                      g == counts[m] - 1)))
+                if (g < 0 || g > max || g == counts[m] ||
+                    (k >= 2 && (g == counts[m] + 1 || g == counts[m] - 1)))
                     continue;
                 memcpy(trial, counts, M * sizeof *trial);
                 trial[m] = g;

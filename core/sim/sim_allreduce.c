@@ -60,7 +60,7 @@ double simar_comm_time(const SimCluster *s, const Schedule *sch)
 
 typedef struct {
     SimCluster *s;
-    int *gpus;         /* n_machines: GPUs each machine loads */
+    int *gpus; /* n_machines: GPUs each machine loads */
     Schedule *scratch;
     Schedule *best;
     double best_s;
@@ -81,9 +81,8 @@ static double total_capacity(const Search *q, double budget_s)
     double total = 0;
     for (size_t m = 0; m < c->n_machines; m++)
         if (q->gpus[m])
-            total += q->gpus[m] *
-                     gpu_capacity(q->s, q->s->truth_of_type[c->machines[m].type], q->gpus[m],
-                                  budget_s);
+            total += q->gpus[m] * gpu_capacity(q->s, q->s->truth_of_type[c->machines[m].type],
+                                               q->gpus[m], budget_s);
     return total;
 }
 

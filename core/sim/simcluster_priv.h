@@ -11,15 +11,15 @@
  * seconds: throughput saturates at gops/gop inputs per second as x grows. */
 typedef struct {
     const char *type, *prefix;
-    int threads, has_cpu;     /* has_cpu: a CPU device that trains (the PS settings) */
+    int threads, has_cpu; /* has_cpu: a CPU device that trains (the PS settings) */
     int n_gpus;
     const char *gpu_model;
-    double bandwidth_gbps;    /* the machine's network link (the inventory shows it) */
+    double bandwidth_gbps; /* the machine's network link (the inventory shows it) */
     double cpu_gops, cpu_sat;
     double gpu_gops, gpu_sat;
-    double gpu_mem_scale;     /* GPU memory relative to a K520's 4 GB */
-    double interference;      /* a GPU slows by this when another device of its machine works */
-    double intra_gbytes_s;    /* allreduce bus bandwidth between its GPUs (hidden) */
+    double gpu_mem_scale;  /* GPU memory relative to a K520's 4 GB */
+    double interference;   /* a GPU slows by this when another device of its machine works */
+    double intra_gbytes_s; /* allreduce bus bandwidth between its GPUs (hidden) */
 } TypeTruth;
 
 typedef struct {

@@ -99,8 +99,8 @@ Test(allreduce_model, fit_recovers_known_link_parameters)
             total += ranks[i];
             min_gbps = fmin(min_gbps, cluster_machine_type(c, i)->bandwidth_gbps);
             allreduce_features(ALLREDUCE_RING, ranks[i], &steps, &f);
-            intra = fmax(intra, theta_intra[c->machines[i].type] * 2 * f * 97.5 +
-                                    alpha_intra * steps);
+            intra =
+                fmax(intra, theta_intra[c->machines[i].type] * 2 * f * 97.5 + alpha_intra * steps);
         }
         allreduce_features(ALLREDUCE_RING, nodes, &steps, &f);
         double comm = intra + theta_inter * 2 * f * 97.5 / (125.0 * min_gbps) +
