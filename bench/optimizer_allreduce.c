@@ -423,6 +423,13 @@ static void print_targets(const Bench *b, cJSON *json)
     cJSON_AddNumberToObject(json, "cells_better_than_generic", better);
 }
 
+static void free_cells(Bench *b)
+{
+    for (size_t i = 0; i < b->n_cells; i++)
+        simcluster_free(b->cells[i].sim);
+    free(b->cells);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -501,20 +508,21 @@ int main(int argc, char **argv)
         Error err;
         if (b.n_cells == MAX_CELLS) {
             fprintf(stderr, "optimizer_allreduce: at most %d cells\n", MAX_CELLS);
-            return 2;
+            return free_cells(&b), 2;
         }
         Cell *cell = &b.cells[b.n_cells];
         cell->sim = simcluster_new(tok, &err);
         if (!cell->sim) {
             fprintf(stderr, "optimizer_allreduce: %s\n", err.msg);
-            return 2;
+            return free_cells(&b), 2;
         }
         if (simcluster_job(cell->sim)->sync != JOB_SYNC_ALLREDUCE) {
             fprintf(stderr,
                     "optimizer_allreduce: --cells '%s': not an allreduce setting "
                     "(expected M1, M2 or M3)\n",
                     tok);
-            return 2;
+            simcluster_free(cell->sim);
+            return free_cells(&b), 2;
         }
         snprintf(cell->spec, sizeof cell->spec, "%s", tok);
         cell->best_known_s = simcluster_best_known(cell->sim, NULL);
@@ -552,8 +560,6 @@ int main(int argc, char **argv)
     }
     cJSON_Delete(json);
     peer_stop(&b.peer);
-    for (size_t i = 0; i < b.n_cells; i++)
-        simcluster_free(b.cells[i].sim);
-    free(b.cells);
+    free_cells(&b);
     return 0;
 }
