@@ -399,7 +399,8 @@ static void print_targets(const Bench *b, cJSON *json)
             snprintf(key, sizeof key, "%s_at10", CONTENDERS[k].name);
             cJSON_AddNumberToObject(cj, key, ratio_at(b, cell, k, 10));
             snprintf(key, sizeof key, "%s_at%d", CONTENDERS[k].name, at);
-            cJSON_AddNumberToObject(cj, key, ratio_at(b, cell, k, at));
+            if (at != 10)
+                cJSON_AddNumberToObject(cj, key, ratio_at(b, cell, k, at));
             if (!CONTENDERS[k].generic)
                 continue;
             double gap = ratio_at(b, cell, k, at) / rb;
@@ -513,7 +514,7 @@ int main(int argc, char **argv)
         Cell *cell = &b.cells[b.n_cells];
         cell->sim = simcluster_new(tok, &err);
         if (!cell->sim) {
-            fprintf(stderr, "optimizer_allreduce: %s\n", err.msg);
+            fprintf(stderr, "optimizer_allreduce: --cells: %s\n", err.msg);
             return free_cells(&b), 2;
         }
         if (simcluster_job(cell->sim)->sync != JOB_SYNC_ALLREDUCE) {
@@ -546,6 +547,7 @@ int main(int argc, char **argv)
     }
     cJSON *json = cJSON_CreateObject();
     cJSON_AddNumberToObject(json, "seeds", b.seeds);
+    cJSON_AddStringToObject(json, "optuna", b.peer_up ? b.peer.version : b.peer_note);
     cJSON_AddNumberToObject(json, "trials", b.trials);
     print_targets(&b, json);
     double wall = clock_now_s() - t0;
