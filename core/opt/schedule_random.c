@@ -4,6 +4,8 @@
 #include <gsl/gsl_randist.h>
 #include <stdlib.h>
 
+#include "core/opt/flatsched.h"
+
 Schedule *schedule_random(const Cluster *c, const JobSpec *job, gsl_rng *rng, Error *err)
 {
     Schedule *s = schedule_new(c, job);
@@ -32,6 +34,17 @@ Schedule *schedule_random(const Cluster *c, const JobSpec *job, gsl_rng *rng, Er
                 free(w);
                 return s;
             }
+        }
+        /* Only declared memory limits fail a split: cap the last draw's shares there and
+         * spread the excess over the others, as the flat decoding does. */
+        int *roles = malloc(n * sizeof *roles);
+        for (size_t m = 0; m < n; m++)
+            roles[m] = (s->worker[m] ? FLAT_WORKER : 0) | (s->ps[m] ? FLAT_PS : 0);
+        int ok = flatsched_decode(roles, w, s, NULL) == 0;
+        free(roles);
+        if (ok) {
+            free(w);
+            return s;
         }
     }
     free(w);
