@@ -103,6 +103,8 @@ int flatsched_decode(const int *roles, const double *weights, Schedule *out, Err
         int r = clamp_role(roles[m]);
         out->worker[m] = (unsigned char)(r == FLAT_WORKER || r == FLAT_BOTH);
         out->ps[m] = (unsigned char)(r == FLAT_PS || r == FLAT_BOTH);
+        if (out->job.sync == JOB_SYNC_ALLREDUCE)
+            out->ps[m] = 0;
     }
     if (!schedule_count_workers(out)) {
         size_t best = 0;
@@ -142,7 +144,7 @@ int flatsched_decode(const int *roles, const double *weights, Schedule *out, Err
             busiest = m;
         }
     }
-    if (!schedule_count_ps(out))
+    if (out->job.sync == JOB_SYNC_PS && !schedule_count_ps(out))
         out->ps[busiest] = 1;
     return schedule_validate(out, err);
 }

@@ -1,5 +1,6 @@
 /* The seed's simple schedules (§4): the batch spread evenly over every device, or over every
- * GPU; worker machines are also parameter servers, "which tends to yield good results". */
+ * GPU; worker machines are also parameter servers, "which tends to yield good results" (for an
+ * allreduce job there are none: every device is a rank with an equal share, DDP's default). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +72,7 @@ static int suggest(void *self, Suggestion *out, Error *err)
     for (size_t m = 0; m < c->n_machines; m++) {
         int load = schedule_machine_inputs(s, m) > 0;
         s->worker[m] = (unsigned char)load;
-        s->ps[m] = (unsigned char)load;
+        s->ps[m] = (unsigned char)(load && u->job.sync == JOB_SYNC_PS);
     }
     out->schedule = s;
     return 0;

@@ -8,7 +8,7 @@
 #include "core/base/registry.h"
 
 extern const OptimizerKind OPTIMIZER_UNIFORM_DEVICES, OPTIMIZER_UNIFORM_GPUS, OPTIMIZER_RANDOM;
-extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP;
+extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP, OPTIMIZER_BESPOKE_ALLREDUCE;
 
 _Static_assert(offsetof(OptimizerKind, name) == 0, "registry entries begin with their name");
 
@@ -42,6 +42,10 @@ Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job,
         error_set(err, "unknown optimizer '%s': expected one of %s", name, optimizer_names());
         return NULL;
     }
+    /* One name for the structured optimizer: its allreduce form (not in the table, so a
+     * session and its journal say "bespoke" either way) for an allreduce job. */
+    if (k == &OPTIMIZER_BESPOKE && job->sync == JOB_SYNC_ALLREDUCE)
+        k = &OPTIMIZER_BESPOKE_ALLREDUCE;
     void *self = k->create(c, job, seed, err);
     if (!self)
         return NULL;

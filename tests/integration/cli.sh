@@ -28,6 +28,25 @@ else
     fail "tune --sim exited $?: $(cat "$tmp/err")"
 fi
 
+# an allreduce job on mixed GPU generations (issue 13): bespoke tunes it headless, every
+# trial's schedule has no PS role, its inputs sum to the batch, and the job says allreduce
+if "$bin" tune --sim M1:resnet50 --budget 4 --json >"$tmp/ar.json" 2>"$tmp/err"; then
+    /usr/bin/python3 - "$tmp/ar.json" <<'PY' || fail "tune --sim M1:resnet50 output"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["optimizer"] == "bespoke" and len(d["trials"]) == 4
+for t in d["trials"]:
+    assert t["status"] == "ok", t
+    s = t["schedule"]
+    assert s["job"]["sync"] == "allreduce"
+    assert not any(m["ps"] for m in s["machines"]), "a PS role in an allreduce schedule"
+    assert sum(dv["inputs"] for m in s["machines"] for dv in m["devices"]) == s["job"]["batch"]
+assert d["best_time_s"] < d["trials"][0]["time_s"], "no better than the uniform first trial"
+PY
+else
+    fail "tune --sim M1:resnet50 exited $?: $(cat "$tmp/err")"
+fi
+
 # the same seed gives the same session; another seed another one
 "$bin" tune --sim C:googlenet --optimizer random --budget 4 --seed 5 --json >"$tmp/a.json"
 "$bin" tune --sim C:googlenet --optimizer random --budget 4 --seed 5 --json >"$tmp/b.json"

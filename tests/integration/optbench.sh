@@ -102,4 +102,26 @@ if "$bench" --cells Q:googlenet >"$tmp/bad.txt" 2>&1; then fail "bad --cells acc
 grep -q -- "--cells" "$tmp/bad.txt" || fail "bad --cells message does not name the flag"
 if "$bench" --optimizers nosuch >"$tmp/bad.txt" 2>&1; then fail "bad --optimizers accepted"; fi
 grep -q "unknown optimizer 'nosuch'" "$tmp/bad.txt" || fail "bad --optimizers message unclear"
+
+# The allreduce benchmark (issue 13) in a tiny mode: every contender ran on a mixed-GPU
+# cell (Optuna when it is installed), and a PS setting is refused with the flag named.
+make -s -C "$root" BUILD="$TUNEDECK_BUILD" "$TUNEDECK_BUILD/bench/optimizer_allreduce" \
+    >"$tmp/make.log" 2>&1 || { cat "$tmp/make.log" >&2; fail "could not build optimizer_allreduce"; }
+ar="$TUNEDECK_BUILD/bench/optimizer_allreduce"
+"$ar" --cells M3:googlenet:4096 --seeds 1 --trials 10 --out "$tmp/ar.json" >"$tmp/ar.txt" 2>&1 ||
+    { cat "$tmp/ar.txt" >&2; fail "tiny allreduce run failed"; }
+"$py" - "$tmp/ar.json" "$has_optuna" <<'EOF' || fail "allreduce JSON check failed"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cell = doc["cells"][0]
+assert cell["cell"] == "M3:googlenet:4096" and cell["best_known_s"] > 0
+names = ["bespoke", "uniform-split", "gp", "random"] + (["optuna-tpe"] if sys.argv[2] == "1" else [])
+for n in names:
+    v = cell.get(n + "_at10")
+    assert v is not None and v >= 0.99, "%s: %s" % (n, v)
+assert cell["bespoke_at10"] <= cell["uniform-split_at10"]
+EOF
+if "$ar" --cells B:googlenet >"$tmp/bad.txt" 2>&1; then fail "a PS cell accepted"; fi
+grep -q -- "--cells 'B:googlenet': not an allreduce setting" "$tmp/bad.txt" ||
+    fail "PS cell message unclear: $(cat "$tmp/bad.txt")"
 exit 0

@@ -91,6 +91,29 @@ Test(schedule, every_rule_is_enforced)
     invalid(s, "not a worker");
 }
 
+Test(schedule, allreduce_job_takes_no_parameter_servers)
+{
+    Schedule *s = gpu_schedule();
+    s->job.sync = JOB_SYNC_ALLREDUCE;
+    invalid(s, "an allreduce job has no parameter servers, found");
+
+    s = gpu_schedule();
+    s->job.sync = JOB_SYNC_ALLREDUCE;
+    memset(s->ps, 0, c->n_machines);
+    Error err;
+    cr_assert_eq(schedule_validate(s, &err), 0, "%s", err.msg);
+    cJSON *j = schedule_to_json(s);
+    Schedule *back = schedule_from_json(j, c, "line", &err);
+    cr_assert_not_null(back, "%s", err.msg);
+    cr_assert_eq(back->job.sync, JOB_SYNC_ALLREDUCE, "the trial sees the sync mode");
+    cr_assert(schedule_equal(s, back));
+    cJSON_Delete(j);
+    schedule_free(back);
+
+    s->inputs[c->machines[0].first_device + 1] += 1;
+    invalid(s, "sum to the batch");
+}
+
 Test(schedule, split_integer_is_exact_and_proportional)
 {
     double w[] = {1, 1, 1, 0, 2};

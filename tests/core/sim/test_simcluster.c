@@ -166,3 +166,79 @@ Test(simcluster, a_cluster_beyond_memory_is_an_error_naming_the_spec)
         cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
     cr_assert_eq(low_memory_run(16 << 20, build_huge_simulated_cluster, NULL), 0);
 }
+
+Test(simcluster, allreduce_settings_mix_gpu_generations)
+{
+    SimCluster *sim = fixture_sim("M1:resnet50");
+    const Cluster *c = simcluster_cluster(sim);
+    cr_assert_eq(simcluster_job(sim)->sync, JOB_SYNC_ALLREDUCE);
+    cr_assert_eq(c->n_machines, 5);
+    cr_assert_eq(c->n_devices, 20);
+    const char *models[] = {"A100", "V100", "V100", "T4", "T4"};
+    for (size_t m = 0; m < 5; m++)
+        cr_assert_str_eq(cluster_machine_type(c, m)->devices[3].model, models[m]);
+    /* Uniform split: the T4s finish last; a speed-balanced split over A100 and V100 nodes
+     * that leaves the T4 nodes out is faster, and the best known is at least as fast. */
+    Schedule *u = schedule_new(c, simcluster_job(sim));
+    double w[20];
+    for (int d = 0; d < 20; d++)
+        w[d] = 1;
+    schedule_split_integer(w, 20, u->job.batch, u->inputs);
+    memset(u->worker, 1, 5);
+    Schedule *fast = schedule_copy(u);
+    for (int d = 0; d < 20; d++)
+        w[d] = d < 4 ? 2470 : d < 12 ? 1200 : 0;
+    schedule_split_integer(w, 20, u->job.batch, fast->inputs);
+    fast->worker[3] = fast->worker[4] = 0;
+    double tu = simcluster_noiseless_time(sim, u), tf = simcluster_noiseless_time(sim, fast);
+    cr_assert(tf < 0.75 * tu, "balanced %.4f s, uniform %.4f s", tf, tu);
+    cr_assert_leq(simcluster_best_known(sim, NULL), tf * 1.0001);
+    /* A PS role is an invalid allreduce schedule: the trial ends in an error event. */
+    u->ps[0] = 1;
+    cr_assert(isinf(simcluster_noiseless_time(sim, u)));
+    schedule_free(u);
+    schedule_free(fast);
+    simcluster_free(sim);
+}
+
+static void add_event(void *ud, const TrialEvent *ev)
+{
+    Error e;
+    trial_accumulator_add(ud, ev, &e);
+}
+
+/* Mean measured communication of `nodes` whole V100/T4 nodes of setting M2. */
+static double measured_comm(SimCluster *sim, int nodes)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    double w[24] = {0};
+    for (int d = 0; d < 4 * nodes; d++)
+        w[d] = 1;
+    schedule_split_integer(w, 24, s->job.batch, s->inputs);
+    for (int m = 0; m < nodes; m++)
+        s->worker[m] = 1;
+    TrialAccumulator *acc = trial_accumulator_new(s);
+    cr_assert_eq(simcluster_run(sim, s, 1, add_event, acc), 0);
+    Observation *o = trial_accumulator_finish(acc);
+    trial_accumulator_free(acc);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    double comm = o->comm_s;
+    observation_free(o);
+    schedule_free(s);
+    return comm;
+}
+
+Test(simcluster, allreduce_costs_grow_with_nodes_and_model_size)
+{
+    SimCluster *small = fixture_sim("M2:googlenet"), *big = fixture_sim("M2:alexnet");
+    double g1 = measured_comm(small, 1), g3 = measured_comm(small, 3);
+    double a1 = measured_comm(big, 1), a2 = measured_comm(big, 2), a3 = measured_comm(big, 3);
+    /* Crossing the network costs far more than a node's own NVLink ring. */
+    cr_assert_gt(a2, 5 * a1, "AlexNet: one node %.4f s, two %.4f s", a1, a2);
+    cr_assert_gt(a3, a2);
+    /* The bigger model (233 MB against 26.7 MB) pays more for the same rings. */
+    cr_assert_gt(a3 - a1, 4 * (g3 - g1), "AlexNet %.4f s, GoogleNet %.4f s", a3 - a1, g3 - g1);
+    simcluster_free(small);
+    simcluster_free(big);
+}
