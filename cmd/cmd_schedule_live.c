@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/datahome.h"
 #include "cmd/flags.h"
 #include "core/sched/catalogue.h"
 #include "core/base/clock.h"
@@ -250,7 +251,7 @@ int cmd_schedule_live(int argc, char **argv)
     for (size_t m = 0; m < cl->n_machines; m++)
         names[m] = cl->machines[m].name;
     cfg.node_names = names;
-    if (!(cat = catalogue_load(data, &err)) || !(s = sched_new(&cfg, cat, &err)) ||
+    if (!(cat = catalogue_load(data ? data : datahome_catalogue(), &err)) || !(s = sched_new(&cfg, cat, &err)) ||
         sched_load_workload(s, workload, &err) < 0) {
         fail(err.msg);
         goto out;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/datahome.h"
 
 #define TUNEDECK_VERSION "0.1.0"
 
@@ -23,11 +24,14 @@ static void usage(FILE *out)
     for (const Command *c = COMMANDS; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out, "\n  --version  print the version\n  --help     this help\n"
-                 "Every command takes --help.\n");
+                 "Every command takes --help.\n"
+                 "\ndata, themes, examples: %s (TUNEDECK_HOME overrides)\n",
+            datahome());
 }
 
 int main(int argc, char **argv)
 {
+    datahome_resolve();
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {
         printf("tunedeck %s\n", TUNEDECK_VERSION);
         return 0;

@@ -73,6 +73,8 @@ typedef struct {
     int user_paused;
     const PlotStyle *plot_style;
 
+    const char *themes_dir; /* ConsoleOptions.themes_dir */
+
     ConsoleConfig config;
     char config_file[1024]; /* empty: nowhere to save */
 
@@ -101,7 +103,7 @@ void app_rebuild_table(App *a);
 void app_draw(App *a);
 /* Keeps the selected trial inside the trial pane of the current layout. */
 void app_clamp_scroll(App *a);
-const char *app_themes_dir(void);
+const char *app_themes_dir(const App *a);
 int app_set_theme(App *a, const char *name);
 /* Writes the settings file (atomically); reports a failure in the status line. */
 void app_save_config(App *a);

@@ -297,6 +297,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .time_scale = o->sched_speed,
                                   .job_dir = o->job_dir,
                                   .seed = (uint64_t)o->seed,
+                                  .catalogue_dir = o->catalogue_dir,
                                   .log = live_log,
                                   .userdata = a};
         a->ss = simsched_new_live(&lo, err);
@@ -352,6 +353,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         so.jobs = o->sched_jobs;
         so.speed = o->sched_speed;
         so.seed = (uint64_t)o->seed;
+        so.catalogue_dir = o->catalogue_dir;
         a->ss = simsched_new(&so, err);
         if (!a->ss)
             return error_prefix(err, "the simulated scheduler (--policy, --sched-jobs)");
@@ -378,19 +380,16 @@ static void close_session(App *a)
     job_clear(&a->owned_job);
 }
 
-const char *app_themes_dir(void)
+const char *app_themes_dir(const App *a)
 {
-    static char dir[1024];
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(dir, sizeof dir, "%s/themes", home && home[0] ? home : TUNEDECK_SOURCE_DIR);
-    return dir;
+    return a->themes_dir ? a->themes_dir : "themes";
 }
 
 int app_set_theme(App *a, const char *name)
 {
     Theme t;
     Error err;
-    int rc = theme_load(app_themes_dir(), name, &t, &err);
+    int rc = theme_load(app_themes_dir(a), name, &t, &err);
     if (rc < 0)
         app_message(a, 1, "theme '%s': %s (using the default)", name, err.msg);
     theme_apply(&t, term_colors());
@@ -428,6 +427,7 @@ int console_run(const ConsoleOptions *o, Error *err)
     err->msg[0] = 0;
     App *a = calloc(1, sizeof *a);
     a->follow = 1;
+    a->themes_dir = o->themes_dir;
     a->sort = TRIAL_COL_NUMBER;
     Error cerr;
     int config_bad = 0;
