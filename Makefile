@@ -117,7 +117,8 @@ install: all
 	install -d $(BINDIR) $(SHAREDIR) $(MAN1DIR) $(BASHCOMPDIR)
 	install -m 755 $(BUILD)/tunedeck $(addprefix $(BUILD)/,$(HELPERS)) $(BINDIR)
 	cp -R data themes examples $(SHAREDIR)
-	chmod -R u=rwX,go=rX $(SHAREDIR)
+	# Data, not programs (examples/trial.py runs through python3): readable, not executable.
+	find $(SHAREDIR) -type d -exec chmod 755 {} + && find $(SHAREDIR) -type f -exec chmod 644 {} +
 	install -m 644 docs/man/tunedeck.1 $(MAN1DIR)
 	for h in $(HELPERS); do echo '.so man1/tunedeck.1' >$(MAN1DIR)/$$h.1; done
 	install -m 644 tools/completion/tunedeck.bash $(BASHCOMPDIR)/tunedeck
