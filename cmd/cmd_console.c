@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "core/base/exitcode.h"
 #include "cmd/datahome.h"
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
@@ -218,33 +219,33 @@ int cmd_console(int argc, char **argv)
             break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             o.sched_jobs = (int)v;
             break;
         case 'X':
             if (flags_double("console", "--sched-speed", optarg, 0.001, 1e6, &o.sched_speed) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'b':
             if (flags_long("console", "--budget", optarg, 1, 100000, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             o.budget = (int)v;
             budget_set = 1;
             break;
         case 's':
             setup_flag = 1;
             if (flags_long("console", "--seed", optarg, 0, 1L << 62, &o.seed) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'p':
             if (flags_long("console", "--pace-ms", optarg, 0, 3600000, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             o.pace_ms = (int)v;
             break;
         case 'T':
             if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7, &o.trial_timeout_s) <
                 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'h':
             usage(stdout);
@@ -255,17 +256,17 @@ int cmd_console(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (o.sim && o.cluster) {
         fprintf(stderr, "tunedeck: --sim and --cluster: expected one of them, not both\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (resume && (setup_flag || o.sim || o.cluster || o.job || o.workload || no_journal)) {
         fprintf(stderr, "tunedeck: --resume: the session's cluster, job and settings come from "
                         "its journal; expected no --sim, --cluster, --job, --workload, "
                         "--optimizer, --launcher, --trial-cmd, --seed or --no-journal with it\n");
-        return 2;
+        return EXIT_USAGE;
     }
     ConsoleJournal cj = {no_journal ? NULL : tune_journal_new(), &o, resume != NULL, {0}};
     cj.procs.tj = cj.tj;
@@ -276,7 +277,7 @@ int cmd_console(int argc, char **argv)
         if (tune_journal_load(cj.tj, resume, &rs, &lerr) < 0) {
             fprintf(stderr, "tunedeck: --resume: %s\n", lerr.msg);
             tune_journal_free(cj.tj);
-            return 2;
+            return EXIT_USAGE;
         }
         const char *const *lines;
         size_t n = tune_journal_problems(cj.tj, &lines);
@@ -321,5 +322,8 @@ int cmd_console(int argc, char **argv)
     orphans_clear(&cj.procs.seen);
     tune_journal_free(cj.tj);
     tune_setup_clear(&rs);
-    return rc < 0 ? 1 : 0;
+    /* Setup errors are mostly option values (as in tune); a bad file says so in err. */
+    return rc < 0                                        ? exitcode_for(&err, EXIT_USAGE)
+           : cj.tj && tune_journal_failed(cj.tj) ? EXIT_FAILED
+                                                         : EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "core/base/exitcode.h"
 #include "cmd/flags.h"
 #include "cmd/datahome.h"
 #include "core/sched/catalogue.h"
@@ -33,7 +34,14 @@ static void usage(FILE *out)
 static int fail(const char *msg)
 {
     fprintf(stderr, "tunedeck schedule: %s\n", msg);
-    return 2;
+    return EXIT_USAGE;
+}
+
+/* A failure with its Error: a bad input file gets its own status. */
+static int fail_error(const Error *err)
+{
+    fail(err->msg);
+    return exitcode_for(err, EXIT_USAGE);
 }
 
 static void print_json(const char *policy, const SchedSummary *m)
@@ -151,7 +159,7 @@ int cmd_schedule(int argc, char **argv)
                         "tunedeck schedule: --pin: expected JOB=GPUS (at most 64), "
                         "found '%s'\n",
                         optarg);
-                return 2;
+                return EXIT_USAGE;
             }
             pins[npins++] = optarg;
             break;
@@ -161,14 +169,14 @@ int cmd_schedule(int argc, char **argv)
             return 0;
         default:
             usage(stderr);
-            return 2;
+            return EXIT_USAGE;
         }
         if (bad)
-            return 2;
+            return EXIT_USAGE;
     }
     if (optind != argc) {
         fprintf(stderr, "tunedeck schedule: unexpected argument '%s'\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (!cfg.policy)
         return fail("--policy: expected a policy name (see --help)");
@@ -179,14 +187,14 @@ int cmd_schedule(int argc, char **argv)
     Error err;
     Catalogue *cat = catalogue_load(data ? data : datahome_catalogue(), &err);
     if (!cat)
-        return fail(err.msg);
+        return fail_error(&err);
     SchedState *s = sched_new(&cfg, cat, &err);
     int rc = 0;
     if (!s)
         rc = fail(err.msg);
     else if (workload ? sched_load_workload(s, workload, &err)
                       : sched_add_poisson(s, model, arrival, (int)jobs, &err))
-        rc = fail(err.msg);
+        rc = fail_error(&err);
     for (int i = 0; rc == 0 && i < npins; i++) {
         char name[256];
         const char *eq = strchr(pins[i], '=');
@@ -195,12 +203,12 @@ int cmd_schedule(int argc, char **argv)
         long gpus;
         if (job < 0) {
             fprintf(stderr, "tunedeck schedule: --pin: no job named '%s' in the workload\n", name);
-            rc = 2;
+            rc = EXIT_USAGE;
         } else if (flags_long("schedule", "--pin", eq + 1, 0, 1 << 30, &gpus) < 0) {
-            rc = 2;
+            rc = EXIT_USAGE;
         } else if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
             fprintf(stderr, "tunedeck schedule: --pin %s: %s\n", pins[i], err.msg);
-            rc = 2;
+            rc = EXIT_USAGE;
         }
     }
     if (rc == 0 && sched_run(s, 1e9, &err) < 0)
@@ -209,7 +217,7 @@ int cmd_schedule(int argc, char **argv)
         FILE *f = fopen(events, "w");
         if (!f) {
             fprintf(stderr, "tunedeck schedule: --events: cannot write '%s'\n", events);
-            rc = 2;
+            rc = EXIT_USAGE;
         }
         for (size_t i = 0; f && i < sched_event_count(s); i++) {
             char *line = sched_event_json(s, sched_event(s, i));
@@ -219,7 +227,7 @@ int cmd_schedule(int argc, char **argv)
         }
         if (f && fclose(f) != 0) {
             fprintf(stderr, "tunedeck schedule: --events: write to '%s' failed\n", events);
-            rc = 2;
+            rc = EXIT_USAGE;
         }
     }
     if (rc == 0) {

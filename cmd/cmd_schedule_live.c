@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "core/base/exitcode.h"
 #include "cmd/datahome.h"
 #include "cmd/flags.h"
 #include "core/sched/catalogue.h"
@@ -21,8 +22,7 @@ static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    interrupted = 1;
+    interrupted = sig; /* the exit status is 128 + it, as if the signal had ended us */
 }
 
 static void usage(FILE *out)
@@ -55,7 +55,14 @@ static void usage(FILE *out)
 static int fail(const char *msg)
 {
     fprintf(stderr, "tunedeck schedule --live: %s\n", msg);
-    return 2;
+    return EXIT_USAGE;
+}
+
+/* A failure with its Error: a bad input file gets its own status. */
+static int fail_error(const Error *err)
+{
+    fail(err->msg);
+    return exitcode_for(err, EXIT_USAGE);
 }
 
 typedef struct {
@@ -221,10 +228,10 @@ int cmd_schedule_live(int argc, char **argv)
             return 0;
         default:
             usage(stderr);
-            return 2;
+            return EXIT_USAGE;
         }
         if (bad)
-            return 2;
+            return EXIT_USAGE;
     }
     if (optind < argc)
         return fail("unexpected argument (see --help)");
@@ -234,8 +241,8 @@ int cmd_schedule_live(int argc, char **argv)
     Error err;
     Cluster *cl = cluster_load(cluster_path, &err);
     if (!cl)
-        return fail(err.msg);
-    int rc = 2;
+        return fail_error(&err);
+    int rc = EXIT_USAGE;
     Catalogue *cat = NULL;
     SchedState *s = NULL;
     HostPool *pool = NULL;
@@ -253,7 +260,7 @@ int cmd_schedule_live(int argc, char **argv)
     cfg.node_names = names;
     if (!(cat = catalogue_load(data ? data : datahome_catalogue(), &err)) || !(s = sched_new(&cfg, cat, &err)) ||
         sched_load_workload(s, workload, &err) < 0) {
-        fail(err.msg);
+        rc = fail_error(&err);
         goto out;
     }
     if (events_path && !(events = fopen(events_path, "w"))) {
@@ -287,12 +294,13 @@ int cmd_schedule_live(int argc, char **argv)
     }
     if (!up) {
         fail("no host is reachable");
+        rc = EXIT_REMOTE;
         goto out;
     }
     lo.log = log_line;
     lo.userdata = &ctx;
     if (!(l = schedlive_new(s, cl, pool, &lo, &err))) {
-        fail(err.msg);
+        rc = fail_error(&err);
         goto out;
     }
     struct sigaction sa = {.sa_handler = on_signal};
@@ -342,7 +350,7 @@ int cmd_schedule_live(int argc, char **argv)
                j.status[0] ? j.status : "-");
     }
     status_lines(l, &ctx, 0);
-    rc = failed ? 1 : 0;
+    rc = interrupted ? EXIT_SIGNAL_BASE + (int)interrupted : failed ? EXIT_FAILED : EXIT_OK;
 out:
     if (events)
         fclose(events);

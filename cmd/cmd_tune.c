@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "core/base/exitcode.h"
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "cmd/tune_orphans.h"
@@ -91,15 +92,15 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 'b':
             a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 's':
             if (flags_long("tune", "--seed", optarg, 0, 1L << 62, &a->seed) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'T':
             if (flags_double("tune", "--trial-timeout", optarg, 0.001, 1e7, &a->timeout_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'h': usage(stdout); return 1;
         default:
@@ -108,28 +109,28 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck tune: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->resume && a->setup_flag) {
         fprintf(stderr, "tunedeck tune: --resume: '--%s' comes from the session's journal; only "
                         "--budget and --json go with --resume\n",
                 a->setup_flag);
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->resume)
         return 0;
     if (!a->sim == !a->cluster) {
         fprintf(stderr, "tunedeck tune: expected either --sim SPEC or --cluster FILE --job FILE\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->cluster && !a->job) {
         fprintf(stderr, "tunedeck tune: --cluster: expected a --job FILE with it\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->sim && a->job) {
         fprintf(stderr, "tunedeck tune: --job: the simulator brings its own job; drop --job "
                         "or use --cluster\n");
-        return 2;
+        return EXIT_USAGE;
     }
     return 0;
 }
@@ -301,7 +302,7 @@ int cmd_tune(int argc, char **argv)
     TuneJournal *tj = tune_journal_new();
     if (resume_setup(&a, tj, &rs) < 0) {
         tune_journal_free(tj);
-        return 2;
+        return EXIT_USAGE;
     }
     SimCluster *sim = NULL;
     Cluster *owned_cluster = NULL;
@@ -316,7 +317,7 @@ int cmd_tune(int argc, char **argv)
         sim = simcluster_new(a.sim, &err);
         if (!sim) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            rc = 2;
+            rc = EXIT_USAGE;
             goto out;
         }
         cluster = simcluster_cluster(sim);
@@ -326,12 +327,12 @@ int cmd_tune(int argc, char **argv)
                                    : cluster_load(a.cluster, &err);
         if (!owned_cluster) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            rc = 2;
+            rc = exitcode_for(&err, EXIT_USAGE);
             goto out;
         }
         if ((rs.job ? job_from_json(rs.job, a.job, &job, &err) : job_load(a.job, &job, &err)) < 0) {
             fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            rc = 2;
+            rc = exitcode_for(&err, EXIT_USAGE);
             goto out;
         }
         cluster = owned_cluster;
@@ -343,7 +344,7 @@ int cmd_tune(int argc, char **argv)
                                                    : "local";
     const char *cmd = a.trial_cmd ? a.trial_cmd : cluster->trial.command;
     const LauncherKind *lk = launcher_find(lname);
-    rc = 2;
+    rc = EXIT_USAGE;
     if (!lk) {
         fprintf(stderr, "tunedeck tune: --launcher: unknown launcher '%s': expected one of %s\n",
                 lname, launcher_names());

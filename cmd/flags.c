@@ -1,5 +1,6 @@
 /* Shared checks for command-line values, so every command words its errors alike. */
 #include "cmd/flags.h"
+#include "core/base/exitcode.h"
 
 #include <errno.h>
 #include <math.h>
@@ -39,5 +40,5 @@ int flags_unknown(const char *cmd, const char *arg)
 {
     fprintf(stderr, "tunedeck%s%s: unknown or incomplete option '%s' (try --help)\n",
             cmd ? " " : "", cmd ? cmd : "", arg);
-    return 2;
+    return EXIT_USAGE;
 }

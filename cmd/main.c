@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "core/base/exitcode.h"
 #include "cmd/datahome.h"
 
 #define TUNEDECK_VERSION "0.1.0"
@@ -45,11 +46,11 @@ int main(int argc, char **argv)
             if (strcmp(c->name, argv[1]) == 0)
                 return c->run(argc - 1, argv + 1);
         fprintf(stderr, "tunedeck: unknown command '%s' (try --help)\n", argv[1]);
-        return 2;
+        return EXIT_USAGE;
     }
     for (const Command *c = COMMANDS; c->name; c++)
         if (strcmp(c->name, "console") == 0)
             return c->run(argc, argv);
     usage(stderr);
-    return 2;
+    return EXIT_USAGE;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/exitcode.h"
 #include "remote/live/jobctl.h"
 
 static HostPool *pool;
@@ -57,20 +58,20 @@ int main(int argc, char **argv)
 {
     if (argc != 3) {
         fprintf(stderr, "usage: tunedeck-jobctl INVENTORY CHECKPOINT\n");
-        return 2;
+        return EXIT_USAGE;
     }
     Error err;
     Cluster *cl = cluster_load(argv[1], &err);
     if (!cl || !cl->job_command[0] || cl->n_machines < 2) {
         fprintf(stderr, "tunedeck-jobctl: %s\n",
                 cl ? "expected job_command and 2 machines" : err.msg);
-        return 2;
+        return EXIT_BAD_INPUT;
     }
     HostPoolOptions po = {0};
     pool = hostpool_new(&po, &err);
     if (!pool || hostpool_add_cluster(pool, cl, &err) < 0) {
         fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);
-        return 2;
+        return EXIT_USAGE;
     }
     const char *both[] = {cl->machines[0].name, cl->machines[1].name};
     JobAlloc a = {.gpus = 2, .hosts = both, .n_hosts = 2, .resume = ""};

@@ -357,6 +357,7 @@ Catalogue *catalogue_load(const char *dir, Error *err)
         snprintf(sub, sizeof sub, "%s/traces/%s", dir, a->name);
         if (load_traces(a, sub, err) < 0 || load_validation(a, sub, err) < 0) {
             catalogue_free(c);
+            error_mark(err, ERROR_INPUT);
             return NULL;
         }
         if (POLLUX_MODELS[i].max_local)

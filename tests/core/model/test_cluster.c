@@ -153,3 +153,14 @@ Test(cluster, example_inventory_loads)
     cr_assert_eq(c->n_machines, 5);
     cluster_free(c);
 }
+
+Test(cluster, a_missing_or_bad_inventory_is_marked_as_bad_input)
+{
+    Error e;
+    cr_assert_null(cluster_load("/nonexistent/cluster.json", &e));
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON *bad = cJSON_Parse("{\"name\": 3}");
+    cr_assert_null(cluster_from_json(bad, "x.json", &e));
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON_Delete(bad);
+}
