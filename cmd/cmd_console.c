@@ -307,6 +307,10 @@ int cmd_console(int argc, char **argv)
     }
     Error err;
     int rc = console_run(&o, &err);
+    /* Setup errors are mostly option values (as in tune); a bad file says so in err. */
+    int status = rc < 0                                  ? exitcode_for(&err, EXIT_USAGE)
+                 : cj.tj && tune_journal_failed(cj.tj) ? EXIT_FAILED
+                                                         : EXIT_OK;
     if (rc < 0)
         fprintf(stderr, "tunedeck: %s\n", err.msg);
     else if (cj.tj && tune_journal_failed(cj.tj))
@@ -322,8 +326,5 @@ int cmd_console(int argc, char **argv)
     orphans_clear(&cj.procs.seen);
     tune_journal_free(cj.tj);
     tune_setup_clear(&rs);
-    /* Setup errors are mostly option values (as in tune); a bad file says so in err. */
-    return rc < 0                                        ? exitcode_for(&err, EXIT_USAGE)
-           : cj.tj && tune_journal_failed(cj.tj) ? EXIT_FAILED
-                                                         : EXIT_OK;
+    return status;
 }
