@@ -10,6 +10,8 @@ build="${TUNEDECK_BUILD:-$(dirname "$bin")}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT INT TERM
+# make runs here on its own, not as part of an outer make's jobserver (make test).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 fails=0
 fail() { echo "install: FAIL: $*"; fails=$((fails + 1)); }
 
