@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/base/exitcode.h"
 #include "cmd/datahome.h"
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "cmd/tune_orphans.h"
+#include "core/base/exitcode.h"
 #include "core/model/cluster.h"
 #include "core/model/job.h"
 #include "core/opt/optimizer.h"

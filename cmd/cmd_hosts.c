@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/base/exitcode.h"
 #include "cmd/flags.h"
 #include "core/base/clock.h"
+#include "core/base/exitcode.h"
 #include "remote/gpu/gpuwatch.h"
 
 static void usage(FILE *out)

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/base/exitcode.h"
 #include "cmd/flags.h"
 #include "cmd/datahome.h"
+#include "core/base/exitcode.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/base/exitcode.h"
 #include "cmd/datahome.h"
 #include "cmd/flags.h"
+#include "core/base/exitcode.h"
 #include "core/sched/catalogue.h"
 #include "core/base/clock.h"
 #include "core/model/cluster.h"

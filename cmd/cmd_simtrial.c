@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/base/exitcode.h"
 #include "cmd/flags.h"
+#include "core/base/exitcode.h"
 #include "core/base/readall.h"
 #include "core/sim/simcluster.h"
 

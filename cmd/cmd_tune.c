@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/base/exitcode.h"
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "cmd/tune_orphans.h"
+#include "core/base/exitcode.h"
 #include "core/sim/simcluster.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/tuner.h"

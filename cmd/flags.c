@@ -1,10 +1,11 @@
 /* Shared checks for command-line values, so every command words its errors alike. */
 #include "cmd/flags.h"
-#include "core/base/exitcode.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+
+#include "core/base/exitcode.h"
 
 int flags_long(const char *cmd, const char *flag, const char *text, long min, long max,
                long *out)

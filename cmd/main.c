@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "core/base/exitcode.h"
 #include "cmd/datahome.h"
+#include "core/base/exitcode.h"
 
 #define TUNEDECK_VERSION "0.1.0"
 

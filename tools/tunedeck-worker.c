@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/exitcode.h"
 #include "tools/worker/checkpoint.h"
 #include "core/base/clock.h"
-#include "core/base/exitcode.h"
 #include "core/model/protocol.h"
 #include "core/base/readall.h"
 #include "core/model/schedule_cluster.h"
