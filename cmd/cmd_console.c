@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "cmd/datahome.h"
+#include "cmd/paths.h"
 #include "cmd/flags.h"
 #include "cmd/tune_journal.h"
 #include "cmd/tune_orphans.h"
@@ -156,8 +156,8 @@ int cmd_console(int argc, char **argv)
                                          {0, 0, 0, 0}};
     ConsoleOptions o;
     console_defaults(&o);
-    o.themes_dir = datahome_themes();
-    o.catalogue_dir = datahome_catalogue();
+    o.themes_dir = paths_themes();
+    o.catalogue_dir = paths_catalogue();
     long v;
     int c, no_journal = 0, budget_set = 0;
     const char *resume = NULL;

@@ -7,7 +7,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "cmd/datahome.h"
+#include "cmd/paths.h"
 #include "core/base/exitcode.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
@@ -185,7 +185,7 @@ int cmd_schedule(int argc, char **argv)
     if (arrival > 0 && jobs < 1)
         return fail("--arrival-mean needs --jobs N");
     Error err;
-    Catalogue *cat = catalogue_load(data ? data : datahome_catalogue(), &err);
+    Catalogue *cat = catalogue_load(data ? data : paths_catalogue(), &err);
     if (!cat)
         return fail_error(&err);
     SchedState *s = sched_new(&cfg, cat, &err);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "cmd/datahome.h"
+#include "cmd/paths.h"
 #include "cmd/flags.h"
 #include "core/base/exitcode.h"
 #include "core/sched/catalogue.h"
@@ -258,7 +258,7 @@ int cmd_schedule_live(int argc, char **argv)
     for (size_t m = 0; m < cl->n_machines; m++)
         names[m] = cl->machines[m].name;
     cfg.node_names = names;
-    if (!(cat = catalogue_load(data ? data : datahome_catalogue(), &err)) || !(s = sched_new(&cfg, cat, &err)) ||
+    if (!(cat = catalogue_load(data ? data : paths_catalogue(), &err)) || !(s = sched_new(&cfg, cat, &err)) ||
         sched_load_workload(s, workload, &err) < 0) {
         rc = fail_error(&err);
         goto out;

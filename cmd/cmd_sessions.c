@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/paths.h"
 #include "core/base/exitcode.h"
 #include "core/journal/journal.h"
 
@@ -118,9 +119,9 @@ int cmd_sessions(int argc, char **argv)
         fprintf(stderr, "tunedeck sessions: unexpected argument '%s' (try --help)\n", argv[optind]);
         return EXIT_USAGE;
     }
-    char dir[4000];
     Error err;
-    if (journal_dir(dir, sizeof dir, &err) < 0) {
+    const char *dir = paths_sessions(&err);
+    if (!dir) {
         fprintf(stderr, "tunedeck sessions: %s\n", err.msg);
         return EXIT_USAGE;
     }

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "cmd/datahome.h"
+#include "cmd/paths.h"
 #include "core/base/exitcode.h"
 
 #define TUNEDECK_VERSION "0.1.0"
@@ -27,12 +27,12 @@ static void usage(FILE *out)
     fprintf(out, "\n  --version  print the version\n  --help     this help\n"
                  "Every command takes --help.\n"
                  "\ndata, themes, examples: %s (TUNEDECK_HOME overrides)\n",
-            datahome());
+            paths_data_home());
 }
 
 int main(int argc, char **argv)
 {
-    datahome_resolve();
+    paths_resolve();
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {
         printf("tunedeck %s\n", TUNEDECK_VERSION);
         return 0;

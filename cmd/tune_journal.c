@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/paths.h"
 #include "core/base/jfield.h"
 #include "core/journal/journal_trial.h"
 
@@ -122,8 +123,8 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
 
 int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error *err)
 {
-    char dir[4000];
-    if (journal_dir(dir, sizeof dir, err) < 0)
+    const char *dir = paths_sessions(err);
+    if (!dir)
         return -1;
     journal_new_id(tj->id, sizeof tj->id);
     tj->journal = journal_create(dir, tj->id, err);
@@ -201,7 +202,7 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err)
 {
     memset(setup, 0, sizeof *setup);
-    if (journal_path(id_or_path, tj->path, sizeof tj->path, err) < 0 ||
+    if (journal_path(paths_sessions(NULL), id_or_path, tj->path, sizeof tj->path, err) < 0 ||
         journal_load(tj->path, &tj->log, err) < 0)
         return -1;
     if (tj->log.n == 0 ||

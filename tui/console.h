@@ -23,7 +23,7 @@ typedef struct {
     const char *launcher, *trial_cmd;
     const char *optimizer;
     const char *theme; /* a name in themes/ */
-    /* where the data lives (main decides: cmd/datahome.h) */
+    /* where the data lives (main decides: cmd/paths.h) */
     const char *themes_dir, *catalogue_dir;
     const char *plot;  /* braille, block, ascii */
     int budget;

@@ -42,7 +42,7 @@ typedef struct Catalogue {
     AppModel *apps;
 } Catalogue;
 
-/* Where the catalogue lies under tunedeck's data home (cmd/datahome.h decides the home). */
+/* Where the catalogue lies under tunedeck's data home (cmd/paths.h decides the home). */
 #define CATALOGUE_SUBDIR "data/pollux-osdi21"
 
 /* dir: the pollux-osdi21 folder (required: core decides no paths). ResNet-110 is always

@@ -1,5 +1,5 @@
-/* The data home, resolved once at start (see datahome.h for the order and why). */
-#include "cmd/datahome.h"
+/* The paths main decides, resolved once at start (see paths.h for the order and why). */
+#include "cmd/paths.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/journal/journal.h"
 #include "core/sched/catalogue.h"
 
 #ifndef TUNEDECK_SOURCE_DIR
@@ -16,6 +17,8 @@
 
 static char home[PATH_MAX];
 static char catalogue[PATH_MAX + 64], themes[PATH_MAX + 16];
+static char sessions[PATH_MAX];
+static Error sessions_err; /* why there is no sessions folder, when there is none */
 
 static int is_dir(const char *path)
 {
@@ -43,7 +46,7 @@ static int beside_binary(char out[PATH_MAX])
     return 1;
 }
 
-void datahome_resolve(void)
+void paths_resolve(void)
 {
     const char *env = getenv("TUNEDECK_HOME");
     if (env && *env)
@@ -52,19 +55,31 @@ void datahome_resolve(void)
         snprintf(home, sizeof home, "%s", TUNEDECK_SOURCE_DIR);
     snprintf(catalogue, sizeof catalogue, "%s/%s", home, CATALOGUE_SUBDIR);
     snprintf(themes, sizeof themes, "%s/themes", home);
+    if (journal_dir(getenv("TUNEDECK_STATE_DIR"), getenv("XDG_STATE_HOME"), getenv("HOME"),
+                    sessions, sizeof sessions, &sessions_err) < 0)
+        sessions[0] = '\0';
 }
 
-const char *datahome(void)
+const char *paths_data_home(void)
 {
     return home;
 }
 
-const char *datahome_catalogue(void)
+const char *paths_catalogue(void)
 {
     return catalogue;
 }
 
-const char *datahome_themes(void)
+const char *paths_themes(void)
 {
     return themes;
+}
+
+const char *paths_sessions(Error *err)
+{
+    if (sessions[0])
+        return sessions;
+    if (err)
+        *err = sessions_err;
+    return NULL;
 }
