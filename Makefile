@@ -101,20 +101,21 @@ bench: deps all $(BENCHES)
 
 # Installed layout (docs/install.md): programs in bin, data/themes/examples in
 # share/tunedeck (found beside the binary at run time, so DESTDIR trees run where they lie),
-# the man page, bash completion. `make install DESTDIR=/tmp/x PREFIX=/usr`.
+# the man page, bash and zsh completion. `make install DESTDIR=/tmp/x PREFIX=/usr`.
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 BINDIR      := $(DESTDIR)$(PREFIX)/bin
 SHAREDIR    := $(DESTDIR)$(PREFIX)/share/tunedeck
 MAN1DIR     := $(DESTDIR)$(PREFIX)/share/man/man1
 BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  := $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 HELPERS     := tunedeck-worker tunedeck-jobctl tunedeck-rexec
 # What a compute node runs: the inventory's trial command and the live jobs (tunedeck-jobctl
 # is a test driver that runs beside tunedeck, not on the nodes).
 NODE_PROGS  := tunedeck-worker
 
 install: all
-	install -d $(BINDIR) $(SHAREDIR) $(MAN1DIR) $(BASHCOMPDIR)
+	install -d $(BINDIR) $(SHAREDIR) $(MAN1DIR) $(BASHCOMPDIR) $(ZSHCOMPDIR)
 	install -m 755 $(BUILD)/tunedeck $(addprefix $(BUILD)/,$(HELPERS)) $(BINDIR)
 	cp -R data themes examples $(SHAREDIR)
 	# Data, not programs (examples/trial.py runs through python3): readable, not executable.
@@ -122,6 +123,7 @@ install: all
 	install -m 644 docs/man/tunedeck.1 $(MAN1DIR)
 	for h in $(HELPERS); do echo '.so man1/tunedeck.1' >$(MAN1DIR)/$$h.1; done
 	install -m 644 tools/completion/tunedeck.bash $(BASHCOMPDIR)/tunedeck
+	install -m 644 tools/completion/_tunedeck $(ZSHCOMPDIR)/_tunedeck
 
 # Only what compute nodes run: `make install-node PREFIX=$$HOME/.local` on each node.
 install-node: $(addprefix $(BUILD)/,$(NODE_PROGS))
@@ -131,7 +133,7 @@ install-node: $(addprefix $(BUILD)/,$(NODE_PROGS))
 uninstall:
 	rm -f $(BINDIR)/tunedeck $(addprefix $(BINDIR)/,$(HELPERS))
 	rm -f $(MAN1DIR)/tunedeck.1 $(addprefix $(MAN1DIR)/,$(addsuffix .1,$(HELPERS)))
-	rm -f $(BASHCOMPDIR)/tunedeck
+	rm -f $(BASHCOMPDIR)/tunedeck $(ZSHCOMPDIR)/_tunedeck
 	rm -rf $(SHAREDIR)
 
 # A Debian package from this build (tools/mkdeb.sh: make install into a staging tree,

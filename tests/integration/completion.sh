@@ -1,6 +1,7 @@
 #!/bin/sh
 # bash completion (tools/completion/tunedeck.bash): sourced in a real bash, the function
-# called with COMP_WORDS/COMP_CWORD as bash sets them, COMPREPLY checked.
+# called with COMP_WORDS/COMP_CWORD as bash sets them, COMPREPLY checked; then zsh's, typed
+# into a real zsh in tmux (tests/integration/lib/zshcomplete.sh).
 set -u
 bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -72,5 +73,15 @@ complete_words tunedeck tune --budget "" >"$tmp/reply"
 PATH="$(dirname "$bin"):$PATH" bash -c '. "$1"; complete -p tunedeck' sh \
     "$root/tools/completion/tunedeck.bash" | grep -q -- '-F _tunedeck tunedeck' ||
     fail "complete -p tunedeck does not name _tunedeck"
+
+# zsh runs the same completion through bashcompinit (tools/completion/_tunedeck).
+zsh_expect() { # REGEX LINE
+    sh "$root/tests/integration/lib/zshcomplete.sh" "$root/tools/completion" "$(dirname "$bin")" "$1" "$2"
+    case $? in 0) ;; 2) fail "zsh is missing (make deps installs it)" ;; *) fails=$((fails + 1)) ;; esac
+}
+zsh_expect '^ready> tunedeck schedule ?$' 'tunedeck sched'
+zsh_expect '^ready> tunedeck tune --optimizer ?$' 'tunedeck tune --opt'
+zsh_expect '^ready> tunedeck tune --optimizer uniform-gpus ?$' 'tunedeck tune --optimizer uniform-g'
+zsh_expect "^ready> tunedeck tune --resume $id ?\$" 'tunedeck tune --resume '
 
 [ $fails -eq 0 ]

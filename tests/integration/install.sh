@@ -21,7 +21,8 @@ make -s -C "$root" BUILD="$build" install DESTDIR="$dest" PREFIX=/usr >"$tmp/mak
 for f in bin/tunedeck bin/tunedeck-worker bin/tunedeck-rexec bin/tunedeck-jobctl \
     share/tunedeck/data/pollux-osdi21/traces share/tunedeck/themes/default.json \
     share/tunedeck/examples/lab-cluster.json share/man/man1/tunedeck.1 \
-    share/man/man1/tunedeck-worker.1 share/bash-completion/completions/tunedeck; do
+    share/man/man1/tunedeck-worker.1 share/bash-completion/completions/tunedeck \
+    share/zsh/vendor-completions/_tunedeck; do
     [ -e "$dest/usr/$f" ] || fail "make install left out /usr/$f"
 done
 [ -x "$dest/usr/bin/tunedeck" ] || fail "the installed tunedeck is not executable"

@@ -51,6 +51,9 @@ MANWIDTH=80 man -M "$usr/share/man" tunedeck-worker 2>/dev/null | grep -q "HELPE
     fail "man tunedeck-worker does not lead to tunedeck(1)"
 bash -c ". '$usr/share/bash-completion/completions/tunedeck' && complete -p tunedeck" \
     >/dev/null 2>&1 || fail "the installed completion does not source"
+# zsh's completion finds the installed bash one (../../bash-completion/completions).
+sh "$(dirname "$0")/zshcomplete.sh" "$usr/share/zsh/vendor-completions" "$usr/bin" \
+    '^ready> tunedeck tune --optimizer ?$' 'tunedeck tune --opt' || fail "the installed zsh completion"
 
 # The console in tmux: it draws, its themes come from the installed share folder.
 T new-session -d -s c -x 100 -y 30 \
