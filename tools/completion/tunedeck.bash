@@ -18,12 +18,15 @@ _tunedeck()
     bin="${COMP_WORDS[0]}"
     COMPREPLY=()
 
-    # The command: the first word after the program that is not an option or its value.
+    # The commands main's --help lists; the command is the first of them on the line.
+    local commands
+    commands=" $(echo $("$bin" --help 2>/dev/null | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p')) "
     cmd=""
     for ((i = 1; i < COMP_CWORD; i++)); do
-        case "${COMP_WORDS[i]}" in
-        tune | console | schedule | sessions | hosts | sim-trial) cmd="${COMP_WORDS[i]}"; break ;;
-        esac
+        if [[ "${COMP_WORDS[i]}" != -* && "$commands" == *" ${COMP_WORDS[i]} "* ]]; then
+            cmd="${COMP_WORDS[i]}"
+            break
+        fi
     done
 
     case "$prev" in
@@ -69,7 +72,7 @@ _tunedeck()
     esac
 
     if [ -z "$cmd" ] && [[ "$cur" != -* ]]; then
-        COMPREPLY=($(compgen -W "tune console schedule sessions hosts sim-trial" -- "$cur"))
+        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
         return
     fi
     local help=("$bin" "${cmd:-console}")
