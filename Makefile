@@ -114,14 +114,15 @@ HELPERS     := tunedeck-worker tunedeck-jobctl tunedeck-rexec
 # is a test driver that runs beside tunedeck, not on the nodes).
 NODE_PROGS  := tunedeck-worker
 
+# data/, themes/ and examples/ are data, not programs (examples/trial.py runs through
+# python3): folders 755, files 644. Each helper's man page leads to tunedeck(1).
 install: all
 	install -d $(BINDIR) $(SHAREDIR) $(MAN1DIR) $(BASHCOMPDIR) $(ZSHCOMPDIR)
 	install -m 755 $(BUILD)/tunedeck $(addprefix $(BUILD)/,$(HELPERS)) $(BINDIR)
 	cp -R data themes examples $(SHAREDIR)
-	# Data, not programs (examples/trial.py runs through python3): readable, not executable.
 	find $(SHAREDIR) -type d -exec chmod 755 {} + && find $(SHAREDIR) -type f -exec chmod 644 {} +
 	install -m 644 docs/man/tunedeck.1 $(MAN1DIR)
-	for h in $(HELPERS); do echo '.so man1/tunedeck.1' >$(MAN1DIR)/$$h.1; done
+	for h in $(HELPERS); do echo '.so man1/tunedeck.1' >$(MAN1DIR)/$$h.1 && chmod 644 $(MAN1DIR)/$$h.1; done
 	install -m 644 tools/completion/tunedeck.bash $(BASHCOMPDIR)/tunedeck
 	install -m 644 tools/completion/_tunedeck $(ZSHCOMPDIR)/_tunedeck
 
