@@ -12,6 +12,7 @@ sock="tunedeck-installed-$$"
 T() { tmux -L "$sock" -f /dev/null "$@"; }
 cleanup() {
     T kill-server 2>/dev/null
+    rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock" # tmux leaves it behind
     rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM

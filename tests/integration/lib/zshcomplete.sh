@@ -9,7 +9,8 @@ command -v zsh >/dev/null || exit 2
 tmp="$(mktemp -d)"
 sock="tunedeck-zsh-$$"
 T() { tmux -L "$sock" -f /dev/null "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+# (tmux leaves its socket file behind; it is removed with the server)
+trap 'T kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"; rm -rf "$tmp"' EXIT INT TERM
 T new-session -d -s z -x 160 -y 20 \
     "env -i PATH='$bindir':/usr/bin:/bin TERM=xterm HOME='$tmp' TUNEDECK_STATE_DIR='${TUNEDECK_STATE_DIR:-$tmp}' zsh -f"
 T send-keys -t z "PS1='ready> '; fpath=('$fp' \$fpath); autoload -U compinit && compinit -u -d '$tmp/zcd'; clear" Enter
