@@ -9,6 +9,8 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/paths.h"
+#include "core/base/exitcode.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/session.h"
@@ -89,15 +91,15 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 'b':
             a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 's':
             if (flags_long("tune", "--seed", optarg, 0, 1L << 62, &a->seed) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'T':
             if (flags_double("tune", "--trial-timeout", optarg, 0.001, 1e7, &a->timeout_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'h': usage(stdout); return 1;
         default:
@@ -106,28 +108,28 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck tune: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->resume && a->setup_flag) {
         fprintf(stderr, "tunedeck tune: --resume: '--%s' comes from the session's journal; only "
                         "--budget and --json go with --resume\n",
                 a->setup_flag);
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->resume)
         return 0;
     if (!a->sim == !a->cluster) {
         fprintf(stderr, "tunedeck tune: expected either --sim SPEC or --cluster FILE --job FILE\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->cluster && !a->job) {
         fprintf(stderr, "tunedeck tune: --cluster: expected a --job FILE with it\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->sim && a->job) {
         fprintf(stderr, "tunedeck tune: --job: the simulator brings its own job; drop --job "
                         "or use --cluster\n");
-        return 2;
+        return EXIT_USAGE;
     }
     return 0;
 }
@@ -241,7 +243,7 @@ static int spec_from_args(const TuneArgs *a, Session *ses, SessionSpec *spec)
     Error err;
     if (session_resume(ses, a->resume, spec, a->budget_set, &err) < 0) {
         fprintf(stderr, "tunedeck tune: --resume: %s\n", err.msg);
-        return -1;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     return 0;
 }
@@ -253,18 +255,19 @@ static void report_stderr(void *userdata, const char *line)
     fprintf(stderr, "tunedeck tune: %s\n", line);
 }
 
-/* Opens the session and its journal; says why not on stderr. */
+/* Opens the session and its journal; says why not on stderr and returns the exit status
+ * (a bad option value, a bad input file, a journal that cannot begin). */
 static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec)
 {
     Error err;
     if (session_open(ses, spec, &err) < 0) {
         fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-        return -1;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     if (session_journal_begin(ses, &err) < 0) {
         fprintf(stderr, "tunedeck tune: %s%s\n", err.msg,
                 a->resume ? "" : " (--no-journal runs without one)");
-        return -1;
+        return EXIT_FAILED;
     }
     if (ses->journal_open)
         fprintf(stderr, "tunedeck tune: session %s (journal %s)\n", tune_journal_id(ses->journal),
@@ -278,15 +281,15 @@ int cmd_tune(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc == 1 ? 0 : rc;
-    Session *ses = session_new(!a.no_journal || a.resume);
+    Session *ses = session_new(!a.no_journal || a.resume, paths_sessions(NULL));
     if (!ses) {
         fprintf(stderr, "tunedeck tune: out of memory\n");
-        return 2;
+        return EXIT_FAILED;
     }
     SessionSpec spec;
-    if (spec_from_args(&a, ses, &spec) < 0 || open_session(&a, ses, &spec) < 0) {
+    if ((rc = spec_from_args(&a, ses, &spec)) || (rc = open_session(&a, ses, &spec))) {
         session_free(ses);
-        return 2;
+        return rc;
     }
     a.budget = spec.budget;
     a.seed = spec.seed;

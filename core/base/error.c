@@ -13,6 +13,14 @@ int error_set(Error *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    err->kind = ERROR_OTHER;
+    return -1;
+}
+
+int error_mark(Error *err, ErrorKind kind)
+{
+    if (err)
+        err->kind = kind;
     return -1;
 }
 

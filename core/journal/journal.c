@@ -23,11 +23,9 @@ struct Journal {
     char path[4096];
 };
 
-int journal_dir(char *out, size_t cap, Error *err)
+int journal_dir(const char *dir, const char *xdg, const char *home, char *out, size_t cap,
+                Error *err)
 {
-    const char *dir = getenv("TUNEDECK_STATE_DIR");
-    const char *xdg = getenv("XDG_STATE_HOME");
-    const char *home = getenv("HOME");
     int n;
     if (dir && dir[0])
         n = snprintf(out, cap, "%s/sessions", dir);
@@ -98,7 +96,7 @@ int journal_id_valid(const char *id)
     return 1;
 }
 
-int journal_path(const char *id_or_path, char *out, size_t cap, Error *err)
+int journal_path(const char *dir, const char *id_or_path, char *out, size_t cap, Error *err)
 {
     if (strchr(id_or_path, '/')) {
         if (snprintf(out, cap, "%s", id_or_path) >= (int)cap)
@@ -110,9 +108,9 @@ int journal_path(const char *id_or_path, char *out, size_t cap, Error *err)
                          "journal: expected a session id of letters, digits, '.', '_' or "
                          "'-' (see `tunedeck sessions`), found '%s'",
                          id_or_path);
-    char dir[4000];
-    if (journal_dir(dir, sizeof dir, err) < 0)
-        return -1;
+    if (!dir)
+        return error_set(err, "journal: no state folder: set TUNEDECK_STATE_DIR, "
+                              "XDG_STATE_HOME or HOME");
     if (snprintf(out, cap, "%s/%s%s", dir, id_or_path, JOURNAL_EXT) >= (int)cap)
         return error_set(err, "journal: path too long");
     return 0;

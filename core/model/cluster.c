@@ -354,6 +354,7 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
 {
     if (!cJSON_IsObject(root)) {
         error_set(err, "%s: expected a JSON object, found %s", source, jfield_type_name(root));
+        error_mark(err, ERROR_INPUT);
         return NULL;
     }
     Cluster *c = cluster_new(NULL);
@@ -435,14 +436,17 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     return c;
 fail:
     cluster_free(c);
+    error_mark(err, ERROR_INPUT); /* a bad inventory, whichever field */
     return NULL;
 }
 
 Cluster *cluster_load(const char *path, Error *err)
 {
     cJSON *root = jfield_parse_file(path, err);
-    if (!root)
+    if (!root) {
+        error_mark(err, ERROR_INPUT);
         return NULL;
+    }
     Cluster *c = cluster_from_json(root, path, err);
     cJSON_Delete(root);
     return c;

@@ -57,7 +57,7 @@ static int parse_sync(const cJSON *root, const char *source, JobSpec *out, Error
     return 0;
 }
 
-int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *err)
+static int job_parse(const cJSON *root, const char *source, JobSpec *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     out->iterations = 20;
@@ -91,12 +91,18 @@ int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *er
     return 0;
 }
 
+/* Every failure is a bad job file (or journal entry): marked ERROR_INPUT for main. */
+int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *err)
+{
+    return job_parse(root, source, out, err) < 0 ? error_mark(err, ERROR_INPUT) : 0;
+}
+
 int job_load(const char *path, JobSpec *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     cJSON *root = jfield_parse_file(path, err);
     if (!root)
-        return -1;
+        return error_mark(err, ERROR_INPUT);
     int rc = job_from_json(root, path, out, err);
     cJSON_Delete(root);
     if (rc < 0)

@@ -336,18 +336,12 @@ static int add_seed_resnet(AppModel *a, Error *err)
     return 0;
 }
 
-static const char *default_dir(char *buf, size_t cap)
-{
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(buf, cap, "%s/data/pollux-osdi21", home && *home ? home : TUNEDECK_SOURCE_DIR);
-    return buf;
-}
-
 Catalogue *catalogue_load(const char *dir, Error *err)
 {
-    char buf[4096];
-    if (!dir)
-        dir = default_dir(buf, sizeof buf);
+    if (!dir) { /* the caller (main) decides where data lives */
+        error_set(err, "catalogue: no data folder given");
+        return NULL;
+    }
     size_t nm = sizeof POLLUX_MODELS / sizeof POLLUX_MODELS[0];
     Catalogue *c = calloc(1, sizeof *c);
     if (!c || !(c->apps = calloc(nm + 1, sizeof *c->apps))) {
@@ -363,6 +357,7 @@ Catalogue *catalogue_load(const char *dir, Error *err)
         snprintf(sub, sizeof sub, "%s/traces/%s", dir, a->name);
         if (load_traces(a, sub, err) < 0 || load_validation(a, sub, err) < 0) {
             catalogue_free(c);
+            error_mark(err, ERROR_INPUT);
             return NULL;
         }
         if (POLLUX_MODELS[i].max_local)

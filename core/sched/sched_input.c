@@ -57,7 +57,7 @@ int sched_load_workload(SchedState *s, const char *path, Error *err)
     SchedJobSpec *specs;
     size_t n;
     if (workload_load(path, s->cat, &specs, &n, err) < 0)
-        return -1;
+        return error_mark(err, ERROR_INPUT);
     size_t before = s->n_jobs;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
@@ -68,7 +68,7 @@ int sched_load_workload(SchedState *s, const char *path, Error *err)
             free(s->jobs[--s->n_jobs].name);
         }
     workload_free(specs, n);
-    return rc;
+    return rc < 0 ? error_mark(err, ERROR_INPUT) : 0;
 }
 
 static double rng_uniform(SchedState *s)

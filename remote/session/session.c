@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-Session *session_new(int with_journal)
+Session *session_new(int with_journal, const char *journal_dir)
 {
     Session *s = calloc(1, sizeof *s);
     /* Without a journal the object still answers (an empty id, events ignored), so the
      * process groups are kept and stopped all the same. */
-    if (!s || !(s->journal = tune_journal_new())) {
+    if (!s || !(s->journal = tune_journal_new(journal_dir))) {
         free(s);
         return NULL;
     }

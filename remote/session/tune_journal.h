@@ -19,7 +19,9 @@ typedef struct {
 
 typedef struct TuneJournal TuneJournal;
 
-TuneJournal *tune_journal_new(void);
+/* dir: the journals' folder, decided by main (cmd/paths.c); NULL when there is none (a new
+ * journal cannot start then, nor a resume by id). */
+TuneJournal *tune_journal_new(const char *dir);
 void tune_journal_free(TuneJournal *tj);
 /* For TunerConfig.on_event / .userdata. A failed write stops the session from launching. */
 void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec);

@@ -144,4 +144,65 @@ check_bad "examples: cannot read: Is a directory" schedule --policy doubling --w
 printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
 grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
 
+# Exit status: one meaning per code across every command and helper (core/base/exitcode.h,
+# tunedeck(1) EXIT STATUS): 2 usage, 3 bad input file, 4 remote failure, 128+signal.
+worker="$(dirname "$bin")/tunedeck-worker" rexec="$(dirname "$bin")/tunedeck-rexec"
+exit_is() { # CODE WHAT COMMAND...: runs it with stdin from /dev/null
+    code="$1" what="$2"
+    shift 2
+    "$@" </dev/null >/dev/null 2>"$tmp/e"
+    rc=$?
+    [ $rc -eq "$code" ] || fail "$what: '$*' exited $rc, expected $code ($(head -1 "$tmp/e"))"
+}
+exit_is 2 "usage" "$bin" tuen
+exit_is 2 "usage" "$bin" --bogus
+exit_is 2 "usage" "$bin" tune --bogus
+exit_is 2 "usage" "$bin" tune --sim B:googlenet --budget lots
+exit_is 2 "usage" "$bin" tune --sim Q:googlenet
+exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic
+exit_is 2 "usage" "$bin" tune --cluster $cl
+exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
+exit_is 2 "usage" "$bin" schedule --live --cluster $cl
+exit_is 2 "usage" "$bin" hosts
+exit_is 2 "usage" "$bin" sessions --bogus
+exit_is 2 "usage" "$bin" sim-trial
+exit_is 2 "usage" "$worker" --bogus
+exit_is 2 "usage" "$rexec" --cluster $cl
+exit_is 3 "bad input file" "$bin" tune --cluster "$tmp/missing.json" --job $job
+exit_is 3 "bad input file" "$bin" tune --cluster "$tmp/trunc.json" --job $job
+exit_is 3 "bad input file" "$bin" tune --cluster "$tmp/unktype.json" --job $job
+exit_is 3 "bad input file" "$bin" tune --cluster $cl --job "$tmp/batch.json"
+exit_is 3 "bad input file" "$bin" --cluster "$tmp/badtype.json" --job $job
+exit_is 3 "bad input file" "$bin" --cluster $cl --job "$tmp/missing.json"
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload "$tmp/missing.csv"
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload examples
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --arrival-mean 60 --jobs 2 --data "$tmp"
+exit_is 3 "bad input file" "$bin" schedule --live --cluster "$tmp/trunc.json" --workload examples/live-workload.csv
+exit_is 3 "bad input file" "$bin" hosts --cluster "$tmp/trunc.json"
+exit_is 3 "bad input file" "$rexec" --cluster "$tmp/trunc.json" --sh true
+printf 'not json' >"$tmp/garbage"
+exit_is 3 "bad input file" sh -c '"$1" sim-trial B:googlenet <"$2"' sh "$bin" "$tmp/garbage"
+exit_is 3 "bad input file" sh -c '"$1" <"$2"' sh "$worker" "$tmp/garbage"
+# A remote failure: a host whose port refuses the connection.
+printf '{"name":"x","ssh":{"port":1,"connect_timeout_s":2},"machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"127.0.0.1","type":"t"}]}' >"$tmp/refused.json"
+exit_is 4 "remote failure" "$bin" hosts --cluster "$tmp/refused.json" --gpu-wait 0
+exit_is 4 "remote failure" "$rexec" --cluster "$tmp/refused.json" --sh true
+# Interrupted: 128 + the signal, as the shell reports it. (A background job of a
+# non-interactive sh starts with SIGINT ignored; env gives the command the default back.)
+interrupted() { # SIGNAL CODE
+    rm -f "$tmp/trial.pid"
+    env --default-signal=INT "$bin" tune --sim B:googlenet --launcher local --budget 1 \
+        --no-journal --trial-cmd "echo \$\$ >'$tmp/trial.pid'; exec sleep 30" >/dev/null 2>&1 &
+    pid=$!
+    i=0
+    while [ ! -s "$tmp/trial.pid" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -s "$1" $pid
+    wait $pid
+    rc=$?
+    [ $rc -eq "$2" ] || fail "tune ended by SIG$1 exited $rc, expected $2"
+    [ -s "$tmp/trial.pid" ] && kill "$(cat "$tmp/trial.pid")" 2>/dev/null
+}
+interrupted INT 130
+interrupted TERM 143
+
 [ $fails -eq 0 ]

@@ -8,7 +8,7 @@ Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_mac
 {
     Cluster *c = cluster_new(name);
     cr_assert_not_null(c);
-    Error e = {{0}};
+    Error e = {0};
     long t = cluster_add_type(c, type, &e);
     cr_assert(t >= 0, "%s", e.msg);
     for (size_t i = 0; i < n_machines; i++) {
@@ -22,7 +22,7 @@ Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_mac
 
 SimCluster *fixture_sim(const char *spec)
 {
-    Error e = {{0}};
+    Error e = {0};
     SimCluster *sim = simcluster_new(spec, &e);
     cr_assert_not_null(sim, "%s: %s", spec, e.msg);
     return sim;
@@ -30,7 +30,7 @@ SimCluster *fixture_sim(const char *spec)
 
 static void to_accumulator(void *acc, const TrialEvent *ev)
 {
-    Error e = {{0}};
+    Error e = {0};
     cr_assert_eq(trial_accumulator_add(acc, ev, &e), 0, "%s", e.msg);
 }
 
@@ -61,8 +61,8 @@ const char *fixture_text(const char *name)
 
 Catalogue *fixture_catalogue(void)
 {
-    Error e = {{0}};
-    Catalogue *cat = catalogue_load(NULL, &e);
+    Error e = {0};
+    Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
     return cat;
 }

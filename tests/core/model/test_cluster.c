@@ -166,7 +166,7 @@ static int add_machines_until_refused(void *ud)
     MachineType t = {.name = "t", .bandwidth_gbps = 1, .devices = &cpu, .n_devices = 1};
     if (!c || cluster_add_type(c, &t, NULL) != 0)
         return 10;
-    Error err = {{0}};
+    Error err = {0};
     for (size_t i = 0; i < 100000000; i++) {
         char name[32];
         snprintf(name, sizeof name, "m%zu", i);
@@ -199,7 +199,7 @@ static int parse_huge_inventory(void *text)
     cJSON *j = cJSON_Parse(text);
     if (!j)
         return 20;
-    Error err = {{0}};
+    Error err = {0};
     Cluster *c = cluster_from_json(j, "huge.json", &err);
     cJSON_Delete(j);
     if (c)
@@ -221,4 +221,15 @@ Test(cluster, an_inventory_too_large_for_memory_is_an_error_naming_the_entry)
                         "%s{\"name\": \"r%d-n[0-99999]\", \"type\": \"t\"}", i ? ", " : "", i);
     snprintf(text + len, sizeof text - (size_t)len, "]}");
     cr_assert_eq(low_memory_run(32 << 20, parse_huge_inventory, text), 0);
+}
+
+Test(cluster, a_missing_or_bad_inventory_is_marked_as_bad_input)
+{
+    Error e;
+    cr_assert_null(cluster_load("/nonexistent/cluster.json", &e));
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON *bad = cJSON_Parse("{\"name\": 3}");
+    cr_assert_null(cluster_from_json(bad, "x.json", &e));
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON_Delete(bad);
 }

@@ -131,3 +131,15 @@ Test(job, rejects_bad_sync_and_collective)
     rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"collective\": \"ring\"}",
             "field 'collective': only an allreduce job");
 }
+
+Test(job, a_missing_or_bad_job_file_is_marked_as_bad_input)
+{
+    Error e;
+    JobSpec j;
+    cr_assert_eq(job_load("/nonexistent/job.json", &j, &e), -1);
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON *bad = cJSON_Parse("{\"name\": \"j\", \"model_mb\": 1, \"batch\": 0}");
+    cr_assert_eq(job_from_json(bad, "x.json", &j, &e), -1);
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON_Delete(bad);
+}

@@ -324,7 +324,7 @@ static int fit_too_many_points(void *ud)
         X[i] = i;
         Y[i] = sin(i * 0.01);
     }
-    Error e = {{0}};
+    Error e = {0};
     Gp *g = gp_new(GP_KERNEL_SE, 1, &e);
     if (!g)
         return 30;

@@ -318,7 +318,7 @@ Test(sgd_model, a_cluster_without_devices_is_refused)
 {
     Cluster *empty = cluster_new("empty");
     cluster_finish(empty);
-    Error e = {{0}};
+    Error e = {0};
     cr_assert_null(sgd_model_new(empty, &job, &e));
     cr_assert(strstr(e.msg, "empty"), "%s", e.msg);
     cluster_free(empty);

@@ -153,7 +153,7 @@ Test(simcluster, invalid_or_oversized_schedules_end_in_an_error_event)
 static int build_huge_simulated_cluster(void *ud)
 {
     (void)ud;
-    Error err = {{0}};
+    Error err = {0};
     SimCluster *sim = simcluster_new("G100000:googlenet", &err);
     if (sim)
         return 40;

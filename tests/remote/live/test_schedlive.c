@@ -116,7 +116,7 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     c->ssh.port = 1; /* nothing listens: connection refused */
     c->ssh.connect_timeout_s = 2;
     snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
-    Catalogue *cat = catalogue_load(NULL, &e);
+    Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
     SchedConfig cfg;
     sched_config_default(&cfg);
