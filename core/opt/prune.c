@@ -1,0 +1,46 @@
+/* The prune rule. An iteration can be slowed by warm-up (allocation, caches, the first
+ * communication) but not sped up, so the fastest iteration seen is a lower end of the time
+ * this schedule would settle at. When even that lower end is above k × the best measured
+ * trial, the rest of the trial cannot change the outcome of the search and is not run. */
+#include "core/opt/prune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+PrunePolicy prune_policy_default(void)
+{
+    return (PrunePolicy){.k = PRUNE_DEFAULT_K, .min_iterations = PRUNE_MIN_ITERATIONS};
+}
+
+int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out)
+{
+    memset(out, 0, sizeof *out);
+    out->fastest_s = INFINITY;
+    for (size_t i = 0; i < in->n; i++) {
+        double v = in->iter_s[i];
+        if (!(v >= 0) || !isfinite(v))
+            continue;
+        out->seen++;
+        if (v < out->fastest_s)
+            out->fastest_s = v;
+    }
+    if (!(p->k > 1) || !(in->best_s > 0) || !isfinite(in->best_s) || out->seen == 0)
+        return 0;
+    out->threshold_s = p->k * in->best_s;
+    /* Nothing is saved by stopping a trial that has run all its iterations. */
+    if (in->iterations > 0 && out->seen >= in->iterations)
+        return 0;
+    /* When the model also expects the schedule to be slow (an operator's override, or a
+     * suggestion made for its uncertainty), one iteration is evidence enough. */
+    int model_agrees = in->predicted_p10_s > out->threshold_s;
+    int need = model_agrees ? 1 : (p->min_iterations > 1 ? p->min_iterations : 1);
+    if (out->seen < need || !(out->fastest_s > out->threshold_s))
+        return 0;
+    out->prune = 1;
+    snprintf(out->reason, sizeof out->reason,
+             "pruned after %d of %d iterations%s: fastest %.3g s > %.3g x best %.3g s%s",
+             out->seen, in->iterations, out->seen <= in->warmup ? " (in warm-up)" : "",
+             out->fastest_s, p->k, in->best_s, model_agrees ? "; the model agreed" : "");
+    return 1;
+}

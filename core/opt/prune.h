@@ -1,0 +1,41 @@
+/* Pruning a trial from its live iteration stream (issue 14): a pure decision from the
+ * iterations seen so far, the model's prediction and the best measured schedule. */
+#ifndef TUNEDECK_PRUNE_H
+#define TUNEDECK_PRUNE_H
+
+#include <stddef.h>
+
+/* A trial whose fastest iteration is slower than this many times the best measured trial
+ * is stopped: 2× leaves room for warm-up and noise, and a schedule twice as slow as one
+ * already run cannot become the best. */
+#define PRUNE_DEFAULT_K 2.0
+/* Iterations needed before a prune: the first one alone carries start-up costs. */
+#define PRUNE_MIN_ITERATIONS 2
+
+typedef struct {
+    double k;           /* threshold, a multiple of the best measured time; <= 1 never prunes */
+    int min_iterations; /* evidence needed when the model does not already agree */
+} PrunePolicy;
+
+typedef struct {
+    const double *iter_s;   /* time of each iteration seen, in order; < 0 or NaN: missing */
+    size_t n;
+    int warmup;             /* the trial's warm-up iterations */
+    int iterations;         /* the iterations the trial will run in all */
+    double predicted_p10_s; /* the model's lower end for this schedule; < 0: no prediction */
+    double best_s;          /* the best measured trial so far; < 0 or not finite: none */
+} PruneInput;
+
+typedef struct {
+    int prune;
+    int seen;           /* iterations with a time */
+    double fastest_s;   /* the lower end of this trial's time: its fastest iteration */
+    double threshold_s; /* k × best */
+    char reason[200];   /* why it was pruned; empty otherwise */
+} PruneDecision;
+
+PrunePolicy prune_policy_default(void);
+/* Fills *out; returns out->prune. */
+int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out);
+
+#endif
