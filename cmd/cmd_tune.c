@@ -13,6 +13,7 @@
 #include "cmd/tune_orphans.h"
 #include "core/sim/simcluster.h"
 #include "remote/ssh/hostpool.h"
+#include "core/opt/prune.h"
 #include "remote/launch/tuner.h"
 
 static void usage(FILE *out)
@@ -21,6 +22,7 @@ static void usage(FILE *out)
             "usage: tunedeck tune (--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE)\n"
             "                     [--launcher NAME] [--trial-cmd CMD] [--optimizer NAME]\n"
             "                     [--budget N] [--seed N] [--trial-timeout S] [--json]\n"
+            "                     [--no-prune] [--stop-when-converged]\n"
             "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
             "\n"
@@ -34,13 +36,19 @@ static void usage(FILE *out)
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
+            "  --no-prune         run every trial to its end (by default a trial whose\n"
+            "                     fastest iteration is over %gx the best trial's time stops\n"
+            "                     after %d iterations)\n"
+            "  --stop-when-converged  stop before the budget once %d suggestions in a row\n"
+            "                     expect to gain less than %g%% on the best time\n"
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
             "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
             "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
-            simcluster_settings_help(), launcher_names(), optimizer_names());
+            simcluster_settings_help(), launcher_names(), optimizer_names(), PRUNE_DEFAULT_K,
+            PRUNE_MIN_ITERATIONS, TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
 }
 
 typedef struct {
@@ -48,7 +56,7 @@ typedef struct {
     long budget, seed;
     double timeout_s;
     const char *resume, *setup_flag; /* setup_flag: a flag --resume takes from the journal */
-    int budget_set, no_journal;
+    int budget_set, no_journal, no_prune, stop_when_converged;
     int json, accept_keys;
 } TuneArgs;
 
@@ -62,6 +70,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
         {"resume", required_argument, 0, 'R'},    {"no-journal", no_argument, 0, 'N'},
         {"accept-new-host-keys", no_argument, 0, 'A'},
+        {"no-prune", no_argument, 0, 'P'},   {"stop-when-converged", no_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->budget = 10;
@@ -74,7 +83,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     int li = -1;
     while ((c = getopt_long(argc, argv, "h", LONG, &li)) != -1) {
         /* By the option's own name: argv[optind - 1] is its value in "--seed 3". */
-        if (c > 0 && strchr("ScjltosTN", c) && li >= 0)
+        if (c > 0 && strchr("ScjltosTNPC", c) && li >= 0)
             a->setup_flag = LONG[li].name;
         li = -1;
         switch (c) {
@@ -88,6 +97,8 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 'o': a->optimizer = optarg; break;
         case 'J': a->json = 1; break;
         case 'A': a->accept_keys = 1; break;
+        case 'P': a->no_prune = 1; break;
+        case 'C': a->stop_when_converged = 1; break;
         case 'b':
             a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
@@ -241,6 +252,8 @@ static int resume_setup(TuneArgs *a, TuneJournal *tj, TuneSetup *rs)
     a->trial_cmd = rs->trial_cmd[0] ? rs->trial_cmd : NULL;
     a->seed = rs->seed;
     a->timeout_s = rs->timeout_s;
+    a->no_prune = rs->no_prune;
+    a->stop_when_converged = rs->stop_when_converged;
     if (!a->budget_set)
         a->budget = rs->budget;
     return 0;
@@ -267,6 +280,8 @@ static int journal_begin(const TuneArgs *a, TuneJournal *tj, Tuner *t, const Tun
         s.seed = a->seed;
         s.budget = a->budget;
         s.timeout_s = a->timeout_s;
+        s.no_prune = a->no_prune;
+        s.stop_when_converged = a->stop_when_converged;
         s.cluster = a->sim ? NULL : cluster_to_json(cluster);
         s.job = a->sim ? NULL : job_to_json(job);
         rc = tune_journal_start(tj, t, &s, &err);
@@ -376,6 +391,8 @@ int cmd_tune(int argc, char **argv)
         .seed = (uint64_t)a.seed,
         .budget = (int)a.budget,
         .launcher = lk,
+        .no_prune = a.no_prune,
+        .stop_when_converged = a.stop_when_converged,
         .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
                    .seed = (uint64_t)a.seed, .remote = pool,
                    .on_proc = tune_procs_on_proc, .userdata = &procs},
@@ -393,6 +410,8 @@ int cmd_tune(int argc, char **argv)
         tune_orphans_stop_interrupted(pool, tj, report_stderr, NULL);
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
+    else if (tuner_converged(t))
+        fprintf(stderr, "tunedeck tune: %s\n", tuner_converged(t));
     /* A part whose connection dropped could not be stopped then (its sshd died, say): what
      * it left running is stopped now, if its host answers again. */
     if (pool && procs.seen.n)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/opt/prune.h"
 
 typedef enum { PHASE_IDLE, PHASE_SUGGESTING, PHASE_RUNNING, PHASE_STOPPED } Phase;
 
@@ -24,6 +25,14 @@ struct Tuner {
     void *run;                 /* the launcher's run of the current trial */
     Schedule *override;        /* the operator's next schedule */
     int stop_requested;        /* tuner_stop(): launch nothing more */
+    /* pruning the running trial from its iteration stream */
+    double *iter_s;            /* by iteration number, slowest host's view; < 0 not seen */
+    size_t n_iter_s;
+    char prune_reason[200];    /* set when the running trial was asked to stop */
+    /* the stop rule */
+    int stop_when_converged;
+    size_t converged_from;     /* trials before this index do not count (budget raised) */
+    char converged[ERROR_MSG_MAX];
     char last_error[ERROR_MSG_MAX];
     /* background suggestion */
     pthread_t thread;
@@ -53,6 +62,7 @@ Tuner *tuner_new(const TunerConfig *cfg, Error *err)
     t->cfg = *cfg;
     t->opt = opt;
     t->budget = cfg->budget;
+    t->stop_when_converged = cfg->stop_when_converged;
     t->wake[0] = t->wake[1] = -1;
     pthread_mutex_init(&t->opt_lock, NULL);
     if (cfg->async_suggest) {
@@ -94,6 +104,7 @@ void tuner_free(Tuner *t)
         observation_free(t->trials[i].obs);
     }
     free(t->trials);
+    free(t->iter_s);
     schedule_free(t->override);
     optimizer_free(t->opt);
     pthread_mutex_destroy(&t->opt_lock);
@@ -136,11 +147,75 @@ static void record_outcome(Tuner *t, TrialRecord *rec, Observation *o)
     emit(t, TUNER_EVENT_FINISHED, rec);
 }
 
+static double best_ok_s(const Tuner *t)
+{
+    const TrialRecord *b = tuner_best(t);
+    return b ? b->obs->time_s : -1;
+}
+
+/* The launcher's iteration hook: record the iteration, ask the prune rule. */
+static int on_iteration(void *ud, int iter, double time_s)
+{
+    Tuner *t = ud;
+    if (iter < 0 || iter > 1000000 || t->n_trials == 0)
+        return 0;
+    if ((size_t)iter >= t->n_iter_s) {
+        size_t n = (size_t)iter + 1;
+        double *grown = realloc(t->iter_s, n * sizeof *grown);
+        if (!grown)
+            return 0;
+        for (size_t i = t->n_iter_s; i < n; i++)
+            grown[i] = -1;
+        t->iter_s = grown;
+        t->n_iter_s = n;
+    }
+    if (time_s > t->iter_s[iter])
+        t->iter_s[iter] = time_s;
+    if (t->prune_reason[0])
+        return 1;
+    const TrialRecord *rec = &t->trials[t->n_trials - 1];
+    const Suggestion *sg = &rec->suggestion;
+    PrunePolicy policy = prune_policy_default();
+    PruneInput in = {.iter_s = t->iter_s,
+                     .n = t->n_iter_s,
+                     .warmup = sg->schedule->job.warmup,
+                     .iterations = sg->schedule->job.iterations,
+                     .predicted_p10_s = sg->has_prediction ? sg->p10_s : -1,
+                     .best_s = best_ok_s(t)};
+    PruneDecision d;
+    if (!prune_decide(&policy, &in, &d))
+        return 0;
+    snprintf(t->prune_reason, sizeof t->prune_reason, "%s", d.reason);
+    return 1;
+}
+
+/* A trial stopped by the prune rule keeps what it measured: its few iterations' mean is its
+ * time (docs/optimizer.md: a few-sample observation, not a censored one). */
+static void mark_pruned(Tuner *t, Observation *o)
+{
+    if (!t->prune_reason[0] || o->status != TRIAL_CANCELLED)
+        return;
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < t->n_iter_s; i++)
+        if (t->iter_s[i] >= 0) {
+            sum += t->iter_s[i];
+            n++;
+        }
+    if (!n)
+        return;
+    o->status = TRIAL_PRUNED;
+    o->time_s = sum / n;
+    snprintf(o->reason, sizeof o->reason, "%s", t->prune_reason);
+}
+
 /* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
 static void launch(Tuner *t, TrialRecord *rec)
 {
     rec->suggestion.schedule->trial = rec->trial;
     rec->started_s = clock_now_s();
+    t->n_iter_s = 0;
+    t->prune_reason[0] = 0;
     emit(t, TUNER_EVENT_STARTED, rec);
     if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
         Observation *o = observation_new(rec->suggestion.schedule);
@@ -151,7 +226,12 @@ static void launch(Tuner *t, TrialRecord *rec)
         return;
     }
     Error err;
-    t->run = t->cfg.launcher->start(&t->cfg.launch, rec->suggestion.schedule, &err);
+    LaunchConfig lc = t->cfg.launch;
+    if (!t->cfg.no_prune) {
+        lc.on_iteration = on_iteration;
+        lc.iter_userdata = t;
+    }
+    t->run = t->cfg.launcher->start(&lc, rec->suggestion.schedule, &err);
     if (!t->run) {
         Observation *o = observation_new(rec->suggestion.schedule);
         o->status = TRIAL_FAILED;
@@ -187,8 +267,35 @@ static void *suggest_thread(void *arg)
     return NULL;
 }
 
+/* The stop rule, checked before each of the optimizer's suggestions. */
+static int converged(Tuner *t)
+{
+    if (!t->stop_when_converged || t->n_trials < t->converged_from + TUNER_CONVERGED_STREAK)
+        return 0;
+    double best = best_ok_s(t);
+    if (!(best > 0))
+        return 0;
+    double most = 0;
+    for (size_t i = t->n_trials - TUNER_CONVERGED_STREAK; i < t->n_trials; i++) {
+        const TrialRecord *r = &t->trials[i];
+        if (r->overridden || !r->suggestion.has_ei || r->suggestion.ei_s >= TUNER_CONVERGED_EI * best)
+            return 0;
+        if (r->suggestion.ei_s > most)
+            most = r->suggestion.ei_s;
+    }
+    snprintf(t->converged, sizeof t->converged,
+             "converged: the last %d suggestions expected at most %.2g%% gain over the best "
+             "%.4g s",
+             TUNER_CONVERGED_STREAK, 100 * most / best, best);
+    return 1;
+}
+
 static void begin_trial(Tuner *t)
 {
+    if (!t->override && converged(t)) {
+        t->phase = PHASE_STOPPED;
+        return;
+    }
     if (t->override) {
         Suggestion sg;
         memset(&sg, 0, sizeof sg);
@@ -272,6 +379,7 @@ void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
         Observation *o = k->result(t->run);
         k->free(t->run);
         t->run = NULL;
+        mark_pruned(t, o);
         t->phase = PHASE_IDLE;
         record_outcome(t, &t->trials[t->n_trials - 1], o);
         if (t->stop_requested)
@@ -348,8 +456,32 @@ int tuner_budget(const Tuner *t)
 void tuner_set_budget(Tuner *t, int budget)
 {
     t->budget = budget < 0 ? 0 : budget;
-    if (t->phase == PHASE_STOPPED && !t->last_error[0])
+    if (t->phase == PHASE_STOPPED && !t->last_error[0]) {
         t->phase = PHASE_IDLE;
+        if (t->converged[0]) { /* more trials wanted: a new streak is needed to stop again */
+            t->converged[0] = 0;
+            t->converged_from = t->n_trials;
+        }
+    }
+}
+
+void tuner_set_stop_when_converged(Tuner *t, int on)
+{
+    t->stop_when_converged = on;
+    if (!on && t->converged[0] && t->phase == PHASE_STOPPED && !t->last_error[0]) {
+        t->converged[0] = 0;
+        t->phase = PHASE_IDLE;
+    }
+}
+
+int tuner_stop_when_converged(const Tuner *t)
+{
+    return t->stop_when_converged;
+}
+
+const char *tuner_converged(const Tuner *t)
+{
+    return t->converged[0] ? t->converged : NULL;
 }
 
 void tuner_set_paused(Tuner *t, int paused)
