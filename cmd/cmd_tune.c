@@ -163,6 +163,8 @@ static cJSON *trial_json(const TrialRecord *r)
         cJSON_AddNumberToObject(j, "predicted_p10_s", r->suggestion.p10_s);
         cJSON_AddNumberToObject(j, "predicted_p90_s", r->suggestion.p90_s);
     }
+    if (r->suggestion.has_ei)
+        cJSON_AddNumberToObject(j, "expected_improvement_s", r->suggestion.ei_s);
     if (r->overridden)
         cJSON_AddBoolToObject(j, "overridden", 1);
     cJSON_AddItemToObject(j, "schedule", schedule_to_json(r->suggestion.schedule));

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 PrunePolicy prune_policy_default(void)
@@ -43,4 +44,73 @@ int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out)
              out->seen, in->iterations, out->seen <= in->warmup ? " (in warm-up)" : "",
              out->fastest_s, p->k, in->best_s, model_agrees ? "; the model agreed" : "");
     return 1;
+}
+
+void prune_watch_init(PruneWatch *w, PrunePolicy policy)
+{
+    memset(w, 0, sizeof *w);
+    w->policy = policy;
+}
+
+void prune_watch_clear(PruneWatch *w)
+{
+    free(w->iter_s);
+    w->iter_s = NULL;
+    w->n = 0;
+}
+
+void prune_watch_reset(PruneWatch *w)
+{
+    w->n = 0;
+    w->reason[0] = 0;
+}
+
+int prune_watch_iteration(PruneWatch *w, const Schedule *s, int iter, double time_s,
+                          double p10_s, double best_s)
+{
+    if (iter < 0 || iter > 1000000)
+        return 0;
+    if ((size_t)iter >= w->n) {
+        size_t n = (size_t)iter + 1;
+        double *grown = realloc(w->iter_s, n * sizeof *grown);
+        if (!grown)
+            return 0;
+        for (size_t i = w->n; i < n; i++)
+            grown[i] = -1;
+        w->iter_s = grown;
+        w->n = n;
+    }
+    if (time_s > w->iter_s[iter])
+        w->iter_s[iter] = time_s;
+    if (w->reason[0])
+        return 1;
+    PruneInput in = {.iter_s = w->iter_s,
+                     .n = w->n,
+                     .warmup = s->job.warmup,
+                     .iterations = s->job.iterations,
+                     .predicted_p10_s = p10_s,
+                     .best_s = best_s};
+    PruneDecision d;
+    if (!prune_decide(&w->policy, &in, &d))
+        return 0;
+    snprintf(w->reason, sizeof w->reason, "%s", d.reason);
+    return 1;
+}
+
+void prune_watch_finish(const PruneWatch *w, Observation *o)
+{
+    if (!w->reason[0] || o->status != TRIAL_CANCELLED)
+        return;
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->iter_s[i] >= 0) {
+            sum += w->iter_s[i];
+            n++;
+        }
+    if (!n)
+        return;
+    o->status = TRIAL_PRUNED;
+    o->time_s = sum / n;
+    snprintf(o->reason, sizeof o->reason, "%s", w->reason);
 }

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "core/model/observation.h"
+
 /* A trial whose fastest iteration is slower than this many times the best measured trial
  * is stopped: 2× leaves room for warm-up and noise, and a schedule twice as slow as one
  * already run cannot become the best. */
@@ -39,3 +41,25 @@ PrunePolicy prune_policy_default(void);
 int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out);
 
 #endif
+
+/* ---- one running trial watched through its iteration stream ---- */
+
+typedef struct {
+    PrunePolicy policy;
+    double *iter_s; /* by iteration number, the slowest host's view; < 0 not seen */
+    size_t n;
+    char reason[200]; /* set once the trial was asked to stop */
+} PruneWatch;
+
+void prune_watch_init(PruneWatch *w, PrunePolicy policy);
+void prune_watch_clear(PruneWatch *w);
+/* A new trial of schedule s begins. */
+void prune_watch_reset(PruneWatch *w);
+/* One iteration event (hosts of one iteration each report it). p10_s: the model's lower end
+ * for the schedule (< 0 none); best_s: the best measured trial (< 0 none). Returns 1 when the
+ * trial should stop. */
+int prune_watch_iteration(PruneWatch *w, const Schedule *s, int iter, double time_s,
+                          double p10_s, double best_s);
+/* The outcome of a trial asked to stop (it comes back cancelled) becomes TRIAL_PRUNED with the
+ * reason, and the mean of its iterations as its time: a few-sample observation. */
+void prune_watch_finish(const PruneWatch *w, Observation *o);

@@ -25,10 +25,7 @@ struct Tuner {
     void *run;                 /* the launcher's run of the current trial */
     Schedule *override;        /* the operator's next schedule */
     int stop_requested;        /* tuner_stop(): launch nothing more */
-    /* pruning the running trial from its iteration stream */
-    double *iter_s;            /* by iteration number, slowest host's view; < 0 not seen */
-    size_t n_iter_s;
-    char prune_reason[200];    /* set when the running trial was asked to stop */
+    PruneWatch prune;          /* the running trial's iteration stream */
     /* the stop rule */
     int stop_when_converged;
     size_t converged_from;     /* trials before this index do not count (budget raised) */
@@ -63,6 +60,7 @@ Tuner *tuner_new(const TunerConfig *cfg, Error *err)
     t->opt = opt;
     t->budget = cfg->budget;
     t->stop_when_converged = cfg->stop_when_converged;
+    prune_watch_init(&t->prune, prune_policy_default());
     t->wake[0] = t->wake[1] = -1;
     pthread_mutex_init(&t->opt_lock, NULL);
     if (cfg->async_suggest) {
@@ -104,7 +102,7 @@ void tuner_free(Tuner *t)
         observation_free(t->trials[i].obs);
     }
     free(t->trials);
-    free(t->iter_s);
+    prune_watch_clear(&t->prune);
     schedule_free(t->override);
     optimizer_free(t->opt);
     pthread_mutex_destroy(&t->opt_lock);
@@ -153,60 +151,15 @@ static double best_ok_s(const Tuner *t)
     return b ? b->obs->time_s : -1;
 }
 
-/* The launcher's iteration hook: record the iteration, ask the prune rule. */
+/* The launcher's iteration hook: the prune rule on the running trial. */
 static int on_iteration(void *ud, int iter, double time_s)
 {
     Tuner *t = ud;
-    if (iter < 0 || iter > 1000000 || t->n_trials == 0)
+    if (t->n_trials == 0)
         return 0;
-    if ((size_t)iter >= t->n_iter_s) {
-        size_t n = (size_t)iter + 1;
-        double *grown = realloc(t->iter_s, n * sizeof *grown);
-        if (!grown)
-            return 0;
-        for (size_t i = t->n_iter_s; i < n; i++)
-            grown[i] = -1;
-        t->iter_s = grown;
-        t->n_iter_s = n;
-    }
-    if (time_s > t->iter_s[iter])
-        t->iter_s[iter] = time_s;
-    if (t->prune_reason[0])
-        return 1;
-    const TrialRecord *rec = &t->trials[t->n_trials - 1];
-    const Suggestion *sg = &rec->suggestion;
-    PrunePolicy policy = prune_policy_default();
-    PruneInput in = {.iter_s = t->iter_s,
-                     .n = t->n_iter_s,
-                     .warmup = sg->schedule->job.warmup,
-                     .iterations = sg->schedule->job.iterations,
-                     .predicted_p10_s = sg->has_prediction ? sg->p10_s : -1,
-                     .best_s = best_ok_s(t)};
-    PruneDecision d;
-    if (!prune_decide(&policy, &in, &d))
-        return 0;
-    snprintf(t->prune_reason, sizeof t->prune_reason, "%s", d.reason);
-    return 1;
-}
-
-/* A trial stopped by the prune rule keeps what it measured: its few iterations' mean is its
- * time (docs/optimizer.md: a few-sample observation, not a censored one). */
-static void mark_pruned(Tuner *t, Observation *o)
-{
-    if (!t->prune_reason[0] || o->status != TRIAL_CANCELLED)
-        return;
-    double sum = 0;
-    int n = 0;
-    for (size_t i = 0; i < t->n_iter_s; i++)
-        if (t->iter_s[i] >= 0) {
-            sum += t->iter_s[i];
-            n++;
-        }
-    if (!n)
-        return;
-    o->status = TRIAL_PRUNED;
-    o->time_s = sum / n;
-    snprintf(o->reason, sizeof o->reason, "%s", t->prune_reason);
+    const Suggestion *sg = &t->trials[t->n_trials - 1].suggestion;
+    return prune_watch_iteration(&t->prune, sg->schedule, iter, time_s,
+                                 sg->has_prediction ? sg->p10_s : -1, best_ok_s(t));
 }
 
 /* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
@@ -214,8 +167,7 @@ static void launch(Tuner *t, TrialRecord *rec)
 {
     rec->suggestion.schedule->trial = rec->trial;
     rec->started_s = clock_now_s();
-    t->n_iter_s = 0;
-    t->prune_reason[0] = 0;
+    prune_watch_reset(&t->prune);
     emit(t, TUNER_EVENT_STARTED, rec);
     if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
         Observation *o = observation_new(rec->suggestion.schedule);
@@ -379,7 +331,7 @@ void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
         Observation *o = k->result(t->run);
         k->free(t->run);
         t->run = NULL;
-        mark_pruned(t, o);
+        prune_watch_finish(&t->prune, o);
         t->phase = PHASE_IDLE;
         record_outcome(t, &t->trials[t->n_trials - 1], o);
         if (t->stop_requested)
