@@ -97,10 +97,8 @@ int prune_watch_iteration(PruneWatch *w, const Schedule *s, int iter, double tim
     return 1;
 }
 
-void prune_watch_finish(const PruneWatch *w, Observation *o)
+double prune_watch_mean(const PruneWatch *w)
 {
-    if (!w->reason[0] || o->status != TRIAL_CANCELLED)
-        return;
     double sum = 0;
     int n = 0;
     for (size_t i = 0; i < w->n; i++)
@@ -108,9 +106,15 @@ void prune_watch_finish(const PruneWatch *w, Observation *o)
             sum += w->iter_s[i];
             n++;
         }
-    if (!n)
+    return n ? sum / n : -1;
+}
+
+void prune_watch_finish(const PruneWatch *w, Observation *o)
+{
+    double mean = prune_watch_mean(w);
+    if (!w->reason[0] || o->status != TRIAL_CANCELLED || !(mean > 0))
         return;
     o->status = TRIAL_PRUNED;
-    o->time_s = sum / n;
+    o->time_s = mean;
     snprintf(o->reason, sizeof o->reason, "%s", w->reason);
 }

@@ -60,6 +60,8 @@ void prune_watch_reset(PruneWatch *w);
  * trial should stop. */
 int prune_watch_iteration(PruneWatch *w, const Schedule *s, int iter, double time_s,
                           double p10_s, double best_s);
+/* The mean time of the iterations seen; -1 when none. */
+double prune_watch_mean(const PruneWatch *w);
 /* The outcome of a trial asked to stop (it comes back cancelled) becomes TRIAL_PRUNED with the
  * reason, and the mean of its iterations as its time: a few-sample observation. */
 void prune_watch_finish(const PruneWatch *w, Observation *o);
