@@ -117,6 +117,8 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     case TUNER_EVENT_FINISHED:
         write_event(tj, journal_finished_json(rec->trial, rec->obs));
         break;
+    case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
+        break;
     }
 }
 

@@ -111,6 +111,9 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
                     trial_status_name(o->status), o->reason);
         view_cluster_snapshot(a);
     }
+    if (ev == TUNER_EVENT_CONVERGED)
+        app_log(a, "tuning stopped: %s (:converge off or :budget N goes on)",
+                tuner_converged(a->tuner));
     a->table_stale = 1;
     a->dirty = 1;
 }
@@ -147,6 +150,7 @@ static void draw_tabs(const App *a)
     } else {
         const char *state = tuner_last_error(a->tuner) ? "stopped"
                             : a->user_paused           ? "paused"
+                            : tuner_converged(a->tuner) ? "converged"
                             : tuner_done(a->tuner)     ? "done"
                                                        : "tuning";
         snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",

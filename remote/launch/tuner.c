@@ -246,6 +246,7 @@ static void begin_trial(Tuner *t)
 {
     if (!t->override && converged(t)) {
         t->phase = PHASE_STOPPED;
+        emit(t, TUNER_EVENT_CONVERGED, &t->trials[t->n_trials - 1]);
         return;
     }
     if (t->override) {

@@ -16,7 +16,13 @@ typedef struct {
     double started_s, finished_s; /* clock_now_s() */
 } TrialRecord;
 
-typedef enum { TUNER_EVENT_SUGGESTED, TUNER_EVENT_STARTED, TUNER_EVENT_FINISHED } TunerEvent;
+/* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why). */
+typedef enum {
+    TUNER_EVENT_SUGGESTED,
+    TUNER_EVENT_STARTED,
+    TUNER_EVENT_FINISHED,
+    TUNER_EVENT_CONVERGED
+} TunerEvent;
 typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
 
 typedef struct {
