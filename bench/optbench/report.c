@@ -293,6 +293,8 @@ cJSON *bench_json(const Bench *b, size_t ref, double wall_s)
                     cJSON_AddItemToObject(run, "observed_s", array_of(r->observed_s, b->trials));
                     cJSON_AddItemToObject(run, "noiseless_s", array_of(r->noiseless_s, b->trials));
                     cJSON_AddItemToObject(run, "suggest_ms", array_of(r->suggest_ms, b->trials));
+                    cJSON_AddItemToObject(run, "cost_s", array_of(r->cost_s, b->trials));
+                    cJSON_AddNumberToObject(run, "pruned_trials", r->pruned);
                 }
                 cJSON_AddItemToArray(runs, run);
             }
