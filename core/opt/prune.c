@@ -1,7 +1,10 @@
-/* The prune rule. An iteration can be slowed by warm-up (allocation, caches, the first
- * communication) but not sped up, so the fastest iteration seen is a lower end of the time
- * this schedule would settle at. When even that lower end is above k × the best measured
- * trial, the rest of the trial cannot change the outcome of the search and is not run. */
+/* The prune rule. An iteration can be slowed by warm-up (allocation, caches, connections, the
+ * first communication) but not sped up, so the fastest iteration seen is a lower end of the
+ * time this schedule would settle at. When that lower end is above k x the best measured
+ * trial, the rest of the trial cannot change the outcome of the search and is not run.
+ * Warm-up iterations are slower by an amount no one knows in advance (a real worker's first
+ * iterations ran 2.3x its steady time in tests/integration/remote.sh), so during warm-up the
+ * threshold carries an allowance on top of k; after it, only post-warm-up iterations count. */
 #include "core/opt/prune.h"
 
 #include <math.h>
@@ -11,38 +14,62 @@
 
 PrunePolicy prune_policy_default(void)
 {
-    return (PrunePolicy){.k = PRUNE_DEFAULT_K, .min_iterations = PRUNE_MIN_ITERATIONS};
+    return (PrunePolicy){.k = PRUNE_DEFAULT_K,
+                         .min_iterations = PRUNE_MIN_ITERATIONS,
+                         .warmup_allowance = PRUNE_WARMUP_ALLOWANCE};
 }
 
 int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out)
 {
     memset(out, 0, sizeof *out);
     out->fastest_s = INFINITY;
+    /* The first `warmup` iterations seen are the warm-up, whatever their numbers. */
+    double fastest_warm = INFINITY, fastest_after = INFINITY;
+    int seen_after = 0;
     for (size_t i = 0; i < in->n; i++) {
         double v = in->iter_s[i];
         if (!(v >= 0) || !isfinite(v))
             continue;
-        out->seen++;
-        if (v < out->fastest_s)
-            out->fastest_s = v;
+        if (out->seen++ < in->warmup) {
+            fastest_warm = fmin(fastest_warm, v);
+        } else {
+            fastest_after = fmin(fastest_after, v);
+            seen_after++;
+        }
     }
+    out->fastest_s = fmin(fastest_warm, fastest_after);
     if (!(p->k > 1) || !(in->best_s > 0) || !isfinite(in->best_s) || out->seen == 0)
         return 0;
-    out->threshold_s = p->k * in->best_s;
     /* Nothing is saved by stopping a trial that has run all its iterations. */
     if (in->iterations > 0 && out->seen >= in->iterations)
         return 0;
+    double steady = p->k * in->best_s;
     /* When the model also expects the schedule to be slow (an operator's override, or a
      * suggestion made for its uncertainty), one iteration is evidence enough. */
-    int model_agrees = in->predicted_p10_s > out->threshold_s;
+    int model_agrees = in->predicted_p10_s > steady;
     int need = model_agrees ? 1 : (p->min_iterations > 1 ? p->min_iterations : 1);
-    if (out->seen < need || !(out->fastest_s > out->threshold_s))
+    int in_warmup = seen_after == 0;
+    double allowance = p->warmup_allowance > 1 ? p->warmup_allowance : 1;
+    out->threshold_s = in_warmup ? steady * allowance : steady;
+    /* After warm-up the steady iterations alone are the evidence. */
+    double lower = in_warmup ? fastest_warm : fastest_after;
+    int evidence = in_warmup ? out->seen : seen_after;
+    if (evidence < need || !(lower > out->threshold_s))
         return 0;
+    out->fastest_s = lower;
     out->prune = 1;
-    snprintf(out->reason, sizeof out->reason,
-             "pruned after %d of %d iterations%s: fastest %.3g s > %.3g x best %.3g s%s",
-             out->seen, in->iterations, out->seen <= in->warmup ? " (in warm-up)" : "",
-             out->fastest_s, p->k, in->best_s, model_agrees ? "; the model agreed" : "");
+    if (in_warmup)
+        snprintf(out->reason, sizeof out->reason,
+                 "pruned after %d of %d iterations (in warm-up): fastest %.3g s > %.3g x best "
+                 "%.3g s (%g x, warm-up allowance %g)%s",
+                 out->seen, in->iterations, lower, p->k * allowance, in->best_s, p->k,
+                 allowance, model_agrees ? "; the model agreed" : "");
+    else
+        snprintf(out->reason, sizeof out->reason,
+                 "pruned after %d of %d iterations: fastest after warm-up %.3g s > %.3g x best "
+                 "%.3g s%s",
+                 out->seen, in->iterations, lower, p->k, in->best_s,
+                 model_agrees ? "; the model agreed" : "");
     return 1;
 }
 

@@ -13,10 +13,14 @@
 #define PRUNE_DEFAULT_K 2.0
 /* Iterations needed before a prune: the first one alone carries start-up costs. */
 #define PRUNE_MIN_ITERATIONS 2
+/* During warm-up the threshold is k x this x best: warm-up iterations run slower by an amount
+ * not known in advance; 2.5 covers the simulator's (up to 1.8x) and a real worker's (2.3x). */
+#define PRUNE_WARMUP_ALLOWANCE 2.5
 
 typedef struct {
     double k;           /* threshold, a multiple of the best measured time; <= 1 never prunes */
     int min_iterations; /* evidence needed when the model does not already agree */
+    double warmup_allowance; /* during warm-up the threshold is k x this x best */
 } PrunePolicy;
 
 typedef struct {
@@ -31,8 +35,9 @@ typedef struct {
 typedef struct {
     int prune;
     int seen;           /* iterations with a time */
-    double fastest_s;   /* the lower end of this trial's time: its fastest iteration */
-    double threshold_s; /* k × best */
+    double fastest_s;   /* the lower end of this trial's time: its fastest iteration (after
+                         * warm-up, once there are iterations after it) */
+    double threshold_s; /* k × best, × the allowance while in warm-up */
     char reason[200];   /* why it was pruned; empty otherwise */
 } PruneDecision;
 

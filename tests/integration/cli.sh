@@ -98,7 +98,8 @@ p, n = (json.load(open(f))["trials"] for f in sys.argv[1:3])
 assert [t["schedule"] for t in p] == [t["schedule"] for t in n]
 pruned = [t for t in p if t["status"] == "pruned"]
 assert pruned, [t["status"] for t in p]
-assert all("in warm-up" in t["reason"] and "x best" in t["reason"] for t in pruned), pruned
+assert all("x best" in t["reason"] for t in pruned), pruned
+assert any("in warm-up" in t["reason"] for t in pruned), pruned
 assert all(t["status"] == "ok" for t in n), [t["status"] for t in n]
 PY
 # a local trial command with a deliberately slow schedule (trial 2: 10x slower, 0.3 s of real
@@ -116,7 +117,7 @@ done
 SH
 "$bin" tune --sim B:googlenet --launcher local --trial-cmd "sh '$tmp/slow.sh'" --optimizer random \
     --budget 2 --no-journal >"$tmp/slow.txt" 2>"$tmp/slow.err" || fail "slow trial run: $(cat "$tmp/slow.err")"
-grep -q "^ *2  pruned .*pruned after [0-9]* of 20 iterations (in warm-up)" "$tmp/slow.txt" ||
+grep -q "^ *2  pruned .*pruned after 2 of 20 iterations (in warm-up)" "$tmp/slow.txt" ||
     fail "the slow trial was not pruned in warm-up: $(cat "$tmp/slow.txt")"
 # (a zombie waiting for a reaper whose parent was the trial's shell is gone too)
 state="$(ps -o stat= -p "$(cat "$tmp/slow.pid")" 2>/dev/null || true)"

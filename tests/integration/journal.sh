@@ -44,15 +44,15 @@ done
 # 1b. Pruning and the stop rule resume with the same decisions: pruned trials replayed as
 # pruned, the trials after them pruned alike; --no-prune and --stop-when-converged come back
 # from the journal's setup line.
-"$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 10 --json >"$work/p10.json" 2>/dev/null
-"$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 5 --json >"$work/p5.json" 2>/dev/null
-"$bin" tune --resume "$(session_of "$work/p5.json")" --budget 10 --json >"$work/p5r.json" 2>"$work/err" ||
+"$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 12 --json >"$work/p10.json" 2>/dev/null
+"$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 7 --json >"$work/p5.json" 2>/dev/null
+"$bin" tune --resume "$(session_of "$work/p5.json")" --budget 12 --json >"$work/p5r.json" 2>"$work/err" ||
     fail "prune resume: $(cat "$work/err")"
 same_trials "$work/p10.json" "$work/p5r.json" || fail "pruned session resumed differently"
 python3 - "$work/p5.json" "$work/p10.json" <<'PY' || fail "no pruned trial on both sides of the resume"
 import json, sys
 a = [t["status"] for t in json.load(open(sys.argv[1]))["trials"]]
-b = [t["status"] for t in json.load(open(sys.argv[2]))["trials"]][5:]
+b = [t["status"] for t in json.load(open(sys.argv[2]))["trials"]][7:]
 assert "pruned" in a and "pruned" in b, (a, b)
 PY
 "$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 3 --no-prune --json >"$work/np.json" 2>/dev/null
