@@ -36,9 +36,9 @@ static void usage(FILE *out)
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
-            "  --no-prune         run every trial to its end (by default a trial whose\n"
-            "                     fastest iteration is over %gx the best trial's time stops\n"
-            "                     after %d iterations)\n"
+            "  --no-prune         run every trial to its end (by default a trial stops\n"
+            "                     once %d of its iterations are all over %gx the best\n"
+            "                     trial's time, %gx during warm-up)\n"
             "  --stop-when-converged  stop before the budget once %d suggestions in a row\n"
             "                     expect to gain less than %g%% on the best time\n"
             "  --json             print one JSON result object on stdout\n"
@@ -47,8 +47,9 @@ static void usage(FILE *out)
             "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
-            simcluster_settings_help(), launcher_names(), optimizer_names(), PRUNE_DEFAULT_K,
-            PRUNE_MIN_ITERATIONS, TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
+            simcluster_settings_help(), launcher_names(), optimizer_names(),
+            PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
+            TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
 }
 
 typedef struct {
