@@ -65,6 +65,10 @@ $(BUILD)/tunedeck-worker: $(BUILD)/tools/tunedeck-worker.o $(WORKER_OBJ) $(LIB_O
 $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
+# bench/optimizer's parts, one idea per file (bench/optbench/optbench.h).
+$(BUILD)/bench/optimizer: $(BUILD)/bench/optimizer.o $(call obj,$(call srcs,bench/optbench)) $(LIB_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 

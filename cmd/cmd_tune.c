@@ -11,6 +11,7 @@
 #include "cmd/flags.h"
 #include "cmd/paths.h"
 #include "core/base/exitcode.h"
+#include "core/opt/prune.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/session.h"
@@ -21,6 +22,7 @@ static void usage(FILE *out)
             "usage: tunedeck tune (--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE)\n"
             "                     [--launcher NAME] [--trial-cmd CMD] [--optimizer NAME]\n"
             "                     [--budget N] [--seed N] [--trial-timeout S] [--json]\n"
+            "                     [--no-prune] [--stop-when-converged]\n"
             "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
             "\n"
@@ -34,13 +36,20 @@ static void usage(FILE *out)
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
+            "  --no-prune         run every trial to its end (by default a trial stops\n"
+            "                     once %d of its iterations are all over %gx the best\n"
+            "                     trial's time, %gx during warm-up)\n"
+            "  --stop-when-converged  stop before the budget once %d suggestions in a row\n"
+            "                     expect to gain less than %g%% on the best time\n"
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
             "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
             "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
-            simcluster_settings_help(), launcher_names(), optimizer_names());
+            simcluster_settings_help(), launcher_names(), optimizer_names(),
+            PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
+            TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
 }
 
 typedef struct {
@@ -48,7 +57,7 @@ typedef struct {
     long budget, seed;
     double timeout_s;
     const char *resume, *setup_flag; /* setup_flag: a flag --resume takes from the journal */
-    int budget_set, no_journal;
+    int budget_set, no_journal, no_prune, stop_when_converged;
     int json, accept_keys;
 } TuneArgs;
 
@@ -61,6 +70,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
         {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
         {"resume", required_argument, 0, 'R'},    {"no-journal", no_argument, 0, 'N'},
+        {"no-prune", no_argument, 0, 'P'},   {"stop-when-converged", no_argument, 0, 'C'},
         {"accept-new-host-keys", no_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -74,12 +84,14 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     int li = -1;
     while ((c = getopt_long(argc, argv, "h", LONG, &li)) != -1) {
         /* By the option's own name: argv[optind - 1] is its value in "--seed 3". */
-        if (c > 0 && strchr("ScjltosTN", c) && li >= 0)
+        if (c > 0 && strchr("ScjltosTNPC", c) && li >= 0)
             a->setup_flag = LONG[li].name;
         li = -1;
         switch (c) {
         case 'R': a->resume = optarg; break;
         case 'N': a->no_journal = 1; break;
+        case 'P': a->no_prune = 1; break;
+        case 'C': a->stop_when_converged = 1; break;
         case 'S': a->sim = optarg; break;
         case 'c': a->cluster = optarg; break;
         case 'j': a->job = optarg; break;
@@ -152,6 +164,8 @@ static cJSON *trial_json(const TrialRecord *r)
         cJSON_AddNumberToObject(j, "predicted_p10_s", r->suggestion.p10_s);
         cJSON_AddNumberToObject(j, "predicted_p90_s", r->suggestion.p90_s);
     }
+    if (r->suggestion.has_ei)
+        cJSON_AddNumberToObject(j, "expected_improvement_s", r->suggestion.ei_s);
     if (r->overridden)
         cJSON_AddBoolToObject(j, "overridden", 1);
     cJSON_AddItemToObject(j, "schedule", schedule_to_json(r->suggestion.schedule));
@@ -236,6 +250,8 @@ static int spec_from_args(const TuneArgs *a, Session *ses, SessionSpec *spec)
     spec->seed = a->seed;
     spec->budget = (int)a->budget;
     spec->trial_timeout_s = a->timeout_s;
+    spec->no_prune = a->no_prune;
+    spec->stop_when_converged = a->stop_when_converged;
     spec->ssh_config = getenv("TUNEDECK_SSH_CONFIG");
     spec->accept_new_host_keys = a->accept_keys;
     if (!a->resume)
@@ -298,6 +314,8 @@ int cmd_tune(int argc, char **argv)
     Error err;
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
+    else if (tuner_converged(t))
+        fprintf(stderr, "tunedeck tune: %s\n", tuner_converged(t));
     /* A part whose connection dropped could not be stopped then (its sshd died, say): what
      * it left running is stopped now, if its host answers again. */
     session_stop_leftovers(ses, report_stderr, NULL);

@@ -73,6 +73,11 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
                     trial_status_name(o->status), o->reason);
         view_cluster_snapshot(a);
     }
+    if (ev == TUNER_EVENT_CONVERGED) {
+        app_log(a, "tuning stopped: %s", tuner_converged(a->tuner));
+        app_message(a, 0, "tuning stopped: %s (:converge off or :budget N goes on)",
+                    tuner_converged(a->tuner));
+    }
     a->table_stale = 1;
     a->dirty = 1;
 }

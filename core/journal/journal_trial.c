@@ -114,7 +114,7 @@ static int read_times(const cJSON *obj, const char *ctx, const char *key, double
 
 static int status_from_name(const char *name, TrialStatus *out)
 {
-    for (int s = TRIAL_OK; s <= TRIAL_INTERRUPTED; s++)
+    for (int s = TRIAL_OK; s <= TRIAL_PRUNED; s++)
         if (strcmp(trial_status_name((TrialStatus)s), name) == 0) {
             *out = (TrialStatus)s;
             return 0;

@@ -25,8 +25,14 @@ struct TrialAccumulator {
 const char *trial_status_name(TrialStatus s)
 {
     static const char *const NAMES[] = {"ok",          "failed",    "timeout",
-                                        "unreachable", "cancelled", "interrupted"};
+                                        "unreachable", "cancelled", "interrupted",
+                                        "pruned"};
     return (unsigned)s < sizeof NAMES / sizeof *NAMES ? NAMES[s] : "unknown";
+}
+
+int observation_measured(const Observation *o)
+{
+    return o->status == TRIAL_OK || (o->status == TRIAL_PRUNED && o->time_s > 0);
 }
 
 static void fill(double *a, size_t n, double v)

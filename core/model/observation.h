@@ -14,7 +14,8 @@ typedef enum {
     TRIAL_TIMEOUT,
     TRIAL_UNREACHABLE, /* SSH failed: the command never ran */
     TRIAL_CANCELLED,
-    TRIAL_INTERRUPTED
+    TRIAL_INTERRUPTED,
+    TRIAL_PRUNED       /* stopped early as hopeless: time_s is the mean of its few iterations */
 } TrialStatus;
 
 typedef struct {
@@ -45,5 +46,7 @@ Observation *observation_new(const Schedule *s);
 Observation *observation_copy(const Observation *o);
 void observation_free(Observation *o);
 const char *trial_status_name(TrialStatus s);
+/* The trial measured the schedule: ok, or pruned with its few iterations. */
+int observation_measured(const Observation *o);
 
 #endif

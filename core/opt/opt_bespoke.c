@@ -9,6 +9,7 @@
 
 #include "core/base/rng.h"
 #include "core/opt/bespoke.h"
+#include "core/opt/prune.h"
 
 static void destroy(void *self);
 
@@ -186,13 +187,26 @@ static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error
     return rc;
 }
 
-static Schedule *search(Bespoke *b, Error *err)
+/* What running a candidate costs per iteration: its time, except that a trial slower than the
+ * prune threshold stops early, so a sample above it costs about the threshold. */
+static double expected_cost(const double *t, size_t n, double best)
+{
+    double cap = PRUNE_DEFAULT_K * best, sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += t[i] < cap ? t[i] : cap;
+    return sum / n;
+}
+
+/* *ei_out: the expected improvement of the schedule chosen (0 when nothing improves). */
+static Schedule *search(Bespoke *b, double *ei_out, Error *err)
 {
     Cand *cands;
     size_t n;
     if (bespoke_candidates(b, &cands, &n, err) < 0)
         return NULL;
-    /* Expected improvement by forward sampling with common random numbers. */
+    /* Expected improvement by forward sampling with common random numbers, per unit of the
+     * trial's expected cost (EI per unit cost, Snoek et al. 2012 §3.2): of two candidates that
+     * promise the same gain, the cheaper one to measure runs first. */
     SgdNormals *z = sgd_normals_new(b->model, EI_SAMPLES, b->seed + 31 * (uint64_t)b->suggested);
     if (!z) {
         for (size_t i = 0; i < n; i++)
@@ -203,7 +217,7 @@ static Schedule *search(Bespoke *b, Error *err)
     }
     double t[EI_SAMPLES];
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
-    double best_ei = 0;
+    double best_score = 0, best_ei = 0;
     for (size_t i = 0; i < n; i++) {
         if (was_seen(b, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
             continue;
@@ -213,12 +227,15 @@ static Schedule *search(Bespoke *b, Error *err)
             sgd_model_sample(b->model, cands[i].s, z, t, NULL, NULL, NULL, NULL) < 0)
             continue;
         double ei = expected_improvement(t, EI_SAMPLES, b->best_s);
-        if (ei > best_ei) {
+        double score = ei / expected_cost(t, EI_SAMPLES, b->best_s);
+        if (ei > 0 && score > best_score) {
+            best_score = score;
             best_ei = ei;
             pick = i;
         }
     }
     sgd_normals_free(z);
+    *ei_out = best_ei;
     /* No improvement expected anywhere: exploit the best predicted mean not yet run. */
     if (pick == (size_t)-1)
         pick = pick_mean;
@@ -239,8 +256,9 @@ static int suggest(void *self, Suggestion *out, Error *err)
         schedule_free(s); /* declared memory limits: let the prior model place the batch */
         s = NULL;
     }
+    double ei = 0;
     if (!s)
-        s = search(b, err);
+        s = search(b, &ei, err);
     if (!s)
         return -1;
     b->suggested++;
@@ -249,6 +267,9 @@ static int suggest(void *self, Suggestion *out, Error *err)
         suggestion_clear(out);
         return -1;
     }
+    /* Before any trial has a time there is nothing to improve on: no EI to judge by. */
+    out->has_ei = isfinite(b->best_s);
+    out->ei_s = out->has_ei ? ei : 0;
     return 0;
 }
 

@@ -188,7 +188,7 @@ static void observe(void *self, const Observation *o)
     if (o->schedule->cluster != g->c)
         return;
     double t;
-    if (o->status == TRIAL_OK && isfinite(o->time_s) && o->time_s > 0)
+    if (observation_measured(o) && isfinite(o->time_s) && o->time_s > 0)
         t = o->time_s;
     else if (o->status == TRIAL_FAILED || o->status == TRIAL_TIMEOUT ||
              (o->status == TRIAL_OK && !(o->time_s > 0)))

@@ -90,7 +90,7 @@ static void learn_caps(SgdModel *m)
     for (size_t k = 0; k < m->n_classes; k++)
         m->cls[k].ok_max = 0;
     for (size_t i = 0; i < m->n_obs; i++)
-        if (m->obs[i]->status == TRIAL_OK)
+        if (observation_measured(m->obs[i]))
             for (size_t d = 0; d < c->n_devices; d++) {
                 DevClass *k = &m->cls[m->class_of[d]];
                 if (m->obs[i]->schedule->inputs[d] > k->ok_max)
@@ -131,7 +131,7 @@ static int fit_devices(SgdModel *m, uint64_t seed, Error *err)
     }
     for (size_t i = 0; i < m->n_obs; i++) {
         const Observation *o = m->obs[i];
-        if (o->status != TRIAL_OK)
+        if (!observation_measured(o))
             continue;
         for (size_t mi = 0; mi < c->n_machines; mi++) {
             const Machine *mc = &c->machines[mi];
@@ -193,7 +193,7 @@ static int fit_agg(SgdModel *m, uint64_t seed, Error *err)
     double typical = 0;
     int typical_n = 0;
     for (size_t i = 0; i < m->n_obs; i++)
-        if (m->obs[i]->status == TRIAL_OK) {
+        if (observation_measured(m->obs[i])) {
             typical += m->obs[i]->time_s;
             typical_n++;
         }
@@ -206,7 +206,7 @@ static int fit_agg(SgdModel *m, uint64_t seed, Error *err)
         double X[GP_MAX_DIM] = {0}, one = 1, ysum = 0;
         for (size_t i = 0; i < m->n_obs; i++) {
             const Observation *o = m->obs[i];
-            if (o->status != TRIAL_OK)
+            if (!observation_measured(o))
                 continue;
             for (size_t mi = 0; mi < c->n_machines; mi++) {
                 const Machine *mc = &c->machines[mi];
@@ -269,7 +269,7 @@ static int fit_comm(SgdModel *m, uint64_t seed, Error *err)
         double ysum = 0;
         for (size_t i = 0; i < m->n_obs; i++) {
             const Observation *o = m->obs[i];
-            if (o->status != TRIAL_OK)
+            if (!observation_measured(o))
                 continue;
             double y = o->comm_s;
             if (!(y >= 0)) {

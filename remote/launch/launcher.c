@@ -34,6 +34,13 @@ const char *launcher_names(void)
     return names[0] ? names : registry_names(&REGISTRY, names, sizeof names);
 }
 
+int launcher_iteration_stop(const LaunchConfig *cfg, const TrialEvent *ev)
+{
+    if (!cfg->on_iteration || ev->kind != EVENT_ITERATION)
+        return 0;
+    return cfg->on_iteration(cfg->iter_userdata, ev->iter, ev->time_s) != 0;
+}
+
 int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s)
 {
     if (cancelled) {

@@ -29,6 +29,8 @@ typedef struct {
     long seed;
     int budget;
     double trial_timeout_s;
+    int no_prune;            /* run every trial to its end (docs/optimizer.md) */
+    int stop_when_converged; /* the stop rule from the start */
     const char *ssh_config; /* NULL: ~/.ssh/config */
     int accept_new_host_keys;
     /* A pool for every real cluster, each host connected and kept (the console's hosts view

@@ -121,6 +121,8 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     case TUNER_EVENT_FINISHED:
         write_event(tj, journal_finished_json(rec->trial, rec->obs));
         break;
+    case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
+        break;
     }
 }
 
@@ -154,6 +156,8 @@ int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error 
     if (setup->trial_cmd[0])
         cJSON_AddStringToObject(h, "trial_cmd", setup->trial_cmd);
     cJSON_AddNumberToObject(h, "trial_timeout_s", setup->timeout_s);
+    cJSON_AddBoolToObject(h, "prune", !setup->no_prune);
+    cJSON_AddBoolToObject(h, "stop_when_converged", setup->stop_when_converged);
     if (setup->sim[0])
         cJSON_AddStringToObject(h, "sim", setup->sim);
     if (setup->cluster)
@@ -191,6 +195,13 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
         return error_set(err, "%s: field 'seed': expected a non-negative integer, found \"%s\"",
                          ctx, seed);
     s->budget = (long)budget;
+    /* Journals from before pruning have neither field: pruning on, the stop rule off. */
+    int prune = 1, converge = 0;
+    if (jfield_bool(h, ctx, "prune", 0, &prune, err) < 0 ||
+        jfield_bool(h, ctx, "stop_when_converged", 0, &converge, err) < 0)
+        return -1;
+    s->no_prune = !prune;
+    s->stop_when_converged = converge;
     if (!s->sim[0]) {
         const cJSON *c = jfield_object(h, ctx, "cluster", 1, err);
         const cJSON *j = c ? jfield_object(h, ctx, "job", 1, err) : NULL;

@@ -15,6 +15,8 @@ typedef struct {
     char trial_cmd[4096]; /* empty: none */
     long seed, budget;
     double timeout_s;
+    int no_prune;            /* --no-prune: trials always ran to their end */
+    int stop_when_converged; /* --stop-when-converged */
 } TuneSetup;
 
 typedef struct TuneJournal TuneJournal;

@@ -105,6 +105,53 @@ grep -q '"status":"timeout"' "$tmp/to.json" || fail "--trial-timeout not recorde
 grep -q "boom" "$tmp/esc.txt" || fail "the failed trial's stderr is not in the table"
 if LC_ALL=C grep -q "$(printf '\033')" "$tmp/esc.txt"; then fail "an escape byte reached the table"; fi
 
+# pruning (on by default): random search runs hopeless schedules, stopped in warm-up with the
+# reason; --no-prune runs the same schedules to their end
+"$bin" tune --sim B:googlenet --optimizer random --budget 8 --seed 1 --no-journal --json \
+    >"$tmp/prune.json" 2>/dev/null
+"$bin" tune --sim B:googlenet --optimizer random --budget 8 --seed 1 --no-journal --no-prune --json \
+    >"$tmp/noprune.json" 2>/dev/null
+/usr/bin/python3 - "$tmp/prune.json" "$tmp/noprune.json" <<'PY' || fail "pruning on the simulator"
+import json, sys
+p, n = (json.load(open(f))["trials"] for f in sys.argv[1:3])
+assert [t["schedule"] for t in p] == [t["schedule"] for t in n]
+pruned = [t for t in p if t["status"] == "pruned"]
+assert pruned, [t["status"] for t in p]
+assert all("x best" in t["reason"] for t in pruned), pruned
+assert any("in warm-up" in t["reason"] for t in pruned), pruned
+assert all(t["status"] == "ok" for t in n), [t["status"] for t in n]
+PY
+# a local trial command with a deliberately slow schedule (trial 2: 10x slower, 0.3 s of real
+# time per iteration): stopped after a few iterations, in warm-up, and its process is gone
+cat >"$tmp/slow.sh" <<SH
+cat >/dev/null
+t=1
+if [ "\$TUNEDECK_TRIAL" = 2 ]; then t=10; echo \$\$ >"$tmp/slow.pid"; fi
+i=1
+while [ \$i -le 20 ]; do
+    printf '{"event":"iteration","iter":%d,"time_s":%s}\n' \$i \$t
+    [ \$t = 1 ] || sleep 0.3
+    i=\$((i+1))
+done
+SH
+"$bin" tune --sim B:googlenet --launcher local --trial-cmd "sh '$tmp/slow.sh'" --optimizer random \
+    --budget 2 --no-journal >"$tmp/slow.txt" 2>"$tmp/slow.err" || fail "slow trial run: $(cat "$tmp/slow.err")"
+grep -q "^ *2  pruned .*pruned after 2 of 20 iterations (in warm-up)" "$tmp/slow.txt" ||
+    fail "the slow trial was not pruned in warm-up: $(cat "$tmp/slow.txt")"
+# (a zombie waiting for a reaper whose parent was the trial's shell is gone too)
+state="$(ps -o stat= -p "$(cat "$tmp/slow.pid")" 2>/dev/null || true)"
+case "$state" in "" | Z*) ;; *) fail "the pruned trial's process still runs ($state)" ;; esac
+# the stop rule: bespoke stops by itself well before a budget of 40
+"$bin" tune --sim B:googlenet --budget 40 --stop-when-converged --no-journal --json \
+    >"$tmp/conv.json" 2>"$tmp/conv.err"
+grep -q "tunedeck tune: converged: the last 3 suggestions" "$tmp/conv.err" ||
+    fail "no converged line: $(cat "$tmp/conv.err")"
+/usr/bin/python3 -c "
+import json; d=json.load(open('$tmp/conv.json'))
+assert 3 <= len(d['trials']) < 40, len(d['trials'])
+assert all(t['expected_improvement_s'] < 0.005 * d['best_time_s'] for t in d['trials'][-3:])
+" || fail "--stop-when-converged did not stop early"
+
 # bad input: one line on stderr naming the file or flag, the field and what was expected
 printf '{"name": "x",\n "machine_types": {\n' >"$tmp/trunc.json"
 printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":"fast","devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"a","type":"t"}]}' >"$tmp/badtype.json"

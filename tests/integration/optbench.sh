@@ -89,6 +89,29 @@ for r in b["cells"][0]["results"]:
 assert compared >= 1
 EOF
 
+# Pruning (issue 14): random search does not read outcomes, so with and without pruning it
+# runs the same schedules and finds the same best; pruned trials cost less, never more.
+# shellcheck disable=SC2086
+"$bench" --cells B:googlenet --seeds 1 --trials 8 --optimizers random,random-no-prune,bespoke \
+    --no-peers --out "$tmp/cost.json" >"$tmp/cost.txt" 2>"$tmp/cost.err" ||
+    { cat "$tmp/cost.err" >&2; fail "cost run failed"; }
+grep -q "tuning cost" "$tmp/cost.txt" || fail "no cost table printed"
+"$py" - "$tmp/cost.json" <<'EOF2' || fail "cost JSON check failed"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cost = {r["optimizer"]: r for r in doc["cost"]["cells"][0]["results"]}
+res = {r["optimizer"]: r["runs"][0] for r in doc["cells"][0]["results"]}
+p, n = cost["random"], cost["random-no-prune"]
+assert res["random"]["best_ratio"] == res["random-no-prune"]["best_ratio"], "pruning changed the best"
+assert n["pruned_trials"] == 0, n
+assert p["pruned_trials"] > 0, "random search on B:googlenet runs hopeless schedules: %s" % p
+assert p["cost_budget_x_ideal"] < n["cost_budget_x_ideal"], (p, n)
+for r in cost.values():
+    assert r["cost_budget_x_ideal"] >= 0.9, r  # nothing runs much below best-known
+b = cost["bespoke"]
+assert b["cost_to_within_x_ideal"] is not None and b["cost_to_within_s"] > 0, b
+EOF2
+
 # No Optuna (a Python that does not exist): the peers are skipped with a reason.
 # shellcheck disable=SC2086
 "$bench" $tiny --optimizers random,optuna-tpe --python "$tmp/no-python" --out "$tmp/skip.json" \
