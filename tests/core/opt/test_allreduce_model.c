@@ -114,7 +114,7 @@ Test(allreduce_model, fit_recovers_known_link_parameters)
         for (size_t i = 0; i < 5; i++)
             o->machine_time_s[i] = ranks[i] ? compute : -1;
         o->time_s = compute + o->comm_s;
-        ar_model_observe(m, o);
+        cr_assert_eq(ar_model_observe(m, o), 0);
         observation_free(o);
         schedule_free(s);
     }
@@ -161,7 +161,7 @@ Test(allreduce_model, predicts_unseen_simulated_schedules)
         Observation *o = trial_accumulator_finish(acc);
         trial_accumulator_free(acc);
         cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
-        ar_model_observe(m, o);
+        cr_assert_eq(ar_model_observe(m, o), 0);
         observation_free(o);
         schedule_free(s);
     }
@@ -176,6 +176,26 @@ Test(allreduce_model, predicts_unseen_simulated_schedules)
         schedule_free(s);
     }
     gsl_rng_free(rng);
+    ar_model_free(m);
+    simcluster_free(sim);
+}
+
+Test(allreduce_model, normals_beyond_memory_are_refused_not_a_crash)
+{
+    SimCluster *sim = sim_new("M1:resnet50");
+    ArModel *m = model_new(sim);
+    /* Past what the address space holds: NULL, and the model still samples. */
+    cr_assert_null(ar_normals_new(m, (size_t)1 << 50, 1));
+    int all[5] = {4, 4, 4, 4, 4};
+    Schedule *s = with_ranks(sim, all);
+    ArNormals *few = ar_normals_new(m, 8, 3);
+    cr_assert_not_null(few);
+    double t[8];
+    Error e = {0};
+    cr_assert_eq(ar_model_sample(m, s, few, t, NULL, NULL, NULL, &e), 0, "%s", e.msg);
+    cr_assert(t[0] > 0);
+    ar_normals_free(few);
+    schedule_free(s);
     ar_model_free(m);
     simcluster_free(sim);
 }
