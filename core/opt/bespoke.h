@@ -6,6 +6,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "core/opt/candpool.h"
 #include "core/opt/optimizer.h"
 #include "core/opt/sgd_model.h"
 
@@ -34,11 +35,6 @@ typedef struct {
     size_t n_seen;
     gsl_rng *rng;
 } Bespoke;
-
-typedef struct {
-    Schedule *s;
-    double mean_s;
-} Cand;
 
 /* The candidates for the next suggestion, by the model's mean: the best role sets found by
  * local search from several starts, the starts themselves, forced loading options and load

@@ -11,7 +11,9 @@
 
 #include "core/base/rng.h"
 #include "core/opt/allreduce_model.h"
+#include "core/opt/candpool.h"
 #include "core/opt/optimizer.h"
+#include "core/opt/prediction.h"
 #include "core/opt/waterfill.h"
 
 enum {
@@ -39,11 +41,6 @@ typedef struct {
     gsl_rng *rng;
     size_t *order; /* per machine, its devices fastest first by the mean model (flat ids) */
 } ArOpt;
-
-typedef struct {
-    Schedule *s;
-    double mean_s;
-} Cand;
 
 typedef struct {
     uint64_t key[MEMO_SLOTS];
@@ -271,36 +268,6 @@ static double eval_counts(const ArOpt *b, Memo *memo, const int *counts, Schedul
     return v;
 }
 
-/* -1 when out of memory. */
-static int pool_offer(Cand *pool, size_t *n, const Schedule *s, double mean_s)
-{
-    if (!isfinite(mean_s))
-        return 0;
-    for (size_t i = 0; i < *n; i++)
-        if (schedule_equal(pool[i].s, s))
-            return 0;
-    Schedule *copy = schedule_copy(s);
-    if (!copy)
-        return -1;
-    size_t at = *n;
-    if (*n == POOL) {
-        at = 0;
-        for (size_t i = 1; i < *n; i++)
-            if (pool[i].mean_s > pool[at].mean_s)
-                at = i;
-        if (pool[at].mean_s <= mean_s) {
-            schedule_free(copy);
-            return 0;
-        }
-        schedule_free(pool[at].s);
-    } else {
-        (*n)++;
-    }
-    pool[at].s = copy;
-    pool[at].mean_s = mean_s;
-    return 0;
-}
-
 /* Best-improvement hill climbing over the counts: a machine gains or loses one rank, leaves,
  * or takes part with all its devices. */
 static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *pool, size_t *np)
@@ -315,7 +282,7 @@ static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *po
     double cur = eval_counts(b, memo, counts, s);
     if (isfinite(cur)) {
         fill(b, memo, counts, s);
-        if (pool_offer(pool, np, s, cur) < 0)
+        if (cand_pool_offer(pool, np, POOL, s, cur) < 0)
             memo->out_of_memory = 1;
     }
     for (int step = 0; step < MAX_CLIMB && !memo->out_of_memory; step++) {
@@ -345,7 +312,7 @@ static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *po
         counts[best_m] = best_g;
         cur = best;
         fill(b, memo, counts, s);
-        if (pool_offer(pool, np, s, cur) < 0)
+        if (cand_pool_offer(pool, np, POOL, s, cur) < 0)
             memo->out_of_memory = 1;
     }
     free(trial);
@@ -421,12 +388,6 @@ done:
     return rc;
 }
 
-static int cmp_cand(const void *x, const void *y)
-{
-    double a = ((const Cand *)x)->mean_s, b = ((const Cand *)y)->mean_s;
-    return a < b ? -1 : a > b;
-}
-
 static Schedule *search(ArOpt *b, Error *err)
 {
     const Cluster *c = b->c;
@@ -485,7 +446,7 @@ static Schedule *search(ArOpt *b, Error *err)
                   b->job.batch);
         return NULL;
     }
-    qsort(pool, n_pool, sizeof *pool, cmp_cand);
+    qsort(pool, n_pool, sizeof *pool, cand_cmp_mean);
     size_t cap = n_pool + 8 * LOAD_TARGETS * 16;
     Cand *cands = malloc(cap * sizeof *cands);
     if (!cands) {
@@ -568,12 +529,6 @@ static int first_design(const ArOpt *b, Schedule **out, Error *err)
     return 0;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 static int fill_prediction(ArOpt *b, const Schedule *s, Suggestion *out, Error *err)
 {
     const Cluster *c = b->c;
@@ -581,46 +536,13 @@ static int fill_prediction(ArOpt *b, const Schedule *s, Suggestion *out, Error *
     ArNormals *z = ar_normals_new(b->model, ns, b->seed ^ 0x5eedu);
     double *it = malloc(ns * sizeof *it), *ms = malloc(ns * M * sizeof *ms);
     double *ds = malloc(ns * D * sizeof *ds), *cs = malloc(ns * sizeof *cs);
-    double *col = malloc(ns * sizeof *col);
-    int rc = z && it && ms && ds && cs && col
-                 ? 0
-                 : error_no_memory(err, "bespoke (allreduce): prediction");
+    int rc = z && it && ms && ds && cs ? 0
+                                       : error_no_memory(err, "bespoke (allreduce): prediction");
     if (rc == 0)
         rc = ar_model_sample(b->model, s, z, it, ms, ds, cs, err);
-    if (rc == 0) {
-        out->machine_mean_s = calloc(M, sizeof(double));
-        out->machine_p10_s = calloc(M, sizeof(double));
-        out->machine_p90_s = calloc(M, sizeof(double));
-        out->device_mean_s = calloc(D, sizeof(double));
-        if (!out->machine_mean_s || !out->machine_p10_s || !out->machine_p90_s ||
-            !out->device_mean_s)
-            rc = error_no_memory(err, "bespoke (allreduce): prediction");
-    }
-    if (rc == 0) {
-        out->has_prediction = 1;
-        out->mean_s = out->comm_mean_s = 0;
-        for (size_t i = 0; i < ns; i++) {
-            out->mean_s += it[i] / ns;
-            out->comm_mean_s += cs[i] / ns;
-        }
-        qsort(it, ns, sizeof *it, cmp_double);
-        out->p10_s = it[ns / 10];
-        out->p90_s = it[ns * 9 / 10];
-        for (size_t m = 0; m < M; m++) {
-            for (size_t i = 0; i < ns; i++) {
-                col[i] = s->worker[m] ? ms[i * M + m] : 0;
-                out->machine_mean_s[m] += col[i] / ns;
-            }
-            qsort(col, ns, sizeof *col, cmp_double);
-            out->machine_p10_s[m] = col[ns / 10];
-            out->machine_p90_s[m] = col[ns * 9 / 10];
-        }
-        for (size_t d = 0; d < D; d++)
-            for (size_t i = 0; i < ns; i++)
-                out->device_mean_s[d] += ds[i * D + d] / ns;
-    }
+    if (rc == 0)
+        rc = prediction_from_samples(out, s, ns, it, ms, ds, cs, "bespoke (allreduce)", err);
     ar_normals_free(z);
-    free(col);
     free(it);
     free(ms);
     free(ds);

@@ -9,6 +9,7 @@
 
 #include "core/base/rng.h"
 #include "core/opt/bespoke.h"
+#include "core/opt/prediction.h"
 #include "core/opt/prune.h"
 
 static void destroy(void *self);
@@ -128,12 +129,6 @@ static double expected_improvement(const double *t, size_t n, double best)
     return ei / n;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Fills the prediction fields of a suggestion by forward sampling. */
 static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error *err)
 {
@@ -142,44 +137,12 @@ static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error
     SgdNormals *z = sgd_normals_new(b->model, ns, b->seed ^ 0x5eedu);
     double *it = malloc(ns * sizeof *it), *ms = malloc(ns * M * sizeof *ms);
     double *ds = malloc(ns * D * sizeof *ds), *cs = malloc(ns * sizeof *cs);
-    double *col = malloc(ns * sizeof *col);
-    int rc = z && it && ms && ds && cs && col ? 0 : error_no_memory(err, "bespoke: prediction");
+    int rc = z && it && ms && ds && cs ? 0 : error_no_memory(err, "bespoke: prediction");
     if (rc == 0)
         rc = sgd_model_sample(b->model, s, z, it, ms, ds, cs, err);
-    if (rc == 0) {
-        out->machine_mean_s = calloc(M, sizeof(double));
-        out->machine_p10_s = calloc(M, sizeof(double));
-        out->machine_p90_s = calloc(M, sizeof(double));
-        out->device_mean_s = calloc(D, sizeof(double));
-        if (!out->machine_mean_s || !out->machine_p10_s || !out->machine_p90_s ||
-            !out->device_mean_s)
-            rc = error_no_memory(err, "bespoke: prediction");
-    }
-    if (rc == 0) {
-        out->has_prediction = 1;
-        out->mean_s = out->comm_mean_s = 0;
-        for (size_t i = 0; i < ns; i++) {
-            out->mean_s += it[i] / ns;
-            out->comm_mean_s += cs[i] / ns;
-        }
-        qsort(it, ns, sizeof *it, cmp_double);
-        out->p10_s = it[ns / 10];
-        out->p90_s = it[ns * 9 / 10];
-        for (size_t m = 0; m < M; m++) {
-            for (size_t i = 0; i < ns; i++) {
-                col[i] = ms[i * M + m];
-                out->machine_mean_s[m] += col[i] / ns;
-            }
-            qsort(col, ns, sizeof *col, cmp_double);
-            out->machine_p10_s[m] = col[ns / 10];
-            out->machine_p90_s[m] = col[ns * 9 / 10];
-        }
-        for (size_t d = 0; d < D; d++)
-            for (size_t i = 0; i < ns; i++)
-                out->device_mean_s[d] += ds[i * D + d] / ns;
-    }
+    if (rc == 0)
+        rc = prediction_from_samples(out, s, ns, it, ms, ds, cs, "bespoke", err);
     sgd_normals_free(z);
-    free(col);
     free(it);
     free(ms);
     free(ds);
