@@ -69,6 +69,11 @@ $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
 $(BUILD)/bench/optimizer: $(BUILD)/bench/optimizer.o $(call obj,$(call srcs,bench/optbench)) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
+# bench/optimizer_allreduce shares bench/optimizer's Python bridge.
+$(BUILD)/bench/optimizer_allreduce: $(BUILD)/bench/optimizer_allreduce.o \
+                                    $(BUILD)/bench/optbench/pypeer.o $(LIB_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
