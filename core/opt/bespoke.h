@@ -7,6 +7,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "core/opt/candpool.h"
+#include "core/opt/history.h"
 #include "core/opt/optimizer.h"
 #include "core/opt/sgd_model.h"
 
@@ -29,10 +30,7 @@ typedef struct {
     SgdModel *model;
     size_t fitted_at; /* trials the model was last fitted on */
     int suggested;
-    Schedule *best; /* best observed ok trial */
-    double best_s;
-    Schedule **seen; /* every schedule observed, to avoid repeats */
-    size_t n_seen;
+    TrialHistory hist; /* every schedule observed, to avoid repeats; the best ok trial */
     gsl_rng *rng;
 } Bespoke;
 

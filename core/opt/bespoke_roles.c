@@ -290,8 +290,8 @@ int bespoke_candidates(Bespoke *b, Cand **out, size_t *n_out, Error *err)
     /* Starts: the incumbent's roles, every machine in both roles, each type alone as workers
      * with every machine a PS or with the workers as PS, each machine alone, and a few
      * random role sets. */
-    if (b->best) {
-        schedule_copy_into(s, b->best);
+    if (b->hist.best) {
+        schedule_copy_into(s, b->hist.best);
         climb(b, memo, s, pool, &n_pool);
     }
     memset(s->worker, 1, c->n_machines);

@@ -12,6 +12,7 @@
 #include "core/base/rng.h"
 #include "core/opt/allreduce_model.h"
 #include "core/opt/candpool.h"
+#include "core/opt/history.h"
 #include "core/opt/optimizer.h"
 #include "core/opt/prediction.h"
 #include "core/opt/waterfill.h"
@@ -34,10 +35,7 @@ typedef struct {
     ArModel *model;
     size_t fitted_at;
     int suggested;
-    Schedule *best;
-    double best_s;
-    Schedule **seen;
-    size_t n_seen;
+    TrialHistory hist; /* every schedule observed, to avoid repeats; the best ok trial */
     gsl_rng *rng;
     size_t *order; /* per machine, its devices fastest first by the mean model (flat ids) */
 } ArOpt;
@@ -67,7 +65,7 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     job_copy(&b->job, job);
     b->seed = seed;
     b->model = model;
-    b->best_s = INFINITY;
+    history_init(&b->hist);
     b->rng = rng_new((unsigned long)seed * 2654435761u + 29);
     b->order = malloc((c->n_devices ? c->n_devices : 1) * sizeof *b->order);
     if (!b->rng || !b->order) {
@@ -84,10 +82,7 @@ static void destroy(void *self)
     if (!b)
         return;
     ar_model_free(b->model);
-    schedule_free(b->best);
-    for (size_t i = 0; i < b->n_seen; i++)
-        schedule_free(b->seen[i]);
-    free(b->seen);
+    history_clear(&b->hist);
     gsl_rng_free(b->rng);
     free(b->order);
     job_clear(&b->job);
@@ -100,26 +95,7 @@ static void observe(void *self, const Observation *o)
     /* Out of memory, the trial is not kept: the model goes on with what it has. */
     if (ar_model_observe(b->model, o) < 0)
         return;
-    Schedule **seen = realloc(b->seen, (b->n_seen + 1) * sizeof *seen);
-    if (!seen)
-        return;
-    b->seen = seen;
-    if (!(b->seen[b->n_seen] = schedule_copy(o->schedule)))
-        return;
-    b->n_seen++;
-    if (o->status == TRIAL_OK && o->time_s < b->best_s) {
-        b->best_s = o->time_s;
-        schedule_free(b->best);
-        b->best = schedule_copy(o->schedule);
-    }
-}
-
-static int was_seen(const ArOpt *b, const Schedule *s)
-{
-    for (size_t i = 0; i < b->n_seen; i++)
-        if (schedule_equal(b->seen[i], s))
-            return 1;
-    return 0;
+    (void)history_add(&b->hist, o);
 }
 
 static size_t machine_devices(const ArOpt *b, size_t m)
@@ -409,8 +385,8 @@ static Schedule *search(ArOpt *b, Error *err)
         memo->keyed &= machine_devices(b, m) <= 15;
     /* Starts: the incumbent, everything, each machine type alone, each machine alone, and a
      * few random count vectors. */
-    if (b->best) {
-        ar_schedule_ranks(b->best, counts);
+    if (b->hist.best) {
+        ar_schedule_ranks(b->hist.best, counts);
         climb(b, memo, counts, s, pool, &n_pool);
     }
     for (size_t m = 0; m < M; m++)
@@ -474,16 +450,16 @@ static Schedule *search(ArOpt *b, Error *err)
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
     double best_ei = 0;
     for (size_t i = 0; i < n; i++) {
-        if (was_seen(b, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
+        if (history_has(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
             continue;
         if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
             pick_mean = i;
-        if (!isfinite(b->best_s) ||
+        if (!isfinite(b->hist.best_s) ||
             ar_model_sample(b->model, cands[i].s, z, t, NULL, NULL, NULL, NULL) < 0)
             continue;
         double ei = 0;
         for (size_t k = 0; k < EI_SAMPLES; k++)
-            ei += t[k] < b->best_s ? (b->best_s - t[k]) / EI_SAMPLES : 0;
+            ei += t[k] < b->hist.best_s ? (b->hist.best_s - t[k]) / EI_SAMPLES : 0;
         if (ei > best_ei) {
             best_ei = ei;
             pick = i;
@@ -556,7 +532,7 @@ static int suggest(void *self, Suggestion *out, Error *err)
     if (refit(b, err) < 0)
         return -1;
     Schedule *s = NULL;
-    if (b->n_seen == 0 && first_design(b, &s, err) < 0)
+    if (b->hist.n_seen == 0 && first_design(b, &s, err) < 0)
         return -1;
     if (!s)
         s = search(b, err);

@@ -30,7 +30,7 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     b->seed = seed;
     b->model = model;
     b->fitted_at = 0;
-    b->best_s = INFINITY;
+    history_init(&b->hist);
     b->rng = rng_new((unsigned long)seed * 2654435761u + 17);
     if (!b->rng) {
         destroy(b);
@@ -46,10 +46,7 @@ static void destroy(void *self)
     if (!b)
         return;
     sgd_model_free(b->model);
-    schedule_free(b->best);
-    for (size_t i = 0; i < b->n_seen; i++)
-        schedule_free(b->seen[i]);
-    free(b->seen);
+    history_clear(&b->hist);
     gsl_rng_free(b->rng);
     job_clear(&b->job);
     free(b);
@@ -61,18 +58,7 @@ static void observe(void *self, const Observation *o)
     /* Out of memory, the trial is not kept: the model goes on with what it has. */
     if (sgd_model_observe(b->model, o) < 0)
         return;
-    Schedule **seen = realloc(b->seen, (b->n_seen + 1) * sizeof *seen);
-    if (!seen)
-        return;
-    b->seen = seen;
-    if (!(b->seen[b->n_seen] = schedule_copy(o->schedule)))
-        return;
-    b->n_seen++;
-    if (o->status == TRIAL_OK && o->time_s < b->best_s) {
-        b->best_s = o->time_s;
-        schedule_free(b->best);
-        b->best = schedule_copy(o->schedule);
-    }
+    (void)history_add(&b->hist, o);
 }
 
 static int refit(Bespoke *b, Error *err)
@@ -83,14 +69,6 @@ static int refit(Bespoke *b, Error *err)
     if (sgd_model_fit(b->model, b->seed + n * 7919, err) < 0)
         return -1;
     b->fitted_at = n;
-    return 0;
-}
-
-static int was_seen(const Bespoke *b, const Schedule *s)
-{
-    for (size_t i = 0; i < b->n_seen; i++)
-        if (schedule_equal(b->seen[i], s))
-            return 1;
     return 0;
 }
 
@@ -182,15 +160,15 @@ static Schedule *search(Bespoke *b, double *ei_out, Error *err)
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
     double best_score = 0, best_ei = 0;
     for (size_t i = 0; i < n; i++) {
-        if (was_seen(b, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
+        if (history_has(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
             continue;
         if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
             pick_mean = i;
-        if (!isfinite(b->best_s) ||
+        if (!isfinite(b->hist.best_s) ||
             sgd_model_sample(b->model, cands[i].s, z, t, NULL, NULL, NULL, NULL) < 0)
             continue;
-        double ei = expected_improvement(t, EI_SAMPLES, b->best_s);
-        double score = ei / expected_cost(t, EI_SAMPLES, b->best_s);
+        double ei = expected_improvement(t, EI_SAMPLES, b->hist.best_s);
+        double score = ei / expected_cost(t, EI_SAMPLES, b->hist.best_s);
         if (ei > 0 && score > best_score) {
             best_score = score;
             best_ei = ei;
@@ -214,7 +192,7 @@ static int suggest(void *self, Suggestion *out, Error *err)
     Bespoke *b = self;
     if (refit(b, err) < 0)
         return -1;
-    Schedule *s = b->n_seen == 0 ? first_design(b, err) : NULL;
+    Schedule *s = b->hist.n_seen == 0 ? first_design(b, err) : NULL;
     if (s && schedule_validate(s, NULL) < 0) {
         schedule_free(s); /* declared memory limits: let the prior model place the batch */
         s = NULL;
@@ -231,7 +209,7 @@ static int suggest(void *self, Suggestion *out, Error *err)
         return -1;
     }
     /* Before any trial has a time there is nothing to improve on: no EI to judge by. */
-    out->has_ei = isfinite(b->best_s);
+    out->has_ei = isfinite(b->hist.best_s);
     out->ei_s = out->has_ei ? ei : 0;
     return 0;
 }
