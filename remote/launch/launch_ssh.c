@@ -10,6 +10,7 @@
 #include "core/base/clock.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
 #include "remote/ssh/shquote.h"
 
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000 };
@@ -140,8 +141,11 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         }
         r->parts[r->n++].machine = (size_t)m;
     } else {
+        /* per-device ranks run only where a device has inputs; a PS-only machine has none */
+        int ranks = rankfan_wanted(s);
         for (size_t m = 0; m < c->n_machines; m++)
-            if (s->worker[m] || s->ps[m])
+            if (ranks ? s->worker[m] && schedule_machine_inputs(s, m) > 0
+                      : s->worker[m] || s->ps[m])
                 r->parts[r->n++].machine = m;
     }
     for (size_t i = 0; i < r->n; i++) {
@@ -163,8 +167,15 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
     for (size_t i = 0; i < r->n; i++) {
         /* single: the command speaks for every machine, as with the local launcher. */
-        char *cmd =
-            remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]), s->trial);
+        char *fan = NULL;
+        if (!single && rankfan_wanted(s) &&
+            !(fan = rankfan_script(s, r->parts[i].machine, 0, cfg->command, err))) {
+            free(input);
+            goto fail;
+        }
+        char *cmd = remote_command(fan ? fan : cfg->command,
+                                   single ? "" : machine_name(r, &r->parts[i]), s->trial);
+        free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
         if (!cmd)
@@ -268,8 +279,14 @@ static void finish(SshRun *r)
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {
+            /* A rank that said why it failed (an error event) is the trial's reason, not
+             * only the exit status of the part that ended first. */
+            const char *said = NULL;
             o->status = r->failure_status;
-            snprintf(o->reason, sizeof o->reason, "%s", r->failure);
+            if (trial_accumulator_has_error(r->acc, &said))
+                snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
+            else
+                snprintf(o->reason, sizeof o->reason, "%s", r->failure);
         } else {
             launcher_note_bad_line(o, r->protocol_error);
         }
