@@ -36,6 +36,7 @@ typedef struct {
     int64_t deadline_ms, stop_deadline_ms;
     int stopping, cancelled, timed_out;
     char failure[256];
+    char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
@@ -269,8 +270,9 @@ static void note_part_end(SshRun *r, Part *p)
                  rexec_error(p->x));
     } else if (o == EXEC_EXITED && rexec_exit_status(p->x) != 0) {
         r->failure_status = TRIAL_FAILED;
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d%s%s",
-                 name, rexec_exit_status(p->x), p->last_stderr[0] ? ": " : "", p->last_stderr);
+        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
+                 name, rexec_exit_status(p->x));
+        snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }
 
@@ -286,7 +288,8 @@ static void finish(SshRun *r)
             if (trial_accumulator_has_error(r->acc, &said))
                 snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
             else
-                snprintf(o->reason, sizeof o->reason, "%s", r->failure);
+                snprintf(o->reason, sizeof o->reason, "%s%s%s", r->failure,
+                         r->failure_stderr[0] ? ": " : "", r->failure_stderr);
         } else {
             launcher_note_bad_line(o, r->protocol_error);
         }

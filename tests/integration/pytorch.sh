@@ -1,0 +1,134 @@
+#!/bin/sh
+# PyTorch end to end (examples/pytorch_ddp.py, tools/python/tunedeck_trial.py): uneven local
+# batches over 3 ranks give the single-process loss and weights to 1e-9; a 3-trial tuning
+# session over 2 loopback sshd hosts (tests/sshd-harness.sh) with one rank per device
+# (trial.ranks "per-device", env:// rendezvous); a rank that crashes fails the trial with
+# its own error text. One thread per rank and a tiny model keep it short on 2 cores. Every
+# process started here is stopped by the trap: sshd by pid, ranks by their --tag.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+T="$(mktemp -d /tmp/tunedeck-pytorch.XXXXXX)"
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/sshd-harness.sh"
+mark="tdpt$$"
+stop_ranks() {
+    for p in $(pgrep -f -- "--tag $mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+}
+cleanup() {
+    harness_stop_all
+    stop_ranks
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+unset SSH_AUTH_SOCK
+export TUNEDECK_STATE_DIR="$T/state" OMP_NUM_THREADS=1
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+
+# The Python that has torch: the one on PATH, else Debian's (the sshd hosts use /usr/bin).
+PY=python3
+python3 -c 'import torch' 2>/dev/null || PY=/usr/bin/python3
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+    echo "pytorch: torch is not importable (make deps installs python3-torch)"
+    exit 1
+fi
+ex="$root/examples/pytorch_ddp.py"
+
+echo "gradient equivalence"
+cat > "$T/sched.json" <<'EOF'
+{"protocol": 1, "trial": 1, "iterations": 6, "warmup": 1,
+ "job": {"name": "mlp", "model_mb": 0.1, "batch": 32},
+ "machines": [
+  {"name": "h1", "worker": true, "ps": true,
+   "devices": [{"id": "cpu", "inputs": 5}, {"id": "gpu0", "inputs": 17}]},
+  {"name": "h2", "worker": true, "ps": false,
+   "devices": [{"id": "cpu", "inputs": 0}, {"id": "gpu0", "inputs": 10}]}]}
+EOF
+"$PY" "$ex" --schedule "$T/sched.json" --report "$T/single.txt" --tag "$mark" > "$T/single.out" 2>&1
+port=$(( 21000 + $$ % 20000 ))
+for r in 0 1 2; do
+    case $r in 0) m=h1 d=cpu l=0 ;; 1) m=h1 d=gpu0 l=1 ;; 2) m=h2 d=gpu0 l=0 ;; esac
+    RANK=$r WORLD_SIZE=3 LOCAL_RANK=$l MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        TUNEDECK_MACHINE=$m TUNEDECK_DEVICE=$d \
+        "$PY" "$ex" --schedule "$T/sched.json" --report "$T/multi.txt" --tag "$mark" \
+        > "$T/rank$r.out" 2>&1 &
+done
+wait
+if "$PY" - "$T/single.txt" "$T/multi.txt" "$T/rank1.out" <<'EOF'
+import json, sys
+a = open(sys.argv[1]).read().split()
+b = open(sys.argv[2]).read().split()
+la, na, lb, nb = float(a[1]), float(a[3]), float(b[1]), float(b[3])
+assert abs(la - lb) <= 1e-9 * abs(la) and abs(na - nb) <= 1e-9 * abs(na), (a, b)
+# the rank reported its own device and local batch
+it = [json.loads(l) for l in open(sys.argv[3]) if l.startswith("{")]
+dev = it[0]["machines"][0]["devices"][0]
+assert it[0]["machines"][0]["name"] == "h1" and dev == dict(dev, id="gpu0", inputs=17), it[0]
+print("    loss %s vs %s, weight norm %s vs %s" % (a[1], b[1], a[3], b[3]))
+EOF
+then pass "3 ranks with local batches 5/17/10 train exactly as one process with 32"
+else fail "gradient equivalence"; for f in "$T"/single.out "$T"/rank*.out; do tail -5 "$f"; done; fi
+
+echo "tuning over sshd"
+harness_init "$T/h"
+for i in 1 2; do harness_start "$i"; done
+harness_inventory "$T/inv.json" 1 2
+# The rendezvous ports come from this run's sshd port, so suites side by side never meet.
+"$PY" - "$T/inv.json" "$H_PORT" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["trial"] = {"launch": "per-host", "ranks": "per-device",
+                "master_port": 1024 + (int(sys.argv[2]) + 200) % 60000}
+json.dump(inv, open(sys.argv[1], "w"))
+EOF
+cat > "$T/job.json" <<'EOF'
+{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1}
+EOF
+trial="OMP_NUM_THREADS=1 python3 $ex --tag $mark"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial" --budget 3 \
+    --optimizer random --seed 5 --trial-timeout 120 --no-journal --json > "$T/t1.json" 2> "$T/t1.err"
+sleep 0.3
+left=$(pgrep -f -- "--tag $mark" | wc -l)
+if "$PY" - "$T/t1.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3, r["trials"]
+for t in r["trials"]:
+    assert t["status"] == "ok" and t["time_s"] > 0, t
+    ranks = sum(1 for m in t["schedule"]["machines"] if m["worker"]
+                for d in m["devices"] if d["inputs"] > 0)
+    print("    trial %d: %d ranks, %.4f s per iteration" % (t["trial"], ranks, t["time_s"]))
+EOF
+then pass "3 trials of the PyTorch job, one rank per device over 2 sshd hosts"
+else fail "tuning over sshd"; tail -20 "$T/t1.err"; fi
+if [ "$left" -eq 0 ]; then pass "no rank left after the session"
+else fail "$left rank processes left"; fi
+
+echo "a crashing rank"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial --crash-rank 1" \
+    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
+    > "$T/t2.json" 2> "$T/t2.err"
+sleep 0.3
+left=$(pgrep -f -- "--tag $mark" | wc -l)
+if "$PY" - "$T/t2.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert "rank 1 on h" in t["reason"] and "crashing on purpose" in t["reason"], t["reason"]
+print("    " + t["reason"])
+EOF
+then pass "the trial fails with the rank's own error text"
+else fail "crashing rank"; tail -20 "$T/t2.err"; fi
+if [ "$left" -eq 0 ]; then pass "no rank left after the crash"
+else fail "$left rank processes left after the crash"; fi
+
+if [ "$fails" -ne 0 ]; then
+    echo "pytorch: $fails failed"
+    exit 1
+fi
+echo "pytorch: all passed"
