@@ -31,7 +31,7 @@ static void usage(FILE *out)
             "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
             "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
             "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
-            "           [--real-progress] [--accept-new-host-keys]\n"
+            "           [--real-progress] [--loss-progress] [--accept-new-host-keys]\n"
             "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
             "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
             "doubling) decides every --interval simulated seconds (default 60), and every\n"
@@ -45,6 +45,9 @@ static void usage(FILE *out)
             "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
             "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
             "the model, so a job finishes when the real one reaches its epoch count.\n"
+            "--loss-progress fits each job's loss curve (its progress lines' loss) with the\n"
+            "convergence model: its remaining work comes from its own curve (done within 5%%\n"
+            "of the way to the fitted asymptote), not from the catalogue.\n"
             "policies:");
     for (const char *const *p = sched_policy_names(); *p; p++)
         fprintf(out, " %s", *p);
@@ -128,6 +131,7 @@ int cmd_schedule_live(int argc, char **argv)
         O_DATA,
         O_ACCEPT,
         O_REAL,
+        O_LOSS,
         O_LIVE,
         O_HELP
     };
@@ -147,6 +151,7 @@ int cmd_schedule_live(int argc, char **argv)
                                          {"data", required_argument, 0, O_DATA},
                                          {"accept-new-host-keys", no_argument, 0, O_ACCEPT},
                                          {"real-progress", no_argument, 0, O_REAL},
+                                         {"loss-progress", no_argument, 0, O_LOSS},
                                          {"live", no_argument, 0, O_LIVE},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
@@ -211,6 +216,9 @@ int cmd_schedule_live(int argc, char **argv)
             break;
         case O_REAL:
             lo.real_progress = 1;
+            break;
+        case O_LOSS:
+            lo.loss_progress = 1;
             break;
         case O_LIVE:
             break; /* `tunedeck schedule --live` */
