@@ -38,6 +38,12 @@ import subprocess
 import sys
 import time
 
+# A live job may be asked to stop while it still imports torch (seconds) or meets its peers:
+# the request is remembered from the first moment and honoured at the first step.
+STOP_ASKED = [False]
+if "--live" in sys.argv:
+    signal.signal(signal.SIGTERM, lambda signo, frame: STOP_ASKED.__setitem__(0, True))
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "python"))
 import tunedeck_trial  # noqa: E402
@@ -190,25 +196,24 @@ def live_rank(args):
     if distributed:
         init_group("gloo")
     t = Trainer(rank, local, torch.device("cpu"), args.lr, distributed)
-
-    def ask_stop(signo, frame):
-        t.stop_asked = True
-    signal.signal(signal.SIGTERM, ask_stop)
     resumed = 0
     if args.resume and os.path.isfile(args.resume):
         t.load(torch.load(args.resume))
         resumed = t.step
     if rank == 0:
         sys.stderr.write("rank 0 of %d, local batches %s, from step %d\n" % (world, local, resumed))
-    last = time.perf_counter()
+    last, last_step = time.perf_counter(), t.step
     while args.total_steps <= 0 or t.step < args.total_steps:
+        t.stop_asked = STOP_ASKED[0]
         loss, _, _, stop = t.train_step()
         now = time.perf_counter()
-        if rank == 0:
+        # the first step of a run, then every --progress-every seconds, and the last
+        if rank == 0 and (t.step == resumed + 1 or stop or now - last >= args.progress_every):
             tunedeck_trial.progress(step=t.step, loss=loss,
                                     epoch=t.step * t.global_batch / SAMPLES,
-                                    examples_per_s=t.global_batch / (now - last))
-        last = now
+                                    examples_per_s=(t.step - last_step) * t.global_batch
+                                    / max(now - last, 1e-9))
+            last, last_step = now, t.step
         if stop:
             break
         if args.step_sleep > 0:
@@ -233,7 +238,7 @@ def live_main(args):
     and they stop together at one step."""
     if "RANK" in os.environ:
         return live_rank(args)
-    signal.signal(signal.SIGTERM, lambda s, f: None)  # the ranks decide; we wait for them
+    # SIGTERM (to the whole group) only sets STOP_ASKED here: the ranks decide, we wait.
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
                WORLD_SIZE=str(args.world))
     kids = []
@@ -265,6 +270,8 @@ def main():
     p.add_argument("--resume", default="", help="live: checkpoint to continue from ({resume})")
     p.add_argument("--checkpoint", default="", help="live: where SIGTERM writes the checkpoint")
     p.add_argument("--total-steps", type=int, default=0, help="live: stop after (0: never)")
+    p.add_argument("--progress-every", type=float, default=0.2,
+                   help="live: seconds between progress lines")
     p.add_argument("--step-sleep", type=float, default=0.0,
                    help="live: pause per step (a slow job on a fast machine)")
     p.add_argument("--tag", default="", help="ignored; lets a test find its processes")

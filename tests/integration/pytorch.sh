@@ -3,8 +3,10 @@
 # batches over 3 ranks give the single-process loss and weights to 1e-9; a 3-trial tuning
 # session over 2 loopback sshd hosts (tests/sshd-harness.sh) with one rank per device
 # (trial.ranks "per-device", env:// rendezvous); a rank that crashes fails the trial with
-# its own error text. One thread per rank and a tiny model keep it short on 2 cores. Every
-# process started here is stopped by the trap: sshd by pid, ranks by their --tag.
+# its own error text; a live schedule where the job grows from 1 to 2 ranks and shrinks
+# back, its loss going on from each checkpoint (--loss-progress). One thread per rank and a
+# tiny model keep it short on 2 cores. Every process started here is stopped by the trap:
+# sshd by pid, ranks and live jobs by the run's mark on their command lines.
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -14,8 +16,8 @@ T="$(mktemp -d /tmp/tunedeck-pytorch.XXXXXX)"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 mark="tdpt$$"
-stop_ranks() {
-    for p in $(pgrep -f -- "--tag $mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+stop_ranks() { # ranks carry --tag MARK, live jobs ckpt-MARK
+    for p in $(pgrep -f -- "$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 }
 cleanup() {
     harness_stop_all
@@ -126,6 +128,62 @@ then pass "the trial fails with the rank's own error text"
 else fail "crashing rank"; tail -20 "$T/t2.err"; fi
 if [ "$left" -eq 0 ]; then pass "no rank left after the crash"
 else fail "$left rank processes left after the crash"; fi
+
+echo "live: grow and shrink"
+# One host with 2 GPUs. At 4x: q0 (the cheap stand-in job) finishes at ~76 s, so p0 (the
+# PyTorch job) grows from 1 to 2 ranks at 90 s (22 s wall); q1 arrives at 150 s (37 s wall)
+# and p0 shrinks back to 1. --loss-progress fits p0's own loss curve.
+harness_inventory "$T/live.json" 1
+"$PY" - "$T/live.json" "$ex" "$root/tests/fixtures/job.sh" "$mark" <<'EOF2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machine_types"]["g"]["devices"].append({"id": "gpu1", "kind": "gpu", "model": "A100"})
+ex, jobsh, mark = sys.argv[2:5]
+inv["job_command"] = (
+    'if [ "$TUNEDECK_JOB" = p0 ]; then OMP_NUM_THREADS=1 exec python3 %s --live --world {gpus} '
+    '--hosts {hosts} --resume {resume} --checkpoint ckpt-%s --batch 64 --step-sleep 0.02 '
+    '--tag %s; else exec sh %s {gpus} {hosts} {resume} ckpt-%s; fi' % (ex, mark, mark, jobsh, mark))
+json.dump(inv, open(sys.argv[1], "w"))
+EOF2
+printf 'name,time,application,num_replicas,batch_size\np0,0,cifar10,1,128\nq0,0,ncf,1,32768\nq1,150,cifar10,1,128\n' \
+    > "$T/live.csv"
+"$bin" schedule --live --cluster "$T/live.json" --workload "$T/live.csv" --policy doubling \
+    --interval 30 --time-scale 4 --duration 48 --status-every 0 --loss-progress \
+    --job-dir "$T/jobs" > "$T/live.out" 2> "$T/live.err"
+rc=$?
+sleep 0.3
+left=$(pgrep -f -- "$mark" | wc -l)
+if [ "$rc" -le 1 ] && "$PY" - "$T/live.out" <<'EOF2'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what):
+    m = re.search(pat, out, re.M)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+FRESH = 1.4116  # the example's loss after its first step from scratch
+first = float(need(r"p0: run 1 on h1 \(1 GPUs\) first step 1, loss ([\d.]+)", "p0 starts").group(1))
+assert abs(first - FRESH) < 1e-3, first
+need(r"decision t=90s: resize p0 1 -> 2 GPUs", "p0 grows")
+need(r"decision t=150s: resize p0 2 -> 1 GPUs", "p0 shrinks")
+stops = [(int(m.group(1)), float(m.group(2))) for m in re.finditer(
+    r"p0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written \(loss ([\d.]+)\)", out)]
+runs = [(int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), float(m.group(5)))
+        for m in re.finditer(r"p0: run (\d+) on h1 \((\d) GPUs\) resumed at step (\d+) "
+                             r"\(checkpoint at step (\d+)\), loss ([\d.]+)", out)]
+assert [r[1] for r in runs[:2]] == ["2", "1"], runs
+for (saved, loss_saved), (_, _, resumed, ck, loss) in zip(stops, runs):
+    # the next run starts one step after the checkpoint, from its weights, not from scratch
+    assert resumed == saved + 1 == ck + 1, (saved, resumed, ck)
+    assert abs(loss - FRESH) > 1e-3 and abs(loss - loss_saved) < 0.35, (loss, loss_saved)
+curve = need(r"p0: loss curve .* from (\d+) points: (\d+)% done", "p0's loss curve")
+assert not re.search(r"q0: loss curve", out), "a flat loss gave a curve"
+print("    p0: 1 GPU, step %d -> 2 GPUs from %d -> 1 GPU from %d; loss %.3f -> %.3f; curve: %s%% "
+      "done" % (stops[0][0], runs[0][2], runs[1][2], first, runs[1][4], curve.group(2)))
+EOF2
+then pass "the PyTorch job grows to 2 ranks and shrinks back, its loss going on from each checkpoint"
+else fail "live grow/shrink (exit $rc)"; tail -40 "$T/live.out"; tail -10 "$T/live.err"; fi
+if [ "$left" -eq 0 ]; then pass "no job process left after the live run"
+else fail "$left job processes left after the live run"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "pytorch: $fails failed"
