@@ -18,12 +18,20 @@ iteration reports this rank's compute and communication time, then `done`.
 
     python3 examples/pytorch_ddp.py [--steps N]
 
-Live (`--live`): started by the live scheduler's job_command with {gpus} and {resume};
-this process starts one rank per GPU on this host (env://, a free port), reports the loss
-in progress lines, and on SIGTERM every rank agrees on the step to stop at, rank 0 writes
-the checkpoint and all exit 0. `--resume` continues from a checkpoint at any world size.
+Live (`--live`): started by the live scheduler's job_command; this process starts one
+rank per GPU of the job on this host, rank 0 reports the loss in progress lines, and on
+SIGTERM every rank agrees on the step to stop at, rank 0 writes the checkpoint and all exit
+0. `--resume` continues from a checkpoint at any world size (every rank reads it: the job's
+folder must be shared between its hosts). On one host (job_launch first-host):
 
     python3 examples/pytorch_ddp.py --live --world {gpus} --resume {resume} \\
+        --checkpoint job.ckpt --batch 64
+
+On every host of the placement (job_launch per-host), meeting at rank 0's host; the ranks
+of each host and their global numbers come from the hostfile the scheduler writes:
+
+    python3 examples/pytorch_ddp.py --live --master-addr {master_addr} \\
+        --master-port {master_port} --node-rank {node_rank} --resume {resume} \\
         --checkpoint job.ckpt --batch 64
 
 Backend: gloo on CPU; NCCL when every rank's device is a GPU and CUDA is present.
@@ -191,14 +199,19 @@ def live_rank(args):
     """One rank of a live job (started by live_main with the env:// variables)."""
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = [args.batch // world + (1 if r < args.batch % world else 0) for r in range(world)]
-    set_threads(world)
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    set_threads(int(os.environ.get("LOCAL_WORLD_SIZE", world)))
+    # the live scheduler exports CUDA_VISIBLE_DEVICES with this host's GPUs of the job
+    cuda = torch.cuda.is_available() and not args.cpu
+    device = torch.device("cuda", local_rank % torch.cuda.device_count()) if cuda else \
+        torch.device("cpu")
     distributed = world > 1
     if distributed:
-        init_group("gloo")
-    t = Trainer(rank, local, torch.device("cpu"), args.lr, distributed)
+        init_group("nccl" if cuda else "gloo")
+    t = Trainer(rank, local, device, args.lr, distributed)
     resumed = 0
     if args.resume and os.path.isfile(args.resume):
-        t.load(torch.load(args.resume))
+        t.load(torch.load(args.resume, map_location=device))
         resumed = t.step
     if rank == 0:
         sys.stderr.write("rank 0 of %d, local batches %s, from step %d\n" % (world, local, resumed))
@@ -233,18 +246,34 @@ def free_port():
         return s.getsockname()[1]
 
 
+def placement(args):
+    """(world, first global rank here, ranks here, master addr, master port) of this host's
+    part of a live job: one host with --world ranks, or with --master-addr the host
+    --node-rank of the hostfile the live scheduler writes (address:slots per host)."""
+    if not args.master_addr:
+        return args.world, 0, args.world, "127.0.0.1", free_port()
+    with open(args.hostfile) as f:
+        slots = [int(line.rsplit(":", 1)[1]) for line in f if line.strip()]
+    if not 0 <= args.node_rank < len(slots):
+        raise SystemExit("--node-rank %d: the hostfile %s has %d hosts"
+                         % (args.node_rank, args.hostfile, len(slots)))
+    return (sum(slots), sum(slots[:args.node_rank]), slots[args.node_rank], args.master_addr,
+            args.master_port)
+
+
 def live_main(args):
-    """Starts the job's ranks on this host and waits; SIGTERM reaches them all (one group),
+    """Starts this host's ranks of the job and waits; SIGTERM reaches them all (one group),
     and they stop together at one step."""
     if "RANK" in os.environ:
         return live_rank(args)
     # SIGTERM (to the whole group) only sets STOP_ASKED here: the ranks decide, we wait.
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
-               WORLD_SIZE=str(args.world))
+    world, first, here, addr, port = placement(args)
+    env = dict(os.environ, MASTER_ADDR=addr, MASTER_PORT=str(port), WORLD_SIZE=str(world),
+               LOCAL_WORLD_SIZE=str(here))
     kids = []
-    for r in range(args.world):
+    for i in range(here):
         kids.append(subprocess.Popen([sys.executable] + sys.argv,
-                                     env=dict(env, RANK=str(r), LOCAL_RANK=str(r))))
+                                     env=dict(env, RANK=str(first + i), LOCAL_RANK=str(i))))
     status = 0
     for k in kids:
         rc = k.wait()
@@ -265,7 +294,14 @@ def main():
     p.add_argument("--crash-rank", type=int, help="tuning: this rank fails (tests)")
     p.add_argument("--live", action="store_true", help="run as a live scheduler job")
     p.add_argument("--world", type=int, default=1, help="live: ranks ({gpus})")
-    p.add_argument("--hosts", default="", help="live: the allocation ({hosts}; ranks run here)")
+    p.add_argument("--hosts", default="", help="live: the allocation ({hosts}; informative)")
+    p.add_argument("--master-addr", default="",
+                   help="live, job_launch per-host: {master_addr}; ranks from --hostfile")
+    p.add_argument("--master-port", type=int, default=0, help="live: {master_port}")
+    p.add_argument("--node-rank", type=int, default=0, help="live: {node_rank}")
+    p.add_argument("--hostfile", default="tunedeck-hostfile",
+                   help="live: address:slots per host (the live scheduler writes it)")
+    p.add_argument("--cpu", action="store_true", help="live: train on CPU even with CUDA")
     p.add_argument("--batch", type=int, default=64, help="live: global batch")
     p.add_argument("--resume", default="", help="live: checkpoint to continue from ({resume})")
     p.add_argument("--checkpoint", default="", help="live: where SIGTERM writes the checkpoint")

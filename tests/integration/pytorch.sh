@@ -130,20 +130,23 @@ if [ "$left" -eq 0 ]; then pass "no rank left after the crash"
 else fail "$left rank processes left after the crash"; fi
 
 echo "live: grow and shrink"
-# One host with 2 GPUs. At 4x: q0 (the cheap stand-in job) finishes at ~76 s, so p0 (the
-# PyTorch job) grows from 1 to 2 ranks at 90 s (22 s wall); q1 arrives at 150 s (37 s wall)
-# and p0 shrinks back to 1. --loss-progress fits p0's own loss curve.
-harness_inventory "$T/live.json" 1
-"$PY" - "$T/live.json" "$ex" "$root/tests/fixtures/job.sh" "$mark" <<'EOF2'
+# Two hosts with one GPU each, the job started on every host of its placement (job_launch
+# per-host), its ranks meeting at {master_addr}:{master_port}. At 4x: q0 (the cheap
+# stand-in job) finishes at ~76 s, so p0 (the PyTorch job) grows from 1 rank to 2 on two
+# hosts at 90 s (22 s wall); q1 arrives at 150 s (37 s wall) and p0 shrinks back to 1.
+# --loss-progress fits p0's own loss curve.
+"$PY" - "$T/inv.json" "$T/live.json" "$ex" "$root/tests/fixtures/job.sh" "$mark" "$H_PORT" <<'EOF2'
 import json, sys
 inv = json.load(open(sys.argv[1]))
-inv["machine_types"]["g"]["devices"].append({"id": "gpu1", "kind": "gpu", "model": "A100"})
-ex, jobsh, mark = sys.argv[2:5]
+ex, jobsh, mark, port = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
+inv["job_launch"] = "per-host"
+inv["job_master_port"] = 1024 + (port + 300) % 60000
 inv["job_command"] = (
-    'if [ "$TUNEDECK_JOB" = p0 ]; then OMP_NUM_THREADS=1 exec python3 %s --live --world {gpus} '
-    '--hosts {hosts} --resume {resume} --checkpoint ckpt-%s --batch 64 --step-sleep 0.02 '
-    '--tag %s; else exec sh %s {gpus} {hosts} {resume} ckpt-%s; fi' % (ex, mark, mark, jobsh, mark))
-json.dump(inv, open(sys.argv[1], "w"))
+    'if [ "$TUNEDECK_JOB" = p0 ]; then OMP_NUM_THREADS=1 exec python3 %s --live '
+    '--master-addr {master_addr} --master-port {master_port} --node-rank {node_rank} '
+    '--resume {resume} --checkpoint ckpt-%s --batch 64 --step-sleep 0.02 --tag %s; '
+    'else exec sh %s {gpus} {hosts} {resume} ckpt-%s; fi' % (ex, mark, mark, jobsh, mark))
+json.dump(inv, open(sys.argv[2], "w"))
 EOF2
 printf 'name,time,application,num_replicas,batch_size\np0,0,cifar10,1,128\nq0,0,ncf,1,32768\nq1,150,cifar10,1,128\n' \
     > "$T/live.csv"
@@ -161,14 +164,14 @@ def need(pat, what):
     assert m, "missing: %s (%s)" % (what, pat)
     return m
 FRESH = 1.4116  # the example's loss after its first step from scratch
-first = float(need(r"p0: run 1 on h1 \(1 GPUs\) first step 1, loss ([\d.]+)", "p0 starts").group(1))
+first = float(need(r"p0: run 1 on h\d \(1 GPUs\) first step 1, loss ([\d.]+)", "p0 starts").group(1))
 assert abs(first - FRESH) < 1e-3, first
-need(r"decision t=90s: resize p0 1 -> 2 GPUs", "p0 grows")
+need(r"decision t=90s: resize p0 1 -> 2 GPUs on h\d:1,h\d:1", "p0 grows onto both hosts")
 need(r"decision t=150s: resize p0 2 -> 1 GPUs", "p0 shrinks")
 stops = [(int(m.group(1)), float(m.group(2))) for m in re.finditer(
     r"p0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written \(loss ([\d.]+)\)", out)]
 runs = [(int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), float(m.group(5)))
-        for m in re.finditer(r"p0: run (\d+) on h1 \((\d) GPUs\) resumed at step (\d+) "
+        for m in re.finditer(r"p0: run (\d+) on h\d \((\d) GPUs\) resumed at step (\d+) "
                              r"\(checkpoint at step (\d+)\), loss ([\d.]+)", out)]
 assert [r[1] for r in runs[:2]] == ["2", "1"], runs
 for (saved, loss_saved), (_, _, resumed, ck, loss) in zip(stops, runs):
@@ -180,7 +183,7 @@ assert not re.search(r"q0: loss curve", out), "a flat loss gave a curve"
 print("    p0: 1 GPU, step %d -> 2 GPUs from %d -> 1 GPU from %d; loss %.3f -> %.3f; curve: %s%% "
       "done" % (stops[0][0], runs[0][2], runs[1][2], first, runs[1][4], curve.group(2)))
 EOF2
-then pass "the PyTorch job grows to 2 ranks and shrinks back, its loss going on from each checkpoint"
+then pass "the PyTorch job grows to 2 ranks on 2 hosts and shrinks back, its loss going on from each checkpoint"
 else fail "live grow/shrink (exit $rc)"; tail -40 "$T/live.out"; tail -10 "$T/live.err"; fi
 if [ "$left" -eq 0 ]; then pass "no job process left after the live run"
 else fail "$left job processes left after the live run"; fi
