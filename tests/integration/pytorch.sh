@@ -40,8 +40,9 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
     exit 1
 fi
 ex="$root/examples/pytorch_ddp.py"
+helper="$root/tools/python/tunedeck_trial.py"
 
-echo "gradient equivalence"
+echo "trial helper"
 cat > "$T/sched.json" <<'EOF'
 {"protocol": 1, "trial": 1, "iterations": 6, "warmup": 1,
  "job": {"name": "mlp", "model_mb": 0.1, "batch": 32},
@@ -51,6 +52,19 @@ cat > "$T/sched.json" <<'EOF'
   {"name": "h2", "worker": true, "ps": false,
    "devices": [{"id": "cpu", "inputs": 0}, {"id": "gpu0", "inputs": 10}]}]}
 EOF
+RANK=1 WORLD_SIZE=3 TUNEDECK_MACHINE=h1 TUNEDECK_DEVICE=gpu0 python3 "$helper" "$T/sched.json" \
+    > "$T/helper1.out" 2>&1
+RANK=1 WORLD_SIZE=4 python3 "$helper" "$T/sched.json" > "$T/helper2.out" 2>&1
+rc2=$?
+TUNEDECK_MACHINE=h2 python3 "$helper" < "$T/sched.json" > "$T/helper3.out" 2>&1
+if grep -qx "rank 1/3 machine 'h1' device 'gpu0' local batch 17 of 32, role worker" "$T/helper1.out" &&
+    [ "$rc2" -eq 1 ] &&
+    grep -qF '"message": "WORLD_SIZE=4 but the schedule has 3 ranks"' "$T/helper2.out" &&
+    grep -qx "rank 0/1 machine 'h2' device '' local batch 10 of 32, role worker" "$T/helper3.out"
+then pass "the helper knows each process's rank, device and local batch, and refuses a wrong world"
+else fail "trial helper"; cat "$T"/helper*.out; fi
+
+echo "gradient equivalence"
 "$PY" "$ex" --schedule "$T/sched.json" --report "$T/single.txt" --tag "$mark" > "$T/single.out" 2>&1
 port=$(( 21000 + $$ % 20000 ))
 for r in 0 1 2; do

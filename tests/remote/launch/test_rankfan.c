@@ -1,6 +1,6 @@
 /* The rank fan-out script run by a real /bin/sh in a process group of its own: each rank
  * gets the torch.distributed variables and the schedule; a failing rank stops the others of
- * its host and its status is the script's. */
+ * its host and its status is the script's. Then the local launcher with per-device ranks. */
 #include <criterion/criterion.h>
 #include <cJSON.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/readall.h"
+#include "remote/launch/launcher.h"
 #include "remote/launch/rankfan.h"
 
 static Cluster *c;
@@ -185,4 +186,43 @@ Test(rankfan, the_master_port_moves_with_the_trial)
     cr_assert_eq(rankfan_master_port(c, 199), 31099);
     c->trial.master_port = 0;
     cr_assert_eq(rankfan_master_port(c, 3), 29503);
+}
+
+/* The local launcher with per-device ranks: every rank of the schedule runs here and
+ * reports its own device; the machine's time is its slowest rank's. */
+Test(rankfan, the_local_launcher_runs_one_process_per_rank)
+{
+    s->job.iterations = 1;
+    s->job.warmup = 0;
+    /* each rank: its device takes 0.1 s per rank number + 0.1 */
+    const char *cmd =
+        "t=$(( RANK + 1 )); echo \"{\\\"event\\\": \\\"iteration\\\", \\\"iter\\\": 1, "
+        "\\\"time_s\\\": 0.$t, \\\"machines\\\": [{\\\"name\\\": \\\"$TUNEDECK_MACHINE\\\", "
+        "\\\"compute_s\\\": 0.$t, \\\"devices\\\": [{\\\"id\\\": \\\"$TUNEDECK_DEVICE\\\", "
+        "\\\"time_s\\\": 0.$t}]}]}\"";
+    LaunchConfig cfg = {.command = cmd, .timeout_s = 20};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("local"), &cfg, s, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->device_time_s[0], 0.1, 1e-9); /* rank 0: m0 cpu */
+    cr_assert_float_eq(o->device_time_s[1], 0.2, 1e-9); /* rank 1: m0 gpu0 */
+    cr_assert_float_eq(o->device_time_s[3], 0.3, 1e-9); /* rank 2: m1 gpu0 */
+    cr_assert_float_eq(o->machine_time_s[0], 0.2, 1e-9, "m0: its slowest rank");
+    cr_assert_float_eq(o->time_s, 0.3, 1e-9);
+    observation_free(o);
+}
+
+Test(rankfan, a_failing_rank_fails_the_local_trial_with_its_error)
+{
+    const char *cmd = "if [ \"$RANK\" = 2 ]; then echo '{\"event\": \"error\", \"message\": "
+                      "\"rank 2 out of memory\"}'; exit 4; fi; sleep 30";
+    LaunchConfig cfg = {.command = cmd, .timeout_s = 20};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("local"), &cfg, s, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "status 4") && strstr(o->reason, "rank 2 out of memory"), "%s",
+              o->reason);
+    observation_free(o);
 }
