@@ -9,12 +9,12 @@
 #include "core/model/schedule.h"
 
 typedef struct {
-    int rank;           /* 0..world-1 */
-    size_t machine;     /* index in the cluster */
-    size_t device;      /* flat device index (cluster->n_devices) */
-    int local_rank;     /* 0..local_world-1 on its machine */
-    int local_world;    /* ranks on its machine */
-    int local_batch;    /* the device's inputs */
+    int rank;        /* 0..world-1 */
+    size_t machine;  /* index in the cluster */
+    size_t device;   /* flat device index (cluster->n_devices) */
+    int local_rank;  /* 0..local_world-1 on its machine */
+    int local_world; /* ranks on its machine */
+    int local_batch; /* the device's inputs */
 } Rank;
 
 /* Fills *out (caller frees) with every rank of the schedule; *n is the world size. Fails
