@@ -165,7 +165,7 @@ EOF2
 printf 'name,time,application,num_replicas,batch_size\np0,0,cifar10,1,128\nq0,0,ncf,1,32768\nq1,150,cifar10,1,128\n' \
     > "$T/live.csv"
 "$bin" schedule --live --cluster "$T/live.json" --workload "$T/live.csv" --policy doubling \
-    --interval 30 --time-scale 4 --duration 48 --status-every 0 --loss-progress \
+    --interval 30 --time-scale 4 --duration 60 --status-every 0 --loss-progress \
     --job-dir "$T/jobs" > "$T/live.out" 2> "$T/live.err"
 rc=$?
 sleep 0.3
