@@ -221,17 +221,21 @@ def live_rank(args):
     if rank == 0:
         sys.stderr.write("rank 0 of %d, local batches %s, from step %d\n" % (world, local, resumed))
     last, last_step = time.perf_counter(), t.step
+    loss_sum, losses = 0.0, 0
     while args.total_steps <= 0 or t.step < args.total_steps:
         t.stop_asked = STOP_ASKED[0]
         loss, _, _, stop = t.train_step()
+        loss_sum, losses = loss_sum + loss, losses + 1
         now = time.perf_counter()
-        # the first step of a run, then every --progress-every seconds, and the last
+        # the first step of a run, then every --progress-every seconds (the mean loss of the
+        # steps since: one batch's loss is noisy), and the last
         if rank == 0 and (t.step == resumed + 1 or stop or now - last >= args.progress_every):
-            tunedeck_trial.progress(step=t.step, loss=loss,
+            tunedeck_trial.progress(step=t.step, loss=loss_sum / losses,
                                     epoch=t.step * t.global_batch / SAMPLES,
                                     examples_per_s=(t.step - last_step) * t.global_batch
                                     / max(now - last, 1e-9))
             last, last_step = now, t.step
+            loss_sum, losses = 0.0, 0
         if stop:
             break
         if args.step_sleep > 0:
