@@ -46,11 +46,21 @@ import subprocess
 import sys
 import time
 
-# A live job may be asked to stop while it still imports torch (seconds) or meets its peers:
-# the request is remembered from the first moment and honoured at the first step.
+# A live job may be asked to stop (SIGTERM) at any moment, also while it still imports torch
+# or meets its peers. A rank keeps SIGTERM blocked -- from birth when this script started
+# it -- and looks for it between steps (signal.sigpending): a signal never interrupts the
+# rendezvous or a collective, and none is lost. The process that starts the ranks records
+# the request with a handler and passes it on.
 STOP_ASKED = [False]
 if "--live" in sys.argv:
-    signal.signal(signal.SIGTERM, lambda signo, frame: STOP_ASKED.__setitem__(0, True))
+    if "RANK" in os.environ:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    else:
+        signal.signal(signal.SIGTERM, lambda signo, frame: STOP_ASKED.__setitem__(0, True))
+
+
+def term_pending():
+    return STOP_ASKED[0] or signal.SIGTERM in signal.sigpending()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "python"))
@@ -223,7 +233,7 @@ def live_rank(args):
     last, last_step = time.perf_counter(), t.step
     loss_sum, losses = 0.0, 0
     while args.total_steps <= 0 or t.step < args.total_steps:
-        t.stop_asked = STOP_ASKED[0]
+        t.stop_asked = term_pending()
         loss, _, _, stop = t.train_step()
         loss_sum, losses = loss_sum + loss, losses + 1
         now = time.perf_counter()
@@ -279,13 +289,14 @@ def live_main(args):
     world, first, here, addr, port = placement(args)
     env = dict(os.environ, MASTER_ADDR=addr, MASTER_PORT=str(port), WORLD_SIZE=str(world),
                LOCAL_WORLD_SIZE=str(here))
+    # A stop that came before the ranks existed reached only us: pass it on (it waits,
+    # blocked, until the rank looks). Later ones reach the ranks too (one process group).
     kids = []
     for i in range(here):
-        kids.append(subprocess.Popen([sys.executable] + sys.argv,
-                                     env=dict(env, RANK=str(first + i), LOCAL_RANK=str(i))))
-    # A SIGTERM that came before the ranks existed reached only us: pass it on. Later ones
-    # reach the ranks directly (one process group).
-    forwarded, status = False, 0
+        kids.append(subprocess.Popen(
+            [sys.executable] + sys.argv, env=dict(env, RANK=str(first + i), LOCAL_RANK=str(i)),
+            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})))
+    status, forwarded = 0, False
     while any(k.poll() is None for k in kids):
         if STOP_ASKED[0] and not forwarded:
             forwarded = True
