@@ -11,6 +11,7 @@
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/rankfan.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000 };
