@@ -227,7 +227,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             a->lo.real_progress = 1;
             break;
         case O_LOSS:
-            lo.loss_progress = 1;
+            a->lo.loss_progress = 1;
             break;
         case O_LIVE:
             break; /* `tunedeck schedule --live` */
