@@ -282,8 +282,15 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
     snprintf(ctx, sizeof ctx, "%s: trial", source);
     if (jfield_string(j, ctx, "launch", 0, t->launch, sizeof t->launch, err) < 0 ||
         jfield_string(j, ctx, "command", 0, t->command, sizeof t->command, err) < 0 ||
-        jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0)
+        jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0 ||
+        jfield_string(j, ctx, "ranks", 0, t->ranks, sizeof t->ranks, err) < 0 ||
+        /* trial % 100 is added: the base leaves room for that below 65536 */
+        jfield_int(j, ctx, "master_port", 0, 1024, 65435, &t->master_port, err) < 0)
         return -1;
+    if (t->ranks[0] && strcmp(t->ranks, "per-host") && strcmp(t->ranks, "per-device"))
+        return error_set(err, "%s: field 'ranks': expected \"per-host\" or \"per-device\", "
+                              "found \"%s\"",
+                         ctx, t->ranks);
     if (t->launch[0] && strcmp(t->launch, "per-host") && strcmp(t->launch, "single") &&
         strcmp(t->launch, "local"))
         return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\" or "
@@ -502,7 +509,7 @@ cJSON *cluster_to_json(const Cluster *c)
             cJSON_AddStringToObject(j, "user", m->user);
         cJSON_AddItemToArray(machines, j);
     }
-    if (c->trial.launch[0] || c->trial.command[0]) {
+    if (c->trial.launch[0] || c->trial.command[0] || c->trial.ranks[0] || c->trial.master_port) {
         cJSON *t = cJSON_AddObjectToObject(root, "trial");
         if (c->trial.launch[0])
             cJSON_AddStringToObject(t, "launch", c->trial.launch);
@@ -510,6 +517,10 @@ cJSON *cluster_to_json(const Cluster *c)
             cJSON_AddStringToObject(t, "command", c->trial.command);
         if (c->trial.launch_host[0])
             cJSON_AddStringToObject(t, "launch_host", c->trial.launch_host);
+        if (c->trial.ranks[0])
+            cJSON_AddStringToObject(t, "ranks", c->trial.ranks);
+        if (c->trial.master_port)
+            cJSON_AddNumberToObject(t, "master_port", c->trial.master_port);
     }
     if (c->job_command[0])
         cJSON_AddStringToObject(root, "job_command", c->job_command);

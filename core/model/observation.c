@@ -176,8 +176,10 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
             return error_set(err, "iteration %d: unknown machine '%s'", ev->iter, mm->name);
         const Machine *m = &c->machines[mi];
         const MachineType *t = &c->types[m->type];
+        /* Ranks of one machine (one per device) each report it: the slowest is the
+         * machine's time, as for hosts above. */
         if (mm->compute_s >= 0)
-            r->machine_s[mi] = mm->compute_s;
+            r->machine_s[mi] = max2(r->machine_s[mi], mm->compute_s);
         for (size_t d = 0; d < mm->n_devices; d++) {
             size_t di = 0;
             while (di < t->n_devices && strcmp(t->devices[di].id, mm->devices[d].id) != 0)

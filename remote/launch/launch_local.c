@@ -12,6 +12,7 @@
 #include "core/base/clock.h"
 #include "core/base/linebuf.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
 
 enum { MAX_LINE = 4 << 20, KILL_GRACE_MS = 2000, REAP_POLL_MS = 20 };
 
@@ -67,12 +68,17 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         error_set(err, "local launcher: out of memory");
         goto fail;
     }
+    /* per-device ranks: every rank of the schedule runs here, under one fan-out */
+    char *fan = rankfan_wanted(s) ? rankfan_script(s, 0, 1, cfg->command, err) : NULL;
+    if (rankfan_wanted(s) && !fan)
+        goto fail;
     r->acc = trial_accumulator_new(s);
     char trial[32];
     snprintf(trial, sizeof trial, "%d", s->trial);
     pid_t pid = fork();
     if (pid < 0) {
         error_set(err, "local launcher: fork: %s", strerror(errno));
+        free(fan);
         goto fail;
     }
     if (pid == 0) {
@@ -88,9 +94,10 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         setenv("TUNEDECK_TRIAL", trial, 1);
         setenv("TUNEDECK_MACHINE", "", 1);
         signal(SIGPIPE, SIG_DFL);
-        execl("/bin/sh", "sh", "-c", cfg->command, (char *)NULL);
+        execl("/bin/sh", "sh", "-c", fan ? fan : cfg->command, (char *)NULL);
         _exit(127);
     }
+    free(fan);
     setpgid(pid, pid);
     close(pin[0]);
     close(pout[1]);

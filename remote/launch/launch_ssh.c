@@ -10,6 +10,7 @@
 #include "core/base/clock.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
@@ -37,6 +38,7 @@ typedef struct {
     int stopping, cancelled, timed_out;
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
     char failure[256];
+    char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
@@ -145,8 +147,11 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         }
         r->parts[r->n++].machine = (size_t)m;
     } else {
+        /* per-device ranks run only where a device has inputs; a PS-only machine has none */
+        int ranks = rankfan_wanted(s);
         for (size_t m = 0; m < c->n_machines; m++)
-            if (s->worker[m] || s->ps[m])
+            if (ranks ? s->worker[m] && schedule_machine_inputs(s, m) > 0
+                      : s->worker[m] || s->ps[m])
                 r->parts[r->n++].machine = m;
     }
     for (size_t i = 0; i < r->n; i++) {
@@ -168,8 +173,15 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
     for (size_t i = 0; i < r->n; i++) {
         /* single: the command speaks for every machine, as with the local launcher. */
-        char *cmd =
-            remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]), s->trial);
+        char *fan = NULL;
+        if (!single && rankfan_wanted(s) &&
+            !(fan = rankfan_script(s, r->parts[i].machine, 0, cfg->command, err))) {
+            free(input);
+            goto fail;
+        }
+        char *cmd = remote_command(fan ? fan : cfg->command,
+                                   single ? "" : machine_name(r, &r->parts[i]), s->trial);
+        free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
         if (!cmd)
@@ -263,8 +275,9 @@ static void note_part_end(SshRun *r, Part *p)
                  rexec_error(p->x));
     } else if (o == EXEC_EXITED && rexec_exit_status(p->x) != 0) {
         r->failure_status = TRIAL_FAILED;
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d%s%s",
-                 name, rexec_exit_status(p->x), p->last_stderr[0] ? ": " : "", p->last_stderr);
+        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
+                 name, rexec_exit_status(p->x));
+        snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }
 
@@ -273,8 +286,15 @@ static void finish(SshRun *r)
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {
+            /* A rank that said why it failed (an error event) is the trial's reason, not
+             * only the exit status of the part that ended first. */
+            const char *said = NULL;
             o->status = r->failure_status;
-            snprintf(o->reason, sizeof o->reason, "%s", r->failure);
+            if (trial_accumulator_has_error(r->acc, &said))
+                snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
+            else
+                snprintf(o->reason, sizeof o->reason, "%s%s%s", r->failure,
+                         r->failure_stderr[0] ? ": " : "", r->failure_stderr);
         } else {
             launcher_note_bad_line(o, r->protocol_error);
         }

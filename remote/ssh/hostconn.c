@@ -10,6 +10,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +386,23 @@ void host_io(HostPool *p, Host *h, short revents, int64_t now_ms)
     }
 }
 
+
+/* libssh may read a keep-alive reply inside one of its own calls (waiting on the pending
+ * global request), so our poll() never sees those bytes arrive and a quiet but live host
+ * looked "silent". The kernel knows when data last came in on the socket: a stopped or
+ * unreachable peer sends none, a live sshd answers every keep-alive. */
+static void last_rx_from_kernel(Host *h, int64_t now_ms)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    int fd = host_fd(h);
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+        len < offsetof(struct tcp_info, tcpi_last_data_recv) + sizeof ti.tcpi_last_data_recv)
+        return;
+    int64_t kernel_rx_ms = now_ms - (int64_t)ti.tcpi_last_data_recv;
+    if (kernel_rx_ms > h->last_rx_ms)
+        h->last_rx_ms = kernel_rx_ms;
+}
 void host_timers(HostPool *p, Host *h, int64_t now_ms)
 {
     switch (h->state) {
@@ -405,6 +423,8 @@ void host_timers(HostPool *p, Host *h, int64_t now_ms)
         break;
     case HOST_READY: {
         int64_t period = (int64_t)(p->opt.heartbeat_s * 1000);
+        if (now_ms - h->last_rx_ms > period * p->opt.heartbeat_misses)
+            last_rx_from_kernel(h, now_ms);
         if (now_ms - h->last_rx_ms > period * p->opt.heartbeat_misses) {
             host_down(p, h, now_ms, "silent for %.1f s (no answer to keep-alives)",
                       (double)(now_ms - h->last_rx_ms) / 1000);

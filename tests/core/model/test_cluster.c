@@ -127,6 +127,12 @@ Test(cluster, rejects_every_bad_field)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
             "\"type\": \"t\"}], \"trial\": {\"launch\": \"carrier-pigeon\"}}",
             "field 'launch'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"ranks\": \"per-gpu\"}}",
+            "field 'ranks': expected \"per-host\" or \"per-device\"");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"master_port\": 70000}}",
+            "field 'master_port'");
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": {\"name\": \"a\"}}",
             "field 'machines'");
 }
