@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/sim/simcluster.h"
+#include "remote/live/hostdesk.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/tuner.h"
 #include "tui/config.h"
@@ -84,12 +85,10 @@ typedef struct {
 
     HostPool *pool;          /* SSH sessions to the inventory's hosts; NULL on the simulator */
     size_t host_sel;         /* selected row of the hosts view */
-    size_t pool_nfds;        /* how many of the polled fds are the pool's */
-    unsigned long hosts_sig; /* what the hosts view showed last, to redraw only on change */
-    /* accepting an unknown host key: a one-host pool that may add it to known_hosts */
+    HostDesk *desk;          /* drives the pool and key acceptance (remote/live/hostdesk.h) */
+    /* accepting an unknown host key: the prompt shows accept_fp, the key host accept_host
+     * offered; y accepts exactly that key */
     int confirm_accept;
-    char (*refused_fp)[128]; /* per host: the unknown key it last offered ("" none) */
-    HostPool *accept_pool;
     long accept_host;
     char accept_fp[128];
 
@@ -114,7 +113,7 @@ void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(pr
 void view_tune_draw(const App *a);
 void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll);
 void view_hosts_draw(const App *a);
-/* Host pool plumbing for the loop (tui/view_hosts.c): fds, step, change detection. */
+/* The loop's plumbing to the host desk (tui/view_hosts.c), which does the network work. */
 size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
 /* The operator asked to accept the selected host's unknown key (after confirming). */

@@ -366,9 +366,8 @@ static void close_session(App *a)
     tuner_free(a->tuner); /* before the pool its runs use */
     simsched_free(a->ss); /* the live driver too */
     a->ss = NULL;
-    hostpool_free(a->accept_pool);
+    hostdesk_free(a->desk);
     hostpool_free(a->pool);
-    free(a->refused_fp);
     trials_free(&a->table);
     free(a->snap.hosts);
     free(a->snap.jobs);
