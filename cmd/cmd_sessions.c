@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "core/journal/journal.h"
 
@@ -176,8 +177,14 @@ int cmd_sessions(int argc, char **argv)
             cJSON_AddNumberToObject(o, "problems", s.problems);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", s.id, s.created, s.target,
-                   s.optimizer, trials, best, s.state, s.problems ? " (has skipped lines)" : "");
+            /* The journal's strings are outside text: never a terminal's controls. */
+            char created[128], target[512], optimizer[256], state[1024];
+            termsafe(created, sizeof created, s.created);
+            termsafe(target, sizeof target, s.target);
+            termsafe(optimizer, sizeof optimizer, s.optimizer);
+            termsafe(state, sizeof state, s.state);
+            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", s.id, created, target, optimizer,
+                   trials, best, state, s.problems ? " (has skipped lines)" : "");
         }
         free(names[i]);
     }

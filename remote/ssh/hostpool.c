@@ -17,6 +17,7 @@
 #include <libssh/server.h> /* ssh_send_keepalive, a client call declared there */
 
 #include "core/base/clock.h"
+#include "core/base/termsafe.h"
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
 
@@ -203,6 +204,7 @@ static void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(h->last_error, sizeof h->last_error, fmt, ap);
     va_end(ap);
+    termsafe_inplace(h->last_error, sizeof h->last_error); /* may hold the server's words */
     if (h->state == HOST_READY)
         h->drops++;
     char why[300];

@@ -15,6 +15,7 @@ T="$(mktemp -d /tmp/tunedeck-trust.XXXXXX)"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 cleanup() {
+    tmux -L "tunedeck-trust-$$" kill-server 2>/dev/null
     harness_stop_all
     [ -n "${KEEP:-}" ] || rm -rf "$T"
 }
@@ -132,6 +133,90 @@ check "ProxyCommand is refused clearly" \
 run "Host 127.0.0.11\n  ProxyJump 127.0.0.12:$H_PORT\n" "$T/p2" --only h1
 check "ProxyJump is refused clearly" \
     grep -q 'h1 ssh-failed: .*the ssh configuration gives 127.0.0.11 a ProxyCommand or ProxyJump' "$T/p2"
+
+echo "nothing from outside drives the terminal"
+# raw_controls FILE: fails when FILE holds a byte that drives a terminal (C0 other than \n,
+# DEL, a C1 control, invalid UTF-8).
+raw_controls() {
+    python3 - "$1" <<'PY2'
+import re, sys
+b = open(sys.argv[1], "rb").read()
+t = b.decode("utf-8")  # raises on invalid UTF-8
+bad = re.findall("[\x00-\x09\x0b-\x1f\x7f\x80-\x9f]", t)
+sys.exit(1 if bad else 0)
+PY2
+}
+fport=$((H_PORT + 1))
+python3 "$root/tests/fixtures/ssh_disconnect.py" 127.0.0.30 "$fport" &
+FAKE_PID=$!
+HARNESS_PIDS="$HARNESS_PIDS $FAKE_PID" # stopped with the sshds
+python3 - "$T/inv.json" "$T/inv-fake.json" "$fport" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["port"] = int(sys.argv[3])
+inv["machines"] = [{"name": "f1", "host": "127.0.0.30", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+n=0
+while [ $n -lt 50 ] && ! bash -c "exec 3<>/dev/tcp/127.0.0.30/$fport" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+for try in 1 2 3; do
+    timeout 20 "$rexec" --cluster "$T/inv-fake.json" -- true > "$T/s1" 2>&1
+    grep -q 'DISCONNECT' "$T/s1" && break
+done
+check "rexec shows a host's disconnect message with its controls made visible" sh -c \
+    "grep -qF 'DISCONNECT: 11:bye^[]0;owned^G^[[2J^Mok \\x9B31m <U+009B>31m end' '$T/s1'"
+check "rexec prints no raw control byte of it" raw_controls "$T/s1"
+for try in 1 2 3; do
+    timeout 20 "$bin" hosts --cluster "$T/inv-fake.json" > "$T/s2" 2>&1
+    grep -q 'DISCONNECT' "$T/s2" && break
+done
+check "the hosts table shows it made visible" grep -qF 'bye^[]0;owned^G^[[2J^Mok' "$T/s2"
+check "the hosts table prints no raw control byte" raw_controls "$T/s2"
+timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- \
+    sh -c 'printf "a\033[2Jb\rc\302\233d\377\n"; printf "e\033]0;t\007\n" >&2' > "$T/s3" 2>&1
+check "remote stdout and stderr reach rexec's terminal made visible" sh -c \
+    "grep -qF 'h3 out: a^[[2Jb^Mc<U+009B>d\\xFF' '$T/s3' && grep -qF 'h3 err: e^[]0;t^G' '$T/s3'"
+check "rexec prints no raw control byte of remote output" raw_controls "$T/s3"
+
+mkdir -p "$T/local"
+cat > "$T/local/cluster.json" <<'JSON'
+{"name":"c\u001b]0;owned\u0007x","machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},
+ "machines":[{"name":"n[1-2]","host":"localhost","type":"t"}],"trial":{"launch":"local","command":"sh TRIAL"}}
+JSON
+sed -i "s|TRIAL|$T/local/bad.sh|" "$T/local/cluster.json"
+# The error puts the cursor back at the row's start and writes a fake "ok" row over it.
+cat > "$T/local/bad.sh" <<'SH'
+cat >/dev/null
+printf '%s\n' '{"event":"error","message":"boom\r\u001b[2K    1  ok        1.000 \u009b31m"}'
+exit 1
+SH
+"$bin" tune --cluster "$T/local/cluster.json" --job "$T/job.json" --optimizer random --budget 1 \
+    > "$T/s4" 2>&1
+check "tune's table shows a trial's error made visible" grep -qF 'error event: boom^M^[[2K    1  ok' "$T/s4"
+check "tune prints no raw control byte of it" raw_controls "$T/s4"
+"$bin" sessions > "$T/s5" 2>&1
+check "sessions shows a journal's strings made visible" grep -qF 'c^[]0;owned^Gx' "$T/s5"
+check "sessions prints no raw control byte" raw_controls "$T/s5"
+"$bin" tune --sim "$(printf 'A\033[2J\r:googlenet')" > "$T/s6" 2>&1
+check "an error that echoes input shows it made visible" grep -qF 'A^[[2J^M:googlenet' "$T/s6"
+check "the error prints no raw control byte" raw_controls "$T/s6"
+
+# The console, in tmux: the failed trial's row stays a failed trial's row.
+sock="tunedeck-trust-$$"
+X() { tmux -L "$sock" -f /dev/null "$@"; }
+X new-session -d -s c -x 140 -y 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/local/cluster.json --job $T/job.json --optimizer random --budget 2; sleep 30"
+n=0
+while [ $n -lt 200 ]; do
+    X capture-pane -p -t c > "$T/screen"
+    grep -q 'error event: boom' "$T/screen" && break
+    sleep 0.05; n=$((n + 1))
+done
+check "the console shows the trial's error made visible" grep -qF 'failed' "$T/screen"
+check "the console's trial row is not rewritten as ok" sh -c \
+    "grep -qF 'error event: boom^M^[[2K    1  ok' '$T/screen' && ! grep -qE '^.    1  ok ' '$T/screen'"
+check "the console's title shows the cluster name made visible" grep -qF 'c^[]0;owned^Gx' "$T/screen"
+X kill-server 2>/dev/null
 
 if [ "$fails" -ne 0 ]; then
     echo "trust.sh: $fails FAILED"
