@@ -9,7 +9,7 @@
 
 #include "core/base/clock.h"
 #include "core/sched/placement.h"
-#include "core/sched/sched_job.h"
+#include "core/sched/sched_priv.h"
 
 #define EXPLORE_STAGE_S 150.0 /* the seed: 2.5 minutes at each of 1, 2, 4, 8 GPUs */
 #define EXPLORE_STAGES 4

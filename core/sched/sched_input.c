@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sched/sched_job.h"
+#include "core/sched/sched_priv.h"
 #include "core/sched/workload.h"
 
 #define SPD_CACHE SCHED_SPEED_CACHE

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sched/sched_job.h"
+#include "core/sched/sched_priv.h"
 
 const char *sched_job_state_name(SchedJobState st)
 {

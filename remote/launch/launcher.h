@@ -8,11 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/stream.h"
 #include "core/model/observation.h"
 
 typedef struct SimCluster SimCluster;
-
-typedef enum { STREAM_STDOUT, STREAM_STDERR } StreamKind;
 
 /* Called for every line that is log text (not a protocol event), for the console's log. */
 typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stream,

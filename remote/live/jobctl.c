@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/model/protocol.h"
 #include "remote/ssh/shquote.h"
 
 #define PGID_MARK "tunedeck-pgid "

@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/stream.h"
 #include "core/model/cluster.h"
 #include "remote/ssh/hostconf.h"
-#include "remote/launch/launcher.h"
 
 typedef struct HostPool HostPool;
 typedef struct RemoteExec RemoteExec;

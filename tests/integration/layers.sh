@@ -1,0 +1,64 @@
+#!/bin/sh
+# The include graph between folders only points down (docs/architecture.md), and no two
+# files include each other through a cycle. Every #include "x/y.h" is root-relative, so the
+# folder of each side is its path minus the file name.
+set -eu
+cd "$(dirname "$0")/../.."
+
+# Rank of each folder: a file may include its own folder or any folder of lower rank.
+# Folders on one rank are siblings and must not include each other. A folder missing
+# from this table fails the check, so a new folder is placed here and in the map at once.
+rank() {
+    case "$1" in
+        core/base) echo 0 ;;
+        core/model) echo 1 ;;
+        core/opt|core/sched|core/sim) echo 2 ;;
+        core/journal) echo 3 ;;
+        remote/ssh|tools/worker) echo 4 ;;
+        remote/gpu|remote/launch|remote/live) echo 5 ;;
+        remote/session) echo 6 ;;
+        tui) echo 7 ;;
+        cmd|tools|bench) echo 8 ;;
+        *) echo "" ;;
+    esac
+}
+
+edges="$(mktemp)"
+trap 'rm -f "$edges"' EXIT INT TERM
+find core remote tui cmd tools bench -name '*.[ch]' | sort | while read -r file; do
+    sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file" | while read -r inc; do
+        echo "$file $inc"
+    done
+done > "$edges"
+
+bad=0
+while read -r file inc; do
+    from="$(dirname "$file")"
+    to="$(dirname "$inc")"
+    [ "$from" = "$to" ] && continue
+    rf="$(rank "$from")"
+    rt="$(rank "$to")"
+    if [ -z "$rf" ] || [ -z "$rt" ]; then
+        echo "layers: $file includes $inc: folder ${from} or ${to} has no place in the layer table" >&2
+        bad=1
+    elif [ "$rt" -ge "$rf" ]; then
+        echo "layers: $file includes $inc: $from (layer $rf) must not include $to (layer $rt)" >&2
+        bad=1
+    fi
+done < "$edges"
+
+# Cycles between modules: a module is a .c with its header and its _priv.h (the header its
+# own files share), and a header with no .c is a module of its own. tsort reports any loop,
+# such as a view calling back into the loop file that includes it.
+units="$(mktemp)"
+trap 'rm -f "$edges" "$units"' EXIT INT TERM
+sed 's/\.[ch] / /; s/\.h$//; s/_priv / /; s/_priv$//' "$edges" | awk '$1 != $2' > "$units"
+if ! tsort "$units" > /dev/null 2> "$units.err"; then
+    echo "layers: include cycle between modules:" >&2
+    grep -v 'input contains a loop' "$units.err" >&2
+    bad=1
+fi
+rm -f "$units.err"
+
+[ "$bad" -eq 0 ] || exit 1
+echo "layers: $(wc -l < "$edges") includes point down, no cycles"
