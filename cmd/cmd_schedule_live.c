@@ -290,6 +290,7 @@ int cmd_schedule_live(int argc, char **argv)
     }
     lo.log = log_line;
     lo.userdata = &ctx;
+    lo.workload = workload;
     if (!(l = schedlive_new(s, cl, pool, &lo, &err))) {
         fail(err.msg);
         goto out;
