@@ -218,6 +218,58 @@ check "the console's trial row is not rewritten as ok" sh -c \
 check "the console's title shows the cluster name made visible" grep -qF 'c^[]0;owned^Gx' "$T/screen"
 X kill-server 2>/dev/null
 
+echo "memory follows the schedule, not what a trial claims"
+cat > "$T/big.json" <<'JSON'
+{"name":"big","machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},
+ "machines":[{"name":"n[1-200]","host":"localhost","type":"t"}],"trial":{"launch":"local"}}
+JSON
+cat > "$T/many.sh" <<'SH'
+cat >/dev/null
+awk 'BEGIN { for (i = 1; i <= 1000000; i++) printf "{\"event\":\"iteration\",\"iter\":%d,\"time_s\":1}\n", i; print "{\"event\":\"done\",\"time_s\":1}" }'
+SH
+# On a 200-machine inventory, 1M distinct iterations once took ~3.4 GB (30k: 102 MB).
+rss="$(python3 - "$bin" "$T" <<'PY2'
+import resource, subprocess, sys
+b, t = sys.argv[1], sys.argv[2]
+subprocess.run([b, "tune", "--cluster", t + "/big.json", "--job", t + "/job.json", "--trial-cmd",
+                "sh " + t + "/many.sh", "--optimizer", "random", "--budget", "1", "--json"],
+               stdout=open(t + "/many.json", "w"), stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+PY2
+)"
+echo "  (1M distinct iterations on 200 machines: max RSS $rss MiB)"
+check "a trial sending 1M distinct iterations stays under 40 MiB" [ "$rss" -lt 40 ]
+
+echo "live mode cannot be made to run a name"
+live_inv() { # live_inv OUT JOB_COMMAND [MACHINE_NAME]
+    python3 - "$T/inv.json" "$1" "$2" "${3:-h1}" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = sys.argv[3]
+inv["machines"][0]["name"] = sys.argv[4]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+}
+live_inv "$T/q1.json" "run --hosts '{hosts}' --checkpoint c"
+timeout 20 "$bin" schedule --live --cluster "$T/q1.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/q1" 2>&1
+check "a placeholder inside quotes is refused at load, saying why" grep -q \
+    "q1.json: field 'job_command': placeholder '{hosts}' inside single quotes: tunedeck quotes every value itself" "$T/q1"
+live_inv "$T/q2.json" "run {gpu} --checkpoint c"
+timeout 20 "$bin" hosts --cluster "$T/q2.json" > "$T/q2" 2>&1
+check "an unknown placeholder is refused at load, by any command" grep -q \
+    "q2.json: field 'job_command': unknown placeholder '{gpu}'" "$T/q2"
+live_inv "$T/q3.json" "run {gpus} --checkpoint c" 'h1;touch pwned'
+timeout 20 "$bin" hosts --cluster "$T/q3.json" > "$T/q3" 2>&1
+check "a machine name with shell syntax is refused even when host is set" grep -q \
+    "machine 'h1;touch pwned': unexpected character ';'" "$T/q3"
+{ head -1 "$root/tests/fixtures/schedlive-workload.csv"
+  sed -n 2p "$root/tests/fixtures/schedlive-workload.csv"
+  sed -n 2p "$root/tests/fixtures/schedlive-workload.csv"; } > "$T/dup.csv"
+live_inv "$T/q4.json" "run {gpus} --checkpoint c"
+timeout 20 "$bin" schedule --live --cluster "$T/q4.json" --workload "$T/dup.csv" > "$T/q4" 2>&1
+check "a job name given twice in a workload is refused, naming the file" grep -q \
+    "dup.csv:3: field 'name': job '.*' appears twice (first at line 2)" "$T/q4"
+
 if [ "$fails" -ne 0 ]; then
     echo "trust.sh: $fails FAILED"
     exit 1
