@@ -72,7 +72,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);
         return 2;
     }
-    const char *both[] = {cl->machines[0].name, cl->machines[1].name};
+    static const int first_gpu[] = {0};
+    const JobHost both[] = {{.addr = cl->machines[0].name, .gpus = 1, .gpu_ids = first_gpu},
+                            {.addr = cl->machines[1].name, .gpus = 1, .gpu_ids = first_gpu}};
     JobAlloc a = {.gpus = 2, .hosts = both, .n_hosts = 2, .resume = ""};
     JobRun *j = jobctl_start(pool, 0, cl->job_command, &a, &err);
     int rc = 1;

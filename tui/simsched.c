@@ -227,9 +227,12 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
             char real[64];
             if (lj.failed)
                 snprintf(real, sizeof real, "FAILED (%s)", lj.status);
+            else if (lj.step >= 0 && lj.running)
+                snprintf(real, sizeof real, "run %s step %ld loss %.4f", lj.gpu_ids, lj.step,
+                         lj.loss);
             else if (lj.step >= 0)
-                snprintf(real, sizeof real, "%s %s step %ld loss %.4f", lj.running ? "run" : "stop",
-                         lj.host, lj.step, lj.loss);
+                snprintf(real, sizeof real, "stop %s step %ld loss %.4f", lj.host, lj.step,
+                         lj.loss);
             else
                 snprintf(real, sizeof real, "%s", lj.running ? "starting" : "");
             if (real[0] && r->note[0]) {

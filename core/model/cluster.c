@@ -336,8 +336,27 @@ static int check_unique_names(const Cluster *c, const size_t *entry, const char 
     return rc;
 }
 
+/* How the live scheduler starts a job: on the placement's first host (the job spreads
+ * itself, e.g. mpirun) or on every host (torch.distributed env://, one node rank each). */
+static int parse_job_launch(const cJSON *root, const char *source, Cluster *c, Error *err)
+{
+    char mode[32] = "";
+    if (jfield_string(root, source, "job_launch", 0, mode, sizeof mode, err) < 0)
+        return -1;
+    if (mode[0] && strcmp(mode, "per-host") != 0 && strcmp(mode, "first-host") != 0)
+        return error_set(err, "%s: field 'job_launch': expected \"first-host\" or \"per-host\", "
+                              "got \"%s\"", source, mode);
+    c->job_launch_per_host = strcmp(mode, "per-host") == 0;
+    int port = CLUSTER_JOB_MASTER_PORT;
+    if (jfield_int(root, source, "job_master_port", 0, 1024, 65000, &port, err) < 0)
+        return -1;
+    c->job_master_port = port;
+    return 0;
+}
+
 static const char *const KNOWN_FIELDS[] = {"name",  "ssh",   "machine_types", "machines",
-                                           "trial", "job_command", NULL};
+                                           "trial", "job_command", "job_launch",
+                                           "job_master_port", NULL};
 
 static int known_field(const char *key)
 {
@@ -417,6 +436,8 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
         error_prefix(err, "%s: field 'job_command'", source);
         goto fail;
     }
+    if (parse_job_launch(root, source, c, err) < 0)
+        goto fail;
     const cJSON *f;
     cJSON_ArrayForEach(f, root)
     {
@@ -504,6 +525,10 @@ cJSON *cluster_to_json(const Cluster *c)
     }
     if (c->job_command[0])
         cJSON_AddStringToObject(root, "job_command", c->job_command);
+    if (c->job_launch_per_host)
+        cJSON_AddStringToObject(root, "job_launch", "per-host");
+    if (c->job_master_port != CLUSTER_JOB_MASTER_PORT)
+        cJSON_AddNumberToObject(root, "job_master_port", c->job_master_port);
     const cJSON *f;
     if (c->extra)
         cJSON_ArrayForEach(f, c->extra) cJSON_AddItemToObject(root, f->string,

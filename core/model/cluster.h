@@ -11,6 +11,8 @@ typedef struct cJSON cJSON;
 
 typedef enum { DEVICE_CPU, DEVICE_GPU } DeviceKind;
 
+#define CLUSTER_JOB_MASTER_PORT 29500 /* torch.distributed's own default */
+
 typedef struct {
     char id[32];    /* "cpu", "gpu0" */
     DeviceKind kind;
@@ -58,7 +60,9 @@ typedef struct {
     size_t n_devices;      /* total devices over all machines (the flat device list) */
     SshSettings ssh;
     TrialSettings trial;
-    char job_command[1024]; /* scheduler live mode template: {gpus} {hosts} {resume} */
+    char job_command[1024]; /* scheduler live mode template (docs/scheduler-live.md) */
+    int job_launch_per_host; /* "job_launch": "per-host": the command starts on every host */
+    int job_master_port;     /* "job_master_port": first {master_port} tried (0: the default) */
     cJSON *extra;           /* unknown top-level fields, carried through */
 } Cluster;
 

@@ -5,7 +5,9 @@
 
 static int known(const char *name, size_t n)
 {
-    static const char *const NAMES[] = {"gpus", "hosts", "resume"};
+    static const char *const NAMES[] = {"gpus",      "hosts",         "resume",   "master_addr",
+                                        "master_port", "nnodes",      "node_rank", "gpus_per_host",
+                                        "gpu_ids",   "hostfile",      "hostfile_text"};
     for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++)
         if (strlen(NAMES[i]) == n && strncmp(NAMES[i], name, n) == 0)
             return 1;
@@ -26,8 +28,8 @@ int jobtemplate_check(const char *t, Error *err)
             size_t n = (size_t)(close - p - 1);
             if (!known(p + 1, n))
                 return error_set(err,
-                                 "unknown placeholder '{%.*s}': expected {gpus}, {hosts} or "
-                                 "{resume}",
+                                 "unknown placeholder '{%.*s}': expected one of "
+                                 JOBTEMPLATE_PLACEHOLDERS,
                                  (int)n, p + 1);
             if (quote)
                 return error_set(err,

@@ -23,32 +23,78 @@ struct JobRun {
     char status[300];
 };
 
+/* The value of a list placeholder, unquoted: each host's address ('h') or its
+ * "address:slots" line ('f'), joined by `sep`. */
+static char *join_hosts(const JobAlloc *a, int what, const char *sep)
+{
+    char *out = NULL;
+    size_t len = 0;
+    int rc = shquote_append_raw(&out, &len, "");
+    for (size_t i = 0; rc == 0 && i < a->n_hosts; i++) {
+        const JobHost *h = &a->hosts[i];
+        char item[320];
+        if (what == 'h')
+            snprintf(item, sizeof item, "%s", h->addr);
+        else
+            snprintf(item, sizeof item, "%s:%d", h->addr, h->gpus);
+        rc = shquote_append_raw(&out, &len, i ? sep : "");
+        if (rc == 0)
+            rc = shquote_append_raw(&out, &len, item);
+    }
+    if (rc < 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* This host's GPU indices joined by ',' ("0,1"); "" when it holds none. */
+static void gpu_ids_text(const JobHost *h, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; h && i < h->gpus && n + 16 < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%d", i ? "," : "", h->gpu_ids[i]);
+}
+
+static int is_key(const char *key, size_t klen, const char *name)
+{
+    return strlen(name) == klen && memcmp(key, name, klen) == 0;
+}
+
 /* Appends the quoted value of {key} (klen bytes); 1 for an unknown key, -1 out of memory. */
 static int append_value(char **b, size_t *len, const char *key, size_t klen, const JobAlloc *a)
 {
-    char text[64];
-    if (klen == 4 && memcmp(key, "gpus", 4) == 0) {
+    const JobHost *self = a->node_rank < a->n_hosts ? &a->hosts[a->node_rank] : NULL;
+    char text[1024];
+    if (is_key(key, klen, "gpus"))
         snprintf(text, sizeof text, "%d", a->gpus);
-        return shquote_append(b, len, text);
-    }
-    if (klen == 6 && memcmp(key, "resume", 6) == 0)
+    else if (is_key(key, klen, "resume"))
         return shquote_append(b, len, a->resume ? a->resume : "");
-    if (klen == 5 && memcmp(key, "hosts", 5) == 0) {
-        char *joined = NULL;
-        size_t jl = 0;
-        int rc = shquote_append_raw(&joined, &jl, "");
-        for (size_t i = 0; rc == 0 && i < a->n_hosts; i++) {
-            if (i)
-                rc = shquote_append_raw(&joined, &jl, ",");
-            if (rc == 0)
-                rc = shquote_append_raw(&joined, &jl, a->hosts[i]);
-        }
-        if (rc == 0)
-            rc = shquote_append(b, len, joined);
+    else if (is_key(key, klen, "master_addr"))
+        return shquote_append(b, len, a->n_hosts ? a->hosts[0].addr : "");
+    else if (is_key(key, klen, "master_port"))
+        snprintf(text, sizeof text, "%d", a->master_port);
+    else if (is_key(key, klen, "nnodes"))
+        snprintf(text, sizeof text, "%zu", a->n_hosts);
+    else if (is_key(key, klen, "node_rank"))
+        snprintf(text, sizeof text, "%zu", a->node_rank);
+    else if (is_key(key, klen, "gpus_per_host"))
+        snprintf(text, sizeof text, "%d", self ? self->gpus : 0);
+    else if (is_key(key, klen, "gpu_ids"))
+        gpu_ids_text(self, text, sizeof text);
+    else if (is_key(key, klen, "hostfile"))
+        snprintf(text, sizeof text, "%s", JOBCTL_HOSTFILE);
+    else if (is_key(key, klen, "hosts") || is_key(key, klen, "hostfile_text")) {
+        /* the hostfile's lines, newline-separated inside one quoted word */
+        char *joined = is_key(key, klen, "hosts") ? join_hosts(a, 'h', ",")
+                                                  : join_hosts(a, 'f', "\n");
+        int rc = joined ? shquote_append(b, len, joined) : -1;
         free(joined);
         return rc;
-    }
-    return 1;
+    } else
+        return 1;
+    return shquote_append(b, len, text);
 }
 
 char *jobctl_command(const char *t, const JobAlloc *a, Error *err)
@@ -71,8 +117,7 @@ char *jobctl_command(const char *t, const JobAlloc *a, Error *err)
         if (rc > 0) {
             free(b);
             error_set(err,
-                      "job_command: unknown placeholder '{%.*s}': expected {gpus}, {hosts} "
-                      "or {resume}",
+                      "job_command: unknown placeholder '{%.*s}': expected one of " JOBCTL_PLACEHOLDERS,
                       (int)(close - open - 1), open + 1);
             return NULL;
         }

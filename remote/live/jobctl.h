@@ -1,11 +1,12 @@
-/* Job control for the scheduler's live mode: a training job starts on its launch host from
- * the inventory's job command template with {gpus}, {hosts} and {resume} filled in (each
- * value single-quoted), is stopped by a signal to its process group over a separate
+/* Job control for the scheduler's live mode: a training job starts on a host from the
+ * inventory's job command template with its placeholders filled in (each value
+ * single-quoted; docs/scheduler-live.md lists them), is stopped by a signal to its process group over a separate
  * channel (so it can checkpoint), restarts at a new size, and reports its `progress`
  * lines (DESIGN §5.1). */
 #ifndef TUNEDECK_JOBCTL_H
 #define TUNEDECK_JOBCTL_H
 
+#include "core/model/jobtemplate.h"
 #include "remote/ssh/hostpool.h"
 
 typedef struct JobRun JobRun;
@@ -16,10 +17,25 @@ typedef struct {
     int seen; /* progress lines so far */
 } JobProgress;
 
+/* Every placeholder a job_command may use. */
+#define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */
+
+/* The host:slots file's name, in the job's folder (the command runs there). */
+#define JOBCTL_HOSTFILE "tunedeck-hostfile"
+
+/* One host of an allocation. */
 typedef struct {
-    int gpus;
-    const char *const *hosts; /* the allocation's host names; {hosts} is them joined by ',' */
-    size_t n_hosts;
+    const char *addr;   /* its address: {hosts}, {master_addr}, the hostfile */
+    int gpus;           /* GPUs the job holds there */
+    const int *gpu_ids; /* their indices (gpus of them): {gpu_ids}, CUDA_VISIBLE_DEVICES */
+} JobHost;
+
+typedef struct {
+    int gpus; /* the total over every host: {gpus} */
+    const JobHost *hosts;
+    size_t n_hosts;   /* {nnodes} */
+    size_t node_rank; /* the host this command line runs on: {node_rank}, {gpus_per_host} */
+    int master_port;  /* {master_port} */
     const char *resume; /* checkpoint path, or "" for a fresh start */
 } JobAlloc;
 

@@ -8,23 +8,28 @@
 #include <string.h>
 
 #include "core/base/clock.h"
-#include "remote/live/jobctl.h"
+#include "remote/live/jobgroup.h"
 #include "remote/ssh/shquote.h"
 
 typedef struct {
     char name[128], model[32];
     char *template_text; /* per-job: folder, TUNEDECK_JOB, the inventory's template */
     char *ckpt_path;     /* CHECKPOINT: relative to the job's folder, or absolute */
-    JobRun *run;
+    JobGroup *run;
     int host;     /* machine of the current/last run; -1 before any */
     int run_gpus; /* GPUs of the current run */
     /* what the scheduler wants now */
     int want_gpus, want_host;
     char **want_hosts;
     int *want_nodes; /* node (machine) indices of the wanted placement */
+    int *want_slot_gpus; /* GPUs on each of them */
     size_t n_want_hosts;
     int *run_nodes; /* those of the current run */
+    int *run_slot_gpus;
+    int *run_gpu_ids; /* the GPU indices it holds, node by node (run_slot_gpus of each) */
     size_t n_run_nodes;
+    int run_port; /* {master_port} of the current run */
+    char run_where[256]; /* its hosts and GPU indices: "h1:0+1,h2:0" */
     int wait_logged;
     int need_start;  /* start a run at `want` once no process is up */
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
@@ -148,7 +153,12 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
     shquote_append(&b, &len, path);
     shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     shquote_append(&b, &len, name);
-    shquote_append_raw(&b, &len, " && export TUNEDECK_JOB && ");
+    /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
+     * one node cannot touch each other's; Horovod and MPI read the hostfile. */
+    shquote_append_raw(&b, &len,
+                       " && export TUNEDECK_JOB && CUDA_VISIBLE_DEVICES={gpu_ids} && "
+                       "export CUDA_VISIBLE_DEVICES && printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE
+                       " && ");
     shquote_append_raw(&b, &len, t);
     return b;
 }
@@ -225,8 +235,10 @@ static void free_want(LiveJob *j)
         free(j->want_hosts[i]);
     free(j->want_hosts);
     free(j->want_nodes);
+    free(j->want_slot_gpus);
     j->want_hosts = NULL;
     j->want_nodes = NULL;
+    j->want_slot_gpus = NULL;
     j->n_want_hosts = 0;
 }
 
@@ -235,11 +247,13 @@ void schedlive_free(SchedLive *l)
     if (!l)
         return;
     for (size_t i = 0; i < l->n_jobs; i++) {
-        jobctl_free(l->jobs[i].run);
+        jobgroup_free(l->jobs[i].run);
         free(l->jobs[i].template_text);
         free(l->jobs[i].ckpt_path);
         free_want(&l->jobs[i]);
         free(l->jobs[i].run_nodes);
+        free(l->jobs[i].run_slot_gpus);
+        free(l->jobs[i].run_gpu_ids);
     }
     free(l->jobs);
     free(l->checkpoint);
@@ -260,21 +274,106 @@ static const char *machine(const SchedLive *l, int m)
     return m >= 0 && (size_t)m < l->c->n_machines ? l->c->machines[m].name : "?";
 }
 
+/* The GPU indices of `node` the job is to use, `want` of them: the ones the scheduler's
+ * model gives it (so the console's GPU grid shows the real CUDA_VISIBLE_DEVICES), or when
+ * the model's slots no longer match (a later decision), the lowest no other running job
+ * holds. The start waits until stopped jobs have left its nodes (blocker), so what runs
+ * there now is what the scheduler placed there and the count fits. */
+static void pick_gpu_ids(const SchedLive *l, const LiveJob *j, int node, int want, int *out)
+{
+    enum { MAX_GPU_INDEX = 1024 };
+    int gpn = sched_gpus_per_node(l->s);
+    int owners[MAX_GPU_INDEX];
+    int n = 0, self = (int)(j - l->jobs);
+    if (gpn > 0 && gpn <= MAX_GPU_INDEX && sched_node_gpus(l->s, node, owners, gpn) >= 0) {
+        for (int g = 0; g < gpn && n < want; g++)
+            if (owners[g] == self)
+                out[n++] = g;
+        if (n == want)
+            return;
+    }
+    unsigned char held[MAX_GPU_INDEX] = {0};
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const LiveJob *k = &l->jobs[i];
+        if (k == j || !k->run || !jobgroup_running(k->run))
+            continue;
+        const int *ids = k->run_gpu_ids;
+        for (size_t h = 0; h < k->n_run_nodes; ids += k->run_slot_gpus[h], h++)
+            if (k->run_nodes[h] == node)
+                for (int g = 0; g < k->run_slot_gpus[h]; g++)
+                    if (ids[g] >= 0 && ids[g] < MAX_GPU_INDEX)
+                        held[ids[g]] = 1;
+    }
+    n = 0;
+    for (int idx = 0; n < want; idx++)
+        if (idx >= MAX_GPU_INDEX || !held[idx])
+            out[n++] = idx;
+}
+
+/* The job's rendezvous port: the first from the inventory's base that no other running
+ * job uses, so two jobs never meet on one port (a restart may reuse its own). */
+static int pick_port(const SchedLive *l, const LiveJob *j)
+{
+    int base = l->c->job_master_port > 0 ? l->c->job_master_port : CLUSTER_JOB_MASTER_PORT;
+    for (int port = base;; port++) {
+        int used = 0;
+        for (size_t i = 0; i < l->n_jobs && !used; i++) {
+            const LiveJob *k = &l->jobs[i];
+            used = k != j && k->run && jobgroup_running(k->run) && k->run_port == port;
+        }
+        if (!used)
+            return port;
+    }
+}
+
 static void start_run(SchedLive *l, LiveJob *j)
 {
+    size_t n = j->n_want_hosts;
+    int total = 0;
+    for (size_t h = 0; h < n; h++)
+        total += j->want_slot_gpus[h];
+    int *ids = malloc((size_t)(total ? total : 1) * sizeof *ids);
+    JobHost *hosts = calloc(n ? n : 1, sizeof *hosts);
+    size_t *pool_hosts = calloc(n ? n : 1, sizeof *pool_hosts);
+    int *slots = malloc((n ? n : 1) * sizeof *slots);
+    int *nodes = malloc((n ? n : 1) * sizeof *nodes);
+    if (!ids || !hosts || !pool_hosts || !slots || !nodes) {
+        free(ids), free(hosts), free(pool_hosts), free(slots), free(nodes);
+        snprintf(j->status, sizeof j->status, "not started: out of memory");
+        j->failed = 1;
+        return;
+    }
+    int *next = ids;
+    for (size_t h = 0; h < n; h++) {
+        const Machine *m = &l->c->machines[j->want_nodes[h]];
+        pick_gpu_ids(l, j, j->want_nodes[h], j->want_slot_gpus[h], next);
+        hosts[h] = (JobHost){.addr = m->host[0] ? m->host : m->name,
+                             .gpus = j->want_slot_gpus[h],
+                             .gpu_ids = next};
+        pool_hosts[h] = (size_t)j->want_nodes[h];
+        slots[h] = j->want_slot_gpus[h];
+        nodes[h] = j->want_nodes[h];
+        next += j->want_slot_gpus[h];
+    }
+    int port = pick_port(l, j);
     JobAlloc a = {.gpus = j->want_gpus,
-                  .hosts = (const char *const *)j->want_hosts,
-                  .n_hosts = j->n_want_hosts,
+                  .hosts = hosts,
+                  .n_hosts = n,
+                  .master_port = port,
                   .resume = j->has_ckpt ? j->ckpt_path : ""};
     Error err;
-    jobctl_free(j->run);
-    j->run = jobctl_start(l->pool, (size_t)j->want_host, j->template_text, &a, &err);
+    jobgroup_free(j->run);
+    j->run = jobgroup_start(l->pool, pool_hosts, l->c->job_launch_per_host, j->template_text,
+                            &a, &err);
+    free(hosts);
+    free(pool_hosts);
     j->need_start = 0;
     j->seen = 0;
     j->run_first_step = -1;
     j->stopping = j->stop_wanted = j->killed = 0;
     j->status[0] = 0;
     if (!j->run) {
+        free(ids), free(slots), free(nodes);
         snprintf(j->status, sizeof j->status, "not started: %s", err.msg);
         logf_(l, "%s: could not start on %s: %s", j->name, machine(l, j->want_host), err.msg);
         j->failed = 1;
@@ -282,19 +381,29 @@ static void start_run(SchedLive *l, LiveJob *j)
     }
     j->host = j->want_host;
     j->run_gpus = j->want_gpus;
-    free(j->run_nodes);
-    j->run_nodes = malloc((j->n_want_hosts ? j->n_want_hosts : 1) * sizeof *j->run_nodes);
-    memcpy(j->run_nodes, j->want_nodes, j->n_want_hosts * sizeof *j->run_nodes);
-    j->n_run_nodes = j->n_want_hosts;
+    j->run_port = port;
+    free(j->run_nodes), free(j->run_slot_gpus), free(j->run_gpu_ids);
+    j->run_nodes = nodes;
+    j->run_slot_gpus = slots;
+    j->run_gpu_ids = ids;
+    j->n_run_nodes = n;
     j->wait_logged = 0;
     j->runs++;
     if (j->resize_pending) {
         j->resizes++;
         j->resize_pending = 0;
     }
-    logf_(l, "%s: started on %s with %d GPUs (hosts %s%s%s), %s", j->name, machine(l, j->host),
-          a.gpus, j->want_hosts[0], j->n_want_hosts > 1 ? ",..." : "",
-          j->n_want_hosts > 1 ? j->want_hosts[j->n_want_hosts - 1] : "",
+    char *where = j->run_where;
+    size_t wl = 0, cap = sizeof j->run_where;
+    where[0] = 0;
+    const int *g = ids;
+    for (size_t h = 0; h < n && wl < cap - 64; g += slots[h], h++) {
+        wl += (size_t)snprintf(where + wl, cap - wl, "%s%s:", h ? "," : "", machine(l, nodes[h]));
+        for (int k = 0; k < slots[h] && wl < cap - 16; k++)
+            wl += (size_t)snprintf(where + wl, cap - wl, "%s%d", k ? "+" : "", g[k]);
+    }
+    logf_(l, "%s: started on %s with %d GPUs (GPUs %s%s), %s", j->name, machine(l, j->host),
+          a.gpus, where, jobgroup_size(j->run) > 1 ? ", one process group per host" : "",
           j->has_ckpt ? "resuming from its checkpoint" : "fresh");
 }
 
@@ -306,9 +415,11 @@ static void set_want(SchedLive *l, LiveJob *j, const SchedEvent *ev)
     j->n_want_hosts = ev->n_slots;
     j->want_hosts = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_hosts);
     j->want_nodes = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_nodes);
+    j->want_slot_gpus = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_slot_gpus);
     for (size_t i = 0; i < ev->n_slots; i++) {
         j->want_hosts[i] = strdup(machine(l, ev->slots[i].node));
         j->want_nodes[i] = ev->slots[i].node;
+        j->want_slot_gpus[i] = ev->slots[i].gpus;
     }
 }
 
@@ -325,7 +436,7 @@ static void enact(SchedLive *l, const SchedEvent *ev)
     logf_(l, "decision t=%.0fs: %s %s %d -> %d GPUs%s%s", ev->time_s,
           sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
           place[0] ? " on " : "", place);
-    int up = j->run && jobctl_running(j->run);
+    int up = j->run && jobgroup_running(j->run);
     switch (ev->kind) {
     case SCHED_EV_START:
     case SCHED_EV_RESIZE:
@@ -374,8 +485,8 @@ static const LiveJob *blocker(const SchedLive *l, const LiveJob *j)
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
     if (j->run) {
-        jobctl_step(j->run);
-        const JobProgress *p = jobctl_progress(j->run);
+        jobgroup_step(j->run);
+        const JobProgress *p = jobgroup_progress(j->run);
         if (p->seen > j->seen) {
             if (j->seen == 0) {
                 j->run_first_step = p->step;
@@ -402,10 +513,10 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 logf_(l, "%s: %s", j->name, err.msg);
         }
     }
-    if (j->run && jobctl_running(j->run)) {
-        if (j->stop_wanted && !j->stopping && jobctl_pgid(j->run)) {
+    if (j->run && jobgroup_running(j->run)) {
+        if (j->stop_wanted && !j->stopping && jobgroup_ready(j->run)) {
             Error err;
-            if (jobctl_signal(j->run, SIGTERM, &err) == 0) {
+            if (jobgroup_signal(j->run, SIGTERM, &err) == 0) {
                 j->stopping = 1;
                 j->stop_sent_ms = now;
             }
@@ -413,16 +524,16 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         if (j->stopping && !j->killed &&
             now - j->stop_sent_ms > (int64_t)(l->o.stop_timeout_s * 1000)) {
             Error err;
-            if (jobctl_signal(j->run, SIGKILL, &err) == 0) {
+            if (jobgroup_signal(j->run, SIGKILL, &err) == 0) {
                 j->killed = 1;
                 logf_(l, "%s: no exit %.0f s after SIGTERM: SIGKILL", j->name, l->o.stop_timeout_s);
             }
         }
         return;
     }
-    if (j->run && jobctl_status(j->run)[0]) {
+    if (j->run && jobgroup_status(j->run)[0]) {
         /* the process ended */
-        snprintf(j->status, sizeof j->status, "%s", jobctl_status(j->run));
+        snprintf(j->status, sizeof j->status, "%s", jobgroup_status(j->run));
         int asked = j->stop_wanted || j->stopping;
         if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
@@ -434,6 +545,10 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         } else if (strcmp(j->status, "exited 0") == 0) {
             logf_(l, "%s: ended by itself at step %ld", j->name, j->step);
         } else {
+            if (jobgroup_rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
+                j->has_ckpt = 1;
+                j->saved_step = j->step;
+            }
             j->deaths++;
             if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
                 logf_(l, "%s: died unexpectedly at step %ld (%s): restarting %s", j->name, j->step,
@@ -446,7 +561,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                     j->failed = 1;
             }
         }
-        jobctl_free(j->run);
+        jobgroup_free(j->run);
         j->run = NULL;
         j->run_gpus = 0;
         j->n_run_nodes = 0;
@@ -495,7 +610,7 @@ void schedlive_stop_all(SchedLive *l)
         LiveJob *j = &l->jobs[i];
         j->need_start = 0;
         j->resize_pending = 0;
-        if (j->run && jobctl_running(j->run)) {
+        if (j->run && jobgroup_running(j->run)) {
             j->stop_wanted = 1;
             logf_(l, "%s: end of the run: checkpoint and stop at step %ld", j->name, j->step);
         }
@@ -524,8 +639,9 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
     sched_job_info(l->s, i, &info);
     *out = (SchedLiveJob){.name = j->name,
                           .model = j->model,
-                          .running = j->run && jobctl_running(j->run),
+                          .running = j->run && jobgroup_running(j->run),
                           .gpus = j->run ? j->run_gpus : 0,
+                          .gpu_ids = j->run ? j->run_where : "",
                           .host = j->host >= 0 ? machine(l, j->host) : "",
                           .runs = j->runs,
                           .resizes = j->resizes,

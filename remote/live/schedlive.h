@@ -2,8 +2,10 @@
  * decision is enacted on real jobs over the SSH host pool (remote/live/jobctl.h).
  *
  * Node i of the scheduler is machine i of the inventory. A START runs the inventory's
- * job_command on the placement's first machine with {gpus} (the total) and {hosts} (the
- * placement's machines); a RESIZE sends SIGTERM to the job's process group (the job writes
+ * job_command on the placement's first machine (or, with "job_launch": "per-host", on every
+ * machine of the placement with its own {node_rank}) with its placeholders filled
+ * (jobctl.h) and CUDA_VISIBLE_DEVICES set to the GPU indices the scheduler gave it there; a
+ * RESIZE sends SIGTERM to the job's process group (the job writes
  * its checkpoint and exits 0), then starts it again at the new placement with {resume} set
  * to that checkpoint; STOP and FINISH checkpoint and stop. A job whose process ends without
  * being asked is reported and started again from its last checkpoint, once.
@@ -46,6 +48,7 @@ typedef struct {
     const char *name, *model;
     int running;      /* a process is up (or starting) */
     int gpus;         /* GPUs of the current run, 0 when none */
+    const char *gpu_ids; /* its hosts' GPU indices (CUDA_VISIBLE_DEVICES): "h1:0+1,h2:0" */
     const char *host; /* launch machine of the current/last run, "" before any */
     int runs;         /* processes started */
     int resizes;      /* checkpoint-stop-restarts enacted */

@@ -52,11 +52,12 @@ X new-session -d -s c -x 200 -y 50 \
     "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --workload $root/tests/fixtures/schedlive-workload.csv --policy doubling --sched-speed 30 --job-dir $T/jobs; echo EXITED rc=\$?; sleep 60"
 X send-keys -t c 2
 wait_for 'doubling live t=[0-9]+s'
-# a job running on a real host with its real progress (step, loss from its lines)
-wait_for 'j[01] +[0-9]+ +running .* run h[1-3] step [1-9][0-9]* loss [0-9]+\.[0-9]+' 15
+# a job running on a real host with its real progress (step, loss from its lines) and the
+# GPU indices it was given (its CUDA_VISIBLE_DEVICES)
+wait_for 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]* loss [0-9]+\.[0-9]+' 15
 # the policy's resize of j0, enacted through its checkpoint
 wait_for '[0-9]+s [a-z] j0 +resize 2>4' 15
-wait_for 'j0 +4 +running .* run h[1-3] step [0-9]+' 15
+wait_for 'j0 +4 +running .* run h[1-3]:0\+1,h[1-3]:0\+1 step [0-9]+' 15
 # :policy switches the live scheduler's policy at its next decision
 X send-keys -t c : p o l i c y ' ' f i x e d - 1 Enter
 wait_for 'policy fixed-1: applied at the next scheduling decision'

@@ -6,7 +6,8 @@
 
 Test(jobctl, placeholders_are_filled_quoted)
 {
-    const char *hosts[] = {"g2-0", "g2-1"};
+    static const int ids[] = {0, 1};
+    const JobHost hosts[] = {{"g2-0", 2, ids}, {"g2-1", 2, ids}};
     JobAlloc a = {.gpus = 4, .hosts = hosts, .n_hosts = 2, .resume = "/ck/step 10"};
     Error e;
     char *c = jobctl_command("train --gpus {gpus} --hosts {hosts} --resume {resume}", &a, &e);
@@ -73,4 +74,43 @@ Test(jobctl, long_unknown_placeholder_is_named_whole)
     Error e;
     cr_assert_null(jobctl_command("run {a_placeholder_name_longer_than_thirty_two_bytes}", &a, &e));
     cr_assert(strstr(e.msg, "{a_placeholder_name_longer_than_thirty_two_bytes}"), "%s", e.msg);
+}
+
+/* A two-host allocation, 2 GPUs on the first (indices 1 and 3), 1 on the second (index 0). */
+static const int first_ids[] = {1, 3}, second_ids[] = {0};
+static const JobHost two_hosts[] = {{"10.0.0.1", 2, first_ids}, {"node b", 1, second_ids}};
+
+Test(jobctl, rendezvous_placeholders_describe_this_host)
+{
+    JobAlloc a = {.gpus = 3, .hosts = two_hosts, .n_hosts = 2, .node_rank = 1,
+                  .master_port = 29517, .resume = ""};
+    Error e;
+    char *c = jobctl_command("run {master_addr}:{master_port} n={nnodes} r={node_rank} "
+                             "g={gpus_per_host} ids={gpu_ids} f={hostfile}",
+                             &a, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    cr_assert_str_eq(c, "run '10.0.0.1':'29517' n='2' r='1' g='1' ids='0' f='tunedeck-hostfile'");
+    free(c);
+    a.node_rank = 0;
+    c = jobctl_command("{gpus_per_host} {gpu_ids}", &a, &e);
+    cr_assert_str_eq(c, "'2' '1,3'");
+    free(c);
+}
+
+Test(jobctl, hostfile_text_is_one_quoted_word_of_host_slots_lines)
+{
+    JobAlloc a = {.gpus = 3, .hosts = two_hosts, .n_hosts = 2};
+    Error e;
+    char *c = jobctl_command("printf '%s\\n' {hostfile_text}", &a, &e);
+    cr_assert_str_eq(c, "printf '%s\\n' '10.0.0.1:2\nnode b:1'");
+    free(c);
+}
+
+Test(jobctl, hosts_are_addresses_quoted_as_one_word)
+{
+    JobAlloc a = {.gpus = 3, .hosts = two_hosts, .n_hosts = 2};
+    Error e;
+    char *c = jobctl_command("mpirun -H {hosts}", &a, &e);
+    cr_assert_str_eq(c, "mpirun -H '10.0.0.1,node b'");
+    free(c);
 }

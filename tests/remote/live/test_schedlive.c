@@ -64,12 +64,19 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", &e);
     cr_assert_not_null(t, "%s", e.msg);
     cr_assert_str_eq(t, "trap : TERM; mkdir -p '/d ir/j-0' && cd '/d ir/j-0' && "
-                        "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB && w --gpus {gpus}");
-    /* the placeholders still fill (and nothing else looks like one) */
-    JobAlloc a = {.gpus = 2, .resume = ""};
+                        "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB && "
+                        "CUDA_VISIBLE_DEVICES={gpu_ids} && export CUDA_VISIBLE_DEVICES && "
+                        "printf '%s\\n' {hostfile_text} > tunedeck-hostfile && w --gpus {gpus}");
+    /* the placeholders still fill (and nothing else looks like one): the job sees only
+     * its own GPUs, and its hostfile names every host with its slots */
+    static const int ids[] = {2, 3};
+    const JobHost h[] = {{"h1", 2, ids}};
+    JobAlloc a = {.gpus = 2, .hosts = h, .n_hosts = 1, .resume = ""};
     char *cmd = jobctl_command(t, &a, &e);
     cr_assert_not_null(cmd, "%s", e.msg);
     cr_assert(strstr(cmd, "w --gpus '2'") != NULL, "%s", cmd);
+    cr_assert(strstr(cmd, "CUDA_VISIBLE_DEVICES='2,3' && export") != NULL, "%s", cmd);
+    cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > tunedeck-hostfile") != NULL, "%s", cmd);
     free(cmd);
     free(t);
     cr_assert_null(schedlive_job_template("w", "d", "../x", &e));
