@@ -270,6 +270,43 @@ timeout 20 "$bin" schedule --live --cluster "$T/q4.json" --workload "$T/dup.csv"
 check "a job name given twice in a workload is refused, naming the file" grep -q \
     "dup.csv:3: field 'name': job '.*' appears twice (first at line 2)" "$T/q4"
 
+echo "resume trusts only the operator's own journals"
+cat > "$T/local/mark.sh" <<SH
+cat >/dev/null
+echo run >> "$T/local/runs"
+echo '{"event":"done","time_s":1}'
+SH
+sed "s|$T/local/bad.sh|$T/local/mark.sh|" "$T/local/cluster.json" > "$T/local/mark.json"
+"$bin" tune --cluster "$T/local/mark.json" --job "$T/job.json" --optimizer random --budget 1 \
+    --json > "$T/j0.json" 2>/dev/null
+jid="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/j0.json")"
+jf="$TUNEDECK_STATE_DIR/sessions/$jid.jsonl"
+runs_before="$(wc -l < "$T/local/runs")"
+chmod 620 "$jf"
+"$bin" tune --resume "$jid" --budget 3 > "$T/j1" 2>&1
+check "a group-writable journal is not resumed, and says why" \
+    grep -q "journal: file $jf is writable by its group (mode 620): refused" "$T/j1"
+chmod 602 "$jf"
+"$bin" tune --resume "$jid" --budget 3 > "$T/j2" 2>&1
+check "a world-writable journal is not resumed" grep -q "is writable by others (mode 602): refused" "$T/j2"
+chmod 600 "$jf"
+chmod 770 "$TUNEDECK_STATE_DIR/sessions"
+"$bin" tune --resume "$jid" --budget 3 > "$T/j3" 2>&1
+check "a journal in a group-writable state folder is not resumed" \
+    grep -q "journal: state folder $TUNEDECK_STATE_DIR/sessions is writable by its group" "$T/j3"
+chmod 700 "$TUNEDECK_STATE_DIR/sessions"
+if [ "$(id -u)" = 0 ]; then
+    chown nobody "$jf"
+    "$bin" tune --resume "$jid" --budget 3 > "$T/j4" 2>&1
+    check "a journal that belongs to another user is not resumed" \
+        grep -q "journal: file $jf belongs to uid $(id -u nobody), not to you" "$T/j4"
+    chown 0 "$jf"
+fi
+check "no refused journal ran its trial command" [ "$(wc -l < "$T/local/runs")" = "$runs_before" ]
+"$bin" tune --resume "$jid" --budget 2 > "$T/j5" 2>&1
+check "the operator's own private journal resumes and runs" \
+    [ "$(wc -l < "$T/local/runs")" -gt "$runs_before" ]
+
 if [ "$fails" -ne 0 ]; then
     echo "trust.sh: $fails FAILED"
     exit 1
