@@ -195,8 +195,8 @@ Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
 static int check_owned(const char *path, const char *what, int sticky_ok, Error *err)
 {
     struct stat st;
-    if (stat(path, &st) < 0)
-        return error_set(err, "journal: %s %s: %s", what, path, strerror(errno));
+    if (stat(path, &st) < 0) /* nothing to trust: the loader says what is missing */
+        return 0;
     if (st.st_uid != geteuid())
         return error_set(err,
                          "journal: %s %s belongs to uid %u, not to you (uid %u): refused; "
