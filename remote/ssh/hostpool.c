@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -370,10 +371,13 @@ static void start_attempt(HostPool *p, Host *h, int64_t now_ms)
 
 static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
 {
+    int socket_errno = 0;
     for (struct addrinfo *a = h->ai; a; a = a->ai_next) {
         int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0)
+        if (fd < 0) {
+            socket_errno = errno;
             continue;
+        }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) {
@@ -388,7 +392,20 @@ static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
             return;
         }
     }
-    host_down(p, h, now_ms, "connect to %s port %d: no usable address", h->target, h->port);
+    if (socket_errno == EMFILE || socket_errno == ENFILE) {
+        /* Many hosts at once: the descriptor limit, not the host, is the problem. */
+        struct rlimit rl = {0, 0};
+        getrlimit(RLIMIT_NOFILE, &rl);
+        host_down(p, h, now_ms,
+                  "connect to %s port %d: cannot open a socket: %s (this process may open "
+                  "%llu files; raise it with ulimit -n)",
+                  h->target, h->port, strerror(socket_errno), (unsigned long long)rl.rlim_cur);
+    } else if (socket_errno) {
+        host_down(p, h, now_ms, "connect to %s port %d: cannot open a socket: %s", h->target,
+                  h->port, strerror(socket_errno));
+    } else {
+        host_down(p, h, now_ms, "connect to %s port %d: no usable address", h->target, h->port);
+    }
 }
 
 static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)

@@ -270,6 +270,18 @@ timeout 20 "$bin" schedule --live --cluster "$T/q4.json" --workload "$T/dup.csv"
 check "a job name given twice in a workload is refused, naming the file" grep -q \
     "dup.csv:3: field 'name': job '.*' appears twice (first at line 2)" "$T/q4"
 
+echo "smaller defects"
+python3 - "$T/inv.json" "$T/inv40.json" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machines"] = [{"name": "m[1-40]", "host": "127.0.0.11", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+cp "$T/kh.all" "$kh"
+sh -c "ulimit -n 16; exec timeout 20 '$rexec' --cluster '$T/inv40.json' -- true" > "$T/fd" 2>&1
+check "running out of descriptors names EMFILE and the limit, not 'no usable address'" sh -c \
+    "grep -q 'cannot open a socket: Too many open files (this process may open 16 files; raise it with ulimit -n)' '$T/fd' && ! grep -q 'no usable address' '$T/fd'"
+
 echo "resume trusts only the operator's own journals"
 cat > "$T/local/mark.sh" <<SH
 cat >/dev/null
