@@ -282,6 +282,25 @@ sh -c "ulimit -n 16; exec timeout 20 '$rexec' --cluster '$T/inv40.json' -- true"
 check "running out of descriptors names EMFILE and the limit, not 'no usable address'" sh -c \
     "grep -q 'cannot open a socket: Too many open files (this process may open 16 files; raise it with ulimit -n)' '$T/fd' && ! grep -q 'no usable address' '$T/fd'"
 
+cat > "$T/local/stray.sh" <<SH
+cat >/dev/null
+sleep 300 &
+echo \$! > "$T/local/stray.pid"
+echo '{"event":"done","time_s":1.5}'
+SH
+start=$(date +%s)
+"$bin" tune --cluster "$T/local/cluster.json" --job "$T/job.json" --trial-cmd "sh $T/local/stray.sh" \
+    --optimizer random --budget 1 --trial-timeout 20 --json --no-journal > "$T/stray.json" 2>/dev/null
+took=$(( $(date +%s) - start ))
+check "a trial that said done and exited counts as finished though a stray holds its output ($took s)" \
+    python3 -c "
+import json
+t = json.load(open('$T/stray.json'))['trials'][0]
+assert t['status'] == 'ok' and t['time_s'] == 1.5, t
+assert $took < 10, $took"
+# stopped: gone, or a zombie waiting for a reaper (a container's init may not reap)
+check "the stray in its group is stopped" sh -c \
+    "s=\$(ps -o stat= -p \$(cat '$T/local/stray.pid')); [ -z \"\$s\" ] || [ \"\${s#Z}\" != \"\$s\" ]"
 echo "resume trusts only the operator's own journals"
 cat > "$T/local/mark.sh" <<SH
 cat >/dev/null
