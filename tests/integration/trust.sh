@@ -301,6 +301,24 @@ assert $took < 10, $took"
 # stopped: gone, or a zombie waiting for a reaper (a container's init may not reap)
 check "the stray in its group is stopped" sh -c \
     "s=\$(ps -o stat= -p \$(cat '$T/local/stray.pid')); [ -z \"\$s\" ] || [ \"\${s#Z}\" != \"\$s\" ]"
+"$bin" tune --sim A:googlenet --optimizer random --budget 1 --json > "$T/sv.json" 2>/dev/null
+sid="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/sv.json")"
+sf="$TUNEDECK_STATE_DIR/sessions/$sid.jsonl"
+grep '"event":"finished"' "$sf" | head -1 > "$T/fin"
+python3 - "$T/fin" >> "$sf" <<'PY2'
+import json, sys
+f = json.loads(open(sys.argv[1]).read())
+print(json.dumps(f))                                   # trial 1 finished twice
+g = dict(f, trial=99); print(json.dumps(g))            # never suggested
+h = dict(f, trial=1, status="bogus"); print(json.dumps(h))
+print(json.dumps(dict(f, trial="x")))                  # not a trial number
+PY2
+"$bin" sessions --json > "$T/sv2.json"
+check "sessions counts no invalid line as a trial, and counts it as a problem" python3 -c "
+import json
+s = [x for x in json.load(open('$T/sv2.json')) if x['id'] == '$sid'][0]
+assert s['trials'] == 1 and s['ok'] <= 1 and s['problems'] == 4, s"
+
 echo "resume trusts only the operator's own journals"
 cat > "$T/local/mark.sh" <<SH
 cat >/dev/null
