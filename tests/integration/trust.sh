@@ -64,14 +64,6 @@ for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
     check "'$line': the known key still works" grep -q 'h3 exit 0' "$T/c$n"
 done
 
-# The same through ~/.ssh/config (HOME points at a folder of the test).
-mkdir -p "$T/home/.ssh"
-printf 'Host *\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n' > "$T/home/.ssh/config"
-write_kh
-HOME="$T/home" timeout 20 "$rexec" --cluster "$T/inv.json" -- true > "$T/home.out" 2>&1
-check "~/.ssh/config cannot switch checking off either" sh -c \
-    "grep -q 'h1 ssh-failed: .*unknown host key' '$T/home.out' && grep -q 'h2 ssh-failed: .*host key .* changed' '$T/home.out'"
-
 echo "tune --launcher per-host runs nothing on an unchecked host"
 printf 'Host *\n  StrictHostKeyChecking no\n' > "$T/cfg"
 cat > "$T/job.json" <<'JOB'
