@@ -113,6 +113,14 @@ int hostdesk_accept(HostDesk *d, size_t host, const char *fp, Error *err)
     return 0;
 }
 
+int hostdesk_reconnect(HostDesk *d, size_t host)
+{
+    if (host >= hostpool_size(d->pool))
+        return -1;
+    hostpool_connect(d->pool, host, 1);
+    return 0;
+}
+
 int hostdesk_take_outcome(HostDesk *d, char *msg, size_t cap, int *bad)
 {
     if (!d->has_outcome)

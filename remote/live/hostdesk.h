@@ -30,6 +30,8 @@ void hostdesk_step(HostDesk *d, SchedLive *live, const struct pollfd *fds, size_
 int hostdesk_offered(const HostDesk *d, size_t host, char *fp, size_t cap, Error *err);
 /* The operator said yes to exactly `fp`: reconnects the host, adding that key and no other. */
 int hostdesk_accept(HostDesk *d, size_t host, const char *fp, Error *err);
+/* The operator asks to reconnect a host (kept from then on); -1 when there is no such host. */
+int hostdesk_reconnect(HostDesk *d, size_t host);
 /* Once an acceptance has its answer: 1 with the message for the operator (bad: refused). */
 int hostdesk_take_outcome(HostDesk *d, char *msg, size_t cap, int *bad);
 /* 1 when anything the hosts view shows changed since the last call. */

@@ -1,0 +1,548 @@
+/* One host's connection, a state machine (resolve, TCP connect, SSH handshake, host-key
+ * check, key/agent authentication, ready, down): each step taken only when its socket is
+ * ready, under deadlines we keep ourselves; a ready host's heartbeats and a kept host's
+ * reconnects. The pool (hostpool.c) polls and steps every host through here. */
+#include "remote/ssh/hostpool_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <libssh/server.h> /* ssh_send_keepalive, a client call declared there */
+
+#include "core/base/clock.h"
+#include "core/base/termsafe.h"
+#include "remote/ssh/knownhosts.h"
+#include "remote/ssh/shquote.h"
+
+void host_teardown(Host *h)
+{
+    if (h->gaip) {
+        if (gai_cancel(h->gaip) == EAI_NOTCANCELED)
+            while (gai_error(h->gaip) == EAI_INPROGRESS)
+                usleep(1000); /* only at pool teardown: the lookup thread must finish */
+        if (h->gaip->ar_result)
+            freeaddrinfo(h->gaip->ar_result);
+        free((char *)h->gai.ar_name); /* a lookup torn down in flight kept its name */
+        h->gai.ar_name = NULL;
+        h->gaip = NULL;
+    }
+    if (h->ai) {
+        freeaddrinfo(h->ai);
+        h->ai = NULL;
+    }
+    rexec_drop_channels(h);
+    if (h->ident_key) {
+        ssh_key_free(h->ident_key);
+        h->ident_key = NULL;
+    }
+    if (h->ev) {
+        if (h->s)
+            ssh_event_remove_session(h->ev, h->s);
+        ssh_event_free(h->ev);
+        h->ev = NULL;
+    }
+    if (h->s) {
+        ssh_disconnect(h->s);
+        ssh_free(h->s); /* closes the socket we handed over */
+        h->s = NULL;
+        h->fd = -1;
+    }
+    if (h->fd >= 0) {
+        close(h->fd);
+        h->fd = -1;
+    }
+}
+
+/* The connection is over: say why, fail what ran on it, and plan the retry. */
+static void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->last_error, sizeof h->last_error, fmt, ap);
+    va_end(ap);
+    termsafe_inplace(h->last_error, sizeof h->last_error); /* may hold the server's words */
+    if (h->state == HOST_READY)
+        h->drops++;
+    char why[300];
+    snprintf(why, sizeof why, "ssh to %s failed: %s", h->conf.name, h->last_error);
+    rexec_fail_host(h, why);
+    host_teardown(h);
+    h->state = HOST_DOWN;
+    Backoff b = {(int64_t)(p->opt.backoff_base_s * 1000), (int64_t)(p->opt.backoff_max_s * 1000)};
+    h->retry_at_ms = now_ms + backoff_delay_ms(&b, h->attempt, backoff_uniform(&p->rng));
+    h->attempt++;
+}
+
+/* libssh asks for a passphrase through this callback: we never prompt. */
+static int refuse_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
+                             void *userdata)
+{
+    (void)prompt, (void)echo, (void)verify;
+    Host *h = userdata;
+    h->passphrase_needed = 1;
+    if (len)
+        buf[0] = 0;
+    return -1;
+}
+
+/* The inventory's explicit settings. libssh 0.10 lets a config file parsed later overwrite
+ * them (and StrictHostKeyChecking, UserKnownHostsFile), so they are set again after it. */
+static void apply_explicit(Host *h)
+{
+    const HostConf *c = &h->conf;
+    if (c->user[0])
+        ssh_options_set(h->s, SSH_OPTIONS_USER, c->user);
+    if (c->port > 0) {
+        unsigned int port = (unsigned int)c->port;
+        ssh_options_set(h->s, SSH_OPTIONS_PORT, &port);
+    }
+    /* Our own checking decides (check_host_key); libssh must never add a key by itself,
+     * and must read exactly the file our messages name. */
+    int strict = 1;
+    ssh_options_set(h->s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+}
+
+/* The inventory's identity is the only key offered (like IdentitiesOnly), whatever
+ * IdentityFile the config names. One that needs a passphrase is left to the agent. */
+static void load_identity(Host *h)
+{
+    if (!h->conf.identity[0])
+        return;
+    if (ssh_pki_import_privkey_file(h->conf.identity, NULL, refuse_passphrase, h,
+                                    &h->ident_key) != SSH_OK) {
+        h->ident_key = NULL;
+        ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, h->conf.identity);
+    }
+}
+
+static int session_configure(HostPool *p, Host *h)
+{
+    const HostConf *c = &h->conf;
+    int off = 0, verbosity = SSH_LOG_NOLOG;
+    h->s = ssh_new();
+    if (!h->s)
+        return -1;
+    ssh_options_set(h->s, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
+    ssh_options_set(h->s, SSH_OPTIONS_HOST, c->host);
+    apply_explicit(h);
+    if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
+        return -1;
+    ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
+    apply_explicit(h);
+    load_identity(h);
+    /* We hand libssh a socket we connected ourselves: a proxy would be bypassed silently.
+     * libssh 0.10 turns ProxyJump into a ProxyCommand, so this sees both. */
+    char *proxy = NULL;
+    h->proxy[0] = 0;
+    if (ssh_options_get(h->s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy) {
+        if (strcmp(proxy, "none") != 0)
+            snprintf(h->proxy, sizeof h->proxy, "%s", proxy);
+        ssh_string_free_char(proxy);
+    }
+    char *target = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_HOST, &target) == SSH_OK && target) {
+        snprintf(h->target, sizeof h->target, "%s", target);
+        ssh_string_free_char(target);
+    } else {
+        snprintf(h->target, sizeof h->target, "%s", c->host);
+    }
+    unsigned int port = 22;
+    ssh_options_get_port(h->s, &port);
+    h->port = (int)port;
+    ssh_callbacks_init(&h->scb);
+    h->scb.userdata = h;
+    h->scb.auth_function = refuse_passphrase;
+    ssh_set_callbacks(h->s, &h->scb);
+    ssh_set_blocking(h->s, 0);
+    return 0;
+}
+
+static void begin_connect(HostPool *p, Host *h, int64_t now_ms);
+
+void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
+{
+    host_teardown(h);
+    h->key = HOSTKEY_UNCHECKED;
+    h->fingerprint[0] = 0;
+    h->passphrase_needed = 0;
+    h->started_ms = now_ms;
+    h->deadline_ms = now_ms + (int64_t)(h->conf.connect_timeout_s * 1000);
+    h->retry_at_ms = 0;
+    if (session_configure(p, h) < 0) {
+        host_down(p, h, now_ms, "ssh configuration: %s",
+                  h->s ? ssh_get_error(h->s) : "out of memory");
+        return;
+    }
+    if (h->proxy[0]) {
+        h->keep = 0; /* the same config refuses it again */
+        host_down(p, h, now_ms,
+                  "the ssh configuration gives %s a ProxyCommand or ProxyJump (%s): tunedeck "
+                  "connects directly and does not use proxies; give the host an address it can "
+                  "reach, or remove the proxy for it",
+                  h->conf.host, h->proxy);
+        return;
+    }
+    Error err;
+    if (host_name_valid(h->target, &err) < 0) {
+        host_down(p, h, now_ms, "%s (from the ssh configuration)", err.msg);
+        return;
+    }
+    snprintf(h->port_text, sizeof h->port_text, "%d", h->port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+    /* A literal address needs no lookup; a name goes to the resolver threads. */
+    const char *name = h->target;
+    char bare[256];
+    size_t tl = strlen(name);
+    if (name[0] == '[' && tl > 2 && name[tl - 1] == ']') {
+        snprintf(bare, sizeof bare, "%.*s", (int)(tl - 2), name + 1);
+        name = bare;
+    }
+    if (getaddrinfo(name, h->port_text, &hints, &h->ai) == 0) {
+        begin_connect(p, h, now_ms);
+        return;
+    }
+    h->ai = NULL;
+    memset(&h->gai, 0, sizeof h->gai);
+    static const struct addrinfo NAME_HINTS = {.ai_socktype = SOCK_STREAM,
+                                               .ai_flags = AI_NUMERICSERV};
+    /* name may be bare itself: copied straight, never printed onto its own buffer. */
+    h->gai.ar_name = strdup(name);
+    h->gai.ar_service = h->port_text;
+    h->gai.ar_request = &NAME_HINTS;
+    h->gaip = &h->gai;
+    struct sigevent sev = {.sigev_notify = SIGEV_NONE};
+    if (!h->gai.ar_name || getaddrinfo_a(GAI_NOWAIT, &h->gaip, 1, &sev) != 0) {
+        free((char *)h->gai.ar_name);
+        h->gai.ar_name = NULL;
+        h->gaip = NULL;
+        host_down(p, h, now_ms, "cannot start resolving %s", h->target);
+        return;
+    }
+    h->state = HOST_RESOLVING;
+}
+
+static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
+{
+    int socket_errno = 0;
+    for (struct addrinfo *a = h->ai; a; a = a->ai_next) {
+        int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            socket_errno = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) {
+            h->fd = fd;
+            h->state = HOST_CONNECTING;
+            return;
+        }
+        int e = errno;
+        close(fd);
+        if (!a->ai_next) {
+            host_down(p, h, now_ms, "connect to %s port %d: %s", h->target, h->port, strerror(e));
+            return;
+        }
+    }
+    if (socket_errno == EMFILE || socket_errno == ENFILE) {
+        /* Many hosts at once: the descriptor limit, not the host, is the problem. */
+        struct rlimit rl = {0, 0};
+        getrlimit(RLIMIT_NOFILE, &rl);
+        host_down(p, h, now_ms,
+                  "connect to %s port %d: cannot open a socket: %s (this process may open "
+                  "%llu files; raise it with ulimit -n)",
+                  h->target, h->port, strerror(socket_errno), (unsigned long long)rl.rlim_cur);
+    } else if (socket_errno) {
+        host_down(p, h, now_ms, "connect to %s port %d: cannot open a socket: %s", h->target,
+                  h->port, strerror(socket_errno));
+    } else {
+        host_down(p, h, now_ms, "connect to %s port %d: no usable address", h->target, h->port);
+    }
+}
+
+static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)
+{
+    int rc = gai_error(h->gaip);
+    if (rc == EAI_INPROGRESS)
+        return;
+    free((char *)h->gai.ar_name);
+    h->gai.ar_name = NULL;
+    h->gaip = NULL;
+    if (rc != 0) {
+        host_down(p, h, now_ms, "cannot resolve %s: %s", h->target, gai_strerror(rc));
+        return;
+    }
+    h->ai = h->gai.ar_result;
+    h->gai.ar_result = NULL;
+    begin_connect(p, h, now_ms);
+}
+
+/* Adds the server key of this very session (the one just fingerprinted) to known_hosts. */
+static int add_known_host(Host *h, Error *err)
+{
+    char *entry = NULL;
+    if (ssh_session_export_known_hosts_entry(h->s, &entry) != SSH_OK || !entry)
+        return error_set(err, "cannot add the host key to %s: %s", h->known_file,
+                         ssh_get_error(h->s));
+    int rc = knownhosts_append(h->known_file, entry, err);
+    ssh_string_free_char(entry);
+    return rc;
+}
+
+/* tunedeck's own rules, whatever any ssh config says: a key is accepted only when it is
+ * listed for the host in our one known_hosts file; revoked and changed keys are always
+ * refused; an unknown key is added only by --accept-new-host-keys or when the operator
+ * accepted exactly its fingerprint. */
+static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
+{
+    ssh_key key = NULL;
+    unsigned char *hash = NULL;
+    size_t hlen = 0;
+    char *b64 = NULL;
+    const char *file = h->known_file;
+    char accepted[128];
+    snprintf(accepted, sizeof accepted, "%s", h->accept_fp);
+    h->accept_fp[0] = 0; /* an acceptance serves one attempt */
+    if (ssh_get_server_publickey(h->s, &key) == SSH_OK &&
+        ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hlen) == 0) {
+        char *fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen);
+        if (fp) {
+            snprintf(h->fingerprint, sizeof h->fingerprint, "%s", fp);
+            ssh_string_free_char(fp);
+        }
+        ssh_clean_pubkey_hash(&hash);
+    }
+    if (!key || !h->fingerprint[0] || ssh_pki_export_pubkey_base64(key, &b64) != SSH_OK) {
+        ssh_key_free(key);
+        h->key = HOSTKEY_ERROR;
+        host_down(p, h, now_ms, "cannot read the host key of %s", h->target);
+        return;
+    }
+    ssh_key_free(key);
+    Error err;
+    int revoked = knownhosts_revoked(file, b64, &err);
+    ssh_string_free_char(b64);
+    if (revoked != 0) {
+        h->key = revoked > 0 ? HOSTKEY_REVOKED : HOSTKEY_ERROR;
+        h->keep = 0;
+        if (revoked > 0)
+            host_down(p, h, now_ms, "host key for %s (%s) is marked @revoked in %s: refused",
+                      h->target, h->fingerprint, file);
+        else
+            host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
+        return;
+    }
+    switch (ssh_session_is_known_server(h->s)) {
+    case SSH_KNOWN_HOSTS_OK:
+        h->key = HOSTKEY_OK;
+        h->offered_fp[0] = 0;
+        h->state = HOST_AUTH;
+        return;
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER:
+        h->key = HOSTKEY_CHANGED;
+        h->offered_fp[0] = 0;
+        h->keep = 0; /* never retried: it would be refused again */
+        host_down(p, h, now_ms,
+                  "host key for %s changed (now %s): refused; if the change is expected, "
+                  "remove its old line from %s",
+                  h->target, h->fingerprint, file);
+        return;
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+        if (p->opt.accept_new_host_keys || (accepted[0] && strcmp(accepted, h->fingerprint) == 0)) {
+            if (add_known_host(h, &err) < 0) {
+                h->key = HOSTKEY_ERROR;
+                host_down(p, h, now_ms, "%s", err.msg);
+                return;
+            }
+            h->key = HOSTKEY_ACCEPTED;
+            h->offered_fp[0] = 0;
+            h->state = HOST_AUTH;
+            return;
+        }
+        h->key = HOSTKEY_UNKNOWN;
+        h->keep = 0;
+        if (accepted[0]) {
+            /* The key shown is not the key offered now: the operator saw another one. */
+            snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
+            host_down(p, h, now_ms,
+                      "unknown host key for %s (%s) is not the %s that was accepted: the "
+                      "host now offers another key; refused, nothing written to %s",
+                      h->target, h->fingerprint, accepted, file);
+            return;
+        }
+        snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
+        host_down(p, h, now_ms,
+                  "unknown host key for %s (%s): refused, it is not in %s; check the "
+                  "fingerprint and accept it with --accept-new-host-keys",
+                  h->target, h->fingerprint, file);
+        return;
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+        h->key = HOSTKEY_ERROR;
+        host_down(p, h, now_ms, "cannot check the host key against %s: %s", file,
+                  ssh_get_error(h->s));
+        return;
+    }
+}
+
+static void drive_auth(HostPool *p, Host *h, int64_t now_ms)
+{
+    int rc = h->ident_key ? ssh_userauth_publickey(h->s, NULL, h->ident_key)
+                          : ssh_userauth_publickey_auto(h->s, NULL, NULL);
+    if (rc == SSH_AUTH_AGAIN)
+        return;
+    if (rc == SSH_AUTH_SUCCESS) {
+        h->state = HOST_READY;
+        h->handshake_ms = (double)(now_ms - h->started_ms);
+        h->connects++;
+        h->attempt = 0;
+        h->last_error[0] = 0;
+        h->last_rx_ms = now_ms;
+        h->next_ka_ms = now_ms + (int64_t)(p->opt.heartbeat_s * 1000);
+        h->ev = ssh_event_new();
+        if (!h->ev || ssh_event_add_session(h->ev, h->s) != SSH_OK) {
+            host_down(p, h, now_ms, "cannot watch the session");
+            return;
+        }
+        h->dirty = 1;
+        return;
+    }
+    h->keep = 0;
+    if (h->passphrase_needed)
+        host_down(p, h, now_ms,
+                  "authentication failed: the identity %s is encrypted and no ssh-agent "
+                  "holds it (tunedeck never asks for a passphrase: run ssh-add)",
+                  h->conf.identity[0] ? h->conf.identity : "file");
+    else
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key or identity "
+                  "file was accepted (%s)",
+                  h->target, rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied");
+}
+
+static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
+{
+    int rc = ssh_connect(h->s);
+    if (rc == SSH_AGAIN)
+        return;
+    if (rc != SSH_OK) {
+        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
+                  ssh_get_error(h->s));
+        return;
+    }
+    check_host_key(p, h, now_ms);
+    if (h->state == HOST_AUTH)
+        drive_auth(p, h, now_ms);
+}
+
+static void tcp_connected(HostPool *p, Host *h, int64_t now_ms)
+{
+    int e = 0;
+    socklen_t len = sizeof e;
+    if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+        e = errno;
+    if (e == EINPROGRESS)
+        return;
+    if (e) {
+        host_down(p, h, now_ms, "connect to %s port %d: %s", h->target, h->port, strerror(e));
+        return;
+    }
+    ssh_options_set(h->s, SSH_OPTIONS_FD, &h->fd);
+    h->fd = -1; /* libssh owns it now */
+    h->state = HOST_HANDSHAKE;
+    drive_handshake(p, h, now_ms);
+}
+
+int host_fd(const Host *h)
+{
+    if (h->state == HOST_CONNECTING)
+        return h->fd;
+    if (h->s && h->state >= HOST_HANDSHAKE && h->state <= HOST_READY)
+        return ssh_get_fd(h->s);
+    return -1;
+}
+void host_io(HostPool *p, Host *h, short revents, int64_t now_ms)
+{
+    switch (h->state) {
+    case HOST_CONNECTING:
+        tcp_connected(p, h, now_ms);
+        break;
+    case HOST_HANDSHAKE:
+        drive_handshake(p, h, now_ms);
+        break;
+    case HOST_AUTH:
+        drive_auth(p, h, now_ms);
+        break;
+    case HOST_READY:
+        if (revents & (POLLIN | POLLHUP | POLLERR))
+            h->last_rx_ms = now_ms;
+        ssh_event_dopoll(h->ev, 0);
+        h->dirty = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+void host_timers(HostPool *p, Host *h, int64_t now_ms)
+{
+    switch (h->state) {
+    case HOST_RESOLVING:
+        poll_resolver(p, h, now_ms);
+        if (h->state == HOST_RESOLVING && now_ms >= h->deadline_ms)
+            host_down(p, h, now_ms, "resolving %s took longer than %.1f s", h->target,
+                      h->conf.connect_timeout_s);
+        break;
+    case HOST_CONNECTING:
+    case HOST_HANDSHAKE:
+    case HOST_AUTH:
+        if (now_ms >= h->deadline_ms)
+            host_down(p, h, now_ms, "no answer within %.1f s (%s)", h->conf.connect_timeout_s,
+                      h->state == HOST_CONNECTING  ? "TCP connect"
+                      : h->state == HOST_HANDSHAKE ? "SSH handshake"
+                                                   : "authentication");
+        break;
+    case HOST_READY: {
+        int64_t period = (int64_t)(p->opt.heartbeat_s * 1000);
+        if (now_ms - h->last_rx_ms > period * p->opt.heartbeat_misses) {
+            host_down(p, h, now_ms, "silent for %.1f s (no answer to keep-alives)",
+                      (double)(now_ms - h->last_rx_ms) / 1000);
+            break;
+        }
+        if (now_ms >= h->next_ka_ms) {
+            ssh_send_keepalive(h->s);
+            h->next_ka_ms = now_ms + period;
+        }
+        if (h->dirty) {
+            h->dirty = 0;
+            rexec_pump_host(p, h);
+        }
+        if (h->s && !ssh_is_connected(h->s))
+            host_down(p, h, now_ms, "connection closed: %s", ssh_get_error(h->s));
+        break;
+    }
+    case HOST_DOWN:
+        if (h->keep && h->retry_at_ms && now_ms >= h->retry_at_ms)
+            host_start_attempt(p, h, now_ms);
+        break;
+    default:
+        break;
+    }
+}
