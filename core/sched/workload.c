@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/csvtab.h"
+#include "core/base/termsafe.h"
 
 void workload_free(SchedJobSpec *specs, size_t n)
 {
@@ -16,6 +17,15 @@ void workload_free(SchedJobSpec *specs, size_t n)
         free((char *)specs[i].model);
     }
     free(specs);
+}
+
+/* A job's name is printed by every report and the console: nothing in it may drive a
+ * terminal. */
+static int name_printable(const char *name)
+{
+    char safe[512];
+    termsafe(safe, sizeof safe, name);
+    return strcmp(safe, name) == 0;
 }
 
 /* The first row before `row` with this name; `row` when none. */
@@ -50,6 +60,11 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
         if (!*name)
             rc = error_set(err, "%s:%zu: field 'name': expected a job name, found ''", t->path,
                            t->lines[i]);
+        else if (!name_printable(name))
+            rc = error_set(err,
+                           "%s:%zu: field 'name': expected printable text (no control "
+                           "characters or invalid UTF-8), found '%s'",
+                           t->path, t->lines[i], name);
         else if ((dup = first_row_named(t, cn, i, name)) < i)
             rc = error_set(err,
                            "%s:%zu: field 'name': job '%s' appears twice (first at line %zu): "
