@@ -38,7 +38,8 @@ static int policy_error(Error *err, const char *prefix, const char *name)
     for (const char *const *p = policy_names(); *p; p++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                  p == policy_names() ? "" : ", ", *p);
-    return error_set(err, "%s: expected one of %s, found '%s'", prefix, names, name ? name : "");
+    return error_set(err, "%sunknown policy '%s': expected one of %s", prefix,
+                     name ? name : "", names);
 }
 
 /* The nodes as groups: the configuration's own, or one group of nodes × gpus_per_node. */
@@ -154,7 +155,7 @@ SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
                NULL;
     const Policy *pol = policy_find(cfg->policy ? cfg->policy : "");
     if (!pol) {
-        policy_error(err, "scheduler: policy", cfg->policy);
+        policy_error(err, "scheduler: ", cfg->policy);
         return NULL;
     }
     SchedState *s = calloc(1, sizeof *s);
@@ -184,7 +185,7 @@ int sched_set_policy(SchedState *s, const char *name, Error *err)
 {
     const Policy *pol = policy_find(name ? name : "");
     if (!pol)
-        return policy_error(err, "policy", name);
+        return policy_error(err, "", name);
     s->pol = pol;
     s->cfg.policy = pol->name;
     return 0;

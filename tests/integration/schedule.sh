@@ -96,7 +96,7 @@ expect_error "empty file" --workload "$tmp/empty.csv" --policy tiresias
 expect_error "expected 0..8 GPUs (the usable cluster), found 16" --workload "$fixture" \
     --policy doubling --nodes 2 --pin cifar10-0=16
 expect_error "no job named 'nosuch'" --workload "$fixture" --policy doubling --pin nosuch=2
-expect_error "policy: expected one of" --workload "$fixture" --policy nosuch
+expect_error "unknown policy 'nosuch': expected one of" --workload "$fixture" --policy nosuch
 expect_error "exactly one of" --policy doubling
 printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 4, "gpu": "A100"}]}' \
     >"$tmp/badcluster.json"
