@@ -293,6 +293,31 @@ assert $took < 10, $took"
 # stopped: gone, or a zombie waiting for a reaper (a container's init may not reap)
 check "the stray in its group is stopped" sh -c \
     "s=\$(ps -o stat= -p \$(cat '$T/local/stray.pid')); [ -z \"\$s\" ] || [ \"\${s#Z}\" != \"\$s\" ]"
+# The same over SSH (per-host): sshd keeps the channel open while the stray holds it.
+cat > "$T/stray-remote.sh" <<SH
+cat >/dev/null
+sleep 300 &
+echo \$! >> "$T/stray-remote.pids"
+echo '{"event":"done","time_s":1.5}'
+SH
+cp "$T/kh.all" "$kh"
+start=$(date +%s)
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "sh $T/stray-remote.sh" --optimizer random --budget 1 --trial-timeout 30 --json \
+    --no-journal > "$T/stray2.json" 2>"$T/stray2.err"
+took=$(( $(date +%s) - start ))
+check "per-host: a trial that said done and exited counts as finished though strays hold its output ($took s)" \
+    python3 -c "
+import json
+t = json.load(open('$T/stray2.json'))['trials'][0]
+assert t['status'] == 'ok' and t['time_s'] == 1.5, t
+assert $took < 15, $took"
+alive=0
+for p in $(cat "$T/stray-remote.pids" 2>/dev/null); do
+    s=$(ps -o stat= -p "$p"); [ -n "$s" ] && [ "${s#Z}" = "$s" ] && alive=$((alive + 1))
+done
+check "per-host: the strays' groups are stopped" [ "$alive" -eq 0 ]
+
 "$bin" tune --sim A:googlenet --optimizer random --budget 1 --json > "$T/sv.json" 2>/dev/null
 sid="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/sv.json")"
 sf="$TUNEDECK_STATE_DIR/sessions/$sid.jsonl"
