@@ -2,6 +2,7 @@
  * under a time budget. Each host's connection is driven by hostconn.c. */
 #include "remote/ssh/hostpool_priv.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,10 @@ long hostpool_add(HostPool *p, const HostConf *c, Error *err)
     p->hosts[p->n] = h;
     h->conf = *c;
     const char *home = getenv("HOME");
+    if (!home || !home[0]) { /* our own checks read the file too: no literal "~" */
+        const struct passwd *pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
     hostconf_expand_home(c->known_hosts[0] ? c->known_hosts : "~/.ssh/known_hosts", home,
                          h->known_file, sizeof h->known_file);
     h->fd = -1;
