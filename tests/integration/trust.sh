@@ -279,6 +279,7 @@ cat >/dev/null
 sleep 300 &
 echo \$! > "$T/local/stray.pid"
 echo '{"event":"done","time_s":1.5}'
+sleep 0.3 # the done line is read before the exit: only the exit itself can end the trial
 SH
 start=$(date +%s)
 "$bin" tune --cluster "$T/local/cluster.json" --job "$T/job.json" --trial-cmd "sh $T/local/stray.sh" \
