@@ -11,6 +11,7 @@
 #include "cmd/flags.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/base/exitcode.h"
 #include "remote/gpu/gpuwatch.h"
 
 static void usage(FILE *out)
@@ -19,7 +20,7 @@ static void usage(FILE *out)
                  "                      [--gpu-wait S]\n"
                  "Connects to every host of the inventory at once and reports reachability,\n"
                  "handshake latency, host-key status (with the SHA256 fingerprint), the GPUs\n"
-                 "nvidia-smi reports and the last error. Exit status 1 when a host is down.\n"
+                 "nvidia-smi reports and the last error. Exit status 4 when a host is down.\n"
                  "  --accept-new-host-keys  add unknown host keys to known_hosts (a changed key\n"
                  "                          is always refused)\n"
                  "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
@@ -122,7 +123,7 @@ int cmd_hosts(int argc, char **argv)
             break;
         case 'g':
             if (flags_double("hosts", "--gpu-wait", optarg, 0, 600, &gpu_wait_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'h':
             usage(stdout);
@@ -133,13 +134,13 @@ int cmd_hosts(int argc, char **argv)
     }
     if (!path || optind < argc) {
         fprintf(stderr, "tunedeck hosts: expected --cluster FILE (try --help)\n");
-        return 2;
+        return EXIT_USAGE;
     }
     Error err;
     Cluster *cl = cluster_load(path, &err);
     if (!cl) {
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
-        return 2;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     HostPoolOptions po = {.accept_new_host_keys = accept,
                           .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
@@ -148,7 +149,7 @@ int cmd_hosts(int argc, char **argv)
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
         hostpool_free(p);
         cluster_free(cl);
-        return 2;
+        return EXIT_USAGE;
     }
     size_t n = hostpool_size(p);
     for (size_t i = 0; i < n; i++)
@@ -165,7 +166,7 @@ int cmd_hosts(int argc, char **argv)
         gpuwatch_free(w);
         hostpool_free(p);
         cluster_free(cl);
-        return 2;
+        return EXIT_FAILED;
     }
     for (size_t i = 0; i < n; i++) {
         HostInfo hi;
@@ -225,5 +226,5 @@ int cmd_hosts(int argc, char **argv)
     gpuwatch_free(w);
     hostpool_free(p);
     cluster_free(cl);
-    return down ? 1 : 0;
+    return down ? EXIT_REMOTE : EXIT_OK;
 }

@@ -8,6 +8,8 @@
 
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
+#include "cmd/paths.h"
+#include "core/base/exitcode.h"
 #include "core/journal/journal.h"
 #include "core/model/observation.h"
 
@@ -162,18 +164,18 @@ int cmd_sessions(int argc, char **argv)
         } else {
             fprintf(stderr, "tunedeck sessions: unknown option '%s' (try --help)\n",
                     argv[optind - 1]);
-            return 2;
+            return EXIT_USAGE;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck sessions: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
-    char dir[4000];
     Error err;
-    if (journal_dir(dir, sizeof dir, &err) < 0) {
+    const char *dir = paths_sessions(&err);
+    if (!dir) {
         fprintf(stderr, "tunedeck sessions: %s\n", err.msg);
-        return 2;
+        return EXIT_USAGE;
     }
     char **names = NULL;
     size_t n = 0;

@@ -69,6 +69,7 @@ typedef struct {
     int user_paused;
     const PlotStyle *plot_style;
 
+    const char *themes_dir; /* ConsoleOptions.themes_dir */
     ConsoleConfig config;
     char config_file[1024]; /* empty: nowhere to save */
 
@@ -98,7 +99,7 @@ void app_clamp_scroll(App *a);
 void app_select_trial(App *a, long delta);
 /* The schedule the surrogate pane shows: the newest trial's, or NULL before the first. */
 const TrialRecord *app_current_trial(const App *a);
-const char *app_themes_dir(void);
+const char *app_themes_dir(const App *a);
 int app_set_theme(App *a, const char *name);
 /* Writes the settings file (atomically); reports a failure in the status line. */
 void app_save_config(App *a);

@@ -17,6 +17,14 @@ int error_set(Error *err, const char *fmt, ...)
     va_end(ap);
     /* Messages echo input (names, values, remote text): never a terminal's control. */
     termsafe_inplace(err->msg, sizeof err->msg);
+    err->kind = ERROR_OTHER;
+    return -1;
+}
+
+int error_mark(Error *err, ErrorKind kind)
+{
+    if (err)
+        err->kind = kind;
     return -1;
 }
 
@@ -34,4 +42,20 @@ int error_prefix(Error *err, const char *fmt, ...)
     snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
     termsafe_inplace(err->msg, sizeof err->msg);
     return -1;
+}
+
+int error_no_memory(Error *err, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    char context[ERROR_MSG_MAX] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(context, sizeof context, fmt, ap);
+        va_end(ap);
+    }
+    if (context[0])
+        return error_set(err, "%s: out of memory", context);
+    return error_set(err, "out of memory");
 }

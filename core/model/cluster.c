@@ -32,22 +32,25 @@ void cluster_free(Cluster *c)
     free(c);
 }
 
-size_t cluster_add_type(Cluster *c, const MachineType *t)
+long cluster_add_type(Cluster *c, const MachineType *t, Error *err)
 {
     size_t n = c->n_types;
+    DeviceSpec *devices = calloc(t->n_devices ? t->n_devices : 1, sizeof *devices);
+    if (!devices)
+        return error_no_memory(err, "machine type '%s'", t->name);
     if ((n & (n - 1)) == 0) { /* capacity doubles at each power of two */
         MachineType *grown = realloc(c->types, (n ? 2 * n : 1) * sizeof *grown);
-        if (!grown)
-            abort(); /* allocation of a few hundred bytes: nothing sensible to do */
+        if (!grown) {
+            free(devices);
+            return error_no_memory(err, "machine type '%s'", t->name);
+        }
         c->types = grown;
     }
     MachineType *dst = &c->types[c->n_types];
     *dst = *t;
-    dst->devices = calloc(t->n_devices ? t->n_devices : 1, sizeof *dst->devices);
-    if (!dst->devices)
-        abort();
+    dst->devices = devices;
     memcpy(dst->devices, t->devices, t->n_devices * sizeof *dst->devices);
-    return c->n_types++;
+    return (long)c->n_types++;
 }
 
 /* A machine's name reaches commands (TUNEDECK_MACHINE, {hosts}, folders) whether or not
@@ -68,7 +71,7 @@ static int machine_name_check(const char *name, Error *err)
     return 0;
 }
 
-void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type)
+int cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type, Error *err)
 {
     /* Capacity doubles at each power of two: adding n machines costs O(n), not O(n^2)
      * (an inventory of "n[0-99999]" took minutes; found by tests/fuzz/fuzz_cluster.c). */
@@ -76,7 +79,7 @@ void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t 
     if ((n & (n - 1)) == 0) {
         Machine *grown = realloc(c->machines, (n ? 2 * n : 1) * sizeof *grown);
         if (!grown)
-            abort();
+            return error_no_memory(err, "machine '%s'", name);
         c->machines = grown;
     }
     Machine *m = &c->machines[c->n_machines++];
@@ -84,6 +87,7 @@ void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t 
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->host, sizeof m->host, "%s", host ? host : name);
     m->type = type;
+    return 0;
 }
 
 void cluster_finish(Cluster *c)
@@ -201,7 +205,7 @@ static int parse_type(const cJSON *j, const char *source, Cluster *c, Error *err
         return error_set(err, "%s: field 'devices': expected at least one device", ctx);
     t.devices = calloc(t.n_devices, sizeof *t.devices);
     if (!t.devices)
-        return error_set(err, "%s: out of memory for %zu devices", ctx, t.n_devices);
+        return error_no_memory(err, "%s: %zu devices", ctx, t.n_devices);
     size_t i = 0;
     const cJSON *d;
     cJSON_ArrayForEach(d, devs)
@@ -218,9 +222,9 @@ static int parse_type(const cJSON *j, const char *source, Cluster *c, Error *err
             }
         i++;
     }
-    cluster_add_type(c, &t);
+    long added = cluster_add_type(c, &t, err);
     free(t.devices);
-    return 0;
+    return added < 0 ? -1 : 0;
 fail:
     free(t.devices);
     return -1;
@@ -267,7 +271,10 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
             rc = error_prefix(err, "%s: field 'name'", ctx);
             break;
         }
-        cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t);
+        if (cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t, err) < 0) {
+            rc = error_prefix(err, "%s", ctx);
+            break;
+        }
         Machine *m = &c->machines[c->n_machines - 1];
         m->port = port;
         snprintf(m->user, sizeof m->user, "%s", user);
@@ -321,7 +328,7 @@ static int check_unique_names(const Cluster *c, const size_t *entry, const char 
 {
     size_t *order = malloc((c->n_machines ? c->n_machines : 1) * sizeof *order);
     if (!order)
-        return error_set(err, "%s: out of memory", source);
+        return error_no_memory(err, "%s", source);
     for (size_t i = 0; i < c->n_machines; i++)
         order[i] = i;
     qsort_r(order, c->n_machines, sizeof *order, by_machine_name, c->machines);
@@ -370,9 +377,14 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
 {
     if (!cJSON_IsObject(root)) {
         error_set(err, "%s: expected a JSON object, found %s", source, jfield_type_name(root));
+        error_mark(err, ERROR_INPUT);
         return NULL;
     }
     Cluster *c = cluster_new(NULL);
+    if (!c) {
+        error_no_memory(err, "%s", source);
+        return NULL;
+    }
     if (jfield_string(root, source, "name", 0, c->name, sizeof c->name, err) < 0)
         goto fail;
     const cJSON *ssh = jfield_object(root, source, "ssh", 0, err);
@@ -408,7 +420,7 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
             size_t *grown = realloc(entry, entry_cap * sizeof *grown);
             if (!grown) {
                 free(entry);
-                error_set(err, "%s: out of memory", source);
+                error_no_memory(err, "%s", source);
                 goto fail;
             }
             entry = grown;
@@ -451,14 +463,17 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     return c;
 fail:
     cluster_free(c);
+    error_mark(err, ERROR_INPUT); /* a bad inventory, whichever field */
     return NULL;
 }
 
 Cluster *cluster_load(const char *path, Error *err)
 {
     cJSON *root = jfield_parse_file(path, err);
-    if (!root)
+    if (!root) {
+        error_mark(err, ERROR_INPUT);
         return NULL;
+    }
     Cluster *c = cluster_from_json(root, path, err);
     cJSON_Delete(root);
     return c;

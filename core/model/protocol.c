@@ -25,7 +25,7 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
     size_t n = (size_t)cJSON_GetArraySize(arr);
     ev->machines = calloc(n ? n : 1, sizeof *ev->machines);
     if (!ev->machines)
-        return error_set(err, "machines: out of memory for %zu machines", n);
+        return error_no_memory(err, "machines: %zu machines", n);
     size_t i = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, arr)
@@ -49,7 +49,7 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
         size_t nd = (size_t)cJSON_GetArraySize(devs);
         mm->devices = calloc(nd ? nd : 1, sizeof *mm->devices);
         if (!mm->devices)
-            return error_set(err, "%s.devices: out of memory for %zu devices", ctx, nd);
+            return error_no_memory(err, "%s.devices: %zu devices", ctx, nd);
         const cJSON *d;
         cJSON_ArrayForEach(d, devs)
         {

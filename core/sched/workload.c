@@ -50,7 +50,7 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
                          t->path);
     SchedJobSpec *s = calloc(t->nrows, sizeof *s);
     if (!s)
-        return error_set(err, "%s: out of memory", t->path);
+        return error_no_memory(err, "%s", t->path);
     double prev = 0;
     for (size_t i = 0; i < t->nrows; i++) {
         double time, reps, bs;

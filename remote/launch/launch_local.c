@@ -34,6 +34,7 @@ typedef struct {
     LineBuf out, err;
     int64_t deadline_ms, kill_at_ms, exited_ms;
     int exited, status, timed_out, cancelled;
+    int stop_wanted; /* on_iteration asked for a stop: cancelled once the output is read */
     int garbage_lines, events;
     char protocol_error[256];
     char last_stderr[200];
@@ -165,6 +166,7 @@ static void handle_line(LocalRun *r, char *line, StreamKind stream, int truncate
             snprintf(r->protocol_error, sizeof r->protocol_error, "%s", perr.msg);
     } else {
         r->events++;
+        r->stop_wanted |= launcher_iteration_stop(&r->cfg, &ev);
     }
     trial_event_clear(&ev);
 }
@@ -282,6 +284,10 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
     }
     if (r->result)
         return;
+    if (r->stop_wanted && !r->cancelled) {
+        r->cancelled = 1;
+        stop_group(r, now_ms);
+    }
     if (!r->exited && now_ms >= r->deadline_ms && !r->kill_at_ms) {
         r->timed_out = 1;
         stop_group(r, now_ms);

@@ -38,6 +38,7 @@ typedef struct {
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
     int stopping, cancelled, timed_out;
+    int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
     char failure[256];
     TrialStatus failure_status;
     char protocol_error[256];
@@ -87,8 +88,11 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     if (ev.kind == EVENT_LOG) {
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
-    } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0 && !r->protocol_error[0]) {
-        snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name, perr.msg);
+    } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
+        if (!r->protocol_error[0])
+            snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name, perr.msg);
+    } else {
+        r->stop_wanted |= launcher_iteration_stop(&r->cfg, &ev);
     }
     trial_event_clear(&ev);
 }
@@ -293,6 +297,10 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
     hostpool_step(r->pool, fds, n, now_ms);
     if (r->result)
         return;
+    if (r->stop_wanted && !r->cancelled) {
+        r->cancelled = 1;
+        stop_all(r, now_ms);
+    }
     int running = 0, killers = 0;
     for (size_t i = 0; i < r->n; i++) {
         Part *p = &r->parts[i];

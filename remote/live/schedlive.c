@@ -189,6 +189,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     if (!c->job_command[0]) {
         error_set(err, "%s: field 'job_command': live mode needs the job command template",
                   c->name);
+        error_mark(err, ERROR_INPUT);
         return NULL;
     }
     if ((size_t)sched_node_count(s) > c->n_machines || hostpool_size(p) < c->n_machines) {

@@ -240,20 +240,22 @@ Test(journal, the_folder_honours_the_override_then_xdg_then_home)
 {
     char out[512];
     Error err;
-    setenv("TUNEDECK_STATE_DIR", "/x/state", 1);
-    cr_assert_eq(journal_dir(out, sizeof out, &err), 0);
+    cr_assert_eq(journal_dir("/x/state", "/x/xdg", "/x/home", out, sizeof out, &err), 0);
     cr_assert_str_eq(out, "/x/state/sessions");
-    unsetenv("TUNEDECK_STATE_DIR");
-    setenv("XDG_STATE_HOME", "/x/xdg", 1);
-    journal_dir(out, sizeof out, &err);
+    journal_dir("", "/x/xdg", "/x/home", out, sizeof out, &err);
     cr_assert_str_eq(out, "/x/xdg/tunedeck/sessions");
-    unsetenv("XDG_STATE_HOME");
-    setenv("HOME", "/x/home", 1);
-    journal_dir(out, sizeof out, &err);
-    cr_assert_str_eq(out, "/x/home/.local/state/tunedeck/sessions");
-    cr_assert_eq(journal_path("../../etc/passwd", out, sizeof out, &err), 0,
+    journal_dir(NULL, "relative/xdg", "/x/home", out, sizeof out, &err);
+    cr_assert_str_eq(out, "/x/home/.local/state/tunedeck/sessions",
+                     "a relative XDG_STATE_HOME is ignored, as the spec says");
+    cr_assert_eq(journal_dir(NULL, NULL, NULL, out, sizeof out, &err), -1);
+    cr_assert(strstr(err.msg, "no state folder"), "%s", err.msg);
+    cr_assert_eq(journal_path("/x/s", "../../etc/passwd", out, sizeof out, &err), 0,
                  "a path with '/' is the operator's own path");
-    cr_assert_eq(journal_path("bad id", out, sizeof out, &err), -1);
+    cr_assert_eq(journal_path("/x/s", "bad id", out, sizeof out, &err), -1);
+    cr_assert_eq(journal_path("/x/s", "20261125-a", out, sizeof out, &err), 0);
+    cr_assert_str_eq(out, "/x/s/20261125-a.jsonl");
+    cr_assert_eq(journal_path(NULL, "20261125-a", out, sizeof out, &err), -1,
+                 "an id with no state folder");
 }
 
 Test(journal, resume_trusts_only_private_files_in_private_folders)

@@ -4,15 +4,14 @@
 
 #include "core/model/observation.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 static SimCluster *sim;
 static Schedule *sched;
 
 static void setup(void)
 {
-    Error err;
-    sim = simcluster_new("C:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    sim = fixture_sim("C:googlenet");
     const Cluster *c = simcluster_cluster(sim);
     sched = schedule_new(c, simcluster_job(sim));
     sched->job.iterations = 4;
