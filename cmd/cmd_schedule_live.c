@@ -442,6 +442,7 @@ int cmd_schedule_live(int argc, char **argv)
         Error err;
         a.lo.log = log_line;
         a.lo.userdata = &r.ctx;
+        a.lo.workload = a.workload; /* a job name it refuses is the workload's */
         if (!connect_hosts(&r)) {
             fail("no host is reachable");
             rc = EXIT_REMOTE;

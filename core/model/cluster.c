@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/model/hostrange.h"
+#include "core/model/jobtemplate.h"
 #include "core/base/jfield.h"
 
 Cluster *cluster_new(const char *name)
@@ -50,6 +51,24 @@ long cluster_add_type(Cluster *c, const MachineType *t, Error *err)
     dst->devices = devices;
     memcpy(dst->devices, t->devices, t->n_devices * sizeof *dst->devices);
     return (long)c->n_types++;
+}
+
+/* A machine's name reaches commands (TUNEDECK_MACHINE, {hosts}, folders) whether or not
+ * it also names the host to connect to: the same safe alphabet either way. */
+static int machine_name_check(const char *name, Error *err)
+{
+    if (name[0] == '-' || name[0] == '.')
+        return error_set(err, "machine '%s': expected a name not starting with '-' or '.'", name);
+    for (const char *p = name; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.' || ch == '_'))
+            return error_set(err,
+                             "machine '%s': unexpected character '%c': expected letters, "
+                             "digits, '-', '.' or '_' only",
+                             name, ch >= 32 && ch < 127 ? ch : '?');
+    }
+    return 0;
 }
 
 int cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type, Error *err)
@@ -248,6 +267,10 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
             rc = error_set(err, "%s: field 'name': '%s' is too long", ctx, names[i]);
             break;
         }
+        if (machine_name_check(names[i], err) < 0) {
+            rc = error_prefix(err, "%s: field 'name'", ctx);
+            break;
+        }
         if (cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t, err) < 0) {
             rc = error_prefix(err, "%s", ctx);
             break;
@@ -428,6 +451,10 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     if (jfield_string(root, source, "job_command", 0, c->job_command, sizeof c->job_command,
                       err) < 0)
         goto fail;
+    if (jobtemplate_check(c->job_command, err) < 0) {
+        error_prefix(err, "%s: field 'job_command'", source);
+        goto fail;
+    }
     if (parse_job_launch(root, source, c, err) < 0)
         goto fail;
     const cJSON *f;

@@ -14,7 +14,9 @@
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
-enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000 };
+/* STRAY_GRACE_MS: how long a command that exited may keep its output open (a stray
+ * descendant holding it) before its process group is stopped and the part counts as ended. */
+enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
 
 /* How the remote side reports its process group before anything else. */
 #define PGID_MARK "tunedeck-pgid "
@@ -24,6 +26,7 @@ typedef struct {
     RemoteExec *x, *killer;
     long pgid;
     int stop_wanted;
+    int stray_stop; /* the command exited; its group was stopped for what it left running */
     char last_stderr[200];
 } Part;
 
@@ -248,6 +251,12 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     SshRun *r = run;
     size_t n = hostpool_pollfds(r->pool, fds, cap, deadline_ms);
     int64_t next = r->stopping ? r->stop_deadline_ms : r->deadline_ms;
+    for (size_t i = 0; i < r->n; i++) {
+        const Part *p = &r->parts[i];
+        int64_t exited = p->x && !p->killer && !rexec_done(p->x) ? rexec_exited_ms(p->x) : 0;
+        if (exited && exited + STRAY_GRACE_MS < next)
+            next = exited + STRAY_GRACE_MS;
+    }
     if (*deadline_ms < 0 || next < *deadline_ms)
         *deadline_ms = next;
     return n;
@@ -317,9 +326,16 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
         Part *p = &r->parts[i];
         if (p->stop_wanted && p->pgid)
             kill_part(r, p);
+        /* The command exited, but a stray descendant holds its output open: the part is
+         * over; stop its group so the channel closes with the command's own status. */
+        int64_t exited = rexec_done(p->x) ? 0 : rexec_exited_ms(p->x);
+        if (exited && !p->killer && now_ms >= exited + STRAY_GRACE_MS && p->pgid) {
+            p->stray_stop = 1;
+            kill_part(r, p);
+        }
         if (!rexec_done(p->x))
             running++;
-        else if (!p->killer)
+        else if (!p->killer || p->stray_stop)
             note_part_end(r, p);
         killers += p->killer && !rexec_done(p->killer);
     }

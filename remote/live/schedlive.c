@@ -239,6 +239,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         snprintf(j->model, sizeof j->model, "%s", info.model);
         j->template_text = schedlive_job_template(c->job_command, l->o.job_dir, info.name, err);
         if (!j->template_text) {
+            if (l->o.workload)
+                error_prefix(err, "%s", l->o.workload);
             l->n_jobs = i + 1;
             schedlive_free(l);
             return NULL;
