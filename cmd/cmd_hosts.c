@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "core/base/clock.h"
@@ -208,12 +209,17 @@ int cmd_hosts(int argc, char **argv)
             else
                 snprintf(gpus, sizeof gpus, "%s", cJSON_GetObjectItem(h, "gpu_state")->valuestring);
             const char *le = cJSON_GetObjectItem(h, "last_error")->valuestring;
-            printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n",
-                   cJSON_GetObjectItem(h, "name")->valuestring,
-                   cJSON_GetObjectItem(h, "host")->valuestring,
+            /* A host's messages (its disconnect text, nvidia-smi's output) are outside
+             * text: never a terminal's controls. */
+            char name[256], host[512], gpu[128], note[2048];
+            termsafe(name, sizeof name, cJSON_GetObjectItem(h, "name")->valuestring);
+            termsafe(host, sizeof host, cJSON_GetObjectItem(h, "host")->valuestring);
+            termsafe(gpu, sizeof gpu, gpus);
+            termsafe(note, sizeof note,
+                     le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
+            printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n", name, host,
                    cJSON_IsTrue(cJSON_GetObjectItem(h, "reachable")) ? "up" : "down", lat,
-                   cJSON_GetObjectItem(h, "host_key")->valuestring, gpus,
-                   le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
+                   cJSON_GetObjectItem(h, "host_key")->valuestring, gpu, note);
         }
         cJSON_Delete(arr);
     }

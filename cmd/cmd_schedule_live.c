@@ -32,7 +32,7 @@ static const char USAGE[] =
     "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
     "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
     "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
-    "           [--real-progress] [--accept-new-host-keys]\n"
+    "           [--real-progress] [--loss-progress] [--accept-new-host-keys]\n"
     "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
     "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
     "doubling) decides every --interval simulated seconds (default 60), and every\n"
@@ -46,7 +46,10 @@ static const char USAGE[] =
     "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
     "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
     "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
-    "the model, so a job finishes when the real one reaches its epoch count.\n";
+    "the model, so a job finishes when the real one reaches its epoch count.\n"
+    "--loss-progress fits each job's loss curve (its progress lines' loss) with the\n"
+    "convergence model: its remaining work comes from its own curve (done within 5%\n"
+    "of the way to the fitted asymptote), not from the catalogue.\n";
 
 static void usage(FILE *out)
 {
@@ -140,6 +143,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
         O_DATA,
         O_ACCEPT,
         O_REAL,
+        O_LOSS,
         O_LIVE,
         O_HELP
     };
@@ -159,6 +163,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
                                          {"data", required_argument, 0, O_DATA},
                                          {"accept-new-host-keys", no_argument, 0, O_ACCEPT},
                                          {"real-progress", no_argument, 0, O_REAL},
+                                         {"loss-progress", no_argument, 0, O_LOSS},
                                          {"live", no_argument, 0, O_LIVE},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
@@ -221,6 +226,9 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             break;
         case O_REAL:
             a->lo.real_progress = 1;
+            break;
+        case O_LOSS:
+            a->lo.loss_progress = 1;
             break;
         case O_LIVE:
             break; /* `tunedeck schedule --live` */
@@ -434,6 +442,7 @@ int cmd_schedule_live(int argc, char **argv)
         Error err;
         a.lo.log = log_line;
         a.lo.userdata = &r.ctx;
+        a.lo.workload = a.workload; /* a job name it refuses is the workload's */
         if (!connect_hosts(&r)) {
             fail("no host is reachable");
             rc = EXIT_REMOTE;

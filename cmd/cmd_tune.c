@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/paths.h"
@@ -197,17 +198,6 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj)
     cJSON_Delete(root);
 }
 
-/* A trial's words reach the operator's terminal: control bytes (escape sequences that
- * could retitle, recolour or rewrite the screen) are shown as '?'. */
-static const char *printable(const char *text, char *buf, size_t cap)
-{
-    size_t i = 0;
-    for (; text[i] && i + 1 < cap; i++)
-        buf[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
-    buf[i] = 0;
-    return buf;
-}
-
 static void print_table(const Tuner *t)
 {
     printf("%5s  %-11s %9s %9s %9s %3s %3s %9s  %s\n", "trial", "status", "time_s", "best_s",
@@ -220,9 +210,11 @@ static void print_table(const Tuner *t)
         int ok = o && o->status == TRIAL_OK;
         if (ok && o->time_s < best)
             best = o->time_s;
-        char time_buf[32] = "-", best_buf[32] = "-", pred_buf[32] = "-", note[sizeof o->reason];
+        char time_buf[32] = "-", best_buf[32] = "-", pred_buf[32] = "-", note[2048] = "";
         if (ok)
             snprintf(time_buf, sizeof time_buf, "%.3f", o->time_s);
+        if (o) /* a trial's words reach the operator's terminal: never its controls */
+            termsafe(note, sizeof note, o->reason);
         if (isfinite(best))
             snprintf(best_buf, sizeof best_buf, "%.3f", best);
         if (r->suggestion.has_prediction)
@@ -230,7 +222,7 @@ static void print_table(const Tuner *t)
         printf("%5d  %-11s %9s %9s %9s %3d %3d %7.1fms  %s\n", r->trial,
                o ? trial_status_name(o->status) : "running", time_buf, best_buf, pred_buf,
                schedule_count_workers(s), schedule_count_ps(s), r->suggest_ms,
-               o && o->reason[0] ? printable(o->reason, note, sizeof note) : "");
+               note);
     }
     const TrialRecord *b = tuner_best(t);
     if (b)

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "core/base/termsafe.h"
 #include "core/base/clock.h"
 #include "core/base/exitcode.h"
 #include "core/base/evloop.h"
@@ -96,12 +97,19 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     hostpool_info(c->pool, rexec_host(x), &hi);
     const char *kind = s == STREAM_STDOUT ? "out" : "err";
     size_t len = strlen(line);
-    /* Long lines are summarised: their length and both ends. */
-    if (len > 200)
-        printf("%s %s: [%zu bytes%s] %.60s...%s\n", hi.name, kind, len, cut ? ", cut" : "", line,
-               line + len - 20);
-    else
-        printf("%s %s: %s\n", hi.name, kind, line);
+    /* Remote output reaches this terminal: never its controls. Long lines are summarised:
+     * their length and both ends. */
+    char head[512], tail[128];
+    if (len > 200) {
+        termsafe_n(head, sizeof head, line, 60);
+        termsafe(tail, sizeof tail, line + len - 20);
+        printf("%s %s: [%zu bytes%s] %s...%s\n", hi.name, kind, len, cut ? ", cut" : "", head,
+               tail);
+    } else {
+        char safe[2048];
+        termsafe(safe, sizeof safe, line);
+        printf("%s %s: %s\n", hi.name, kind, safe);
+    }
 }
 
 int main(int argc, char **argv)
@@ -262,8 +270,10 @@ int main(int argc, char **argv)
                     printf("%s exit %d\n", hi.name, rexec_exit_status(xs[i]));
                 failures += rexec_exit_status(xs[i]) != 0;
             } else {
+                char why[1024];
+                termsafe(why, sizeof why, rexec_error(xs[i]));
                 printf("%s %s: %s\n", hi.name, o == EXEC_SSH_FAILED ? "ssh-failed" : "failed",
-                       rexec_error(xs[i]));
+                       why);
                 failures++;
                 ssh_failures += o == EXEC_SSH_FAILED;
             }

@@ -185,11 +185,11 @@ static void close_session(App *a, Session *s)
     suggestion_clear(&a->pred);
     simsched_free(a->ss); /* the live driver too, before the pool it uses */
     a->ss = NULL;
-    hostpool_free(a->accept_pool);
+    hostdesk_free(a->desk); /* the pool stays the session's */
+    a->desk = NULL;
     session_close(s); /* the tuner before the pool its runs use */
     a->tuner = NULL;
     a->pool = NULL;
-    free(a->refused_fp);
     trials_free(&a->table);
     free(a->snap.hosts);
     free(a->snap.jobs);

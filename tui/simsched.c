@@ -88,6 +88,7 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     free(groups);
     SchedLiveOptions lo = {.time_scale = o->time_scale,
                            .job_dir = o->job_dir,
+                           .workload = o->workload,
                            .log = o->log,
                            .userdata = o->userdata};
     if (!s->state || sched_load_workload(s->state, o->workload, err) < 0 ||

@@ -37,6 +37,10 @@ Journal *journal_create(const char *dir, const char *id, Error *err);
 /* Reopens a journal to append to it; the file is first cut back to valid_bytes (what
  * journal_load found to be whole lines), so a torn last line never sits mid-file. */
 Journal *journal_reopen(const char *path, long valid_bytes, Error *err);
+/* Like OpenSSH's StrictModes, before a journal is resumed (its trial_cmd would run): the
+ * file and its folder must belong to this user and be writable by no one else (a folder
+ * with the sticky bit, such as /tmp, may be world-writable). -1 with why otherwise. */
+int journal_check_owned(const char *path, Error *err);
 /* Writes the event as one line and fsyncs it. On any failure (a full disk) the partial line
  * is cut off again, the journal refuses every later append, and -1 says why. */
 int journal_append(Journal *j, const cJSON *event, Error *err);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/model/hostrange.h"
+#include "core/model/jobtemplate.h"
 #include "core/base/jfield.h"
 
 Cluster *cluster_new(const char *name)
@@ -50,6 +51,24 @@ long cluster_add_type(Cluster *c, const MachineType *t, Error *err)
     dst->devices = devices;
     memcpy(dst->devices, t->devices, t->n_devices * sizeof *dst->devices);
     return (long)c->n_types++;
+}
+
+/* A machine's name reaches commands (TUNEDECK_MACHINE, {hosts}, folders) whether or not
+ * it also names the host to connect to: the same safe alphabet either way. */
+static int machine_name_check(const char *name, Error *err)
+{
+    if (name[0] == '-' || name[0] == '.')
+        return error_set(err, "machine '%s': expected a name not starting with '-' or '.'", name);
+    for (const char *p = name; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.' || ch == '_'))
+            return error_set(err,
+                             "machine '%s': unexpected character '%c': expected letters, "
+                             "digits, '-', '.' or '_' only",
+                             name, ch >= 32 && ch < 127 ? ch : '?');
+    }
+    return 0;
 }
 
 int cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type, Error *err)
@@ -248,6 +267,10 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
             rc = error_set(err, "%s: field 'name': '%s' is too long", ctx, names[i]);
             break;
         }
+        if (machine_name_check(names[i], err) < 0) {
+            rc = error_prefix(err, "%s: field 'name'", ctx);
+            break;
+        }
         if (cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t, err) < 0) {
             rc = error_prefix(err, "%s", ctx);
             break;
@@ -282,8 +305,15 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
     snprintf(ctx, sizeof ctx, "%s: trial", source);
     if (jfield_string(j, ctx, "launch", 0, t->launch, sizeof t->launch, err) < 0 ||
         jfield_string(j, ctx, "command", 0, t->command, sizeof t->command, err) < 0 ||
-        jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0)
+        jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0 ||
+        jfield_string(j, ctx, "ranks", 0, t->ranks, sizeof t->ranks, err) < 0 ||
+        /* trial % 100 is added: the base leaves room for that below 65536 */
+        jfield_int(j, ctx, "master_port", 0, 1024, 65435, &t->master_port, err) < 0)
         return -1;
+    if (t->ranks[0] && strcmp(t->ranks, "per-host") && strcmp(t->ranks, "per-device"))
+        return error_set(err, "%s: field 'ranks': expected \"per-host\" or \"per-device\", "
+                              "found \"%s\"",
+                         ctx, t->ranks);
     if (t->launch[0] && strcmp(t->launch, "per-host") && strcmp(t->launch, "single") &&
         strcmp(t->launch, "local"))
         return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\" or "
@@ -421,6 +451,10 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     if (jfield_string(root, source, "job_command", 0, c->job_command, sizeof c->job_command,
                       err) < 0)
         goto fail;
+    if (jobtemplate_check(c->job_command, err) < 0) {
+        error_prefix(err, "%s: field 'job_command'", source);
+        goto fail;
+    }
     if (parse_job_launch(root, source, c, err) < 0)
         goto fail;
     const cJSON *f;
@@ -502,7 +536,7 @@ cJSON *cluster_to_json(const Cluster *c)
             cJSON_AddStringToObject(j, "user", m->user);
         cJSON_AddItemToArray(machines, j);
     }
-    if (c->trial.launch[0] || c->trial.command[0]) {
+    if (c->trial.launch[0] || c->trial.command[0] || c->trial.ranks[0] || c->trial.master_port) {
         cJSON *t = cJSON_AddObjectToObject(root, "trial");
         if (c->trial.launch[0])
             cJSON_AddStringToObject(t, "launch", c->trial.launch);
@@ -510,6 +544,10 @@ cJSON *cluster_to_json(const Cluster *c)
             cJSON_AddStringToObject(t, "command", c->trial.command);
         if (c->trial.launch_host[0])
             cJSON_AddStringToObject(t, "launch_host", c->trial.launch_host);
+        if (c->trial.ranks[0])
+            cJSON_AddStringToObject(t, "ranks", c->trial.ranks);
+        if (c->trial.master_port)
+            cJSON_AddNumberToObject(t, "master_port", c->trial.master_port);
     }
     if (c->job_command[0])
         cJSON_AddStringToObject(root, "job_command", c->job_command);

@@ -49,6 +49,10 @@ typedef struct {
     char launch[16];       /* "per-host" | "single" | "local" */
     char command[1024];
     char launch_host[128]; /* for "single": a machine name; empty = the first machine */
+    /* "per-host" (default): one trial command per machine; "per-device": one process per
+     * device with inputs (a rank, as torch.distributed expects; remote/launch/rankfan.h). */
+    char ranks[16];
+    int master_port; /* per-device: rendezvous port base; 0 = 29500 */
 } TrialSettings;
 
 typedef struct {

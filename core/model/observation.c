@@ -108,6 +108,8 @@ void trial_accumulator_free(TrialAccumulator *a)
     free(a);
 }
 
+enum { ITER_SPARE = 1 };
+
 static IterRecord *record(TrialAccumulator *a, int iter)
 {
     const Cluster *c = a->schedule->cluster;
@@ -160,8 +162,14 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
     default:
         return 0;
     }
-    if (ev->iter > 1000000)
-        return error_set(err, "iteration %d: expected an iteration number below 1000000", ev->iter);
+    /* Memory follows the schedule, never the numbers a trial sends: an iteration past the
+     * schedule's count (counting from 0 or 1, plus one spare) is a protocol error. */
+    long max_iter = (long)a->schedule->job.iterations + ITER_SPARE;
+    if (ev->iter < 0 || ev->iter > max_iter)
+        return error_set(err,
+                         "iteration %d: expected an iteration number from 0 to %ld (the schedule "
+                         "runs %d iterations)",
+                         ev->iter, max_iter, a->schedule->job.iterations);
     IterRecord *r = record(a, ev->iter);
     if (!r)
         return error_no_memory(err, "iteration %d", ev->iter);
@@ -176,8 +184,10 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
             return error_set(err, "iteration %d: unknown machine '%s'", ev->iter, mm->name);
         const Machine *m = &c->machines[mi];
         const MachineType *t = &c->types[m->type];
+        /* Ranks of one machine (one per device) each report it: the slowest is the
+         * machine's time, as for hosts above. */
         if (mm->compute_s >= 0)
-            r->machine_s[mi] = mm->compute_s;
+            r->machine_s[mi] = max2(r->machine_s[mi], mm->compute_s);
         for (size_t d = 0; d < mm->n_devices; d++) {
             size_t di = 0;
             while (di < t->n_devices && strcmp(t->devices[di].id, mm->devices[d].id) != 0)

@@ -217,7 +217,7 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
 {
     memset(setup, 0, sizeof *setup);
     if (journal_path(tj->dir[0] ? tj->dir : NULL, id_or_path, tj->path, sizeof tj->path, err) < 0 ||
-        journal_load(tj->path, &tj->log, err) < 0)
+        journal_check_owned(tj->path, err) < 0 || journal_load(tj->path, &tj->log, err) < 0)
         return -1;
     if (tj->log.n == 0 ||
         strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,

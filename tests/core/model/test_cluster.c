@@ -127,6 +127,12 @@ Test(cluster, rejects_every_bad_field)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
             "\"type\": \"t\"}], \"trial\": {\"launch\": \"carrier-pigeon\"}}",
             "field 'launch'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"ranks\": \"per-gpu\"}}",
+            "field 'ranks': expected \"per-host\" or \"per-device\"");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"master_port\": 70000}}",
+            "field 'master_port'");
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": {\"name\": \"a\"}}",
             "field 'machines'");
 }
@@ -154,6 +160,31 @@ Test(cluster, example_inventory_loads)
     cr_assert_not_null(c, "%s", err.msg);
     cr_assert_eq(c->n_machines, 5);
     cluster_free(c);
+}
+
+Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
+{
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a;touch x\", \"host\": "
+            "\"h1\", \"type\": \"t\"}]}",
+            "machine 'a;touch x': unexpected character ';'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"$(id)\", \"type\": \"t\"}]}",
+            "unexpected character '$'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"-oProxyCommand=x\", "
+            "\"host\": \"h\", \"type\": \"t\"}]}",
+            "not starting with '-'");
+}
+
+Test(cluster, job_command_placeholders_are_checked_at_load)
+{
+#define ONE_MACHINE "\"machines\": [{\"name\": \"a\", \"host\": \"a\", \"type\": \"t\"}]"
+    rejects("{\"name\": \"x\", " TYPES ", " ONE_MACHINE ", \"job_command\": \"run {gpu}\"}",
+            "field 'job_command': unknown placeholder '{gpu}'");
+    rejects("{\"name\": \"x\", " TYPES ", " ONE_MACHINE
+            ", \"job_command\": \"run --hosts '{hosts}'\"}",
+            "placeholder '{hosts}' inside single quotes");
+    rejects("{\"name\": \"x\", " TYPES ", " ONE_MACHINE
+            ", \"job_command\": \"run \\\"--resume={resume}\\\"\"}",
+            "placeholder '{resume}' inside double quotes");
 }
 
 /* ---- out of memory (core/base/error.h's policy: report, never abort) ---- */
