@@ -144,6 +144,7 @@ void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r
     r->ran = 1;
     double best_obs = INFINITY, incumbent = INFINITY, best_true = INFINITY, worst_ok = 0;
     double cost = 0;
+    int measured_any = 0; /* a trial ran ok or was pruned: later trials are not probes */
     /* The peers' trials are watched only to count what they cost (k = 0 never prunes). */
     PruneWatch watch;
     PrunePolicy policy = prune_policy_default();
@@ -164,7 +165,7 @@ void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r
         }
         s->trial = t;
         r->suggest_ms[t - 1] = ms;
-        prune_watch_reset(&watch);
+        prune_watch_reset(&watch, !measured_any);
         Stopper st = {.b = b, .watch = &watch, .peer = !opt && b->peer_pruning, .s = s,
                       .p10_s = p10, .best_s = isfinite(best_obs) ? best_obs : -1};
         Observation *o = evaluate(b, cell, s, seed, &st, &err);
@@ -184,6 +185,7 @@ void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r
         }
         int ok = o->status == TRIAL_OK;
         r->pruned += o->status == TRIAL_PRUNED;
+        measured_any |= ok || o->status == TRIAL_PRUNED;
         /* What the trial cost: the iterations it ran, each at its measured time (a pruned
          * trial's mean over the iterations it ran; the tuner keeps the same for the model). */
         double per_iter = o->time_s > 0 ? o->time_s : 0;

@@ -179,12 +179,24 @@ static int on_iteration(void *ud, int iter, double time_s)
                                  sg->has_prediction ? sg->p10_s : -1, best_ok_s(t));
 }
 
+/* Whether any trial so far measured something (ran ok, or was pruned with its iterations): until
+ * one has, a trial is a probe (core/opt/prune.h). */
+static int measured_any(const Tuner *t)
+{
+    for (size_t i = 0; i < t->n_trials; i++) {
+        const Observation *o = t->trials[i].obs;
+        if (o && (o->status == TRIAL_OK || o->status == TRIAL_PRUNED))
+            return 1;
+    }
+    return 0;
+}
+
 /* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
 static void launch(Tuner *t, TrialRecord *rec)
 {
     rec->suggestion.schedule->trial = rec->trial;
     rec->started_s = clock_now_s();
-    prune_watch_reset(&t->prune);
+    prune_watch_reset(&t->prune, !measured_any(t));
     emit(t, TUNER_EVENT_STARTED, rec);
     if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
         Observation *o = observation_new(rec->suggestion.schedule);
