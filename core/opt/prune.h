@@ -18,8 +18,9 @@
 #define PRUNE_WARMUP_ALLOWANCE 2.5
 /* A trial run before anything was measured (the first trial: bespoke's design trial) has no
  * best to be compared with; it runs as a probe of this many iterations: the first carries
- * start-up costs, the next two are the measurement. */
-#define PRUNE_PROBE_ITERATIONS 3
+ * start-up costs and warm-up slows the next; 5 converged like a full design trial where 3 did
+ * not (docs/optimizer.md). */
+#define PRUNE_PROBE_ITERATIONS 5
 
 typedef struct {
     double k;           /* threshold, a multiple of the best measured time; <= 1 never prunes */
