@@ -18,8 +18,8 @@
 #define PRUNE_WARMUP_ALLOWANCE 2.5
 /* A trial run before anything was measured (the first trial: bespoke's design trial) has no
  * best to be compared with; it runs as a probe of this many iterations: the first carries
- * start-up costs and warm-up slows the next; 5 converged like a full design trial where 3 did
- * not (docs/optimizer.md). */
+ * start-up costs and warm-up slows the next ones; 5 kept bespoke's convergence close to a full
+ * design trial's where 3 did not (docs/optimizer.md). */
 #define PRUNE_PROBE_ITERATIONS 5
 
 typedef struct {
