@@ -168,7 +168,7 @@ void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r
         }
         s->trial = t;
         r->suggest_ms[t - 1] = ms;
-        prune_watch_reset(&watch, !measured_any);
+        prune_watch_reset(&watch, !measured_any && t < b->trials);
         Stopper st = {.b = b, .watch = &watch, .peer = !opt && b->peer_pruning, .s = s,
                       .p10_s = p10, .best_s = isfinite(best_obs)      ? best_obs
                                 : isfinite(best_pruned) ? best_pruned

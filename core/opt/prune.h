@@ -36,7 +36,8 @@ typedef struct {
     int iterations;         /* the iterations the trial will run in all */
     double predicted_p10_s; /* the model's lower end for this schedule; < 0: no prediction */
     double best_s;          /* the best measured trial so far; < 0 or not finite: none */
-    int probe;              /* nothing measured yet (no trial ok or pruned): a probe */
+    int probe;              /* nothing measured yet (no trial ok or pruned) and a trial
+                             * follows: a probe */
 } PruneInput;
 
 typedef struct {
@@ -66,7 +67,8 @@ typedef struct {
 
 void prune_watch_init(PruneWatch *w, PrunePolicy policy);
 void prune_watch_clear(PruneWatch *w);
-/* A new trial begins; probe: nothing was measured before it (no trial ok or pruned). */
+/* A new trial begins; probe: nothing was measured before it (no trial ok or pruned) and
+ * another trial follows it. */
 void prune_watch_reset(PruneWatch *w, int probe);
 /* One iteration event (hosts of one iteration each report it). p10_s: the model's lower end
  * for the schedule (< 0 none); best_s: the best measured trial (< 0 none). Returns 1 when the

@@ -212,7 +212,8 @@ static void launch(Tuner *t, TrialRecord *rec)
 {
     rec->suggestion.schedule->trial = rec->trial;
     rec->started_s = clock_now_s();
-    prune_watch_reset(&t->prune, !measured_any(t));
+    /* A probe only where a trial follows that its measurement can guide. */
+    prune_watch_reset(&t->prune, !measured_any(t) && (int)t->n_trials < t->budget);
     emit(t, TUNER_EVENT_STARTED, rec);
     if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
         Observation *o = observation_new(rec->suggestion.schedule);
