@@ -45,7 +45,11 @@ int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out)
     /* A probe: with no measured trial there is nothing to compare with, and the first trial
      * (bespoke's design, every device loaded) is the slowest of a session; a few iterations
      * carry what the model needs from it (every device class, aggregation, communication). */
-    if (in->probe && p->k > 1 && p->probe_iterations > 0 && out->seen >= p->probe_iterations) {
+    /* A probe that would run more than half the trial saves too little for a first
+     * observation of a few iterations instead of a whole one. */
+    int probe_pays = in->iterations <= 0 || in->iterations >= 2 * p->probe_iterations;
+    if (in->probe && probe_pays && p->k > 1 && p->probe_iterations > 0 &&
+        out->seen >= p->probe_iterations) {
         out->prune = 1;
         snprintf(out->reason, sizeof out->reason,
                  "probe: stopped after %d of %d iterations (nothing measured yet to compare "

@@ -19,7 +19,8 @@
 /* A trial run before anything was measured (the first trial: bespoke's design trial) has no
  * best to be compared with; it runs as a probe of this many iterations: the first carries
  * start-up costs and warm-up slows the next ones; 5 kept bespoke's convergence close to a full
- * design trial's where 3 did not (docs/optimizer.md). */
+ * design trial's where 3 did not (docs/optimizer.md). Only on trials of at least twice as many
+ * iterations: a shorter probe saves too little. */
 #define PRUNE_PROBE_ITERATIONS 5
 
 typedef struct {

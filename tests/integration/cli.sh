@@ -68,8 +68,8 @@ if "$bin" tune --cluster examples/lab-cluster.json --job examples/small-job.json
     /usr/bin/python3 -c "
 import json,sys
 d=json.load(open('$tmp/local.json'))
-assert len(d['trials'])==5 and d['trials'][0]['status']=='pruned', d['trials']
-assert all(t['status']=='ok' for t in d['trials'][1:]), d['trials']
+# 6 iterations: too short for a probe (core/opt/prune.h), every trial runs whole
+assert len(d['trials'])==5 and all(t['status']=='ok' for t in d['trials']), d['trials']
 assert d['best_time_s'] > 0
 " || fail "local trial script session"
 else

@@ -177,6 +177,9 @@ Test(prune, a_probe_saves_nothing_on_a_short_trial_and_is_off_without_pruning)
     PrunePolicy p = prune_policy_default();
     cr_assert_not(probe(t, PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS, p, &d),
                   "a trial of no more iterations than the probe runs to its end");
+    cr_assert_not(probe(t, PRUNE_PROBE_ITERATIONS, 2 * PRUNE_PROBE_ITERATIONS - 1, p, &d),
+                  "a probe of more than half the trial saves too little");
+    cr_assert(probe(t, PRUNE_PROBE_ITERATIONS, 2 * PRUNE_PROBE_ITERATIONS, p, &d));
     p.probe_iterations = 0;
     cr_assert_not(probe(t, PRUNE_PROBE_ITERATIONS, 20, p, &d));
     p = prune_policy_default();
