@@ -20,7 +20,9 @@
 #include "core/base/clock.h"
 #include "tui/app.h"
 #include "tui/draw.h"
+#include "tui/frame.h"
 #include "tui/theme.h"
+#include "tui/view.h"
 
 enum { COLS_B = 200, ROWS_B = 60, FRAMES = 150 };
 
@@ -134,7 +136,7 @@ static double frame_tune(App *a, long *bytes)
     double t0 = now_ms();
     a->table_stale = 0;
     app_rebuild_table(a);
-    app_draw(a);
+    frame_draw(a);
     double dt = now_ms() - t0;
     *bytes += out_bytes() - b0;
     return dt;

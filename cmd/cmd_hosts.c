@@ -9,6 +9,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "remote/gpu/gpuwatch.h"
 
 static void usage(FILE *out)
@@ -22,6 +23,23 @@ static void usage(FILE *out)
                  "                          is always refused)\n"
                  "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
                  "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n");
+}
+
+typedef struct {
+    HostPool *pool;
+    GpuWatch *watch;
+} GpuWait;
+
+static int every_ready_host_answered(void *ctx)
+{
+    const GpuWait *g = ctx;
+    for (size_t i = 0; i < hostpool_size(g->pool); i++) {
+        HostInfo hi;
+        hostpool_info(g->pool, i, &hi);
+        if (hi.state == HOST_READY && !gpuwatch_answered(g->watch, i))
+            return 0;
+    }
+    return 1;
 }
 
 static cJSON *num_or_null(double v, int known)
@@ -137,10 +155,12 @@ int cmd_hosts(int argc, char **argv)
     double timeout_s = cl->ssh.connect_timeout_s > 0 ? cl->ssh.connect_timeout_s : 5;
     hostpool_run_until_settled(p, clock_now_ms() + (int64_t)(timeout_s * 1000) + 1000);
     GpuWatch *w = gpuwatch_new(p, 0.5);
-    struct pollfd *fds = calloc(n + 1, sizeof *fds);
-    if (!w || !fds) {
+    EvLoop *loop = evloop_new();
+    GpuWait gw = {p, w};
+    if (!w || !loop || hostpool_attach(p, loop) < 0 ||
+        gpuwatch_attach(w, loop) < 0) {
         fprintf(stderr, "tunedeck hosts: out of memory\n");
-        free(fds);
+        evloop_free(loop);
         gpuwatch_free(w);
         hostpool_free(p);
         cluster_free(cl);
@@ -153,25 +173,8 @@ int cmd_hosts(int argc, char **argv)
             gpuwatch_add_host(w, i);
     }
     /* GPU state: until every ready host answered (GPUs and a process round), or the wait. */
-    int64_t until = clock_now_ms() + (int64_t)(gpu_wait_s * 1000);
-    while (clock_now_ms() < until) {
-        int waiting = 0;
-        for (size_t i = 0; i < n; i++) {
-            HostInfo hi;
-            hostpool_info(p, i, &hi);
-            if (hi.state == HOST_READY && !gpuwatch_answered(w, i))
-                waiting++;
-        }
-        if (!waiting)
-            break;
-        int64_t dl = until;
-        size_t nf = hostpool_pollfds(p, fds, n + 1, &dl);
-        int64_t left = dl - clock_now_ms();
-        int rc = poll(fds, nf, left < 0 ? 0 : (int)left);
-        hostpool_step(p, fds, rc > 0 ? nf : 0, clock_now_ms());
-        gpuwatch_step(w, clock_now_ms());
-    }
-    free(fds);
+    evloop_run(loop, every_ready_host_answered, &gw, clock_now_ms() + (int64_t)(gpu_wait_s * 1000));
+    evloop_free(loop);
     int down = 0;
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {

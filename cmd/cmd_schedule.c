@@ -7,32 +7,245 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/schedule_cli.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
+#include "core/sched/schedcluster.h"
 
-static void usage(FILE *out)
+#define CMD "schedule"
+#define MAX_PINS 64
+
+static const char USAGE[] =
+    "usage: tunedeck schedule (--workload FILE | --arrival-mean S --jobs N) --policy P\n"
+    "                         [--nodes N] [--gpus-per-node G] [--cluster FILE]\n"
+    "                         [--interval S] [--resize-cost S] [--seed N] [--model M]\n"
+    "                         [--json] [--events FILE] [--data DIR] [--pin JOB=GPUS]...\n"
+    "Simulates ring-allreduce jobs on nodes × GPUs (default 16 × 4, 60 s interval,\n"
+    "30 s resize stall: the Pollux artifact's setting). --cluster reads a mixed cluster\n"
+    "(node groups of GPU counts and types with relative speeds, see docs/formats.md) in\n"
+    "place of --nodes and --gpus-per-node. --workload reads\n"
+    "name,time,application,num_replicas,batch_size CSV; --arrival-mean draws N jobs\n"
+    "of --model (default resnet110) with exponential inter-arrival times.\n"
+    "--events writes every start, resize, stop and finish as JSON lines.\n"
+    "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n";
+
+typedef struct {
+    SchedConfig cfg;
+    const char *workload, *events, *model, *data, *cluster;
+    double arrival_s;
+    long jobs;
+    const char *pins[MAX_PINS];
+    int n_pins;
+    int json;
+} ScheduleArgs;
+
+enum {
+    O_WORKLOAD = 1,
+    O_ARRIVAL,
+    O_JOBS,
+    O_POLICY,
+    O_NODES,
+    O_GPN,
+    O_CLUSTER,
+    O_INTERVAL,
+    O_RESIZE,
+    O_SEED,
+    O_JSON,
+    O_EVENTS,
+    O_MODEL,
+    O_DATA,
+    O_PIN,
+    O_HELP
+};
+
+/* One option into a; returns 0, or the exit status (2) after saying what was wrong. */
+static int parse_option(ScheduleArgs *a, int c, const char *arg)
 {
-    fprintf(out,
-            "usage: tunedeck schedule (--workload FILE | --arrival-mean S --jobs N) --policy P\n"
-            "                         [--nodes N] [--gpus-per-node G] [--interval S]\n"
-            "                         [--resize-cost S] [--seed N] [--model M] [--json]\n"
-            "                         [--events FILE] [--data DIR] [--pin JOB=GPUS]...\n"
-            "Simulates ring-allreduce jobs on nodes × GPUs (default 16 × 4, 60 s interval,\n"
-            "30 s resize stall: the Pollux artifact's setting). --workload reads\n"
-            "name,time,application,num_replicas,batch_size CSV; --arrival-mean draws N jobs\n"
-            "of --model (default resnet110) with exponential inter-arrival times.\n"
-            "--events writes every start, resize, stop and finish as JSON lines.\n"
-            "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n"
-            "policies:");
-    for (const char *const *p = sched_policy_names(); *p; p++)
-        fprintf(out, " %s", *p);
-    fprintf(out, " (also: precompute, exploratory)\n");
+    long v;
+    switch (c) {
+    case O_WORKLOAD:
+        a->workload = arg;
+        return 0;
+    case O_ARRIVAL:
+        return flags_double(CMD, "--arrival-mean", arg, 1e-3, 1e9, &a->arrival_s) ? 2 : 0;
+    case O_JOBS:
+        return flags_long(CMD, "--jobs", arg, 1, 1000000, &a->jobs) ? 2 : 0;
+    case O_POLICY:
+        a->cfg.policy = arg;
+        return 0;
+    case O_NODES:
+        if (flags_long(CMD, "--nodes", arg, 1, 1 << 20, &v))
+            return 2;
+        a->cfg.nodes = (int)v;
+        return 0;
+    case O_GPN:
+        if (flags_long(CMD, "--gpus-per-node", arg, 1, 64, &v))
+            return 2;
+        a->cfg.gpus_per_node = (int)v;
+        return 0;
+    case O_CLUSTER:
+        a->cluster = arg;
+        return 0;
+    case O_INTERVAL:
+        return flags_double(CMD, "--interval", arg, 1e-3, 1e7, &a->cfg.interval_s) ? 2 : 0;
+    case O_RESIZE:
+        return flags_double(CMD, "--resize-cost", arg, 0, 1e7, &a->cfg.resize_cost_s) ? 2 : 0;
+    case O_SEED:
+        if (flags_long(CMD, "--seed", arg, 0, 1L << 62, &v))
+            return 2;
+        a->cfg.seed = (uint64_t)v;
+        return 0;
+    case O_JSON:
+        a->json = 1;
+        return 0;
+    case O_EVENTS:
+        a->events = arg;
+        return 0;
+    case O_MODEL:
+        a->model = arg;
+        return 0;
+    case O_DATA:
+        a->data = arg;
+        return 0;
+    case O_PIN:
+        if (a->n_pins == MAX_PINS || !strchr(arg, '=')) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "--pin: expected JOB=GPUS (at most %d), found '%s'", MAX_PINS,
+                     arg);
+            return schedule_fail(CMD, msg);
+        }
+        a->pins[a->n_pins++] = arg;
+        return 0;
+    }
+    return 2;
 }
 
-static int fail(const char *msg)
+/* Returns -1 to go on, else the exit status (0 after --help). */
+static int parse_args(int argc, char **argv, ScheduleArgs *a)
 {
-    fprintf(stderr, "tunedeck schedule: %s\n", msg);
-    return 2;
+    static const struct option LONG[] = {{"workload", required_argument, 0, O_WORKLOAD},
+                                         {"arrival-mean", required_argument, 0, O_ARRIVAL},
+                                         {"jobs", required_argument, 0, O_JOBS},
+                                         {"policy", required_argument, 0, O_POLICY},
+                                         {"nodes", required_argument, 0, O_NODES},
+                                         {"gpus-per-node", required_argument, 0, O_GPN},
+                                         {"cluster", required_argument, 0, O_CLUSTER},
+                                         {"interval", required_argument, 0, O_INTERVAL},
+                                         {"resize-cost", required_argument, 0, O_RESIZE},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"json", no_argument, 0, O_JSON},
+                                         {"events", required_argument, 0, O_EVENTS},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"data", required_argument, 0, O_DATA},
+                                         {"pin", required_argument, 0, O_PIN},
+                                         {"help", no_argument, 0, O_HELP},
+                                         {0, 0, 0, 0}};
+    *a = (ScheduleArgs){.model = "resnet110"};
+    sched_config_default(&a->cfg);
+    a->cfg.policy = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+        if (c == O_HELP || c == 'h') {
+            schedule_usage(stdout, USAGE);
+            return 0;
+        }
+        if (c == '?' || c == ':') {
+            schedule_usage(stderr, USAGE);
+            return 2;
+        }
+        int rc = parse_option(a, c, optarg);
+        if (rc)
+            return rc;
+    }
+    if (optind != argc) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "unexpected argument '%s'", argv[optind]);
+        return schedule_fail(CMD, msg);
+    }
+    if (!a->cfg.policy)
+        return schedule_fail(CMD, "--policy: expected a policy name (see --help)");
+    if (!a->workload == !(a->arrival_s > 0))
+        return schedule_fail(
+            CMD, "expected exactly one of --workload FILE and --arrival-mean S --jobs N");
+    if (a->arrival_s > 0 && a->jobs < 1)
+        return schedule_fail(CMD, "--arrival-mean needs --jobs N");
+    return -1;
+}
+
+static int apply_pins(SchedState *s, const ScheduleArgs *a)
+{
+    for (int i = 0; i < a->n_pins; i++) {
+        char name[256], msg[600];
+        const char *eq = strchr(a->pins[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - a->pins[i]), a->pins[i]);
+        int job = sched_job_find(s, name);
+        long gpus;
+        Error err;
+        if (job < 0) {
+            snprintf(msg, sizeof msg, "--pin: no job named '%s' in the workload", name);
+            return schedule_fail(CMD, msg);
+        }
+        if (flags_long(CMD, "--pin", eq + 1, 0, 1 << 30, &gpus) < 0)
+            return 2;
+        if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
+            snprintf(msg, sizeof msg, "--pin %s: %s", a->pins[i], err.msg);
+            return schedule_fail(CMD, msg);
+        }
+    }
+    return 0;
+}
+
+/* The state with its jobs and pins, on the cluster the arguments describe. */
+static SchedState *build_state(ScheduleArgs *a, const Catalogue *cat, int *rc)
+{
+    Error err;
+    SchedCluster *cl = NULL;
+    *rc = 2;
+    if (a->cluster) {
+        if (!(cl = schedcluster_load(a->cluster, &err)))
+            return schedule_fail(CMD, err.msg), NULL;
+        schedcluster_apply(cl, &a->cfg);
+    }
+    SchedState *s = sched_new(&a->cfg, cat, &err);
+    schedcluster_free(cl); /* the state copied what it needs */
+    a->cfg.groups = NULL;
+    a->cfg.n_groups = 0;
+    if (!s)
+        return schedule_fail(CMD, err.msg), NULL;
+    if ((a->workload ? sched_load_workload(s, a->workload, &err)
+                     : sched_add_poisson(s, a->model, a->arrival_s, (int)a->jobs, &err)) < 0) {
+        schedule_fail(CMD, err.msg);
+        sched_free(s);
+        return NULL;
+    }
+    if (apply_pins(s, a) != 0) {
+        sched_free(s);
+        return NULL;
+    }
+    *rc = 0;
+    return s;
+}
+
+static int write_events(const SchedState *s, const char *path)
+{
+    char msg[4200];
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(msg, sizeof msg, "--events: cannot write '%s'", path);
+        return schedule_fail(CMD, msg);
+    }
+    for (size_t i = 0; i < sched_event_count(s); i++) {
+        char *line = sched_event_json(s, sched_event(s, i));
+        if (line)
+            fprintf(f, "%s\n", line);
+        free(line);
+    }
+    if (fclose(f) != 0) {
+        snprintf(msg, sizeof msg, "--events: write to '%s' failed", path);
+        return schedule_fail(CMD, msg);
+    }
+    return 0;
 }
 
 static void print_json(const char *policy, const SchedSummary *m)
@@ -54,185 +267,39 @@ static void print_json(const char *policy, const SchedSummary *m)
     cJSON_Delete(o);
 }
 
+static void print_summary(const char *policy, const SchedSummary *m, int json)
+{
+    if (json) {
+        print_json(policy, m);
+        return;
+    }
+    printf("policy %s: %zu jobs, average JCT %.0f s (p50 %.0f, p99 %.0f), makespan "
+           "%.0f s,\nGPU utilization %.1f%%, %.2f resizes per job, %.0f GPU-s lost to "
+           "resizes, decision %.3f ms median\n",
+           policy, m->jobs, m->avg_jct_s, m->p50_jct_s, m->p99_jct_s, m->makespan_s,
+           100 * m->gpu_utilization, m->resizes_per_job, m->gpu_s_lost_to_resizes,
+           m->decision_ms_median);
+}
+
 int cmd_schedule(int argc, char **argv)
 {
-    enum {
-        O_WORKLOAD = 1,
-        O_ARRIVAL,
-        O_JOBS,
-        O_POLICY,
-        O_NODES,
-        O_GPN,
-        O_INTERVAL,
-        O_RESIZE,
-        O_SEED,
-        O_JSON,
-        O_EVENTS,
-        O_MODEL,
-        O_DATA,
-        O_PIN,
-        O_HELP
-    };
-    static const struct option LONG[] = {{"workload", required_argument, 0, O_WORKLOAD},
-                                         {"arrival-mean", required_argument, 0, O_ARRIVAL},
-                                         {"jobs", required_argument, 0, O_JOBS},
-                                         {"policy", required_argument, 0, O_POLICY},
-                                         {"nodes", required_argument, 0, O_NODES},
-                                         {"gpus-per-node", required_argument, 0, O_GPN},
-                                         {"interval", required_argument, 0, O_INTERVAL},
-                                         {"resize-cost", required_argument, 0, O_RESIZE},
-                                         {"seed", required_argument, 0, O_SEED},
-                                         {"json", no_argument, 0, O_JSON},
-                                         {"events", required_argument, 0, O_EVENTS},
-                                         {"model", required_argument, 0, O_MODEL},
-                                         {"data", required_argument, 0, O_DATA},
-                                         {"pin", required_argument, 0, O_PIN},
-                                         {"help", no_argument, 0, O_HELP},
-                                         {0, 0, 0, 0}};
-    SchedConfig cfg;
-    sched_config_default(&cfg);
-    cfg.policy = NULL;
-    const char *workload = NULL, *events = NULL, *model = "resnet110", *data = NULL;
-    double arrival = 0;
-    const char *pins[64];
-    int npins = 0;
-    long jobs = 0, v;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case O_WORKLOAD:
-            workload = optarg;
-            break;
-        case O_ARRIVAL:
-            bad = flags_double("schedule", "--arrival-mean", optarg, 1e-3, 1e9, &arrival);
-            break;
-        case O_JOBS:
-            bad = flags_long("schedule", "--jobs", optarg, 1, 1000000, &jobs);
-            break;
-        case O_POLICY:
-            cfg.policy = optarg;
-            break;
-        case O_NODES:
-            bad = flags_long("schedule", "--nodes", optarg, 1, 1 << 20, &v);
-            cfg.nodes = (int)v;
-            break;
-        case O_GPN:
-            bad = flags_long("schedule", "--gpus-per-node", optarg, 1, 64, &v);
-            cfg.gpus_per_node = (int)v;
-            break;
-        case O_INTERVAL:
-            bad = flags_double("schedule", "--interval", optarg, 1e-3, 1e7, &cfg.interval_s);
-            break;
-        case O_RESIZE:
-            bad = flags_double("schedule", "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s);
-            break;
-        case O_SEED:
-            bad = flags_long("schedule", "--seed", optarg, 0, 1L << 62, &v);
-            cfg.seed = (uint64_t)v;
-            break;
-        case O_JSON:
-            json = 1;
-            break;
-        case O_EVENTS:
-            events = optarg;
-            break;
-        case O_MODEL:
-            model = optarg;
-            break;
-        case O_DATA:
-            data = optarg;
-            break;
-        case O_PIN:
-            if (npins == 64 || !strchr(optarg, '=')) {
-                fprintf(stderr,
-                        "tunedeck schedule: --pin: expected JOB=GPUS (at most 64), "
-                        "found '%s'\n",
-                        optarg);
-                return 2;
-            }
-            pins[npins++] = optarg;
-            break;
-        case O_HELP:
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-        if (bad)
-            return 2;
-    }
-    if (optind != argc) {
-        fprintf(stderr, "tunedeck schedule: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
-    if (!cfg.policy)
-        return fail("--policy: expected a policy name (see --help)");
-    if (!workload == !(arrival > 0))
-        return fail("expected exactly one of --workload FILE and --arrival-mean S --jobs N");
-    if (arrival > 0 && jobs < 1)
-        return fail("--arrival-mean needs --jobs N");
+    ScheduleArgs a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     Error err;
-    Catalogue *cat = catalogue_load(data, &err);
+    Catalogue *cat = catalogue_load(a.data, &err);
     if (!cat)
-        return fail(err.msg);
-    SchedState *s = sched_new(&cfg, cat, &err);
-    int rc = 0;
-    if (!s)
-        rc = fail(err.msg);
-    else if (workload ? sched_load_workload(s, workload, &err)
-                      : sched_add_poisson(s, model, arrival, (int)jobs, &err))
-        rc = fail(err.msg);
-    for (int i = 0; rc == 0 && i < npins; i++) {
-        char name[256];
-        const char *eq = strchr(pins[i], '=');
-        snprintf(name, sizeof name, "%.*s", (int)(eq - pins[i]), pins[i]);
-        int job = sched_job_find(s, name);
-        long gpus;
-        if (job < 0) {
-            fprintf(stderr, "tunedeck schedule: --pin: no job named '%s' in the workload\n", name);
-            rc = 2;
-        } else if (flags_long("schedule", "--pin", eq + 1, 0, 1 << 30, &gpus) < 0) {
-            rc = 2;
-        } else if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
-            fprintf(stderr, "tunedeck schedule: --pin %s: %s\n", pins[i], err.msg);
-            rc = 2;
-        }
-    }
-    if (rc == 0 && sched_run(s, 1e9, &err) < 0)
-        rc = fail(err.msg);
-    if (rc == 0 && events) {
-        FILE *f = fopen(events, "w");
-        if (!f) {
-            fprintf(stderr, "tunedeck schedule: --events: cannot write '%s'\n", events);
-            rc = 2;
-        }
-        for (size_t i = 0; f && i < sched_event_count(s); i++) {
-            char *line = sched_event_json(s, sched_event(s, i));
-            if (line)
-                fprintf(f, "%s\n", line);
-            free(line);
-        }
-        if (f && fclose(f) != 0) {
-            fprintf(stderr, "tunedeck schedule: --events: write to '%s' failed\n", events);
-            rc = 2;
-        }
-    }
-    if (rc == 0) {
+        return schedule_fail(CMD, err.msg);
+    SchedState *s = build_state(&a, cat, &rc);
+    if (s && sched_run(s, 1e9, &err) < 0)
+        rc = schedule_fail(CMD, err.msg);
+    if (s && rc == 0 && a.events)
+        rc = write_events(s, a.events);
+    if (s && rc == 0) {
         SchedSummary m;
         sched_summary(s, &m);
-        if (json)
-            print_json(cfg.policy, &m);
-        else
-            printf("policy %s: %zu jobs, average JCT %.0f s (p50 %.0f, p99 %.0f), makespan "
-                   "%.0f s,\nGPU utilization %.1f%%, %.2f resizes per job, %.0f GPU-s lost to "
-                   "resizes, decision %.3f ms median\n",
-                   cfg.policy, m.jobs, m.avg_jct_s, m.p50_jct_s, m.p99_jct_s, m.makespan_s,
-                   100 * m.gpu_utilization, m.resizes_per_job, m.gpu_s_lost_to_resizes,
-                   m.decision_ms_median);
+        print_summary(a.cfg.policy, &m, a.json);
     }
     sched_free(s);
     catalogue_free(cat);

@@ -9,12 +9,14 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "core/sched/catalogue.h"
+#include "cmd/schedule_cli.h"
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "core/model/cluster.h"
+#include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
-#include "remote/ssh/hostpool.h"
 #include "remote/live/schedlive.h"
+#include "remote/ssh/hostpool.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -24,37 +26,35 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
+static const char USAGE[] =
+    "usage: tunedeck schedule --live --cluster FILE --workload FILE [--policy P]\n"
+    "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
+    "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
+    "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
+    "           [--real-progress] [--accept-new-host-keys]\n"
+    "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
+    "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
+    "doubling) decides every --interval simulated seconds (default 60), and every\n"
+    "start, resize, stop and finish is enacted on a real job started from the\n"
+    "inventory's job_command ({gpus} {hosts} {resume}) in DIR/NAME on the placement's\n"
+    "first machine (DIR: --job-dir, default tunedeck-jobs). A resize checkpoints\n"
+    "(SIGTERM), stops and restarts the job from its checkpoint. Each machine's GPU\n"
+    "count comes from its type's GPU devices (machines may differ; --gpus-per-node\n"
+    "sets one count for all). A job that dies unasked is restarted from its\n"
+    "checkpoint once. The run ends when the model's jobs are done, after --duration\n"
+    "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
+    "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
+    "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
+    "the model, so a job finishes when the real one reaches its epoch count.\n";
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: tunedeck schedule --live --cluster FILE --workload FILE [--policy P]\n"
-            "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
-            "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
-            "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
-            "           [--real-progress] [--accept-new-host-keys]\n"
-            "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
-            "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
-            "doubling) decides every --interval simulated seconds (default 60), and every\n"
-            "start, resize, stop and finish is enacted on a real job started from the\n"
-            "inventory's job_command ({gpus} {hosts} {resume}) in DIR/NAME on the placement's\n"
-            "first machine (DIR: --job-dir, default tunedeck-jobs). A resize checkpoints\n"
-            "(SIGTERM), stops and restarts the job from its checkpoint. GPUs per node come\n"
-            "from the inventory's GPU devices. A job that dies unasked is restarted from its\n"
-            "checkpoint once. The run ends when the model's jobs are done, after --duration\n"
-            "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
-            "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
-            "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
-            "the model, so a job finishes when the real one reaches its epoch count.\n"
-            "policies:");
-    for (const char *const *p = sched_policy_names(); *p; p++)
-        fprintf(out, " %s", *p);
-    fprintf(out, "\n");
+    schedule_usage(out, USAGE);
 }
 
 static int fail(const char *msg)
 {
-    fprintf(stderr, "tunedeck schedule --live: %s\n", msg);
-    return 2;
+    return schedule_fail("schedule --live", msg);
 }
 
 typedef struct {
@@ -109,7 +109,18 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
     fflush(stdout);
 }
 
-int cmd_schedule_live(int argc, char **argv)
+/* What the command line asked for. */
+typedef struct {
+    SchedConfig cfg;
+    SchedLiveOptions lo;
+    const char *cluster_path, *workload, *events_path, *data;
+    double duration, status_every;
+    long gpn;
+    int accept;
+} LiveArgs;
+
+/* Returns 0 to go on, 1 after --help, 2 on a bad flag (said on stderr). */
+static int parse_args(int argc, char **argv, LiveArgs *a)
 {
     enum {
         O_CLUSTER = 1,
@@ -150,74 +161,72 @@ int cmd_schedule_live(int argc, char **argv)
                                          {"live", no_argument, 0, O_LIVE},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
-    SchedConfig cfg;
-    sched_config_default(&cfg);
-    cfg.policy = "doubling";
-    SchedLiveOptions lo = {0};
-    const char *cluster_path = NULL, *workload = NULL, *events_path = NULL, *data = NULL;
-    double duration = 0, status_every = 5;
-    long v, gpn = 0;
-    int accept = 0, c;
+    memset(a, 0, sizeof *a);
+    sched_config_default(&a->cfg);
+    a->cfg.policy = "doubling";
+    a->status_every = 5;
+    long v;
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         int bad = 0;
         const char *cmd = "schedule --live";
         switch (c) {
         case O_CLUSTER:
-            cluster_path = optarg;
+            a->cluster_path = optarg;
             break;
         case O_WORKLOAD:
-            workload = optarg;
+            a->workload = optarg;
             break;
         case O_POLICY:
-            cfg.policy = optarg;
+            a->cfg.policy = optarg;
             break;
         case O_INTERVAL:
-            bad = flags_double(cmd, "--interval", optarg, 1e-3, 1e7, &cfg.interval_s);
+            bad = flags_double(cmd, "--interval", optarg, 1e-3, 1e7, &a->cfg.interval_s);
             break;
         case O_SCALE:
-            bad = flags_double(cmd, "--time-scale", optarg, 1e-3, 1e6, &lo.time_scale);
+            bad = flags_double(cmd, "--time-scale", optarg, 1e-3, 1e6, &a->lo.time_scale);
             break;
         case O_RESIZE:
-            bad = flags_double(cmd, "--resize-cost", optarg, 0, 1e7, &cfg.resize_cost_s);
+            bad = flags_double(cmd, "--resize-cost", optarg, 0, 1e7, &a->cfg.resize_cost_s);
             break;
         case O_DURATION:
-            bad = flags_double(cmd, "--duration", optarg, 1e-3, 1e9, &duration);
+            bad = flags_double(cmd, "--duration", optarg, 1e-3, 1e9, &a->duration);
             break;
         case O_EVENTS:
-            events_path = optarg;
+            a->events_path = optarg;
             break;
         case O_JOBDIR:
-            lo.job_dir = optarg;
+            a->lo.job_dir = optarg;
             break;
         case O_CKPT:
-            lo.checkpoint = optarg;
+            a->lo.checkpoint = optarg;
             break;
         case O_GPN:
-            bad = flags_long(cmd, "--gpus-per-node", optarg, 1, 64, &gpn);
+            bad = flags_long(cmd, "--gpus-per-node", optarg, 1, 64, &a->gpn);
             break;
         case O_STATUS:
-            bad = flags_double(cmd, "--status-every", optarg, 0, 1e6, &status_every);
+            bad = flags_double(cmd, "--status-every", optarg, 0, 1e6, &a->status_every);
             break;
         case O_SEED:
             bad = flags_long(cmd, "--seed", optarg, 0, 1L << 62, &v);
-            cfg.seed = (uint64_t)v;
+            a->cfg.seed = (uint64_t)v;
             break;
         case O_DATA:
-            data = optarg;
+            a->data = optarg;
             break;
         case O_ACCEPT:
-            accept = 1;
+            a->accept = 1;
             break;
         case O_REAL:
-            lo.real_progress = 1;
+            a->lo.real_progress = 1;
             break;
         case O_LIVE:
             break; /* `tunedeck schedule --live` */
         case O_HELP:
         case 'h':
             usage(stdout);
-            return 0;
+            return 1;
         default:
             usage(stderr);
             return 2;
@@ -227,130 +236,212 @@ int cmd_schedule_live(int argc, char **argv)
     }
     if (optind < argc)
         return fail("unexpected argument (see --help)");
-    if (!cluster_path || !workload)
+    if (!a->cluster_path || !a->workload)
         return fail("expected --cluster FILE and --workload FILE (see --help)");
+    return 0;
+}
 
+/* Everything a live run holds, freed by live_close. */
+typedef struct {
+    LiveArgs *a;
+    Cluster *cl;
+    const char **names;
+    Catalogue *cat;
+    SchedState *s;
+    HostPool *pool;
+    SchedLive *l;
+    FILE *events;
+    SchedNodeGroup *groups; /* the inventory's node sizes, for the model */
+    LogCtx ctx;
+    size_t ev_seen;
+} LiveRun;
+
+/* The inventory, the model with its workload, the --events file and the hosts' pool. */
+static int live_open(LiveRun *r)
+{
+    LiveArgs *a = r->a;
     Error err;
-    Cluster *cl = cluster_load(cluster_path, &err);
-    if (!cl)
+    if (!(r->cl = cluster_load(a->cluster_path, &err)))
         return fail(err.msg);
-    int rc = 2;
-    Catalogue *cat = NULL;
-    SchedState *s = NULL;
-    HostPool *pool = NULL;
-    SchedLive *l = NULL;
-    FILE *events = NULL;
-    const char **names = calloc(cl->n_machines + 1, sizeof *names);
-    cfg.nodes = (int)cl->n_machines;
-    cfg.gpus_per_node = gpn ? (int)gpn : schedlive_gpus_per_node(cl, &err);
-    if (cfg.gpus_per_node < 0) {
-        fail(err.msg);
-        goto out;
-    }
+    Cluster *cl = r->cl;
+    r->names = calloc(cl->n_machines + 1, sizeof *r->names);
+    if (!r->names)
+        return fail("out of memory");
+    a->cfg.nodes = (int)cl->n_machines;
+    if (schedlive_node_groups(cl, (int)a->gpn, &r->groups, &a->cfg.n_groups, &err) < 0)
+        return fail(err.msg);
+    a->cfg.groups = r->groups;
     for (size_t m = 0; m < cl->n_machines; m++)
-        names[m] = cl->machines[m].name;
-    cfg.node_names = names;
-    if (!(cat = catalogue_load(data, &err)) || !(s = sched_new(&cfg, cat, &err)) ||
-        sched_load_workload(s, workload, &err) < 0) {
-        fail(err.msg);
-        goto out;
+        r->names[m] = cl->machines[m].name;
+    a->cfg.node_names = r->names;
+    if (!(r->cat = catalogue_load(a->data, &err)) || !(r->s = sched_new(&a->cfg, r->cat, &err)) ||
+        sched_load_workload(r->s, a->workload, &err) < 0)
+        return fail(err.msg);
+    if (a->events_path && !(r->events = fopen(a->events_path, "w"))) {
+        fprintf(stderr, "tunedeck schedule --live: %s: cannot write\n", a->events_path);
+        return 2;
     }
-    if (events_path && !(events = fopen(events_path, "w"))) {
-        fprintf(stderr, "tunedeck schedule --live: %s: cannot write\n", events_path);
-        goto out;
-    }
-    HostPoolOptions po = {.accept_new_host_keys = accept};
-    if (!(pool = hostpool_new(&po, &err)) || hostpool_add_cluster(pool, cl, &err) < 0) {
-        fail(err.msg);
-        goto out;
-    }
-    LogCtx ctx = {.t0 = clock_now_s(), .events = events};
-    printf("live: %zu machines x %d GPUs, policy %s, interval %.0f s, time x%g, %zu jobs\n",
-           cl->n_machines, cfg.gpus_per_node, cfg.policy, cfg.interval_s,
-           lo.time_scale > 0 ? lo.time_scale : 1, sched_job_count(s));
+    HostPoolOptions po = {.accept_new_host_keys = a->accept};
+    if (!(r->pool = hostpool_new(&po, &err)) || hostpool_add_cluster(r->pool, cl, &err) < 0)
+        return fail(err.msg);
+    return 0;
+}
+
+/* Connects every host once; one that does not answer in time is drained. Returns how many
+ * are up. */
+static int connect_hosts(LiveRun *r)
+{
+    const Cluster *cl = r->cl;
     for (size_t m = 0; m < cl->n_machines; m++)
-        hostpool_connect(pool, m, 0);
+        hostpool_connect(r->pool, m, 0);
     double ct = cl->ssh.connect_timeout_s > 0 ? cl->ssh.connect_timeout_s : 5;
-    hostpool_run_until_settled(pool, clock_now_ms() + (int64_t)(ct * 1000) + 500);
+    hostpool_run_until_settled(r->pool, clock_now_ms() + (int64_t)(ct * 1000) + 500);
     int up = 0;
     for (size_t m = 0; m < cl->n_machines; m++) {
         HostInfo hi;
-        hostpool_info(pool, m, &hi);
+        hostpool_info(r->pool, m, &hi);
         if (hi.state == HOST_READY) {
             up++;
             continue;
         }
         printf("%s: down (%s): drained, no job goes there\n", hi.name,
                hi.last_error[0] ? hi.last_error : hostpool_state_name(hi.state));
-        sched_drain_node(s, (int)m, 1, NULL);
+        sched_drain_node(r->s, (int)m, 1, NULL);
     }
-    if (!up) {
-        fail("no host is reachable");
-        goto out;
+    return up;
+}
+
+/* A source after the driver: wakes at the end of --duration; after every step writes the
+ * model's new events and stops every job once the run is over. */
+static size_t watch_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    (void)fds;
+    (void)cap;
+    const LiveRun *r = ctx;
+    if (r->a->duration > 0) {
+        int64_t end = (int64_t)((r->ctx.t0 + r->a->duration) * 1000);
+        if (*deadline_ms < 0 || end < *deadline_ms)
+            *deadline_ms = end;
     }
-    lo.log = log_line;
-    lo.userdata = &ctx;
-    if (!(l = schedlive_new(s, cl, pool, &lo, &err))) {
-        fail(err.msg);
-        goto out;
+    return 0;
+}
+
+static void watch_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    (void)fds;
+    (void)n;
+    (void)now_ms;
+    LiveRun *r = ctx;
+    for (; r->events && r->ev_seen < sched_event_count(r->s); r->ev_seen++) {
+        char *line = sched_event_json(r->s, sched_event(r->s, r->ev_seen));
+        fprintf(r->events, "%s\n", line);
+        free(line);
     }
+    double now = clock_now_s();
+    if (interrupted || sched_finished(r->s) ||
+        (r->a->duration > 0 && now - r->ctx.t0 >= r->a->duration))
+        schedlive_stop_all(r->l);
+}
+
+static void status_tick(void *ctx, int64_t now_ms)
+{
+    (void)now_ms;
+    LiveRun *r = ctx;
+    status_lines(r->l, &r->ctx, 1);
+}
+
+static int run_over(void *ctx)
+{
+    return schedlive_done(((LiveRun *)ctx)->l);
+}
+
+/* Runs the model against the wall clock until every job stopped (Ctrl-C ends it early). */
+static void drive(LiveRun *r)
+{
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     struct sigaction old_int, old_term;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-
-    size_t ev_seen = 0;
-    double next_status = clock_now_s() + status_every;
-    struct pollfd fds[1024];
-    while (!schedlive_done(l)) {
-        int64_t dl = 0;
-        size_t n = schedlive_pollfds(l, fds, 1024, &dl);
-        int64_t left = dl - clock_now_ms();
-        int prc = poll(fds, n, left < 0 ? 0 : (int)left);
-        schedlive_step(l, fds, prc > 0 ? n : 0, clock_now_ms());
-        for (; events && ev_seen < sched_event_count(s); ev_seen++) {
-            char *line = sched_event_json(s, sched_event(s, ev_seen));
-            fprintf(events, "%s\n", line);
-            free(line);
-        }
-        double now = clock_now_s();
-        if (status_every > 0 && now >= next_status) {
-            status_lines(l, &ctx, 1);
-            next_status = now + status_every;
-        }
-        if (interrupted || sched_finished(s) || (duration > 0 && now - ctx.t0 >= duration))
-            schedlive_stop_all(l);
+    EvLoop *loop = evloop_new();
+    if (!loop || schedlive_attach(r->l, loop) < 0 ||
+        evloop_add(loop, watch_pollfds, watch_step, r) < 0 ||
+        (r->a->status_every > 0 &&
+         evloop_wake_every(loop, (int64_t)(r->a->status_every * 1000), status_tick, r) < 0)) {
+        fprintf(stderr, "tunedeck schedule --live: out of memory\n");
+        schedlive_stop_all(r->l);
+    } else {
+        evloop_run(loop, run_over, r, -1);
     }
+    evloop_free(loop);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+}
 
-    printf("live run over after %.1f s wall, %.0f s simulated%s\n", clock_now_s() - ctx.t0,
-           sched_now(s), interrupted ? " (interrupted)" : "");
+/* The closing table; exit 1 when a job failed. */
+static int report(LiveRun *r)
+{
+    printf("live run over after %.1f s wall, %.0f s simulated%s\n", clock_now_s() - r->ctx.t0,
+           sched_now(r->s), interrupted ? " (interrupted)" : "");
     printf("%-12s %-10s %8s %6s %5s %7s %6s %10s %8s %10s %10s  %s\n", "job", "model", "model%",
            "runs", "resz", "deaths", "failed", "steps", "epoch", "last_loss", "ex/s",
            "last status");
     int failed = 0;
-    for (size_t i = 0; i < schedlive_job_count(l); i++) {
+    for (size_t i = 0; i < schedlive_job_count(r->l); i++) {
         SchedLiveJob j;
-        schedlive_job(l, i, &j);
+        schedlive_job(r->l, i, &j);
         failed |= j.failed;
         printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10ld %8.2f %10.4f %10.0f  %s\n", j.name,
                j.model, 100 * j.model_progress, j.runs, j.resizes, j.deaths,
                j.failed ? "yes" : "no", j.step, j.epoch, j.loss, j.examples_per_s,
                j.status[0] ? j.status : "-");
     }
-    status_lines(l, &ctx, 0);
-    rc = failed ? 1 : 0;
-out:
-    if (events)
-        fclose(events);
-    schedlive_free(l);
-    hostpool_free(pool);
-    sched_free(s);
-    catalogue_free(cat);
-    free(names);
-    cluster_free(cl);
+    status_lines(r->l, &r->ctx, 0);
+    return failed ? 1 : 0;
+}
+
+static void live_close(LiveRun *r)
+{
+    if (r->events)
+        fclose(r->events);
+    schedlive_free(r->l);
+    hostpool_free(r->pool);
+    sched_free(r->s);
+    catalogue_free(r->cat);
+    free(r->names);
+    free(r->groups);
+    cluster_free(r->cl);
+}
+
+int cmd_schedule_live(int argc, char **argv)
+{
+    LiveArgs a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    LiveRun r = {.a = &a};
+    rc = live_open(&r);
+    if (rc == 0) {
+        r.ctx = (LogCtx){.t0 = clock_now_s(), .events = r.events};
+        int gpus = 0;
+        for (int m = 0; m < sched_node_count(r.s); m++)
+            gpus += sched_node_gpu_count(r.s, m);
+        printf("live: %zu machines, %d GPUs, policy %s, interval %.0f s, time x%g, %zu jobs\n",
+               r.cl->n_machines, gpus, a.cfg.policy, a.cfg.interval_s,
+               a.lo.time_scale > 0 ? a.lo.time_scale : 1, sched_job_count(r.s));
+        Error err;
+        a.lo.log = log_line;
+        a.lo.userdata = &r.ctx;
+        if (!connect_hosts(&r))
+            rc = fail("no host is reachable");
+        else if (!(r.l = schedlive_new(r.s, r.cl, r.pool, &a.lo, &err)))
+            rc = fail(err.msg);
+    }
+    if (rc == 0) {
+        drive(&r);
+        rc = report(&r);
+    }
+    live_close(&r);
     return rc;
 }
 

@@ -9,11 +9,9 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
-#include "cmd/tune_journal.h"
-#include "cmd/tune_orphans.h"
 #include "core/sim/simcluster.h"
-#include "remote/ssh/hostpool.h"
 #include "remote/launch/tuner.h"
+#include "remote/session/session.h"
 
 static void usage(FILE *out)
 {
@@ -223,63 +221,28 @@ static void print_table(const Tuner *t)
         printf("best: trial %d, %.3f s per iteration\n", b->trial, b->obs->time_s);
 }
 
-/* --resume: the session's settings come from the first line of its journal. */
-static int resume_setup(TuneArgs *a, TuneJournal *tj, TuneSetup *rs)
+/* The session the flags (or, with --resume, its journal) describe. */
+static int spec_from_args(const TuneArgs *a, Session *ses, SessionSpec *spec)
 {
-    memset(rs, 0, sizeof *rs);
+    memset(spec, 0, sizeof *spec);
+    spec->sim = a->sim;
+    spec->cluster = a->cluster;
+    spec->job = a->job;
+    spec->launcher = a->launcher;
+    spec->trial_cmd = a->trial_cmd;
+    spec->optimizer = a->optimizer;
+    spec->seed = a->seed;
+    spec->budget = (int)a->budget;
+    spec->trial_timeout_s = a->timeout_s;
+    spec->ssh_config = getenv("TUNEDECK_SSH_CONFIG");
+    spec->accept_new_host_keys = a->accept_keys;
     if (!a->resume)
         return 0;
     Error err;
-    if (tune_journal_load(tj, a->resume, rs, &err) < 0) {
+    if (session_resume(ses, a->resume, spec, a->budget_set, &err) < 0) {
         fprintf(stderr, "tunedeck tune: --resume: %s\n", err.msg);
         return -1;
     }
-    a->sim = rs->sim[0] ? rs->sim : NULL;
-    a->cluster = a->job = rs->sim[0] ? NULL : tune_journal_path(tj);
-    a->optimizer = rs->optimizer;
-    a->launcher = rs->launcher;
-    a->trial_cmd = rs->trial_cmd[0] ? rs->trial_cmd : NULL;
-    a->seed = rs->seed;
-    a->timeout_s = rs->timeout_s;
-    if (!a->budget_set)
-        a->budget = rs->budget;
-    return 0;
-}
-
-/* Opens the journal of a new session, or replays a resumed one into the tuner. */
-static int journal_begin(const TuneArgs *a, TuneJournal *tj, Tuner *t, const TuneSetup *rs,
-                         const Cluster *cluster, const JobSpec *job, const char *launcher,
-                         const char *cmd)
-{
-    Error err;
-    int rc;
-    if (a->no_journal)
-        return 0;
-    if (a->resume) {
-        rc = tune_journal_resume(tj, t, cluster, a->budget, &err);
-    } else {
-        TuneSetup s;
-        memset(&s, 0, sizeof s);
-        snprintf(s.sim, sizeof s.sim, "%s", a->sim ? a->sim : "");
-        snprintf(s.optimizer, sizeof s.optimizer, "%s", a->optimizer);
-        snprintf(s.launcher, sizeof s.launcher, "%s", launcher);
-        snprintf(s.trial_cmd, sizeof s.trial_cmd, "%s", cmd ? cmd : "");
-        s.seed = a->seed;
-        s.budget = a->budget;
-        s.timeout_s = a->timeout_s;
-        s.cluster = a->sim ? NULL : cluster_to_json(cluster);
-        s.job = a->sim ? NULL : job_to_json(job);
-        rc = tune_journal_start(tj, t, &s, &err);
-        tune_setup_clear(&s);
-    }
-    (void)rs;
-    if (rc < 0) {
-        fprintf(stderr, "tunedeck tune: %s%s\n", err.msg,
-                a->resume ? "" : " (--no-journal runs without one)");
-        return -1;
-    }
-    fprintf(stderr, "tunedeck tune: session %s (journal %s)\n", tune_journal_id(tj),
-            tune_journal_path(tj));
     return 0;
 }
 
@@ -290,116 +253,54 @@ static void report_stderr(void *userdata, const char *line)
     fprintf(stderr, "tunedeck tune: %s\n", line);
 }
 
+/* Opens the session and its journal; says why not on stderr. */
+static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec)
+{
+    Error err;
+    if (session_open(ses, spec, &err) < 0) {
+        fprintf(stderr, "tunedeck tune: %s\n", err.msg);
+        return -1;
+    }
+    if (session_journal_begin(ses, &err) < 0) {
+        fprintf(stderr, "tunedeck tune: %s%s\n", err.msg,
+                a->resume ? "" : " (--no-journal runs without one)");
+        return -1;
+    }
+    if (ses->journal_open)
+        fprintf(stderr, "tunedeck tune: session %s (journal %s)\n", tune_journal_id(ses->journal),
+                tune_journal_path(ses->journal));
+    return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     TuneArgs a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc == 1 ? 0 : rc;
-    Error err;
-    TuneSetup rs; /* what a resumed session was started with */
-    TuneJournal *tj = tune_journal_new();
-    if (resume_setup(&a, tj, &rs) < 0) {
-        tune_journal_free(tj);
+    Session *ses = session_new(!a.no_journal || a.resume);
+    if (!ses) {
+        fprintf(stderr, "tunedeck tune: out of memory\n");
         return 2;
     }
-    SimCluster *sim = NULL;
-    Cluster *owned_cluster = NULL;
-    Tuner *t = NULL;
-    HostPool *pool = NULL;
-    TuneProcs procs = {.tj = tj};
-    JobSpec job;
-    memset(&job, 0, sizeof job);
-    const Cluster *cluster;
-    const JobSpec *jobp;
-    if (a.sim) {
-        sim = simcluster_new(a.sim, &err);
-        if (!sim) {
-            fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            rc = 2;
-            goto out;
-        }
-        cluster = simcluster_cluster(sim);
-        jobp = simcluster_job(sim);
-    } else {
-        owned_cluster = rs.cluster ? cluster_from_json(rs.cluster, a.cluster, &err)
-                                   : cluster_load(a.cluster, &err);
-        if (!owned_cluster) {
-            fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            rc = 2;
-            goto out;
-        }
-        if ((rs.job ? job_from_json(rs.job, a.job, &job, &err) : job_load(a.job, &job, &err)) < 0) {
-            fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-            rc = 2;
-            goto out;
-        }
-        cluster = owned_cluster;
-        jobp = &job;
+    SessionSpec spec;
+    if (spec_from_args(&a, ses, &spec) < 0 || open_session(&a, ses, &spec) < 0) {
+        session_free(ses);
+        return 2;
     }
-    const char *lname = a.launcher ? a.launcher
-                        : a.sim    ? "sim"
-                        : cluster->trial.launch[0] ? cluster->trial.launch
-                                                   : "local";
-    const char *cmd = a.trial_cmd ? a.trial_cmd : cluster->trial.command;
-    const LauncherKind *lk = launcher_find(lname);
-    rc = 2;
-    if (!lk) {
-        fprintf(stderr, "tunedeck tune: --launcher: unknown launcher '%s': expected one of %s\n",
-                lname, launcher_names());
-        goto out;
-    }
-    if (strcmp(lname, "sim") == 0 && !sim) {
-        fprintf(stderr, "tunedeck tune: --launcher sim: expected --sim SPEC to say which "
-                        "simulated cluster answers\n");
-        goto out;
-    }
-    if (strcmp(lname, "sim") != 0 && (!cmd || !cmd[0])) {
-        fprintf(stderr, "tunedeck tune: --trial-cmd: the %s launcher needs a trial command "
-                        "(or trial.command in the inventory)\n",
-                lname);
-        goto out;
-    }
-    if (strcmp(lname, "per-host") == 0 || strcmp(lname, "single") == 0) {
-        HostPoolOptions po = {.accept_new_host_keys = a.accept_keys,
-                              .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
-        pool = hostpool_new(&po, &err);
-        if (!pool || hostpool_add_cluster(pool, cluster, &err) < 0) {
-            fprintf(stderr, "tunedeck tune: --cluster: %s\n", err.msg);
-            goto out;
-        }
-    }
-    TunerConfig cfg = {
-        .cluster = cluster,
-        .job = jobp,
-        .optimizer = a.optimizer,
-        .seed = (uint64_t)a.seed,
-        .budget = (int)a.budget,
-        .launcher = lk,
-        .launch = {.command = cmd, .timeout_s = a.timeout_s, .sim = sim,
-                   .seed = (uint64_t)a.seed, .remote = pool,
-                   .on_proc = tune_procs_on_proc, .userdata = &procs},
-        .on_event = tune_journal_on_event,
-        .userdata = tj,
-    };
-    t = tuner_new(&cfg, &err);
-    if (!t) {
-        fprintf(stderr, "tunedeck tune: --optimizer: %s\n", err.msg);
-        goto out;
-    }
-    if (journal_begin(&a, tj, t, &rs, cluster, jobp, lname, cmd) < 0)
-        goto out;
-    if (a.resume && pool && !a.no_journal)
-        tune_orphans_stop_interrupted(pool, tj, report_stderr, NULL);
+    a.budget = spec.budget;
+    a.seed = spec.seed;
+    Tuner *t = ses->tuner;
+    session_stop_interrupted(ses, report_stderr, NULL);
+    Error err;
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
     /* A part whose connection dropped could not be stopped then (its sshd died, say): what
      * it left running is stopped now, if its host answers again. */
-    if (pool && procs.seen.n)
-        tune_orphans_stop(pool, tj, &procs.seen, "leftover of", 1, report_stderr, NULL);
-    tune_journal_end(tj, t);
+    session_stop_leftovers(ses, report_stderr, NULL);
+    session_journal_end(ses);
     if (a.json)
-        print_json(t, &a, tj);
+        print_json(t, &a, ses->journal);
     else
         print_table(t);
     rc = tuner_best(t) ? 0 : 1;
@@ -407,16 +308,8 @@ int cmd_tune(int argc, char **argv)
         fflush(stdout);
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
     }
-    if (tune_journal_failed(tj))
+    if (tune_journal_failed(ses->journal))
         rc = 1; /* said on stderr when it happened */
-out:
-    tuner_free(t);
-    orphans_clear(&procs.seen);
-    tune_journal_free(tj);
-    tune_setup_clear(&rs);
-    hostpool_free(pool);
-    simcluster_free(sim);
-    cluster_free(owned_cluster);
-    job_clear(&job);
+    session_free(ses);
     return rc;
 }

@@ -7,23 +7,39 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "remote/live/jobctl.h"
 
 static HostPool *pool;
 
+typedef struct {
+    JobRun *j;
+    int (*cond)(JobRun *);
+} Wait;
+
+static int holds(void *ctx)
+{
+    Wait *w = ctx;
+    return w->cond(w->j);
+}
+
+/* The job's control runs after the pool's step, every round. */
+static void job_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    (void)fds;
+    (void)n;
+    (void)now_ms;
+    jobctl_step(ctx);
+}
+
 /* Serves the pool until cond(j) holds or the deadline; returns whether it held. */
 static int serve(JobRun *j, int (*cond)(JobRun *), double timeout_s)
 {
-    struct pollfd fds[64];
-    int64_t until = clock_now_ms() + (int64_t)(timeout_s * 1000);
-    while (!cond(j) && clock_now_ms() < until) {
-        int64_t dl = until;
-        size_t n = hostpool_pollfds(pool, fds, 64, &dl);
-        int64_t left = dl - clock_now_ms();
-        int rc = poll(fds, n, left < 0 ? 0 : (int)left);
-        hostpool_step(pool, fds, rc > 0 ? n : 0, clock_now_ms());
-        jobctl_step(j);
-    }
+    Wait w = {j, cond};
+    EvLoop *loop = evloop_new();
+    if (loop && hostpool_attach(pool, loop) > 0 && evloop_add(loop, NULL, job_step, j) > 0)
+        evloop_run(loop, holds, &w, clock_now_ms() + (int64_t)(timeout_s * 1000));
+    evloop_free(loop);
     return cond(j);
 }
 

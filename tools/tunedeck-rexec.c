@@ -9,8 +9,10 @@
 #include <time.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "core/base/readall.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 static void usage(FILE *out)
@@ -36,6 +38,50 @@ static double thread_cpu_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The pool as a source of the loop, its steps timed for --stats. */
+typedef struct {
+    HostPool *pool;
+    double t0;
+    double max_step_ms, max_step_cpu_ms;
+    double connected_s; /* when every host was first ready; < 0 not yet */
+} Timed;
+
+static size_t timed_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    Timed *t = ctx;
+    return hostpool_pollfds(t->pool, fds, cap, deadline_ms);
+}
+
+static void timed_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    Timed *t = ctx;
+    double s0 = clock_now_s(), c0 = thread_cpu_ms();
+    hostpool_step(t->pool, fds, n, now_ms);
+    double step_ms = (clock_now_s() - s0) * 1000, step_cpu_ms = thread_cpu_ms() - c0;
+    if (step_cpu_ms > t->max_step_cpu_ms)
+        t->max_step_cpu_ms = step_cpu_ms;
+    if (step_ms > t->max_step_ms)
+        t->max_step_ms = step_ms;
+    if (t->connected_s < 0) {
+        size_t ready = 0, n_hosts = hostpool_size(t->pool);
+        for (size_t i = 0; i < n_hosts; i++) {
+            HostInfo hi;
+            hostpool_info(t->pool, i, &hi);
+            ready += hi.state == HOST_READY;
+        }
+        if (ready == n_hosts)
+            t->connected_s = clock_now_s() - t->t0;
+    }
+}
+
+static int all_done(RemoteExec *const *xs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (xs[i] && !rexec_done(xs[i]))
+            return 0;
+    return 1;
 }
 
 static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int cut)
@@ -181,10 +227,15 @@ int main(int argc, char **argv)
         hostpool_connect(p, i, 1);
     char *last_ok = calloc(n, 1);
     RemoteExec **xs = calloc(n, sizeof *xs);
-    struct pollfd *fds = calloc(n + 1, sizeof *fds);
     int failures = 0;
-    double max_step_ms = 0, max_step_cpu_ms = 0, first_round_s = 0, connected_s = -1;
+    double first_round_s = 0;
     double t0 = clock_now_s();
+    Timed tm = {.pool = p, .t0 = t0, .connected_s = -1};
+    EvLoop *loop = evloop_new();
+    if (!last_ok || !xs || !loop || evloop_add(loop, timed_pollfds, timed_step, &tm) < 0) {
+        fprintf(stderr, "tunedeck-rexec: out of memory\n");
+        return 2;
+    }
     for (long round = 0; round < repeat; round++) {
         double round_start = clock_now_s();
         for (size_t i = 0; i < n; i++) {
@@ -195,34 +246,8 @@ int main(int argc, char **argv)
             ExecOptions eo = {.on_line = on_line, .userdata = &ctx};
             xs[i] = hostpool_exec(p, i, command, input, input_len, &eo, &err);
         }
-        for (;;) {
-            int pending = 0;
-            for (size_t i = 0; i < n; i++)
-                pending += xs[i] && !rexec_done(xs[i]);
-            if (!pending)
-                break;
-            int64_t dl = -1;
-            size_t nf = hostpool_pollfds(p, fds, n + 1, &dl);
-            int64_t left = dl < 0 ? 1000 : dl - clock_now_ms();
-            int rc = poll(fds, nf, left < 0 ? 0 : left > 1000 ? 1000 : (int)left);
-            double s0 = clock_now_s(), c0 = thread_cpu_ms();
-            hostpool_step(p, fds, rc > 0 ? nf : 0, clock_now_ms());
-            double step_ms = (clock_now_s() - s0) * 1000, step_cpu_ms = thread_cpu_ms() - c0;
-            if (step_cpu_ms > max_step_cpu_ms)
-                max_step_cpu_ms = step_cpu_ms;
-            if (step_ms > max_step_ms)
-                max_step_ms = step_ms;
-            if (connected_s < 0) {
-                size_t ready = 0;
-                for (size_t i = 0; i < n; i++) {
-                    HostInfo hi;
-                    hostpool_info(p, i, &hi);
-                    ready += hi.state == HOST_READY;
-                }
-                if (ready == n)
-                    connected_s = clock_now_s() - t0;
-            }
-        }
+        while (!all_done(xs, n))
+            evloop_run_once(loop, 1000); /* wakes at least every second */
         for (size_t i = 0; i < n; i++) {
             if (!xs[i])
                 continue;
@@ -245,14 +270,8 @@ int main(int argc, char **argv)
         if (round == 0)
             first_round_s = clock_now_s() - t0;
         double next = round_start + interval_s;
-        while (round + 1 < repeat && clock_now_s() < next) {
-            /* Keep the sessions served (keep-alives) while waiting for the next round. */
-            int64_t dl = (int64_t)(next * 1000);
-            size_t nf = hostpool_pollfds(p, fds, n + 1, &dl);
-            int64_t left = dl - clock_now_ms();
-            int rc = poll(fds, nf, left < 0 ? 0 : (int)left);
-            hostpool_step(p, fds, rc > 0 ? nf : 0, clock_now_ms());
-        }
+        if (round + 1 < repeat) /* the sessions stay served (keep-alives) meanwhile */
+            evloop_run(loop, NULL, NULL, (int64_t)(next * 1000));
     }
     if (stats) {
         struct rusage ru;
@@ -262,8 +281,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "stats: hosts %zu connected_s %.3f first_round_s %.3f total_s %.3f cpu_s %.3f "
                 "max_step_ms %.2f max_step_cpu_ms %.2f lines %ld\n",
-                n, connected_s, first_round_s, clock_now_s() - t0, cpu, max_step_ms,
-                max_step_cpu_ms, ctx.lines);
+                n, tm.connected_s, first_round_s, clock_now_s() - t0, cpu, tm.max_step_ms,
+                tm.max_step_cpu_ms, ctx.lines);
         for (size_t i = 0; i < n; i++) {
             HostInfo hi;
             hostpool_info(p, i, &hi);
@@ -273,7 +292,7 @@ int main(int argc, char **argv)
     }
     free(last_ok);
     free(xs);
-    free(fds);
+    evloop_free(loop);
     free(command);
     free(input);
     hostpool_free(p);

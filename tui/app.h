@@ -1,5 +1,5 @@
-/* The console's state, shared by the loop (tui/console.c) and the views. Views read it and
- * never change the model; the loop owns every change. */
+/* The console's state and what can be done to it (tui/app.c), shared by the loop, the
+ * keys, the commands and the views. Views read it and never change the model. */
 #ifndef TUNEDECK_APP_H
 #define TUNEDECK_APP_H
 
@@ -20,17 +20,11 @@ enum { APP_LOG_LINES = 256 };
 
 typedef struct {
     Tuner *tuner;
+    /* The session's (remote/session/session.h), for the views; the session owns them. */
     SimCluster *sim; /* NULL on a real cluster */
     const Cluster *cluster;
     const JobSpec *job;
-    Cluster *owned_cluster; /* a loaded inventory (NULL on the simulator) */
-    JobSpec owned_job;
-
-    void *journal; /* the caller's session journal (ConsoleOptions) */
-    TunerEventFn journal_event;
-    /* the journal's hook for remote process groups */
-    LaunchProcFn journal_proc;
-    char journal_note[256]; /* how the journal started, for the log */
+    char journal_note[256]; /* why there is no journal, for the log */
     char launcher[32];      /* the trial launcher's name */
 
     int quit;
@@ -39,6 +33,7 @@ typedef struct {
     int pred_stale;  /* the editor's prediction must be asked again */
     int pace_ms;     /* pause between trials on the simulator */
     int64_t next_trial_ms;
+    int64_t last_frame_ms; /* when the screen was last drawn */
     unsigned long frames;
 
     ViewId view;
@@ -98,9 +93,12 @@ typedef struct {
 } App;
 
 void app_rebuild_table(App *a);
-void app_draw(App *a);
 /* Keeps the selected trial inside the trial pane of the current layout. */
 void app_clamp_scroll(App *a);
+/* Moves the trial selection (clamped); the selection follows new trials again at the end. */
+void app_select_trial(App *a, long delta);
+/* The schedule the surrogate pane shows: the newest trial's, or NULL before the first. */
+const TrialRecord *app_current_trial(const App *a);
 const char *app_themes_dir(void);
 int app_set_theme(App *a, const char *name);
 /* Writes the settings file (atomically); reports a failure in the status line. */
@@ -110,26 +108,12 @@ void app_set_pause(App *a, int paused);
 void app_log(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Views (tui/view_tune.c, tui/view_cluster.c); each draws its panes inside the layout. */
-void view_tune_draw(const App *a);
-void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll);
-void view_hosts_draw(const App *a);
-/* Host pool plumbing for the loop (tui/view_hosts.c): fds, step, change detection. */
-size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
-void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
-/* The operator asked to accept the selected host's unknown key (after confirming). */
-void hosts_accept_selected(App *a);
-void hosts_accept_confirmed(App *a);
-void view_timeline_draw(const App *a, Rect r);
-void view_log_draw(const App *a, Rect r);
-/* Where the override editor lists its rows inside its pane (shared with the mouse). */
-Rect view_editor_rows(Rect box);
-/* The surrogate pane for one trial record (NULL: none yet). */
-void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, const char *optimizer,
-                         int suggesting);
-/* The schedule the surrogate pane shows: the newest trial's, or NULL before the first. */
-const TrialRecord *view_tune_current(const App *a);
-/* Fills the cluster snapshot from the newest finished trial's measurements. */
-void view_cluster_snapshot(App *a);
+/* The override editor: opened on the selected trial's schedule (or the newest), a key edits
+ * it, Enter launches it as the next trial, Esc discards it. */
+void app_open_editor(App *a);
+void app_close_editor(App *a);
+void app_editor_key(App *a, int ch);
+/* Asks the tuner's model about the edited schedule (and checks it) after an edit. */
+void app_refresh_prediction(App *a);
 
 #endif

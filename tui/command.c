@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
-#include "tui/input.h"
+#include "tui/command.h"
 
 /* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
  * applied at the next decision (the scheduler's rule) and logged. */
@@ -57,7 +57,7 @@ static int sched_command(App *a, const char *word, const char *arg)
     return 0;
 }
 
-int input_command(App *a, const char *line)
+int command_run(App *a, const char *line)
 {
     char word[32] = "", arg[96] = "";
     sscanf(line, " %31s %95[^\n]", word, arg);

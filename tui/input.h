@@ -6,9 +6,5 @@
 
 /* Reads every pending key and applies it. */
 void input_handle(App *a);
-/* Asks the tuner's model about the edited schedule (and checks it) after an edit. */
-void input_refresh_prediction(App *a);
-/* Runs one `:` command line; returns 0 when it was understood. Exposed for tests. */
-int input_command(App *a, const char *line);
 
 #endif

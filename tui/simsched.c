@@ -67,10 +67,10 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     const Cluster *c = o->cluster;
     SchedConfig cfg;
     sched_config_default(&cfg);
-    cfg.nodes = (int)c->n_machines;
-    cfg.gpus_per_node = schedlive_gpus_per_node(c, err);
-    if (cfg.gpus_per_node < 0)
+    SchedNodeGroup *groups;
+    if (schedlive_node_groups(c, 0, &groups, &cfg.n_groups, err) < 0)
         return NULL;
+    cfg.groups = groups;
     cfg.policy = o->policy;
     cfg.seed = o->seed;
     const char **names = calloc(c->n_machines + 1, sizeof *names);
@@ -85,6 +85,7 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     if (s->cat)
         s->state = sched_new(&cfg, s->cat, err);
     free(names);
+    free(groups);
     SchedLiveOptions lo = {.time_scale = o->time_scale,
                            .job_dir = o->job_dir,
                            .log = o->log,
@@ -155,7 +156,7 @@ char simsched_job_label(size_t job)
 void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
 {
     const SchedState *st = s->state;
-    int nodes = sched_node_count(st), gpn = sched_gpus_per_node(st);
+    int nodes = sched_node_count(st);
     if (!out->grid || out->n_grid != (size_t)nodes) {
         free(out->grid);
         out->grid = calloc((size_t)nodes, sizeof *out->grid);
@@ -166,6 +167,7 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
         HostLoad *h = &out->grid[n];
         snprintf(h->name, sizeof h->name, "%s", sched_node_name(st, n));
         snprintf(h->role, sizeof h->role, "%s", sched_node_drained(st, n) ? "drain" : "");
+        int gpn = sched_node_gpu_count(st, n);
         h->n_gpus = gpn < SNAP_MAX_GPUS ? gpn : SNAP_MAX_GPUS;
         sched_node_gpus(st, n, owners, h->n_gpus);
         int held = 0;

@@ -10,6 +10,7 @@
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/simsched.h"
+#include "tui/view.h"
 
 static void labelled_bar(int y, int x, int w, const char *label, double v, Role role)
 {
@@ -298,3 +299,31 @@ void view_timeline_draw(const App *a, Rect box)
     if (n == 0)
         draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first arrival");
 }
+
+static void cluster_draw(const App *a)
+{
+    view_cluster_draw(&a->snap, &a->layout, a->loads_scroll);
+    if (a->layout.shown[PANE_TIMELINE])
+        view_timeline_draw(a, a->layout.rect[PANE_TIMELINE]);
+    if (a->layout.shown[PANE_LOG])
+        view_log_draw(a, a->layout.rect[PANE_LOG]);
+}
+
+/* Up and down (and the wheel) scroll the per-host loads. */
+static void cluster_key(App *a, ViewAction action)
+{
+    if (action == VIEW_ACT_UP && a->loads_scroll)
+        a->loads_scroll--;
+    else if (action == VIEW_ACT_DOWN && a->loads_scroll + 1 < a->snap.n_hosts)
+        a->loads_scroll++;
+}
+
+static void cluster_mouse(App *a, const MEVENT *ev)
+{
+    if (!(ev->bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)))
+        return;
+    cluster_key(a, ev->bstate & BUTTON4_PRESSED ? VIEW_ACT_UP : VIEW_ACT_DOWN);
+    a->dirty = 1;
+}
+
+const View VIEW_CLUSTER_TABLE = {"Cluster", cluster_draw, cluster_key, cluster_mouse};

@@ -10,6 +10,7 @@
 #include "remote/ssh/hostconf.h"
 #include "tui/app.h"
 #include "tui/draw.h"
+#include "tui/view.h"
 
 static Role state_role(HostState s)
 {
@@ -23,7 +24,7 @@ static Role key_role(HostKeyStatus k)
                                                     : ROLE_BAD;
 }
 
-void view_hosts_draw(const App *a)
+static void hosts_draw(const App *a)
 {
     const Layout *l = &a->layout;
     if (l->shown[PANE_LOG])
@@ -194,7 +195,7 @@ void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
     }
 }
 
-void hosts_accept_selected(App *a)
+static void hosts_accept_selected(App *a)
 {
     if (!a->pool || a->host_sel >= hostpool_size(a->pool) || a->accept_pool)
         return;
@@ -231,3 +232,30 @@ void hosts_accept_confirmed(App *a)
     hostpool_connect(a->accept_pool, 0, 0);
     app_message(a, 0, "%s: connecting to accept %s ...", m->name, a->accept_fp);
 }
+
+static void hosts_key(App *a, ViewAction action)
+{
+    switch (action) {
+    case VIEW_ACT_UP:
+        if (a->host_sel)
+            a->host_sel--;
+        break;
+    case VIEW_ACT_DOWN:
+        if (a->host_sel + 1 < a->cluster->n_machines)
+            a->host_sel++;
+        break;
+    case VIEW_ACT_ACCEPT:
+        hosts_accept_selected(a);
+        break;
+    case VIEW_ACT_RECONNECT:
+        if (a->pool && a->host_sel < hostpool_size(a->pool)) {
+            hostpool_connect(a->pool, a->host_sel, 1);
+            app_message(a, 0, "reconnecting");
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+const View VIEW_HOSTS_TABLE = {"Hosts", hosts_draw, hosts_key, NULL};

@@ -7,12 +7,7 @@
 
 #include "tui/app.h"
 #include "tui/draw.h"
-
-const TrialRecord *view_tune_current(const App *a)
-{
-    size_t n = a->tuner ? tuner_n_trials(a->tuner) : 0;
-    return n ? tuner_trial(a->tuner, n - 1) : NULL;
-}
+#include "tui/view.h"
 
 static void fmt_s(char *out, size_t cap, double v)
 {
@@ -395,7 +390,7 @@ void view_log_draw(const App *a, Rect box)
     }
 }
 
-void view_tune_draw(const App *a)
+static void tune_draw(const App *a)
 {
     const Layout *l = &a->layout;
     if (!a->tuner) { /* --cluster F --workload W: the live scheduler only */
@@ -407,7 +402,7 @@ void view_tune_draw(const App *a)
         return;
     }
     if (l->shown[PANE_SURROGATE])
-        view_surrogate_draw(l->rect[PANE_SURROGATE], view_tune_current(a), a->cluster,
+        view_surrogate_draw(l->rect[PANE_SURROGATE], app_current_trial(a), a->cluster,
                             tuner_optimizer_name(a->tuner), tuner_running(a->tuner));
     if (l->shown[PANE_EDITOR] && a->editor)
         draw_editor(a, l->rect[PANE_EDITOR]);
@@ -418,3 +413,51 @@ void view_tune_draw(const App *a)
     if (l->shown[PANE_LOG])
         view_log_draw(a, l->rect[PANE_LOG]);
 }
+
+static void tune_key(App *a, ViewAction action)
+{
+    if (action == VIEW_ACT_UP || action == VIEW_ACT_DOWN)
+        app_select_trial(a, action == VIEW_ACT_UP ? -1 : 1);
+    else if (action == VIEW_ACT_OPEN)
+        app_open_editor(a);
+}
+
+/* The editor's rows: a click selects one, a click on the selected device row moves inputs
+ * like `+` (left button) or `-` (right button); the trial table: a click selects a trial;
+ * the wheel scrolls either. */
+static void tune_mouse(App *a, const MEVENT *ev)
+{
+    const Layout *l = &a->layout;
+    int wheel_up = ev->bstate & BUTTON4_PRESSED, wheel_down = ev->bstate & BUTTON5_PRESSED;
+    if (a->editor && l->shown[PANE_EDITOR] && rect_contains(l->rect[PANE_EDITOR], ev->x, ev->y)) {
+        Editor *e = a->editor;
+        Rect list = view_editor_rows(l->rect[PANE_EDITOR]);
+        if (wheel_up || wheel_down) {
+            editor_cursor_move(e, wheel_up ? -1 : 1);
+        } else if (rect_contains(list, ev->x, ev->y)) {
+            size_t first = e->cursor >= (size_t)list.h ? e->cursor - (size_t)list.h + 1 : 0;
+            size_t row = first + (size_t)(ev->y - list.y);
+            int right = (ev->bstate & (BUTTON3_PRESSED | BUTTON3_CLICKED)) != 0;
+            if (row == e->cursor && e->rows[row].device >= 0)
+                app_editor_key(a, right ? '-' : '+');
+            else if (row < e->n_rows)
+                editor_cursor_set(e, row);
+        }
+        a->dirty = 1;
+        return;
+    }
+    if (l->shown[PANE_TRIALS] && rect_contains(l->rect[PANE_TRIALS], ev->x, ev->y)) {
+        if (wheel_up || wheel_down) {
+            app_select_trial(a, wheel_up ? -3 : 3);
+        } else {
+            long row = ev->y - (l->rect[PANE_TRIALS].y + 2);
+            if (row >= 0 && a->scroll + (size_t)row < a->table.n_shown) {
+                a->sel = a->scroll + (size_t)row;
+                a->follow = 0;
+            }
+        }
+        a->dirty = 1;
+    }
+}
+
+const View VIEW_TUNE_TABLE = {"Tune", tune_draw, tune_key, tune_mouse};

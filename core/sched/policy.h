@@ -23,6 +23,9 @@ typedef struct {
     int max_gpus;          /* most GPUs the job can use (batch limits, cluster) */
     int explore_gpus;      /* > 0: in its exploration phase, wants exactly this many */
     double remaining;      /* remaining work, in the job's progress units */
+    double age_s;          /* since its submission */
+    size_t n_restarts;     /* allocations holding GPUs after its first (the artifact's count) */
+    int most_gpus_held;    /* the largest allocation it has run on (0: never ran) */
 } PolicyJob;
 
 typedef struct {
@@ -34,6 +37,7 @@ typedef struct {
      * estimate is whatever the policy's knowledge allows. */
     double (*speed)(void *ud, size_t i, int w);
     void *ud;
+    int node_gpus; /* GPUs of the largest node (0: unknown) */
 } PolicyInput;
 
 typedef struct {
@@ -58,6 +62,7 @@ double policy_remaining_s(const PolicyInput *in, size_t i, int w);
 
 extern const Policy POLICY_DOUBLING, POLICY_DOUBLING_EXPLORE, POLICY_DOUBLING_SEED, POLICY_OPTIMUS,
     POLICY_TIRESIAS;
+extern const Policy POLICY_POLLUX;
 extern const Policy POLICY_FIXED_1, POLICY_FIXED_2, POLICY_FIXED_4, POLICY_FIXED_8;
 
 #endif

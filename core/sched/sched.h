@@ -34,13 +34,22 @@
 typedef struct Catalogue Catalogue; /* core/sched/catalogue.h */
 typedef struct SchedState SchedState;
 
+/* Nodes of one kind in a mixed cluster (see docs/scheduler.md for the speed figures). */
 typedef struct {
+    const char *type; /* GPU type, e.g. "T4", "V100" (copied) */
     int nodes, gpus_per_node;
-    double interval_s;    /* time between decisions (60 s in the Pollux artifact) */
-    double resize_cost_s; /* checkpoint-stop-restart stall on every (re)allocation (30 s) */
-    const char *policy;   /* name in the policy table: see sched_policy_names() */
+    double speed; /* relative GPU speed: 1 = the GPUs the job models were measured on */
+} SchedNodeGroup;
+
+typedef struct {
+    int nodes, gpus_per_node; /* a uniform cluster (ignored when groups are given) */
+    double interval_s;        /* time between decisions (60 s in the Pollux artifact) */
+    double resize_cost_s;     /* checkpoint-stop-restart stall on every (re)allocation (30 s) */
+    const char *policy;       /* name in the policy table: see sched_policy_names() */
     uint64_t seed;
     const char *const *node_names; /* optional: nodes entries; default "node00".. */
+    const SchedNodeGroup *groups;  /* optional: a mixed cluster, nodes numbered group by */
+    size_t n_groups;               /* group in this order */
 } SchedConfig;
 
 void sched_config_default(SchedConfig *cfg);
@@ -140,10 +149,15 @@ int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *out);
 int sched_job_find(const SchedState *s, const char *name);
 
 int sched_node_count(const SchedState *s);
+/* The largest node's GPU count (every node's, in a uniform cluster). */
 int sched_gpus_per_node(const SchedState *s);
+int sched_node_gpu_count(const SchedState *s, int node);
+const char *sched_node_type(const SchedState *s, int node); /* "" in a uniform cluster */
+double sched_node_speed(const SchedState *s, int node);
 const char *sched_node_name(const SchedState *s, int node);
 int sched_node_drained(const SchedState *s, int node);
-/* Fills owners[0..n) with the job index holding each GPU of the node, or -1 when free. */
+/* Fills owners[0..n) with the job index holding each GPU of the node, or -1 when free
+ * (and -1 past the node's own GPU count). */
 int sched_node_gpus(const SchedState *s, int node, int *owners, int n);
 
 size_t sched_event_count(const SchedState *s);
@@ -174,6 +188,7 @@ typedef struct {
     double gpu_s_held, gpu_s_idle;
     double decision_ms_median, decision_ms_max;
     size_t decisions;
+    size_t peak_live_jobs; /* most jobs arrived and not finished at one decision */
 } SchedSummary;
 
 void sched_summary(const SchedState *s, SchedSummary *out);

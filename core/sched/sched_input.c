@@ -8,8 +8,6 @@
 #include "core/sched/sched_priv.h"
 #include "core/sched/workload.h"
 
-#define SPD_CACHE SCHED_SPEED_CACHE
-
 int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
 {
     const AppModel *app = catalogue_find(s->cat, spec->model ? spec->model : "");
@@ -42,14 +40,9 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
     }
     SJob *j = &s->jobs[s->n_jobs];
     memset(j, 0, sizeof *j);
-    j->name = strdup(spec->name);
-    j->slots = calloc((size_t)s->cfg.nodes, sizeof *j->slots);
-    j->spd = calloc(SPD_CACHE, sizeof *j->spd);
-    j->spd_valid = calloc(SPD_CACHE, sizeof *j->spd_valid);
-    if (!j->name || !j->slots || !j->spd || !j->spd_valid) {
-        free(j->name), free(j->slots), free(j->spd), free(j->spd_valid);
+    j->name = strdup(spec->name); /* the rest is allocated when the job arrives */
+    if (!j->name)
         return error_set(err, "scheduler: out of memory");
-    }
     j->app = app;
     j->submit_s = spec->submit_s;
     j->req_gpus = spec->gpus > 0 ? spec->gpus : 1;
@@ -72,8 +65,7 @@ int sched_load_workload(SchedState *s, const char *path, Error *err)
             rc = error_prefix(err, "%s: row %zu", path, i + 1);
     if (rc < 0) /* nothing half-applied */
         while (s->n_jobs > before) {
-            SJob *j = &s->jobs[--s->n_jobs];
-            free(j->name), free(j->slots), free(j->spd), free(j->spd_valid);
+            free(s->jobs[--s->n_jobs].name);
         }
     workload_free(specs, n);
     return rc;

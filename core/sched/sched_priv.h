@@ -1,5 +1,5 @@
-/* Internal: the scheduler state's job and state records, shared by core/sched/sched.c (decisions,
- * simulation) and core/sched/sched_report.c (queries, events, summary). Not a public API. */
+/* Internal: the scheduler state's job and state records, shared by core/sched/sched.c (state,
+ * simulation), sched_decide.c (decisions), sched_input.c and sched_report.c. Not a public API. */
 #ifndef TUNEDECK_SCHED_JOB_H
 #define TUNEDECK_SCHED_JOB_H
 
@@ -17,13 +17,15 @@ typedef struct {
     int done;
     double progress; /* in the app's units (init-batch steps) */
     int epoch;
-    int gpus;
-    size_t n_slots;
-    SchedSlot *slots; /* capacity: nodes */
+    int gpus, most_gpus; /* held now; the most ever held */
+    size_t n_allocs;     /* starts and resizes (allocations that hold GPUs) */
+    size_t n_slots, cap_slots;
+    SchedSlot *slots; /* grown when a placement needs more; freed when the job finishes */
     JobConfig conf;
     double stall_left_s;
     double gpu_s, lost_gpu_s;
     int pinned, paused;
+    int placed_gen; /* the decision that last placed it */
     SchedResize *resizes;
     size_t n_resizes, cap_resizes;
     /* exploration (POLICY_KNOWS_EXPLORE): stage 0..3 runs at 1, 2, 4, 8 GPUs */
@@ -33,9 +35,8 @@ typedef struct {
     size_t n_obs, cap_obs;
     TputModel own;
     int own_ok;
-    /* per-decision speed cache, indexed by GPUs */
+    /* per-decision speed cache, indexed by log2 GPUs: from arrival until the job finishes */
     double *spd;
-    int spd_cap, spd_gen;
     int *spd_valid;
 } SJob;
 
@@ -45,9 +46,28 @@ struct SchedState {
     const Policy *pol;
     char **node_names;
     int *drained;
-    int *owner; /* nodes × gpus_per_node: job index or -1 */
+    int *node_gpus;     /* GPUs of each node */
+    size_t *node_off;   /* first GPU of each node in owner[] */
+    int *node_free;     /* GPUs of each node no job holds (drained nodes included) */
+    double *node_speed; /* relative GPU speed of each node (1 = the measured GPUs) */
+    int *node_group;    /* node group of each node */
+    int *node_class;    /* rank of the node's speed among the distinct speeds, 0 = fastest */
+    int n_classes;
+    double *class_speed; /* speed of each class */
+    char **group_types;  /* GPU type name of each group */
+    size_t n_groups;
+    int max_node_gpus, total_gpus;
+    int *owner; /* every GPU, node by node: job index or -1 */
     SJob *jobs;
     size_t n_jobs, cap_jobs;
+    /* Only live jobs (arrived, not finished) are visited by a decision or a step, so their
+     * cost does not grow with the finished ones; a finished job keeps its record (name,
+     * times, resize history) for the queries and the summary, nothing more. */
+    size_t *live; /* job indices, in submission order */
+    size_t n_live, cap_live;
+    size_t next_arrival; /* first job not yet admitted into live */
+    size_t peak_live;
+    size_t n_done;
     double now_s, next_decision_s;
     SchedEvent *events;
     size_t n_events, cap_events;
@@ -58,9 +78,20 @@ struct SchedState {
     int gen;
 };
 
-/* Shared by core/sched/sched.c and core/sched/sched_input.c. */
-#define SCHED_SPEED_CACHE 32 /* per-job speed cache: powers of two up to 2^31 GPUs */
+/* Shared by core/sched/sched.c, sched_decide.c and sched_input.c. */
+#define SCHED_SPEED_CACHE 32   /* per-job speed cache: powers of two up to 2^31 GPUs */
+#define SCHED_EXPLORE_STAGES 4 /* exploration runs at 1, 2, 4, 8 GPUs */
 int sched_usable_gpus(const SchedState *s);
+/* One decision (core/sched/sched_decide.c). */
+int sched_decide(SchedState *s, Error *err);
+/* Appends to the decision log and the job's resize history; -1 when out of memory. */
+int sched_log_event(SchedState *s, SchedEventKind kind, size_t job, int from, int to);
+/* Gives the job's GPUs back to their nodes. */
+void sched_release(SchedState *s, size_t job);
+/* Relative speed of a placement: its slowest node's. */
+double sched_slots_speed(const SchedState *s, const SchedSlot *slots, size_t n);
+/* Frees what only a live job needs (after its GPUs are released). */
+void sched_job_retire(SJob *j);
 int sched_job_max_gpus(const SchedState *s, const SJob *j);
 /* Records a measured step time on the job's current allocation; refits its own model. */
 void sched_job_observe(SJob *j, int nodes, double step_s);

@@ -86,7 +86,22 @@ int sched_node_count(const SchedState *s)
 
 int sched_gpus_per_node(const SchedState *s)
 {
-    return s->cfg.gpus_per_node;
+    return s->max_node_gpus;
+}
+
+int sched_node_gpu_count(const SchedState *s, int node)
+{
+    return node >= 0 && node < s->cfg.nodes ? s->node_gpus[node] : 0;
+}
+
+const char *sched_node_type(const SchedState *s, int node)
+{
+    return node >= 0 && node < s->cfg.nodes ? s->group_types[s->node_group[node]] : NULL;
+}
+
+double sched_node_speed(const SchedState *s, int node)
+{
+    return node >= 0 && node < s->cfg.nodes ? s->node_speed[node] : 0;
 }
 
 const char *sched_node_name(const SchedState *s, int node)
@@ -103,9 +118,9 @@ int sched_node_gpus(const SchedState *s, int node, int *owners, int n)
 {
     if (node < 0 || node >= s->cfg.nodes)
         return -1;
-    int g = s->cfg.gpus_per_node;
+    int g = s->node_gpus[node];
     for (int i = 0; i < n; i++)
-        owners[i] = i < g ? s->owner[(size_t)node * (size_t)g + (size_t)i] : -1;
+        owners[i] = i < g ? s->owner[s->node_off[node] + (size_t)i] : -1;
     return 0;
 }
 
@@ -189,9 +204,10 @@ void sched_summary(const SchedState *s, SchedSummary *o)
     o->makespan_s = makespan;
     o->gpu_s_held = s->held_gpu_s;
     o->gpu_s_idle = s->idle_gpu_s;
-    double total = (double)s->cfg.nodes * s->cfg.gpus_per_node;
+    double total = (double)s->total_gpus;
     o->gpu_utilization = makespan > 0 ? s->held_gpu_s / (total * makespan) : 0;
     o->resizes_per_job = s->n_jobs ? (double)resizes / (double)s->n_jobs : 0;
+    o->peak_live_jobs = s->peak_live;
     o->gpu_s_lost_to_resizes = s->lost_gpu_s;
     o->decisions = s->n_dec;
     if (s->n_dec) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "remote/ssh/rexec.h"
 
 enum { RESTART_MS = 10000, MAX_GPUS = 64, MAX_PROCS = 512 };
 
@@ -268,4 +269,17 @@ void gpuwatch_free(GpuWatch *w)
     }
     free(w->hosts);
     free(w);
+}
+
+static void source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    (void)fds;
+    (void)n;
+    (void)now_ms;
+    gpuwatch_step(ctx, clock_now_ms()); /* after the pool's step, which took time */
+}
+
+long gpuwatch_attach(GpuWatch *w, EvLoop *l)
+{
+    return evloop_add(l, NULL, source_step, w);
 }

@@ -2,12 +2,13 @@
  * `nvidia-smi --query-gpu=... -lms PERIOD` and one looping --query-compute-apps (with each
  * process's group, so a GPU process maps to the job whose group started it). Hosts without
  * nvidia-smi say "no GPU tool" once and are left alone. Driven by the host pool's loop:
- * call gpuwatch_step after every hostpool_step. */
+ * call gpuwatch_step after every hostpool_step (gpuwatch_attach after hostpool_attach). */
 #ifndef TUNEDECK_GPUWATCH_H
 #define TUNEDECK_GPUWATCH_H
 
-#include "remote/ssh/hostpool.h"
+#include "core/base/evloop.h"
 #include "remote/gpu/nvsmi.h"
+#include "remote/ssh/hostpool.h"
 
 typedef struct GpuWatch GpuWatch;
 
@@ -24,6 +25,9 @@ GpuWatch *gpuwatch_new(HostPool *pool, double period_s);
 void gpuwatch_free(GpuWatch *w);
 void gpuwatch_add_host(GpuWatch *w, size_t host);
 void gpuwatch_step(GpuWatch *w, int64_t now_ms);
+/* Registers gpuwatch_step on a loop, to run after the pool's step (attach the pool first);
+ * returns the source id or -1. */
+long gpuwatch_attach(GpuWatch *w, EvLoop *l);
 
 GpuHostState gpuwatch_state(const GpuWatch *w, size_t host, const char **why);
 /* GPUs and one round of processes seen, or a final state (no tool, error). */

@@ -10,6 +10,7 @@
 #include "core/base/clock.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000 };

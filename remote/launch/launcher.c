@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/base/clock.h"
+#include "core/base/evloop.h"
 
 extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE;
 
@@ -60,7 +60,16 @@ void launcher_note_bad_line(Observation *o, const char *protocol_error)
     snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, protocol_error);
 }
 
-enum { MAX_FDS = 1024 };
+typedef struct {
+    const LauncherKind *k;
+    void *run;
+} OneRun;
+
+static int run_finished(void *ctx)
+{
+    const OneRun *r = ctx;
+    return r->k->finished(r->run);
+}
 
 Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
                                    const Schedule *s, Error *err)
@@ -68,22 +77,9 @@ Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cf
     void *run = k->start(cfg, s, err);
     if (!run)
         return NULL;
-    struct pollfd fds[MAX_FDS];
-    while (!k->finished(run)) {
-        int64_t deadline = -1;
-        size_t n = k->pollfds(run, fds, MAX_FDS, &deadline);
-        int timeout = -1;
-        if (deadline >= 0) {
-            int64_t left = deadline - clock_now_ms();
-            timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
-        }
-        int rc = poll(fds, n, timeout);
-        if (rc < 0 && errno != EINTR) {
-            k->cancel(run);
-            break;
-        }
-        k->step(run, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
+    OneRun r = {k, run};
+    if (evloop_run_source(k->pollfds, k->step, run, run_finished, &r, -1) < 0)
+        k->cancel(run);
     Observation *o = k->result(run);
     if (!o)
         error_set(err, "%s launcher: poll: %s", k->name, strerror(errno));

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
+#include "remote/ssh/rexec.h"
 
 cJSON *orphans_proc_json(int trial, const char *machine, long pgid)
 {
@@ -114,6 +116,20 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
     }
 }
 
+typedef struct {
+    const Stop *stops;
+    size_t n;
+} StopSet;
+
+static int stops_answered(void *ctx)
+{
+    const StopSet *s = ctx;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->stops[i].x && !rexec_done(s->stops[i].x))
+            return 0;
+    return 1;
+}
+
 int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
 {
     if (l->n == 0)
@@ -151,23 +167,11 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
                     snprintf(l->items[k].result, sizeof l->items[k].result, "not stopped: %s",
                              err.msg);
     }
-    int64_t deadline = clock_now_ms() + (int64_t)(timeout_s * 1000);
-    for (;;) {
-        int running = 0;
-        for (size_t i = 0; i < n_stops; i++)
-            running += stops[i].x && !rexec_done(stops[i].x);
-        int64_t now = clock_now_ms();
-        if (!running || now >= deadline)
-            break;
-        struct pollfd fds[256];
-        int64_t next = deadline;
-        size_t n = hostpool_pollfds(pool, fds, 256, &next);
-        if (next < 0 || next > deadline)
-            next = deadline;
-        int wait = next > now ? (int)(next - now) : 0;
-        int rc = poll(fds, n, wait > 100 ? 100 : wait);
-        hostpool_step(pool, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
+    EvLoop *loop = evloop_new();
+    StopSet set = {stops, n_stops};
+    if (loop && hostpool_attach(pool, loop) > 0)
+        evloop_run(loop, stops_answered, &set, clock_now_ms() + (int64_t)(timeout_s * 1000));
+    evloop_free(loop);
     for (size_t i = 0; i < n_stops; i++) {
         RemoteExec *x = stops[i].x;
         for (size_t k = 0; x && k < l->n; k++) {

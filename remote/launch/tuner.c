@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 
 typedef enum { PHASE_IDLE, PHASE_SUGGESTING, PHASE_RUNNING, PHASE_STOPPED } Phase;
 
@@ -68,6 +69,29 @@ Tuner *tuner_new(const TunerConfig *cfg, Error *err)
     return t;
 }
 
+static int run_finished(void *ctx)
+{
+    const Tuner *t = ctx;
+    return t->cfg.launcher->finished(t->run);
+}
+
+static void wake_only(void *ctx, int64_t now_ms)
+{
+    (void)ctx;
+    (void)now_ms;
+}
+
+/* A cancelled run still has to collect its processes: served alone, waking at least every
+ * 50 ms in case the launcher sets no deadline while it stops. */
+static void drain_cancelled_run(Tuner *t)
+{
+    EvLoop *l = evloop_new();
+    if (l && evloop_add(l, t->cfg.launcher->pollfds, t->cfg.launcher->step, t->run) > 0 &&
+        evloop_wake_every(l, 50, wake_only, NULL) > 0)
+        evloop_run(l, run_finished, t, -1);
+    evloop_free(l);
+}
+
 void tuner_free(Tuner *t)
 {
     if (!t)
@@ -77,15 +101,8 @@ void tuner_free(Tuner *t)
     suggestion_clear(&t->pending);
     if (t->run) {
         t->cfg.launcher->cancel(t->run);
-        Observation *o = NULL;
-        while (!t->cfg.launcher->finished(t->run)) {
-            struct pollfd fds[64];
-            int64_t deadline = -1;
-            size_t n = t->cfg.launcher->pollfds(t->run, fds, 64, &deadline);
-            int rc = poll(fds, n, 50);
-            t->cfg.launcher->step(t->run, fds, rc > 0 ? n : 0, clock_now_ms());
-        }
-        o = t->cfg.launcher->result(t->run);
+        drain_cancelled_run(t);
+        Observation *o = t->cfg.launcher->result(t->run);
         observation_free(o);
         t->cfg.launcher->free(t->run);
     }
@@ -281,22 +298,30 @@ void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
         begin_trial(t);
 }
 
+static size_t source_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return tuner_pollfds(ctx, fds, cap, deadline_ms);
+}
+
+static void source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    tuner_step(ctx, fds, n, now_ms);
+}
+
+long tuner_attach(Tuner *t, EvLoop *l)
+{
+    return evloop_add(l, source_pollfds, source_step, t);
+}
+
+static int session_done(void *ctx)
+{
+    return tuner_done(ctx);
+}
+
 int tuner_run_blocking(Tuner *t, Error *err)
 {
-    struct pollfd fds[1024];
-    while (!tuner_done(t)) {
-        int64_t deadline = -1;
-        size_t n = tuner_pollfds(t, fds, 1024, &deadline);
-        int timeout = -1;
-        if (deadline >= 0) {
-            int64_t left = deadline - clock_now_ms();
-            timeout = left < 0 ? 0 : left > 1000000 ? 1000000 : (int)left;
-        }
-        int rc = poll(fds, n, timeout);
-        if (rc < 0 && errno != EINTR)
-            return error_set(err, "poll: %s", strerror(errno));
-        tuner_step(t, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
+    if (evloop_run_source(source_pollfds, source_step, t, session_done, t, -1) < 0)
+        return error_set(err, "poll: %s", strerror(errno));
     if (t->last_error[0])
         return error_set(err, "%s", t->last_error);
     return 0;

@@ -4,6 +4,7 @@
 #ifndef TUNEDECK_TUNER_H
 #define TUNEDECK_TUNER_H
 
+#include "core/base/evloop.h"
 #include "core/opt/optimizer.h"
 #include "remote/launch/launcher.h"
 
@@ -39,6 +40,8 @@ void tuner_free(Tuner *t);
 
 size_t tuner_pollfds(Tuner *t, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Registers the session on a loop (its pollfds/step); returns the source id or -1. */
+long tuner_attach(Tuner *t, EvLoop *l);
 /* Runs to the end of the budget with its own poll loop (headless). */
 int tuner_run_blocking(Tuner *t, Error *err);
 

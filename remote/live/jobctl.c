@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/model/protocol.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 #define PGID_MARK "tunedeck-pgid "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "remote/live/jobgroup.h"
 #include "remote/ssh/shquote.h"
 
@@ -72,29 +73,46 @@ static void logf_(SchedLive *l, const char *fmt, ...)
 
 /* ---- pure helpers ---- */
 
-int schedlive_gpus_per_node(const Cluster *c, Error *err)
+int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
+                          Error *err)
 {
-    int gpn = -1;
+    *groups = NULL;
+    *n = 0;
+    if (c->n_machines == 0)
+        return error_set(err, "%s: no machines", c->name);
+    SchedNodeGroup *g = calloc(c->n_machines, sizeof *g);
+    if (!g)
+        return error_set(err, "out of memory");
+    size_t k = 0;
     for (size_t m = 0; m < c->n_machines; m++) {
         const MachineType *t = cluster_machine_type(c, m);
-        int n = 0;
+        int gpus = 0;
         for (size_t d = 0; d < t->n_devices; d++)
-            n += t->devices[d].kind == DEVICE_GPU;
-        if (n == 0)
+            gpus += t->devices[d].kind == DEVICE_GPU;
+        if (gpus_override > 0)
+            gpus = gpus_override;
+        if (gpus == 0) {
+            free(g);
             return error_set(err,
                              "%s: machine '%s' (type '%s') has no GPU device: live mode "
                              "places jobs on GPUs (--gpus-per-node overrides)",
                              c->name, c->machines[m].name, t->name);
-        if (gpn >= 0 && n != gpn)
-            return error_set(err,
-                             "%s: machine '%s' has %d GPUs, '%s' %d: the scheduler needs "
-                             "the same count on every node (--gpus-per-node overrides)",
-                             c->name, c->machines[0].name, gpn, c->machines[m].name, n);
-        gpn = n;
+        }
+        if (gpus > 64) {
+            free(g);
+            return error_set(err, "%s: machine '%s': expected at most 64 GPUs, found %d", c->name,
+                             c->machines[m].name, gpus);
+        }
+        /* Consecutive machines of one type and size are one group; the inventory has no
+         * speed figure, so every GPU counts as the measured kind (speed 1). */
+        if (k && g[k - 1].gpus_per_node == gpus && strcmp(g[k - 1].type, t->name) == 0)
+            g[k - 1].nodes++;
+        else
+            g[k++] = (SchedNodeGroup){t->name, 1, gpus, 1.0};
     }
-    if (gpn < 0)
-        return error_set(err, "%s: no machines", c->name);
-    return gpn;
+    *groups = g;
+    *n = k;
+    return 0;
 }
 
 int schedlive_template_checkpoint(const char *t, char *out, size_t cap)
@@ -267,6 +285,21 @@ size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *
     return n;
 }
 
+static size_t source_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return schedlive_pollfds(ctx, fds, cap, deadline_ms);
+}
+
+static void source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    schedlive_step(ctx, fds, n, now_ms);
+}
+
+long schedlive_attach(SchedLive *l, EvLoop *loop)
+{
+    return evloop_add(loop, source_pollfds, source_step, l);
+}
+
 static const char *machine(const SchedLive *l, int m)
 {
     return m >= 0 && (size_t)m < l->c->n_machines ? l->c->machines[m].name : "?";
@@ -280,7 +313,7 @@ static const char *machine(const SchedLive *l, int m)
 static void pick_gpu_ids(const SchedLive *l, const LiveJob *j, int node, int want, int *out)
 {
     enum { MAX_GPU_INDEX = 1024 };
-    int gpn = sched_gpus_per_node(l->s);
+    int gpn = sched_node_gpu_count(l->s, node); /* nodes may differ in size */
     int owners[MAX_GPU_INDEX];
     int n = 0, self = (int)(j - l->jobs);
     if (gpn > 0 && gpn <= MAX_GPU_INDEX && sched_node_gpus(l->s, node, owners, gpn) >= 0) {

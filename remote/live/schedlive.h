@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/evloop.h"
 #include "core/model/cluster.h"
 #include "core/sched/sched.h"
 #include "remote/ssh/hostpool.h"
@@ -71,6 +72,8 @@ void schedlive_free(SchedLive *l);
 size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 /* Advances the model to the wall clock, enacts its new decisions, serves the jobs. */
 void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Registers the driver (and so its pool) on a loop; returns the source id or -1. */
+long schedlive_attach(SchedLive *l, EvLoop *loop);
 /* Ends the run: the model stops advancing, every job is checkpointed and stopped. */
 void schedlive_stop_all(SchedLive *l);
 /* After stop_all: no job process is left. */
@@ -82,9 +85,11 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out);
 
 /* ---- pure helpers (unit-tested) ---- */
 
-/* GPUs per node for the scheduler: the GPU devices of every machine's type, which must be
- * the same for all machines. */
-int schedlive_gpus_per_node(const Cluster *c, Error *err);
+/* The scheduler's nodes, machine i as node i: the GPU devices of each machine's type (or
+ * gpus_override > 0 for every machine), consecutive machines of one type and size grouped.
+ * *groups is malloc'd (caller frees) and points into c for the type names. */
+int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
+                          Error *err);
 /* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);

@@ -1,7 +1,8 @@
 /* A pool of SSH sessions, one per host, driven by the caller's poll loop: name resolution,
  * connect(), handshake, host-key check and authentication all proceed without blocking,
  * many hosts at once, each under its own deadline. Ready sessions carry exec channels;
- * heartbeats notice a silent host and kept hosts reconnect with capped backoff + jitter. */
+ * heartbeats notice a silent host and kept hosts reconnect with capped backoff + jitter.
+ * The commands run on those sessions are in rexec.h. */
 #ifndef TUNEDECK_HOSTPOOL_H
 #define TUNEDECK_HOSTPOOL_H
 
@@ -9,12 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/base/stream.h"
+#include "core/base/evloop.h"
 #include "core/model/cluster.h"
 #include "remote/ssh/hostconf.h"
 
 typedef struct HostPool HostPool;
-typedef struct RemoteExec RemoteExec;
 
 typedef struct {
     const char *ssh_config;   /* NULL: ~/.ssh/config (and /etc/ssh/ssh_config) */
@@ -82,41 +82,9 @@ int hostpool_settled(const HostPool *p);
  * deadlines, heartbeats and reconnects; call it after every poll, fds or not. */
 size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 void hostpool_step(HostPool *p, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* Registers the pool on a loop (its pollfds/step); returns the source id or -1. */
+long hostpool_attach(HostPool *p, EvLoop *l);
 /* Polls until every host settled or the deadline passes (tools, tests). */
 void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms);
-
-/* ---- exec channels ---- */
-
-typedef enum {
-    EXEC_RUNNING,
-    EXEC_EXITED,     /* exit_status holds the code */
-    EXEC_SIGNALED,   /* the command was killed by exit_signal */
-    EXEC_SSH_FAILED, /* the connection failed or dropped: error says how */
-    EXEC_CLOSED      /* closed by us (rexec_close) */
-} ExecOutcome;
-
-/* One complete line of output (without '\n'); truncated: it passed max_line. Must not
- * free the exec. */
-typedef void (*ExecLineFn)(void *userdata, RemoteExec *x, StreamKind stream, const char *line,
-                           int truncated);
-
-typedef struct {
-    ExecLineFn on_line;
-    void *userdata;
-    size_t max_line; /* per stream; default 4 MiB */
-} ExecOptions;
-
-/* Runs `command` (already quoted by the caller: see shquote.h) on a host, connecting first
- * if needed; `input` (copied) goes to its standard input, then EOF. The caller owns the
- * result and frees it with rexec_free (which closes the channel if still open). */
-RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
-                          size_t input_len, const ExecOptions *o, Error *err);
-int rexec_done(const RemoteExec *x);
-ExecOutcome rexec_outcome(const RemoteExec *x);
-int rexec_exit_status(const RemoteExec *x);   /* -1 unless EXEC_EXITED */
-const char *rexec_error(const RemoteExec *x); /* signal name or SSH failure, "" otherwise */
-size_t rexec_host(const RemoteExec *x);
-void rexec_close(RemoteExec *x);
-void rexec_free(RemoteExec *x);
 
 #endif

@@ -1,4 +1,5 @@
-/* Internals shared by the host pool (connections) and its exec channels. */
+/* Internals shared by the host pool, its connections (hostconn.c) and its exec channels
+ * (rexec.c). Only rexec.c knows an exec's fields, so this header needs no rexec.h. */
 #ifndef TUNEDECK_HOSTPOOL_PRIV_H
 #define TUNEDECK_HOSTPOOL_PRIV_H
 
@@ -7,30 +8,11 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 
-#include "core/base/linebuf.h"
 #include "remote/ssh/backoff.h"
 #include "remote/ssh/hostpool.h"
 
-typedef enum { X_QUEUED, X_OPENING, X_EXECING, X_RUNNING, X_DONE } ExecPhase;
-
-struct RemoteExec {
-    HostPool *pool;
-    size_t host;
-    RemoteExec *next; /* the host's list */
-    char *command;
-    char *input;
-    size_t input_len, input_sent;
-    ExecOptions opt;
-    ExecPhase phase;
-    ssh_channel ch;
-    struct ssh_channel_callbacks_struct cb;
-    LineBuf out, err;
-    int eof_sent, closed_by_peer;
-    int exit_status;
-    char exit_signal[32];
-    ExecOutcome outcome;
-    char error[256];
-};
+/* An exec channel (rexec.c owns its fields): a host keeps the list of its own. */
+typedef struct RemoteExec RemoteExec;
 
 typedef struct {
     HostConf conf;
@@ -68,8 +50,20 @@ struct HostPool {
     int behind; /* the last step ran out of budget */
 };
 
+/* hostconn.c: one host's connection. */
+enum { RESOLVE_POLL_MS = 5 }; /* how often a lookup in flight is asked about */
+void host_teardown(Host *h);
+void host_start_attempt(HostPool *p, Host *h, int64_t now_ms);
+int host_fd(const Host *h); /* the socket to poll now, or -1 */
+void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
+void host_timers(HostPool *p, Host *h, int64_t now_ms);
+
 /* rexec.c: advance every exec of a ready host; fail them all when the host drops. */
 void rexec_pump_host(HostPool *p, Host *h);
 void rexec_fail_host(Host *h, const char *why);
+/* The host's session is freed: its channels go with it (libssh frees them). */
+void rexec_drop_channels(Host *h);
+/* The pool is freed: the execs the caller still holds no longer point to it. */
+void rexec_release_host(Host *h);
 
 #endif

@@ -1,12 +1,37 @@
 /* Exec channels on the host pool's sessions: open, exec, feed standard input, split
  * stdout/stderr into bounded lines, and take the exit status from libssh's callbacks. */
-#include "remote/ssh/hostpool_priv.h"
+#include "remote/ssh/rexec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/linebuf.h"
+#include "remote/ssh/hostpool_priv.h"
+
 enum { DEFAULT_MAX_LINE = 4 << 20 };
+
+typedef enum { X_QUEUED, X_OPENING, X_EXECING, X_RUNNING, X_DONE } ExecPhase;
+
+struct RemoteExec {
+    HostPool *pool;
+    size_t host;
+    RemoteExec *next; /* the host's list */
+    char *command;
+    char *input;
+    size_t input_len, input_sent;
+    ExecOptions opt;
+    ExecPhase phase;
+    ssh_channel ch;
+    struct ssh_channel_callbacks_struct cb;
+    LineBuf out, err;
+    int eof_sent, closed_by_peer;
+    int exit_status;
+    char exit_signal[32];
+    ExecOutcome outcome;
+    char error[256];
+};
+
 
 static void deliver(RemoteExec *x, LineBuf *b, StreamKind stream, int at_end)
 {
@@ -277,4 +302,16 @@ void rexec_free(RemoteExec *x)
     free(x->command);
     free(x->input);
     free(x);
+}
+
+void rexec_drop_channels(Host *h)
+{
+    for (RemoteExec *x = h->execs; x; x = x->next)
+        x->ch = NULL; /* ssh_free frees the channels */
+}
+
+void rexec_release_host(Host *h)
+{
+    for (RemoteExec *x = h->execs; x; x = x->next)
+        x->pool = NULL;
 }

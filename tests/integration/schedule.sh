@@ -58,6 +58,27 @@ PY
     --json >"$tmp/poisson.json" || fail "poisson run failed"
 grep -q '"jobs":6' "$tmp/poisson.json" || fail "poisson: $(cat "$tmp/poisson.json")"
 
+# A mixed cluster (4- and 8-GPU nodes, T4 and V100): every placement stays within each
+# node's own GPUs, and pollux runs there like every policy.
+mixed="$here/../../examples/sched-mixed-cluster.json"
+"$bin" schedule --workload "$fixture" --policy pollux --cluster "$mixed" \
+    --events "$tmp/mixed.jsonl" --json >"$tmp/mixed.json" || fail "mixed cluster run failed"
+python3 - "$tmp/mixed.jsonl" <<'PY' || fail "mixed cluster: bad placements"
+import json, sys
+size = {"node%02d" % i: 4 if i < 8 else 8 for i in range(12)}
+used, t = {}, None
+for e in map(json.loads, open(sys.argv[1])):
+    used.pop(e["job"], None)
+    if e["event"] in ("start", "resize"):
+        used[e["job"]] = {s["host"]: s["gpus"] for s in e["placement"]}
+    per = {}
+    for slots in used.values():
+        for h, g in slots.items():
+            per[h] = per.get(h, 0) + g
+    assert all(per[h] <= size[h] for h in per), (e, per)
+assert sum(1 for _ in open(sys.argv[1])) > 12
+PY
+
 expect_error() { # expect_error FRAGMENT ARGS...
     frag="$1"; shift
     if "$bin" schedule "$@" >"$tmp/out" 2>"$tmp/err"; then fail "accepted: $*"; fi
@@ -75,6 +96,10 @@ expect_error "empty file" --workload "$tmp/empty.csv" --policy tiresias
 expect_error "expected 0..8 GPUs (the usable cluster), found 16" --workload "$fixture" \
     --policy doubling --nodes 2 --pin cifar10-0=16
 expect_error "no job named 'nosuch'" --workload "$fixture" --policy doubling --pin nosuch=2
-expect_error "policy: expected one of" --workload "$fixture" --policy nosuch
+expect_error "unknown policy 'nosuch': expected one of" --workload "$fixture" --policy nosuch
 expect_error "exactly one of" --policy doubling
+printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 4, "gpu": "A100"}]}' \
+    >"$tmp/badcluster.json"
+expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \
+    --workload "$fixture" --policy doubling --cluster "$tmp/badcluster.json"
 exit 0

@@ -11,6 +11,7 @@
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/keys.h"
+#include "tui/view.h"
 #include "tui/theme.h"
 
 static SCREEN *scr;

@@ -18,7 +18,7 @@ static double bb_speed(void *ud, size_t i, int w)
 static PolicyInput one_job(PolicyJob *j, int capacity)
 {
     *j = (PolicyJob){.requested_gpus = 1, .max_gpus = 64, .remaining = 1e5};
-    return (PolicyInput){j, 1, capacity, 0, 30, bb_speed, NULL};
+    return (PolicyInput){j, 1, capacity, 0, 30, bb_speed, NULL, 0};
 }
 
 Test(policy, doubling_reaches_16_where_plus_one_steps_stall)
@@ -63,7 +63,7 @@ Test(policy, allocations_never_exceed_capacity_and_respect_pins)
                 pinned_sum += 2;
             }
         }
-        PolicyInput in = {jobs, n, cap, 0, 30, rand_speed, k};
+        PolicyInput in = {jobs, n, cap, 0, 30, rand_speed, k, 0};
         for (const char *const *p = names; *p; p++) {
             int g[20], sum = 0;
             cr_assert_eq(policy_decide(policy_find(*p), &in, g), 0);
@@ -85,7 +85,7 @@ Test(policy, tiresias_prefers_least_attained_service)
     PolicyJob jobs[2] = {
         {.submit_s = 0, .attained_gpu_s = 1e6, .requested_gpus = 4, .max_gpus = 64},
         {.submit_s = 10, .attained_gpu_s = 0, .requested_gpus = 4, .max_gpus = 64}};
-    PolicyInput in = {jobs, 2, 4, 0, 30, rand_speed, NULL};
+    PolicyInput in = {jobs, 2, 4, 0, 30, rand_speed, NULL, 0};
     int g[2];
     cr_assert_eq(policy_decide(&POLICY_TIRESIAS, &in, g), 0);
     cr_assert_eq(g[0], 0);
@@ -97,7 +97,7 @@ Test(policy, fixed_n_is_first_come_first_served)
     PolicyJob jobs[3];
     for (int i = 0; i < 3; i++)
         jobs[i] = (PolicyJob){.submit_s = i, .requested_gpus = 1, .max_gpus = 64};
-    PolicyInput in = {jobs, 3, 10, 0, 30, rand_speed, NULL};
+    PolicyInput in = {jobs, 3, 10, 0, 30, rand_speed, NULL, 0};
     int g[3];
     cr_assert_eq(policy_decide(&POLICY_FIXED_4, &in, g), 0);
     cr_assert_eq(g[0], 4);
@@ -109,5 +109,6 @@ Test(policy, names_resolve_including_the_seed_modes)
 {
     cr_assert_eq(policy_find("precompute"), &POLICY_DOUBLING);
     cr_assert_eq(policy_find("exploratory"), &POLICY_DOUBLING_EXPLORE);
-    cr_assert_null(policy_find("pollux"));
+    cr_assert_eq(policy_find("pollux"), &POLICY_POLLUX);
+    cr_assert_null(policy_find("gandiva"));
 }

@@ -280,3 +280,34 @@ Test(sched, exploring_a_small_batch_job_still_finishes)
     cr_assert(seen8, "the 8-GPU exploration stage was skipped");
     sched_free(s);
 }
+
+Test(sched, finished_jobs_leave_the_decision_set)
+{
+    /* Jobs far apart: one at a time is live. A decision that still visited finished jobs
+     * would have seen up to 12 at once. */
+    SchedConfig c;
+    sched_config_default(&c);
+    c.nodes = 2;
+    c.policy = "doubling";
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    for (int i = 0; i < 12; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        cr_assert_eq(sched_submit(s, &(SchedJobSpec){name, "ncf", 20000.0 * i, 1, 0}, &e), 0, "%s",
+                     e.msg);
+    }
+    cr_assert_eq(sched_run(s, 1e7, &e), 0, "%s", e.msg);
+    SchedSummary m;
+    sched_summary(s, &m);
+    cr_assert_eq(m.done, 12);
+    cr_assert_eq(m.peak_live_jobs, 1, "peak live jobs %zu", m.peak_live_jobs);
+    /* A finished job's record stays queryable. */
+    SchedJobInfo info;
+    cr_assert_eq(sched_job_info(s, 0, &info), 0);
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_gt(info.n_resizes, 0);
+    cr_assert_eq(info.nodes, 0);
+    sched_free(s);
+}

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sched/catalogue.h"
 #include "core/base/clock.h"
+#include "core/sched/catalogue.h"
 #include "remote/live/jobctl.h"
 #include "remote/live/schedlive.h"
 
@@ -29,18 +29,31 @@ static Cluster *cluster_with(int gpus_a, int gpus_b)
     return c;
 }
 
-Test(schedlive, gpus_per_node_from_the_inventory)
+Test(schedlive, node_sizes_from_the_inventory)
 {
     Error e;
+    SchedNodeGroup *g;
+    size_t n;
     Cluster *c = cluster_with(4, 4);
-    cr_assert_eq(schedlive_gpus_per_node(c, &e), 4);
+    cr_assert_eq(schedlive_node_groups(c, 0, &g, &n, &e), 0, "%s", e.msg);
+    cr_assert_eq(n, 2, "two machine types are two groups, found %zu", n);
+    cr_assert_eq(g[0].gpus_per_node, 4);
+    cr_assert_eq(g[1].gpus_per_node, 4);
+    free(g);
     cluster_free(c);
-    c = cluster_with(4, 2);
-    cr_assert_eq(schedlive_gpus_per_node(c, &e), -1);
-    cr_assert(strstr(e.msg, "'m1' 2") != NULL, "%s", e.msg);
+    c = cluster_with(4, 2); /* mixed sizes are the machines' own, not an error */
+    cr_assert_eq(schedlive_node_groups(c, 0, &g, &n, &e), 0, "%s", e.msg);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(g[0].gpus_per_node, 4);
+    cr_assert_eq(g[1].gpus_per_node, 2);
+    cr_assert_str_eq(g[1].type, "b");
+    free(g);
+    cr_assert_eq(schedlive_node_groups(c, 8, &g, &n, &e), 0, "%s", e.msg);
+    cr_assert(g[0].gpus_per_node == 8 && g[1].gpus_per_node == 8, "the override sizes all");
+    free(g);
     cluster_free(c);
     c = cluster_with(0, 0);
-    cr_assert_eq(schedlive_gpus_per_node(c, &e), -1);
+    cr_assert_eq(schedlive_node_groups(c, 0, &g, &n, &e), -1);
     cr_assert(strstr(e.msg, "no GPU") != NULL, "%s", e.msg);
     cluster_free(c);
 }

@@ -8,6 +8,7 @@
 
 #include "core/base/clock.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/ssh/rexec.h"
 
 /* A listening socket that never accepts: TCP connects, SSH never answers (a blackhole). */
 static int listener(int *port)

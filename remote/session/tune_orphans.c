@@ -1,5 +1,5 @@
 /* The orphans glue shared by `tunedeck tune` and the console (see tune_orphans.h). */
-#include "cmd/tune_orphans.h"
+#include "remote/session/tune_orphans.h"
 
 #include <cJSON.h>
 #include <stdio.h>

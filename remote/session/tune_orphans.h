@@ -5,7 +5,7 @@
 #ifndef TUNEDECK_TUNE_ORPHANS_H
 #define TUNEDECK_TUNE_ORPHANS_H
 
-#include "cmd/tune_journal.h"
+#include "remote/session/tune_journal.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/orphans.h"
 

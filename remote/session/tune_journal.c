@@ -1,5 +1,5 @@
 /* Journaling a headless tuning session and resuming one from its journal (DESIGN §5.4). */
-#include "cmd/tune_journal.h"
+#include "remote/session/tune_journal.h"
 
 #include <cJSON.h>
 #include <signal.h>

@@ -1,0 +1,19 @@
+/* Shared command-line pieces of the scheduler commands (see schedule_cli.h). */
+#include "cmd/schedule_cli.h"
+
+#include "core/sched/sched.h"
+
+void schedule_usage(FILE *out, const char *text)
+{
+    fputs(text, out);
+    fputs("policies:", out);
+    for (const char *const *p = sched_policy_names(); *p; p++)
+        fprintf(out, " %s", *p);
+    fputs(" (also: precompute, exploratory)\n", out);
+}
+
+int schedule_fail(const char *cmd, const char *msg)
+{
+    fprintf(stderr, "tunedeck %s: %s\n", cmd, msg);
+    return 2;
+}

@@ -1,0 +1,484 @@
+/* One scheduling decision, phase by phase: admit arrivals, show the live jobs to the policy,
+ * give back the GPUs of jobs whose size changes, place them, log the changes (shrinks before
+ * grows) and let unmoved jobs retune their batch. Only live jobs are visited. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/clock.h"
+#include "core/sched/placement.h"
+#include "core/sched/sched_priv.h"
+
+#define EXPLORE_STAGE_S 150.0 /* the seed: 2.5 minutes at each of 1, 2, 4, 8 GPUs */
+
+/* ---- estimates the policy may use ---- */
+
+static StepSource knowledge_source(const SchedState *s, const SJob *j)
+{
+    StepSource src = {j->app, NULL, s->max_node_gpus};
+    switch (s->pol->knowledge) {
+    case POLICY_KNOWS_PRECOMPUTE:
+        src.model = &j->app->fitted;
+        break;
+    case POLICY_KNOWS_EXPLORE:
+        /* Until its own fit exists the job is exploring and its size is forced; the
+         * catalogue fit only fills the gap should a policy ask early. */
+        src.model = j->own_ok ? &j->own : &j->app->fitted;
+        break;
+    default:
+        break; /* oracle: the measured traces themselves */
+    }
+    return src;
+}
+
+static int exploring(const SchedState *s, const SJob *j)
+{
+    return s->pol->knowledge == POLICY_KNOWS_EXPLORE && j->explore_stage < SCHED_EXPLORE_STAGES;
+}
+
+static int job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate)
+{
+    StepSource src = knowledge_source(s, j);
+    if (s->pol->adaptive_batch && !exploring(s, j))
+        return jobmodel_best(&src, w, j->epoch, c, rate);
+    int batch = j->req_batch;
+    /* An exploring job runs its owner's batch, grown when the stage's GPUs would get fewer
+     * samples each than were ever measured (cifar10 at 128 on 8 GPUs). */
+    if (exploring(s, j) && batch < j->app->min_local * w)
+        batch = j->app->min_local * w;
+    if (jobmodel_fixed(j->app, batch, w, c) < 0)
+        return -1;
+    *rate = jobmodel_rate_packed(&src, c, w, j->epoch);
+    return 0;
+}
+
+typedef struct {
+    SchedState *s;
+    const size_t *active;
+} SpeedCtx;
+
+static double speed_cb(void *ud, size_t i, int w)
+{
+    SpeedCtx *ctx = ud;
+    SchedState *s = ctx->s;
+    SJob *j = &s->jobs[ctx->active[i]];
+    if (w < 1 || w > sched_job_max_gpus(s, j))
+        return 0;
+    int k = -1;
+    if ((w & (w - 1)) == 0) {
+        k = 0;
+        while ((1 << k) < w)
+            k++;
+        if (j->spd_valid[k] == s->gen)
+            return j->spd[k];
+    }
+    JobConfig c;
+    double rate = 0;
+    if (job_config(s, j, w, &c, &rate) < 0)
+        rate = 0;
+    if (k >= 0) {
+        j->spd[k] = rate;
+        j->spd_valid[k] = s->gen;
+    }
+    return rate;
+}
+
+/* ---- the decision's working set ---- */
+
+typedef struct {
+    int want;
+    size_t job;
+} PlaceOrder;
+
+typedef struct {
+    size_t m;       /* live, unpaused jobs shown to the policy */
+    size_t *active; /* job index of each */
+    PolicyJob *pj;
+    int *target;        /* GPUs the policy gives each */
+    PlaceOrder *order;  /* jobs to place (want = GPUs), biggest first */
+    PlaceOrder *placed; /* placed jobs (want = GPUs gained), for the log */
+    size_t n_order, n_placed;
+    int *nodes, *gp; /* one placement's slots */
+} Decision;
+
+static void decision_free(Decision *d)
+{
+    free(d->active), free(d->pj), free(d->target), free(d->order), free(d->placed);
+    free(d->nodes), free(d->gp);
+}
+
+static int decision_init(Decision *d, size_t n_live, int n_nodes)
+{
+    size_t n = n_live ? n_live : 1;
+    *d = (Decision){0};
+    d->active = malloc(n * sizeof *d->active);
+    d->pj = malloc(n * sizeof *d->pj);
+    d->target = malloc(n * sizeof *d->target);
+    d->order = malloc(n * sizeof *d->order);
+    d->placed = malloc(n * sizeof *d->placed);
+    d->nodes = malloc((size_t)n_nodes * sizeof *d->nodes);
+    d->gp = malloc((size_t)n_nodes * sizeof *d->gp);
+    if (!d->active || !d->pj || !d->target || !d->order || !d->placed || !d->nodes || !d->gp) {
+        decision_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- phases ---- */
+
+/* Arrived jobs join the live list; finished ones leave it (in submission order). */
+static int admit_arrivals(SchedState *s)
+{
+    size_t k = 0;
+    for (size_t q = 0; q < s->n_live; q++)
+        if (!s->jobs[s->live[q]].done)
+            s->live[k++] = s->live[q];
+    s->n_live = k;
+    while (s->next_arrival < s->n_jobs && s->jobs[s->next_arrival].submit_s <= s->now_s) {
+        SJob *j = &s->jobs[s->next_arrival];
+        if (s->n_live == s->cap_live) {
+            size_t cap = s->cap_live ? 2 * s->cap_live : 64;
+            size_t *bigger = realloc(s->live, cap * sizeof *bigger);
+            if (!bigger)
+                return -1;
+            s->live = bigger;
+            s->cap_live = cap;
+        }
+        if (!j->done) { /* a live driver may report a job done before it arrives */
+            j->spd = calloc(SCHED_SPEED_CACHE, sizeof *j->spd);
+            j->spd_valid = calloc(SCHED_SPEED_CACHE, sizeof *j->spd_valid);
+            if (!j->spd || !j->spd_valid)
+                return -1;
+            s->live[s->n_live++] = s->next_arrival;
+        }
+        s->next_arrival++;
+    }
+    if (s->n_live > s->peak_live)
+        s->peak_live = s->n_live;
+    return 0;
+}
+
+static void explore_advance(SchedState *s, SJob *j)
+{
+    if (!exploring(s, j))
+        return;
+    if (j->explore_run_s >= EXPLORE_STAGE_S) {
+        j->explore_stage++;
+        j->explore_run_s = 0;
+    }
+    if (j->explore_stage < SCHED_EXPLORE_STAGES &&
+        (1 << j->explore_stage) > sched_job_max_gpus(s, j))
+        j->explore_stage = SCHED_EXPLORE_STAGES;
+}
+
+/* Paused jobs stop; every other live job becomes a PolicyJob. */
+static int gather(SchedState *s, Decision *d)
+{
+    for (size_t q = 0; q < s->n_live; q++) {
+        size_t i = s->live[q];
+        SJob *j = &s->jobs[i];
+        if (j->paused) {
+            if (j->gpus > 0) {
+                int from = j->gpus;
+                sched_release(s, i);
+                j->gpus = 0;
+                j->stall_left_s = 0;
+                if (sched_log_event(s, SCHED_EV_STOP, i, from, 0) < 0)
+                    return -1;
+            }
+            continue;
+        }
+        explore_advance(s, j);
+        d->active[d->m] = i;
+        d->pj[d->m] = (PolicyJob){.submit_s = j->submit_s,
+                                  .attained_gpu_s = j->gpu_s,
+                                  .requested_gpus = j->req_gpus,
+                                  .cur_gpus = j->gpus,
+                                  .pinned = j->pinned,
+                                  .max_gpus = sched_job_max_gpus(s, j),
+                                  .explore_gpus = exploring(s, j) ? 1 << j->explore_stage : 0,
+                                  .remaining = app_total_progress(j->app) - j->progress,
+                                  .age_s = s->now_s - j->submit_s,
+                                  .n_restarts = j->n_allocs ? j->n_allocs - 1 : 0,
+                                  .most_gpus_held = j->most_gpus};
+        d->m++;
+    }
+    return 0;
+}
+
+static int on_drained(const SchedState *s, const SJob *j)
+{
+    for (size_t k = 0; k < j->n_slots; k++)
+        if (s->drained[j->slots[k].node])
+            return 1;
+    return 0;
+}
+
+/* Jobs whose size changes (or that sit on a drained node) give their GPUs back; those
+ * that keep some are queued for placement, the others are logged as stopped. */
+static int release_moved(SchedState *s, Decision *d)
+{
+    for (size_t k = 0; k < d->m; k++) {
+        size_t i = d->active[k];
+        SJob *j = &s->jobs[i];
+        int moved = j->gpus != d->target[k] || (j->gpus && on_drained(s, j));
+        if (!moved)
+            continue;
+        if (j->gpus)
+            sched_release(s, i);
+        if (d->target[k] > 0) {
+            d->order[d->n_order++] = (PlaceOrder){d->target[k], k};
+        } else if (j->gpus > 0) {
+            int from = j->gpus;
+            j->gpus = 0;
+            j->stall_left_s = 0;
+            if (sched_log_event(s, SCHED_EV_STOP, i, from, 0) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int place_cmp(const void *pa, const void *pb)
+{
+    const PlaceOrder *a = pa, *b = pb;
+    if (a->want != b->want)
+        return b->want - a->want;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
+static int slot_cmp(const void *a, const void *b)
+{
+    return ((const SchedSlot *)a)->node - ((const SchedSlot *)b)->node;
+}
+
+/* Marks the job's GPUs on each slot's node as its own. */
+static int occupy(SchedState *s, size_t ji, const int *nodes, const int *gp, int ns)
+{
+    SJob *j = &s->jobs[ji];
+    if ((size_t)ns > j->cap_slots) {
+        SchedSlot *bigger = realloc(j->slots, (size_t)ns * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        j->slots = bigger;
+        j->cap_slots = (size_t)ns;
+    }
+    j->n_slots = (size_t)ns;
+    for (int t = 0; t < ns; t++) {
+        j->slots[t] = (SchedSlot){nodes[t], gp[t]};
+        int *row = s->owner + s->node_off[nodes[t]], left = gp[t];
+        for (int g = 0; g < s->node_gpus[nodes[t]] && left > 0; g++)
+            if (row[g] < 0) {
+                row[g] = (int)ji;
+                left--;
+            }
+        s->node_free[nodes[t]] -= gp[t];
+    }
+    qsort(j->slots, j->n_slots, sizeof *j->slots, slot_cmp);
+    return 0;
+}
+
+/* Takes a job's GPUs within the fastest class that holds it whole, else anywhere. */
+static int take_for(const SchedState *s, PlacementPool *pool, int want, Decision *d)
+{
+    if (s->n_classes > 1)
+        for (int c = 0; c < s->n_classes; c++)
+            if (placement_class_total(pool, c) >= want)
+                return placement_take_class(pool, c, want, d->nodes, d->gp, s->cfg.nodes);
+    return placement_take(pool, want, d->nodes, d->gp, s->cfg.nodes);
+}
+
+static int slowest_class(const SchedState *s, const SJob *j)
+{
+    int c = 0;
+    for (size_t k = 0; k < j->n_slots; k++)
+        if (s->node_class[j->slots[k].node] > c)
+            c = s->node_class[j->slots[k].node];
+    return c;
+}
+
+/* Mixed clusters: a running job on slower GPUs moves, at the same GPU count, to the fastest
+ * class that now has room for it whole, when its remaining time there plus the restart
+ * stall beats staying. Unmoved jobs are visited in submission order. */
+static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
+{
+    for (size_t k = 0; k < d->m && s->n_classes > 1; k++) {
+        size_t ji = d->active[k];
+        SJob *j = &s->jobs[ji];
+        int cur = slowest_class(s, j);
+        if (j->gpus == 0 || j->placed_gen == s->gen || cur == 0)
+            continue;
+        int c = 0;
+        while (c < cur && placement_class_total(pool, c) < j->gpus)
+            c++;
+        JobConfig conf;
+        double rate;
+        if (c == cur || job_config(s, j, j->gpus, &conf, &rate) < 0 || !(rate > 0))
+            continue;
+        double left_s = (app_total_progress(j->app) - j->progress) / rate;
+        double stay_s = left_s / s->class_speed[cur];
+        double move_s = left_s / s->class_speed[c] + s->cfg.resize_cost_s;
+        if (!(move_s < stay_s))
+            continue;
+        for (size_t q = 0; q < j->n_slots; q++)
+            if (!s->drained[j->slots[q].node])
+                placement_give(pool, j->slots[q].node, j->slots[q].gpus);
+        sched_release(s, ji);
+        int ns = placement_take_class(pool, c, j->gpus, d->nodes, d->gp, s->cfg.nodes);
+        if (ns < 0 || occupy(s, ji, d->nodes, d->gp, ns) < 0)
+            return -1; /* the class total said it fits */
+        j->conf = conf;
+        j->stall_left_s = s->cfg.resize_cost_s;
+        d->placed[d->n_placed++] = (PlaceOrder){0, ji};
+    }
+    return 0;
+}
+
+/* Biggest jobs first onto the fewest nodes (seed §4.3), fastest GPUs first in a mixed
+ * cluster; each placed job stalls. Then jobs on slower GPUs may move to faster ones. */
+static int place_moved(SchedState *s, Decision *d, Error *err)
+{
+    int *freeg = malloc((size_t)s->cfg.nodes * sizeof *freeg);
+    if (!freeg)
+        return error_set(err, "scheduler: out of memory");
+    for (int i = 0; i < s->cfg.nodes; i++)
+        freeg[i] = s->drained[i] ? 0 : s->node_free[i];
+    PlacementPool pool;
+    int rc = placement_pool_init(&pool, s->cfg.nodes, s->max_node_gpus, freeg);
+    free(freeg);
+    if (rc == 0 && s->n_classes > 1)
+        rc = placement_pool_set_classes(&pool, s->node_class);
+    if (rc < 0) {
+        placement_pool_free(&pool);
+        return error_set(err, "scheduler: out of memory");
+    }
+    qsort(d->order, d->n_order, sizeof *d->order, place_cmp);
+    for (size_t q = 0; q < d->n_order && rc == 0; q++) {
+        size_t ji = d->active[d->order[q].job];
+        SJob *j = &s->jobs[ji];
+        int from = j->gpus, want = d->order[q].want;
+        int ns = take_for(s, &pool, want, d);
+        JobConfig conf;
+        double rate;
+        if (ns < 0 || job_config(s, j, want, &conf, &rate) < 0) {
+            j->gpus = 0; /* cannot happen while policies respect capacity and limits */
+            if (from && sched_log_event(s, SCHED_EV_STOP, ji, from, 0) < 0)
+                rc = error_set(err, "scheduler: out of memory");
+            continue;
+        }
+        if (occupy(s, ji, d->nodes, d->gp, ns) < 0) {
+            rc = error_set(err, "scheduler: out of memory");
+            break;
+        }
+        j->gpus = want;
+        if (want > j->most_gpus)
+            j->most_gpus = want;
+        j->conf = conf;
+        j->stall_left_s = s->cfg.resize_cost_s;
+        j->placed_gen = s->gen;
+        if (j->start_s < 0)
+            j->start_s = s->now_s;
+        d->placed[d->n_placed++] = (PlaceOrder){j->gpus - from, ji};
+    }
+    if (rc == 0 && move_to_faster(s, d, &pool) < 0)
+        rc = error_set(err, "scheduler: out of memory");
+    placement_pool_free(&pool);
+    return rc;
+}
+
+static int delta_cmp(const void *pa, const void *pb)
+{
+    const PlaceOrder *a = pa, *b = pb; /* want = GPUs gained */
+    if (a->want != b->want)
+        return a->want - b->want;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
+/* Shrinks before grows, so that a replay of the stream never holds more GPUs than the
+ * cluster has, even between the events of one decision. */
+static int log_placed(SchedState *s, Decision *d)
+{
+    qsort(d->placed, d->n_placed, sizeof *d->placed, delta_cmp);
+    for (size_t q = 0; q < d->n_placed; q++) {
+        SJob *j = &s->jobs[d->placed[q].job];
+        int from = j->gpus - d->placed[q].want;
+        if (sched_log_event(s, from ? SCHED_EV_RESIZE : SCHED_EV_START, d->placed[q].job, from,
+                            j->gpus) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Unmoved jobs may still change batch (adaptive policies, between steps; no restart). */
+static void retune_batches(SchedState *s, Decision *d)
+{
+    if (!s->pol->adaptive_batch)
+        return;
+    for (size_t k = 0; k < d->m; k++) {
+        SJob *j = &s->jobs[d->active[k]];
+        JobConfig conf;
+        double rate;
+        if (j->gpus > 0 && job_config(s, j, j->gpus, &conf, &rate) == 0)
+            j->conf = conf;
+    }
+}
+
+/* Decision latency is measured in this thread's CPU time: on a shared machine wall-clock
+ * time mostly measures the neighbours. */
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return clock_now_s();
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void record_time(SchedState *s, double t0)
+{
+    if (s->n_dec == s->cap_dec) {
+        size_t cap = s->cap_dec ? 2 * s->cap_dec : 256;
+        double *bigger = realloc(s->decision_ms, cap * sizeof *bigger);
+        if (!bigger)
+            return; /* the figure is lost, the decision is not */
+        s->decision_ms = bigger;
+        s->cap_dec = cap;
+    }
+    s->decision_ms[s->n_dec++] = (cpu_now_s() - t0) * 1000.0;
+}
+
+int sched_decide(SchedState *s, Error *err)
+{
+    double t0 = cpu_now_s();
+    s->gen++;
+    Decision d;
+    if (admit_arrivals(s) < 0 || decision_init(&d, s->n_live, s->cfg.nodes) < 0)
+        return error_set(err, "scheduler: out of memory");
+    int rc = 0;
+    if (gather(s, &d) < 0)
+        rc = error_set(err, "scheduler: out of memory");
+    SpeedCtx ctx = {s, d.active};
+    PolicyInput in = {.jobs = d.pj,
+                      .n = d.m,
+                      .capacity = sched_usable_gpus(s),
+                      .node_gpus = s->max_node_gpus,
+                      .now_s = s->now_s,
+                      .resize_cost_s = s->cfg.resize_cost_s,
+                      .speed = speed_cb,
+                      .ud = &ctx};
+    if (rc == 0 && policy_decide(s->pol, &in, d.target) < 0)
+        rc = error_set(err, "scheduler: out of memory in policy %s", s->pol->name);
+    if (rc == 0 && release_moved(s, &d) < 0)
+        rc = error_set(err, "scheduler: out of memory");
+    if (rc == 0)
+        rc = place_moved(s, &d, err);
+    if (rc == 0 && log_placed(s, &d) < 0)
+        rc = error_set(err, "scheduler: out of memory");
+    if (rc == 0) {
+        retune_batches(s, &d);
+        record_time(s, t0);
+    }
+    decision_free(&d);
+    return rc;
+}

@@ -1,0 +1,238 @@
+/* Opening, journaling and closing a tuning session (remote/session/session.h). */
+#include "remote/session/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+Session *session_new(int with_journal)
+{
+    Session *s = calloc(1, sizeof *s);
+    /* Without a journal the object still answers (an empty id, events ignored), so the
+     * process groups are kept and stopped all the same. */
+    if (!s || !(s->journal = tune_journal_new())) {
+        free(s);
+        return NULL;
+    }
+    s->with_journal = with_journal;
+    s->procs.tj = s->journal;
+    return s;
+}
+
+int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int budget_set,
+                   Error *err)
+{
+    if (!s->with_journal)
+        return error_set(err, "--resume: a resumed session needs its journal");
+    TuneSetup *rs = &s->resumed;
+    if (tune_journal_load(s->journal, id_or_path, rs, err) < 0)
+        return -1;
+    s->resume = 1;
+    spec->sim = rs->sim[0] ? rs->sim : NULL;
+    spec->cluster = spec->job = rs->sim[0] ? NULL : tune_journal_path(s->journal);
+    spec->cluster_json = rs->cluster;
+    spec->job_json = rs->job;
+    spec->optimizer = rs->optimizer;
+    spec->launcher = rs->launcher;
+    spec->trial_cmd = rs->trial_cmd[0] ? rs->trial_cmd : NULL;
+    spec->seed = rs->seed;
+    spec->trial_timeout_s = rs->timeout_s;
+    if (!budget_set)
+        spec->budget = (int)rs->budget;
+    return 0;
+}
+
+/* The simulator, or the inventory and job (from files, or as a journal recorded them). */
+static int open_cluster(Session *s, const SessionSpec *o, Error *err)
+{
+    if (o->sim) {
+        if (!(s->sim = simcluster_new(o->sim, err)))
+            return -1;
+        s->cluster = simcluster_cluster(s->sim);
+        s->job = simcluster_job(s->sim);
+        return 0;
+    }
+    s->owned_cluster = o->cluster_json ? cluster_from_json(o->cluster_json, o->cluster, err)
+                                       : cluster_load(o->cluster, err);
+    if (!s->owned_cluster)
+        return -1;
+    s->cluster = s->owned_cluster;
+    if (!o->job)
+        return 0;
+    if ((o->job_json ? job_from_json(o->job_json, o->job, &s->owned_job, err)
+                     : job_load(o->job, &s->owned_job, err)) < 0)
+        return -1;
+    s->job = &s->owned_job;
+    return 0;
+}
+
+static int is_remote_launcher(const char *name)
+{
+    return strcmp(name, "per-host") == 0 || strcmp(name, "single") == 0;
+}
+
+/* The launcher by name, checked against what the session has. */
+static const LauncherKind *choose_launcher(Session *s, const SessionSpec *o, Error *err)
+{
+    const char *lname = o->launcher                   ? o->launcher
+                        : s->sim                      ? "sim"
+                        : s->cluster->trial.launch[0] ? s->cluster->trial.launch
+                                                      : "local";
+    const LauncherKind *lk = launcher_find(lname);
+    if (!lk) {
+        error_set(err, "--launcher: unknown launcher '%s': expected one of %s", lname,
+                  launcher_names());
+        return NULL;
+    }
+    if (strcmp(lname, "sim") == 0 && !s->sim) {
+        error_set(err, "--launcher sim: expected --sim SPEC, not --cluster (the simulator "
+                       "brings its own cluster)");
+        return NULL;
+    }
+    s->trial_cmd = o->trial_cmd ? o->trial_cmd : s->cluster->trial.command;
+    if (strcmp(lname, "sim") != 0 && (!s->trial_cmd || !s->trial_cmd[0])) {
+        error_set(err,
+                  "--trial-cmd: the %s launcher needs a trial command (or trial.command in the "
+                  "inventory)",
+                  lname);
+        return NULL;
+    }
+    snprintf(s->launcher, sizeof s->launcher, "%s", lname);
+    return lk;
+}
+
+static int open_pool(Session *s, const SessionSpec *o, Error *err)
+{
+    HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
+                          .ssh_config = o->ssh_config};
+    s->pool = hostpool_new(&po, err);
+    if (!s->pool || hostpool_add_cluster(s->pool, s->cluster, err) < 0)
+        return error_prefix(err, "--cluster");
+    for (size_t m = 0; o->keep_hosts && m < hostpool_size(s->pool); m++)
+        hostpool_connect(s->pool, m, 1);
+    return 0;
+}
+
+/* Every tuner event reaches the journal before the caller acts on it. */
+static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
+{
+    Session *s = userdata;
+    tune_journal_on_event(s->journal, ev, rec);
+    if (s->spec.on_event)
+        s->spec.on_event(s->spec.userdata, ev, rec);
+}
+
+static void on_proc(void *userdata, int trial, const char *machine, long pgid)
+{
+    Session *s = userdata;
+    tune_procs_on_proc(&s->procs, trial, machine, pgid);
+}
+
+int session_open(Session *s, const SessionSpec *spec, Error *err)
+{
+    s->spec = *spec;
+    if (open_cluster(s, spec, err) < 0)
+        return -1;
+    if (!s->sim && spec->keep_hosts && open_pool(s, spec, err) < 0)
+        return -1;
+    if (!s->job)
+        return 0;
+    const LauncherKind *lk = choose_launcher(s, spec, err);
+    if (!lk)
+        return -1;
+    if (!s->pool && is_remote_launcher(s->launcher) && open_pool(s, spec, err) < 0)
+        return -1;
+    TunerConfig cfg = {
+        .cluster = s->cluster,
+        .job = s->job,
+        .optimizer = spec->optimizer,
+        .seed = (uint64_t)spec->seed,
+        .budget = spec->budget,
+        .launcher = lk,
+        .launch = {.command = s->trial_cmd,
+                   .timeout_s = spec->trial_timeout_s,
+                   .sim = s->sim,
+                   .seed = (uint64_t)spec->seed,
+                   .remote = s->pool,
+                   .on_proc = on_proc,
+                   .userdata = s},
+        .async_suggest = spec->async_suggest,
+        .on_event = on_event,
+        .userdata = s,
+    };
+    if (!(s->tuner = tuner_new(&cfg, err)))
+        return error_prefix(err, "--optimizer");
+    return 0;
+}
+
+int session_journal_begin(Session *s, Error *err)
+{
+    if (!s->with_journal || !s->tuner)
+        return 0;
+    int rc;
+    if (s->resume) {
+        rc = tune_journal_resume(s->journal, s->tuner, s->cluster, s->spec.budget, err);
+    } else {
+        TuneSetup setup;
+        memset(&setup, 0, sizeof setup);
+        snprintf(setup.sim, sizeof setup.sim, "%s", s->sim ? s->spec.sim : "");
+        snprintf(setup.optimizer, sizeof setup.optimizer, "%s", tuner_optimizer_name(s->tuner));
+        snprintf(setup.launcher, sizeof setup.launcher, "%s", s->launcher);
+        snprintf(setup.trial_cmd, sizeof setup.trial_cmd, "%s", s->trial_cmd ? s->trial_cmd : "");
+        setup.seed = s->spec.seed;
+        setup.budget = s->spec.budget;
+        setup.timeout_s = s->spec.trial_timeout_s;
+        setup.cluster = s->sim ? NULL : cluster_to_json(s->cluster);
+        setup.job = s->sim ? NULL : job_to_json(s->job);
+        rc = tune_journal_start(s->journal, s->tuner, &setup, err);
+        tune_setup_clear(&setup);
+    }
+    s->journal_open = rc == 0;
+    return rc;
+}
+
+void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userdata)
+{
+    if (s->resume && s->journal_open && s->pool)
+        tune_orphans_stop_interrupted(s->pool, s->journal, report, userdata);
+}
+
+void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata)
+{
+    if (s->pool && s->procs.seen.n)
+        tune_orphans_stop(s->pool, s->journal, &s->procs.seen, "leftover of", 1, report, userdata);
+}
+
+void session_journal_end(Session *s)
+{
+    if (s->journal_open)
+        tune_journal_end(s->journal, s->tuner);
+}
+
+void session_close(Session *s)
+{
+    if (!s)
+        return;
+    tuner_free(s->tuner); /* before the pool its runs use */
+    s->tuner = NULL;
+    hostpool_free(s->pool);
+    s->pool = NULL;
+    simcluster_free(s->sim);
+    s->sim = NULL;
+    cluster_free(s->owned_cluster);
+    s->owned_cluster = NULL;
+    job_clear(&s->owned_job);
+    s->cluster = NULL;
+    s->job = NULL;
+    orphans_clear(&s->procs.seen);
+}
+
+void session_free(Session *s)
+{
+    if (!s)
+        return;
+    session_close(s);
+    tune_journal_free(s->journal);
+    tune_setup_clear(&s->resumed);
+    free(s);
+}

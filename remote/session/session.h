@@ -1,0 +1,85 @@
+/* One tuning session, opened from a plain spec by `tunedeck tune` and by the console alike:
+ * the cluster and job (the simulator, files, or what a journal recorded), the launcher chosen
+ * by name and checked, the hosts' pool, the tuner with its journal hooks, and the remote
+ * process groups a killed session left behind (orphans). A new backend plugs in here once. */
+#ifndef TUNEDECK_SESSION_H
+#define TUNEDECK_SESSION_H
+
+#include <cJSON.h>
+
+#include "core/model/cluster.h"
+#include "core/model/job.h"
+#include "core/sim/simcluster.h"
+#include "remote/launch/tuner.h"
+#include "remote/session/tune_journal.h"
+#include "remote/session/tune_orphans.h"
+#include "remote/ssh/hostpool.h"
+
+typedef struct {
+    /* Where the cluster and job come from: the simulator (sim), or an inventory and a job
+     * file; on resume the objects the journal recorded (cluster, job then only name the
+     * source in messages). No job on a real cluster: no tuner (the console's live
+     * scheduler alone). */
+    const char *sim;
+    const char *cluster, *job;
+    const cJSON *cluster_json, *job_json;
+    const char *launcher;  /* NULL: sim on the simulator, else the inventory's, else local */
+    const char *trial_cmd; /* NULL: the inventory's trial.command */
+    const char *optimizer;
+    long seed;
+    int budget;
+    double trial_timeout_s;
+    const char *ssh_config; /* NULL: ~/.ssh/config */
+    int accept_new_host_keys;
+    /* A pool for every real cluster, each host connected and kept (the console's hosts view
+     * and live scheduler); otherwise only the remote launchers get one, connected on use. */
+    int keep_hosts;
+    int async_suggest;
+    /* Tuner events, after the journal has them on disk (NULL: none). */
+    TunerEventFn on_event;
+    void *userdata;
+} SessionSpec;
+
+typedef struct {
+    SessionSpec spec; /* as opened; its strings belong to the caller */
+    SimCluster *sim;  /* NULL on a real cluster */
+    const Cluster *cluster;
+    const JobSpec *job; /* NULL: no tuning */
+    Cluster *owned_cluster;
+    JobSpec owned_job;
+    HostPool *pool; /* NULL when nothing needs SSH */
+    Tuner *tuner;   /* NULL without a job */
+    char launcher[32];
+    const char *trial_cmd;
+    /* The journal; resume: replayed into the tuner at journal_begin. Without one
+     * (--no-journal) it is never begun: its id stays empty, its events are dropped. */
+    TuneJournal *journal;
+    int with_journal;
+    TuneSetup resumed; /* what a resumed session was started with */
+    int resume;
+    int journal_open; /* journal_begin succeeded */
+    TuneProcs procs;  /* the remote process groups its trials started */
+} Session;
+
+/* with_journal: keep one (begun by session_journal_begin). NULL: out of memory. */
+Session *session_new(int with_journal);
+/* Resume, before session_open: reads the journal of ID (or a path) and fills spec with the
+ * session it recorded; budget_set: the caller's spec->budget stays. */
+int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int budget_set,
+                   Error *err);
+/* Builds the cluster, job, launcher, pool and tuner; err names the flag at fault. */
+int session_open(Session *s, const SessionSpec *spec, Error *err);
+/* A new session's journal is created, a resumed one replayed and reopened. No journal: 0. */
+int session_journal_begin(Session *s, Error *err);
+/* Resume: stops what the killed session's unfinished trials left running (before the first
+ * trial); each line goes to report. */
+void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userdata);
+/* At the end: stops what the session's own trials left running where a connection dropped. */
+void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata);
+/* Writes the journal's closing line (if it began). */
+void session_journal_end(Session *s);
+/* Frees the tuner, pool, cluster and job (the journal stays for its id and path). */
+void session_close(Session *s);
+void session_free(Session *s); /* closes it too */
+
+#endif

@@ -1,0 +1,432 @@
+/* One host's connection, a state machine (resolve, TCP connect, SSH handshake, host-key
+ * check, key/agent authentication, ready, down): each step taken only when its socket is
+ * ready, under deadlines we keep ourselves; a ready host's heartbeats and a kept host's
+ * reconnects. The pool (hostpool.c) polls and steps every host through here. */
+#include "remote/ssh/hostpool_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <libssh/server.h> /* ssh_send_keepalive, a client call declared there */
+
+#include "core/base/clock.h"
+#include "remote/ssh/shquote.h"
+
+void host_teardown(Host *h)
+{
+    if (h->gaip) {
+        if (gai_cancel(h->gaip) == EAI_NOTCANCELED)
+            while (gai_error(h->gaip) == EAI_INPROGRESS)
+                usleep(1000); /* only at pool teardown: the lookup thread must finish */
+        if (h->gaip->ar_result)
+            freeaddrinfo(h->gaip->ar_result);
+        free((char *)h->gai.ar_name); /* a lookup torn down in flight kept its name */
+        h->gai.ar_name = NULL;
+        h->gaip = NULL;
+    }
+    if (h->ai) {
+        freeaddrinfo(h->ai);
+        h->ai = NULL;
+    }
+    rexec_drop_channels(h);
+    if (h->ev) {
+        if (h->s)
+            ssh_event_remove_session(h->ev, h->s);
+        ssh_event_free(h->ev);
+        h->ev = NULL;
+    }
+    if (h->s) {
+        ssh_disconnect(h->s);
+        ssh_free(h->s); /* closes the socket we handed over */
+        h->s = NULL;
+        h->fd = -1;
+    }
+    if (h->fd >= 0) {
+        close(h->fd);
+        h->fd = -1;
+    }
+}
+
+/* The connection is over: say why, fail what ran on it, and plan the retry. */
+static void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->last_error, sizeof h->last_error, fmt, ap);
+    va_end(ap);
+    if (h->state == HOST_READY)
+        h->drops++;
+    char why[300];
+    snprintf(why, sizeof why, "ssh to %s failed: %s", h->conf.name, h->last_error);
+    rexec_fail_host(h, why);
+    host_teardown(h);
+    h->state = HOST_DOWN;
+    Backoff b = {(int64_t)(p->opt.backoff_base_s * 1000), (int64_t)(p->opt.backoff_max_s * 1000)};
+    h->retry_at_ms = now_ms + backoff_delay_ms(&b, h->attempt, backoff_uniform(&p->rng));
+    h->attempt++;
+}
+
+/* libssh asks for a passphrase through this callback: we never prompt. */
+static int refuse_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
+                             void *userdata)
+{
+    (void)prompt, (void)echo, (void)verify;
+    Host *h = userdata;
+    h->passphrase_needed = 1;
+    if (len)
+        buf[0] = 0;
+    return -1;
+}
+
+static int session_configure(HostPool *p, Host *h)
+{
+    const HostConf *c = &h->conf;
+    int off = 0, verbosity = SSH_LOG_NOLOG;
+    h->s = ssh_new();
+    if (!h->s)
+        return -1;
+    ssh_options_set(h->s, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
+    ssh_options_set(h->s, SSH_OPTIONS_HOST, c->host);
+    /* Explicit inventory settings first: the config file only fills what is unset. */
+    if (c->user[0])
+        ssh_options_set(h->s, SSH_OPTIONS_USER, c->user);
+    if (c->port > 0) {
+        unsigned int port = (unsigned int)c->port;
+        ssh_options_set(h->s, SSH_OPTIONS_PORT, &port);
+    }
+    if (c->identity[0])
+        ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, c->identity);
+    if (c->known_hosts[0])
+        ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, c->known_hosts);
+    if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
+        return -1;
+    ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
+    char *target = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_HOST, &target) == SSH_OK && target) {
+        snprintf(h->target, sizeof h->target, "%s", target);
+        ssh_string_free_char(target);
+    } else {
+        snprintf(h->target, sizeof h->target, "%s", c->host);
+    }
+    unsigned int port = 22;
+    ssh_options_get_port(h->s, &port);
+    h->port = (int)port;
+    ssh_callbacks_init(&h->scb);
+    h->scb.userdata = h;
+    h->scb.auth_function = refuse_passphrase;
+    ssh_set_callbacks(h->s, &h->scb);
+    ssh_set_blocking(h->s, 0);
+    return 0;
+}
+
+static void begin_connect(HostPool *p, Host *h, int64_t now_ms);
+
+void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
+{
+    host_teardown(h);
+    h->key = HOSTKEY_UNCHECKED;
+    h->fingerprint[0] = 0;
+    h->passphrase_needed = 0;
+    h->started_ms = now_ms;
+    h->deadline_ms = now_ms + (int64_t)(h->conf.connect_timeout_s * 1000);
+    h->retry_at_ms = 0;
+    if (session_configure(p, h) < 0) {
+        host_down(p, h, now_ms, "ssh configuration: %s",
+                  h->s ? ssh_get_error(h->s) : "out of memory");
+        return;
+    }
+    Error err;
+    if (host_name_valid(h->target, &err) < 0) {
+        host_down(p, h, now_ms, "%s (from the ssh configuration)", err.msg);
+        return;
+    }
+    snprintf(h->port_text, sizeof h->port_text, "%d", h->port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+    /* A literal address needs no lookup; a name goes to the resolver threads. */
+    const char *name = h->target;
+    char bare[256];
+    size_t tl = strlen(name);
+    if (name[0] == '[' && tl > 2 && name[tl - 1] == ']') {
+        snprintf(bare, sizeof bare, "%.*s", (int)(tl - 2), name + 1);
+        name = bare;
+    }
+    if (getaddrinfo(name, h->port_text, &hints, &h->ai) == 0) {
+        begin_connect(p, h, now_ms);
+        return;
+    }
+    h->ai = NULL;
+    memset(&h->gai, 0, sizeof h->gai);
+    static const struct addrinfo NAME_HINTS = {.ai_socktype = SOCK_STREAM,
+                                               .ai_flags = AI_NUMERICSERV};
+    /* name may be bare itself: copied straight, never printed onto its own buffer. */
+    h->gai.ar_name = strdup(name);
+    h->gai.ar_service = h->port_text;
+    h->gai.ar_request = &NAME_HINTS;
+    h->gaip = &h->gai;
+    struct sigevent sev = {.sigev_notify = SIGEV_NONE};
+    if (!h->gai.ar_name || getaddrinfo_a(GAI_NOWAIT, &h->gaip, 1, &sev) != 0) {
+        free((char *)h->gai.ar_name);
+        h->gai.ar_name = NULL;
+        h->gaip = NULL;
+        host_down(p, h, now_ms, "cannot start resolving %s", h->target);
+        return;
+    }
+    h->state = HOST_RESOLVING;
+}
+
+static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
+{
+    for (struct addrinfo *a = h->ai; a; a = a->ai_next) {
+        int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) {
+            h->fd = fd;
+            h->state = HOST_CONNECTING;
+            return;
+        }
+        int e = errno;
+        close(fd);
+        if (!a->ai_next) {
+            host_down(p, h, now_ms, "connect to %s port %d: %s", h->target, h->port, strerror(e));
+            return;
+        }
+    }
+    host_down(p, h, now_ms, "connect to %s port %d: no usable address", h->target, h->port);
+}
+
+static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)
+{
+    int rc = gai_error(h->gaip);
+    if (rc == EAI_INPROGRESS)
+        return;
+    free((char *)h->gai.ar_name);
+    h->gai.ar_name = NULL;
+    h->gaip = NULL;
+    if (rc != 0) {
+        host_down(p, h, now_ms, "cannot resolve %s: %s", h->target, gai_strerror(rc));
+        return;
+    }
+    h->ai = h->gai.ar_result;
+    h->gai.ar_result = NULL;
+    begin_connect(p, h, now_ms);
+}
+
+static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
+{
+    ssh_key key = NULL;
+    unsigned char *hash = NULL;
+    size_t hlen = 0;
+    if (ssh_get_server_publickey(h->s, &key) == SSH_OK &&
+        ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hlen) == 0) {
+        char *fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen);
+        if (fp) {
+            snprintf(h->fingerprint, sizeof h->fingerprint, "%s", fp);
+            ssh_string_free_char(fp);
+        }
+        ssh_clean_pubkey_hash(&hash);
+    }
+    ssh_key_free(key);
+    const char *file = h->conf.known_hosts[0] ? h->conf.known_hosts : "~/.ssh/known_hosts";
+    switch (ssh_session_is_known_server(h->s)) {
+    case SSH_KNOWN_HOSTS_OK:
+        h->key = HOSTKEY_OK;
+        h->state = HOST_AUTH;
+        return;
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER:
+        h->key = HOSTKEY_CHANGED;
+        h->keep = 0; /* never retried: it would be refused again */
+        host_down(p, h, now_ms,
+                  "host key for %s changed (now %s): refused; if the change is expected, "
+                  "remove its old line from %s",
+                  h->target, h->fingerprint, file);
+        return;
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+        /* Accepted: by the headless flag, or by the operator for exactly this key. */
+        if (p->opt.accept_new_host_keys ||
+            (h->accept_fp[0] && strcmp(h->accept_fp, h->fingerprint) == 0)) {
+            if (ssh_session_update_known_hosts(h->s) != SSH_OK) {
+                h->key = HOSTKEY_ERROR;
+                host_down(p, h, now_ms, "cannot add the host key to %s: %s", file,
+                          ssh_get_error(h->s));
+                return;
+            }
+            h->key = HOSTKEY_ACCEPTED;
+            h->state = HOST_AUTH;
+            return;
+        }
+        h->key = HOSTKEY_UNKNOWN;
+        h->keep = 0;
+        host_down(p, h, now_ms,
+                  "unknown host key for %s (%s): refused; check the fingerprint and accept "
+                  "it with --accept-new-host-keys",
+                  h->target, h->fingerprint);
+        return;
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+        h->key = HOSTKEY_ERROR;
+        host_down(p, h, now_ms, "cannot check the host key against %s: %s", file,
+                  ssh_get_error(h->s));
+        return;
+    }
+}
+
+static void drive_auth(HostPool *p, Host *h, int64_t now_ms)
+{
+    int rc = ssh_userauth_publickey_auto(h->s, NULL, NULL);
+    if (rc == SSH_AUTH_AGAIN)
+        return;
+    if (rc == SSH_AUTH_SUCCESS) {
+        h->state = HOST_READY;
+        h->handshake_ms = (double)(now_ms - h->started_ms);
+        h->connects++;
+        h->attempt = 0;
+        h->last_error[0] = 0;
+        h->last_rx_ms = now_ms;
+        h->next_ka_ms = now_ms + (int64_t)(p->opt.heartbeat_s * 1000);
+        h->ev = ssh_event_new();
+        if (!h->ev || ssh_event_add_session(h->ev, h->s) != SSH_OK) {
+            host_down(p, h, now_ms, "cannot watch the session");
+            return;
+        }
+        h->dirty = 1;
+        return;
+    }
+    h->keep = 0;
+    if (h->passphrase_needed)
+        host_down(p, h, now_ms,
+                  "authentication failed: the identity %s is encrypted and no ssh-agent "
+                  "holds it (tunedeck never asks for a passphrase: run ssh-add)",
+                  h->conf.identity[0] ? h->conf.identity : "file");
+    else
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key or identity "
+                  "file was accepted (%s)",
+                  h->target, rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied");
+}
+
+static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
+{
+    int rc = ssh_connect(h->s);
+    if (rc == SSH_AGAIN)
+        return;
+    if (rc != SSH_OK) {
+        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
+                  ssh_get_error(h->s));
+        return;
+    }
+    check_host_key(p, h, now_ms);
+    if (h->state == HOST_AUTH)
+        drive_auth(p, h, now_ms);
+}
+
+static void tcp_connected(HostPool *p, Host *h, int64_t now_ms)
+{
+    int e = 0;
+    socklen_t len = sizeof e;
+    if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+        e = errno;
+    if (e == EINPROGRESS)
+        return;
+    if (e) {
+        host_down(p, h, now_ms, "connect to %s port %d: %s", h->target, h->port, strerror(e));
+        return;
+    }
+    ssh_options_set(h->s, SSH_OPTIONS_FD, &h->fd);
+    h->fd = -1; /* libssh owns it now */
+    h->state = HOST_HANDSHAKE;
+    drive_handshake(p, h, now_ms);
+}
+
+int host_fd(const Host *h)
+{
+    if (h->state == HOST_CONNECTING)
+        return h->fd;
+    if (h->s && h->state >= HOST_HANDSHAKE && h->state <= HOST_READY)
+        return ssh_get_fd(h->s);
+    return -1;
+}
+void host_io(HostPool *p, Host *h, short revents, int64_t now_ms)
+{
+    switch (h->state) {
+    case HOST_CONNECTING:
+        tcp_connected(p, h, now_ms);
+        break;
+    case HOST_HANDSHAKE:
+        drive_handshake(p, h, now_ms);
+        break;
+    case HOST_AUTH:
+        drive_auth(p, h, now_ms);
+        break;
+    case HOST_READY:
+        if (revents & (POLLIN | POLLHUP | POLLERR))
+            h->last_rx_ms = now_ms;
+        ssh_event_dopoll(h->ev, 0);
+        h->dirty = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+void host_timers(HostPool *p, Host *h, int64_t now_ms)
+{
+    switch (h->state) {
+    case HOST_RESOLVING:
+        poll_resolver(p, h, now_ms);
+        if (h->state == HOST_RESOLVING && now_ms >= h->deadline_ms)
+            host_down(p, h, now_ms, "resolving %s took longer than %.1f s", h->target,
+                      h->conf.connect_timeout_s);
+        break;
+    case HOST_CONNECTING:
+    case HOST_HANDSHAKE:
+    case HOST_AUTH:
+        if (now_ms >= h->deadline_ms)
+            host_down(p, h, now_ms, "no answer within %.1f s (%s)", h->conf.connect_timeout_s,
+                      h->state == HOST_CONNECTING  ? "TCP connect"
+                      : h->state == HOST_HANDSHAKE ? "SSH handshake"
+                                                   : "authentication");
+        break;
+    case HOST_READY: {
+        int64_t period = (int64_t)(p->opt.heartbeat_s * 1000);
+        if (now_ms - h->last_rx_ms > period * p->opt.heartbeat_misses) {
+            host_down(p, h, now_ms, "silent for %.1f s (no answer to keep-alives)",
+                      (double)(now_ms - h->last_rx_ms) / 1000);
+            break;
+        }
+        if (now_ms >= h->next_ka_ms) {
+            ssh_send_keepalive(h->s);
+            h->next_ka_ms = now_ms + period;
+        }
+        if (h->dirty) {
+            h->dirty = 0;
+            rexec_pump_host(p, h);
+        }
+        if (h->s && !ssh_is_connected(h->s))
+            host_down(p, h, now_ms, "connection closed: %s", ssh_get_error(h->s));
+        break;
+    }
+    case HOST_DOWN:
+        if (h->keep && h->retry_at_ms && now_ms >= h->retry_at_ms)
+            host_start_attempt(p, h, now_ms);
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,47 @@
+/* Commands run on the host pool's sessions (exec channels): input on stdin, output as
+ * complete lines, then the exit status, or the SSH failure that ended them. Driven by the
+ * pool's pollfds/step like everything else on the loop. */
+#ifndef TUNEDECK_REXEC_H
+#define TUNEDECK_REXEC_H
+
+#include <stddef.h>
+
+#include "core/base/error.h"
+#include "core/base/stream.h"
+#include "remote/ssh/hostpool.h"
+
+typedef struct RemoteExec RemoteExec;
+
+typedef enum {
+    EXEC_RUNNING,
+    EXEC_EXITED,     /* exit_status holds the code */
+    EXEC_SIGNALED,   /* the command was killed by exit_signal */
+    EXEC_SSH_FAILED, /* the connection failed or dropped: error says how */
+    EXEC_CLOSED      /* closed by us (rexec_close) */
+} ExecOutcome;
+
+/* One complete line of output (without '\n'); truncated: it passed max_line. Must not
+ * free the exec. */
+typedef void (*ExecLineFn)(void *userdata, RemoteExec *x, StreamKind stream, const char *line,
+                           int truncated);
+
+typedef struct {
+    ExecLineFn on_line;
+    void *userdata;
+    size_t max_line; /* per stream; default 4 MiB */
+} ExecOptions;
+
+/* Runs `command` (already quoted by the caller: see shquote.h) on a host, connecting first
+ * if needed; `input` (copied) goes to its standard input, then EOF. The caller owns the
+ * result and frees it with rexec_free (which closes the channel if still open). */
+RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
+                          size_t input_len, const ExecOptions *o, Error *err);
+int rexec_done(const RemoteExec *x);
+ExecOutcome rexec_outcome(const RemoteExec *x);
+int rexec_exit_status(const RemoteExec *x);   /* -1 unless EXEC_EXITED */
+const char *rexec_error(const RemoteExec *x); /* signal name or SSH failure, "" otherwise */
+size_t rexec_host(const RemoteExec *x);
+void rexec_close(RemoteExec *x);
+void rexec_free(RemoteExec *x);
+
+#endif

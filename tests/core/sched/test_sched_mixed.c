@@ -1,0 +1,173 @@
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
+
+#define FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv"
+
+static Catalogue *cat;
+static void setup(void)
+{
+    cat = catalogue_load(NULL, NULL);
+    cr_assert_not_null(cat);
+}
+static void teardown(void)
+{
+    catalogue_free(cat);
+}
+TestSuite(sched_mixed, .init = setup, .fini = teardown);
+
+static SchedState *mixed(const char *policy, const SchedNodeGroup *g, size_t n)
+{
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = policy;
+    c.groups = g;
+    c.n_groups = n;
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    return s;
+}
+
+/* Every GPU of every node is held by at most one job, no job holds a GPU past its node's
+ * own count, and the jobs' counts agree with the nodes'. */
+static void check_capacity(const SchedState *s)
+{
+    int owners[64];
+    int *held = calloc(sched_job_count(s) + 1, sizeof *held);
+    for (int n = 0; n < sched_node_count(s); n++) {
+        sched_node_gpus(s, n, owners, 64);
+        for (int g = 0; g < 64; g++) {
+            if (g >= sched_node_gpu_count(s, n))
+                cr_assert_eq(owners[g], -1, "node %d: GPU %d past its count is held", n, g);
+            else if (owners[g] >= 0)
+                held[owners[g]]++;
+        }
+    }
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        cr_assert_eq(held[j], info.gpus, "job %s holds %d GPUs on nodes, says %d", info.name,
+                     held[j], info.gpus);
+    }
+    free(held);
+}
+
+Test(sched_mixed, every_policy_stays_within_nodes_of_different_sizes)
+{
+    const SchedNodeGroup g[] = {{"T4", 2, 4, 1.0}, {"V100", 1, 8, 1.94}, {"T4", 1, 2, 1.0}};
+    for (const char *const *p = sched_policy_names(); *p; p++) {
+        SchedState *s = mixed(*p, g, 3);
+        Error e;
+        cr_assert_eq(sched_node_count(s), 4);
+        cr_assert_eq(sched_node_gpu_count(s, 2), 8);
+        cr_assert_str_eq(sched_node_type(s, 2), "V100");
+        cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
+        while (!sched_finished(s) && sched_now(s) < 1e6) {
+            cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+            check_capacity(s);
+        }
+        cr_assert(sched_finished(s), "%s left jobs unfinished", *p);
+        sched_free(s);
+    }
+}
+
+/* Which node group a job's first slot is on, from its last start or resize event. */
+static const char *type_of_last_placement(const SchedState *s, int job)
+{
+    const char *type = NULL;
+    for (size_t i = 0; i < sched_event_count(s); i++) {
+        const SchedEvent *ev = sched_event(s, i);
+        if (ev->job == job && ev->n_slots)
+            type = sched_node_type(s, ev->slots[0].node);
+    }
+    return type;
+}
+
+Test(sched_mixed, a_job_goes_to_the_fastest_gpus_that_hold_it_whole)
+{
+    /* Slow nodes first in the description: placement must not just take the first node. */
+    const SchedNodeGroup g[] = {{"T4", 2, 4, 1.0}, {"V100", 1, 4, 1.94}};
+    SchedState *s = mixed("fixed-4", g, 2);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"a", "cifar10", 0, 4, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(type_of_last_placement(s, 0), "V100");
+    check_capacity(s);
+    sched_free(s);
+}
+
+Test(sched_mixed, a_job_moves_to_the_faster_type_when_it_frees_up)
+{
+    const SchedNodeGroup g[] = {{"V100", 1, 4, 1.94}, {"T4", 1, 4, 1.0}};
+    SchedState *s = mixed("fixed-4", g, 2);
+    Error e;
+    /* A short job takes the V100s; a long one arriving later gets the T4s. */
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"short", "cifar10", 0, 4, 512}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"long", "imagenet", 30, 4, 0}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(type_of_last_placement(s, 0), "V100");
+    cr_assert_str_eq(type_of_last_placement(s, 1), "T4");
+    SchedJobInfo info;
+    while (sched_job_info(s, 0, &info) == 0 && info.state != SCHED_JOB_DONE && sched_now(s) < 1e6)
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(type_of_last_placement(s, 1), "V100", "the long job stayed on T4s");
+    /* The move is a resize at the same GPU count: the live driver restarts it there. */
+    const SchedEvent *last = NULL;
+    for (size_t i = 0; i < sched_event_count(s); i++)
+        if (sched_event(s, i)->job == 1)
+            last = sched_event(s, i);
+    cr_assert_eq(last->kind, SCHED_EV_RESIZE);
+    cr_assert_eq(last->gpus_from, 4);
+    cr_assert_eq(last->gpus_to, 4);
+    check_capacity(s);
+    sched_free(s);
+}
+
+Test(sched_mixed, a_short_remainder_does_not_pay_for_the_move)
+{
+    /* The same, with a restart stall longer than the long job's whole remaining time on
+     * its T4s: moving would finish later, so it stays. */
+    const SchedNodeGroup g[] = {{"V100", 1, 4, 1.94}, {"T4", 1, 4, 1.0}};
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = "fixed-4";
+    c.groups = g;
+    c.n_groups = 2;
+    c.resize_cost_s = 1e7;
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"short", "cifar10", 0, 4, 512}, &e), 0);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"long", "imagenet", 30, 4, 0}, &e), 0);
+    SchedJobInfo info;
+    while (sched_job_info(s, 0, &info) == 0 && info.state != SCHED_JOB_DONE && sched_now(s) < 1e8)
+        cr_assert_eq(sched_advance(s, 3600, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(type_of_last_placement(s, 1), "T4");
+    sched_free(s);
+}
+
+Test(sched_mixed, groups_are_checked)
+{
+    SchedConfig c;
+    sched_config_default(&c);
+    const SchedNodeGroup bad_speed[] = {{"T4", 2, 4, 1.0}, {"X", 1, 4, 0}};
+    c.groups = bad_speed;
+    c.n_groups = 2;
+    Error e;
+    cr_assert_null(sched_new(&c, cat, &e));
+    cr_assert(strstr(e.msg, "node group 2") && strstr(e.msg, "speed"), "%s", e.msg);
+    const SchedNodeGroup bad_size[] = {{"T4", 2, 65, 1.0}};
+    c.groups = bad_size;
+    c.n_groups = 1;
+    cr_assert_null(sched_new(&c, cat, &e));
+    cr_assert(strstr(e.msg, "node group 1"), "%s", e.msg);
+}

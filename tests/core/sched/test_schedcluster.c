@@ -1,0 +1,74 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/sched/catalogue.h"
+#include "core/sched/schedcluster.h"
+
+#define EXAMPLE TUNEDECK_SOURCE_DIR "/examples/sched-mixed-cluster.json"
+
+static char *write_tmp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/schedcluster-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+Test(schedcluster, the_example_loads_into_a_scheduler)
+{
+    Error e;
+    SchedCluster *c = schedcluster_load(EXAMPLE, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    cr_assert_eq(c->n_groups, 2);
+    cr_assert_str_eq(c->groups[0].type, "T4");
+    cr_assert_float_eq(c->groups[0].speed, 1.0, 1e-12);
+    cr_assert_str_eq(c->groups[1].type, "V100");
+    cr_assert_eq(c->groups[1].gpus_per_node, 8);
+    Catalogue *cat = catalogue_load(NULL, &e);
+    cr_assert_not_null(cat, "%s", e.msg);
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    schedcluster_apply(c, &cfg);
+    SchedState *s = sched_new(&cfg, cat, &e);
+    schedcluster_free(c); /* the state keeps its own copy of the type names */
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_node_count(s), 12);
+    cr_assert_str_eq(sched_node_type(s, 11), "V100");
+    cr_assert_float_eq(sched_node_speed(s, 11), 1.94, 1e-12);
+    sched_free(s);
+    catalogue_free(cat);
+}
+
+static void refused(const char *text, const char *a, const char *b)
+{
+    char *path = write_tmp(text);
+    Error e;
+    cr_assert_null(schedcluster_load(path, &e), "accepted: %s", text);
+    cr_assert(strstr(e.msg, path) && strstr(e.msg, a) && (!b || strstr(e.msg, b)), "%s", e.msg);
+    unlink(path);
+}
+
+Test(schedcluster, bad_descriptions_name_the_field)
+{
+    refused("{\"node_groups\": []}", "gpu_speeds", NULL);
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": []}", "node_groups", "at least one");
+    refused("{\"gpu_speeds\": {\"T4\": -1}, \"node_groups\": [{\"nodes\": 1, "
+            "\"gpus_per_node\": 4, \"gpu\": \"T4\"}]}",
+            "gpu_speeds.T4", NULL);
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 1, "
+            "\"gpus_per_node\": 4, \"gpu\": \"A100\"}]}",
+            "node_groups[0].gpu", "A100");
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 0, "
+            "\"gpus_per_node\": 4, \"gpu\": \"T4\"}]}",
+            "node_groups[0]", "nodes");
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 1, "
+            "\"gpus_per_node\": 65, \"gpu\": \"T4\"}]}",
+            "gpus_per_node", NULL);
+    refused("[1, 2]", "object", NULL);
+}

@@ -1,0 +1,203 @@
+/* One session module for `tune` and the console: spec -> cluster, launcher, pool, tuner,
+ * journal; a resumed spec comes back from the journal. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remote/session/session.h"
+
+#define LOOPBACK TUNEDECK_SOURCE_DIR "/examples/loopback-cluster.json"
+#define TINY_JOB TUNEDECK_SOURCE_DIR "/examples/tiny-job.json"
+
+static char state_dir[] = "/tmp/tunedeck-session-test.XXXXXX";
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(state_dir));
+    setenv("TUNEDECK_STATE_DIR", state_dir, 1);
+}
+
+static void teardown(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", state_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(session, .init = setup, .fini = teardown, .timeout = 60);
+
+static SessionSpec sim_spec(int budget)
+{
+    SessionSpec s = {.sim = "B:googlenet",
+                     .optimizer = "random",
+                     .seed = 3,
+                     .budget = budget,
+                     .trial_timeout_s = 600};
+    return s;
+}
+
+typedef struct {
+    int finished;
+} Seen;
+
+static void count_finished(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    (void)rec;
+    ((Seen *)ud)->finished += ev == TUNER_EVENT_FINISHED;
+}
+
+Test(session, the_simulator_gets_the_sim_launcher_and_no_pool)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = sim_spec(2);
+    Seen seen = {0};
+    spec.on_event = count_finished;
+    spec.userdata = &seen;
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(s->launcher, "sim");
+    cr_assert_null(s->pool);
+    cr_assert_not_null(s->sim);
+    cr_assert_not_null(s->tuner);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "no journal asked: nothing to begin");
+    cr_assert_not(s->journal_open);
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(s->tuner), 2);
+    cr_assert_eq(seen.finished, 2, "the caller hears every event after the journal");
+    cr_assert_str_eq(tune_journal_id(s->journal), "");
+    session_free(s);
+}
+
+Test(session, an_unknown_launcher_is_named_with_the_choices)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = sim_spec(1);
+    spec.launcher = "carrier-pigeon";
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), -1);
+    cr_assert_not_null(strstr(err.msg, "--launcher: unknown launcher 'carrier-pigeon'"), "%s",
+                       err.msg);
+    cr_assert_not_null(strstr(err.msg, "per-host"), "%s", err.msg);
+    cr_assert_null(s->tuner);
+    session_free(s);
+}
+
+Test(session, the_sim_launcher_on_a_real_cluster_is_refused)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = {.cluster = LOOPBACK,
+                        .job = TINY_JOB,
+                        .launcher = "sim",
+                        .optimizer = "random",
+                        .budget = 1,
+                        .trial_timeout_s = 5};
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), -1);
+    cr_assert_not_null(strstr(err.msg, "--launcher sim"), "%s", err.msg);
+    session_free(s);
+}
+
+Test(session, a_command_launcher_without_a_command_is_refused)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = sim_spec(1);
+    spec.launcher = "local";
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), -1);
+    cr_assert_not_null(strstr(err.msg, "--trial-cmd: the local launcher needs a trial command"),
+                       "%s", err.msg);
+    session_free(s);
+}
+
+Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = {.cluster = LOOPBACK,
+                        .job = TINY_JOB,
+                        .optimizer = "random",
+                        .budget = 1,
+                        .trial_timeout_s = 5};
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(s->launcher, "local");
+    cr_assert_str_eq(s->trial_cmd, "tunedeck-worker --all-local");
+    cr_assert_null(s->pool, "a local launcher needs no SSH");
+    session_free(s);
+}
+
+Test(session, remote_launchers_get_a_pool_that_connects_on_use)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = {.cluster = LOOPBACK,
+                        .job = TINY_JOB,
+                        .launcher = "per-host",
+                        .optimizer = "random",
+                        .budget = 1,
+                        .trial_timeout_s = 5};
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_not_null(s->pool);
+    cr_assert_eq(hostpool_size(s->pool), 3);
+    HostInfo hi;
+    hostpool_info(s->pool, 0, &hi);
+    cr_assert_eq(hi.state, HOST_IDLE);
+    session_free(s);
+}
+
+Test(session, keep_hosts_connects_every_host_even_without_a_job)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = {.cluster = LOOPBACK, .keep_hosts = 1, .ssh_config = "/dev/null"};
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_null(s->tuner, "no job: the console's live scheduler alone");
+    cr_assert_not_null(s->pool);
+    for (size_t m = 0; m < hostpool_size(s->pool); m++) {
+        HostInfo hi;
+        hostpool_info(s->pool, m, &hi);
+        cr_assert_neq(hi.state, HOST_IDLE, "host %zu was not asked to connect", m);
+    }
+    session_free(s);
+}
+
+Test(session, a_resumed_session_comes_back_from_its_journal_and_goes_on)
+{
+    Error err;
+    Session *first = session_new(1);
+    SessionSpec spec = sim_spec(2);
+    spec.seed = 11;
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    cr_assert(first->journal_open);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    session_journal_end(first);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    cr_assert_eq(access(path, R_OK), 0, "%s", path);
+    session_free(first);
+
+    Session *again = session_new(1);
+    SessionSpec rs = {.budget = 3};
+    cr_assert_eq(session_resume(again, path, &rs, 1, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(rs.sim, "B:googlenet");
+    cr_assert_str_eq(rs.optimizer, "random");
+    cr_assert_eq(rs.seed, 11);
+    cr_assert_eq(rs.budget, 3, "a budget the caller set stays");
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 2, "the journal's trials are replayed");
+    cr_assert_eq(tuner_run_blocking(again->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 3);
+    session_free(again);
+}
+
+Test(session, resume_without_a_journal_is_refused)
+{
+    Session *s = session_new(0);
+    SessionSpec spec = {0};
+    Error err;
+    cr_assert_eq(session_resume(s, "20990101-000000-000000", &spec, 0, &err), -1);
+    cr_assert_not_null(strstr(err.msg, "journal"), "%s", err.msg);
+    session_free(s);
+}

@@ -1,0 +1,277 @@
+/* What the console can do to its state, shared by the keys, the `:` commands, the mouse and
+ * the loop: the log and status line, the trial table and its selection, the override
+ * editor, the theme, the pause, the settings file. Views only read the App. */
+#include "tui/app.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "tui/term.h"
+#include "tui/theme.h"
+
+enum { KEY_ESC = 27 };
+
+void app_log(App *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->log[a->log_n % APP_LOG_LINES], sizeof a->log[0], fmt, ap);
+    va_end(ap);
+    a->log_n++;
+    a->dirty = 1;
+}
+
+void app_message(App *a, int bad, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->message, sizeof a->message, fmt, ap);
+    va_end(ap);
+    a->message_bad = bad;
+    a->dirty = 1;
+}
+
+void app_rebuild_table(App *a)
+{
+    size_t n = a->tuner ? tuner_n_trials(a->tuner) : 0;
+    const TrialRecord **recs = malloc((n ? n : 1) * sizeof *recs);
+    for (size_t i = 0; i < n; i++)
+        recs[i] = tuner_trial(a->tuner, i);
+    size_t keep = a->sel < a->table.n_shown ? a->table.order[a->sel] : (size_t)-1;
+    trials_build(&a->table, recs, n, a->sort, a->sort_desc, a->filter);
+    free(recs);
+    /* Follow the newest trial, or keep the selected one where it went. */
+    size_t want = a->follow && n ? n - 1 : keep;
+    a->sel = a->table.n_shown ? a->table.n_shown - 1 : 0;
+    for (size_t i = 0; i < a->table.n_shown; i++)
+        if (a->table.order[i] == want)
+            a->sel = i;
+    a->dirty = 1;
+}
+
+void app_clamp_scroll(App *a)
+{
+    int rows = a->layout.shown[PANE_TRIALS] ? a->layout.rect[PANE_TRIALS].h - 3 : 1;
+    if (rows < 1)
+        rows = 1;
+    if (a->sel < a->scroll)
+        a->scroll = a->sel;
+    if (a->sel >= a->scroll + (size_t)rows)
+        a->scroll = a->sel - (size_t)rows + 1;
+    /* No empty rows below the last trial while earlier ones are scrolled away. */
+    if (a->scroll + (size_t)rows > a->table.n_shown)
+        a->scroll = a->table.n_shown > (size_t)rows ? a->table.n_shown - (size_t)rows : 0;
+}
+
+const char *app_themes_dir(void)
+{
+    static char dir[1024];
+    const char *home = getenv("TUNEDECK_HOME");
+    snprintf(dir, sizeof dir, "%s/themes", home && home[0] ? home : TUNEDECK_SOURCE_DIR);
+    return dir;
+}
+
+int app_set_theme(App *a, const char *name)
+{
+    Theme t;
+    Error err;
+    int rc = theme_load(app_themes_dir(), name, &t, &err);
+    if (rc < 0)
+        app_message(a, 1, "theme '%s': %s (using the default)", name, err.msg);
+    theme_apply(&t, term_colors());
+    a->dirty = 1;
+    clearok(curscr, TRUE);
+    return rc;
+}
+
+void app_set_pause(App *a, int paused)
+{
+    a->user_paused = paused;
+    if (a->tuner)
+        tuner_set_paused(a->tuner, paused);
+    if (!paused)
+        a->next_trial_ms = clock_now_ms();
+    app_log(a, paused ? "paused: no new trial starts" : "resumed");
+}
+
+void app_save_config(App *a)
+{
+    Error err;
+    if (!a->config_file[0])
+        return;
+    if (config_save(a->config_file, &a->config, &err) < 0)
+        app_message(a, 1, "settings not saved: %s", err.msg);
+}
+
+const TrialRecord *app_current_trial(const App *a)
+{
+    size_t n = a->tuner ? tuner_n_trials(a->tuner) : 0;
+    return n ? tuner_trial(a->tuner, n - 1) : NULL;
+}
+
+void app_refresh_prediction(App *a)
+{
+    Editor *e = a->editor;
+    a->edit_valid = editor_check(e, &a->edit_err) == 0;
+    suggestion_clear(&a->pred);
+    memset(&a->pred, 0, sizeof a->pred);
+    Error err;
+    if (tuner_predict(a->tuner, e->s, &a->pred, &err) == 0) {
+        a->pred_ok = 1;
+        a->pred_why[0] = 0;
+        if (!a->pred.has_prediction)
+            snprintf(a->pred_why, sizeof a->pred_why, "%s has no model",
+                     tuner_optimizer_name(a->tuner));
+    } else {
+        a->pred_ok = 0;
+        suggestion_clear(&a->pred);
+        memset(&a->pred, 0, sizeof a->pred);
+        snprintf(a->pred_why, sizeof a->pred_why, "%s", err.msg);
+        if (strstr(err.msg, "busy")) {
+            a->dirty = 1;
+            return; /* stays stale: the loop asks again in 50 ms */
+        }
+    }
+    a->pred_version = e->version;
+    a->pred_stale = 0;
+    a->dirty = 1;
+}
+
+void app_open_editor(App *a)
+{
+    const TrialRecord *rec = NULL;
+    if (a->sel < a->table.n_shown)
+        rec = a->table.rows[a->table.order[a->sel]].rec;
+    if (!rec)
+        rec = app_current_trial(a);
+    if (!rec) {
+        app_message(a, 1, "no schedule to edit yet: wait for the first suggestion");
+        return;
+    }
+    editor_free(a->editor);
+    a->editor = editor_new(rec->suggestion.schedule);
+    a->pred_stale = 1;
+    a->view = VIEW_TUNE;
+    app_message(a, 0,
+                "editing trial %d's schedule: + - move inputs, m source, w/p roles, "
+                "Enter launch, Esc discard",
+                rec->trial);
+}
+
+void app_close_editor(App *a)
+{
+    editor_free(a->editor);
+    a->editor = NULL;
+    suggestion_clear(&a->pred);
+    memset(&a->pred, 0, sizeof a->pred);
+    a->dirty = 1;
+}
+
+static void launch_edit(App *a)
+{
+    Error err;
+    if (editor_check(a->editor, &err) < 0) {
+        app_message(a, 1, "not launched: %s", err.msg);
+        return;
+    }
+    if (tuner_override(a->tuner, a->editor->s, &err) < 0) {
+        app_message(a, 1, "not launched: %s", err.msg);
+        return;
+    }
+    size_t n = tuner_n_trials(a->tuner);
+    if ((int)n >= tuner_budget(a->tuner))
+        tuner_set_budget(a->tuner, (int)n + 1);
+    a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
+    app_log(a, "override queued as trial %zu", n + 1);
+    app_message(a, 0, "override launches as trial %zu%s", n + 1,
+                a->user_paused ? " (paused: Space resumes)" : "");
+    app_close_editor(a);
+}
+
+void app_editor_key(App *a, int ch)
+{
+    Editor *e = a->editor;
+    unsigned before = e->version;
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        editor_cursor_move(e, -1);
+        break;
+    case KEY_DOWN:
+    case 'j':
+        editor_cursor_move(e, 1);
+        break;
+    case KEY_PPAGE:
+        editor_cursor_move(e, -10);
+        break;
+    case KEY_NPAGE:
+        editor_cursor_move(e, 10);
+        break;
+    case '+':
+    case '=':
+    case KEY_RIGHT:
+    case 'l':
+        if (editor_adjust(e, 1) == 0)
+            app_message(a, 1,
+                        e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                      : "the source device has no input left");
+        break;
+    case '-':
+    case KEY_LEFT:
+    case 'h':
+        if (editor_adjust(e, -1) == 0)
+            app_message(a, 1,
+                        e->rows[e->cursor].device < 0 ? "select a device row to move inputs"
+                                                      : "this device has no input to give");
+        break;
+    case 'm':
+        if (editor_toggle_mark(e) < 0)
+            app_message(a, 1, "the source must be a device row");
+        break;
+    case 'w':
+        editor_toggle_worker(e);
+        break;
+    case 'p':
+        editor_toggle_ps(e);
+        break;
+    case '[':
+        editor_cycle_step(e, -1);
+        break;
+    case ']':
+        editor_cycle_step(e, 1);
+        break;
+    case '\r':
+    case '\n':
+    case KEY_ENTER:
+        launch_edit(a);
+        return;
+    case KEY_ESC:
+    case 'd':
+        app_close_editor(a);
+        app_message(a, 0, "edit discarded");
+        return;
+    default:
+        return;
+    }
+    if (e->version != before)
+        a->pred_stale = 1;
+    a->dirty = 1;
+}
+
+void app_select_trial(App *a, long delta)
+{
+    if (a->table.n_shown == 0)
+        return;
+    long s = (long)a->sel + delta;
+    if (s < 0)
+        s = 0;
+    if (s >= (long)a->table.n_shown)
+        s = (long)a->table.n_shown - 1;
+    a->sel = (size_t)s;
+    a->follow = a->sel + 1 == a->table.n_shown && a->sort == TRIAL_COL_NUMBER && !a->sort_desc;
+    a->dirty = 1;
+}

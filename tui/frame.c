@@ -1,0 +1,89 @@
+/* The frame around the views: the tab bar with the session's state, the status line (a
+ * question, the prompt, a message or the key hints), the help overlay; one frame is drawn
+ * and flushed in one go. */
+#include "tui/frame.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/draw.h"
+#include "tui/keys.h"
+#include "tui/view.h"
+
+static void draw_tabs(const App *a)
+{
+    Rect r = a->layout.rect[PANE_TABS];
+    draw_fill(r, ROLE_TAB);
+    int x = 0;
+    for (int v = 0; v < VIEW_COUNT; v++)
+        x += draw_textf(0, x, r.w - x, v == (int)a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, " %d %s ",
+                        v + 1, view_get((ViewId)v)->name);
+    const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
+    char best_s[32] = "-";
+    if (best)
+        snprintf(best_s, sizeof best_s, "%.2f s", best->obs->time_s);
+    char right[256];
+    if (!a->tuner) {
+        SchedLive *l = a->ss ? simsched_live(a->ss) : NULL;
+        snprintf(right, sizeof right, " %s | live scheduler | %s ", a->cluster->name,
+                 l && schedlive_done(l) ? "stopped" : "running");
+    } else {
+        const char *state = tuner_last_error(a->tuner) ? "stopped"
+                            : a->user_paused           ? "paused"
+                            : tuner_done(a->tuner)     ? "done"
+                                                       : "tuning";
+        snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
+                 a->sim ? simcluster_spec(a->sim) : a->cluster->name,
+                 tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
+                 best_s, state);
+    }
+    int len = (int)strlen(right);
+    if (x + len > r.w) /* narrow: keep the state, which is at the end */
+        memmove(right, right + (x + len - r.w), strlen(right + (x + len - r.w)) + 1);
+    len = (int)strlen(right);
+    draw_text(0, r.w - len, len, ROLE_TAB, right);
+}
+
+static void draw_status(const App *a)
+{
+    if (!a->layout.shown[PANE_STATUS])
+        return;
+    Rect r = a->layout.rect[PANE_STATUS];
+    draw_fill(r, ROLE_STATUS);
+    if (a->confirm_quit) {
+        draw_text(r.y, 0, r.w, ROLE_WARN,
+                  a->ss && simsched_live(a->ss)
+                      ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
+                      : "Tuning is running. Quit anyway? (y/n)");
+    } else if (a->prompt) {
+        draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
+    } else if (a->message[0]) {
+        draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
+    } else {
+        static const char *const HINTS[][2] = {
+            {"?", "help"}, {"1-3", "views"},   {"/", "filter"}, {":", "command"},
+            {"e", "edit"}, {"Space", "pause"}, {"q", "quit"}};
+        int x = 0;
+        for (size_t i = 0; i < sizeof HINTS / sizeof HINTS[0]; i++) {
+            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i][0]);
+            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i][1]);
+        }
+    }
+}
+
+void frame_draw(App *a)
+{
+    erase();
+    layout_compute(COLS, LINES, a->view, a->editor ? LAYOUT_EDITOR_OPEN : 0, &a->layout);
+    app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
+    draw_tabs(a);
+    view_get(a->view)->draw(a);
+    draw_status(a);
+    if (a->help)
+        keys_draw_help(COLS, LINES);
+    wnoutrefresh(stdscr);
+    doupdate();
+    a->frames++;
+    a->dirty = 0;
+}

@@ -1,0 +1,53 @@
+/* The console's views as a table (after htop's panels): each has a name for its tab, draws
+ * its panes from the App, answers the view-dependent actions of the key table and the mouse
+ * inside its panes. A new view is a new file with its View and one line in tui/views.c. */
+#ifndef TUNEDECK_VIEW_H
+#define TUNEDECK_VIEW_H
+
+#include <curses.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tui/app.h"
+
+/* What a key means in the view that shows: the key table (tui/input.c) names the action,
+ * the view decides what it moves or opens. */
+typedef enum {
+    VIEW_ACT_UP,
+    VIEW_ACT_DOWN,
+    VIEW_ACT_OPEN,      /* e, Enter: the tune view opens the override editor */
+    VIEW_ACT_ACCEPT,    /* a: the hosts view accepts the selected host's unknown key */
+    VIEW_ACT_RECONNECT, /* c: the hosts view reconnects the selected host */
+} ViewAction;
+
+typedef struct {
+    const char *name;
+    void (*draw)(const App *a);
+    /* An action of the key table that depends on the view; NULL: the view answers none. */
+    void (*key)(App *a, ViewAction action);
+    /* A press or wheel inside the view's panes (not the tab bar); NULL: none. */
+    void (*mouse)(App *a, const MEVENT *ev);
+} View;
+
+const View *view_get(ViewId id);
+
+/* The views' parts that others draw or test. */
+void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll);
+void view_timeline_draw(const App *a, Rect r);
+void view_log_draw(const App *a, Rect r);
+/* Where the override editor lists its rows inside its pane (shared with the mouse). */
+Rect view_editor_rows(Rect box);
+/* The surrogate pane for one trial record (NULL: none yet). */
+void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, const char *optimizer,
+                         int suggesting);
+/* Fills the cluster snapshot from the newest finished trial's measurements. */
+void view_cluster_snapshot(App *a);
+
+/* Host pool plumbing for the loop (tui/view_hosts.c): fds, step, change detection. */
+size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* The operator confirmed accepting the selected host's unknown key. */
+void hosts_accept_confirmed(App *a);
+
+#endif
