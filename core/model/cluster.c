@@ -278,9 +278,9 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
         jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0)
         return -1;
     if (t->launch[0] && strcmp(t->launch, "per-host") && strcmp(t->launch, "single") &&
-        strcmp(t->launch, "local"))
-        return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\" or "
-                              "\"local\", found \"%s\"",
+        strcmp(t->launch, "local") && strcmp(t->launch, "slurm"))
+        return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\", "
+                              "\"local\" or \"slurm\", found \"%s\"",
                          ctx, t->launch);
     return 0;
 }
