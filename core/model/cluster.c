@@ -16,6 +16,7 @@ Cluster *cluster_new(const char *name)
         return NULL;
     snprintf(c->name, sizeof c->name, "%s", name ? name : "cluster");
     c->ssh.connect_timeout_s = 5;
+    c->job_master_port = CLUSTER_JOB_MASTER_PORT; /* as a parsed inventory without the field */
     return c;
 }
 

@@ -7,13 +7,15 @@
 
 #include "core/base/evloop.h"
 
-extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE;
+extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE,
+    LAUNCHER_SLURM;
 
 static const LauncherKind *const LAUNCHERS[] = {
     &LAUNCHER_SIM,
     &LAUNCHER_LOCAL,
     &LAUNCHER_PER_HOST,
     &LAUNCHER_SINGLE,
+    &LAUNCHER_SLURM,
     NULL,
 };
 

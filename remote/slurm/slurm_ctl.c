@@ -23,6 +23,7 @@ struct SlurmCtl {
     char where[256];
     double timeout_s;
     long calls;
+    char *last_stderr;
 };
 
 typedef struct {
@@ -89,12 +90,18 @@ void slurm_ctl_free(SlurmCtl *c)
     if (!c)
         return;
     hostpool_free(c->pool);
+    free(c->last_stderr);
     free(c);
 }
 
 long slurm_ctl_calls(const SlurmCtl *c)
 {
     return c->calls;
+}
+
+const char *slurm_ctl_last_stderr(const SlurmCtl *c)
+{
+    return c->last_stderr ? c->last_stderr : "";
 }
 
 const char *slurm_ctl_where(const SlurmCtl *c)
@@ -275,7 +282,8 @@ int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
     } else if (rc == 0 && o.too_long) {
         rc = error_set(err, "%s: more than %d MiB of output", argv[0], MAX_OUTPUT >> 20);
     }
-    free(e.buf);
+    free(c->last_stderr);
+    c->last_stderr = e.buf;
     if (out && rc == 0) {
         *out = o.buf ? o.buf : strdup("");
         if (!*out)

@@ -27,6 +27,9 @@ void slurm_ctl_free(SlurmCtl *c);
  * line in err. -1: it could not run (err says why: not found, timeout, SSH failed). */
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
 
+/* The last command's standard error (salloc reports its job there); "" when none. */
+const char *slurm_ctl_last_stderr(const SlurmCtl *c);
+
 /* Commands run so far through this object: each one is a request to slurmctld. */
 long slurm_ctl_calls(const SlurmCtl *c);
 /* "here" or the login host. */
