@@ -105,6 +105,49 @@ check "an unreachable login node is an error that names it (exit $rc)" \
 scancel -n hold
 scontrol update nodename=n4 state=resume
 
+echo "trials as srun steps"
+printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
+trial="python3 $root/tests/fixtures/trial.py"
+# Every node: two GPU counts, so the allocation is a heterogeneous job (backfill starts it).
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher slurm --trial-cmd "$trial" \
+    --budget 3 --optimizer random --json > "$T/t1.json" 2> "$T/t1.err"
+check "tune --launcher slurm: 3 trials through srun steps, merged protocol timings" \
+    python3 - "$T/t1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3 and all(t["status"] == "ok" for t in r["trials"]), r["trials"]
+assert r["best_time_s"] > 0.05
+PY
+check "the session's allocation is gone at the end" sh -c "[ -z \"\$(squeue -h)\" ]"
+
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"
+salloc --no-shell -J outer -p t4 -N 2 --exclusive --gres=gpu:2 --immediate=20 2> "$T/outer.err"
+outer=$(squeue -h -n outer -o %i)
+SLURM_JOB_ID="$outer" "$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial" --budget 1 --optimizer random --json > "$T/t2.json" 2> "$T/t2.err"
+check "inside an allocation (SLURM_JOB_ID): its steps run there, and it is left running" \
+    sh -c "python3 -c \"import json; r=json.load(open('$T/t2.json')); assert r['trials'][0]['status'] == 'ok', r\" &&
+           [ \"\$(squeue -h -j '$outer' -o %T)\" = RUNNING ] && grep -q 'tunedeck-trial' '$S/log/slurmctld.log'"
+scancel "$outer"
+
+# Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
+# step 60 to 90 s in; tunedeck's own backstop is two minutes later.
+start=$(date +%s)
+"$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial 40" --trial-timeout 60 --budget 1 --optimizer random --json \
+    > "$T/t3.json" 2> "$T/t3.err"
+took=$(( $(date +%s) - start ))
+check "a step Slurm kills at its time limit is a failed trial with Slurm's reason (${took} s)" \
+    python3 - "$T/t3.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed" and "DUE TO TIME LIMIT" in t["reason"], t
+assert t["reason"].startswith("slurm: STEP"), t
+PY
+n=0
+while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
+check "no job is left after the sessions" sh -c "[ -z \"\$(squeue -h)\" ]"
+
 echo "watch"
 "$bin" hosts --slurm --watch --watch-for 9 --max-interval 8 > "$T/w1.out" 2>&1
 calls=$(sed -n 's/^watched: \([0-9]*\) controller calls/\1/p' "$T/w1.out")
