@@ -123,11 +123,13 @@ check "the session's allocation is gone at the end" sh -c "[ -z \"\$(squeue -h)\
 printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"
 salloc --no-shell -J outer -p t4 -N 2 --exclusive --gres=gpu:2 --immediate=20 2> "$T/outer.err"
 outer=$(squeue -h -n outer -o %i)
+allocs=$(grep -c '_slurm_rpc_allocate_resources' "$S/log/slurmctld.log")
 SLURM_JOB_ID="$outer" "$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm \
     --trial-cmd "$trial" --budget 1 --optimizer random --json > "$T/t2.json" 2> "$T/t2.err"
-check "inside an allocation (SLURM_JOB_ID): its steps run there, and it is left running" \
+check "inside an allocation (SLURM_JOB_ID): no new allocation, the trial runs, the job is left running" \
     sh -c "python3 -c \"import json; r=json.load(open('$T/t2.json')); assert r['trials'][0]['status'] == 'ok', r\" &&
-           [ \"\$(squeue -h -j '$outer' -o %T)\" = RUNNING ] && grep -q 'tunedeck-trial' '$S/log/slurmctld.log'"
+           [ \"\$(squeue -h -j '$outer' -o %T)\" = RUNNING ] &&
+           [ \"\$(grep -c _slurm_rpc_allocate_resources '$S/log/slurmctld.log')\" = '$allocs' ]"
 scancel "$outer"
 
 # Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
