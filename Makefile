@@ -39,6 +39,8 @@ CMD_OBJ    := $(call obj,$(call srcs,cmd))
 # The reference workload's own code links only into tunedeck-worker and the tests.
 WORKER_OBJ := $(call obj,$(call srcs,tools/worker))
 TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui tests/tools -name 'test_*.c')))
+# Helpers the unit tests share (fixtures, the low-memory child).
+TEST_OBJ   += $(call obj,$(call srcs,tests/support))
 TOOL_SRC   := $(wildcard tools/*.c)
 TOOLS      := $(patsubst tools/%.c,$(BUILD)/%,$(TOOL_SRC))
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -46,7 +48,7 @@ BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
 LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
 
-.PHONY: all deps run test unit bench clean fuzz test-san
+.PHONY: all deps run test unit bench clean fuzz test-san install install-node uninstall deb
 .SECONDARY:
 all: $(BUILD)/tunedeck $(TOOLS)
 
@@ -61,6 +63,10 @@ $(BUILD)/tunedeck-worker: $(BUILD)/tools/tunedeck-worker.o $(WORKER_OBJ) $(LIB_O
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
+# bench/optimizer's parts, one idea per file (bench/optbench/optbench.h).
+$(BUILD)/bench/optimizer: $(BUILD)/bench/optimizer.o $(call obj,$(call srcs,bench/optbench)) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
@@ -98,6 +104,50 @@ test-san: deps
 
 bench: deps all $(BENCHES)
 	@sh bench/run.sh $(abspath $(BUILD))
+
+# Installed layout (docs/install.md): programs in bin, data/themes/examples in
+# share/tunedeck (found beside the binary at run time, so DESTDIR trees run where they lie),
+# the man page, bash and zsh completion. `make install DESTDIR=/tmp/x PREFIX=/usr`.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+BINDIR      := $(DESTDIR)$(PREFIX)/bin
+SHAREDIR    := $(DESTDIR)$(PREFIX)/share/tunedeck
+MAN1DIR     := $(DESTDIR)$(PREFIX)/share/man/man1
+BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  := $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+HELPERS     := tunedeck-worker tunedeck-jobctl tunedeck-rexec
+# What a compute node runs: the inventory's trial command and the live jobs (tunedeck-jobctl
+# is a test driver that runs beside tunedeck, not on the nodes).
+NODE_PROGS  := tunedeck-worker
+
+# data/, themes/ and examples/ are data, not programs (examples/trial.py runs through
+# python3): folders 755, files 644. Each helper's man page leads to tunedeck(1).
+install: all
+	install -d $(BINDIR) $(SHAREDIR) $(MAN1DIR) $(BASHCOMPDIR) $(ZSHCOMPDIR)
+	install -m 755 $(BUILD)/tunedeck $(addprefix $(BUILD)/,$(HELPERS)) $(BINDIR)
+	cp -R data themes examples $(SHAREDIR)
+	find $(SHAREDIR) -type d -exec chmod 755 {} + && find $(SHAREDIR) -type f -exec chmod 644 {} +
+	install -m 644 docs/man/tunedeck.1 $(MAN1DIR)
+	for h in $(HELPERS); do echo '.so man1/tunedeck.1' >$(MAN1DIR)/$$h.1 && chmod 644 $(MAN1DIR)/$$h.1; done
+	install -m 644 tools/completion/tunedeck.bash $(BASHCOMPDIR)/tunedeck
+	install -m 644 tools/completion/_tunedeck $(ZSHCOMPDIR)/_tunedeck
+
+# Only what compute nodes run: `make install-node PREFIX=$$HOME/.local` on each node.
+install-node: $(addprefix $(BUILD)/,$(NODE_PROGS))
+	install -d $(BINDIR)
+	install -m 755 $(addprefix $(BUILD)/,$(NODE_PROGS)) $(BINDIR)
+
+uninstall:
+	rm -f $(BINDIR)/tunedeck $(addprefix $(BINDIR)/,$(HELPERS))
+	rm -f $(MAN1DIR)/tunedeck.1 $(addprefix $(MAN1DIR)/,$(addsuffix .1,$(HELPERS)))
+	rm -f $(BASHCOMPDIR)/tunedeck $(ZSHCOMPDIR)/_tunedeck
+	rm -rf $(SHAREDIR)
+
+# A Debian package from this build (tools/mkdeb.sh: make install into a staging tree,
+# dpkg-shlibdeps for Depends, dpkg-gencontrol, dpkg-deb). DEBDIR: where the .deb goes.
+DEBDIR ?= $(BUILD)/deb
+deb: all
+	@sh tools/mkdeb.sh $(abspath $(BUILD)) $(abspath $(DEBDIR))
 
 clean:
 	rm -rf $(BUILD)

@@ -9,10 +9,12 @@ bookkeeping; this script only proposes points.
 
 Lines in (stdin) and out (stdout), one JSON object each:
   start                -> {"ready": true, "optuna": VERSION, "samplers": {...}}  or {"error": ...}
-  {"op": "new", "sampler": "tpe"|"cmaes"|"gp-ei", "seed": S, "roles": M, "weights": D}
-                       -> {"ok": true} or {"error": ...}
+  {"op": "new", "sampler": "tpe"|"cmaes"|"gp-ei"|"tpe-median", "seed": S, "roles": M,
+   "weights": D}       -> {"ok": true, "pruner": BOOL} or {"error": ...}
   {"op": "ask"}        -> {"roles": [M ints in 0..3], "weights": [D floats in 0..1]}
-  {"op": "tell", "value": SECONDS}  -> {"ok": true}
+  {"op": "report", "step": N, "value": SECONDS}  -> {"prune": BOOL}  (an iteration's time;
+                       tpe-median only: Optuna's MedianPruner decides)
+  {"op": "tell", "value": SECONDS, "pruned": BOOL}  -> {"ok": true}
   {"op": "quit"} or end of input    -> exits
 
 Search space (what a generic optimizer sees): per machine a role in {none, worker, ps, both}
@@ -38,6 +40,11 @@ class OptunaPeer:
     """TPE or CMA-ES through Optuna's ask/tell interface, with default settings."""
 
     def __init__(self, optuna, name, seed, n_roles, n_weights):
+        pruner = None
+        if name == "tpe-median":
+            # Optuna's default MedianPruner: past 5 trials, a trial whose intermediate value is
+            # worse than the median of earlier trials at the same step is stopped.
+            name, pruner = "tpe", optuna.pruners.MedianPruner()
         from optuna.distributions import (CategoricalDistribution, FloatDistribution,
                                           IntDistribution)
         if name == "tpe":
@@ -50,7 +57,9 @@ class OptunaPeer:
         self.space = {"role_%d" % m: role for m in range(n_roles)}
         for d in range(n_weights):
             self.space["share_%d" % d] = FloatDistribution(0.0, 1.0)
-        self.study = optuna.create_study(direction="minimize", sampler=sampler)
+        self.has_pruner = pruner is not None
+        self.study = optuna.create_study(direction="minimize", sampler=sampler,
+                                         pruner=pruner or optuna.pruners.NopPruner())
         self.trial = None
 
     def ask(self):
@@ -59,8 +68,16 @@ class OptunaPeer:
         return ([int(p["role_%d" % m]) for m in range(self.n_roles)],
                 [float(p["share_%d" % d]) for d in range(self.n_weights)])
 
-    def tell(self, value):
-        self.study.tell(self.trial, value)
+    def report(self, step, value):
+        self.trial.report(value, step)
+        return self.has_pruner and self.trial.should_prune()
+
+    def tell(self, value, pruned=False):
+        if pruned:
+            from optuna.trial import TrialState
+            self.study.tell(self.trial, state=TrialState.PRUNED)
+        else:
+            self.study.tell(self.trial, value)
         self.trial = None
 
 
@@ -228,7 +245,9 @@ class GpEiPeer:
         self.pending = np.asarray(x, dtype=float)
         return self.decode(self.pending)
 
-    def tell(self, value):
+    has_pruner = False
+
+    def tell(self, value, pruned=False):
         self.X.append(self.pending)
         self.y.append(value)
         self.pending = None
@@ -241,14 +260,15 @@ def main():
         import optuna
         optuna.logging.set_verbosity(optuna.logging.ERROR)
         version = optuna.__version__
-        samplers["tpe"] = "ok"
+        samplers["tpe"] = samplers["tpe-median"] = "ok"
         try:
             import cmaes  # noqa: F401  (CmaEsSampler's dependency)
             samplers["cmaes"] = "ok"
         except Exception as e:
             samplers["cmaes"] = "python3 cannot import cmaes: %s" % e
     except Exception as e:  # the peers are skipped, not a crash
-        samplers["tpe"] = samplers["cmaes"] = "python3 cannot import optuna: %s" % e
+        samplers["tpe"] = samplers["cmaes"] = samplers["tpe-median"] = \
+            "python3 cannot import optuna: %s" % e
     try:
         import numpy as np
         samplers["gp-ei"] = "ok"
@@ -279,7 +299,7 @@ def main():
                 peer = GpEiPeer(np, seed, m, d)
             else:
                 peer = OptunaPeer(optuna, name, seed, m, d)
-            reply({"ok": True})
+            reply({"ok": True, "pruner": peer.has_pruner})
         elif op == "ask":
             if peer is None:
                 reply({"error": "ask before new"})
@@ -291,8 +311,13 @@ def main():
             if peer is None:
                 reply({"error": "tell before ask"})
                 continue
-            peer.tell(float(msg["value"]))
+            peer.tell(float(msg["value"]), bool(msg.get("pruned", False)))
             reply({"ok": True})
+        elif op == "report":
+            if peer is None or not hasattr(peer, "report") or peer.trial is None:
+                reply({"error": "report outside an Optuna trial"})
+                continue
+            reply({"prune": bool(peer.report(int(msg["step"]), float(msg["value"])))})
         else:
             reply({"error": "unknown op %r" % op})
     return 0

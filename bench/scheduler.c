@@ -350,16 +350,15 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    char data[4096];
+    const char *home = getenv("TUNEDECK_HOME");
+    snprintf(data, sizeof data, "%s/" CATALOGUE_SUBDIR, home && *home ? home : TUNEDECK_SOURCE_DIR);
     Error e;
-    Catalogue *cat = catalogue_load(NULL, &e);
+    Catalogue *cat = catalogue_load(data, &e);
     if (!cat) {
         fprintf(stderr, "scheduler bench: %s\n", e.msg);
         return 1;
     }
-    char data[4096];
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(data, sizeof data, "%s/data/pollux-osdi21",
-             home && *home ? home : TUNEDECK_SOURCE_DIR);
     printf("scheduler benchmark (OpenBLAS core: %s)%s\n", openblas_get_corename(),
            quick ? " [quick: 2 workloads per load, up to 4,096 GPUs and 10,000 jobs]" : "");
     cJSON *root = cJSON_CreateObject();

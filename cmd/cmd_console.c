@@ -7,6 +7,8 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/paths.h"
+#include "core/base/exitcode.h"
 #include "core/model/cluster.h"
 #include "core/model/job.h"
 #include "core/opt/optimizer.h"
@@ -42,7 +44,7 @@ static void usage(FILE *out)
         "  --launcher NAME    %s\n"
         "  --trial-cmd CMD    the trial command for the local launcher\n"
         "  --trial-timeout S  a trial running longer fails (default 600)\n"
-        "  --theme NAME       a theme from themes/ (default 'default')\n"
+        "  --theme NAME       a theme from themes/ (default 'default'), or a PATH to one\n"
         "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
         "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"
         "  --policy NAME      the scheduler's policy (default doubling; :policy switches)\n"
@@ -152,33 +154,33 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             o->sched_jobs = (int)v;
             break;
         case 'X':
             if (flags_double("console", "--sched-speed", optarg, 0.001, 1e6, &o->sched_speed) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'b':
             if (flags_long("console", "--budget", optarg, 1, 100000, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             sp->budget = (int)v;
             ca->budget_set = 1;
             break;
         case 's':
             ca->setup_flag = 1;
             if (flags_long("console", "--seed", optarg, 0, 1L << 62, &sp->seed) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'p':
             if (flags_long("console", "--pace-ms", optarg, 0, 3600000, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             o->pace_ms = (int)v;
             break;
         case 'T':
             if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7,
                              &sp->trial_timeout_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'h':
             usage(stdout);
@@ -189,18 +191,18 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (sp->sim && sp->cluster) {
         fprintf(stderr, "tunedeck: --sim and --cluster: expected one of them, not both\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (ca->resume &&
         (ca->setup_flag || sp->sim || sp->cluster || sp->job || o->workload || ca->no_journal)) {
         fprintf(stderr, "tunedeck: --resume: the session's cluster, job and settings come from "
                         "its journal; expected no --sim, --cluster, --job, --workload, "
                         "--optimizer, --launcher, --trial-cmd, --seed or --no-journal with it\n");
-        return 2;
+        return EXIT_USAGE;
     }
     return 0;
 }
@@ -252,14 +254,16 @@ int cmd_console(int argc, char **argv)
     if (!o.spec.cluster && !o.spec.sim)
         o.spec.sim = "B:googlenet";
     o.spec.ssh_config = getenv("TUNEDECK_SSH_CONFIG");
-    o.session = session_new(!ca.no_journal);
+    o.themes_dir = paths_themes();
+    o.catalogue_dir = paths_catalogue();
+    o.session = session_new(!ca.no_journal, paths_sessions(NULL));
     if (!o.session) {
         fprintf(stderr, "tunedeck: out of memory\n");
-        return 2;
+        return EXIT_FAILED;
     }
     if (ca.resume && resume_session(&o, &ca) < 0) {
         session_free(o.session);
-        return 2;
+        return EXIT_USAGE;
     }
     Error err;
     rc = console_run(&o, &err);
@@ -267,6 +271,12 @@ int cmd_console(int argc, char **argv)
         fprintf(stderr, "tunedeck: %s\n", err.msg);
     else
         say_journal(o.session);
+    /* Setup errors are mostly option values (as in tune); a bad file says so in err. A
+     * journal that could not be written fails the session, as in tune. */
+    int status = rc < 0 ? exitcode_for(&err, EXIT_USAGE)
+                 : o.session->with_journal && tune_journal_failed(o.session->journal)
+                     ? EXIT_FAILED
+                     : EXIT_OK;
     session_free(o.session);
-    return rc < 0 ? 1 : 0;
+    return status;
 }

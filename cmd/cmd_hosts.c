@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/hosts_slurm.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "core/base/jfield.h"
+#include "core/base/exitcode.h"
 #include "remote/gpu/gpuwatch.h"
 
 static void usage(FILE *out)
@@ -20,7 +22,7 @@ static void usage(FILE *out)
                  "                      [--gpu-wait S]\n"
                  "Connects to every host of the inventory at once and reports reachability,\n"
                  "handshake latency, host-key status (with the SHA256 fingerprint), the GPUs\n"
-                 "nvidia-smi reports and the last error. Exit status 1 when a host is down.\n"
+                 "nvidia-smi reports and the last error. Exit status 4 when a host is down.\n"
                  "  --accept-new-host-keys  add unknown host keys to known_hosts (a changed key\n"
                  "                          is always refused)\n"
                  "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
@@ -139,7 +141,7 @@ int cmd_hosts(int argc, char **argv)
             break;
         case 'g':
             if (flags_double("hosts", "--gpu-wait", optarg, 0, 600, &gpu_wait_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'S':
             slurm = 1;
@@ -155,11 +157,11 @@ int cmd_hosts(int argc, char **argv)
             break;
         case 'f':
             if (flags_double("hosts", "--watch-for", optarg, 0, 1e7, &sa.watch_for_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'm':
             if (flags_double("hosts", "--max-interval", optarg, 2, 3600, &sa.max_interval_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'h':
             usage(stdout);
@@ -170,7 +172,7 @@ int cmd_hosts(int argc, char **argv)
     }
     if ((!path && !slurm) || optind < argc) {
         fprintf(stderr, "tunedeck hosts: expected --cluster FILE or --slurm (try --help)\n");
-        return 2;
+        return EXIT_USAGE;
     }
     sa.json = json;
     sa.accept = accept;
@@ -188,12 +190,12 @@ int cmd_hosts(int argc, char **argv)
     if (sa.partition || sa.login || sa.watch) {
         fprintf(stderr, "tunedeck hosts: --partition, --login and --watch are for Slurm "
                         "(--slurm, or an inventory with \"backend\": \"slurm\")\n");
-        return 2;
+        return EXIT_USAGE;
     }
     Cluster *cl = cluster_load(path, &err);
     if (!cl) {
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
-        return 2;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     HostPoolOptions po = {.accept_new_host_keys = accept,
                           .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
@@ -202,7 +204,7 @@ int cmd_hosts(int argc, char **argv)
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
         hostpool_free(p);
         cluster_free(cl);
-        return 2;
+        return EXIT_USAGE;
     }
     size_t n = hostpool_size(p);
     for (size_t i = 0; i < n; i++)
@@ -219,7 +221,7 @@ int cmd_hosts(int argc, char **argv)
         gpuwatch_free(w);
         hostpool_free(p);
         cluster_free(cl);
-        return 2;
+        return EXIT_FAILED;
     }
     for (size_t i = 0; i < n; i++) {
         HostInfo hi;
@@ -262,17 +264,22 @@ int cmd_hosts(int argc, char **argv)
             else
                 snprintf(gpus, sizeof gpus, "%s", cJSON_GetObjectItem(h, "gpu_state")->valuestring);
             const char *le = cJSON_GetObjectItem(h, "last_error")->valuestring;
-            printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n",
-                   cJSON_GetObjectItem(h, "name")->valuestring,
-                   cJSON_GetObjectItem(h, "host")->valuestring,
+            /* A host's messages (its disconnect text, nvidia-smi's output) are outside
+             * text: never a terminal's controls. */
+            char name[256], host[512], gpu[128], note[2048];
+            termsafe(name, sizeof name, cJSON_GetObjectItem(h, "name")->valuestring);
+            termsafe(host, sizeof host, cJSON_GetObjectItem(h, "host")->valuestring);
+            termsafe(gpu, sizeof gpu, gpus);
+            termsafe(note, sizeof note,
+                     le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
+            printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n", name, host,
                    cJSON_IsTrue(cJSON_GetObjectItem(h, "reachable")) ? "up" : "down", lat,
-                   cJSON_GetObjectItem(h, "host_key")->valuestring, gpus,
-                   le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
+                   cJSON_GetObjectItem(h, "host_key")->valuestring, gpu, note);
         }
         cJSON_Delete(arr);
     }
     gpuwatch_free(w);
     hostpool_free(p);
     cluster_free(cl);
-    return down ? 1 : 0;
+    return down ? EXIT_REMOTE : EXIT_OK;
 }

@@ -11,6 +11,7 @@
 #include "cmd/hosts_slurm.h"
 #include "core/base/jfield.h"
 #include "core/base/clock.h"
+#include "core/base/exitcode.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_watch.h"
 
@@ -90,7 +91,7 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
     SlurmWatch *w = slurm_watch_new(ctl, partition, 2, max_s);
     if (!w) {
         fprintf(stderr, "tunedeck hosts: out of memory\n");
-        return 2;
+        return EXIT_FAILED;
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -106,7 +107,7 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
         if (r < 0) {
             printf("[%s] the controller did not answer (%s); retrying in %.0f s\n", stamp,
                    err.msg, slurm_watch_interval_s(w));
-            rc = 1;
+            rc = EXIT_REMOTE;
         } else if (r > 0) {
             printf("[%s] %zu nodes, %zu jobs (controller calls so far: %ld)\n", stamp,
                    slurm_watch_nodes(w)->n, slurm_watch_queue(w)->n, slurm_ctl_calls(ctl));
@@ -143,7 +144,7 @@ int hosts_slurm(const HostsSlurmArgs *a)
             if (is == 0)
                 error_set(&err, "%s: expected \"backend\": \"slurm\"", a->inventory);
             fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
-            return 2;
+            return EXIT_BAD_INPUT;
         }
         if (a->partition)
             snprintf(t.partition, sizeof t.partition, "%s", a->partition);
@@ -151,7 +152,7 @@ int hosts_slurm(const HostsSlurmArgs *a)
     SlurmCtl *ctl = slurm_target_ctl(&t, getenv("TUNEDECK_SSH_CONFIG"), a->accept, &err);
     if (!ctl) {
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
-        return 2;
+        return EXIT_REMOTE;
     }
     if (a->watch) {
         int rc = watch(ctl, t.partition, a->max_interval_s, a->watch_for_s);
@@ -162,7 +163,7 @@ int hosts_slurm(const HostsSlurmArgs *a)
     if (slurm_query_nodes(ctl, t.partition, &nodes, &err) < 0) {
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
         slurm_ctl_free(ctl);
-        return 1;
+        return EXIT_REMOTE;
     }
     int unusable = 0;
     for (size_t i = 0; i < nodes.n; i++)
@@ -182,5 +183,5 @@ int hosts_slurm(const HostsSlurmArgs *a)
     }
     slurm_nodes_clear(&nodes);
     slurm_ctl_free(ctl);
-    return unusable ? 1 : 0;
+    return unusable ? EXIT_FAILED : EXIT_OK;
 }

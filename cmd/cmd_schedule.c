@@ -7,7 +7,9 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/paths.h"
 #include "cmd/schedule_cli.h"
+#include "core/base/exitcode.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
 #include "core/sched/schedcluster.h"
@@ -75,12 +77,12 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         return 0;
     case O_NODES:
         if (flags_long(CMD, "--nodes", arg, 1, 1 << 20, &v))
-            return 2;
+            return EXIT_USAGE;
         a->cfg.nodes = (int)v;
         return 0;
     case O_GPN:
         if (flags_long(CMD, "--gpus-per-node", arg, 1, 64, &v))
-            return 2;
+            return EXIT_USAGE;
         a->cfg.gpus_per_node = (int)v;
         return 0;
     case O_CLUSTER:
@@ -92,7 +94,7 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         return flags_double(CMD, "--resize-cost", arg, 0, 1e7, &a->cfg.resize_cost_s) ? 2 : 0;
     case O_SEED:
         if (flags_long(CMD, "--seed", arg, 0, 1L << 62, &v))
-            return 2;
+            return EXIT_USAGE;
         a->cfg.seed = (uint64_t)v;
         return 0;
     case O_JSON:
@@ -117,7 +119,7 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         a->pins[a->n_pins++] = arg;
         return 0;
     }
-    return 2;
+    return EXIT_USAGE;
 }
 
 /* Returns -1 to go on, else the exit status (0 after --help). */
@@ -152,7 +154,7 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
         }
         if (c == '?' || c == ':') {
             schedule_usage(stderr, USAGE);
-            return 2;
+            return EXIT_USAGE;
         }
         int rc = parse_option(a, c, optarg);
         if (rc)
@@ -187,7 +189,7 @@ static int apply_pins(SchedState *s, const ScheduleArgs *a)
             return schedule_fail(CMD, msg);
         }
         if (flags_long(CMD, "--pin", eq + 1, 0, 1 << 30, &gpus) < 0)
-            return 2;
+            return EXIT_USAGE;
         if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
             snprintf(msg, sizeof msg, "--pin %s: %s", a->pins[i], err.msg);
             return schedule_fail(CMD, msg);
@@ -201,10 +203,10 @@ static SchedState *build_state(ScheduleArgs *a, const Catalogue *cat, int *rc)
 {
     Error err;
     SchedCluster *cl = NULL;
-    *rc = 2;
+    *rc = EXIT_USAGE;
     if (a->cluster) {
         if (!(cl = schedcluster_load(a->cluster, &err)))
-            return schedule_fail(CMD, err.msg), NULL;
+            return *rc = schedule_fail_error(CMD, &err), NULL;
         schedcluster_apply(cl, &a->cfg);
     }
     SchedState *s = sched_new(&a->cfg, cat, &err);
@@ -215,7 +217,7 @@ static SchedState *build_state(ScheduleArgs *a, const Catalogue *cat, int *rc)
         return schedule_fail(CMD, err.msg), NULL;
     if ((a->workload ? sched_load_workload(s, a->workload, &err)
                      : sched_add_poisson(s, a->model, a->arrival_s, (int)a->jobs, &err)) < 0) {
-        schedule_fail(CMD, err.msg);
+        *rc = schedule_fail_error(CMD, &err);
         sched_free(s);
         return NULL;
     }
@@ -288,9 +290,9 @@ int cmd_schedule(int argc, char **argv)
     if (rc >= 0)
         return rc;
     Error err;
-    Catalogue *cat = catalogue_load(a.data, &err);
+    Catalogue *cat = catalogue_load(a.data ? a.data : paths_catalogue(), &err);
     if (!cat)
-        return schedule_fail(CMD, err.msg);
+        return schedule_fail_error(CMD, &err);
     SchedState *s = build_state(&a, cat, &rc);
     if (s && sched_run(s, 1e9, &err) < 0)
         rc = schedule_fail(CMD, err.msg);

@@ -9,9 +9,11 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/paths.h"
 #include "cmd/schedule_cli.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/base/exitcode.h"
 #include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
@@ -22,8 +24,7 @@ static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    interrupted = 1;
+    interrupted = sig; /* the exit status is 128 + it, as if the signal had ended us */
 }
 
 static const char USAGE[] =
@@ -31,7 +32,7 @@ static const char USAGE[] =
     "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
     "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
     "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
-    "           [--real-progress] [--accept-new-host-keys]\n"
+    "           [--real-progress] [--loss-progress] [--accept-new-host-keys]\n"
     "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
     "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
     "doubling) decides every --interval simulated seconds (default 60), and every\n"
@@ -45,7 +46,10 @@ static const char USAGE[] =
     "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
     "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
     "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
-    "the model, so a job finishes when the real one reaches its epoch count.\n";
+    "the model, so a job finishes when the real one reaches its epoch count.\n"
+    "--loss-progress fits each job's loss curve (its progress lines' loss) with the\n"
+    "convergence model: its remaining work comes from its own curve (done within 5%\n"
+    "of the way to the fitted asymptote), not from the catalogue.\n";
 
 static void usage(FILE *out)
 {
@@ -139,6 +143,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
         O_DATA,
         O_ACCEPT,
         O_REAL,
+        O_LOSS,
         O_LIVE,
         O_HELP
     };
@@ -158,6 +163,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
                                          {"data", required_argument, 0, O_DATA},
                                          {"accept-new-host-keys", no_argument, 0, O_ACCEPT},
                                          {"real-progress", no_argument, 0, O_REAL},
+                                         {"loss-progress", no_argument, 0, O_LOSS},
                                          {"live", no_argument, 0, O_LIVE},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
@@ -221,6 +227,9 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
         case O_REAL:
             a->lo.real_progress = 1;
             break;
+        case O_LOSS:
+            a->lo.loss_progress = 1;
+            break;
         case O_LIVE:
             break; /* `tunedeck schedule --live` */
         case O_HELP:
@@ -229,10 +238,10 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             return 1;
         default:
             usage(stderr);
-            return 2;
+            return EXIT_USAGE;
         }
         if (bad)
-            return 2;
+            return EXIT_USAGE;
     }
     if (optind < argc)
         return fail("unexpected argument (see --help)");
@@ -262,7 +271,7 @@ static int live_open(LiveRun *r)
     LiveArgs *a = r->a;
     Error err;
     if (!(r->cl = cluster_load(a->cluster_path, &err)))
-        return fail(err.msg);
+        return schedule_fail_error("schedule --live", &err);
     Cluster *cl = r->cl;
     r->names = calloc(cl->n_machines + 1, sizeof *r->names);
     if (!r->names)
@@ -274,12 +283,13 @@ static int live_open(LiveRun *r)
     for (size_t m = 0; m < cl->n_machines; m++)
         r->names[m] = cl->machines[m].name;
     a->cfg.node_names = r->names;
-    if (!(r->cat = catalogue_load(a->data, &err)) || !(r->s = sched_new(&a->cfg, r->cat, &err)) ||
+    if (!(r->cat = catalogue_load(a->data ? a->data : paths_catalogue(), &err)) ||
+        !(r->s = sched_new(&a->cfg, r->cat, &err)) ||
         sched_load_workload(r->s, a->workload, &err) < 0)
-        return fail(err.msg);
+        return schedule_fail_error("schedule --live", &err);
     if (a->events_path && !(r->events = fopen(a->events_path, "w"))) {
         fprintf(stderr, "tunedeck schedule --live: %s: cannot write\n", a->events_path);
-        return 2;
+        return EXIT_USAGE;
     }
     HostPoolOptions po = {.accept_new_host_keys = a->accept};
     if (!(r->pool = hostpool_new(&po, &err)) || hostpool_add_cluster(r->pool, cl, &err) < 0)
@@ -378,7 +388,7 @@ static void drive(LiveRun *r)
     sigaction(SIGTERM, &old_term, NULL);
 }
 
-/* The closing table; exit 1 when a job failed. */
+/* The closing table; exit 1 when a job failed, 128 + the signal when one stopped the run. */
 static int report(LiveRun *r)
 {
     printf("live run over after %.1f s wall, %.0f s simulated%s\n", clock_now_s() - r->ctx.t0,
@@ -397,7 +407,7 @@ static int report(LiveRun *r)
                j.status[0] ? j.status : "-");
     }
     status_lines(r->l, &r->ctx, 0);
-    return failed ? 1 : 0;
+    return interrupted ? EXIT_SIGNAL_BASE + (int)interrupted : failed ? EXIT_FAILED : EXIT_OK;
 }
 
 static void live_close(LiveRun *r)
@@ -432,10 +442,12 @@ int cmd_schedule_live(int argc, char **argv)
         Error err;
         a.lo.log = log_line;
         a.lo.userdata = &r.ctx;
-        if (!connect_hosts(&r))
-            rc = fail("no host is reachable");
-        else if (!(r.l = schedlive_new(r.s, r.cl, r.pool, &a.lo, &err)))
-            rc = fail(err.msg);
+        a.lo.workload = a.workload; /* a job name it refuses is the workload's */
+        if (!connect_hosts(&r)) {
+            fail("no host is reachable");
+            rc = EXIT_REMOTE;
+        } else if (!(r.l = schedlive_new(r.s, r.cl, r.pool, &a.lo, &err)))
+            rc = schedule_fail_error("schedule --live", &err);
     }
     if (rc == 0) {
         drive(&r);

@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "cmd/commands.h"
+#include "cmd/paths.h"
+#include "core/base/exitcode.h"
 #include "core/journal/journal.h"
+#include "core/model/observation.h"
 
 static void usage(FILE *out)
 {
@@ -36,6 +40,41 @@ static double num(const cJSON *o, const char *key, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* Which trials were suggested and which finished: a line that resume would skip (a trial
+ * never suggested or finished twice, an unknown status, an ok without its time) is a
+ * problem, never a count. */
+typedef struct {
+    unsigned char *state; /* per trial number: 1 suggested, 2 finished */
+    size_t cap;
+} TrialMarks;
+
+static unsigned char *mark_of(TrialMarks *m, const cJSON *ev)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "trial");
+    if (!cJSON_IsNumber(t) || t->valuedouble < 1 || t->valuedouble > 1e6 ||
+        t->valuedouble != (double)(long)t->valuedouble)
+        return NULL;
+    size_t i = (size_t)t->valuedouble;
+    if (i >= m->cap) {
+        size_t cap = i * 2 + 16;
+        unsigned char *g = realloc(m->state, cap);
+        if (!g)
+            return NULL;
+        memset(g + m->cap, 0, cap - m->cap);
+        m->state = g;
+        m->cap = cap;
+    }
+    return &m->state[i];
+}
+
+static int status_known(const char *name)
+{
+    for (int s = TRIAL_OK; name && s <= TRIAL_INTERRUPTED; s++)
+        if (strcmp(trial_status_name((TrialStatus)s), name) == 0)
+            return 1;
+    return 0;
+}
+
 static void summarize(const char *path, const char *id, Summary *s)
 {
     memset(s, 0, sizeof *s);
@@ -48,6 +87,7 @@ static void summarize(const char *path, const char *id, Summary *s)
         return;
     }
     s->problems = (int)log.n_problems;
+    TrialMarks marks = {NULL, 0};
     const char *last = NULL;
     for (size_t i = 0; i < log.n; i++) {
         const cJSON *ev = log.events[i];
@@ -67,11 +107,24 @@ static void summarize(const char *path, const char *id, Summary *s)
         } else if (strcmp(kind, "resumed") == 0) {
             s->budget = (long)num(ev, "budget", (double)s->budget);
         } else if (strcmp(kind, "suggested") == 0) {
+            unsigned char *m = mark_of(&marks, ev);
+            if (!m || *m) {
+                s->problems++;
+                continue;
+            }
+            *m = 1;
             s->suggested++;
         } else if (strcmp(kind, "finished") == 0) {
-            s->finished++;
+            unsigned char *m = mark_of(&marks, ev);
             const char *status = str(ev, "status");
             double t = num(ev, "time_s", -1);
+            if (!m || *m != 1 || !status_known(status) ||
+                (strcmp(status, "ok") == 0 && !(t > 0))) {
+                s->problems++;
+                continue;
+            }
+            *m = 2;
+            s->finished++;
             if (status && strcmp(status, "ok") == 0 && t >= 0) {
                 s->ok++;
                 if (s->best_s < 0 || t < s->best_s)
@@ -86,6 +139,7 @@ static void summarize(const char *path, const char *id, Summary *s)
                  str(log.events[log.n - 1], "stopped") ? "stopped early" : "ended");
     else
         snprintf(s->state, sizeof s->state, "interrupted (resumable)");
+    free(marks.state);
     journal_log_clear(&log);
 }
 
@@ -110,18 +164,18 @@ int cmd_sessions(int argc, char **argv)
         } else {
             fprintf(stderr, "tunedeck sessions: unknown option '%s' (try --help)\n",
                     argv[optind - 1]);
-            return 2;
+            return EXIT_USAGE;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck sessions: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
-    char dir[4000];
     Error err;
-    if (journal_dir(dir, sizeof dir, &err) < 0) {
+    const char *dir = paths_sessions(&err);
+    if (!dir) {
         fprintf(stderr, "tunedeck sessions: %s\n", err.msg);
-        return 2;
+        return EXIT_USAGE;
     }
     char **names = NULL;
     size_t n = 0;
@@ -176,8 +230,14 @@ int cmd_sessions(int argc, char **argv)
             cJSON_AddNumberToObject(o, "problems", s.problems);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", s.id, s.created, s.target,
-                   s.optimizer, trials, best, s.state, s.problems ? " (has skipped lines)" : "");
+            /* The journal's strings are outside text: never a terminal's controls. */
+            char created[128], target[512], optimizer[256], state[1024];
+            termsafe(created, sizeof created, s.created);
+            termsafe(target, sizeof target, s.target);
+            termsafe(optimizer, sizeof optimizer, s.optimizer);
+            termsafe(state, sizeof state, s.state);
+            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", s.id, created, target, optimizer,
+                   trials, best, state, s.problems ? " (has skipped lines)" : "");
         }
         free(names[i]);
     }

@@ -8,6 +8,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "core/base/exitcode.h"
 #include "core/base/readall.h"
 #include "core/sim/simcluster.h"
 
@@ -53,17 +54,17 @@ int cmd_sim_trial(int argc, char **argv)
             continue;
         if (c != 's')
             usage(stderr);
-        return 2;
+        return EXIT_USAGE;
     }
     if (optind != argc - 1) {
         usage(stderr);
-        return 2;
+        return EXIT_USAGE;
     }
     Error err;
     SimCluster *sim = simcluster_new(argv[optind], &err);
     if (!sim) {
         fprintf(stderr, "tunedeck sim-trial: %s\n", err.msg);
-        return 2;
+        return EXIT_USAGE;
     }
     char *text = readall_stream(stdin, 16 << 20, NULL, &err);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
@@ -72,17 +73,17 @@ int cmd_sim_trial(int argc, char **argv)
     if (!text) {
         error_prefix(&err, "standard input");
         fail(err.msg);
-        rc = 2;
+        rc = EXIT_BAD_INPUT; /* the schedule on standard input */
     } else if (!root) {
         fail("standard input: expected a protocol v1 schedule object, found malformed JSON");
-        rc = 2;
+        rc = EXIT_BAD_INPUT;
     } else {
         Schedule *s = schedule_from_json(root, simcluster_cluster(sim), "standard input", &err);
         if (!s) {
             fail(err.msg);
-            rc = 2;
+            rc = EXIT_BAD_INPUT;
         } else {
-            rc = simcluster_run(sim, s, (uint64_t)seed, print_event, NULL) < 0 ? 1 : 0;
+            rc = simcluster_run(sim, s, (uint64_t)seed, print_event, NULL) < 0 ? EXIT_FAILED : EXIT_OK;
             schedule_free(s);
         }
         cJSON_Delete(root);

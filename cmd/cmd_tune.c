@@ -7,8 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/paths.h"
+#include "core/base/exitcode.h"
+#include "core/opt/prune.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/session.h"
@@ -19,6 +23,7 @@ static void usage(FILE *out)
             "usage: tunedeck tune (--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE)\n"
             "                     [--launcher NAME] [--trial-cmd CMD] [--optimizer NAME]\n"
             "                     [--budget N] [--seed N] [--trial-timeout S] [--json]\n"
+            "                     [--no-prune] [--stop-when-converged]\n"
             "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
             "\n"
@@ -32,13 +37,20 @@ static void usage(FILE *out)
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
+            "  --no-prune         run every trial to its end (by default a trial stops\n"
+            "                     once %d of its iterations are all over %gx the best\n"
+            "                     trial's time, %gx during warm-up)\n"
+            "  --stop-when-converged  stop before the budget once %d suggestions in a row\n"
+            "                     expect to gain less than %g%% on the best time\n"
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
             "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
             "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
-            simcluster_settings_help(), launcher_names(), optimizer_names());
+            simcluster_settings_help(), launcher_names(), optimizer_names(),
+            PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
+            TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
 }
 
 typedef struct {
@@ -46,7 +58,7 @@ typedef struct {
     long budget, seed;
     double timeout_s;
     const char *resume, *setup_flag; /* setup_flag: a flag --resume takes from the journal */
-    int budget_set, no_journal;
+    int budget_set, no_journal, no_prune, stop_when_converged;
     int json, accept_keys;
 } TuneArgs;
 
@@ -59,6 +71,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
         {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
         {"resume", required_argument, 0, 'R'},    {"no-journal", no_argument, 0, 'N'},
+        {"no-prune", no_argument, 0, 'P'},   {"stop-when-converged", no_argument, 0, 'C'},
         {"accept-new-host-keys", no_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -72,12 +85,14 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     int li = -1;
     while ((c = getopt_long(argc, argv, "h", LONG, &li)) != -1) {
         /* By the option's own name: argv[optind - 1] is its value in "--seed 3". */
-        if (c > 0 && strchr("ScjltosTN", c) && li >= 0)
+        if (c > 0 && strchr("ScjltosTNPC", c) && li >= 0)
             a->setup_flag = LONG[li].name;
         li = -1;
         switch (c) {
         case 'R': a->resume = optarg; break;
         case 'N': a->no_journal = 1; break;
+        case 'P': a->no_prune = 1; break;
+        case 'C': a->stop_when_converged = 1; break;
         case 'S': a->sim = optarg; break;
         case 'c': a->cluster = optarg; break;
         case 'j': a->job = optarg; break;
@@ -89,15 +104,15 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         case 'b':
             a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 's':
             if (flags_long("tune", "--seed", optarg, 0, 1L << 62, &a->seed) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'T':
             if (flags_double("tune", "--trial-timeout", optarg, 0.001, 1e7, &a->timeout_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'h': usage(stdout); return 1;
         default:
@@ -106,28 +121,28 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck tune: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->resume && a->setup_flag) {
         fprintf(stderr, "tunedeck tune: --resume: '--%s' comes from the session's journal; only "
                         "--budget and --json go with --resume\n",
                 a->setup_flag);
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->resume)
         return 0;
     if (!a->sim == !a->cluster) {
         fprintf(stderr, "tunedeck tune: expected either --sim SPEC or --cluster FILE --job FILE\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->cluster && !a->job) {
         fprintf(stderr, "tunedeck tune: --cluster: expected a --job FILE with it\n");
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->sim && a->job) {
         fprintf(stderr, "tunedeck tune: --job: the simulator brings its own job; drop --job "
                         "or use --cluster\n");
-        return 2;
+        return EXIT_USAGE;
     }
     return 0;
 }
@@ -150,6 +165,8 @@ static cJSON *trial_json(const TrialRecord *r)
         cJSON_AddNumberToObject(j, "predicted_p10_s", r->suggestion.p10_s);
         cJSON_AddNumberToObject(j, "predicted_p90_s", r->suggestion.p90_s);
     }
+    if (r->suggestion.has_ei)
+        cJSON_AddNumberToObject(j, "expected_improvement_s", r->suggestion.ei_s);
     if (r->overridden)
         cJSON_AddBoolToObject(j, "overridden", 1);
     cJSON_AddItemToObject(j, "schedule", schedule_to_json(r->suggestion.schedule));
@@ -181,17 +198,6 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj)
     cJSON_Delete(root);
 }
 
-/* A trial's words reach the operator's terminal: control bytes (escape sequences that
- * could retitle, recolour or rewrite the screen) are shown as '?'. */
-static const char *printable(const char *text, char *buf, size_t cap)
-{
-    size_t i = 0;
-    for (; text[i] && i + 1 < cap; i++)
-        buf[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
-    buf[i] = 0;
-    return buf;
-}
-
 static void print_table(const Tuner *t)
 {
     printf("%5s  %-11s %9s %9s %9s %3s %3s %9s  %s\n", "trial", "status", "time_s", "best_s",
@@ -204,9 +210,11 @@ static void print_table(const Tuner *t)
         int ok = o && o->status == TRIAL_OK;
         if (ok && o->time_s < best)
             best = o->time_s;
-        char time_buf[32] = "-", best_buf[32] = "-", pred_buf[32] = "-", note[sizeof o->reason];
+        char time_buf[32] = "-", best_buf[32] = "-", pred_buf[32] = "-", note[2048] = "";
         if (ok)
             snprintf(time_buf, sizeof time_buf, "%.3f", o->time_s);
+        if (o) /* a trial's words reach the operator's terminal: never its controls */
+            termsafe(note, sizeof note, o->reason);
         if (isfinite(best))
             snprintf(best_buf, sizeof best_buf, "%.3f", best);
         if (r->suggestion.has_prediction)
@@ -214,7 +222,7 @@ static void print_table(const Tuner *t)
         printf("%5d  %-11s %9s %9s %9s %3d %3d %7.1fms  %s\n", r->trial,
                o ? trial_status_name(o->status) : "running", time_buf, best_buf, pred_buf,
                schedule_count_workers(s), schedule_count_ps(s), r->suggest_ms,
-               o && o->reason[0] ? printable(o->reason, note, sizeof note) : "");
+               note);
     }
     const TrialRecord *b = tuner_best(t);
     if (b)
@@ -234,6 +242,8 @@ static int spec_from_args(const TuneArgs *a, Session *ses, SessionSpec *spec)
     spec->seed = a->seed;
     spec->budget = (int)a->budget;
     spec->trial_timeout_s = a->timeout_s;
+    spec->no_prune = a->no_prune;
+    spec->stop_when_converged = a->stop_when_converged;
     spec->ssh_config = getenv("TUNEDECK_SSH_CONFIG");
     spec->accept_new_host_keys = a->accept_keys;
     if (!a->resume)
@@ -241,7 +251,7 @@ static int spec_from_args(const TuneArgs *a, Session *ses, SessionSpec *spec)
     Error err;
     if (session_resume(ses, a->resume, spec, a->budget_set, &err) < 0) {
         fprintf(stderr, "tunedeck tune: --resume: %s\n", err.msg);
-        return -1;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     return 0;
 }
@@ -253,18 +263,19 @@ static void report_stderr(void *userdata, const char *line)
     fprintf(stderr, "tunedeck tune: %s\n", line);
 }
 
-/* Opens the session and its journal; says why not on stderr. */
+/* Opens the session and its journal; says why not on stderr and returns the exit status
+ * (a bad option value, a bad input file, a journal that cannot begin). */
 static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec)
 {
     Error err;
     if (session_open(ses, spec, &err) < 0) {
         fprintf(stderr, "tunedeck tune: %s\n", err.msg);
-        return -1;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     if (session_journal_begin(ses, &err) < 0) {
         fprintf(stderr, "tunedeck tune: %s%s\n", err.msg,
                 a->resume ? "" : " (--no-journal runs without one)");
-        return -1;
+        return EXIT_FAILED;
     }
     if (ses->journal_open)
         fprintf(stderr, "tunedeck tune: session %s (journal %s)\n", tune_journal_id(ses->journal),
@@ -278,15 +289,15 @@ int cmd_tune(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc == 1 ? 0 : rc;
-    Session *ses = session_new(!a.no_journal || a.resume);
+    Session *ses = session_new(!a.no_journal || a.resume, paths_sessions(NULL));
     if (!ses) {
         fprintf(stderr, "tunedeck tune: out of memory\n");
-        return 2;
+        return EXIT_FAILED;
     }
     SessionSpec spec;
-    if (spec_from_args(&a, ses, &spec) < 0 || open_session(&a, ses, &spec) < 0) {
+    if ((rc = spec_from_args(&a, ses, &spec)) || (rc = open_session(&a, ses, &spec))) {
         session_free(ses);
-        return 2;
+        return rc;
     }
     a.budget = spec.budget;
     a.seed = spec.seed;
@@ -295,6 +306,8 @@ int cmd_tune(int argc, char **argv)
     Error err;
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
+    else if (tuner_converged(t))
+        fprintf(stderr, "tunedeck tune: %s\n", tuner_converged(t));
     /* A part whose connection dropped could not be stopped then (its sshd died, say): what
      * it left running is stopped now, if its host answers again. */
     session_stop_leftovers(ses, report_stderr, NULL);

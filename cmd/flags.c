@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/base/exitcode.h"
+
 int flags_long(const char *cmd, const char *flag, const char *text, long min, long max,
                long *out)
 {
@@ -39,5 +41,5 @@ int flags_unknown(const char *cmd, const char *arg)
 {
     fprintf(stderr, "tunedeck%s%s: unknown or incomplete option '%s' (try --help)\n",
             cmd ? " " : "", cmd ? cmd : "", arg);
-    return 2;
+    return EXIT_USAGE;
 }

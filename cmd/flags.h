@@ -12,8 +12,8 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
                  double *out);
 
 /* An option getopt refused: prints "tunedeck[ CMD]: unknown or incomplete option 'ARG'
- * (try --help)" (CMD NULL for the console, which is `tunedeck` itself) and returns 2, the
- * exit status for bad input. */
+ * (try --help)" (CMD NULL for the console, which is `tunedeck` itself) and returns
+ * EXIT_USAGE. */
 int flags_unknown(const char *cmd, const char *arg);
 
 #endif

@@ -10,8 +10,8 @@ typedef struct {
     double watch_for_s;    /* --watch-for: stop after this long (0: until a signal) */
 } HostsSlurmArgs;
 
-/* Exit status: 0, 1 when a node is drained or down (or the controller did not answer),
- * 2 for bad input. */
+/* Exit status (core/base/exitcode.h): 0; 1 when a node is drained or down; 3 for a bad
+ * inventory; 4 when the controller or the login node did not answer. */
 int hosts_slurm(const HostsSlurmArgs *a);
 
 #endif

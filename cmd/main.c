@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/paths.h"
+#include "core/base/exitcode.h"
 
 #define TUNEDECK_VERSION "0.1.0"
 
@@ -23,11 +25,14 @@ static void usage(FILE *out)
     for (const Command *c = COMMANDS; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out, "\n  --version  print the version\n  --help     this help\n"
-                 "Every command takes --help.\n");
+                 "Every command takes --help.\n"
+                 "\ndata, themes, examples: %s (TUNEDECK_HOME overrides)\n",
+            paths_data_home());
 }
 
 int main(int argc, char **argv)
 {
+    paths_resolve();
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {
         printf("tunedeck %s\n", TUNEDECK_VERSION);
         return 0;
@@ -41,11 +46,11 @@ int main(int argc, char **argv)
             if (strcmp(c->name, argv[1]) == 0)
                 return c->run(argc - 1, argv + 1);
         fprintf(stderr, "tunedeck: unknown command '%s' (try --help)\n", argv[1]);
-        return 2;
+        return EXIT_USAGE;
     }
     for (const Command *c = COMMANDS; c->name; c++)
         if (strcmp(c->name, "console") == 0)
             return c->run(argc, argv);
     usage(stderr);
-    return 2;
+    return EXIT_USAGE;
 }

@@ -1,6 +1,7 @@
 /* Shared command-line pieces of the scheduler commands (see schedule_cli.h). */
 #include "cmd/schedule_cli.h"
 
+#include "core/base/exitcode.h"
 #include "core/sched/sched.h"
 
 void schedule_usage(FILE *out, const char *text)
@@ -15,5 +16,11 @@ void schedule_usage(FILE *out, const char *text)
 int schedule_fail(const char *cmd, const char *msg)
 {
     fprintf(stderr, "tunedeck %s: %s\n", cmd, msg);
-    return 2;
+    return EXIT_USAGE;
+}
+
+int schedule_fail_error(const char *cmd, const Error *err)
+{
+    schedule_fail(cmd, err->msg);
+    return exitcode_for(err, EXIT_USAGE);
 }

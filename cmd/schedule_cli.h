@@ -7,7 +7,12 @@
 
 /* Prints text, then "policies: NAME NAME ...\n". */
 void schedule_usage(FILE *out, const char *text);
-/* Prints "tunedeck CMD: MSG" to stderr; returns 2, the exit status for bad input. */
+#include "core/base/error.h"
+
+/* Prints "tunedeck CMD: MSG" to stderr; returns EXIT_USAGE (core/base/exitcode.h). */
 int schedule_fail(const char *cmd, const char *msg);
+/* The same with err's message; returns the exit status err's kind calls for (a bad input
+ * file: EXIT_BAD_INPUT), else EXIT_USAGE. */
+int schedule_fail_error(const char *cmd, const Error *err);
 
 #endif

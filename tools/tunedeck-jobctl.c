@@ -8,6 +8,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/base/exitcode.h"
 #include "remote/live/jobctl.h"
 
 static HostPool *pool;
@@ -73,20 +74,20 @@ int main(int argc, char **argv)
 {
     if (argc != 3) {
         fprintf(stderr, "usage: tunedeck-jobctl INVENTORY CHECKPOINT\n");
-        return 2;
+        return EXIT_USAGE;
     }
     Error err;
     Cluster *cl = cluster_load(argv[1], &err);
     if (!cl || !cl->job_command[0] || cl->n_machines < 2) {
         fprintf(stderr, "tunedeck-jobctl: %s\n",
                 cl ? "expected job_command and 2 machines" : err.msg);
-        return 2;
+        return EXIT_BAD_INPUT;
     }
     HostPoolOptions po = {0};
     pool = hostpool_new(&po, &err);
     if (!pool || hostpool_add_cluster(pool, cl, &err) < 0) {
         fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);
-        return 2;
+        return EXIT_USAGE;
     }
     static const int first_gpu[] = {0};
     const JobHost both[] = {{.addr = cl->machines[0].name, .gpus = 1, .gpu_ids = first_gpu},

@@ -8,7 +8,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "core/base/termsafe.h"
 #include "core/base/clock.h"
+#include "core/base/exitcode.h"
 #include "core/base/evloop.h"
 #include "core/base/readall.h"
 #include "remote/ssh/hostpool.h"
@@ -24,7 +26,8 @@ static void usage(FILE *out)
                  "  --heartbeat S  keep-alive period (default 5; 3 missed: the host is down)\n"
                  "  --accept-fingerprint FP  accept an unknown host key only if it is FP\n"
                  "  prints 'NAME out: LINE', 'NAME err: LINE', then 'NAME exit N' or\n"
-                 "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0\n");
+                 "  'NAME ssh-failed: WHY' per host and run; exit 0 when every command exited 0,\n"
+                 "  4 when a host could not be reached, 1 when a command failed\n");
 }
 
 typedef struct {
@@ -94,12 +97,19 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     hostpool_info(c->pool, rexec_host(x), &hi);
     const char *kind = s == STREAM_STDOUT ? "out" : "err";
     size_t len = strlen(line);
-    /* Long lines are summarised: their length and both ends. */
-    if (len > 200)
-        printf("%s %s: [%zu bytes%s] %.60s...%s\n", hi.name, kind, len, cut ? ", cut" : "", line,
-               line + len - 20);
-    else
-        printf("%s %s: %s\n", hi.name, kind, line);
+    /* Remote output reaches this terminal: never its controls. Long lines are summarised:
+     * their length and both ends. */
+    char head[512], tail[128];
+    if (len > 200) {
+        termsafe_n(head, sizeof head, line, 60);
+        termsafe(tail, sizeof tail, line + len - 20);
+        printf("%s %s: [%zu bytes%s] %s...%s\n", hi.name, kind, len, cut ? ", cut" : "", head,
+               tail);
+    } else {
+        char safe[2048];
+        termsafe(safe, sizeof safe, line);
+        printf("%s %s: %s\n", hi.name, kind, safe);
+    }
 }
 
 int main(int argc, char **argv)
@@ -163,7 +173,7 @@ int main(int argc, char **argv)
             if (end == optarg || *end || repeat < 1) {
                 fprintf(stderr, "tunedeck-rexec: --repeat: expected a count >= 1, found '%s'\n",
                         optarg);
-                return 2;
+                return EXIT_USAGE;
             }
             break;
         }
@@ -175,7 +185,7 @@ int main(int argc, char **argv)
                         "tunedeck-rexec: --interval: expected seconds in [0, 3600], "
                         "found '%s'\n",
                         optarg);
-                return 2;
+                return EXIT_USAGE;
             }
             break;
         }
@@ -184,18 +194,18 @@ int main(int argc, char **argv)
             return 0;
         default:
             usage(stderr);
-            return 2;
+            return EXIT_USAGE;
         }
     }
     if (!cluster_path || (!sh && optind >= argc)) {
         usage(stderr);
-        return 2;
+        return EXIT_USAGE;
     }
     Error err;
     Cluster *cl = cluster_load(cluster_path, &err);
     if (!cl) {
         fprintf(stderr, "tunedeck-rexec: %s\n", err.msg);
-        return 2;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     char *command =
         sh ? strdup(sh) : shquote_argv((const char *const *)argv + optind, (size_t)(argc - optind));
@@ -205,7 +215,7 @@ int main(int argc, char **argv)
         input = readall_file(stdin_path, 64u << 20, &input_len, &err);
         if (!input) {
             fprintf(stderr, "tunedeck-rexec: --stdin: %s\n", err.msg);
-            return 2;
+            return EXIT_BAD_INPUT;
         }
     }
     HostPoolOptions po = {.accept_new_host_keys = accept,
@@ -214,27 +224,27 @@ int main(int argc, char **argv)
     HostPool *p = hostpool_new(&po, &err);
     if (!p || hostpool_add_cluster(p, cl, &err) < 0) {
         fprintf(stderr, "tunedeck-rexec: %s\n", err.msg);
-        return 2;
+        return EXIT_USAGE;
     }
     ctx.pool = p;
     size_t n = hostpool_size(p);
     for (size_t i = 0; accept_fp && i < n; i++)
         if (hostpool_accept_host_key(p, i, accept_fp, &err) < 0) {
             fprintf(stderr, "tunedeck-rexec: --accept-fingerprint: %s\n", err.msg);
-            return 2;
+            return EXIT_USAGE;
         }
     for (size_t i = 0; keep && i < n; i++)
         hostpool_connect(p, i, 1);
     char *last_ok = calloc(n, 1);
     RemoteExec **xs = calloc(n, sizeof *xs);
-    int failures = 0;
+    int failures = 0, ssh_failures = 0;
     double first_round_s = 0;
     double t0 = clock_now_s();
     Timed tm = {.pool = p, .t0 = t0, .connected_s = -1};
     EvLoop *loop = evloop_new();
     if (!last_ok || !xs || !loop || evloop_add(loop, timed_pollfds, timed_step, &tm) < 0) {
         fprintf(stderr, "tunedeck-rexec: out of memory\n");
-        return 2;
+        return EXIT_USAGE;
     }
     for (long round = 0; round < repeat; round++) {
         double round_start = clock_now_s();
@@ -260,9 +270,12 @@ int main(int argc, char **argv)
                     printf("%s exit %d\n", hi.name, rexec_exit_status(xs[i]));
                 failures += rexec_exit_status(xs[i]) != 0;
             } else {
+                char why[1024];
+                termsafe(why, sizeof why, rexec_error(xs[i]));
                 printf("%s %s: %s\n", hi.name, o == EXEC_SSH_FAILED ? "ssh-failed" : "failed",
-                       rexec_error(xs[i]));
+                       why);
                 failures++;
+                ssh_failures += o == EXEC_SSH_FAILED;
             }
             rexec_free(xs[i]);
             xs[i] = NULL;
@@ -297,5 +310,5 @@ int main(int argc, char **argv)
     free(input);
     hostpool_free(p);
     cluster_free(cl);
-    return failures ? 1 : 0;
+    return ssh_failures ? EXIT_REMOTE : failures ? EXIT_FAILED : EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/exitcode.h"
 #include "tools/worker/checkpoint.h"
 #include "core/base/clock.h"
 #include "core/model/protocol.h"
@@ -149,7 +150,7 @@ static int parse_args(int argc, char **argv, Args *a)
     double v;
     if (env_base && *env_base) {
         if (parse_double("$TUNEDECK_PS_PORT_BASE", env_base, 1, 65000, &v) < 0)
-            return 2;
+            return EXIT_USAGE;
         a->port_base = (int)v;
     }
     int c;
@@ -182,65 +183,65 @@ static int parse_args(int argc, char **argv, Args *a)
             return 1;
         case 'p':
             if (parse_double("--port-base", optarg, 1, 65000, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             a->port_base = (int)v;
             break;
         case 'T':
             if (parse_double("--connect-timeout", optarg, 0.1, 86400, &a->connect_timeout_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'M':
             if (parse_double("--model-mb", optarg, 0.001, 4096, &a->model_mb) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'l':
             if (parse_double("--lr", optarg, 1e-9, 100, &a->learning_rate) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'P':
             if (parse_double("--progress-every", optarg, 0, 3600, &a->progress_s) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 'b':
             if (parse_double("--batch", optarg, 1, 1e7, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             a->batch = (int)v;
             break;
         case 'n':
             if (parse_double("--steps", optarg, 1, 1e12, &v) < 0)
-                return 2;
+                return EXIT_USAGE;
             a->max_steps = (long)v;
             break;
         case 'g':
             if (parse_gpus(optarg, &a->gpus) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         case 's': {
             if (a->n_slow == MAX_SLOWDOWNS) {
                 fprintf(stderr, "tunedeck-worker: --slowdown: at most %d\n", MAX_SLOWDOWNS);
-                return 2;
+                return EXIT_USAGE;
             }
             SlowdownSpec *sp = &a->slow[a->n_slow++];
             const char *eq = strrchr(optarg, '=');
             const char *num = eq ? eq + 1 : optarg;
             snprintf(sp->name, sizeof sp->name, "%.*s", eq ? (int)(eq - optarg) : 0, optarg);
             if (parse_double("--slowdown", num, 1, 1000, &sp->factor) < 0)
-                return 2;
+                return EXIT_USAGE;
             break;
         }
         default:
             fprintf(stderr, "tunedeck-worker: unknown or incomplete option '%s' (try --help)\n",
                     argv[optind - 1]);
-            return 2;
+            return EXIT_USAGE;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "tunedeck-worker: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (a->job && a->gpus < 1) {
         fprintf(stderr, "tunedeck-worker: --job: expected --gpus N (how many workers)\n");
-        return 2;
+        return EXIT_USAGE;
     }
     return 0;
 }
@@ -379,19 +380,22 @@ out:
 static int run_trial(const Args *a, const char *text, const char *source, Error *err)
 {
     cJSON *root = cJSON_Parse(text);
-    if (!root)
-        return error_set(err,
-                         "%s: expected a protocol v1 schedule object, found malformed "
-                         "JSON",
-                         source);
+    if (!root) {
+        error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON",
+                  source);
+        return error_mark(err, ERROR_INPUT);
+    }
     int rc = -1;
     Cluster *c = schedule_cluster_from_json(root, source, err);
     Schedule *s = c ? schedule_from_json(root, c, source, err) : NULL;
     double *slow = NULL;
     SgdPlan plan;
     memset(&plan, 0, sizeof plan);
-    if (!s || schedule_validate(s, err) < 0 || sgdplan_build(s, &plan, err) < 0 ||
-        !(slow = resolve_slowdown(a, c, err)))
+    if (!s || schedule_validate(s, err) < 0) {
+        error_mark(err, ERROR_INPUT); /* the schedule on standard input */
+        goto out;
+    }
+    if (sgdplan_build(s, &plan, err) < 0 || !(slow = resolve_slowdown(a, c, err)))
         goto out;
     const char *machine = a->machine ? a->machine : getenv("TUNEDECK_MACHINE");
     if (a->all_local) {
@@ -574,7 +578,7 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     openblas_set_num_threads(1); /* devices are threads of their own */
     signal(SIGPIPE, SIG_IGN);
-    Error err = {{0}};
+    Error err = {0};
     if (a.job) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -591,13 +595,13 @@ int main(int argc, char **argv)
     if (!text) {
         error_prefix(&err, "standard input: the schedule");
         print_error(err.msg);
-        return 2;
+        return EXIT_BAD_INPUT;
     }
     rc = run_trial(&a, text, "standard input", &err);
     free(text);
     if (rc < 0) {
         print_error(err.msg);
-        return 1;
+        return exitcode_for(&err, EXIT_FAILED);
     }
     return 0;
 }

@@ -67,19 +67,16 @@ void app_clamp_scroll(App *a)
         a->scroll = a->table.n_shown > (size_t)rows ? a->table.n_shown - (size_t)rows : 0;
 }
 
-const char *app_themes_dir(void)
+const char *app_themes_dir(const App *a)
 {
-    static char dir[1024];
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(dir, sizeof dir, "%s/themes", home && home[0] ? home : TUNEDECK_SOURCE_DIR);
-    return dir;
+    return a->themes_dir ? a->themes_dir : "themes";
 }
 
 int app_set_theme(App *a, const char *name)
 {
     Theme t;
     Error err;
-    int rc = theme_load(app_themes_dir(), name, &t, &err);
+    int rc = theme_load(app_themes_dir(a), name, &t, &err);
     if (rc < 0)
         app_message(a, 1, "theme '%s': %s (using the default)", name, err.msg);
     theme_apply(&t, term_colors());

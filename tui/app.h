@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/sim/simcluster.h"
+#include "remote/live/hostdesk.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/tuner.h"
 #include "tui/config.h"
@@ -68,6 +69,7 @@ typedef struct {
     int user_paused;
     const PlotStyle *plot_style;
 
+    const char *themes_dir; /* ConsoleOptions.themes_dir */
     ConsoleConfig config;
     char config_file[1024]; /* empty: nowhere to save */
 
@@ -79,12 +81,10 @@ typedef struct {
 
     HostPool *pool;          /* SSH sessions to the inventory's hosts; NULL on the simulator */
     size_t host_sel;         /* selected row of the hosts view */
-    size_t pool_nfds;        /* how many of the polled fds are the pool's */
-    unsigned long hosts_sig; /* what the hosts view showed last, to redraw only on change */
-    /* accepting an unknown host key: a one-host pool that may add it to known_hosts */
+    HostDesk *desk;          /* drives the pool and key acceptance (remote/live/hostdesk.h) */
+    /* accepting an unknown host key: the prompt shows accept_fp, the key host accept_host
+     * offered; y accepts exactly that key */
     int confirm_accept;
-    char (*refused_fp)[128]; /* per host: the unknown key it last offered ("" none) */
-    HostPool *accept_pool;
     long accept_host;
     char accept_fp[128];
 
@@ -99,7 +99,7 @@ void app_clamp_scroll(App *a);
 void app_select_trial(App *a, long delta);
 /* The schedule the surrogate pane shows: the newest trial's, or NULL before the first. */
 const TrialRecord *app_current_trial(const App *a);
-const char *app_themes_dir(void);
+const char *app_themes_dir(const App *a);
 int app_set_theme(App *a, const char *name);
 /* Writes the settings file (atomically); reports a failure in the status line. */
 void app_save_config(App *a);

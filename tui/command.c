@@ -1,4 +1,4 @@
-/* The `:` command line: tuning (budget, pause, plot, sort, filter, theme) and scheduler
+/* The `:` command line: tuning (budget, converge, pause, plot, sort, filter, theme) and scheduler
  * overrides (pin, pause/resume a job, drain a node, policy), each explained when it is refused. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +79,21 @@ int command_run(App *a, const char *line)
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);
+    } else if (strcmp(word, "converge") == 0) {
+        int on = strcmp(arg, "on") == 0;
+        if (!on && strcmp(arg, "off") != 0) {
+            app_message(a, 1, ":converge: expected on or off, found '%s'", arg);
+            return -1;
+        }
+        if (!a->tuner) {
+            app_message(a, 1, ":converge: no tuning in this session (--job FILE tunes)");
+            return -1;
+        }
+        tuner_set_stop_when_converged(a->tuner, on);
+        a->next_trial_ms = clock_now_ms();
+        app_log(a, "stop when converged: %s", on ? "on" : "off");
+        app_message(a, 0, "stop when converged: %s (%d suggestions in a row expecting < %g%% gain)",
+                    on ? "on" : "off", TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
     } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
         app_set_pause(a, word[0] == 'p');
     } else if (strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0 ||
@@ -136,7 +151,7 @@ int command_run(App *a, const char *line)
         a->quit = 1;
     } else {
         app_message(a, 1,
-                    "unknown command '%s': expected budget, pause, resume, pin, drain, "
+                    "unknown command '%s': expected budget, converge, pause, resume, pin, drain, "
                     "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
                     word);
         return -1;

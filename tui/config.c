@@ -57,7 +57,7 @@ int config_load(const char *path, ConsoleConfig *c, Error *err)
     if (rc == 0 && (jfield_string(root, path, "theme", 0, n.theme, sizeof n.theme, err) < 0 ||
                     jfield_string(root, path, "plot", 0, n.plot, sizeof n.plot, err) < 0))
         rc = -1;
-    Error e2 = {{0}};
+    Error e2 = {0};
     const cJSON *keys = rc == 0 ? jfield_object(root, path, "keys", 0, &e2) : NULL;
     if (rc == 0 && !keys && e2.msg[0]) {
         *err = e2;

@@ -73,6 +73,11 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
                     trial_status_name(o->status), o->reason);
         view_cluster_snapshot(a);
     }
+    if (ev == TUNER_EVENT_CONVERGED) {
+        app_log(a, "tuning stopped: %s", tuner_converged(a->tuner));
+        app_message(a, 0, "tuning stopped: %s (:converge off or :budget N goes on)",
+                    tuner_converged(a->tuner));
+    }
     a->table_stale = 1;
     a->dirty = 1;
 }
@@ -149,6 +154,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .time_scale = o->sched_speed,
                                   .job_dir = o->job_dir,
                                   .seed = (uint64_t)spec->seed,
+                                  .catalogue_dir = o->catalogue_dir,
                                   .log = live_log,
                                   .userdata = a};
         a->ss = simsched_new_live(&lo, err);
@@ -165,6 +171,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         so.jobs = o->sched_jobs;
         so.speed = o->sched_speed;
         so.seed = (uint64_t)spec->seed;
+        so.catalogue_dir = o->catalogue_dir;
         a->ss = simsched_new(&so, err);
         if (!a->ss)
             return error_prefix(err, "the simulated scheduler (--policy, --sched-jobs)");
@@ -178,11 +185,11 @@ static void close_session(App *a, Session *s)
     suggestion_clear(&a->pred);
     simsched_free(a->ss); /* the live driver too, before the pool it uses */
     a->ss = NULL;
-    hostpool_free(a->accept_pool);
+    hostdesk_free(a->desk); /* the pool stays the session's */
+    a->desk = NULL;
     session_close(s); /* the tuner before the pool its runs use */
     a->tuner = NULL;
     a->pool = NULL;
-    free(a->refused_fp);
     trials_free(&a->table);
     free(a->snap.hosts);
     free(a->snap.jobs);
@@ -330,6 +337,7 @@ static App *app_new(const ConsoleOptions *o, Error *cerr, int *config_bad, Error
         return NULL;
     }
     a->follow = 1;
+    a->themes_dir = o->themes_dir;
     a->sort = TRIAL_COL_NUMBER;
     *config_bad = 0;
     if (config_path(a->config_file, sizeof a->config_file))

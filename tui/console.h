@@ -21,6 +21,8 @@ typedef struct {
     const char *job_dir;  /* the live jobs' folders (default: schedlive's) */
     int journal_required; /* a journal that cannot begin (resume) ends the console */
     const char *theme;    /* a name in themes/ */
+    /* where the data lives (main decides: cmd/paths.h) */
+    const char *themes_dir, *catalogue_dir;
     const char *plot;     /* braille, block, ascii */
     int pace_ms; /* pause between trials; < 0: 600 on the simulator, 0 otherwise */
     int ascii;   /* no Unicode glyphs */

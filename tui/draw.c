@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/base/termsafe.h"
+
 static int unicode;
 
 void draw_init(int force_ascii)
@@ -77,9 +79,13 @@ int draw_text(int y, int x, int w, Role role, const char *text)
 {
     if (w <= 0)
         return 0;
-    /* Count columns, not bytes: our text is ASCII except the few glyphs we choose. */
+    /* Whatever the text holds (a trial's error, a host's message), it cannot move the
+     * cursor or start an escape sequence: a \r would otherwise rewrite the row. */
+    char safe[2048];
+    termsafe(safe, sizeof safe, text);
+    /* Count columns, not bytes. */
     wchar_t buf[512];
-    size_t n = mbstowcs(buf, text, 511);
+    size_t n = mbstowcs(buf, safe, 511);
     if (n == (size_t)-1)
         return 0;
     buf[n] = 0;

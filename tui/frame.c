@@ -31,6 +31,7 @@ static void draw_tabs(const App *a)
     } else {
         const char *state = tuner_last_error(a->tuner) ? "stopped"
                             : a->user_paused           ? "paused"
+                            : tuner_converged(a->tuner) ? "converged"
                             : tuner_done(a->tuner)     ? "done"
                                                        : "tuning";
         snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",

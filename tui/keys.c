@@ -8,7 +8,8 @@
 const KeyHelp HELP_KEYS[] = {
     {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next)"},
     {"global", "? F1", "this help (any key closes it)"},
-    {"global", ":", "command: budget N, pause, resume, plot braille|block|ascii,"},
+    {"global", ":", "command: budget N, converge on|off (stop when converged),"},
+    {"global", "", "  pause, resume, plot braille|block|ascii,"},
     {"global", "", "  sort COLUMN, filter TEXT, theme NAME, quit; scheduler:"},
     {"global", "", "  pin JOB N, pause/resume JOB, (un)drain NODE, policy NAME"},
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc clears)"},

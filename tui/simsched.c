@@ -35,7 +35,7 @@ void simsched_defaults(SimSchedOptions *o)
 
 SimSched *simsched_new(const SimSchedOptions *o, Error *err)
 {
-    Catalogue *cat = catalogue_load(NULL, err);
+    Catalogue *cat = catalogue_load(o->catalogue_dir, err);
     if (!cat)
         return NULL;
     SchedConfig cfg;
@@ -81,13 +81,14 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     simsched_defaults(&s->o);
     s->o.policy = o->policy;
     s->o.speed = o->time_scale;
-    s->cat = catalogue_load(NULL, err);
+    s->cat = catalogue_load(o->catalogue_dir, err);
     if (s->cat)
         s->state = sched_new(&cfg, s->cat, err);
     free(names);
     free(groups);
     SchedLiveOptions lo = {.time_scale = o->time_scale,
                            .job_dir = o->job_dir,
+                           .workload = o->workload,
                            .log = o->log,
                            .userdata = o->userdata};
     if (!s->state || sched_load_workload(s->state, o->workload, err) < 0 ||

@@ -19,6 +19,7 @@ typedef struct {
     double speed; /* simulated seconds per real second */
     int tick_ms;  /* real time between advances */
     uint64_t seed;
+    const char *catalogue_dir; /* the job catalogue's folder (catalogue_load) */
 } SimSchedOptions;
 
 typedef struct SimSched SimSched;
@@ -33,6 +34,7 @@ typedef struct {
     double time_scale; /* simulated seconds per wall second */
     const char *job_dir;
     uint64_t seed;
+    const char *catalogue_dir; /* the job catalogue's folder (catalogue_load) */
     SchedLiveLogFn log; /* the driver's lines (decisions, enactments, deaths) */
     void *userdata;
 } SimSchedLiveOptions;

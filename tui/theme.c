@@ -89,14 +89,24 @@ static int read_color(const cJSON *v, const char *ctx, const char *key, short *o
 int theme_load(const char *dir, const char *name, Theme *t, Error *err)
 {
     theme_default(t);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    char path[1024], base[64];
+    /* A name with a '/' is a file of the operator's own (the .json is optional); any other
+     * name is one of ours in dir. */
+    size_t nl = strlen(name);
+    int has_ext = nl > 5 && strcmp(name + nl - 5, ".json") == 0;
+    if (strchr(name, '/'))
+        snprintf(path, sizeof path, "%s%s", name, has_ext ? "" : ".json");
+    else
+        snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    const char *slash = strrchr(name, '/');
+    snprintf(base, sizeof base, "%.*s", (int)(strlen(slash ? slash + 1 : name) - (has_ext ? 5 : 0)),
+             slash ? slash + 1 : name);
     cJSON *root = jfield_parse_file(path, err);
     if (!root)
         return -1;
     Theme loaded;
     theme_default(&loaded);
-    snprintf(loaded.name, sizeof loaded.name, "%s", name);
+    snprintf(loaded.name, sizeof loaded.name, "%s", base);
     const cJSON *roles = jfield_object(root, path, "roles", 1, err);
     int rc = roles ? 0 : -1;
     for (const cJSON *r = roles ? roles->child : NULL; r && rc == 0; r = r->next) {

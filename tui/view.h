@@ -44,7 +44,7 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
 /* Fills the cluster snapshot from the newest finished trial's measurements. */
 void view_cluster_snapshot(App *a);
 
-/* Host pool plumbing for the loop (tui/view_hosts.c): fds, step, change detection. */
+/* The loop's plumbing to the host desk (tui/view_hosts.c), which does the network work. */
 size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
 /* The operator confirmed accepting the selected host's unknown key. */

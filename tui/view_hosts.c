@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
-#include "remote/ssh/hostconf.h"
+#include "remote/live/hostdesk.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/view.h"
@@ -109,128 +109,61 @@ static void hosts_draw(const App *a)
     }
 }
 
-/* A cheap fingerprint of what the view shows: the loop redraws when it changes. */
-static unsigned long signature(const App *a)
+/* The loop's plumbing: everything that touches the network is the host desk's. */
+static HostDesk *desk(App *a)
 {
-    unsigned long h = 5381;
-    for (size_t m = 0; m < hostpool_size(a->pool); m++) {
-        HostInfo i;
-        hostpool_info(a->pool, m, &i);
-        h = h * 33 + (unsigned long)i.state;
-        h = h * 33 + (unsigned long)i.key;
-        h = h * 33 + (unsigned long)i.drops + (unsigned long)i.connects * 7;
-        for (const char *p = i.last_error; *p; p++)
-            h = h * 33 + (unsigned char)*p;
-        h = h * 33 + (unsigned long)(i.handshake_ms >= 0 ? i.handshake_ms : -1);
-    }
-    return h;
+    if (!a->desk && a->pool)
+        a->desk = hostdesk_new(a->pool);
+    return a->desk;
 }
 
 size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
 {
-    size_t n = 0;
-    SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
-    if (live) /* the live scheduler's driver polls the pool and adds its tick */
-        n += schedlive_pollfds(live, fds, cap, deadline_ms);
-    else if (a->pool)
-        n += hostpool_pollfds(a->pool, fds, cap, deadline_ms);
-    a->pool_nfds = n;
-    if (a->accept_pool)
-        n += hostpool_pollfds(a->accept_pool, fds + n, cap - n, deadline_ms);
-    return n;
+    if (!desk(a))
+        return 0;
+    return hostdesk_pollfds(a->desk, a->ss ? simsched_live(a->ss) : NULL, fds, cap, deadline_ms);
 }
 
 void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
 {
-    if (!a->pool)
+    if (!desk(a))
         return;
-    /* The fds were filled main pool first; each pool gets back its own slice. */
-    size_t n_main = a->pool_nfds < n ? a->pool_nfds : n;
-    SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
-    if (live)
-        schedlive_step(live, fds, n_main, now_ms);
-    else
-        hostpool_step(a->pool, fds, n_main, now_ms);
-    if (a->accept_pool) {
-        hostpool_step(a->accept_pool, fds + n_main, n - n_main, now_ms);
-        if (hostpool_settled(a->accept_pool)) {
-            HostInfo i;
-            hostpool_info(a->accept_pool, 0, &i);
-            const char *name = a->cluster->machines[a->accept_host].name;
-            if (i.key == HOSTKEY_ACCEPTED || i.key == HOSTKEY_OK) {
-                if (strcmp(i.fingerprint, a->accept_fp) != 0)
-                    app_message(a, 1,
-                                "%s: the key changed while you looked (%s, not %s): check "
-                                "known_hosts",
-                                name, i.fingerprint, a->accept_fp);
-                else
-                    app_message(a, 0, "%s: host key %s accepted and saved in known_hosts", name,
-                                i.fingerprint);
-                app_log(a, "host key accepted for %s: %s", name, i.fingerprint);
-                hostpool_connect(a->pool, (size_t)a->accept_host, 1);
-            } else {
-                app_message(a, 1, "%s: key not accepted: %s", name,
-                            i.last_error[0] ? i.last_error : hostpool_key_name(i.key));
-            }
-            hostpool_free(a->accept_pool);
-            a->accept_pool = NULL;
-        }
+    hostdesk_step(a->desk, a->ss ? simsched_live(a->ss) : NULL, fds, n, now_ms);
+    char msg[512];
+    int bad;
+    if (hostdesk_take_outcome(a->desk, msg, sizeof msg, &bad)) {
+        app_message(a, bad, "%s", msg);
+        app_log(a, "%s", msg);
     }
-    /* A host retrying with backoff passes through "unchecked" between attempts: keep the
-     * unknown key it offered so the operator can still accept that one. */
-    if (!a->refused_fp)
-        a->refused_fp = calloc(hostpool_size(a->pool) + 1, sizeof *a->refused_fp);
-    for (size_t m = 0; m < hostpool_size(a->pool); m++) {
-        HostInfo i;
-        hostpool_info(a->pool, m, &i);
-        if (i.key == HOSTKEY_UNKNOWN && i.fingerprint[0])
-            snprintf(a->refused_fp[m], sizeof a->refused_fp[m], "%s", i.fingerprint);
-        else if (i.key == HOSTKEY_OK || i.key == HOSTKEY_ACCEPTED || i.key == HOSTKEY_CHANGED)
-            a->refused_fp[m][0] = 0;
-    }
-    unsigned long sig = signature(a);
-    if (sig != a->hosts_sig) {
-        a->hosts_sig = sig;
+    if (hostdesk_changed(a->desk))
         a->dirty = 1;
-    }
 }
 
+/* a: the prompt shows the key the host offered, exactly as the pool saw it. */
 static void hosts_accept_selected(App *a)
 {
-    if (!a->pool || a->host_sel >= hostpool_size(a->pool) || a->accept_pool)
+    if (!desk(a))
         return;
-    HostInfo i;
-    hostpool_info(a->pool, a->host_sel, &i);
-    const char *fp = a->refused_fp ? a->refused_fp[a->host_sel] : "";
-    if (!fp[0]) {
-        app_message(a, 1, "%s: only an unknown host key can be accepted (this one is %s)%s", i.name,
-                    hostpool_key_name(i.key),
-                    i.key == HOSTKEY_CHANGED ? ": a changed key is never accepted here" : "");
+    Error err;
+    if (hostdesk_offered(a->desk, a->host_sel, a->accept_fp, sizeof a->accept_fp, &err) < 0) {
+        app_message(a, 1, "%s", err.msg);
         return;
     }
     a->confirm_accept = 1;
     a->accept_host = (long)a->host_sel;
-    snprintf(a->accept_fp, sizeof a->accept_fp, "%s", fp);
     a->dirty = 1;
 }
 
-/* After "y": one connection that may add the key, through a pool of just this host. */
+/* y: that key, and no other, may be added. */
 void hosts_accept_confirmed(App *a)
 {
     Error err;
-    HostPoolOptions po = {.accept_new_host_keys = 1, .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
-    HostConf hc;
-    const Machine *m = &a->cluster->machines[a->accept_host];
-    a->accept_pool = hostpool_new(&po, &err);
-    if (!a->accept_pool || hostconf_from_machine(&a->cluster->ssh, m, &hc, &err) < 0 ||
-        hostpool_add(a->accept_pool, &hc, &err) < 0) {
-        app_message(a, 1, "%s: cannot accept the key: %s", m->name, err.msg);
-        hostpool_free(a->accept_pool);
-        a->accept_pool = NULL;
+    const char *name = a->cluster->machines[a->accept_host].name;
+    if (!desk(a) || hostdesk_accept(a->desk, (size_t)a->accept_host, a->accept_fp, &err) < 0) {
+        app_message(a, 1, "%s: cannot accept the key: %s", name, a->desk ? err.msg : "no SSH");
         return;
     }
-    hostpool_connect(a->accept_pool, 0, 0);
-    app_message(a, 0, "%s: connecting to accept %s ...", m->name, a->accept_fp);
+    app_message(a, 0, "%s: connecting to accept %s ...", name, a->accept_fp);
 }
 
 static void hosts_key(App *a, ViewAction action)
@@ -248,10 +181,8 @@ static void hosts_key(App *a, ViewAction action)
         hosts_accept_selected(a);
         break;
     case VIEW_ACT_RECONNECT:
-        if (a->pool && a->host_sel < hostpool_size(a->pool)) {
-            hostpool_connect(a->pool, a->host_sel, 1);
+        if (desk(a) && hostdesk_reconnect(a->desk, a->host_sel) == 0)
             app_message(a, 0, "reconnecting");
-        }
         break;
     default:
         break;

@@ -361,6 +361,7 @@ static void draw_trials(const App *a, Rect box)
             snprintf(e, sizeof e, "-");
         Role st = !row->rec->obs                      ? ROLE_WARN
                   : row->rec->obs->status == TRIAL_OK ? ROLE_NORMAL
+                  : row->rec->obs->status == TRIAL_PRUNED ? ROLE_DIM /* stopped by design */
                                                       : ROLE_BAD;
         int is_best = best && row->rec == best;
         if (sel)

@@ -50,7 +50,7 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
     CsvTable *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(name)) || !(t->buf = strdup(text))) {
         csvtab_free(t);
-        error_set(err, "%s: out of memory", name);
+        error_no_memory(err, "%s", name);
         return NULL;
     }
     size_t nlines = 1;
@@ -75,7 +75,7 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
                 t->lines = calloc(nlines, sizeof *t->lines);
                 if (!t->names || !t->cells || !t->lines) {
                     csvtab_free(t);
-                    error_set(err, "%s: out of memory", name);
+                    error_no_memory(err, "%s", name);
                     return NULL;
                 }
                 split(line, t->names, t->ncols);

@@ -63,7 +63,11 @@ int jfield_number(const cJSON *obj, const char *ctx, const char *key, int requir
     const cJSON *v = get(obj, ctx, key, required, err);
     if (!v)
         return required ? -1 : 0;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble)) /* 1e999: cJSON's infinity */
+        return error_set(err, "%s: field '%s': expected a number in [%g, %g], found one too "
+                              "large to represent",
+                         ctx, key, min, max);
+    if (!cJSON_IsNumber(v))
         return error_set(err, "%s: field '%s': expected a number, found %s", ctx, key,
                          jfield_type_name(v));
     if (v->valuedouble < min || v->valuedouble > max)
@@ -79,8 +83,11 @@ int jfield_int(const cJSON *obj, const char *ctx, const char *key, int required,
     const cJSON *v = get(obj, ctx, key, required, err);
     if (!v)
         return required ? -1 : 0;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
-        v->valuedouble != floor(v->valuedouble))
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+        return error_set(err, "%s: field '%s': expected an integer in [%ld, %ld], found one "
+                              "too large to represent",
+                         ctx, key, min, max);
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
         return error_set(err, "%s: field '%s': expected an integer, found %s", ctx, key,
                          cJSON_IsNumber(v) ? "a fraction" : jfield_type_name(v));
     if (v->valuedouble < (double)min || v->valuedouble > (double)max)

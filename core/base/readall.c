@@ -11,7 +11,7 @@ char *readall_stream(FILE *f, size_t max_bytes, size_t *len_out, Error *err)
     size_t cap = 8192, len = 0;
     char *buf = malloc(cap);
     if (!buf) {
-        error_set(err, "out of memory");
+        error_no_memory(err, "reading %zu bytes", len);
         return NULL;
     }
     for (;;) {
@@ -19,7 +19,7 @@ char *readall_stream(FILE *f, size_t max_bytes, size_t *len_out, Error *err)
             char *grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
             if (!grown) {
                 free(buf);
-                error_set(err, "out of memory");
+                error_no_memory(err, "reading %zu bytes", len);
                 return NULL;
             }
             buf = grown;

@@ -23,11 +23,9 @@ struct Journal {
     char path[4096];
 };
 
-int journal_dir(char *out, size_t cap, Error *err)
+int journal_dir(const char *dir, const char *xdg, const char *home, char *out, size_t cap,
+                Error *err)
 {
-    const char *dir = getenv("TUNEDECK_STATE_DIR");
-    const char *xdg = getenv("XDG_STATE_HOME");
-    const char *home = getenv("HOME");
     int n;
     if (dir && dir[0])
         n = snprintf(out, cap, "%s/sessions", dir);
@@ -98,7 +96,7 @@ int journal_id_valid(const char *id)
     return 1;
 }
 
-int journal_path(const char *id_or_path, char *out, size_t cap, Error *err)
+int journal_path(const char *dir, const char *id_or_path, char *out, size_t cap, Error *err)
 {
     if (strchr(id_or_path, '/')) {
         if (snprintf(out, cap, "%s", id_or_path) >= (int)cap)
@@ -110,9 +108,9 @@ int journal_path(const char *id_or_path, char *out, size_t cap, Error *err)
                          "journal: expected a session id of letters, digits, '.', '_' or "
                          "'-' (see `tunedeck sessions`), found '%s'",
                          id_or_path);
-    char dir[4000];
-    if (journal_dir(dir, sizeof dir, err) < 0)
-        return -1;
+    if (!dir)
+        return error_set(err, "journal: no state folder: set TUNEDECK_STATE_DIR, "
+                              "XDG_STATE_HOME or HOME");
     if (snprintf(out, cap, "%s/%s%s", dir, id_or_path, JOURNAL_EXT) >= (int)cap)
         return error_set(err, "journal: path too long");
     return 0;
@@ -153,7 +151,7 @@ Journal *journal_create(const char *dir, const char *id, Error *err)
     flock(fd, LOCK_EX | LOCK_NB); /* a new file: nobody else holds it */
     Journal *j = journal_wrap(fd, path, 0);
     if (!j)
-        error_set(err, "journal: out of memory");
+        error_no_memory(err, "journal");
     return j;
 }
 
@@ -188,8 +186,43 @@ Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
     }
     Journal *j = journal_wrap(fd, path, valid_bytes);
     if (!j)
-        error_set(err, "journal: out of memory");
+        error_no_memory(err, "journal");
     return j;
+}
+
+static int check_owned(const char *path, const char *what, int sticky_ok, Error *err)
+{
+    struct stat st;
+    if (stat(path, &st) < 0) /* nothing to trust: the loader says what is missing */
+        return 0;
+    if (st.st_uid != geteuid())
+        return error_set(err,
+                         "journal: %s %s belongs to uid %u, not to you (uid %u): refused; "
+                         "tunedeck resumes only your own journals",
+                         what, path, (unsigned)st.st_uid, (unsigned)geteuid());
+    if ((st.st_mode & 022) && !(sticky_ok && (st.st_mode & S_ISVTX)))
+        return error_set(err,
+                         "journal: %s %s is writable by %s (mode %03o): refused, someone else "
+                         "could have changed what it runs; check it, then chmod go-w it",
+                         what, path, st.st_mode & 020 ? "its group" : "others",
+                         (unsigned)(st.st_mode & 0777));
+    return 0;
+}
+
+int journal_check_owned(const char *path, Error *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    if (check_owned(dir, "state folder", 1, err) < 0 || check_owned(path, "file", 0, err) < 0)
+        return -1;
+    return 0;
 }
 
 int journal_append(Journal *j, const cJSON *event, Error *err)
@@ -200,7 +233,7 @@ int journal_append(Journal *j, const cJSON *event, Error *err)
     char *text = cJSON_PrintUnformatted(event);
     if (!text) {
         j->failed = 1;
-        return error_set(err, "journal %s: out of memory", j->path);
+        return error_no_memory(err, "journal %s", j->path);
     }
     size_t len = strlen(text);
     text[len] = '\n'; /* replaces the NUL: the line goes out in one write */
@@ -356,7 +389,7 @@ int journal_parse(const char *text, size_t len, const char *source, JournalLog *
         if (add_event(out, ev, line) < 0) {
             cJSON_Delete(ev);
             journal_log_clear(out);
-            return error_set(err, "%s: out of memory", source);
+            return error_no_memory(err, "%s", source);
         }
     }
     return 0;
@@ -398,7 +431,7 @@ int journal_load(const char *path, JournalLog *out, Error *err)
     }
     close(fd);
     if (!buf)
-        return error_set(err, "journal %s: out of memory", path);
+        return error_no_memory(err, "journal %s", path);
     int rc = journal_parse(buf, len, path, out, err);
     free(buf);
     return rc;

@@ -13,9 +13,12 @@ typedef struct cJSON cJSON;
 #define JOURNAL_EXT ".jsonl"
 #define JOURNAL_ID_MAX 64
 
-/* The folder journals live in: $TUNEDECK_STATE_DIR/sessions, else
- * $XDG_STATE_HOME/tunedeck/sessions, else $HOME/.local/state/tunedeck/sessions. */
-int journal_dir(char *out, size_t cap, Error *err);
+/* The folder journals live in, from the environment main read (cmd/paths.c; NULL or "" for
+ * an unset variable): STATE_DIR/sessions ($TUNEDECK_STATE_DIR), else
+ * XDG_STATE/tunedeck/sessions ($XDG_STATE_HOME, when absolute), else
+ * HOME/.local/state/tunedeck/sessions. */
+int journal_dir(const char *state_dir, const char *xdg_state, const char *home, char *out,
+                size_t cap, Error *err);
 /* Creates the folder and its parents (mode 0700); an existing journal folder that others
  * can read is tightened to 0700. */
 int journal_dir_ensure(const char *dir, Error *err);
@@ -23,8 +26,9 @@ int journal_dir_ensure(const char *dir, Error *err);
 void journal_new_id(char *out, size_t cap);
 /* Ids are [A-Za-z0-9._-], 1..JOURNAL_ID_MAX-1 characters, not starting with '.'. */
 int journal_id_valid(const char *id);
-/* The file of a session: an id names DIR/ID.jsonl; anything with a '/' is taken as a path. */
-int journal_path(const char *id_or_path, char *out, size_t cap, Error *err);
+/* The file of a session: an id names DIR/ID.jsonl (dir: the journals' folder, journal_dir;
+ * NULL when there is none); anything with a '/' is taken as a path. */
+int journal_path(const char *dir, const char *id_or_path, char *out, size_t cap, Error *err);
 
 typedef struct Journal Journal;
 
@@ -33,6 +37,10 @@ Journal *journal_create(const char *dir, const char *id, Error *err);
 /* Reopens a journal to append to it; the file is first cut back to valid_bytes (what
  * journal_load found to be whole lines), so a torn last line never sits mid-file. */
 Journal *journal_reopen(const char *path, long valid_bytes, Error *err);
+/* Like OpenSSH's StrictModes, before a journal is resumed (its trial_cmd would run): the
+ * file and its folder must belong to this user and be writable by no one else (a folder
+ * with the sticky bit, such as /tmp, may be world-writable). -1 with why otherwise. */
+int journal_check_owned(const char *path, Error *err);
 /* Writes the event as one line and fsyncs it. On any failure (a full disk) the partial line
  * is cut off again, the journal refuses every later append, and -1 says why. */
 int journal_append(Journal *j, const cJSON *event, Error *err);

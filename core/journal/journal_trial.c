@@ -114,7 +114,7 @@ static int read_times(const cJSON *obj, const char *ctx, const char *key, double
 
 static int status_from_name(const char *name, TrialStatus *out)
 {
-    for (int s = TRIAL_OK; s <= TRIAL_INTERRUPTED; s++)
+    for (int s = TRIAL_OK; s <= TRIAL_PRUNED; s++)
         if (strcmp(trial_status_name((TrialStatus)s), name) == 0) {
             *out = (TrialStatus)s;
             return 0;
@@ -127,6 +127,10 @@ Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const ch
     const Cluster *c = s->cluster;
     char status[32];
     Observation *o = observation_new(s);
+    if (!o) {
+        error_no_memory(err, "%s", ctx);
+        return NULL;
+    }
     if (jfield_string(ev, ctx, "status", 1, status, sizeof status, err) < 0 ||
         jfield_string(ev, ctx, "reason", 0, o->reason, sizeof o->reason, err) < 0 ||
         read_time(ev, ctx, "time_s", &o->time_s, err) < 0 ||
@@ -197,7 +201,7 @@ static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, cons
     JournalTrial *grown = realloc(out->trials, (out->n + 1) * sizeof *grown);
     if (!grown) {
         schedule_free(s);
-        return error_set(err, "out of memory");
+        return error_no_memory(err, "%s", ctx);
     }
     out->trials = grown;
     jt.suggestion.schedule = s;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/model/hostrange.h"
+#include "core/model/jobtemplate.h"
 #include "core/base/jfield.h"
 
 Cluster *cluster_new(const char *name)
@@ -32,25 +33,46 @@ void cluster_free(Cluster *c)
     free(c);
 }
 
-size_t cluster_add_type(Cluster *c, const MachineType *t)
+long cluster_add_type(Cluster *c, const MachineType *t, Error *err)
 {
     size_t n = c->n_types;
+    DeviceSpec *devices = calloc(t->n_devices ? t->n_devices : 1, sizeof *devices);
+    if (!devices)
+        return error_no_memory(err, "machine type '%s'", t->name);
     if ((n & (n - 1)) == 0) { /* capacity doubles at each power of two */
         MachineType *grown = realloc(c->types, (n ? 2 * n : 1) * sizeof *grown);
-        if (!grown)
-            abort(); /* allocation of a few hundred bytes: nothing sensible to do */
+        if (!grown) {
+            free(devices);
+            return error_no_memory(err, "machine type '%s'", t->name);
+        }
         c->types = grown;
     }
     MachineType *dst = &c->types[c->n_types];
     *dst = *t;
-    dst->devices = calloc(t->n_devices ? t->n_devices : 1, sizeof *dst->devices);
-    if (!dst->devices)
-        abort();
+    dst->devices = devices;
     memcpy(dst->devices, t->devices, t->n_devices * sizeof *dst->devices);
-    return c->n_types++;
+    return (long)c->n_types++;
 }
 
-void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type)
+/* A machine's name reaches commands (TUNEDECK_MACHINE, {hosts}, folders) whether or not
+ * it also names the host to connect to: the same safe alphabet either way. */
+static int machine_name_check(const char *name, Error *err)
+{
+    if (name[0] == '-' || name[0] == '.')
+        return error_set(err, "machine '%s': expected a name not starting with '-' or '.'", name);
+    for (const char *p = name; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.' || ch == '_'))
+            return error_set(err,
+                             "machine '%s': unexpected character '%c': expected letters, "
+                             "digits, '-', '.' or '_' only",
+                             name, ch >= 32 && ch < 127 ? ch : '?');
+    }
+    return 0;
+}
+
+int cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type, Error *err)
 {
     /* Capacity doubles at each power of two: adding n machines costs O(n), not O(n^2)
      * (an inventory of "n[0-99999]" took minutes; found by tests/fuzz/fuzz_cluster.c). */
@@ -58,7 +80,7 @@ void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t 
     if ((n & (n - 1)) == 0) {
         Machine *grown = realloc(c->machines, (n ? 2 * n : 1) * sizeof *grown);
         if (!grown)
-            abort();
+            return error_no_memory(err, "machine '%s'", name);
         c->machines = grown;
     }
     Machine *m = &c->machines[c->n_machines++];
@@ -66,6 +88,7 @@ void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t 
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->host, sizeof m->host, "%s", host ? host : name);
     m->type = type;
+    return 0;
 }
 
 void cluster_finish(Cluster *c)
@@ -183,7 +206,7 @@ static int parse_type(const cJSON *j, const char *source, Cluster *c, Error *err
         return error_set(err, "%s: field 'devices': expected at least one device", ctx);
     t.devices = calloc(t.n_devices, sizeof *t.devices);
     if (!t.devices)
-        return error_set(err, "%s: out of memory for %zu devices", ctx, t.n_devices);
+        return error_no_memory(err, "%s: %zu devices", ctx, t.n_devices);
     size_t i = 0;
     const cJSON *d;
     cJSON_ArrayForEach(d, devs)
@@ -200,9 +223,9 @@ static int parse_type(const cJSON *j, const char *source, Cluster *c, Error *err
             }
         i++;
     }
-    cluster_add_type(c, &t);
+    long added = cluster_add_type(c, &t, err);
     free(t.devices);
-    return 0;
+    return added < 0 ? -1 : 0;
 fail:
     free(t.devices);
     return -1;
@@ -245,7 +268,14 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
             rc = error_set(err, "%s: field 'name': '%s' is too long", ctx, names[i]);
             break;
         }
-        cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t);
+        if (machine_name_check(names[i], err) < 0) {
+            rc = error_prefix(err, "%s: field 'name'", ctx);
+            break;
+        }
+        if (cluster_add_machine(c, names[i], hosts[n_hosts == 1 ? 0 : i], (size_t)t, err) < 0) {
+            rc = error_prefix(err, "%s", ctx);
+            break;
+        }
         Machine *m = &c->machines[c->n_machines - 1];
         m->port = port;
         snprintf(m->user, sizeof m->user, "%s", user);
@@ -276,8 +306,15 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
     snprintf(ctx, sizeof ctx, "%s: trial", source);
     if (jfield_string(j, ctx, "launch", 0, t->launch, sizeof t->launch, err) < 0 ||
         jfield_string(j, ctx, "command", 0, t->command, sizeof t->command, err) < 0 ||
-        jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0)
+        jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0 ||
+        jfield_string(j, ctx, "ranks", 0, t->ranks, sizeof t->ranks, err) < 0 ||
+        /* trial % 100 is added: the base leaves room for that below 65536 */
+        jfield_int(j, ctx, "master_port", 0, 1024, 65435, &t->master_port, err) < 0)
         return -1;
+    if (t->ranks[0] && strcmp(t->ranks, "per-host") && strcmp(t->ranks, "per-device"))
+        return error_set(err, "%s: field 'ranks': expected \"per-host\" or \"per-device\", "
+                              "found \"%s\"",
+                         ctx, t->ranks);
     if (t->launch[0] && strcmp(t->launch, "per-host") && strcmp(t->launch, "single") &&
         strcmp(t->launch, "local") && strcmp(t->launch, "slurm"))
         return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\", "
@@ -299,7 +336,7 @@ static int check_unique_names(const Cluster *c, const size_t *entry, const char 
 {
     size_t *order = malloc((c->n_machines ? c->n_machines : 1) * sizeof *order);
     if (!order)
-        return error_set(err, "%s: out of memory", source);
+        return error_no_memory(err, "%s", source);
     for (size_t i = 0; i < c->n_machines; i++)
         order[i] = i;
     qsort_r(order, c->n_machines, sizeof *order, by_machine_name, c->machines);
@@ -348,9 +385,14 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
 {
     if (!cJSON_IsObject(root)) {
         error_set(err, "%s: expected a JSON object, found %s", source, jfield_type_name(root));
+        error_mark(err, ERROR_INPUT);
         return NULL;
     }
     Cluster *c = cluster_new(NULL);
+    if (!c) {
+        error_no_memory(err, "%s", source);
+        return NULL;
+    }
     if (jfield_string(root, source, "name", 0, c->name, sizeof c->name, err) < 0)
         goto fail;
     const cJSON *ssh = jfield_object(root, source, "ssh", 0, err);
@@ -386,7 +428,7 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
             size_t *grown = realloc(entry, entry_cap * sizeof *grown);
             if (!grown) {
                 free(entry);
-                error_set(err, "%s: out of memory", source);
+                error_no_memory(err, "%s", source);
                 goto fail;
             }
             entry = grown;
@@ -410,6 +452,10 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     if (jfield_string(root, source, "job_command", 0, c->job_command, sizeof c->job_command,
                       err) < 0)
         goto fail;
+    if (jobtemplate_check(c->job_command, err) < 0) {
+        error_prefix(err, "%s: field 'job_command'", source);
+        goto fail;
+    }
     if (parse_job_launch(root, source, c, err) < 0)
         goto fail;
     const cJSON *f;
@@ -425,14 +471,17 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     return c;
 fail:
     cluster_free(c);
+    error_mark(err, ERROR_INPUT); /* a bad inventory, whichever field */
     return NULL;
 }
 
 Cluster *cluster_load(const char *path, Error *err)
 {
     cJSON *root = jfield_parse_file(path, err);
-    if (!root)
+    if (!root) {
+        error_mark(err, ERROR_INPUT);
         return NULL;
+    }
     Cluster *c = cluster_from_json(root, path, err);
     cJSON_Delete(root);
     return c;
@@ -488,7 +537,7 @@ cJSON *cluster_to_json(const Cluster *c)
             cJSON_AddStringToObject(j, "user", m->user);
         cJSON_AddItemToArray(machines, j);
     }
-    if (c->trial.launch[0] || c->trial.command[0]) {
+    if (c->trial.launch[0] || c->trial.command[0] || c->trial.ranks[0] || c->trial.master_port) {
         cJSON *t = cJSON_AddObjectToObject(root, "trial");
         if (c->trial.launch[0])
             cJSON_AddStringToObject(t, "launch", c->trial.launch);
@@ -496,6 +545,10 @@ cJSON *cluster_to_json(const Cluster *c)
             cJSON_AddStringToObject(t, "command", c->trial.command);
         if (c->trial.launch_host[0])
             cJSON_AddStringToObject(t, "launch_host", c->trial.launch_host);
+        if (c->trial.ranks[0])
+            cJSON_AddStringToObject(t, "ranks", c->trial.ranks);
+        if (c->trial.master_port)
+            cJSON_AddNumberToObject(t, "master_port", c->trial.master_port);
     }
     if (c->job_command[0])
         cJSON_AddStringToObject(root, "job_command", c->job_command);

@@ -49,6 +49,10 @@ typedef struct {
     char launch[16];       /* "per-host" | "single" | "local" */
     char command[1024];
     char launch_host[128]; /* for "single": a machine name; empty = the first machine */
+    /* "per-host" (default): one trial command per machine; "per-device": one process per
+     * device with inputs (a rank, as torch.distributed expects; remote/launch/rankfan.h). */
+    char ranks[16];
+    int master_port; /* per-device: rendezvous port base; 0 = 29500 */
 } TrialSettings;
 
 typedef struct {
@@ -75,8 +79,10 @@ void cluster_free(Cluster *c);
 /* Builds a cluster in code (simulator, generated benchmark clusters). Types and machines
  * are appended in order; cluster_finish computes the flat device indices. */
 Cluster *cluster_new(const char *name);
-size_t cluster_add_type(Cluster *c, const MachineType *t);   /* copies t and its devices */
-void cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type);
+/* Both leave the cluster as it was when they fail (out of memory, error_no_memory). */
+long cluster_add_type(Cluster *c, const MachineType *t, Error *err); /* copies t, its devices;
+                                                                       the index or -1 */
+int cluster_add_machine(Cluster *c, const char *name, const char *host, size_t type, Error *err);
 void cluster_finish(Cluster *c);
 
 const MachineType *cluster_machine_type(const Cluster *c, size_t machine);

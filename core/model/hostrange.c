@@ -49,7 +49,7 @@ static int push(Segment *g, const char *text, size_t len, const char *pattern, E
             free(copy), copy = NULL;
     }
     if (!copy)
-        return error_set(err, "host range '%s': out of memory", pattern);
+        return error_no_memory(err, "host range '%s'", pattern);
     g->items[g->n++] = copy;
     g->bytes += len;
     return 0;
@@ -107,7 +107,7 @@ static int parse_segments(const char *pattern, const char *shown, Segment **out,
         Segment *grown = realloc(segs, (n + 1) * sizeof *grown);
         if (!grown) {
             segments_free(segs, n);
-            return error_set(err, "host range '%s': out of memory", shown);
+            return error_no_memory(err, "host range '%s'", shown);
         }
         segs = grown;
         Segment *s = &segs[n++];
@@ -173,7 +173,7 @@ int hostrange_expand(const char *pattern, char ***out, size_t *n, Error *err)
         free(names);
         free(pick);
         segments_free(segs, n_segs);
-        return error_set(err, "host range '%s': out of memory", shown);
+        return error_no_memory(err, "host range '%s'", shown);
     }
     /* Odometer over the groups, the last one turning fastest: r[1-2]n[1-2] gives r1n1, r1n2,
      * r2n1, r2n2. */
@@ -186,7 +186,7 @@ int hostrange_expand(const char *pattern, char ***out, size_t *n, Error *err)
             hostrange_free(names, k);
             free(pick);
             segments_free(segs, n_segs);
-            return error_set(err, "host range '%s': out of memory", shown);
+            return error_no_memory(err, "host range '%s'", shown);
         }
         size_t at = 0;
         for (size_t i = 0; i < n_segs; i++) {

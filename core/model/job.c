@@ -8,7 +8,7 @@
 #include "core/base/jfield.h"
 
 static const char *const KNOWN[] = {"name", "model_mb", "mops", "batch", "iterations", "warmup",
-                                    NULL};
+                                    "sync", "collective", NULL};
 
 static int known(const char *key)
 {
@@ -18,7 +18,46 @@ static int known(const char *key)
     return 0;
 }
 
-int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *err)
+const char *job_sync_name(JobSync s)
+{
+    return s == JOB_SYNC_ALLREDUCE ? "allreduce" : "ps";
+}
+
+/* "sync" picks the schedule's shape; "collective" only means something for allreduce, so
+ * giving it to a PS job is refused rather than silently ignored. */
+static int parse_sync(const cJSON *root, const char *source, JobSpec *out, Error *err)
+{
+    char sync[32] = "ps", coll[32] = "";
+    if (jfield_string(root, source, "sync", 0, sync, sizeof sync, err) < 0 ||
+        jfield_string(root, source, "collective", 0, coll, sizeof coll, err) < 0)
+        return -1;
+    if (strcmp(sync, "ps") == 0)
+        out->sync = JOB_SYNC_PS;
+    else if (strcmp(sync, "allreduce") == 0)
+        out->sync = JOB_SYNC_ALLREDUCE;
+    else
+        return error_set(err, "%s: field 'sync': expected \"ps\" or \"allreduce\", found \"%s\"",
+                         source, sync);
+    out->collective = ALLREDUCE_RING;
+    if (!coll[0])
+        return 0;
+    if (out->sync != JOB_SYNC_ALLREDUCE)
+        return error_set(err,
+                         "%s: field 'collective': only an allreduce job (\"sync\": "
+                         "\"allreduce\") has one, found \"%s\" on a parameter-server job",
+                         source, coll);
+    if (strcmp(coll, "ring") == 0)
+        out->collective = ALLREDUCE_RING;
+    else if (strcmp(coll, "doubling") == 0)
+        out->collective = ALLREDUCE_DOUBLING;
+    else
+        return error_set(err,
+                         "%s: field 'collective': expected \"ring\" or \"doubling\", found \"%s\"",
+                         source, coll);
+    return 0;
+}
+
+static int job_parse(const cJSON *root, const char *source, JobSpec *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     out->iterations = 20;
@@ -38,6 +77,8 @@ int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *er
                          "%s: field 'warmup': expected fewer warm-up iterations than the %d "
                          "iterations, found %d",
                          source, out->iterations, out->warmup);
+    if (parse_sync(root, source, out, err) < 0)
+        return -1;
     const cJSON *f;
     cJSON_ArrayForEach(f, root)
     {
@@ -50,12 +91,18 @@ int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *er
     return 0;
 }
 
+/* Every failure is a bad job file (or journal entry): marked ERROR_INPUT for main. */
+int job_from_json(const cJSON *root, const char *source, JobSpec *out, Error *err)
+{
+    return job_parse(root, source, out, err) < 0 ? error_mark(err, ERROR_INPUT) : 0;
+}
+
 int job_load(const char *path, JobSpec *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     cJSON *root = jfield_parse_file(path, err);
     if (!root)
-        return -1;
+        return error_mark(err, ERROR_INPUT);
     int rc = job_from_json(root, path, out, err);
     cJSON_Delete(root);
     if (rc < 0)
@@ -73,6 +120,10 @@ cJSON *job_to_json(const JobSpec *j)
     cJSON_AddNumberToObject(o, "batch", j->batch);
     cJSON_AddNumberToObject(o, "iterations", j->iterations);
     cJSON_AddNumberToObject(o, "warmup", j->warmup);
+    if (j->sync == JOB_SYNC_ALLREDUCE) {
+        cJSON_AddStringToObject(o, "sync", "allreduce");
+        cJSON_AddStringToObject(o, "collective", allreduce_name(j->collective));
+    }
     const cJSON *f;
     if (j->extra)
         cJSON_ArrayForEach(f, j->extra) cJSON_AddItemToObject(o, f->string,

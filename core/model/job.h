@@ -3,8 +3,13 @@
 #define TUNEDECK_JOB_H
 
 #include "core/base/error.h"
+#include "core/model/allreduce.h"
 
 typedef struct cJSON cJSON;
+
+/* How workers combine gradients: through parameter servers (the schedule names PS roles), or
+ * by an allreduce among the participating devices (no PS roles; DDP-style). */
+typedef enum { JOB_SYNC_PS, JOB_SYNC_ALLREDUCE } JobSync;
 
 typedef struct {
     char name[64];
@@ -13,6 +18,8 @@ typedef struct {
     int batch;
     int iterations;  /* default 20 */
     int warmup;      /* default 10 */
+    JobSync sync;    /* "sync": "ps" (default) or "allreduce" */
+    AllreduceAlgo collective; /* allreduce jobs: "collective": "ring" (default) or "doubling" */
     cJSON *extra;    /* every other field, passed through to trials untouched */
 } JobSpec;
 
@@ -21,5 +28,6 @@ int job_load(const char *path, JobSpec *out, Error *err);
 cJSON *job_to_json(const JobSpec *j);
 int job_copy(JobSpec *dst, const JobSpec *src);
 void job_clear(JobSpec *j);
+const char *job_sync_name(JobSync s);
 
 #endif

@@ -25,8 +25,14 @@ struct TrialAccumulator {
 const char *trial_status_name(TrialStatus s)
 {
     static const char *const NAMES[] = {"ok",          "failed",    "timeout",
-                                        "unreachable", "cancelled", "interrupted"};
+                                        "unreachable", "cancelled", "interrupted",
+                                        "pruned"};
     return (unsigned)s < sizeof NAMES / sizeof *NAMES ? NAMES[s] : "unknown";
+}
+
+int observation_measured(const Observation *o)
+{
+    return o->status == TRIAL_OK || (o->status == TRIAL_PRUNED && o->time_s > 0);
 }
 
 static void fill(double *a, size_t n, double v)
@@ -39,9 +45,15 @@ Observation *observation_new(const Schedule *s)
 {
     const Cluster *c = s->cluster;
     Observation *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
     o->schedule = schedule_copy(s);
     o->device_time_s = malloc((c->n_devices ? c->n_devices : 1) * sizeof(double));
     o->machine_time_s = malloc((c->n_machines ? c->n_machines : 1) * sizeof(double));
+    if (!o->schedule || !o->device_time_s || !o->machine_time_s) {
+        observation_free(o);
+        return NULL;
+    }
     fill(o->device_time_s, c->n_devices, -1);
     fill(o->machine_time_s, c->n_machines, -1);
     o->time_s = -1;
@@ -53,6 +65,8 @@ Observation *observation_copy(const Observation *src)
 {
     const Cluster *c = src->schedule->cluster;
     Observation *o = observation_new(src->schedule);
+    if (!o)
+        return NULL;
     o->status = src->status;
     memcpy(o->reason, src->reason, sizeof o->reason);
     o->time_s = src->time_s;
@@ -76,7 +90,8 @@ void observation_free(Observation *o)
 TrialAccumulator *trial_accumulator_new(const Schedule *s)
 {
     TrialAccumulator *a = calloc(1, sizeof *a);
-    a->schedule = s;
+    if (a)
+        a->schedule = s;
     return a;
 }
 
@@ -92,6 +107,8 @@ void trial_accumulator_free(TrialAccumulator *a)
     free(a->error);
     free(a);
 }
+
+enum { ITER_SPARE = 1 };
 
 static IterRecord *record(TrialAccumulator *a, int iter)
 {
@@ -109,6 +126,11 @@ static IterRecord *record(TrialAccumulator *a, int iter)
     if (!r->device_s) {
         r->device_s = malloc((c->n_devices ? c->n_devices : 1) * sizeof(double));
         r->machine_s = malloc((c->n_machines ? c->n_machines : 1) * sizeof(double));
+        if (!r->device_s || !r->machine_s) {
+            free(r->device_s), free(r->machine_s);
+            r->device_s = r->machine_s = NULL;
+            return NULL;
+        }
         fill(r->device_s, c->n_devices, -1);
         fill(r->machine_s, c->n_machines, -1);
         r->time_s = r->comm_s = -1;
@@ -140,11 +162,17 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
     default:
         return 0;
     }
-    if (ev->iter > 1000000)
-        return error_set(err, "iteration %d: expected an iteration number below 1000000", ev->iter);
+    /* Memory follows the schedule, never the numbers a trial sends: an iteration past the
+     * schedule's count (counting from 0 or 1, plus one spare) is a protocol error. */
+    long max_iter = (long)a->schedule->job.iterations + ITER_SPARE;
+    if (ev->iter < 0 || ev->iter > max_iter)
+        return error_set(err,
+                         "iteration %d: expected an iteration number from 0 to %ld (the schedule "
+                         "runs %d iterations)",
+                         ev->iter, max_iter, a->schedule->job.iterations);
     IterRecord *r = record(a, ev->iter);
     if (!r)
-        return error_set(err, "iteration %d: out of memory", ev->iter);
+        return error_no_memory(err, "iteration %d", ev->iter);
     /* Hosts of one synchronous iteration each report it: the slowest view is the truth. */
     r->seen = 1;
     r->time_s = max2(r->time_s, ev->time_s);
@@ -156,8 +184,10 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
             return error_set(err, "iteration %d: unknown machine '%s'", ev->iter, mm->name);
         const Machine *m = &c->machines[mi];
         const MachineType *t = &c->types[m->type];
+        /* Ranks of one machine (one per device) each report it: the slowest is the
+         * machine's time, as for hosts above. */
         if (mm->compute_s >= 0)
-            r->machine_s[mi] = mm->compute_s;
+            r->machine_s[mi] = max2(r->machine_s[mi], mm->compute_s);
         for (size_t d = 0; d < mm->n_devices; d++) {
             size_t di = 0;
             while (di < t->n_devices && strcmp(t->devices[di].id, mm->devices[d].id) != 0)
@@ -219,6 +249,8 @@ Observation *trial_accumulator_finish(TrialAccumulator *a)
 {
     const Cluster *c = a->schedule->cluster;
     Observation *o = observation_new(a->schedule);
+    if (!o)
+        return NULL;
     /* Warm-up is the first `warmup` iterations reported, whether a trial counts from 0 or 1;
      * `warmup` below becomes the index of the first iteration after them. */
     size_t n_warm = (size_t)a->schedule->job.warmup, warmup = a->n_iters;

@@ -14,7 +14,8 @@ typedef enum {
     TRIAL_TIMEOUT,
     TRIAL_UNREACHABLE, /* SSH failed: the command never ran */
     TRIAL_CANCELLED,
-    TRIAL_INTERRUPTED
+    TRIAL_INTERRUPTED,
+    TRIAL_PRUNED       /* stopped early as hopeless: time_s is the mean of its few iterations */
 } TrialStatus;
 
 typedef struct {
@@ -31,6 +32,7 @@ typedef struct {
 /* Accumulates events of one trial (possibly from several hosts, merged by iter). */
 typedef struct TrialAccumulator TrialAccumulator;
 
+/* The constructors here return NULL when out of memory (core/base/error.h's policy). */
 TrialAccumulator *trial_accumulator_new(const Schedule *s);
 /* Returns -1 with a reason when the event names an unknown machine or device. */
 int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err);
@@ -44,5 +46,7 @@ Observation *observation_new(const Schedule *s);
 Observation *observation_copy(const Observation *o);
 void observation_free(Observation *o);
 const char *trial_status_name(TrialStatus s);
+/* The trial measured the schedule: ok, or pruned with its few iterations. */
+int observation_measured(const Observation *o);
 
 #endif

@@ -25,7 +25,7 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
     size_t n = (size_t)cJSON_GetArraySize(arr);
     ev->machines = calloc(n ? n : 1, sizeof *ev->machines);
     if (!ev->machines)
-        return error_set(err, "machines: out of memory for %zu machines", n);
+        return error_no_memory(err, "machines: %zu machines", n);
     size_t i = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, arr)
@@ -49,7 +49,7 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
         size_t nd = (size_t)cJSON_GetArraySize(devs);
         mm->devices = calloc(nd ? nd : 1, sizeof *mm->devices);
         if (!mm->devices)
-            return error_set(err, "%s.devices: out of memory for %zu devices", ctx, nd);
+            return error_no_memory(err, "%s.devices: %zu devices", ctx, nd);
         const cJSON *d;
         cJSON_ArrayForEach(d, devs)
         {
@@ -69,6 +69,10 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
     return 0;
 }
 
+/* A training iteration takes at least a microsecond: 0 or a subnormal is a broken clock
+ * and would become the best time. */
+#define TIME_MIN_S 1e-6
+
 static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
 {
     char event[32];
@@ -77,7 +81,7 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
     if (strcmp(event, "iteration") == 0) {
         ev->kind = EVENT_ITERATION;
         if (jfield_int(root, "iteration", "iter", 1, 0, 100000000, &ev->iter, err) < 0 ||
-            jfield_number(root, "iteration", "time_s", 1, 0, 1e9, &ev->time_s, err) < 0 ||
+            jfield_number(root, "iteration", "time_s", 1, TIME_MIN_S, 1e9, &ev->time_s, err) < 0 ||
             jfield_number(root, "iteration", "comm_s", 0, 0, 1e9, &ev->comm_s, err) < 0)
             return -1;
         const cJSON *machines = jfield_array(root, "iteration", "machines", 0, err);
@@ -87,7 +91,7 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
     }
     if (strcmp(event, "done") == 0) {
         ev->kind = EVENT_DONE;
-        return jfield_number(root, "done", "time_s", 0, 0, 1e9, &ev->time_s, err);
+        return jfield_number(root, "done", "time_s", 0, TIME_MIN_S, 1e9, &ev->time_s, err);
     }
     if (strcmp(event, "error") == 0) {
         char msg[1024] = "";

@@ -94,7 +94,10 @@ int schedule_validate(const Schedule *s, Error *err)
     const Cluster *c = s->cluster;
     if (schedule_count_workers(s) == 0)
         return error_set(err, "schedule: expected at least one worker, found none");
-    if (schedule_count_ps(s) == 0)
+    if (s->job.sync == JOB_SYNC_ALLREDUCE && schedule_count_ps(s) > 0)
+        return error_set(err, "schedule: an allreduce job has no parameter servers, found %d",
+                         schedule_count_ps(s));
+    if (s->job.sync == JOB_SYNC_PS && schedule_count_ps(s) == 0)
         return error_set(err, "schedule: expected at least one parameter server, found none");
     long total = 0;
     for (size_t i = 0; i < c->n_machines; i++) {

@@ -22,7 +22,8 @@ Schedule *schedule_copy(const Schedule *s);
 void schedule_copy_into(Schedule *dst, const Schedule *src); /* same cluster */
 void schedule_free(Schedule *s);
 
-/* At least one worker and one PS; inputs >= 0; worker inputs sum to the batch; machines
+/* At least one worker; at least one PS for a PS job, none for an allreduce job (its
+ * participating devices are those with inputs); inputs >= 0; worker inputs sum to the batch; machines
  * that are not workers get zero; GPU inputs within the device's memory limit. */
 int schedule_validate(const Schedule *s, Error *err);
 

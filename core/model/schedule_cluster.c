@@ -50,6 +50,10 @@ Cluster *schedule_cluster_from_json(const cJSON *root, const char *source, Error
     if (!machines)
         return NULL;
     Cluster *c = cluster_new("schedule");
+    if (!c) {
+        error_no_memory(err, "%s", source);
+        return NULL;
+    }
     size_t i = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, machines)
@@ -79,7 +83,11 @@ Cluster *schedule_cluster_from_json(const cJSON *root, const char *source, Error
             goto fail;
         long ti = cluster_find_type(c, type);
         if (ti < 0) {
-            ti = (long)cluster_add_type(c, &t);
+            ti = cluster_add_type(c, &t, err);
+            if (ti < 0) {
+                error_prefix(err, "%s", ctx);
+                goto fail;
+            }
         } else {
             const MachineType *have = &c->types[ti];
             int same = have->n_devices == t.n_devices;
@@ -93,7 +101,10 @@ Cluster *schedule_cluster_from_json(const cJSON *root, const char *source, Error
                 goto fail;
             }
         }
-        cluster_add_machine(c, name, host[0] ? host : name, (size_t)ti);
+        if (cluster_add_machine(c, name, host[0] ? host : name, (size_t)ti, err) < 0) {
+            error_prefix(err, "%s", ctx);
+            goto fail;
+        }
     }
     if (c->n_machines == 0) {
         error_set(err, "%s: field 'machines': expected at least one machine", source);

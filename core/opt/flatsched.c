@@ -31,7 +31,11 @@ static int split_capped(const Cluster *c, const unsigned char *active, const dou
     unsigned char *capped = calloc(n ? n : 1, 1);
     double *w = calloc(n ? n : 1, sizeof *w);
     int *part = calloc(n ? n : 1, sizeof *part);
-    int rc = 0;
+    int rc = capped && w && part ? 0 : error_no_memory(err, "flat schedule: %zu devices", n);
+    if (rc < 0) {
+        free(capped), free(w), free(part);
+        return rc;
+    }
     memset(inputs, 0, n * sizeof *inputs);
     for (;;) {
         int fixed = 0;
@@ -99,6 +103,8 @@ int flatsched_decode(const int *roles, const double *weights, Schedule *out, Err
         int r = clamp_role(roles[m]);
         out->worker[m] = (unsigned char)(r == FLAT_WORKER || r == FLAT_BOTH);
         out->ps[m] = (unsigned char)(r == FLAT_PS || r == FLAT_BOTH);
+        if (out->job.sync == JOB_SYNC_ALLREDUCE)
+            out->ps[m] = 0;
     }
     if (!schedule_count_workers(out)) {
         size_t best = 0;
@@ -116,6 +122,8 @@ int flatsched_decode(const int *roles, const double *weights, Schedule *out, Err
         out->worker[best] = 1;
     }
     unsigned char *active = calloc(c->n_devices ? c->n_devices : 1, 1);
+    if (!active)
+        return error_no_memory(err, "flat schedule: %zu devices", c->n_devices);
     for (size_t m = 0; m < nm; m++) {
         const Machine *mc = &c->machines[m];
         for (size_t d = 0; d < c->types[mc->type].n_devices; d++)
@@ -136,7 +144,7 @@ int flatsched_decode(const int *roles, const double *weights, Schedule *out, Err
             busiest = m;
         }
     }
-    if (!schedule_count_ps(out))
+    if (out->job.sync == JOB_SYNC_PS && !schedule_count_ps(out))
         out->ps[busiest] = 1;
     return schedule_validate(out, err);
 }

@@ -19,6 +19,8 @@ enum { FLAT_N_ROLES = 4 };
  *     others (water-filling);
  *  4. a worker that received no input is demoted (it stays a PS if it was one);
  *  5. no PS at all: the worker with the most inputs also becomes the PS.
+ * For an allreduce job the PS half of every role is ignored (steps 1 and 5 leave no PS): the
+ * ranks are the workers' devices that receive inputs.
  * Fails (-1) only when the workers' memory limits cannot hold the batch. `out` is a schedule
  * for the same cluster; its roles and inputs are overwritten. */
 int flatsched_decode(const int *roles, const double *weights, Schedule *out, Error *err);

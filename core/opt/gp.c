@@ -1,5 +1,6 @@
 /* Gaussian-process regression: kernels, Cholesky with adaptive jitter, marginal likelihood,
  * hyperparameter fit, prediction and joint sampling (Rasmussen & Williams, Algorithm 2.1). */
+#include "core/base/rng.h"
 #include "core/opt/gp.h"
 
 #include <gsl/gsl_cblas.h>
@@ -28,6 +29,7 @@ struct Gp {
     double *y;     /* n standardized */
     double *L;     /* cap x cap, lower Cholesky factor of K + (sn2+jitter) I */
     double *alpha; /* n: K^-1 y */
+    double *k;     /* cap: gp_predict's scratch, so that a prediction never allocates */
     int factored;
 };
 
@@ -49,6 +51,10 @@ Gp *gp_new(GpKernel kernel, size_t dim, Error *err)
         return NULL;
     }
     Gp *g = calloc(1, sizeof *g);
+    if (!g) {
+        error_no_memory(err, "gp of dimension %zu", dim);
+        return NULL;
+    }
     g->kernel = kernel;
     g->dim = dim;
     for (size_t i = 0; i < dim; i++) {
@@ -70,6 +76,7 @@ void gp_free(Gp *g)
     free(g->y);
     free(g->L);
     free(g->alpha);
+    free(g->k);
     free(g);
 }
 
@@ -108,13 +115,16 @@ static int grow(Gp *g, size_t need)
     double *X = realloc(g->X, cap * g->dim * sizeof *X);
     double *y = X ? realloc(g->y, cap * sizeof *y) : NULL;
     double *a = y ? realloc(g->alpha, cap * sizeof *a) : NULL;
-    double *L = a ? calloc(cap * cap, sizeof *L) : NULL;
+    double *k = a ? realloc(g->k, cap * sizeof *k) : NULL;
+    double *L = k ? calloc(cap * cap, sizeof *L) : NULL;
     if (X)
         g->X = X;
     if (y)
         g->y = y;
     if (a)
         g->alpha = a;
+    if (k)
+        g->k = k;
     if (!L)
         return -1;
     for (size_t i = 0; i < g->n; i++)
@@ -182,7 +192,7 @@ int gp_set_data(Gp *g, const double *X, const double *y, size_t n, Error *err)
                 return error_set(err, "gp: input %zu dimension %zu is not finite", i, d);
     }
     if (grow(g, n) < 0)
-        return error_set(err, "gp: out of memory for %zu points", n);
+        return error_no_memory(err, "gp: %zu points", n);
     g->n = n;
     for (size_t d = 0; d < g->dim; d++) {
         double lo = INFINITY, hi = -INFINITY;
@@ -220,7 +230,7 @@ int gp_add_point(Gp *g, const double *x, double y, Error *err)
     if (g->n == 0)
         return gp_set_data(g, x, &y, 1, err);
     if (grow(g, g->n + 1) < 0)
-        return error_set(err, "gp: out of memory");
+        return error_no_memory(err, "gp");
     size_t n = g->n;
     double *xn = &g->X[n * g->dim];
     normalize_x(g, x, xn);
@@ -288,8 +298,6 @@ double gp_log_marginal(const Gp *g)
 
 /* ---- hyperparameter fit ---- */
 
-static double minimize_simplex(Gp *g, const double *start, double *best_x);
-
 /* Gradient of the log marginal likelihood (normalized outputs) with respect to the log
  * hyperparameters: 0.5 tr((alpha alpha^T - K^-1) dK/dtheta) (Rasmussen & Williams eq. 5.9). */
 int gp_log_marginal_grad(const Gp *g, double *grad, Error *err)
@@ -300,13 +308,17 @@ int gp_log_marginal_grad(const Gp *g, double *grad, Error *err)
         return error_set(err, "gp: not factorized");
     if (n == 0)
         return 0;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
     gsl_matrix *Ki = gsl_matrix_alloc(n, n);
+    gsl_set_error_handler(old);
+    if (!Ki)
+        return error_no_memory(err, "gp: gradient at %zu points", n);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j <= i; j++) {
             gsl_matrix_set(Ki, i, j, g->L[i * g->cap + j]);
             gsl_matrix_set(Ki, j, i, g->L[i * g->cap + j]);
         }
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    old = gsl_set_error_handler_off();
     int rc = gsl_linalg_cholesky_invert(Ki);
     gsl_set_error_handler(old);
     if (rc != GSL_SUCCESS) {
@@ -344,19 +356,36 @@ int gp_log_marginal_grad(const Gp *g, double *grad, Error *err)
     return 0;
 }
 
-/* Sets the clamped hyperparameters from v; returns the quadratic penalty for leaving the
- * bounds and its gradient in pgrad. */
-static double set_from_vector(Gp *g, const gsl_vector *v, double *pgrad)
+/* The objective of the fit: the negative log marginal likelihood, minus the log prior density
+ * when there is a prior (maximum a posteriori), plus a quadratic penalty for leaving the
+ * bounds. The hyperparameters are set to the clamped point, so the gradient is its own. */
+typedef struct {
+    Gp *g;
+    const GpPrior *prior; /* NULL: maximum likelihood */
+    int polish;
+} FitObjective;
+
+static void prior_term(const GpNormal *p, double x, double *lp, double *grad)
 {
+    if (!(p->sd > 0))
+        return;
+    double z = (x - p->mean) / p->sd;
+    *lp -= 0.5 * z * z;
+    *grad -= z / p->sd;
+}
+
+static void objective_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
+{
+    const FitObjective *o = params;
+    Gp *g = o->g;
     size_t d = g->dim;
-    double penalty = 0;
+    double penalty = 0, pgrad[GP_MAX_DIM + 2], grad[GP_MAX_DIM + 2];
     for (size_t i = 0; i < d + 2; i++) {
         double lo = i < d ? LOG_LS_MIN : i == d ? LOG_SF2_MIN : LOG_SN2_MIN;
         double hi = i < d ? LOG_LS_MAX : i == d ? LOG_SF2_MAX : LOG_SN2_MAX;
-        double x = gsl_vector_get(v, i), c = clampd(x, lo, hi);
-        penalty += (x - c) * (x - c) * 10;
-        if (pgrad)
-            pgrad[i] = 20 * (x - c);
+        double x = gsl_vector_get(v, i), c = isfinite(x) ? clampd(x, lo, hi) : lo;
+        penalty += isfinite(x) ? (x - c) * (x - c) * 10 : 1e10;
+        pgrad[i] = isfinite(x) ? 20 * (x - c) : 0;
         if (i < d)
             g->log_ls[i] = c;
         else if (i == d)
@@ -364,130 +393,149 @@ static double set_from_vector(Gp *g, const gsl_vector *v, double *pgrad)
         else
             g->log_sn2 = c;
     }
-    return penalty;
-}
-
-static void neg_lml_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
-{
-    Gp *g = params;
-    size_t d = g->dim + 2;
-    double pgrad[GP_MAX_DIM + 2], grad[GP_MAX_DIM + 2];
-    double penalty = set_from_vector(g, v, pgrad);
     if (factor(g, NULL) < 0 || gp_log_marginal_grad(g, grad, NULL) < 0) {
         if (f)
             *f = 1e10 + penalty;
         if (df)
-            for (size_t i = 0; i < d; i++)
+            for (size_t i = 0; i < d + 2; i++)
                 gsl_vector_set(df, i, pgrad[i]);
         return;
     }
-    if (f)
-        *f = -gp_log_marginal(g) + penalty;
-    if (df)
+    double lp = gp_log_marginal(g);
+    if (o->prior) {
         for (size_t i = 0; i < d; i++)
+            prior_term(&o->prior->log_ls, g->log_ls[i], &lp, &grad[i]);
+        prior_term(&o->prior->log_sf2, g->log_sf2, &lp, &grad[d]);
+        prior_term(&o->prior->log_sn2, g->log_sn2, &lp, &grad[d + 1]);
+    }
+    if (f)
+        *f = -lp + penalty;
+    if (df)
+        for (size_t i = 0; i < d + 2; i++)
             gsl_vector_set(df, i, -grad[i] + pgrad[i]);
 }
 
-static double neg_lml_f(const gsl_vector *v, void *params)
+static double objective_f(const gsl_vector *v, void *params)
 {
     double f;
-    neg_lml_fdf(v, params, &f, NULL);
+    objective_fdf(v, params, &f, NULL);
     return f;
 }
 
-static void neg_lml_df(const gsl_vector *v, void *params, gsl_vector *df)
+static void objective_df(const gsl_vector *v, void *params, gsl_vector *df)
 {
-    neg_lml_fdf(v, params, NULL, df);
+    objective_fdf(v, params, NULL, df);
 }
 
-/* Quasi-Newton (BFGS) on the analytic gradient; the simplex when BFGS cannot start. */
-static double minimize_from(Gp *g, const double *start, double *best_x)
+static double minimize_simplex(FitObjective *o, const double *start, double *best_x)
 {
-    size_t d = g->dim + 2;
-    gsl_multimin_function_fdf fdf = {neg_lml_f, neg_lml_df, neg_lml_fdf, d, g};
-    gsl_vector *x = gsl_vector_alloc(d);
-    for (size_t i = 0; i < d; i++)
-        gsl_vector_set(x, i, start[i]);
-    gsl_multimin_fdfminimizer *m =
-        gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, d);
-    double val = INFINITY;
-    int converged = 0;
-    if (gsl_multimin_fdfminimizer_set(m, &fdf, x, 0.5, 0.1) == GSL_SUCCESS) {
-        for (int it = 0; it < 100; it++) {
-            if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
-                break;
-            if (gsl_multimin_test_gradient(m->gradient, 1e-3) == GSL_SUCCESS) {
-                converged = 1;
-                break;
-            }
-        }
-        val = m->f;
-        for (size_t i = 0; i < d; i++)
-            best_x[i] = gsl_vector_get(m->x, i);
-    }
-    gsl_multimin_fdfminimizer_free(m);
-    gsl_vector_free(x);
-    if (converged && isfinite(val) && val < 1e10)
-        return val;
-    /* Ill-conditioned kernels (jitter) make the gradient unreliable: the simplex finishes. */
-    double polish[GP_MAX_DIM + 2];
-    double v2 = minimize_simplex(g, isfinite(val) && val < 1e10 ? best_x : start, polish);
-    if (v2 < val) {
-        val = v2;
-        memcpy(best_x, polish, d * sizeof *polish);
-    }
-    return val;
-}
-
-static double minimize_simplex(Gp *g, const double *start, double *best_x)
-{
-    size_t d = g->dim + 2;
-    gsl_multimin_function f = {neg_lml_f, d, g};
+    size_t d = o->g->dim + 2;
+    gsl_multimin_function f = {objective_f, d, o};
     gsl_vector *x = gsl_vector_alloc(d), *step = gsl_vector_alloc(d);
-    for (size_t i = 0; i < d; i++) {
-        gsl_vector_set(x, i, start[i]);
-        gsl_vector_set(step, i, 1.0);
-    }
     gsl_multimin_fminimizer *m =
         gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, d);
     double val = INFINITY;
-    if (gsl_multimin_fminimizer_set(m, &f, x, step) == GSL_SUCCESS) {
-        for (int it = 0; it < 60 * (int)d; it++) {
-            if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS)
-                break;
-            if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), 1e-3) == GSL_SUCCESS)
-                break;
+    if (x && step && m) {
+        for (size_t i = 0; i < d; i++) {
+            gsl_vector_set(x, i, start[i]);
+            gsl_vector_set(step, i, 1.0);
         }
-        val = gsl_multimin_fminimizer_minimum(m);
-        for (size_t i = 0; i < d; i++)
-            best_x[i] = gsl_vector_get(m->x, i);
+        if (gsl_multimin_fminimizer_set(m, &f, x, step) == GSL_SUCCESS) {
+            for (int it = 0; it < 60 * (int)d; it++) {
+                if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS)
+                    break;
+                if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), 1e-3) == GSL_SUCCESS)
+                    break;
+            }
+            val = gsl_multimin_fminimizer_minimum(m);
+            for (size_t i = 0; i < d; i++)
+                best_x[i] = gsl_vector_get(m->x, i);
+        }
     }
-    gsl_multimin_fminimizer_free(m);
+    if (m)
+        gsl_multimin_fminimizer_free(m);
     gsl_vector_free(x);
     gsl_vector_free(step);
     return isfinite(val) ? val : INFINITY;
 }
 
-int gp_fit(Gp *g, int restarts, uint64_t seed, Error *err)
+/* Quasi-Newton (BFGS) on the analytic gradient. The simplex takes over when BFGS cannot
+ * start, and with `polish` finishes when BFGS stops unconverged. Returns the objective's
+ * minimum found, best_x its point; INFINITY when out of memory. */
+static double minimize_from(FitObjective *o, const double *start, double *best_x)
+{
+    size_t d = o->g->dim + 2;
+    gsl_multimin_function_fdf fdf = {objective_f, objective_df, objective_fdf, d, o};
+    gsl_vector *x = gsl_vector_alloc(d);
+    gsl_multimin_fdfminimizer *m =
+        gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, d);
+    double val = INFINITY;
+    int converged = 0;
+    memcpy(best_x, start, d * sizeof *best_x);
+    if (x && m) {
+        for (size_t i = 0; i < d; i++)
+            gsl_vector_set(x, i, start[i]);
+        if (gsl_multimin_fdfminimizer_set(m, &fdf, x, 0.1, 0.1) == GSL_SUCCESS) {
+            for (int it = 0; it < 200; it++) {
+                if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
+                    break;
+                if (gsl_multimin_test_gradient(m->gradient, 1e-4) == GSL_SUCCESS) {
+                    converged = 1;
+                    break;
+                }
+            }
+            val = m->f;
+            for (size_t i = 0; i < d; i++)
+                best_x[i] = gsl_vector_get(m->x, i);
+        }
+    }
+    if (m)
+        gsl_multimin_fdfminimizer_free(m);
+    gsl_vector_free(x);
+    int usable = isfinite(val) && val < 1e10;
+    if (usable && (converged || !o->polish))
+        return val;
+    double simplex[GP_MAX_DIM + 2];
+    double v2 = minimize_simplex(o, usable ? best_x : start, simplex);
+    if (v2 < val) {
+        val = v2;
+        memcpy(best_x, simplex, d * sizeof *simplex);
+    }
+    return val;
+}
+
+int gp_fit_with(Gp *g, const GpFitOptions *how, Error *err)
 {
     if (g->n < 2)
         return factor(g, err); /* nothing to learn a scale from */
     size_t d = g->dim + 2;
-    double start[GP_MAX_DIM + 2], cand[GP_MAX_DIM + 2], best[GP_MAX_DIM + 2];
-    memcpy(start, g->log_ls, g->dim * sizeof(double));
-    start[g->dim] = g->log_sf2;
-    start[g->dim + 1] = g->log_sn2;
-    memcpy(best, start, d * sizeof(double));
+    FitObjective o = {g, how->prior, how->polish};
+    double current[GP_MAX_DIM + 2], start[GP_MAX_DIM + 2], cand[GP_MAX_DIM + 2],
+        best[GP_MAX_DIM + 2];
+    memcpy(current, g->log_ls, g->dim * sizeof(double));
+    current[g->dim] = g->log_sf2;
+    current[g->dim + 1] = g->log_sn2;
+    memcpy(best, current, d * sizeof(double));
+    double best_val = INFINITY;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
-    double best_val = minimize_from(g, start, best);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, (unsigned long)seed + 7);
-    for (int r = 0; r < restarts; r++) {
-        for (size_t i = 0; i < g->dim; i++)
-            start[i] = log(0.05) + gsl_rng_uniform(rng) * (log(5.0) - log(0.05));
-        start[g->dim] = -1.0 + 2.0 * gsl_rng_uniform(rng);
-        start[g->dim + 1] = log(1e-6) + gsl_rng_uniform(rng) * (log(0.3) - log(1e-6));
-        double v = minimize_from(g, start, cand);
+    gsl_rng *rng = how->restarts > 0 ? rng_new((unsigned long)how->seed + 7) : NULL;
+    int n_starts = (how->from_current ? 1 : 0) + (how->from_prior_mean && how->prior ? 1 : 0) +
+                   (rng ? how->restarts : 0);
+    for (int k = 0; k < n_starts; k++) {
+        if (k == 0 && how->from_current) {
+            memcpy(start, current, d * sizeof(double));
+        } else if (k == (how->from_current ? 1 : 0) && how->from_prior_mean && how->prior) {
+            for (size_t i = 0; i < g->dim; i++)
+                start[i] = how->prior->log_ls.mean;
+            start[g->dim] = how->prior->log_sf2.mean;
+            start[g->dim + 1] = how->prior->log_sn2.mean;
+        } else {
+            for (size_t i = 0; i < g->dim; i++)
+                start[i] = log(0.05) + gsl_rng_uniform(rng) * (log(5.0) - log(0.05));
+            start[g->dim] = -1.0 + 2.0 * gsl_rng_uniform(rng);
+            start[g->dim + 1] = log(1e-6) + gsl_rng_uniform(rng) * (log(0.3) - log(1e-6));
+        }
+        double v = minimize_from(&o, start, cand);
         if (v < best_val) {
             best_val = v;
             memcpy(best, cand, d * sizeof(double));
@@ -495,7 +543,15 @@ int gp_fit(Gp *g, int restarts, uint64_t seed, Error *err)
     }
     gsl_rng_free(rng);
     gsl_set_error_handler(old);
+    if (how->restarts > 0 && !rng)
+        return error_no_memory(err, "gp: hyperparameter fit");
     return gp_set_hyper(g, best, best[g->dim], best[g->dim + 1], err);
+}
+
+int gp_fit(Gp *g, int restarts, uint64_t seed, Error *err)
+{
+    GpFitOptions how = {.from_current = 1, .restarts = restarts, .seed = seed, .polish = 1};
+    return gp_fit_with(g, &how, err);
 }
 
 /* ---- prediction ---- */
@@ -510,15 +566,13 @@ void gp_predict(const Gp *g, const double *x, double *mean, double *var)
         *var = sf2 * g->y_std * g->y_std;
         return;
     }
-    double stack[256], *k = g->n <= 256 ? stack : malloc(g->n * sizeof *k);
+    double *k = g->k; /* grown with the data: the prediction itself never allocates */
     for (size_t i = 0; i < g->n; i++)
         k[i] = kernel_n(g, xn, &g->X[i * g->dim]);
     double mu = cblas_ddot((int)g->n, k, 1, g->alpha, 1);
     cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)g->n, g->L, (int)g->cap,
                 k, 1);
     double v = sf2 - cblas_ddot((int)g->n, k, 1, k, 1);
-    if (k != stack)
-        free(k);
     *mean = g->y_mean + g->y_std * mu;
     *var = (v > 0 ? v : 0) * g->y_std * g->y_std;
 }
@@ -535,6 +589,11 @@ int gp_sample(const Gp *g, const double *Xs, size_t m, const double *z, size_t n
     double *mu = calloc(m, sizeof *mu);
     double *C = malloc(m * m * sizeof *C);
     double *V = n ? malloc(n * m * sizeof *V) : NULL; /* n x m: L^-1 K(X, Xs) */
+    double *Lc = malloc(m * m * sizeof *Lc);
+    if (!xn || !mu || !C || (n && !V) || !Lc) {
+        free(xn), free(mu), free(C), free(V), free(Lc);
+        return error_no_memory(err, "gp: joint samples at %zu points", m);
+    }
     for (size_t i = 0; i < m; i++)
         normalize_x(g, &Xs[i * dim], &xn[i * dim]);
     for (size_t i = 0; i < m; i++)
@@ -553,7 +612,6 @@ int gp_sample(const Gp *g, const double *Xs, size_t m, const double *z, size_t n
     }
     /* The posterior covariance can be singular (repeated points): adaptive jitter. */
     double sf2 = exp(g->log_sf2), jitter = 1e-10 * sf2;
-    double *Lc = malloc(m * m * sizeof *Lc);
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int ok = 0;
     for (int attempt = 0; attempt < 10 && !ok; attempt++, jitter *= 10) {

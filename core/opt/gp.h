@@ -33,9 +33,35 @@ void gp_get_hyper(const Gp *g, double *log_ls, double *log_sf2, double *log_sn2)
 /* Lengthscale of dimension i in the original input units. */
 double gp_lengthscale(const Gp *g, size_t i);
 
-/* Maximizes the log marginal likelihood with GSL multimin (BFGS on the analytic gradient,
- * Nelder-Mead as a fallback) from the current hyperparameters and `restarts` random starts
- * drawn from `seed`. */
+/* A normal prior on one kind of hyperparameter, in the normalized log units of gp_set_hyper;
+ * sd <= 0: none (flat within the bounds). */
+typedef struct {
+    double mean, sd;
+} GpNormal;
+
+typedef struct {
+    GpNormal log_ls; /* every lengthscale alike */
+    GpNormal log_sf2, log_sn2;
+} GpPrior;
+
+/* How to fit: the one fitter serves maximum likelihood (prior NULL) and maximum a
+ * posteriori (the generic optimizer's priors). Each start runs BFGS on the analytic
+ * gradient (the simplex when BFGS cannot start); the best end is kept. */
+typedef struct {
+    const GpPrior *prior;
+    int from_current;    /* a start at the current hyperparameters */
+    int from_prior_mean; /* a start at the prior's means (with a prior) */
+    int restarts;        /* random starts drawn from seed */
+    uint64_t seed;
+    /* The simplex finishes when BFGS stops unconverged: near-noiseless data without a prior
+     * on the noise make the gradient unreliable (jitter). It costs hundreds of
+     * factorizations, too many for a fit every trial in 30+ dimensions. */
+    int polish;
+} GpFitOptions;
+
+int gp_fit_with(Gp *g, const GpFitOptions *how, Error *err);
+/* Maximum likelihood from the current hyperparameters and `restarts` random starts,
+ * polished. */
 int gp_fit(Gp *g, int restarts, uint64_t seed, Error *err);
 double gp_log_marginal(const Gp *g);
 /* d log marginal likelihood / d (log lengthscales..., log sf2, log sn2), dim + 2 values, in
@@ -43,7 +69,8 @@ double gp_log_marginal(const Gp *g);
 int gp_log_marginal_grad(const Gp *g, double *grad, Error *err);
 
 /* Posterior of the latent function at x (original units): mean and variance. With no data
- * the prior (mean 0, variance 1 in original units) is returned. */
+ * the prior (mean 0, variance 1 in original units) is returned. Never allocates: it works in
+ * the Gp's scratch, so one Gp takes one prediction at a time. */
 void gp_predict(const Gp *g, const double *x, double *mean, double *var);
 
 /* Joint posterior samples at m points (Xs row-major m x dim): out[s*m + i] for s < ns, from

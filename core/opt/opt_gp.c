@@ -18,13 +18,13 @@
  * The output is log(time_s); failed or timed-out trials count as twice the worst ok time. */
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_multimin.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/rng.h"
 #include "core/opt/flatsched.h"
 #include "core/opt/gp.h"
 #include "core/opt/optimizer.h"
@@ -62,6 +62,8 @@ typedef struct {
     int *roles;
 } GpOpt;
 
+static void destroy(void *self);
+
 static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *err)
 {
     if (!c->n_machines || !c->n_devices) {
@@ -85,6 +87,11 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     if (!gp)
         return NULL;
     GpOpt *g = calloc(1, sizeof *g);
+    if (!g) {
+        gp_free(gp);
+        error_no_memory(err, "gp: cluster '%s'", c->name);
+        return NULL;
+    }
     g->c = c;
     job_copy(&g->job, job);
     g->seed = seed;
@@ -93,13 +100,17 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     g->dim = dim;
     g->gp = gp;
     g->fitted_at = (size_t)-1;
-    g->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(g->rng, (unsigned long)(seed * 0x9e3779b97f4a7c15ull + 3));
+    g->rng = rng_new((unsigned long)(seed * 0x9e3779b97f4a7c15ull + 3));
     g->scratch = schedule_new(c, &g->job);
     g->roles = calloc(g->M, sizeof *g->roles);
+    g->design = malloc(N_INIT * dim * sizeof *g->design);
+    if (!g->rng || !g->scratch || !g->roles || !g->design) {
+        destroy(g);
+        error_no_memory(err, "gp: cluster '%s'", c->name);
+        return NULL;
+    }
     /* Design: the centre of the box (where a Sobol grid starts: every machine in both roles,
      * equal shares), then a Latin hypercube over the rest. */
-    g->design = malloc(N_INIT * dim * sizeof *g->design);
     for (size_t i = 0; i < dim; i++)
         g->design[i] = 0.5;
     size_t strata = N_INIT - 1, perm[N_INIT];
@@ -177,7 +188,7 @@ static void observe(void *self, const Observation *o)
     if (o->schedule->cluster != g->c)
         return;
     double t;
-    if (o->status == TRIAL_OK && isfinite(o->time_s) && o->time_s > 0)
+    if (observation_measured(o) && isfinite(o->time_s) && o->time_s > 0)
         t = o->time_s;
     else if (o->status == TRIAL_FAILED || o->status == TRIAL_TIMEOUT ||
              (o->status == TRIAL_OK && !(o->time_s > 0)))
@@ -185,9 +196,17 @@ static void observe(void *self, const Observation *o)
     else
         return; /* unreachable, cancelled, interrupted: says nothing about the schedule */
     if (g->n == g->cap) {
-        g->cap = g->cap ? 2 * g->cap : 32;
-        g->X = realloc(g->X, g->cap * g->dim * sizeof *g->X);
-        g->t = realloc(g->t, g->cap * sizeof *g->t);
+        /* Out of memory, the trial is not kept: the model goes on with what it has. */
+        size_t cap = g->cap ? 2 * g->cap : 32;
+        double *X = realloc(g->X, cap * g->dim * sizeof *X);
+        if (X)
+            g->X = X;
+        double *tt = realloc(g->t, cap * sizeof *tt);
+        if (tt)
+            g->t = tt;
+        if (!X || !tt)
+            return;
+        g->cap = cap;
     }
     canonical_of(g, o->schedule, &g->X[g->n * g->dim]);
     g->t[g->n++] = t;
@@ -201,170 +220,21 @@ static void observe(void *self, const Observation *o)
  * optimization performs great in high dimensions"), log signal variance ~ N(0, 1) (outputs
  * are standardized), log noise variance ~ N(-6, 3). */
 
-typedef struct {
-    Gp *gp;
-    size_t dim;
-    double ls_mu, ls_sd;
-} FitCtx;
-
-static double neg_log_post(const gsl_vector *v, void *params)
-{
-    FitCtx *f = params;
-    size_t d = f->dim;
-    const double *th = gsl_vector_const_ptr(v, 0);
-    for (size_t i = 0; i < d + 2; i++)
-        if (!isfinite(th[i]) || fabs(th[i]) > 40)
-            return 1e10;
-    if (gp_set_hyper(f->gp, th, th[d], th[d + 1], NULL) < 0)
-        return 1e10;
-    double lp = gp_log_marginal(f->gp);
-    if (!isfinite(lp))
-        return 1e10;
-    for (size_t i = 0; i < d; i++) {
-        double u = (th[i] - f->ls_mu) / f->ls_sd;
-        lp -= 0.5 * u * u;
-    }
-    lp -= 0.5 * th[d] * th[d];
-    lp -= 0.5 * ((th[d + 1] + 6) / 3) * ((th[d + 1] + 6) / 3);
-    return -lp;
-}
-
-static double nelder_mead(FitCtx *f, double *th, int max_iter)
-{
-    size_t n = f->dim + 2;
-    gsl_multimin_function fn = {neg_log_post, n, f};
-    gsl_vector *x = gsl_vector_alloc(n), *step = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++) {
-        gsl_vector_set(x, i, th[i]);
-        gsl_vector_set(step, i, 0.7);
-    }
-    gsl_multimin_fminimizer *m =
-        gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
-    double val = INFINITY;
-    if (gsl_multimin_fminimizer_set(m, &fn, x, step) == GSL_SUCCESS) {
-        for (int it = 0; it < max_iter; it++) {
-            if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS)
-                break;
-            if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), 1e-3) == GSL_SUCCESS)
-                break;
-        }
-        val = gsl_multimin_fminimizer_minimum(m);
-        for (size_t i = 0; i < n; i++)
-            th[i] = gsl_vector_get(m->x, i);
-    }
-    gsl_multimin_fminimizer_free(m);
-    gsl_vector_free(x);
-    gsl_vector_free(step);
-    return val;
-}
-
-/* Bounds inside core/opt/gp.c's clamps, so that the gradient is the clamped point's. */
-static const double TH_LO[3] = {-3.4, -8.9, -13.9}, TH_HI[3] = {3.4, 3.9, 0.9};
-
-static void log_post_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
-{
-    FitCtx *c = params;
-    size_t d = c->dim;
-    double th[GP_MAX_DIM + 2], pen_g[GP_MAX_DIM + 2], grad[GP_MAX_DIM + 2], pen = 0;
-    for (size_t i = 0; i < d + 2; i++) {
-        size_t k = i < d ? 0 : i - d + 1;
-        double x = gsl_vector_get(v, i);
-        double cl = !isfinite(x) ? 0 : x < TH_LO[k] ? TH_LO[k] : x > TH_HI[k] ? TH_HI[k] : x;
-        pen += 10 * (x - cl) * (x - cl);
-        pen_g[i] = 20 * (x - cl);
-        th[i] = cl;
-    }
-    if (gp_set_hyper(c->gp, th, th[d], th[d + 1], NULL) < 0 ||
-        gp_log_marginal_grad(c->gp, grad, NULL) < 0 || !isfinite(pen)) {
-        if (f)
-            *f = 1e10 + (isfinite(pen) ? pen : 0);
-        if (df)
-            for (size_t i = 0; i < d + 2; i++)
-                gsl_vector_set(df, i, isfinite(pen_g[i]) ? pen_g[i] : 0);
-        return;
-    }
-    double lp = gp_log_marginal(c->gp);
-    double var = c->ls_sd * c->ls_sd;
-    for (size_t i = 0; i < d; i++) {
-        lp -= 0.5 * (th[i] - c->ls_mu) * (th[i] - c->ls_mu) / var;
-        grad[i] -= (th[i] - c->ls_mu) / var;
-    }
-    lp -= 0.5 * th[d] * th[d];
-    grad[d] -= th[d];
-    lp -= 0.5 * (th[d + 1] + 6) * (th[d + 1] + 6) / 9;
-    grad[d + 1] -= (th[d + 1] + 6) / 9;
-    if (f)
-        *f = -lp + pen;
-    if (df)
-        for (size_t i = 0; i < d + 2; i++)
-            gsl_vector_set(df, i, -grad[i] + pen_g[i]);
-}
-
-static double log_post_f(const gsl_vector *v, void *params)
-{
-    double f;
-    log_post_fdf(v, params, &f, NULL);
-    return f;
-}
-
-static void log_post_df(const gsl_vector *v, void *params, gsl_vector *df)
-{
-    log_post_fdf(v, params, NULL, df);
-}
-
-/* BFGS on the analytic gradient (core/opt/gp.c) plus the priors'; the simplex if it cannot
- * start. Returns the minimum of the negative log posterior; th is updated. */
-static double quasi_newton(FitCtx *c, double *th, int max_iter)
-{
-    size_t n = c->dim + 2;
-    gsl_multimin_function_fdf fdf = {log_post_f, log_post_df, log_post_fdf, n, c};
-    gsl_vector *x = gsl_vector_alloc(n);
-    for (size_t i = 0; i < n; i++)
-        gsl_vector_set(x, i, th[i]);
-    gsl_multimin_fdfminimizer *m =
-        gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, n);
-    double val = INFINITY;
-    if (gsl_multimin_fdfminimizer_set(m, &fdf, x, 0.1, 0.1) == GSL_SUCCESS) {
-        for (int it = 0; it < max_iter; it++) {
-            if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
-                break;
-            if (gsl_multimin_test_gradient(gsl_multimin_fdfminimizer_gradient(m), 1e-4) ==
-                GSL_SUCCESS)
-                break;
-        }
-        val = gsl_multimin_fdfminimizer_minimum(m);
-        for (size_t i = 0; i < n; i++)
-            th[i] = gsl_vector_get(gsl_multimin_fdfminimizer_x(m), i);
-    }
-    gsl_multimin_fdfminimizer_free(m);
-    gsl_vector_free(x);
-    if (!isfinite(val) || val >= 1e10)
-        val = nelder_mead(c, th, 40 * (int)n);
-    return val;
-}
-
-/* BFGS from the previous estimate and from the prior's centre; the better is kept. */
+/* BFGS from the previous estimate and from the prior's centre (core/opt/gp.c's fitter with
+ * the priors above); the better is kept. */
 static int fit_map(GpOpt *g, Error *err)
 {
-    size_t d = g->dim;
-    FitCtx f = {g->gp, d, sqrt(2.0) + 0.5 * log((double)d), sqrt(3.0)};
-    double warm[GP_MAX_DIM + 2], prior[GP_MAX_DIM + 2];
-    gp_get_hyper(g->gp, warm, &warm[d], &warm[d + 1]);
-    for (size_t i = 0; i < d; i++)
-        prior[i] = f.ls_mu;
-    prior[d] = 0;
-    prior[d + 1] = -6;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    int iters = 200;
-    double vw = g->fitted_once ? quasi_newton(&f, warm, iters) : INFINITY;
+    double d = (double)g->dim;
+    const GpPrior prior = {.log_ls = {sqrt(2.0) + 0.5 * log(d), sqrt(3.0)},
+                           .log_sf2 = {0, 1},
+                           .log_sn2 = {-6, 3}};
     /* The restart from the prior's centre guards against a stale local optimum; past 20
      * trials it runs every 4th fit only, to bound the cost. */
-    double vp =
-        !g->fitted_once || g->n <= 20 || g->n % 4 == 0 ? quasi_newton(&f, prior, iters) : INFINITY;
-    gsl_set_error_handler(old);
-    const double *th = vw < vp ? warm : prior;
+    GpFitOptions how = {.prior = &prior,
+                        .from_current = g->fitted_once,
+                        .from_prior_mean = !g->fitted_once || g->n <= 20 || g->n % 4 == 0};
     g->fitted_once = 1;
-    return gp_set_hyper(g->gp, th, th[d], th[d + 1], err);
+    return gp_fit_with(g->gp, &how, err);
 }
 
 /* Refits the GP on every observation when there are new ones. */
@@ -384,6 +254,10 @@ static int refit(GpOpt *g, Error *err)
     if (!n_ok)
         return 0;
     double *y = malloc(g->n * sizeof *y);
+    if (!y) {
+        g->have_model = 0;
+        return error_no_memory(err, "gp: %zu observations", g->n);
+    }
     g->best_y = INFINITY;
     for (size_t i = 0; i < g->n; i++) {
         y[i] = log(g->t[i] > 0 ? g->t[i] : FAIL_FACTOR * worst);
@@ -466,6 +340,8 @@ static void perturb(GpOpt *g, const double *from, double *x)
 static double climb(GpOpt *g, double *x, double ei, double *z)
 {
     double *t = malloc(g->dim * sizeof *t);
+    if (!t)
+        return ei; /* no memory for the search: the candidate as it is */
     for (int pass = 0; pass < CLIMB_PASSES; pass++) {
         int moved = 0;
         double mean_w = 0;
@@ -518,6 +394,10 @@ static int maximize_ei(GpOpt *g, double *x, Error *err)
     size_t dim = g->dim, nc = N_RANDOM + N_LOCAL;
     double *xs = malloc(nc * dim * sizeof *xs), *z = malloc(dim * sizeof *z);
     Cand *cands = malloc(nc * sizeof *cands);
+    if (!xs || !z || !cands) {
+        free(xs), free(z), free(cands);
+        return error_no_memory(err, "gp: %zu candidates", nc);
+    }
     /* The best observed points (ok trials) seed the local candidates. */
     size_t order[3] = {0}, n_best = 0;
     for (size_t i = 0; i < g->n; i++) {
@@ -587,6 +467,10 @@ static int suggest(void *self, Suggestion *out, Error *err)
         return -1;
     size_t dim = g->dim;
     double *x = malloc(dim * sizeof *x), *z = malloc(dim * sizeof *z);
+    if (!x || !z) {
+        free(x), free(z);
+        return error_no_memory(err, "gp: suggestion");
+    }
     int rc = -1;
     /* The design first, and random points until an ok trial gives the model a scale; a
      * point whose schedule was already tried is replaced by a random one. */
@@ -614,15 +498,23 @@ static int suggest(void *self, Suggestion *out, Error *err)
     if (rc == 0)
         rc = decode(g, x, err);
     if (rc == 0) {
-        out->schedule = schedule_copy(g->scratch);
-        canonical_of(g, out->schedule, z);
-        fill_prediction(g, z, out);
         if (g->n_s == g->cap_s) {
-            g->cap_s = g->cap_s ? 2 * g->cap_s : 32;
-            g->S = realloc(g->S, g->cap_s * dim * sizeof *g->S);
+            size_t cap = g->cap_s ? 2 * g->cap_s : 32;
+            double *S = realloc(g->S, cap * dim * sizeof *S);
+            if (S) {
+                g->S = S;
+                g->cap_s = cap;
+            }
         }
-        memcpy(&g->S[g->n_s++ * dim], z, dim * sizeof *z);
-        g->suggested++;
+        out->schedule = g->n_s < g->cap_s ? schedule_copy(g->scratch) : NULL;
+        if (!out->schedule) {
+            rc = error_no_memory(err, "gp: suggestion");
+        } else {
+            canonical_of(g, out->schedule, z);
+            fill_prediction(g, z, out);
+            memcpy(&g->S[g->n_s++ * dim], z, dim * sizeof *z);
+            g->suggested++;
+        }
     }
     free(x);
     free(z);
@@ -639,8 +531,12 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
     if (refit(g, err) < 0)
         return -1;
     double *z = malloc(g->dim * sizeof *z);
+    out->schedule = z ? schedule_copy(s) : NULL;
+    if (!out->schedule) {
+        free(z);
+        return error_no_memory(err, "gp: prediction");
+    }
     canonical_of(g, s, z);
-    out->schedule = schedule_copy(s);
     fill_prediction(g, z, out);
     free(z);
     return 0;

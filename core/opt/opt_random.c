@@ -4,6 +4,7 @@
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
+#include "core/base/rng.h"
 #include "core/opt/optimizer.h"
 #include "core/opt/schedule_random.h"
 
@@ -15,12 +16,17 @@ typedef struct {
 
 static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *err)
 {
-    (void)err;
     RandomSearch *r = calloc(1, sizeof *r);
+    gsl_rng *rng = rng_new((unsigned long)seed + 1);
+    if (!r || !rng) {
+        free(r);
+        gsl_rng_free(rng);
+        error_no_memory(err, "random: cluster '%s'", c->name);
+        return NULL;
+    }
     r->cluster = c;
     job_copy(&r->job, job);
-    r->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(r->rng, (unsigned long)seed + 1);
+    r->rng = rng;
     return r;
 }
 

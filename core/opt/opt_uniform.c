@@ -1,5 +1,6 @@
 /* The seed's simple schedules (§4): the batch spread evenly over every device, or over every
- * GPU; worker machines are also parameter servers, "which tends to yield good results". */
+ * GPU; worker machines are also parameter servers, "which tends to yield good results" (for an
+ * allreduce job there are none: every device is a rank with an equal share, DDP's default). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,10 @@ static void *create(const Cluster *c, const JobSpec *job, int gpus_only, Error *
         }
     }
     Uniform *u = calloc(1, sizeof *u);
+    if (!u) {
+        error_no_memory(err, "uniform: cluster '%s'", c->name);
+        return NULL;
+    }
     u->cluster = c;
     job_copy(&u->job, job);
     u->gpus_only = gpus_only;
@@ -47,6 +52,11 @@ static int suggest(void *self, Suggestion *out, Error *err)
     const Cluster *c = u->cluster;
     Schedule *s = schedule_new(c, &u->job);
     double *w = calloc(c->n_devices ? c->n_devices : 1, sizeof *w);
+    if (!s || !w) {
+        schedule_free(s);
+        free(w);
+        return error_no_memory(err, "uniform: suggestion");
+    }
     for (size_t d = 0; d < c->n_devices; d++) {
         size_t m = 0;
         const DeviceSpec *dev = cluster_device(c, d, &m);
@@ -62,7 +72,7 @@ static int suggest(void *self, Suggestion *out, Error *err)
     for (size_t m = 0; m < c->n_machines; m++) {
         int load = schedule_machine_inputs(s, m) > 0;
         s->worker[m] = (unsigned char)load;
-        s->ps[m] = (unsigned char)load;
+        s->ps[m] = (unsigned char)(load && u->job.sync == JOB_SYNC_PS);
     }
     out->schedule = s;
     return 0;

@@ -1,14 +1,18 @@
 /* The optimizer registry: every optimizer is a table entry chosen by name. */
 #include "core/opt/optimizer.h"
 
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern const OptimizerKind OPTIMIZER_UNIFORM_DEVICES, OPTIMIZER_UNIFORM_GPUS, OPTIMIZER_RANDOM;
-extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP;
+#include "core/base/registry.h"
 
-static const OptimizerKind *const OPTIMIZERS[] = {
+extern const OptimizerKind OPTIMIZER_UNIFORM_DEVICES, OPTIMIZER_UNIFORM_GPUS, OPTIMIZER_RANDOM;
+extern const OptimizerKind OPTIMIZER_BESPOKE, OPTIMIZER_GP, OPTIMIZER_BESPOKE_ALLREDUCE;
+
+_Static_assert(offsetof(OptimizerKind, name) == 0, "registry entries begin with their name");
+
+static const void *const OPTIMIZERS[] = {
     &OPTIMIZER_UNIFORM_DEVICES,
     &OPTIMIZER_UNIFORM_GPUS,
     &OPTIMIZER_RANDOM,
@@ -17,25 +21,17 @@ static const OptimizerKind *const OPTIMIZERS[] = {
     NULL,
 };
 
+static const Registry REGISTRY = {OPTIMIZERS, NULL};
+
 const OptimizerKind *optimizer_find(const char *name)
 {
-    for (const OptimizerKind *const *k = OPTIMIZERS; *k; k++)
-        if (strcmp((*k)->name, name) == 0)
-            return *k;
-    return NULL;
+    return registry_find(&REGISTRY, name);
 }
 
 const char *optimizer_names(void)
 {
     static char names[256];
-    if (!names[0]) {
-        for (const OptimizerKind *const *k = OPTIMIZERS; *k; k++) {
-            if (names[0])
-                strncat(names, ", ", sizeof names - strlen(names) - 1);
-            strncat(names, (*k)->name, sizeof names - strlen(names) - 1);
-        }
-    }
-    return names;
+    return names[0] ? names : registry_names(&REGISTRY, names, sizeof names);
 }
 
 Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job, uint64_t seed,
@@ -46,10 +42,19 @@ Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job,
         error_set(err, "unknown optimizer '%s': expected one of %s", name, optimizer_names());
         return NULL;
     }
+    /* One name for the structured optimizer: its allreduce form (not in the table, so a
+     * session and its journal say "bespoke" either way) for an allreduce job. */
+    if (k == &OPTIMIZER_BESPOKE && job->sync == JOB_SYNC_ALLREDUCE)
+        k = &OPTIMIZER_BESPOKE_ALLREDUCE;
     void *self = k->create(c, job, seed, err);
     if (!self)
         return NULL;
     Optimizer *o = calloc(1, sizeof *o);
+    if (!o) {
+        k->destroy(self);
+        error_no_memory(err, "optimizer '%s'", name);
+        return NULL;
+    }
     o->kind = k;
     o->self = self;
     return o;

@@ -15,6 +15,8 @@ typedef struct {
     double *machine_mean_s;   /* n_machines, predicted compute time (workers), else NULL */
     double *machine_p10_s, *machine_p90_s;
     double *device_mean_s;    /* n_devices, predicted device time, else NULL */
+    int has_ei;               /* suggest() says how much it expected to gain */
+    double ei_s;              /* expected improvement over the best measured time */
 } Suggestion;
 
 typedef struct Optimizer Optimizer;

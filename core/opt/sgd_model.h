@@ -17,8 +17,9 @@ typedef struct SgdModel SgdModel;
 SgdModel *sgd_model_new(const Cluster *c, const JobSpec *job, Error *err);
 void sgd_model_free(SgdModel *m);
 
-/* Stores a copy of the trial (failed ones too: an out-of-memory failure caps the device). */
-void sgd_model_observe(SgdModel *m, const Observation *o);
+/* Stores a copy of the trial (failed ones too: an out-of-memory failure caps the device).
+ * -1, the model unchanged, when out of memory. */
+int sgd_model_observe(SgdModel *m, const Observation *o);
 size_t sgd_model_trials(const SgdModel *m);
 /* Refits every part on every stored trial; hyperparameter restarts drawn from `seed`. */
 int sgd_model_fit(SgdModel *m, uint64_t seed, Error *err);
@@ -40,7 +41,7 @@ double sgd_model_mean(const SgdModel *m, const Schedule *s, double *machine_s, d
 
 /* Standard normals for forward sampling, fixed per suggestion (common random numbers). */
 typedef struct SgdNormals SgdNormals;
-SgdNormals *sgd_normals_new(const SgdModel *m, size_t ns, uint64_t seed);
+SgdNormals *sgd_normals_new(const SgdModel *m, size_t ns, uint64_t seed); /* NULL: no memory */
 void sgd_normals_free(SgdNormals *z);
 size_t sgd_normals_count(const SgdNormals *z);
 

@@ -115,12 +115,16 @@ double waterfill_schedule_mode(const SgdModel *m, Schedule *s, WaterfillMode mod
     Ctx k = {.m = m, .c = c, .mode = mode};
     k.machine = malloc(c->n_machines * sizeof *k.machine);
     k.dev_x = calloc(c->n_devices, sizeof *k.dev_x);
+    double *x = malloc((c->n_machines ? c->n_machines : 1) * sizeof *x);
+    if (!k.machine || !k.dev_x || !x) { /* out of memory: no loading found */
+        free(k.machine), free(k.dev_x), free(x);
+        return INFINITY;
+    }
     size_t n = 0;
     for (size_t mi = 0; mi < c->n_machines; mi++)
         if (s->worker[mi])
             k.machine[n++] = mi;
     memset(s->inputs, 0, c->n_devices * sizeof *s->inputs);
-    double *x = malloc((n ? n : 1) * sizeof *x);
     double t = n ? waterfill(machine_inverse, &k, n, s->job.batch, x) : INFINITY;
     if (isfinite(t)) {
         /* Loads of the last deadline evaluated are in dev_x; waterfill's final call was at t. */

@@ -16,7 +16,8 @@ double waterfill(WaterfillInverse inv, void *ctx, size_t n, double total, double
 
 /* Fills s->inputs for the workers already marked in s from the model's mean curves; per
  * multi-device machine it picks the best of: one device alone, all its GPUs, all devices
- * (paying the aggregation). Returns the deadline, INFINITY when nothing fits. */
+ * (paying the aggregation). Returns the deadline, INFINITY when nothing fits (or when out
+ * of memory: no loading found). */
 double waterfill_schedule(const SgdModel *m, Schedule *s);
 
 /* The same with the loading option forced: each multi-device machine loads one device

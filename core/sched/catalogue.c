@@ -173,7 +173,7 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
     }
     size_t n = p->nrows + s->nrows;
     Row *rows = calloc(n ? n : 1, sizeof *rows);
-    int rc = rows ? 0 : error_set(err, "%s: out of memory", dir);
+    int rc = rows ? 0 : error_no_memory(err, "%s", dir);
     int pc = csvtab_col(p, "placement", err), pb = csvtab_col(p, "local_bsz", err);
     int pt = csvtab_col(p, "step_time", err), ps = csvtab_col(p, "sync_time", err);
     int sn = csvtab_col(s, "num_nodes", err), sr = csvtab_col(s, "num_replicas", err);
@@ -225,7 +225,7 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
         /* The fitted model sees every measured point. */
         TputPoint *pts = malloc(n * sizeof *pts);
         if (!pts)
-            rc = error_set(err, "%s: out of memory", dir);
+            rc = error_no_memory(err, "%s", dir);
         for (size_t i = 0; rc == 0 && i < n; i++)
             pts[i] = (TputPoint){rows[i].replicas, rows[i].nodes, rows[i].bsz, rows[i].step};
         if (rc == 0 && tputmodel_fit_best(&a->fitted, pts, n, err) < 0)
@@ -234,7 +234,7 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
     }
     if (rc == 0 && (group(rows, p->nrows, 1, &a->place, &a->n_place, &a->place_id) < 0 ||
                     group(rows, n, 0, &a->cfg, &a->n_cfg, NULL) < 0))
-        rc = error_set(err, "%s: out of memory", dir);
+        rc = error_no_memory(err, "%s", dir);
     free(rows);
     csvtab_free(p);
     csvtab_free(s);
@@ -271,7 +271,7 @@ static int load_validation(AppModel *a, const char *dir, Error *err)
     a->grad_var = calloc(nb * (size_t)a->epochs, sizeof(double));
     a->epoch_progress = calloc((size_t)a->epochs + 1, sizeof(double));
     if (!a->val_bsz || !a->grad_sqr || !a->grad_var || !a->epoch_progress)
-        return error_set(err, "%s: out of memory", dir);
+        return error_no_memory(err, "%s", dir);
     memcpy(a->val_bsz, bs, nb * sizeof *bs);
     a->init_batch = bs[0];
     a->max_batch = bs[nb - 1];
@@ -320,7 +320,7 @@ static int add_seed_resnet(AppModel *a, Error *err)
     a->seed_epochs = malloc(4 * sizeof *a->seed_epochs);
     a->epoch_progress = malloc(((size_t)a->epochs + 1) * sizeof(double));
     if (!a->val_bsz || !a->seed_epochs || !a->epoch_progress)
-        return error_set(err, "catalogue: out of memory");
+        return error_no_memory(err, "catalogue");
     for (int i = 0; i < 4; i++) {
         a->val_bsz[i] = SEED_BATCH[i];
         a->seed_epochs[i] = SEED_EPOCHS[i];
@@ -336,23 +336,17 @@ static int add_seed_resnet(AppModel *a, Error *err)
     return 0;
 }
 
-static const char *default_dir(char *buf, size_t cap)
-{
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(buf, cap, "%s/data/pollux-osdi21", home && *home ? home : TUNEDECK_SOURCE_DIR);
-    return buf;
-}
-
 Catalogue *catalogue_load(const char *dir, Error *err)
 {
-    char buf[4096];
-    if (!dir)
-        dir = default_dir(buf, sizeof buf);
+    if (!dir) { /* the caller (main) decides where data lives */
+        error_set(err, "catalogue: no data folder given");
+        return NULL;
+    }
     size_t nm = sizeof POLLUX_MODELS / sizeof POLLUX_MODELS[0];
     Catalogue *c = calloc(1, sizeof *c);
     if (!c || !(c->apps = calloc(nm + 1, sizeof *c->apps))) {
         free(c);
-        error_set(err, "catalogue: out of memory");
+        error_no_memory(err, "catalogue");
         return NULL;
     }
     for (size_t i = 0; i < nm; i++) {
@@ -363,6 +357,7 @@ Catalogue *catalogue_load(const char *dir, Error *err)
         snprintf(sub, sizeof sub, "%s/traces/%s", dir, a->name);
         if (load_traces(a, sub, err) < 0 || load_validation(a, sub, err) < 0) {
             catalogue_free(c);
+            error_mark(err, ERROR_INPUT);
             return NULL;
         }
         if (POLLUX_MODELS[i].max_local)

@@ -42,8 +42,11 @@ typedef struct Catalogue {
     AppModel *apps;
 } Catalogue;
 
-/* dir: the pollux-osdi21 folder; NULL = $TUNEDECK_HOME/data/pollux-osdi21, else the source
- * tree's data/pollux-osdi21. ResNet-110 is always added. */
+/* Where the catalogue lies under tunedeck's data home (cmd/paths.h decides the home). */
+#define CATALOGUE_SUBDIR "data/pollux-osdi21"
+
+/* dir: the pollux-osdi21 folder (required: core decides no paths). ResNet-110 is always
+ * added. */
 Catalogue *catalogue_load(const char *dir, Error *err);
 void catalogue_free(Catalogue *c);
 const AppModel *catalogue_find(const Catalogue *c, const char *name);

@@ -67,7 +67,7 @@ int convmodel_fit(ConvModel *m, const double *steps, const double *loss, size_t 
     double *A = calloc(2 * n, sizeof *A), *b = calloc(n, sizeof *b);
     if (!A || !b) {
         free(A), free(b);
-        return error_set(err, "convergence model: out of memory");
+        return error_no_memory(err, "convergence model");
     }
     ConvModel best = {0, 0, 0, INFINITY}, cur;
     const int GRID = 200;

@@ -2,6 +2,7 @@
  * unconstrained problem on it, and step back inside the feasible region when it leaves. */
 #include "core/sched/nnls.h"
 
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 static int solve_passive(const double *A, size_t m, size_t n, const double *b, const size_t *set,
                          size_t k, double *z)
 {
+    /* GSL's default handler aborts when an allocation fails: off, a failure is a NULL. */
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
     gsl_matrix *X = gsl_matrix_alloc(m, k);
     gsl_vector *y = gsl_vector_alloc(m), *c = gsl_vector_alloc(k);
     gsl_matrix *cov = gsl_matrix_alloc(k, k);
@@ -34,6 +37,7 @@ static int solve_passive(const double *A, size_t m, size_t n, const double *b, c
     gsl_vector_free(c);
     gsl_vector_free(y);
     gsl_matrix_free(X);
+    gsl_set_error_handler(old);
     return rc;
 }
 
@@ -55,7 +59,7 @@ int nnls_solve(const double *A, size_t m, size_t n, const double *b, double *x, 
     double *zs = malloc(n * sizeof *zs);
     if (!passive || !set || !w || !z || !r || !zs) {
         free(passive), free(set), free(w), free(z), free(r), free(zs);
-        return error_set(err, "nnls: out of memory");
+        return error_no_memory(err, "nnls");
     }
     memset(x, 0, n * sizeof *x);
     double scale = 0;

@@ -2,36 +2,47 @@
 #include "core/sched/policy.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const Policy *const TABLE[] = {
+#include "core/base/registry.h"
+
+_Static_assert(offsetof(Policy, name) == 0, "registry entries begin with their name");
+
+static const void *const TABLE[] = {
     &POLICY_DOUBLING, &POLICY_DOUBLING_EXPLORE, &POLICY_DOUBLING_SEED, &POLICY_OPTIMUS,
     &POLICY_TIRESIAS, &POLICY_POLLUX,           &POLICY_FIXED_1,       &POLICY_FIXED_2,
-    &POLICY_FIXED_4,  &POLICY_FIXED_8,
+    &POLICY_FIXED_4,  &POLICY_FIXED_8,          NULL,
 };
-#define NPOL (sizeof TABLE / sizeof TABLE[0])
+#define NPOL (sizeof TABLE / sizeof TABLE[0] - 1)
+
+/* The seed's names for the two knowledge modes of doubling. */
+static const RegistryAlias ALIASES[] = {
+    {"precompute", "doubling"},
+    {"exploratory", "doubling-explore"},
+    {NULL, NULL},
+};
+
+static const Registry REGISTRY = {TABLE, ALIASES};
 
 const Policy *policy_find(const char *name)
 {
-    for (size_t i = 0; i < NPOL; i++)
-        if (strcmp(TABLE[i]->name, name) == 0)
-            return TABLE[i];
-    /* The seed's names for the two knowledge modes of doubling. */
-    if (strcmp(name, "precompute") == 0)
-        return &POLICY_DOUBLING;
-    if (strcmp(name, "exploratory") == 0)
-        return &POLICY_DOUBLING_EXPLORE;
-    return NULL;
+    return registry_find(&REGISTRY, name);
 }
 
 const char *const *policy_names(void)
 {
     static const char *names[NPOL + 1];
     for (size_t i = 0; i < NPOL; i++)
-        names[i] = TABLE[i]->name;
-    names[NPOL] = NULL;
+        names[i] = registry_name(&REGISTRY, i);
     return names;
+}
+
+const char *policy_names_joined(void)
+{
+    static char names[256];
+    return names[0] ? names : registry_names(&REGISTRY, names, sizeof names);
 }
 
 double policy_remaining_s(const PolicyInput *in, size_t i, int w)

@@ -52,6 +52,8 @@ typedef struct {
 
 const Policy *policy_find(const char *name);
 const char *const *policy_names(void);
+/* The same names joined by ", ", for help and error messages. */
+const char *policy_names_joined(void);
 
 /* Runs the policy around pins and exploration phases, then clamps to capacity: the single
  * entry point the simulator uses. Returns -1 only on allocation failure. */

@@ -34,12 +34,8 @@ int sched_usable_gpus(const SchedState *s)
 
 static int policy_error(Error *err, const char *prefix, const char *name)
 {
-    char names[256] = "";
-    for (const char *const *p = policy_names(); *p; p++)
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                 p == policy_names() ? "" : ", ", *p);
     return error_set(err, "%sunknown policy '%s': expected one of %s", prefix,
-                     name ? name : "", names);
+                     name ? name : "", policy_names_joined());
 }
 
 /* The nodes as groups: the configuration's own, or one group of nodes × gpus_per_node. */
@@ -160,7 +156,7 @@ SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
     }
     SchedState *s = calloc(1, sizeof *s);
     if (!s) {
-        error_set(err, "scheduler: out of memory");
+        error_no_memory(err, "scheduler");
         return NULL;
     }
     s->cfg = *cfg;
@@ -175,7 +171,7 @@ SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
     s->rng = cfg->seed * 0x9E3779B97F4A7C15ull + 1;
     if (nodes_init(s, groups, n_groups, cfg->node_names) < 0) {
         sched_free(s);
-        error_set(err, "scheduler: out of memory");
+        error_no_memory(err, "scheduler");
         return NULL;
     }
     return s;
@@ -390,7 +386,7 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         j->gpu_s += used * j->gpus;
         held += used * j->gpus;
         if (j->done && sched_job_finish(s, i) < 0)
-            return error_set(err, "scheduler: out of memory");
+            return error_no_memory(err, "scheduler");
     }
     /* Jobs finish mid-interval in any order of index: keep the log in time order. */
     if (s->n_events > first_event) /* no log yet: events may still be NULL */

@@ -3,7 +3,7 @@
  *
  * How to drive it (the console, `tunedeck schedule`, tests and the benchmark all do this):
  *
- *   Catalogue *cat = catalogue_load(NULL, &err);          // core/sched/catalogue.h: job models
+ *   Catalogue *cat = catalogue_load(dir, &err);           // core/sched/catalogue.h: job models
  *   SchedConfig cfg; sched_config_default(&cfg);           // 16 × 4 GPUs, 60 s, 30 s stall
  *   cfg.policy = "doubling";
  *   SchedState *s = sched_new(&cfg, cat, &err);            // keeps cat: free it after s

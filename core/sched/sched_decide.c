@@ -342,7 +342,7 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
 {
     int *freeg = malloc((size_t)s->cfg.nodes * sizeof *freeg);
     if (!freeg)
-        return error_set(err, "scheduler: out of memory");
+        return error_no_memory(err, "scheduler");
     for (int i = 0; i < s->cfg.nodes; i++)
         freeg[i] = s->drained[i] ? 0 : s->node_free[i];
     PlacementPool pool;
@@ -352,7 +352,7 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         rc = placement_pool_set_classes(&pool, s->node_class);
     if (rc < 0) {
         placement_pool_free(&pool);
-        return error_set(err, "scheduler: out of memory");
+        return error_no_memory(err, "scheduler");
     }
     qsort(d->order, d->n_order, sizeof *d->order, place_cmp);
     for (size_t q = 0; q < d->n_order && rc == 0; q++) {
@@ -365,11 +365,11 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         if (ns < 0 || job_config(s, j, want, &conf, &rate) < 0) {
             j->gpus = 0; /* cannot happen while policies respect capacity and limits */
             if (from && sched_log_event(s, SCHED_EV_STOP, ji, from, 0) < 0)
-                rc = error_set(err, "scheduler: out of memory");
+                rc = error_no_memory(err, "scheduler");
             continue;
         }
         if (occupy(s, ji, d->nodes, d->gp, ns) < 0) {
-            rc = error_set(err, "scheduler: out of memory");
+            rc = error_no_memory(err, "scheduler");
             break;
         }
         j->gpus = want;
@@ -383,7 +383,7 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         d->placed[d->n_placed++] = (PlaceOrder){j->gpus - from, ji};
     }
     if (rc == 0 && move_to_faster(s, d, &pool) < 0)
-        rc = error_set(err, "scheduler: out of memory");
+        rc = error_no_memory(err, "scheduler");
     placement_pool_free(&pool);
     return rc;
 }
@@ -454,10 +454,10 @@ int sched_decide(SchedState *s, Error *err)
     s->gen++;
     Decision d;
     if (admit_arrivals(s) < 0 || decision_init(&d, s->n_live, s->cfg.nodes) < 0)
-        return error_set(err, "scheduler: out of memory");
+        return error_no_memory(err, "scheduler");
     int rc = 0;
     if (gather(s, &d) < 0)
-        rc = error_set(err, "scheduler: out of memory");
+        rc = error_no_memory(err, "scheduler");
     SpeedCtx ctx = {s, d.active};
     PolicyInput in = {.jobs = d.pj,
                       .n = d.m,
@@ -468,13 +468,13 @@ int sched_decide(SchedState *s, Error *err)
                       .speed = speed_cb,
                       .ud = &ctx};
     if (rc == 0 && policy_decide(s->pol, &in, d.target) < 0)
-        rc = error_set(err, "scheduler: out of memory in policy %s", s->pol->name);
+        rc = error_no_memory(err, "scheduler: policy %s", s->pol->name);
     if (rc == 0 && release_moved(s, &d) < 0)
-        rc = error_set(err, "scheduler: out of memory");
+        rc = error_no_memory(err, "scheduler");
     if (rc == 0)
         rc = place_moved(s, &d, err);
     if (rc == 0 && log_placed(s, &d) < 0)
-        rc = error_set(err, "scheduler: out of memory");
+        rc = error_no_memory(err, "scheduler");
     if (rc == 0) {
         retune_batches(s, &d);
         record_time(s, t0);

@@ -34,7 +34,7 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
         size_t cap = s->cap_jobs ? 2 * s->cap_jobs : 64;
         SJob *bigger = realloc(s->jobs, cap * sizeof *bigger);
         if (!bigger)
-            return error_set(err, "scheduler: out of memory");
+            return error_no_memory(err, "scheduler");
         s->jobs = bigger;
         s->cap_jobs = cap;
     }
@@ -42,7 +42,7 @@ int sched_submit(SchedState *s, const SchedJobSpec *spec, Error *err)
     memset(j, 0, sizeof *j);
     j->name = strdup(spec->name); /* the rest is allocated when the job arrives */
     if (!j->name)
-        return error_set(err, "scheduler: out of memory");
+        return error_no_memory(err, "scheduler: job '%s'", spec->name);
     j->app = app;
     j->submit_s = spec->submit_s;
     j->req_gpus = spec->gpus > 0 ? spec->gpus : 1;
@@ -57,7 +57,7 @@ int sched_load_workload(SchedState *s, const char *path, Error *err)
     SchedJobSpec *specs;
     size_t n;
     if (workload_load(path, s->cat, &specs, &n, err) < 0)
-        return -1;
+        return error_mark(err, ERROR_INPUT);
     size_t before = s->n_jobs;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
@@ -68,7 +68,7 @@ int sched_load_workload(SchedState *s, const char *path, Error *err)
             free(s->jobs[--s->n_jobs].name);
         }
     workload_free(specs, n);
-    return rc;
+    return rc < 0 ? error_mark(err, ERROR_INPUT) : 0;
 }
 
 static double rng_uniform(SchedState *s)
@@ -148,7 +148,7 @@ int sched_report_progress(SchedState *s, size_t job, double epochs_done, double 
         j->epoch = a->epochs;
         j->done = 1;
         j->finish_s = s->now_s;
-        return sched_job_finish(s, job) < 0 ? error_set(err, "scheduler: out of memory") : 0;
+        return sched_job_finish(s, job) < 0 ? error_no_memory(err, "scheduler") : 0;
     }
     double lo = a->epoch_progress[e], hi = a->epoch_progress[e + 1];
     j->epoch = e;

@@ -93,7 +93,7 @@ SchedCluster *schedcluster_load(const char *path, Error *err)
     c = calloc(1, sizeof *c);
     if (!c || !(c->groups = calloc((size_t)n, sizeof *c->groups)) ||
         !(c->types = calloc((size_t)n, sizeof *c->types))) {
-        error_set(err, "%s: out of memory", path);
+        error_no_memory(err, "%s", path);
         goto fail;
     }
     long nodes = 0;

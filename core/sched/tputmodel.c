@@ -27,7 +27,7 @@ int tputmodel_fit(TputModel *m, AllreduceAlgo algo, const TputPoint *pts, size_t
     double *A = calloc(n * TPUT_NPARAM, sizeof *A), *b = calloc(n, sizeof *b);
     if (!A || !b) {
         free(A), free(b);
-        return error_set(err, "throughput model: out of memory");
+        return error_no_memory(err, "throughput model");
     }
     /* Relative error matters (0.01 s and 1 s steps alike): weight each row by 1/t. */
     for (size_t i = 0; i < n; i++) {

@@ -1,7 +1,7 @@
 /* Throughput model of a ring-allreduce job (seed §3.2, DESIGN §2.2): step time on w GPUs
  * spread over `nodes` nodes with per-GPU batch m,
  *     t = θa·m + θl·steps(w) + θb·factor(w) + θx·(nodes − 1) + θc,
- * where steps/factor are the allreduce features (core/sched/allreduce.h; θl = θ·α and
+ * where steps/factor are the allreduce features (core/model/allreduce.h; θl = θ·α and
  * θb = θ·n(2β+γ)), θx a per-extra-node cost (our addition: the Pollux traces show a
  * network step between nodes that the single-node seed did not need), all fitted by NNLS. */
 #ifndef TUNEDECK_TPUTMODEL_H
@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "core/sched/allreduce.h"
+#include "core/model/allreduce.h"
 #include "core/base/error.h"
 
 #define TPUT_NPARAM 7

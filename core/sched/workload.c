@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/csvtab.h"
+#include "core/base/termsafe.h"
 
 void workload_free(SchedJobSpec *specs, size_t n)
 {
@@ -16,6 +17,24 @@ void workload_free(SchedJobSpec *specs, size_t n)
         free((char *)specs[i].model);
     }
     free(specs);
+}
+
+/* A job's name is printed by every report and the console: nothing in it may drive a
+ * terminal. */
+static int name_printable(const char *name)
+{
+    char safe[512];
+    termsafe(safe, sizeof safe, name);
+    return strcmp(safe, name) == 0;
+}
+
+/* The first row before `row` with this name; `row` when none. */
+static size_t first_row_named(const CsvTable *t, int col, size_t row, const char *name)
+{
+    for (size_t k = 0; k < row; k++)
+        if (strcmp(csvtab_cell(t, k, col), name) == 0)
+            return k;
+    return row;
 }
 
 static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **out, size_t *n,
@@ -31,15 +50,26 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
                          t->path);
     SchedJobSpec *s = calloc(t->nrows, sizeof *s);
     if (!s)
-        return error_set(err, "%s: out of memory", t->path);
+        return error_no_memory(err, "%s", t->path);
     double prev = 0;
     for (size_t i = 0; i < t->nrows; i++) {
         double time, reps, bs;
+        size_t dup;
         const char *name = csvtab_cell(t, i, cn), *app = csvtab_cell(t, i, ca);
         int rc = 0;
         if (!*name)
             rc = error_set(err, "%s:%zu: field 'name': expected a job name, found ''", t->path,
                            t->lines[i]);
+        else if (!name_printable(name))
+            rc = error_set(err,
+                           "%s:%zu: field 'name': expected printable text (no control "
+                           "characters or invalid UTF-8), found '%s'",
+                           t->path, t->lines[i], name);
+        else if ((dup = first_row_named(t, cn, i, name)) < i)
+            rc = error_set(err,
+                           "%s:%zu: field 'name': job '%s' appears twice (first at line %zu): "
+                           "each job has its own folder and checkpoint",
+                           t->path, t->lines[i], name, t->lines[dup]);
         else if (csvtab_number(t, i, ct, 0, 1e12, &time, err) < 0)
             rc = -1;
         else if (time < prev)

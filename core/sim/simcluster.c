@@ -1,5 +1,7 @@
 /* The SGD cluster simulator: ground-truth device curves, aggregation, parameter-server
- * traffic and noise for the seed's settings (Table 1) and networks (Table 2). */
+ * traffic and noise for the seed's settings (Table 1) and networks (Table 2), and the
+ * mixed-GPU allreduce settings whose communication lives in sim_allreduce.c. */
+#include "core/base/rng.h"
 #include "core/sim/simcluster.h"
 
 #include <ctype.h>
@@ -10,66 +12,69 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ground truth per machine type. A device processes x inputs in (x + sat) * gop / gops
- * seconds: throughput saturates at gops/gop inputs per second as x grows. Bandwidths are
- * EC2's "high" (1-2 Gbps) and 10 Gbps classes. */
-typedef struct {
-    const char *type, *prefix;
-    int threads, has_gpu;
-    double bandwidth_gbps, cpu_gops, cpu_sat;
-} TypeTruth;
+#include "core/sim/simcluster_priv.h"
 
+/* Parameter-server settings (seed Table 1): EC2's g2 and c4 machines, bandwidths EC2's "high"
+ * (1-2 Gbps) and 10 Gbps classes. One K520 at 350 Gop/s; a loaded CPU steals the threads that
+ * feed the GPU on the same machine (×1.15).
+ *
+ * Allreduce settings: nodes of four GPUs of one generation, no training CPU. GPU speeds are
+ * ResNet-50 v1.5 mixed-precision training throughputs on one GPU from NVIDIA's
+ * DeepLearningExamples (PyTorch/Classification/ConvNets/resnet50v1.5/README.md, pytorch-21.03
+ * container): A100 2470 img/s, V100 16 GB 1200 img/s; that README gives no T4 training
+ * figure, so the T4's is the V100's scaled by their mixed-precision inference ratio at batch
+ * 256 in the same README (1198 / 3382 img/s): 425 img/s. Times 12.3 Gop per ResNet-50 image
+ * (3 × 4.1 G multiply-adds) they are Gop/s, so other networks keep the same ratios. Memory:
+ * A100 40 GB, V100 and T4 16 GB. Intra-node allreduce bus bandwidths are assumed round
+ * figures for NVLink 3 (A100), NVLink 2 (V100) and PCIe 3 (T4); network links 100, 25 and
+ * 10 Gbps. */
 static const TypeTruth TYPES[] = {
-    {"g2.2xlarge", "g2", 8, 1, 1.0, 20.0, 4.0},
-    {"c4.2xlarge", "c4x2", 8, 0, 1.0, 26.0, 4.0},
-    {"c4.4xlarge", "c4x4", 16, 0, 2.0, 55.0, 6.0},
-    {"c4.8xlarge", "c4x8", 36, 0, 10.0, 110.0, 10.0},
+    {"g2.2xlarge", "g2", 8, 1, 1, "K520", 1.0, 20.0, 4.0, 350.0, 24.0, 1.0, 1.15, 0},
+    {"c4.2xlarge", "c4x2", 8, 1, 0, "", 1.0, 26.0, 4.0, 0, 0, 0, 1.0, 0},
+    {"c4.4xlarge", "c4x4", 16, 1, 0, "", 2.0, 55.0, 6.0, 0, 0, 0, 1.0, 0},
+    {"c4.8xlarge", "c4x8", 36, 1, 0, "", 10.0, 110.0, 10.0, 0, 0, 0, 1.0, 0},
+    {"a100x4", "a100", 32, 0, 4, "A100", 100.0, 0, 0, 2470 * 12.3, 32.0, 10.0, 1.02, 230.0},
+    {"v100x4", "v100", 32, 0, 4, "V100", 25.0, 0, 0, 1200 * 12.3, 24.0, 4.0, 1.02, 130.0},
+    {"t4x4", "t4", 32, 0, 4, "T4", 25.0, 0, 0, 425 * 12.3, 16.0, 4.0, 1.05, 10.0},
 };
-enum { N_TYPES = 4 };
+enum { N_TYPES = 7, N_PS_SETTINGS = 3, N_AR_SETTINGS = 3 };
 
-static const double GPU_GOPS = 350.0, GPU_SAT = 24.0;
-/* A loaded CPU steals the threads that feed the GPU on the same machine. */
-static const double GPU_INTERFERENCE = 1.15;
+/* Machines of each type per setting: seed Table 1 (A, B, C), then the mixed-generation
+ * allreduce settings M1 (A100 + V100 + T4), M2 (V100 + T4), M3 (A100 + T4). */
+static const int SETTINGS[N_PS_SETTINGS + N_AR_SETTINGS][N_TYPES] = {
+    {0, 6, 2, 2, 0, 0, 0}, {1, 3, 3, 3, 0, 0, 0}, {2, 2, 2, 4, 0, 0, 0},
+    {0, 0, 0, 0, 1, 2, 2}, {0, 0, 0, 0, 0, 2, 4}, {0, 0, 0, 0, 2, 0, 3},
+};
 
-/* Seed Table 1: machines of each type per setting. */
-static const int SETTINGS[3][N_TYPES] = {{0, 6, 2, 2}, {1, 3, 3, 3}, {2, 2, 2, 4}};
-
-typedef struct {
-    const char *name;
-    double model_mb, mops;
-    int batch, gpu_max_inputs;
-} NetTruth;
-
-/* Seed Table 2; batches chosen so iteration times sit where the seed's results do. */
+/* Seed Table 2; batches chosen so iteration times sit where the seed's results do.
+ * ResNet-50: 25.6 M parameters (97.5 MB), 4.1 G multiply-adds, 64 inputs in 4 GB. */
 static const NetTruth NETS[] = {
     {"googlenet", 26.7, 1582.0, 768, 1024},
     {"alexnet", 233.0, 714.0, 1024, 1536},
     {"speechnet", 173.0, 45.3, 4096, 8192},
+    {"resnet50", 97.5, 4100.0, 2048, 64},
 };
-enum { N_NETS = 3 };
-
-struct SimCluster {
-    char spec[64];
-    Cluster *cluster;
-    JobSpec job;
-    const NetTruth *net;
-    size_t *truth_of_type; /* cluster type index -> TYPES index */
-    double gop;            /* training operations per input, in Gop (forward + backward ≈ 3×) */
-    int best_cached;
-    double best_s;
-    Schedule *best;
-};
+enum { N_NETS = 4 };
 
 const char *simcluster_settings_help(void)
 {
-    return "settings A, B, C (seed Table 1) or G<n> (a generated cluster of n machines); "
-           "networks googlenet, alexnet, speechnet";
+    return "settings A, B, C (seed Table 1), G<n> (a generated cluster of n machines), or the "
+           "allreduce settings M1 (A100+V100+T4 nodes), M2 (V100+T4), M3 (A100+T4); networks "
+           "googlenet, alexnet, speechnet, resnet50";
 }
 
-static int parse_setting(const char *s, int counts[N_TYPES], Error *err, const char *spec)
+static int parse_setting(const char *s, int counts[N_TYPES], int *allreduce, Error *err,
+                         const char *spec)
 {
+    memset(counts, 0, sizeof(int) * N_TYPES);
+    *allreduce = 0;
     if (strlen(s) == 1 && strchr("ABCabc", s[0])) {
         memcpy(counts, SETTINGS[toupper((unsigned char)s[0]) - 'A'], sizeof(int) * N_TYPES);
+        return 0;
+    }
+    if ((s[0] == 'M' || s[0] == 'm') && s[1] >= '1' && s[1] < '1' + N_AR_SETTINGS && !s[2]) {
+        memcpy(counts, SETTINGS[N_PS_SETTINGS + (s[1] - '1')], sizeof(int) * N_TYPES);
+        *allreduce = 1;
         return 0;
     }
     if ((s[0] == 'G' || s[0] == 'g') && s[1]) {
@@ -86,7 +91,8 @@ static int parse_setting(const char *s, int counts[N_TYPES], Error *err, const c
         counts[3] = (int)(rest - 2 * (rest / 3));
         return 0;
     }
-    return error_set(err, "--sim '%s': unknown setting '%s': expected A, B, C or G<n>", spec, s);
+    return error_set(err, "--sim '%s': unknown setting '%s': expected A, B, C, G<n>, M1, M2 or M3",
+                     spec, s);
 }
 
 SimCluster *simcluster_new(const char *spec, Error *err)
@@ -105,15 +111,17 @@ SimCluster *simcluster_new(const char *spec, Error *err)
         error_set(err, "--sim '%s': expected SETTING:NETWORK[:BATCH], e.g. B:googlenet", spec);
         return NULL;
     }
-    int counts[N_TYPES];
-    if (parse_setting(parts[0], counts, err, spec) < 0)
+    int counts[N_TYPES], allreduce = 0;
+    if (parse_setting(parts[0], counts, &allreduce, err, spec) < 0)
         return NULL;
     const NetTruth *net = NULL;
     for (int i = 0; i < N_NETS; i++)
         if (strcasecmp(parts[1], NETS[i].name) == 0)
             net = &NETS[i];
     if (!net) {
-        error_set(err, "--sim '%s': unknown network '%s': expected googlenet, alexnet or speechnet",
+        error_set(err,
+                  "--sim '%s': unknown network '%s': expected googlenet, alexnet, speechnet or "
+                  "resnet50",
                   spec, parts[1]);
         return NULL;
     }
@@ -130,6 +138,10 @@ SimCluster *simcluster_new(const char *spec, Error *err)
         batch = (int)b;
     }
     SimCluster *s = calloc(1, sizeof *s);
+    if (!s) {
+        error_no_memory(err, "--sim '%s'", spec);
+        return NULL;
+    }
     snprintf(s->spec, sizeof s->spec, "%s", spec);
     s->net = net;
     s->gop = 3.0 * net->mops / 1000.0;
@@ -137,35 +149,44 @@ SimCluster *simcluster_new(const char *spec, Error *err)
     snprintf(cname, sizeof cname, "sim-%s", parts[0]);
     s->cluster = cluster_new(cname);
     s->truth_of_type = calloc(N_TYPES, sizeof *s->truth_of_type);
-    size_t n_types = 0;
+    if (!s->cluster || !s->truth_of_type)
+        goto no_memory;
     for (int t = 0; t < N_TYPES; t++) {
         if (!counts[t])
             continue;
-        DeviceSpec devs[2];
+        const TypeTruth *tt = &TYPES[t];
+        DeviceSpec devs[8];
+        size_t nd = 0;
         memset(devs, 0, sizeof devs);
-        snprintf(devs[0].id, sizeof devs[0].id, "cpu");
-        devs[0].kind = DEVICE_CPU;
-        devs[0].threads = TYPES[t].threads;
-        if (TYPES[t].has_gpu) {
-            snprintf(devs[1].id, sizeof devs[1].id, "gpu0");
-            devs[1].kind = DEVICE_GPU;
-            snprintf(devs[1].model, sizeof devs[1].model, "K520");
+        if (tt->has_cpu) {
+            snprintf(devs[nd].id, sizeof devs[nd].id, "cpu");
+            devs[nd].kind = DEVICE_CPU;
+            devs[nd++].threads = tt->threads;
         }
-        MachineType mt = {.bandwidth_gbps = TYPES[t].bandwidth_gbps,
-                          .devices = devs,
-                          .n_devices = TYPES[t].has_gpu ? 2 : 1};
-        snprintf(mt.name, sizeof mt.name, "%s", TYPES[t].type);
-        size_t ti = cluster_add_type(s->cluster, &mt);
-        s->truth_of_type[ti] = (size_t)t;
-        n_types++;
+        for (int g = 0; g < tt->n_gpus; g++, nd++) {
+            snprintf(devs[nd].id, sizeof devs[nd].id, "gpu%d", g);
+            devs[nd].kind = DEVICE_GPU;
+            snprintf(devs[nd].model, sizeof devs[nd].model, "%s", tt->gpu_model);
+            /* The allreduce settings declare GPU memory in inputs, as an inventory written
+             * from nvidia-smi would; the seed's PS settings leave it to be learned. */
+            if (allreduce)
+                devs[nd].max_inputs = (int)(net->gpu_max_inputs * tt->gpu_mem_scale);
+        }
+        MachineType mt = {.bandwidth_gbps = tt->bandwidth_gbps, .devices = devs, .n_devices = nd};
+        snprintf(mt.name, sizeof mt.name, "%s", tt->type);
+        long added = cluster_add_type(s->cluster, &mt, err);
+        if (added < 0)
+            goto fail;
+        size_t ti = (size_t)added;
+        s->truth_of_type[ti] = tt;
         for (int i = 0; i < counts[t]; i++) {
             char name[64], host[80];
             snprintf(name, sizeof name, "%s-%d", TYPES[t].prefix, i);
             snprintf(host, sizeof host, "%s.sim", name);
-            cluster_add_machine(s->cluster, name, host, ti);
+            if (cluster_add_machine(s->cluster, name, host, ti, err) < 0)
+                goto fail;
         }
     }
-    (void)n_types;
     cluster_finish(s->cluster);
     snprintf(s->job.name, sizeof s->job.name, "%s", net->name);
     s->job.model_mb = net->model_mb;
@@ -173,7 +194,17 @@ SimCluster *simcluster_new(const char *spec, Error *err)
     s->job.batch = batch;
     s->job.iterations = 20;
     s->job.warmup = 10;
+    s->job.sync = allreduce ? JOB_SYNC_ALLREDUCE : JOB_SYNC_PS;
+    s->job.collective = ALLREDUCE_RING;
     return s;
+no_memory:
+    error_no_memory(err, "--sim '%s'", spec);
+    simcluster_free(s);
+    return NULL;
+fail:
+    error_prefix(err, "--sim '%s'", spec);
+    simcluster_free(s);
+    return NULL;
 }
 
 void simcluster_free(SimCluster *s)
@@ -203,20 +234,28 @@ const char *simcluster_spec(const SimCluster *s)
 
 /* ---- ground truth ---- */
 
-static double device_time(const SimCluster *s, const TypeTruth *t, int gpu, double x,
-                          int other_loaded)
+double simtruth_device_time(const SimCluster *s, const TypeTruth *t, int gpu, double x,
+                            int other_loaded)
 {
     if (x <= 0)
         return 0;
     if (gpu)
-        return (x + GPU_SAT) * s->gop / GPU_GOPS * (other_loaded ? GPU_INTERFERENCE : 1.0);
+        return (x + t->gpu_sat) * s->gop / t->gpu_gops * (other_loaded ? t->interference : 1.0);
     return (x + t->cpu_sat) * s->gop / t->cpu_gops;
 }
 
-/* Summing per-device gradients on the CPU before sending them (seed §3). */
-static double aggregation_time(const SimCluster *s)
+/* Summing per-device gradients on the CPU before sending them (seed §3); for an allreduce
+ * job, DDP's copy of the gradients into its buckets on each GPU of a shared node. */
+double simtruth_aggregation_time(const SimCluster *s)
 {
+    if (s->job.sync == JOB_SYNC_ALLREDUCE)
+        return 0.002 + 0.00004 * s->net->model_mb;
     return 0.03 + 0.0015 * s->net->model_mb;
+}
+
+int simtruth_gpu_cap(const SimCluster *s, const TypeTruth *t)
+{
+    return (int)(s->net->gpu_max_inputs * t->gpu_mem_scale);
 }
 
 static double mb_per_s(double gbps)
@@ -262,7 +301,7 @@ static void evaluate(const SimCluster *s, const Schedule *sch, gsl_rng *rng, dou
     for (size_t m = 0; m < c->n_machines; m++) {
         const Machine *mc = &c->machines[m];
         const MachineType *mt = &c->types[mc->type];
-        const TypeTruth *t = &TYPES[s->truth_of_type[mc->type]];
+        const TypeTruth *t = s->truth_of_type[mc->type];
         int loaded = 0;
         for (size_t d = 0; d < mt->n_devices; d++)
             loaded += sch->inputs[mc->first_device + d] > 0;
@@ -271,34 +310,29 @@ static void evaluate(const SimCluster *s, const Schedule *sch, gsl_rng *rng, dou
             size_t fd = mc->first_device + d;
             int gpu = mt->devices[d].kind == DEVICE_GPU;
             int x = sch->inputs[fd];
-            if (gpu && x > s->net->gpu_max_inputs && !out->oom[0])
+            if (gpu && x > simtruth_gpu_cap(s, t) && !out->oom[0])
                 snprintf(out->oom, sizeof out->oom,
                          "out of GPU memory on %s: %d inputs on %s (%s)", mc->name, x,
                          mt->devices[d].id, mt->devices[d].model);
-            double v = device_time(s, t, gpu, x, loaded > 1);
+            double v = simtruth_device_time(s, t, gpu, x, loaded > 1);
             if (rng && v > 0)
                 v *= exp(gsl_ran_gaussian(rng, 0.03)) * warm;
             out->device_s[fd] = v;
             if (v > worst)
                 worst = v;
         }
-        double agg = loaded > 1 ? aggregation_time(s) : 0;
+        double agg = loaded > 1 ? simtruth_aggregation_time(s) : 0;
         if (rng && agg > 0)
             agg *= exp(gsl_ran_gaussian(rng, 0.05));
         out->machine_s[m] = sch->worker[m] ? worst + agg : 0;
         if (sch->worker[m] && out->machine_s[m] > slowest)
             slowest = out->machine_s[m];
     }
-    out->comm_s = comm_time(s, sch);
+    out->comm_s =
+        s->job.sync == JOB_SYNC_ALLREDUCE ? simar_comm_time(s, sch) : comm_time(s, sch);
     if (rng)
         out->comm_s *= exp(gsl_ran_gaussian(rng, 0.04)) * (warm > 1 ? warm : 1);
     out->iter_s = slowest + out->comm_s;
-}
-
-static void truth_init(Truth *t, const Cluster *c)
-{
-    t->device_s = calloc(c->n_devices ? c->n_devices : 1, sizeof(double));
-    t->machine_s = calloc(c->n_machines ? c->n_machines : 1, sizeof(double));
 }
 
 static void truth_free(Truth *t)
@@ -307,12 +341,23 @@ static void truth_free(Truth *t)
     free(t->machine_s);
 }
 
+static int truth_init(Truth *t, const Cluster *c)
+{
+    t->device_s = calloc(c->n_devices ? c->n_devices : 1, sizeof(double));
+    t->machine_s = calloc(c->n_machines ? c->n_machines : 1, sizeof(double));
+    if (t->device_s && t->machine_s)
+        return 0;
+    truth_free(t);
+    return -1;
+}
+
 double simcluster_noiseless_time(const SimCluster *s, const Schedule *sch)
 {
     if (schedule_validate(sch, NULL) < 0)
         return INFINITY;
     Truth t;
-    truth_init(&t, s->cluster);
+    if (truth_init(&t, s->cluster) < 0)
+        return INFINITY; /* out of memory: no time known */
     evaluate(s, sch, NULL, 1.0, &t);
     double v = t.oom[0] ? INFINITY : t.iter_s;
     truth_free(&t);
@@ -337,16 +382,20 @@ int simcluster_run(const SimCluster *s, const Schedule *sch, uint64_t seed, SimE
         emit_error(emit, ud, verr.msg);
         return -1;
     }
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, (unsigned long)(seed * 2654435761u + (uint64_t)sch->trial * 40503u + 1));
-    Truth t;
-    truth_init(&t, c);
-    int iterations = sch->job.iterations, warmup = sch->job.warmup;
-    double sum = 0;
-    int n_after = 0, rc = 0;
+    gsl_rng *rng = rng_new((unsigned long)(seed * 2654435761u + (uint64_t)sch->trial * 40503u + 1));
+    Truth t = {0};
     /* One event reused for every iteration: machines carry pointers into `devs`. */
     MachineMeasure *mm = calloc(c->n_machines, sizeof *mm);
     DeviceMeasure *devs = calloc(c->n_devices ? c->n_devices : 1, sizeof *devs);
+    if (!rng || truth_init(&t, c) < 0 || !mm || !devs) {
+        /* Out of memory: the simulated trial fails like a real one would, with a reason. */
+        emit_error(emit, ud, "simulator: out of memory");
+        gsl_rng_free(rng), truth_free(&t), free(mm), free(devs);
+        return -1;
+    }
+    int iterations = sch->job.iterations, warmup = sch->job.warmup;
+    double sum = 0;
+    int n_after = 0, rc = 0;
     for (int it = 0; it < iterations; it++) {
         /* The first iterations are slow and erratic (seed §2: high variance early on). */
         double warm = it < 3 ? 1.0 + 0.8 * gsl_rng_uniform(rng) : 1.0;
@@ -417,13 +466,13 @@ static double capacity(const SimCluster *s, const TypeTruth *t, double budget_s,
     cpu_only = cpu_only > 0 ? cpu_only : 0;
     *cpu_x = cpu_only;
     *gpu_x = 0;
-    if (!t->has_gpu)
+    if (!t->n_gpus)
         return cpu_only;
-    double cap = s->net->gpu_max_inputs;
-    double gpu_only = budget_s * GPU_GOPS / s->gop - GPU_SAT;
+    double cap = simtruth_gpu_cap(s, t);
+    double gpu_only = budget_s * t->gpu_gops / s->gop - t->gpu_sat;
     gpu_only = gpu_only < 0 ? 0 : gpu_only > cap ? cap : gpu_only;
-    double b2 = budget_s - aggregation_time(s);
-    double both_g = b2 * GPU_GOPS / (s->gop * GPU_INTERFERENCE) - GPU_SAT;
+    double b2 = budget_s - simtruth_aggregation_time(s);
+    double both_g = b2 * t->gpu_gops / (s->gop * t->interference) - t->gpu_sat;
     double both_c = b2 * t->cpu_gops / s->gop - t->cpu_sat;
     both_g = both_g < 0 ? 0 : both_g > cap ? cap : both_g;
     both_c = both_c < 0 ? 0 : both_c;
@@ -459,7 +508,7 @@ static double build_and_time(SimCluster *s, const RoleCounts *rc, Schedule *sch)
         double total = 0, cx, gx;
         for (size_t ti = 0; ti < c->n_types; ti++)
             total += (rc[ti].worker_only + rc[ti].both) *
-                     capacity(s, &TYPES[s->truth_of_type[ti]], hi, &cx, &gx);
+                     capacity(s, s->truth_of_type[ti], hi, &cx, &gx);
         if (total >= s->job.batch || hi > 1e7)
             break;
         hi *= 2;
@@ -468,7 +517,7 @@ static double build_and_time(SimCluster *s, const RoleCounts *rc, Schedule *sch)
         double mid = 0.5 * (lo + hi), total = 0, cx, gx;
         for (size_t ti = 0; ti < c->n_types; ti++)
             total += (rc[ti].worker_only + rc[ti].both) *
-                     capacity(s, &TYPES[s->truth_of_type[ti]], mid, &cx, &gx);
+                     capacity(s, s->truth_of_type[ti], mid, &cx, &gx);
         if (total >= s->job.batch)
             hi = mid;
         else
@@ -476,6 +525,8 @@ static double build_and_time(SimCluster *s, const RoleCounts *rc, Schedule *sch)
     }
     /* Assign roles machine by machine within each type, with real-valued loads. */
     double *want = calloc(c->n_devices ? c->n_devices : 1, sizeof *want);
+    if (!want)
+        return INFINITY; /* out of memory: no best known */
     int used[64] = {0};
     for (size_t m = 0; m < c->n_machines; m++) {
         size_t ti = c->machines[m].type;
@@ -488,7 +539,7 @@ static double build_and_time(SimCluster *s, const RoleCounts *rc, Schedule *sch)
         if (!is_worker)
             continue;
         double cx, gx;
-        capacity(s, &TYPES[s->truth_of_type[ti]], hi, &cx, &gx);
+        capacity(s, s->truth_of_type[ti], hi, &cx, &gx);
         want[c->machines[m].first_device] = cx;
         if (c->types[ti].n_devices > 1)
             want[c->machines[m].first_device + 1] = gx;
@@ -555,7 +606,9 @@ double simcluster_best_known(SimCluster *s, Schedule **best)
         Schedule *scratch = schedule_new(s->cluster, &s->job);
         s->best = schedule_new(s->cluster, &s->job);
         s->best_s = INFINITY;
-        if (s->cluster->n_types <= 64 && search_size(s->cluster) <= 5e6)
+        if (s->job.sync == JOB_SYNC_ALLREDUCE)
+            s->best_s = simar_best_known(s, s->best);
+        else if (s->cluster->n_types <= 64 && search_size(s->cluster) <= 5e6)
             search(s, rc, 0, scratch, &s->best_s, s->best);
         schedule_free(scratch);
         s->best_cached = 1;

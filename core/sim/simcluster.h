@@ -12,7 +12,8 @@
 typedef struct SimCluster SimCluster;
 
 /* spec: "SETTING:NETWORK[:BATCH]" — SETTING is A, B, C, or G<n> for a generated cluster of
- * n machines; NETWORK is googlenet, alexnet or speechnet. */
+ * n machines (parameter-server jobs), or M1, M2, M3 (nodes of four GPUs of mixed generations,
+ * allreduce jobs); NETWORK is googlenet, alexnet, speechnet or resnet50. */
 SimCluster *simcluster_new(const char *spec, Error *err);
 void simcluster_free(SimCluster *s);
 
@@ -33,8 +34,9 @@ int simcluster_run(const SimCluster *s, const Schedule *sched, uint64_t seed, Si
 double simcluster_noiseless_time(const SimCluster *s, const Schedule *sched);
 
 /* The best noiseless time known: an exhaustive search over role counts per machine type
- * with the exact load balance for each (cached after the first call); INFINITY for clusters
- * too large to enumerate (generated ones). A schedule that
+ * (allreduce settings: over how many GPUs each machine loads) with the exact load balance for
+ * each (cached after the first call); INFINITY for clusters too large to enumerate
+ * (generated ones). A schedule that
  * reaches it is written to *best when best is not NULL (caller frees). */
 double simcluster_best_known(SimCluster *s, Schedule **best);
 

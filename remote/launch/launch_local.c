@@ -12,8 +12,17 @@
 #include "core/base/clock.h"
 #include "core/base/linebuf.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
 
-enum { MAX_LINE = 4 << 20, KILL_GRACE_MS = 2000, REAP_POLL_MS = 20 };
+/* EXIT_POLL_MS: how soon an exit is noticed while a stray descendant holds the output open;
+ * OUTPUT_GRACE_MS: how long output may still arrive after the command exited. */
+enum {
+    MAX_LINE = 4 << 20,
+    KILL_GRACE_MS = 2000,
+    REAP_POLL_MS = 20,
+    EXIT_POLL_MS = 200,
+    OUTPUT_GRACE_MS = 500
+};
 
 typedef struct {
     LaunchConfig cfg;
@@ -24,8 +33,9 @@ typedef struct {
     char *input;
     size_t input_len, input_sent;
     LineBuf out, err;
-    int64_t deadline_ms, kill_at_ms;
+    int64_t deadline_ms, kill_at_ms, exited_ms;
     int exited, status, timed_out, cancelled;
+    int stop_wanted; /* on_iteration asked for a stop: cancelled once the output is read */
     int garbage_lines, events;
     char protocol_error[256];
     char last_stderr[200];
@@ -66,12 +76,17 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         error_set(err, "local launcher: out of memory");
         goto fail;
     }
+    /* per-device ranks: every rank of the schedule runs here, under one fan-out */
+    char *fan = rankfan_wanted(s) ? rankfan_script(s, 0, 1, cfg->command, err) : NULL;
+    if (rankfan_wanted(s) && !fan)
+        goto fail;
     r->acc = trial_accumulator_new(s);
     char trial[32];
     snprintf(trial, sizeof trial, "%d", s->trial);
     pid_t pid = fork();
     if (pid < 0) {
         error_set(err, "local launcher: fork: %s", strerror(errno));
+        free(fan);
         goto fail;
     }
     if (pid == 0) {
@@ -87,9 +102,10 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         setenv("TUNEDECK_TRIAL", trial, 1);
         setenv("TUNEDECK_MACHINE", "", 1);
         signal(SIGPIPE, SIG_DFL);
-        execl("/bin/sh", "sh", "-c", cfg->command, (char *)NULL);
+        execl("/bin/sh", "sh", "-c", fan ? fan : cfg->command, (char *)NULL);
         _exit(127);
     }
+    free(fan);
     setpgid(pid, pid);
     close(pin[0]);
     close(pout[1]);
@@ -157,6 +173,7 @@ static void handle_line(LocalRun *r, char *line, StreamKind stream, int truncate
             snprintf(r->protocol_error, sizeof r->protocol_error, "%s", perr.msg);
     } else {
         r->events++;
+        r->stop_wanted |= launcher_iteration_stop(&r->cfg, &ev);
     }
     trial_event_clear(&ev);
 }
@@ -221,6 +238,9 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     if (r->out_fd < 0 && r->err_fd < 0) {
         int64_t reap = clock_now_ms() + REAP_POLL_MS;
         next = next < reap ? next : reap;
+    } else {
+        int64_t check = clock_now_ms() + (r->exited ? REAP_POLL_MS : EXIT_POLL_MS);
+        next = next < check ? next : check;
     }
     if (*deadline_ms < 0 || next < *deadline_ms)
         *deadline_ms = next;
@@ -271,6 +291,10 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
     }
     if (r->result)
         return;
+    if (r->stop_wanted && !r->cancelled) {
+        r->cancelled = 1;
+        stop_group(r, now_ms);
+    }
     if (!r->exited && now_ms >= r->deadline_ms && !r->kill_at_ms) {
         r->timed_out = 1;
         stop_group(r, now_ms);
@@ -279,13 +303,14 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
         kill(-r->pid, SIGKILL);
     if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
         r->exited = 1;
+        r->exited_ms = now_ms;
         /* Whatever the command left behind in its group goes with it. */
         kill(-r->pid, SIGKILL);
     }
-    /* An exited command whose output a stray descendant still holds open is over at the
-     * deadline all the same. */
-    if (r->exited &&
-        (r->kill_at_ms || (r->out_fd < 0 && r->err_fd < 0) || now_ms >= r->deadline_ms)) {
+    /* An exited command is over once its output closes, or soon after its exit when a stray
+     * descendant (outside its group) still holds the output open. */
+    if (r->exited && (r->kill_at_ms || (r->out_fd < 0 && r->err_fd < 0) ||
+                      now_ms >= r->deadline_ms || now_ms >= r->exited_ms + OUTPUT_GRACE_MS)) {
         if (r->out_fd >= 0)
             drain(r, &r->out_fd, &r->out, STREAM_STDOUT);
         if (r->err_fd >= 0)

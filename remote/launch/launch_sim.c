@@ -9,15 +9,21 @@
 typedef struct {
     TrialAccumulator *acc;
     Observation *result;
+    const LaunchConfig *cfg;
     Error first_error;
     int bad_event;
+    int stopped; /* on_iteration asked for a stop: later events never happened */
 } SimRun;
 
 static void on_event(void *ud, const TrialEvent *ev)
 {
     SimRun *r = ud;
+    if (r->stopped)
+        return;
     if (!r->bad_event && trial_accumulator_add(r->acc, ev, &r->first_error) < 0)
         r->bad_event = 1;
+    if (!r->bad_event && launcher_iteration_stop(r->cfg, ev))
+        r->stopped = 1;
 }
 
 static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
@@ -28,9 +34,13 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     SimRun *r = calloc(1, sizeof *r);
     r->acc = trial_accumulator_new(s);
+    r->cfg = cfg;
     simcluster_run(cfg->sim, s, cfg->seed, on_event, r);
+    r->cfg = NULL;
     r->result = trial_accumulator_finish(r->acc);
-    if (r->bad_event) {
+    if (r->stopped) {
+        launcher_end_by_us(r->result, 1, 0, 0);
+    } else if (r->bad_event) {
         r->result->status = TRIAL_FAILED;
         snprintf(r->result->reason, sizeof r->result->reason, "%s", r->first_error.msg);
     }

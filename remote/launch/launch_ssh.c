@@ -10,10 +10,13 @@
 #include "core/base/clock.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
-enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000 };
+/* STRAY_GRACE_MS: how long a command that exited may keep its output open (a stray
+ * descendant holding it) before its process group is stopped and the part counts as ended. */
+enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
 
 /* How the remote side reports its process group before anything else. */
 #define PGID_MARK "tunedeck-pgid "
@@ -23,6 +26,7 @@ typedef struct {
     RemoteExec *x, *killer;
     long pgid;
     int stop_wanted;
+    int stray_stop; /* the command exited; its group was stopped for what it left running */
     char last_stderr[200];
 } Part;
 
@@ -35,7 +39,9 @@ typedef struct {
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
     int stopping, cancelled, timed_out;
+    int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
     char failure[256];
+    char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
@@ -84,8 +90,11 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     if (ev.kind == EVENT_LOG) {
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
-    } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0 && !r->protocol_error[0]) {
-        snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name, perr.msg);
+    } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
+        if (!r->protocol_error[0])
+            snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name, perr.msg);
+    } else {
+        r->stop_wanted |= launcher_iteration_stop(&r->cfg, &ev);
     }
     trial_event_clear(&ev);
 }
@@ -141,8 +150,11 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         }
         r->parts[r->n++].machine = (size_t)m;
     } else {
+        /* per-device ranks run only where a device has inputs; a PS-only machine has none */
+        int ranks = rankfan_wanted(s);
         for (size_t m = 0; m < c->n_machines; m++)
-            if (s->worker[m] || s->ps[m])
+            if (ranks ? s->worker[m] && schedule_machine_inputs(s, m) > 0
+                      : s->worker[m] || s->ps[m])
                 r->parts[r->n++].machine = m;
     }
     for (size_t i = 0; i < r->n; i++) {
@@ -164,8 +176,15 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
     for (size_t i = 0; i < r->n; i++) {
         /* single: the command speaks for every machine, as with the local launcher. */
-        char *cmd =
-            remote_command(cfg->command, single ? "" : machine_name(r, &r->parts[i]), s->trial);
+        char *fan = NULL;
+        if (!single && rankfan_wanted(s) &&
+            !(fan = rankfan_script(s, r->parts[i].machine, 0, cfg->command, err))) {
+            free(input);
+            goto fail;
+        }
+        char *cmd = remote_command(fan ? fan : cfg->command,
+                                   single ? "" : machine_name(r, &r->parts[i]), s->trial);
+        free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
         if (!cmd)
@@ -232,6 +251,12 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     SshRun *r = run;
     size_t n = hostpool_pollfds(r->pool, fds, cap, deadline_ms);
     int64_t next = r->stopping ? r->stop_deadline_ms : r->deadline_ms;
+    for (size_t i = 0; i < r->n; i++) {
+        const Part *p = &r->parts[i];
+        int64_t exited = p->x && !p->killer && !rexec_done(p->x) ? rexec_exited_ms(p->x) : 0;
+        if (exited && exited + STRAY_GRACE_MS < next)
+            next = exited + STRAY_GRACE_MS;
+    }
     if (*deadline_ms < 0 || next < *deadline_ms)
         *deadline_ms = next;
     return n;
@@ -259,8 +284,9 @@ static void note_part_end(SshRun *r, Part *p)
                  rexec_error(p->x));
     } else if (o == EXEC_EXITED && rexec_exit_status(p->x) != 0) {
         r->failure_status = TRIAL_FAILED;
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d%s%s",
-                 name, rexec_exit_status(p->x), p->last_stderr[0] ? ": " : "", p->last_stderr);
+        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
+                 name, rexec_exit_status(p->x));
+        snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }
 
@@ -269,8 +295,15 @@ static void finish(SshRun *r)
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {
+            /* A rank that said why it failed (an error event) is the trial's reason, not
+             * only the exit status of the part that ended first. */
+            const char *said = NULL;
             o->status = r->failure_status;
-            snprintf(o->reason, sizeof o->reason, "%s", r->failure);
+            if (trial_accumulator_has_error(r->acc, &said))
+                snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
+            else
+                snprintf(o->reason, sizeof o->reason, "%s%s%s", r->failure,
+                         r->failure_stderr[0] ? ": " : "", r->failure_stderr);
         } else {
             launcher_note_bad_line(o, r->protocol_error);
         }
@@ -284,14 +317,25 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
     hostpool_step(r->pool, fds, n, now_ms);
     if (r->result)
         return;
+    if (r->stop_wanted && !r->cancelled) {
+        r->cancelled = 1;
+        stop_all(r, now_ms);
+    }
     int running = 0, killers = 0;
     for (size_t i = 0; i < r->n; i++) {
         Part *p = &r->parts[i];
         if (p->stop_wanted && p->pgid)
             kill_part(r, p);
+        /* The command exited, but a stray descendant holds its output open: the part is
+         * over; stop its group so the channel closes with the command's own status. */
+        int64_t exited = rexec_done(p->x) ? 0 : rexec_exited_ms(p->x);
+        if (exited && !p->killer && now_ms >= exited + STRAY_GRACE_MS && p->pgid) {
+            p->stray_stop = 1;
+            kill_part(r, p);
+        }
         if (!rexec_done(p->x))
             running++;
-        else if (!p->killer)
+        else if (!p->killer || p->stray_stop)
             note_part_end(r, p);
         killers += p->killer && !rexec_done(p->killer);
     }

@@ -2,15 +2,19 @@
 #include "remote/launch/launcher.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/base/evloop.h"
+#include "core/base/registry.h"
 
 extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE,
     LAUNCHER_SLURM;
 
-static const LauncherKind *const LAUNCHERS[] = {
+_Static_assert(offsetof(LauncherKind, name) == 0, "registry entries begin with their name");
+
+static const void *const LAUNCHERS[] = {
     &LAUNCHER_SIM,
     &LAUNCHER_LOCAL,
     &LAUNCHER_PER_HOST,
@@ -19,25 +23,24 @@ static const LauncherKind *const LAUNCHERS[] = {
     NULL,
 };
 
+static const Registry REGISTRY = {LAUNCHERS, NULL};
+
 const LauncherKind *launcher_find(const char *name)
 {
-    for (const LauncherKind *const *k = LAUNCHERS; *k; k++)
-        if (strcmp((*k)->name, name) == 0)
-            return *k;
-    return NULL;
+    return registry_find(&REGISTRY, name);
 }
 
 const char *launcher_names(void)
 {
     static char names[128];
-    if (!names[0]) {
-        for (const LauncherKind *const *k = LAUNCHERS; *k; k++) {
-            if (names[0])
-                strncat(names, ", ", sizeof names - strlen(names) - 1);
-            strncat(names, (*k)->name, sizeof names - strlen(names) - 1);
-        }
-    }
-    return names;
+    return names[0] ? names : registry_names(&REGISTRY, names, sizeof names);
+}
+
+int launcher_iteration_stop(const LaunchConfig *cfg, const TrialEvent *ev)
+{
+    if (!cfg->on_iteration || ev->kind != EVENT_ITERATION)
+        return 0;
+    return cfg->on_iteration(cfg->iter_userdata, ev->iter, ev->time_s) != 0;
 }
 
 int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s)

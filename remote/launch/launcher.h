@@ -19,6 +19,9 @@ typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stre
 /* per-host/single: a remote part of trial `trial` reports its process group on `machine`
  * (sshd makes each command a session leader), so a journal can find it after a crash. */
 typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid);
+/* Every iteration event as it arrives (one per host for per-host trials). Returning non-zero
+ * stops the trial as tuner_cancel would: it ends TRIAL_CANCELLED with what it measured. */
+typedef int (*LaunchIterFn)(void *userdata, int iter, double time_s);
 
 typedef struct {
     const char *command;     /* local/per-host/single: the trial command */
@@ -31,6 +34,8 @@ typedef struct {
     LaunchLogFn on_log;
     LaunchProcFn on_proc; /* optional; shares userdata with on_log */
     void *userdata;
+    LaunchIterFn on_iteration; /* optional: the tuner's pruning */
+    void *iter_userdata;
 } LaunchConfig;
 
 typedef struct {
@@ -57,6 +62,9 @@ const char *launcher_names(void);
 int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s);
 /* A failed trial's reason gets "; first bad line: ERROR" when its output had one. */
 void launcher_note_bad_line(Observation *o, const char *protocol_error);
+
+/* Calls cfg->on_iteration for an iteration event; returns 1 when it asks for a stop. */
+int launcher_iteration_stop(const LaunchConfig *cfg, const TrialEvent *ev);
 
 /* Runs one trial to the end with its own poll loop (headless use and tests). */
 Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,

@@ -11,6 +11,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/opt/prune.h"
 
 typedef enum { PHASE_IDLE, PHASE_SUGGESTING, PHASE_RUNNING, PHASE_STOPPED } Phase;
 
@@ -25,6 +26,11 @@ struct Tuner {
     void *run;                 /* the launcher's run of the current trial */
     Schedule *override;        /* the operator's next schedule */
     int stop_requested;        /* tuner_stop(): launch nothing more */
+    PruneWatch prune;          /* the running trial's iteration stream */
+    /* the stop rule */
+    int stop_when_converged;
+    size_t converged_from;     /* trials before this index do not count (budget raised) */
+    char converged[ERROR_MSG_MAX];
     char last_error[ERROR_MSG_MAX];
     /* background suggestion */
     pthread_t thread;
@@ -54,6 +60,8 @@ Tuner *tuner_new(const TunerConfig *cfg, Error *err)
     t->cfg = *cfg;
     t->opt = opt;
     t->budget = cfg->budget;
+    t->stop_when_converged = cfg->stop_when_converged;
+    prune_watch_init(&t->prune, prune_policy_default());
     t->wake[0] = t->wake[1] = -1;
     pthread_mutex_init(&t->opt_lock, NULL);
     if (cfg->async_suggest) {
@@ -111,6 +119,7 @@ void tuner_free(Tuner *t)
         observation_free(t->trials[i].obs);
     }
     free(t->trials);
+    prune_watch_clear(&t->prune);
     schedule_free(t->override);
     optimizer_free(t->opt);
     pthread_mutex_destroy(&t->opt_lock);
@@ -153,11 +162,29 @@ static void record_outcome(Tuner *t, TrialRecord *rec, Observation *o)
     emit(t, TUNER_EVENT_FINISHED, rec);
 }
 
+static double best_ok_s(const Tuner *t)
+{
+    const TrialRecord *b = tuner_best(t);
+    return b ? b->obs->time_s : -1;
+}
+
+/* The launcher's iteration hook: the prune rule on the running trial. */
+static int on_iteration(void *ud, int iter, double time_s)
+{
+    Tuner *t = ud;
+    if (t->n_trials == 0)
+        return 0;
+    const Suggestion *sg = &t->trials[t->n_trials - 1].suggestion;
+    return prune_watch_iteration(&t->prune, sg->schedule, iter, time_s,
+                                 sg->has_prediction ? sg->p10_s : -1, best_ok_s(t));
+}
+
 /* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
 static void launch(Tuner *t, TrialRecord *rec)
 {
     rec->suggestion.schedule->trial = rec->trial;
     rec->started_s = clock_now_s();
+    prune_watch_reset(&t->prune);
     emit(t, TUNER_EVENT_STARTED, rec);
     if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
         Observation *o = observation_new(rec->suggestion.schedule);
@@ -168,7 +195,12 @@ static void launch(Tuner *t, TrialRecord *rec)
         return;
     }
     Error err;
-    t->run = t->cfg.launcher->start(&t->cfg.launch, rec->suggestion.schedule, &err);
+    LaunchConfig lc = t->cfg.launch;
+    if (!t->cfg.no_prune) {
+        lc.on_iteration = on_iteration;
+        lc.iter_userdata = t;
+    }
+    t->run = t->cfg.launcher->start(&lc, rec->suggestion.schedule, &err);
     if (!t->run) {
         Observation *o = observation_new(rec->suggestion.schedule);
         o->status = TRIAL_FAILED;
@@ -204,8 +236,36 @@ static void *suggest_thread(void *arg)
     return NULL;
 }
 
+/* The stop rule, checked before each of the optimizer's suggestions. */
+static int converged(Tuner *t)
+{
+    if (!t->stop_when_converged || t->n_trials < t->converged_from + TUNER_CONVERGED_STREAK)
+        return 0;
+    double best = best_ok_s(t);
+    if (!(best > 0))
+        return 0;
+    double most = 0;
+    for (size_t i = t->n_trials - TUNER_CONVERGED_STREAK; i < t->n_trials; i++) {
+        const TrialRecord *r = &t->trials[i];
+        if (r->overridden || !r->suggestion.has_ei || r->suggestion.ei_s >= TUNER_CONVERGED_EI * best)
+            return 0;
+        if (r->suggestion.ei_s > most)
+            most = r->suggestion.ei_s;
+    }
+    snprintf(t->converged, sizeof t->converged,
+             "converged: the last %d suggestions expected at most %.2g%% gain over the best "
+             "%.4g s",
+             TUNER_CONVERGED_STREAK, 100 * most / best, best);
+    return 1;
+}
+
 static void begin_trial(Tuner *t)
 {
+    if (!t->override && converged(t)) {
+        t->phase = PHASE_STOPPED;
+        emit(t, TUNER_EVENT_CONVERGED, &t->trials[t->n_trials - 1]);
+        return;
+    }
     if (t->override) {
         Suggestion sg;
         memset(&sg, 0, sizeof sg);
@@ -289,6 +349,7 @@ void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
         Observation *o = k->result(t->run);
         k->free(t->run);
         t->run = NULL;
+        prune_watch_finish(&t->prune, o);
         t->phase = PHASE_IDLE;
         record_outcome(t, &t->trials[t->n_trials - 1], o);
         if (t->stop_requested)
@@ -373,8 +434,32 @@ int tuner_budget(const Tuner *t)
 void tuner_set_budget(Tuner *t, int budget)
 {
     t->budget = budget < 0 ? 0 : budget;
-    if (t->phase == PHASE_STOPPED && !t->last_error[0])
+    if (t->phase == PHASE_STOPPED && !t->last_error[0]) {
         t->phase = PHASE_IDLE;
+        if (t->converged[0]) { /* more trials wanted: a new streak is needed to stop again */
+            t->converged[0] = 0;
+            t->converged_from = t->n_trials;
+        }
+    }
+}
+
+void tuner_set_stop_when_converged(Tuner *t, int on)
+{
+    t->stop_when_converged = on;
+    if (!on && t->converged[0] && t->phase == PHASE_STOPPED && !t->last_error[0]) {
+        t->converged[0] = 0;
+        t->phase = PHASE_IDLE;
+    }
+}
+
+int tuner_stop_when_converged(const Tuner *t)
+{
+    return t->stop_when_converged;
+}
+
+const char *tuner_converged(const Tuner *t)
+{
+    return t->converged[0] ? t->converged : NULL;
 }
 
 void tuner_set_paused(Tuner *t, int paused)

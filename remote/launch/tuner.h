@@ -17,7 +17,13 @@ typedef struct {
     double started_s, finished_s; /* clock_now_s() */
 } TrialRecord;
 
-typedef enum { TUNER_EVENT_SUGGESTED, TUNER_EVENT_STARTED, TUNER_EVENT_FINISHED } TunerEvent;
+/* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why). */
+typedef enum {
+    TUNER_EVENT_SUGGESTED,
+    TUNER_EVENT_STARTED,
+    TUNER_EVENT_FINISHED,
+    TUNER_EVENT_CONVERGED
+} TunerEvent;
 typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
 
 typedef struct {
@@ -29,6 +35,8 @@ typedef struct {
     const LauncherKind *launcher;
     LaunchConfig launch;
     int async_suggest;         /* suggest() on a background thread (the console) */
+    int no_prune;              /* run every trial to its end (--no-prune) */
+    int stop_when_converged;   /* stop when EI stays tiny (--stop-when-converged) */
     TunerEventFn on_event;
     void *userdata;
 } TunerConfig;
@@ -74,5 +82,13 @@ void tuner_stop(Tuner *t, const char *reason);
 /* Stops the running trial; it is recorded as cancelled. */
 void tuner_cancel(Tuner *t);
 const char *tuner_optimizer_name(const Tuner *t);
+/* The stop rule: the last TUNER_CONVERGED_STREAK suggestions each expected to gain less than
+ * TUNER_CONVERGED_EI of the best time; then no new trial starts. */
+#define TUNER_CONVERGED_STREAK 3
+#define TUNER_CONVERGED_EI 0.005
+void tuner_set_stop_when_converged(Tuner *t, int on);
+int tuner_stop_when_converged(const Tuner *t);
+/* Why tuning stopped by the stop rule, or NULL while it has not. */
+const char *tuner_converged(const Tuner *t);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef TUNEDECK_JOBCTL_H
 #define TUNEDECK_JOBCTL_H
 
+#include "core/model/jobtemplate.h"
 #include "remote/ssh/hostpool.h"
 
 typedef struct JobRun JobRun;
@@ -17,9 +18,7 @@ typedef struct {
 } JobProgress;
 
 /* Every placeholder a job_command may use. */
-#define JOBCTL_PLACEHOLDERS                                                                 \
-    "{gpus}, {hosts}, {resume}, {master_addr}, {master_port}, {nnodes}, {node_rank}, "       \
-    "{gpus_per_host}, {gpu_ids}, {hostfile}, {hostfile_text}"
+#define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */
 
 /* The host:slots file's name, in the job's folder (the command runs there). */
 #define JOBCTL_HOSTFILE "tunedeck-hostfile"

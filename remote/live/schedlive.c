@@ -9,6 +9,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/sched/losscurve.h"
 #include "remote/live/jobgroup.h"
 #include "remote/ssh/shquote.h"
 
@@ -42,6 +43,9 @@ typedef struct {
     int seen; /* progress lines of the current run already taken */
     long step, saved_step, resumed_step, run_first_step;
     double loss, eps, epoch;
+    LossCurve curve;      /* loss_progress: the job's own (step, loss) points */
+    double loss_fraction; /* of training done by the curve; -1 unknown */
+    int loss_decile_logged;
     char status[300];
 } LiveJob;
 
@@ -189,6 +193,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     if (!c->job_command[0]) {
         error_set(err, "%s: field 'job_command': live mode needs the job command template",
                   c->name);
+        error_mark(err, ERROR_INPUT);
         return NULL;
     }
     if ((size_t)sched_node_count(s) > c->n_machines || hostpool_size(p) < c->n_machines) {
@@ -206,6 +211,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         l->o.time_scale = 1;
     if (l->o.tick_s <= 0)
         l->o.tick_s = 0.2;
+    if (!(l->o.loss_tol > 0 && l->o.loss_tol < 1))
+        l->o.loss_tol = 0.05;
     if (l->o.stop_timeout_s <= 0)
         l->o.stop_timeout_s = 20;
     if (!l->o.job_dir)
@@ -232,6 +239,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         snprintf(j->model, sizeof j->model, "%s", info.model);
         j->template_text = schedlive_job_template(c->job_command, l->o.job_dir, info.name, err);
         if (!j->template_text) {
+            if (l->o.workload)
+                error_prefix(err, "%s", l->o.workload);
             l->n_jobs = i + 1;
             schedlive_free(l);
             return NULL;
@@ -239,6 +248,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         j->ckpt_path = strdup(ck); /* the command runs in the job's folder */
         j->host = -1;
         j->step = j->saved_step = j->resumed_step = j->run_first_step = -1;
+        j->loss_fraction = -1;
+        j->loss_decile_logged = -1;
     }
     l->events_seen = sched_event_count(s);
     l->last_ms = clock_now_ms();
@@ -264,6 +275,7 @@ void schedlive_free(SchedLive *l)
         return;
     for (size_t i = 0; i < l->n_jobs; i++) {
         jobgroup_free(l->jobs[i].run);
+        losscurve_clear(&l->jobs[i].curve);
         free(l->jobs[i].template_text);
         free(l->jobs[i].ckpt_path);
         free_want(&l->jobs[i]);
@@ -513,6 +525,34 @@ static const LiveJob *blocker(const SchedLive *l, const LiveJob *j)
     return NULL;
 }
 
+/* loss_progress: the job's loss curve, not the catalogue, says how much of it is done; the
+ * model's progress becomes that share of the job's epochs (sched_report_progress). */
+static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
+{
+    if (losscurve_add(&j->curve, (double)step, loss) < 0)
+        return;
+    double f = losscurve_fraction_done(&j->curve, (double)step, l->o.loss_tol);
+    if (f < 0)
+        return;
+    size_t idx = (size_t)(j - l->jobs);
+    SchedJobInfo info;
+    Error err;
+    if (sched_job_info(l->s, idx, &info) < 0 ||
+        sched_report_progress(l->s, idx, f * info.epochs_total, 0, &err) < 0)
+        return;
+    j->loss_fraction = f;
+    int decile = (int)(f * 10);
+    if (decile != j->loss_decile_logged) {
+        j->loss_decile_logged = decile;
+        const ConvModel *m = &j->curve.model;
+        logf_(l,
+              "%s: loss curve 1/(%.3g k + %.3g) + %.3g from %zu points: %.0f%% done at step %ld "
+              "of ~%.0f",
+              j->name, m->theta0, m->theta1, m->theta2, j->curve.n, 100 * f, step,
+              losscurve_total_steps(&j->curve, l->o.loss_tol));
+    }
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
     if (j->run) {
@@ -539,8 +579,10 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->eps = p->examples_per_s;
             j->epoch = p->epoch;
             Error err;
-            if (l->o.real_progress && !l->stopping_all &&
-                sched_report_progress(l->s, (size_t)(j - l->jobs), p->epoch, 0, &err) < 0)
+            if (l->o.loss_progress && !l->stopping_all)
+                report_loss(l, j, p->step, p->loss);
+            else if (l->o.real_progress && !l->stopping_all &&
+                     sched_report_progress(l->s, (size_t)(j - l->jobs), p->epoch, 0, &err) < 0)
                 logf_(l, "%s: %s", j->name, err.msg);
         }
     }
@@ -685,5 +727,6 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .saved_step = j->saved_step,
                           .resumed_step = j->resumed_step,
                           .model_progress = info.progress,
+                          .loss_fraction = j->loss_fraction,
                           .status = j->status};
 }

@@ -37,9 +37,14 @@ typedef struct {
     double tick_s;          /* wall seconds between model advances; default 0.2 */
     double stop_timeout_s;  /* SIGTERM, then SIGKILL after this long; default 20 */
     const char *job_dir;    /* default "tunedeck-jobs" (relative: the remote user's home) */
+    const char *workload;   /* the workload's file, named when one of its jobs is refused */
     const char *checkpoint; /* file name the template writes; NULL: its --checkpoint word */
     int real_progress;      /* each progress line's epoch replaces the model's progress
                                (sched_report_progress): jobs finish when they really do */
+    int loss_progress;      /* each job's own loss curve (core/sched/losscurve.h) says how
+                               much of it is done, in place of the catalogue's progress */
+    double loss_tol;        /* loss_progress: done within this share of the way to the
+                               asymptote; default 0.05 */
     SchedLiveLogFn log;     /* every decision, enactment, death, progress change */
     void *userdata;
 } SchedLiveOptions;
@@ -59,6 +64,7 @@ typedef struct {
     long saved_step;       /* step of the last checkpoint written on a stop (-1: none) */
     long resumed_step;     /* first step of the latest resumed run (-1: none) */
     double model_progress; /* the scheduler's simulated progress, 0..1 */
+    double loss_fraction;  /* loss_progress: training done by the job's loss curve; -1 */
     const char *status;    /* last run's end: "exited 0", "killed by SIGKILL", ... */
 } SchedLiveJob;
 

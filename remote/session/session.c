@@ -7,12 +7,12 @@
 
 #include "remote/slurm/slurm_inventory.h"
 
-Session *session_new(int with_journal)
+Session *session_new(int with_journal, const char *journal_dir)
 {
     Session *s = calloc(1, sizeof *s);
     /* Without a journal the object still answers (an empty id, events ignored), so the
      * process groups are kept and stopped all the same. */
-    if (!s || !(s->journal = tune_journal_new())) {
+    if (!s || !(s->journal = tune_journal_new(journal_dir))) {
         free(s);
         return NULL;
     }
@@ -39,6 +39,8 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
     spec->trial_cmd = rs->trial_cmd[0] ? rs->trial_cmd : NULL;
     spec->seed = rs->seed;
     spec->trial_timeout_s = rs->timeout_s;
+    spec->no_prune = rs->no_prune;
+    spec->stop_when_converged = rs->stop_when_converged;
     if (!budget_set)
         spec->budget = (int)rs->budget;
     return 0;
@@ -190,6 +192,8 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
                    .on_proc = on_proc,
                    .userdata = s},
         .async_suggest = spec->async_suggest,
+        .no_prune = spec->no_prune,
+        .stop_when_converged = spec->stop_when_converged,
         .on_event = on_event,
         .userdata = s,
     };
@@ -215,6 +219,8 @@ int session_journal_begin(Session *s, Error *err)
         setup.seed = s->spec.seed;
         setup.budget = s->spec.budget;
         setup.timeout_s = s->spec.trial_timeout_s;
+        setup.no_prune = s->spec.no_prune;
+        setup.stop_when_converged = s->spec.stop_when_converged;
         setup.cluster = s->sim ? NULL : cluster_to_json(s->cluster);
         setup.job = s->sim ? NULL : job_to_json(s->job);
         rc = tune_journal_start(s->journal, s->tuner, &setup, err);

@@ -30,6 +30,8 @@ typedef struct {
     long seed;
     int budget;
     double trial_timeout_s;
+    int no_prune;            /* run every trial to its end (docs/optimizer.md) */
+    int stop_when_converged; /* the stop rule from the start */
     const char *ssh_config; /* NULL: ~/.ssh/config */
     int accept_new_host_keys;
     /* A pool for every real cluster, each host connected and kept (the console's hosts view
@@ -66,8 +68,10 @@ typedef struct {
     SlurmAlloc alloc;
 } Session;
 
-/* with_journal: keep one (begun by session_journal_begin). NULL: out of memory. */
-Session *session_new(int with_journal);
+/* with_journal: keep one (begun by session_journal_begin) in journal_dir, the journals'
+ * folder main decided (cmd/paths.c; NULL: none, so a journal cannot start, nor a resume by
+ * id). NULL: out of memory. */
+Session *session_new(int with_journal, const char *journal_dir);
 /* Resume, before session_open: reads the journal of ID (or a path) and fills spec with the
  * session it recorded; budget_set: the caller's spec->budget stays. */
 int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int budget_set,

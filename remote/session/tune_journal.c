@@ -18,14 +18,18 @@ struct TuneJournal {
     int quiet; /* the console draws on the terminal: say nothing on stderr */
     char id[JOURNAL_ID_MAX];
     char path[4096];
+    char dir[4096]; /* the journals' folder main decided; "" none */
     JournalLog log; /* resume: what was read */
 };
 
-TuneJournal *tune_journal_new(void)
+TuneJournal *tune_journal_new(const char *dir)
 {
     /* A file size limit reached is a failed write to report, not a reason to die. */
     signal(SIGXFSZ, SIG_IGN);
-    return calloc(1, sizeof(TuneJournal));
+    TuneJournal *tj = calloc(1, sizeof(TuneJournal));
+    if (tj && dir)
+        snprintf(tj->dir, sizeof tj->dir, "%s", dir);
+    return tj;
 }
 
 void tune_journal_free(TuneJournal *tj)
@@ -117,16 +121,18 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     case TUNER_EVENT_FINISHED:
         write_event(tj, journal_finished_json(rec->trial, rec->obs));
         break;
+    case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
+        break;
     }
 }
 
 int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error *err)
 {
-    char dir[4000];
-    if (journal_dir(dir, sizeof dir, err) < 0)
-        return -1;
+    if (!tj->dir[0])
+        return error_set(err, "journal: no state folder: set TUNEDECK_STATE_DIR, "
+                              "XDG_STATE_HOME or HOME");
     journal_new_id(tj->id, sizeof tj->id);
-    tj->journal = journal_create(dir, tj->id, err);
+    tj->journal = journal_create(tj->dir, tj->id, err);
     if (!tj->journal)
         return -1;
     snprintf(tj->path, sizeof tj->path, "%s", journal_file(tj->journal));
@@ -150,6 +156,8 @@ int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error 
     if (setup->trial_cmd[0])
         cJSON_AddStringToObject(h, "trial_cmd", setup->trial_cmd);
     cJSON_AddNumberToObject(h, "trial_timeout_s", setup->timeout_s);
+    cJSON_AddBoolToObject(h, "prune", !setup->no_prune);
+    cJSON_AddBoolToObject(h, "stop_when_converged", setup->stop_when_converged);
     if (setup->sim[0])
         cJSON_AddStringToObject(h, "sim", setup->sim);
     if (setup->cluster)
@@ -187,6 +195,13 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
         return error_set(err, "%s: field 'seed': expected a non-negative integer, found \"%s\"",
                          ctx, seed);
     s->budget = (long)budget;
+    /* Journals from before pruning have neither field: pruning on, the stop rule off. */
+    int prune = 1, converge = 0;
+    if (jfield_bool(h, ctx, "prune", 0, &prune, err) < 0 ||
+        jfield_bool(h, ctx, "stop_when_converged", 0, &converge, err) < 0)
+        return -1;
+    s->no_prune = !prune;
+    s->stop_when_converged = converge;
     if (!s->sim[0]) {
         const cJSON *c = jfield_object(h, ctx, "cluster", 1, err);
         const cJSON *j = c ? jfield_object(h, ctx, "job", 1, err) : NULL;
@@ -201,8 +216,8 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err)
 {
     memset(setup, 0, sizeof *setup);
-    if (journal_path(id_or_path, tj->path, sizeof tj->path, err) < 0 ||
-        journal_load(tj->path, &tj->log, err) < 0)
+    if (journal_path(tj->dir[0] ? tj->dir : NULL, id_or_path, tj->path, sizeof tj->path, err) < 0 ||
+        journal_check_owned(tj->path, err) < 0 || journal_load(tj->path, &tj->log, err) < 0)
         return -1;
     if (tj->log.n == 0 ||
         strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,

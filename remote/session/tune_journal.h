@@ -15,11 +15,15 @@ typedef struct {
     char trial_cmd[4096]; /* empty: none */
     long seed, budget;
     double timeout_s;
+    int no_prune;            /* --no-prune: trials always ran to their end */
+    int stop_when_converged; /* --stop-when-converged */
 } TuneSetup;
 
 typedef struct TuneJournal TuneJournal;
 
-TuneJournal *tune_journal_new(void);
+/* dir: the journals' folder, decided by main (cmd/paths.c); NULL when there is none (a new
+ * journal cannot start then, nor a resume by id). */
+TuneJournal *tune_journal_new(const char *dir);
 void tune_journal_free(TuneJournal *tj);
 /* For TunerConfig.on_event / .userdata. A failed write stops the session from launching. */
 void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec);

@@ -10,7 +10,8 @@
 static int parse_ssh(const cJSON *root, const char *source, SshSettings *s, Error *err)
 {
     memset(s, 0, sizeof *s);
-    Error none = {{0}};
+    Error none;
+    memset(&none, 0, sizeof none);
     const cJSON *j = jfield_object(root, source, "ssh", 0, &none);
     if (!j)
         return none.msg[0] ? error_set(err, "%s", none.msg) : 0;

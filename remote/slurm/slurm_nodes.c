@@ -230,7 +230,7 @@ static void shape_name(const SlurmNode *n, char *out, size_t cap)
         snprintf(out, cap, "%dcpu-%ldmb", n->cpus, n->mem_mb);
 }
 
-static size_t add_shape(Cluster *c, const SlurmNode *n, double bandwidth_gbps)
+static long add_shape(Cluster *c, const SlurmNode *n, double bandwidth_gbps, Error *err)
 {
     MachineType t;
     memset(&t, 0, sizeof t);
@@ -253,7 +253,7 @@ static size_t add_shape(Cluster *c, const SlurmNode *n, double bandwidth_gbps)
             d->model[k] = (char)toupper((unsigned char)model[k]);
         d->model[k] = 0;
     }
-    size_t idx = cluster_add_type(c, &t);
+    long idx = cluster_add_type(c, &t, err);
     free(t.devices);
     return idx;
 }
@@ -272,8 +272,13 @@ Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double b
         char shape[64];
         shape_name(&nodes->v[i], shape, sizeof shape);
         long t = cluster_find_type(c, shape);
-        size_t type = t >= 0 ? (size_t)t : add_shape(c, &nodes->v[i], bandwidth_gbps);
-        cluster_add_machine(c, nodes->v[i].name, nodes->v[i].name, type);
+        if (t < 0)
+            t = add_shape(c, &nodes->v[i], bandwidth_gbps, err);
+        if (t < 0 ||
+            cluster_add_machine(c, nodes->v[i].name, nodes->v[i].name, (size_t)t, err) < 0) {
+            cluster_free(c);
+            return NULL;
+        }
     }
     snprintf(c->trial.launch, sizeof c->trial.launch, "slurm");
     cluster_finish(c);

@@ -10,15 +10,19 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <libssh/server.h> /* ssh_send_keepalive, a client call declared there */
 
 #include "core/base/clock.h"
+#include "core/base/termsafe.h"
+#include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
 
 void host_teardown(Host *h)
@@ -38,6 +42,10 @@ void host_teardown(Host *h)
         h->ai = NULL;
     }
     rexec_drop_channels(h);
+    if (h->ident_key) {
+        ssh_key_free(h->ident_key);
+        h->ident_key = NULL;
+    }
     if (h->ev) {
         if (h->s)
             ssh_event_remove_session(h->ev, h->s);
@@ -65,6 +73,7 @@ static void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(h->last_error, sizeof h->last_error, fmt, ap);
     va_end(ap);
+    termsafe_inplace(h->last_error, sizeof h->last_error); /* may hold the server's words */
     if (h->state == HOST_READY)
         h->drops++;
     char why[300];
@@ -89,6 +98,38 @@ static int refuse_passphrase(const char *prompt, char *buf, size_t len, int echo
     return -1;
 }
 
+/* The inventory's explicit settings. libssh 0.10 lets a config file parsed later overwrite
+ * them (and StrictHostKeyChecking, UserKnownHostsFile), so they are set again after it. */
+static void apply_explicit(Host *h)
+{
+    const HostConf *c = &h->conf;
+    if (c->user[0])
+        ssh_options_set(h->s, SSH_OPTIONS_USER, c->user);
+    if (c->port > 0) {
+        unsigned int port = (unsigned int)c->port;
+        ssh_options_set(h->s, SSH_OPTIONS_PORT, &port);
+    }
+    /* Our own checking decides (check_host_key); libssh must never add a key by itself,
+     * and must read exactly the file our messages name. */
+    int strict = 1;
+    ssh_options_set(h->s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+}
+
+/* The inventory's identity is the only key offered (like IdentitiesOnly), whatever
+ * IdentityFile the config names. One that needs a passphrase is left to the agent. */
+static void load_identity(Host *h)
+{
+    if (!h->conf.identity[0])
+        return;
+    if (ssh_pki_import_privkey_file(h->conf.identity, NULL, refuse_passphrase, h,
+                                    &h->ident_key) != SSH_OK) {
+        h->ident_key = NULL;
+        ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, h->conf.identity);
+    }
+}
+
 static int session_configure(HostPool *p, Host *h)
 {
     const HostConf *c = &h->conf;
@@ -98,20 +139,21 @@ static int session_configure(HostPool *p, Host *h)
         return -1;
     ssh_options_set(h->s, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
     ssh_options_set(h->s, SSH_OPTIONS_HOST, c->host);
-    /* Explicit inventory settings first: the config file only fills what is unset. */
-    if (c->user[0])
-        ssh_options_set(h->s, SSH_OPTIONS_USER, c->user);
-    if (c->port > 0) {
-        unsigned int port = (unsigned int)c->port;
-        ssh_options_set(h->s, SSH_OPTIONS_PORT, &port);
-    }
-    if (c->identity[0])
-        ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, c->identity);
-    if (c->known_hosts[0])
-        ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, c->known_hosts);
+    apply_explicit(h);
     if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
         return -1;
     ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
+    apply_explicit(h);
+    load_identity(h);
+    /* We hand libssh a socket we connected ourselves: a proxy would be bypassed silently.
+     * libssh 0.10 turns ProxyJump into a ProxyCommand, so this sees both. */
+    char *proxy = NULL;
+    h->proxy[0] = 0;
+    if (ssh_options_get(h->s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy) {
+        if (strcmp(proxy, "none") != 0)
+            snprintf(h->proxy, sizeof h->proxy, "%s", proxy);
+        ssh_string_free_char(proxy);
+    }
     char *target = NULL;
     if (ssh_options_get(h->s, SSH_OPTIONS_HOST, &target) == SSH_OK && target) {
         snprintf(h->target, sizeof h->target, "%s", target);
@@ -144,6 +186,15 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     if (session_configure(p, h) < 0) {
         host_down(p, h, now_ms, "ssh configuration: %s",
                   h->s ? ssh_get_error(h->s) : "out of memory");
+        return;
+    }
+    if (h->proxy[0]) {
+        h->keep = 0; /* the same config refuses it again */
+        host_down(p, h, now_ms,
+                  "the ssh configuration gives %s a ProxyCommand or ProxyJump (%s): tunedeck "
+                  "connects directly and does not use proxies; give the host an address it can "
+                  "reach, or remove the proxy for it",
+                  h->conf.host, h->proxy);
         return;
     }
     Error err;
@@ -188,10 +239,13 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
 
 static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
 {
+    int socket_errno = 0;
     for (struct addrinfo *a = h->ai; a; a = a->ai_next) {
         int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0)
+        if (fd < 0) {
+            socket_errno = errno;
             continue;
+        }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) {
@@ -206,7 +260,20 @@ static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
             return;
         }
     }
-    host_down(p, h, now_ms, "connect to %s port %d: no usable address", h->target, h->port);
+    if (socket_errno == EMFILE || socket_errno == ENFILE) {
+        /* Many hosts at once: the descriptor limit, not the host, is the problem. */
+        struct rlimit rl = {0, 0};
+        getrlimit(RLIMIT_NOFILE, &rl);
+        host_down(p, h, now_ms,
+                  "connect to %s port %d: cannot open a socket: %s (this process may open "
+                  "%llu files; raise it with ulimit -n)",
+                  h->target, h->port, strerror(socket_errno), (unsigned long long)rl.rlim_cur);
+    } else if (socket_errno) {
+        host_down(p, h, now_ms, "connect to %s port %d: cannot open a socket: %s", h->target,
+                  h->port, strerror(socket_errno));
+    } else {
+        host_down(p, h, now_ms, "connect to %s port %d: no usable address", h->target, h->port);
+    }
 }
 
 static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)
@@ -226,11 +293,32 @@ static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)
     begin_connect(p, h, now_ms);
 }
 
+/* Adds the server key of this very session (the one just fingerprinted) to known_hosts. */
+static int add_known_host(Host *h, Error *err)
+{
+    char *entry = NULL;
+    if (ssh_session_export_known_hosts_entry(h->s, &entry) != SSH_OK || !entry)
+        return error_set(err, "cannot add the host key to %s: %s", h->known_file,
+                         ssh_get_error(h->s));
+    int rc = knownhosts_append(h->known_file, entry, err);
+    ssh_string_free_char(entry);
+    return rc;
+}
+
+/* tunedeck's own rules, whatever any ssh config says: a key is accepted only when it is
+ * listed for the host in our one known_hosts file; revoked and changed keys are always
+ * refused; an unknown key is added only by --accept-new-host-keys or when the operator
+ * accepted exactly its fingerprint. */
 static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
 {
     ssh_key key = NULL;
     unsigned char *hash = NULL;
     size_t hlen = 0;
+    char *b64 = NULL;
+    const char *file = h->known_file;
+    char accepted[128];
+    snprintf(accepted, sizeof accepted, "%s", h->accept_fp);
+    h->accept_fp[0] = 0; /* an acceptance serves one attempt */
     if (ssh_get_server_publickey(h->s, &key) == SSH_OK &&
         ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hlen) == 0) {
         char *fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen);
@@ -240,16 +328,36 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
         }
         ssh_clean_pubkey_hash(&hash);
     }
+    if (!key || !h->fingerprint[0] || ssh_pki_export_pubkey_base64(key, &b64) != SSH_OK) {
+        ssh_key_free(key);
+        h->key = HOSTKEY_ERROR;
+        host_down(p, h, now_ms, "cannot read the host key of %s", h->target);
+        return;
+    }
     ssh_key_free(key);
-    const char *file = h->conf.known_hosts[0] ? h->conf.known_hosts : "~/.ssh/known_hosts";
+    Error err;
+    int revoked = knownhosts_revoked(file, b64, &err);
+    ssh_string_free_char(b64);
+    if (revoked != 0) {
+        h->key = revoked > 0 ? HOSTKEY_REVOKED : HOSTKEY_ERROR;
+        h->keep = 0;
+        if (revoked > 0)
+            host_down(p, h, now_ms, "host key for %s (%s) is marked @revoked in %s: refused",
+                      h->target, h->fingerprint, file);
+        else
+            host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
+        return;
+    }
     switch (ssh_session_is_known_server(h->s)) {
     case SSH_KNOWN_HOSTS_OK:
         h->key = HOSTKEY_OK;
+        h->offered_fp[0] = 0;
         h->state = HOST_AUTH;
         return;
     case SSH_KNOWN_HOSTS_CHANGED:
     case SSH_KNOWN_HOSTS_OTHER:
         h->key = HOSTKEY_CHANGED;
+        h->offered_fp[0] = 0;
         h->keep = 0; /* never retried: it would be refused again */
         host_down(p, h, now_ms,
                   "host key for %s changed (now %s): refused; if the change is expected, "
@@ -258,25 +366,33 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
         return;
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND:
-        /* Accepted: by the headless flag, or by the operator for exactly this key. */
-        if (p->opt.accept_new_host_keys ||
-            (h->accept_fp[0] && strcmp(h->accept_fp, h->fingerprint) == 0)) {
-            if (ssh_session_update_known_hosts(h->s) != SSH_OK) {
+        if (p->opt.accept_new_host_keys || (accepted[0] && strcmp(accepted, h->fingerprint) == 0)) {
+            if (add_known_host(h, &err) < 0) {
                 h->key = HOSTKEY_ERROR;
-                host_down(p, h, now_ms, "cannot add the host key to %s: %s", file,
-                          ssh_get_error(h->s));
+                host_down(p, h, now_ms, "%s", err.msg);
                 return;
             }
             h->key = HOSTKEY_ACCEPTED;
+            h->offered_fp[0] = 0;
             h->state = HOST_AUTH;
             return;
         }
         h->key = HOSTKEY_UNKNOWN;
         h->keep = 0;
+        if (accepted[0]) {
+            /* The key shown is not the key offered now: the operator saw another one. */
+            snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
+            host_down(p, h, now_ms,
+                      "unknown host key for %s (%s) is not the %s that was accepted: the "
+                      "host now offers another key; refused, nothing written to %s",
+                      h->target, h->fingerprint, accepted, file);
+            return;
+        }
+        snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
         host_down(p, h, now_ms,
-                  "unknown host key for %s (%s): refused; check the fingerprint and accept "
-                  "it with --accept-new-host-keys",
-                  h->target, h->fingerprint);
+                  "unknown host key for %s (%s): refused, it is not in %s; check the "
+                  "fingerprint and accept it with --accept-new-host-keys",
+                  h->target, h->fingerprint, file);
         return;
     case SSH_KNOWN_HOSTS_ERROR:
     default:
@@ -289,7 +405,8 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
 
 static void drive_auth(HostPool *p, Host *h, int64_t now_ms)
 {
-    int rc = ssh_userauth_publickey_auto(h->s, NULL, NULL);
+    int rc = h->ident_key ? ssh_userauth_publickey(h->s, NULL, h->ident_key)
+                          : ssh_userauth_publickey_auto(h->s, NULL, NULL);
     if (rc == SSH_AUTH_AGAIN)
         return;
     if (rc == SSH_AUTH_SUCCESS) {
@@ -385,6 +502,23 @@ void host_io(HostPool *p, Host *h, short revents, int64_t now_ms)
     }
 }
 
+
+/* libssh may read a keep-alive reply inside one of its own calls (waiting on the pending
+ * global request), so our poll() never sees those bytes arrive and a quiet but live host
+ * looked "silent". The kernel knows when data last came in on the socket: a stopped or
+ * unreachable peer sends none, a live sshd answers every keep-alive. */
+static void last_rx_from_kernel(Host *h, int64_t now_ms)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    int fd = host_fd(h);
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+        len < offsetof(struct tcp_info, tcpi_last_data_recv) + sizeof ti.tcpi_last_data_recv)
+        return;
+    int64_t kernel_rx_ms = now_ms - (int64_t)ti.tcpi_last_data_recv;
+    if (kernel_rx_ms > h->last_rx_ms)
+        h->last_rx_ms = kernel_rx_ms;
+}
 void host_timers(HostPool *p, Host *h, int64_t now_ms)
 {
     switch (h->state) {
@@ -405,6 +539,8 @@ void host_timers(HostPool *p, Host *h, int64_t now_ms)
         break;
     case HOST_READY: {
         int64_t period = (int64_t)(p->opt.heartbeat_s * 1000);
+        if (now_ms - h->last_rx_ms > period * p->opt.heartbeat_misses)
+            last_rx_from_kernel(h, now_ms);
         if (now_ms - h->last_rx_ms > period * p->opt.heartbeat_misses) {
             host_down(p, h, now_ms, "silent for %.1f s (no answer to keep-alives)",
                       (double)(now_ms - h->last_rx_ms) / 1000);

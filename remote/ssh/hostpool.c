@@ -2,6 +2,7 @@
  * under a time budget. Each host's connection is driven by hostconn.c. */
 #include "remote/ssh/hostpool_priv.h"
 
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,8 @@ const char *hostpool_state_name(HostState s)
 
 const char *hostpool_key_name(HostKeyStatus k)
 {
-    static const char *const NAMES[] = {"unchecked", "ok",      "accepted",
-                                        "unknown",   "changed", "error"};
+    static const char *const NAMES[] = {"unchecked", "ok",      "accepted", "unknown",
+                                        "changed",   "revoked", "error"};
     return NAMES[k];
 }
 
@@ -97,6 +98,13 @@ long hostpool_add(HostPool *p, const HostConf *c, Error *err)
         return error_set(err, "host pool: out of memory");
     p->hosts[p->n] = h;
     h->conf = *c;
+    const char *home = getenv("HOME");
+    if (!home || !home[0]) { /* our own checks read the file too: no literal "~" */
+        const struct passwd *pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
+    hostconf_expand_home(c->known_hosts[0] ? c->known_hosts : "~/.ssh/known_hosts", home,
+                         h->known_file, sizeof h->known_file);
     h->fd = -1;
     h->handshake_ms = -1;
     return (long)p->n++;
@@ -134,6 +142,8 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                       .state = h->state,
                       .key = h->key,
                       .fingerprint = h->fingerprint,
+                      .offered_fp = h->offered_fp,
+                      .known_hosts = h->known_file,
                       .last_error = h->last_error,
                       .handshake_ms = h->handshake_ms,
                       .connects = h->connects,

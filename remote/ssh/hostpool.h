@@ -42,6 +42,7 @@ typedef enum {
     HOSTKEY_ACCEPTED, /* was unknown; added because the operator said so */
     HOSTKEY_UNKNOWN,  /* refused: not in known_hosts */
     HOSTKEY_CHANGED,  /* refused, always: known_hosts has another key for this host */
+    HOSTKEY_REVOKED,  /* refused, always: known_hosts marks this key @revoked */
     HOSTKEY_ERROR
 } HostKeyStatus;
 
@@ -50,6 +51,10 @@ typedef struct {
     HostState state;
     HostKeyStatus key;
     const char *fingerprint; /* "SHA256:..." once the server key was seen, else "" */
+    const char *offered_fp;  /* the unknown key the host last offered, kept across retries
+                              * until it is known or accepted ("" none): what an operator may
+                              * accept */
+    const char *known_hosts; /* the one known_hosts file checked and written for this host */
     const char *last_error;  /* "" when none */
     double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
     int connects, drops;     /* successful connections; ready sessions lost */
@@ -71,9 +76,11 @@ const char *hostpool_key_name(HostKeyStatus k);
 
 /* Starts connecting (no-op when connecting or ready). keep: reconnect whenever it drops. */
 void hostpool_connect(HostPool *p, size_t host, int keep);
-/* The operator accepts an unknown host key after seeing its fingerprint (the console):
- * the key is added to known_hosts only if the host presents exactly this one. A changed
- * key is never accepted. Retries a host that is down. */
+/* The operator accepts an unknown host key after seeing its fingerprint (the console,
+ * rexec --accept-fingerprint): on the next attempt the key is added to known_hosts only if
+ * the host presents exactly this one; any other key is refused and nothing is written. The
+ * acceptance is used by one attempt. A changed or revoked key is never accepted. Retries a
+ * host that is down. */
 int hostpool_accept_host_key(HostPool *p, size_t host, const char *fingerprint, Error *err);
 /* Every host that is neither ready nor down has an attempt in flight. */
 int hostpool_settled(const HostPool *p);

@@ -26,7 +26,11 @@ typedef struct {
     ssh_event ev;
     struct ssh_callbacks_struct scb;
     int passphrase_needed;
-    char accept_fp[128]; /* the operator accepted this unknown key (console) */
+    char accept_fp[128];    /* the operator accepted this unknown key, for one attempt */
+    char offered_fp[128];   /* the unknown key last offered (HostInfo.offered_fp) */
+    char known_file[512];   /* the known_hosts file: the inventory's, else ~/.ssh/known_hosts */
+    char proxy[256];        /* the ssh config asks for a proxy we do not support */
+    ssh_key ident_key;      /* the inventory's identity, loaded: the only key offered */
     char target[256];    /* after ~/.ssh/config: HostName */
     int port;
     struct gaicb gai;

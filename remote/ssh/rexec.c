@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/clock.h"
 #include "core/base/linebuf.h"
 #include "remote/ssh/hostpool_priv.h"
 
@@ -28,6 +29,7 @@ struct RemoteExec {
     int eof_sent, closed_by_peer;
     int exit_status;
     char exit_signal[32];
+    int64_t exited_ms; /* when the exit status or signal arrived; 0 before */
     ExecOutcome outcome;
     char error[256];
 };
@@ -65,6 +67,8 @@ static void on_exit_status(ssh_session s, ssh_channel ch, int status, void *user
     (void)s, (void)ch;
     RemoteExec *x = userdata;
     x->exit_status = status;
+    if (!x->exited_ms)
+        x->exited_ms = clock_now_ms();
 }
 
 static void on_exit_signal(ssh_session s, ssh_channel ch, const char *signal, int core,
@@ -73,6 +77,8 @@ static void on_exit_signal(ssh_session s, ssh_channel ch, const char *signal, in
     (void)s, (void)ch, (void)core, (void)errmsg, (void)lang;
     RemoteExec *x = userdata;
     snprintf(x->exit_signal, sizeof x->exit_signal, "SIG%s", signal ? signal : "?");
+    if (!x->exited_ms)
+        x->exited_ms = clock_now_ms();
 }
 
 static void on_close(ssh_session s, ssh_channel ch, void *userdata)
@@ -249,6 +255,11 @@ RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const c
     h->dirty = 1;
     hostpool_connect(p, host, 0);
     return x;
+}
+
+int64_t rexec_exited_ms(const RemoteExec *x)
+{
+    return x->exited_ms;
 }
 
 int rexec_done(const RemoteExec *x)

@@ -37,6 +37,9 @@ typedef struct {
 RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
                           size_t input_len, const ExecOptions *o, Error *err);
 int rexec_done(const RemoteExec *x);
+/* When the command's exit status (or signal) arrived, 0 before: the channel may stay open
+ * after it while a stray descendant still holds the command's output. */
+int64_t rexec_exited_ms(const RemoteExec *x);
 ExecOutcome rexec_outcome(const RemoteExec *x);
 int rexec_exit_status(const RemoteExec *x);   /* -1 unless EXEC_EXITED */
 const char *rexec_error(const RemoteExec *x); /* signal name or SSH failure, "" otherwise */

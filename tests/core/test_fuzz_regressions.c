@@ -11,6 +11,7 @@
 #include "core/model/schedule.h"
 #include "core/sim/simcluster.h"
 #include "remote/gpu/nvsmi.h"
+#include "tests/support/fixtures.h"
 
 static cJSON *fixture(const char *name)
 {
@@ -38,19 +39,6 @@ Test(fuzz_regressions, schedule_with_warmup_covering_every_iteration_is_refused)
     simcluster_free(sim);
 }
 
-static char *fixture_text(const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/fixtures/fuzz/%s", TUNEDECK_SOURCE_DIR, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
-
 /* fuzz_hostrange (a timeout): names were built by appending each segment to every name so
  * far, so "[0-99999]" followed by a few hundred one-element groups copied gigabytes before
  * anything was checked. Now the size is known before a name is built, and bounded. */
@@ -59,7 +47,7 @@ Test(fuzz_regressions, host_pattern_whose_names_would_fill_memory_is_refused_bef
     char **names;
     size_t n;
     Error err;
-    cr_assert_eq(hostrange_expand(fixture_text("hostrange-names-fill-memory.txt"), &names, &n,
+    cr_assert_eq(hostrange_expand(fixture_text("fuzz/hostrange-names-fill-memory.txt"), &names, &n,
                                   &err),
                  -1);
     cr_assert_null(names);
@@ -72,7 +60,7 @@ Test(fuzz_regressions, host_pattern_with_many_groups_is_expanded_in_order_or_ref
     char **names;
     size_t n;
     Error err;
-    cr_assert_eq(hostrange_expand(fixture_text("hostrange-many-groups.txt"), &names, &n, &err),
+    cr_assert_eq(hostrange_expand(fixture_text("fuzz/hostrange-many-groups.txt"), &names, &n, &err),
                  -1);
     cr_assert(strstr(err.msg, "empty brackets"), "%s", err.msg);
     /* Its well-formed head: 2 x 2 names, the last group turning fastest. */
@@ -110,13 +98,10 @@ Test(fuzz_regressions, inventory_of_a_hundred_thousand_machines_loads_and_names_
 
 Test(fuzz_regressions, generated_simulated_clusters_build_at_every_allowed_size)
 {
-    Error err;
-    SimCluster *s = simcluster_new(fixture_text("simspec-generated-cluster.txt"), &err);
-    cr_assert_not_null(s, "%s", err.msg);
+    SimCluster *s = fixture_sim(fixture_text("fuzz/simspec-generated-cluster.txt"));
     cr_assert_eq(simcluster_cluster(s)->n_machines, 1219);
     simcluster_free(s);
-    s = simcluster_new("G100000:googlenet", &err);
-    cr_assert_not_null(s, "%s", err.msg);
+    s = fixture_sim("G100000:googlenet");
     cr_assert_eq(simcluster_cluster(s)->n_machines, 100000);
     simcluster_free(s);
 }
@@ -128,7 +113,7 @@ Test(fuzz_regressions, nvidia_smi_values_out_of_range_are_refused_not_known)
     GpuSample g;
     GpuProcess p;
     Error err;
-    const char *line = strchr(fixture_text("nvsmi-negative-utilization.csv"), '\n') + 1;
+    const char *line = strchr(fixture_text("fuzz/nvsmi-negative-utilization.csv"), '\n') + 1;
     char second[200];
     snprintf(second, sizeof second, "%.*s", (int)strcspn(line, "\n"), line);
     cr_assert_eq(nvsmi_parse_gpu_line(second, &g, &err), -1, "accepted '%s'", second);

@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static Catalogue *cat;
     Error err;
-    if (!cat && !(cat = catalogue_load(NULL, &err)))
+    if (!cat && !(cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &err)))
         abort();
     char *text = fuzz_cstring(data, size);
     CsvTable *t = csvtab_parse(text, "fuzz.csv", &err);

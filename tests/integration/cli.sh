@@ -28,6 +28,25 @@ else
     fail "tune --sim exited $?: $(cat "$tmp/err")"
 fi
 
+# an allreduce job on mixed GPU generations (issue 13): bespoke tunes it headless, every
+# trial's schedule has no PS role, its inputs sum to the batch, and the job says allreduce
+if "$bin" tune --sim M1:resnet50 --budget 4 --json >"$tmp/ar.json" 2>"$tmp/err"; then
+    /usr/bin/python3 - "$tmp/ar.json" <<'PY' || fail "tune --sim M1:resnet50 output"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["optimizer"] == "bespoke" and len(d["trials"]) == 4
+for t in d["trials"]:
+    assert t["status"] == "ok", t
+    s = t["schedule"]
+    assert s["job"]["sync"] == "allreduce"
+    assert not any(m["ps"] for m in s["machines"]), "a PS role in an allreduce schedule"
+    assert sum(dv["inputs"] for m in s["machines"] for dv in m["devices"]) == s["job"]["batch"]
+assert d["best_time_s"] < d["trials"][0]["time_s"], "no better than the uniform first trial"
+PY
+else
+    fail "tune --sim M1:resnet50 exited $?: $(cat "$tmp/err")"
+fi
+
 # the same seed gives the same session; another seed another one
 "$bin" tune --sim C:googlenet --optimizer random --budget 4 --seed 5 --json >"$tmp/a.json"
 "$bin" tune --sim C:googlenet --optimizer random --budget 4 --seed 5 --json >"$tmp/b.json"
@@ -86,6 +105,53 @@ grep -q '"status":"timeout"' "$tmp/to.json" || fail "--trial-timeout not recorde
 grep -q "boom" "$tmp/esc.txt" || fail "the failed trial's stderr is not in the table"
 if LC_ALL=C grep -q "$(printf '\033')" "$tmp/esc.txt"; then fail "an escape byte reached the table"; fi
 
+# pruning (on by default): random search runs hopeless schedules, stopped in warm-up with the
+# reason; --no-prune runs the same schedules to their end
+"$bin" tune --sim B:googlenet --optimizer random --budget 8 --seed 1 --no-journal --json \
+    >"$tmp/prune.json" 2>/dev/null
+"$bin" tune --sim B:googlenet --optimizer random --budget 8 --seed 1 --no-journal --no-prune --json \
+    >"$tmp/noprune.json" 2>/dev/null
+/usr/bin/python3 - "$tmp/prune.json" "$tmp/noprune.json" <<'PY' || fail "pruning on the simulator"
+import json, sys
+p, n = (json.load(open(f))["trials"] for f in sys.argv[1:3])
+assert [t["schedule"] for t in p] == [t["schedule"] for t in n]
+pruned = [t for t in p if t["status"] == "pruned"]
+assert pruned, [t["status"] for t in p]
+assert all("x best" in t["reason"] for t in pruned), pruned
+assert any("in warm-up" in t["reason"] for t in pruned), pruned
+assert all(t["status"] == "ok" for t in n), [t["status"] for t in n]
+PY
+# a local trial command with a deliberately slow schedule (trial 2: 10x slower, 0.3 s of real
+# time per iteration): stopped after a few iterations, in warm-up, and its process is gone
+cat >"$tmp/slow.sh" <<SH
+cat >/dev/null
+t=1
+if [ "\$TUNEDECK_TRIAL" = 2 ]; then t=10; echo \$\$ >"$tmp/slow.pid"; fi
+i=1
+while [ \$i -le 20 ]; do
+    printf '{"event":"iteration","iter":%d,"time_s":%s}\n' \$i \$t
+    [ \$t = 1 ] || sleep 0.3
+    i=\$((i+1))
+done
+SH
+"$bin" tune --sim B:googlenet --launcher local --trial-cmd "sh '$tmp/slow.sh'" --optimizer random \
+    --budget 2 --no-journal >"$tmp/slow.txt" 2>"$tmp/slow.err" || fail "slow trial run: $(cat "$tmp/slow.err")"
+grep -q "^ *2  pruned .*pruned after 2 of 20 iterations (in warm-up)" "$tmp/slow.txt" ||
+    fail "the slow trial was not pruned in warm-up: $(cat "$tmp/slow.txt")"
+# (a zombie waiting for a reaper whose parent was the trial's shell is gone too)
+state="$(ps -o stat= -p "$(cat "$tmp/slow.pid")" 2>/dev/null || true)"
+case "$state" in "" | Z*) ;; *) fail "the pruned trial's process still runs ($state)" ;; esac
+# the stop rule: bespoke stops by itself well before a budget of 40
+"$bin" tune --sim B:googlenet --budget 40 --stop-when-converged --no-journal --json \
+    >"$tmp/conv.json" 2>"$tmp/conv.err"
+grep -q "tunedeck tune: converged: the last 3 suggestions" "$tmp/conv.err" ||
+    fail "no converged line: $(cat "$tmp/conv.err")"
+/usr/bin/python3 -c "
+import json; d=json.load(open('$tmp/conv.json'))
+assert 3 <= len(d['trials']) < 40, len(d['trials'])
+assert all(t['expected_improvement_s'] < 0.005 * d['best_time_s'] for t in d['trials'][-3:])
+" || fail "--stop-when-converged did not stop early"
+
 # bad input: one line on stderr naming the file or flag, the field and what was expected
 printf '{"name": "x",\n "machine_types": {\n' >"$tmp/trunc.json"
 printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":"fast","devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"a","type":"t"}]}' >"$tmp/badtype.json"
@@ -124,5 +190,66 @@ check_bad "examples: cannot read: Is a directory" tune --cluster examples --job 
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
 printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
 grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
+
+# Exit status: one meaning per code across every command and helper (core/base/exitcode.h,
+# tunedeck(1) EXIT STATUS): 2 usage, 3 bad input file, 4 remote failure, 128+signal.
+worker="$(dirname "$bin")/tunedeck-worker" rexec="$(dirname "$bin")/tunedeck-rexec"
+exit_is() { # CODE WHAT COMMAND...: runs it with stdin from /dev/null
+    code="$1" what="$2"
+    shift 2
+    "$@" </dev/null >/dev/null 2>"$tmp/e"
+    rc=$?
+    [ $rc -eq "$code" ] || fail "$what: '$*' exited $rc, expected $code ($(head -1 "$tmp/e"))"
+}
+exit_is 2 "usage" "$bin" tuen
+exit_is 2 "usage" "$bin" --bogus
+exit_is 2 "usage" "$bin" tune --bogus
+exit_is 2 "usage" "$bin" tune --sim B:googlenet --budget lots
+exit_is 2 "usage" "$bin" tune --sim Q:googlenet
+exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic
+exit_is 2 "usage" "$bin" tune --cluster $cl
+exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
+exit_is 2 "usage" "$bin" schedule --live --cluster $cl
+exit_is 2 "usage" "$bin" hosts
+exit_is 2 "usage" "$bin" sessions --bogus
+exit_is 2 "usage" "$bin" sim-trial
+exit_is 2 "usage" "$worker" --bogus
+exit_is 2 "usage" "$rexec" --cluster $cl
+exit_is 3 "bad input file" "$bin" tune --cluster "$tmp/missing.json" --job $job
+exit_is 3 "bad input file" "$bin" tune --cluster "$tmp/trunc.json" --job $job
+exit_is 3 "bad input file" "$bin" tune --cluster "$tmp/unktype.json" --job $job
+exit_is 3 "bad input file" "$bin" tune --cluster $cl --job "$tmp/batch.json"
+exit_is 3 "bad input file" "$bin" --cluster "$tmp/badtype.json" --job $job
+exit_is 3 "bad input file" "$bin" --cluster $cl --job "$tmp/missing.json"
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload "$tmp/missing.csv"
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload examples
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --arrival-mean 60 --jobs 2 --data "$tmp"
+exit_is 3 "bad input file" "$bin" schedule --live --cluster "$tmp/trunc.json" --workload examples/live-workload.csv
+exit_is 3 "bad input file" "$bin" hosts --cluster "$tmp/trunc.json"
+exit_is 3 "bad input file" "$rexec" --cluster "$tmp/trunc.json" --sh true
+printf 'not json' >"$tmp/garbage"
+exit_is 3 "bad input file" sh -c '"$1" sim-trial B:googlenet <"$2"' sh "$bin" "$tmp/garbage"
+exit_is 3 "bad input file" sh -c '"$1" <"$2"' sh "$worker" "$tmp/garbage"
+# A remote failure: a host whose port refuses the connection.
+printf '{"name":"x","ssh":{"port":1,"connect_timeout_s":2},"machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"127.0.0.1","type":"t"}]}' >"$tmp/refused.json"
+exit_is 4 "remote failure" "$bin" hosts --cluster "$tmp/refused.json" --gpu-wait 0
+exit_is 4 "remote failure" "$rexec" --cluster "$tmp/refused.json" --sh true
+# Interrupted: 128 + the signal, as the shell reports it. (A background job of a
+# non-interactive sh starts with SIGINT ignored; env gives the command the default back.)
+interrupted() { # SIGNAL CODE
+    rm -f "$tmp/trial.pid"
+    env --default-signal=INT "$bin" tune --sim B:googlenet --launcher local --budget 1 \
+        --no-journal --trial-cmd "echo \$\$ >'$tmp/trial.pid'; exec sleep 30" >/dev/null 2>&1 &
+    pid=$!
+    i=0
+    while [ ! -s "$tmp/trial.pid" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -s "$1" $pid
+    wait $pid
+    rc=$?
+    [ $rc -eq "$2" ] || fail "tune ended by SIG$1 exited $rc, expected $2"
+    [ -s "$tmp/trial.pid" ] && kill "$(cat "$tmp/trial.pid")" 2>/dev/null
+}
+interrupted INT 130
+interrupted TERM 143
 
 [ $fails -eq 0 ]

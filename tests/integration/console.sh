@@ -336,6 +336,26 @@ wait_for conf2 "settings ignored: .* is bound to both quit"
 T send-keys -t conf2 q y
 wait_exit conf2 0
 
+# --- pruning and the stop rule (issue 14) ---------------------------------------------------
+# Random search runs hopeless schedules: the table shows them as pruned, with why.
+start prune 160 30 xterm-256color "$bin" --optimizer random --pace-ms 20 --budget 12 --no-sched --no-journal
+wait_for prune '^.? +[0-9]+  pruned .*pruned after [0-9]+ of [0-9]+ iterations \(in warm-up\)' 20
+T send-keys -t prune q y
+wait_exit prune 0
+# :converge on offers the stop rule: bespoke stops by itself, and says so.
+start conv 120 30 xterm-256color "$bin" --pace-ms 100 --budget 60 --no-sched --no-journal
+wait_for conv '^.    1  ok '
+T send-keys -t conv : c o n v e r g e ' ' o n Enter
+wait_for conv 'stop when converged: on|tuning stopped: converged'
+wait_for conv '\| converged *$' 60
+wait_for conv 'tuning stopped: converged: the last 3 suggestions'
+n="$(trial_count conv)"
+[ "$n" -lt 60 ] || fail "the stop rule did not stop before the budget ($n trials)"
+T send-keys -t conv : c o n v e r g e ' ' m a y b e Enter
+wait_for conv ':converge: expected on or off'
+T send-keys -t conv q y
+wait_exit conv 0
+
 # --- bad input is refused before the screen is taken ---------------------------------------
 if "$bin" --theme-typo x >"$tmp/out" 2>&1; then fail "an unknown option was accepted"; fi
 grep -q "unknown or incomplete option" "$tmp/out" || fail "unknown option: $(cat "$tmp/out")"

@@ -79,4 +79,33 @@ X send-keys -t c 3
 wait_for 'h1 +127\.0\.0\.11 +(down|connecting|handshake)' 20
 X send-keys -t c q y
 wait_for 'EXITED rc=0'
+X kill-session -t c
+
+# The console accepts exactly the key it showed: the host's key is swapped between the
+# prompt and "y"; the new key is refused and known_hosts is not written.
+harness_start 3
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv3.json" 3
+sed -i "s|\"command\": \"true\"|\"command\": \"python3 $root/tests/fixtures/trial.py\"|" "$T/inv3.json"
+grep -v "127.0.0.13" "$T/h/known_hosts" > "$T/kh" && cp "$T/kh" "$T/h/known_hosts"
+fp3="$(ssh-keygen -lf "$T/h/host3.pub" | cut -d' ' -f2)"
+X new-session -d -s c -x 130 -y 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv3.json --job $T/job.json --optimizer random --budget 200; echo EXITED rc=\$?; sleep 60"
+X send-keys -t c 3
+wait_for 'h3 +127\.0\.0\.13 +down .*unknown'
+X send-keys -t c a
+wait_for 'Accept an unknown host key\?'
+wait_for "$fp3" 10 F
+harness_stop 3
+rm -f "$T/h/host3" "$T/h/host3.pub"
+harness_start 3
+cp "$T/kh" "$T/h/known_hosts" # harness_start lists the new key; the console must not
+before="$(md5sum < "$T/h/known_hosts")"
+new3="$(ssh-keygen -lf "$T/h/host3.pub" | cut -d' ' -f2)"
+[ "$new3" != "$fp3" ] || fail "the harness did not make a new host key"
+X send-keys -t c y
+wait_for "h3: key not accepted: unknown host key for 127.0.0.13 ($new3) is not the SHA256:" 15 F
+[ "$(md5sum < "$T/h/known_hosts")" = "$before" ] || fail "a key other than the one shown was written: $(cat "$T/h/known_hosts")"
+wait_for 'h3 +127\.0\.0\.13 +down .*unknown'
+X send-keys -t c q y
+wait_for 'EXITED rc=0'
 echo "console_hosts.sh: ok"

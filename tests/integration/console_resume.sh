@@ -65,4 +65,5 @@ grep -q "cancelled" "$tmp/screen.txt" || fail "the trial not launched is not sho
 quit f
 [ ! -s "$tmp/ferr" ] || grep -q "could not be written" "$tmp/ferr" || fail "stderr: $(cat "$tmp/ferr")"
 grep -q "could not be written" "$tmp/ferr" || fail "no word of the failed journal after the console closed"
+grep -q "EXITED rc=1" "$tmp/screen.txt" || fail "a console whose journal failed did not exit 1 (as tune does)"
 echo "console_resume: ok"

@@ -41,6 +41,29 @@ for opt in random uniform-devices uniform-gpus bespoke; do
     same_trials "$work/six.json" "$work/resumed.json" || fail "$opt: resumed run differs"
 done
 
+# 1b. Pruning and the stop rule resume with the same decisions: pruned trials replayed as
+# pruned, the trials after them pruned alike; --no-prune and --stop-when-converged come back
+# from the journal's setup line.
+"$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 12 --json >"$work/p10.json" 2>/dev/null
+"$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 7 --json >"$work/p5.json" 2>/dev/null
+"$bin" tune --resume "$(session_of "$work/p5.json")" --budget 12 --json >"$work/p5r.json" 2>"$work/err" ||
+    fail "prune resume: $(cat "$work/err")"
+same_trials "$work/p10.json" "$work/p5r.json" || fail "pruned session resumed differently"
+python3 - "$work/p5.json" "$work/p10.json" <<'PY' || fail "no pruned trial on both sides of the resume"
+import json, sys
+a = [t["status"] for t in json.load(open(sys.argv[1]))["trials"]]
+b = [t["status"] for t in json.load(open(sys.argv[2]))["trials"]][7:]
+assert "pruned" in a and "pruned" in b, (a, b)
+PY
+"$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 3 --no-prune --json >"$work/np.json" 2>/dev/null
+"$bin" tune --resume "$(session_of "$work/np.json")" --budget 10 --json >"$work/npr.json" 2>/dev/null
+grep -q '"status":"pruned"' "$work/npr.json" && fail "--no-prune was lost on resume"
+"$bin" tune --sim B:googlenet --seed 2 --budget 40 --stop-when-converged --json >"$work/c40.json" 2>/dev/null
+"$bin" tune --sim B:googlenet --seed 2 --budget 4 --stop-when-converged --json >"$work/c4.json" 2>/dev/null
+"$bin" tune --resume "$(session_of "$work/c4.json")" --budget 40 --json >"$work/c4r.json" 2>"$work/err"
+grep -q "converged" "$work/err" || fail "the resumed session did not stop by the rule: $(cat "$work/err")"
+same_trials "$work/c40.json" "$work/c4r.json" || fail "stop rule decided differently after resume"
+
 # 2. Modes: 0700 folder, 0600 files.
 [ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
 for f in "$TUNEDECK_STATE_DIR"/sessions/*.jsonl; do

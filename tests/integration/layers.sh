@@ -18,7 +18,8 @@ rank() {
         remote/gpu|remote/launch|remote/live|remote/slurm) echo 5 ;;
         remote/session) echo 6 ;;
         tui) echo 7 ;;
-        cmd|tools|bench) echo 8 ;;
+        cmd|tools|bench/optbench) echo 8 ;;
+        bench) echo 9 ;;
         *) echo "" ;;
     esac
 }

@@ -89,6 +89,29 @@ for r in b["cells"][0]["results"]:
 assert compared >= 1
 EOF
 
+# Pruning (issue 14): random search does not read outcomes, so with and without pruning it
+# runs the same schedules and finds the same best; pruned trials cost less, never more.
+# shellcheck disable=SC2086
+"$bench" --cells B:googlenet --seeds 1 --trials 8 --optimizers random,random-no-prune,bespoke \
+    --no-peers --out "$tmp/cost.json" >"$tmp/cost.txt" 2>"$tmp/cost.err" ||
+    { cat "$tmp/cost.err" >&2; fail "cost run failed"; }
+grep -q "tuning cost" "$tmp/cost.txt" || fail "no cost table printed"
+"$py" - "$tmp/cost.json" <<'EOF2' || fail "cost JSON check failed"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cost = {r["optimizer"]: r for r in doc["cost"]["cells"][0]["results"]}
+res = {r["optimizer"]: r["runs"][0] for r in doc["cells"][0]["results"]}
+p, n = cost["random"], cost["random-no-prune"]
+assert res["random"]["best_ratio"] == res["random-no-prune"]["best_ratio"], "pruning changed the best"
+assert n["pruned_trials"] == 0, n
+assert p["pruned_trials"] > 0, "random search on B:googlenet runs hopeless schedules: %s" % p
+assert p["cost_budget_x_ideal"] < n["cost_budget_x_ideal"], (p, n)
+for r in cost.values():
+    assert r["cost_budget_x_ideal"] >= 0.9, r  # nothing runs much below best-known
+b = cost["bespoke"]
+assert b["cost_to_within_x_ideal"] is not None and b["cost_to_within_s"] > 0, b
+EOF2
+
 # No Optuna (a Python that does not exist): the peers are skipped with a reason.
 # shellcheck disable=SC2086
 "$bench" $tiny --optimizers random,optuna-tpe --python "$tmp/no-python" --out "$tmp/skip.json" \
@@ -102,4 +125,26 @@ if "$bench" --cells Q:googlenet >"$tmp/bad.txt" 2>&1; then fail "bad --cells acc
 grep -q -- "--cells" "$tmp/bad.txt" || fail "bad --cells message does not name the flag"
 if "$bench" --optimizers nosuch >"$tmp/bad.txt" 2>&1; then fail "bad --optimizers accepted"; fi
 grep -q "unknown optimizer 'nosuch'" "$tmp/bad.txt" || fail "bad --optimizers message unclear"
+
+# The allreduce benchmark (issue 13) in a tiny mode: every contender ran on a mixed-GPU
+# cell (Optuna when it is installed), and a PS setting is refused with the flag named.
+make -s -C "$root" BUILD="$TUNEDECK_BUILD" "$TUNEDECK_BUILD/bench/optimizer_allreduce" \
+    >"$tmp/make.log" 2>&1 || { cat "$tmp/make.log" >&2; fail "could not build optimizer_allreduce"; }
+ar="$TUNEDECK_BUILD/bench/optimizer_allreduce"
+"$ar" --cells M3:googlenet:4096 --seeds 1 --trials 10 --out "$tmp/ar.json" >"$tmp/ar.txt" 2>&1 ||
+    { cat "$tmp/ar.txt" >&2; fail "tiny allreduce run failed"; }
+"$py" - "$tmp/ar.json" "$has_optuna" <<'EOF' || fail "allreduce JSON check failed"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cell = doc["cells"][0]
+assert cell["cell"] == "M3:googlenet:4096" and cell["best_known_s"] > 0
+names = ["bespoke", "uniform-split", "gp", "random"] + (["optuna-tpe"] if sys.argv[2] == "1" else [])
+for n in names:
+    v = cell.get(n + "_at10")
+    assert v is not None and v >= 0.99, "%s: %s" % (n, v)
+assert cell["bespoke_at10"] <= cell["uniform-split_at10"]
+EOF
+if "$ar" --cells B:googlenet >"$tmp/bad.txt" 2>&1; then fail "a PS cell accepted"; fi
+grep -q -- "--cells 'B:googlenet': not an allreduce setting" "$tmp/bad.txt" ||
+    fail "PS cell message unclear: $(cat "$tmp/bad.txt")"
 exit 0

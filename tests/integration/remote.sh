@@ -248,6 +248,37 @@ left=$(pgrep -f "$marker" | wc -l)
 check "a stopped trial leaves no process behind on any host ($running running, $left left)" \
     sh -c "[ $running -ge 3 ] && [ $left -eq 0 ] && grep -q '\"timeout\"' '$T/t5.json'"
 
+# Pruning over SSH: trial 2 is 10x slower than trial 1 and takes 0.3 s per iteration on every
+# host; it is stopped in its warm-up and its processes are gone from every host.
+cat > "$T/job20.json" <<'EOF'
+{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 20, "warmup": 5}
+EOF
+pmark="tunedeck-prune-$$"
+cat > "$T/slow.sh" <<'EOF'
+cat >/dev/null
+t=0.1
+[ "$TUNEDECK_TRIAL" = 2 ] && t=1.0
+i=1
+while [ $i -le 20 ]; do
+    printf '{"event":"iteration","iter":%d,"time_s":%s}\n' $i $t
+    [ "$t" = 0.1 ] || sleep 0.3
+    i=$((i+1))
+done
+EOF
+"$bin" tune --cluster "$T/inv.json" --job "$T/job20.json" --launcher per-host \
+    --trial-cmd "sh $T/slow.sh $pmark" --budget 2 --optimizer random --no-journal --json \
+    > "$T/t6.json" 2>"$T/t6.err"
+sleep 0.2
+left=$(pgrep -f "$pmark" | wc -l)
+check "per-host: a slow trial is pruned in warm-up and leaves no process on any host ($left left)" \
+    python3 - "$T/t6.json" "$left" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert [x["status"] for x in t] == ["ok", "pruned"], t
+assert "in warm-up" in t[1]["reason"], t[1]
+assert sys.argv[2] == "0", sys.argv[2]
+EOF
+
 echo "jobs"
 "$jobctl" "$T/inv.json" "$T/ckpt" > "$T/j1" 2>&1
 check "a job starts, restarts at a new size from its checkpoint, and stops" python3 - "$T/j1" "$T/ckpt" <<'EOF'

@@ -56,15 +56,15 @@ cases() { # $1: tunedeck binary; $2: "full" (asan) or "short" (valgrind, ~20x sl
     t="$1"
     run "tune sim A random" 0 /dev/null "$t" tune --sim A:googlenet --optimizer random --budget 3 --json
     run "sim-trial" 0 "$work/schedule.json" "$t" sim-trial B:googlenet --seed 3
-    run "sim-trial malformed input" 2 "$work/truncated.json" "$t" sim-trial B:googlenet
-    run "tune bad job" 2 /dev/null "$t" tune --cluster "$work/cluster.json" --job "$work/badjob.json"
+    run "sim-trial malformed input" 3 "$work/truncated.json" "$t" sim-trial B:googlenet
+    run "tune bad job" 3 /dev/null "$t" tune --cluster "$work/cluster.json" --job "$work/badjob.json"
     run "tune resume damaged journal" 0 /dev/null "$t" tune --resume "$(cat "$work/id")" --budget 3
     run "sessions" 0 /dev/null "$t" sessions
     [ "$2" = full ] || return 0
     run "tune sim B uniform-gpus" 0 /dev/null "$t" tune --sim B:alexnet --optimizer uniform-gpus --budget 2
     run "tune sim C G40" 0 /dev/null "$t" tune --sim G40:speechnet --optimizer uniform-devices --budget 2
-    run "tune bad cluster" 2 /dev/null "$t" tune --cluster "$work/badcluster.json" --job "$work/job.json"
-    run "tune truncated cluster" 2 /dev/null "$t" tune --cluster "$work/truncated.json" --job "$work/job.json"
+    run "tune bad cluster" 3 /dev/null "$t" tune --cluster "$work/badcluster.json" --job "$work/job.json"
+    run "tune truncated cluster" 3 /dev/null "$t" tune --cluster "$work/truncated.json" --job "$work/job.json"
     run "tune bad flag" 2 /dev/null "$t" tune --sim A:googlenet --budget lots
     run "tune bad sim" 2 /dev/null "$t" tune --sim Z:nothing
     run "tune unknown optimizer" 2 /dev/null "$t" tune --sim A:googlenet --optimizer nope

@@ -169,11 +169,11 @@ else fail "real progress (exit $rc, $left left)"; fi
 
 echo "bad input"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
-if [ $? -eq 2 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is named"; else fail "missing workload: $(cat "$T/b1")"; fi
+if [ $? -eq 3 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is named"; else fail "missing workload: $(cat "$T/b1")"; fi
 python3 -c "
 import json,sys; inv=json.load(open('$T/inv.json')); del inv['job_command']; json.dump(inv, open('$T/nojob.json','w'))"
 "$bin" schedule --live --cluster "$T/nojob.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b2" 2>&1
-if [ $? -eq 2 ] && grep -q "job_command" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
+if [ $? -eq 3 ] && grep -q "job_command" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/sched/catalogue.h"
 #include "tui/simsched.h"
 
 static SimSched *make(void)
@@ -11,6 +12,7 @@ static SimSched *make(void)
     SimSchedOptions o;
     simsched_defaults(&o);
     o.tick_ms = 0;
+    o.catalogue_dir = TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR;
     Error err;
     SimSched *s = simsched_new(&o, &err);
     cr_assert_not_null(s, "%s", err.msg);

@@ -1,6 +1,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tui/theme.h"
@@ -85,4 +86,21 @@ Test(theme, a_missing_or_broken_file_falls_back)
     write_theme("broken", "{\"roles\": ");
     cr_assert_eq(theme_load(dir, "broken", &t, &err), -1);
     cr_assert_str_eq(t.name, "default");
+}
+
+Test(theme, a_path_is_read_as_given_not_under_themes)
+{
+    write_theme("mine", "{\"roles\": {\"bar.gpu\": {\"fg\": \"bright-red\"}}}");
+    char path[300];
+    Theme t;
+    Error err = {0};
+    snprintf(path, sizeof path, "%s/mine.json", dir);
+    cr_assert_eq(theme_load("/no/such/themes", path, &t, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(t.name, "mine");
+    cr_assert_eq(t.role[ROLE_BAR_GPU].fg, 9);
+    snprintf(path, sizeof path, "%s/mine", dir); /* the .json may be left out */
+    cr_assert_eq(theme_load("/no/such/themes", path, &t, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/absent.json", dir);
+    cr_assert_eq(theme_load("/no/such/themes", path, &t, &err), -1);
+    cr_assert(strstr(err.msg, path) && !strstr(err.msg, "//"), "%s", err.msg);
 }

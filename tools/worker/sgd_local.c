@@ -53,7 +53,7 @@ static void child_main(const SgdLocalConfig *cfg, size_t machine, int out_fd, in
     mc.slowdown = cfg->slowdown ? cfg->slowdown + m->first_device : NULL;
     mc.on_iteration = cfg->iteration_lines ? print_iteration : NULL;
     mc.userdata = &lc;
-    Error err = {{0}};
+    Error err = {0};
     int rc = sgd_machine_run(&mc, &err);
     if (rc < 0) {
         TrialEvent ev = {.kind = EVENT_ERROR, .text = err.msg};

@@ -240,18 +240,44 @@ Test(journal, the_folder_honours_the_override_then_xdg_then_home)
 {
     char out[512];
     Error err;
-    setenv("TUNEDECK_STATE_DIR", "/x/state", 1);
-    cr_assert_eq(journal_dir(out, sizeof out, &err), 0);
+    cr_assert_eq(journal_dir("/x/state", "/x/xdg", "/x/home", out, sizeof out, &err), 0);
     cr_assert_str_eq(out, "/x/state/sessions");
-    unsetenv("TUNEDECK_STATE_DIR");
-    setenv("XDG_STATE_HOME", "/x/xdg", 1);
-    journal_dir(out, sizeof out, &err);
+    journal_dir("", "/x/xdg", "/x/home", out, sizeof out, &err);
     cr_assert_str_eq(out, "/x/xdg/tunedeck/sessions");
-    unsetenv("XDG_STATE_HOME");
-    setenv("HOME", "/x/home", 1);
-    journal_dir(out, sizeof out, &err);
-    cr_assert_str_eq(out, "/x/home/.local/state/tunedeck/sessions");
-    cr_assert_eq(journal_path("../../etc/passwd", out, sizeof out, &err), 0,
+    journal_dir(NULL, "relative/xdg", "/x/home", out, sizeof out, &err);
+    cr_assert_str_eq(out, "/x/home/.local/state/tunedeck/sessions",
+                     "a relative XDG_STATE_HOME is ignored, as the spec says");
+    cr_assert_eq(journal_dir(NULL, NULL, NULL, out, sizeof out, &err), -1);
+    cr_assert(strstr(err.msg, "no state folder"), "%s", err.msg);
+    cr_assert_eq(journal_path("/x/s", "../../etc/passwd", out, sizeof out, &err), 0,
                  "a path with '/' is the operator's own path");
-    cr_assert_eq(journal_path("bad id", out, sizeof out, &err), -1);
+    cr_assert_eq(journal_path("/x/s", "bad id", out, sizeof out, &err), -1);
+    cr_assert_eq(journal_path("/x/s", "20261125-a", out, sizeof out, &err), 0);
+    cr_assert_str_eq(out, "/x/s/20261125-a.jsonl");
+    cr_assert_eq(journal_path(NULL, "20261125-a", out, sizeof out, &err), -1,
+                 "an id with no state folder");
+}
+
+Test(journal, resume_trusts_only_private_files_in_private_folders)
+{
+    char dir[] = "/tmp/td-jown.XXXXXX", path[64], cmd[96];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/s.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    chmod(path, 0600);
+    Error err = {0};
+    cr_assert_eq(journal_check_owned(path, &err), 0, "%s", err.msg);
+    chmod(path, 0620);
+    cr_assert_eq(journal_check_owned(path, &err), -1);
+    cr_assert(strstr(err.msg, "writable by its group (mode 620)"), "%s", err.msg);
+    chmod(path, 0644); /* readable is fine: only who can change what it runs matters */
+    cr_assert_eq(journal_check_owned(path, &err), 0, "%s", err.msg);
+    chmod(dir, 0777);
+    cr_assert_eq(journal_check_owned(path, &err), -1);
+    cr_assert(strstr(err.msg, "state folder"), "%s", err.msg);
+    chmod(dir, 01777); /* like /tmp: others cannot replace our file */
+    cr_assert_eq(journal_check_owned(path, &err), 0, "%s", err.msg);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }

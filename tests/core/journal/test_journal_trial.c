@@ -7,15 +7,14 @@
 
 #include "core/journal/journal_trial.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 static SimCluster *sim;
 static Schedule *sched;
 
 static void setup(void)
 {
-    Error err;
-    sim = simcluster_new("B:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    sim = fixture_sim("B:googlenet");
     const Cluster *c = simcluster_cluster(sim);
     sched = schedule_new(c, simcluster_job(sim));
     sched->worker[0] = sched->ps[0] = 1;

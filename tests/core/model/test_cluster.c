@@ -1,9 +1,11 @@
 #include <criterion/criterion.h>
 #include <cJSON.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/model/cluster.h"
+#include "tests/support/low_memory.h"
 
 static const char *LAB =
     "{\"name\": \"lab\", \"ssh\": {\"user\": \"ops\", \"port\": 2222, \"identity\": \"~/.ssh/k\","
@@ -125,6 +127,12 @@ Test(cluster, rejects_every_bad_field)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
             "\"type\": \"t\"}], \"trial\": {\"launch\": \"carrier-pigeon\"}}",
             "field 'launch'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"ranks\": \"per-gpu\"}}",
+            "field 'ranks': expected \"per-host\" or \"per-device\"");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"master_port\": 70000}}",
+            "field 'master_port'");
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": {\"name\": \"a\"}}",
             "field 'machines'");
 }
@@ -152,4 +160,107 @@ Test(cluster, example_inventory_loads)
     cr_assert_not_null(c, "%s", err.msg);
     cr_assert_eq(c->n_machines, 5);
     cluster_free(c);
+}
+
+Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
+{
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a;touch x\", \"host\": "
+            "\"h1\", \"type\": \"t\"}]}",
+            "machine 'a;touch x': unexpected character ';'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"$(id)\", \"type\": \"t\"}]}",
+            "unexpected character '$'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"-oProxyCommand=x\", "
+            "\"host\": \"h\", \"type\": \"t\"}]}",
+            "not starting with '-'");
+}
+
+Test(cluster, job_command_placeholders_are_checked_at_load)
+{
+#define ONE_MACHINE "\"machines\": [{\"name\": \"a\", \"host\": \"a\", \"type\": \"t\"}]"
+    rejects("{\"name\": \"x\", " TYPES ", " ONE_MACHINE ", \"job_command\": \"run {gpu}\"}",
+            "field 'job_command': unknown placeholder '{gpu}'");
+    rejects("{\"name\": \"x\", " TYPES ", " ONE_MACHINE
+            ", \"job_command\": \"run --hosts '{hosts}'\"}",
+            "placeholder '{hosts}' inside single quotes");
+    rejects("{\"name\": \"x\", " TYPES ", " ONE_MACHINE
+            ", \"job_command\": \"run \\\"--resume={resume}\\\"\"}",
+            "placeholder '{resume}' inside double quotes");
+}
+
+/* ---- out of memory (core/base/error.h's policy: report, never abort) ---- */
+
+static int add_machines_until_refused(void *ud)
+{
+    (void)ud;
+    Cluster *c = cluster_new("big");
+    DeviceSpec cpu = {.id = "cpu", .kind = DEVICE_CPU};
+    MachineType t = {.name = "t", .bandwidth_gbps = 1, .devices = &cpu, .n_devices = 1};
+    if (!c || cluster_add_type(c, &t, NULL) != 0)
+        return 10;
+    Error err = {0};
+    for (size_t i = 0; i < 100000000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "m%zu", i);
+        if (cluster_add_machine(c, name, NULL, 0, &err) < 0) {
+            /* Refused: the machines added so far are all still there, unchanged. */
+            if (!strstr(err.msg, "out of memory") || c->n_machines != i ||
+                i == 0)
+                return 11;
+            for (size_t k = 0; k < i; k += i / 7 + 1) {
+                snprintf(name, sizeof name, "m%zu", k);
+                if (strcmp(c->machines[k].name, name) != 0)
+                    return 12;
+            }
+            cluster_free(c);
+            return 0;
+        }
+    }
+    return 13; /* the limit never bit */
+}
+
+Test(cluster, adding_machines_past_the_memory_limit_is_refused_not_aborted)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    cr_assert_eq(low_memory_run(16 << 20, add_machines_until_refused, NULL), 0);
+}
+
+static int parse_huge_inventory(void *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    if (!j)
+        return 20;
+    Error err = {0};
+    Cluster *c = cluster_from_json(j, "huge.json", &err);
+    cJSON_Delete(j);
+    if (c)
+        return 21;
+    return strstr(err.msg, "huge.json: machines[") && strstr(err.msg, "out of memory") ? 0 : 22;
+}
+
+Test(cluster, an_inventory_too_large_for_memory_is_an_error_naming_the_entry)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    /* Each entry is within HOSTRANGE_MAX; together they need hundreds of megabytes. */
+    char text[4096];
+    int len = snprintf(text, sizeof text,
+                       "{\"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+                       "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [");
+    for (int i = 0; i < 10; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "%s{\"name\": \"r%d-n[0-99999]\", \"type\": \"t\"}", i ? ", " : "", i);
+    snprintf(text + len, sizeof text - (size_t)len, "]}");
+    cr_assert_eq(low_memory_run(32 << 20, parse_huge_inventory, text), 0);
+}
+
+Test(cluster, a_missing_or_bad_inventory_is_marked_as_bad_input)
+{
+    Error e;
+    cr_assert_null(cluster_load("/nonexistent/cluster.json", &e));
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON *bad = cJSON_Parse("{\"name\": 3}");
+    cr_assert_null(cluster_from_json(bad, "x.json", &e));
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON_Delete(bad);
 }

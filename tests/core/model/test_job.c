@@ -82,3 +82,64 @@ Test(job, example_job_loads)
     cr_assert_eq(job_load("missing-job.json", &j, &err), -1);
     cr_assert(strstr(err.msg, "missing-job.json"));
 }
+
+Test(job, sync_defaults_to_ps_and_round_trips_allreduce)
+{
+    JobSpec j;
+    Error err;
+    cr_assert_eq(parse("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8}", &j, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(j.sync, JOB_SYNC_PS);
+    cJSON *out = job_to_json(&j);
+    cr_assert_null(cJSON_GetObjectItem(out, "sync"), "a PS job prints as before");
+    cJSON_Delete(out);
+    job_clear(&j);
+
+    cr_assert_eq(parse("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"sync\": \"allreduce\"}",
+                       &j, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(j.sync, JOB_SYNC_ALLREDUCE);
+    cr_assert_eq(j.collective, ALLREDUCE_RING);
+    cr_assert_null(j.extra, "sync is a known field, not passed through twice");
+    job_clear(&j);
+
+    cr_assert_eq(parse("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"sync\": \"allreduce\", "
+                       "\"collective\": \"doubling\"}",
+                       &j, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(j.collective, ALLREDUCE_DOUBLING);
+    out = job_to_json(&j);
+    cr_assert_str_eq(cJSON_GetObjectItem(out, "sync")->valuestring, "allreduce");
+    cr_assert_str_eq(cJSON_GetObjectItem(out, "collective")->valuestring, "doubling");
+    JobSpec k;
+    cr_assert_eq(job_from_json(out, "again", &k, &err), 0, "%s", err.msg);
+    cr_assert_eq(k.sync, JOB_SYNC_ALLREDUCE);
+    cr_assert_eq(k.collective, ALLREDUCE_DOUBLING);
+    cJSON_Delete(out);
+    job_clear(&j);
+    job_clear(&k);
+}
+
+Test(job, rejects_bad_sync_and_collective)
+{
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"sync\": \"nccl\"}",
+            "field 'sync': expected \"ps\" or \"allreduce\", found \"nccl\"");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"sync\": 1}", "field 'sync'");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"sync\": \"allreduce\", "
+            "\"collective\": \"tree\"}",
+            "field 'collective': expected \"ring\" or \"doubling\", found \"tree\"");
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"collective\": \"ring\"}",
+            "field 'collective': only an allreduce job");
+}
+
+Test(job, a_missing_or_bad_job_file_is_marked_as_bad_input)
+{
+    Error e;
+    JobSpec j;
+    cr_assert_eq(job_load("/nonexistent/job.json", &j, &e), -1);
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON *bad = cJSON_Parse("{\"name\": \"j\", \"model_mb\": 1, \"batch\": 0}");
+    cr_assert_eq(job_from_json(bad, "x.json", &j, &e), -1);
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
+    cJSON_Delete(bad);
+}

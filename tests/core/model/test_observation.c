@@ -4,15 +4,14 @@
 
 #include "core/model/observation.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 static SimCluster *sim;
 static Schedule *sched;
 
 static void setup(void)
 {
-    Error err;
-    sim = simcluster_new("C:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    sim = fixture_sim("C:googlenet");
     const Cluster *c = simcluster_cluster(sim);
     sched = schedule_new(c, simcluster_job(sim));
     sched->job.iterations = 4;
@@ -130,5 +129,23 @@ Test(observation, unknown_machine_or_device_is_rejected)
     strcpy(dev.id, "gpu0");
     cr_assert_eq(trial_accumulator_add(a, &ev, &err), -1);
     cr_assert(strstr(err.msg, "no device 'gpu0'"), "%s", err.msg);
+    trial_accumulator_free(a);
+}
+
+Test(observation, iterations_past_the_schedule_are_a_protocol_error)
+{
+    /* The schedule runs 4 iterations: 0..4 (counting from 0 or 1) and one spare, 5, are kept;
+     * anything a trial claims beyond is refused before any memory is taken for it. */
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    for (int it = 0; it <= 5; it++)
+        add_host_iter(a, it, "g2-0", 2.0, 1.0);
+    int refused[] = {6, 1000, 999999, -1};
+    for (size_t k = 0; k < sizeof refused / sizeof *refused; k++) {
+        TrialEvent ev = {.kind = EVENT_ITERATION, .iter = refused[k], .time_s = 1, .comm_s = -1};
+        Error err = {0};
+        cr_assert_eq(trial_accumulator_add(a, &ev, &err), -1, "iter %d", refused[k]);
+        cr_assert(strstr(err.msg, "expected an iteration number from 0 to 5 (the schedule runs 4"),
+                  "%s", err.msg);
+    }
     trial_accumulator_free(a);
 }

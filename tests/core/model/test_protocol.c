@@ -102,3 +102,33 @@ Test(protocol, rejects_bad_events_with_the_field)
     rejects("{\"event\": \"error\"}", "field 'message'");
     rejects("{\"event\": \"progress\", \"loss\": 1}", "field 'step'");
 }
+
+Test(protocol, a_zero_or_subnormal_time_is_refused)
+{
+    TrialEvent ev;
+    Error err = {0};
+    const char *bad[] = {"{\"event\": \"done\", \"time_s\": 0}",
+                         "{\"event\": \"done\", \"time_s\": 4.9e-324}",
+                         "{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1e-300}",
+                         "{\"event\": \"iteration\", \"iter\": 1, \"time_s\": -1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(protocol_parse_line(bad[i], &ev, &err), -1, "accepted %s", bad[i]);
+        cr_assert(strstr(err.msg, "field 'time_s': expected a number in [1e-06,"), "%s", err.msg);
+    }
+    cr_assert_eq(protocol_parse_line("{\"event\": \"done\", \"time_s\": 0.0005}", &ev, &err), 0,
+                 "%s", err.msg);
+}
+
+Test(protocol, a_number_too_large_says_so)
+{
+    TrialEvent ev;
+    Error err = {0};
+    cr_assert_eq(protocol_parse_line("{\"event\": \"done\", \"time_s\": 1e999}", &ev, &err), -1);
+    cr_assert(strstr(err.msg, "found one too large to represent"), "%s", err.msg);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"iteration\", \"iter\": 1e999, \"time_s\": 1}",
+                                     &ev, &err),
+                 -1);
+    cr_assert(strstr(err.msg, "field 'iter': expected an integer in [0, 100000000], found one too "
+                              "large to represent"),
+              "%s", err.msg);
+}

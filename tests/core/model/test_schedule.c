@@ -4,15 +4,14 @@
 
 #include "core/model/schedule.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 static SimCluster *sim;
 static const Cluster *c;
 
 static void setup(void)
 {
-    Error err;
-    sim = simcluster_new("B:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    sim = fixture_sim("B:googlenet");
     c = simcluster_cluster(sim);
 }
 
@@ -90,6 +89,29 @@ Test(schedule, every_rule_is_enforced)
     s->inputs[c->machines[last].first_device] = 5;
     s->inputs[c->machines[0].first_device + 1] -= 5;
     invalid(s, "not a worker");
+}
+
+Test(schedule, allreduce_job_takes_no_parameter_servers)
+{
+    Schedule *s = gpu_schedule();
+    s->job.sync = JOB_SYNC_ALLREDUCE;
+    invalid(s, "an allreduce job has no parameter servers, found");
+
+    s = gpu_schedule();
+    s->job.sync = JOB_SYNC_ALLREDUCE;
+    memset(s->ps, 0, c->n_machines);
+    Error err;
+    cr_assert_eq(schedule_validate(s, &err), 0, "%s", err.msg);
+    cJSON *j = schedule_to_json(s);
+    Schedule *back = schedule_from_json(j, c, "line", &err);
+    cr_assert_not_null(back, "%s", err.msg);
+    cr_assert_eq(back->job.sync, JOB_SYNC_ALLREDUCE, "the trial sees the sync mode");
+    cr_assert(schedule_equal(s, back));
+    cJSON_Delete(j);
+    schedule_free(back);
+
+    s->inputs[c->machines[0].first_device + 1] += 1;
+    invalid(s, "sum to the batch");
 }
 
 Test(schedule, split_integer_is_exact_and_proportional)

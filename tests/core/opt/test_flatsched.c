@@ -6,13 +6,13 @@
 #include "core/opt/flatsched.h"
 #include "core/opt/schedule_random.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 /* Any point of the box — and points outside it — decodes to a valid schedule. */
 static void random_vectors_decode_valid(const char *spec, unsigned long seed)
 {
     Error e;
-    SimCluster *sim = simcluster_new(spec, &e);
-    cr_assert_not_null(sim, "%s", e.msg);
+    SimCluster *sim = fixture_sim(spec);
     const Cluster *c = simcluster_cluster(sim);
     Schedule *s = schedule_new(c, simcluster_job(sim));
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -51,7 +51,7 @@ Test(flatsched, random_vectors_decode_valid_in_every_setting)
 Test(flatsched, all_none_and_zero_weights_still_run)
 {
     Error e;
-    SimCluster *sim = simcluster_new("C:googlenet", &e);
+    SimCluster *sim = fixture_sim("C:googlenet");
     const Cluster *c = simcluster_cluster(sim);
     Schedule *s = schedule_new(c, simcluster_job(sim));
     int *roles = calloc(c->n_machines, sizeof *roles);
@@ -74,7 +74,7 @@ Test(flatsched, all_none_and_zero_weights_still_run)
 Test(flatsched, worker_without_weight_is_demoted_but_keeps_ps)
 {
     Error e;
-    SimCluster *sim = simcluster_new("A:googlenet", &e);
+    SimCluster *sim = fixture_sim("A:googlenet");
     const Cluster *c = simcluster_cluster(sim);
     Schedule *s = schedule_new(c, simcluster_job(sim));
     int *roles = calloc(c->n_machines, sizeof *roles);
@@ -97,7 +97,7 @@ Test(flatsched, worker_without_weight_is_demoted_but_keeps_ps)
 Test(flatsched, encode_then_decode_round_trips)
 {
     Error e;
-    SimCluster *sim = simcluster_new("C:alexnet", &e);
+    SimCluster *sim = fixture_sim("C:alexnet");
     const Cluster *c = simcluster_cluster(sim);
     Schedule *back = schedule_new(c, simcluster_job(sim));
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -129,7 +129,6 @@ Test(flatsched, encode_then_decode_round_trips)
 
 static Cluster *capped_cluster(int gpu_max)
 {
-    Cluster *c = cluster_new("capped");
     DeviceSpec devs[2];
     memset(devs, 0, sizeof devs);
     snprintf(devs[0].id, sizeof devs[0].id, "cpu");
@@ -139,11 +138,7 @@ static Cluster *capped_cluster(int gpu_max)
     devs[1].max_inputs = gpu_max;
     MachineType mt = {.bandwidth_gbps = 10, .devices = devs, .n_devices = 2};
     snprintf(mt.name, sizeof mt.name, "gpubox");
-    size_t t = cluster_add_type(c, &mt);
-    cluster_add_machine(c, "a", "a", t);
-    cluster_add_machine(c, "b", "b", t);
-    cluster_finish(c);
-    return c;
+    return fixture_cluster("capped", &mt, 2);
 }
 
 Test(flatsched, memory_limits_are_water_filled)
@@ -178,13 +173,11 @@ Test(flatsched, batch_beyond_memory_is_a_clear_error)
     cluster_free(c);
 
     /* A GPU-only machine type cannot hold a batch beyond its memory. */
-    Cluster *g = cluster_new("gpu-only");
     DeviceSpec dev = {.kind = DEVICE_GPU, .max_inputs = 10};
     snprintf(dev.id, sizeof dev.id, "gpu0");
     MachineType mt = {.bandwidth_gbps = 10, .devices = &dev, .n_devices = 1};
     snprintf(mt.name, sizeof mt.name, "tiny");
-    cluster_add_machine(g, "x", "x", cluster_add_type(g, &mt));
-    cluster_finish(g);
+    Cluster *g = fixture_cluster("gpu-only", &mt, 1);
     Schedule *t = schedule_new(g, &job);
     int r1[1] = {FLAT_BOTH};
     double w1[1] = {1};

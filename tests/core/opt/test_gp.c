@@ -2,8 +2,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <string.h>
 
 #include "core/opt/gp.h"
+#include "tests/support/low_memory.h"
 
 static Gp *make_1d(GpKernel k, const double *x, const double *y, size_t n, double log_ls,
                    double log_sn2)
@@ -249,4 +251,93 @@ Test(gp, marginal_likelihood_gradient_matches_finite_differences)
         }
         gp_free(g);
     }
+}
+
+/* 20 noisy points of a smooth function on [0, 1]: data that fixes the hyperparameters only
+ * loosely, so a prior visibly pulls them. */
+static Gp *noisy_sine(void)
+{
+    Error e;
+    enum { N = 20 };
+    double X[N], Y[N];
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 9);
+    for (int i = 0; i < N; i++) {
+        X[i] = gsl_rng_uniform(rng);
+        Y[i] = sin(4 * X[i]) + gsl_ran_gaussian(rng, 0.2);
+    }
+    gsl_rng_free(rng);
+    Gp *g = gp_new(GP_KERNEL_MATERN52, 1, &e);
+    cr_assert_eq(gp_set_data(g, X, Y, N, &e), 0, "%s", e.msg);
+    return g;
+}
+
+Test(gp, a_tight_prior_holds_the_hyperparameters_at_its_mean)
+{
+    Error e;
+    Gp *g = noisy_sine();
+    const GpPrior prior = {.log_ls = {log(3.0), 0.01}, .log_sf2 = {0.5, 0.01}, .log_sn2 = {-3, 0.01}};
+    GpFitOptions how = {.prior = &prior, .from_current = 1, .from_prior_mean = 1};
+    cr_assert_eq(gp_fit_with(g, &how, &e), 0, "%s", e.msg);
+    double ls, sf2, sn2;
+    gp_get_hyper(g, &ls, &sf2, &sn2);
+    cr_assert(fabs(ls - log(3.0)) < 0.05 && fabs(sf2 - 0.5) < 0.05 && fabs(sn2 + 3) < 0.05,
+              "log ls %g, log sf2 %g, log sn2 %g", ls, sf2, sn2);
+    gp_free(g);
+}
+
+Test(gp, a_flat_prior_is_maximum_likelihood)
+{
+    Error e;
+    Gp *ml = noisy_sine(), *flat = noisy_sine();
+    cr_assert_eq(gp_fit(ml, 0, 1, &e), 0, "%s", e.msg);
+    const GpPrior none = {.log_ls = {0, 0}, .log_sf2 = {0, -1}, .log_sn2 = {0, 0}};
+    GpFitOptions how = {.prior = &none, .from_current = 1, .polish = 1};
+    cr_assert_eq(gp_fit_with(flat, &how, &e), 0, "%s", e.msg);
+    cr_assert_float_eq(gp_log_marginal(flat), gp_log_marginal(ml), 1e-9);
+    gp_free(ml);
+    gp_free(flat);
+}
+
+Test(gp, the_map_fit_trades_likelihood_for_prior)
+{
+    /* A prior away from the likelihood's optimum costs likelihood, never gains it. */
+    Error e;
+    Gp *ml = noisy_sine(), *map = noisy_sine();
+    cr_assert_eq(gp_fit(ml, 2, 1, &e), 0, "%s", e.msg);
+    const GpPrior far = {.log_ls = {log(5.0), 0.3}, .log_sf2 = {0, 1}, .log_sn2 = {-6, 3}};
+    GpFitOptions how = {.prior = &far, .from_prior_mean = 1};
+    cr_assert_eq(gp_fit_with(map, &how, &e), 0, "%s", e.msg);
+    cr_assert(gp_log_marginal(map) <= gp_log_marginal(ml) + 1e-6);
+    cr_assert(gp_lengthscale(map, 0) > gp_lengthscale(ml, 0), "MAP %g vs ML %g",
+              gp_lengthscale(map, 0), gp_lengthscale(ml, 0));
+    gp_free(ml);
+    gp_free(map);
+}
+
+static int fit_too_many_points(void *ud)
+{
+    (void)ud;
+    enum { N = 20000 }; /* the Cholesky factor alone needs gigabytes */
+    static double X[N], Y[N];
+    for (int i = 0; i < N; i++) {
+        X[i] = i;
+        Y[i] = sin(i * 0.01);
+    }
+    Error e = {0};
+    Gp *g = gp_new(GP_KERNEL_SE, 1, &e);
+    if (!g)
+        return 30;
+    int rc = gp_set_data(g, X, Y, N, &e);
+    double m, v;
+    gp_predict(g, X, &m, &v); /* still usable: the data it had (none) */
+    gp_free(g);
+    return rc == -1 && strstr(e.msg, "out of memory") && strstr(e.msg, "20000") ? 0 : 31;
+}
+
+Test(gp, data_beyond_memory_is_refused_with_an_error)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    cr_assert_eq(low_memory_run(64 << 20, fit_too_many_points, NULL), 0);
 }

@@ -8,32 +8,7 @@
 #include "core/opt/sgd_model.h"
 #include "core/sim/simcluster.h"
 #include "core/opt/waterfill.h"
-
-/* ---- helpers: one simulated trial through the same accumulator a real trial uses ---- */
-
-static void on_event(void *ud, const TrialEvent *ev)
-{
-    Error e;
-    trial_accumulator_add(ud, ev, &e);
-}
-
-static Observation *run_trial(SimCluster *sim, Schedule *s, int trial, uint64_t seed)
-{
-    s->trial = trial;
-    TrialAccumulator *acc = trial_accumulator_new(s);
-    simcluster_run(sim, s, seed, on_event, acc);
-    Observation *o = trial_accumulator_finish(acc);
-    trial_accumulator_free(acc);
-    return o;
-}
-
-static SimCluster *sim_new(const char *spec)
-{
-    Error e;
-    SimCluster *sim = simcluster_new(spec, &e);
-    cr_assert_not_null(sim, "%s", e.msg);
-    return sim;
-}
+#include "tests/support/fixtures.h"
 
 /* Runs `trials` trials of `name`; returns the best noiseless time of what it suggested, and
  * asserts every suggestion validates. Schedules are kept in `out` when given. */
@@ -47,7 +22,7 @@ static double tune(SimCluster *sim, const char *name, int trials, uint64_t seed,
         Suggestion sg;
         cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s trial %d: %s", name, t, e.msg);
         cr_assert_eq(schedule_validate(sg.schedule, &e), 0, "%s trial %d: %s", name, t, e.msg);
-        Observation *ob = run_trial(sim, sg.schedule, t, seed);
+        Observation *ob = fixture_sim_trial(sim, sg.schedule, t, seed);
         optimizer_observe(o, ob);
         best = fmin(best, simcluster_noiseless_time(sim, sg.schedule));
         if (out)
@@ -63,7 +38,7 @@ static double tune(SimCluster *sim, const char *name, int trials, uint64_t seed,
 
 Test(opt_bespoke, ten_trials_beat_uniform_gpus_and_near_best_known_on_b_googlenet)
 {
-    SimCluster *sim = sim_new("B:googlenet");
+    SimCluster *sim = fixture_sim("B:googlenet");
     double best_known = simcluster_best_known(sim, NULL);
     double bespoke = tune(sim, "bespoke", 10, 1, NULL);
     double uniform = tune(sim, "uniform-gpus", 1, 1, NULL);
@@ -76,7 +51,7 @@ Test(opt_bespoke, ten_trials_beat_uniform_gpus_and_near_best_known_on_b_googlene
 
 Test(opt_bespoke, beats_random_search_within_ten_trials_on_a_small_setting)
 {
-    SimCluster *sim = sim_new("A:speechnet");
+    SimCluster *sim = fixture_sim("A:speechnet");
     double bespoke = tune(sim, "bespoke", 10, 3, NULL);
     double random = tune(sim, "random", 10, 3, NULL);
     cr_assert(bespoke < random, "bespoke %.3f s, random %.3f s", bespoke, random);
@@ -85,7 +60,7 @@ Test(opt_bespoke, beats_random_search_within_ten_trials_on_a_small_setting)
 
 Test(opt_bespoke, same_seed_same_suggestions)
 {
-    SimCluster *sim = sim_new("C:googlenet");
+    SimCluster *sim = fixture_sim("C:googlenet");
     enum { N = 4 };
     Schedule *a[N], *b[N];
     tune(sim, "bespoke", N, 9, a);
@@ -100,7 +75,7 @@ Test(opt_bespoke, same_seed_same_suggestions)
 
 Test(opt_bespoke, predict_gives_a_finite_mean_inside_its_band_and_part_arrays)
 {
-    SimCluster *sim = sim_new("B:googlenet");
+    SimCluster *sim = fixture_sim("B:googlenet");
     const Cluster *c = simcluster_cluster(sim);
     Error e;
     Optimizer *o = optimizer_new("bespoke", c, simcluster_job(sim), 2, &e);
@@ -115,7 +90,7 @@ Test(opt_bespoke, predict_gives_a_finite_mean_inside_its_band_and_part_arrays)
         Suggestion sg;
         cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s", e.msg);
         cr_assert(sg.has_prediction);
-        Observation *ob = run_trial(sim, sg.schedule, t, 2);
+        Observation *ob = fixture_sim_trial(sim, sg.schedule, t, 2);
         optimizer_observe(o, ob);
         observation_free(ob);
         suggestion_clear(&sg);
@@ -144,34 +119,6 @@ Test(opt_bespoke, predict_gives_a_finite_mean_inside_its_band_and_part_arrays)
     schedule_free(bad);
     schedule_free(known);
     optimizer_free(o);
-    simcluster_free(sim);
-}
-
-Test(opt_bespoke, out_of_memory_failure_caps_the_gpu)
-{
-    SimCluster *sim = sim_new("B:googlenet:2048");
-    const Cluster *c = simcluster_cluster(sim);
-    Error e;
-    SgdModel *m = sgd_model_new(c, simcluster_job(sim), &e);
-    cr_assert_not_null(m, "%s", e.msg);
-    Schedule *s = schedule_new(c, simcluster_job(sim));
-    size_t gpu = 0;
-    for (size_t d = 0; d < c->n_devices; d++)
-        if (cluster_device(c, d, NULL)->kind == DEVICE_GPU)
-            gpu = d;
-    size_t machine;
-    cluster_device(c, gpu, &machine);
-    s->worker[machine] = s->ps[machine] = 1;
-    s->inputs[gpu] = 2048; /* past the simulated K520's memory for GoogleNet */
-    Observation *o = run_trial(sim, s, 1, 1);
-    cr_assert_eq(o->status, TRIAL_FAILED);
-    cr_assert_eq(sgd_model_device_cap(m, gpu), 2048);
-    sgd_model_observe(m, o);
-    cr_assert_eq(sgd_model_fit(m, 1, &e), 0, "%s", e.msg);
-    cr_assert(sgd_model_device_cap(m, gpu) < 2048, "cap %d", sgd_model_device_cap(m, gpu));
-    observation_free(o);
-    schedule_free(s);
-    sgd_model_free(m);
     simcluster_free(sim);
 }
 
@@ -219,7 +166,6 @@ Test(opt_bespoke, blr_recovers_known_coefficients)
 
 static Cluster *gpu_box_cluster(int with_cpu)
 {
-    Cluster *c = cluster_new("box");
     DeviceSpec devs[3];
     memset(devs, 0, sizeof devs);
     size_t n = 0;
@@ -235,11 +181,7 @@ static Cluster *gpu_box_cluster(int with_cpu)
     }
     MachineType t = {.bandwidth_gbps = 10, .devices = devs, .n_devices = n};
     snprintf(t.name, sizeof t.name, "box");
-    size_t ti = cluster_add_type(c, &t);
-    cluster_add_machine(c, "box-0", "box-0", ti);
-    cluster_add_machine(c, "box-1", "box-1", ti);
-    cluster_finish(c);
-    return c;
+    return fixture_cluster("box", &t, 2);
 }
 
 Test(opt_bespoke, first_suggestion_respects_declared_gpu_memory)
@@ -276,7 +218,7 @@ Test(opt_bespoke, batch_beyond_every_device_memory_is_an_error)
 Test(opt_bespoke, large_cluster_search_by_groups_improves_on_the_first_trial)
 {
     /* 40 machines: past the single-machine move limit, so role moves act on groups. */
-    SimCluster *sim = sim_new("G40:googlenet");
+    SimCluster *sim = fixture_sim("G40:googlenet");
     Schedule *s[3];
     tune(sim, "bespoke", 3, 1, s);
     double first = simcluster_noiseless_time(sim, s[0]);

@@ -5,14 +5,7 @@
 
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
-
-static SimCluster *sim_or_die(const char *spec)
-{
-    Error e;
-    SimCluster *sim = simcluster_new(spec, &e);
-    cr_assert_not_null(sim, "%s: %s", spec, e.msg);
-    return sim;
-}
+#include "tests/support/fixtures.h"
 
 static Optimizer *gp_or_die(SimCluster *sim, uint64_t seed)
 {
@@ -67,7 +60,7 @@ Test(opt_gp, suggestions_validate_and_are_not_repeated)
 {
     const char *specs[] = {"A:alexnet", "C:speechnet"};
     for (size_t k = 0; k < 2; k++) {
-        SimCluster *sim = sim_or_die(specs[k]);
+        SimCluster *sim = fixture_sim(specs[k]);
         Optimizer *o = gp_or_die(sim, 3);
         Schedule *seen[12];
         run_trials(sim, o, 12, seen);
@@ -84,7 +77,7 @@ Test(opt_gp, suggestions_validate_and_are_not_repeated)
 
 Test(opt_gp, deterministic_for_a_seed)
 {
-    SimCluster *sim = sim_or_die("B:googlenet");
+    SimCluster *sim = fixture_sim("B:googlenet");
     Schedule *a[10], *b[10], *c[10];
     Optimizer *o = gp_or_die(sim, 11);
     run_trials(sim, o, 10, a);
@@ -117,7 +110,7 @@ static int cmp_double(const void *a, const void *b)
  * best beats the median best of random search at the same budget. */
 Test(opt_gp, beats_random_search_median_on_b_googlenet, .timeout = 120)
 {
-    SimCluster *sim = sim_or_die("B:googlenet");
+    SimCluster *sim = fixture_sim("B:googlenet");
     enum { TRIALS = 20, GP_SEEDS = 3, RANDOM_SEEDS = 9 };
     double gp_best[GP_SEEDS], rnd_best[RANDOM_SEEDS];
     for (int s = 0; s < GP_SEEDS; s++) {
@@ -143,7 +136,7 @@ Test(opt_gp, beats_random_search_median_on_b_googlenet, .timeout = 120)
 
 Test(opt_gp, failed_trials_are_penalized_not_fatal)
 {
-    SimCluster *sim = sim_or_die("B:googlenet");
+    SimCluster *sim = fixture_sim("B:googlenet");
     Optimizer *o = gp_or_die(sim, 5);
     /* Every trial fails at first: the optimizer keeps proposing fresh valid schedules. */
     for (int i = 0; i < 4; i++) {
@@ -179,8 +172,8 @@ Test(opt_gp, failed_trials_are_penalized_not_fatal)
 
 Test(opt_gp, predicts_observed_schedules_and_rejects_others)
 {
-    SimCluster *sim = sim_or_die("A:googlenet");
-    SimCluster *other = sim_or_die("B:googlenet");
+    SimCluster *sim = fixture_sim("A:googlenet");
+    SimCluster *other = fixture_sim("B:googlenet");
     Optimizer *o = gp_or_die(sim, 2);
     Schedule *seen[8];
     Suggestion sg;
@@ -221,15 +214,12 @@ Test(opt_gp, predicts_observed_schedules_and_rejects_others)
 
 Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
 {
-    Cluster *c = cluster_new("bare");
     DeviceSpec none = {0}; /* a valid pointer to zero devices */
     MachineType t = {0};
     strcpy(t.name, "nodev");
     t.bandwidth_gbps = 1;
     t.devices = &none;
-    size_t ty = cluster_add_type(c, &t);
-    cluster_add_machine(c, "m0", "h0", ty);
-    cluster_finish(c);
+    Cluster *c = fixture_cluster("bare", &t, 1);
     JobSpec job = {0};
     strcpy(job.name, "tiny");
     job.model_mb = 1;
@@ -239,7 +229,7 @@ Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
     cr_assert_not_null(strstr(e.msg, "no device"), "%s", e.msg);
     cluster_free(c);
 
-    SimCluster *big = sim_or_die("G40:googlenet");
+    SimCluster *big = fixture_sim("G40:googlenet");
     cr_assert_null(optimizer_new("gp", simcluster_cluster(big), simcluster_job(big), 1, &e));
     cr_assert_not_null(strstr(e.msg, "at most"), "%s", e.msg);
     simcluster_free(big);
@@ -248,7 +238,6 @@ Test(opt_gp, cluster_without_devices_or_too_large_is_an_error)
 /* One machine with one CPU has one schedule: once it ran, gp repeats it instead of failing. */
 Test(opt_gp, a_cluster_with_one_schedule_repeats_it)
 {
-    Cluster *c = cluster_new("one");
     DeviceSpec cpu = {0};
     strcpy(cpu.id, "cpu");
     cpu.kind = DEVICE_CPU;
@@ -258,9 +247,7 @@ Test(opt_gp, a_cluster_with_one_schedule_repeats_it)
     t.bandwidth_gbps = 1;
     t.devices = &cpu;
     t.n_devices = 1;
-    size_t ty = cluster_add_type(c, &t);
-    cluster_add_machine(c, "m0", "h0", ty);
-    cluster_finish(c);
+    Cluster *c = fixture_cluster("one", &t, 1);
     JobSpec job = {0};
     strcpy(job.name, "tiny");
     job.model_mb = 1;

@@ -8,7 +8,7 @@ static Catalogue *cat;
 static void setup(void)
 {
     Error e;
-    cat = catalogue_load(NULL, &e);
+    cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
 }
 
@@ -82,4 +82,11 @@ Test(catalogue, missing_folder_is_reported)
     Error e;
     cr_assert_null(catalogue_load("/nonexistent", &e));
     cr_assert(strstr(e.msg, "/nonexistent/traces/bert"), "%s", e.msg);
+}
+
+Test(catalogue, no_folder_is_an_error_not_a_guess)
+{
+    Error e;
+    cr_assert_null(catalogue_load(NULL, &e));
+    cr_assert(strstr(e.msg, "no data folder"), "%s", e.msg);
 }

@@ -2,18 +2,9 @@
 
 #include "core/sched/catalogue.h"
 #include "core/sched/jobmodel.h"
+#include "tests/support/fixtures.h"
 
-static Catalogue *cat;
-static void setup(void)
-{
-    cat = catalogue_load(NULL, NULL);
-    cr_assert_not_null(cat);
-}
-static void teardown(void)
-{
-    catalogue_free(cat);
-}
-TestSuite(jobmodel, .init = setup, .fini = teardown);
+FIXTURE_CATALOGUE_SUITE(jobmodel);
 
 Test(jobmodel, fixed_batch_splits_with_accumulation)
 {

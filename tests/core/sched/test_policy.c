@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/sched/allreduce.h"
+#include "core/model/allreduce.h"
 #include "core/sched/policy.h"
 
 /* The seed's §4.2 case: weak scaling with binary-block allreduce, where 8 → 9 GPUs is a

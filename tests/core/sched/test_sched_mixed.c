@@ -10,7 +10,7 @@
 static Catalogue *cat;
 static void setup(void)
 {
-    cat = catalogue_load(NULL, NULL);
+    cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, NULL);
     cr_assert_not_null(cat);
 }
 static void teardown(void)

@@ -30,7 +30,7 @@ Test(schedcluster, the_example_loads_into_a_scheduler)
     cr_assert_float_eq(c->groups[0].speed, 1.0, 1e-12);
     cr_assert_str_eq(c->groups[1].type, "V100");
     cr_assert_eq(c->groups[1].gpus_per_node, 8);
-    Catalogue *cat = catalogue_load(NULL, &e);
+    Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
     SchedConfig cfg;
     sched_config_default(&cfg);

@@ -2,18 +2,9 @@
 
 #include "core/sched/catalogue.h"
 #include "core/sched/workload.h"
+#include "tests/support/fixtures.h"
 
-static Catalogue *cat;
-static void setup(void)
-{
-    cat = catalogue_load(NULL, NULL);
-    cr_assert_not_null(cat);
-}
-static void teardown(void)
-{
-    catalogue_free(cat);
-}
-TestSuite(workload, .init = setup, .fini = teardown);
+FIXTURE_CATALOGUE_SUITE(workload);
 
 #define HEADER "name,time,application,num_replicas,batch_size\n"
 
@@ -68,4 +59,17 @@ Test(workload, bad_counts_are_rejected)
 {
     reject(HEADER "a,0,cifar10,0,128\n", "field 'num_replicas'");
     reject(HEADER "a,0,cifar10,1.5,128\n", "whole numbers");
+}
+
+Test(workload, a_job_name_given_twice_is_refused)
+{
+    /* Two jobs of one name would share one folder and one checkpoint in live mode. */
+    reject(HEADER "j1,0,bert,1,128\nj2,1,bert,1,128\nj1,2,bert,1,128\n",
+           "w.csv:4: field 'name': job 'j1' appears twice (first at line 2)");
+}
+
+Test(workload, a_job_name_with_terminal_controls_is_refused)
+{
+    reject(HEADER "j\x1b[2J,0,bert,1,128\n", "w.csv:2: field 'name': expected printable text");
+    reject(HEADER "j\rok,0,bert,1,128\n", "expected printable text");
 }

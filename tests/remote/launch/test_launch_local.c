@@ -10,6 +10,7 @@
 #include "core/sim/simcluster.h"
 #include "core/base/clock.h"
 #include "remote/launch/launcher.h"
+#include "tests/support/fixtures.h"
 
 static SimCluster *sim;
 static Schedule *sched;
@@ -17,9 +18,7 @@ static char cmd[1024];
 
 static void setup(void)
 {
-    Error err;
-    sim = simcluster_new("B:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    sim = fixture_sim("B:googlenet");
     const Cluster *c = simcluster_cluster(sim);
     sched = schedule_new(c, simcluster_job(sim));
     sched->worker[0] = sched->ps[0] = 1;

@@ -7,14 +7,13 @@
 #include "core/base/clock.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
+#include "tests/support/fixtures.h"
 
 static SimCluster *sim;
 
 static void setup(void)
 {
-    Error err;
-    sim = simcluster_new("B:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    sim = fixture_sim("B:googlenet");
 }
 
 static void teardown(void)

@@ -5,6 +5,7 @@
 
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
+#include "tests/support/fixtures.h"
 
 static Tuner *tuner_on(SimCluster *sim, const char *optimizer, int budget)
 {
@@ -27,8 +28,7 @@ static Tuner *tuner_on(SimCluster *sim, const char *optimizer, int budget)
 static void resume_matches(const char *optimizer)
 {
     Error err;
-    SimCluster *sim = simcluster_new("B:googlenet", &err);
-    cr_assert_not_null(sim, "%s", err.msg);
+    SimCluster *sim = fixture_sim("B:googlenet");
     Tuner *whole = tuner_on(sim, optimizer, 6);
     cr_assert_eq(tuner_run_blocking(whole, &err), 0, "%s", err.msg);
     Tuner *first = tuner_on(sim, optimizer, 3);

@@ -22,9 +22,10 @@ static Cluster *cluster_with(int gpus_a, int gpus_b)
     }
     MachineType ta = {.name = "a", .bandwidth_gbps = 10, .devices = da, .n_devices = 8};
     MachineType tb = {.name = "b", .bandwidth_gbps = 10, .devices = db, .n_devices = 8};
-    size_t ia = cluster_add_type(c, &ta), ib = cluster_add_type(c, &tb);
-    cluster_add_machine(c, "m0", "127.0.0.1", ia);
-    cluster_add_machine(c, "m1", "127.0.0.1", ib);
+    long ia = cluster_add_type(c, &ta, NULL), ib = cluster_add_type(c, &tb, NULL);
+    cr_assert(ia >= 0 && ib >= 0);
+    cr_assert_eq(cluster_add_machine(c, "m0", "127.0.0.1", (size_t)ia, NULL), 0);
+    cr_assert_eq(cluster_add_machine(c, "m1", "127.0.0.1", (size_t)ib, NULL), 0);
     cluster_finish(c);
     return c;
 }
@@ -115,7 +116,7 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     c->ssh.port = 1; /* nothing listens: connection refused */
     c->ssh.connect_timeout_s = 2;
     snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
-    Catalogue *cat = catalogue_load(NULL, &e);
+    Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
     SchedConfig cfg;
     sched_config_default(&cfg);

@@ -49,7 +49,7 @@ static void count_finished(void *ud, TunerEvent ev, const TrialRecord *rec)
 
 Test(session, the_simulator_gets_the_sim_launcher_and_no_pool)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = sim_spec(2);
     Seen seen = {0};
     spec.on_event = count_finished;
@@ -71,7 +71,7 @@ Test(session, the_simulator_gets_the_sim_launcher_and_no_pool)
 
 Test(session, an_unknown_launcher_is_named_with_the_choices)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = sim_spec(1);
     spec.launcher = "carrier-pigeon";
     Error err;
@@ -85,7 +85,7 @@ Test(session, an_unknown_launcher_is_named_with_the_choices)
 
 Test(session, the_sim_launcher_on_a_real_cluster_is_refused)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = {.cluster = LOOPBACK,
                         .job = TINY_JOB,
                         .launcher = "sim",
@@ -100,7 +100,7 @@ Test(session, the_sim_launcher_on_a_real_cluster_is_refused)
 
 Test(session, a_command_launcher_without_a_command_is_refused)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = sim_spec(1);
     spec.launcher = "local";
     Error err;
@@ -112,7 +112,7 @@ Test(session, a_command_launcher_without_a_command_is_refused)
 
 Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = {.cluster = LOOPBACK,
                         .job = TINY_JOB,
                         .optimizer = "random",
@@ -128,7 +128,7 @@ Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
 
 Test(session, remote_launchers_get_a_pool_that_connects_on_use)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = {.cluster = LOOPBACK,
                         .job = TINY_JOB,
                         .launcher = "per-host",
@@ -147,7 +147,7 @@ Test(session, remote_launchers_get_a_pool_that_connects_on_use)
 
 Test(session, keep_hosts_connects_every_host_even_without_a_job)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = {.cluster = LOOPBACK, .keep_hosts = 1, .ssh_config = "/dev/null"};
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
@@ -164,7 +164,9 @@ Test(session, keep_hosts_connects_every_host_even_without_a_job)
 Test(session, a_resumed_session_comes_back_from_its_journal_and_goes_on)
 {
     Error err;
-    Session *first = session_new(1);
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = session_new(1, dir);
     SessionSpec spec = sim_spec(2);
     spec.seed = 11;
     cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
@@ -177,7 +179,7 @@ Test(session, a_resumed_session_comes_back_from_its_journal_and_goes_on)
     cr_assert_eq(access(path, R_OK), 0, "%s", path);
     session_free(first);
 
-    Session *again = session_new(1);
+    Session *again = session_new(1, dir);
     SessionSpec rs = {.budget = 3};
     cr_assert_eq(session_resume(again, path, &rs, 1, &err), 0, "%s", err.msg);
     cr_assert_str_eq(rs.sim, "B:googlenet");
@@ -190,11 +192,13 @@ Test(session, a_resumed_session_comes_back_from_its_journal_and_goes_on)
     cr_assert_eq(tuner_run_blocking(again->tuner, &err), 0, "%s", err.msg);
     cr_assert_eq(tuner_n_trials(again->tuner), 3);
     session_free(again);
+    unlink(path);
+    rmdir(dir);
 }
 
 Test(session, resume_without_a_journal_is_refused)
 {
-    Session *s = session_new(0);
+    Session *s = session_new(0, NULL);
     SessionSpec spec = {0};
     Error err;
     cr_assert_eq(session_resume(s, "20990101-000000-000000", &spec, 0, &err), -1);

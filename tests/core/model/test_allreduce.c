@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 
-#include "core/sched/allreduce.h"
+#include "core/model/allreduce.h"
 
 static void feat(AllreduceAlgo a, int w, double steps, double factor)
 {

@@ -1,5 +1,5 @@
 /* Allreduce cost forms: ring, doubling-halving, binary blocks (see allreduce.h). */
-#include "core/sched/allreduce.h"
+#include "core/model/allreduce.h"
 
 #include <math.h>
 

@@ -1,0 +1,96 @@
+/* Terminal-safe text (termsafe.h). */
+#include "core/base/termsafe.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when it is not one; *cp gets
+ * the code point. Overlong forms, surrogates and code points past U+10FFFF are invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, min = 0x80, c &= 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, min = 0x800, c &= 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, min = 0x10000, c &= 0x07;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+        c = c << 6 | (s[k] & 0x3F);
+    }
+    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+size_t termsafe_n(char *out, size_t cap, const char *in, size_t n)
+{
+    if (!cap)
+        return 0;
+    const unsigned char *s = (const unsigned char *)in;
+    size_t o = 0, i = 0;
+    while (i < n) {
+        char piece[16];
+        const char *src = piece;
+        size_t plen, used = 1;
+        unsigned c = s[i], cp;
+        if (c < 0x20 || c == 0x7F) {
+            piece[0] = '^';
+            piece[1] = (char)(c == 0x7F ? '?' : c + 0x40);
+            plen = 2;
+        } else if (c < 0x80) {
+            src = in + i;
+            plen = 1;
+        } else if ((used = utf8_seq(s + i, n - i, &cp)) == 0) {
+            used = 1;
+            plen = (size_t)snprintf(piece, sizeof piece, "\\x%02X", c);
+        } else if (cp <= 0x9F) {
+            plen = (size_t)snprintf(piece, sizeof piece, "<U+%04X>", cp);
+        } else {
+            src = in + i;
+            plen = used;
+        }
+        if (o + plen + 1 > cap)
+            break;
+        memcpy(out + o, src, plen);
+        o += plen;
+        i += used;
+    }
+    out[o] = 0;
+    return o;
+}
+
+size_t termsafe(char *out, size_t cap, const char *in)
+{
+    return termsafe_n(out, cap, in, strlen(in));
+}
+
+void termsafe_inplace(char *text, size_t cap)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t k = 0;
+    while (s[k] >= 0x20 && s[k] < 0x7F)
+        k++;
+    if (!s[k]) /* the common case: plain ASCII, nothing to do */
+        return;
+    char stack[1024] = "";
+    char *copy = cap <= sizeof stack ? stack : malloc(cap);
+    if (!copy) {
+        text[k] = 0; /* keep the safe prefix rather than unsafe text */
+        return;
+    }
+    size_t len = termsafe(copy, cap, text);
+    memcpy(text, copy, len + 1);
+    if (copy != stack)
+        free(copy);
+}

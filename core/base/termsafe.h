@@ -1,0 +1,24 @@
+/* Text that came from outside (a trial's error, an SSH disconnect message, remote output,
+ * a journal string, a name echoed in an error) is made harmless before any terminal shows
+ * it: nothing in it can move the cursor, rewrite a row, change colours or the title, or
+ * start an escape sequence. Every surface that prints such text passes it through here. */
+#ifndef TUNEDECK_TERMSAFE_H
+#define TUNEDECK_TERMSAFE_H
+
+#include <stddef.h>
+
+/* Copies `in` into `out` (cap bytes, always terminated; cut at a whole placeholder or
+ * character when it does not fit) with every byte that could drive a terminal made
+ * visible: C0 controls and DEL in caret notation (ESC is ^[, CR ^M, BS ^H, LF ^J, TAB ^I),
+ * C1 controls (U+0080..U+009F) as <U+0085>, and bytes that are not UTF-8 as \xHH. Valid
+ * printable UTF-8 is kept as is. Returns the length written. out must not overlap in. */
+size_t termsafe(char *out, size_t cap, const char *in);
+
+/* The same for `n` bytes that may hold NULs (shown as ^@). */
+size_t termsafe_n(char *out, size_t cap, const char *in, size_t n);
+
+/* Sanitises a string in place (through a bounded copy): for fixed buffers such as
+ * Error.msg. */
+void termsafe_inplace(char *text, size_t cap);
+
+#endif

@@ -1,0 +1,566 @@
+/* The bespoke optimizer for allreduce jobs: Bayesian optimization on the allreduce model
+ * (core/opt/allreduce_model.h). A schedule is decided by how many devices each machine runs
+ * as ranks (0 = not taking part) and by the split of the batch over those ranks. The counts
+ * are searched by hill climbing on the mean model; for each, the split equalizes predicted
+ * finishing times (water-filling); the candidates are then judged by expected improvement
+ * from forward samples with common random numbers, as the PS optimizer does. */
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/rng.h"
+#include "core/opt/allreduce_model.h"
+#include "core/opt/optimizer.h"
+#include "core/opt/waterfill.h"
+
+enum {
+    EI_SAMPLES = 64,
+    PREDICT_SAMPLES = 256,
+    POOL = 24, /* best count vectors (by mean) kept as EI candidates */
+    RANDOM_STARTS = 4,
+    SOLO_STARTS_MAX = 16,
+    MAX_CLIMB = 40,
+    LOAD_TARGETS = 8,
+    MEMO_SLOTS = 1 << 12
+};
+
+typedef struct {
+    const Cluster *c;
+    JobSpec job;
+    uint64_t seed;
+    ArModel *model;
+    size_t fitted_at;
+    int suggested;
+    Schedule *best;
+    double best_s;
+    Schedule **seen;
+    size_t n_seen;
+    gsl_rng *rng;
+    size_t *order; /* per machine, its devices fastest first by the mean model (flat ids) */
+} ArOpt;
+
+typedef struct {
+    Schedule *s;
+    double mean_s;
+} Cand;
+
+typedef struct {
+    uint64_t key[MEMO_SLOTS];
+    double value[MEMO_SLOTS];
+    unsigned char used[MEMO_SLOTS];
+    int keyed; /* counts fit 4 bits each in 64 bits */
+} Memo;
+
+static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *err)
+{
+    ArModel *model = ar_model_new(c, job, err);
+    if (!model)
+        return NULL;
+    ArOpt *b = calloc(1, sizeof *b);
+    b->c = c;
+    job_copy(&b->job, job);
+    b->seed = seed;
+    b->model = model;
+    b->best_s = INFINITY;
+    b->rng = rng_new((unsigned long)seed * 2654435761u + 29);
+    b->order = malloc(c->n_devices * sizeof *b->order);
+    return b;
+}
+
+static void destroy(void *self)
+{
+    ArOpt *b = self;
+    if (!b)
+        return;
+    ar_model_free(b->model);
+    schedule_free(b->best);
+    for (size_t i = 0; i < b->n_seen; i++)
+        schedule_free(b->seen[i]);
+    free(b->seen);
+    gsl_rng_free(b->rng);
+    free(b->order);
+    job_clear(&b->job);
+    free(b);
+}
+
+static void observe(void *self, const Observation *o)
+{
+    ArOpt *b = self;
+    ar_model_observe(b->model, o);
+    b->seen = realloc(b->seen, (b->n_seen + 1) * sizeof *b->seen);
+    b->seen[b->n_seen++] = schedule_copy(o->schedule);
+    if (o->status == TRIAL_OK && o->time_s < b->best_s) {
+        b->best_s = o->time_s;
+        schedule_free(b->best);
+        b->best = schedule_copy(o->schedule);
+    }
+}
+
+static int was_seen(const ArOpt *b, const Schedule *s)
+{
+    for (size_t i = 0; i < b->n_seen; i++)
+        if (schedule_equal(b->seen[i], s))
+            return 1;
+    return 0;
+}
+
+static size_t machine_devices(const ArOpt *b, size_t m)
+{
+    return b->c->types[b->c->machines[m].type].n_devices;
+}
+
+/* Within a machine, a machine running g ranks uses its g fastest devices by the model. */
+static void order_devices(ArOpt *b)
+{
+    const Cluster *c = b->c;
+    const SgdModel *sm = ar_model_compute(b->model);
+    double ref = (double)b->job.batch / c->n_devices + 1;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        size_t first = c->machines[m].first_device, n = machine_devices(b, m);
+        for (size_t j = 0; j < n; j++)
+            b->order[first + j] = first + j;
+        for (size_t j = 1; j < n; j++) /* insertion sort: a handful of devices */
+            for (size_t k = j;
+                 k > 0 && sgd_model_device_mean(sm, b->order[first + k], ref, 1) <
+                              sgd_model_device_mean(sm, b->order[first + k - 1], ref, 1);
+                 k--) {
+                size_t t = b->order[first + k];
+                b->order[first + k] = b->order[first + k - 1];
+                b->order[first + k - 1] = t;
+            }
+    }
+}
+
+static int refit(ArOpt *b, Error *err)
+{
+    size_t n = ar_model_trials(b->model);
+    if (n == b->fitted_at && b->suggested)
+        return 0;
+    if (ar_model_fit(b->model, b->seed + n * 7919, err) < 0)
+        return -1;
+    b->fitted_at = n;
+    order_devices(b);
+    return 0;
+}
+
+/* ---- the split for given rank counts ---- */
+
+typedef struct {
+    const ArOpt *b;
+    size_t *slot_device, *slot_machine;
+    const int *counts;
+    double *agg;
+} FillCtx;
+
+static double slot_inverse(void *ctx, size_t slot, double t_s)
+{
+    FillCtx *k = ctx;
+    size_t m = k->slot_machine[slot];
+    int shared = k->counts[m] > 1;
+    double budget = t_s - (shared ? k->agg[m] : 0);
+    if (budget <= 0)
+        return 0;
+    return sgd_model_device_inverse(ar_model_compute(k->b->model), k->slot_device[slot], shared,
+                                    budget);
+}
+
+/* Sets s to the counts' ranks with the batch split so that predicted finishing times are
+ * equal; returns the mean predicted iteration time, INFINITY when they cannot hold it. */
+static double fill(const ArOpt *b, const int *counts, Schedule *s)
+{
+    const Cluster *c = b->c;
+    const SgdModel *sm = ar_model_compute(b->model);
+    size_t n = 0;
+    FillCtx k = {b, malloc(c->n_devices * sizeof(size_t)), malloc(c->n_devices * sizeof(size_t)),
+                 counts, calloc(c->n_machines, sizeof(double))};
+    for (size_t m = 0; m < c->n_machines; m++) {
+        k.agg[m] = counts[m] > 1 ? sgd_model_agg_mean(sm, m) : 0;
+        for (int j = 0; j < counts[m]; j++) {
+            k.slot_device[n] = b->order[c->machines[m].first_device + (size_t)j];
+            k.slot_machine[n++] = m;
+        }
+    }
+    double *x = malloc((n ? n : 1) * sizeof *x), *want = calloc(c->n_devices, sizeof *want);
+    double t = n ? waterfill(slot_inverse, &k, n, b->job.batch, x) : INFINITY;
+    double v = INFINITY;
+    if (isfinite(t)) {
+        for (size_t i = 0; i < n; i++)
+            want[k.slot_device[i]] = x[i];
+        memset(s->ps, 0, c->n_machines);
+        if (schedule_split_integer(want, c->n_devices, b->job.batch, s->inputs) == 0) {
+            /* Rounding may push a device one input past its cap: hand the excess on. */
+            for (size_t d = 0; d < c->n_devices; d++)
+                while (s->inputs[d] > sgd_model_device_cap(sm, d)) {
+                    size_t to = c->n_devices;
+                    for (size_t e = 0; e < c->n_devices; e++)
+                        if (want[e] > 0 && s->inputs[e] < sgd_model_device_cap(sm, e))
+                            to = e;
+                    if (to == c->n_devices)
+                        break;
+                    s->inputs[d]--;
+                    s->inputs[to]++;
+                }
+            for (size_t m = 0; m < c->n_machines; m++)
+                s->worker[m] = schedule_machine_inputs(s, m) > 0;
+            v = ar_model_mean(b->model, s, NULL, NULL);
+        }
+    }
+    free(x);
+    free(want);
+    free(k.slot_device);
+    free(k.slot_machine);
+    free(k.agg);
+    return v;
+}
+
+static double eval_counts(const ArOpt *b, Memo *memo, const int *counts, Schedule *s)
+{
+    uint64_t key = 0;
+    size_t slot = 0;
+    int keyed = memo->keyed;
+    for (size_t m = 0; keyed && m < b->c->n_machines; m++)
+        key |= (uint64_t)counts[m] << (4 * m);
+    if (keyed) {
+        slot = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (MEMO_SLOTS - 1);
+        while (memo->used[slot] && memo->key[slot] != key)
+            slot = (slot + 1) & (MEMO_SLOTS - 1);
+        if (memo->used[slot])
+            return memo->value[slot];
+    }
+    int any = 0;
+    for (size_t m = 0; m < b->c->n_machines; m++)
+        any |= counts[m] > 0;
+    double v = any ? fill(b, counts, s) : INFINITY;
+    if (keyed) {
+        memo->used[slot] = 1;
+        memo->key[slot] = key;
+        memo->value[slot] = v;
+    }
+    return v;
+}
+
+static void pool_offer(Cand *pool, size_t *n, const Schedule *s, double mean_s)
+{
+    if (!isfinite(mean_s))
+        return;
+    for (size_t i = 0; i < *n; i++)
+        if (schedule_equal(pool[i].s, s))
+            return;
+    size_t at = *n;
+    if (*n == POOL) {
+        at = 0;
+        for (size_t i = 1; i < *n; i++)
+            if (pool[i].mean_s > pool[at].mean_s)
+                at = i;
+        if (pool[at].mean_s <= mean_s)
+            return;
+        schedule_free(pool[at].s);
+    } else {
+        (*n)++;
+    }
+    pool[at].s = schedule_copy(s);
+    pool[at].mean_s = mean_s;
+}
+
+/* Best-improvement hill climbing over the counts: a machine gains or loses one rank, leaves,
+ * or takes part with all its devices. */
+static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *pool, size_t *np)
+{
+    const Cluster *c = b->c;
+    size_t M = c->n_machines;
+    int *trial = malloc(M * sizeof *trial);
+    double cur = eval_counts(b, memo, counts, s);
+    if (isfinite(cur)) {
+        fill(b, counts, s);
+        pool_offer(pool, np, s, cur);
+    }
+    for (int step = 0; step < MAX_CLIMB; step++) {
+        double best = cur;
+        size_t best_m = M;
+        int best_g = 0;
+        for (size_t m = 0; m < M; m++) {
+            int max = (int)machine_devices(b, m);
+            int moves[4] = {counts[m] + 1, counts[m] - 1, 0, max};
+            for (int k = 0; k < 4; k++) {
+                int g = moves[k];
+                if (g < 0 || g > max || g == counts[m] ||
+                    (k >= 2 && (g == counts[m] + 1 || g == counts[m] - 1)))
+                    continue;
+                memcpy(trial, counts, M * sizeof *trial);
+                trial[m] = g;
+                double v = eval_counts(b, memo, trial, s);
+                if (v < best) {
+                    best = v;
+                    best_m = m;
+                    best_g = g;
+                }
+            }
+        }
+        if (best_m == M)
+            break;
+        counts[best_m] = best_g;
+        cur = best;
+        fill(b, counts, s);
+        pool_offer(pool, np, s, cur);
+    }
+    free(trial);
+}
+
+/* Moves a fiftieth of the batch from the slowest machine's ranks to the earliest finishers:
+ * candidates the mean balance would not make, for EI to weigh where the curves are unsure. */
+static void load_moves(const ArOpt *b, const Cand *cand, Cand *out, size_t *n, size_t cap)
+{
+    const Cluster *c = b->c;
+    const SgdModel *sm = ar_model_compute(b->model);
+    double *ms = malloc(c->n_machines * sizeof *ms), *fin = malloc(c->n_devices * sizeof *fin);
+    ar_model_mean(b->model, cand->s, ms, NULL);
+    size_t slow = 0;
+    for (size_t m = 1; m < c->n_machines; m++)
+        if (ms[m] > ms[slow])
+            slow = m;
+    int *ranks = malloc(c->n_machines * sizeof *ranks);
+    ar_schedule_ranks(cand->s, ranks);
+    size_t *to = malloc(c->n_devices * sizeof *to), n_to = 0;
+    for (size_t d = 0; d < c->n_devices; d++) {
+        size_t m;
+        cluster_device(c, d, &m);
+        fin[d] = sgd_model_device_mean(sm, d, cand->s->inputs[d], ranks[m] > 1);
+        if (cand->s->inputs[d] > 0)
+            to[n_to++] = d;
+    }
+    for (size_t i = 0; i < n_to && i < LOAD_TARGETS; i++) /* earliest finishers first */
+        for (size_t j = i + 1; j < n_to; j++)
+            if (fin[to[j]] < fin[to[i]]) {
+                size_t t = to[i];
+                to[i] = to[j];
+                to[j] = t;
+            }
+    n_to = n_to > LOAD_TARGETS ? LOAD_TARGETS : n_to;
+    int step = b->job.batch / 50 > 0 ? b->job.batch / 50 : 1;
+    const Machine *mc = &c->machines[slow];
+    for (size_t j = 0; j < machine_devices(b, slow); j++) {
+        size_t from = mc->first_device + j;
+        if (cand->s->inputs[from] <= step) /* a rank keeps at least one input */
+            continue;
+        for (size_t i = 0; i < n_to && *n < cap; i++) {
+            if (to[i] == from || cand->s->inputs[to[i]] + step > sgd_model_device_cap(sm, to[i]))
+                continue;
+            Schedule *s = schedule_copy(cand->s);
+            s->inputs[from] -= step;
+            s->inputs[to[i]] += step;
+            out[*n].s = s;
+            out[(*n)++].mean_s = ar_model_mean(b->model, s, NULL, NULL);
+        }
+    }
+    free(ms);
+    free(fin);
+    free(ranks);
+    free(to);
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+    double a = ((const Cand *)x)->mean_s, b = ((const Cand *)y)->mean_s;
+    return a < b ? -1 : a > b;
+}
+
+static Schedule *search(ArOpt *b, Error *err)
+{
+    const Cluster *c = b->c;
+    size_t M = c->n_machines;
+    Cand pool[POOL];
+    size_t n_pool = 0;
+    Memo *memo = calloc(1, sizeof *memo);
+    memo->keyed = M <= 16;
+    for (size_t m = 0; m < M; m++)
+        memo->keyed &= machine_devices(b, m) <= 15;
+    Schedule *s = schedule_new(c, &b->job);
+    int *counts = malloc(M * sizeof *counts);
+    /* Starts: the incumbent, everything, each machine type alone, each machine alone, and a
+     * few random count vectors. */
+    if (b->best) {
+        ar_schedule_ranks(b->best, counts);
+        climb(b, memo, counts, s, pool, &n_pool);
+    }
+    for (size_t m = 0; m < M; m++)
+        counts[m] = (int)machine_devices(b, m);
+    climb(b, memo, counts, s, pool, &n_pool);
+    for (size_t t = 0; t < c->n_types && c->n_types > 1; t++) {
+        for (size_t m = 0; m < M; m++)
+            counts[m] = c->machines[m].type == t ? (int)machine_devices(b, m) : 0;
+        climb(b, memo, counts, s, pool, &n_pool);
+    }
+    for (size_t one = 0; one < M && M <= SOLO_STARTS_MAX; one++) {
+        for (size_t m = 0; m < M; m++)
+            counts[m] = m == one ? (int)machine_devices(b, m) : 0;
+        climb(b, memo, counts, s, pool, &n_pool);
+    }
+    for (int r = 0; r < RANDOM_STARTS; r++) {
+        for (size_t m = 0; m < M; m++)
+            counts[m] = (int)gsl_rng_uniform_int(b->rng, machine_devices(b, m) + 1);
+        climb(b, memo, counts, s, pool, &n_pool);
+    }
+    free(counts);
+    free(memo);
+    schedule_free(s);
+    if (!n_pool) {
+        error_set(err, "bespoke (allreduce): no set of devices can take the batch of %d",
+                  b->job.batch);
+        return NULL;
+    }
+    qsort(pool, n_pool, sizeof *pool, cmp_cand);
+    size_t cap = n_pool + 8 * LOAD_TARGETS * 16;
+    Cand *cands = malloc(cap * sizeof *cands);
+    memcpy(cands, pool, n_pool * sizeof *pool);
+    size_t n = n_pool;
+    for (size_t i = 0; i < n_pool && i < 8; i++)
+        load_moves(b, &cands[i], cands, &n, cap);
+    ArNormals *z = ar_normals_new(b->model, EI_SAMPLES, b->seed + 31 * (uint64_t)b->suggested);
+    double t[EI_SAMPLES];
+    size_t pick = (size_t)-1, pick_mean = (size_t)-1;
+    double best_ei = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (was_seen(b, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
+            continue;
+        if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
+            pick_mean = i;
+        if (!isfinite(b->best_s) ||
+            ar_model_sample(b->model, cands[i].s, z, t, NULL, NULL, NULL, NULL) < 0)
+            continue;
+        double ei = 0;
+        for (size_t k = 0; k < EI_SAMPLES; k++)
+            ei += t[k] < b->best_s ? (b->best_s - t[k]) / EI_SAMPLES : 0;
+        if (ei > best_ei) {
+            best_ei = ei;
+            pick = i;
+        }
+    }
+    ar_normals_free(z);
+    if (pick == (size_t)-1)
+        pick = pick_mean;
+    Schedule *chosen = pick == (size_t)-1 ? schedule_copy(cands[0].s) : cands[pick].s;
+    for (size_t i = 0; i < n; i++)
+        if (cands[i].s != chosen)
+            schedule_free(cands[i].s);
+    free(cands);
+    return chosen;
+}
+
+/* Every device a rank with an equal share (DDP's default): one measurement of every device
+ * class, every node's own allreduce and the widest inter-node ring. */
+static Schedule *first_design(const ArOpt *b)
+{
+    const Cluster *c = b->c;
+    Schedule *s = schedule_new(c, &b->job);
+    double *w = malloc(c->n_devices * sizeof *w);
+    for (size_t d = 0; d < c->n_devices; d++)
+        w[d] = 1;
+    schedule_split_integer(w, c->n_devices, b->job.batch, s->inputs);
+    free(w);
+    for (size_t m = 0; m < c->n_machines; m++)
+        s->worker[m] = schedule_machine_inputs(s, m) > 0;
+    if (schedule_validate(s, NULL) < 0) { /* declared memory limits: let the model place it */
+        schedule_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int fill_prediction(ArOpt *b, const Schedule *s, Suggestion *out, Error *err)
+{
+    const Cluster *c = b->c;
+    size_t ns = PREDICT_SAMPLES, M = c->n_machines, D = c->n_devices;
+    ArNormals *z = ar_normals_new(b->model, ns, b->seed ^ 0x5eedu);
+    double *it = malloc(ns * sizeof *it), *ms = malloc(ns * M * sizeof *ms);
+    double *ds = malloc(ns * D * sizeof *ds), *cs = malloc(ns * sizeof *cs);
+    int rc = ar_model_sample(b->model, s, z, it, ms, ds, cs, err);
+    if (rc == 0) {
+        out->has_prediction = 1;
+        out->mean_s = out->comm_mean_s = 0;
+        for (size_t i = 0; i < ns; i++) {
+            out->mean_s += it[i] / ns;
+            out->comm_mean_s += cs[i] / ns;
+        }
+        qsort(it, ns, sizeof *it, cmp_double);
+        out->p10_s = it[ns / 10];
+        out->p90_s = it[ns * 9 / 10];
+        out->machine_mean_s = calloc(M, sizeof(double));
+        out->machine_p10_s = calloc(M, sizeof(double));
+        out->machine_p90_s = calloc(M, sizeof(double));
+        out->device_mean_s = calloc(D, sizeof(double));
+        double *col = malloc(ns * sizeof *col);
+        for (size_t m = 0; m < M; m++) {
+            for (size_t i = 0; i < ns; i++) {
+                col[i] = s->worker[m] ? ms[i * M + m] : 0;
+                out->machine_mean_s[m] += col[i] / ns;
+            }
+            qsort(col, ns, sizeof *col, cmp_double);
+            out->machine_p10_s[m] = col[ns / 10];
+            out->machine_p90_s[m] = col[ns * 9 / 10];
+        }
+        free(col);
+        for (size_t d = 0; d < D; d++)
+            for (size_t i = 0; i < ns; i++)
+                out->device_mean_s[d] += ds[i * D + d] / ns;
+    }
+    ar_normals_free(z);
+    free(it);
+    free(ms);
+    free(ds);
+    free(cs);
+    return rc;
+}
+
+static int suggest(void *self, Suggestion *out, Error *err)
+{
+    ArOpt *b = self;
+    if (refit(b, err) < 0)
+        return -1;
+    Schedule *s = b->n_seen == 0 ? first_design(b) : NULL;
+    if (!s)
+        s = search(b, err);
+    if (!s)
+        return -1;
+    b->suggested++;
+    out->schedule = s;
+    if (fill_prediction(b, s, out, err) < 0) {
+        suggestion_clear(out);
+        return -1;
+    }
+    return 0;
+}
+
+static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
+{
+    ArOpt *b = self;
+    if (s->cluster != b->c)
+        return error_set(err, "bespoke (allreduce): the schedule is for another cluster");
+    if (schedule_validate(s, err) < 0)
+        return -1;
+    if (refit(b, err) < 0)
+        return -1;
+    out->schedule = schedule_copy(s);
+    if (fill_prediction(b, s, out, err) < 0) {
+        suggestion_clear(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reached through the name "bespoke" when the job is an allreduce job (core/opt/optimizer.c). */
+const OptimizerKind OPTIMIZER_BESPOKE_ALLREDUCE = {
+    "bespoke",
+    "Bayesian optimization on the structured allreduce model (bespoke for allreduce jobs)",
+    create,
+    suggest,
+    observe,
+    predict,
+    destroy,
+};

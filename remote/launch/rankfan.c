@@ -1,0 +1,171 @@
+/* Builds the per-host rank fan-out script; see rankfan.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model/ranks.h"
+#include "remote/launch/rankfan.h"
+#include "remote/ssh/shquote.h"
+
+enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30 };
+
+int rankfan_wanted(const Schedule *s)
+{
+    return strcmp(s->cluster->trial.ranks, "per-device") == 0;
+}
+
+int rankfan_master_port(const Cluster *c, int trial)
+{
+    int base = c->trial.master_port > 0 ? c->trial.master_port : DEFAULT_MASTER_PORT;
+    return base + (trial < 0 ? 0 : trial % 100);
+}
+
+/* Appends NAME='value'; with value quoted. */
+static int assign(char **b, size_t *len, const char *name, const char *value)
+{
+    return shquote_append_raw(b, len, " ") < 0 || shquote_append_raw(b, len, name) < 0 ||
+                   shquote_append_raw(b, len, "=") < 0 || shquote_append(b, len, value) < 0
+               ? -1
+               : 0;
+}
+
+static int assign_int(char **b, size_t *len, const char *name, long value)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%ld", value);
+    return assign(b, len, name, text);
+}
+
+/* One rank: a subshell that records the rank's pid and then its exit status, so the
+ * script can watch every rank at once (POSIX sh has no `wait -n`). */
+static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, size_t world,
+                       size_t slot, const char *addr, int port, const char *command)
+{
+    const Cluster *c = s->cluster;
+    const DeviceSpec *dev = cluster_device(c, r->device, NULL);
+    char slot_text[16];
+    snprintf(slot_text, sizeof slot_text, "%zu", slot);
+    if (shquote_append_raw(b, len, "(") < 0 || assign_int(b, len, "RANK", r->rank) < 0 ||
+        assign_int(b, len, "WORLD_SIZE", (long)world) < 0 ||
+        assign_int(b, len, "LOCAL_RANK", r->local_rank) < 0 ||
+        assign_int(b, len, "LOCAL_WORLD_SIZE", r->local_world) < 0 ||
+        assign(b, len, "MASTER_ADDR", addr) < 0 || assign_int(b, len, "MASTER_PORT", port) < 0 ||
+        assign(b, len, "TUNEDECK_MACHINE", c->machines[r->machine].name) < 0 ||
+        assign(b, len, "TUNEDECK_DEVICE", dev->id) < 0 ||
+        shquote_append_raw(b, len,
+                           "; export RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR "
+                           "MASTER_PORT TUNEDECK_MACHINE TUNEDECK_DEVICE; sh -c ") < 0 ||
+        shquote_append(b, len, command) < 0 ||
+        shquote_append_raw(b, len, " < \"$d/in\" & echo $! > \"$d/pid.") < 0 ||
+        shquote_append_raw(b, len, slot_text) < 0 ||
+        shquote_append_raw(b, len, "\"; wait $!; echo $? > \"$d/rc.") < 0 ||
+        shquote_append_raw(b, len, slot_text) < 0 || shquote_append_raw(b, len, "\") &\n") < 0)
+        return -1;
+    return 0;
+}
+
+/* `case $who in 0) what='rank 2 (h2 gpu0)';; ... esac` for the failure notice. */
+static int append_labels(char **b, size_t *len, const Schedule *s, const Rank *r, size_t n)
+{
+    if (shquote_append_raw(b, len, "what=rank\ncase $who in\n") < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        char label[256], slot[16];
+        snprintf(label, sizeof label, "rank %d (%s %s)", r[i].rank,
+                 s->cluster->machines[r[i].machine].name,
+                 cluster_device(s->cluster, r[i].device, NULL)->id);
+        snprintf(slot, sizeof slot, "%zu) what=", i);
+        if (shquote_append_raw(b, len, slot) < 0 || shquote_append(b, len, label) < 0 ||
+            shquote_append_raw(b, len, " ;;\n") < 0)
+            return -1;
+    }
+    return shquote_append_raw(b, len, "esac\n");
+}
+
+char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char *command,
+                     Error *err)
+{
+    Rank *ranks;
+    size_t world;
+    if (ranks_from_schedule(s, &ranks, &world, err) < 0)
+        return NULL;
+    const Cluster *c = s->cluster;
+    const char *addr = all_here ? "127.0.0.1" : c->machines[ranks[0].machine].host;
+    int port = rankfan_master_port(c, s->trial);
+    char *b = NULL;
+    size_t len = 0, here = 0;
+    Rank *mine = malloc(world * sizeof *mine);
+    if (!mine)
+        goto nomem;
+    for (size_t i = 0; i < world; i++)
+        if (all_here || ranks[i].machine == machine)
+            mine[here++] = ranks[i];
+    if (here == 0) {
+        error_set(err, "rank fan-out: machine '%s' has no rank in this schedule",
+                  machine < c->n_machines ? c->machines[machine].name : "?");
+        free(mine);
+        free(ranks);
+        return NULL;
+    }
+    char count[32];
+    snprintf(count, sizeof count, "%zu", here);
+    /* The schedule goes to a file every rank reads; TERM from the launcher's stop removes
+     * it on the way out (the ranks get the same TERM). */
+    if (shquote_append_raw(&b, &len,
+                           "d=$(mktemp -d \"${TMPDIR:-/tmp}/tunedeck-ranks.XXXXXX\") || exit 1\n"
+                           "trap 'rm -rf \"$d\"' EXIT\n"
+                           "trap 'rm -rf \"$d\"; exit 143' TERM INT HUP\n"
+                           "cat > \"$d/in\"\n") < 0)
+        goto nomem;
+    for (size_t i = 0; i < here; i++)
+        if (append_rank(&b, &len, s, &mine[i], world, i, addr, port, command) < 0)
+            goto nomem;
+    if (shquote_append_raw(&b, &len, "n=") < 0 || shquote_append_raw(&b, &len, count) < 0 ||
+        shquote_append_raw(&b, &len,
+                           "\nfail=\nwhile :; do\n"
+                           "    ended=0; i=0\n"
+                           "    while [ $i -lt $n ]; do\n"
+                           "        if [ -s \"$d/rc.$i\" ]; then\n"
+                           "            ended=$((ended + 1)); rc=$(cat \"$d/rc.$i\")\n"
+                           "            if [ \"$rc\" != 0 ] && [ -z \"$fail\" ]; then "
+                           "fail=$rc; who=$i; fi\n"
+                           "        fi\n"
+                           "        i=$((i + 1))\n"
+                           "    done\n"
+                           "    [ -n \"$fail\" ] && break\n"
+                           "    [ $ended -eq $n ] && exit 0\n"
+                           "    sleep 0.1\n"
+                           "done\n") < 0 ||
+        append_labels(&b, &len, s, mine, here) < 0 ||
+        shquote_append_raw(&b, &len,
+                           /* stdout: a log line of the trial, shown beside its output */
+                           "echo \"tunedeck: $what exited with status $fail; stopping the "
+                           "other ranks of this host\"\n"
+                           "trap '' TERM\n"
+                           "kill -TERM 0\n"
+                           "t=0\n"
+                           "while :; do\n"
+                           "    alive=0; i=0\n"
+                           "    while [ $i -lt $n ]; do\n"
+                           "        [ -s \"$d/pid.$i\" ] && kill -0 \"$(cat \"$d/pid.$i\")\" "
+                           "2>/dev/null && alive=1\n"
+                           "        i=$((i + 1))\n"
+                           "    done\n"
+                           "    [ $alive -eq 0 ] && break\n") < 0)
+        goto nomem;
+    char wait_line[128];
+    snprintf(wait_line, sizeof wait_line,
+             "    if [ $t -ge %d ]; then rm -rf \"$d\"; kill -KILL 0; fi\n", KILL_WAIT_TENTHS);
+    if (shquote_append_raw(&b, &len, wait_line) < 0 ||
+        shquote_append_raw(&b, &len, "    t=$((t + 1)); sleep 0.1\ndone\nexit \"$fail\"\n") < 0)
+        goto nomem;
+    free(mine);
+    free(ranks);
+    return b;
+nomem:
+    free(b);
+    free(mine);
+    free(ranks);
+    error_set(err, "rank fan-out: out of memory");
+    return NULL;
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# make install into a DESTDIR tree, then the installed programs run from a folder outside
+# the source tree and find their data, themes and examples under PREFIX/share/tunedeck:
+# --version, a tuning session, the scheduler on the installed catalogue, the console in
+# tmux, the man page through man's own search path (tests/integration/lib/installed.sh);
+# install-node installs only the worker; make uninstall removes every file.
+set -u
+bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
+build="${TUNEDECK_BUILD:-$(dirname "$bin")}"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+# make runs here on its own, not as part of an outer make's jobserver (make test).
+unset MAKEFLAGS MFLAGS MAKELEVEL
+fails=0
+fail() { echo "install: FAIL: $*"; fails=$((fails + 1)); }
+
+dest="$tmp/dest"
+make -s -C "$root" BUILD="$build" install DESTDIR="$dest" PREFIX=/usr >"$tmp/make.out" 2>&1 ||
+    fail "make install: $(tail -5 "$tmp/make.out")"
+for f in bin/tunedeck bin/tunedeck-worker bin/tunedeck-rexec bin/tunedeck-jobctl \
+    share/tunedeck/data/pollux-osdi21/traces share/tunedeck/themes/default.json \
+    share/tunedeck/examples/lab-cluster.json share/man/man1/tunedeck.1 \
+    share/man/man1/tunedeck-worker.1 share/bash-completion/completions/tunedeck \
+    share/zsh/vendor-completions/_tunedeck; do
+    [ -e "$dest/usr/$f" ] || fail "make install left out /usr/$f"
+done
+[ -x "$dest/usr/bin/tunedeck" ] || fail "the installed tunedeck is not executable"
+find "$dest" -perm -o+w ! -type l | grep -q . && fail "world-writable files installed"
+
+# The installed tree, run from elsewhere (shared with deb.sh).
+sh "$root/tests/integration/lib/installed.sh" "$dest/usr" || fails=$((fails + 1))
+
+# install-node: only what compute nodes run.
+make -s -C "$root" BUILD="$build" install-node DESTDIR="$tmp/node" PREFIX=/opt/td >"$tmp/make.out" 2>&1 ||
+    fail "make install-node: $(tail -5 "$tmp/make.out")"
+[ "$(cd "$tmp/node" && find . -type f | sort | tr '\n' ' ')" = "./opt/td/bin/tunedeck-worker " ] ||
+    fail "install-node installed: $(cd "$tmp/node" && find . -type f | tr '\n' ' ')"
+
+# uninstall leaves no file behind.
+make -s -C "$root" BUILD="$build" uninstall DESTDIR="$dest" PREFIX=/usr >"$tmp/make.out" 2>&1 ||
+    fail "make uninstall: $(tail -5 "$tmp/make.out")"
+left="$(find "$dest" ! -type d | head -5)"
+[ -z "$left" ] || fail "make uninstall left: $left"
+
+[ $fails -eq 0 ]

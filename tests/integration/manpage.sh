@@ -1,0 +1,66 @@
+#!/bin/sh
+# The man page (docs/man/tunedeck.1) renders with man-db without warnings and names every
+# option that any command's --help prints: adding an option without documenting it fails here.
+set -u
+bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
+build="${TUNEDECK_BUILD:-$(dirname "$bin")}"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+page="$root/docs/man/tunedeck.1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fails=0
+fail() { echo "manpage: FAIL: $*"; fails=$((fails + 1)); }
+
+# Renders: man-db's own path (man -l), no groff warnings, the sections a reader expects.
+MANWIDTH=80 man --warnings -l "$page" >"$tmp/page80.txt" 2>"$tmp/warn" || fail "man -l exited $?"
+[ -s "$tmp/warn" ] && fail "man -l warnings: $(head -3 "$tmp/warn")"
+for section in NAME SYNOPSIS DESCRIPTION COMMANDS FILES ENVIRONMENT "EXIT STATUS"; do
+    grep -q "^$section" "$tmp/page80.txt" || fail "no $section section"
+done
+
+# Every --help, as a command line per row (the helpers' too).
+cat >"$tmp/helps" <<HELPS
+$bin --help
+$bin tune --help
+$bin console --help
+$bin schedule --help
+$bin schedule --live --help
+$bin sessions --help
+$bin hosts --help
+$bin sim-trial --help
+$build/tunedeck-worker --help
+$build/tunedeck-rexec --help
+HELPS
+# Every command name main's --help lists must be in the helps above and in the page.
+"$bin" --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' >"$tmp/commands"
+[ -s "$tmp/commands" ] || fail "no command list in tunedeck --help"
+while read -r c; do
+    grep -q "^$bin $c --help" "$tmp/helps" || fail "command '$c' has no --help check here"
+done <"$tmp/commands"
+
+# The page as plain text, wide enough that no option is hyphenated across lines.
+MANWIDTH=400 man -l "$page" 2>/dev/null | col -b >"$tmp/page.txt"
+while read -r line; do
+    # shellcheck disable=SC2086 # a command line, split on purpose
+    $line >"$tmp/help.txt" 2>&1 || fail "'$line' exited $?"
+    grep -o -- '--[a-z][a-z0-9-]*' "$tmp/help.txt" | sort -u >>"$tmp/options"
+done <"$tmp/helps"
+sort -u "$tmp/options" -o "$tmp/options"
+[ "$(wc -l <"$tmp/options")" -ge 40 ] || fail "only $(wc -l <"$tmp/options") options found in the --help texts"
+
+missing() { # page.txt: prints the options it does not name
+    while read -r opt; do
+        grep -q -- "$opt\([^a-z0-9-]\|$\)" "$1" || echo "$opt"
+    done <"$tmp/options"
+}
+missing "$tmp/page.txt" >"$tmp/missing"
+[ -s "$tmp/missing" ] && fail "options in --help but not in tunedeck(1): $(tr '\n' ' ' <"$tmp/missing")"
+while read -r c; do
+    grep -q "tunedeck $c" "$tmp/page.txt" || fail "command '$c' not in tunedeck(1)"
+done <"$tmp/commands"
+
+# The check catches a page that lost an option (so it can fail).
+grep -v -- '--gpu-wait' "$tmp/page.txt" >"$tmp/doctored.txt"
+missing "$tmp/doctored.txt" | grep -qx -- '--gpu-wait' || fail "the check missed a removed option"
+
+[ $fails -eq 0 ]

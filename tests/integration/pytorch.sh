@@ -1,0 +1,215 @@
+#!/bin/sh
+# PyTorch end to end (examples/pytorch_ddp.py, tools/python/tunedeck_trial.py): uneven local
+# batches over 3 ranks give the single-process loss and weights to 1e-9; a 3-trial tuning
+# session over 2 loopback sshd hosts (tests/sshd-harness.sh) with one rank per device
+# (trial.ranks "per-device", env:// rendezvous); a rank that crashes fails the trial with
+# its own error text; a live schedule where the job grows from 1 to 2 ranks and shrinks
+# back, its loss going on from each checkpoint (--loss-progress). One thread per rank and a
+# tiny model keep it short on 2 cores. Every process started here is stopped by the trap:
+# sshd by pid, ranks and live jobs by the run's mark on their command lines.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+T="$(mktemp -d /tmp/tunedeck-pytorch.XXXXXX)"
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/sshd-harness.sh"
+mark="tdpt$$"
+stop_ranks() { # ranks carry --tag MARK, live jobs ckpt-MARK
+    for p in $(pgrep -f -- "$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+}
+cleanup() {
+    harness_stop_all
+    stop_ranks
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+unset SSH_AUTH_SOCK
+export TUNEDECK_STATE_DIR="$T/state" OMP_NUM_THREADS=1
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+
+# The Python that has torch: the one on PATH, else Debian's (the sshd hosts use /usr/bin).
+PY=python3
+python3 -c 'import torch' 2>/dev/null || PY=/usr/bin/python3
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+    echo "pytorch: torch is not importable (make deps installs python3-torch)"
+    exit 1
+fi
+ex="$root/examples/pytorch_ddp.py"
+helper="$root/tools/python/tunedeck_trial.py"
+
+echo "trial helper"
+cat > "$T/sched.json" <<'EOF'
+{"protocol": 1, "trial": 1, "iterations": 6, "warmup": 1,
+ "job": {"name": "mlp", "model_mb": 0.1, "batch": 32},
+ "machines": [
+  {"name": "h1", "worker": true, "ps": true,
+   "devices": [{"id": "cpu", "inputs": 5}, {"id": "gpu0", "inputs": 17}]},
+  {"name": "h2", "worker": true, "ps": false,
+   "devices": [{"id": "cpu", "inputs": 0}, {"id": "gpu0", "inputs": 10}]}]}
+EOF
+RANK=1 WORLD_SIZE=3 TUNEDECK_MACHINE=h1 TUNEDECK_DEVICE=gpu0 python3 "$helper" "$T/sched.json" \
+    > "$T/helper1.out" 2>&1
+RANK=1 WORLD_SIZE=4 python3 "$helper" "$T/sched.json" > "$T/helper2.out" 2>&1
+rc2=$?
+TUNEDECK_MACHINE=h2 python3 "$helper" < "$T/sched.json" > "$T/helper3.out" 2>&1
+if grep -qx "rank 1/3 machine 'h1' device 'gpu0' local batch 17 of 32, role worker" "$T/helper1.out" &&
+    [ "$rc2" -eq 1 ] &&
+    grep -qF '"message": "WORLD_SIZE=4 but the schedule has 3 ranks"' "$T/helper2.out" &&
+    grep -qx "rank 0/1 machine 'h2' device '' local batch 10 of 32, role worker" "$T/helper3.out"
+then pass "the helper knows each process's rank, device and local batch, and refuses a wrong world"
+else fail "trial helper"; cat "$T"/helper*.out; fi
+
+echo "gradient equivalence"
+"$PY" "$ex" --schedule "$T/sched.json" --report "$T/single.txt" --tag "$mark" > "$T/single.out" 2>&1
+port=$(( 21000 + $$ % 20000 ))
+for r in 0 1 2; do
+    case $r in 0) m=h1 d=cpu l=0 ;; 1) m=h1 d=gpu0 l=1 ;; 2) m=h2 d=gpu0 l=0 ;; esac
+    RANK=$r WORLD_SIZE=3 LOCAL_RANK=$l MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        TUNEDECK_MACHINE=$m TUNEDECK_DEVICE=$d \
+        "$PY" "$ex" --schedule "$T/sched.json" --report "$T/multi.txt" --tag "$mark" \
+        > "$T/rank$r.out" 2>&1 &
+done
+wait
+if "$PY" - "$T/single.txt" "$T/multi.txt" "$T/rank1.out" <<'EOF'
+import json, sys
+a = open(sys.argv[1]).read().split()
+b = open(sys.argv[2]).read().split()
+la, na, lb, nb = float(a[1]), float(a[3]), float(b[1]), float(b[3])
+assert abs(la - lb) <= 1e-9 * abs(la) and abs(na - nb) <= 1e-9 * abs(na), (a, b)
+# the rank reported its own device and local batch
+it = [json.loads(l) for l in open(sys.argv[3]) if l.startswith("{")]
+dev = it[0]["machines"][0]["devices"][0]
+assert it[0]["machines"][0]["name"] == "h1" and dev == dict(dev, id="gpu0", inputs=17), it[0]
+print("    loss %s vs %s, weight norm %s vs %s" % (a[1], b[1], a[3], b[3]))
+EOF
+then pass "3 ranks with local batches 5/17/10 train exactly as one process with 32"
+else fail "gradient equivalence"; for f in "$T"/single.out "$T"/rank*.out; do tail -5 "$f"; done; fi
+
+echo "tuning over sshd"
+harness_init "$T/h"
+for i in 1 2; do harness_start "$i"; done
+harness_inventory "$T/inv.json" 1 2
+# The rendezvous ports come from this run's sshd port, so suites side by side never meet.
+"$PY" - "$T/inv.json" "$H_PORT" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["trial"] = {"launch": "per-host", "ranks": "per-device",
+                "master_port": 1024 + (int(sys.argv[2]) + 200) % 60000}
+json.dump(inv, open(sys.argv[1], "w"))
+EOF
+cat > "$T/job.json" <<'EOF'
+{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1}
+EOF
+trial="OMP_NUM_THREADS=1 python3 $ex --tag $mark"
+# Millisecond iterations on a loaded machine are mostly noise: every trial runs to its end
+# here (--no-prune), because this checks the ranks, not the pruning (cli.sh, remote.sh do).
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial" --budget 3 \
+    --optimizer random --seed 5 --trial-timeout 120 --no-journal --no-prune --json > "$T/t1.json" 2> "$T/t1.err"
+sleep 0.3
+left=$(pgrep -f -- "--tag $mark" | wc -l)
+if "$PY" - "$T/t1.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3, r["trials"]
+for t in r["trials"]:
+    assert t["status"] == "ok" and t["time_s"] > 0, t
+    ranks = sum(1 for m in t["schedule"]["machines"] if m["worker"]
+                for d in m["devices"] if d["inputs"] > 0)
+    print("    trial %d: %d ranks, %.4f s per iteration" % (t["trial"], ranks, t["time_s"]))
+EOF
+then pass "3 trials of the PyTorch job, one rank per device over 2 sshd hosts"
+else fail "tuning over sshd"; tail -20 "$T/t1.err"; fi
+if [ "$left" -eq 0 ]; then pass "no rank left after the session"
+else fail "$left rank processes left"; fi
+
+echo "a crashing rank"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial --crash-rank 1" \
+    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
+    > "$T/t2.json" 2> "$T/t2.err"
+sleep 0.3
+left=$(pgrep -f -- "--tag $mark" | wc -l)
+if "$PY" - "$T/t2.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert "rank 1 on h" in t["reason"] and "crashing on purpose" in t["reason"], t["reason"]
+print("    " + t["reason"])
+EOF
+then pass "the trial fails with the rank's own error text"
+else fail "crashing rank"; tail -20 "$T/t2.err"; fi
+if [ "$left" -eq 0 ]; then pass "no rank left after the crash"
+else fail "$left rank processes left after the crash"; fi
+
+echo "live: grow and shrink"
+# Two hosts with one GPU each, the job started on every host of its placement (job_launch
+# per-host), its ranks meeting at {master_addr}:{master_port}. At 4x: q0 (the cheap
+# stand-in job) finishes at ~76 s, so p0 (the PyTorch job) grows from 1 rank to 2 on two
+# hosts at 90 s (22 s wall); q1 arrives at 150 s (37 s wall) and p0 shrinks back to 1.
+# --loss-progress fits p0's own loss curve.
+"$PY" - "$T/inv.json" "$T/live.json" "$ex" "$root/tests/fixtures/job.sh" "$mark" "$H_PORT" <<'EOF2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+ex, jobsh, mark, port = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
+inv["job_launch"] = "per-host"
+inv["job_master_port"] = 1024 + (port + 300) % 60000
+inv["job_command"] = (
+    'if [ "$TUNEDECK_JOB" = p0 ]; then OMP_NUM_THREADS=1 exec python3 %s --live '
+    '--master-addr {master_addr} --master-port {master_port} --node-rank {node_rank} '
+    '--resume {resume} --checkpoint ckpt-%s --batch 64 --step-sleep 0.02 --tag %s; '
+    'else exec sh %s {gpus} {hosts} {resume} ckpt-%s; fi' % (ex, mark, mark, jobsh, mark))
+json.dump(inv, open(sys.argv[2], "w"))
+EOF2
+printf 'name,time,application,num_replicas,batch_size\np0,0,cifar10,1,128\nq0,0,ncf,1,32768\nq1,150,cifar10,1,128\n' \
+    > "$T/live.csv"
+"$bin" schedule --live --cluster "$T/live.json" --workload "$T/live.csv" --policy doubling \
+    --interval 30 --time-scale 4 --duration 60 --status-every 0 --loss-progress \
+    --job-dir "$T/jobs" > "$T/live.out" 2> "$T/live.err"
+rc=$?
+sleep 0.3
+left=$(pgrep -f -- "$mark" | wc -l)
+if [ "$rc" -le 1 ] && "$PY" - "$T/live.out" <<'EOF2'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what):
+    m = re.search(pat, out, re.M)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+FRESH = 1.4116  # the example's loss after its first step from scratch
+first = float(need(r"p0: run 1 on h\d \(1 GPUs\) first step 1, loss ([\d.]+)", "p0 starts").group(1))
+assert abs(first - FRESH) < 1e-3, first
+need(r"decision t=90s: resize p0 1 -> 2 GPUs on h\d:1,h\d:1", "p0 grows onto both hosts")
+need(r"decision t=150s: resize p0 2 -> 1 GPUs", "p0 shrinks")
+stops = {int(m.group(1)): float(m.group(2)) for m in re.finditer(
+    r"p0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written \(loss ([\d.]+)\)", out)}
+runs = [(int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), float(m.group(5)))
+        for m in re.finditer(r"p0: run (\d+) on h\d \((\d) GPUs\) resumed at step (\d+) "
+                             r"\(checkpoint at step (\d+)\), loss ([\d.]+)", out)]
+gpus = [r[1] for r in runs]
+assert "2" in gpus and "1" in gpus[gpus.index("2") + 1:], runs
+for _, _, resumed, ck, loss in runs:
+    # each run starts one step after a checkpoint written by a stop, from its weights, not
+    # from scratch
+    assert resumed == ck + 1 and ck in stops, (resumed, ck, stops)
+    assert abs(loss - FRESH) > 1e-3 and abs(loss - stops[ck]) < 0.35, (loss, stops[ck])
+two = runs[gpus.index("2")]
+one = runs[gpus.index("1", gpus.index("2") + 1)]
+curve = need(r"p0: loss curve .* from (\d+) points: (\d+)% done", "p0's loss curve")
+assert not re.search(r"q0: loss curve", out), "a flat loss gave a curve"
+print("    p0: 2 GPUs from step %d, 1 GPU from %d; loss %.3f at step 1, %.3f at %d; curve: %s%% "
+      "done" % (two[2], one[2], first, one[4], one[2], curve.group(2)))
+EOF2
+then pass "the PyTorch job grows to 2 ranks on 2 hosts and shrinks back, its loss going on from each checkpoint"
+else fail "live grow/shrink (exit $rc)"; tail -40 "$T/live.out"; tail -10 "$T/live.err"; fi
+if [ "$left" -eq 0 ]; then pass "no job process left after the live run"
+else fail "$left job processes left after the live run"; fi
+
+if [ "$fails" -ne 0 ]; then
+    echo "pytorch: $fails failed"
+    exit 1
+fi
+echo "pytorch: all passed"

@@ -1,0 +1,381 @@
+#!/bin/sh
+# Trust that no configuration can weaken (issue 11), against real OpenSSH sshd instances
+# (tests/sshd-harness.sh): StrictHostKeyChecking / UserKnownHostsFile lines in an ssh config
+# never make an unknown or changed key pass; @revoked keys are refused even with
+# --accept-new-host-keys; the inventory's port, user and known_hosts win over the config;
+# ProxyCommand / ProxyJump are refused clearly; every host-key message names the known_hosts
+# file used. Every sshd started here is stopped by the trap.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+rexec="$build/tunedeck-rexec"
+T="$(mktemp -d /tmp/tunedeck-trust.XXXXXX)"
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/sshd-harness.sh"
+cleanup() {
+    tmux -L "tunedeck-trust-$$" kill-server 2>/dev/null
+    harness_stop_all
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+unset SSH_AUTH_SOCK
+export TUNEDECK_STATE_DIR="$T/state"
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+check() { # check NAME COMMAND...: passes when the command succeeds
+    name="$1"; shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+harness_init "$T/h"
+for i in 1 2 3; do harness_start "$i"; done
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2 3
+kh="$T/h/known_hosts"
+cp "$kh" "$T/kh.all"
+# h1 unknown, h2 changed (another key on its line), h3 known.
+ssh-keygen -q -t ed25519 -N '' -f "$T/other"
+other="$(cut -d' ' -f1,2 "$T/other.pub")"
+write_kh() {
+    grep -v '127.0.0.11\|127.0.0.12' "$T/kh.all" > "$kh"
+    echo "[127.0.0.12]:$H_PORT $other" >> "$kh"
+}
+write_kh
+run() { # run CONFIG-TEXT OUT [rexec args...]
+    printf '%b' "$1" > "$T/cfg"; out="$2"; shift 2
+    TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" "$@" -- true > "$out" 2>&1
+}
+
+echo "ssh config cannot switch host-key checking off"
+n=0
+for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
+    "UserKnownHostsFile /dev/null" "StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null"; do
+    n=$((n + 1))
+    write_kh
+    before="$(md5sum < "$kh")"
+    run "Host *\n  $line\n" "$T/c$n"
+    check "'$line': the unknown key is refused and nothing is written" sh -c \
+        "grep -q 'h1 ssh-failed: .*unknown host key .*not in $kh' '$T/c$n' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+    check "'$line': the changed key is refused, naming $kh" \
+        grep -q "h2 ssh-failed: .*host key for 127.0.0.12 changed .*remove its old line from $kh" "$T/c$n"
+    check "'$line': the known key still works" grep -q 'h3 exit 0' "$T/c$n"
+done
+
+echo "tune --launcher per-host runs nothing on an unchecked host"
+printf 'Host *\n  StrictHostKeyChecking no\n' > "$T/cfg"
+cat > "$T/job.json" <<'JOB'
+{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}
+JOB
+write_kh
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 60 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
+    --launcher per-host --trial-cmd "python3 $root/tests/fixtures/trial.py" --budget 1 \
+    --optimizer random --json > "$T/tune.json" 2> "$T/tune.err"
+check "tune runs no trial on hosts whose keys were not checked" python3 -c "
+import json
+t = json.load(open('$T/tune.json'))['trials']
+assert t and all(x['status'] != 'ok' for x in t), t
+assert all('host key' in x['reason'] for x in t), t"
+
+echo "@revoked"
+h3key="$(cut -d' ' -f2 "$T/h/host3.pub")"
+write_kh
+echo "@revoked * ssh-ed25519 $h3key" >> "$kh"
+run "" "$T/r1" --only h3
+check "a revoked key is refused even though it is listed for the host" \
+    grep -q "h3 ssh-failed: .*host key for 127.0.0.13 (SHA256:.*) is marked @revoked in $kh: refused" "$T/r1"
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+echo "@revoked 127.0.0.13 ssh-ed25519 $h3key" >> "$kh"
+before="$(md5sum < "$kh")"
+run "" "$T/r2" --only h3 --accept-new-host-keys
+check "a revoked key is refused with --accept-new-host-keys, nothing written" sh -c \
+    "grep -q 'h3 ssh-failed: .*@revoked' '$T/r2' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+fp3="$(ssh-keygen -lf "$T/h/host3.pub" | cut -d' ' -f2)"
+run "" "$T/r3" --only h3 --accept-fingerprint "$fp3"
+check "a revoked key is refused even when its fingerprint is accepted" sh -c \
+    "grep -q 'h3 ssh-failed: .*@revoked' '$T/r3' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+"$bin" hosts --cluster "$T/inv.json" --json > "$T/r4.json" 2>/dev/null
+check "hosts reports the key status 'revoked'" python3 -c "
+import json, sys
+h = {x['name']: x for x in json.load(open('$T/r4.json'))['hosts']}
+assert h['h3']['host_key'] == 'revoked', h['h3']"
+
+echo "the inventory wins over the ssh config"
+cp "$T/kh.all" "$kh"
+run "Host 127.0.0.*\n  Port 1\n  User nobody-here\n  UserKnownHostsFile $T/other.pub\n  IdentityFile $T/other\n" "$T/i1"
+check "inventory port, user, known_hosts and identity override Port, User, UserKnownHostsFile, IdentityFile" \
+    sh -c "[ \$(grep -c 'exit 0' '$T/i1') -eq 3 ]"
+python3 - "$T/inv.json" "$T/inv-bare.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["port"], inv["ssh"]["user"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+printf 'Host 127.0.0.*\n  Port %s\n  User root\n' "$H_PORT" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-bare.json" -- true > "$T/i2" 2>&1
+check "what the inventory leaves unset still comes from the config" \
+    sh -c "[ \$(grep -c 'exit 0' '$T/i2') -eq 3 ]"
+
+echo "proxies are refused, never silently bypassed"
+run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1
+check "ProxyCommand is refused clearly" \
+    grep -q 'h1 ssh-failed: .*the ssh configuration gives 127.0.0.11 a ProxyCommand or ProxyJump' "$T/p1"
+run "Host 127.0.0.11\n  ProxyJump 127.0.0.12:$H_PORT\n" "$T/p2" --only h1
+check "ProxyJump is refused clearly" \
+    grep -q 'h1 ssh-failed: .*the ssh configuration gives 127.0.0.11 a ProxyCommand or ProxyJump' "$T/p2"
+
+echo "nothing from outside drives the terminal"
+# raw_controls FILE: fails when FILE holds a byte that drives a terminal (C0 other than \n,
+# DEL, a C1 control, invalid UTF-8).
+raw_controls() {
+    python3 - "$1" <<'PY2'
+import re, sys
+b = open(sys.argv[1], "rb").read()
+t = b.decode("utf-8")  # raises on invalid UTF-8
+bad = re.findall("[\x00-\x09\x0b-\x1f\x7f\x80-\x9f]", t)
+sys.exit(1 if bad else 0)
+PY2
+}
+fport=$((H_PORT + 1))
+python3 "$root/tests/fixtures/ssh_disconnect.py" 127.0.0.30 "$fport" &
+FAKE_PID=$!
+HARNESS_PIDS="$HARNESS_PIDS $FAKE_PID" # stopped with the sshds
+python3 - "$T/inv.json" "$T/inv-fake.json" "$fport" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["port"] = int(sys.argv[3])
+inv["machines"] = [{"name": "f1", "host": "127.0.0.30", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+n=0
+while [ $n -lt 50 ] && ! bash -c "exec 3<>/dev/tcp/127.0.0.30/$fport" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+for try in 1 2 3; do
+    timeout 20 "$rexec" --cluster "$T/inv-fake.json" -- true > "$T/s1" 2>&1
+    grep -q 'DISCONNECT' "$T/s1" && break
+done
+check "rexec shows a host's disconnect message with its controls made visible" sh -c \
+    "grep -qF 'DISCONNECT: 11:bye^[]0;owned^G^[[2J^Mok \\x9B31m <U+009B>31m end' '$T/s1'"
+check "rexec prints no raw control byte of it" raw_controls "$T/s1"
+for try in 1 2 3; do
+    timeout 20 "$bin" hosts --cluster "$T/inv-fake.json" > "$T/s2" 2>&1
+    grep -q 'DISCONNECT' "$T/s2" && break
+done
+check "the hosts table shows it made visible" grep -qF 'bye^[]0;owned^G^[[2J^Mok' "$T/s2"
+check "the hosts table prints no raw control byte" raw_controls "$T/s2"
+timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- \
+    sh -c 'printf "a\033[2Jb\rc\302\233d\377\n"; printf "e\033]0;t\007\n" >&2' > "$T/s3" 2>&1
+check "remote stdout and stderr reach rexec's terminal made visible" sh -c \
+    "grep -qF 'h3 out: a^[[2Jb^Mc<U+009B>d\\xFF' '$T/s3' && grep -qF 'h3 err: e^[]0;t^G' '$T/s3'"
+check "rexec prints no raw control byte of remote output" raw_controls "$T/s3"
+
+mkdir -p "$T/local"
+cat > "$T/local/cluster.json" <<'JSON'
+{"name":"c\u001b]0;owned\u0007x","machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},
+ "machines":[{"name":"n[1-2]","host":"localhost","type":"t"}],"trial":{"launch":"local","command":"sh TRIAL"}}
+JSON
+sed -i "s|TRIAL|$T/local/bad.sh|" "$T/local/cluster.json"
+# The error puts the cursor back at the row's start and writes a fake "ok" row over it.
+cat > "$T/local/bad.sh" <<'SH'
+cat >/dev/null
+printf '%s\n' '{"event":"error","message":"boom\r\u001b[2K    1  ok        1.000 \u009b31m"}'
+exit 1
+SH
+"$bin" tune --cluster "$T/local/cluster.json" --job "$T/job.json" --optimizer random --budget 1 \
+    > "$T/s4" 2>&1
+check "tune's table shows a trial's error made visible" grep -qF 'error event: boom^M^[[2K    1  ok' "$T/s4"
+check "tune prints no raw control byte of it" raw_controls "$T/s4"
+"$bin" sessions > "$T/s5" 2>&1
+check "sessions shows a journal's strings made visible" grep -qF 'c^[]0;owned^Gx' "$T/s5"
+check "sessions prints no raw control byte" raw_controls "$T/s5"
+"$bin" tune --sim "$(printf 'A\033[2J\r:googlenet')" > "$T/s6" 2>&1
+check "an error that echoes input shows it made visible" grep -qF 'A^[[2J^M:googlenet' "$T/s6"
+check "the error prints no raw control byte" raw_controls "$T/s6"
+
+# The console, in tmux: the failed trial's row stays a failed trial's row.
+sock="tunedeck-trust-$$"
+X() { tmux -L "$sock" -f /dev/null "$@"; }
+X new-session -d -s c -x 140 -y 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/local/cluster.json --job $T/job.json --optimizer random --budget 2; sleep 30"
+n=0
+while [ $n -lt 200 ]; do
+    X capture-pane -p -t c > "$T/screen"
+    grep -q 'error event: boom' "$T/screen" && break
+    sleep 0.05; n=$((n + 1))
+done
+check "the console shows the trial's error made visible" grep -qF 'failed' "$T/screen"
+check "the console's trial row is not rewritten as ok" sh -c \
+    "grep -qF 'error event: boom^M^[[2K    1  ok' '$T/screen' && ! grep -qE '^.    1  ok ' '$T/screen'"
+check "the console's title shows the cluster name made visible" grep -qF 'c^[]0;owned^Gx' "$T/screen"
+X kill-server 2>/dev/null
+
+echo "memory follows the schedule, not what a trial claims"
+cat > "$T/big.json" <<'JSON'
+{"name":"big","machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},
+ "machines":[{"name":"n[1-200]","host":"localhost","type":"t"}],"trial":{"launch":"local"}}
+JSON
+cat > "$T/many.sh" <<'SH'
+cat >/dev/null
+awk 'BEGIN { for (i = 1; i <= 1000000; i++) printf "{\"event\":\"iteration\",\"iter\":%d,\"time_s\":1}\n", i; print "{\"event\":\"done\",\"time_s\":1}" }'
+SH
+# On a 200-machine inventory, 1M distinct iterations once took ~3.4 GB (30k: 102 MB).
+rss="$(python3 - "$bin" "$T" <<'PY2'
+import resource, subprocess, sys
+b, t = sys.argv[1], sys.argv[2]
+subprocess.run([b, "tune", "--cluster", t + "/big.json", "--job", t + "/job.json", "--trial-cmd",
+                "sh " + t + "/many.sh", "--optimizer", "random", "--budget", "1", "--json"],
+               stdout=open(t + "/many.json", "w"), stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+PY2
+)"
+echo "  (1M distinct iterations on 200 machines: max RSS $rss MiB)"
+check "a trial sending 1M distinct iterations stays under 40 MiB" [ "$rss" -lt 40 ]
+
+echo "live mode cannot be made to run a name"
+live_inv() { # live_inv OUT JOB_COMMAND [MACHINE_NAME]
+    python3 - "$T/inv.json" "$1" "$2" "${3:-h1}" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = sys.argv[3]
+inv["machines"][0]["name"] = sys.argv[4]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+}
+live_inv "$T/q1.json" "run --hosts '{hosts}' --checkpoint c"
+timeout 20 "$bin" schedule --live --cluster "$T/q1.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/q1" 2>&1
+check "a placeholder inside quotes is refused at load, saying why" grep -q \
+    "q1.json: field 'job_command': placeholder '{hosts}' inside single quotes: tunedeck quotes every value itself" "$T/q1"
+live_inv "$T/q2.json" "run {gpu} --checkpoint c"
+timeout 20 "$bin" hosts --cluster "$T/q2.json" > "$T/q2" 2>&1
+check "an unknown placeholder is refused at load, by any command" grep -q \
+    "q2.json: field 'job_command': unknown placeholder '{gpu}'" "$T/q2"
+live_inv "$T/q3.json" "run {gpus} --checkpoint c" 'h1;touch pwned'
+timeout 20 "$bin" hosts --cluster "$T/q3.json" > "$T/q3" 2>&1
+check "a machine name with shell syntax is refused even when host is set" grep -q \
+    "machine 'h1;touch pwned': unexpected character ';'" "$T/q3"
+{ head -1 "$root/tests/fixtures/schedlive-workload.csv"
+  sed -n 2p "$root/tests/fixtures/schedlive-workload.csv"
+  sed -n 2p "$root/tests/fixtures/schedlive-workload.csv"; } > "$T/dup.csv"
+live_inv "$T/q4.json" "run {gpus} --checkpoint c"
+timeout 20 "$bin" schedule --live --cluster "$T/q4.json" --workload "$T/dup.csv" > "$T/q4" 2>&1
+check "a job name given twice in a workload is refused, naming the file" grep -q \
+    "dup.csv:3: field 'name': job '.*' appears twice (first at line 2)" "$T/q4"
+
+echo "smaller defects"
+python3 - "$T/inv.json" "$T/inv40.json" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machines"] = [{"name": "m[1-40]", "host": "127.0.0.11", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+cp "$T/kh.all" "$kh"
+sh -c "ulimit -n 16; exec timeout 20 '$rexec' --cluster '$T/inv40.json' -- true" > "$T/fd" 2>&1
+check "running out of descriptors names EMFILE and the limit, not 'no usable address'" sh -c \
+    "grep -q 'cannot open a socket: Too many open files (this process may open 16 files; raise it with ulimit -n)' '$T/fd' && ! grep -q 'no usable address' '$T/fd'"
+
+cat > "$T/local/stray.sh" <<SH
+cat >/dev/null
+sleep 300 &
+echo \$! > "$T/local/stray.pid"
+echo '{"event":"done","time_s":1.5}'
+sleep 0.3 # the done line is read before the exit: only the exit itself can end the trial
+SH
+start=$(date +%s)
+"$bin" tune --cluster "$T/local/cluster.json" --job "$T/job.json" --trial-cmd "sh $T/local/stray.sh" \
+    --optimizer random --budget 1 --trial-timeout 20 --json --no-journal > "$T/stray.json" 2>/dev/null
+took=$(( $(date +%s) - start ))
+check "a trial that said done and exited counts as finished though a stray holds its output ($took s)" \
+    python3 -c "
+import json
+t = json.load(open('$T/stray.json'))['trials'][0]
+assert t['status'] == 'ok' and t['time_s'] == 1.5, t
+assert $took < 10, $took"
+# stopped: gone, or a zombie waiting for a reaper (a container's init may not reap)
+check "the stray in its group is stopped" sh -c \
+    "s=\$(ps -o stat= -p \$(cat '$T/local/stray.pid')); [ -z \"\$s\" ] || [ \"\${s#Z}\" != \"\$s\" ]"
+# The same over SSH (per-host): sshd keeps the channel open while the stray holds it.
+cat > "$T/stray-remote.sh" <<SH
+cat >/dev/null
+sleep 300 &
+echo \$! >> "$T/stray-remote.pids"
+echo '{"event":"done","time_s":1.5}'
+SH
+cp "$T/kh.all" "$kh"
+start=$(date +%s)
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "sh $T/stray-remote.sh" --optimizer random --budget 1 --trial-timeout 30 --json \
+    --no-journal > "$T/stray2.json" 2>"$T/stray2.err"
+took=$(( $(date +%s) - start ))
+check "per-host: a trial that said done and exited counts as finished though strays hold its output ($took s)" \
+    python3 -c "
+import json
+t = json.load(open('$T/stray2.json'))['trials'][0]
+assert t['status'] == 'ok' and t['time_s'] == 1.5, t
+assert $took < 15, $took"
+alive=0
+for p in $(cat "$T/stray-remote.pids" 2>/dev/null); do
+    s=$(ps -o stat= -p "$p"); [ -n "$s" ] && [ "${s#Z}" = "$s" ] && alive=$((alive + 1))
+done
+check "per-host: the strays' groups are stopped" [ "$alive" -eq 0 ]
+
+"$bin" tune --sim A:googlenet --optimizer random --budget 1 --json > "$T/sv.json" 2>/dev/null
+sid="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/sv.json")"
+sf="$TUNEDECK_STATE_DIR/sessions/$sid.jsonl"
+grep '"event":"finished"' "$sf" | head -1 > "$T/fin"
+python3 - "$T/fin" >> "$sf" <<'PY2'
+import json, sys
+f = json.loads(open(sys.argv[1]).read())
+print(json.dumps(f))                                   # trial 1 finished twice
+g = dict(f, trial=99); print(json.dumps(g))            # never suggested
+h = dict(f, trial=1, status="bogus"); print(json.dumps(h))
+print(json.dumps(dict(f, trial="x")))                  # not a trial number
+PY2
+"$bin" sessions --json > "$T/sv2.json"
+check "sessions counts no invalid line as a trial, and counts it as a problem" python3 -c "
+import json
+s = [x for x in json.load(open('$T/sv2.json')) if x['id'] == '$sid'][0]
+assert s['trials'] == 1 and s['ok'] <= 1 and s['problems'] == 4, s"
+
+echo "resume trusts only the operator's own journals"
+cat > "$T/local/mark.sh" <<SH
+cat >/dev/null
+echo run >> "$T/local/runs"
+echo '{"event":"done","time_s":1}'
+SH
+sed "s|$T/local/bad.sh|$T/local/mark.sh|" "$T/local/cluster.json" > "$T/local/mark.json"
+"$bin" tune --cluster "$T/local/mark.json" --job "$T/job.json" --optimizer random --budget 1 \
+    --json > "$T/j0.json" 2>/dev/null
+jid="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/j0.json")"
+jf="$TUNEDECK_STATE_DIR/sessions/$jid.jsonl"
+runs_before="$(wc -l < "$T/local/runs")"
+chmod 620 "$jf"
+"$bin" tune --resume "$jid" --budget 3 > "$T/j1" 2>&1
+check "a group-writable journal is not resumed, and says why" \
+    grep -q "journal: file $jf is writable by its group (mode 620): refused" "$T/j1"
+chmod 602 "$jf"
+"$bin" tune --resume "$jid" --budget 3 > "$T/j2" 2>&1
+check "a world-writable journal is not resumed" grep -q "is writable by others (mode 602): refused" "$T/j2"
+chmod 600 "$jf"
+chmod 770 "$TUNEDECK_STATE_DIR/sessions"
+"$bin" tune --resume "$jid" --budget 3 > "$T/j3" 2>&1
+check "a journal in a group-writable state folder is not resumed" \
+    grep -q "journal: state folder $TUNEDECK_STATE_DIR/sessions is writable by its group" "$T/j3"
+chmod 700 "$TUNEDECK_STATE_DIR/sessions"
+if [ "$(id -u)" = 0 ]; then
+    chown nobody "$jf"
+    "$bin" tune --resume "$jid" --budget 3 > "$T/j4" 2>&1
+    check "a journal that belongs to another user is not resumed" \
+        grep -q "journal: file $jf belongs to uid $(id -u nobody), not to you" "$T/j4"
+    chown 0 "$jf"
+fi
+check "no refused journal ran its trial command" [ "$(wc -l < "$T/local/runs")" = "$runs_before" ]
+"$bin" tune --resume "$jid" --budget 2 > "$T/j5" 2>&1
+check "the operator's own private journal resumes and runs" \
+    [ "$(wc -l < "$T/local/runs")" -gt "$runs_before" ]
+
+if [ "$fails" -ne 0 ]; then
+    echo "trust.sh: $fails FAILED"
+    exit 1
+fi
+echo "trust.sh: ok"

@@ -1,0 +1,228 @@
+/* The rank fan-out script run by a real /bin/sh in a process group of its own: each rank
+ * gets the torch.distributed variables and the schedule; a failing rank stops the others of
+ * its host and its status is the script's. Then the local launcher with per-device ranks. */
+#include <criterion/criterion.h>
+#include <cJSON.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/base/readall.h"
+#include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
+
+static Cluster *c;
+static Schedule *s;
+static char dir[] = "/tmp/tunedeck-rankfan.XXXXXX";
+
+static void setup(void)
+{
+    const char *inv =
+        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"cpu\", \"kind\": \"cpu\"}, {\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m[0-1]\", \"host\": \"10.0.0.[1-2]\", \"type\": \"t\"}],"
+        "\"trial\": {\"ranks\": \"per-device\", \"master_port\": 31000}}";
+    cJSON *root = cJSON_Parse(inv);
+    Error err;
+    c = cluster_from_json(root, "inv", &err);
+    cJSON_Delete(root);
+    cr_assert_not_null(c, "%s", err.msg);
+    JobSpec job = {0};
+    snprintf(job.name, sizeof job.name, "j");
+    job.batch = 10;
+    job.model_mb = 1;
+    job.iterations = 2;
+    s = schedule_new(c, &job);
+    s->trial = 107;
+    s->worker[0] = s->ps[0] = s->worker[1] = 1;
+    s->inputs[0] = 3; /* m0 cpu */
+    s->inputs[1] = 5; /* m0 gpu0 */
+    s->inputs[3] = 2; /* m1 gpu0 */
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+    schedule_free(s);
+    cluster_free(c);
+}
+
+TestSuite(rankfan, .init = setup, .fini = teardown, .timeout = 30);
+
+/* Runs the script as the launchers do (a process group of its own, the schedule on stdin);
+ * returns its wait status, its stdout in *out (caller frees). */
+static int run_script(const char *script, const char *input, char **out)
+{
+    char in_path[128], out_path[128];
+    snprintf(in_path, sizeof in_path, "%s/stdin", dir);
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    FILE *f = fopen(in_path, "w");
+    cr_assert_not_null(f);
+    fputs(input, f);
+    fclose(f);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        int in = open(in_path, O_RDONLY), o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(in, 0);
+        dup2(o, 1);
+        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    size_t len;
+    Error err;
+    *out = readall_file(out_path, 1 << 20, &len, &err);
+    cr_assert_not_null(*out, "%s", err.msg);
+    return status;
+}
+
+Test(rankfan, each_rank_gets_its_variables_and_the_schedule)
+{
+    Error err;
+    char *script = rankfan_script(
+        s, 0, 0,
+        "read -r line; echo \"$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE "
+        "$MASTER_ADDR:$MASTER_PORT $TUNEDECK_MACHINE $TUNEDECK_DEVICE $line\"",
+        &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out;
+    int st = run_script(script, "{\"it's\": 1}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
+    cr_assert(strstr(out, "0/3 local 0/2 10.0.0.1:31007 m0 cpu {\"it's\": 1}\n"), "%s", out);
+    cr_assert(strstr(out, "1/3 local 1/2 10.0.0.1:31007 m0 gpu0 {\"it's\": 1}\n"), "%s", out);
+    cr_assert(!strstr(out, "2/3"), "m1's rank runs on m1 only: %s", out);
+    free(out);
+    free(script);
+}
+
+Test(rankfan, the_other_host_gets_its_own_rank_and_the_same_master)
+{
+    Error err;
+    char *script = rankfan_script(s, 1, 0, "echo \"$RANK $MASTER_ADDR $TUNEDECK_MACHINE\"", &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out;
+    int st = run_script(script, "{}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    cr_assert_str_eq(out, "2 10.0.0.1 m1\n");
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_failing_rank_stops_the_others_and_its_status_is_the_hosts)
+{
+    Error err;
+    char cmd[512];
+    /* rank 0 would sleep for a minute; rank 1 fails after rank 0 has started its sleep */
+    snprintf(cmd, sizeof cmd,
+             "if [ \"$RANK\" = 1 ]; then while [ ! -s %s/sleeper ]; do sleep 0.05; done; "
+             "exit 3; fi; sleep 60 & echo $! > %s/sleeper; wait",
+             dir, dir);
+    char *script = rankfan_script(s, 0, 0, cmd, &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out;
+    int st = run_script(script, "{}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
+    cr_assert(strstr(out, "tunedeck: rank 1 (m0 gpu0) exited with status 3"), "%s", out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/sleeper", dir);
+    size_t len;
+    char *pid_text = readall_file(path, 64, &len, &err);
+    cr_assert_not_null(pid_text, "%s", err.msg);
+    pid_t sleeper = (pid_t)atol(pid_text);
+    cr_assert(sleeper > 1);
+    /* gone, not merely signalled: its parent (rank 0's shell) is gone and init reaped it, or
+     * at worst a zombie, which kill(0) still finds; a live sleeper would hold its state 'S' */
+    char stat_path[64], state = 'X';
+    snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", (int)sleeper);
+    FILE *f = fopen(stat_path, "r");
+    if (f) {
+        cr_assert_eq(fscanf(f, "%*d (%*[^)]) %c", &state), 1);
+        fclose(f);
+    }
+    cr_assert(state == 'X' || state == 'Z', "the other rank's sleep is still running (%c)", state);
+    free(pid_text);
+    free(out);
+    free(script);
+}
+
+Test(rankfan, all_here_runs_every_rank_with_a_loopback_master)
+{
+    Error err;
+    char *script = rankfan_script(s, 0, 1, "echo \"$RANK $MASTER_ADDR\"", &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out;
+    int st = run_script(script, "{}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    cr_assert(strstr(out, "0 127.0.0.1\n") && strstr(out, "1 127.0.0.1\n") &&
+                  strstr(out, "2 127.0.0.1\n"),
+              "%s", out);
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_machine_without_ranks_is_refused)
+{
+    s->inputs[3] = 0;
+    s->inputs[1] = 7;
+    Error err;
+    cr_assert_null(rankfan_script(s, 1, 0, "true", &err));
+    cr_assert(strstr(err.msg, "machine 'm1' has no rank"), "%s", err.msg);
+}
+
+Test(rankfan, the_master_port_moves_with_the_trial)
+{
+    cr_assert_eq(rankfan_master_port(c, 0), 31000);
+    cr_assert_eq(rankfan_master_port(c, 199), 31099);
+    c->trial.master_port = 0;
+    cr_assert_eq(rankfan_master_port(c, 3), 29503);
+}
+
+/* The local launcher with per-device ranks: every rank of the schedule runs here and
+ * reports its own device; the machine's time is its slowest rank's. */
+Test(rankfan, the_local_launcher_runs_one_process_per_rank)
+{
+    s->job.iterations = 1;
+    s->job.warmup = 0;
+    /* each rank: its device takes 0.1 s per rank number + 0.1 */
+    const char *cmd =
+        "t=$(( RANK + 1 )); echo \"{\\\"event\\\": \\\"iteration\\\", \\\"iter\\\": 1, "
+        "\\\"time_s\\\": 0.$t, \\\"machines\\\": [{\\\"name\\\": \\\"$TUNEDECK_MACHINE\\\", "
+        "\\\"compute_s\\\": 0.$t, \\\"devices\\\": [{\\\"id\\\": \\\"$TUNEDECK_DEVICE\\\", "
+        "\\\"time_s\\\": 0.$t}]}]}\"";
+    LaunchConfig cfg = {.command = cmd, .timeout_s = 20};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("local"), &cfg, s, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->device_time_s[0], 0.1, 1e-9); /* rank 0: m0 cpu */
+    cr_assert_float_eq(o->device_time_s[1], 0.2, 1e-9); /* rank 1: m0 gpu0 */
+    cr_assert_float_eq(o->device_time_s[3], 0.3, 1e-9); /* rank 2: m1 gpu0 */
+    cr_assert_float_eq(o->machine_time_s[0], 0.2, 1e-9, "m0: its slowest rank");
+    cr_assert_float_eq(o->time_s, 0.3, 1e-9);
+    observation_free(o);
+}
+
+Test(rankfan, a_failing_rank_fails_the_local_trial_with_its_error)
+{
+    const char *cmd = "if [ \"$RANK\" = 2 ]; then echo '{\"event\": \"error\", \"message\": "
+                      "\"rank 2 out of memory\"}'; exit 4; fi; sleep 30";
+    LaunchConfig cfg = {.command = cmd, .timeout_s = 20};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("local"), &cfg, s, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "status 4") && strstr(o->reason, "rank 2 out of memory"), "%s",
+              o->reason);
+    observation_free(o);
+}

@@ -1,0 +1,68 @@
+/* The shared unit-test fixtures: simulator, simulated trial, fixture files, catalogue. */
+#include "tests/support/fixtures.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines)
+{
+    Cluster *c = cluster_new(name);
+    cr_assert_not_null(c);
+    Error e = {0};
+    long t = cluster_add_type(c, type, &e);
+    cr_assert(t >= 0, "%s", e.msg);
+    for (size_t i = 0; i < n_machines; i++) {
+        char machine[96];
+        snprintf(machine, sizeof machine, "%s-%zu", type->name, i);
+        cr_assert_eq(cluster_add_machine(c, machine, NULL, (size_t)t, &e), 0, "%s", e.msg);
+    }
+    cluster_finish(c);
+    return c;
+}
+
+SimCluster *fixture_sim(const char *spec)
+{
+    Error e = {0};
+    SimCluster *sim = simcluster_new(spec, &e);
+    cr_assert_not_null(sim, "%s: %s", spec, e.msg);
+    return sim;
+}
+
+static void to_accumulator(void *acc, const TrialEvent *ev)
+{
+    Error e = {0};
+    cr_assert_eq(trial_accumulator_add(acc, ev, &e), 0, "%s", e.msg);
+}
+
+Observation *fixture_sim_trial(const SimCluster *sim, Schedule *s, int trial, uint64_t seed)
+{
+    s->trial = trial;
+    TrialAccumulator *acc = trial_accumulator_new(s);
+    cr_assert_not_null(acc);
+    simcluster_run(sim, s, seed, to_accumulator, acc);
+    Observation *o = trial_accumulator_finish(acc);
+    trial_accumulator_free(acc);
+    cr_assert_not_null(o);
+    return o;
+}
+
+const char *fixture_text(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s", TUNEDECK_SOURCE_DIR, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+Catalogue *fixture_catalogue(void)
+{
+    Error e = {0};
+    Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
+    cr_assert_not_null(cat, "%s", e.msg);
+    return cat;
+}

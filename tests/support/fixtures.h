@@ -1,0 +1,43 @@
+/* Fixtures the unit tests share: a simulated cluster, one simulated trial through the same
+ * accumulator a real trial uses, a fixture file's text, the built-in job catalogue. Each
+ * helper fails the calling test (Criterion assertions) instead of returning an error. */
+#ifndef TUNEDECK_TEST_FIXTURES_H
+#define TUNEDECK_TEST_FIXTURES_H
+
+#include <stdint.h>
+
+#include "core/model/observation.h"
+#include "core/sched/catalogue.h"
+#include "core/sim/simcluster.h"
+
+/* A cluster named `name` of n_machines machines "TYPE-0", "TYPE-1", ... of one machine type
+ * (copied with its devices), finished and asserted; the caller frees it. */
+Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines);
+
+/* simcluster_new(spec), asserted; the caller frees it. */
+SimCluster *fixture_sim(const char *spec);
+
+/* Runs schedule s as trial `trial` on the simulator and finishes it through a
+ * TrialAccumulator; every event must be accepted. The caller frees the observation. */
+Observation *fixture_sim_trial(const SimCluster *sim, Schedule *s, int trial, uint64_t seed);
+
+/* The text of tests/fixtures/NAME (a static buffer of 64 KiB, overwritten by the next call). */
+const char *fixture_text(const char *name);
+
+/* The built-in job catalogue, asserted; the caller frees it. */
+Catalogue *fixture_catalogue(void);
+
+/* A suite whose tests see `cat`, the built-in catalogue, loaded before each and freed after. */
+#define FIXTURE_CATALOGUE_SUITE(suite)                                                             \
+    static Catalogue *cat;                                                                         \
+    static void suite##_catalogue_init(void)                                                       \
+    {                                                                                              \
+        cat = fixture_catalogue();                                                                 \
+    }                                                                                              \
+    static void suite##_catalogue_fini(void)                                                       \
+    {                                                                                              \
+        catalogue_free(cat);                                                                       \
+    }                                                                                              \
+    TestSuite(suite, .init = suite##_catalogue_init, .fini = suite##_catalogue_fini)
+
+#endif

@@ -1,0 +1,261 @@
+"""tunedeck's trial helper: hooks a training script into tunedeck in a few lines (stdlib only).
+
+A trial command gets its schedule (protocol v1, docs/formats.md) on standard input. This
+module reads it, tells the script who it is -- rank, world size, local batch, role -- and
+writes the protocol-v1 lines tunedeck reads back: `iteration` with this rank's timings,
+`progress` with the loss, `done` and `error`.
+
+    import tunedeck_trial
+    trial = tunedeck_trial.Trial.load()          # the schedule from stdin (or a path)
+    with trial.guard():                          # an exception becomes an `error` line
+        for it in range(1, trial.iterations + 1):
+            t0 = time.perf_counter()
+            loss = train_step(batch_size=trial.local_batch)
+            trial.iteration(it, time.perf_counter() - t0)
+            trial.progress(step=it, loss=loss)
+        trial.done()
+
+Who a process is comes from its environment. With `"ranks": "per-device"` in the
+inventory's trial block, tunedeck starts one process per device that has inputs and sets
+RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TUNEDECK_MACHINE
+and TUNEDECK_DEVICE (torch.distributed's env:// rendezvous reads the first six). Without
+RANK the process is the only one of its machine (TUNEDECK_MACHINE) or of the whole trial,
+and its local batch is that machine's inputs or the global batch.
+
+Ranks are numbered as core/model/ranks.c numbers them: machine by machine in the
+schedule's order, on worker machines, one per device with inputs > 0.
+"""
+import contextlib
+import json
+import os
+import sys
+import time
+import traceback
+
+__all__ = ["Trial", "ranks", "progress", "ScheduleError", "Timer"]
+
+
+class ScheduleError(ValueError):
+    """The schedule (or the environment) does not say what this process should do."""
+
+
+def ranks(schedule):
+    """Every rank of a schedule: dicts with rank, machine, device, local_rank, local_world
+    and local_batch, in tunedeck's order."""
+    out = []
+    for m in schedule.get("machines", []):
+        if not m.get("worker"):
+            continue
+        mine = [d for d in m.get("devices", []) if int(d.get("inputs", 0)) > 0]
+        for i, d in enumerate(mine):
+            out.append({"rank": len(out), "machine": m["name"], "device": d["id"],
+                        "local_rank": i, "local_world": len(mine),
+                        "local_batch": int(d["inputs"])})
+    return out
+
+
+def write_line(obj, out=None):
+    """Writes one protocol line to `out` (default: standard output)."""
+    line = json.dumps(obj) + "\n"
+    if out is not None:
+        out.write(line)
+        out.flush()
+        return
+    # One write per line: the ranks of a host share one pipe, and a write of at most
+    # PIPE_BUF bytes is never interleaved with another.
+    sys.stdout.flush()
+    os.write(1, line.encode())
+
+
+def _progress_event(step, loss, epoch, examples_per_s):
+    ev = {"event": "progress", "step": int(step)}
+    if loss is not None:
+        ev["loss"] = float(loss)
+    if epoch is not None:
+        ev["epoch"] = float(epoch)
+    if examples_per_s is not None:
+        ev["examples_per_s"] = float(examples_per_s)
+    return ev
+
+
+def progress(step, loss=None, epoch=None, examples_per_s=None, out=None):
+    """A progress line without a schedule (a live job: the scheduler starts it with no
+    schedule on stdin). The loss feeds the scheduler's convergence model."""
+    write_line(_progress_event(step, loss, epoch, examples_per_s), out)
+
+
+def _env_int(env, name):
+    text = env.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ScheduleError("environment variable %s: expected an integer, found %r"
+                            % (name, text))
+
+
+class Trial:
+    """One process's view of a tunedeck trial (or a live job's schedule)."""
+
+    def __init__(self, schedule, env=None, out=None):
+        env = os.environ if env is None else env
+        self.schedule = schedule
+        self._out = out
+        try:
+            self.job = schedule["job"]
+            self.global_batch = int(self.job["batch"])
+            machines = schedule["machines"]
+        except (KeyError, TypeError, ValueError) as e:
+            raise ScheduleError("schedule: expected a job with a batch and machines (%s)" % e)
+        self.trial = int(schedule.get("trial", 0))
+        self.iterations = int(schedule.get("iterations", self.job.get("iterations", 20)))
+        self.warmup = int(schedule.get("warmup", self.job.get("warmup", 0)))
+        self.ranks = ranks(schedule)
+        self.machine = env.get("TUNEDECK_MACHINE", "")
+        self.device = env.get("TUNEDECK_DEVICE", "")
+        self.master_addr = env.get("MASTER_ADDR", "")
+        self.master_port = _env_int(env, "MASTER_PORT")
+        rank = _env_int(env, "RANK")
+        by_name = {m.get("name"): m for m in machines}
+        if self.machine and self.machine not in by_name:
+            raise ScheduleError("TUNEDECK_MACHINE=%r: no such machine in the schedule"
+                                % self.machine)
+        if rank is not None:
+            self._as_rank(rank, _env_int(env, "WORLD_SIZE"), env)
+        else:
+            # One process for a machine (per-host) or for the whole trial (local, single).
+            self.rank, self.world_size = 0, 1
+            self.local_rank, self.local_world_size = 0, 1
+            if self.machine:
+                m = by_name[self.machine]
+                self.local_batch = sum(int(d.get("inputs", 0)) for d in m.get("devices", []))
+            else:
+                self.local_batch = self.global_batch
+        if self.machine:
+            m = by_name[self.machine]
+            self.role = "worker" if m.get("worker") else ("ps" if m.get("ps") else "idle")
+        else:
+            self.role = "worker"
+        self._times = []
+
+    def _as_rank(self, rank, world, env):
+        if world is not None and world != len(self.ranks):
+            raise ScheduleError("WORLD_SIZE=%d but the schedule has %d ranks"
+                                % (world, len(self.ranks)))
+        if not 0 <= rank < len(self.ranks):
+            raise ScheduleError("RANK=%d: expected 0..%d" % (rank, len(self.ranks) - 1))
+        me = self.ranks[rank]
+        if self.machine and me["machine"] != self.machine:
+            raise ScheduleError("RANK=%d is on machine %r by the schedule, not %r"
+                                % (rank, me["machine"], self.machine))
+        if self.device and me["device"] != self.device:
+            raise ScheduleError("RANK=%d is device %r by the schedule, not %r"
+                                % (rank, me["device"], self.device))
+        self.rank, self.world_size = rank, len(self.ranks)
+        self.machine, self.device = me["machine"], me["device"]
+        self.local_rank = _env_int(env, "LOCAL_RANK")
+        if self.local_rank is None:
+            self.local_rank = me["local_rank"]
+        self.local_world_size = me["local_world"]
+        self.local_batch = me["local_batch"]
+
+    @classmethod
+    def load(cls, source=None, env=None, out=None):
+        """Reads the schedule from a path, an open file or (None) standard input."""
+        try:
+            if source is None:
+                schedule = json.load(sys.stdin)
+            elif hasattr(source, "read"):
+                schedule = json.load(source)
+            else:
+                with open(source) as f:
+                    schedule = json.load(f)
+        except ValueError as e:
+            raise ScheduleError("schedule: not JSON: %s" % e)
+        if not isinstance(schedule, dict):
+            raise ScheduleError("schedule: expected a JSON object")
+        return cls(schedule, env=env, out=out)
+
+    # ---- protocol v1 lines ----
+
+    def _emit(self, obj):
+        write_line(obj, self._out)
+
+    def iteration(self, it, time_s, comm_s=None, compute_s=None):
+        """Reports iteration `it` (from 1): its wall time, and optionally the part spent
+        communicating and computing (compute_s defaults to time_s - comm_s)."""
+        if compute_s is None:
+            compute_s = max(time_s - (comm_s or 0.0), 0.0)
+        ev = {"event": "iteration", "iter": int(it), "time_s": float(time_s)}
+        if comm_s is not None:
+            ev["comm_s"] = float(comm_s)
+        if self.machine:
+            dev = []
+            if self.device:
+                dev = [{"id": self.device, "inputs": self.local_batch, "time_s": compute_s}]
+            ev["machines"] = [{"name": self.machine, "compute_s": compute_s, "devices": dev}]
+        if it > self.warmup:
+            self._times.append(float(time_s))
+        self._emit(ev)
+
+    def progress(self, step, loss=None, epoch=None, examples_per_s=None):
+        write_line(_progress_event(step, loss, epoch, examples_per_s), self._out)
+
+    def done(self, time_s=None):
+        """The trial's objective: time_s, or the mean iteration time after warm-up."""
+        if time_s is None and self._times:
+            time_s = sum(self._times) / len(self._times)
+        ev = {"event": "done"}
+        if time_s is not None:
+            ev["time_s"] = float(time_s)
+        self._emit(ev)
+
+    def error(self, message):
+        where = "rank %d" % self.rank if self.world_size > 1 else "trial"
+        if self.machine:
+            where += " on %s" % self.machine
+        self._emit({"event": "error", "message": "%s: %s" % (where, message)})
+
+    @contextlib.contextmanager
+    def guard(self):
+        """Turns an exception into an `error` line (and the traceback on stderr), then
+        exits with status 1 so the launcher sees the failure too."""
+        try:
+            yield self
+        except SystemExit:
+            raise
+        except BaseException as e:  # noqa: B902 -- KeyboardInterrupt is a failure too
+            traceback.print_exc()
+            self.error("%s: %s" % (type(e).__name__, e))
+            sys.exit(1)
+
+
+class Timer:
+    """`with Timer() as t: ...` then t.s: seconds spent inside."""
+
+    def __enter__(self):
+        self._start = time.perf_counter()
+        self.s = 0.0
+        return self
+
+    def __exit__(self, *exc):
+        self.s = time.perf_counter() - self._start
+        return False
+
+
+def main(argv):
+    """`python3 tunedeck_trial.py [schedule.json]`: prints who this process is (a check)."""
+    try:
+        t = Trial.load(argv[1] if len(argv) > 1 else None)
+    except ScheduleError as e:
+        sys.stdout.write(json.dumps({"event": "error", "message": str(e)}) + "\n")
+        return 1
+    sys.stderr.write("rank %d/%d machine %r device %r local batch %d of %d, role %s\n"
+                     % (t.rank, t.world_size, t.machine, t.device, t.local_batch,
+                        t.global_batch, t.role))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
