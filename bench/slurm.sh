@@ -21,7 +21,7 @@ CHURN=""
 cleanup() {
     [ -n "$CHURN" ] && kill "$CHURN" 2>/dev/null
     slurm_stop_all
-    rm -rf "$T"
+    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
 }
 trap cleanup EXIT INT TERM
 slurm_init "$T/s"
@@ -42,15 +42,16 @@ churn() {
     done
 }
 
-naive() { # once a second: the three commands a simple dashboard runs
+naive() { # on every second's tick: the three commands a simple dashboard runs
     end=$(( $(date +%s) + span ))
     calls=0
     while [ "$(date +%s)" -lt "$end" ]; do
+        tick=$(date +%s)
         squeue > /dev/null 2>&1
         sinfo > /dev/null 2>&1
         scontrol show job > /dev/null 2>&1
         calls=$((calls + 3))
-        sleep 1
+        while [ "$(date +%s)" -eq "$tick" ]; do sleep 0.05; done
     done
     echo "$calls"
 }
