@@ -124,13 +124,17 @@ Cluster *slurm_inventory_load(const cJSON *root, const char *source, const char 
         *ctl = NULL;
     SlurmTarget t;
     int is = slurm_target_from_json(root, source, &t, err);
-    if (is < 0)
+    if (is < 0) {
+        error_mark(err, ERROR_INPUT);
         return NULL;
+    }
     if (!is)
         return cluster_from_json(root, source, err);
     SlurmCtl *c = slurm_target_ctl(&t, ssh_config, accept_new_host_keys, err);
-    if (!c)
+    if (!c) {
+        error_mark(err, ERROR_REMOTE);
         return NULL;
+    }
     SlurmNodes nodes;
     Cluster *cl = NULL;
     if (slurm_query_nodes(c, t.partition, &nodes, err) == 0) {
@@ -138,6 +142,7 @@ Cluster *slurm_inventory_load(const cJSON *root, const char *source, const char 
         slurm_nodes_clear(&nodes);
     } else {
         error_prefix(err, "%s", source);
+        error_mark(err, ERROR_REMOTE); /* the controller or the login node did not answer */
     }
     if (cl && ctl)
         *ctl = c;
@@ -150,8 +155,10 @@ Cluster *slurm_inventory_load_file(const char *path, const char *ssh_config,
                                    int accept_new_host_keys, SlurmCtl **ctl, Error *err)
 {
     cJSON *root = jfield_parse_file(path, err);
-    if (!root)
+    if (!root) {
+        error_mark(err, ERROR_INPUT);
         return NULL;
+    }
     Cluster *c = slurm_inventory_load(root, path, ssh_config, accept_new_host_keys, ctl, err);
     cJSON_Delete(root);
     return c;
