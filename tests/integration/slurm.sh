@@ -156,6 +156,18 @@ calls=$(sed -n 's/^watched: \([0-9]*\) controller calls/\1/p' "$T/w1.out")
 check "a quiet cluster watched for 9 s: never more than a call a second, fewer with back-off ($calls calls)" \
     sh -c "[ -n '$calls' ] && [ '$calls' -le 10 ] && [ '$calls' -ge 2 ]"
 
+"$bin" hosts --slurm --watch --watch-for 40 --max-interval 4 > "$T/w2.out" 2>&1 &
+WATCH_PID=$!
+sleep 3
+slurm_ctld_stop
+sleep 8
+slurm_ctld_start
+wait "$WATCH_PID"
+rc=$?
+check "a controller that goes away: the watch says so, keeps polling, and shows the cluster again (exit $rc)" \
+    sh -c "grep -q 'the controller did not answer' '$T/w2.out' &&
+           [ \$(grep -c '^n1 ' '$T/w2.out') -ge 2 ] && [ $rc -eq 4 ]"
+
 echo "nothing left"
 slurm_stop_all
 left=0
