@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
 #include "remote/ssh/shquote.h"
 
 extern const LauncherKind LAUNCHER_LOCAL;
@@ -209,6 +210,12 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     if (!cfg->slurm_job || !cfg->slurm_job[0]) {
         error_set(err, "slurm launcher: expected an allocation (the session makes one)");
+        return NULL;
+    }
+    /* The local launcher would fan the srun client itself out per device. */
+    if (rankfan_wanted(s)) {
+        error_set(err, "slurm launcher: trial.ranks \"per-device\" is not supported yet (one "
+                       "task per node; the trial command starts its own ranks)");
         return NULL;
     }
     double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
