@@ -107,8 +107,11 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
         if (r < 0) {
             printf("[%s] the controller did not answer (%s); retrying in %.0f s\n", stamp,
                    err.msg, slurm_watch_interval_s(w));
-            rc = EXIT_REMOTE;
-        } else if (r > 0) {
+            rc = EXIT_REMOTE; /* until a round succeeds again */
+        } else {
+            rc = EXIT_OK;
+        }
+        if (r > 0) {
             printf("[%s] %zu nodes, %zu jobs (controller calls so far: %ld)\n", stamp,
                    slurm_watch_nodes(w)->n, slurm_watch_queue(w)->n, slurm_ctl_calls(ctl));
             print_table(slurm_watch_nodes(w), slurm_watch_queue(w));
