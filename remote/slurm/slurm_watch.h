@@ -10,28 +10,7 @@
 
 #include "remote/slurm/slurm_ctl.h"
 #include "remote/slurm/slurm_nodes.h"
-
-#define SLURM_SQUEUE_FORMAT "%i|%u|%T|%D|%b|%N|%r|%j"
-
-typedef struct {
-    char id[32];
-    char user[64];
-    char state[24];   /* RUNNING, PENDING, ... */
-    int nodes;
-    char gres[64];    /* "gres:gpu:2", "N/A" */
-    char nodelist[128];
-    char reason[64];  /* pending reason ("Resources", "Priority"), "None" */
-    char name[128];
-} SlurmQueueJob;
-
-typedef struct {
-    SlurmQueueJob *v;
-    size_t n;
-} SlurmQueue;
-
-/* Pure: parses `squeue -h -o SLURM_SQUEUE_FORMAT`; the job name (last) may hold '|'. */
-int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err);
-void slurm_queue_clear(SlurmQueue *q);
+#include "remote/slurm/slurm_queue.h"
 
 typedef struct SlurmWatch SlurmWatch;
 
