@@ -70,7 +70,10 @@ int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
             long count = last ? strtol(last + 1, &tail, 10) : 1;
             if (last && (tail == last + 1 || *tail)) /* "gpu:t4" alone: one of that type */
                 count = 1, last = NULL;
-            total += count > 0 ? (int)count : 0;
+            if (count > 0) /* saturates: the caller refuses more than SLURM_MAX_GPUS */
+                total = count > SLURM_MAX_GPUS || total + count > SLURM_MAX_GPUS
+                            ? SLURM_MAX_GPUS + 1
+                            : total + (int)count;
             /* the type sits between the first ':' and the count's (when they differ) */
             if (type_cap && !type[0] && first && last != first) {
                 char *tend = last ? last : item + strlen(item);
@@ -86,12 +89,12 @@ int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
     return total;
 }
 
-static int parse_int_field(const char *s, long lo, long *out)
+static int parse_int_field(const char *s, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || errno || (*end && strcmp(end, "+") != 0) || v < lo)
+    if (end == s || errno || (*end && strcmp(end, "+") != 0) || v < lo || v > hi)
         return -1;
     *out = v;
     return 0;
@@ -144,15 +147,18 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
         return error_set(err, "%s: field 'node': expected a node name, found '%s'", ctx, f[0]);
     snprintf(n->name, sizeof n->name, "%s", f[0]);
     long v;
-    if (parse_int_field(f[1], 1, &v) < 0)
+    if (parse_int_field(f[1], 1, 1 << 20, &v) < 0)
         return error_set(err, "%s: field '%s': expected a CPU count, found '%s'", ctx, NAMES[1],
                          f[1]);
     n->cpus = (int)v;
-    if (parse_int_field(f[2], 0, &v) < 0)
+    if (parse_int_field(f[2], 0, 1L << 40, &v) < 0)
         return error_set(err, "%s: field '%s': expected megabytes, found '%s'", ctx, NAMES[2],
                          f[2]);
     n->mem_mb = v;
     n->gpus = slurm_gres_gpus(null_to_empty(f[3]), n->gpu_type, sizeof n->gpu_type);
+    if (n->gpus > SLURM_MAX_GPUS)
+        return error_set(err, "%s: field 'gres': expected at most %d GPUs a node, found '%s'", ctx,
+                         SLURM_MAX_GPUS, f[3]);
     if (!f[4][0])
         return error_set(err, "%s: field 'state': expected a node state, found nothing", ctx);
     snprintf(n->state_raw, sizeof n->state_raw, "%s", f[4]);
@@ -160,8 +166,12 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
     snprintf(n->features, sizeof n->features, "%s", null_to_empty(f[5]));
     add_partition(n, f[6]);
     /* alloc/idle/other/total */
-    if (sscanf(f[7], "%d/", &n->cpus_alloc) != 1)
+    char *slash = strchr(f[7], '/');
+    if (slash)
+        *slash = 0;
+    if (!slash || parse_int_field(f[7], 0, 1 << 20, &v) < 0)
         return error_set(err, "%s: field '%s': expected A/I/O/T, found '%s'", ctx, NAMES[7], f[7]);
+    n->cpus_alloc = (int)v;
     snprintf(n->reason, sizeof n->reason, "%s", null_to_empty(f[8]));
     return 0;
 }

@@ -13,6 +13,9 @@
  * reason last so a '|' inside it stays in it. docs/slurm.md says why not --json. */
 #define SLURM_SINFO_FORMAT "%N|%c|%m|%G|%T|%f|%P|%C|%E"
 
+/* More GPUs than this on one node is a broken line, not a node (each GPU becomes a device). */
+#define SLURM_MAX_GPUS 1024
+
 typedef enum {
     SLURM_NODE_IDLE,
     SLURM_NODE_MIXED,
@@ -48,7 +51,8 @@ int slurm_nodes_parse(const char *text, const char *source, SlurmNodes *out, Err
 void slurm_nodes_clear(SlurmNodes *nodes);
 
 const char *slurm_node_state_name(SlurmNodeState s);
-/* "gpu:t4:2", "gpu:2(S:0-1)", "gpu:a100:4,shard:8": the GPUs it names; 0 for "(null)". */
+/* "gpu:t4:2", "gpu:2(S:0-1)", "gpu:a100:4,shard:8": the GPUs it names; 0 for "(null)";
+ * SLURM_MAX_GPUS + 1 for anything above SLURM_MAX_GPUS. */
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap);
 
 /* The inventory: machines named after the nodes (in sinfo's order), types named after

@@ -112,6 +112,9 @@ Test(slurm_nodes, gres_forms)
     cr_assert_eq(slurm_gres_gpus("gpu", t, sizeof t), 1);
     cr_assert_eq(slurm_gres_gpus("", t, sizeof t), 0);
     cr_assert_eq(slurm_gres_gpus("gpumem:100", t, sizeof t), 0);
+    cr_assert_eq(slurm_gres_gpus("gpu:20004000", t, sizeof t), SLURM_MAX_GPUS + 1);
+    cr_assert_eq(slurm_gres_gpus("gpu:x:2147483647,gpu:y:2147483647", t, sizeof t),
+                 SLURM_MAX_GPUS + 1, "no overflow");
 }
 
 Test(slurm_nodes, bad_lines_name_the_line_and_field)
@@ -127,6 +130,12 @@ Test(slurm_nodes, bad_lines_name_the_line_and_field)
     cr_assert(strstr(e.msg, "line 2") && strstr(e.msg, "'cpus'") && strstr(e.msg, "'four'"), "%s",
               e.msg);
     cr_assert_eq(ns.n, 0);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:20004000|idle|x|p|0/4/0/4|\n", "sinfo", &ns, &e),
+                 -1, "found by fuzz_slurm: 20 million GPUs ran out of memory");
+    cr_assert(strstr(e.msg, "'gres'"), "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|66666666666666664|2000|(null)|idle|x|p|0/4/0/4|\n", "sinfo",
+                                   &ns, &e),
+                 -1, "found by fuzz_slurm: a CPU count past int");
     cr_assert_eq(slurm_nodes_parse("", "sinfo", &ns, &e), 0);
     cr_assert_eq(ns.n, 0);
 }
