@@ -11,7 +11,12 @@ CFLAGS  += -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\"
 # gcc's -Wformat-truncation flags every deliberate snprintf cut; clang has no such option.
 WNO_TRUNC := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 \
                && echo -Wno-format-truncation)
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(WNO_TRUNC) -I. -I/usr/include/cjson -MMD -MP $(SAN)
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(WNO_TRUNC) -I. -I/usr/include/cjson $(SAN)
+# Header dependencies (.d beside each object). An object is named build/x.o by a plain make
+# and /abs/build/x.o by a script that passes an absolute BUILD (tests/integration/optbench.sh):
+# to make those are two targets, so each .d names both, or a header change would leave the
+# other spelling's objects stale.
+DEPFLAGS = -MMD -MP -MT $(abspath $@) -MT $(patsubst $(CURDIR)/%,%,$(abspath $@))
 LDFLAGS += $(SAN)
 
 # Quiet by default in the style of Redis and htop: one 'CC file' / 'LINK name' line per
@@ -54,7 +59,7 @@ all: $(BUILD)/tunedeck $(TOOLS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/tunedeck: $(CMD_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
@@ -67,6 +72,11 @@ $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
 
 # bench/optimizer's parts, one idea per file (bench/optbench/optbench.h).
 $(BUILD)/bench/optimizer: $(BUILD)/bench/optimizer.o $(call obj,$(call srcs,bench/optbench)) $(LIB_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
+# bench/optimizer_allreduce shares bench/optimizer's Python bridge.
+$(BUILD)/bench/optimizer_allreduce: $(BUILD)/bench/optimizer_allreduce.o \
+                                    $(BUILD)/bench/optbench/pypeer.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)

@@ -363,7 +363,7 @@ int main(int argc, char **argv)
         cJSON_Delete(root);
     }
     if (b.peer_up)
-        peer_stop(&b.peer);
+        pypeer_stop(&b.peer.proc);
     for (size_t i = 0; i < b.n_cells; i++) {
         for (size_t k = 0; b.cells[i].runs && k < b.n_contenders * (size_t)b.n_seeds; k++)
             run_free(&b.cells[i].runs[k]);

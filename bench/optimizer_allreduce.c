@@ -8,17 +8,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/optbench/pypeer.h"
 #include "core/base/clock.h"
-#include "core/base/linebuf.h"
-#include "core/opt/flatsched.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/launcher.h"
@@ -30,7 +26,7 @@
 enum { MAX_CELLS = 16, MAX_SEEDS = 20, MAX_TRIALS = 200, N_CONTENDERS = 5 };
 #define DEFAULT_CELLS "M1:resnet50,M2:resnet50,M3:googlenet:4096"
 #define QUICK_CELLS "M1:resnet50,M2:resnet50"
-static const double WITHIN = 1.10, BETTER = 1.5, PEER_TIMEOUT_S = 120;
+static const double WITHIN = 1.10, BETTER = 1.5;
 
 /* name shown, optimizer registered under (NULL: the Optuna peer), generic? */
 static const struct {
@@ -42,107 +38,19 @@ static const struct {
     {"optuna-tpe", NULL, 1},
 };
 
-/* ---- the Optuna peer: a Python process answering ask/tell, one JSON line each ---- */
+/* ---- the Optuna peer (bench/optbench/pypeer.h) ---- */
 
 typedef struct {
-    pid_t pid;
-    int to_fd, from_fd;
-    LineBuf buf;
+    PyPeer proc;
     char version[32];
 } Peer;
-
-static cJSON *peer_call(Peer *p, const char *request, Error *err)
-{
-    for (size_t sent = 0, len = request ? strlen(request) : 0; sent < len;) {
-        ssize_t n = write(p->to_fd, request + sent, len - sent);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            error_set(err, "optuna peer: write: %s", strerror(errno));
-            return NULL;
-        }
-        sent += (size_t)n;
-    }
-    double deadline = clock_now_s() + PEER_TIMEOUT_S;
-    char *line = NULL;
-    int trunc;
-    while (!(line = linebuf_pop(&p->buf, &trunc))) {
-        double left = deadline - clock_now_s();
-        if (left <= 0) {
-            error_set(err, "optuna peer: no answer within %.0f s", PEER_TIMEOUT_S);
-            return NULL;
-        }
-        struct pollfd pfd = {.fd = p->from_fd, .events = POLLIN};
-        if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
-            continue;
-        char chunk[4096];
-        ssize_t n = read(p->from_fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            error_set(err, "optuna peer: the Python process ended (see its stderr)");
-            return NULL;
-        }
-        linebuf_append(&p->buf, chunk, (size_t)n);
-    }
-    cJSON *j = cJSON_Parse(line);
-    free(line);
-    const cJSON *e = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
-    if (!cJSON_IsObject(j) || cJSON_IsString(e)) {
-        error_set(err, "optuna peer: %s", cJSON_IsString(e) ? e->valuestring : "not JSON");
-        cJSON_Delete(j);
-        return NULL;
-    }
-    return j;
-}
-
-static void peer_stop(Peer *p)
-{
-    if (p->pid <= 0)
-        return;
-    close(p->to_fd); /* end of input: the script exits */
-    for (int i = 0; i < 100 && waitpid(p->pid, NULL, WNOHANG) != p->pid; i++)
-        usleep(20000);
-    if (kill(p->pid, 0) == 0) {
-        kill(p->pid, SIGKILL);
-        waitpid(p->pid, NULL, 0);
-    }
-    p->pid = 0;
-    close(p->from_fd);
-    linebuf_clear(&p->buf);
-}
 
 static int peer_start(Peer *p, const char *python, const char *script, Error *err)
 {
     memset(p, 0, sizeof *p);
-    if (access(python, X_OK) != 0 || access(script, R_OK) != 0)
-        return error_set(err, "%s or %s: not there (%s)", python, script, strerror(errno));
-    int in[2], out[2];
-    if (pipe(in) < 0 || pipe(out) < 0)
-        return error_set(err, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0)
-        return error_set(err, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        for (int fd = 3; fd < 1024; fd++)
-            close(fd);
-        setenv("OPENBLAS_NUM_THREADS", "1", 1); /* leave the cores to the C side */
-        execl(python, python, script, (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    p->pid = pid;
-    p->to_fd = in[1];
-    p->from_fd = out[0];
-    linebuf_init(&p->buf, 1 << 20);
-    cJSON *hello = peer_call(p, NULL, err);
-    if (!hello) {
-        peer_stop(p);
+    cJSON *hello = pypeer_start(&p->proc, python, script, err);
+    if (!hello)
         return -1;
-    }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(hello, "optuna");
     const cJSON *tpe = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(hello, "samplers"), "tpe");
@@ -150,46 +58,10 @@ static int peer_start(Peer *p, const char *python, const char *script, Error *er
     snprintf(p->version, sizeof p->version, "%s", cJSON_IsString(v) ? v->valuestring : "?");
     cJSON_Delete(hello);
     if (!ok) {
-        peer_stop(p);
+        pypeer_stop(&p->proc);
         return error_set(err, "optuna peer: Optuna's TPE is not importable");
     }
     return 0;
-}
-
-/* Optuna sees the generic flat space (core/opt/flatsched.h): per machine a role, per device a
- * share; for an allreduce job the PS half of a role means nothing. */
-static Schedule *peer_ask(Peer *p, SimCluster *sim, int *undecodable, Error *err)
-{
-    *undecodable = 0;
-    const Cluster *c = simcluster_cluster(sim);
-    cJSON *a = peer_call(p, "{\"op\":\"ask\"}\n", err);
-    if (!a)
-        return NULL;
-    const cJSON *roles = cJSON_GetObjectItemCaseSensitive(a, "roles");
-    const cJSON *weights = cJSON_GetObjectItemCaseSensitive(a, "weights");
-    Schedule *s = NULL;
-    if (cJSON_GetArraySize(roles) == (int)c->n_machines &&
-        cJSON_GetArraySize(weights) == (int)c->n_devices) {
-        int *r = calloc(c->n_machines, sizeof *r);
-        double *w = calloc(c->n_devices, sizeof *w);
-        for (size_t m = 0; m < c->n_machines; m++)
-            r[m] = cJSON_GetArrayItem(roles, (int)m)->valueint;
-        for (size_t d = 0; d < c->n_devices; d++)
-            w[d] = cJSON_GetArrayItem(weights, (int)d)->valuedouble;
-        s = schedule_new(c, simcluster_job(sim));
-        if (flatsched_decode(r, w, s, err) < 0) {
-            schedule_free(s);
-            s = NULL;
-            *undecodable = 1;
-        }
-        free(r);
-        free(w);
-    } else {
-        error_set(err, "optuna peer: ask: expected %zu roles and %zu weights", c->n_machines,
-                  c->n_devices);
-    }
-    cJSON_Delete(a);
-    return s;
 }
 
 /* ---- runs ---- */
@@ -235,7 +107,7 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
         snprintf(req, sizeof req,
                  "{\"op\":\"new\",\"sampler\":\"tpe\",\"seed\":%d,\"roles\":%zu,\"weights\":%zu}\n",
                  seed, c->n_machines, c->n_devices);
-        cJSON *a = b->peer_up ? peer_call(&b->peer, req, &err) : NULL;
+        cJSON *a = b->peer_up ? pypeer_call(&b->peer.proc, req, &err) : NULL;
         if (!a) {
             snprintf(cell->error[k], sizeof cell->error[k], "%s",
                      b->peer_up ? err.msg : b->peer_note);
@@ -255,7 +127,8 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
             }
             suggestion_clear(&sg);
         } else {
-            s = peer_ask(&b->peer, cell->sim, &undecodable, &err);
+            s = pypeer_ask(&b->peer.proc, simcluster_cluster(cell->sim),
+                           simcluster_job(cell->sim), &undecodable, &err);
         }
         cell->suggest_ms[k][cell->n_suggest[k]++] = (clock_now_s() - t0) * 1000.0;
         if (undecodable) {
@@ -263,7 +136,7 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
             char req[128];
             snprintf(req, sizeof req, "{\"op\":\"tell\",\"value\":%.17g}\n",
                      worst_ok > 0 ? 2 * worst_ok : 100.0);
-            cJSON_Delete(peer_call(&b->peer, req, &err));
+            cJSON_Delete(pypeer_call(&b->peer.proc, req, &err));
             ratio[t - 1] = best / cell->best_known_s;
             continue;
         }
@@ -299,7 +172,7 @@ static void run_session(Bench *b, Cell *cell, int k, int seed)
                      ok             ? o->time_s
                      : worst_ok > 0 ? 2 * worst_ok
                                     : 100.0);
-            cJSON_Delete(peer_call(&b->peer, req, &err));
+            cJSON_Delete(pypeer_call(&b->peer.proc, req, &err));
         }
         observation_free(o);
         schedule_free(s);
@@ -561,7 +434,7 @@ int main(int argc, char **argv)
         free(text);
     }
     cJSON_Delete(json);
-    peer_stop(&b.peer);
+    pypeer_stop(&b.peer.proc);
     free_cells(&b);
     return 0;
 }

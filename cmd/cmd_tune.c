@@ -39,7 +39,9 @@ static void usage(FILE *out)
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
             "  --no-prune         run every trial to its end (by default a trial stops\n"
             "                     once %d of its iterations are all over %gx the best\n"
-            "                     trial's time, %gx during warm-up)\n"
+            "                     trial's time, %gx during warm-up, and the first\n"
+            "                     trial of a job of %d+ iterations is a %d-iteration\n"
+            "                     probe)\n"
             "  --stop-when-converged  stop before the budget once %d suggestions in a row\n"
             "                     expect to gain less than %g%% on the best time\n"
             "  --json             print one JSON result object on stdout\n"
@@ -50,6 +52,7 @@ static void usage(FILE *out)
             "                     (a changed key is always refused)\n",
             simcluster_settings_help(), launcher_names(), optimizer_names(),
             PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
+            2 * PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS,
             TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
 }
 

@@ -1,6 +1,7 @@
 /* bench/optimizer's shared types: contenders (registered optimizers and the Python peers),
  * cells (simulated clusters), runs (one session of one contender on one cell and seed) and
- * what is summarized from them. One file per idea: peer.c (the Python bridge), session.c
+ * what is summarized from them. One file per idea: pypeer.c (the Python bridge, shared with
+ * bench/optimizer_allreduce), peer.c (the peers as contenders), session.c
  * (running sessions), cost.c (what tuning cost), report.c (tables and JSON). */
 #ifndef TUNEDECK_BENCH_OPTBENCH_H
 #define TUNEDECK_BENCH_OPTBENCH_H
@@ -8,7 +9,7 @@
 #include <cJSON.h>
 #include <sys/types.h>
 
-#include "core/base/linebuf.h"
+#include "bench/optbench/pypeer.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
 
@@ -25,17 +26,13 @@ extern const char *const PEER_SAMPLERS[N_PEER_SAMPLERS];
 extern const char *const PEER_NAMES[N_PEER_SAMPLERS];
 
 typedef struct {
-    pid_t pid;
-    int to_fd, from_fd;
-    LineBuf buf;
+    PyPeer proc;
     char version[32];
     char sampler_note[N_PEER_SAMPLERS][256]; /* "ok" or why the sampler is missing */
 } Peer;
 
+/* Starts the peer and reads which samplers it offers; stop it with pypeer_stop(&p->proc). */
 int peer_start(Peer *p, const char *python, const char *script, Error *err);
-/* Sends one request (NULL: just read) and returns its parsed answer. */
-cJSON *peer_call(Peer *p, const char *request, Error *err);
-void peer_stop(Peer *p);
 
 typedef struct {
     char name[64];

@@ -144,6 +144,10 @@ void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r
     r->ran = 1;
     double best_obs = INFINITY, incumbent = INFINITY, best_true = INFINITY, worst_ok = 0;
     double cost = 0;
+    /* What the prune rule compares with, as the tuner's: the best ok trial, or while there is
+     * none the fastest pruned one (a probe); a trial ran ok or was pruned: no more probes. */
+    double best_pruned = INFINITY;
+    int measured_any = 0;
     /* The peers' trials are watched only to count what they cost (k = 0 never prunes). */
     PruneWatch watch;
     PrunePolicy policy = prune_policy_default();
@@ -164,9 +168,11 @@ void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r
         }
         s->trial = t;
         r->suggest_ms[t - 1] = ms;
-        prune_watch_reset(&watch);
+        prune_watch_reset(&watch, !measured_any && t < b->trials);
         Stopper st = {.b = b, .watch = &watch, .peer = !opt && b->peer_pruning, .s = s,
-                      .p10_s = p10, .best_s = isfinite(best_obs) ? best_obs : -1};
+                      .p10_s = p10, .best_s = isfinite(best_obs)      ? best_obs
+                                : isfinite(best_pruned) ? best_pruned
+                                                        : -1};
         Observation *o = evaluate(b, cell, s, seed, &st, &err);
         if (!o) {
             o = observation_new(s);
@@ -184,6 +190,9 @@ void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r
         }
         int ok = o->status == TRIAL_OK;
         r->pruned += o->status == TRIAL_PRUNED;
+        measured_any |= ok || o->status == TRIAL_PRUNED;
+        if (o->status == TRIAL_PRUNED && o->time_s > 0 && o->time_s < best_pruned)
+            best_pruned = o->time_s;
         /* What the trial cost: the iterations it ran, each at its measured time (a pruned
          * trial's mean over the iterations it ran; the tuner keeps the same for the model). */
         double per_iter = o->time_s > 0 ? o->time_s : 0;

@@ -226,6 +226,21 @@ static double mean_after(const TrialAccumulator *a, size_t from, double (*get)(c
     return n ? sum / n : -1;
 }
 
+/* The smallest of one quantity over the measured iterations at or after `from`. */
+static double min_after(const TrialAccumulator *a, size_t from, double (*get)(const IterRecord *, size_t),
+                        size_t index)
+{
+    double least = -1;
+    for (size_t i = from; i < a->n_iters; i++) {
+        if (!a->iters[i].seen)
+            continue;
+        double v = get(&a->iters[i], index);
+        if (v >= 0 && (least < 0 || v < least))
+            least = v;
+    }
+    return least;
+}
+
 static double get_time(const IterRecord *r, size_t i)
 {
     (void)i;
@@ -266,11 +281,16 @@ Observation *trial_accumulator_finish(TrialAccumulator *a)
     o->iterations_seen = seen;
     /* Part measurements after warm-up when there are any; the first iterations are noisy. */
     size_t from = seen_after ? warmup : 0;
-    o->comm_s = mean_after(a, from, get_comm, 0);
+    /* With none (a trial stopped in warm-up: a probe, a prune), each part's fastest iteration:
+     * warm-up slows an iteration by an unknown amount but never speeds it up, so the mean would
+     * carry that slowness into the model as if it were the schedule's. */
+    double (*summary)(const TrialAccumulator *, size_t, double (*)(const IterRecord *, size_t),
+                      size_t) = seen_after ? mean_after : min_after;
+    o->comm_s = summary(a, from, get_comm, 0);
     for (size_t d = 0; d < c->n_devices; d++)
-        o->device_time_s[d] = mean_after(a, from, get_device, d);
+        o->device_time_s[d] = summary(a, from, get_device, d);
     for (size_t m = 0; m < c->n_machines; m++)
-        o->machine_time_s[m] = mean_after(a, from, get_machine, m);
+        o->machine_time_s[m] = summary(a, from, get_machine, m);
     if (a->error) {
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "error event: %s", a->error);

@@ -68,6 +68,11 @@ ArModel *ar_model_new(const Cluster *c, const JobSpec *job, Error *err)
     if (!compute)
         return NULL;
     ArModel *m = calloc(1, sizeof *m);
+    if (!m) {
+        sgd_model_free(compute);
+        error_no_memory(err, "allreduce model of '%s'", c->name);
+        return NULL;
+    }
     m->c = c;
     job_copy(&m->job, job);
     m->compute = compute;
@@ -89,6 +94,11 @@ ArModel *ar_model_new(const Cluster *c, const JobSpec *job, Error *err)
         m->sd0[T + i] = sd[i];
     }
     m->gp = gp_new(GP_KERNEL_MATERN52, 2, NULL);
+    if (!m->gp) {
+        ar_model_free(m);
+        error_no_memory(err, "allreduce model of '%s'", c->name);
+        return NULL;
+    }
     if (ar_model_fit(m, 0, err) < 0) {
         ar_model_free(m);
         return NULL;
@@ -109,14 +119,26 @@ void ar_model_free(ArModel *m)
     free(m);
 }
 
-void ar_model_observe(ArModel *m, const Observation *o)
+int ar_model_observe(ArModel *m, const Observation *o)
 {
-    sgd_model_observe(m->compute, o);
+    /* Room first, so that a failure leaves both halves without the trial. */
     if (m->n_obs == m->cap_obs) {
-        m->cap_obs = m->cap_obs ? 2 * m->cap_obs : 16;
-        m->obs = realloc(m->obs, m->cap_obs * sizeof *m->obs);
+        size_t cap = m->cap_obs ? 2 * m->cap_obs : 16;
+        Observation **grown = realloc(m->obs, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        m->obs = grown;
+        m->cap_obs = cap;
     }
-    m->obs[m->n_obs++] = observation_copy(o);
+    Observation *copy = observation_copy(o);
+    if (!copy)
+        return -1;
+    if (sgd_model_observe(m->compute, o) < 0) {
+        observation_free(copy);
+        return -1;
+    }
+    m->obs[m->n_obs++] = copy;
+    return 0;
 }
 
 size_t ar_model_trials(const ArModel *m)
@@ -220,6 +242,8 @@ static int fit_semi(ArModel *m, const double *phi, const double *X, const double
         return 0;
     size_t from = n > GP_MAX_POINTS ? n - GP_MAX_POINTS : 0, k = n - from;
     double *r = malloc(k * sizeof *r);
+    if (!r)
+        return error_no_memory(err, "residual of %zu trials", k);
     for (size_t i = 0; i < k; i++)
         r[i] = y[from + i] - blr_predict_mean(&m->blr, &phi[(from + i) * p]);
     int rc = gp_set_data(m->gp, &X[from * 2], r, k, err);
@@ -243,10 +267,10 @@ int ar_model_fit(ArModel *m, uint64_t seed, Error *err)
     double *phi = malloc((m->n_obs ? m->n_obs : 1) * p * sizeof *phi);
     double *X = malloc((m->n_obs ? m->n_obs : 1) * 2 * sizeof *X);
     double *y = malloc((m->n_obs ? m->n_obs : 1) * sizeof *y);
-    int *ranks = malloc(c->n_machines * sizeof *ranks);
+    int *ranks = malloc((c->n_machines ? c->n_machines : 1) * sizeof *ranks);
     double coef[BLR_MAX_P], ysum = 0;
     memcpy(coef, m->m0, p * sizeof *coef);
-    int rc = 0;
+    int rc = phi && X && y && ranks ? 0 : error_no_memory(err, "%zu trials", m->n_obs);
     /* The max picks the bottleneck node: alternate the pick and the fit (as for PS). */
     for (int round = 0; round < FIT_ROUNDS && rc == 0; round++) {
         n = 0;
@@ -297,6 +321,13 @@ double ar_model_mean(const ArModel *m, const Schedule *s, double *machine_s, dou
                              : c->n_machines <= 256 ? stack
                                                     : malloc(c->n_machines * sizeof *ms);
     int rstack[256], *ranks = c->n_machines <= 256 ? rstack : malloc(c->n_machines * sizeof *ranks);
+    if (!ms || !ranks) {
+        if (ms != machine_s && ms != stack)
+            free(ms);
+        if (ranks != rstack)
+            free(ranks);
+        return NAN;
+    }
     sgd_model_mean(m->compute, s, ms, NULL);
     double worst = 0;
     for (size_t i = 0; i < c->n_machines; i++)
@@ -318,11 +349,18 @@ double ar_model_mean(const ArModel *m, const Schedule *s, double *machine_s, dou
 ArNormals *ar_normals_new(const ArModel *m, size_t ns, uint64_t seed)
 {
     ArNormals *z = calloc(1, sizeof *z);
+    if (!z)
+        return NULL;
     z->ns = ns;
     z->compute = sgd_normals_new(m->compute, ns, seed);
-    z->beta = malloc(ns * m->p * sizeof *z->beta);
-    z->resid = malloc(ns * sizeof *z->resid);
+    z->beta = malloc((ns ? ns : 1) * m->p * sizeof *z->beta);
+    z->resid = malloc((ns ? ns : 1) * sizeof *z->resid);
     gsl_rng *rng = rng_new((unsigned long)(seed * 2862933555777941757ull + 3037000493ull));
+    if (!z->compute || !z->beta || !z->resid || !rng) {
+        gsl_rng_free(rng);
+        ar_normals_free(z);
+        return NULL;
+    }
     for (size_t i = 0; i < ns * m->p; i++)
         z->beta[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
     for (size_t i = 0; i < ns; i++)
@@ -351,10 +389,14 @@ int ar_model_sample(const ArModel *m, const Schedule *s, const ArNormals *z, dou
 {
     const Cluster *c = m->c;
     size_t ns = z->ns, M = c->n_machines, T = c->n_types;
-    double *ms = machine_s ? machine_s : malloc(ns * M * sizeof *ms);
-    double *tmp = malloc(ns * sizeof *tmp);
-    int *ranks = malloc(M * sizeof *ranks);
-    int rc = sgd_model_sample(m->compute, s, z->compute, tmp, ms, device_s, NULL, err);
+    double *ms = machine_s ? machine_s : malloc((ns * M + 1) * sizeof *ms);
+    double *tmp = malloc((ns ? ns : 1) * sizeof *tmp);
+    int *ranks = malloc((M ? M : 1) * sizeof *ranks);
+    int rc = ms && tmp && ranks ? 0
+                                : error_no_memory(err, "allreduce model: %zu samples of %zu machines",
+                                                  ns, M);
+    if (rc == 0)
+        rc = sgd_model_sample(m->compute, s, z->compute, tmp, ms, device_s, NULL, err);
     if (rc == 0) {
         ar_schedule_ranks(s, ranks);
         double coef[BLR_MAX_P], phi[BLR_MAX_P], X[2], gm = 0, gsd = 0;

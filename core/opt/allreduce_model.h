@@ -19,7 +19,8 @@ typedef struct ArModel ArModel;
 ArModel *ar_model_new(const Cluster *c, const JobSpec *job, Error *err);
 void ar_model_free(ArModel *m);
 
-void ar_model_observe(ArModel *m, const Observation *o);
+/* Stores a copy of the trial; -1, the model unchanged, when out of memory. */
+int ar_model_observe(ArModel *m, const Observation *o);
 size_t ar_model_trials(const ArModel *m);
 int ar_model_fit(ArModel *m, uint64_t seed, Error *err);
 
@@ -44,12 +45,13 @@ double ar_model_coef(const ArModel *m, size_t i);
  * part). */
 double ar_model_comm_mean(const ArModel *m, const int *ranks);
 /* Mean iteration time: max over taking-part machines of (slowest device + aggregation when
- * shared) + allreduce. machine_s (n_machines) and comm_s optional. */
+ * shared) + allreduce. machine_s (n_machines) and comm_s optional. NaN when out of memory
+ * (only past 256 machines, where it needs scratch space). */
 double ar_model_mean(const ArModel *m, const Schedule *s, double *machine_s, double *comm_s);
 
 /* Standard normals for forward sampling, fixed per suggestion (common random numbers). */
 typedef struct ArNormals ArNormals;
-ArNormals *ar_normals_new(const ArModel *m, size_t ns, uint64_t seed);
+ArNormals *ar_normals_new(const ArModel *m, size_t ns, uint64_t seed); /* NULL: no memory */
 void ar_normals_free(ArNormals *z);
 size_t ar_normals_count(const ArNormals *z);
 

@@ -6,6 +6,8 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "core/opt/candpool.h"
+#include "core/opt/history.h"
 #include "core/opt/optimizer.h"
 #include "core/opt/sgd_model.h"
 
@@ -28,17 +30,9 @@ typedef struct {
     SgdModel *model;
     size_t fitted_at; /* trials the model was last fitted on */
     int suggested;
-    Schedule *best; /* best observed ok trial */
-    double best_s;
-    Schedule **seen; /* every schedule observed, to avoid repeats */
-    size_t n_seen;
+    TrialHistory hist; /* every schedule observed, to avoid repeats; the best ok trial */
     gsl_rng *rng;
 } Bespoke;
-
-typedef struct {
-    Schedule *s;
-    double mean_s;
-} Cand;
 
 /* The candidates for the next suggestion, by the model's mean: the best role sets found by
  * local search from several starts, the starts themselves, forced loading options and load

@@ -66,30 +66,8 @@ static double eval_roles(const Bespoke *b, Memo *memo, Schedule *s)
 
 static void pool_offer(Cand *pool, size_t *n, const Schedule *s, double mean_s)
 {
-    if (!isfinite(mean_s))
-        return;
-    for (size_t i = 0; i < *n; i++)
-        if (schedule_equal(pool[i].s, s))
-            return;
-    size_t at = *n;
-    if (*n == POOL) {
-        at = 0;
-        for (size_t i = 1; i < *n; i++)
-            if (pool[i].mean_s > pool[at].mean_s)
-                at = i;
-        if (pool[at].mean_s <= mean_s)
-            return;
-    }
     /* Out of memory the search goes on with the candidates it has (likewise below). */
-    Schedule *copy = schedule_copy(s);
-    if (!copy)
-        return;
-    if (at < *n)
-        schedule_free(pool[at].s);
-    else
-        (*n)++;
-    pool[at].s = copy;
-    pool[at].mean_s = mean_s;
+    (void)cand_pool_offer(pool, n, POOL, s, mean_s);
 }
 
 /* Role moves on machine mv / 3: toggle its worker role, its PS role, or the machine as a
@@ -291,12 +269,6 @@ static void random_roles(const Bespoke *b, Schedule *s)
     s->ps[gsl_rng_uniform_int(b->rng, c->n_machines)] = 1;
 }
 
-static int cmp_cand(const void *a, const void *b)
-{
-    double x = ((const Cand *)a)->mean_s, y = ((const Cand *)b)->mean_s;
-    return x < y ? -1 : x > y;
-}
-
 int bespoke_candidates(Bespoke *b, Cand **out, size_t *n_out, Error *err)
 {
     const Cluster *c = b->c;
@@ -318,8 +290,8 @@ int bespoke_candidates(Bespoke *b, Cand **out, size_t *n_out, Error *err)
     /* Starts: the incumbent's roles, every machine in both roles, each type alone as workers
      * with every machine a PS or with the workers as PS, each machine alone, and a few
      * random role sets. */
-    if (b->best) {
-        schedule_copy_into(s, b->best);
+    if (b->hist.best) {
+        schedule_copy_into(s, b->hist.best);
         climb(b, memo, s, pool, &n_pool);
     }
     memset(s->worker, 1, c->n_machines);
@@ -368,7 +340,7 @@ int bespoke_candidates(Bespoke *b, Cand **out, size_t *n_out, Error *err)
     }
     memcpy(cands, pool, n_pool * sizeof *pool);
     size_t n = n_pool;
-    qsort(cands, n_pool, sizeof *cands, cmp_cand);
+    qsort(cands, n_pool, sizeof *cands, cand_cmp_mean);
     for (size_t i = 0; i < memo->n_starts; i++)
         cands[n++] = memo->starts[i];
     free(memo->inputs);

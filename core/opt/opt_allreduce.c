@@ -11,7 +11,10 @@
 
 #include "core/base/rng.h"
 #include "core/opt/allreduce_model.h"
+#include "core/opt/candpool.h"
+#include "core/opt/history.h"
 #include "core/opt/optimizer.h"
+#include "core/opt/prediction.h"
 #include "core/opt/waterfill.h"
 
 enum {
@@ -32,25 +35,20 @@ typedef struct {
     ArModel *model;
     size_t fitted_at;
     int suggested;
-    Schedule *best;
-    double best_s;
-    Schedule **seen;
-    size_t n_seen;
+    TrialHistory hist; /* every schedule observed, to avoid repeats; the best ok trial */
     gsl_rng *rng;
     size_t *order; /* per machine, its devices fastest first by the mean model (flat ids) */
 } ArOpt;
-
-typedef struct {
-    Schedule *s;
-    double mean_s;
-} Cand;
 
 typedef struct {
     uint64_t key[MEMO_SLOTS];
     double value[MEMO_SLOTS];
     unsigned char used[MEMO_SLOTS];
     int keyed; /* counts fit 4 bits each in 64 bits */
+    int out_of_memory; /* an allocation failed: the search reports it, not its result */
 } Memo;
+
+static void destroy(void *self);
 
 static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *err)
 {
@@ -58,13 +56,23 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     if (!model)
         return NULL;
     ArOpt *b = calloc(1, sizeof *b);
+    if (!b) {
+        ar_model_free(model);
+        error_no_memory(err, "bespoke (allreduce): cluster '%s'", c->name);
+        return NULL;
+    }
     b->c = c;
     job_copy(&b->job, job);
     b->seed = seed;
     b->model = model;
-    b->best_s = INFINITY;
+    history_init(&b->hist);
     b->rng = rng_new((unsigned long)seed * 2654435761u + 29);
-    b->order = malloc(c->n_devices * sizeof *b->order);
+    b->order = malloc((c->n_devices ? c->n_devices : 1) * sizeof *b->order);
+    if (!b->rng || !b->order) {
+        destroy(b);
+        error_no_memory(err, "bespoke (allreduce): cluster '%s'", c->name);
+        return NULL;
+    }
     return b;
 }
 
@@ -74,10 +82,7 @@ static void destroy(void *self)
     if (!b)
         return;
     ar_model_free(b->model);
-    schedule_free(b->best);
-    for (size_t i = 0; i < b->n_seen; i++)
-        schedule_free(b->seen[i]);
-    free(b->seen);
+    history_clear(&b->hist);
     gsl_rng_free(b->rng);
     free(b->order);
     job_clear(&b->job);
@@ -87,22 +92,10 @@ static void destroy(void *self)
 static void observe(void *self, const Observation *o)
 {
     ArOpt *b = self;
-    ar_model_observe(b->model, o);
-    b->seen = realloc(b->seen, (b->n_seen + 1) * sizeof *b->seen);
-    b->seen[b->n_seen++] = schedule_copy(o->schedule);
-    if (o->status == TRIAL_OK && o->time_s < b->best_s) {
-        b->best_s = o->time_s;
-        schedule_free(b->best);
-        b->best = schedule_copy(o->schedule);
-    }
-}
-
-static int was_seen(const ArOpt *b, const Schedule *s)
-{
-    for (size_t i = 0; i < b->n_seen; i++)
-        if (schedule_equal(b->seen[i], s))
-            return 1;
-    return 0;
+    /* Out of memory, the trial is not kept: the model goes on with what it has. */
+    if (ar_model_observe(b->model, o) < 0)
+        return;
+    (void)history_add(&b->hist, o);
 }
 
 static size_t machine_devices(const ArOpt *b, size_t m)
@@ -166,14 +159,22 @@ static double slot_inverse(void *ctx, size_t slot, double t_s)
 }
 
 /* Sets s to the counts' ranks with the batch split so that predicted finishing times are
- * equal; returns the mean predicted iteration time, INFINITY when they cannot hold it. */
-static double fill(const ArOpt *b, const int *counts, Schedule *s)
+ * equal; returns the mean predicted iteration time, INFINITY when they cannot hold it (or
+ * when out of memory, which it marks in the memo). */
+static double fill(const ArOpt *b, Memo *memo, const int *counts, Schedule *s)
 {
     const Cluster *c = b->c;
     const SgdModel *sm = ar_model_compute(b->model);
     size_t n = 0;
-    FillCtx k = {b, malloc(c->n_devices * sizeof(size_t)), malloc(c->n_devices * sizeof(size_t)),
-                 counts, calloc(c->n_machines, sizeof(double))};
+    size_t n_dev = c->n_devices ? c->n_devices : 1;
+    FillCtx k = {b, malloc(n_dev * sizeof(size_t)), malloc(n_dev * sizeof(size_t)), counts,
+                 calloc(c->n_machines ? c->n_machines : 1, sizeof(double))};
+    double *x = malloc(n_dev * sizeof *x), *want = calloc(n_dev, sizeof *want);
+    double v = INFINITY;
+    if (!k.slot_device || !k.slot_machine || !k.agg || !x || !want) {
+        memo->out_of_memory = 1;
+        goto done;
+    }
     for (size_t m = 0; m < c->n_machines; m++) {
         k.agg[m] = counts[m] > 1 ? sgd_model_agg_mean(sm, m) : 0;
         for (int j = 0; j < counts[m]; j++) {
@@ -181,9 +182,7 @@ static double fill(const ArOpt *b, const int *counts, Schedule *s)
             k.slot_machine[n++] = m;
         }
     }
-    double *x = malloc((n ? n : 1) * sizeof *x), *want = calloc(c->n_devices, sizeof *want);
     double t = n ? waterfill(slot_inverse, &k, n, b->job.batch, x) : INFINITY;
-    double v = INFINITY;
     if (isfinite(t)) {
         for (size_t i = 0; i < n; i++)
             want[k.slot_device[i]] = x[i];
@@ -204,8 +203,13 @@ static double fill(const ArOpt *b, const int *counts, Schedule *s)
             for (size_t m = 0; m < c->n_machines; m++)
                 s->worker[m] = schedule_machine_inputs(s, m) > 0;
             v = ar_model_mean(b->model, s, NULL, NULL);
+            if (isnan(v)) {
+                memo->out_of_memory = 1;
+                v = INFINITY;
+            }
         }
     }
+done:
     free(x);
     free(want);
     free(k.slot_device);
@@ -231,7 +235,7 @@ static double eval_counts(const ArOpt *b, Memo *memo, const int *counts, Schedul
     int any = 0;
     for (size_t m = 0; m < b->c->n_machines; m++)
         any |= counts[m] > 0;
-    double v = any ? fill(b, counts, s) : INFINITY;
+    double v = any ? fill(b, memo, counts, s) : INFINITY;
     if (keyed) {
         memo->used[slot] = 1;
         memo->key[slot] = key;
@@ -240,42 +244,24 @@ static double eval_counts(const ArOpt *b, Memo *memo, const int *counts, Schedul
     return v;
 }
 
-static void pool_offer(Cand *pool, size_t *n, const Schedule *s, double mean_s)
-{
-    if (!isfinite(mean_s))
-        return;
-    for (size_t i = 0; i < *n; i++)
-        if (schedule_equal(pool[i].s, s))
-            return;
-    size_t at = *n;
-    if (*n == POOL) {
-        at = 0;
-        for (size_t i = 1; i < *n; i++)
-            if (pool[i].mean_s > pool[at].mean_s)
-                at = i;
-        if (pool[at].mean_s <= mean_s)
-            return;
-        schedule_free(pool[at].s);
-    } else {
-        (*n)++;
-    }
-    pool[at].s = schedule_copy(s);
-    pool[at].mean_s = mean_s;
-}
-
 /* Best-improvement hill climbing over the counts: a machine gains or loses one rank, leaves,
  * or takes part with all its devices. */
 static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *pool, size_t *np)
 {
     const Cluster *c = b->c;
     size_t M = c->n_machines;
-    int *trial = malloc(M * sizeof *trial);
+    int *trial = malloc((M ? M : 1) * sizeof *trial);
+    if (!trial) {
+        memo->out_of_memory = 1;
+        return;
+    }
     double cur = eval_counts(b, memo, counts, s);
     if (isfinite(cur)) {
-        fill(b, counts, s);
-        pool_offer(pool, np, s, cur);
+        fill(b, memo, counts, s);
+        if (cand_pool_offer(pool, np, POOL, s, cur) < 0)
+            memo->out_of_memory = 1;
     }
-    for (int step = 0; step < MAX_CLIMB; step++) {
+    for (int step = 0; step < MAX_CLIMB && !memo->out_of_memory; step++) {
         double best = cur;
         size_t best_m = M;
         int best_g = 0;
@@ -301,27 +287,34 @@ static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *po
             break;
         counts[best_m] = best_g;
         cur = best;
-        fill(b, counts, s);
-        pool_offer(pool, np, s, cur);
+        fill(b, memo, counts, s);
+        if (cand_pool_offer(pool, np, POOL, s, cur) < 0)
+            memo->out_of_memory = 1;
     }
     free(trial);
 }
 
 /* Moves a fiftieth of the batch from the slowest machine's ranks to the earliest finishers:
- * candidates the mean balance would not make, for EI to weigh where the curves are unsure. */
-static void load_moves(const ArOpt *b, const Cand *cand, Cand *out, size_t *n, size_t cap)
+ * candidates the mean balance would not make, for EI to weigh where the curves are unsure.
+ * -1 when out of memory (the candidates added so far stay in out). */
+static int load_moves(const ArOpt *b, const Cand *cand, Cand *out, size_t *n, size_t cap)
 {
     const Cluster *c = b->c;
     const SgdModel *sm = ar_model_compute(b->model);
-    double *ms = malloc(c->n_machines * sizeof *ms), *fin = malloc(c->n_devices * sizeof *fin);
-    ar_model_mean(b->model, cand->s, ms, NULL);
+    size_t n_mach = c->n_machines ? c->n_machines : 1, n_dev = c->n_devices ? c->n_devices : 1;
+    double *ms = malloc(n_mach * sizeof *ms), *fin = malloc(n_dev * sizeof *fin);
+    int *ranks = malloc(n_mach * sizeof *ranks);
+    size_t *to = malloc(n_dev * sizeof *to), n_to = 0;
+    int rc = ms && fin && ranks && to ? 0 : -1;
+    if (rc == 0 && isnan(ar_model_mean(b->model, cand->s, ms, NULL)))
+        rc = -1;
+    if (rc < 0)
+        goto done;
     size_t slow = 0;
     for (size_t m = 1; m < c->n_machines; m++)
         if (ms[m] > ms[slow])
             slow = m;
-    int *ranks = malloc(c->n_machines * sizeof *ranks);
     ar_schedule_ranks(cand->s, ranks);
-    size_t *to = malloc(c->n_devices * sizeof *to), n_to = 0;
     for (size_t d = 0; d < c->n_devices; d++) {
         size_t m;
         cluster_device(c, d, &m);
@@ -347,22 +340,28 @@ static void load_moves(const ArOpt *b, const Cand *cand, Cand *out, size_t *n, s
             if (to[i] == from || cand->s->inputs[to[i]] + step > sgd_model_device_cap(sm, to[i]))
                 continue;
             Schedule *s = schedule_copy(cand->s);
+            if (!s) {
+                rc = -1;
+                goto done;
+            }
             s->inputs[from] -= step;
             s->inputs[to[i]] += step;
+            double mean_s = ar_model_mean(b->model, s, NULL, NULL);
+            if (isnan(mean_s)) {
+                schedule_free(s);
+                rc = -1;
+                goto done;
+            }
             out[*n].s = s;
-            out[(*n)++].mean_s = ar_model_mean(b->model, s, NULL, NULL);
+            out[(*n)++].mean_s = mean_s;
         }
     }
+done:
     free(ms);
     free(fin);
     free(ranks);
     free(to);
-}
-
-static int cmp_cand(const void *x, const void *y)
-{
-    double a = ((const Cand *)x)->mean_s, b = ((const Cand *)y)->mean_s;
-    return a < b ? -1 : a > b;
+    return rc;
 }
 
 static Schedule *search(ArOpt *b, Error *err)
@@ -372,15 +371,22 @@ static Schedule *search(ArOpt *b, Error *err)
     Cand pool[POOL];
     size_t n_pool = 0;
     Memo *memo = calloc(1, sizeof *memo);
+    Schedule *s = schedule_new(c, &b->job);
+    int *counts = malloc((M ? M : 1) * sizeof *counts);
+    if (!memo || !s || !counts) {
+        free(memo);
+        schedule_free(s);
+        free(counts);
+        error_no_memory(err, "bespoke (allreduce): search on %zu machines", M);
+        return NULL;
+    }
     memo->keyed = M <= 16;
     for (size_t m = 0; m < M; m++)
         memo->keyed &= machine_devices(b, m) <= 15;
-    Schedule *s = schedule_new(c, &b->job);
-    int *counts = malloc(M * sizeof *counts);
     /* Starts: the incumbent, everything, each machine type alone, each machine alone, and a
      * few random count vectors. */
-    if (b->best) {
-        ar_schedule_ranks(b->best, counts);
+    if (b->hist.best) {
+        ar_schedule_ranks(b->hist.best, counts);
         climb(b, memo, counts, s, pool, &n_pool);
     }
     for (size_t m = 0; m < M; m++)
@@ -401,36 +407,59 @@ static Schedule *search(ArOpt *b, Error *err)
             counts[m] = (int)gsl_rng_uniform_int(b->rng, machine_devices(b, m) + 1);
         climb(b, memo, counts, s, pool, &n_pool);
     }
+    int out_of_memory = memo->out_of_memory;
     free(counts);
     free(memo);
     schedule_free(s);
+    if (out_of_memory) {
+        for (size_t i = 0; i < n_pool; i++)
+            schedule_free(pool[i].s);
+        error_no_memory(err, "bespoke (allreduce): search on %zu machines", M);
+        return NULL;
+    }
     if (!n_pool) {
         error_set(err, "bespoke (allreduce): no set of devices can take the batch of %d",
                   b->job.batch);
         return NULL;
     }
-    qsort(pool, n_pool, sizeof *pool, cmp_cand);
+    qsort(pool, n_pool, sizeof *pool, cand_cmp_mean);
     size_t cap = n_pool + 8 * LOAD_TARGETS * 16;
     Cand *cands = malloc(cap * sizeof *cands);
+    if (!cands) {
+        for (size_t i = 0; i < n_pool; i++)
+            schedule_free(pool[i].s);
+        error_no_memory(err, "bespoke (allreduce): %zu candidates", cap);
+        return NULL;
+    }
     memcpy(cands, pool, n_pool * sizeof *pool);
     size_t n = n_pool;
-    for (size_t i = 0; i < n_pool && i < 8; i++)
-        load_moves(b, &cands[i], cands, &n, cap);
-    ArNormals *z = ar_normals_new(b->model, EI_SAMPLES, b->seed + 31 * (uint64_t)b->suggested);
+    int rc = 0;
+    for (size_t i = 0; i < n_pool && i < 8 && rc == 0; i++)
+        rc = load_moves(b, &cands[i], cands, &n, cap);
+    ArNormals *z = rc == 0 ? ar_normals_new(b->model, EI_SAMPLES,
+                                            b->seed + 31 * (uint64_t)b->suggested)
+                           : NULL;
+    if (!z) {
+        for (size_t i = 0; i < n; i++)
+            schedule_free(cands[i].s);
+        free(cands);
+        error_no_memory(err, "bespoke (allreduce): expected improvement");
+        return NULL;
+    }
     double t[EI_SAMPLES];
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
     double best_ei = 0;
     for (size_t i = 0; i < n; i++) {
-        if (was_seen(b, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
+        if (history_has(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
             continue;
         if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
             pick_mean = i;
-        if (!isfinite(b->best_s) ||
+        if (!isfinite(b->hist.best_s) ||
             ar_model_sample(b->model, cands[i].s, z, t, NULL, NULL, NULL, NULL) < 0)
             continue;
         double ei = 0;
         for (size_t k = 0; k < EI_SAMPLES; k++)
-            ei += t[k] < b->best_s ? (b->best_s - t[k]) / EI_SAMPLES : 0;
+            ei += t[k] < b->hist.best_s ? (b->hist.best_s - t[k]) / EI_SAMPLES : 0;
         if (ei > best_ei) {
             best_ei = ei;
             pick = i;
@@ -440,6 +469,8 @@ static Schedule *search(ArOpt *b, Error *err)
     if (pick == (size_t)-1)
         pick = pick_mean;
     Schedule *chosen = pick == (size_t)-1 ? schedule_copy(cands[0].s) : cands[pick].s;
+    if (!chosen)
+        error_no_memory(err, "bespoke (allreduce): suggestion");
     for (size_t i = 0; i < n; i++)
         if (cands[i].s != chosen)
             schedule_free(cands[i].s);
@@ -449,11 +480,17 @@ static Schedule *search(ArOpt *b, Error *err)
 
 /* Every device a rank with an equal share (DDP's default): one measurement of every device
  * class, every node's own allreduce and the widest inter-node ring. */
-static Schedule *first_design(const ArOpt *b)
+static int first_design(const ArOpt *b, Schedule **out, Error *err)
 {
     const Cluster *c = b->c;
     Schedule *s = schedule_new(c, &b->job);
-    double *w = malloc(c->n_devices * sizeof *w);
+    double *w = malloc((c->n_devices ? c->n_devices : 1) * sizeof *w);
+    *out = NULL;
+    if (!s || !w) {
+        schedule_free(s);
+        free(w);
+        return error_no_memory(err, "bespoke (allreduce): first design");
+    }
     for (size_t d = 0; d < c->n_devices; d++)
         w[d] = 1;
     schedule_split_integer(w, c->n_devices, b->job.batch, s->inputs);
@@ -462,15 +499,10 @@ static Schedule *first_design(const ArOpt *b)
         s->worker[m] = schedule_machine_inputs(s, m) > 0;
     if (schedule_validate(s, NULL) < 0) { /* declared memory limits: let the model place it */
         schedule_free(s);
-        return NULL;
+        return 0;
     }
-    return s;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
+    *out = s;
+    return 0;
 }
 
 static int fill_prediction(ArOpt *b, const Schedule *s, Suggestion *out, Error *err)
@@ -480,36 +512,12 @@ static int fill_prediction(ArOpt *b, const Schedule *s, Suggestion *out, Error *
     ArNormals *z = ar_normals_new(b->model, ns, b->seed ^ 0x5eedu);
     double *it = malloc(ns * sizeof *it), *ms = malloc(ns * M * sizeof *ms);
     double *ds = malloc(ns * D * sizeof *ds), *cs = malloc(ns * sizeof *cs);
-    int rc = ar_model_sample(b->model, s, z, it, ms, ds, cs, err);
-    if (rc == 0) {
-        out->has_prediction = 1;
-        out->mean_s = out->comm_mean_s = 0;
-        for (size_t i = 0; i < ns; i++) {
-            out->mean_s += it[i] / ns;
-            out->comm_mean_s += cs[i] / ns;
-        }
-        qsort(it, ns, sizeof *it, cmp_double);
-        out->p10_s = it[ns / 10];
-        out->p90_s = it[ns * 9 / 10];
-        out->machine_mean_s = calloc(M, sizeof(double));
-        out->machine_p10_s = calloc(M, sizeof(double));
-        out->machine_p90_s = calloc(M, sizeof(double));
-        out->device_mean_s = calloc(D, sizeof(double));
-        double *col = malloc(ns * sizeof *col);
-        for (size_t m = 0; m < M; m++) {
-            for (size_t i = 0; i < ns; i++) {
-                col[i] = s->worker[m] ? ms[i * M + m] : 0;
-                out->machine_mean_s[m] += col[i] / ns;
-            }
-            qsort(col, ns, sizeof *col, cmp_double);
-            out->machine_p10_s[m] = col[ns / 10];
-            out->machine_p90_s[m] = col[ns * 9 / 10];
-        }
-        free(col);
-        for (size_t d = 0; d < D; d++)
-            for (size_t i = 0; i < ns; i++)
-                out->device_mean_s[d] += ds[i * D + d] / ns;
-    }
+    int rc = z && it && ms && ds && cs ? 0
+                                       : error_no_memory(err, "bespoke (allreduce): prediction");
+    if (rc == 0)
+        rc = ar_model_sample(b->model, s, z, it, ms, ds, cs, err);
+    if (rc == 0)
+        rc = prediction_from_samples(out, s, ns, it, ms, ds, cs, "bespoke (allreduce)", err);
     ar_normals_free(z);
     free(it);
     free(ms);
@@ -523,7 +531,9 @@ static int suggest(void *self, Suggestion *out, Error *err)
     ArOpt *b = self;
     if (refit(b, err) < 0)
         return -1;
-    Schedule *s = b->n_seen == 0 ? first_design(b) : NULL;
+    Schedule *s = NULL;
+    if (b->hist.n_seen == 0 && first_design(b, &s, err) < 0)
+        return -1;
     if (!s)
         s = search(b, err);
     if (!s)
@@ -546,7 +556,8 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
         return -1;
     if (refit(b, err) < 0)
         return -1;
-    out->schedule = schedule_copy(s);
+    if (!(out->schedule = schedule_copy(s)))
+        return error_no_memory(err, "bespoke (allreduce): prediction");
     if (fill_prediction(b, s, out, err) < 0) {
         suggestion_clear(out);
         return -1;

@@ -9,6 +9,7 @@
 
 #include "core/base/rng.h"
 #include "core/opt/bespoke.h"
+#include "core/opt/prediction.h"
 #include "core/opt/prune.h"
 
 static void destroy(void *self);
@@ -29,7 +30,7 @@ static void *create(const Cluster *c, const JobSpec *job, uint64_t seed, Error *
     b->seed = seed;
     b->model = model;
     b->fitted_at = 0;
-    b->best_s = INFINITY;
+    history_init(&b->hist);
     b->rng = rng_new((unsigned long)seed * 2654435761u + 17);
     if (!b->rng) {
         destroy(b);
@@ -45,10 +46,7 @@ static void destroy(void *self)
     if (!b)
         return;
     sgd_model_free(b->model);
-    schedule_free(b->best);
-    for (size_t i = 0; i < b->n_seen; i++)
-        schedule_free(b->seen[i]);
-    free(b->seen);
+    history_clear(&b->hist);
     gsl_rng_free(b->rng);
     job_clear(&b->job);
     free(b);
@@ -60,18 +58,7 @@ static void observe(void *self, const Observation *o)
     /* Out of memory, the trial is not kept: the model goes on with what it has. */
     if (sgd_model_observe(b->model, o) < 0)
         return;
-    Schedule **seen = realloc(b->seen, (b->n_seen + 1) * sizeof *seen);
-    if (!seen)
-        return;
-    b->seen = seen;
-    if (!(b->seen[b->n_seen] = schedule_copy(o->schedule)))
-        return;
-    b->n_seen++;
-    if (o->status == TRIAL_OK && o->time_s < b->best_s) {
-        b->best_s = o->time_s;
-        schedule_free(b->best);
-        b->best = schedule_copy(o->schedule);
-    }
+    (void)history_add(&b->hist, o);
 }
 
 static int refit(Bespoke *b, Error *err)
@@ -82,14 +69,6 @@ static int refit(Bespoke *b, Error *err)
     if (sgd_model_fit(b->model, b->seed + n * 7919, err) < 0)
         return -1;
     b->fitted_at = n;
-    return 0;
-}
-
-static int was_seen(const Bespoke *b, const Schedule *s)
-{
-    for (size_t i = 0; i < b->n_seen; i++)
-        if (schedule_equal(b->seen[i], s))
-            return 1;
     return 0;
 }
 
@@ -128,12 +107,6 @@ static double expected_improvement(const double *t, size_t n, double best)
     return ei / n;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Fills the prediction fields of a suggestion by forward sampling. */
 static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error *err)
 {
@@ -142,44 +115,12 @@ static int fill_prediction(Bespoke *b, const Schedule *s, Suggestion *out, Error
     SgdNormals *z = sgd_normals_new(b->model, ns, b->seed ^ 0x5eedu);
     double *it = malloc(ns * sizeof *it), *ms = malloc(ns * M * sizeof *ms);
     double *ds = malloc(ns * D * sizeof *ds), *cs = malloc(ns * sizeof *cs);
-    double *col = malloc(ns * sizeof *col);
-    int rc = z && it && ms && ds && cs && col ? 0 : error_no_memory(err, "bespoke: prediction");
+    int rc = z && it && ms && ds && cs ? 0 : error_no_memory(err, "bespoke: prediction");
     if (rc == 0)
         rc = sgd_model_sample(b->model, s, z, it, ms, ds, cs, err);
-    if (rc == 0) {
-        out->machine_mean_s = calloc(M, sizeof(double));
-        out->machine_p10_s = calloc(M, sizeof(double));
-        out->machine_p90_s = calloc(M, sizeof(double));
-        out->device_mean_s = calloc(D, sizeof(double));
-        if (!out->machine_mean_s || !out->machine_p10_s || !out->machine_p90_s ||
-            !out->device_mean_s)
-            rc = error_no_memory(err, "bespoke: prediction");
-    }
-    if (rc == 0) {
-        out->has_prediction = 1;
-        out->mean_s = out->comm_mean_s = 0;
-        for (size_t i = 0; i < ns; i++) {
-            out->mean_s += it[i] / ns;
-            out->comm_mean_s += cs[i] / ns;
-        }
-        qsort(it, ns, sizeof *it, cmp_double);
-        out->p10_s = it[ns / 10];
-        out->p90_s = it[ns * 9 / 10];
-        for (size_t m = 0; m < M; m++) {
-            for (size_t i = 0; i < ns; i++) {
-                col[i] = ms[i * M + m];
-                out->machine_mean_s[m] += col[i] / ns;
-            }
-            qsort(col, ns, sizeof *col, cmp_double);
-            out->machine_p10_s[m] = col[ns / 10];
-            out->machine_p90_s[m] = col[ns * 9 / 10];
-        }
-        for (size_t d = 0; d < D; d++)
-            for (size_t i = 0; i < ns; i++)
-                out->device_mean_s[d] += ds[i * D + d] / ns;
-    }
+    if (rc == 0)
+        rc = prediction_from_samples(out, s, ns, it, ms, ds, cs, "bespoke", err);
     sgd_normals_free(z);
-    free(col);
     free(it);
     free(ms);
     free(ds);
@@ -219,15 +160,15 @@ static Schedule *search(Bespoke *b, double *ei_out, Error *err)
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
     double best_score = 0, best_ei = 0;
     for (size_t i = 0; i < n; i++) {
-        if (was_seen(b, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
+        if (history_has(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
             continue;
         if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
             pick_mean = i;
-        if (!isfinite(b->best_s) ||
+        if (!isfinite(b->hist.best_s) ||
             sgd_model_sample(b->model, cands[i].s, z, t, NULL, NULL, NULL, NULL) < 0)
             continue;
-        double ei = expected_improvement(t, EI_SAMPLES, b->best_s);
-        double score = ei / expected_cost(t, EI_SAMPLES, b->best_s);
+        double ei = expected_improvement(t, EI_SAMPLES, b->hist.best_s);
+        double score = ei / expected_cost(t, EI_SAMPLES, b->hist.best_s);
         if (ei > 0 && score > best_score) {
             best_score = score;
             best_ei = ei;
@@ -251,7 +192,7 @@ static int suggest(void *self, Suggestion *out, Error *err)
     Bespoke *b = self;
     if (refit(b, err) < 0)
         return -1;
-    Schedule *s = b->n_seen == 0 ? first_design(b, err) : NULL;
+    Schedule *s = b->hist.n_seen == 0 ? first_design(b, err) : NULL;
     if (s && schedule_validate(s, NULL) < 0) {
         schedule_free(s); /* declared memory limits: let the prior model place the batch */
         s = NULL;
@@ -268,7 +209,7 @@ static int suggest(void *self, Suggestion *out, Error *err)
         return -1;
     }
     /* Before any trial has a time there is nothing to improve on: no EI to judge by. */
-    out->has_ei = isfinite(b->best_s);
+    out->has_ei = isfinite(b->hist.best_s);
     out->ei_s = out->has_ei ? ei : 0;
     return 0;
 }

@@ -16,7 +16,8 @@ PrunePolicy prune_policy_default(void)
 {
     return (PrunePolicy){.k = PRUNE_DEFAULT_K,
                          .min_iterations = PRUNE_MIN_ITERATIONS,
-                         .warmup_allowance = PRUNE_WARMUP_ALLOWANCE};
+                         .warmup_allowance = PRUNE_WARMUP_ALLOWANCE,
+                         .probe_iterations = PRUNE_PROBE_ITERATIONS};
 }
 
 int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out)
@@ -38,10 +39,25 @@ int prune_decide(const PrunePolicy *p, const PruneInput *in, PruneDecision *out)
         }
     }
     out->fastest_s = fmin(fastest_warm, fastest_after);
-    if (!(p->k > 1) || !(in->best_s > 0) || !isfinite(in->best_s) || out->seen == 0)
-        return 0;
     /* Nothing is saved by stopping a trial that has run all its iterations. */
     if (in->iterations > 0 && out->seen >= in->iterations)
+        return 0;
+    /* A probe: with no measured trial there is nothing to compare with, and the first trial
+     * (bespoke's design, every device loaded) is the slowest of a session; a few iterations
+     * carry what the model needs from it (every device class, aggregation, communication). */
+    /* A probe that would run more than half the trial saves too little for a first
+     * observation of a few iterations instead of a whole one. */
+    int probe_pays = in->iterations <= 0 || in->iterations >= 2 * p->probe_iterations;
+    if (in->probe && probe_pays && p->k > 1 && p->probe_iterations > 0 &&
+        out->seen >= p->probe_iterations) {
+        out->prune = 1;
+        snprintf(out->reason, sizeof out->reason,
+                 "probe: stopped after %d of %d iterations (nothing measured yet to compare "
+                 "with; kept as a %d-iteration measurement)",
+                 out->seen, in->iterations, out->seen);
+        return 1;
+    }
+    if (!(p->k > 1) || !(in->best_s > 0) || !isfinite(in->best_s) || out->seen == 0)
         return 0;
     double steady = p->k * in->best_s;
     /* When the model also expects the schedule to be slow (an operator's override, or a
@@ -86,9 +102,10 @@ void prune_watch_clear(PruneWatch *w)
     w->n = 0;
 }
 
-void prune_watch_reset(PruneWatch *w)
+void prune_watch_reset(PruneWatch *w, int probe)
 {
     w->n = 0;
+    w->probe = probe;
     w->reason[0] = 0;
 }
 
@@ -116,7 +133,8 @@ int prune_watch_iteration(PruneWatch *w, const Schedule *s, int iter, double tim
                      .warmup = s->job.warmup,
                      .iterations = s->job.iterations,
                      .predicted_p10_s = p10_s,
-                     .best_s = best_s};
+                     .best_s = best_s,
+                     .probe = w->probe};
     PruneDecision d;
     if (!prune_decide(&w->policy, &in, &d))
         return 0;

@@ -64,6 +64,7 @@ typedef struct {
     Schedule *scratch;
     Schedule *best;
     double best_s;
+    int out_of_memory; /* a balance could not be computed: the search is incomplete */
 } Search;
 
 /* Inputs one GPU of a machine loading g of them takes within budget_s. */
@@ -108,7 +109,11 @@ static void evaluate_counts(Search *q)
         else
             lo = mid;
     }
-    double *want = calloc(c->n_devices, sizeof *want);
+    double *want = calloc(c->n_devices ? c->n_devices : 1, sizeof *want);
+    if (!want) {
+        q->out_of_memory = 1;
+        return;
+    }
     memset(sch->ps, 0, c->n_machines);
     for (size_t m = 0; m < c->n_machines; m++) {
         const Machine *mc = &c->machines[m];
@@ -167,9 +172,11 @@ double simar_best_known(SimCluster *s, Schedule *best)
     }
     if (combos > 2e5 || !c->n_types)
         return INFINITY;
-    Search q = {s, calloc(c->n_machines, sizeof(int)), schedule_new(c, &s->job), best, INFINITY};
-    search_type(&q, 0, 0, (int)c->types[0].n_devices);
+    Search q = {s, calloc(c->n_machines, sizeof(int)), schedule_new(c, &s->job), best, INFINITY, 0};
+    if (q.gpus && q.scratch && best)
+        search_type(&q, 0, 0, (int)c->types[0].n_devices);
     free(q.gpus);
     schedule_free(q.scratch);
-    return q.best_s;
+    /* Out of memory part way, the search did not see every count: no best known. */
+    return q.gpus && q.scratch && best && !q.out_of_memory ? q.best_s : INFINITY;
 }

@@ -607,8 +607,9 @@ double simcluster_best_known(SimCluster *s, Schedule **best)
         s->best = schedule_new(s->cluster, &s->job);
         s->best_s = INFINITY;
         if (s->job.sync == JOB_SYNC_ALLREDUCE)
-            s->best_s = simar_best_known(s, s->best);
-        else if (s->cluster->n_types <= 64 && search_size(s->cluster) <= 5e6)
+            s->best_s = simar_best_known(s, s->best); /* INFINITY without s->best */
+        else if (scratch && s->best && s->cluster->n_types <= 64 &&
+                 search_size(s->cluster) <= 5e6)
             search(s, rc, 0, scratch, &s->best_s, s->best);
         schedule_free(scratch);
         s->best_cached = 1;

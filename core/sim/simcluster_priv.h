@@ -47,7 +47,8 @@ int simtruth_gpu_cap(const SimCluster *s, const TypeTruth *t);
 
 /* Allreduce jobs (sim_allreduce.c): the noiseless communication time of a schedule, and
  * the best-known search (exhaustive over how many GPUs each machine loads, per type as a
- * multiset; the exact balance for each). Returns INFINITY when too large to enumerate. */
+ * multiset; the exact balance for each). Returns INFINITY when too large to enumerate or
+ * out of memory. */
 double simar_comm_time(const SimCluster *s, const Schedule *sch);
 double simar_best_known(SimCluster *s, Schedule *best);
 

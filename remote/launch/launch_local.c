@@ -35,6 +35,7 @@ typedef struct {
     LineBuf out, err;
     int64_t deadline_ms, kill_at_ms, exited_ms;
     int exited, status, timed_out, cancelled;
+    int stop_iter;   /* the iteration at which it asked (launcher_past_stop) */
     int stop_wanted; /* on_iteration asked for a stop: cancelled once the output is read */
     int garbage_lines, events;
     char protocol_error[256];
@@ -164,6 +165,10 @@ static void handle_line(LocalRun *r, char *line, StreamKind stream, int truncate
             r->cfg.on_log(r->cfg.userdata, "local", stream, line);
         return;
     }
+    if (r->stop_wanted && launcher_past_stop(r->stop_iter, &ev)) {
+        trial_event_clear(&ev);
+        return;
+    }
     if (ev.kind == EVENT_LOG) {
         r->garbage_lines++;
         if (r->cfg.on_log)
@@ -173,7 +178,10 @@ static void handle_line(LocalRun *r, char *line, StreamKind stream, int truncate
             snprintf(r->protocol_error, sizeof r->protocol_error, "%s", perr.msg);
     } else {
         r->events++;
-        r->stop_wanted |= launcher_iteration_stop(&r->cfg, &ev);
+        if (launcher_iteration_stop(&r->cfg, &ev) && !r->stop_wanted) {
+            r->stop_wanted = 1;
+            r->stop_iter = ev.iter;
+        }
     }
     trial_event_clear(&ev);
 }

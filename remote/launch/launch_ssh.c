@@ -39,6 +39,7 @@ typedef struct {
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
     int stopping, cancelled, timed_out;
+    int stop_iter;   /* the iteration at which it asked (launcher_past_stop) */
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
     char failure[256];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
@@ -87,6 +88,10 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
         return;
     }
+    if (r->stop_wanted && launcher_past_stop(r->stop_iter, &ev)) {
+        trial_event_clear(&ev);
+        return;
+    }
     if (ev.kind == EVENT_LOG) {
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
@@ -94,7 +99,10 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         if (!r->protocol_error[0])
             snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name, perr.msg);
     } else {
-        r->stop_wanted |= launcher_iteration_stop(&r->cfg, &ev);
+        if (launcher_iteration_stop(&r->cfg, &ev) && !r->stop_wanted) {
+            r->stop_wanted = 1;
+            r->stop_iter = ev.iter;
+        }
     }
     trial_event_clear(&ev);
 }

@@ -43,6 +43,13 @@ int launcher_iteration_stop(const LaunchConfig *cfg, const TrialEvent *ev)
     return cfg->on_iteration(cfg->iter_userdata, ev->iter, ev->time_s) != 0;
 }
 
+int launcher_past_stop(int stop_iter, const TrialEvent *ev)
+{
+    if (ev->kind == EVENT_LOG)
+        return 0;
+    return ev->kind != EVENT_ITERATION || ev->iter > stop_iter;
+}
+
 int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s)
 {
     if (cancelled) {

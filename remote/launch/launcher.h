@@ -65,6 +65,11 @@ void launcher_note_bad_line(Observation *o, const char *protocol_error);
 
 /* Calls cfg->on_iteration for an iteration event; returns 1 when it asks for a stop. */
 int launcher_iteration_stop(const LaunchConfig *cfg, const TrialEvent *ev);
+/* After on_iteration asked for a stop at iteration stop_iter, whether an event is past the
+ * measurement (a later iteration, a done or error event) and is to be left out: what a trial
+ * prints between the decision and its stop depends on timing, so keeping it would make the
+ * observation differ between launchers and runs. */
+int launcher_past_stop(int stop_iter, const TrialEvent *ev);
 
 /* Runs one trial to the end with its own poll loop (headless use and tests). */
 Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,

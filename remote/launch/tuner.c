@@ -168,6 +168,22 @@ static double best_ok_s(const Tuner *t)
     return b ? b->obs->time_s : -1;
 }
 
+/* What the prune rule compares with: the best measured trial; while only probes and pruned
+ * trials have been measured, the fastest of those (their few warm-up-heavy iterations overstate
+ * the time, so the comparison errs on the side of running on). -1: nothing measured yet. */
+static double prune_reference_s(const Tuner *t)
+{
+    double ref = best_ok_s(t);
+    if (ref > 0)
+        return ref;
+    for (size_t i = 0; i < t->n_trials; i++) {
+        const Observation *o = t->trials[i].obs;
+        if (o && o->status == TRIAL_PRUNED && o->time_s > 0 && (ref < 0 || o->time_s < ref))
+            ref = o->time_s;
+    }
+    return ref;
+}
+
 /* The launcher's iteration hook: the prune rule on the running trial. */
 static int on_iteration(void *ud, int iter, double time_s)
 {
@@ -176,7 +192,19 @@ static int on_iteration(void *ud, int iter, double time_s)
         return 0;
     const Suggestion *sg = &t->trials[t->n_trials - 1].suggestion;
     return prune_watch_iteration(&t->prune, sg->schedule, iter, time_s,
-                                 sg->has_prediction ? sg->p10_s : -1, best_ok_s(t));
+                                 sg->has_prediction ? sg->p10_s : -1, prune_reference_s(t));
+}
+
+/* Whether any trial so far measured something (ran ok, or was pruned with its iterations): until
+ * one has, a trial is a probe (core/opt/prune.h). */
+static int measured_any(const Tuner *t)
+{
+    for (size_t i = 0; i < t->n_trials; i++) {
+        const Observation *o = t->trials[i].obs;
+        if (o && (o->status == TRIAL_OK || o->status == TRIAL_PRUNED))
+            return 1;
+    }
+    return 0;
 }
 
 /* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
@@ -184,7 +212,8 @@ static void launch(Tuner *t, TrialRecord *rec)
 {
     rec->suggestion.schedule->trial = rec->trial;
     rec->started_s = clock_now_s();
-    prune_watch_reset(&t->prune);
+    /* A probe only where a trial follows that its measurement can guide. */
+    prune_watch_reset(&t->prune, !measured_any(t) && (int)t->n_trials < t->budget);
     emit(t, TUNER_EVENT_STARTED, rec);
     if (t->stop_requested) { /* tuner_stop() from the event handler: do not launch */
         Observation *o = observation_new(rec->suggestion.schedule);

@@ -102,7 +102,8 @@ console_pid() {
 # --- the default session: trials appear, best-so-far moves, views, help ---------------------
 start main 100 30 xterm-256color "$bin" --pace-ms 100 --budget 400
 wait_for main 'Trials [0-9]+/400'
-wait_for main '^.    1  ok ' 10
+# the first trial is a 5-iteration probe (docs/optimizer.md), shown as pruned
+wait_for main '^.    1  pruned ' 10
 wait_for main 'Surrogate: trial [0-9]+'
 wait_for main 'Best-so-far'
 wait_for main 'best [0-9.]+ s +measured'
@@ -298,7 +299,7 @@ wait_exit plain 0
 
 # --- signals: TSTP/CONT redraws, TERM quits cleanly, a crash restores the terminal ---------
 start sig 100 30 screen-256color "$bin" --pace-ms 100
-wait_for sig '^.    1  ok '
+wait_for sig '^.    1  pruned '
 pid="$(console_pid sig)"
 [ -n "$pid" ] || fail "no console process"
 kill -TSTP "$pid"
@@ -309,7 +310,7 @@ kill -TERM "$pid"
 wait_exit sig 0
 
 start crash 100 30 xterm-256color "$bin" --pace-ms 100
-wait_for crash '^.    1  ok '
+wait_for crash '^.    1  pruned '
 kill -SEGV "$(console_pid crash)"
 wait_exit crash 139
 
@@ -317,7 +318,7 @@ wait_exit crash 139
 mkdir -p "$tmp/xdg-conf/tunedeck"
 printf '{"keys": {"quit": "x", "help": "h"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
 start conf 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched
-wait_for conf '^.    1  ok '
+wait_for conf '^.    1  pruned '
 T send-keys -t conf h
 wait_for conf 'Keys \(any key closes\)'
 T send-keys -t conf Escape q
@@ -344,7 +345,7 @@ T send-keys -t prune q y
 wait_exit prune 0
 # :converge on offers the stop rule: bespoke stops by itself, and says so.
 start conv 120 30 xterm-256color "$bin" --pace-ms 100 --budget 60 --no-sched --no-journal
-wait_for conv '^.    1  ok '
+wait_for conv '^.    1  pruned '
 T send-keys -t conv : c o n v e r g e ' ' o n Enter
 wait_for conv 'stop when converged: on|tuning stopped: converged'
 wait_for conv '\| converged *$' 60

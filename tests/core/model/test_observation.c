@@ -72,6 +72,30 @@ Test(observation, merges_hosts_by_iter_and_averages_after_warmup)
     observation_free(copy);
 }
 
+/* A trial stopped in warm-up (a probe, a prune) has no iteration after it: each part keeps its
+ * fastest iteration, since warm-up only ever slows an iteration down. */
+Test(observation, stopped_in_warmup_keeps_each_parts_fastest_iteration)
+{
+    sched->job.iterations = 20;
+    sched->job.warmup = 10;
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    const double g0[] = {9.0, 1.5, 4.0}, g1[] = {2.5, 7.0, 3.0};
+    for (int it = 1; it <= 3; it++) {
+        add_host_iter(a, it, "g2-0", g0[it - 1] + 1, g0[it - 1]);
+        add_host_iter(a, it, "g2-1", g1[it - 1] + 1, g1[it - 1]);
+    }
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_eq(o->iterations_seen, 3);
+    const Cluster *c = sched->cluster;
+    cr_assert_float_eq(o->device_time_s[c->machines[0].first_device + 1], 1.5, 1e-9);
+    cr_assert_float_eq(o->device_time_s[c->machines[1].first_device + 1], 2.5, 1e-9);
+    cr_assert_float_eq(o->machine_time_s[0], 1.5, 1e-9);
+    cr_assert_float_eq(o->machine_time_s[1], 2.5, 1e-9);
+    cr_assert_float_eq(o->comm_s, 0.5, 1e-9);
+    observation_free(o);
+}
+
 Test(observation, done_time_is_the_objective)
 {
     TrialAccumulator *a = trial_accumulator_new(sched);

@@ -7,6 +7,7 @@
 #include "core/model/allreduce.h"
 #include "core/opt/allreduce_model.h"
 #include "core/sim/simcluster.h"
+#include "tests/support/low_memory.h"
 
 static SimCluster *sim_new(const char *spec)
 {
@@ -114,7 +115,7 @@ Test(allreduce_model, fit_recovers_known_link_parameters)
         for (size_t i = 0; i < 5; i++)
             o->machine_time_s[i] = ranks[i] ? compute : -1;
         o->time_s = compute + o->comm_s;
-        ar_model_observe(m, o);
+        cr_assert_eq(ar_model_observe(m, o), 0);
         observation_free(o);
         schedule_free(s);
     }
@@ -161,7 +162,7 @@ Test(allreduce_model, predicts_unseen_simulated_schedules)
         Observation *o = trial_accumulator_finish(acc);
         trial_accumulator_free(acc);
         cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
-        ar_model_observe(m, o);
+        cr_assert_eq(ar_model_observe(m, o), 0);
         observation_free(o);
         schedule_free(s);
     }
@@ -177,5 +178,38 @@ Test(allreduce_model, predicts_unseen_simulated_schedules)
     }
     gsl_rng_free(rng);
     ar_model_free(m);
+    simcluster_free(sim);
+}
+
+typedef struct {
+    ArModel *m;
+    Schedule *s;
+} ModelAndSchedule;
+
+/* Four million samples of 20 devices need gigabytes: refused, and the model still samples. */
+static int normals_beyond_memory(void *ud)
+{
+    const ModelAndSchedule *x = ud;
+    if (ar_normals_new(x->m, 4000000, 1))
+        return 60;
+    ArNormals *few = ar_normals_new(x->m, 8, 3);
+    double t[8];
+    Error e = {0};
+    int rc = few ? ar_model_sample(x->m, x->s, few, t, NULL, NULL, NULL, &e) : -1;
+    ar_normals_free(few);
+    return rc == 0 && t[0] > 0 ? 0 : 61;
+}
+
+Test(allreduce_model, normals_beyond_memory_are_refused_not_a_crash)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    SimCluster *sim = sim_new("M1:resnet50");
+    int all[5] = {4, 4, 4, 4, 4};
+    ModelAndSchedule x = {model_new(sim), with_ranks(sim, all)};
+    int status = low_memory_run(16 << 20, normals_beyond_memory, &x);
+    cr_assert_eq(status, 0, "child status %d", status);
+    schedule_free(x.s);
+    ar_model_free(x.m);
     simcluster_free(sim);
 }

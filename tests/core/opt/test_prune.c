@@ -1,8 +1,11 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/opt/prune.h"
+#include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
 
 /* A trial of 40 iterations with 10 of warm-up, best 1 s: thresholds 5 s in warm-up (k 2 x
  * allowance 2.5), 2 s after it. */
@@ -131,4 +134,95 @@ Test(prune, k_of_one_or_less_never_prunes)
     cr_assert_not(prune_decide(&p, &in, &d));
     p.k = 3;
     cr_assert(prune_decide(&p, &in, &d));
+}
+
+/* The probe: a trial run before anything was measured stops after PRUNE_PROBE_ITERATIONS,
+ * whatever its times, and only then. */
+static int probe(const double *t, size_t n, int iterations, PrunePolicy p, PruneDecision *d)
+{
+    PruneInput in = {.iter_s = t, .n = n, .warmup = 10, .iterations = iterations,
+                     .predicted_p10_s = -1, .best_s = -1, .probe = 1};
+    return prune_decide(&p, &in, d);
+}
+
+Test(prune, a_probe_stops_after_its_iterations_with_reason)
+{
+    double t[PRUNE_PROBE_ITERATIONS + 1];
+    for (int i = 0; i <= PRUNE_PROBE_ITERATIONS; i++)
+        t[i] = 1.0 + i;
+    PruneDecision d;
+    PrunePolicy p = prune_policy_default();
+    cr_assert_eq(p.probe_iterations, PRUNE_PROBE_ITERATIONS);
+    for (int n = 0; n < PRUNE_PROBE_ITERATIONS; n++)
+        cr_assert_not(probe(t, (size_t)n, 20, p, &d), "after %d iterations", n);
+    cr_assert(probe(t, PRUNE_PROBE_ITERATIONS, 20, p, &d));
+    cr_assert_eq(d.seen, PRUNE_PROBE_ITERATIONS);
+    char want[64];
+    snprintf(want, sizeof want, "probe: stopped after %d of 20", PRUNE_PROBE_ITERATIONS);
+    cr_assert(strstr(d.reason, want), "%s", d.reason);
+    /* a missing iteration is not evidence */
+    double gap[PRUNE_PROBE_ITERATIONS + 1];
+    memcpy(gap, t, sizeof gap);
+    gap[0] = NAN;
+    cr_assert_not(probe(gap, PRUNE_PROBE_ITERATIONS, 20, p, &d));
+    cr_assert(probe(gap, PRUNE_PROBE_ITERATIONS + 1, 20, p, &d));
+}
+
+Test(prune, a_probe_saves_nothing_on_a_short_trial_and_is_off_without_pruning)
+{
+    double t[PRUNE_PROBE_ITERATIONS];
+    for (int i = 0; i < PRUNE_PROBE_ITERATIONS; i++)
+        t[i] = 1.0;
+    PruneDecision d;
+    PrunePolicy p = prune_policy_default();
+    cr_assert_not(probe(t, PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS, p, &d),
+                  "a trial of no more iterations than the probe runs to its end");
+    cr_assert_not(probe(t, PRUNE_PROBE_ITERATIONS, 2 * PRUNE_PROBE_ITERATIONS - 1, p, &d),
+                  "a probe of more than half the trial saves too little");
+    cr_assert(probe(t, PRUNE_PROBE_ITERATIONS, 2 * PRUNE_PROBE_ITERATIONS, p, &d));
+    p.probe_iterations = 0;
+    cr_assert_not(probe(t, PRUNE_PROBE_ITERATIONS, 20, p, &d));
+    p = prune_policy_default();
+    p.k = 0;
+    cr_assert_not(probe(t, PRUNE_PROBE_ITERATIONS, 20, p, &d), "k <= 1: nothing is stopped");
+}
+
+Test(prune, not_a_probe_once_something_was_measured)
+{
+    /* The same fast iterations with a best to compare with run on. */
+    double t[] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+    PruneDecision d = decide(t, 6, -1, 1.0);
+    cr_assert_not(d.prune);
+    cr_assert_not(decide(t, 6, -1, -1).prune, "not a probe and no best: runs on");
+}
+
+/* The watch carries the probe flag from its reset to the decision, and turns the stopped
+ * trial into a pruned observation with the mean of its iterations. */
+Test(prune, the_watch_probes_only_when_reset_as_a_probe)
+{
+    SimCluster *sim = fixture_sim("B:googlenet");
+    Schedule *s = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+    cr_assert_not_null(s);
+    cr_assert_gt(s->job.iterations, PRUNE_PROBE_ITERATIONS);
+    PruneWatch w;
+    prune_watch_init(&w, prune_policy_default());
+    prune_watch_reset(&w, 0);
+    for (int it = 1; it <= PRUNE_PROBE_ITERATIONS + 1; it++)
+        cr_assert_not(prune_watch_iteration(&w, s, it, 3.0, -1, -1));
+    prune_watch_reset(&w, 1);
+    int stopped_at = 0;
+    for (int it = 1; it <= s->job.iterations && !stopped_at; it++)
+        if (prune_watch_iteration(&w, s, it, 2.0 + it, -1, -1))
+            stopped_at = it;
+    cr_assert_eq(stopped_at, PRUNE_PROBE_ITERATIONS);
+    Observation *o = observation_new(s);
+    o->status = TRIAL_CANCELLED;
+    prune_watch_finish(&w, o);
+    cr_assert_eq(o->status, TRIAL_PRUNED);
+    cr_assert_float_eq(o->time_s, 2.0 + (PRUNE_PROBE_ITERATIONS + 1) / 2.0, 1e-12);
+    cr_assert(strstr(o->reason, "probe"), "%s", o->reason);
+    observation_free(o);
+    prune_watch_clear(&w);
+    schedule_free(s);
+    simcluster_free(sim);
 }

@@ -59,6 +59,13 @@ Test(tuner_prune, random_search_prunes_slow_schedules_and_no_prune_runs_them)
             cr_assert_eq(p->obs->status, TRIAL_OK);
             continue;
         }
+        if (i == 0) {
+            /* nothing measured before it: the first trial is a probe */
+            cr_assert_eq(p->obs->iterations_seen, PRUNE_PROBE_ITERATIONS);
+            cr_assert(strstr(p->obs->reason, "probe: stopped after"), "%s", p->obs->reason);
+            cr_assert_gt(p->obs->time_s, 0);
+            continue;
+        }
         n_pruned++;
         /* stopped early, with what it measured kept, and slower than k x the best so far */
         cr_assert_lt(p->obs->iterations_seen, job->iterations, "trial %zu", i + 1);
@@ -126,7 +133,7 @@ Test(tuner_prune, resume_reproduces_the_decisions_bespoke)
     resume_replays_prunes("bespoke", 0);
 }
 
-/* A local trial command: trial 1 is fast; trial 2 is ten times slower, takes 0.2 s per
+/* A local trial command: trial 1 is fast (and a probe); trial 2 is ten times slower, takes 0.2 s per
  * iteration of real time and writes its pid. It must be stopped after two iterations, in its
  * warm-up, and its process must be gone. */
 Test(tuner_prune, slow_local_trial_is_stopped_in_warmup_and_its_process_is_gone)
@@ -155,7 +162,11 @@ Test(tuner_prune, slow_local_trial_is_stopped_in_warmup_and_its_process_is_gone)
     cr_assert_not_null(t, "%s", err.msg);
     cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
     const TrialRecord *fast = tuner_trial(t, 0), *slow = tuner_trial(t, 1);
-    cr_assert_eq(fast->obs->status, TRIAL_OK, "%s", fast->obs->reason);
+    /* The first trial is a probe; the second is compared with what the probe measured. */
+    cr_assert_eq(fast->obs->status, TRIAL_PRUNED, "%s", fast->obs->reason);
+    cr_assert(strstr(fast->obs->reason, "probe"), "%s", fast->obs->reason);
+    /* its lines come in one burst: those past the stop are not part of the measurement */
+    cr_assert_eq(fast->obs->iterations_seen, PRUNE_PROBE_ITERATIONS);
     cr_assert_eq(slow->obs->status, TRIAL_PRUNED, "%s: %s", trial_status_name(slow->obs->status),
                  slow->obs->reason);
     cr_assert_lt(slow->obs->iterations_seen, simcluster_job(sim)->warmup, "in warm-up");
