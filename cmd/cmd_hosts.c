@@ -34,7 +34,8 @@ static void usage(FILE *out)
                  "the login HOST over SSH. An inventory with \"backend\": \"slurm\" given to\n"
                  "--cluster does the same. --watch polls with back-off (never more than one\n"
                  "controller call a second) and prints the table when it changes. Exit status 1\n"
-                 "when a node is drained or down.\n");
+                 "when a node is drained or down, 4 when the controller or login node does not\n"
+                 "answer.\n");
 }
 
 typedef struct {
