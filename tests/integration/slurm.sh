@@ -23,7 +23,7 @@ cleanup() {
     [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
     slurm_stop_all
     [ -n "$H" ] && harness_stop_all
-    rm -rf "$T"
+    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
 }
 trap cleanup EXIT INT TERM
 unset SSH_AUTH_SOCK SLURM_JOB_ID
