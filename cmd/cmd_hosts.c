@@ -9,8 +9,10 @@
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/hosts_slurm.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/base/jfield.h"
 #include "core/base/exitcode.h"
 #include "remote/gpu/gpuwatch.h"
 
@@ -24,7 +26,16 @@ static void usage(FILE *out)
                  "  --accept-new-host-keys  add unknown host keys to known_hosts (a changed key\n"
                  "                          is always refused)\n"
                  "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
-                 "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n");
+                 "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n"
+                 "       tunedeck hosts --slurm [--partition P] [--login HOST] [--json]\n"
+                 "                      [--watch [--watch-for S] [--max-interval S]]\n"
+                 "Lists the nodes Slurm's controller knows (state, CPUs, memory, GPUs, features,\n"
+                 "partitions) and the machine type each becomes; the commands run here, or on\n"
+                 "the login HOST over SSH. An inventory with \"backend\": \"slurm\" given to\n"
+                 "--cluster does the same. --watch polls with back-off (never more than one\n"
+                 "controller call a second) and prints the table when it changes. Exit status 1\n"
+                 "when a node is drained or down, 4 when the controller or login node does not\n"
+                 "answer.\n");
 }
 
 typedef struct {
@@ -103,11 +114,19 @@ int cmd_hosts(int argc, char **argv)
                                          {"json", no_argument, 0, 'J'},
                                          {"accept-new-host-keys", no_argument, 0, 'A'},
                                          {"gpu-wait", required_argument, 0, 'g'},
+                                         {"slurm", no_argument, 0, 'S'},
+                                         {"partition", required_argument, 0, 'p'},
+                                         {"login", required_argument, 0, 'l'},
+                                         {"watch", no_argument, 0, 'w'},
+                                         {"watch-for", required_argument, 0, 'f'},
+                                         {"max-interval", required_argument, 0, 'm'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *path = NULL;
     int json = 0, accept = 0, c;
     double gpu_wait_s = 3;
+    int slurm = 0;
+    HostsSlurmArgs sa = {.max_interval_s = 30};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
@@ -125,6 +144,26 @@ int cmd_hosts(int argc, char **argv)
             if (flags_double("hosts", "--gpu-wait", optarg, 0, 600, &gpu_wait_s) < 0)
                 return EXIT_USAGE;
             break;
+        case 'S':
+            slurm = 1;
+            break;
+        case 'p':
+            sa.partition = optarg;
+            break;
+        case 'l':
+            sa.login = optarg;
+            break;
+        case 'w':
+            sa.watch = 1;
+            break;
+        case 'f':
+            if (flags_double("hosts", "--watch-for", optarg, 0, 1e7, &sa.watch_for_s) < 0)
+                return EXIT_USAGE;
+            break;
+        case 'm':
+            if (flags_double("hosts", "--max-interval", optarg, 2, 3600, &sa.max_interval_s) < 0)
+                return EXIT_USAGE;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -132,11 +171,28 @@ int cmd_hosts(int argc, char **argv)
             return flags_unknown("hosts", argv[optind - 1]);
         }
     }
-    if (!path || optind < argc) {
-        fprintf(stderr, "tunedeck hosts: expected --cluster FILE (try --help)\n");
+    if ((!path && !slurm) || optind < argc) {
+        fprintf(stderr, "tunedeck hosts: expected --cluster FILE or --slurm (try --help)\n");
         return EXIT_USAGE;
     }
+    sa.json = json;
+    sa.accept = accept;
     Error err;
+    if (!slurm) {
+        cJSON *root = jfield_parse_file(path, &err);
+        const cJSON *b = root ? cJSON_GetObjectItem(root, "backend") : NULL;
+        slurm = cJSON_IsString(b) && strcmp(b->valuestring, "slurm") == 0;
+        cJSON_Delete(root);
+    }
+    if (slurm) {
+        sa.inventory = path;
+        return hosts_slurm(&sa);
+    }
+    if (sa.partition || sa.login || sa.watch) {
+        fprintf(stderr, "tunedeck hosts: --partition, --login and --watch are for Slurm "
+                        "(--slurm, or an inventory with \"backend\": \"slurm\")\n");
+        return EXIT_USAGE;
+    }
     Cluster *cl = cluster_load(path, &err);
     if (!cl) {
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);

@@ -17,6 +17,7 @@ Cluster *cluster_new(const char *name)
         return NULL;
     snprintf(c->name, sizeof c->name, "%s", name ? name : "cluster");
     c->ssh.connect_timeout_s = 5;
+    c->job_master_port = CLUSTER_JOB_MASTER_PORT; /* as a parsed inventory without the field */
     return c;
 }
 
@@ -315,9 +316,9 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
                               "found \"%s\"",
                          ctx, t->ranks);
     if (t->launch[0] && strcmp(t->launch, "per-host") && strcmp(t->launch, "single") &&
-        strcmp(t->launch, "local"))
-        return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\" or "
-                              "\"local\", found \"%s\"",
+        strcmp(t->launch, "local") && strcmp(t->launch, "slurm"))
+        return error_set(err, "%s: field 'launch': expected \"per-host\", \"single\", "
+                              "\"local\" or \"slurm\", found \"%s\"",
                          ctx, t->launch);
     return 0;
 }

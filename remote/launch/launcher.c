@@ -9,7 +9,8 @@
 #include "core/base/evloop.h"
 #include "core/base/registry.h"
 
-extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE;
+extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE,
+    LAUNCHER_SLURM;
 
 _Static_assert(offsetof(LauncherKind, name) == 0, "registry entries begin with their name");
 
@@ -18,6 +19,7 @@ static const void *const LAUNCHERS[] = {
     &LAUNCHER_LOCAL,
     &LAUNCHER_PER_HOST,
     &LAUNCHER_SINGLE,
+    &LAUNCHER_SLURM,
     NULL,
 };
 

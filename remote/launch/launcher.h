@@ -29,6 +29,8 @@ typedef struct {
     SimCluster *sim;         /* sim launcher: the simulated cluster answering trials */
     uint64_t seed;           /* sim launcher: noise seed (combined with the trial number) */
     void *remote;            /* per-host/single: the remote layer's host pool */
+    const char *slurm_job;   /* slurm: the allocation its steps run in (remote/slurm) */
+    int slurm_het;           /* slurm: one component per GPU count, in machine order */
     LaunchLogFn on_log;
     LaunchProcFn on_proc; /* optional; shares userdata with on_log */
     void *userdata;

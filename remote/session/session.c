@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remote/slurm/slurm_inventory.h"
+
 Session *session_new(int with_journal, const char *journal_dir)
 {
     Session *s = calloc(1, sizeof *s);
@@ -54,8 +56,12 @@ static int open_cluster(Session *s, const SessionSpec *o, Error *err)
         s->job = simcluster_job(s->sim);
         return 0;
     }
-    s->owned_cluster = o->cluster_json ? cluster_from_json(o->cluster_json, o->cluster, err)
-                                       : cluster_load(o->cluster, err);
+    /* A Slurm inventory from a file is read from the controller now; a journal's recorded
+     * cluster is taken as it was. */
+    s->owned_cluster = o->cluster_json
+                           ? cluster_from_json(o->cluster_json, o->cluster, err)
+                           : slurm_inventory_load_file(o->cluster, o->ssh_config,
+                                                       o->accept_new_host_keys, &s->slurm, err);
     if (!s->owned_cluster)
         return -1;
     s->cluster = s->owned_cluster;
@@ -115,6 +121,29 @@ static int open_pool(Session *s, const SessionSpec *o, Error *err)
     return 0;
 }
 
+/* The slurm launcher's allocation (the one in SLURM_JOB_ID when tunedeck runs inside one).
+ * srun runs here, so a Slurm inventory that names a login node cannot launch trials. */
+static int open_slurm(Session *s, const SessionSpec *o, Error *err)
+{
+    SlurmTarget t;
+    memset(&t, 0, sizeof t);
+    if (s->cluster->extra &&
+        slurm_target_from_json(s->cluster->extra, o->cluster ? o->cluster : "--cluster", &t,
+                               err) < 0)
+        return -1;
+    if (t.login[0])
+        return error_set(err, "--launcher slurm: srun runs on this machine; run tunedeck on "
+                              "the login node %s (the inventory's \"login\" serves hosts "
+                              "and watching only)",
+                         t.login);
+    if (!s->slurm && !(s->slurm = slurm_target_ctl(&t, o->ssh_config, 0, err)))
+        return -1;
+    if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), 60, &s->alloc,
+                         err) < 0)
+        return error_prefix(err, "--launcher slurm");
+    return 0;
+}
+
 /* Every tuner event reaches the journal before the caller acts on it. */
 static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
 {
@@ -144,6 +173,8 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         return -1;
     if (!s->pool && is_remote_launcher(s->launcher) && open_pool(s, spec, err) < 0)
         return -1;
+    if (strcmp(s->launcher, "slurm") == 0 && open_slurm(s, spec, err) < 0)
+        return -1;
     TunerConfig cfg = {
         .cluster = s->cluster,
         .job = s->job,
@@ -156,6 +187,8 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
                    .sim = s->sim,
                    .seed = (uint64_t)spec->seed,
                    .remote = s->pool,
+                   .slurm_job = s->alloc.job_id,
+                   .slurm_het = s->alloc.het,
                    .on_proc = on_proc,
                    .userdata = s},
         .async_suggest = spec->async_suggest,
@@ -223,6 +256,10 @@ void session_close(Session *s)
     s->tuner = NULL;
     hostpool_free(s->pool);
     s->pool = NULL;
+    if (s->slurm)
+        slurm_alloc_close(s->slurm, &s->alloc);
+    slurm_ctl_free(s->slurm);
+    s->slurm = NULL;
     simcluster_free(s->sim);
     s->sim = NULL;
     cluster_free(s->owned_cluster);

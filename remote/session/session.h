@@ -13,6 +13,7 @@
 #include "remote/launch/tuner.h"
 #include "remote/session/tune_journal.h"
 #include "remote/session/tune_orphans.h"
+#include "remote/slurm/slurm_alloc.h"
 #include "remote/ssh/hostpool.h"
 
 typedef struct {
@@ -61,6 +62,10 @@ typedef struct {
     int resume;
     int journal_open; /* journal_begin succeeded */
     TuneProcs procs;  /* the remote process groups its trials started */
+    /* The slurm launcher, or an inventory with "backend": "slurm": the controller (here or
+     * on the login node) and the allocation the trials run in (remote/slurm). */
+    SlurmCtl *slurm;
+    SlurmAlloc alloc;
 } Session;
 
 /* with_journal: keep one (begun by session_journal_begin) in journal_dir, the journals'

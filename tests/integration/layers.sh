@@ -15,7 +15,7 @@ rank() {
         core/opt|core/sched|core/sim) echo 2 ;;
         core/journal) echo 3 ;;
         remote/ssh|tools/worker) echo 4 ;;
-        remote/gpu|remote/launch|remote/live) echo 5 ;;
+        remote/gpu|remote/launch|remote/live|remote/slurm) echo 5 ;;
         remote/session) echo 6 ;;
         tui) echo 7 ;;
         cmd|tools|bench/optbench) echo 8 ;;

@@ -67,7 +67,8 @@ _tunedeck()
     --budget | --seed | --trial-timeout | --trial-cmd | --pace-ms | --sched-jobs | \
         --sched-speed | --nodes | --gpus-per-node | --interval | --resize-cost | \
         --arrival-mean | --jobs | --model | --pin | --gpu-wait | --time-scale | \
-        --duration | --checkpoint-file | --status-every)
+        --duration | --checkpoint-file | --status-every | --partition | --login | --watch-for | \
+        --max-interval)
         return ;; # a value only the operator knows
     esac
 

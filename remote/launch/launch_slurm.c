@@ -1,0 +1,318 @@
+/* The `slurm` launcher: each trial is one `srun` step in the session's allocation
+ * (LaunchConfig.slurm_job, made by remote/slurm/slurm_alloc), on the machines the schedule
+ * uses (machine names are Slurm node names), one task per node with that node's GPUs (one
+ * step per GPU count when the nodes differ). The
+ * srun client runs here as the local launcher's command, so the schedule reaches the tasks
+ * on its standard input (--input=all: every task reads it, as protocol v1 says) and their
+ * protocol lines come back merged on its standard output. Each task learns its machine from
+ * SLURMD_NODENAME and reports the step id, so a cancel is `scancel JOB.STEP`. Slurm enforces
+ * the step's time limit itself; a step it kills (time limit, node failure) is a failed trial
+ * with Slurm's own words as the reason. Timings are the protocol's, never Slurm's. */
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "remote/launch/launcher.h"
+#include "remote/launch/rankfan.h"
+#include "remote/ssh/shquote.h"
+
+extern const LauncherKind LAUNCHER_LOCAL;
+extern char **environ;
+
+/* Slurm checks time limits about every 30 s and then waits KillWait: past this much after
+ * the step's own limit, tunedeck stops it itself. */
+enum { BACKSTOP_S = 120 };
+
+#define STEP_MARK "tunedeck-step "
+
+/* Every task: report the step, name its machine, run the trial command ($1). */
+static const char TASK_SCRIPT[] =
+    "[ \"${SLURM_PROCID:-0}\" = 0 ] && printf '" STEP_MARK "%s.%s\\n' \"$SLURM_JOB_ID\" "
+    "\"$SLURM_STEP_ID\" >&2; TUNEDECK_MACHINE=$SLURMD_NODENAME; export TUNEDECK_MACHINE; "
+    "exec sh -c \"$1\"";
+
+typedef struct {
+    void *local;
+    char *command;
+    LaunchConfig cfg; /* the caller's: its log sink */
+    char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
+    char slurm_reason[256];
+    int cancelled;
+} SlurmRun;
+
+/* "slurmstepd: error: *** STEP 4.2 ON n1 CANCELLED AT 2026-... DUE TO TIME LIMIT ***" and
+ * srun's own "Node failure" lines: Slurm ended the step, and says why. */
+static void note_slurm_end(SlurmRun *r, const char *line)
+{
+    if (r->slurm_reason[0])
+        return;
+    const char *stars = strstr(line, "*** ");
+    if (stars && (strstr(stars, "CANCELLED") || strstr(stars, "DUE TO"))) {
+        const char *end = strstr(stars + 4, " ***");
+        int len = end ? (int)(end - stars - 4) : (int)strlen(stars + 4);
+        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s", len, stars + 4);
+    } else if (strstr(line, "srun: error: Node failure")) {
+        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 6);
+    }
+}
+
+static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
+{
+    (void)machine;
+    SlurmRun *r = userdata;
+    if (stream == STREAM_STDERR) {
+        if (strncmp(line, STEP_MARK, strlen(STEP_MARK)) == 0) {
+            const char *id = line + strlen(STEP_MARK);
+            size_t n = strspn(id, "0123456789._"), used = strlen(r->steps);
+            if (n && used + n + 2 < sizeof r->steps)
+                snprintf(r->steps + used, sizeof r->steps - used, "%s%.*s", used ? " " : "",
+                         (int)n, id);
+            return;
+        }
+        note_slurm_end(r, line);
+    }
+    if (r->cfg.on_log)
+        r->cfg.on_log(r->cfg.userdata, "slurm", stream, line);
+}
+
+static int machine_gpus(const Cluster *c, size_t m)
+{
+    const MachineType *t = cluster_machine_type(c, m);
+    int g = 0;
+    for (size_t d = 0; d < t->n_devices; d++)
+        g += t->devices[d].kind == DEVICE_GPU;
+    return g;
+}
+
+/* One srun for the machines of the schedule that have `gpus` GPUs: every task gets all of
+ * its node's GPUs (the step is alone on them; the schedule's inputs say which it uses). */
+static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Schedule *s,
+                       int gpus, double limit_min)
+{
+    /* A heterogeneous allocation's component k holds the k-th distinct GPU count among all
+     * the machines (remote/slurm/slurm_alloc.c makes it so). */
+    int component = 0, seen[64];
+    size_t distinct = 0;
+    for (size_t m = 0; m < s->cluster->n_machines && distinct < 64; m++) {
+        int g = machine_gpus(s->cluster, m), known = 0;
+        for (size_t k = 0; k < distinct; k++)
+            known |= seen[k] == g;
+        if (known)
+            continue;
+        if (g == gpus)
+            component = (int)distinct;
+        seen[distinct++] = g;
+    }
+    const Cluster *c = s->cluster;
+    size_t nodes = 0, cap = 1;
+    for (size_t m = 0; m < c->n_machines; m++)
+        if ((s->worker[m] || s->ps[m]) && machine_gpus(c, m) == gpus) {
+            nodes++;
+            cap += strlen(c->machines[m].name) + 1;
+        }
+    char *list = calloc(1, cap);
+    if (!list)
+        abort();
+    for (size_t m = 0; m < c->n_machines; m++)
+        if ((s->worker[m] || s->ps[m]) && machine_gpus(c, m) == gpus) {
+            if (list[0])
+                strcat(list, ",");
+            strcat(list, c->machines[m].name);
+        }
+    char jobid[64], count[32], time[32], gres[48], het[32];
+    snprintf(jobid, sizeof jobid, "--jobid=%s", cfg->slurm_job);
+    snprintf(count, sizeof count, "--nodes=%zu", nodes);
+    snprintf(time, sizeof time, "--time=%.0f", limit_min);
+    snprintf(gres, sizeof gres, "--gres=gpu:%d", gpus);
+    const char *argv[20] = {"srun", jobid, "--job-name=tunedeck-trial", "--nodelist", list, count,
+                            "--ntasks-per-node=1", "--input=all", "--kill-on-bad-exit=1",
+                            time};
+    size_t n = 10;
+    if (gpus > 0)
+        argv[n++] = gres;
+    if (cfg->slurm_het) {
+        snprintf(het, sizeof het, "--het-group=%d", component);
+        argv[n++] = het;
+    }
+    argv[n++] = "sh";
+    argv[n++] = "-c";
+    argv[n++] = TASK_SCRIPT;
+    argv[n++] = "tunedeck-trial";
+    argv[n++] = cfg->command;
+    char *cmd = shquote_argv(argv, n);
+    free(list);
+    int rc = cmd ? shquote_append_raw(b, len, cmd) : -1;
+    free(cmd);
+    return rc;
+}
+
+/* The srun command line, every argument quoted. Nodes whose GPU counts differ cannot share
+ * one step's --gres (it is per node, and a --gpus total is spread evenly, not as asked), so
+ * each GPU count gets a step of its own, all started at once with the same input. */
+static char *srun_command(const LaunchConfig *cfg, const Schedule *s, double limit_min,
+                          Error *err)
+{
+    const Cluster *c = s->cluster;
+    int counts[64];
+    size_t groups = 0;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        if (!s->worker[m] && !s->ps[m])
+            continue;
+        int g = machine_gpus(c, m), seen = 0;
+        for (size_t k = 0; k < groups; k++)
+            seen |= counts[k] == g;
+        if (!seen && groups < sizeof counts / sizeof *counts)
+            counts[groups++] = g;
+    }
+    if (!groups) {
+        error_set(err, "slurm launcher: the schedule uses no machine");
+        return NULL;
+    }
+    char *b = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (groups == 1) {
+        rc = shquote_append_raw(&b, &len, "exec ") < 0 ||
+             append_srun(&b, &len, cfg, s, counts[0], limit_min) < 0;
+    } else {
+        rc = shquote_append_raw(&b, &len, "in=$(cat); rc=0; ") < 0;
+        for (size_t k = 0; k < groups && !rc; k++) {
+            char pid[48];
+            snprintf(pid, sizeof pid, " & p%zu=$!; ", k);
+            rc = shquote_append_raw(&b, &len, "printf '%s\\n' \"$in\" | ") < 0 ||
+                 append_srun(&b, &len, cfg, s, counts[k], limit_min) < 0 ||
+                 shquote_append_raw(&b, &len, pid) < 0;
+        }
+        for (size_t k = 0; k < groups && !rc; k++) {
+            char w[48];
+            snprintf(w, sizeof w, "wait $p%zu || rc=$?; ", k);
+            rc = shquote_append_raw(&b, &len, w) < 0;
+        }
+        rc = rc || shquote_append_raw(&b, &len, "exit $rc") < 0;
+    }
+    if (rc) {
+        free(b);
+        error_set(err, "slurm launcher: out of memory");
+        return NULL;
+    }
+    return b;
+}
+
+static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
+{
+    if (!cfg->command || !cfg->command[0]) {
+        error_set(err, "slurm launcher: expected a trial command (--trial-cmd)");
+        return NULL;
+    }
+    if (!cfg->slurm_job || !cfg->slurm_job[0]) {
+        error_set(err, "slurm launcher: expected an allocation (the session makes one)");
+        return NULL;
+    }
+    /* The local launcher would fan the srun client itself out per device. */
+    if (rankfan_wanted(s)) {
+        error_set(err, "slurm launcher: trial.ranks \"per-device\" is not supported yet (one "
+                       "task per node; the trial command starts its own ranks)");
+        return NULL;
+    }
+    double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
+    double limit_min = (double)(long)((timeout_s + 59) / 60);
+    SlurmRun *r = calloc(1, sizeof *r);
+    if (!r) {
+        error_set(err, "slurm launcher: out of memory");
+        return NULL;
+    }
+    r->cfg = *cfg;
+    if (!(r->command = srun_command(cfg, s, limit_min, err))) {
+        free(r);
+        return NULL;
+    }
+    LaunchConfig local = *cfg;
+    local.command = r->command;
+    local.timeout_s = limit_min * 60 + BACKSTOP_S;
+    local.on_log = on_log;
+    local.on_proc = NULL; /* the step, not a process group, is what a stop reaches */
+    local.userdata = r;
+    if (!(r->local = LAUNCHER_LOCAL.start(&local, s, err))) {
+        error_prefix(err, "slurm launcher");
+        free(r->command);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return LAUNCHER_LOCAL.pollfds(((SlurmRun *)run)->local, fds, cap, deadline_ms);
+}
+
+static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    LAUNCHER_LOCAL.step(((SlurmRun *)run)->local, fds, n, now_ms);
+}
+
+static int finished(const void *run)
+{
+    return LAUNCHER_LOCAL.finished(((const SlurmRun *)run)->local);
+}
+
+static Observation *result(void *run)
+{
+    SlurmRun *r = run;
+    Observation *o = LAUNCHER_LOCAL.result(r->local);
+    if (o && !r->cancelled && r->slurm_reason[0] && o->status != TRIAL_TIMEOUT) {
+        o->status = TRIAL_FAILED;
+        snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
+    }
+    return o;
+}
+
+/* scancel of the steps, waited for (it answers at once); the srun clients then end. */
+static void scancel_steps(const char *steps)
+{
+    char copy[256], *argv[16] = {"scancel"};
+    size_t n = 1;
+    snprintf(copy, sizeof copy, "%s", steps);
+    for (char *save = NULL, *t = strtok_r(copy, " ", &save); t && n < 15;
+         t = strtok_r(NULL, " ", &save))
+        argv[n++] = t;
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", 1, 0);
+    pid_t pid;
+    if (posix_spawnp(&pid, "scancel", &fa, NULL, argv, environ) == 0)
+        waitpid(pid, NULL, 0);
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+static void cancel(void *run)
+{
+    SlurmRun *r = run;
+    if (LAUNCHER_LOCAL.finished(r->local))
+        return;
+    r->cancelled = 1;
+    if (r->steps[0])
+        scancel_steps(r->steps);
+    LAUNCHER_LOCAL.cancel(r->local);
+}
+
+static void run_free(void *run)
+{
+    SlurmRun *r = run;
+    if (!r)
+        return;
+    if (!LAUNCHER_LOCAL.finished(r->local) && r->steps[0])
+        scancel_steps(r->steps);
+    LAUNCHER_LOCAL.free(r->local);
+    free(r->command);
+    free(r);
+}
+
+const LauncherKind LAUNCHER_SLURM = {"slurm",  start,  pollfds, step,
+                                     finished, result, cancel,  run_free};

@@ -1,0 +1,145 @@
+/* The session's Slurm allocation (remote/slurm/slurm_alloc.h). */
+#include "remote/slurm/slurm_alloc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+long slurm_alloc_parse_granted(const char *text)
+{
+    static const char MARK[] = "Granted job allocation ";
+    const char *p = strstr(text, MARK);
+    if (!p)
+        return -1;
+    p += strlen(MARK);
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    return strtol(p, NULL, 10);
+}
+
+int slurm_alloc_machine_gpus(const Cluster *cl, size_t machine)
+{
+    const MachineType *t = cluster_machine_type(cl, machine);
+    int g = 0;
+    for (size_t d = 0; d < t->n_devices; d++)
+        g += t->devices[d].kind == DEVICE_GPU;
+    return g;
+}
+
+size_t slurm_alloc_gpu_groups(const Cluster *cl, int *counts)
+{
+    size_t groups = 0;
+    for (size_t m = 0; m < cl->n_machines; m++) {
+        int g = slurm_alloc_machine_gpus(cl, m), seen = 0;
+        for (size_t k = 0; k < groups; k++)
+            seen |= counts[k] == g;
+        if (!seen && groups < SLURM_ALLOC_MAX_GROUPS)
+            counts[groups++] = g;
+    }
+    return groups;
+}
+
+static int valid_job_id(const char *id)
+{
+    if (!id[0])
+        return 0;
+    for (const char *p = id; *p; p++)
+        if (!isdigit((unsigned char)*p) && *p != '_')
+            return 0;
+    return 1;
+}
+
+int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
+                     double wait_s, SlurmAlloc *a, Error *err)
+{
+    memset(a, 0, sizeof *a);
+    if (existing && existing[0]) {
+        if (!valid_job_id(existing))
+            return error_set(err, "SLURM_JOB_ID: expected a job number, found '%s'", existing);
+        snprintf(a->job_id, sizeof a->job_id, "%s", existing);
+        return 0;
+    }
+    /* One component per GPU count, in the order the counts first appear among the
+     * machines (the launcher finds each node's component by the same rule). */
+    int counts[SLURM_ALLOC_MAX_GROUPS];
+    size_t groups = slurm_alloc_gpu_groups(cl, counts);
+    if (!groups)
+        return error_set(err, "the session's allocation: the inventory has no machines");
+    if (groups > SLURM_ALLOC_MAX_GROUPS - 1)
+        return error_set(err, "the session's allocation: more than %d GPU counts per node",
+                         SLURM_ALLOC_MAX_GROUPS - 1);
+    const char **argv = calloc(8 + groups * 8, sizeof *argv);
+    char **owned = calloc(groups * 4 + 4, sizeof *owned);
+    if (!argv || !owned)
+        abort();
+    size_t n = 0, o = 0;
+    argv[n++] = "salloc";
+    argv[n++] = "--no-shell";
+    owned[o] = malloc(64);
+    snprintf(owned[o], 64, "--immediate=%.0f", wait_s > 1 ? wait_s : 1);
+    argv[n++] = owned[o++];
+    owned[o] = malloc(64);
+    snprintf(owned[o], 64, "--job-name=tunedeck-tune-%ld", (long)getpid());
+    argv[n++] = owned[o++];
+    for (size_t g = 0; g < groups; g++) {
+        size_t cap = 16, k = 0;
+        for (size_t i = 0; i < cl->n_machines; i++)
+            cap += strlen(cl->machines[i].name) + 1;
+        char *list = calloc(1, cap);
+        if (!list)
+            abort();
+        for (size_t i = 0; i < cl->n_machines; i++)
+            if (slurm_alloc_machine_gpus(cl, i) == counts[g]) {
+                snprintf(list + strlen(list), cap - strlen(list), "%s%s", k ? "," : "",
+                         cl->machines[i].name);
+                k++;
+            }
+        if (g)
+            argv[n++] = ":";
+        argv[n++] = "--exclusive";
+        owned[o] = malloc(cap + 16);
+        snprintf(owned[o], cap + 16, "--nodelist=%s", list);
+        argv[n++] = owned[o++];
+        free(list);
+        owned[o] = malloc(32);
+        snprintf(owned[o], 32, "--nodes=%zu", k);
+        argv[n++] = owned[o++];
+        if (counts[g] > 0) {
+            owned[o] = malloc(32);
+            snprintf(owned[o], 32, "--gres=gpu:%d", counts[g]);
+            argv[n++] = owned[o++];
+        }
+        if (partition && partition[0]) {
+            argv[n++] = "--partition";
+            argv[n++] = partition;
+        }
+    }
+    argv[n] = NULL;
+    int rc = slurm_ctl_run(c, argv, NULL, err);
+    for (size_t i = 0; i < o; i++)
+        free(owned[i]);
+    free(owned);
+    free(argv);
+    if (rc != 0)
+        return error_prefix(err, "the session's allocation");
+    long id = slurm_alloc_parse_granted(slurm_ctl_last_stderr(c));
+    if (id < 0)
+        return error_set(err, "salloc granted no allocation it named (it said: %.200s)",
+                         slurm_ctl_last_stderr(c));
+    snprintf(a->job_id, sizeof a->job_id, "%ld", id);
+    a->owned = 1;
+    a->het = groups > 1;
+    return 0;
+}
+
+void slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a)
+{
+    if (a->owned && a->job_id[0]) {
+        const char *argv[] = {"scancel", a->job_id, NULL};
+        Error ignored;
+        slurm_ctl_run(c, argv, NULL, &ignored);
+    }
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,36 @@
+/* The one Slurm allocation a tuning session runs its trials in: every machine of the
+ * inventory, whole (`salloc --no-shell --exclusive` with every GPU as GRES), granted once at
+ * the start and cancelled at the end; or the allocation tunedeck already runs inside
+ * (SLURM_JOB_ID), which it uses and leaves alone. Nodes with different GPU counts make a
+ * heterogeneous job, one component per count (Slurm 22.05 refuses a step more GPUs on a node
+ * than the smallest node of a one-component allocation has). */
+#ifndef TUNEDECK_SLURM_ALLOC_H
+#define TUNEDECK_SLURM_ALLOC_H
+
+#include "core/model/cluster.h"
+#include "remote/slurm/slurm_ctl.h"
+
+enum { SLURM_ALLOC_MAX_GROUPS = 16 };
+
+typedef struct {
+    char job_id[32]; /* empty: none */
+    int owned;       /* we asked for it: we cancel it */
+    int het;         /* one component per GPU count (slurm_alloc_gpu_groups' order) */
+} SlurmAlloc;
+
+/* The GPUs of a machine's type, and the distinct counts in the order they first appear
+ * among the machines (at most SLURM_ALLOC_MAX_GROUPS): component k has counts[k]. */
+int slurm_alloc_machine_gpus(const Cluster *cl, size_t machine);
+size_t slurm_alloc_gpu_groups(const Cluster *cl, int *counts);
+
+/* existing: an allocation to use as it is (NULL or "": salloc one). wait_s: how long Slurm
+ * may take to grant it (salloc --immediate). */
+int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
+                     double wait_s, SlurmAlloc *a, Error *err);
+/* Cancels an allocation we made (scancel), and forgets it either way. */
+void slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a);
+
+/* Pure: the job number in salloc's "Granted job allocation N" (-1 when absent). */
+long slurm_alloc_parse_granted(const char *salloc_stderr);
+
+#endif

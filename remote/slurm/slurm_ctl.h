@@ -1,0 +1,38 @@
+/* Talking to the Slurm controller: one Slurm command (sinfo, squeue, scontrol, salloc,
+ * scancel) run to its end, either here (tunedeck on the login node) or on the login node
+ * named by the inventory, over one SSH session kept for every command. Every call is
+ * counted, so the watch and its benchmark can say how hard they lean on slurmctld. */
+#ifndef TUNEDECK_SLURM_CTL_H
+#define TUNEDECK_SLURM_CTL_H
+
+#include "core/base/error.h"
+#include "core/model/cluster.h"
+
+typedef struct SlurmCtl SlurmCtl;
+
+typedef struct {
+    const char *login;        /* NULL or "": run the commands here */
+    const SshSettings *ssh;   /* login: user, port, identity, known hosts (NULL: defaults) */
+    const char *ssh_config;   /* NULL: ~/.ssh/config */
+    int accept_new_host_keys; /* login: an unknown key is added; never a changed one */
+    double timeout_s;         /* per command; default 30 */
+} SlurmCtlOptions;
+
+SlurmCtl *slurm_ctl_new(const SlurmCtlOptions *o, Error *err);
+void slurm_ctl_free(SlurmCtl *c);
+
+/* Runs argv (argv[0] a Slurm command, NULL-terminated) with input on its standard input
+ * (NULL: none). *out gets its standard output (caller frees; may be NULL when unwanted).
+ * Returns the exit status; a command that exits non-zero leaves its last standard-error
+ * line in err. -1: it could not run (err says why: not found, timeout, SSH failed). */
+int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
+
+/* The last command's standard error (salloc reports its job there); "" when none. */
+const char *slurm_ctl_last_stderr(const SlurmCtl *c);
+
+/* Commands run so far through this object: each one is a request to slurmctld. */
+long slurm_ctl_calls(const SlurmCtl *c);
+/* "here" or the login host. */
+const char *slurm_ctl_where(const SlurmCtl *c);
+
+#endif

@@ -1,0 +1,165 @@
+/* Inventories read from the Slurm controller (remote/slurm/slurm_inventory.h). */
+#include "remote/slurm/slurm_inventory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/jfield.h"
+
+static int parse_ssh(const cJSON *root, const char *source, SshSettings *s, Error *err)
+{
+    memset(s, 0, sizeof *s);
+    Error none;
+    memset(&none, 0, sizeof none);
+    const cJSON *j = jfield_object(root, source, "ssh", 0, &none);
+    if (!j)
+        return none.msg[0] ? error_set(err, "%s", none.msg) : 0;
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s: ssh", source);
+    if (jfield_string(j, ctx, "user", 0, s->user, sizeof s->user, err) < 0 ||
+        jfield_int(j, ctx, "port", 0, 1, 65535, &s->port, err) < 0 ||
+        jfield_string(j, ctx, "identity", 0, s->identity, sizeof s->identity, err) < 0 ||
+        jfield_string(j, ctx, "known_hosts", 0, s->known_hosts, sizeof s->known_hosts, err) < 0 ||
+        jfield_number(j, ctx, "connect_timeout_s", 0, 0.1, 600, &s->connect_timeout_s, err) < 0)
+        return -1;
+    return 0;
+}
+
+int slurm_target_from_json(const cJSON *root, const char *source, SlurmTarget *t, Error *err)
+{
+    char backend[32] = "";
+    if (jfield_string(root, source, "backend", 0, backend, sizeof backend, err) < 0)
+        return -1;
+    if (!backend[0] || strcmp(backend, "ssh") == 0)
+        return 0;
+    if (strcmp(backend, "slurm") != 0)
+        return error_set(err, "%s: field 'backend': expected \"ssh\" or \"slurm\", found \"%s\"",
+                         source, backend);
+    memset(t, 0, sizeof *t);
+    t->bandwidth_gbps = 10;
+    if (jfield_string(root, source, "login", 0, t->login, sizeof t->login, err) < 0 ||
+        jfield_string(root, source, "partition", 0, t->partition, sizeof t->partition, err) < 0 ||
+        jfield_number(root, source, "bandwidth_gbps", 0, 1e-6, 1e6, &t->bandwidth_gbps, err) < 0 ||
+        parse_ssh(root, source, &t->ssh, err) < 0)
+        return -1;
+    return 1;
+}
+
+SlurmCtl *slurm_target_ctl(const SlurmTarget *t, const char *ssh_config, int accept_new_host_keys,
+                           Error *err)
+{
+    SlurmCtlOptions o = {.login = t->login,
+                         .ssh = &t->ssh,
+                         .ssh_config = ssh_config,
+                         .accept_new_host_keys = accept_new_host_keys};
+    return slurm_ctl_new(&o, err);
+}
+
+int slurm_query_nodes(SlurmCtl *c, const char *partition, SlurmNodes *out, Error *err)
+{
+    const char *argv[8] = {"sinfo", "-N", "-h", "-o", SLURM_SINFO_FORMAT, NULL, NULL, NULL};
+    if (partition && partition[0]) {
+        argv[5] = "-p";
+        argv[6] = partition;
+    }
+    char *text = NULL;
+    if (slurm_ctl_run(c, argv, &text, err) != 0)
+        return -1;
+    char source[96];
+    snprintf(source, sizeof source, "sinfo on %s", slurm_ctl_where(c));
+    int rc = slurm_nodes_parse(text, source, out, err);
+    free(text);
+    if (rc == 0 && out->n == 0)
+        return error_set(err, "sinfo on %s: no nodes%s%s", slurm_ctl_where(c),
+                         partition && partition[0] ? " in partition " : "",
+                         partition && partition[0] ? partition : "");
+    return rc;
+}
+
+/* The controller's nodes as an inventory object, then the file's own fields over it. */
+static Cluster *from_nodes(const cJSON *root, const char *source, const SlurmTarget *t,
+                           const SlurmNodes *all, Error *err)
+{
+    SlurmNodes usable = {calloc(all->n ? all->n : 1, sizeof *usable.v), 0};
+    if (!usable.v)
+        abort();
+    for (size_t i = 0; i < all->n; i++)
+        if (all->v[i].state != SLURM_NODE_DRAIN && all->v[i].state != SLURM_NODE_DOWN)
+            usable.v[usable.n++] = all->v[i];
+    char name[64] = "slurm";
+    jfield_string(root, source, "name", 0, name, sizeof name, NULL);
+    Cluster *built = usable.n ? slurm_nodes_cluster(&usable, name, t->bandwidth_gbps, err) : NULL;
+    if (!usable.n)
+        error_set(err, "%s: every node Slurm lists is drained or down", source);
+    slurm_nodes_clear(&usable);
+    if (!built)
+        return NULL;
+    cJSON *merged = cluster_to_json(built);
+    cluster_free(built);
+    cJSON *f;
+    cJSON_ArrayForEach(f, root)
+    {
+        if (!strcmp(f->string, "machine_types") || !strcmp(f->string, "machines"))
+            continue;
+        if (!strcmp(f->string, "trial") && cJSON_IsObject(f)) {
+            cJSON *trial = cJSON_Duplicate(f, 1);
+            if (!cJSON_GetObjectItem(trial, "launch"))
+                cJSON_AddStringToObject(trial, "launch", "slurm");
+            cJSON_ReplaceItemInObject(merged, "trial", trial);
+            continue;
+        }
+        cJSON_DeleteItemFromObject(merged, f->string);
+        cJSON_AddItemToObject(merged, f->string, cJSON_Duplicate(f, 1));
+    }
+    Cluster *c = cluster_from_json(merged, source, err);
+    cJSON_Delete(merged);
+    return c;
+}
+
+Cluster *slurm_inventory_load(const cJSON *root, const char *source, const char *ssh_config,
+                              int accept_new_host_keys, SlurmCtl **ctl, Error *err)
+{
+    if (ctl)
+        *ctl = NULL;
+    SlurmTarget t;
+    int is = slurm_target_from_json(root, source, &t, err);
+    if (is < 0) {
+        error_mark(err, ERROR_INPUT);
+        return NULL;
+    }
+    if (!is)
+        return cluster_from_json(root, source, err);
+    SlurmCtl *c = slurm_target_ctl(&t, ssh_config, accept_new_host_keys, err);
+    if (!c) {
+        error_mark(err, ERROR_REMOTE);
+        return NULL;
+    }
+    SlurmNodes nodes;
+    Cluster *cl = NULL;
+    if (slurm_query_nodes(c, t.partition, &nodes, err) == 0) {
+        cl = from_nodes(root, source, &t, &nodes, err);
+        slurm_nodes_clear(&nodes);
+    } else {
+        error_prefix(err, "%s", source);
+        error_mark(err, ERROR_REMOTE); /* the controller or the login node did not answer */
+    }
+    if (cl && ctl)
+        *ctl = c;
+    else
+        slurm_ctl_free(c);
+    return cl;
+}
+
+Cluster *slurm_inventory_load_file(const char *path, const char *ssh_config,
+                                   int accept_new_host_keys, SlurmCtl **ctl, Error *err)
+{
+    cJSON *root = jfield_parse_file(path, err);
+    if (!root) {
+        error_mark(err, ERROR_INPUT);
+        return NULL;
+    }
+    Cluster *c = slurm_inventory_load(root, path, ssh_config, accept_new_host_keys, ctl, err);
+    cJSON_Delete(root);
+    return c;
+}

@@ -1,0 +1,296 @@
+/* Parsing sinfo's fixed columns and building the inventory (remote/slurm/slurm_nodes.h). */
+#include "remote/slurm/slurm_nodes.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N_FIELDS = 9 }; /* SLURM_SINFO_FORMAT's */
+
+static const char *const STATE_NAMES[] = {"idle", "mixed", "alloc", "drain", "down", "other"};
+
+const char *slurm_node_state_name(SlurmNodeState s)
+{
+    return s <= SLURM_NODE_OTHER ? STATE_NAMES[s] : "other";
+}
+
+/* sinfo's long state with its flag suffixes ('*' not responding, '~' powered off, ...). */
+static SlurmNodeState parse_state(const char *raw)
+{
+    char base[32];
+    size_t n = 0;
+    while (raw[n] && (isalpha((unsigned char)raw[n]) || raw[n] == '_') && n < sizeof base - 1) {
+        base[n] = (char)tolower((unsigned char)raw[n]);
+        n++;
+    }
+    base[n] = 0;
+    if (strchr(raw + n, '*')) /* the controller has not heard from it */
+        return SLURM_NODE_DOWN;
+    if (strncmp(base, "drain", 5) == 0)
+        return SLURM_NODE_DRAIN;
+    if (!strcmp(base, "down") || !strncmp(base, "fail", 4) || !strcmp(base, "unknown") ||
+        !strcmp(base, "inval") || !strcmp(base, "not_responding"))
+        return SLURM_NODE_DOWN;
+    if (!strcmp(base, "idle"))
+        return strchr(raw + n, '~') ? SLURM_NODE_OTHER : SLURM_NODE_IDLE;
+    if (!strcmp(base, "mixed"))
+        return SLURM_NODE_MIXED;
+    if (!strncmp(base, "alloc", 5) || !strcmp(base, "completing"))
+        return SLURM_NODE_ALLOC;
+    return SLURM_NODE_OTHER;
+}
+
+int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
+{
+    if (type_cap)
+        type[0] = 0;
+    int total = 0;
+    const char *p = gres;
+    while (*p) {
+        const char *end = p + strcspn(p, ",");
+        /* Parentheses hold socket or index lists, which may contain commas of their own. */
+        const char *paren = memchr(p, '(', (size_t)(end - p));
+        if (paren) {
+            const char *close = strchr(paren, ')');
+            end = close ? close + 1 + strcspn(close + 1, ",") : p + strlen(p);
+        }
+        size_t len = (size_t)((paren ? paren : end) - p);
+        char item[128];
+        if (len >= sizeof item)
+            len = sizeof item - 1;
+        memcpy(item, p, len);
+        item[len] = 0;
+        /* name[:type]:count, or name alone (one) */
+        char *first = strchr(item, ':');
+        if (strncmp(item, "gpu", 3) == 0 && (item[3] == ':' || item[3] == 0)) {
+            char *last = strrchr(item, ':');
+            char *tail = NULL;
+            long count = last ? strtol(last + 1, &tail, 10) : 1;
+            if (last && (tail == last + 1 || *tail)) /* "gpu:t4" alone: one of that type */
+                count = 1, last = NULL;
+            if (count > 0) /* saturates: the caller refuses more than SLURM_MAX_GPUS */
+                total = count > SLURM_MAX_GPUS || total + count > SLURM_MAX_GPUS
+                            ? SLURM_MAX_GPUS + 1
+                            : total + (int)count;
+            /* the type sits between the first ':' and the count's (when they differ) */
+            if (type_cap && !type[0] && first && last != first) {
+                char *tend = last ? last : item + strlen(item);
+                size_t tl = (size_t)(tend - first - 1);
+                if (tl >= type_cap)
+                    tl = type_cap - 1;
+                memcpy(type, first + 1, tl);
+                type[tl] = 0;
+            }
+        }
+        p = *end ? end + 1 : end;
+    }
+    return total;
+}
+
+static int parse_int_field(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno || (*end && strcmp(end, "+") != 0) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *null_to_empty(const char *s)
+{
+    return strcmp(s, "(null)") == 0 || strcmp(s, "none") == 0 ? "" : s;
+}
+
+static void add_partition(SlurmNode *n, const char *part)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s", part);
+    size_t l = strlen(p);
+    if (l && p[l - 1] == '*') /* the default partition */
+        p[l - 1] = 0;
+    if (!p[0])
+        return;
+    /* already listed? (a node appears once per partition) */
+    for (const char *q = n->partitions; *q;) {
+        size_t ql = strcspn(q, ",");
+        if (ql == strlen(p) && strncmp(q, p, ql) == 0)
+            return;
+        q += ql + (q[ql] == ',');
+    }
+    size_t used = strlen(n->partitions);
+    snprintf(n->partitions + used, sizeof n->partitions - used, "%s%s", used ? "," : "", p);
+}
+
+static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
+{
+    static const char *const NAMES[N_FIELDS] = {"node", "cpus", "memory", "gres", "state",
+                                                "features", "partition", "cpu counts", "reason"};
+    char *f[N_FIELDS];
+    char *p = line;
+    for (int i = 0; i < N_FIELDS; i++) {
+        f[i] = p;
+        if (i == N_FIELDS - 1)
+            break;
+        char *bar = strchr(p, '|');
+        if (!bar)
+            return error_set(err, "%s: expected %d fields separated by '|' (%s), found %d", ctx,
+                             N_FIELDS, SLURM_SINFO_FORMAT, i + 1);
+        *bar = 0;
+        p = bar + 1;
+    }
+    memset(n, 0, sizeof *n);
+    if (!f[0][0] || strlen(f[0]) >= sizeof n->name)
+        return error_set(err, "%s: field 'node': expected a node name, found '%s'", ctx, f[0]);
+    snprintf(n->name, sizeof n->name, "%s", f[0]);
+    long v;
+    if (parse_int_field(f[1], 1, 1 << 20, &v) < 0)
+        return error_set(err, "%s: field '%s': expected a CPU count, found '%s'", ctx, NAMES[1],
+                         f[1]);
+    n->cpus = (int)v;
+    if (parse_int_field(f[2], 0, 1L << 40, &v) < 0)
+        return error_set(err, "%s: field '%s': expected megabytes, found '%s'", ctx, NAMES[2],
+                         f[2]);
+    n->mem_mb = v;
+    n->gpus = slurm_gres_gpus(null_to_empty(f[3]), n->gpu_type, sizeof n->gpu_type);
+    if (n->gpus > SLURM_MAX_GPUS)
+        return error_set(err, "%s: field 'gres': expected at most %d GPUs a node, found '%s'", ctx,
+                         SLURM_MAX_GPUS, f[3]);
+    if (!f[4][0])
+        return error_set(err, "%s: field 'state': expected a node state, found nothing", ctx);
+    snprintf(n->state_raw, sizeof n->state_raw, "%s", f[4]);
+    n->state = parse_state(f[4]);
+    snprintf(n->features, sizeof n->features, "%s", null_to_empty(f[5]));
+    add_partition(n, f[6]);
+    /* alloc/idle/other/total */
+    char *slash = strchr(f[7], '/');
+    if (slash)
+        *slash = 0;
+    if (!slash || parse_int_field(f[7], 0, 1 << 20, &v) < 0)
+        return error_set(err, "%s: field '%s': expected A/I/O/T, found '%s'", ctx, NAMES[7], f[7]);
+    n->cpus_alloc = (int)v;
+    snprintf(n->reason, sizeof n->reason, "%s", null_to_empty(f[8]));
+    return 0;
+}
+
+int slurm_nodes_parse(const char *text, const char *source, SlurmNodes *out, Error *err)
+{
+    out->v = NULL;
+    out->n = 0;
+    size_t cap = 0, lineno = 0;
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, "\n");
+        lineno++;
+        char *line = strndup(p, len);
+        p += len + (p[len] == '\n');
+        if (!line)
+            abort();
+        if (len && line[len - 1] == '\r')
+            line[len - 1] = 0;
+        if (!line[0]) {
+            free(line);
+            continue;
+        }
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "%s: line %zu", source, lineno);
+        SlurmNode n;
+        int rc = parse_line(line, ctx, &n, err);
+        free(line);
+        if (rc < 0) {
+            slurm_nodes_clear(out);
+            return -1;
+        }
+        SlurmNode *seen = NULL;
+        for (size_t i = 0; i < out->n; i++)
+            if (strcmp(out->v[i].name, n.name) == 0)
+                seen = &out->v[i];
+        if (seen) {
+            add_partition(seen, n.partitions);
+            continue;
+        }
+        if (out->n == cap) {
+            cap = cap ? cap * 2 : 16;
+            SlurmNode *grown = realloc(out->v, cap * sizeof *grown);
+            if (!grown)
+                abort();
+            out->v = grown;
+        }
+        out->v[out->n++] = n;
+    }
+    return 0;
+}
+
+void slurm_nodes_clear(SlurmNodes *nodes)
+{
+    free(nodes->v);
+    nodes->v = NULL;
+    nodes->n = 0;
+}
+
+static void shape_name(const SlurmNode *n, char *out, size_t cap)
+{
+    if (n->gpus)
+        snprintf(out, cap, "%dcpu-%ldmb-%sx%d", n->cpus, n->mem_mb,
+                 n->gpu_type[0] ? n->gpu_type : "gpu", n->gpus);
+    else
+        snprintf(out, cap, "%dcpu-%ldmb", n->cpus, n->mem_mb);
+}
+
+static long add_shape(Cluster *c, const SlurmNode *n, double bandwidth_gbps, Error *err)
+{
+    MachineType t;
+    memset(&t, 0, sizeof t);
+    shape_name(n, t.name, sizeof t.name);
+    t.bandwidth_gbps = bandwidth_gbps;
+    t.n_devices = 1 + (size_t)n->gpus;
+    t.devices = calloc(t.n_devices, sizeof *t.devices);
+    if (!t.devices)
+        abort();
+    snprintf(t.devices[0].id, sizeof t.devices[0].id, "cpu");
+    t.devices[0].kind = DEVICE_CPU;
+    t.devices[0].threads = n->cpus;
+    for (int g = 0; g < n->gpus; g++) {
+        DeviceSpec *d = &t.devices[1 + g];
+        snprintf(d->id, sizeof d->id, "gpu%d", g);
+        d->kind = DEVICE_GPU;
+        const char *model = n->gpu_type[0] ? n->gpu_type : "gpu";
+        size_t k = 0;
+        for (; model[k] && k < sizeof d->model - 1; k++)
+            d->model[k] = (char)toupper((unsigned char)model[k]);
+        d->model[k] = 0;
+    }
+    long idx = cluster_add_type(c, &t, err);
+    free(t.devices);
+    return idx;
+}
+
+Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double bandwidth_gbps,
+                             Error *err)
+{
+    if (nodes->n == 0) {
+        error_set(err, "slurm: the controller lists no nodes (check the partition)");
+        return NULL;
+    }
+    Cluster *c = cluster_new(name);
+    if (!c)
+        abort();
+    for (size_t i = 0; i < nodes->n; i++) {
+        char shape[64];
+        shape_name(&nodes->v[i], shape, sizeof shape);
+        long t = cluster_find_type(c, shape);
+        if (t < 0)
+            t = add_shape(c, &nodes->v[i], bandwidth_gbps, err);
+        if (t < 0 ||
+            cluster_add_machine(c, nodes->v[i].name, nodes->v[i].name, (size_t)t, err) < 0) {
+            cluster_free(c);
+            return NULL;
+        }
+    }
+    snprintf(c->trial.launch, sizeof c->trial.launch, "slurm");
+    cluster_finish(c);
+    return c;
+}

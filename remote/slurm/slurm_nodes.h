@@ -1,0 +1,63 @@
+/* Slurm's node list as `sinfo` prints it in fixed columns, parsed without running anything
+ * (so the parser is tested on captured output), and the inventory built from it: one
+ * machine type per distinct (CPUs, memory, GPU type and count) shape. */
+#ifndef TUNEDECK_SLURM_NODES_H
+#define TUNEDECK_SLURM_NODES_H
+
+#include <stddef.h>
+
+#include "core/base/error.h"
+#include "core/model/cluster.h"
+
+/* One node per line and partition (-N), no header (-h), '|' between fields, the free-text
+ * reason last so a '|' inside it stays in it. docs/slurm.md says why not --json. */
+#define SLURM_SINFO_FORMAT "%N|%c|%m|%G|%T|%f|%P|%C|%E"
+
+/* More GPUs than this on one node is a broken line, not a node (each GPU becomes a device). */
+#define SLURM_MAX_GPUS 1024
+
+typedef enum {
+    SLURM_NODE_IDLE,
+    SLURM_NODE_MIXED,
+    SLURM_NODE_ALLOC,
+    SLURM_NODE_DRAIN, /* drained or draining: the operator took it out */
+    SLURM_NODE_DOWN,  /* down, failing, not responding, unknown */
+    SLURM_NODE_OTHER  /* reserved, maintenance, powered down, planned... (raw state says) */
+} SlurmNodeState;
+
+typedef struct {
+    char name[64];
+    int cpus;
+    long mem_mb;
+    char gpu_type[32]; /* "t4"; empty when the GRES names no type */
+    int gpus;
+    SlurmNodeState state;
+    char state_raw[32];    /* as sinfo printed it ("drained", "down*", "idle~") */
+    char features[128];    /* comma list; empty for none */
+    char partitions[256];  /* comma list, in sinfo's order, without the default's '*' */
+    int cpus_alloc;
+    char reason[200];      /* empty for none */
+} SlurmNode;
+
+typedef struct {
+    SlurmNode *v;
+    size_t n;
+} SlurmNodes;
+
+/* Parses `sinfo -N -h -o SLURM_SINFO_FORMAT` output; a node listed once per partition
+ * becomes one node with every partition. source names the output in errors ("sinfo"),
+ * with the line and the field at fault. */
+int slurm_nodes_parse(const char *text, const char *source, SlurmNodes *out, Error *err);
+void slurm_nodes_clear(SlurmNodes *nodes);
+
+const char *slurm_node_state_name(SlurmNodeState s);
+/* "gpu:t4:2", "gpu:2(S:0-1)", "gpu:a100:4,shard:8": the GPUs it names; 0 for "(null)";
+ * SLURM_MAX_GPUS + 1 for anything above SLURM_MAX_GPUS. */
+int slurm_gres_gpus(const char *gres, char *type, size_t type_cap);
+
+/* The inventory: machines named after the nodes (in sinfo's order), types named after
+ * their shape ("8cpu-4000mb-v100x4"), every GPU a device of model TYPE upper-cased. */
+Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double bandwidth_gbps,
+                             Error *err);
+
+#endif

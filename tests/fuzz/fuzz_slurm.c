@@ -1,0 +1,32 @@
+/* Fuzzes Slurm's fixed-column output (remote/slurm/slurm_nodes.c, slurm_queue.c): each input
+ * as `sinfo` and as `squeue` output, and the inventory built from the nodes. A controller's
+ * output is data only: nothing here may crash or leak, and a refusal says why. */
+#include "remote/slurm/slurm_nodes.h"
+#include "remote/slurm/slurm_queue.h"
+#include "tests/fuzz/fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = fuzz_cstring(data, size);
+    Error err;
+    SlurmNodes nodes;
+    if (slurm_nodes_parse(text, "sinfo", &nodes, &err) == 0) {
+        for (size_t i = 0; i < nodes.n; i++)
+            if (nodes.v[i].cpus < 1 || nodes.v[i].gpus < 0 || nodes.v[i].mem_mb < 0)
+                abort(); /* parsed counts are real ones */
+        Cluster *c = nodes.n ? slurm_nodes_cluster(&nodes, "fuzz", 10, &err) : NULL;
+        if (c && c->n_machines != nodes.n)
+            abort();
+        cluster_free(c);
+        slurm_nodes_clear(&nodes);
+    } else if (!err.msg[0]) {
+        abort();
+    }
+    SlurmQueue q;
+    if (slurm_queue_parse(text, "squeue", &q, &err) == 0)
+        slurm_queue_clear(&q);
+    else if (!err.msg[0])
+        abort();
+    free(text);
+    return 0;
+}

@@ -1,0 +1,180 @@
+#!/bin/sh
+# Slurm as a backend, against a real private Slurm 22.05 (tests/slurm-harness.sh: n1,n2 with
+# gpu:t4:2 and 4 CPUs, n3,n4 with gpu:v100:4 and 8 CPUs; partitions debug and t4): the
+# inventory read from the controller, here and through a login node over SSH
+# (tests/sshd-harness.sh), the watch's back-off, tuning trials as srun steps of one
+# allocation. The trap stops every daemon and job it started.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
+    echo "slurm: slurm-wlm and munge are not installed (make deps)" >&2
+    exit 1
+fi
+T="$(mktemp -d /tmp/tunedeck-slurm.XXXXXX)"
+[ -d "$T" ] || exit 1
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/slurm-harness.sh"
+. "$here/sshd-harness.sh"
+H=""
+cleanup() {
+    [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
+    slurm_stop_all
+    [ -n "$H" ] && harness_stop_all
+    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
+}
+trap cleanup EXIT INT TERM
+unset SSH_AUTH_SOCK SLURM_JOB_ID
+export TUNEDECK_STATE_DIR="$T/state"
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+check() { # check NAME COMMAND...: passes when the command succeeds
+    name="$1"; shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+slurm_init "$T/s"
+if ! slurm_start; then
+    echo "slurm: the harness did not start" >&2
+    exit 1
+fi
+
+echo "inventory"
+"$bin" hosts --slurm --json > "$T/h1.json" 2> "$T/h1.err"
+rc=$?
+check "hosts --slurm lists the four nodes, idle, with their GPUs and partitions (exit $rc)" \
+    python3 - "$T/h1.json" "$rc" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sys.argv[2] == "0", sys.argv[2]
+n = {x["name"]: x for x in d["nodes"]}
+assert sorted(n) == ["n1", "n2", "n3", "n4"], n
+assert all(x["state"] == "idle" for x in n.values()), n
+assert n["n1"]["gpus"] == 2 and n["n1"]["gpu_type"] == "t4" and n["n1"]["cpus"] == 4
+assert n["n3"]["gpus"] == 4 and n["n3"]["memory_mb"] == 4000 and n["n3"]["features"] == "v100"
+assert sorted(n["n1"]["partitions"].split(",")) == ["debug", "t4"], n["n1"]
+assert n["n1"]["machine_type"] != n["n3"]["machine_type"]
+PY
+"$bin" hosts --slurm --partition t4 > "$T/h2.out" 2>&1
+check "--partition t4 lists n1 and n2 only" \
+    sh -c "grep -q '^n1 ' '$T/h2.out' && grep -q '^n2 ' '$T/h2.out' && ! grep -q '^n3 ' '$T/h2.out'"
+
+scontrol update nodename=n4 state=drain reason="tunedeck test: fan"
+sbatch -o /dev/null -J hold -w n3 --gres=gpu:v100:1 -n 1 --wrap 'sleep 300' > /dev/null
+n=0
+while [ $n -lt 50 ] && ! squeue -h -t R -n hold | grep -q .; do sleep 0.1; n=$((n + 1)); done
+"$bin" hosts --slurm > "$T/h3.out" 2>&1
+rc=$?
+check "a drained node and a busy one show as such, with the reason; exit 1 (got $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q '^n4 .*drain .*tunedeck test: fan' '$T/h3.out' && grep -q '^n3 .*mixed' '$T/h3.out'"
+
+printf '{"name": "tdtest", "backend": "slurm", "partition": "debug",\n "trial": {"command": "true"}}\n' \
+    > "$T/inv.json"
+"$bin" hosts --cluster "$T/inv.json" --json > "$T/h4.json" 2> "$T/h4.err"
+check "an inventory with \"backend\": \"slurm\" reads the controller too" \
+    python3 -c "import json; d=json.load(open('$T/h4.json')); assert len(d['nodes']) == 4 and d['partition'] == 'debug', d"
+
+echo "login node over ssh"
+harness_init "$T/h"
+harness_start 1
+# A login node finds its cluster through /etc/slurm; here wrappers first on the login
+# node's PATH (the harness's bin folder) point the real commands at the harness's config.
+for c in sinfo squeue scontrol salloc sbatch scancel srun; do
+    printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/%s "$@"\n' "$SLURM_CONF" "$c" > "$T/h/bin/$c"
+    chmod 755 "$T/h/bin/$c"
+done
+login="$(harness_addr 1)"
+printf '{"name": "tdtest", "backend": "slurm", "login": "%s",
+ "ssh": {"user": "root", "port": %s, "identity": "%s/id_ed25519",
+         "known_hosts": "%s/known_hosts", "connect_timeout_s": 5},
+ "trial": {"command": "true"}}\n' "$login" "$H_PORT" "$T/h" "$T/h" > "$T/inv-login.json"
+( unset SLURM_CONF
+  "$bin" hosts --cluster "$T/inv-login.json" --json > "$T/h5.json" 2> "$T/h5.err" )
+check "the same through the login node named by the inventory (one SSH session)" \
+    python3 -c "import json; d=json.load(open('$T/h5.json')); assert d['where'] == '$login' and len(d['nodes']) == 4, d"
+sed 's/"login": "[^"]*"/"login": "127.0.0.99"/' "$T/inv-login.json" > "$T/inv-bad.json"
+"$bin" hosts --cluster "$T/inv-bad.json" > "$T/h6.out" 2>&1
+rc=$?
+check "an unreachable login node is an error that names it (exit $rc)" \
+    sh -c "[ $rc -ne 0 ] && grep -q '127.0.0.99' '$T/h6.out'"
+
+scancel -n hold
+scontrol update nodename=n4 state=resume
+
+echo "trials as srun steps"
+printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
+trial="python3 $root/tests/fixtures/trial.py"
+# Every node: two GPU counts, so the allocation is a heterogeneous job (backfill starts it).
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher slurm --trial-cmd "$trial" \
+    --budget 3 --optimizer random --json > "$T/t1.json" 2> "$T/t1.err"
+check "tune --launcher slurm: 3 trials through srun steps, merged protocol timings" \
+    python3 - "$T/t1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3 and all(t["status"] == "ok" for t in r["trials"]), r["trials"]
+assert r["best_time_s"] > 0.05
+PY
+check "the session's allocation is gone at the end" sh -c "[ -z \"\$(squeue -h)\" ]"
+
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"
+salloc --no-shell -J outer -p t4 -N 2 --exclusive --gres=gpu:2 --immediate=20 2> "$T/outer.err"
+outer=$(squeue -h -n outer -o %i)
+allocs=$(grep -c '_slurm_rpc_allocate_resources' "$S/log/slurmctld.log")
+SLURM_JOB_ID="$outer" "$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial" --budget 1 --optimizer random --json > "$T/t2.json" 2> "$T/t2.err"
+check "inside an allocation (SLURM_JOB_ID): no new allocation, the trial runs, the job is left running" \
+    sh -c "python3 -c \"import json; r=json.load(open('$T/t2.json')); assert r['trials'][0]['status'] == 'ok', r\" &&
+           [ \"\$(squeue -h -j '$outer' -o %T)\" = RUNNING ] &&
+           [ \"\$(grep -c _slurm_rpc_allocate_resources '$S/log/slurmctld.log')\" = '$allocs' ]"
+scancel "$outer"
+
+# Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
+# step 60 to 90 s in; tunedeck's own backstop is two minutes later.
+start=$(date +%s)
+"$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial 40" --trial-timeout 60 --budget 1 --optimizer random --json \
+    > "$T/t3.json" 2> "$T/t3.err"
+took=$(( $(date +%s) - start ))
+check "a step Slurm kills at its time limit is a failed trial with Slurm's reason (${took} s)" \
+    python3 - "$T/t3.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed" and "DUE TO TIME LIMIT" in t["reason"], t
+assert t["reason"].startswith("slurm: STEP"), t
+PY
+n=0
+while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
+check "no job is left after the sessions" sh -c "[ -z \"\$(squeue -h)\" ]"
+
+echo "watch"
+"$bin" hosts --slurm --watch --watch-for 9 --max-interval 8 > "$T/w1.out" 2>&1
+calls=$(sed -n 's/^watched: \([0-9]*\) controller calls/\1/p' "$T/w1.out")
+check "a quiet cluster watched for 9 s: never more than a call a second, fewer with back-off ($calls calls)" \
+    sh -c "[ -n '$calls' ] && [ '$calls' -le 10 ] && [ '$calls' -ge 2 ]"
+
+"$bin" hosts --slurm --watch --watch-for 40 --max-interval 4 > "$T/w2.out" 2>&1 &
+WATCH_PID=$!
+sleep 3
+slurm_ctld_stop
+sleep 14 # longer than sinfo's own retries, so a round fails
+slurm_ctld_start
+wait "$WATCH_PID"
+rc=$?
+check "a controller that goes away: the watch says so, keeps polling, and shows the cluster again (exit $rc)" \
+    sh -c "grep -q 'the controller did not answer' '$T/w2.out' &&
+           [ \$(grep -c '^n1 ' '$T/w2.out') -ge 2 ] && [ $rc -eq 0 ]"
+
+echo "nothing left"
+slurm_stop_all
+left=0
+for f in "$S"/slurmctld.pid "$S"/slurmd-n*.pid; do
+    [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && left=$((left + 1))
+done
+check "no Slurm daemon of the harness is left ($left)" [ "$left" -eq 0 ]
+
+[ "$fails" -eq 0 ] && echo "slurm: all passed" || echo "slurm: $fails failed"
+[ "$fails" -eq 0 ]

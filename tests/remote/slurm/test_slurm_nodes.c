@@ -1,0 +1,170 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/readall.h"
+#include "remote/slurm/slurm_nodes.h"
+
+#ifndef TUNEDECK_SOURCE_DIR
+#define TUNEDECK_SOURCE_DIR "."
+#endif
+
+static char *fixture(const char *file)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/%s", TUNEDECK_SOURCE_DIR, file);
+    Error e;
+    char *text = readall_file(path, 0, NULL, &e);
+    cr_assert_not_null(text, "%s", e.msg);
+    return text;
+}
+
+static const SlurmNode *node(const SlurmNodes *ns, const char *name)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        if (strcmp(ns->v[i].name, name) == 0)
+            return &ns->v[i];
+    cr_assert_fail("no node %s", name);
+    return NULL;
+}
+
+Test(slurm_nodes, captured_sinfo_one_node_per_name_with_every_partition)
+{
+    char *text = fixture("sinfo-22.05.txt");
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(ns.n, 4);
+    const SlurmNode *n1 = node(&ns, "n1");
+    cr_assert_eq(n1->cpus, 4);
+    cr_assert_eq(n1->mem_mb, 2000);
+    cr_assert_str_eq(n1->gpu_type, "t4");
+    cr_assert_eq(n1->gpus, 2);
+    cr_assert_str_eq(n1->partitions, "debug,t4");
+    cr_assert_str_eq(n1->features, "t4");
+    cr_assert_eq(n1->state, SLURM_NODE_ALLOC);
+    cr_assert_eq(n1->cpus_alloc, 4);
+    cr_assert_str_eq(n1->reason, "");
+    cr_assert_eq(node(&ns, "n2")->state, SLURM_NODE_DOWN);
+    cr_assert_str_eq(node(&ns, "n2")->reason, "test down");
+    const SlurmNode *n3 = node(&ns, "n3");
+    cr_assert_eq(n3->state, SLURM_NODE_MIXED);
+    cr_assert_eq(n3->cpus_alloc, 2);
+    cr_assert_eq(n3->gpus, 4);
+    cr_assert_str_eq(n3->partitions, "debug");
+    const SlurmNode *n4 = node(&ns, "n4");
+    cr_assert_eq(n4->state, SLURM_NODE_DRAIN);
+    cr_assert_str_eq(n4->state_raw, "drained");
+    cr_assert_str_eq(n4->reason, "fan|noisy, test", "the reason keeps its '|'");
+    slurm_nodes_clear(&ns);
+    free(text);
+}
+
+Test(slurm_nodes, busy_cluster_states)
+{
+    char *text = fixture("sinfo-22.05-busy.txt");
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(node(&ns, "n1")->state, SLURM_NODE_MIXED);
+    cr_assert_eq(node(&ns, "n3")->state, SLURM_NODE_ALLOC);
+    cr_assert_eq(node(&ns, "n4")->state, SLURM_NODE_IDLE);
+    slurm_nodes_clear(&ns);
+    free(text);
+}
+
+Test(slurm_nodes, state_suffixes_and_other_states)
+{
+    const char *text = "a|4|100|(null)|idle*|(null)|p|0/4/0/4|none\n"
+                       "b|4|100|(null)|idle~|(null)|p|0/4/0/4|none\n"
+                       "c|4|100|(null)|draining|(null)|p|0/4/0/4|none\n"
+                       "d|4|100|(null)|completing|(null)|p|0/4/0/4|none\n"
+                       "e|4|100|(null)|reserved|(null)|p|0/4/0/4|none\n"
+                       "f|4+|100+|(null)|fail|(null)|p|0/4/0/4|none\n";
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(ns.n, 6);
+    cr_assert_eq(ns.v[0].state, SLURM_NODE_DOWN, "not responding is down");
+    cr_assert_eq(ns.v[1].state, SLURM_NODE_OTHER, "powered off is not idle");
+    cr_assert_eq(ns.v[2].state, SLURM_NODE_DRAIN);
+    cr_assert_eq(ns.v[3].state, SLURM_NODE_ALLOC);
+    cr_assert_eq(ns.v[4].state, SLURM_NODE_OTHER);
+    cr_assert_eq(ns.v[5].state, SLURM_NODE_DOWN);
+    cr_assert_eq(ns.v[5].cpus, 4);
+    cr_assert_eq(ns.v[0].gpus, 0);
+    cr_assert_str_eq(ns.v[0].features, "");
+    slurm_nodes_clear(&ns);
+}
+
+Test(slurm_nodes, gres_forms)
+{
+    char t[32];
+    cr_assert_eq(slurm_gres_gpus("gpu:t4:2", t, sizeof t), 2);
+    cr_assert_str_eq(t, "t4");
+    cr_assert_eq(slurm_gres_gpus("gpu:4", t, sizeof t), 4);
+    cr_assert_str_eq(t, "");
+    cr_assert_eq(slurm_gres_gpus("gpu:a100:4(S:0-1),shard:8", t, sizeof t), 4);
+    cr_assert_str_eq(t, "a100");
+    cr_assert_eq(slurm_gres_gpus("shard:8,gpu:v100:2(IDX:0,2),gpu:t4:1", t, sizeof t), 3);
+    cr_assert_str_eq(t, "v100");
+    cr_assert_eq(slurm_gres_gpus("gpu", t, sizeof t), 1);
+    cr_assert_eq(slurm_gres_gpus("", t, sizeof t), 0);
+    cr_assert_eq(slurm_gres_gpus("gpumem:100", t, sizeof t), 0);
+    cr_assert_eq(slurm_gres_gpus("gpu:20004000", t, sizeof t), SLURM_MAX_GPUS + 1);
+    cr_assert_eq(slurm_gres_gpus("gpu:x:2147483647,gpu:y:2147483647", t, sizeof t),
+                 SLURM_MAX_GPUS + 1, "no overflow");
+}
+
+Test(slurm_nodes, bad_lines_name_the_line_and_field)
+{
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000\n", "sinfo", &ns, &e), -1);
+    cr_assert(strstr(e.msg, "sinfo: line 1") && strstr(e.msg, "expected 9 fields"), "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|idle|x|p|0/4/0/4|\n"
+                                   "n2|four|2000|(null)|idle|x|p|0/4/0/4|\n",
+                                   "sinfo", &ns, &e),
+                 -1);
+    cr_assert(strstr(e.msg, "line 2") && strstr(e.msg, "'cpus'") && strstr(e.msg, "'four'"), "%s",
+              e.msg);
+    cr_assert_eq(ns.n, 0);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:20004000|idle|x|p|0/4/0/4|\n", "sinfo", &ns, &e),
+                 -1, "found by fuzz_slurm: 20 million GPUs ran out of memory");
+    cr_assert(strstr(e.msg, "'gres'"), "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|66666666666666664|2000|(null)|idle|x|p|0/4/0/4|\n", "sinfo",
+                                   &ns, &e),
+                 -1, "found by fuzz_slurm: a CPU count past int");
+    cr_assert_eq(slurm_nodes_parse("", "sinfo", &ns, &e), 0);
+    cr_assert_eq(ns.n, 0);
+}
+
+Test(slurm_nodes, one_machine_type_per_shape)
+{
+    char *text = fixture("sinfo-22.05.txt");
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    Cluster *c = slurm_nodes_cluster(&ns, "lab", 10, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    cr_assert_eq(c->n_types, 2);
+    cr_assert_eq(c->n_machines, 4);
+    cr_assert_str_eq(c->types[0].name, "4cpu-2000mb-t4x2");
+    cr_assert_str_eq(c->types[1].name, "8cpu-4000mb-v100x4");
+    cr_assert_eq(c->types[1].n_devices, 5);
+    cr_assert_eq(c->types[1].devices[0].kind, DEVICE_CPU);
+    cr_assert_eq(c->types[1].devices[0].threads, 8);
+    cr_assert_str_eq(c->types[1].devices[4].id, "gpu3");
+    cr_assert_str_eq(c->types[1].devices[4].model, "V100");
+    cr_assert_eq(c->machines[0].type, 0);
+    cr_assert_eq(c->machines[3].type, 1);
+    cr_assert_str_eq(c->machines[2].name, "n3");
+    cr_assert_eq(c->n_devices, 2 * 3 + 2 * 5);
+    cr_assert_str_eq(c->trial.launch, "slurm");
+    cluster_free(c);
+    SlurmNodes none = {0};
+    cr_assert_null(slurm_nodes_cluster(&none, "lab", 10, &e));
+    slurm_nodes_clear(&ns);
+    free(text);
+}

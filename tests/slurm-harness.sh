@@ -1,0 +1,136 @@
+#!/bin/sh
+# A private Slurm cluster on this one machine for the tests (sourced, like sshd-harness.sh):
+# one munged, one slurmctld and N slurmd daemons on loopback, with fake GPUs (GRES files
+# that are links to /dev/null, which Slurm accepts as character devices). Nothing is
+# written outside the harness folder; slurm_stop_all stops every daemon it started.
+#
+#   slurm_init DIR           writes munge key, slurm.conf, gres.conf (ports from the PID)
+#   slurm_start              starts munged, slurmctld and every slurmd; waits for idle nodes
+#   slurm_stop_all           scancels every job, stops the daemons, waits for them to exit
+#   slurm_ctld_stop / slurm_ctld_start   the controller alone (a controller that goes away)
+#
+# SLURM_NODES (default "n[1-4]": n1,n2 with gpu:t4:2, n3,n4 with gpu:v100:4) is fixed here;
+# commands find the cluster through SLURM_CONF, exported by slurm_init.
+
+slurm_init() {
+    S="$1"
+    mkdir -p "$S/state" "$S/spool" "$S/log" "$S/gpu"
+    chmod 700 "$S"
+    base=$((17000 + ($$ % 400) * 10))
+    S_CTLD_PORT=$base
+    ln -sf /dev/null "$S/gpu/g0"; ln -sf /dev/null "$S/gpu/g1"
+    ln -sf /dev/null "$S/gpu/g2"; ln -sf /dev/null "$S/gpu/g3"
+    dd if=/dev/urandom of="$S/munge.key" bs=1024 count=1 2>/dev/null
+    chmod 400 "$S/munge.key"
+    S_HOST="$(hostname -s)"
+    cat > "$S/slurm.conf" <<CONF
+ClusterName=tdtest
+SlurmctldHost=$S_HOST(127.0.0.1)
+SlurmctldPort=$S_CTLD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$S/munge.sock
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool/%n
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd-%n.pid
+SlurmctldLogFile=$S/log/slurmctld.log
+SlurmdLogFile=$S/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+MpiDefault=none
+ReturnToService=2
+SlurmdParameters=config_overrides
+SchedulerType=sched/backfill
+SlurmctldTimeout=10
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=5
+MinJobAge=30
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+NodeName=n[1-2] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 2))] CPUs=4 RealMemory=2000 Gres=gpu:t4:2 Feature=t4 State=UNKNOWN
+NodeName=n[3-4] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=[$((base + 3))-$((base + 4))] CPUs=8 RealMemory=4000 Gres=gpu:v100:4 Feature=v100 State=UNKNOWN
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
+PartitionName=t4 Nodes=n[1-2] MaxTime=INFINITE State=UP
+CONF
+    cat > "$S/gres.conf" <<CONF
+NodeName=n[1-2] Name=gpu Type=t4 File=$S/gpu/g[0-1]
+NodeName=n[3-4] Name=gpu Type=v100 File=$S/gpu/g[0-3]
+CONF
+    SLURM_CONF="$S/slurm.conf"
+    export SLURM_CONF
+}
+
+_slurm_wait_pidfile() {
+    n=0
+    while [ $n -lt 100 ] && ! [ -s "$1" ]; do sleep 0.1; n=$((n + 1)); done
+}
+
+slurm_ctld_start() {
+    slurmctld -f "$S/slurm.conf" -i 2>> "$S/log/slurmctld.err" || return 1
+    _slurm_wait_pidfile "$S/slurmctld.pid"
+    n=0
+    while [ $n -lt 100 ] && ! scontrol ping 2>/dev/null | grep -q UP; do sleep 0.1; n=$((n + 1)); done
+}
+
+slurm_ctld_stop() {
+    if [ -s "$S/slurmctld.pid" ]; then
+        pid=$(cat "$S/slurmctld.pid")
+        kill -TERM "$pid" 2>/dev/null
+        n=0
+        while [ $n -lt 100 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+        kill -KILL "$pid" 2>/dev/null
+        rm -f "$S/slurmctld.pid"
+    fi
+}
+
+slurm_start() {
+    munged --socket="$S/munge.sock" --key-file="$S/munge.key" --pid-file="$S/munged.pid" \
+        --log-file="$S/log/munged.log" --seed-file="$S/munge.seed" --force 2>> "$S/log/munged.err" ||
+        return 1
+    _slurm_wait_pidfile "$S/munged.pid"
+    slurm_ctld_start || return 1
+    for i in 1 2 3 4; do
+        mkdir -p "$S/spool/n$i"
+        slurmd -f "$S/slurm.conf" -N "n$i" 2>> "$S/log/slurmd.err" || return 1
+    done
+    n=0
+    while [ $n -lt 150 ]; do
+        idle=$(sinfo -h -N -p debug -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+        [ "$idle" -ge 4 ] && return 0
+        sleep 0.1; n=$((n + 1))
+    done
+    echo "slurm harness: nodes did not come up idle (see $S/log)" >&2
+    sinfo -N >&2
+    return 1
+}
+
+slurm_stop_all() {
+    [ -n "${S:-}" ] || return 0
+    scancel --user=root --full 2>/dev/null
+    for i in 1 2 3 4; do
+        f="$S/slurmd-n$i.pid"
+        [ -s "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null
+    done
+    slurm_ctld_stop
+    for i in 1 2 3 4; do
+        f="$S/slurmd-n$i.pid"
+        if [ -s "$f" ]; then
+            pid=$(cat "$f"); n=0
+            while [ $n -lt 50 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+            kill -KILL "$pid" 2>/dev/null
+        fi
+    done
+    # steps slurmstepd left behind (their parent slurmd is gone)
+    for p in $(pgrep -f "slurmstepd.*" 2>/dev/null); do
+        grep -qs "$S" "/proc/$p/environ" && kill -KILL "$p" 2>/dev/null
+    done
+    [ -s "$S/munged.pid" ] && kill -TERM "$(cat "$S/munged.pid")" 2>/dev/null
+    return 0
+}
