@@ -47,6 +47,7 @@ MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1
 SlurmctldTimeout=10
 SlurmdTimeout=30
 InactiveLimit=0
