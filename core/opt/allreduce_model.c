@@ -19,9 +19,7 @@ enum { GP_MIN_POINTS = 6, GP_MAX_POINTS = 60, FIT_ROUNDS = 4 };
 struct ArModel {
     const Cluster *c;
     JobSpec job;
-    SgdModel *compute;
-    Observation **obs;
-    size_t n_obs, cap_obs;
+    SgdModel *compute; /* also holds the trials, which the allreduce term reads back */
     size_t p; /* n_types + AR_N_SHARED */
     double m0[BLR_MAX_P], sd0[BLR_MAX_P];
     Blr blr;
@@ -111,9 +109,6 @@ void ar_model_free(ArModel *m)
     if (!m)
         return;
     sgd_model_free(m->compute);
-    for (size_t i = 0; i < m->n_obs; i++)
-        observation_free(m->obs[i]);
-    free(m->obs);
     gp_free(m->gp);
     job_clear(&m->job);
     free(m);
@@ -121,29 +116,12 @@ void ar_model_free(ArModel *m)
 
 int ar_model_observe(ArModel *m, const Observation *o)
 {
-    /* Room first, so that a failure leaves both halves without the trial. */
-    if (m->n_obs == m->cap_obs) {
-        size_t cap = m->cap_obs ? 2 * m->cap_obs : 16;
-        Observation **grown = realloc(m->obs, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        m->obs = grown;
-        m->cap_obs = cap;
-    }
-    Observation *copy = observation_copy(o);
-    if (!copy)
-        return -1;
-    if (sgd_model_observe(m->compute, o) < 0) {
-        observation_free(copy);
-        return -1;
-    }
-    m->obs[m->n_obs++] = copy;
-    return 0;
+    return sgd_model_observe(m->compute, o);
 }
 
 size_t ar_model_trials(const ArModel *m)
 {
-    return m->n_obs;
+    return sgd_model_trials(m->compute);
 }
 
 const SgdModel *ar_model_compute(const ArModel *m)
@@ -258,46 +236,47 @@ static int fit_semi(ArModel *m, const double *phi, const double *X, const double
     return 0;
 }
 
+/* The fitted coefficients, each type's link kept above a thousandth of its prior. */
+static void mean_coef(const ArModel *m, double *coef)
+{
+    for (size_t t = 0; t < m->p; t++)
+        coef[t] = t < m->c->n_types ? fmax(m->blr.mean[t], 1e-3 * m->m0[t]) : m->blr.mean[t];
+}
+
 int ar_model_fit(ArModel *m, uint64_t seed, Error *err)
 {
     if (sgd_model_fit(m->compute, seed, err) < 0)
         return -1;
     const Cluster *c = m->c;
-    size_t p = m->p, n = 0;
-    double *phi = malloc((m->n_obs ? m->n_obs : 1) * p * sizeof *phi);
-    double *X = malloc((m->n_obs ? m->n_obs : 1) * 2 * sizeof *X);
-    double *y = malloc((m->n_obs ? m->n_obs : 1) * sizeof *y);
+    size_t p = m->p, n = 0, n_obs = sgd_model_trials(m->compute);
+    double *phi = malloc((n_obs ? n_obs : 1) * p * sizeof *phi);
+    double *X = malloc((n_obs ? n_obs : 1) * 2 * sizeof *X);
+    double *y = malloc((n_obs ? n_obs : 1) * sizeof *y);
     int *ranks = malloc((c->n_machines ? c->n_machines : 1) * sizeof *ranks);
     double coef[BLR_MAX_P], ysum = 0;
     memcpy(coef, m->m0, p * sizeof *coef);
-    int rc = phi && X && y && ranks ? 0 : error_no_memory(err, "%zu trials", m->n_obs);
+    int rc = phi && X && y && ranks ? 0 : error_no_memory(err, "%zu trials", n_obs);
     /* The max picks the bottleneck node: alternate the pick and the fit (as for PS). */
     for (int round = 0; round < FIT_ROUNDS && rc == 0; round++) {
         n = 0;
         ysum = 0;
-        for (size_t i = 0; i < m->n_obs; i++) {
-            if (!measured_comm(c, m->obs[i], &y[n]))
+        for (size_t i = 0; i < n_obs; i++) {
+            const Observation *o = sgd_model_trial(m->compute, i);
+            if (!measured_comm(c, o, &y[n]))
                 continue;
-            ar_schedule_ranks(m->obs[i]->schedule, ranks);
+            ar_schedule_ranks(o->schedule, ranks);
             comm_phi(m, ranks, coef, &phi[n * p], &X[n * 2]);
             ysum += y[n++];
         }
         double floor = 0.03 * (n ? ysum / n : 0.01) + 1e-6;
         rc = fit_semi(m, phi, X, y, n, floor, round == FIT_ROUNDS - 1, seed + 300, err);
-        for (size_t t = 0; t < p; t++)
-            coef[t] = t < c->n_types ? fmax(m->blr.mean[t], 1e-3 * m->m0[t]) : m->blr.mean[t];
+        mean_coef(m, coef);
     }
     free(phi);
     free(X);
     free(y);
     free(ranks);
     return rc < 0 ? error_prefix(err, "allreduce model fit") : 0;
-}
-
-static void mean_coef(const ArModel *m, double *coef)
-{
-    for (size_t t = 0; t < m->p; t++)
-        coef[t] = t < m->c->n_types ? fmax(m->blr.mean[t], 1e-3 * m->m0[t]) : m->blr.mean[t];
 }
 
 double ar_model_comm_mean(const ArModel *m, const int *ranks)

@@ -140,6 +140,11 @@ size_t sgd_model_trials(const SgdModel *m)
     return m->n_obs;
 }
 
+const Observation *sgd_model_trial(const SgdModel *m, size_t i)
+{
+    return m->obs[i];
+}
+
 int sgd_model_observe(SgdModel *m, const Observation *o)
 {
     if (m->n_obs == m->cap_obs) {

@@ -21,6 +21,8 @@ void sgd_model_free(SgdModel *m);
  * -1, the model unchanged, when out of memory. */
 int sgd_model_observe(SgdModel *m, const Observation *o);
 size_t sgd_model_trials(const SgdModel *m);
+/* The i-th stored trial, in the order observed. */
+const Observation *sgd_model_trial(const SgdModel *m, size_t i);
 /* Refits every part on every stored trial; hyperparameter restarts drawn from `seed`. */
 int sgd_model_fit(SgdModel *m, uint64_t seed, Error *err);
 
