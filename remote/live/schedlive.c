@@ -11,7 +11,6 @@
 #include "core/base/evloop.h"
 #include "core/sched/losscurve.h"
 #include "remote/live/jobgroup.h"
-#include "remote/ssh/shquote.h"
 
 typedef struct {
     char name[128], model[32];
@@ -74,118 +73,6 @@ static void logf_(SchedLive *l, const char *fmt, ...)
     va_end(ap);
     l->o.log(l->o.userdata, line);
 }
-
-/* ---- pure helpers ---- */
-
-int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
-                          Error *err)
-{
-    *groups = NULL;
-    *n = 0;
-    if (c->n_machines == 0)
-        return error_set(err, "%s: no machines", c->name);
-    SchedNodeGroup *g = calloc(c->n_machines, sizeof *g);
-    if (!g)
-        return error_set(err, "out of memory");
-    size_t k = 0;
-    for (size_t m = 0; m < c->n_machines; m++) {
-        const MachineType *t = cluster_machine_type(c, m);
-        int gpus = 0;
-        for (size_t d = 0; d < t->n_devices; d++)
-            gpus += t->devices[d].kind == DEVICE_GPU;
-        if (gpus_override > 0)
-            gpus = gpus_override;
-        if (gpus == 0) {
-            free(g);
-            return error_set(err,
-                             "%s: machine '%s' (type '%s') has no GPU device: live mode "
-                             "places jobs on GPUs (--gpus-per-node overrides)",
-                             c->name, c->machines[m].name, t->name);
-        }
-        if (gpus > 64) {
-            free(g);
-            return error_set(err, "%s: machine '%s': expected at most 64 GPUs, found %d", c->name,
-                             c->machines[m].name, gpus);
-        }
-        /* Consecutive machines of one type and size are one group; the inventory has no
-         * speed figure, so every GPU counts as the measured kind (speed 1). */
-        if (k && g[k - 1].gpus_per_node == gpus && strcmp(g[k - 1].type, t->name) == 0)
-            g[k - 1].nodes++;
-        else
-            g[k++] = (SchedNodeGroup){t->name, 1, gpus, 1.0};
-    }
-    *groups = g;
-    *n = k;
-    return 0;
-}
-
-int schedlive_template_checkpoint(const char *t, char *out, size_t cap)
-{
-    const char *p = strstr(t, "--checkpoint");
-    while (p) {
-        const char *q = p + strlen("--checkpoint");
-        if (*q == ' ' || *q == '=') {
-            while (*q == ' ' || *q == '=')
-                q++;
-            size_t n = strcspn(q, " \t;&|");
-            if (n > 0 && n < cap && *q != '{') {
-                memcpy(out, q, n);
-                out[n] = 0;
-                return 0;
-            }
-        }
-        p = strstr(p + 1, "--checkpoint");
-    }
-    return -1;
-}
-
-static int name_ok(const char *n)
-{
-    if (!n[0])
-        return 0;
-    for (const char *p = n; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '.' || *p == '_' || *p == '-'))
-            return 0;
-    return strcmp(n, ".") != 0 && strcmp(n, "..") != 0;
-}
-
-char *schedlive_job_template(const char *t, const char *dir, const char *name, Error *err)
-{
-    if (!name_ok(name)) {
-        error_set(err,
-                  "job '%s': live mode needs a name of letters, digits, '.', '_', '-' "
-                  "(it names the job's folder)",
-                  name);
-        return NULL;
-    }
-    if (!dir[0] || strpbrk(dir, "{}\n")) {
-        error_set(err, "job folder '%s': expected a path without '{', '}' or newlines", dir);
-        return NULL;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *b = NULL;
-    size_t len = 0;
-    /* The shell survives the SIGTERM sent to the job's group (`trap : TERM`), waits for
-     * the job to write its checkpoint and exits with the job's status. */
-    shquote_append_raw(&b, &len, "trap : TERM; mkdir -p ");
-    shquote_append(&b, &len, path);
-    shquote_append_raw(&b, &len, " && cd ");
-    shquote_append(&b, &len, path);
-    shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
-    shquote_append(&b, &len, name);
-    /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
-     * one node cannot touch each other's; Horovod and MPI read the hostfile. */
-    shquote_append_raw(&b, &len,
-                       " && export TUNEDECK_JOB && CUDA_VISIBLE_DEVICES={gpu_ids} && "
-                       "export CUDA_VISIBLE_DEVICES && printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE
-                       " && ");
-    shquote_append_raw(&b, &len, t);
-    return b;
-}
-
-/* ---- the driver ---- */
 
 SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
                          Error *err)

@@ -89,7 +89,7 @@ double schedlive_sim_time(const SchedLive *l);
 size_t schedlive_job_count(const SchedLive *l);
 void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out);
 
-/* ---- pure helpers (unit-tested) ---- */
+/* ---- pure helpers (schedlive_setup.c, unit-tested) ---- */
 
 /* The scheduler's nodes, machine i as node i: the GPU devices of each machine's type (or
  * gpus_override > 0 for every machine), consecutive machines of one type and size grouped.
