@@ -4,20 +4,11 @@
 
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
+#include "tests/support/fixtures.h"
 
 #define FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv"
 
-static Catalogue *cat;
-static void setup(void)
-{
-    cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, NULL);
-    cr_assert_not_null(cat);
-}
-static void teardown(void)
-{
-    catalogue_free(cat);
-}
-TestSuite(sched_mixed, .init = setup, .fini = teardown);
+FIXTURE_CATALOGUE_SUITE(sched_mixed);
 
 static SchedState *mixed(const char *policy, const SchedNodeGroup *g, size_t n)
 {

@@ -6,6 +6,7 @@
 
 #include "core/sched/catalogue.h"
 #include "core/sched/schedcluster.h"
+#include "tests/support/fixtures.h"
 
 #define EXAMPLE TUNEDECK_SOURCE_DIR "/examples/sched-mixed-cluster.json"
 
@@ -30,8 +31,7 @@ Test(schedcluster, the_example_loads_into_a_scheduler)
     cr_assert_float_eq(c->groups[0].speed, 1.0, 1e-12);
     cr_assert_str_eq(c->groups[1].type, "V100");
     cr_assert_eq(c->groups[1].gpus_per_node, 8);
-    Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
-    cr_assert_not_null(cat, "%s", e.msg);
+    Catalogue *cat = fixture_catalogue();
     SchedConfig cfg;
     sched_config_default(&cfg);
     schedcluster_apply(c, &cfg);

@@ -7,6 +7,7 @@
 #include "core/sched/catalogue.h"
 #include "remote/live/jobctl.h"
 #include "remote/live/schedlive.h"
+#include "tests/support/fixtures.h"
 
 static Cluster *cluster_with(int gpus_a, int gpus_b)
 {
@@ -116,8 +117,7 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     c->ssh.port = 1; /* nothing listens: connection refused */
     c->ssh.connect_timeout_s = 2;
     snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
-    Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
-    cr_assert_not_null(cat, "%s", e.msg);
+    Catalogue *cat = fixture_catalogue();
     SchedConfig cfg;
     sched_config_default(&cfg);
     cfg.nodes = 2;
