@@ -134,8 +134,10 @@ if [ "${1:-}" = --netns-part ]; then
     PORT_BASE=$((H_PORT + 1))
     setup_trial
     export TUNEDECK_STATE_DIR="$T/state3"
+    # The same schedule twice through a lossy link: the second may well run 2x slower, which
+    # pruning would stop; this checks that trials finish, so every trial runs to its end.
     "$bin" tune --cluster "$T/inv.json" --job "$root/examples/tiny-job.json" --launcher per-host \
-        --trial-cmd "$(trial_cmd)" --budget 2 --optimizer uniform-devices --seed 3 --json \
+        --trial-cmd "$(trial_cmd)" --budget 2 --optimizer uniform-devices --seed 3 --no-prune --json \
         > "$T/n1.json" 2> "$T/n1.err"
     "$rexec" --cluster "$T/inv.json" -- python3 -c \
         'import sys; sys.stdout.write("{\"pad\": \"" + "a" * (1 << 20) + "\"}\nnext\n")' > "$T/n2" 2>&1
