@@ -11,6 +11,15 @@
 #
 # SLURM_NODES (default "n[1-4]": n1,n2 with gpu:t4:2, n3,n4 with gpu:v100:4) is fixed here;
 # commands find the cluster through SLURM_CONF, exported by slurm_init.
+#
+# SLURM_EXTRA_NODES=K (opt-in, for bench/slurm_scale.sh: a long node list) declares K more
+# nodes x1..xK with no slurmd behind them (8 CPUs, gpu:a100:8) and a partition "wide" of
+# n[1-4] and them; without it the cluster is the 4 nodes. SLURM_EXTRA_STATE picks how they
+# are declared: DOWN (default: jobs in "wide" run on n1..n4 only, since the scheduler never
+# picks a down node; slurmctld pings them, about 2% of a core at 1,020) or CLOUD (listed as
+# idle~ through PrivateData=cloud, never pinged, but a job that does not fit n1..n4 would
+# wait for a node that never powers up). FUTURE nodes would be hidden from sinfo. Start-up
+# stays well under a second with 1,020 of either.
 
 slurm_init() {
     S="$1"
@@ -60,12 +69,24 @@ NodeName=n[3-4] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=[$((base + 3))-$((b
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
 PartitionName=t4 Nodes=n[1-2] MaxTime=INFINITE State=UP
 CONF
+    _slurm_extra_nodes >> "$S/slurm.conf"
     cat > "$S/gres.conf" <<CONF
 NodeName=n[1-2] Name=gpu Type=t4 File=$S/gpu/g[0-1]
 NodeName=n[3-4] Name=gpu Type=v100 File=$S/gpu/g[0-3]
 CONF
     SLURM_CONF="$S/slurm.conf"
     export SLURM_CONF
+}
+
+# The opt-in long node list. The extra nodes share one port of this harness's block of 10
+# (nothing listens there), so they never reach another harness's daemons.
+_slurm_extra_nodes() {
+    k="${SLURM_EXTRA_NODES:-0}"
+    [ "$k" -gt 0 ] 2>/dev/null || return 0
+    echo "NodeName=x[1-$k] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=$((S_CTLD_PORT + 9))" \
+        "CPUs=8 RealMemory=4000 Gres=gpu:a100:8 Feature=a100 State=${SLURM_EXTRA_STATE:-DOWN}"
+    echo "PartitionName=wide Nodes=n[1-4],x[1-$k] MaxTime=INFINITE State=UP"
+    [ "${SLURM_EXTRA_STATE:-DOWN}" = CLOUD ] && echo "PrivateData=cloud"
 }
 
 _slurm_wait_pidfile() {

@@ -23,6 +23,7 @@ struct SlurmCtl {
     char where[256];
     double timeout_s;
     long calls;
+    long long bytes_read; /* standard output of every call */
     char *last_stderr;
 };
 
@@ -97,6 +98,11 @@ void slurm_ctl_free(SlurmCtl *c)
 long slurm_ctl_calls(const SlurmCtl *c)
 {
     return c->calls;
+}
+
+long long slurm_ctl_bytes_read(const SlurmCtl *c)
+{
+    return c->bytes_read;
 }
 
 const char *slurm_ctl_last_stderr(const SlurmCtl *c)
@@ -275,6 +281,7 @@ int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
     Text o = {0}, e = {0};
     c->calls++;
     int rc = c->pool ? run_login(c, argv, &o, &e, err) : run_here(c, argv, &o, &e, err);
+    c->bytes_read += (long long)o.len;
     if (rc > 0) {
         char line[300];
         last_line(&e, line, sizeof line);

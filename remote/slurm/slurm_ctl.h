@@ -32,6 +32,8 @@ const char *slurm_ctl_last_stderr(const SlurmCtl *c);
 
 /* Commands run so far through this object: each one is a request to slurmctld. */
 long slurm_ctl_calls(const SlurmCtl *c);
+/* Bytes of standard output those commands returned (what tunedeck read and parsed). */
+long long slurm_ctl_bytes_read(const SlurmCtl *c);
 /* "here" or the login host. */
 const char *slurm_ctl_where(const SlurmCtl *c);
 
