@@ -168,3 +168,33 @@ Test(slurm_nodes, one_machine_type_per_shape)
     slurm_nodes_clear(&ns);
     free(text);
 }
+
+/* A long list whose nodes come back in a second partition far from their first line: every
+ * node once, in sinfo's order, with both partitions (the parser finds earlier nodes by name,
+ * not by position). */
+Test(slurm_nodes, a_long_list_merges_partitions_listed_far_apart)
+{
+    enum { N = 1500 };
+    size_t cap = (size_t)N * 2 * 64, used = 0;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    for (int part = 0; part < 2; part++)
+        for (int i = 0; i < N; i++) {
+            int k = part ? N - 1 - i : i; /* the second partition lists them backwards */
+            used += (size_t)snprintf(text + used, cap - used,
+                                     "g%04d|8|4000|gpu:a100:8|idle|a100|%s|0/8/0/8|none\n", k,
+                                     part ? "debug" : "gpu*");
+        }
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(ns.n, N);
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "g%04d", i);
+        cr_assert_str_eq(ns.v[i].name, name, "first-seen order");
+        cr_assert_str_eq(ns.v[i].partitions, "gpu,debug", "%s", name);
+    }
+    slurm_nodes_clear(&ns);
+    free(text);
+}
