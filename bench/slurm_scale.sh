@@ -87,14 +87,13 @@ naive() { # on every second's tick: the three commands a simple dashboard runs
     end=$(( $(date +%s) + span ))
     calls=0 bytes=0 rounds=0
     while [ "$(date +%s)" -lt "$end" ]; do
-        tick=$(date +%s)
         b1=$(squeue -p wide 2>/dev/null | wc -c)
         b2=$(sinfo -p wide 2>/dev/null | wc -c)
         b3=$(scontrol show job 2>/dev/null | wc -c)
         calls=$((calls + 3)) bytes=$((bytes + b1 + b2 + b3)) rounds=$((rounds + 1))
-        while [ "$(date +%s)" -eq "$tick" ]; do sleep 0.05; done
+        sleep "$(date +%N | awk '{ printf "%.3f", 1.001 - $1 / 1e9 }')" # to the next tick
     done
-    # this subshell's children: the commands, and the loop's own date/sleep/wc too
+    # this subshell's children: the commands, and the loop's own date/awk/sleep/wc too
     times > "$T/naive.times"
     echo "$calls $bytes $rounds $(children_cpu "$T/naive.times")"
 }
