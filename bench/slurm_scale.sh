@@ -5,8 +5,9 @@
 # `sinfo` + one `squeue`, at least 2 s apart, backing off to 30 s while nothing changes).
 #
 # The partition is the harness's opt-in "wide" one (tests/slurm-harness.sh,
-# SLURM_EXTRA_NODES): n1..n4 with their slurmd plus down nodes with none, so sinfo answers
-# with every node as a real 1,024-node controller would, on a 2-core machine. Each poller
+# SLURM_EXTRA_NODES): n1..n4 with their slurmd plus powered-down cloud nodes with none, so
+# sinfo answers with every node as a real 1,024-node controller would, on a 2-core machine,
+# and their state never changes under the watch (down nodes turn down* 30 s in). Each poller
 # gets its own window of the same length with the same churn, restarted at the window's
 # start (a 5-second job into "wide" at once and every 15 s after), so both see the same
 # changes at the same offsets. Load is counted as the commands each ran, the query RPCs
@@ -105,10 +106,9 @@ for nodes in $sizes; do
     extra=$((nodes - 4))
     [ "$extra" -ge 1 ] || { echo "bench slurm_scale: $nodes nodes: at least 5" >&2; exit 1; }
     slurm_stop_all
-    rm -rf "$T/s"
     SLURM_EXTRA_NODES=$extra
     export SLURM_EXTRA_NODES
-    slurm_init "$T/s"
+    slurm_init "$T/s$nodes"
     t0=$(date +%s.%N)
     slurm_start || { echo "bench slurm_scale: the harness did not start with $nodes nodes" >&2; exit 1; }
     start_s=$(echo "$(date +%s.%N) - $t0" | bc)

@@ -14,12 +14,14 @@
 #
 # SLURM_EXTRA_NODES=K (opt-in, for bench/slurm_scale.sh: a long node list) declares K more
 # nodes x1..xK with no slurmd behind them (8 CPUs, gpu:a100:8) and a partition "wide" of
-# n[1-4] and them; without it the cluster is the 4 nodes. SLURM_EXTRA_STATE picks how they
-# are declared: DOWN (default: jobs in "wide" run on n1..n4 only, since the scheduler never
-# picks a down node; slurmctld pings them, about 2% of a core at 1,020) or CLOUD (listed as
-# idle~ through PrivateData=cloud, never pinged, but a job that does not fit n1..n4 would
-# wait for a node that never powers up). FUTURE nodes would be hidden from sinfo. Start-up
-# stays well under a second with 1,020 of either.
+# n[1-4] and them; without it the cluster is the 4 nodes. SLURM_EXTRA_STATE says how:
+#   CLOUD (default): powered-down cloud nodes, listed as idle~ (PrivateData=cloud shows
+#     them), never pinged, so their state never changes under a watch; Weight=100 sends jobs
+#     to n1..n4 first, but a job that does not fit there would wait on an x node that never
+#     powers up (keep the jobs of "wide" small);
+#   DOWN: never scheduled, but slurmctld pings them (about 2% of a core at 1,020) and some
+#     30 s after start they all turn down* (not responding): a change every watcher sees.
+# FUTURE nodes would be hidden from sinfo. Start-up stays under a second with 1,020 nodes.
 
 slurm_init() {
     S="$1"
@@ -81,12 +83,14 @@ CONF
 # The opt-in long node list. The extra nodes share one port of this harness's block of 10
 # (nothing listens there), so they never reach another harness's daemons.
 _slurm_extra_nodes() {
-    k="${SLURM_EXTRA_NODES:-0}"
-    [ "$k" -gt 0 ] 2>/dev/null || return 0
-    echo "NodeName=x[1-$k] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=$((S_CTLD_PORT + 9))" \
-        "CPUs=8 RealMemory=4000 Gres=gpu:a100:8 Feature=a100 State=${SLURM_EXTRA_STATE:-DOWN}"
-    echo "PartitionName=wide Nodes=n[1-4],x[1-$k] MaxTime=INFINITE State=UP"
-    [ "${SLURM_EXTRA_STATE:-DOWN}" = CLOUD ] && echo "PrivateData=cloud"
+    _sx_k="${SLURM_EXTRA_NODES:-0}"
+    [ "$_sx_k" -gt 0 ] 2>/dev/null || return 0
+    _sx_state="${SLURM_EXTRA_STATE:-CLOUD}"
+    echo "NodeName=x[1-$_sx_k] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=$((S_CTLD_PORT + 9))" \
+        "CPUs=8 RealMemory=4000 Gres=gpu:a100:8 Feature=a100 Weight=100 State=$_sx_state"
+    echo "PartitionName=wide Nodes=n[1-4],x[1-$_sx_k] MaxTime=INFINITE State=UP"
+    [ "$_sx_state" = CLOUD ] && echo "PrivateData=cloud"
+    return 0
 }
 
 _slurm_wait_pidfile() {
