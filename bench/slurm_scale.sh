@@ -53,15 +53,20 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# Query RPCs and the microseconds slurmctld spent on them since its last reset: "COUNT US".
+# Query RPCs and the microseconds slurmctld spent on them since its last reset, then the
+# node-table requests alone (REQUEST_NODE_INFO, the one whose cost grows with the node
+# list): "COUNT US NODE_COUNT NODE_US".
 queries() {
     sdiag | awk '/by message type/ {on = 1; next} /by user/ {on = 0}
         on && /_INFO/ && !/REQUEST_STATS_INFO/ {
+            c = 0; t = 0
             for (i = 1; i <= NF; i++) {
-                if ($i ~ /^count:/) { sub("count:", "", $i); n += $i }
-                if ($i ~ /^total_time:/) { sub("total_time:", "", $i); us += $i }
-            } }
-        END { printf "%d %d\n", n, us }'
+                if ($i ~ /^count:/) { sub("count:", "", $i); c = $i }
+                if ($i ~ /^total_time:/) { sub("total_time:", "", $i); t = $i }
+            }
+            n += c; us += t
+            if ($1 == "REQUEST_NODE_INFO") { nn += c; nus += t } }
+        END { printf "%d %d %d %d\n", n, us, nn, nus }'
 }
 
 churn() {
@@ -127,14 +132,14 @@ for nodes in $sizes; do
     set -- $(naive)
     naive_calls=$1 naive_bytes=$2 naive_rounds=$3 naive_cpu=$4
     set -- $(queries)
-    naive_rpc=$1 naive_us=$2
+    naive_rpc=$1 naive_us=$2 naive_node_rpc=$3 naive_node_us=$4
 
     start_churn
     sdiag -r > /dev/null
     /usr/bin/time -f '%U %S' -o "$T/time.out" \
         "$bin" hosts --slurm --partition wide --watch --watch-for "$span" > "$T/watch.out" 2>&1
     set -- $(queries)
-    ours_rpc=$1 ours_us=$2
+    ours_rpc=$1 ours_us=$2 ours_node_rpc=$3 ours_node_us=$4
     ours_calls=$(sed -n 's/^watched: \([0-9]*\) controller calls.*/\1/p' "$T/watch.out")
     ours_bytes=$(sed -n 's/^watched: .*, \([0-9]*\) bytes read.*/\1/p' "$T/watch.out")
     ours_cpu=$(awk '{ print $1 + $2 }' "$T/time.out")
@@ -146,7 +151,8 @@ for nodes in $sizes; do
         exit 1
     }
     echo "$nodes $start_s $base_rpc $base_us $naive_calls $naive_bytes $naive_rounds $naive_cpu" \
-        "$naive_rpc $naive_us $ours_calls $ours_bytes $ours_cpu $ours_rpc $ours_us" >> "$results"
+        "$naive_rpc $naive_us $ours_calls $ours_bytes $ours_cpu $ours_rpc $ours_us" \
+        "$naive_node_rpc $naive_node_us $ours_node_rpc $ours_node_us" >> "$results"
 done
 
 python3 - "$out" "$span" "$churn_span" "$results" "$(nproc)" "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF'
@@ -168,6 +174,7 @@ for line in open(path):
     nrpc, nus, oc, ob = (int(x) for x in f[8:12])
     ocpu = float(f[12])
     orpc, ous = int(f[13]), int(f[14])
+    nnode, nnode_us, onode, onode_us = (int(x) for x in f[15:19])
     # the churn's own queries, scaled to each window, are not the pollers'
     b_rpc, b_us = base_rpc * span / churn_span, base_us * span / churn_span
     nrpc, nus = max(nrpc - b_rpc, 0), max(nus - b_us, 0)
@@ -181,6 +188,9 @@ for line in open(path):
          "rpcs_ratio": nrpc / orpc,
          "naive_ctld_ms_per_min": per_min(nus) / 1000, "ours_ctld_ms_per_min": per_min(ous) / 1000,
          "ctld_time_ratio": nus / ous,
+         "naive_node_table_rpcs_per_min": per_min(nnode), "ours_node_table_rpcs_per_min": per_min(onode),
+         "naive_node_table_ms_each": nnode_us / max(nnode, 1) / 1000,
+         "ours_node_table_ms_each": onode_us / max(onode, 1) / 1000,
          "naive_rounds": nr, "ours_rounds": o_rounds,
          "naive_bytes_per_round": nb / max(nr, 1), "ours_bytes_per_round": ob / o_rounds,
          "naive_bytes_per_min": per_min(nb), "ours_bytes_per_min": per_min(ob),
@@ -193,6 +203,9 @@ for line in open(path):
           (r["naive_rpcs_per_min"], r["ours_rpcs_per_min"], r["rpcs_ratio"], r["churn_only_rpcs_per_min"]))
     print("  slurmctld ms serving/min: naive %6.1f  tunedeck %6.1f  -> %5.1fx less" %
           (r["naive_ctld_ms_per_min"], r["ours_ctld_ms_per_min"], r["ctld_time_ratio"]))
+    print("  of which node tables:     naive %6.0f  tunedeck %6.1f  -> %5.1fx fewer (%.2f and %.2f ms each)" %
+          (r["naive_node_table_rpcs_per_min"], r["ours_node_table_rpcs_per_min"],
+           nnode / max(onode, 1), r["naive_node_table_ms_each"], r["ours_node_table_ms_each"]))
     print("  bytes read per round:     naive %6.0f  tunedeck %6.0f  (%d and %d rounds; per min %.0f vs %.0f)" %
           (r["naive_bytes_per_round"], r["ours_bytes_per_round"], nr, o_rounds,
            r["naive_bytes_per_min"], r["ours_bytes_per_min"]))
