@@ -104,6 +104,7 @@ naive() { # on every second's tick: the three commands a simple dashboard runs
     echo "$calls $bytes $rounds $(children_cpu "$T/naive.times")"
 }
 
+[ "$out" = /dev/null ] || mkdir -p "$(dirname "$out")"
 results="$T/results.txt"
 : > "$results"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
