@@ -141,8 +141,8 @@ for nodes in $sizes; do
         "$bin" hosts --slurm --partition wide --watch --watch-for "$span" > "$T/watch.out" 2>&1
     set -- $(queries)
     ours_rpc=$1 ours_us=$2 ours_node_rpc=$3 ours_node_us=$4
-    ours_calls=$(sed -n 's/^watched: \([0-9]*\) controller calls.*/\1/p' "$T/watch.out")
-    ours_bytes=$(sed -n 's/^watched: .*, \([0-9]*\) bytes read.*/\1/p' "$T/watch.out")
+    ours_calls=$(sed -n 's/^watched: \([0-9]*\) controller calls$/\1/p' "$T/watch.out")
+    ours_bytes=$(sed -n 's/^read: \([0-9]*\) bytes of answers$/\1/p' "$T/watch.out")
     ours_cpu=$(awk '{ print $1 + $2 }' "$T/time.out")
     ours_nodes=$(sed -n 's/^\[[0-9:]*\] \([0-9]*\) nodes,.*/\1/p' "$T/watch.out" | tail -1)
     stop_churn

@@ -127,8 +127,8 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
             nanosleep(&ts, NULL);
         }
     }
-    printf("watched: %ld controller calls, %lld bytes read\n", slurm_ctl_calls(ctl),
-           slurm_ctl_bytes_read(ctl));
+    printf("watched: %ld controller calls\n", slurm_ctl_calls(ctl));
+    printf("read: %lld bytes of answers\n", slurm_ctl_bytes_read(ctl));
     slurm_watch_free(w);
     return rc;
 }
