@@ -98,10 +98,10 @@ static char *sinfo_text(size_t n)
                              : strcmp(st, "down*") == 0 ? "Not responding"
                                                         : "none";
         for (int part = 0; part < (i % 4 == 0 ? 2 : 1); part++)
-            text_printf(&t, "g%04zu|%d|%d|%s|%s|%s|%s|%d/%d/0/%d|%s\n", i + 1, cpus,
-                        big ? 512000 : 256000, big ? "gpu:a100:8(S:0-1)" : "gpu:v100:4(S:0)", st,
-                        big ? "a100,ib" : "v100", part ? "debug" : "gpu*", alloc, cpus - alloc,
-                        cpus, reason);
+            text_printf(&t, "g%04zu|%d|%d|%s|%s|%s|%s|%d/%d/0/%d|10.1.%zu.%zu|%s\n", i + 1,
+                        cpus, big ? 512000 : 256000, big ? "gpu:a100:8(S:0-1)" : "gpu:v100:4(S:0)",
+                        st, big ? "a100,ib" : "v100", part ? "debug" : "gpu*", alloc,
+                        cpus - alloc, cpus, (i + 1) / 256, (i + 1) % 256, reason);
     }
     return t.buf;
 }
