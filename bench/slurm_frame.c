@@ -86,7 +86,7 @@ static void text_printf(Text *t, const char *fmt, ...)
 static char *sinfo_text(size_t n)
 {
     static const char *const STATES[] = {"mixed", "allocated", "allocated", "mixed", "idle",
-                                         "mixed", "allocated", "drained", "mixed", "down*"};
+                                         "mixed", "allocated", "drained",   "mixed", "down*"};
     Text t = {0};
     for (size_t i = 0; i < n; i++) {
         int big = i % 3 != 0;
@@ -98,10 +98,10 @@ static char *sinfo_text(size_t n)
                              : strcmp(st, "down*") == 0 ? "Not responding"
                                                         : "none";
         for (int part = 0; part < (i % 4 == 0 ? 2 : 1); part++)
-            text_printf(&t, "g%04zu|%d|%d|%s|%s|%s|%s|%d/%d/0/%d|10.1.%zu.%zu|%s\n", i + 1,
-                        cpus, big ? 512000 : 256000, big ? "gpu:a100:8(S:0-1)" : "gpu:v100:4(S:0)",
-                        st, big ? "a100,ib" : "v100", part ? "debug" : "gpu*", alloc,
-                        cpus - alloc, cpus, (i + 1) / 256, (i + 1) % 256, reason);
+            text_printf(&t, "g%04zu|%d|%d|%s|%s|%s|%s|%d/%d/0/%d|10.1.%zu.%zu|%s\n", i + 1, cpus,
+                        big ? 512000 : 256000, big ? "gpu:a100:8(S:0-1)" : "gpu:v100:4(S:0)", st,
+                        big ? "a100,ib" : "v100", part ? "debug" : "gpu*", alloc, cpus - alloc,
+                        cpus, (i + 1) / 256, (i + 1) % 256, reason);
     }
     return t.buf;
 }
@@ -332,8 +332,7 @@ int main(int argc, char **argv)
         double panel = median(t, FRAMES);
         printf("  %4zu nodes: cluster view %.3f ms (%.2fx bare, %.4f of the budget), %.0f "
                "bytes/frame; Slurm panel ",
-               nodes.n, cluster, cluster / bare, cluster / FRAME_BUDGET_MS,
-               (double)bytes / FRAMES);
+               nodes.n, cluster, cluster / bare, cluster / FRAME_BUDGET_MS, (double)bytes / FRAMES);
         if (isnan(panel))
             printf("not measured (not in the console yet: frame_slurm_panel)\n");
         else

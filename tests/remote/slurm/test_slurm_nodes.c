@@ -187,8 +187,8 @@ Test(slurm_nodes, a_long_list_merges_partitions_listed_far_apart)
         for (int i = 0; i < N; i++) {
             int k = part ? N - 1 - i : i; /* the second partition lists them backwards */
             used += (size_t)snprintf(text + used, cap - used,
-                                     "g%04d|8|4000|gpu:a100:8|idle|a100|%s|0/8/0/8|10.0.0.1|none\n", k,
-                                     part ? "debug" : "gpu*");
+                                     "g%04d|8|4000|gpu:a100:8|idle|a100|%s|0/8/0/8|10.0.0.1|none\n",
+                                     k, part ? "debug" : "gpu*");
         }
     SlurmNodes ns;
     Error e;
