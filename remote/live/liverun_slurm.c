@@ -255,8 +255,7 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
     r->round_at_submit = s->rounds;
     remember(s, r->id);
-    s->active++;
-    s->last_round_ms = -1; /* the next tick reads its state */
+    s->active++; /* its state comes with the next round: never more than one a poll_s */
 fail:
     free(dir);
     free(script);

@@ -283,6 +283,8 @@ static const char *place_text(const SchedLive *l, const int *nodes, const int *g
 static void note_backend(SchedLive *l, LiveJob *j)
 {
     const char *why = l->ops->waiting ? l->ops->waiting(j->run) : "";
+    if (strcmp(why, "None") == 0) /* Slurm's word for a pending job it is about to start */
+        why = "";
     if (why[0] && strcmp(why, j->waiting) != 0)
         logf_(l, "%s: %s waits for its allocation: %s", j->name,
               l->ops->label ? l->ops->label(j->run) : "run", why);
