@@ -82,7 +82,7 @@ typedef struct {
 static void log_line(void *ud, const char *line)
 {
     LogCtx *c = ud;
-    printf("[%6.1fs] %s\n", clock_now_s() - c->t0, line);
+    printf("[%7.2fs] %s\n", clock_now_s() - c->t0, line);
     fflush(stdout);
 }
 
@@ -115,7 +115,7 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
         SchedLiveJob j;
         schedlive_job(l, i, &j);
         if (to_stdout && (j.running || j.step >= 0))
-            printf("[%6.1fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %.2f "
+            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %.2f "
                    "loss %.4f %.0f ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
                    j.running ? "running" : "stopped", j.gpus, j.step, j.epoch, j.loss,
