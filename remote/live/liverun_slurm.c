@@ -334,7 +334,8 @@ static void step(void *run)
     const SlurmJobInfo *j = parts[0];
     snprintf(r->state, sizeof r->state, "%s", j->state);
     if (strcmp(j->state, "PENDING") == 0) {
-        snprintf(r->waiting, sizeof r->waiting, "%s", j->reason);
+        /* "None": Slurm's word for a pending job it is about to start */
+        snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
         return;
     }
     r->waiting[0] = 0;

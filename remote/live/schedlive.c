@@ -266,25 +266,11 @@ static int pick_port(const SchedLive *l, const LiveJob *j)
     }
 }
 
-/* "n3:2,n4:1": nodes and GPU counts (a static buffer: one log line at a time). */
-static const char *place_text(const SchedLive *l, const int *nodes, const int *gpus, size_t n)
-{
-    static char text[512];
-    size_t len = 0;
-    text[0] = 0;
-    for (size_t i = 0; i < n && len < sizeof text - 80; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s:%d", i ? "," : "",
-                                machine(l, nodes[i]), gpus[i]);
-    return text;
-}
-
 /* A backend that picks the GPUs itself (Slurm) says which once it granted them, and why a
  * run waits: the run's placement becomes what was granted (the console's GPU grid). */
 static void note_backend(SchedLive *l, LiveJob *j)
 {
     const char *why = l->ops->waiting ? l->ops->waiting(j->run) : "";
-    if (strcmp(why, "None") == 0) /* Slurm's word for a pending job it is about to start */
-        why = "";
     if (why[0] && strcmp(why, j->waiting) != 0)
         logf_(l, "%s: %s waits for its allocation: %s", j->name,
               l->ops->label ? l->ops->label(j->run) : "run", why);
@@ -343,14 +329,13 @@ static void start_run(SchedLive *l, LiveJob *j)
                         .node_names = names};
     j->run = l->ops->start(l->ops_ctx, &spec, &err);
     free(hosts);
-    free(names);
     j->need_start = 0;
     j->seen = 0;
     j->run_first_step = -1;
     j->stopping = j->stop_wanted = j->killed = 0;
     j->status[0] = 0;
     if (!j->run) {
-        free(ids), free(slots), free(nodes);
+        free(ids), free(slots), free(nodes), free(names);
         snprintf(j->status, sizeof j->status, "not started: %s", err.msg);
         logf_(l, "%s: could not start on %s: %s", j->name, machine(l, j->want_host), err.msg);
         j->failed = 1;
@@ -371,21 +356,16 @@ static void start_run(SchedLive *l, LiveJob *j)
         j->resizes++;
         j->resize_pending = 0;
     }
-    char *where = j->run_where;
-    size_t wl = 0, cap = sizeof j->run_where;
-    where[0] = 0;
-    const int *g = ids;
-    for (size_t h = 0; h < n && wl < cap - 64; g += slots[h], h++) {
-        wl += (size_t)snprintf(where + wl, cap - wl, "%s%s:", h ? "," : "", machine(l, nodes[h]));
-        for (int k = 0; k < slots[h] && wl < cap - 16; k++)
-            wl += (size_t)snprintf(where + wl, cap - wl, "%s%d", k ? "+" : "", g[k]);
-    }
+    char *where = j->run_where, asked[256];
+    schedlive_where_text(names, slots, ids, n, where, sizeof j->run_where);
+    schedlive_where_text(names, slots, NULL, n, asked, sizeof asked);
+    free(names);
     const char *label = l->ops->label ? l->ops->label(j->run) : NULL;
     if (l->ops->granted)
         where[0] = 0; /* until the backend says what it granted */
     if (label) /* the backend picks the GPUs: they are known once it grants them */
         logf_(l, "%s: started on %s with %d GPUs (%s, asked for %s), %s", j->name,
-              machine(l, j->host), a.gpus, label, place_text(l, nodes, slots, n),
+              machine(l, j->host), a.gpus, label, asked,
               j->has_ckpt ? "resuming from its checkpoint" : "fresh");
     else
         logf_(l, "%s: started on %s with %d GPUs (GPUs %s%s), %s", j->name, machine(l, j->host),

@@ -112,5 +112,9 @@ int schedlive_template_checkpoint(const char *template_text, char *out, size_t c
  * export TUNEDECK_JOB && TEMPLATE", DIR and NAME quoted. Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
                              Error *err);
+/* A placement as text: "h1:0+1,h2:0" (ids: slots[h] indices per host, in order), or with ids
+ * NULL each host's count, "h1:2,h2:1". Cut at a whole host when out is short. */
+void schedlive_where_text(const char *const *names, const int *slots, const int *ids, size_t n,
+                          char *out, size_t cap);
 
 #endif
