@@ -455,11 +455,27 @@ static void watch_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
         schedlive_stop_all(r->l);
 }
 
+/* On Slurm: the jobs that are not ours, with the GPUs they hold (the GPUs the scheduler's
+ * model does not know are taken: a job placed there waits in Slurm's queue). */
+static void foreign_lines(LiveRun *r)
+{
+    enum { SHOWN = 8 };
+    LiveSlurmForeign f[SHOWN];
+    size_t n = liveslurm_foreign(r->live_slurm, f, SHOWN);
+    for (size_t i = 0; i < n && i < SHOWN; i++)
+        printf("[%7.2fs]   other job %s (%s, %s) on %s\n", clock_now_s() - r->ctx.t0, f[i].id,
+               f[i].user, f[i].name, f[i].where[0] ? f[i].where : "no GPU");
+    if (n > SHOWN)
+        printf("[%7.2fs]   and %zu other jobs\n", clock_now_s() - r->ctx.t0, n - SHOWN);
+}
+
 static void status_tick(void *ctx, int64_t now_ms)
 {
     (void)now_ms;
     LiveRun *r = ctx;
     status_lines(r->l, &r->ctx, 1);
+    if (r->live_slurm)
+        foreign_lines(r);
 }
 
 static int run_over(void *ctx)

@@ -12,6 +12,8 @@
 #    (a heterogeneous job: the nodes hold 2, 2 and 4 of it); a job scancelled behind the
 #    scheduler's back is a death with Slurm's reason and is resubmitted; SIGINT ends the run
 #    with every job checkpointed.
+# 3. An inventory with "backend": "slurm" given to --cluster; another user's running job is
+#    listed with the GPU Slurm gave it (for the console's grid).
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -153,6 +155,36 @@ else fail "heterogeneous grow, death, Ctrl-C (exit $rc, victim '$victim')"; fi
 if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left after Ctrl-C"
 else fail "left after Ctrl-C: queue '$queue', $left processes"; fi
 
+echo "an inventory with \"backend\": \"slurm\", another user's job on the grid"
+python3 - "$T/inv.json" "$job" <<'PY'
+import json, sys
+json.dump({"name": "tdtest", "backend": "slurm", "partition": "t4", "job_command": sys.argv[2]},
+          open(sys.argv[1], "w"))
+PY
+printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
+other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
+n=0
+while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 4 --status-every 1 --job-dir "$T/jobs3" \
+    > "$T/out3" 2> "$T/err3"
+rc=$?
+scancel "$other"
+settle
+queue="$(squeue -h)"
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && python3 - "$T/out3" "$other" <<'PY'
+import re, sys
+out, other = open(sys.argv[1]).read(), sys.argv[2]
+assert "slurm: 2 nodes from the controller" in out, "the t4 partition from the inventory"
+assert re.search(r"solo: Slurm job \d+ running on n1:0\+1 \(the GPUs", out), "solo on n1"
+m = re.search(r"other job %s \(root, other\) on n2:(\d)$" % other, out, re.M)
+assert m, "the other user's job and its GPU"
+assert re.search(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", out)
+print("solo on n1:0+1 beside job %s on n2:%s" % (other, m.group(1)))
+PY
+then pass "an inventory that says \"backend\": \"slurm\"; other jobs are listed with their GPUs"
+else fail "slurm inventory (exit $rc, queue '$queue')"; fi
+
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
     --job-command "$job" > "$T/b1" 2>&1
@@ -173,7 +205,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"
