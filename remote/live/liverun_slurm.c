@@ -38,6 +38,7 @@ typedef struct {
     JobProgress progress;
     long round_at_submit;
     int ran, ended, stop_asked, term_sent, saved;
+    int script_rc; /* the batch script's exit line: its status; -1 before it */
     int64_t running_since_ms;
     char state[24], waiting[96], granted[256], status[300];
 } SlurmRun;
@@ -251,6 +252,7 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
         goto fail;
     }
     r->s = s;
+    r->script_rc = -1;
     snprintf(r->id, sizeof r->id, "%ld", id);
     snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
     r->round_at_submit = s->rounds;
@@ -264,6 +266,21 @@ fail:
     free(out);
     liveslurm_argv_free(argv);
     return r;
+}
+
+/* The batch script's last line, "tunedeck-batch-exit JOBID STATUS": this job's, not a line
+ * the job's own output happens to hold. */
+static void exit_line(SlurmRun *r)
+{
+    size_t ml = strlen(LIVESLURM_EXIT_MARK), il = strlen(r->id);
+    const char *p = r->partial;
+    if (r->partial_cut || strncmp(p, LIVESLURM_EXIT_MARK, ml) != 0 ||
+        strncmp(p + ml, r->id, il) != 0 || p[ml + il] != ' ')
+        return;
+    char *end;
+    long rc = strtol(p + ml + il + 1, &end, 10);
+    if (end != p + ml + il + 1 && !*end && rc >= 0 && rc < 256)
+        r->script_rc = (int)rc;
 }
 
 /* The job's protocol lines from its output file, from where the last read stopped. */
@@ -286,6 +303,7 @@ static void read_output(SlurmRun *r)
                     continue;
                 }
                 r->partial[r->plen] = 0;
+                exit_line(r);
                 TrialEvent ev;
                 Error e;
                 if (!r->partial_cut && protocol_parse_line(r->partial, &ev, &e) == 0) {
@@ -320,6 +338,17 @@ static void step(void *run)
     if (r->ended)
         return;
     read_output(r);
+    /* Our own stop: the exit line says how it went at once (the job may still be completing:
+     * Slurm queues what follows). Any other end waits for Slurm's word on it: a job someone
+     * else cancelled checkpoints and exits 0 too, but it is a death (CANCELLED). */
+    if (r->script_rc >= 0 && r->stop_asked) {
+        char st[32];
+        snprintf(st, sizeof st, "exited %d", r->script_rc);
+        r->saved = r->script_rc == 0;
+        r->ran = 1;
+        end(r, st);
+        return;
+    }
     LiveSlurm *s = r->s;
     if (s->rounds <= r->round_at_submit)
         return; /* no round has seen it yet */
@@ -356,7 +385,8 @@ static void step(void *run)
     read_output(r); /* the last lines, written before it ended */
     char status[300];
     liveslurm_status_text(j, r->ran, status, sizeof status);
-    r->saved = strcmp(status, "exited 0") == 0;
+    /* cancelled by someone else, the job may still have checkpointed and exited 0 */
+    r->saved = strcmp(status, "exited 0") == 0 || r->script_rc == 0;
     end(r, status);
 }
 

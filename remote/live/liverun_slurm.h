@@ -48,9 +48,11 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap);
  * CUDA_VISIBLE_DEVICES), and so is "job_launch": "per-host" (the command runs once, on the
  * allocation's first node). err says why and what to do. */
 int liveslurm_check(const char *template_text, int per_host, Error *err);
+/* The line the batch script prints last: LIVESLURM_EXIT_MARK JOBID STATUS. */
+#define LIVESLURM_EXIT_MARK "tunedeck-batch-exit "
 /* The batch script: trap TERM (the shell waits for the job's checkpoint and exits with its
  * status), TUNEDECK_JOB, the hostfile, then the job's command with its placeholders filled
- * (jobctl_command). Caller frees. */
+ * (jobctl_command), then the exit line with the command's status. Caller frees. */
 char *liveslurm_script(const char *template_text, const char *name, const JobAlloc *a, Error *err);
 /* sbatch's arguments for the placement (names[i] with gpus[i] GPUs): one component per
  * distinct GPU count, in the order the counts first appear, ':' between them; then the

@@ -36,8 +36,13 @@ char *liveslurm_script(const char *t, const char *name, const JobAlloc *a, Error
                                           "printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE "\n");
     if (rc == 0)
         rc = shquote_append_raw(&b, &len, t);
+    /* The end, said in the output file the driver reads anyway: it learns the exit status
+     * at once instead of from the next scontrol round (a resize restarts sooner). */
     if (rc == 0)
-        rc = shquote_append_raw(&b, &len, "\n");
+        rc = shquote_append_raw(&b, &len,
+                                "\ntunedeck_rc=$?\nprintf '\\n" LIVESLURM_EXIT_MARK
+                                "%s %d\\n' \"$SLURM_JOB_ID\" \"$tunedeck_rc\"\n"
+                                "exit \"$tunedeck_rc\"\n");
     if (rc < 0) {
         free(b);
         error_set(err, "job: out of memory");

@@ -54,6 +54,9 @@ Test(liverun_slurm, script_traps_term_and_fills_placeholders_quoted)
     cr_assert(strstr(s, "TUNEDECK_JOB='j0'\nexport TUNEDECK_JOB\n"), "%s", s);
     cr_assert(strstr(s, "printf '%s\\n' 'n1:2\nn3:1' > tunedeck-hostfile\n"), "%s", s);
     cr_assert(strstr(s, "train --gpus '3' --hosts 'n1,n3' --resume 'ck pt'\n"), "%s", s);
+    cr_assert(strstr(s, "'ck pt'\ntunedeck_rc=$?\nprintf '\\ntunedeck-batch-exit %s %d\\n' "
+                        "\"$SLURM_JOB_ID\" \"$tunedeck_rc\"\nexit \"$tunedeck_rc\"\n"),
+              "the exit line ends the script: %s", s);
     free(s);
     cr_assert_null(liveslurm_script("train {nope}", "j0", &a, &e));
     cr_assert(strstr(e.msg, "{nope}"), "%s", e.msg);
