@@ -118,11 +118,12 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
     return n;
 }
 
-/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up. */
+/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
+ * always, with poll_idle). */
 static void tick(void *ctx, int64_t now)
 {
     LiveSlurm *s = ctx;
-    if (!s->active || (s->last_round_ms >= 0 && now - s->last_round_ms < s->o.poll_s * 1000))
+    if ((!s->active && !s->o.poll_idle) || (s->last_round_ms >= 0 && now - s->last_round_ms < s->o.poll_s * 1000))
         return;
     s->last_round_ms = now;
     const char *argv[] = {"scontrol", "show", "-d", "job", NULL};

@@ -21,6 +21,8 @@ typedef struct {
     SlurmCtl *ctl;         /* commands run here (a login node is refused for live mode) */
     const char *partition; /* NULL or "": Slurm's default */
     double poll_s;         /* at least this between two scontrol rounds; default 1 */
+    int poll_idle;         /* poll while no run is submitted too (the console's grid of
+                              other jobs); else only while one is */
     void (*log)(void *userdata, const char *line); /* controller trouble, once per outage */
     void *userdata;
 } LiveSlurmOptions;
