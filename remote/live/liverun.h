@@ -26,9 +26,9 @@ typedef struct LiveRunOps {
     void *(*start)(void *ctx, const LiveRunSpec *spec, Error *err);
     /* SIGTERM: checkpoint and exit; SIGKILL: end it now. */
     int (*signal)(void *run, int signo, Error *err);
-    void (*step)(void *run);            /* after the backend's tick */
-    int (*running)(const void *run);    /* up, starting, or waiting for its allocation */
-    int (*ready)(const void *run);      /* a SIGTERM now reaches a job that can checkpoint */
+    void (*step)(void *run);         /* after the backend's tick */
+    int (*running)(const void *run); /* up, starting, or waiting for its allocation */
+    int (*ready)(const void *run);   /* a SIGTERM now reaches a job that can checkpoint */
     const JobProgress *(*progress)(const void *run);
     /* "" while running; then "exited 0" (a clean end: it wrote its checkpoint when asked),
      * "exited N", "killed by SIGKILL", "slurm: TIMEOUT (TimeLimit)"... */

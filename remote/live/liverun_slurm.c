@@ -21,9 +21,9 @@ struct LiveSlurm {
     SlurmJobInfoList jobs; /* the last good round */
     long rounds;
     int64_t last_round_ms;
-    int active;   /* runs submitted and not seen ended */
-    int outage;   /* the last round failed (said once) */
-    char **ours;  /* ids of our runs, for telling foreign jobs apart */
+    int active;  /* runs submitted and not seen ended */
+    int outage;  /* the last round failed (said once) */
+    char **ours; /* ids of our runs, for telling foreign jobs apart */
     size_t n_ours, cap_ours;
 };
 
@@ -123,7 +123,8 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
 static void tick(void *ctx, int64_t now)
 {
     LiveSlurm *s = ctx;
-    if ((!s->active && !s->o.poll_idle) || (s->last_round_ms >= 0 && now - s->last_round_ms < s->o.poll_s * 1000))
+    if ((!s->active && !s->o.poll_idle) ||
+        (s->last_round_ms >= 0 && now - s->last_round_ms < s->o.poll_s * 1000))
         return;
     s->last_round_ms = now;
     const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
@@ -134,8 +135,9 @@ static void tick(void *ctx, int64_t now)
         slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
         free(text);
         if (!s->outage)
-            say(s, "slurm: the controller did not answer (%s): the jobs keep running, their "
-                   "state is read again on the next round",
+            say(s,
+                "slurm: the controller did not answer (%s): the jobs keep running, their "
+                "state is read again on the next round",
                 err.msg);
         s->outage = 1;
         return;
@@ -382,7 +384,7 @@ static void step(void *run)
         return;
     }
     if (!slurm_jobinfo_ended(j->state))
-        return; /* CONFIGURING, COMPLETING, SUSPENDED...: not over yet */
+        return;     /* CONFIGURING, COMPLETING, SUSPENDED...: not over yet */
     read_output(r); /* the last lines, written before it ended */
     char status[300];
     liveslurm_status_text(j, r->ran, status, sizeof status);
@@ -422,8 +424,7 @@ static int running(const void *run)
 static int ready(const void *run)
 {
     const SlurmRun *r = run;
-    return !r->ran || r->progress.seen > 0 ||
-           clock_now_ms() - r->running_since_ms > READY_AFTER_MS;
+    return !r->ran || r->progress.seen > 0 || clock_now_ms() - r->running_since_ms > READY_AFTER_MS;
 }
 
 static const JobProgress *progress(const void *run)

@@ -28,12 +28,14 @@ char *liveslurm_script(const char *t, const char *name, const JobAlloc *a, Error
     size_t len = 0;
     /* The batch shell survives `scancel --signal=TERM --full` (trap), waits for the job to
      * write its checkpoint, and exits with its status: exit 0 makes the job COMPLETED. */
-    int rc = shquote_append_raw(&b, &len, "#!/bin/sh\n# tunedeck live job\ntrap : TERM\nTUNEDECK_JOB=");
+    int rc =
+        shquote_append_raw(&b, &len, "#!/bin/sh\n# tunedeck live job\ntrap : TERM\nTUNEDECK_JOB=");
     if (rc == 0)
         rc = shquote_append(&b, &len, name);
     if (rc == 0)
-        rc = shquote_append_raw(&b, &len, "\nexport TUNEDECK_JOB\n"
-                                          "printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE "\n");
+        rc = shquote_append_raw(&b, &len,
+                                "\nexport TUNEDECK_JOB\n"
+                                "printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE "\n");
     if (rc == 0)
         rc = shquote_append_raw(&b, &len, t);
     /* The end, said in the output file the driver reads anyway: it learns the exit status

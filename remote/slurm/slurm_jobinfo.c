@@ -88,8 +88,8 @@ static int gres_gpu_idx(const char *v, size_t len, uint64_t *mask)
         const char *item = v + start;
         size_t il = i - start;
         const char *idx = il > 3 ? memchr(item, '(', il) : NULL;
-        if (il >= 3 && memcmp(item, "gpu", 3) == 0 && (il == 3 || item[3] == ':' || item[3] == '(') &&
-            idx) {
+        if (il >= 3 && memcmp(item, "gpu", 3) == 0 &&
+            (il == 3 || item[3] == ':' || item[3] == '(') && idx) {
             const char *in = idx + 1;
             size_t rest = il - (size_t)(in - item);
             if (rest > 4 && memcmp(in, "IDX:", 4) == 0) {
@@ -221,8 +221,8 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
 static int record_done(SlurmJobInfo *j, size_t line_no, Error *err)
 {
     if (!j->id[0] || !j->state[0])
-        return error_set(err, "the job record ending at line %zu: expected JobId= and JobState=",
-                         line_no);
+        return error_set(
+            err, "the job record ending at line %zu: expected JobId= and JobState=", line_no);
     return 0;
 }
 
@@ -297,8 +297,8 @@ const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id
     return NULL;
 }
 
-size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id,
-                                const SlurmJobInfo **out, size_t cap)
+size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id, const SlurmJobInfo **out,
+                                size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -350,8 +350,8 @@ full: /* cut at the last whole node */
 
 int slurm_jobinfo_ended(const char *state)
 {
-    static const char *const ENDED[] = {"COMPLETED", "FAILED",        "CANCELLED", "TIMEOUT",
-                                        "NODE_FAIL", "PREEMPTED",     "BOOT_FAIL", "DEADLINE",
+    static const char *const ENDED[] = {"COMPLETED",     "FAILED",       "CANCELLED", "TIMEOUT",
+                                        "NODE_FAIL",     "PREEMPTED",    "BOOT_FAIL", "DEADLINE",
                                         "OUT_OF_MEMORY", "SPECIAL_EXIT", "REVOKED"};
     for (size_t i = 0; i < sizeof ENDED / sizeof *ENDED; i++)
         if (strcmp(state, ENDED[i]) == 0)

@@ -23,14 +23,14 @@ typedef struct {
 } SlurmJobNode;
 
 typedef struct {
-    char id[32];      /* JobId */
-    char het_id[32];  /* HetJobId: the heterogeneous job this is a component of; "" if none */
-    int het_offset;   /* HetJobOffset */
-    char name[128];   /* JobName (may hold spaces) */
-    char user[64];    /* UserId without "(uid)" */
-    char state[24];   /* PENDING, RUNNING, COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL... */
-    char reason[96];  /* Slurm's reason: Resources, Priority, None... */
-    int exit_code;    /* ExitCode=C:S */
+    char id[32];     /* JobId */
+    char het_id[32]; /* HetJobId: the heterogeneous job this is a component of; "" if none */
+    int het_offset;  /* HetJobOffset */
+    char name[128];  /* JobName (may hold spaces) */
+    char user[64];   /* UserId without "(uid)" */
+    char state[24];  /* PENDING, RUNNING, COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL... */
+    char reason[96]; /* Slurm's reason: Resources, Priority, None... */
+    int exit_code;   /* ExitCode=C:S */
     int exit_signal;
     char nodelist[256];
     SlurmJobNode *nodes; /* the detail lines, expanded one per node (none while pending) */
@@ -51,8 +51,8 @@ void slurm_jobinfo_clear(SlurmJobInfoList *l);
 const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id);
 /* The job's component records: the record of id and, for a heterogeneous job, every record
  * whose HetJobId is id. Writes up to cap pointers, returns how many there are. */
-size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id,
-                                const SlurmJobInfo **out, size_t cap);
+size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id, const SlurmJobInfo **out,
+                                size_t cap);
 
 /* "n3:0+1,n4:0" from the detail lines of the given components (the console's GPU grid
  * format, schedlive.h); "" when Slurm has granted nothing yet. */
