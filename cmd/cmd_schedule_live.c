@@ -20,7 +20,6 @@
 #include "core/sched/sched.h"
 #include "remote/live/liverun_slurm.h"
 #include "remote/live/schedlive.h"
-#include "remote/slurm/slurm_inventory.h"
 #include "remote/ssh/hostpool.h"
 
 static volatile sig_atomic_t interrupted;
@@ -333,32 +332,16 @@ static int open_inventory(LiveRun *r, Error *err)
         set_field(root, "login", a->login);
     if (a->job_command)
         set_field(root, "job_command", a->job_command);
-    SlurmTarget t;
-    int is = slurm_target_from_json(root, source, &t, err);
-    int rc = 0;
-    if (is < 0)
-        rc = error_mark(err, ERROR_INPUT);
-    else if (!is && (a->partition || a->login))
-        rc = error_set(err, "--partition and --login are for Slurm (--slurm, or an inventory "
-                            "with \"backend\": \"slurm\")");
-    else if (is && t.login[0])
-        rc = error_set(err, "%s: live mode on Slurm runs sbatch and reads each job's output "
-                            "file on this machine: run tunedeck on the login node %s (the "
-                            "inventory's \"login\" serves hosts and watching only)",
-                       source, t.login);
-    if (rc == 0 && !(r->cl = slurm_inventory_load(root, source, NULL, a->accept, &r->slurm, err)))
-        rc = -1;
+    const cJSON *b = cJSON_GetObjectItem(root, "backend");
+    int plain = !cJSON_IsString(b) || strcmp(b->valuestring, "slurm") != 0;
+    LiveSlurmOptions so = {.log = log_line, .userdata = &r->ctx};
+    int rc = plain && (a->partition || a->login)
+                 ? error_set(err, "--partition and --login are for Slurm (--slurm, or an "
+                                  "inventory with \"backend\": \"slurm\")")
+                 : liveslurm_open(root, source, &so, &r->cl, &r->slurm, &r->live_slurm, err);
     cJSON_Delete(root);
-    if (rc < 0 || !is)
+    if (rc < 0 || !r->live_slurm)
         return rc;
-    if (liveslurm_check(r->cl->job_command, r->cl->job_launch_per_host, err) < 0)
-        return error_prefix(err, "%s", source);
-    LiveSlurmOptions so = {.ctl = r->slurm,
-                           .partition = t.partition,
-                           .log = log_line,
-                           .userdata = &r->ctx};
-    if (!(r->live_slurm = liveslurm_new(&so, err)))
-        return -1;
     a->lo.backend = &LIVERUN_SLURM;
     a->lo.backend_ctx = r->live_slurm;
     return 0;

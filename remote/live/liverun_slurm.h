@@ -9,6 +9,7 @@
 #ifndef TUNEDECK_LIVERUN_SLURM_H
 #define TUNEDECK_LIVERUN_SLURM_H
 
+#include <cJSON.h>
 #include <stdint.h>
 
 #include "remote/live/liverun.h"
@@ -26,6 +27,14 @@ typedef struct {
     void (*log)(void *userdata, const char *line); /* controller trouble, once per outage */
     void *userdata;
 } LiveSlurmOptions;
+
+/* The live scheduler's inventory from an inventory object, whichever its backend: a plain
+ * one (cluster_from_json; *ctl and *ls NULL), or "backend": "slurm": the controller's nodes,
+ * the job command checked for Slurm (liveslurm_check), a "login" refused with advice, and
+ * *ls the runs' backend (o gives the log and poll settings; ctl and partition are the
+ * inventory's). The caller frees *ls, then *ctl, then *cl. (liverun_slurm_open.c) */
+int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions *o, Cluster **cl,
+                   SlurmCtl **ctl, LiveSlurm **ls, Error *err);
 
 /* ctx of LIVERUN_SLURM; the SlurmCtl must outlive it. */
 LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err);
