@@ -22,7 +22,7 @@ struct LiveSlurm {
     long rounds;
     int64_t last_round_ms;
     int active;  /* runs submitted and not seen ended */
-    int outage;  /* the last round failed (said once) */
+    int outage;  /* rounds failed in a row (the first one is said) */
     char **ours; /* ids of our runs, for telling foreign jobs apart */
     size_t n_ours, cap_ours;
 };
@@ -123,10 +123,12 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
 static void tick(void *ctx, int64_t now)
 {
     LiveSlurm *s = ctx;
+    /* A controller that does not answer makes each round wait (scontrol gives up after about
+     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
+    double wait_s = s->o.poll_s * (s->outage ? 1 << (s->outage < 4 ? s->outage : 4) : 1);
     if ((!s->active && !s->o.poll_idle) ||
-        (s->last_round_ms >= 0 && now - s->last_round_ms < s->o.poll_s * 1000))
+        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
         return;
-    s->last_round_ms = now;
     const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
     char *text = NULL;
     Error err;
@@ -137,15 +139,17 @@ static void tick(void *ctx, int64_t now)
         if (!s->outage)
             say(s,
                 "slurm: the controller did not answer (%s): the jobs keep running, their "
-                "state is read again on the next round",
+                "state is read again on the next round (backing off)",
                 err.msg);
-        s->outage = 1;
+        s->outage++;
+        s->last_round_ms = clock_now_ms(); /* the wait counts from the failure */
         return;
     }
     free(text);
     if (s->outage)
         say(s, "slurm: the controller answers again");
     s->outage = 0;
+    s->last_round_ms = now;
     slurm_jobinfo_clear(&s->jobs);
     s->jobs = jobs;
     s->rounds++;

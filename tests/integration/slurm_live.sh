@@ -14,6 +14,8 @@
 #    with every job checkpointed.
 # 3. An inventory with "backend": "slurm" given to --cluster; another user's running job is
 #    listed with the GPU Slurm gave it (for the console's grid).
+# 4. slurmctld stopped for 10 s under a running job: said once, the rounds back off, the
+#    job runs on and is checkpointed at the end.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -185,6 +187,39 @@ PY
 then pass "an inventory that says \"backend\": \"slurm\"; other jobs are listed with their GPUs"
 else fail "slurm inventory (exit $rc, queue '$queue')"; fi
 
+echo "a controller that goes away"
+# Time x1: no decision falls in the outage (a start or resize then would fail the job).
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 1 --duration 28 --status-every 0 --job-dir "$T/jobs4" \
+    > "$T/out4" 2> "$T/err4" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 100 ] && ! grep -q "solo: Slurm job [0-9]* running on" "$T/out4" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+slurm_ctld_stop
+sleep 10
+slurm_ctld_start
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+settle
+queue="$(squeue -h)"
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && python3 - "$T/out4" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+a = out.find("the controller did not answer")
+b = out.find("the controller answers again")
+assert 0 <= a < b, "the outage and the return are said"
+assert out.count("the controller did not answer") == 1, "said once"
+assert re.search(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", out[b:]), \
+    "checkpointed at the end, after the controller came back"
+rounds = re.search(r"slurm: (\d+) controller calls \((\d+) scontrol rounds\)", out)
+print("an outage said once, the job kept running; %s" % rounds.group(0))
+PY
+then pass "a controller that goes away: said once, rounds back off, the job is stopped with its checkpoint after"
+else fail "controller outage (exit $rc, queue '$queue')"; fi
+
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
     --job-command "$job" > "$T/b1" 2>&1
@@ -205,7 +240,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"
