@@ -22,6 +22,7 @@ struct SlurmWatch {
     Error err;
     int64_t down_since_ms; /* the first failed round of the current outage; 0: answering */
     long rounds;
+    int64_t last_end_ms;
 };
 
 SlurmWatch *slurm_watch_new(SlurmCtl *c, const char *partition, double min_interval_s,
@@ -138,6 +139,7 @@ static int round_end(SlurmWatch *w, char *nt, char *qt, int ok, int64_t now_ms, 
     SlurmNodes nodes = {0};
     SlurmQueue queue = {0};
     w->rounds++;
+    w->last_end_ms = now_ms;
     if (!ok || slurm_nodes_parse(nt, "sinfo", &nodes, err) < 0 ||
         slurm_queue_parse(qt, "squeue", &queue, err) < 0) {
         free(nt);
@@ -251,4 +253,11 @@ int64_t slurm_watch_down_since_ms(const SlurmWatch *w)
 long slurm_watch_rounds(const SlurmWatch *w)
 {
     return w->rounds;
+}
+
+void slurm_watch_poke(SlurmWatch *w, int64_t now_ms)
+{
+    int64_t soonest = w->rounds ? w->last_end_ms + (int64_t)(w->min_s * 1000) : now_ms;
+    w->interval_s = w->min_s;
+    w->due_ms = soonest > now_ms ? soonest : now_ms;
 }

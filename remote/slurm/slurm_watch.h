@@ -37,6 +37,9 @@ int slurm_watch_busy(const SlurmWatch *w); /* a round's command is under way */
 /* When the rounds began to fail (clock_now_ms), 0 while the controller answers. */
 int64_t slurm_watch_down_since_ms(const SlurmWatch *w);
 long slurm_watch_rounds(const SlurmWatch *w); /* rounds ended, answered or not */
+/* Something changed that the operator did (a drain): the next round as soon as the minimum
+ * interval since the last one allows, and the back-off starts over. */
+void slurm_watch_poke(SlurmWatch *w, int64_t now_ms);
 
 /* The last good state (kept through an outage). */
 const SlurmNodes *slurm_watch_nodes(const SlurmWatch *w);
