@@ -252,6 +252,16 @@ static void key(App *a, wint_t ch, int is_key)
         a->dirty = 1;
         return;
     }
+    if (a->confirm_drain) {
+        a->confirm_drain = 0;
+        if (!is_key && (ch == 'y' || ch == 'Y'))
+            slurm_drain_confirmed(a);
+        else
+            app_message(a, 0, "%s %s: not asked", a->drain_on ? "drain" : "undrain",
+                        a->drain_node);
+        a->dirty = 1;
+        return;
+    }
     if (a->confirm_quit) {
         a->confirm_quit = 0;
         if (!is_key && (ch == 'y' || ch == 'Y' || (int)ch == a->config.keys[ACT_QUIT]))
