@@ -33,7 +33,7 @@ static void draw_tabs(const App *a)
                  l && schedlive_done(l) ? "stopped" : "running");
     } else {
         const char *state = tuner_last_error(a->tuner) ? "stopped"
-                            : a->slurm_hold            ? "waiting: slurmctld down"
+                            : a->slurm_hold            ? "waiting for slurmctld"
                             : a->user_paused           ? "paused"
                             : tuner_converged(a->tuner) ? "converged"
                             : tuner_done(a->tuner)     ? "done"

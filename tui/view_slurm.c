@@ -161,6 +161,21 @@ size_t slurm_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_m
     return slurm_desk_pollfds(a->slurm, fds, cap, deadline_ms);
 }
 
+/* Just after slurmctld starts again the nodes are "unknown" until their slurmd registers,
+ * and a step asked then fails: the session's nodes must be known again first. */
+static int session_nodes_unknown(const App *a)
+{
+    const SlurmNodes *ns = a->slurm_panel.nodes;
+    for (size_t i = 0; ns && i < ns->n; i++) {
+        if (strncmp(ns->v[i].state_raw, "unknown", 7) != 0)
+            continue;
+        for (size_t m = 0; m < a->cluster->n_machines; m++)
+            if (strcmp(a->cluster->machines[m].name, ns->v[i].name) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 /* Trials through Slurm wait while its controller does not answer: a new srun would fail
  * after ~9 s, each one a lost trial. Running steps go on (slurmd runs them). */
 static void hold_trials(App *a, int down)
@@ -203,7 +218,7 @@ void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
         app_message(a, bad, "%s", msg);
         app_log(a, "%s", msg);
     }
-    hold_trials(a, p->down_since_ms != 0);
+    hold_trials(a, p->down_since_ms != 0 || (a->slurm_hold && session_nodes_unknown(a)));
     a->dirty = 1;
 }
 

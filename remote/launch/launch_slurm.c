@@ -57,6 +57,10 @@ static void note_slurm_end(SlurmRun *r, const char *line)
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s", len, stars + 4);
     } else if (strstr(line, "srun: error: Node failure")) {
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 6);
+    } else if (strstr(line, "srun: error: Unable to create step for job")) {
+        /* e.g. "Memory required by task is not available" just after slurmctld restarts,
+         * before it has heard that the steps it missed have ended */
+        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 13);
     } else if (strstr(line, "Unable to contact slurm controller")) {
         /* srun gives up after ~9 s; its later lines ("Check SLURM_JOB_ID...") say less */
         const char *what = strncmp(line, "srun: error: ", 13) == 0 ? line + 13 : line;

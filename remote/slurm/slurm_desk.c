@@ -154,10 +154,13 @@ static void update_done(SlurmDesk *d, int64_t now_ms)
             d->arg_state);
         slurm_watch_poke(d->watch, now_ms);
     } else if (rc > 0 && slurm_desk_is_refusal(err.msg)) {
+        /* Slurm's own words first ("slurm_update error: Invalid user id"): they are what an
+         * operator searches for; the exit status adds nothing. */
+        const char *said = strstr(err.msg, ": ");
         say(d, 1,
-            "slurm: %s refused: you lack the rights (root, the SlurmUser, or an operator or "
-            "admin AdminLevel): %s",
-            d->update_what, err.msg);
+            "slurm: %s refused by Slurm: %s (needs root, the SlurmUser, or an operator or "
+            "admin AdminLevel)",
+            d->update_what, said ? said + 2 : err.msg);
     } else {
         say(d, 1, "slurm: %s failed: %s", d->update_what, err.msg);
     }

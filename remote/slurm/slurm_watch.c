@@ -23,6 +23,7 @@ struct SlurmWatch {
     int64_t down_since_ms; /* the first failed round of the current outage; 0: answering */
     long rounds;
     int64_t last_end_ms;
+    int64_t round_start_ms;
 };
 
 SlurmWatch *slurm_watch_new(SlurmCtl *c, const char *partition, double min_interval_s,
@@ -145,8 +146,8 @@ static int round_end(SlurmWatch *w, char *nt, char *qt, int ok, int64_t now_ms, 
         free(nt);
         free(qt);
         slurm_nodes_clear(&nodes);
-        if (!w->down_since_ms)
-            w->down_since_ms = now_ms;
+        if (!w->down_since_ms) /* the round that failed asked then */
+            w->down_since_ms = w->round_start_ms ? w->round_start_ms : now_ms;
         back_off(w, 0, now_ms);
         return -1;
     }
@@ -172,6 +173,7 @@ int slurm_watch_poll(SlurmWatch *w, int64_t now_ms, Error *err)
         return 0;
     const char *sinfo[8], *squeue[7];
     argvs(w, sinfo, squeue);
+    w->round_start_ms = now_ms;
     char *nt = NULL, *qt = NULL;
     int ok = slurm_ctl_run(w->ctl, sinfo, &nt, err) == 0 &&
              slurm_ctl_run(w->ctl, squeue, &qt, err) == 0;
@@ -202,6 +204,7 @@ void slurm_watch_step(SlurmWatch *w, const struct pollfd *fds, size_t n, int64_t
     if (!w->call) {
         if (now_ms < w->due_ms)
             return;
+        w->round_start_ms = now_ms;
         if (!(w->call = slurm_call_start(w->ctl, sinfo, &w->err)))
             end_async(w, NULL, NULL, 0, now_ms);
         return;
