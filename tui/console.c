@@ -132,8 +132,7 @@ static int open_slurm_desk(App *a, const Session *s, Error *err)
 {
     SlurmTarget t;
     memset(&t, 0, sizeof t);
-    if (s->cluster->extra &&
-        slurm_target_from_json(s->cluster->extra, "--cluster", &t, err) < 0)
+    if (s->cluster->extra && slurm_target_from_json(s->cluster->extra, "--cluster", &t, err) < 0)
         return -1;
     if (s->spec.slurm_partition)
         snprintf(t.partition, sizeof t.partition, "%s", s->spec.slurm_partition);
@@ -310,8 +309,7 @@ static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now
     hosts_step(ctx, fds, n, now_ms);
 }
 
-static size_t slurm_source_pollfds(void *ctx, struct pollfd *fds, size_t cap,
-                                   int64_t *deadline_ms)
+static size_t slurm_source_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
 {
     return slurm_pollfds(ctx, fds, cap, deadline_ms);
 }
@@ -419,8 +417,9 @@ static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Err
                 a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
                 tuner_budget(a->tuner));
     if (a->slurm)
-        app_log(a, "slurm: watching %s%s%s through the controller (%s); the hosts view (3) "
-                   "shows the nodes and the queue",
+        app_log(a,
+                "slurm: watching %s%s%s through the controller (%s); the hosts view (3) "
+                "shows the nodes and the queue",
                 a->cluster->name, a->slurm_panel.partition[0] ? ", partition " : "",
                 a->slurm_panel.partition, a->slurm_panel.where);
     if (a->ss && simsched_live(a->ss))

@@ -32,12 +32,12 @@ static void draw_tabs(const App *a)
         snprintf(right, sizeof right, " %s | live scheduler | %s ", a->cluster->name,
                  l && schedlive_done(l) ? "stopped" : "running");
     } else {
-        const char *state = tuner_last_error(a->tuner) ? "stopped"
-                            : a->slurm_hold            ? "waiting for slurmctld"
-                            : a->user_paused           ? "paused"
+        const char *state = tuner_last_error(a->tuner)  ? "stopped"
+                            : a->slurm_hold             ? "waiting for slurmctld"
+                            : a->user_paused            ? "paused"
                             : tuner_converged(a->tuner) ? "converged"
-                            : tuner_done(a->tuner)     ? "done"
-                                                       : "tuning";
+                            : tuner_done(a->tuner)      ? "done"
+                                                        : "tuning";
         snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
                  a->sim ? simcluster_spec(a->sim) : a->cluster->name,
                  tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
@@ -93,7 +93,8 @@ void frame_draw(App *a)
 {
     erase();
     layout_compute(COLS, LINES, a->view,
-                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0), &a->layout);
+                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0),
+                   &a->layout);
     app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);
     view_get(a->view)->draw(a);

@@ -5,8 +5,8 @@
 #include <string.h>
 
 static const char *const PANE_NAMES[PANE_COUNT] = {
-    "tabs", "status", "surrogate", "editor", "best-so-far", "trials",
-    "log",  "loads",  "gpu-grid",  "jobs",   "hosts",       "timeline", "queue",
+    "tabs",  "status",   "surrogate", "editor", "best-so-far", "trials", "log",
+    "loads", "gpu-grid", "jobs",      "hosts",  "timeline",    "queue",
 };
 static const char *const VIEW_NAMES[VIEW_COUNT] = {"Tune", "Cluster", "Hosts"};
 

@@ -64,9 +64,8 @@ static void draw_nodes(const SlurmPanel *p, Rect box, size_t sel, int64_t now_ms
     snprintf(title, sizeof title,
              "Slurm nodes%s%s: %zu (%zu idle, %zu mixed, %zu alloc, %zu drain, %zu down)%s",
              p->partition[0] ? " in " : "", p->partition, n, p->counts[SLURM_NODE_IDLE],
-             p->counts[SLURM_NODE_MIXED], p->counts[SLURM_NODE_ALLOC],
-             p->counts[SLURM_NODE_DRAIN], p->counts[SLURM_NODE_DOWN],
-             p->down_since_ms ? " as last seen" : "");
+             p->counts[SLURM_NODE_MIXED], p->counts[SLURM_NODE_ALLOC], p->counts[SLURM_NODE_DRAIN],
+             p->counts[SLURM_NODE_DOWN], p->down_since_ms ? " as last seen" : "");
     Rect r = draw_box(box, title, 0);
     if (r.h < 1)
         return;
@@ -92,8 +91,9 @@ static void draw_nodes(const SlurmPanel *p, Rect box, size_t sel, int64_t now_ms
             snprintf(gpus, sizeof gpus, "-");
         Role base = selected ? ROLE_SELECTED : ROLE_NORMAL;
         int col = draw_textf(y, r.x, r.w, base, "%s %-12s ", selected ? ">" : " ", node->name);
-        col += draw_textf(y, r.x + col, r.w - col, selected ? ROLE_SELECTED : node_role(node->state),
-                          "%-6s ", slurm_node_state_name(node->state));
+        col +=
+            draw_textf(y, r.x + col, r.w - col, selected ? ROLE_SELECTED : node_role(node->state),
+                       "%-6s ", slurm_node_state_name(node->state));
         col += draw_textf(y, r.x + col, r.w - col, base, "%-10s %-9s %8ld %-10s %-14s ",
                           node->state_raw, cpus, node->mem_mb, gpus, node->partitions);
         if (node->reason[0])
@@ -120,11 +120,11 @@ static void draw_queue(const SlurmPanel *p, Rect box)
         const SlurmQueueJob *j = &p->queue->v[i];
         int pending = strcmp(j->state, "PENDING") == 0;
         int y = r.y + 1 + (int)i;
-        int col = draw_textf(y, r.x, r.w, pending ? ROLE_WARN : ROLE_NORMAL,
-                             "%-10s %-10s %-9s %5d %-16s ", j->id, j->user, j->state, j->nodes,
-                             j->gres);
-        draw_textf(y, r.x + col, r.w - col, pending ? ROLE_WARN : ROLE_NORMAL, "%-20s %s",
-                   j->name, pending ? j->reason : j->nodelist);
+        int col =
+            draw_textf(y, r.x, r.w, pending ? ROLE_WARN : ROLE_NORMAL,
+                       "%-10s %-10s %-9s %5d %-16s ", j->id, j->user, j->state, j->nodes, j->gres);
+        draw_textf(y, r.x + col, r.w - col, pending ? ROLE_WARN : ROLE_NORMAL, "%-20s %s", j->name,
+                   pending ? j->reason : j->nodelist);
     }
 }
 
@@ -142,8 +142,7 @@ void slurm_view_draw(const App *a)
     const Layout *l = &a->layout;
     Rect none = {0, 0, 0, 0};
     view_slurm_draw(&a->slurm_panel, l->shown[PANE_HOSTS] ? l->rect[PANE_HOSTS] : none,
-                    l->shown[PANE_QUEUE] ? l->rect[PANE_QUEUE] : none, a->host_sel,
-                    clock_now_ms());
+                    l->shown[PANE_QUEUE] ? l->rect[PANE_QUEUE] : none, a->host_sel, clock_now_ms());
 }
 
 /* ---- the loop's plumbing: everything that talks to the controller is the desk's ---- */

@@ -152,7 +152,7 @@ struct SlurmCall {
     /* on the login node */
     RemoteExec *x;
     LoginLines lines;
-    int rc;    /* when done: slurm_ctl_run's return */
+    int rc; /* when done: slurm_ctl_run's return */
     int done;
     Error err;
 };
@@ -240,8 +240,9 @@ static int outcome_here(SlurmCall *k, Error *err)
     if (WIFSIGNALED(k->status))
         return error_set(err, "%s: killed by signal %d", k->cmd, WTERMSIG(k->status));
     if (WEXITSTATUS(k->status) == 127 && strstr(k->errt.buf ? k->errt.buf : "", "cannot run"))
-        return error_set(err, "%s: not found here (is Slurm installed? or name a \"login\" "
-                              "node in the inventory)",
+        return error_set(err,
+                         "%s: not found here (is Slurm installed? or name a \"login\" "
+                         "node in the inventory)",
                          k->cmd);
     return WEXITSTATUS(k->status);
 }
@@ -254,8 +255,8 @@ static int outcome_login(SlurmCall *k, Error *err)
     case EXEC_EXITED:
         rc = rexec_exit_status(k->x);
         if (rc == 127)
-            rc = error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd,
-                           c->where);
+            rc =
+                error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd, c->where);
         break;
     case EXEC_RUNNING:
         rc = error_set(err, "%s on %s: no answer within %.0f s", k->cmd, c->where, c->timeout_s);
@@ -277,8 +278,7 @@ static void settle(SlurmCall *k)
     if (rc > 0) {
         char line[300];
         last_line(&k->errt, line, sizeof line);
-        error_set(&k->err, "%s exited with status %d%s%s", k->cmd, rc, line[0] ? ": " : "",
-                  line);
+        error_set(&k->err, "%s exited with status %d%s%s", k->cmd, rc, line[0] ? ": " : "", line);
     } else if (rc == 0 && k->out.too_long) {
         rc = error_set(&k->err, "%s: more than %d MiB of output", k->cmd, MAX_OUTPUT >> 20);
     }
@@ -340,7 +340,8 @@ static void step_here(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t 
             ;
         k->exited = 1;
     }
-    if (!k->exited && k->fds[0] < 0 && k->fds[1] < 0 && waitpid(k->pid, &k->status, WNOHANG) == k->pid)
+    if (!k->exited && k->fds[0] < 0 && k->fds[1] < 0 &&
+        waitpid(k->pid, &k->status, WNOHANG) == k->pid)
         k->exited = 1;
     if (k->exited)
         settle(k);

@@ -125,8 +125,9 @@ int slurm_desk_update_node(SlurmDesk *d, const char *node, int drain, const char
     if (slurm_desk_updating(d))
         return error_set(err, "%s is still running: one node update at a time", d->update_what);
     size_t n = strlen(node);
-    if (!n || n >= 64 || strspn(node, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                      "0123456789-_.") != n)
+    if (!n || n >= 64 ||
+        strspn(node, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789-_.") != n)
         return error_set(err, "expected a node name (letters, digits, - _ .), found '%s'", node);
     for (const char *p = reason ? reason : ""; *p; p++)
         if (!isprint((unsigned char)*p))
@@ -136,8 +137,8 @@ int slurm_desk_update_node(SlurmDesk *d, const char *node, int drain, const char
     /* Slurm requires a reason to drain; it is shown by sinfo -R and in every node list. */
     snprintf(d->arg_reason, sizeof d->arg_reason, "Reason=tunedeck: %.150s",
              reason && reason[0] ? reason : "drained from the console");
-    const char *argv[] = {"scontrol", "update", d->arg_node, d->arg_state,
-                          drain ? d->arg_reason : NULL, NULL};
+    const char *argv[] = {
+        "scontrol", "update", d->arg_node, d->arg_state, drain ? d->arg_reason : NULL, NULL};
     memcpy(d->update_argv, argv, sizeof argv);
     snprintf(d->update_what, sizeof d->update_what, "%s %s", drain ? "drain" : "undrain", node);
     d->update_wanted = 1;
@@ -184,8 +185,8 @@ static void round_ended(SlurmDesk *d, int r, const Error *err, int64_t now_ms)
         snprintf(d->last_error, sizeof d->last_error, "%s", err->msg);
         if (!d->down_since_ms) {
             d->down_since_ms = slurm_watch_down_since_ms(d->watch);
-            say(d, 1, "slurm: the controller does not answer (%s); retrying in %.0f s",
-                err->msg, slurm_watch_interval_s(d->watch));
+            say(d, 1, "slurm: the controller does not answer (%s); retrying in %.0f s", err->msg,
+                slurm_watch_interval_s(d->watch));
         }
         return;
     }

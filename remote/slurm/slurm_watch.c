@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 struct SlurmWatch {
     SlurmCtl *ctl;
     char partition[64];
@@ -175,8 +174,8 @@ int slurm_watch_poll(SlurmWatch *w, int64_t now_ms, Error *err)
     argvs(w, sinfo, squeue);
     w->round_start_ms = now_ms;
     char *nt = NULL, *qt = NULL;
-    int ok = slurm_ctl_run(w->ctl, sinfo, &nt, err) == 0 &&
-             slurm_ctl_run(w->ctl, squeue, &qt, err) == 0;
+    int ok =
+        slurm_ctl_run(w->ctl, sinfo, &nt, err) == 0 && slurm_ctl_run(w->ctl, squeue, &qt, err) == 0;
     return round_end(w, nt, qt, ok, now_ms, err);
 }
 

@@ -72,8 +72,12 @@ Test(view_slurm, shows_each_nodes_state_and_reason_and_why_a_job_waits)
     Error err;
     cr_assert_eq(slurm_nodes_parse(fixture("sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
     cr_assert_eq(slurm_queue_parse(fixture("squeue-22.05.txt"), "squeue", &queue, &err), 0);
-    SlurmPanel p = {.nodes = &nodes, .queue = &queue, .where = "here", .interval_s = 4,
-                    .rounds = 1, .calls = 2};
+    SlurmPanel p = {.nodes = &nodes,
+                    .queue = &queue,
+                    .where = "here",
+                    .interval_s = 4,
+                    .rounds = 1,
+                    .calls = 2};
     slurm_panel_count(&p);
     erase();
     view_slurm_draw(&p, (Rect){0, 0, 120, 12}, (Rect){0, 12, 120, 8}, 0, 0);
@@ -97,8 +101,8 @@ Test(view_slurm, an_outage_says_how_long_and_keeps_the_last_nodes_seen)
     Error err;
     cr_assert_eq(slurm_nodes_parse(fixture("sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
     SlurmQueue queue = {0};
-    SlurmPanel p = {.nodes = &nodes, .queue = &queue, .where = "login1", .rounds = 3,
-                    .down_since_ms = 1000};
+    SlurmPanel p = {
+        .nodes = &nodes, .queue = &queue, .where = "login1", .rounds = 3, .down_since_ms = 1000};
     snprintf(p.last_error, sizeof p.last_error, "sinfo exited with status 1: no controller");
     slurm_panel_count(&p);
     erase();
