@@ -78,8 +78,9 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         goto fail;
     }
     /* per-device ranks: every rank of the schedule runs here, under one fan-out */
-    char *fan = rankfan_wanted(s) ? rankfan_script(s, 0, 1, cfg->command, err) : NULL;
-    if (rankfan_wanted(s) && !fan)
+    int fan_out = rankfan_wanted(s) && !cfg->ranks_elsewhere;
+    char *fan = fan_out ? rankfan_script(s, 0, 1, cfg->command, err) : NULL;
+    if (fan_out && !fan)
         goto fail;
     r->acc = trial_accumulator_new(s);
     char trial[32];

@@ -88,6 +88,14 @@ static void on_log(void *userdata, const char *machine, StreamKind stream, const
         r->cfg.on_log(r->cfg.userdata, "slurm", stream, line);
 }
 
+/* The machines a step runs on: every worker and parameter server; with per-device ranks only
+ * those with a device that has inputs (a PS-only machine has no rank), as over SSH. */
+static int takes_part(const Schedule *s, size_t m)
+{
+    return rankfan_wanted(s) ? s->worker[m] && schedule_machine_inputs(s, m) > 0
+                             : s->worker[m] || s->ps[m];
+}
+
 static int machine_gpus(const Cluster *c, size_t m)
 {
     const MachineType *t = cluster_machine_type(c, m);
@@ -100,7 +108,7 @@ static int machine_gpus(const Cluster *c, size_t m)
 /* One srun for the machines of the schedule that have `gpus` GPUs: every task gets all of
  * its node's GPUs (the step is alone on them; the schedule's inputs say which it uses). */
 static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Schedule *s,
-                       int gpus, double limit_min)
+                       const char *command, int gpus, double limit_min)
 {
     /* A heterogeneous allocation's component k holds the k-th distinct GPU count among all
      * the machines (remote/slurm/slurm_alloc.c makes it so). */
@@ -119,7 +127,7 @@ static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Sch
     const Cluster *c = s->cluster;
     size_t nodes = 0, cap = 1;
     for (size_t m = 0; m < c->n_machines; m++)
-        if ((s->worker[m] || s->ps[m]) && machine_gpus(c, m) == gpus) {
+        if (takes_part(s, m) && machine_gpus(c, m) == gpus) {
             nodes++;
             cap += strlen(c->machines[m].name) + 1;
         }
@@ -127,7 +135,7 @@ static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Sch
     if (!list)
         abort();
     for (size_t m = 0; m < c->n_machines; m++)
-        if ((s->worker[m] || s->ps[m]) && machine_gpus(c, m) == gpus) {
+        if (takes_part(s, m) && machine_gpus(c, m) == gpus) {
             if (list[0])
                 strcat(list, ",");
             strcat(list, c->machines[m].name);
@@ -151,7 +159,7 @@ static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Sch
     argv[n++] = "-c";
     argv[n++] = TASK_SCRIPT;
     argv[n++] = "tunedeck-trial";
-    argv[n++] = cfg->command;
+    argv[n++] = command;
     char *cmd = shquote_argv(argv, n);
     free(list);
     int rc = cmd ? shquote_append_raw(b, len, cmd) : -1;
@@ -162,14 +170,14 @@ static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Sch
 /* The srun command line, every argument quoted. Nodes whose GPU counts differ cannot share
  * one step's --gres (it is per node, and a --gpus total is spread evenly, not as asked), so
  * each GPU count gets a step of its own, all started at once with the same input. */
-static char *srun_command(const LaunchConfig *cfg, const Schedule *s, double limit_min,
-                          Error *err)
+static char *srun_command(const LaunchConfig *cfg, const Schedule *s, const char *command,
+                          double limit_min, Error *err)
 {
     const Cluster *c = s->cluster;
     int counts[64];
     size_t groups = 0;
     for (size_t m = 0; m < c->n_machines; m++) {
-        if (!s->worker[m] && !s->ps[m])
+        if (!takes_part(s, m))
             continue;
         int g = machine_gpus(c, m), seen = 0;
         for (size_t k = 0; k < groups; k++)
@@ -186,14 +194,14 @@ static char *srun_command(const LaunchConfig *cfg, const Schedule *s, double lim
     int rc = 0;
     if (groups == 1) {
         rc = shquote_append_raw(&b, &len, "exec ") < 0 ||
-             append_srun(&b, &len, cfg, s, counts[0], limit_min) < 0;
+             append_srun(&b, &len, cfg, s, command, counts[0], limit_min) < 0;
     } else {
         rc = shquote_append_raw(&b, &len, "in=$(cat); rc=0; ") < 0;
         for (size_t k = 0; k < groups && !rc; k++) {
             char pid[48];
             snprintf(pid, sizeof pid, " & p%zu=$!; ", k);
             rc = shquote_append_raw(&b, &len, "printf '%s\\n' \"$in\" | ") < 0 ||
-                 append_srun(&b, &len, cfg, s, counts[k], limit_min) < 0 ||
+                 append_srun(&b, &len, cfg, s, command, counts[k], limit_min) < 0 ||
                  shquote_append_raw(&b, &len, pid) < 0;
         }
         for (size_t k = 0; k < groups && !rc; k++) {
@@ -211,6 +219,38 @@ static char *srun_command(const LaunchConfig *cfg, const Schedule *s, double lim
     return b;
 }
 
+/* trial.ranks "per-device": each task starts the ranks of its own node (rankfan.h) —
+ * `case $TUNEDECK_MACHINE in 'n1') exec sh -c '<n1's fan-out>' ;; ... esac` — with
+ * MASTER_ADDR the NodeAddr of rank 0's node (the Slurm inventory's machine host). */
+static char *ranks_command(const Schedule *s, const char *command, Error *err)
+{
+    const Cluster *c = s->cluster;
+    char *b = NULL;
+    size_t len = 0;
+    int rc = shquote_append_raw(&b, &len, "case $TUNEDECK_MACHINE in\n");
+    for (size_t m = 0; m < c->n_machines && rc == 0; m++) {
+        if (!takes_part(s, m))
+            continue;
+        char *fan = rankfan_script(s, m, 0, command, err);
+        if (!fan) {
+            free(b);
+            return NULL;
+        }
+        rc = shquote_append(&b, &len, c->machines[m].name) < 0 ||
+             shquote_append_raw(&b, &len, ") exec sh -c ") < 0 ||
+             shquote_append(&b, &len, fan) < 0 || shquote_append_raw(&b, &len, " ;;\n") < 0;
+        free(fan);
+    }
+    if (rc || shquote_append_raw(&b, &len,
+                                 "*) echo \"tunedeck: node $TUNEDECK_MACHINE has no rank in this "
+                                 "schedule\" >&2; exit 1 ;;\nesac\n") < 0) {
+        free(b);
+        error_set(err, "slurm launcher: out of memory");
+        return NULL;
+    }
+    return b;
+}
+
 static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
 {
     if (!cfg->command || !cfg->command[0]) {
@@ -221,12 +261,6 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         error_set(err, "slurm launcher: expected an allocation (the session makes one)");
         return NULL;
     }
-    /* The local launcher would fan the srun client itself out per device. */
-    if (rankfan_wanted(s)) {
-        error_set(err, "slurm launcher: trial.ranks \"per-device\" is not supported yet (one "
-                       "task per node; the trial command starts its own ranks)");
-        return NULL;
-    }
     double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
     double limit_min = (double)(long)((timeout_s + 59) / 60);
     SlurmRun *r = calloc(1, sizeof *r);
@@ -235,7 +269,14 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     r->cfg = *cfg;
-    if (!(r->command = srun_command(cfg, s, limit_min, err))) {
+    char *fan = rankfan_wanted(s) ? ranks_command(s, cfg->command, err) : NULL;
+    if (rankfan_wanted(s) && !fan) {
+        free(r);
+        return NULL;
+    }
+    r->command = srun_command(cfg, s, fan ? fan : cfg->command, limit_min, err);
+    free(fan);
+    if (!r->command) {
         free(r);
         return NULL;
     }
@@ -244,6 +285,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     local.timeout_s = limit_min * 60 + BACKSTOP_S;
     local.on_log = on_log;
     local.on_proc = NULL; /* the step, not a process group, is what a stop reaches */
+    local.ranks_elsewhere = 1; /* each task fans out its own node's ranks */
     local.userdata = r;
     if (!(r->local = LAUNCHER_LOCAL.start(&local, s, err))) {
         error_prefix(err, "slurm launcher");

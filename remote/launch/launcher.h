@@ -31,6 +31,8 @@ typedef struct {
     void *remote;            /* per-host/single: the remote layer's host pool */
     const char *slurm_job;   /* slurm: the allocation its steps run in (remote/slurm) */
     int slurm_het;           /* slurm: one component per GPU count, in machine order */
+    int ranks_elsewhere;     /* local: the command starts per-device ranks itself (the slurm
+                                launcher's srun client): no fan-out here */
     LaunchLogFn on_log;
     LaunchProcFn on_proc; /* optional; shares userdata with on_log */
     void *userdata;

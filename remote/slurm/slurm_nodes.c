@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_FIELDS = 9 }; /* SLURM_SINFO_FORMAT's */
+enum { N_FIELDS = 10 }; /* SLURM_SINFO_FORMAT's */
 
 static const char *const STATE_NAMES[] = {"idle", "mixed", "alloc", "drain", "down", "other"};
 
@@ -128,7 +128,8 @@ static void add_partition(SlurmNode *n, const char *part)
 static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
 {
     static const char *const NAMES[N_FIELDS] = {"node", "cpus", "memory", "gres", "state",
-                                                "features", "partition", "cpu counts", "reason"};
+                                                "features", "partition", "cpu counts", "address",
+                                                "reason"};
     char *f[N_FIELDS];
     char *p = line;
     for (int i = 0; i < N_FIELDS; i++) {
@@ -172,7 +173,11 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
     if (!slash || parse_int_field(f[7], 0, 1 << 20, &v) < 0)
         return error_set(err, "%s: field '%s': expected A/I/O/T, found '%s'", ctx, NAMES[7], f[7]);
     n->cpus_alloc = (int)v;
-    snprintf(n->reason, sizeof n->reason, "%s", null_to_empty(f[8]));
+    if (strlen(f[8]) >= sizeof n->addr || strpbrk(f[8], " \t'\"\\$`;"))
+        return error_set(err, "%s: field '%s': expected a host name or address, found '%s'", ctx,
+                         NAMES[8], f[8]);
+    snprintf(n->addr, sizeof n->addr, "%s", null_to_empty(f[8]));
+    snprintf(n->reason, sizeof n->reason, "%s", null_to_empty(f[9]));
     return 0;
 }
 
@@ -284,8 +289,9 @@ Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double b
         long t = cluster_find_type(c, shape);
         if (t < 0)
             t = add_shape(c, &nodes->v[i], bandwidth_gbps, err);
-        if (t < 0 ||
-            cluster_add_machine(c, nodes->v[i].name, nodes->v[i].name, (size_t)t, err) < 0) {
+        const SlurmNode *n = &nodes->v[i];
+        if (t < 0 || cluster_add_machine(c, n->name, n->addr[0] ? n->addr : n->name, (size_t)t,
+                                         err) < 0) {
             cluster_free(c);
             return NULL;
         }

@@ -11,7 +11,7 @@
 
 /* One node per line and partition (-N), no header (-h), '|' between fields, the free-text
  * reason last so a '|' inside it stays in it. docs/slurm.md says why not --json. */
-#define SLURM_SINFO_FORMAT "%N|%c|%m|%G|%T|%f|%P|%C|%E"
+#define SLURM_SINFO_FORMAT "%N|%c|%m|%G|%T|%f|%P|%C|%o|%E"
 
 /* More GPUs than this on one node is a broken line, not a node (each GPU becomes a device). */
 #define SLURM_MAX_GPUS 1024
@@ -36,6 +36,8 @@ typedef struct {
     char features[128];    /* comma list; empty for none */
     char partitions[256];  /* comma list, in sinfo's order, without the default's '*' */
     int cpus_alloc;
+    char addr[64];         /* NodeAddr: where Slurm itself reaches the node (its name when
+                              the configuration gives none) */
     char reason[200];      /* empty for none */
 } SlurmNode;
 
@@ -55,7 +57,8 @@ const char *slurm_node_state_name(SlurmNodeState s);
  * SLURM_MAX_GPUS + 1 for anything above SLURM_MAX_GPUS. */
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap);
 
-/* The inventory: machines named after the nodes (in sinfo's order), types named after
+/* The inventory: machines named after the nodes (in sinfo's order) with their NodeAddr as
+ * the host (a rank's MASTER_ADDR), types named after
  * their shape ("8cpu-4000mb-v100x4"), every GPU a device of model TYPE upper-cased. */
 Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double bandwidth_gbps,
                              Error *err);

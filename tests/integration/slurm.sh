@@ -150,6 +150,43 @@ n=0
 while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
 check "no job is left after the sessions" sh -c "[ -z \"\$(squeue -h)\" ]"
 
+echo "PyTorch ranks per device through srun"
+# trial.ranks "per-device" on the t4 partition: each srun task starts its node's ranks
+# (cpu, gpu0, gpu1: gloo on CPU here) with MASTER_ADDR the NodeAddr of rank 0's node.
+PY=/usr/bin/python3
+printf '{"name": "t4r", "backend": "slurm", "partition": "t4",
+ "trial": {"ranks": "per-device", "master_port": %d}}\n' $((20000 + $$ % 20000)) > "$T/inv-ranks.json"
+printf '{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1}\n' > "$T/mlp.json"
+ddp="OMP_NUM_THREADS=1 $PY $root/examples/pytorch_ddp.py --tag slurm-$$"
+"$bin" tune --cluster "$T/inv-ranks.json" --job "$T/mlp.json" --launcher slurm --trial-cmd "$ddp" \
+    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --no-prune --json \
+    > "$T/t4.json" 2> "$T/t4.err"
+check "a PyTorch DDP trial with 6 ranks over 2 Slurm nodes (one per device) measures its iterations" \
+    python3 - "$T/t4.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "ok" and t["time_s"] > 0, t
+ranks = [m["name"] for m in t["schedule"]["machines"] if m["worker"]
+         for d in m["devices"] if d["inputs"] > 0]
+assert len(ranks) == 6 and sorted(set(ranks)) == ["n1", "n2"], ranks
+PY
+"$bin" tune --cluster "$T/inv-ranks.json" --job "$T/mlp.json" --launcher slurm \
+    --trial-cmd "$ddp --crash-rank 1" --budget 1 --optimizer uniform-devices --trial-timeout 120 \
+    --no-journal --json > "$T/t5.json" 2> "$T/t5.err"
+check "a rank that crashes fails the trial with the rank's own error text" \
+    python3 - "$T/t5.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert "rank 1 on n1" in t["reason"] and "crashing on purpose" in t["reason"], t["reason"]
+PY
+n=0
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f -- "--tag slurm-$$" > /dev/null; }; do
+    sleep 0.2; n=$((n + 1))
+done
+ranks_left=$(pgrep -f -- "--tag slurm-$$" | wc -l)
+check "no rank and no job left ($ranks_left ranks)" sh -c "[ -z \"\$(squeue -h)\" ] && [ $ranks_left -eq 0 ]"
+
 echo "watch"
 "$bin" hosts --slurm --watch --watch-for 9 --max-interval 8 > "$T/w1.out" 2>&1
 calls=$(sed -n 's/^watched: \([0-9]*\) controller calls/\1/p' "$T/w1.out")

@@ -41,7 +41,7 @@ Test(slurm_nodes, captured_sinfo_one_node_per_name_with_every_partition)
     cr_assert_eq(n1->mem_mb, 2000);
     cr_assert_str_eq(n1->gpu_type, "t4");
     cr_assert_eq(n1->gpus, 2);
-    cr_assert_str_eq(n1->partitions, "debug,t4");
+    cr_assert_str_eq(n1->partitions, "t4,debug", "in the order sinfo printed them");
     cr_assert_str_eq(n1->features, "t4");
     cr_assert_eq(n1->state, SLURM_NODE_ALLOC);
     cr_assert_eq(n1->cpus_alloc, 4);
@@ -76,12 +76,12 @@ Test(slurm_nodes, busy_cluster_states)
 
 Test(slurm_nodes, state_suffixes_and_other_states)
 {
-    const char *text = "a|4|100|(null)|idle*|(null)|p|0/4/0/4|none\n"
-                       "b|4|100|(null)|idle~|(null)|p|0/4/0/4|none\n"
-                       "c|4|100|(null)|draining|(null)|p|0/4/0/4|none\n"
-                       "d|4|100|(null)|completing|(null)|p|0/4/0/4|none\n"
-                       "e|4|100|(null)|reserved|(null)|p|0/4/0/4|none\n"
-                       "f|4+|100+|(null)|fail|(null)|p|0/4/0/4|none\n";
+    const char *text = "a|4|100|(null)|idle*|(null)|p|0/4/0/4|a1|none\n"
+                       "b|4|100|(null)|idle~|(null)|p|0/4/0/4|a1|none\n"
+                       "c|4|100|(null)|draining|(null)|p|0/4/0/4|a1|none\n"
+                       "d|4|100|(null)|completing|(null)|p|0/4/0/4|a1|none\n"
+                       "e|4|100|(null)|reserved|(null)|p|0/4/0/4|a1|none\n"
+                       "f|4+|100+|(null)|fail|(null)|p|0/4/0/4|a1|none\n";
     SlurmNodes ns;
     Error e;
     cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
@@ -122,20 +122,24 @@ Test(slurm_nodes, bad_lines_name_the_line_and_field)
     SlurmNodes ns;
     Error e;
     cr_assert_eq(slurm_nodes_parse("n1|4|2000\n", "sinfo", &ns, &e), -1);
-    cr_assert(strstr(e.msg, "sinfo: line 1") && strstr(e.msg, "expected 9 fields"), "%s", e.msg);
-    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|idle|x|p|0/4/0/4|\n"
-                                   "n2|four|2000|(null)|idle|x|p|0/4/0/4|\n",
+    cr_assert(strstr(e.msg, "sinfo: line 1") && strstr(e.msg, "expected 10 fields"), "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|idle|x|p|0/4/0/4|h|\n"
+                                   "n2|four|2000|(null)|idle|x|p|0/4/0/4|h|\n",
                                    "sinfo", &ns, &e),
                  -1);
     cr_assert(strstr(e.msg, "line 2") && strstr(e.msg, "'cpus'") && strstr(e.msg, "'four'"), "%s",
               e.msg);
     cr_assert_eq(ns.n, 0);
-    cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:20004000|idle|x|p|0/4/0/4|\n", "sinfo", &ns, &e),
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:20004000|idle|x|p|0/4/0/4|h|\n", "sinfo", &ns, &e),
                  -1, "found by fuzz_slurm: 20 million GPUs ran out of memory");
     cr_assert(strstr(e.msg, "'gres'"), "%s", e.msg);
-    cr_assert_eq(slurm_nodes_parse("n1|66666666666666664|2000|(null)|idle|x|p|0/4/0/4|\n", "sinfo",
+    cr_assert_eq(slurm_nodes_parse("n1|66666666666666664|2000|(null)|idle|x|p|0/4/0/4|h|\n", "sinfo",
                                    &ns, &e),
                  -1, "found by fuzz_slurm: a CPU count past int");
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|idle|x|p|0/4/0/4|h;rm -rf ~|\n", "sinfo",
+                                   &ns, &e),
+                 -1, "an address becomes MASTER_ADDR: nothing a shell would read twice");
+    cr_assert(strstr(e.msg, "'address'"), "%s", e.msg);
     cr_assert_eq(slurm_nodes_parse("", "sinfo", &ns, &e), 0);
     cr_assert_eq(ns.n, 0);
 }
@@ -160,6 +164,7 @@ Test(slurm_nodes, one_machine_type_per_shape)
     cr_assert_eq(c->machines[0].type, 0);
     cr_assert_eq(c->machines[3].type, 1);
     cr_assert_str_eq(c->machines[2].name, "n3");
+    cr_assert_str_eq(c->machines[2].host, "127.0.0.1", "the host is Slurm's NodeAddr");
     cr_assert_eq(c->n_devices, 2 * 3 + 2 * 5);
     cr_assert_str_eq(c->trial.launch, "slurm");
     cluster_free(c);
