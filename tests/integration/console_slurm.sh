@@ -58,6 +58,7 @@ slurm_init "$T/s"
 slurm_start || fail "the Slurm harness did not start"
 
 # ---- watching: nodes, queue, drain ----
+watch_start=$(date +%s)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm"
 X send-keys -t c 3
 wait_for 'Slurm nodes: 4 \(4 idle, 0 mixed, 0 alloc, 0 drain, 0 down\)' 15
@@ -85,11 +86,17 @@ wait_for 'Return n4 to service in Slurm \(scontrol update NodeName=n4 State=RESU
 X send-keys -t c y
 wait_for 'slurm: undrain n4 done'
 wait_for '  n4 +idle +idle' 10
+# At most one controller call a second: the panel counts them (the inventory's sinfo, the
+# rounds, and the two scontrol updates the operator asked for).
+wait_for 'answering; next look in [0-9]+ s .*, [0-9]+ calls so far'
+calls=$(sed -n 's/.*, \([0-9]*\) calls so far.*/\1/p' "$T/screen.txt" | head -1)
+took=$(( $(date +%s) - watch_start ))
+[ "$calls" -le $((took + 5)) ] || fail "$calls controller calls in $took s"
 X send-keys -t c q
 wait_for 'EXITED rc=0'
 scancel -n hold
 scancel -n waits
-echo "  ok   watching: nodes, queue with its pending reason, drain asked then done, undrain"
+echo "  ok   watching: nodes, queue with its pending reason, drain asked then done, undrain ($calls calls in $took s)"
 
 # ---- an operator without Slurm's rights (nobody): Slurm's refusal, quoted ----
 if command -v setpriv > /dev/null && id nobody > /dev/null 2>&1; then
