@@ -209,6 +209,8 @@ static const Binding BINDINGS[] = {
     {'\n', 0, NULL, VIEW_ACT_OPEN},
     {'a', 0, NULL, VIEW_ACT_ACCEPT},
     {'c', 0, NULL, VIEW_ACT_RECONNECT},
+    {'d', 0, NULL, VIEW_ACT_DRAIN},
+    {'u', 0, NULL, VIEW_ACT_UNDRAIN},
 };
 
 static void run_binding(App *a, wint_t ch, int is_key)

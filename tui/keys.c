@@ -21,7 +21,7 @@ const KeyHelp HELP_KEYS[] = {
     {"trials", "s F6 / r", "next sort column / reverse the order"},
     {"trials", "e Enter", "edit the selected trial's schedule as an override"},
     {"cl/hosts", "Up Down j k", "scroll the hosts / select a host (on Slurm: a node)"},
-    {"hosts", "a / c", "accept its unknown host key (shows the fingerprint) / reconnect"},
+    {"hosts", "a / c, d / u", "accept unknown host key / reconnect; Slurm: drain / undrain"},
     {"editor", "Up Down j k", "select a machine or device"},
     {"editor", "+ - Right Left l h", "add / remove inputs on the device"},
     {"editor", "m", "mark the device as the source: +/- then move inputs"},

@@ -19,6 +19,8 @@ typedef enum {
     VIEW_ACT_OPEN,      /* e, Enter: the tune view opens the override editor */
     VIEW_ACT_ACCEPT,    /* a: the hosts view accepts the selected host's unknown key */
     VIEW_ACT_RECONNECT, /* c: the hosts view reconnects the selected host */
+    VIEW_ACT_DRAIN,     /* d: on Slurm, the hosts view offers `:drain NODE ` for the selected node */
+    VIEW_ACT_UNDRAIN,   /* u: ... `:undrain NODE` */
 } ViewAction;
 
 typedef struct {
@@ -60,6 +62,8 @@ void slurm_panel_count(SlurmPanel *p);
 void slurm_view_draw(const App *a);
 size_t slurm_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* d/u: the `:drain NODE ` (or undrain) command line for the selected Slurm node. */
+void slurm_offer_drain(App *a, int drain);
 /* The operator confirmed `:drain NODE` (or undrain). */
 void slurm_drain_confirmed(App *a);
 

@@ -185,6 +185,10 @@ static void hosts_key(App *a, ViewAction action)
     case VIEW_ACT_ACCEPT:
         hosts_accept_selected(a);
         break;
+    case VIEW_ACT_DRAIN:
+    case VIEW_ACT_UNDRAIN:
+        slurm_offer_drain(a, action == VIEW_ACT_DRAIN);
+        break;
     case VIEW_ACT_RECONNECT:
         if (desk(a) && hostdesk_reconnect(a->desk, a->host_sel) == 0)
             app_message(a, 0, "reconnecting");

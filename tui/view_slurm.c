@@ -62,7 +62,8 @@ static void draw_nodes(const SlurmPanel *p, Rect box, size_t sel, int64_t now_ms
     char title[200];
     size_t n = p->nodes ? p->nodes->n : 0;
     snprintf(title, sizeof title,
-             "Slurm nodes%s%s: %zu (%zu idle, %zu mixed, %zu alloc, %zu drain, %zu down)%s",
+             "Slurm nodes%s%s: %zu (%zu idle, %zu mixed, %zu alloc, %zu drain, %zu down)%s; "
+             "d drains, u undrains",
              p->partition[0] ? " in " : "", p->partition, n, p->counts[SLURM_NODE_IDLE],
              p->counts[SLURM_NODE_MIXED], p->counts[SLURM_NODE_ALLOC], p->counts[SLURM_NODE_DRAIN],
              p->counts[SLURM_NODE_DOWN], p->down_since_ms ? " as last seen" : "");
@@ -218,6 +219,19 @@ void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
         app_log(a, "%s", msg);
     }
     hold_trials(a, p->down_since_ms != 0 || (a->slurm_hold && session_nodes_unknown(a)));
+    a->dirty = 1;
+}
+
+/* d, u on the hosts view: the command line, filled in for the selected node (a reason may be
+ * typed after a drain's; Enter asks, y runs it). */
+void slurm_offer_drain(App *a, int drain)
+{
+    const SlurmNodes *ns = a->slurm_panel.nodes;
+    if (!a->slurm || !ns || a->host_sel >= ns->n)
+        return;
+    a->prompt = ':';
+    snprintf(a->input, sizeof a->input, "%s %s%s", drain ? "drain" : "undrain",
+             ns->v[a->host_sel].name, drain ? " " : "");
     a->dirty = 1;
 }
 

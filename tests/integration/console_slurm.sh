@@ -81,11 +81,15 @@ X send-keys -t c ':drain n4 fan test' Enter y
 wait_for 'slurm: drain n4 done'
 wait_for 'n4 +drain +(drained|draining) .*tunedeck: fan test' 10
 [ "$(sinfo -h -n n4 -o %E | sort -u)" = "tunedeck: fan test" ] || fail "Slurm does not have the reason"
-X send-keys -t c ':undrain n4' Enter
+X send-keys -t c j j j # the selection to n4; u offers its undrain on the command line
+wait_for '> n4 +drain'
+X send-keys -t c u
+wait_for '^:undrain n4_'
+X send-keys -t c Enter
 wait_for 'Return n4 to service in Slurm \(scontrol update NodeName=n4 State=RESUME\)'
 X send-keys -t c y
 wait_for 'slurm: undrain n4 done'
-wait_for '  n4 +idle +idle' 10
+wait_for '[ >] n4 +idle +idle' 10
 # At most one controller call a second: the panel counts them (the inventory's sinfo, the
 # rounds, and the two scontrol updates the operator asked for).
 wait_for 'answering; next look in [0-9]+ s .*, [0-9]+ calls so far'
