@@ -1,5 +1,5 @@
 /* `tunedeck schedule --live`: the scheduler in wall-clock time, its decisions enacted on real
- * jobs on the inventory's hosts over SSH (remote/live/schedlive.h). */
+ * jobs on the inventory's hosts over SSH, or as Slurm batch jobs (remote/live/schedlive.h). */
 #include <cJSON.h>
 #include <getopt.h>
 #include <signal.h>
@@ -14,9 +14,11 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
+#include "core/base/jfield.h"
 #include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
+#include "remote/live/liverun_slurm.h"
 #include "remote/live/schedlive.h"
 #include "remote/ssh/hostpool.h"
 
@@ -33,6 +35,9 @@ static const char USAGE[] =
     "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
     "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
     "           [--real-progress] [--loss-progress] [--accept-new-host-keys]\n"
+    "           [--job-command TEMPLATE]\n"
+    "       tunedeck schedule --live --slurm [--partition P] --workload FILE\n"
+    "           --job-command TEMPLATE [options above]\n"
     "Runs the scheduler live: node i is machine i of the inventory, time runs at\n"
     "--time-scale simulated seconds per wall second (default 1), the policy (default\n"
     "doubling) decides every --interval simulated seconds (default 60), and every\n"
@@ -49,7 +54,14 @@ static const char USAGE[] =
     "the model, so a job finishes when the real one reaches its epoch count.\n"
     "--loss-progress fits each job's loss curve (its progress lines' loss) with the\n"
     "convergence model: its remaining work comes from its own curve (done within 5%\n"
-    "of the way to the fitted asymptote), not from the catalogue.\n";
+    "of the way to the fitted asymptote), not from the catalogue.\n"
+    "--job-command sets the job command template in place of the inventory's.\n"
+    "On Slurm (--slurm, or an inventory with \"backend\": \"slurm\"): the nodes come\n"
+    "from the controller (--partition P), each run is a batch job (sbatch on the\n"
+    "scheduler's nodes with --gres=gpu:G) in DIR/NAME, a resize is scancel\n"
+    "--signal=TERM --full then a resubmission with {resume}, and the GPUs are the\n"
+    "ones Slurm granted (CUDA_VISIBLE_DEVICES). Run it on the login node: the jobs'\n"
+    "output files are read here (--login is refused with that advice).\n";
 
 static void usage(FILE *out)
 {
@@ -69,7 +81,7 @@ typedef struct {
 static void log_line(void *ud, const char *line)
 {
     LogCtx *c = ud;
-    printf("[%6.1fs] %s\n", clock_now_s() - c->t0, line);
+    printf("[%7.2fs] %s\n", clock_now_s() - c->t0, line);
     fflush(stdout);
 }
 
@@ -102,7 +114,7 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
         SchedLiveJob j;
         schedlive_job(l, i, &j);
         if (to_stdout && (j.running || j.step >= 0))
-            printf("[%6.1fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %.2f "
+            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %.2f "
                    "loss %.4f %.0f ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
                    j.running ? "running" : "stopped", j.gpus, j.step, j.epoch, j.loss,
@@ -121,6 +133,10 @@ typedef struct {
     double duration, status_every;
     long gpn;
     int accept;
+    int slurm;                  /* --slurm */
+    const char *partition;      /* --partition */
+    const char *login;          /* --login: refused with advice */
+    const char *job_command;    /* --job-command */
 } LiveArgs;
 
 /* Returns 0 to go on, 1 after --help, 2 on a bad flag (said on stderr). */
@@ -145,6 +161,10 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
         O_REAL,
         O_LOSS,
         O_LIVE,
+        O_SLURM,
+        O_PARTITION,
+        O_LOGIN,
+        O_JOBCMD,
         O_HELP
     };
     static const struct option LONG[] = {{"cluster", required_argument, 0, O_CLUSTER},
@@ -165,6 +185,10 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
                                          {"real-progress", no_argument, 0, O_REAL},
                                          {"loss-progress", no_argument, 0, O_LOSS},
                                          {"live", no_argument, 0, O_LIVE},
+                                         {"slurm", no_argument, 0, O_SLURM},
+                                         {"partition", required_argument, 0, O_PARTITION},
+                                         {"login", required_argument, 0, O_LOGIN},
+                                         {"job-command", required_argument, 0, O_JOBCMD},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -232,6 +256,18 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             break;
         case O_LIVE:
             break; /* `tunedeck schedule --live` */
+        case O_SLURM:
+            a->slurm = 1;
+            break;
+        case O_PARTITION:
+            a->partition = optarg;
+            break;
+        case O_LOGIN:
+            a->login = optarg;
+            break;
+        case O_JOBCMD:
+            a->job_command = optarg;
+            break;
         case O_HELP:
         case 'h':
             usage(stdout);
@@ -245,8 +281,11 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
     }
     if (optind < argc)
         return fail("unexpected argument (see --help)");
-    if (!a->cluster_path || !a->workload)
-        return fail("expected --cluster FILE and --workload FILE (see --help)");
+    if ((!a->cluster_path && !a->slurm) || !a->workload)
+        return fail("expected --cluster FILE (or --slurm) and --workload FILE (see --help)");
+    if (a->slurm && a->cluster_path)
+        return fail("--slurm reads the nodes from the controller: give it or --cluster, not "
+                    "both (an inventory says \"backend\": \"slurm\" itself)");
     return 0;
 }
 
@@ -258,6 +297,8 @@ typedef struct {
     Catalogue *cat;
     SchedState *s;
     HostPool *pool;
+    SlurmCtl *slurm;      /* a Slurm inventory's controller */
+    LiveSlurm *live_slurm; /* its runs' backend */
     SchedLive *l;
     FILE *events;
     SchedNodeGroup *groups; /* the inventory's node sizes, for the model */
@@ -265,12 +306,54 @@ typedef struct {
     size_t ev_seen;
 } LiveRun;
 
-/* The inventory, the model with its workload, the --events file and the hosts' pool. */
+static void set_field(cJSON *root, const char *key, const char *value)
+{
+    cJSON_DeleteItemFromObject(root, key);
+    cJSON_AddStringToObject(root, key, value);
+}
+
+/* The inventory: a file, or the Slurm controller's nodes (--slurm, or a file that says
+ * "backend": "slurm"), with --job-command over its job_command; on Slurm, the runs'
+ * backend too. */
+static int open_inventory(LiveRun *r, Error *err)
+{
+    LiveArgs *a = r->a;
+    const char *source = a->cluster_path ? a->cluster_path : "--slurm";
+    cJSON *root = a->cluster_path ? jfield_parse_file(a->cluster_path, err) : cJSON_CreateObject();
+    if (!root)
+        return error_mark(err, ERROR_INPUT);
+    if (!a->cluster_path) {
+        set_field(root, "name", "slurm");
+        set_field(root, "backend", "slurm");
+    }
+    if (a->partition)
+        set_field(root, "partition", a->partition);
+    if (a->login)
+        set_field(root, "login", a->login);
+    if (a->job_command)
+        set_field(root, "job_command", a->job_command);
+    const cJSON *b = cJSON_GetObjectItem(root, "backend");
+    int plain = !cJSON_IsString(b) || strcmp(b->valuestring, "slurm") != 0;
+    LiveSlurmOptions so = {.log = log_line, .userdata = &r->ctx};
+    int rc = plain && (a->partition || a->login)
+                 ? error_set(err, "--partition and --login are for Slurm (--slurm, or an "
+                                  "inventory with \"backend\": \"slurm\")")
+                 : liveslurm_open(root, source, &so, &r->cl, &r->slurm, &r->live_slurm, err);
+    cJSON_Delete(root);
+    if (rc < 0 || !r->live_slurm)
+        return rc;
+    a->lo.backend = &LIVERUN_SLURM;
+    a->lo.backend_ctx = r->live_slurm;
+    return 0;
+}
+
+/* The inventory, the model with its workload, the --events file and the hosts' pool (none
+ * on Slurm). */
 static int live_open(LiveRun *r)
 {
     LiveArgs *a = r->a;
     Error err;
-    if (!(r->cl = cluster_load(a->cluster_path, &err)))
+    if (open_inventory(r, &err) < 0)
         return schedule_fail_error("schedule --live", &err);
     Cluster *cl = r->cl;
     r->names = calloc(cl->n_machines + 1, sizeof *r->names);
@@ -291,6 +374,8 @@ static int live_open(LiveRun *r)
         fprintf(stderr, "tunedeck schedule --live: %s: cannot write\n", a->events_path);
         return EXIT_USAGE;
     }
+    if (r->live_slurm)
+        return 0;
     HostPoolOptions po = {.accept_new_host_keys = a->accept};
     if (!(r->pool = hostpool_new(&po, &err)) || hostpool_add_cluster(r->pool, cl, &err) < 0)
         return fail(err.msg);
@@ -353,11 +438,27 @@ static void watch_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
         schedlive_stop_all(r->l);
 }
 
+/* On Slurm: the jobs that are not ours, with the GPUs they hold (the GPUs the scheduler's
+ * model does not know are taken: a job placed there waits in Slurm's queue). */
+static void foreign_lines(LiveRun *r)
+{
+    enum { SHOWN = 8 };
+    LiveSlurmForeign f[SHOWN];
+    size_t n = liveslurm_foreign(r->live_slurm, f, SHOWN);
+    for (size_t i = 0; i < n && i < SHOWN; i++)
+        printf("[%7.2fs]   other job %s (%s, %s) on %s\n", clock_now_s() - r->ctx.t0, f[i].id,
+               f[i].user, f[i].name, f[i].where[0] ? f[i].where : "no GPU");
+    if (n > SHOWN)
+        printf("[%7.2fs]   and %zu other jobs\n", clock_now_s() - r->ctx.t0, n - SHOWN);
+}
+
 static void status_tick(void *ctx, int64_t now_ms)
 {
     (void)now_ms;
     LiveRun *r = ctx;
     status_lines(r->l, &r->ctx, 1);
+    if (r->live_slurm)
+        foreign_lines(r);
 }
 
 static int run_over(void *ctx)
@@ -407,6 +508,9 @@ static int report(LiveRun *r)
                j.status[0] ? j.status : "-");
     }
     status_lines(r->l, &r->ctx, 0);
+    if (r->slurm)
+        printf("slurm: %ld controller calls (%ld scontrol rounds)\n", slurm_ctl_calls(r->slurm),
+               liveslurm_rounds(r->live_slurm));
     return interrupted ? EXIT_SIGNAL_BASE + (int)interrupted : failed ? EXIT_FAILED : EXIT_OK;
 }
 
@@ -415,6 +519,8 @@ static void live_close(LiveRun *r)
     if (r->events)
         fclose(r->events);
     schedlive_free(r->l);
+    liveslurm_free(r->live_slurm);
+    slurm_ctl_free(r->slurm);
     hostpool_free(r->pool);
     sched_free(r->s);
     catalogue_free(r->cat);
@@ -443,7 +549,10 @@ int cmd_schedule_live(int argc, char **argv)
         a.lo.log = log_line;
         a.lo.userdata = &r.ctx;
         a.lo.workload = a.workload; /* a job name it refuses is the workload's */
-        if (!connect_hosts(&r)) {
+        if (r.slurm)
+            printf("slurm: %zu nodes from the controller (%s), runs as batch jobs\n",
+                   r.cl->n_machines, slurm_ctl_where(r.slurm));
+        if (!r.slurm && !connect_hosts(&r)) {
             fail("no host is reachable");
             rc = EXIT_REMOTE;
         } else if (!(r.l = schedlive_new(r.s, r.cl, r.pool, &a.lo, &err)))

@@ -1,4 +1,5 @@
-/* The scheduler's live mode: decisions of a wall-clock SchedState enacted through jobctl. */
+/* The scheduler's live mode: decisions of a wall-clock SchedState enacted through a backend's
+ * runs (remote/live/liverun.h: SSH or Slurm). */
 #include "remote/live/schedlive.h"
 
 #include <signal.h>
@@ -10,13 +11,12 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "core/sched/losscurve.h"
-#include "remote/live/jobgroup.h"
+#include "remote/live/liverun.h"
 
 typedef struct {
     char name[128], model[32];
-    char *template_text; /* per-job: folder, TUNEDECK_JOB, the inventory's template */
     char *ckpt_path;     /* CHECKPOINT: relative to the job's folder, or absolute */
-    JobGroup *run;
+    void *run;           /* the backend's run (LiveRunOps) */
     int host;     /* machine of the current/last run; -1 before any */
     int run_gpus; /* GPUs of the current run */
     /* what the scheduler wants now */
@@ -31,6 +31,7 @@ typedef struct {
     size_t n_run_nodes;
     int run_port; /* {master_port} of the current run */
     char run_where[256]; /* its hosts and GPU indices: "h1:0+1,h2:0" */
+    char waiting[96];    /* the backend's last reason for not running yet (Slurm's) */
     int wait_logged;
     int need_start;  /* start a run at `want` once no process is up */
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
@@ -51,7 +52,10 @@ typedef struct {
 struct SchedLive {
     SchedState *s;
     const Cluster *c;
-    HostPool *pool;
+    HostPool *pool; /* NULL with a backend of the options' */
+    const LiveRunOps *ops;
+    void *ops_ctx;
+    LiveRunSsh ssh; /* ops_ctx of the default backend */
     SchedLiveOptions o;
     char *checkpoint;
     LiveJob *jobs;
@@ -83,7 +87,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         error_mark(err, ERROR_INPUT);
         return NULL;
     }
-    if ((size_t)sched_node_count(s) > c->n_machines || hostpool_size(p) < c->n_machines) {
+    if ((size_t)sched_node_count(s) > c->n_machines ||
+        (!(o && o->backend) && (!p || hostpool_size(p) < c->n_machines))) {
         error_set(err, "the scheduler has %d nodes but the inventory %zu machines",
                   sched_node_count(s), c->n_machines);
         return NULL;
@@ -94,6 +99,9 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     l->pool = p;
     if (o)
         l->o = *o;
+    l->ssh = (LiveRunSsh){p, c->job_launch_per_host};
+    l->ops = l->o.backend ? l->o.backend : &LIVERUN_SSH;
+    l->ops_ctx = l->o.backend ? l->o.backend_ctx : &l->ssh;
     if (l->o.time_scale <= 0)
         l->o.time_scale = 1;
     if (l->o.tick_s <= 0)
@@ -124,8 +132,10 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         sched_job_info(s, i, &info);
         snprintf(j->name, sizeof j->name, "%s", info.name);
         snprintf(j->model, sizeof j->model, "%s", info.model);
-        j->template_text = schedlive_job_template(c->job_command, l->o.job_dir, info.name, err);
-        if (!j->template_text) {
+        /* checked once here, so a bad name never reaches a start */
+        char *wrapped = schedlive_job_template(c->job_command, l->o.job_dir, info.name, err);
+        free(wrapped);
+        if (!wrapped) {
             if (l->o.workload)
                 error_prefix(err, "%s", l->o.workload);
             l->n_jobs = i + 1;
@@ -161,9 +171,9 @@ void schedlive_free(SchedLive *l)
     if (!l)
         return;
     for (size_t i = 0; i < l->n_jobs; i++) {
-        jobgroup_free(l->jobs[i].run);
+        if (l->jobs[i].run)
+            l->ops->free(l->jobs[i].run);
         losscurve_clear(&l->jobs[i].curve);
-        free(l->jobs[i].template_text);
         free(l->jobs[i].ckpt_path);
         free_want(&l->jobs[i]);
         free(l->jobs[i].run_nodes);
@@ -177,7 +187,7 @@ void schedlive_free(SchedLive *l)
 
 size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
 {
-    size_t n = hostpool_pollfds(l->pool, fds, cap, deadline_ms);
+    size_t n = l->pool ? hostpool_pollfds(l->pool, fds, cap, deadline_ms) : 0;
     int64_t tick = clock_now_ms() + (int64_t)(l->o.tick_s * 1000);
     if (*deadline_ms <= 0 || *deadline_ms > tick)
         *deadline_ms = tick;
@@ -225,7 +235,7 @@ static void pick_gpu_ids(const SchedLive *l, const LiveJob *j, int node, int wan
     unsigned char held[MAX_GPU_INDEX] = {0};
     for (size_t i = 0; i < l->n_jobs; i++) {
         const LiveJob *k = &l->jobs[i];
-        if (k == j || !k->run || !jobgroup_running(k->run))
+        if (k == j || !k->run || !l->ops->running(k->run))
             continue;
         const int *ids = k->run_gpu_ids;
         for (size_t h = 0; h < k->n_run_nodes; ids += k->run_slot_gpus[h], h++)
@@ -249,10 +259,27 @@ static int pick_port(const SchedLive *l, const LiveJob *j)
         int used = 0;
         for (size_t i = 0; i < l->n_jobs && !used; i++) {
             const LiveJob *k = &l->jobs[i];
-            used = k != j && k->run && jobgroup_running(k->run) && k->run_port == port;
+            used = k != j && k->run && l->ops->running(k->run) && k->run_port == port;
         }
         if (!used)
             return port;
+    }
+}
+
+/* A backend that picks the GPUs itself (Slurm) says which once it granted them, and why a
+ * run waits: the run's placement becomes what was granted (the console's GPU grid). */
+static void note_backend(SchedLive *l, LiveJob *j)
+{
+    const char *why = l->ops->waiting ? l->ops->waiting(j->run) : "";
+    if (why[0] && strcmp(why, j->waiting) != 0)
+        logf_(l, "%s: %s waits for its allocation: %s", j->name,
+              l->ops->label ? l->ops->label(j->run) : "run", why);
+    snprintf(j->waiting, sizeof j->waiting, "%s", why);
+    const char *got = l->ops->granted ? l->ops->granted(j->run) : "";
+    if (got[0] && strcmp(got, j->run_where) != 0) {
+        snprintf(j->run_where, sizeof j->run_where, "%s", got);
+        logf_(l, "%s: %s running on %s (the GPUs it was granted)", j->name,
+              l->ops->label ? l->ops->label(j->run) : "run", got);
     }
 }
 
@@ -264,11 +291,11 @@ static void start_run(SchedLive *l, LiveJob *j)
         total += j->want_slot_gpus[h];
     int *ids = malloc((size_t)(total ? total : 1) * sizeof *ids);
     JobHost *hosts = calloc(n ? n : 1, sizeof *hosts);
-    size_t *pool_hosts = calloc(n ? n : 1, sizeof *pool_hosts);
+    const char **names = calloc(n ? n : 1, sizeof *names);
     int *slots = malloc((n ? n : 1) * sizeof *slots);
     int *nodes = malloc((n ? n : 1) * sizeof *nodes);
-    if (!ids || !hosts || !pool_hosts || !slots || !nodes) {
-        free(ids), free(hosts), free(pool_hosts), free(slots), free(nodes);
+    if (!ids || !hosts || !names || !slots || !nodes) {
+        free(ids), free(hosts), free(names), free(slots), free(nodes);
         snprintf(j->status, sizeof j->status, "not started: out of memory");
         j->failed = 1;
         return;
@@ -280,7 +307,7 @@ static void start_run(SchedLive *l, LiveJob *j)
         hosts[h] = (JobHost){.addr = m->host[0] ? m->host : m->name,
                              .gpus = j->want_slot_gpus[h],
                              .gpu_ids = next};
-        pool_hosts[h] = (size_t)j->want_nodes[h];
+        names[h] = m->name;
         slots[h] = j->want_slot_gpus[h];
         nodes[h] = j->want_nodes[h];
         next += j->want_slot_gpus[h];
@@ -292,18 +319,23 @@ static void start_run(SchedLive *l, LiveJob *j)
                   .master_port = port,
                   .resume = j->has_ckpt ? j->ckpt_path : ""};
     Error err;
-    jobgroup_free(j->run);
-    j->run = jobgroup_start(l->pool, pool_hosts, l->c->job_launch_per_host, j->template_text,
-                            &a, &err);
+    if (j->run)
+        l->ops->free(j->run);
+    LiveRunSpec spec = {.name = j->name,
+                        .job_dir = l->o.job_dir,
+                        .command_template = l->c->job_command,
+                        .alloc = &a,
+                        .nodes = nodes,
+                        .node_names = names};
+    j->run = l->ops->start(l->ops_ctx, &spec, &err);
     free(hosts);
-    free(pool_hosts);
     j->need_start = 0;
     j->seen = 0;
     j->run_first_step = -1;
     j->stopping = j->stop_wanted = j->killed = 0;
     j->status[0] = 0;
     if (!j->run) {
-        free(ids), free(slots), free(nodes);
+        free(ids), free(slots), free(nodes), free(names);
         snprintf(j->status, sizeof j->status, "not started: %s", err.msg);
         logf_(l, "%s: could not start on %s: %s", j->name, machine(l, j->want_host), err.msg);
         j->failed = 1;
@@ -318,23 +350,27 @@ static void start_run(SchedLive *l, LiveJob *j)
     j->run_gpu_ids = ids;
     j->n_run_nodes = n;
     j->wait_logged = 0;
+    j->waiting[0] = 0;
     j->runs++;
     if (j->resize_pending) {
         j->resizes++;
         j->resize_pending = 0;
     }
-    char *where = j->run_where;
-    size_t wl = 0, cap = sizeof j->run_where;
-    where[0] = 0;
-    const int *g = ids;
-    for (size_t h = 0; h < n && wl < cap - 64; g += slots[h], h++) {
-        wl += (size_t)snprintf(where + wl, cap - wl, "%s%s:", h ? "," : "", machine(l, nodes[h]));
-        for (int k = 0; k < slots[h] && wl < cap - 16; k++)
-            wl += (size_t)snprintf(where + wl, cap - wl, "%s%d", k ? "+" : "", g[k]);
-    }
-    logf_(l, "%s: started on %s with %d GPUs (GPUs %s%s), %s", j->name, machine(l, j->host),
-          a.gpus, where, jobgroup_size(j->run) > 1 ? ", one process group per host" : "",
-          j->has_ckpt ? "resuming from its checkpoint" : "fresh");
+    char *where = j->run_where, asked[256];
+    schedlive_where_text(names, slots, ids, n, where, sizeof j->run_where);
+    schedlive_where_text(names, slots, NULL, n, asked, sizeof asked);
+    free(names);
+    const char *label = l->ops->label ? l->ops->label(j->run) : NULL;
+    if (l->ops->granted)
+        where[0] = 0; /* until the backend says what it granted */
+    if (label) /* the backend picks the GPUs: they are known once it grants them */
+        logf_(l, "%s: started on %s with %d GPUs (%s, asked for %s), %s", j->name,
+              machine(l, j->host), a.gpus, label, asked,
+              j->has_ckpt ? "resuming from its checkpoint" : "fresh");
+    else
+        logf_(l, "%s: started on %s with %d GPUs (GPUs %s%s), %s", j->name, machine(l, j->host),
+              a.gpus, where, l->ops->size(j->run) > 1 ? ", one process group per host" : "",
+              j->has_ckpt ? "resuming from its checkpoint" : "fresh");
 }
 
 static void set_want(SchedLive *l, LiveJob *j, const SchedEvent *ev)
@@ -366,7 +402,7 @@ static void enact(SchedLive *l, const SchedEvent *ev)
     logf_(l, "decision t=%.0fs: %s %s %d -> %d GPUs%s%s", ev->time_s,
           sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
           place[0] ? " on " : "", place);
-    int up = j->run && jobgroup_running(j->run);
+    int up = j->run && l->ops->running(j->run);
     switch (ev->kind) {
     case SCHED_EV_START:
     case SCHED_EV_RESIZE:
@@ -443,8 +479,9 @@ static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
     if (j->run) {
-        jobgroup_step(j->run);
-        const JobProgress *p = jobgroup_progress(j->run);
+        l->ops->step(j->run);
+        note_backend(l, j);
+        const JobProgress *p = l->ops->progress(j->run);
         if (p->seen > j->seen) {
             if (j->seen == 0) {
                 j->run_first_step = p->step;
@@ -473,10 +510,10 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 logf_(l, "%s: %s", j->name, err.msg);
         }
     }
-    if (j->run && jobgroup_running(j->run)) {
-        if (j->stop_wanted && !j->stopping && jobgroup_ready(j->run)) {
+    if (j->run && l->ops->running(j->run)) {
+        if (j->stop_wanted && !j->stopping && l->ops->ready(j->run)) {
             Error err;
-            if (jobgroup_signal(j->run, SIGTERM, &err) == 0) {
+            if (l->ops->signal(j->run, SIGTERM, &err) == 0) {
                 j->stopping = 1;
                 j->stop_sent_ms = now;
             }
@@ -484,16 +521,16 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         if (j->stopping && !j->killed &&
             now - j->stop_sent_ms > (int64_t)(l->o.stop_timeout_s * 1000)) {
             Error err;
-            if (jobgroup_signal(j->run, SIGKILL, &err) == 0) {
+            if (l->ops->signal(j->run, SIGKILL, &err) == 0) {
                 j->killed = 1;
                 logf_(l, "%s: no exit %.0f s after SIGTERM: SIGKILL", j->name, l->o.stop_timeout_s);
             }
         }
         return;
     }
-    if (j->run && jobgroup_status(j->run)[0]) {
+    if (j->run && l->ops->status(j->run)[0]) {
         /* the process ended */
-        snprintf(j->status, sizeof j->status, "%s", jobgroup_status(j->run));
+        snprintf(j->status, sizeof j->status, "%s", l->ops->status(j->run));
         int asked = j->stop_wanted || j->stopping;
         if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
@@ -505,7 +542,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         } else if (strcmp(j->status, "exited 0") == 0) {
             logf_(l, "%s: ended by itself at step %ld", j->name, j->step);
         } else {
-            if (jobgroup_rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
+            if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
                 j->has_ckpt = 1;
                 j->saved_step = j->step;
             }
@@ -521,7 +558,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                     j->failed = 1;
             }
         }
-        jobgroup_free(j->run);
+        l->ops->free(j->run);
         j->run = NULL;
         j->run_gpus = 0;
         j->n_run_nodes = 0;
@@ -540,7 +577,10 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 
 void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now)
 {
-    hostpool_step(l->pool, fds, n, now);
+    if (l->pool)
+        hostpool_step(l->pool, fds, n, now);
+    if (l->ops->tick)
+        l->ops->tick(l->ops_ctx, now);
     if (!l->stopping_all && now > l->last_ms) {
         double dt = (double)(now - l->last_ms) / 1000.0 * l->o.time_scale;
         Error err;
@@ -570,7 +610,7 @@ void schedlive_stop_all(SchedLive *l)
         LiveJob *j = &l->jobs[i];
         j->need_start = 0;
         j->resize_pending = 0;
-        if (j->run && jobgroup_running(j->run)) {
+        if (j->run && l->ops->running(j->run)) {
             j->stop_wanted = 1;
             logf_(l, "%s: end of the run: checkpoint and stop at step %ld", j->name, j->step);
         }
@@ -599,7 +639,7 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
     sched_job_info(l->s, i, &info);
     *out = (SchedLiveJob){.name = j->name,
                           .model = j->model,
-                          .running = j->run && jobgroup_running(j->run),
+                          .running = j->run && l->ops->running(j->run),
                           .gpus = j->run ? j->run_gpus : 0,
                           .gpu_ids = j->run ? j->run_where : "",
                           .host = j->host >= 0 ? machine(l, j->host) : "",

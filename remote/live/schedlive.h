@@ -15,6 +15,9 @@
  * per job; {resume} is that file name (the command runs in the folder). Restarting on another
  * machine needs that folder on shared storage (the loopback hosts share one file system).
  *
+ * Runs start and end through a backend (remote/live/liverun.h): SSH on the host pool by
+ * default, or Slurm batch jobs (remote/live/liverun_slurm.h, docs/slurm.md).
+ *
  * Non-blocking like the launchers: schedlive_pollfds() then poll() then schedlive_step(). */
 #ifndef TUNEDECK_SCHEDLIVE_H
 #define TUNEDECK_SCHEDLIVE_H
@@ -47,13 +50,19 @@ typedef struct {
                                asymptote; default 0.05 */
     SchedLiveLogFn log;     /* every decision, enactment, death, progress change */
     void *userdata;
+    /* How runs start and end (remote/live/liverun.h); NULL: over SSH on the pool. With a
+     * backend the pool may be NULL (Slurm: remote/live/liverun_slurm.h). */
+    const struct LiveRunOps *backend;
+    void *backend_ctx;
 } SchedLiveOptions;
 
 typedef struct {
     const char *name, *model;
-    int running;      /* a process is up (or starting) */
+    int running;      /* a process is up (or starting, or waiting for Slurm to grant it) */
     int gpus;         /* GPUs of the current run, 0 when none */
-    const char *gpu_ids; /* its hosts' GPU indices (CUDA_VISIBLE_DEVICES): "h1:0+1,h2:0" */
+    /* its hosts' GPU indices (CUDA_VISIBLE_DEVICES): "h1:0+1,h2:0"; on Slurm the ones
+     * Slurm granted, "" while the job is pending */
+    const char *gpu_ids;
     const char *host; /* launch machine of the current/last run, "" before any */
     int runs;         /* processes started */
     int resizes;      /* checkpoint-stop-restarts enacted */
@@ -103,5 +112,9 @@ int schedlive_template_checkpoint(const char *template_text, char *out, size_t c
  * export TUNEDECK_JOB && TEMPLATE", DIR and NAME quoted. Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
                              Error *err);
+/* A placement as text: "h1:0+1,h2:0" (ids: slots[h] indices per host, in order), or with ids
+ * NULL each host's count, "h1:2,h2:1". Cut at a whole host when out is short. */
+void schedlive_where_text(const char *const *names, const int *slots, const int *ids, size_t n,
+                          char *out, size_t cap);
 
 #endif

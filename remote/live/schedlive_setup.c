@@ -1,6 +1,7 @@
 /* What the live driver takes from the inventory before any job runs: each machine's GPU
  * count as scheduler node groups, the checkpoint file the job command names, and each job's
- * command line wrapped to run in its own folder with only its own GPUs visible. Pure. */
+ * command line wrapped to run in its own folder with only its own GPUs visible; and the
+ * placement as text for the log and the console's GPU grid. Pure. */
 #include "remote/live/schedlive.h"
 
 #include <stdio.h>
@@ -117,4 +118,25 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
                        " && ");
     shquote_append_raw(&b, &len, t);
     return b;
+}
+
+void schedlive_where_text(const char *const *names, const int *slots, const int *ids, size_t n,
+                          char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t h = 0; h < n; h++) {
+        char host[320];
+        size_t hl = (size_t)snprintf(host, sizeof host, "%s%s:", h ? "," : "", names[h]);
+        if (!ids)
+            hl += (size_t)snprintf(host + hl, sizeof host - hl, "%d", slots[h]);
+        for (int k = 0; ids && k < slots[h] && hl < sizeof host - 16; k++)
+            hl += (size_t)snprintf(host + hl, sizeof host - hl, "%s%d", k ? "+" : "", ids[k]);
+        if (ids)
+            ids += slots[h];
+        if (len + hl >= cap)
+            return; /* cut at a whole host */
+        memcpy(out + len, host, hl + 1);
+        len += hl;
+    }
 }

@@ -1,6 +1,8 @@
-/* Fuzzes Slurm's fixed-column output (remote/slurm/slurm_nodes.c, slurm_queue.c): each input
- * as `sinfo` and as `squeue` output, and the inventory built from the nodes. A controller's
+/* Fuzzes Slurm's output (remote/slurm/slurm_nodes.c, slurm_queue.c, slurm_jobinfo.c): each
+ * input as `sinfo`, `squeue` and `scontrol show -d job` output, and the inventory built from
+ * the nodes. A controller's
  * output is data only: nothing here may crash or leak, and a refusal says why. */
+#include "remote/slurm/slurm_jobinfo.h"
 #include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_queue.h"
 #include "tests/fuzz/fuzz_common.h"
@@ -27,6 +29,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         slurm_queue_clear(&q);
     else if (!err.msg[0])
         abort();
+    SlurmJobInfoList jobs;
+    if (slurm_jobinfo_parse(text, "scontrol", &jobs, &err) == 0) {
+        for (size_t i = 0; i < jobs.n; i++) {
+            const SlurmJobInfo *parts[4];
+            char where[64]; /* short: the cut at a whole node is exercised too */
+            size_t n = slurm_jobinfo_components(&jobs, jobs.v[i].id, parts, 4);
+            slurm_jobinfo_where(parts, n < 4 ? n : 4, where, sizeof where);
+            if (strlen(where) >= sizeof where || jobs.v[i].n_nodes > SLURM_JOBINFO_MAX_NODES)
+                abort();
+        }
+        slurm_jobinfo_clear(&jobs);
+    } else if (!err.msg[0]) {
+        abort();
+    }
     free(text);
     return 0;
 }

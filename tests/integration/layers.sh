@@ -15,8 +15,8 @@ rank() {
         core/opt|core/sched|core/sim) echo 2 ;;
         core/journal) echo 3 ;;
         remote/ssh|tools/worker) echo 4 ;;
-        remote/gpu|remote/launch|remote/live|remote/slurm) echo 5 ;;
-        remote/session) echo 6 ;;
+        remote/gpu|remote/launch|remote/slurm) echo 5 ;;
+        remote/live|remote/session) echo 6 ;;
         tui) echo 7 ;;
         cmd|tools|bench/optbench) echo 8 ;;
         bench) echo 9 ;;

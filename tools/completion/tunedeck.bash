@@ -68,6 +68,7 @@ _tunedeck()
         --sched-speed | --nodes | --gpus-per-node | --interval | --resize-cost | \
         --arrival-mean | --jobs | --model | --pin | --gpu-wait | --time-scale | \
         --duration | --checkpoint-file | --status-every | --partition | --login | --watch-for | \
+        --job-command | \
         --max-interval)
         return ;; # a value only the operator knows
     esac

@@ -110,6 +110,21 @@ static void collect(void *ud, const char *line)
 
 /* A job whose host refuses: the start is reported as a death, restarted once, then the job
  * is left failed; the driver still ends cleanly. */
+Test(schedlive, placement_text_with_indices_or_counts_cut_at_a_whole_host)
+{
+    const char *names[] = {"h1", "h2"};
+    int slots[] = {2, 1}, ids[] = {0, 3, 1};
+    char out[64];
+    schedlive_where_text(names, slots, ids, 2, out, sizeof out);
+    cr_assert_str_eq(out, "h1:0+3,h2:1");
+    schedlive_where_text(names, slots, NULL, 2, out, sizeof out);
+    cr_assert_str_eq(out, "h1:2,h2:1");
+    schedlive_where_text(names, slots, ids, 2, out, 9);
+    cr_assert_str_eq(out, "h1:0+3");
+    schedlive_where_text(names, slots, ids, 2, out, 3);
+    cr_assert_str_eq(out, "");
+}
+
 Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
 {
     Error e;

@@ -1,0 +1,56 @@
+/* How the live driver's runs start, are signalled and end, as a table of operations: over
+ * SSH (a JobGroup on the host pool, LIVERUN_SSH) or through Slurm (a batch job,
+ * remote/live/liverun_slurm.h). The driver (schedlive.c) keeps every decision, the
+ * checkpoint-stop-restart, deaths, progress and the loss curve; a backend only enacts. */
+#ifndef TUNEDECK_LIVERUN_H
+#define TUNEDECK_LIVERUN_H
+
+#include <stdint.h>
+
+#include "remote/live/jobctl.h"
+
+/* One run to start: the job's name (its folder, and its Slurm job name), the folder its
+ * jobs run in, the inventory's job_command, and the placement. */
+typedef struct {
+    const char *name;
+    const char *job_dir;
+    const char *command_template;
+    const JobAlloc *alloc;
+    const int *nodes;              /* the scheduler's node (machine) index of each alloc host */
+    const char *const *node_names; /* and its name (a Slurm node name) */
+} LiveRunSpec;
+
+typedef struct LiveRunOps {
+    const char *name; /* "ssh", "slurm" */
+    /* Starts a run (its ctx must outlive it); NULL with err when it cannot. */
+    void *(*start)(void *ctx, const LiveRunSpec *spec, Error *err);
+    /* SIGTERM: checkpoint and exit; SIGKILL: end it now. */
+    int (*signal)(void *run, int signo, Error *err);
+    void (*step)(void *run);         /* after the backend's tick */
+    int (*running)(const void *run); /* up, starting, or waiting for its allocation */
+    int (*ready)(const void *run);   /* a SIGTERM now reaches a job that can checkpoint */
+    const JobProgress *(*progress)(const void *run);
+    /* "" while running; then "exited 0" (a clean end: it wrote its checkpoint when asked),
+     * "exited N", "killed by SIGKILL", "slurm: TIMEOUT (TimeLimit)"... */
+    const char *(*status)(const void *run);
+    int (*rank0_saved)(const void *run); /* ended, and rank 0 wrote its checkpoint */
+    size_t (*size)(const void *run);     /* processes started (one per host, or one) */
+    /* Optional (NULL for SSH, where the driver chose the GPUs): */
+    const char *(*label)(const void *run);   /* "Slurm job 12" */
+    const char *(*granted)(const void *run); /* the placement granted: "n3:0+1"; "" not yet */
+    const char *(*waiting)(const void *run); /* why it is not running yet: "Resources"; "" */
+    void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
+    void (*free)(void *run); /* ends a run still up (closing its channels, or scancel) */
+} LiveRunOps;
+
+/* Over SSH: ctx is a LiveRunSsh. The command runs in JOB_DIR/NAME on the placement's first
+ * host (per_host: on every host, {node_rank} each), with CUDA_VISIBLE_DEVICES the driver's
+ * chosen GPU indices (schedlive_job_template). */
+typedef struct {
+    HostPool *pool; /* machine i of the inventory is host i of the pool */
+    int per_host;
+} LiveRunSsh;
+
+extern const LiveRunOps LIVERUN_SSH;
+
+#endif

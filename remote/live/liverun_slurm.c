@@ -1,0 +1,498 @@
+/* The live driver's runs as Slurm batch jobs: submit, poll, signal, read progress
+ * (remote/live/liverun_slurm.h). */
+#include "remote/live/liverun_slurm.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "core/model/protocol.h"
+
+enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: signal anyway */
+
+struct LiveSlurm {
+    LiveSlurmOptions o;
+    SlurmJobInfoList jobs; /* the last good round */
+    long rounds;
+    int64_t last_round_ms;
+    int active;  /* runs submitted and not seen ended */
+    int outage;  /* rounds failed in a row (the first one is said) */
+    char **ours; /* ids of our runs, for telling foreign jobs apart */
+    size_t n_ours, cap_ours;
+};
+
+typedef struct {
+    LiveSlurm *s;
+    char id[32], label[48];
+    char *out_path;
+    long offset;
+    char partial[4096];
+    size_t plen;
+    int partial_cut;
+    JobProgress progress;
+    long round_at_submit;
+    int ran, ended, stop_asked, term_sent, saved;
+    int script_rc; /* the batch script's exit line: its status; -1 before it */
+    int64_t running_since_ms;
+    char state[24], waiting[96], granted[256], status[300];
+} SlurmRun;
+
+static void say(LiveSlurm *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(LiveSlurm *s, const char *fmt, ...)
+{
+    if (!s->o.log)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    s->o.log(s->o.userdata, line);
+}
+
+LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
+{
+    if (!o->ctl) {
+        error_set(err, "slurm: no controller connection");
+        return NULL;
+    }
+    LiveSlurm *s = calloc(1, sizeof *s);
+    if (!s) {
+        error_set(err, "slurm: out of memory");
+        return NULL;
+    }
+    s->o = *o;
+    if (s->o.poll_s <= 0)
+        s->o.poll_s = 1;
+    s->last_round_ms = -1;
+    return s;
+}
+
+void liveslurm_free(LiveSlurm *s)
+{
+    if (!s)
+        return;
+    slurm_jobinfo_clear(&s->jobs);
+    for (size_t i = 0; i < s->n_ours; i++)
+        free(s->ours[i]);
+    free(s->ours);
+    free(s);
+}
+
+long liveslurm_rounds(const LiveSlurm *s)
+{
+    return s->rounds;
+}
+
+static int is_ours(const LiveSlurm *s, const SlurmJobInfo *j)
+{
+    const char *id = j->het_id[0] ? j->het_id : j->id;
+    for (size_t i = 0; i < s->n_ours; i++)
+        if (strcmp(s->ours[i], id) == 0)
+            return 1;
+    return 0;
+}
+
+size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->jobs.n; i++) {
+        const SlurmJobInfo *j = &s->jobs.v[i];
+        if (strcmp(j->state, "RUNNING") != 0 || is_ours(s, j))
+            continue;
+        if (n < cap) {
+            LiveSlurmForeign *f = &out[n];
+            snprintf(f->id, sizeof f->id, "%s", j->id);
+            snprintf(f->user, sizeof f->user, "%s", j->user);
+            snprintf(f->name, sizeof f->name, "%s", j->name);
+            slurm_jobinfo_where(&j, 1, f->where, sizeof f->where);
+        }
+        n++;
+    }
+    return n;
+}
+
+/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
+ * always, with poll_idle). */
+static void tick(void *ctx, int64_t now)
+{
+    LiveSlurm *s = ctx;
+    /* A controller that does not answer makes each round wait (scontrol gives up after about
+     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
+    double wait_s = s->o.poll_s * (s->outage ? 1 << (s->outage < 4 ? s->outage : 4) : 1);
+    if ((!s->active && !s->o.poll_idle) ||
+        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
+        return;
+    const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
+    char *text = NULL;
+    Error err;
+    SlurmJobInfoList jobs;
+    if (slurm_ctl_run(s->o.ctl, argv, &text, &err) != 0 ||
+        slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
+        free(text);
+        if (!s->outage)
+            say(s,
+                "slurm: the controller did not answer (%s): the jobs keep running, their "
+                "state is read again on the next round (backing off)",
+                err.msg);
+        s->outage++;
+        s->last_round_ms = clock_now_ms(); /* the wait counts from the failure */
+        return;
+    }
+    free(text);
+    if (s->outage)
+        say(s, "slurm: the controller answers again");
+    s->outage = 0;
+    s->last_round_ms = now;
+    slurm_jobinfo_clear(&s->jobs);
+    s->jobs = jobs;
+    s->rounds++;
+}
+
+static int scancel(LiveSlurm *s, const char *id, const char *opt1, const char *opt2, Error *err)
+{
+    const char *argv[6] = {"scancel"};
+    size_t n = 1;
+    if (opt1)
+        argv[n++] = opt1;
+    if (opt2)
+        argv[n++] = opt2;
+    argv[n++] = id;
+    argv[n] = NULL;
+    return slurm_ctl_run(s->o.ctl, argv, NULL, err) == 0 ? 0 : -1;
+}
+
+/* mkdir -p, and the folder's absolute path (the nodes see the same file system). */
+static char *make_dir(const char *job_dir, const char *name, Error *err)
+{
+    char cwd[4096] = "";
+    if (job_dir[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+        error_set(err, "job folder: %s", strerror(errno));
+        return NULL;
+    }
+    char *path = NULL;
+    if (asprintf(&path, "%s%s%s/%s", cwd, cwd[0] ? "/" : "", job_dir, name) < 0) {
+        error_set(err, "job: out of memory");
+        return NULL;
+    }
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p = 0;
+            if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+                error_set(err, "job folder %s: %s", path, strerror(errno));
+                free(path);
+                return NULL;
+            }
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    return path;
+}
+
+static int remember(LiveSlurm *s, const char *id)
+{
+    if (s->n_ours == s->cap_ours) {
+        size_t nc = s->cap_ours ? s->cap_ours * 2 : 16;
+        char **grown = realloc(s->ours, nc * sizeof *grown);
+        if (!grown)
+            return -1;
+        s->ours = grown;
+        s->cap_ours = nc;
+    }
+    if (!(s->ours[s->n_ours] = strdup(id)))
+        return -1;
+    s->n_ours++;
+    return 0;
+}
+
+static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    LiveSlurm *s = ctx;
+    const JobAlloc *a = spec->alloc;
+    char *dir = make_dir(spec->job_dir, spec->name, err);
+    if (!dir)
+        return NULL;
+    char *script = liveslurm_script(spec->command_template, spec->name, a, err);
+    char *script_path = NULL, **argv = NULL, *out = NULL;
+    SlurmRun *r = NULL;
+    int *gpus = calloc(a->n_hosts ? a->n_hosts : 1, sizeof *gpus);
+    if (!script || !gpus || asprintf(&script_path, "%s/tunedeck-job.sbatch", dir) < 0)
+        goto fail;
+    FILE *f = fopen(script_path, "w");
+    if (!f || fputs(script, f) < 0 || fclose(f) != 0) {
+        error_set(err, "%s: cannot write", script_path);
+        goto fail;
+    }
+    for (size_t h = 0; h < a->n_hosts; h++)
+        gpus[h] = a->hosts[h].gpus;
+    argv = liveslurm_sbatch_argv(spec->name, dir, s->o.partition, spec->node_names, gpus,
+                                 a->n_hosts, script_path);
+    if (!argv) {
+        error_set(err, "job: out of memory");
+        goto fail;
+    }
+    if (slurm_ctl_run(s->o.ctl, (const char *const *)argv, &out, err) != 0)
+        goto fail;
+    long id = liveslurm_parse_jobid(out);
+    if (id < 0) {
+        error_set(err, "sbatch --parsable answered '%.60s': expected a job id", out);
+        goto fail;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r || asprintf(&r->out_path, "%s/slurm-%ld.out", dir, id) < 0) {
+        char ids[32];
+        snprintf(ids, sizeof ids, "%ld", id);
+        Error ignored;
+        scancel(s, ids, NULL, NULL, &ignored);
+        error_set(err, "job: out of memory");
+        free(r);
+        r = NULL;
+        goto fail;
+    }
+    r->s = s;
+    r->script_rc = -1;
+    snprintf(r->id, sizeof r->id, "%ld", id);
+    snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
+    r->round_at_submit = s->rounds;
+    remember(s, r->id);
+    s->active++; /* its state comes with the next round: never more than one a poll_s */
+fail:
+    free(dir);
+    free(script);
+    free(script_path);
+    free(gpus);
+    free(out);
+    liveslurm_argv_free(argv);
+    return r;
+}
+
+/* The batch script's last line, "tunedeck-batch-exit JOBID STATUS": this job's, not a line
+ * the job's own output happens to hold. */
+static void exit_line(SlurmRun *r)
+{
+    size_t ml = strlen(LIVESLURM_EXIT_MARK), il = strlen(r->id);
+    const char *p = r->partial;
+    if (r->partial_cut || strncmp(p, LIVESLURM_EXIT_MARK, ml) != 0 ||
+        strncmp(p + ml, r->id, il) != 0 || p[ml + il] != ' ')
+        return;
+    char *end;
+    long rc = strtol(p + ml + il + 1, &end, 10);
+    if (end != p + ml + il + 1 && !*end && rc >= 0 && rc < 256)
+        r->script_rc = (int)rc;
+}
+
+/* The job's protocol lines from its output file, from where the last read stopped. */
+static void read_output(SlurmRun *r)
+{
+    FILE *f = fopen(r->out_path, "r");
+    if (!f)
+        return;
+    if (fseek(f, r->offset, SEEK_SET) == 0) {
+        char buf[8192];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+            r->offset += (long)got;
+            for (size_t i = 0; i < got; i++) {
+                if (buf[i] != '\n') {
+                    if (r->plen < sizeof r->partial - 1)
+                        r->partial[r->plen++] = buf[i];
+                    else
+                        r->partial_cut = 1;
+                    continue;
+                }
+                r->partial[r->plen] = 0;
+                exit_line(r);
+                TrialEvent ev;
+                Error e;
+                if (!r->partial_cut && protocol_parse_line(r->partial, &ev, &e) == 0) {
+                    if (ev.kind == EVENT_PROGRESS) {
+                        r->progress.step = ev.step;
+                        r->progress.epoch = ev.epoch;
+                        r->progress.loss = ev.loss;
+                        r->progress.examples_per_s = ev.examples_per_s;
+                        r->progress.seen++;
+                    }
+                    trial_event_clear(&ev);
+                }
+                r->plen = 0;
+                r->partial_cut = 0;
+            }
+        }
+    }
+    fclose(f);
+}
+
+static void end(SlurmRun *r, const char *status)
+{
+    snprintf(r->status, sizeof r->status, "%s", status);
+    r->ended = 1;
+    r->granted[0] = r->waiting[0] = 0;
+    r->s->active--;
+}
+
+static void step(void *run)
+{
+    SlurmRun *r = run;
+    if (r->ended)
+        return;
+    read_output(r);
+    /* Our own stop: the exit line says how it went at once (the job may still be completing:
+     * Slurm queues what follows). Any other end waits for Slurm's word on it: a job someone
+     * else cancelled checkpoints and exits 0 too, but it is a death (CANCELLED). */
+    if (r->script_rc >= 0 && r->stop_asked) {
+        char st[32];
+        snprintf(st, sizeof st, "exited %d", r->script_rc);
+        r->saved = r->script_rc == 0;
+        r->ran = 1;
+        end(r, st);
+        return;
+    }
+    LiveSlurm *s = r->s;
+    if (s->rounds <= r->round_at_submit)
+        return; /* no round has seen it yet */
+    const SlurmJobInfo *parts[16];
+    size_t n = slurm_jobinfo_components(&s->jobs, r->id, parts, 16);
+    if (n > 16)
+        n = 16;
+    if (n == 0) {
+        end(r, "slurm: the job is gone from the controller");
+        return;
+    }
+    const SlurmJobInfo *j = parts[0];
+    snprintf(r->state, sizeof r->state, "%s", j->state);
+    if (strcmp(j->state, "PENDING") == 0) {
+        /* "None": Slurm's word for a pending job it is about to start */
+        snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
+        return;
+    }
+    r->waiting[0] = 0;
+    if (strcmp(j->state, "RUNNING") == 0) {
+        if (!r->ran)
+            r->running_since_ms = clock_now_ms();
+        r->ran = 1;
+        slurm_jobinfo_where(parts, n, r->granted, sizeof r->granted);
+        if (r->stop_asked && !r->term_sent) { /* it started while its pending cancel flew */
+            Error err;
+            if (scancel(s, r->id, "--signal=TERM", "--full", &err) == 0)
+                r->term_sent = 1;
+        }
+        return;
+    }
+    if (!slurm_jobinfo_ended(j->state))
+        return;     /* CONFIGURING, COMPLETING, SUSPENDED...: not over yet */
+    read_output(r); /* the last lines, written before it ended */
+    char status[300];
+    liveslurm_status_text(j, r->ran, status, sizeof status);
+    /* cancelled by someone else, the job may still have checkpointed and exited 0 */
+    r->saved = strcmp(status, "exited 0") == 0 || r->script_rc == 0;
+    end(r, status);
+}
+
+static int signal_run(void *run, int signo, Error *err)
+{
+    SlurmRun *r = run;
+    if (r->ended)
+        return error_set(err, "%s: not running", r->label);
+    if (signo == SIGKILL)
+        return scancel(r->s, r->id, NULL, NULL, err);
+    if (signo != SIGTERM)
+        return error_set(err, "%s: only SIGTERM and SIGKILL are sent", r->label);
+    r->stop_asked = 1;
+    if (r->ran) {
+        if (scancel(r->s, r->id, "--signal=TERM", "--full", err) < 0)
+            return -1;
+        r->term_sent = 1;
+        return 0;
+    }
+    /* Pending: nothing to checkpoint. --state=PENDING leaves it alone if it started since
+     * the last round; the next round then sees it running and sends the TERM. */
+    Error ignored;
+    scancel(r->s, r->id, "--state=PENDING", NULL, &ignored);
+    return 0;
+}
+
+static int running(const void *run)
+{
+    return !((const SlurmRun *)run)->ended;
+}
+
+static int ready(const void *run)
+{
+    const SlurmRun *r = run;
+    return !r->ran || r->progress.seen > 0 || clock_now_ms() - r->running_since_ms > READY_AFTER_MS;
+}
+
+static const JobProgress *progress(const void *run)
+{
+    return &((const SlurmRun *)run)->progress;
+}
+
+static const char *status(const void *run)
+{
+    return ((const SlurmRun *)run)->status;
+}
+
+static int rank0_saved(const void *run)
+{
+    return ((const SlurmRun *)run)->saved;
+}
+
+static size_t size(const void *run)
+{
+    (void)run;
+    return 1;
+}
+
+static const char *label(const void *run)
+{
+    return ((const SlurmRun *)run)->label;
+}
+
+static const char *granted(const void *run)
+{
+    return ((const SlurmRun *)run)->granted;
+}
+
+static const char *waiting(const void *run)
+{
+    return ((const SlurmRun *)run)->waiting;
+}
+
+static void free_run(void *run)
+{
+    SlurmRun *r = run;
+    if (!r)
+        return;
+    if (!r->ended) { /* nothing is left behind: the job is cancelled */
+        Error err;
+        scancel(r->s, r->id, NULL, NULL, &err);
+        r->s->active--;
+    }
+    free(r->out_path);
+    free(r);
+}
+
+const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
+                                  .start = start,
+                                  .signal = signal_run,
+                                  .step = step,
+                                  .running = running,
+                                  .ready = ready,
+                                  .progress = progress,
+                                  .status = status,
+                                  .rank0_saved = rank0_saved,
+                                  .size = size,
+                                  .label = label,
+                                  .granted = granted,
+                                  .waiting = waiting,
+                                  .tick = tick,
+                                  .free = free_run};

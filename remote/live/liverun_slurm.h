@@ -1,0 +1,81 @@
+/* The live driver's runs as Slurm batch jobs (remote/live/liverun.h, docs/slurm.md): a start
+ * is `sbatch` on the scheduler's nodes with --gres=gpu:G per node (a heterogeneous job when
+ * the nodes' counts differ), a stop `scancel --signal=TERM --full` (the batch script's
+ * children checkpoint and exit 0, so the job is COMPLETED), the job's progress lines are read
+ * from its output file (tunedeck runs on the login node: the folder is on the shared file
+ * system). One `scontrol show -d job` round a second at most, whatever the number of jobs,
+ * gives every job's state, pending reason and the GPU indices Slurm granted, and other
+ * users' jobs for the console's GPU grid. */
+#ifndef TUNEDECK_LIVERUN_SLURM_H
+#define TUNEDECK_LIVERUN_SLURM_H
+
+#include <cJSON.h>
+#include <stdint.h>
+
+#include "remote/live/liverun.h"
+#include "remote/slurm/slurm_ctl.h"
+#include "remote/slurm/slurm_jobinfo.h"
+
+typedef struct LiveSlurm LiveSlurm;
+
+typedef struct {
+    SlurmCtl *ctl;         /* commands run here (a login node is refused for live mode) */
+    const char *partition; /* NULL or "": Slurm's default */
+    double poll_s;         /* at least this between two scontrol rounds; default 1 */
+    int poll_idle;         /* poll while no run is submitted too (the console's grid of
+                              other jobs); else only while one is */
+    void (*log)(void *userdata, const char *line); /* controller trouble, once per outage */
+    void *userdata;
+} LiveSlurmOptions;
+
+/* The live scheduler's inventory from an inventory object, whichever its backend: a plain
+ * one (cluster_from_json; *ctl and *ls NULL), or "backend": "slurm": the controller's nodes,
+ * the job command checked for Slurm (liveslurm_check), a "login" refused with advice, and
+ * *ls the runs' backend (o gives the log and poll settings; ctl and partition are the
+ * inventory's). The caller frees *ls, then *ctl, then *cl. (liverun_slurm_open.c) */
+int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions *o, Cluster **cl,
+                   SlurmCtl **ctl, LiveSlurm **ls, Error *err);
+
+/* ctx of LIVERUN_SLURM; the SlurmCtl must outlive it. */
+LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err);
+void liveslurm_free(LiveSlurm *s);
+extern const LiveRunOps LIVERUN_SLURM;
+
+/* scontrol rounds so far (each one controller call; slurm_ctl_calls counts sbatch and
+ * scancel too). */
+long liveslurm_rounds(const LiveSlurm *s);
+
+/* A running job that is not one of ours, from the last round: for the console's GPU grid. */
+typedef struct {
+    char id[32], user[64], name[128];
+    char where[256]; /* "n3:0+1,n4:2" */
+} LiveSlurmForeign;
+/* Writes up to cap of them; returns how many there are. */
+size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap);
+
+/* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
+
+/* A job_command Slurm can run: {gpu_ids} is refused (Slurm picks the GPUs and sets
+ * CUDA_VISIBLE_DEVICES), and so is "job_launch": "per-host" (the command runs once, on the
+ * allocation's first node). err says why and what to do. */
+int liveslurm_check(const char *template_text, int per_host, Error *err);
+/* The line the batch script prints last: LIVESLURM_EXIT_MARK JOBID STATUS. */
+#define LIVESLURM_EXIT_MARK "tunedeck-batch-exit "
+/* The batch script: trap TERM (the shell waits for the job's checkpoint and exits with its
+ * status), TUNEDECK_JOB, the hostfile, then the job's command with its placeholders filled
+ * (jobctl_command), then the exit line with the command's status. Caller frees. */
+char *liveslurm_script(const char *template_text, const char *name, const JobAlloc *a, Error *err);
+/* sbatch's arguments for the placement (names[i] with gpus[i] GPUs): one component per
+ * distinct GPU count, in the order the counts first appear, ':' between them; then the
+ * script's path. NULL-terminated, each string malloc'd (free with liveslurm_argv_free). */
+char **liveslurm_sbatch_argv(const char *name, const char *dir, const char *partition,
+                             const char *const *names, const int *gpus, size_t n,
+                             const char *script_path);
+void liveslurm_argv_free(char **argv);
+/* The job id in `sbatch --parsable`'s answer ("12" or "12;cluster"); -1 when none. */
+long liveslurm_parse_jobid(const char *out);
+/* The run's end in the driver's words: "exited 0" (COMPLETED), "exited 3", "killed by
+ * SIGKILL", "cancelled while pending", "slurm: TIMEOUT (TimeLimit)"... */
+void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,160 @@
+/* What the Slurm backend of the live driver says to Slurm, and how it reads Slurm's answer:
+ * the template check, the batch script, sbatch's arguments, the job id, the end in the
+ * driver's words (remote/live/liverun_slurm.h). Pure. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/live/liverun_slurm.h"
+#include "remote/ssh/shquote.h"
+
+int liveslurm_check(const char *t, int per_host, Error *err)
+{
+    if (per_host)
+        return error_set(err, "\"job_launch\": \"per-host\" is not supported on Slurm: the job "
+                              "command runs once, on the allocation's first node (start the "
+                              "ranks with srun inside it, or leave job_launch out)");
+    if (strstr(t, "{gpu_ids}"))
+        return error_set(err, "job_command: {gpu_ids} cannot be known on Slurm before it grants "
+                              "the GPUs: the job reads CUDA_VISIBLE_DEVICES, which Slurm sets");
+    return 0;
+}
+
+char *liveslurm_script(const char *t, const char *name, const JobAlloc *a, Error *err)
+{
+    char *b = NULL;
+    size_t len = 0;
+    /* The batch shell survives `scancel --signal=TERM --full` (trap), waits for the job to
+     * write its checkpoint, and exits with its status: exit 0 makes the job COMPLETED. */
+    int rc =
+        shquote_append_raw(&b, &len, "#!/bin/sh\n# tunedeck live job\ntrap : TERM\nTUNEDECK_JOB=");
+    if (rc == 0)
+        rc = shquote_append(&b, &len, name);
+    if (rc == 0)
+        rc = shquote_append_raw(&b, &len,
+                                "\nexport TUNEDECK_JOB\n"
+                                "printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE "\n");
+    if (rc == 0)
+        rc = shquote_append_raw(&b, &len, t);
+    /* The end, said in the output file the driver reads anyway: it learns the exit status
+     * at once instead of from the next scontrol round (a resize restarts sooner). */
+    if (rc == 0)
+        rc = shquote_append_raw(&b, &len,
+                                "\ntunedeck_rc=$?\nprintf '\\n" LIVESLURM_EXIT_MARK
+                                "%s %d\\n' \"$SLURM_JOB_ID\" \"$tunedeck_rc\"\n"
+                                "exit \"$tunedeck_rc\"\n");
+    if (rc < 0) {
+        free(b);
+        error_set(err, "job: out of memory");
+        return NULL;
+    }
+    char *script = jobctl_command(b, a, err);
+    free(b);
+    return script;
+}
+
+static int push(char ***v, size_t *n, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int push(char ***v, size_t *n, size_t *cap, const char *fmt, ...)
+{
+    if (*n + 2 > *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        char **grown = realloc(*v, nc * sizeof *grown);
+        if (!grown)
+            return -1;
+        *v = grown;
+        *cap = nc;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&(*v)[*n], fmt, ap);
+    va_end(ap);
+    if (rc < 0)
+        return -1;
+    (*v)[++*n] = NULL;
+    return 0;
+}
+
+char **liveslurm_sbatch_argv(const char *name, const char *dir, const char *partition,
+                             const char *const *names, const int *gpus, size_t n,
+                             const char *script_path)
+{
+    char **v = NULL;
+    size_t len = 0, cap = 0;
+    int rc = push(&v, &len, &cap, "sbatch");
+    rc |= push(&v, &len, &cap, "--parsable");
+    rc |= push(&v, &len, &cap, "--job-name=tunedeck-live-%s", name);
+    rc |= push(&v, &len, &cap, "--chdir=%s", dir);
+    rc |= push(&v, &len, &cap, "--output=%s/slurm-%%j.out", dir);
+    /* One component per distinct GPU count: --gres is per node, so nodes that hold
+     * different counts of the job cannot share one (docs/slurm.md: --gpus=N lets Slurm
+     * split the total its own way). */
+    unsigned char *done = calloc(n ? n : 1, 1);
+    if (!done)
+        rc = -1;
+    size_t comps = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (done[i])
+            continue;
+        if (comps++)
+            rc |= push(&v, &len, &cap, ":");
+        char *list = NULL;
+        size_t ll = 0, k = 0;
+        for (size_t m = i; m < n; m++) {
+            if (done[m] || gpus[m] != gpus[i])
+                continue;
+            done[m] = 1;
+            k++;
+            rc |= shquote_append_raw(&list, &ll, ll ? "," : "");
+            rc |= shquote_append_raw(&list, &ll, names[m]);
+        }
+        if (partition && partition[0])
+            rc |= push(&v, &len, &cap, "--partition=%s", partition);
+        rc |= push(&v, &len, &cap, "--nodes=%zu", k);
+        rc |= push(&v, &len, &cap, "--nodelist=%s", list ? list : "");
+        rc |= push(&v, &len, &cap, "--gres=gpu:%d", gpus[i]);
+        free(list);
+    }
+    free(done);
+    rc |= push(&v, &len, &cap, "%s", script_path);
+    if (rc) {
+        liveslurm_argv_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+void liveslurm_argv_free(char **argv)
+{
+    for (size_t i = 0; argv && argv[i]; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+long liveslurm_parse_jobid(const char *out)
+{
+    while (*out == ' ' || *out == '\n')
+        out++;
+    long id = 0;
+    int digits = 0;
+    for (; *out >= '0' && *out <= '9' && digits < 12; out++, digits++)
+        id = id * 10 + (*out - '0');
+    if (!digits || !(*out == 0 || *out == ';' || *out == '\n' || *out == '\r'))
+        return -1;
+    return id;
+}
+
+void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap)
+{
+    const char *sig = j->exit_signal > 0 ? sigabbrev_np(j->exit_signal) : NULL;
+    if (strcmp(j->state, "COMPLETED") == 0 || (strcmp(j->state, "FAILED") == 0 && !j->exit_signal))
+        snprintf(out, cap, "exited %d", j->exit_code);
+    else if (strcmp(j->state, "FAILED") == 0)
+        snprintf(out, cap, "killed by SIG%s", sig ? sig : "?");
+    else if (strcmp(j->state, "CANCELLED") == 0 && !ran)
+        snprintf(out, cap, "cancelled while pending");
+    else
+        snprintf(out, cap, "slurm: %s (%s)", j->state, j->reason[0] ? j->reason : "no reason");
+}

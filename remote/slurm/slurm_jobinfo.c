@@ -1,0 +1,360 @@
+/* Parsing `scontrol show -d job` (remote/slurm/slurm_jobinfo.h). */
+#include "remote/slurm/slurm_jobinfo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model/hostrange.h"
+
+static void copy_n(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, s, n);
+    dst[n] = 0;
+}
+
+/* The value of `key=` among the line's space-separated words, as (start, length); NULL when
+ * the key is not there. A key matches only at the start of a word, so "NodeList=" never
+ * matches "ReqNodeList=". */
+static const char *word_value(const char *line, size_t len, const char *key, size_t *vlen)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i + kl <= len; i++) {
+        if ((i == 0 || line[i - 1] == ' ') && memcmp(line + i, key, kl) == 0) {
+            size_t e = i + kl;
+            while (e < len && line[e] != ' ')
+                e++;
+            *vlen = e - i - kl;
+            return line + i + kl;
+        }
+    }
+    return NULL;
+}
+
+static void take(const char *line, size_t len, const char *key, char *dst, size_t cap)
+{
+    size_t vl;
+    const char *v = word_value(line, len, key, &vl);
+    if (v)
+        copy_n(dst, cap, v, vl);
+}
+
+/* "0-1,3" (up to the closing ')') into bits; -1 on anything else. */
+static int parse_idx(const char *s, size_t len, uint64_t *mask)
+{
+    size_t i = 0;
+    while (i < len) {
+        long a = 0, b;
+        size_t d = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9' && d < 6)
+            a = a * 10 + (s[i++] - '0'), d++;
+        if (!d)
+            return -1;
+        b = a;
+        if (i < len && s[i] == '-') {
+            i++;
+            b = 0, d = 0;
+            while (i < len && s[i] >= '0' && s[i] <= '9' && d < 6)
+                b = b * 10 + (s[i++] - '0'), d++;
+            if (!d || b < a)
+                return -1;
+        }
+        if (b >= SLURM_JOBINFO_MAX_GPU_INDEX)
+            return -1;
+        for (long k = a; k <= b; k++)
+            *mask |= (uint64_t)1 << k;
+        if (i < len && s[i] != ',')
+            return -1;
+        i++;
+    }
+    return 0;
+}
+
+/* The GPU indices of a detail line's GRES value: "gpu:v100:2(IDX:0-1)", several items
+ * separated by ',' outside the parentheses, only the gpu ones counted. */
+static int gres_gpu_idx(const char *v, size_t len, uint64_t *mask)
+{
+    *mask = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t start = i;
+        int depth = 0;
+        while (i < len && (depth || v[i] != ',')) {
+            depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
+            i++;
+        }
+        const char *item = v + start;
+        size_t il = i - start;
+        const char *idx = il > 3 ? memchr(item, '(', il) : NULL;
+        if (il >= 3 && memcmp(item, "gpu", 3) == 0 &&
+            (il == 3 || item[3] == ':' || item[3] == '(') && idx) {
+            const char *in = idx + 1;
+            size_t rest = il - (size_t)(in - item);
+            if (rest > 4 && memcmp(in, "IDX:", 4) == 0) {
+                const char *close = memchr(in, ')', rest);
+                if (!close || parse_idx(in + 4, (size_t)(close - in - 4), mask) < 0)
+                    return -1;
+            }
+        }
+        i++; /* the ',' */
+    }
+    return 0;
+}
+
+/* Expands a Slurm node list ("n[1-2],gpu07") into names: top-level commas separate
+ * patterns, each one a bracket host range. */
+static int expand_nodes(const char *list, size_t len, char ***names, size_t *n, Error *err)
+{
+    *names = NULL;
+    *n = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t start = i;
+        int depth = 0;
+        while (i < len && (depth || list[i] != ',')) {
+            depth += list[i] == '[' ? 1 : list[i] == ']' ? -1 : 0;
+            i++;
+        }
+        char pat[512];
+        if (i - start == 0 || i - start >= sizeof pat) {
+            hostrange_free(*names, *n);
+            return error_set(err, "expected node names, found '%.*s'", (int)(len > 80 ? 80 : len),
+                             list);
+        }
+        copy_n(pat, sizeof pat, list + start, i - start);
+        char **part;
+        size_t np;
+        if (hostrange_expand(pat, &part, &np, err) < 0) {
+            hostrange_free(*names, *n);
+            return -1;
+        }
+        if (*n + np > SLURM_JOBINFO_MAX_NODES) {
+            hostrange_free(part, np);
+            hostrange_free(*names, *n);
+            return error_set(err, "more than %d nodes in '%.40s'", SLURM_JOBINFO_MAX_NODES, list);
+        }
+        char **grown = realloc(*names, (*n + np) * sizeof *grown);
+        if (!grown) {
+            hostrange_free(part, np);
+            hostrange_free(*names, *n);
+            return error_set(err, "out of memory");
+        }
+        *names = grown;
+        memcpy(grown + *n, part, np * sizeof *part);
+        *n += np;
+        free(part); /* the names now belong to *names */
+        i++;
+    }
+    return 0;
+}
+
+static int detail_line(SlurmJobInfo *j, const char *line, size_t len, Error *err)
+{
+    size_t nl, gl;
+    const char *nodes = word_value(line, len, "Nodes=", &nl);
+    const char *gres = word_value(line, len, "GRES=", &gl);
+    uint64_t mask = 0;
+    if (gres && gres_gpu_idx(gres, gl, &mask) < 0)
+        return error_set(err, "GRES '%.*s': expected gpu[:TYPE]:N(IDX:a-b,c)", (int)gl, gres);
+    char **names;
+    size_t n;
+    if (!nodes || expand_nodes(nodes, nl, &names, &n, err) < 0)
+        return nodes ? -1 : error_set(err, "expected Nodes=LIST");
+    if (j->n_nodes + n > SLURM_JOBINFO_MAX_NODES) {
+        hostrange_free(names, n);
+        return error_set(err, "more than %d nodes", SLURM_JOBINFO_MAX_NODES);
+    }
+    SlurmJobNode *grown = realloc(j->nodes, (j->n_nodes + n + 1) * sizeof *grown);
+    if (!grown) {
+        hostrange_free(names, n);
+        return error_set(err, "out of memory");
+    }
+    j->nodes = grown;
+    for (size_t k = 0; k < n; k++) {
+        SlurmJobNode *d = &j->nodes[j->n_nodes++];
+        snprintf(d->node, sizeof d->node, "%s", names[k]);
+        d->gpu_idx = mask;
+    }
+    hostrange_free(names, n);
+    return 0;
+}
+
+/* One line of a record (leading blanks already skipped). */
+static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err)
+{
+    size_t vl;
+    const char *v;
+    if (len >= 6 && memcmp(line, "Nodes=", 6) == 0)
+        return detail_line(j, line, len, err);
+    if ((v = word_value(line, len, "JobId=", &vl))) {
+        copy_n(j->id, sizeof j->id, v, vl);
+        take(line, len, "HetJobId=", j->het_id, sizeof j->het_id);
+        char off[16] = "";
+        take(line, len, "HetJobOffset=", off, sizeof off);
+        j->het_offset = atoi(off);
+        /* the name is the rest of the line: it may hold spaces */
+        const char *name = strstr(line, " JobName=");
+        if (name && (size_t)(name - line) < len) {
+            name += strlen(" JobName=");
+            copy_n(j->name, sizeof j->name, name, len - (size_t)(name - line));
+        }
+        return 0;
+    }
+    if ((v = word_value(line, len, "UserId=", &vl))) {
+        const char *paren = memchr(v, '(', vl);
+        copy_n(j->user, sizeof j->user, v, paren ? (size_t)(paren - v) : vl);
+    }
+    take(line, len, "JobState=", j->state, sizeof j->state);
+    take(line, len, "Reason=", j->reason, sizeof j->reason);
+    take(line, len, "NodeList=", j->nodelist, sizeof j->nodelist);
+    if ((v = word_value(line, len, "ExitCode=", &vl))) {
+        char code[32];
+        copy_n(code, sizeof code, v, vl);
+        if (sscanf(code, "%d:%d", &j->exit_code, &j->exit_signal) != 2)
+            return error_set(err, "ExitCode '%s': expected CODE:SIGNAL", code);
+    }
+    return 0;
+}
+
+static int record_done(SlurmJobInfo *j, size_t line_no, Error *err)
+{
+    if (!j->id[0] || !j->state[0])
+        return error_set(
+            err, "the job record ending at line %zu: expected JobId= and JobState=", line_no);
+    return 0;
+}
+
+int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = 0, line_no = 0;
+    SlurmJobInfo *cur = NULL;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        const char *line = p;
+        p += len + (eol ? 1 : 0);
+        line_no++;
+        while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+            len--;
+        int indented = len && (line[0] == ' ' || line[0] == '\t');
+        while (len && (line[0] == ' ' || line[0] == '\t'))
+            line++, len--;
+        if (!len)
+            continue;
+        if (!indented && len >= 6 && memcmp(line, "JobId=", 6) == 0) {
+            if (cur && record_done(cur, line_no - 1, err) < 0)
+                goto bad;
+            if (out->n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                SlurmJobInfo *grown = realloc(out->v, nc * sizeof *grown);
+                if (!grown) {
+                    error_set(err, "out of memory");
+                    goto bad;
+                }
+                out->v = grown;
+                cap = nc;
+            }
+            cur = &out->v[out->n++];
+            memset(cur, 0, sizeof *cur);
+        } else if (!cur) {
+            if (len >= 21 && memcmp(line, "No jobs in the system", 21) == 0)
+                continue;
+            error_set(err, "line %zu: expected a record starting with JobId=", line_no);
+            goto bad;
+        }
+        if (record_line(cur, line, len, err) < 0) {
+            error_prefix(err, "line %zu", line_no);
+            goto bad;
+        }
+    }
+    if (cur && record_done(cur, line_no, err) < 0)
+        goto bad;
+    return 0;
+bad:
+    error_prefix(err, "%s", source);
+    error_mark(err, ERROR_INPUT);
+    slurm_jobinfo_clear(out);
+    return -1;
+}
+
+void slurm_jobinfo_clear(SlurmJobInfoList *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].nodes);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].id, id) == 0)
+            return &l->v[i];
+    return NULL;
+}
+
+size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id, const SlurmJobInfo **out,
+                                size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const SlurmJobInfo *j = &l->v[i];
+        int mine = j->het_id[0] ? strcmp(j->het_id, id) == 0 : strcmp(j->id, id) == 0;
+        if (mine) {
+            if (n < cap)
+                out[n] = j;
+            n++;
+        }
+    }
+    return n;
+}
+
+void slurm_jobinfo_where(const SlurmJobInfo *const *parts, size_t n, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t p = 0; p < n; p++) {
+        for (size_t k = 0; k < parts[p]->n_nodes; k++) {
+            const SlurmJobNode *d = &parts[p]->nodes[k];
+            if (!d->gpu_idx)
+                continue;
+            int w = snprintf(out + len, cap - len, "%s%s:", len ? "," : "", d->node);
+            if (w < 0 || (size_t)w >= cap - len)
+                goto full;
+            len += (size_t)w;
+            int first = 1;
+            for (int g = 0; g < SLURM_JOBINFO_MAX_GPU_INDEX; g++) {
+                if (!(d->gpu_idx >> g & 1))
+                    continue;
+                w = snprintf(out + len, cap - len, "%s%d", first ? "" : "+", g);
+                if (w < 0 || (size_t)w >= cap - len)
+                    goto full;
+                len += (size_t)w;
+                first = 0;
+            }
+        }
+    }
+    return;
+full: /* cut at the last whole node */
+    out[cap - 1] = 0;
+    char *comma = strrchr(out, ',');
+    if (comma)
+        *comma = 0;
+    else
+        out[0] = 0;
+}
+
+int slurm_jobinfo_ended(const char *state)
+{
+    static const char *const ENDED[] = {"COMPLETED",     "FAILED",       "CANCELLED", "TIMEOUT",
+                                        "NODE_FAIL",     "PREEMPTED",    "BOOT_FAIL", "DEADLINE",
+                                        "OUT_OF_MEMORY", "SPECIAL_EXIT", "REVOKED"};
+    for (size_t i = 0; i < sizeof ENDED / sizeof *ENDED; i++)
+        if (strcmp(state, ENDED[i]) == 0)
+            return 1;
+    return 0;
+}

@@ -1,0 +1,64 @@
+/* Slurm's jobs as `scontrol show -d job` prints them (every job in one call, or one job),
+ * parsed without running anything (tested on captured output, fuzzed): each job's id,
+ * heterogeneous-job component, name, user, state and reason, exit code, and, from the
+ * detail lines (`Nodes=n3 CPU_IDs=0-1 Mem=0 GRES=gpu:v100:2(IDX:0-1)`), the GPU indices
+ * Slurm granted on each node. The one source the live scheduler on Slurm reads a job's
+ * placement and end from, and the console's GPU grid other users' jobs. */
+#ifndef TUNEDECK_SLURM_JOBINFO_H
+#define TUNEDECK_SLURM_JOBINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/error.h"
+
+enum {
+    SLURM_JOBINFO_MAX_GPU_INDEX = 64, /* indices 0..63: one bit each */
+    SLURM_JOBINFO_MAX_NODES = 4096    /* of one job (a node list that expands further is refused) */
+};
+
+typedef struct {
+    char node[64];
+    uint64_t gpu_idx; /* bit i: GPU index i of the node is the job's */
+} SlurmJobNode;
+
+typedef struct {
+    char id[32];     /* JobId */
+    char het_id[32]; /* HetJobId: the heterogeneous job this is a component of; "" if none */
+    int het_offset;  /* HetJobOffset */
+    char name[128];  /* JobName (may hold spaces) */
+    char user[64];   /* UserId without "(uid)" */
+    char state[24];  /* PENDING, RUNNING, COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL... */
+    char reason[96]; /* Slurm's reason: Resources, Priority, None... */
+    int exit_code;   /* ExitCode=C:S */
+    int exit_signal;
+    char nodelist[256];
+    SlurmJobNode *nodes; /* the detail lines, expanded one per node (none while pending) */
+    size_t n_nodes;
+} SlurmJobInfo;
+
+typedef struct {
+    SlurmJobInfo *v;
+    size_t n;
+} SlurmJobInfoList;
+
+/* Parses `scontrol show -d job [ID]` output; "No jobs in the system" is an empty list. A
+ * record without JobId or JobState is refused (err names the source and the line). */
+int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *out, Error *err);
+void slurm_jobinfo_clear(SlurmJobInfoList *l);
+
+/* The record whose JobId is id, or NULL. */
+const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id);
+/* The job's component records: the record of id and, for a heterogeneous job, every record
+ * whose HetJobId is id. Writes up to cap pointers, returns how many there are. */
+size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id, const SlurmJobInfo **out,
+                                size_t cap);
+
+/* "n3:0+1,n4:0" from the detail lines of the given components (the console's GPU grid
+ * format, schedlive.h); "" when Slurm has granted nothing yet. */
+void slurm_jobinfo_where(const SlurmJobInfo *const *parts, size_t n, char *out, size_t cap);
+/* A state that will not change any more (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
+ * PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE). */
+int slurm_jobinfo_ended(const char *state);
+
+#endif

@@ -1,0 +1,246 @@
+#!/bin/sh
+# The live scheduler on Slurm (`schedule --live --slurm`), against the private Slurm 22.05 of
+# tests/slurm-harness.sh (n1,n2: gpu:t4:2; n3,n4: gpu:v100:4), with tunedeck-worker in job
+# mode as the job command (it checkpoints on SIGTERM and resumes at any size). Time runs 30x.
+#
+# 1. Partition t4 (4 GPUs), tests/fixtures/slurm-live-workload.csv, doubling: at t=240 s
+#    `new` shrinks 2 -> 1 GPU (scancel --signal=TERM, checkpoint, resubmission with {resume})
+#    while `third` starts beside it on n2, and at t=360 s `new` grows back to 2. Each resumed
+#    run continues from its checkpoint's step; the GPUs are the ones Slurm granted, read back
+#    from scontrol (two jobs on n2 hold different indices).
+# 2. Every node, tests/fixtures/schedlive-workload.csv: j0 grows 4 -> 8 GPUs over n1, n2, n3
+#    (a heterogeneous job: the nodes hold 2, 2 and 4 of it); a job scancelled behind the
+#    scheduler's back is a death with Slurm's reason and is resubmitted; SIGINT ends the run
+#    with every job checkpointed.
+# 3. An inventory with "backend": "slurm" given to --cluster; another user's running job is
+#    listed with the GPU Slurm gave it (for the console's grid).
+# 4. slurmctld stopped for 10 s under a running job: said once, the rounds back off, the
+#    job runs on and is checkpointed at the end.
+# After each run: no Slurm job (squeue) and no job process left. The trap stops every
+# daemon and job it started.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
+    echo "slurm_live: slurm-wlm and munge are not installed (make deps)" >&2
+    exit 1
+fi
+T="$(mktemp -d /tmp/tunedeck-slurm-live.XXXXXX)"
+[ -d "$T" ] || exit 1
+. "$here/slurm-harness.sh"
+mark="sll$$"
+LIVE_PID=""
+cleanup() {
+    [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null
+    slurm_stop_all
+    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    [ -n "${KEEP:-}" ] || rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; }
+}
+trap cleanup EXIT INT TERM
+unset SLURM_JOB_ID
+export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$T/state}"
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+
+slurm_init "$T/s"
+if ! slurm_start; then
+    echo "slurm_live: the harness did not start" >&2
+    exit 1
+fi
+job="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark \
+--resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
+
+# Waits up to 10 s for the queue to empty and the jobs' processes to end.
+settle() {
+    n=0
+    while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "ckpt-$mark" > /dev/null; }; do
+        sleep 0.2; n=$((n + 1))
+    done
+}
+
+echo "shrink and grow through checkpoint and resubmission"
+"$bin" schedule --live --slurm --partition t4 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
+    --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 15 \
+    --status-every 0 --job-dir "$T/jobs" > "$T/out1" 2> "$T/err1"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && python3 - "$T/out1" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what, start=0):
+    m = re.compile(pat, re.M).search(out, start)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+need(r"slurm: 2 nodes from the controller", "the t4 partition's nodes")
+need(r"decision t=240s: resize new 2 -> 1 GPUs on n2:1", "the shrink decision")
+s1 = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed")
+saved1 = int(s1.group(1))
+m = need(r"new: run 2 on n2 \(1 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+         "new resumed at 1 GPU", s1.end())
+assert int(m.group(1)) == saved1 + 1 == int(m.group(2)) + 1, (m.group(0), saved1)
+# placement read back from scontrol: new and third share n2 on different GPU indices
+g_new = need(r"new: Slurm job \d+ running on n2:(\d) \(the GPUs", "new's granted GPU", s1.end())
+g_third = need(r"third: Slurm job \d+ running on n2:(\d) \(the GPUs", "third's granted GPU")
+assert g_new.group(1) != g_third.group(1), (g_new.group(0), g_third.group(0))
+need(r"decision t=360s: resize new 1 -> 2 GPUs on n2:2", "the grow decision")
+s2 = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed again",
+          m.end())
+m2 = need(r"new: run 3 on n2 \(2 GPUs\) resumed at step (\d+)", "new resumed at 2 GPUs", s2.end())
+assert int(m2.group(1)) == int(s2.group(1)) + 1, (m2.group(0), s2.group(0))
+need(r"new: Slurm job \d+ running on n2:0\+1 \(the GPUs", "both of n2's GPUs granted", s2.end())
+rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(big|new|third) ", l)}
+assert set(rows) == {"big", "new", "third"}, rows
+assert int(rows["new"][4]) == 2, rows["new"]  # two resizes
+for r in rows.values():
+    assert r[-2:] == ["exited", "0"], r
+calls = need(r"slurm: (\d+) controller calls \((\d+) scontrol rounds\)", "call count")
+wall = float(need(r"live run over after ([\d.]+) s wall", "wall").group(1))
+assert int(calls.group(2)) <= wall + 2, (calls.group(0), wall)  # a round a second at most
+print("new: 2 -> 1 GPU at step %d, 1 -> 2 at step %s; GPUs n2:%s and n2:%s; %s" %
+      (saved1, s2.group(1), g_new.group(1), g_third.group(1), calls.group(0)))
+PY
+then pass "a job shrinks and grows through checkpoint and resubmission, on the GPUs Slurm granted"
+else fail "shrink and grow (exit $rc)"; fi
+if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left"
+else fail "left: queue '$queue', $left processes"; fi
+
+echo "a heterogeneous grow, a death, Ctrl-C"
+"$bin" schedule --live --slurm --workload "$root/tests/fixtures/schedlive-workload.csv" \
+    --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 60 \
+    --status-every 0 --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 150 ] && ! grep -q "j0: Slurm job [0-9]* running on n1:0+1,n2:0+1,n3:" "$T/out2" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+victim=$(squeue -h -n tunedeck-live-j2 -o %i | head -1)
+[ -n "$victim" ] && scancel "$victim"
+n=0
+while [ $n -lt 100 ] && ! grep -q "j2: run 2 " "$T/out2" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+sleep 0.5
+kill -INT "$LIVE_PID"
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 130 ] && [ -n "$victim" ] && python3 - "$T/out2" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what):
+    m = re.search(pat, out, re.M)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+need(r"decision t=180s: resize j0 4 -> 8 GPUs on n1:2,n2:2,n3:4", "the grow decision")
+saved = int(need(r"j0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "j0 checkpoint").group(1))
+m = need(r"j0: run 2 on n1 \(8 GPUs\) resumed at step (\d+)", "j0 resumed at 8 GPUs")
+assert int(m.group(1)) == saved + 1, (m.group(0), saved)
+need(r"j0: Slurm job \d+ running on n1:0\+1,n2:0\+1,n3:0\+1\+2\+3 \(the GPUs", "the heterogeneous job's GPUs")
+need(r"j2: died unexpectedly at step \d+ \(slurm: CANCELLED[^)]*\)\): restarting", "the death, Slurm's reason")
+need(r"j2: run 2 on n\d", "j2 resubmitted")
+need(r"live run over after [\d.]+ s wall, \d+ s simulated \(interrupted\)", "interrupted")
+for j in ("j0", "j2"):
+    end = need(r"%s: end of the run: checkpoint and stop" % j, j + " stopped at the end")
+    assert re.compile(r"%s: stopped at step \d+ \(epoch [\d.]+\), checkpoint written" % j).search(
+        out, end.end()), j + " checkpointed at the end"
+print("j0 grew to 8 GPUs over three nodes at step %d" % saved)
+PY
+then pass "a grow over nodes of different sizes, a death with Slurm's reason, Ctrl-C checkpoints all"
+else fail "heterogeneous grow, death, Ctrl-C (exit $rc, victim '$victim')"; fi
+if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left after Ctrl-C"
+else fail "left after Ctrl-C: queue '$queue', $left processes"; fi
+
+echo "an inventory with \"backend\": \"slurm\", another user's job on the grid"
+python3 - "$T/inv.json" "$job" <<'PY'
+import json, sys
+json.dump({"name": "tdtest", "backend": "slurm", "partition": "t4", "job_command": sys.argv[2]},
+          open(sys.argv[1], "w"))
+PY
+printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
+other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
+n=0
+while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 4 --status-every 1 --job-dir "$T/jobs3" \
+    > "$T/out3" 2> "$T/err3"
+rc=$?
+scancel "$other"
+settle
+queue="$(squeue -h)"
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && python3 - "$T/out3" "$other" <<'PY'
+import re, sys
+out, other = open(sys.argv[1]).read(), sys.argv[2]
+assert "slurm: 2 nodes from the controller" in out, "the t4 partition from the inventory"
+assert re.search(r"solo: Slurm job \d+ running on n1:0\+1 \(the GPUs", out), "solo on n1"
+m = re.search(r"other job %s \(root, other\) on n2:(\d)$" % other, out, re.M)
+assert m, "the other user's job and its GPU"
+assert re.search(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", out)
+print("solo on n1:0+1 beside job %s on n2:%s" % (other, m.group(1)))
+PY
+then pass "an inventory that says \"backend\": \"slurm\"; other jobs are listed with their GPUs"
+else fail "slurm inventory (exit $rc, queue '$queue')"; fi
+
+echo "a controller that goes away"
+# Time x1: no decision falls in the outage (a start or resize then would fail the job).
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 1 --duration 28 --status-every 0 --job-dir "$T/jobs4" \
+    > "$T/out4" 2> "$T/err4" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 100 ] && ! grep -q "solo: Slurm job [0-9]* running on" "$T/out4" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+slurm_ctld_stop
+sleep 10
+slurm_ctld_start
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+settle
+queue="$(squeue -h)"
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && python3 - "$T/out4" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+a = out.find("the controller did not answer")
+b = out.find("the controller answers again")
+assert 0 <= a < b, "the outage and the return are said"
+assert out.count("the controller did not answer") == 1, "said once"
+assert re.search(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", out[b:]), \
+    "checkpointed at the end, after the controller came back"
+rounds = re.search(r"slurm: (\d+) controller calls \((\d+) scontrol rounds\)", out)
+print("an outage said once, the job kept running; %s" % rounds.group(0))
+PY
+then pass "a controller that goes away: said once, rounds back off, the job is stopped with its checkpoint after"
+else fail "controller outage (exit $rc, queue '$queue')"; fi
+
+echo "refusals"
+"$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
+    --job-command "$job" > "$T/b1" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] && grep -q "run tunedeck on the login node login1" "$T/b1"; then
+    pass "a login node is refused with advice (exit $rc)"
+else fail "--login: exit $rc: $(cat "$T/b1")"; fi
+"$bin" schedule --live --slurm --workload "$root/tests/fixtures/slurm-live-workload.csv" \
+    --job-command "train --gpus {gpus} --devices {gpu_ids}" > "$T/b2" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] && grep -q "CUDA_VISIBLE_DEVICES, which Slurm sets" "$T/b2"; then
+    pass "{gpu_ids} is refused: Slurm picks the GPUs (exit $rc)"
+else fail "{gpu_ids}: exit $rc: $(cat "$T/b2")"; fi
+"$bin" schedule --live --slurm --workload "$root/tests/fixtures/slurm-live-workload.csv" > "$T/b3" 2>&1
+rc=$?
+if [ "$rc" -eq 3 ] && grep -q "job_command" "$T/b3"; then pass "no job command: refused (exit $rc)"
+else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
+
+if [ "$fails" -ne 0 ]; then
+    echo "slurm_live: $fails failed"
+    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    exit 1
+fi
+echo "slurm_live: all passed"

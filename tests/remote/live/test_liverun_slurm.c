@@ -1,0 +1,107 @@
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/live/liverun_slurm.h"
+
+static char *joined(char **argv)
+{
+    static char buf[2048];
+    buf[0] = 0;
+    for (size_t i = 0; argv[i]; i++) {
+        strcat(buf, i ? " " : "");
+        strcat(buf, argv[i]);
+    }
+    return buf;
+}
+
+Test(liverun_slurm, nodes_of_one_gpu_count_are_one_component)
+{
+    const char *names[] = {"n1", "n2"};
+    int gpus[] = {2, 2};
+    char **v = liveslurm_sbatch_argv("j0", "/shared/jobs/j0", "t4", names, gpus, 2,
+                                     "/shared/jobs/j0/tunedeck-job.sbatch");
+    cr_assert_not_null(v);
+    cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0 "
+                                "--chdir=/shared/jobs/j0 --output=/shared/jobs/j0/slurm-%j.out "
+                                "--partition=t4 --nodes=2 --nodelist=n1,n2 --gres=gpu:2 "
+                                "/shared/jobs/j0/tunedeck-job.sbatch");
+    liveslurm_argv_free(v);
+}
+
+Test(liverun_slurm, different_gpu_counts_make_a_heterogeneous_job_in_first_seen_order)
+{
+    const char *names[] = {"n1", "n3", "n2"};
+    int gpus[] = {2, 4, 2};
+    char **v = liveslurm_sbatch_argv("j0", "/d", NULL, names, gpus, 3, "/d/s");
+    cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0 --chdir=/d "
+                                "--output=/d/slurm-%j.out --nodes=2 --nodelist=n1,n2 "
+                                "--gres=gpu:2 : --nodes=1 --nodelist=n3 --gres=gpu:4 /d/s");
+    liveslurm_argv_free(v);
+}
+
+Test(liverun_slurm, script_traps_term_and_fills_placeholders_quoted)
+{
+    JobHost hosts[] = {{"n1", 2, (int[]){0, 1}}, {"n3", 1, (int[]){0}}};
+    JobAlloc a = {.gpus = 3, .hosts = hosts, .n_hosts = 2, .master_port = 29500,
+                  .resume = "ck pt"};
+    Error e;
+    char *s = liveslurm_script("train --gpus {gpus} --hosts {hosts} --resume {resume}", "j0", &a,
+                               &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert(strncmp(s, "#!/bin/sh\n", 10) == 0, "%s", s);
+    cr_assert(strstr(s, "\ntrap : TERM\n"), "%s", s);
+    cr_assert(strstr(s, "TUNEDECK_JOB='j0'\nexport TUNEDECK_JOB\n"), "%s", s);
+    cr_assert(strstr(s, "printf '%s\\n' 'n1:2\nn3:1' > tunedeck-hostfile\n"), "%s", s);
+    cr_assert(strstr(s, "train --gpus '3' --hosts 'n1,n3' --resume 'ck pt'\n"), "%s", s);
+    cr_assert(strstr(s, "'ck pt'\ntunedeck_rc=$?\nprintf '\\ntunedeck-batch-exit %s %d\\n' "
+                        "\"$SLURM_JOB_ID\" \"$tunedeck_rc\"\nexit \"$tunedeck_rc\"\n"),
+              "the exit line ends the script: %s", s);
+    free(s);
+    cr_assert_null(liveslurm_script("train {nope}", "j0", &a, &e));
+    cr_assert(strstr(e.msg, "{nope}"), "%s", e.msg);
+}
+
+Test(liverun_slurm, refuses_what_slurm_cannot_run)
+{
+    Error e;
+    cr_assert_eq(liveslurm_check("train --gpus {gpus}", 0, &e), 0);
+    cr_assert_eq(liveslurm_check("train --devices {gpu_ids}", 0, &e), -1);
+    cr_assert(strstr(e.msg, "CUDA_VISIBLE_DEVICES"), "%s", e.msg);
+    cr_assert_eq(liveslurm_check("train", 1, &e), -1);
+    cr_assert(strstr(e.msg, "per-host"), "%s", e.msg);
+}
+
+Test(liverun_slurm, sbatch_job_ids)
+{
+    cr_assert_eq(liveslurm_parse_jobid("12\n"), 12);
+    cr_assert_eq(liveslurm_parse_jobid("345;tdtest\n"), 345);
+    cr_assert_eq(liveslurm_parse_jobid(""), -1);
+    cr_assert_eq(liveslurm_parse_jobid("Submitted batch job 12\n"), -1);
+    cr_assert_eq(liveslurm_parse_jobid("12abc"), -1);
+}
+
+static void status_of(const char *state, int code, int sig, const char *reason, int ran,
+                      const char *want)
+{
+    SlurmJobInfo j;
+    memset(&j, 0, sizeof j);
+    strcpy(j.state, state);
+    strcpy(j.reason, reason);
+    j.exit_code = code;
+    j.exit_signal = sig;
+    char out[128];
+    liveslurm_status_text(&j, ran, out, sizeof out);
+    cr_assert_str_eq(out, want);
+}
+
+Test(liverun_slurm, ends_in_the_drivers_words)
+{
+    status_of("COMPLETED", 0, 0, "None", 1, "exited 0"); /* checkpointed on TERM */
+    status_of("FAILED", 3, 0, "NonZeroExitCode", 1, "exited 3");
+    status_of("FAILED", 0, 15, "JobLaunchFailure", 1, "killed by SIGTERM");
+    status_of("CANCELLED", 0, 0, "None", 0, "cancelled while pending");
+    status_of("CANCELLED", 0, 15, "None", 1, "slurm: CANCELLED (None)");
+    status_of("TIMEOUT", 0, 15, "TimeLimit", 1, "slurm: TIMEOUT (TimeLimit)");
+    status_of("NODE_FAIL", 0, 0, "", 1, "slurm: NODE_FAIL (no reason)");
+}

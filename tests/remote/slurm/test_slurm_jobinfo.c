@@ -1,0 +1,165 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/readall.h"
+#include "remote/slurm/slurm_jobinfo.h"
+
+#ifndef TUNEDECK_SOURCE_DIR
+#define TUNEDECK_SOURCE_DIR "."
+#endif
+
+static char *fixture(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/%s", TUNEDECK_SOURCE_DIR, name);
+    Error e;
+    char *text = readall_file(path, 0, NULL, &e);
+    cr_assert_not_null(text, "%s", e.msg);
+    return text;
+}
+
+static void where_of(const SlurmJobInfoList *l, const char *id, char *out, size_t cap)
+{
+    const SlurmJobInfo *parts[8];
+    size_t n = slurm_jobinfo_components(l, id, parts, 8);
+    slurm_jobinfo_where(parts, n, out, cap);
+}
+
+Test(slurm_jobinfo, captured_running_pending_failed_and_heterogeneous_jobs)
+{
+    char *text = fixture("scontrol-job-22.05.txt");
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(l.n, 10);
+    const SlurmJobInfo *j = slurm_jobinfo_find(&l, "5");
+    cr_assert_not_null(j);
+    cr_assert_str_eq(j->name, "a1");
+    cr_assert_str_eq(j->user, "root");
+    cr_assert_str_eq(j->state, "RUNNING");
+    cr_assert_str_eq(j->nodelist, "n3");
+    cr_assert_eq(j->n_nodes, 1);
+    cr_assert_eq(j->nodes[0].gpu_idx, 0x3);
+    char where[128];
+    where_of(&l, "5", where, sizeof where);
+    cr_assert_str_eq(where, "n3:0+1");
+    /* one detail line for two nodes with the same allocation */
+    where_of(&l, "6", where, sizeof where);
+    cr_assert_str_eq(where, "n1:0,n2:0");
+    /* --gpus=4 over two nodes: Slurm chose 1 + 3 */
+    where_of(&l, "7", where, sizeof where);
+    cr_assert_str_eq(where, "n2:1,n4:0+1+2");
+    j = slurm_jobinfo_find(&l, "8");
+    cr_assert_str_eq(j->state, "PENDING");
+    cr_assert_str_eq(j->reason, "Resources");
+    cr_assert_str_eq(j->nodelist, "");
+    cr_assert_eq(j->n_nodes, 0);
+    j = slurm_jobinfo_find(&l, "1");
+    cr_assert_str_eq(j->state, "FAILED");
+    cr_assert_str_eq(j->reason, "JobLaunchFailure");
+    cr_assert_eq(j->exit_signal, 53);
+    where_of(&l, "1", where, sizeof where);
+    cr_assert_str_eq(where, "", "an ended job holds no GPU");
+    const SlurmJobInfo *parts[4];
+    cr_assert_eq(slurm_jobinfo_components(&l, "9", parts, 4), 2);
+    cr_assert_eq(parts[1]->het_offset, 1);
+    cr_assert_str_eq(parts[1]->het_id, "9");
+    cr_assert_str_eq(parts[1]->id, "10");
+    slurm_jobinfo_clear(&l);
+    free(text);
+}
+
+Test(slurm_jobinfo, captured_ended_jobs_and_a_running_heterogeneous_job)
+{
+    char *text = fixture("scontrol-job-22.05-ended.txt");
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    const SlurmJobInfo *j = slurm_jobinfo_find(&l, "11");
+    cr_assert_str_eq(j->state, "COMPLETED", "a job that trapped TERM and exited 0");
+    cr_assert_eq(j->exit_code, 0);
+    cr_assert_eq(j->exit_signal, 0);
+    cr_assert(slurm_jobinfo_ended(j->state));
+    j = slurm_jobinfo_find(&l, "8");
+    cr_assert_str_eq(j->state, "CANCELLED");
+    cr_assert_eq(j->exit_signal, 15);
+    char where[128];
+    where_of(&l, "9", where, sizeof where);
+    cr_assert_str_eq(where, "n1:0,n4:0+1+2");
+    cr_assert(!slurm_jobinfo_ended("RUNNING"));
+    cr_assert(!slurm_jobinfo_ended("PENDING"));
+    slurm_jobinfo_clear(&l);
+    free(text);
+
+    text = fixture("scontrol-job-22.05-het.txt");
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(l.n, 2, "one job asked by id: both components");
+    slurm_jobinfo_clear(&l);
+    free(text);
+}
+
+Test(slurm_jobinfo, names_with_spaces_gres_lists_and_an_empty_system)
+{
+    const char *text = "JobId=42 JobName=train resnet 50\n"
+                       "   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n"
+                       "   JobState=RUNNING Reason=None Dependency=(null)\n"
+                       "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+                       "   ReqNodeList=(null) ExcNodeList=(null)\n"
+                       "   NodeList=gpu[07-08],cpu1\n"
+                       "     Nodes=gpu[07-08] CPU_IDs=0-3 Mem=0 GRES=gpu:a100:3(IDX:0-1,5),mps:100(0/100)\n"
+                       "     Nodes=cpu1 CPU_IDs=0 Mem=0 GRES=\n";
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "x", &l, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(l.v[0].name, "train resnet 50");
+    cr_assert_str_eq(l.v[0].user, "alice");
+    cr_assert_str_eq(l.v[0].nodelist, "gpu[07-08],cpu1");
+    cr_assert_eq(l.v[0].n_nodes, 3);
+    char where[128];
+    const SlurmJobInfo *p = &l.v[0];
+    slurm_jobinfo_where(&p, 1, where, sizeof where);
+    cr_assert_str_eq(where, "gpu07:0+1+5,gpu08:0+1+5");
+    slurm_jobinfo_where(&p, 1, where, 16);
+    cr_assert_str_eq(where, "gpu07:0+1+5", "a short buffer keeps whole nodes");
+    slurm_jobinfo_clear(&l);
+    cr_assert_eq(slurm_jobinfo_parse("No jobs in the system\n", "x", &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(l.n, 0);
+}
+
+Test(slurm_jobinfo, refuses_records_it_cannot_read_and_names_the_line)
+{
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse("hello\n", "scontrol", &l, &e), -1);
+    cr_assert(strstr(e.msg, "scontrol: line 1"), "%s", e.msg);
+    cr_assert_eq(slurm_jobinfo_parse("JobId=1 JobName=x\n   NodeList=n1\n", "s", &l, &e), -1);
+    cr_assert(strstr(e.msg, "JobState"), "%s", e.msg);
+    cr_assert_eq(slurm_jobinfo_parse("JobId=1 JobName=x\n JobState=RUNNING\n"
+                                     "  Nodes=n1 GRES=gpu:2(IDX:0-99)\n",
+                                     "s", &l, &e),
+                 -1, "an index past 63");
+    cr_assert(strstr(e.msg, "line 3"), "%s", e.msg);
+    cr_assert_eq(slurm_jobinfo_parse("JobId=1 JobName=x\n JobState=RUNNING ExitCode=zz\n", "s", &l,
+                                     &e),
+                 -1);
+    cr_assert_eq(slurm_jobinfo_parse("JobId=1 JobName=x\n JobState=RUNNING\n"
+                                     "  Nodes=n[1-999999] GRES=gpu:1(IDX:0)\n",
+                                     "s", &l, &e),
+                 -1, "a node list too long for one job");
+}
+
+Test(slurm_jobinfo, captured_time_limit_end)
+{
+    char *text = fixture("scontrol-job-22.05-timeout.txt");
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(l.n, 1);
+    cr_assert_str_eq(l.v[0].state, "TIMEOUT");
+    cr_assert_str_eq(l.v[0].reason, "TimeLimit");
+    cr_assert(slurm_jobinfo_ended(l.v[0].state));
+    slurm_jobinfo_clear(&l);
+    free(text);
+}
