@@ -97,6 +97,7 @@ typedef struct {
     SlurmDesk *slurm;
     SlurmPanel slurm_panel;
     int slurm_hold;
+    long slurm_back_round; /* the round the controller answered again in (0: none) */
     /* `:drain NODE` asks first: y runs scontrol update (drain_on: DRAIN, else RESUME) */
     int confirm_drain;
     int drain_on;

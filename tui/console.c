@@ -74,6 +74,8 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
         else
             app_log(a, "trial %d%s: %s %s", rec->trial, rec->overridden ? " (override)" : "",
                     trial_status_name(o->status), o->reason);
+        if (o->status != TRIAL_OK)
+            slurm_trial_failed(a, o->reason);
         view_cluster_snapshot(a);
     }
     if (ev == TUNER_EVENT_CONVERGED) {

@@ -62,6 +62,9 @@ void slurm_panel_count(SlurmPanel *p);
 void slurm_view_draw(const App *a);
 size_t slurm_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* A trial failed: when srun could not reach slurmctld, trials wait from now on (until the
+ * watch sees it answer again and the session's nodes known). */
+void slurm_trial_failed(App *a, const char *reason);
 /* d/u: the `:drain NODE ` (or undrain) command line for the selected Slurm node. */
 void slurm_offer_drain(App *a, int drain);
 /* The operator confirmed `:drain NODE` (or undrain). */

@@ -218,8 +218,26 @@ void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
         app_message(a, bad, "%s", msg);
         app_log(a, "%s", msg);
     }
-    hold_trials(a, p->down_since_ms != 0 || (a->slurm_hold && session_nodes_unknown(a)));
+    /* Back from an outage: one more round, and the session's nodes known, before trials go
+     * on (slurmctld reconciles the steps it missed as the nodes report in). */
+    if (p->down_since_ms || !a->slurm_hold)
+        a->slurm_back_round = 0;
+    else if (!a->slurm_back_round)
+        a->slurm_back_round = p->rounds;
+    hold_trials(a, p->down_since_ms != 0 ||
+                       (a->slurm_hold && (session_nodes_unknown(a) ||
+                                          p->rounds <= a->slurm_back_round)));
     a->dirty = 1;
+}
+
+void slurm_trial_failed(App *a, const char *reason)
+{
+    if (!a->slurm || !strstr(reason, "the controller did not answer"))
+        return;
+    /* srun could not reach slurmctld: say so now rather than after the watch's ~9 s round,
+     * so the next trial does not start into the same outage */
+    hold_trials(a, 1);
+    slurm_desk_poke(a->slurm, clock_now_ms());
 }
 
 /* d, u on the hosts view: the command line, filled in for the selected node (a reason may be

@@ -99,6 +99,11 @@ int slurm_desk_take_outcome(SlurmDesk *d, char *msg, size_t cap, int *bad)
     return 1;
 }
 
+void slurm_desk_poke(SlurmDesk *d, int64_t now_ms)
+{
+    slurm_watch_poke(d->watch, now_ms);
+}
+
 int slurm_desk_has_node(const SlurmDesk *d, const char *node)
 {
     const SlurmNodes *ns = slurm_watch_nodes(d->watch);

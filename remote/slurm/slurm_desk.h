@@ -35,6 +35,10 @@ int slurm_desk_changed(SlurmDesk *d);
  * done or refused. bad: it is a failure. Returns 0 when there is none. */
 int slurm_desk_take_outcome(SlurmDesk *d, char *msg, size_t cap, int *bad);
 
+/* Something says the controller may be away (a trial's srun could not reach it): the next
+ * round as soon as the watch's spacing allows. */
+void slurm_desk_poke(SlurmDesk *d, int64_t now_ms);
+
 /* The node is one the last round listed. */
 int slurm_desk_has_node(const SlurmDesk *d, const char *node);
 /* `scontrol update NodeName=node State=DRAIN Reason="tunedeck: reason"` (drain) or
