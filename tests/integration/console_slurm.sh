@@ -17,7 +17,10 @@ if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
 fi
 T="$(mktemp -d /tmp/tunedeck-cslurm.XXXXXX)"
 [ -d "$T" ] || exit 1
-sock="tunedeck-cslurm-$$"
+# One tmux server per console: a new session on a server whose last session just ended
+# can race with its exit ("server exited unexpectedly").
+n_console=0
+sock="tunedeck-cslurm-$$-0"
 X() { tmux -L "$sock" -f /dev/null "$@"; }
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/slurm-harness.sh"
@@ -48,8 +51,10 @@ wait_for() {
     done
     fail "'$1' did not appear within ${2:-10} s"
 }
-console() { # console ENV... -- ARGS...: the console in a fresh tmux session "c"
-    X kill-session -t c 2> /dev/null
+console() { # console COMMAND...: the console in a fresh tmux server, session "c"
+    X kill-server 2> /dev/null
+    n_console=$((n_console + 1))
+    sock="tunedeck-cslurm-$$-$n_console"
     X new-session -d -s c -x 150 -y 40 "$*; echo EXITED rc=\$?; sleep 60"
 }
 ENVS="env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 SLURM_CONF=$T/s/slurm.conf"
