@@ -238,18 +238,25 @@ static double frame_bare(int k)
     return now_ms() - t0;
 }
 
-/* THE HOOK for the console's Slurm panel (h-sconsole's tui/view_slurm.c): one frame of the
- * hosts view on a Slurm cluster, drawn from the round's nodes and queue, in ms; NAN while
- * the panel is not in the console. Once it is: fill a SlurmPanel from nodes and queue, call
- * slurm_panel_count once (per round, outside the timing), and time erase(), layout_compute
- * for the hosts view, view_slurm_draw into its boxes, wnoutrefresh and doupdate, as
- * frame_cluster does; the caller already prints it against the bare refresh and the budget. */
+/* The console's Slurm panel (tui/view_slurm.c): one frame of the hosts view on a Slurm
+ * cluster, drawn from the round's nodes and queue as the console draws it, in ms; the
+ * selection moves a row a frame (what changes between two frames when nothing else does). */
 static double frame_slurm_panel(const SlurmNodes *nodes, const SlurmQueue *queue, int k)
 {
-    (void)nodes;
-    (void)queue;
-    (void)k;
-    return NAN;
+    SlurmPanel p = {.nodes = nodes, .queue = queue, .interval_s = 2, .calls = 2, .rounds = 1};
+    snprintf(p.where, sizeof p.where, "here");
+    slurm_panel_count(&p); /* once per round in the console, outside its frames */
+    double t0 = now_ms();
+    erase();
+    Layout l;
+    layout_compute(COLS, LINES, VIEW_HOSTS, LAYOUT_SLURM, &l);
+    Rect none = {0, 0, 0, 0};
+    view_slurm_draw(&p, l.shown[PANE_HOSTS] ? l.rect[PANE_HOSTS] : none,
+                    l.shown[PANE_QUEUE] ? l.rect[PANE_QUEUE] : none,
+                    nodes->n ? (size_t)k % nodes->n : 0, clock_now_ms());
+    wnoutrefresh(stdscr);
+    doupdate();
+    return now_ms() - t0;
 }
 
 int main(int argc, char **argv)

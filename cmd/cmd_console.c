@@ -22,6 +22,7 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
+        "       tunedeck --slurm [--partition P] [--job FILE --trial-cmd CMD]\n"
         "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
         "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
         "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
@@ -33,6 +34,10 @@ static void usage(FILE *out)
         "Opens the operator console (press ? inside for every key).\n"
         "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
         "  --cluster FILE     a cluster inventory, with --job FILE and/or --workload FILE\n"
+        "                     (\"backend\": \"slurm\": alone, the console watches Slurm)\n"
+        "  --slurm            the Slurm cluster this machine submits to: its nodes and queue\n"
+        "                     in the hosts view, :drain NODE; with --job, trials as srun steps\n"
+        "  --partition P      --slurm: only this partition's nodes\n"
         "  --workload FILE    run the scheduler live on the inventory's hosts: jobs started\n"
         "                     from its job_command, resized by --policy over SSH, progress\n"
         "                     from their lines; --sched-speed is its time scale\n"
@@ -92,6 +97,8 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
                                          {"accept-new-host-keys", no_argument, 0, 'K'},
                                          {"no-journal", no_argument, 0, 'n'},
                                          {"resume", required_argument, 0, 'R'},
+                                         {"slurm", no_argument, 0, 'U'},
+                                         {"partition", required_argument, 0, 'Q'},
                                          {0, 0, 0, 0}};
     SessionSpec *sp = &o->spec;
     memset(ca, 0, sizeof *ca);
@@ -112,6 +119,12 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             break;
         case 'R':
             ca->resume = optarg;
+            break;
+        case 'U':
+            sp->slurm = 1;
+            break;
+        case 'Q':
+            sp->slurm_partition = optarg;
             break;
         case 'W':
             o->workload = optarg;
@@ -197,8 +210,19 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
         fprintf(stderr, "tunedeck: --sim and --cluster: expected one of them, not both\n");
         return EXIT_USAGE;
     }
-    if (ca->resume &&
-        (ca->setup_flag || sp->sim || sp->cluster || sp->job || o->workload || ca->no_journal)) {
+    if (sp->slurm && (sp->sim || sp->cluster)) {
+        fprintf(stderr, "tunedeck: --slurm: the cluster is Slurm's; expected no --sim or "
+                        "--cluster with it (an inventory with \"backend\": \"slurm\" is the "
+                        "same with a login node)\n");
+        return EXIT_USAGE;
+    }
+    if (sp->slurm_partition && !sp->slurm) {
+        fprintf(stderr, "tunedeck: --partition: expected --slurm with it (an inventory names "
+                        "its \"partition\")\n");
+        return EXIT_USAGE;
+    }
+    if (ca->resume && (ca->setup_flag || sp->sim || sp->cluster || sp->slurm || sp->job ||
+                       o->workload || ca->no_journal)) {
         fprintf(stderr, "tunedeck: --resume: the session's cluster, job and settings come from "
                         "its journal; expected no --sim, --cluster, --job, --workload, "
                         "--optimizer, --launcher, --trial-cmd, --seed or --no-journal with it\n");
@@ -251,7 +275,7 @@ int cmd_console(int argc, char **argv)
     int rc = parse_args(argc, argv, &o, &ca);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (!o.spec.cluster && !o.spec.sim)
+    if (!o.spec.cluster && !o.spec.sim && !o.spec.slurm)
         o.spec.sim = "B:googlenet";
     o.spec.ssh_config = getenv("TUNEDECK_SSH_CONFIG");
     o.themes_dir = paths_themes();

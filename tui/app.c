@@ -89,7 +89,7 @@ void app_set_pause(App *a, int paused)
 {
     a->user_paused = paused;
     if (a->tuner)
-        tuner_set_paused(a->tuner, paused);
+        tuner_set_paused(a->tuner, paused || a->slurm_hold);
     if (!paused)
         a->next_trial_ms = clock_now_ms();
     app_log(a, paused ? "paused: no new trial starts" : "resumed");

@@ -7,6 +7,7 @@
 
 #include "core/sim/simcluster.h"
 #include "remote/live/hostdesk.h"
+#include "remote/slurm/slurm_desk.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/tuner.h"
 #include "tui/config.h"
@@ -90,6 +91,18 @@ typedef struct {
 
     ClusterSnapshot snap;
     size_t loads_scroll;
+
+    /* A Slurm cluster (NULL: none): the watch and the operator's node updates; the hosts
+     * view draws slurm_panel. slurm_hold: trials wait while the controller is away. */
+    SlurmDesk *slurm;
+    SlurmPanel slurm_panel;
+    int slurm_hold;
+    long slurm_back_round; /* the round the controller answered again in (0: none) */
+    /* `:drain NODE` asks first: y runs scontrol update (drain_on: DRAIN, else RESUME) */
+    int confirm_drain;
+    int drain_on;
+    char drain_node[64];
+    char drain_reason[96];
 } App;
 
 void app_rebuild_table(App *a);

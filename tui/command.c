@@ -7,6 +7,42 @@
 #include "core/base/clock.h"
 #include "tui/command.h"
 
+/* On a Slurm cluster `drain NODE [REASON]`, `undrain NODE` (and `resume NODE` when no
+ * scheduler job has that name) are Slurm's own: no new job or step starts on a drained node
+ * and those running finish, as the scheduler's drain places nothing new there. Asked
+ * first; y runs scontrol update (tui/view_slurm.c). */
+static int slurm_node_command(App *a, const char *word, const char *arg)
+{
+    char node[64] = "", reason[96] = "";
+    sscanf(arg, "%63s %95[^\n]", node, reason);
+    if (!node[0] || !slurm_desk_has_node(a->slurm, node)) {
+        const SlurmNodes *ns = a->slurm_panel.nodes;
+        app_message(a, 1, ":%s: expected a Slurm node name (e.g. %s), found '%s'", word,
+                    ns && ns->n ? ns->v[0].name : "n1", node);
+        return -1;
+    }
+    if (word[0] != 'd' && reason[0]) {
+        app_message(a, 1, ":%s: expected a node name only, found '%s'", word, arg);
+        return -1;
+    }
+    if (slurm_desk_updating(a->slurm)) {
+        app_message(a, 1, ":%s: a node update is still running; wait for its answer", word);
+        return -1;
+    }
+    a->confirm_drain = 1;
+    a->drain_on = word[0] == 'd';
+    snprintf(a->drain_node, sizeof a->drain_node, "%s", node);
+    snprintf(a->drain_reason, sizeof a->drain_reason, "%s", reason);
+    return 0;
+}
+
+static int is_sched_job(App *a, const char *arg)
+{
+    char name[64] = "";
+    sscanf(arg, "%63s", name);
+    return a->ss && sched_job_find(simsched_state_mut(a->ss), name) >= 0;
+}
+
 /* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
  * applied at the next decision (the scheduler's rule) and logged. */
 static int sched_command(App *a, const char *word, const char *arg)
@@ -96,6 +132,9 @@ int command_run(App *a, const char *line)
                     on ? "on" : "off", TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
     } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
         app_set_pause(a, word[0] == 'p');
+    } else if (a->slurm && (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0 ||
+                            (strcmp(word, "resume") == 0 && !is_sched_job(a, arg)))) {
+        return slurm_node_command(a, word, arg);
     } else if (strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0 ||
                strcmp(word, "pin") == 0 || strcmp(word, "drain") == 0 ||
                strcmp(word, "undrain") == 0) {

@@ -13,13 +13,16 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "remote/slurm/slurm_inventory.h"
 #include "tui/draw.h"
 #include "tui/frame.h"
 #include "tui/input.h"
 #include "tui/term.h"
 #include "tui/view.h"
 
-enum { FRAME_MS = 33 };
+/* The Slurm watch's back-off cap: a quiet cluster is asked every 16 s at most, a change
+ * shows within that, and a controller back from an outage is seen within it. */
+enum { FRAME_MS = 33, SLURM_WATCH_MAX_S = 16 };
 
 void console_defaults(ConsoleOptions *o)
 {
@@ -71,6 +74,8 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
         else
             app_log(a, "trial %d%s: %s %s", rec->trial, rec->overridden ? " (override)" : "",
                     trial_status_name(o->status), o->reason);
+        if (o->status != TRIAL_OK)
+            slurm_trial_failed(a, o->reason);
         view_cluster_snapshot(a);
     }
     if (ev == TUNER_EVENT_CONVERGED) {
@@ -123,6 +128,24 @@ static void live_stop(App *a)
     evloop_free(loop);
 }
 
+/* A Slurm cluster: the desk watches it on the console's loop (the nodes' partition is the
+ * inventory's). */
+static int open_slurm_desk(App *a, const Session *s, Error *err)
+{
+    SlurmTarget t;
+    memset(&t, 0, sizeof t);
+    if (s->cluster->extra && slurm_target_from_json(s->cluster->extra, "--cluster", &t, err) < 0)
+        return -1;
+    if (s->spec.slurm_partition)
+        snprintf(t.partition, sizeof t.partition, "%s", s->spec.slurm_partition);
+    if (!(a->slurm = slurm_desk_new(s->slurm, t.partition, SLURM_WATCH_MAX_S)))
+        return error_set(err, "out of memory");
+    SlurmPanel *p = &a->slurm_panel;
+    snprintf(p->where, sizeof p->where, "%s", slurm_ctl_where(s->slurm));
+    snprintf(p->partition, sizeof p->partition, "%s", t.partition);
+    return 0;
+}
+
 /* The session (remote/session), then what only the console adds: the live scheduler on the
  * inventory's hosts, or the simulated one beside the simulator. */
 static int open_session(App *a, const ConsoleOptions *o, Error *err)
@@ -131,14 +154,18 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     if (o->workload && !spec->cluster)
         return error_set(err, "--workload: expected a --cluster FILE with it (the live scheduler "
                               "runs the workload on the inventory's hosts)");
-    if (spec->cluster && !spec->job && !o->workload)
-        return error_set(err, "--cluster: expected a --job FILE (tuning) or a --workload "
-                              "FILE (the live scheduler) with it");
     Session *s = o->session;
     SessionSpec with_screen = *spec;
     with_screen.on_event = on_tuner_event;
     with_screen.userdata = a;
+    /* A Slurm cluster alone is watched (its nodes, queue and drains); any other wants work. */
+    if (spec->cluster && !spec->job && !o->workload && !spec->slurm &&
+        !slurm_inventory_is_slurm_file(spec->cluster))
+        return error_set(err, "--cluster: expected a --job FILE (tuning) or a --workload "
+                              "FILE (the live scheduler) with it");
     if (session_open(s, &with_screen, err) < 0)
+        return -1;
+    if (s->slurm && open_slurm_desk(a, s, err) < 0)
         return -1;
     a->sim = s->sim;
     a->cluster = s->cluster;
@@ -187,6 +214,8 @@ static void close_session(App *a, Session *s)
     a->ss = NULL;
     hostdesk_free(a->desk); /* the pool stays the session's */
     a->desk = NULL;
+    slurm_desk_free(a->slurm); /* before the session frees its controller */
+    a->slurm = NULL;
     session_close(s); /* the tuner before the pool its runs use */
     a->tuner = NULL;
     a->pool = NULL;
@@ -280,6 +309,16 @@ static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *d
 static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
 {
     hosts_step(ctx, fds, n, now_ms);
+}
+
+static size_t slurm_source_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return slurm_pollfds(ctx, fds, cap, deadline_ms);
+}
+
+static void slurm_source_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    slurm_step(ctx, fds, n, now_ms);
 }
 
 static size_t frame_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
@@ -379,6 +418,12 @@ static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Err
         app_log(a, "session: %s on %s, optimizer %s, budget %d", a->job->name,
                 a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
                 tuner_budget(a->tuner));
+    if (a->slurm)
+        app_log(a,
+                "slurm: watching %s%s%s through the controller (%s); the hosts view (3) "
+                "shows the nodes and the queue",
+                a->cluster->name, a->slurm_panel.partition[0] ? ", partition " : "",
+                a->slurm_panel.partition, a->slurm_panel.where);
     if (a->ss && simsched_live(a->ss))
         app_log(a, "live scheduler: %s on %s (%zu machines), policy %s, time x%g", o->workload,
                 a->cluster->name, a->cluster->n_machines, o->policy, o->sched_speed);
@@ -392,6 +437,7 @@ static int app_loop(App *a, Error *err)
     int failed = !loop || evloop_add(loop, terminal_pollfds, terminal_step, a) < 0 ||
                  (a->tuner && tuner_attach(a->tuner, loop) < 0) ||
                  evloop_add(loop, pool_pollfds, pool_step, a) < 0 ||
+                 (a->slurm && evloop_add(loop, slurm_source_pollfds, slurm_source_step, a) < 0) ||
                  evloop_add(loop, frame_pollfds, frame_step, a) < 0;
     if (failed)
         error_set(err, "out of memory");

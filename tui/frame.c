@@ -24,16 +24,20 @@ static void draw_tabs(const App *a)
     if (best)
         snprintf(best_s, sizeof best_s, "%.2f s", best->obs->time_s);
     char right[256];
-    if (!a->tuner) {
+    if (!a->tuner && !a->ss && a->slurm) {
+        snprintf(right, sizeof right, " %s | watching Slurm | %s ", a->cluster->name,
+                 a->slurm_panel.down_since_ms ? "slurmctld down" : "answering");
+    } else if (!a->tuner) {
         SchedLive *l = a->ss ? simsched_live(a->ss) : NULL;
         snprintf(right, sizeof right, " %s | live scheduler | %s ", a->cluster->name,
                  l && schedlive_done(l) ? "stopped" : "running");
     } else {
-        const char *state = tuner_last_error(a->tuner) ? "stopped"
-                            : a->user_paused           ? "paused"
+        const char *state = tuner_last_error(a->tuner)  ? "stopped"
+                            : a->slurm_hold             ? "waiting for slurmctld"
+                            : a->user_paused            ? "paused"
                             : tuner_converged(a->tuner) ? "converged"
-                            : tuner_done(a->tuner)     ? "done"
-                                                       : "tuning";
+                            : tuner_done(a->tuner)      ? "done"
+                                                        : "tuning";
         snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
                  a->sim ? simcluster_spec(a->sim) : a->cluster->name,
                  tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
@@ -57,6 +61,18 @@ static void draw_status(const App *a)
                   a->ss && simsched_live(a->ss)
                       ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
                       : "Tuning is running. Quit anyway? (y/n)");
+    } else if (a->confirm_drain) {
+        if (a->drain_on)
+            draw_textf(r.y, 0, r.w, ROLE_WARN,
+                       "Drain %s in Slurm (scontrol update NodeName=%s State=DRAIN "
+                       "Reason=\"tunedeck: %s\"): no new job starts there. Drain? (y/n)",
+                       a->drain_node, a->drain_node,
+                       a->drain_reason[0] ? a->drain_reason : "drained from the console");
+        else
+            draw_textf(r.y, 0, r.w, ROLE_WARN,
+                       "Return %s to service in Slurm (scontrol update NodeName=%s "
+                       "State=RESUME)? (y/n)",
+                       a->drain_node, a->drain_node);
     } else if (a->prompt) {
         draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
     } else if (a->message[0]) {
@@ -76,7 +92,9 @@ static void draw_status(const App *a)
 void frame_draw(App *a)
 {
     erase();
-    layout_compute(COLS, LINES, a->view, a->editor ? LAYOUT_EDITOR_OPEN : 0, &a->layout);
+    layout_compute(COLS, LINES, a->view,
+                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0),
+                   &a->layout);
     app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);
     view_get(a->view)->draw(a);

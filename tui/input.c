@@ -209,6 +209,8 @@ static const Binding BINDINGS[] = {
     {'\n', 0, NULL, VIEW_ACT_OPEN},
     {'a', 0, NULL, VIEW_ACT_ACCEPT},
     {'c', 0, NULL, VIEW_ACT_RECONNECT},
+    {'d', 0, NULL, VIEW_ACT_DRAIN},
+    {'u', 0, NULL, VIEW_ACT_UNDRAIN},
 };
 
 static void run_binding(App *a, wint_t ch, int is_key)
@@ -249,6 +251,16 @@ static void key(App *a, wint_t ch, int is_key)
             hosts_accept_confirmed(a);
         else
             app_message(a, 0, "host key not accepted");
+        a->dirty = 1;
+        return;
+    }
+    if (a->confirm_drain) {
+        a->confirm_drain = 0;
+        if (!is_key && (ch == 'y' || ch == 'Y'))
+            slurm_drain_confirmed(a);
+        else
+            app_message(a, 0, "%s %s: not asked", a->drain_on ? "drain" : "undrain",
+                        a->drain_node);
         a->dirty = 1;
         return;
     }

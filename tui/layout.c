@@ -5,8 +5,8 @@
 #include <string.h>
 
 static const char *const PANE_NAMES[PANE_COUNT] = {
-    "tabs", "status", "surrogate", "editor", "best-so-far", "trials",
-    "log",  "loads",  "gpu-grid",  "jobs",   "hosts",       "timeline",
+    "tabs",  "status",   "surrogate", "editor", "best-so-far", "trials", "log",
+    "loads", "gpu-grid", "jobs",      "hosts",  "timeline",    "queue",
 };
 static const char *const VIEW_NAMES[VIEW_COUNT] = {"Tune", "Cluster", "Hosts"};
 
@@ -110,6 +110,24 @@ static void cluster(Layout *l, int cols, int body_y, int body_h)
     place(l, PANE_LOG, 0, body_y + h, cols, log_h);
 }
 
+/* The hosts (or Slurm's nodes), the log below; on Slurm the queue between them, at most a
+ * third of the rows (the nodes are what an operator acts on). */
+static void hosts(Layout *l, int cols, int body_y, int body_h, unsigned flags)
+{
+    add(l, PANE_HOSTS);
+    add(l, PANE_LOG);
+    int log_h = body_h >= 20 ? body_h / 4 : 0;
+    int h = body_h - log_h;
+    int queue_h = 0;
+    if (flags & LAYOUT_SLURM) {
+        add(l, PANE_QUEUE);
+        queue_h = h >= 12 ? h / 3 : 0;
+    }
+    place(l, PANE_HOSTS, 0, body_y, cols, h - queue_h);
+    place(l, PANE_QUEUE, 0, body_y + h - queue_h, cols, queue_h);
+    place(l, PANE_LOG, 0, body_y + h, cols, log_h);
+}
+
 void layout_compute(int cols, int rows, ViewId view, unsigned flags, Layout *out)
 {
     memset(out, 0, sizeof *out);
@@ -137,13 +155,7 @@ void layout_compute(int cols, int rows, ViewId view, unsigned flags, Layout *out
         cluster(out, cols, body_y, body_h);
         break;
     default:
-        add(out, PANE_HOSTS);
-        add(out, PANE_LOG);
-        {
-            int log_h = body_h >= 20 ? body_h / 4 : 0;
-            place(out, PANE_HOSTS, 0, body_y, cols, body_h - log_h);
-            place(out, PANE_LOG, 0, body_y + body_h - log_h, cols, log_h);
-        }
+        hosts(out, cols, body_y, body_h, flags);
         break;
     }
 }

@@ -18,6 +18,7 @@ typedef enum {
     PANE_JOBS,      /* cluster: the job list */
     PANE_HOSTS,     /* hosts: connection table */
     PANE_TIMELINE,  /* cluster: the scheduler's decisions (starts, resizes, finishes) */
+    PANE_QUEUE,     /* hosts, on a Slurm cluster: the queue (PANE_HOSTS holds the nodes) */
     PANE_COUNT
 } PaneId;
 
@@ -25,7 +26,10 @@ typedef struct {
     int x, y, w, h;
 } Rect;
 
-enum { LAYOUT_EDITOR_OPEN = 1 };
+enum {
+    LAYOUT_EDITOR_OPEN = 1,
+    LAYOUT_SLURM = 2, /* the hosts view shows Slurm's nodes and its queue */
+};
 
 /* Smallest box a pane is drawn in (with its border); smaller means hidden. */
 enum { PANE_MIN_W = 16, PANE_MIN_H = 3 };

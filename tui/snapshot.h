@@ -5,6 +5,10 @@
 #define TUNEDECK_SNAPSHOT_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "remote/slurm/slurm_nodes.h"
+#include "remote/slurm/slurm_queue.h"
 
 enum { SNAP_MAX_GPUS = 16 };
 
@@ -44,5 +48,21 @@ typedef struct {
     size_t n_grid;
     char grid_source[128];
 } ClusterSnapshot;
+
+/* What the hosts view draws on a Slurm cluster: the last nodes and queue the controller gave
+ * (kept through an outage), the controller's state, and the counts made once per round
+ * (slurm_panel_count) so a frame costs its visible rows only. */
+typedef struct {
+    const SlurmNodes *nodes; /* NULL: none yet */
+    const SlurmQueue *queue;
+    char where[64];     /* "here" or the login node */
+    char partition[64]; /* empty: every partition */
+    int64_t down_since_ms; /* the controller has not answered since (clock_now_ms); 0: it does */
+    char last_error[300];
+    double interval_s; /* until the next round */
+    long calls, rounds;
+    size_t counts[SLURM_NODE_OTHER + 1]; /* nodes by SlurmNodeState */
+    size_t pending;                      /* pending jobs */
+} SlurmPanel;
 
 #endif

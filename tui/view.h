@@ -19,6 +19,8 @@ typedef enum {
     VIEW_ACT_OPEN,      /* e, Enter: the tune view opens the override editor */
     VIEW_ACT_ACCEPT,    /* a: the hosts view accepts the selected host's unknown key */
     VIEW_ACT_RECONNECT, /* c: the hosts view reconnects the selected host */
+    VIEW_ACT_DRAIN,     /* d: on Slurm, the hosts view offers `:drain NODE ` for the selected node */
+    VIEW_ACT_UNDRAIN,   /* u: ... `:undrain NODE` */
 } ViewAction;
 
 typedef struct {
@@ -49,5 +51,23 @@ size_t hosts_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_m
 void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
 /* The operator confirmed accepting the selected host's unknown key. */
 void hosts_accept_confirmed(App *a);
+
+/* The Slurm panel (tui/view_slurm.c), pure: the nodes in nodes_box (the selected row kept in
+ * sight), the queue in queue_box (w = 0: not drawn). Costs the visible rows only. */
+void view_slurm_draw(const SlurmPanel *p, Rect nodes_box, Rect queue_box, size_t sel,
+                     int64_t now_ms);
+/* The counts of the panel's title, once per round (O(nodes + jobs)). */
+void slurm_panel_count(SlurmPanel *p);
+/* The hosts view on a Slurm cluster, and the loop's plumbing to the Slurm desk. */
+void slurm_view_draw(const App *a);
+size_t slurm_pollfds(App *a, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms);
+/* A trial failed: when srun could not reach slurmctld, trials wait from now on (until the
+ * watch sees it answer again and the session's nodes known). */
+void slurm_trial_failed(App *a, const char *reason);
+/* d/u: the `:drain NODE ` (or undrain) command line for the selected Slurm node. */
+void slurm_offer_drain(App *a, int drain);
+/* The operator confirmed `:drain NODE` (or undrain). */
+void slurm_drain_confirmed(App *a);
 
 #endif

@@ -192,7 +192,9 @@ void view_cluster_snapshot(App *a)
             break;
         }
     }
-    if (!a->tuner)
+    if (!a->tuner && !a->ss && a->slurm)
+        snprintf(s->source, sizeof s->source, "no tuning (Slurm's nodes: the hosts view, 3)");
+    else if (!a->tuner)
         snprintf(s->source, sizeof s->source, "no tuning (the live jobs are in the grid)");
     else if (rec)
         snprintf(s->source, sizeof s->source, "trial %d measured", rec->trial);

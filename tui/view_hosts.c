@@ -29,6 +29,10 @@ static void hosts_draw(const App *a)
     const Layout *l = &a->layout;
     if (l->shown[PANE_LOG])
         view_log_draw(a, l->rect[PANE_LOG]);
+    if (a->slurm) {
+        slurm_view_draw(a); /* Slurm's nodes are reached through Slurm, not SSH */
+        return;
+    }
     if (!l->shown[PANE_HOSTS])
         return;
     const Cluster *c = a->cluster;
@@ -174,11 +178,16 @@ static void hosts_key(App *a, ViewAction action)
             a->host_sel--;
         break;
     case VIEW_ACT_DOWN:
-        if (a->host_sel + 1 < a->cluster->n_machines)
+        if (a->host_sel + 1 < (a->slurm && a->slurm_panel.nodes ? a->slurm_panel.nodes->n
+                                                                 : a->cluster->n_machines))
             a->host_sel++;
         break;
     case VIEW_ACT_ACCEPT:
         hosts_accept_selected(a);
+        break;
+    case VIEW_ACT_DRAIN:
+    case VIEW_ACT_UNDRAIN:
+        slurm_offer_drain(a, action == VIEW_ACT_DRAIN);
         break;
     case VIEW_ACT_RECONNECT:
         if (desk(a) && hostdesk_reconnect(a->desk, a->host_sel) == 0)

@@ -8,8 +8,8 @@
  * SLURMD_NODENAME and reports the step id, so a cancel is `scancel JOB.STEP`. Slurm enforces
  * the step's time limit itself; a step it kills (time limit, node failure) is a failed trial
  * with Slurm's own words as the reason. Timings are the protocol's, never Slurm's. */
+#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,6 @@
 #include "remote/ssh/shquote.h"
 
 extern const LauncherKind LAUNCHER_LOCAL;
-extern char **environ;
 
 /* Slurm checks time limits about every 30 s and then waits KillWait: past this much after
  * the step's own limit, tunedeck stops it itself. */
@@ -42,6 +41,7 @@ typedef struct {
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
     char slurm_reason[256];
     int cancelled;
+    int ended; /* its result was taken: nothing of it runs */
 } SlurmRun;
 
 /* "slurmstepd: error: *** STEP 4.2 ON n1 CANCELLED AT 2026-... DUE TO TIME LIMIT ***" and
@@ -57,6 +57,15 @@ static void note_slurm_end(SlurmRun *r, const char *line)
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s", len, stars + 4);
     } else if (strstr(line, "srun: error: Node failure")) {
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 6);
+    } else if (strstr(line, "srun: error: Unable to create step for job")) {
+        /* e.g. "Memory required by task is not available" just after slurmctld restarts,
+         * before it has heard that the steps it missed have ended */
+        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 13);
+    } else if (strstr(line, "Unable to contact slurm controller")) {
+        /* srun gives up after ~9 s; its later lines ("Check SLURM_JOB_ID...") say less */
+        const char *what = strncmp(line, "srun: error: ", 13) == 0 ? line + 13 : line;
+        snprintf(r->slurm_reason, sizeof r->slurm_reason,
+                 "slurm: the controller did not answer: %s", what);
     }
 }
 
@@ -306,6 +315,7 @@ static Observation *result(void *run)
 {
     SlurmRun *r = run;
     Observation *o = LAUNCHER_LOCAL.result(r->local);
+    r->ended = r->ended || o;
     if (o && !r->cancelled && r->slurm_reason[0] && o->status != TRIAL_TIMEOUT) {
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
@@ -313,7 +323,9 @@ static Observation *result(void *run)
     return o;
 }
 
-/* scancel of the steps, waited for (it answers at once); the srun clients then end. */
+/* scancel of the steps, not waited for: it answers at once, unless the controller is away
+ * (then it retries for a while, and the screen must not wait with it). A grandchild, so
+ * nothing is left to reap; the srun clients end with their steps, or by SIGTERM. */
 static void scancel_steps(const char *steps)
 {
     char copy[256], *argv[16] = {"scancel"};
@@ -323,14 +335,23 @@ static void scancel_steps(const char *steps)
          t = strtok_r(NULL, " ", &save))
         argv[n++] = t;
     argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", 1, 0);
-    pid_t pid;
-    if (posix_spawnp(&pid, "scancel", &fa, NULL, argv, environ) == 0)
-        waitpid(pid, NULL, 0);
-    posix_spawn_file_actions_destroy(&fa);
+    pid_t child = fork();
+    if (child < 0)
+        return;
+    if (child > 0) {
+        waitpid(child, NULL, 0); /* it only forks */
+        return;
+    }
+    /* Only async-signal-safe calls from here: the tuner has a thread. */
+    if (fork() != 0)
+        _exit(0);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+    }
+    execvp("scancel", argv);
+    _exit(127);
 }
 
 static void cancel(void *run)
@@ -349,7 +370,9 @@ static void run_free(void *run)
     SlurmRun *r = run;
     if (!r)
         return;
-    if (!LAUNCHER_LOCAL.finished(r->local) && r->steps[0])
+    /* The local run forgets it finished once its result is taken: a step whose result
+     * came back has ended, and needs no scancel. */
+    if (!r->ended && !LAUNCHER_LOCAL.finished(r->local) && r->steps[0])
         scancel_steps(r->steps);
     LAUNCHER_LOCAL.free(r->local);
     free(r->command);

@@ -58,10 +58,24 @@ static int open_cluster(Session *s, const SessionSpec *o, Error *err)
     }
     /* A Slurm inventory from a file is read from the controller now; a journal's recorded
      * cluster is taken as it was. */
-    s->owned_cluster = o->cluster_json
+    if (o->slurm) {
+        cJSON *root = cJSON_CreateObject();
+        if (!root || !cJSON_AddStringToObject(root, "name", "slurm") ||
+            !cJSON_AddStringToObject(root, "backend", "slurm") ||
+            !cJSON_AddStringToObject(root, "partition",
+                                     o->slurm_partition ? o->slurm_partition : "")) {
+            cJSON_Delete(root);
+            return error_set(err, "--slurm: out of memory");
+        }
+        s->owned_cluster = slurm_inventory_load(root, "--slurm", o->ssh_config,
+                                                o->accept_new_host_keys, &s->slurm, err);
+        cJSON_Delete(root);
+    } else {
+        s->owned_cluster = o->cluster_json
                            ? cluster_from_json(o->cluster_json, o->cluster, err)
                            : slurm_inventory_load_file(o->cluster, o->ssh_config,
                                                        o->accept_new_host_keys, &s->slurm, err);
+    }
     if (!s->owned_cluster)
         return -1;
     s->cluster = s->owned_cluster;
@@ -164,7 +178,8 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
     s->spec = *spec;
     if (open_cluster(s, spec, err) < 0)
         return -1;
-    if (!s->sim && spec->keep_hosts && open_pool(s, spec, err) < 0)
+    /* Slurm's nodes are reached through Slurm, never by SSH to each. */
+    if (!s->sim && !s->slurm && spec->keep_hosts && open_pool(s, spec, err) < 0)
         return -1;
     if (!s->job)
         return 0;

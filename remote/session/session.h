@@ -24,6 +24,10 @@ typedef struct {
     const char *sim;
     const char *cluster, *job;
     const cJSON *cluster_json, *job_json;
+    /* --slurm [--partition P]: the controller's nodes here, as an inventory with only
+     * "backend": "slurm" would give (instead of cluster) */
+    int slurm;
+    const char *slurm_partition;
     const char *launcher;  /* NULL: sim on the simulator, else the inventory's, else local */
     const char *trial_cmd; /* NULL: the inventory's trial.command */
     const char *optimizer;

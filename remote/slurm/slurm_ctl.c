@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/evloop.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -129,7 +130,42 @@ static void last_line(const Text *t, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
 }
 
-static int run_here(SlurmCtl *c, const char *const *argv, Text *out, Text *errt, Error *err)
+typedef struct {
+    Text *out, *errt;
+} LoginLines;
+
+static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
+{
+    (void)x;
+    (void)cut;
+    LoginLines *l = ud;
+    Text *t = stream == STREAM_STDERR ? l->errt : l->out;
+    text_add(t, line, strlen(line));
+    text_add(t, "\n", 1);
+}
+
+/* One command under way: a child here (its two pipes read as they fill), or a channel on the
+ * login node's session. Either is stepped by whoever owns the loop. */
+struct SlurmCall {
+    SlurmCtl *c;
+    char cmd[32]; /* argv[0], for messages */
+    int64_t deadline_ms;
+    Text out, errt;
+    /* here */
+    pid_t pid;
+    int fds[2]; /* stdout, stderr; -1 once closed */
+    int exited, status, timed_out;
+    /* on the login node */
+    RemoteExec *x;
+    LoginLines lines;
+    int rc; /* when done: slurm_ctl_run's return */
+    int done;
+    Error err;
+};
+
+enum { REAP_POLL_MS = 5 };
+
+static int start_here(SlurmCall *k, const char *const *argv, Error *err)
 {
     int po[2], pe[2];
     if (pipe2(po, O_CLOEXEC) < 0)
@@ -159,87 +195,13 @@ static int run_here(SlurmCtl *c, const char *const *argv, Text *out, Text *errt,
     setpgid(pid, pid);
     close(po[1]);
     close(pe[1]);
-    int fds[2] = {po[0], pe[0]};
-    Text *texts[2] = {out, errt};
-    int64_t deadline = clock_now_ms() + (int64_t)(c->timeout_s * 1000);
-    int timed_out = 0;
-    while (fds[0] >= 0 || fds[1] >= 0) {
-        struct pollfd pfd[2];
-        nfds_t n = 0;
-        for (int i = 0; i < 2; i++)
-            if (fds[i] >= 0)
-                pfd[n++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
-        int64_t left = deadline - clock_now_ms();
-        if (left <= 0) {
-            timed_out = 1;
-            break;
-        }
-        if (poll(pfd, n, (int)left) < 0 && errno != EINTR)
-            break;
-        for (nfds_t k = 0; k < n; k++) {
-            if (!pfd[k].revents)
-                continue;
-            int i = pfd[k].fd == fds[0] ? 0 : 1;
-            char buf[65536];
-            ssize_t got = read(fds[i], buf, sizeof buf);
-            if (got > 0) {
-                text_add(texts[i], buf, (size_t)got);
-            } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-                close(fds[i]);
-                fds[i] = -1;
-            }
-        }
-    }
-    for (int i = 0; i < 2; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    if (timed_out)
-        kill(-pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (timed_out)
-        return error_set(err, "%s: no answer within %.0f s (is slurmctld up?)", argv[0],
-                         c->timeout_s);
-    if (WIFSIGNALED(status))
-        return error_set(err, "%s: killed by signal %d", argv[0], WTERMSIG(status));
-    if (WEXITSTATUS(status) == 127 && strstr(errt->buf ? errt->buf : "", "cannot run"))
-        return error_set(err, "%s: not found here (is Slurm installed? or name a \"login\" "
-                              "node in the inventory)",
-                         argv[0]);
-    return WEXITSTATUS(status);
+    k->pid = pid;
+    k->fds[0] = po[0];
+    k->fds[1] = pe[0];
+    return 0;
 }
 
-typedef struct {
-    Text *out, *errt;
-} LoginLines;
-
-static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
-{
-    (void)x;
-    (void)cut;
-    LoginLines *l = ud;
-    Text *t = stream == STREAM_STDERR ? l->errt : l->out;
-    text_add(t, line, strlen(line));
-    text_add(t, "\n", 1);
-}
-
-static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
-{
-    return hostpool_pollfds(ctx, fds, cap, deadline_ms);
-}
-
-static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    hostpool_step(ctx, fds, n, now_ms);
-}
-
-static int exec_done(void *ctx)
-{
-    return rexec_done(ctx);
-}
-
-static int run_login(SlurmCtl *c, const char *const *argv, Text *out, Text *errt, Error *err)
+static int start_login(SlurmCall *k, const char *const *argv, Error *err)
 {
     size_t n = 0;
     while (argv[n])
@@ -247,58 +209,234 @@ static int run_login(SlurmCtl *c, const char *const *argv, Text *out, Text *errt
     char *cmd = shquote_argv(argv, n);
     if (!cmd)
         return error_set(err, "slurm: out of memory");
-    LoginLines ll = {out, errt};
-    ExecOptions xo = {.on_line = on_line, .userdata = &ll};
-    RemoteExec *x = hostpool_exec(c->pool, 0, cmd, NULL, 0, &xo, err);
+    k->lines = (LoginLines){&k->out, &k->errt};
+    ExecOptions xo = {.on_line = on_line, .userdata = &k->lines};
+    k->x = hostpool_exec(k->c->pool, 0, cmd, NULL, 0, &xo, err);
     free(cmd);
-    if (!x)
-        return error_prefix(err, "%s on %s", argv[0], c->where);
-    evloop_run_source(pool_pollfds, pool_step, c->pool, exec_done, x, clock_now_ms() + (int64_t)(c->timeout_s * 1000));
+    if (!k->x)
+        return error_prefix(err, "%s on %s", argv[0], k->c->where);
+    return 0;
+}
+
+SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
+{
+    SlurmCall *k = calloc(1, sizeof *k);
+    if (!k) {
+        error_set(err, "slurm: out of memory");
+        return NULL;
+    }
+    k->c = c;
+    k->fds[0] = k->fds[1] = -1;
+    snprintf(k->cmd, sizeof k->cmd, "%s", argv[0]);
+    k->deadline_ms = clock_now_ms() + (int64_t)(c->timeout_s * 1000);
+    c->calls++;
+    if ((c->pool ? start_login(k, argv, err) : start_here(k, argv, err)) < 0) {
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+/* The exit status, or -1 with err, once the command has ended here. */
+static int outcome_here(SlurmCall *k, Error *err)
+{
+    if (k->timed_out)
+        return error_set(err, "%s: no answer within %.0f s (is slurmctld up?)", k->cmd,
+                         k->c->timeout_s);
+    if (WIFSIGNALED(k->status))
+        return error_set(err, "%s: killed by signal %d", k->cmd, WTERMSIG(k->status));
+    if (WEXITSTATUS(k->status) == 127 && strstr(k->errt.buf ? k->errt.buf : "", "cannot run"))
+        return error_set(err,
+                         "%s: not found here (is Slurm installed? or name a \"login\" "
+                         "node in the inventory)",
+                         k->cmd);
+    return WEXITSTATUS(k->status);
+}
+
+static int outcome_login(SlurmCall *k, Error *err)
+{
+    const SlurmCtl *c = k->c;
     int rc;
-    switch (rexec_outcome(x)) {
+    switch (rexec_outcome(k->x)) {
     case EXEC_EXITED:
-        rc = rexec_exit_status(x);
+        rc = rexec_exit_status(k->x);
         if (rc == 127)
-            rc = error_set(err, "%s: not found on %s (is Slurm installed there?)", argv[0],
-                           c->where);
+            rc =
+                error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd, c->where);
         break;
     case EXEC_RUNNING:
-        rc = error_set(err, "%s on %s: no answer within %.0f s", argv[0], c->where, c->timeout_s);
+        rc = error_set(err, "%s on %s: no answer within %.0f s", k->cmd, c->where, c->timeout_s);
         break;
     case EXEC_SIGNALED:
-        rc = error_set(err, "%s on %s: killed by %s", argv[0], c->where, rexec_error(x));
+        rc = error_set(err, "%s on %s: killed by %s", k->cmd, c->where, rexec_error(k->x));
         break;
     default:
-        rc = error_set(err, "%s on %s: ssh failed: %s", argv[0], c->where, rexec_error(x));
+        rc = error_set(err, "%s on %s: ssh failed: %s", k->cmd, c->where, rexec_error(k->x));
         break;
     }
-    rexec_free(x);
     return rc;
+}
+
+/* What slurm_ctl_run returns: a non-zero exit quotes the last standard-error line. */
+static void settle(SlurmCall *k)
+{
+    int rc = k->c->pool ? outcome_login(k, &k->err) : outcome_here(k, &k->err);
+    if (rc > 0) {
+        char line[300];
+        last_line(&k->errt, line, sizeof line);
+        error_set(&k->err, "%s exited with status %d%s%s", k->cmd, rc, line[0] ? ": " : "", line);
+    } else if (rc == 0 && k->out.too_long) {
+        rc = error_set(&k->err, "%s: more than %d MiB of output", k->cmd, MAX_OUTPUT >> 20);
+    }
+    k->rc = rc;
+    k->done = 1;
+}
+
+size_t slurm_call_pollfds(SlurmCall *k, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    if (k->done)
+        return 0;
+    if (k->c->pool) {
+        size_t n = hostpool_pollfds(k->c->pool, fds, cap, deadline_ms);
+        if (*deadline_ms < 0 || k->deadline_ms < *deadline_ms)
+            *deadline_ms = k->deadline_ms;
+        return n;
+    }
+    size_t n = 0;
+    for (int i = 0; i < 2; i++)
+        if (k->fds[i] >= 0 && n < cap)
+            fds[n++] = (struct pollfd){.fd = k->fds[i], .events = POLLIN};
+    int64_t next = k->deadline_ms;
+    if (k->fds[0] < 0 && k->fds[1] < 0) {
+        int64_t reap = clock_now_ms() + REAP_POLL_MS; /* output closed: waiting for the exit */
+        next = next < reap ? next : reap;
+    }
+    if (*deadline_ms < 0 || next < *deadline_ms)
+        *deadline_ms = next;
+    return n;
+}
+
+static void step_here(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    Text *texts[2] = {&k->out, &k->errt};
+    for (size_t j = 0; j < n; j++) {
+        if (!fds[j].revents)
+            continue;
+        int i = fds[j].fd == k->fds[0] ? 0 : fds[j].fd == k->fds[1] ? 1 : -1;
+        if (i < 0)
+            continue;
+        char buf[65536];
+        ssize_t got = read(k->fds[i], buf, sizeof buf);
+        if (got > 0) {
+            text_add(texts[i], buf, (size_t)got);
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+            close(k->fds[i]);
+            k->fds[i] = -1;
+        }
+    }
+    if (now_ms >= k->deadline_ms && !k->exited) {
+        k->timed_out = 1;
+        kill(-k->pid, SIGKILL);
+        for (int i = 0; i < 2; i++)
+            if (k->fds[i] >= 0) {
+                close(k->fds[i]);
+                k->fds[i] = -1;
+            }
+        while (waitpid(k->pid, &k->status, 0) < 0 && errno == EINTR)
+            ;
+        k->exited = 1;
+    }
+    if (!k->exited && k->fds[0] < 0 && k->fds[1] < 0 &&
+        waitpid(k->pid, &k->status, WNOHANG) == k->pid)
+        k->exited = 1;
+    if (k->exited)
+        settle(k);
+}
+
+void slurm_call_step(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    if (k->done)
+        return;
+    if (!k->c->pool) {
+        step_here(k, fds, n, now_ms);
+        return;
+    }
+    hostpool_step(k->c->pool, fds, n, now_ms);
+    if (rexec_done(k->x) || now_ms >= k->deadline_ms)
+        settle(k);
+}
+
+int slurm_call_done(const SlurmCall *k)
+{
+    return k->done;
+}
+
+int slurm_call_finish(SlurmCall *k, char **out, Error *err)
+{
+    int rc = k->done ? k->rc : error_set(err, "%s: not finished", k->cmd);
+    if (k->done && rc != 0)
+        *err = k->err;
+    SlurmCtl *c = k->c;
+    c->bytes_read += (long long)k->out.len;
+    free(c->last_stderr);
+    c->last_stderr = k->errt.buf;
+    k->errt.buf = NULL;
+    if (out && rc == 0) {
+        *out = k->out.buf ? k->out.buf : strdup("");
+        if (!*out)
+            abort();
+        k->out.buf = NULL;
+    } else if (out) {
+        *out = NULL;
+    }
+    slurm_call_free(k);
+    return rc;
+}
+
+void slurm_call_free(SlurmCall *k)
+{
+    if (!k)
+        return;
+    if (k->pid > 0 && !k->exited) {
+        kill(-k->pid, SIGKILL);
+        while (waitpid(k->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    for (int i = 0; i < 2; i++)
+        if (k->fds[i] >= 0)
+            close(k->fds[i]);
+    rexec_free(k->x);
+    free(k->out.buf);
+    free(k->errt.buf);
+    free(k);
+}
+
+static size_t call_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    return slurm_call_pollfds(ctx, fds, cap, deadline_ms);
+}
+
+static void call_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    slurm_call_step(ctx, fds, n, now_ms);
+}
+
+static int call_done(void *ctx)
+{
+    return slurm_call_done(ctx);
 }
 
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
 {
-    Text o = {0}, e = {0};
-    c->calls++;
-    int rc = c->pool ? run_login(c, argv, &o, &e, err) : run_here(c, argv, &o, &e, err);
-    c->bytes_read += (long long)o.len;
-    if (rc > 0) {
-        char line[300];
-        last_line(&e, line, sizeof line);
-        error_set(err, "%s exited with status %d%s%s", argv[0], rc, line[0] ? ": " : "", line);
-    } else if (rc == 0 && o.too_long) {
-        rc = error_set(err, "%s: more than %d MiB of output", argv[0], MAX_OUTPUT >> 20);
-    }
-    free(c->last_stderr);
-    c->last_stderr = e.buf;
-    if (out && rc == 0) {
-        *out = o.buf ? o.buf : strdup("");
-        if (!*out)
-            abort();
-    } else {
-        if (out)
-            *out = NULL;
-        free(o.buf);
-    }
-    return rc;
+    if (out)
+        *out = NULL;
+    SlurmCall *k = slurm_call_start(c, argv, err);
+    if (!k)
+        return -1;
+    /* The call's own deadline ends it; the loop's limit is only a backstop. */
+    evloop_run_source(call_pollfds, call_step, k, call_done, k,
+                      clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 5000);
+    if (!slurm_call_done(k))
+        slurm_call_step(k, NULL, 0, clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 1);
+    return slurm_call_finish(k, out, err);
 }

@@ -5,6 +5,10 @@
 #ifndef TUNEDECK_SLURM_CTL_H
 #define TUNEDECK_SLURM_CTL_H
 
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "core/base/error.h"
 #include "core/model/cluster.h"
 
@@ -26,6 +30,20 @@ void slurm_ctl_free(SlurmCtl *c);
  * Returns the exit status; a command that exits non-zero leaves its last standard-error
  * line in err. -1: it could not run (err says why: not found, timeout, SSH failed). */
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
+
+/* The same command without waiting for it: started now, stepped by the caller's loop (its
+ * fds and its deadline: a child's pipes here, the login node's SSH session there), and
+ * finished once done, with slurm_ctl_run's return, *out and err. A controller that does
+ * not answer costs the caller nothing while it waits (sinfo takes ~9 s to give up). */
+typedef struct SlurmCall SlurmCall;
+SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err);
+size_t slurm_call_pollfds(SlurmCall *k, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void slurm_call_step(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms);
+int slurm_call_done(const SlurmCall *k);
+/* Frees the call. */
+int slurm_call_finish(SlurmCall *k, char **out, Error *err);
+/* Stops a command still running (its process group is killed) and frees the call. */
+void slurm_call_free(SlurmCall *k);
 
 /* The last command's standard error (salloc reports its job there); "" when none. */
 const char *slurm_ctl_last_stderr(const SlurmCtl *c);

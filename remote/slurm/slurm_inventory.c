@@ -163,3 +163,13 @@ Cluster *slurm_inventory_load_file(const char *path, const char *ssh_config,
     cJSON_Delete(root);
     return c;
 }
+
+int slurm_inventory_is_slurm_file(const char *path)
+{
+    Error err;
+    cJSON *root = jfield_parse_file(path, &err);
+    const cJSON *b = root ? cJSON_GetObjectItemCaseSensitive(root, "backend") : NULL;
+    int is = cJSON_IsString(b) && strcmp(b->valuestring, "slurm") == 0;
+    cJSON_Delete(root);
+    return is;
+}

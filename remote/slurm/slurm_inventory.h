@@ -26,6 +26,10 @@ SlurmCtl *slurm_target_ctl(const SlurmTarget *t, const char *ssh_config, int acc
 /* `sinfo -N -h -o SLURM_SINFO_FORMAT [-p partition]` through c, parsed. */
 int slurm_query_nodes(SlurmCtl *c, const char *partition, SlurmNodes *out, Error *err);
 
+/* Whether the inventory file says "backend": "slurm" (0 for any other, or a file that cannot
+ * be read: opening it says why). */
+int slurm_inventory_is_slurm_file(const char *path);
+
 /* The session's inventory: a Slurm one becomes the controller's nodes that can run work
  * (drained and down nodes left out), trial.launch "slurm" unless the file says otherwise;
  * any other is cluster_from_json. *ctl (may be NULL) gets the Slurm connection, NULL for a

@@ -6,6 +6,8 @@
 #ifndef TUNEDECK_SLURM_WATCH_H
 #define TUNEDECK_SLURM_WATCH_H
 
+#include <poll.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "remote/slurm/slurm_ctl.h"
@@ -23,6 +25,23 @@ int64_t slurm_watch_due_ms(const SlurmWatch *w);
  * queue changed since the last round, 0 when not (or not due), -1 when the controller did
  * not answer (err; the last good state is kept and the next round backs off). */
 int slurm_watch_poll(SlurmWatch *w, int64_t now_ms, Error *err);
+
+/* The same rounds on the caller's loop, never blocking it (a controller that does not answer
+ * keeps sinfo waiting ~9 s): pollfds/step run the round's commands one after the other as a
+ * loop source; slurm_watch_take says once how each round ended (1 changed, 0 same, -1 the
+ * controller did not answer: err), -2 while no round has ended since the last take. */
+size_t slurm_watch_pollfds(SlurmWatch *w, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void slurm_watch_step(SlurmWatch *w, const struct pollfd *fds, size_t n, int64_t now_ms);
+int slurm_watch_take(SlurmWatch *w, Error *err);
+int slurm_watch_busy(const SlurmWatch *w); /* a round's command is under way */
+/* When the rounds began to fail (clock_now_ms), 0 while the controller answers. */
+int64_t slurm_watch_down_since_ms(const SlurmWatch *w);
+long slurm_watch_rounds(const SlurmWatch *w); /* rounds ended, answered or not */
+/* Something changed that the operator did (a drain): the next round as soon as the minimum
+ * interval since the last one allows, and the back-off starts over. */
+void slurm_watch_poke(SlurmWatch *w, int64_t now_ms);
+
+/* The last good state (kept through an outage). */
 const SlurmNodes *slurm_watch_nodes(const SlurmWatch *w);
 const SlurmQueue *slurm_watch_queue(const SlurmWatch *w);
 double slurm_watch_interval_s(const SlurmWatch *w); /* the wait before the next round */

@@ -46,7 +46,7 @@ Test(layout, every_size_from_40x12_to_400x120_keeps_panes_inside_and_apart)
     char buf[256];
     Layout l;
     for (int v = 0; v < VIEW_COUNT; v++)
-        for (unsigned flags = 0; flags <= LAYOUT_EDITOR_OPEN; flags++)
+        for (unsigned flags = 0; flags <= (LAYOUT_EDITOR_OPEN | LAYOUT_SLURM); flags++)
             for (int cols = 40; cols <= 400; cols++)
                 for (int rows = 12; rows <= 120; rows++) {
                     layout_compute(cols, rows, (ViewId)v, flags, &l);
@@ -71,6 +71,11 @@ Test(layout, every_view_shows_something_useful_at_every_size)
             cr_assert(l.shown[PANE_LOADS], "no load bars at %dx%d", cols, rows);
             layout_compute(cols, rows, VIEW_HOSTS, 0, &l);
             cr_assert(l.shown[PANE_HOSTS], "no hosts table at %dx%d", cols, rows);
+            cr_assert(!l.in_view[PANE_QUEUE], "no queue off Slurm");
+            layout_compute(cols, rows, VIEW_HOSTS, LAYOUT_SLURM, &l);
+            cr_assert(l.shown[PANE_HOSTS], "no Slurm node table at %dx%d", cols, rows);
+            if (rows >= 24)
+                cr_assert(l.shown[PANE_QUEUE], "no Slurm queue at %dx%d", cols, rows);
         }
 }
 

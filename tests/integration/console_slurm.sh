@@ -1,0 +1,212 @@
+#!/bin/sh
+# The console on a real private Slurm 22.05 (tests/slurm-harness.sh: n1,n2 gpu:t4:2, n3,n4
+# gpu:v100:4), in a real tmux: the hosts view shows Slurm's nodes and queue (a pending job's
+# reason), `:drain NODE` asks and then drains it in Slurm, an operator without Slurm's rights
+# (nobody) is refused with Slurm's own error, and a tuning session through srun steps lives
+# through slurmctld going away: the screen says so, no new trial starts while it is away,
+# every measured trial stays (screen and journal), and the session goes on when it is back.
+# The trap stops every daemon, job and terminal it started.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
+    echo "console_slurm: slurm-wlm and munge are not installed (make deps)" >&2
+    exit 1
+fi
+T="$(mktemp -d /tmp/tunedeck-cslurm.XXXXXX)"
+[ -d "$T" ] || exit 1
+# One tmux server per console: a new session on a server whose last session just ended
+# can race with its exit ("server exited unexpectedly").
+n_console=0
+sock="tunedeck-cslurm-$$-0"
+X() { tmux -L "$sock" -f /dev/null "$@"; }
+HARNESS_SRC="$here/sshd-harness.sh"
+. "$here/slurm-harness.sh"
+. "$here/sshd-harness.sh"
+H=""
+cleanup() {
+    X kill-server 2> /dev/null
+    slurm_stop_all
+    [ -n "$H" ] && harness_stop_all
+    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
+}
+trap cleanup EXIT INT TERM
+unset SLURM_JOB_ID SSH_AUTH_SOCK
+
+fail() {
+    echo "console_slurm.sh: FAIL: $*" >&2
+    cat "$T/screen.txt" >&2 2> /dev/null
+    exit 1
+}
+# wait_for PATTERN [SECONDS]: polls the pane until the regex shows.
+wait_for() {
+    i=0 limit=$(( ${2:-10} * 10 ))
+    while [ "$i" -lt "$limit" ]; do
+        X capture-pane -p -t c > "$T/screen.txt"
+        grep -qE -- "$1" "$T/screen.txt" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "'$1' did not appear within ${2:-10} s"
+}
+console() { # console COMMAND...: the console in a fresh tmux server, session "c"
+    X kill-server 2> /dev/null
+    n_console=$((n_console + 1))
+    sock="tunedeck-cslurm-$$-$n_console"
+    X new-session -d -s c -x 150 -y 40 "$*; echo EXITED rc=\$?; sleep 60"
+}
+ENVS="env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 SLURM_CONF=$T/s/slurm.conf"
+
+slurm_init "$T/s"
+slurm_start || fail "the Slurm harness did not start"
+
+# ---- watching: nodes, queue, drain ----
+watch_start=$(date +%s)
+console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm"
+X send-keys -t c 3
+wait_for 'Slurm nodes: 4 \(4 idle, 0 mixed, 0 alloc, 0 drain, 0 down\)' 15
+wait_for 'controller \(here\): answering'
+wait_for '> n1 +idle +idle +0/4 +2000 t4:2'
+wait_for '  n3 +idle +idle +0/8 +4000 v100:4'
+sbatch -o /dev/null -J hold -w n3 --gres=gpu:v100:4 -n 1 --wrap 'sleep 300' > /dev/null
+sbatch -o /dev/null -J waits -w n3 --gres=gpu:v100:4 -n 1 --wrap 'sleep 300' > /dev/null
+wait_for 'Slurm queue: 2 jobs, 1 pending' 20
+wait_for 'root +PENDING +1 gres:gpu:v100:4 +waits +Resources'
+wait_for 'n3 +mixed +mixed +1/8'
+X send-keys -t c ':drain nosuch' Enter
+wait_for ':drain: expected a Slurm node name \(e.g. n1\), found .nosuch.'
+X send-keys -t c ':drain n4 fan test' Enter
+wait_for 'Drain n4 in Slurm \(scontrol update NodeName=n4 State=DRAIN Reason="tunedeck: fan test"\)'
+X send-keys -t c n
+wait_for 'drain n4: not asked'
+[ "$(sinfo -h -n n4 -o %T | sort -u)" = idle ] || fail "n4 was drained without a yes"
+X send-keys -t c ':drain n4 fan test' Enter y
+wait_for 'slurm: drain n4 done'
+wait_for 'n4 +drain +(drained|draining) .*tunedeck: fan test' 10
+[ "$(sinfo -h -n n4 -o %E | sort -u)" = "tunedeck: fan test" ] || fail "Slurm does not have the reason"
+X send-keys -t c j j j # the selection to n4; u offers its undrain on the command line
+wait_for '> n4 +drain'
+X send-keys -t c u
+wait_for '^:undrain n4_'
+X send-keys -t c Enter
+wait_for 'Return n4 to service in Slurm \(scontrol update NodeName=n4 State=RESUME\)'
+X send-keys -t c y
+wait_for 'slurm: undrain n4 done'
+wait_for '[ >] n4 +idle +idle' 10
+# At most one controller call a second: the panel counts them (the inventory's sinfo, the
+# rounds, and the two scontrol updates the operator asked for).
+wait_for 'answering; next look in [0-9]+ s .*, [0-9]+ calls so far'
+calls=$(sed -n 's/.*, \([0-9]*\) calls so far.*/\1/p' "$T/screen.txt" | head -1)
+took=$(( $(date +%s) - watch_start ))
+[ "$calls" -le $((took + 5)) ] || fail "$calls controller calls in $took s"
+X send-keys -t c q
+wait_for 'EXITED rc=0'
+scancel -n hold
+scancel -n waits
+echo "  ok   watching: nodes, queue with its pending reason, drain asked then done, undrain ($calls calls in $took s)"
+
+# ---- an operator without Slurm's rights (nobody): Slurm's refusal, quoted ----
+if command -v setpriv > /dev/null && id nobody > /dev/null 2>&1; then
+    mkdir -p "$T/nobody"
+    chmod 777 "$T/nobody"
+    chmod 711 "$T" "$T/s" # the munge socket and slurm.conf within reach, the key not
+    nid="$(id -u nobody)"
+    ngid="$(id -g nobody)"
+    console "$ENVS XDG_CONFIG_HOME=$T/nobody setpriv --reuid=$nid --regid=$ngid --clear-groups $bin --slurm --no-journal"
+    X send-keys -t c 3
+    wait_for 'Slurm nodes: 4 ' 15
+    X send-keys -t c ':drain n3' Enter y
+    wait_for 'drain n3 refused by Slurm: slurm_update error: Invalid user id \(needs root' 15
+    [ "$(sinfo -h -n n3 -o %T | sort -u)" = idle ] || fail "nobody drained n3"
+    X send-keys -t c q
+    wait_for 'EXITED rc=0'
+    chmod 700 "$T" "$T/s"
+    echo "  ok   a drain without Slurm's rights is refused with Slurm's error"
+else
+    echo "  skip the refusal as nobody (no setpriv or no nobody user)"
+fi
+
+# ---- through a login node: the rounds go over one SSH session, on the console's loop ----
+harness_init "$T/h"
+harness_start 1
+for c in sinfo squeue scontrol; do
+    printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/%s "$@"\n' "$SLURM_CONF" "$c" > "$T/h/bin/$c"
+    chmod 755 "$T/h/bin/$c"
+done
+login="$(harness_addr 1)"
+printf '{"name": "tdtest", "backend": "slurm", "login": "%s",
+ "ssh": {"user": "root", "port": %s, "identity": "%s/id_ed25519",
+         "known_hosts": "%s/known_hosts", "connect_timeout_s": 5}}\n' \
+    "$login" "$H_PORT" "$T/h" "$T/h" > "$T/inv-login.json"
+console "env -u SLURM_CONF TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login.json"
+X send-keys -t c 3
+wait_for "controller \($login\): answering" 20
+wait_for 'Slurm nodes: 4 \(4 idle'
+X send-keys -t c ':drain n2 via login' Enter y
+wait_for 'slurm: drain n2 done' 15
+[ "$(sinfo -h -n n2 -o %E | sort -u)" = "tunedeck: via login" ] || fail "the drain did not reach Slurm through the login node"
+X send-keys -t c ':undrain n2' Enter y
+wait_for 'slurm: undrain n2 done' 15
+X send-keys -t c q
+wait_for 'EXITED rc=0'
+harness_stop_all
+H=""
+echo "  ok   through a login node: the nodes, a drain and an undrain over its SSH session"
+
+# ---- tuning through srun steps while slurmctld goes away and comes back ----
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"
+printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
+console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 0.5' --optimizer random --budget 10"
+wait_for '^[^ ]+ +2  ok ' 40
+slurm_ctld_stop
+wait_for 'waiting for slurmctld' 40
+X send-keys -t c 3
+wait_for 'controller \(here\): NOT ANSWERING for [0-9]+ s, new trials wait'
+wait_for 'Slurm nodes in t4: 2 .* as last seen'
+X send-keys -t c 1
+wait_for 'slurm: the controller does not answer'
+journal="$(ls "$T"/state/sessions/*.jsonl | tail -1)"
+before="$T/before.txt"
+sleep 3 # a trial started before the outage was seen ends now (ok, or failed with the reason)
+python3 -c 'import json, sys
+ok = {l["trial"]: l["time_s"] for l in map(json.loads, open(sys.argv[1]))
+      if l.get("event") == "finished" and l["status"] == "ok"}
+assert ok, "no measured trial before the outage"
+print(json.dumps(ok))' "$journal" > "$before" || fail "no measured trial in the journal before the outage"
+started="$(grep -c '"event":"started"' "$journal")"
+sleep 4
+[ "$(grep -c '"event":"started"' "$journal")" = "$started" ] || fail "a trial started while slurmctld was away"
+slurm_ctld_start
+wait_for 'slurm: the controller answers again' 40
+wait_for 'slurm: trials go on'
+wait_for '10/10 \| best [0-9.]+ s \| done' 90
+python3 - "$journal" "$before" <<'PY' || fail "the journal lost a trial or a reason"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+fin = {l["trial"]: l for l in lines if l.get("event") == "finished"}
+assert sorted(fin) == list(range(1, 11)), sorted(fin)
+for trial, time_s in json.load(open(sys.argv[2])).items():
+    f = fin[int(trial)]
+    assert f["status"] == "ok" and f["time_s"] == time_s, (trial, time_s, f)
+failed = [f for f in fin.values() if f["status"] != "ok"]
+for f in failed:
+    assert "controller did not answer" in f["reason"] or f["reason"].startswith("slurm:"), f
+assert len(failed) <= 2, failed
+assert sum(f["status"] == "ok" for f in fin.values()) >= 8, fin
+for f in failed:
+    print("       trial %d failed: %s" % (f["trial"], f["reason"]))
+PY
+for n in $(python3 -c 'import json, sys; print(*json.load(open(sys.argv[1])))' "$before"); do
+    grep -qE "^[^ ]+ +$n  ok " "$T/screen.txt" || fail "trial $n is not on the screen as measured"
+done
+X send-keys -t c q
+wait_for 'EXITED rc=0' 30
+# after an outage the allocation can stay "completing" a while (slurmctld hears late of the
+# steps that ended while it was away)
+n=0
+while [ $n -lt 60 ] && [ -n "$(squeue -h)" ]; do sleep 1; n=$((n + 1)); done
+[ -z "$(squeue -h)" ] || fail "a job is left: $(squeue -h)"
+echo "  ok   slurmctld away mid-session: said, trials held, every measured trial kept, session done"
+echo "console_slurm.sh: ok"
