@@ -78,6 +78,7 @@ typedef struct {
     size_t log_n; /* lines ever written */
 
     SimSched *ss;          /* the simulated cluster scheduler, NULL when none */
+    LiveSlurm *live_slurm; /* --workload on Slurm: the live jobs' backend (outlives ss) */
     size_t ss_events_seen; /* scheduler events already logged */
 
     HostPool *pool;          /* SSH sessions to the inventory's hosts; NULL on the simulator */

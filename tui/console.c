@@ -146,14 +146,47 @@ static int open_slurm_desk(App *a, const Session *s, Error *err)
     return 0;
 }
 
+/* --workload on Slurm: the live jobs are batch jobs submitted from this machine (a login
+ * node in the inventory is refused, as for `schedule --live`), with the inventory's
+ * job_command; the backend polls while idle too, so other users' jobs show in the grid. */
+static int open_live_slurm(App *a, const Session *s, Error *err)
+{
+    const char *source = s->spec.cluster ? s->spec.cluster : "--slurm";
+    SlurmTarget t;
+    memset(&t, 0, sizeof t);
+    if (s->cluster->extra && slurm_target_from_json(s->cluster->extra, source, &t, err) < 0)
+        return -1;
+    if (t.login[0])
+        return error_set(err,
+                         "%s: live mode on Slurm runs sbatch and reads each job's output file "
+                         "on this machine: run tunedeck on the login node %s",
+                         source, t.login);
+    if (!s->cluster->job_command[0])
+        return error_set(err,
+                         "%s: expected a \"job_command\" for the live jobs: give --cluster an "
+                         "inventory with \"backend\": \"slurm\" and \"job_command\" "
+                         "(docs/slurm.md)",
+                         source);
+    if (liveslurm_check(s->cluster->job_command, s->cluster->job_launch_per_host, err) < 0)
+        return error_prefix(err, "%s", source);
+    if (s->spec.slurm_partition)
+        snprintf(t.partition, sizeof t.partition, "%s", s->spec.slurm_partition);
+    LiveSlurmOptions so = {.ctl = s->slurm,
+                           .partition = t.partition,
+                           .poll_idle = 1,
+                           .log = live_log,
+                           .userdata = a};
+    return (a->live_slurm = liveslurm_new(&so, err)) ? 0 : -1;
+}
+
 /* The session (remote/session), then what only the console adds: the live scheduler on the
  * inventory's hosts, or the simulated one beside the simulator. */
 static int open_session(App *a, const ConsoleOptions *o, Error *err)
 {
     const SessionSpec *spec = &o->spec;
-    if (o->workload && !spec->cluster)
-        return error_set(err, "--workload: expected a --cluster FILE with it (the live scheduler "
-                              "runs the workload on the inventory's hosts)");
+    if (o->workload && !spec->cluster && !spec->slurm)
+        return error_set(err, "--workload: expected a --cluster FILE (or --slurm) with it (the "
+                              "live scheduler runs the workload on the inventory's hosts)");
     Session *s = o->session;
     SessionSpec with_screen = *spec;
     with_screen.on_event = on_tuner_event;
@@ -173,8 +206,11 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     a->pool = s->pool;
     a->tuner = s->tuner;
     snprintf(a->launcher, sizeof a->launcher, "%s", s->launcher);
+    if (o->workload && s->slurm && open_live_slurm(a, s, err) < 0)
+        return error_prefix(err, "--workload");
     if (o->workload) {
         SimSchedLiveOptions lo = {.cluster = a->cluster,
+                                  .slurm = a->live_slurm,
                                   .pool = a->pool,
                                   .workload = o->workload,
                                   .policy = o->policy,
@@ -212,6 +248,8 @@ static void close_session(App *a, Session *s)
     suggestion_clear(&a->pred);
     simsched_free(a->ss); /* the live driver too, before the pool it uses */
     a->ss = NULL;
+    liveslurm_free(a->live_slurm); /* after the driver, before the session's controller */
+    a->live_slurm = NULL;
     hostdesk_free(a->desk); /* the pool stays the session's */
     a->desk = NULL;
     slurm_desk_free(a->slurm); /* before the session frees its controller */

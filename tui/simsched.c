@@ -15,6 +15,7 @@ struct SimSched {
     Catalogue *cat;
     SchedState *state;
     SchedLive *live; /* live mode: the driver advances the state */
+    LiveSlurm *slurm; /* live mode on Slurm: the grid is Slurm's grant */
     int paused;
     int64_t last_ms;
 };
@@ -91,6 +92,11 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
                            .workload = o->workload,
                            .log = o->log,
                            .userdata = o->userdata};
+    if (o->slurm) {
+        lo.backend = &LIVERUN_SLURM;
+        lo.backend_ctx = o->slurm;
+        s->slurm = o->slurm;
+    }
     if (!s->state || sched_load_workload(s->state, o->workload, err) < 0 ||
         !(s->live = schedlive_new(s->state, c, o->pool, &lo, err))) {
         simsched_free(s);
@@ -154,6 +160,67 @@ char simsched_job_label(size_t job)
     return job < sizeof L - 1 ? L[job] : '*';
 }
 
+int simsched_mark_where(HostLoad *grid, size_t n, const char *where, short owner)
+{
+    int marked = 0;
+    const char *p = where;
+    while (p && *p) {
+        const char *colon = strchr(p, ':'), *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        if (!colon || colon > end) { /* a host without indices: nothing to mark */
+            p = comma ? comma + 1 : NULL;
+            continue;
+        }
+        size_t len = (size_t)(colon - p);
+        HostLoad *h = NULL;
+        for (size_t i = 0; i < n && !h; i++)
+            if (strlen(grid[i].name) == len && strncmp(grid[i].name, p, len) == 0)
+                h = &grid[i];
+        for (const char *q = colon + 1; h && q < end;) {
+            char *after;
+            long g = strtol(q, &after, 10);
+            if (after == q)
+                break;
+            if (g >= 0 && g < h->n_gpus) {
+                h->gpu_job[g] = owner;
+                marked++;
+            }
+            q = *after == '+' ? after + 1 : after;
+            if (*after != '+')
+                break;
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    return marked;
+}
+
+/* On Slurm the grid is what Slurm granted, not the model's slots: each of our running jobs
+ * on the GPU indices it was given, other users' jobs as foreign. */
+static void slurm_grid(const SimSched *s, ClusterSnapshot *out)
+{
+    for (size_t n = 0; n < out->n_grid; n++)
+        for (int g = 0; g < out->grid[n].n_gpus; g++)
+            out->grid[n].gpu_job[g] = -1;
+    enum { SHOWN = 64 };
+    LiveSlurmForeign f[SHOWN];
+    size_t nf = liveslurm_foreign(s->slurm, f, SHOWN);
+    for (size_t i = 0; i < nf && i < SHOWN; i++)
+        simsched_mark_where(out->grid, out->n_grid, f[i].where, SNAP_GPU_FOREIGN);
+    for (size_t j = 0; j < schedlive_job_count(s->live); j++) {
+        SchedLiveJob lj;
+        schedlive_job(s->live, j, &lj);
+        if (lj.running && lj.gpu_ids && lj.gpu_ids[0])
+            simsched_mark_where(out->grid, out->n_grid, lj.gpu_ids, (short)j);
+    }
+    for (size_t n = 0; n < out->n_grid; n++) {
+        HostLoad *h = &out->grid[n];
+        int held = 0;
+        for (int g = 0; g < h->n_gpus; g++)
+            held += h->gpu_job[g] != -1;
+        h->gpu = (double)held / (h->n_gpus ? h->n_gpus : 1);
+    }
+}
+
 void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
 {
     const SchedState *st = s->state;
@@ -179,6 +246,8 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
         h->gpu = (double)held / (h->n_gpus ? h->n_gpus : 1);
         h->cpu = h->mem = h->share = NAN;
     }
+    if (s->slurm)
+        slurm_grid(s, out);
     size_t nj = sched_job_count(st);
     if (out->cap_jobs < nj) {
         free(out->jobs);

@@ -7,6 +7,7 @@
 
 #include "core/model/cluster.h"
 #include "core/sched/sched.h"
+#include "remote/live/liverun_slurm.h"
 #include "remote/live/schedlive.h"
 #include "tui/snapshot.h"
 
@@ -29,6 +30,9 @@ typedef struct SimSched SimSched;
 typedef struct {
     const Cluster *cluster; /* node i is machine i */
     HostPool *pool;         /* the console's pool of the inventory's machines */
+    /* On Slurm (pool NULL): the runs are batch jobs, and the grid shows what Slurm granted
+     * (each job's gpu_ids, other users' jobs as SNAP_GPU_FOREIGN). Outlives the SimSched. */
+    LiveSlurm *slurm;
     const char *workload;   /* a workload CSV (sched_load_workload) */
     const char *policy;
     double time_scale; /* simulated seconds per wall second */
@@ -56,6 +60,9 @@ int simsched_tick(SimSched *s, int64_t now_ms, Error *err);
 /* Fills the GPU grid and the job list of a snapshot (other fields untouched). Job rows
  * are in job order so that job i is letter i of the grid. */
 void simsched_snapshot(const SimSched *s, ClusterSnapshot *out);
+/* Marks the GPUs of a placement "n1:0+1,n3:2" (Slurm's grant) as held by owner in the grid
+ * (hosts by name; unknown hosts and indices are skipped). Returns the GPUs marked. */
+int simsched_mark_where(HostLoad *grid, size_t n, const char *where, short owner);
 /* "   840s d resnet110-3 resize 2>4" for event i. */
 void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap);
 /* The label of job i in the grid: a-z, A-Z, 0-9, then '*'. */

@@ -10,7 +10,8 @@
 #include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_queue.h"
 
-enum { SNAP_MAX_GPUS = 16 };
+/* SNAP_GPU_FOREIGN: held by a job that is not ours (another Slurm user's). */
+enum { SNAP_MAX_GPUS = 16, SNAP_GPU_FOREIGN = -2 };
 
 typedef struct {
     char name[64];
@@ -18,7 +19,8 @@ typedef struct {
     double cpu, gpu, mem; /* utilisation 0..1, NAN unknown */
     double share;         /* fraction of the batch this host carries, NAN unknown */
     int n_gpus;
-    short gpu_job[SNAP_MAX_GPUS]; /* index into jobs holding the GPU, -1 free */
+    short gpu_job[SNAP_MAX_GPUS]; /* index into jobs holding the GPU, -1 free, or
+                                     SNAP_GPU_FOREIGN */
 } HostLoad;
 
 typedef struct {

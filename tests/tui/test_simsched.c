@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,4 +93,28 @@ Test(simsched, labels_are_distinct_for_62_jobs)
         for (size_t k = i + 1; k < 62; k++)
             cr_assert_neq(simsched_job_label(i), simsched_job_label(k));
     cr_assert_eq(simsched_job_label(1000), '*');
+}
+
+/* Slurm's grant "n1:0+1,n3:2" marks those GPUs of those hosts, by name; a host the grid does
+ * not have, an index past the host's GPUs and a host without indices mark nothing. */
+Test(simsched, mark_where_marks_the_granted_gpus_by_host_name)
+{
+    HostLoad grid[3];
+    memset(grid, 0, sizeof grid);
+    const char *names[] = {"n1", "n10", "n3"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(grid[i].name, sizeof grid[i].name, "%s", names[i]);
+        grid[i].n_gpus = 4;
+        for (int g = 0; g < 4; g++)
+            grid[i].gpu_job[g] = -1;
+    }
+    cr_assert_eq(simsched_mark_where(grid, 3, "n1:0+1,n3:2", 5), 3);
+    cr_assert_eq(grid[0].gpu_job[0], 5);
+    cr_assert_eq(grid[0].gpu_job[1], 5);
+    cr_assert_eq(grid[0].gpu_job[2], -1);
+    cr_assert_eq(grid[1].gpu_job[0], -1, "n1 is not a prefix match of n10");
+    cr_assert_eq(grid[2].gpu_job[2], 5);
+    cr_assert_eq(simsched_mark_where(grid, 3, "n10:3,n9:0,n3:7,n1", SNAP_GPU_FOREIGN), 1);
+    cr_assert_eq(grid[1].gpu_job[3], SNAP_GPU_FOREIGN);
+    cr_assert_eq(simsched_mark_where(grid, 3, "", 1), 0);
 }
