@@ -476,6 +476,8 @@ static int app_loop(App *a, Error *err)
                  (a->tuner && tuner_attach(a->tuner, loop) < 0) ||
                  evloop_add(loop, pool_pollfds, pool_step, a) < 0 ||
                  (a->slurm && evloop_add(loop, slurm_source_pollfds, slurm_source_step, a) < 0) ||
+                 /* on Slurm no pool drives the live driver (hosts_step does over SSH) */
+                 (a->live_slurm && schedlive_attach(simsched_live(a->ss), loop) < 0) ||
                  evloop_add(loop, frame_pollfds, frame_step, a) < 0;
     if (failed)
         error_set(err, "out of memory");

@@ -62,6 +62,43 @@ ENVS="env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 SLURM_CONF=$T/s/slurm.
 slurm_init "$T/s"
 slurm_start || fail "the Slurm harness did not start"
 
+# ---- the live scheduler on Slurm: the grid is what Slurm granted, other users' jobs foreign ----
+mark="csl$$"
+printf '{"name": "t4live", "backend": "slurm", "partition": "t4", "job_command": "%s"}\n' \
+    "$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25" \
+    > "$T/inv-live.json"
+printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
+other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
+n=0
+while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-live.json --workload $T/solo.csv --policy doubling --sched-speed 30 --job-dir $T/jobs"
+X send-keys -t c 2
+wait_for 'doubling live t=[0-9]+s' 15
+# solo runs on the GPUs Slurm granted it (n1, beside the other job on n2), read back from
+# scontrol; the grid draws them as solo's (a), and the other job's GPU as foreign, with its
+# legend in the title
+wait_for 'solo +[0-9]+ +running .* run n1:0(\+1)? step [1-9][0-9]*' 30
+wait_for 'GPUs: [12]/4 held, 1 (▒|#) other users. jobs' 10
+grep -qE 'n1 +a' "$T/screen.txt" || fail "solo is not on n1 in the grid"
+grep -qE 'n2 +(▒·|·▒|#\.|\.#)' "$T/screen.txt" || fail "the other job's GPU is not foreign on n2"
+gpu=$(scontrol show -d job "$other" | sed -n 's/.*GRES=gpu[^(]*(IDX:\([0-9]\)).*/\1/p' | head -1)
+if [ "$gpu" = 0 ]; then grep -qE 'n2 +(▒·|#\.)' "$T/screen.txt" || fail "foreign is not GPU 0 of n2"
+else grep -qE 'n2 +(·▒|\.#)' "$T/screen.txt" || fail "foreign is not GPU 1 of n2"; fi
+X send-keys -t c q
+wait_for 'Live jobs run: quitting checkpoints and stops them'
+X send-keys -t c y
+wait_for 'EXITED rc=0' 30
+mine="$(squeue -h -o '%i %j' | grep -v "^$other ")"
+[ -z "$mine" ] || fail "a job of ours is left: $mine"
+[ -n "$(squeue -h -j "$other" 2> /dev/null)" ] || fail "the other user's job was touched"
+scancel "$other"
+n=0
+while [ $n -lt 50 ] && pgrep -f "ckpt-$mark" > /dev/null; do sleep 0.2; n=$((n + 1)); done
+pgrep -f "ckpt-$mark" > /dev/null && fail "a job process is left"
+ls "$T"/jobs/solo*/ckpt-$mark* > /dev/null 2>&1 || ls -R "$T/jobs" | grep -q "ckpt-$mark" ||
+    fail "solo wrote no checkpoint on quit"
+echo "  ok   --workload on Slurm: the grid shows Slurm's grant and another user's job as foreign; quit checkpoints, no job left"
+
 # ---- watching: nodes, queue, drain ----
 watch_start=$(date +%s)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm"
