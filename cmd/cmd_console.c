@@ -23,6 +23,7 @@ static void usage(FILE *out)
         out,
         "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
         "       tunedeck --slurm [--partition P] [--job FILE --trial-cmd CMD]\n"
+        "       tunedeck --slurm [--partition P] --workload FILE --job-command TEMPLATE\n"
         "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
         "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
         "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
@@ -41,6 +42,9 @@ static void usage(FILE *out)
         "  --workload FILE    run the scheduler live on the inventory's hosts: jobs started\n"
         "                     from its job_command, resized by --policy over SSH, progress\n"
         "                     from their lines; --sched-speed is its time scale\n"
+        "                     (on Slurm: batch jobs on the GPUs Slurm grants)\n"
+        "  --job-command T    --slurm --workload: the live jobs' command (an inventory's\n"
+        "                     job_command; docs/slurm.md)\n"
         "  --job-dir DIR      the live jobs' folders on the hosts (default tunedeck-jobs)\n"
         "  --optimizer NAME   %s\n"
         "  --budget N         trials to run (default 60; :budget N changes it)\n"
@@ -99,6 +103,7 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
                                          {"resume", required_argument, 0, 'R'},
                                          {"slurm", no_argument, 0, 'U'},
                                          {"partition", required_argument, 0, 'Q'},
+                                         {"job-command", required_argument, 0, 'E'},
                                          {0, 0, 0, 0}};
     SessionSpec *sp = &o->spec;
     memset(ca, 0, sizeof *ca);
@@ -125,6 +130,9 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             break;
         case 'Q':
             sp->slurm_partition = optarg;
+            break;
+        case 'E':
+            sp->job_command = optarg;
             break;
         case 'W':
             o->workload = optarg;
@@ -214,6 +222,11 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
         fprintf(stderr, "tunedeck: --slurm: the cluster is Slurm's; expected no --sim or "
                         "--cluster with it (an inventory with \"backend\": \"slurm\" is the "
                         "same with a login node)\n");
+        return EXIT_USAGE;
+    }
+    if (sp->job_command && !(sp->slurm && o->workload)) {
+        fprintf(stderr, "tunedeck: --job-command: expected --slurm and --workload with it (an "
+                        "inventory names its \"job_command\")\n");
         return EXIT_USAGE;
     }
     if (sp->slurm_partition && !sp->slurm) {

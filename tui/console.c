@@ -163,9 +163,9 @@ static int open_live_slurm(App *a, const Session *s, Error *err)
                          source, t.login);
     if (!s->cluster->job_command[0])
         return error_set(err,
-                         "%s: expected a \"job_command\" for the live jobs: give --cluster an "
-                         "inventory with \"backend\": \"slurm\" and \"job_command\" "
-                         "(docs/slurm.md)",
+                         "%s: expected a \"job_command\" for the live jobs: give "
+                         "--job-command TEMPLATE, or --cluster an inventory with \"backend\": "
+                         "\"slurm\" and \"job_command\" (docs/slurm.md)",
                          source);
     if (liveslurm_check(s->cluster->job_command, s->cluster->job_launch_per_host, err) < 0)
         return error_prefix(err, "%s", source);

@@ -28,6 +28,7 @@ typedef struct {
      * "backend": "slurm" would give (instead of cluster) */
     int slurm;
     const char *slurm_partition;
+    const char *job_command; /* --slurm: the live jobs' job_command (console --workload) */
     const char *launcher;  /* NULL: sim on the simulator, else the inventory's, else local */
     const char *trial_cmd; /* NULL: the inventory's trial.command */
     const char *optimizer;

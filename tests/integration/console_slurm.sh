@@ -1,6 +1,8 @@
 #!/bin/sh
 # The console on a real private Slurm 22.05 (tests/slurm-harness.sh: n1,n2 gpu:t4:2, n3,n4
-# gpu:v100:4), in a real tmux: the hosts view shows Slurm's nodes and queue (a pending job's
+# gpu:v100:4), in a real tmux: `--slurm --workload` runs the live scheduler's job as a batch
+# job, the cluster view's GPU grid shows the GPUs Slurm granted it and another user's job as
+# foreign, and quitting checkpoints it and leaves no job of ours; the hosts view shows Slurm's nodes and queue (a pending job's
 # reason), `:drain NODE` asks and then drains it in Slurm, an operator without Slurm's rights
 # (nobody) is refused with Slurm's own error, and a tuning session through srun steps lives
 # through slurmctld going away: the screen says so, no new trial starts while it is away,
@@ -62,16 +64,15 @@ ENVS="env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 SLURM_CONF=$T/s/slurm.
 slurm_init "$T/s"
 slurm_start || fail "the Slurm harness did not start"
 
-# ---- the live scheduler on Slurm: the grid is what Slurm granted, other users' jobs foreign ----
+# ---- --slurm --workload: the live scheduler's jobs are batch jobs; the grid is what Slurm
+# granted, other users' jobs foreign ----
 mark="csl$$"
-printf '{"name": "t4live", "backend": "slurm", "partition": "t4", "job_command": "%s"}\n' \
-    "$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25" \
-    > "$T/inv-live.json"
+jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
 other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
 n=0
 while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
-console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-live.json --workload $T/solo.csv --policy doubling --sched-speed 30 --job-dir $T/jobs"
+console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm --partition t4 --workload $T/solo.csv --job-command '$jobcmd' --policy doubling --sched-speed 30 --job-dir $T/jobs"
 X send-keys -t c 2
 wait_for 'doubling live t=[0-9]+s' 15
 # solo runs on the GPUs Slurm granted it (n1, beside the other job on n2), read back from
@@ -92,6 +93,7 @@ mine="$(squeue -h -o '%i %j' | grep -v "^$other ")"
 [ -z "$mine" ] || fail "a job of ours is left: $mine"
 [ -n "$(squeue -h -j "$other" 2> /dev/null)" ] || fail "the other user's job was touched"
 scancel "$other"
+X kill-server # its pane's command line names the job command too
 n=0
 while [ $n -lt 50 ] && pgrep -f "ckpt-$mark" > /dev/null; do sleep 0.2; n=$((n + 1)); done
 pgrep -f "ckpt-$mark" > /dev/null && fail "a job process is left"
