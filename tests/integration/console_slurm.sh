@@ -2,7 +2,8 @@
 # The console on a real private Slurm 22.05 (tests/slurm-harness.sh: n1,n2 gpu:t4:2, n3,n4
 # gpu:v100:4), in a real tmux: `--slurm --workload` runs the live scheduler's job as a batch
 # job, the cluster view's GPU grid shows the GPUs Slurm granted it and another user's job as
-# foreign, and quitting checkpoints it and leaves no job of ours; the hosts view shows Slurm's nodes and queue (a pending job's
+# foreign, and quitting checkpoints it and leaves no job of ours; the hosts view shows
+# Slurm's nodes and queue (a pending job's
 # reason), `:drain NODE` asks and then drains it in Slurm, an operator without Slurm's rights
 # (nobody) is refused with Slurm's own error, and a tuning session through srun steps lives
 # through slurmctld going away: the screen says so, no new trial starts while it is away,
