@@ -171,11 +171,8 @@ static int open_live_slurm(App *a, const Session *s, Error *err)
         return error_prefix(err, "%s", source);
     if (s->spec.slurm_partition)
         snprintf(t.partition, sizeof t.partition, "%s", s->spec.slurm_partition);
-    LiveSlurmOptions so = {.ctl = s->slurm,
-                           .partition = t.partition,
-                           .poll_idle = 1,
-                           .log = live_log,
-                           .userdata = a};
+    LiveSlurmOptions so = {
+        .ctl = s->slurm, .partition = t.partition, .poll_idle = 1, .log = live_log, .userdata = a};
     return (a->live_slurm = liveslurm_new(&so, err)) ? 0 : -1;
 }
 

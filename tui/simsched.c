@@ -14,7 +14,7 @@ struct SimSched {
     SimSchedOptions o;
     Catalogue *cat;
     SchedState *state;
-    SchedLive *live; /* live mode: the driver advances the state */
+    SchedLive *live;  /* live mode: the driver advances the state */
     LiveSlurm *slurm; /* live mode on Slurm: the grid is Slurm's grant */
     int paused;
     int64_t last_ms;

@@ -33,13 +33,13 @@ typedef struct {
     /* On Slurm (pool NULL): the runs are batch jobs, and the grid shows what Slurm granted
      * (each job's gpu_ids, other users' jobs as SNAP_GPU_FOREIGN). Outlives the SimSched. */
     LiveSlurm *slurm;
-    const char *workload;   /* a workload CSV (sched_load_workload) */
+    const char *workload; /* a workload CSV (sched_load_workload) */
     const char *policy;
     double time_scale; /* simulated seconds per wall second */
     const char *job_dir;
     uint64_t seed;
     const char *catalogue_dir; /* the job catalogue's folder (catalogue_load) */
-    SchedLiveLogFn log; /* the driver's lines (decisions, enactments, deaths) */
+    SchedLiveLogFn log;        /* the driver's lines (decisions, enactments, deaths) */
     void *userdata;
 } SimSchedLiveOptions;
 

@@ -29,15 +29,15 @@ typedef struct {
     int slurm;
     const char *slurm_partition;
     const char *job_command; /* --slurm: the live jobs' job_command (console --workload) */
-    const char *launcher;  /* NULL: sim on the simulator, else the inventory's, else local */
-    const char *trial_cmd; /* NULL: the inventory's trial.command */
+    const char *launcher;    /* NULL: sim on the simulator, else the inventory's, else local */
+    const char *trial_cmd;   /* NULL: the inventory's trial.command */
     const char *optimizer;
     long seed;
     int budget;
     double trial_timeout_s;
     int no_prune;            /* run every trial to its end (docs/optimizer.md) */
     int stop_when_converged; /* the stop rule from the start */
-    const char *ssh_config; /* NULL: ~/.ssh/config */
+    const char *ssh_config;  /* NULL: ~/.ssh/config */
     int accept_new_host_keys;
     /* A pool for every real cluster, each host connected and kept (the console's hosts view
      * and live scheduler); otherwise only the remote launchers get one, connected on use. */
