@@ -163,6 +163,43 @@ Test(views, cluster_grid_labels_each_gpu_by_its_job_and_unknown_load_is_not_zero
     free(text);
 }
 
+/* On Slurm, GPUs other users' jobs hold are foreign: their own glyph, not counted as held by
+ * ours, and the title says how many with the glyph as its legend. */
+Test(views, cluster_grid_draws_other_users_gpus_as_foreign_with_a_legend)
+{
+    HostLoad hosts[2];
+    JobRow jobs[1];
+    memset(hosts, 0, sizeof hosts);
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < 2; i++) {
+        snprintf(hosts[i].name, sizeof hosts[i].name, "n%d", i + 1);
+        hosts[i].cpu = hosts[i].gpu = hosts[i].mem = hosts[i].share = NAN;
+        hosts[i].n_gpus = 2;
+    }
+    hosts[0].gpu_job[0] = hosts[0].gpu_job[1] = 0;
+    hosts[1].gpu_job[0] = -1;
+    hosts[1].gpu_job[1] = SNAP_GPU_FOREIGN;
+    snprintf(jobs[0].name, sizeof jobs[0].name, "solo");
+    jobs[0].state = -1;
+    jobs[0].gpus = 2;
+    jobs[0].progress = jobs[0].eta_s = NAN;
+    ClusterSnapshot s = {.hosts = hosts, .n_hosts = 2, .jobs = jobs, .n_jobs = 1};
+    Layout l;
+    layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+    erase();
+    view_cluster_draw(&s, &l, 0);
+    char *text = screen_text();
+    const char *glyph = draw_unicode() ? "\xe2\x96\x92" : "#";
+    char title[64], row[64];
+    snprintf(title, sizeof title, "GPUs: 2/4 held, 1 %s other users' jobs", glyph);
+    snprintf(row, sizeof row, "%s", glyph);
+    cr_assert(strstr(text, title), "%s", text);
+    cr_assert(strstr(text, "n1     AA"), "%s", text);
+    const char *n2 = strstr(text, "n2     ");
+    cr_assert(n2 && strstr(n2, row) && strstr(n2, row) < n2 + 16, "%s", text);
+    free(text);
+}
+
 Test(views, help_overlay_lists_every_key)
 {
     erase();
