@@ -332,7 +332,7 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
         goto fail;
     }
     /* Not answered: the run waits for the controller (waiting()) and step() tries again. */
-    snprintf(r->label, sizeof r->label, "Slurm job (not submitted yet)");
+    snprintf(r->label, sizeof r->label, "no Slurm job yet");
     if (submit(r, err) < 0)
         goto fail;
     s->active++; /* its state comes with the next round: never more than one a poll_s */
