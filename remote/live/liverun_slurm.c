@@ -3,6 +3,7 @@
 #include "remote/live/liverun_slurm.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: s
 struct LiveSlurm {
     LiveSlurmOptions o;
     SlurmJobInfoList jobs; /* the last good round */
+    SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
     long rounds;
     int64_t last_round_ms;
     int active;  /* runs submitted and not seen ended */
@@ -101,6 +103,7 @@ void liveslurm_free(LiveSlurm *s)
 {
     if (!s)
         return;
+    slurm_call_free(s->round);
     slurm_jobinfo_clear(&s->jobs);
     for (size_t i = 0; i < s->n_ours; i++)
         free(s->ours[i]);
@@ -141,23 +144,27 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
     return n;
 }
 
-/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
- * always, with poll_idle). */
-static void tick(void *ctx, int64_t now)
+/* The round in flight, stepped without waiting (its pipes polled with no timeout: the
+ * driver's own loop comes back every tick_s); once ended, its answer replaces the last. */
+static void collect_round(LiveSlurm *s)
 {
-    LiveSlurm *s = ctx;
-    /* A controller that does not answer makes each round wait (scontrol gives up after about
-     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
-    double wait_s = liveslurm_backoff_s(s->o.poll_s, s->outage);
-    if ((!s->active && !s->o.poll_idle) ||
-        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
+    struct pollfd fds[8];
+    int64_t deadline = 0;
+    size_t n = slurm_call_pollfds(s->round, fds, 8, &deadline);
+    if (n > 8)
+        n = 8;
+    if (n && poll(fds, n, 0) < 0)
+        for (size_t i = 0; i < n; i++)
+            fds[i].revents = 0;
+    slurm_call_step(s->round, fds, n, clock_now_ms());
+    if (!slurm_call_done(s->round))
         return;
-    const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
     char *text = NULL;
     Error err;
     SlurmJobInfoList jobs;
-    if (slurm_ctl_run(s->o.ctl, argv, &text, &err) != 0 ||
-        slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
+    int rc = slurm_call_finish(s->round, &text, &err);
+    s->round = NULL;
+    if (rc != 0 || slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
         free(text);
         controller_lost(s, err.msg);
         s->outage++;
@@ -167,10 +174,35 @@ static void tick(void *ctx, int64_t now)
     free(text);
     controller_back(s);
     s->outage = 0;
-    s->last_round_ms = now;
     slurm_jobinfo_clear(&s->jobs);
     s->jobs = jobs;
     s->rounds++;
+}
+
+/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
+ * always, with poll_idle): started here, collected by a later tick. */
+static void tick(void *ctx, int64_t now)
+{
+    LiveSlurm *s = ctx;
+    if (s->round) {
+        collect_round(s);
+        return;
+    }
+    /* A controller that does not answer makes each round last (scontrol gives up after about
+     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
+    double wait_s = liveslurm_backoff_s(s->o.poll_s, s->outage);
+    if ((!s->active && !s->o.poll_idle) ||
+        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
+        return;
+    const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
+    Error err;
+    s->last_round_ms = now;
+    if (!(s->round = slurm_call_start(s->o.ctl, argv, &err))) {
+        controller_lost(s, err.msg);
+        s->outage++;
+        return;
+    }
+    collect_round(s); /* a fast controller may have answered already */
 }
 
 static int scancel(LiveSlurm *s, const char *id, const char *opt1, const char *opt2, Error *err)
@@ -283,7 +315,7 @@ static int submit(SlurmRun *r, Error *err)
         return error_set(err, "job: out of memory");
     }
     snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
-    r->round_at_submit = s->rounds;
+    r->round_at_submit = s->rounds + (s->round != NULL); /* one in flight cannot hold it */
     r->fails = 0;
     liveslurm_argv_free(r->argv);
     r->argv = NULL;

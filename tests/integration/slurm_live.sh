@@ -256,7 +256,7 @@ def need(pat, what, start=0):
     return m
 lost = need(r"slurm: the controller did not answer", "the outage said")
 assert out.count("the controller did not answer") == 1, "said once"
-need(r"decision t=10s: start late 0 -> \d GPUs", "the start decision", lost.end())
+need(r"decision t=10s: start late 0 -> \d GPUs", "the start decision")
 wait = need(r"late: no Slurm job yet waits for its allocation: the controller \(sbatch is retried\)",
             "late waits for the controller", lost.end())
 back = need(r"slurm: the controller answers again", "the return said", lost.end())
