@@ -490,6 +490,9 @@ static void step(void *run)
     if (strcmp(j->state, "PENDING") == 0) {
         /* "None": Slurm's word for a pending job it is about to start */
         snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
+        Error ignored;
+        if (r->stop_asked && r->fails) /* its cancel met no controller */
+            scancel_run(r, "--state=PENDING", NULL, &ignored);
         return;
     }
     r->waiting[0] = 0;
