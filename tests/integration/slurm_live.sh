@@ -17,6 +17,8 @@
 # 4. slurmctld stopped for 10 s under a running job: said once, the rounds back off, the
 #    job runs on and is checkpointed at the end.
 # 5. slurmctld stopped across a start: the sbatch is retried when it answers again.
+# 6. slurmctld stopped across a shrink: the scancel --signal=TERM is retried, the job
+#    checkpoints and is resubmitted from its checkpoint.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -272,6 +274,56 @@ PY
 then pass "a start inside an outage waits for the controller, is submitted when it answers, nothing left"
 else fail "start inside an outage (exit $rc, queue '$queue', $left processes)"; fi
 
+echo "a resize inside an outage"
+# slurmctld stops once new runs, before the t=240 s shrink: its scancel --signal=TERM is not
+# answered, new waits for the controller, and once it answers the TERM goes, new checkpoints
+# and is resubmitted from its checkpoint.
+"$bin" schedule --live --slurm --partition t4 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
+    --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 38 \
+    --status-every 0 --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 200 ] && ! grep -q "new: Slurm job [0-9]* running on" "$T/out6" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+slurm_ctld_stop
+n=0
+while [ $n -lt 350 ] && ! grep -q "new: .* waits for its allocation: the controller" "$T/out6" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+sleep 1
+slurm_ctld_start
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out6" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what, start=0):
+    m = re.compile(pat, re.M).search(out, start)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+need(r"decision t=240s: resize new 2 -> 1 GPUs", "the shrink decision")
+lost = need(r"slurm: the controller did not answer \(scancel", "the outage said, by the TERM")
+assert out.count("the controller did not answer") == 1, "said once"
+wait = need(r"new: Slurm job \d+ waits for its allocation: the controller \(scancel is retried\)",
+            "new waits for the controller", lost.end())
+back = need(r"slurm: the controller answers again", "the return said", wait.end())
+s = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed",
+         back.end())
+m = need(r"new: run 2 on n2 \(\d GPUs\) resumed at step (\d+)", "new resumed", s.end())
+assert int(m.group(1)) == int(s.group(1)) + 1, (m.group(0), s.group(0))
+rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(big|new) ", l)}
+assert rows["new"][-2:] == ["exited", "0"] and rows["new"][6] == "no", rows["new"]
+print("new's TERM retried after the outage: checkpoint at step %s, resumed at %s" %
+      (s.group(1), m.group(1)))
+PY
+then pass "a resize inside an outage: the TERM is retried, the job checkpoints and resumes, nothing left"
+else fail "resize inside an outage (exit $rc, queue '$queue', $left processes)"; fi
+
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
     --job-command "$job" > "$T/b1" 2>&1
@@ -292,7 +344,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"
