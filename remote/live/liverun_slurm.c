@@ -309,7 +309,9 @@ static int submit(SlurmRun *r, Error *err)
     }
     free(out);
     snprintf(r->id, sizeof r->id, "%ld", id);
-    if (asprintf(&r->out_path, "%s/slurm-%ld.out", r->dir, id) < 0 || remember(s, r->id) < 0) {
+    if (asprintf(&r->out_path, "%s/slurm-%ld.out", r->dir, id) < 0)
+        r->out_path = NULL; /* left undefined by a failed asprintf */
+    if (!r->out_path || remember(s, r->id) < 0) {
         Error ignored;
         scancel(s, r->id, NULL, NULL, &ignored);
         return error_set(err, "job: out of memory");
