@@ -3,6 +3,7 @@
 #include "remote/live/liverun_slurm.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,10 +20,12 @@ enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: s
 struct LiveSlurm {
     LiveSlurmOptions o;
     SlurmJobInfoList jobs; /* the last good round */
+    SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
     long rounds;
     int64_t last_round_ms;
     int active;  /* runs submitted and not seen ended */
-    int outage;  /* rounds failed in a row (the first one is said) */
+    int outage;  /* rounds failed in a row */
+    int down;    /* a call found the controller not answering (said once, until one does) */
     char **ours; /* ids of our runs, for telling foreign jobs apart */
     size_t n_ours, cap_ours;
 };
@@ -30,6 +33,10 @@ struct LiveSlurm {
 typedef struct {
     LiveSlurm *s;
     char id[32], label[48];
+    char *dir;   /* the job's folder */
+    char **argv; /* sbatch's, while it is not submitted yet (the controller did not answer) */
+    int fails;   /* calls for this run the controller did not answer, in a row */
+    int64_t next_try_ms; /* and when the next may go (liveslurm_backoff_s) */
     char *out_path;
     long offset;
     char partial[4096];
@@ -56,6 +63,24 @@ static void say(LiveSlurm *s, const char *fmt, ...)
     s->o.log(s->o.userdata, line);
 }
 
+/* Said once an outage, whichever call (round, sbatch, scancel) meets it first. */
+static void controller_lost(LiveSlurm *s, const char *why)
+{
+    if (!s->down)
+        say(s,
+            "slurm: the controller did not answer (%s): the jobs keep running, their state is "
+            "read again and submissions and stops are retried (backing off)",
+            why);
+    s->down = 1;
+}
+
+static void controller_back(LiveSlurm *s)
+{
+    if (s->down)
+        say(s, "slurm: the controller answers again");
+    s->down = 0;
+}
+
 LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
 {
     if (!o->ctl) {
@@ -78,6 +103,7 @@ void liveslurm_free(LiveSlurm *s)
 {
     if (!s)
         return;
+    slurm_call_free(s->round);
     slurm_jobinfo_clear(&s->jobs);
     for (size_t i = 0; i < s->n_ours; i++)
         free(s->ours[i]);
@@ -118,41 +144,65 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
     return n;
 }
 
-/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
- * always, with poll_idle). */
-static void tick(void *ctx, int64_t now)
+/* The round in flight, stepped without waiting (its pipes polled with no timeout: the
+ * driver's own loop comes back every tick_s); once ended, its answer replaces the last. */
+static void collect_round(LiveSlurm *s)
 {
-    LiveSlurm *s = ctx;
-    /* A controller that does not answer makes each round wait (scontrol gives up after about
-     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
-    double wait_s = s->o.poll_s * (s->outage ? 1 << (s->outage < 4 ? s->outage : 4) : 1);
-    if ((!s->active && !s->o.poll_idle) ||
-        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
+    struct pollfd fds[8];
+    int64_t deadline = 0;
+    size_t n = slurm_call_pollfds(s->round, fds, 8, &deadline);
+    if (n > 8)
+        n = 8;
+    if (n && poll(fds, n, 0) < 0)
+        for (size_t i = 0; i < n; i++)
+            fds[i].revents = 0;
+    slurm_call_step(s->round, fds, n, clock_now_ms());
+    if (!slurm_call_done(s->round))
         return;
-    const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
     char *text = NULL;
     Error err;
     SlurmJobInfoList jobs;
-    if (slurm_ctl_run(s->o.ctl, argv, &text, &err) != 0 ||
-        slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
+    int rc = slurm_call_finish(s->round, &text, &err);
+    s->round = NULL;
+    if (rc != 0 || slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
         free(text);
-        if (!s->outage)
-            say(s,
-                "slurm: the controller did not answer (%s): the jobs keep running, their "
-                "state is read again on the next round (backing off)",
-                err.msg);
+        controller_lost(s, err.msg);
         s->outage++;
         s->last_round_ms = clock_now_ms(); /* the wait counts from the failure */
         return;
     }
     free(text);
-    if (s->outage)
-        say(s, "slurm: the controller answers again");
+    controller_back(s);
     s->outage = 0;
-    s->last_round_ms = now;
     slurm_jobinfo_clear(&s->jobs);
     s->jobs = jobs;
     s->rounds++;
+}
+
+/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
+ * always, with poll_idle): started here, collected by a later tick. */
+static void tick(void *ctx, int64_t now)
+{
+    LiveSlurm *s = ctx;
+    if (s->round) {
+        collect_round(s);
+        return;
+    }
+    /* A controller that does not answer makes each round last (scontrol gives up after about
+     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
+    double wait_s = liveslurm_backoff_s(s->o.poll_s, s->outage);
+    if ((!s->active && !s->o.poll_idle) ||
+        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
+        return;
+    const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
+    Error err;
+    s->last_round_ms = now;
+    if (!(s->round = slurm_call_start(s->o.ctl, argv, &err))) {
+        controller_lost(s, err.msg);
+        s->outage++;
+        return;
+    }
+    collect_round(s); /* a fast controller may have answered already */
 }
 
 static int scancel(LiveSlurm *s, const char *id, const char *opt1, const char *opt2, Error *err)
@@ -214,6 +264,74 @@ static int remember(LiveSlurm *s, const char *id)
     return 0;
 }
 
+/* A call for r the controller did not answer: said, and the next try backs off. 0 when
+ * Slurm answered (a refusal). */
+static int unanswered(SlurmRun *r, const Error *err)
+{
+    if (!liveslurm_no_controller(err->msg))
+        return 0;
+    controller_lost(r->s, err->msg);
+    r->fails++;
+    r->next_try_ms = clock_now_ms() + (int64_t)(liveslurm_backoff_s(r->s->o.poll_s, r->fails) * 1000);
+    return 1;
+}
+
+/* scancel for r, not before its back-off is over: a controller that does not answer makes
+ * each try wait ~9 s, and the driver asks again every step until one goes through. */
+static int scancel_run(SlurmRun *r, const char *opt1, const char *opt2, Error *err)
+{
+    if (r->fails && clock_now_ms() < r->next_try_ms)
+        return error_set(err, "%s: waiting for the controller", r->label);
+    if (scancel(r->s, r->id, opt1, opt2, err) < 0) {
+        unanswered(r, err);
+        return -1;
+    }
+    r->fails = 0;
+    controller_back(r->s);
+    return 0;
+}
+
+/* sbatch: 0 submitted, 1 the controller did not answer (kept, retried), -1 refused. */
+static int submit(SlurmRun *r, Error *err)
+{
+    LiveSlurm *s = r->s;
+    char *out = NULL;
+    if (slurm_ctl_run(s->o.ctl, (const char *const *)r->argv, &out, err) != 0) {
+        free(out);
+        return unanswered(r, err) ? 1 : -1;
+    }
+    controller_back(s);
+    long id = liveslurm_parse_jobid(out);
+    if (id < 0) {
+        error_set(err, "sbatch --parsable answered '%.60s': expected a job id", out);
+        free(out);
+        return -1;
+    }
+    free(out);
+    snprintf(r->id, sizeof r->id, "%ld", id);
+    if (asprintf(&r->out_path, "%s/slurm-%ld.out", r->dir, id) < 0)
+        r->out_path = NULL; /* left undefined by a failed asprintf */
+    if (!r->out_path || remember(s, r->id) < 0) {
+        Error ignored;
+        scancel(s, r->id, NULL, NULL, &ignored);
+        return error_set(err, "job: out of memory");
+    }
+    snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
+    r->round_at_submit = s->rounds + (s->round != NULL); /* one in flight cannot hold it */
+    r->fails = 0;
+    liveslurm_argv_free(r->argv);
+    r->argv = NULL;
+    return 0;
+}
+
+static void run_free_fields(SlurmRun *r)
+{
+    liveslurm_argv_free(r->argv);
+    free(r->dir);
+    free(r->out_path);
+    free(r);
+}
+
 static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
     LiveSlurm *s = ctx;
@@ -222,11 +340,14 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     if (!dir)
         return NULL;
     char *script = liveslurm_script(spec->command_template, spec->name, a, err);
-    char *script_path = NULL, **argv = NULL, *out = NULL;
-    SlurmRun *r = NULL;
+    char *script_path = NULL;
+    SlurmRun *r = calloc(1, sizeof *r);
     int *gpus = calloc(a->n_hosts ? a->n_hosts : 1, sizeof *gpus);
-    if (!script || !gpus || asprintf(&script_path, "%s/tunedeck-job.sbatch", dir) < 0)
+    if (!script || !gpus || !r || asprintf(&script_path, "%s/tunedeck-job.sbatch", dir) < 0) {
+        if (script)
+            error_set(err, "job: out of memory");
         goto fail;
+    }
     FILE *f = fopen(script_path, "w");
     if (!f || fputs(script, f) < 0 || fclose(f) != 0) {
         error_set(err, "%s: cannot write", script_path);
@@ -234,45 +355,33 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     }
     for (size_t h = 0; h < a->n_hosts; h++)
         gpus[h] = a->hosts[h].gpus;
-    argv = liveslurm_sbatch_argv(spec->name, dir, s->o.partition, spec->node_names, gpus,
-                                 a->n_hosts, script_path);
-    if (!argv) {
-        error_set(err, "job: out of memory");
-        goto fail;
-    }
-    if (slurm_ctl_run(s->o.ctl, (const char *const *)argv, &out, err) != 0)
-        goto fail;
-    long id = liveslurm_parse_jobid(out);
-    if (id < 0) {
-        error_set(err, "sbatch --parsable answered '%.60s': expected a job id", out);
-        goto fail;
-    }
-    r = calloc(1, sizeof *r);
-    if (!r || asprintf(&r->out_path, "%s/slurm-%ld.out", dir, id) < 0) {
-        char ids[32];
-        snprintf(ids, sizeof ids, "%ld", id);
-        Error ignored;
-        scancel(s, ids, NULL, NULL, &ignored);
-        error_set(err, "job: out of memory");
-        free(r);
-        r = NULL;
-        goto fail;
-    }
     r->s = s;
     r->script_rc = -1;
-    snprintf(r->id, sizeof r->id, "%ld", id);
-    snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
-    r->round_at_submit = s->rounds;
-    remember(s, r->id);
+    r->dir = dir;
+    dir = NULL;
+    r->argv = liveslurm_sbatch_argv(spec->name, r->dir, s->o.partition, spec->node_names, gpus,
+                                    a->n_hosts, script_path);
+    if (!r->argv) {
+        error_set(err, "job: out of memory");
+        goto fail;
+    }
+    /* Not answered: the run waits for the controller (waiting()) and step() tries again. */
+    snprintf(r->label, sizeof r->label, "no Slurm job yet");
+    if (submit(r, err) < 0)
+        goto fail;
     s->active++; /* its state comes with the next round: never more than one a poll_s */
+    free(script);
+    free(script_path);
+    free(gpus);
+    return r;
 fail:
+    if (r)
+        run_free_fields(r);
     free(dir);
     free(script);
     free(script_path);
     free(gpus);
-    free(out);
-    liveslurm_argv_free(argv);
-    return r;
+    return NULL;
 }
 
 /* The batch script's last line, "tunedeck-batch-exit JOBID STATUS": this job's, not a line
@@ -293,6 +402,8 @@ static void exit_line(SlurmRun *r)
 /* The job's protocol lines from its output file, from where the last read stopped. */
 static void read_output(SlurmRun *r)
 {
+    if (!r->out_path)
+        return; /* not submitted yet */
     FILE *f = fopen(r->out_path, "r");
     if (!f)
         return;
@@ -344,6 +455,15 @@ static void step(void *run)
     SlurmRun *r = run;
     if (r->ended)
         return;
+    if (r->argv) { /* its sbatch met no controller: again once the back-off is over */
+        Error err;
+        if (clock_now_ms() >= r->next_try_ms && submit(r, &err) < 0) {
+            char st[300];
+            snprintf(st, sizeof st, "not started: %s", err.msg);
+            end(r, st);
+        }
+        return;
+    }
     read_output(r);
     /* Our own stop: the exit line says how it went at once (the job may still be completing:
      * Slurm queues what follows). Any other end waits for Slurm's word on it: a job someone
@@ -372,6 +492,9 @@ static void step(void *run)
     if (strcmp(j->state, "PENDING") == 0) {
         /* "None": Slurm's word for a pending job it is about to start */
         snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
+        Error ignored;
+        if (r->stop_asked && r->fails) /* its cancel met no controller */
+            scancel_run(r, "--state=PENDING", NULL, &ignored);
         return;
     }
     r->waiting[0] = 0;
@@ -382,7 +505,7 @@ static void step(void *run)
         slurm_jobinfo_where(parts, n, r->granted, sizeof r->granted);
         if (r->stop_asked && !r->term_sent) { /* it started while its pending cancel flew */
             Error err;
-            if (scancel(s, r->id, "--signal=TERM", "--full", &err) == 0)
+            if (scancel_run(r, "--signal=TERM", "--full", &err) == 0)
                 r->term_sent = 1;
         }
         return;
@@ -402,13 +525,19 @@ static int signal_run(void *run, int signo, Error *err)
     SlurmRun *r = run;
     if (r->ended)
         return error_set(err, "%s: not running", r->label);
+    if (r->argv && (signo == SIGKILL || signo == SIGTERM)) {
+        end(r, "cancelled while pending"); /* never submitted: nothing to stop */
+        return 0;
+    }
     if (signo == SIGKILL)
-        return scancel(r->s, r->id, NULL, NULL, err);
+        return scancel_run(r, NULL, NULL, err);
     if (signo != SIGTERM)
         return error_set(err, "%s: only SIGTERM and SIGKILL are sent", r->label);
     r->stop_asked = 1;
     if (r->ran) {
-        if (scancel(r->s, r->id, "--signal=TERM", "--full", err) < 0)
+        /* the controller not answering: the driver asks again, and its stop clock starts
+         * when the TERM goes through */
+        if (scancel_run(r, "--signal=TERM", "--full", err) < 0)
             return -1;
         r->term_sent = 1;
         return 0;
@@ -416,7 +545,7 @@ static int signal_run(void *run, int signo, Error *err)
     /* Pending: nothing to checkpoint. --state=PENDING leaves it alone if it started since
      * the last round; the next round then sees it running and sends the TERM. */
     Error ignored;
-    scancel(r->s, r->id, "--state=PENDING", NULL, &ignored);
+    scancel_run(r, "--state=PENDING", NULL, &ignored);
     return 0;
 }
 
@@ -464,7 +593,14 @@ static const char *granted(const void *run)
 
 static const char *waiting(const void *run)
 {
-    return ((const SlurmRun *)run)->waiting;
+    const SlurmRun *r = run;
+    if (r->ended)
+        return "";
+    if (r->argv)
+        return "the controller (sbatch is retried)";
+    if (r->fails)
+        return "the controller (scancel is retried)";
+    return r->waiting;
 }
 
 static void free_run(void *run)
@@ -474,11 +610,11 @@ static void free_run(void *run)
         return;
     if (!r->ended) { /* nothing is left behind: the job is cancelled */
         Error err;
-        scancel(r->s, r->id, NULL, NULL, &err);
+        if (!r->argv)
+            scancel(r->s, r->id, NULL, NULL, &err);
         r->s->active--;
     }
-    free(r->out_path);
-    free(r);
+    run_free_fields(r);
 }
 
 const LiveRunOps LIVERUN_SLURM = {.name = "slurm",

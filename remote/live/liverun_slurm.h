@@ -74,6 +74,14 @@ char **liveslurm_sbatch_argv(const char *name, const char *dir, const char *part
 void liveslurm_argv_free(char **argv);
 /* The job id in `sbatch --parsable`'s answer ("12" or "12;cluster"); -1 when none. */
 long liveslurm_parse_jobid(const char *out);
+/* 1 when a Slurm command's error (slurm_ctl_run's err) says the controller did not answer
+ * ("Unable to contact slurm controller", a socket timeout, no answer in time, the login
+ * node's SSH failing): the request is retried. 0 when Slurm answered and refused it
+ * ("Requested node configuration is not available"): it fails with Slurm's words. */
+int liveslurm_no_controller(const char *error_text);
+/* The wait before the next try after `fails` failed tries in a row: poll_s times 2, 4, 8,
+ * then 16 for every later one (the scontrol rounds' back-off too). */
+double liveslurm_backoff_s(double poll_s, int fails);
 /* The run's end in the driver's words: "exited 0" (COMPLETED), "exited 3", "killed by
  * SIGKILL", "cancelled while pending", "slurm: TIMEOUT (TimeLimit)"... */
 void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap);

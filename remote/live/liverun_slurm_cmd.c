@@ -158,3 +158,25 @@ void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap
     else
         snprintf(out, cap, "slurm: %s (%s)", j->state, j->reason[0] ? j->reason : "no reason");
 }
+
+int liveslurm_no_controller(const char *e)
+{
+    static const char *const words[] = {
+        "Unable to contact slurm controller",       /* connect failure: slurmctld is down */
+        "Socket timed out",                         /* up but too busy to answer */
+        "Zero Bytes were transmitted or received",  /* it went away mid-answer */
+        "no answer within",                         /* slurm_ctl's own timeout */
+        "ssh failed",                               /* the login node (slurm_ctl over SSH) */
+    };
+    for (size_t i = 0; e && i < sizeof words / sizeof *words; i++)
+        if (strstr(e, words[i]))
+            return 1;
+    return 0;
+}
+
+double liveslurm_backoff_s(double poll_s, int fails)
+{
+    if (fails < 1)
+        return poll_s;
+    return poll_s * (1 << (fails < 4 ? fails : 4));
+}

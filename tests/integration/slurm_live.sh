@@ -16,6 +16,9 @@
 #    listed with the GPU Slurm gave it (for the console's grid).
 # 4. slurmctld stopped for 10 s under a running job: said once, the rounds back off, the
 #    job runs on and is checkpointed at the end.
+# 5. slurmctld stopped across a start: the sbatch is retried when it answers again.
+# 6. slurmctld stopped across a shrink: the scancel --signal=TERM is retried, the job
+#    checkpoints and is resubmitted from its checkpoint.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -188,7 +191,7 @@ then pass "an inventory that says \"backend\": \"slurm\"; other jobs are listed 
 else fail "slurm inventory (exit $rc, queue '$queue')"; fi
 
 echo "a controller that goes away"
-# Time x1: no decision falls in the outage (a start or resize then would fail the job).
+# Time x1: no decision falls in this outage (the next section puts a start in one).
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
     --interval 60 --time-scale 1 --duration 28 --status-every 0 --job-dir "$T/jobs4" \
     > "$T/out4" 2> "$T/err4" &
@@ -220,6 +223,107 @@ PY
 then pass "a controller that goes away: said once, rounds back off, the job is stopped with its checkpoint after"
 else fail "controller outage (exit $rc, queue '$queue')"; fi
 
+echo "a start inside an outage"
+# slurmctld stops under a running job and comes back once the start of a second job (t=10 s)
+# has met it: late's sbatch is not answered, the job waits for the controller, and is
+# submitted when it answers again.
+printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\nlate,8,cifar10,1,128\n' > "$T/late.csv"
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/late.csv" --policy doubling \
+    --interval 10 --time-scale 1 --duration 40 --status-every 0 --job-dir "$T/jobs5" \
+    > "$T/out5" 2> "$T/err5" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 100 ] && ! grep -q "solo: Slurm job [0-9]* running on" "$T/out5" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+slurm_ctld_stop
+n=0
+while [ $n -lt 350 ] && ! grep -q "late: started on .*no Slurm job yet" "$T/out5" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+sleep 1
+slurm_ctld_start
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out5" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what, start=0):
+    m = re.compile(pat, re.M).search(out, start)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+lost = need(r"slurm: the controller did not answer", "the outage said")
+assert out.count("the controller did not answer") == 1, "said once"
+need(r"decision t=10s: start late 0 -> \d GPUs", "the start decision")
+wait = need(r"late: no Slurm job yet waits for its allocation: the controller \(sbatch is retried\)",
+            "late waits for the controller", lost.end())
+back = need(r"slurm: the controller answers again", "the return said", lost.end())
+after = max(wait.end(), back.end())
+need(r"late: Slurm job \d+ running on n\d:", "late submitted and running after", after)
+for j in ("solo", "late"):
+    need(r"%s: stopped at step \d+ \(epoch [\d.]+\), checkpoint written" % j, j + " checkpointed",
+         after)
+rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(solo|late) ", l)}
+assert rows["late"][-2:] == ["exited", "0"] and rows["late"][6] == "no", rows["late"]
+print("late's sbatch retried: %s" % need(r"late: Slurm job \d+ running on \S+", "").group(0))
+PY
+then pass "a start inside an outage waits for the controller, is submitted when it answers, nothing left"
+else fail "start inside an outage (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "a resize inside an outage"
+# slurmctld stops once new runs, before the t=240 s shrink: its scancel --signal=TERM is not
+# answered, new waits for the controller, and once it answers the TERM goes, new checkpoints
+# and is resubmitted from its checkpoint.
+"$bin" schedule --live --slurm --partition t4 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
+    --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 38 \
+    --status-every 0 --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 200 ] && ! grep -q "new: Slurm job [0-9]* running on" "$T/out6" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+slurm_ctld_stop
+n=0
+while [ $n -lt 350 ] && ! grep -q "new: .* waits for its allocation: the controller" "$T/out6" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+sleep 1
+slurm_ctld_start
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out6" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what, start=0):
+    m = re.compile(pat, re.M).search(out, start)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+need(r"decision t=240s: resize new 2 -> 1 GPUs", "the shrink decision")
+lost = need(r"slurm: the controller did not answer \(scancel", "the outage said, by the TERM")
+assert out.count("the controller did not answer") == 1, "said once"
+wait = need(r"new: Slurm job \d+ waits for its allocation: the controller \(scancel is retried\)",
+            "new waits for the controller", lost.end())
+back = need(r"slurm: the controller answers again", "the return said", wait.end())
+s = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed",
+         back.end())
+m = need(r"new: run 2 on n2 \(\d GPUs\) resumed at step (\d+)", "new resumed", s.end())
+assert int(m.group(1)) == int(s.group(1)) + 1, (m.group(0), s.group(0))
+rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(big|new) ", l)}
+assert rows["new"][-2:] == ["exited", "0"] and rows["new"][6] == "no", rows["new"]
+print("new's TERM retried after the outage: checkpoint at step %s, resumed at %s" %
+      (s.group(1), m.group(1)))
+PY
+then pass "a resize inside an outage: the TERM is retried, the job checkpoints and resumes, nothing left"
+else fail "resize inside an outage (exit $rc, queue '$queue', $left processes)"; fi
+
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
     --job-command "$job" > "$T/b1" 2>&1
@@ -240,7 +344,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"

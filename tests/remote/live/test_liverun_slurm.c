@@ -1,8 +1,27 @@
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+
+#ifndef TUNEDECK_SOURCE_DIR
+#define TUNEDECK_SOURCE_DIR "."
+#endif
+
+/* slurm_ctl's err for a command that exits non-zero: its last standard-error line. */
+static void failed_call(const char *cmd, const char *fixture_name, char *out, size_t cap)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/%s", TUNEDECK_SOURCE_DIR, fixture_name);
+    Error e;
+    char *text = readall_file(path, 0, NULL, &e);
+    cr_assert_not_null(text, "%s", e.msg);
+    text[strcspn(text, "\n")] = 0;
+    snprintf(out, cap, "%s exited with status 1: %s", cmd, text);
+    free(text);
+}
 
 static char *joined(char **argv)
 {
@@ -104,4 +123,28 @@ Test(liverun_slurm, ends_in_the_drivers_words)
     status_of("CANCELLED", 0, 15, "None", 1, "slurm: CANCELLED (None)");
     status_of("TIMEOUT", 0, 15, "TimeLimit", 1, "slurm: TIMEOUT (TimeLimit)");
     status_of("NODE_FAIL", 0, 0, "", 1, "slurm: NODE_FAIL (no reason)");
+}
+
+Test(liverun_slurm, controller_not_answering_is_told_from_a_refusal)
+{
+    char e[512];
+    failed_call("sbatch", "sbatch-22.05-no-controller.err", e, sizeof e);
+    cr_assert(liveslurm_no_controller(e), "%s", e);
+    failed_call("scancel", "scancel-22.05-no-controller.err", e, sizeof e);
+    cr_assert(liveslurm_no_controller(e), "%s", e);
+    failed_call("sbatch", "sbatch-22.05-refused.err", e, sizeof e);
+    cr_assert_not(liveslurm_no_controller(e), "%s", e);
+    cr_assert(liveslurm_no_controller("sbatch: no answer within 30 s (is slurmctld up?)"));
+    cr_assert_not(liveslurm_no_controller("sbatch exited with status 1: sbatch: error: Invalid "
+                                          "generic resource (gres) specification"));
+    cr_assert_not(liveslurm_no_controller(""));
+}
+
+Test(liverun_slurm, retries_back_off_like_the_rounds)
+{
+    cr_assert_float_eq(liveslurm_backoff_s(1, 0), 1, 1e-9);
+    cr_assert_float_eq(liveslurm_backoff_s(1, 1), 2, 1e-9);
+    cr_assert_float_eq(liveslurm_backoff_s(1, 3), 8, 1e-9);
+    cr_assert_float_eq(liveslurm_backoff_s(1, 4), 16, 1e-9);
+    cr_assert_float_eq(liveslurm_backoff_s(0.5, 9), 8, 1e-9);
 }
