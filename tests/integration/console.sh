@@ -189,7 +189,7 @@ PY
 n_before="$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["trials"]))' "$tmp/resume.json")"
 cp -r "$tmp/state-main" "$tmp/state-res"
 start res 100 30 xterm-256color "$bin" --resume "$id" --budget 200
-wait_for res "Trials [0-9]+/200"
+wait_for res "Trials [0-9]+/200" 30 # it reads the journal and refits first (slow when loaded)
 [ "$(trial_count res)" -ge "$n_before" ] || fail "the resumed console shows $(trial_count res) trials, the journal $n_before"
 T send-keys -t res q y
 wait_exit res 0

@@ -40,8 +40,10 @@ no_leftovers() {
 }
 
 # ---- 1. tune through the local launcher, 3 trials, real timings ----
+# --no-prune: this checks that every trial runs the worker to its end; millisecond iterations
+# on a loaded machine can be 2x apart, and the prune rule would stop one (seen in CI).
 "$BIN" tune --cluster "$ROOT/examples/loopback-cluster.json" --job "$ROOT/examples/tiny-job.json" \
-    --launcher local --trial-cmd "$W --all-local" --optimizer random --budget 3 --json \
+    --launcher local --trial-cmd "$W --all-local" --optimizer random --budget 3 --no-prune --json \
     > "$TMP/tune.json" || fail "tune exited non-zero"
 $PY - "$TMP/tune.json" <<'PYEOF' || fail "tune result"
 import json, sys
