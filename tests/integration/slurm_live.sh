@@ -65,6 +65,22 @@ settle() {
     done
 }
 
+# wait_line FILE PATTERN TENTHS: waits up to TENTHS tenths of a second for a line in FILE.
+wait_line() {
+    n=0
+    while [ $n -lt "$3" ] && ! grep -q "$2" "$1" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+}
+
+# live_ended: waits for the background run, settles; sets rc, queue and left.
+live_ended() {
+    wait "$LIVE_PID"
+    rc=$?
+    LIVE_PID=""
+    settle
+    queue="$(squeue -h)"
+    left=$(pgrep -f "ckpt-$mark" | wc -l)
+}
+
 echo "shrink and grow through checkpoint and resubmission"
 "$bin" schedule --live --slurm --partition t4 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
     --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 15 \
@@ -118,22 +134,13 @@ echo "a heterogeneous grow, a death, Ctrl-C"
     --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 60 \
     --status-every 0 --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2" &
 LIVE_PID=$!
-n=0
-while [ $n -lt 150 ] && ! grep -q "j0: Slurm job [0-9]* running on n1:0+1,n2:0+1,n3:" "$T/out2" 2>/dev/null; do
-    sleep 0.1; n=$((n + 1))
-done
+wait_line "$T/out2" "j0: Slurm job [0-9]* running on n1:0+1,n2:0+1,n3:" 150
 victim=$(squeue -h -n tunedeck-live-j2 -o %i | head -1)
 [ -n "$victim" ] && scancel "$victim"
-n=0
-while [ $n -lt 100 ] && ! grep -q "j2: run 2 " "$T/out2" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+wait_line "$T/out2" "j2: run 2 " 100
 sleep 0.5
 kill -INT "$LIVE_PID"
-wait "$LIVE_PID"
-rc=$?
-LIVE_PID=""
-settle
-queue="$(squeue -h)"
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+live_ended
 if [ "$rc" -eq 130 ] && [ -n "$victim" ] && python3 - "$T/out2" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -196,18 +203,11 @@ echo "a controller that goes away"
     --interval 60 --time-scale 1 --duration 28 --status-every 0 --job-dir "$T/jobs4" \
     > "$T/out4" 2> "$T/err4" &
 LIVE_PID=$!
-n=0
-while [ $n -lt 100 ] && ! grep -q "solo: Slurm job [0-9]* running on" "$T/out4" 2>/dev/null; do
-    sleep 0.1; n=$((n + 1))
-done
+wait_line "$T/out4" "solo: Slurm job [0-9]* running on" 100
 slurm_ctld_stop
 sleep 10
 slurm_ctld_start
-wait "$LIVE_PID"
-rc=$?
-LIVE_PID=""
-settle
-queue="$(squeue -h)"
+live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && python3 - "$T/out4" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -232,23 +232,12 @@ printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\nlat
     --interval 10 --time-scale 1 --duration 40 --status-every 0 --job-dir "$T/jobs5" \
     > "$T/out5" 2> "$T/err5" &
 LIVE_PID=$!
-n=0
-while [ $n -lt 100 ] && ! grep -q "solo: Slurm job [0-9]* running on" "$T/out5" 2>/dev/null; do
-    sleep 0.1; n=$((n + 1))
-done
+wait_line "$T/out5" "solo: Slurm job [0-9]* running on" 100
 slurm_ctld_stop
-n=0
-while [ $n -lt 350 ] && ! grep -q "late: started on .*no Slurm job yet" "$T/out5" 2>/dev/null; do
-    sleep 0.1; n=$((n + 1))
-done
+wait_line "$T/out5" "late: started on .*no Slurm job yet" 350
 sleep 1
 slurm_ctld_start
-wait "$LIVE_PID"
-rc=$?
-LIVE_PID=""
-settle
-queue="$(squeue -h)"
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out5" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -282,23 +271,12 @@ echo "a resize inside an outage"
     --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 38 \
     --status-every 0 --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6" &
 LIVE_PID=$!
-n=0
-while [ $n -lt 200 ] && ! grep -q "new: Slurm job [0-9]* running on" "$T/out6" 2>/dev/null; do
-    sleep 0.1; n=$((n + 1))
-done
+wait_line "$T/out6" "new: Slurm job [0-9]* running on" 200
 slurm_ctld_stop
-n=0
-while [ $n -lt 350 ] && ! grep -q "new: .* waits for its allocation: the controller" "$T/out6" 2>/dev/null; do
-    sleep 0.1; n=$((n + 1))
-done
+wait_line "$T/out6" "new: .* waits for its allocation: the controller" 350
 sleep 1
 slurm_ctld_start
-wait "$LIVE_PID"
-rc=$?
-LIVE_PID=""
-settle
-queue="$(squeue -h)"
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out6" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
