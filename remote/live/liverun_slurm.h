@@ -12,6 +12,7 @@
 #include <cJSON.h>
 #include <stdint.h>
 
+#include "remote/live/livelog.h"
 #include "remote/live/liverun.h"
 #include "remote/slurm/slurm_ctl.h"
 #include "remote/slurm/slurm_jobinfo.h"
@@ -24,7 +25,7 @@ typedef struct {
     double poll_s;         /* at least this between two scontrol rounds; default 1 */
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
-    void (*log)(void *userdata, const char *line); /* controller trouble, once per outage */
+    LiveLogFn log;         /* controller trouble, once per outage (remote/live/livelog.h) */
     void *userdata;
 } LiveSlurmOptions;
 
