@@ -21,7 +21,7 @@ typedef struct LiveSlurm LiveSlurm;
 
 typedef struct {
     SlurmCtl *ctl;         /* commands run here (a login node is refused for live mode) */
-    const char *partition; /* NULL or "": Slurm's default */
+    const char *partition; /* NULL or "": Slurm's default (copied) */
     double poll_s;         /* at least this between two scontrol rounds; default 1 */
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */

@@ -9,6 +9,7 @@
 
 struct LiveSlurm {
     LiveSlurmOptions o;
+    char partition[128]; /* o.partition points here: the caller's may not outlive new() */
     SlurmJobInfoList jobs; /* the last good round */
     SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
     long rounds;

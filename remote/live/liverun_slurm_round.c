@@ -39,6 +39,8 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
         return NULL;
     }
     s->o = *o;
+    snprintf(s->partition, sizeof s->partition, "%s", o->partition ? o->partition : "");
+    s->o.partition = s->partition;
     if (s->o.poll_s <= 0)
         s->o.poll_s = 1;
     s->last_round_ms = -1;
