@@ -217,6 +217,8 @@ void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
     if (slurm_desk_take_outcome(a->slurm, msg, sizeof msg, &bad)) {
         app_message(a, bad, "%s", msg);
         app_log(a, "%s", msg);
+        if (!bad && a->live_slurm) /* a drain done: the live scheduler reads it now */
+            liveslurm_look_at_nodes(a->live_slurm);
     }
     /* Back from an outage: one more round, and the session's nodes known, before trials go
      * on (slurmctld reconciles the steps it missed as the nodes report in). */

@@ -446,4 +446,6 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .granted = granted,
                                   .waiting = waiting,
                                   .tick = liveslurm_tick,
+                                  .watch = liveslurm_watch,
+                                  .nodes = liveslurm_nodes,
                                   .free = free_run};

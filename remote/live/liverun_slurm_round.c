@@ -43,7 +43,9 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
     s->o.partition = s->partition;
     if (s->o.poll_s <= 0)
         s->o.poll_s = 1;
-    s->last_round_ms = -1;
+    if (s->o.node_poll_s <= 0)
+        s->o.node_poll_s = 10;
+    s->last_round_ms = s->last_node_round_ms = -1;
     return s;
 }
 
@@ -53,6 +55,7 @@ void liveslurm_free(LiveSlurm *s)
         return;
     slurm_call_free(s->round);
     slurm_jobinfo_clear(&s->jobs);
+    liveslurm_nodes_free(s);
     for (size_t i = 0; i < s->n_ours; i++)
         free(s->ours[i]);
     free(s->ours);
@@ -64,13 +67,18 @@ long liveslurm_rounds(const LiveSlurm *s)
     return s->rounds;
 }
 
-static int is_ours(const LiveSlurm *s, const SlurmJobInfo *j)
+long liveslurm_node_rounds(const LiveSlurm *s)
+{
+    return s->node_rounds;
+}
+
+int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j)
 {
     const char *id = j->het_id[0] ? j->het_id : j->id;
     for (size_t i = 0; i < s->n_ours; i++)
         if (strcmp(s->ours[i], id) == 0)
-            return 1;
-    return 0;
+            return 0;
+    return 1;
 }
 
 size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
@@ -78,7 +86,7 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
     size_t n = 0;
     for (size_t i = 0; i < s->jobs.n; i++) {
         const SlurmJobInfo *j = &s->jobs.v[i];
-        if (strcmp(j->state, "RUNNING") != 0 || is_ours(s, j))
+        if (strcmp(j->state, "RUNNING") != 0 || !liveslurm_is_foreign(s, j))
             continue;
         if (n < cap) {
             LiveSlurmForeign *f = &out[n];
@@ -92,20 +100,25 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
     return n;
 }
 
-/* The round in flight, stepped without waiting (its pipes polled with no timeout: the
- * driver's own loop comes back every tick_s); once ended, its answer replaces the last. */
-static void collect_round(LiveSlurm *s)
+/* Its pipes polled with no timeout: the driver's own loop comes back every tick_s. */
+int liveslurm_call_poll(SlurmCall *k)
 {
     struct pollfd fds[8];
     int64_t deadline = 0;
-    size_t n = slurm_call_pollfds(s->round, fds, 8, &deadline);
+    size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
     if (n > 8)
         n = 8;
     if (n && poll(fds, n, 0) < 0)
         for (size_t i = 0; i < n; i++)
             fds[i].revents = 0;
-    slurm_call_step(s->round, fds, n, clock_now_ms());
-    if (!slurm_call_done(s->round))
+    slurm_call_step(k, fds, n, clock_now_ms());
+    return slurm_call_done(k);
+}
+
+/* The round in flight, stepped without waiting; once ended, its answer replaces the last. */
+static void collect_round(LiveSlurm *s)
+{
+    if (!liveslurm_call_poll(s->round))
         return;
     char *text = NULL;
     Error err;
@@ -125,22 +138,30 @@ static void collect_round(LiveSlurm *s)
     slurm_jobinfo_clear(&s->jobs);
     s->jobs = jobs;
     s->rounds++;
+    liveslurm_count_holds(s);
 }
 
 /* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
- * always, with poll_idle): started here, collected by a later tick. */
+ * always, with poll_idle; while the driver's nodes are watched and none is up, once per
+ * node_poll_s, for the GPUs others hold before the next start): started here, collected by
+ * a later tick. Then the node-state round, on its own clock. */
 void liveslurm_tick(void *ctx, int64_t now)
 {
     LiveSlurm *s = ctx;
+    liveslurm_node_tick(s, now);
     if (s->round) {
         collect_round(s);
         return;
     }
+    double every_s = s->active || s->o.poll_idle ? s->o.poll_s : s->names ? s->o.node_poll_s : 0;
+    if (every_s <= 0)
+        return;
     /* A controller that does not answer makes each round last (scontrol gives up after about
      * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
     double wait_s = liveslurm_backoff_s(s->o.poll_s, s->outage);
-    if ((!s->active && !s->o.poll_idle) ||
-        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
+    if (wait_s < every_s)
+        wait_s = every_s;
+    if (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000)
         return;
     const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
     Error err;

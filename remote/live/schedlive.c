@@ -85,6 +85,10 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     }
     l->events_seen = sched_event_count(s);
     l->last_ms = clock_now_ms();
+    if (schedlive_watch_nodes(l, err) < 0) {
+        schedlive_free(l);
+        return NULL;
+    }
     return l;
 }
 
@@ -117,6 +121,8 @@ void schedlive_free(SchedLive *l)
     }
     free(l->jobs);
     free(l->checkpoint);
+    free(l->node_unusable);
+    free(l->node_held);
     free(l);
 }
 
@@ -299,7 +305,9 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
         hostpool_step(l->pool, fds, n, now);
     if (l->ops->tick)
         l->ops->tick(l->ops_ctx, now);
-    if (!l->stopping_all && now > l->last_ms) {
+    if (!schedlive_sync_nodes(l))
+        l->last_ms = now; /* the model's clock starts once the backend has seen the cluster */
+    else if (!l->stopping_all && now > l->last_ms) {
         double dt = (double)(now - l->last_ms) / 1000.0 * l->o.time_scale;
         Error err;
         if (sched_advance(l->s, dt, &err) < 0)

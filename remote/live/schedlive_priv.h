@@ -59,6 +59,10 @@ struct SchedLive {
     size_t events_seen;
     int64_t last_ms; /* wall time the model was last advanced to */
     int stopping_all, done;
+    /* the nodes as the backend reads them (schedlive_nodes.c): what the model was told */
+    int *node_unusable, *node_held;
+    long node_looks;
+    int nodes_known;
 };
 
 /* A line to the options' log (remote/live/livelog.h). */
@@ -74,5 +78,13 @@ void schedlive_free_want(LiveJob *j);
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
 const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);
+
+/* schedlive_nodes.c: the backend watches the model's nodes (its watch op); after each tick,
+ * what it read changes the model: a node it calls unusable is drained (sched_drain_node:
+ * the runs there move at the next decision) and drained no more when it is usable again;
+ * GPUs others hold are held in the model (sched_hold_gpus). Each change is logged once.
+ * sync returns 0 while the backend has not read every node once: no decision yet. */
+int schedlive_watch_nodes(SchedLive *l, Error *err);
+int schedlive_sync_nodes(SchedLive *l);
 
 #endif

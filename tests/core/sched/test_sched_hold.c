@@ -53,8 +53,8 @@ Test(sched_hold, every_policy_leaves_held_gpus_alone_and_still_finishes)
         cr_assert_eq(sched_hold_gpus(s, 0, 3, &e), 0, "%s", e.msg);
         while (!sched_finished(s) && sched_now(s) < 1e6) {
             cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
-            cr_assert_leq(ours_on(s, 0), 1, "%s placed %d GPUs of ours beside 3 held on node 0",
-                          *p, ours_on(s, 0));
+            cr_assert_leq(ours_on(s, 0), 1, "%s placed %d GPUs of ours beside 3 held on node 0", *p,
+                          ours_on(s, 0));
         }
         cr_assert(sched_finished(s), "%s left jobs unfinished", *p);
         sched_free(s);
