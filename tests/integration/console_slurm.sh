@@ -86,6 +86,18 @@ grep -qE 'n2 +(▒·|·▒|#\.|\.#)' "$T/screen.txt" || fail "the other job's GP
 gpu=$(scontrol show -d job "$other" | sed -n 's/.*GRES=gpu[^(]*(IDX:\([0-9]\)).*/\1/p' | head -1)
 if [ "$gpu" = 0 ]; then grep -qE 'n2 +(▒·|#\.)' "$T/screen.txt" || fail "foreign is not GPU 0 of n2"
 else grep -qE 'n2 +(·▒|\.#)' "$T/screen.txt" || fail "foreign is not GPU 1 of n2"; fi
+# :drain n1 in Slurm under solo: the live scheduler reads it at its next tick, solo
+# checkpoints and moves to the GPU of n2 the other job leaves; the grid follows Slurm's
+# grant, nothing of ours stays on n1. :undrain n1 makes it usable again.
+X send-keys -t c ':drain n1 tdtest' Enter y
+wait_for 'slurm: drain n1 done' 10
+wait_for 'n1 is draining in Slurm \(reason: tunedeck: tdtest\): its runs move' 15
+wait_for 'solo: run 2 on n2 \(1 GPUs\) resumed at step [0-9]+' 30
+wait_for 'n2 +(a▒|▒a|a#|#a)' 15
+grep -qE 'n1 +a' "$T/screen.txt" && fail "solo is still drawn on n1 after the drain"
+[ -z "$(squeue -h -w n1 -o %i)" ] || fail "a job is left on the drained n1"
+X send-keys -t c ':undrain n1' Enter y
+wait_for 'n1 is usable again' 15
 X send-keys -t c q
 wait_for 'Live jobs run: quitting checkpoints and stops them'
 X send-keys -t c y
@@ -100,7 +112,7 @@ while [ $n -lt 50 ] && pgrep -f "ckpt-$mark" > /dev/null; do sleep 0.2; n=$((n +
 pgrep -f "ckpt-$mark" > /dev/null && fail "a job process is left"
 ls "$T"/jobs/solo*/ckpt-$mark* > /dev/null 2>&1 || ls -R "$T/jobs" | grep -q "ckpt-$mark" ||
     fail "solo wrote no checkpoint on quit"
-echo "  ok   --workload on Slurm: the grid shows Slurm's grant and another user's job as foreign; quit checkpoints, no job left"
+echo "  ok   --workload on Slurm: the grid shows Slurm's grant and another user's job as foreign; :drain moves the run off the node; quit checkpoints, no job left"
 
 # ---- watching: nodes, queue, drain ----
 watch_start=$(date +%s)
