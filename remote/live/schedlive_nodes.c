@@ -40,14 +40,17 @@ static int runs_on(const SchedLive *l, int node)
     return 0;
 }
 
-static void sync_node(SchedLive *l, int i, const LiveNodeState *v)
+enum { HOLDS_SAID = 4 }; /* hold changes said one by one in a look; the rest in one line */
+
+/* Returns 1 when the GPUs others hold there changed. */
+static int sync_node(SchedLive *l, int i, const LiveNodeState *v, int say_hold)
 {
     const char *name = schedlive_machine(l, i);
     Error err;
     if (v->unusable != l->node_unusable[i]) {
         if (sched_drain_node(l->s, i, v->unusable, &err) < 0) {
             schedlive_log(l, "%s: %s", name, err.msg);
-            return;
+            return 0;
         }
         l->node_unusable[i] = v->unusable;
         if (v->unusable)
@@ -58,8 +61,10 @@ static void sync_node(SchedLive *l, int i, const LiveNodeState *v)
     }
     int gpus = sched_node_gpu_count(l->s, i);
     int held = v->held_gpus < gpus ? v->held_gpus : gpus;
-    if (held != l->node_held[i] && sched_hold_gpus(l->s, i, held, &err) == 0) {
-        l->node_held[i] = held;
+    if (held == l->node_held[i] || sched_hold_gpus(l->s, i, held, &err) < 0)
+        return 0;
+    l->node_held[i] = held;
+    if (say_hold) {
         if (held)
             schedlive_log(l,
                           "%s: %d of its %d GPUs are held by other users' jobs: the scheduler "
@@ -68,6 +73,7 @@ static void sync_node(SchedLive *l, int i, const LiveNodeState *v)
         else
             schedlive_log(l, "%s: other users' jobs hold none of its GPUs now", name);
     }
+    return 1;
 }
 
 int schedlive_sync_nodes(SchedLive *l)
@@ -82,7 +88,17 @@ int schedlive_sync_nodes(SchedLive *l)
         return 1;
     l->nodes_known = 1;
     l->node_looks = looks;
-    for (int i = 0; i < sched_node_count(l->s); i++)
-        sync_node(l, i, &v[i]);
+    /* a busy partition changes many nodes' holds at once: a few said, then one line */
+    int changed = 0, held_nodes = 0, held_gpus = 0;
+    for (int i = 0; i < sched_node_count(l->s); i++) {
+        changed += sync_node(l, i, &v[i], changed < HOLDS_SAID);
+        held_nodes += l->node_held[i] > 0;
+        held_gpus += l->node_held[i];
+    }
+    if (changed > HOLDS_SAID)
+        schedlive_log(l,
+                      "and %d more nodes' held GPUs changed: other users' jobs hold %d GPUs on "
+                      "%d nodes now",
+                      changed - HOLDS_SAID, held_gpus, held_nodes);
     return 1;
 }
