@@ -65,6 +65,14 @@ static double sub_speed(void *ud, size_t i, int w)
     return map->outer->speed(map->outer->ud, map->rest[i], w);
 }
 
+/* The most GPUs job i can be given: its own limit, and never more than the capacity, so that
+ * no policy waits for an ask the cluster cannot meet. */
+static int job_limit(const PolicyInput *in, size_t i)
+{
+    int most = in->jobs[i].max_gpus;
+    return most < in->capacity ? most : in->capacity;
+}
+
 int policy_decide(const Policy *p, const PolicyInput *in, int *gpus)
 {
     size_t n = in->n;
@@ -83,6 +91,11 @@ int policy_decide(const Policy *p, const PolicyInput *in, int *gpus)
         for (size_t i = 0; i < n; i++) {
             int want = pass == 0 ? in->jobs[i].pinned
                                  : (in->jobs[i].pinned ? 0 : in->jobs[i].explore_gpus);
+            /* A pin or a stage made for a larger cluster (before a drain, or beside fewer
+             * held GPUs) runs at what the job may have now rather than waiting for ever. */
+            int most = job_limit(in, i);
+            if (want > most)
+                want = most;
             if (want > 0) {
                 fixed[i] = 1;
                 if (want <= cap) {
@@ -96,6 +109,7 @@ int policy_decide(const Policy *p, const PolicyInput *in, int *gpus)
         if (!fixed[i]) {
             rest[m] = i;
             sub[m] = in->jobs[i];
+            sub[m].max_gpus = job_limit(in, i);
             m++;
         }
     int rc = 0;

@@ -20,7 +20,7 @@ typedef struct {
     int requested_gpus;    /* the owner's ask */
     int cur_gpus;          /* held now */
     int pinned;            /* > 0: must get exactly this many */
-    int max_gpus;          /* most GPUs the job can use (batch limits, cluster) */
+    int max_gpus;          /* most GPUs the job can use (batch limits, usable cluster) */
     int explore_gpus;      /* > 0: in its exploration phase, wants exactly this many */
     double remaining;      /* remaining work, in the job's progress units */
     double age_s;          /* since its submission */
@@ -56,7 +56,8 @@ const char *const *policy_names(void);
 const char *policy_names_joined(void);
 
 /* Runs the policy around pins and exploration phases, then clamps to capacity: the single
- * entry point the simulator uses. Returns -1 only on allocation failure. */
+ * entry point the simulator uses. No job is shown, pinned or explored at more than
+ * min(its max_gpus, capacity). Returns -1 only on allocation failure. */
 int policy_decide(const Policy *p, const PolicyInput *in, int *gpus);
 
 /* Estimated remaining time of job i on w GPUs (+inf when infeasible or w == 0). */

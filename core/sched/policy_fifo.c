@@ -2,7 +2,9 @@
  * the seed's fixed strategies) and Tiresias (Gu et al., NSDI 2019) two-dimensional
  * least-attained service: two queues split at a GPU-time threshold, first come first served
  * inside a queue, each job exactly the GPUs its owner asked for, preempting lower-priority
- * jobs and backfilling around the ones that do not fit. */
+ * jobs and backfilling around the ones that do not fit. A job that asks for more than the job
+ * can use or the cluster has usable (the caller's max_gpus) gets that much: waiting for an ask
+ * the cluster cannot meet would never end. */
 #include <stdlib.h>
 
 #include "core/sched/policy.h"

@@ -26,10 +26,7 @@ const char *const *sched_policy_names(void)
 
 int sched_usable_gpus(const SchedState *s)
 {
-    int n = 0;
-    for (int i = 0; i < s->cfg.nodes; i++)
-        n += s->drained[i] ? 0 : s->node_gpus[i] - s->held[i];
-    return n;
+    return s->usable_gpus;
 }
 
 int sched_node_available(const SchedState *s, int node)
@@ -113,7 +110,7 @@ static int nodes_init(SchedState *s, const SchedNodeGroup *groups, size_t n_grou
                 s->max_node_gpus = groups[g].gpus_per_node;
         }
     }
-    s->total_gpus = (int)off;
+    s->total_gpus = s->usable_gpus = (int)off;
     /* Classes: a node's rank among the distinct speeds, fastest first. */
     for (i = 0; i < n; i++) {
         int rank = 0;
@@ -237,10 +234,13 @@ void sched_free(SchedState *s)
     free(s);
 }
 
+/* The usable GPUs, not the cluster's total: a job that asks for more than a drain or
+ * others' holds leave runs at what is left, and exploration skips the stages that do not
+ * fit, instead of waiting for GPUs that may never come back. */
 int sched_job_max_gpus(const SchedState *s, const SJob *j)
 {
     int m = jobmodel_max_gpus(j->app, s->pol->adaptive_batch ? 0 : j->req_batch);
-    return m < s->total_gpus ? m : s->total_gpus;
+    return m < s->usable_gpus ? m : s->usable_gpus;
 }
 
 /* ---- events ---- */

@@ -171,8 +171,11 @@ static void explore_advance(SchedState *s, SJob *j)
         j->explore_stage++;
         j->explore_run_s = 0;
     }
-    if (j->explore_stage < SCHED_EXPLORE_STAGES &&
-        (1 << j->explore_stage) > sched_job_max_gpus(s, j))
+    /* Stages larger than the job's limit or the usable cluster are skipped for good, so
+     * exploration never waits for GPUs that are not there (a small cluster, a drain, others'
+     * holds); with nothing usable at all the job just waits at its stage. */
+    int most = sched_job_max_gpus(s, j);
+    if (most >= 1 && j->explore_stage < SCHED_EXPLORE_STAGES && (1 << j->explore_stage) > most)
         j->explore_stage = SCHED_EXPLORE_STAGES;
 }
 

@@ -125,6 +125,8 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err)
 {
     if (node < 0 || node >= s->cfg.nodes)
         return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1, node);
+    if (s->drained[node] != (drained != 0))
+        s->usable_gpus += (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]);
     s->drained[node] = drained != 0;
     return 0;
 }
@@ -136,6 +138,8 @@ int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err)
     if (gpus < 0 || gpus > s->node_gpus[node])
         return error_set(err, "hold on %s: expected 0..%d GPUs, found %d", s->node_names[node],
                          s->node_gpus[node], gpus);
+    if (!s->drained[node])
+        s->usable_gpus += s->held[node] - gpus;
     s->held[node] = gpus;
     return 0;
 }

@@ -58,6 +58,7 @@ struct SchedState {
     char **group_types;  /* GPU type name of each group */
     size_t n_groups;
     int max_node_gpus, total_gpus;
+    int usable_gpus; /* total less drained nodes and GPUs held by others, kept up to date */
     int *owner; /* every GPU, node by node: job index or -1 */
     SJob *jobs;
     size_t n_jobs, cap_jobs;

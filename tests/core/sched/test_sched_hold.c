@@ -45,8 +45,8 @@ Test(sched_hold, every_policy_leaves_held_gpus_alone_and_still_finishes)
 {
     const char *const *names = sched_policy_names();
     for (const char *const *p = names; *p; p++) {
-        /* 5 nodes: 17 GPUs left, as many as the workload's largest request (tiresias waits
-         * for it) and doubling-explore's 8-GPU stage need */
+        /* 5 nodes: 17 GPUs left, room for the workload's largest request (16) and
+         * doubling-explore's 8-GPU stage (test_sched_decide.c runs with fewer) */
         SchedState *s = cluster(*p, 5);
         Error e;
         cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);

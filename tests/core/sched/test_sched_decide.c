@@ -1,0 +1,178 @@
+/* Decisions against the capacity the policies see: exploration and owners' asks never need
+ * more GPUs than are usable, and every policy finishes a small workload on clusters of 1..8
+ * usable GPUs, with a drained node, and when a drain or a hold shrinks the cluster mid-run.
+ * Every run has a bounded simulated horizon, so a scheduler that never finishes fails the
+ * test instead of hanging it. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
+#include "tests/support/fixtures.h"
+
+#define FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv"
+#define HORIZON_S 2e6 /* simulated; the slowest case here (1 GPU) finishes in about 1e5 s */
+
+FIXTURE_CATALOGUE_SUITE(sched_decide);
+
+/* `usable` GPUs in nodes of up to 4, after `drained_gpus` GPUs on node 0 (0: none); node 0
+ * is drained when it exists. */
+static SchedState *cluster(const char *policy, int usable, int drained_gpus)
+{
+    SchedNodeGroup g[3];
+    size_t n = 0;
+    if (drained_gpus)
+        g[n++] = (SchedNodeGroup){"T4", 1, drained_gpus, 1.0};
+    if (usable / 4)
+        g[n++] = (SchedNodeGroup){"T4", usable / 4, 4, 1.0};
+    if (usable % 4)
+        g[n++] = (SchedNodeGroup){"T4", 1, usable % 4, 1.0};
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = policy;
+    c.groups = g;
+    c.n_groups = n;
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    if (drained_gpus)
+        cr_assert_eq(sched_drain_node(s, 0, 1, &e), 0, "%s", e.msg);
+    return s;
+}
+
+/* Advances to the horizon; the run must finish and hold only usable GPUs on the way. */
+static void run_to_end(SchedState *s, const char *what)
+{
+    Error e;
+    while (!sched_finished(s) && sched_now(s) < HORIZON_S) {
+        cr_assert_eq(sched_advance(s, 600, &e), 0, "%s: %s", what, e.msg);
+        for (int n = 0; n < sched_node_count(s); n++) {
+            int owners[64], ours = 0;
+            sched_node_gpus(s, n, owners, 64);
+            for (int g = 0; g < 64; g++)
+                ours += owners[g] >= 0;
+            cr_assert(!sched_node_drained(s, n) || ours == 0, "%s: jobs on drained node %d", what,
+                      n);
+            cr_assert_leq(ours + sched_node_held(s, n), sched_node_gpu_count(s, n),
+                          "%s: node %d over its GPUs", what, n);
+        }
+    }
+    size_t left = 0;
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        left += info.state != SCHED_JOB_DONE;
+    }
+    cr_assert(sched_finished(s), "%s: %zu jobs unfinished after %.0f simulated s", what, left,
+              sched_now(s));
+}
+
+/* Bug: doubling-explore never finished with fewer than 8 usable GPUs: a job reaching its
+ * 8-GPU stage waited for GPUs a drained node kept, and every job behind it with it. */
+Test(sched_decide, exploration_finishes_with_fewer_than_eight_usable_gpus)
+{
+    SchedState *s = cluster("doubling-explore", 4, 4);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"r", "resnet110", 0, 1, 0}, &e), 0, "%s", e.msg);
+    run_to_end(s, "doubling-explore, 4 of 8 GPUs usable");
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    int seen[9] = {0};
+    for (size_t k = 0; k < info.n_resizes; k++)
+        if (info.resizes[k].gpus_to <= 8)
+            seen[info.resizes[k].gpus_to] = 1;
+    cr_assert(seen[1] && seen[2] && seen[4] && !seen[8], "explored 1:%d 2:%d 4:%d 8:%d", seen[1],
+              seen[2], seen[4], seen[8]);
+    sched_free(s);
+}
+
+/* Bug: tiresias never finished when a job asked for more GPUs than were usable: it waited
+ * for its whole ask. It runs at what the cluster can give. */
+Test(sched_decide, tiresias_runs_a_job_asking_more_than_is_usable_at_what_is_usable)
+{
+    SchedState *s = cluster("tiresias", 4, 4);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"big", "cifar10", 0, 8, 2048}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 4, "asked 8 with 4 usable: runs on %d", info.gpus);
+    run_to_end(s, "tiresias, a job asking 8 of 4 usable GPUs");
+    sched_free(s);
+}
+
+/* When the drained node comes back, the job grows to its ask again. */
+Test(sched_decide, tiresias_returns_a_job_to_its_ask_when_the_capacity_comes_back)
+{
+    SchedState *s = cluster("tiresias", 4, 4);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"big", "cifar10", 0, 8, 2048}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_drain_node(s, 0, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 8, "undrained: %d GPUs", info.gpus);
+    sched_free(s);
+}
+
+/* A pin made while the cluster was larger runs at what is left after a drain. */
+Test(sched_decide, a_pin_larger_than_a_shrunk_cluster_runs_at_what_is_usable)
+{
+    SchedState *s = cluster("doubling", 4, 4);
+    Error e;
+    cr_assert_eq(sched_drain_node(s, 0, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"p", "cifar10", 0, 1, 0}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 0, 8, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_drain_node(s, 0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 4, "pinned 8, 4 usable: %d GPUs", info.gpus);
+    run_to_end(s, "a pin of 8 on 4 usable GPUs");
+    sched_free(s);
+}
+
+/* The property: every registered policy finishes the small workload (asks of 1 to 16 GPUs)
+ * on 1..8 usable GPUs, as a cluster of its own and beside a drained node. */
+Test(sched_decide, every_policy_finishes_on_one_to_eight_gpus_with_and_without_a_drain)
+{
+    for (const char *const *p = sched_policy_names(); *p; p++)
+        for (int usable = 1; usable <= 8; usable++)
+            for (int drained = 0; drained <= 4; drained += 4) {
+                char what[128];
+                snprintf(what, sizeof what, "%s on %d GPUs%s", *p, usable,
+                         drained ? " beside a drained node" : "");
+                SchedState *s = cluster(*p, usable, drained);
+                Error e;
+                cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
+                run_to_end(s, what);
+                sched_free(s);
+            }
+}
+
+/* And when the capacity shrinks mid-run: a node drains, or someone else takes GPUs,
+ * while jobs run and explore on it. */
+Test(sched_decide, every_policy_finishes_when_a_drain_or_a_hold_shrinks_the_cluster)
+{
+    for (const char *const *p = sched_policy_names(); *p; p++)
+        for (int usable = 1; usable <= 8; usable++)
+            for (int hold = 0; hold <= 1; hold++) {
+                char what[128];
+                snprintf(what, sizeof what, "%s on %d + 4 GPUs, node 0 %s at 900 s", *p, usable,
+                         hold ? "3 GPUs held" : "drained");
+                SchedState *s = cluster(*p, usable, 4);
+                Error e;
+                cr_assert_eq(sched_drain_node(s, 0, 0, &e), 0, "%s", e.msg);
+                cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
+                cr_assert_eq(sched_advance(s, 900, &e), 0, "%s: %s", what, e.msg);
+                cr_assert_eq(hold ? sched_hold_gpus(s, 0, 3, &e) : sched_drain_node(s, 0, 1, &e),
+                             0, "%s", e.msg);
+                run_to_end(s, what);
+                sched_free(s);
+            }
+}
