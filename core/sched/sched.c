@@ -359,6 +359,7 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         int nn = 0;
         for (size_t k = 0; k < j->n_slots && nn < 1024; k++)
             per_node[nn++] = j->slots[k].gpus;
+        double progress_before = j->progress;
         StepSource truth = {j->app, NULL, s->max_node_gpus};
         double speed = sched_slots_speed(s, j->slots, j->n_slots);
         if (t > 0) {
@@ -390,6 +391,8 @@ static int step_jobs(SchedState *s, double dt, Error *err)
                 }
             }
         }
+        if (j->progress > progress_before)
+            s->last_progress_s = fmax(s->last_progress_s, s->now_s + used);
         j->gpu_s += used * j->gpus;
         held += used * j->gpus;
         if (j->done && sched_job_finish(s, i) < 0)
@@ -437,11 +440,22 @@ double sched_slots_speed(const SchedState *s, const SchedSlot *slots, size_t n)
     return v;
 }
 
+/* How long a run may go without any job progressing, finishing or arriving before it is
+ * called stuck: a day of simulated time, or ten decisions when those are rarer. Any job
+ * that holds GPUs progresses within one interval after its stall, so a quiet day means no
+ * decision will ever let one run (a pause nobody lifts, a cluster drained whole). */
+#define SCHED_STUCK_S 86400.0
+
 int sched_run(SchedState *s, double max_s, Error *err)
 {
-    while (!sched_finished(s) && s->now_s < max_s)
+    double patience_s = fmax(SCHED_STUCK_S, 10 * s->cfg.interval_s);
+    while (!sched_finished(s) && s->now_s < max_s) {
         if (sched_advance(s, s->cfg.interval_s, err) < 0)
             return -1;
+        int none_to_arrive = s->next_arrival == s->n_jobs;
+        if (!sched_finished(s) && none_to_arrive && s->now_s - s->last_progress_s >= patience_s)
+            return sched_stuck_error(s, err);
+    }
     return 0;
 }
 

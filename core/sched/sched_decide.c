@@ -155,6 +155,7 @@ static int admit_arrivals(SchedState *s)
             if (!j->spd || !j->spd_valid)
                 return -1;
             s->live[s->n_live++] = s->next_arrival;
+            s->last_progress_s = s->now_s; /* a new job may run where the others could not */
         }
         s->next_arrival++;
     }

@@ -166,6 +166,7 @@ int sched_report_progress(SchedState *s, size_t job, double epochs_done, double 
         return sched_job_finish(s, job) < 0 ? error_no_memory(err, "scheduler") : 0;
     }
     double lo = a->epoch_progress[e], hi = a->epoch_progress[e + 1];
+    s->last_progress_s = s->now_s;
     j->epoch = e;
     j->progress = lo + (epochs_done - e) * (hi - lo);
     if (step_s > 0 && j->gpus > 0)

@@ -71,6 +71,7 @@ struct SchedState {
     size_t peak_live;
     size_t n_done;
     double now_s, next_decision_s;
+    double last_progress_s; /* when a job last progressed, finished or arrived */
     SchedEvent *events;
     size_t n_events, cap_events;
     double *decision_ms;
@@ -102,5 +103,8 @@ int sched_job_max_gpus(const SchedState *s, const SJob *j);
 void sched_job_observe(SJob *j, int nodes, double step_s);
 /* Frees a job marked done (finish_s set) and logs its finish event. */
 int sched_job_finish(SchedState *s, size_t job);
+/* The simulation cannot end (core/sched/sched_report.c): fills err with the jobs that wait,
+ * why, and the usable GPUs; returns -1. */
+int sched_stuck_error(const SchedState *s, Error *err);
 
 #endif

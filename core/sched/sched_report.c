@@ -1,7 +1,9 @@
 /* What the scheduler state tells its drivers: job and node views, the decision log as JSON
- * lines (the `--events` stream the console replays), and the run's summary figures. */
+ * lines (the `--events` stream the console replays), the run's summary figures, and why the
+ * jobs of a run that cannot end are waiting. */
 #include <cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,4 +227,54 @@ void sched_summary(const SchedState *s, SchedSummary *o)
             free(d);
         }
     }
+}
+
+/* Why a live job makes no progress, as the operator would act on it. */
+static void why_waiting(const SchedState *s, const SJob *j, char *buf, size_t n)
+{
+    if (j->paused)
+        snprintf(buf, n, "paused");
+    else if (j->gpus > 0)
+        snprintf(buf, n, "holds %d GPUs but makes no progress", j->gpus);
+    else if (s->usable_gpus == 0)
+        snprintf(buf, n, "no GPU is usable");
+    else if (j->pinned)
+        snprintf(buf, n, "pinned to %d GPUs, %s gives it none", j->pinned, s->pol->name);
+    else
+        snprintf(buf, n, "asks %d GPUs, %s gives it none", j->req_gpus, s->pol->name);
+}
+
+int sched_stuck_error(const SchedState *s, Error *err)
+{
+    char msg[ERROR_MSG_MAX], why[96];
+    size_t len = 0, named = 0, waiting = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (len < sizeof msg)                                                                      \
+            len += (size_t)snprintf(msg + len, sizeof msg - len, __VA_ARGS__);                    \
+    } while (0)
+    PUT("scheduler: stuck at t=%.0f s: no job progressed for %.0f s and none is to arrive;",
+        s->now_s, s->now_s - s->last_progress_s);
+    for (size_t q = 0; q < s->n_live; q++) {
+        const SJob *j = &s->jobs[s->live[q]];
+        if (j->done)
+            continue;
+        waiting++;
+        if (named < 3) {
+            why_waiting(s, j, why, sizeof why);
+            PUT("%s %s (%s): %s", named ? ";" : "", j->name, j->app->name, why);
+            named++;
+        }
+    }
+    if (waiting > named)
+        PUT("; and %zu more waiting", waiting - named);
+    PUT("; %d of %d GPUs usable", s->usable_gpus, s->total_gpus);
+    int drained = 0;
+    for (int i = 0; i < s->cfg.nodes && drained < 4; i++)
+        if (s->drained[i])
+            PUT("%s%s", drained++ ? ", " : " (drained: ", s->node_names[i]);
+    if (drained)
+        PUT(")");
+#undef PUT
+    return error_set(err, "%s", msg);
 }

@@ -302,3 +302,46 @@ Test(sched, finished_jobs_leave_the_decision_set)
     cr_assert_eq(info.nodes, 0);
     sched_free(s);
 }
+
+/* The driver's guard: a run in which no job can ever run again stops with an error that names
+ * the waiting jobs and why, instead of looping until its horizon. */
+Test(sched, a_run_no_job_can_finish_stops_naming_the_waiting_jobs)
+{
+    SchedState *s = small("doubling", 2);
+    Error e;
+    int c0 = sched_job_find(s, "cifar10-0");
+    cr_assert_eq(sched_pause(s, (size_t)c0, 1, &e), 0);
+    cr_assert_eq(sched_run(s, 1e8, &e), -1, "a paused job nobody resumes: the run must stop");
+    cr_assert_lt(sched_now(s), 1e6, "stopped only at t=%.0f s", sched_now(s));
+    cr_assert(strstr(e.msg, "cifar10-0 (cifar10): paused"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "8 of 8 GPUs usable"), "%s", e.msg);
+    /* the state is intact: resumed, the run finishes */
+    cr_assert_eq(sched_pause(s, (size_t)c0, 0, &e), 0);
+    cr_assert_eq(sched_run(s, 1e8, &e), 0, "%s", e.msg);
+    cr_assert(sched_finished(s));
+    sched_free(s);
+
+    s = small("tiresias", 2);
+    cr_assert_eq(sched_drain_node(s, 0, 1, &e), 0);
+    cr_assert_eq(sched_drain_node(s, 1, 1, &e), 0);
+    cr_assert_eq(sched_run(s, 1e8, &e), -1, "a cluster drained whole: the run must stop");
+    cr_assert(strstr(e.msg, "cifar10-0 (cifar10): no GPU is usable"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "and 9 more waiting"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "0 of 8 GPUs usable (drained: node00, node01)"), "%s", e.msg);
+    sched_free(s);
+}
+
+Test(sched, a_quiet_wait_for_a_late_arrival_is_not_stuck)
+{
+    SchedConfig c;
+    sched_config_default(&c);
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"early", "ncf", 0, 1, 0}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"late", "ncf", 5 * 86400.0, 1, 0}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_run(s, 1e8, &e), 0, "%s", e.msg);
+    cr_assert(sched_finished(s));
+    sched_free(s);
+}
