@@ -16,12 +16,14 @@
 
 #define CMD "schedule"
 #define MAX_PINS 64
+#define MAX_CHANGES 64
 
 static const char USAGE[] =
     "usage: tunedeck schedule (--workload FILE | --arrival-mean S --jobs N) --policy P\n"
     "                         [--nodes N] [--gpus-per-node G] [--cluster FILE]\n"
     "                         [--interval S] [--resize-cost S] [--seed N] [--model M]\n"
     "                         [--json] [--events FILE] [--data DIR] [--pin JOB=GPUS]...\n"
+    "                         [--drain NODE[@S]]... [--hold NODE=GPUS[@S]]...\n"
     "Simulates ring-allreduce jobs on nodes × GPUs (default 16 × 4, 60 s interval,\n"
     "30 s resize stall: the Pollux artifact's setting). --cluster reads a mixed cluster\n"
     "(node groups of GPU counts and types with relative speeds, see docs/formats.md) in\n"
@@ -29,7 +31,11 @@ static const char USAGE[] =
     "name,time,application,num_replicas,batch_size CSV; --arrival-mean draws N jobs\n"
     "of --model (default resnet110) with exponential inter-arrival times.\n"
     "--events writes every start, resize, stop and finish as JSON lines.\n"
-    "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n";
+    "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n"
+    "--drain NODE takes a node (node00, node01, ...) out of the cluster and --hold\n"
+    "NODE=GPUS counts GPUs of it as someone else's, from the start or from simulated\n"
+    "second S (@S). A run in which no job can ever run again stops with an error that\n"
+    "names the waiting jobs.\n";
 
 typedef struct {
     SchedConfig cfg;
@@ -38,6 +44,9 @@ typedef struct {
     long jobs;
     const char *pins[MAX_PINS];
     int n_pins;
+    const char *changes[MAX_CHANGES]; /* --drain NODE[@S] and --hold NODE=GPUS[@S] as given */
+    int drains[MAX_CHANGES];          /* 1 for a --drain */
+    int n_changes;
     int json;
 } ScheduleArgs;
 
@@ -57,6 +66,8 @@ enum {
     O_MODEL,
     O_DATA,
     O_PIN,
+    O_DRAIN,
+    O_HOLD,
     O_HELP
 };
 
@@ -118,6 +129,16 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         }
         a->pins[a->n_pins++] = arg;
         return 0;
+    case O_DRAIN:
+    case O_HOLD:
+        if (a->n_changes == MAX_CHANGES) {
+            char msg[100];
+            snprintf(msg, sizeof msg, "at most %d --drain and --hold in all", MAX_CHANGES);
+            return schedule_fail(CMD, msg);
+        }
+        a->drains[a->n_changes] = c == O_DRAIN;
+        a->changes[a->n_changes++] = arg;
+        return 0;
     }
     return EXIT_USAGE;
 }
@@ -140,6 +161,8 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
                                          {"model", required_argument, 0, O_MODEL},
                                          {"data", required_argument, 0, O_DATA},
                                          {"pin", required_argument, 0, O_PIN},
+                                         {"drain", required_argument, 0, O_DRAIN},
+                                         {"hold", required_argument, 0, O_HOLD},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
     *a = (ScheduleArgs){.model = "resnet110"};
@@ -196,6 +219,70 @@ static int apply_pins(SchedState *s, const ScheduleArgs *a)
         }
     }
     return 0;
+}
+
+/* A --drain or --hold, resolved against the state's node names. */
+typedef struct {
+    int node, gpus; /* gpus < 0: drain */
+    double at_s;
+} NodeChange;
+
+static int change_cmp(const void *pa, const void *pb)
+{
+    const NodeChange *a = pa, *b = pb;
+    return (a->at_s > b->at_s) - (a->at_s < b->at_s);
+}
+
+/* "NODE[@S]" (drain) or "NODE=GPUS[@S]" (hold) into *c; returns 0 or the exit status. */
+static int parse_change(const SchedState *s, const char *text, int drain, NodeChange *c)
+{
+    const char *flag = drain ? "--drain" : "--hold";
+    char node[256], msg[700];
+    size_t name_len = strcspn(text, drain ? "@" : "=@");
+    snprintf(node, sizeof node, "%.*s", (int)name_len, text);
+    const char *rest = text + name_len;
+    *c = (NodeChange){-1, -1, 0};
+    for (int i = 0; i < sched_node_count(s); i++)
+        if (strcmp(sched_node_name(s, i), node) == 0)
+            c->node = i;
+    if (c->node < 0) {
+        snprintf(msg, sizeof msg, "%s '%s': expected a node of the cluster (%s..%s), found '%s'",
+                 flag, text, sched_node_name(s, 0), sched_node_name(s, sched_node_count(s) - 1),
+                 node);
+        return schedule_fail(CMD, msg);
+    }
+    char num[64];
+    if (!drain) {
+        if (*rest != '=') {
+            snprintf(msg, sizeof msg, "%s '%s': expected NODE=GPUS[@S]", flag, text);
+            return schedule_fail(CMD, msg);
+        }
+        size_t n = strcspn(rest + 1, "@");
+        snprintf(num, sizeof num, "%.*s", (int)n, rest + 1);
+        long g;
+        if (flags_long(CMD, flag, num, 0, sched_node_gpu_count(s, c->node), &g) < 0)
+            return EXIT_USAGE;
+        c->gpus = (int)g;
+        rest += 1 + n;
+    }
+    if (*rest == '@' && flags_double(CMD, flag, rest + 1, 0, 1e9, &c->at_s) < 0)
+        return EXIT_USAGE;
+    return 0;
+}
+
+/* Runs the simulation to its end, draining and holding as the arguments ask, in time order:
+ * each change takes effect at the first decision at or after its time. */
+static int run_with_changes(SchedState *s, NodeChange *ch, int n, Error *err)
+{
+    qsort(ch, (size_t)n, sizeof *ch, change_cmp);
+    for (int i = 0; i < n; i++) {
+        if (sched_run(s, ch[i].at_s, err) < 0)
+            return -1;
+        if ((ch[i].gpus < 0 ? sched_drain_node(s, ch[i].node, 1, err)
+                            : sched_hold_gpus(s, ch[i].node, ch[i].gpus, err)) < 0)
+            return -1;
+    }
+    return sched_run(s, 1e9, err);
 }
 
 /* The state with its jobs and pins, on the cluster the arguments describe. */
@@ -294,10 +381,18 @@ int cmd_schedule(int argc, char **argv)
     if (!cat)
         return schedule_fail_error(CMD, &err);
     SchedState *s = build_state(&a, cat, &rc);
-    if (s && sched_run(s, 1e9, &err) < 0)
-        rc = schedule_fail(CMD, err.msg);
+    NodeChange changes[MAX_CHANGES];
+    for (int i = 0; s && rc == 0 && i < a.n_changes; i++)
+        rc = parse_change(s, a.changes[i], a.drains[i], &changes[i]);
+    int stopped = 0;
+    if (s && rc == 0 && run_with_changes(s, changes, a.n_changes, &err) < 0) {
+        schedule_fail(CMD, err.msg);
+        stopped = 1; /* the run failed (it could not end): its events so far are still kept */
+    }
     if (s && rc == 0 && a.events)
         rc = write_events(s, a.events);
+    if (stopped && rc == 0)
+        rc = EXIT_FAILED;
     if (s && rc == 0) {
         SchedSummary m;
         sched_summary(s, &m);

@@ -251,7 +251,7 @@ int sched_stuck_error(const SchedState *s, Error *err)
 #define PUT(...)                                                                                   \
     do {                                                                                           \
         if (len < sizeof msg)                                                                      \
-            len += (size_t)snprintf(msg + len, sizeof msg - len, __VA_ARGS__);                    \
+            len += (size_t)snprintf(msg + len, sizeof msg - len, __VA_ARGS__);                     \
     } while (0)
     PUT("scheduler: stuck at t=%.0f s: no job progressed for %.0f s and none is to arrive;",
         s->now_s, s->now_s - s->last_progress_s);

@@ -79,6 +79,43 @@ for e in map(json.loads, open(sys.argv[1])):
 assert sum(1 for _ in open(sys.argv[1])) > 12
 PY
 
+# Fewer GPUs usable than the jobs ask for (a drained node, GPUs held by others, from the
+# start or mid-run): every policy finishes, nothing runs on the drained node, and a job
+# asking 8 GPUs of 4 usable runs on 4. Under `timeout`, so a scheduler that never finishes
+# fails here instead of hanging the suite (doubling-explore and tiresias did).
+for p in $("$bin" schedule --help | sed -n 's/^policies: \([^(]*\).*/\1/p'); do
+    for drain in "--drain node01" "--drain node01@900 --hold node00=1@3000"; do
+        # shellcheck disable=SC2086 # $drain is two or four words
+        timeout 120 "$bin" schedule --workload "$fixture" --policy "$p" --nodes 2 $drain \
+            --events "$tmp/drain.jsonl" --json >"$tmp/drain.json" 2>"$tmp/drain.err" ||
+            fail "$p with $drain: exit $? $(cat "$tmp/drain.err")"
+        python3 - "$tmp/drain.jsonl" "$drain" <<'PY' || fail "$p with $drain: bad events"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert len({e["job"] for e in ev if e["event"] == "finish"}) == 12, "unfinished"
+at = 900 if "@" in sys.argv[2] else 0
+on = [e for e in ev if e["time_s"] >= at and e["event"] in ("start", "resize")
+      and any(s["host"] == "node01" for s in e["placement"])]
+assert not on, on[:1]
+PY
+    done
+done
+printf 'name,time,application,num_replicas,batch_size\nbig,0,cifar10,8,2048\n' >"$tmp/big.csv"
+timeout 60 "$bin" schedule --workload "$tmp/big.csv" --policy tiresias --nodes 2 --drain node01 \
+    --events "$tmp/big.jsonl" >/dev/null || fail "a job asking 8 of 4 usable GPUs: exit $?"
+grep -q '"event":"start","job":"big".*"gpus":4,' "$tmp/big.jsonl" ||
+    fail "a job asking 8 of 4 usable GPUs: $(head -1 "$tmp/big.jsonl")"
+
+# A run in which no job can ever run again (every node drained mid-run) stops with exit 1,
+# naming the waiting jobs and why, and keeps the events up to there.
+rc=0
+timeout 60 "$bin" schedule --workload "$fixture" --policy doubling --nodes 2 --drain node00@600 \
+    --drain node01@600 --events "$tmp/stuck.jsonl" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 1 ] || fail "a stuck run: exit $rc, expected 1"
+grep -q "stuck at t=.*cifar10-.* (cifar10): no GPU is usable.*0 of 8 GPUs usable (drained: node00, node01)" \
+    "$tmp/err" || fail "a stuck run's message: $(cat "$tmp/err")"
+grep -q '"event":"stop"' "$tmp/stuck.jsonl" || fail "a stuck run kept no events"
+
 expect_error() { # expect_error FRAGMENT ARGS...
     frag="$1"; shift
     if "$bin" schedule "$@" >"$tmp/out" 2>"$tmp/err"; then fail "accepted: $*"; fi
@@ -98,6 +135,10 @@ expect_error "expected 0..8 GPUs (the usable cluster), found 16" --workload "$fi
 expect_error "no job named 'nosuch'" --workload "$fixture" --policy doubling --pin nosuch=2
 expect_error "unknown policy 'nosuch': expected one of" --workload "$fixture" --policy nosuch
 expect_error "exactly one of" --policy doubling
+expect_error "--drain 'n9': expected a node of the cluster (node00..node01), found 'n9'" \
+    --workload "$fixture" --policy doubling --nodes 2 --drain n9
+expect_error "--hold: expected an integer in \[0, 4\], found '5'" --workload "$fixture" \
+    --policy doubling --nodes 2 --hold node01=5
 printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 4, "gpu": "A100"}]}' \
     >"$tmp/badcluster.json"
 expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \

@@ -170,8 +170,8 @@ Test(sched_decide, every_policy_finishes_when_a_drain_or_a_hold_shrinks_the_clus
                 cr_assert_eq(sched_drain_node(s, 0, 0, &e), 0, "%s", e.msg);
                 cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
                 cr_assert_eq(sched_advance(s, 900, &e), 0, "%s: %s", what, e.msg);
-                cr_assert_eq(hold ? sched_hold_gpus(s, 0, 3, &e) : sched_drain_node(s, 0, 1, &e),
-                             0, "%s", e.msg);
+                cr_assert_eq(hold ? sched_hold_gpus(s, 0, 3, &e) : sched_drain_node(s, 0, 1, &e), 0,
+                             "%s", e.msg);
                 run_to_end(s, what);
                 sched_free(s);
             }
