@@ -66,7 +66,7 @@ _tunedeck()
         return ;;
     --budget | --seed | --trial-timeout | --trial-cmd | --pace-ms | --sched-jobs | \
         --sched-speed | --nodes | --gpus-per-node | --interval | --resize-cost | \
-        --arrival-mean | --jobs | --model | --pin | --gpu-wait | --time-scale | \
+        --arrival-mean | --jobs | --model | --pin | --drain | --hold | --gpu-wait | --time-scale | \
         --duration | --checkpoint-file | --status-every | --partition | --login | --watch-for | \
         --job-command | \
         --max-interval)
