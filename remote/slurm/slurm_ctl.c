@@ -19,6 +19,8 @@
 
 enum { MAX_OUTPUT = 64 << 20 };
 
+#define LOGIN_HOST "login" /* the pool's one host */
+
 struct SlurmCtl {
     HostPool *pool; /* NULL: here */
     char where[256];
@@ -72,7 +74,7 @@ SlurmCtl *slurm_ctl_new(const SlurmCtlOptions *o, Error *err)
     memset(&none, 0, sizeof none);
     Machine m;
     memset(&m, 0, sizeof m);
-    snprintf(m.name, sizeof m.name, "login");
+    snprintf(m.name, sizeof m.name, "%s", LOGIN_HOST);
     snprintf(m.host, sizeof m.host, "%s", o->login);
     HostConf hc;
     if (!(c->pool = hostpool_new(&po, err)) ||
@@ -114,6 +116,13 @@ const char *slurm_ctl_last_stderr(const SlurmCtl *c)
 const char *slurm_ctl_where(const SlurmCtl *c)
 {
     return c->where;
+}
+
+HostPool *slurm_ctl_login_pool(SlurmCtl *c, const char **host)
+{
+    if (host)
+        *host = LOGIN_HOST;
+    return c->pool;
 }
 
 static void last_line(const Text *t, char *out, size_t cap)
