@@ -3,14 +3,17 @@
 #include <cJSON.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/paths.h"
+#include "core/base/evloop.h"
 #include "core/base/exitcode.h"
 #include "core/opt/prune.h"
 #include "core/sim/simcluster.h"
@@ -286,6 +289,52 @@ static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec
     return 0;
 }
 
+static volatile sig_atomic_t interrupted_by;
+
+static void on_interrupt(int sig)
+{
+    interrupted_by = sig;
+}
+
+static int done_or_interrupted(void *t)
+{
+    return interrupted_by || tuner_done(t);
+}
+
+static void wake_only(void *ctx, int64_t now_ms)
+{
+    (void)ctx, (void)now_ms;
+}
+
+/* Runs the session until its budget is spent, or until SIGINT/SIGTERM: then the running
+ * trial is stopped as a cancel stops it (its remote processes, its Slurm steps) and the
+ * session closed (its allocation), and the signal ends tunedeck as it would have. The
+ * journal stays that of an interrupted session. A signal ignored at start stays ignored. */
+static void run_interruptible(Session *ses)
+{
+    struct sigaction sa, old[2];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++)
+        if (sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    EvLoop *l = evloop_new();
+    if (l && tuner_attach(ses->tuner, l) > 0 && evloop_wake_every(l, 100, wake_only, NULL) > 0)
+        evloop_run(l, done_or_interrupted, ses->tuner, -1);
+    evloop_free(l);
+    int sig = interrupted_by;
+    if (!sig)
+        return;
+    session_free(ses);
+    for (int i = 0; i < 2; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
 int cmd_tune(int argc, char **argv)
 {
     TuneArgs a;
@@ -306,6 +355,7 @@ int cmd_tune(int argc, char **argv)
     a.seed = spec.seed;
     Tuner *t = ses->tuner;
     session_stop_interrupted(ses, report_stderr, NULL);
+    run_interruptible(ses);
     Error err;
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);

@@ -187,6 +187,70 @@ done
 ranks_left=$(pgrep -f -- "--tag slurm-$$" | wc -l)
 check "no rank and no job left ($ranks_left ranks)" sh -c "[ -z \"\$(squeue -h)\" ] && [ $ranks_left -eq 0 ]"
 
+echo "trials through the login node"
+# The inventory names the loopback sshd as its login node: salloc, every trial's srun (the
+# schedule on its standard input, the protocol back on its output), the scancel of a stopped
+# trial's steps and the allocation's release all run there, over one SSH session whose host
+# key is checked against the test's known_hosts. Here, Slurm's commands are stand-ins that
+# leave a mark, so a command run here instead shows.
+sed 's/"backend": "slurm",/"backend": "slurm", "partition": "t4",/' "$T/inv-login.json" \
+    > "$T/inv-login-t4.json"
+mkdir -p "$T/here"
+for c in sinfo squeue scontrol salloc scancel srun; do
+    printf '#!/bin/sh\necho %s >> %s/here/ran\nexit 1\n' "$c" "$T" > "$T/here/$c"
+    chmod 755 "$T/here/$c"
+done
+login_tune() { # OUT ERR TUNE-ARGS...: tune through the login node, no Slurm here
+    out="$1" err="$2"; shift 2
+    env -u SLURM_CONF PATH="$T/here:$PATH" "$bin" tune --cluster "$T/inv-login-t4.json" \
+        --job "$T/job.json" --launcher slurm --optimizer random --json "$@" > "$out" 2> "$err"
+}
+login_tune "$T/l1.json" "$T/l1.err" --trial-cmd "$trial" --budget 3
+check "3 trials through the login node's srun, each ok with a measured time" \
+    python3 - "$T/l1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3, r["trials"]
+assert all(t["status"] == "ok" and t["time_s"] > 0.05 for t in r["trials"]), r["trials"]
+PY
+n=0
+while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
+check "its allocation is released through the login node; no Slurm command ran here" \
+    sh -c "[ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
+
+login_tune "$T/l2.json" "$T/l2.err" --budget 1 \
+    --trial-cmd "echo 'no dataset at /data/tdtest' >&2; exit 3"
+check "a trial command that fails there is a failed trial with its own error text" \
+    python3 - "$T/l2.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert "no dataset at /data/tdtest" in t["reason"] and "exit" in t["reason"], t["reason"]
+PY
+
+# Ctrl-C mid-trial (a background job of sh starts with SIGINT ignored: env gives it back).
+env -u SLURM_CONF PATH="$T/here:$PATH" env --default-signal=INT "$bin" tune \
+    --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \
+    --trial-cmd "$trial 30 login-$$" --budget 2 --json > "$T/l3.json" 2> "$T/l3.err" &
+TUNE_PID=$!
+n=0
+while [ $n -lt 150 ] && ! squeue -h -s -o %j | grep -q tunedeck-trial; do
+    sleep 0.2; n=$((n + 1))
+done
+running=$(pgrep -f "^python3 [^ ]*trial.py 30 login-$$" | wc -l)
+kill -INT "$TUNE_PID"
+wait "$TUNE_PID"
+rc=$?
+TUNE_PID=""
+n=0
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "login-$$" > /dev/null; }; do
+    sleep 0.2; n=$((n + 1))
+done
+left=$(pgrep -f "login-$$" | wc -l)
+check "a session stopped by Ctrl-C mid-trial ($running trial processes then; exit $rc) leaves no step, no allocation and no process ($left)" \
+    sh -c "[ $running -ge 1 ] && [ $rc -eq 130 ] && [ -z \"\$(squeue -h)\" ] &&
+           [ -z \"\$(squeue -h -s)\" ] && [ $left -eq 0 ] && [ ! -e '$T/here/ran' ]"
+
 echo "watch"
 "$bin" hosts --slurm --watch --watch-for 9 --max-interval 8 > "$T/w1.out" 2>&1
 calls=$(sed -n 's/^watched: \([0-9]*\) controller calls/\1/p' "$T/w1.out")
