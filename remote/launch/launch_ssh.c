@@ -1,5 +1,6 @@
 /* The `per-host` and `single` launchers: the trial command runs over SSH on every machine
- * of the schedule (or once on the launch host), reads the schedule on standard input, and
+ * of the schedule (or once on the launch host, or on the pool host the caller names: the
+ * slurm launcher's login node), reads the schedule on standard input, and
  * its protocol lines from all hosts are merged by iteration. The remote command runs in a
  * process group of its own (sshd starts each session with setsid); stopping it is a kill
  * of that group over a second channel, so nothing of the trial outlives a stop. */
