@@ -268,6 +268,17 @@ static char *ranks_command(const Schedule *s, const char *command, Error *err)
     return b;
 }
 
+/* The tuner's pruning, through the inner launcher: a trial it stops is cancelled as the
+ * operator's cancel is, its steps included. */
+static int on_iteration(void *userdata, int iter, double time_s)
+{
+    SlurmRun *r = userdata;
+    int stop = r->cfg.on_iteration(r->cfg.iter_userdata, iter, time_s);
+    if (stop)
+        r->cancelled = 1;
+    return stop;
+}
+
 char *launch_slurm_command(const LaunchConfig *cfg, const Schedule *s, double limit_min,
                            Error *err)
 {
@@ -331,6 +342,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     inner.on_proc = NULL; /* the step, not a process group, is what a stop reaches */
     inner.ranks_elsewhere = 1; /* each task fans out its own node's ranks */
     inner.userdata = r;
+    inner.on_iteration = cfg->on_iteration ? on_iteration : NULL;
+    inner.iter_userdata = r;
     r->backstop_ms = clock_now_ms() + (int64_t)(inner.timeout_s * 1000);
     if (!(r->run = r->inner->start(&inner, s, err))) {
         error_prefix(err, "slurm launcher");
