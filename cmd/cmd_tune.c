@@ -306,11 +306,12 @@ static void wake_only(void *ctx, int64_t now_ms)
     (void)ctx, (void)now_ms;
 }
 
-/* Runs the session until its budget is spent, or until SIGINT/SIGTERM: then the running
- * trial is stopped as a cancel stops it (its remote processes, its Slurm steps) and the
- * session closed (its allocation), and the signal ends tunedeck as it would have. The
- * journal stays that of an interrupted session. A signal ignored at start stays ignored. */
-static void run_interruptible(Session *ses)
+/* Runs the session until its budget is spent, or until SIGINT/SIGTERM: then it returns the
+ * signal, for the caller to close the session (which stops the running trial as a cancel
+ * does: its remote processes, its Slurm steps, then the allocation) and to end as the signal
+ * would have. The journal stays that of an interrupted session. A signal ignored at start
+ * stays ignored. */
+static int run_interruptible(Tuner *t)
 {
     struct sigaction sa, old[2];
     memset(&sa, 0, sizeof sa);
@@ -321,18 +322,12 @@ static void run_interruptible(Session *ses)
         if (sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
             sigaction(sigs[i], &sa, NULL);
     EvLoop *l = evloop_new();
-    if (l && tuner_attach(ses->tuner, l) > 0 && evloop_wake_every(l, 100, wake_only, NULL) > 0)
-        evloop_run(l, done_or_interrupted, ses->tuner, -1);
+    if (l && tuner_attach(t, l) > 0 && evloop_wake_every(l, 100, wake_only, NULL) > 0)
+        evloop_run(l, done_or_interrupted, t, -1);
     evloop_free(l);
-    int sig = interrupted_by;
-    if (!sig)
-        return;
-    session_free(ses);
     for (int i = 0; i < 2; i++)
         sigaction(sigs[i], &old[i], NULL);
-    signal(sig, SIG_DFL);
-    raise(sig);
-    _exit(128 + sig);
+    return interrupted_by;
 }
 
 int cmd_tune(int argc, char **argv)
@@ -355,7 +350,13 @@ int cmd_tune(int argc, char **argv)
     a.seed = spec.seed;
     Tuner *t = ses->tuner;
     session_stop_interrupted(ses, report_stderr, NULL);
-    run_interruptible(ses);
+    int sig = run_interruptible(t);
+    if (sig) {
+        session_free(ses);
+        signal(sig, SIG_DFL);
+        kill(getpid(), sig);
+        return 128 + sig;
+    }
     Error err;
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
