@@ -446,13 +446,22 @@ static Observation *result(void *run)
         return NULL;
     Observation *o = r->inner->result(r->run);
     r->ended = r->ended || o;
-    if (o && !r->cancelled && r->slurm_reason[0] && o->status != TRIAL_TIMEOUT) {
+    int slurm_ended = o && !r->cancelled && r->slurm_reason[0] && o->status != TRIAL_TIMEOUT;
+    /* "CANCELLED AT ..." with no "DUE TO": no cause of Slurm's own, but --kill-on-bad-exit
+     * after a task failed (or someone's scancel). A trial that failed by itself keeps its
+     * own reason first; which of the two lines comes first is a race. */
+    if (slurm_ended && o->status == TRIAL_FAILED && o->reason[0] &&
+        strstr(r->slurm_reason, "CANCELLED") && !strstr(r->slurm_reason, "DUE TO")) {
+        size_t len = strlen(o->reason);
+        snprintf(o->reason + len, sizeof o->reason - len, "; %s", r->slurm_reason);
+    } else if (slurm_ended) {
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
     } else if (o && o->status == TRIAL_FAILED && r->task_said[0] &&
-               !strstr(o->reason, r->task_said)) {
+               !strstr(o->reason, r->task_said) && !strstr(o->reason, "error event")) {
         /* srun's own last line ("task 0: Exited with exit code 3") says less than the
-         * trial's */
+         * trial's; a trial that said why in an error event needs no other rank's last word
+         * ("Connection reset by peer") */
         size_t len = strlen(o->reason);
         snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", r->task_said);
     }
