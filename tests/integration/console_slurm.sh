@@ -171,7 +171,7 @@ fi
 # ---- through a login node: the rounds go over one SSH session, on the console's loop ----
 harness_init "$T/h"
 harness_start 1
-for c in sinfo squeue scontrol; do
+for c in sinfo squeue scontrol salloc srun scancel; do
     printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/%s "$@"\n' "$SLURM_CONF" "$c" > "$T/h/bin/$c"
     chmod 755 "$T/h/bin/$c"
 done
@@ -191,9 +191,39 @@ X send-keys -t c ':undrain n2' Enter y
 wait_for 'slurm: undrain n2 done' 15
 X send-keys -t c q
 wait_for 'EXITED rc=0'
+echo "  ok   through a login node: the nodes, a drain and an undrain over its SSH session"
+
+# Tuning through the login node, quit mid-trial: salloc, srun and the scancel of the running
+# trial's step all go over the SSH session (here, Slurm's commands are stand-ins that leave
+# a mark); nothing is left on the cluster.
+mkdir -p "$T/here"
+for c in sinfo squeue scontrol salloc scancel srun; do
+    printf '#!/bin/sh\necho %s >> %s/here/ran\nexit 1\n' "$c" "$T" > "$T/here/$c"
+    chmod 755 "$T/here/$c"
+done
+sed 's/"backend": "slurm",/"backend": "slurm", "partition": "t4",/' "$T/inv-login.json" \
+    > "$T/inv-login-t4.json"
+printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
+console "env -u SLURM_CONF PATH=$T/here:$PATH TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 30 clogin-$$' --optimizer random --budget 3"
+n=0
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 clogin-$$" > /dev/null; do
+    sleep 0.2; n=$((n + 1))
+done
+[ -n "$(squeue -h -s -o %j | grep tunedeck-trial)" ] || fail "no trial step ran through the login node"
+X send-keys -t c q
+sleep 0.5
+X send-keys -t c y
+wait_for 'EXITED rc=0' 40
+n=0
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$" > /dev/null; }; do
+    sleep 0.2; n=$((n + 1))
+done
+[ -z "$(squeue -h)" ] || fail "a job is left after quitting mid-trial: $(squeue -h)"
+[ -z "$(pgrep -f "clogin-$$")" ] || fail "a trial process is left after quitting mid-trial"
+[ ! -e "$T/here/ran" ] || fail "a Slurm command ran here: $(cat "$T/here/ran")"
+echo "  ok   tuning through the login node, quit mid-trial: the step is cancelled there, no job or process left"
 harness_stop_all
 H=""
-echo "  ok   through a login node: the nodes, a drain and an undrain over its SSH session"
 
 # ---- tuning through srun steps while slurmctld goes away and comes back ----
 printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"

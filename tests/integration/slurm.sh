@@ -233,11 +233,12 @@ env -u SLURM_CONF PATH="$T/here:$PATH" env --default-signal=INT "$bin" tune \
     --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \
     --trial-cmd "$trial 30 login-$$" --budget 2 --json > "$T/l3.json" 2> "$T/l3.err" &
 TUNE_PID=$!
-n=0
-while [ $n -lt 150 ] && ! squeue -h -s -o %j | grep -q tunedeck-trial; do
+n=0 # the step shows in squeue before its task has started the trial: wait for the trial
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 login-$$" > /dev/null; do
     sleep 0.2; n=$((n + 1))
 done
 running=$(pgrep -f "^python3 [^ ]*trial.py 30 login-$$" | wc -l)
+squeue -h -s -o %j | grep -q tunedeck-trial || running=0
 kill -INT "$TUNE_PID"
 wait "$TUNE_PID"
 rc=$?
