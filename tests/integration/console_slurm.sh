@@ -214,6 +214,7 @@ X send-keys -t c q
 sleep 0.5
 X send-keys -t c y
 wait_for 'EXITED rc=0' 40
+X kill-server # its pane's command line names the trial command too
 n=0
 while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))
