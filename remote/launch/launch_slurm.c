@@ -40,6 +40,7 @@ typedef struct {
     LaunchConfig cfg; /* the caller's: its log sink */
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
     char slurm_reason[256];
+    int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
     int cancelled;
     int ended; /* its result was taken: nothing of it runs */
 } SlurmRun;
@@ -55,6 +56,7 @@ static void note_slurm_end(SlurmRun *r, const char *line)
         const char *end = strstr(stars + 4, " ***");
         int len = end ? (int)(end - stars - 4) : (int)strlen(stars + 4);
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s", len, stars + 4);
+        r->slurm_after_task = !strstr(stars, "DUE TO");
     } else if (strstr(line, "srun: error: Node failure")) {
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 6);
     } else if (strstr(line, "srun: error: Unable to create step for job")) {
@@ -316,7 +318,18 @@ static Observation *result(void *run)
     SlurmRun *r = run;
     Observation *o = LAUNCHER_LOCAL.result(r->local);
     r->ended = r->ended || o;
-    if (o && !r->cancelled && r->slurm_reason[0] && o->status != TRIAL_TIMEOUT) {
+    if (!o || r->cancelled || !r->slurm_reason[0] || o->status == TRIAL_TIMEOUT)
+        return o;
+    /* When a task failed on its own (a crashing rank), srun cancels the step's other tasks:
+     * the task's words are the cause and come first, whichever line arrived first. A step
+     * Slurm ended for its own reason (time limit, node failure) is said in Slurm's words. */
+    int own = r->slurm_after_task && o->status == TRIAL_FAILED && o->reason[0] &&
+              strncmp(o->reason, "the command was killed", 22) != 0;
+    if (own) {
+        size_t used = strlen(o->reason);
+        if (used + 4 < sizeof o->reason)
+            snprintf(o->reason + used, sizeof o->reason - used, " (%s)", r->slurm_reason);
+    } else {
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
     }
