@@ -4,6 +4,8 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "core/base/readall.h"
+
 Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines)
 {
     Cluster *c = cluster_new(name);
@@ -57,6 +59,16 @@ const char *fixture_text(const char *name)
     fclose(f);
     buf[n] = 0;
     return buf;
+}
+
+char *fixture_read(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s", TUNEDECK_SOURCE_DIR, name);
+    Error e = {0};
+    char *text = readall_file(path, 0, NULL, &e);
+    cr_assert_not_null(text, "%s", e.msg);
+    return text;
 }
 
 Catalogue *fixture_catalogue(void)

@@ -24,6 +24,9 @@ Observation *fixture_sim_trial(const SimCluster *sim, Schedule *s, int trial, ui
 /* The text of tests/fixtures/NAME (a static buffer of 64 KiB, overwritten by the next call). */
 const char *fixture_text(const char *name);
 
+/* The whole text of tests/fixtures/NAME, any size, asserted; the caller frees it. */
+char *fixture_read(const char *name);
+
 /* The built-in job catalogue, asserted; the caller frees it. */
 Catalogue *fixture_catalogue(void);
 

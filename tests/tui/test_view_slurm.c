@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/support/fixtures.h"
 #include "tui/draw.h"
 #include "tui/theme.h"
 #include "tui/view.h"
@@ -50,19 +51,6 @@ static char *screen_text(void)
     return text;
 }
 
-static char *fixture(const char *file)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/%s", TUNEDECK_SOURCE_DIR, file);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    static char buf[8192];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 TestSuite(view_slurm, .init = setup, .fini = teardown);
 
 Test(view_slurm, shows_each_nodes_state_and_reason_and_why_a_job_waits)
@@ -70,8 +58,8 @@ Test(view_slurm, shows_each_nodes_state_and_reason_and_why_a_job_waits)
     SlurmNodes nodes;
     SlurmQueue queue;
     Error err;
-    cr_assert_eq(slurm_nodes_parse(fixture("sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
-    cr_assert_eq(slurm_queue_parse(fixture("squeue-22.05.txt"), "squeue", &queue, &err), 0);
+    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
+    cr_assert_eq(slurm_queue_parse(fixture_text("slurm/squeue-22.05.txt"), "squeue", &queue, &err), 0);
     SlurmPanel p = {.nodes = &nodes,
                     .queue = &queue,
                     .where = "here",
@@ -99,7 +87,7 @@ Test(view_slurm, an_outage_says_how_long_and_keeps_the_last_nodes_seen)
 {
     SlurmNodes nodes;
     Error err;
-    cr_assert_eq(slurm_nodes_parse(fixture("sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
+    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
     SlurmQueue queue = {0};
     SlurmPanel p = {
         .nodes = &nodes, .queue = &queue, .where = "login1", .rounds = 3, .down_since_ms = 1000};
