@@ -1,8 +1,10 @@
-/* The shared unit-test fixtures: simulator, simulated trial, fixture files, catalogue. */
+/* The shared unit-test fixtures: simulator, simulated trial, fixture files, catalogue, the
+ * scheduler's capacity check. */
 #include "tests/support/fixtures.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/base/readall.h"
 
@@ -77,4 +79,26 @@ Catalogue *fixture_catalogue(void)
     Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
     return cat;
+}
+
+void fixture_sched_capacity(const SchedState *s)
+{
+    int owners[64];
+    int *held = calloc(sched_job_count(s) + 1, sizeof *held);
+    for (int n = 0; n < sched_node_count(s); n++) {
+        sched_node_gpus(s, n, owners, 64);
+        for (int g = 0; g < 64; g++) {
+            if (g >= sched_node_gpu_count(s, n))
+                cr_assert_eq(owners[g], -1, "node %d: GPU %d past its count is held", n, g);
+            else if (owners[g] >= 0)
+                held[owners[g]]++;
+        }
+    }
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        cr_assert_eq(held[j], info.gpus, "job %s holds %d GPUs on nodes, says %d", info.name,
+                     held[j], info.gpus);
+    }
+    free(held);
 }
