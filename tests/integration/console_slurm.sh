@@ -10,8 +10,8 @@
 # every measured trial stays (screen and journal), and the session goes on when it is back.
 # The trap stops every daemon, job and terminal it started.
 set -u
-suite=console_slurm scratch=cslurm suite_sshd=1
-. "$(dirname "$0")/lib/slurm-suite.sh"
+suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 # One tmux server per console: a new session on a server whose last session just ended
 # can race with its exit ("server exited unexpectedly").
 n_console=0

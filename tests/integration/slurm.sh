@@ -5,8 +5,8 @@
 # (tests/sshd-harness.sh), the watch's back-off, tuning trials as srun steps of one
 # allocation. The trap stops every daemon and job it started.
 set -u
-suite=slurm scratch=slurm suite_sshd=1
-. "$(dirname "$0")/lib/slurm-suite.sh"
+suite=slurm scratch=slurm suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 suite_stop() { [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null; }
 slurm_suite_start
 

@@ -22,8 +22,8 @@
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
-suite=slurm_live scratch=slurm-live
-. "$(dirname "$0")/lib/slurm-suite.sh"
+suite=slurm_live scratch=slurm-live suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
 mark="sll$$"
 LIVE_PID=""
 suite_stop() { [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }

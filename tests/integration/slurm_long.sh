@@ -5,8 +5,8 @@
 # where jobs still run on the four real nodes; the extra nodes as powered-down cloud nodes
 # (the default) and as down nodes. About 30 s. The trap stops every daemon it started.
 set -u
-suite=slurm_long scratch=slurm-long
-. "$(dirname "$0")/lib/slurm-suite.sh"
+suite=slurm_long scratch=slurm-long suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
 
 echo "default harness"
 unset SLURM_EXTRA_NODES
