@@ -1,12 +1,14 @@
-/* The shared unit-test fixtures: simulator, simulated trial, fixture files, catalogue, the
- * scheduler's capacity check. */
+/* The shared unit-test fixtures: simulator, simulated trial, an optimizer's run, fixture
+ * files, catalogue, the scheduler's capacity check. */
 #include "tests/support/fixtures.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/base/readall.h"
+#include "core/opt/optimizer.h"
 
 Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines)
 {
@@ -71,6 +73,31 @@ char *fixture_read(const char *name)
     char *text = readall_file(path, 0, NULL, &e);
     cr_assert_not_null(text, "%s", e.msg);
     return text;
+}
+
+double fixture_tune(SimCluster *sim, const char *name, int trials, uint64_t seed, Schedule **out,
+                    FixtureScheduleCheck check)
+{
+    Error e;
+    Optimizer *o = optimizer_new(name, simcluster_cluster(sim), simcluster_job(sim), seed, &e);
+    cr_assert_not_null(o, "%s: %s", name, e.msg);
+    double best = INFINITY;
+    for (int t = 1; t <= trials; t++) {
+        Suggestion sg;
+        cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s trial %d: %s", name, t, e.msg);
+        cr_assert_eq(schedule_validate(sg.schedule, &e), 0, "%s trial %d: %s", name, t, e.msg);
+        if (check)
+            check(sg.schedule, name, t);
+        Observation *ob = fixture_sim_trial(sim, sg.schedule, t, seed);
+        optimizer_observe(o, ob);
+        best = fmin(best, simcluster_noiseless_time(sim, sg.schedule));
+        if (out)
+            out[t - 1] = schedule_copy(sg.schedule);
+        observation_free(ob);
+        suggestion_clear(&sg);
+    }
+    optimizer_free(o);
+    return best;
 }
 
 Catalogue *fixture_catalogue(void)

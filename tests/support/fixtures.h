@@ -1,7 +1,7 @@
 /* Fixtures the unit tests share: a simulated cluster, one simulated trial through the same
- * accumulator a real trial uses, a fixture file's text, the built-in job catalogue, the
- * scheduler's capacity check. Each helper fails the calling test (Criterion assertions)
- * instead of returning an error. */
+ * accumulator a real trial uses, an optimizer's run of several trials, a fixture file's
+ * text, the built-in job catalogue, the scheduler's capacity check. Each helper fails the
+ * calling test (Criterion assertions) instead of returning an error. */
 #ifndef TUNEDECK_TEST_FIXTURES_H
 #define TUNEDECK_TEST_FIXTURES_H
 
@@ -22,6 +22,15 @@ SimCluster *fixture_sim(const char *spec);
 /* Runs schedule s as trial `trial` on the simulator and finishes it through a
  * TrialAccumulator; every event must be accepted. The caller frees the observation. */
 Observation *fixture_sim_trial(const SimCluster *sim, Schedule *s, int trial, uint64_t seed);
+
+/* A check of one suggested schedule (trial is 1-based); fails the test when it does not hold. */
+typedef void (*FixtureScheduleCheck)(const Schedule *s, const char *optimizer, int trial);
+
+/* Runs `trials` trials of optimizer `name` on sim with seed, each suggestion validated and
+ * checked by `check` (NULL: none); returns the best noiseless time of what it suggested and
+ * keeps a copy of each suggestion in out[0..trials) when out is given (the caller frees). */
+double fixture_tune(SimCluster *sim, const char *name, int trials, uint64_t seed, Schedule **out,
+                    FixtureScheduleCheck check);
 
 /* The text of tests/fixtures/NAME (a static buffer of 64 KiB, overwritten by the next call). */
 const char *fixture_text(const char *name);

@@ -21,8 +21,10 @@ Test(view_slurm, shows_each_nodes_state_and_reason_and_why_a_job_waits)
     SlurmNodes nodes;
     SlurmQueue queue;
     Error err;
-    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
-    cr_assert_eq(slurm_queue_parse(fixture_text("slurm/squeue-22.05.txt"), "squeue", &queue, &err), 0);
+    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err),
+                 0);
+    cr_assert_eq(slurm_queue_parse(fixture_text("slurm/squeue-22.05.txt"), "squeue", &queue, &err),
+                 0);
     SlurmPanel p = {.nodes = &nodes,
                     .queue = &queue,
                     .where = "here",
@@ -50,7 +52,8 @@ Test(view_slurm, an_outage_says_how_long_and_keeps_the_last_nodes_seen)
 {
     SlurmNodes nodes;
     Error err;
-    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
+    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err),
+                 0);
     SlurmQueue queue = {0};
     SlurmPanel p = {
         .nodes = &nodes, .queue = &queue, .where = "login1", .rounds = 3, .down_since_ms = 1000};
