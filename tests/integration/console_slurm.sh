@@ -10,33 +10,14 @@
 # every measured trial stays (screen and journal), and the session goes on when it is back.
 # The trap stops every daemon, job and terminal it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "console_slurm: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-cslurm.XXXXXX)"
-[ -d "$T" ] || exit 1
+suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 # One tmux server per console: a new session on a server whose last session just ended
 # can race with its exit ("server exited unexpectedly").
 n_console=0
 sock="tunedeck-cslurm-$$-0"
 X() { tmux -L "$sock" -f /dev/null "$@"; }
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/slurm-harness.sh"
-. "$here/sshd-harness.sh"
-H=""
-cleanup() {
-    X kill-server 2> /dev/null
-    slurm_stop_all
-    [ -n "$H" ] && harness_stop_all
-    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
-}
-trap cleanup EXIT INT TERM
-unset SLURM_JOB_ID SSH_AUTH_SOCK
+suite_stop() { X kill-server 2> /dev/null; }
 
 fail() {
     echo "console_slurm.sh: FAIL: $*" >&2

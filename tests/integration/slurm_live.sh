@@ -22,38 +22,13 @@
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "slurm_live: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-slurm-live.XXXXXX)"
-[ -d "$T" ] || exit 1
-. "$here/slurm-harness.sh"
+suite=slurm_live scratch=slurm-live suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
 mark="sll$$"
 LIVE_PID=""
-cleanup() {
-    [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null
-    slurm_stop_all
-    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    [ -n "${KEEP:-}" ] || rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; }
-}
-trap cleanup EXIT INT TERM
-unset SLURM_JOB_ID
-export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$T/state}"
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-
-slurm_init "$T/s"
-if ! slurm_start; then
-    echo "slurm_live: the harness did not start" >&2
-    exit 1
-fi
+suite_stop() { [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+slurm_suite_start
 job="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark \
 --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 

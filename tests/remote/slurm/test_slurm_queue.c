@@ -3,20 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/readall.h"
 #include "remote/slurm/slurm_queue.h"
-
-#ifndef TUNEDECK_SOURCE_DIR
-#define TUNEDECK_SOURCE_DIR "."
-#endif
+#include "tests/support/fixtures.h"
 
 Test(slurm_queue, captured_squeue_with_pending_reason_and_a_bar_in_a_name)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/squeue-22.05.txt", TUNEDECK_SOURCE_DIR);
+    char *text = fixture_read("slurm/squeue-22.05.txt");
     Error e;
-    char *text = readall_file(path, 0, NULL, &e);
-    cr_assert_not_null(text, "%s", e.msg);
     SlurmQueue q;
     cr_assert_eq(slurm_queue_parse(text, "squeue", &q, &e), 0, "%s", e.msg);
     cr_assert_eq(q.n, 3);
