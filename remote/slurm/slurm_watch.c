@@ -202,8 +202,12 @@ static int round_end(SlurmWatch *w, char *nt, int ok, int64_t now_ms, Error *err
         back_off(w, 0, now_ms);
         return -1;
     }
-    int changed = w->down_since_ms != 0;
-    changed |= seen_changed(&w->queue_seen, qt);
+    /* The back-off follows the queue (and the controller coming back): it is read every
+     * round and is what moves on a busy cluster. A node table that changed on its own
+     * reading (often the lagging image of a queue change already seen: the node a job
+     * left turning idle) is shown, but does not bring the wait back to the minimum. */
+    int queue_changed = seen_changed(&w->queue_seen, qt) || w->down_since_ms != 0;
+    int changed = queue_changed;
     free(qt);
     slurm_queue_clear(&w->queue);
     w->queue = w->next_queue;
@@ -217,7 +221,7 @@ static int round_end(SlurmWatch *w, char *nt, int ok, int64_t now_ms, Error *err
         w->node_tables++;
     }
     w->down_since_ms = 0;
-    back_off(w, changed, now_ms);
+    back_off(w, queue_changed, now_ms);
     return changed;
 }
 

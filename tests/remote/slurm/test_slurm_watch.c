@@ -233,16 +233,19 @@ Test(slurm_watch_rule, a_busy_queue_reads_the_node_table_on_the_first_round_then
     fake_stop(&f);
 }
 
-Test(slurm_watch_rule, a_quiet_cluster_backs_off_and_reads_the_nodes_once_they_are_10_s_old)
+Test(slurm_watch_rule, a_quiet_queue_backs_off_and_reads_the_nodes_once_they_are_10_s_old)
 {
     Fake f;
     fake_start(&f);
     int64_t at[4];
     long tables[4];
     int64_t now = 1000;
+    int result[4];
     for (int i = 0; i < 4; i++) {
+        if (i == 3) /* a node went down meanwhile, with no job on it: the queue says nothing */
+            fake_copy_fixture(&f, "nodes.txt", "sinfo-22.05-busy.txt");
         at[i] = now;
-        round_at(&f, now);
+        result[i] = round_at(&f, now);
         tables[i] = slurm_watch_node_tables(f.w);
         now = slurm_watch_due_ms(f.w);
     }
@@ -251,6 +254,9 @@ Test(slurm_watch_rule, a_quiet_cluster_backs_off_and_reads_the_nodes_once_they_a
     cr_assert_eq(tables[0], 1);
     cr_assert_eq(tables[2], 1, "6 s old: not asked");
     cr_assert_eq(tables[3], 2, "14 s old: asked");
+    cr_assert_eq(result[3], 1, "the nodes changed: shown");
+    cr_assert_float_eq(slurm_watch_interval_s(f.w), 16, 1e-9,
+                       "the back-off follows the queue: still doubling (to its cap)");
     fake_stop(&f);
 }
 
