@@ -195,6 +195,7 @@ static int round_end(SlurmWatch *w, char *nt, int ok, int64_t now_ms, Error *err
     if (!ok) {
         free(nt);
         free(qt);
+        slurm_nodes_clear(&nodes);
         slurm_queue_clear(&w->next_queue);
         w->want_nodes = 1; /* the first round that answers again reads the nodes */
         if (!w->down_since_ms) /* the round that failed asked then */
