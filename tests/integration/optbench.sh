@@ -146,6 +146,10 @@ for n in names:
     v = cell.get(n + "_at10")
     assert v is not None and v >= 0.99, "%s: %s" % (n, v)
 assert cell["bespoke_at10"] <= cell["uniform-split_at10"]
+# The best even split over a subset of machines: no faster than best-known, no slower than
+# the even split over them all (one of the subsets), and named by its machines.
+assert 0.999 <= cell["corner_ratio"] <= cell["uniform-split_at10"] + 1e-9, cell["corner_ratio"]
+assert all(m.startswith(("a100-", "t4-")) for m in cell["corner"].split("+")), cell["corner"]
 EOF
 if "$ar" --cells B:googlenet >"$tmp/bad.txt" 2>&1; then fail "a PS cell accepted"; fi
 grep -q -- "--cells 'B:googlenet': not an allreduce setting" "$tmp/bad.txt" ||
