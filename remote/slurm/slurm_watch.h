@@ -4,8 +4,8 @@
  * the rounds are 2 s apart) or when there is reason to look at once (the rule is in
  * slurm_watch.c). Rounds are at least min_interval apart (2 s: one controller call per
  * second at most, whatever the cluster size); while the queue does not change the interval
- * doubles up to max_interval, and its first change brings it back down. docs/slurm.md has the figures
- * from bench/slurm.sh and bench/slurm_scale.sh. */
+ * doubles up to max_interval, and its first change brings it back down. docs/slurm.md has the
+ * figures from bench/slurm.sh and bench/slurm_scale.sh. */
 #ifndef TUNEDECK_SLURM_WATCH_H
 #define TUNEDECK_SLURM_WATCH_H
 
