@@ -149,9 +149,7 @@ json.dump({"name": "tdtest", "backend": "slurm", "partition": "t4", "job_command
           open(sys.argv[1], "w"))
 PY
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
-other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+other=$(other_job n2)
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
     --interval 60 --time-scale 30 --duration 4 --status-every 1 --job-dir "$T/jobs3" \
     > "$T/out3" 2> "$T/err3"
@@ -325,9 +323,7 @@ echo "another user's job holds a GPU: ours goes elsewhere"
 # other holds one of n1's two GPUs: without the hold the model would place solo's 2 GPUs on
 # n1, where Slurm would leave it pending (Resources); the scheduler sees 1 free there and
 # places it on n2.
-other=$(sbatch --parsable -J other -o /dev/null -w n1 --gres=gpu:1 --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+other=$(other_job n1)
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
     --interval 60 --time-scale 30 --duration 5 --status-every 0 --job-dir "$T/jobs8" \
     > "$T/out8" 2> "$T/err8"

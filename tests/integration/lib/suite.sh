@@ -61,3 +61,12 @@ slurm_suite_start() {
         exit 1
     fi
 }
+
+# other_job NODE: a job not ours, one GPU of NODE for two minutes, running before this
+# returns (5 s at most); prints its id.
+other_job() {
+    other_id=$(sbatch --parsable -J other -o /dev/null -w "$1" --gres=gpu:1 --wrap 'sleep 120')
+    n=0
+    while [ $n -lt 50 ] && ! squeue -h -t R -j "$other_id" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+    echo "$other_id"
+}
