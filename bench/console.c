@@ -4,7 +4,6 @@
  * use while idle (the real binary in a pseudo-terminal). */
 #include <cJSON.h>
 #include <curses.h>
-#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <pty.h>
@@ -17,6 +16,7 @@
 
 #include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
+#include "core/base/jsonfile.h"
 #include "tui/app.h"
 #include "tui/frame.h"
 #include "tui/view.h"
@@ -263,16 +263,9 @@ int main(int argc, char **argv)
         printf("console CPU: not measured (no %s)\n", bin);
         cJSON_AddNullToObject(root, "idle_cpu_pct");
     }
-    if (out_path) {
-        char *text = cJSON_Print(root);
-        FILE *f = fopen(out_path, "w");
-        if (f) {
-            fputs(text, f);
-            fputc('\n', f);
-            fclose(f);
-        }
-        free(text);
-    }
+    int rc = out_path && jsonfile_write(out_path, root, &err) < 0;
+    if (rc)
+        fprintf(stderr, "console bench: --out %s\n", err.msg);
     cJSON_Delete(root);
-    return 0;
+    return rc;
 }

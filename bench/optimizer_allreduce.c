@@ -5,7 +5,6 @@
  * targets: within 1.10x of best-known by trial 10, and at trial 30 at least 1.5x better than
  * every generic peer. */
 #include <cJSON.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include "bench/optbench/pypeer.h"
 #include "core/base/clock.h"
+#include "core/base/jsonfile.h"
 #include "core/opt/flatsched.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
@@ -489,15 +489,11 @@ int main(int argc, char **argv)
     double wall = clock_now_s() - t0;
     printf("wall %.1f s\n", wall);
     cJSON_AddNumberToObject(json, "wall_s", wall);
-    if (out_path) {
-        char *text = cJSON_Print(json);
-        FILE *f = fopen(out_path, "w");
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0)
-            fprintf(stderr, "optimizer_allreduce: %s: %s\n", out_path, strerror(errno));
-        free(text);
-    }
+    int rc = out_path && jsonfile_write(out_path, json, &err) < 0;
+    if (rc)
+        fprintf(stderr, "optimizer_allreduce: --out %s\n", err.msg);
     cJSON_Delete(json);
     pypeer_stop(&b.peer.proc);
     free_cells(&b);
-    return 0;
+    return rc;
 }

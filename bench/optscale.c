@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/jsonfile.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/launcher.h"
@@ -441,16 +442,13 @@ int main(int argc, char **argv)
             cJSON_AddItemToObject(o, "suggest_wall_s", array_of(c->wall_s, n));
             cJSON_AddItemToArray(arr, o);
         }
-        char *text = cJSON_Print(root);
-        FILE *f = fopen(out, "w");
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "optscale: %s: cannot write\n", out);
-            free(text);
-            cJSON_Delete(root);
+        Error err;
+        int failed = jsonfile_write(out, root, &err) < 0;
+        cJSON_Delete(root);
+        if (failed) {
+            fprintf(stderr, "optscale: --out %s\n", err.msg);
             return 1;
         }
-        free(text);
-        cJSON_Delete(root);
     }
     for (size_t i = 0; i < n_cells; i++) {
         free(cells[i].wall_s);

@@ -23,6 +23,7 @@
 
 #include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
+#include "core/base/jsonfile.h"
 #include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_queue.h"
 #include "tui/layout.h"
@@ -306,16 +307,10 @@ int main(int argc, char **argv)
     printf("a 1,024-node round's parsing in the console's loop: %.3f ms, %.3f of one frame's "
            "budget\n",
            worst, worst / FRAME_BUDGET_MS);
-    if (out_path) {
-        char *text = cJSON_Print(root);
-        FILE *f = fopen(out_path, "w");
-        if (f) {
-            fputs(text, f);
-            fputc('\n', f);
-            fclose(f);
-        }
-        free(text);
-    }
+    Error err;
+    int rc = out_path && jsonfile_write(out_path, root, &err) < 0;
+    if (rc)
+        fprintf(stderr, "slurm_frame: --out %s\n", err.msg);
     cJSON_Delete(root);
-    return 0;
+    return rc;
 }
