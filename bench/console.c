@@ -16,6 +16,7 @@
 
 #include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
+#include "core/base/median.h"
 #include "core/base/jsonfile.h"
 #include "tui/app.h"
 #include "tui/frame.h"
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
     long bytes = 0;
     for (int k = 0; k < FRAMES; k++)
         t[k] = benchframe_bare(&bs, k, &bytes);
-    double bare = benchframe_median(t, FRAMES);
+    double bare = median_sorting(t, FRAMES);
     double bare_bytes = (double)bytes / FRAMES;
     cJSON_AddNumberToObject(root, "bare_full_refresh_ms", bare);
     printf("bare ncurses full-screen refresh (%dx%d): %.3f ms, %.0f bytes/frame\n", COLS_B, ROWS_B,
@@ -188,10 +189,10 @@ int main(int argc, char **argv)
         long b_diff = 0, b_full = 0;
         for (int k = 0; k < FRAMES; k++)
             t[k] = frame_cluster(&bs, &s, 0, &b_diff);
-        diffed = benchframe_median(t, FRAMES);
+        diffed = median_sorting(t, FRAMES);
         for (int k = 0; k < FRAMES; k++)
             t[k] = frame_cluster(&bs, &s, 1, &b_full);
-        full = benchframe_median(t, FRAMES);
+        full = median_sorting(t, FRAMES);
         printf("cluster view, %4zu hosts x 8 GPUs: diffed %.3f ms (%.2fx bare), full redraw "
                "%.3f ms (%.2fx bare); %.0f vs %.0f bytes/frame\n",
                HOSTS[h], diffed, diffed / bare, full, full / bare, (double)b_diff / FRAMES,
@@ -234,7 +235,7 @@ int main(int argc, char **argv)
     long b_tune = 0;
     for (int k = 0; k < FRAMES; k++)
         t[k] = frame_tune(&bs, a, &b_tune);
-    double tune = benchframe_median(t, FRAMES);
+    double tune = median_sorting(t, FRAMES);
     printf("tune view, 60 trials: %.3f ms (%.2fx bare), %.0f bytes/frame\n", tune, tune / bare,
            (double)b_tune / FRAMES);
     cJSON_AddNumberToObject(root, "tune_view_frame_ms_median", tune);

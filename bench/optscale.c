@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/median.h"
 #include "core/base/jsonfile.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
@@ -58,20 +59,14 @@ static double thread_cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* The median of a copy: the caller's samples keep their order. */
 static double median_of(const double *src, size_t n)
 {
-    if (!n)
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
         return NAN;
-    double *v = malloc(n * sizeof *v);
     memcpy(v, src, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_double);
-    double m = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    double m = median_sorting(v, n);
     free(v);
     return m;
 }

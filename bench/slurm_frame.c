@@ -23,6 +23,7 @@
 
 #include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
+#include "core/base/median.h"
 #include "core/base/jsonfile.h"
 #include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_queue.h"
@@ -132,8 +133,8 @@ static int round_cost(size_t n, RoundCost *rc)
         slurm_nodes_clear(&nodes);
         slurm_queue_clear(&queue);
     }
-    rc->nodes_ms = benchframe_median(tn, ROUNDS);
-    rc->queue_ms = benchframe_median(tq, ROUNDS);
+    rc->nodes_ms = median_sorting(tn, ROUNDS);
+    rc->queue_ms = median_sorting(tq, ROUNDS);
     rc->bytes = strlen(st) + strlen(qt);
     free(st);
     free(qt);
@@ -249,7 +250,7 @@ int main(int argc, char **argv)
     double t[FRAMES];
     for (int k = 0; k < FRAMES; k++)
         t[k] = benchframe_bare(&bs, k, NULL);
-    double bare = benchframe_median(t, FRAMES);
+    double bare = median_sorting(t, FRAMES);
     cJSON_AddNumberToObject(root, "bare_full_refresh_ms", bare);
     printf("frames on a %dx%d screen (median of %d), against a bare ncurses full refresh "
            "(%.3f ms) and the %.0f ms frame budget:\n",
@@ -270,10 +271,10 @@ int main(int argc, char **argv)
         long bytes = 0;
         for (int k = 0; k < FRAMES; k++)
             t[k] = frame_cluster(&bs, &snap, k, &bytes);
-        double cluster = benchframe_median(t, FRAMES);
+        double cluster = median_sorting(t, FRAMES);
         for (int k = 0; k < FRAMES; k++)
             t[k] = frame_slurm_panel(&nodes, &queue, k);
-        double panel = benchframe_median(t, FRAMES);
+        double panel = median_sorting(t, FRAMES);
         printf("  %4zu nodes: cluster view %.3f ms (%.2fx bare, %.4f of the budget), %.0f "
                "bytes/frame; Slurm panel ",
                nodes.n, cluster, cluster / bare, cluster / FRAME_BUDGET_MS, (double)bytes / FRAMES);

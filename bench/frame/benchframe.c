@@ -1,4 +1,4 @@
-/* The frame benchmarks' off-screen terminal, bare refresh and medians (benchframe.h). */
+/* The frame benchmarks' off-screen terminal and bare refresh (benchframe.h). */
 #include "bench/frame/benchframe.h"
 
 #include <locale.h>
@@ -89,14 +89,4 @@ double benchframe_now_ms(void)
     return clock_now_s() * 1000.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-double benchframe_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}

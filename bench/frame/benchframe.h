@@ -1,6 +1,6 @@
 /* What the frame benchmarks (bench/console, bench/slurm_frame) share: an off-screen terminal
  * drawn as the console draws, the bytes each frame sends it, the bare full refresh every
- * frame is measured against, and the median of the frames' times. */
+ * frame is measured against (medians: core/base/median.h). */
 #ifndef TUNEDECK_BENCH_BENCHFRAME_H
 #define TUNEDECK_BENCH_BENCHFRAME_H
 
@@ -35,8 +35,5 @@ double benchframe_cluster(BenchScreen *bs, const ClusterSnapshot *s, int full, l
 
 /* The monotonic clock in ms. */
 double benchframe_now_ms(void);
-
-/* The median of v[0..n) (n > 0); sorts v. */
-double benchframe_median(double *v, int n);
 
 #endif
