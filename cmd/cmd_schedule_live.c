@@ -509,8 +509,10 @@ static int report(LiveRun *r)
     }
     status_lines(r->l, &r->ctx, 0);
     if (r->slurm)
-        printf("slurm: %ld controller calls (%ld scontrol rounds)\n", slurm_ctl_calls(r->slurm),
-               liveslurm_rounds(r->live_slurm));
+        printf("slurm: %ld controller calls (%ld scontrol rounds), %ld of them node-state rounds "
+               "(sinfo)\n",
+               slurm_ctl_calls(r->slurm), liveslurm_rounds(r->live_slurm),
+               liveslurm_node_rounds(r->live_slurm));
     return interrupted ? EXIT_SIGNAL_BASE + (int)interrupted : failed ? EXIT_FAILED : EXIT_OK;
 }
 

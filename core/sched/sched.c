@@ -28,8 +28,14 @@ int sched_usable_gpus(const SchedState *s)
 {
     int n = 0;
     for (int i = 0; i < s->cfg.nodes; i++)
-        n += s->drained[i] ? 0 : s->node_gpus[i];
+        n += s->drained[i] ? 0 : s->node_gpus[i] - s->held[i];
     return n;
+}
+
+int sched_node_available(const SchedState *s, int node)
+{
+    int free = s->node_free[node] - s->held[node];
+    return s->drained[node] || free < 0 ? 0 : free;
 }
 
 static int policy_error(Error *err, const char *prefix, const char *name)
@@ -78,6 +84,7 @@ static int nodes_init(SchedState *s, const SchedNodeGroup *groups, size_t n_grou
     int n = s->cfg.nodes;
     s->node_names = calloc((size_t)n, sizeof *s->node_names);
     s->drained = calloc((size_t)n, sizeof *s->drained);
+    s->held = calloc((size_t)n, sizeof *s->held);
     s->node_gpus = malloc((size_t)n * sizeof *s->node_gpus);
     s->node_off = malloc((size_t)n * sizeof *s->node_off);
     s->node_free = malloc((size_t)n * sizeof *s->node_free);
@@ -86,7 +93,7 @@ static int nodes_init(SchedState *s, const SchedNodeGroup *groups, size_t n_grou
     s->node_class = malloc((size_t)n * sizeof *s->node_class);
     s->class_speed = malloc(n_groups * sizeof *s->class_speed);
     s->group_types = calloc(n_groups, sizeof *s->group_types);
-    if (!s->node_names || !s->drained || !s->node_gpus || !s->node_off || !s->node_free ||
+    if (!s->node_names || !s->drained || !s->held || !s->node_gpus || !s->node_off || !s->node_free ||
         !s->node_speed || !s->node_group || !s->node_class || !s->class_speed || !s->group_types)
         return -1;
     s->n_groups = n_groups;
@@ -222,7 +229,7 @@ void sched_free(SchedState *s)
         for (size_t g = 0; g < s->n_groups; g++)
             free(s->group_types[g]);
     free(s->group_types);
-    free(s->node_names), free(s->drained), free(s->node_gpus), free(s->node_off);
+    free(s->node_names), free(s->drained), free(s->held), free(s->node_gpus), free(s->node_off);
     free(s->node_free), free(s->node_speed), free(s->node_group), free(s->node_class);
     free(s->class_speed);
     free(s->owner);

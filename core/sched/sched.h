@@ -15,7 +15,8 @@
  *   for (i < sched_event_count(s)) sched_event(s, i);       // the decision log
  *   sched_free(s); catalogue_free(cat);
  *
- * Overrides (pin to a GPU count, pause, drain a node) take effect at the next decision.
+ * Overrides (pin to a GPU count, pause, drain a node, GPUs held by others) take effect at
+ * the next decision.
  * Events carry the placement (node index and GPUs per node) so that a live driver can turn
  * each start/resize/stop into a checkpoint-stop-restart of a real job on those hosts, and
  * feed measured progress back with sched_report_progress(). Within one decision, shrinks
@@ -156,6 +157,8 @@ const char *sched_node_type(const SchedState *s, int node); /* "" in a uniform c
 double sched_node_speed(const SchedState *s, int node);
 const char *sched_node_name(const SchedState *s, int node);
 int sched_node_drained(const SchedState *s, int node);
+/* GPUs of the node held by someone else (sched_hold_gpus); 0 when none. */
+int sched_node_held(const SchedState *s, int node);
 /* Fills owners[0..n) with the job index holding each GPU of the node, or -1 when free
  * (and -1 past the node's own GPU count). */
 int sched_node_gpus(const SchedState *s, int node, int *owners, int n);
@@ -169,6 +172,11 @@ char *sched_event_json(const SchedState *s, const SchedEvent *ev);
 int sched_pin(SchedState *s, size_t job, int gpus, Error *err);
 int sched_pause(SchedState *s, size_t job, int paused, Error *err);
 int sched_drain_node(SchedState *s, int node, int drained, Error *err);
+/* GPUs of the node someone else holds (another user's job on a shared cluster): the
+ * scheduler counts them out of the node's capacity as it counts a drained node out of the
+ * cluster's. A job of ours that no longer fits beside them moves at the next decision
+ * (the most recently placed first); 0 gives them back. Fails outside 0..the node's GPUs. */
+int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err);
 /* Switches the policy (a name of sched_policy_names()) from the next decision on. */
 int sched_set_policy(SchedState *s, const char *name, Error *err);
 const char *sched_policy_name(const SchedState *s);

@@ -99,13 +99,14 @@ typedef struct {
     PlaceOrder *order;  /* jobs to place (want = GPUs), biggest first */
     PlaceOrder *placed; /* placed jobs (want = GPUs gained), for the log */
     size_t n_order, n_placed;
-    int *nodes, *gp; /* one placement's slots */
+    int *nodes, *gp;     /* one placement's slots */
+    unsigned char *move; /* jobs that no longer fit beside GPUs held by someone else */
 } Decision;
 
 static void decision_free(Decision *d)
 {
     free(d->active), free(d->pj), free(d->target), free(d->order), free(d->placed);
-    free(d->nodes), free(d->gp);
+    free(d->nodes), free(d->gp), free(d->move);
 }
 
 static int decision_init(Decision *d, size_t n_live, int n_nodes)
@@ -119,7 +120,9 @@ static int decision_init(Decision *d, size_t n_live, int n_nodes)
     d->placed = malloc(n * sizeof *d->placed);
     d->nodes = malloc((size_t)n_nodes * sizeof *d->nodes);
     d->gp = malloc((size_t)n_nodes * sizeof *d->gp);
-    if (!d->active || !d->pj || !d->target || !d->order || !d->placed || !d->nodes || !d->gp) {
+    d->move = calloc(n, 1);
+    if (!d->active || !d->pj || !d->target || !d->order || !d->placed || !d->nodes || !d->gp ||
+        !d->move) {
         decision_free(d);
         return -1;
     }
@@ -216,14 +219,52 @@ static int on_drained(const SchedState *s, const SJob *j)
     return 0;
 }
 
-/* Jobs whose size changes (or that sit on a drained node) give their GPUs back; those
- * that keep some are queued for placement, the others are logged as stopped. */
+static int gpus_on(const SJob *j, int node)
+{
+    for (size_t k = 0; k < j->n_slots; k++)
+        if (j->slots[k].node == node)
+            return j->slots[k].gpus;
+    return 0;
+}
+
+/* A node where our jobs and someone else's hold more GPUs than it has: theirs started while
+ * one of ours was between runs or still waiting, so one of ours cannot run there. The most
+ * recently placed of ours there (the likeliest to be the one waiting) move, until the rest
+ * fit. Only such nodes cost a look at the jobs. */
+static void mark_over_held(const SchedState *s, Decision *d)
+{
+    for (int n = 0; n < s->cfg.nodes; n++) {
+        int over = s->held[n] - s->node_free[n];
+        while (over > 0) {
+            size_t pick = d->m;
+            int pick_gen = -1, pick_gpus = 0;
+            for (size_t k = 0; k < d->m; k++) {
+                const SJob *j = &s->jobs[d->active[k]];
+                int g = d->move[k] ? 0 : gpus_on(j, n);
+                if (g > 0 && j->placed_gen >= pick_gen) {
+                    pick = k;
+                    pick_gen = j->placed_gen;
+                    pick_gpus = g;
+                }
+            }
+            if (pick == d->m)
+                break;
+            d->move[pick] = 1;
+            over -= pick_gpus;
+        }
+    }
+}
+
+/* Jobs whose size changes (or that sit on a drained node, or no longer fit beside GPUs held
+ * by someone else) give their GPUs back; those that keep some are queued for placement, the
+ * others are logged as stopped. */
 static int release_moved(SchedState *s, Decision *d)
 {
+    mark_over_held(s, d);
     for (size_t k = 0; k < d->m; k++) {
         size_t i = d->active[k];
         SJob *j = &s->jobs[i];
-        int moved = j->gpus != d->target[k] || (j->gpus && on_drained(s, j));
+        int moved = j->gpus != d->target[k] || (j->gpus && (on_drained(s, j) || d->move[k]));
         if (!moved)
             continue;
         if (j->gpus)
@@ -322,9 +363,13 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
         double move_s = left_s / s->class_speed[c] + s->cfg.resize_cost_s;
         if (!(move_s < stay_s))
             continue;
-        for (size_t q = 0; q < j->n_slots; q++)
-            if (!s->drained[j->slots[q].node])
-                placement_give(pool, j->slots[q].node, j->slots[q].gpus);
+        /* what the pool gains on each node: the GPUs it frees beyond others' holds */
+        for (size_t q = 0; q < j->n_slots; q++) {
+            int node = j->slots[q].node, before = sched_node_available(s, node);
+            int after = s->node_free[node] + j->slots[q].gpus - s->held[node];
+            if (!s->drained[node] && after > before)
+                placement_give(pool, node, after - before);
+        }
         sched_release(s, ji);
         int ns = placement_take_class(pool, c, j->gpus, d->nodes, d->gp, s->cfg.nodes);
         if (ns < 0 || occupy(s, ji, d->nodes, d->gp, ns) < 0)
@@ -344,7 +389,7 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
     if (!freeg)
         return error_no_memory(err, "scheduler");
     for (int i = 0; i < s->cfg.nodes; i++)
-        freeg[i] = s->drained[i] ? 0 : s->node_free[i];
+        freeg[i] = sched_node_available(s, i);
     PlacementPool pool;
     int rc = placement_pool_init(&pool, s->cfg.nodes, s->max_node_gpus, freeg);
     free(freeg);

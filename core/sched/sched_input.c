@@ -129,6 +129,17 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err)
     return 0;
 }
 
+int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err)
+{
+    if (node < 0 || node >= s->cfg.nodes)
+        return error_set(err, "hold: expected a node in 0..%d, found %d", s->cfg.nodes - 1, node);
+    if (gpus < 0 || gpus > s->node_gpus[node])
+        return error_set(err, "hold on %s: expected 0..%d GPUs, found %d", s->node_names[node],
+                         s->node_gpus[node], gpus);
+    s->held[node] = gpus;
+    return 0;
+}
+
 int sched_report_progress(SchedState *s, size_t job, double epochs_done, double step_s, Error *err)
 {
     if (job >= s->n_jobs)

@@ -46,6 +46,7 @@ struct SchedState {
     const Policy *pol;
     char **node_names;
     int *drained;
+    int *held;          /* GPUs of each node someone else holds (sched_hold_gpus) */
     int *node_gpus;     /* GPUs of each node */
     size_t *node_off;   /* first GPU of each node in owner[] */
     int *node_free;     /* GPUs of each node no job holds (drained nodes included) */
@@ -82,6 +83,9 @@ struct SchedState {
 #define SCHED_SPEED_CACHE 32   /* per-job speed cache: powers of two up to 2^31 GPUs */
 #define SCHED_EXPLORE_STAGES 4 /* exploration runs at 1, 2, 4, 8 GPUs */
 int sched_usable_gpus(const SchedState *s);
+/* GPUs of the node a placement may take now: none on a drained node, else those no job
+ * holds less those held by someone else. */
+int sched_node_available(const SchedState *s, int node);
 /* One decision (core/sched/sched_decide.c). */
 int sched_decide(SchedState *s, Error *err);
 /* Appends to the decision log and the job's resize history; -1 when out of memory. */

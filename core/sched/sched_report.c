@@ -114,6 +114,11 @@ int sched_node_drained(const SchedState *s, int node)
     return node >= 0 && node < s->cfg.nodes ? s->drained[node] : 0;
 }
 
+int sched_node_held(const SchedState *s, int node)
+{
+    return node >= 0 && node < s->cfg.nodes ? s->held[node] : 0;
+}
+
 int sched_node_gpus(const SchedState *s, int node, int *owners, int n)
 {
     if (node < 0 || node >= s->cfg.nodes)

@@ -50,7 +50,8 @@ typedef struct {
     LaunchConfig cfg; /* the caller's: its log sink, the login node's session */
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
     char slurm_reason[256];
-    char task_said[160]; /* the last standard-error line that is not Slurm's own */
+    char task_said[160];  /* the last standard-error line that is not Slurm's own */
+    int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
     int cancelled;
     int ended;           /* its result was taken: nothing of it runs */
     size_t steps_sent;   /* how much of steps was cancelled (here: fire and forget) */
@@ -70,6 +71,7 @@ static void note_slurm_end(SlurmRun *r, const char *line)
         const char *end = strstr(stars + 4, " ***");
         int len = end ? (int)(end - stars - 4) : (int)strlen(stars + 4);
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s", len, stars + 4);
+        r->slurm_after_task = !strstr(stars, "DUE TO");
     } else if (strstr(line, "srun: error: Node failure")) {
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 6);
     } else if (strstr(line, "srun: error: Unable to create step for job")) {
@@ -446,18 +448,24 @@ static Observation *result(void *run)
         return NULL;
     Observation *o = r->inner->result(r->run);
     r->ended = r->ended || o;
-    int slurm_ended = o && !r->cancelled && r->slurm_reason[0] && o->status != TRIAL_TIMEOUT;
-    /* "CANCELLED AT ..." with no "DUE TO": no cause of Slurm's own, but --kill-on-bad-exit
-     * after a task failed (or someone's scancel). A trial that failed by itself keeps its
-     * own reason first; which of the two lines comes first is a race. */
-    if (slurm_ended && o->status == TRIAL_FAILED && o->reason[0] &&
-        strstr(r->slurm_reason, "CANCELLED") && !strstr(r->slurm_reason, "DUE TO")) {
-        size_t len = strlen(o->reason);
-        snprintf(o->reason + len, sizeof o->reason - len, "; %s", r->slurm_reason);
-    } else if (slurm_ended) {
-        o->status = TRIAL_FAILED;
-        snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
-    } else if (o && o->status == TRIAL_FAILED && r->task_said[0] &&
+    if (!o || r->cancelled || o->status == TRIAL_TIMEOUT)
+        return o;
+    if (r->slurm_reason[0]) {
+        /* When a task failed on its own (a crashing rank), srun cancels the step's other
+         * tasks: the task's words are the cause and come first, whichever line arrived
+         * first. A step Slurm ended for its own reason (time limit, node failure) is said in
+         * Slurm's words. */
+        int own = r->slurm_after_task && o->status == TRIAL_FAILED && o->reason[0] &&
+                  strncmp(o->reason, "the command was killed", 22) != 0;
+        if (own) {
+            size_t used = strlen(o->reason);
+            if (used + 4 < sizeof o->reason)
+                snprintf(o->reason + used, sizeof o->reason - used, " (%s)", r->slurm_reason);
+        } else {
+            o->status = TRIAL_FAILED;
+            snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
+        }
+    } else if (o->status == TRIAL_FAILED && r->task_said[0] &&
                !strstr(o->reason, r->task_said) && !strstr(o->reason, "error event")) {
         /* srun's own last line ("task 0: Exited with exit code 3") says less than the
          * trial's; a trial that said why in an error event needs no other rank's last word

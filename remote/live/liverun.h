@@ -20,6 +20,14 @@ typedef struct {
     const char *const *node_names; /* and its name (a Slurm node name) */
 } LiveRunSpec;
 
+/* What a backend reads of a node beyond the driver's own runs (Slurm: the node's state, and
+ * the GPUs other users' jobs hold there). */
+typedef struct {
+    int unusable;  /* nothing of ours should run there (drained, down, not responding) */
+    int held_gpus; /* GPUs others hold there */
+    char why[256]; /* its state in the backend's words: "drained in Slurm (reason: fan)" */
+} LiveNodeState;
+
 typedef struct LiveRunOps {
     const char *name; /* "ssh", "slurm" */
     /* Starts a run (its ctx must outlive it); NULL with err when it cannot. */
@@ -40,6 +48,12 @@ typedef struct LiveRunOps {
     const char *(*granted)(const void *run); /* the placement granted: "n3:0+1"; "" not yet */
     const char *(*waiting)(const void *run); /* why it is not running yet: "Resources"; "" */
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
+    /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
+     * before the first tick. */
+    int (*watch)(void *ctx, const char *const *names, size_t n, Error *err);
+    /* With watch: node i as last read; NULL until every node has been read once (the driver
+     * makes no decision before). *looks counts the reads that changed something. */
+    const LiveNodeState *(*nodes)(void *ctx, long *looks);
     void (*free)(void *run); /* ends a run still up (closing its channels, or scancel) */
 } LiveRunOps;
 

@@ -1,11 +1,9 @@
 /* The live driver's runs as Slurm batch jobs: submit, poll, signal, read progress
  * (remote/live/liverun_slurm.h). */
-#include "remote/live/liverun_slurm.h"
+#include "remote/live/liverun_slurm_priv.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +14,6 @@
 #include "core/model/protocol.h"
 
 enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: signal anyway */
-
-struct LiveSlurm {
-    LiveSlurmOptions o;
-    SlurmJobInfoList jobs; /* the last good round */
-    SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
-    long rounds;
-    int64_t last_round_ms;
-    int active;  /* runs submitted and not seen ended */
-    int outage;  /* rounds failed in a row */
-    int down;    /* a call found the controller not answering (said once, until one does) */
-    char **ours; /* ids of our runs, for telling foreign jobs apart */
-    size_t n_ours, cap_ours;
-};
 
 typedef struct {
     LiveSlurm *s;
@@ -49,161 +34,6 @@ typedef struct {
     int64_t running_since_ms;
     char state[24], waiting[96], granted[256], status[300];
 } SlurmRun;
-
-static void say(LiveSlurm *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(LiveSlurm *s, const char *fmt, ...)
-{
-    if (!s->o.log)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    s->o.log(s->o.userdata, line);
-}
-
-/* Said once an outage, whichever call (round, sbatch, scancel) meets it first. */
-static void controller_lost(LiveSlurm *s, const char *why)
-{
-    if (!s->down)
-        say(s,
-            "slurm: the controller did not answer (%s): the jobs keep running, their state is "
-            "read again and submissions and stops are retried (backing off)",
-            why);
-    s->down = 1;
-}
-
-static void controller_back(LiveSlurm *s)
-{
-    if (s->down)
-        say(s, "slurm: the controller answers again");
-    s->down = 0;
-}
-
-LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
-{
-    if (!o->ctl) {
-        error_set(err, "slurm: no controller connection");
-        return NULL;
-    }
-    LiveSlurm *s = calloc(1, sizeof *s);
-    if (!s) {
-        error_set(err, "slurm: out of memory");
-        return NULL;
-    }
-    s->o = *o;
-    if (s->o.poll_s <= 0)
-        s->o.poll_s = 1;
-    s->last_round_ms = -1;
-    return s;
-}
-
-void liveslurm_free(LiveSlurm *s)
-{
-    if (!s)
-        return;
-    slurm_call_free(s->round);
-    slurm_jobinfo_clear(&s->jobs);
-    for (size_t i = 0; i < s->n_ours; i++)
-        free(s->ours[i]);
-    free(s->ours);
-    free(s);
-}
-
-long liveslurm_rounds(const LiveSlurm *s)
-{
-    return s->rounds;
-}
-
-static int is_ours(const LiveSlurm *s, const SlurmJobInfo *j)
-{
-    const char *id = j->het_id[0] ? j->het_id : j->id;
-    for (size_t i = 0; i < s->n_ours; i++)
-        if (strcmp(s->ours[i], id) == 0)
-            return 1;
-    return 0;
-}
-
-size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < s->jobs.n; i++) {
-        const SlurmJobInfo *j = &s->jobs.v[i];
-        if (strcmp(j->state, "RUNNING") != 0 || is_ours(s, j))
-            continue;
-        if (n < cap) {
-            LiveSlurmForeign *f = &out[n];
-            snprintf(f->id, sizeof f->id, "%s", j->id);
-            snprintf(f->user, sizeof f->user, "%s", j->user);
-            snprintf(f->name, sizeof f->name, "%s", j->name);
-            slurm_jobinfo_where(&j, 1, f->where, sizeof f->where);
-        }
-        n++;
-    }
-    return n;
-}
-
-/* The round in flight, stepped without waiting (its pipes polled with no timeout: the
- * driver's own loop comes back every tick_s); once ended, its answer replaces the last. */
-static void collect_round(LiveSlurm *s)
-{
-    struct pollfd fds[8];
-    int64_t deadline = 0;
-    size_t n = slurm_call_pollfds(s->round, fds, 8, &deadline);
-    if (n > 8)
-        n = 8;
-    if (n && poll(fds, n, 0) < 0)
-        for (size_t i = 0; i < n; i++)
-            fds[i].revents = 0;
-    slurm_call_step(s->round, fds, n, clock_now_ms());
-    if (!slurm_call_done(s->round))
-        return;
-    char *text = NULL;
-    Error err;
-    SlurmJobInfoList jobs;
-    int rc = slurm_call_finish(s->round, &text, &err);
-    s->round = NULL;
-    if (rc != 0 || slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
-        free(text);
-        controller_lost(s, err.msg);
-        s->outage++;
-        s->last_round_ms = clock_now_ms(); /* the wait counts from the failure */
-        return;
-    }
-    free(text);
-    controller_back(s);
-    s->outage = 0;
-    slurm_jobinfo_clear(&s->jobs);
-    s->jobs = jobs;
-    s->rounds++;
-}
-
-/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
- * always, with poll_idle): started here, collected by a later tick. */
-static void tick(void *ctx, int64_t now)
-{
-    LiveSlurm *s = ctx;
-    if (s->round) {
-        collect_round(s);
-        return;
-    }
-    /* A controller that does not answer makes each round last (scontrol gives up after about
-     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
-    double wait_s = liveslurm_backoff_s(s->o.poll_s, s->outage);
-    if ((!s->active && !s->o.poll_idle) ||
-        (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000))
-        return;
-    const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
-    Error err;
-    s->last_round_ms = now;
-    if (!(s->round = slurm_call_start(s->o.ctl, argv, &err))) {
-        controller_lost(s, err.msg);
-        s->outage++;
-        return;
-    }
-    collect_round(s); /* a fast controller may have answered already */
-}
 
 static int scancel(LiveSlurm *s, const char *id, const char *opt1, const char *opt2, Error *err)
 {
@@ -248,31 +78,16 @@ static char *make_dir(const char *job_dir, const char *name, Error *err)
     return path;
 }
 
-static int remember(LiveSlurm *s, const char *id)
-{
-    if (s->n_ours == s->cap_ours) {
-        size_t nc = s->cap_ours ? s->cap_ours * 2 : 16;
-        char **grown = realloc(s->ours, nc * sizeof *grown);
-        if (!grown)
-            return -1;
-        s->ours = grown;
-        s->cap_ours = nc;
-    }
-    if (!(s->ours[s->n_ours] = strdup(id)))
-        return -1;
-    s->n_ours++;
-    return 0;
-}
-
 /* A call for r the controller did not answer: said, and the next try backs off. 0 when
  * Slurm answered (a refusal). */
 static int unanswered(SlurmRun *r, const Error *err)
 {
     if (!liveslurm_no_controller(err->msg))
         return 0;
-    controller_lost(r->s, err->msg);
+    liveslurm_controller_lost(r->s, err->msg);
     r->fails++;
-    r->next_try_ms = clock_now_ms() + (int64_t)(liveslurm_backoff_s(r->s->o.poll_s, r->fails) * 1000);
+    r->next_try_ms =
+        clock_now_ms() + (int64_t)(liveslurm_backoff_s(r->s->o.poll_s, r->fails) * 1000);
     return 1;
 }
 
@@ -287,7 +102,7 @@ static int scancel_run(SlurmRun *r, const char *opt1, const char *opt2, Error *e
         return -1;
     }
     r->fails = 0;
-    controller_back(r->s);
+    liveslurm_controller_back(r->s);
     return 0;
 }
 
@@ -300,7 +115,7 @@ static int submit(SlurmRun *r, Error *err)
         free(out);
         return unanswered(r, err) ? 1 : -1;
     }
-    controller_back(s);
+    liveslurm_controller_back(s);
     long id = liveslurm_parse_jobid(out);
     if (id < 0) {
         error_set(err, "sbatch --parsable answered '%.60s': expected a job id", out);
@@ -311,7 +126,7 @@ static int submit(SlurmRun *r, Error *err)
     snprintf(r->id, sizeof r->id, "%ld", id);
     if (asprintf(&r->out_path, "%s/slurm-%ld.out", r->dir, id) < 0)
         r->out_path = NULL; /* left undefined by a failed asprintf */
-    if (!r->out_path || remember(s, r->id) < 0) {
+    if (!r->out_path || liveslurm_remember(s, r->id) < 0) {
         Error ignored;
         scancel(s, r->id, NULL, NULL, &ignored);
         return error_set(err, "job: out of memory");
@@ -630,5 +445,7 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .label = label,
                                   .granted = granted,
                                   .waiting = waiting,
-                                  .tick = tick,
+                                  .tick = liveslurm_tick,
+                                  .watch = liveslurm_watch,
+                                  .nodes = liveslurm_nodes,
                                   .free = free_run};

@@ -12,6 +12,7 @@
 #include <cJSON.h>
 #include <stdint.h>
 
+#include "remote/live/livelog.h"
 #include "remote/live/liverun.h"
 #include "remote/slurm/slurm_ctl.h"
 #include "remote/slurm/slurm_jobinfo.h"
@@ -20,11 +21,13 @@ typedef struct LiveSlurm LiveSlurm;
 
 typedef struct {
     SlurmCtl *ctl;         /* commands run here (a login node is refused for live mode) */
-    const char *partition; /* NULL or "": Slurm's default */
+    const char *partition; /* NULL or "": Slurm's default (copied) */
     double poll_s;         /* at least this between two scontrol rounds; default 1 */
+    double node_poll_s;    /* at least this between two node-state rounds (sinfo) of the
+                              driver's nodes; default 10 */
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
-    void (*log)(void *userdata, const char *line); /* controller trouble, once per outage */
+    LiveLogFn log;         /* controller trouble, once per outage (remote/live/livelog.h) */
     void *userdata;
 } LiveSlurmOptions;
 
@@ -42,8 +45,12 @@ void liveslurm_free(LiveSlurm *s);
 extern const LiveRunOps LIVERUN_SLURM;
 
 /* scontrol rounds so far (each one controller call; slurm_ctl_calls counts sbatch and
- * scancel too). */
+ * scancel too), and node-state rounds (sinfo). */
 long liveslurm_rounds(const LiveSlurm *s);
+long liveslurm_node_rounds(const LiveSlurm *s);
+/* The operator changed a node (the console's :drain): the next tick reads the nodes' states
+ * without waiting for node_poll_s. */
+void liveslurm_look_at_nodes(LiveSlurm *s);
 
 /* A running job that is not one of ours, from the last round: for the console's GPU grid. */
 typedef struct {

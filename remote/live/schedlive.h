@@ -29,11 +29,12 @@
 #include "core/base/evloop.h"
 #include "core/model/cluster.h"
 #include "core/sched/sched.h"
+#include "remote/live/livelog.h"
 #include "remote/ssh/hostpool.h"
 
 typedef struct SchedLive SchedLive;
 
-typedef void (*SchedLiveLogFn)(void *userdata, const char *line);
+typedef LiveLogFn SchedLiveLogFn; /* remote/live/livelog.h */
 
 typedef struct {
     double time_scale;      /* simulated seconds per wall second; default 1 */
@@ -58,8 +59,8 @@ typedef struct {
 
 typedef struct {
     const char *name, *model;
-    int running;      /* a process is up (or starting, or waiting for Slurm to grant it) */
-    int gpus;         /* GPUs of the current run, 0 when none */
+    int running; /* a process is up (or starting, or waiting for Slurm to grant it) */
+    int gpus;    /* GPUs of the current run, 0 when none */
     /* its hosts' GPU indices (CUDA_VISIBLE_DEVICES): "h1:0+1,h2:0"; on Slurm the ones
      * Slurm granted, "" while the job is pending */
     const char *gpu_ids;

@@ -1,9 +1,10 @@
-/* Fuzzes Slurm's output (remote/slurm/slurm_nodes.c, slurm_queue.c, slurm_jobinfo.c): each
- * input as `sinfo`, `squeue` and `scontrol show -d job` output, and the inventory built from
- * the nodes. A controller's
+/* Fuzzes Slurm's output (remote/slurm/slurm_nodes.c, slurm_nodestate.c, slurm_queue.c,
+ * slurm_jobinfo.c): each input as `sinfo` (both formats), `squeue` and `scontrol show -d job`
+ * output, and the inventory built from the nodes. A controller's
  * output is data only: nothing here may crash or leak, and a refusal says why. */
 #include "remote/slurm/slurm_jobinfo.h"
 #include "remote/slurm/slurm_nodes.h"
+#include "remote/slurm/slurm_nodestate.h"
 #include "remote/slurm/slurm_queue.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -21,6 +22,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         cluster_free(c);
         slurm_nodes_clear(&nodes);
+    } else if (!err.msg[0]) {
+        abort();
+    }
+    SlurmNodeStatuses st;
+    if (slurm_nodestate_parse(text, "sinfo", &st, &err) == 0) {
+        for (size_t i = 0; i < st.n; i++)
+            if (slurm_nodestate_find(&st, st.v[i].name) != &st.v[i])
+                abort(); /* one record a node, each found */
+        slurm_nodestate_clear(&st);
     } else if (!err.msg[0]) {
         abort();
     }

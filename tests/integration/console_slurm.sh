@@ -10,33 +10,14 @@
 # every measured trial stays (screen and journal), and the session goes on when it is back.
 # The trap stops every daemon, job and terminal it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "console_slurm: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-cslurm.XXXXXX)"
-[ -d "$T" ] || exit 1
+suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 # One tmux server per console: a new session on a server whose last session just ended
 # can race with its exit ("server exited unexpectedly").
 n_console=0
 sock="tunedeck-cslurm-$$-0"
 X() { tmux -L "$sock" -f /dev/null "$@"; }
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/slurm-harness.sh"
-. "$here/sshd-harness.sh"
-H=""
-cleanup() {
-    X kill-server 2> /dev/null
-    slurm_stop_all
-    [ -n "$H" ] && harness_stop_all
-    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
-}
-trap cleanup EXIT INT TERM
-unset SLURM_JOB_ID SSH_AUTH_SOCK
+suite_stop() { X kill-server 2> /dev/null; }
 
 fail() {
     echo "console_slurm.sh: FAIL: $*" >&2
@@ -70,9 +51,7 @@ slurm_start || fail "the Slurm harness did not start"
 mark="csl$$"
 jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
-other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+other=$(other_job n2)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm --partition t4 --workload $T/solo.csv --job-command '$jobcmd' --policy doubling --sched-speed 30 --job-dir $T/jobs"
 X send-keys -t c 2
 wait_for 'doubling live t=[0-9]+s' 15
@@ -86,6 +65,18 @@ grep -qE 'n2 +(▒·|·▒|#\.|\.#)' "$T/screen.txt" || fail "the other job's GP
 gpu=$(scontrol show -d job "$other" | sed -n 's/.*GRES=gpu[^(]*(IDX:\([0-9]\)).*/\1/p' | head -1)
 if [ "$gpu" = 0 ]; then grep -qE 'n2 +(▒·|#\.)' "$T/screen.txt" || fail "foreign is not GPU 0 of n2"
 else grep -qE 'n2 +(·▒|\.#)' "$T/screen.txt" || fail "foreign is not GPU 1 of n2"; fi
+# :drain n1 in Slurm under solo: the live scheduler reads it at its next tick, solo
+# checkpoints and moves to the GPU of n2 the other job leaves; the grid follows Slurm's
+# grant, nothing of ours stays on n1. :undrain n1 makes it usable again.
+X send-keys -t c ':drain n1 tdtest' Enter y
+wait_for 'slurm: drain n1 done' 10
+wait_for 'n1 is draining in Slurm \(reason: tunedeck: tdtest\): its runs move' 15
+wait_for 'solo: run 2 on n2 \(1 GPUs\) resumed at step [0-9]+' 30
+wait_for 'n2 +(a▒|▒a|a#|#a)' 15
+grep -qE 'n1 +a' "$T/screen.txt" && fail "solo is still drawn on n1 after the drain"
+[ -z "$(squeue -h -w n1 -o %i)" ] || fail "a job is left on the drained n1"
+X send-keys -t c ':undrain n1' Enter y
+wait_for 'n1 is usable again' 15
 X send-keys -t c q
 wait_for 'Live jobs run: quitting checkpoints and stops them'
 X send-keys -t c y
@@ -100,7 +91,7 @@ while [ $n -lt 50 ] && pgrep -f "ckpt-$mark" > /dev/null; do sleep 0.2; n=$((n +
 pgrep -f "ckpt-$mark" > /dev/null && fail "a job process is left"
 ls "$T"/jobs/solo*/ckpt-$mark* > /dev/null 2>&1 || ls -R "$T/jobs" | grep -q "ckpt-$mark" ||
     fail "solo wrote no checkpoint on quit"
-echo "  ok   --workload on Slurm: the grid shows Slurm's grant and another user's job as foreign; quit checkpoints, no job left"
+echo "  ok   --workload on Slurm: the grid shows Slurm's grant and another user's job as foreign; :drain moves the run off the node; quit checkpoints, no job left"
 
 # ---- watching: nodes, queue, drain ----
 watch_start=$(date +%s)

@@ -5,43 +5,10 @@
 # (tests/sshd-harness.sh), the watch's back-off, tuning trials as srun steps of one
 # allocation. The trap stops every daemon and job it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "slurm: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-slurm.XXXXXX)"
-[ -d "$T" ] || exit 1
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/slurm-harness.sh"
-. "$here/sshd-harness.sh"
-H=""
-cleanup() {
-    [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
-    slurm_stop_all
-    [ -n "$H" ] && harness_stop_all
-    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK SLURM_JOB_ID
-export TUNEDECK_STATE_DIR="$T/state"
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-check() { # check NAME COMMAND...: passes when the command succeeds
-    name="$1"; shift
-    if "$@"; then pass "$name"; else fail "$name"; fi
-}
-
-slurm_init "$T/s"
-if ! slurm_start; then
-    echo "slurm: the harness did not start" >&2
-    exit 1
-fi
+suite=slurm scratch=slurm suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
+suite_stop() { [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null; }
+slurm_suite_start
 
 echo "inventory"
 "$bin" hosts --slurm --json > "$T/h1.json" 2> "$T/h1.err"

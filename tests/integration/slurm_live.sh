@@ -22,38 +22,13 @@
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "slurm_live: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-slurm-live.XXXXXX)"
-[ -d "$T" ] || exit 1
-. "$here/slurm-harness.sh"
+suite=slurm_live scratch=slurm-live suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
 mark="sll$$"
 LIVE_PID=""
-cleanup() {
-    [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null
-    slurm_stop_all
-    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    [ -n "${KEEP:-}" ] || rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; }
-}
-trap cleanup EXIT INT TERM
-unset SLURM_JOB_ID
-export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$T/state}"
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-
-slurm_init "$T/s"
-if ! slurm_start; then
-    echo "slurm_live: the harness did not start" >&2
-    exit 1
-fi
+suite_stop() { [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+slurm_suite_start
 job="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark \
 --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 
@@ -174,9 +149,7 @@ json.dump({"name": "tdtest", "backend": "slurm", "partition": "t4", "job_command
           open(sys.argv[1], "w"))
 PY
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
-other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+other=$(other_job n2)
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
     --interval 60 --time-scale 30 --duration 4 --status-every 1 --job-dir "$T/jobs3" \
     > "$T/out3" 2> "$T/err3"
@@ -302,6 +275,80 @@ PY
 then pass "a resize inside an outage: the TERM is retried, the job checkpoints and resumes, nothing left"
 else fail "resize inside an outage (exit $rc, queue '$queue', $left processes)"; fi
 
+echo "a node drained in Slurm under a running job"
+# solo runs on n1 (t4 partition: n1, n2 with 2 GPUs; fixed-2 keeps it at 2 GPUs, so only the
+# drain moves it); the operator drains n1 in Slurm. The node round (every 10 s) sees it, the
+# model drains n1, the next decision moves solo: its TERM checkpoints it, it is resubmitted
+# on n2 from that checkpoint, and nothing of ours is left on n1. Resumed in Slurm, n1 is
+# usable again.
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy fixed-2 \
+    --interval 30 --time-scale 10 --duration 45 --status-every 0 --job-dir "$T/jobs7" \
+    > "$T/out7" 2> "$T/err7" &
+LIVE_PID=$!
+wait_line "$T/out7" "solo: Slurm job [0-9]* running on n1:" 150
+wait_line "$T/out7" "solo: run 1 on n1 .* first step" 100
+scontrol update NodeName=n1 State=DRAIN Reason="tdtest drain"
+wait_line "$T/out7" "solo: Slurm job [0-9]* running on n2:" 250
+sleep 1
+on_n1="$(squeue -h -w n1 -n tunedeck-live-solo)"
+scontrol update NodeName=n1 State=RESUME
+wait_line "$T/out7" "n1 is usable again" 150
+live_ended
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && [ -z "$on_n1" ] && python3 - "$T/out7" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what, start=0):
+    m = re.compile(pat, re.M).search(out, start)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+d = need(r"^\[.*\] n1 is drain\w* in Slurm \(reason: tdtest drain\): its runs move$",
+         "the drain read back and said")
+assert out.count("n1 is drain") == 1, "said once"
+mv = need(r"decision t=\d+s: resize solo 2 -> 2 GPUs on n2:2", "solo moved off n1", d.end())
+s = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "solo checkpointed",
+         mv.end())
+m = need(r"solo: run 2 on n2 \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+         "solo resumed on n2", s.end())
+assert int(m.group(1)) == int(s.group(1)) + 1 == int(m.group(2)) + 1, (m.group(0), s.group(0))
+need(r"solo: Slurm job \d+ running on n2:0\+1 \(the GPUs", "solo granted n2's GPUs", m.end())
+need(r"n1 is usable again \(\w+ in Slurm\)", "the resume read back", m.end())
+print("n1 drained in Slurm: solo checkpointed at step %s, resumed on n2 at %s" %
+      (s.group(1), m.group(1)))
+PY
+then pass "a node drained in Slurm: its run checkpoints and resumes elsewhere, nothing left there; usable again after"
+else fail "drain in Slurm (exit $rc, queue '$queue', $left processes, on n1 '$on_n1')"; fi
+scontrol update NodeName=n1 State=RESUME 2> /dev/null
+
+echo "another user's job holds a GPU: ours goes elsewhere"
+# other holds one of n1's two GPUs: without the hold the model would place solo's 2 GPUs on
+# n1, where Slurm would leave it pending (Resources); the scheduler sees 1 free there and
+# places it on n2.
+other=$(other_job n1)
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 5 --status-every 0 --job-dir "$T/jobs8" \
+    > "$T/out8" 2> "$T/err8"
+rc=$?
+scancel "$other"
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out8" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+def need(pat, what, start=0):
+    m = re.compile(pat, re.M).search(out, start)
+    assert m, "missing: %s (%s)" % (what, pat)
+    return m
+h = need(r"n1: 1 of its 2 GPUs are held by other users' jobs", "the hold read and said")
+d = need(r"decision t=0s: start solo 0 -> 2 GPUs on n2:2", "solo placed on n2", h.end())
+need(r"solo: Slurm job \d+ running on n2:0\+1 \(the GPUs", "solo runs on n2", d.end())
+assert "waits for its allocation" not in out, "solo never pends"
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "solo checkpointed")
+print("n1 half held by job %s: solo started on n2:0+1" % "other")
+PY
+then pass "GPUs another user's job holds are out of the scheduler's capacity: the run goes where it can start"
+else fail "foreign hold (exit $rc, queue '$queue', $left processes)"; fi
+
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
     --job-command "$job" > "$T/b1" 2>&1
@@ -322,7 +369,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out1 "$T"/err1 "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out[1-8] "$T"/err[1-8]; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"

@@ -1,0 +1,203 @@
+/* What the live Slurm backend reads of the driver's nodes: their states, one `sinfo -h -N -o
+ * '%N|%T|%E' -n NODES` every node_poll_s (a drained, down or not responding node is one the
+ * scheduler must leave), and the GPUs other users' running jobs hold on them, counted from
+ * each scontrol round (remote/live/liverun_slurm.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "remote/live/liverun_slurm_priv.h"
+#include "remote/slurm/slurm_nodestate.h"
+
+static int by_name(const void *a, const void *b, void *names)
+{
+    char **v = names;
+    return strcmp(v[*(const size_t *)a], v[*(const size_t *)b]);
+}
+
+/* Node index of a name; -1 when it is not one of the driver's. */
+static long node_index(const LiveSlurm *s, const char *name)
+{
+    size_t lo = 0, hi = s->n_names;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->names[s->by_name[mid]], name);
+        if (c == 0)
+            return (long)s->by_name[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+void liveslurm_nodes_free(LiveSlurm *s)
+{
+    slurm_call_free(s->node_round);
+    s->node_round = NULL;
+    for (size_t i = 0; i < s->n_names; i++)
+        free(s->names[i]);
+    free(s->names);
+    free(s->by_name);
+    free(s->nodelist);
+    free(s->nodes);
+    s->names = NULL;
+    s->by_name = NULL;
+    s->nodelist = NULL;
+    s->nodes = NULL;
+    s->n_names = 0;
+}
+
+int liveslurm_watch(void *ctx, const char *const *names, size_t n, Error *err)
+{
+    LiveSlurm *s = ctx;
+    liveslurm_nodes_free(s);
+    s->have_states = s->have_holds = 0;
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(names[i]) + 1;
+    s->names = calloc(n ? n : 1, sizeof *s->names);
+    s->by_name = malloc((n ? n : 1) * sizeof *s->by_name);
+    s->nodes = calloc(n ? n : 1, sizeof *s->nodes);
+    s->nodelist = malloc(len);
+    if (!s->names || !s->by_name || !s->nodes || !s->nodelist) {
+        liveslurm_nodes_free(s);
+        return error_set(err, "slurm: out of memory");
+    }
+    s->n_names = n;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(s->names[i] = strdup(names[i]))) {
+            liveslurm_nodes_free(s);
+            return error_set(err, "slurm: out of memory");
+        }
+        s->by_name[i] = i;
+        at += (size_t)sprintf(s->nodelist + at, "%s%s", i ? "," : "", names[i]);
+    }
+    qsort_r(s->by_name, n, sizeof *s->by_name, by_name, s->names);
+    return 0;
+}
+
+const LiveNodeState *liveslurm_nodes(void *ctx, long *looks)
+{
+    LiveSlurm *s = ctx;
+    *looks = s->looks;
+    return s->names && s->have_states && s->have_holds ? s->nodes : NULL;
+}
+
+void liveslurm_look_at_nodes(LiveSlurm *s)
+{
+    s->look_now = 1;
+}
+
+/* GPUs of each node held by running jobs that are not ours, from the last scontrol round. */
+void liveslurm_count_holds(LiveSlurm *s)
+{
+    if (!s->names)
+        return;
+    int *held = calloc(s->n_names ? s->n_names : 1, sizeof *held);
+    if (!held)
+        return; /* the next round tries again */
+    for (size_t k = 0; k < s->jobs.n; k++) {
+        const SlurmJobInfo *j = &s->jobs.v[k];
+        if (strcmp(j->state, "RUNNING") != 0 || !liveslurm_is_foreign(s, j))
+            continue;
+        for (size_t d = 0; d < j->n_nodes; d++) {
+            long i = node_index(s, j->nodes[d].node);
+            if (i >= 0)
+                held[i] += __builtin_popcountll(j->nodes[d].gpu_idx);
+        }
+    }
+    int changed = !s->have_holds;
+    for (size_t i = 0; i < s->n_names; i++) {
+        changed |= s->nodes[i].held_gpus != held[i];
+        s->nodes[i].held_gpus = held[i];
+    }
+    free(held);
+    s->have_holds = 1;
+    s->looks += changed;
+}
+
+static void state_words(const SlurmNodeStatus *st, LiveNodeState *out)
+{
+    if (!st) {
+        out->unusable = 1;
+        snprintf(out->why, sizeof out->why, "no longer listed by Slurm (sinfo)");
+        return;
+    }
+    out->unusable = st->unusable;
+    int silent = strchr(st->state, '*') != NULL;
+    size_t n = (size_t)snprintf(out->why, sizeof out->why, "%s in Slurm%s", st->state,
+                                silent ? ": not responding" : "");
+    if (st->reason[0] && n < sizeof out->why)
+        snprintf(out->why + n, sizeof out->why - n, " (reason: %s)", st->reason);
+}
+
+static void collect_nodes(LiveSlurm *s)
+{
+    if (!liveslurm_call_poll(s->node_round))
+        return;
+    char *text = NULL;
+    Error err;
+    SlurmNodeStatuses st;
+    int rc = slurm_call_finish(s->node_round, &text, &err);
+    s->node_round = NULL;
+    if (rc != 0 || slurm_nodestate_parse(text, "sinfo", &st, &err) < 0) {
+        free(text);
+        liveslurm_controller_lost(s, err.msg);
+        s->node_outage++;
+        s->last_node_round_ms = clock_now_ms(); /* the wait counts from the failure */
+        return;
+    }
+    free(text);
+    liveslurm_controller_back(s);
+    s->node_outage = 0;
+    s->node_rounds++;
+    int changed = !s->have_states;
+    for (size_t i = 0; i < s->n_names; i++) {
+        LiveNodeState now = s->nodes[i];
+        state_words(slurm_nodestate_find(&st, s->names[i]), &now);
+        changed |= now.unusable != s->nodes[i].unusable || strcmp(now.why, s->nodes[i].why) != 0;
+        s->nodes[i] = now;
+    }
+    slurm_nodestate_clear(&st);
+    s->have_states = 1;
+    s->looks += changed;
+}
+
+/* The node-state round: every node_poll_s (sooner after liveslurm_look_at_nodes), backing
+ * off like the job rounds while the controller does not answer; none while a call already
+ * found it away (the job rounds find when it is back). */
+void liveslurm_node_tick(LiveSlurm *s, int64_t now)
+{
+    if (!s->names)
+        return;
+    if (s->node_round) {
+        collect_nodes(s);
+        return;
+    }
+    double wait_s = liveslurm_backoff_s(s->o.node_poll_s, s->node_outage);
+    if ((s->down && s->have_states) ||
+        (!s->look_now && s->last_node_round_ms >= 0 && now - s->last_node_round_ms < wait_s * 1000))
+        return;
+    const char *argv[12] = {"sinfo", "-h", "-N", "-o", SLURM_NODESTATE_FORMAT};
+    size_t n = 5;
+    if (s->o.partition && s->o.partition[0]) {
+        argv[n++] = "-p";
+        argv[n++] = s->o.partition;
+    }
+    argv[n++] = "-n";
+    argv[n++] = s->nodelist;
+    argv[n] = NULL;
+    Error err;
+    s->last_node_round_ms = now;
+    s->look_now = 0;
+    if (!(s->node_round = slurm_call_start(s->o.ctl, argv, &err))) {
+        liveslurm_controller_lost(s, err.msg);
+        s->node_outage++;
+        return;
+    }
+    collect_nodes(s); /* a fast controller may have answered already */
+}

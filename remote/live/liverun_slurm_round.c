@@ -1,0 +1,191 @@
+/* The live Slurm backend's shared state: the controller's rounds, the outage they meet, and
+ * the jobs that are ours (remote/live/liverun_slurm.h). */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "remote/live/liverun_slurm_priv.h"
+
+/* Said once an outage, whichever call (round, sbatch, scancel) meets it first. */
+void liveslurm_controller_lost(LiveSlurm *s, const char *why)
+{
+    if (!s->down)
+        liveslurm_say(
+            s,
+            "slurm: the controller did not answer (%s): the jobs keep running, their state is "
+            "read again and submissions and stops are retried (backing off)",
+            why);
+    s->down = 1;
+}
+
+void liveslurm_controller_back(LiveSlurm *s)
+{
+    if (s->down)
+        liveslurm_say(s, "slurm: the controller answers again");
+    s->down = 0;
+}
+
+LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
+{
+    if (!o->ctl) {
+        error_set(err, "slurm: no controller connection");
+        return NULL;
+    }
+    LiveSlurm *s = calloc(1, sizeof *s);
+    if (!s) {
+        error_set(err, "slurm: out of memory");
+        return NULL;
+    }
+    s->o = *o;
+    snprintf(s->partition, sizeof s->partition, "%s", o->partition ? o->partition : "");
+    s->o.partition = s->partition;
+    if (s->o.poll_s <= 0)
+        s->o.poll_s = 1;
+    if (s->o.node_poll_s <= 0)
+        s->o.node_poll_s = 10;
+    s->last_round_ms = s->last_node_round_ms = -1;
+    return s;
+}
+
+void liveslurm_free(LiveSlurm *s)
+{
+    if (!s)
+        return;
+    slurm_call_free(s->round);
+    slurm_jobinfo_clear(&s->jobs);
+    liveslurm_nodes_free(s);
+    for (size_t i = 0; i < s->n_ours; i++)
+        free(s->ours[i]);
+    free(s->ours);
+    free(s);
+}
+
+long liveslurm_rounds(const LiveSlurm *s)
+{
+    return s->rounds;
+}
+
+long liveslurm_node_rounds(const LiveSlurm *s)
+{
+    return s->node_rounds;
+}
+
+int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j)
+{
+    const char *id = j->het_id[0] ? j->het_id : j->id;
+    for (size_t i = 0; i < s->n_ours; i++)
+        if (strcmp(s->ours[i], id) == 0)
+            return 0;
+    return 1;
+}
+
+size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->jobs.n; i++) {
+        const SlurmJobInfo *j = &s->jobs.v[i];
+        if (strcmp(j->state, "RUNNING") != 0 || !liveslurm_is_foreign(s, j))
+            continue;
+        if (n < cap) {
+            LiveSlurmForeign *f = &out[n];
+            snprintf(f->id, sizeof f->id, "%s", j->id);
+            snprintf(f->user, sizeof f->user, "%s", j->user);
+            snprintf(f->name, sizeof f->name, "%s", j->name);
+            slurm_jobinfo_where(&j, 1, f->where, sizeof f->where);
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Its pipes polled with no timeout: the driver's own loop comes back every tick_s. */
+int liveslurm_call_poll(SlurmCall *k)
+{
+    struct pollfd fds[8];
+    int64_t deadline = 0;
+    size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
+    if (n > 8)
+        n = 8;
+    if (n && poll(fds, n, 0) < 0)
+        for (size_t i = 0; i < n; i++)
+            fds[i].revents = 0;
+    slurm_call_step(k, fds, n, clock_now_ms());
+    return slurm_call_done(k);
+}
+
+/* The round in flight, stepped without waiting; once ended, its answer replaces the last. */
+static void collect_round(LiveSlurm *s)
+{
+    if (!liveslurm_call_poll(s->round))
+        return;
+    char *text = NULL;
+    Error err;
+    SlurmJobInfoList jobs;
+    int rc = slurm_call_finish(s->round, &text, &err);
+    s->round = NULL;
+    if (rc != 0 || slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
+        free(text);
+        liveslurm_controller_lost(s, err.msg);
+        s->outage++;
+        s->last_round_ms = clock_now_ms(); /* the wait counts from the failure */
+        return;
+    }
+    free(text);
+    liveslurm_controller_back(s);
+    s->outage = 0;
+    slurm_jobinfo_clear(&s->jobs);
+    s->jobs = jobs;
+    s->rounds++;
+    liveslurm_count_holds(s);
+}
+
+/* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
+ * always, with poll_idle; while the driver's nodes are watched and none is up, once per
+ * node_poll_s, for the GPUs others hold before the next start): started here, collected by
+ * a later tick. Then the node-state round, on its own clock. */
+void liveslurm_tick(void *ctx, int64_t now)
+{
+    LiveSlurm *s = ctx;
+    liveslurm_node_tick(s, now);
+    if (s->round) {
+        collect_round(s);
+        return;
+    }
+    double every_s = s->active || s->o.poll_idle ? s->o.poll_s : s->names ? s->o.node_poll_s : 0;
+    if (every_s <= 0)
+        return;
+    /* A controller that does not answer makes each round last (scontrol gives up after about
+     * 9 s): the wait between rounds doubles while it lasts, up to 16 poll_s. */
+    double wait_s = liveslurm_backoff_s(s->o.poll_s, s->outage);
+    if (wait_s < every_s)
+        wait_s = every_s;
+    if (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000)
+        return;
+    const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
+    Error err;
+    s->last_round_ms = now;
+    if (!(s->round = slurm_call_start(s->o.ctl, argv, &err))) {
+        liveslurm_controller_lost(s, err.msg);
+        s->outage++;
+        return;
+    }
+    collect_round(s); /* a fast controller may have answered already */
+}
+
+int liveslurm_remember(LiveSlurm *s, const char *id)
+{
+    if (s->n_ours == s->cap_ours) {
+        size_t nc = s->cap_ours ? s->cap_ours * 2 : 16;
+        char **grown = realloc(s->ours, nc * sizeof *grown);
+        if (!grown)
+            return -1;
+        s->ours = grown;
+        s->cap_ours = nc;
+    }
+    if (!(s->ours[s->n_ours] = strdup(id)))
+        return -1;
+    s->n_ours++;
+    return 0;
+}

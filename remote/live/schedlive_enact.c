@@ -1,0 +1,232 @@
+/* The live driver's decisions turned into runs: what each job wants after a start, resize,
+ * stop or finish, which GPU indices and port a new run gets, and its start through the
+ * backend (remote/live/schedlive_priv.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/live/schedlive_priv.h"
+
+const char *schedlive_machine(const SchedLive *l, int m)
+{
+    return m >= 0 && (size_t)m < l->c->n_machines ? l->c->machines[m].name : "?";
+}
+
+/* The GPU indices of `node` the job is to use, `want` of them: the ones the scheduler's
+ * model gives it (so the console's GPU grid shows the real CUDA_VISIBLE_DEVICES), or when
+ * the model's slots no longer match (a later decision), the lowest no other running job
+ * holds. The start waits until stopped jobs have left its nodes (schedlive_blocker), so what runs
+ * there now is what the scheduler placed there and the count fits. */
+static void pick_gpu_ids(const SchedLive *l, const LiveJob *j, int node, int want, int *out)
+{
+    enum { MAX_GPU_INDEX = 1024 };
+    int gpn = sched_node_gpu_count(l->s, node); /* nodes may differ in size */
+    int owners[MAX_GPU_INDEX];
+    int n = 0, self = (int)(j - l->jobs);
+    if (gpn > 0 && gpn <= MAX_GPU_INDEX && sched_node_gpus(l->s, node, owners, gpn) >= 0) {
+        for (int g = 0; g < gpn && n < want; g++)
+            if (owners[g] == self)
+                out[n++] = g;
+        if (n == want)
+            return;
+    }
+    unsigned char held[MAX_GPU_INDEX] = {0};
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const LiveJob *k = &l->jobs[i];
+        if (k == j || !k->run || !l->ops->running(k->run))
+            continue;
+        const int *ids = k->run_gpu_ids;
+        for (size_t h = 0; h < k->n_run_nodes; ids += k->run_slot_gpus[h], h++)
+            if (k->run_nodes[h] == node)
+                for (int g = 0; g < k->run_slot_gpus[h]; g++)
+                    if (ids[g] >= 0 && ids[g] < MAX_GPU_INDEX)
+                        held[ids[g]] = 1;
+    }
+    n = 0;
+    for (int idx = 0; n < want; idx++)
+        if (idx >= MAX_GPU_INDEX || !held[idx])
+            out[n++] = idx;
+}
+
+/* The job's rendezvous port: the first from the inventory's base that no other running
+ * job uses, so two jobs never meet on one port (a restart may reuse its own). */
+static int pick_port(const SchedLive *l, const LiveJob *j)
+{
+    int base = l->c->job_master_port > 0 ? l->c->job_master_port : CLUSTER_JOB_MASTER_PORT;
+    for (int port = base;; port++) {
+        int used = 0;
+        for (size_t i = 0; i < l->n_jobs && !used; i++) {
+            const LiveJob *k = &l->jobs[i];
+            used = k != j && k->run && l->ops->running(k->run) && k->run_port == port;
+        }
+        if (!used)
+            return port;
+    }
+}
+
+void schedlive_start_run(SchedLive *l, LiveJob *j)
+{
+    size_t n = j->n_want_hosts;
+    int total = 0;
+    for (size_t h = 0; h < n; h++)
+        total += j->want_slot_gpus[h];
+    int *ids = malloc((size_t)(total ? total : 1) * sizeof *ids);
+    JobHost *hosts = calloc(n ? n : 1, sizeof *hosts);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    int *slots = malloc((n ? n : 1) * sizeof *slots);
+    int *nodes = malloc((n ? n : 1) * sizeof *nodes);
+    if (!ids || !hosts || !names || !slots || !nodes) {
+        free(ids), free(hosts), free(names), free(slots), free(nodes);
+        snprintf(j->status, sizeof j->status, "not started: out of memory");
+        j->failed = 1;
+        return;
+    }
+    int *next = ids;
+    for (size_t h = 0; h < n; h++) {
+        const Machine *m = &l->c->machines[j->want_nodes[h]];
+        pick_gpu_ids(l, j, j->want_nodes[h], j->want_slot_gpus[h], next);
+        hosts[h] = (JobHost){
+            .addr = m->host[0] ? m->host : m->name, .gpus = j->want_slot_gpus[h], .gpu_ids = next};
+        names[h] = m->name;
+        slots[h] = j->want_slot_gpus[h];
+        nodes[h] = j->want_nodes[h];
+        next += j->want_slot_gpus[h];
+    }
+    int port = pick_port(l, j);
+    JobAlloc a = {.gpus = j->want_gpus,
+                  .hosts = hosts,
+                  .n_hosts = n,
+                  .master_port = port,
+                  .resume = j->has_ckpt ? j->ckpt_path : ""};
+    Error err;
+    if (j->run)
+        l->ops->free(j->run);
+    LiveRunSpec spec = {.name = j->name,
+                        .job_dir = l->o.job_dir,
+                        .command_template = l->c->job_command,
+                        .alloc = &a,
+                        .nodes = nodes,
+                        .node_names = names};
+    j->run = l->ops->start(l->ops_ctx, &spec, &err);
+    free(hosts);
+    j->need_start = 0;
+    j->seen = 0;
+    j->run_first_step = -1;
+    j->stopping = j->stop_wanted = j->killed = 0;
+    j->status[0] = 0;
+    if (!j->run) {
+        free(ids), free(slots), free(nodes), free(names);
+        snprintf(j->status, sizeof j->status, "not started: %s", err.msg);
+        schedlive_log(l, "%s: could not start on %s: %s", j->name,
+                      schedlive_machine(l, j->want_host), err.msg);
+        j->failed = 1;
+        return;
+    }
+    j->host = j->want_host;
+    j->run_gpus = j->want_gpus;
+    j->run_port = port;
+    free(j->run_nodes), free(j->run_slot_gpus), free(j->run_gpu_ids);
+    j->run_nodes = nodes;
+    j->run_slot_gpus = slots;
+    j->run_gpu_ids = ids;
+    j->n_run_nodes = n;
+    j->wait_logged = 0;
+    j->waiting[0] = 0;
+    j->runs++;
+    if (j->resize_pending) {
+        j->resizes++;
+        j->resize_pending = 0;
+    }
+    char *where = j->run_where, asked[256];
+    schedlive_where_text(names, slots, ids, n, where, sizeof j->run_where);
+    schedlive_where_text(names, slots, NULL, n, asked, sizeof asked);
+    free(names);
+    const char *label = l->ops->label ? l->ops->label(j->run) : NULL;
+    if (l->ops->granted)
+        where[0] = 0; /* until the backend says what it granted */
+    if (label)        /* the backend picks the GPUs: they are known once it grants them */
+        schedlive_log(l, "%s: started on %s with %d GPUs (%s, asked for %s), %s", j->name,
+                      schedlive_machine(l, j->host), a.gpus, label, asked,
+                      j->has_ckpt ? "resuming from its checkpoint" : "fresh");
+    else
+        schedlive_log(l, "%s: started on %s with %d GPUs (GPUs %s%s), %s", j->name,
+                      schedlive_machine(l, j->host), a.gpus, where,
+                      l->ops->size(j->run) > 1 ? ", one process group per host" : "",
+                      j->has_ckpt ? "resuming from its checkpoint" : "fresh");
+}
+
+static void set_want(SchedLive *l, LiveJob *j, const SchedEvent *ev)
+{
+    schedlive_free_want(j);
+    j->want_gpus = ev->gpus_to;
+    j->want_host = ev->n_slots ? ev->slots[0].node : -1;
+    j->n_want_hosts = ev->n_slots;
+    j->want_hosts = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_hosts);
+    j->want_nodes = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_nodes);
+    j->want_slot_gpus = calloc(ev->n_slots ? ev->n_slots : 1, sizeof *j->want_slot_gpus);
+    for (size_t i = 0; i < ev->n_slots; i++) {
+        j->want_hosts[i] = strdup(schedlive_machine(l, ev->slots[i].node));
+        j->want_nodes[i] = ev->slots[i].node;
+        j->want_slot_gpus[i] = ev->slots[i].gpus;
+    }
+}
+
+void schedlive_enact(SchedLive *l, const SchedEvent *ev)
+{
+    if (ev->job < 0 || (size_t)ev->job >= l->n_jobs)
+        return;
+    LiveJob *j = &l->jobs[ev->job];
+    char place[512] = "";
+    size_t pl = 0;
+    for (size_t i = 0; i < ev->n_slots && pl < sizeof place - 64; i++)
+        pl += (size_t)snprintf(place + pl, sizeof place - pl, "%s%s:%d", i ? "," : "",
+                               schedlive_machine(l, ev->slots[i].node), ev->slots[i].gpus);
+    schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPUs%s%s", ev->time_s,
+                  sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
+                  place[0] ? " on " : "", place);
+    int up = j->run && l->ops->running(j->run);
+    switch (ev->kind) {
+    case SCHED_EV_START:
+    case SCHED_EV_RESIZE:
+        if (ev->n_slots == 0 || ev->gpus_to <= 0)
+            return;
+        set_want(l, j, ev);
+        j->failed = 0;
+        if (up) {
+            j->stop_wanted = 1;
+            j->resize_pending = 1;
+            schedlive_log(l,
+                          "%s: resize: checkpoint and stop at step %ld, then restart with %d GPUs",
+                          j->name, j->step, ev->gpus_to);
+        }
+        j->need_start = 1;
+        break;
+    case SCHED_EV_STOP:
+    case SCHED_EV_FINISH:
+        j->need_start = 0;
+        j->want_gpus = 0;
+        j->resize_pending = 0;
+        if (up) {
+            j->stop_wanted = 1;
+            schedlive_log(l, "%s: checkpoint and stop at step %ld (%s)", j->name, j->step,
+                          ev->kind == SCHED_EV_FINISH ? "the model says it is done" : "preempted");
+        }
+        break;
+    }
+}
+
+/* A job being stopped whose run holds GPUs on a node j is to start on: j waits for it (its
+ * old process still holds all the GPUs it had). Stops never wait, so nothing deadlocks. */
+const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j)
+{
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const LiveJob *k = &l->jobs[i];
+        if (k == j || !k->run || !(k->stop_wanted || k->stopping))
+            continue;
+        for (size_t a = 0; a < k->n_run_nodes; a++)
+            for (size_t b = 0; b < j->n_want_hosts; b++)
+                if (k->run_nodes[a] == j->want_nodes[b])
+                    return k;
+    }
+    return NULL;
+}

@@ -1,0 +1,90 @@
+/* Internal: the live driver's job records and state, shared by remote/live/schedlive.c (the
+ * driver: model time, runs served, progress and the loss curve, run ends) and
+ * schedlive_enact.c (decisions turned into runs). Not a public API. */
+#ifndef TUNEDECK_SCHEDLIVE_PRIV_H
+#define TUNEDECK_SCHEDLIVE_PRIV_H
+
+#include "core/sched/losscurve.h"
+#include "remote/live/livelog.h"
+#include "remote/live/liverun.h"
+#include "remote/live/schedlive.h"
+
+typedef struct {
+    char name[128], model[32];
+    char *ckpt_path; /* CHECKPOINT: relative to the job's folder, or absolute */
+    void *run;       /* the backend's run (LiveRunOps) */
+    int host;        /* machine of the current/last run; -1 before any */
+    int run_gpus;    /* GPUs of the current run */
+    /* what the scheduler wants now */
+    int want_gpus, want_host;
+    char **want_hosts;
+    int *want_nodes;     /* node (machine) indices of the wanted placement */
+    int *want_slot_gpus; /* GPUs on each of them */
+    size_t n_want_hosts;
+    int *run_nodes; /* those of the current run */
+    int *run_slot_gpus;
+    int *run_gpu_ids; /* the GPU indices it holds, node by node (run_slot_gpus of each) */
+    size_t n_run_nodes;
+    int run_port;        /* {master_port} of the current run */
+    char run_where[256]; /* its hosts and GPU indices: "h1:0+1,h2:0" */
+    char waiting[96];    /* the backend's last reason for not running yet (Slurm's) */
+    int wait_logged;
+    int need_start;  /* start a run at `want` once no process is up */
+    int stop_wanted; /* SIGTERM the current run (once its process group is known) */
+    int stopping;    /* SIGTERM sent */
+    int64_t stop_sent_ms;
+    int killed; /* SIGKILL sent */
+    int has_ckpt;
+    int runs, resizes, deaths, failed, resize_pending;
+    int seen; /* progress lines of the current run already taken */
+    long step, saved_step, resumed_step, run_first_step;
+    double loss, eps, epoch;
+    LossCurve curve;      /* loss_progress: the job's own (step, loss) points */
+    double loss_fraction; /* of training done by the curve; -1 unknown */
+    int loss_decile_logged;
+    char status[300];
+} LiveJob;
+
+struct SchedLive {
+    SchedState *s;
+    const Cluster *c;
+    HostPool *pool; /* NULL with a backend of the options' */
+    const LiveRunOps *ops;
+    void *ops_ctx;
+    LiveRunSsh ssh; /* ops_ctx of the default backend */
+    SchedLiveOptions o;
+    char *checkpoint;
+    LiveJob *jobs;
+    size_t n_jobs;
+    size_t events_seen;
+    int64_t last_ms; /* wall time the model was last advanced to */
+    int stopping_all, done;
+    /* the nodes as the backend reads them (schedlive_nodes.c): what the model was told */
+    int *node_unusable, *node_held;
+    long node_looks;
+    int nodes_known;
+};
+
+/* A line to the options' log (remote/live/livelog.h). */
+#define schedlive_log(l, ...) livelog((l)->o.log, (l)->o.userdata, __VA_ARGS__)
+
+/* Machine m's name; "?" out of range. */
+const char *schedlive_machine(const SchedLive *l, int m);
+void schedlive_free_want(LiveJob *j);
+
+/* schedlive_enact.c: a decision becomes what the job wants (and the stop of its current
+ * run); a start runs at what it wants; a stopping job whose run holds a node j wants, or
+ * NULL. */
+void schedlive_enact(SchedLive *l, const SchedEvent *ev);
+void schedlive_start_run(SchedLive *l, LiveJob *j);
+const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);
+
+/* schedlive_nodes.c: the backend watches the model's nodes (its watch op); after each tick,
+ * what it read changes the model: a node it calls unusable is drained (sched_drain_node:
+ * the runs there move at the next decision) and drained no more when it is usable again;
+ * GPUs others hold are held in the model (sched_hold_gpus). Each change is logged once.
+ * sync returns 0 while the backend has not read every node once: no decision yet. */
+int schedlive_watch_nodes(SchedLive *l, Error *err);
+int schedlive_sync_nodes(SchedLive *l);
+
+#endif

@@ -1,0 +1,117 @@
+/* Parsing `sinfo -h -N -o '%N|%T|%E'` (remote/slurm/slurm_nodestate.h). */
+#include "remote/slurm/slurm_nodestate.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int slurm_node_unusable(const char *state)
+{
+    char base[32];
+    size_t n = 0;
+    while (state[n] && (isalpha((unsigned char)state[n]) || state[n] == '_') &&
+           n < sizeof base - 1) {
+        base[n] = (char)tolower((unsigned char)state[n]);
+        n++;
+    }
+    base[n] = 0;
+    if (strcmp(base, "unknown") == 0)
+        return 0;
+    if (strchr(state + n, '*')) /* the controller has not heard from it */
+        return 1;
+    return strncmp(base, "drain", 5) == 0 || strcmp(base, "down") == 0 ||
+           strncmp(base, "fail", 4) == 0 || strcmp(base, "not_responding") == 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const SlurmNodeStatus *)a)->name, ((const SlurmNodeStatus *)b)->name);
+}
+
+static int parse_line(char *line, const char *ctx, SlurmNodeStatus *s, Error *err)
+{
+    char *bar1 = strchr(line, '|');
+    char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+    if (!bar2)
+        return error_set(err, "%s: expected 3 fields separated by '|' (%s), found %d", ctx,
+                         SLURM_NODESTATE_FORMAT, bar1 ? 2 : 1);
+    *bar1 = *bar2 = 0;
+    const char *name = line, *state = bar1 + 1, *reason = bar2 + 1;
+    if (!name[0] || strlen(name) >= sizeof s->name || strpbrk(name, " \t"))
+        return error_set(err, "%s: field 'node': expected a node name, found '%.80s'", ctx, name);
+    if (!state[0] || strlen(state) >= sizeof s->state)
+        return error_set(err, "%s: field 'state': expected a node state, found '%.80s'", ctx,
+                         state);
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->state, sizeof s->state, "%s", state);
+    snprintf(s->reason, sizeof s->reason, "%s", strcmp(reason, "none") ? reason : "");
+    s->unusable = slurm_node_unusable(state);
+    return 0;
+}
+
+int slurm_nodestate_parse(const char *text, const char *source, SlurmNodeStatuses *out, Error *err)
+{
+    out->v = NULL;
+    out->n = 0;
+    size_t cap = 0, lineno = 0;
+    const char *p = text ? text : "";
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        lineno++;
+        char line[512];
+        if (len >= sizeof line) {
+            slurm_nodestate_clear(out);
+            return error_set(err, "%s: line %zu: expected at most %zu bytes, found %zu", source,
+                             lineno, sizeof line - 1, len);
+        }
+        memcpy(line, p, len);
+        line[len] = 0;
+        if (len && line[len - 1] == '\r')
+            line[len - 1] = 0;
+        p += len + (nl != NULL);
+        if (!line[0])
+            continue;
+        if (out->n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            SlurmNodeStatus *grown = realloc(out->v, nc * sizeof *grown);
+            if (!grown) {
+                slurm_nodestate_clear(out);
+                return error_set(err, "%s: out of memory", source);
+            }
+            out->v = grown;
+            cap = nc;
+        }
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "%s: line %zu", source, lineno);
+        if (parse_line(line, ctx, &out->v[out->n], err) < 0) {
+            slurm_nodestate_clear(out);
+            return -1;
+        }
+        out->n++;
+    }
+    if (out->n)
+        qsort(out->v, out->n, sizeof *out->v, by_name);
+    size_t k = 0; /* a node listed once per partition: its first line */
+    for (size_t i = 0; i < out->n; i++)
+        if (!k || strcmp(out->v[k - 1].name, out->v[i].name) != 0)
+            out->v[k++] = out->v[i];
+    out->n = k;
+    return 0;
+}
+
+void slurm_nodestate_clear(SlurmNodeStatuses *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+const SlurmNodeStatus *slurm_nodestate_find(const SlurmNodeStatuses *l, const char *name)
+{
+    SlurmNodeStatus key;
+    snprintf(key.name, sizeof key.name, "%s", name);
+    return l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, by_name) : NULL;
+}

@@ -1,0 +1,65 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/readall.h"
+#include "remote/slurm/slurm_nodestate.h"
+
+#ifndef TUNEDECK_SOURCE_DIR
+#define TUNEDECK_SOURCE_DIR "."
+#endif
+
+Test(slurm_nodestate, captured_states_with_reasons_one_record_a_node)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/sinfo-states-22.05.txt",
+             TUNEDECK_SOURCE_DIR);
+    Error e;
+    char *text = readall_file(path, 0, NULL, &e);
+    cr_assert_not_null(text, "%s", e.msg);
+    SlurmNodeStatuses l;
+    cr_assert_eq(slurm_nodestate_parse(text, "sinfo", &l, &e), 0, "%s", e.msg);
+    free(text);
+    cr_assert_eq(l.n, 4, "n1 and n2 are listed once per partition: one record each");
+    const SlurmNodeStatus *n1 = slurm_nodestate_find(&l, "n1");
+    cr_assert_not_null(n1);
+    cr_assert_str_eq(n1->state, "draining");
+    cr_assert_str_eq(n1->reason, "fan noise | loud", "a '|' in the reason stays in it");
+    cr_assert(n1->unusable);
+    cr_assert(slurm_nodestate_find(&l, "n2")->unusable, "down");
+    cr_assert(slurm_nodestate_find(&l, "n4")->unusable, "drained");
+    const SlurmNodeStatus *n3 = slurm_nodestate_find(&l, "n3");
+    cr_assert(!n3->unusable);
+    cr_assert_str_eq(n3->reason, "", "Slurm's 'none' is no reason");
+    cr_assert_null(slurm_nodestate_find(&l, "n5"));
+    slurm_nodestate_clear(&l);
+}
+
+Test(slurm_nodestate, what_takes_a_node_out_and_what_does_not)
+{
+    const char *out[] = {"drained", "draining", "drain", "DRAINED", "down",       "down*",
+                         "fail",    "failing",  "idle*", "mixed*",  "allocated*", "drained*"};
+    const char *in[] = {"idle",  "mixed",   "allocated", "completing", "reserved", "maint",
+                        "idle~", "planned", "unknown",   "unknown*",   "mixed#"};
+    for (size_t i = 0; i < sizeof out / sizeof *out; i++)
+        cr_assert(slurm_node_unusable(out[i]), "%s takes the node out", out[i]);
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+        cr_assert(!slurm_node_unusable(in[i]), "%s leaves the node usable", in[i]);
+}
+
+Test(slurm_nodestate, a_broken_line_names_the_line_and_the_field)
+{
+    SlurmNodeStatuses l;
+    Error e;
+    cr_assert_eq(slurm_nodestate_parse("n1|idle|none\nn2 idle\n", "sinfo", &l, &e), -1);
+    cr_assert(strstr(e.msg, "sinfo: line 2: expected 3 fields"), "%s", e.msg);
+    cr_assert_eq(l.n, 0);
+    cr_assert_eq(slurm_nodestate_parse("n1||none\n", "sinfo", &l, &e), -1);
+    cr_assert(strstr(e.msg, "line 1: field 'state'"), "%s", e.msg);
+    cr_assert_eq(slurm_nodestate_parse("|idle|none\n", "sinfo", &l, &e), -1);
+    cr_assert(strstr(e.msg, "field 'node'"), "%s", e.msg);
+    cr_assert_eq(slurm_nodestate_parse("", "sinfo", &l, &e), 0, "no node: an empty list");
+    cr_assert_eq(l.n, 0);
+    slurm_nodestate_clear(&l);
+}
