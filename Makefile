@@ -79,6 +79,11 @@ $(BUILD)/bench/optimizer_allreduce: $(BUILD)/bench/optimizer_allreduce.o \
                                     $(BUILD)/bench/optbench/pypeer.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
+# The frame benchmarks share an off-screen terminal and the bare refresh (bench/frame/).
+FRAME_BENCHES := $(BUILD)/bench/console $(BUILD)/bench/slurm_frame
+$(FRAME_BENCHES): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(call obj,$(call srcs,bench/frame)) $(LIB_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 

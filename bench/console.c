@@ -4,8 +4,6 @@
  * use while idle (the real binary in a pseudo-terminal). */
 #include <cJSON.h>
 #include <curses.h>
-#include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <poll.h>
 #include <pty.h>
@@ -13,44 +11,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
+#include "core/base/median.h"
+#include "core/base/jsonfile.h"
 #include "tui/app.h"
-#include "tui/draw.h"
 #include "tui/frame.h"
-#include "tui/theme.h"
 #include "tui/view.h"
 
 enum { COLS_B = 200, ROWS_B = 60, FRAMES = 150 };
-
-static FILE *out_file;
-
-static double now_ms(void)
-{
-    return clock_now_s() * 1000.0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static long out_bytes(void)
-{
-    fflush(out_file);
-    struct stat st;
-    return fstat(fileno(out_file), &st) == 0 ? (long)st.st_size : 0;
-}
 
 /* A cluster of n hosts × 8 GPUs with jobs holding most GPUs. */
 static void make_snapshot(ClusterSnapshot *s, size_t n, unsigned seed)
@@ -96,49 +68,21 @@ static void churn(ClusterSnapshot *s)
     s->jobs[0].progress = fmod(s->jobs[0].progress + 0.01, 1.0);
 }
 
-static double frame_cluster(ClusterSnapshot *s, int full, long *bytes)
+static double frame_cluster(BenchScreen *bs, ClusterSnapshot *s, int full, long *bytes)
 {
     churn(s);
-    long b0 = out_bytes();
-    double t0 = now_ms();
-    erase();
-    Layout l;
-    layout_compute(COLS, LINES, VIEW_CLUSTER, 0, &l);
-    view_cluster_draw(s, &l, 0);
-    if (full)
-        clearok(curscr, TRUE);
-    wnoutrefresh(stdscr);
-    doupdate();
-    double dt = now_ms() - t0;
-    *bytes += out_bytes() - b0;
-    return dt;
+    return benchframe_cluster(bs, s, full, bytes);
 }
 
-/* The peer: fill every cell and send the whole screen, no layout, no model. */
-static double frame_bare(int k, long *bytes)
+static double frame_tune(BenchScreen *bs, App *a, long *bytes)
 {
-    long b0 = out_bytes();
-    double t0 = now_ms();
-    erase();
-    for (int y = 0; y < LINES; y++)
-        mvhline(y, 0, (chtype)('a' + (y + k) % 26), COLS);
-    clearok(curscr, TRUE);
-    wnoutrefresh(stdscr);
-    doupdate();
-    double dt = now_ms() - t0;
-    *bytes += out_bytes() - b0;
-    return dt;
-}
-
-static double frame_tune(App *a, long *bytes)
-{
-    long b0 = out_bytes();
-    double t0 = now_ms();
+    long b0 = benchframe_bytes(bs);
+    double t0 = benchframe_now_ms();
     a->table_stale = 0;
     app_rebuild_table(a);
     frame_draw(a);
-    double dt = now_ms() - t0;
-    *bytes += out_bytes() - b0;
+    double dt = benchframe_now_ms() - t0;
+    *bytes += benchframe_bytes(bs) - b0;
     return dt;
 }
 
@@ -219,22 +163,9 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--out") == 0)
             out_path = argv[i + 1];
-    out_file = tmpfile();
-    FILE *in = fopen("/dev/null", "r");
-    setenv("LC_ALL", "C.UTF-8", 1);
-    setlocale(LC_ALL, "");
-    SCREEN *scr = newterm("xterm-256color", out_file, in);
-    if (!scr) {
-        fprintf(stderr, "bench console: newterm failed\n");
+    BenchScreen bs;
+    if (benchframe_open(&bs, ROWS_B, COLS_B, "console") < 0)
         return 1;
-    }
-    resizeterm(ROWS_B, COLS_B);
-    start_color();
-    use_default_colors();
-    Theme th;
-    theme_default(&th);
-    theme_apply(&th, 256);
-    draw_init(0);
 
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "bench", "console");
@@ -243,8 +174,8 @@ int main(int argc, char **argv)
     double t[FRAMES];
     long bytes = 0;
     for (int k = 0; k < FRAMES; k++)
-        t[k] = frame_bare(k, &bytes);
-    double bare = median(t, FRAMES);
+        t[k] = benchframe_bare(&bs, k, &bytes);
+    double bare = median_sorting(t, FRAMES);
     double bare_bytes = (double)bytes / FRAMES;
     cJSON_AddNumberToObject(root, "bare_full_refresh_ms", bare);
     printf("bare ncurses full-screen refresh (%dx%d): %.3f ms, %.0f bytes/frame\n", COLS_B, ROWS_B,
@@ -257,11 +188,11 @@ int main(int argc, char **argv)
         double diffed, full;
         long b_diff = 0, b_full = 0;
         for (int k = 0; k < FRAMES; k++)
-            t[k] = frame_cluster(&s, 0, &b_diff);
-        diffed = median(t, FRAMES);
+            t[k] = frame_cluster(&bs, &s, 0, &b_diff);
+        diffed = median_sorting(t, FRAMES);
         for (int k = 0; k < FRAMES; k++)
-            t[k] = frame_cluster(&s, 1, &b_full);
-        full = median(t, FRAMES);
+            t[k] = frame_cluster(&bs, &s, 1, &b_full);
+        full = median_sorting(t, FRAMES);
         printf("cluster view, %4zu hosts x 8 GPUs: diffed %.3f ms (%.2fx bare), full redraw "
                "%.3f ms (%.2fx bare); %.0f vs %.0f bytes/frame\n",
                HOSTS[h], diffed, diffed / bare, full, full / bare, (double)b_diff / FRAMES,
@@ -303,8 +234,8 @@ int main(int argc, char **argv)
     view_cluster_snapshot(a);
     long b_tune = 0;
     for (int k = 0; k < FRAMES; k++)
-        t[k] = frame_tune(a, &b_tune);
-    double tune = median(t, FRAMES);
+        t[k] = frame_tune(&bs, a, &b_tune);
+    double tune = median_sorting(t, FRAMES);
     printf("tune view, 60 trials: %.3f ms (%.2fx bare), %.0f bytes/frame\n", tune, tune / bare,
            (double)b_tune / FRAMES);
     cJSON_AddNumberToObject(root, "tune_view_frame_ms_median", tune);
@@ -315,8 +246,7 @@ int main(int argc, char **argv)
     free(a->snap.jobs);
     simcluster_free(a->sim);
     free(a);
-    endwin();
-    delscreen(scr);
+    benchframe_close(&bs);
 
     char bin[1024];
     const char *build = getenv("TUNEDECK_BUILD");
@@ -334,18 +264,9 @@ int main(int argc, char **argv)
         printf("console CPU: not measured (no %s)\n", bin);
         cJSON_AddNullToObject(root, "idle_cpu_pct");
     }
-    if (out_path) {
-        char *text = cJSON_Print(root);
-        FILE *f = fopen(out_path, "w");
-        if (f) {
-            fputs(text, f);
-            fputc('\n', f);
-            fclose(f);
-        }
-        free(text);
-    }
+    int rc = out_path && jsonfile_write(out_path, root, &err) < 0;
+    if (rc)
+        fprintf(stderr, "console bench: --out %s\n", err.msg);
     cJSON_Delete(root);
-    fclose(in);
-    fclose(out_file);
-    return 0;
+    return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "bench/optbench/optbench.h"
 #include "core/base/clock.h"
+#include "core/base/jsonfile.h"
 
 /* From OpenBLAS; not through cblas.h, whose declarations clash with GSL's (DESIGN §7). */
 extern char *openblas_get_corename(void);
@@ -349,17 +350,11 @@ int main(int argc, char **argv)
     int rc = 0;
     if (out) {
         cJSON *root = bench_json(&b, ref, wall);
-        char *text = cJSON_Print(root);
-        FILE *f = fopen(out, "w");
-        if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
-            fprintf(stderr, "optimizer: --out %s: %s\n", out, strerror(errno));
+        Error err;
+        if (jsonfile_write(out, root, &err) < 0) {
+            fprintf(stderr, "optimizer: --out %s\n", err.msg);
             rc = 1;
         }
-        if (f && fclose(f) != 0 && !rc) {
-            fprintf(stderr, "optimizer: --out %s: %s\n", out, strerror(errno));
-            rc = 1;
-        }
-        free(text);
         cJSON_Delete(root);
     }
     if (b.peer_up)

@@ -5,7 +5,6 @@
  * targets: within 1.10x of best-known by trial 10, and at trial 30 at least 1.5x better than
  * every generic peer. */
 #include <cJSON.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +14,8 @@
 
 #include "bench/optbench/pypeer.h"
 #include "core/base/clock.h"
+#include "core/base/median.h"
+#include "core/base/jsonfile.h"
 #include "core/opt/flatsched.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
@@ -225,20 +226,6 @@ static void find_corner(Cell *cell)
     schedule_free(s), free(roles), free(weights);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(double *v, size_t n)
-{
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Median over seeds of the ratio at trial `at` (1-based; clipped to the run's length). */
 static double ratio_at(const Bench *b, const Cell *cell, int k, int at)
 {
@@ -246,7 +233,7 @@ static double ratio_at(const Bench *b, const Cell *cell, int k, int at)
     int t = at < b->trials ? at : b->trials;
     for (int s = 0; s < b->seeds; s++)
         v[s] = cell->ratio[k][s][t - 1];
-    return median(v, (size_t)b->seeds);
+    return median_sorting(v, (size_t)b->seeds);
 }
 
 /* Median over seeds of the first trial within WITHIN; trials + 1 when never. */
@@ -261,7 +248,7 @@ static double trials_to_within(const Bench *b, const Cell *cell, int k)
                 break;
             }
     }
-    return median(v, (size_t)b->seeds);
+    return median_sorting(v, (size_t)b->seeds);
 }
 
 static void print_cell(const Bench *b, Cell *cell)
@@ -292,7 +279,7 @@ static void print_cell(const Bench *b, Cell *cell)
             snprintf(tws, sizeof tws, "%.0f", tw);
         double ms[MAX_SEEDS * MAX_TRIALS];
         memcpy(ms, cell->suggest_ms[k], cell->n_suggest[k] * sizeof *ms);
-        printf("  %8s  %9.1f%s%s\n", tws, median(ms, cell->n_suggest[k]),
+        printf("  %8s  %9.1f%s%s\n", tws, median_sorting(ms, cell->n_suggest[k]),
                cell->error[k][0] ? "  (stopped: " : "", cell->error[k][0] ? cell->error[k] : "");
     }
 }
@@ -489,15 +476,11 @@ int main(int argc, char **argv)
     double wall = clock_now_s() - t0;
     printf("wall %.1f s\n", wall);
     cJSON_AddNumberToObject(json, "wall_s", wall);
-    if (out_path) {
-        char *text = cJSON_Print(json);
-        FILE *f = fopen(out_path, "w");
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0)
-            fprintf(stderr, "optimizer_allreduce: %s: %s\n", out_path, strerror(errno));
-        free(text);
-    }
+    int rc = out_path && jsonfile_write(out_path, json, &err) < 0;
+    if (rc)
+        fprintf(stderr, "optimizer_allreduce: --out %s\n", err.msg);
     cJSON_Delete(json);
     pypeer_stop(&b.peer.proc);
     free_cells(&b);
-    return 0;
+    return rc;
 }

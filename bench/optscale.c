@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/median.h"
+#include "core/base/jsonfile.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/launcher.h"
@@ -57,20 +59,14 @@ static double thread_cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* The median of a copy: the caller's samples keep their order. */
 static double median_of(const double *src, size_t n)
 {
-    if (!n)
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
         return NAN;
-    double *v = malloc(n * sizeof *v);
     memcpy(v, src, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_double);
-    double m = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    double m = median_sorting(v, n);
     free(v);
     return m;
 }
@@ -441,16 +437,13 @@ int main(int argc, char **argv)
             cJSON_AddItemToObject(o, "suggest_wall_s", array_of(c->wall_s, n));
             cJSON_AddItemToArray(arr, o);
         }
-        char *text = cJSON_Print(root);
-        FILE *f = fopen(out, "w");
-        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "optscale: %s: cannot write\n", out);
-            free(text);
-            cJSON_Delete(root);
+        Error err;
+        int failed = jsonfile_write(out, root, &err) < 0;
+        cJSON_Delete(root);
+        if (failed) {
+            fprintf(stderr, "optscale: --out %s\n", err.msg);
             return 1;
         }
-        free(text);
-        cJSON_Delete(root);
     }
     for (size_t i = 0; i < n_cells; i++) {
         free(cells[i].wall_s);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "core/base/clock.h"
+#include "core/base/jsonfile.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
 #include "core/sched/schedcluster.h"
@@ -368,17 +369,11 @@ int main(int argc, char **argv)
     cJSON_AddItemToObject(root, "scaling", scaling(cat, quick));
     cJSON_AddItemToObject(root, "long_traces", long_traces(cat, quick));
     cJSON_AddItemToObject(root, "mixed_cluster", mixed_cluster(cat, data, quick));
-    if (out) {
-        FILE *f = fopen(out, "w");
-        char *text = cJSON_Print(root);
-        if (!f || !text || fputs(text, f) < 0) {
-            fprintf(stderr, "scheduler bench: cannot write %s\n", out);
-            return 1;
-        }
-        fclose(f);
-        free(text);
-    }
+    Error err;
+    int rc = out && jsonfile_write(out, root, &err) < 0;
+    if (rc)
+        fprintf(stderr, "scheduler bench: --out %s\n", err.msg);
     cJSON_Delete(root);
     catalogue_free(cat);
-    return 0;
+    return rc;
 }

@@ -15,45 +15,25 @@
  * a quarter of the nodes in a second partition (two lines each), every state, reasons. */
 #include <cJSON.h>
 #include <curses.h>
-#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
+#include "core/base/median.h"
+#include "core/base/jsonfile.h"
 #include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_queue.h"
-#include "tui/draw.h"
 #include "tui/layout.h"
 #include "tui/snapshot.h"
-#include "tui/theme.h"
 #include "tui/view.h"
 
 enum { COLS_B = 200, ROWS_B = 60, FRAMES = 150, ROUNDS = 41 };
 
 static const double FRAME_BUDGET_MS = 33.0; /* tui/console.c: a frame at most every 33 ms */
-
-static FILE *out_file;
-
-static double now_ms(void)
-{
-    return clock_now_s() * 1000.0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 typedef struct {
     char *buf;
@@ -136,25 +116,25 @@ static int round_cost(size_t n, RoundCost *rc)
     for (int k = 0; k < ROUNDS; k++) {
         SlurmNodes nodes;
         SlurmQueue queue;
-        double t0 = now_ms();
+        double t0 = benchframe_now_ms();
         if (slurm_nodes_parse(st, "sinfo", &nodes, &err) < 0) {
             fprintf(stderr, "bench slurm_frame: %s\n", err.msg);
             return -1;
         }
-        double t1 = now_ms();
+        double t1 = benchframe_now_ms();
         if (slurm_queue_parse(qt, "squeue", &queue, &err) < 0) {
             fprintf(stderr, "bench slurm_frame: %s\n", err.msg);
             return -1;
         }
         tn[k] = t1 - t0;
-        tq[k] = now_ms() - t1;
+        tq[k] = benchframe_now_ms() - t1;
         rc->nodes = nodes.n;
         rc->jobs = queue.n;
         slurm_nodes_clear(&nodes);
         slurm_queue_clear(&queue);
     }
-    rc->nodes_ms = median(tn, ROUNDS);
-    rc->queue_ms = median(tq, ROUNDS);
+    rc->nodes_ms = median_sorting(tn, ROUNDS);
+    rc->queue_ms = median_sorting(tq, ROUNDS);
     rc->bytes = strlen(st) + strlen(qt);
     free(st);
     free(qt);
@@ -196,13 +176,6 @@ static void snapshot_from_slurm(const SlurmNodes *nodes, const SlurmQueue *queue
     }
 }
 
-static long out_bytes(void)
-{
-    fflush(out_file);
-    struct stat st;
-    return fstat(fileno(out_file), &st) == 0 ? (long)st.st_size : 0;
-}
-
 /* A little changes between frames, as on a live cluster: a few nodes' CPU share. */
 static void churn(ClusterSnapshot *s, int k)
 {
@@ -210,32 +183,10 @@ static void churn(ClusterSnapshot *s, int k)
         s->hosts[i].cpu = fmod(s->hosts[i].cpu + 0.13, 1.0);
 }
 
-static double frame_cluster(ClusterSnapshot *s, int k, long *bytes)
+static double frame_cluster(BenchScreen *bs, ClusterSnapshot *s, int k, long *bytes)
 {
     churn(s, k);
-    long b0 = out_bytes();
-    double t0 = now_ms();
-    erase();
-    Layout l;
-    layout_compute(COLS, LINES, VIEW_CLUSTER, 0, &l);
-    view_cluster_draw(s, &l, 0);
-    wnoutrefresh(stdscr);
-    doupdate();
-    double dt = now_ms() - t0;
-    *bytes += out_bytes() - b0;
-    return dt;
-}
-
-static double frame_bare(int k)
-{
-    double t0 = now_ms();
-    erase();
-    for (int y = 0; y < LINES; y++)
-        mvhline(y, 0, (chtype)('a' + (y + k) % 26), COLS);
-    clearok(curscr, TRUE);
-    wnoutrefresh(stdscr);
-    doupdate();
-    return now_ms() - t0;
+    return benchframe_cluster(bs, s, 0, bytes);
 }
 
 /* The console's Slurm panel (tui/view_slurm.c): one frame of the hosts view on a Slurm
@@ -246,7 +197,7 @@ static double frame_slurm_panel(const SlurmNodes *nodes, const SlurmQueue *queue
     SlurmPanel p = {.nodes = nodes, .queue = queue, .interval_s = 2, .calls = 2, .rounds = 1};
     snprintf(p.where, sizeof p.where, "here");
     slurm_panel_count(&p); /* once per round in the console, outside its frames */
-    double t0 = now_ms();
+    double t0 = benchframe_now_ms();
     erase();
     Layout l;
     layout_compute(COLS, LINES, VIEW_HOSTS, LAYOUT_SLURM, &l);
@@ -256,7 +207,7 @@ static double frame_slurm_panel(const SlurmNodes *nodes, const SlurmQueue *queue
                     nodes->n ? (size_t)k % nodes->n : 0, clock_now_ms());
     wnoutrefresh(stdscr);
     doupdate();
-    return now_ms() - t0;
+    return benchframe_now_ms() - t0;
 }
 
 int main(int argc, char **argv)
@@ -293,26 +244,13 @@ int main(int argc, char **argv)
         cJSON_AddItemToArray(jr, v);
     }
 
-    out_file = tmpfile();
-    FILE *in = fopen("/dev/null", "r");
-    setenv("LC_ALL", "C.UTF-8", 1);
-    setlocale(LC_ALL, "");
-    SCREEN *scr = newterm("xterm-256color", out_file, in);
-    if (!scr) {
-        fprintf(stderr, "bench slurm_frame: newterm failed\n");
+    BenchScreen bs;
+    if (benchframe_open(&bs, ROWS_B, COLS_B, "slurm_frame") < 0)
         return 1;
-    }
-    resizeterm(ROWS_B, COLS_B);
-    start_color();
-    use_default_colors();
-    Theme th;
-    theme_default(&th);
-    theme_apply(&th, 256);
-    draw_init(0);
     double t[FRAMES];
     for (int k = 0; k < FRAMES; k++)
-        t[k] = frame_bare(k);
-    double bare = median(t, FRAMES);
+        t[k] = benchframe_bare(&bs, k, NULL);
+    double bare = median_sorting(t, FRAMES);
     cJSON_AddNumberToObject(root, "bare_full_refresh_ms", bare);
     printf("frames on a %dx%d screen (median of %d), against a bare ncurses full refresh "
            "(%.3f ms) and the %.0f ms frame budget:\n",
@@ -332,11 +270,11 @@ int main(int argc, char **argv)
         snapshot_from_slurm(&nodes, &queue, &snap);
         long bytes = 0;
         for (int k = 0; k < FRAMES; k++)
-            t[k] = frame_cluster(&snap, k, &bytes);
-        double cluster = median(t, FRAMES);
+            t[k] = frame_cluster(&bs, &snap, k, &bytes);
+        double cluster = median_sorting(t, FRAMES);
         for (int k = 0; k < FRAMES; k++)
             t[k] = frame_slurm_panel(&nodes, &queue, k);
-        double panel = median(t, FRAMES);
+        double panel = median_sorting(t, FRAMES);
         printf("  %4zu nodes: cluster view %.3f ms (%.2fx bare, %.4f of the budget), %.0f "
                "bytes/frame; Slurm panel ",
                nodes.n, cluster, cluster / bare, cluster / FRAME_BUDGET_MS, (double)bytes / FRAMES);
@@ -365,24 +303,15 @@ int main(int argc, char **argv)
         free(st);
         free(qt);
     }
-    endwin();
-    delscreen(scr);
-    fclose(in);
-    fclose(out_file);
+    benchframe_close(&bs);
     double worst = rounds[N_SIZES - 1].nodes_ms + rounds[N_SIZES - 1].queue_ms;
     printf("a 1,024-node round's parsing in the console's loop: %.3f ms, %.3f of one frame's "
            "budget\n",
            worst, worst / FRAME_BUDGET_MS);
-    if (out_path) {
-        char *text = cJSON_Print(root);
-        FILE *f = fopen(out_path, "w");
-        if (f) {
-            fputs(text, f);
-            fputc('\n', f);
-            fclose(f);
-        }
-        free(text);
-    }
+    Error err;
+    int rc = out_path && jsonfile_write(out_path, root, &err) < 0;
+    if (rc)
+        fprintf(stderr, "slurm_frame: --out %s\n", err.msg);
     cJSON_Delete(root);
-    return 0;
+    return rc;
 }

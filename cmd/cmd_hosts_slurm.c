@@ -128,6 +128,8 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
         }
     }
     printf("watched: %ld controller calls\n", slurm_ctl_calls(ctl));
+    printf("rounds: %ld (%ld with the node table)\n", slurm_watch_rounds(w),
+           slurm_watch_node_tables(w));
     printf("read: %lld bytes of answers\n", slurm_ctl_bytes_read(ctl));
     slurm_watch_free(w);
     return rc;

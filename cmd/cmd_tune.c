@@ -3,14 +3,17 @@
 #include <cJSON.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/paths.h"
+#include "core/base/evloop.h"
 #include "core/base/exitcode.h"
 #include "core/opt/prune.h"
 #include "core/sim/simcluster.h"
@@ -286,6 +289,47 @@ static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec
     return 0;
 }
 
+static volatile sig_atomic_t interrupted_by;
+
+static void on_interrupt(int sig)
+{
+    interrupted_by = sig;
+}
+
+static int done_or_interrupted(void *t)
+{
+    return interrupted_by || tuner_done(t);
+}
+
+static void wake_only(void *ctx, int64_t now_ms)
+{
+    (void)ctx, (void)now_ms;
+}
+
+/* Runs the session until its budget is spent, or until SIGINT/SIGTERM: then it returns the
+ * signal, for the caller to close the session (which stops the running trial as a cancel
+ * does: its remote processes, its Slurm steps, then the allocation) and to end as the signal
+ * would have. The journal stays that of an interrupted session. A signal ignored at start
+ * stays ignored. */
+static int run_interruptible(Tuner *t)
+{
+    struct sigaction sa, old[2];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++)
+        if (sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    EvLoop *l = evloop_new();
+    if (l && tuner_attach(t, l) > 0 && evloop_wake_every(l, 100, wake_only, NULL) > 0)
+        evloop_run(l, done_or_interrupted, t, -1);
+    evloop_free(l);
+    for (int i = 0; i < 2; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    return interrupted_by;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     TuneArgs a;
@@ -306,6 +350,13 @@ int cmd_tune(int argc, char **argv)
     a.seed = spec.seed;
     Tuner *t = ses->tuner;
     session_stop_interrupted(ses, report_stderr, NULL);
+    int sig = run_interruptible(t);
+    if (sig) {
+        session_free(ses);
+        signal(sig, SIG_DFL);
+        kill(getpid(), sig);
+        return 128 + sig;
+    }
     Error err;
     if (tuner_run_blocking(t, &err) < 0)
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);

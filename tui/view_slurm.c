@@ -226,9 +226,13 @@ void slurm_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
         a->slurm_back_round = 0;
     else if (!a->slurm_back_round)
         a->slurm_back_round = p->rounds;
+    int unknown = a->slurm_hold && session_nodes_unknown(a);
+    /* The watch reads the node table every 10 s unless asked: while the trials wait for
+     * these nodes to be known, every round reads it. */
+    if (unknown && !p->down_since_ms)
+        slurm_desk_poke(a->slurm, now_ms);
     hold_trials(a, p->down_since_ms != 0 ||
-                       (a->slurm_hold && (session_nodes_unknown(a) ||
-                                          p->rounds <= a->slurm_back_round)));
+                       (a->slurm_hold && (unknown || p->rounds <= a->slurm_back_round)));
     a->dirty = 1;
 }
 

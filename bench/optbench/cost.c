@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench/optbench/optbench.h"
+#include "core/base/median.h"
 
 static double ideal_s(const Cell *cell, int trials)
 {
@@ -45,11 +46,11 @@ void cost_summarize(const Bench *b, Cell *cell, size_t ki)
         pruned[n] = r->pruned;
         n++;
     }
-    sm->cost_to_within = median(within, n);
-    sm->cost_budget = median(budget, n);
-    sm->cost_to_own_best = median(own, n);
-    sm->cost_to_own_best_s = median(own_s, n);
-    sm->pruned_median = median(pruned, n);
+    sm->cost_to_within = median_sorting(within, n);
+    sm->cost_budget = median_sorting(budget, n);
+    sm->cost_to_own_best = median_sorting(own, n);
+    sm->cost_to_own_best_s = median_sorting(own_s, n);
+    sm->pruned_median = median_sorting(pruned, n);
     free(within);
     free(budget);
     free(own);
@@ -75,7 +76,7 @@ static double cost_to_within_s(const Bench *b, const Cell *cell, size_t ki)
             }
         n++;
     }
-    double m = median(v, n);
+    double m = median_sorting(v, n);
     free(v);
     return m;
 }

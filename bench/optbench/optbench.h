@@ -103,7 +103,6 @@ int peer_tell(Bench *b, double value, int pruned, Error *err);
 int peer_report(Bench *b, int step, double value, Error *err);
 
 /* session.c */
-double median(double *v, size_t n);
 void run_alloc(Run *r, int trials);
 void run_free(Run *r);
 void run_session(Bench *b, Cell *cell, const Contender *k, uint64_t seed, Run *r);

@@ -9,22 +9,9 @@
 
 #include "bench/optbench/optbench.h"
 #include "core/base/clock.h"
+#include "core/base/median.h"
 #include "core/opt/prune.h"
 #include "remote/launch/launcher.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double median(double *v, size_t n)
-{
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Who may stop a running trial: the tuner's prune rule (registered optimizers, as `tunedeck
  * tune` runs them) or the peer study's pruner (optuna-tpe-median), from each iteration. */
@@ -251,7 +238,7 @@ void summarize(const Bench *b, Cell *cell, size_t ki)
             if (r->ran && CHECKPOINTS[ci] <= b->trials)
                 v[n++] = r->ratio[CHECKPOINTS[ci] - 1];
         }
-        sm->ratio_at[ci] = n ? median(v, n) : NAN;
+        sm->ratio_at[ci] = n ? median_sorting(v, n) : NAN;
     }
     n = 0;
     for (int s = 0; s < b->n_seeds; s++) {
@@ -268,7 +255,7 @@ void summarize(const Bench *b, Cell *cell, size_t ki)
         v[n++] = first;
         sm->runs++;
     }
-    sm->trials_to_within = n ? median(v, n) : NAN;
+    sm->trials_to_within = n ? median_sorting(v, n) : NAN;
     n = 0;
     sm->suggest_ms_max = 0;
     for (int s = 0; s < b->n_seeds; s++) {
@@ -280,13 +267,13 @@ void summarize(const Bench *b, Cell *cell, size_t ki)
                     sm->suggest_ms_max = r->suggest_ms[t];
             }
     }
-    sm->suggest_ms_median = n ? median(v, n) : NAN;
+    sm->suggest_ms_median = n ? median_sorting(v, n) : NAN;
     n = 0;
     for (int s = 0; s < b->n_seeds; s++) {
         const Run *r = &cell->runs[ki * (size_t)b->n_seeds + (size_t)s];
         if (r->ran && !isnan(r->suggest_ms[b->trials - 1]))
             v[n++] = r->suggest_ms[b->trials - 1];
     }
-    sm->last_suggest_ms = n ? median(v, n) : NAN;
+    sm->last_suggest_ms = n ? median_sorting(v, n) : NAN;
     free(v);
 }

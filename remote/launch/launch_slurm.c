@@ -2,7 +2,9 @@
  * (LaunchConfig.slurm_job, made by remote/slurm/slurm_alloc), on the machines the schedule
  * uses (machine names are Slurm node names), one task per node with that node's GPUs (one
  * step per GPU count when the nodes differ). The
- * srun client runs here as the local launcher's command, so the schedule reaches the tasks
+ * srun client runs here as the local launcher's command, or, when the inventory names a
+ * login node (LaunchConfig.remote), on that node as the single launcher's command over the
+ * session's SSH connection; either way the schedule reaches the tasks
  * on its standard input (--input=all: every task reads it, as protocol v1 says) and their
  * protocol lines come back merged on its standard output. Each task learns its machine from
  * SLURMD_NODENAME and reports the step id, so a cancel is `scancel JOB.STEP`. Slurm enforces
@@ -16,15 +18,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "remote/launch/launcher.h"
+#include "core/base/clock.h"
+#include "core/base/evloop.h"
+#include "remote/launch/launch_slurm.h"
 #include "remote/launch/rankfan.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 extern const LauncherKind LAUNCHER_LOCAL;
+extern const LauncherKind LAUNCHER_SINGLE;
 
 /* Slurm checks time limits about every 30 s and then waits KillWait: past this much after
- * the step's own limit, tunedeck stops it itself. */
-enum { BACKSTOP_S = 120 };
+ * the step's own limit, tunedeck stops it itself. SCANCEL_WAIT_MS: how long a trial's end
+ * waits for the login node's scancel to answer (a controller that is away keeps scancel
+ * retrying there; it goes on without us). */
+enum { BACKSTOP_S = 120, SCANCEL_WAIT_MS = 10000 };
 
 #define STEP_MARK "tunedeck-step "
 
@@ -35,13 +44,20 @@ static const char TASK_SCRIPT[] =
     "exec sh -c \"$1\"";
 
 typedef struct {
-    void *local;
+    const LauncherKind *inner; /* local (srun here) or single (srun on the login node) */
+    void *run;                 /* the inner launcher's run */
     char *command;
-    LaunchConfig cfg; /* the caller's: its log sink */
+    LaunchConfig cfg; /* the caller's: its log sink, the login node's session */
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
     char slurm_reason[256];
+    char task_said[160];  /* the last standard-error line that is not Slurm's own */
+    int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
     int cancelled;
-    int ended; /* its result was taken: nothing of it runs */
+    int ended;           /* its result was taken: nothing of it runs */
+    size_t steps_sent;   /* how much of steps was cancelled (here: fire and forget) */
+    RemoteExec *scancel; /* on the login node: waited for, up to scancel_until_ms */
+    int64_t scancel_until_ms;
+    int64_t backstop_ms; /* past it, the steps are cancelled whatever srun does */
 } SlurmRun;
 
 /* "slurmstepd: error: *** STEP 4.2 ON n1 CANCELLED AT 2026-... DUE TO TIME LIMIT ***" and
@@ -55,6 +71,7 @@ static void note_slurm_end(SlurmRun *r, const char *line)
         const char *end = strstr(stars + 4, " ***");
         int len = end ? (int)(end - stars - 4) : (int)strlen(stars + 4);
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s", len, stars + 4);
+        r->slurm_after_task = !strstr(stars, "DUE TO");
     } else if (strstr(line, "srun: error: Node failure")) {
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 6);
     } else if (strstr(line, "srun: error: Unable to create step for job")) {
@@ -83,6 +100,8 @@ static void on_log(void *userdata, const char *machine, StreamKind stream, const
             return;
         }
         note_slurm_end(r, line);
+        if (strncmp(line, "srun: ", 6) != 0 && strncmp(line, "slurmstepd: ", 12) != 0)
+            snprintf(r->task_said, sizeof r->task_said, "%s", line);
     }
     if (r->cfg.on_log)
         r->cfg.on_log(r->cfg.userdata, "slurm", stream, line);
@@ -251,6 +270,50 @@ static char *ranks_command(const Schedule *s, const char *command, Error *err)
     return b;
 }
 
+/* The tuner's pruning, through the inner launcher: a trial it stops is cancelled as the
+ * operator's cancel is, its steps included. */
+static int on_iteration(void *userdata, int iter, double time_s)
+{
+    SlurmRun *r = userdata;
+    int stop = r->cfg.on_iteration(r->cfg.iter_userdata, iter, time_s);
+    if (stop)
+        r->cancelled = 1;
+    return stop;
+}
+
+char *launch_slurm_command(const LaunchConfig *cfg, const Schedule *s, double limit_min,
+                           Error *err)
+{
+    char *fan = rankfan_wanted(s) ? ranks_command(s, cfg->command, err) : NULL;
+    if (rankfan_wanted(s) && !fan)
+        return NULL;
+    char *cmd = srun_command(cfg, s, fan ? fan : cfg->command, limit_min, err);
+    free(fan);
+    return cmd;
+}
+
+/* The step ids as scancel's arguments, in `copy` (a copy of steps that argv points into). */
+static size_t steps_argv(const char *steps, char *copy, size_t copy_cap, const char **argv,
+                         size_t cap)
+{
+    size_t n = 0;
+    snprintf(copy, copy_cap, "%s", steps);
+    argv[n++] = "scancel";
+    for (char *save = NULL, *t = strtok_r(copy, " ", &save); t && n + 1 < cap;
+         t = strtok_r(NULL, " ", &save))
+        argv[n++] = t;
+    argv[n] = NULL;
+    return n;
+}
+
+char *launch_slurm_scancel_command(const char *steps)
+{
+    char copy[256];
+    const char *argv[16];
+    size_t n = steps_argv(steps, copy, sizeof copy, argv, 16);
+    return n > 1 ? shquote_argv(argv, n) : NULL;
+}
+
 static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
 {
     if (!cfg->command || !cfg->command[0]) {
@@ -269,25 +332,22 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     r->cfg = *cfg;
-    char *fan = rankfan_wanted(s) ? ranks_command(s, cfg->command, err) : NULL;
-    if (rankfan_wanted(s) && !fan) {
+    r->inner = cfg->remote ? &LAUNCHER_SINGLE : &LAUNCHER_LOCAL;
+    if (!(r->command = launch_slurm_command(cfg, s, limit_min, err))) {
         free(r);
         return NULL;
     }
-    r->command = srun_command(cfg, s, fan ? fan : cfg->command, limit_min, err);
-    free(fan);
-    if (!r->command) {
-        free(r);
-        return NULL;
-    }
-    LaunchConfig local = *cfg;
-    local.command = r->command;
-    local.timeout_s = limit_min * 60 + BACKSTOP_S;
-    local.on_log = on_log;
-    local.on_proc = NULL; /* the step, not a process group, is what a stop reaches */
-    local.ranks_elsewhere = 1; /* each task fans out its own node's ranks */
-    local.userdata = r;
-    if (!(r->local = LAUNCHER_LOCAL.start(&local, s, err))) {
+    LaunchConfig inner = *cfg;
+    inner.command = r->command;
+    inner.timeout_s = limit_min * 60 + BACKSTOP_S;
+    inner.on_log = on_log;
+    inner.on_proc = NULL; /* the step, not a process group, is what a stop reaches */
+    inner.ranks_elsewhere = 1; /* each task fans out its own node's ranks */
+    inner.userdata = r;
+    inner.on_iteration = cfg->on_iteration ? on_iteration : NULL;
+    inner.iter_userdata = r;
+    r->backstop_ms = clock_now_ms() + (int64_t)(inner.timeout_s * 1000);
+    if (!(r->run = r->inner->start(&inner, s, err))) {
         error_prefix(err, "slurm launcher");
         free(r->command);
         free(r);
@@ -296,45 +356,14 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     return r;
 }
 
-static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+/* scancel of the steps here, not waited for: it answers at once, unless the controller is
+ * away (then it retries for a while, and the screen must not wait with it). A grandchild,
+ * so nothing is left to reap; the srun clients end with their steps, or by SIGTERM. */
+static void scancel_here(const char *steps)
 {
-    return LAUNCHER_LOCAL.pollfds(((SlurmRun *)run)->local, fds, cap, deadline_ms);
-}
-
-static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    LAUNCHER_LOCAL.step(((SlurmRun *)run)->local, fds, n, now_ms);
-}
-
-static int finished(const void *run)
-{
-    return LAUNCHER_LOCAL.finished(((const SlurmRun *)run)->local);
-}
-
-static Observation *result(void *run)
-{
-    SlurmRun *r = run;
-    Observation *o = LAUNCHER_LOCAL.result(r->local);
-    r->ended = r->ended || o;
-    if (o && !r->cancelled && r->slurm_reason[0] && o->status != TRIAL_TIMEOUT) {
-        o->status = TRIAL_FAILED;
-        snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
-    }
-    return o;
-}
-
-/* scancel of the steps, not waited for: it answers at once, unless the controller is away
- * (then it retries for a while, and the screen must not wait with it). A grandchild, so
- * nothing is left to reap; the srun clients end with their steps, or by SIGTERM. */
-static void scancel_steps(const char *steps)
-{
-    char copy[256], *argv[16] = {"scancel"};
-    size_t n = 1;
-    snprintf(copy, sizeof copy, "%s", steps);
-    for (char *save = NULL, *t = strtok_r(copy, " ", &save); t && n < 15;
-         t = strtok_r(NULL, " ", &save))
-        argv[n++] = t;
-    argv[n] = NULL;
+    char copy[256];
+    const char *argv[16];
+    steps_argv(steps, copy, sizeof copy, argv, 16);
     pid_t child = fork();
     if (child < 0)
         return;
@@ -350,19 +379,130 @@ static void scancel_steps(const char *steps)
         dup2(devnull, 1);
         dup2(devnull, 2);
     }
-    execvp("scancel", argv);
+    execvp("scancel", (char *const *)argv);
     _exit(127);
+}
+
+/* The steps reported and not yet cancelled are cancelled where srun runs. On the login node
+ * the scancel is a channel of the same session, stepped with the trial's own until it
+ * answers (or SCANCEL_WAIT_MS), so the trial ends only after its steps were told to. */
+static void scancel_steps(SlurmRun *r)
+{
+    size_t len = strlen(r->steps);
+    if (r->steps_sent >= len || (r->scancel && !rexec_done(r->scancel)))
+        return; /* nothing new; or the last one is still under way: the next step sends */
+    const char *steps = r->steps + r->steps_sent;
+    r->steps_sent = len;
+    if (!r->cfg.remote) {
+        scancel_here(steps);
+        return;
+    }
+    char *cmd = launch_slurm_scancel_command(steps);
+    long host = cmd ? hostpool_find(r->cfg.remote, r->cfg.remote_host) : -1;
+    rexec_free(r->scancel);
+    r->scancel = host >= 0 ? hostpool_exec(r->cfg.remote, (size_t)host, cmd, NULL, 0, NULL, NULL)
+                           : NULL;
+    r->scancel_until_ms = clock_now_ms() + SCANCEL_WAIT_MS;
+    free(cmd);
+}
+
+static int scancel_pending(const SlurmRun *r)
+{
+    return r->scancel && !rexec_done(r->scancel);
+}
+
+static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    SlurmRun *r = run;
+    size_t n = r->inner->pollfds(r->run, fds, cap, deadline_ms);
+    int64_t next = scancel_pending(r) ? r->scancel_until_ms
+                   : r->inner->finished(r->run) ? -1
+                                                  : r->backstop_ms;
+    if (next >= 0 && (*deadline_ms < 0 || next < *deadline_ms))
+        *deadline_ms = next;
+    return n;
+}
+
+static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    SlurmRun *r = run;
+    r->inner->step(r->run, fds, n, now_ms); /* the login node's session too: the scancel */
+    /* A cancel's steps (some may report only after it), or steps srun did not end with
+     * Slurm's own limit: ours to end. */
+    if (r->cancelled || (!r->inner->finished(r->run) && now_ms >= r->backstop_ms))
+        scancel_steps(r);
+    if (scancel_pending(r) && now_ms >= r->scancel_until_ms)
+        rexec_close(r->scancel);
+}
+
+static int finished(const void *run)
+{
+    const SlurmRun *r = run;
+    return r->inner->finished(r->run) && !scancel_pending(r);
+}
+
+static Observation *result(void *run)
+{
+    SlurmRun *r = run;
+    if (scancel_pending(r))
+        return NULL;
+    Observation *o = r->inner->result(r->run);
+    r->ended = r->ended || o;
+    if (!o || r->cancelled || o->status == TRIAL_TIMEOUT)
+        return o;
+    if (r->slurm_reason[0]) {
+        /* When a task failed on its own (a crashing rank), srun cancels the step's other
+         * tasks: the task's words are the cause and come first, whichever line arrived
+         * first. A step Slurm ended for its own reason (time limit, node failure) is said in
+         * Slurm's words. */
+        int own = r->slurm_after_task && o->status == TRIAL_FAILED && o->reason[0] &&
+                  strncmp(o->reason, "the command was killed", 22) != 0;
+        if (own) {
+            size_t used = strlen(o->reason);
+            if (used + 4 < sizeof o->reason)
+                snprintf(o->reason + used, sizeof o->reason - used, " (%s)", r->slurm_reason);
+        } else {
+            o->status = TRIAL_FAILED;
+            snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
+        }
+    } else if (o->status == TRIAL_FAILED && r->task_said[0] &&
+               !strstr(o->reason, r->task_said) && !strstr(o->reason, "error event")) {
+        /* srun's own last line ("task 0: Exited with exit code 3") says less than the
+         * trial's; a trial that said why in an error event needs no other rank's last word
+         * ("Connection reset by peer") */
+        size_t len = strlen(o->reason);
+        snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", r->task_said);
+    }
+    return o;
 }
 
 static void cancel(void *run)
 {
     SlurmRun *r = run;
-    if (LAUNCHER_LOCAL.finished(r->local))
+    if (r->inner->finished(r->run))
         return;
     r->cancelled = 1;
-    if (r->steps[0])
-        scancel_steps(r->steps);
-    LAUNCHER_LOCAL.cancel(r->local);
+    scancel_steps(r);
+    r->inner->cancel(r->run);
+}
+
+static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    SlurmRun *r = ctx;
+    int64_t until = r->scancel_until_ms;
+    if (*deadline_ms < 0 || until < *deadline_ms)
+        *deadline_ms = until;
+    return hostpool_pollfds(r->cfg.remote, fds, cap, deadline_ms);
+}
+
+static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    hostpool_step(((SlurmRun *)ctx)->cfg.remote, fds, n, now_ms);
+}
+
+static int pool_scancel_done(void *ctx)
+{
+    return !scancel_pending(ctx);
 }
 
 static void run_free(void *run)
@@ -370,11 +510,20 @@ static void run_free(void *run)
     SlurmRun *r = run;
     if (!r)
         return;
-    /* The local run forgets it finished once its result is taken: a step whose result
-     * came back has ended, and needs no scancel. */
-    if (!r->ended && !LAUNCHER_LOCAL.finished(r->local) && r->steps[0])
-        scancel_steps(r->steps);
-    LAUNCHER_LOCAL.free(r->local);
+    /* The inner run forgets it finished once its result is taken: a step whose result
+     * came back has ended, and needs no scancel. A run dropped while it ran (the tuner
+     * cancels first, so only a caller that did not) is cancelled now; on the login node
+     * that waits for scancel's answer, as a cancel does. */
+    int dropped = !r->ended && (r->cancelled || !r->inner->finished(r->run));
+    for (int round = 0; round < 2; round++) { /* a second for steps reported meanwhile */
+        if (dropped)
+            scancel_steps(r);
+        if (scancel_pending(r))
+            evloop_run_source(pool_pollfds, pool_step, r, pool_scancel_done, r,
+                              r->scancel_until_ms);
+    }
+    rexec_free(r->scancel);
+    r->inner->free(r->run);
     free(r->command);
     free(r);
 }

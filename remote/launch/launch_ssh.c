@@ -1,5 +1,6 @@
 /* The `per-host` and `single` launchers: the trial command runs over SSH on every machine
- * of the schedule (or once on the launch host), reads the schedule on standard input, and
+ * of the schedule (or once on the launch host, or on the pool host the caller names: the
+ * slurm launcher's login node), reads the schedule on standard input, and
  * its protocol lines from all hosts are merged by iteration. The remote command runs in a
  * process group of its own (sshd starts each session with setsid); stopping it is a kill
  * of that group over a second channel, so nothing of the trial outlives a stop. */
@@ -34,6 +35,7 @@ typedef struct {
     LaunchConfig cfg;
     const Schedule *schedule;
     HostPool *pool;
+    char where[64]; /* cfg.remote_host: named instead of a machine */
     TrialAccumulator *acc;
     Part *parts;
     size_t n;
@@ -50,6 +52,8 @@ typedef struct {
 
 static const char *machine_name(const SshRun *r, const Part *p)
 {
+    if (r->where[0])
+        return r->where;
     return r->schedule->cluster->machines[p->machine].name;
 }
 
@@ -149,7 +153,18 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     r->cfg = *cfg;
     r->schedule = s;
     r->pool = cfg->remote;
-    if (single) {
+    if (single && cfg->remote_host) {
+        /* a host of the pool that is no machine of the schedule (the slurm launcher's
+         * login node): its command speaks for every machine */
+        long h = hostpool_find(r->pool, cfg->remote_host);
+        if (h < 0) {
+            error_set(err, "single launcher: no host '%s' in the pool", cfg->remote_host);
+            goto fail;
+        }
+        snprintf(r->where, sizeof r->where, "%s", cfg->remote_host);
+        r->parts[r->n].machine = 0;
+        r->parts[r->n++].host = (size_t)h;
+    } else if (single) {
         long m = c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
         if (m < 0 || c->n_machines == 0) {
             error_set(err, "single launcher: trial.launch_host: no machine named '%s'",
@@ -165,7 +180,7 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
                       : s->worker[m] || s->ps[m])
                 r->parts[r->n++].machine = m;
     }
-    for (size_t i = 0; i < r->n; i++) {
+    for (size_t i = 0; i < r->n && !r->where[0]; i++) {
         long h = hostpool_find(r->pool, c->machines[r->parts[i].machine].name);
         if (h < 0) {
             error_set(err, "%s launcher: machine '%s' is not in the host pool", lname,

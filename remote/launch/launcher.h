@@ -28,7 +28,10 @@ typedef struct {
     double timeout_s;        /* whole-trial deadline; default 600 */
     SimCluster *sim;         /* sim launcher: the simulated cluster answering trials */
     uint64_t seed;           /* sim launcher: noise seed (combined with the trial number) */
-    void *remote;            /* per-host/single: the remote layer's host pool */
+    void *remote;            /* per-host/single: the remote layer's host pool; slurm: the
+                                login node's session (NULL: srun runs here) */
+    const char *remote_host; /* single: the pool's host to run on instead of
+                                trial.launch_host (slurm: the login node) */
     const char *slurm_job;   /* slurm: the allocation its steps run in (remote/slurm) */
     int slurm_het;           /* slurm: one component per GPU count, in machine order */
     int ranks_elsewhere;     /* local: the command starts per-device ranks itself (the slurm

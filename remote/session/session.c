@@ -137,7 +137,7 @@ static int open_pool(Session *s, const SessionSpec *o, Error *err)
 }
 
 /* The slurm launcher's allocation (the one in SLURM_JOB_ID when tunedeck runs inside one).
- * srun runs here, so a Slurm inventory that names a login node cannot launch trials. */
+ * With a login node, srun runs there too, on the same SSH session as every Slurm command. */
 static int open_slurm(Session *s, const SessionSpec *o, Error *err)
 {
     SlurmTarget t;
@@ -146,12 +146,8 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
         slurm_target_from_json(s->cluster->extra, o->cluster ? o->cluster : "--cluster", &t,
                                err) < 0)
         return -1;
-    if (t.login[0])
-        return error_set(err, "--launcher slurm: srun runs on this machine; run tunedeck on "
-                              "the login node %s (the inventory's \"login\" serves hosts "
-                              "and watching only)",
-                         t.login);
-    if (!s->slurm && !(s->slurm = slurm_target_ctl(&t, o->ssh_config, 0, err)))
+    if (!s->slurm &&
+        !(s->slurm = slurm_target_ctl(&t, o->ssh_config, o->accept_new_host_keys, err)))
         return -1;
     if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), 60, &s->alloc,
                          err) < 0)
@@ -189,8 +185,13 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         return -1;
     if (!s->pool && is_remote_launcher(s->launcher) && open_pool(s, spec, err) < 0)
         return -1;
-    if (strcmp(s->launcher, "slurm") == 0 && open_slurm(s, spec, err) < 0)
-        return -1;
+    const char *login_host = NULL;
+    HostPool *login = NULL;
+    if (strcmp(s->launcher, "slurm") == 0) {
+        if (open_slurm(s, spec, err) < 0)
+            return -1;
+        login = slurm_ctl_login_pool(s->slurm, &login_host);
+    }
     TunerConfig cfg = {
         .cluster = s->cluster,
         .job = s->job,
@@ -202,7 +203,8 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
                    .timeout_s = spec->trial_timeout_s,
                    .sim = s->sim,
                    .seed = (uint64_t)spec->seed,
-                   .remote = s->pool,
+                   .remote = login ? login : s->pool,
+                   .remote_host = login ? login_host : NULL,
                    .slurm_job = s->alloc.job_id,
                    .slurm_het = s->alloc.het,
                    .on_proc = on_proc,

@@ -19,9 +19,11 @@
 
 enum { MAX_OUTPUT = 64 << 20 };
 
+
 struct SlurmCtl {
     HostPool *pool; /* NULL: here */
     char where[256];
+    char login_host[sizeof ((Machine *)0)->name]; /* the pool's one host */
     double timeout_s;
     long calls;
     long long bytes_read; /* standard output of every call */
@@ -72,7 +74,7 @@ SlurmCtl *slurm_ctl_new(const SlurmCtlOptions *o, Error *err)
     memset(&none, 0, sizeof none);
     Machine m;
     memset(&m, 0, sizeof m);
-    snprintf(m.name, sizeof m.name, "login");
+    snprintf(m.name, sizeof m.name, "%s", o->login); /* trials' messages name it */
     snprintf(m.host, sizeof m.host, "%s", o->login);
     HostConf hc;
     if (!(c->pool = hostpool_new(&po, err)) ||
@@ -83,6 +85,7 @@ SlurmCtl *slurm_ctl_new(const SlurmCtlOptions *o, Error *err)
         return NULL;
     }
     hostpool_connect(c->pool, 0, 1);
+    snprintf(c->login_host, sizeof c->login_host, "%s", m.name);
     snprintf(c->where, sizeof c->where, "%s", o->login);
     return c;
 }
@@ -114,6 +117,13 @@ const char *slurm_ctl_last_stderr(const SlurmCtl *c)
 const char *slurm_ctl_where(const SlurmCtl *c)
 {
     return c->where;
+}
+
+HostPool *slurm_ctl_login_pool(SlurmCtl *c, const char **host)
+{
+    if (host)
+        *host = c->login_host;
+    return c->pool;
 }
 
 static void last_line(const Text *t, char *out, size_t cap)

@@ -11,6 +11,7 @@
 
 #include "core/base/error.h"
 #include "core/model/cluster.h"
+#include "remote/ssh/hostpool.h"
 
 typedef struct SlurmCtl SlurmCtl;
 
@@ -54,5 +55,8 @@ long slurm_ctl_calls(const SlurmCtl *c);
 long long slurm_ctl_bytes_read(const SlurmCtl *c);
 /* "here" or the login host. */
 const char *slurm_ctl_where(const SlurmCtl *c);
+/* The login node's SSH session, for commands that stream (a trial's srun), and the name of
+ * its host in that pool; NULL when the commands run here. The pool stays the SlurmCtl's. */
+HostPool *slurm_ctl_login_pool(SlurmCtl *c, const char **host);
 
 #endif

@@ -1,9 +1,9 @@
 /* The console's Slurm desk: what an operator's screen does with the controller, on the
- * screen's own loop and never waiting on it. It watches (remote/slurm/slurm_watch: one
- * sinfo and one squeue a round, back-off), says when the controller stops answering and
- * when it is back, and runs the operator's node updates (`scontrol update NodeName=N
- * State=DRAIN|RESUME`) one command at a time, so the controller never sees more than the
- * watch's rate plus what the operator asks. */
+ * screen's own loop and never waiting on it. It watches (remote/slurm/slurm_watch: a squeue
+ * a round, the sinfo node table when it is 10 s old or there is reason to look, back-off),
+ * says when the controller stops answering and when it is back, and runs the operator's node
+ * updates (`scontrol update NodeName=N State=DRAIN|RESUME`) one command at a time, so the
+ * controller never sees more than the watch's rate plus what the operator asks. */
 #ifndef TUNEDECK_SLURM_DESK_H
 #define TUNEDECK_SLURM_DESK_H
 
@@ -35,8 +35,9 @@ int slurm_desk_changed(SlurmDesk *d);
  * done or refused. bad: it is a failure. Returns 0 when there is none. */
 int slurm_desk_take_outcome(SlurmDesk *d, char *msg, size_t cap, int *bad);
 
-/* Something says the controller may be away (a trial's srun could not reach it): the next
- * round as soon as the watch's spacing allows. */
+/* Something says the controller may be away (a trial's srun could not reach it), or the
+ * caller waits for a node's state (unknown after slurmctld restarted): the next round as soon
+ * as the watch's spacing allows, with the node table. */
 void slurm_desk_poke(SlurmDesk *d, int64_t now_ms);
 
 /* The node is one the last round listed. */

@@ -76,3 +76,70 @@ void slurm_queue_clear(SlurmQueue *q)
     q->v = NULL;
     q->n = 0;
 }
+
+static int is_running(const SlurmQueueJob *j)
+{
+    /* CONFIGURING: it holds its nodes while they boot */
+    return strcmp(j->state, "RUNNING") == 0 || strcmp(j->state, "CONFIGURING") == 0;
+}
+
+static int is_node_failure(const char *state)
+{
+    static const char *const states[] = {"NODE_FAIL", "BOOT_FAIL", "REQUEUED", "REQUEUE_HOLD",
+                                         "REQUEUE_FED"};
+    for (size_t i = 0; i < sizeof states / sizeof *states; i++)
+        if (strcmp(state, states[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Pending reasons that say a node is down, drained or missing ("ReqNodeNotAvail,
+ * UnavailableNodes:n4"). */
+static int is_node_reason(const char *reason)
+{
+    static const char *const prefixes[] = {"ReqNodeNotAvail", "NodeDown", "Nodes_required"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(reason, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp((*(const SlurmQueueJob *const *)a)->id, (*(const SlurmQueueJob *const *)b)->id);
+}
+
+/* The same job a look before: before's jobs sorted by id, so a long queue costs n log n. */
+static const SlurmQueueJob *was(const SlurmQueueJob *const *sorted, size_t n,
+                                const SlurmQueueJob *j)
+{
+    const SlurmQueueJob *key = j;
+    const SlurmQueueJob *const *hit = bsearch(&key, sorted, n, sizeof *sorted, by_id);
+    return hit ? *hit : NULL;
+}
+
+int slurm_queue_moves_nodes(const SlurmQueue *before, const SlurmQueue *now)
+{
+    const SlurmQueueJob **sorted = malloc((before->n ? before->n : 1) * sizeof *sorted);
+    if (!sorted)
+        abort();
+    for (size_t i = 0; i < before->n; i++)
+        sorted[i] = &before->v[i];
+    qsort(sorted, before->n, sizeof *sorted, by_id);
+    int moved = 0;
+    for (size_t i = 0; i < now->n && !moved; i++) {
+        const SlurmQueueJob *j = &now->v[i];
+        const SlurmQueueJob *b = was(sorted, before->n, j);
+        int pending = strcmp(j->state, "PENDING") == 0;
+        if (is_running(j))
+            moved = !b || !is_running(b) || strcmp(b->nodelist, j->nodelist) != 0;
+        else if (is_node_failure(j->state))
+            moved = !b || strcmp(b->state, j->state) != 0;
+        else if (pending && b && (is_running(b) || strcmp(b->state, "COMPLETING") == 0))
+            moved = 1;
+        else if (pending && is_node_reason(j->reason))
+            moved = !b || strcmp(b->reason, j->reason) != 0;
+    }
+    free(sorted);
+    return moved;
+}

@@ -30,4 +30,12 @@ typedef struct {
 int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err);
 void slurm_queue_clear(SlurmQueue *q);
 
+/* The queue says some node changed state since `before` (the previous look at it), in a
+ * way the node table shows: a job started running (or runs on other nodes now), went back
+ * to pending (requeued: a node failed under it, or it was preempted), shows a node failure
+ * (NODE_FAIL, BOOT_FAIL, a requeue state), or waits with a new reason about nodes
+ * (ReqNodeNotAvail, NodeDown...). A job that ends is not counted: the nodes it frees are
+ * shown at the watch's next regular look (remote/slurm/slurm_watch.h). */
+int slurm_queue_moves_nodes(const SlurmQueue *before, const SlurmQueue *now);
+
 #endif

@@ -5,6 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Which rounds ask for the node table. At 1,024 nodes sinfo's node table costs slurmctld
+ * about 3 ms a request against 0.2-0.4 ms for the queue (bench/slurm_scale.sh), so a round
+ * is `squeue` first, then `sinfo` only when
+ *   - there is no node table yet (the first round), or the last round failed (the
+ *     controller is back after an outage: nodes may have gone down, or show `unknown`
+ *     until their slurmd registers again);
+ *   - the watch was poked (slurm_watch_poke: the operator drained or returned a node, and
+ *     expects to see it at the next round);
+ *   - the queue shows nodes changing state (slurm_queue_moves_nodes: a job started running,
+ *     was requeued, failed on a node, or waits for a node that is down or drained);
+ *   - the node table is NODES_EVERY minimum intervals old (10 s: every 5th round while the
+ *     rounds are 2 s apart, every round once the back-off spaces them 10 s or more), so what
+ *     the queue cannot show (a node going down with no job on it, another operator's drain, the
+ *     nodes a finished job freed) shows within that. */
+enum { NODES_EVERY = 5 };
+
 struct SlurmWatch {
     SlurmCtl *ctl;
     char partition[64];
@@ -12,12 +28,17 @@ struct SlurmWatch {
     int64_t due_ms;
     SlurmNodes nodes;
     SlurmQueue queue;
-    char *last_text; /* both outputs' lines, sorted: a change is any difference */
-    /* the round under way on the caller's loop: sinfo, then squeue */
+    char *nodes_seen, *queue_seen; /* each output's lines, sorted: a change is any difference */
+    int want_nodes;   /* the next round asks for the node table, whatever its age */
+    int64_t nodes_ms; /* when the round that read the node table began */
+    long node_tables;
+    /* the round under way: squeue, then sinfo when the rule above says so */
     SlurmCall *call;
-    char *nodes_text;
-    int result; /* the last round's: 1 changed, 0 same, -1 failed */
-    int fresh;  /* a round ended since slurm_watch_take */
+    char *queue_text; /* this round's squeue answer */
+    SlurmQueue next_queue;
+    int asking_nodes; /* this round's sinfo is asked (or under way) */
+    int result;       /* the last round's: 1 changed, 0 same, -1 failed */
+    int fresh;        /* a round ended since slurm_watch_take */
     Error err;
     int64_t down_since_ms; /* the first failed round of the current outage; 0: answering */
     long rounds;
@@ -33,10 +54,12 @@ SlurmWatch *slurm_watch_new(SlurmCtl *c, const char *partition, double min_inter
         return NULL;
     w->ctl = c;
     snprintf(w->partition, sizeof w->partition, "%s", partition ? partition : "");
-    /* Two calls a round: a round every 2 s keeps the controller at one call a second. */
+    /* At most two calls a round: a round every 2 s keeps the controller at one call a
+     * second. */
     w->min_s = min_interval_s >= 2 ? min_interval_s : 2;
     w->max_s = max_interval_s >= w->min_s ? max_interval_s : w->min_s;
     w->interval_s = w->min_s;
+    w->want_nodes = 1; /* the first round */
     return w;
 }
 
@@ -46,9 +69,11 @@ void slurm_watch_free(SlurmWatch *w)
         return;
     slurm_nodes_clear(&w->nodes);
     slurm_queue_clear(&w->queue);
-    free(w->last_text);
+    slurm_queue_clear(&w->next_queue);
+    free(w->nodes_seen);
+    free(w->queue_seen);
     slurm_call_free(w->call);
-    free(w->nodes_text);
+    free(w->queue_text);
     free(w);
 }
 
@@ -77,17 +102,15 @@ static int by_text(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Both outputs' lines, sorted and joined: equal when the state is. */
-static char *sorted_lines(const char *a, const char *b)
+/* The output's lines, sorted and joined: equal when the state is. */
+static char *sorted_lines(const char *a)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    char *text = malloc(la + lb + 2);
+    size_t la = strlen(a);
+    char *text = malloc(la + 1);
     size_t n = 1;
     if (!text)
         abort();
-    memcpy(text, a, la);
-    text[la] = '\n';
-    memcpy(text + la + 1, b, lb + 1);
+    memcpy(text, a, la + 1);
     for (const char *p = text; *p; p++)
         n += *p == '\n';
     char **lines = malloc(n * sizeof *lines);
@@ -97,7 +120,7 @@ static char *sorted_lines(const char *a, const char *b)
     for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
         lines[k++] = l;
     qsort(lines, k, sizeof *lines, by_text);
-    char *out = malloc(la + lb + 2);
+    char *out = malloc(la + 2);
     if (!out)
         abort();
     size_t used = 0;
@@ -111,6 +134,17 @@ static char *sorted_lines(const char *a, const char *b)
     free(lines);
     free(text);
     return out;
+}
+
+/* Keeps text's sorted lines as the last seen; 1 when they differ from the ones before.
+ * sinfo lists a node's partitions in no fixed order, hence the sort. */
+static int seen_changed(char **seen, const char *text)
+{
+    char *now = sorted_lines(text);
+    int changed = !*seen || strcmp(now, *seen) != 0;
+    free(*seen);
+    *seen = now;
+    return changed;
 }
 
 static void back_off(SlurmWatch *w, int changed, int64_t now_ms)
@@ -133,36 +167,62 @@ static void argvs(const SlurmWatch *w, const char **sinfo, const char **squeue)
     }
 }
 
-/* Both outputs in hand (or NULL after a failure): parse, compare, back off. */
-static int round_end(SlurmWatch *w, char *nt, char *qt, int ok, int64_t now_ms, Error *err)
+/* The round's squeue answer (w->queue_text) is in: parse it, and say whether the round asks
+ * for the node table too (the rule at the top). 1 ask, 0 not, -1 it does not parse (err). */
+static int queue_in(SlurmWatch *w, Error *err)
+{
+    if (slurm_queue_parse(w->queue_text, "squeue", &w->next_queue, err) < 0)
+        return -1;
+    int64_t max_age_ms = (int64_t)(NODES_EVERY * w->min_s * 1000);
+    w->asking_nodes = w->want_nodes || w->round_start_ms - w->nodes_ms >= max_age_ms ||
+                      slurm_queue_moves_nodes(&w->queue, &w->next_queue);
+    if (w->asking_nodes)
+        w->want_nodes = 0; /* a poke from now on is for the next round */
+    return w->asking_nodes;
+}
+
+/* The round is over: ok with the queue parsed in w->next_queue and nt the node table (NULL
+ * when not asked), or failed (nt NULL or whatever sinfo printed). Compare, keep, back off. */
+static int round_end(SlurmWatch *w, char *nt, int ok, int64_t now_ms, Error *err)
 {
     SlurmNodes nodes = {0};
-    SlurmQueue queue = {0};
+    char *qt = w->queue_text;
+    w->queue_text = NULL;
     w->rounds++;
     w->last_end_ms = now_ms;
-    if (!ok || slurm_nodes_parse(nt, "sinfo", &nodes, err) < 0 ||
-        slurm_queue_parse(qt, "squeue", &queue, err) < 0) {
+    if (ok && nt && slurm_nodes_parse(nt, "sinfo", &nodes, err) < 0)
+        ok = 0;
+    if (!ok) {
         free(nt);
         free(qt);
         slurm_nodes_clear(&nodes);
+        slurm_queue_clear(&w->next_queue);
+        w->want_nodes = 1; /* the first round that answers again reads the nodes */
         if (!w->down_since_ms) /* the round that failed asked then */
             w->down_since_ms = w->round_start_ms ? w->round_start_ms : now_ms;
         back_off(w, 0, now_ms);
         return -1;
     }
-    /* sinfo lists a node's partitions in no fixed order: lines are compared sorted. */
-    char *both = sorted_lines(nt, qt);
-    free(nt);
+    /* The back-off follows the queue (and the controller coming back): it is read every
+     * round and is what moves on a busy cluster. A node table that changed on its own
+     * reading (often the lagging image of a queue change already seen: the node a job
+     * left turning idle) is shown, but does not bring the wait back to the minimum. */
+    int queue_changed = seen_changed(&w->queue_seen, qt) || w->down_since_ms != 0;
+    int changed = queue_changed;
     free(qt);
-    int changed = !w->last_text || strcmp(both, w->last_text) != 0 || w->down_since_ms;
-    w->down_since_ms = 0;
-    free(w->last_text);
-    w->last_text = both;
-    slurm_nodes_clear(&w->nodes);
     slurm_queue_clear(&w->queue);
-    w->nodes = nodes;
-    w->queue = queue;
-    back_off(w, changed, now_ms);
+    w->queue = w->next_queue;
+    memset(&w->next_queue, 0, sizeof w->next_queue);
+    if (nt) {
+        changed |= seen_changed(&w->nodes_seen, nt);
+        free(nt);
+        slurm_nodes_clear(&w->nodes);
+        w->nodes = nodes;
+        w->nodes_ms = w->round_start_ms;
+        w->node_tables++;
+    }
+    w->down_since_ms = 0;
+    back_off(w, queue_changed, now_ms);
     return changed;
 }
 
@@ -173,10 +233,15 @@ int slurm_watch_poll(SlurmWatch *w, int64_t now_ms, Error *err)
     const char *sinfo[8], *squeue[7];
     argvs(w, sinfo, squeue);
     w->round_start_ms = now_ms;
-    char *nt = NULL, *qt = NULL;
-    int ok =
-        slurm_ctl_run(w->ctl, sinfo, &nt, err) == 0 && slurm_ctl_run(w->ctl, squeue, &qt, err) == 0;
-    return round_end(w, nt, qt, ok, now_ms, err);
+    w->asking_nodes = 0;
+    char *nt = NULL;
+    if (slurm_ctl_run(w->ctl, squeue, &w->queue_text, err) != 0)
+        return round_end(w, NULL, 0, now_ms, err);
+    int ask = queue_in(w, err);
+    if (ask < 0)
+        return round_end(w, NULL, 0, now_ms, err);
+    int ok = !ask || slurm_ctl_run(w->ctl, sinfo, &nt, err) == 0;
+    return round_end(w, nt, ok, now_ms, err);
 }
 
 /* ---- the same round on the caller's loop ---- */
@@ -190,9 +255,9 @@ size_t slurm_watch_pollfds(SlurmWatch *w, struct pollfd *fds, size_t cap, int64_
     return 0;
 }
 
-static void end_async(SlurmWatch *w, char *nt, char *qt, int ok, int64_t now_ms)
+static void end_async(SlurmWatch *w, char *nt, int ok, int64_t now_ms)
 {
-    w->result = round_end(w, nt, qt, ok, now_ms, &w->err);
+    w->result = round_end(w, nt, ok, now_ms, &w->err);
     w->fresh = 1;
 }
 
@@ -204,8 +269,9 @@ void slurm_watch_step(SlurmWatch *w, const struct pollfd *fds, size_t n, int64_t
         if (now_ms < w->due_ms)
             return;
         w->round_start_ms = now_ms;
-        if (!(w->call = slurm_call_start(w->ctl, sinfo, &w->err)))
-            end_async(w, NULL, NULL, 0, now_ms);
+        w->asking_nodes = 0;
+        if (!(w->call = slurm_call_start(w->ctl, squeue, &w->err)))
+            end_async(w, NULL, 0, now_ms);
         return;
     }
     slurm_call_step(w->call, fds, n, now_ms);
@@ -214,22 +280,16 @@ void slurm_watch_step(SlurmWatch *w, const struct pollfd *fds, size_t n, int64_t
     char *text = NULL;
     int rc = slurm_call_finish(w->call, &text, &w->err);
     w->call = NULL;
-    if (rc != 0) {
-        free(w->nodes_text);
-        w->nodes_text = NULL;
-        end_async(w, NULL, NULL, 0, now_ms);
-    } else if (!w->nodes_text) {
-        w->nodes_text = text; /* sinfo answered: squeue next */
-        if (!(w->call = slurm_call_start(w->ctl, squeue, &w->err))) {
-            free(w->nodes_text);
-            w->nodes_text = NULL;
-            end_async(w, NULL, NULL, 0, now_ms);
-        }
-    } else {
-        char *nt = w->nodes_text;
-        w->nodes_text = NULL;
-        end_async(w, nt, text, 1, now_ms);
+    if (w->asking_nodes) { /* sinfo's answer: the round is over */
+        end_async(w, text, rc == 0, now_ms);
+        return;
     }
+    w->queue_text = text; /* squeue's: sinfo next, if the rule says so */
+    int ask = rc == 0 ? queue_in(w, &w->err) : -1;
+    if (ask <= 0)
+        end_async(w, NULL, ask == 0, now_ms);
+    else if (!(w->call = slurm_call_start(w->ctl, sinfo, &w->err)))
+        end_async(w, NULL, 0, now_ms);
 }
 
 int slurm_watch_take(SlurmWatch *w, Error *err)
@@ -257,9 +317,15 @@ long slurm_watch_rounds(const SlurmWatch *w)
     return w->rounds;
 }
 
+long slurm_watch_node_tables(const SlurmWatch *w)
+{
+    return w->node_tables;
+}
+
 void slurm_watch_poke(SlurmWatch *w, int64_t now_ms)
 {
     int64_t soonest = w->rounds ? w->last_end_ms + (int64_t)(w->min_s * 1000) : now_ms;
     w->interval_s = w->min_s;
     w->due_ms = soonest > now_ms ? soonest : now_ms;
+    w->want_nodes = 1;
 }

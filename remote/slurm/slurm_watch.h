@@ -1,8 +1,11 @@
-/* Watching a Slurm cluster without leaning on slurmctld: one round is one `sinfo` (node
- * states) and one `squeue` (the queue with pending reasons). Rounds are at least
- * min_interval apart (2 s: one controller call per second at most, whatever the cluster
- * size); while nothing changes the interval doubles up to max_interval, and the first
- * change brings it back down. docs/slurm.md has the figures from bench/slurm.sh. */
+/* Watching a Slurm cluster without leaning on slurmctld: every round is one `squeue` (the
+ * queue with pending reasons); the `sinfo` node table, which is most of the controller's work
+ * on a long partition, only when it is 5 minimum intervals old (10 s: every 5th round while
+ * the rounds are 2 s apart) or when there is reason to look at once (the rule is in
+ * slurm_watch.c). Rounds are at least min_interval apart (2 s: one controller call per
+ * second at most, whatever the cluster size); while the queue does not change the interval
+ * doubles up to max_interval, and its first change brings it back down. docs/slurm.md has the
+ * figures from bench/slurm.sh and bench/slurm_scale.sh. */
 #ifndef TUNEDECK_SLURM_WATCH_H
 #define TUNEDECK_SLURM_WATCH_H
 
@@ -37,8 +40,10 @@ int slurm_watch_busy(const SlurmWatch *w); /* a round's command is under way */
 /* When the rounds began to fail (clock_now_ms), 0 while the controller answers. */
 int64_t slurm_watch_down_since_ms(const SlurmWatch *w);
 long slurm_watch_rounds(const SlurmWatch *w); /* rounds ended, answered or not */
-/* Something changed that the operator did (a drain): the next round as soon as the minimum
- * interval since the last one allows, and the back-off starts over. */
+long slurm_watch_node_tables(const SlurmWatch *w); /* sinfo answers read so far */
+/* Something changed that the operator did (a drain), or may have (the controller may be
+ * away): the next round as soon as the minimum interval since the last one allows, with the
+ * node table, and the back-off starts over. */
 void slurm_watch_poke(SlurmWatch *w, int64_t now_ms);
 
 /* The last good state (kept through an outage). */

@@ -10,33 +10,14 @@
 # every measured trial stays (screen and journal), and the session goes on when it is back.
 # The trap stops every daemon, job and terminal it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "console_slurm: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-cslurm.XXXXXX)"
-[ -d "$T" ] || exit 1
+suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 # One tmux server per console: a new session on a server whose last session just ended
 # can race with its exit ("server exited unexpectedly").
 n_console=0
 sock="tunedeck-cslurm-$$-0"
 X() { tmux -L "$sock" -f /dev/null "$@"; }
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/slurm-harness.sh"
-. "$here/sshd-harness.sh"
-H=""
-cleanup() {
-    X kill-server 2> /dev/null
-    slurm_stop_all
-    [ -n "$H" ] && harness_stop_all
-    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
-}
-trap cleanup EXIT INT TERM
-unset SLURM_JOB_ID SSH_AUTH_SOCK
+suite_stop() { X kill-server 2> /dev/null; }
 
 fail() {
     echo "console_slurm.sh: FAIL: $*" >&2
@@ -70,9 +51,7 @@ slurm_start || fail "the Slurm harness did not start"
 mark="csl$$"
 jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
-other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+other=$(other_job n2)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm --partition t4 --workload $T/solo.csv --job-command '$jobcmd' --policy doubling --sched-speed 30 --job-dir $T/jobs"
 X send-keys -t c 2
 wait_for 'doubling live t=[0-9]+s' 15
@@ -183,7 +162,7 @@ fi
 # ---- through a login node: the rounds go over one SSH session, on the console's loop ----
 harness_init "$T/h"
 harness_start 1
-for c in sinfo squeue scontrol; do
+for c in sinfo squeue scontrol salloc srun scancel; do
     printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/%s "$@"\n' "$SLURM_CONF" "$c" > "$T/h/bin/$c"
     chmod 755 "$T/h/bin/$c"
 done
@@ -203,9 +182,40 @@ X send-keys -t c ':undrain n2' Enter y
 wait_for 'slurm: undrain n2 done' 15
 X send-keys -t c q
 wait_for 'EXITED rc=0'
+echo "  ok   through a login node: the nodes, a drain and an undrain over its SSH session"
+
+# Tuning through the login node, quit mid-trial: salloc, srun and the scancel of the running
+# trial's step all go over the SSH session (here, Slurm's commands are stand-ins that leave
+# a mark); nothing is left on the cluster.
+mkdir -p "$T/here"
+for c in sinfo squeue scontrol salloc scancel srun; do
+    printf '#!/bin/sh\necho %s >> %s/here/ran\nexit 1\n' "$c" "$T" > "$T/here/$c"
+    chmod 755 "$T/here/$c"
+done
+sed 's/"backend": "slurm",/"backend": "slurm", "partition": "t4",/' "$T/inv-login.json" \
+    > "$T/inv-login-t4.json"
+printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
+console "env -u SLURM_CONF PATH=$T/here:$PATH TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 30 clogin-$$' --optimizer random --budget 3"
+n=0
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 clogin-$$" > /dev/null; do
+    sleep 0.2; n=$((n + 1))
+done
+[ -n "$(squeue -h -s -o %j | grep tunedeck-trial)" ] || fail "no trial step ran through the login node"
+X send-keys -t c q
+sleep 0.5
+X send-keys -t c y
+wait_for 'EXITED rc=0' 40
+X kill-server # its pane's command line names the trial command too
+n=0
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$" > /dev/null; }; do
+    sleep 0.2; n=$((n + 1))
+done
+[ -z "$(squeue -h)" ] || fail "a job is left after quitting mid-trial: $(squeue -h)"
+[ -z "$(pgrep -f "clogin-$$")" ] || fail "a trial process is left after quitting mid-trial"
+[ ! -e "$T/here/ran" ] || fail "a Slurm command ran here: $(cat "$T/here/ran")"
+echo "  ok   tuning through the login node, quit mid-trial: the step is cancelled there, no job or process left"
 harness_stop_all
 H=""
-echo "  ok   through a login node: the nodes, a drain and an undrain over its SSH session"
 
 # ---- tuning through srun steps while slurmctld goes away and comes back ----
 printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"

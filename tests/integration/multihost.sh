@@ -6,26 +6,11 @@
 # back when a second job arrives; every run resumes from the last checkpoint. Then two jobs
 # packed on one 2-GPU host each see only their own GPU index in CUDA_VISIBLE_DEVICES.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-T="$(mktemp -d /tmp/tunedeck-multihost.XXXXXX)"
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
+suite=multihost scratch=multihost suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 mark="mh$$"
-cleanup() {
-    [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null
-    harness_stop_all
-    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
 harness_init "$T/h"
 for i in 1 2; do harness_start "$i"; done

@@ -4,31 +4,13 @@
 # quoting, a frozen sshd, a killed sshd, per-host and single trials, cancel, job control,
 # GPU state, ~/.ssh/config. Every sshd started here is stopped by the trap.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
+suite=remote scratch=remote suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 rexec="$build/tunedeck-rexec"
 jobctl="$build/tunedeck-jobctl"
-T="$(mktemp -d /tmp/tunedeck-remote.XXXXXX)"
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
-cleanup() {
-    harness_stop_all
+suite_reap() {
     [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
     [ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
-export TUNEDECK_STATE_DIR="$T/state" # tune's journals stay in the test's folder
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-check() { # check NAME COMMAND...: passes when the command succeeds
-    name="$1"; shift
-    if "$@"; then pass "$name"; else fail "$name"; fi
 }
 has() { grep -qF -- "$2" "$1"; }
 

@@ -10,27 +10,12 @@
 # starts j0 on h1 only after the preempted j2 has left it. A third (--real-progress) ends a
 # job when the real one has trained its epochs.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-T="$(mktemp -d /tmp/tunedeck-schedlive.XXXXXX)"
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
+suite=schedlive scratch=schedlive suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
 mark="sl$$"
-cleanup() {
-    [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null
-    harness_stop_all
-    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
 harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done

@@ -5,43 +5,10 @@
 # (tests/sshd-harness.sh), the watch's back-off, tuning trials as srun steps of one
 # allocation. The trap stops every daemon and job it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "slurm: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-slurm.XXXXXX)"
-[ -d "$T" ] || exit 1
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/slurm-harness.sh"
-. "$here/sshd-harness.sh"
-H=""
-cleanup() {
-    [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
-    slurm_stop_all
-    [ -n "$H" ] && harness_stop_all
-    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK SLURM_JOB_ID
-export TUNEDECK_STATE_DIR="$T/state"
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-check() { # check NAME COMMAND...: passes when the command succeeds
-    name="$1"; shift
-    if "$@"; then pass "$name"; else fail "$name"; fi
-}
-
-slurm_init "$T/s"
-if ! slurm_start; then
-    echo "slurm: the harness did not start" >&2
-    exit 1
-fi
+suite=slurm scratch=slurm suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
+suite_stop() { [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null; }
+slurm_suite_start
 
 echo "inventory"
 "$bin" hosts --slurm --json > "$T/h1.json" 2> "$T/h1.err"
@@ -186,6 +153,71 @@ while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f -- "--tag slurm-$$" >
 done
 ranks_left=$(pgrep -f -- "--tag slurm-$$" | wc -l)
 check "no rank and no job left ($ranks_left ranks)" sh -c "[ -z \"\$(squeue -h)\" ] && [ $ranks_left -eq 0 ]"
+
+echo "trials through the login node"
+# The inventory names the loopback sshd as its login node: salloc, every trial's srun (the
+# schedule on its standard input, the protocol back on its output), the scancel of a stopped
+# trial's steps and the allocation's release all run there, over one SSH session whose host
+# key is checked against the test's known_hosts. Here, Slurm's commands are stand-ins that
+# leave a mark, so a command run here instead shows.
+sed 's/"backend": "slurm",/"backend": "slurm", "partition": "t4",/' "$T/inv-login.json" \
+    > "$T/inv-login-t4.json"
+mkdir -p "$T/here"
+for c in sinfo squeue scontrol salloc scancel srun; do
+    printf '#!/bin/sh\necho %s >> %s/here/ran\nexit 1\n' "$c" "$T" > "$T/here/$c"
+    chmod 755 "$T/here/$c"
+done
+login_tune() { # OUT ERR TUNE-ARGS...: tune through the login node, no Slurm here
+    out="$1" err="$2"; shift 2
+    env -u SLURM_CONF PATH="$T/here:$PATH" "$bin" tune --cluster "$T/inv-login-t4.json" \
+        --job "$T/job.json" --launcher slurm --optimizer random --json "$@" > "$out" 2> "$err"
+}
+login_tune "$T/l1.json" "$T/l1.err" --trial-cmd "$trial" --budget 3
+check "3 trials through the login node's srun, each ok with a measured time" \
+    python3 - "$T/l1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3, r["trials"]
+assert all(t["status"] == "ok" and t["time_s"] > 0.05 for t in r["trials"]), r["trials"]
+PY
+n=0
+while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
+check "its allocation is released through the login node; no Slurm command ran here" \
+    sh -c "[ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
+
+login_tune "$T/l2.json" "$T/l2.err" --budget 1 \
+    --trial-cmd "echo 'no dataset at /data/tdtest' >&2; exit 3"
+check "a trial command that fails there is a failed trial with its own error text" \
+    python3 - "$T/l2.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert "no dataset at /data/tdtest" in t["reason"] and "exit" in t["reason"], t["reason"]
+PY
+
+# Ctrl-C mid-trial (a background job of sh starts with SIGINT ignored: env gives it back).
+env -u SLURM_CONF PATH="$T/here:$PATH" env --default-signal=INT "$bin" tune \
+    --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \
+    --trial-cmd "$trial 30 login-$$" --budget 2 --json > "$T/l3.json" 2> "$T/l3.err" &
+TUNE_PID=$!
+n=0 # the step shows in squeue before its task has started the trial: wait for the trial
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 login-$$" > /dev/null; do
+    sleep 0.2; n=$((n + 1))
+done
+running=$(pgrep -f "^python3 [^ ]*trial.py 30 login-$$" | wc -l)
+squeue -h -s -o %j | grep -q tunedeck-trial || running=0
+kill -INT "$TUNE_PID"
+wait "$TUNE_PID"
+rc=$?
+TUNE_PID=""
+n=0
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "login-$$" > /dev/null; }; do
+    sleep 0.2; n=$((n + 1))
+done
+left=$(pgrep -f "login-$$" | wc -l)
+check "a session stopped by Ctrl-C mid-trial ($running trial processes then; exit $rc) leaves no step, no allocation and no process ($left)" \
+    sh -c "[ $running -ge 1 ] && [ $rc -eq 130 ] && [ -z \"\$(squeue -h)\" ] &&
+           [ -z \"\$(squeue -h -s)\" ] && [ $left -eq 0 ] && [ ! -e '$T/here/ran' ]"
 
 echo "watch"
 "$bin" hosts --slurm --watch --watch-for 9 --max-interval 8 > "$T/w1.out" 2>&1

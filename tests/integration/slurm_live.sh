@@ -22,38 +22,13 @@
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "slurm_live: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-slurm-live.XXXXXX)"
-[ -d "$T" ] || exit 1
-. "$here/slurm-harness.sh"
+suite=slurm_live scratch=slurm-live suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
 mark="sll$$"
 LIVE_PID=""
-cleanup() {
-    [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null
-    slurm_stop_all
-    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    [ -n "${KEEP:-}" ] || rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; }
-}
-trap cleanup EXIT INT TERM
-unset SLURM_JOB_ID
-export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$T/state}"
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-
-slurm_init "$T/s"
-if ! slurm_start; then
-    echo "slurm_live: the harness did not start" >&2
-    exit 1
-fi
+suite_stop() { [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+slurm_suite_start
 job="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark \
 --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 
@@ -174,9 +149,7 @@ json.dump({"name": "tdtest", "backend": "slurm", "partition": "t4", "job_command
           open(sys.argv[1], "w"))
 PY
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
-other=$(sbatch --parsable -J other -o /dev/null -w n2 --gres=gpu:1 --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+other=$(other_job n2)
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
     --interval 60 --time-scale 30 --duration 4 --status-every 1 --job-dir "$T/jobs3" \
     > "$T/out3" 2> "$T/err3"
@@ -350,9 +323,7 @@ echo "another user's job holds a GPU: ours goes elsewhere"
 # other holds one of n1's two GPUs: without the hold the model would place solo's 2 GPUs on
 # n1, where Slurm would leave it pending (Resources); the scheduler sees 1 free there and
 # places it on n2.
-other=$(sbatch --parsable -J other -o /dev/null -w n1 --gres=gpu:1 --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$other" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+other=$(other_job n1)
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
     --interval 60 --time-scale 30 --duration 5 --status-every 0 --job-dir "$T/jobs8" \
     > "$T/out8" 2> "$T/err8"

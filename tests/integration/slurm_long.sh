@@ -5,32 +5,8 @@
 # where jobs still run on the four real nodes; the extra nodes as powered-down cloud nodes
 # (the default) and as down nodes. About 30 s. The trap stops every daemon it started.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
-if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
-    echo "slurm_long: slurm-wlm and munge are not installed (make deps)" >&2
-    exit 1
-fi
-T="$(mktemp -d /tmp/tunedeck-slurm-long.XXXXXX)"
-[ -d "$T" ] || exit 1
-. "$here/slurm-harness.sh"
-cleanup() {
-    slurm_stop_all
-    rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
-}
-trap cleanup EXIT INT TERM
-unset SLURM_JOB_ID
-export TUNEDECK_STATE_DIR="$T/state"
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-check() { # check NAME COMMAND...: passes when the command succeeds
-    name="$1"; shift
-    if "$@"; then pass "$name"; else fail "$name"; fi
-}
+suite=slurm_long scratch=slurm-long suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
 
 echo "default harness"
 unset SLURM_EXTRA_NODES

@@ -6,30 +6,10 @@
 # ProxyCommand / ProxyJump are refused clearly; every host-key message names the known_hosts
 # file used. Every sshd started here is stopped by the trap.
 set -u
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-bin="${TUNEDECK_BIN:-$build/tunedeck}"
+suite=trust scratch=trust suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
 rexec="$build/tunedeck-rexec"
-T="$(mktemp -d /tmp/tunedeck-trust.XXXXXX)"
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
-cleanup() {
-    tmux -L "tunedeck-trust-$$" kill-server 2>/dev/null
-    harness_stop_all
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
-export TUNEDECK_STATE_DIR="$T/state"
-
-fails=0
-pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
-check() { # check NAME COMMAND...: passes when the command succeeds
-    name="$1"; shift
-    if "$@"; then pass "$name"; else fail "$name"; fi
-}
+suite_stop() { tmux -L "tunedeck-trust-$$" kill-server 2>/dev/null; }
 
 harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done

@@ -1,8 +1,14 @@
-/* The shared unit-test fixtures: simulator, simulated trial, fixture files, catalogue. */
+/* The shared unit-test fixtures: simulator, simulated trial, an optimizer's run, fixture
+ * files, catalogue, the scheduler's capacity check. */
 #include "tests/support/fixtures.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "core/base/readall.h"
+#include "core/opt/optimizer.h"
 
 Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines)
 {
@@ -59,10 +65,67 @@ const char *fixture_text(const char *name)
     return buf;
 }
 
+char *fixture_read(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s", TUNEDECK_SOURCE_DIR, name);
+    Error e = {0};
+    char *text = readall_file(path, 0, NULL, &e);
+    cr_assert_not_null(text, "%s", e.msg);
+    return text;
+}
+
+double fixture_tune(SimCluster *sim, const char *name, int trials, uint64_t seed, Schedule **out,
+                    FixtureScheduleCheck check)
+{
+    Error e;
+    Optimizer *o = optimizer_new(name, simcluster_cluster(sim), simcluster_job(sim), seed, &e);
+    cr_assert_not_null(o, "%s: %s", name, e.msg);
+    double best = INFINITY;
+    for (int t = 1; t <= trials; t++) {
+        Suggestion sg;
+        cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s trial %d: %s", name, t, e.msg);
+        cr_assert_eq(schedule_validate(sg.schedule, &e), 0, "%s trial %d: %s", name, t, e.msg);
+        if (check)
+            check(sg.schedule, name, t);
+        Observation *ob = fixture_sim_trial(sim, sg.schedule, t, seed);
+        optimizer_observe(o, ob);
+        best = fmin(best, simcluster_noiseless_time(sim, sg.schedule));
+        if (out)
+            out[t - 1] = schedule_copy(sg.schedule);
+        observation_free(ob);
+        suggestion_clear(&sg);
+    }
+    optimizer_free(o);
+    return best;
+}
+
 Catalogue *fixture_catalogue(void)
 {
     Error e = {0};
     Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
     return cat;
+}
+
+void fixture_sched_capacity(const SchedState *s)
+{
+    int owners[64];
+    int *held = calloc(sched_job_count(s) + 1, sizeof *held);
+    for (int n = 0; n < sched_node_count(s); n++) {
+        sched_node_gpus(s, n, owners, 64);
+        for (int g = 0; g < 64; g++) {
+            if (g >= sched_node_gpu_count(s, n))
+                cr_assert_eq(owners[g], -1, "node %d: GPU %d past its count is held", n, g);
+            else if (owners[g] >= 0)
+                held[owners[g]]++;
+        }
+    }
+    for (size_t j = 0; j < sched_job_count(s); j++) {
+        SchedJobInfo info;
+        sched_job_info(s, j, &info);
+        cr_assert_eq(held[j], info.gpus, "job %s holds %d GPUs on nodes, says %d", info.name,
+                     held[j], info.gpus);
+    }
+    free(held);
 }

@@ -1,6 +1,7 @@
 /* Fixtures the unit tests share: a simulated cluster, one simulated trial through the same
- * accumulator a real trial uses, a fixture file's text, the built-in job catalogue. Each
- * helper fails the calling test (Criterion assertions) instead of returning an error. */
+ * accumulator a real trial uses, an optimizer's run of several trials, a fixture file's
+ * text, the built-in job catalogue, the scheduler's capacity check. Each helper fails the
+ * calling test (Criterion assertions) instead of returning an error. */
 #ifndef TUNEDECK_TEST_FIXTURES_H
 #define TUNEDECK_TEST_FIXTURES_H
 
@@ -8,6 +9,7 @@
 
 #include "core/model/observation.h"
 #include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
 #include "core/sim/simcluster.h"
 
 /* A cluster named `name` of n_machines machines "TYPE-0", "TYPE-1", ... of one machine type
@@ -21,11 +23,27 @@ SimCluster *fixture_sim(const char *spec);
  * TrialAccumulator; every event must be accepted. The caller frees the observation. */
 Observation *fixture_sim_trial(const SimCluster *sim, Schedule *s, int trial, uint64_t seed);
 
+/* A check of one suggested schedule (trial is 1-based); fails the test when it does not hold. */
+typedef void (*FixtureScheduleCheck)(const Schedule *s, const char *optimizer, int trial);
+
+/* Runs `trials` trials of optimizer `name` on sim with seed, each suggestion validated and
+ * checked by `check` (NULL: none); returns the best noiseless time of what it suggested and
+ * keeps a copy of each suggestion in out[0..trials) when out is given (the caller frees). */
+double fixture_tune(SimCluster *sim, const char *name, int trials, uint64_t seed, Schedule **out,
+                    FixtureScheduleCheck check);
+
 /* The text of tests/fixtures/NAME (a static buffer of 64 KiB, overwritten by the next call). */
 const char *fixture_text(const char *name);
 
+/* The whole text of tests/fixtures/NAME, any size, asserted; the caller frees it. */
+char *fixture_read(const char *name);
+
 /* The built-in job catalogue, asserted; the caller frees it. */
 Catalogue *fixture_catalogue(void);
+
+/* Asserts that every GPU of every node is held by at most one job, that no job holds a GPU
+ * past its node's own count, and that the jobs' GPU counts agree with the nodes'. */
+void fixture_sched_capacity(const SchedState *s);
 
 /* A suite whose tests see `cat`, the built-in catalogue, loaded before each and freed after. */
 #define FIXTURE_CATALOGUE_SUITE(suite)                                                             \

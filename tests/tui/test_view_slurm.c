@@ -1,77 +1,30 @@
 /* The Slurm panel drawn from a snapshot alone (no controller) into a real curses screen. */
 #include <criterion/criterion.h>
 #include <curses.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/draw.h"
-#include "tui/theme.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/screen.h"
 #include "tui/view.h"
-
-static SCREEN *scr;
-static FILE *out, *in;
 
 static void setup(void)
 {
-    setlocale(LC_ALL, "C.UTF-8");
-    out = tmpfile();
-    in = fopen("/dev/null", "r");
-    scr = newterm("xterm-256color", out, in);
-    cr_assert_not_null(scr);
-    resizeterm(30, 120);
-    Theme t;
-    theme_default(&t);
-    theme_apply(&t, 0);
-    draw_init(0);
+    fixture_screen_open(30, 120);
 }
 
-static void teardown(void)
-{
-    endwin();
-    delscreen(scr);
-    fclose(out);
-    fclose(in);
-}
-
-static char *screen_text(void)
-{
-    size_t cap = (size_t)LINES * (COLS * 4 + 2) + 1, len = 0;
-    char *text = calloc(cap, 1);
-    wchar_t row[512];
-    for (int y = 0; y < LINES; y++) {
-        mvinnwstr(y, 0, row, COLS);
-        size_t n = wcstombs(text + len, row, cap - len - 2);
-        if (n != (size_t)-1)
-            len += n;
-        text[len++] = '\n';
-    }
-    return text;
-}
-
-static char *fixture(const char *file)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/%s", TUNEDECK_SOURCE_DIR, file);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    static char buf[8192];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
-TestSuite(view_slurm, .init = setup, .fini = teardown);
+TestSuite(view_slurm, .init = setup, .fini = fixture_screen_close);
 
 Test(view_slurm, shows_each_nodes_state_and_reason_and_why_a_job_waits)
 {
     SlurmNodes nodes;
     SlurmQueue queue;
     Error err;
-    cr_assert_eq(slurm_nodes_parse(fixture("sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
-    cr_assert_eq(slurm_queue_parse(fixture("squeue-22.05.txt"), "squeue", &queue, &err), 0);
+    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err),
+                 0);
+    cr_assert_eq(slurm_queue_parse(fixture_text("slurm/squeue-22.05.txt"), "squeue", &queue, &err),
+                 0);
     SlurmPanel p = {.nodes = &nodes,
                     .queue = &queue,
                     .where = "here",
@@ -81,7 +34,7 @@ Test(view_slurm, shows_each_nodes_state_and_reason_and_why_a_job_waits)
     slurm_panel_count(&p);
     erase();
     view_slurm_draw(&p, (Rect){0, 0, 120, 12}, (Rect){0, 12, 120, 8}, 0, 0);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     cr_assert(strstr(text, "Slurm nodes: 4 (0 idle, 1 mixed, 1 alloc, 1 drain, 1 down)"), "%s",
               text);
     cr_assert(strstr(text, "controller (here): answering; next look in 4 s"), "%s", text);
@@ -99,7 +52,8 @@ Test(view_slurm, an_outage_says_how_long_and_keeps_the_last_nodes_seen)
 {
     SlurmNodes nodes;
     Error err;
-    cr_assert_eq(slurm_nodes_parse(fixture("sinfo-22.05.txt"), "sinfo", &nodes, &err), 0);
+    cr_assert_eq(slurm_nodes_parse(fixture_text("slurm/sinfo-22.05.txt"), "sinfo", &nodes, &err),
+                 0);
     SlurmQueue queue = {0};
     SlurmPanel p = {
         .nodes = &nodes, .queue = &queue, .where = "login1", .rounds = 3, .down_since_ms = 1000};
@@ -107,7 +61,7 @@ Test(view_slurm, an_outage_says_how_long_and_keeps_the_last_nodes_seen)
     slurm_panel_count(&p);
     erase();
     view_slurm_draw(&p, (Rect){0, 0, 120, 12}, (Rect){0, 0, 0, 0}, 0, 43000);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     cr_assert(strstr(text, "controller (login1): NOT ANSWERING for 42 s"), "%s", text);
     cr_assert(strstr(text, "no controller"), "%s", text);
     cr_assert(strstr(text, "as last seen"), "%s", text);
@@ -134,7 +88,7 @@ Test(view_slurm, a_long_partition_draws_the_rows_that_fit_around_the_selection)
     cr_assert_eq(p.counts[SLURM_NODE_ALLOC], 147);
     erase();
     view_slurm_draw(&p, (Rect){0, 0, 120, 20}, (Rect){0, 20, 120, 8}, 1000, 0);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     cr_assert(strstr(text, "Slurm nodes: 1024 (877 idle, 0 mixed, 147 alloc"), "%s", text);
     cr_assert(strstr(text, "> node1000"), "the selection is in sight: %s", text);
     cr_assert(strstr(text, "node0985") && !strstr(text, "node0984"), "16 rows fit: %s", text);

@@ -1,35 +1,23 @@
 /* Views drawn into a real curses screen (written to a temporary file) and read back. */
 #include <criterion/criterion.h>
 #include <curses.h>
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/sim/simcluster.h"
+#include "tests/support/screen.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/keys.h"
 #include "tui/view.h"
-#include "tui/theme.h"
 
-static SCREEN *scr;
-static FILE *out, *in;
 static SimCluster *sim;
 
 static void setup(void)
 {
-    setlocale(LC_ALL, "C.UTF-8");
-    out = tmpfile();
-    in = fopen("/dev/null", "r");
-    scr = newterm("xterm-256color", out, in);
-    cr_assert_not_null(scr);
-    resizeterm(30, 100);
-    Theme t;
-    theme_default(&t);
-    theme_apply(&t, 0);
-    draw_init(0);
+    fixture_screen_open(30, 100);
     Error err;
     sim = simcluster_new("B:googlenet", &err);
     cr_assert_not_null(sim);
@@ -37,27 +25,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-    endwin();
-    delscreen(scr);
-    fclose(out);
-    fclose(in);
+    fixture_screen_close();
     simcluster_free(sim);
-}
-
-/* The whole screen as UTF-8 text, one line per row. */
-static char *screen_text(void)
-{
-    size_t cap = (size_t)LINES * (COLS * 4 + 2) + 1, len = 0;
-    char *text = calloc(cap, 1);
-    wchar_t row[512];
-    for (int y = 0; y < LINES; y++) {
-        mvinnwstr(y, 0, row, COLS);
-        size_t n = wcstombs(text + len, row, cap - len - 2);
-        if (n != (size_t)-1)
-            len += n;
-        text[len++] = '\n';
-    }
-    return text;
 }
 
 TestSuite(views, .init = setup, .fini = teardown);
@@ -88,7 +57,7 @@ Test(views, surrogate_shows_predicted_bars_with_their_spread)
                                   .machine_p90_s = p90};
     erase();
     view_surrogate_draw((Rect){0, 0, 100, 14}, &rec, c, "bespoke", 0);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     cr_assert(strstr(text, "Surrogate: trial 4 (bespoke)"), "%s", text);
     cr_assert(strstr(text, "predicted 20.00 s [18.00-23.00]"), "%s", text);
     cr_assert(strstr(text, "compute (p10-p90)"), "%s", text);
@@ -109,14 +78,14 @@ Test(views, surrogate_without_a_model_says_so)
     rec.suggestion.schedule = schedule_new(c, simcluster_job(sim));
     erase();
     view_surrogate_draw((Rect){0, 0, 60, 14}, &rec, c, "random", 0);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     cr_assert(strstr(text, "no prediction (random has no model)"), "%s", text);
     cr_assert(strstr(text, "measured compute"), "%s", text);
     free(text);
     schedule_free(rec.suggestion.schedule);
     erase();
     view_surrogate_draw((Rect){0, 0, 60, 14}, NULL, c, "random", 1);
-    text = screen_text();
+    text = fixture_screen_text();
     cr_assert(strstr(text, "suggesting..."), "%s", text);
     free(text);
 }
@@ -153,7 +122,7 @@ Test(views, cluster_grid_labels_each_gpu_by_its_job_and_unknown_load_is_not_zero
     layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
     erase();
     view_cluster_draw(&s, &l, 0);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     cr_assert(strstr(text, "GPUs: 12/24 held"), "%s", text);
     cr_assert(strstr(text, "node0  AAAAAAAA"), "%s", text);
     cr_assert(strstr(text, "node1  BBBB"), "%s", text);
@@ -188,7 +157,7 @@ Test(views, cluster_grid_draws_other_users_gpus_as_foreign_with_a_legend)
     layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
     erase();
     view_cluster_draw(&s, &l, 0);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     const char *glyph = draw_unicode() ? "\xe2\x96\x92" : "#";
     char title[64], row[64];
     snprintf(title, sizeof title, "GPUs: 2/4 held, 1 %s other users' jobs", glyph);
@@ -204,7 +173,7 @@ Test(views, help_overlay_lists_every_key)
 {
     erase();
     keys_draw_help(100, 30);
-    char *text = screen_text();
+    char *text = fixture_screen_text();
     for (size_t i = 0; i < HELP_KEYS_COUNT; i++) {
         cr_assert(strstr(text, HELP_KEYS[i].keys), "missing key '%s': %s", HELP_KEYS[i].keys, text);
         cr_assert(strstr(text, HELP_KEYS[i].what), "missing '%s'", HELP_KEYS[i].what);

@@ -4,26 +4,11 @@
 
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
-
-static void on_event(void *ud, const TrialEvent *ev)
-{
-    Error e;
-    trial_accumulator_add(ud, ev, &e);
-}
-
-static SimCluster *sim_new(const char *spec)
-{
-    Error e;
-    SimCluster *sim = simcluster_new(spec, &e);
-    cr_assert_not_null(sim, "%s", e.msg);
-    return sim;
-}
+#include "tests/support/fixtures.h"
 
 /* An allreduce schedule: no PS role, the inputs sum to the batch, only workers hold inputs. */
 static void assert_allreduce_schedule(const Schedule *s, const char *name, int t)
 {
-    Error e;
-    cr_assert_eq(schedule_validate(s, &e), 0, "%s trial %d: %s", name, t, e.msg);
     cr_assert_eq(schedule_count_ps(s), 0, "%s trial %d has PS roles", name, t);
     long total = 0;
     for (size_t m = 0; m < s->cluster->n_machines; m++) {
@@ -34,40 +19,13 @@ static void assert_allreduce_schedule(const Schedule *s, const char *name, int t
     cr_assert_eq(total, s->job.batch, "%s trial %d", name, t);
 }
 
-/* Runs `trials` trials; returns the best noiseless time of what was suggested. */
-static double tune(SimCluster *sim, const char *name, int trials, uint64_t seed, Schedule **out)
-{
-    Error e;
-    Optimizer *o = optimizer_new(name, simcluster_cluster(sim), simcluster_job(sim), seed, &e);
-    cr_assert_not_null(o, "%s: %s", name, e.msg);
-    double best = INFINITY;
-    for (int t = 1; t <= trials; t++) {
-        Suggestion sg;
-        cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s trial %d: %s", name, t, e.msg);
-        assert_allreduce_schedule(sg.schedule, name, t);
-        sg.schedule->trial = t;
-        TrialAccumulator *acc = trial_accumulator_new(sg.schedule);
-        simcluster_run(sim, sg.schedule, seed, on_event, acc);
-        Observation *ob = trial_accumulator_finish(acc);
-        trial_accumulator_free(acc);
-        optimizer_observe(o, ob);
-        best = fmin(best, simcluster_noiseless_time(sim, sg.schedule));
-        if (out)
-            out[t - 1] = schedule_copy(sg.schedule);
-        observation_free(ob);
-        suggestion_clear(&sg);
-    }
-    optimizer_free(o);
-    return best;
-}
-
 Test(opt_allreduce, bespoke_reaches_best_known_within_ten_trials_on_mixed_gpus)
 {
-    SimCluster *sim = sim_new("M1:resnet50");
+    SimCluster *sim = fixture_sim("M1:resnet50");
     double best_known = simcluster_best_known(sim, NULL);
     cr_assert(isfinite(best_known));
-    double bespoke = tune(sim, "bespoke", 10, 1, NULL);
-    double uniform = tune(sim, "uniform-devices", 1, 1, NULL);
+    double bespoke = fixture_tune(sim, "bespoke", 10, 1, NULL, assert_allreduce_schedule);
+    double uniform = fixture_tune(sim, "uniform-devices", 1, 1, NULL, assert_allreduce_schedule);
     cr_assert(bespoke <= 1.10 * best_known, "bespoke %.4f s vs best known %.4f s", bespoke,
               best_known);
     cr_assert(bespoke < uniform, "bespoke %.4f s, uniform split %.4f s", bespoke, uniform);
@@ -76,19 +34,19 @@ Test(opt_allreduce, bespoke_reaches_best_known_within_ten_trials_on_mixed_gpus)
 
 Test(opt_allreduce, every_optimizer_makes_valid_allreduce_schedules)
 {
-    SimCluster *sim = sim_new("M2:googlenet");
+    SimCluster *sim = fixture_sim("M2:googlenet");
     const char *names[] = {"uniform-devices", "uniform-gpus", "random", "gp", "bespoke"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        tune(sim, names[i], 4, 2, NULL);
+        fixture_tune(sim, names[i], 4, 2, NULL, assert_allreduce_schedule);
     simcluster_free(sim);
 }
 
 Test(opt_allreduce, same_seed_same_suggestions)
 {
-    SimCluster *sim = sim_new("M3:googlenet:4096");
+    SimCluster *sim = fixture_sim("M3:googlenet:4096");
     Schedule *a[5], *b[5];
-    tune(sim, "bespoke", 5, 7, a);
-    tune(sim, "bespoke", 5, 7, b);
+    fixture_tune(sim, "bespoke", 5, 7, a, assert_allreduce_schedule);
+    fixture_tune(sim, "bespoke", 5, 7, b, assert_allreduce_schedule);
     for (int i = 0; i < 5; i++) {
         cr_assert(schedule_equal(a[i], b[i]), "trial %d differs", i + 1);
         schedule_free(a[i]);
@@ -99,7 +57,7 @@ Test(opt_allreduce, same_seed_same_suggestions)
 
 Test(opt_allreduce, bespoke_takes_its_allreduce_form_for_allreduce_jobs_only)
 {
-    SimCluster *ar = sim_new("M1:googlenet"), *ps = sim_new("A:alexnet");
+    SimCluster *ar = fixture_sim("M1:googlenet"), *ps = fixture_sim("A:alexnet");
     Error e = {0};
     Optimizer *a = optimizer_new("bespoke", simcluster_cluster(ar), simcluster_job(ar), 1, &e);
     Optimizer *p = optimizer_new("bespoke", simcluster_cluster(ps), simcluster_job(ps), 1, &e);
@@ -115,7 +73,7 @@ Test(opt_allreduce, bespoke_takes_its_allreduce_form_for_allreduce_jobs_only)
 
 Test(opt_allreduce, predict_reports_parts_consistent_with_the_schedule)
 {
-    SimCluster *sim = sim_new("M2:resnet50");
+    SimCluster *sim = fixture_sim("M2:resnet50");
     Error e;
     Optimizer *o = optimizer_new("bespoke", simcluster_cluster(sim), simcluster_job(sim), 4, &e);
     cr_assert_not_null(o, "%s", e.msg);
@@ -130,11 +88,7 @@ Test(opt_allreduce, predict_reports_parts_consistent_with_the_schedule)
                 cr_assert_float_eq(sg.machine_mean_s[m], 0.0, 0);
         for (size_t d = 0; d < c->n_devices; d++)
             cr_assert((sg.schedule->inputs[d] > 0) == (sg.device_mean_s[d] > 0));
-        sg.schedule->trial = t;
-        TrialAccumulator *acc = trial_accumulator_new(sg.schedule);
-        simcluster_run(sim, sg.schedule, 4, on_event, acc);
-        Observation *ob = trial_accumulator_finish(acc);
-        trial_accumulator_free(acc);
+        Observation *ob = fixture_sim_trial(sim, sg.schedule, t, 4);
         optimizer_observe(o, ob);
         observation_free(ob);
         suggestion_clear(&sg);

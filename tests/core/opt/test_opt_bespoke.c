@@ -10,38 +10,14 @@
 #include "core/opt/waterfill.h"
 #include "tests/support/fixtures.h"
 
-/* Runs `trials` trials of `name`; returns the best noiseless time of what it suggested, and
- * asserts every suggestion validates. Schedules are kept in `out` when given. */
-static double tune(SimCluster *sim, const char *name, int trials, uint64_t seed, Schedule **out)
-{
-    Error e;
-    Optimizer *o = optimizer_new(name, simcluster_cluster(sim), simcluster_job(sim), seed, &e);
-    cr_assert_not_null(o, "%s", e.msg);
-    double best = INFINITY;
-    for (int t = 1; t <= trials; t++) {
-        Suggestion sg;
-        cr_assert_eq(optimizer_suggest(o, &sg, &e), 0, "%s trial %d: %s", name, t, e.msg);
-        cr_assert_eq(schedule_validate(sg.schedule, &e), 0, "%s trial %d: %s", name, t, e.msg);
-        Observation *ob = fixture_sim_trial(sim, sg.schedule, t, seed);
-        optimizer_observe(o, ob);
-        best = fmin(best, simcluster_noiseless_time(sim, sg.schedule));
-        if (out)
-            out[t - 1] = schedule_copy(sg.schedule);
-        observation_free(ob);
-        suggestion_clear(&sg);
-    }
-    optimizer_free(o);
-    return best;
-}
-
 /* ---- the optimizer's behaviour ---- */
 
 Test(opt_bespoke, ten_trials_beat_uniform_gpus_and_near_best_known_on_b_googlenet)
 {
     SimCluster *sim = fixture_sim("B:googlenet");
     double best_known = simcluster_best_known(sim, NULL);
-    double bespoke = tune(sim, "bespoke", 10, 1, NULL);
-    double uniform = tune(sim, "uniform-gpus", 1, 1, NULL);
+    double bespoke = fixture_tune(sim, "bespoke", 10, 1, NULL, NULL);
+    double uniform = fixture_tune(sim, "uniform-gpus", 1, 1, NULL, NULL);
     cr_assert(bespoke < uniform, "bespoke %.3f s, uniform-gpus %.3f s", bespoke, uniform);
     /* The seed's claim: near the optimum within ten trials. Stated factor: 1.10. */
     cr_assert(bespoke <= 1.10 * best_known, "bespoke %.3f s vs best known %.3f s", bespoke,
@@ -52,8 +28,8 @@ Test(opt_bespoke, ten_trials_beat_uniform_gpus_and_near_best_known_on_b_googlene
 Test(opt_bespoke, beats_random_search_within_ten_trials_on_a_small_setting)
 {
     SimCluster *sim = fixture_sim("A:speechnet");
-    double bespoke = tune(sim, "bespoke", 10, 3, NULL);
-    double random = tune(sim, "random", 10, 3, NULL);
+    double bespoke = fixture_tune(sim, "bespoke", 10, 3, NULL, NULL);
+    double random = fixture_tune(sim, "random", 10, 3, NULL, NULL);
     cr_assert(bespoke < random, "bespoke %.3f s, random %.3f s", bespoke, random);
     simcluster_free(sim);
 }
@@ -63,8 +39,8 @@ Test(opt_bespoke, same_seed_same_suggestions)
     SimCluster *sim = fixture_sim("C:googlenet");
     enum { N = 4 };
     Schedule *a[N], *b[N];
-    tune(sim, "bespoke", N, 9, a);
-    tune(sim, "bespoke", N, 9, b);
+    fixture_tune(sim, "bespoke", N, 9, a, NULL);
+    fixture_tune(sim, "bespoke", N, 9, b, NULL);
     for (int i = 0; i < N; i++) {
         cr_assert(schedule_equal(a[i], b[i]), "trial %d differs", i + 1);
         schedule_free(a[i]);
@@ -220,7 +196,7 @@ Test(opt_bespoke, large_cluster_search_by_groups_improves_on_the_first_trial)
     /* 40 machines: past the single-machine move limit, so role moves act on groups. */
     SimCluster *sim = fixture_sim("G40:googlenet");
     Schedule *s[3];
-    tune(sim, "bespoke", 3, 1, s);
+    fixture_tune(sim, "bespoke", 3, 1, s, NULL);
     double first = simcluster_noiseless_time(sim, s[0]);
     double later = fmin(simcluster_noiseless_time(sim, s[1]), simcluster_noiseless_time(sim, s[2]));
     cr_assert(later < 0.7 * first, "first %.3f s, then %.3f s", first, later);

@@ -26,26 +26,6 @@ static SchedState *small(const char *policy, int nodes)
     return s;
 }
 
-/* Every GPU of every node is held by at most one job, and the jobs' counts agree. */
-static void check_capacity(const SchedState *s)
-{
-    int G = sched_gpus_per_node(s), owners[64];
-    int *held = calloc(sched_job_count(s), sizeof *held);
-    for (int n = 0; n < sched_node_count(s); n++) {
-        sched_node_gpus(s, n, owners, G);
-        for (int g = 0; g < G; g++)
-            if (owners[g] >= 0)
-                held[owners[g]]++;
-    }
-    for (size_t j = 0; j < sched_job_count(s); j++) {
-        SchedJobInfo info;
-        sched_job_info(s, j, &info);
-        cr_assert_eq(held[j], info.gpus, "job %s holds %d GPUs on nodes, says %d", info.name,
-                     held[j], info.gpus);
-    }
-    free(held);
-}
-
 Test(sched, every_policy_finishes_the_small_workload_within_capacity)
 {
     const char *const *names = sched_policy_names();
@@ -54,7 +34,7 @@ Test(sched, every_policy_finishes_the_small_workload_within_capacity)
         Error e;
         while (!sched_finished(s) && sched_now(s) < 1e6) {
             cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
-            check_capacity(s);
+            fixture_sched_capacity(s);
         }
         cr_assert(sched_finished(s), "%s left jobs unfinished", *p);
         SchedSummary m;
@@ -105,7 +85,7 @@ Test(sched, pins_pause_and_drain_are_respected)
     sched_node_gpus(s, 0, owners, 4);
     for (int g = 0; g < 4; g++)
         cr_assert_eq(owners[g], -1, "drained node still runs job %d", owners[g]);
-    check_capacity(s);
+    fixture_sched_capacity(s);
     /* a pin larger than the usable cluster is refused with a message */
     cr_assert_eq(sched_pin(s, (size_t)c0, 13, &e), -1);
     cr_assert(strstr(e.msg, "usable cluster"), "%s", e.msg);
@@ -138,7 +118,7 @@ Test(sched, the_policy_can_be_switched_between_decisions)
     cr_assert_eq(sched_set_policy(s, "doubling", &e), 0, "%s", e.msg);
     cr_assert_eq(sched_advance(s, 200, &e), 0, "%s", e.msg);
     cr_assert_gt(most_gpus(s), 1);
-    check_capacity(s);
+    fixture_sched_capacity(s);
     sched_free(s);
 }
 

@@ -23,30 +23,6 @@ static SchedState *mixed(const char *policy, const SchedNodeGroup *g, size_t n)
     return s;
 }
 
-/* Every GPU of every node is held by at most one job, no job holds a GPU past its node's
- * own count, and the jobs' counts agree with the nodes'. */
-static void check_capacity(const SchedState *s)
-{
-    int owners[64];
-    int *held = calloc(sched_job_count(s) + 1, sizeof *held);
-    for (int n = 0; n < sched_node_count(s); n++) {
-        sched_node_gpus(s, n, owners, 64);
-        for (int g = 0; g < 64; g++) {
-            if (g >= sched_node_gpu_count(s, n))
-                cr_assert_eq(owners[g], -1, "node %d: GPU %d past its count is held", n, g);
-            else if (owners[g] >= 0)
-                held[owners[g]]++;
-        }
-    }
-    for (size_t j = 0; j < sched_job_count(s); j++) {
-        SchedJobInfo info;
-        sched_job_info(s, j, &info);
-        cr_assert_eq(held[j], info.gpus, "job %s holds %d GPUs on nodes, says %d", info.name,
-                     held[j], info.gpus);
-    }
-    free(held);
-}
-
 Test(sched_mixed, every_policy_stays_within_nodes_of_different_sizes)
 {
     const SchedNodeGroup g[] = {{"T4", 2, 4, 1.0}, {"V100", 1, 8, 1.94}, {"T4", 1, 2, 1.0}};
@@ -59,7 +35,7 @@ Test(sched_mixed, every_policy_stays_within_nodes_of_different_sizes)
         cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
         while (!sched_finished(s) && sched_now(s) < 1e6) {
             cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
-            check_capacity(s);
+            fixture_sched_capacity(s);
         }
         cr_assert(sched_finished(s), "%s left jobs unfinished", *p);
         sched_free(s);
@@ -87,7 +63,7 @@ Test(sched_mixed, a_job_goes_to_the_fastest_gpus_that_hold_it_whole)
     cr_assert_eq(sched_submit(s, &(SchedJobSpec){"a", "cifar10", 0, 4, 512}, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
     cr_assert_str_eq(type_of_last_placement(s, 0), "V100");
-    check_capacity(s);
+    fixture_sched_capacity(s);
     sched_free(s);
 }
 
@@ -118,7 +94,7 @@ Test(sched_mixed, a_job_moves_to_the_faster_type_when_it_frees_up)
     cr_assert_eq(last->kind, SCHED_EV_RESIZE);
     cr_assert_eq(last->gpus_from, 4);
     cr_assert_eq(last->gpus_to, 4);
-    check_capacity(s);
+    fixture_sched_capacity(s);
     sched_free(s);
 }
 

@@ -3,22 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/readall.h"
 #include "remote/slurm/slurm_jobinfo.h"
-
-#ifndef TUNEDECK_SOURCE_DIR
-#define TUNEDECK_SOURCE_DIR "."
-#endif
-
-static char *fixture(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/%s", TUNEDECK_SOURCE_DIR, name);
-    Error e;
-    char *text = readall_file(path, 0, NULL, &e);
-    cr_assert_not_null(text, "%s", e.msg);
-    return text;
-}
+#include "tests/support/fixtures.h"
 
 static void where_of(const SlurmJobInfoList *l, const char *id, char *out, size_t cap)
 {
@@ -29,7 +15,7 @@ static void where_of(const SlurmJobInfoList *l, const char *id, char *out, size_
 
 Test(slurm_jobinfo, captured_running_pending_failed_and_heterogeneous_jobs)
 {
-    char *text = fixture("scontrol-job-22.05.txt");
+    char *text = fixture_read("slurm/scontrol-job-22.05.txt");
     SlurmJobInfoList l;
     Error e;
     cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
@@ -73,7 +59,7 @@ Test(slurm_jobinfo, captured_running_pending_failed_and_heterogeneous_jobs)
 
 Test(slurm_jobinfo, captured_ended_jobs_and_a_running_heterogeneous_job)
 {
-    char *text = fixture("scontrol-job-22.05-ended.txt");
+    char *text = fixture_read("slurm/scontrol-job-22.05-ended.txt");
     SlurmJobInfoList l;
     Error e;
     cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
@@ -93,7 +79,7 @@ Test(slurm_jobinfo, captured_ended_jobs_and_a_running_heterogeneous_job)
     slurm_jobinfo_clear(&l);
     free(text);
 
-    text = fixture("scontrol-job-22.05-het.txt");
+    text = fixture_read("slurm/scontrol-job-22.05-het.txt");
     cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
     cr_assert_eq(l.n, 2, "one job asked by id: both components");
     slurm_jobinfo_clear(&l);
@@ -152,7 +138,7 @@ Test(slurm_jobinfo, refuses_records_it_cannot_read_and_names_the_line)
 
 Test(slurm_jobinfo, captured_time_limit_end)
 {
-    char *text = fixture("scontrol-job-22.05-timeout.txt");
+    char *text = fixture_read("slurm/scontrol-job-22.05-timeout.txt");
     SlurmJobInfoList l;
     Error e;
     cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);

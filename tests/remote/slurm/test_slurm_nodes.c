@@ -3,22 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/readall.h"
 #include "remote/slurm/slurm_nodes.h"
-
-#ifndef TUNEDECK_SOURCE_DIR
-#define TUNEDECK_SOURCE_DIR "."
-#endif
-
-static char *fixture(const char *file)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/%s", TUNEDECK_SOURCE_DIR, file);
-    Error e;
-    char *text = readall_file(path, 0, NULL, &e);
-    cr_assert_not_null(text, "%s", e.msg);
-    return text;
-}
+#include "tests/support/fixtures.h"
 
 static const SlurmNode *node(const SlurmNodes *ns, const char *name)
 {
@@ -31,7 +17,7 @@ static const SlurmNode *node(const SlurmNodes *ns, const char *name)
 
 Test(slurm_nodes, captured_sinfo_one_node_per_name_with_every_partition)
 {
-    char *text = fixture("sinfo-22.05.txt");
+    char *text = fixture_read("slurm/sinfo-22.05.txt");
     SlurmNodes ns;
     Error e;
     cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
@@ -63,7 +49,7 @@ Test(slurm_nodes, captured_sinfo_one_node_per_name_with_every_partition)
 
 Test(slurm_nodes, busy_cluster_states)
 {
-    char *text = fixture("sinfo-22.05-busy.txt");
+    char *text = fixture_read("slurm/sinfo-22.05-busy.txt");
     SlurmNodes ns;
     Error e;
     cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
@@ -146,7 +132,7 @@ Test(slurm_nodes, bad_lines_name_the_line_and_field)
 
 Test(slurm_nodes, one_machine_type_per_shape)
 {
-    char *text = fixture("sinfo-22.05.txt");
+    char *text = fixture_read("slurm/sinfo-22.05.txt");
     SlurmNodes ns;
     Error e;
     cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);

@@ -3,20 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/readall.h"
 #include "remote/slurm/slurm_queue.h"
-
-#ifndef TUNEDECK_SOURCE_DIR
-#define TUNEDECK_SOURCE_DIR "."
-#endif
+#include "tests/support/fixtures.h"
 
 Test(slurm_queue, captured_squeue_with_pending_reason_and_a_bar_in_a_name)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/slurm/squeue-22.05.txt", TUNEDECK_SOURCE_DIR);
+    char *text = fixture_read("slurm/squeue-22.05.txt");
     Error e;
-    char *text = readall_file(path, 0, NULL, &e);
-    cr_assert_not_null(text, "%s", e.msg);
     SlurmQueue q;
     cr_assert_eq(slurm_queue_parse(text, "squeue", &q, &e), 0, "%s", e.msg);
     cr_assert_eq(q.n, 3);
@@ -31,4 +24,56 @@ Test(slurm_queue, captured_squeue_with_pending_reason_and_a_bar_in_a_name)
     free(text);
     cr_assert_eq(slurm_queue_parse("12|root|RUNNING\n", "squeue", &q, &e), -1);
     cr_assert(strstr(e.msg, "squeue: line 1"), "%s", e.msg);
+}
+
+/* Whether the queue says nodes changed, before -> now, in squeue's format (the lines of the
+ * captured squeue-22.05.txt with their state, nodes or reason changed). */
+static int moves(const char *before, const char *now)
+{
+    SlurmQueue b, n;
+    Error e;
+    cr_assert_eq(slurm_queue_parse(before, "before", &b, &e), 0, "%s", e.msg);
+    cr_assert_eq(slurm_queue_parse(now, "now", &n, &e), 0, "%s", e.msg);
+    int r = slurm_queue_moves_nodes(&b, &n);
+    slurm_queue_clear(&b);
+    slurm_queue_clear(&n);
+    return r;
+}
+
+#define PENDING_2 "2|root|PENDING|1|gres:gpu:v100:4||Resources|wait-for-it\n"
+#define RUNNING_1 "1|root|RUNNING|1|gres:gpu:v100:4|n3|None|train|resnet\n"
+#define RUNNING_3 "3|root|RUNNING|2|gres:gpu:1|n[1-2]|None|small\n"
+
+Test(slurm_queue, a_job_that_starts_running_moves_nodes)
+{
+    cr_assert(moves(PENDING_2 RUNNING_1, RUNNING_1 "2|root|RUNNING|1|gres:gpu:v100:4|n4|None|w\n"));
+    cr_assert(moves(RUNNING_1, RUNNING_1 RUNNING_3), "new, running at once (another user's)");
+    cr_assert(moves(RUNNING_1, RUNNING_1 "9|bob|CONFIGURING|1|N/A|n2|None|boot\n"));
+    cr_assert(moves(RUNNING_1, "1|root|RUNNING|2|gres:gpu:v100:4|n[3-4]|None|train|resnet\n"),
+              "the same job on other nodes");
+}
+
+Test(slurm_queue, a_requeue_a_node_failure_or_a_pending_reason_about_nodes_moves_nodes)
+{
+    cr_assert(moves(RUNNING_1, "1|root|PENDING|1|gres:gpu:v100:4||BeginTime|train|resnet\n"),
+              "running, then pending again: requeued");
+    cr_assert(moves(RUNNING_1, "1|root|NODE_FAIL|1|gres:gpu:v100:4|n3|NodeDown|train|resnet\n"));
+    cr_assert(moves(PENDING_2, "2|root|PENDING|1|gres:gpu:v100:4||ReqNodeNotAvail, "
+                               "UnavailableNodes:n4|wait-for-it\n"));
+    cr_assert_not(moves("2|root|PENDING|1|gres:gpu:v100:4||ReqNodeNotAvail, "
+                        "UnavailableNodes:n4|wait-for-it\n",
+                        "2|root|PENDING|1|gres:gpu:v100:4||ReqNodeNotAvail, "
+                        "UnavailableNodes:n4|wait-for-it\n"),
+                  "said already");
+}
+
+Test(slurm_queue, ends_submissions_and_other_reasons_do_not_move_nodes)
+{
+    cr_assert_not(moves(PENDING_2 RUNNING_1 RUNNING_3, PENDING_2 RUNNING_1), "an end");
+    cr_assert_not(moves(RUNNING_1, "1|root|COMPLETING|1|gres:gpu:v100:4|n3|None|train|resnet\n"));
+    cr_assert_not(moves(RUNNING_1, RUNNING_1 PENDING_2), "a new pending job");
+    cr_assert_not(moves(PENDING_2, "2|root|PENDING|1|gres:gpu:v100:4||Priority|wait-for-it\n"));
+    cr_assert_not(moves(PENDING_2 RUNNING_1 RUNNING_3, RUNNING_3 PENDING_2 RUNNING_1),
+                  "the same queue in another order");
+    cr_assert_not(moves("", ""));
 }

@@ -1,0 +1,72 @@
+# The prologue the suites that start daemons share (the Slurm suites slurm.sh, slurm_long.sh,
+# slurm_live.sh, console_slurm.sh; the live scheduler's multihost.sh and schedlive.sh; the
+# SSH suites remote.sh and trust.sh), sourced first; not a suite (tests/run-integration.sh runs only tests/integration/*.sh).
+# Before sourcing, a suite sets `suite` (its name, for messages) and `scratch` (its /tmp
+# folder's prefix), and what it starts:
+#   suite_slurm=1  the private Slurm of tests/slurm-harness.sh; fails (exit 1) when slurm-wlm
+#                  or munge is missing; defines slurm_suite_start
+#   suite_sshd=1   loopback sshd hosts (tests/sshd-harness.sh; H is empty until harness_init)
+#
+# Sets here (tests/), root, build, bin and T (the scratch folder; KEEP=1 keeps it) and
+# TUNEDECK_STATE_DIR (T/state). The trap runs the suite's suite_stop (its own processes: a
+# console, a background run), stops every Slurm daemon and job and every sshd, then runs
+# suite_reap (what the jobs may leave behind), and removes T. Defines pass, fail and check
+# (a suite may redefine fail).
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${TUNEDECK_BUILD:-$root/build}"
+bin="${TUNEDECK_BIN:-$build/tunedeck}"
+if [ -n "${suite_slurm:-}" ] && { ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; }; then
+    echo "$suite: slurm-wlm and munge are not installed (make deps)" >&2
+    exit 1
+fi
+T="$(mktemp -d "/tmp/tunedeck-$scratch.XXXXXX")"
+[ -d "$T" ] || exit 1
+if [ -n "${suite_slurm:-}" ]; then
+    . "$here/slurm-harness.sh"
+    unset SLURM_JOB_ID
+fi
+H=""
+if [ -n "${suite_sshd:-}" ]; then
+    HARNESS_SRC="$here/sshd-harness.sh"
+    . "$here/sshd-harness.sh"
+    unset SSH_AUTH_SOCK
+fi
+suite_stop() { :; }
+suite_reap() { :; }
+cleanup() {
+    suite_stop
+    [ -n "${suite_slurm:-}" ] && slurm_stop_all
+    [ -n "$H" ] && harness_stop_all
+    suite_reap
+    # a slurmd may still be writing
+    [ -n "${KEEP:-}" ] || rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; }
+}
+trap cleanup EXIT INT TERM
+export TUNEDECK_STATE_DIR="$T/state"
+
+fails=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+check() { # check NAME COMMAND...: passes when the command succeeds
+    name="$1"; shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# slurm_suite_start: the harness's four nodes in T/s, started; exit 1 when they do not start.
+slurm_suite_start() {
+    slurm_init "$T/s"
+    if ! slurm_start; then
+        echo "$suite: the harness did not start" >&2
+        exit 1
+    fi
+}
+
+# other_job NODE: a job not ours, one GPU of NODE for two minutes, running before this
+# returns (5 s at most); prints its id.
+other_job() {
+    other_id=$(sbatch --parsable -J other -o /dev/null -w "$1" --gres=gpu:1 --wrap 'sleep 120')
+    n=0
+    while [ $n -lt 50 ] && ! squeue -h -t R -j "$other_id" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+    echo "$other_id"
+}

@@ -1,0 +1,150 @@
+/* The slurm launcher's command lines, run by a real /bin/sh with stand-in srun and scancel
+ * that record their arguments: what a trial command and the step ids become after the
+ * shell (here, or on the login node) has parsed the quoting. */
+#include <criterion/criterion.h>
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/base/readall.h"
+#include "remote/launch/launch_slurm.h"
+#include "remote/ssh/shquote.h"
+
+static Cluster *c;
+static Schedule *s;
+static char dir[] = "/tmp/tunedeck-lslurm.XXXXXX";
+
+/* A stand-in for `name` on PATH: one argument a line, a "--" line after each call. */
+static void stand_in(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nfor a; do printf '%%s\\n' \"$a\"; done >> '%s/args'\necho -- >> '%s/args'\n",
+            dir, dir);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
+static void setup(void)
+{
+    const char *inv =
+        "{\"name\": \"s\", \"machine_types\": {"
+        "\"two\": {\"bandwidth_gbps\": 10, \"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"},"
+        " {\"id\": \"gpu0\", \"kind\": \"gpu\"}, {\"id\": \"gpu1\", \"kind\": \"gpu\"}]},"
+        "\"one\": {\"bandwidth_gbps\": 10, \"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"},"
+        " {\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"n1\", \"host\": \"n1\", \"type\": \"two\"},"
+        " {\"name\": \"n2\", \"host\": \"n2\", \"type\": \"two\"},"
+        " {\"name\": \"n3\", \"host\": \"n3\", \"type\": \"one\"}]}";
+    cJSON *root = cJSON_Parse(inv);
+    Error err;
+    c = cluster_from_json(root, "inv", &err);
+    cJSON_Delete(root);
+    cr_assert_not_null(c, "%s", err.msg);
+    JobSpec job = {0};
+    snprintf(job.name, sizeof job.name, "j");
+    job.batch = 10;
+    job.model_mb = 1;
+    job.iterations = 2;
+    s = schedule_new(c, &job);
+    cr_assert_not_null(mkdtemp(dir));
+    stand_in("srun");
+    stand_in("scancel");
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+    schedule_free(s);
+    cluster_free(c);
+}
+
+TestSuite(launch_slurm, .init = setup, .fini = teardown, .timeout = 30);
+
+/* Runs `command` with the stand-ins first on PATH, then returns what they recorded. */
+static char *run(const char *command)
+{
+    char *quoted = shquote(command);
+    cr_assert_not_null(quoted);
+    size_t cap = strlen(quoted) + strlen(dir) * 2 + 64;
+    char *sh = malloc(cap);
+    cr_assert_not_null(sh);
+    snprintf(sh, cap, "PATH='%s':\"$PATH\" sh -c %s < /dev/null", dir, quoted);
+    cr_assert_eq(system(sh), 0, "%s", command);
+    free(sh);
+    free(quoted);
+    char path[256];
+    snprintf(path, sizeof path, "%s/args", dir);
+    size_t len = 0;
+    Error err;
+    char *args = readall_file(path, 1 << 20, &len, &err);
+    cr_assert_not_null(args, "%s", err.msg);
+    return args;
+}
+
+Test(launch_slurm, a_trial_command_reaches_srun_word_for_word)
+{
+    s->worker[0] = s->worker[1] = 1;
+    const char *trial = "python3 '/shared/my trial.py' --tag \"it's\" $HOME; rm -rf /";
+    LaunchConfig cfg = {.command = trial, .slurm_job = "12"};
+    Error err;
+    char *cmd = launch_slurm_command(&cfg, s, 2, &err);
+    cr_assert_not_null(cmd, "%s", err.msg);
+    char *args = run(cmd);
+    cr_assert_not_null(strstr(args, "--jobid=12\n--job-name=tunedeck-trial\n--nodelist\nn1,n2\n"
+                                    "--nodes=2\n"),
+                       "%s", args);
+    cr_assert_not_null(strstr(args, "--time=2\n--gres=gpu:2\nsh\n-c\n"), "%s", args);
+    char want[256];
+    snprintf(want, sizeof want, "\ntunedeck-trial\n%s\n--\n", trial);
+    cr_assert_not_null(strstr(args, want), "the trial command changed on its way: %s", args);
+    cr_assert_null(strstr(args, "--het-group"), "%s", args);
+    free(args);
+    free(cmd);
+}
+
+Test(launch_slurm, nodes_of_two_gpu_counts_get_one_step_each_in_their_component)
+{
+    s->worker[0] = s->worker[2] = 1;
+    LaunchConfig cfg = {.command = "true", .slurm_job = "7", .slurm_het = 1};
+    Error err;
+    char *cmd = launch_slurm_command(&cfg, s, 1, &err);
+    cr_assert_not_null(cmd, "%s", err.msg);
+    char *args = run(cmd);
+    cr_assert_not_null(strstr(args, "--nodelist\nn1\n--nodes=1\n"), "%s", args);
+    cr_assert_not_null(strstr(args, "--gres=gpu:2\n--het-group=0\n"), "%s", args);
+    cr_assert_not_null(strstr(args, "--nodelist\nn3\n--nodes=1\n"), "%s", args);
+    cr_assert_not_null(strstr(args, "--gres=gpu:1\n--het-group=1\n"), "%s", args);
+    free(args);
+    free(cmd);
+}
+
+Test(launch_slurm, a_schedule_that_uses_no_machine_is_an_error)
+{
+    LaunchConfig cfg = {.command = "true", .slurm_job = "7"};
+    Error err;
+    cr_assert_null(launch_slurm_command(&cfg, s, 1, &err));
+    cr_assert_not_null(strstr(err.msg, "no machine"), "%s", err.msg);
+}
+
+Test(launch_slurm, scancel_gets_each_reported_step_as_one_argument)
+{
+    char *cmd = launch_slurm_scancel_command("12.0 12.1");
+    cr_assert_not_null(cmd);
+    char *args = run(cmd);
+    cr_assert_str_eq(args, "12.0\n12.1\n--\n");
+    free(args);
+    free(cmd);
+}
+
+Test(launch_slurm, no_step_reported_is_no_scancel)
+{
+    cr_assert_null(launch_slurm_scancel_command(""));
+}
