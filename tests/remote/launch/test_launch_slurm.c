@@ -16,15 +16,15 @@ static Cluster *c;
 static Schedule *s;
 static char dir[] = "/tmp/tunedeck-lslurm.XXXXXX";
 
-/* A stand-in for `name` on PATH: one argument a line, a "--" line after each call. */
+/* A stand-in for `name` on PATH: one argument a line, a "--" line after each call. One
+ * printf, so one append: a heterogeneous step's sruns run at once and must not interleave. */
 static void stand_in(const char *name)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nfor a; do printf '%%s\\n' \"$a\"; done >> '%s/args'\necho -- >> '%s/args'\n",
-            dir, dir);
+    fprintf(f, "#!/bin/sh\nprintf '%%s\\n' \"$@\" -- >> '%s/args'\n", dir);
     fclose(f);
     cr_assert_eq(chmod(path, 0755), 0);
 }
