@@ -92,5 +92,12 @@ double liveslurm_backoff_s(double poll_s, int fails);
 /* The run's end in the driver's words: "exited 0" (COMPLETED), "exited 3", "killed by
  * SIGKILL", "cancelled while pending", "slurm: TIMEOUT (TimeLimit)"... */
 void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap);
+/* The prefix of every live run's batch job name (tunedeck-live-NAME). */
+#define LIVESLURM_NAME_PREFIX "tunedeck-live-"
+/* Batch jobs of an earlier live run: named with LIVESLURM_NAME_PREFIX, of `user`, not ended,
+ * and not among `ours` (ids; a heterogeneous job counts once). Writes their ids, ' ' between,
+ * to ids (cap bytes; "" when none) and returns how many there are. */
+size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
+                           const char *const *ours, size_t n_ours, char *ids, size_t cap);
 
 #endif

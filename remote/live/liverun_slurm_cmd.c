@@ -85,7 +85,7 @@ char **liveslurm_sbatch_argv(const char *name, const char *dir, const char *part
     size_t len = 0, cap = 0;
     int rc = push(&v, &len, &cap, "sbatch");
     rc |= push(&v, &len, &cap, "--parsable");
-    rc |= push(&v, &len, &cap, "--job-name=tunedeck-live-%s", name);
+    rc |= push(&v, &len, &cap, "--job-name=" LIVESLURM_NAME_PREFIX "%s", name);
     rc |= push(&v, &len, &cap, "--chdir=%s", dir);
     rc |= push(&v, &len, &cap, "--output=%s/slurm-%%j.out", dir);
     /* One component per distinct GPU count: --gres is per node, so nodes that hold
@@ -179,4 +179,31 @@ double liveslurm_backoff_s(double poll_s, int fails)
     if (fails < 1)
         return poll_s;
     return poll_s * (1 << (fails < 4 ? fails : 4));
+}
+
+size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
+                           const char *const *ours, size_t n_ours, char *ids, size_t cap)
+{
+    size_t n = 0, used = 0;
+    if (cap)
+        ids[0] = 0;
+    for (size_t i = 0; i < jobs->n; i++) {
+        const SlurmJobInfo *j = &jobs->v[i];
+        if (strncmp(j->name, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)) != 0 ||
+            strcmp(j->user, user) != 0 || slurm_jobinfo_ended(j->state) ||
+            (j->het_id[0] && strcmp(j->het_id, j->id) != 0))
+            continue;
+        int mine = 0;
+        for (size_t k = 0; k < n_ours && !mine; k++)
+            mine = strcmp(ours[k], j->id) == 0;
+        if (mine)
+            continue;
+        int w = snprintf(ids + used, used < cap ? cap - used : 0, "%s%s", n ? " " : "", j->id);
+        if (w > 0 && used + (size_t)w < cap)
+            used += (size_t)w;
+        else if (used < cap)
+            ids[used] = 0; /* a cut id is not shown */
+        n++;
+    }
+    return n;
 }

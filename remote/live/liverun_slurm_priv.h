@@ -30,6 +30,7 @@ struct LiveSlurm {
     int64_t last_node_round_ms;
     int node_outage; /* node rounds failed in a row */
     int have_states, have_holds, look_now;
+    int leftovers_said; /* an earlier run's batch jobs: looked for in the first round */
 };
 
 #define liveslurm_say(s, ...) livelog((s)->o.log, (s)->o.userdata, __VA_ARGS__)

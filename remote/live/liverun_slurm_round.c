@@ -1,9 +1,11 @@
 /* The live Slurm backend's shared state: the controller's rounds, the outage they meet, and
  * the jobs that are ours (remote/live/liverun_slurm.h). */
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base/clock.h"
 #include "remote/live/liverun_slurm_priv.h"
@@ -116,6 +118,23 @@ int liveslurm_call_poll(SlurmCall *k)
 }
 
 /* The round in flight, stepped without waiting; once ended, its answer replaces the last. */
+/* A live run killed with SIGKILL leaves its batch jobs: said once, with the command that ends
+ * them. Not cancelled here: another tunedeck of the same user may still own them. */
+static void say_leftovers(LiveSlurm *s)
+{
+    const struct passwd *pw = getpwuid(geteuid());
+    char ids[512];
+    size_t n = pw ? liveslurm_leftovers(&s->jobs, pw->pw_name, (const char *const *)s->ours,
+                                        s->n_ours, ids, sizeof ids)
+                  : 0;
+    if (n)
+        liveslurm_say(s,
+                      "slurm: %zu batch job%s of an earlier live run (%s*) %s still in Slurm: "
+                      "left alone, another tunedeck may own %s; `scancel %s` ends %s",
+                      n, n == 1 ? "" : "s", LIVESLURM_NAME_PREFIX, n == 1 ? "is" : "are",
+                      n == 1 ? "it" : "them", ids, n == 1 ? "it" : "them");
+}
+
 static void collect_round(LiveSlurm *s)
 {
     if (!liveslurm_call_poll(s->round))
@@ -139,6 +158,10 @@ static void collect_round(LiveSlurm *s)
     s->jobs = jobs;
     s->rounds++;
     liveslurm_count_holds(s);
+    if (!s->leftovers_said) {
+        s->leftovers_said = 1;
+        say_leftovers(s);
+    }
 }
 
 /* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or

@@ -323,13 +323,21 @@ echo "another user's job holds a GPU: ours goes elsewhere"
 # other holds one of n1's two GPUs: without the hold the model would place solo's 2 GPUs on
 # n1, where Slurm would leave it pending (Resources); the scheduler sees 1 free there and
 # places it on n2.
+# A batch job an earlier live run left (tunedeck killed with SIGKILL) runs beside it: said
+# once with the scancel that ends it, and left alone.
 other=$(other_job n1)
+stale=$(sbatch --parsable -J tunedeck-live-stale -o /dev/null --wrap 'sleep 120')
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
     --interval 60 --time-scale 30 --duration 5 --status-every 0 --job-dir "$T/jobs8" \
     > "$T/out8" 2> "$T/err8"
 rc=$?
-scancel "$other"
+stale_left="$(squeue -h -j "$stale" -o %T)"
+scancel "$other" "$stale"
 settle
+if [ "$stale_left" = RUNNING ] && [ "$(grep -c "earlier live run" "$T/out8")" -eq 1 ] &&
+    grep -q "1 batch job of an earlier live run (tunedeck-live-\*) is still in Slurm: left alone, another tunedeck may own it; \`scancel $stale\` ends it" "$T/out8"
+then pass "an earlier run's batch job is said once, with its scancel, and left running"
+else fail "leftover batch job (state '$stale_left'): $(grep "earlier" "$T/out8")"; fi
 queue="$(squeue -h)"
 left=$(pgrep -f "ckpt-$mark" | wc -l)
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out8" <<'PY'

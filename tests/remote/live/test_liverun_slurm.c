@@ -148,3 +148,45 @@ Test(liverun_slurm, retries_back_off_like_the_rounds)
     cr_assert_float_eq(liveslurm_backoff_s(1, 4), 16, 1e-9);
     cr_assert_float_eq(liveslurm_backoff_s(0.5, 9), 8, 1e-9);
 }
+
+static const char *record(char *buf, size_t cap, const char *id, const char *het, const char *name,
+                          const char *user, const char *state)
+{
+    char hetline[64] = "";
+    if (het)
+        snprintf(hetline, sizeof hetline, " HetJobId=%s HetJobOffset=%s", het,
+                 strcmp(het, id) == 0 ? "0" : "1");
+    snprintf(buf, cap,
+             "JobId=%s%s JobName=%s\n   UserId=%s(0) GroupId=g(0) MCS_label=N/A\n"
+             "   JobState=%s Reason=None Dependency=(null)\n   ExitCode=0:0\n\n",
+             id, hetline, name, user, state);
+    return buf;
+}
+
+Test(liverun_slurm, an_earlier_runs_batch_jobs_are_found_by_name_user_and_state)
+{
+    char text[4096] = "", r[512];
+    strcat(text, record(r, sizeof r, "10", NULL, "tunedeck-live-a", "ops", "RUNNING"));
+    strcat(text, record(r, sizeof r, "11", NULL, "tunedeck-live-b", "ops", "PENDING"));
+    strcat(text, record(r, sizeof r, "12", NULL, "tunedeck-live-c", "ops", "COMPLETED"));
+    strcat(text, record(r, sizeof r, "13", NULL, "tunedeck-live-d", "ana", "RUNNING"));
+    strcat(text, record(r, sizeof r, "14", NULL, "train", "ops", "RUNNING"));
+    strcat(text, record(r, sizeof r, "15", NULL, "tunedeck-live-e", "ops", "RUNNING"));
+    strcat(text, record(r, sizeof r, "16", "16", "tunedeck-live-f", "ops", "RUNNING"));
+    strcat(text, record(r, sizeof r, "17", "16", "tunedeck-live-f", "ops", "RUNNING"));
+    SlurmJobInfoList jobs;
+    Error err;
+    cr_assert_eq(slurm_jobinfo_parse(text, "test", &jobs, &err), 0, "%s", err.msg);
+    const char *ours[] = {"15"};
+    char ids[64];
+    /* 12 ended, 13 is another user's, 14 is not a live run's, 15 is ours, 17 is 16's part */
+    cr_assert_eq(liveslurm_leftovers(&jobs, "ops", ours, 1, ids, sizeof ids), 3);
+    cr_assert_str_eq(ids, "10 11 16");
+    cr_assert_eq(liveslurm_leftovers(&jobs, "nobody", ours, 1, ids, sizeof ids), 0);
+    cr_assert_str_eq(ids, "");
+    /* a list too long for the buffer still counts every job and shows only whole ids */
+    char small[5];
+    cr_assert_eq(liveslurm_leftovers(&jobs, "ops", ours, 1, small, sizeof small), 3);
+    cr_assert_str_eq(small, "10");
+    slurm_jobinfo_clear(&jobs);
+}
