@@ -2,6 +2,7 @@
  * files, catalogue, the scheduler's capacity check. */
 #include "tests/support/fixtures.h"
 
+#include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,29 @@ Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_mac
     }
     cluster_finish(c);
     return c;
+}
+
+Cluster *fixture_cluster_json(const char *inventory)
+{
+    cJSON *root = cJSON_Parse(inventory);
+    cr_assert_not_null(root, "inventory text is not JSON");
+    Error err;
+    Cluster *c = cluster_from_json(root, "inv", &err);
+    cJSON_Delete(root);
+    cr_assert_not_null(c, "%s", err.msg);
+    return c;
+}
+
+Schedule *fixture_schedule(const Cluster *c, int batch)
+{
+    JobSpec job = {0};
+    snprintf(job.name, sizeof job.name, "j");
+    job.batch = batch;
+    job.model_mb = 1;
+    job.iterations = 2;
+    Schedule *s = schedule_new(c, &job);
+    cr_assert_not_null(s);
+    return s;
 }
 
 SimCluster *fixture_sim(const char *spec)
@@ -106,6 +130,24 @@ Catalogue *fixture_catalogue(void)
     Catalogue *cat = catalogue_load(TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR, &e);
     cr_assert_not_null(cat, "%s", e.msg);
     return cat;
+}
+
+SchedState *fixture_sched(const Catalogue *cat, const char *policy, int nodes,
+                          const SchedNodeGroup *groups, size_t n_groups)
+{
+    SchedConfig c;
+    sched_config_default(&c);
+    c.policy = policy;
+    if (n_groups) {
+        c.groups = groups;
+        c.n_groups = n_groups;
+    } else {
+        c.nodes = nodes;
+    }
+    Error e;
+    SchedState *s = sched_new(&c, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    return s;
 }
 
 void fixture_sched_capacity(const SchedState *s)

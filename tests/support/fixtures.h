@@ -1,6 +1,7 @@
 /* Fixtures the unit tests share: a simulated cluster, one simulated trial through the same
  * accumulator a real trial uses, an optimizer's run of several trials, a fixture file's
- * text, the built-in job catalogue, the scheduler's capacity check. Each helper fails the
+ * text, clusters and schedules from inventory text, the built-in job catalogue, a scheduler
+ * and its capacity check. Each helper fails the
  * calling test (Criterion assertions) instead of returning an error. */
 #ifndef TUNEDECK_TEST_FIXTURES_H
 #define TUNEDECK_TEST_FIXTURES_H
@@ -15,6 +16,13 @@
 /* A cluster named `name` of n_machines machines "TYPE-0", "TYPE-1", ... of one machine type
  * (copied with its devices), finished and asserted; the caller frees it. */
 Cluster *fixture_cluster(const char *name, const MachineType *type, size_t n_machines);
+
+/* The cluster an inventory's JSON text describes, asserted; the caller frees it. */
+Cluster *fixture_cluster_json(const char *inventory);
+
+/* A schedule for c of an empty job named "j" with `batch` inputs, a 1 MB model and 2
+ * iterations, no role set; asserted. The caller frees it. */
+Schedule *fixture_schedule(const Cluster *c, int batch);
 
 /* simcluster_new(spec), asserted; the caller frees it. */
 SimCluster *fixture_sim(const char *spec);
@@ -40,6 +48,11 @@ char *fixture_read(const char *name);
 
 /* The built-in job catalogue, asserted; the caller frees it. */
 Catalogue *fixture_catalogue(void);
+
+/* sched_new with the default configuration but `policy` and the cluster: the node groups
+ * (n_groups > 0) or `nodes` nodes of 4 GPUs; asserted. The caller frees it. */
+SchedState *fixture_sched(const Catalogue *cat, const char *policy, int nodes,
+                          const SchedNodeGroup *groups, size_t n_groups);
 
 /* Asserts that every GPU of every node is held by at most one job, that no job holds a GPU
  * past its node's own count, and that the jobs' GPU counts agree with the nodes'. */

@@ -1,12 +1,12 @@
 /* Ranks of a schedule: one per device with inputs on a worker machine, numbered machine by
  * machine, with local ranks and local batches. */
 #include <criterion/criterion.h>
-#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/model/ranks.h"
+#include "tests/support/fixtures.h"
 
 static Cluster *c;
 static Schedule *s;
@@ -18,17 +18,8 @@ static void setup(void)
         "{\"id\": \"cpu\", \"kind\": \"cpu\"}, {\"id\": \"gpu0\", \"kind\": \"gpu\"},"
         "{\"id\": \"gpu1\", \"kind\": \"gpu\"}]}},"
         "\"machines\": [{\"name\": \"m[0-2]\", \"host\": \"10.0.0.[1-3]\", \"type\": \"t\"}]}";
-    cJSON *root = cJSON_Parse(inv);
-    Error err;
-    c = cluster_from_json(root, "inv", &err);
-    cJSON_Delete(root);
-    cr_assert_not_null(c, "%s", err.msg);
-    JobSpec job = {0};
-    snprintf(job.name, sizeof job.name, "j");
-    job.batch = 100;
-    job.model_mb = 1;
-    job.iterations = 2;
-    s = schedule_new(c, &job);
+    c = fixture_cluster_json(inv);
+    s = fixture_schedule(c, 100);
     s->worker[0] = s->ps[0] = 1;
     s->ps[1] = 1; /* a PS-only machine has no rank */
     s->worker[2] = 1;

@@ -15,13 +15,8 @@ FIXTURE_CATALOGUE_SUITE(sched);
 
 static SchedState *small(const char *policy, int nodes)
 {
-    SchedConfig c;
-    sched_config_default(&c);
-    c.policy = policy;
-    c.nodes = nodes;
+    SchedState *s = fixture_sched(cat, policy, nodes, NULL, 0);
     Error e;
-    SchedState *s = sched_new(&c, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
     cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
     return s;
 }

@@ -28,14 +28,8 @@ static SchedState *cluster(const char *policy, int usable, int drained_gpus)
         g[n++] = (SchedNodeGroup){"T4", usable / 4, 4, 1.0};
     if (usable % 4)
         g[n++] = (SchedNodeGroup){"T4", 1, usable % 4, 1.0};
-    SchedConfig c;
-    sched_config_default(&c);
-    c.policy = policy;
-    c.groups = g;
-    c.n_groups = n;
+    SchedState *s = fixture_sched(cat, policy, 0, g, n);
     Error e;
-    SchedState *s = sched_new(&c, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
     if (drained_gpus)
         cr_assert_eq(sched_drain_node(s, 0, 1, &e), 0, "%s", e.msg);
     return s;

@@ -13,14 +13,7 @@ FIXTURE_CATALOGUE_SUITE(sched_hold);
 
 static SchedState *cluster(const char *policy, int nodes)
 {
-    SchedConfig c;
-    sched_config_default(&c);
-    c.policy = policy;
-    c.nodes = nodes; /* of 4 GPUs */
-    Error e;
-    SchedState *s = sched_new(&c, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    return s;
+    return fixture_sched(cat, policy, nodes, NULL, 0);
 }
 
 static int ours_on(const SchedState *s, int node)

@@ -12,15 +12,7 @@ FIXTURE_CATALOGUE_SUITE(sched_mixed);
 
 static SchedState *mixed(const char *policy, const SchedNodeGroup *g, size_t n)
 {
-    SchedConfig c;
-    sched_config_default(&c);
-    c.policy = policy;
-    c.groups = g;
-    c.n_groups = n;
-    Error e;
-    SchedState *s = sched_new(&c, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    return s;
+    return fixture_sched(cat, policy, 0, g, n);
 }
 
 Test(sched_mixed, every_policy_stays_within_nodes_of_different_sizes)

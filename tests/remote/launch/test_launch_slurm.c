@@ -2,7 +2,6 @@
  * that record their arguments: what a trial command and the step ids become after the
  * shell (here, or on the login node) has parsed the quoting. */
 #include <criterion/criterion.h>
-#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "core/base/readall.h"
 #include "remote/launch/launch_slurm.h"
 #include "remote/ssh/shquote.h"
+#include "tests/support/fixtures.h"
 
 static Cluster *c;
 static Schedule *s;
@@ -40,17 +40,8 @@ static void setup(void)
         "\"machines\": [{\"name\": \"n1\", \"host\": \"n1\", \"type\": \"two\"},"
         " {\"name\": \"n2\", \"host\": \"n2\", \"type\": \"two\"},"
         " {\"name\": \"n3\", \"host\": \"n3\", \"type\": \"one\"}]}";
-    cJSON *root = cJSON_Parse(inv);
-    Error err;
-    c = cluster_from_json(root, "inv", &err);
-    cJSON_Delete(root);
-    cr_assert_not_null(c, "%s", err.msg);
-    JobSpec job = {0};
-    snprintf(job.name, sizeof job.name, "j");
-    job.batch = 10;
-    job.model_mb = 1;
-    job.iterations = 2;
-    s = schedule_new(c, &job);
+    c = fixture_cluster_json(inv);
+    s = fixture_schedule(c, 10);
     cr_assert_not_null(mkdtemp(dir));
     stand_in("srun");
     stand_in("scancel");

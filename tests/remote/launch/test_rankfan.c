@@ -2,7 +2,6 @@
  * gets the torch.distributed variables and the schedule; a failing rank stops the others of
  * its host and its status is the script's. Then the local launcher with per-device ranks. */
 #include <criterion/criterion.h>
-#include <cJSON.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "core/base/readall.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/rankfan.h"
+#include "tests/support/fixtures.h"
 
 static Cluster *c;
 static Schedule *s;
@@ -26,17 +26,8 @@ static void setup(void)
         "{\"id\": \"cpu\", \"kind\": \"cpu\"}, {\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
         "\"machines\": [{\"name\": \"m[0-1]\", \"host\": \"10.0.0.[1-2]\", \"type\": \"t\"}],"
         "\"trial\": {\"ranks\": \"per-device\", \"master_port\": 31000}}";
-    cJSON *root = cJSON_Parse(inv);
-    Error err;
-    c = cluster_from_json(root, "inv", &err);
-    cJSON_Delete(root);
-    cr_assert_not_null(c, "%s", err.msg);
-    JobSpec job = {0};
-    snprintf(job.name, sizeof job.name, "j");
-    job.batch = 10;
-    job.model_mb = 1;
-    job.iterations = 2;
-    s = schedule_new(c, &job);
+    c = fixture_cluster_json(inv);
+    s = fixture_schedule(c, 10);
     s->trial = 107;
     s->worker[0] = s->ps[0] = s->worker[1] = 1;
     s->inputs[0] = 3; /* m0 cpu */
