@@ -44,11 +44,7 @@ sleep 0.3
 left=$(pgrep -f "ckpt-$mark" | wc -l)
 if [ "$rc" -eq 0 ] && python3 - "$T/out" "$T/jobs/r0/ranks.log" <<'PY'
 import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what):
-    m = re.search(pat, out, re.M)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 need(r"decision t=\d+s: resize r0 1 -> 2 GPUs on h\d:1,h\d:1", "r0 grows onto both hosts")
 need(r"r0: started on h\d with 2 GPUs \(GPUs h\d:0,h\d:0, one process group per host\)", "per-host start")
 grow = need(r"r0: run 2 on h\d \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)", "resumed at 2")

@@ -52,11 +52,7 @@ left=$(pgrep -f "ckpt-$mark" | wc -l)
 if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then pass "schedule --live ran to its end (exit $rc)"; else fail "schedule --live exit $rc"; fi
 if python3 - "$T/out" "$T/events.jsonl" <<'PY'
 import json, re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what):
-    m = re.search(pat, out, re.M)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 # every job started on real processes, with progress lines
 for j in ("j0", "j1", "j2"):
     need(r"%s: started on h\d with \d GPUs" % j, j + " started")

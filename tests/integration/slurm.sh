@@ -237,13 +237,7 @@ check "a controller that goes away: the watch says so, keeps polling, and shows 
     sh -c "grep -q 'the controller did not answer' '$T/w2.out' &&
            [ \$(grep -c '^n1 ' '$T/w2.out') -ge 2 ] && [ $rc -eq 0 ]"
 
-echo "nothing left"
-slurm_stop_all
-left=0
-for f in "$S"/slurmctld.pid "$S"/slurmd-n*.pid; do
-    [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && left=$((left + 1))
-done
-check "no Slurm daemon of the harness is left ($left)" [ "$left" -eq 0 ]
+slurm_nothing_left
 
 [ "$fails" -eq 0 ] && echo "slurm: all passed" || echo "slurm: $fails failed"
 [ "$fails" -eq 0 ]

@@ -66,11 +66,7 @@ queue="$(squeue -h)"
 left=$(pgrep -f "ckpt-$mark" | wc -l)
 if [ "$rc" -eq 0 ] && python3 - "$T/out1" <<'PY'
 import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what, start=0):
-    m = re.compile(pat, re.M).search(out, start)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 need(r"slurm: 2 nodes from the controller", "the t4 partition's nodes")
 need(r"decision t=240s: resize new 2 -> 1 GPUs on n2:1", "the shrink decision")
 s1 = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed")
@@ -118,11 +114,7 @@ kill -INT "$LIVE_PID"
 live_ended
 if [ "$rc" -eq 130 ] && [ -n "$victim" ] && python3 - "$T/out2" <<'PY'
 import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what):
-    m = re.search(pat, out, re.M)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 need(r"decision t=180s: resize j0 4 -> 8 GPUs on n1:2,n2:2,n3:4", "the grow decision")
 saved = int(need(r"j0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "j0 checkpoint").group(1))
 m = need(r"j0: run 2 on n1 \(8 GPUs\) resumed at step (\d+)", "j0 resumed at 8 GPUs")
@@ -213,11 +205,7 @@ slurm_ctld_start
 live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out5" <<'PY'
 import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what, start=0):
-    m = re.compile(pat, re.M).search(out, start)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 lost = need(r"slurm: the controller did not answer", "the outage said")
 assert out.count("the controller did not answer") == 1, "said once"
 need(r"decision t=10s: start late 0 -> \d GPUs", "the start decision")
@@ -252,11 +240,7 @@ slurm_ctld_start
 live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out6" <<'PY'
 import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what, start=0):
-    m = re.compile(pat, re.M).search(out, start)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 need(r"decision t=240s: resize new 2 -> 1 GPUs", "the shrink decision")
 lost = need(r"slurm: the controller did not answer \(scancel", "the outage said, by the TERM")
 assert out.count("the controller did not answer") == 1, "said once"
@@ -296,11 +280,7 @@ wait_line "$T/out7" "n1 is usable again" 150
 live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && [ -z "$on_n1" ] && python3 - "$T/out7" <<'PY'
 import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what, start=0):
-    m = re.compile(pat, re.M).search(out, start)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 d = need(r"^\[.*\] n1 is drain\w* in Slurm \(reason: tdtest drain\): its runs move$",
          "the drain read back and said")
 assert out.count("n1 is drain") == 1, "said once"
@@ -342,11 +322,7 @@ queue="$(squeue -h)"
 left=$(pgrep -f "ckpt-$mark" | wc -l)
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out8" <<'PY'
 import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what, start=0):
-    m = re.compile(pat, re.M).search(out, start)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+from outcheck import out, need
 h = need(r"n1: 1 of its 2 GPUs are held by other users' jobs", "the hold read and said")
 d = need(r"decision t=0s: start solo 0 -> 2 GPUs on n2:2", "solo placed on n2", h.end())
 need(r"solo: Slurm job \d+ running on n2:0\+1 \(the GPUs", "solo runs on n2", d.end())

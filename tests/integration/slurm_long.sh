@@ -95,13 +95,7 @@ why=$(squeue -h -j "$job" -o '%T %r')
 check "a job that needs a down node waits ($why)" sh -c "echo '$why' | grep -q '^PENDING'"
 scancel "$job"
 
-echo "nothing left"
-slurm_stop_all
-left=0
-for f in "$S"/slurmctld.pid "$S"/slurmd-n*.pid; do
-    [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && left=$((left + 1))
-done
-check "no Slurm daemon of the harness is left ($left)" [ "$left" -eq 0 ]
+slurm_nothing_left
 
 [ "$fails" -eq 0 ] && echo "slurm_long: all passed" || echo "slurm_long: $fails failed"
 [ "$fails" -eq 0 ]

@@ -11,7 +11,7 @@
 # TUNEDECK_STATE_DIR (T/state). The trap runs the suite's suite_stop (its own processes: a
 # console, a background run), stops every Slurm daemon and job and every sshd, then runs
 # suite_reap (what the jobs may leave behind), and removes T. Defines pass, fail and check
-# (a suite may redefine fail).
+# (a suite may redefine fail), and puts lib/ on PYTHONPATH for lib/outcheck.py.
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
 build="${TUNEDECK_BUILD:-$root/build}"
@@ -44,6 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 export TUNEDECK_STATE_DIR="$T/state"
+# the Python checks' shared part (lib/outcheck.py)
+export PYTHONPATH="$here/integration/lib${PYTHONPATH:+:$PYTHONPATH}"
 
 fails=0
 pass() { echo "  ok   $1"; }
@@ -60,6 +62,17 @@ slurm_suite_start() {
         echo "$suite: the harness did not start" >&2
         exit 1
     fi
+}
+
+# slurm_nothing_left: stops the harness and checks that none of its daemons is left.
+slurm_nothing_left() {
+    echo "nothing left"
+    slurm_stop_all
+    left=0
+    for f in "$S"/slurmctld.pid "$S"/slurmd-n*.pid; do
+        [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && left=$((left + 1))
+    done
+    check "no Slurm daemon of the harness is left ($left)" [ "$left" -eq 0 ]
 }
 
 # other_job NODE: a job not ours, one GPU of NODE for two minutes, running before this
