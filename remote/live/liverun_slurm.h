@@ -94,6 +94,8 @@ double liveslurm_backoff_s(double poll_s, int fails);
 void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap);
 /* The prefix of every live run's batch job name (tunedeck-live-NAME). */
 #define LIVESLURM_NAME_PREFIX "tunedeck-live-"
+/* 1 when `id` is one of the n `ids` (a job id among ours). */
+int liveslurm_id_in(const char *id, const char *const *ids, size_t n);
 /* Batch jobs of an earlier live run: named with LIVESLURM_NAME_PREFIX, of `user`, not ended,
  * and not among `ours` (ids; a heterogeneous job counts once). Writes their ids, ' ' between,
  * to ids (cap bytes; "" when none) and returns how many there are. */

@@ -181,6 +181,14 @@ double liveslurm_backoff_s(double poll_s, int fails)
     return poll_s * (1 << (fails < 4 ? fails : 4));
 }
 
+int liveslurm_id_in(const char *id, const char *const *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ids[i], id) == 0)
+            return 1;
+    return 0;
+}
+
 size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
                            const char *const *ours, size_t n_ours, char *ids, size_t cap)
 {
@@ -193,10 +201,7 @@ size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
             strcmp(j->user, user) != 0 || slurm_jobinfo_ended(j->state) ||
             (j->het_id[0] && strcmp(j->het_id, j->id) != 0))
             continue;
-        int mine = 0;
-        for (size_t k = 0; k < n_ours && !mine; k++)
-            mine = strcmp(ours[k], j->id) == 0;
-        if (mine)
+        if (liveslurm_id_in(j->id, ours, n_ours))
             continue;
         int w = snprintf(ids + used, used < cap ? cap - used : 0, "%s%s", n ? " " : "", j->id);
         if (w > 0 && used + (size_t)w < cap)

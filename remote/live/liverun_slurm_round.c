@@ -76,11 +76,8 @@ long liveslurm_node_rounds(const LiveSlurm *s)
 
 int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j)
 {
-    const char *id = j->het_id[0] ? j->het_id : j->id;
-    for (size_t i = 0; i < s->n_ours; i++)
-        if (strcmp(s->ours[i], id) == 0)
-            return 0;
-    return 1;
+    return !liveslurm_id_in(j->het_id[0] ? j->het_id : j->id, (const char *const *)s->ours,
+                            s->n_ours);
 }
 
 size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)

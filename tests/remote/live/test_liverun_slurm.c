@@ -190,3 +190,13 @@ Test(liverun_slurm, an_earlier_runs_batch_jobs_are_found_by_name_user_and_state)
     cr_assert_str_eq(small, "10");
     slurm_jobinfo_clear(&jobs);
 }
+
+Test(liverun_slurm, a_job_id_is_among_ours_only_when_equal_to_one)
+{
+    const char *ours[] = {"15", "160"};
+    cr_assert(liveslurm_id_in("15", ours, 2));
+    cr_assert(liveslurm_id_in("160", ours, 2));
+    cr_assert_not(liveslurm_id_in("1", ours, 2)); /* not a prefix match */
+    cr_assert_not(liveslurm_id_in("16", ours, 2));
+    cr_assert_not(liveslurm_id_in("15", ours, 0));
+}
