@@ -48,6 +48,13 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
     if (s->o.node_poll_s <= 0)
         s->o.node_poll_s = 10;
     s->last_round_ms = s->last_node_round_ms = -1;
+    const struct passwd *pw = getpwuid(geteuid());
+    if (pw)
+        snprintf(s->user, sizeof s->user, "%s", pw->pw_name);
+    else
+        snprintf(s->user, sizeof s->user, "%u", (unsigned)geteuid());
+    /* Another tunedeck of this user (or this one, restarted) names its jobs apart. */
+    s->nonce = (unsigned)clock_now_ms() * 2654435761u ^ (unsigned)getpid() * 40503u;
     return s;
 }
 
@@ -122,11 +129,9 @@ int liveslurm_call_poll(SlurmCall *k)
  * them. Not cancelled here: another tunedeck of the same user may still own them. */
 static void say_leftovers(LiveSlurm *s)
 {
-    const struct passwd *pw = getpwuid(geteuid());
     char ids[512];
-    size_t n = pw ? liveslurm_leftovers(&s->jobs, pw->pw_name, (const char *const *)s->ours,
-                                        s->n_ours, ids, sizeof ids)
-                  : 0;
+    size_t n = liveslurm_leftovers(&s->jobs, s->user, (const char *const *)s->ours, s->n_ours,
+                                   s->nonce, ids, sizeof ids);
     if (n)
         liveslurm_say(s,
                       "slurm: %zu batch job%s of an earlier live run (%s*) %s still in Slurm: "
