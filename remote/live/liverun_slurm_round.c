@@ -109,18 +109,26 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
     return n;
 }
 
-/* Its pipes polled with no timeout: the driver's own loop comes back every tick_s. */
+/* Its pipes polled with no timeout, as long as they have something (the answer, then the
+ * ends of both pipes, then the exit): a command that has ended is collected in one tick,
+ * not one step a tick (an sbatch's job id is known before its job can print). The driver's
+ * own loop comes back every tick_s. */
 int liveslurm_call_poll(SlurmCall *k)
 {
-    struct pollfd fds[8];
-    int64_t deadline = 0;
-    size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
-    if (n > 8)
-        n = 8;
-    if (n && poll(fds, n, 0) < 0)
-        for (size_t i = 0; i < n; i++)
-            fds[i].revents = 0;
-    slurm_call_step(k, fds, n, clock_now_ms());
+    for (int rounds = 0; rounds < 16 && !slurm_call_done(k); rounds++) {
+        struct pollfd fds[8];
+        int64_t deadline = 0;
+        size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
+        if (n > 8)
+            n = 8;
+        int ready = n ? poll(fds, n, 0) : 0;
+        if (ready < 0)
+            for (size_t i = 0; i < n; i++)
+                fds[i].revents = 0;
+        slurm_call_step(k, fds, n, clock_now_ms());
+        if (ready <= 0)
+            break; /* nothing more now (or only the exit, looked for once) */
+    }
     return slurm_call_done(k);
 }
 
