@@ -1,7 +1,8 @@
 /* The live Slurm backend's own calls (sbatch, the look-up by name, scancel) against stand-in
  * Slurm commands on PATH, real processes: an sbatch that answers after our timeout is not
  * submitted twice, one that hangs does not hold the driver's tick, a stop asked while the
- * sbatch flies reaches the job it gets, and a run freed mid-call leaves no process. */
+ * sbatch flies reaches the job it gets, a kill asked while the TERM flies goes after it, and
+ * a run freed mid-call leaves no process. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
@@ -21,8 +22,8 @@ static char log_text[16384];
 /* sbatch records the job it accepts ("ID NAME" in jobs) and answers like --parsable, except
  * for a job named *hang* (never accepted, never answers: its pid in hang.pid) and *late*
  * (accepted, then answers after 5 s, past the tests' timeout). squeue finds a job by
- * --name=; scontrol shows every recorded job pending; scancel records its arguments
- * (scancel-calls). */
+ * --name=; scontrol shows every recorded job pending (running once a file "running" is
+ * there); scancel records its arguments (scancel-calls), a TERM's after 0.5 s. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "case $name in *hang*) echo $$ > \"$D/hang.pid\"; exec sleep 30;; esac\n"
@@ -33,10 +34,11 @@ static const char *const STAND_INS[][2] = {
     {"squeue", "name=\nfor a; do case $a in --name=*) name=${a#--name=};; esac; done\n"
                "echo \"$*\" >> \"$D/squeue-calls\"\n"
                "awk -v n=\"$name\" '$2 == n {print $1}' \"$D/jobs\"\n"},
-    {"scontrol", "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
-                 "GroupId=g(1)\\n   JobState=PENDING Reason=Resources Dependency=(null)\\n"
-                 "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\"; done < \"$D/jobs\"\n"},
-    {"scancel", "echo \"$*\" >> \"$D/scancel-calls\"\n"},
+    {"scontrol", "state=PENDING; [ -f \"$D/running\" ] && state=RUNNING\n"
+                 "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
+                 "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
+                 "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
+    {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"},
 };
 
 static void setup(void)
@@ -214,6 +216,35 @@ Test(liverun_slurm_submit, a_stop_asked_while_the_sbatch_flies_reaches_the_job_i
     }
     cr_assert_str_eq(cancels, "--state=PENDING 100\n", "%s", log_text);
     cr_assert(LIVERUN_SLURM.running(run), "ended by Slurm's word, not before");
+    free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, a_kill_asked_while_the_term_flies_goes_after_it)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "quick");
+    char path[512];
+    snprintf(path, sizeof path, "%s/running", dir);
+    fclose(fopen(path, "w"));
+    /* running as far as the driver knows: a TERM now checkpoints it */
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < 3; i++)
+        tick(&b, &run, 1);
+    Error err;
+    cr_assert_eq(LIVERUN_SLURM.signal(run, SIGTERM, &err), -1, "the TERM has not gone through");
+    cr_assert(strstr(err.msg, "on its way"), "%s", err.msg);
+    cr_assert_eq(LIVERUN_SLURM.signal(run, SIGKILL, &err), -1, "nor the kill, behind it");
+    int term = -1, kill_rc = -1;
+    for (int i = 0; i < 500 && (term || kill_rc); i++) {
+        tick(&b, &run, 1);
+        term = LIVERUN_SLURM.signal(run, SIGTERM, &err);
+        kill_rc = LIVERUN_SLURM.signal(run, SIGKILL, &err);
+    }
+    cr_assert_eq(term, 0, "%s", err.msg);
+    cr_assert_eq(kill_rc, 0, "%s", err.msg);
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "--signal=TERM --full 100\n100\n", "one at a time, in order");
     free(cancels);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
