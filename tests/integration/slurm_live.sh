@@ -265,8 +265,8 @@ m = need(r"new: run 2 on n2 \(\d GPUs\) resumed at step (\d+)", "new resumed", s
 assert int(m.group(1)) == int(s.group(1)) + 1, (m.group(0), s.group(0))
 rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(big|new) ", l)}
 assert rows["new"][-2:] == ["exited", "0"] and rows["new"][6] == "no", rows["new"]
-print("new's TERM retried after the outage: checkpoint at step %s, resumed at %s" %
-      (s.group(1), m.group(1)))
+print("new's TERM retried after the outage: checkpoint at step %s, resumed at %s; %d status "
+      "lines while it had no answer" % (s.group(1), m.group(1), len(lines)))
 PY
 then pass "a resize inside an outage: the TERM is retried, the job checkpoints and resumes, nothing left"
 else fail "resize inside an outage (exit $rc, queue '$queue', $left processes)"; fi
