@@ -19,14 +19,22 @@
 static char dir[] = "/tmp/tunedeck-lsubmit.XXXXXX";
 static char log_text[16384];
 
-/* sbatch records the job it accepts ("ID NAME" in jobs) and answers like --parsable, except
- * for a job named *hang* (never accepted, never answers: its pid in hang.pid) and *late*
- * (accepted, then answers after 5 s, past the tests' timeout). squeue finds a job by
+/* sbatch records each call's job name (sbatch-calls) and the job it accepts ("ID NAME" in
+ * jobs) and answers like --parsable, except for a job named *hang* (never accepted, never
+ * answers: its pid in hang.pid), *late* (accepted, then answers after 5 s, past the tests'
+ * timeout), *refuse* (refused, as Slurm words it) and *down* (no controller, the first
+ * time). squeue finds a job by
  * --name=; scontrol shows every recorded job pending (running once a file "running" is
  * there); scancel records its arguments (scancel-calls), a TERM's after 0.5 s. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
-               "case $name in *hang*) echo $$ > \"$D/hang.pid\"; exec sleep 30;; esac\n"
+               "echo \"$name\" >> \"$D/sbatch-calls\"\n"
+               "case $name in *hang*) echo $$ > \"$D/hang.pid\"; exec sleep 30;;\n"
+               "*refuse*) echo 'sbatch: error: Batch job submission failed: Requested node "
+               "configuration is not available' >&2; exit 1;;\n"
+               "*down*) [ -f \"$D/down-once\" ] || { : > \"$D/down-once\"; echo 'sbatch: "
+               "error: Batch job submission failed: Unable to contact slurm controller "
+               "(connect failure)' >&2; exit 1; };; esac\n"
                "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
                "echo \"$id $name\" >> \"$D/jobs\"\n"
                "case $name in *late*) exec sleep 5;; *slow*) sleep 0.3;; esac\n"
@@ -246,6 +254,43 @@ Test(liverun_slurm_submit, a_kill_asked_while_the_term_flies_goes_after_it)
     char *cancels = recorded("scancel-calls");
     cr_assert_str_eq(cancels, "--signal=TERM --full 100\n100\n", "one at a time, in order");
     free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, an_sbatch_the_controller_never_got_is_looked_up_then_sent_again)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "down"); /* "Unable to contact slurm controller", the first time */
+    for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
+    char *calls = recorded("sbatch-calls"), *looks = recorded("squeue-calls");
+    cr_assert_eq(lines(calls), 2, "%s", calls);
+    size_t first = strcspn(calls, "\n");
+    cr_assert(strncmp(calls, calls + first + 1, first) == 0, "the retry keeps its name: %s", calls);
+    cr_assert_eq(lines(looks), 1, "looked up once, found nothing: %s", looks);
+    cr_assert(strstr(log_text, "the controller did not answer"), "%s", log_text);
+    cr_assert(strstr(log_text, "the controller answers again"), "%s", log_text);
+    cr_assert_null(strstr(log_text, "adopted"), "%s", log_text);
+    free(calls), free(looks);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, an_sbatch_slurm_refuses_ends_the_run_with_slurms_words)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "refuse");
+    for (int i = 0; i < 500 && LIVERUN_SLURM.running(run); i++)
+        tick(&b, &run, 1);
+    cr_assert_not(LIVERUN_SLURM.running(run));
+    cr_assert_str_eq(LIVERUN_SLURM.status(run),
+                     "not started: sbatch exited with status 1: sbatch: error: Batch job "
+                     "submission failed: Requested node configuration is not available");
+    char *looks = recorded("squeue-calls");
+    cr_assert_str_eq(looks, "", "a refusal is an answer: nothing to look up");
+    free(looks);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
