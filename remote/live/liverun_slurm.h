@@ -99,6 +99,9 @@ void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap
  * the submission, so that an sbatch whose answer was lost can be looked up by it and its job
  * adopted instead of submitted twice. -1 when it does not fit in cap. */
 int liveslurm_job_name(char *out, size_t cap, const char *name, unsigned nonce, long n);
+/* 1 when job_name is one liveslurm_job_name gave for this nonce: a job of this driver's,
+ * even before its sbatch has answered. */
+int liveslurm_named_by(const char *job_name, unsigned nonce);
 /* The job id in the look-up's answer (`squeue --noheader --format=%i`: "12", or "12+0" for
  * a heterogeneous job's parts, one a line): -1 when it lists none, -2 when the answer is
  * not that. */

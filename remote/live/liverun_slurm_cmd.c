@@ -152,6 +152,14 @@ int liveslurm_job_name(char *out, size_t cap, const char *name, unsigned nonce, 
     return w < 0 || (size_t)w >= cap ? -1 : 0;
 }
 
+int liveslurm_named_by(const char *job_name, unsigned nonce)
+{
+    char own[32];
+    snprintf(own, sizeof own, ".%06x-", nonce & 0xffffffu);
+    return strncmp(job_name, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)) == 0 &&
+           strstr(job_name + strlen(LIVESLURM_NAME_PREFIX), own) != NULL;
+}
+
 long liveslurm_parse_lookup(const char *out)
 {
     while (*out == ' ' || *out == '\n' || *out == '\r')
@@ -206,8 +214,6 @@ size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
                            const char *const *ours, size_t n_ours, unsigned nonce, char *ids,
                            size_t cap)
 {
-    char own[32]; /* ".NONCE-": liveslurm_job_name's */
-    snprintf(own, sizeof own, ".%06x-", nonce & 0xffffffu);
     size_t n = 0, used = 0;
     if (cap)
         ids[0] = 0;
@@ -215,7 +221,7 @@ size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
         const SlurmJobInfo *j = &jobs->v[i];
         if (strncmp(j->name, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)) != 0 ||
             strcmp(j->user, user) != 0 || slurm_jobinfo_ended(j->state) ||
-            (j->het_id[0] && strcmp(j->het_id, j->id) != 0) || strstr(j->name, own))
+            (j->het_id[0] && strcmp(j->het_id, j->id) != 0) || liveslurm_named_by(j->name, nonce))
             continue;
         int mine = 0;
         for (size_t k = 0; k < n_ours && !mine; k++)

@@ -83,6 +83,9 @@ long liveslurm_node_rounds(const LiveSlurm *s)
 
 int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j)
 {
+    /* ours before its id is: taken by slurmctld, its sbatch's answer not collected yet */
+    if (liveslurm_named_by(j->name, s->nonce))
+        return 0;
     const char *id = j->het_id[0] ? j->het_id : j->id;
     for (size_t i = 0; i < s->n_ours; i++)
         if (strcmp(s->ours[i], id) == 0)

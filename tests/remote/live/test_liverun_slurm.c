@@ -105,6 +105,16 @@ Test(liverun_slurm, every_submission_has_its_own_job_name_under_the_prefix)
     cr_assert_eq(liveslurm_job_name(a, 20, "j0", 0xabc123, 1), -1, "cut is refused");
 }
 
+Test(liverun_slurm, a_job_is_told_ours_by_the_nonce_in_its_name)
+{
+    char a[64];
+    cr_assert_eq(liveslurm_job_name(a, sizeof a, "j0", 0xabc123, 7), 0);
+    cr_assert(liveslurm_named_by(a, 0xabc123));
+    cr_assert_not(liveslurm_named_by(a, 0xabc124), "another tunedeck's");
+    cr_assert_not(liveslurm_named_by("train.abc123-1", 0xabc123), "not a live run's");
+    cr_assert_not(liveslurm_named_by("tunedeck-live-j0", 0xabc123), "an older tunedeck's");
+}
+
 Test(liverun_slurm, the_look_up_by_name_finds_the_job_id_or_none)
 {
     cr_assert_eq(liveslurm_parse_lookup("12\n"), 12);

@@ -294,3 +294,21 @@ Test(liverun_slurm_submit, an_sbatch_slurm_refuses_ends_the_run_with_slurms_word
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
+
+Test(liverun_slurm_submit, a_job_slurm_took_before_its_sbatch_answered_is_not_another_users)
+{
+    Backend b = backend(10); /* the stand-in takes the job, then answers after 5 s */
+    char path[512];
+    snprintf(path, sizeof path, "%s/running", dir);
+    fclose(fopen(path, "w"));
+    void *run = start(&b, "late");
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < 3; i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "no Slurm job yet");
+    char *jobs = recorded("jobs");
+    cr_assert_eq(lines(jobs), 1, "Slurm has it running: %s", jobs);
+    cr_assert_eq(liveslurm_foreign(b.s, NULL, 0), 0, "its GPUs are not held as another user's");
+    free(jobs);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
