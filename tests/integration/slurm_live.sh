@@ -20,6 +20,8 @@
 #    driver does not wait on it (the status lines and the other job's steps go on).
 # 6. slurmctld stopped across a shrink: the scancel --signal=TERM is retried, the job
 #    checkpoints and is resubmitted from its checkpoint; the driver does not wait on it.
+# 7. An sbatch whose answer is lost after Slurm took the job (a stand-in sbatch wraps the
+#    real one and keeps its answer past tunedeck's timeout): the job is adopted by name.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -270,6 +272,40 @@ print("new's TERM retried after the outage: checkpoint at step %s, resumed at %s
 PY
 then pass "a resize inside an outage: the TERM is retried, the job checkpoints and resumes, nothing left"
 else fail "resize inside an outage (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "an sbatch whose answer is lost"
+# A stand-in sbatch first on tunedeck's PATH hands the request to the real one, then keeps
+# the answer past tunedeck's 30 s timeout: Slurm has the job, tunedeck no job id. The retry
+# looks the submission up by its name (squeue) and adopts the job: one job, never two.
+real_sbatch=$(command -v sbatch)
+mkdir -p "$T/lost"
+printf '#!/bin/sh\nid=$("%s" "$@") || exit $?\necho "$id" >> "%s/lost/ids"\nexec sleep 60\n' \
+    "$real_sbatch" "$T" > "$T/lost/sbatch"
+chmod +x "$T/lost/sbatch"
+PATH="$T/lost:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
+    --policy doubling --interval 60 --time-scale 1 --duration 42 --status-every 0 \
+    --job-dir "$T/jobs9" > "$T/out9" 2> "$T/err9"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out9" "$T/lost/ids" <<'PY'
+import re, sys
+from outcheck import out, need
+ids = open(sys.argv[2]).read().split()
+assert len(ids) == 1, ("one sbatch reached Slurm", ids)
+lost = need(r"slurm: the controller did not answer \(sbatch: no answer within 30 s", "the timeout")
+adopt = need(r"slurm: tunedeck-live-solo\.[0-9a-f]{6}-1's sbatch got no answer, but Slurm holds "
+             r"its job: Slurm job (\d+) adopted, not submitted again", "the adoption", lost.end())
+assert adopt.group(1) == ids[0].split(";")[0], (adopt.group(0), ids)
+need(r"slurm: the controller answers again", "the look-up answered", lost.end())
+need(r"solo: Slurm job %s running on n\d:" % adopt.group(1), "the adopted job followed", adopt.end())
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
+     adopt.end())
+print(adopt.group(0))
+PY
+then pass "an sbatch answered after the timeout: its job is found by name and adopted, never submitted twice, nothing left"
+else fail "lost sbatch answer (exit $rc, queue '$queue', $left processes)"; fi
 
 echo "a node drained in Slurm under a running job"
 # solo runs on n1 (t4 partition: n1, n2 with 2 GPUs; fixed-2 keeps it at 2 GPUs, so only the
