@@ -63,7 +63,7 @@ typedef struct {
     JobProgress progress;
     long round_at_submit;
     int ran, ended, saved;
-    int stop_asked, kill_asked;                  /* what the driver asked */
+    int stop_asked, kill_asked;                    /* what the driver asked */
     int pending_cancel_sent, term_sent, kill_sent; /* and what went through */
     int script_rc; /* the batch script's exit line: its status; -1 before it */
     int64_t running_since_ms;

@@ -64,8 +64,7 @@ static void start_lookup(SlurmRun *r)
     char user[96], name[sizeof r->job_name + 16];
     snprintf(user, sizeof user, "--user=%s", r->s->user);
     snprintf(name, sizeof name, "--name=%s", r->job_name);
-    const char *argv[] = {"squeue", "--noheader", "--states=all", user, name, "--format=%i",
-                          NULL};
+    const char *argv[] = {"squeue", "--noheader", "--states=all", user, name, "--format=%i", NULL};
     start_call(r, RUN_CALL_LOOKUP, CANCEL_NONE, argv);
 }
 
@@ -91,8 +90,8 @@ static void sbatch_answered(SlurmRun *r, int rc, const char *out, const Error *e
     if (rc != 0)
         snprintf(st, sizeof st, "not started: %s", err->msg);
     else if (id < 0)
-        snprintf(st, sizeof st, "not started: sbatch --parsable answered '%.60s': expected a job id",
-                 out);
+        snprintf(st, sizeof st,
+                 "not started: sbatch --parsable answered '%.60s': expected a job id", out);
     if (rc != 0 || id < 0) {
         liveslurm_run_end(r, st);
         return;

@@ -42,10 +42,11 @@ static const char *const STAND_INS[][2] = {
     {"squeue", "name=\nfor a; do case $a in --name=*) name=${a#--name=};; esac; done\n"
                "echo \"$*\" >> \"$D/squeue-calls\"\n"
                "awk -v n=\"$name\" '$2 == n {print $1}' \"$D/jobs\"\n"},
-    {"scontrol", "state=PENDING; [ -f \"$D/running\" ] && state=RUNNING\n"
-                 "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
-                 "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
-                 "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
+    {"scontrol",
+     "state=PENDING; [ -f \"$D/running\" ] && state=RUNNING\n"
+     "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
+     "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
+     "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
     {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"},
 };
 
