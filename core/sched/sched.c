@@ -230,6 +230,7 @@ void sched_free(SchedState *s)
     free(s->node_free), free(s->node_speed), free(s->node_group), free(s->node_class);
     free(s->class_speed);
     free(s->owner);
+    free(s->usable_log);
     free(s->decision_ms);
     free(s);
 }

@@ -40,6 +40,11 @@ typedef struct {
     int *spd_valid;
 } SJob;
 
+typedef struct {
+    double at_s;
+    int usable;
+} SchedUsableStep;
+
 struct SchedState {
     SchedConfig cfg;
     const Catalogue *cat;
@@ -60,6 +65,11 @@ struct SchedState {
     int max_node_gpus, total_gpus;
     int usable_gpus; /* total less drained nodes and GPUs held by others, kept up to date */
     int *owner; /* every GPU, node by node: job index or -1 */
+    /* Every change of usable_gpus (a drain, a hold, their end) as the time and the count
+     * after it; before the first, every GPU is usable. The utilization divides by its
+     * integral (sched_usable_gpu_s). */
+    SchedUsableStep *usable_log;
+    size_t n_usable_log, cap_usable_log;
     SJob *jobs;
     size_t n_jobs, cap_jobs;
     /* Only live jobs (arrived, not finished) are visited by a decision or a step, so their
