@@ -110,7 +110,7 @@ static int nodes_init(SchedState *s, const SchedNodeGroup *groups, size_t n_grou
                 s->max_node_gpus = groups[g].gpus_per_node;
         }
     }
-    s->total_gpus = s->usable_gpus = (int)off;
+    s->total_gpus = s->usable_gpus = s->start_gpus = (int)off;
     /* Classes: a node's rank among the distinct speeds, fastest first. */
     for (i = 0; i < n; i++) {
         int rank = 0;

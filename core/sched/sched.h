@@ -177,6 +177,12 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err);
  * cluster's. A job of ours that no longer fits beside them moves at the next decision
  * (the most recently placed first); 0 gives them back. Fails outside 0..the node's GPUs. */
 int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err);
+/* A node joins the running cluster (core/sched/sched_grow.c): named `name` (not one of the
+ * scheduler's), with `gpus` GPUs (1..64) of `type` ("" unknown) at `speed` (1 = the measured
+ * GPUs), usable from now on; the next decision may place jobs there. Returns its index (the
+ * node count before), or -1 with err. */
+int sched_add_node(SchedState *s, const char *name, int gpus, const char *type, double speed,
+                   Error *err);
 /* Switches the policy (a name of sched_policy_names()) from the next decision on. */
 int sched_set_policy(SchedState *s, const char *name, Error *err);
 const char *sched_policy_name(const SchedState *s);

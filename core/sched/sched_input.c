@@ -121,9 +121,7 @@ int sched_pause(SchedState *s, size_t job, int paused, Error *err)
     return 0;
 }
 
-/* Sets the usable GPUs from now on and logs the change for the utilization; -1 when out of
- * memory, with nothing changed. */
-static int set_usable(SchedState *s, int usable, Error *err)
+int sched_set_usable(SchedState *s, int usable, Error *err)
 {
     if (usable == s->usable_gpus)
         return 0;
@@ -150,7 +148,7 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err)
     if (node < 0 || node >= s->cfg.nodes)
         return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1, node);
     if (s->drained[node] != (drained != 0) &&
-        set_usable(s, s->usable_gpus + (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]),
+        sched_set_usable(s, s->usable_gpus + (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]),
                    err) < 0)
         return -1;
     s->drained[node] = drained != 0;
@@ -164,7 +162,7 @@ int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err)
     if (gpus < 0 || gpus > s->node_gpus[node])
         return error_set(err, "hold on %s: expected 0..%d GPUs, found %d", s->node_names[node],
                          s->node_gpus[node], gpus);
-    if (!s->drained[node] && set_usable(s, s->usable_gpus + s->held[node] - gpus, err) < 0)
+    if (!s->drained[node] && sched_set_usable(s, s->usable_gpus + s->held[node] - gpus, err) < 0)
         return -1;
     s->held[node] = gpus;
     return 0;

@@ -185,7 +185,7 @@ static double pct(const double *v, size_t n, double p)
 double sched_usable_gpu_s(const SchedState *s, double until_s)
 {
     double sum = 0, from_s = 0;
-    int usable = s->total_gpus;
+    int usable = s->start_gpus;
     for (size_t i = 0; i < s->n_usable_log && s->usable_log[i].at_s < until_s; i++) {
         sum += usable * (s->usable_log[i].at_s - from_s);
         from_s = s->usable_log[i].at_s;
