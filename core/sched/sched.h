@@ -202,7 +202,7 @@ typedef struct {
     double gpu_utilization;
     double gpu_s_usable; /* usable GPUs integrated over [0, makespan] */
     double resizes_per_job;
-    double gpu_s_lost_to_resizes; /* stall seconds × GPUs held while stalled */
+    double gpu_s_lost_to_resizes;  /* stall seconds × GPUs held while stalled */
     double gpu_s_held, gpu_s_idle; /* idle: every GPU's seconds not held, usable or not */
     double decision_ms_median, decision_ms_max;
     size_t decisions;

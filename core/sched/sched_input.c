@@ -148,8 +148,8 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err)
     if (node < 0 || node >= s->cfg.nodes)
         return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1, node);
     if (s->drained[node] != (drained != 0) &&
-        sched_set_usable(s, s->usable_gpus + (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]),
-                   err) < 0)
+        sched_set_usable(
+            s, s->usable_gpus + (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]), err) < 0)
         return -1;
     s->drained[node] = drained != 0;
     return 0;

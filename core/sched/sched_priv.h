@@ -63,9 +63,9 @@ struct SchedState {
     char **group_types;  /* GPU type name of each group */
     size_t n_groups;
     int max_node_gpus, total_gpus;
-    int start_gpus; /* total_gpus at the start, before any node joined (sched_add_node) */
+    int start_gpus;  /* total_gpus at the start, before any node joined (sched_add_node) */
     int usable_gpus; /* total less drained nodes and GPUs held by others, kept up to date */
-    int *owner; /* every GPU, node by node: job index or -1 */
+    int *owner;      /* every GPU, node by node: job index or -1 */
     /* Every change of usable_gpus (a drain, a hold, their end, a node joining) as the time
      * and the count after it; before the first, every GPU of the start (start_gpus) is
      * usable. The utilization divides by its integral (sched_usable_gpu_s). */

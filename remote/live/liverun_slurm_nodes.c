@@ -135,6 +135,8 @@ static void state_words(const LiveSlurm *s, const SlurmNodeStatus *st, LiveNodeS
         snprintf(out->why + n, sizeof out->why - n, " (reason: %s)", st->reason);
 }
 
+enum { MAX_NODE_GPUS = 64 }; /* the most a scheduler node may have (sched_add_node) */
+
 size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
                         size_t *out)
 {
@@ -148,7 +150,8 @@ size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, s
     }
     size_t n = 0;
     for (size_t i = 0; i < st->n; i++) /* st->v is in name order */
-        if (!watched[i] && !st->v[i].unusable && st->v[i].gpus >= 1 && st->v[i].gpus <= 64)
+        if (!watched[i] && !st->v[i].unusable && st->v[i].gpus >= 1 &&
+            st->v[i].gpus <= MAX_NODE_GPUS)
             out[n++] = i;
     free(watched);
     return n;

@@ -4,7 +4,6 @@
  * pend; and a node the backend found since (added to the partition) added to the model
  * (remote/live/schedlive_priv.h). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "remote/live/schedlive_priv.h"
 
@@ -42,8 +41,8 @@ static int runs_on(const SchedLive *l, int node)
     return 0;
 }
 
-enum { HOLDS_SAID = 4 }; /* hold changes (and nodes joining) said one by one in a look; the
-                          * rest in one line */
+/* Hold changes (and nodes joining) said one by one in a look; the rest in one line. */
+enum { HOLDS_SAID = 4 };
 
 /* Returns 1 when the GPUs others hold there changed. */
 static int sync_node(SchedLive *l, int i, const LiveNodeState *v, int say_hold)
@@ -96,8 +95,8 @@ static int join_node(SchedLive *l, int i, const LiveNodeState *v, int say)
         l->node_unusable[i] = l->node_held[i] = 0;
         l->join_failed = 0;
         if (say)
-            schedlive_log(l, "%s joined (%d %s%sGPUs, %s): the scheduler may place there",
-                          v->name, v->gpus, v->gpu_type, v->gpu_type[0] ? " " : "", v->why);
+            schedlive_log(l, "%s joined (%d %s%sGPUs, %s): the scheduler may place there", v->name,
+                          v->gpus, v->gpu_type, v->gpu_type[0] ? " " : "", v->why);
         return 0;
     }
     if (!l->join_failed)

@@ -1,7 +1,7 @@
-/* The nodes' states and GPUs, as `sinfo -h -N -o SLURM_NODESTATE_FORMAT` prints them: what the
- * live scheduler reads every few seconds to learn which of its nodes Slurm took out (drained,
- * down, not responding) and gave back, and which nodes its partition has now. Parsed without running anything (tested on captured
- * output); a fraction of the full node table's bytes a node. */
+/* The nodes' states and GPUs, as `sinfo -h -N -o SLURM_NODESTATE_FORMAT` prints them: what
+ * the live scheduler reads every few seconds to learn which nodes of its partition Slurm took
+ * out (drained, down, not responding), gave back, or added. Parsed without running anything
+ * (tested on captured output); a fraction of the full node table's bytes a node. */
 #ifndef TUNEDECK_SLURM_NODESTATE_H
 #define TUNEDECK_SLURM_NODESTATE_H
 
@@ -15,11 +15,11 @@
 
 typedef struct {
     char name[64];
-    char state[32];   /* as sinfo printed it: "drained", "down*", "mixed" */
-    char reason[200]; /* "" for none */
-    int gpus;         /* from the gres (slurm_gres_gpus): 0 none, SLURM_MAX_GPUS + 1 too many */
+    char state[32];    /* as sinfo printed it: "drained", "down*", "mixed" */
+    char reason[200];  /* "" for none */
+    int gpus;          /* from the gres (slurm_gres_gpus): 0 none, SLURM_MAX_GPUS + 1 too many */
     char gpu_type[32]; /* "t4"; "" untyped */
-    int unusable;     /* slurm_node_unusable(state) */
+    int unusable;      /* slurm_node_unusable(state) */
 } SlurmNodeStatus;
 
 typedef struct {

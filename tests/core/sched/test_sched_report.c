@@ -93,7 +93,7 @@ Test(sched_report, usable_gpu_seconds_integrate_each_change_and_the_last_at_one_
     cr_assert_eq(sched_drain_node(s, 0, 1, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_hold_gpus(s, 1, 1, &e), 0, "%s", e.msg); /* same time: 3 usable */
     cr_assert_eq(sched_advance(s, 50, &e), 0, "%s", e.msg);
-    cr_assert_eq(sched_hold_gpus(s, 0, 2, &e), 0, "%s", e.msg); /* on a drained node: no change */
+    cr_assert_eq(sched_hold_gpus(s, 0, 2, &e), 0, "%s", e.msg);  /* on a drained node: no change */
     cr_assert_eq(sched_drain_node(s, 0, 0, &e), 0, "%s", e.msg); /* 2 + 3 usable */
     cr_assert_float_eq(sched_usable_gpu_s(s, 0), 0, 1e-12);
     cr_assert_float_eq(sched_usable_gpu_s(s, 100), 800, 1e-9);

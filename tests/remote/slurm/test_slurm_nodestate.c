@@ -53,7 +53,8 @@ Test(slurm_nodestate, gpus_from_the_gres_as_the_inventory_reads_them)
     cr_assert_eq(slurm_nodestate_find(&l, "a")->gpus, 0, "no GRES: no GPU");
     cr_assert_eq(slurm_nodestate_find(&l, "b")->gpus, 8);
     cr_assert_str_eq(slurm_nodestate_find(&l, "b")->gpu_type, "a100");
-    cr_assert_gt(slurm_nodestate_find(&l, "c")->gpus, SLURM_MAX_GPUS, "too many: the caller refuses");
+    cr_assert_gt(slurm_nodestate_find(&l, "c")->gpus, SLURM_MAX_GPUS,
+                 "too many: the caller refuses");
     slurm_nodestate_clear(&l);
 }
 
@@ -73,8 +74,7 @@ Test(slurm_nodestate, a_broken_line_names_the_line_and_the_field)
 {
     SlurmNodeStatuses l;
     Error e;
-    cr_assert_eq(slurm_nodestate_parse("n1|idle|gpu:2|none\nn2|idle|none\n", "sinfo", &l, &e),
-                 -1);
+    cr_assert_eq(slurm_nodestate_parse("n1|idle|gpu:2|none\nn2|idle|none\n", "sinfo", &l, &e), -1);
     cr_assert(strstr(e.msg, "sinfo: line 2: expected 4 fields separated by '|' (%N|%T|%G|%E), "
                             "found 3"),
               "%s", e.msg);
