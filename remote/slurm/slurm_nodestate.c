@@ -119,7 +119,7 @@ void slurm_nodestate_clear(SlurmNodeStatuses *l)
 
 const SlurmNodeStatus *slurm_nodestate_find(const SlurmNodeStatuses *l, const char *name)
 {
-    SlurmNodeStatus key;
+    SlurmNodeStatus key = {.name = ""}; /* by_name compares the name alone */
     snprintf(key.name, sizeof key.name, "%s", name);
     return l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, by_name) : NULL;
 }
