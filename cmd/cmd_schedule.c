@@ -34,8 +34,8 @@ static const char USAGE[] =
     "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n"
     "--drain NODE takes a node (node00, node01, ...) out of the cluster and --hold\n"
     "NODE=GPUS counts GPUs of it as someone else's, from the start or from simulated\n"
-    "second S (@S). A run in which no job can ever run again stops with an error that\n"
-    "names the waiting jobs.\n";
+    "second S (@S); the GPU utilization counts them out while they are. A run in which\n"
+    "no job can ever run again stops with an error that names the waiting jobs.\n";
 
 typedef struct {
     SchedConfig cfg;

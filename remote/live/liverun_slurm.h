@@ -16,6 +16,7 @@
 #include "remote/live/liverun.h"
 #include "remote/slurm/slurm_ctl.h"
 #include "remote/slurm/slurm_jobinfo.h"
+#include "remote/slurm/slurm_nodestate.h"
 
 typedef struct LiveSlurm LiveSlurm;
 
@@ -59,6 +60,14 @@ typedef struct {
 } LiveSlurmForeign;
 /* Writes up to cap of them; returns how many there are. */
 size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap);
+
+/* The nodes of a node-state round (the partition's, sinfo) that the driver does not watch
+ * yet and may add: listed, usable, with 1..64 GPUs. Writes their indices into st->v to out
+ * (room for st->n) in name order and returns how many; 0 when out of memory (the next round
+ * tries again). known: the watched nodes' names, n_known of them. Pure
+ * (liverun_slurm_nodes.c, unit-tested). */
+size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
+                        size_t *out);
 
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
 

@@ -24,7 +24,6 @@ struct LiveSlurm {
     char **names;
     size_t n_names;
     size_t *by_name;      /* indices into names, sorted by name */
-    char *nodelist;       /* "n1,n2,...": sinfo -n */
     LiveNodeState *nodes; /* node i's state and others' GPUs there */
     SlurmCall *node_round;
     long node_rounds, looks;
@@ -101,7 +100,7 @@ void liveslurm_run_calls_end(SlurmRun *r);
 /* liverun_slurm_nodes.c: LIVERUN_SLURM's watch and nodes; the node-state round (started
  * and collected by the tick); the GPUs other users' jobs hold, after each job round. */
 int liveslurm_watch(void *ctx, const char *const *names, size_t n, Error *err);
-const LiveNodeState *liveslurm_nodes(void *ctx, long *looks);
+const LiveNodeState *liveslurm_nodes(void *ctx, size_t *n, long *looks);
 void liveslurm_node_tick(LiveSlurm *s, int64_t now);
 void liveslurm_count_holds(LiveSlurm *s);
 void liveslurm_nodes_free(LiveSlurm *s);

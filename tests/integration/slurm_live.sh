@@ -22,6 +22,9 @@
 #    checkpoints and is resubmitted from its checkpoint; the driver does not wait on it.
 # 7. An sbatch whose answer is lost after Slurm took the job (a stand-in sbatch wraps the
 #    real one and keeps its answer past tunedeck's timeout): the job is adopted by name.
+# 8. A node drained in Slurm under a run; 9. n3 added to partition t4 mid-run (the next
+#    decision places there) and taken out again (its run checkpoints); 10. another user's job
+#    holding a GPU, and a batch job an earlier live run left.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -347,6 +350,43 @@ then pass "a node drained in Slurm: its run checkpoints and resumes elsewhere, n
 else fail "drain in Slurm (exit $rc, queue '$queue', $left processes, on n1 '$on_n1')"; fi
 scontrol update NodeName=n1 State=RESUME 2> /dev/null
 
+echo "a node added to the partition, then taken out of it"
+# Three jobs of 2 GPUs (fixed-2) on partition t4 (n1, n2: 2 GPUs each): a and b run, c waits.
+# The operator adds n3 (4 v100 GPUs) to t4: the node round (the whole partition, every
+# 10 s) finds it, the model adds it, said once, and the next decision starts c there. Taken
+# out of t4 again, n3 is drained in the model: c checkpoints and waits.
+printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\nb,0,cifar10,1,128\nc,0,cifar10,1,128\n' \
+    > "$T/three.csv"
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/three.csv" --policy fixed-2 \
+    --interval 30 --time-scale 10 --duration 45 --status-every 0 --job-dir "$T/jobs9" \
+    > "$T/out9" 2> "$T/err9" &
+LIVE_PID=$!
+wait_line "$T/out9" "b: Slurm job [0-9]* running on" 150
+scontrol update PartitionName=t4 Nodes=n[1-3]
+wait_line "$T/out9" "c: run 1 on n3 .* first step" 300
+scontrol update PartitionName=t4 Nodes=n[1-2]
+wait_line "$T/out9" "c: stopped at step" 300
+live_ended
+scontrol update PartitionName=t4 Nodes=n[1-2] 2> /dev/null
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out9" <<'PY'
+import re, sys
+from outcheck import out, need
+need(r"decision t=0s: start a 0 -> 2 GPUs on n\d:2", "a placed on t4")
+need(r"decision t=0s: start b 0 -> 2 GPUs on n\d:2", "b placed on t4")
+assert not re.search(r"decision t=0s: start c", out), "c waits: t4 is full"
+j = need(r"^\[.*\] n3 joined \(4 v100 GPUs, idle in Slurm\): the scheduler may place there$",
+         "n3 read from the partition and added once")
+assert out.count("n3 joined") == 1, "said once"
+d = need(r"decision t=\d+s: start c 0 -> 2 GPUs on n3:2", "c placed on n3", j.end())
+need(r"c: Slurm job \d+ running on n3:\d\+\d \(the GPUs", "c runs on n3 in Slurm", d.end())
+g = need(r"n3 is no longer in partition t4 \(sinfo\): its runs move", "n3 taken out", d.end())
+need(r"c: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "c checkpointed", g.end())
+assert not re.search(r"start c .* on n3", out[g.end():]), "nothing placed on n3 after"
+print("n3 joined t4: c started there; taken out: c checkpointed")
+PY
+then pass "a node added to the partition is used; taken out of it, its run checkpoints"
+else fail "node added to the partition (exit $rc, queue '$queue', $left processes)"; fi
+
 echo "another user's job holds a GPU: ours goes elsewhere"
 # other holds one of n1's two GPUs: without the hold the model would place solo's 2 GPUs on
 # n1, where Slurm would leave it pending (Resources); the scheduler sees 1 free there and
@@ -401,7 +441,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out[1-8] "$T"/err[1-8]; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out[1-9] "$T"/err[1-9]; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"
