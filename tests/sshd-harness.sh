@@ -21,6 +21,7 @@ harness_init() {
     cp "$H/id_ed25519.pub" "$H/authorized_keys"
     chmod 600 "$H/authorized_keys"
     : > "$H/known_hosts"
+    chmod 644 "$H/known_hosts" # whatever the umask: tunedeck refuses a writable one
     here_harness="$(cd "$(dirname "${HARNESS_SRC:-$0}")" && pwd)"
     fixtures="${TUNEDECK_FIXTURES:-$here_harness/fixtures/nvidia-smi}"
     # The stub answers the two queries tunedeck makes, in nvidia-smi's own csv format

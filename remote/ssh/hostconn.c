@@ -336,6 +336,13 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
     }
     ssh_key_free(key);
     Error err;
+    if (knownhosts_check_private(file, &err) < 0) {
+        ssh_string_free_char(b64);
+        h->key = HOSTKEY_ERROR;
+        h->keep = 0; /* refused again until the file is fixed */
+        host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
+        return;
+    }
     int revoked = knownhosts_revoked(file, b64, &err);
     ssh_string_free_char(b64);
     if (revoked != 0) {

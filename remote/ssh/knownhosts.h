@@ -11,6 +11,13 @@
  * when the file does not exist, -1 (err names the file) when it cannot be read. */
 int knownhosts_revoked(const char *file, const char *key_b64, Error *err);
 
+/* 0 when `file` can be trusted to say which keys are known: it and its folder belong to
+ * you or to root and no one else can write them (a sticky folder such as /tmp may be
+ * shared); a missing file or folder is fine (knownhosts_append creates them private).
+ * -1 (err names the path, its owner or mode, and what to do) when not: anyone who can
+ * write it could add their own key for any host. */
+int knownhosts_check_private(const char *file, Error *err);
+
 /* Appends `line` (one known_hosts entry, a newline is added) to `file`, creating the file
  * (0600) and its folder (0700) when missing, and starting a new line when the file does
  * not end with one. */

@@ -98,6 +98,22 @@ TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-bare.json" --
 check "what the inventory leaves unset still comes from the config" \
     sh -c "[ \$(grep -c 'exit 0' '$T/i2') -eq 3 ]"
 
+echo "a known_hosts others can write is not trusted"
+cp "$T/kh.all" "$kh"
+chmod 666 "$kh"
+run "" "$T/w1" --only h3
+check "a known key in a world-writable known_hosts is refused, naming the file and mode" \
+    grep -q "h3 ssh-failed: .*known_hosts file $kh is writable by its group (mode 666): refused" "$T/w1"
+check "and nothing ran" sh -c "! grep -q 'h3 exit' '$T/w1'"
+chmod 644 "$kh"
+chmod 775 "$T/h"
+run "" "$T/w2" --only h3
+check "a known_hosts in a group-writable folder is refused" \
+    grep -q "h3 ssh-failed: .*known_hosts folder $T/h is writable by its group (mode 775)" "$T/w2"
+chmod 755 "$T/h"
+run "" "$T/w3" --only h3
+check "the same known_hosts, private again, is trusted" grep -q 'h3 exit 0' "$T/w3"
+
 echo "proxies are refused, never silently bypassed"
 run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1
 check "ProxyCommand is refused clearly" \

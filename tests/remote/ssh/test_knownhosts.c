@@ -83,3 +83,46 @@ Test(knownhosts, append_creates_the_file_private_and_keeps_lines_whole)
     text[n] = 0;
     cr_assert_str_eq(text, "[a]:2 ssh-ed25519 AAAA1\nb ssh-ed25519 AAAA2\nc ssh-ed25519 AAAA3\n");
 }
+
+/* Regression: a known_hosts that others could write (an inventory's "known_hosts" in a
+ * shared folder, a group-writable ~/.ssh) was trusted, so anyone able to write it could
+ * add their own key for any host and pass the host-key check. */
+Test(knownhosts, a_file_or_folder_others_can_write_is_not_trusted)
+{
+    char sub[128], file[160];
+    snprintf(sub, sizeof sub, "%s/ssh", dir);
+    snprintf(file, sizeof file, "%s/known_hosts", sub);
+    Error err;
+    cr_assert_eq(knownhosts_check_private(file, &err), 0, "a missing file is created private");
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_file(file, "h ssh-ed25519 AAAA\n");
+    chmod(file, 0644);
+    cr_assert_eq(knownhosts_check_private(file, &err), 0, "%s", err.msg);
+    chmod(file, 0666);
+    cr_assert_eq(knownhosts_check_private(file, &err), -1);
+    cr_assert(strstr(err.msg, file) && strstr(err.msg, "writable by its group"), "%s", err.msg);
+    chmod(file, 0602);
+    cr_assert_eq(knownhosts_check_private(file, &err), -1);
+    cr_assert(strstr(err.msg, "writable by others (mode 602)"), "%s", err.msg);
+    chmod(file, 0600);
+    chmod(sub, 0770);
+    cr_assert_eq(knownhosts_check_private(file, &err), -1);
+    cr_assert(strstr(err.msg, "folder") && strstr(err.msg, sub), "%s", err.msg);
+    chmod(sub, 01777); /* a shared sticky folder: only the file's owner can replace it */
+    cr_assert_eq(knownhosts_check_private(file, &err), 0, "%s", err.msg);
+    chmod(sub, 0700);
+}
+
+Test(knownhosts, a_file_of_another_user_is_not_trusted)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give the file away");
+    char file[128];
+    snprintf(file, sizeof file, "%s/kh", dir);
+    write_file(file, "h ssh-ed25519 AAAA\n");
+    cr_assert_eq(chown(file, 4242, 4242), 0);
+    chmod(file, 0644);
+    Error err;
+    cr_assert_eq(knownhosts_check_private(file, &err), -1);
+    cr_assert(strstr(err.msg, "belongs to uid 4242"), "%s", err.msg);
+}
