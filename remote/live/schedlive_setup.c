@@ -99,7 +99,8 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
         return NULL;
     }
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    /* A folder starting with '-' would be read as options by mkdir and cd. */
+    snprintf(path, sizeof path, "%s%s/%s", dir[0] == '-' ? "./" : "", dir, name);
     char *b = NULL;
     size_t len = 0;
     /* The shell survives the SIGTERM sent to the job's group (`trap : TERM`), waits for

@@ -94,6 +94,11 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > tunedeck-hostfile") != NULL, "%s", cmd);
     free(cmd);
     free(t);
+    /* regression: a job folder starting with '-' reached mkdir and cd as their options */
+    char *dash = schedlive_job_template("w", "-m777", "j", &e);
+    cr_assert_not_null(dash, "%s", e.msg);
+    cr_assert(strstr(dash, "mkdir -p './-m777/j' && cd './-m777/j' && "), "%s", dash);
+    free(dash);
     cr_assert_null(schedlive_job_template("w", "d", "../x", &e));
     cr_assert(strstr(e.msg, "'../x'") != NULL, "%s", e.msg);
     cr_assert_null(schedlive_job_template("w", "d", "a;b", &e));
