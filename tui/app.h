@@ -89,6 +89,7 @@ typedef struct {
     int confirm_accept;
     long accept_host;
     char accept_fp[128];
+    char accept_where[300]; /* "ADDRESS port N": where that key will be trusted */
 
     ClusterSnapshot snap;
     size_t loads_scroll;

@@ -103,7 +103,7 @@ static void hosts_draw(const App *a)
         Rect in = draw_box(o, "Accept an unknown host key?", 1);
         if (in.h >= 4) {
             draw_textf(in.y, in.x, in.w, ROLE_NORMAL, "host %s (%s) offers the key",
-                       c->machines[a->accept_host].name, c->machines[a->accept_host].host);
+                       c->machines[a->accept_host].name, a->accept_where);
             draw_text(in.y + 1, in.x + 2, in.w - 2, ROLE_KEY, a->accept_fp);
             draw_text(in.y + 2, in.x, in.w, ROLE_NORMAL,
                       "Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*.pub).");
@@ -153,6 +153,11 @@ static void hosts_accept_selected(App *a)
         app_message(a, 1, "%s", err.msg);
         return;
     }
+    /* The address and port the key was offered on, which are what known_hosts will trust:
+     * an ssh config's HostName or Port may differ from the inventory's host. */
+    HostInfo i;
+    hostpool_info(a->pool, a->host_sel, &i);
+    snprintf(a->accept_where, sizeof a->accept_where, "%s port %d", i.target, i.port);
     a->confirm_accept = 1;
     a->accept_host = (long)a->host_sel;
     a->dirty = 1;

@@ -55,6 +55,9 @@ typedef struct {
                               * until it is known or accepted ("" none): what an operator may
                               * accept */
     const char *known_hosts; /* the one known_hosts file checked and written for this host */
+    const char *target;      /* the address connected to (the ssh config's HostName, else
+                              * host) and its port: known_hosts records a key for these */
+    int port;
     const char *last_error;  /* "" when none */
     double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
     int connects, drops;     /* successful connections; ready sessions lost */

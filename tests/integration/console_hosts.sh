@@ -61,6 +61,7 @@ wait_for 'only an unknown host key can be accepted \(this one is ok\)'
 X send-keys -t c j a
 wait_for 'Accept an unknown host key\?'
 wait_for "$fp2" 10 F
+wait_for "host h2 (127.0.0.12 port $H_PORT) offers the key" 10 F
 X send-keys -t c n
 wait_for 'host key not accepted'
 grep -q "127.0.0.12" "$T/h/known_hosts" && fail "a refused key reached known_hosts"

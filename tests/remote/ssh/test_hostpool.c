@@ -170,3 +170,35 @@ Test(hostpool, exec_on_an_unreachable_host_fails_as_ssh_not_as_the_command)
     rexec_free(x);
     hostpool_free(p);
 }
+
+/* The console's accept prompt names where the key will be trusted: an ssh config's
+ * HostName and Port, not the inventory's host (regression: it showed only the inventory's
+ * host, which an alias may point elsewhere). */
+Test(hostpool, info_names_the_address_and_port_the_config_points_to)
+{
+    int port;
+    int fd = listener(&port);
+    close(fd); /* refused at once: only the configuration matters here */
+    char cfg[] = "/tmp/td-hp-cfg.XXXXXX";
+    int cfd = mkstemp(cfg);
+    cr_assert(cfd >= 0);
+    dprintf(cfd, "Host alias-h\n  HostName 127.0.0.1\n  Port %d\n", port);
+    close(cfd);
+    HostPoolOptions o = {.ssh_config = cfg};
+    Error e;
+    HostPool *p = hostpool_new(&o, &e);
+    HostConf c = conf("a", "alias-h", 0, 1);
+    cr_assert_eq(hostpool_add(p, &c, &e), 0, "%s", e.msg);
+    HostInfo hi;
+    hostpool_info(p, 0, &hi);
+    cr_assert_str_eq(hi.target, "alias-h");
+    cr_assert_eq(hi.port, 22, "before connecting: the inventory's host and ssh's default port");
+    hostpool_connect(p, 0, 0);
+    hostpool_run_until_settled(p, clock_now_ms() + 5000);
+    hostpool_info(p, 0, &hi);
+    cr_assert_str_eq(hi.host, "alias-h");
+    cr_assert_str_eq(hi.target, "127.0.0.1");
+    cr_assert_eq(hi.port, port);
+    hostpool_free(p);
+    unlink(cfg);
+}
