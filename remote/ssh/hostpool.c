@@ -145,7 +145,9 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                       .offered_fp = h->offered_fp,
                       .known_hosts = h->known_file,
                       .target = h->target[0] ? h->target : h->conf.host,
-                      .port = h->port > 0 ? h->port : h->conf.port > 0 ? h->conf.port : 22,
+                      .port = h->port > 0        ? h->port
+                              : h->conf.port > 0 ? h->conf.port
+                                                 : 22,
                       .last_error = h->last_error,
                       .handshake_ms = h->handshake_ms,
                       .connects = h->connects,
