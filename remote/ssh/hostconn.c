@@ -115,6 +115,10 @@ static void apply_explicit(Host *h)
     ssh_options_set(h->s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
     ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
     ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+    /* A LogLevel line would make libssh write to stderr, the console's screen, and copy the
+     * server's own text (its banner, its disconnect message) there raw, past termsafe. */
+    int verbosity = SSH_LOG_NOLOG;
+    ssh_options_set(h->s, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
 }
 
 /* The inventory's identity is the only key offered (like IdentitiesOnly), whatever
@@ -133,11 +137,10 @@ static void load_identity(Host *h)
 static int session_configure(HostPool *p, Host *h)
 {
     const HostConf *c = &h->conf;
-    int off = 0, verbosity = SSH_LOG_NOLOG;
+    int off = 0;
     h->s = ssh_new();
     if (!h->s)
         return -1;
-    ssh_options_set(h->s, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
     ssh_options_set(h->s, SSH_OPTIONS_HOST, c->host);
     apply_explicit(h);
     if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)

@@ -154,6 +154,15 @@ done
 check "rexec shows a host's disconnect message with its controls made visible" sh -c \
     "grep -qF 'DISCONNECT: 11:bye^[]0;owned^G^[[2J^Mok \\x9B31m <U+009B>31m end' '$T/s1'"
 check "rexec prints no raw control byte of it" raw_controls "$T/s1"
+# A LogLevel line once turned libssh's own log on, onto stderr: the server's words, raw.
+printf 'Host *\n  LogLevel DEBUG3\n' > "$T/cfg-log"
+for try in 1 2 3; do
+    TUNEDECK_SSH_CONFIG="$T/cfg-log" timeout 20 "$rexec" --cluster "$T/inv-fake.json" -- true \
+        > "$T/s1l" 2>&1
+    grep -q 'DISCONNECT' "$T/s1l" && break
+done
+check "an ssh config's LogLevel writes no libssh log" sh -c "! grep -q 'ssh_[a-z_]*: ' '$T/s1l'"
+check "so the host's words reach the terminal only made visible" raw_controls "$T/s1l"
 for try in 1 2 3; do
     timeout 20 "$bin" hosts --cluster "$T/inv-fake.json" > "$T/s2" 2>&1
     grep -q 'DISCONNECT' "$T/s2" && break
