@@ -69,10 +69,8 @@ static unsigned char *mark_of(TrialMarks *m, const cJSON *ev)
 
 static int status_known(const char *name)
 {
-    for (int s = TRIAL_OK; name && s <= TRIAL_INTERRUPTED; s++)
-        if (strcmp(trial_status_name((TrialStatus)s), name) == 0)
-            return 1;
-    return 0;
+    TrialStatus status;
+    return trial_status_from_name(name, &status) == 0;
 }
 
 static void summarize(const char *path, const char *id, Summary *s)

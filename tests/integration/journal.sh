@@ -64,6 +64,13 @@ grep -q '"status":"pruned"' "$work/npr.json" && fail "--no-prune was lost on res
 grep -q "converged" "$work/err" || fail "the resumed session did not stop by the rule: $(cat "$work/err")"
 same_trials "$work/c40.json" "$work/c4r.json" || fail "stop rule decided differently after resume"
 
+# A session whose first trial was the default probe (pruned) lists every trial, no problem.
+"$bin" tune --sim B:googlenet --seed 5 --budget 3 --json >"$work/probe.json" 2>/dev/null
+grep -q '"status":"pruned"' "$work/probe.json" || fail "the first trial was no probe"
+"$bin" sessions | grep "$(session_of "$work/probe.json")" >"$work/probe.row"
+grep -q ' 3/3 ' "$work/probe.row" || fail "sessions does not count the pruned trial: $(cat "$work/probe.row")"
+grep -q 'skipped' "$work/probe.row" && fail "sessions calls a pruned trial a skipped line: $(cat "$work/probe.row")"
+
 # 2. Modes: 0700 folder, 0600 files.
 [ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
 for f in "$TUNEDECK_STATE_DIR"/sessions/*.jsonl; do
