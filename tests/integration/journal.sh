@@ -168,4 +168,21 @@ echo "journal: full disk made with $how and with RLIMIT_FSIZE"
 grep -q "comes from the session's journal" "$work/err" || fail "unclear --resume error"
 "$bin" tune --resume nosuchsession 2>"$work/err" && fail "unknown session accepted"
 grep -q "cannot open" "$work/err" || fail "unclear unknown-session error: $(cat "$work/err")"
+# A journal's own bad setting is bad input (exit 3) named by file and field, not by a flag
+# that was never given; the journal is left as it was.
+"$bin" tune --sim B:googlenet --budget 2 --json >"$work/bad.json" 2>/dev/null
+bad="$TUNEDECK_STATE_DIR/sessions/$(session_of "$work/bad.json").jsonl"
+cp "$bad" "$work/good.jsonl"
+for edit in 's/"optimizer":"bespoke"/"optimizer":"nope"/:optimizer' \
+    's/"sim":"B:googlenet"/"sim":"Q:googlenet"/:sim' 's/"launcher":"sim"/"launcher":"nope"/:launcher' \
+    's/"budget":2,/"budget":"2",/:budget'; do
+    field="${edit##*:}"
+    sed "1${edit%:*}" "$work/good.jsonl" >"$bad"
+    cp "$bad" "$work/bad.before"
+    rc=0; "$bin" tune --resume "$bad" 2>"$work/err" >/dev/null || rc=$?
+    [ "$rc" = 3 ] || fail "journal with a bad '$field': exit $rc, expected 3: $(cat "$work/err")"
+    grep -q "$bad.*field '$field'" "$work/err" ||
+        fail "a bad '$field' not named by journal and field: $(cat "$work/err")"
+    cmp -s "$bad" "$work/bad.before" || fail "a refused resume changed the journal"
+done
 echo "journal: ok"
