@@ -19,6 +19,10 @@ void draw_fill(Rect r, Role role);
 int draw_text(int y, int x, int w, Role role, const char *text);
 int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* The tail of "a | b | c" that fits in w columns, whole fields dropped from the left
+ * ("b | c", then "c"); only when the last field alone is too wide, its last w characters.
+ * Returns a pointer into text. */
+const char *draw_fit_tail(const char *text, int w);
 /* Text wrapped at spaces over at most max_lines rows; returns the rows used. */
 int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
 /* A bar of `w` columns filled to frac (0..1) with eighth-block precision. */

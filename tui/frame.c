@@ -43,11 +43,10 @@ static void draw_tabs(const App *a)
                  tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
                  best_s, state);
     }
-    int len = (int)strlen(right);
-    if (x + len > r.w) /* narrow: keep the state, which is at the end */
-        memmove(right, right + (x + len - r.w), strlen(right + (x + len - r.w)) + 1);
-    len = (int)strlen(right);
-    draw_text(0, r.w - len, len, ROLE_TAB, right);
+    /* narrow: keep the state, which is at the end, and whole fields before it */
+    const char *fit = draw_fit_tail(right, r.w - x);
+    int len = (int)strlen(fit);
+    draw_text(0, r.w - len, len, ROLE_TAB, fit);
 }
 
 static void draw_status(const App *a)

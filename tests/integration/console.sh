@@ -161,8 +161,11 @@ wait_for main "unknown command 'nope'"
 T resize-window -t main -x 80 -y 24
 wait_for main 'Trials [0-9]+/900'
 wait_for main 'Surrogate'
+# the tab bar drops whole fields of its state from the left, never part of one
+wait_for main '3 Hosts +bespoke \| [0-9]+/900 \| best [0-9.]+ s \| [a-z]+ ?$'
 T resize-window -t main -x 40 -y 12
 wait_for main 'Trials'
+wait_for main '^ 1 Tune  2 Cluster  3 Hosts +[a-z]+ ?$'
 T resize-window -t main -x 100 -y 30
 wait_for main 'Best-so-far'
 

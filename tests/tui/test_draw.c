@@ -1,0 +1,34 @@
+/* Drawing helpers that need no screen. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "tui/draw.h"
+
+static const char *const BAR = " B:googlenet | bespoke | 15/60 | best 5.13 s | tuning ";
+
+Test(draw, fit_tail_keeps_text_that_fits)
+{
+    cr_assert_str_eq(draw_fit_tail(BAR, (int)strlen(BAR)), BAR);
+    cr_assert_str_eq(draw_fit_tail(BAR, 200), BAR);
+}
+
+Test(draw, fit_tail_drops_whole_fields_from_the_left_never_part_of_one)
+{
+    /* The tab bar once showed ":googlenet | ..." at 80 columns and "ke | 60/60 | ..." at 60. */
+    cr_assert_str_eq(draw_fit_tail(BAR, (int)strlen(BAR) - 1), " bespoke | 15/60 | best 5.13 s | tuning ");
+    cr_assert_str_eq(draw_fit_tail(BAR, 32), " 15/60 | best 5.13 s | tuning ");
+    cr_assert_str_eq(draw_fit_tail(BAR, 10), " tuning ");
+}
+
+Test(draw, fit_tail_cuts_the_last_field_only_when_it_alone_is_too_wide)
+{
+    cr_assert_str_eq(draw_fit_tail(BAR, 5), "ning ");
+    cr_assert_str_eq(draw_fit_tail(BAR, 0), "");
+    cr_assert_str_eq(draw_fit_tail(BAR, -3), "");
+}
+
+Test(draw, fit_tail_never_returns_more_than_the_width)
+{
+    for (int w = 0; w <= (int)strlen(BAR) + 1; w++)
+        cr_assert_leq(strlen(draw_fit_tail(BAR, w)), (size_t)w, "w %d", w);
+}
