@@ -240,6 +240,11 @@ static int passes_the_editor(wint_t ch, int is_key)
  * key table (rebound keys from config.json act as the action's built-in key). */
 static void key(App *a, wint_t ch, int is_key)
 {
+    /* A resize is no answer: it leaves the help, a question and a prompt open. */
+    if (is_key && ch == KEY_RESIZE) {
+        a->dirty = 1;
+        return;
+    }
     if (a->help) {
         a->help = 0;
         a->dirty = 1;
@@ -277,10 +282,6 @@ static void key(App *a, wint_t ch, int is_key)
     }
     if (is_key && ch == KEY_MOUSE) {
         mouse(a);
-        return;
-    }
-    if (is_key && ch == KEY_RESIZE) {
-        a->dirty = 1;
         return;
     }
     a->message[0] = 0;

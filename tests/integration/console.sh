@@ -174,7 +174,13 @@ T send-keys -t main q
 wait_for main 'Quit anyway\? \(y/n\)'
 T send-keys -t main n
 wait_for main '\? help'
-T send-keys -t main q y
+# a resize is no answer: the question stays, and y still quits
+T send-keys -t main q
+wait_for main 'Quit anyway\? \(y/n\)'
+T resize-window -t main -x 90 -y 28
+wait_for main '\| [a-z]+ ?$' # the tab bar redrawn at the new width
+wait_for main 'Quit anyway\? \(y/n\)'
+T send-keys -t main y
 wait_exit main 0
 # the session was journalled as it went: `tune --resume` goes on from its trials, headless
 screen main
