@@ -65,7 +65,8 @@ typedef struct {
     Error edit_err;
     int edit_valid;
 
-    int help; /* help overlay open */
+    int help;     /* help overlay open */
+    int help_top; /* its first row shown, when it scrolls */
     int confirm_quit;
     int user_paused;
     const PlotStyle *plot_style;

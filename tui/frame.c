@@ -99,7 +99,7 @@ void frame_draw(App *a)
     view_get(a->view)->draw(a);
     draw_status(a);
     if (a->help)
-        keys_draw_help(COLS, LINES);
+        a->help_top = keys_draw_help(COLS, LINES, a->help_top);
     wnoutrefresh(stdscr);
     doupdate();
     a->frames++;

@@ -146,6 +146,16 @@ for k in 'Tab' 'Space' 'Ctrl-L' 'PgUp PgDn' 'Esc' 'q F10' '\[ \]' 'click, wheel'
 done
 T send-keys -t main x
 wait_for main '\? help +1-3 views'
+# at 80x24 it scrolls to its last key, and a resize leaves it open
+T resize-window -t main -x 80 -y 24
+T send-keys -t main '?'
+wait_for main 'Keys 1-[0-9]+/[0-9]+ \(Up/Down scroll\)'
+T send-keys -t main NPage NPage NPage
+wait_for main 'config.json'
+T resize-window -t main -x 100 -y 30
+wait_for main 'Keys \(any key closes\)'
+T send-keys -t main x
+wait_for main '\? help +1-3 views'
 
 # sort and filter
 T send-keys -t main / f a i l e d Enter

@@ -15,7 +15,8 @@ Test(draw, fit_tail_keeps_text_that_fits)
 Test(draw, fit_tail_drops_whole_fields_from_the_left_never_part_of_one)
 {
     /* The tab bar once showed ":googlenet | ..." at 80 columns and "ke | 60/60 | ..." at 60. */
-    cr_assert_str_eq(draw_fit_tail(BAR, (int)strlen(BAR) - 1), " bespoke | 15/60 | best 5.13 s | tuning ");
+    cr_assert_str_eq(draw_fit_tail(BAR, (int)strlen(BAR) - 1),
+                     " bespoke | 15/60 | best 5.13 s | tuning ");
     cr_assert_str_eq(draw_fit_tail(BAR, 32), " 15/60 | best 5.13 s | tuning ");
     cr_assert_str_eq(draw_fit_tail(BAR, 10), " tuning ");
 }
