@@ -211,6 +211,10 @@ exit_is 2 "usage" "$bin" tune --sim B:googlenet --budget lots
 exit_is 2 "usage" "$bin" tune --sim Q:googlenet
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic
 exit_is 2 "usage" "$bin" tune --cluster $cl
+exit_is 2 "usage" "$bin" --job $job # the console once tuned the simulator's job instead
+grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --job alone: $(cat "$tmp/e")"
+exit_is 2 "usage" "$bin" --sim B:googlenet --job $job
+grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --sim --job: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 exit_is 2 "usage" "$bin" hosts
