@@ -217,6 +217,14 @@ exit_is 2 "usage" "$bin" --sim B:googlenet --job $job
 grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --sim --job: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
+# options the other way of giving jobs or nodes would drop are refused, not ignored
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv --model bert
+grep -q -- "--model: expected --arrival-mean" "$tmp/e" || fail "--workload --model: $(cat "$tmp/e")"
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv --jobs 5
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv \
+    --cluster examples/sched-mixed-cluster.json --nodes 3
+grep -q -- "expected no --cluster" "$tmp/e" || fail "--cluster --nodes: $(cat "$tmp/e")"
+"$bin" schedule --help | grep -q -- "--live" || fail "schedule --help does not point to --live"
 exit_is 2 "usage" "$bin" hosts
 exit_is 2 "usage" "$bin" sessions --bogus
 exit_is 2 "usage" "$bin" sim-trial
