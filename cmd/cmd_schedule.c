@@ -41,7 +41,7 @@ static const char USAGE[] =
 typedef struct {
     SchedConfig cfg;
     const char *workload, *events, *model, *data, *cluster;
-    int nodes_set, model_set;   /* --nodes or --gpus-per-node given; --model given */
+    int nodes_set, model_set; /* --nodes or --gpus-per-node given; --model given */
     double arrival_s;
     long jobs;
     const char *pins[MAX_PINS];
