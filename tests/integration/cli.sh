@@ -226,6 +226,8 @@ exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-wor
 grep -q -- "expected no --cluster" "$tmp/e" || fail "--cluster --nodes: $(cat "$tmp/e")"
 "$bin" schedule --help | grep -q -- "--live" || fail "schedule --help does not point to --live"
 exit_is 2 "usage" "$bin" hosts
+exit_is 2 "usage" "$bin" hosts --slurm --watch-for 5 # without --watch it was dropped
+grep -q -- "expected --watch" "$tmp/e" || fail "hosts --watch-for without --watch: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" sessions --bogus
 exit_is 2 "usage" "$bin" sim-trial
 exit_is 2 "usage" "$worker" --bogus
