@@ -108,16 +108,22 @@ const MachineType *cluster_machine_type(const Cluster *c, size_t machine)
 
 const DeviceSpec *cluster_device(const Cluster *c, size_t flat_device, size_t *machine_out)
 {
-    for (size_t i = 0; i < c->n_machines; i++) {
-        const MachineType *t = cluster_machine_type(c, i);
-        size_t first = c->machines[i].first_device;
-        if (flat_device >= first && flat_device < first + t->n_devices) {
-            if (machine_out)
-                *machine_out = i;
-            return &t->devices[flat_device - first];
-        }
+    /* Machines hold consecutive devices in order: the first machine whose devices end after
+     * flat_device, by bisection (a scan made every loop over a G100000 cluster's devices
+     * quadratic). */
+    size_t lo = 0, hi = c->n_machines;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->machines[mid].first_device + cluster_machine_type(c, mid)->n_devices > flat_device)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
-    return NULL;
+    if (lo == c->n_machines || flat_device < c->machines[lo].first_device)
+        return NULL;
+    if (machine_out)
+        *machine_out = lo;
+    return &cluster_machine_type(c, lo)->devices[flat_device - c->machines[lo].first_device];
 }
 
 long cluster_find_machine(const Cluster *c, const char *name)

@@ -264,3 +264,23 @@ Test(cluster, a_missing_or_bad_inventory_is_marked_as_bad_input)
     cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
     cJSON_Delete(bad);
 }
+
+Test(cluster, every_flat_device_is_found_on_its_own_machine)
+{
+    Error err;
+    Cluster *c = parse(LAB, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    for (size_t m = 0; m < c->n_machines; m++) {
+        const MachineType *t = cluster_machine_type(c, m);
+        for (size_t d = 0; d < t->n_devices; d++) {
+            size_t found = 99;
+            const DeviceSpec *ds = cluster_device(c, c->machines[m].first_device + d, &found);
+            cr_assert_eq(ds, &t->devices[d], "machine %zu device %zu", m, d);
+            cr_assert_eq(found, m);
+        }
+    }
+    size_t untouched = 99;
+    cr_assert_null(cluster_device(c, c->n_devices, &untouched));
+    cr_assert_eq(untouched, 99, "a device past the end names no machine");
+    cluster_free(c);
+}
