@@ -95,13 +95,21 @@ void app_set_pause(App *a, int paused)
     app_log(a, paused ? "paused: no new trial starts" : "resumed");
 }
 
-void app_save_config(App *a)
+int app_save_config(App *a)
 {
     Error err;
     if (!a->config_file[0])
-        return;
-    if (config_save(a->config_file, &a->config, &err) < 0)
+        return 0;
+    if (a->config_bad) {
+        app_message(a, 1, "settings not saved: %s has errors (said at start); fix or remove it",
+                    a->config_file);
+        return -1;
+    }
+    if (config_save(a->config_file, &a->config, &err) < 0) {
         app_message(a, 1, "settings not saved: %s", err.msg);
+        return -1;
+    }
+    return 0;
 }
 
 const TrialRecord *app_current_trial(const App *a)

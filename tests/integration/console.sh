@@ -353,6 +353,11 @@ wait_exit conf 0
 printf '{"keys": {"quit": "?"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
 start conf2 100 30 xterm-256color "env XDG_CONFIG_HOME=$tmp/xdg-conf $bin --pace-ms 100 --no-sched"
 wait_for conf2 "settings ignored: .* is bound to both quit"
+# the file it refused is its owner's to fix: :theme does not write over it
+cp "$tmp/xdg-conf/tunedeck/config.json" "$tmp/conf2.before"
+T send-keys -t conf2 : t h e m e ' ' l i g h t Enter
+wait_for conf2 "settings not saved: .*config.json has errors"
+cmp -s "$tmp/xdg-conf/tunedeck/config.json" "$tmp/conf2.before" || fail ":theme wrote over a config.json it had refused"
 T send-keys -t conf2 q y
 wait_exit conf2 0
 
