@@ -175,15 +175,14 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
     a->cfg.policy = NULL;
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         if (c == O_HELP || c == 'h') {
             schedule_usage(stdout, USAGE);
             return 0;
         }
-        if (c == '?' || c == ':') {
-            schedule_usage(stderr, USAGE);
-            return EXIT_USAGE;
-        }
+        if (c == '?' || c == ':')
+            return flags_unknown(CMD, argv[optind - 1]);
         int rc = parse_option(a, c, optarg);
         if (rc)
             return rc;

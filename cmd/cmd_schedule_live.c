@@ -198,6 +198,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
     long v;
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         int bad = 0;
         const char *cmd = "schedule --live";
@@ -273,8 +274,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             usage(stdout);
             return 1;
         default:
-            usage(stderr);
-            return EXIT_USAGE;
+            return flags_unknown("schedule --live", argv[optind - 1]);
         }
         if (bad)
             return EXIT_USAGE;

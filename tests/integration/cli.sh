@@ -188,6 +188,13 @@ check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launc
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
 check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
+# every command's unknown or incomplete option: one line, never getopt's own and a usage dump
+check_bad "tunedeck schedule: unknown or incomplete option '--bogus'" schedule --bogus
+check_bad "tunedeck schedule: unknown or incomplete option '--workload'" schedule --workload
+check_bad "tunedeck schedule --live: unknown or incomplete option '--bogus'" schedule --live --bogus
+check_bad "tunedeck sim-trial: unknown or incomplete option '--bogus'" sim-trial --bogus
+check_bad "tunedeck sim-trial: expected one SETTING:NETWORK" sim-trial
+check_bad "tunedeck hosts: unknown or incomplete option '--bogus'" hosts --bogus
 check_bad "--resume: '--seed' comes from the session's journal" tune --resume x --seed 3
 check_bad "examples: cannot read: Is a directory" tune --cluster examples --job $job
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
