@@ -122,6 +122,11 @@ static const LauncherKind *choose_launcher(Session *s, const SessionSpec *o, Err
                        "brings its own cluster)");
         return NULL;
     }
+    if (strcmp(lname, "sim") == 0 && o->trial_cmd) {
+        error_set(err, "--trial-cmd: the sim launcher runs the simulator itself, not a command; "
+                       "expected --launcher local (or per-host, single, slurm) with it");
+        return NULL;
+    }
     s->trial_cmd = o->trial_cmd ? o->trial_cmd : s->cluster->trial.command;
     if (strcmp(lname, "sim") != 0 && (!s->trial_cmd || !s->trial_cmd[0])) {
         error_set(err,

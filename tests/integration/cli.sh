@@ -186,6 +186,7 @@ check_bad "--budget: expected an integer" tune --sim B:googlenet --budget lots
 check_bad "--optimizer: unknown optimizer 'magic'" tune --sim B:googlenet --optimizer magic
 check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launcher pigeon
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
+check_bad "--trial-cmd: the sim launcher runs the simulator itself" tune --sim B:googlenet --trial-cmd true
 check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
 # every command's unknown or incomplete option: one line, never getopt's own and a usage dump
