@@ -248,6 +248,7 @@ exit_is 3 "bad input file" "$bin" --cluster "$tmp/badtype.json" --job $job
 exit_is 3 "bad input file" "$bin" --cluster $cl --job "$tmp/missing.json"
 exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload "$tmp/missing.csv"
 exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload examples
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload examples/live-workload.csv --cluster "$tmp/trunc.json"
 exit_is 3 "bad input file" "$bin" schedule --policy doubling --arrival-mean 60 --jobs 2 --data "$tmp"
 exit_is 3 "bad input file" "$bin" schedule --live --cluster "$tmp/trunc.json" --workload examples/live-workload.csv
 exit_is 3 "bad input file" "$bin" hosts --cluster "$tmp/trunc.json"
