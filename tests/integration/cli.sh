@@ -196,6 +196,11 @@ check_bad "tunedeck schedule --live: unknown or incomplete option '--bogus'" sch
 check_bad "tunedeck sim-trial: unknown or incomplete option '--bogus'" sim-trial --bogus
 check_bad "tunedeck sim-trial: expected one SETTING:NETWORK" sim-trial
 check_bad "tunedeck hosts: unknown or incomplete option '--bogus'" hosts --bogus
+for helper in tunedeck-rexec tunedeck-worker; do
+    "$(dirname "$bin")/$helper" --bogus >/dev/null 2>"$tmp/e"
+    [ "$(wc -l <"$tmp/e")" -eq 1 ] && grep -q "$helper: unknown or incomplete option '--bogus'" "$tmp/e" ||
+        fail "$helper --bogus: $(cat "$tmp/e")"
+done
 check_bad "--resume: '--seed' comes from the session's journal" tune --resume x --seed 3
 check_bad "examples: cannot read: Is a directory" tune --cluster examples --job $job
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
