@@ -71,6 +71,17 @@ grep -q '"status":"pruned"' "$work/probe.json" || fail "the first trial was no p
 grep -q ' 3/3 ' "$work/probe.row" || fail "sessions does not count the pruned trial: $(cat "$work/probe.row")"
 grep -q 'skipped' "$work/probe.row" && fail "sessions calls a pruned trial a skipped line: $(cat "$work/probe.row")"
 
+# A journal with no session line is listed as one resume refuses, not as resumable; a budget
+# no resume would read is not printed (1e999 once showed as -9223372036854775808).
+: >"$TUNEDECK_STATE_DIR/sessions/zz-empty.jsonl"
+printf '{"event":"session","id":"zz-huge","budget":1e999}\n' >"$TUNEDECK_STATE_DIR/sessions/zz-huge.jsonl"
+chmod 600 "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+"$bin" sessions >"$work/list"
+grep -q '^zz-empty .*not resumable: expected a "session" line first' "$work/list" ||
+    fail "an empty journal is not said to be unresumable: $(grep zz-empty "$work/list")"
+grep -q '^zz-huge .* 0/0 ' "$work/list" || fail "budget 1e999 listed as: $(grep zz-huge "$work/list")"
+rm -f "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+
 # 2. Modes: 0700 folder, 0600 files.
 [ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
 for f in "$TUNEDECK_STATE_DIR"/sessions/*.jsonl; do
