@@ -63,11 +63,14 @@ static int machine_name_check(const char *name, Error *err)
     for (const char *p = name; *p; p++) {
         unsigned char ch = (unsigned char)*p;
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '-' || ch == '.' || ch == '_'))
+              ch == '-' || ch == '.' || ch == '_')) {
+            char shown[8]; /* a byte no terminal shows alone (é's first byte) as \xC3 */
+            snprintf(shown, sizeof shown, ch >= 32 && ch < 127 ? "%c" : "\\x%02X", ch);
             return error_set(err,
-                             "machine '%s': unexpected character '%c': expected letters, "
+                             "machine '%s': unexpected character '%s': expected letters, "
                              "digits, '-', '.' or '_' only",
-                             name, ch >= 32 && ch < 127 ? ch : '?');
+                             name, shown);
+        }
     }
     return 0;
 }

@@ -172,6 +172,10 @@ Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"-oProxyCommand=x\", "
             "\"host\": \"h\", \"type\": \"t\"}]}",
             "not starting with '-'");
+    /* a byte of a multi-byte character was shown as '?' */
+    rejects("{\"name\": \"x\", " TYPES
+            ", \"machines\": [{\"name\": \"n\u00e9\", \"type\": \"t\"}]}",
+            "unexpected character '\\xC3'");
 }
 
 Test(cluster, job_command_placeholders_are_checked_at_load)
