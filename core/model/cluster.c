@@ -179,6 +179,9 @@ static int parse_device(const cJSON *j, const char *ctx, DeviceSpec *d, Error *e
     if (jfield_string(j, ctx, "id", 1, d->id, sizeof d->id, err) < 0 ||
         jfield_string(j, ctx, "kind", 1, kind, sizeof kind, err) < 0)
         return -1;
+    if (!d->id[0]) /* it names the device in schedules and TUNEDECK_DEVICE */
+        return error_set(err, "%s: field 'id': expected a device id such as \"gpu0\", found \"\"",
+                         ctx);
     if (strcmp(kind, "cpu") == 0)
         d->kind = DEVICE_CPU;
     else if (strcmp(kind, "gpu") == 0)

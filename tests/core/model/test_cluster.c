@@ -162,6 +162,13 @@ Test(cluster, example_inventory_loads)
     cluster_free(c);
 }
 
+Test(cluster, an_empty_device_id_is_refused)
+{
+    rejects("{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+            "[{\"id\": \"\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"n\", \"type\": \"t\"}]}",
+            "devices[0]: field 'id': expected a device id");
+}
+
 Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
 {
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a;touch x\", \"host\": "
