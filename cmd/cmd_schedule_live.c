@@ -544,7 +544,7 @@ int cmd_schedule_live(int argc, char **argv)
         int gpus = 0;
         for (int m = 0; m < sched_node_count(r.s); m++)
             gpus += sched_node_gpu_count(r.s, m);
-        printf("live: %zu machines, %d GPUs, policy %s, interval %.0f s, time x%g, %zu jobs\n",
+        printf("live: %zu machines, %d GPUs, policy %s, interval %g s, time x%g, %zu jobs\n",
                r.cl->n_machines, gpus, a.cfg.policy, a.cfg.interval_s,
                a.lo.time_scale > 0 ? a.lo.time_scale : 1, sched_job_count(r.s));
         Error err;
