@@ -116,6 +116,18 @@ int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     return draw_text(y, x, w, role, buf);
 }
 
+void draw_seconds(char *out, size_t cap, double s)
+{
+    if (!isfinite(s))
+        snprintf(out, cap, "-");
+    else if (s >= 100)
+        snprintf(out, cap, "%.1f", s);
+    else if (s >= 0.1 || s <= 0)
+        snprintf(out, cap, "%.2f", s);
+    else
+        snprintf(out, cap, "%.2g", s);
+}
+
 const char *draw_fit_tail(const char *text, int w)
 {
     size_t width = w > 0 ? (size_t)w : 0;

@@ -21,8 +21,11 @@ static void draw_tabs(const App *a)
                         v + 1, view_get((ViewId)v)->name);
     const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
     char best_s[32] = "-";
-    if (best)
-        snprintf(best_s, sizeof best_s, "%.2f s", best->obs->time_s);
+    if (best) {
+        char v[24];
+        draw_seconds(v, sizeof v, best->obs->time_s);
+        snprintf(best_s, sizeof best_s, "%s s", v);
+    }
     char right[256];
     if (!a->tuner && !a->ss && a->slurm) {
         snprintf(right, sizeof right, " %s | watching Slurm | %s ", a->cluster->name,

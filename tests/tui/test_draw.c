@@ -1,5 +1,6 @@
 /* Drawing helpers that need no screen. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "tui/draw.h"
@@ -32,4 +33,19 @@ Test(draw, fit_tail_never_returns_more_than_the_width)
 {
     for (int w = 0; w <= (int)strlen(BAR) + 1; w++)
         cr_assert_leq(strlen(draw_fit_tail(BAR, w)), (size_t)w, "w %d", w);
+}
+
+Test(draw, seconds_keep_two_significant_digits_below_a_tenth)
+{
+    /* A 14 ms trial (the loopback examples) showed as 0.01, and 3 ms as 0.00. */
+    static const struct {
+        double s;
+        const char *shown;
+    } CASES[] = {{0.014, "0.014"}, {0.0031, "0.0031"}, {0.25, "0.25"}, {5.104, "5.10"},
+                 {123.45, "123.5"}, {0, "0.00"},       {NAN, "-"}};
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        char out[16];
+        draw_seconds(out, sizeof out, CASES[i].s);
+        cr_assert_str_eq(out, CASES[i].shown, "%g", CASES[i].s);
+    }
 }
