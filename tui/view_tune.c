@@ -136,12 +136,6 @@ Rect view_editor_rows(Rect box)
     return (Rect){r.x, r.y + head, r.w, h > 0 ? h : 0};
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void draw_editor(const App *a, Rect box)
 {
     const Editor *e = a->editor;
@@ -250,23 +244,7 @@ static void draw_plot(const App *a, Rect box)
     Rect area = {r.x + axis_w, r.y, r.w - axis_w, r.h - 1 - legend};
     /* Scale to the best-so-far and the predictions: one bad trial must not squash the
      * curve an operator watches; measured points beyond the range are counted instead. */
-    int have_range = plot_range(ser + 1, 2, &lo, &hi);
-    if (have_range && n >= 10) {
-        /* The first trials are far off; the top decile of the scale goes, not the curve's
-         * shape where it matters. */
-        double *v = malloc(2 * n * sizeof *v);
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (isfinite(best[i]))
-                v[k++] = best[i];
-            if (isfinite(pred[i]))
-                v[k++] = pred[i];
-        }
-        qsort(v, k, sizeof *v, cmp_double);
-        if (k >= 10 && v[k * 9 / 10] > lo)
-            hi = v[k * 9 / 10] + (v[k * 9 / 10] - lo) * 0.1;
-        free(v);
-    }
+    int have_range = plot_time_range(best, pred, n, &lo, &hi);
     int above = 0;
     for (size_t i = 0; have_range && i < n; i++)
         above += isfinite(meas[i]) && meas[i] > hi;
