@@ -34,9 +34,9 @@ static const char USAGE[] =
     "--pin JOB=GPUS holds a job at a GPU count; the policy allocates around it.\n"
     "--drain NODE takes a node (node00, node01, ...) out of the cluster and --hold\n"
     "NODE=GPUS counts GPUs of it as someone else's, from the start or from simulated\n"
-    "second S (@S). A run in which no job can ever run again stops with an error that\n"
-    "names the waiting jobs. --live runs the decisions on real jobs over SSH or Slurm\n"
-    "(tunedeck schedule --live --help).\n";
+    "second S (@S); the GPU utilization counts them out while they are. A run in which\n"
+    "no job can ever run again stops with an error that names the waiting jobs. --live\n"
+    "runs the decisions on real jobs over SSH or Slurm (tunedeck schedule --live --help).\n";
 
 typedef struct {
     SchedConfig cfg;

@@ -110,7 +110,7 @@ static int nodes_init(SchedState *s, const SchedNodeGroup *groups, size_t n_grou
                 s->max_node_gpus = groups[g].gpus_per_node;
         }
     }
-    s->total_gpus = s->usable_gpus = (int)off;
+    s->total_gpus = s->usable_gpus = s->start_gpus = (int)off;
     /* Classes: a node's rank among the distinct speeds, fastest first. */
     for (i = 0; i < n; i++) {
         int rank = 0;
@@ -230,6 +230,7 @@ void sched_free(SchedState *s)
     free(s->node_free), free(s->node_speed), free(s->node_group), free(s->node_class);
     free(s->class_speed);
     free(s->owner);
+    free(s->usable_log);
     free(s->decision_ms);
     free(s);
 }

@@ -177,6 +177,12 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err);
  * cluster's. A job of ours that no longer fits beside them moves at the next decision
  * (the most recently placed first); 0 gives them back. Fails outside 0..the node's GPUs. */
 int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err);
+/* A node joins the running cluster (core/sched/sched_grow.c): named `name` (not one of the
+ * scheduler's), with `gpus` GPUs (1..64) of `type` ("" unknown) at `speed` (1 = the measured
+ * GPUs), usable from now on; the next decision may place jobs there. Returns its index (the
+ * node count before), or -1 with err. */
+int sched_add_node(SchedState *s, const char *name, int gpus, const char *type, double speed,
+                   Error *err);
 /* Switches the policy (a name of sched_policy_names()) from the next decision on. */
 int sched_set_policy(SchedState *s, const char *name, Error *err);
 const char *sched_policy_name(const SchedState *s);
@@ -190,15 +196,21 @@ int sched_report_progress(SchedState *s, size_t job, double epochs_done, double 
 typedef struct {
     size_t jobs, done;
     double avg_jct_s, p50_jct_s, p99_jct_s, makespan_s;
-    double gpu_utilization; /* GPU-seconds held / (GPUs × makespan) */
+    /* GPU-seconds held / usable GPU-seconds until the makespan: a drained node's GPUs and
+     * GPUs held by others (sched_hold_gpus) count only while they are usable, so 1 means
+     * every GPU we could use was busy. */
+    double gpu_utilization;
+    double gpu_s_usable; /* usable GPUs integrated over [0, makespan] */
     double resizes_per_job;
-    double gpu_s_lost_to_resizes; /* stall seconds × GPUs held while stalled */
-    double gpu_s_held, gpu_s_idle;
+    double gpu_s_lost_to_resizes;  /* stall seconds × GPUs held while stalled */
+    double gpu_s_held, gpu_s_idle; /* idle: every GPU's seconds not held, usable or not */
     double decision_ms_median, decision_ms_max;
     size_t decisions;
     size_t peak_live_jobs; /* most jobs arrived and not finished at one decision */
 } SchedSummary;
 
 void sched_summary(const SchedState *s, SchedSummary *out);
+/* Usable GPUs (not drained, not held by others) integrated over [0, until_s]. */
+double sched_usable_gpu_s(const SchedState *s, double until_s);
 
 #endif

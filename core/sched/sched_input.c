@@ -121,12 +121,36 @@ int sched_pause(SchedState *s, size_t job, int paused, Error *err)
     return 0;
 }
 
+int sched_set_usable(SchedState *s, int usable, Error *err)
+{
+    if (usable == s->usable_gpus)
+        return 0;
+    SchedUsableStep *last = s->n_usable_log ? &s->usable_log[s->n_usable_log - 1] : NULL;
+    if (last && last->at_s == s->now_s) { /* two changes at once: the later one counts */
+        last->usable = usable;
+    } else {
+        if (s->n_usable_log == s->cap_usable_log) {
+            size_t cap = s->cap_usable_log ? 2 * s->cap_usable_log : 8;
+            SchedUsableStep *bigger = realloc(s->usable_log, cap * sizeof *bigger);
+            if (!bigger)
+                return error_no_memory(err, "scheduler");
+            s->usable_log = bigger;
+            s->cap_usable_log = cap;
+        }
+        s->usable_log[s->n_usable_log++] = (SchedUsableStep){s->now_s, usable};
+    }
+    s->usable_gpus = usable;
+    return 0;
+}
+
 int sched_drain_node(SchedState *s, int node, int drained, Error *err)
 {
     if (node < 0 || node >= s->cfg.nodes)
         return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1, node);
-    if (s->drained[node] != (drained != 0))
-        s->usable_gpus += (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]);
+    if (s->drained[node] != (drained != 0) &&
+        sched_set_usable(
+            s, s->usable_gpus + (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]), err) < 0)
+        return -1;
     s->drained[node] = drained != 0;
     return 0;
 }
@@ -138,8 +162,8 @@ int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err)
     if (gpus < 0 || gpus > s->node_gpus[node])
         return error_set(err, "hold on %s: expected 0..%d GPUs, found %d", s->node_names[node],
                          s->node_gpus[node], gpus);
-    if (!s->drained[node])
-        s->usable_gpus += s->held[node] - gpus;
+    if (!s->drained[node] && sched_set_usable(s, s->usable_gpus + s->held[node] - gpus, err) < 0)
+        return -1;
     s->held[node] = gpus;
     return 0;
 }

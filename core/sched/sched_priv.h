@@ -40,6 +40,11 @@ typedef struct {
     int *spd_valid;
 } SJob;
 
+typedef struct {
+    double at_s;
+    int usable;
+} SchedUsableStep;
+
 struct SchedState {
     SchedConfig cfg;
     const Catalogue *cat;
@@ -58,8 +63,14 @@ struct SchedState {
     char **group_types;  /* GPU type name of each group */
     size_t n_groups;
     int max_node_gpus, total_gpus;
+    int start_gpus;  /* total_gpus at the start, before any node joined (sched_add_node) */
     int usable_gpus; /* total less drained nodes and GPUs held by others, kept up to date */
-    int *owner; /* every GPU, node by node: job index or -1 */
+    int *owner;      /* every GPU, node by node: job index or -1 */
+    /* Every change of usable_gpus (a drain, a hold, their end, a node joining) as the time
+     * and the count after it; before the first, every GPU of the start (start_gpus) is
+     * usable. The utilization divides by its integral (sched_usable_gpu_s). */
+    SchedUsableStep *usable_log;
+    size_t n_usable_log, cap_usable_log;
     SJob *jobs;
     size_t n_jobs, cap_jobs;
     /* Only live jobs (arrived, not finished) are visited by a decision or a step, so their
@@ -85,6 +96,9 @@ struct SchedState {
 #define SCHED_SPEED_CACHE 32   /* per-job speed cache: powers of two up to 2^31 GPUs */
 #define SCHED_EXPLORE_STAGES 4 /* exploration runs at 1, 2, 4, 8 GPUs */
 int sched_usable_gpus(const SchedState *s);
+/* Sets the usable GPUs from now on and logs the change for the utilization; -1 when out of
+ * memory, with nothing changed (core/sched/sched_input.c). */
+int sched_set_usable(SchedState *s, int usable, Error *err);
 /* GPUs of the node a placement may take now: none on a drained node, else those no job
  * holds less those held by someone else. */
 int sched_node_available(const SchedState *s, int node);

@@ -182,6 +182,18 @@ static double pct(const double *v, size_t n, double p)
     return v[k ? k - 1 : 0];
 }
 
+double sched_usable_gpu_s(const SchedState *s, double until_s)
+{
+    double sum = 0, from_s = 0;
+    int usable = s->start_gpus;
+    for (size_t i = 0; i < s->n_usable_log && s->usable_log[i].at_s < until_s; i++) {
+        sum += usable * (s->usable_log[i].at_s - from_s);
+        from_s = s->usable_log[i].at_s;
+        usable = s->usable_log[i].usable;
+    }
+    return until_s > from_s ? sum + usable * (until_s - from_s) : sum;
+}
+
 void sched_summary(const SchedState *s, SchedSummary *o)
 {
     memset(o, 0, sizeof *o);
@@ -211,8 +223,8 @@ void sched_summary(const SchedState *s, SchedSummary *o)
     o->makespan_s = makespan;
     o->gpu_s_held = s->held_gpu_s;
     o->gpu_s_idle = s->idle_gpu_s;
-    double total = (double)s->total_gpus;
-    o->gpu_utilization = makespan > 0 ? s->held_gpu_s / (total * makespan) : 0;
+    o->gpu_s_usable = sched_usable_gpu_s(s, makespan);
+    o->gpu_utilization = o->gpu_s_usable > 0 ? s->held_gpu_s / o->gpu_s_usable : 0;
     o->resizes_per_job = s->n_jobs ? (double)resizes / (double)s->n_jobs : 0;
     o->peak_live_jobs = s->peak_live;
     o->gpu_s_lost_to_resizes = s->lost_gpu_s;

@@ -26,6 +26,11 @@ typedef struct {
     int unusable;  /* nothing of ours should run there (drained, down, not responding) */
     int held_gpus; /* GPUs others hold there */
     char why[256]; /* its state in the backend's words: "drained in Slurm (reason: fan)" */
+    /* a node the backend found after watch (Slurm: one added to the partition, or back from
+     * down): what the driver adds to its model */
+    char name[64];
+    int gpus;
+    char gpu_type[32]; /* "" unknown */
 } LiveNodeState;
 
 typedef struct LiveRunOps {
@@ -51,9 +56,10 @@ typedef struct LiveRunOps {
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
      * before the first tick. */
     int (*watch)(void *ctx, const char *const *names, size_t n, Error *err);
-    /* With watch: node i as last read; NULL until every node has been read once (the driver
-     * makes no decision before). *looks counts the reads that changed something. */
-    const LiveNodeState *(*nodes)(void *ctx, long *looks);
+    /* With watch: node i as last read, *n of them: watch's, then any the backend found
+     * since (appended, so an index never changes); NULL until every node has been read once
+     * (the driver makes no decision before). *looks counts the reads that changed something. */
+    const LiveNodeState *(*nodes)(void *ctx, size_t *n, long *looks);
     void (*free)(void *run); /* ends a run still up (closing its channels, or scancel) */
 } LiveRunOps;
 

@@ -15,39 +15,6 @@
 
 enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: signal anyway */
 
-typedef struct {
-    LiveSlurm *s;
-    char id[32], label[48];
-    char *dir;   /* the job's folder */
-    char **argv; /* sbatch's, while it is not submitted yet (the controller did not answer) */
-    int fails;   /* calls for this run the controller did not answer, in a row */
-    int64_t next_try_ms; /* and when the next may go (liveslurm_backoff_s) */
-    char *out_path;
-    long offset;
-    char partial[4096];
-    size_t plen;
-    int partial_cut;
-    JobProgress progress;
-    long round_at_submit;
-    int ran, ended, stop_asked, term_sent, saved;
-    int script_rc; /* the batch script's exit line: its status; -1 before it */
-    int64_t running_since_ms;
-    char state[24], waiting[96], granted[256], status[300];
-} SlurmRun;
-
-static int scancel(LiveSlurm *s, const char *id, const char *opt1, const char *opt2, Error *err)
-{
-    const char *argv[6] = {"scancel"};
-    size_t n = 1;
-    if (opt1)
-        argv[n++] = opt1;
-    if (opt2)
-        argv[n++] = opt2;
-    argv[n++] = id;
-    argv[n] = NULL;
-    return slurm_ctl_run(s->o.ctl, argv, NULL, err) == 0 ? 0 : -1;
-}
-
 /* mkdir -p, and the folder's absolute path (the nodes see the same file system). */
 static char *make_dir(const char *job_dir, const char *name, Error *err)
 {
@@ -76,67 +43,6 @@ static char *make_dir(const char *job_dir, const char *name, Error *err)
         }
     }
     return path;
-}
-
-/* A call for r the controller did not answer: said, and the next try backs off. 0 when
- * Slurm answered (a refusal). */
-static int unanswered(SlurmRun *r, const Error *err)
-{
-    if (!liveslurm_no_controller(err->msg))
-        return 0;
-    liveslurm_controller_lost(r->s, err->msg);
-    r->fails++;
-    r->next_try_ms =
-        clock_now_ms() + (int64_t)(liveslurm_backoff_s(r->s->o.poll_s, r->fails) * 1000);
-    return 1;
-}
-
-/* scancel for r, not before its back-off is over: a controller that does not answer makes
- * each try wait ~9 s, and the driver asks again every step until one goes through. */
-static int scancel_run(SlurmRun *r, const char *opt1, const char *opt2, Error *err)
-{
-    if (r->fails && clock_now_ms() < r->next_try_ms)
-        return error_set(err, "%s: waiting for the controller", r->label);
-    if (scancel(r->s, r->id, opt1, opt2, err) < 0) {
-        unanswered(r, err);
-        return -1;
-    }
-    r->fails = 0;
-    liveslurm_controller_back(r->s);
-    return 0;
-}
-
-/* sbatch: 0 submitted, 1 the controller did not answer (kept, retried), -1 refused. */
-static int submit(SlurmRun *r, Error *err)
-{
-    LiveSlurm *s = r->s;
-    char *out = NULL;
-    if (slurm_ctl_run(s->o.ctl, (const char *const *)r->argv, &out, err) != 0) {
-        free(out);
-        return unanswered(r, err) ? 1 : -1;
-    }
-    liveslurm_controller_back(s);
-    long id = liveslurm_parse_jobid(out);
-    if (id < 0) {
-        error_set(err, "sbatch --parsable answered '%.60s': expected a job id", out);
-        free(out);
-        return -1;
-    }
-    free(out);
-    snprintf(r->id, sizeof r->id, "%ld", id);
-    if (asprintf(&r->out_path, "%s/slurm-%ld.out", r->dir, id) < 0)
-        r->out_path = NULL; /* left undefined by a failed asprintf */
-    if (!r->out_path || liveslurm_remember(s, r->id) < 0) {
-        Error ignored;
-        scancel(s, r->id, NULL, NULL, &ignored);
-        return error_set(err, "job: out of memory");
-    }
-    snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
-    r->round_at_submit = s->rounds + (s->round != NULL); /* one in flight cannot hold it */
-    r->fails = 0;
-    liveslurm_argv_free(r->argv);
-    r->argv = NULL;
-    return 0;
 }
 
 static void run_free_fields(SlurmRun *r)
@@ -174,17 +80,22 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     r->script_rc = -1;
     r->dir = dir;
     dir = NULL;
-    r->argv = liveslurm_sbatch_argv(spec->name, r->dir, s->o.partition, spec->node_names, gpus,
+    if (liveslurm_job_name(r->job_name, sizeof r->job_name, spec->name, s->nonce,
+                           ++s->submissions) < 0) {
+        error_set(err, "job name '%s': too long for Slurm", spec->name);
+        goto fail;
+    }
+    r->argv = liveslurm_sbatch_argv(r->job_name, r->dir, s->o.partition, spec->node_names, gpus,
                                     a->n_hosts, script_path);
     if (!r->argv) {
         error_set(err, "job: out of memory");
         goto fail;
     }
-    /* Not answered: the run waits for the controller (waiting()) and step() tries again. */
+    /* The sbatch starts now and is collected by a later step: the run says "no Slurm job
+     * yet" until it answers, and waits for the controller (waiting()) while it does not. */
     snprintf(r->label, sizeof r->label, "no Slurm job yet");
-    if (submit(r, err) < 0)
-        goto fail;
     s->active++; /* its state comes with the next round: never more than one a poll_s */
+    liveslurm_run_calls(r);
     free(script);
     free(script_path);
     free(gpus);
@@ -257,7 +168,7 @@ static void read_output(SlurmRun *r)
     fclose(f);
 }
 
-static void end(SlurmRun *r, const char *status)
+void liveslurm_run_end(SlurmRun *r, const char *status)
 {
     snprintf(r->status, sizeof r->status, "%s", status);
     r->ended = 1;
@@ -265,20 +176,9 @@ static void end(SlurmRun *r, const char *status)
     r->s->active--;
 }
 
-static void step(void *run)
+/* Where the job is, from the last round and its output file. */
+static void follow(SlurmRun *r)
 {
-    SlurmRun *r = run;
-    if (r->ended)
-        return;
-    if (r->argv) { /* its sbatch met no controller: again once the back-off is over */
-        Error err;
-        if (clock_now_ms() >= r->next_try_ms && submit(r, &err) < 0) {
-            char st[300];
-            snprintf(st, sizeof st, "not started: %s", err.msg);
-            end(r, st);
-        }
-        return;
-    }
     read_output(r);
     /* Our own stop: the exit line says how it went at once (the job may still be completing:
      * Slurm queues what follows). Any other end waits for Slurm's word on it: a job someone
@@ -288,7 +188,7 @@ static void step(void *run)
         snprintf(st, sizeof st, "exited %d", r->script_rc);
         r->saved = r->script_rc == 0;
         r->ran = 1;
-        end(r, st);
+        liveslurm_run_end(r, st);
         return;
     }
     LiveSlurm *s = r->s;
@@ -299,7 +199,7 @@ static void step(void *run)
     if (n > 16)
         n = 16;
     if (n == 0) {
-        end(r, "slurm: the job is gone from the controller");
+        liveslurm_run_end(r, "slurm: the job is gone from the controller");
         return;
     }
     const SlurmJobInfo *j = parts[0];
@@ -307,22 +207,14 @@ static void step(void *run)
     if (strcmp(j->state, "PENDING") == 0) {
         /* "None": Slurm's word for a pending job it is about to start */
         snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
-        Error ignored;
-        if (r->stop_asked && r->fails) /* its cancel met no controller */
-            scancel_run(r, "--state=PENDING", NULL, &ignored);
         return;
     }
     r->waiting[0] = 0;
     if (strcmp(j->state, "RUNNING") == 0) {
         if (!r->ran)
             r->running_since_ms = clock_now_ms();
-        r->ran = 1;
+        r->ran = 1; /* a stop asked while it was pending now sends the TERM */
         slurm_jobinfo_where(parts, n, r->granted, sizeof r->granted);
-        if (r->stop_asked && !r->term_sent) { /* it started while its pending cancel flew */
-            Error err;
-            if (scancel_run(r, "--signal=TERM", "--full", &err) == 0)
-                r->term_sent = 1;
-        }
         return;
     }
     if (!slurm_jobinfo_ended(j->state))
@@ -332,36 +224,49 @@ static void step(void *run)
     liveslurm_status_text(j, r->ran, status, sizeof status);
     /* cancelled by someone else, the job may still have checkpointed and exited 0 */
     r->saved = strcmp(status, "exited 0") == 0 || r->script_rc == 0;
-    end(r, status);
+    liveslurm_run_end(r, status);
 }
 
+/* The run's call collected if it answered, where its job is, then the call that is due. */
+static void step(void *run)
+{
+    SlurmRun *r = run;
+    if (!r->ended)
+        liveslurm_run_calls(r);
+    if (r->ended || r->argv)
+        return; /* no job id yet */
+    follow(r);
+    if (!r->ended)
+        liveslurm_run_calls(r);
+}
+
+/* A stop goes as the call that is due once the one in flight (its sbatch, an earlier
+ * scancel) has answered: never two at once, never before the job id is known. */
 static int signal_run(void *run, int signo, Error *err)
 {
     SlurmRun *r = run;
     if (r->ended)
         return error_set(err, "%s: not running", r->label);
-    if (r->argv && (signo == SIGKILL || signo == SIGTERM)) {
-        end(r, "cancelled while pending"); /* never submitted: nothing to stop */
-        return 0;
-    }
-    if (signo == SIGKILL)
-        return scancel_run(r, NULL, NULL, err);
-    if (signo != SIGTERM)
+    if (signo != SIGKILL && signo != SIGTERM)
         return error_set(err, "%s: only SIGTERM and SIGKILL are sent", r->label);
-    r->stop_asked = 1;
-    if (r->ran) {
-        /* the controller not answering: the driver asks again, and its stop clock starts
-         * when the TERM goes through */
-        if (scancel_run(r, "--signal=TERM", "--full", err) < 0)
-            return -1;
-        r->term_sent = 1;
+    if (r->argv && !r->call && !r->maybe_submitted) {
+        liveslurm_run_end(r, "cancelled while pending"); /* never submitted: nothing to stop */
         return 0;
     }
+    r->stop_asked = 1;
+    r->kill_asked |= signo == SIGKILL;
+    liveslurm_run_calls(r);
+    if (r->ended || r->argv)
+        return 0; /* cancelled once its sbatch (or the look-up by name) answers */
     /* Pending: nothing to checkpoint. --state=PENDING leaves it alone if it started since
-     * the last round; the next round then sees it running and sends the TERM. */
-    Error ignored;
-    scancel_run(r, "--state=PENDING", NULL, &ignored);
-    return 0;
+     * the last round; the next round then sees it running and the TERM goes. */
+    if (signo == SIGTERM && !r->ran)
+        return 0;
+    /* Not through yet: the driver asks again, and its stop clock starts once it is. */
+    if (signo == SIGTERM ? r->term_sent || r->kill_sent : r->kill_sent)
+        return 0;
+    return error_set(err, "%s: %s", r->label,
+                     r->fails ? "waiting for the controller" : "scancel on its way");
 }
 
 static int running(const void *run)
@@ -411,11 +316,8 @@ static const char *waiting(const void *run)
     const SlurmRun *r = run;
     if (r->ended)
         return "";
-    if (r->argv)
-        return "the controller (sbatch is retried)";
-    if (r->fails)
-        return "the controller (scancel is retried)";
-    return r->waiting;
+    const char *why = liveslurm_run_calls_waiting(r);
+    return why ? why : r->waiting;
 }
 
 static void free_run(void *run)
@@ -423,12 +325,9 @@ static void free_run(void *run)
     SlurmRun *r = run;
     if (!r)
         return;
-    if (!r->ended) { /* nothing is left behind: the job is cancelled */
-        Error err;
-        if (!r->argv)
-            scancel(r->s, r->id, NULL, NULL, &err);
+    liveslurm_run_calls_end(r); /* nothing is left behind: its call, its job */
+    if (!r->ended)
         r->s->active--;
-    }
     run_free_fields(r);
 }
 

@@ -16,6 +16,7 @@
 #include "remote/live/liverun.h"
 #include "remote/slurm/slurm_ctl.h"
 #include "remote/slurm/slurm_jobinfo.h"
+#include "remote/slurm/slurm_nodestate.h"
 
 typedef struct LiveSlurm LiveSlurm;
 
@@ -60,6 +61,14 @@ typedef struct {
 /* Writes up to cap of them; returns how many there are. */
 size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap);
 
+/* The nodes of a node-state round (the partition's, sinfo) that the driver does not watch
+ * yet and may add: listed, usable, with 1..64 GPUs. Writes their indices into st->v to out
+ * (room for st->n) in name order and returns how many; 0 when out of memory (the next round
+ * tries again). known: the watched nodes' names, n_known of them. Pure
+ * (liverun_slurm_nodes.c, unit-tested). */
+size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
+                        size_t *out);
+
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
 
 /* A job_command Slurm can run: {gpu_ids} is refused (Slurm picks the GPUs and sets
@@ -72,10 +81,11 @@ int liveslurm_check(const char *template_text, int per_host, Error *err);
  * status), TUNEDECK_JOB, the hostfile, then the job's command with its placeholders filled
  * (jobctl_command), then the exit line with the command's status. Caller frees. */
 char *liveslurm_script(const char *template_text, const char *name, const JobAlloc *a, Error *err);
-/* sbatch's arguments for the placement (names[i] with gpus[i] GPUs): one component per
- * distinct GPU count, in the order the counts first appear, ':' between them; then the
- * script's path. NULL-terminated, each string malloc'd (free with liveslurm_argv_free). */
-char **liveslurm_sbatch_argv(const char *name, const char *dir, const char *partition,
+/* sbatch's arguments for the placement (names[i] with gpus[i] GPUs): the job's name
+ * (liveslurm_job_name), one component per distinct GPU count, in the order the counts first
+ * appear, ':' between them; then the script's path. NULL-terminated, each string malloc'd
+ * (free with liveslurm_argv_free). */
+char **liveslurm_sbatch_argv(const char *job_name, const char *dir, const char *partition,
                              const char *const *names, const int *gpus, size_t n,
                              const char *script_path);
 void liveslurm_argv_free(char **argv);
@@ -92,12 +102,27 @@ double liveslurm_backoff_s(double poll_s, int fails);
 /* The run's end in the driver's words: "exited 0" (COMPLETED), "exited 3", "killed by
  * SIGKILL", "cancelled while pending", "slurm: TIMEOUT (TimeLimit)"... */
 void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap);
-/* The prefix of every live run's batch job name (tunedeck-live-NAME). */
+/* The prefix of every live run's batch job name (tunedeck-live-NAME.NONCE-N). */
 #define LIVESLURM_NAME_PREFIX "tunedeck-live-"
+/* 1 when `id` is one of the n `ids` (a job id among ours). */
+int liveslurm_id_in(const char *id, const char *const *ids, size_t n);
+/* The batch job name of a driver's (nonce's) n-th submission, for the job `name`: unique to
+ * the submission, so that an sbatch whose answer was lost can be looked up by it and its job
+ * adopted instead of submitted twice. -1 when it does not fit in cap. */
+int liveslurm_job_name(char *out, size_t cap, const char *name, unsigned nonce, long n);
+/* 1 when job_name is one liveslurm_job_name gave for this nonce: a job of this driver's,
+ * even before its sbatch has answered. */
+int liveslurm_named_by(const char *job_name, unsigned nonce);
+/* The job id in the look-up's answer (`squeue --noheader --format=%i`: "12", or "12+0" for
+ * a heterogeneous job's parts, one a line): -1 when it lists none, -2 when the answer is
+ * not that. */
+long liveslurm_parse_lookup(const char *out);
 /* Batch jobs of an earlier live run: named with LIVESLURM_NAME_PREFIX, of `user`, not ended,
- * and not among `ours` (ids; a heterogeneous job counts once). Writes their ids, ' ' between,
- * to ids (cap bytes; "" when none) and returns how many there are. */
+ * not among `ours` (ids; a heterogeneous job counts once) and not named with this driver's
+ * nonce (a job whose sbatch has not answered yet is ours too). Writes their ids, ' '
+ * between, to ids (cap bytes; "" when none) and returns how many there are. */
 size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
-                           const char *const *ours, size_t n_ours, char *ids, size_t cap);
+                           const char *const *ours, size_t n_ours, unsigned nonce, char *ids,
+                           size_t cap);
 
 #endif

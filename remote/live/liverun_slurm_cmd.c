@@ -77,7 +77,7 @@ static int push(char ***v, size_t *n, size_t *cap, const char *fmt, ...)
     return 0;
 }
 
-char **liveslurm_sbatch_argv(const char *name, const char *dir, const char *partition,
+char **liveslurm_sbatch_argv(const char *job_name, const char *dir, const char *partition,
                              const char *const *names, const int *gpus, size_t n,
                              const char *script_path)
 {
@@ -85,7 +85,7 @@ char **liveslurm_sbatch_argv(const char *name, const char *dir, const char *part
     size_t len = 0, cap = 0;
     int rc = push(&v, &len, &cap, "sbatch");
     rc |= push(&v, &len, &cap, "--parsable");
-    rc |= push(&v, &len, &cap, "--job-name=" LIVESLURM_NAME_PREFIX "%s", name);
+    rc |= push(&v, &len, &cap, "--job-name=%s", job_name);
     rc |= push(&v, &len, &cap, "--chdir=%s", dir);
     rc |= push(&v, &len, &cap, "--output=%s/slurm-%%j.out", dir);
     /* One component per distinct GPU count: --gres is per node, so nodes that hold
@@ -146,6 +146,35 @@ long liveslurm_parse_jobid(const char *out)
     return id;
 }
 
+int liveslurm_job_name(char *out, size_t cap, const char *name, unsigned nonce, long n)
+{
+    int w = snprintf(out, cap, LIVESLURM_NAME_PREFIX "%s.%06x-%ld", name, nonce & 0xffffffu, n);
+    return w < 0 || (size_t)w >= cap ? -1 : 0;
+}
+
+int liveslurm_named_by(const char *job_name, unsigned nonce)
+{
+    char own[32];
+    snprintf(own, sizeof own, ".%06x-", nonce & 0xffffffu);
+    return strncmp(job_name, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)) == 0 &&
+           strstr(job_name + strlen(LIVESLURM_NAME_PREFIX), own) != NULL;
+}
+
+long liveslurm_parse_lookup(const char *out)
+{
+    while (*out == ' ' || *out == '\n' || *out == '\r')
+        out++;
+    if (!*out)
+        return -1;
+    long id = 0;
+    int digits = 0;
+    for (; *out >= '0' && *out <= '9' && digits < 12; out++, digits++)
+        id = id * 10 + (*out - '0');
+    if (!digits || !(*out == 0 || *out == '+' || *out == '\n' || *out == '\r' || *out == ' '))
+        return -2;
+    return id;
+}
+
 void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap)
 {
     const char *sig = j->exit_signal > 0 ? sigabbrev_np(j->exit_signal) : NULL;
@@ -181,8 +210,17 @@ double liveslurm_backoff_s(double poll_s, int fails)
     return poll_s * (1 << (fails < 4 ? fails : 4));
 }
 
+int liveslurm_id_in(const char *id, const char *const *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ids[i], id) == 0)
+            return 1;
+    return 0;
+}
+
 size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
-                           const char *const *ours, size_t n_ours, char *ids, size_t cap)
+                           const char *const *ours, size_t n_ours, unsigned nonce, char *ids,
+                           size_t cap)
 {
     size_t n = 0, used = 0;
     if (cap)
@@ -191,12 +229,9 @@ size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
         const SlurmJobInfo *j = &jobs->v[i];
         if (strncmp(j->name, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)) != 0 ||
             strcmp(j->user, user) != 0 || slurm_jobinfo_ended(j->state) ||
-            (j->het_id[0] && strcmp(j->het_id, j->id) != 0))
+            (j->het_id[0] && strcmp(j->het_id, j->id) != 0) || liveslurm_named_by(j->name, nonce))
             continue;
-        int mine = 0;
-        for (size_t k = 0; k < n_ours && !mine; k++)
-            mine = strcmp(ours[k], j->id) == 0;
-        if (mine)
+        if (liveslurm_id_in(j->id, ours, n_ours))
             continue;
         int w = snprintf(ids + used, used < cap ? cap - used : 0, "%s%s", n ? " " : "", j->id);
         if (w > 0 && used + (size_t)w < cap)

@@ -1,7 +1,9 @@
 /* What the live Slurm backend reads of the driver's nodes: their states, one `sinfo -h -N -o
- * '%N|%T|%E' -n NODES` every node_poll_s (a drained, down or not responding node is one the
- * scheduler must leave), and the GPUs other users' running jobs hold on them, counted from
- * each scontrol round (remote/live/liverun_slurm.h). */
+ * '%N|%T|%G|%E' [-p P]` of the whole partition every node_poll_s (a drained, down or not
+ * responding node is one the scheduler must leave; one no longer listed has left the
+ * partition; a usable one with GPUs that the driver does not have joined it, or came back
+ * from down, and is appended for the driver to add), and the GPUs other users' running jobs
+ * hold on them, counted from each scontrol round (remote/live/liverun_slurm.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +43,9 @@ void liveslurm_nodes_free(LiveSlurm *s)
         free(s->names[i]);
     free(s->names);
     free(s->by_name);
-    free(s->nodelist);
     free(s->nodes);
     s->names = NULL;
     s->by_name = NULL;
-    s->nodelist = NULL;
     s->nodes = NULL;
     s->n_names = 0;
 }
@@ -55,35 +55,31 @@ int liveslurm_watch(void *ctx, const char *const *names, size_t n, Error *err)
     LiveSlurm *s = ctx;
     liveslurm_nodes_free(s);
     s->have_states = s->have_holds = 0;
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(names[i]) + 1;
     s->names = calloc(n ? n : 1, sizeof *s->names);
     s->by_name = malloc((n ? n : 1) * sizeof *s->by_name);
     s->nodes = calloc(n ? n : 1, sizeof *s->nodes);
-    s->nodelist = malloc(len);
-    if (!s->names || !s->by_name || !s->nodes || !s->nodelist) {
+    if (!s->names || !s->by_name || !s->nodes) {
         liveslurm_nodes_free(s);
         return error_set(err, "slurm: out of memory");
     }
     s->n_names = n;
-    size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         if (!(s->names[i] = strdup(names[i]))) {
             liveslurm_nodes_free(s);
             return error_set(err, "slurm: out of memory");
         }
         s->by_name[i] = i;
-        at += (size_t)sprintf(s->nodelist + at, "%s%s", i ? "," : "", names[i]);
+        snprintf(s->nodes[i].name, sizeof s->nodes[i].name, "%s", names[i]);
     }
     qsort_r(s->by_name, n, sizeof *s->by_name, by_name, s->names);
     return 0;
 }
 
-const LiveNodeState *liveslurm_nodes(void *ctx, long *looks)
+const LiveNodeState *liveslurm_nodes(void *ctx, size_t *n, long *looks)
 {
     LiveSlurm *s = ctx;
     *looks = s->looks;
+    *n = s->n_names;
     return s->names && s->have_states && s->have_holds ? s->nodes : NULL;
 }
 
@@ -120,11 +116,15 @@ void liveslurm_count_holds(LiveSlurm *s)
     s->looks += changed;
 }
 
-static void state_words(const SlurmNodeStatus *st, LiveNodeState *out)
+static void state_words(const LiveSlurm *s, const SlurmNodeStatus *st, LiveNodeState *out)
 {
     if (!st) {
         out->unusable = 1;
-        snprintf(out->why, sizeof out->why, "no longer listed by Slurm (sinfo)");
+        if (s->o.partition && s->o.partition[0])
+            snprintf(out->why, sizeof out->why, "no longer in partition %s (sinfo)",
+                     s->o.partition);
+        else
+            snprintf(out->why, sizeof out->why, "no longer listed by Slurm (sinfo)");
         return;
     }
     out->unusable = st->unusable;
@@ -133,6 +133,65 @@ static void state_words(const SlurmNodeStatus *st, LiveNodeState *out)
                                 silent ? ": not responding" : "");
     if (st->reason[0] && n < sizeof out->why)
         snprintf(out->why + n, sizeof out->why - n, " (reason: %s)", st->reason);
+}
+
+enum { MAX_NODE_GPUS = 64 }; /* the most a scheduler node may have (sched_add_node) */
+
+size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
+                        size_t *out)
+{
+    unsigned char *watched = calloc(st->n ? st->n : 1, 1);
+    if (!watched)
+        return 0;
+    for (size_t k = 0; k < n_known; k++) {
+        const SlurmNodeStatus *v = slurm_nodestate_find(st, known[k]);
+        if (v)
+            watched[v - st->v] = 1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < st->n; i++) /* st->v is in name order */
+        if (!watched[i] && !st->v[i].unusable && st->v[i].gpus >= 1 &&
+            st->v[i].gpus <= MAX_NODE_GPUS)
+            out[n++] = i;
+    free(watched);
+    return n;
+}
+
+/* Appends the nodes of the round that joined (liveslurm_joined), so the driver adds them
+ * and they are watched from now on; 1 when there were any. */
+static int watch_joined(LiveSlurm *s, const SlurmNodeStatuses *st)
+{
+    size_t *idx = malloc((st->n ? st->n : 1) * sizeof *idx);
+    size_t n = idx ? liveslurm_joined(st, (const char *const *)s->names, s->n_names, idx) : 0;
+    size_t total = s->n_names + n, added = 0;
+    char **names = n ? realloc(s->names, total * sizeof *names) : NULL;
+    if (names)
+        s->names = names;
+    size_t *order = names ? realloc(s->by_name, total * sizeof *order) : NULL;
+    if (order)
+        s->by_name = order;
+    LiveNodeState *nodes = order ? realloc(s->nodes, total * sizeof *nodes) : NULL;
+    if (nodes)
+        s->nodes = nodes;
+    for (size_t k = 0; nodes && k < n; k++) { /* out of memory: the next round tries again */
+        const SlurmNodeStatus *v = &st->v[idx[k]];
+        size_t i = s->n_names;
+        if (!(s->names[i] = strdup(v->name)))
+            break;
+        LiveNodeState *ns = &s->nodes[i];
+        memset(ns, 0, sizeof *ns);
+        state_words(s, v, ns);
+        snprintf(ns->name, sizeof ns->name, "%s", v->name);
+        snprintf(ns->gpu_type, sizeof ns->gpu_type, "%s", v->gpu_type);
+        ns->gpus = v->gpus;
+        s->by_name[i] = i;
+        s->n_names++;
+        added++;
+    }
+    if (added)
+        qsort_r(s->by_name, s->n_names, sizeof *s->by_name, by_name, s->names);
+    free(idx);
+    return added > 0;
 }
 
 static void collect_nodes(LiveSlurm *s)
@@ -158,10 +217,11 @@ static void collect_nodes(LiveSlurm *s)
     int changed = !s->have_states;
     for (size_t i = 0; i < s->n_names; i++) {
         LiveNodeState now = s->nodes[i];
-        state_words(slurm_nodestate_find(&st, s->names[i]), &now);
+        state_words(s, slurm_nodestate_find(&st, s->names[i]), &now);
         changed |= now.unusable != s->nodes[i].unusable || strcmp(now.why, s->nodes[i].why) != 0;
         s->nodes[i] = now;
     }
+    changed |= watch_joined(s, &st);
     slurm_nodestate_clear(&st);
     s->have_states = 1;
     s->looks += changed;
@@ -188,8 +248,6 @@ void liveslurm_node_tick(LiveSlurm *s, int64_t now)
         argv[n++] = "-p";
         argv[n++] = s->o.partition;
     }
-    argv[n++] = "-n";
-    argv[n++] = s->nodelist;
     argv[n] = NULL;
     Error err;
     s->last_node_round_ms = now;

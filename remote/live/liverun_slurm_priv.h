@@ -1,6 +1,7 @@
 /* Internal: the live Slurm backend's state, shared by remote/live/liverun_slurm.c (each run:
- * submit, signal, read its output, its end) and liverun_slurm_round.c (the scontrol rounds,
- * the controller's outages, which jobs are ours). Not a public API. */
+ * start, signal, read its output, its end), liverun_slurm_submit.c (each run's own calls:
+ * sbatch, the look-up by name, scancel) and liverun_slurm_round.c (the scontrol rounds, the
+ * controller's outages, which jobs are ours). Not a public API. */
 #ifndef TUNEDECK_LIVERUN_SLURM_PRIV_H
 #define TUNEDECK_LIVERUN_SLURM_PRIV_H
 
@@ -23,7 +24,6 @@ struct LiveSlurm {
     char **names;
     size_t n_names;
     size_t *by_name;      /* indices into names, sorted by name */
-    char *nodelist;       /* "n1,n2,...": sinfo -n */
     LiveNodeState *nodes; /* node i's state and others' GPUs there */
     SlurmCall *node_round;
     long node_rounds, looks;
@@ -31,7 +31,43 @@ struct LiveSlurm {
     int node_outage; /* node rounds failed in a row */
     int have_states, have_holds, look_now;
     int leftovers_said; /* an earlier run's batch jobs: looked for in the first round */
+    char user[64];      /* ours: the name look-up (squeue --user) */
+    unsigned nonce;     /* this driver's, in every job name: a submission's name is its own */
+    long submissions;
 };
+
+/* The calls a run makes itself, one at a time. */
+enum { RUN_CALL_NONE, RUN_CALL_SBATCH, RUN_CALL_LOOKUP, RUN_CALL_SCANCEL };
+/* Which scancel: a pending job's (--state=PENDING), the checkpoint's TERM, the end. */
+enum { CANCEL_NONE, CANCEL_PENDING, CANCEL_TERM, CANCEL_KILL };
+
+typedef struct {
+    LiveSlurm *s;
+    char id[32], label[48]; /* id "" until sbatch answers (or its job is found by name) */
+    char job_name[192];     /* unique to this submission (liveslurm_job_name) */
+    char *dir;              /* the job's folder */
+    char **argv;            /* sbatch's, until the job id is known */
+    SlurmCall *call;        /* in flight: its sbatch, its look-up or a scancel; never waited on */
+    int call_kind, call_cancel;
+    int64_t call_since_ms;
+    int maybe_submitted; /* an sbatch went unanswered: Slurm may hold its job (looked up
+                            by name before any other sbatch) */
+    int fails;           /* calls for this run the controller did not answer, in a row */
+    int64_t next_try_ms; /* and when the next may go (liveslurm_backoff_s) */
+    char *out_path;
+    long offset;
+    char partial[4096];
+    size_t plen;
+    int partial_cut;
+    JobProgress progress;
+    long round_at_submit;
+    int ran, ended, saved;
+    int stop_asked, kill_asked;                    /* what the driver asked */
+    int pending_cancel_sent, term_sent, kill_sent; /* and what went through */
+    int script_rc; /* the batch script's exit line: its status; -1 before it */
+    int64_t running_since_ms;
+    char state[24], waiting[96], granted[256], status[300];
+} SlurmRun;
 
 #define liveslurm_say(s, ...) livelog((s)->o.log, (s)->o.userdata, __VA_ARGS__)
 
@@ -47,10 +83,24 @@ int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j);
 /* Steps a call without waiting; 1 once it is done. */
 int liveslurm_call_poll(SlurmCall *k);
 
+/* The run's end, in the driver's words (liverun_slurm.c). */
+void liveslurm_run_end(SlurmRun *r, const char *status);
+
+/* liverun_slurm_submit.c: collects the run's call if it has answered, then starts the next
+ * one it needs (sbatch, or the look-up by name after an unanswered one; the scancel the
+ * driver asked for), not before its back-off is over. Never waits. */
+void liveslurm_run_calls(SlurmRun *r);
+/* Why the run waits on the controller ("the controller (sbatch is retried)"); NULL when it
+ * does not. */
+const char *liveslurm_run_calls_waiting(const SlurmRun *r);
+/* For freeing a run not ended: its call stopped (the child killed and reaped), and its job
+ * cancelled: by id, or by its unique name when an sbatch may have been accepted. */
+void liveslurm_run_calls_end(SlurmRun *r);
+
 /* liverun_slurm_nodes.c: LIVERUN_SLURM's watch and nodes; the node-state round (started
  * and collected by the tick); the GPUs other users' jobs hold, after each job round. */
 int liveslurm_watch(void *ctx, const char *const *names, size_t n, Error *err);
-const LiveNodeState *liveslurm_nodes(void *ctx, long *looks);
+const LiveNodeState *liveslurm_nodes(void *ctx, size_t *n, long *looks);
 void liveslurm_node_tick(LiveSlurm *s, int64_t now);
 void liveslurm_count_holds(LiveSlurm *s);
 void liveslurm_nodes_free(LiveSlurm *s);

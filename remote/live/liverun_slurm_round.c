@@ -48,6 +48,13 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
     if (s->o.node_poll_s <= 0)
         s->o.node_poll_s = 10;
     s->last_round_ms = s->last_node_round_ms = -1;
+    const struct passwd *pw = getpwuid(geteuid());
+    if (pw)
+        snprintf(s->user, sizeof s->user, "%s", pw->pw_name);
+    else
+        snprintf(s->user, sizeof s->user, "%u", (unsigned)geteuid());
+    /* Another tunedeck of this user (or this one, restarted) names its jobs apart. */
+    s->nonce = (unsigned)clock_now_ms() * 2654435761u ^ (unsigned)getpid() * 40503u;
     return s;
 }
 
@@ -76,11 +83,11 @@ long liveslurm_node_rounds(const LiveSlurm *s)
 
 int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j)
 {
-    const char *id = j->het_id[0] ? j->het_id : j->id;
-    for (size_t i = 0; i < s->n_ours; i++)
-        if (strcmp(s->ours[i], id) == 0)
-            return 0;
-    return 1;
+    /* ours before its id is: taken by slurmctld, its sbatch's answer not collected yet */
+    if (liveslurm_named_by(j->name, s->nonce))
+        return 0;
+    return !liveslurm_id_in(j->het_id[0] ? j->het_id : j->id, (const char *const *)s->ours,
+                            s->n_ours);
 }
 
 size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
@@ -102,18 +109,26 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
     return n;
 }
 
-/* Its pipes polled with no timeout: the driver's own loop comes back every tick_s. */
+/* Its pipes polled with no timeout, as long as they have something (the answer, then the
+ * ends of both pipes, then the exit): a command that has ended is collected in one tick,
+ * not one step a tick (an sbatch's job id is known before its job can print). The driver's
+ * own loop comes back every tick_s. */
 int liveslurm_call_poll(SlurmCall *k)
 {
-    struct pollfd fds[8];
-    int64_t deadline = 0;
-    size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
-    if (n > 8)
-        n = 8;
-    if (n && poll(fds, n, 0) < 0)
-        for (size_t i = 0; i < n; i++)
-            fds[i].revents = 0;
-    slurm_call_step(k, fds, n, clock_now_ms());
+    for (int rounds = 0; rounds < 16 && !slurm_call_done(k); rounds++) {
+        struct pollfd fds[8];
+        int64_t deadline = 0;
+        size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
+        if (n > 8)
+            n = 8;
+        int ready = n ? poll(fds, n, 0) : 0;
+        if (ready < 0)
+            for (size_t i = 0; i < n; i++)
+                fds[i].revents = 0;
+        slurm_call_step(k, fds, n, clock_now_ms());
+        if (ready <= 0)
+            break; /* nothing more now (or only the exit, looked for once) */
+    }
     return slurm_call_done(k);
 }
 
@@ -122,11 +137,9 @@ int liveslurm_call_poll(SlurmCall *k)
  * them. Not cancelled here: another tunedeck of the same user may still own them. */
 static void say_leftovers(LiveSlurm *s)
 {
-    const struct passwd *pw = getpwuid(geteuid());
     char ids[512];
-    size_t n = pw ? liveslurm_leftovers(&s->jobs, pw->pw_name, (const char *const *)s->ours,
-                                        s->n_ours, ids, sizeof ids)
-                  : 0;
+    size_t n = liveslurm_leftovers(&s->jobs, s->user, (const char *const *)s->ours, s->n_ours,
+                                   s->nonce, ids, sizeof ids);
     if (n)
         liveslurm_say(s,
                       "slurm: %zu batch job%s of an earlier live run (%s*) %s still in Slurm: "

@@ -9,7 +9,10 @@
 
 const char *schedlive_machine(const SchedLive *l, int m)
 {
-    return m >= 0 && (size_t)m < l->c->n_machines ? l->c->machines[m].name : "?";
+    if (m >= 0 && (size_t)m < l->c->n_machines)
+        return l->c->machines[m].name;
+    const char *joined = sched_node_name(l->s, m); /* a node the backend found later */
+    return joined ? joined : "?";
 }
 
 /* The GPU indices of `node` the job is to use, `want` of them: the ones the scheduler's
@@ -83,11 +86,14 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     }
     int *next = ids;
     for (size_t h = 0; h < n; h++) {
-        const Machine *m = &l->c->machines[j->want_nodes[h]];
-        pick_gpu_ids(l, j, j->want_nodes[h], j->want_slot_gpus[h], next);
-        hosts[h] = (JobHost){
-            .addr = m->host[0] ? m->host : m->name, .gpus = j->want_slot_gpus[h], .gpu_ids = next};
-        names[h] = m->name;
+        int node = j->want_nodes[h];
+        /* a node the backend found later has no inventory entry: its name is its address */
+        const Machine *m = (size_t)node < l->c->n_machines ? &l->c->machines[node] : NULL;
+        pick_gpu_ids(l, j, node, j->want_slot_gpus[h], next);
+        names[h] = m ? m->name : schedlive_machine(l, node);
+        hosts[h] = (JobHost){.addr = m && m->host[0] ? m->host : names[h],
+                             .gpus = j->want_slot_gpus[h],
+                             .gpu_ids = next};
         slots[h] = j->want_slot_gpus[h];
         nodes[h] = j->want_nodes[h];
         next += j->want_slot_gpus[h];

@@ -1,7 +1,8 @@
 /* The live driver's nodes as its backend reads them (Slurm: drained, down, or not responding
  * nodes, and GPUs other users' jobs hold), turned into the model's drains and holds, so the
  * scheduler moves its runs off a node Slurm took out and places none where it would only
- * pend (remote/live/schedlive_priv.h). */
+ * pend; and a node the backend found since (added to the partition) added to the model
+ * (remote/live/schedlive_priv.h). */
 #include <stdlib.h>
 
 #include "remote/live/schedlive_priv.h"
@@ -40,7 +41,8 @@ static int runs_on(const SchedLive *l, int node)
     return 0;
 }
 
-enum { HOLDS_SAID = 4 }; /* hold changes said one by one in a look; the rest in one line */
+/* Hold changes (and nodes joining) said one by one in a look; the rest in one line. */
+enum { HOLDS_SAID = 4 };
 
 /* Returns 1 when the GPUs others hold there changed. */
 static int sync_node(SchedLive *l, int i, const LiveNodeState *v, int say_hold)
@@ -76,18 +78,54 @@ static int sync_node(SchedLive *l, int i, const LiveNodeState *v, int say_hold)
     return 1;
 }
 
+/* Adds the backend's node i (one it found after watch) to the model, said once when `say`;
+ * 0, or -1 when it could not (said once; the next look tries again). */
+static int join_node(SchedLive *l, int i, const LiveNodeState *v, int say)
+{
+    int *unusable = realloc(l->node_unusable, (size_t)(i + 1) * sizeof *unusable);
+    if (unusable)
+        l->node_unusable = unusable;
+    int *held = unusable ? realloc(l->node_held, (size_t)(i + 1) * sizeof *held) : NULL;
+    if (held)
+        l->node_held = held;
+    Error err;
+    if (!held) {
+        error_set(&err, "live: out of memory");
+    } else if (sched_add_node(l->s, v->name, v->gpus, v->gpu_type, 1.0, &err) == i) {
+        l->node_unusable[i] = l->node_held[i] = 0;
+        l->join_failed = 0;
+        if (say)
+            schedlive_log(l, "%s joined (%d %s%sGPUs, %s): the scheduler may place there", v->name,
+                          v->gpus, v->gpu_type, v->gpu_type[0] ? " " : "", v->why);
+        return 0;
+    }
+    if (!l->join_failed)
+        schedlive_log(l, "%s: not added to the scheduler: %s", v->name, err.msg);
+    l->join_failed = 1;
+    return -1;
+}
+
 int schedlive_sync_nodes(SchedLive *l)
 {
     if (!l->node_unusable)
         return 1; /* a backend that does not watch nodes: the model's are as configured */
     long looks;
-    const LiveNodeState *v = l->ops->nodes(l->ops_ctx, &looks);
+    size_t n;
+    const LiveNodeState *v = l->ops->nodes(l->ops_ctx, &n, &looks);
     if (!v)
         return 0;
-    if (l->nodes_known && looks == l->node_looks)
+    if (l->nodes_known && looks == l->node_looks && !l->join_failed)
         return 1;
     l->nodes_known = 1;
     l->node_looks = looks;
+    /* appended in the backend's order, so its index i stays the model's node i; many at once
+     * (a partition grown by a rack): a few said, then one line */
+    int first = sched_node_count(l->s), joined = 0;
+    for (int i = first; (size_t)i < n && join_node(l, i, &v[i], joined < HOLDS_SAID) == 0; i++)
+        joined++;
+    if (joined > HOLDS_SAID)
+        schedlive_log(l, "and %d more nodes joined: the scheduler has %d nodes now",
+                      joined - HOLDS_SAID, sched_node_count(l->s));
     /* a busy partition changes many nodes' holds at once: a few said, then one line */
     int changed = 0, held_nodes = 0, held_gpus = 0;
     for (int i = 0; i < sched_node_count(l->s); i++) {

@@ -63,6 +63,7 @@ struct SchedLive {
     int *node_unusable, *node_held;
     long node_looks;
     int nodes_known;
+    int join_failed; /* a node the backend found could not be added (said once) */
 };
 
 /* A line to the options' log (remote/live/livelog.h). */
@@ -82,7 +83,8 @@ const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);
 /* schedlive_nodes.c: the backend watches the model's nodes (its watch op); after each tick,
  * what it read changes the model: a node it calls unusable is drained (sched_drain_node:
  * the runs there move at the next decision) and drained no more when it is usable again;
- * GPUs others hold are held in the model (sched_hold_gpus). Each change is logged once.
+ * GPUs others hold are held in the model (sched_hold_gpus); a node it found since is added
+ * (sched_add_node: the next decision may place there). Each change is logged once.
  * sync returns 0 while the backend has not read every node once: no decision yet. */
 int schedlive_watch_nodes(SchedLive *l, Error *err);
 int schedlive_sync_nodes(SchedLive *l);

@@ -1,10 +1,12 @@
-/* Parsing `sinfo -h -N -o '%N|%T|%E'` (remote/slurm/slurm_nodestate.h). */
+/* Parsing `sinfo -h -N -o '%N|%T|%G|%E'` (remote/slurm/slurm_nodestate.h). */
 #include "remote/slurm/slurm_nodestate.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "remote/slurm/slurm_nodes.h"
 
 int slurm_node_unusable(const char *state)
 {
@@ -31,13 +33,16 @@ static int by_name(const void *a, const void *b)
 
 static int parse_line(char *line, const char *ctx, SlurmNodeStatus *s, Error *err)
 {
-    char *bar1 = strchr(line, '|');
-    char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
-    if (!bar2)
-        return error_set(err, "%s: expected 3 fields separated by '|' (%s), found %d", ctx,
-                         SLURM_NODESTATE_FORMAT, bar1 ? 2 : 1);
-    *bar1 = *bar2 = 0;
-    const char *name = line, *state = bar1 + 1, *reason = bar2 + 1;
+    /* the reason is last: a '|' in it stays in it */
+    char *bar[3] = {NULL, NULL, NULL};
+    int found = 0;
+    for (char *p = line; found < 3 && (p = strchr(p, '|')) != NULL; p++)
+        bar[found++] = p;
+    if (found < 3)
+        return error_set(err, "%s: expected 4 fields separated by '|' (%s), found %d", ctx,
+                         SLURM_NODESTATE_FORMAT, found + 1);
+    *bar[0] = *bar[1] = *bar[2] = 0;
+    const char *name = line, *state = bar[0] + 1, *gres = bar[1] + 1, *reason = bar[2] + 1;
     if (!name[0] || strlen(name) >= sizeof s->name || strpbrk(name, " \t"))
         return error_set(err, "%s: field 'node': expected a node name, found '%.80s'", ctx, name);
     if (!state[0] || strlen(state) >= sizeof s->state)
@@ -48,6 +53,9 @@ static int parse_line(char *line, const char *ctx, SlurmNodeStatus *s, Error *er
     snprintf(s->state, sizeof s->state, "%s", state);
     snprintf(s->reason, sizeof s->reason, "%s", strcmp(reason, "none") ? reason : "");
     s->unusable = slurm_node_unusable(state);
+    char type[64];
+    s->gpus = slurm_gres_gpus(strcmp(gres, "(null)") ? gres : "", type, sizeof type);
+    snprintf(s->gpu_type, sizeof s->gpu_type, "%s", type);
     return 0;
 }
 
@@ -111,7 +119,7 @@ void slurm_nodestate_clear(SlurmNodeStatuses *l)
 
 const SlurmNodeStatus *slurm_nodestate_find(const SlurmNodeStatuses *l, const char *name)
 {
-    SlurmNodeStatus key;
+    SlurmNodeStatus key = {.name = ""}; /* by_name compares the name alone */
     snprintf(key.name, sizeof key.name, "%s", name);
     return l->n ? bsearch(&key, l->v, l->n, sizeof *l->v, by_name) : NULL;
 }

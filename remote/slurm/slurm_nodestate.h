@@ -1,7 +1,7 @@
-/* The nodes' states alone, as `sinfo -h -N -o SLURM_NODESTATE_FORMAT` prints them: what the
- * live scheduler reads every few seconds to learn which of its nodes Slurm took out (drained,
- * down, not responding) and gave back. Parsed without running anything (tested on captured
- * output); a third of a byte-count of the full node table a node. */
+/* The nodes' states and GPUs, as `sinfo -h -N -o SLURM_NODESTATE_FORMAT` prints them: what
+ * the live scheduler reads every few seconds to learn which nodes of its partition Slurm took
+ * out (drained, down, not responding), gave back, or added. Parsed without running anything
+ * (tested on captured output); a fraction of the full node table's bytes a node. */
 #ifndef TUNEDECK_SLURM_NODESTATE_H
 #define TUNEDECK_SLURM_NODESTATE_H
 
@@ -9,14 +9,17 @@
 
 #include "core/base/error.h"
 
-/* The node, its long state with flag suffixes, and the free-text reason last. */
-#define SLURM_NODESTATE_FORMAT "%N|%T|%E"
+/* The node, its long state with flag suffixes, its generic resources (the GPUs of a node the
+ * live scheduler did not have at its start), and the free-text reason last. */
+#define SLURM_NODESTATE_FORMAT "%N|%T|%G|%E"
 
 typedef struct {
     char name[64];
-    char state[32];   /* as sinfo printed it: "drained", "down*", "mixed" */
-    char reason[200]; /* "" for none */
-    int unusable;     /* slurm_node_unusable(state) */
+    char state[32];    /* as sinfo printed it: "drained", "down*", "mixed" */
+    char reason[200];  /* "" for none */
+    int gpus;          /* from the gres (slurm_gres_gpus): 0 none, SLURM_MAX_GPUS + 1 too many */
+    char gpu_type[32]; /* "t4"; "" untyped */
+    int unusable;      /* slurm_node_unusable(state) */
 } SlurmNodeStatus;
 
 typedef struct {

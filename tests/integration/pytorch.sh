@@ -27,6 +27,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 unset SSH_AUTH_SOCK
 export TUNEDECK_STATE_DIR="$T/state" OMP_NUM_THREADS=1
+# the Python checks' shared part (lib/outcheck.py), as lib/suite.sh puts it
+export PYTHONPATH="$here/integration/lib${PYTHONPATH:+:$PYTHONPATH}"
 
 fails=0
 pass() { echo "  ok   $1"; }
@@ -173,12 +175,8 @@ rc=$?
 sleep 0.3
 left=$(pgrep -f -- "$mark" | wc -l)
 if [ "$rc" -le 1 ] && "$PY" - "$T/live.out" <<'EOF2'
-import re, sys
-out = open(sys.argv[1]).read()
-def need(pat, what):
-    m = re.search(pat, out, re.M)
-    assert m, "missing: %s (%s)" % (what, pat)
-    return m
+import re
+from outcheck import out, need
 FRESH = 1.4116  # the example's loss after its first step from scratch
 first = float(need(r"p0: run 1 on h\d \(1 GPUs\) first step 1, loss ([\d.]+)", "p0 starts").group(1))
 assert abs(first - FRESH) < 1e-3, first

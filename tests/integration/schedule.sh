@@ -89,7 +89,7 @@ for p in $("$bin" schedule --help | sed -n 's/^policies: \([^(]*\).*/\1/p'); do
         timeout 120 "$bin" schedule --workload "$fixture" --policy "$p" --nodes 2 $drain \
             --events "$tmp/drain.jsonl" --json >"$tmp/drain.json" 2>"$tmp/drain.err" ||
             fail "$p with $drain: exit $? $(cat "$tmp/drain.err")"
-        python3 - "$tmp/drain.jsonl" "$drain" <<'PY' || fail "$p with $drain: bad events"
+        python3 - "$tmp/drain.jsonl" "$drain" "$tmp/drain.json" <<'PY' || fail "$p with $drain: bad events"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 assert len({e["job"] for e in ev if e["event"] == "finish"}) == 12, "unfinished"
@@ -97,6 +97,21 @@ at = 900 if "@" in sys.argv[2] else 0
 on = [e for e in ev if e["time_s"] >= at and e["event"] in ("start", "resize")
       and any(s["host"] == "node01" for s in e["placement"])]
 assert not on, on[:1]
+# The utilization divides the GPU-seconds the events hold by the usable ones: 4 GPUs with
+# node01 drained from the start; else 8 until 900 s, 4 until 3000 s, then 3 (the changes
+# fall on decisions, every 60 s).
+held, busy, t = {}, 0.0, 0.0
+for e in ev:
+    busy += sum(held.values()) * (e["time_s"] - t)
+    t = e["time_s"]
+    held[e["job"]] = e["gpus"]
+end = t
+steps = [(0, 4)] if at == 0 else [(0, 8), (900, 4), (3000, 3)]
+usable = sum(n * (min(end, (steps + [(end, 0)])[i + 1][0]) - s0)
+             for i, (s0, n) in enumerate(steps) if s0 < end)
+util = json.load(open(sys.argv[3]))["gpu_utilization"]
+assert abs(util - busy / usable) <= 1e-6 * util + 1e-9, (util, busy / usable)
+assert 0 < util <= 1, util
 PY
     done
 done

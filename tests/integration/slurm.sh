@@ -50,8 +50,12 @@ harness_init "$T/h"
 harness_start 1
 # A login node finds its cluster through /etc/slurm; here wrappers first on the login
 # node's PATH (the harness's bin folder) point the real commands at the harness's config.
+# scancel writes its arguments to T/scancel-login first: what was cancelled on the login node.
 for c in sinfo squeue scontrol salloc sbatch scancel srun; do
-    printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/%s "$@"\n' "$SLURM_CONF" "$c" > "$T/h/bin/$c"
+    { echo '#!/bin/sh'
+      [ "$c" = scancel ] && echo "echo \"\$*\" >> '$T/scancel-login'"
+      echo "SLURM_CONF='$SLURM_CONF' exec /usr/bin/$c \"\$@\""
+    } > "$T/h/bin/$c"
     chmod 755 "$T/h/bin/$c"
 done
 login="$(harness_addr 1)"
@@ -218,6 +222,89 @@ left=$(pgrep -f "login-$$" | wc -l)
 check "a session stopped by Ctrl-C mid-trial ($running trial processes then; exit $rc) leaves no step, no allocation and no process ($left)" \
     sh -c "[ $running -ge 1 ] && [ $rc -eq 130 ] && [ -z \"\$(squeue -h)\" ] &&
            [ -z \"\$(squeue -h -s)\" ] && [ $left -eq 0 ] && [ ! -e '$T/here/ran' ]"
+
+# settle MARK: waits (10 s at most) until no job, no step and no process with MARK in its
+# command line is left (the trial's, and the srun client on the login node: it carries the
+# trial command); sets left to the processes still there.
+settle() {
+    n=0
+    while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || [ -n "$(squeue -h -s)" ] ||
+                             pgrep -f "$1" > /dev/null; }; do
+        sleep 0.2; n=$((n + 1))
+    done
+    left=$(pgrep -f "$1" | wc -l)
+}
+# Pruning through the login node: a 20-iteration job's first trial is a 5-iteration probe
+# (core/opt/prune.h); the second reports 10 times its time per iteration and is pruned in
+# warm-up after 2, 5 s apart. Each stop is scancel of its step there, then TERM to srun.
+printf '{"name": "tiny20", "model_mb": 10, "batch": 64, "iterations": 20, "warmup": 3}\n' \
+    > "$T/job20.json"
+cat > "$T/slow.sh" <<'SH'
+cat > /dev/null
+t=1 pause=0.3
+if [ "$TUNEDECK_TRIAL" = 2 ]; then t=10 pause=5; fi
+i=0
+while [ $i -lt 20 ]; do
+    printf '{"event":"iteration","iter":%d,"time_s":%s}\n' $i $t
+    sleep $pause
+    i=$((i + 1))
+done
+SH
+rm -f "$T/scancel-login"
+env -u SLURM_CONF PATH="$T/here:$PATH" "$bin" tune --cluster "$T/inv-login-t4.json" \
+    --job "$T/job20.json" --launcher slurm --optimizer random --json \
+    --trial-cmd "sh $T/slow.sh prune-$$" --budget 2 > "$T/l4.json" 2> "$T/l4.err"
+check "the probe and a trial 10 times slower are pruned through the login node, with why" \
+    python3 - "$T/l4.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert len(t) == 2 and all(x["status"] == "pruned" for x in t), t
+assert "probe: stopped after 5 of 20 iterations" in t[0]["reason"], t[0]
+assert "pruned after 2 of 20 iterations" in t[1]["reason"], t[1]
+assert "fastest 10 s > 5 x best 1 s" in t[1]["reason"], t[1]
+PY
+settle "prune-$$"
+check "each pruned trial's step was cancelled by scancel on the login node, then the allocation; no step, allocation or process is left ($left); no Slurm command ran here" \
+    python3 - "$T/scancel-login" "$left" "$T/here/ran" <<'PY'
+import os, re, subprocess, sys
+lines = open(sys.argv[1]).read().split("\n")[:-1]
+steps = [l for l in lines if re.fullmatch(r"[0-9]+\.[0-9]+( [0-9]+\.[0-9]+)*", l)]
+job = [l for l in lines if re.fullmatch(r"[0-9]+", l)]
+assert len(steps) == 2 and len(job) == 1 and lines[-1] == job[0], lines
+assert all(s.split(".")[0] == job[0] for s in steps), lines
+assert sys.argv[2] == "0", sys.argv[2]
+assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
+assert not subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True).stdout
+assert not os.path.exists(sys.argv[3])
+PY
+
+# A trial past its time limit through the login node: Slurm's unit is the minute, so a 60 s
+# --trial-timeout is --time=1 on the login node's srun, and slurmctld ends the step 60 to
+# 90 s in; srun there says why (its stepd's line), and that is the failed trial's reason.
+rm -f "$T/scancel-login"
+start=$(date +%s)
+login_tune "$T/l5.json" "$T/l5.err" --trial-cmd "$trial 40 limit-$$" --trial-timeout 60 \
+    --budget 1 --no-prune
+took=$(( $(date +%s) - start ))
+check "a trial past its time limit is a failed trial with Slurm's reason, through the login node (${took} s)" \
+    python3 - "$T/l5.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed" and "DUE TO TIME LIMIT" in t["reason"], t
+assert t["reason"].startswith("slurm: STEP"), t
+PY
+settle "limit-$$"
+check "Slurm ended the step; the allocation is cancelled by scancel on the login node; no step, allocation or process is left ($left); no Slurm command ran here" \
+    python3 - "$T/scancel-login" "$left" "$T/here/ran" <<'PY'
+import os, re, subprocess, sys
+lines = open(sys.argv[1]).read().split("\n")[:-1]
+assert lines and re.fullmatch(r"[0-9]+", lines[-1]), lines
+assert all(l.split(".")[0] == lines[-1] for l in " ".join(lines).split()), lines
+assert sys.argv[2] == "0", sys.argv[2]
+assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
+assert not subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True).stdout
+assert not os.path.exists(sys.argv[3])
+PY
 
 echo "watch"
 "$bin" hosts --slurm --watch --watch-for 9 --max-interval 8 > "$T/w1.out" 2>&1

@@ -16,9 +16,15 @@
 #    listed with the GPU Slurm gave it (for the console's grid).
 # 4. slurmctld stopped for 10 s under a running job: said once, the rounds back off, the
 #    job runs on and is checkpointed at the end.
-# 5. slurmctld stopped across a start: the sbatch is retried when it answers again.
+# 5. slurmctld stopped across a start: the sbatch is retried when it answers again; the
+#    driver does not wait on it (the status lines and the other job's steps go on).
 # 6. slurmctld stopped across a shrink: the scancel --signal=TERM is retried, the job
-#    checkpoints and is resubmitted from its checkpoint.
+#    checkpoints and is resubmitted from its checkpoint; the driver does not wait on it.
+# 7. An sbatch whose answer is lost after Slurm took the job (a stand-in sbatch wraps the
+#    real one and keeps its answer past tunedeck's timeout): the job is adopted by name.
+# 8. A node drained in Slurm under a run; 9. n3 added to partition t4 mid-run (the next
+#    decision places there) and taken out again (its run checkpoints); 10. another user's job
+#    holding a GPU, and a batch job an earlier live run left.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -106,7 +112,7 @@ echo "a heterogeneous grow, a death, Ctrl-C"
     --status-every 0 --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2" &
 LIVE_PID=$!
 wait_line "$T/out2" "j0: Slurm job [0-9]* running on n1:0+1,n2:0+1,n3:" 150
-victim=$(squeue -h -n tunedeck-live-j2 -o %i | head -1)
+victim=$(squeue -h -o '%i %j' | awk '$2 ~ /^tunedeck-live-j2[.]/ {print $1}' | head -1)
 [ -n "$victim" ] && scancel "$victim"
 wait_line "$T/out2" "j2: run 2 " 100
 sleep 0.5
@@ -194,12 +200,12 @@ echo "a start inside an outage"
 # submitted when it answers again.
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\nlate,8,cifar10,1,128\n' > "$T/late.csv"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/late.csv" --policy doubling \
-    --interval 10 --time-scale 1 --duration 40 --status-every 0 --job-dir "$T/jobs5" \
+    --interval 10 --time-scale 1 --duration 40 --status-every 1 --job-dir "$T/jobs5" \
     > "$T/out5" 2> "$T/err5" &
 LIVE_PID=$!
 wait_line "$T/out5" "solo: Slurm job [0-9]* running on" 100
 slurm_ctld_stop
-wait_line "$T/out5" "late: started on .*no Slurm job yet" 350
+wait_line "$T/out5" "late: no Slurm job yet waits for its allocation: the controller (sbatch is retried)" 350
 sleep 1
 slurm_ctld_start
 live_ended
@@ -209,8 +215,14 @@ from outcheck import out, need
 lost = need(r"slurm: the controller did not answer", "the outage said")
 assert out.count("the controller did not answer") == 1, "said once"
 need(r"decision t=10s: start late 0 -> \d GPUs", "the start decision")
+started = need(r"late: started on \S+ with \d GPUs \(no Slurm job yet", "late's sbatch under way")
 wait = need(r"late: no Slurm job yet waits for its allocation: the controller \(sbatch is retried\)",
             "late waits for the controller", lost.end())
+# while the sbatch had no answer, the driver went on: status lines, solo's steps read
+steps = [int(m.group(1)) for m in
+         re.finditer(r"^\[ *[\d.]+s\]   solo .* real running \d GPUs step (\d+)",
+                     out[started.end():wait.start()], re.M)]
+assert len(steps) >= 3 and steps[-1] > steps[0], ("the driver waited on sbatch", steps)
 back = need(r"slurm: the controller answers again", "the return said", lost.end())
 after = max(wait.end(), back.end())
 need(r"late: Slurm job \d+ running on n\d:", "late submitted and running after", after)
@@ -219,7 +231,8 @@ for j in ("solo", "late"):
          after)
 rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(solo|late) ", l)}
 assert rows["late"][-2:] == ["exited", "0"] and rows["late"][6] == "no", rows["late"]
-print("late's sbatch retried: %s" % need(r"late: Slurm job \d+ running on \S+", "").group(0))
+print("late's sbatch retried: %s; %d status lines while it had no answer (solo's step %d -> %d)" %
+      (need(r"late: Slurm job \d+ running on \S+", "").group(0), len(steps), steps[0], steps[-1]))
 PY
 then pass "a start inside an outage waits for the controller, is submitted when it answers, nothing left"
 else fail "start inside an outage (exit $rc, queue '$queue', $left processes)"; fi
@@ -230,34 +243,72 @@ echo "a resize inside an outage"
 # and is resubmitted from its checkpoint.
 "$bin" schedule --live --slurm --partition t4 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
     --job-command "$job" --policy doubling --interval 60 --time-scale 30 --duration 38 \
-    --status-every 0 --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6" &
+    --status-every 1 --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6" &
 LIVE_PID=$!
 wait_line "$T/out6" "new: Slurm job [0-9]* running on" 200
 slurm_ctld_stop
-wait_line "$T/out6" "new: .* waits for its allocation: the controller" 350
+wait_line "$T/out6" "new: .* waits for its allocation: the controller (scancel is retried)" 350
 sleep 1
 slurm_ctld_start
 live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out6" <<'PY'
 import re, sys
 from outcheck import out, need
-need(r"decision t=240s: resize new 2 -> 1 GPUs", "the shrink decision")
-lost = need(r"slurm: the controller did not answer \(scancel", "the outage said, by the TERM")
+shrink = need(r"decision t=240s: resize new 2 -> 1 GPUs", "the shrink decision")
+# said once, by whichever call meets the outage first (a round, or the TERM's scancel: the
+# driver waits on neither)
+lost = need(r"slurm: the controller did not answer", "the outage said")
 assert out.count("the controller did not answer") == 1, "said once"
 wait = need(r"new: Slurm job \d+ waits for its allocation: the controller \(scancel is retried\)",
             "new waits for the controller", lost.end())
 back = need(r"slurm: the controller answers again", "the return said", wait.end())
+lines = re.findall(r"^\[ *[\d.]+s\]   big ", out[shrink.end():wait.start()], re.M)
+assert len(lines) >= 3, ("the driver waited on scancel", len(lines))
 s = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed",
          back.end())
 m = need(r"new: run 2 on n2 \(\d GPUs\) resumed at step (\d+)", "new resumed", s.end())
 assert int(m.group(1)) == int(s.group(1)) + 1, (m.group(0), s.group(0))
 rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(big|new) ", l)}
 assert rows["new"][-2:] == ["exited", "0"] and rows["new"][6] == "no", rows["new"]
-print("new's TERM retried after the outage: checkpoint at step %s, resumed at %s" %
-      (s.group(1), m.group(1)))
+print("new's TERM retried after the outage: checkpoint at step %s, resumed at %s; %d status "
+      "lines while it had no answer" % (s.group(1), m.group(1), len(lines)))
 PY
 then pass "a resize inside an outage: the TERM is retried, the job checkpoints and resumes, nothing left"
 else fail "resize inside an outage (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "an sbatch whose answer is lost"
+# A stand-in sbatch first on tunedeck's PATH hands the request to the real one, then keeps
+# the answer past tunedeck's 30 s timeout: Slurm has the job, tunedeck no job id. The retry
+# looks the submission up by its name (squeue) and adopts the job: one job, never two.
+real_sbatch=$(command -v sbatch)
+mkdir -p "$T/lost"
+printf '#!/bin/sh\nid=$("%s" "$@") || exit $?\necho "$id" >> "%s/lost/ids"\nexec sleep 60\n' \
+    "$real_sbatch" "$T" > "$T/lost/sbatch"
+chmod +x "$T/lost/sbatch"
+PATH="$T/lost:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
+    --policy doubling --interval 60 --time-scale 1 --duration 42 --status-every 0 \
+    --job-dir "$T/jobs9" > "$T/out9" 2> "$T/err9"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out9" "$T/lost/ids" <<'PY'
+import re, sys
+from outcheck import out, need
+ids = open(sys.argv[2]).read().split()
+assert len(ids) == 1, ("one sbatch reached Slurm", ids)
+lost = need(r"slurm: the controller did not answer \(sbatch: no answer within 30 s", "the timeout")
+adopt = need(r"slurm: tunedeck-live-solo\.[0-9a-f]{6}-1's sbatch got no answer, but Slurm holds "
+             r"its job: Slurm job (\d+) adopted, not submitted again", "the adoption", lost.end())
+assert adopt.group(1) == ids[0].split(";")[0], (adopt.group(0), ids)
+need(r"slurm: the controller answers again", "the look-up answered", lost.end())
+need(r"solo: Slurm job %s running on n\d:" % adopt.group(1), "the adopted job followed", adopt.end())
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
+     adopt.end())
+print(adopt.group(0))
+PY
+then pass "an sbatch answered after the timeout: its job is found by name and adopted, never submitted twice, nothing left"
+else fail "lost sbatch answer (exit $rc, queue '$queue', $left processes)"; fi
 
 echo "a node drained in Slurm under a running job"
 # solo runs on n1 (t4 partition: n1, n2 with 2 GPUs; fixed-2 keeps it at 2 GPUs, so only the
@@ -274,7 +325,7 @@ wait_line "$T/out7" "solo: run 1 on n1 .* first step" 100
 scontrol update NodeName=n1 State=DRAIN Reason="tdtest drain"
 wait_line "$T/out7" "solo: Slurm job [0-9]* running on n2:" 250
 sleep 1
-on_n1="$(squeue -h -w n1 -n tunedeck-live-solo)"
+on_n1="$(squeue -h -w n1 -o %j | grep '^tunedeck-live-solo[.]')"
 scontrol update NodeName=n1 State=RESUME
 wait_line "$T/out7" "n1 is usable again" 150
 live_ended
@@ -298,6 +349,43 @@ PY
 then pass "a node drained in Slurm: its run checkpoints and resumes elsewhere, nothing left there; usable again after"
 else fail "drain in Slurm (exit $rc, queue '$queue', $left processes, on n1 '$on_n1')"; fi
 scontrol update NodeName=n1 State=RESUME 2> /dev/null
+
+echo "a node added to the partition, then taken out of it"
+# Three jobs of 2 GPUs (fixed-2) on partition t4 (n1, n2: 2 GPUs each): a and b run, c waits.
+# The operator adds n3 (4 v100 GPUs) to t4: the node round (the whole partition, every
+# 10 s) finds it, the model adds it, said once, and the next decision starts c there. Taken
+# out of t4 again, n3 is drained in the model: c checkpoints and waits.
+printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\nb,0,cifar10,1,128\nc,0,cifar10,1,128\n' \
+    > "$T/three.csv"
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/three.csv" --policy fixed-2 \
+    --interval 30 --time-scale 10 --duration 45 --status-every 0 --job-dir "$T/jobs9" \
+    > "$T/out9" 2> "$T/err9" &
+LIVE_PID=$!
+wait_line "$T/out9" "b: Slurm job [0-9]* running on" 150
+scontrol update PartitionName=t4 Nodes=n[1-3]
+wait_line "$T/out9" "c: run 1 on n3 .* first step" 300
+scontrol update PartitionName=t4 Nodes=n[1-2]
+wait_line "$T/out9" "c: stopped at step" 300
+live_ended
+scontrol update PartitionName=t4 Nodes=n[1-2] 2> /dev/null
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out9" <<'PY'
+import re, sys
+from outcheck import out, need
+need(r"decision t=0s: start a 0 -> 2 GPUs on n\d:2", "a placed on t4")
+need(r"decision t=0s: start b 0 -> 2 GPUs on n\d:2", "b placed on t4")
+assert not re.search(r"decision t=0s: start c", out), "c waits: t4 is full"
+j = need(r"^\[.*\] n3 joined \(4 v100 GPUs, idle in Slurm\): the scheduler may place there$",
+         "n3 read from the partition and added once")
+assert out.count("n3 joined") == 1, "said once"
+d = need(r"decision t=\d+s: start c 0 -> 2 GPUs on n3:2", "c placed on n3", j.end())
+need(r"c: Slurm job \d+ running on n3:\d\+\d \(the GPUs", "c runs on n3 in Slurm", d.end())
+g = need(r"n3 is no longer in partition t4 \(sinfo\): its runs move", "n3 taken out", d.end())
+need(r"c: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "c checkpointed", g.end())
+assert not re.search(r"start c .* on n3", out[g.end():]), "nothing placed on n3 after"
+print("n3 joined t4: c started there; taken out: c checkpointed")
+PY
+then pass "a node added to the partition is used; taken out of it, its run checkpoints"
+else fail "node added to the partition (exit $rc, queue '$queue', $left processes)"; fi
 
 echo "another user's job holds a GPU: ours goes elsewhere"
 # other holds one of n1's two GPUs: without the hold the model would place solo's 2 GPUs on
@@ -353,7 +441,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out[1-8] "$T"/err[1-8]; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out[1-9] "$T"/err[1-9]; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"

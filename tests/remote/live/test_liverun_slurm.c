@@ -38,10 +38,11 @@ Test(liverun_slurm, nodes_of_one_gpu_count_are_one_component)
 {
     const char *names[] = {"n1", "n2"};
     int gpus[] = {2, 2};
-    char **v = liveslurm_sbatch_argv("j0", "/shared/jobs/j0", "t4", names, gpus, 2,
+    char **v = liveslurm_sbatch_argv("tunedeck-live-j0.00abcd-1", "/shared/jobs/j0", "t4", names,
+                                     gpus, 2,
                                      "/shared/jobs/j0/tunedeck-job.sbatch");
     cr_assert_not_null(v);
-    cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0 "
+    cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0.00abcd-1 "
                                 "--chdir=/shared/jobs/j0 --output=/shared/jobs/j0/slurm-%j.out "
                                 "--partition=t4 --nodes=2 --nodelist=n1,n2 --gres=gpu:2 "
                                 "/shared/jobs/j0/tunedeck-job.sbatch");
@@ -52,7 +53,7 @@ Test(liverun_slurm, different_gpu_counts_make_a_heterogeneous_job_in_first_seen_
 {
     const char *names[] = {"n1", "n3", "n2"};
     int gpus[] = {2, 4, 2};
-    char **v = liveslurm_sbatch_argv("j0", "/d", NULL, names, gpus, 3, "/d/s");
+    char **v = liveslurm_sbatch_argv("tunedeck-live-j0", "/d", NULL, names, gpus, 3, "/d/s");
     cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0 --chdir=/d "
                                 "--output=/d/slurm-%j.out --nodes=2 --nodelist=n1,n2 "
                                 "--gres=gpu:2 : --nodes=1 --nodelist=n3 --gres=gpu:4 /d/s");
@@ -89,6 +90,39 @@ Test(liverun_slurm, refuses_what_slurm_cannot_run)
     cr_assert(strstr(e.msg, "CUDA_VISIBLE_DEVICES"), "%s", e.msg);
     cr_assert_eq(liveslurm_check("train", 1, &e), -1);
     cr_assert(strstr(e.msg, "per-host"), "%s", e.msg);
+}
+
+Test(liverun_slurm, every_submission_has_its_own_job_name_under_the_prefix)
+{
+    char a[64], b[64], c[64];
+    cr_assert_eq(liveslurm_job_name(a, sizeof a, "j0", 0xabc123, 1), 0);
+    cr_assert_str_eq(a, "tunedeck-live-j0.abc123-1");
+    cr_assert_eq(liveslurm_job_name(b, sizeof b, "j0", 0xabc123, 2), 0);
+    cr_assert_eq(liveslurm_job_name(c, sizeof c, "j0", 0x1abc124, 1), 0);
+    cr_assert_str_eq(c, "tunedeck-live-j0.abc124-1", "six hex digits of the nonce");
+    cr_assert_str_neq(a, b);
+    cr_assert_eq(strncmp(b, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)), 0);
+    cr_assert_eq(liveslurm_job_name(a, 20, "j0", 0xabc123, 1), -1, "cut is refused");
+}
+
+Test(liverun_slurm, a_job_is_told_ours_by_the_nonce_in_its_name)
+{
+    char a[64];
+    cr_assert_eq(liveslurm_job_name(a, sizeof a, "j0", 0xabc123, 7), 0);
+    cr_assert(liveslurm_named_by(a, 0xabc123));
+    cr_assert_not(liveslurm_named_by(a, 0xabc124), "another tunedeck's");
+    cr_assert_not(liveslurm_named_by("train.abc123-1", 0xabc123), "not a live run's");
+    cr_assert_not(liveslurm_named_by("tunedeck-live-j0", 0xabc123), "an older tunedeck's");
+}
+
+Test(liverun_slurm, the_look_up_by_name_finds_the_job_id_or_none)
+{
+    cr_assert_eq(liveslurm_parse_lookup("12\n"), 12);
+    cr_assert_eq(liveslurm_parse_lookup("16+0\n16+1\n"), 16, "a heterogeneous job's parts");
+    cr_assert_eq(liveslurm_parse_lookup(""), -1);
+    cr_assert_eq(liveslurm_parse_lookup("\n"), -1);
+    cr_assert_eq(liveslurm_parse_lookup("squeue: error: Invalid user\n"), -2);
+    cr_assert_eq(liveslurm_parse_lookup("12abc"), -2);
 }
 
 Test(liverun_slurm, sbatch_job_ids)
@@ -174,19 +208,32 @@ Test(liverun_slurm, an_earlier_runs_batch_jobs_are_found_by_name_user_and_state)
     strcat(text, record(r, sizeof r, "15", NULL, "tunedeck-live-e", "ops", "RUNNING"));
     strcat(text, record(r, sizeof r, "16", "16", "tunedeck-live-f", "ops", "RUNNING"));
     strcat(text, record(r, sizeof r, "17", "16", "tunedeck-live-f", "ops", "RUNNING"));
+    strcat(text, record(r, sizeof r, "18", NULL, "tunedeck-live-g.abc123-4", "ops", "PENDING"));
+    strcat(text, record(r, sizeof r, "19", NULL, "tunedeck-live-h.fed987-1", "ops", "PENDING"));
     SlurmJobInfoList jobs;
     Error err;
     cr_assert_eq(slurm_jobinfo_parse(text, "test", &jobs, &err), 0, "%s", err.msg);
     const char *ours[] = {"15"};
     char ids[64];
-    /* 12 ended, 13 is another user's, 14 is not a live run's, 15 is ours, 17 is 16's part */
-    cr_assert_eq(liveslurm_leftovers(&jobs, "ops", ours, 1, ids, sizeof ids), 3);
-    cr_assert_str_eq(ids, "10 11 16");
-    cr_assert_eq(liveslurm_leftovers(&jobs, "nobody", ours, 1, ids, sizeof ids), 0);
+    /* 12 ended, 13 is another user's, 14 is not a live run's, 15 is ours, 17 is 16's part,
+     * 18 is named with our nonce (its sbatch has not answered yet) */
+    cr_assert_eq(liveslurm_leftovers(&jobs, "ops", ours, 1, 0xabc123, ids, sizeof ids), 4);
+    cr_assert_str_eq(ids, "10 11 16 19");
+    cr_assert_eq(liveslurm_leftovers(&jobs, "nobody", ours, 1, 0xabc123, ids, sizeof ids), 0);
     cr_assert_str_eq(ids, "");
     /* a list too long for the buffer still counts every job and shows only whole ids */
     char small[5];
-    cr_assert_eq(liveslurm_leftovers(&jobs, "ops", ours, 1, small, sizeof small), 3);
+    cr_assert_eq(liveslurm_leftovers(&jobs, "ops", ours, 1, 0xabc123, small, sizeof small), 4);
     cr_assert_str_eq(small, "10");
     slurm_jobinfo_clear(&jobs);
+}
+
+Test(liverun_slurm, a_job_id_is_among_ours_only_when_equal_to_one)
+{
+    const char *ours[] = {"15", "160"};
+    cr_assert(liveslurm_id_in("15", ours, 2));
+    cr_assert(liveslurm_id_in("160", ours, 2));
+    cr_assert_not(liveslurm_id_in("1", ours, 2)); /* not a prefix match */
+    cr_assert_not(liveslurm_id_in("16", ours, 2));
+    cr_assert_not(liveslurm_id_in("15", ours, 0));
 }

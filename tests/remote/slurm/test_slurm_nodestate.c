@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/base/readall.h"
+#include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_nodestate.h"
 
 #ifndef TUNEDECK_SOURCE_DIR
@@ -33,6 +34,27 @@ Test(slurm_nodestate, captured_states_with_reasons_one_record_a_node)
     cr_assert(!n3->unusable);
     cr_assert_str_eq(n3->reason, "", "Slurm's 'none' is no reason");
     cr_assert_null(slurm_nodestate_find(&l, "n5"));
+    cr_assert_eq(n1->gpus, 2);
+    cr_assert_str_eq(n1->gpu_type, "t4");
+    cr_assert_eq(n3->gpus, 4);
+    cr_assert_str_eq(n3->gpu_type, "v100");
+    slurm_nodestate_clear(&l);
+}
+
+Test(slurm_nodestate, gpus_from_the_gres_as_the_inventory_reads_them)
+{
+    SlurmNodeStatuses l;
+    Error e;
+    cr_assert_eq(slurm_nodestate_parse("a|idle|(null)|none\n"
+                                       "b|mixed|gpu:a100:8(S:0-1),shard:2|none\n"
+                                       "c|idle|gpu:9999|none\n",
+                                       "sinfo", &l, &e),
+                 0, "%s", e.msg);
+    cr_assert_eq(slurm_nodestate_find(&l, "a")->gpus, 0, "no GRES: no GPU");
+    cr_assert_eq(slurm_nodestate_find(&l, "b")->gpus, 8);
+    cr_assert_str_eq(slurm_nodestate_find(&l, "b")->gpu_type, "a100");
+    cr_assert_gt(slurm_nodestate_find(&l, "c")->gpus, SLURM_MAX_GPUS,
+                 "too many: the caller refuses");
     slurm_nodestate_clear(&l);
 }
 
@@ -52,12 +74,14 @@ Test(slurm_nodestate, a_broken_line_names_the_line_and_the_field)
 {
     SlurmNodeStatuses l;
     Error e;
-    cr_assert_eq(slurm_nodestate_parse("n1|idle|none\nn2 idle\n", "sinfo", &l, &e), -1);
-    cr_assert(strstr(e.msg, "sinfo: line 2: expected 3 fields"), "%s", e.msg);
+    cr_assert_eq(slurm_nodestate_parse("n1|idle|gpu:2|none\nn2|idle|none\n", "sinfo", &l, &e), -1);
+    cr_assert(strstr(e.msg, "sinfo: line 2: expected 4 fields separated by '|' (%N|%T|%G|%E), "
+                            "found 3"),
+              "%s", e.msg);
     cr_assert_eq(l.n, 0);
-    cr_assert_eq(slurm_nodestate_parse("n1||none\n", "sinfo", &l, &e), -1);
+    cr_assert_eq(slurm_nodestate_parse("n1||gpu:2|none\n", "sinfo", &l, &e), -1);
     cr_assert(strstr(e.msg, "line 1: field 'state'"), "%s", e.msg);
-    cr_assert_eq(slurm_nodestate_parse("|idle|none\n", "sinfo", &l, &e), -1);
+    cr_assert_eq(slurm_nodestate_parse("|idle|gpu:2|none\n", "sinfo", &l, &e), -1);
     cr_assert(strstr(e.msg, "field 'node'"), "%s", e.msg);
     cr_assert_eq(slurm_nodestate_parse("", "sinfo", &l, &e), 0, "no node: an empty list");
     cr_assert_eq(l.n, 0);

@@ -1,0 +1,233 @@
+/* A live Slurm run's own calls to the controller, one at a time and never waited on: its
+ * sbatch, the look-up of its job by name after an sbatch that got no answer, and the
+ * scancels the driver asks for (remote/live/liverun_slurm_priv.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "remote/live/liverun_slurm_priv.h"
+
+/* A call slower than this is said in the run's waiting text: sbatch and scancel answer in
+ * well under a second while slurmctld is up, and take ~9 s to give up while it is not. */
+enum { SLOW_CALL_MS = 2000 };
+
+static void back_off(SlurmRun *r)
+{
+    r->fails++;
+    r->next_try_ms =
+        clock_now_ms() + (int64_t)(liveslurm_backoff_s(r->s->o.poll_s, r->fails) * 1000);
+}
+
+/* The job id is known (sbatch's answer, or the job found by its name): the rounds follow
+ * it from the next one on. */
+static void took_id(SlurmRun *r, long id)
+{
+    LiveSlurm *s = r->s;
+    snprintf(r->id, sizeof r->id, "%ld", id);
+    free(r->out_path);
+    if (asprintf(&r->out_path, "%s/slurm-%ld.out", r->dir, id) < 0)
+        r->out_path = NULL; /* left undefined by a failed asprintf */
+    if (!r->out_path || liveslurm_remember(s, r->id) < 0) {
+        const char *argv[] = {"scancel", r->id, NULL};
+        Error ignored;
+        slurm_ctl_run(s->o.ctl, argv, NULL, &ignored); /* out of memory: rare, and ends it */
+        liveslurm_run_end(r, "not started: job: out of memory");
+        return;
+    }
+    snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
+    r->round_at_submit = s->rounds + (s->round != NULL); /* one in flight cannot hold it */
+    r->maybe_submitted = 0;
+    liveslurm_argv_free(r->argv);
+    r->argv = NULL;
+}
+
+static void start_call(SlurmRun *r, int kind, int cancel, const char *const *argv)
+{
+    Error err;
+    if (!(r->call = slurm_call_start(r->s->o.ctl, argv, &err))) {
+        /* nothing ran (no fork, no SSH channel): tried again like an unanswered call */
+        if (liveslurm_no_controller(err.msg))
+            liveslurm_controller_lost(r->s, err.msg);
+        back_off(r);
+        return;
+    }
+    r->call_kind = kind;
+    r->call_cancel = cancel;
+    r->call_since_ms = clock_now_ms();
+}
+
+/* squeue by the submission's unique name, this user's jobs, ended ones too (a job that ran
+ * and ended before the look-up is still this submission's). */
+static void start_lookup(SlurmRun *r)
+{
+    char user[96], name[sizeof r->job_name + 16];
+    snprintf(user, sizeof user, "--user=%s", r->s->user);
+    snprintf(name, sizeof name, "--name=%s", r->job_name);
+    const char *argv[] = {"squeue", "--noheader", "--states=all", user, name, "--format=%i", NULL};
+    start_call(r, RUN_CALL_LOOKUP, CANCEL_NONE, argv);
+}
+
+static void start_cancel(SlurmRun *r, int which)
+{
+    const char *argv[5] = {"scancel"};
+    size_t n = 1;
+    if (which == CANCEL_PENDING)
+        argv[n++] = "--state=PENDING";
+    if (which == CANCEL_TERM) {
+        argv[n++] = "--signal=TERM";
+        argv[n++] = "--full";
+    }
+    argv[n++] = r->id;
+    argv[n] = NULL;
+    start_call(r, RUN_CALL_SCANCEL, which, argv);
+}
+
+static void sbatch_answered(SlurmRun *r, int rc, const char *out, const Error *err)
+{
+    char st[300];
+    long id = rc == 0 ? liveslurm_parse_jobid(out) : -1;
+    if (rc != 0)
+        snprintf(st, sizeof st, "not started: %s", err->msg);
+    else if (id < 0)
+        snprintf(st, sizeof st,
+                 "not started: sbatch --parsable answered '%.60s': expected a job id", out);
+    if (rc != 0 || id < 0) {
+        liveslurm_run_end(r, st);
+        return;
+    }
+    took_id(r, id);
+}
+
+static void lookup_answered(SlurmRun *r, int rc, const char *out, const Error *err)
+{
+    char st[300];
+    long id = rc == 0 ? liveslurm_parse_lookup(out) : -2;
+    if (id >= 0) {
+        liveslurm_say(r->s,
+                      "slurm: %s's sbatch got no answer, but Slurm holds its job: Slurm job %ld "
+                      "adopted, not submitted again",
+                      r->job_name, id);
+        took_id(r, id);
+        return;
+    }
+    if (id == -1) { /* not accepted: the next sbatch (same name) goes at once */
+        r->maybe_submitted = 0;
+        return;
+    }
+    if (rc != 0)
+        snprintf(st, sizeof st, "not started: %s", err->msg);
+    else
+        snprintf(st, sizeof st, "not started: squeue answered '%.60s': expected a job id", out);
+    liveslurm_run_end(r, st);
+}
+
+/* Slurm refused a scancel (the job is already ending, say): nothing more is sent for it;
+ * the rounds say how it ends. */
+static void scancel_answered(SlurmRun *r, int which, int rc, const Error *err)
+{
+    if (rc != 0)
+        liveslurm_say(r->s, "slurm: %s: scancel refused: %s", r->label, err->msg);
+    if (which == CANCEL_PENDING)
+        r->pending_cancel_sent = 1;
+    else if (which == CANCEL_TERM)
+        r->term_sent = 1;
+    else if (which == CANCEL_KILL)
+        r->kill_sent = 1;
+}
+
+static void collect(SlurmRun *r)
+{
+    char *out = NULL;
+    Error err;
+    int kind = r->call_kind, which = r->call_cancel;
+    int rc = slurm_call_finish(r->call, &out, &err);
+    r->call = NULL;
+    r->call_kind = RUN_CALL_NONE;
+    if (rc != 0 && liveslurm_no_controller(err.msg)) {
+        free(out);
+        liveslurm_controller_lost(r->s, err.msg);
+        if (kind == RUN_CALL_SBATCH) /* it may have reached slurmctld before the answer was lost */
+            r->maybe_submitted = 1;
+        back_off(r);
+        return;
+    }
+    liveslurm_controller_back(r->s); /* answered, if only to refuse */
+    r->fails = 0;
+    if (kind == RUN_CALL_SBATCH)
+        sbatch_answered(r, rc, out, &err);
+    else if (kind == RUN_CALL_LOOKUP)
+        lookup_answered(r, rc, out, &err);
+    else
+        scancel_answered(r, which, rc, &err);
+    free(out);
+}
+
+/* The scancel the run needs now: the end before the TERM before a pending job's cancel. */
+static int cancel_due(const SlurmRun *r)
+{
+    if (r->kill_asked && !r->kill_sent)
+        return CANCEL_KILL;
+    if (r->stop_asked && r->ran && !r->term_sent && !r->kill_sent)
+        return CANCEL_TERM;
+    if (r->stop_asked && !r->ran && !r->pending_cancel_sent && !r->kill_sent)
+        return CANCEL_PENDING;
+    return CANCEL_NONE;
+}
+
+void liveslurm_run_calls(SlurmRun *r)
+{
+    if (r->call) {
+        if (!liveslurm_call_poll(r->call))
+            return;
+        collect(r);
+    }
+    if (r->ended || r->call || (r->fails && clock_now_ms() < r->next_try_ms))
+        return;
+    if (r->argv) {
+        if (r->maybe_submitted)
+            start_lookup(r); /* before any other sbatch: never two copies of one job */
+        else if (r->stop_asked)
+            liveslurm_run_end(r, "cancelled while pending"); /* never submitted */
+        else
+            start_call(r, RUN_CALL_SBATCH, CANCEL_NONE, (const char *const *)r->argv);
+        return;
+    }
+    int which = cancel_due(r);
+    if (which != CANCEL_NONE)
+        start_cancel(r, which);
+}
+
+const char *liveslurm_run_calls_waiting(const SlurmRun *r)
+{
+    int submitting = r->argv != NULL;
+    if (r->fails)
+        return submitting ? "the controller (sbatch is retried)"
+                          : "the controller (scancel is retried)";
+    if (r->call && clock_now_ms() - r->call_since_ms > SLOW_CALL_MS)
+        return submitting ? "the controller (submitting: sbatch has not answered yet)"
+                          : "the controller (scancel has not answered yet)";
+    return NULL;
+}
+
+void liveslurm_run_calls_end(SlurmRun *r)
+{
+    int sbatch_flying = r->call && r->call_kind == RUN_CALL_SBATCH;
+    slurm_call_free(r->call); /* its process group killed and reaped */
+    r->call = NULL;
+    if (r->ended)
+        return;
+    /* The driver's teardown: it stopped its runs first, so this waits on the controller
+     * only for a run it could not stop. */
+    Error ignored;
+    if (r->id[0]) {
+        const char *argv[] = {"scancel", r->id, NULL};
+        slurm_ctl_run(r->s->o.ctl, argv, NULL, &ignored);
+    } else if (sbatch_flying || r->maybe_submitted) {
+        char user[96], name[sizeof r->job_name + 16];
+        snprintf(user, sizeof user, "--user=%s", r->s->user);
+        snprintf(name, sizeof name, "--name=%s", r->job_name);
+        const char *argv[] = {"scancel", user, name, NULL};
+        slurm_ctl_run(r->s->o.ctl, argv, NULL, &ignored);
+    }
+}

@@ -1,0 +1,315 @@
+/* The live Slurm backend's own calls (sbatch, the look-up by name, scancel) against stand-in
+ * Slurm commands on PATH, real processes: an sbatch that answers after our timeout is not
+ * submitted twice, one that hangs does not hold the driver's tick, a stop asked while the
+ * sbatch flies reaches the job it gets, a kill asked while the TERM flies goes after it, and
+ * a run freed mid-call leaves no process. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "core/base/readall.h"
+#include "remote/live/liverun_slurm.h"
+
+static char dir[] = "/tmp/tunedeck-lsubmit.XXXXXX";
+static char log_text[16384];
+
+/* sbatch records each call's job name (sbatch-calls) and the job it accepts ("ID NAME" in
+ * jobs) and answers like --parsable, except for a job named *hang* (never accepted, never
+ * answers: its pid in hang.pid), *late* (accepted, then answers after 5 s, past the tests'
+ * timeout), *refuse* (refused, as Slurm words it) and *down* (no controller, the first
+ * time). squeue finds a job by
+ * --name=; scontrol shows every recorded job pending (running once a file "running" is
+ * there); scancel records its arguments (scancel-calls), a TERM's after 0.5 s. */
+static const char *const STAND_INS[][2] = {
+    {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
+               "echo \"$name\" >> \"$D/sbatch-calls\"\n"
+               "case $name in *hang*) echo $$ > \"$D/hang.pid\"; exec sleep 30;;\n"
+               "*refuse*) echo 'sbatch: error: Batch job submission failed: Requested node "
+               "configuration is not available' >&2; exit 1;;\n"
+               "*down*) [ -f \"$D/down-once\" ] || { : > \"$D/down-once\"; echo 'sbatch: "
+               "error: Batch job submission failed: Unable to contact slurm controller "
+               "(connect failure)' >&2; exit 1; };; esac\n"
+               "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
+               "echo \"$id $name\" >> \"$D/jobs\"\n"
+               "case $name in *late*) exec sleep 5;; *slow*) sleep 0.3;; esac\n"
+               "echo \"$id\"\n"},
+    {"squeue", "name=\nfor a; do case $a in --name=*) name=${a#--name=};; esac; done\n"
+               "echo \"$*\" >> \"$D/squeue-calls\"\n"
+               "awk -v n=\"$name\" '$2 == n {print $1}' \"$D/jobs\"\n"},
+    {"scontrol",
+     "state=PENDING; [ -f \"$D/running\" ] && state=RUNNING\n"
+     "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
+     "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
+     "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
+    {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"},
+};
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    char path[512];
+    for (size_t i = 0; i < sizeof STAND_INS / sizeof *STAND_INS; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, STAND_INS[i][0]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "#!/bin/sh\nD='%s'\n%s", dir, STAND_INS[i][1]);
+        fclose(f);
+        cr_assert_eq(chmod(path, 0755), 0);
+    }
+    snprintf(path, sizeof path, "%s/jobs", dir);
+    fclose(fopen(path, "w"));
+    const char *old = getenv("PATH");
+    char *now = NULL;
+    cr_assert_geq(asprintf(&now, "%s:%s", dir, old ? old : "/usr/bin:/bin"), 0);
+    setenv("PATH", now, 1);
+    free(now);
+    log_text[0] = 0;
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+}
+
+TestSuite(liverun_slurm_submit, .init = setup, .fini = teardown, .timeout = 15);
+
+static void on_log(void *ud, const char *line)
+{
+    (void)ud;
+    size_t len = strlen(log_text);
+    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
+}
+
+/* What a stand-in wrote ("" when nothing). */
+static char *recorded(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    Error err;
+    char *text = readall_file(path, 1 << 20, NULL, &err);
+    return text ? text : strdup("");
+}
+
+static size_t lines(const char *text)
+{
+    size_t n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+typedef struct {
+    SlurmCtl *ctl;
+    LiveSlurm *s;
+} Backend;
+
+static Backend backend(double timeout_s)
+{
+    SlurmCtlOptions co = {.timeout_s = timeout_s};
+    Error err;
+    Backend b;
+    b.ctl = slurm_ctl_new(&co, &err);
+    cr_assert_not_null(b.ctl, "%s", err.msg);
+    LiveSlurmOptions o = {.ctl = b.ctl, .poll_s = 0.05, .log = on_log};
+    b.s = liveslurm_new(&o, &err);
+    cr_assert_not_null(b.s, "%s", err.msg);
+    return b;
+}
+
+static void backend_free(Backend *b)
+{
+    liveslurm_free(b->s);
+    slurm_ctl_free(b->ctl);
+}
+
+static void *start(Backend *b, const char *name)
+{
+    JobHost host = {"n1", 1, (int[]){0}};
+    JobAlloc a = {.gpus = 1, .hosts = &host, .n_hosts = 1, .master_port = 29500, .resume = ""};
+    const char *names[] = {"n1"};
+    char job_dir[600];
+    snprintf(job_dir, sizeof job_dir, "%s/work", dir);
+    LiveRunSpec spec = {.name = name,
+                        .job_dir = job_dir,
+                        .command_template = "train",
+                        .alloc = &a,
+                        .nodes = (int[]){0},
+                        .node_names = names};
+    Error err;
+    void *run = LIVERUN_SLURM.start(b->s, &spec, &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    return run;
+}
+
+/* One driver step: the backend's tick, then each run's step. */
+static void tick(Backend *b, void **runs, size_t n)
+{
+    LIVERUN_SLURM.tick(b->s, clock_now_ms());
+    for (size_t i = 0; i < n; i++)
+        LIVERUN_SLURM.step(runs[i]);
+    usleep(10000);
+}
+
+Test(liverun_slurm_submit, an_sbatch_answered_after_our_timeout_is_adopted_not_submitted_again)
+{
+    Backend b = backend(1); /* the stand-in accepts the job, then answers after 5 s */
+    void *run = start(&b, "late");
+    int64_t give_up_ms = clock_now_ms() + 8000; /* a bound on the loop, not on the answer */
+    while (clock_now_ms() < give_up_ms && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0)
+        tick(&b, &run, 1);
+    char *jobs = recorded("jobs");
+    cr_assert_eq(lines(jobs), 1, "one submission, not two: %s", jobs);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
+    cr_assert(strstr(log_text, "adopted"), "the adoption is said: %s", log_text);
+    cr_assert(strstr(jobs, " tunedeck-live-late."), "the name keeps the prefix: %s", jobs);
+    char *looks = recorded("squeue-calls");
+    cr_assert(strstr(looks, "--name=tunedeck-live-late."), "looked up by its name: %s", looks);
+    LIVERUN_SLURM.free(run); /* not ended: its job is cancelled */
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "100\n");
+    free(jobs), free(looks), free(cancels);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, a_hanging_sbatch_does_not_hold_the_drivers_tick)
+{
+    Backend b = backend(20); /* far past this suite's timeout */
+    void *runs[2];
+    runs[0] = start(&b, "hang");
+    runs[1] = start(&b, "quick");
+    /* the other run is submitted and its state read, round after round, while the first's
+     * sbatch still has not answered */
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < 5; i++)
+        tick(&b, runs, 2);
+    cr_assert_geq(liveslurm_rounds(b.s), 5, "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.label(runs[1]), "Slurm job 100");
+    cr_assert_str_eq(LIVERUN_SLURM.waiting(runs[1]), "Resources");
+    cr_assert_str_eq(LIVERUN_SLURM.label(runs[0]), "no Slurm job yet");
+    cr_assert(LIVERUN_SLURM.running(runs[0]));
+    char *pid_text = recorded("hang.pid");
+    pid_t pid = (pid_t)atol(pid_text);
+    cr_assert_gt(pid, 0);
+    cr_assert_eq(kill(pid, 0), 0, "the sbatch still runs");
+    /* freed mid-call: its sbatch is killed and reaped, and whatever Slurm may have accepted
+     * under its name is cancelled */
+    LIVERUN_SLURM.free(runs[0]);
+    cr_assert_eq(kill(pid, 0), -1, "no sbatch left behind");
+    cr_assert_eq(errno, ESRCH);
+    char *cancels = recorded("scancel-calls");
+    cr_assert(strstr(cancels, "--name=tunedeck-live-hang."), "%s", cancels);
+    LIVERUN_SLURM.free(runs[1]);
+    free(pid_text), free(cancels);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, a_stop_asked_while_the_sbatch_flies_reaches_the_job_it_gets)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "slow"); /* answers after 0.3 s */
+    Error err;
+    cr_assert_eq(LIVERUN_SLURM.signal(run, SIGTERM, &err), 0, "%s", err.msg);
+    char *cancels = recorded("scancel-calls");
+    for (int i = 0; i < 500 && !cancels[0]; i++) {
+        tick(&b, &run, 1);
+        free(cancels);
+        cancels = recorded("scancel-calls");
+    }
+    cr_assert_str_eq(cancels, "--state=PENDING 100\n", "%s", log_text);
+    cr_assert(LIVERUN_SLURM.running(run), "ended by Slurm's word, not before");
+    free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, a_kill_asked_while_the_term_flies_goes_after_it)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "quick");
+    char path[512];
+    snprintf(path, sizeof path, "%s/running", dir);
+    fclose(fopen(path, "w"));
+    /* running as far as the driver knows: a TERM now checkpoints it */
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < 3; i++)
+        tick(&b, &run, 1);
+    Error err;
+    cr_assert_eq(LIVERUN_SLURM.signal(run, SIGTERM, &err), -1, "the TERM has not gone through");
+    cr_assert(strstr(err.msg, "on its way"), "%s", err.msg);
+    cr_assert_eq(LIVERUN_SLURM.signal(run, SIGKILL, &err), -1, "nor the kill, behind it");
+    int term = -1, kill_rc = -1;
+    for (int i = 0; i < 500 && (term || kill_rc); i++) {
+        tick(&b, &run, 1);
+        term = LIVERUN_SLURM.signal(run, SIGTERM, &err);
+        kill_rc = LIVERUN_SLURM.signal(run, SIGKILL, &err);
+    }
+    cr_assert_eq(term, 0, "%s", err.msg);
+    cr_assert_eq(kill_rc, 0, "%s", err.msg);
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "--signal=TERM --full 100\n100\n", "one at a time, in order");
+    free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, an_sbatch_the_controller_never_got_is_looked_up_then_sent_again)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "down"); /* "Unable to contact slurm controller", the first time */
+    for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
+    char *calls = recorded("sbatch-calls"), *looks = recorded("squeue-calls");
+    cr_assert_eq(lines(calls), 2, "%s", calls);
+    size_t first = strcspn(calls, "\n");
+    cr_assert(strncmp(calls, calls + first + 1, first) == 0, "the retry keeps its name: %s", calls);
+    cr_assert_eq(lines(looks), 1, "looked up once, found nothing: %s", looks);
+    cr_assert(strstr(log_text, "the controller did not answer"), "%s", log_text);
+    cr_assert(strstr(log_text, "the controller answers again"), "%s", log_text);
+    cr_assert_null(strstr(log_text, "adopted"), "%s", log_text);
+    free(calls), free(looks);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, an_sbatch_slurm_refuses_ends_the_run_with_slurms_words)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "refuse");
+    for (int i = 0; i < 500 && LIVERUN_SLURM.running(run); i++)
+        tick(&b, &run, 1);
+    cr_assert_not(LIVERUN_SLURM.running(run));
+    cr_assert_str_eq(LIVERUN_SLURM.status(run),
+                     "not started: sbatch exited with status 1: sbatch: error: Batch job "
+                     "submission failed: Requested node configuration is not available");
+    char *looks = recorded("squeue-calls");
+    cr_assert_str_eq(looks, "", "a refusal is an answer: nothing to look up");
+    free(looks);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, a_job_slurm_took_before_its_sbatch_answered_is_not_another_users)
+{
+    Backend b = backend(10); /* the stand-in takes the job, then answers after 5 s */
+    char path[512];
+    snprintf(path, sizeof path, "%s/running", dir);
+    fclose(fopen(path, "w"));
+    void *run = start(&b, "late");
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < 3; i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "no Slurm job yet");
+    char *jobs = recorded("jobs");
+    cr_assert_eq(lines(jobs), 1, "Slurm has it running: %s", jobs);
+    cr_assert_eq(liveslurm_foreign(b.s, NULL, 0), 0, "its GPUs are not held as another user's");
+    free(jobs);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
