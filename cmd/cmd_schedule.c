@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -148,6 +149,14 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
     return EXIT_USAGE;
 }
 
+/* Whether two paths name one existing file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 /* Returns -1 to go on, else the exit status (0 after --help). */
 static int parse_args(int argc, char **argv, ScheduleArgs *a)
 {
@@ -203,6 +212,10 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
     if (a->workload && (a->jobs || a->model_set))
         return schedule_fail(CMD, "--jobs and --model: expected --arrival-mean with them (a "
                                   "--workload names its jobs and their applications)");
+    /* --events is written whole at the end: over an input it would destroy it */
+    if (same_file(a->events, a->workload) || same_file(a->events, a->cluster))
+        return schedule_fail(CMD, "--events: expected a file other than the --workload or "
+                                  "--cluster it reads (it would be written over)");
     if (a->cluster && a->nodes_set)
         return schedule_fail(CMD, "--nodes and --gpus-per-node: expected no --cluster with "
                                   "them (the --cluster file gives the nodes)");

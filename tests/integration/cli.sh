@@ -238,6 +238,10 @@ exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-wor
     --cluster examples/sched-mixed-cluster.json --nodes 3
 grep -q -- "expected no --cluster" "$tmp/e" || fail "--cluster --nodes: $(cat "$tmp/e")"
 "$bin" schedule --help | grep -q -- "--live" || fail "schedule --help does not point to --live"
+# --events over the workload it reads would destroy it: refused, the workload kept
+cp examples/live-workload.csv "$tmp/w.csv"
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload "$tmp/w.csv" --events "$tmp/w.csv"
+cmp -s examples/live-workload.csv "$tmp/w.csv" || fail "schedule --events wrote over its --workload"
 exit_is 2 "usage" "$bin" hosts
 exit_is 2 "usage" "$bin" hosts --slurm --watch-for 5 # without --watch it was dropped
 grep -q -- "expected --watch" "$tmp/e" || fail "hosts --watch-for without --watch: $(cat "$tmp/e")"
