@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -149,14 +148,6 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
     return EXIT_USAGE;
 }
 
-/* Whether two paths name one existing file. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 /* Returns -1 to go on, else the exit status (0 after --help). */
 static int parse_args(int argc, char **argv, ScheduleArgs *a)
 {
@@ -212,8 +203,8 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
     if (a->workload && (a->jobs || a->model_set))
         return schedule_fail(CMD, "--jobs and --model: expected --arrival-mean with them (a "
                                   "--workload names its jobs and their applications)");
-    /* --events is written whole at the end: over an input it would destroy it */
-    if (same_file(a->events, a->workload) || same_file(a->events, a->cluster))
+    const char *inputs[] = {a->workload ? a->workload : "", a->cluster ? a->cluster : "", NULL};
+    if (schedule_events_over_input(a->events, inputs))
         return schedule_fail(CMD, "--events: expected a file other than the --workload or "
                                   "--cluster it reads (it would be written over)");
     if (a->cluster && a->nodes_set)

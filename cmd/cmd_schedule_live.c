@@ -283,6 +283,10 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
         return fail("unexpected argument (see --help)");
     if ((!a->cluster_path && !a->slurm) || !a->workload)
         return fail("expected --cluster FILE (or --slurm) and --workload FILE (see --help)");
+    const char *inputs[] = {a->workload, a->cluster_path ? a->cluster_path : "", NULL};
+    if (schedule_events_over_input(a->events_path, inputs))
+        return fail("--events: expected a file other than the --workload or --cluster it reads "
+                    "(it would be written over)");
     if (a->slurm && a->cluster_path)
         return fail("--slurm reads the nodes from the controller: give it or --cluster, not "
                     "both (an inventory says \"backend\": \"slurm\" itself)");

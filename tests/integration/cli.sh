@@ -242,6 +242,8 @@ grep -q -- "expected no --cluster" "$tmp/e" || fail "--cluster --nodes: $(cat "$
 cp examples/live-workload.csv "$tmp/w.csv"
 exit_is 2 "usage" "$bin" schedule --policy doubling --workload "$tmp/w.csv" --events "$tmp/w.csv"
 cmp -s examples/live-workload.csv "$tmp/w.csv" || fail "schedule --events wrote over its --workload"
+exit_is 2 "usage" "$bin" schedule --live --cluster $cl --workload "$tmp/w.csv" --events "$tmp/w.csv"
+cmp -s examples/live-workload.csv "$tmp/w.csv" || fail "schedule --live --events wrote over its --workload"
 exit_is 2 "usage" "$bin" hosts
 exit_is 2 "usage" "$bin" hosts --slurm --watch-for 5 # without --watch it was dropped
 grep -q -- "expected --watch" "$tmp/e" || fail "hosts --watch-for without --watch: $(cat "$tmp/e")"
