@@ -238,6 +238,15 @@ exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-wor
     --cluster examples/sched-mixed-cluster.json --nodes 3
 grep -q -- "expected no --cluster" "$tmp/e" || fail "--cluster --nodes: $(cat "$tmp/e")"
 "$bin" schedule --help | grep -q -- "--live" || fail "schedule --help does not point to --live"
+# a result that cannot be written (a full disk behind >) fails instead of exiting 0
+if [ -w /dev/full ]; then
+    for cmd in "tune --sim B:googlenet --budget 1 --json --no-journal" \
+        "schedule --policy doubling --workload examples/live-workload.csv --json" "sessions"; do
+        rc=0; "$bin" $cmd >/dev/full 2>"$tmp/e" || rc=$?
+        [ $rc -eq 1 ] && grep -q "standard output: write failed" "$tmp/e" ||
+            fail "'$cmd >/dev/full' exited $rc: $(cat "$tmp/e")"
+    done
+fi
 # --events over the workload it reads would destroy it: refused, the workload kept
 cp examples/live-workload.csv "$tmp/w.csv"
 exit_is 2 "usage" "$bin" schedule --policy doubling --workload "$tmp/w.csv" --events "$tmp/w.csv"
