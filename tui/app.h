@@ -72,6 +72,7 @@ typedef struct {
     const PlotStyle *plot_style;
 
     const char *themes_dir; /* ConsoleOptions.themes_dir */
+    int theme_applied;      /* a theme is on screen: a bad :theme keeps it */
     ConsoleConfig config;
     char config_file[1024]; /* empty: nowhere to save */
     int config_bad;         /* config_file holds what could not be read: never written over */

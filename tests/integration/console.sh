@@ -347,7 +347,7 @@ wait_for conf 'theme light \(saved in '
 grep -Eq '"theme":[[:space:]]*"light"' "$tmp/xdg-conf/tunedeck/config.json" || fail "the theme was not saved"
 grep -Eq '"quit":[[:space:]]*"x"' "$tmp/xdg-conf/tunedeck/config.json" || fail "saving lost the key bindings"
 T send-keys -t conf : t h e m e ' ' n o p e Enter
-wait_for conf "theme 'nope': .*nope.json: cannot open"
+wait_for conf "theme 'nope' not loaded, the current one kept: .*nope.json"
 T send-keys -t conf x y
 wait_exit conf 0
 printf '{"keys": {"quit": "?"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
