@@ -159,10 +159,9 @@ static void console_cpu_pct(const char *bin, double window_s, double *busy, doub
 
 int main(int argc, char **argv)
 {
-    const char *out_path = NULL;
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--out") == 0)
-            out_path = argv[i + 1];
+    const char *out_path;
+    if (benchframe_args(argc, argv, "console", &out_path) < 0)
+        return 2;
     BenchScreen bs;
     if (benchframe_open(&bs, ROWS_B, COLS_B, "console") < 0)
         return 1;

@@ -212,10 +212,9 @@ static double frame_slurm_panel(const SlurmNodes *nodes, const SlurmQueue *queue
 
 int main(int argc, char **argv)
 {
-    const char *out_path = NULL;
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--out") == 0)
-            out_path = argv[i + 1];
+    const char *out_path;
+    if (benchframe_args(argc, argv, "slurm_frame", &out_path) < 0)
+        return 2;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "bench", "slurm_frame");
     cJSON_AddNumberToObject(root, "frame_budget_ms", FRAME_BUDGET_MS);

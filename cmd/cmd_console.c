@@ -241,6 +241,11 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
                         "--optimizer, --launcher, --trial-cmd, --seed or --no-journal with it\n");
         return EXIT_USAGE;
     }
+    if (sp->job && !sp->cluster && !sp->slurm) {
+        fprintf(stderr, "tunedeck: --job: expected --cluster FILE (or --slurm) with it; the "
+                        "simulator brings its own job\n");
+        return EXIT_USAGE;
+    }
     return 0;
 }
 

@@ -125,7 +125,7 @@ int cmd_hosts(int argc, char **argv)
     const char *path = NULL;
     int json = 0, accept = 0, c;
     double gpu_wait_s = 3;
-    int slurm = 0;
+    int slurm = 0, watch_timing = 0; /* --watch-for or --max-interval given */
     HostsSlurmArgs sa = {.max_interval_s = 30};
     optind = 1;
     opterr = 0;
@@ -159,10 +159,12 @@ int cmd_hosts(int argc, char **argv)
         case 'f':
             if (flags_double("hosts", "--watch-for", optarg, 0, 1e7, &sa.watch_for_s) < 0)
                 return EXIT_USAGE;
+            watch_timing = 1;
             break;
         case 'm':
             if (flags_double("hosts", "--max-interval", optarg, 2, 3600, &sa.max_interval_s) < 0)
                 return EXIT_USAGE;
+            watch_timing = 1;
             break;
         case 'h':
             usage(stdout);
@@ -173,6 +175,11 @@ int cmd_hosts(int argc, char **argv)
     }
     if ((!path && !slurm) || optind < argc) {
         fprintf(stderr, "tunedeck hosts: expected --cluster FILE or --slurm (try --help)\n");
+        return EXIT_USAGE;
+    }
+    if (watch_timing && !sa.watch) {
+        fprintf(stderr, "tunedeck hosts: --watch-for and --max-interval: expected --watch with "
+                        "them\n");
         return EXIT_USAGE;
     }
     sa.json = json;

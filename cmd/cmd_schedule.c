@@ -35,11 +35,13 @@ static const char USAGE[] =
     "--drain NODE takes a node (node00, node01, ...) out of the cluster and --hold\n"
     "NODE=GPUS counts GPUs of it as someone else's, from the start or from simulated\n"
     "second S (@S); the GPU utilization counts them out while they are. A run in which\n"
-    "no job can ever run again stops with an error that names the waiting jobs.\n";
+    "no job can ever run again stops with an error that names the waiting jobs. --live\n"
+    "runs the decisions on real jobs over SSH or Slurm (tunedeck schedule --live --help).\n";
 
 typedef struct {
     SchedConfig cfg;
     const char *workload, *events, *model, *data, *cluster;
+    int nodes_set, model_set; /* --nodes or --gpus-per-node given; --model given */
     double arrival_s;
     long jobs;
     const char *pins[MAX_PINS];
@@ -90,11 +92,13 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         if (flags_long(CMD, "--nodes", arg, 1, 1 << 20, &v))
             return EXIT_USAGE;
         a->cfg.nodes = (int)v;
+        a->nodes_set = 1;
         return 0;
     case O_GPN:
         if (flags_long(CMD, "--gpus-per-node", arg, 1, 64, &v))
             return EXIT_USAGE;
         a->cfg.gpus_per_node = (int)v;
+        a->nodes_set = 1;
         return 0;
     case O_CLUSTER:
         a->cluster = arg;
@@ -116,6 +120,7 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         return 0;
     case O_MODEL:
         a->model = arg;
+        a->model_set = 1;
         return 0;
     case O_DATA:
         a->data = arg;
@@ -170,15 +175,14 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
     a->cfg.policy = NULL;
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         if (c == O_HELP || c == 'h') {
             schedule_usage(stdout, USAGE);
             return 0;
         }
-        if (c == '?' || c == ':') {
-            schedule_usage(stderr, USAGE);
-            return EXIT_USAGE;
-        }
+        if (c == '?' || c == ':')
+            return flags_unknown(CMD, argv[optind - 1]);
         int rc = parse_option(a, c, optarg);
         if (rc)
             return rc;
@@ -195,6 +199,17 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
             CMD, "expected exactly one of --workload FILE and --arrival-mean S --jobs N");
     if (a->arrival_s > 0 && a->jobs < 1)
         return schedule_fail(CMD, "--arrival-mean needs --jobs N");
+    /* Options the other way of giving jobs or nodes would silently drop. */
+    if (a->workload && (a->jobs || a->model_set))
+        return schedule_fail(CMD, "--jobs and --model: expected --arrival-mean with them (a "
+                                  "--workload names its jobs and their applications)");
+    const char *inputs[] = {a->workload ? a->workload : "", a->cluster ? a->cluster : "", NULL};
+    if (schedule_events_over_input(a->events, inputs))
+        return schedule_fail(CMD, "--events: expected a file other than the --workload or "
+                                  "--cluster it reads (it would be written over)");
+    if (a->cluster && a->nodes_set)
+        return schedule_fail(CMD, "--nodes and --gpus-per-node: expected no --cluster with "
+                                  "them (the --cluster file gives the nodes)");
     return -1;
 }
 

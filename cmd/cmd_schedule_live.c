@@ -198,6 +198,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
     long v;
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         int bad = 0;
         const char *cmd = "schedule --live";
@@ -273,8 +274,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             usage(stdout);
             return 1;
         default:
-            usage(stderr);
-            return EXIT_USAGE;
+            return flags_unknown("schedule --live", argv[optind - 1]);
         }
         if (bad)
             return EXIT_USAGE;
@@ -283,6 +283,10 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
         return fail("unexpected argument (see --help)");
     if ((!a->cluster_path && !a->slurm) || !a->workload)
         return fail("expected --cluster FILE (or --slurm) and --workload FILE (see --help)");
+    const char *inputs[] = {a->workload, a->cluster_path ? a->cluster_path : "", NULL};
+    if (schedule_events_over_input(a->events_path, inputs))
+        return fail("--events: expected a file other than the --workload or --cluster it reads "
+                    "(it would be written over)");
     if (a->slurm && a->cluster_path)
         return fail("--slurm reads the nodes from the controller: give it or --cluster, not "
                     "both (an inventory says \"backend\": \"slurm\" itself)");
@@ -544,7 +548,7 @@ int cmd_schedule_live(int argc, char **argv)
         int gpus = 0;
         for (int m = 0; m < sched_node_count(r.s); m++)
             gpus += sched_node_gpu_count(r.s, m);
-        printf("live: %zu machines, %d GPUs, policy %s, interval %.0f s, time x%g, %zu jobs\n",
+        printf("live: %zu machines, %d GPUs, policy %s, interval %g s, time x%g, %zu jobs\n",
                r.cl->n_machines, gpus, a.cfg.policy, a.cfg.interval_s,
                a.lo.time_scale > 0 ? a.lo.time_scale : 1, sched_job_count(r.s));
         Error err;

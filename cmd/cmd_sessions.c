@@ -69,10 +69,16 @@ static unsigned char *mark_of(TrialMarks *m, const cJSON *ev)
 
 static int status_known(const char *name)
 {
-    for (int s = TRIAL_OK; name && s <= TRIAL_INTERRUPTED; s++)
-        if (strcmp(trial_status_name((TrialStatus)s), name) == 0)
-            return 1;
-    return 0;
+    TrialStatus status;
+    return trial_status_from_name(name, &status) == 0;
+}
+
+/* An event's budget as resume reads it (1 to 100000 trials); `dflt` for any other value
+ * (casting 1e999 to long is undefined and printed a negative budget). */
+static long budget_of(const cJSON *ev, long dflt)
+{
+    double b = num(ev, "budget", -1);
+    return b >= 1 && b <= 100000 ? (long)b : dflt;
 }
 
 static void summarize(const char *path, const char *id, Summary *s)
@@ -103,9 +109,9 @@ static void summarize(const char *path, const char *id, Summary *s)
                 snprintf(s->target, sizeof s->target, "sim %s", str(ev, "sim"));
             else
                 snprintf(s->target, sizeof s->target, "%s", str(c, "name") ? str(c, "name") : "?");
-            s->budget = (long)num(ev, "budget", 0);
+            s->budget = budget_of(ev, 0);
         } else if (strcmp(kind, "resumed") == 0) {
-            s->budget = (long)num(ev, "budget", (double)s->budget);
+            s->budget = budget_of(ev, s->budget);
         } else if (strcmp(kind, "suggested") == 0) {
             unsigned char *m = mark_of(&marks, ev);
             if (!m || *m) {
@@ -134,6 +140,10 @@ static void summarize(const char *path, const char *id, Summary *s)
     }
     if (journal_in_use(path))
         snprintf(s->state, sizeof s->state, "running");
+    else if (!log.n || strcmp(str(log.events[0], "event"), "session") != 0)
+        snprintf(s->state, sizeof s->state,
+                 "not resumable: expected a \"session\" line first, found %s",
+                 log.n ? "another event" : "no valid line");
     else if (last && strcmp(last, "ended") == 0)
         snprintf(s->state, sizeof s->state, "%s",
                  str(log.events[log.n - 1], "stopped") ? "stopped early" : "ended");

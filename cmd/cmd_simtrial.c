@@ -45,6 +45,7 @@ int cmd_sim_trial(int argc, char **argv)
     long seed = 1;
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
@@ -53,11 +54,13 @@ int cmd_sim_trial(int argc, char **argv)
         if (c == 's' && flags_long("sim-trial", "--seed", optarg, 0, 1L << 62, &seed) == 0)
             continue;
         if (c != 's')
-            usage(stderr);
+            return flags_unknown("sim-trial", argv[optind - 1]);
         return EXIT_USAGE;
     }
     if (optind != argc - 1) {
-        usage(stderr);
+        fprintf(stderr, "tunedeck sim-trial: expected one SETTING:NETWORK[:BATCH], found %d "
+                        "arguments (try --help)\n",
+                argc - optind);
         return EXIT_USAGE;
     }
     Error err;

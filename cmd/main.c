@@ -1,4 +1,5 @@
 /* tunedeck's entry point: dispatches to a subcommand, or opens the console. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,21 +31,33 @@ static void usage(FILE *out)
             paths_data_home());
 }
 
+/* A result that could not be written (a full disk behind `> result.json`) is a failure,
+ * not exit 0 over a truncated file. */
+static int stdout_written(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    fprintf(stderr, "tunedeck: standard output: write failed%s%s\n", errno ? ": " : "",
+            errno ? strerror(errno) : "");
+    return rc ? rc : EXIT_FAILED;
+}
+
 int main(int argc, char **argv)
 {
     paths_resolve();
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {
         printf("tunedeck %s\n", TUNEDECK_VERSION);
-        return 0;
+        return stdout_written(0);
     }
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
-        return 0;
+        return stdout_written(0);
     }
     if (argc > 1 && argv[1][0] != '-') {
         for (const Command *c = COMMANDS; c->name; c++)
             if (strcmp(c->name, argv[1]) == 0)
-                return c->run(argc - 1, argv + 1);
+                return stdout_written(c->run(argc - 1, argv + 1));
         fprintf(stderr, "tunedeck: unknown command '%s' (try --help)\n", argv[1]);
         return EXIT_USAGE;
     }

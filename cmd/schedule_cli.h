@@ -14,5 +14,8 @@ int schedule_fail(const char *cmd, const char *msg);
 /* The same with err's message; returns the exit status err's kind calls for (a bad input
  * file: EXIT_BAD_INPUT), else EXIT_USAGE. */
 int schedule_fail_error(const char *cmd, const Error *err);
+/* Whether --events names the file of one of the inputs (NULL-terminated list): it is written
+ * whole, and over an input it would destroy it. */
+int schedule_events_over_input(const char *events, const char *const *inputs);
 
 #endif

@@ -135,6 +135,7 @@ int main(int argc, char **argv)
     double interval_s = 0, heartbeat_s = 0;
     Ctx ctx = {0};
     int c;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
         switch (c) {
         case 'c':
@@ -193,12 +194,14 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            usage(stderr);
+            fprintf(stderr, "tunedeck-rexec: unknown or incomplete option '%s' (try --help)\n",
+                    argv[optind - 1]);
             return EXIT_USAGE;
         }
     }
     if (!cluster_path || (!sh && optind >= argc)) {
-        usage(stderr);
+        fprintf(stderr, "tunedeck-rexec: expected --cluster FILE and --sh COMMAND or -- ARG... "
+                        "(try --help)\n");
         return EXIT_USAGE;
     }
     Error err;

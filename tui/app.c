@@ -77,9 +77,16 @@ int app_set_theme(App *a, const char *name)
     Theme t;
     Error err;
     int rc = theme_load(app_themes_dir(a), name, &t, &err);
+    /* A theme that does not load leaves the one on screen (a typo in :theme once reset the
+     * colours to the default's); only at start is there none to keep. */
+    if (rc < 0 && a->theme_applied) {
+        app_message(a, 1, "theme '%s' not loaded, the current one kept: %s", name, err.msg);
+        return rc;
+    }
     if (rc < 0)
         app_message(a, 1, "theme '%s': %s (using the default)", name, err.msg);
     theme_apply(&t, term_colors());
+    a->theme_applied = 1;
     a->dirty = 1;
     clearok(curscr, TRUE);
     return rc;
@@ -95,13 +102,21 @@ void app_set_pause(App *a, int paused)
     app_log(a, paused ? "paused: no new trial starts" : "resumed");
 }
 
-void app_save_config(App *a)
+int app_save_config(App *a)
 {
     Error err;
     if (!a->config_file[0])
-        return;
-    if (config_save(a->config_file, &a->config, &err) < 0)
+        return 0;
+    if (a->config_bad) {
+        app_message(a, 1, "settings not saved: %s has errors (said at start); fix or remove it",
+                    a->config_file);
+        return -1;
+    }
+    if (config_save(a->config_file, &a->config, &err) < 0) {
         app_message(a, 1, "settings not saved: %s", err.msg);
+        return -1;
+    }
+    return 0;
 }
 
 const TrialRecord *app_current_trial(const App *a)

@@ -65,14 +65,17 @@ typedef struct {
     Error edit_err;
     int edit_valid;
 
-    int help; /* help overlay open */
+    int help;     /* help overlay open */
+    int help_top; /* its first row shown, when it scrolls */
     int confirm_quit;
     int user_paused;
     const PlotStyle *plot_style;
 
     const char *themes_dir; /* ConsoleOptions.themes_dir */
+    int theme_applied;      /* a theme is on screen: a bad :theme keeps it */
     ConsoleConfig config;
     char config_file[1024]; /* empty: nowhere to save */
+    int config_bad;         /* config_file holds what could not be read: never written over */
 
     char log[APP_LOG_LINES][160];
     size_t log_n; /* lines ever written */
@@ -116,8 +119,9 @@ void app_select_trial(App *a, long delta);
 const TrialRecord *app_current_trial(const App *a);
 const char *app_themes_dir(const App *a);
 int app_set_theme(App *a, const char *name);
-/* Writes the settings file (atomically); reports a failure in the status line. */
-void app_save_config(App *a);
+/* Writes the settings file (atomically); 0, or -1 after saying in the status line why not
+ * (a write failed, or the file is one that was refused at start, kept for its owner to fix). */
+int app_save_config(App *a);
 /* The operator's pause (Space, :pause): no new trial starts, the scheduler stops. */
 void app_set_pause(App *a, int paused);
 void app_log(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -169,8 +169,8 @@ int command_run(App *a, const char *line)
         if (app_set_theme(a, arg) < 0)
             return -1;
         snprintf(a->config.theme, sizeof a->config.theme, "%s", arg);
-        app_save_config(a);
-        app_message(a, 0, "theme %s (saved in %s)", arg, a->config_file);
+        if (app_save_config(a) == 0)
+            app_message(a, 0, "theme %s (saved in %s)", arg, a->config_file);
     } else if (strcmp(word, "policy") == 0) {
         if (!a->ss) {
             app_message(a, 1, ":policy: no cluster scheduler runs in this session");

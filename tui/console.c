@@ -415,14 +415,14 @@ static App *app_new(const ConsoleOptions *o, Error *cerr, int *config_bad, Error
     a->sort = TRIAL_COL_NUMBER;
     *config_bad = 0;
     if (config_path(a->config_file, sizeof a->config_file))
-        *config_bad = config_load(a->config_file, &a->config, cerr) < 0;
+        *config_bad = a->config_bad = config_load(a->config_file, &a->config, cerr) < 0;
     else
         config_defaults(&a->config);
     const char *plot = o->plot ? o->plot : a->config.plot[0] ? a->config.plot : "braille";
     a->plot_style = plot_style_find(plot);
     if (!a->plot_style && !o->plot) {
         a->plot_style = plot_style_find("braille");
-        *config_bad = 1;
+        *config_bad = a->config_bad = 1;
         error_set(cerr, "%s: plot: expected braille, block or ascii, found '%s'", a->config_file,
                   plot);
     }

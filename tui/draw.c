@@ -116,6 +116,28 @@ int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     return draw_text(y, x, w, role, buf);
 }
 
+void draw_seconds(char *out, size_t cap, double s)
+{
+    if (!isfinite(s))
+        snprintf(out, cap, "-");
+    else if (s >= 100)
+        snprintf(out, cap, "%.1f", s);
+    else if (s >= 0.1 || s <= 0)
+        snprintf(out, cap, "%.2f", s);
+    else
+        snprintf(out, cap, "%.2g", s);
+}
+
+const char *draw_fit_tail(const char *text, int w)
+{
+    size_t width = w > 0 ? (size_t)w : 0;
+    const char *bar;
+    while (strlen(text) > width && (bar = strchr(text + 1, '|')))
+        text = bar + 1; /* the space before the next field stays, as a margin */
+    size_t len = strlen(text);
+    return len > width ? text + (len - width) : text;
+}
+
 int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text)
 {
     int lines = 0;

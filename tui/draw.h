@@ -19,6 +19,14 @@ void draw_fill(Rect r, Role role);
 int draw_text(int y, int x, int w, Role role, const char *text);
 int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A time in seconds for a table cell: "-" when unknown, 1 decimal from 100 s, 2 from 0.1 s,
+ * 2 significant digits below (a 14 ms trial is 0.014, not 0.01). */
+void draw_seconds(char *out, size_t cap, double s);
+
+/* The tail of "a | b | c" that fits in w columns, whole fields dropped from the left
+ * ("b | c", then "c"); only when the last field alone is too wide, its last w characters.
+ * Returns a pointer into text. */
+const char *draw_fit_tail(const char *text, int w);
 /* Text wrapped at spaces over at most max_lines rows; returns the rows used. */
 int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
 /* A bar of `w` columns filled to frac (0..1) with eighth-block precision. */

@@ -21,8 +21,11 @@ static void draw_tabs(const App *a)
                         v + 1, view_get((ViewId)v)->name);
     const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
     char best_s[32] = "-";
-    if (best)
-        snprintf(best_s, sizeof best_s, "%.2f s", best->obs->time_s);
+    if (best) {
+        char v[24];
+        draw_seconds(v, sizeof v, best->obs->time_s);
+        snprintf(best_s, sizeof best_s, "%s s", v);
+    }
     char right[256];
     if (!a->tuner && !a->ss && a->slurm) {
         snprintf(right, sizeof right, " %s | watching Slurm | %s ", a->cluster->name,
@@ -43,11 +46,10 @@ static void draw_tabs(const App *a)
                  tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
                  best_s, state);
     }
-    int len = (int)strlen(right);
-    if (x + len > r.w) /* narrow: keep the state, which is at the end */
-        memmove(right, right + (x + len - r.w), strlen(right + (x + len - r.w)) + 1);
-    len = (int)strlen(right);
-    draw_text(0, r.w - len, len, ROLE_TAB, right);
+    /* narrow: keep the state, which is at the end, and whole fields before it */
+    const char *fit = draw_fit_tail(right, r.w - x);
+    int len = (int)strlen(fit);
+    draw_text(0, r.w - len, len, ROLE_TAB, fit);
 }
 
 static void draw_status(const App *a)
@@ -100,7 +102,7 @@ void frame_draw(App *a)
     view_get(a->view)->draw(a);
     draw_status(a);
     if (a->help)
-        keys_draw_help(COLS, LINES);
+        a->help_top = keys_draw_help(COLS, LINES, a->help_top);
     wnoutrefresh(stdscr);
     doupdate();
     a->frames++;

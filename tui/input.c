@@ -76,6 +76,19 @@ static void mouse(App *a)
 static void show_help(App *a)
 {
     a->help = 1;
+    a->help_top = 0;
+}
+
+/* Rows a key scrolls the help by; 0 for a key that closes it. */
+static int help_scroll(wint_t ch, int is_key)
+{
+    if (is_key)
+        return ch == KEY_UP      ? -1
+               : ch == KEY_DOWN  ? 1
+               : ch == KEY_PPAGE ? -10
+               : ch == KEY_NPAGE ? 10
+                                 : 0;
+    return ch == 'k' ? -1 : ch == 'j' ? 1 : 0;
 }
 
 static void open_filter(App *a)
@@ -240,8 +253,17 @@ static int passes_the_editor(wint_t ch, int is_key)
  * key table (rebound keys from config.json act as the action's built-in key). */
 static void key(App *a, wint_t ch, int is_key)
 {
+    /* A resize is no answer: it leaves the help, a question and a prompt open. */
+    if (is_key && ch == KEY_RESIZE) {
+        a->dirty = 1;
+        return;
+    }
     if (a->help) {
-        a->help = 0;
+        int step = help_scroll(ch, is_key);
+        if (step)
+            a->help_top = a->help_top + step > 0 ? a->help_top + step : 0;
+        else
+            a->help = 0;
         a->dirty = 1;
         return;
     }
@@ -277,10 +299,6 @@ static void key(App *a, wint_t ch, int is_key)
     }
     if (is_key && ch == KEY_MOUSE) {
         mouse(a);
-        return;
-    }
-    if (is_key && ch == KEY_RESIZE) {
-        a->dirty = 1;
         return;
     }
     a->message[0] = 0;

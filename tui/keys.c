@@ -2,12 +2,13 @@
 #include "tui/keys.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "tui/draw.h"
 
 const KeyHelp HELP_KEYS[] = {
     {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next)"},
-    {"global", "? F1", "this help (any key closes it)"},
+    {"global", "? F1", "this help (Up/Down scroll it when long; other keys close it)"},
     {"global", ":", "command: budget N, converge on|off, pause, resume, quit,"},
     {"global", "", "  plot STYLE, sort COLUMN, filter TEXT, theme NAME; scheduler:"},
     {"global", "", "  pin JOB N, pause/resume JOB, (un)drain NODE, policy NAME;"},
@@ -35,18 +36,85 @@ const KeyHelp HELP_KEYS[] = {
 };
 const size_t HELP_KEYS_COUNT = sizeof HELP_KEYS / sizeof HELP_KEYS[0];
 
-void keys_draw_help(int cols, int rows)
+/* One row of the overlay: entry `key`'s context and keys when `head`, and a piece of what it
+ * does (NULL: none on this row). */
+typedef struct {
+    size_t key;
+    int head;
+    const char *piece;
+    int len;
+} HelpRow;
+
+enum { HELP_KEY_COLS = 8 + 19, HELP_MIN_TEXT = 20, HELP_MAX_ROWS = 512 };
+
+/* Every entry's rows at an inner width of w columns: what it does is wrapped at spaces
+ * beside its keys, or, narrower than that, under them. Returns the number of rows. */
+static int help_rows(int w, HelpRow *rows)
 {
-    Rect r = layout_overlay(cols, rows, 92, (int)HELP_KEYS_COUNT + 2);
-    if (r.w < 4 || r.h < 3)
-        return;
-    draw_fill(r, ROLE_NORMAL);
-    Rect in = draw_box(r, "Keys (any key closes)", 1);
-    for (size_t i = 0; i < HELP_KEYS_COUNT && (int)i < in.h; i++) {
-        const KeyHelp *k = &HELP_KEYS[i];
-        int col = draw_textf(in.y + (int)i, in.x, in.w, ROLE_DIM, "%-8s",
-                             i == 0 || HELP_KEYS[i - 1].context != k->context ? k->context : "");
-        col += draw_textf(in.y + (int)i, in.x + col, in.w - col, ROLE_KEY, "%-19s", k->keys);
-        draw_text(in.y + (int)i, in.x + col, in.w - col, ROLE_NORMAL, k->what);
+    int beside = w - HELP_KEY_COLS >= HELP_MIN_TEXT;
+    int text_w = beside ? w - HELP_KEY_COLS : w - 2;
+    if (text_w < 8)
+        text_w = 8;
+    int n = 0;
+    for (size_t i = 0; i < HELP_KEYS_COUNT && n < HELP_MAX_ROWS; i++) {
+        const char *t = HELP_KEYS[i].what;
+        int first = i == 0 || HELP_KEYS[i - 1].context != HELP_KEYS[i].context;
+        if (!beside && (first || HELP_KEYS[i].keys[0])) /* a continued text needs no head */
+            rows[n++] = (HelpRow){i, 1, NULL, 0};
+        int head = beside;
+        do {
+            int len = (int)strlen(t), cut = len;
+            if (len > text_w) {
+                for (cut = text_w; cut > 0 && t[cut] != ' '; cut--)
+                    ;
+                if (cut == 0)
+                    cut = text_w;
+            }
+            if (n < HELP_MAX_ROWS)
+                rows[n++] = (HelpRow){i, head, t, cut};
+            head = 0;
+            t += cut;
+            while (*t == ' ')
+                t++;
+        } while (*t);
     }
+    return n;
+}
+
+int keys_draw_help(int cols, int rows, int top)
+{
+    static HelpRow list[HELP_MAX_ROWS];
+    Rect r = layout_overlay(cols, rows, 92, HELP_MAX_ROWS);
+    int n = help_rows(r.w - 2, list);
+    r = layout_overlay(cols, rows, 92, n + 2);
+    if (r.w < 4 || r.h < 3)
+        return 0;
+    int shown = r.h - 2;
+    if (top > n - shown)
+        top = n - shown;
+    if (top < 0)
+        top = 0;
+    draw_fill(r, ROLE_NORMAL);
+    char title[96];
+    if (shown >= n)
+        snprintf(title, sizeof title, "Keys (any key closes)");
+    else
+        snprintf(title, sizeof title, "Keys %d-%d/%d (Up/Down scroll)", top + 1, top + shown, n);
+    Rect in = draw_box(r, title, 1);
+    int beside = in.w - HELP_KEY_COLS >= HELP_MIN_TEXT;
+    for (int y = 0; y < in.h && top + y < n; y++) {
+        const HelpRow *row = &list[top + y];
+        const KeyHelp *k = &HELP_KEYS[row->key];
+        int col = 0;
+        if (row->head) {
+            int first = row->key == 0 || HELP_KEYS[row->key - 1].context != k->context;
+            col = draw_textf(in.y + y, in.x, in.w, ROLE_DIM, "%-8s", first ? k->context : "");
+            col += draw_textf(in.y + y, in.x + col, in.w - col, ROLE_KEY, "%-19s", k->keys);
+        } else {
+            col = beside ? HELP_KEY_COLS : 2;
+        }
+        if (row->piece)
+            draw_textf(in.y + y, in.x + col, in.w - col, ROLE_NORMAL, "%.*s", row->len, row->piece);
+    }
+    return top;
 }

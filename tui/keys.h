@@ -14,7 +14,8 @@ typedef struct {
 extern const KeyHelp HELP_KEYS[];
 extern const size_t HELP_KEYS_COUNT;
 
-/* Draws the help overlay centred on the screen. */
-void keys_draw_help(int cols, int rows);
+/* Draws the help overlay centred on the screen, wrapped to its width, from its row `top` on
+ * (a screen too short for all of it scrolls); returns the top row it drew, clamped. */
+int keys_draw_help(int cols, int rows, int top);
 
 #endif

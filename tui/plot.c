@@ -167,3 +167,39 @@ int plot_range(const PlotSeries *series, size_t n_series, double *y_min, double 
     *y_max = hi + margin;
     return 1;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int plot_time_range(const double *best, const double *pred, size_t n, double *y_min,
+                    double *y_max)
+{
+    PlotSeries ser[2] = {{best, n, 1, 0}, {pred, n, 1, 0}};
+    if (!plot_range(ser, 2, y_min, y_max))
+        return 0;
+    double *v = n >= 10 ? malloc(2 * n * sizeof *v) : NULL;
+    size_t k = 0;
+    for (size_t i = 0; v && i < n; i++) {
+        if (isfinite(best[i]))
+            v[k++] = best[i];
+        if (isfinite(pred[i]))
+            v[k++] = pred[i];
+    }
+    if (k >= 10) {
+        qsort(v, k, sizeof *v, cmp_double);
+        /* the margins follow the trimmed range: those of the whole one put the bottom of a
+         * 10 ms curve at -0.19 s when the first prediction was 4 s */
+        double bottom = v[0], top = v[k * 9 / 10];
+        if (top > bottom) {
+            *y_min = bottom - (top - bottom) * 0.05;
+            *y_max = top + (top - bottom) * 0.1;
+        }
+    }
+    free(v);
+    if (*y_min < 0 && *y_max > 0)
+        *y_min = 0;
+    return 1;
+}

@@ -9,16 +9,6 @@
 #include "tui/draw.h"
 #include "tui/view.h"
 
-static void fmt_s(char *out, size_t cap, double v)
-{
-    if (!isfinite(v))
-        snprintf(out, cap, "-");
-    else if (v >= 100)
-        snprintf(out, cap, "%.1f", v);
-    else
-        snprintf(out, cap, "%.2f", v);
-}
-
 /* "cpu 24 gpu0 200": the machine's devices with their inputs. */
 static void device_shares(const Schedule *s, size_t m, char *out, size_t cap)
 {
@@ -61,15 +51,15 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
     char m1[16], m2[16], m3[16];
     int col = 0;
     if (sg->has_prediction) {
-        fmt_s(m1, sizeof m1, sg->mean_s);
-        fmt_s(m2, sizeof m2, sg->p10_s);
-        fmt_s(m3, sizeof m3, sg->p90_s);
+        draw_seconds(m1, sizeof m1, sg->mean_s);
+        draw_seconds(m2, sizeof m2, sg->p10_s);
+        draw_seconds(m3, sizeof m3, sg->p90_s);
         col = draw_textf(r.y, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s]", m1, m2, m3);
     } else {
         col = draw_textf(r.y, r.x, r.w, ROLE_DIM, "no prediction (%s has no model)", optimizer);
     }
     if (o && o->status == TRIAL_OK) {
-        fmt_s(m1, sizeof m1, o->time_s);
+        draw_seconds(m1, sizeof m1, o->time_s);
         draw_textf(r.y, r.x + col, r.w - col, ROLE_GOOD, "  measured %s s", m1);
     } else if (o) {
         draw_textf(r.y, r.x + col, r.w - col, ROLE_BAD, "  %s", trial_status_name(o->status));
@@ -131,7 +121,7 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
         else
             draw_bar(y, r.x + bar_x, bar_w, mean / scale, have_pred ? ROLE_BAR_PRED : ROLE_BAR_CPU);
         char v[16];
-        fmt_s(v, sizeof v, mean);
+        draw_seconds(v, sizeof v, mean);
         draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL, "%5ss", v);
     }
 }
@@ -144,12 +134,6 @@ Rect view_editor_rows(Rect box)
     int head = (r.h >= 12 ? 2 : 1) + (r.h >= 10 ? 3 : 1), footer = r.h >= 8 ? 1 : 0;
     int h = r.h - head - footer;
     return (Rect){r.x, r.y + head, r.w, h > 0 ? h : 0};
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static void draw_editor(const App *a, Rect box)
@@ -166,9 +150,9 @@ static void draw_editor(const App *a, Rect box)
     int pred_h = r.h >= 12 ? 2 : 1, verdict_h = r.h >= 10 ? 3 : 1;
     int y = r.y;
     if (a->pred_ok && a->pred.has_prediction) {
-        fmt_s(m1, sizeof m1, a->pred.mean_s);
-        fmt_s(m2, sizeof m2, a->pred.p10_s);
-        fmt_s(m3, sizeof m3, a->pred.p90_s);
+        draw_seconds(m1, sizeof m1, a->pred.mean_s);
+        draw_seconds(m2, sizeof m2, a->pred.p10_s);
+        draw_seconds(m3, sizeof m3, a->pred.p90_s);
         draw_textf(y, r.x, r.w, ROLE_BAR_PRED, "predicted %s s [%s-%s] if run", m1, m2, m3);
     } else {
         char why[300];
@@ -221,7 +205,7 @@ static void draw_editor(const App *a, Rect box)
         }
         if (a->pred_ok && a->pred.device_mean_s && in > 0 &&
             isfinite(a->pred.device_mean_s[row.device])) {
-            fmt_s(m1, sizeof m1, a->pred.device_mean_s[row.device]);
+            draw_seconds(m1, sizeof m1, a->pred.device_mean_s[row.device]);
             col += draw_textf(y, r.x + col, r.w - col, base, "%6ss ", m1);
         }
         if ((long)i == e->mark)
@@ -260,23 +244,7 @@ static void draw_plot(const App *a, Rect box)
     Rect area = {r.x + axis_w, r.y, r.w - axis_w, r.h - 1 - legend};
     /* Scale to the best-so-far and the predictions: one bad trial must not squash the
      * curve an operator watches; measured points beyond the range are counted instead. */
-    int have_range = plot_range(ser + 1, 2, &lo, &hi);
-    if (have_range && n >= 10) {
-        /* The first trials are far off; the top decile of the scale goes, not the curve's
-         * shape where it matters. */
-        double *v = malloc(2 * n * sizeof *v);
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (isfinite(best[i]))
-                v[k++] = best[i];
-            if (isfinite(pred[i]))
-                v[k++] = pred[i];
-        }
-        qsort(v, k, sizeof *v, cmp_double);
-        if (k >= 10 && v[k * 9 / 10] > lo)
-            hi = v[k * 9 / 10] + (v[k * 9 / 10] - lo) * 0.1;
-        free(v);
-    }
+    int have_range = plot_time_range(best, pred, n, &lo, &hi);
     int above = 0;
     for (size_t i = 0; have_range && i < n; i++)
         above += isfinite(meas[i]) && meas[i] > hi;
@@ -295,15 +263,15 @@ static void draw_plot(const App *a, Rect box)
             }
         plot_grid_free(g);
         char v[16];
-        fmt_s(v, sizeof v, hi);
+        draw_seconds(v, sizeof v, hi);
         draw_textf(area.y, r.x, axis_w - 1, ROLE_DIM, "%6s", v);
-        fmt_s(v, sizeof v, lo);
+        draw_seconds(v, sizeof v, lo);
         draw_textf(area.y + area.h - 1, r.x, axis_w - 1, ROLE_DIM, "%6s", v);
         draw_textf(r.y + area.h, area.x, area.w, ROLE_DIM, "1%*zu", area.w - 1 > 0 ? area.w - 1 : 1,
                    n);
         if (legend) {
             int col = 0;
-            fmt_s(v, sizeof v, b);
+            draw_seconds(v, sizeof v, b);
             col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST, "best %s s", v);
             col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_MEASURED, "  measured");
             col +=
@@ -327,9 +295,11 @@ static void draw_trials(const App *a, Rect box)
     if (a->table.n_shown != a->table.n || a->filter[0])
         len += snprintf(title + len, sizeof title - (size_t)len, "  filter '%s': %zu shown",
                         a->filter, a->table.n_shown);
-    if (best)
-        snprintf(title + len, sizeof title - (size_t)len, "  best #%d %.2f s", best->trial,
-                 best->obs->time_s);
+    if (best) {
+        char v[24];
+        draw_seconds(v, sizeof v, best->obs->time_s);
+        snprintf(title + len, sizeof title - (size_t)len, "  best #%d %s s", best->trial, v);
+    }
     Rect r = draw_box(box, title, !a->editor);
     if (r.h < 1)
         return;
@@ -352,9 +322,9 @@ static void draw_trials(const App *a, Rect box)
         if (sel)
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
         char t[16], b[16], p[16], e[16];
-        fmt_s(t, sizeof t, row->time_s);
-        fmt_s(b, sizeof b, row->best_s);
-        fmt_s(p, sizeof p, row->pred_s);
+        draw_seconds(t, sizeof t, row->time_s);
+        draw_seconds(b, sizeof b, row->best_s);
+        draw_seconds(p, sizeof p, row->pred_s);
         if (isfinite(row->err_pct))
             snprintf(e, sizeof e, "%+.0f", row->err_pct);
         else

@@ -3,6 +3,7 @@
 
 #include <locale.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "core/base/clock.h"
@@ -89,4 +90,18 @@ double benchframe_now_ms(void)
     return clock_now_s() * 1000.0;
 }
 
-
+int benchframe_args(int argc, char **argv, const char *who, const char **out)
+{
+    *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+            *out = argv[++i];
+            continue;
+        }
+        fprintf(stderr, "%s: %s%s%s: expected only --out FILE.json\n", who,
+                strcmp(argv[i], "--out") == 0 ? "" : "unexpected argument '", argv[i],
+                strcmp(argv[i], "--out") == 0 ? " without its FILE" : "'");
+        return -1;
+    }
+    return 0;
+}

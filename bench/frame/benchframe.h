@@ -36,4 +36,8 @@ double benchframe_cluster(BenchScreen *bs, const ClusterSnapshot *s, int full, l
 /* The monotonic clock in ms. */
 double benchframe_now_ms(void);
 
+/* The one option both take, --out FILE: 0 with *out (NULL when not given), or -1 after a
+ * line on stderr naming `who` for any other argument (it was once ignored). */
+int benchframe_args(int argc, char **argv, const char *who, const char **out);
+
 #endif

@@ -112,16 +112,6 @@ static int read_times(const cJSON *obj, const char *ctx, const char *key, double
     return 0;
 }
 
-static int status_from_name(const char *name, TrialStatus *out)
-{
-    for (int s = TRIAL_OK; s <= TRIAL_PRUNED; s++)
-        if (strcmp(trial_status_name((TrialStatus)s), name) == 0) {
-            *out = (TrialStatus)s;
-            return 0;
-        }
-    return -1;
-}
-
 Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx, Error *err)
 {
     const Cluster *c = s->cluster;
@@ -139,7 +129,7 @@ Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const ch
         read_times(ev, ctx, "device_time_s", o->device_time_s, c->n_devices, err) < 0 ||
         read_times(ev, ctx, "machine_time_s", o->machine_time_s, c->n_machines, err) < 0)
         goto fail;
-    if (status_from_name(status, &o->status) < 0) {
+    if (trial_status_from_name(status, &o->status) < 0) {
         error_set(err,
                   "%s: field 'status': expected a trial status such as \"ok\" or "
                   "\"failed\", found \"%s\"",

@@ -63,11 +63,14 @@ static int machine_name_check(const char *name, Error *err)
     for (const char *p = name; *p; p++) {
         unsigned char ch = (unsigned char)*p;
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '-' || ch == '.' || ch == '_'))
+              ch == '-' || ch == '.' || ch == '_')) {
+            char shown[8]; /* a byte no terminal shows alone (é's first byte) as \xC3 */
+            snprintf(shown, sizeof shown, ch >= 32 && ch < 127 ? "%c" : "\\x%02X", ch);
             return error_set(err,
-                             "machine '%s': unexpected character '%c': expected letters, "
+                             "machine '%s': unexpected character '%s': expected letters, "
                              "digits, '-', '.' or '_' only",
-                             name, ch >= 32 && ch < 127 ? ch : '?');
+                             name, shown);
+        }
     }
     return 0;
 }
@@ -108,16 +111,22 @@ const MachineType *cluster_machine_type(const Cluster *c, size_t machine)
 
 const DeviceSpec *cluster_device(const Cluster *c, size_t flat_device, size_t *machine_out)
 {
-    for (size_t i = 0; i < c->n_machines; i++) {
-        const MachineType *t = cluster_machine_type(c, i);
-        size_t first = c->machines[i].first_device;
-        if (flat_device >= first && flat_device < first + t->n_devices) {
-            if (machine_out)
-                *machine_out = i;
-            return &t->devices[flat_device - first];
-        }
+    /* Machines hold consecutive devices in order: the first machine whose devices end after
+     * flat_device, by bisection (a scan made every loop over a G100000 cluster's devices
+     * quadratic). */
+    size_t lo = 0, hi = c->n_machines;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->machines[mid].first_device + cluster_machine_type(c, mid)->n_devices > flat_device)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
-    return NULL;
+    if (lo == c->n_machines || flat_device < c->machines[lo].first_device)
+        return NULL;
+    if (machine_out)
+        *machine_out = lo;
+    return &cluster_machine_type(c, lo)->devices[flat_device - c->machines[lo].first_device];
 }
 
 long cluster_find_machine(const Cluster *c, const char *name)
@@ -170,6 +179,9 @@ static int parse_device(const cJSON *j, const char *ctx, DeviceSpec *d, Error *e
     if (jfield_string(j, ctx, "id", 1, d->id, sizeof d->id, err) < 0 ||
         jfield_string(j, ctx, "kind", 1, kind, sizeof kind, err) < 0)
         return -1;
+    if (!d->id[0]) /* it names the device in schedules and TUNEDECK_DEVICE */
+        return error_set(err, "%s: field 'id': expected a device id such as \"gpu0\", found \"\"",
+                         ctx);
     if (strcmp(kind, "cpu") == 0)
         d->kind = DEVICE_CPU;
     else if (strcmp(kind, "gpu") == 0)

@@ -104,6 +104,12 @@ int job_load(const char *path, JobSpec *out, Error *err)
     if (!root)
         return error_mark(err, ERROR_INPUT);
     int rc = job_from_json(root, path, out, err);
+    /* Only a job file must name its job: a journal or a trial's schedule with an empty name
+     * (older tunedeck took one) still reads, so what was measured stays resumable. */
+    if (rc == 0 && !out->name[0]) {
+        error_set(err, "%s: field 'name': expected the job's name, found \"\"", path);
+        rc = error_mark(err, ERROR_INPUT);
+    }
     cJSON_Delete(root);
     if (rc < 0)
         job_clear(out);

@@ -30,6 +30,16 @@ const char *trial_status_name(TrialStatus s)
     return (unsigned)s < sizeof NAMES / sizeof *NAMES ? NAMES[s] : "unknown";
 }
 
+int trial_status_from_name(const char *name, TrialStatus *out)
+{
+    for (int s = TRIAL_OK; name && s <= TRIAL_PRUNED; s++)
+        if (strcmp(trial_status_name((TrialStatus)s), name) == 0) {
+            *out = (TrialStatus)s;
+            return 0;
+        }
+    return -1;
+}
+
 int observation_measured(const Observation *o)
 {
     return o->status == TRIAL_OK || (o->status == TRIAL_PRUNED && o->time_s > 0);

@@ -46,6 +46,8 @@ Observation *observation_new(const Schedule *s);
 Observation *observation_copy(const Observation *o);
 void observation_free(Observation *o);
 const char *trial_status_name(TrialStatus s);
+/* The status a name (as trial_status_name writes it) stands for; -1 for any other name. */
+int trial_status_from_name(const char *name, TrialStatus *out);
 /* The trial measured the schedule: ok, or pruned with its few iterations. */
 int observation_measured(const Observation *o);
 

@@ -192,7 +192,10 @@ cJSON *schedule_to_json(const Schedule *s)
     return root;
 }
 
-static int parse_machine(const cJSON *j, const char *ctx, Schedule *s, Error *err)
+/* seen: one flag per machine of the cluster, set here, so that a machine given twice is
+ * refused rather than the second silently replacing the first. */
+static int parse_machine(const cJSON *j, const char *ctx, Schedule *s, unsigned char *seen,
+                         Error *err)
 {
     const Cluster *c = s->cluster;
     char name[128], type[64] = "";
@@ -205,6 +208,9 @@ static int parse_machine(const cJSON *j, const char *ctx, Schedule *s, Error *er
     if (mi < 0)
         return error_set(err, "%s: field 'name': unknown machine '%s' (not in the cluster)", ctx,
                          name);
+    if (seen[mi])
+        return error_set(err, "%s: field 'name': machine '%s' appears twice", ctx, name);
+    seen[mi] = 1;
     const Machine *m = &c->machines[mi];
     const MachineType *t = &c->types[m->type];
     if (type[0] && strcmp(type, t->name) != 0)
@@ -298,15 +304,23 @@ Schedule *schedule_from_json(const cJSON *root, const Cluster *c, const char *so
     const cJSON *machines = jfield_array(root, source, "machines", 1, err);
     if (!machines)
         goto fail;
+    unsigned char *seen = calloc(c->n_machines ? c->n_machines : 1, 1);
+    if (!seen) {
+        error_no_memory(err, "%s: machines", source);
+        goto fail;
+    }
     size_t i = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, machines)
     {
         char ctx[300];
         snprintf(ctx, sizeof ctx, "%s: machines[%zu]", source, i++);
-        if (parse_machine(m, ctx, s, err) < 0)
+        if (parse_machine(m, ctx, s, seen, err) < 0) {
+            free(seen);
             goto fail;
+        }
     }
+    free(seen);
     return s;
 fail:
     schedule_free(s);

@@ -58,9 +58,12 @@ static int read_speeds(const cJSON *speeds, const char *path, Error *err)
     const cJSON *it;
     cJSON_ArrayForEach(it, speeds)
     {
-        if (!cJSON_IsNumber(it) || !(it->valuedouble > 0) || it->valuedouble > 1000)
+        if (!cJSON_IsNumber(it))
             return error_set(err, "%s: gpu_speeds.%s: expected a speed in (0, 1000], found %s",
                              path, it->string, jfield_type_name(it));
+        if (!(it->valuedouble > 0) || it->valuedouble > 1000)
+            return error_set(err, "%s: gpu_speeds.%s: expected a speed in (0, 1000], found %g",
+                             path, it->string, it->valuedouble);
         if (strlen(it->string) >= 32)
             return error_set(err,
                              "%s: gpu_speeds: expected type names under 32 characters, "
@@ -74,7 +77,7 @@ SchedCluster *schedcluster_load(const char *path, Error *err)
 {
     cJSON *root = jfield_parse_file(path, err);
     if (!root)
-        return NULL;
+        return error_mark(err, ERROR_INPUT), NULL;
     SchedCluster *c = NULL;
     const cJSON *speeds, *groups;
     if (!cJSON_IsObject(root)) {
@@ -114,5 +117,6 @@ SchedCluster *schedcluster_load(const char *path, Error *err)
 fail:
     schedcluster_free(c);
     cJSON_Delete(root);
+    error_mark(err, ERROR_INPUT);
     return NULL;
 }

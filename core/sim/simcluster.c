@@ -103,11 +103,17 @@ SimCluster *simcluster_new(const char *spec, Error *err)
         return NULL;
     }
     snprintf(buf, sizeof buf, "%s", spec);
-    int n = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ":", &save); t && n < 4;
-         t = strtok_r(NULL, ":", &save))
-        parts[n++] = t;
-    if (n < 2 || n > 3) {
+    /* Split at every ':' keeping empty parts ("B::googlenet", "B:googlenet:" are refused,
+     * not read as B:googlenet). */
+    int n = 0, empty = 0;
+    for (char *p = buf; p && n < 4; n++) {
+        parts[n] = p;
+        p = strchr(p, ':');
+        if (p)
+            *p++ = 0;
+        empty |= !*parts[n];
+    }
+    if (n < 2 || n > 3 || empty) {
         error_set(err, "--sim '%s': expected SETTING:NETWORK[:BATCH], e.g. B:googlenet", spec);
         return NULL;
     }

@@ -57,7 +57,7 @@ int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double time
         snprintf(o->reason, sizeof o->reason, "cancelled");
     } else if (timed_out) {
         o->status = TRIAL_TIMEOUT;
-        snprintf(o->reason, sizeof o->reason, "ran past the %.0f s trial timeout",
+        snprintf(o->reason, sizeof o->reason, "ran past the %g s trial timeout",
                  timeout_s > 0 ? timeout_s : 600);
     }
     return cancelled || timed_out;

@@ -46,12 +46,22 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
     return 0;
 }
 
+/* A resumed session's setting that its journal's session line holds was refused: the message
+ * names that file and field, not the option it stood for, and the journal is bad input. */
+static int journal_setting_refused(const Session *s, const char *field, Error *err)
+{
+    if (!s->resume)
+        return -1;
+    error_prefix(err, "%s: session: field '%s'", tune_journal_path(s->journal), field);
+    return error_mark(err, ERROR_INPUT);
+}
+
 /* The simulator, or the inventory and job (from files, or as a journal recorded them). */
 static int open_cluster(Session *s, const SessionSpec *o, Error *err)
 {
     if (o->sim) {
         if (!(s->sim = simcluster_new(o->sim, err)))
-            return -1;
+            return journal_setting_refused(s, "sim", err);
         s->cluster = simcluster_cluster(s->sim);
         s->job = simcluster_job(s->sim);
         return 0;
@@ -110,6 +120,11 @@ static const LauncherKind *choose_launcher(Session *s, const SessionSpec *o, Err
     if (strcmp(lname, "sim") == 0 && !s->sim) {
         error_set(err, "--launcher sim: expected --sim SPEC, not --cluster (the simulator "
                        "brings its own cluster)");
+        return NULL;
+    }
+    if (strcmp(lname, "sim") == 0 && o->trial_cmd) {
+        error_set(err, "--trial-cmd: the sim launcher runs the simulator itself, not a command; "
+                       "expected --launcher local (or per-host, single, slurm) with it");
         return NULL;
     }
     s->trial_cmd = o->trial_cmd ? o->trial_cmd : s->cluster->trial.command;
@@ -182,7 +197,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         return 0;
     const LauncherKind *lk = choose_launcher(s, spec, err);
     if (!lk)
-        return -1;
+        return journal_setting_refused(s, "launcher", err);
     if (!s->pool && is_remote_launcher(s->launcher) && open_pool(s, spec, err) < 0)
         return -1;
     const char *login_host = NULL;
@@ -216,7 +231,8 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         .userdata = s,
     };
     if (!(s->tuner = tuner_new(&cfg, err)))
-        return error_prefix(err, "--optimizer");
+        return s->resume ? journal_setting_refused(s, "optimizer", err)
+                         : error_prefix(err, "--optimizer");
     return 0;
 }
 

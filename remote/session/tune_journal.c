@@ -223,14 +223,15 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
         strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,
                "session") != 0)
         return error_set(err, "journal %s: expected a \"session\" line first, found %s", tj->path,
-                         tj->log.n ? "another event" : "no valid line");
+                         tj->log.n ? "another event" : "no valid line"),
+               error_mark(err, ERROR_INPUT);
     char ctx[4200];
     snprintf(ctx, sizeof ctx, "%s:%zu: session", tj->path, tj->log.lines[0]);
     const cJSON *h = tj->log.events[0];
     if (jfield_string(h, ctx, "id", 1, tj->id, sizeof tj->id, err) < 0 ||
         read_setup(h, ctx, setup, err) < 0) {
         tune_setup_clear(setup);
-        return -1;
+        return error_mark(err, ERROR_INPUT);
     }
     /* A later resume may have raised the budget. */
     for (size_t i = 1; i < tj->log.n; i++) {

@@ -186,8 +186,21 @@ check_bad "--budget: expected an integer" tune --sim B:googlenet --budget lots
 check_bad "--optimizer: unknown optimizer 'magic'" tune --sim B:googlenet --optimizer magic
 check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launcher pigeon
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
+check_bad "--trial-cmd: the sim launcher runs the simulator itself" tune --sim B:googlenet --trial-cmd true
 check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
+# every command's unknown or incomplete option: one line, never getopt's own and a usage dump
+check_bad "tunedeck schedule: unknown or incomplete option '--bogus'" schedule --bogus
+check_bad "tunedeck schedule: unknown or incomplete option '--workload'" schedule --workload
+check_bad "tunedeck schedule --live: unknown or incomplete option '--bogus'" schedule --live --bogus
+check_bad "tunedeck sim-trial: unknown or incomplete option '--bogus'" sim-trial --bogus
+check_bad "tunedeck sim-trial: expected one SETTING:NETWORK" sim-trial
+check_bad "tunedeck hosts: unknown or incomplete option '--bogus'" hosts --bogus
+for helper in tunedeck-rexec tunedeck-worker; do
+    "$(dirname "$bin")/$helper" --bogus >/dev/null 2>"$tmp/e"
+    [ "$(wc -l <"$tmp/e")" -eq 1 ] && grep -q "$helper: unknown or incomplete option '--bogus'" "$tmp/e" ||
+        fail "$helper --bogus: $(cat "$tmp/e")"
+done
 check_bad "--resume: '--seed' comes from the session's journal" tune --resume x --seed 3
 check_bad "examples: cannot read: Is a directory" tune --cluster examples --job $job
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
@@ -211,9 +224,38 @@ exit_is 2 "usage" "$bin" tune --sim B:googlenet --budget lots
 exit_is 2 "usage" "$bin" tune --sim Q:googlenet
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic
 exit_is 2 "usage" "$bin" tune --cluster $cl
+exit_is 2 "usage" "$bin" --job $job # the console once tuned the simulator's job instead
+grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --job alone: $(cat "$tmp/e")"
+exit_is 2 "usage" "$bin" --sim B:googlenet --job $job
+grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --sim --job: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
+# options the other way of giving jobs or nodes would drop are refused, not ignored
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv --model bert
+grep -q -- "--model: expected --arrival-mean" "$tmp/e" || fail "--workload --model: $(cat "$tmp/e")"
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv --jobs 5
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv \
+    --cluster examples/sched-mixed-cluster.json --nodes 3
+grep -q -- "expected no --cluster" "$tmp/e" || fail "--cluster --nodes: $(cat "$tmp/e")"
+"$bin" schedule --help | grep -q -- "--live" || fail "schedule --help does not point to --live"
+# a result that cannot be written (a full disk behind >) fails instead of exiting 0
+if [ -w /dev/full ]; then
+    for cmd in "tune --sim B:googlenet --budget 1 --json --no-journal" \
+        "schedule --policy doubling --workload examples/live-workload.csv --json" "sessions"; do
+        rc=0; "$bin" $cmd >/dev/full 2>"$tmp/e" || rc=$?
+        [ $rc -eq 1 ] && grep -q "standard output: write failed" "$tmp/e" ||
+            fail "'$cmd >/dev/full' exited $rc: $(cat "$tmp/e")"
+    done
+fi
+# --events over the workload it reads would destroy it: refused, the workload kept
+cp examples/live-workload.csv "$tmp/w.csv"
+exit_is 2 "usage" "$bin" schedule --policy doubling --workload "$tmp/w.csv" --events "$tmp/w.csv"
+cmp -s examples/live-workload.csv "$tmp/w.csv" || fail "schedule --events wrote over its --workload"
+exit_is 2 "usage" "$bin" schedule --live --cluster $cl --workload "$tmp/w.csv" --events "$tmp/w.csv"
+cmp -s examples/live-workload.csv "$tmp/w.csv" || fail "schedule --live --events wrote over its --workload"
 exit_is 2 "usage" "$bin" hosts
+exit_is 2 "usage" "$bin" hosts --slurm --watch-for 5 # without --watch it was dropped
+grep -q -- "expected --watch" "$tmp/e" || fail "hosts --watch-for without --watch: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" sessions --bogus
 exit_is 2 "usage" "$bin" sim-trial
 exit_is 2 "usage" "$worker" --bogus
@@ -226,6 +268,7 @@ exit_is 3 "bad input file" "$bin" --cluster "$tmp/badtype.json" --job $job
 exit_is 3 "bad input file" "$bin" --cluster $cl --job "$tmp/missing.json"
 exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload "$tmp/missing.csv"
 exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload examples
+exit_is 3 "bad input file" "$bin" schedule --policy doubling --workload examples/live-workload.csv --cluster "$tmp/trunc.json"
 exit_is 3 "bad input file" "$bin" schedule --policy doubling --arrival-mean 60 --jobs 2 --data "$tmp"
 exit_is 3 "bad input file" "$bin" schedule --live --cluster "$tmp/trunc.json" --workload examples/live-workload.csv
 exit_is 3 "bad input file" "$bin" hosts --cluster "$tmp/trunc.json"

@@ -146,6 +146,16 @@ for k in 'Tab' 'Space' 'Ctrl-L' 'PgUp PgDn' 'Esc' 'q F10' '\[ \]' 'click, wheel'
 done
 T send-keys -t main x
 wait_for main '\? help +1-3 views'
+# at 80x24 it scrolls to its last key, and a resize leaves it open
+T resize-window -t main -x 80 -y 24
+T send-keys -t main '?'
+wait_for main 'Keys 1-[0-9]+/[0-9]+ \(Up/Down scroll\)'
+T send-keys -t main NPage NPage NPage
+wait_for main 'config.json'
+T resize-window -t main -x 100 -y 30
+wait_for main 'Keys \(any key closes\)'
+T send-keys -t main x
+wait_for main '\? help +1-3 views'
 
 # sort and filter
 T send-keys -t main / f a i l e d Enter
@@ -161,8 +171,11 @@ wait_for main "unknown command 'nope'"
 T resize-window -t main -x 80 -y 24
 wait_for main 'Trials [0-9]+/900'
 wait_for main 'Surrogate'
+# the tab bar drops whole fields of its state from the left, never part of one
+wait_for main '3 Hosts +bespoke \| [0-9]+/900 \| best [0-9.]+ s \| [a-z]+ ?$'
 T resize-window -t main -x 40 -y 12
 wait_for main 'Trials'
+wait_for main '^ 1 Tune  2 Cluster  3 Hosts +[a-z]+ ?$'
 T resize-window -t main -x 100 -y 30
 wait_for main 'Best-so-far'
 
@@ -171,7 +184,13 @@ T send-keys -t main q
 wait_for main 'Quit anyway\? \(y/n\)'
 T send-keys -t main n
 wait_for main '\? help'
-T send-keys -t main q y
+# a resize is no answer: the question stays, and y still quits
+T send-keys -t main q
+wait_for main 'Quit anyway\? \(y/n\)'
+T resize-window -t main -x 90 -y 28
+wait_for main '\| [a-z]+ ?$' # the tab bar redrawn at the new width
+wait_for main 'Quit anyway\? \(y/n\)'
+T send-keys -t main y
 wait_exit main 0
 # the session was journalled as it went: `tune --resume` goes on from its trials, headless
 screen main
@@ -328,12 +347,17 @@ wait_for conf 'theme light \(saved in '
 grep -Eq '"theme":[[:space:]]*"light"' "$tmp/xdg-conf/tunedeck/config.json" || fail "the theme was not saved"
 grep -Eq '"quit":[[:space:]]*"x"' "$tmp/xdg-conf/tunedeck/config.json" || fail "saving lost the key bindings"
 T send-keys -t conf : t h e m e ' ' n o p e Enter
-wait_for conf "theme 'nope': .*nope.json: cannot open"
+wait_for conf "theme 'nope' not loaded, the current one kept: .*nope.json"
 T send-keys -t conf x y
 wait_exit conf 0
 printf '{"keys": {"quit": "?"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
 start conf2 100 30 xterm-256color "env XDG_CONFIG_HOME=$tmp/xdg-conf $bin --pace-ms 100 --no-sched"
 wait_for conf2 "settings ignored: .* is bound to both quit"
+# the file it refused is its owner's to fix: :theme does not write over it
+cp "$tmp/xdg-conf/tunedeck/config.json" "$tmp/conf2.before"
+T send-keys -t conf2 : t h e m e ' ' l i g h t Enter
+wait_for conf2 "settings not saved: .*config.json has errors"
+cmp -s "$tmp/xdg-conf/tunedeck/config.json" "$tmp/conf2.before" || fail ":theme wrote over a config.json it had refused"
 T send-keys -t conf2 q y
 wait_exit conf2 0
 

@@ -64,6 +64,24 @@ grep -q '"status":"pruned"' "$work/npr.json" && fail "--no-prune was lost on res
 grep -q "converged" "$work/err" || fail "the resumed session did not stop by the rule: $(cat "$work/err")"
 same_trials "$work/c40.json" "$work/c4r.json" || fail "stop rule decided differently after resume"
 
+# A session whose first trial was the default probe (pruned) lists every trial, no problem.
+"$bin" tune --sim B:googlenet --seed 5 --budget 3 --json >"$work/probe.json" 2>/dev/null
+grep -q '"status":"pruned"' "$work/probe.json" || fail "the first trial was no probe"
+"$bin" sessions | grep "$(session_of "$work/probe.json")" >"$work/probe.row"
+grep -q ' 3/3 ' "$work/probe.row" || fail "sessions does not count the pruned trial: $(cat "$work/probe.row")"
+grep -q 'skipped' "$work/probe.row" && fail "sessions calls a pruned trial a skipped line: $(cat "$work/probe.row")"
+
+# A journal with no session line is listed as one resume refuses, not as resumable; a budget
+# no resume would read is not printed (1e999 once showed as -9223372036854775808).
+: >"$TUNEDECK_STATE_DIR/sessions/zz-empty.jsonl"
+printf '{"event":"session","id":"zz-huge","budget":1e999}\n' >"$TUNEDECK_STATE_DIR/sessions/zz-huge.jsonl"
+chmod 600 "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+"$bin" sessions >"$work/list"
+grep -q '^zz-empty .*not resumable: expected a "session" line first' "$work/list" ||
+    fail "an empty journal is not said to be unresumable: $(grep zz-empty "$work/list")"
+grep -q '^zz-huge .* 0/0 ' "$work/list" || fail "budget 1e999 listed as: $(grep zz-huge "$work/list")"
+rm -f "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+
 # 2. Modes: 0700 folder, 0600 files.
 [ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
 for f in "$TUNEDECK_STATE_DIR"/sessions/*.jsonl; do
@@ -161,4 +179,21 @@ echo "journal: full disk made with $how and with RLIMIT_FSIZE"
 grep -q "comes from the session's journal" "$work/err" || fail "unclear --resume error"
 "$bin" tune --resume nosuchsession 2>"$work/err" && fail "unknown session accepted"
 grep -q "cannot open" "$work/err" || fail "unclear unknown-session error: $(cat "$work/err")"
+# A journal's own bad setting is bad input (exit 3) named by file and field, not by a flag
+# that was never given; the journal is left as it was.
+"$bin" tune --sim B:googlenet --budget 2 --json >"$work/bad.json" 2>/dev/null
+bad="$TUNEDECK_STATE_DIR/sessions/$(session_of "$work/bad.json").jsonl"
+cp "$bad" "$work/good.jsonl"
+for edit in 's/"optimizer":"bespoke"/"optimizer":"nope"/:optimizer' \
+    's/"sim":"B:googlenet"/"sim":"Q:googlenet"/:sim' 's/"launcher":"sim"/"launcher":"nope"/:launcher' \
+    's/"budget":2,/"budget":"2",/:budget'; do
+    field="${edit##*:}"
+    sed "1${edit%:*}" "$work/good.jsonl" >"$bad"
+    cp "$bad" "$work/bad.before"
+    rc=0; "$bin" tune --resume "$bad" 2>"$work/err" >/dev/null || rc=$?
+    [ "$rc" = 3 ] || fail "journal with a bad '$field': exit $rc, expected 3: $(cat "$work/err")"
+    grep -q "$bad.*field '$field'" "$work/err" ||
+        fail "a bad '$field' not named by journal and field: $(cat "$work/err")"
+    cmp -s "$bad" "$work/bad.before" || fail "a refused resume changed the journal"
+done
 echo "journal: ok"

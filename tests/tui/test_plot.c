@@ -106,3 +106,23 @@ Test(plot, every_grid_size_renders_without_writing_outside)
                 plot_grid_free(g);
             }
 }
+
+Test(plot, time_range_follows_the_curve_not_the_first_far_prediction)
+{
+    /* A 10 ms job whose first prediction was 4 s: the axis once ran from -0.19 s. */
+    enum { N = 20 };
+    double best[N], pred[N];
+    for (int i = 0; i < N; i++) {
+        best[i] = 0.010 - 0.0001 * i;
+        pred[i] = i == 0 ? 4.077 : 0.011;
+    }
+    double lo, hi;
+    cr_assert(plot_time_range(best, pred, N, &lo, &hi));
+    cr_assert(lo >= 0 && lo <= best[N - 1], "lo %g", lo);
+    cr_assert(hi >= 0.011 && hi < 0.1, "hi %g", hi);
+    /* few trials: the whole range, but never below zero */
+    cr_assert(plot_time_range(best, pred, 3, &lo, &hi));
+    cr_assert(lo == 0 && hi > 4.077, "lo %g hi %g", lo, hi);
+    double none[2] = {NAN, NAN};
+    cr_assert_not(plot_time_range(none, none, 2, &lo, &hi));
+}

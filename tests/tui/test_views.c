@@ -172,11 +172,52 @@ Test(views, cluster_grid_draws_other_users_gpus_as_foreign_with_a_legend)
 Test(views, help_overlay_lists_every_key)
 {
     erase();
-    keys_draw_help(100, 30);
+    cr_assert_eq(keys_draw_help(100, 30, 0), 0);
     char *text = fixture_screen_text();
     for (size_t i = 0; i < HELP_KEYS_COUNT; i++) {
         cr_assert(strstr(text, HELP_KEYS[i].keys), "missing key '%s': %s", HELP_KEYS[i].keys, text);
         cr_assert(strstr(text, HELP_KEYS[i].what), "missing '%s'", HELP_KEYS[i].what);
     }
     free(text);
+}
+
+/* Every word of every key's help appears in the text (words of one entry may wrap). */
+static void assert_every_key_and_word(const char *text, int cols, int rows)
+{
+    for (size_t i = 0; i < HELP_KEYS_COUNT; i++) {
+        cr_assert(strstr(text, HELP_KEYS[i].keys), "%dx%d: missing key '%s': %s", cols, rows,
+                  HELP_KEYS[i].keys, text);
+        char words[256];
+        snprintf(words, sizeof words, "%s", HELP_KEYS[i].what);
+        for (char *save, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+            cr_assert(strstr(text, w), "%dx%d: missing '%s' of '%s': %s", cols, rows, w,
+                      HELP_KEYS[i].what, text);
+    }
+}
+
+Test(views, help_overlay_scrolls_to_every_key_on_small_screens)
+{
+    /* At 80x24 the help once hid five keys below the screen and cut eight lines short. */
+    static const int SIZES[][2] = {{80, 24}, {60, 15}, {40, 10}, {100, 30}};
+    for (size_t s = 0; s < sizeof SIZES / sizeof SIZES[0]; s++) {
+        int cols = SIZES[s][0], rows = SIZES[s][1];
+        size_t cap = 1 << 20, used = 0;
+        char *all = calloc(cap, 1);
+        cr_assert_not_null(all);
+        for (int top = 0, drawn = -1;; top += rows - 4) { /* a page: the box's inner rows */
+            erase();
+            int now = keys_draw_help(cols, rows, top);
+            if (now == drawn)
+                break; /* the last row is on screen: scrolling stops */
+            drawn = now;
+            char *text = fixture_screen_text();
+            size_t n = strlen(text);
+            cr_assert_lt(used + n, cap);
+            memcpy(all + used, text, n + 1);
+            used += n;
+            free(text);
+        }
+        assert_every_key_and_word(all, cols, rows);
+        free(all);
+    }
 }

@@ -86,7 +86,7 @@ int psnet_accept(int listen_fd, double timeout_s, Error *err)
     for (;;) {
         int64_t left = deadline - clock_now_ms();
         if (left <= 0)
-            return error_set(err, "no worker connected within %.0f s", timeout_s);
+            return error_set(err, "no worker connected within %g s", timeout_s);
         struct pollfd p = {.fd = listen_fd, .events = POLLIN};
         int rc = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
         if (rc < 0 && errno != EINTR)
@@ -129,7 +129,7 @@ int psnet_connect(const char *host, int port, double timeout_s, Error *err)
         freeaddrinfo(res);
         if (clock_now_ms() >= deadline)
             return error_set(err,
-                             "%s:%d: cannot connect to the parameter server within %.0f s: "
+                             "%s:%d: cannot connect to the parameter server within %g s: "
                              "%s",
                              host, port, timeout_s, strerror(last));
         struct timespec ts = {0, 50 * 1000 * 1000};

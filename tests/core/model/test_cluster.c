@@ -162,6 +162,13 @@ Test(cluster, example_inventory_loads)
     cluster_free(c);
 }
 
+Test(cluster, an_empty_device_id_is_refused)
+{
+    rejects("{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+            "[{\"id\": \"\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"n\", \"type\": \"t\"}]}",
+            "devices[0]: field 'id': expected a device id");
+}
+
 Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
 {
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a;touch x\", \"host\": "
@@ -172,6 +179,10 @@ Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"-oProxyCommand=x\", "
             "\"host\": \"h\", \"type\": \"t\"}]}",
             "not starting with '-'");
+    /* a byte of a multi-byte character was shown as '?' */
+    rejects("{\"name\": \"x\", " TYPES
+            ", \"machines\": [{\"name\": \"n\u00e9\", \"type\": \"t\"}]}",
+            "unexpected character '\\xC3'");
 }
 
 Test(cluster, job_command_placeholders_are_checked_at_load)
@@ -263,4 +274,24 @@ Test(cluster, a_missing_or_bad_inventory_is_marked_as_bad_input)
     cr_assert_null(cluster_from_json(bad, "x.json", &e));
     cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
     cJSON_Delete(bad);
+}
+
+Test(cluster, every_flat_device_is_found_on_its_own_machine)
+{
+    Error err;
+    Cluster *c = parse(LAB, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    for (size_t m = 0; m < c->n_machines; m++) {
+        const MachineType *t = cluster_machine_type(c, m);
+        for (size_t d = 0; d < t->n_devices; d++) {
+            size_t found = 99;
+            const DeviceSpec *ds = cluster_device(c, c->machines[m].first_device + d, &found);
+            cr_assert_eq(ds, &t->devices[d], "machine %zu device %zu", m, d);
+            cr_assert_eq(found, m);
+        }
+    }
+    size_t untouched = 99;
+    cr_assert_null(cluster_device(c, c->n_devices, &untouched));
+    cr_assert_eq(untouched, 99, "a device past the end names no machine");
+    cluster_free(c);
 }

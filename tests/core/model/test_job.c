@@ -1,6 +1,8 @@
 #include <criterion/criterion.h>
 #include <cJSON.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/model/job.h"
 
@@ -142,4 +144,26 @@ Test(job, a_missing_or_bad_job_file_is_marked_as_bad_input)
     cr_assert_eq(job_from_json(bad, "x.json", &j, &e), -1);
     cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
     cJSON_Delete(bad);
+}
+
+Test(job, a_job_file_with_an_empty_name_is_refused_a_journal_job_is_not)
+{
+    char path[] = "/tmp/td-job-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    static const char TEXT[] = "{\"name\": \"\", \"model_mb\": 1, \"batch\": 8}";
+    cr_assert_eq(write(fd, TEXT, sizeof TEXT - 1), (ssize_t)(sizeof TEXT - 1));
+    close(fd);
+    JobSpec j;
+    Error e;
+    cr_assert_eq(job_load(path, &j, &e), -1);
+    cr_assert(strstr(e.msg, path) && strstr(e.msg, "field 'name': expected the job's name"), "%s",
+              e.msg);
+    cr_assert_eq(e.kind, ERROR_INPUT);
+    unlink(path);
+    /* what an older session journalled still reads */
+    cJSON *old = cJSON_Parse(TEXT);
+    cr_assert_eq(job_from_json(old, "journal", &j, &e), 0, "%s", e.msg);
+    job_clear(&j);
+    cJSON_Delete(old);
 }

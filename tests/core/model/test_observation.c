@@ -173,3 +173,16 @@ Test(observation, iterations_past_the_schedule_are_a_protocol_error)
     }
     trial_accumulator_free(a);
 }
+
+Test(observation, every_status_name_reads_back_as_its_status)
+{
+    /* `tunedeck sessions` once stopped before "pruned" and called every probe a bad line. */
+    for (int s = TRIAL_OK; s <= TRIAL_PRUNED; s++) {
+        TrialStatus back = TRIAL_OK;
+        cr_assert_eq(trial_status_from_name(trial_status_name((TrialStatus)s), &back), 0, "%d", s);
+        cr_assert_eq(back, (TrialStatus)s);
+    }
+    TrialStatus none;
+    cr_assert_eq(trial_status_from_name("unknown", &none), -1);
+    cr_assert_eq(trial_status_from_name(NULL, &none), -1);
+}

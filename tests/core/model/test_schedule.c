@@ -214,4 +214,8 @@ Test(schedule, from_json_rejects_every_bad_field)
     rejects("{\"protocol\": 1, " JOB ", \"machines\": [{\"name\": \"g2-0\", \"worker\": true, "
             "\"ps\": true, \"devices\": [{\"id\": \"gpu0\", \"inputs\": -3}]}]}",
             "field 'inputs'");
+    /* the second g2-0 once replaced the first without a word */
+    rejects("{\"protocol\": 1, " JOB ", \"machines\": [{\"name\": \"g2-0\", \"worker\": true, "
+            "\"ps\": true}, {\"name\": \"g2-0\", \"worker\": false, \"ps\": false}]}",
+            "machines[1]: field 'name': machine 'g2-0' appears twice");
 }

@@ -51,6 +51,8 @@ static void refused(const char *text, const char *a, const char *b)
     Error e;
     cr_assert_null(schedcluster_load(path, &e), "accepted: %s", text);
     cr_assert(strstr(e.msg, path) && strstr(e.msg, a) && (!b || strstr(e.msg, b)), "%s", e.msg);
+    /* a bad file is bad input (exit status 3), not a usage error */
+    cr_assert_eq(e.kind, ERROR_INPUT, "%s", e.msg);
     unlink(path);
 }
 
@@ -60,7 +62,7 @@ Test(schedcluster, bad_descriptions_name_the_field)
     refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": []}", "node_groups", "at least one");
     refused("{\"gpu_speeds\": {\"T4\": -1}, \"node_groups\": [{\"nodes\": 1, "
             "\"gpus_per_node\": 4, \"gpu\": \"T4\"}]}",
-            "gpu_speeds.T4", NULL);
+            "gpu_speeds.T4", "found -1");
     refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 1, "
             "\"gpus_per_node\": 4, \"gpu\": \"A100\"}]}",
             "node_groups[0].gpu", "A100");
@@ -71,4 +73,5 @@ Test(schedcluster, bad_descriptions_name_the_field)
             "\"gpus_per_node\": 65, \"gpu\": \"T4\"}]}",
             "gpus_per_node", NULL);
     refused("[1, 2]", "object", NULL);
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [", "malformed", NULL);
 }

@@ -73,3 +73,12 @@ Test(workload, a_job_name_with_terminal_controls_is_refused)
     reject(HEADER "j\x1b[2J,0,bert,1,128\n", "w.csv:2: field 'name': expected printable text");
     reject(HEADER "j\rok,0,bert,1,128\n", "expected printable text");
 }
+
+Test(workload, the_first_repeated_name_in_file_order_is_named_with_its_first_line)
+{
+    /* Names are matched by sorting them: the error must still be the first bad row's. */
+    reject(HEADER "z,0,bert,1,128\nb,1,bert,1,128\nb,2,bert,1,128\nz,3,bert,1,128\n",
+           "w.csv:4: field 'name': job 'b' appears twice (first at line 3)");
+    reject(HEADER "a,0,bert,1,128\nx,1,bert,1,128\na,2,bert,1,128\na,3,bert,1,128\n",
+           "w.csv:4: field 'name': job 'a' appears twice (first at line 2)");
+}

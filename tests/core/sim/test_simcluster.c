@@ -47,7 +47,12 @@ Test(simcluster, bad_specs_are_explained)
                             {"B:vgg", "unknown network"},
                             {"B", "expected"},
                             {"B:googlenet:0", "batch"},
-                            {"G1:googlenet", "G<n>"}};
+                            {"G1:googlenet", "G<n>"},
+                            /* empty parts were once skipped and these read as B:googlenet */
+                            {"B:googlenet:", "expected SETTING:NETWORK[:BATCH]"},
+                            {"B::googlenet", "expected SETTING:NETWORK[:BATCH]"},
+                            {":B:googlenet", "expected SETTING:NETWORK[:BATCH]"},
+                            {"B:googlenet:1:2", "expected SETTING:NETWORK[:BATCH]"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Error err = {0};
         cr_assert_null(simcluster_new(bad[i][0], &err), "%s", bad[i][0]);
