@@ -115,13 +115,14 @@ harness_stop_all() {
 
 # harness_inventory FILE I... : machines h<I> at 127.0.0.(10+I), all of one GPU type.
 harness_inventory() {
-    out="$1"; shift
+    # not "out": a sourcing bench keeps its result file in that name
+    inv_file="$1"; shift
     machines=""
     for i in "$@"; do
         [ -n "$machines" ] && machines="$machines,"
         machines="$machines{\"name\": \"h$i\", \"host\": \"$(harness_addr "$i")\", \"type\": \"g\"}"
     done
-    cat > "$out" <<EOF
+    cat > "$inv_file" <<EOF
 {"name": "harness",
  "ssh": {"user": "root", "port": $H_PORT, "identity": "$H/id_ed25519",
          "known_hosts": "$H/known_hosts", "connect_timeout_s": ${HARNESS_TIMEOUT_S:-3}},

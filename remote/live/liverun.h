@@ -5,6 +5,7 @@
 #ifndef TUNEDECK_LIVERUN_H
 #define TUNEDECK_LIVERUN_H
 
+#include <poll.h>
 #include <stdint.h>
 
 #include "remote/live/jobctl.h"
@@ -60,6 +61,14 @@ typedef struct LiveRunOps {
      * since (appended, so an index never changes); NULL until every node has been read once
      * (the driver makes no decision before). *looks counts the reads that changed something. */
     const LiveNodeState *(*nodes)(void *ctx, size_t *n, long *looks);
+    /* Optional: the fds the backend waits on and its earliest deadline (lowered; < 0 none),
+     * its own (Slurm: the job and node rounds in flight) and a run's (its sbatch, look-up
+     * or scancel in flight), so the driver wakes as soon as one answers or ends and then
+     * ticks and steps, rather than at its next tick. The backend reads them itself (a poll
+     * without waiting): the driver only wakes. NULL for SSH: its channels are the host
+     * pool's, which the driver polls. */
+    size_t (*pollfds)(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+    size_t (*run_pollfds)(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
     void (*free)(void *run); /* ends a run still up (closing its channels, or scancel) */
 } LiveRunOps;
 

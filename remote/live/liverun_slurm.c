@@ -347,4 +347,6 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .tick = liveslurm_tick,
                                   .watch = liveslurm_watch,
                                   .nodes = liveslurm_nodes,
+                                  .pollfds = liveslurm_pollfds,
+                                  .run_pollfds = liveslurm_run_pollfds,
                                   .free = free_run};

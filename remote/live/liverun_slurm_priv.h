@@ -34,6 +34,10 @@ struct LiveSlurm {
     char user[64];      /* ours: the name look-up (squeue --user) */
     unsigned nonce;     /* this driver's, in every job name: a submission's name is its own */
     long submissions;
+    /* the last scancels of runs freed before they ended: started together, waited for
+     * together by liveslurm_free (liveslurm_run_calls_end) */
+    SlurmCall **finals;
+    size_t n_finals, cap_finals;
 };
 
 /* The calls a run makes itself, one at a time. */
@@ -82,6 +86,8 @@ void liveslurm_tick(void *ctx, int64_t now);
 int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j);
 /* Steps a call without waiting; 1 once it is done. */
 int liveslurm_call_poll(SlurmCall *k);
+/* LIVERUN_SLURM's pollfds: the job round's and the node round's fds, when in flight. */
+size_t liveslurm_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 
 /* The run's end, in the driver's words (liverun_slurm.c). */
 void liveslurm_run_end(SlurmRun *r, const char *status);
@@ -93,9 +99,15 @@ void liveslurm_run_calls(SlurmRun *r);
 /* Why the run waits on the controller ("the controller (sbatch is retried)"); NULL when it
  * does not. */
 const char *liveslurm_run_calls_waiting(const SlurmRun *r);
+/* LIVERUN_SLURM's run_pollfds: the fds of the run's call in flight. */
+size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 /* For freeing a run not ended: its call stopped (the child killed and reaped), and its job
- * cancelled: by id, or by its unique name when an sbatch may have been accepted. */
+ * cancelled: by id, or by its unique name when an sbatch may have been accepted. That
+ * scancel is started, not waited for: liveslurm_finals_wait waits for every run's at once,
+ * so a controller that does not answer costs one call's timeout, not one per run. */
 void liveslurm_run_calls_end(SlurmRun *r);
+/* Waits for those scancels (each until it ends or its own deadline) and frees them. */
+void liveslurm_finals_wait(LiveSlurm *s);
 
 /* liverun_slurm_nodes.c: LIVERUN_SLURM's watch and nodes; the node-state round (started
  * and collected by the tick); the GPUs other users' jobs hold, after each job round. */

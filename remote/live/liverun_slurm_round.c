@@ -62,6 +62,7 @@ void liveslurm_free(LiveSlurm *s)
 {
     if (!s)
         return;
+    liveslurm_finals_wait(s); /* the driver freed its runs first */
     slurm_call_free(s->round);
     slurm_jobinfo_clear(&s->jobs);
     liveslurm_nodes_free(s);
@@ -130,6 +131,15 @@ int liveslurm_call_poll(SlurmCall *k)
             break; /* nothing more now (or only the exit, looked for once) */
     }
     return slurm_call_done(k);
+}
+
+size_t liveslurm_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    LiveSlurm *s = ctx;
+    size_t n = s->round ? slurm_call_pollfds(s->round, fds, cap, deadline_ms) : 0;
+    if (s->node_round && n < cap)
+        n += slurm_call_pollfds(s->node_round, fds + n, cap - n, deadline_ms);
+    return n;
 }
 
 /* The round in flight, stepped without waiting; once ended, its answer replaces the last. */

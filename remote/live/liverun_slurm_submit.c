@@ -1,6 +1,7 @@
 /* A live Slurm run's own calls to the controller, one at a time and never waited on: its
  * sbatch, the look-up of its job by name after an sbatch that got no answer, and the
  * scancels the driver asks for (remote/live/liverun_slurm_priv.h). */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,31 @@ const char *liveslurm_run_calls_waiting(const SlurmRun *r)
     return NULL;
 }
 
+size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    const SlurmRun *r = run;
+    return r->call && !r->ended ? slurm_call_pollfds(r->call, fds, cap, deadline_ms) : 0;
+}
+
+/* A final scancel, started now and waited for with the others (liveslurm_finals_wait). */
+static void start_final(LiveSlurm *s, const char *const *argv)
+{
+    Error ignored;
+    if (s->n_finals == s->cap_finals) {
+        size_t nc = s->cap_finals ? s->cap_finals * 2 : 8;
+        SlurmCall **grown = realloc(s->finals, nc * sizeof *grown);
+        if (!grown) { /* out of memory: the old way, one at a time */
+            slurm_ctl_run(s->o.ctl, argv, NULL, &ignored);
+            return;
+        }
+        s->finals = grown;
+        s->cap_finals = nc;
+    }
+    SlurmCall *k = slurm_call_start(s->o.ctl, argv, &ignored);
+    if (k)
+        s->finals[s->n_finals++] = k;
+}
+
 void liveslurm_run_calls_end(SlurmRun *r)
 {
     int sbatch_flying = r->call && r->call_kind == RUN_CALL_SBATCH;
@@ -217,17 +243,48 @@ void liveslurm_run_calls_end(SlurmRun *r)
     r->call = NULL;
     if (r->ended)
         return;
-    /* The driver's teardown: it stopped its runs first, so this waits on the controller
-     * only for a run it could not stop. */
-    Error ignored;
+    /* The driver's teardown: it stopped its runs first, so this is only for a run it could
+     * not stop. */
     if (r->id[0]) {
         const char *argv[] = {"scancel", r->id, NULL};
-        slurm_ctl_run(r->s->o.ctl, argv, NULL, &ignored);
+        start_final(r->s, argv);
     } else if (sbatch_flying || r->maybe_submitted) {
         char user[96], name[sizeof r->job_name + 16];
         snprintf(user, sizeof user, "--user=%s", r->s->user);
         snprintf(name, sizeof name, "--name=%s", r->job_name);
         const char *argv[] = {"scancel", user, name, NULL};
-        slurm_ctl_run(r->s->o.ctl, argv, NULL, &ignored);
+        start_final(r->s, argv);
     }
+}
+
+/* One poll() over every final scancel's fds until each has ended or passed its own
+ * deadline (slurm_call_step settles it then): all started together, so the wait is one
+ * call's timeout at most, however many runs there were. */
+void liveslurm_finals_wait(LiveSlurm *s)
+{
+    for (;;) {
+        struct pollfd fds[64];
+        size_t n = 0, left = 0;
+        int64_t deadline = -1;
+        for (size_t i = 0; i < s->n_finals; i++) {
+            if (liveslurm_call_poll(s->finals[i]))
+                continue;
+            left++;
+            if (n < 64)
+                n += slurm_call_pollfds(s->finals[i], fds + n, 64 - n, &deadline);
+        }
+        if (!left)
+            break;
+        int64_t wait = deadline < 0 ? 100 : deadline - clock_now_ms();
+        (void)poll(fds, n, wait < 0 ? 0 : wait > 1000 ? 1000 : (int)wait);
+    }
+    for (size_t i = 0; i < s->n_finals; i++) {
+        char *out = NULL;
+        Error ignored;
+        slurm_call_finish(s->finals[i], &out, &ignored);
+        free(out);
+    }
+    free(s->finals);
+    s->finals = NULL;
+    s->n_finals = s->cap_finals = 0;
 }

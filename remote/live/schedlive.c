@@ -129,6 +129,12 @@ void schedlive_free(SchedLive *l)
 size_t schedlive_pollfds(SchedLive *l, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
 {
     size_t n = l->pool ? hostpool_pollfds(l->pool, fds, cap, deadline_ms) : 0;
+    /* the backend's calls in flight: an answer is taken when it arrives, not a tick later */
+    if (l->ops->pollfds && n < cap)
+        n += l->ops->pollfds(l->ops_ctx, fds + n, cap - n, deadline_ms);
+    for (size_t i = 0; l->ops->run_pollfds && i < l->n_jobs && n < cap; i++)
+        if (l->jobs[i].run)
+            n += l->ops->run_pollfds(l->jobs[i].run, fds + n, cap - n, deadline_ms);
     int64_t tick = clock_now_ms() + (int64_t)(l->o.tick_s * 1000);
     if (*deadline_ms <= 0 || *deadline_ms > tick)
         *deadline_ms = tick;

@@ -2,9 +2,11 @@
  * Slurm commands on PATH, real processes: an sbatch that answers after our timeout is not
  * submitted twice, one that hangs does not hold the driver's tick, a stop asked while the
  * sbatch flies reaches the job it gets, a kill asked while the TERM flies goes after it, and
- * a run freed mid-call leaves no process. */
+ * a run freed mid-call leaves no process; the fds of every call in flight are the driver's
+ * to wake on, and the last scancels of runs freed unended go together. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +24,17 @@ static char log_text[16384];
 /* sbatch records each call's job name (sbatch-calls) and the job it accepts ("ID NAME" in
  * jobs) and answers like --parsable, except for a job named *hang* (never accepted, never
  * answers: its pid in hang.pid), *late* (accepted, then answers after 5 s, past the tests'
- * timeout), *refuse* (refused, as Slurm words it) and *down* (no controller, the first
- * time). squeue finds a job by
+ * timeout), *refuse* (refused, as Slurm words it), *down* (no controller, the first
+ * time) and *gate* (answers once a file "go" is there). squeue finds a job by
  * --name=; scontrol shows every recorded job pending (running once a file "running" is
- * there); scancel records its arguments (scancel-calls), a TERM's after 0.5 s. */
+ * there; with a file "hold-rounds", only once "go" is); scancel records its arguments
+ * (scancel-calls), a TERM's after 0.5 s; with a file "barrier", each waits (up to 5 s) for
+ * a second scancel to have started, and says in "alone" when none did. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "echo \"$name\" >> \"$D/sbatch-calls\"\n"
                "case $name in *hang*) echo $$ > \"$D/hang.pid\"; exec sleep 30;;\n"
+               "*gate*) for i in $(seq 200); do [ -f \"$D/go\" ] && break; sleep 0.05; done;;\n"
                "*refuse*) echo 'sbatch: error: Batch job submission failed: Requested node "
                "configuration is not available' >&2; exit 1;;\n"
                "*down*) [ -f \"$D/down-once\" ] || { : > \"$D/down-once\"; echo 'sbatch: "
@@ -43,11 +48,16 @@ static const char *const STAND_INS[][2] = {
                "echo \"$*\" >> \"$D/squeue-calls\"\n"
                "awk -v n=\"$name\" '$2 == n {print $1}' \"$D/jobs\"\n"},
     {"scontrol",
+     "[ -f \"$D/hold-rounds\" ] && for i in $(seq 200); do [ -f \"$D/go\" ] && break; "
+     "sleep 0.05; done\n"
      "state=PENDING; [ -f \"$D/running\" ] && state=RUNNING\n"
      "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
      "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
      "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
-    {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"},
+    {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"
+                "[ -f \"$D/barrier\" ] || exit 0\n"
+                "for i in $(seq 100); do [ $(wc -l < \"$D/scancel-calls\") -ge 2 ] && exit 0; "
+                "sleep 0.05; done\necho \"$*\" >> \"$D/alone\"\n"},
 };
 
 static void setup(void)
@@ -173,11 +183,11 @@ Test(liverun_slurm_submit, an_sbatch_answered_after_our_timeout_is_adopted_not_s
     cr_assert(strstr(jobs, " tunedeck-live-late."), "the name keeps the prefix: %s", jobs);
     char *looks = recorded("squeue-calls");
     cr_assert(strstr(looks, "--name=tunedeck-live-late."), "looked up by its name: %s", looks);
-    LIVERUN_SLURM.free(run); /* not ended: its job is cancelled */
+    LIVERUN_SLURM.free(run); /* not ended: its job is cancelled (by liveslurm_free's end) */
+    backend_free(&b);
     char *cancels = recorded("scancel-calls");
     cr_assert_str_eq(cancels, "100\n");
     free(jobs), free(looks), free(cancels);
-    backend_free(&b);
 }
 
 Test(liverun_slurm_submit, a_hanging_sbatch_does_not_hold_the_drivers_tick)
@@ -204,11 +214,11 @@ Test(liverun_slurm_submit, a_hanging_sbatch_does_not_hold_the_drivers_tick)
     LIVERUN_SLURM.free(runs[0]);
     cr_assert_eq(kill(pid, 0), -1, "no sbatch left behind");
     cr_assert_eq(errno, ESRCH);
+    LIVERUN_SLURM.free(runs[1]);
+    backend_free(&b);
     char *cancels = recorded("scancel-calls");
     cr_assert(strstr(cancels, "--name=tunedeck-live-hang."), "%s", cancels);
-    LIVERUN_SLURM.free(runs[1]);
     free(pid_text), free(cancels);
-    backend_free(&b);
 }
 
 Test(liverun_slurm_submit, a_stop_asked_while_the_sbatch_flies_reaches_the_job_it_gets)
@@ -312,4 +322,77 @@ Test(liverun_slurm_submit, a_job_slurm_took_before_its_sbatch_answered_is_not_an
     free(jobs);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
+}
+
+static void touch(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    fclose(fopen(path, "w"));
+}
+
+/* The backend's fds and the run's, as the driver collects them (schedlive_pollfds). */
+static size_t all_pollfds(Backend *b, void *run, struct pollfd *fds, size_t cap, int64_t *dl)
+{
+    *dl = -1;
+    size_t n = LIVERUN_SLURM.pollfds(b->s, fds, cap, dl);
+    return n + LIVERUN_SLURM.run_pollfds(run, fds + n, cap - n, dl);
+}
+
+Test(liverun_slurm_submit, the_calls_in_flight_give_the_driver_their_fds_to_wake_on)
+{
+    Backend b = backend(10);
+    touch("hold-rounds");
+    void *run = start(&b, "gate"); /* its sbatch answers once "go" is there; so does scontrol */
+    LIVERUN_SLURM.tick(b.s, clock_now_ms()); /* the first job round goes */
+    struct pollfd fds[16];
+    int64_t dl;
+    size_t n_round = LIVERUN_SLURM.pollfds(b.s, fds, 16, &dl);
+    cr_assert_gt(n_round, 0, "the job round in flight has fds");
+    dl = -1;
+    size_t n_run = LIVERUN_SLURM.run_pollfds(run, fds, 16, &dl);
+    cr_assert_gt(n_run, 0, "the run's sbatch in flight has fds");
+    cr_assert_gt(dl, clock_now_ms(), "and its deadline (the call's timeout)");
+    size_t n = all_pollfds(&b, run, fds, 16, &dl);
+    cr_assert_eq(n, n_round + n_run);
+    cr_assert_eq(poll(fds, n, 0), 0, "neither has answered");
+    touch("go");
+    /* woken by the answers (or the ends) themselves, then one step takes them */
+    for (int i = 0; i < 100 && (liveslurm_rounds(b.s) < 1 ||
+                                strcmp(LIVERUN_SLURM.label(run), "no Slurm job yet") == 0);
+         i++) {
+        n = all_pollfds(&b, run, fds, 16, &dl);
+        int64_t wait = dl < 0 ? 10000 : dl - clock_now_ms();
+        int ready = poll(fds, n, wait < 0 ? 0 : (int)wait);
+        cr_assert_geq(ready, 0);
+        LIVERUN_SLURM.tick(b.s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+    }
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
+    cr_assert_geq(liveslurm_rounds(b.s), 1, "%s", log_text);
+    cr_assert_eq(LIVERUN_SLURM.run_pollfds(run, fds, 16, &dl), 0, "no call in flight now");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_submit, the_last_scancels_of_runs_freed_unended_go_together)
+{
+    Backend b = backend(10);
+    void *runs[2];
+    for (size_t k = 0; k < 2; k++) { /* one after the other: the stand-in numbers by count */
+        runs[k] = start(&b, "quick");
+        for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(runs[k]), "Slurm job", 9) != 0;
+             i++)
+            tick(&b, runs, k + 1);
+    }
+    cr_assert_str_eq(LIVERUN_SLURM.label(runs[1]), "Slurm job 101", "%s", log_text);
+    touch("barrier"); /* each scancel waits for the other to have started */
+    LIVERUN_SLURM.free(runs[0]);
+    LIVERUN_SLURM.free(runs[1]);
+    backend_free(&b);
+    char *cancels = recorded("scancel-calls"), *alone = recorded("alone");
+    cr_assert_eq(lines(cancels), 2, "%s", cancels);
+    cr_assert(strstr(cancels, "100\n") && strstr(cancels, "101\n"), "%s", cancels);
+    cr_assert_str_eq(alone, "", "both ran at once, not one after the other");
+    free(cancels), free(alone);
 }
