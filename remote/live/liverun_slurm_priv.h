@@ -93,8 +93,9 @@ void liveslurm_run_calls(SlurmRun *r);
 /* Why the run waits on the controller ("the controller (sbatch is retried)"); NULL when it
  * does not. */
 const char *liveslurm_run_calls_waiting(const SlurmRun *r);
-/* For freeing a run not ended: its call stopped (the child killed and reaped), and its job
- * cancelled: by id, or by its unique name when an sbatch may have been accepted. */
+/* For freeing a run: its call stopped (the child killed and reaped), and its job cancelled
+ * unless it ended: by id, or by its unique name when an sbatch may have been accepted (then
+ * even once ended: its look-up refused, or its sbatch's answer without a job id). */
 void liveslurm_run_calls_end(SlurmRun *r);
 
 /* liverun_slurm_nodes.c: LIVERUN_SLURM's watch and nodes; the node-state round (started
