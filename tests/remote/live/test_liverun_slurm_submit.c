@@ -24,8 +24,9 @@ static char log_text[16384];
  * answers: its pid in hang.pid), *late* (accepted, then answers after 5 s, past the tests'
  * timeout), *refuse* (refused, as Slurm words it) and *down* (no controller, the first
  * time), *garbled* (accepted, answered in words --parsable does not use). squeue finds a
- * job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending (running once a file "running" is
- * there); scancel records its arguments (scancel-calls), a TERM's after 0.5 s. */
+ * job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending
+ * (running once a file "running" is there); scancel records its arguments (scancel-calls), a TERM's
+ * after 0.5 s. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "echo \"$name\" >> \"$D/sbatch-calls\"\n"
