@@ -25,8 +25,8 @@ static char log_text[16384];
  * timeout), *refuse* (refused, as Slurm words it) and *down* (no controller, the first
  * time), *garbled* (accepted, answered in words --parsable does not use). squeue finds a
  * job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending
- * (running once a file "running" is there); scancel records its arguments (scancel-calls), a TERM's
- * after 0.5 s. */
+ * (running once a file "running" is there); scancel records its arguments (scancel-calls),
+ * a TERM's after 0.5 s. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "echo \"$name\" >> \"$D/sbatch-calls\"\n"
