@@ -214,6 +214,18 @@ static void collect_nodes(LiveSlurm *s)
     liveslurm_controller_back(s);
     s->node_outage = 0;
     s->node_rounds++;
+    if (st.n == 0) {
+        /* The partition renamed or removed (sinfo -p then answers nothing): that says
+         * nothing of the nodes, and draining them all would stop every run. Kept as read. */
+        if (!s->none_listed_said)
+            liveslurm_say(s,
+                          "slurm: sinfo lists no node of partition %s: the nodes' states "
+                          "are kept as last read",
+                          s->o.partition && s->o.partition[0] ? s->o.partition : "(default)");
+        s->none_listed_said = 1;
+        return;
+    }
+    s->none_listed_said = 0;
     int changed = !s->have_states;
     for (size_t i = 0; i < s->n_names; i++) {
         LiveNodeState now = s->nodes[i];

@@ -34,6 +34,8 @@ struct LiveSlurm {
     char user[64];      /* ours: the name look-up (squeue --user) */
     unsigned nonce;     /* this driver's, in every job name: a submission's name is its own */
     long submissions;
+    /* a node round listed no node (the nodes' states kept as read): said once until one does */
+    int none_listed_said;
 };
 
 /* The calls a run makes itself, one at a time. */
