@@ -137,6 +137,23 @@ static void state_words(const LiveSlurm *s, const SlurmNodeStatus *st, LiveNodeS
 
 enum { MAX_NODE_GPUS = 64 }; /* the most a scheduler node may have (sched_add_node) */
 
+/* A node whose GRES now lists fewer GPUs than the model has (the count its first round read,
+ * or the one it joined with): a run placed on them all would be refused by sbatch, and
+ * after two such deaths the job is left stopped, so nothing of ours is placed there. */
+static void fewer_gpus(const SlurmNodeStatus *st, LiveNodeState *ns)
+{
+    if (!ns->gpus) {
+        if (st->gpus >= 1 && st->gpus <= MAX_NODE_GPUS)
+            ns->gpus = st->gpus;
+        return;
+    }
+    if (ns->unusable || st->gpus >= ns->gpus)
+        return;
+    ns->unusable = 1;
+    snprintf(ns->why, sizeof ns->why, "%s in Slurm with %d of the %d GPUs the scheduler has",
+             st->state, st->gpus, ns->gpus);
+}
+
 size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
                         size_t *out)
 {
@@ -229,7 +246,10 @@ static void collect_nodes(LiveSlurm *s)
     int changed = !s->have_states;
     for (size_t i = 0; i < s->n_names; i++) {
         LiveNodeState now = s->nodes[i];
-        state_words(s, slurm_nodestate_find(&st, s->names[i]), &now);
+        const SlurmNodeStatus *v = slurm_nodestate_find(&st, s->names[i]);
+        state_words(s, v, &now);
+        if (v)
+            fewer_gpus(v, &now);
         changed |= now.unusable != s->nodes[i].unusable || strcmp(now.why, s->nodes[i].why) != 0;
         s->nodes[i] = now;
     }

@@ -157,3 +157,47 @@ Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = 15)
     slurm_ctl_free(ctl);
     stand_ins_gone();
 }
+
+Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .timeout = 15)
+{
+    stand_ins();
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\n", 0644);
+    SlurmCtlOptions co = {.timeout_s = 10};
+    Error err;
+    SlurmCtl *ctl = slurm_ctl_new(&co, &err);
+    cr_assert_not_null(ctl, "%s", err.msg);
+    LiveSlurmOptions o = {
+        .ctl = ctl, .partition = "t4", .poll_s = 0.01, .node_poll_s = 0.01, .log = on_log};
+    LiveSlurm *s = liveslurm_new(&o, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    const char *names[] = {"n1"};
+    cr_assert_eq(LIVERUN_SLURM.watch(s, names, 1, &err), 0, "%s", err.msg);
+    size_t n;
+    const LiveNodeState *v = after_rounds(s, 1, &n);
+    /* n3 joins with 4 GPUs, leaves, and is back with 2 (its GRES changed meanwhile) */
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\nn3|idle|gpu:v100:4|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    for (int i = 0; i < 1000 && !v; i++) /* the holds come with the first job round */
+        v = after_rounds(s, 0, &n);
+    cr_assert_not_null(v);
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(v[1].name, "n3");
+    cr_assert_eq(v[1].gpus, 4);
+    cr_assert_not(v[1].unusable);
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    cr_assert(v[1].unusable);
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\nn3|idle|gpu:v100:2|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    cr_assert_eq(n, 2, "not joined twice");
+    cr_assert(v[1].unusable, "%s", v[1].why);
+    cr_assert_str_eq(v[1].why, "idle in Slurm with 2 of the 4 GPUs the scheduler has");
+    /* a watched node the same: its count is the first round's */
+    write_file("sinfo-out", "n1|mixed|gpu:t4:1|none\nn3|idle|gpu:v100:4|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    cr_assert(v[0].unusable, "%s", v[0].why);
+    cr_assert_not(v[1].unusable, "back with all its GPUs: %s", v[1].why);
+    liveslurm_free(s);
+    slurm_ctl_free(ctl);
+    stand_ins_gone();
+}
