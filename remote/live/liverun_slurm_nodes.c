@@ -1,8 +1,9 @@
 /* What the live Slurm backend reads of the driver's nodes: their states, one `sinfo -h -N -o
  * '%N|%T|%G|%E' [-p P]` of the whole partition every node_poll_s (a drained, down or not
- * responding node is one the scheduler must leave; one no longer listed has left the
- * partition; a usable one with GPUs that the driver does not have joined it, or came back
- * from down, and is appended for the driver to add), and the GPUs other users' running jobs
+ * responding node is one the scheduler must leave, and so is one with fewer GPUs than it had;
+ * one no longer listed has left the partition, unless none is; a usable one with GPUs that
+ * the driver does not have joined it, or came back from down, and is appended for the
+ * driver to add), and the GPUs other users' running jobs
  * hold on them, counted from each scontrol round (remote/live/liverun_slurm.h). */
 #include <stdio.h>
 #include <stdlib.h>
