@@ -341,9 +341,26 @@ static int event_time_cmp(const void *pa, const void *pb)
     return a->job - b->job;
 }
 
+/* GPUs our jobs hold that are not usable now: on a drained node, or beyond what others leave
+ * on a node (a drain or a hold our jobs leave only at the next decision). */
+static int over_gpus(const SchedState *s)
+{
+    int over = 0;
+    if (s->usable_gpus == s->total_gpus)
+        return 0; /* no drain, no hold */
+    for (int n = 0; n < s->cfg.nodes; n++) {
+        int ours = s->node_gpus[n] - s->node_free[n];
+        int excess = s->drained[n] ? ours : ours + s->held[n] - s->node_gpus[n];
+        over += excess > 0 ? excess : 0;
+    }
+    return over;
+}
+
 static int step_jobs(SchedState *s, double dt, Error *err)
 {
     double held = 0;
+    /* counted as usable while held: a job finishing in the step only lowers it */
+    s->over_gpu_s += over_gpus(s) * dt;
     size_t first_event = s->n_events;
     int per_node[1024];
     for (size_t q = 0; q < s->n_live; q++) {

@@ -200,7 +200,9 @@ typedef struct {
      * GPUs held by others (sched_hold_gpus) count only while they are usable, so 1 means
      * every GPU we could use was busy. */
     double gpu_utilization;
-    double gpu_s_usable; /* usable GPUs integrated over [0, makespan] */
+    /* usable GPUs integrated over [0, makespan], and the GPUs our jobs held while not
+     * usable (drained or held by others, until the next decision moved them) */
+    double gpu_s_usable;
     double resizes_per_job;
     double gpu_s_lost_to_resizes;  /* stall seconds × GPUs held while stalled */
     double gpu_s_held, gpu_s_idle; /* idle: every GPU's seconds not held, usable or not */

@@ -88,6 +88,9 @@ struct SchedState {
     double *decision_ms;
     size_t n_dec, cap_dec;
     double held_gpu_s, idle_gpu_s, lost_gpu_s;
+    /* GPU-seconds our jobs held on GPUs not usable (drained, or held by others) until the
+     * next decision moved them: usable for the utilization while they are ours */
+    double over_gpu_s;
     uint64_t rng;
     int gen;
 };

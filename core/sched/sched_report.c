@@ -223,7 +223,7 @@ void sched_summary(const SchedState *s, SchedSummary *o)
     o->makespan_s = makespan;
     o->gpu_s_held = s->held_gpu_s;
     o->gpu_s_idle = s->idle_gpu_s;
-    o->gpu_s_usable = sched_usable_gpu_s(s, makespan);
+    o->gpu_s_usable = sched_usable_gpu_s(s, makespan) + s->over_gpu_s;
     o->gpu_utilization = o->gpu_s_usable > 0 ? s->held_gpu_s / o->gpu_s_usable : 0;
     o->resizes_per_job = s->n_jobs ? (double)resizes / (double)s->n_jobs : 0;
     o->peak_live_jobs = s->peak_live;

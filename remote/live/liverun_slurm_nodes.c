@@ -1,8 +1,9 @@
 /* What the live Slurm backend reads of the driver's nodes: their states, one `sinfo -h -N -o
  * '%N|%T|%G|%E' [-p P]` of the whole partition every node_poll_s (a drained, down or not
- * responding node is one the scheduler must leave; one no longer listed has left the
- * partition; a usable one with GPUs that the driver does not have joined it, or came back
- * from down, and is appended for the driver to add), and the GPUs other users' running jobs
+ * responding node is one the scheduler must leave, and so is one with fewer GPUs than it had;
+ * one no longer listed has left the partition, unless none is; a usable one with GPUs that
+ * the driver does not have joined it, or came back from down, and is appended for the
+ * driver to add), and the GPUs other users' running jobs
  * hold on them, counted from each scontrol round (remote/live/liverun_slurm.h). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,23 @@ static void state_words(const LiveSlurm *s, const SlurmNodeStatus *st, LiveNodeS
 
 enum { MAX_NODE_GPUS = 64 }; /* the most a scheduler node may have (sched_add_node) */
 
+/* A node whose GRES now lists fewer GPUs than the model has (the count its first round read,
+ * or the one it joined with): a run placed on them all would be refused by sbatch, and
+ * after two such deaths the job is left stopped, so nothing of ours is placed there. */
+static void fewer_gpus(const SlurmNodeStatus *st, LiveNodeState *ns)
+{
+    if (!ns->gpus) {
+        if (st->gpus >= 1 && st->gpus <= MAX_NODE_GPUS)
+            ns->gpus = st->gpus;
+        return;
+    }
+    if (ns->unusable || st->gpus >= ns->gpus)
+        return;
+    ns->unusable = 1;
+    snprintf(ns->why, sizeof ns->why, "%s in Slurm with %d of the %d GPUs the scheduler has",
+             st->state, st->gpus, ns->gpus);
+}
+
 size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
                         size_t *out)
 {
@@ -214,10 +232,25 @@ static void collect_nodes(LiveSlurm *s)
     liveslurm_controller_back(s);
     s->node_outage = 0;
     s->node_rounds++;
+    if (st.n == 0) {
+        /* The partition renamed or removed (sinfo -p then answers nothing): that says
+         * nothing of the nodes, and draining them all would stop every run. Kept as read. */
+        if (!s->none_listed_said)
+            liveslurm_say(s,
+                          "slurm: sinfo lists no node of partition %s: the nodes' states "
+                          "are kept as last read",
+                          s->o.partition && s->o.partition[0] ? s->o.partition : "(default)");
+        s->none_listed_said = 1;
+        return;
+    }
+    s->none_listed_said = 0;
     int changed = !s->have_states;
     for (size_t i = 0; i < s->n_names; i++) {
         LiveNodeState now = s->nodes[i];
-        state_words(s, slurm_nodestate_find(&st, s->names[i]), &now);
+        const SlurmNodeStatus *v = slurm_nodestate_find(&st, s->names[i]);
+        state_words(s, v, &now);
+        if (v)
+            fewer_gpus(v, &now);
         changed |= now.unusable != s->nodes[i].unusable || strcmp(now.why, s->nodes[i].why) != 0;
         s->nodes[i] = now;
     }

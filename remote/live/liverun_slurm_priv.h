@@ -38,6 +38,8 @@ struct LiveSlurm {
      * together by liveslurm_free (liveslurm_run_calls_end) */
     SlurmCall **finals;
     size_t n_finals, cap_finals;
+    /* a node round listed no node (the nodes' states kept as read): said once until one does */
+    int none_listed_said;
 };
 
 /* The calls a run makes itself, one at a time. */
@@ -101,8 +103,9 @@ void liveslurm_run_calls(SlurmRun *r);
 const char *liveslurm_run_calls_waiting(const SlurmRun *r);
 /* LIVERUN_SLURM's run_pollfds: the fds of the run's call in flight. */
 size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
-/* For freeing a run not ended: its call stopped (the child killed and reaped), and its job
- * cancelled: by id, or by its unique name when an sbatch may have been accepted. That
+/* For freeing a run: its call stopped (the child killed and reaped), and its job cancelled
+ * unless it ended: by id, or by its unique name when an sbatch may have been accepted (then
+ * even once ended: its look-up refused, or its sbatch's answer without a job id). That
  * scancel is started, not waited for: liveslurm_finals_wait waits for every run's at once,
  * so a controller that does not answer costs one call's timeout, not one per run. */
 void liveslurm_run_calls_end(SlurmRun *r);

@@ -94,6 +94,7 @@ static void sbatch_answered(SlurmRun *r, int rc, const char *out, const Error *e
         snprintf(st, sizeof st,
                  "not started: sbatch --parsable answered '%.60s': expected a job id", out);
     if (rc != 0 || id < 0) {
+        r->maybe_submitted = rc == 0; /* sbatch took a job: cancelled by name when freed */
         liveslurm_run_end(r, st);
         return;
     }
@@ -241,7 +242,9 @@ void liveslurm_run_calls_end(SlurmRun *r)
     int sbatch_flying = r->call && r->call_kind == RUN_CALL_SBATCH;
     slurm_call_free(r->call); /* its process group killed and reaped */
     r->call = NULL;
-    if (r->ended)
+    /* An ended run may still have a job in Slurm: one whose look-up by name was refused, or
+     * whose sbatch answered without its id. */
+    if (r->ended && !(r->maybe_submitted && !r->id[0]))
         return;
     /* The driver's teardown: it stopped its runs first, so this is only for a run it could
      * not stop. */

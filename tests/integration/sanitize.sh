@@ -60,6 +60,9 @@ cases() { # $1: tunedeck binary; $2: "full" (asan) or "short" (valgrind, ~20x sl
     run "tune bad job" 3 /dev/null "$t" tune --cluster "$work/cluster.json" --job "$work/badjob.json"
     run "tune resume damaged journal" 0 /dev/null "$t" tune --resume "$(cat "$work/id")" --budget 3
     run "sessions" 0 /dev/null "$t" sessions
+    # drains and holds, one between two decisions: the usable-GPU log and the GPUs ours hold
+    run "schedule drain hold" 0 /dev/null "$t" schedule --workload "$root/tests/fixtures/workload-small.csv" \
+        --policy doubling --nodes 2 --drain node01@900 --hold node00=1@330 --json
     [ "$2" = full ] || return 0
     run "tune sim B uniform-gpus" 0 /dev/null "$t" tune --sim B:alexnet --optimizer uniform-gpus --budget 2
     run "tune sim C G40" 0 /dev/null "$t" tune --sim G40:speechnet --optimizer uniform-devices --budget 2

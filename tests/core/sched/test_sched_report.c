@@ -102,3 +102,27 @@ Test(sched_report, usable_gpu_seconds_integrate_each_change_and_the_last_at_one_
     cr_assert_float_eq(sched_usable_gpu_s(s, 200), 800 + 3 * 50 + 5 * 50, 1e-9);
     sched_free(s);
 }
+
+/* A hold that comes between two decisions leaves our job on the held GPUs until the next one:
+ * those GPU-seconds are ours, so they count as usable and the utilization stays at most 1
+ * (it was 1.02 here). */
+Test(sched_report, utilization_stays_at_most_one_when_a_hold_comes_between_decisions)
+{
+    SchedState *s = fixture_sched(cat, "fixed-8", 2, NULL, 0);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"a", "cifar10", 0, 8, 2048}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 130, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_hold_gpus(s, 1, 4, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 40, &e), 0, "%s", e.msg); /* the decision at 180 s is later */
+    cr_assert_eq(sched_hold_gpus(s, 1, 0, &e), 0, "%s", e.msg);
+    Error run;
+    cr_assert_eq(sched_run(s, 1e9, &run), 0, "%s", run.msg);
+    SchedSummary m;
+    sched_summary(s, &m);
+    cr_assert_leq(m.gpu_utilization, 1.0, "%g", m.gpu_utilization);
+    /* held by others and by us from 130 s to 170 s: 4 GPUs over */
+    double usable = sched_usable_gpu_s(s, m.makespan_s);
+    cr_assert_float_eq(m.gpu_s_usable, usable + 4 * 40, 1e-9 * usable);
+    cr_assert_float_eq(usable, 8 * m.makespan_s - 4 * 40, 1e-9 * usable);
+    sched_free(s);
+}

@@ -3,8 +3,12 @@
  * usable, with GPUs it can place on. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/base/clock.h"
 #include "remote/live/liverun_slurm.h"
 
 /* sinfo -h -N -o '%N|%T|%G|%E' -p t4 after `scontrol update PartitionName=t4 Nodes=...` */
@@ -57,4 +61,143 @@ Test(liverun_slurm_nodes, an_empty_round_adds_nothing)
     const char *known[] = {"n1"};
     cr_assert_eq(liveslurm_joined(&st, known, 1, idx), 0);
     slurm_nodestate_clear(&st);
+}
+
+/* The node-state rounds against stand-in sinfo (prints the file sinfo-out) and scontrol (no
+ * job) on PATH, real processes. */
+static char dir[] = "/tmp/tunedeck-lnodes.XXXXXX";
+static char log_text[4096];
+
+static void on_log(void *ud, const char *line)
+{
+    (void)ud;
+    size_t len = strlen(log_text);
+    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
+}
+
+static void write_file(const char *name, const char *text, int mode)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    cr_assert_eq(chmod(path, (mode_t)mode), 0);
+}
+
+static void stand_ins(void)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    char text[1024];
+    snprintf(text, sizeof text, "#!/bin/sh\ncat '%s/sinfo-out'\n", dir);
+    write_file("sinfo", text, 0755);
+    write_file("scontrol", "#!/bin/sh\n", 0755);
+    const char *old = getenv("PATH");
+    char *now = NULL;
+    cr_assert_geq(asprintf(&now, "%s:%s", dir, old ? old : "/usr/bin:/bin"), 0);
+    setenv("PATH", now, 1);
+    free(now);
+}
+
+static void stand_ins_gone(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Ticks until `more` node rounds have been read, then the nodes as the driver sees them. */
+static const LiveNodeState *after_rounds(LiveSlurm *s, long more, size_t *n)
+{
+    long until = liveslurm_node_rounds(s) + more, looks;
+    for (int i = 0; i < 1000 && liveslurm_node_rounds(s) < until; i++) {
+        LIVERUN_SLURM.tick(s, clock_now_ms());
+        usleep(5000);
+    }
+    cr_assert_geq(liveslurm_node_rounds(s), until, "%s", log_text);
+    return LIVERUN_SLURM.nodes(s, n, &looks);
+}
+
+Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = 15)
+{
+    stand_ins();
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\nn2|mixed|gpu:t4:2|none\n", 0644);
+    SlurmCtlOptions co = {.timeout_s = 10};
+    Error err;
+    SlurmCtl *ctl = slurm_ctl_new(&co, &err);
+    cr_assert_not_null(ctl, "%s", err.msg);
+    LiveSlurmOptions o = {
+        .ctl = ctl, .partition = "t4", .poll_s = 0.01, .node_poll_s = 0.01, .log = on_log};
+    LiveSlurm *s = liveslurm_new(&o, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    const char *names[] = {"n1", "n2"};
+    cr_assert_eq(LIVERUN_SLURM.watch(s, names, 2, &err), 0, "%s", err.msg);
+    size_t n;
+    const LiveNodeState *v = after_rounds(s, 1, &n);
+    for (int i = 0; i < 1000 && !v; i++) /* the holds come with the first job round */
+        v = after_rounds(s, 0, &n);
+    cr_assert_not_null(v);
+    cr_assert_eq(n, 2);
+    cr_assert_not(v[0].unusable || v[1].unusable, "%s / %s", v[0].why, v[1].why);
+    /* the partition renamed or removed (sinfo -p answers nothing, status 0): that says
+     * nothing about the nodes, whose runs go on */
+    write_file("sinfo-out", "", 0644);
+    v = after_rounds(s, 2, &n);
+    cr_assert_eq(n, 2);
+    cr_assert_not(v[0].unusable || v[1].unusable, "%s / %s", v[0].why, v[1].why);
+    cr_assert(strstr(log_text, "sinfo lists no node of partition t4"), "said: %s", log_text);
+    /* one node taken out of the partition is still drained */
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    cr_assert_not(v[0].unusable, "%s", v[0].why);
+    cr_assert(v[1].unusable);
+    cr_assert_str_eq(v[1].why, "no longer in partition t4 (sinfo)");
+    liveslurm_free(s);
+    slurm_ctl_free(ctl);
+    stand_ins_gone();
+}
+
+Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .timeout = 15)
+{
+    stand_ins();
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\n", 0644);
+    SlurmCtlOptions co = {.timeout_s = 10};
+    Error err;
+    SlurmCtl *ctl = slurm_ctl_new(&co, &err);
+    cr_assert_not_null(ctl, "%s", err.msg);
+    LiveSlurmOptions o = {
+        .ctl = ctl, .partition = "t4", .poll_s = 0.01, .node_poll_s = 0.01, .log = on_log};
+    LiveSlurm *s = liveslurm_new(&o, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    const char *names[] = {"n1"};
+    cr_assert_eq(LIVERUN_SLURM.watch(s, names, 1, &err), 0, "%s", err.msg);
+    size_t n;
+    const LiveNodeState *v = after_rounds(s, 1, &n);
+    /* n3 joins with 4 GPUs, leaves, and is back with 2 (its GRES changed meanwhile) */
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\nn3|idle|gpu:v100:4|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    for (int i = 0; i < 1000 && !v; i++) /* the holds come with the first job round */
+        v = after_rounds(s, 0, &n);
+    cr_assert_not_null(v);
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(v[1].name, "n3");
+    cr_assert_eq(v[1].gpus, 4);
+    cr_assert_not(v[1].unusable);
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    cr_assert(v[1].unusable);
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\nn3|idle|gpu:v100:2|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    cr_assert_eq(n, 2, "not joined twice");
+    cr_assert(v[1].unusable, "%s", v[1].why);
+    cr_assert_str_eq(v[1].why, "idle in Slurm with 2 of the 4 GPUs the scheduler has");
+    /* a watched node the same: its count is the first round's */
+    write_file("sinfo-out", "n1|mixed|gpu:t4:1|none\nn3|idle|gpu:v100:4|none\n", 0644);
+    v = after_rounds(s, 1, &n);
+    cr_assert(v[0].unusable, "%s", v[0].why);
+    cr_assert_not(v[1].unusable, "back with all its GPUs: %s", v[1].why);
+    liveslurm_free(s);
+    slurm_ctl_free(ctl);
+    stand_ins_gone();
 }

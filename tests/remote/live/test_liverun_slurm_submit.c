@@ -25,8 +25,9 @@ static char log_text[16384];
  * jobs) and answers like --parsable, except for a job named *hang* (never accepted, never
  * answers: its pid in hang.pid), *late* (accepted, then answers after 5 s, past the tests'
  * timeout), *refuse* (refused, as Slurm words it), *down* (no controller, the first
- * time) and *gate* (answers once a file "go" is there). squeue finds a job by
- * --name=; scontrol shows every recorded job pending (running once a file "running" is
+ * time), *gate* (answers once a file "go" is there) and *garbled* (accepted, answered in
+ * words --parsable does not use). squeue finds a job by --name=, except for *badlook*
+ * (refused); scontrol shows every recorded job pending (running once a file "running" is
  * there; with a file "hold-rounds", only once "go" is); scancel records its arguments
  * (scancel-calls), a TERM's after 0.5 s; with a file "barrier", each waits (up to 5 s) for
  * a second scancel to have started, and says in "alone" when none did. */
@@ -43,9 +44,12 @@ static const char *const STAND_INS[][2] = {
                "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
                "echo \"$id $name\" >> \"$D/jobs\"\n"
                "case $name in *late*) exec sleep 5;; *slow*) sleep 0.3;; esac\n"
+               "case $name in *garbled*) echo \"Submitted batch job $id\"; exit 0;; esac\n"
                "echo \"$id\"\n"},
     {"squeue", "name=\nfor a; do case $a in --name=*) name=${a#--name=};; esac; done\n"
                "echo \"$*\" >> \"$D/squeue-calls\"\n"
+               "case $name in *badlook*) echo 'squeue: error: Invalid user: x' >&2; exit 1;; "
+               "esac\n"
                "awk -v n=\"$name\" '$2 == n {print $1}' \"$D/jobs\"\n"},
     {"scontrol",
      "[ -f \"$D/hold-rounds\" ] && for i in $(seq 200); do [ -f \"$D/go\" ] && break; "
@@ -395,4 +399,36 @@ Test(liverun_slurm_submit, the_last_scancels_of_runs_freed_unended_go_together)
     cr_assert(strstr(cancels, "100\n") && strstr(cancels, "101\n"), "%s", cancels);
     cr_assert_str_eq(alone, "", "both ran at once, not one after the other");
     free(cancels), free(alone);
+}
+
+/* A run ended while Slurm may hold its job (its sbatch went unanswered and the look-up was
+ * refused, or sbatch took it but answered no job id) leaves nothing behind: freed, its job
+ * is cancelled by its unique name. */
+static void ended_unsure_cancels_by_name(const char *name, double timeout_s)
+{
+    Backend b = backend(timeout_s);
+    void *run = start(&b, name);
+    int64_t give_up_ms = clock_now_ms() + 8000; /* a bound on the loop, not on the answer */
+    while (clock_now_ms() < give_up_ms && LIVERUN_SLURM.running(run))
+        tick(&b, &run, 1);
+    cr_assert_not(LIVERUN_SLURM.running(run), "%s", log_text);
+    cr_assert(strstr(LIVERUN_SLURM.status(run), "not started"), "%s", LIVERUN_SLURM.status(run));
+    char *jobs = recorded("jobs");
+    cr_assert_eq(lines(jobs), 1, "Slurm took the job: %s", jobs);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b); /* the last scancels are waited for there */
+    char *cancels = recorded("scancel-calls"), want[128];
+    snprintf(want, sizeof want, "--name=tunedeck-live-%s.", name);
+    cr_assert(strstr(cancels, want), "its job cancelled by name: '%s'", cancels);
+    free(jobs), free(cancels);
+}
+
+Test(liverun_slurm_submit, a_refused_look_up_after_a_lost_answer_leaves_no_job)
+{
+    ended_unsure_cancels_by_name("late-badlook", 1);
+}
+
+Test(liverun_slurm_submit, an_sbatch_answer_without_a_job_id_leaves_no_job)
+{
+    ended_unsure_cancels_by_name("garbled", 10);
 }
