@@ -107,6 +107,24 @@ static void stand_ins_gone(void)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* A backend on partition t4 (stand-in sinfo answering first_round), watching names. */
+static LiveSlurm *watching(const char *first_round, const char *const *names, size_t n,
+                           SlurmCtl **ctl)
+{
+    stand_ins();
+    write_file("sinfo-out", first_round, 0644);
+    SlurmCtlOptions co = {.timeout_s = 10};
+    Error err;
+    *ctl = slurm_ctl_new(&co, &err);
+    cr_assert_not_null(*ctl, "%s", err.msg);
+    LiveSlurmOptions o = {
+        .ctl = *ctl, .partition = "t4", .poll_s = 0.01, .node_poll_s = 0.01, .log = on_log};
+    LiveSlurm *s = liveslurm_new(&o, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    cr_assert_eq(LIVERUN_SLURM.watch(s, names, n, &err), 0, "%s", err.msg);
+    return s;
+}
+
 /* Ticks until `more` node rounds have been read, then the nodes as the driver sees them. */
 static const LiveNodeState *after_rounds(LiveSlurm *s, long more, size_t *n)
 {
@@ -121,18 +139,9 @@ static const LiveNodeState *after_rounds(LiveSlurm *s, long more, size_t *n)
 
 Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = 15)
 {
-    stand_ins();
-    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\nn2|mixed|gpu:t4:2|none\n", 0644);
-    SlurmCtlOptions co = {.timeout_s = 10};
-    Error err;
-    SlurmCtl *ctl = slurm_ctl_new(&co, &err);
-    cr_assert_not_null(ctl, "%s", err.msg);
-    LiveSlurmOptions o = {
-        .ctl = ctl, .partition = "t4", .poll_s = 0.01, .node_poll_s = 0.01, .log = on_log};
-    LiveSlurm *s = liveslurm_new(&o, &err);
-    cr_assert_not_null(s, "%s", err.msg);
+    SlurmCtl *ctl;
     const char *names[] = {"n1", "n2"};
-    cr_assert_eq(LIVERUN_SLURM.watch(s, names, 2, &err), 0, "%s", err.msg);
+    LiveSlurm *s = watching("n1|idle|gpu:t4:2|none\nn2|mixed|gpu:t4:2|none\n", names, 2, &ctl);
     size_t n;
     const LiveNodeState *v = after_rounds(s, 1, &n);
     for (int i = 0; i < 1000 && !v; i++) /* the holds come with the first job round */
@@ -160,18 +169,9 @@ Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = 15)
 
 Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .timeout = 15)
 {
-    stand_ins();
-    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\n", 0644);
-    SlurmCtlOptions co = {.timeout_s = 10};
-    Error err;
-    SlurmCtl *ctl = slurm_ctl_new(&co, &err);
-    cr_assert_not_null(ctl, "%s", err.msg);
-    LiveSlurmOptions o = {
-        .ctl = ctl, .partition = "t4", .poll_s = 0.01, .node_poll_s = 0.01, .log = on_log};
-    LiveSlurm *s = liveslurm_new(&o, &err);
-    cr_assert_not_null(s, "%s", err.msg);
+    SlurmCtl *ctl;
     const char *names[] = {"n1"};
-    cr_assert_eq(LIVERUN_SLURM.watch(s, names, 1, &err), 0, "%s", err.msg);
+    LiveSlurm *s = watching("n1|idle|gpu:t4:2|none\n", names, 1, &ctl);
     size_t n;
     const LiveNodeState *v = after_rounds(s, 1, &n);
     /* n3 joins with 4 GPUs, leaves, and is back with 2 (its GRES changed meanwhile) */
