@@ -55,7 +55,7 @@ static int check_job_dir(const char *dir, Error *err)
     char parent[4096];
     if (ownpath_folder(dir, parent, sizeof parent) < 0)
         return error_set(err, "job folder %s: path too long", dir);
-    const char *what[] = {"job folder", "the job folder's folder"}, *path[] = {dir, parent};
+    const char *what[] = {"job folder", "the job folder's parent"}, *path[] = {dir, parent};
     const int allow[] = {0, OWNPATH_ROOT_OK | OWNPATH_STICKY_OK};
     for (int i = 0; i < 2; i++) {
         OwnpathCheck c = ownpath_check(path[i], allow[i]);

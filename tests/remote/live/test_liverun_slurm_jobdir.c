@@ -1,4 +1,4 @@
-/* The live Slurm backend's job folder is trusted only when it is ours: one that is writable
+/* The live Slurm backend's job folder is trusted only when it is ours: another user's, or one writable
  * by group or others (or sits in such a folder) is refused before any sbatch, and the batch
  * script replaces whatever tunedeck-job.sbatch was there (a symlink is not followed).
  * Stand-in Slurm commands on PATH, as in test_liverun_slurm_submit.c. */
@@ -117,7 +117,7 @@ static void *start(Backend *b, Error *err)
     return run;
 }
 
-static void refused(const char *folder, const char *mode_text)
+static void refused(const char *folder, const char *why, const char *fix)
 {
     Backend b = backend();
     Error err;
@@ -125,8 +125,8 @@ static void refused(const char *folder, const char *mode_text)
     cr_assert_null(run, "started in a folder others can write");
     char *path = path_in(folder);
     cr_assert(strstr(err.msg, path), "names the folder: %s", err.msg);
-    cr_assert(strstr(err.msg, mode_text), "and its mode: %s", err.msg);
-    cr_assert(strstr(err.msg, "chmod go-w"), "and the fix: %s", err.msg);
+    cr_assert(strstr(err.msg, why), "and its owner or mode: %s", err.msg);
+    cr_assert(strstr(err.msg, fix), "and the fix: %s", err.msg);
     backend_free(&b);
     char *calls = text_of("sbatch-calls");
     cr_assert_str_eq(calls, "", "no sbatch ran");
@@ -137,13 +137,25 @@ Test(liverun_slurm_jobdir, a_group_writable_job_folder_is_refused_before_any_sba
 {
     make_folder("work", 0755);
     make_folder("work/j", 0775);
-    refused("work/j", "mode 775");
+    refused("work/j", "mode 775", "chmod go-w");
 }
 
 Test(liverun_slurm_jobdir, a_job_folder_in_a_folder_others_can_write_is_refused)
 {
     make_folder("work", 0777); /* not sticky: anyone can swap the job's folder */
-    refused("work", "mode 777");
+    refused("work", "mode 777", "chmod go-w");
+}
+
+Test(liverun_slurm_jobdir, another_users_job_folder_is_refused)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give the folder away");
+    make_folder("work", 0755);
+    make_folder("work/j", 0755);
+    char *path = path_in("work/j");
+    cr_assert_eq(chown(path, 4242, 4242), 0);
+    free(path);
+    refused("work/j", "belongs to uid 4242", "a folder of your own");
 }
 
 Test(liverun_slurm_jobdir, a_job_folder_in_a_sticky_folder_is_used)
