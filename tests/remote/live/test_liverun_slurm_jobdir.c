@@ -1,7 +1,7 @@
-/* The live Slurm backend's job folder is trusted only when it is ours: another user's, or one writable
- * by group or others (or sits in such a folder) is refused before any sbatch, and the batch
- * script replaces whatever tunedeck-job.sbatch was there (a symlink is not followed).
- * Stand-in Slurm commands on PATH, as in test_liverun_slurm_submit.c. */
+/* The live Slurm backend's job folder is trusted only when it is ours: another user's, or
+ * one writable by group or others (or in such a folder), is refused before any sbatch, and
+ * the batch script replaces whatever tunedeck-job.sbatch was there (a symlink is not
+ * followed). Stand-in Slurm commands on PATH, as in test_liverun_slurm_submit.c. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
