@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/base/jfield.h"
+#include "core/base/ownpath.h"
 
 struct Journal {
     int fd;
@@ -190,37 +191,31 @@ Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
     return j;
 }
 
-static int check_owned(const char *path, const char *what, int sticky_ok, Error *err)
+static int check_owned(const char *path, const char *what, int allow, Error *err)
 {
-    struct stat st;
-    if (stat(path, &st) < 0) /* nothing to trust: the loader says what is missing */
-        return 0;
-    if (st.st_uid != geteuid())
+    OwnpathCheck c = ownpath_check(path, allow);
+    if (c.verdict == OWNPATH_MISSING || c.verdict == OWNPATH_UNCHECKED)
+        return 0; /* nothing to trust: the loader says what is missing */
+    if (c.verdict == OWNPATH_NOT_OURS)
         return error_set(err,
                          "journal: %s %s belongs to uid %u, not to you (uid %u): refused; "
                          "tunedeck resumes only your own journals",
-                         what, path, (unsigned)st.st_uid, (unsigned)geteuid());
-    if ((st.st_mode & 022) && !(sticky_ok && (st.st_mode & S_ISVTX)))
+                         what, path, c.uid, (unsigned)geteuid());
+    if (c.verdict == OWNPATH_WRITABLE)
         return error_set(err,
                          "journal: %s %s is writable by %s (mode %03o): refused, someone else "
                          "could have changed what it runs; check it, then chmod go-w it",
-                         what, path, st.st_mode & 020 ? "its group" : "others",
-                         (unsigned)(st.st_mode & 0777));
+                         what, path, ownpath_writers(c.mode), c.mode);
     return 0;
 }
 
 int journal_check_owned(const char *path, Error *err)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = 0;
-    else
-        *slash = 0;
-    if (check_owned(dir, "state folder", 1, err) < 0 || check_owned(path, "file", 0, err) < 0)
+    if (ownpath_folder(path, dir, sizeof dir) < 0)
+        return error_set(err, "journal %.200s...: path too long", path);
+    if (check_owned(dir, "state folder", OWNPATH_STICKY_OK, err) < 0 ||
+        check_owned(path, "file", 0, err) < 0)
         return -1;
     return 0;
 }

@@ -3,6 +3,7 @@
 #include "remote/live/liverun_slurm_priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/ownpath.h"
 #include "core/model/protocol.h"
 
 enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: signal anyway */
@@ -45,6 +47,59 @@ static char *make_dir(const char *job_dir, const char *name, Error *err)
     return path;
 }
 
+/* The job folder holds the script sbatch runs as us, on a file system others share: it must
+ * be ours and no one else's to write, and so must the folder it is in (unless sticky, like
+ * /tmp; root's will do), or another user could plant or swap the script. */
+static int check_job_dir(const char *dir, Error *err)
+{
+    char parent[4096];
+    if (ownpath_folder(dir, parent, sizeof parent) < 0)
+        return error_set(err, "job folder %s: path too long", dir);
+    const char *what[] = {"job folder", "the job folder's parent"}, *path[] = {dir, parent};
+    const int allow[] = {0, OWNPATH_ROOT_OK | OWNPATH_STICKY_OK};
+    for (int i = 0; i < 2; i++) {
+        OwnpathCheck c = ownpath_check(path[i], allow[i]);
+        if (c.verdict == OWNPATH_MISSING || c.verdict == OWNPATH_UNCHECKED)
+            return error_set(err, "cannot check %s %s: %s", what[i], path[i],
+                             strerror(c.errno_value));
+        if (c.verdict == OWNPATH_NOT_OURS)
+            return error_set(err,
+                             "%s %s belongs to uid %u, not to you (uid %u): refused, its owner "
+                             "could change the batch script sbatch runs as you; use a folder of "
+                             "your own (--job-dir)",
+                             what[i], path[i], c.uid, (unsigned)geteuid());
+        if (c.verdict == OWNPATH_WRITABLE)
+            return error_set(err,
+                             "%s %s is writable by %s (mode %03o): refused, anyone who can write "
+                             "it could change the batch script sbatch runs as you; check it, "
+                             "then chmod go-w it",
+                             what[i], path[i], ownpath_writers(c.mode), c.mode);
+    }
+    return 0;
+}
+
+/* Written whole under a new name, then renamed over the script: a symlink or a file someone
+ * left at script_path is replaced, never written through. */
+static int write_script(const char *dir, const char *script_path, const char *script, Error *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s/.tunedeck-job.sbatch.XXXXXX", dir) < 0)
+        return error_set(err, "job: out of memory");
+    int fd = mkostemp(tmp, O_CLOEXEC); /* 0600: sbatch reads it as us */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    int ok = f && fputs(script, f) >= 0;
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    else if (fd >= 0)
+        close(fd);
+    ok = ok && rename(tmp, script_path) == 0;
+    int saved = errno;
+    if (!ok && fd >= 0)
+        unlink(tmp);
+    free(tmp);
+    return ok ? 0 : error_set(err, "%s: cannot write: %s", script_path, strerror(saved));
+}
+
 static void run_free_fields(SlurmRun *r)
 {
     liveslurm_argv_free(r->argv);
@@ -58,8 +113,10 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     LiveSlurm *s = ctx;
     const JobAlloc *a = spec->alloc;
     char *dir = make_dir(spec->job_dir, spec->name, err);
-    if (!dir)
+    if (!dir || check_job_dir(dir, err) < 0) {
+        free(dir);
         return NULL;
+    }
     char *script = liveslurm_script(spec->command_template, spec->name, a, err);
     char *script_path = NULL;
     SlurmRun *r = calloc(1, sizeof *r);
@@ -69,11 +126,8 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
             error_set(err, "job: out of memory");
         goto fail;
     }
-    FILE *f = fopen(script_path, "w");
-    if (!f || fputs(script, f) < 0 || fclose(f) != 0) {
-        error_set(err, "%s: cannot write", script_path);
+    if (write_script(dir, script_path, script, err) < 0)
         goto fail;
-    }
     for (size_t h = 0; h < a->n_hosts; h++)
         gpus[h] = a->hosts[h].gpus;
     r->s = s;

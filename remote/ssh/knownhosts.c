@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/ownpath.h"
+
 /* Splits off the next blank-separated field of *s. */
 static const char *field(char **s)
 {
@@ -51,37 +53,31 @@ int knownhosts_revoked(const char *file, const char *key_b64, Error *err)
     return revoked;
 }
 
-static int check_path(const char *path, const char *what, int sticky_ok, Error *err)
+static int check_path(const char *path, const char *what, int allow, Error *err)
 {
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return errno == ENOENT ? 0 : error_set(err, "cannot check %s: %s", path, strerror(errno));
-    if (st.st_uid != geteuid() && st.st_uid != 0)
+    OwnpathCheck c = ownpath_check(path, OWNPATH_ROOT_OK | allow);
+    if (c.verdict == OWNPATH_UNCHECKED)
+        return error_set(err, "cannot check %s: %s", path, strerror(c.errno_value));
+    if (c.verdict == OWNPATH_NOT_OURS)
         return error_set(err,
                          "known_hosts %s %s belongs to uid %u, not to you (uid %u) or root: "
                          "refused, its owner could add a key for any host",
-                         what, path, (unsigned)st.st_uid, (unsigned)geteuid());
-    if ((st.st_mode & 022) && !(sticky_ok && (st.st_mode & S_ISVTX)))
+                         what, path, c.uid, (unsigned)geteuid());
+    if (c.verdict == OWNPATH_WRITABLE)
         return error_set(err,
                          "known_hosts %s %s is writable by %s (mode %03o): refused, anyone who "
                          "can write it could add a key for any host; check it, then chmod go-w it",
-                         what, path, st.st_mode & 020 ? "its group" : "others",
-                         (unsigned)(st.st_mode & 0777));
+                         what, path, ownpath_writers(c.mode), c.mode);
     return 0;
 }
 
 int knownhosts_check_private(const char *file, Error *err)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", file);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = 0;
-    else
-        *slash = 0;
-    if (check_path(dir, "folder", 1, err) < 0 || check_path(file, "file", 0, err) < 0)
+    if (ownpath_folder(file, dir, sizeof dir) < 0)
+        return error_set(err, "known_hosts file %.200s...: path too long", file);
+    if (check_path(dir, "folder", OWNPATH_STICKY_OK, err) < 0 ||
+        check_path(file, "file", 0, err) < 0)
         return -1;
     return 0;
 }

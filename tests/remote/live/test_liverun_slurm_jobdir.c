@@ -1,0 +1,202 @@
+/* The live Slurm backend's job folder is trusted only when it is ours: another user's, or
+ * one writable by group or others (or in such a folder), is refused before any sbatch, and
+ * the batch script replaces whatever tunedeck-job.sbatch was there (a symlink is not
+ * followed). Stand-in Slurm commands on PATH, as in test_liverun_slurm_submit.c. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/readall.h"
+#include "remote/live/liverun_slurm.h"
+
+static char dir[] = "/tmp/tunedeck-ljobdir.XXXXXX";
+
+/* sbatch records its arguments (sbatch-calls) and answers job 100; scancel and squeue say
+ * nothing. */
+static const char *const STAND_INS[][2] = {
+    {"sbatch", "echo \"$*\" >> \"$D/sbatch-calls\"\necho 100\n"},
+    {"squeue", ":\n"},
+    {"scancel", ":\n"},
+};
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    char path[512];
+    for (size_t i = 0; i < sizeof STAND_INS / sizeof *STAND_INS; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, STAND_INS[i][0]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "#!/bin/sh\nD='%s'\n%s", dir, STAND_INS[i][1]);
+        fclose(f);
+        cr_assert_eq(chmod(path, 0755), 0);
+    }
+    const char *old = getenv("PATH");
+    char *now = NULL;
+    cr_assert_geq(asprintf(&now, "%s:%s", dir, old ? old : "/usr/bin:/bin"), 0);
+    setenv("PATH", now, 1);
+    free(now);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+}
+
+TestSuite(liverun_slurm_jobdir, .init = setup, .fini = teardown, .timeout = 15);
+
+static char *path_in(const char *name)
+{
+    char *p = NULL;
+    cr_assert_geq(asprintf(&p, "%s/%s", dir, name), 0);
+    return p;
+}
+
+static char *text_of(const char *name)
+{
+    char *path = path_in(name);
+    Error err;
+    char *text = readall_file(path, 1 << 20, NULL, &err);
+    free(path);
+    return text ? text : strdup("");
+}
+
+static void make_folder(const char *name, mode_t mode)
+{
+    char *path = path_in(name);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    cr_assert_eq(chmod(path, mode), 0); /* whatever the umask */
+    free(path);
+}
+
+typedef struct {
+    SlurmCtl *ctl;
+    LiveSlurm *s;
+} Backend;
+
+static Backend backend(void)
+{
+    SlurmCtlOptions co = {.timeout_s = 10};
+    Error err;
+    Backend b;
+    b.ctl = slurm_ctl_new(&co, &err);
+    cr_assert_not_null(b.ctl, "%s", err.msg);
+    LiveSlurmOptions o = {.ctl = b.ctl, .poll_s = 0.05};
+    b.s = liveslurm_new(&o, &err);
+    cr_assert_not_null(b.s, "%s", err.msg);
+    return b;
+}
+
+static void backend_free(Backend *b)
+{
+    liveslurm_free(b->s);
+    slurm_ctl_free(b->ctl);
+}
+
+/* Starts job "j" in DIR/work/j. */
+static void *start(Backend *b, Error *err)
+{
+    JobHost host = {"n1", 1, (int[]){0}};
+    JobAlloc a = {.gpus = 1, .hosts = &host, .n_hosts = 1, .master_port = 29500, .resume = ""};
+    const char *names[] = {"n1"};
+    char *job_dir = path_in("work");
+    LiveRunSpec spec = {.name = "j",
+                        .job_dir = job_dir,
+                        .command_template = "train-the-model",
+                        .alloc = &a,
+                        .nodes = (int[]){0},
+                        .node_names = names};
+    void *run = LIVERUN_SLURM.start(b->s, &spec, err);
+    free(job_dir);
+    return run;
+}
+
+static void refused(const char *folder, const char *why, const char *fix)
+{
+    Backend b = backend();
+    Error err;
+    void *run = start(&b, &err);
+    cr_assert_null(run, "started in a folder others can write");
+    char *path = path_in(folder);
+    cr_assert(strstr(err.msg, path), "names the folder: %s", err.msg);
+    cr_assert(strstr(err.msg, why), "and its owner or mode: %s", err.msg);
+    cr_assert(strstr(err.msg, fix), "and the fix: %s", err.msg);
+    backend_free(&b);
+    char *calls = text_of("sbatch-calls");
+    cr_assert_str_eq(calls, "", "no sbatch ran");
+    free(path), free(calls);
+}
+
+Test(liverun_slurm_jobdir, a_group_writable_job_folder_is_refused_before_any_sbatch)
+{
+    make_folder("work", 0755);
+    make_folder("work/j", 0775);
+    refused("work/j", "mode 775", "chmod go-w");
+}
+
+Test(liverun_slurm_jobdir, a_job_folder_in_a_folder_others_can_write_is_refused)
+{
+    make_folder("work", 0777); /* not sticky: anyone can swap the job's folder */
+    refused("work", "mode 777", "chmod go-w");
+}
+
+Test(liverun_slurm_jobdir, another_users_job_folder_is_refused)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give the folder away");
+    make_folder("work", 0755);
+    make_folder("work/j", 0755);
+    char *path = path_in("work/j");
+    cr_assert_eq(chown(path, 4242, 4242), 0);
+    free(path);
+    refused("work/j", "belongs to uid 4242", "a folder of your own");
+}
+
+Test(liverun_slurm_jobdir, a_job_folder_in_a_sticky_folder_is_used)
+{
+    make_folder("work", 01777);
+    Backend b = backend();
+    Error err;
+    void *run = start(&b, &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_jobdir, a_symlinked_script_is_replaced_not_followed)
+{
+    make_folder("work", 0755);
+    make_folder("work/j", 0755);
+    char *target = path_in("elsewhere"), *link_path = path_in("work/j/tunedeck-job.sbatch");
+    FILE *f = fopen(target, "w");
+    cr_assert_not_null(f);
+    fputs("theirs\n", f);
+    fclose(f);
+    cr_assert_eq(symlink(target, link_path), 0);
+    Backend b = backend();
+    Error err;
+    void *run = start(&b, &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    char *theirs = text_of("elsewhere"), *ours = text_of("work/j/tunedeck-job.sbatch");
+    cr_assert_str_eq(theirs, "theirs\n", "the link's target is untouched");
+    cr_assert(strstr(ours, "train-the-model"), "our script is there: %s", ours);
+    struct stat st;
+    cr_assert_eq(lstat(link_path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "a regular file now, not the link");
+    cr_assert_eq(st.st_uid, geteuid());
+    cr_assert_eq(st.st_mode & 022, 0, "no one else can write it");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+    char *listing = NULL, cmd[256];
+    snprintf(cmd, sizeof cmd, "ls -A '%s/work/j' > '%s/listing'", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    listing = text_of("listing");
+    cr_assert_str_eq(listing, "tunedeck-job.sbatch\n", "no temporary file is left");
+    free(target), free(link_path), free(theirs), free(ours), free(listing);
+}
