@@ -57,7 +57,7 @@ sh "$(dirname "$0")/zshcomplete.sh" "$usr/share/zsh/vendor-completions" "$usr/bi
     '^ready> tunedeck tune --optimizer ?$' 'tunedeck tune --opt' || fail "the installed zsh completion"
 
 # The console in tmux: it draws, its themes come from the installed share folder.
-T new-session -d -s c -x 100 -y 30 \
+T new-session -d -s c -x 160 -y 30 \
     "cd '$tmp/elsewhere' && env TERM=xterm-256color LANG=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg '$td' --pace-ms 100 --no-sched; echo \"EXITED rc=\$?\"; sleep 60"
 wait_for() { # PATTERN: polls the pane for up to 15 s
     i=0
@@ -72,7 +72,7 @@ wait_for() { # PATTERN: polls the pane for up to 15 s
 }
 wait_for '^. +[0-9]+  ok '  # trial 1 is the design probe (pruned); a later one is ok
 T send-keys -t c : t h e m e ' ' n o p e Enter
-wait_for "theme 'nope': $usr/share/tunedeck/themes/nope.json"
+wait_for "theme 'nope' not loaded, the current one kept: $usr/share/tunedeck/themes/nope.json"
 T send-keys -t c : t h e m e ' ' l i g h t Enter
 wait_for 'theme light \(saved in '
 T send-keys -t c q y
