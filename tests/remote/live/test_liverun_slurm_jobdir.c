@@ -11,6 +11,7 @@
 
 #include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+#include "tests/support/standins.h"
 
 static char dir[] = "/tmp/tunedeck-ljobdir.XXXXXX";
 
@@ -24,29 +25,12 @@ static const char *const STAND_INS[][2] = {
 
 static void setup(void)
 {
-    cr_assert_not_null(mkdtemp(dir));
-    char path[512];
-    for (size_t i = 0; i < sizeof STAND_INS / sizeof *STAND_INS; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, STAND_INS[i][0]);
-        FILE *f = fopen(path, "w");
-        cr_assert_not_null(f);
-        fprintf(f, "#!/bin/sh\nD='%s'\n%s", dir, STAND_INS[i][1]);
-        fclose(f);
-        cr_assert_eq(chmod(path, 0755), 0);
-    }
-    const char *old = getenv("PATH");
-    char *now = NULL;
-    cr_assert_geq(asprintf(&now, "%s:%s", dir, old ? old : "/usr/bin:/bin"), 0);
-    setenv("PATH", now, 1);
-    free(now);
+    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
 }
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+    standins_remove(dir);
 }
 
 TestSuite(liverun_slurm_jobdir, .init = setup, .fini = teardown, .timeout = 15);

@@ -10,6 +10,7 @@
 
 #include "core/base/clock.h"
 #include "remote/live/liverun_slurm.h"
+#include "tests/support/standins.h"
 
 /* sinfo -h -N -o '%N|%T|%G|%E' -p t4 after `scontrol update PartitionName=t4 Nodes=...` */
 static const char ROUND[] = "n1|mixed|gpu:t4:2|none\n"
@@ -86,32 +87,17 @@ static void write_file(const char *name, const char *text, int mode)
     cr_assert_eq(chmod(path, (mode_t)mode), 0);
 }
 
-static void stand_ins(void)
-{
-    cr_assert_not_null(mkdtemp(dir));
-    char text[1024];
-    snprintf(text, sizeof text, "#!/bin/sh\ncat '%s/sinfo-out'\n", dir);
-    write_file("sinfo", text, 0755);
-    write_file("scontrol", "#!/bin/sh\n", 0755);
-    const char *old = getenv("PATH");
-    char *now = NULL;
-    cr_assert_geq(asprintf(&now, "%s:%s", dir, old ? old : "/usr/bin:/bin"), 0);
-    setenv("PATH", now, 1);
-    free(now);
-}
-
-static void stand_ins_gone(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+/* sinfo answers what sinfo-out holds; scontrol lists no job. */
+static const char *const STAND_INS[][2] = {
+    {"sinfo", "cat \"$D/sinfo-out\"\n"},
+    {"scontrol", ""},
+};
 
 /* A backend on partition t4 (stand-in sinfo answering first_round), watching names. */
 static LiveSlurm *watching(const char *first_round, const char *const *names, size_t n,
                            SlurmCtl **ctl)
 {
-    stand_ins();
+    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
     write_file("sinfo-out", first_round, 0644);
     SlurmCtlOptions co = {.timeout_s = 10};
     Error err;
@@ -164,7 +150,7 @@ Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = 15)
     cr_assert_str_eq(v[1].why, "no longer in partition t4 (sinfo)");
     liveslurm_free(s);
     slurm_ctl_free(ctl);
-    stand_ins_gone();
+    standins_remove(dir);
 }
 
 Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .timeout = 15)
@@ -199,5 +185,5 @@ Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .time
     cr_assert_not(v[1].unusable, "back with all its GPUs: %s", v[1].why);
     liveslurm_free(s);
     slurm_ctl_free(ctl);
-    stand_ins_gone();
+    standins_remove(dir);
 }

@@ -17,6 +17,7 @@
 #include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+#include "tests/support/standins.h"
 
 static char dir[] = "/tmp/tunedeck-lsubmit.XXXXXX";
 static char log_text[16384];
@@ -66,32 +67,16 @@ static const char *const STAND_INS[][2] = {
 
 static void setup(void)
 {
-    cr_assert_not_null(mkdtemp(dir));
+    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
     char path[512];
-    for (size_t i = 0; i < sizeof STAND_INS / sizeof *STAND_INS; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, STAND_INS[i][0]);
-        FILE *f = fopen(path, "w");
-        cr_assert_not_null(f);
-        fprintf(f, "#!/bin/sh\nD='%s'\n%s", dir, STAND_INS[i][1]);
-        fclose(f);
-        cr_assert_eq(chmod(path, 0755), 0);
-    }
     snprintf(path, sizeof path, "%s/jobs", dir);
     fclose(fopen(path, "w"));
-    const char *old = getenv("PATH");
-    char *now = NULL;
-    cr_assert_geq(asprintf(&now, "%s:%s", dir, old ? old : "/usr/bin:/bin"), 0);
-    setenv("PATH", now, 1);
-    free(now);
     log_text[0] = 0;
 }
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+    standins_remove(dir);
 }
 
 TestSuite(liverun_slurm_submit, .init = setup, .fini = teardown, .timeout = 15);
@@ -385,8 +370,7 @@ Test(liverun_slurm_submit, the_last_scancels_of_runs_freed_unended_go_together)
     void *runs[2];
     for (size_t k = 0; k < 2; k++) { /* one after the other: the stand-in numbers by count */
         runs[k] = start(&b, "quick");
-        for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(runs[k]), "Slurm job", 9) != 0;
-             i++)
+        for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(runs[k]), "Slurm job", 9) != 0; i++)
             tick(&b, runs, k + 1);
     }
     cr_assert_str_eq(LIVERUN_SLURM.label(runs[1]), "Slurm job 101", "%s", log_text);
