@@ -124,5 +124,12 @@ long liveslurm_parse_lookup(const char *out);
 size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
                            const char *const *ours, size_t n_ours, unsigned nonce, char *ids,
                            size_t cap);
+/* The jobs that double one submission: named job_name, of user, not ended, and not the job
+ * `id` its run follows (a heterogeneous job counts once, by its own id; none while id is "",
+ * as any of them may be the one the run adopts). An sbatch that got no answer, was looked up
+ * by name and found nowhere, then sent again, leaves one when slurmctld took the first after
+ * the look-up. Writes up to cap ids to out and returns how many there are. */
+size_t liveslurm_doubles(const SlurmJobInfoList *jobs, const char *user, const char *job_name,
+                         const char *id, char (*out)[32], size_t cap);
 
 #endif

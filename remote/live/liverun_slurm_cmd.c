@@ -242,3 +242,22 @@ size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
     }
     return n;
 }
+
+size_t liveslurm_doubles(const SlurmJobInfoList *jobs, const char *user, const char *job_name,
+                         const char *id, char (*out)[32], size_t cap)
+{
+    size_t n = 0;
+    if (!id[0])
+        return 0; /* the run has no job yet: any job of that name may be the one it adopts */
+    for (size_t i = 0; i < jobs->n; i++) {
+        const SlurmJobInfo *j = &jobs->v[i];
+        const char *own = j->het_id[0] ? j->het_id : j->id;
+        if (strcmp(j->name, job_name) != 0 || strcmp(j->user, user) != 0 ||
+            slurm_jobinfo_ended(j->state) || strcmp(own, j->id) != 0 || strcmp(own, id) == 0)
+            continue;
+        if (n < cap)
+            snprintf(out[n], sizeof out[n], "%s", own);
+        n++;
+    }
+    return n;
+}

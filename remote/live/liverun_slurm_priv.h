@@ -1,12 +1,23 @@
 /* Internal: the live Slurm backend's state, shared by remote/live/liverun_slurm.c (each run:
  * start, signal, read its output, its end), liverun_slurm_submit.c (each run's own calls:
  * sbatch, the look-up by name, scancel) and liverun_slurm_round.c (the scontrol rounds, the
- * controller's outages, which jobs are ours). Not a public API. */
+ * controller's outages, which jobs are ours) and liverun_slurm_doubles.c (a second job Slurm
+ * took for one submission). Not a public API. */
 #ifndef TUNEDECK_LIVERUN_SLURM_PRIV_H
 #define TUNEDECK_LIVERUN_SLURM_PRIV_H
 
 #include "remote/live/livelog.h"
 #include "remote/live/liverun_slurm.h"
+
+/* A submission whose sbatch once went unanswered, and the job its run took. */
+typedef struct {
+    char name[192], id[32];
+} LiveSlurmDoubted;
+/* A job that doubles one (liveslurm_doubles), as its scancel goes. */
+typedef struct {
+    char id[32], kept[32], name[192];
+} LiveSlurmDouble;
+enum { LIVESLURM_DOUBLES_PER_CALL = 16 }; /* more wait for the next round */
 
 struct LiveSlurm {
     LiveSlurmOptions o;
@@ -40,6 +51,15 @@ struct LiveSlurm {
     size_t n_finals, cap_finals;
     /* a node round listed no node (the nodes' states kept as read): said once until one does */
     int none_listed_said;
+    /* submissions whose sbatch once got no answer, and the job their run took: a second job
+     * under the name is cancelled (liverun_slurm_doubles.c) */
+    LiveSlurmDoubted *doubted;
+    size_t n_doubted, cap_doubted;
+    char **doubles_done; /* doubles whose scancel was answered: cancelled once, said once */
+    size_t n_doubles_done, cap_doubles_done;
+    SlurmCall *double_cancel; /* one scancel of doubles in flight, never waited on */
+    LiveSlurmDouble flying[LIVESLURM_DOUBLES_PER_CALL];
+    size_t n_flying;
 };
 
 /* The calls a run makes itself, one at a time. */
@@ -58,6 +78,8 @@ typedef struct {
     int64_t call_since_ms;
     int maybe_submitted; /* an sbatch went unanswered: Slurm may hold its job (looked up
                             by name before any other sbatch) */
+    int unanswered;      /* an sbatch of this submission ever went unanswered: once the run
+                            has its job, any other under its name is a double */
     int fails;           /* calls for this run the controller did not answer, in a row */
     int64_t next_try_ms; /* and when the next may go (liveslurm_backoff_s) */
     char *out_path;
@@ -111,6 +133,22 @@ size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t 
 void liveslurm_run_calls_end(SlurmRun *r);
 /* Waits for those scancels (each until it ends or its own deadline) and frees them. */
 void liveslurm_finals_wait(LiveSlurm *s);
+
+/* liverun_slurm_doubles.c: a submission whose sbatch once went unanswered (r->unanswered)
+ * and has its job now is watched for a second job under its name; after each job round such
+ * a double is cancelled (one scancel for all, not waited on) and said once. -1 when out of
+ * memory (the double would only be cancelled at the end, by name). */
+int liveslurm_doubted_add(LiveSlurm *s, const char *job_name, const char *id);
+/* After a good job round: starts the scancel of the doubles found, unless one flies. */
+void liveslurm_doubles_cancel(LiveSlurm *s);
+/* Collects that scancel once it has answered (each tick). */
+void liveslurm_doubles_collect(LiveSlurm *s);
+/* For liveslurm_free: the one in flight goes with the last scancels (liveslurm_finals_wait);
+ * the records are freed. */
+void liveslurm_doubles_free(LiveSlurm *s);
+/* A call to wait for with the last scancels (liveslurm_finals_wait); run at once when out of
+ * memory. */
+void liveslurm_final_add(LiveSlurm *s, SlurmCall *k);
 
 /* liverun_slurm_nodes.c: LIVERUN_SLURM's watch and nodes; the node-state round (started
  * and collected by the tick); the GPUs other users' jobs hold, after each job round. */

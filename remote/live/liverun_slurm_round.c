@@ -62,6 +62,7 @@ void liveslurm_free(LiveSlurm *s)
 {
     if (!s)
         return;
+    liveslurm_doubles_free(s);
     liveslurm_finals_wait(s); /* the driver freed its runs first */
     slurm_call_free(s->round);
     slurm_jobinfo_clear(&s->jobs);
@@ -139,6 +140,8 @@ size_t liveslurm_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *dea
     size_t n = s->round ? slurm_call_pollfds(s->round, fds, cap, deadline_ms) : 0;
     if (s->node_round && n < cap)
         n += slurm_call_pollfds(s->node_round, fds + n, cap - n, deadline_ms);
+    if (s->double_cancel && n < cap)
+        n += slurm_call_pollfds(s->double_cancel, fds + n, cap - n, deadline_ms);
     return n;
 }
 
@@ -181,6 +184,7 @@ static void collect_round(LiveSlurm *s)
     s->jobs = jobs;
     s->rounds++;
     liveslurm_count_holds(s);
+    liveslurm_doubles_cancel(s);
     if (!s->leftovers_said) {
         s->leftovers_said = 1;
         say_leftovers(s);
@@ -195,6 +199,7 @@ void liveslurm_tick(void *ctx, int64_t now)
 {
     LiveSlurm *s = ctx;
     liveslurm_node_tick(s, now);
+    liveslurm_doubles_collect(s);
     if (s->round) {
         collect_round(s);
         return;

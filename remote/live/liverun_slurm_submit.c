@@ -39,6 +39,8 @@ static void took_id(SlurmRun *r, long id)
     snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
     r->round_at_submit = s->rounds + (s->round != NULL); /* one in flight cannot hold it */
     r->maybe_submitted = 0;
+    if (r->unanswered) /* slurmctld may still take the unanswered one after the look-up */
+        (void)liveslurm_doubted_add(s, r->job_name, r->id);
     liveslurm_argv_free(r->argv);
     r->argv = NULL;
 }
@@ -150,7 +152,7 @@ static void collect(SlurmRun *r)
         free(out);
         liveslurm_controller_lost(r->s, err.msg);
         if (kind == RUN_CALL_SBATCH) /* it may have reached slurmctld before the answer was lost */
-            r->maybe_submitted = 1;
+            r->maybe_submitted = r->unanswered = 1;
         back_off(r);
         return;
     }
@@ -218,23 +220,44 @@ size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t 
     return r->call && !r->ended ? slurm_call_pollfds(r->call, fds, cap, deadline_ms) : 0;
 }
 
-/* A final scancel, started now and waited for with the others (liveslurm_finals_wait). */
-static void start_final(LiveSlurm *s, const char *const *argv)
+/* Out of memory for the list: this one call is waited for now, alone. */
+static void wait_one(SlurmCall *k)
 {
+    while (!liveslurm_call_poll(k)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
+        int64_t wait = deadline < 0 ? 100 : deadline - clock_now_ms();
+        (void)poll(fds, n > 8 ? 8 : n, wait < 0 ? 0 : wait > 1000 ? 1000 : (int)wait);
+    }
+    char *out = NULL;
     Error ignored;
+    slurm_call_finish(k, &out, &ignored);
+    free(out);
+}
+
+void liveslurm_final_add(LiveSlurm *s, SlurmCall *k)
+{
     if (s->n_finals == s->cap_finals) {
         size_t nc = s->cap_finals ? s->cap_finals * 2 : 8;
         SlurmCall **grown = realloc(s->finals, nc * sizeof *grown);
-        if (!grown) { /* out of memory: the old way, one at a time */
-            slurm_ctl_run(s->o.ctl, argv, NULL, &ignored);
+        if (!grown) {
+            wait_one(k);
             return;
         }
         s->finals = grown;
         s->cap_finals = nc;
     }
+    s->finals[s->n_finals++] = k;
+}
+
+/* A final scancel, started now and waited for with the others (liveslurm_finals_wait). */
+static void start_final(LiveSlurm *s, const char *const *argv)
+{
+    Error ignored;
     SlurmCall *k = slurm_call_start(s->o.ctl, argv, &ignored);
     if (k)
-        s->finals[s->n_finals++] = k;
+        liveslurm_final_add(s, k);
 }
 
 void liveslurm_run_calls_end(SlurmRun *r)

@@ -237,3 +237,32 @@ Test(liverun_slurm, a_job_id_is_among_ours_only_when_equal_to_one)
     cr_assert_not(liveslurm_id_in("16", ours, 2));
     cr_assert_not(liveslurm_id_in("15", ours, 0));
 }
+
+Test(liverun_slurm, a_second_job_under_a_submissions_name_is_its_double)
+{
+    const char *name = "tunedeck-live-j0.abc123-2";
+    char text[4096] = "", r[512];
+    strcat(text, record(r, sizeof r, "20", NULL, name, "ops", "RUNNING"));   /* the run's */
+    strcat(text, record(r, sizeof r, "21", NULL, name, "ops", "PENDING"));   /* a double */
+    strcat(text, record(r, sizeof r, "22", NULL, name, "ops", "CANCELLED")); /* ended */
+    strcat(text, record(r, sizeof r, "23", NULL, name, "ana", "RUNNING"));   /* not ours */
+    strcat(text, record(r, sizeof r, "24", NULL, "tunedeck-live-j0.abc123-3", "ops", "RUNNING"));
+    strcat(text, record(r, sizeof r, "25", "25", name, "ops", "RUNNING")); /* a heterogeneous */
+    strcat(text, record(r, sizeof r, "26", "25", name, "ops", "RUNNING")); /* double, once */
+    SlurmJobInfoList jobs;
+    Error err;
+    cr_assert_eq(slurm_jobinfo_parse(text, "test", &jobs, &err), 0, "%s", err.msg);
+    char ids[4][32];
+    cr_assert_eq(liveslurm_doubles(&jobs, "ops", name, "20", ids, 4), 2);
+    cr_assert_str_eq(ids[0], "21");
+    cr_assert_str_eq(ids[1], "25");
+    /* the run follows the heterogeneous one: the other is the double */
+    cr_assert_eq(liveslurm_doubles(&jobs, "ops", name, "25", ids, 4), 2);
+    cr_assert_str_eq(ids[0], "20");
+    cr_assert_str_eq(ids[1], "21");
+    cr_assert_eq(liveslurm_doubles(&jobs, "ops", name, "", ids, 4),
+                 0, "no job yet: any of them may be the one it adopts");
+    cr_assert_eq(liveslurm_doubles(&jobs, "ops", name, "20", ids, 1), 2, "counted past cap");
+    cr_assert_str_eq(ids[0], "21");
+    slurm_jobinfo_clear(&jobs);
+}

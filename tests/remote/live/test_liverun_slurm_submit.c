@@ -27,8 +27,9 @@ static char log_text[16384];
  * answers: its pid in hang.pid), *late* (accepted, then answers after 5 s, past the tests'
  * timeout), *refuse* (refused, as Slurm words it), *down* (no controller, the first
  * time), *gate* (answers once a file "go" is there) and *garbled* (accepted, answered in
- * words --parsable does not use). squeue finds a job by --name=, except for *badlook*
- * (refused); scontrol shows every recorded job pending (running once a file "running" is
+ * words --parsable does not use); *twice* fails like *down*, but its squeue, having found
+ * nothing, then records the job (slurmctld took the first sbatch after the look-up). squeue
+ * finds a job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending (running once a file "running" is
  * there; with a file "hold-rounds", only once "go" is); scancel records its arguments
  * (scancel-calls), a TERM's after 0.5 s; with a file "barrier", each waits (up to 5 s) for
  * a second scancel to have started, and says in "alone" when none did. */
@@ -39,9 +40,9 @@ static const char *const STAND_INS[][2] = {
                "*gate*) for i in $(seq 200); do [ -f \"$D/go\" ] && break; sleep 0.05; done;;\n"
                "*refuse*) echo 'sbatch: error: Batch job submission failed: Requested node "
                "configuration is not available' >&2; exit 1;;\n"
-               "*down*) [ -f \"$D/down-once\" ] || { : > \"$D/down-once\"; echo 'sbatch: "
-               "error: Batch job submission failed: Unable to contact slurm controller "
-               "(connect failure)' >&2; exit 1; };; esac\n"
+               "*down*|*twice*) [ -f \"$D/down-once\" ] || { : > \"$D/down-once\"; echo "
+               "'sbatch: error: Batch job submission failed: Unable to contact slurm "
+               "controller (connect failure)' >&2; exit 1; };; esac\n"
                "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
                "echo \"$id $name\" >> \"$D/jobs\"\n"
                "case $name in *late*) exec sleep 5;; *slow*) sleep 0.3;; esac\n"
@@ -51,7 +52,9 @@ static const char *const STAND_INS[][2] = {
                "echo \"$*\" >> \"$D/squeue-calls\"\n"
                "case $name in *badlook*) echo 'squeue: error: Invalid user: x' >&2; exit 1;; "
                "esac\n"
-               "awk -v n=\"$name\" '$2 == n {print $1}' \"$D/jobs\"\n"},
+               "awk -v n=\"$name\" '$2 == n {print $1}' \"$D/jobs\"\n"
+               "case $name in *twice*) [ -f \"$D/taken\" ] || { : > \"$D/taken\"; "
+               "echo \"$((100 + $(wc -l < \"$D/jobs\"))) $name\" >> \"$D/jobs\"; };; esac\n"},
     {"scontrol",
      "[ -f \"$D/hold-rounds\" ] && for i in $(seq 200); do [ -f \"$D/go\" ] && break; "
      "sleep 0.05; done\n"
@@ -415,4 +418,35 @@ Test(liverun_slurm_submit, a_refused_look_up_after_a_lost_answer_leaves_no_job)
 Test(liverun_slurm_submit, an_sbatch_answer_without_a_job_id_leaves_no_job)
 {
     ended_unsure_cancels_by_name("garbled", 10);
+}
+
+Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_cancelled_once)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "twice"); /* no answer; the look-up finds none; Slurm takes it then */
+    for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 101", "the retry's: %s", log_text);
+    char *jobs = recorded("jobs");
+    cr_assert_eq(lines(jobs), 2, "Slurm holds two jobs under the name: %s", jobs);
+    /* the rounds find the double, the stand-in keeps listing it even once cancelled */
+    for (int i = 0; i < 500 && !strstr(log_text, "second job"); i++)
+        tick(&b, &run, 1);
+    long seen = liveslurm_rounds(b.s);
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
+        tick(&b, &run, 1);
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "100\n", "the double, once; not the run's job: %s", log_text);
+    const char *said = strstr(log_text, "has a second job, Slurm job 100");
+    cr_assert(said, "%s", log_text);
+    cr_assert(strstr(said, "cancelled; Slurm job 101 is the run's"), "%s", log_text);
+    cr_assert_null(strstr(said + strlen("has a second job"), "second job"), "said once: %s",
+                   log_text);
+    cr_assert(LIVERUN_SLURM.running(run), "the run goes on with its job");
+    free(jobs), free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+    cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "100\n101\n", "the run's own job at the end: %s", cancels);
+    free(cancels);
 }

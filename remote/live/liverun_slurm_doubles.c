@@ -1,0 +1,121 @@
+/* A second Slurm job for one submission, and its cancel (remote/live/liverun_slurm_priv.h).
+ * An sbatch that gets no answer is looked up by its unique name before it goes again; but
+ * slurmctld can take the first one only after the look-up found nothing, and the retry then
+ * makes a second job. Every job round looks for one under the names of the submissions that
+ * ever went unanswered, and cancels it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/live/liverun_slurm_priv.h"
+
+int liveslurm_doubted_add(LiveSlurm *s, const char *job_name, const char *id)
+{
+    if (s->n_doubted == s->cap_doubted) {
+        size_t nc = s->cap_doubted ? s->cap_doubted * 2 : 8;
+        LiveSlurmDoubted *grown = realloc(s->doubted, nc * sizeof *grown);
+        if (!grown)
+            return -1;
+        s->doubted = grown;
+        s->cap_doubted = nc;
+    }
+    LiveSlurmDoubted *d = &s->doubted[s->n_doubted++];
+    snprintf(d->name, sizeof d->name, "%s", job_name);
+    snprintf(d->id, sizeof d->id, "%s", id);
+    return 0;
+}
+
+static int done_before(const LiveSlurm *s, const char *id)
+{
+    return liveslurm_id_in(id, (const char *const *)s->doubles_done, s->n_doubles_done);
+}
+
+static void remember_done(LiveSlurm *s, const char *id)
+{
+    if (s->n_doubles_done == s->cap_doubles_done) {
+        size_t nc = s->cap_doubles_done ? s->cap_doubles_done * 2 : 8;
+        char **grown = realloc(s->doubles_done, nc * sizeof *grown);
+        if (!grown)
+            return; /* out of memory: cancelled (and said) again next round, harmless */
+        s->doubles_done = grown;
+        s->cap_doubles_done = nc;
+    }
+    if ((s->doubles_done[s->n_doubles_done] = strdup(id)))
+        s->n_doubles_done++;
+}
+
+void liveslurm_doubles_cancel(LiveSlurm *s)
+{
+    if (s->double_cancel)
+        return;
+    s->n_flying = 0;
+    for (size_t i = 0; i < s->n_doubted && s->n_flying < LIVESLURM_DOUBLES_PER_CALL; i++) {
+        const LiveSlurmDoubted *d = &s->doubted[i];
+        char ids[LIVESLURM_DOUBLES_PER_CALL][32];
+        size_t n = liveslurm_doubles(&s->jobs, s->user, d->name, d->id, ids,
+                                     LIVESLURM_DOUBLES_PER_CALL);
+        for (size_t k = 0; k < n && k < LIVESLURM_DOUBLES_PER_CALL; k++) {
+            if (done_before(s, ids[k]) || s->n_flying == LIVESLURM_DOUBLES_PER_CALL)
+                continue;
+            LiveSlurmDouble *f = &s->flying[s->n_flying++];
+            snprintf(f->id, sizeof f->id, "%s", ids[k]);
+            snprintf(f->kept, sizeof f->kept, "%s", d->id);
+            snprintf(f->name, sizeof f->name, "%s", d->name);
+        }
+    }
+    if (!s->n_flying)
+        return;
+    const char *argv[LIVESLURM_DOUBLES_PER_CALL + 2] = {"scancel"};
+    for (size_t i = 0; i < s->n_flying; i++)
+        argv[1 + i] = s->flying[i].id;
+    argv[1 + s->n_flying] = NULL;
+    Error err;
+    if (!(s->double_cancel = slurm_call_start(s->o.ctl, argv, &err))) {
+        if (liveslurm_no_controller(err.msg))
+            liveslurm_controller_lost(s, err.msg);
+        s->n_flying = 0; /* found again by the next round */
+    }
+}
+
+void liveslurm_doubles_collect(LiveSlurm *s)
+{
+    if (!s->double_cancel || !liveslurm_call_poll(s->double_cancel))
+        return;
+    char *out = NULL;
+    Error err;
+    int rc = slurm_call_finish(s->double_cancel, &out, &err);
+    free(out);
+    s->double_cancel = NULL;
+    if (rc != 0 && liveslurm_no_controller(err.msg)) {
+        liveslurm_controller_lost(s, err.msg);
+        s->n_flying = 0; /* found again by a later round */
+        return;
+    }
+    liveslurm_controller_back(s);
+    for (size_t i = 0; i < s->n_flying; i++) {
+        const LiveSlurmDouble *f = &s->flying[i];
+        remember_done(s, f->id);
+        char what[300];
+        if (rc == 0)
+            snprintf(what, sizeof what, "cancelled");
+        else
+            snprintf(what, sizeof what, "scancel refused: %s", err.msg);
+        liveslurm_say(s,
+                      "slurm: %s has a second job, Slurm job %s (its sbatch got no answer, the "
+                      "look-up by name found none, and Slurm took it after all): %s; Slurm job "
+                      "%s is the run's",
+                      f->name, f->id, what, f->kept);
+    }
+    s->n_flying = 0;
+}
+
+void liveslurm_doubles_free(LiveSlurm *s)
+{
+    if (s->double_cancel)
+        liveslurm_final_add(s, s->double_cancel);
+    s->double_cancel = NULL;
+    free(s->doubted);
+    for (size_t i = 0; i < s->n_doubles_done; i++)
+        free(s->doubles_done[i]);
+    free(s->doubles_done);
+}
