@@ -1,6 +1,6 @@
 /* Internal: the live Slurm backend's state, shared by remote/live/liverun_slurm.c (each run:
  * start, signal, read its output, its end), liverun_slurm_submit.c (each run's own calls:
- * sbatch, the look-up by name, scancel) and liverun_slurm_round.c (the scontrol rounds, the
+ * sbatch, the look-up by name, scancel), liverun_slurm_round.c (the scontrol rounds, the
  * controller's outages, which jobs are ours) and liverun_slurm_doubles.c (a second job Slurm
  * took for one submission). Not a public API. */
 #ifndef TUNEDECK_LIVERUN_SLURM_PRIV_H

@@ -60,14 +60,27 @@ static void start_call(SlurmRun *r, int kind, int cancel, const char *const *arg
     r->call_since_ms = clock_now_ms();
 }
 
+/* The arguments that pick the submission's job by its unique name among this user's jobs
+ * (the look-up's squeue, and the last scancel of a run whose sbatch may have been taken). */
+typedef struct {
+    char user[96], name[sizeof ((SlurmRun *)0)->job_name + 16];
+} NameArgs;
+
+static NameArgs name_args(const SlurmRun *r)
+{
+    NameArgs a;
+    snprintf(a.user, sizeof a.user, "--user=%s", r->s->user);
+    snprintf(a.name, sizeof a.name, "--name=%s", r->job_name);
+    return a;
+}
+
 /* squeue by the submission's unique name, this user's jobs, ended ones too (a job that ran
  * and ended before the look-up is still this submission's). */
 static void start_lookup(SlurmRun *r)
 {
-    char user[96], name[sizeof r->job_name + 16];
-    snprintf(user, sizeof user, "--user=%s", r->s->user);
-    snprintf(name, sizeof name, "--name=%s", r->job_name);
-    const char *argv[] = {"squeue", "--noheader", "--states=all", user, name, "--format=%i", NULL};
+    NameArgs a = name_args(r);
+    const char *argv[] = {"squeue", "--noheader", "--states=all", a.user, a.name, "--format=%i",
+                          NULL};
     start_call(r, RUN_CALL_LOOKUP, CANCEL_NONE, argv);
 }
 
@@ -275,10 +288,8 @@ void liveslurm_run_calls_end(SlurmRun *r)
         const char *argv[] = {"scancel", r->id, NULL};
         start_final(r->s, argv);
     } else if (sbatch_flying || r->maybe_submitted) {
-        char user[96], name[sizeof r->job_name + 16];
-        snprintf(user, sizeof user, "--user=%s", r->s->user);
-        snprintf(name, sizeof name, "--name=%s", r->job_name);
-        const char *argv[] = {"scancel", user, name, NULL};
+        NameArgs a = name_args(r);
+        const char *argv[] = {"scancel", a.user, a.name, NULL};
         start_final(r->s, argv);
     }
 }
