@@ -11,6 +11,7 @@
 
 #include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+#include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
 
 static char dir[] = "/tmp/tunedeck-ljobdir.XXXXXX";
@@ -59,46 +60,15 @@ static void make_folder(const char *name, mode_t mode)
     free(path);
 }
 
-typedef struct {
-    SlurmCtl *ctl;
-    LiveSlurm *s;
-} Backend;
-
 static Backend backend(void)
 {
-    SlurmCtlOptions co = {.timeout_s = 10};
-    Error err;
-    Backend b;
-    b.ctl = slurm_ctl_new(&co, &err);
-    cr_assert_not_null(b.ctl, "%s", err.msg);
-    LiveSlurmOptions o = {.ctl = b.ctl, .poll_s = 0.05};
-    b.s = liveslurm_new(&o, &err);
-    cr_assert_not_null(b.s, "%s", err.msg);
-    return b;
-}
-
-static void backend_free(Backend *b)
-{
-    liveslurm_free(b->s);
-    slurm_ctl_free(b->ctl);
+    return backend_new(10, NULL);
 }
 
 /* Starts job "j" in DIR/work/j. */
 static void *start(Backend *b, Error *err)
 {
-    JobHost host = {"n1", 1, (int[]){0}};
-    JobAlloc a = {.gpus = 1, .hosts = &host, .n_hosts = 1, .master_port = 29500, .resume = ""};
-    const char *names[] = {"n1"};
-    char *job_dir = path_in("work");
-    LiveRunSpec spec = {.name = "j",
-                        .job_dir = job_dir,
-                        .command_template = "train-the-model",
-                        .alloc = &a,
-                        .nodes = (int[]){0},
-                        .node_names = names};
-    void *run = LIVERUN_SLURM.start(b->s, &spec, err);
-    free(job_dir);
-    return run;
+    return backend_start(b, dir, "j", "train-the-model", err);
 }
 
 static void refused(const char *folder, const char *why, const char *fix)

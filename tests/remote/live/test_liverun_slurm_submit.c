@@ -17,6 +17,7 @@
 #include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+#include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
 
 static char dir[] = "/tmp/tunedeck-lsubmit.XXXXXX";
@@ -109,45 +110,15 @@ static size_t lines(const char *text)
     return n;
 }
 
-typedef struct {
-    SlurmCtl *ctl;
-    LiveSlurm *s;
-} Backend;
-
 static Backend backend(double timeout_s)
 {
-    SlurmCtlOptions co = {.timeout_s = timeout_s};
-    Error err;
-    Backend b;
-    b.ctl = slurm_ctl_new(&co, &err);
-    cr_assert_not_null(b.ctl, "%s", err.msg);
-    LiveSlurmOptions o = {.ctl = b.ctl, .poll_s = 0.05, .log = on_log};
-    b.s = liveslurm_new(&o, &err);
-    cr_assert_not_null(b.s, "%s", err.msg);
-    return b;
-}
-
-static void backend_free(Backend *b)
-{
-    liveslurm_free(b->s);
-    slurm_ctl_free(b->ctl);
+    return backend_new(timeout_s, on_log);
 }
 
 static void *start(Backend *b, const char *name)
 {
-    JobHost host = {"n1", 1, (int[]){0}};
-    JobAlloc a = {.gpus = 1, .hosts = &host, .n_hosts = 1, .master_port = 29500, .resume = ""};
-    const char *names[] = {"n1"};
-    char job_dir[600];
-    snprintf(job_dir, sizeof job_dir, "%s/work", dir);
-    LiveRunSpec spec = {.name = name,
-                        .job_dir = job_dir,
-                        .command_template = "train",
-                        .alloc = &a,
-                        .nodes = (int[]){0},
-                        .node_names = names};
     Error err;
-    void *run = LIVERUN_SLURM.start(b->s, &spec, &err);
+    void *run = backend_start(b, dir, name, "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
     return run;
 }
