@@ -3,7 +3,8 @@
  * responding node is one the scheduler must leave, and so is one with fewer GPUs than it had;
  * one no longer listed has left the partition, unless none is; a usable one with GPUs that
  * the driver does not have joined it, or came back from down, and is appended for the
- * driver to add), and the GPUs other users' running jobs
+ * driver to add; one without GPUs, or with more than a node may have, is said once), and
+ * the GPUs other users' running jobs
  * hold on them, counted from each scontrol round (remote/live/liverun_slurm.h). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "core/base/clock.h"
 #include "remote/live/liverun_slurm_priv.h"
+#include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_nodestate.h"
 
 static int by_name(const void *a, const void *b, void *names)
@@ -45,6 +47,11 @@ void liveslurm_nodes_free(LiveSlurm *s)
     free(s->names);
     free(s->by_name);
     free(s->nodes);
+    for (size_t i = 0; i < s->n_left_out; i++)
+        free(s->left_out[i]);
+    free(s->left_out);
+    s->left_out = NULL;
+    s->n_left_out = s->cap_left_out = 0;
     s->names = NULL;
     s->by_name = NULL;
     s->nodes = NULL;
@@ -212,6 +219,50 @@ static int watch_joined(LiveSlurm *s, const SlurmNodeStatuses *st)
     return added > 0;
 }
 
+/* A usable node of the round that the driver does not watch and cannot add, for its GPUs
+ * (none in its GRES, or more than a scheduler node may have): said once a node, or the
+ * operator who added it to the partition would wait for a run there that never comes. */
+static void say_left_out(LiveSlurm *s, const SlurmNodeStatuses *st)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        const SlurmNodeStatus *v = &st->v[i];
+        if (v->unusable || (v->gpus >= 1 && v->gpus <= MAX_NODE_GPUS) ||
+            node_index(s, v->name) >= 0 ||
+            liveslurm_id_in(v->name, (const char *const *)s->left_out, s->n_left_out))
+            continue;
+        if (s->n_left_out == s->cap_left_out) {
+            size_t nc = s->cap_left_out ? s->cap_left_out * 2 : 8;
+            char **grown = realloc(s->left_out, nc * sizeof *grown);
+            if (!grown)
+                return; /* out of memory: said at a later round */
+            s->left_out = grown;
+            s->cap_left_out = nc;
+        }
+        if (!(s->left_out[s->n_left_out] = strdup(v->name)))
+            return;
+        s->n_left_out++;
+        char where[160], why[160];
+        if (s->o.partition && s->o.partition[0])
+            snprintf(where, sizeof where, "is in partition %s", s->o.partition);
+        else
+            snprintf(where, sizeof where, "is listed by Slurm");
+        if (v->gpus < 1)
+            snprintf(why, sizeof why, "its GRES lists no GPU");
+        else if (v->gpus > SLURM_MAX_GPUS)
+            snprintf(why, sizeof why,
+                     "its GRES lists more than %d GPUs, the scheduler takes "
+                     "at most %d on a node",
+                     SLURM_MAX_GPUS, MAX_NODE_GPUS);
+        else
+            snprintf(why, sizeof why,
+                     "its GRES lists %d GPUs, the scheduler takes at most %d "
+                     "on a node",
+                     v->gpus, MAX_NODE_GPUS);
+        liveslurm_say(s, "%s %s (%s in Slurm) but is not added to the schedule: %s", v->name, where,
+                      v->state, why);
+    }
+}
+
 static void collect_nodes(LiveSlurm *s)
 {
     if (!liveslurm_call_poll(s->node_round))
@@ -255,6 +306,7 @@ static void collect_nodes(LiveSlurm *s)
         s->nodes[i] = now;
     }
     changed |= watch_joined(s, &st);
+    say_left_out(s, &st);
     slurm_nodestate_clear(&st);
     s->have_states = 1;
     s->looks += changed;

@@ -41,6 +41,8 @@ struct LiveSlurm {
     int64_t last_node_round_ms;
     int node_outage; /* node rounds failed in a row */
     int have_states, have_holds, look_now;
+    char **left_out; /* usable nodes not added for their GPUs (none, too many): said once */
+    size_t n_left_out, cap_left_out;
     int leftovers_said; /* an earlier run's batch jobs: looked for in the first round */
     char user[64];      /* ours: the name look-up (squeue --user) */
     unsigned nonce;     /* this driver's, in every job name: a submission's name is its own */

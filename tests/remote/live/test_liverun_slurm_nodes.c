@@ -187,3 +187,42 @@ Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .time
     slurm_ctl_free(ctl);
     standins_remove(dir);
 }
+
+Test(liverun_slurm_nodes, a_node_left_out_for_its_gpus_is_said_once, .timeout = 15)
+{
+    SlurmCtl *ctl;
+    const char *names[] = {"n1"};
+    LiveSlurm *s = watching("n1|idle|gpu:t4:2|none\n", names, 1, &ctl);
+    size_t n;
+    after_rounds(s, 1, &n);
+    write_file("sinfo-out",
+               "n1|idle|gpu:t4:2|none\nn6|idle|(null)|none\nn8|idle|gpu:9999|none\n"
+               "n9|mixed|gpu:a100:96|none\nn10|drained|(null)|fan\n",
+               0644);
+    after_rounds(s, 3, &n);
+    cr_assert_eq(n, 1, "none of them added");
+    const char *want[] = {
+        "n6 is in partition t4 (idle in Slurm) but is not added to the schedule: its GRES "
+        "lists no GPU\n",
+        "n8 is in partition t4 (idle in Slurm) but is not added to the schedule: its GRES "
+        "lists more than 1024 GPUs, the scheduler takes at most 64 on a node\n",
+        "n9 is in partition t4 (mixed in Slurm) but is not added to the schedule: its GRES "
+        "lists 96 GPUs, the scheduler takes at most 64 on a node\n",
+    };
+    for (size_t k = 0; k < 3; k++) {
+        const char *said = strstr(log_text, want[k]);
+        cr_assert(said, "said: %s", log_text);
+        cr_assert_null(strstr(said + 1, want[k]), "once: %s", log_text);
+    }
+    cr_assert_null(strstr(log_text, "n10"), "a drained node is not one to add: %s", log_text);
+    /* given GPUs, it joins as any other */
+    write_file("sinfo-out", "n1|idle|gpu:t4:2|none\nn6|idle|gpu:t4:2|none\n", 0644);
+    const LiveNodeState *v = after_rounds(s, 1, &n);
+    for (int i = 0; i < 1000 && !v; i++) /* the holds come with the first job round */
+        v = after_rounds(s, 0, &n);
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(v[1].name, "n6");
+    liveslurm_free(s);
+    slurm_ctl_free(ctl);
+    standins_remove(dir);
+}
