@@ -52,8 +52,8 @@ void liveslurm_doubles_cancel(LiveSlurm *s)
     for (size_t i = 0; i < s->n_doubted && s->n_flying < LIVESLURM_DOUBLES_PER_CALL; i++) {
         const LiveSlurmDoubted *d = &s->doubted[i];
         char ids[LIVESLURM_DOUBLES_PER_CALL][32];
-        size_t n = liveslurm_doubles(&s->jobs, s->user, d->name, d->id, ids,
-                                     LIVESLURM_DOUBLES_PER_CALL);
+        size_t n =
+            liveslurm_doubles(&s->jobs, s->user, d->name, d->id, ids, LIVESLURM_DOUBLES_PER_CALL);
         for (size_t k = 0; k < n && k < LIVESLURM_DOUBLES_PER_CALL; k++) {
             if (done_before(s, ids[k]) || s->n_flying == LIVESLURM_DOUBLES_PER_CALL)
                 continue;

@@ -63,7 +63,7 @@ static void start_call(SlurmRun *r, int kind, int cancel, const char *const *arg
 /* The arguments that pick the submission's job by its unique name among this user's jobs
  * (the look-up's squeue, and the last scancel of a run whose sbatch may have been taken). */
 typedef struct {
-    char user[96], name[sizeof ((SlurmRun *)0)->job_name + 16];
+    char user[96], name[sizeof((SlurmRun *)0)->job_name + 16];
 } NameArgs;
 
 static NameArgs name_args(const SlurmRun *r)
@@ -79,8 +79,8 @@ static NameArgs name_args(const SlurmRun *r)
 static void start_lookup(SlurmRun *r)
 {
     NameArgs a = name_args(r);
-    const char *argv[] = {"squeue", "--noheader", "--states=all", a.user, a.name, "--format=%i",
-                          NULL};
+    const char *argv[] = {"squeue",      "--noheader", "--states=all", a.user, a.name,
+                          "--format=%i", NULL};
     start_call(r, RUN_CALL_LOOKUP, CANCEL_NONE, argv);
 }
 

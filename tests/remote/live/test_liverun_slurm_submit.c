@@ -30,10 +30,10 @@ static char log_text[16384];
  * time), *gate* (answers once a file "go" is there) and *garbled* (accepted, answered in
  * words --parsable does not use); *twice* fails like *down*, but its squeue, having found
  * nothing, then records the job (slurmctld took the first sbatch after the look-up). squeue
- * finds a job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending (running once a file "running" is
- * there; with a file "hold-rounds", only once "go" is); scancel records its arguments
- * (scancel-calls), a TERM's after 0.5 s; with a file "barrier", each waits (up to 5 s) for
- * a second scancel to have started, and says in "alone" when none did. */
+ * finds a job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending
+ * (running once a file "running" is there; with a file "hold-rounds", only once "go" is); scancel
+ * records its arguments (scancel-calls), a TERM's after 0.5 s; with a file "barrier", each waits
+ * (up to 5 s) for a second scancel to have started, and says in "alone" when none did. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "echo \"$name\" >> \"$D/sbatch-calls\"\n"
