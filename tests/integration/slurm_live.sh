@@ -21,7 +21,8 @@
 # 6. slurmctld stopped across a shrink: the scancel --signal=TERM is retried, the job
 #    checkpoints and is resubmitted from its checkpoint; the driver does not wait on it.
 # 7. An sbatch whose answer is lost after Slurm took the job (a stand-in sbatch wraps the
-#    real one and keeps its answer past tunedeck's timeout): the job is adopted by name.
+#    real one and keeps its answer past tunedeck's timeout): the job is adopted by name; and
+#    one Slurm takes only after the look-up found none: the retry's second job is cancelled.
 # 8. A node drained in Slurm under a run; 9. n3 added to partition t4 mid-run (the next
 #    decision places there) and taken out again (its run checkpoints); 10. another user's job
 #    holding a GPU, and a batch job an earlier live run left.
@@ -310,6 +311,64 @@ PY
 then pass "an sbatch answered after the timeout: its job is found by name and adopted, never submitted twice, nothing left"
 else fail "lost sbatch answer (exit $rc, queue '$queue', $left processes)"; fi
 
+echo "an sbatch Slurm takes only after the look-up found none"
+# The first stand-in sbatch hangs past the 30 s timeout and leaves, in a session of its own,
+# the real sbatch waiting for the look-up: the stand-in squeue answers (nothing found), then
+# lets it go and waits until Slurm has the job. The retry makes a second job under the same
+# name; the next job round finds the one the run does not follow and cancels it, said once.
+real_squeue=$(command -v squeue)
+mkdir -p "$T/dbl"
+cat > "$T/dbl/sbatch" <<STANDIN
+#!/bin/sh
+if [ ! -f "$T/dbl/first" ]; then
+    : > "$T/dbl/first"
+    setsid sh -c 'n=0; while [ ! -f "$T/dbl/looked" ] && [ \$n -lt 600 ]; do sleep 0.1; n=\$((n + 1)); done
+        [ -f "$T/dbl/looked" ] && "$real_sbatch" "\$@" >> "$T/dbl/late-ids"; : > "$T/dbl/taken"' sbatch "\$@" < /dev/null > /dev/null 2>&1 &
+    exec sleep 60
+fi
+id=\$("$real_sbatch" "\$@") || exit \$?
+echo "\$id" >> "$T/dbl/ids"
+echo "\$id"
+STANDIN
+cat > "$T/dbl/squeue" <<STANDIN
+#!/bin/sh
+"$real_squeue" "\$@"
+rc=\$?
+if [ ! -f "$T/dbl/looked" ]; then
+    : > "$T/dbl/looked"
+    n=0; while [ ! -f "$T/dbl/taken" ] && [ \$n -lt 100 ]; do sleep 0.1; n=\$((n + 1)); done
+fi
+exit \$rc
+STANDIN
+chmod +x "$T/dbl/sbatch" "$T/dbl/squeue"
+PATH="$T/dbl:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
+    --policy doubling --interval 60 --time-scale 1 --duration 40 --status-every 0 \
+    --job-dir "$T/jobs10" > "$T/out10" 2> "$T/err10"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] &&
+   python3 - "$T/out10" "$T/dbl/late-ids" "$T/dbl/ids" <<'PY'
+import re, sys
+from outcheck import out, need
+late = open(sys.argv[2]).read().split()
+ids = open(sys.argv[3]).read().split()
+assert len(late) == 1 and len(ids) == 1, ("two jobs reached Slurm", late, ids)
+late, kept = late[0].split(";")[0], ids[0].split(";")[0]
+lost = need(r"slurm: the controller did not answer \(sbatch: no answer within 30 s", "the timeout")
+need(r"solo: Slurm job %s running on n\d:" % kept, "the retry's job followed", lost.end())
+dbl = need(r"slurm: tunedeck-live-solo\.[0-9a-f]{6}-1 has a second job, Slurm job %s \(its sbatch "
+           r"got no answer, the look-up by name found none, and Slurm took it after all\): "
+           r"cancelled; Slurm job %s is the run's" % (late, kept), "the double cancelled", lost.end())
+assert len(re.findall("has a second job", out)) == 1, "said once"
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
+     dbl.end())
+print(dbl.group(0))
+PY
+then pass "an sbatch Slurm took after its look-up found none: the second job is cancelled, said once, nothing left"
+else fail "a second job for one submission (exit $rc, queue '$queue', $left processes)"; fi
+
 echo "a node drained in Slurm under a running job"
 # solo runs on n1 (t4 partition: n1, n2 with 2 GPUs; fixed-2 keeps it at 2 GPUs, so only the
 # drain moves it); the operator drains n1 in Slurm. The node round (every 10 s) sees it, the
@@ -441,7 +500,7 @@ else fail "no job command: exit $rc: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "slurm_live: $fails failed"
-    for f in "$T"/out[1-9] "$T"/err[1-9]; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
+    for f in "$T"/out[1-9] "$T"/out1[0-9] "$T"/err[1-9] "$T"/err1[0-9]; do [ -s "$f" ] && { echo "--- $f"; tail -c 5000 "$f"; }; done
     exit 1
 fi
 echo "slurm_live: all passed"
