@@ -196,4 +196,14 @@ for edit in 's/"optimizer":"bespoke"/"optimizer":"nope"/:optimizer' \
         fail "a bad '$field' not named by journal and field: $(cat "$work/err")"
     cmp -s "$bad" "$work/bad.before" || fail "a refused resume changed the journal"
 done
+# A budget below the trials already run (4/2 once) is a usage error naming both numbers;
+# the journal is left as it was, and the console refuses it the same way.
+cp "$work/good.jsonl" "$bad"
+for cmd in "tune --resume" "--resume"; do
+    rc=0; "$bin" $cmd "$bad" --budget 1 2>"$work/err" >/dev/null || rc=$?
+    [ "$rc" = 2 ] || fail "$cmd --budget 1 on 2 trials: exit $rc, expected 2: $(cat "$work/err")"
+    grep -q -- "--budget 1: the session already has 2 trials" "$work/err" ||
+        fail "$cmd: a budget below the trials run is not named: $(cat "$work/err")"
+    cmp -s "$bad" "$work/good.jsonl" || fail "$cmd: a refused budget changed the journal"
+done
 echo "journal: ok"
