@@ -77,10 +77,24 @@ grep -q 'skipped' "$work/probe.row" && fail "sessions calls a pruned trial a ski
 printf '{"event":"session","id":"zz-huge","budget":1e999}\n' >"$TUNEDECK_STATE_DIR/sessions/zz-huge.jsonl"
 chmod 600 "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
 "$bin" sessions >"$work/list"
-grep -q '^zz-empty .*not resumable: expected a "session" line first' "$work/list" ||
+grep -q '^zz-empty .*not resumable: journal .*/zz-empty.jsonl: expected a "session" line first' "$work/list" ||
     fail "an empty journal is not said to be unresumable: $(grep zz-empty "$work/list")"
 grep -q '^zz-huge .* 0/0 ' "$work/list" || fail "budget 1e999 listed as: $(grep zz-huge "$work/list")"
 rm -f "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+# A session line without a field resume needs (it was listed as resumable, then refused): the
+# list says not resumable with resume's own reason, file and field, and --resume says the same.
+lacking="$TUNEDECK_STATE_DIR/sessions/zz-lacking.jsonl"
+sed '1s/"optimizer":"[^"]*",//' "$TUNEDECK_STATE_DIR/sessions/$(session_of "$work/probe.json").jsonl" >"$lacking"
+chmod 600 "$lacking"
+why="$lacking:1: session: field 'optimizer' is missing"
+"$bin" sessions | grep '^zz-lacking ' >"$work/row"
+grep -qF "not resumable: $why" "$work/row" || fail "a journal without its optimizer listed as: $(cat "$work/row")"
+"$bin" sessions --json | grep -qF "\"state\":	\"not resumable: $why\"" ||
+    fail "sessions --json: $("$bin" sessions --json | grep zz-lacking -A12)"
+rc=0; "$bin" tune --resume zz-lacking --budget 9 >/dev/null 2>"$work/err" || rc=$?
+[ "$rc" = 3 ] && grep -qF -- "--resume: $why" "$work/err" ||
+    fail "--resume on a journal without its optimizer: exit $rc: $(cat "$work/err")"
+rm -f "$lacking"
 
 # 2. Modes: 0700 folder, 0600 files.
 [ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
