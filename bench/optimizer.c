@@ -240,6 +240,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "optimizer: unexpected argument '%s' (try --help)\n", argv[optind]);
         return 2;
     }
+    Error out_err;
+    if (out && jsonfile_check_writable(out, &out_err) < 0) {
+        fprintf(stderr, "optimizer: --out %s\n", out_err.msg);
+        return 2;
+    }
     signal(SIGPIPE, SIG_IGN);
     find_tunedeck(&b, argv[0]);
     if (b.eval_sim_trial && access(b.tunedeck, X_OK) != 0) {

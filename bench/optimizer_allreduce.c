@@ -423,6 +423,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "optimizer_allreduce: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    Error out_err;
+    if (out_path && jsonfile_check_writable(out_path, &out_err) < 0) {
+        fprintf(stderr, "optimizer_allreduce: --out %s\n", out_err.msg);
+        return 2;
+    }
     b.cells = calloc(MAX_CELLS, sizeof *b.cells);
     char list[512];
     snprintf(list, sizeof list, "%s", cells);

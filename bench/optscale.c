@@ -301,6 +301,11 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    Error out_err;
+    if (out && jsonfile_check_writable(out, &out_err) < 0) {
+        fprintf(stderr, "optscale: --out %s\n", out_err.msg);
+        return 2;
+    }
     openblas_set_num_threads(1);
 
     static Cell cells[MAX_CELLS];

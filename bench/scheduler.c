@@ -351,6 +351,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    Error out_err;
+    if (out && jsonfile_check_writable(out, &out_err) < 0) {
+        fprintf(stderr, "scheduler bench: --out %s\n", out_err.msg);
+        return 2;
+    }
     char data[4096];
     const char *home = getenv("TUNEDECK_HOME");
     snprintf(data, sizeof data, "%s/" CATALOGUE_SUBDIR, home && *home ? home : TUNEDECK_SOURCE_DIR);

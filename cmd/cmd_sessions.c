@@ -12,6 +12,7 @@
 #include "core/base/exitcode.h"
 #include "core/journal/journal.h"
 #include "core/model/observation.h"
+#include "remote/session/tune_journal.h"
 
 static void usage(FILE *out)
 {
@@ -22,7 +23,8 @@ static void usage(FILE *out)
 }
 
 typedef struct {
-    char id[JOURNAL_ID_MAX], created[32], target[128], optimizer[64], state[160];
+    char id[JOURNAL_ID_MAX], created[32], target[128], optimizer[64];
+    char state[ERROR_MSG_MAX + 32];
     int suggested, finished, ok, problems;
     long budget;
     double best_s;
@@ -79,6 +81,23 @@ static long budget_of(const cJSON *ev, long dflt)
 {
     double b = num(ev, "budget", -1);
     return b >= 1 && b <= 100000 ? (long)b : dflt;
+}
+
+/* Why `tune --resume` would refuse the journal at path, in its words (its file, line and
+ * field): the same reading of the session line, so that the list never calls resumable what
+ * resume refuses. 0 when it would read it. */
+static int resume_refusal(const char *path, char *why, size_t cap)
+{
+    TuneJournal *tj = tune_journal_new(NULL);
+    TuneSetup setup;
+    Error err;
+    int rc = tj ? tune_journal_load(tj, path, &setup, &err) : error_set(&err, "out of memory");
+    if (rc == 0)
+        tune_setup_clear(&setup);
+    else
+        snprintf(why, cap, "%s", err.msg);
+    tune_journal_free(tj);
+    return rc;
 }
 
 static void summarize(const char *path, const char *id, Summary *s)
@@ -138,12 +157,11 @@ static void summarize(const char *path, const char *id, Summary *s)
             }
         }
     }
+    char why[ERROR_MSG_MAX];
     if (journal_in_use(path))
         snprintf(s->state, sizeof s->state, "running");
-    else if (!log.n || strcmp(str(log.events[0], "event"), "session") != 0)
-        snprintf(s->state, sizeof s->state,
-                 "not resumable: expected a \"session\" line first, found %s",
-                 log.n ? "another event" : "no valid line");
+    else if (resume_refusal(path, why, sizeof why) < 0)
+        snprintf(s->state, sizeof s->state, "not resumable: %s", why);
     else if (last && strcmp(last, "ended") == 0)
         snprintf(s->state, sizeof s->state, "%s",
                  str(log.events[log.n - 1], "stopped") ? "stopped early" : "ended");

@@ -99,13 +99,50 @@ static int parse_double(const char *flag, const char *s, double lo, double hi, d
     return 0;
 }
 
+/* Walks a comma list (one element without a comma too), asking element_ok of each element;
+ * the first it refuses is named by the flag, its position and its text. Returns the count
+ * of elements, or -1. */
+static int check_list(const char *flag, const char *s, int (*element_ok)(const char *, size_t),
+                      const char *expected)
+{
+    int n = 0;
+    for (const char *p = s;; p++) {
+        size_t len = strcspn(p, ",");
+        n++;
+        if (!element_ok(p, len)) {
+            fprintf(stderr,
+                    "tunedeck-worker: %s: element %d of '%s' is '%.*s': expected %s, separated "
+                    "by commas\n",
+                    flag, n, s, (int)len, p, expected);
+            return -1;
+        }
+        p += len;
+        if (!*p)
+            return n;
+    }
+}
+
+static int is_gpu_index(const char *p, size_t len)
+{
+    if (len < 1 || len > 5 || strspn(p, "0123456789") < len)
+        return 0;
+    return atoi(p) <= 65535; /* atoi stops at the comma */
+}
+
+static int is_host_name(const char *p, size_t len)
+{
+    return len > 0 && strcspn(p, " \t\n") >= len;
+}
+
+/* --gpus N: a count; --gpus LIST: GPU indices, as the job template's {gpu_ids} gives them,
+ * their number the count. */
 static int parse_gpus(const char *s, int *out)
 {
     double v;
-    if (strchr(s, ',') || !*s) {
-        int n = *s ? 1 : 0;
-        for (const char *p = s; *p; p++)
-            n += *p == ',';
+    if (strchr(s, ',')) {
+        int n = check_list("--gpus", s, is_gpu_index, "GPU indices (whole numbers 0-65535)");
+        if (n < 0)
+            return -1;
         v = n;
     } else if (parse_double("--gpus", s, 1, 256, &v) < 0) {
         return -1;
@@ -167,6 +204,8 @@ static int parse_args(int argc, char **argv, Args *a)
             a->machine = optarg;
             break;
         case 'H':
+            if (check_list("--hosts", optarg, is_host_name, "host names") < 0)
+                return EXIT_USAGE;
             a->hosts = optarg;
             break;
         case 'r':

@@ -112,6 +112,13 @@ int command_run(App *a, const char *line)
             app_message(a, 1, ":budget: no tuning in this session (--job FILE tunes)");
             return -1;
         }
+        size_t done = tuner_n_trials(a->tuner);
+        if ((size_t)n < done) {
+            app_message(a, 1,
+                        ":budget %ld: the session already has %zu trials; expected %zu or more", n,
+                        done, done);
+            return -1;
+        }
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);

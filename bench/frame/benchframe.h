@@ -37,7 +37,8 @@ double benchframe_cluster(BenchScreen *bs, const ClusterSnapshot *s, int full, l
 double benchframe_now_ms(void);
 
 /* The one option both take, --out FILE: 0 with *out (NULL when not given), or -1 after a
- * line on stderr naming `who` for any other argument (it was once ignored). */
+ * line on stderr naming `who` for any other argument (it was once ignored), or for a FILE
+ * that cannot be written (said before the run, not after it). */
 int benchframe_args(int argc, char **argv, const char *who, const char **out);
 
 #endif

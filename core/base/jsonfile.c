@@ -3,9 +3,11 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int jsonfile_write(const char *path, const cJSON *root, Error *err)
 {
@@ -21,4 +23,21 @@ int jsonfile_write(const char *path, const cJSON *root, Error *err)
     }
     free(text);
     return ok ? 0 : error_set(err, "%s: cannot write: %s", path, strerror(saved));
+}
+
+int jsonfile_check_writable(const char *path, Error *err)
+{
+    /* O_NONBLOCK: a FIFO with no reader is refused rather than waited on. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+    int created = 0;
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        created = fd >= 0;
+    }
+    if (fd < 0)
+        return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    close(fd);
+    if (created)
+        unlink(path);
+    return 0;
 }

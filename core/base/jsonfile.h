@@ -10,4 +10,9 @@ typedef struct cJSON cJSON;
  * checked too; the error starts with the path. */
 int jsonfile_write(const char *path, const cJSON *root, Error *err);
 
+/* Whether `path` can be written, asked before a long run so that a bad --out is said at once,
+ * not after it: an existing file is opened for appending (left as it was), a new one is
+ * created and removed again. The error starts with the path, as jsonfile_write's does. */
+int jsonfile_check_writable(const char *path, Error *err);
+
 #endif

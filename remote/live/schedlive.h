@@ -109,8 +109,9 @@ int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **
 /* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);
-/* The per-job template: "trap : TERM; mkdir -p DIR/NAME && cd DIR/NAME && TUNEDECK_JOB=NAME &&
- * export TUNEDECK_JOB && TEMPLATE", DIR and NAME quoted. Caller frees. */
+/* The per-job template: "trap : TERM; (umask 077 && mkdir -p DIR/NAME) && chmod 700 DIR/NAME
+ * && cd DIR/NAME && TUNEDECK_JOB=NAME && export TUNEDECK_JOB && ... && TEMPLATE", DIR and
+ * NAME quoted, the hostfile written through mktemp and mv. Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
                              Error *err);
 /* A placement as text: "h1:0+1,h2:0" (ids: slots[h] indices per host, in order), or with ids

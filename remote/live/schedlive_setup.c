@@ -105,17 +105,24 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
     size_t len = 0;
     /* The shell survives the SIGTERM sent to the job's group (`trap : TERM`), waits for
      * the job to write its checkpoint and exits with the job's status. */
-    shquote_append_raw(&b, &len, "trap : TERM; mkdir -p ");
+    /* The folder holds the job's hostfile and checkpoints: private (0700) whatever the remote
+     * umask, one made before as well; the umask only in a subshell, not the job's own. */
+    shquote_append_raw(&b, &len, "trap : TERM; (umask 077 && mkdir -p ");
+    shquote_append(&b, &len, path);
+    shquote_append_raw(&b, &len, ") && chmod 700 ");
     shquote_append(&b, &len, path);
     shquote_append_raw(&b, &len, " && cd ");
     shquote_append(&b, &len, path);
     shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     shquote_append(&b, &len, name);
     /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
-     * one node cannot touch each other's; Horovod and MPI read the hostfile. */
+     * one node cannot touch each other's; Horovod and MPI read the hostfile. It is written
+     * to a new file mktemp makes and renamed into place, so a symlink planted at its name is
+     * replaced, never followed. */
     shquote_append_raw(&b, &len,
                        " && export TUNEDECK_JOB && CUDA_VISIBLE_DEVICES={gpu_ids} && "
-                       "export CUDA_VISIBLE_DEVICES && printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE
+                       "export CUDA_VISIBLE_DEVICES && hf=$(mktemp " JOBCTL_HOSTFILE ".XXXXXX) && "
+                       "printf '%s\\n' {hostfile_text} > \"$hf\" && mv -f \"$hf\" " JOBCTL_HOSTFILE
                        " && ");
     shquote_append_raw(&b, &len, t);
     return b;

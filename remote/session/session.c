@@ -41,8 +41,17 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
     spec->trial_timeout_s = rs->timeout_s;
     spec->no_prune = rs->no_prune;
     spec->stop_when_converged = rs->stop_when_converged;
-    if (!budget_set)
-        spec->budget = (int)rs->budget;
+    /* The budget counts every trial of the session, those already run included: one below
+     * them would leave the session past its end (4/2) before it starts. */
+    int done = (int)tune_journal_trials(s->journal);
+    if (budget_set && spec->budget < done)
+        return error_set(err,
+                         "--budget %d: the session already has %d trial%s (%s); expected "
+                         "--budget %d or more (the budget counts its trials so far too)",
+                         spec->budget, done, done == 1 ? "" : "s", tune_journal_path(s->journal),
+                         done);
+    if (!budget_set) /* the console's :budget is not journaled: it may have run past it */
+        spec->budget = (int)rs->budget > done ? (int)rs->budget : done;
     return 0;
 }
 

@@ -78,7 +78,8 @@ typedef struct {
  * id). NULL: out of memory. */
 Session *session_new(int with_journal, const char *journal_dir);
 /* Resume, before session_open: reads the journal of ID (or a path) and fills spec with the
- * session it recorded; budget_set: the caller's spec->budget stays. */
+ * session it recorded; budget_set: the caller's spec->budget stays (refused when below the
+ * trials the journal already has: the budget counts them too). */
 int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int budget_set,
                    Error *err);
 /* Builds the cluster, job, launcher, pool and tuner; err names the flag at fault. */

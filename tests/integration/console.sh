@@ -197,7 +197,13 @@ screen main
 id="$(sed -n 's/.*tunedeck: session \([^ ]*\) (journal.*/\1/p' "$tmp/screen.txt" | head -1)"
 [ -n "$id" ] || fail "the console did not name its session journal"
 ls "$tmp/state-main"/*/* "$tmp/state-main"/* 2>/dev/null | grep -q "$id" || fail "no journal file for $id"
-TUNEDECK_STATE_DIR="$tmp/state-main" "$bin" tune --resume "$id" --budget 1 --json \
+# (--budget: the trials it has, so that none is added; one below them is refused)
+ran="$(cat "$tmp/state-main"/*/"$id.jsonl" "$tmp/state-main/$id.jsonl" 2>/dev/null | grep -c '"event":"suggested"')"
+rc=0; TUNEDECK_STATE_DIR="$tmp/state-main" "$bin" tune --resume "$id" --budget $((ran - 1)) \
+    >/dev/null 2>"$tmp/resume.err" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--budget $((ran - 1)): the session already has $ran trials" "$tmp/resume.err" ||
+    fail "a budget below the $ran trials run: exit $rc, $(cat "$tmp/resume.err")"
+TUNEDECK_STATE_DIR="$tmp/state-main" "$bin" tune --resume "$id" --budget "$ran" --json \
     > "$tmp/resume.json" 2>"$tmp/resume.err" || true
 python3 - "$tmp/resume.json" <<'PY' || fail "resume: $(cat "$tmp/resume.err")"
 import json, sys

@@ -77,10 +77,24 @@ grep -q 'skipped' "$work/probe.row" && fail "sessions calls a pruned trial a ski
 printf '{"event":"session","id":"zz-huge","budget":1e999}\n' >"$TUNEDECK_STATE_DIR/sessions/zz-huge.jsonl"
 chmod 600 "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
 "$bin" sessions >"$work/list"
-grep -q '^zz-empty .*not resumable: expected a "session" line first' "$work/list" ||
+grep -q '^zz-empty .*not resumable: journal .*/zz-empty.jsonl: expected a "session" line first' "$work/list" ||
     fail "an empty journal is not said to be unresumable: $(grep zz-empty "$work/list")"
 grep -q '^zz-huge .* 0/0 ' "$work/list" || fail "budget 1e999 listed as: $(grep zz-huge "$work/list")"
 rm -f "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+# A session line without a field resume needs (it was listed as resumable, then refused): the
+# list says not resumable with resume's own reason, file and field, and --resume says the same.
+lacking="$TUNEDECK_STATE_DIR/sessions/zz-lacking.jsonl"
+sed '1s/"optimizer":"[^"]*",//' "$TUNEDECK_STATE_DIR/sessions/$(session_of "$work/probe.json").jsonl" >"$lacking"
+chmod 600 "$lacking"
+why="$lacking:1: session: field 'optimizer' is missing"
+"$bin" sessions | grep '^zz-lacking ' >"$work/row"
+grep -qF "not resumable: $why" "$work/row" || fail "a journal without its optimizer listed as: $(cat "$work/row")"
+"$bin" sessions --json | grep -qF "\"state\":	\"not resumable: $why\"" ||
+    fail "sessions --json: $("$bin" sessions --json | grep zz-lacking -A12)"
+rc=0; "$bin" tune --resume zz-lacking --budget 9 >/dev/null 2>"$work/err" || rc=$?
+[ "$rc" = 3 ] && grep -qF -- "--resume: $why" "$work/err" ||
+    fail "--resume on a journal without its optimizer: exit $rc: $(cat "$work/err")"
+rm -f "$lacking"
 
 # 2. Modes: 0700 folder, 0600 files.
 [ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
@@ -195,5 +209,15 @@ for edit in 's/"optimizer":"bespoke"/"optimizer":"nope"/:optimizer' \
     grep -q "$bad.*field '$field'" "$work/err" ||
         fail "a bad '$field' not named by journal and field: $(cat "$work/err")"
     cmp -s "$bad" "$work/bad.before" || fail "a refused resume changed the journal"
+done
+# A budget below the trials already run (4/2 once) is a usage error naming both numbers;
+# the journal is left as it was, and the console refuses it the same way.
+cp "$work/good.jsonl" "$bad"
+for cmd in "tune --resume" "--resume"; do
+    rc=0; "$bin" $cmd "$bad" --budget 1 2>"$work/err" >/dev/null || rc=$?
+    [ "$rc" = 2 ] || fail "$cmd --budget 1 on 2 trials: exit $rc, expected 2: $(cat "$work/err")"
+    grep -q -- "--budget 1: the session already has 2 trials" "$work/err" ||
+        fail "$cmd: a budget below the trials run is not named: $(cat "$work/err")"
+    cmp -s "$bad" "$work/good.jsonl" || fail "$cmd: a refused budget changed the journal"
 done
 echo "journal: ok"

@@ -128,6 +128,14 @@ if "$bench" --cells Q:googlenet >"$tmp/bad.txt" 2>&1; then fail "bad --cells acc
 grep -q -- "--cells" "$tmp/bad.txt" || fail "bad --cells message does not name the flag"
 if "$bench" --optimizers nosuch >"$tmp/bad.txt" 2>&1; then fail "bad --optimizers accepted"; fi
 grep -q "unknown optimizer 'nosuch'" "$tmp/bad.txt" || fail "bad --optimizers message unclear"
+# An --out that cannot be written is said before the run (it once came after the whole run):
+# at once, exit 2, no table; an existing file it would overwrite is not touched by the check.
+for out in "$tmp/no-such-dir/r.json" "$tmp"; do
+    rc=0; "$bench" --out "$out" >"$tmp/bad.txt" 2>"$tmp/bad.err" || rc=$?
+    [ "$rc" = 2 ] || fail "unwritable --out $out: exit $rc, expected 2"
+    grep -q -- "--out $out: cannot write: " "$tmp/bad.err" || fail "--out $out: $(cat "$tmp/bad.err")"
+    [ -s "$tmp/bad.txt" ] && fail "--out $out: the benchmark ran before it was refused"
+done
 
 # The allreduce benchmark (issue 13) in a tiny mode: every contender ran on a mixed-GPU
 # cell (Optuna when it is installed), and a PS setting is refused with the flag named.
@@ -154,4 +162,7 @@ EOF
 if "$ar" --cells B:googlenet >"$tmp/bad.txt" 2>&1; then fail "a PS cell accepted"; fi
 grep -q -- "--cells 'B:googlenet': not an allreduce setting" "$tmp/bad.txt" ||
     fail "PS cell message unclear: $(cat "$tmp/bad.txt")"
+rc=0; "$ar" --out "$tmp/no-such-dir/r.json" >"$tmp/bad.txt" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--out $tmp/no-such-dir/r.json: cannot write" "$tmp/bad.txt" ||
+    fail "allreduce: unwritable --out: exit $rc: $(cat "$tmp/bad.txt")"
 exit 0

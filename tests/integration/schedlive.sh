@@ -24,6 +24,11 @@ harness_inventory "$T/inv2.json" 1 2
 for inv in "$T/inv.json" "$T/inv2.json"; do live_inventory "$inv" "$build/tunedeck-worker" "$mark"; done
 
 echo "live scheduling"
+# j1's folder was left open by an earlier run with a symlink planted at its hostfile's name:
+# the driver tightens the folder to 0700 and replaces the link; the file it points at stays.
+mkdir -p "$T/jobs/j1" && chmod 755 "$T/jobs" "$T/jobs/j1"
+echo untouched > "$T/victim"
+ln -s "$T/victim" "$T/jobs/j1/tunedeck-hostfile"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 14 --status-every 2 \
     --job-dir "$T/jobs" --events "$T/events.jsonl" > "$T/out" 2> "$T/err" &
@@ -92,6 +97,14 @@ then pass "jobs start, j0 resizes through its checkpoint, a killed job restarts,
 else fail "live run (see output)"; fi
 if [ "$running" -ge 3 ] && [ "$left" -eq 0 ]; then pass "no job process left ($running were running, $left left)"
 else fail "processes: $running running, $left left"; fi
+modes="$(stat -c %a "$T/jobs/j0" "$T/jobs/j1" "$T/jobs/j2" | tr '\n' ' ')"
+if [ "$modes" = "700 700 700 " ]; then pass "every job folder is private (0700), the one made before too"
+else fail "job folder modes: $modes (expected 700 each)"; fi
+if [ "$(cat "$T/victim")" = untouched ] && [ ! -L "$T/jobs/j1/tunedeck-hostfile" ] &&
+    grep -q ':[0-9][0-9]*$' "$T/jobs/j1/tunedeck-hostfile" &&
+    [ -z "$(ls "$T"/jobs/j*/tunedeck-hostfile.* 2>/dev/null)" ]; then
+    pass "the hostfile replaced the planted symlink, not written through it; no temporary left"
+else fail "hostfile: victim '$(cat "$T/victim")', $(ls -l "$T/jobs/j1/" | tr '\n' ' ')"; fi
 
 echo "moves between hosts"
 # doubling-explore on 2 nodes: j0 moves from h1 (1 GPU) to h2 (2 GPUs) at 180 s, and at 360 s

@@ -180,5 +180,15 @@ if "$W" --job --gpus 1 --resume "$CK" --steps 1 > "$TMP/bad.out" 2>&1; then
     fail "corrupt checkpoint accepted"
 fi
 grep -q "checksum" "$TMP/bad.out" || fail "corrupt checkpoint: no reason given"
+# A list flag names the element it refuses (--gpus 1,x once ran 2 workers).
+for bad in "--gpus 1,x:element 2 of '1,x' is 'x'" "--gpus 0,,1:element 2 of '0,,1' is ''" \
+    "--gpus 0,-1:element 2 of '0,-1' is '-1'" "--hosts a,,b:--hosts: element 2 of 'a,,b' is ''"; do
+    flag="${bad%%:*}"
+    rc=0; "$W" --job --gpus 2 $flag --steps 1 --resume '' --checkpoint "$TMP/never.ckpt" \
+        > "$TMP/bad.out" 2>&1 || rc=$?
+    [ "$rc" = 2 ] || fail "$flag: exit $rc, expected 2: $(cat "$TMP/bad.out")"
+    grep -q -- "${bad#*:}" "$TMP/bad.out" || fail "$flag: the bad element is not named: $(cat "$TMP/bad.out")"
+    [ -e "$TMP/never.ckpt" ] && fail "$flag: the job ran"
+done
 no_leftovers "bad input"
 echo "worker.sh: ok"

@@ -78,10 +78,15 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     Error e;
     char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", &e);
     cr_assert_not_null(t, "%s", e.msg);
-    cr_assert_str_eq(t, "trap : TERM; mkdir -p '/d ir/j-0' && cd '/d ir/j-0' && "
+    /* the folder private whatever the remote umask, and the hostfile renamed into place so
+     * that a symlink planted there is never written through (regression) */
+    cr_assert_str_eq(t, "trap : TERM; (umask 077 && mkdir -p '/d ir/j-0') && "
+                        "chmod 700 '/d ir/j-0' && cd '/d ir/j-0' && "
                         "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB && "
                         "CUDA_VISIBLE_DEVICES={gpu_ids} && export CUDA_VISIBLE_DEVICES && "
-                        "printf '%s\\n' {hostfile_text} > tunedeck-hostfile && w --gpus {gpus}");
+                        "hf=$(mktemp tunedeck-hostfile.XXXXXX) && "
+                        "printf '%s\\n' {hostfile_text} > \"$hf\" && "
+                        "mv -f \"$hf\" tunedeck-hostfile && w --gpus {gpus}");
     /* the placeholders still fill (and nothing else looks like one): the job sees only
      * its own GPUs, and its hostfile names every host with its slots */
     static const int ids[] = {2, 3};
@@ -91,13 +96,16 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     cr_assert_not_null(cmd, "%s", e.msg);
     cr_assert(strstr(cmd, "w --gpus '2'") != NULL, "%s", cmd);
     cr_assert(strstr(cmd, "CUDA_VISIBLE_DEVICES='2,3' && export") != NULL, "%s", cmd);
-    cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > tunedeck-hostfile") != NULL, "%s", cmd);
+    cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > \"$hf\" && mv -f \"$hf\" tunedeck-hostfile") !=
+                  NULL,
+              "%s", cmd);
     free(cmd);
     free(t);
     /* regression: a job folder starting with '-' reached mkdir and cd as their options */
     char *dash = schedlive_job_template("w", "-m777", "j", &e);
     cr_assert_not_null(dash, "%s", e.msg);
-    cr_assert(strstr(dash, "mkdir -p './-m777/j' && cd './-m777/j' && "), "%s", dash);
+    cr_assert(strstr(dash, "mkdir -p './-m777/j') && chmod 700 './-m777/j' && cd './-m777/j' && "),
+              "%s", dash);
     free(dash);
     cr_assert_null(schedlive_job_template("w", "d", "../x", &e));
     cr_assert(strstr(e.msg, "'../x'") != NULL, "%s", e.msg);

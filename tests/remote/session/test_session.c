@@ -205,3 +205,35 @@ Test(session, resume_without_a_journal_is_refused)
     cr_assert_not_null(strstr(err.msg, "journal"), "%s", err.msg);
     session_free(s);
 }
+
+/* Regression: `tune --resume ID --budget 2` on a 4-trial session showed 4/2 trials. */
+Test(session, a_resumed_budget_below_the_trials_already_run_is_refused_naming_both)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = session_new(1, dir);
+    SessionSpec spec = sim_spec(4);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    session_journal_end(first);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 2};
+    cr_assert_eq(session_resume(again, path, &rs, 1, &err), -1, "a budget of 2 under 4 trials");
+    cr_assert_not_null(strstr(err.msg, "--budget 2"), "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "already has 4 trials"), "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, path), "%s", err.msg);
+    session_free(again);
+
+    Session *same = session_new(1, dir);
+    SessionSpec eq = {.budget = 4};
+    cr_assert_eq(session_resume(same, path, &eq, 1, &err), 0, "the trials so far: %s", err.msg);
+    session_free(same);
+    unlink(path);
+    rmdir(dir);
+}
