@@ -522,12 +522,16 @@ static int report(LiveRun *r)
         SchedLiveJob j;
         schedlive_job(r->l, i, &j);
         failed |= j.failed;
-        char ep[32], lo[32], eps[32];
-        printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10ld %8s %10s %10s  %s\n", j.name, j.model,
+        /* a job that never reported progress has no figures at all */
+        int none = j.step < 0;
+        char st[32], ep[32], lo[32], eps[32];
+        printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10s %8s %10s %10s  %s\n", j.name, j.model,
                100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no",
-               j.step, figure(ep, sizeof ep, "%.2f", j.epoch),
-               figure(lo, sizeof lo, "%.4f", j.loss),
-               figure(eps, sizeof eps, "%.0f", j.examples_per_s), j.status[0] ? j.status : "-");
+               figure(st, sizeof st, "%.0f", (double)j.step),
+               none ? "-" : figure(ep, sizeof ep, "%.2f", j.epoch),
+               none ? "-" : figure(lo, sizeof lo, "%.4f", j.loss),
+               none ? "-" : figure(eps, sizeof eps, "%.0f", j.examples_per_s),
+               j.status[0] ? j.status : "-");
     }
     status_lines(r->l, &r->ctx, 0);
     if (r->slurm)

@@ -202,8 +202,18 @@ static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
     }
 }
 
+/* Where a death happened: the job's last reported step, or before it reported any. */
+static const char *at_step(char *buf, size_t size, long step)
+{
+    if (step < 0)
+        return "before its first progress line";
+    snprintf(buf, size, "at step %ld", step);
+    return buf;
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
+    char at[40];
     if (j->run) {
         l->ops->step(j->run);
         note_backend(l, j);
@@ -292,13 +302,14 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             }
             j->deaths++;
             if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
-                schedlive_log(l, "%s: died unexpectedly at step %ld (%s): restarting %s", j->name,
-                              j->step, j->status,
+                schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s", j->name,
+                              at_step(at, sizeof at, j->step), j->status,
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
                 j->need_start = 1;
             } else {
                 schedlive_log(
-                    l, "%s: died unexpectedly at step %ld (%s)%s", j->name, j->step, j->status,
+                    l, "%s: died unexpectedly %s (%s)%s", j->name, at_step(at, sizeof at, j->step),
+                    j->status,
                     j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped" : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
                     j->failed = 1;

@@ -67,7 +67,7 @@ m = need(r"j0: run 2 on h\d \(4 GPUs\) resumed at step (\d+) \(checkpoint at ste
          "j0 resumed")
 assert int(m.group(1)) == saved + 1 == int(m.group(2)) + 1, (m.group(0), saved)
 # the killed job was reported and restarted from the resize's checkpoint
-need(r"j0: died unexpectedly at step \d+ \((killed by SIGKILL|exited \d+)[^)]*\): restarting "
+need(r"j0: died unexpectedly at step \d+ \((killed by SIGKILL|exited \d+).*\): restarting "
      r"from its checkpoint", "j0 death reported")
 m = need(r"j0: run 3 on h\d \(4 GPUs\) resumed at step (\d+)", "j0 restarted after its death")
 assert int(m.group(1)) == saved + 1, (m.group(0), saved)
@@ -178,6 +178,32 @@ PY
 then pass "a job without epochs: said once, its absent figures read '-'"
 else fail "progress without epoch (exit $rc, $left left)"; fi
 
+echo "a job that fails says why"
+# A training script that raises: the death and the failure name its last stderr line, not
+# only "exited 1".
+python3 - "$T/inv2.json" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = ("echo loading; echo 'Traceback ...' >&2; "
+                      "echo ValueError: cannot resume at world {gpus} >&2; exit 1 # ckpt-%s"
+                      % sys.argv[2])
+json.dump(inv, open(sys.argv[1].replace(".json", "-fails.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-fails.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 3 --status-every 0 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5" > "$T/out5" 2> "$T/err5"
+rc=$?
+if [ "$rc" -eq 1 ] && python3 - "$T/out5" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+why = "exited 1: ValueError: cannot resume at world 4"
+assert re.search(r"b0: died unexpectedly before its first progress line \(%s\): restarting"
+                 % why, out), "first death"
+assert re.search(r"^b0 .*yes +- +- +- +-  %s$" % why, out, re.M), "the table's row"
+PY
+then pass "a failing job's death names its last stderr line"
+else fail "failing job (exit $rc)"; fi
+
 echo "bad input"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
 if [ $? -eq 3 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is named"; else fail "missing workload: $(cat "$T/b1")"; fi
@@ -188,7 +214,7 @@ if [ $? -eq 3 ] && grep -q "job_command" "$T/b2"; then pass "an inventory withou
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"
