@@ -96,7 +96,10 @@ def _env_int(env, name):
 
 
 class Trial:
-    """One process's view of a tunedeck trial (or a live job's schedule)."""
+    """One process's view of a tunedeck trial (or a live job's schedule).
+
+    Its share of each global batch is `local_batch` inputs starting at `batch_offset`: the
+    ranks' shares, in rank order, tile the global batch without overlap."""
 
     def __init__(self, schedule, env=None, out=None):
         env = os.environ if env is None else env
@@ -127,9 +130,15 @@ class Trial:
             # One process for a machine (per-host) or for the whole trial (local, single).
             self.rank, self.world_size = 0, 1
             self.local_rank, self.local_world_size = 0, 1
+            self.batch_offset = 0
             if self.machine:
                 m = by_name[self.machine]
                 self.local_batch = sum(int(d.get("inputs", 0)) for d in m.get("devices", []))
+                # ranks come machine by machine: this machine's inputs follow the earlier ones'
+                for r in self.ranks:
+                    if r["machine"] == self.machine:
+                        break
+                    self.batch_offset += r["local_batch"]
             else:
                 self.local_batch = self.global_batch
         if self.machine:
@@ -159,6 +168,7 @@ class Trial:
             self.local_rank = me["local_rank"]
         self.local_world_size = me["local_world"]
         self.local_batch = me["local_batch"]
+        self.batch_offset = sum(r["local_batch"] for r in self.ranks[:rank])
 
     @classmethod
     def load(cls, source=None, env=None, out=None):
