@@ -1,12 +1,17 @@
 """Unit tests of tools/python/tunedeck_trial.py (stdlib only, no torch): who a process is,
-its share of an uneven global batch, and the protocol lines it writes.
+its share of an uneven global batch, the protocol lines it writes, and a live job's pieces
+(the hostfile, starting this host's ranks, SIGTERM to the group or to the starter alone).
 
     python3 tests/tools/python/test_tunedeck_trial.py     (tests/integration/pytorch.sh runs it)
 """
 import io
 import json
 import os
+import signal
+import subprocess
 import sys
+import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
@@ -82,6 +87,95 @@ class Lines(unittest.TestCase):
         self.assertEqual(e.exception.code, 1)
         self.assertEqual(lines(out), [{"event": "error",
                                        "message": "rank 2 on h2: ValueError: my script broke"}])
+
+
+HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools",
+                      "python")
+
+# A live job in miniature: without RANK it starts 2 ranks with run_ranks; a rank writes who it
+# is, then waits for SIGTERM (LiveStop) and writes "stopped", or fails when told to.
+LIVE_JOB = r"""
+import os, sys, time
+sys.path.insert(0, %r)
+import tunedeck_trial
+stop = tunedeck_trial.LiveStop()
+out = sys.argv[1]
+if "RANK" not in os.environ:
+    sys.exit(tunedeck_trial.run_ranks([sys.executable] + sys.argv, 2, 4, 6, "10.0.0.1", 29555))
+r = os.environ["RANK"]
+with open(os.path.join(out, r), "w") as f:
+    f.write("%%s %%s %%s %%s:%%s\n" %% (r, os.environ["WORLD_SIZE"], os.environ["LOCAL_RANK"],
+                                  os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"]))
+    f.flush()
+    if len(sys.argv) > 2 and sys.argv[2] == r:
+        sys.exit(3)
+    while not stop.asked():
+        time.sleep(0.02)
+    f.write("stopped\n")
+""" % HELPER
+
+
+class Live(unittest.TestCase):
+    def test_host_ranks_from_the_hostfile(self):
+        with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
+            f.write("10.0.0.1:2\n10.0.0.2:3\n10.0.0.3:1\n")
+            f.flush()
+            self.assertEqual(tunedeck_trial.host_ranks(1, f.name), (6, 2, 3))
+            with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "node rank 3.* 3 hosts"):
+                tunedeck_trial.host_ranks(3, f.name)
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "address:slots"):
+            tunedeck_trial.host_ranks(0, "/nonexistent/tunedeck-hostfile")
+
+    def start(self, d, *extra):
+        # a file, not -c: run_ranks starts the ranks with the starter's own sys.argv
+        job = os.path.join(d, "job.py")
+        with open(job, "w") as f:
+            f.write(LIVE_JOB)
+        p = subprocess.Popen([sys.executable, job, d] + list(extra), start_new_session=True)
+        self.addCleanup(self.reap, p)
+        return p
+
+    @staticmethod
+    def reap(p):
+        """A failed check leaves no rank behind: the starter's whole session goes."""
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+    def wait_for_ranks(self, d):
+        for _ in range(500):
+            if all(os.path.exists(os.path.join(d, r)) for r in ("4", "5")):
+                return
+            time.sleep(0.02)
+        self.fail("the ranks did not start")
+
+    def read(self, d):
+        return {r: open(os.path.join(d, r)).read() for r in ("4", "5")}
+
+    def test_sigterm_to_the_group_stops_every_rank_cleanly(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d)
+            self.wait_for_ranks(d)
+            os.killpg(p.pid, signal.SIGTERM)
+            self.assertEqual(p.wait(20), 0)
+            self.assertEqual(self.read(d), {"4": "4 6 0 10.0.0.1:29555\nstopped\n",
+                                            "5": "5 6 1 10.0.0.1:29555\nstopped\n"})
+
+    def test_sigterm_to_the_starter_alone_is_passed_on(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d)
+            self.wait_for_ranks(d)
+            p.send_signal(signal.SIGTERM)
+            self.assertEqual(p.wait(20), 0)
+            self.assertTrue(all(t.endswith("stopped\n") for t in self.read(d).values()))
+
+    def test_a_failing_rank_stops_the_other_and_gives_its_status(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d, "5")
+            self.assertEqual(p.wait(20), 3)  # (a hang here is a rank not stopped)
+            self.assertNotIn("stopped", self.read(d)["4"])  # killed, not stopped
 
 
 if __name__ == "__main__":
