@@ -97,9 +97,13 @@ static void write_progress(FILE *out, double wall_s, double time_s, const SchedL
     cJSON_AddBoolToObject(o, "running", j->running);
     cJSON_AddNumberToObject(o, "gpus", j->gpus);
     cJSON_AddNumberToObject(o, "step", (double)j->step);
-    cJSON_AddNumberToObject(o, "epoch", j->epoch);
-    cJSON_AddNumberToObject(o, "loss", j->loss);
-    cJSON_AddNumberToObject(o, "examples_per_s", j->examples_per_s);
+    /* what the job's progress lines did not say (the protocol's -1) is left out */
+    if (j->epoch >= 0)
+        cJSON_AddNumberToObject(o, "epoch", j->epoch);
+    if (j->loss >= 0)
+        cJSON_AddNumberToObject(o, "loss", j->loss);
+    if (j->examples_per_s >= 0)
+        cJSON_AddNumberToObject(o, "examples_per_s", j->examples_per_s);
     cJSON_AddNumberToObject(o, "model_progress", j->model_progress);
     char *text = cJSON_PrintUnformatted(o);
     if (text)
@@ -108,17 +112,29 @@ static void write_progress(FILE *out, double wall_s, double time_s, const SchedL
     cJSON_Delete(o);
 }
 
+/* A figure of the job's progress lines, or "-" where they did not give it (the protocol's
+ * -1 for an absent field). */
+static const char *figure(char *buf, size_t size, const char *fmt, double v)
+{
+    if (v < 0)
+        return "-";
+    snprintf(buf, size, fmt, v);
+    return buf;
+}
+
 static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
 {
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
         schedlive_job(l, i, &j);
+        char ep[32], lo[32], eps[32];
         if (to_stdout && (j.running || j.step >= 0))
-            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %.2f "
-                   "loss %.4f %.0f ex/s\n",
+            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %s "
+                   "loss %s %s ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
-                   j.running ? "running" : "stopped", j.gpus, j.step, j.epoch, j.loss,
-                   j.examples_per_s);
+                   j.running ? "running" : "stopped", j.gpus, j.step,
+                   figure(ep, sizeof ep, "%.2f", j.epoch), figure(lo, sizeof lo, "%.4f", j.loss),
+                   figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (c->events && j.step >= 0)
             write_progress(c->events, clock_now_s() - c->t0, schedlive_sim_time(l), &j);
     }
@@ -506,9 +522,15 @@ static int report(LiveRun *r)
         SchedLiveJob j;
         schedlive_job(r->l, i, &j);
         failed |= j.failed;
-        printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10ld %8.2f %10.4f %10.0f  %s\n", j.name,
-               j.model, 100 * j.model_progress, j.runs, j.resizes, j.deaths,
-               j.failed ? "yes" : "no", j.step, j.epoch, j.loss, j.examples_per_s,
+        /* a job that never reported progress has no figures at all */
+        int none = j.step < 0;
+        char st[32], ep[32], lo[32], eps[32];
+        printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10s %8s %10s %10s  %s\n", j.name, j.model,
+               100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no",
+               figure(st, sizeof st, "%.0f", (double)j.step),
+               none ? "-" : figure(ep, sizeof ep, "%.2f", j.epoch),
+               none ? "-" : figure(lo, sizeof lo, "%.4f", j.loss),
+               none ? "-" : figure(eps, sizeof eps, "%.0f", j.examples_per_s),
                j.status[0] ? j.status : "-");
     }
     status_lines(r->l, &r->ctx, 0);

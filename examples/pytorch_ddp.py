@@ -40,31 +40,25 @@ Threads per rank: OMP_NUM_THREADS, else the host's CPUs over its ranks.
 import argparse
 import datetime
 import os
-import signal
 import socket
-import subprocess
 import sys
 import time
-
-# A live job may be asked to stop (SIGTERM) at any moment, also while it still imports torch
-# or meets its peers. A rank keeps SIGTERM blocked -- from birth when this script started
-# it -- and looks for it between steps (signal.sigpending): a signal never interrupts the
-# rendezvous or a collective, and none is lost. The process that starts the ranks records
-# the request with a handler and passes it on.
-STOP_ASKED = [False]
-if "--live" in sys.argv:
-    if "RANK" in os.environ:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    else:
-        signal.signal(signal.SIGTERM, lambda signo, frame: STOP_ASKED.__setitem__(0, True))
-
-
-def term_pending():
-    return STOP_ASKED[0] or signal.SIGTERM in signal.sigpending()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "python"))
 import tunedeck_trial  # noqa: E402
+
+# A live job may be asked to stop (SIGTERM) at any moment, also while it still imports torch
+# or meets its peers. Every process of it -- the one that starts the ranks and each rank --
+# keeps SIGTERM blocked from its start (tunedeck_trial.LiveStop, before torch makes any
+# thread) and looks for it between steps: a signal never interrupts the rendezvous or a
+# collective, and none is lost. run_ranks passes on one that came before the ranks existed.
+STOP = tunedeck_trial.LiveStop() if "--live" in sys.argv else None
+
+
+def term_pending():
+    return STOP is not None and STOP.asked()
+
 
 # The process that only starts a live job's ranks never trains: it skips importing torch,
 # which takes seconds, so its ranks start sooner.
@@ -271,13 +265,11 @@ def placement(args):
     --node-rank of the hostfile the live scheduler writes (address:slots per host)."""
     if not args.master_addr:
         return args.world, 0, args.world, "127.0.0.1", free_port()
-    with open(args.hostfile) as f:
-        slots = [int(line.rsplit(":", 1)[1]) for line in f if line.strip()]
-    if not 0 <= args.node_rank < len(slots):
-        raise SystemExit("--node-rank %d: the hostfile %s has %d hosts"
-                         % (args.node_rank, args.hostfile, len(slots)))
-    return (sum(slots), sum(slots[:args.node_rank]), slots[args.node_rank], args.master_addr,
-            args.master_port)
+    try:
+        world, first, here = tunedeck_trial.host_ranks(args.node_rank, args.hostfile)
+    except tunedeck_trial.ScheduleError as e:
+        raise SystemExit(str(e))
+    return world, first, here, args.master_addr, args.master_port
 
 
 def live_main(args):
@@ -285,36 +277,8 @@ def live_main(args):
     and they stop together at one step."""
     if "RANK" in os.environ:
         return live_rank(args)
-    # SIGTERM (to the whole group) only sets STOP_ASKED here: the ranks decide, we wait.
     world, first, here, addr, port = placement(args)
-    env = dict(os.environ, MASTER_ADDR=addr, MASTER_PORT=str(port), WORLD_SIZE=str(world),
-               LOCAL_WORLD_SIZE=str(here))
-    # A stop that came before the ranks existed reached only us: pass it on (it waits,
-    # blocked, until the rank looks). Later ones reach the ranks too (one process group).
-    kids = []
-    for i in range(here):
-        kids.append(subprocess.Popen(
-            [sys.executable] + sys.argv, env=dict(env, RANK=str(first + i), LOCAL_RANK=str(i)),
-            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})))
-    status, forwarded = 0, False
-    while any(k.poll() is None for k in kids):
-        if STOP_ASKED[0] and not forwarded:
-            forwarded = True
-            for k in kids:
-                if k.poll() is None:
-                    k.send_signal(signal.SIGTERM)
-        for k in kids:
-            rc = k.poll()
-            if rc is not None and rc != 0 and status == 0:
-                status = rc if rc > 0 else 128 - rc
-                for other in kids:
-                    if other.poll() is None:
-                        other.kill()
-        time.sleep(0.1)
-    for k in kids:
-        if k.returncode != 0 and status == 0:
-            status = k.returncode if k.returncode > 0 else 128 - k.returncode
-    return status
+    return tunedeck_trial.run_ranks([sys.executable] + sys.argv, here, first, world, addr, port)
 
 
 def main():

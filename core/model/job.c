@@ -72,6 +72,12 @@ static int job_parse(const cJSON *root, const char *source, JobSpec *out, Error 
         jfield_int(root, source, "iterations", 0, 1, 1000000, &out->iterations, err) < 0 ||
         jfield_int(root, source, "warmup", 0, 0, 1000000, &out->warmup, err) < 0)
         return -1;
+    if (out->warmup >= out->iterations && !cJSON_HasObjectItem(root, "warmup"))
+        /* the file never said 10: name the default, or the message points at nothing */
+        return error_set(err,
+                         "%s: field 'warmup': absent, and its default (%d) is not fewer than "
+                         "the %d iterations; give \"warmup\" below %d",
+                         source, out->warmup, out->iterations, out->iterations);
     if (out->warmup >= out->iterations)
         return error_set(err,
                          "%s: field 'warmup': expected fewer warm-up iterations than the %d "

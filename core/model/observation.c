@@ -159,8 +159,11 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
     switch (ev->kind) {
     case EVENT_DONE:
         if (ev->time_s >= 0) {
+            /* Every rank of a trial may end with its own `done` (the helper module's
+             * trial.done() on each): the trial takes as long as its slowest rank, as an
+             * iteration does, not as the one whose line came last. */
+            a->done_time_s = a->has_done ? max2(a->done_time_s, ev->time_s) : ev->time_s;
             a->has_done = 1;
-            a->done_time_s = ev->time_s;
         }
         return 0;
     case EVENT_ERROR:

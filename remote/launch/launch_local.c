@@ -268,10 +268,15 @@ static void command_outcome(const LocalRun *r, Observation *o)
         snprintf(o->reason, sizeof o->reason, "the command exited with status %d%s%s",
                  WEXITSTATUS(r->status), r->last_stderr[0] ? ": " : "", r->last_stderr);
     } else if (WEXITSTATUS(r->status) != 0) {
+        /* A trial that said why in an error event needs no last stderr line: with
+         * per-device ranks that line is another rank's, one that lost its peer
+         * ("Connection closed by peer"), and it would read as the cause. */
+        int said = strncmp(o->reason, "error event: ", 13) == 0;
+        const char *tail = said ? "" : r->last_stderr;
         char prior[256];
         snprintf(prior, sizeof prior, "%s", o->reason);
         snprintf(o->reason, sizeof o->reason, "the command exited with status %d (%s)%s%s",
-                 WEXITSTATUS(r->status), prior, r->last_stderr[0] ? ": " : "", r->last_stderr);
+                 WEXITSTATUS(r->status), prior, tail[0] ? ": " : "", tail);
     } else {
         launcher_note_bad_line(o, r->protocol_error);
     }

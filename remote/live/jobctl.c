@@ -21,6 +21,8 @@ struct JobRun {
     int restarts, restart_pending;
     char *next_command;
     JobProgress progress;
+    char said[200]; /* the current run's last error event, else its last stderr line */
+    int said_error; /* `said` is an error event's: a later stderr line does not replace it */
     char status[300];
 };
 
@@ -143,6 +145,8 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
             long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
             if (pgid > 1)
                 j->pgid = pgid;
+        } else if (!j->said_error && line[0]) {
+            snprintf(j->said, sizeof j->said, "%s", line);
         }
         return;
     }
@@ -150,6 +154,10 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     Error e;
     if (cut || protocol_parse_line(line, &ev, &e) < 0)
         return;
+    if (ev.kind == EVENT_ERROR && ev.text) {
+        snprintf(j->said, sizeof j->said, "%s", ev.text);
+        j->said_error = 1;
+    }
     if (ev.kind == EVENT_PROGRESS) {
         j->progress.step = ev.step;
         j->progress.epoch = ev.epoch;
@@ -173,6 +181,8 @@ static int launch(JobRun *j, const char *command, Error *err)
     rexec_free(j->x);
     j->pgid = 0;
     memset(&j->progress, 0, sizeof j->progress); /* progress is the current run's */
+    j->said[0] = 0;
+    j->said_error = 0;
     j->x = hostpool_exec(j->pool, j->host, b, NULL, 0, &o, err);
     free(b);
     return j->x ? 0 : -1;
@@ -234,7 +244,12 @@ void jobctl_step(JobRun *j)
 {
     if (j->x && rexec_done(j->x) && !j->status[0]) {
         ExecOutcome o = rexec_outcome(j->x);
-        if (o == EXEC_EXITED)
+        /* A failed run says why in its own words: a training script's exception is its
+         * last stderr line (or the error event it printed), not only a status. */
+        if (o == EXEC_EXITED && rexec_exit_status(j->x) != 0 && j->said[0])
+            snprintf(j->status, sizeof j->status, "exited %d: %s", rexec_exit_status(j->x),
+                     j->said);
+        else if (o == EXEC_EXITED)
             snprintf(j->status, sizeof j->status, "exited %d", rexec_exit_status(j->x));
         else
             snprintf(j->status, sizeof j->status, "%s", rexec_error(j->x));

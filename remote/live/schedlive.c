@@ -202,8 +202,18 @@ static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
     }
 }
 
+/* Where a death happened: the job's last reported step, or before it reported any. */
+static const char *at_step(char *buf, size_t size, long step)
+{
+    if (step < 0)
+        return "before its first progress line";
+    snprintf(buf, size, "at step %ld", step);
+    return buf;
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
+    char at[40];
     if (j->run) {
         l->ops->step(j->run);
         note_backend(l, j);
@@ -230,11 +240,22 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->eps = p->examples_per_s;
             j->epoch = p->epoch;
             Error err;
-            if (l->o.loss_progress && !l->stopping_all)
+            if (l->o.loss_progress && !l->stopping_all) {
                 report_loss(l, j, p->step, p->loss);
-            else if (l->o.real_progress && !l->stopping_all &&
-                     sched_report_progress(l->s, (size_t)(j - l->jobs), p->epoch, 0, &err) < 0)
-                schedlive_log(l, "%s: %s", j->name, err.msg);
+            } else if (l->o.real_progress && !l->stopping_all) {
+                /* A line without "epoch" (the protocol's -1) says nothing about progress: once,
+                 * not a refused report per line. */
+                if (p->epoch < 0 && !j->no_epoch_said) {
+                    j->no_epoch_said = 1;
+                    schedlive_log(l,
+                                  "%s: its progress lines have no \"epoch\": --real-progress "
+                                  "keeps the model's simulated progress for it",
+                                  j->name);
+                } else if (p->epoch >= 0 && sched_report_progress(l->s, (size_t)(j - l->jobs),
+                                                                  p->epoch, 0, &err) < 0) {
+                    schedlive_log(l, "%s: %s", j->name, err.msg);
+                }
+            }
         }
     }
     if (j->run && l->ops->running(j->run)) {
@@ -263,8 +284,13 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
             j->saved_step = j->step;
-            schedlive_log(l, "%s: stopped at step %ld (epoch %.2f), checkpoint written (loss %.4f)",
-                          j->name, j->step, j->epoch, j->loss);
+            char epoch[40] = "", loss[40] = "";
+            if (j->epoch >= 0)
+                snprintf(epoch, sizeof epoch, " (epoch %.2f)", j->epoch);
+            if (j->loss >= 0)
+                snprintf(loss, sizeof loss, " (loss %.4f)", j->loss);
+            schedlive_log(l, "%s: stopped at step %ld%s, checkpoint written%s", j->name, j->step,
+                          epoch, loss);
         } else if (asked) {
             schedlive_log(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
         } else if (strcmp(j->status, "exited 0") == 0) {
@@ -276,13 +302,14 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             }
             j->deaths++;
             if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
-                schedlive_log(l, "%s: died unexpectedly at step %ld (%s): restarting %s", j->name,
-                              j->step, j->status,
+                schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s", j->name,
+                              at_step(at, sizeof at, j->step), j->status,
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
                 j->need_start = 1;
             } else {
                 schedlive_log(
-                    l, "%s: died unexpectedly at step %ld (%s)%s", j->name, j->step, j->status,
+                    l, "%s: died unexpectedly %s (%s)%s", j->name, at_step(at, sizeof at, j->step),
+                    j->status,
                     j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped" : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
                     j->failed = 1;

@@ -42,6 +42,7 @@ typedef struct {
     LossCurve curve;      /* loss_progress: the job's own (step, loss) points */
     double loss_fraction; /* of training done by the curve; -1 unknown */
     int loss_decile_logged;
+    int no_epoch_said; /* real_progress: "its progress lines have no epoch" logged */
     char status[300];
 } LiveJob;
 

@@ -65,6 +65,9 @@ if grep -qx "rank 1/3 machine 'h1' device 'gpu0' local batch 17 of 32, role work
     grep -qx "rank 0/1 machine 'h2' device '' local batch 10 of 32, role worker" "$T/helper3.out"
 then pass "the helper knows each process's rank, device and local batch, and refuses a wrong world"
 else fail "trial helper"; cat "$T"/helper*.out; fi
+if python3 "$here/tools/python/test_tunedeck_trial.py" > "$T/helper-unit.out" 2>&1
+then pass "the helper's unit tests (tests/tools/python): batch shares, lines, errors"
+else fail "the helper's unit tests"; tail -30 "$T/helper-unit.out"; fi
 
 echo "gradient equivalence"
 "$PY" "$ex" --schedule "$T/sched.json" --report "$T/single.txt" --tag "$mark" > "$T/single.out" 2>&1

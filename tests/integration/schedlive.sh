@@ -72,7 +72,7 @@ m = need(r"j0: run 2 on h\d \(4 GPUs\) resumed at step (\d+) \(checkpoint at ste
          "j0 resumed")
 assert int(m.group(1)) == saved + 1 == int(m.group(2)) + 1, (m.group(0), saved)
 # the killed job was reported and restarted from the resize's checkpoint
-need(r"j0: died unexpectedly at step \d+ \((killed by SIGKILL|exited \d+)[^)]*\): restarting "
+need(r"j0: died unexpectedly at step \d+ \((killed by SIGKILL|exited \d+).*\): restarting "
      r"from its checkpoint", "j0 death reported")
 m = need(r"j0: run 3 on h\d \(4 GPUs\) resumed at step (\d+)", "j0 restarted after its death")
 assert int(m.group(1)) == saved + 1, (m.group(0), saved)
@@ -161,6 +161,62 @@ PY
 then pass "with --real-progress a job finishes when the real one reaches its epochs"
 else fail "real progress (exit $rc, $left left)"; fi
 
+echo "progress without epoch"
+# A job whose progress lines carry only step and loss: --real-progress says once that it has
+# no epoch (not a refused report per line), and the figures it never gave read "-", not -1.
+python3 - "$T/inv2.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s noepoch" % (sys.argv[2], sys.argv[3])
+json.dump(inv, open(sys.argv[1].replace(".json", "-noepoch.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-noepoch.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 1 --real-progress \
+    --checkpoint-file "ckpt-$mark" \
+    --job-dir "$T/jobs4" --events "$T/events4.jsonl" > "$T/out4" 2> "$T/err4"
+rc=$?
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out4" "$T/events4.jsonl" <<'PY'
+import json, re, sys
+out = open(sys.argv[1]).read()
+assert out.count('b0: its progress lines have no "epoch"') == 1, "said not once"
+assert "expected epochs" not in out and not re.search(r"-1\.0|-1 ex/s|epoch -1", out), "-1 shown"
+assert re.search(r"real running \d GPUs step \d+ epoch - loss 0.5000 - ex/s", out), "status line"
+assert re.search(r"b0: stopped at step \d+, checkpoint written \(loss 0.5000\)", out), "stop line"
+assert re.search(r"^b0 .* \d+ +- +0.5000 +-  exited 0$", out, re.M), "table row"
+ev = [json.loads(l) for l in open(sys.argv[2]) if '"progress"' in l]
+assert ev and all("epoch" not in e and "examples_per_s" not in e and e["loss"] == 0.5 for e in ev), ev
+PY
+then pass "a job without epochs: said once, its absent figures read '-'"
+else fail "progress without epoch (exit $rc, $left left)"; fi
+
+echo "a job that fails says why"
+# A training script that raises: the death and the failure name its last stderr line, not
+# only "exited 1".
+python3 - "$T/inv2.json" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = ("echo loading; echo 'Traceback ...' >&2; "
+                      "echo ValueError: cannot resume at world {gpus} >&2; exit 1 # ckpt-%s"
+                      % sys.argv[2])
+json.dump(inv, open(sys.argv[1].replace(".json", "-fails.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-fails.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 3 --status-every 0 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5" > "$T/out5" 2> "$T/err5"
+rc=$?
+if [ "$rc" -eq 1 ] && python3 - "$T/out5" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+why = "exited 1: ValueError: cannot resume at world 4"
+assert re.search(r"b0: died unexpectedly before its first progress line \(%s\): restarting"
+                 % why, out), "first death"
+assert re.search(r"^b0 .*yes +- +- +- +-  %s$" % why, out, re.M), "the table's row"
+PY
+then pass "a failing job's death names its last stderr line"
+else fail "failing job (exit $rc)"; fi
+
 echo "bad input"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
 if [ $? -eq 3 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is named"; else fail "missing workload: $(cat "$T/b1")"; fi
@@ -171,7 +227,7 @@ if [ $? -eq 3 ] && grep -q "job_command" "$T/b2"; then pass "an inventory withou
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"

@@ -28,11 +28,14 @@ schedule's order, on worker machines, one per device with inputs > 0.
 import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 import traceback
 
-__all__ = ["Trial", "ranks", "progress", "ScheduleError", "Timer"]
+__all__ = ["Trial", "ranks", "progress", "ScheduleError", "Timer", "LiveStop", "host_ranks",
+           "run_ranks"]
 
 
 class ScheduleError(ValueError):
@@ -96,7 +99,10 @@ def _env_int(env, name):
 
 
 class Trial:
-    """One process's view of a tunedeck trial (or a live job's schedule)."""
+    """One process's view of a tunedeck trial (or a live job's schedule).
+
+    Its share of each global batch is `local_batch` inputs starting at `batch_offset`: the
+    ranks' shares, in rank order, tile the global batch without overlap."""
 
     def __init__(self, schedule, env=None, out=None):
         env = os.environ if env is None else env
@@ -127,9 +133,15 @@ class Trial:
             # One process for a machine (per-host) or for the whole trial (local, single).
             self.rank, self.world_size = 0, 1
             self.local_rank, self.local_world_size = 0, 1
+            self.batch_offset = 0
             if self.machine:
                 m = by_name[self.machine]
                 self.local_batch = sum(int(d.get("inputs", 0)) for d in m.get("devices", []))
+                # ranks come machine by machine: this machine's inputs follow the earlier ones'
+                for r in self.ranks:
+                    if r["machine"] == self.machine:
+                        break
+                    self.batch_offset += r["local_batch"]
             else:
                 self.local_batch = self.global_batch
         if self.machine:
@@ -159,6 +171,7 @@ class Trial:
             self.local_rank = me["local_rank"]
         self.local_world_size = me["local_world"]
         self.local_batch = me["local_batch"]
+        self.batch_offset = sum(r["local_batch"] for r in self.ranks[:rank])
 
     @classmethod
     def load(cls, source=None, env=None, out=None):
@@ -242,6 +255,98 @@ class Timer:
     def __exit__(self, *exc):
         self.s = time.perf_counter() - self._start
         return False
+
+
+# ---- live jobs (`tunedeck schedule --live`): stop on SIGTERM, this host's ranks ----
+
+class LiveStop:
+    """SIGTERM as a flag a rank looks at between steps.
+
+    The live scheduler sends SIGTERM to the job's whole process group: to rank 0 and every
+    other rank at once, and to the process that started them. A rank blocks it: it never
+    interrupts a collective, never kills the rank (also not while Python exits, when a
+    handler is gone), and `asked()` sees it pending. Create it first thing, before torch
+    starts any thread: a thread made earlier has SIGTERM unblocked, and the signal could land
+    there. Every rank must stop at the same step: reduce `asked()` with the gradients (any
+    rank asked: all stop), as examples/pytorch_ddp.py does."""
+
+    def __init__(self):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+    def asked(self):
+        return signal.SIGTERM in signal.sigpending()
+
+
+def host_ranks(node_rank, hostfile="tunedeck-hostfile"):
+    """(world size, first global rank on this host, ranks on this host) from the hostfile the
+    live scheduler writes in the job's folder: one `address:slots` line per host, in the
+    placement's order ({node_rank} is this host's index)."""
+    try:
+        with open(hostfile) as f:
+            slots = [int(line.rsplit(":", 1)[1]) for line in f if line.strip()]
+    except (OSError, IndexError, ValueError) as e:
+        raise ScheduleError("%s: expected one address:slots line per host (%s)" % (hostfile, e))
+    if not 0 <= node_rank < len(slots):
+        raise ScheduleError("node rank %d: the hostfile %s has %d hosts"
+                            % (node_rank, hostfile, len(slots)))
+    return sum(slots), sum(slots[:node_rank]), slots[node_rank]
+
+
+def _exit_status(rc):
+    return rc if rc >= 0 else 128 - rc
+
+
+def run_ranks(argv, here, first, world, master_addr, master_port, env=None):
+    """Starts `here` ranks of a live job on this host (`argv` each, with RANK from `first`,
+    WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and waits for them.
+
+    They start with SIGTERM blocked (see LiveStop). A SIGTERM that reached only this process,
+    before they existed, is passed on (this process may block it too, from its start, as a
+    LiveStop does; else it is caught here); later ones reach them with the group. The first
+    rank that fails stops the others (SIGKILL: a rank whose peer died is stuck in a
+    collective). Returns the exit status for this process: 0, the first failure's, or 128 +
+    its signal."""
+    asked = [False]
+    blocked = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    old = None if blocked else signal.signal(signal.SIGTERM,
+                                             lambda signo, frame: asked.__setitem__(0, True))
+
+    def stop_asked():
+        return asked[0] or (blocked and signal.SIGTERM in signal.sigpending())
+    base = dict(os.environ if env is None else env, WORLD_SIZE=str(world),
+                LOCAL_WORLD_SIZE=str(here), MASTER_ADDR=str(master_addr),
+                MASTER_PORT=str(master_port))
+    kids = []
+    try:
+        for i in range(here):
+            kids.append(subprocess.Popen(
+                argv, env=dict(base, RANK=str(first + i), LOCAL_RANK=str(i)),
+                preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})))
+        status, passed_on = 0, False
+        while [k.poll() for k in kids].count(None):  # every kid polled: no any() shortcut
+            if not passed_on and stop_asked():
+                passed_on = True  # pending in a rank that blocks it: a second is harmless
+                for k in kids:
+                    if k.poll() is None:
+                        k.send_signal(signal.SIGTERM)
+            for k in kids:
+                if k.returncode not in (None, 0) and status == 0:
+                    status = _exit_status(k.returncode)
+                    for other in kids:
+                        if other.poll() is None:
+                            other.kill()
+            time.sleep(0.1)
+        for k in kids:
+            if k.returncode != 0 and status == 0:
+                status = _exit_status(k.returncode)
+        return status
+    finally:
+        for k in kids:
+            if k.poll() is None:
+                k.kill()
+                k.wait()
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
 
 
 def main(argv):

@@ -70,6 +70,9 @@ Test(job, rejects_every_bad_field)
             "field 'iterations'");
     rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"iterations\": 5, \"warmup\": 5}",
             "warmup");
+    /* iterations 3 and no warmup: the default 10 is named, not 'found 10' */
+    rejects("{\"name\": \"x\", \"model_mb\": 1, \"batch\": 8, \"iterations\": 3}",
+            "field 'warmup': absent, and its default (10) is not fewer than the 3 iterations");
     rejects("[1]", "expected a JSON object");
 }
 

@@ -87,6 +87,25 @@ Test(launch_local, error_event_fails_the_trial)
     observation_free(o);
 }
 
+Test(launch_local, an_error_event_is_the_reason_not_a_later_stderr_line)
+{
+    /* rank 1 says why and exits; rank 0 then loses its peer and prints that last */
+    Observation *o = run("cat >/dev/null; "
+                         "echo '{\"event\": \"error\", \"message\": \"rank 1: ValueError: x\"}'; "
+                         "echo 'RuntimeError: Connection closed by peer' >&2; exit 1",
+                         10);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "status 1 (error event: rank 1: ValueError: x)"), "%s",
+              o->reason);
+    cr_assert_null(strstr(o->reason, "Connection closed"), "%s", o->reason);
+    observation_free(o);
+
+    /* without an error event the last stderr line is all there is, and it stays */
+    o = run("cat >/dev/null; echo 'ModuleNotFoundError: tunedeck_trial' >&2; exit 1", 10);
+    cr_assert(strstr(o->reason, "ModuleNotFoundError"), "%s", o->reason);
+    observation_free(o);
+}
+
 Test(launch_local, garbage_output_fails_and_log_lines_are_kept_apart)
 {
     Observation *o = run("cat >/dev/null; echo 'loading data...'; echo '{\"event\": 5}'; "

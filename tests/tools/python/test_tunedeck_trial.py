@@ -1,0 +1,182 @@
+"""Unit tests of tools/python/tunedeck_trial.py (stdlib only, no torch): who a process is,
+its share of an uneven global batch, the protocol lines it writes, and a live job's pieces
+(the hostfile, starting this host's ranks, SIGTERM to the group or to the starter alone).
+
+    python3 tests/tools/python/test_tunedeck_trial.py     (tests/integration/pytorch.sh runs it)
+"""
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "tools", "python"))
+import tunedeck_trial  # noqa: E402
+
+SCHEDULE = {
+    "protocol": 1, "trial": 3, "iterations": 4, "warmup": 1,
+    "job": {"name": "cnn", "model_mb": 0.1, "batch": 32, "lr": 0.01},
+    "machines": [
+        {"name": "h1", "worker": True, "ps": True,
+         "devices": [{"id": "cpu", "inputs": 5}, {"id": "gpu0", "inputs": 17}]},
+        {"name": "h0", "worker": False, "ps": True, "devices": [{"id": "cpu", "inputs": 0}]},
+        {"name": "h2", "worker": True, "ps": False,
+         "devices": [{"id": "cpu", "inputs": 0}, {"id": "gpu0", "inputs": 10}]}]}
+
+
+def lines(buf):
+    return [json.loads(line) for line in buf.getvalue().splitlines()]
+
+
+class Ranks(unittest.TestCase):
+    def rank(self, r, **env):
+        env = dict({"RANK": str(r), "WORLD_SIZE": "3"}, **env)
+        return tunedeck_trial.Trial(SCHEDULE, env=env, out=io.StringIO())
+
+    def test_uneven_shares_tile_the_global_batch(self):
+        shares = [(t.batch_offset, t.local_batch) for t in map(self.rank, range(3))]
+        self.assertEqual(shares, [(0, 5), (5, 17), (22, 10)])
+
+    def test_a_rank_knows_its_machine_and_device(self):
+        t = self.rank(2, TUNEDECK_MACHINE="h2", TUNEDECK_DEVICE="gpu0")
+        self.assertEqual((t.machine, t.device, t.local_rank, t.local_world_size, t.role),
+                         ("h2", "gpu0", 0, 1, "worker"))
+        self.assertEqual(t.job["lr"], 0.01)
+
+    def test_a_wrong_world_or_device_is_refused_by_name(self):
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "WORLD_SIZE=4"):
+            self.rank(1, WORLD_SIZE="4")
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "device 'gpu0'.*not 'cpu'"):
+            self.rank(1, TUNEDECK_MACHINE="h1", TUNEDECK_DEVICE="cpu")
+
+    def test_one_process_per_machine_gets_its_machines_share(self):
+        t = tunedeck_trial.Trial(SCHEDULE, env={"TUNEDECK_MACHINE": "h2"}, out=io.StringIO())
+        self.assertEqual((t.batch_offset, t.local_batch, t.world_size), (22, 10, 1))
+        alone = tunedeck_trial.Trial(SCHEDULE, env={}, out=io.StringIO())
+        self.assertEqual((alone.batch_offset, alone.local_batch), (0, 32))
+
+
+class Lines(unittest.TestCase):
+    def test_iteration_names_this_ranks_device_and_inputs(self):
+        out = io.StringIO()
+        t = tunedeck_trial.Trial(SCHEDULE, env={"RANK": "1", "WORLD_SIZE": "3"}, out=out)
+        t.iteration(1, 0.5, comm_s=0.1)
+        t.iteration(2, 0.3, comm_s=0.1)
+        t.iteration(3, 0.1)
+        t.done()
+        ev = lines(out)
+        self.assertEqual(ev[0]["machines"], [{"name": "h1", "compute_s": 0.4, "devices": [
+            {"id": "gpu0", "inputs": 17, "time_s": 0.4}]}])
+        self.assertEqual(ev[-1], {"event": "done", "time_s": 0.2})  # warm-up 1 left out
+
+    def test_an_exception_becomes_an_error_line_and_exit_1(self):
+        out = io.StringIO()
+        t = tunedeck_trial.Trial(SCHEDULE, env={"RANK": "2", "WORLD_SIZE": "3"}, out=out)
+        stderr, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            with self.assertRaises(SystemExit) as e:
+                with t.guard():
+                    raise ValueError("my script broke")
+        finally:
+            sys.stderr = stderr
+        self.assertEqual(e.exception.code, 1)
+        self.assertEqual(lines(out), [{"event": "error",
+                                       "message": "rank 2 on h2: ValueError: my script broke"}])
+
+
+HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools",
+                      "python")
+
+# A live job in miniature: without RANK it starts 2 ranks with run_ranks; a rank writes who it
+# is, then waits for SIGTERM (LiveStop) and writes "stopped", or fails when told to.
+LIVE_JOB = r"""
+import os, sys, time
+sys.path.insert(0, %r)
+import tunedeck_trial
+stop = tunedeck_trial.LiveStop()
+out = sys.argv[1]
+if "RANK" not in os.environ:
+    sys.exit(tunedeck_trial.run_ranks([sys.executable] + sys.argv, 2, 4, 6, "10.0.0.1", 29555))
+r = os.environ["RANK"]
+with open(os.path.join(out, r), "w") as f:
+    f.write("%%s %%s %%s %%s:%%s\n" %% (r, os.environ["WORLD_SIZE"], os.environ["LOCAL_RANK"],
+                                  os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"]))
+    f.flush()
+    if len(sys.argv) > 2 and sys.argv[2] == r:
+        sys.exit(3)
+    while not stop.asked():
+        time.sleep(0.02)
+    f.write("stopped\n")
+""" % HELPER
+
+
+class Live(unittest.TestCase):
+    def test_host_ranks_from_the_hostfile(self):
+        with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
+            f.write("10.0.0.1:2\n10.0.0.2:3\n10.0.0.3:1\n")
+            f.flush()
+            self.assertEqual(tunedeck_trial.host_ranks(1, f.name), (6, 2, 3))
+            with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "node rank 3.* 3 hosts"):
+                tunedeck_trial.host_ranks(3, f.name)
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "address:slots"):
+            tunedeck_trial.host_ranks(0, "/nonexistent/tunedeck-hostfile")
+
+    def start(self, d, *extra):
+        # a file, not -c: run_ranks starts the ranks with the starter's own sys.argv
+        job = os.path.join(d, "job.py")
+        with open(job, "w") as f:
+            f.write(LIVE_JOB)
+        p = subprocess.Popen([sys.executable, job, d] + list(extra), start_new_session=True)
+        self.addCleanup(self.reap, p)
+        return p
+
+    @staticmethod
+    def reap(p):
+        """A failed check leaves no rank behind: the starter's whole session goes."""
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+    def wait_for_ranks(self, d):
+        for _ in range(500):
+            if all(os.path.exists(os.path.join(d, r)) for r in ("4", "5")):
+                return
+            time.sleep(0.02)
+        self.fail("the ranks did not start")
+
+    def read(self, d):
+        return {r: open(os.path.join(d, r)).read() for r in ("4", "5")}
+
+    def test_sigterm_to_the_group_stops_every_rank_cleanly(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d)
+            self.wait_for_ranks(d)
+            os.killpg(p.pid, signal.SIGTERM)
+            self.assertEqual(p.wait(20), 0)
+            self.assertEqual(self.read(d), {"4": "4 6 0 10.0.0.1:29555\nstopped\n",
+                                            "5": "5 6 1 10.0.0.1:29555\nstopped\n"})
+
+    def test_sigterm_to_the_starter_alone_is_passed_on(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d)
+            self.wait_for_ranks(d)
+            p.send_signal(signal.SIGTERM)
+            self.assertEqual(p.wait(20), 0)
+            self.assertTrue(all(t.endswith("stopped\n") for t in self.read(d).values()))
+
+    def test_a_failing_rank_stops_the_other_and_gives_its_status(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.start(d, "5")
+            self.assertEqual(p.wait(20), 3)  # (a hang here is a rank not stopped)
+            self.assertNotIn("stopped", self.read(d)["4"])  # killed, not stopped
+
+
+if __name__ == "__main__":
+    unittest.main()
