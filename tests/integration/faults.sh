@@ -64,7 +64,8 @@ fi
 # run's marker (pgrep finds it on every host). With $T/slow-N present, trial N runs with a
 # slowdown (seconds long, to be killed in the middle), and also starts a helper that never
 # writes to its output (a data loader, say): such a process outlives a dropped connection,
-# and only an explicit stop ends it.
+# and only an explicit stop ends it. Once the helper runs, the wrapper says so in
+# $T/helper-up-N-MACHINE (the hosts share this file system).
 setup_trial() {
     ln -sf "$(command -v sleep)" "$T/helper-$MARK"
     cat > "$T/trial-$MARK.sh" <<EOF
@@ -73,6 +74,7 @@ slow=""
 if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
     slow="--slowdown 40"
     "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
+    : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
 fi
 "$worker" --port-base \$((${PORT_BASE:-0} + 0)) --connect-timeout 10 \$slow "\$@"
 EOF
@@ -85,6 +87,18 @@ wait_for() {
     n=0
     while [ "$n" -lt $(($4 * 20)) ]; do
         [ "$(cat $1 2>/dev/null | grep -c -- "$2")" -ge "$3" ] && return 0
+        sleep 0.05; n=$((n + 1))
+    done
+    return 1
+}
+# helpers_up TRIAL N SECONDS: until N hosts' wrappers of TRIAL have started their helper.
+# The journal has a trial's process group as soon as the remote shell starts, before the
+# wrapper has looked for $T/slow-N: removing that file (or killing the session) before
+# then would leave a trial without its helper, whose processes then end on their own.
+helpers_up() {
+    n=0
+    while [ "$n" -lt $(($3 * 20)) ]; do
+        [ "$(ls "$T" | grep -c "^helper-up-$1-")" -ge "$2" ] && return 0
         sleep 0.05; n=$((n + 1))
     done
     return 1
@@ -169,7 +183,7 @@ touch "$T/slow-2"
     --budget 4 --optimizer uniform-devices --seed 3 --json > "$T/k1.json" 2> "$T/k1.err" &
 TUNE_PID=$!
 wait_for "$T/state1/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
-sleep 0.5
+check "trial 2 started its helper on 3 hosts" helpers_up 2 3 20
 j1="$(journal_of "$T/state1")"
 kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 rm -f "$T/slow-2"
@@ -180,7 +194,7 @@ check "trial 2 was running on 3 hosts when tune was killed" \
 sleep 0.3
 before_alive=0
 while read -r m g; do alive_on "$m" "$g" && before_alive=$((before_alive + 1)); done < "$T/groups2"
-check "the killed trial left processes behind ($before_alive of 3 groups alive)" [ "$before_alive" -ge 1 ]
+check "the killed trial left processes behind ($before_alive of 3 groups alive)" [ "$before_alive" -eq 3 ]
 id="$(basename "$j1" .jsonl)"
 "$bin" tune --resume "$id" --json > "$T/r1.json" 2> "$T/r1.err"
 check "tune --resume after SIGKILL keeps every finished trial and interrupts the running one" \
@@ -200,7 +214,7 @@ assert all(fin[n] == e for n, e in done.items())  # the journal's lines too
 assert fin[2]["status"] == "interrupted", fin[2]
 EOF
 check "resume stopped the interrupted trial's process groups and journaled it" \
-    sh -c "grep -q 'interrupted trial 2: process group [0-9]* on h[123]: stopped' '$T/r1.err' &&
+    sh -c "[ \$(grep -c 'interrupted trial 2: process group [0-9]* on h[123]: stopped' '$T/r1.err') -eq 3 ] &&
            grep -q '\"event\":\"remote_process_stop\",\"trial\":2' '$j1'"
 left=0
 while read -r m g; do alive_on "$m" "$g" && left=$((left + 1)); done < "$T/groups2"
@@ -323,7 +337,7 @@ else
         --trial-cmd "\"$(trial_cmd)\"" --budget 3 --optimizer uniform-devices --seed 3
     TUNE_PID="$(TM display-message -p -t c5 '#{pane_pid}')"
     wait_for "$T/state5/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
-    sleep 0.5
+    check "the console's trial 2 started its helper on 3 hosts" helpers_up 2 3 20
     j5="$(journal_of "$T/state5")"
     kill -KILL "$TUNE_PID"; TUNE_PID=""
     TM kill-server 2>/dev/null
@@ -335,7 +349,7 @@ else
     sleep 0.3
     alive=0
     while read -r m g; do alive_on "$m" "$g" && alive=$((alive + 1)); done < "$T/groups5"
-    check "the killed console left trial 2's processes behind ($alive of 3 groups alive)" [ "$alive" -ge 1 ]
+    check "the killed console left trial 2's processes behind ($alive of 3 groups alive)" [ "$alive" -eq 3 ]
     console "$bin" --resume "$(basename "$j5" .jsonl)"
     pane_wait 'interrupted trial 2: process group [0-9]+ on h[123]: stopped' 20
     check "the resumed console says in its log that it stopped trial 2's process groups" [ $? -eq 0 ]
@@ -348,6 +362,7 @@ stops = [i for i, e in enumerate(ev) if e["event"] == "remote_process_stop" and 
 start3 = [i for i, e in enumerate(ev) if e["event"] == "started" and e["trial"] == 3]
 fin = {e["trial"]: e for e in ev if e["event"] == "finished"}
 assert len(stops) == 3 and start3 and max(stops) < start3[0], (stops, start3)
+assert all(ev[i]["result"] == "stopped" for i in stops), [ev[i] for i in stops]
 assert fin[1]["status"] == "ok" and fin[2]["status"] == "interrupted", fin
 assert any(e["event"] == "remote_process" and e["trial"] == 3 for e in ev)  # recorded again
 EOF
