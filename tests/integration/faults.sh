@@ -175,12 +175,15 @@ HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2 3
 PORT_BASE=$((H_PORT + 1))
 setup_trial
 job="$root/examples/tiny-job.json"
+# Parts 1, 2 and 4 expect their later trials "ok": --no-prune, as a loaded machine makes one
+# trial slower than twice the best and pruning would rightly stop it (parts 2 and 4 also
+# need the same journal header: part 4's size limit is measured on part 2's journal).
 
 echo "1. SIGKILL of tune --launcher per-host mid-trial, then --resume"
 export TUNEDECK_STATE_DIR="$T/state1"
 touch "$T/slow-2"
 "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
-    --budget 4 --optimizer uniform-devices --seed 3 --json > "$T/k1.json" 2> "$T/k1.err" &
+    --budget 4 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/k1.json" 2> "$T/k1.err" &
 TUNE_PID=$!
 wait_for "$T/state1/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
 check "trial 2 started its helper on 3 hosts" helpers_up 2 3 20
@@ -226,7 +229,7 @@ echo "2. one host's sshd killed mid-trial"
 export TUNEDECK_STATE_DIR="$T/state2"
 touch "$T/slow-1"
 "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
-    --budget 3 --optimizer uniform-devices --seed 3 --json > "$T/s2.json" 2> "$T/s2.err" &
+    --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2.json" 2> "$T/s2.err" &
 TUNE_PID=$!
 wait_for "$T/state2/sessions/*.jsonl" '"event":"remote_process","trial":1' 3 20
 sleep 0.3
@@ -286,7 +289,7 @@ EOF
 export TUNEDECK_STATE_DIR="$T/state4"
 python3 -c 'import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])' \
     "$limit" "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host \
-    --trial-cmd "$(trial_cmd)" --budget 3 --optimizer uniform-devices --seed 3 --json \
+    --trial-cmd "$(trial_cmd)" --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json \
     > "$T/f4.json" 2> "$T/f4.err"
 rc=$?
 j4="$(journal_of "$T/state4")"
