@@ -168,7 +168,10 @@ static void explore_advance(SchedState *s, SJob *j)
 {
     if (!exploring(s, j))
         return;
-    if (j->explore_run_s >= EXPLORE_STAGE_S) {
+    /* The stage's run time is a sum over however the caller sliced time (the live driver:
+     * wall-clock steps); a stage that ends at a decision must not wait a whole interval
+     * more for a rounding hair. */
+    if (j->explore_run_s >= EXPLORE_STAGE_S - 1e-6) {
         j->explore_stage++;
         j->explore_run_s = 0;
     }

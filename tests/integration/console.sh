@@ -68,17 +68,6 @@ click() { # click SESSION COL ROW (1-based), press then release
     T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM' "$2" "$3")"
     T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dm' "$2" "$3")"
 }
-# wait_quiet SESSION PATTERN: like wait_for for 2 s, but returns 1 instead of failing.
-wait_quiet() {
-    j=0
-    while [ "$j" -lt 40 ]; do
-        screen "$1"
-        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
-        sleep 0.05
-        j=$((j + 1))
-    done
-    return 1
-}
 # click_until SESSION COL ROW PATTERN: a report split by a busy machine can read as a lone
 # Escape (as it would for a person), so the click is repeated a few times, like a person would.
 click_until() {
@@ -293,24 +282,28 @@ if "$bin" tune --help | grep -q bespoke; then
 fi
 
 start mouse 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched --budget 12
-wait_for mouse 'Trials 12/12'
+wait_for mouse 'Trials 12/12' 30 # 12 refits of the model (slow when loaded)
 click_until mouse 11 1 'Tuning workers: trial'
 click_until mouse 3 1 'Best-so-far'
-# the trial table's first data row is screen row 18 (tabs, 14-row top panes, border, header)
+# the trial table's first data row is screen row 18 (tabs, 14-row top panes, border, header).
+# Opening the editor computes its prediction, seconds on a loaded machine: each try waits
+# for the editor to open, and tries again only when it opened on another trial (the click
+# was lost, see click_until), never because the console was slow to answer.
 ok=0
 for attempt in 1 2 3 4 5; do
     click mouse 10 18
-    sleep 0.1
     T send-keys -t mouse e
-    if wait_quiet mouse "editing trial 2's schedule"; then ok=1; break; fi
+    wait_for mouse "editing trial [0-9]+'s schedule" 30
+    if grep -q "editing trial 2's schedule" "$tmp/screen.txt"; then ok=1; break; fi
     T send-keys -t mouse Escape
+    wait_for mouse 'edit discarded'
 done
 [ "$ok" = 1 ] || fail "session mouse: clicking a trial row does not select it"
 T send-keys -t mouse Escape
 wait_for mouse 'edit discarded'
 T send-keys -t mouse -l "$(printf '\033[<65;10;20M')"
 T send-keys -t mouse e
-wait_for mouse "editing trial 5's schedule"
+wait_for mouse "editing trial 5's schedule" 30
 T send-keys -t mouse Escape q
 wait_exit mouse 0
 

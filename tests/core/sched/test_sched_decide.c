@@ -170,3 +170,33 @@ Test(sched_decide, every_policy_finishes_when_a_drain_or_a_hold_shrinks_the_clus
                 sched_free(s);
             }
 }
+
+/* Bug (schedlive.sh under load): an exploring job's first stage ends exactly at a decision
+ * (30 s start stall + 150 s at 1 GPU = 180 s), and its run time is summed from however the
+ * caller slices time: the live driver's wall-clock steps. Summed one way it came to a hair
+ * under 150 s and the job grew a decision late (240 s). However time is sliced, it grows at
+ * 180 s. */
+Test(sched_decide, an_exploration_stage_ends_at_its_decision_however_time_is_sliced)
+{
+    unsigned seed = 12345;
+    for (int run = 0; run < 300; run++) {
+        SchedState *s = cluster("doubling-explore", 4, 0);
+        Error e;
+        cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0, 1, 128}, &e), 0, "%s",
+                     e.msg);
+        /* steps of 1..400 ms of wall clock at 30x time, as the live driver takes them */
+        while (sched_now(s) < 200) {
+            seed = seed * 1103515245u + 12345u;
+            long ms = 1 + (long)((seed >> 16) % 400);
+            cr_assert_eq(sched_advance(s, (double)ms / 1000.0 * 30, &e), 0, "%s", e.msg);
+        }
+        double grew = -1;
+        for (size_t i = 0; i < sched_event_count(s) && grew < 0; i++) {
+            const SchedEvent *ev = sched_event(s, i);
+            if (ev->kind == SCHED_EV_RESIZE && ev->gpus_to == 2)
+                grew = ev->time_s;
+        }
+        cr_assert_float_eq(grew, 180, 1e-9, "run %d: the job grew to 2 GPUs at %g s", run, grew);
+        sched_free(s);
+    }
+}
