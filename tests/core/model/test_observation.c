@@ -110,6 +110,25 @@ Test(observation, done_time_is_the_objective)
     observation_free(o);
 }
 
+/* Each worker host of a per-host trial prints its own done line, in any order: the trial
+ * took as long as its slowest host, whichever line comes last (a later, smaller done must
+ * not become the objective). */
+Test(observation, several_done_lines_keep_the_slowest)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    double times[] = {1.5, 2.25, 0.001};
+    Error err;
+    for (size_t i = 0; i < 3; i++) {
+        TrialEvent done = {.kind = EVENT_DONE, .time_s = times[i], .comm_s = -1};
+        cr_assert_eq(trial_accumulator_add(a, &done, &err), 0);
+    }
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_eq(o->status, TRIAL_OK);
+    cr_assert_float_eq(o->time_s, 2.25, 1e-12);
+    observation_free(o);
+}
+
 Test(observation, no_usable_output_fails_with_a_reason)
 {
     TrialAccumulator *a = trial_accumulator_new(sched);
