@@ -200,6 +200,14 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
                   h->conf.host, h->proxy);
         return;
     }
+    /* libssh would skip a key file it cannot read and the login fail later as "no identity
+     * accepted", without naming the file the inventory gave. */
+    if (h->conf.identity[0] && access(h->conf.identity, R_OK) != 0) {
+        h->keep = 0; /* it stays missing until someone puts it there */
+        host_down(p, h, now_ms, "the identity %s (the inventory's ssh.identity) cannot be read: %s",
+                  h->conf.identity, strerror(errno));
+        return;
+    }
     Error err;
     if (host_name_valid(h->target, &err) < 0) {
         host_down(p, h, now_ms, "%s (from the ssh configuration)", err.msg);
