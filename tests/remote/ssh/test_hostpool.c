@@ -223,27 +223,3 @@ Test(hostpool, an_ssh_config_that_cannot_be_read_is_refused_by_name)
     cr_assert_not_null(p, "an empty configuration is a valid one: %s", e.msg);
     hostpool_free(p);
 }
-
-/* The inventory's identity file missing: the host said only "no agent key or identity file
- * was accepted" after a full handshake, never which file. It is named before any connect. */
-Test(hostpool, an_identity_that_cannot_be_read_is_named)
-{
-    int port;
-    int fd = listener(&port);
-    HostPoolOptions o = {0};
-    Error e;
-    HostPool *p = hostpool_new(&o, &e);
-    HostConf c = conf("i", "127.0.0.1", port, 2);
-    strcpy(c.identity, "/nonexistent/id_ed25519");
-    hostpool_add(p, &c, &e);
-    hostpool_connect(p, 0, 1);
-    hostpool_run_until_settled(p, clock_now_ms() + 5000);
-    HostInfo hi;
-    hostpool_info(p, 0, &hi);
-    cr_assert_eq(hi.state, HOST_DOWN);
-    cr_assert(strstr(hi.last_error, "/nonexistent/id_ed25519") &&
-                  strstr(hi.last_error, "No such file"),
-              "%s", hi.last_error);
-    close(fd);
-    hostpool_free(p);
-}
