@@ -103,6 +103,11 @@ int tune_journal_append(TuneJournal *tj, cJSON *ev)
     return write_event(tj, ev);
 }
 
+int tune_journal_file_trial(const TuneJournal *tj, int trial)
+{
+    return tj ? trial + tj->trial_offset : trial;
+}
+
 const JournalLog *tune_journal_log(const TuneJournal *tj)
 {
     return &tj->log;
