@@ -166,11 +166,13 @@ static int read_prediction(const cJSON *ev, const char *ctx, Suggestion *sg, Err
 }
 
 static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, const char *ctx,
-                     int trial, Error *err)
+                     int journal_trial, Error *err)
 {
     JournalTrial jt;
     memset(&jt, 0, sizeof jt);
+    int trial = (int)out->n + 1;
     jt.trial = trial;
+    jt.journal_trial = journal_trial;
     if (jfield_bool(ev, ctx, "overridden", 0, &jt.overridden, err) < 0 ||
         jfield_number(ev, ctx, "suggest_ms", 0, 0, 1e12, &jt.suggest_ms, err) < 0 ||
         read_prediction(ev, ctx, &jt.suggestion, err) < 0)
@@ -199,6 +201,21 @@ static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, cons
     return 0;
 }
 
+/* The trial a started or finished event names by its number in the file. */
+static JournalTrial *find_trial(JournalTrials *t, int journal_trial)
+{
+    /* Numbers in the file only grow: a binary search finds it. */
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->trials[mid].journal_trial < journal_trial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->trials[lo].journal_trial == journal_trial ? &t->trials[lo] : NULL;
+}
+
 int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
                           Error *err)
 {
@@ -221,21 +238,29 @@ int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source,
             continue;
         }
         if (is_suggested) {
-            if ((size_t)trial != out->n + 1) {
-                journal_log_problem(log, "%s: trial %d: expected trial %zu next (event skipped)",
-                                    ctx, trial, out->n + 1);
+            /* Numbers only grow: one below the next is a repeated or stray line. One above
+             * it follows suggestions lost to damaged lines: its measurement is kept. */
+            int next = out->n ? out->trials[out->n - 1].journal_trial + 1 : 1;
+            if (trial < next) {
+                journal_log_problem(log, "%s: trial %d: expected trial %d next (event skipped)",
+                                    ctx, trial, next);
                 continue;
             }
             if (add_trial(out, ev, c, ctx, trial, &e) < 0)
                 journal_log_problem(log, "%s (event skipped)", e.msg);
+            else if (trial > next)
+                journal_log_problem(log,
+                                    "%s: trial %d follows trial %d: the suggestions between "
+                                    "were lost to damaged lines; kept as trial %zu",
+                                    ctx, trial, next - 1, out->n);
             continue;
         }
-        if ((size_t)trial > out->n) {
+        JournalTrial *jt = find_trial(out, trial);
+        if (!jt) {
             journal_log_problem(log, "%s: trial %d was never suggested (event skipped)", ctx,
                                 trial);
             continue;
         }
-        JournalTrial *jt = &out->trials[trial - 1];
         if (is_started) {
             jt->started = 1;
             continue;

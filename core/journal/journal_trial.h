@@ -19,7 +19,9 @@ Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const ch
                                     Error *err);
 
 typedef struct {
-    int trial;
+    int trial;         /* 1..n: its place among the trials kept */
+    int journal_trial; /* its number in the file: above `trial` once earlier suggestions were
+                        * lost to damaged lines (its later events are found by this one) */
     int overridden;
     double suggest_ms;
     Suggestion suggestion; /* schedule and the scalar prediction (no per-part arrays) */
@@ -34,7 +36,9 @@ typedef struct {
 
 /* Rebuilds the trials from a journal's events; an event that does not fit (a bad schedule,
  * a trial out of order, a second outcome) is reported in log->problems with its line and
- * skipped. Fails only when memory runs out. */
+ * skipped. A trial suggested past a gap (the suggestions before it lost to damaged lines)
+ * is kept, numbered next: one bad line never costs the measurements after it. Fails only
+ * when memory runs out. */
 int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
                           Error *err);
 void journal_trials_clear(JournalTrials *t);

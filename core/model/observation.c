@@ -148,6 +148,7 @@ static IterRecord *record(TrialAccumulator *a, int iter)
     return r;
 }
 
+
 static double max2(double a, double b)
 {
     return a > b ? a : b;
@@ -158,10 +159,9 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
     const Cluster *c = a->schedule->cluster;
     switch (ev->kind) {
     case EVENT_DONE:
+        /* Each worker host (or rank) prints its own done line: the slowest is the trial's time, as
+         * for an iteration, whatever order the lines arrive in. */
         if (ev->time_s >= 0) {
-            /* Every rank of a trial may end with its own `done` (the helper module's
-             * trial.done() on each): the trial takes as long as its slowest rank, as an
-             * iteration does, not as the one whose line came last. */
             a->done_time_s = a->has_done ? max2(a->done_time_s, ev->time_s) : ev->time_s;
             a->has_done = 1;
         }

@@ -165,6 +165,13 @@ static int load_traces(AppModel *a, const char *dir, Error *err)
     CsvTable *p = csvtab_load(path, err);
     if (!p)
         return -1;
+    /* The placements set the model's batch range: with none, every batch is out of it. */
+    if (p->nrows == 0) {
+        error_set(err, "%s: expected rows of placement measurements, found no measurement",
+                  p->path);
+        csvtab_free(p);
+        return -1;
+    }
     snprintf(path, sizeof path, "%s/scalability.csv", dir);
     CsvTable *s = csvtab_load(path, err);
     if (!s) {

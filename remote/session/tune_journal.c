@@ -20,6 +20,9 @@ struct TuneJournal {
     char path[4096];
     char dir[4096]; /* the journals' folder main decided; "" none */
     JournalLog log; /* resume: what was read */
+    /* A trial's number in the file less the tuner's: the trials lost to damaged lines before
+     * a resume (their numbers stay taken, so the file's numbers keep growing). */
+    int trial_offset;
 };
 
 TuneJournal *tune_journal_new(const char *dir)
@@ -100,6 +103,11 @@ int tune_journal_append(TuneJournal *tj, cJSON *ev)
     return write_event(tj, ev);
 }
 
+int tune_journal_file_trial(const TuneJournal *tj, int trial)
+{
+    return tj ? trial + tj->trial_offset : trial;
+}
+
 const JournalLog *tune_journal_log(const TuneJournal *tj)
 {
     return &tj->log;
@@ -112,14 +120,14 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         return;
     switch (ev) {
     case TUNER_EVENT_SUGGESTED:
-        write_event(tj, journal_suggested_json(rec->trial, rec->overridden, &rec->suggestion,
-                                               rec->suggest_ms));
+        write_event(tj, journal_suggested_json(rec->trial + tj->trial_offset, rec->overridden,
+                                               &rec->suggestion, rec->suggest_ms));
         break;
     case TUNER_EVENT_STARTED:
-        write_event(tj, journal_started_json(rec->trial));
+        write_event(tj, journal_started_json(rec->trial + tj->trial_offset));
         break;
     case TUNER_EVENT_FINISHED:
-        write_event(tj, journal_finished_json(rec->trial, rec->obs));
+        write_event(tj, journal_finished_json(rec->trial + tj->trial_offset, rec->obs));
         break;
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
         break;
@@ -271,6 +279,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
         journal_trials_clear(&jt);
         return -1;
     }
+    tj->trial_offset = jt.n ? jt.trials[jt.n - 1].journal_trial - (int)jt.n : 0;
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
@@ -279,7 +288,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
     cJSON *interrupted = cJSON_AddArrayToObject(ev, "interrupted");
     for (size_t i = 0; i < jt.n; i++)
         if (!jt.trials[i].obs)
-            cJSON_AddItemToArray(interrupted, cJSON_CreateNumber(jt.trials[i].trial));
+            cJSON_AddItemToArray(interrupted, cJSON_CreateNumber(jt.trials[i].journal_trial));
     if (write_event(tj, ev) < 0) {
         journal_trials_clear(&jt);
         return error_set(err, "journal %s: cannot append to it", tj->path);
@@ -294,7 +303,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
             snprintf(r->obs->reason, sizeof r->obs->reason,
                      "interrupted: the session ended while it %s",
                      r->started ? "ran" : "was about to start");
-            if (write_event(tj, journal_finished_json(r->trial, r->obs)) < 0) {
+            if (write_event(tj, journal_finished_json(r->journal_trial, r->obs)) < 0) {
                 rc = error_set(err, "journal %s: cannot append to it", tj->path);
                 break;
             }
@@ -324,7 +333,7 @@ void tune_journal_end(TuneJournal *tj, const Tuner *t)
     cJSON_AddNumberToObject(ev, "trials", (double)tuner_n_trials(t));
     const TrialRecord *best = tuner_best(t);
     if (best) {
-        cJSON_AddNumberToObject(ev, "best_trial", best->trial);
+        cJSON_AddNumberToObject(ev, "best_trial", best->trial + tj->trial_offset);
         cJSON_AddNumberToObject(ev, "best_time_s", best->obs->time_s);
     }
     if (tuner_last_error(t))

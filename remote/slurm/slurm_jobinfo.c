@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "core/model/hostrange.h"
 
 static void copy_n(char *dst, size_t cap, const char *s, size_t n)
@@ -220,6 +221,12 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
 
 static int record_done(SlurmJobInfo *j, size_t line_no, Error *err)
 {
+    /* Other users' job names and the rest are printed (schedule --live, the console):
+     * nothing in them may drive a terminal. */
+    termsafe_inplace(j->name, sizeof j->name);
+    termsafe_inplace(j->user, sizeof j->user);
+    termsafe_inplace(j->state, sizeof j->state);
+    termsafe_inplace(j->reason, sizeof j->reason);
     if (!j->id[0] || !j->state[0])
         return error_set(
             err, "the job record ending at line %zu: expected JobId= and JobState=", line_no);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
+
 enum { N_FIELDS = 10 }; /* SLURM_SINFO_FORMAT's */
 
 static const char *const STATE_NAMES[] = {"idle", "mixed", "alloc", "drain", "down", "other"};
@@ -108,7 +110,7 @@ static const char *null_to_empty(const char *s)
 static void add_partition(SlurmNode *n, const char *part)
 {
     char p[128];
-    snprintf(p, sizeof p, "%s", part);
+    termsafe(p, sizeof p, part);
     size_t l = strlen(p);
     if (l && p[l - 1] == '*') /* the default partition */
         p[l - 1] = 0;
@@ -162,9 +164,11 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
                          SLURM_MAX_GPUS, f[3]);
     if (!f[4][0])
         return error_set(err, "%s: field 'state': expected a node state, found nothing", ctx);
-    snprintf(n->state_raw, sizeof n->state_raw, "%s", f[4]);
+    termsafe(n->state_raw, sizeof n->state_raw, f[4]);
     n->state = parse_state(f[4]);
-    snprintf(n->features, sizeof n->features, "%s", null_to_empty(f[5]));
+    /* Free text anyone with the right may write (features, a drain reason) is printed:
+     * nothing in it may drive a terminal. */
+    termsafe(n->features, sizeof n->features, null_to_empty(f[5]));
     add_partition(n, f[6]);
     /* alloc/idle/other/total */
     char *slash = strchr(f[7], '/');
@@ -177,7 +181,7 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
         return error_set(err, "%s: field '%s': expected a host name or address, found '%s'", ctx,
                          NAMES[8], f[8]);
     snprintf(n->addr, sizeof n->addr, "%s", null_to_empty(f[8]));
-    snprintf(n->reason, sizeof n->reason, "%s", null_to_empty(f[9]));
+    termsafe(n->reason, sizeof n->reason, null_to_empty(f[9]));
     return 0;
 }
 

@@ -5,11 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
+
 enum { QUEUE_FIELDS = 8 }; /* SLURM_SQUEUE_FORMAT's */
 
+/* Other users' names, reasons and the rest are printed (hosts --slurm, schedule --live):
+ * nothing in them may drive a terminal. */
 static void copy_field(char *dst, size_t cap, const char *src)
 {
-    snprintf(dst, cap, "%s", src);
+    termsafe(dst, cap, src);
 }
 
 int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err)

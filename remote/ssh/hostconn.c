@@ -436,11 +436,18 @@ static void drive_auth(HostPool *p, Host *h, int64_t now_ms)
         return;
     }
     h->keep = 0;
+    /* A key file that cannot be read is skipped by libssh (the agent may still log in):
+     * when nothing did, the file the inventory named is the likely cause. */
     if (h->passphrase_needed)
         host_down(p, h, now_ms,
                   "authentication failed: the identity %s is encrypted and no ssh-agent "
                   "holds it (tunedeck never asks for a passphrase: run ssh-add)",
                   h->conf.identity[0] ? h->conf.identity : "file");
+    else if (h->conf.identity[0] && access(h->conf.identity, R_OK) != 0)
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key was accepted, and the identity "
+                  "%s (the inventory's ssh.identity) cannot be read: %s",
+                  h->target, h->conf.identity, strerror(errno));
     else
         host_down(p, h, now_ms,
                   "authentication failed for %s: no agent key or identity "

@@ -2,11 +2,14 @@
  * under a time budget. Each host's connection is driven by hostconn.c. */
 #include "remote/ssh/hostpool_priv.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -29,8 +32,28 @@ const char *hostpool_key_name(HostKeyStatus k)
     return NAMES[k];
 }
 
+/* libssh skips a config file it cannot open without a word, and every alias in it would
+ * then fail far from the cause ("cannot resolve"): a named one must be readable. */
+static int check_ssh_config(const char *path, Error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    const char *why = fd < 0                ? strerror(errno)
+                      : fstat(fd, &st) < 0  ? strerror(errno)
+                      : S_ISDIR(st.st_mode) ? "it is a folder"
+                                            : NULL;
+    if (fd >= 0)
+        close(fd);
+    if (!why)
+        return 0;
+    error_set(err, "the ssh configuration %s (TUNEDECK_SSH_CONFIG): cannot read it: %s", path, why);
+    return error_mark(err, ERROR_INPUT);
+}
+
 HostPool *hostpool_new(const HostPoolOptions *o, Error *err)
 {
+    if (o && o->ssh_config && o->ssh_config[0] && check_ssh_config(o->ssh_config, err) < 0)
+        return NULL;
     if (!ssh_version(SSH_VERSION_INT(0, 10, 6))) {
         error_set(err, "libssh %s found: expected 0.10.6 or newer", ssh_version(0));
         return NULL;
@@ -62,7 +85,6 @@ HostPool *hostpool_new(const HostPoolOptions *o, Error *err)
     p->rng = p->opt.seed ? p->opt.seed : (uint64_t)clock_now_ms() ^ (uint64_t)getpid() << 32;
     return p;
 }
-
 
 void hostpool_free(HostPool *p)
 {
@@ -155,7 +177,6 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                       .retry_at_ms = h->state == HOST_DOWN && h->keep ? h->retry_at_ms : 0};
 }
 
-
 void hostpool_connect(HostPool *p, size_t i, int keep)
 {
     Host *h = p->hosts[i];
@@ -240,7 +261,6 @@ size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *de
     p->n_slots = n;
     return n;
 }
-
 
 /* One step does at most STEP_BUDGET_MS of work, so that the console's loop stays
  * responsive while hundreds of handshakes complete at once: what is left stays ready

@@ -154,6 +154,27 @@ for n, line in enumerate(open(sys.argv[2]), 1):   # every line whole except the 
         json.loads(line)
 PY
 
+# 4b. Trial 2's suggested line damaged: trials 3 and 4 keep their measurements (numbered 2
+# and 3 now), new trials go on after the file's numbers, and a second resume loses nothing.
+"$bin" tune --sim A:googlenet --optimizer random --budget 4 --json >"$work/gap.json" 2>/dev/null
+id="$(session_of "$work/gap.json")"
+j="$TUNEDECK_STATE_DIR/sessions/$id.jsonl"
+line="$(grep -n '"event":"suggested","trial":2' "$j" | cut -d: -f1)"
+sed -i "${line}s/.*/{\"event\":\"suggested\",\"trial\":2,garbage/" "$j"
+"$bin" tune --resume "$id" --budget 5 --json >"$work/gap5.json" 2>"$work/err" || fail "resume after a lost suggestion: $(cat "$work/err")"
+grep -q "kept as trial 2" "$work/err" || fail "the gap is not reported: $(cat "$work/err")"
+"$bin" tune --resume "$id" --budget 6 --json >"$work/gap6.json" 2>"$work/err" || fail "second resume after a lost suggestion: $(cat "$work/err")"
+python3 - "$work/gap.json" "$work/gap5.json" "$work/gap6.json" "$j" <<'PY' || fail "trials after a lost suggestion were not kept"
+import json, sys
+before, five, six = (json.load(open(f))["trials"] for f in sys.argv[1:4])
+for t in (five, six):   # the original trials 3 and 4, measured once, never run again
+    assert [x["time_s"] for x in t[1:3]] == [x["time_s"] for x in before[2:4]], (t, before)
+assert len(five) == 5 and len(six) == 6, (len(five), len(six))
+assert [x["time_s"] for x in six[:5]] == [x["time_s"] for x in five], (six, five)
+nums = [json.loads(l)["trial"] for l in open(sys.argv[4]) if '"suggested"' in l and "garbage" not in l]
+assert nums == [1, 3, 4, 5, 6, 7], nums   # the file's numbers keep growing
+PY
+
 # 5. A full disk under the journal: say so, stop launching, leave whole lines only.
 full_disk_check() { # $1: journal file, $2: stderr
     grep -q "write failed" "$2" || fail "full disk not reported: $(cat "$2")"

@@ -141,6 +141,16 @@ EOF
 TUNEDECK_SSH_CONFIG="$T/ssh_config" "$rexec" --cluster "$T/inv-alias.json" -- sh -c 'echo $TUNEDECK_TEST_HOST' > "$T/c1" 2>&1
 check "an ssh_config Host alias with HostName/Port/User is honoured" grep -qx 'a1 out: 1' "$T/c1"
 
+python3 - "$T/inv.json" "$T/inv-nokey.json" "$T/missing_key" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["identity"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+EOF
+SSH_AUTH_SOCK= "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk" 2>&1 || true
+check "a login refused with an identity file that cannot be read names the file" \
+    grep -q "h1 ssh-failed: .*identity $T/missing_key .*cannot be read: No such file" "$T/nk"
+
 echo "reconnect"
 "$rexec" --cluster "$T/inv.json" --keep --repeat 10 --interval 0.4 --stats --quiet -- true > "$T/r1" 2>&1 &
 RPID=$!

@@ -116,7 +116,7 @@ Test(journal_trial, events_that_do_not_fit_are_reported_and_skipped)
     Suggestion sg = {.schedule = sched};
     Observation *o = observation_new(sched);
     o->status = TRIAL_CANCELLED;
-    cJSON *ev[] = {journal_suggested_json(2, 0, &sg, 0), journal_suggested_json(1, 0, &sg, 0),
+    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0), journal_suggested_json(1, 0, &sg, 0),
                    journal_finished_json(1, o), journal_finished_json(1, o),
                    journal_finished_json(9, o)};
     JournalLog log;
@@ -126,11 +126,52 @@ Test(journal_trial, events_that_do_not_fit_are_reported_and_skipped)
     cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
     cr_assert_eq(t.n, 1);
     cr_assert_eq(log.n_problems, 3);
-    cr_assert(strstr(log.problems[0], "j:1:") && strstr(log.problems[0], "expected trial 1"), "%s",
+    cr_assert(strstr(log.problems[0], "j:2:") && strstr(log.problems[0], "expected trial 2"), "%s",
               log.problems[0]);
     cr_assert(strstr(log.problems[1], "j:4:") && strstr(log.problems[1], "already has"), "%s",
               log.problems[1]);
     cr_assert(strstr(log.problems[2], "j:5:") && strstr(log.problems[2], "never suggested"), "%s",
+              log.problems[2]);
+    journal_trials_clear(&t);
+    journal_log_clear(&log);
+    observation_free(o);
+}
+
+/* Trial 2's suggested line was damaged (skipped as corrupted): its started and finished
+ * lines have no trial, but trial 3's measurement and trial 4's start are kept, numbered
+ * next, found by their numbers in the file. Before, every trial after the gap was skipped
+ * ("expected trial 2 next") and run again. */
+Test(journal_trial, trials_after_a_lost_suggestion_are_kept)
+{
+    Suggestion sg = {.schedule = sched};
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_OK;
+    o->time_s = 3.5;
+    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0),
+                   journal_finished_json(1, o),
+                   journal_started_json(2),
+                   journal_finished_json(2, o),
+                   journal_suggested_json(3, 0, &sg, 0),
+                   journal_started_json(3),
+                   journal_finished_json(3, o),
+                   journal_suggested_json(4, 0, &sg, 0),
+                   journal_started_json(4)};
+    JournalLog log;
+    log_of(&log, ev, 9);
+    JournalTrials t;
+    Error err;
+    cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
+    cr_assert_eq(t.n, 3);
+    cr_assert_eq(t.trials[1].trial, 2);
+    cr_assert_eq(t.trials[1].journal_trial, 3);
+    cr_assert_not_null(t.trials[1].obs, "trial 3's measurement was lost");
+    cr_assert_float_eq(t.trials[1].obs->time_s, 3.5, 1e-12);
+    cr_assert_eq(t.trials[2].journal_trial, 4);
+    cr_assert(t.trials[2].started && !t.trials[2].obs);
+    cr_assert_eq(log.n_problems, 3);
+    cr_assert(strstr(log.problems[0], "j:3:") && strstr(log.problems[0], "never suggested"), "%s",
+              log.problems[0]);
+    cr_assert(strstr(log.problems[2], "j:5:") && strstr(log.problems[2], "kept as trial 2"), "%s",
               log.problems[2]);
     journal_trials_clear(&t);
     journal_log_clear(&log);

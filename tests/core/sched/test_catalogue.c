@@ -1,5 +1,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/sched/catalogue.h"
 
@@ -89,4 +92,27 @@ Test(catalogue, no_folder_is_an_error_not_a_guess)
     Error e;
     cr_assert_null(catalogue_load(NULL, &e));
     cr_assert(strstr(e.msg, "no data folder"), "%s", e.msg);
+}
+
+/* A placements file cut to its header measured nothing: it was taken, leaving the model's
+ * batch range empty (smallest 2^30, largest 0), and a run then divided by zero
+ * (core/sched/jobmodel.c, UBSan) or waited a simulated day for a job no policy could place. */
+Test(catalogue, a_trace_without_measurements_is_refused_by_file)
+{
+    char dir[] = "/tmp/td-catalogue.XXXXXX", cmd[512], path[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp -r '%s/%s/.' '%s'", TUNEDECK_SOURCE_DIR, CATALOGUE_SUBDIR, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/traces/ncf/placements.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("placement,local_bsz,step_time,sync_time\n", f);
+    fclose(f);
+    Error e;
+    Catalogue *c = catalogue_load(dir, &e);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_null(c, "a placements file with no rows was accepted");
+    cr_assert(strstr(e.msg, "ncf/placements.csv") && strstr(e.msg, "no measurement"), "%s",
+              e.msg);
 }

@@ -149,3 +149,20 @@ Test(slurm_jobinfo, captured_time_limit_end)
     slurm_jobinfo_clear(&l);
     free(text);
 }
+
+/* A foreign job's name and reason reach the terminal (schedule --live, the console): made
+ * visible, never passed raw. */
+Test(slurm_jobinfo, control_bytes_in_a_name_or_reason_are_made_visible)
+{
+    const char *text = "JobId=9 JobName=evil\033]0;t\007 name\n"
+                       "   UserId=eve\033[2J(1000) GroupId=eve(1000)\n"
+                       "   JobState=PENDING Reason=Res\033[1A Dependency=(null)\n";
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(l.n, 1);
+    cr_assert_str_eq(l.v[0].name, "evil^[]0;t^G name");
+    cr_assert_str_eq(l.v[0].user, "eve^[[2J");
+    cr_assert_str_eq(l.v[0].reason, "Res^[[1A");
+    slurm_jobinfo_clear(&l);
+}

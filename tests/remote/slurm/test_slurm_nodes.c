@@ -189,3 +189,18 @@ Test(slurm_nodes, a_long_list_merges_partitions_listed_far_apart)
     slurm_nodes_clear(&ns);
     free(text);
 }
+
+/* Any user with the right can write a node's reason and an admin its features: text that is
+ * printed (hosts --slurm, the console) and must never carry a byte that drives a terminal. */
+Test(slurm_nodes, control_bytes_in_a_reason_or_features_are_made_visible)
+{
+    const char *text = "n1|4|2000|gpu:t4:2|drained|t4\033[31m|debug*|4/0/0/4|127.0.0.1|"
+                       "bad \033]0;title\007 reason\n";
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(ns.n, 1);
+    cr_assert_str_eq(ns.v[0].features, "t4^[[31m");
+    cr_assert_str_eq(ns.v[0].reason, "bad ^[]0;title^G reason");
+    slurm_nodes_clear(&ns);
+}

@@ -77,3 +77,18 @@ Test(slurm_queue, ends_submissions_and_other_reasons_do_not_move_nodes)
                   "the same queue in another order");
     cr_assert_not(moves("", ""));
 }
+
+/* Other users name their jobs as they like: squeue's text is printed (hosts --slurm,
+ * schedule --live's "other job" lines) and must never drive the terminal. */
+Test(slurm_queue, control_bytes_in_a_name_user_or_reason_are_made_visible)
+{
+    const char *text = "7|eve\033[2J|PENDING|1|gres:gpu:1||Res\033[1A|x\033]0;t\007|y\n";
+    SlurmQueue q;
+    Error e;
+    cr_assert_eq(slurm_queue_parse(text, "squeue", &q, &e), 0, "%s", e.msg);
+    cr_assert_eq(q.n, 1);
+    cr_assert_str_eq(q.v[0].user, "eve^[[2J");
+    cr_assert_str_eq(q.v[0].reason, "Res^[[1A");
+    cr_assert_str_eq(q.v[0].name, "x^[]0;t^G|y");
+    slurm_queue_clear(&q);
+}

@@ -202,3 +202,24 @@ Test(hostpool, info_names_the_address_and_port_the_config_points_to)
     hostpool_free(p);
     unlink(cfg);
 }
+
+/* libssh skips a config file it cannot open without a word: a mistyped
+ * TUNEDECK_SSH_CONFIG would leave every alias unresolved ("cannot resolve") far from the
+ * cause. The pool refuses it, naming the file. */
+Test(hostpool, an_ssh_config_that_cannot_be_read_is_refused_by_name)
+{
+    const char *bad[] = {"/nonexistent/tunedeck-ssh-config", "/"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        HostPoolOptions o = {.ssh_config = bad[i]};
+        Error e = {0};
+        HostPool *p = hostpool_new(&o, &e);
+        cr_assert_null(p, "%s was accepted", bad[i]);
+        cr_assert(strstr(e.msg, bad[i]) && strstr(e.msg, "TUNEDECK_SSH_CONFIG"), "%s", e.msg);
+        cr_assert_eq(e.kind, ERROR_INPUT);
+    }
+    HostPoolOptions o = {.ssh_config = "/dev/null"};
+    Error e = {0};
+    HostPool *p = hostpool_new(&o, &e);
+    cr_assert_not_null(p, "an empty configuration is a valid one: %s", e.msg);
+    hostpool_free(p);
+}
