@@ -159,8 +159,8 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
     const Cluster *c = a->schedule->cluster;
     switch (ev->kind) {
     case EVENT_DONE:
-        /* Each worker host (or rank) prints its own done line: the slowest is the trial's time, as
-         * for an iteration, whatever order the lines arrive in. */
+        /* Each worker host (or rank) prints its own done line: the slowest is the trial's
+         * time, as for an iteration, whatever order the lines arrive in. */
         if (ev->time_s >= 0) {
             a->done_time_s = a->has_done ? max2(a->done_time_s, ev->time_s) : ev->time_s;
             a->has_done = 1;

@@ -110,9 +110,9 @@ Test(observation, done_time_is_the_objective)
     observation_free(o);
 }
 
-/* Each worker host (or each rank) of a trial prints its own done line, in any order: the trial
- * took as long as its slowest host, whichever line comes last (a later, smaller done must
- * not become the objective). */
+/* Each worker host (or each rank) of a trial prints its own done line, in any order: the
+ * trial took as long as its slowest one, whichever line comes last (a later, smaller done
+ * must not become the objective). */
 Test(observation, several_done_lines_keep_the_slowest)
 {
     TrialAccumulator *a = trial_accumulator_new(sched);
