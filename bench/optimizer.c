@@ -51,7 +51,10 @@ static void usage(FILE *out)
             "                     (default bespoke when registered, else random)\n"
             "  --eval MODE        inproc: the sim launcher (default); sim-trial: every trial\n"
             "                     through `tunedeck sim-trial` (same simulator and seeds)\n"
-            "  --python PATH      the Python that has Debian's optuna (default /usr/bin/python3)\n"
+            "  --python PATH      the Python that has Debian's optuna (default\n"
+            "                     $TUNEDECK_PYTHON, else /usr/bin/python3)\n"
+            "  --peer-script FILE the Python peers' script (default bench/generic_peer.py\n"
+            "                     of the source tree)\n"
             "  --no-peers         skip the generic peers (no Python process)\n"
             "  --out FILE         write the results as JSON\n",
             DEFAULT_CELLS, optimizer_names());

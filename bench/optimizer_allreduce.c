@@ -357,12 +357,13 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: optimizer_allreduce [--quick] [--cells LIST] [--seeds N] [--trials N]\n"
             "                           [--python PATH] [--out FILE]\n"
-            "  --quick        %s, 2 seeds, 12 trials (about a minute)\n"
+            "  --quick        %s, 2 seeds, 12 trials (under half a minute)\n"
             "  --cells LIST   comma-separated SETTING:NETWORK[:BATCH] allreduce cells, or\n"
             "                 'all' for M1, M2, M3 x the four networks at their default batch\n"
             "                 (default %s)\n"
             "  --seeds N      seeds 1..N (default 3)     --trials N  per session (default 30)\n"
-            "  --python PATH  the Python with Debian's optuna (default /usr/bin/python3)\n"
+            "  --python PATH  the Python with Debian's optuna (default $TUNEDECK_PYTHON,\n"
+            "                 else /usr/bin/python3)\n"
             "  --out FILE     also write the results as JSON\n",
             QUICK_CELLS, DEFAULT_CELLS);
 }

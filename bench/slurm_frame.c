@@ -8,8 +8,8 @@
  *   as bench/console does), diffed as the console draws it, against a bare ncurses
  *   full-screen refresh measured in the same run and against the console's frame budget
  *   (a frame at most every 33 ms, tui/console.c);
- * - the Slurm panel's frame: frame_slurm_panel, the hook for the panel once it is in the
- *   console (it says "not measured" until then).
+ * - the Slurm panel's frame (frame_slurm_panel): the hosts view on a Slurm cluster
+ *   (tui/view_slurm.c), against the same bare refresh and budget.
  *
  * The answers are synthetic but shaped as Slurm 22.05 prints them (tests/fixtures/slurm):
  * a quarter of the nodes in a second partition (two lines each), every state, reasons. */

@@ -437,9 +437,7 @@ static App *app_new(const ConsoleOptions *o, Error *cerr, int *config_bad, Error
 /* The first frame's setup: glyphs, theme, and the log's opening lines. */
 static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Error *cerr)
 {
-    draw_init(o->ascii);
-    if (!draw_unicode() && strcmp(a->plot_style->name, "braille") == 0)
-        a->plot_style = plot_style_find("ascii");
+    draw_init(o->ascii); /* without Unicode the plot is drawn in ascii (plot_style_shown) */
     app_set_theme(a, o->theme ? o->theme : a->config.theme[0] ? a->config.theme : "default");
     if (config_bad)
         app_message(a, 1, "settings ignored: %s", cerr->msg);

@@ -43,6 +43,11 @@ const PlotStyle *plot_style_find(const char *name)
     return NULL;
 }
 
+const PlotStyle *plot_style_shown(const PlotStyle *chosen, int unicode)
+{
+    return unicode && chosen ? chosen : plot_style_find("ascii");
+}
+
 PlotGrid *plot_grid_new(int w, int h)
 {
     if (w < 1)

@@ -14,6 +14,10 @@ typedef struct {
 
 const PlotStyle *plot_style_find(const char *name); /* "braille", "block", "ascii" */
 
+/* The style to draw with: the chosen one on a terminal that shows Unicode, else ascii (every
+ * other style's glyphs are Unicode: --ascii, or a terminal that is not UTF-8). */
+const PlotStyle *plot_style_shown(const PlotStyle *chosen, int unicode);
+
 typedef struct {
     const double *y; /* y[i] at x = i; non-finite values leave a gap */
     size_t n;

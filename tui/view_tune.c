@@ -252,7 +252,7 @@ static void draw_plot(const App *a, Rect box)
         draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first measured trial");
     } else {
         PlotGrid *g = plot_grid_new(area.w, area.h);
-        plot_render(g, a->plot_style, n > 1 ? (double)(n - 1) : 1.0, lo, hi, ser, 3);
+        plot_render(g, plot_style_shown(a->plot_style, draw_unicode()), n > 1 ? (double)(n - 1) : 1.0, lo, hi, ser, 3);
         static const Role SER_ROLE[4] = {ROLE_NORMAL, ROLE_PLOT_MEASURED, ROLE_PLOT_PRED,
                                          ROLE_PLOT_BEST};
         for (int y = 0; y < g->h; y++)

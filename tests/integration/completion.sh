@@ -60,6 +60,8 @@ expect "policy names" tiresias tunedeck --policy t
 expect "theme names" high-contrast tunedeck --theme h
 expect "plot styles" braille tunedeck console --plot b
 expect "simulator settings" B:googlenet tunedeck tune --sim B:g
+expect "allreduce simulator settings" M1:resnet50 tunedeck tune --sim M1:r
+expect "allreduce simulator settings" M3:speechnet tunedeck --sim M3:s
 expect "session ids for --resume" "$id" tunedeck tune --resume ""
 expect "session ids for --resume" "$id" tunedeck --resume "$(printf %s "$id" | cut -c1-6)"
 expect "files for --cluster" "$tmp/files/lab.json" tunedeck tune --cluster "$tmp/files/l"

@@ -56,6 +56,27 @@ Test(plot, ascii_style_stays_ascii)
     plot_grid_free(g);
 }
 
+Test(plot, without_unicode_every_style_is_drawn_in_ascii)
+{
+    double y[] = {0, 5, 1, 4, 2};
+    PlotSeries s = {y, 5, 1, 1};
+    const char *names[] = {"braille", "block", "ascii"};
+    for (int k = 0; k < 3; k++) {
+        const PlotStyle *chosen = plot_style_find(names[k]);
+        cr_assert_eq(plot_style_shown(chosen, 1), chosen, "%s kept on a Unicode terminal",
+                     names[k]);
+        PlotGrid *g = plot_grid_new(10, 4);
+        plot_render(g, plot_style_shown(chosen, 0), 4, 0, 5, &s, 1);
+        int lit = 0;
+        for (int i = 0; i < 40; i++) {
+            cr_assert(g->cell[i] < 128, "%s without Unicode: cell %d is not ASCII", names[k], i);
+            lit += g->cell[i] != L' ';
+        }
+        cr_assert_gt(lit, 0, "%s without Unicode still draws", names[k]);
+        plot_grid_free(g);
+    }
+}
+
 Test(plot, non_finite_values_leave_gaps_and_no_crash)
 {
     double y[] = {NAN, INFINITY, 2, NAN, -INFINITY};

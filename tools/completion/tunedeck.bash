@@ -59,8 +59,9 @@ _tunedeck()
         return ;;
     --sim)
         local s n words=""
-        for s in A B C; do
-            for n in googlenet alexnet speechnet; do words="$words $s:$n"; done
+        # the fixed settings (G<n> takes any n); every network runs on every one of them
+        for s in A B C M1 M2 M3; do
+            for n in googlenet alexnet speechnet resnet50; do words="$words $s:$n"; done
         done
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
         return ;;
