@@ -182,17 +182,32 @@ static int cmp_double(const void *a, const void *b)
 int plot_time_range(const double *best, const double *pred, size_t n, double *y_min,
                     double *y_max)
 {
-    PlotSeries ser[2] = {{best, n, 1, 0}, {pred, n, 1, 0}};
-    if (!plot_range(ser, 2, y_min, y_max))
+    /* A prediction PLOT_PRED_FAR times the slowest best-so-far is the model's prior talking
+     * (4 s for a 10 ms job before any data): it would squash the measured curve to a line at
+     * the bottom, so it stays off the scale and is counted above it, like a slow trial. */
+    double best_top = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(best[i]) && best[i] > best_top)
+            best_top = best[i];
+    double *near = malloc((n ? n : 1) * sizeof *near);
+    if (!near)
         return 0;
+    for (size_t i = 0; i < n; i++)
+        near[i] = isfinite(best_top) && pred[i] > PLOT_PRED_FAR * best_top ? NAN : pred[i];
+    PlotSeries ser[2] = {{best, n, 1, 0}, {near, n, 1, 0}};
+    if (!plot_range(ser, 2, y_min, y_max)) {
+        free(near);
+        return 0;
+    }
     double *v = n >= 10 ? malloc(2 * n * sizeof *v) : NULL;
     size_t k = 0;
     for (size_t i = 0; v && i < n; i++) {
         if (isfinite(best[i]))
             v[k++] = best[i];
-        if (isfinite(pred[i]))
-            v[k++] = pred[i];
+        if (isfinite(near[i]))
+            v[k++] = near[i];
     }
+    free(near);
     if (k >= 10) {
         qsort(v, k, sizeof *v, cmp_double);
         /* the margins follow the trimmed range: those of the whole one put the bottom of a

@@ -43,8 +43,12 @@ void plot_render(PlotGrid *g, const PlotStyle *style, double x_max, double y_min
  * there is no finite value. */
 int plot_range(const PlotSeries *series, size_t n_series, double *y_min, double *y_max);
 
-/* The y range of a plot of times (n values of best and of pred each, NaN for none): from
- * 10 values on, the top decile goes (the first trials are far off and must not squash the
+/* A prediction more than this many times the slowest best-so-far is left off the scale. */
+#define PLOT_PRED_FAR 10.0
+
+/* The y range of a plot of times (n values of best and of pred each, NaN for none):
+ * predictions more than PLOT_PRED_FAR times the slowest best-so-far are left out; from 10
+ * values on, the top decile goes too (the first trials are far off and must not squash the
  * curve an operator watches), with margins of that range; never below 0 (a time). Returns
  * 0 when no value is finite. */
 int plot_time_range(const double *best, const double *pred, size_t n, double *y_min,

@@ -242,12 +242,13 @@ static void draw_plot(const App *a, Rect box)
     int legend = r.h >= 5;
     int axis_w = 7;
     Rect area = {r.x + axis_w, r.y, r.w - axis_w, r.h - 1 - legend};
-    /* Scale to the best-so-far and the predictions: one bad trial must not squash the
-     * curve an operator watches; measured points beyond the range are counted instead. */
+    /* Scale to the best-so-far and the predictions: one bad trial or one prior-bound
+     * prediction must not squash the curve an operator watches; points beyond the range are
+     * counted instead. */
     int have_range = plot_time_range(best, pred, n, &lo, &hi);
     int above = 0;
     for (size_t i = 0; have_range && i < n; i++)
-        above += isfinite(meas[i]) && meas[i] > hi;
+        above += (isfinite(meas[i]) && meas[i] > hi) + (isfinite(pred[i]) && pred[i] > hi);
     if (!have_range || area.h < 1) {
         draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first measured trial");
     } else {

@@ -141,9 +141,17 @@ Test(plot, time_range_follows_the_curve_not_the_first_far_prediction)
     cr_assert(plot_time_range(best, pred, N, &lo, &hi));
     cr_assert(lo >= 0 && lo <= best[N - 1], "lo %g", lo);
     cr_assert(hi >= 0.011 && hi < 0.1, "hi %g", hi);
-    /* few trials: the whole range, but never below zero */
+    /* few trials: the far first prediction stays off the scale too */
     cr_assert(plot_time_range(best, pred, 3, &lo, &hi));
-    cr_assert(lo == 0 && hi > 4.077, "lo %g hi %g", lo, hi);
+    cr_assert(lo >= 0 && lo <= best[2] && hi >= 0.011 && hi < 0.1, "lo %g hi %g", lo, hi);
+    /* a prediction within PLOT_PRED_FAR of the measured times is on the scale */
+    pred[0] = 0.05;
+    cr_assert(plot_time_range(best, pred, 3, &lo, &hi));
+    cr_assert(lo >= 0 && lo < 0.0098 && hi > 0.05, "lo %g hi %g", lo, hi);
+    /* nothing measured yet: the predictions alone make the range */
+    double unmeasured[3] = {NAN, NAN, NAN}, prior[3] = {4.077, NAN, NAN};
+    cr_assert(plot_time_range(unmeasured, prior, 3, &lo, &hi));
+    cr_assert(hi > 4.077, "hi %g", hi);
     double none[2] = {NAN, NAN};
     cr_assert_not(plot_time_range(none, none, 2, &lo, &hi));
 }
