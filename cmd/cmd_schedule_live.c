@@ -396,9 +396,10 @@ static int live_open(LiveRun *r)
     }
     if (r->live_slurm)
         return 0;
-    HostPoolOptions po = {.accept_new_host_keys = a->accept};
+    HostPoolOptions po = {.accept_new_host_keys = a->accept,
+                          .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
     if (!(r->pool = hostpool_new(&po, &err)) || hostpool_add_cluster(r->pool, cl, &err) < 0)
-        return fail(err.msg);
+        return schedule_fail_error("schedule --live", &err);
     return 0;
 }
 

@@ -224,10 +224,14 @@ python3 -c "
 import json,sys; inv=json.load(open('$T/inv.json')); del inv['job_command']; json.dump(inv, open('$T/nojob.json','w'))"
 "$bin" schedule --live --cluster "$T/nojob.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b2" 2>&1
 if [ $? -eq 3 ] && grep -q "job_command" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
+TUNEDECK_SSH_CONFIG="$T/no-such-ssh-config" "$bin" schedule --live --cluster "$T/inv.json" \
+    --workload "$root/tests/fixtures/schedlive-workload.csv" --duration 5 > "$T/b3" 2>&1
+if [ $? -eq 3 ] && grep -q "no-such-ssh-config (TUNEDECK_SSH_CONFIG): cannot read it" "$T/b3"
+then pass "schedule --live reads TUNEDECK_SSH_CONFIG, as tune and hosts do"; else fail "TUNEDECK_SSH_CONFIG: $(cat "$T/b3")"; fi
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/b1 "$T"/b2; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/b1 "$T"/b2 "$T"/b3; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"
