@@ -212,7 +212,7 @@ int cmd_hosts(int argc, char **argv)
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
         hostpool_free(p);
         cluster_free(cl);
-        return EXIT_USAGE;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     size_t n = hostpool_size(p);
     for (size_t i = 0; i < n; i++)

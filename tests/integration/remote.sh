@@ -140,6 +140,10 @@ json.dump(inv, open(sys.argv[2], "w"))
 EOF
 TUNEDECK_SSH_CONFIG="$T/ssh_config" "$rexec" --cluster "$T/inv-alias.json" -- sh -c 'echo $TUNEDECK_TEST_HOST' > "$T/c1" 2>&1
 check "an ssh_config Host alias with HostName/Port/User is honoured" grep -qx 'a1 out: 1' "$T/c1"
+TUNEDECK_SSH_CONFIG="$T/no-such-config" "$bin" hosts --cluster "$T/inv.json" > "$T/c2" 2>&1
+echo "rc=$?" >> "$T/c2"
+check "hosts refuses a TUNEDECK_SSH_CONFIG it cannot read as bad input (exit 3)" \
+    sh -c 'grep -q "no-such-config (TUNEDECK_SSH_CONFIG): cannot read it" "$1" && grep -qx rc=3 "$1"' _ "$T/c2"
 
 python3 - "$T/inv.json" "$T/inv-nokey.json" "$T/missing_key" <<'EOF'
 import json, sys
