@@ -2,6 +2,7 @@
 #include "remote/slurm/slurm_alloc.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,10 @@ long slurm_alloc_parse_granted(const char *text)
     p += strlen(MARK);
     if (!isdigit((unsigned char)*p))
         return -1;
-    return strtol(p, NULL, 10);
+    /* Slurm's job ids are 32-bit: a longer number is not an id we could scancel later. */
+    errno = 0;
+    long id = strtol(p, NULL, 10);
+    return errno == ERANGE || id > 4294967295L ? -1 : id;
 }
 
 int slurm_alloc_machine_gpus(const Cluster *cl, size_t machine)

@@ -12,6 +12,11 @@ Test(slurm_alloc, granted_job_from_salloc_stderr)
                  7);
     cr_assert_eq(slurm_alloc_parse_granted("salloc: error: Unable to allocate resources\n"), -1);
     cr_assert_eq(slurm_alloc_parse_granted("salloc: Granted job allocation \n"), -1);
+    cr_assert_eq(slurm_alloc_parse_granted("salloc: Granted job allocation 4294967296\n"), -1);
+    cr_assert_eq(slurm_alloc_parse_granted("salloc: Granted job allocation 99999999999999999999\n"),
+                 -1);
+    cr_assert_eq(slurm_alloc_parse_granted("salloc: Granted job allocation 4294967295\n"),
+                 4294967295L);
 }
 
 static Cluster *two_shapes(void)
