@@ -313,8 +313,23 @@ static void note_part_end(SshRun *r, Part *p)
     }
 }
 
+/* A group we never saw end: its connection dropped, or it was given up on after a stop that
+ * did not come back. Only a stop whose command ran to its end is known to have ended it. */
+static int part_lost(const Part *p)
+{
+    if (!p->pgid)
+        return 0;
+    ExecOutcome o = rexec_outcome(p->x);
+    return (o == EXEC_SSH_FAILED || o == EXEC_CLOSED) &&
+           !(p->killer && rexec_outcome(p->killer) == EXEC_EXITED);
+}
+
 static void finish(SshRun *r)
 {
+    for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
+        if (part_lost(&r->parts[i]))
+            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial,
+                                machine_name(r, &r->parts[i]), r->parts[i].pgid);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {
