@@ -313,15 +313,15 @@ static void note_part_end(SshRun *r, Part *p)
     }
 }
 
-/* A group we never saw end: its connection dropped, or it was given up on after a stop that
- * did not come back. Only a stop whose command ran to its end is known to have ended it. */
+/* A group we never saw end. Only a stop whose command ran to its end, or a command that
+ * exited 0 (a trial that finished), is known to leave nothing: a dropped connection kills
+ * nothing, and the exit status or signal that arrives as sshd's session dies, or a command
+ * that failed, says nothing of the processes its group started in the background. */
 static int part_lost(const Part *p)
 {
-    if (!p->pgid)
+    if (!p->pgid || (p->killer && rexec_outcome(p->killer) == EXEC_EXITED))
         return 0;
-    ExecOutcome o = rexec_outcome(p->x);
-    return (o == EXEC_SSH_FAILED || o == EXEC_CLOSED) &&
-           !(p->killer && rexec_outcome(p->killer) == EXEC_EXITED);
+    return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
 static void finish(SshRun *r)
