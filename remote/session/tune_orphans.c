@@ -49,7 +49,8 @@ int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost,
     OrphanList here = {0};
     const Cluster *c = s->cluster;
     for (size_t i = 0; i < lost->n;) {
-        const char *m = lost->items[i].machine;
+        char m[sizeof lost->items[i].machine]; /* a copy: taking moves the items */
+        snprintf(m, sizeof m, "%s", lost->items[i].machine);
         long k = cluster_find_machine(c, m);
         if (k >= 0 && !s->worker[k] && !s->ps[k]) {
             i++; /* not a machine of this trial: left for one that uses it */
