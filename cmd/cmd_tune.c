@@ -342,7 +342,11 @@ int cmd_tune(int argc, char **argv)
         return EXIT_FAILED;
     }
     SessionSpec spec;
-    if ((rc = spec_from_args(&a, ses, &spec)) || (rc = open_session(&a, ses, &spec))) {
+    if ((rc = spec_from_args(&a, ses, &spec)) == 0) {
+        spec.on_report = report_stderr;
+        spec.report_userdata = NULL;
+    }
+    if (rc || (rc = open_session(&a, ses, &spec))) {
         session_free(ses);
         return rc;
     }

@@ -3,7 +3,7 @@
 # lists them, and a stub nvidia-smi on their PATH. harness_stop_all stops every sshd it
 # started (by pid); callers set `trap harness_stop_all EXIT`.
 #
-#   harness_init DIR              keys, stub tools; picks a port for this run
+#   harness_init DIR              keys, stub tools; picks a free port span for this run
 #   harness_start I [extra cfg]   starts sshd number I on 127.0.0.(10+I):PORT
 #   harness_stop I                stops it (its per-connection children too)
 #   harness_inventory FILE N...   writes an inventory naming hosts h1..hN
@@ -15,8 +15,7 @@ harness_init() {
     H="$1"
     mkdir -p "$H/bin" "$H/nogpu-bin" /run/sshd
     chmod 755 "$H"
-    # A port of our own: several suites (and helpers) may run side by side.
-    H_PORT=$(( 20000 + ($$ * 7 + $(date +%N | sed 's/^0*//;s/^$/0/') ) % 30000 ))
+    harness_pick_port || return 1
     ssh-keygen -q -t ed25519 -N '' -C tunedeck-test -f "$H/id_ed25519"
     cp "$H/id_ed25519.pub" "$H/authorized_keys"
     chmod 600 "$H/authorized_keys"
@@ -45,6 +44,46 @@ EOF
 }
 
 harness_addr() { echo "127.0.0.$((10 + $1))"; }
+
+# The ports a run uses: H_PORT (every sshd) and the next H_PORT_SPAN (the suites' worker
+# ports, BASE+index with BASE = H_PORT+1, and fake servers). Derived rendezvous ports
+# (pytorch.sh: H_PORT+1224, +1324) must stay below the ephemeral range too.
+H_PORT_SPAN=16
+H_PORT_DERIVED=1400
+
+# harness_ports_free FIRST LAST: no TCP socket listens on a port in FIRST..LAST (any address).
+harness_ports_free() {
+    if command -v ss >/dev/null 2>&1; then
+        ! ss -Hltn 2>/dev/null | awk -v a="$1" -v b="$2" \
+            '{ p = $4; sub(/.*:/, "", p); if (p + 0 >= a && p + 0 <= b) found = 1 }
+             END { exit !found }'
+    else
+        python3 - "$1" "$2" <<'EOF'
+import socket, sys
+for port in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
+    s = socket.socket()
+    try: s.bind(("0.0.0.0", port))
+    except OSError: sys.exit(1)
+    finally: s.close()
+EOF
+    fi
+}
+
+# A port of our own, below Linux's ephemeral range (an outgoing connection there could hold
+# it) and with its span free: several suites (and helpers) may run side by side.
+harness_pick_port() {
+    _hp_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    _hp_high=$((_hp_low - H_PORT_DERIVED - H_PORT_SPAN - 1))
+    [ "$_hp_high" -gt 20000 ] || _hp_high=30000
+    _hp_try=0
+    while [ "$_hp_try" -lt 50 ]; do
+        H_PORT=$(( 20000 + ($$ * 7 + _hp_try * 977 + $(date +%N | sed 's/^0*//;s/^$/0/') ) % (_hp_high - 20000) ))
+        harness_ports_free "$H_PORT" $((H_PORT + H_PORT_SPAN)) && return 0
+        _hp_try=$((_hp_try + 1))
+    done
+    echo "sshd-harness: no free port span of $((H_PORT_SPAN + 1)) in 20000..$_hp_high after 50 tries" >&2
+    return 1
+}
 
 harness_start() {
     i="$1"; shift

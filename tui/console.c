@@ -188,6 +188,8 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     SessionSpec with_screen = *spec;
     with_screen.on_event = on_tuner_event;
     with_screen.userdata = a;
+    with_screen.on_report = log_line;
+    with_screen.report_userdata = a;
     /* A Slurm cluster alone is watched (its nodes, queue and drains); any other wants work. */
     if (spec->cluster && !spec->job && !o->workload && !spec->slurm &&
         !slurm_inventory_is_slurm_file(spec->cluster))

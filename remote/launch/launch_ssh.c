@@ -313,8 +313,23 @@ static void note_part_end(SshRun *r, Part *p)
     }
 }
 
+/* A group we never saw end. Only a stop whose command ran to its end, or a command that
+ * exited 0 (a trial that finished), is known to leave nothing: a dropped connection kills
+ * nothing, and the exit status or signal that arrives as sshd's session dies, or a command
+ * that failed, says nothing of the processes its group started in the background. */
+static int part_lost(const Part *p)
+{
+    if (!p->pgid || (p->killer && rexec_outcome(p->killer) == EXEC_EXITED))
+        return 0;
+    return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
+}
+
 static void finish(SshRun *r)
 {
+    for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
+        if (part_lost(&r->parts[i]))
+            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial,
+                                machine_name(r, &r->parts[i]), r->parts[i].pgid);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {

@@ -38,6 +38,9 @@ typedef struct {
                                 launcher's srun client): no fan-out here */
     LaunchLogFn on_log;
     LaunchProcFn on_proc; /* optional; shares userdata with on_log */
+    /* optional, per-host/single: at the trial's end, a group not seen to end (its connection
+     * dropped, its command failed, or its stop went unanswered): it may still run there. */
+    LaunchProcFn on_proc_lost;
     void *userdata;
     LaunchIterFn on_iteration; /* optional: the tuner's pruning */
     void *iter_userdata;

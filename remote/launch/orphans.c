@@ -138,8 +138,10 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
     size_t n_stops = 0;
     if (!stops)
         return 0;
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         l->items[i].result[0] = 0;
+        l->items[i].answered = 0;
+    }
     for (size_t i = 0; i < l->n; i++) {
         Orphan *o = &l->items[i];
         int seen = 0;
@@ -174,9 +176,14 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
     evloop_free(loop);
     for (size_t i = 0; i < n_stops; i++) {
         RemoteExec *x = stops[i].x;
+        int answered = x && rexec_done(x) && (rexec_outcome(x) == EXEC_EXITED ||
+                                              rexec_outcome(x) == EXEC_SIGNALED);
         for (size_t k = 0; x && k < l->n; k++) {
             Orphan *o = &l->items[k];
-            if (o->result[0] || strcmp(o->machine, stops[i].machine) != 0)
+            if (strcmp(o->machine, stops[i].machine) != 0)
+                continue;
+            o->answered = answered;
+            if (o->result[0])
                 continue;
             if (!rexec_done(x))
                 snprintf(o->result, sizeof o->result, "not stopped: no answer within %.0f s",
@@ -207,4 +214,32 @@ int orphans_add(OrphanList *l, int trial, const char *machine, long pgid)
     o->pgid = pgid;
     snprintf(o->machine, sizeof o->machine, "%s", machine);
     return 0;
+}
+
+int orphans_take(OrphanList *from, int trial, const char *machine, OrphanList *to)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < from->n; i++)
+        n += from->items[i].trial < trial && strcmp(from->items[i].machine, machine) == 0;
+    if (n == 0)
+        return 0;
+    Orphan *grown = realloc(to->items, (to->n + n) * sizeof *grown);
+    if (!grown)
+        return -1;
+    to->items = grown;
+    size_t kept = 0;
+    for (size_t i = 0; i < from->n; i++) {
+        const Orphan *o = &from->items[i];
+        if (o->trial < trial && strcmp(o->machine, machine) == 0)
+            to->items[to->n++] = *o;
+        else
+            from->items[kept++] = *o;
+    }
+    from->n = kept;
+    return 0;
+}
+
+int orphans_still_running(const Orphan *o)
+{
+    return o->answered && strcmp(o->result, "stopped") != 0 && strcmp(o->result, "gone") != 0;
 }

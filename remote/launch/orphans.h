@@ -20,6 +20,7 @@ typedef struct {
     char machine[128];
     long pgid;
     char result[256]; /* after orphans_stop: "stopped", "gone" or why it could not be */
+    int answered;     /* after orphans_stop: the host ran the stop command to its end */
 } Orphan;
 
 typedef struct {
@@ -36,5 +37,11 @@ int orphans_add(OrphanList *l, int trial, const char *machine, long pgid);
  * ("stopped", "gone" or "not stopped: why"). Returns how many were stopped. */
 int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s);
 void orphans_clear(OrphanList *l);
+/* Moves the groups of trials before `trial` on `machine` from `from` to the end of `to`
+ * (-1: out of memory, nothing moved). */
+int orphans_take(OrphanList *from, int trial, const char *machine, OrphanList *to);
+/* After orphans_stop: the group still runs although its host answered (the kill failed), so
+ * nothing is to run beside it; a host that did not answer leaves it undecided. */
+int orphans_still_running(const Orphan *o);
 
 #endif

@@ -223,6 +223,16 @@ static void launch(Tuner *t, TrialRecord *rec)
         t->phase = PHASE_STOPPED;
         return;
     }
+    char why[256];
+    if (t->cfg.before_launch &&
+        t->cfg.before_launch(t->cfg.userdata, rec->suggestion.schedule, why, sizeof why) < 0) {
+        Observation *o = observation_new(rec->suggestion.schedule);
+        o->status = TRIAL_FAILED;
+        snprintf(o->reason, sizeof o->reason, "not launched: %s", why);
+        record_outcome(t, rec, o);
+        t->phase = t->stop_requested ? PHASE_STOPPED : PHASE_IDLE;
+        return;
+    }
     Error err;
     LaunchConfig lc = t->cfg.launch;
     if (!t->cfg.no_prune) {

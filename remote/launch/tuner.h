@@ -25,6 +25,9 @@ typedef enum {
     TUNER_EVENT_CONVERGED
 } TunerEvent;
 typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
+/* Called after TUNER_EVENT_STARTED, just before a trial is launched (its schedule carries its
+ * number): returning -1 with why filled makes it a failed trial that never ran. */
+typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why, size_t cap);
 
 typedef struct {
     const Cluster *cluster;
@@ -38,6 +41,7 @@ typedef struct {
     int no_prune;              /* run every trial to its end (--no-prune) */
     int stop_when_converged;   /* stop when EI stays tiny (--stop-when-converged) */
     TunerEventFn on_event;
+    TunerBeforeLaunchFn before_launch; /* optional; shares userdata with on_event */
     void *userdata;
 } TunerConfig;
 

@@ -194,6 +194,27 @@ static void on_proc(void *userdata, int trial, const char *machine, long pgid)
     tune_procs_on_proc(&s->procs, trial, machine, pgid);
 }
 
+static void on_proc_lost(void *userdata, int trial, const char *machine, long pgid)
+{
+    Session *s = userdata;
+    tune_procs_on_proc_lost(&s->procs, trial, machine, pgid);
+}
+
+/* A group an earlier trial's dropped connection left on a host is stopped before the next
+ * trial runs there: it would hold the trial's ports and devices and skew its timing. */
+static int before_launch(void *userdata, const Schedule *sched, char *why, size_t cap)
+{
+    Session *s = userdata;
+    HostPool *pool = s->pool;
+    const char *login_host = NULL;
+    if (strcmp(s->launcher, "slurm") == 0 && s->slurm) /* its groups run on the login node */
+        pool = slurm_ctl_login_pool(s->slurm, &login_host);
+    if (!pool || !s->procs.lost.n)
+        return 0;
+    return tune_orphans_before_trial(pool, s->journal, &s->procs.lost, sched, s->spec.on_report,
+                                     s->spec.report_userdata, why, cap);
+}
+
 int session_open(Session *s, const SessionSpec *spec, Error *err)
 {
     s->spec = *spec;
@@ -232,11 +253,13 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
                    .slurm_job = s->alloc.job_id,
                    .slurm_het = s->alloc.het,
                    .on_proc = on_proc,
+                   .on_proc_lost = on_proc_lost,
                    .userdata = s},
         .async_suggest = spec->async_suggest,
         .no_prune = spec->no_prune,
         .stop_when_converged = spec->stop_when_converged,
         .on_event = on_event,
+        .before_launch = before_launch,
         .userdata = s,
     };
     if (!(s->tuner = tuner_new(&cfg, err)))
@@ -311,6 +334,7 @@ void session_close(Session *s)
     s->cluster = NULL;
     s->job = NULL;
     orphans_clear(&s->procs.seen);
+    orphans_clear(&s->procs.lost);
 }
 
 void session_free(Session *s)

@@ -46,6 +46,10 @@ typedef struct {
     /* Tuner events, after the journal has them on disk (NULL: none). */
     TunerEventFn on_event;
     void *userdata;
+    /* What the session stopped between trials (a dropped connection's leftover group), one
+     * line each (NULL: said nowhere, journaled only). */
+    TuneOrphanReportFn on_report;
+    void *report_userdata;
 } SessionSpec;
 
 typedef struct {

@@ -75,3 +75,35 @@ Test(orphans, a_group_id_that_would_mean_everything_is_never_taken)
     orphans_clear(&l);
     journal_log_clear(&log);
 }
+
+Test(orphans, take_moves_only_earlier_trials_groups_on_that_machine)
+{
+    OrphanList from = {0}, to = {0};
+    cr_assert_eq(orphans_add(&from, 1, "h2", 100), 0);
+    cr_assert_eq(orphans_add(&from, 1, "h1", 101), 0);
+    cr_assert_eq(orphans_add(&from, 2, "h2", 102), 0);
+    cr_assert_eq(orphans_add(&from, 3, "h2", 103), 0); /* the trial itself: not a leftover */
+    cr_assert_eq(orphans_take(&from, 3, "h2", &to), 0);
+    cr_assert_eq(to.n, 2);
+    cr_assert(to.items[0].pgid == 100 && to.items[1].pgid == 102);
+    cr_assert_eq(from.n, 2);
+    cr_assert(from.items[0].pgid == 101 && from.items[1].pgid == 103);
+    cr_assert_eq(orphans_take(&from, 3, "h3", &to), 0); /* none there: nothing moves */
+    cr_assert(to.n == 2 && from.n == 2);
+    orphans_clear(&from);
+    orphans_clear(&to);
+}
+
+Test(orphans, only_a_group_its_host_answered_for_and_that_was_not_stopped_still_runs)
+{
+    Orphan o = {.trial = 1, .machine = "h2", .pgid = 100, .answered = 1};
+    snprintf(o.result, sizeof o.result, "stopped");
+    cr_assert_not(orphans_still_running(&o));
+    snprintf(o.result, sizeof o.result, "gone");
+    cr_assert_not(orphans_still_running(&o));
+    snprintf(o.result, sizeof o.result, "not stopped: the stop command failed");
+    cr_assert(orphans_still_running(&o));
+    o.answered = 0; /* no answer: undecided, tried again later */
+    snprintf(o.result, sizeof o.result, "not stopped: no answer within 15 s");
+    cr_assert_not(orphans_still_running(&o));
+}

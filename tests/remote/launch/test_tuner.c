@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/base/clock.h"
@@ -137,4 +138,50 @@ Test(tuner, unknown_optimizer_is_refused)
     Error err = {0};
     cr_assert_null(tuner_new(&cfg, &err));
     cr_assert(strstr(err.msg, "oracle"), "%s", err.msg);
+}
+
+/* The hook refuses trial 2 only (a leftover it could not stop): that trial fails with the
+ * hook's reason and never runs; the others run as before. */
+static int refuse_trial_2(void *ud, const Schedule *s, char *why, size_t cap)
+{
+    int *asked = ud;
+    asked[s->trial - 1]++;
+    if (s->trial != 2)
+        return 0;
+    snprintf(why, cap, "trial 1's leftover process group 7 on h2 still runs");
+    return -1;
+}
+
+static void count_only(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    (void)ud, (void)ev, (void)rec;
+}
+
+Test(tuner, a_trial_the_before_launch_hook_refuses_fails_with_its_reason)
+{
+    int asked[3] = {0};
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 3,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .no_prune = 1,
+                       .on_event = count_only,
+                       .before_launch = refuse_trial_2,
+                       .userdata = asked};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(t), 3);
+    cr_assert(asked[0] == 1 && asked[1] == 1 && asked[2] == 1);
+    const Observation *o = tuner_trial(t, 1)->obs;
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert_str_eq(o->reason, "not launched: trial 1's leftover process group 7 on h2 still runs");
+    cr_assert_eq(o->iterations_seen, 0);
+    cr_assert_eq(tuner_trial(t, 0)->obs->status, TRIAL_OK, "%s", tuner_trial(t, 0)->obs->reason);
+    cr_assert_eq(tuner_trial(t, 2)->obs->status, TRIAL_OK, "%s", tuner_trial(t, 2)->obs->reason);
+    tuner_free(t);
 }
