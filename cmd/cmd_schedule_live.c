@@ -2,6 +2,7 @@
  * jobs on the inventory's hosts over SSH, or as Slurm batch jobs (remote/live/schedlive.h). */
 #include <cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,7 @@ static void write_progress(FILE *out, double wall_s, double time_s, const SchedL
     /* what the job's progress lines did not say (the protocol's -1) is left out */
     if (j->epoch >= 0)
         cJSON_AddNumberToObject(o, "epoch", j->epoch);
-    if (j->loss >= 0)
+    if (!isnan(j->loss)) /* a loss may be negative; NAN is "none" */
         cJSON_AddNumberToObject(o, "loss", j->loss);
     if (j->examples_per_s >= 0)
         cJSON_AddNumberToObject(o, "examples_per_s", j->examples_per_s);
@@ -122,6 +123,15 @@ static const char *figure(char *buf, size_t size, const char *fmt, double v)
     return buf;
 }
 
+/* The loss has no sign to spare (a negative log-likelihood may be below 0): NAN is "none". */
+static const char *loss_figure(char *buf, size_t size, double loss)
+{
+    if (isnan(loss))
+        return "-";
+    snprintf(buf, size, "%.4f", loss);
+    return buf;
+}
+
 static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
 {
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
@@ -133,7 +143,7 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
                    "loss %s %s ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
                    j.running ? "running" : "stopped", j.gpus, j.step,
-                   figure(ep, sizeof ep, "%.2f", j.epoch), figure(lo, sizeof lo, "%.4f", j.loss),
+                   figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (c->events && j.step >= 0)
             write_progress(c->events, clock_now_s() - c->t0, schedlive_sim_time(l), &j);
@@ -529,7 +539,7 @@ static int report(LiveRun *r)
                100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no",
                figure(st, sizeof st, "%.0f", (double)j.step),
                none ? "-" : figure(ep, sizeof ep, "%.2f", j.epoch),
-               none ? "-" : figure(lo, sizeof lo, "%.4f", j.loss),
+               none ? "-" : loss_figure(lo, sizeof lo, j.loss),
                none ? "-" : figure(eps, sizeof eps, "%.0f", j.examples_per_s),
                j.status[0] ? j.status : "-");
     }

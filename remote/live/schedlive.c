@@ -3,6 +3,7 @@
  * served (progress, the loss curve, its end) and the queries. Enactment: schedlive_enact.c. */
 #include "remote/live/schedlive_priv.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         j->step = j->saved_step = j->resumed_step = j->run_first_step = -1;
         j->loss_fraction = -1;
         j->loss_decile_logged = -1;
+        j->loss = NAN; /* none reported yet: a loss may be negative, so no sign says it */
     }
     l->events_seen = sched_event_count(s);
     l->last_ms = clock_now_ms();
@@ -211,9 +213,18 @@ static const char *at_step(char *buf, size_t size, long step)
     return buf;
 }
 
+/* ", loss 0.1822" for a log line, or nothing when the progress line gave no loss. */
+static const char *loss_note(char *buf, size_t size, double loss)
+{
+    if (isnan(loss))
+        return "";
+    snprintf(buf, size, ", loss %.4f", loss);
+    return buf;
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
-    char at[40];
+    char at[40], ln[40];
     if (j->run) {
         l->ops->step(j->run);
         note_backend(l, j);
@@ -225,13 +236,13 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                     j->resumed_step = p->step;
                     schedlive_log(l,
                                   "%s: run %d on %s (%d GPUs) resumed at step %ld (checkpoint at "
-                                  "step %ld), loss %.4f",
+                                  "step %ld)%s",
                                   j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  p->step, j->saved_step, p->loss);
+                                  p->step, j->saved_step, loss_note(ln, sizeof ln, p->loss));
                 } else {
-                    schedlive_log(l, "%s: run %d on %s (%d GPUs) first step %ld, loss %.4f",
-                                  j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  p->step, p->loss);
+                    schedlive_log(l, "%s: run %d on %s (%d GPUs) first step %ld%s", j->name,
+                                  j->runs, schedlive_machine(l, j->host), j->run_gpus, p->step,
+                                  loss_note(ln, sizeof ln, p->loss));
                 }
             }
             j->seen = p->seen;
@@ -287,7 +298,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             char epoch[40] = "", loss[40] = "";
             if (j->epoch >= 0)
                 snprintf(epoch, sizeof epoch, " (epoch %.2f)", j->epoch);
-            if (j->loss >= 0)
+            if (!isnan(j->loss))
                 snprintf(loss, sizeof loss, " (loss %.4f)", j->loss);
             schedlive_log(l, "%s: stopped at step %ld%s, checkpoint written%s", j->name, j->step,
                           epoch, loss);

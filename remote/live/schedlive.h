@@ -70,7 +70,8 @@ typedef struct {
     int deaths;       /* ends nobody asked for */
     int failed;       /* died again after its one restart: left stopped */
     long step;        /* last progress line of any run (-1: none yet) */
-    double loss, examples_per_s, epoch;
+    double loss;      /* last progress line's loss, any sign; NAN: none given */
+    double examples_per_s, epoch; /* -1: not given */
     long saved_step;       /* step of the last checkpoint written on a stop (-1: none) */
     long resumed_step;     /* first step of the latest resumed run (-1: none) */
     double model_progress; /* the scheduler's simulated progress, 0..1 */

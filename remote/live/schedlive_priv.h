@@ -38,7 +38,8 @@ typedef struct {
     int runs, resizes, deaths, failed, resize_pending;
     int seen; /* progress lines of the current run already taken */
     long step, saved_step, resumed_step, run_first_step;
-    double loss, eps, epoch;
+    double loss; /* NAN: none reported (a loss may be negative) */
+    double eps, epoch;
     LossCurve curve;      /* loss_progress: the job's own (step, loss) points */
     double loss_fraction; /* of training done by the curve; -1 unknown */
     int loss_decile_logged;
