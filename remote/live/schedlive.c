@@ -179,8 +179,17 @@ static void note_backend(SchedLive *l, LiveJob *j)
  * model's progress becomes that share of the job's epochs (sched_report_progress). */
 static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
 {
-    if (losscurve_add(&j->curve, (double)step, loss) < 0)
+    if (isnan(loss)) /* this line gave no loss */
         return;
+    int rc = losscurve_add(&j->curve, (double)step, loss);
+    if (rc < 0)
+        return;
+    if (rc == 1)
+        schedlive_log(l,
+                      "%s: loss %.4g at step %ld is at or below 0, under the convergence model's "
+                      "asymptote (>= 0): --loss-progress keeps the model's simulated progress "
+                      "for it",
+                      j->name, loss, step);
     double f = losscurve_fraction_done(&j->curve, (double)step, l->o.loss_tol);
     if (f < 0)
         return;
