@@ -164,10 +164,11 @@ else fail "real progress (exit $rc, $left left)"; fi
 echo "progress without epoch"
 # A job whose progress lines carry only step and loss: --real-progress says once that it has
 # no epoch (not a refused report per line), and the figures it never gave read "-", not -1.
+# Its loss is negative (-3.2, as a negative log-likelihood may be): shown, not taken for none.
 python3 - "$T/inv2.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
 import json, sys
 inv = json.load(open(sys.argv[1]))
-inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s noepoch" % (sys.argv[2], sys.argv[3])
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s noepoch -3.2" % (sys.argv[2], sys.argv[3])
 json.dump(inv, open(sys.argv[1].replace(".json", "-noepoch.json"), "w"))
 PY
 "$bin" schedule --live --cluster "$T/inv2-noepoch.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
@@ -182,13 +183,13 @@ import json, re, sys
 out = open(sys.argv[1]).read()
 assert out.count('b0: its progress lines have no "epoch"') == 1, "said not once"
 assert "expected epochs" not in out and not re.search(r"-1\.0|-1 ex/s|epoch -1", out), "-1 shown"
-assert re.search(r"real running \d GPUs step \d+ epoch - loss 0.5000 - ex/s", out), "status line"
-assert re.search(r"b0: stopped at step \d+, checkpoint written \(loss 0.5000\)", out), "stop line"
-assert re.search(r"^b0 .* \d+ +- +0.5000 +-  exited 0$", out, re.M), "table row"
+assert re.search(r"real running \d GPUs step \d+ epoch - loss -3.2000 - ex/s", out), "status line"
+assert re.search(r"b0: stopped at step \d+, checkpoint written \(loss -3.2000\)", out), "stop line"
+assert re.search(r"^b0 .* \d+ +- +-3.2000 +-  exited 0$", out, re.M), "table row"
 ev = [json.loads(l) for l in open(sys.argv[2]) if '"progress"' in l]
-assert ev and all("epoch" not in e and "examples_per_s" not in e and e["loss"] == 0.5 for e in ev), ev
+assert ev and all("epoch" not in e and "examples_per_s" not in e and e["loss"] == -3.2 for e in ev), ev
 PY
-then pass "a job without epochs: said once, its absent figures read '-'"
+then pass "a job without epochs: said once, its absent figures read '-', its negative loss shown"
 else fail "progress without epoch (exit $rc, $left left)"; fi
 
 echo "a job that fails says why"
