@@ -315,6 +315,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             schedlive_log(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
         } else if (strcmp(j->status, "exited 0") == 0) {
             schedlive_log(l, "%s: ended by itself at step %ld", j->name, j->step);
+            j->ended_itself = 1;
         } else {
             if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
                 j->has_ckpt = 1;
@@ -352,6 +353,30 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
     }
 }
 
+/* Every job of the workload has ended: finished by the model (and stopped), ended by itself
+ * (exit 0 unasked) or failed; a job still to arrive is not ended. Nothing is left to run, so
+ * waiting for --duration would only keep the operator waiting. */
+static int all_ended(const SchedLive *l, int *completed, int *failed)
+{
+    *completed = *failed = 0;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const LiveJob *j = &l->jobs[i];
+        SchedJobInfo info;
+        if (j->run)
+            return 0;
+        if (j->failed) /* never restarted, whatever the model asks */
+            ++*failed;
+        else if (j->need_start)
+            return 0;
+        else if (j->ended_itself ||
+                 (sched_job_info(l->s, i, &info) == 0 && info.state == SCHED_JOB_DONE))
+            ++*completed;
+        else
+            return 0;
+    }
+    return l->n_jobs > 0;
+}
+
 void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now)
 {
     if (l->pool)
@@ -375,6 +400,12 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
     for (size_t i = 0; i < l->n_jobs; i++) {
         serve_job(l, &l->jobs[i], now);
         any |= l->jobs[i].run != NULL;
+    }
+    int completed, failed;
+    if (!l->stopping_all && !any && all_ended(l, &completed, &failed)) {
+        schedlive_log(l, "every job has ended (%d completed, %d failed): the run is over",
+                      completed, failed);
+        schedlive_stop_all(l);
     }
     if (l->stopping_all && !any)
         l->done = 1;

@@ -93,7 +93,8 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
 long schedlive_attach(SchedLive *l, EvLoop *loop);
 /* Ends the run: the model stops advancing, every job is checkpointed and stopped. */
 void schedlive_stop_all(SchedLive *l);
-/* After stop_all: no job process is left. */
+/* After stop_all, or once every job has ended (finished, ended by itself with exit 0, or
+ * failed; none left to arrive), which ends the run by itself: no job process is left. */
 int schedlive_done(const SchedLive *l);
 double schedlive_sim_time(const SchedLive *l);
 
