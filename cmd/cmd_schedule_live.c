@@ -2,6 +2,7 @@
  * jobs on the inventory's hosts over SSH, or as Slurm batch jobs (remote/live/schedlive.h). */
 #include <cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +48,10 @@ static const char USAGE[] =
     "(SIGTERM), stops and restarts the job from its checkpoint. Each machine's GPU\n"
     "count comes from its type's GPU devices (machines may differ; --gpus-per-node\n"
     "sets one count for all). A job that dies unasked is restarted from its\n"
-    "checkpoint once. The run ends when the model's jobs are done, after --duration\n"
-    "wall seconds or on Ctrl-C: every job is checkpointed and stopped. --events\n"
+    "checkpoint once. The run ends when the model's jobs are done, when every real\n"
+    "job has ended (finished, exited 0 by itself or failed; none left to arrive),\n"
+    "after --duration wall seconds or on Ctrl-C: every job is checkpointed and\n"
+    "stopped. --events\n"
     "writes the decisions and the jobs' real progress as JSON lines. Exit 1 when a\n"
     "job failed. --real-progress feeds each job's epoch from its progress lines to\n"
     "the model, so a job finishes when the real one reaches its epoch count.\n"
@@ -100,7 +103,7 @@ static void write_progress(FILE *out, double wall_s, double time_s, const SchedL
     /* what the job's progress lines did not say (the protocol's -1) is left out */
     if (j->epoch >= 0)
         cJSON_AddNumberToObject(o, "epoch", j->epoch);
-    if (j->loss >= 0)
+    if (!isnan(j->loss)) /* a loss may be negative; NAN is "none" */
         cJSON_AddNumberToObject(o, "loss", j->loss);
     if (j->examples_per_s >= 0)
         cJSON_AddNumberToObject(o, "examples_per_s", j->examples_per_s);
@@ -122,6 +125,15 @@ static const char *figure(char *buf, size_t size, const char *fmt, double v)
     return buf;
 }
 
+/* The loss has no sign to spare (a negative log-likelihood may be below 0): NAN is "none". */
+static const char *loss_figure(char *buf, size_t size, double loss)
+{
+    if (isnan(loss))
+        return "-";
+    snprintf(buf, size, "%.4f", loss);
+    return buf;
+}
+
 static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
 {
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
@@ -133,7 +145,7 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
                    "loss %s %s ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
                    j.running ? "running" : "stopped", j.gpus, j.step,
-                   figure(ep, sizeof ep, "%.2f", j.epoch), figure(lo, sizeof lo, "%.4f", j.loss),
+                   figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (c->events && j.step >= 0)
             write_progress(c->events, clock_now_s() - c->t0, schedlive_sim_time(l), &j);
@@ -530,7 +542,7 @@ static int report(LiveRun *r)
                100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no",
                figure(st, sizeof st, "%.0f", (double)j.step),
                none ? "-" : figure(ep, sizeof ep, "%.2f", j.epoch),
-               none ? "-" : figure(lo, sizeof lo, "%.4f", j.loss),
+               none ? "-" : loss_figure(lo, sizeof lo, j.loss),
                none ? "-" : figure(eps, sizeof eps, "%.0f", j.examples_per_s),
                j.status[0] ? j.status : "-");
     }

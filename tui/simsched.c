@@ -295,15 +295,15 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
             /* The real job: its process, its last progress line. */
             SchedLiveJob lj;
             schedlive_job(s->live, j, &lj);
-            char real[64];
+            char real[64], ln[24] = "";
+            if (!isnan(lj.loss)) /* a loss may be negative; NAN is "none reported" */
+                snprintf(ln, sizeof ln, " loss %.4f", lj.loss);
             if (lj.failed)
                 snprintf(real, sizeof real, "FAILED (%s)", lj.status);
             else if (lj.step >= 0 && lj.running)
-                snprintf(real, sizeof real, "run %s step %ld loss %.4f", lj.gpu_ids, lj.step,
-                         lj.loss);
+                snprintf(real, sizeof real, "run %s step %ld%s", lj.gpu_ids, lj.step, ln);
             else if (lj.step >= 0)
-                snprintf(real, sizeof real, "stop %s step %ld loss %.4f", lj.host, lj.step,
-                         lj.loss);
+                snprintf(real, sizeof real, "stop %s step %ld%s", lj.host, lj.step, ln);
             else
                 snprintf(real, sizeof real, "%s", lj.running ? "starting" : "");
             if (real[0] && r->note[0]) {

@@ -3,6 +3,7 @@
 
 #include <cJSON.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +122,8 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
 int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
 {
     memset(ev, 0, sizeof *ev);
-    ev->time_s = ev->comm_s = ev->epoch = ev->loss = ev->examples_per_s = -1;
+    ev->time_s = ev->comm_s = ev->epoch = ev->examples_per_s = -1;
+    ev->loss = NAN; /* a loss may be negative (a log-likelihood, an ELBO): no sentinel */
     ev->step = -1;
     const char *p = line;
     while (isspace((unsigned char)*p))
@@ -186,7 +188,7 @@ char *protocol_format(const TrialEvent *ev)
         cJSON_AddNumberToObject(o, "step", (double)ev->step);
         if (ev->epoch >= 0)
             cJSON_AddNumberToObject(o, "epoch", ev->epoch);
-        if (ev->loss >= 0)
+        if (!isnan(ev->loss))
             cJSON_AddNumberToObject(o, "loss", ev->loss);
         if (ev->examples_per_s >= 0)
             cJSON_AddNumberToObject(o, "examples_per_s", ev->examples_per_s);

@@ -34,7 +34,8 @@ typedef struct {
     size_t n_machines;
     /* progress */
     long step;
-    double epoch, loss, examples_per_s;
+    double epoch, examples_per_s; /* < 0 when absent */
+    double loss;                  /* any finite value; NAN when absent (check isnan) */
     /* error message, or the raw line for EVENT_LOG */
     char *text;
 } TrialEvent;

@@ -38,7 +38,15 @@ static void thin(LossCurve *c)
 
 int losscurve_add(LossCurve *c, double step, double loss)
 {
-    if (!(loss > 0) || !isfinite(loss) || !(step >= 0) || !isfinite(step))
+    if (!isfinite(loss) || !(step >= 0) || !isfinite(step))
+        return 0;
+    if (!(loss > 0)) {
+        int first = !c->below_model;
+        c->below_model = 1;
+        c->fitted = 0;
+        return first;
+    }
+    if (c->below_model)
         return 0;
     while (c->n && c->step[c->n - 1] >= step)
         c->n--;
@@ -75,7 +83,7 @@ int losscurve_add(LossCurve *c, double step, double loss)
 
 double losscurve_total_steps(const LossCurve *c, double tol)
 {
-    if (!c->fitted || c->model.theta0 <= 0 || c->n < 2)
+    if (c->below_model || !c->fitted || c->model.theta0 <= 0 || c->n < 2)
         return INFINITY;
     double l0 = convmodel_loss(&c->model, 0);
     /* A curve that barely moved over the points seen says nothing about its end. */

@@ -13,7 +13,8 @@ typedef struct JobRun JobRun;
 
 typedef struct {
     long step;
-    double epoch, loss, examples_per_s;
+    double epoch, examples_per_s; /* -1: not given */
+    double loss;                  /* NAN: not given (any finite value is a loss) */
     int seen; /* progress lines so far */
 } JobProgress;
 

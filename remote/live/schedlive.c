@@ -3,6 +3,7 @@
  * served (progress, the loss curve, its end) and the queries. Enactment: schedlive_enact.c. */
 #include "remote/live/schedlive_priv.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         j->step = j->saved_step = j->resumed_step = j->run_first_step = -1;
         j->loss_fraction = -1;
         j->loss_decile_logged = -1;
+        j->loss = NAN; /* none reported yet: a loss may be negative, so no sign says it */
     }
     l->events_seen = sched_event_count(s);
     l->last_ms = clock_now_ms();
@@ -177,8 +179,17 @@ static void note_backend(SchedLive *l, LiveJob *j)
  * model's progress becomes that share of the job's epochs (sched_report_progress). */
 static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
 {
-    if (losscurve_add(&j->curve, (double)step, loss) < 0)
+    if (isnan(loss)) /* this line gave no loss */
         return;
+    int rc = losscurve_add(&j->curve, (double)step, loss);
+    if (rc < 0)
+        return;
+    if (rc == 1)
+        schedlive_log(l,
+                      "%s: loss %.4g at step %ld is at or below 0, under the convergence model's "
+                      "asymptote (>= 0): --loss-progress keeps the model's simulated progress "
+                      "for it",
+                      j->name, loss, step);
     double f = losscurve_fraction_done(&j->curve, (double)step, l->o.loss_tol);
     if (f < 0)
         return;
@@ -211,9 +222,18 @@ static const char *at_step(char *buf, size_t size, long step)
     return buf;
 }
 
+/* ", loss 0.1822" for a log line, or nothing when the progress line gave no loss. */
+static const char *loss_note(char *buf, size_t size, double loss)
+{
+    if (isnan(loss))
+        return "";
+    snprintf(buf, size, ", loss %.4f", loss);
+    return buf;
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
-    char at[40];
+    char at[40], ln[40];
     if (j->run) {
         l->ops->step(j->run);
         note_backend(l, j);
@@ -225,13 +245,13 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                     j->resumed_step = p->step;
                     schedlive_log(l,
                                   "%s: run %d on %s (%d GPUs) resumed at step %ld (checkpoint at "
-                                  "step %ld), loss %.4f",
+                                  "step %ld)%s",
                                   j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  p->step, j->saved_step, p->loss);
+                                  p->step, j->saved_step, loss_note(ln, sizeof ln, p->loss));
                 } else {
-                    schedlive_log(l, "%s: run %d on %s (%d GPUs) first step %ld, loss %.4f",
-                                  j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  p->step, p->loss);
+                    schedlive_log(l, "%s: run %d on %s (%d GPUs) first step %ld%s", j->name,
+                                  j->runs, schedlive_machine(l, j->host), j->run_gpus, p->step,
+                                  loss_note(ln, sizeof ln, p->loss));
                 }
             }
             j->seen = p->seen;
@@ -287,7 +307,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             char epoch[40] = "", loss[40] = "";
             if (j->epoch >= 0)
                 snprintf(epoch, sizeof epoch, " (epoch %.2f)", j->epoch);
-            if (j->loss >= 0)
+            if (!isnan(j->loss))
                 snprintf(loss, sizeof loss, " (loss %.4f)", j->loss);
             schedlive_log(l, "%s: stopped at step %ld%s, checkpoint written%s", j->name, j->step,
                           epoch, loss);
@@ -295,6 +315,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             schedlive_log(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
         } else if (strcmp(j->status, "exited 0") == 0) {
             schedlive_log(l, "%s: ended by itself at step %ld", j->name, j->step);
+            j->ended_itself = 1;
         } else {
             if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
                 j->has_ckpt = 1;
@@ -332,6 +353,30 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
     }
 }
 
+/* Every job of the workload has ended: finished by the model (and stopped), ended by itself
+ * (exit 0 unasked) or failed; a job still to arrive is not ended. Nothing is left to run, so
+ * waiting for --duration would only keep the operator waiting. */
+static int all_ended(const SchedLive *l, int *completed, int *failed)
+{
+    *completed = *failed = 0;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const LiveJob *j = &l->jobs[i];
+        SchedJobInfo info;
+        if (j->run)
+            return 0;
+        if (j->failed) /* never restarted, whatever the model asks */
+            ++*failed;
+        else if (j->need_start)
+            return 0;
+        else if (j->ended_itself ||
+                 (sched_job_info(l->s, i, &info) == 0 && info.state == SCHED_JOB_DONE))
+            ++*completed;
+        else
+            return 0;
+    }
+    return l->n_jobs > 0;
+}
+
 void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t now)
 {
     if (l->pool)
@@ -355,6 +400,12 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
     for (size_t i = 0; i < l->n_jobs; i++) {
         serve_job(l, &l->jobs[i], now);
         any |= l->jobs[i].run != NULL;
+    }
+    int completed, failed;
+    if (!l->stopping_all && !any && all_ended(l, &completed, &failed)) {
+        schedlive_log(l, "every job has ended (%d completed, %d failed): the run is over",
+                      completed, failed);
+        schedlive_stop_all(l);
     }
     if (l->stopping_all && !any)
         l->done = 1;

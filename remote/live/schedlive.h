@@ -70,7 +70,8 @@ typedef struct {
     int deaths;       /* ends nobody asked for */
     int failed;       /* died again after its one restart: left stopped */
     long step;        /* last progress line of any run (-1: none yet) */
-    double loss, examples_per_s, epoch;
+    double loss;      /* last progress line's loss, any sign; NAN: none given */
+    double examples_per_s, epoch; /* -1: not given */
     long saved_step;       /* step of the last checkpoint written on a stop (-1: none) */
     long resumed_step;     /* first step of the latest resumed run (-1: none) */
     double model_progress; /* the scheduler's simulated progress, 0..1 */
@@ -92,7 +93,8 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
 long schedlive_attach(SchedLive *l, EvLoop *loop);
 /* Ends the run: the model stops advancing, every job is checkpointed and stopped. */
 void schedlive_stop_all(SchedLive *l);
-/* After stop_all: no job process is left. */
+/* After stop_all, or once every job has ended (finished, ended by itself with exit 0, or
+ * failed; none left to arrive), which ends the run by itself: no job process is left. */
 int schedlive_done(const SchedLive *l);
 double schedlive_sim_time(const SchedLive *l);
 

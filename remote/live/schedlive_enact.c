@@ -69,6 +69,7 @@ static int pick_port(const SchedLive *l, const LiveJob *j)
 
 void schedlive_start_run(SchedLive *l, LiveJob *j)
 {
+    j->ended_itself = 0;
     size_t n = j->n_want_hosts;
     int total = 0;
     for (size_t h = 0; h < n; h++)

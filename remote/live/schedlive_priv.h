@@ -36,9 +36,11 @@ typedef struct {
     int killed; /* SIGKILL sent */
     int has_ckpt;
     int runs, resizes, deaths, failed, resize_pending;
+    int ended_itself; /* its last run exited 0 unasked: the script finished its training */
     int seen; /* progress lines of the current run already taken */
     long step, saved_step, resumed_step, run_first_step;
-    double loss, eps, epoch;
+    double loss; /* NAN: none reported (a loss may be negative) */
+    double eps, epoch;
     LossCurve curve;      /* loss_progress: the job's own (step, loss) points */
     double loss_fraction; /* of training done by the curve; -1 unknown */
     int loss_decile_logged;

@@ -164,10 +164,11 @@ else fail "real progress (exit $rc, $left left)"; fi
 echo "progress without epoch"
 # A job whose progress lines carry only step and loss: --real-progress says once that it has
 # no epoch (not a refused report per line), and the figures it never gave read "-", not -1.
+# Its loss is negative (-3.2, as a negative log-likelihood may be): shown, not taken for none.
 python3 - "$T/inv2.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
 import json, sys
 inv = json.load(open(sys.argv[1]))
-inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s noepoch" % (sys.argv[2], sys.argv[3])
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s noepoch -3.2" % (sys.argv[2], sys.argv[3])
 json.dump(inv, open(sys.argv[1].replace(".json", "-noepoch.json"), "w"))
 PY
 "$bin" schedule --live --cluster "$T/inv2-noepoch.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
@@ -182,18 +183,19 @@ import json, re, sys
 out = open(sys.argv[1]).read()
 assert out.count('b0: its progress lines have no "epoch"') == 1, "said not once"
 assert "expected epochs" not in out and not re.search(r"-1\.0|-1 ex/s|epoch -1", out), "-1 shown"
-assert re.search(r"real running \d GPUs step \d+ epoch - loss 0.5000 - ex/s", out), "status line"
-assert re.search(r"b0: stopped at step \d+, checkpoint written \(loss 0.5000\)", out), "stop line"
-assert re.search(r"^b0 .* \d+ +- +0.5000 +-  exited 0$", out, re.M), "table row"
+assert re.search(r"real running \d GPUs step \d+ epoch - loss -3.2000 - ex/s", out), "status line"
+assert re.search(r"b0: stopped at step \d+, checkpoint written \(loss -3.2000\)", out), "stop line"
+assert re.search(r"^b0 .* \d+ +- +-3.2000 +-  exited 0$", out, re.M), "table row"
 ev = [json.loads(l) for l in open(sys.argv[2]) if '"progress"' in l]
-assert ev and all("epoch" not in e and "examples_per_s" not in e and e["loss"] == 0.5 for e in ev), ev
+assert ev and all("epoch" not in e and "examples_per_s" not in e and e["loss"] == -3.2 for e in ev), ev
 PY
-then pass "a job without epochs: said once, its absent figures read '-'"
+then pass "a job without epochs: said once, its absent figures read '-', its negative loss shown"
 else fail "progress without epoch (exit $rc, $left left)"; fi
 
 echo "a job that fails says why"
 # A training script that raises: the death and the failure name its last stderr line, not
-# only "exited 1".
+# only "exited 1". Its second death leaves no job to run: the run ends then (exit 1), not at
+# its --duration of 30 s.
 python3 - "$T/inv2.json" "$mark" <<'PY'
 import json, sys
 inv = json.load(open(sys.argv[1]))
@@ -203,7 +205,7 @@ inv["job_command"] = ("echo loading; echo 'Traceback ...' >&2; "
 json.dump(inv, open(sys.argv[1].replace(".json", "-fails.json"), "w"))
 PY
 "$bin" schedule --live --cluster "$T/inv2-fails.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
-    --policy doubling --interval 2 --time-scale 1 --duration 3 --status-every 0 \
+    --policy doubling --interval 2 --time-scale 1 --duration 30 --status-every 0 \
     --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5" > "$T/out5" 2> "$T/err5"
 rc=$?
 if [ "$rc" -eq 1 ] && python3 - "$T/out5" <<'PY'
@@ -213,9 +215,38 @@ why = "exited 1: ValueError: cannot resume at world 4"
 assert re.search(r"b0: died unexpectedly before its first progress line \(%s\): restarting"
                  % why, out), "first death"
 assert re.search(r"^b0 .*yes +- +- +- +-  %s$" % why, out, re.M), "the table's row"
+assert "every job has ended (0 completed, 1 failed): the run is over" in out, "no early end"
+over = re.search(r"live run over after ([\d.]+) s wall", out)
+assert over and float(over.group(1)) < 15, "waited for --duration"
 PY
-then pass "a failing job's death names its last stderr line"
+then pass "a failing job's death names its last stderr line; the run ends with it (exit 1)"
 else fail "failing job (exit $rc)"; fi
+
+echo "a job that ends by itself ends the run"
+# One progress line, then exit 0 (a script run with --steps N): not a death; with no other
+# job to run, the run ends at once with exit 0 rather than at --duration.
+python3 - "$T/inv2.json" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+# braces are the template's placeholders: printf writes them from octal
+inv["job_command"] = ("printf '\\173\"event\": \"progress\", \"step\": 10, \"loss\": 0.7\\175\\n'; "
+                      "exit 0 # ckpt-%s" % sys.argv[2])
+json.dump(inv, open(sys.argv[1].replace(".json", "-ends.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-ends.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 30 --status-every 0 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6"
+rc=$?
+if [ "$rc" -eq 0 ] && python3 - "$T/out6" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+assert "b0: ended by itself at step 10" in out, "not ended by itself"
+assert "every job has ended (1 completed, 0 failed): the run is over" in out, "no early end"
+over = re.search(r"live run over after ([\d.]+) s wall", out)
+assert over and float(over.group(1)) < 15, "waited for --duration"
+PY
+then pass "a job that ended by itself ends the run at once (exit 0)"
+else fail "job ending by itself (exit $rc)"; fi
 
 echo "bad input"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/nope.csv" > "$T/b1" 2>&1
@@ -231,7 +262,7 @@ then pass "schedule --live reads TUNEDECK_SSH_CONFIG, as tune and hosts do"; els
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/b1 "$T"/b2 "$T"/b3; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/b1 "$T"/b2 "$T"/b3; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"

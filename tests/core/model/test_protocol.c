@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,4 +132,38 @@ Test(protocol, a_number_too_large_says_so)
     cr_assert(strstr(err.msg, "field 'iter': expected an integer in [0, 100000000], found one too "
                               "large to represent"),
               "%s", err.msg);
+}
+
+/* A loss may be negative (a negative log-likelihood of a continuous distribution, an ELBO):
+ * -3.2 is a loss, not "none"; a line without "loss" has none, told apart by NAN, not a sign. */
+Test(protocol, a_negative_loss_is_a_loss_and_an_absent_one_is_nan)
+{
+    TrialEvent ev;
+    Error err = {0};
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 7, \"loss\": -3.2}", &ev,
+                                     &err),
+                 0, "%s", err.msg);
+    cr_assert_float_eq(ev.loss, -3.2, 1e-12);
+    char *s = protocol_format(&ev);
+    cr_assert(strstr(s, "\"loss\":-3.2"), "%s", s);
+    free(s);
+    trial_event_clear(&ev);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 7, \"loss\": -1}", &ev,
+                                     &err),
+                 0, "%s", err.msg);
+    cr_assert_float_eq(ev.loss, -1, 1e-12);
+    s = protocol_format(&ev);
+    cr_assert(strstr(s, "\"loss\":-1"), "%s", s);
+    free(s);
+    trial_event_clear(&ev);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 7}", &ev, &err), 0, "%s",
+                 err.msg);
+    cr_assert(isnan(ev.loss));
+    s = protocol_format(&ev);
+    cr_assert(!strstr(s, "loss"), "%s", s);
+    free(s);
+    trial_event_clear(&ev);
+    rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": 1e999}", "field 'loss'");
+    rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": -1e999}", "field 'loss'");
+    rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": \"nan\"}", "field 'loss'");
 }

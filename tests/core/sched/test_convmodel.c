@@ -37,3 +37,18 @@ Test(convmodel, rejects_too_few_or_bad_points)
     cr_assert_eq(convmodel_fit(&m, k, l, 3, &e), -1);
     cr_assert(strstr(e.msg, "point 2"), "%s", e.msg);
 }
+
+/* The fit's asymptote grid is [0, smallest loss): negative losses must be refused by name,
+ * not fitted to a curve that cannot pass through them. */
+Test(convmodel, refuses_losses_at_or_below_zero_by_point)
+{
+    double k[4] = {0, 1, 2, 3}, l[4] = {-1.0, -1.5, -1.8, -1.9};
+    ConvModel m;
+    Error e;
+    cr_assert_eq(convmodel_fit(&m, k, l, 4, &e), -1);
+    cr_assert(strstr(e.msg, "point 0") && strstr(e.msg, "positive"), "%s", e.msg);
+    l[0] = 0;
+    l[1] = l[2] = l[3] = 1;
+    cr_assert_eq(convmodel_fit(&m, k, l, 4, &e), -1);
+    cr_assert(strstr(e.msg, "point 0"), "%s", e.msg);
+}
