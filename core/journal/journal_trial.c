@@ -216,6 +216,35 @@ static JournalTrial *find_trial(JournalTrials *t, int journal_trial)
     return lo < t->n && t->trials[lo].journal_trial == journal_trial ? &t->trials[lo] : NULL;
 }
 
+int journal_suggested_follows(const cJSON *ev, const char *ctx, int last, int *trial, Error *err)
+{
+    if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, trial, err) < 0)
+        return -1;
+    /* Numbers only grow: one below the next is a repeated or stray line. One above it follows
+     * suggestions lost to damaged lines: its measurement is kept. */
+    if (*trial <= last)
+        return error_set(err, "%s: trial %d: expected trial %d next", ctx, *trial, last + 1);
+    return 0;
+}
+
+size_t journal_trials_count(const JournalLog *log)
+{
+    size_t n = 0;
+    int last = 0;
+    for (size_t i = 0; i < log->n; i++) {
+        const cJSON *ev = log->events[i];
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring, "suggested") != 0)
+            continue;
+        int trial;
+        Error e;
+        if (journal_suggested_follows(ev, "", last, &trial, &e) == 0) {
+            last = trial;
+            n++;
+        }
+    }
+    return n;
+}
+
 int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
                           Error *err)
 {
@@ -233,17 +262,10 @@ int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source,
         snprintf(ctx, sizeof ctx, "%s:%zu: %s", source, log->lines[i], kind);
         Error e;
         int trial = 0;
-        if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, &trial, &e) < 0) {
-            journal_log_problem(log, "%s (event skipped)", e.msg);
-            continue;
-        }
         if (is_suggested) {
-            /* Numbers only grow: one below the next is a repeated or stray line. One above
-             * it follows suggestions lost to damaged lines: its measurement is kept. */
             int next = out->n ? out->trials[out->n - 1].journal_trial + 1 : 1;
-            if (trial < next) {
-                journal_log_problem(log, "%s: trial %d: expected trial %d next (event skipped)",
-                                    ctx, trial, next);
+            if (journal_suggested_follows(ev, ctx, next - 1, &trial, &e) < 0) {
+                journal_log_problem(log, "%s (event skipped)", e.msg);
                 continue;
             }
             if (add_trial(out, ev, c, ctx, trial, &e) < 0)
@@ -253,6 +275,10 @@ int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source,
                                     "%s: trial %d follows trial %d: the suggestions between "
                                     "were lost to damaged lines; kept as trial %zu",
                                     ctx, trial, next - 1, out->n);
+            continue;
+        }
+        if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, &trial, &e) < 0) {
+            journal_log_problem(log, "%s (event skipped)", e.msg);
             continue;
         }
         JournalTrial *jt = find_trial(out, trial);

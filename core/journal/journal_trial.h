@@ -42,5 +42,13 @@ typedef struct {
 int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source, JournalTrials *out,
                           Error *err);
 void journal_trials_clear(JournalTrials *t);
+/* The numbering rule journal_trials_decode keeps trials by: a "suggested" event's trial
+ * number (in *trial) follows the trial numbered `last` in the file (0: none yet) when it is
+ * above it; a gap is suggestions lost to damaged lines. -1 with why in err otherwise. */
+int journal_suggested_follows(const cJSON *ev, const char *ctx, int last, int *trial, Error *err);
+/* How many trials journal_trials_decode keeps, by that rule, without the cluster: a line whose
+ * schedule (or another field) the decoder refuses is counted too, so never fewer. What a
+ * resume's budget is checked against before anything is built. */
+size_t journal_trials_count(const JournalLog *log);
 
 #endif

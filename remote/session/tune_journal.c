@@ -254,16 +254,7 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
 
 size_t tune_journal_trials(const TuneJournal *tj)
 {
-    /* The chain of trial numbers journal_trials_decode follows: trial n+1 after trial n. */
-    size_t n = 0;
-    for (size_t i = 1; i < tj->log.n; i++) {
-        const cJSON *ev = tj->log.events[i];
-        const cJSON *trial = cJSON_GetObjectItemCaseSensitive(ev, "trial");
-        if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring, "suggested") == 0 &&
-            cJSON_IsNumber(trial) && trial->valuedouble == (double)(n + 1))
-            n++;
-    }
-    return n;
+    return journal_trials_count(&tj->log);
 }
 
 int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err)

@@ -32,7 +32,8 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
 int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error *err);
 /* Resume, step 1: reads the journal of ID (or a path) and the setup it was started with. */
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err);
-/* Resume: the trials the loaded journal records (each counts against the budget). */
+/* Resume: the trials the loaded journal records (each counts against the budget), by the
+ * decoder's rule (journal_trials_count): trials after a damaged line count too. */
 size_t tune_journal_trials(const TuneJournal *tj);
 /* Resume, step 2: replays its trials into a fresh tuner (running ones become interrupted)
  * and reopens the journal to go on. Problems (skipped lines) go to stderr. */

@@ -160,6 +160,7 @@ Test(journal_trial, trials_after_a_lost_suggestion_are_kept)
     log_of(&log, ev, 9);
     JournalTrials t;
     Error err;
+    cr_assert_eq(journal_trials_count(&log), 3, "the budget check counts what is replayed");
     cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
     cr_assert_eq(t.n, 3);
     cr_assert_eq(t.trials[1].trial, 2);
@@ -176,6 +177,30 @@ Test(journal_trial, trials_after_a_lost_suggestion_are_kept)
     journal_trials_clear(&t);
     journal_log_clear(&log);
     observation_free(o);
+}
+
+/* The count a resume checks its budget against follows the decoder's numbering: a gap is
+ * kept, a repeated, stray or unnumbered suggestion is not (before, it counted only the
+ * unbroken run 1, 2, ... and undercounted after a gap). */
+Test(journal_trial, the_count_of_trials_follows_the_decoders_numbering)
+{
+    Suggestion sg = {.schedule = sched};
+    cJSON *unnumbered = journal_suggested_json(9, 0, &sg, 0);
+    cJSON_DeleteItemFromObject(unnumbered, "trial");
+    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0), journal_suggested_json(1, 0, &sg, 0),
+                   journal_suggested_json(4, 0, &sg, 0), journal_suggested_json(2, 0, &sg, 0),
+                   unnumbered,
+                   journal_suggested_json(5, 0, &sg, 0), journal_started_json(7)};
+    JournalLog log;
+    log_of(&log, ev, 7);
+    cr_assert_eq(journal_trials_count(&log), 3);
+    JournalTrials t;
+    Error err;
+    cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
+    cr_assert_eq(t.n, journal_trials_count(&log));
+    cr_assert_eq(t.trials[2].journal_trial, 5);
+    journal_trials_clear(&t);
+    journal_log_clear(&log);
 }
 
 /* cJSON alone prints 15 digits when they are within an epsilon: 1 ulp off. */

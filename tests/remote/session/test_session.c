@@ -1,6 +1,7 @@
 /* One session module for `tune` and the console: spec -> cluster, launcher, pool, tuner,
  * journal; a resumed spec comes back from the journal. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -233,6 +234,61 @@ Test(session, a_resumed_budget_below_the_trials_already_run_is_refused_naming_bo
     Session *same = session_new(1, dir);
     SessionSpec eq = {.budget = 4};
     cr_assert_eq(session_resume(same, path, &eq, 1, &err), 0, "the trials so far: %s", err.msg);
+    session_free(same);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Damages the line of a journal that holds `needle` (as a torn write in the middle would). */
+static void damage_line(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *at = strstr(text, needle);
+    cr_assert_not_null(at, "%s has no %s", path, needle);
+    memcpy(at + strlen(needle), "garbage", 7);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fwrite(text, 1, n, f);
+    fclose(f);
+}
+
+/* Regression: with trial 2's suggested line damaged the budget check counted 1 trial (the
+ * unbroken run 1, 2, ...) while the decoder keeps 3, so `--budget 2` was accepted and the
+ * session started at 3/2. */
+Test(session, the_resumed_budget_counts_the_trials_kept_after_a_damaged_line)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = session_new(1, dir);
+    SessionSpec spec = sim_spec(4);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    session_journal_end(first);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    damage_line(path, "{\"event\":\"suggested\",\"trial\":2,");
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 2};
+    cr_assert_eq(session_resume(again, path, &rs, 1, &err), -1, "a budget of 2 under 3 trials");
+    cr_assert_not_null(strstr(err.msg, "already has 3 trials"), "%s", err.msg);
+    session_free(again);
+
+    Session *same = session_new(1, dir);
+    SessionSpec eq = {.budget = 3};
+    cr_assert_eq(session_resume(same, path, &eq, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(same, &eq, &err), 0, "%s", err.msg);
+    tune_journal_set_quiet(same->journal, 1);
+    cr_assert_eq(session_journal_begin(same, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(same->tuner), 3, "the check and the replay agree");
     session_free(same);
     unlink(path);
     rmdir(dir);
