@@ -21,6 +21,7 @@ struct Tuner {
     pthread_mutex_t opt_lock;
     Phase phase;
     int budget, paused;
+    int number_offset; /* tuner_set_number_offset */
     TrialRecord *trials;
     size_t n_trials, cap_trials;
     void *run;                 /* the launcher's run of the current trial */
@@ -207,10 +208,22 @@ static int measured_any(const Tuner *t)
     return 0;
 }
 
+void tuner_set_number_offset(Tuner *t, int offset)
+{
+    t->number_offset = offset;
+}
+
+int tuner_outside_number(const Tuner *t, int trial)
+{
+    return trial + t->number_offset;
+}
+
 /* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
 static void launch(Tuner *t, TrialRecord *rec)
 {
-    rec->suggestion.schedule->trial = rec->trial;
+    /* The number its command (TUNEDECK_TRIAL, its input), its process groups and the
+     * journal know it by. */
+    rec->suggestion.schedule->trial = tuner_outside_number(t, rec->trial);
     rec->started_s = clock_now_s();
     /* A probe only where a trial follows that its measurement can guide. */
     prune_watch_reset(&t->prune, !measured_any(t) && (int)t->n_trials < t->budget);

@@ -86,6 +86,13 @@ void tuner_stop(Tuner *t, const char *reason);
 /* Stops the running trial; it is recorded as cancelled. */
 void tuner_cancel(Tuner *t);
 const char *tuner_optimizer_name(const Tuner *t);
+/* A trial's number outside the tuner: in its schedule when launched (so TUNEDECK_TRIAL, its
+ * input, the process groups the launchers report and the journal's events), where a resumed
+ * journal's trials lost to damaged lines keep their numbers taken. TrialRecord.trial stays
+ * 1..n (the screen, the budget); the outside number is it plus the offset set here (0 unless
+ * a resume crossed such a gap). */
+void tuner_set_number_offset(Tuner *t, int offset);
+int tuner_outside_number(const Tuner *t, int trial);
 /* The stop rule: the last TUNER_CONVERGED_STREAK suggestions each expected to gain less than
  * TUNER_CONVERGED_EI of the best time; then no new trial starts. */
 #define TUNER_CONVERGED_STREAK 3

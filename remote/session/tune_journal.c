@@ -20,9 +20,6 @@ struct TuneJournal {
     char path[4096];
     char dir[4096]; /* the journals' folder main decided; "" none */
     JournalLog log; /* resume: what was read */
-    /* A trial's number in the file less the tuner's: the trials lost to damaged lines before
-     * a resume (their numbers stay taken, so the file's numbers keep growing). */
-    int trial_offset;
 };
 
 TuneJournal *tune_journal_new(const char *dir)
@@ -103,11 +100,6 @@ int tune_journal_append(TuneJournal *tj, cJSON *ev)
     return write_event(tj, ev);
 }
 
-int tune_journal_file_trial(const TuneJournal *tj, int trial)
-{
-    return tj ? trial + tj->trial_offset : trial;
-}
-
 const JournalLog *tune_journal_log(const TuneJournal *tj)
 {
     return &tj->log;
@@ -116,18 +108,20 @@ const JournalLog *tune_journal_log(const TuneJournal *tj)
 void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
 {
     TuneJournal *tj = userdata;
-    if (!tj || tj->muted)
+    if (!tj || tj->muted || !tj->journal)
         return;
+    /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
+    int trial = tuner_outside_number(tj->tuner, rec->trial);
     switch (ev) {
     case TUNER_EVENT_SUGGESTED:
-        write_event(tj, journal_suggested_json(rec->trial + tj->trial_offset, rec->overridden,
+        write_event(tj, journal_suggested_json(trial, rec->overridden,
                                                &rec->suggestion, rec->suggest_ms));
         break;
     case TUNER_EVENT_STARTED:
-        write_event(tj, journal_started_json(rec->trial + tj->trial_offset));
+        write_event(tj, journal_started_json(trial));
         break;
     case TUNER_EVENT_FINISHED:
-        write_event(tj, journal_finished_json(rec->trial + tj->trial_offset, rec->obs));
+        write_event(tj, journal_finished_json(trial, rec->obs));
         break;
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
         break;
@@ -270,7 +264,9 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
         journal_trials_clear(&jt);
         return -1;
     }
-    tj->trial_offset = jt.n ? jt.trials[jt.n - 1].journal_trial - (int)jt.n : 0;
+    /* Numbers in the file only grow: the trials to come go on after its last one, in the
+     * journal, in TUNEDECK_TRIAL and in the process groups journaled for them alike. */
+    tuner_set_number_offset(t, jt.n ? jt.trials[jt.n - 1].journal_trial - (int)jt.n : 0);
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
@@ -324,7 +320,7 @@ void tune_journal_end(TuneJournal *tj, const Tuner *t)
     cJSON_AddNumberToObject(ev, "trials", (double)tuner_n_trials(t));
     const TrialRecord *best = tuner_best(t);
     if (best) {
-        cJSON_AddNumberToObject(ev, "best_trial", best->trial + tj->trial_offset);
+        cJSON_AddNumberToObject(ev, "best_trial", tuner_outside_number(t, best->trial));
         cJSON_AddNumberToObject(ev, "best_time_s", best->obs->time_s);
     }
     if (tuner_last_error(t))

@@ -52,9 +52,6 @@ const char *tune_journal_path(const TuneJournal *tj);
 
 /* Appends another event (taken) as write_event does; -1 when it could not be written. */
 int tune_journal_append(TuneJournal *tj, cJSON *ev);
-/* A trial's number in the file: the tuner's, past the trials lost to damaged lines before
- * a resume (core/journal/journal_trial.h). */
-int tune_journal_file_trial(const TuneJournal *tj, int trial);
 /* Resume: the journal as it was read (before this session appended to it). */
 const JournalLog *tune_journal_log(const TuneJournal *tj);
 

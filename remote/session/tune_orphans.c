@@ -8,8 +8,9 @@
 void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid)
 {
     TuneProcs *pl = userdata;
-    tune_journal_append(pl->tj,
-                        orphans_proc_json(tune_journal_file_trial(pl->tj, trial), machine, pgid));
+    /* `trial` is the number its schedule carried (the file's: tuner_outside_number), the one
+     * its processes' TUNEDECK_TRIAL holds and a later stop looks for. */
+    tune_journal_append(pl->tj, orphans_proc_json(trial, machine, pgid));
     orphans_add(&pl->seen, trial, machine, pgid);
 }
 

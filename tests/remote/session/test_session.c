@@ -293,3 +293,66 @@ Test(session, the_resumed_budget_counts_the_trials_kept_after_a_damaged_line)
     unlink(path);
     rmdir(dir);
 }
+
+/* Regression: after a resume that crossed a gap (trial 2's suggested line damaged, so the
+ * file's trial 3 is the tuner's 2) the next trial's command saw TUNEDECK_TRIAL=3 while the
+ * journal recorded it as trial 4, so a later resume looking for TUNEDECK_TRIAL=4 in its
+ * processes found them "gone" and left them running. Now both carry the file's number. */
+Test(session, a_trial_after_a_gap_has_the_files_number_in_its_environment_and_journal)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char seen[4200], cmd[4400];
+    snprintf(seen, sizeof seen, "%s/trials", dir);
+    snprintf(cmd, sizeof cmd, "cat >/dev/null; echo \"$TUNEDECK_TRIAL\" >>'%s'", seen);
+    Session *first = session_new(1, dir);
+    SessionSpec spec = sim_spec(3);
+    spec.launcher = "local";
+    spec.trial_cmd = cmd;
+    spec.trial_timeout_s = 20;
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    session_journal_end(first);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    damage_line(path, "{\"event\":\"suggested\",\"trial\":2,");
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 3};
+    cr_assert_eq(session_resume(again, path, &rs, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    tune_journal_set_quiet(again->journal, 1);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 2, "the file's trials 1 and 3");
+    cr_assert_eq(tuner_run_blocking(again->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 3);
+    cr_assert_eq(tuner_outside_number(again->tuner, 3), 4);
+    session_journal_end(again);
+    session_free(again);
+
+    FILE *f = fopen(seen, "r");
+    cr_assert_not_null(f);
+    int n[4] = {0}, k = 0;
+    while (k < 4 && fscanf(f, "%d", &n[k]) == 1)
+        k++;
+    fclose(f);
+    cr_assert_eq(k, 4, "three trials, then one after the resume");
+    cr_assert(n[0] == 1 && n[1] == 2 && n[2] == 3, "%d %d %d", n[0], n[1], n[2]);
+    cr_assert_eq(n[3], 4, "TUNEDECK_TRIAL=%d after the gap, the journal says trial 4", n[3]);
+    f = fopen(path, "r");
+    char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    cr_assert_not_null(strstr(text, "{\"event\":\"started\",\"trial\":4,"), "%s", text);
+    const char *after = strstr(text, "{\"event\":\"resumed\"");
+    cr_assert_not_null(after, "%s", text);
+    cr_assert_null(strstr(after, "{\"event\":\"started\",\"trial\":3,"),
+                   "the file's trial 3 was numbered again after the resume: %s", after);
+    unlink(seen);
+    unlink(path);
+    rmdir(dir);
+}
