@@ -3,6 +3,7 @@
 # workload (tunedeck-worker, per-host launcher, 3 hosts):
 #   1. the headless tune is SIGKILLed mid-trial and resumed: no finished trial is lost, the
 #      running one is interrupted, and its remote processes are stopped by the resume;
+#      1b. the same after a resume that crossed a damaged line (trial numbers shifted);
 #   2. one host's sshd is killed mid-trial: the trial fails naming that host, the session
 #      goes on with its next trials, and stops what the dropped connection left running on
 #      that host before its next trial there;
@@ -251,6 +252,33 @@ check "resume stopped the interrupted trial's process groups and journaled it" \
 left=$(alive_in "$T/groups2")
 marker=$(marker_left)
 check "no process of the killed trial is left on any host ($left groups, $marker marked)" \
+    [ "$left $marker" = "0 0" ]
+
+echo "1b. a resume across a damaged line, SIGKILLed mid-trial, then --resume again"
+# Trial 1's suggested line damaged: the file's trials 2, 3, 4 are the tuner's 1, 2, 3, and the
+# next is the file's trial 5 (the tuner's 4). Its processes must carry TUNEDECK_TRIAL=5, the
+# number its groups are journaled by, or the next resume finds them "gone" and leaves them.
+line="$(grep -n '"event":"suggested","trial":1,' "$j1" | cut -d: -f1)"
+sed -i "${line}s/.*/{\"event\":\"suggested\",\"trial\":1,garbage/" "$j1"
+touch "$T/slow-5"
+"$bin" tune --resume "$id" --budget 5 --json > "$T/k1b.json" 2> "$T/k1b.err" &
+TUNE_PID=$!
+wait_for "$j1" '"event":"remote_process","trial":5,' 3 20
+check "after the gap trial 5's processes carry TUNEDECK_TRIAL=5 (its helper up on 3 hosts)" \
+    helpers_up 5 3 20
+kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+rm -f "$T/slow-5"
+groups_of "$j1" 5 > "$T/groups5"
+sleep 0.3
+before_alive=$(alive_in "$T/groups5")
+check "the killed trial 5 left processes behind ($before_alive of 3 groups alive)" [ "$before_alive" = 3 ]
+"$bin" tune --resume "$id" --budget 5 --json > "$T/r1b.json" 2> "$T/r1b.err"
+check "the second resume stopped trial 5's groups by the file's number and journaled it" \
+    sh -c "[ \$(grep -c 'interrupted trial 5: process group [0-9]* on h[123]: stopped' '$T/r1b.err') -eq 3 ] &&
+           [ \$(grep -c '\"event\":\"remote_process_stop\",\"trial\":5,.*\"result\":\"stopped\"' '$j1') -eq 3 ]"
+left=$(alive_in "$T/groups5")
+marker=$(marker_left)
+check "no process of trial 5 is left on any host ($left groups, $marker marked)" \
     [ "$left $marker" = "0 0" ]
 
 echo "2. one host's sshd killed mid-trial"
