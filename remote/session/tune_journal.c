@@ -114,8 +114,8 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     int trial = tuner_outside_number(tj->tuner, rec->trial);
     switch (ev) {
     case TUNER_EVENT_SUGGESTED:
-        write_event(tj, journal_suggested_json(trial, rec->overridden,
-                                               &rec->suggestion, rec->suggest_ms));
+        write_event(
+            tj, journal_suggested_json(trial, rec->overridden, &rec->suggestion, rec->suggest_ms));
         break;
     case TUNER_EVENT_STARTED:
         write_event(tj, journal_started_json(trial));

@@ -187,10 +187,13 @@ Test(journal_trial, the_count_of_trials_follows_the_decoders_numbering)
     Suggestion sg = {.schedule = sched};
     cJSON *unnumbered = journal_suggested_json(9, 0, &sg, 0);
     cJSON_DeleteItemFromObject(unnumbered, "trial");
-    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0), journal_suggested_json(1, 0, &sg, 0),
-                   journal_suggested_json(4, 0, &sg, 0), journal_suggested_json(2, 0, &sg, 0),
+    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0),
+                   journal_suggested_json(1, 0, &sg, 0),
+                   journal_suggested_json(4, 0, &sg, 0),
+                   journal_suggested_json(2, 0, &sg, 0),
                    unnumbered,
-                   journal_suggested_json(5, 0, &sg, 0), journal_started_json(7)};
+                   journal_suggested_json(5, 0, &sg, 0),
+                   journal_started_json(7)};
     JournalLog log;
     log_of(&log, ev, 7);
     cr_assert_eq(journal_trials_count(&log), 3);
