@@ -223,7 +223,7 @@ static void launch(Tuner *t, TrialRecord *rec)
         t->phase = PHASE_STOPPED;
         return;
     }
-    char why[256];
+    char why[ERROR_MSG_MAX];
     if (t->cfg.before_launch &&
         t->cfg.before_launch(t->cfg.userdata, rec->suggestion.schedule, why, sizeof why) < 0) {
         /* The session stops: a failed trial would tell the optimizer nothing about the
