@@ -115,11 +115,9 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
     long g = strtol(line, &end, 10);
     const char *result = !strcmp(end, " gone")      ? "gone"
                          : !strcmp(end, " stopped") ? "stopped"
-                         : !strcmp(end, " refused") ? "not stopped: the kill was refused "
-                                                      "(not permitted)"
+                         : !strcmp(end, " refused") ? "not stopped: kill not permitted"
                          : !strcmp(end, " survived")
-                             ? "not stopped: it still runs 1 s after SIGKILL (a process stuck "
-                               "in the kernel?)"
+                             ? "not stopped: alive 1 s after SIGKILL (stuck in the kernel?)"
                              : NULL;
     if (stream != STREAM_STDOUT || cut || !result)
         return;

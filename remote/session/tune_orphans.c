@@ -58,12 +58,13 @@ int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session
             continue;
         const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13
                                                                         : o->result;
+        /* Short enough for a trial's reason (256) with usual names: it is what the console
+         * shows. */
         snprintf(why, cap,
-                 "trial %d's leftover process group %ld on %s still runs (%s), so trial %d was "
-                 "not launched beside it: stop it by hand (kill -KILL -- -%ld on %s), then "
-                 "resume with --resume %s",
-                 o->trial, o->pgid, o->machine, said, trial, o->pgid, o->machine,
-                 session_id && session_id[0] ? session_id : "ID");
+                 "trial %d's leftover process group %ld on %s still runs (%s): stop it by hand "
+                 "(kill -KILL -- -%ld on %s), then --resume %s; trial %d was not launched",
+                 o->trial, o->pgid, o->machine, said, o->pgid, o->machine,
+                 session_id && session_id[0] ? session_id : "ID", trial);
         return -1;
     }
     return 0;
