@@ -87,9 +87,16 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
     a->dirty = 1;
 }
 
+/* Drawn at once: such a line can come just before the session waits seconds for a host (a
+ * leftover being stopped), and the screen says what it waits for meanwhile. */
 static void log_line(void *ud, const char *line)
 {
-    app_log(ud, "%s", line);
+    App *a = ud;
+    app_log(a, "%s", line);
+    if (a->last_frame_ms) { /* the screen is up */
+        frame_draw(a);
+        a->last_frame_ms = clock_now_ms();
+    }
 }
 
 /* The live driver's lines (decisions, starts, checkpoints, deaths) go to the log pane. */

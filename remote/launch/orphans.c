@@ -71,8 +71,10 @@ void orphans_clear(OrphanList *l)
 }
 
 /* One command per host: for each "PGID:TRIAL" pair, kills group PGID only if one of its
- * processes carries TUNEDECK_TRIAL=TRIAL, and prints "PGID stopped" or "PGID gone". Only
- * numbers are put into the command: nothing from the journal reaches the shell as text. */
+ * processes carries TUNEDECK_TRIAL=TRIAL (TERM, KILL after 2 s), and prints "PGID stopped",
+ * "PGID gone", "PGID refused" (not ours to signal) or "PGID survived" (still there 1 s after
+ * KILL: a process stuck in the kernel, a hung GPU driver, say). Only numbers are put into the
+ * command: nothing from the journal reaches the shell as text. */
 static char *stop_command(const OrphanList *l, const char *machine)
 {
     size_t cap = 1024 + l->n * 48, len;
@@ -89,9 +91,13 @@ static char *stop_command(const OrphanList *l, const char *machine)
              "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"TUNEDECK_TRIAL=$t\"; "
              "then found=1; break; fi; done; "
              "if [ -z \"$found\" ]; then echo \"$g gone\"; continue; fi; "
-             "kill -TERM -- -$g 2>/dev/null; n=0; while kill -0 -- -$g 2>/dev/null; do "
-             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -$g 2>/dev/null; break; fi; "
-             "sleep 0.1; done; echo \"$g stopped\"; done");
+             "if ! kill -TERM -- -$g 2>/dev/null; then "
+             "if pgrep -g $g >/dev/null 2>&1; then echo \"$g refused\"; else echo \"$g gone\"; fi; "
+             "continue; fi; n=0; while kill -0 -- -$g 2>/dev/null; do "
+             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -$g 2>/dev/null; fi; "
+             "if [ $n -ge 30 ]; then break; fi; sleep 0.1; done; "
+             "if kill -0 -- -$g 2>/dev/null; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "
+             "done");
     return cmd;
 }
 
@@ -107,12 +113,18 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
     (void)x;
     char *end;
     long g = strtol(line, &end, 10);
-    if (stream != STREAM_STDOUT || cut || (strcmp(end, " gone") && strcmp(end, " stopped")))
+    const char *result = !strcmp(end, " gone")      ? "gone"
+                         : !strcmp(end, " stopped") ? "stopped"
+                         : !strcmp(end, " refused") ? "not stopped: kill not permitted"
+                         : !strcmp(end, " survived")
+                             ? "not stopped: alive 1 s after SIGKILL (stuck in the kernel?)"
+                             : NULL;
+    if (stream != STREAM_STDOUT || cut || !result)
         return;
     for (size_t i = 0; i < s->l->n; i++) {
         Orphan *o = &s->l->items[i];
         if (o->pgid == g && strcmp(o->machine, s->machine) == 0)
-            snprintf(o->result, sizeof o->result, "%s", end + 1);
+            snprintf(o->result, sizeof o->result, "%s", result);
     }
 }
 

@@ -21,6 +21,7 @@ typedef struct {
     long pgid;
     char result[256]; /* after orphans_stop: "stopped", "gone" or why it could not be */
     int answered;     /* after orphans_stop: the host ran the stop command to its end */
+    int unreached;    /* a stop went unanswered: not tried again until its host is connected */
 } Orphan;
 
 typedef struct {
@@ -32,9 +33,10 @@ typedef struct {
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err);
 /* Appends one group (-1: out of memory). */
 int orphans_add(OrphanList *l, int trial, const char *machine, long pgid);
-/* Stops every group that still runs a process of its trial (TERM, KILL after 2 s): one SSH
- * command per host, all hosts at once, waiting at most timeout_s; fills each item's result
- * ("stopped", "gone" or "not stopped: why"). Returns how many were stopped. */
+/* Stops every group that still runs a process of its trial (TERM, KILL after 2 s, given up
+ * 1 s later): one SSH command per host, all hosts at once, waiting at most timeout_s; fills
+ * each item's result ("stopped", "gone" or "not stopped: why"). Returns how many were
+ * stopped. */
 int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s);
 void orphans_clear(OrphanList *l);
 /* Moves the groups of trials before `trial` on `machine` from `from` to the end of `to`

@@ -236,14 +236,17 @@ static void launch(Tuner *t, TrialRecord *rec)
         t->phase = PHASE_STOPPED;
         return;
     }
-    char why[256];
+    char why[ERROR_MSG_MAX];
     if (t->cfg.before_launch &&
         t->cfg.before_launch(t->cfg.userdata, rec->suggestion.schedule, why, sizeof why) < 0) {
+        /* The session stops: a failed trial would tell the optimizer nothing about the
+         * schedule, and every later one would fail the same way, spending the budget. */
+        tuner_stop(t, why);
         Observation *o = observation_new(rec->suggestion.schedule);
-        o->status = TRIAL_FAILED;
+        o->status = TRIAL_CANCELLED;
         snprintf(o->reason, sizeof o->reason, "not launched: %s", why);
         record_outcome(t, rec, o);
-        t->phase = t->stop_requested ? PHASE_STOPPED : PHASE_IDLE;
+        t->phase = PHASE_STOPPED;
         return;
     }
     Error err;

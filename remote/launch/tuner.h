@@ -26,7 +26,8 @@ typedef enum {
 } TunerEvent;
 typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
 /* Called after TUNER_EVENT_STARTED, just before a trial is launched (its schedule carries its
- * number): returning -1 with why filled makes it a failed trial that never ran. */
+ * number): returning -1 with why filled stops the session there, as tuner_stop(why) does: the
+ * trial is cancelled ("not launched: why") and tuner_last_error says why. */
 typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why, size_t cap);
 
 typedef struct {

@@ -45,6 +45,69 @@ void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const cha
     }
 }
 
+int tune_orphans_worth_trying(const Orphan *o, HostState host_state)
+{
+    return !o->unreached || host_state == HOST_READY;
+}
+
+int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session_id, char *why,
+                         size_t cap)
+{
+    for (size_t i = 0; i < tried->n; i++) {
+        const Orphan *o = &tried->items[i];
+        if (!orphans_still_running(o))
+            continue;
+        const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13
+                                                                        : o->result;
+        /* Short enough for a trial's reason (256) with usual names: it is what the console
+         * shows. */
+        snprintf(why, cap,
+                 "trial %d's leftover process group %ld on %s still runs (%s): stop it by hand "
+                 "(kill -KILL -- -%ld on %s), then --resume %s; trial %d was not launched",
+                 o->trial, o->pgid, o->machine, said, o->pgid, o->machine,
+                 session_id && session_id[0] ? session_id : "ID", trial);
+        return -1;
+    }
+    return 0;
+}
+
+static HostState host_state(HostPool *pool, const char *machine, double *connect_timeout_s)
+{
+    long h = hostpool_find(pool, machine);
+    if (h < 0)
+        return HOST_DOWN; /* no such host: nothing to wait for */
+    HostInfo info;
+    hostpool_info(pool, (size_t)h, &info);
+    *connect_timeout_s = info.connect_timeout_s > 0 ? info.connect_timeout_s : 5;
+    return info.state;
+}
+
+/* The most the stop may hold up the caller (its hosts are asked at once): a host not connected
+ * now gets one attempt (its connect timeout), each group on it up to 3 s (TERM, KILL after
+ * 2 s, 1 s more), plus a second for the round trip. */
+static double stop_wait_s(HostPool *pool, const OrphanList *l)
+{
+    double most = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        double connect_s = 0, s = 1;
+        if (hostpool_find(pool, l->items[i].machine) < 0)
+            continue; /* nothing is sent there */
+        if (host_state(pool, l->items[i].machine, &connect_s) == HOST_READY)
+            connect_s = 0;
+        for (size_t k = 0; k < l->n; k++)
+            s += strcmp(l->items[k].machine, l->items[i].machine) == 0 ? 3 : 0;
+        if (connect_s + s > most)
+            most = connect_s + s;
+    }
+    return most;
+}
+
+static void keep_for_later(OrphanList *lost, const Orphan *o, int unreached)
+{
+    if (orphans_add(lost, o->trial, o->machine, o->pgid) == 0)
+        lost->items[lost->n - 1].unreached = unreached;
+}
+
 int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost, const Schedule *s,
                               TuneOrphanReportFn report, void *userdata, char *why, size_t cap)
 {
@@ -66,31 +129,49 @@ int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost,
         if (lost->n == before)
             i++; /* only later trials' groups there */
     }
-    if (!here.n)
+    /* A host a stop could not reach before and that is still not connected is not waited
+     * for again: its group stays for a later trial or the end of the session. */
+    size_t kept = 0;
+    for (size_t i = 0; i < here.n; i++) {
+        double connect_s;
+        if (tune_orphans_worth_trying(&here.items[i],
+                                      host_state(pool, here.items[i].machine, &connect_s)))
+            here.items[kept++] = here.items[i];
+        else
+            keep_for_later(lost, &here.items[i], 1);
+    }
+    here.n = kept;
+    if (!here.n) {
+        orphans_clear(&here);
         return 0;
-    orphans_stop(pool, &here, 15);
-    int rc = 0;
-    why[0] = 0;
+    }
+    double wait_s = stop_wait_s(pool, &here);
+    if (report && wait_s > 2) { /* the console's screen waits meanwhile: say why */
+        char line[512];
+        snprintf(line, sizeof line,
+                 "stopping %zu leftover process group%s of earlier trials before trial %d "
+                 "(%s%s; up to %.0f s)",
+                 here.n, here.n == 1 ? "" : "s", s->trial, here.items[0].machine,
+                 here.n > 1 ? ", ..." : "", wait_s);
+        report(userdata, line);
+    }
+    orphans_stop(pool, &here, wait_s);
     for (size_t i = 0; i < here.n; i++) {
         const Orphan *o = &here.items[i];
-        char line[512];
-        if (o->answered || strcmp(o->result, "stopped") == 0 || strcmp(o->result, "gone") == 0)
+        int stopped = strcmp(o->result, "stopped") == 0, gone = strcmp(o->result, "gone") == 0;
+        if (o->answered || stopped || gone)
             journal_stop(tj, o);
-        if (strcmp(o->result, "stopped") == 0) {
+        if (stopped && report) {
+            char line[512];
             snprintf(line, sizeof line,
                      "stopped trial %d's leftover process group %ld on %s before trial %d",
                      o->trial, o->pgid, o->machine, s->trial);
-            if (report)
-                report(userdata, line);
-        } else if (orphans_still_running(o)) {
-            if (!why[0])
-                snprintf(why, cap, "trial %d's leftover process group %ld on %s still runs: %s",
-                         o->trial, o->pgid, o->machine, o->result);
-            rc = -1;
+            report(userdata, line);
         }
-        if (strcmp(o->result, "stopped") != 0 && strcmp(o->result, "gone") != 0)
-            orphans_add(lost, o->trial, o->machine, o->pgid); /* tried again next time */
+        if (!stopped && !gone)
+            keep_for_later(lost, o, !o->answered); /* tried again before a later trial */
     }
+    int rc = tune_orphans_verdict(&here, s->trial, tune_journal_id(tj), why, cap);
     orphans_clear(&here);
     return rc;
 }

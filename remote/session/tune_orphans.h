@@ -33,11 +33,21 @@ void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const cha
 /* Before trial s->trial: stops what earlier trials' dropped connections left running on the
  * machines it uses (and on hosts that are no machine of the cluster: a login node), journals
  * each result and reports each group stopped ("stopped trial 1's leftover process group 123
- * on h2 before trial 3"). A group whose host answered but that could not be stopped fails the
- * trial: returns -1 with why. One whose host did not answer stays for the next try (the
- * trial's own launch then meets the same host). */
+ * on h2 before trial 3"). It blocks the caller's loop at most a host's connect timeout plus
+ * 3 s a group, and says so first when that can pass 2 s. A group whose host answered but that
+ * could not be stopped ends the session: returns -1 with why (tune_orphans_verdict). One whose
+ * host did not answer stays for a later trial (the trial's own launch then meets the same
+ * host), and is not waited for again while its host is not connected. */
 int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost, const Schedule *s,
                               TuneOrphanReportFn report, void *userdata, char *why, size_t cap);
+/* Whether a kept group is worth a stop attempt now: never tried without an answer, or its
+ * host is connected again. */
+int tune_orphans_worth_trying(const Orphan *o, HostState host_state);
+/* After the stop before trial `trial`: -1 with why (which trial's group, which host, what the
+ * kill said, stop it by hand and resume session_id) when a group still runs although its host
+ * answered; 0 when every group is stopped, gone, or undecided (its host did not answer). */
+int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session_id, char *why,
+                         size_t cap);
 /* Resume: stops what the journal's unfinished trials left running on the hosts. */
 void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanReportFn report,
                                    void *userdata);

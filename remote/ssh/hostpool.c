@@ -174,6 +174,7 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                       .handshake_ms = h->handshake_ms,
                       .connects = h->connects,
                       .drops = h->drops,
+                      .connect_timeout_s = h->conf.connect_timeout_s,
                       .retry_at_ms = h->state == HOST_DOWN && h->keep ? h->retry_at_ms : 0};
 }
 

@@ -61,6 +61,7 @@ typedef struct {
     const char *last_error;  /* "" when none */
     double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
     int connects, drops;     /* successful connections; ready sessions lost */
+    double connect_timeout_s; /* one connection attempt's deadline */
     int64_t retry_at_ms;     /* kept and down: next attempt; 0 otherwise */
 } HostInfo;
 

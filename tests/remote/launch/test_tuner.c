@@ -140,8 +140,8 @@ Test(tuner, unknown_optimizer_is_refused)
     cr_assert(strstr(err.msg, "oracle"), "%s", err.msg);
 }
 
-/* The hook refuses trial 2 only (a leftover it could not stop): that trial fails with the
- * hook's reason and never runs; the others run as before. */
+/* The hook refuses trial 2 (a leftover it could not stop): the session stops there with the
+ * hook's reason; trial 2 is cancelled, never ran, and no later trial is asked for. */
 static int refuse_trial_2(void *ud, const Schedule *s, char *why, size_t cap)
 {
     int *asked = ud;
@@ -157,7 +157,7 @@ static void count_only(void *ud, TunerEvent ev, const TrialRecord *rec)
     (void)ud, (void)ev, (void)rec;
 }
 
-Test(tuner, a_trial_the_before_launch_hook_refuses_fails_with_its_reason)
+Test(tuner, the_before_launch_hook_refusing_a_trial_stops_the_session_with_its_reason)
 {
     int asked[3] = {0};
     TunerConfig cfg = {.cluster = simcluster_cluster(sim),
@@ -174,14 +174,16 @@ Test(tuner, a_trial_the_before_launch_hook_refuses_fails_with_its_reason)
     Error err;
     Tuner *t = tuner_new(&cfg, &err);
     cr_assert_not_null(t, "%s", err.msg);
-    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
-    cr_assert_eq(tuner_n_trials(t), 3);
-    cr_assert(asked[0] == 1 && asked[1] == 1 && asked[2] == 1);
+    cr_assert_eq(tuner_run_blocking(t, &err), -1);
+    cr_assert_str_eq(err.msg, "trial 1's leftover process group 7 on h2 still runs");
+    cr_assert_str_eq(tuner_last_error(t), err.msg);
+    cr_assert(tuner_done(t));
+    cr_assert_eq(tuner_n_trials(t), 2);
+    cr_assert(asked[0] == 1 && asked[1] == 1 && asked[2] == 0);
     const Observation *o = tuner_trial(t, 1)->obs;
-    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert_eq(o->status, TRIAL_CANCELLED); /* says nothing about its schedule */
     cr_assert_str_eq(o->reason, "not launched: trial 1's leftover process group 7 on h2 still runs");
     cr_assert_eq(o->iterations_seen, 0);
     cr_assert_eq(tuner_trial(t, 0)->obs->status, TRIAL_OK, "%s", tuner_trial(t, 0)->obs->reason);
-    cr_assert_eq(tuner_trial(t, 2)->obs->status, TRIAL_OK, "%s", tuner_trial(t, 2)->obs->reason);
     tuner_free(t);
 }

@@ -43,9 +43,56 @@ Test(tune_orphans, only_earlier_groups_on_the_trials_machines_are_tried_and_unan
     cr_assert_eq(lost.n, 3);
     cr_assert(lost.items[0].pgid == 101 && lost.items[1].pgid == 103 &&
               lost.items[2].pgid == 100);
+    cr_assert(lost.items[2].unreached && !lost.items[0].unreached);
+    /* Still no such host: not tried again, the group stays as it was. */
+    rc = tune_orphans_before_trial(pool, tj, &lost, s, count_report, NULL, why, sizeof why);
+    cr_assert_eq(rc, 0, "%s", why);
+    cr_assert_eq(reports, 0);
+    cr_assert(lost.n == 3 && lost.items[2].pgid == 100 && lost.items[2].unreached);
     orphans_clear(&lost);
     tune_journal_free(tj);
     hostpool_free(pool);
     schedule_free(s);
     cluster_free(c);
+}
+
+Test(tune_orphans, a_group_whose_stop_went_unanswered_waits_for_its_host_to_be_connected)
+{
+    Orphan fresh = {.trial = 1, .pgid = 100}, unreached = {.trial = 1, .pgid = 100, .unreached = 1};
+    for (HostState st = HOST_IDLE; st <= HOST_DOWN; st++) {
+        cr_assert(tune_orphans_worth_trying(&fresh, st)); /* one attempt, whatever the state */
+        cr_assert_eq(tune_orphans_worth_trying(&unreached, st), st == HOST_READY,
+                     "%s", hostpool_state_name(st));
+    }
+}
+
+static Orphan tried(int trial, const char *machine, long pgid, int answered, const char *result)
+{
+    Orphan o = {.trial = trial, .pgid = pgid, .answered = answered};
+    snprintf(o.machine, sizeof o.machine, "%s", machine);
+    snprintf(o.result, sizeof o.result, "%s", result);
+    return o;
+}
+
+Test(tune_orphans, stopped_gone_or_unanswered_groups_let_the_trial_run)
+{
+    Orphan items[] = {tried(1, "h1", 100, 1, "stopped"), tried(1, "h2", 101, 1, "gone"),
+                      tried(2, "h3", 102, 0, "not stopped: no answer within 6 s")};
+    OrphanList l = {items, 3};
+    char why[512] = "untouched";
+    cr_assert_eq(tune_orphans_verdict(&l, 3, "20261126-0440-ab12", why, sizeof why), 0);
+    cr_assert_str_eq(why, "untouched");
+}
+
+Test(tune_orphans, a_group_that_survived_its_kill_stops_the_session_saying_what_to_do)
+{
+    Orphan items[] = {tried(1, "h1", 100, 1, "stopped"),
+                      tried(2, "h2", 4242, 1, "not stopped: kill not permitted"),
+                      tried(2, "h3", 4243, 1, "not stopped: the stop command failed")};
+    OrphanList l = {items, 3};
+    char why[512];
+    cr_assert_eq(tune_orphans_verdict(&l, 5, "20261126-0440-ab12", why, sizeof why), -1);
+    cr_assert_str_eq(why, "trial 2's leftover process group 4242 on h2 still runs (kill not "
+                          "permitted): stop it by hand (kill -KILL -- -4242 on h2), then "
+                          "--resume 20261126-0440-ab12; trial 5 was not launched");
 }
