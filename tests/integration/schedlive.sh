@@ -26,9 +26,11 @@ for inv in "$T/inv.json" "$T/inv2.json"; do live_inventory "$inv" "$build/tunede
 echo "live scheduling"
 # j1's folder was left open by an earlier run with a symlink planted at its hostfile's name:
 # the driver tightens the folder to 0700 and replaces the link; the file it points at stays.
-mkdir -p "$T/jobs/j1" && chmod 755 "$T/jobs" "$T/jobs/j1"
+# j2's has a symlink to a folder there, which mv alone would move the hostfile into.
+mkdir -p "$T/jobs/j1" "$T/jobs/j2" "$T/victim-dir" && chmod 755 "$T/jobs" "$T/jobs/j1" "$T/jobs/j2"
 echo untouched > "$T/victim"
 ln -s "$T/victim" "$T/jobs/j1/tunedeck-hostfile"
+ln -s "$T/victim-dir" "$T/jobs/j2/tunedeck-hostfile"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 14 --status-every 2 \
     --job-dir "$T/jobs" --events "$T/events.jsonl" > "$T/out" 2> "$T/err" &
@@ -105,6 +107,10 @@ if [ "$(cat "$T/victim")" = untouched ] && [ ! -L "$T/jobs/j1/tunedeck-hostfile"
     [ -z "$(ls "$T"/jobs/j*/tunedeck-hostfile.* 2>/dev/null)" ]; then
     pass "the hostfile replaced the planted symlink, not written through it; no temporary left"
 else fail "hostfile: victim '$(cat "$T/victim")', $(ls -l "$T/jobs/j1/" | tr '\n' ' ')"; fi
+if [ -z "$(ls -A "$T/victim-dir")" ] && [ ! -L "$T/jobs/j2/tunedeck-hostfile" ] &&
+    grep -q ':[0-9][0-9]*$' "$T/jobs/j2/tunedeck-hostfile"; then
+    pass "the hostfile replaced a planted symlink to a folder, not moved into that folder"
+else fail "hostfile: victim folder holds '$(ls -A "$T/victim-dir" | tr '\n' ' ')', $(ls -l "$T/jobs/j2/" | tr '\n' ' ')"; fi
 
 echo "moves between hosts"
 # doubling-explore on 2 nodes: j0 moves from h1 (1 GPU) to h2 (2 GPUs) at 180 s, and at 360 s
