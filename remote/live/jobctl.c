@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -21,7 +22,9 @@ struct JobRun {
     int restarts, restart_pending;
     char *next_command;
     JobProgress progress;
-    char said[200]; /* the current run's last error event, else its last stderr line */
+    /* the current run's last error event, else its last stderr line; made terminal-safe
+     * when stored, as `schedule --live` prints it (a progress bar's colours and \r) */
+    char said[200];
     int said_error; /* `said` is an error event's: a later stderr line does not replace it */
     char status[300];
 };
@@ -146,7 +149,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
             if (pgid > 1)
                 j->pgid = pgid;
         } else if (!j->said_error && line[0]) {
-            snprintf(j->said, sizeof j->said, "%s", line);
+            termsafe(j->said, sizeof j->said, line);
         }
         return;
     }
@@ -155,7 +158,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     if (cut || protocol_parse_line(line, &ev, &e) < 0)
         return;
     if (ev.kind == EVENT_ERROR && ev.text) {
-        snprintf(j->said, sizeof j->said, "%s", ev.text);
+        termsafe(j->said, sizeof j->said, ev.text);
         j->said_error = 1;
     }
     if (ev.kind == EVENT_PROGRESS) {

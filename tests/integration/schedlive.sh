@@ -200,14 +200,15 @@ else fail "progress without epoch (exit $rc, $left left)"; fi
 
 echo "a job that fails says why"
 # A training script that raises: the death and the failure name its last stderr line, not
-# only "exited 1". Its second death leaves no job to run: the run ends then (exit 1), not at
-# its --duration of 30 s.
+# only "exited 1", its colour codes made visible rather than sent to the terminal. Its second
+# death leaves no job to run: the run ends then (exit 1), not at its --duration of 30 s.
 python3 - "$T/inv2.json" "$mark" <<'PY'
 import json, sys
 inv = json.load(open(sys.argv[1]))
+# its last line coloured, as rich prints it: the colour codes are shown, not sent
 inv["job_command"] = ("echo loading; echo 'Traceback ...' >&2; "
-                      "echo ValueError: cannot resume at world {gpus} >&2; exit 1 # ckpt-%s"
-                      % sys.argv[2])
+                      "printf '\\033[31mValueError: cannot resume at world %%s\\033[0m\\n' {gpus} >&2; "
+                      "exit 1 # ckpt-%s" % sys.argv[2])
 json.dump(inv, open(sys.argv[1].replace(".json", "-fails.json"), "w"))
 PY
 "$bin" schedule --live --cluster "$T/inv2-fails.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
@@ -217,7 +218,8 @@ rc=$?
 if [ "$rc" -eq 1 ] && python3 - "$T/out5" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
-why = "exited 1: ValueError: cannot resume at world 4"
+why = re.escape("exited 1: ^[[31mValueError: cannot resume at world 4^[[0m")
+assert "\x1b" not in out, "a job's escape sequence reached the terminal"
 assert re.search(r"b0: died unexpectedly before its first progress line \(%s\): restarting"
                  % why, out), "first death"
 assert re.search(r"^b0 .*yes +- +- +- +-  %s$" % why, out, re.M), "the table's row"
