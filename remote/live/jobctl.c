@@ -1,6 +1,7 @@
 /* Live-mode jobs over the host pool: quoted template filling, start, signal, restart. */
 #include "remote/live/jobctl.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,11 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     trial_event_clear(&ev);
 }
 
+JobProgress jobctl_progress_none(void)
+{
+    return (JobProgress){.step = 0, .epoch = -1, .examples_per_s = -1, .loss = NAN, .seen = 0};
+}
+
 static int launch(JobRun *j, const char *command, Error *err)
 {
     char *b = NULL;
@@ -183,7 +189,7 @@ static int launch(JobRun *j, const char *command, Error *err)
     ExecOptions o = {.on_line = on_line, .userdata = j};
     rexec_free(j->x);
     j->pgid = 0;
-    memset(&j->progress, 0, sizeof j->progress); /* progress is the current run's */
+    j->progress = jobctl_progress_none(); /* progress is the current run's */
     j->said[0] = 0;
     j->said_error = 0;
     j->x = hostpool_exec(j->pool, j->host, b, NULL, 0, &o, err);
