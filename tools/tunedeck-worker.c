@@ -10,15 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/base/exitcode.h"
-#include "tools/worker/checkpoint.h"
 #include "core/base/clock.h"
-#include "core/model/protocol.h"
+#include "core/base/exitcode.h"
 #include "core/base/readall.h"
+#include "core/model/protocol.h"
 #include "core/model/schedule_cluster.h"
-#include "tools/worker/sgdplan.h"
+#include "tools/worker/checkpoint.h"
 #include "tools/worker/psnet.h"
 #include "tools/worker/sgd_local.h"
+#include "tools/worker/sgdplan.h"
 
 void openblas_set_num_threads(int n); /* cblas.h stays out of this file (DESIGN §7) */
 char *openblas_get_corename(void);
@@ -58,7 +58,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tunedeck-worker [--all-local | --machine NAME] [--port-base N]\n"
             "                       [--slowdown [MACHINE[/DEVICE]=]F]... [--connect-timeout S]\n"
-            "       tunedeck-worker --job --gpus N [--hosts LIST] [--resume FILE]\n"
+            "       tunedeck-worker --job --gpus N|--gpu-ids LIST [--hosts LIST] [--resume FILE]\n"
             "                       [--checkpoint FILE] [--model-mb X] [--batch N] [--lr X]\n"
             "                       [--progress-every S] [--steps N]\n"
             "\n"
@@ -74,7 +74,9 @@ static void usage(FILE *out)
             "  --connect-timeout S  wait this long for peers (default 30)\n"
             "Job mode trains until SIGTERM, printing progress lines; on SIGTERM it writes a\n"
             "checkpoint and exits 0. --resume FILE continues from one at any --gpus.\n"
-            "  --gpus N|LIST      workers (a count, or a comma list whose length is the count)\n"
+            "  --gpus N           how many workers (the job template's {gpus})\n"
+            "  --gpu-ids LIST     or: a comma list of GPU indices, one worker each (the job\n"
+            "                     template's {gpu_ids}; a single index is one worker)\n"
             "  --hosts LIST       accepted for the job template; workers run on this host\n"
             "  --resume FILE      start from this checkpoint (empty: start fresh)\n"
             "  --checkpoint FILE  where SIGTERM writes (default: the --resume file, else\n"
@@ -134,24 +136,41 @@ static int is_host_name(const char *p, size_t len)
     return len > 0 && strcspn(p, " \t\n") >= len;
 }
 
-/* --gpus N: a count; --gpus LIST: GPU indices, as the job template's {gpu_ids} gives them,
- * their number the count. */
+/* --gpus N: a count (the template's {gpus}). A list there was once read as indices and a
+ * single index as a count ({gpu_ids} '3' ran 3 workers, '0' was refused), so indices have
+ * their own flag and a comma in --gpus is refused, pointing at it. */
 static int parse_gpus(const char *s, int *out)
 {
     double v;
     if (strchr(s, ',')) {
-        int n = check_list("--gpus", s, is_gpu_index, "GPU indices (whole numbers 0-65535)");
-        if (n < 0)
-            return -1;
-        v = n;
-    } else if (parse_double("--gpus", s, 1, 256, &v) < 0) {
+        fprintf(stderr,
+                "tunedeck-worker: --gpus: expected a count of workers (1 to 256), found the list "
+                "'%s': GPU indices go to --gpu-ids\n",
+                s);
         return -1;
     }
+    if (parse_double("--gpus", s, 1, 256, &v) < 0)
+        return -1;
     if (v < 1 || v > 256 || v != (int)v) {
         fprintf(stderr, "tunedeck-worker: --gpus: expected 1 to 256 workers, found '%s'\n", s);
         return -1;
     }
     *out = (int)v;
+    return 0;
+}
+
+/* --gpu-ids LIST: GPU indices, as the job template's {gpu_ids} gives them (one index too):
+ * one worker each. */
+static int parse_gpu_ids(const char *s, int *out)
+{
+    int n = check_list("--gpu-ids", s, is_gpu_index, "GPU indices (whole numbers 0-65535)");
+    if (n < 0)
+        return -1;
+    if (n > 256) {
+        fprintf(stderr, "tunedeck-worker: --gpu-ids: expected 1 to 256 GPUs, found %d\n", n);
+        return -1;
+    }
+    *out = n;
     return 0;
 }
 
@@ -164,6 +183,7 @@ static int parse_args(int argc, char **argv, Args *a)
                                          {"connect-timeout", required_argument, 0, 'T'},
                                          {"job", no_argument, 0, 'J'},
                                          {"gpus", required_argument, 0, 'g'},
+                                         {"gpu-ids", required_argument, 0, 'G'},
                                          {"hosts", required_argument, 0, 'H'},
                                          {"resume", required_argument, 0, 'r'},
                                          {"checkpoint", required_argument, 0, 'c'},
@@ -252,7 +272,13 @@ static int parse_args(int argc, char **argv, Args *a)
             a->max_steps = (long)v;
             break;
         case 'g':
-            if (parse_gpus(optarg, &a->gpus) < 0)
+        case 'G':
+            if (a->gpus) {
+                fprintf(stderr, "tunedeck-worker: --gpus and --gpu-ids: expected one of them, "
+                                "once\n");
+                return EXIT_USAGE;
+            }
+            if ((c == 'g' ? parse_gpus : parse_gpu_ids)(optarg, &a->gpus) < 0)
                 return EXIT_USAGE;
             break;
         case 's': {
@@ -279,7 +305,8 @@ static int parse_args(int argc, char **argv, Args *a)
         return EXIT_USAGE;
     }
     if (a->job && a->gpus < 1) {
-        fprintf(stderr, "tunedeck-worker: --job: expected --gpus N (how many workers)\n");
+        fprintf(stderr,
+                "tunedeck-worker: --job: expected --gpus N (how many workers) or --gpu-ids LIST\n");
         return EXIT_USAGE;
     }
     return 0;
@@ -420,8 +447,7 @@ static int run_trial(const Args *a, const char *text, const char *source, Error 
 {
     cJSON *root = cJSON_Parse(text);
     if (!root) {
-        error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON",
-                  source);
+        error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON", source);
         return error_mark(err, ERROR_INPUT);
     }
     int rc = -1;

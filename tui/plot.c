@@ -223,3 +223,11 @@ int plot_time_range(const double *best, const double *pred, size_t n, double *y_
         *y_min = 0;
     return 1;
 }
+
+size_t plot_trials_above(const double *meas, const double *pred, size_t n, double y_max)
+{
+    size_t above = 0;
+    for (size_t i = 0; i < n; i++)
+        above += (isfinite(meas[i]) && meas[i] > y_max) || (isfinite(pred[i]) && pred[i] > y_max);
+    return above;
+}

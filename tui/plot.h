@@ -54,4 +54,8 @@ int plot_range(const PlotSeries *series, size_t n_series, double *y_min, double 
 int plot_time_range(const double *best, const double *pred, size_t n, double *y_min,
                     double *y_max);
 
+/* How many trials (n, with a measured and a predicted time each, NaN for none) lie above
+ * y_max, off the scale: a trial counts once when either of its points is above. */
+size_t plot_trials_above(const double *meas, const double *pred, size_t n, double y_max);
+
 #endif

@@ -246,9 +246,7 @@ static void draw_plot(const App *a, Rect box)
      * prediction must not squash the curve an operator watches; points beyond the range are
      * counted instead. */
     int have_range = plot_time_range(best, pred, n, &lo, &hi);
-    int above = 0;
-    for (size_t i = 0; have_range && i < n; i++)
-        above += (isfinite(meas[i]) && meas[i] > hi) + (isfinite(pred[i]) && pred[i] > hi);
+    size_t above = have_range ? plot_trials_above(meas, pred, n, hi) : 0;
     if (!have_range || area.h < 1) {
         draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first measured trial");
     } else {
@@ -279,7 +277,7 @@ static void draw_plot(const App *a, Rect box)
                 draw_text(r.y + r.h - 1, r.x + col, r.w - col, any_pred ? ROLE_PLOT_PRED : ROLE_DIM,
                           any_pred ? "  predicted" : "  pred: none");
             if (above)
-                draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM, "  %d above", above);
+                draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM, "  %zu above", above);
         }
     }
     free(best);

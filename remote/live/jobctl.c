@@ -1,11 +1,13 @@
 /* Live-mode jobs over the host pool: quoted template filling, start, signal, restart. */
 #include "remote/live/jobctl.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -21,7 +23,9 @@ struct JobRun {
     int restarts, restart_pending;
     char *next_command;
     JobProgress progress;
-    char said[200]; /* the current run's last error event, else its last stderr line */
+    /* the current run's last error event, else its last stderr line; made terminal-safe
+     * when stored, as `schedule --live` prints it (a progress bar's colours and \r) */
+    char said[200];
     int said_error; /* `said` is an error event's: a later stderr line does not replace it */
     char status[300];
 };
@@ -146,7 +150,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
             if (pgid > 1)
                 j->pgid = pgid;
         } else if (!j->said_error && line[0]) {
-            snprintf(j->said, sizeof j->said, "%s", line);
+            termsafe(j->said, sizeof j->said, line);
         }
         return;
     }
@@ -155,7 +159,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     if (cut || protocol_parse_line(line, &ev, &e) < 0)
         return;
     if (ev.kind == EVENT_ERROR && ev.text) {
-        snprintf(j->said, sizeof j->said, "%s", ev.text);
+        termsafe(j->said, sizeof j->said, ev.text);
         j->said_error = 1;
     }
     if (ev.kind == EVENT_PROGRESS) {
@@ -166,6 +170,11 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
         j->progress.seen++;
     }
     trial_event_clear(&ev);
+}
+
+JobProgress jobctl_progress_none(void)
+{
+    return (JobProgress){.step = 0, .epoch = -1, .examples_per_s = -1, .loss = NAN, .seen = 0};
 }
 
 static int launch(JobRun *j, const char *command, Error *err)
@@ -180,7 +189,7 @@ static int launch(JobRun *j, const char *command, Error *err)
     ExecOptions o = {.on_line = on_line, .userdata = j};
     rexec_free(j->x);
     j->pgid = 0;
-    memset(&j->progress, 0, sizeof j->progress); /* progress is the current run's */
+    j->progress = jobctl_progress_none(); /* progress is the current run's */
     j->said[0] = 0;
     j->said_error = 0;
     j->x = hostpool_exec(j->pool, j->host, b, NULL, 0, &o, err);

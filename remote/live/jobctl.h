@@ -18,6 +18,9 @@ typedef struct {
     int seen; /* progress lines so far */
 } JobProgress;
 
+/* A run's progress before its first line: nothing given (loss NAN, epoch and rate -1). */
+JobProgress jobctl_progress_none(void);
+
 /* Every placeholder a job_command may use. */
 #define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */
 

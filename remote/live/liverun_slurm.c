@@ -131,6 +131,7 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     for (size_t h = 0; h < a->n_hosts; h++)
         gpus[h] = a->hosts[h].gpus;
     r->s = s;
+    r->progress = jobctl_progress_none();
     r->script_rc = -1;
     r->dir = dir;
     dir = NULL;

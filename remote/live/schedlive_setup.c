@@ -118,12 +118,13 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
     /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
      * one node cannot touch each other's; Horovod and MPI read the hostfile. It is written
      * to a new file mktemp makes and renamed into place, so a symlink planted at its name is
-     * replaced, never followed. */
+     * replaced, never followed; the name is removed first because mv onto a symlink to a
+     * folder moves the file into that folder (`mv -T` is GNU only). */
     shquote_append_raw(&b, &len,
                        " && export TUNEDECK_JOB && CUDA_VISIBLE_DEVICES={gpu_ids} && "
                        "export CUDA_VISIBLE_DEVICES && hf=$(mktemp " JOBCTL_HOSTFILE ".XXXXXX) && "
-                       "printf '%s\\n' {hostfile_text} > \"$hf\" && mv -f \"$hf\" " JOBCTL_HOSTFILE
-                       " && ");
+                       "printf '%s\\n' {hostfile_text} > \"$hf\" && rm -f " JOBCTL_HOSTFILE
+                       " && mv -f \"$hf\" " JOBCTL_HOSTFILE " && ");
     shquote_append_raw(&b, &len, t);
     return b;
 }

@@ -32,16 +32,37 @@ const char *hostpool_key_name(HostKeyStatus k)
     return NAMES[k];
 }
 
+/* What a file that is not a regular one is, for the message. */
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m)    ? "it is a folder"
+           : S_ISFIFO(m) ? "it is a FIFO, not a regular file"
+           : S_ISSOCK(m) ? "it is a socket, not a regular file"
+           : S_ISCHR(m)  ? "it is a character device, not a regular file"
+           : S_ISBLK(m)  ? "it is a block device, not a regular file"
+                         : "it is not a regular file";
+}
+
+/* /dev/null is the documented way to name an empty configuration. */
+static int is_dev_null(const struct stat *st)
+{
+    struct stat null_st;
+    return S_ISCHR(st->st_mode) && stat("/dev/null", &null_st) == 0 && S_ISCHR(null_st.st_mode) &&
+           st->st_rdev == null_st.st_rdev;
+}
+
 /* libssh skips a config file it cannot open without a word, and every alias in it would
- * then fail far from the cause ("cannot resolve"): a named one must be readable. */
+ * then fail far from the cause ("cannot resolve"): a named one must be readable. Only a
+ * regular file (or /dev/null) is read: a FIFO or a terminal would block the console
+ * forever, so the open does not wait (O_NONBLOCK) and anything else is refused. */
 static int check_ssh_config(const char *path, Error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    const char *why = fd < 0                ? strerror(errno)
-                      : fstat(fd, &st) < 0  ? strerror(errno)
-                      : S_ISDIR(st.st_mode) ? "it is a folder"
-                                            : NULL;
+    const char *why = fd < 0                                    ? strerror(errno)
+                      : fstat(fd, &st) < 0                      ? strerror(errno)
+                      : S_ISREG(st.st_mode) || is_dev_null(&st) ? NULL
+                                                                : file_kind(st.st_mode);
     if (fd >= 0)
         close(fd);
     if (!why)

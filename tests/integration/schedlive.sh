@@ -26,9 +26,11 @@ for inv in "$T/inv.json" "$T/inv2.json"; do live_inventory "$inv" "$build/tunede
 echo "live scheduling"
 # j1's folder was left open by an earlier run with a symlink planted at its hostfile's name:
 # the driver tightens the folder to 0700 and replaces the link; the file it points at stays.
-mkdir -p "$T/jobs/j1" && chmod 755 "$T/jobs" "$T/jobs/j1"
+# j2's has a symlink to a folder there, which mv alone would move the hostfile into.
+mkdir -p "$T/jobs/j1" "$T/jobs/j2" "$T/victim-dir" && chmod 755 "$T/jobs" "$T/jobs/j1" "$T/jobs/j2"
 echo untouched > "$T/victim"
 ln -s "$T/victim" "$T/jobs/j1/tunedeck-hostfile"
+ln -s "$T/victim-dir" "$T/jobs/j2/tunedeck-hostfile"
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 14 --status-every 2 \
     --job-dir "$T/jobs" --events "$T/events.jsonl" > "$T/out" 2> "$T/err" &
@@ -105,6 +107,10 @@ if [ "$(cat "$T/victim")" = untouched ] && [ ! -L "$T/jobs/j1/tunedeck-hostfile"
     [ -z "$(ls "$T"/jobs/j*/tunedeck-hostfile.* 2>/dev/null)" ]; then
     pass "the hostfile replaced the planted symlink, not written through it; no temporary left"
 else fail "hostfile: victim '$(cat "$T/victim")', $(ls -l "$T/jobs/j1/" | tr '\n' ' ')"; fi
+if [ -z "$(ls -A "$T/victim-dir")" ] && [ ! -L "$T/jobs/j2/tunedeck-hostfile" ] &&
+    grep -q ':[0-9][0-9]*$' "$T/jobs/j2/tunedeck-hostfile"; then
+    pass "the hostfile replaced a planted symlink to a folder, not moved into that folder"
+else fail "hostfile: victim folder holds '$(ls -A "$T/victim-dir" | tr '\n' ' ')', $(ls -l "$T/jobs/j2/" | tr '\n' ' ')"; fi
 
 echo "moves between hosts"
 # doubling-explore on 2 nodes: j0 moves from h1 (1 GPU) to h2 (2 GPUs) at 180 s, and at 360 s
@@ -194,14 +200,15 @@ else fail "progress without epoch (exit $rc, $left left)"; fi
 
 echo "a job that fails says why"
 # A training script that raises: the death and the failure name its last stderr line, not
-# only "exited 1". Its second death leaves no job to run: the run ends then (exit 1), not at
-# its --duration of 30 s.
+# only "exited 1", its colour codes made visible rather than sent to the terminal. Its second
+# death leaves no job to run: the run ends then (exit 1), not at its --duration of 30 s.
 python3 - "$T/inv2.json" "$mark" <<'PY'
 import json, sys
 inv = json.load(open(sys.argv[1]))
+# its last line coloured, as rich prints it: the colour codes are shown, not sent
 inv["job_command"] = ("echo loading; echo 'Traceback ...' >&2; "
-                      "echo ValueError: cannot resume at world {gpus} >&2; exit 1 # ckpt-%s"
-                      % sys.argv[2])
+                      "printf '\\033[31mValueError: cannot resume at world %%s\\033[0m\\n' {gpus} >&2; "
+                      "exit 1 # ckpt-%s" % sys.argv[2])
 json.dump(inv, open(sys.argv[1].replace(".json", "-fails.json"), "w"))
 PY
 "$bin" schedule --live --cluster "$T/inv2-fails.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
@@ -211,7 +218,8 @@ rc=$?
 if [ "$rc" -eq 1 ] && python3 - "$T/out5" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
-why = "exited 1: ValueError: cannot resume at world 4"
+why = re.escape("exited 1: ^[[31mValueError: cannot resume at world 4^[[0m")
+assert "\x1b" not in out, "a job's escape sequence reached the terminal"
 assert re.search(r"b0: died unexpectedly before its first progress line \(%s\): restarting"
                  % why, out), "first death"
 assert re.search(r"^b0 .*yes +- +- +- +-  %s$" % why, out, re.M), "the table's row"

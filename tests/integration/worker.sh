@@ -165,6 +165,16 @@ print("job: stopped at step %d (loss %.3f, started at %.3f), resumed on 3 worker
 PYEOF
 grep -q "written by 2" "$TMP/job2.err" || fail "resume did not say the checkpoint's size"
 no_leftovers "job resume"
+# {gpu_ids} of one GPU is one worker, whichever GPU (regression: '3' ran 3, '0' was refused);
+# a list of three is three.
+for ids in 3:1 0:1 0,2,5:3; do
+    rc=0; "$W" --job --gpu-ids "${ids%:*}" --steps 2 --resume '' --checkpoint "$TMP/ids.ckpt" \
+        --progress-every 0 > "$TMP/ids.out" 2> "$TMP/ids.err" || rc=$?
+    [ "$rc" = 0 ] || fail "--gpu-ids ${ids%:*}: exit $rc: $(cat "$TMP/ids.err")"
+    grep -q "(${ids#*:} workers)" "$TMP/ids.err" ||
+        fail "--gpu-ids ${ids%:*}: expected ${ids#*:} workers: $(cat "$TMP/ids.err")"
+done
+no_leftovers "gpu ids"
 
 # ---- 4. bad input is refused with a reason ----
 if echo '{"protocol": 1, "machines": 3' | "$W" --all-local > "$TMP/bad.out" 2>&1; then
@@ -180,11 +190,13 @@ if "$W" --job --gpus 1 --resume "$CK" --steps 1 > "$TMP/bad.out" 2>&1; then
     fail "corrupt checkpoint accepted"
 fi
 grep -q "checksum" "$TMP/bad.out" || fail "corrupt checkpoint: no reason given"
-# A list flag names the element it refuses (--gpus 1,x once ran 2 workers).
-for bad in "--gpus 1,x:element 2 of '1,x' is 'x'" "--gpus 0,,1:element 2 of '0,,1' is ''" \
-    "--gpus 0,-1:element 2 of '0,-1' is '-1'" "--hosts a,,b:--hosts: element 2 of 'a,,b' is ''"; do
+# A list flag names the element it refuses (--gpus 1,x once ran 2 workers); --gpus takes no
+# list (it once read '3' from {gpu_ids} as 3 workers and refused '0'), nor both flags at once.
+for bad in "--gpu-ids 1,x:element 2 of '1,x' is 'x'" "--gpu-ids 0,,1:element 2 of '0,,1' is ''" \
+    "--gpu-ids 0,-1:element 2 of '0,-1' is '-1'" "--gpus 2 --hosts a,,b:--hosts: element 2 of 'a,,b' is ''" \
+    "--gpus 0,1:GPU indices go to --gpu-ids" "--gpus 2 --gpu-ids 1:expected one of them"; do
     flag="${bad%%:*}"
-    rc=0; "$W" --job --gpus 2 $flag --steps 1 --resume '' --checkpoint "$TMP/never.ckpt" \
+    rc=0; "$W" --job $flag --steps 1 --resume '' --checkpoint "$TMP/never.ckpt" \
         > "$TMP/bad.out" 2>&1 || rc=$?
     [ "$rc" = 2 ] || fail "$flag: exit $rc, expected 2: $(cat "$TMP/bad.out")"
     grep -q -- "${bad#*:}" "$TMP/bad.out" || fail "$flag: the bad element is not named: $(cat "$TMP/bad.out")"

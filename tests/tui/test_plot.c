@@ -155,3 +155,14 @@ Test(plot, time_range_follows_the_curve_not_the_first_far_prediction)
     double none[2] = {NAN, NAN};
     cr_assert_not(plot_time_range(none, none, 2, &lo, &hi));
 }
+
+/* The legend's "N above" counts trials: one whose measured and predicted times are both off
+ * the scale is one (regression: it counted twice). */
+Test(plot, trials_above_the_scale_count_once_each)
+{
+    double meas[4] = {5.0, 0.01, 3.0, NAN}, pred[4] = {4.0, 2.0, 0.01, 9.0};
+    cr_assert_eq(plot_trials_above(meas, pred, 4, 1.0), 4);
+    double low[4] = {0.01, 0.01, NAN, 0.02}, low_pred[4] = {NAN, 0.01, 0.01, 0.02};
+    cr_assert_eq(plot_trials_above(low, low_pred, 4, 1.0), 0);
+    cr_assert_eq(plot_trials_above(meas, pred, 1, 1.0), 1);
+}

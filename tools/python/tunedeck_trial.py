@@ -288,12 +288,18 @@ class LiveStop:
 def host_ranks(node_rank, hostfile="tunedeck-hostfile"):
     """(world size, first global rank on this host, ranks on this host) from the hostfile the
     live scheduler writes in the job's folder: one `address:slots` line per host, in the
-    placement's order ({node_rank} is this host's index)."""
+    placement's order ({node_rank} is this host's index). A host with no slots (0 or fewer)
+    is refused, naming its line: it would give a rank range that is empty or backwards."""
     try:
         with open(hostfile) as f:
-            slots = [int(line.rsplit(":", 1)[1]) for line in f if line.strip()]
+            lines = [(n, line.strip()) for n, line in enumerate(f, 1) if line.strip()]
+        slots = [int(line.rsplit(":", 1)[1]) for _, line in lines]
     except (OSError, IndexError, ValueError) as e:
         raise ScheduleError("%s: expected one address:slots line per host (%s)" % (hostfile, e))
+    for (n, line), s in zip(lines, slots):
+        if s <= 0:
+            raise ScheduleError("%s: line %d '%s': expected address:slots with at least 1 slot, "
+                                "found %d" % (hostfile, n, line, s))
     if not 0 <= node_rank < len(slots):
         raise ScheduleError("node rank %d: the hostfile %s has %d hosts"
                             % (node_rank, hostfile, len(slots)))
@@ -326,10 +332,16 @@ def run_ranks(argv, here, first, world, master_addr, master_port, env=None):
                 MASTER_PORT=str(master_port))
     kids = []
     try:
-        for i in range(here):
-            kids.append(subprocess.Popen(
-                argv, env=dict(base, RANK=str(first + i), LOCAL_RANK=str(i)),
-                preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})))
+        # The ranks inherit the signal mask: SIGTERM is blocked here while they are started
+        # (not in a preexec_fn, which is unsafe with threads), then the mask is restored; a
+        # SIGTERM that came meanwhile stays pending and reaches the handler then.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            for i in range(here):
+                kids.append(subprocess.Popen(
+                    argv, env=dict(base, RANK=str(first + i), LOCAL_RANK=str(i))))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         status, passed_on = 0, False
         while [k.poll() for k in kids].count(None):  # every kid polled: no any() shortcut
             if not passed_on and stop_asked():

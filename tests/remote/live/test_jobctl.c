@@ -1,8 +1,20 @@
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "remote/live/jobctl.h"
+
+/* A run's progress before its first line says "not given" as JobProgress documents it,
+ * not a loss of 0 (a loss may be 0 or negative: only NAN says none). */
+Test(jobctl, progress_before_any_line_gives_nothing)
+{
+    JobProgress p = jobctl_progress_none();
+    cr_assert(isnan(p.loss));
+    cr_assert_eq(p.epoch, -1);
+    cr_assert_eq(p.examples_per_s, -1);
+    cr_assert_eq(p.seen, 0);
+}
 
 Test(jobctl, placeholders_are_filled_quoted)
 {

@@ -79,13 +79,15 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", &e);
     cr_assert_not_null(t, "%s", e.msg);
     /* the folder private whatever the remote umask, and the hostfile renamed into place so
-     * that a symlink planted there is never written through (regression) */
+     * that a symlink planted there is never written through (regression), its name removed
+     * first so that a symlink to a folder does not take the file in (regression) */
     cr_assert_str_eq(t, "trap : TERM; (umask 077 && mkdir -p '/d ir/j-0') && "
                         "chmod 700 '/d ir/j-0' && cd '/d ir/j-0' && "
                         "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB && "
                         "CUDA_VISIBLE_DEVICES={gpu_ids} && export CUDA_VISIBLE_DEVICES && "
                         "hf=$(mktemp tunedeck-hostfile.XXXXXX) && "
                         "printf '%s\\n' {hostfile_text} > \"$hf\" && "
+                        "rm -f tunedeck-hostfile && "
                         "mv -f \"$hf\" tunedeck-hostfile && w --gpus {gpus}");
     /* the placeholders still fill (and nothing else looks like one): the job sees only
      * its own GPUs, and its hostfile names every host with its slots */
@@ -96,7 +98,8 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     cr_assert_not_null(cmd, "%s", e.msg);
     cr_assert(strstr(cmd, "w --gpus '2'") != NULL, "%s", cmd);
     cr_assert(strstr(cmd, "CUDA_VISIBLE_DEVICES='2,3' && export") != NULL, "%s", cmd);
-    cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > \"$hf\" && mv -f \"$hf\" tunedeck-hostfile") !=
+    cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > \"$hf\" && rm -f tunedeck-hostfile && "
+                         "mv -f \"$hf\" tunedeck-hostfile") !=
                   NULL,
               "%s", cmd);
     free(cmd);

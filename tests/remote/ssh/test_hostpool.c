@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -222,4 +223,24 @@ Test(hostpool, an_ssh_config_that_cannot_be_read_is_refused_by_name)
     HostPool *p = hostpool_new(&o, &e);
     cr_assert_not_null(p, "an empty configuration is a valid one: %s", e.msg);
     hostpool_free(p);
+}
+
+/* Regression: a FIFO named as the configuration blocked the open forever (no writer ever
+ * comes); it is refused by name, without waiting. The timeout only ends a hang. */
+Test(hostpool, an_ssh_config_that_is_a_fifo_is_refused_without_blocking, .timeout = 20)
+{
+    char dir[] = "/tmp/tunedeck-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/config", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    HostPoolOptions o = {.ssh_config = path};
+    Error e = {0};
+    HostPool *p = hostpool_new(&o, &e);
+    unlink(path);
+    rmdir(dir);
+    cr_assert_null(p, "a FIFO was accepted");
+    cr_assert(strstr(e.msg, path) && strstr(e.msg, "FIFO") && strstr(e.msg, "TUNEDECK_SSH_CONFIG"),
+              "%s", e.msg);
+    cr_assert_eq(e.kind, ERROR_INPUT);
 }

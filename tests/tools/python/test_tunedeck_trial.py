@@ -125,6 +125,15 @@ with open(os.path.join(out, r), "w") as f:
 """ % HELPER
 
 
+# A rank that writes its blocked-signal mask (/proc/self/status) to a file named by its RANK.
+RANK_MASK = r"""
+import os, sys
+mask = [l for l in open("/proc/self/status") if l.startswith("SigBlk:")][0]
+with open(os.path.join(sys.argv[1], os.environ["RANK"]), "w") as f:
+    f.write(mask)
+"""
+
+
 class Live(unittest.TestCase):
     def test_host_ranks_from_the_hostfile(self):
         with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
@@ -135,6 +144,44 @@ class Live(unittest.TestCase):
                 tunedeck_trial.host_ranks(3, f.name)
         with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "address:slots"):
             tunedeck_trial.host_ranks(0, "/nonexistent/tunedeck-hostfile")
+
+    def test_a_host_without_slots_is_refused_naming_its_line(self):
+        for bad in ("0", "-2"):
+            with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
+                f.write("10.0.0.1:2\n\n10.0.0.2:%s\n" % bad)
+                f.flush()
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                            r"line 3 '10\.0\.0\.2:%s'.*at least 1 slot" % bad):
+                    tunedeck_trial.host_ranks(0, f.name)
+
+    def test_ranks_start_with_sigterm_blocked_without_a_preexec_fn(self):
+        """The ranks inherit a mask that blocks SIGTERM, set around Popen in the starter and
+        then restored there; preexec_fn (not thread-safe) is not used."""
+        calls = []
+        real = subprocess.Popen
+
+        def popen(*args, **kw):
+            calls.append(kw)
+            return real(*args, **kw)
+        sigterm_bit = 1 << (signal.SIGTERM - 1)
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        self.assertNotIn(signal.SIGTERM, before)
+        with tempfile.TemporaryDirectory() as d:
+            tunedeck_trial.subprocess.Popen = popen
+            try:
+                rc = tunedeck_trial.run_ranks(
+                    # not through sh: dash clears the mask it inherits
+                    [sys.executable, "-c", RANK_MASK, d],
+                    2, 0, 2, "127.0.0.1", 29555)
+            finally:
+                tunedeck_trial.subprocess.Popen = real
+            self.assertEqual(rc, 0)
+            for r in ("0", "1"):
+                blk = int(open(os.path.join(d, r)).read().split()[1], 16)
+                self.assertTrue(blk & sigterm_bit, "rank %s: SigBlk %x" % (r, blk))
+        self.assertEqual(signal.pthread_sigmask(signal.SIG_BLOCK, []), before)
+        self.assertEqual(len(calls), 2)
+        self.assertTrue(all("preexec_fn" not in kw for kw in calls), [sorted(kw) for kw in calls])
 
     def start(self, d, *extra):
         # a file, not -c: run_ranks starts the ranks with the starter's own sys.argv
