@@ -61,10 +61,17 @@ static void settle_acceptance(HostDesk *d)
     hostpool_info(d->pool, (size_t)d->pending, &i);
     if (i.key == HOSTKEY_UNCHECKED || (i.state != HOST_READY && i.state != HOST_DOWN))
         return;
-    if (i.key == HOSTKEY_ACCEPTED || i.key == HOSTKEY_OK) {
+    if (i.key == HOSTKEY_ACCEPTED) {
         snprintf(d->outcome, sizeof d->outcome,
                  "%s: host key %s accepted and saved in known_hosts (%s)", i.name, i.fingerprint,
                  i.known_hosts);
+        d->outcome_bad = 0;
+    } else if (i.key == HOSTKEY_OK) {
+        /* Someone else listed it meanwhile (ssh, another console): nothing of ours written. */
+        snprintf(d->outcome, sizeof d->outcome,
+                 "%s: host key %s was already in known_hosts (%s) when it answered: nothing "
+                 "written",
+                 i.name, i.fingerprint, i.known_hosts);
         d->outcome_bad = 0;
     } else {
         snprintf(d->outcome, sizeof d->outcome, "%s: key not accepted: %s", i.name,
