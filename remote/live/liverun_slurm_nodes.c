@@ -223,8 +223,7 @@ static void say_left_out(LiveSlurm *s, const SlurmNodeStatuses *st)
     for (size_t i = 0; i < st->n; i++) {
         const SlurmNodeStatus *v = &st->v[i];
         if (v->unusable || (v->gpus >= 1 && v->gpus <= MAX_NODE_GPUS) ||
-            node_index(s, v->name) >= 0 ||
-            strlist_has(&s->left_out, v->name))
+            node_index(s, v->name) >= 0 || strlist_has(&s->left_out, v->name))
             continue;
         if (strlist_add(&s->left_out, v->name) < 0)
             return; /* out of memory: said at a later round */

@@ -27,9 +27,9 @@ struct LiveSlurm {
     SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
     long rounds;
     int64_t last_round_ms;
-    int active;  /* runs submitted and not seen ended */
-    int outage;  /* rounds failed in a row */
-    int down;    /* a call found the controller not answering (said once, until one does) */
+    int active;   /* runs submitted and not seen ended */
+    int outage;   /* rounds failed in a row */
+    int down;     /* a call found the controller not answering (said once, until one does) */
     StrList ours; /* ids of our runs, for telling foreign jobs apart */
     /* the driver's nodes (watch; liverun_slurm_nodes.c) */
     char **names;
@@ -41,7 +41,7 @@ struct LiveSlurm {
     int64_t last_node_round_ms;
     int node_outage; /* node rounds failed in a row */
     int have_states, have_holds, look_now;
-    StrList left_out; /* usable nodes not added for their GPUs (none, too many): said once */
+    StrList left_out;   /* usable nodes not added for their GPUs (none, too many): said once */
     int leftovers_said; /* an earlier run's batch jobs: looked for in the first round */
     char user[64];      /* ours: the name look-up (squeue --user) */
     unsigned nonce;     /* this driver's, in every job name: a submission's name is its own */
@@ -56,8 +56,8 @@ struct LiveSlurm {
      * under the name is cancelled (liverun_slurm_doubles.c) */
     LiveSlurmDoubted *doubted;
     size_t n_doubted, cap_doubted;
-    StrList doubles_done;    /* doubles whose scancel succeeded: cancelled once, said once */
-    StrList doubles_refused; /* doubles whose scancel Slurm refused: said once, retried */
+    StrList doubles_done;     /* doubles whose scancel succeeded: cancelled once, said once */
+    StrList doubles_refused;  /* doubles whose scancel Slurm refused: said once, retried */
     SlurmCall *double_cancel; /* one scancel of doubles in flight, never waited on */
     LiveSlurmDouble flying[LIVESLURM_DOUBLES_PER_CALL];
     size_t n_flying;

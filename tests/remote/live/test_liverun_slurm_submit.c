@@ -7,11 +7,11 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
