@@ -25,25 +25,6 @@ int liveslurm_doubted_add(LiveSlurm *s, const char *job_name, const char *id)
     return 0;
 }
 
-static int done_before(const LiveSlurm *s, const char *id)
-{
-    return liveslurm_id_in(id, (const char *const *)s->doubles_done, s->n_doubles_done);
-}
-
-static void remember_done(LiveSlurm *s, const char *id)
-{
-    if (s->n_doubles_done == s->cap_doubles_done) {
-        size_t nc = s->cap_doubles_done ? s->cap_doubles_done * 2 : 8;
-        char **grown = realloc(s->doubles_done, nc * sizeof *grown);
-        if (!grown)
-            return; /* out of memory: cancelled (and said) again next round, harmless */
-        s->doubles_done = grown;
-        s->cap_doubles_done = nc;
-    }
-    if ((s->doubles_done[s->n_doubles_done] = strdup(id)))
-        s->n_doubles_done++;
-}
-
 void liveslurm_doubles_cancel(LiveSlurm *s)
 {
     if (s->double_cancel)
@@ -55,7 +36,7 @@ void liveslurm_doubles_cancel(LiveSlurm *s)
         size_t n =
             liveslurm_doubles(&s->jobs, s->user, d->name, d->id, ids, LIVESLURM_DOUBLES_PER_CALL);
         for (size_t k = 0; k < n && k < LIVESLURM_DOUBLES_PER_CALL; k++) {
-            if (done_before(s, ids[k]) || s->n_flying == LIVESLURM_DOUBLES_PER_CALL)
+            if (strlist_has(&s->doubles_done, ids[k]) || s->n_flying == LIVESLURM_DOUBLES_PER_CALL)
                 continue;
             LiveSlurmDouble *f = &s->flying[s->n_flying++];
             snprintf(f->id, sizeof f->id, "%s", ids[k]);
@@ -92,14 +73,22 @@ void liveslurm_doubles_collect(LiveSlurm *s)
         return;
     }
     liveslurm_controller_back(s);
+    /* A refusal is not remembered as done: a scancel of several ids fails when one of them
+     * has just ended, yet cancels the others; the next round lists only the jobs still
+     * there, so the retry goes to the survivors (or to one Slurm refused for a while). */
     for (size_t i = 0; i < s->n_flying; i++) {
         const LiveSlurmDouble *f = &s->flying[i];
-        remember_done(s, f->id);
         char what[300];
-        if (rc == 0)
+        if (rc == 0) {
+            (void)strlist_add(&s->doubles_done, f->id); /* out of memory: again, harmless */
             snprintf(what, sizeof what, "cancelled");
-        else
-            snprintf(what, sizeof what, "scancel refused: %s", err.msg);
+        } else if (strlist_has(&s->doubles_refused, f->id) ||
+                   strlist_add(&s->doubles_refused, f->id) < 0) {
+            continue; /* said already (or no memory to keep it said): retried in silence */
+        } else {
+            snprintf(what, sizeof what, "scancel refused (tried again while Slurm lists it): %s",
+                     err.msg);
+        }
         liveslurm_say(s,
                       "slurm: %s has a second job, Slurm job %s (its sbatch got no answer, the "
                       "look-up by name found none, and Slurm took it after all): %s; Slurm job "
@@ -115,7 +104,6 @@ void liveslurm_doubles_free(LiveSlurm *s)
         liveslurm_final_add(s, s->double_cancel);
     s->double_cancel = NULL;
     free(s->doubted);
-    for (size_t i = 0; i < s->n_doubles_done; i++)
-        free(s->doubles_done[i]);
-    free(s->doubles_done);
+    strlist_free(&s->doubles_done);
+    strlist_free(&s->doubles_refused);
 }

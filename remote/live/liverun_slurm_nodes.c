@@ -47,11 +47,7 @@ void liveslurm_nodes_free(LiveSlurm *s)
     free(s->names);
     free(s->by_name);
     free(s->nodes);
-    for (size_t i = 0; i < s->n_left_out; i++)
-        free(s->left_out[i]);
-    free(s->left_out);
-    s->left_out = NULL;
-    s->n_left_out = s->cap_left_out = 0;
+    strlist_free(&s->left_out);
     s->names = NULL;
     s->by_name = NULL;
     s->nodes = NULL;
@@ -227,20 +223,10 @@ static void say_left_out(LiveSlurm *s, const SlurmNodeStatuses *st)
     for (size_t i = 0; i < st->n; i++) {
         const SlurmNodeStatus *v = &st->v[i];
         if (v->unusable || (v->gpus >= 1 && v->gpus <= MAX_NODE_GPUS) ||
-            node_index(s, v->name) >= 0 ||
-            liveslurm_id_in(v->name, (const char *const *)s->left_out, s->n_left_out))
+            node_index(s, v->name) >= 0 || strlist_has(&s->left_out, v->name))
             continue;
-        if (s->n_left_out == s->cap_left_out) {
-            size_t nc = s->cap_left_out ? s->cap_left_out * 2 : 8;
-            char **grown = realloc(s->left_out, nc * sizeof *grown);
-            if (!grown)
-                return; /* out of memory: said at a later round */
-            s->left_out = grown;
-            s->cap_left_out = nc;
-        }
-        if (!(s->left_out[s->n_left_out] = strdup(v->name)))
-            return;
-        s->n_left_out++;
+        if (strlist_add(&s->left_out, v->name) < 0)
+            return; /* out of memory: said at a later round */
         char where[160], why[160];
         if (s->o.partition && s->o.partition[0])
             snprintf(where, sizeof where, "is in partition %s", s->o.partition);

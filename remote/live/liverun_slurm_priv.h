@@ -6,6 +6,7 @@
 #ifndef TUNEDECK_LIVERUN_SLURM_PRIV_H
 #define TUNEDECK_LIVERUN_SLURM_PRIV_H
 
+#include "core/base/strlist.h"
 #include "remote/live/livelog.h"
 #include "remote/live/liverun_slurm.h"
 
@@ -26,11 +27,10 @@ struct LiveSlurm {
     SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
     long rounds;
     int64_t last_round_ms;
-    int active;  /* runs submitted and not seen ended */
-    int outage;  /* rounds failed in a row */
-    int down;    /* a call found the controller not answering (said once, until one does) */
-    char **ours; /* ids of our runs, for telling foreign jobs apart */
-    size_t n_ours, cap_ours;
+    int active;   /* runs submitted and not seen ended */
+    int outage;   /* rounds failed in a row */
+    int down;     /* a call found the controller not answering (said once, until one does) */
+    StrList ours; /* ids of our runs, for telling foreign jobs apart */
     /* the driver's nodes (watch; liverun_slurm_nodes.c) */
     char **names;
     size_t n_names;
@@ -41,8 +41,7 @@ struct LiveSlurm {
     int64_t last_node_round_ms;
     int node_outage; /* node rounds failed in a row */
     int have_states, have_holds, look_now;
-    char **left_out; /* usable nodes not added for their GPUs (none, too many): said once */
-    size_t n_left_out, cap_left_out;
+    StrList left_out;   /* usable nodes not added for their GPUs (none, too many): said once */
     int leftovers_said; /* an earlier run's batch jobs: looked for in the first round */
     char user[64];      /* ours: the name look-up (squeue --user) */
     unsigned nonce;     /* this driver's, in every job name: a submission's name is its own */
@@ -57,8 +56,8 @@ struct LiveSlurm {
      * under the name is cancelled (liverun_slurm_doubles.c) */
     LiveSlurmDoubted *doubted;
     size_t n_doubted, cap_doubted;
-    char **doubles_done; /* doubles whose scancel was answered: cancelled once, said once */
-    size_t n_doubles_done, cap_doubles_done;
+    StrList doubles_done;     /* doubles whose scancel succeeded: cancelled once, said once */
+    StrList doubles_refused;  /* doubles whose scancel Slurm refused: said once, retried */
     SlurmCall *double_cancel; /* one scancel of doubles in flight, never waited on */
     LiveSlurmDouble flying[LIVESLURM_DOUBLES_PER_CALL];
     size_t n_flying;
@@ -128,18 +127,22 @@ const char *liveslurm_run_calls_waiting(const SlurmRun *r);
 /* LIVERUN_SLURM's run_pollfds: the fds of the run's call in flight. */
 size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 /* For freeing a run: its call stopped (the child killed and reaped), and its job cancelled
- * unless it ended: by id, or by its unique name when an sbatch may have been accepted (then
- * even once ended: its look-up refused, or its sbatch's answer without a job id). That
- * scancel is started, not waited for: liveslurm_finals_wait waits for every run's at once,
- * so a controller that does not answer costs one call's timeout, not one per run. */
+ * unless it ended: by id, or by its unique name when an sbatch may have been accepted. By
+ * name even once ended when an sbatch of it ever went unanswered (r->unanswered: a second
+ * job under the name may have been taken after the last job round looked) or answered
+ * without a job id. That scancel is started, not waited for: liveslurm_finals_wait waits for
+ * every run's at once, so a controller that does not answer costs one call's timeout, not
+ * one per run. */
 void liveslurm_run_calls_end(SlurmRun *r);
 /* Waits for those scancels (each until it ends or its own deadline) and frees them. */
 void liveslurm_finals_wait(LiveSlurm *s);
 
 /* liverun_slurm_doubles.c: a submission whose sbatch once went unanswered (r->unanswered)
  * and has its job now is watched for a second job under its name; after each job round such
- * a double is cancelled (one scancel for all, not waited on) and said once. -1 when out of
- * memory (the double would only be cancelled at the end, by name). */
+ * a double is cancelled (one scancel for all, not waited on) and said once; a refused
+ * scancel is said once and tried again while a round lists the job. -1 when out of memory:
+ * not watched, the double is cancelled only when the run is freed (by name,
+ * liveslurm_run_calls_end), as is one taken after the last round. */
 int liveslurm_doubted_add(LiveSlurm *s, const char *job_name, const char *id);
 /* After a good job round: starts the scancel of the doubles found, unless one flies. */
 void liveslurm_doubles_cancel(LiveSlurm *s);

@@ -67,9 +67,7 @@ void liveslurm_free(LiveSlurm *s)
     slurm_call_free(s->round);
     slurm_jobinfo_clear(&s->jobs);
     liveslurm_nodes_free(s);
-    for (size_t i = 0; i < s->n_ours; i++)
-        free(s->ours[i]);
-    free(s->ours);
+    strlist_free(&s->ours);
     free(s);
 }
 
@@ -88,8 +86,7 @@ int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j)
     /* ours before its id is: taken by slurmctld, its sbatch's answer not collected yet */
     if (liveslurm_named_by(j->name, s->nonce))
         return 0;
-    return !liveslurm_id_in(j->het_id[0] ? j->het_id : j->id, (const char *const *)s->ours,
-                            s->n_ours);
+    return !strlist_has(&s->ours, j->het_id[0] ? j->het_id : j->id);
 }
 
 size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap)
@@ -151,7 +148,7 @@ size_t liveslurm_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *dea
 static void say_leftovers(LiveSlurm *s)
 {
     char ids[512];
-    size_t n = liveslurm_leftovers(&s->jobs, s->user, (const char *const *)s->ours, s->n_ours,
+    size_t n = liveslurm_leftovers(&s->jobs, s->user, (const char *const *)s->ours.v, s->ours.n,
                                    s->nonce, ids, sizeof ids);
     if (n)
         liveslurm_say(s,
@@ -227,16 +224,5 @@ void liveslurm_tick(void *ctx, int64_t now)
 
 int liveslurm_remember(LiveSlurm *s, const char *id)
 {
-    if (s->n_ours == s->cap_ours) {
-        size_t nc = s->cap_ours ? s->cap_ours * 2 : 16;
-        char **grown = realloc(s->ours, nc * sizeof *grown);
-        if (!grown)
-            return -1;
-        s->ours = grown;
-        s->cap_ours = nc;
-    }
-    if (!(s->ours[s->n_ours] = strdup(id)))
-        return -1;
-    s->n_ours++;
-    return 0;
+    return strlist_add(&s->ours, id);
 }

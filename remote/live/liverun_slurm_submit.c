@@ -233,20 +233,33 @@ size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t 
     return r->call && !r->ended ? slurm_call_pollfds(r->call, fds, cap, deadline_ms) : 0;
 }
 
-/* Out of memory for the list: this one call is waited for now, alone. */
-static void wait_one(SlurmCall *k)
+/* One poll() over the fds of every call not done yet, until each has ended or passed its own
+ * deadline (slurm_call_step settles it then); then each is collected and freed. All started
+ * together, so the wait is one call's timeout at most, however many there are. */
+static void wait_all(SlurmCall **calls, size_t n_calls)
 {
-    while (!liveslurm_call_poll(k)) {
-        struct pollfd fds[8];
+    for (;;) {
+        struct pollfd fds[64];
+        size_t n = 0, left = 0;
         int64_t deadline = -1;
-        size_t n = slurm_call_pollfds(k, fds, 8, &deadline);
+        for (size_t i = 0; i < n_calls; i++) {
+            if (liveslurm_call_poll(calls[i]))
+                continue;
+            left++;
+            if (n < 64)
+                n += slurm_call_pollfds(calls[i], fds + n, 64 - n, &deadline);
+        }
+        if (!left)
+            break;
         int64_t wait = deadline < 0 ? 100 : deadline - clock_now_ms();
-        (void)poll(fds, n > 8 ? 8 : n, wait < 0 ? 0 : wait > 1000 ? 1000 : (int)wait);
+        (void)poll(fds, n, wait < 0 ? 0 : wait > 1000 ? 1000 : (int)wait);
     }
-    char *out = NULL;
-    Error ignored;
-    slurm_call_finish(k, &out, &ignored);
-    free(out);
+    for (size_t i = 0; i < n_calls; i++) {
+        char *out = NULL;
+        Error ignored;
+        slurm_call_finish(calls[i], &out, &ignored);
+        free(out);
+    }
 }
 
 void liveslurm_final_add(LiveSlurm *s, SlurmCall *k)
@@ -255,7 +268,7 @@ void liveslurm_final_add(LiveSlurm *s, SlurmCall *k)
         size_t nc = s->cap_finals ? s->cap_finals * 2 : 8;
         SlurmCall **grown = realloc(s->finals, nc * sizeof *grown);
         if (!grown) {
-            wait_one(k);
+            wait_all(&k, 1); /* out of memory for the list: this one is waited for now */
             return;
         }
         s->finals = grown;
@@ -278,8 +291,17 @@ void liveslurm_run_calls_end(SlurmRun *r)
     int sbatch_flying = r->call && r->call_kind == RUN_CALL_SBATCH;
     slurm_call_free(r->call); /* its process group killed and reaped */
     r->call = NULL;
-    /* An ended run may still have a job in Slurm: one whose look-up by name was refused, or
-     * whose sbatch answered without its id. */
+    /* A submission whose sbatch ever went unanswered may have a second job under its name,
+     * taken after the last job round looked (or never watched: no memory to note it):
+     * cancelled by the name, which is the submission's alone and covers its own job too,
+     * ended or not. */
+    if (r->unanswered) {
+        NameArgs a = name_args(r);
+        const char *argv[] = {"scancel", a.user, a.name, NULL};
+        start_final(r->s, argv);
+        return;
+    }
+    /* An ended run may still have a job in Slurm: one whose sbatch answered without its id. */
     if (r->ended && !(r->maybe_submitted && !r->id[0]))
         return;
     /* The driver's teardown: it stopped its runs first, so this is only for a run it could
@@ -294,33 +316,9 @@ void liveslurm_run_calls_end(SlurmRun *r)
     }
 }
 
-/* One poll() over every final scancel's fds until each has ended or passed its own
- * deadline (slurm_call_step settles it then): all started together, so the wait is one
- * call's timeout at most, however many runs there were. */
 void liveslurm_finals_wait(LiveSlurm *s)
 {
-    for (;;) {
-        struct pollfd fds[64];
-        size_t n = 0, left = 0;
-        int64_t deadline = -1;
-        for (size_t i = 0; i < s->n_finals; i++) {
-            if (liveslurm_call_poll(s->finals[i]))
-                continue;
-            left++;
-            if (n < 64)
-                n += slurm_call_pollfds(s->finals[i], fds + n, 64 - n, &deadline);
-        }
-        if (!left)
-            break;
-        int64_t wait = deadline < 0 ? 100 : deadline - clock_now_ms();
-        (void)poll(fds, n, wait < 0 ? 0 : wait > 1000 ? 1000 : (int)wait);
-    }
-    for (size_t i = 0; i < s->n_finals; i++) {
-        char *out = NULL;
-        Error ignored;
-        slurm_call_finish(s->finals[i], &out, &ignored);
-        free(out);
-    }
+    wait_all(s->finals, s->n_finals);
     free(s->finals);
     s->finals = NULL;
     s->n_finals = s->cap_finals = 0;

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,10 @@ static char log_text[16384];
  * nothing, then records the job (slurmctld took the first sbatch after the look-up). squeue
  * finds a job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending
  * (running once a file "running" is there; with a file "hold-rounds", only once "go" is); scancel
- * records its arguments (scancel-calls), a TERM's after 0.5 s; with a file "barrier", each waits
- * (up to 5 s) for a second scancel to have started, and says in "alone" when none did. */
+ * records its arguments (scancel-calls), a TERM's after 0.5 s; with a file "refuse-twice", it
+ * refuses its first two calls (as Slurm does for a job already ended); with a file "barrier",
+ * each waits (up to 5 s) for a second scancel to have started, and says in "alone" when none
+ * did. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "echo \"$name\" >> \"$D/sbatch-calls\"\n"
@@ -64,6 +67,9 @@ static const char *const STAND_INS[][2] = {
      "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
      "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
     {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"
+                "[ -f \"$D/refuse-twice\" ] && [ $(wc -l < \"$D/scancel-calls\") -le 2 ] && { echo "
+                "\"scancel: error: Kill job error on job id $1: Job/step already completing or "
+                "completed\" >&2; exit 1; }\n"
                 "[ -f \"$D/barrier\" ] || exit 0\n"
                 "for i in $(seq 100); do [ $(wc -l < \"$D/scancel-calls\") -ge 2 ] && exit 0; "
                 "sleep 0.05; done\necho \"$*\" >> \"$D/alone\"\n"},
@@ -110,6 +116,23 @@ static size_t lines(const char *text)
     return n;
 }
 
+/* The final scancel by the submission's unique name, as the stand-in records it: the name
+ * is the one of the n-th job recorded (0 the first). */
+static char *by_name(size_t n)
+{
+    char *jobs = recorded("jobs"), *line = jobs, name[256] = "";
+    for (size_t i = 0; i < n && line; i++)
+        if ((line = strchr(line, '\n')))
+            line++;
+    cr_assert(line && sscanf(line, "%*s %255s", name) == 1, "job %zu recorded: %s", n, jobs);
+    const struct passwd *pw = getpwuid(geteuid());
+    cr_assert_not_null(pw);
+    char *want = NULL;
+    cr_assert_geq(asprintf(&want, "--user=%s --name=%s\n", pw->pw_name, name), 0);
+    free(jobs);
+    return want;
+}
+
 static Backend backend(double timeout_s)
 {
     return backend_new(timeout_s, on_log);
@@ -148,9 +171,10 @@ Test(liverun_slurm_submit, an_sbatch_answered_after_our_timeout_is_adopted_not_s
     cr_assert(strstr(looks, "--name=tunedeck-live-late."), "looked up by its name: %s", looks);
     LIVERUN_SLURM.free(run); /* not ended: its job is cancelled (by liveslurm_free's end) */
     backend_free(&b);
-    char *cancels = recorded("scancel-calls");
-    cr_assert_str_eq(cancels, "100\n");
-    free(jobs), free(looks), free(cancels);
+    /* by the name: its sbatch went unanswered, so Slurm may hold a second job under it */
+    char *cancels = recorded("scancel-calls"), *want = by_name(0);
+    cr_assert_str_eq(cancels, want);
+    free(jobs), free(looks), free(cancels), free(want);
 }
 
 Test(liverun_slurm_submit, a_hanging_sbatch_does_not_hold_the_drivers_tick)
@@ -418,6 +442,56 @@ Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_canc
     LIVERUN_SLURM.free(run);
     backend_free(&b);
     cancels = recorded("scancel-calls");
-    cr_assert_str_eq(cancels, "100\n101\n", "the run's own job at the end: %s", cancels);
+    char *want = NULL, *name_line = by_name(1);
+    cr_assert_geq(asprintf(&want, "100\n%s", name_line), 0);
+    cr_assert_str_eq(cancels, want, "the run's own job at the end, by its name: %s", cancels);
+    free(cancels), free(want), free(name_line);
+}
+
+Test(liverun_slurm_submit, a_second_job_no_round_saw_is_cancelled_by_name_at_the_end)
+{
+    Backend b = backend(10);
+    touch("hold-rounds"); /* no job round answers: the double is never seen */
+    void *run = start(&b, "twice");
+    for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 101", "the retry's: %s", log_text);
+    char *jobs = recorded("jobs");
+    cr_assert_eq(lines(jobs), 2, "Slurm holds two jobs under the name: %s", jobs);
+    cr_assert_eq(liveslurm_rounds(b.s), 0, "no round answered");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+    char *cancels = recorded("scancel-calls"), *want = by_name(1);
+    cr_assert_str_eq(cancels, want, "both jobs under the name, 100 with 101: %s", log_text);
+    cr_assert_null(strstr(log_text, "second job"), "%s", log_text);
+    free(jobs), free(cancels), free(want);
+}
+
+Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tried_again)
+{
+    Backend b = backend(10);
+    touch("refuse-twice"); /* as when one of several ids had just ended */
+    void *run = start(&b, "twice");
+    for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 101", "the retry's: %s", log_text);
+    for (int i = 0; i < 1000 && !strstr(log_text, ": cancelled;"); i++)
+        tick(&b, &run, 1);
+    long seen = liveslurm_rounds(b.s);
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
+        tick(&b, &run, 1);
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "100\n100\n100\n", "refused twice, then cancelled, then no more: %s",
+                     log_text);
+    const char *refused = strstr(log_text, "Slurm job 100 (");
+    cr_assert(refused && strstr(refused, "scancel refused"), "%s", log_text);
+    const char *then = strstr(refused + 1, "Slurm job 100 (");
+    cr_assert(then, "%s", log_text);
+    cr_assert(strstr(then, ": cancelled; Slurm job 101 is the run's"), "said once each: %s",
+              log_text);
+    cr_assert_null(strstr(then + 1, "Slurm job 100 ("), "said once each: %s", log_text);
+    cr_assert(LIVERUN_SLURM.running(run), "the run goes on with its job");
     free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
 }
