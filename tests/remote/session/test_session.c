@@ -162,23 +162,30 @@ Test(session, keep_hosts_connects_every_host_even_without_a_job)
     session_free(s);
 }
 
+/* Runs a journalled session of `spec` in `dir` to its end and keeps its journal's path. */
+static void run_journalled(const char *dir, SessionSpec *spec, char *path, size_t size)
+{
+    Error err;
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    cr_assert(first->journal_open);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    session_journal_end(first);
+    snprintf(path, size, "%s", tune_journal_path(first->journal));
+    cr_assert_eq(access(path, R_OK), 0, "%s", path);
+    session_free(first);
+}
+
 Test(session, a_resumed_session_comes_back_from_its_journal_and_goes_on)
 {
     Error err;
     char dir[] = "/tmp/td-session-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    Session *first = session_new(1, dir);
     SessionSpec spec = sim_spec(2);
     spec.seed = 11;
-    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
-    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
-    cr_assert(first->journal_open);
-    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
-    session_journal_end(first);
     char path[4096];
-    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
-    cr_assert_eq(access(path, R_OK), 0, "%s", path);
-    session_free(first);
+    run_journalled(dir, &spec, path, sizeof path);
 
     Session *again = session_new(1, dir);
     SessionSpec rs = {.budget = 3};
@@ -213,15 +220,9 @@ Test(session, a_resumed_budget_below_the_trials_already_run_is_refused_naming_bo
     Error err;
     char dir[] = "/tmp/td-session-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    Session *first = session_new(1, dir);
     SessionSpec spec = sim_spec(4);
-    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
-    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
-    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
-    session_journal_end(first);
     char path[4096];
-    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
-    session_free(first);
+    run_journalled(dir, &spec, path, sizeof path);
 
     Session *again = session_new(1, dir);
     SessionSpec rs = {.budget = 2};
@@ -265,15 +266,9 @@ Test(session, the_resumed_budget_counts_the_trials_kept_after_a_damaged_line)
     Error err;
     char dir[] = "/tmp/td-session-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    Session *first = session_new(1, dir);
     SessionSpec spec = sim_spec(4);
-    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
-    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
-    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
-    session_journal_end(first);
     char path[4096];
-    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
-    session_free(first);
+    run_journalled(dir, &spec, path, sizeof path);
     damage_line(path, "{\"event\":\"suggested\",\"trial\":2,");
 
     Session *again = session_new(1, dir);
@@ -306,18 +301,12 @@ Test(session, a_trial_after_a_gap_has_the_files_number_in_its_environment_and_jo
     char seen[4200], cmd[4400];
     snprintf(seen, sizeof seen, "%s/trials", dir);
     snprintf(cmd, sizeof cmd, "cat >/dev/null; echo \"$TUNEDECK_TRIAL\" >>'%s'", seen);
-    Session *first = session_new(1, dir);
     SessionSpec spec = sim_spec(3);
     spec.launcher = "local";
     spec.trial_cmd = cmd;
     spec.trial_timeout_s = 20;
-    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
-    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
-    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
-    session_journal_end(first);
     char path[4096];
-    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
-    session_free(first);
+    run_journalled(dir, &spec, path, sizeof path);
     damage_line(path, "{\"event\":\"suggested\",\"trial\":2,");
 
     Session *again = session_new(1, dir);
