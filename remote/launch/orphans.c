@@ -128,28 +128,26 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
     }
 }
 
-typedef struct {
-    const Stop *stops;
+struct OrphanStop {
+    OrphanList *l;
+    HostPool *pool;
+    Stop *stops;
     size_t n;
-} StopSet;
+    double timeout_s;
+    int64_t deadline_ms;
+};
 
-static int stops_answered(void *ctx)
+OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
 {
-    const StopSet *s = ctx;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->stops[i].x && !rexec_done(s->stops[i].x))
-            return 0;
-    return 1;
-}
-
-int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
-{
-    if (l->n == 0)
-        return 0;
-    Stop *stops = calloc(l->n, sizeof *stops);
-    size_t n_stops = 0;
-    if (!stops)
-        return 0;
+    OrphanStop *st = calloc(1, sizeof *st);
+    if (!st || !(st->stops = calloc(l->n ? l->n : 1, sizeof *st->stops))) {
+        free(st);
+        return NULL;
+    }
+    st->l = l;
+    st->pool = pool;
+    st->timeout_s = timeout_s;
+    st->deadline_ms = clock_now_ms() + (int64_t)(timeout_s * 1000);
     for (size_t i = 0; i < l->n; i++) {
         l->items[i].result[0] = 0;
         l->items[i].answered = 0;
@@ -157,11 +155,11 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
     for (size_t i = 0; i < l->n; i++) {
         Orphan *o = &l->items[i];
         int seen = 0;
-        for (size_t k = 0; k < n_stops; k++)
-            seen |= strcmp(stops[k].machine, o->machine) == 0;
+        for (size_t k = 0; k < st->n; k++)
+            seen |= strcmp(st->stops[k].machine, o->machine) == 0;
         if (seen)
             continue; /* one command per host */
-        Stop *s = &stops[n_stops++];
+        Stop *s = &st->stops[st->n++];
         s->l = l;
         s->machine = o->machine;
         long h = hostpool_find(pool, o->machine);
@@ -181,25 +179,59 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
                     snprintf(l->items[k].result, sizeof l->items[k].result, "not stopped: %s",
                              err.msg);
     }
+    return st;
+}
+
+int orphans_stop_answered(const OrphanStop *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->stops[i].x && !rexec_done(st->stops[i].x))
+            return 0;
+    return 1;
+}
+
+int orphans_stop_settled(const OrphanStop *st, int64_t now_ms)
+{
+    return orphans_stop_answered(st) || now_ms >= st->deadline_ms;
+}
+
+int64_t orphans_stop_deadline(const OrphanStop *st)
+{
+    return st->deadline_ms;
+}
+
+static int stop_answered(void *ctx)
+{
+    return orphans_stop_answered(ctx);
+}
+
+void orphans_stop_wait(OrphanStop *st)
+{
     EvLoop *loop = evloop_new();
-    StopSet set = {stops, n_stops};
-    if (loop && hostpool_attach(pool, loop) > 0)
-        evloop_run(loop, stops_answered, &set, clock_now_ms() + (int64_t)(timeout_s * 1000));
+    if (loop && hostpool_attach(st->pool, loop) > 0)
+        evloop_run(loop, stop_answered, st, st->deadline_ms);
     evloop_free(loop);
-    for (size_t i = 0; i < n_stops; i++) {
-        RemoteExec *x = stops[i].x;
+}
+
+int orphans_stop_end(OrphanStop *st)
+{
+    if (!st)
+        return 0;
+    OrphanList *l = st->l;
+    for (size_t i = 0; i < st->n; i++) {
+        RemoteExec *x = st->stops[i].x;
         int answered = x && rexec_done(x) && (rexec_outcome(x) == EXEC_EXITED ||
                                               rexec_outcome(x) == EXEC_SIGNALED);
         for (size_t k = 0; x && k < l->n; k++) {
             Orphan *o = &l->items[k];
-            if (strcmp(o->machine, stops[i].machine) != 0)
+            if (strcmp(o->machine, st->stops[i].machine) != 0)
                 continue;
             o->answered = answered;
             if (o->result[0])
                 continue;
             if (!rexec_done(x))
                 snprintf(o->result, sizeof o->result, "not stopped: no answer within %.0f s",
-                         timeout_s);
+                         st->timeout_s);
             else if (rexec_outcome(x) == EXEC_SSH_FAILED)
                 snprintf(o->result, sizeof o->result, "not stopped: %s", rexec_error(x));
             else
@@ -207,11 +239,23 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
         }
         rexec_free(x);
     }
-    free(stops);
+    free(st->stops);
+    free(st);
     int stopped = 0;
     for (size_t i = 0; i < l->n; i++)
         stopped += strcmp(l->items[i].result, "stopped") == 0;
     return stopped;
+}
+
+int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
+{
+    if (l->n == 0)
+        return 0;
+    OrphanStop *st = orphans_stop_begin(pool, l, timeout_s);
+    if (!st)
+        return 0;
+    orphans_stop_wait(st);
+    return orphans_stop_end(st);
 }
 
 int orphans_add(OrphanList *l, int trial, const char *machine, long pgid)

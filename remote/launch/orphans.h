@@ -7,6 +7,7 @@
 #ifndef TUNEDECK_ORPHANS_H
 #define TUNEDECK_ORPHANS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/journal/journal.h"
@@ -38,6 +39,19 @@ int orphans_add(OrphanList *l, int trial, const char *machine, long pgid);
  * each item's result ("stopped", "gone" or "not stopped: why"). Returns how many were
  * stopped. */
 int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s);
+/* The same stop in steps, for a caller whose own loop must go on meanwhile (the console reads
+ * keys and redraws): begin sends the commands (NULL: out of memory, nothing sent); the
+ * caller's loop must step the pool (hostpool_pollfds/step) until settled (every host answered,
+ * or the deadline passed); end fills the results as orphans_stop does, frees the stop and
+ * returns how many were stopped. wait runs a loop of its own until settled (orphans_stop is
+ * begin, wait, end). The list must not change between begin and end. */
+typedef struct OrphanStop OrphanStop;
+OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s);
+int orphans_stop_answered(const OrphanStop *st);
+int orphans_stop_settled(const OrphanStop *st, int64_t now_ms);
+int64_t orphans_stop_deadline(const OrphanStop *st);
+void orphans_stop_wait(OrphanStop *st);
+int orphans_stop_end(OrphanStop *st);
 void orphans_clear(OrphanList *l);
 /* Moves the groups of trials before `trial` on `machine` from `from` to the end of `to`
  * (-1: out of memory, nothing moved). */

@@ -3,6 +3,7 @@
 
 #include <cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid)
@@ -28,21 +29,88 @@ static void journal_stop(TuneJournal *tj, const Orphan *o)
     tune_journal_append(tj, ev);
 }
 
+/* One stop under way (tune_orphans.h): the groups it owns, what to do with each result. */
+struct TuneStop {
+    int before_trial; /* else a sweep (resume, end of session) */
+    TuneJournal *tj;
+    OrphanList here;  /* the groups stopped (a copy: the caller's lists may change meanwhile) */
+    OrphanList *lost; /* before a trial: where a group not stopped goes back */
+    int trial;        /* before a trial: its number */
+    char what[32];    /* a sweep's lines start with it */
+    int quiet;
+    TuneOrphanReportFn report;
+    void *userdata;
+    OrphanStop *run; /* NULL: out of memory, nothing sent */
+};
+
+static TuneStop *tune_stop_new(TuneJournal *tj, TuneOrphanReportFn report, void *userdata)
+{
+    TuneStop *st = calloc(1, sizeof *st);
+    if (st) {
+        st->tj = tj;
+        st->report = report;
+        st->userdata = userdata;
+    }
+    return st;
+}
+
+TuneStop *tune_orphans_stop_begin(HostPool *pool, TuneJournal *tj, const OrphanList *l,
+                                  const char *what, int quiet, TuneOrphanReportFn report,
+                                  void *userdata)
+{
+    if (!l->n)
+        return NULL;
+    TuneStop *st = tune_stop_new(tj, report, userdata);
+    if (!st)
+        return NULL;
+    snprintf(st->what, sizeof st->what, "%s", what);
+    st->quiet = quiet;
+    for (size_t i = 0; i < l->n; i++)
+        if (orphans_add(&st->here, l->items[i].trial, l->items[i].machine, l->items[i].pgid) < 0)
+            break;
+    st->run = orphans_stop_begin(pool, &st->here, 15);
+    return st;
+}
+
+int tune_stop_settled(const TuneStop *st, int64_t now_ms)
+{
+    return !st->run || orphans_stop_settled(st->run, now_ms);
+}
+
+int64_t tune_stop_deadline(const TuneStop *st)
+{
+    return st->run ? orphans_stop_deadline(st->run) : 0;
+}
+
+void tune_stop_wait(TuneStop *st)
+{
+    if (st->run)
+        orphans_stop_wait(st->run);
+}
+
+static void sweep_end(TuneStop *st)
+{
+    for (size_t i = 0; i < st->here.n; i++) {
+        const Orphan *o = &st->here.items[i];
+        if (st->quiet && strcmp(o->result, "gone") == 0)
+            continue;
+        char line[512];
+        snprintf(line, sizeof line, "%s trial %d: process group %ld on %s: %s", st->what,
+                 o->trial, o->pgid, o->machine, o->result);
+        if (st->report)
+            st->report(st->userdata, line);
+        journal_stop(st->tj, o);
+    }
+}
+
 void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what, int quiet,
                        TuneOrphanReportFn report, void *userdata)
 {
-    orphans_stop(pool, l, 15);
-    for (size_t i = 0; i < l->n; i++) {
-        const Orphan *o = &l->items[i];
-        if (quiet && strcmp(o->result, "gone") == 0)
-            continue;
-        char line[512];
-        snprintf(line, sizeof line, "%s trial %d: process group %ld on %s: %s", what, o->trial,
-                 o->pgid, o->machine, o->result);
-        if (report)
-            report(userdata, line);
-        journal_stop(tj, o);
-    }
+    TuneStop *st = tune_orphans_stop_begin(pool, tj, l, what, quiet, report, userdata);
+    if (!st)
+        return;
+    tune_stop_wait(st);
+    tune_stop_end(st, NULL, 0);
 }
 
 int tune_orphans_worth_trying(const Orphan *o, HostState host_state)
@@ -108,9 +176,11 @@ static void keep_for_later(OrphanList *lost, const Orphan *o, int unreached)
         lost->items[lost->n - 1].unreached = unreached;
 }
 
-int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost, const Schedule *s,
-                              TuneOrphanReportFn report, void *userdata, char *why, size_t cap)
+int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList *lost,
+                                    const Schedule *s, TuneOrphanReportFn report, void *userdata,
+                                    TuneStop **out)
 {
+    *out = NULL;
     OrphanList here = {0};
     const Cluster *c = s->cluster;
     for (size_t i = 0; i < lost->n;) {
@@ -146,7 +216,7 @@ int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost,
         return 0;
     }
     double wait_s = stop_wait_s(pool, &here);
-    if (report && wait_s > 2) { /* the console's screen waits meanwhile: say why */
+    if (report && wait_s > 2) { /* the wait can be seen: say why */
         char line[512];
         snprintf(line, sizeof line,
                  "stopping %zu leftover process group%s of earlier trials before trial %d "
@@ -155,35 +225,91 @@ int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost,
                  here.n > 1 ? ", ..." : "", wait_s);
         report(userdata, line);
     }
-    orphans_stop(pool, &here, wait_s);
-    for (size_t i = 0; i < here.n; i++) {
-        const Orphan *o = &here.items[i];
+    TuneStop *st = tune_stop_new(tj, report, userdata);
+    if (!st) {
+        for (size_t i = 0; i < here.n; i++)
+            keep_for_later(lost, &here.items[i], here.items[i].unreached);
+        orphans_clear(&here);
+        return 0; /* out of memory: the groups stay for the end of the session */
+    }
+    st->before_trial = 1;
+    st->here = here;
+    st->lost = lost;
+    st->trial = s->trial;
+    st->run = orphans_stop_begin(pool, &st->here, wait_s);
+    if (!st->run)
+        for (size_t i = 0; i < st->here.n; i++)
+            snprintf(st->here.items[i].result, sizeof st->here.items[i].result,
+                     "not stopped: out of memory");
+    *out = st;
+    return 0;
+}
+
+static int before_trial_end(TuneStop *st, char *why, size_t cap)
+{
+    for (size_t i = 0; i < st->here.n; i++) {
+        const Orphan *o = &st->here.items[i];
         int stopped = strcmp(o->result, "stopped") == 0, gone = strcmp(o->result, "gone") == 0;
         if (o->answered || stopped || gone)
-            journal_stop(tj, o);
-        if (stopped && report) {
+            journal_stop(st->tj, o);
+        if (stopped && st->report) {
             char line[512];
             snprintf(line, sizeof line,
                      "stopped trial %d's leftover process group %ld on %s before trial %d",
-                     o->trial, o->pgid, o->machine, s->trial);
-            report(userdata, line);
+                     o->trial, o->pgid, o->machine, st->trial);
+            st->report(st->userdata, line);
         }
         if (!stopped && !gone)
-            keep_for_later(lost, o, !o->answered); /* tried again before a later trial */
+            keep_for_later(st->lost, o, !o->answered); /* tried again before a later trial */
     }
-    int rc = tune_orphans_verdict(&here, s->trial, tune_journal_id(tj), why, cap);
-    orphans_clear(&here);
+    return tune_orphans_verdict(&st->here, st->trial, tune_journal_id(st->tj), why, cap);
+}
+
+int tune_stop_end(TuneStop *st, char *why, size_t cap)
+{
+    if (!st)
+        return 0;
+    if (st->run)
+        orphans_stop_end(st->run);
+    int rc = 0;
+    if (st->before_trial)
+        rc = before_trial_end(st, why, cap);
+    else
+        sweep_end(st);
+    orphans_clear(&st->here);
+    free(st);
     return rc;
+}
+
+int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost, const Schedule *s,
+                              TuneOrphanReportFn report, void *userdata, char *why, size_t cap)
+{
+    TuneStop *st = NULL;
+    tune_orphans_before_trial_begin(pool, tj, lost, s, report, userdata, &st);
+    if (!st)
+        return 0;
+    tune_stop_wait(st);
+    return tune_stop_end(st, why, cap);
+}
+
+TuneStop *tune_orphans_stop_interrupted_begin(HostPool *pool, TuneJournal *tj,
+                                              TuneOrphanReportFn report, void *userdata)
+{
+    OrphanList l;
+    Error err;
+    if (orphans_collect(tune_journal_log(tj), &l, &err) < 0)
+        return NULL;
+    TuneStop *st = tune_orphans_stop_begin(pool, tj, &l, "interrupted", 0, report, userdata);
+    orphans_clear(&l);
+    return st;
 }
 
 void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanReportFn report,
                                    void *userdata)
 {
-    OrphanList l;
-    Error err;
-    if (orphans_collect(tune_journal_log(tj), &l, &err) < 0)
+    TuneStop *st = tune_orphans_stop_interrupted_begin(pool, tj, report, userdata);
+    if (!st)
         return;
-    if (l.n)
-        tune_orphans_stop(pool, tj, &l, "interrupted", 0, report, userdata);
-    orphans_clear(&l);
+    tune_stop_wait(st);
+    tune_stop_end(st, NULL, 0);
 }

@@ -27,14 +27,16 @@ void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, lon
 typedef void (*TuneOrphanReportFn)(void *userdata, const char *line);
 
 /* Stops the groups of the list that still run and journals each result (quiet: says
- * nothing of those already gone). `what` starts each line ("interrupted", "leftover of"). */
+ * nothing of those already gone). `what` starts each line ("interrupted", "leftover of").
+ * The list itself is left as it was. */
 void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const char *what, int quiet,
                        TuneOrphanReportFn report, void *userdata);
 /* Before trial s->trial: stops what earlier trials' dropped connections left running on the
  * machines it uses (and on hosts that are no machine of the cluster: a login node), journals
  * each result and reports each group stopped ("stopped trial 1's leftover process group 123
  * on h2 before trial 3"). It blocks the caller's loop at most a host's connect timeout plus
- * 3 s a group, and says so first when that can pass 2 s. A group whose host answered but that
+ * 3 s a group, and says so first when that can pass 2 s (the console's loop goes on: see
+ * tune_orphans_before_trial_begin). A group whose host answered but that
  * could not be stopped ends the session: returns -1 with why (tune_orphans_verdict). One whose
  * host did not answer stays for a later trial (the trial's own launch then meets the same
  * host), and is not waited for again while its host is not connected. */
@@ -51,5 +53,29 @@ int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session
 /* Resume: stops what the journal's unfinished trials left running on the hosts. */
 void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanReportFn report,
                                    void *userdata);
+
+/* The same three stops in steps, for a caller whose loop must go on meanwhile (the console
+ * reads keys and redraws while a host takes its seconds): each blocking call above is its
+ * begin, tune_stop_wait and tune_stop_end, so there is one stop, whoever waits. Begin sends
+ * the stop commands (the "stopping ..." line is said then); the caller's loop steps the pool
+ * until tune_stop_settled (every host answered, or the stop's deadline passed); end journals
+ * and reports each result as the blocking call does, frees the stop and returns the verdict
+ * (before a trial: tune_orphans_verdict; a sweep: 0). A stop owns a copy of its groups, but
+ * a before-trial stop puts back into `lost` what it did not stop: that list must outlive it. */
+typedef struct TuneStop TuneStop;
+/* *out NULL: nothing to stop before this trial (or out of memory). Returns 0. */
+int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList *lost,
+                                    const Schedule *s, TuneOrphanReportFn report, void *userdata,
+                                    TuneStop **out);
+/* NULL: nothing to stop (an empty list, or out of memory). */
+TuneStop *tune_orphans_stop_begin(HostPool *pool, TuneJournal *tj, const OrphanList *l,
+                                  const char *what, int quiet, TuneOrphanReportFn report,
+                                  void *userdata);
+TuneStop *tune_orphans_stop_interrupted_begin(HostPool *pool, TuneJournal *tj,
+                                              TuneOrphanReportFn report, void *userdata);
+int tune_stop_settled(const TuneStop *st, int64_t now_ms);
+int64_t tune_stop_deadline(const TuneStop *st); /* clock_now_ms time */
+void tune_stop_wait(TuneStop *st);              /* a loop of its own until settled */
+int tune_stop_end(TuneStop *st, char *why, size_t cap);
 
 #endif
