@@ -13,7 +13,14 @@
 #include "core/base/evloop.h"
 #include "core/opt/prune.h"
 
-typedef enum { PHASE_IDLE, PHASE_SUGGESTING, PHASE_RUNNING, PHASE_STOPPED } Phase;
+/* PREPARING: the trial is started (its event emitted) but before_launch said it is not ready
+ * yet (a leftover group being stopped on its hosts): asked again on every step. */
+typedef enum { PHASE_IDLE, PHASE_SUGGESTING, PHASE_PREPARING, PHASE_RUNNING, PHASE_STOPPED } Phase;
+
+/* While PREPARING the tuner asks again at least this often: the hook waits on something the
+ * caller's loop steps after the tuner (the hosts' pool), so its answer may land after the
+ * tuner's step of that round. */
+enum { TUNER_PREPARE_RECHECK_MS = 50 };
 
 struct Tuner {
     TunerConfig cfg;
@@ -27,6 +34,7 @@ struct Tuner {
     void *run;                 /* the launcher's run of the current trial */
     Schedule *override;        /* the operator's next schedule */
     int stop_requested;        /* tuner_stop(): launch nothing more */
+    int cancel_requested;      /* tuner_cancel() while PREPARING: the trial is not launched */
     PruneWatch prune;          /* the running trial's iteration stream */
     /* the stop rule */
     int stop_when_converged;
@@ -218,6 +226,8 @@ int tuner_outside_number(const Tuner *t, int trial)
     return trial + t->number_offset;
 }
 
+static void prepare(Tuner *t);
+
 /* Launches the trial of a filled-in record; a launch that cannot start is a failed trial. */
 static void launch(Tuner *t, TrialRecord *rec)
 {
@@ -236,9 +246,22 @@ static void launch(Tuner *t, TrialRecord *rec)
         t->phase = PHASE_STOPPED;
         return;
     }
+    t->phase = PHASE_PREPARING;
+    prepare(t);
+}
+
+/* The trial of the last record, once before_launch lets it go. */
+static void prepare(Tuner *t)
+{
+    TrialRecord *rec = &t->trials[t->n_trials - 1];
     char why[ERROR_MSG_MAX];
-    if (t->cfg.before_launch &&
-        t->cfg.before_launch(t->cfg.userdata, rec->suggestion.schedule, why, sizeof why) < 0) {
+    int ready = t->cfg.before_launch ? t->cfg.before_launch(t->cfg.userdata,
+                                                            rec->suggestion.schedule, why,
+                                                            sizeof why)
+                                     : 0;
+    if (ready > 0)
+        return; /* still PREPARING: asked again on the next step */
+    if (ready < 0) {
         /* The session stops: a failed trial would tell the optimizer nothing about the
          * schedule, and every later one would fail the same way, spending the budget. */
         tuner_stop(t, why);
@@ -247,6 +270,16 @@ static void launch(Tuner *t, TrialRecord *rec)
         snprintf(o->reason, sizeof o->reason, "not launched: %s", why);
         record_outcome(t, rec, o);
         t->phase = PHASE_STOPPED;
+        return;
+    }
+    if (t->stop_requested || t->cancel_requested) { /* asked for while PREPARING */
+        Observation *o = observation_new(rec->suggestion.schedule);
+        o->status = TRIAL_CANCELLED;
+        snprintf(o->reason, sizeof o->reason, "not launched: %s",
+                 t->stop_requested ? t->last_error : "cancelled");
+        t->cancel_requested = 0;
+        record_outcome(t, rec, o);
+        t->phase = t->stop_requested ? PHASE_STOPPED : PHASE_IDLE;
         return;
     }
     Error err;
@@ -369,6 +402,11 @@ size_t tuner_pollfds(Tuner *t, struct pollfd *fds, size_t cap, int64_t *deadline
     size_t n = 0;
     if (t->phase == PHASE_SUGGESTING && cap > 0)
         fds[n++] = (struct pollfd){.fd = t->wake[0], .events = POLLIN};
+    if (t->phase == PHASE_PREPARING) {
+        int64_t again = clock_now_ms() + TUNER_PREPARE_RECHECK_MS;
+        if (*deadline_ms < 0 || again < *deadline_ms)
+            *deadline_ms = again;
+    }
     if (t->phase == PHASE_RUNNING) {
         n += t->cfg.launcher->pollfds(t->run, fds + n, cap - n, deadline_ms);
         if (t->cfg.launcher->finished(t->run))
@@ -394,6 +432,10 @@ void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
             return;
         }
         accept_suggestion(t, &t->pending, t->pending_ms);
+        return;
+    }
+    if (t->phase == PHASE_PREPARING) {
+        prepare(t); /* a launch now is stepped from the next poll, with its own fds */
         return;
     }
     if (t->phase == PHASE_RUNNING) {
@@ -452,7 +494,8 @@ int tuner_done(const Tuner *t)
 
 int tuner_running(const Tuner *t)
 {
-    return t->phase == PHASE_RUNNING || t->phase == PHASE_SUGGESTING;
+    return t->phase == PHASE_RUNNING || t->phase == PHASE_SUGGESTING ||
+           t->phase == PHASE_PREPARING;
 }
 
 size_t tuner_n_trials(const Tuner *t)
@@ -598,6 +641,8 @@ void tuner_cancel(Tuner *t)
 {
     if (t->phase == PHASE_RUNNING)
         t->cfg.launcher->cancel(t->run);
+    if (t->phase == PHASE_PREPARING)
+        t->cancel_requested = 1;
 }
 
 const char *tuner_optimizer_name(const Tuner *t)

@@ -27,7 +27,10 @@ typedef enum {
 typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
 /* Called after TUNER_EVENT_STARTED, just before a trial is launched (its schedule carries its
  * number): returning -1 with why filled stops the session there, as tuner_stop(why) does: the
- * trial is cancelled ("not launched: why") and tuner_last_error says why. */
+ * trial is cancelled ("not launched: why") and tuner_last_error says why. Returning 1 says
+ * "not yet" (a leftover group is being stopped on its hosts by the caller's loop): the trial
+ * waits, tuner_running() holds, and the hook is asked again on every step until it returns 0
+ * or -1; a tuner_stop or tuner_cancel meanwhile cancels the trial once the hook lets go. */
 typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why, size_t cap);
 
 typedef struct {

@@ -187,3 +187,87 @@ Test(tuner, the_before_launch_hook_refusing_a_trial_stops_the_session_with_its_r
     cr_assert_eq(tuner_trial(t, 0)->obs->status, TRIAL_OK, "%s", tuner_trial(t, 0)->obs->reason);
     tuner_free(t);
 }
+
+/* The hook says "not yet" (1) for trial 2 a few times, as the session does while its hosts'
+ * pool stops a leftover group: the trial waits (started, not launched, the tuner running),
+ * then runs once the hook lets it go; a tuner_stop asked meanwhile cancels it instead. */
+typedef struct {
+    Tuner *t;
+    int asked[3];
+    int waits;         /* how many "not yet" trial 2 gets */
+    int stop_at_wait;  /* > 0: tuner_stop at that wait */
+    int running_seen;  /* tuner_running while waiting */
+    int finished_seen; /* trials finished when trial 2 was first asked */
+} Preparing;
+
+static int hold_trial_2(void *ud, const Schedule *s, char *why, size_t cap)
+{
+    Preparing *p = ud;
+    (void)why, (void)cap;
+    int n = ++p->asked[s->trial - 1];
+    if (s->trial != 2)
+        return 0;
+    if (n == 1)
+        p->finished_seen = tuner_trial(p->t, 0)->obs != NULL;
+    if (n <= p->waits) {
+        p->running_seen += tuner_running(p->t) && !tuner_done(p->t);
+        if (n == p->stop_at_wait)
+            tuner_stop(p->t, "the operator quit");
+        return 1;
+    }
+    return 0;
+}
+
+static Tuner *make_preparing(Preparing *p)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 3,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .no_prune = 1,
+                       .on_event = count_only,
+                       .before_launch = hold_trial_2,
+                       .userdata = p};
+    Error err;
+    p->t = tuner_new(&cfg, &err);
+    cr_assert_not_null(p->t, "%s", err.msg);
+    return p->t;
+}
+
+Test(tuner, a_hook_saying_not_yet_holds_the_trial_until_it_lets_go)
+{
+    Preparing p = {.waits = 4};
+    Tuner *t = make_preparing(&p);
+    Error err;
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_eq(p.asked[0], 1);
+    cr_assert_eq(p.asked[1], 5); /* four "not yet", then the launch */
+    cr_assert_eq(p.asked[2], 1);
+    cr_assert_eq(p.running_seen, 4);
+    cr_assert(p.finished_seen);
+    cr_assert_eq(tuner_n_trials(t), 3);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(tuner_trial(t, i)->obs->status, TRIAL_OK, "trial %zu: %s", i + 1,
+                     tuner_trial(t, i)->obs->reason);
+    tuner_free(t);
+}
+
+Test(tuner, a_stop_while_the_hook_holds_the_trial_cancels_it_once_let_go)
+{
+    Preparing p = {.waits = 3, .stop_at_wait = 2};
+    Tuner *t = make_preparing(&p);
+    Error err;
+    cr_assert_eq(tuner_run_blocking(t, &err), -1);
+    cr_assert_str_eq(err.msg, "the operator quit");
+    cr_assert_eq(p.asked[1], 4); /* the hook still decides when the wait ends */
+    cr_assert_eq(p.asked[2], 0);
+    cr_assert_eq(tuner_n_trials(t), 2);
+    const Observation *o = tuner_trial(t, 1)->obs;
+    cr_assert_eq(o->status, TRIAL_CANCELLED);
+    cr_assert_str_eq(o->reason, "not launched: the operator quit");
+    cr_assert_eq(o->iterations_seen, 0);
+    tuner_free(t);
+}
