@@ -87,8 +87,9 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
     a->dirty = 1;
 }
 
-/* Drawn at once: such a line can come just before the session waits seconds for a host (a
- * leftover being stopped), and the screen says what it waits for meanwhile. */
+/* Drawn at once: the console's own stops run on its loop (SessionSpec.stops_on_loop), but a
+ * Slurm login node's pool is not on it, and a stop there still holds the screen for seconds:
+ * it says what it waits for first. */
 static void log_line(void *ud, const char *line)
 {
     App *a = ud;
@@ -197,6 +198,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     with_screen.userdata = a;
     with_screen.on_report = log_line;
     with_screen.report_userdata = a;
+    with_screen.stops_on_loop = 1; /* keys and redraws go on while a host takes its seconds */
     /* A Slurm cluster alone is watched (its nodes, queue and drains); any other wants work. */
     if (spec->cluster && !spec->job && !o->workload && !spec->slurm &&
         !slurm_inventory_is_slurm_file(spec->cluster))
@@ -288,7 +290,8 @@ static int begin_journal(App *a, const ConsoleOptions *o, Error *err)
     return 0;
 }
 
-/* Resume: what the killed session's unfinished trials left running is stopped first. */
+/* Resume: what the killed session's unfinished trials left running is stopped first: begun
+ * here, run by the loop (stop_step), and the first trial waits for it. */
 static void stop_interrupted(App *a, Session *s)
 {
     if (a->pool)
@@ -405,6 +408,59 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
     }
 }
 
+/* The session's leftover stop (before a trial, or the resume's) on the loop, after the pool
+ * that carries its commands. A quit while it runs waits for its end, on screen, keys read:
+ * its result must reach the journal. Leaving it to the next resume would not do: a resume
+ * stops only the groups of trials the journal never saw finish, and a dropped connection's
+ * leftover belongs to a trial that did finish (failed), so nothing would ever stop it; and
+ * closing its SSH channel mid-way could cut the stop between TERM and KILL. The wait is
+ * bounded by the stop's own deadline (a host's connect timeout plus 3 s a group, or 15 s).
+ * The tuner leaves the loop first, so the trial that waited is not launched at the end: it
+ * stays started and unfinished, as a trial running at a quit does (interrupted on resume). */
+typedef struct {
+    App *a;
+    Session *s;
+    EvLoop *loop;
+    long tuner_source; /* -1: not on the loop (none, or removed at the quit) */
+    int quitting;      /* a quit waits for the stop */
+} StopWatch;
+
+static size_t stop_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
+{
+    (void)fds;
+    (void)cap;
+    StopWatch *w = ctx;
+    if (session_stop_busy(w->s))
+        *deadline_ms = min_deadline(*deadline_ms, session_stop_deadline(w->s));
+    return 0;
+}
+
+static void stop_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    (void)fds;
+    (void)n;
+    StopWatch *w = ctx;
+    App *a = w->a;
+    int busy = session_stop_step(w->s, now_ms);
+    if (a->quit && busy) {
+        a->quit = 0; /* not yet: see StopWatch */
+        w->quitting = 1;
+        if (w->tuner_source > 0)
+            evloop_remove(w->loop, w->tuner_source);
+        w->tuner_source = -1;
+    }
+    if (w->quitting && busy && !a->message[0]) { /* said again after a key cleared it */
+        int64_t left_ms = session_stop_deadline(w->s) - now_ms;
+        app_message(a, 0,
+                    "quitting once the leftover process group stop ends (up to %.0f s): its "
+                    "result goes to the journal",
+                    left_ms > 0 ? (double)left_ms / 1000.0 + 0.5 : 0.0);
+        a->dirty = 1;
+    }
+    if (w->quitting && !busy)
+        a->quit = 1;
+}
+
 static int quit_asked(void *ctx)
 {
     return ((App *)ctx)->quit;
@@ -473,12 +529,14 @@ static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Err
 }
 
 /* The loop until the operator quits; -1 with err when the terminal could not be polled. */
-static int app_loop(App *a, Error *err)
+static int app_loop(App *a, Session *s, Error *err)
 {
     EvLoop *loop = evloop_new();
+    StopWatch watch = {.a = a, .s = s, .loop = loop, .tuner_source = -1};
     int failed = !loop || evloop_add(loop, terminal_pollfds, terminal_step, a) < 0 ||
-                 (a->tuner && tuner_attach(a->tuner, loop) < 0) ||
+                 (a->tuner && (watch.tuner_source = tuner_attach(a->tuner, loop)) < 0) ||
                  evloop_add(loop, pool_pollfds, pool_step, a) < 0 ||
+                 evloop_add(loop, stop_pollfds, stop_step, &watch) < 0 ||
                  (a->slurm && evloop_add(loop, slurm_source_pollfds, slurm_source_step, a) < 0) ||
                  /* on Slurm no pool drives the live driver (hosts_step does over SSH) */
                  (a->live_slurm && schedlive_attach(simsched_live(a->ss), loop) < 0) ||
@@ -508,7 +566,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         return -1;
     }
     app_start(a, o, config_bad, &cerr);
-    rc = app_loop(a, err);
+    rc = app_loop(a, o->session, err);
     session_journal_end(o->session);
     if (a->ss && simsched_live(a->ss))
         live_stop(a);

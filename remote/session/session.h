@@ -50,6 +50,11 @@ typedef struct {
      * line each (NULL: said nowhere, journaled only). */
     TuneOrphanReportFn on_report;
     void *report_userdata;
+    /* The caller's loop steps the pool (the console's does, for its hosts view): a leftover
+     * stop (before a trial, on resume, at the end) is begun and left to that loop, ended by
+     * session_stop_step, instead of waited for; the tuner's trial waits meanwhile
+     * (TunerBeforeLaunchFn's "not yet"). 0: every stop blocks its caller (`tune`). */
+    int stops_on_loop;
 } SessionSpec;
 
 typedef struct {
@@ -75,6 +80,12 @@ typedef struct {
      * on the login node) and the allocation the trials run in (remote/slurm). */
     SlurmCtl *slurm;
     SlurmAlloc alloc;
+    /* spec.stops_on_loop: the leftover stop under way (NULL: none), and the verdict of the
+     * last one before a trial, kept for the tuner's next before_launch. */
+    TuneStop *stop;
+    int stop_before_trial; /* the stop under way is the next trial's own */
+    int verdict_ready, verdict_rc;
+    char verdict_why[ERROR_MSG_MAX];
 } Session;
 
 /* with_journal: keep one (begun by session_journal_begin) in journal_dir, the journals'
@@ -91,10 +102,20 @@ int session_open(Session *s, const SessionSpec *spec, Error *err);
 /* A new session's journal is created, a resumed one replayed and reopened. No journal: 0. */
 int session_journal_begin(Session *s, Error *err);
 /* Resume: stops what the killed session's unfinished trials left running (before the first
- * trial); each line goes to report. */
+ * trial); each line goes to report. With spec.stops_on_loop it is only begun (the first trial
+ * waits for it); a stop already under way is waited for first. */
 void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userdata);
-/* At the end: stops what the session's own trials left running where a connection dropped. */
+/* At the end: stops what the session's own trials left running where a connection dropped.
+ * Begun only with spec.stops_on_loop, as above. */
 void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata);
+/* spec.stops_on_loop: a leftover stop is under way. */
+int session_stop_busy(const Session *s);
+/* When it must end even if no host answered (clock_now_ms; -1: no stop under way). */
+int64_t session_stop_deadline(const Session *s);
+/* From the caller's loop, after the pool's step: ends the stop once every host answered or
+ * its deadline passed (each result journaled and reported as the blocking stop does).
+ * Returns whether one is still under way. */
+int session_stop_step(Session *s, int64_t now_ms);
 /* Writes the journal's closing line (if it began). */
 void session_journal_end(Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path). */
