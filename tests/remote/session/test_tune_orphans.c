@@ -96,3 +96,86 @@ Test(tune_orphans, a_group_that_survived_its_kill_stops_the_session_saying_what_
                           "permitted): stop it by hand (kill -KILL -- -4242 on h2), then "
                           "--resume 20261126-0440-ab12; trial 5 was not launched");
 }
+
+/* The stop in steps (the console's): a host in the pool that is never stepped never answers,
+ * so the stop is settled only by its deadline, and its end says so, as the blocking stop
+ * would after waiting. No clock is read here: settled is asked at chosen instants. */
+static const char *one_host_inv =
+    "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+    "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+    "\"machines\": [{\"name\": \"m0\", \"host\": \"192.0.2.1\", \"type\": \"t\"}]}";
+
+static char said[4][512];
+static int n_said;
+
+static void keep_report(void *ud, const char *line)
+{
+    (void)ud;
+    if (n_said < 4)
+        snprintf(said[n_said], sizeof said[0], "%s", line);
+    n_said++;
+}
+
+Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswered_group)
+{
+    Cluster *c = fixture_cluster_json(one_host_inv);
+    Schedule *s = fixture_schedule(c, 10);
+    s->trial = 2;
+    s->worker[0] = s->ps[0] = 1;
+    HostPoolOptions po = {0};
+    Error err;
+    HostPool *pool = hostpool_new(&po, &err);
+    cr_assert_not_null(pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(pool, c, &err), 0, "%s", err.msg);
+    TuneJournal *tj = tune_journal_new(NULL);
+    OrphanList lost = {0};
+    cr_assert_eq(orphans_add(&lost, 1, "m0", 100), 0);
+    n_said = 0;
+    TuneStop *st = NULL;
+    cr_assert_eq(tune_orphans_before_trial_begin(pool, tj, &lost, s, keep_report, NULL, &st), 0);
+    cr_assert_not_null(st);
+    cr_assert_eq(lost.n, 0); /* the stop holds it meanwhile */
+    /* Said before anything is waited for: the host is not connected, so its connect timeout
+     * counts too. */
+    cr_assert_eq(n_said, 1);
+    cr_assert(strstr(said[0], "stopping 1 leftover process group of earlier trials before "
+                              "trial 2 (m0; up to "), "%s", said[0]);
+    int64_t deadline = tune_stop_deadline(st);
+    cr_assert_not(tune_stop_settled(st, deadline - 1));
+    cr_assert(tune_stop_settled(st, deadline));
+    char why[256] = "untouched";
+    cr_assert_eq(tune_stop_end(st, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(n_said, 1); /* nothing stopped: nothing more said */
+    cr_assert(lost.n == 1 && lost.items[0].pgid == 100 && lost.items[0].unreached);
+    orphans_clear(&lost);
+    tune_journal_free(tj);
+    hostpool_free(pool);
+    schedule_free(s);
+    cluster_free(c);
+}
+
+Test(tune_orphans, a_sweep_in_steps_reports_each_group_and_leaves_the_callers_list_alone)
+{
+    HostPoolOptions po = {0};
+    Error err;
+    HostPool *pool = hostpool_new(&po, &err); /* no hosts: nothing reaches SSH */
+    cr_assert_not_null(pool, "%s", err.msg);
+    TuneJournal *tj = tune_journal_new(NULL);
+    OrphanList l = {0};
+    cr_assert_eq(orphans_add(&l, 3, "h9", 555), 0);
+    n_said = 0;
+    TuneStop *st = tune_orphans_stop_begin(pool, tj, &l, "interrupted", 0, keep_report, NULL);
+    cr_assert_not_null(st);
+    cr_assert(tune_stop_settled(st, tune_stop_deadline(st) - 1)); /* nothing to wait for */
+    cr_assert_eq(n_said, 0); /* results are said at the end only */
+    cr_assert_eq(tune_stop_end(st, NULL, 0), 0);
+    cr_assert_eq(n_said, 1);
+    cr_assert_str_eq(said[0], "interrupted trial 3: process group 555 on h9: not stopped: no "
+                              "machine 'h9' in the cluster");
+    cr_assert(l.n == 1 && l.items[0].result[0] == 0);
+    cr_assert_null(tune_orphans_stop_begin(pool, tj, &(OrphanList){0}, "leftover of", 1,
+                                           keep_report, NULL));
+    orphans_clear(&l);
+    tune_journal_free(tj);
+    hostpool_free(pool);
+}
