@@ -72,16 +72,24 @@ void orphans_clear(OrphanList *l)
 
 /* One command per host: for each "PGID:TRIAL" pair, kills group PGID only if one of its
  * processes carries TUNEDECK_TRIAL=TRIAL (TERM, KILL after 2 s), and prints "PGID stopped",
- * "PGID gone", "PGID refused" (not ours to signal) or "PGID survived" (still there 1 s after
- * KILL: a process stuck in the kernel, a hung GPU driver, say). Only numbers are put into the
- * command: nothing from the journal reaches the shell as text. */
+ * "PGID gone", "PGID refused" (not ours to signal) or "PGID survived" (a process other than
+ * a zombie still there 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
+ * numbers are put into the command: nothing from the journal reaches the shell as text. */
 static char *stop_command(const OrphanList *l, const char *machine)
 {
     size_t cap = 1024 + l->n * 48, len;
     char *cmd = malloc(cap);
     if (!cmd)
         return NULL;
-    len = (size_t)snprintf(cmd, cap, "for gt in");
+    /* live G: a process of group G that is not a zombie. kill -0 counts zombies, and one
+     * whose parent died waits for init to reap it (a container's init may take a second or
+     * more): such a group is stopped, it holds no device or port, and must not read as
+     * "alive after SIGKILL". */
+    len = (size_t)snprintf(cmd, cap,
+                           "live() { for p in $(pgrep -g $1 2>/dev/null); do "
+                           "s=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null); "
+                           "case $s in ''|Z*) ;; *) return 0 ;; esac; done; return 1; }; "
+                           "for gt in");
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->items[i].machine, machine) == 0)
             len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d", l->items[i].pgid,
@@ -93,10 +101,10 @@ static char *stop_command(const OrphanList *l, const char *machine)
              "if [ -z \"$found\" ]; then echo \"$g gone\"; continue; fi; "
              "if ! kill -TERM -- -$g 2>/dev/null; then "
              "if pgrep -g $g >/dev/null 2>&1; then echo \"$g refused\"; else echo \"$g gone\"; fi; "
-             "continue; fi; n=0; while kill -0 -- -$g 2>/dev/null; do "
+             "continue; fi; n=0; while live $g; do "
              "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -$g 2>/dev/null; fi; "
              "if [ $n -ge 30 ]; then break; fi; sleep 0.1; done; "
-             "if kill -0 -- -$g 2>/dev/null; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "
+             "if live $g; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "
              "done");
     return cmd;
 }

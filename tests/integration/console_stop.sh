@@ -1,0 +1,124 @@
+#!/bin/sh
+# The console answers while it stops a leftover process group (tests/sshd-harness.sh, real
+# sshd on 127.0.0.x, real tmux): trial 1's connection to h2 drops and leaves a helper behind
+# that ignores SIGTERM, so the stop before trial 2 takes its full 2 s and a SIGKILL. While it
+# runs, a key changes the screen (the quit prompt), and a quit then waits, on screen, for the
+# stop's end: its result is in the journal, nothing of trial 1 is left on h2, and trial 2,
+# which waited for the stop, is never launched.
+# No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
+suite=console_stop
+scratch=cstop
+suite_sshd=1
+. "$(cd "$(dirname "$0")" && pwd)/lib/suite.sh"
+worker="$build/tunedeck-worker"
+if [ ! -x "$worker" ] || ! command -v tmux > /dev/null 2>&1; then
+    echo "$suite: skipped: needs $worker and tmux"
+    exit 0
+fi
+MARK="tdcstop$$"
+sock="tunedeck-cstop-$$"
+X() { tmux -L "$sock" -f /dev/null "$@"; }
+suite_stop() { X kill-server 2> /dev/null; }
+# Anything still carrying this run's marker (the hosts are this machine's 127.0.0.x).
+suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
+marker_left() { pgrep -f "$(echo "$MARK" | sed 's/^\(.\)/[\1]/')" | wc -l; }
+
+# The trial: tunedeck-worker on each host. With $T/slow-N present, trial N runs slowly (to be
+# cut in the middle) and starts a helper that ignores SIGTERM (a data loader that traps it,
+# say); it says so in $T/helper-up-N-MACHINE once the helper runs.
+ln -sf "$(command -v sleep)" "$T/helper-$MARK"
+cat > "$T/trial-$MARK.sh" <<EOF
+#!/bin/sh
+slow=""
+if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
+    slow="--slowdown 40"
+    sh -c 'trap "" TERM; exec "$T/helper-$MARK" 300' </dev/null >/dev/null 2>&1 &
+    : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
+fi
+"$worker" --port-base \$((\${PORT_BASE:-0} + 0)) --connect-timeout 10 \$slow "\$@"
+EOF
+chmod 755 "$T/trial-$MARK.sh"
+
+harness_init "$T/h"
+harness_start 1
+harness_start 2
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2
+export PORT_BASE=$((H_PORT + 1))
+
+# until FILE has a line matching PATTERN (grep -E), at most SECONDS
+file_wait() {
+    n=0
+    while [ "$n" -lt $(($3 * 20)) ]; do
+        grep -Eq -- "$2" $1 2> /dev/null && return 0
+        sleep 0.05; n=$((n + 1))
+    done
+    return 1
+}
+# until the screen shows PATTERN (grep -E), at most SECONDS
+pane_wait() {
+    n=0
+    while [ "$n" -lt $(($2 * 20)) ]; do
+        X capture-pane -p -J -t c > "$T/screen" 2> /dev/null && grep -Eq -- "$1" "$T/screen" && return 0
+        sleep 0.05; n=$((n + 1))
+    done
+    cp "$T/screen" "$T/screen-at-fail" 2> /dev/null
+    return 1
+}
+
+touch "$T/slow-1"
+X new-session -d -s c -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state PORT_BASE=$PORT_BASE $bin --cluster $T/inv.json \
+--job $root/examples/tiny-job.json --launcher per-host --trial-cmd 'sh $T/trial-$MARK.sh' \
+--budget 3 --optimizer uniform-devices --seed 3 2> $T/console.err"
+j="$T/state/sessions/*.jsonl"
+file_wait "$j" '"event":"remote_process","trial":1,"machine":"h2"' 20
+n=0; while [ ! -e "$T/helper-up-1-h2" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+check "trial 1 started its TERM-ignoring helper on h2" [ -e "$T/helper-up-1-h2" ]
+rm -f "$T/slow-1"
+harness_stop 2 # the listener and every connection it serves: trial 1's helper stays
+harness_start 2
+file_wait "$j" '"event":"finished","trial":1,' 30
+check "trial 1 ended with h2's connection (its leftover kept to stop before trial 2)" \
+    grep -Eq '"event":"finished","trial":1,"status":"(unreachable|failed)"' $j
+
+# The stop is said when it begins; the quit key must show its prompt before the stop ends.
+# (h1's group too, when its part of trial 1 was cut as well: both are stopped at once.)
+pane_wait 'stopping [12] leftover process groups? of earlier trials before trial 2 \(h[12]' 20
+check "the console says it is stopping trial 1's leftover before trial 2" [ $? -eq 0 ]
+X send-keys -t c q
+pane_wait 'Tuning is running. Quit anyway\? \(y/n\)' 10
+prompt=$?
+stop_at_prompt=$(grep -c '"event":"remote_process_stop","trial":1,' $j)
+check "a key is answered while the stop runs (quit prompt drawn, stop not yet journaled: $stop_at_prompt)" \
+    [ "$prompt $stop_at_prompt" = "0 0" ]
+X send-keys -t c y
+# Until the console is gone: whether it said that it waits for the stop.
+said=no n=0
+while X has-session -t c 2> /dev/null && [ "$n" -lt 400 ]; do
+    X capture-pane -p -J -t c > "$T/screen" 2> /dev/null &&
+        grep -q 'quitting once the leftover process group stop ends' "$T/screen" && said=yes
+    sleep 0.05; n=$((n + 1))
+done
+check "the console quits after y" sh -c "! tmux -L '$sock' -f /dev/null has-session -t c 2> /dev/null"
+check "the stop's result reached the journal before the console ended: trial 1's group on h2 stopped" \
+    python3 - $j << 'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+stops = [e for e in ev if e["event"] == "remote_process_stop" and e["trial"] == 1]
+assert [e["machine"] for e in stops if e["machine"] == "h2"] == ["h2"], stops
+assert stops and all(e["result"] == "stopped" for e in stops), stops
+assert ev[-1]["event"] == "ended", ev[-1]
+EOF
+if grep -q '"event":"remote_process","trial":2,' $j; then
+    echo "  skipped: the quit came after the stop's end on this loaded machine (trial 2 ran)"
+else
+    check "the quit during the stop waited for it on screen; trial 2 was never launched" [ "$said" = yes ]
+fi
+check "nothing of the trials is left on the hosts ($(marker_left))" [ "$(marker_left)" = 0 ]
+
+if [ "$fails" -ne 0 ]; then
+    for f in "$T"/console.err "$T"/screen-at-fail; do [ -s "$f" ] && { echo "--- $f"; tail -c 3000 "$f"; }; done
+    echo "$suite: $fails failed"
+    exit 1
+fi
+echo "$suite: all passed"
