@@ -423,6 +423,7 @@ typedef struct {
     EvLoop *loop;
     long tuner_source; /* -1: not on the loop (none, or removed at the quit) */
     int quitting;      /* a quit waits for the stop */
+    int held_tuner;    /* the resume's stop holds the tuner paused (app_start) */
 } StopWatch;
 
 static size_t stop_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
@@ -459,6 +460,10 @@ static void stop_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now
     }
     if (w->quitting && !busy)
         a->quit = 1;
+    if (w->held_tuner && !busy) {
+        w->held_tuner = 0;
+        tuner_set_paused(a->tuner, a->user_paused);
+    }
 }
 
 static int quit_asked(void *ctx)
@@ -532,7 +537,12 @@ static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Err
 static int app_loop(App *a, Session *s, Error *err)
 {
     EvLoop *loop = evloop_new();
-    StopWatch watch = {.a = a, .s = s, .loop = loop, .tuner_source = -1};
+    /* The resume's stop (begun in app_start) ends before the first trial starts: held
+     * paused, its `started` line comes after the stop's lines in the journal, as with `tune`. */
+    StopWatch watch = {.a = a, .s = s, .loop = loop, .tuner_source = -1,
+                       .held_tuner = a->tuner && session_stop_busy(s)};
+    if (watch.held_tuner)
+        tuner_set_paused(a->tuner, 1);
     int failed = !loop || evloop_add(loop, terminal_pollfds, terminal_step, a) < 0 ||
                  (a->tuner && (watch.tuner_source = tuner_attach(a->tuner, loop)) < 0) ||
                  evloop_add(loop, pool_pollfds, pool_step, a) < 0 ||
