@@ -23,6 +23,11 @@ suite_stop() { X kill-server 2> /dev/null; }
 suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
 marker_left() { pgrep -f "$(echo "$MARK" | sed 's/^\(.\)/[\1]/')" | wc -l; }
 
+harness_init "$T/h"
+harness_start 1
+harness_start 2
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2
+PORT_BASE=$((H_PORT + 1)) # the workers' ports, after the harness's sshd port
 # The trial: tunedeck-worker on each host. With $T/slow-N present, trial N runs slowly (to be
 # cut in the middle) and starts a helper that ignores SIGTERM (a data loader that traps it,
 # say); it says so in $T/helper-up-N-MACHINE once the helper runs.
@@ -35,15 +40,9 @@ if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
     sh -c 'trap "" TERM; exec "$T/helper-$MARK" 300' </dev/null >/dev/null 2>&1 &
     : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
 fi
-"$worker" --port-base \$((\${PORT_BASE:-0} + 0)) --connect-timeout 10 \$slow "\$@"
+"$worker" --port-base $PORT_BASE --connect-timeout 10 \$slow "\$@"
 EOF
 chmod 755 "$T/trial-$MARK.sh"
-
-harness_init "$T/h"
-harness_start 1
-harness_start 2
-HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2
-export PORT_BASE=$((H_PORT + 1))
 
 # until FILE has a line matching PATTERN (grep -E), at most SECONDS
 file_wait() {
@@ -67,7 +66,7 @@ pane_wait() {
 
 touch "$T/slow-1"
 X new-session -d -s c -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 \
-XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state PORT_BASE=$PORT_BASE $bin --cluster $T/inv.json \
+XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json \
 --job $root/examples/tiny-job.json --launcher per-host --trial-cmd 'sh $T/trial-$MARK.sh' \
 --budget 3 --optimizer uniform-devices --seed 3 2> $T/console.err"
 j="$T/state/sessions/*.jsonl"
@@ -79,7 +78,7 @@ harness_stop 2 # the listener and every connection it serves: trial 1's helper s
 harness_start 2
 file_wait "$j" '"event":"finished","trial":1,' 30
 check "trial 1 ended with h2's connection (its leftover kept to stop before trial 2)" \
-    grep -Eq '"event":"finished","trial":1,"status":"(unreachable|failed)"' $j
+    grep -Eq '"event":"finished","trial":1,"status":"(unreachable|failed)","reason":"[^"]* on h2' $j
 
 # The stop is said when it begins; the quit key must show its prompt before the stop ends.
 # (h1's group too, when its part of trial 1 was cut as well: both are stopped at once.)
