@@ -409,12 +409,13 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
 }
 
 /* The session's leftover stop (before a trial, or the resume's) on the loop, after the pool
- * that carries its commands. A quit while it runs waits for its end, on screen, keys read:
- * its result must reach the journal. Leaving it to the next resume would not do: a resume
+ * that carries its commands. A quit while it runs waits for its end, on screen, keys read,
+ * then stops what dropped connections left that no stop has ended (session_stop_lost), the
+ * same way: every result must reach the journal. Leaving it to the next resume would not do: a resume
  * stops only the groups of trials the journal never saw finish, and a dropped connection's
  * leftover belongs to a trial that did finish (failed), so nothing would ever stop it; and
  * closing its SSH channel mid-way could cut the stop between TERM and KILL. The wait is
- * bounded by the stop's own deadline (a host's connect timeout plus 3 s a group, or 15 s).
+ * bounded by the stops' own deadlines (a host's connect timeout plus 3 s a group; 15 s).
  * The tuner leaves the loop first, so the trial that waited is not launched at the end: it
  * stays started and unfinished, as a trial running at a quit does (interrupted on resume). */
 typedef struct {
@@ -423,6 +424,7 @@ typedef struct {
     EvLoop *loop;
     long tuner_source; /* -1: not on the loop (none, or removed at the quit) */
     int quitting;      /* a quit waits for the stop */
+    int swept;         /* the quit's own stop of what dropped connections left was begun */
     int held_tuner;    /* the resume's stop holds the tuner paused (app_start) */
 } StopWatch;
 
@@ -443,12 +445,20 @@ static void stop_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now
     StopWatch *w = ctx;
     App *a = w->a;
     int busy = session_stop_step(w->s, now_ms);
-    if (a->quit && busy) {
+    if (a->quit) {
         a->quit = 0; /* not yet: see StopWatch */
         w->quitting = 1;
         if (w->tuner_source > 0)
             evloop_remove(w->loop, w->tuner_source);
         w->tuner_source = -1;
+    }
+    if (w->quitting && !busy && !w->swept) {
+        /* Then what dropped connections left and no stop has ended yet (a host that did not
+         * answer in time, or that no later trial used): stopped now, each result journaled,
+         * rather than left running with nothing on record. */
+        w->swept = 1;
+        session_stop_lost(w->s, log_line, a);
+        busy = session_stop_busy(w->s);
     }
     if (w->quitting && busy && !a->message[0]) { /* said again after a key cleared it */
         int64_t left_ms = session_stop_deadline(w->s) - now_ms;

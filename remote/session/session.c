@@ -383,6 +383,16 @@ void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdat
                                      report, userdata));
 }
 
+void session_stop_lost(Session *s, TuneOrphanReportFn report, void *userdata)
+{
+    if (!s->pool || !s->procs.lost.n)
+        return;
+    wait_for_stop(s);
+    sweep(s, tune_orphans_stop_begin(s->pool, s->journal, &s->procs.lost, "leftover of", 0,
+                                     report, userdata));
+    orphans_clear(&s->procs.lost); /* the stop has its own copy; its results are journaled */
+}
+
 void session_journal_end(Session *s)
 {
     if (s->journal_open)

@@ -108,6 +108,11 @@ void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userd
 /* At the end: stops what the session's own trials left running where a connection dropped.
  * Begun only with spec.stops_on_loop, as above. */
 void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata);
+/* The console's quit: stops what dropped connections left that no trial has stopped yet
+ * (those a stop before a trial could not reach, or that no later trial's hosts included),
+ * journaling each result, unanswered ones too, and forgets them. Begun only with
+ * spec.stops_on_loop, as above. */
+void session_stop_lost(Session *s, TuneOrphanReportFn report, void *userdata);
 /* spec.stops_on_loop: a leftover stop is under way. */
 int session_stop_busy(const Session *s);
 /* When it must end even if no host answered (clock_now_ms; -1: no stop under way). */

@@ -106,8 +106,10 @@ check "the stop's result reached the journal before the console ended: trial 1's
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 stops = [e for e in ev if e["event"] == "remote_process_stop" and e["trial"] == 1]
-assert [e["machine"] for e in stops if e["machine"] == "h2"] == ["h2"], stops
-assert stops and all(e["result"] == "stopped" for e in stops), stops
+# Stopped before trial 2; or, when a loaded machine made that stop miss its deadline (its
+# command still ran to its end), found gone by the quit's own stop.
+assert "h2" in [e["machine"] for e in stops], stops
+assert all(e["result"] in ("stopped", "gone") for e in stops), stops
 if sys.argv[2] == "no":  # quit during the stop: the journal's end follows the stop's lines
     assert ev[-1]["event"] == "ended", ev[-1]
 EOF
