@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "remote/session/session.h"
+#include "tests/support/fixtures.h"
 
 #define LOOPBACK TUNEDECK_SOURCE_DIR "/examples/loopback-cluster.json"
 #define TINY_JOB TUNEDECK_SOURCE_DIR "/examples/tiny-job.json"
@@ -344,4 +345,54 @@ Test(session, a_trial_after_a_gap_has_the_files_number_in_its_environment_and_jo
     unlink(seen);
     unlink(path);
     rmdir(dir);
+}
+
+/* The console's stops (stops_on_loop) are only begun: the caller's loop steps the pool and
+ * session_stop_step ends them. Here the pool is never stepped, so the host (TEST-NET, never
+ * reached) never answers and the stop ends at its deadline, asked at chosen instants. */
+static char lost_said[2][512];
+static int n_lost_said;
+
+static void keep_line(void *ud, const char *line)
+{
+    (void)ud;
+    if (n_lost_said < 2)
+        snprintf(lost_said[n_lost_said], sizeof lost_said[0], "%s", line);
+    n_lost_said++;
+}
+
+Test(session, on_the_callers_loop_the_quits_stop_of_lost_groups_is_begun_and_ended_by_steps)
+{
+    Session *s = session_new(0, NULL);
+    SessionSpec spec = sim_spec(1);
+    spec.stops_on_loop = 1;
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    Cluster *c = fixture_cluster_json(
+        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m0\", \"host\": \"192.0.2.1\", \"type\": \"t\"}]}");
+    HostPoolOptions po = {0};
+    s->pool = hostpool_new(&po, &err); /* the session frees it */
+    cr_assert_not_null(s->pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
+    cr_assert_not(session_stop_busy(s));
+    cr_assert_eq(session_stop_deadline(s), -1);
+    cr_assert_eq(orphans_add(&s->procs.lost, 1, "m0", 4242), 0);
+    n_lost_said = 0;
+    session_stop_lost(s, keep_line, NULL);
+    cr_assert(session_stop_busy(s), "begun, not waited for");
+    cr_assert_eq(s->procs.lost.n, 0, "the stop holds them now");
+    int64_t deadline = session_stop_deadline(s);
+    cr_assert_eq(session_stop_step(s, deadline - 1), 1);
+    cr_assert_eq(n_lost_said, 0);
+    cr_assert_eq(session_stop_step(s, deadline), 0);
+    cr_assert_not(session_stop_busy(s));
+    cr_assert_eq(n_lost_said, 1);
+    cr_assert_str_eq(lost_said[0], "leftover of trial 1: process group 4242 on m0: not stopped: "
+                                   "no answer within 15 s");
+    session_stop_lost(s, keep_line, NULL); /* nothing left: nothing begun */
+    cr_assert_not(session_stop_busy(s));
+    session_free(s);
+    cluster_free(c);
 }
