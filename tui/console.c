@@ -411,12 +411,12 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
 /* The session's leftover stop (before a trial, or the resume's) on the loop, after the pool
  * that carries its commands. A quit while it runs waits for its end, on screen, keys read,
  * then stops what dropped connections left that no stop has ended (session_stop_lost), the
- * same way: every result must reach the journal. Leaving it to the next resume would not do: a resume
- * stops only the groups of trials the journal never saw finish, and a dropped connection's
- * leftover belongs to a trial that did finish (failed), so nothing would ever stop it; and
- * closing its SSH channel mid-way could cut the stop between TERM and KILL. The wait is
- * bounded by the stops' own deadlines (a host's connect timeout plus 3 s a group; 15 s).
- * The tuner leaves the loop first, so the trial that waited is not launched at the end: it
+ * same way: every result must reach the journal. Leaving it to the next resume would not
+ * do: a resume stops only the groups of trials the journal never saw finish, and a dropped
+ * connection's leftover belongs to a trial that did finish (failed), so nothing would ever
+ * stop it; and closing its SSH channel mid-way could cut the stop between TERM and KILL.
+ * The wait is bounded by the stops' own deadlines (a host's connect timeout plus 3 s a
+ * group; 15 s). The tuner leaves the loop first, so the trial that waited is not launched at the end: it
  * stays started and unfinished, as a trial running at a quit does (interrupted on resume). */
 typedef struct {
     App *a;
