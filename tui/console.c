@@ -416,8 +416,9 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
  * connection's leftover belongs to a trial that did finish (failed), so nothing would ever
  * stop it; and closing its SSH channel mid-way could cut the stop between TERM and KILL.
  * The wait is bounded by the stops' own deadlines (a host's connect timeout plus 3 s a
- * group; 15 s). The tuner leaves the loop first, so the trial that waited is not launched at the end: it
- * stays started and unfinished, as a trial running at a quit does (interrupted on resume). */
+ * group; 15 s). The tuner leaves the loop first, so the trial that waited is not launched
+ * at the end: it stays started and unfinished, as a trial running at a quit does
+ * (interrupted on resume). */
 typedef struct {
     App *a;
     Session *s;
