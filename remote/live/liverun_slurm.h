@@ -69,6 +69,26 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap);
 size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
                         size_t *out);
 
+/* A watched node as the claims of other users' pending jobs see it. */
+typedef struct {
+    int gpus;     /* its GPUs (0: not known yet; nothing is claimed there) */
+    int busy;     /* GPUs running jobs hold there, ours and others' */
+    int others;   /* of those, other users' */
+    int unusable; /* drained, down: no job is placed there */
+} LiveSlurmClaimNode;
+
+/* The idle GPUs of each node (claims[i], names[i] being nodes[i]'s) that other users'
+ * pending jobs will take before a job of ours submitted now: the jobs of `jobs` flagged
+ * foreign, PENDING, asking for GPUs, in `partition` (NULL or "": any), that Slurm could
+ * start now (reason Priority, Resources or None) or has planned (SchedNodeList), highest
+ * Priority first (then the oldest). Each takes its GPUs on its planned nodes, else the
+ * nodes it asked for (-w), else the nodes with room for it, the most idle first; the idle
+ * GPUs first, the rest from ours (what a resize of ours frees). Returns how many jobs take
+ * idle GPUs. Pure (liverun_slurm_pending.c, unit-tested; the rule and why in that file). */
+size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned char *foreign,
+                                const char *partition, const char *const *names,
+                                const LiveSlurmClaimNode *nodes, size_t n, int *claims);
+
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
 
 /* A job_command Slurm can run: {gpu_ids} is refused (Slurm picks the GPUs and sets
