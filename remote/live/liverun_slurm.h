@@ -89,6 +89,10 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
                                 const char *partition, const char *const *names,
                                 const LiveSlurmClaimNode *nodes, size_t n, int *claims);
 
+/* A job of ours still pending this long (wall seconds) after a round first saw it pending
+ * is said once, with Slurm's reason: the GPUs it was placed on went to other jobs. */
+#define LIVESLURM_PENDING_SAY_S 30
+
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
 
 /* A job_command Slurm can run: {gpu_ids} is refused (Slurm picks the GPUs and sets
