@@ -77,14 +77,14 @@ typedef struct {
     int unusable; /* drained, down: no job is placed there */
 } LiveSlurmClaimNode;
 
-/* The idle GPUs of each node (claims[i], names[i] being nodes[i]'s) that other users'
- * pending jobs will take before a job of ours submitted now: the jobs of `jobs` flagged
+/* The GPUs of each node (claims[i], names[i] being nodes[i]'s) that other users' pending
+ * jobs will take before a job of ours submitted now: the jobs of `jobs` flagged
  * foreign, PENDING, asking for GPUs, in `partition` (NULL or "": any), that Slurm could
  * start now (reason Priority, Resources or None) or has planned (SchedNodeList), highest
  * Priority first (then the oldest). Each takes its GPUs on its planned nodes, else the
- * nodes it asked for (-w), else the nodes with room for it, the most idle first; the idle
- * GPUs first, the rest from ours (what a resize of ours frees). Returns how many jobs take
- * idle GPUs. Pure (liverun_slurm_pending.c, unit-tested; the rule and why in that file). */
+ * nodes it asked for (-w), else the nodes with room for it (GPUs others' running jobs and
+ * more important pending jobs leave), the most idle first; idle GPUs and ours alike (a
+ * resize of ours frees those). Returns how many jobs take GPUs of ours or idle ones. Pure (liverun_slurm_pending.c, unit-tested; the rule and why in that file). */
 size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned char *foreign,
                                 const char *partition, const char *const *names,
                                 const LiveSlurmClaimNode *nodes, size_t n, int *claims);

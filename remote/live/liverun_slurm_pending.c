@@ -9,8 +9,9 @@
  * before it is submitted. Guessing wrong one way costs a growth not taken; the other way
  * costs a running job turned into a waiting one, the cluster time it held lost. So the rule
  * is conservative: every other user's pending job that Slurm could start now counts, most
- * important first (highest Priority, then oldest id), and takes the idle GPUs where it
- * will run. A job Slurm cannot start whatever we do (held, waiting for a dependency, a begin
+ * important first (highest Priority, then oldest id), and takes the GPUs where it will
+ * run; the scheduler keeps those of them that are idle in its model out of growth
+ * (remote/live/schedlive_nodes.c). A job Slurm cannot start whatever we do (held, waiting for a dependency, a begin
  * time, a limit) takes nothing, unless the backfill scheduler has planned it on nodes
  * (SchedNodeList). */
 #include <stdlib.h>
@@ -63,15 +64,17 @@ typedef struct {
     int *claim; /* out */
 } Pools;
 
-/* The job takes `want` GPUs of node i: the idle ones first, the rest from ours (which is
- * what a resize of ours would free). */
+/* The job takes `want` GPUs of node i, as far as others' running jobs and more important
+ * pending jobs leave room: idle ones and ours alike (a resize of ours frees those; which
+ * of them are idle when the scheduler decides is the model's to say, not this round's). */
 static int take(Pools *p, long i, int want)
 {
-    int idle = p->idle[i] < want ? p->idle[i] : want;
-    p->idle[i] -= idle;
-    p->room[i] -= want < p->room[i] ? want : p->room[i];
-    p->claim[i] += idle;
-    return idle;
+    if (want > p->room[i])
+        want = p->room[i];
+    p->room[i] -= want;
+    p->idle[i] -= want < p->idle[i] ? want : p->idle[i];
+    p->claim[i] += want;
+    return want;
 }
 
 /* Nodes Slurm would place the job on, when it has no plan: those with room for it, the

@@ -20,9 +20,10 @@ static size_t claims_of(const SlurmJobInfoList *l, const char *partition,
 }
 
 /* Captured: root's 10 holds n1's GPU 0, root's 11 both of n2's; nobody's 12 (2 GPUs,
- * planned on n1) takes n1's idle GPU; 14 and 15 come after it and find none idle; 13 is
- * held and takes nothing. */
-Test(liverun_slurm_pending, captured_plan_takes_the_idle_gpu_it_is_planned_on)
+ * planned on n1) takes n1's two (one idle, one a resize of 10 would free); 14 (planned on
+ * n[1-2], 2 each) finds no room left on n1 and takes n2's two; 15 (--gpus=3) finds none;
+ * 13 is held and takes nothing. */
+Test(liverun_slurm_pending, captured_plans_take_the_gpus_they_are_planned_on)
 {
     char *text = fixture_read("slurm/scontrol-job-22.05-pending.txt");
     SlurmJobInfoList l;
@@ -30,16 +31,19 @@ Test(liverun_slurm_pending, captured_plan_takes_the_idle_gpu_it_is_planned_on)
     cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
     const LiveSlurmClaimNode nodes[] = {{2, 1, 0, 0}, {2, 2, 0, 0}};
     int claims[2];
-    cr_assert_eq(claims_of(&l, "t4", nodes, claims), 1);
-    cr_assert_eq(claims[0], 1);
-    cr_assert_eq(claims[1], 0);
-    /* partition debug: only 14 (t4,debug) is there; it asks for n[1-2] and takes n1's */
+    cr_assert_eq(claims_of(&l, "t4", nodes, claims), 2);
+    cr_assert_eq(claims[0], 2);
+    cr_assert_eq(claims[1], 2);
+    /* partition debug: only 14 (t4,debug) is there */
     cr_assert_eq(claims_of(&l, "debug", nodes, claims), 1);
+    cr_assert_eq(claims[0], 2);
+    cr_assert_eq(claims[1], 2);
+    /* another user's running job on n1's GPU 1: 12 has room for 1 there, 14 for none */
+    const LiveSlurmClaimNode others[] = {{2, 2, 1, 0}, {2, 2, 0, 0}};
+    cr_assert_eq(claims_of(&l, "t4", others, claims), 2);
     cr_assert_eq(claims[0], 1);
-    cr_assert_eq(claims[1], 0);
-    /* nothing idle: nothing kept back, whatever is pending */
-    const LiveSlurmClaimNode full[] = {{2, 2, 0, 0}, {2, 2, 0, 0}};
-    cr_assert_eq(claims_of(&l, "t4", full, claims), 0);
+    cr_assert_eq(claims[1], 2);
+    cr_assert_eq(claims_of(&l, "v100", nodes, claims), 0);
     cr_assert_eq(claims[0] + claims[1], 0);
     slurm_jobinfo_clear(&l);
     free(text);
@@ -65,9 +69,9 @@ static const char UNPLANNED[] =
     "   JobState=PENDING Reason=Resources Dependency=(null)\n   Partition=t4\n"
     "   NumNodes=1 NumCPUs=1\n   TresPerNode=gres:gpu:2\n";
 
-/* No plan: the most important job first, on the node with room where most is idle. b (90)
+/* No plan: the most important job first, on the most idle node with room for it. b (90)
  * takes one of n2's two idle GPUs; a (50) needs 2 on one node: n2 has room for 1 left, n1
- * for 2 (ours holds one: a resize of ours frees it), so a takes n1's idle one. Held,
+ * for 2 (ours holds one: a resize of ours frees it), so a takes n1's two. Held,
  * begin-time, other partitions' and our own pending jobs take nothing. */
 Test(liverun_slurm_pending, unplanned_jobs_take_the_most_idle_nodes_most_important_first)
 {
@@ -77,15 +81,15 @@ Test(liverun_slurm_pending, unplanned_jobs_take_the_most_idle_nodes_most_importa
     const LiveSlurmClaimNode nodes[] = {{2, 1, 0, 0}, {2, 0, 0, 0}};
     int claims[2];
     cr_assert_eq(claims_of(&l, "t4", nodes, claims), 2);
-    cr_assert_eq(claims[0], 1);
+    cr_assert_eq(claims[0], 2);
     cr_assert_eq(claims[1], 1);
-    /* n2 drained: both go to n1, which has one idle GPU; the first (b) takes it */
+    /* n2 drained: both go to n1; b first, then no room for a */
     const LiveSlurmClaimNode drained[] = {{2, 1, 0, 0}, {2, 0, 0, 1}};
     cr_assert_eq(claims_of(&l, "t4", drained, claims), 1);
     cr_assert_eq(claims[0], 1);
     cr_assert_eq(claims[1], 0);
-    /* another user's running job on n1's other GPU: no room for a on n1, nor on n2 once b
-     * took one there: a takes nothing */
+    /* another user's running job on n1's other GPU: b takes one of n2's, then no node has
+     * room for a's two */
     const LiveSlurmClaimNode others[] = {{2, 2, 1, 0}, {2, 0, 0, 0}};
     cr_assert_eq(claims_of(&l, "t4", others, claims), 1);
     cr_assert_eq(claims[0], 0);
