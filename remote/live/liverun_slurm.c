@@ -239,13 +239,13 @@ static void say_still_pending(SlurmRun *r, const SlurmJobInfo *j)
     int64_t now = clock_now_ms();
     if (!r->pending_since_ms)
         r->pending_since_ms = now;
-    if (r->pending_said || now - r->pending_since_ms < LIVESLURM_PENDING_SAY_S * 1000)
+    if (r->pending_said || now - r->pending_since_ms < r->s->o.pending_say_s * 1000)
         return;
     r->pending_said = 1;
     liveslurm_say(r->s,
-                  "slurm: %s (%s) is still pending after %d s (reason: %s): the GPUs it was "
+                  "slurm: %s (%s) is still pending after %g s (reason: %s): the GPUs it was "
                   "placed on went to other jobs; it starts when Slurm frees some",
-                  r->label, r->job_name, LIVESLURM_PENDING_SAY_S, j->reason);
+                  r->label, r->job_name, r->s->o.pending_say_s, j->reason);
 }
 
 /* Where the job is, from the last round and its output file. */

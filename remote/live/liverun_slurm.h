@@ -20,12 +20,18 @@
 
 typedef struct LiveSlurm LiveSlurm;
 
+/* A job of ours still pending this long (wall seconds) after a round first saw it pending
+ * is said once, with Slurm's reason: the GPUs it was placed on went to other jobs. */
+#define LIVESLURM_PENDING_SAY_S 30
+
 typedef struct {
     SlurmCtl *ctl;         /* commands run here (a login node is refused for live mode) */
     const char *partition; /* NULL or "": Slurm's default (copied) */
     double poll_s;         /* at least this between two scontrol rounds; default 1 */
     double node_poll_s;    /* at least this between two node-state rounds (sinfo) of the
                               driver's nodes; default 10 */
+    double pending_say_s;  /* a job of ours pending this long is said, once; default
+                              LIVESLURM_PENDING_SAY_S */
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
     LiveLogFn log;         /* controller trouble, once per outage (remote/live/livelog.h) */
@@ -89,9 +95,6 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
                                 const char *partition, const char *const *names,
                                 const LiveSlurmClaimNode *nodes, size_t n, int *claims);
 
-/* A job of ours still pending this long (wall seconds) after a round first saw it pending
- * is said once, with Slurm's reason: the GPUs it was placed on went to other jobs. */
-#define LIVESLURM_PENDING_SAY_S 30
 
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
 
