@@ -189,3 +189,8 @@ int schedlive_sync_nodes(SchedLive *l)
                       changed - HOLDS_SAID, held_gpus, held_nodes);
     return 1;
 }
+
+int schedlive_node_kept(const SchedLive *l, int node)
+{
+    return l->node_kept && node >= 0 && node < sched_node_count(l->s) ? l->node_kept[node] : 0;
+}
