@@ -256,17 +256,17 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
     take(line, len, "Partition=", j->partition, sizeof j->partition);
     take(line, len, "ReqNodeList=", j->req_nodes, sizeof j->req_nodes);
     take(line, len, "SchedNodeList=", j->sched_nodes, sizeof j->sched_nodes);
+    /* What a pending job asks for only tunes how much idle capacity is kept for it: a value
+     * this parser does not know reads as unknown, never refuses the round (every job's
+     * state and GPUs come with it). */
     if ((v = word_value(line, len, "Priority=", &vl)) && number(v, vl, &j->priority) < 0)
-        return error_set(err, "Priority '%.*s': expected a number", (int)(vl > 40 ? 40 : vl), v);
+        j->priority = -1;
     if ((v = word_value(line, len, "NumNodes=", &vl))) {
         long long n = 0;
         size_t dash = 0;
         while (dash < vl && v[dash] != '-')
             dash++;
-        if (number(v, dash, &n) < 0 || n > SLURM_JOBINFO_MAX_NODES)
-            return error_set(err, "NumNodes '%.*s': expected N or N-M", (int)(vl > 40 ? 40 : vl),
-                             v);
-        j->num_nodes = (int)n;
+        j->num_nodes = number(v, dash, &n) == 0 && n <= SLURM_JOBINFO_MAX_NODES ? (int)n : 0;
     }
     if ((v = word_value(line, len, "TresPerNode=", &vl)))
         j->gpus_per_node = tres_gpus(v, vl);
