@@ -50,11 +50,32 @@ static int by_importance(const void *a, const void *b)
     return ix < iy ? -1 : ix > iy;
 }
 
-static long find_node(const char *const *names, size_t n, const char *name)
+static int by_name(const void *a, const void *b, void *names)
 {
-    for (size_t i = 0; i < n; i++) /* a few per job: the watched nodes of one partition */
-        if (strcmp(names[i], name) == 0)
-            return (long)i;
+    const char *const *v = names;
+    return strcmp(v[*(const size_t *)a], v[*(const size_t *)b]);
+}
+
+/* Watched nodes sorted by name, for the planned nodes' look-ups (a partition may have
+ * thousands, and so may the queue). */
+typedef struct {
+    const char *const *names;
+    size_t *order, n;
+} NodeIndex;
+
+static long find_node(const NodeIndex *ix, const char *name)
+{
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(ix->names[ix->order[mid]], name);
+        if (c == 0)
+            return (long)ix->order[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return -1;
 }
 
@@ -102,8 +123,7 @@ static size_t pick(const LiveSlurmClaimNode *nodes, size_t n, const Pools *p, in
 }
 
 /* The job's planned or asked-for nodes among ours; -1 when it names none. */
-static long named_nodes(const SlurmJobInfo *j, const char *const *names, size_t n, long *out,
-                        size_t cap)
+static long named_nodes(const SlurmJobInfo *j, const NodeIndex *ix, long *out, size_t cap)
 {
     const char *list = j->sched_nodes[0] ? j->sched_nodes : j->req_nodes;
     if (!list[0])
@@ -115,7 +135,7 @@ static long named_nodes(const SlurmJobInfo *j, const char *const *names, size_t 
         return -1; /* unreadable: placed like a job without a plan */
     size_t got = 0;
     for (size_t k = 0; k < nv && got < cap; k++) {
-        long i = find_node(names, n, v[k]);
+        long i = find_node(ix, v[k]);
         if (i >= 0)
             out[got++] = i;
     }
@@ -131,9 +151,13 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
     const SlurmJobInfo **order = malloc((jobs->n ? jobs->n : 1) * sizeof *order);
     long *where = malloc((n ? n : 1) * sizeof *where);
     Pools p = {calloc(n ? n : 1, sizeof(int)), calloc(n ? n : 1, sizeof(int)), claims};
+    NodeIndex ix = {names, malloc((n ? n : 1) * sizeof(size_t)), n};
     size_t m = 0, claiming = 0;
-    if (!order || !where || !p.idle || !p.room)
+    if (!order || !where || !p.idle || !p.room || !ix.order)
         goto out; /* out of memory: nothing kept back this round */
+    for (size_t i = 0; i < n; i++)
+        ix.order[i] = i;
+    qsort_r(ix.order, n, sizeof *ix.order, by_name, (void *)names);
     for (size_t i = 0; i < n; i++) {
         int g = nodes[i].gpus;
         p.idle[i] = g - nodes[i].busy > 0 ? g - nodes[i].busy : 0;
@@ -151,7 +175,7 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
         const SlurmJobInfo *j = order[k];
         size_t want_nodes = j->num_nodes > 0 ? (size_t)j->num_nodes : 1;
         int per_node = j->gpus_per_node, left = j->gpus_per_job;
-        long named = named_nodes(j, names, n, where, n);
+        long named = named_nodes(j, &ix, where, n);
         size_t got = named >= 0 ? (size_t)named
                                 : pick(nodes, n, &p, per_node > 0 ? per_node : 1,
                                        want_nodes < n ? want_nodes : n, where);
@@ -171,5 +195,6 @@ out:
     free(where);
     free(p.idle);
     free(p.room);
+    free(ix.order);
     return claiming;
 }
