@@ -195,7 +195,8 @@ int simsched_mark_where(HostLoad *grid, size_t n, const char *where, short owner
 }
 
 /* On Slurm the grid is what Slurm granted, not the model's slots: each of our running jobs
- * on the GPU indices it was given, other users' jobs as foreign. */
+ * on the GPU indices it was given, other users' jobs as foreign, and the idle GPUs held out
+ * of growth for other users' pending jobs as kept. */
 static void slurm_grid(const SimSched *s, ClusterSnapshot *out)
 {
     for (size_t n = 0; n < out->n_grid; n++)
@@ -214,9 +215,14 @@ static void slurm_grid(const SimSched *s, ClusterSnapshot *out)
     }
     for (size_t n = 0; n < out->n_grid; n++) {
         HostLoad *h = &out->grid[n];
-        int held = 0;
+        int kept = schedlive_node_kept(s->live, (int)n), held = 0;
+        for (int g = h->n_gpus - 1; g >= 0 && kept > 0; g--) /* idle ones, from the last */
+            if (h->gpu_job[g] == -1) {
+                h->gpu_job[g] = SNAP_GPU_KEPT;
+                kept--;
+            }
         for (int g = 0; g < h->n_gpus; g++)
-            held += h->gpu_job[g] != -1;
+            held += h->gpu_job[g] >= 0 || h->gpu_job[g] == SNAP_GPU_FOREIGN;
         h->gpu = (double)held / (h->n_gpus ? h->n_gpus : 1);
     }
 }

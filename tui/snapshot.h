@@ -11,7 +11,9 @@
 #include "remote/slurm/slurm_queue.h"
 
 /* SNAP_GPU_FOREIGN: held by a job that is not ours (another Slurm user's). */
-enum { SNAP_MAX_GPUS = 16, SNAP_GPU_FOREIGN = -2 };
+/* SNAP_GPU_KEPT: idle, but another user's pending job takes it before a resized job of ours
+ * would (Slurm): held out of our growth (docs/slurm.md). */
+enum { SNAP_MAX_GPUS = 16, SNAP_GPU_FOREIGN = -2, SNAP_GPU_KEPT = -3 };
 
 typedef struct {
     char name[64];

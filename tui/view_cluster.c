@@ -65,18 +65,22 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
 {
     const HostLoad *hosts = s->grid ? s->grid : s->hosts;
     size_t n_hosts = s->grid ? s->n_grid : s->n_hosts;
-    size_t gpus = 0, held = 0, foreign = 0;
+    size_t gpus = 0, held = 0, foreign = 0, kept = 0;
     for (size_t i = 0; i < n_hosts; i++)
         for (int g = 0; g < hosts[i].n_gpus; g++) {
             gpus++;
             held += hosts[i].gpu_job[g] >= 0;
             foreign += hosts[i].gpu_job[g] == SNAP_GPU_FOREIGN;
+            kept += hosts[i].gpu_job[g] == SNAP_GPU_KEPT;
         }
-    char title[200], others[64] = "";
+    char title[240], others[64] = "", pending[80] = "";
     if (foreign) /* the legend of the foreign glyph, only where there are some */
         snprintf(others, sizeof others, ", %zu %s other users' jobs", foreign,
                  draw_unicode() ? "\xe2\x96\x92" : "#");
-    snprintf(title, sizeof title, "GPUs: %zu/%zu held%s%s%s", held, gpus, others,
+    if (kept) /* and of the kept one */
+        snprintf(pending, sizeof pending, ", %zu %s kept for pending jobs", kept,
+                 draw_unicode() ? "\xe2\x96\x91" : "+");
+    snprintf(title, sizeof title, "GPUs: %zu/%zu held%s%s%s%s", held, gpus, others, pending,
              s->grid ? ", " : "", s->grid ? s->grid_source : "");
     Rect r = draw_box(box, title, 0);
     if (r.h < 1)
@@ -106,6 +110,9 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
             if (j == SNAP_GPU_FOREIGN)
                 draw_wchar(r.y + y, r.x + x + name_w + g, draw_unicode() ? L'\x2592' : L'#',
                            ROLE_WARN);
+            else if (j == SNAP_GPU_KEPT)
+                draw_wchar(r.y + y, r.x + x + name_w + g, draw_unicode() ? L'\x2591' : L'+',
+                           ROLE_DIM);
             else if (j < 0)
                 draw_wchar(r.y + y, r.x + x + name_w + g, draw_unicode() ? L'\x00b7' : L'.',
                            ROLE_DIM);

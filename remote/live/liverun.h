@@ -26,6 +26,10 @@ typedef struct {
 typedef struct {
     int unusable;  /* nothing of ours should run there (drained, down, not responding) */
     int held_gpus; /* GPUs others hold there */
+    int pending_gpus; /* GPUs there that other users' pending jobs will take before a job
+                         of ours submitted now (Slurm: liveslurm_pending_claims): the idle
+                         ones among them are held out of growth, never one a run of ours
+                         holds */
     char why[256]; /* its state in the backend's words: "drained in Slurm (reason: fan)" */
     /* a node the backend found after watch (Slurm: one added to the partition, or back from
      * down): what the driver adds to its model */

@@ -231,6 +231,23 @@ void liveslurm_run_end(SlurmRun *r, const char *status)
     r->s->active--;
 }
 
+/* The scheduler placed the job where it saw GPUs free, yet Slurm keeps it pending: other
+ * jobs got there first (another user's job of higher priority, one the backfill planned, or
+ * a node Slurm holds back). Said once, with Slurm's reason; the run keeps waiting. */
+static void say_still_pending(SlurmRun *r, const SlurmJobInfo *j)
+{
+    int64_t now = clock_now_ms();
+    if (!r->pending_since_ms)
+        r->pending_since_ms = now;
+    if (r->pending_said || now - r->pending_since_ms < r->s->o.pending_say_s * 1000)
+        return;
+    r->pending_said = 1;
+    liveslurm_say(r->s,
+                  "slurm: %s (%s) is still pending after %g s (reason: %s): the GPUs it was "
+                  "placed on went to other jobs; it starts when Slurm frees some",
+                  r->label, r->job_name, r->s->o.pending_say_s, j->reason);
+}
+
 /* Where the job is, from the last round and its output file. */
 static void follow(SlurmRun *r)
 {
@@ -262,6 +279,7 @@ static void follow(SlurmRun *r)
     if (strcmp(j->state, "PENDING") == 0) {
         /* "None": Slurm's word for a pending job it is about to start */
         snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
+        say_still_pending(r, j);
         return;
     }
     r->waiting[0] = 0;

@@ -20,12 +20,18 @@
 
 typedef struct LiveSlurm LiveSlurm;
 
+/* A job of ours still pending this long (wall seconds) after a round first saw it pending
+ * is said once, with Slurm's reason: the GPUs it was placed on went to other jobs. */
+#define LIVESLURM_PENDING_SAY_S 30
+
 typedef struct {
     SlurmCtl *ctl;         /* commands run here (a login node is refused for live mode) */
     const char *partition; /* NULL or "": Slurm's default (copied) */
     double poll_s;         /* at least this between two scontrol rounds; default 1 */
     double node_poll_s;    /* at least this between two node-state rounds (sinfo) of the
                               driver's nodes; default 10 */
+    double pending_say_s;  /* a job of ours pending this long is said, once; default
+                              LIVESLURM_PENDING_SAY_S */
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
     LiveLogFn log;         /* controller trouble, once per outage (remote/live/livelog.h) */
@@ -68,6 +74,27 @@ size_t liveslurm_foreign(const LiveSlurm *s, LiveSlurmForeign *out, size_t cap);
  * (liverun_slurm_nodes.c, unit-tested). */
 size_t liveslurm_joined(const SlurmNodeStatuses *st, const char *const *known, size_t n_known,
                         size_t *out);
+
+/* A watched node as the claims of other users' pending jobs see it. */
+typedef struct {
+    int gpus;     /* its GPUs (0: not known yet; nothing is claimed there) */
+    int busy;     /* GPUs running jobs hold there, ours and others' */
+    int others;   /* of those, other users' */
+    int unusable; /* drained, down: no job is placed there */
+} LiveSlurmClaimNode;
+
+/* The GPUs of each node (claims[i], names[i] being nodes[i]'s) that other users' pending
+ * jobs will take before a job of ours submitted now: the jobs of `jobs` flagged
+ * foreign, PENDING, asking for GPUs, in `partition` (NULL or "": any), that Slurm could
+ * start now (reason Priority, Resources or None) or has planned (SchedNodeList), highest
+ * Priority first (then the oldest). Each takes its GPUs on its planned nodes, else the
+ * nodes it asked for (-w), else the nodes with room for it (GPUs others' running jobs and
+ * more important pending jobs leave), the most idle first; idle GPUs and ours alike (a
+ * resize of ours frees those). Returns how many jobs take GPUs of ours or idle ones. Pure (liverun_slurm_pending.c, unit-tested; the rule and why in that file). */
+size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned char *foreign,
+                                const char *partition, const char *const *names,
+                                const LiveSlurmClaimNode *nodes, size_t n, int *claims);
+
 
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
 

@@ -92,30 +92,49 @@ void liveslurm_look_at_nodes(LiveSlurm *s)
     s->look_now = 1;
 }
 
-/* GPUs of each node held by running jobs that are not ours, from the last scontrol round. */
+/* GPUs of each node held by running jobs that are not ours, and the idle ones other users'
+ * pending jobs will take first (liveslurm_pending_claims), from the last scontrol round. */
 void liveslurm_count_holds(LiveSlurm *s)
 {
     if (!s->names)
         return;
-    int *held = calloc(s->n_names ? s->n_names : 1, sizeof *held);
-    if (!held)
+    size_t n = s->n_names ? s->n_names : 1;
+    int *held = calloc(n, sizeof *held), *claims = calloc(n, sizeof *claims);
+    LiveSlurmClaimNode *cn = calloc(n, sizeof *cn);
+    unsigned char *foreign = calloc(s->jobs.n ? s->jobs.n : 1, 1);
+    if (!held || !claims || !cn || !foreign) {
+        free(held), free(claims), free(cn), free(foreign);
         return; /* the next round tries again */
+    }
     for (size_t k = 0; k < s->jobs.n; k++) {
         const SlurmJobInfo *j = &s->jobs.v[k];
-        if (strcmp(j->state, "RUNNING") != 0 || !liveslurm_is_foreign(s, j))
+        foreign[k] = (unsigned char)liveslurm_is_foreign(s, j);
+        if (strcmp(j->state, "RUNNING") != 0)
             continue;
         for (size_t d = 0; d < j->n_nodes; d++) {
             long i = node_index(s, j->nodes[d].node);
-            if (i >= 0)
-                held[i] += __builtin_popcountll(j->nodes[d].gpu_idx);
+            int g = __builtin_popcountll(j->nodes[d].gpu_idx);
+            if (i < 0)
+                continue;
+            cn[i].busy += g;
+            if (foreign[k])
+                held[i] += g;
         }
     }
+    for (size_t i = 0; i < s->n_names; i++) {
+        cn[i].gpus = s->nodes[i].gpus;
+        cn[i].others = held[i];
+        cn[i].unusable = s->nodes[i].unusable;
+    }
+    liveslurm_pending_claims(&s->jobs, foreign, s->o.partition, (const char *const *)s->names,
+                             cn, s->n_names, claims);
     int changed = !s->have_holds;
     for (size_t i = 0; i < s->n_names; i++) {
-        changed |= s->nodes[i].held_gpus != held[i];
+        changed |= s->nodes[i].held_gpus != held[i] || s->nodes[i].pending_gpus != claims[i];
         s->nodes[i].held_gpus = held[i];
+        s->nodes[i].pending_gpus = claims[i];
     }
-    free(held);
+    free(held), free(claims), free(cn), free(foreign);
     s->have_holds = 1;
     s->looks += changed;
 }

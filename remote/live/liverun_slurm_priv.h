@@ -95,6 +95,8 @@ typedef struct {
     int pending_cancel_sent, term_sent, kill_sent; /* and what went through */
     int script_rc; /* the batch script's exit line: its status; -1 before it */
     int64_t running_since_ms;
+    int64_t pending_since_ms; /* first round that saw the job pending; 0 before */
+    int pending_said;         /* pending past LIVESLURM_PENDING_SAY_S: said once */
     char state[24], waiting[96], granted[256], status[300];
 } SlurmRun;
 

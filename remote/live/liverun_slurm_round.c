@@ -47,6 +47,8 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
         s->o.poll_s = 1;
     if (s->o.node_poll_s <= 0)
         s->o.node_poll_s = 10;
+    if (s->o.pending_say_s <= 0)
+        s->o.pending_say_s = LIVESLURM_PENDING_SAY_S;
     s->last_round_ms = s->last_node_round_ms = -1;
     const struct passwd *pw = getpwuid(geteuid());
     if (pw)

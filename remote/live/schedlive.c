@@ -125,6 +125,7 @@ void schedlive_free(SchedLive *l)
     free(l->checkpoint);
     free(l->node_unusable);
     free(l->node_held);
+    free(l->node_kept);
     free(l);
 }
 

@@ -98,6 +98,9 @@ void schedlive_stop_all(SchedLive *l);
 int schedlive_done(const SchedLive *l);
 double schedlive_sim_time(const SchedLive *l);
 
+/* Idle GPUs of the node held out of growth for other users' pending jobs (Slurm; 0 else). */
+int schedlive_node_kept(const SchedLive *l, int node);
+
 size_t schedlive_job_count(const SchedLive *l);
 void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out);
 

@@ -3,6 +3,7 @@
  * scheduler moves its runs off a node Slurm took out and places none where it would only
  * pend; and a node the backend found since (added to the partition) added to the model
  * (remote/live/schedlive_priv.h). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "remote/live/schedlive_priv.h"
@@ -15,7 +16,8 @@ int schedlive_watch_nodes(SchedLive *l, Error *err)
     const char **names = calloc(n ? n : 1, sizeof *names);
     l->node_unusable = calloc(n ? n : 1, sizeof *l->node_unusable);
     l->node_held = calloc(n ? n : 1, sizeof *l->node_held);
-    if (!names || !l->node_unusable || !l->node_held) {
+    l->node_kept = calloc(n ? n : 1, sizeof *l->node_kept);
+    if (!names || !l->node_unusable || !l->node_held || !l->node_kept) {
         free(names);
         return error_set(err, "live: out of memory");
     }
@@ -26,19 +28,23 @@ int schedlive_watch_nodes(SchedLive *l, Error *err)
     return rc;
 }
 
-/* A run of ours is on the node in the model (it holds some of its GPUs). */
-static int runs_on(const SchedLive *l, int node)
+/* GPUs of the node runs of ours hold in the model. */
+static int ours_on(const SchedLive *l, int node)
 {
     enum { MAX_GPUS = 1024 };
-    int owners[MAX_GPUS], n = sched_node_gpu_count(l->s, node);
+    int owners[MAX_GPUS], n = sched_node_gpu_count(l->s, node), ours = 0;
     if (n > MAX_GPUS)
         n = MAX_GPUS;
     if (sched_node_gpus(l->s, node, owners, n) < 0)
         return 0;
     for (int g = 0; g < n; g++)
-        if (owners[g] >= 0)
-            return 1;
-    return 0;
+        ours += owners[g] >= 0;
+    return ours;
+}
+
+static int runs_on(const SchedLive *l, int node)
+{
+    return ours_on(l, node) > 0;
 }
 
 /* Hold changes (and nodes joining) said one by one in a look; the rest in one line. */
@@ -63,10 +69,18 @@ static int sync_node(SchedLive *l, int i, const LiveNodeState *v, int say_hold)
     }
     int gpus = sched_node_gpu_count(l->s, i);
     int held = v->held_gpus < gpus ? v->held_gpus : gpus;
-    if (held == l->node_held[i] || sched_hold_gpus(l->s, i, held, &err) < 0)
+    /* Other users' pending jobs take only GPUs no run of ours holds in the model (as it
+     * plans: a run being resized holds its new GPUs): shrinking or keeping a size never
+     * waits on them, growing never goes where they would start first. */
+    int idle = gpus - held - ours_on(l, i);
+    int kept = v->pending_gpus < idle ? v->pending_gpus : idle > 0 ? idle : 0;
+    if ((held == l->node_held[i] && kept == l->node_kept[i]) ||
+        sched_hold_gpus(l->s, i, held + kept, &err) < 0)
         return 0;
+    int held_moved = held != l->node_held[i];
     l->node_held[i] = held;
-    if (say_hold) {
+    l->node_kept[i] = kept;
+    if (say_hold && held_moved) {
         if (held)
             schedlive_log(l,
                           "%s: %d of its %d GPUs are held by other users' jobs: the scheduler "
@@ -75,7 +89,7 @@ static int sync_node(SchedLive *l, int i, const LiveNodeState *v, int say_hold)
         else
             schedlive_log(l, "%s: other users' jobs hold none of its GPUs now", name);
     }
-    return 1;
+    return held_moved;
 }
 
 /* Adds the backend's node i (one it found after watch) to the model, said once when `say`;
@@ -88,11 +102,15 @@ static int join_node(SchedLive *l, int i, const LiveNodeState *v, int say)
     int *held = unusable ? realloc(l->node_held, (size_t)(i + 1) * sizeof *held) : NULL;
     if (held)
         l->node_held = held;
+    int *kept = held ? realloc(l->node_kept, (size_t)(i + 1) * sizeof *kept) : NULL;
+    if (kept)
+        l->node_kept = kept;
+    held = kept ? held : NULL;
     Error err;
     if (!held) {
         error_set(&err, "live: out of memory");
     } else if (sched_add_node(l->s, v->name, v->gpus, v->gpu_type, 1.0, &err) == i) {
-        l->node_unusable[i] = l->node_held[i] = 0;
+        l->node_unusable[i] = l->node_held[i] = l->node_kept[i] = 0;
         l->join_failed = 0;
         if (say)
             schedlive_log(l, "%s joined (%d %s%sGPUs, %s): the scheduler may place there", v->name,
@@ -105,6 +123,30 @@ static int join_node(SchedLive *l, int i, const LiveNodeState *v, int say)
     return -1;
 }
 
+/* The idle GPUs kept for other users' pending jobs, said once a change of their total. */
+static void say_kept(SchedLive *l, int kept, int nodes)
+{
+    if (kept == l->kept_said)
+        return;
+    if (!kept) {
+        schedlive_log(l, "other users' pending jobs hold back no idle GPU now");
+    } else {
+        char where[256] = "";
+        size_t len = 0;
+        for (int i = 0; i < sched_node_count(l->s) && len < sizeof where; i++)
+            if (l->node_kept[i])
+                len += (size_t)snprintf(where + len, sizeof where - len, "%s%s:%d",
+                                        len ? ", " : "", schedlive_machine(l, i),
+                                        l->node_kept[i]);
+        schedlive_log(l,
+                      "other users' pending jobs hold back %d idle GPU%s on %d node%s (%s): "
+                      "Slurm would start them before a resized job of ours, so the scheduler "
+                      "does not grow into them",
+                      kept, kept == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s", where);
+    }
+    l->kept_said = kept;
+}
+
 int schedlive_sync_nodes(SchedLive *l)
 {
     if (!l->node_unusable)
@@ -114,7 +156,9 @@ int schedlive_sync_nodes(SchedLive *l)
     const LiveNodeState *v = l->ops->nodes(l->ops_ctx, &n, &looks);
     if (!v)
         return 0;
-    if (l->nodes_known && looks == l->node_looks && !l->join_failed)
+    /* the share kept for pending jobs follows the model's own runs too: looked at again
+     * while any pending job claims GPUs */
+    if (l->nodes_known && looks == l->node_looks && !l->join_failed && !l->any_pending)
         return 1;
     l->nodes_known = 1;
     l->node_looks = looks;
@@ -127,16 +171,26 @@ int schedlive_sync_nodes(SchedLive *l)
         schedlive_log(l, "and %d more nodes joined: the scheduler has %d nodes now",
                       joined - HOLDS_SAID, sched_node_count(l->s));
     /* a busy partition changes many nodes' holds at once: a few said, then one line */
-    int changed = 0, held_nodes = 0, held_gpus = 0;
+    int changed = 0, held_nodes = 0, held_gpus = 0, kept = 0, kept_nodes = 0;
+    l->any_pending = 0;
     for (int i = 0; i < sched_node_count(l->s); i++) {
         changed += sync_node(l, i, &v[i], changed < HOLDS_SAID);
         held_nodes += l->node_held[i] > 0;
         held_gpus += l->node_held[i];
+        kept += l->node_kept[i];
+        kept_nodes += l->node_kept[i] > 0;
+        l->any_pending |= v[i].pending_gpus > 0;
     }
+    say_kept(l, kept, kept_nodes);
     if (changed > HOLDS_SAID)
         schedlive_log(l,
                       "and %d more nodes' held GPUs changed: other users' jobs hold %d GPUs on "
                       "%d nodes now",
                       changed - HOLDS_SAID, held_gpus, held_nodes);
     return 1;
+}
+
+int schedlive_node_kept(const SchedLive *l, int node)
+{
+    return l->node_kept && node >= 0 && node < sched_node_count(l->s) ? l->node_kept[node] : 0;
 }

@@ -64,6 +64,10 @@ struct SchedLive {
     int stopping_all, done;
     /* the nodes as the backend reads them (schedlive_nodes.c): what the model was told */
     int *node_unusable, *node_held;
+    /* idle GPUs held out of growth for other users' pending jobs (a share of the backend's
+     * pending_gpus: never one a run of ours holds in the model), their total as last said */
+    int *node_kept;
+    int kept_said, any_pending;
     long node_looks;
     int nodes_known;
     int join_failed; /* a node the backend found could not be added (said once) */

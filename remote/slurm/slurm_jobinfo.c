@@ -42,6 +42,49 @@ static void take(const char *line, size_t len, const char *key, char *dst, size_
         copy_n(dst, cap, v, vl);
 }
 
+/* A non-negative decimal number, whole; -1 on anything else. */
+static int number(const char *v, size_t len, long long *out)
+{
+    long long n = 0;
+    if (!len || len > 18)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        n = n * 10 + (v[i] - '0');
+    }
+    *out = n;
+    return 0;
+}
+
+/* The GPUs of a TRES request: "gres:gpu:2", "gres:gpu:v100:2", "gres/gpu=2" (several items
+ * separated by ','; other GRES not counted). A count that is not a number, or more than
+ * SLURM_JOBINFO_MAX_GPU_INDEX, is 0: what it asks for is not known, so nothing is kept
+ * back for it. */
+static int tres_gpus(const char *v, size_t len)
+{
+    int total = 0;
+    for (size_t i = 0; i < len;) {
+        size_t e = i;
+        while (e < len && v[e] != ',')
+            e++;
+        const char *item = v + i;
+        size_t il = e - i;
+        if (il > 8 && (memcmp(item, "gres:gpu", 8) == 0 || memcmp(item, "gres/gpu", 8) == 0) &&
+            (item[8] == ':' || item[8] == '=')) {
+            size_t k = il;
+            while (k > 8 && item[k - 1] >= '0' && item[k - 1] <= '9')
+                k--;
+            long long n;
+            if ((item[k - 1] == ':' || item[k - 1] == '=') && number(item + k, il - k, &n) == 0 &&
+                n <= SLURM_JOBINFO_MAX_GPU_INDEX * SLURM_JOBINFO_MAX_NODES)
+                total += (int)n;
+        }
+        i = e + 1;
+    }
+    return total;
+}
+
 /* "0-1,3" (up to the closing ')') into bits; -1 on anything else. */
 static int parse_idx(const char *s, size_t len, uint64_t *mask)
 {
@@ -210,6 +253,25 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
     take(line, len, "JobState=", j->state, sizeof j->state);
     take(line, len, "Reason=", j->reason, sizeof j->reason);
     take(line, len, "NodeList=", j->nodelist, sizeof j->nodelist);
+    take(line, len, "Partition=", j->partition, sizeof j->partition);
+    take(line, len, "ReqNodeList=", j->req_nodes, sizeof j->req_nodes);
+    take(line, len, "SchedNodeList=", j->sched_nodes, sizeof j->sched_nodes);
+    /* What a pending job asks for only tunes how much idle capacity is kept for it: a value
+     * this parser does not know reads as unknown, never refuses the round (every job's
+     * state and GPUs come with it). */
+    if ((v = word_value(line, len, "Priority=", &vl)) && number(v, vl, &j->priority) < 0)
+        j->priority = -1;
+    if ((v = word_value(line, len, "NumNodes=", &vl))) {
+        long long n = 0;
+        size_t dash = 0;
+        while (dash < vl && v[dash] != '-')
+            dash++;
+        j->num_nodes = number(v, dash, &n) == 0 && n <= SLURM_JOBINFO_MAX_NODES ? (int)n : 0;
+    }
+    if ((v = word_value(line, len, "TresPerNode=", &vl)))
+        j->gpus_per_node = tres_gpus(v, vl);
+    if ((v = word_value(line, len, "TresPerJob=", &vl)))
+        j->gpus_per_job = tres_gpus(v, vl);
     if ((v = word_value(line, len, "ExitCode=", &vl))) {
         char code[32];
         copy_n(code, sizeof code, v, vl);
@@ -227,6 +289,13 @@ static int record_done(SlurmJobInfo *j, size_t line_no, Error *err)
     termsafe_inplace(j->user, sizeof j->user);
     termsafe_inplace(j->state, sizeof j->state);
     termsafe_inplace(j->reason, sizeof j->reason);
+    termsafe_inplace(j->partition, sizeof j->partition);
+    termsafe_inplace(j->req_nodes, sizeof j->req_nodes);
+    termsafe_inplace(j->sched_nodes, sizeof j->sched_nodes);
+    if (strcmp(j->req_nodes, "(null)") == 0)
+        j->req_nodes[0] = 0;
+    if (strcmp(j->sched_nodes, "(null)") == 0)
+        j->sched_nodes[0] = 0;
     if (!j->id[0] || !j->state[0])
         return error_set(
             err, "the job record ending at line %zu: expected JobId= and JobState=", line_no);
@@ -266,6 +335,7 @@ int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *
             }
             cur = &out->v[out->n++];
             memset(cur, 0, sizeof *cur);
+            cur->priority = -1;
         } else if (!cur) {
             if (len >= 21 && memcmp(line, "No jobs in the system", 21) == 0)
                 continue;
@@ -294,6 +364,11 @@ void slurm_jobinfo_clear(SlurmJobInfoList *l)
     free(l->v);
     l->v = NULL;
     l->n = 0;
+}
+
+int slurm_nodelist_expand(const char *list, char ***names, size_t *n, Error *err)
+{
+    return expand_nodes(list, strlen(list), names, n, err);
 }
 
 const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id)

@@ -33,6 +33,15 @@ typedef struct {
     int exit_code;   /* ExitCode=C:S */
     int exit_signal;
     char nodelist[256];
+    /* what a pending job asks for and when Slurm means to start it (the live scheduler
+     * keeps the GPUs other users' pending jobs will take out of its growth) */
+    long long priority;     /* Priority=; -1 when not listed */
+    char partition[128];    /* Partition=: "t4", or "t4,debug" for a job in several */
+    int num_nodes;          /* NumNodes= ("1-1": 1; "2-4": 2, the least it takes); 0 unknown */
+    int gpus_per_node;      /* TresPerNode=gres:gpu[:TYPE]:N; 0 when none */
+    int gpus_per_job;       /* TresPerJob=gres:gpu[:TYPE]:N (--gpus=N); 0 when none */
+    char req_nodes[256];    /* ReqNodeList= (-w), "" for (null) */
+    char sched_nodes[256];  /* SchedNodeList=: the nodes the scheduler planned it on; "" */
     SlurmJobNode *nodes; /* the detail lines, expanded one per node (none while pending) */
     size_t n_nodes;
 } SlurmJobInfo;
@@ -57,6 +66,9 @@ size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id, const
 /* "n3:0+1,n4:0" from the detail lines of the given components (the console's GPU grid
  * format, schedlive.h); "" when Slurm has granted nothing yet. */
 void slurm_jobinfo_where(const SlurmJobInfo *const *parts, size_t n, char *out, size_t cap);
+/* Expands a Slurm node list ("n[1-2],gpu07") into names (free with hostrange_free); at most
+ * SLURM_JOBINFO_MAX_NODES. */
+int slurm_nodelist_expand(const char *list, char ***names, size_t *n, Error *err);
 /* A state that will not change any more (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
  * PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE). */
 int slurm_jobinfo_ended(const char *state);

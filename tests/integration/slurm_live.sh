@@ -25,7 +25,9 @@
 #    one Slurm takes only after the look-up found none: the retry's second job is cancelled.
 # 8. A node drained in Slurm under a run; 9. n3 added to partition t4 mid-run (the next
 #    decision places there) and taken out again (its run checkpoints); 10. another user's job
-#    holding a GPU, and a batch job an earlier live run left.
+#    holding a GPU, and a batch job an earlier live run left; 11. another user's pending
+#    job (sbatch --uid=nobody) that Slurm would start before a resubmission of ours: the
+#    GPU it would take is held back and `new` does not grow into a wait.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -479,6 +481,49 @@ print("n1 half held by job %s: solo started on n2:0+1" % "other")
 PY
 then pass "GPUs another user's job holds are out of the scheduler's capacity: the run goes where it can start"
 else fail "foreign hold (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "another user's pending job: no growth into a wait"
+# The t4 partition with a job not ours holding n1's two GPUs; slurm-live-workload.csv without
+# big: new runs on n2 (2 GPUs), shrinks to 1 beside third at t=240 s. Once both run,
+# a job of another user (nobody: submitted by root with --uid; it only ever pends here,
+# nobody cannot read the harness's spool) asks for 2 GPUs on one node: only n2 has room, it pends (Resources).
+# When third finishes, n2's freed GPU is one that job takes first: were new grown 1 -> 2
+# at t=360 s (checkpoint, end, resubmit), Slurm would start the older pending job on n2 and
+# leave new waiting. The GPU is held back (said once) and new keeps its one.
+printf 'name,time,application,num_replicas,batch_size\nnew,120,cifar10,2,256\nthird,200,ncf,1,32768\n' > "$T/pend.csv"
+blocker=$(sbatch --parsable -p t4 -w n1 --gres=gpu:2 -J blocker -o /dev/null --wrap 'sleep 120')
+n=0
+while [ $n -lt 50 ] && ! squeue -h -t R -j "$blocker" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+"$bin" schedule --live --slurm --partition t4 --workload "$T/pend.csv" --job-command "$job" \
+    --policy doubling --interval 60 --time-scale 30 --duration 15 --status-every 0 \
+    --job-dir "$T/jobs11" > "$T/out11" 2> "$T/err11" &
+LIVE_PID=$!
+wait_line "$T/out11" "third: Slurm job .* running" 150
+theirs=$(sbatch --parsable --uid=nobody --chdir=/ -p t4 -N1 --gres=gpu:2 -J theirs -o /dev/null --wrap 'sleep 120')
+theirs_state="$(sleep 1; squeue -h -j "$theirs" -o %T)"
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+scancel "$blocker" "$theirs"
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$theirs_state" = PENDING ] && [ -z "$queue" ] &&
+    [ "$left" -eq 0 ] && python3 - "$T/out11" <<'PY'
+import re, sys
+from outcheck import out, need
+t = need(r"third: Slurm job \d+ running on n2", "third runs beside new on n2")
+need(r"decision t=3\d\ds: finish third", "third finishes", t.end())
+assert not re.search(r"resize new 1 -> 2", out), "new grew into the pending job's GPU"
+assert not re.search(r"new: .* waits for its allocation", out[t.end():]), "new waited in the queue"
+kept = re.findall(r"other users' pending jobs hold back .*", out)
+assert kept == ["other users' pending jobs hold back 1 idle GPU on 1 node (n2:1): Slurm "
+                "would start them before a resized job of ours, so the scheduler does not "
+                "grow into them"], kept
+print("n2's freed GPU held back for the pending job; new kept 1 GPU and never waited")
+PY
+then pass "another user's pending job keeps the GPU it takes first out of growth: no resize into a wait"
+else fail "pending job of another user (exit $rc, theirs '$theirs_state', queue '$queue', $left processes)"; fi
 
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \

@@ -6,12 +6,18 @@
 
 Backend backend_new(double timeout_s, LiveLogFn log)
 {
+    return backend_new_pending(timeout_s, log, 0);
+}
+
+Backend backend_new_pending(double timeout_s, LiveLogFn log, double pending_say_s)
+{
     SlurmCtlOptions co = {.timeout_s = timeout_s};
     Error err;
     Backend b;
     b.ctl = slurm_ctl_new(&co, &err);
     cr_assert_not_null(b.ctl, "%s", err.msg);
-    LiveSlurmOptions o = {.ctl = b.ctl, .poll_s = 0.05, .log = log};
+    LiveSlurmOptions o = {
+        .ctl = b.ctl, .poll_s = 0.05, .pending_say_s = pending_say_s, .log = log};
     b.s = liveslurm_new(&o, &err);
     cr_assert_not_null(b.s, "%s", err.msg);
     return b;

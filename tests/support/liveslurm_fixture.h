@@ -14,6 +14,8 @@ typedef struct {
 
 /* Each command given timeout_s, a job round every 0.05 s at most; log may be NULL. */
 Backend backend_new(double timeout_s, LiveLogFn log);
+/* The same, a job of ours pending pending_say_s said (LiveSlurmOptions). */
+Backend backend_new_pending(double timeout_s, LiveLogFn log, double pending_say_s);
 void backend_free(Backend *b);
 
 /* Starts job `name` (command `command_template`) on n1 with GPU 0, in DIR/work/NAME (dir:

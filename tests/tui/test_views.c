@@ -169,6 +169,38 @@ Test(views, cluster_grid_draws_other_users_gpus_as_foreign_with_a_legend)
     free(text);
 }
 
+/* On Slurm, idle GPUs held back for other users' pending jobs have their own glyph, are not
+ * counted as held by ours, and the title gives their legend. */
+Test(views, cluster_grid_draws_gpus_kept_for_pending_jobs_with_a_legend)
+{
+    HostLoad hosts[1];
+    memset(hosts, 0, sizeof hosts);
+    snprintf(hosts[0].name, sizeof hosts[0].name, "n2");
+    hosts[0].cpu = hosts[0].gpu = hosts[0].mem = hosts[0].share = NAN;
+    hosts[0].n_gpus = 2;
+    hosts[0].gpu_job[0] = 0;
+    hosts[0].gpu_job[1] = SNAP_GPU_KEPT;
+    JobRow jobs[1];
+    memset(jobs, 0, sizeof jobs);
+    snprintf(jobs[0].name, sizeof jobs[0].name, "new");
+    jobs[0].state = -1;
+    jobs[0].gpus = 1;
+    jobs[0].progress = jobs[0].eta_s = NAN;
+    ClusterSnapshot s = {.hosts = hosts, .n_hosts = 1, .jobs = jobs, .n_jobs = 1};
+    Layout l;
+    layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+    erase();
+    view_cluster_draw(&s, &l, 0);
+    char *text = fixture_screen_text();
+    const char *glyph = draw_unicode() ? "\xe2\x96\x91" : "+";
+    char title[128], row[32];
+    snprintf(title, sizeof title, "GPUs: 1/2 held, 1 %s kept for pending jobs", glyph);
+    snprintf(row, sizeof row, "n2     A%s", glyph);
+    cr_assert(strstr(text, title), "%s", text);
+    cr_assert(strstr(text, row), "%s", text);
+    free(text);
+}
+
 Test(views, help_overlay_lists_every_key)
 {
     erase();

@@ -10,6 +10,7 @@
 
 #include "core/base/clock.h"
 #include "remote/live/liverun_slurm.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/standins.h"
 
 /* sinfo -h -N -o '%N|%T|%G|%E' -p t4 after `scontrol update PartitionName=t4 Nodes=...` */
@@ -64,8 +65,8 @@ Test(liverun_slurm_nodes, an_empty_round_adds_nothing)
     slurm_nodestate_clear(&st);
 }
 
-/* The node-state rounds against stand-in sinfo (prints the file sinfo-out) and scontrol (no
- * job) on PATH, real processes. */
+/* The node-state rounds against stand-in sinfo (prints the file sinfo-out) and scontrol
+ * (prints scontrol-out: no job when there is none) on PATH, real processes. */
 static char dir[] = "/tmp/tunedeck-lnodes.XXXXXX";
 static char log_text[4096];
 
@@ -87,10 +88,10 @@ static void write_file(const char *name, const char *text, int mode)
     cr_assert_eq(chmod(path, (mode_t)mode), 0);
 }
 
-/* sinfo answers what sinfo-out holds; scontrol lists no job. */
+/* sinfo answers what sinfo-out holds; scontrol what scontrol-out holds (no job when none). */
 static const char *const STAND_INS[][2] = {
     {"sinfo", "cat \"$D/sinfo-out\"\n"},
-    {"scontrol", ""},
+    {"scontrol", "cat \"$D/scontrol-out\" 2>/dev/null; exit 0\n"},
 };
 
 /* A backend on partition t4 (stand-in sinfo answering first_round), watching names. */
@@ -225,4 +226,29 @@ Test(liverun_slurm_nodes, a_node_left_out_for_its_gpus_is_said_once, .timeout = 
     liveslurm_free(s);
     slurm_ctl_free(ctl);
     standins_remove(dir);
+}
+
+/* The captured round with other users' pending jobs (none of its jobs ours: root's two
+ * running jobs hold n1's GPU 0 and both of n2's): nobody's 12, planned on n1 for 2 GPUs,
+ * has room for the one left there; 14 (n[1-2]) and 15 find none; 13 is held. */
+Test(liverun_slurm_nodes, pending_jobs_claims_come_with_the_job_round, .timeout = 15)
+{
+    char *text = fixture_read("slurm/scontrol-job-22.05-pending.txt");
+    SlurmCtl *ctl;
+    const char *names[] = {"n1", "n2"};
+    LiveSlurm *s = watching("n1|mixed|gpu:t4:2|none\nn2|mixed|gpu:t4:2|none\n", names, 2, &ctl);
+    write_file("scontrol-out", text, 0644);
+    size_t n;
+    const LiveNodeState *v = after_rounds(s, 1, &n);
+    for (int i = 0; i < 200 && (!v || !v[0].pending_gpus); i++) /* a job round after sinfo */
+        v = after_rounds(s, 1, &n);
+    cr_assert_not_null(v);
+    cr_assert_eq(v[0].held_gpus, 1);
+    cr_assert_eq(v[1].held_gpus, 2);
+    cr_assert_eq(v[0].pending_gpus, 1);
+    cr_assert_eq(v[1].pending_gpus, 0);
+    liveslurm_free(s);
+    slurm_ctl_free(ctl);
+    standins_remove(dir);
+    free(text);
 }

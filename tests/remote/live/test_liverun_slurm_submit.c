@@ -495,3 +495,21 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
+
+/* The stand-in scontrol keeps the job pending (Resources): past pending_say_s it is said,
+ * with Slurm's reason, once however many rounds follow. */
+Test(liverun_slurm_submit, a_job_of_ours_pending_past_the_bound_is_said_once_with_the_reason)
+{
+    Backend b = backend_new_pending(5, on_log, 0.3);
+    void *run = start(&b, "waiter");
+    int64_t until = clock_now_ms() + 1500;
+    while (clock_now_ms() < until)
+        tick(&b, &run, 1);
+    const char *said = strstr(log_text, "is still pending after 0.3 s (reason: Resources): the "
+                                        "GPUs it was placed on went to other jobs");
+    cr_assert_not_null(said, "%s", log_text);
+    cr_assert_null(strstr(said + 1, "is still pending"), "said once: %s", log_text);
+    cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-waiter."), "%s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/model/hostrange.h"
 #include "remote/slurm/slurm_jobinfo.h"
 #include "tests/support/fixtures.h"
 
@@ -164,5 +165,69 @@ Test(slurm_jobinfo, control_bytes_in_a_name_or_reason_are_made_visible)
     cr_assert_str_eq(l.v[0].name, "evil^[]0;t^G name");
     cr_assert_str_eq(l.v[0].user, "eve^[[2J");
     cr_assert_str_eq(l.v[0].reason, "Res^[[1A");
+    slurm_jobinfo_clear(&l);
+}
+
+/* Other users' pending jobs, captured: what each asks for and the backfill plan. */
+Test(slurm_jobinfo, captured_pending_requests_priorities_and_plans)
+{
+    char *text = fixture_read("slurm/scontrol-job-22.05-pending.txt");
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(l.n, 6);
+    const SlurmJobInfo *j = slurm_jobinfo_find(&l, "12");
+    cr_assert_str_eq(j->user, "nobody");
+    cr_assert_str_eq(j->reason, "Resources");
+    cr_assert_eq(j->priority, 4294901749LL);
+    cr_assert_eq(j->num_nodes, 1);
+    cr_assert_eq(j->gpus_per_node, 2);
+    cr_assert_eq(j->gpus_per_job, 0);
+    cr_assert_str_eq(j->sched_nodes, "n1");
+    cr_assert_str_eq(j->req_nodes, "");
+    cr_assert_str_eq(j->partition, "t4");
+    j = slurm_jobinfo_find(&l, "13");
+    cr_assert_eq(j->priority, 0);
+    cr_assert_str_eq(j->reason, "JobHeldUser");
+    cr_assert_str_eq(j->sched_nodes, "");
+    j = slurm_jobinfo_find(&l, "14");
+    cr_assert_str_eq(j->partition, "t4,debug");
+    cr_assert_str_eq(j->req_nodes, "n[1-2]");
+    cr_assert_str_eq(j->sched_nodes, "n[1-2]");
+    cr_assert_eq(j->num_nodes, 2);
+    cr_assert_eq(j->gpus_per_node, 2);
+    j = slurm_jobinfo_find(&l, "15");
+    cr_assert_eq(j->gpus_per_node, 0);
+    cr_assert_eq(j->gpus_per_job, 3);
+    cr_assert_eq(j->num_nodes, 2);
+    j = slurm_jobinfo_find(&l, "10"); /* running: its own node asked for */
+    cr_assert_str_eq(j->req_nodes, "n1");
+    cr_assert_eq(j->gpus_per_node, 1);
+    char **names;
+    size_t n;
+    cr_assert_eq(slurm_nodelist_expand("n[1-2],gpu07", &names, &n, &e), 0, "%s", e.msg);
+    cr_assert_eq(n, 3);
+    cr_assert_str_eq(names[2], "gpu07");
+    hostrange_free(names, n);
+    slurm_jobinfo_clear(&l);
+    free(text);
+}
+
+/* What a pending job asks for is read leniently: a value not understood is unknown, and the
+ * round (every job's state and GPUs) is kept. */
+Test(slurm_jobinfo, unreadable_requests_read_as_unknown)
+{
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse("JobId=1 JobName=x\n   Priority=high Nice=0\n"
+                                     "   JobState=PENDING Reason=None\n"
+                                     "   NumNodes=x-2 NumCPUs=1\n"
+                                     "   TresPerNode=gres:gpu:lots,gres:gpu:t4:1\n",
+                                     "scontrol", &l, &e),
+                 0, "%s", e.msg);
+    cr_assert_eq(l.n, 1);
+    cr_assert_eq(l.v[0].priority, -1);
+    cr_assert_eq(l.v[0].num_nodes, 0);
+    cr_assert_eq(l.v[0].gpus_per_node, 1);
     slurm_jobinfo_clear(&l);
 }
