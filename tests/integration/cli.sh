@@ -15,9 +15,10 @@ if "$bin" tune --sim B:googlenet --optimizer uniform-gpus --budget 1 --json >"$t
     /usr/bin/python3 - "$tmp/out.json" <<'PY' || fail "tune --sim --json output"
 import json, sys
 d = json.load(open(sys.argv[1]))
-for k in ("optimizer", "budget", "seed", "best_time_s", "best_schedule", "trials"):
+for k in ("optimizer", "budget", "seed", "best_time_s", "best_schedule", "stopped_early", "trials"):
     assert k in d, k
 assert d["optimizer"] == "uniform-gpus" and d["budget"] == 1 and len(d["trials"]) == 1
+assert d["stopped_early"] is None  # ran to its budget
 t = d["trials"][0]
 for k in ("trial", "time_s", "status", "suggest_ms", "schedule"):
     assert k in t, k
@@ -145,14 +146,17 @@ grep -q "^ *2  pruned .*pruned after 2 of 20 iterations (in warm-up)" "$tmp/slow
 state="$(ps -o stat= -p "$(cat "$tmp/slow.pid")" 2>/dev/null || true)"
 case "$state" in "" | Z*) ;; *) fail "the pruned trial's process still runs ($state)" ;; esac
 # the stop rule: bespoke stops by itself well before a budget of 40
+rc=0
 "$bin" tune --sim B:googlenet --budget 40 --stop-when-converged --no-journal --json \
-    >"$tmp/conv.json" 2>"$tmp/conv.err"
+    >"$tmp/conv.json" 2>"$tmp/conv.err" || rc=$?
+[ "$rc" = 0 ] || fail "a session the stop rule ended exited $rc, expected 0"
 grep -q "tunedeck tune: converged: the last 3 suggestions" "$tmp/conv.err" ||
     fail "no converged line: $(cat "$tmp/conv.err")"
 /usr/bin/python3 -c "
 import json; d=json.load(open('$tmp/conv.json'))
 assert 3 <= len(d['trials']) < 40, len(d['trials'])
 assert all(t['expected_improvement_s'] < 0.005 * d['best_time_s'] for t in d['trials'][-3:])
+assert d['stopped_early'] is None  # converging is an end, not an error
 " || fail "--stop-when-converged did not stop early"
 
 # bad input: one line on stderr naming the file or flag, the field and what was expected
