@@ -27,7 +27,6 @@ schedule's order, on worker machines, one per device with inputs > 0.
 """
 import contextlib
 import json
-import math
 import os
 import signal
 import subprocess
@@ -75,13 +74,11 @@ def _progress_event(step, loss, epoch, examples_per_s):
     ev = {"event": "progress", "step": int(step)}
     if loss is not None:
         # Any finite loss is a loss, negative ones too (a negative log-likelihood, an ELBO).
-        # NaN or inf would be written as bare NaN/Infinity, which is not JSON: the scheduler
-        # would take the line for log text and the loss would vanish without a word.
-        loss = float(loss)
-        if not math.isfinite(loss):
-            raise ValueError("tunedeck_trial.progress: field 'loss': expected a finite number, "
-                             "found %r" % loss)
-        ev["loss"] = loss
+        # A diverged one (NaN, inf) is written as json.dumps writes it, a bare NaN/Infinity:
+        # tunedeck reads that word as a protocol line and refuses the field by name ("loss
+        # ... found NaN (training diverged?)"), so the divergence is told, and the training
+        # script is not stopped by a logging call.
+        ev["loss"] = float(loss)
     if epoch is not None:
         ev["epoch"] = float(epoch)
     if examples_per_s is not None:
