@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/decimal.h"
 #include "tui/command.h"
 
 /* On a Slurm cluster `drain NODE [REASON]`, `undrain NODE` (and `resume NODE` when no
@@ -102,9 +103,8 @@ int command_run(App *a, const char *line)
     if (!word[0])
         return 0;
     if (strcmp(word, "budget") == 0) {
-        char *end;
-        long n = strtol(arg, &end, 10);
-        if (!arg[0] || *end || n < 1 || n > 100000) {
+        long n;
+        if (decimal_long(arg, 1, 100000, &n) < 0) {
             app_message(a, 1, ":budget: expected a number of trials 1-100000, found '%s'", arg);
             return -1;
         }

@@ -187,6 +187,19 @@ check_bad "--sim 'Q:googlenet': unknown setting 'Q'" tune --sim Q:googlenet
 check_bad "unknown network 'resnet'" tune --sim B:resnet
 check_bad "batch: expected a positive integer" tune --sim B:googlenet:0
 check_bad "--budget: expected an integer" tune --sim B:googlenet --budget lots
+# numeric flags are plain decimals (core/base/decimal.c): no spaces, hex, exponent in an
+# integer, inf or nan; the message names the flag, the range and the value as given
+check_bad "tunedeck tune: --budget: expected an integer in [1, 100000], found ' 5'" \
+    tune --sim B:googlenet --budget ' 5'
+check_bad "--budget: expected an integer in [1, 100000], found '+5'" tune --sim B:googlenet --budget +5
+check_bad "--seed: expected an integer in [0, 4611686018427387904], found '1e3'" \
+    tune --sim B:googlenet --seed 1e3
+check_bad "--trial-timeout: expected a number in [0.001, 1e+07], found '0x10'" \
+    tune --sim B:googlenet --trial-timeout 0x10
+check_bad "--trial-timeout: expected a number in [0.001, 1e+07], found 'inf'" \
+    tune --sim B:googlenet --trial-timeout inf
+check_bad "--duration: expected a number in [0.001, 1e+09], found 'nan'" \
+    schedule --live --duration nan
 check_bad "--optimizer: unknown optimizer 'magic'" tune --sim B:googlenet --optimizer magic
 check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launcher pigeon
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
@@ -225,6 +238,12 @@ exit_is 2 "usage" "$bin" tuen
 exit_is 2 "usage" "$bin" --bogus
 exit_is 2 "usage" "$bin" tune --bogus
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --budget lots
+exit_is 2 "usage" "$bin" tune --sim B:googlenet --trial-timeout 0x10
+exit_is 2 "usage" "$worker" --batch 1.5
+exit_is 2 "usage" "$worker" --port-base 0x100
+exit_is 2 "usage" env TUNEDECK_PS_PORT_BASE=' 7000' "$worker" --help
+exit_is 2 "usage" "$rexec" --heartbeat soon
+exit_is 2 "usage" "$rexec" --interval inf
 exit_is 2 "usage" "$bin" tune --sim Q:googlenet
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic
 exit_is 2 "usage" "$bin" tune --cluster $cl
