@@ -28,6 +28,7 @@ schedule's order, on worker machines, one per device with inputs > 0.
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -96,11 +97,12 @@ def _env_int(env, name):
     text = env.get(name)
     if text is None or text == "":
         return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ScheduleError("environment variable %s: expected an integer, found %r"
+    # Decimal digits only, as tunedeck reads its own numbers: int() would also take " 2",
+    # "+2", "1_0" and other scripts' digits.
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise ScheduleError("environment variable %s: expected a decimal integer, found %r"
                             % (name, text))
+    return int(text)
 
 
 class Trial:

@@ -54,6 +54,13 @@ class Ranks(unittest.TestCase):
         with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "device 'gpu0'.*not 'cpu'"):
             self.rank(1, TUNEDECK_MACHINE="h1", TUNEDECK_DEVICE="cpu")
 
+    def test_a_rank_from_the_environment_is_a_decimal_integer(self):
+        for bad in (" 1", "+1", "1_0", "0x1", "1.0", "\u0661"):
+            with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                        "environment variable RANK: expected a decimal integer"):
+                self.rank(bad)
+        self.assertEqual(self.rank("1").rank, 1)
+
     def test_one_process_per_machine_gets_its_machines_share(self):
         t = tunedeck_trial.Trial(SCHEDULE, env={"TUNEDECK_MACHINE": "h2"}, out=io.StringIO())
         self.assertEqual((t.batch_offset, t.local_batch, t.world_size), (22, 10, 1))
