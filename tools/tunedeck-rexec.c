@@ -166,8 +166,9 @@ int main(int argc, char **argv)
             break;
         case 'H':
             if (decimal_double(optarg, 0.01, 3600, &heartbeat_s) < 0) {
-                fprintf(stderr, "tunedeck-rexec: --heartbeat: expected seconds in [0.01, 3600], "
-                                "found '%s'\n",
+                fprintf(stderr,
+                        "tunedeck-rexec: --heartbeat: expected seconds in [0.01, 3600], "
+                        "found '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }

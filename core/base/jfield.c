@@ -61,8 +61,9 @@ int jfield_string(const cJSON *obj, const char *ctx, const char *key, int requir
  * line may carry Python's NaN (core/model/protocol.c). */
 static const char *nonfinite_name(double v)
 {
-    return isnan(v) ? "NaN" : v > 0 ? "one too large to represent (Infinity)"
-                                    : "one too large to represent (-Infinity)";
+    return isnan(v) ? "NaN"
+           : v > 0  ? "one too large to represent (Infinity)"
+                    : "one too large to represent (-Infinity)";
 }
 
 int jfield_number(const cJSON *obj, const char *ctx, const char *key, int required, double min,

@@ -194,27 +194,29 @@ static char *mark_nonfinite(const char *p)
     return out;
 }
 
-/* The marker strings mark_nonfinite left become the numbers they stand for. */
-static void unmark_nonfinite(cJSON *node)
+/* The marker strings mark_nonfinite left become the numbers they stand for. -1 when one
+ * became a key ({"a": 1, NaN: 2}): that line is not JSON with Python's words in it. */
+static int unmark_nonfinite(cJSON *node)
 {
     cJSON *c;
     cJSON_ArrayForEach(c, node)
     {
+        if (c->string && c->string[0] == NONFINITE_MARK)
+            return -1;
         const char *word = cJSON_IsString(c) ? c->valuestring : NULL;
         const char *tok = word && word[0] == NONFINITE_MARK ? nonfinite_token_at(word + 1) : NULL;
         if (tok && strcmp(word + 1, tok) == 0) {
-            double v = strcmp(word + 1, "NaN") == 0 ? NAN
-                       : word[1] == '-'            ? -INFINITY
-                                                   : INFINITY;
+            double v = strcmp(word + 1, "NaN") == 0 ? NAN : word[1] == '-' ? -INFINITY : INFINITY;
             cJSON_free(c->valuestring);
             c->valuestring = NULL;
             c->type = cJSON_Number;
             c->valuedouble = v;
             c->valueint = 0;
-        } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-            unmark_nonfinite(c);
+        } else if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && unmark_nonfinite(c) < 0) {
+            return -1;
         }
     }
+    return 0;
 }
 
 /* The line as a JSON object, Python's non-finite tokens read as numbers; NULL if it is not. */
@@ -232,8 +234,10 @@ static cJSON *parse_object_line(const char *p)
         return NULL;
     root = cJSON_Parse(marked);
     free(marked);
-    if (root)
-        unmark_nonfinite(root);
+    if (root && unmark_nonfinite(root) < 0) {
+        cJSON_Delete(root);
+        return NULL;
+    }
     return root;
 }
 

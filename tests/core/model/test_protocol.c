@@ -202,7 +202,8 @@ Test(protocol, nan_words_inside_strings_or_elsewhere_are_left_alone)
     /* Only where a value starts, and only the three words: the rest stays log text. */
     const char *logs[] = {"{loss: NaN}", "{\"loss\": NaNx}", "{\"loss\": nan}",
                           "{\"loss\": \"x\" NaN}", "{\"event\": \"progress\", \"step\": 1, NaN}",
-                          "{\"message\": \"a \\\" NaN\"", "{\"loss\": +Infinity}"};
+                          "{\"message\": \"a \\\" NaN\"", "{\"loss\": +Infinity}",
+                          "{\"event\": \"done\", \"time_s\": 1, NaN: 2}"};
     for (size_t i = 0; i < sizeof logs / sizeof *logs; i++) {
         cr_assert_eq(protocol_parse_line(logs[i], &ev, &err), 0, "%s: %s", logs[i], err.msg);
         cr_assert_eq(ev.kind, EVENT_LOG, "%s", logs[i]);
