@@ -1,5 +1,6 @@
 /* The `:` command line: tuning (budget, converge, pause, plot, sort, filter, theme) and scheduler
  * overrides (pin, pause/resume a job, drain a node, policy), each explained when it is refused. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +54,8 @@ static int sched_command(App *a, const char *word, const char *arg)
         return -1;
     }
     SchedState *st = simsched_state_mut(a->ss);
-    char name[64] = "";
-    long n = 0;
-    int got = sscanf(arg, "%63s %ld", name, &n);
+    char name[64] = "", count[32] = "";
+    int got = sscanf(arg, "%63s %31s", name, count);
     Error err;
     int rc;
     if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
@@ -76,7 +76,8 @@ static int sched_command(App *a, const char *word, const char *arg)
             return -1;
         }
         if (strcmp(word, "pin") == 0) {
-            if (got != 2 || n < 0) {
+            long n;
+            if (got != 2 || decimal_long(count, 0, INT_MAX, &n) < 0) {
                 app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
                 return -1;
             }
