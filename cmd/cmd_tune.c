@@ -179,7 +179,9 @@ static cJSON *trial_json(const TrialRecord *r)
     return j;
 }
 
-static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj)
+/* stopped_early: why the session stopped before its end, or NULL when it ran to it. */
+static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj,
+                       const char *stopped_early)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "optimizer", tuner_optimizer_name(t));
@@ -195,6 +197,10 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj)
         cJSON_AddNullToObject(root, "best_time_s");
         cJSON_AddNullToObject(root, "best_schedule");
     }
+    if (stopped_early)
+        cJSON_AddStringToObject(root, "stopped_early", stopped_early);
+    else
+        cJSON_AddNullToObject(root, "stopped_early");
     cJSON *trials = cJSON_AddArrayToObject(root, "trials");
     for (size_t i = 0; i < tuner_n_trials(t); i++)
         cJSON_AddItemToArray(trials, trial_json(tuner_trial(t, i)));
@@ -361,26 +367,31 @@ int cmd_tune(int argc, char **argv)
         kill(getpid(), sig);
         return 128 + sig;
     }
+    /* A session stopped early on an error (a leftover group it cannot stop, a journal it
+     * cannot write, an optimizer that failed) did not do the work asked: it ends EXIT_FAILED
+     * whatever it measured before, which it still prints and its journal keeps to resume. */
     Error err;
-    if (tuner_run_blocking(t, &err) < 0)
+    const char *stopped_early = NULL;
+    if (tuner_run_blocking(t, &err) < 0) {
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
-    else if (tuner_converged(t))
+        stopped_early = err.msg;
+    } else if (tuner_converged(t))
         fprintf(stderr, "tunedeck tune: %s\n", tuner_converged(t));
     /* A part whose connection dropped could not be stopped then (its sshd died, say): what
      * it left running is stopped now, if its host answers again. */
     session_stop_leftovers(ses, report_stderr, NULL);
     session_journal_end(ses);
     if (a.json)
-        print_json(t, &a, ses->journal);
+        print_json(t, &a, ses->journal, stopped_early);
     else
         print_table(t);
-    rc = tuner_best(t) ? 0 : 1;
+    rc = tuner_best(t) ? EXIT_OK : EXIT_FAILED;
     if (rc) {
         fflush(stdout);
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
     }
-    if (tune_journal_failed(ses->journal))
-        rc = 1; /* said on stderr when it happened */
+    if (stopped_early || tune_journal_failed(ses->journal))
+        rc = EXIT_FAILED; /* said on stderr when it happened */
     session_free(ses);
     return rc;
 }

@@ -4,7 +4,8 @@
 
 #include <stdio.h>
 
-/* Parse a whole-string integer/number in [min, max]; on failure print
+/* Parse a strict decimal integer/number in [min, max] (core/base/decimal.h: no spaces, hex,
+ * exponent for an integer, inf or nan); on failure print
  * "tunedeck CMD: FLAG: expected ..., found '...'" and return -1. */
 int flags_long(const char *cmd, const char *flag, const char *text, long min, long max,
                long *out);

@@ -2,6 +2,7 @@
  * the remote layer on its own, for tests and the benchmark. Every argument after `--` is
  * single-quoted before it reaches the remote shell. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "core/base/termsafe.h"
 #include "core/base/clock.h"
+#include "core/base/decimal.h"
 #include "core/base/exitcode.h"
 #include "core/base/evloop.h"
 #include "core/base/readall.h"
@@ -163,25 +165,26 @@ int main(int argc, char **argv)
             accept_fp = optarg;
             break;
         case 'H':
-            heartbeat_s = strtod(optarg, NULL);
+            if (decimal_double(optarg, 0.01, 3600, &heartbeat_s) < 0) {
+                fprintf(stderr,
+                        "tunedeck-rexec: --heartbeat: expected seconds in [0.01, 3600], "
+                        "found '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
             break;
         case 'S':
             sh = optarg;
             break;
-        case 'r': {
-            char *end;
-            repeat = strtol(optarg, &end, 10);
-            if (end == optarg || *end || repeat < 1) {
+        case 'r':
+            if (decimal_long(optarg, 1, LONG_MAX, &repeat) < 0) {
                 fprintf(stderr, "tunedeck-rexec: --repeat: expected a count >= 1, found '%s'\n",
                         optarg);
                 return EXIT_USAGE;
             }
             break;
-        }
-        case 'I': {
-            char *end;
-            interval_s = strtod(optarg, &end);
-            if (end == optarg || *end || !(interval_s >= 0 && interval_s <= 3600)) {
+        case 'I':
+            if (decimal_double(optarg, 0, 3600, &interval_s) < 0) {
                 fprintf(stderr,
                         "tunedeck-rexec: --interval: expected seconds in [0, 3600], "
                         "found '%s'\n",
@@ -189,7 +192,6 @@ int main(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
-        }
         case 'h':
             usage(stdout);
             return 0;

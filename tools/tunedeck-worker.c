@@ -2,7 +2,6 @@
  * SGD on a small dense network, reporting protocol v1 timings — and, with --job, a training
  * job for the scheduler that checkpoints on SIGTERM and resumes at another size. */
 #include <cJSON.h>
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/decimal.h"
 #include "core/base/exitcode.h"
 #include "core/base/readall.h"
 #include "core/model/protocol.h"
@@ -89,15 +89,21 @@ static void usage(FILE *out)
 
 static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+    if (decimal_double(s, lo, hi, out) < 0) {
         fprintf(stderr, "tunedeck-worker: %s: expected a number from %g to %g, found '%s'\n", flag,
                 lo, hi, s);
         return -1;
     }
-    *out = v;
+    return 0;
+}
+
+static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
+{
+    if (decimal_long(s, lo, hi, out) < 0) {
+        fprintf(stderr, "tunedeck-worker: %s: expected an integer from %ld to %ld, found '%s'\n",
+                flag, lo, hi, s);
+        return -1;
+    }
     return 0;
 }
 
@@ -141,7 +147,7 @@ static int is_host_name(const char *p, size_t len)
  * their own flag and a comma in --gpus is refused, pointing at it. */
 static int parse_gpus(const char *s, int *out)
 {
-    double v;
+    long v;
     if (strchr(s, ',')) {
         fprintf(stderr,
                 "tunedeck-worker: --gpus: expected a count of workers (1 to 256), found the list "
@@ -149,12 +155,8 @@ static int parse_gpus(const char *s, int *out)
                 s);
         return -1;
     }
-    if (parse_double("--gpus", s, 1, 256, &v) < 0)
+    if (parse_long("--gpus", s, 1, 256, &v) < 0)
         return -1;
-    if (v < 1 || v > 256 || v != (int)v) {
-        fprintf(stderr, "tunedeck-worker: --gpus: expected 1 to 256 workers, found '%s'\n", s);
-        return -1;
-    }
     *out = (int)v;
     return 0;
 }
@@ -204,9 +206,9 @@ static int parse_args(int argc, char **argv, Args *a)
     a->gpus = 0;
     const char *env_base = getenv("TUNEDECK_PS_PORT_BASE");
     a->port_base = DEFAULT_PORT_BASE;
-    double v;
+    long v;
     if (env_base && *env_base) {
-        if (parse_double("$TUNEDECK_PS_PORT_BASE", env_base, 1, 65000, &v) < 0)
+        if (parse_long("$TUNEDECK_PS_PORT_BASE", env_base, 1, 65000, &v) < 0)
             return EXIT_USAGE;
         a->port_base = (int)v;
     }
@@ -241,7 +243,7 @@ static int parse_args(int argc, char **argv, Args *a)
             printf("%s\n", openblas_get_corename());
             return 1;
         case 'p':
-            if (parse_double("--port-base", optarg, 1, 65000, &v) < 0)
+            if (parse_long("--port-base", optarg, 1, 65000, &v) < 0)
                 return EXIT_USAGE;
             a->port_base = (int)v;
             break;
@@ -262,12 +264,12 @@ static int parse_args(int argc, char **argv, Args *a)
                 return EXIT_USAGE;
             break;
         case 'b':
-            if (parse_double("--batch", optarg, 1, 1e7, &v) < 0)
+            if (parse_long("--batch", optarg, 1, 10000000, &v) < 0)
                 return EXIT_USAGE;
             a->batch = (int)v;
             break;
         case 'n':
-            if (parse_double("--steps", optarg, 1, 1e12, &v) < 0)
+            if (parse_long("--steps", optarg, 1, 1000000000000L, &v) < 0)
                 return EXIT_USAGE;
             a->max_steps = (long)v;
             break;

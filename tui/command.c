@@ -1,10 +1,12 @@
 /* The `:` command line: tuning (budget, converge, pause, plot, sort, filter, theme) and scheduler
  * overrides (pin, pause/resume a job, drain a node, policy), each explained when it is refused. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/decimal.h"
 #include "tui/command.h"
 
 /* On a Slurm cluster `drain NODE [REASON]`, `undrain NODE` (and `resume NODE` when no
@@ -52,9 +54,8 @@ static int sched_command(App *a, const char *word, const char *arg)
         return -1;
     }
     SchedState *st = simsched_state_mut(a->ss);
-    char name[64] = "";
-    long n = 0;
-    int got = sscanf(arg, "%63s %ld", name, &n);
+    char name[64] = "", count[32] = "";
+    int got = sscanf(arg, "%63s %31s", name, count);
     Error err;
     int rc;
     if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
@@ -75,7 +76,8 @@ static int sched_command(App *a, const char *word, const char *arg)
             return -1;
         }
         if (strcmp(word, "pin") == 0) {
-            if (got != 2 || n < 0) {
+            long n;
+            if (got != 2 || decimal_long(count, 0, INT_MAX, &n) < 0) {
                 app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
                 return -1;
             }
@@ -102,9 +104,8 @@ int command_run(App *a, const char *line)
     if (!word[0])
         return 0;
     if (strcmp(word, "budget") == 0) {
-        char *end;
-        long n = strtol(arg, &end, 10);
-        if (!arg[0] || *end || n < 1 || n > 100000) {
+        long n;
+        if (decimal_long(arg, 1, 100000, &n) < 0) {
             app_message(a, 1, ":budget: expected a number of trials 1-100000, found '%s'", arg);
             return -1;
         }

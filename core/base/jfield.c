@@ -57,6 +57,15 @@ int jfield_string(const cJSON *obj, const char *ctx, const char *key, int requir
     return 0;
 }
 
+/* How a value that is not finite is named: cJSON reads 1e999 as infinity, and a protocol
+ * line may carry Python's NaN (core/model/protocol.c). */
+static const char *nonfinite_name(double v)
+{
+    return isnan(v) ? "NaN"
+           : v > 0  ? "one too large to represent (Infinity)"
+                    : "one too large to represent (-Infinity)";
+}
+
 int jfield_number(const cJSON *obj, const char *ctx, const char *key, int required, double min,
                   double max, double *out, Error *err)
 {
@@ -64,9 +73,8 @@ int jfield_number(const cJSON *obj, const char *ctx, const char *key, int requir
     if (!v)
         return required ? -1 : 0;
     if (cJSON_IsNumber(v) && !isfinite(v->valuedouble)) /* 1e999: cJSON's infinity */
-        return error_set(err, "%s: field '%s': expected a number in [%g, %g], found one too "
-                              "large to represent",
-                         ctx, key, min, max);
+        return error_set(err, "%s: field '%s': expected a number in [%g, %g], found %s", ctx,
+                         key, min, max, nonfinite_name(v->valuedouble));
     if (!cJSON_IsNumber(v))
         return error_set(err, "%s: field '%s': expected a number, found %s", ctx, key,
                          jfield_type_name(v));
@@ -84,9 +92,8 @@ int jfield_int(const cJSON *obj, const char *ctx, const char *key, int required,
     if (!v)
         return required ? -1 : 0;
     if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
-        return error_set(err, "%s: field '%s': expected an integer in [%ld, %ld], found one "
-                              "too large to represent",
-                         ctx, key, min, max);
+        return error_set(err, "%s: field '%s': expected an integer in [%ld, %ld], found %s", ctx,
+                         key, min, max, nonfinite_name(v->valuedouble));
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
         return error_set(err, "%s: field '%s': expected an integer, found %s", ctx, key,
                          cJSON_IsNumber(v) ? "a fraction" : jfield_type_name(v));

@@ -74,6 +74,20 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
  * and would become the best time. */
 #define TIME_MIN_S 1e-6
 
+/* A loss that is not finite is refused like any bad field, saying what it most likely
+ * means. */
+static int progress_loss(const cJSON *root, double *loss, Error *err)
+{
+    if (jfield_number(root, "progress", "loss", 0, -1e300, 1e300, loss, err) == 0)
+        return 0;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "loss");
+    if (err && cJSON_IsNumber(v) && !isfinite(v->valuedouble)) {
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n, " (training diverged?)");
+    }
+    return -1;
+}
+
 static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
 {
     char event[32];
@@ -107,7 +121,7 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
         ev->kind = EVENT_PROGRESS;
         if (jfield_number(root, "progress", "step", 1, 0, 9e15, &step, err) < 0 ||
             jfield_number(root, "progress", "epoch", 0, 0, 1e12, &ev->epoch, err) < 0 ||
-            jfield_number(root, "progress", "loss", 0, -1e300, 1e300, &ev->loss, err) < 0 ||
+            progress_loss(root, &ev->loss, err) < 0 ||
             jfield_number(root, "progress", "examples_per_s", 0, 0, 1e15, &ev->examples_per_s,
                           err) < 0)
             return -1;
@@ -119,6 +133,114 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
                      event);
 }
 
+/* Python's json.dumps writes a non-finite float as a bare NaN, Infinity or -Infinity, words
+ * JSON does not have: a diverging training script prints {"loss": NaN}. Read as log text, the
+ * line would hide the divergence, so these three tokens (only outside strings, only where a
+ * value starts) become marker strings cJSON reads, and then the non-finite numbers they stand
+ * for: the line is a protocol line whose field is refused by name, as 1e999 is. No other
+ * JSON5 is read. */
+#define NONFINITE_MARK '\x01'
+
+/* The token that starts at p, or NULL. */
+static const char *nonfinite_token_at(const char *p)
+{
+    static const char *const TOKENS[] = {"-Infinity", "Infinity", "NaN"};
+    for (size_t k = 0; k < sizeof TOKENS / sizeof *TOKENS; k++) {
+        size_t n = strlen(TOKENS[k]);
+        if (strncmp(p, TOKENS[k], n) == 0 && !isalnum((unsigned char)p[n]))
+            return TOKENS[k];
+    }
+    return NULL;
+}
+
+/* The line with the tokens marked, or NULL when it has none (or no memory: log text). */
+static char *mark_nonfinite(const char *p)
+{
+    char *out = malloc(strlen(p) * 4 + 1); /* "NaN" (3) becomes "\u0001NaN" (11) at most */
+    if (!out)
+        return NULL;
+    size_t n = 0;
+    int in_string = 0, marked = 0;
+    char prev = 0; /* the last character outside strings, spaces skipped */
+    while (*p) {
+        if (in_string) {
+            if (*p == '\\' && p[1])
+                out[n++] = *p++;
+            else if (*p == '"')
+                in_string = 0;
+            out[n++] = *p++;
+            continue;
+        }
+        int value_starts = prev == ':' || prev == ',' || prev == '[';
+        const char *tok = value_starts ? nonfinite_token_at(p) : NULL;
+        if (tok) {
+            n += (size_t)sprintf(out + n, "\"\\u0001%s\"", tok);
+            p += strlen(tok);
+            prev = '"';
+            marked = 1;
+            continue;
+        }
+        if (*p == '"')
+            in_string = 1;
+        if (!isspace((unsigned char)*p))
+            prev = *p;
+        out[n++] = *p++;
+    }
+    out[n] = 0;
+    if (!marked) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The marker strings mark_nonfinite left become the numbers they stand for. -1 when one
+ * became a key ({"a": 1, NaN: 2}): that line is not JSON with Python's words in it. */
+static int unmark_nonfinite(cJSON *node)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, node)
+    {
+        if (c->string && c->string[0] == NONFINITE_MARK)
+            return -1;
+        const char *word = cJSON_IsString(c) ? c->valuestring : NULL;
+        const char *tok = word && word[0] == NONFINITE_MARK ? nonfinite_token_at(word + 1) : NULL;
+        if (tok && strcmp(word + 1, tok) == 0) {
+            double v = strcmp(word + 1, "NaN") == 0 ? NAN : word[1] == '-' ? -INFINITY : INFINITY;
+            cJSON_free(c->valuestring);
+            c->valuestring = NULL;
+            c->type = cJSON_Number;
+            c->valuedouble = v;
+            c->valueint = 0;
+        } else if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && unmark_nonfinite(c) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The line as a JSON object, Python's non-finite tokens read as numbers; NULL if it is not. */
+static cJSON *parse_object_line(const char *p)
+{
+    if (*p != '{')
+        return NULL;
+    cJSON *root = cJSON_Parse(p);
+    if (root)
+        return root;
+    if (!strstr(p, "NaN") && !strstr(p, "Infinity")) /* the common log line: no copy */
+        return NULL;
+    char *marked = mark_nonfinite(p);
+    if (!marked)
+        return NULL;
+    root = cJSON_Parse(marked);
+    free(marked);
+    if (root && unmark_nonfinite(root) < 0) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
 int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
 {
     memset(ev, 0, sizeof *ev);
@@ -128,7 +250,7 @@ int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
     const char *p = line;
     while (isspace((unsigned char)*p))
         p++;
-    cJSON *root = *p == '{' ? cJSON_Parse(p) : NULL;
+    cJSON *root = parse_object_line(p);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         ev->kind = EVENT_LOG;

@@ -1,6 +1,7 @@
 /* The SGD cluster simulator: ground-truth device curves, aggregation, parameter-server
  * traffic and noise for the seed's settings (Table 1) and networks (Table 2), and the
  * mixed-GPU allreduce settings whose communication lives in sim_allreduce.c. */
+#include "core/base/decimal.h"
 #include "core/base/rng.h"
 #include "core/sim/simcluster.h"
 
@@ -78,9 +79,8 @@ static int parse_setting(const char *s, int counts[N_TYPES], int *allreduce, Err
         return 0;
     }
     if ((s[0] == 'G' || s[0] == 'g') && s[1]) {
-        char *end;
-        long n = strtol(s + 1, &end, 10);
-        if (*end || n < 2 || n > 100000)
+        long n;
+        if (decimal_long(s + 1, 2, 100000, &n) < 0)
             return error_set(err, "--sim '%s': expected G<n> with 2 <= n <= 100000, found '%s'",
                              spec, s);
         /* Setting B's mix, scaled: one GPU machine in ten, the rest spread over the CPUs. */
@@ -133,9 +133,8 @@ SimCluster *simcluster_new(const char *spec, Error *err)
     }
     int batch = net->batch;
     if (n == 3) {
-        char *end;
-        long b = strtol(parts[2], &end, 10);
-        if (*end || b < 1 || b > 10000000) {
+        long b;
+        if (decimal_long(parts[2], 1, 10000000, &b) < 0) {
             error_set(err,
                       "--sim '%s': batch: expected a positive integer up to 10000000, found '%s'",
                       spec, parts[2]);

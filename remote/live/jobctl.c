@@ -156,8 +156,12 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     }
     TrialEvent ev;
     Error e;
-    if (cut || protocol_parse_line(line, &ev, &e) < 0)
+    if (cut)
         return;
+    if (protocol_parse_line(line, &ev, &e) < 0) {
+        jobctl_progress_refused(&j->progress, e.msg);
+        return;
+    }
     if (ev.kind == EVENT_ERROR && ev.text) {
         termsafe(j->said, sizeof j->said, ev.text);
         j->said_error = 1;
@@ -175,6 +179,12 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
 JobProgress jobctl_progress_none(void)
 {
     return (JobProgress){.step = 0, .epoch = -1, .examples_per_s = -1, .loss = NAN, .seen = 0};
+}
+
+void jobctl_progress_refused(JobProgress *p, const char *why)
+{
+    if (!p->refused++)
+        termsafe(p->first_refused, sizeof p->first_refused, why);
 }
 
 static int launch(JobRun *j, const char *command, Error *err)

@@ -16,10 +16,16 @@ typedef struct {
     double epoch, examples_per_s; /* -1: not given */
     double loss;                  /* NAN: not given (any finite value is a loss) */
     int seen; /* progress lines so far */
+    /* Protocol lines refused so far ("loss ... found NaN (training diverged?)"): the first
+     * one's reason, terminal-safe, so that the driver can say it. */
+    int refused;
+    char first_refused[200];
 } JobProgress;
 
 /* A run's progress before its first line: nothing given (loss NAN, epoch and rate -1). */
 JobProgress jobctl_progress_none(void);
+/* Counts a protocol line the job printed that was refused, keeping the first reason. */
+void jobctl_progress_refused(JobProgress *p, const char *why);
 
 /* Every placeholder a job_command may use. */
 #define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */

@@ -205,7 +205,10 @@ static void read_output(SlurmRun *r)
                 exit_line(r);
                 TrialEvent ev;
                 Error e;
-                if (!r->partial_cut && protocol_parse_line(r->partial, &ev, &e) == 0) {
+                int parsed = r->partial_cut ? 1 : protocol_parse_line(r->partial, &ev, &e);
+                if (parsed < 0)
+                    jobctl_progress_refused(&r->progress, e.msg);
+                if (parsed == 0) {
                     if (ev.kind == EVENT_PROGRESS) {
                         r->progress.step = ev.step;
                         r->progress.epoch = ev.epoch;

@@ -239,6 +239,11 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         l->ops->step(j->run);
         note_backend(l, j);
         const JobProgress *p = l->ops->progress(j->run);
+        /* Once a run: a diverged job prints a NaN loss every step. */
+        if (p->refused && !j->refused_said) {
+            j->refused_said = 1;
+            schedlive_log(l, "%s: a line it printed was refused: %s", j->name, p->first_refused);
+        }
         if (p->seen > j->seen) {
             if (j->seen == 0) {
                 j->run_first_step = p->step;

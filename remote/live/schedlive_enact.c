@@ -118,6 +118,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     free(hosts);
     j->need_start = 0;
     j->seen = 0;
+    j->refused_said = 0;
     j->run_first_step = -1;
     j->stopping = j->stop_wanted = j->killed = 0;
     j->status[0] = 0;

@@ -38,6 +38,7 @@ typedef struct {
     int runs, resizes, deaths, failed, resize_pending;
     int ended_itself; /* its last run exited 0 unasked: the script finished its training */
     int seen; /* progress lines of the current run already taken */
+    int refused_said; /* the current run's first refused protocol line logged */
     long step, saved_step, resumed_step, run_first_step;
     double loss; /* NAN: none reported (a loss may be negative) */
     double eps, epoch;

@@ -2,12 +2,14 @@
 #include "remote/session/tune_journal.h"
 
 #include <cJSON.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/base/decimal.h"
 #include "core/base/jfield.h"
 #include "core/journal/journal_trial.h"
 
@@ -191,9 +193,7 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
                          "%s: field 'command': this journal is of a '%s' session, not "
                          "'tune'",
                          ctx, command);
-    char *end;
-    s->seed = strtol(seed, &end, 10);
-    if (!seed[0] || *end || s->seed < 0)
+    if (decimal_long(seed, 0, LONG_MAX, &s->seed) < 0)
         return error_set(err, "%s: field 'seed': expected a non-negative integer, found \"%s\"",
                          ctx, seed);
     s->budget = (long)budget;

@@ -15,9 +15,10 @@ if "$bin" tune --sim B:googlenet --optimizer uniform-gpus --budget 1 --json >"$t
     /usr/bin/python3 - "$tmp/out.json" <<'PY' || fail "tune --sim --json output"
 import json, sys
 d = json.load(open(sys.argv[1]))
-for k in ("optimizer", "budget", "seed", "best_time_s", "best_schedule", "trials"):
+for k in ("optimizer", "budget", "seed", "best_time_s", "best_schedule", "stopped_early", "trials"):
     assert k in d, k
 assert d["optimizer"] == "uniform-gpus" and d["budget"] == 1 and len(d["trials"]) == 1
+assert d["stopped_early"] is None  # ran to its budget
 t = d["trials"][0]
 for k in ("trial", "time_s", "status", "suggest_ms", "schedule"):
     assert k in t, k
@@ -145,14 +146,17 @@ grep -q "^ *2  pruned .*pruned after 2 of 20 iterations (in warm-up)" "$tmp/slow
 state="$(ps -o stat= -p "$(cat "$tmp/slow.pid")" 2>/dev/null || true)"
 case "$state" in "" | Z*) ;; *) fail "the pruned trial's process still runs ($state)" ;; esac
 # the stop rule: bespoke stops by itself well before a budget of 40
+rc=0
 "$bin" tune --sim B:googlenet --budget 40 --stop-when-converged --no-journal --json \
-    >"$tmp/conv.json" 2>"$tmp/conv.err"
+    >"$tmp/conv.json" 2>"$tmp/conv.err" || rc=$?
+[ "$rc" = 0 ] || fail "a session the stop rule ended exited $rc, expected 0"
 grep -q "tunedeck tune: converged: the last 3 suggestions" "$tmp/conv.err" ||
     fail "no converged line: $(cat "$tmp/conv.err")"
 /usr/bin/python3 -c "
 import json; d=json.load(open('$tmp/conv.json'))
 assert 3 <= len(d['trials']) < 40, len(d['trials'])
 assert all(t['expected_improvement_s'] < 0.005 * d['best_time_s'] for t in d['trials'][-3:])
+assert d['stopped_early'] is None  # converging is an end, not an error
 " || fail "--stop-when-converged did not stop early"
 
 # bad input: one line on stderr naming the file or flag, the field and what was expected
@@ -183,6 +187,19 @@ check_bad "--sim 'Q:googlenet': unknown setting 'Q'" tune --sim Q:googlenet
 check_bad "unknown network 'resnet'" tune --sim B:resnet
 check_bad "batch: expected a positive integer" tune --sim B:googlenet:0
 check_bad "--budget: expected an integer" tune --sim B:googlenet --budget lots
+# numeric flags are plain decimals (core/base/decimal.c): no spaces, hex, exponent in an
+# integer, inf or nan; the message names the flag, the range and the value as given
+check_bad "tunedeck tune: --budget: expected an integer in [1, 100000], found ' 5'" \
+    tune --sim B:googlenet --budget ' 5'
+check_bad "--budget: expected an integer in [1, 100000], found '+5'" tune --sim B:googlenet --budget +5
+check_bad "--seed: expected an integer in [0, 4611686018427387904], found '1e3'" \
+    tune --sim B:googlenet --seed 1e3
+check_bad "--trial-timeout: expected a number in [0.001, 1e+07], found '0x10'" \
+    tune --sim B:googlenet --trial-timeout 0x10
+check_bad "--trial-timeout: expected a number in [0.001, 1e+07], found 'inf'" \
+    tune --sim B:googlenet --trial-timeout inf
+check_bad "--duration: expected a number in [0.001, 1e+09], found 'nan'" \
+    schedule --live --duration nan
 check_bad "--optimizer: unknown optimizer 'magic'" tune --sim B:googlenet --optimizer magic
 check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launcher pigeon
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
@@ -221,6 +238,12 @@ exit_is 2 "usage" "$bin" tuen
 exit_is 2 "usage" "$bin" --bogus
 exit_is 2 "usage" "$bin" tune --bogus
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --budget lots
+exit_is 2 "usage" "$bin" tune --sim B:googlenet --trial-timeout 0x10
+exit_is 2 "usage" "$worker" --batch 1.5
+exit_is 2 "usage" "$worker" --port-base 0x100
+exit_is 2 "usage" env TUNEDECK_PS_PORT_BASE=' 7000' "$worker" --help
+exit_is 2 "usage" "$rexec" --heartbeat soon
+exit_is 2 "usage" "$rexec" --interval inf
 exit_is 2 "usage" "$bin" tune --sim Q:googlenet
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic
 exit_is 2 "usage" "$bin" tune --cluster $cl

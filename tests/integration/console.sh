@@ -118,6 +118,8 @@ T send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
 wait_for main 'drain node15: applied at the next scheduling decision'
 T send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
 wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
+T send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 0 x 1 0 Enter
+wait_for main ":pin: expected JOB GPUS \(0 unpins\), found 'resnet110-0 0x10'"
 T send-keys -t main : p o l i c y ' ' n o s u c h Enter
 wait_for main ":policy: unknown policy 'nosuch': expected one of doubling"
 T send-keys -t main : p o l i c y ' ' o p t i m u s Enter

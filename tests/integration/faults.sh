@@ -7,6 +7,7 @@
 #   2. one host's sshd is killed mid-trial: the trial fails naming that host, the session
 #      goes on with its next trials, and stops what the dropped connection left running on
 #      that host before its next trial there;
+#      2b. the same with a leftover that outlives SIGKILL: the session stops early, exit 1;
 #   3. packets delayed and dropped (tc, in a private network namespace): streams survive;
 #   4. the journal's disk is full during a remote (per-host) session;
 #   5. the console (in tmux) is SIGKILLed mid-trial and reopened with --resume: the running
@@ -69,7 +70,11 @@ fi
 # and only an explicit stop ends it. Once the helper runs, the wrapper says so in
 # $T/helper-up-N-MACHINE (the hosts share this file system). Each machine has one "GPU":
 # a lock ($T/gpu-MACHINE) that every process of a trial holds, so a trial started beside an
-# earlier trial's leftover on that machine fails at once, whatever the timing.
+# earlier trial's leftover on that machine fails at once, whatever the timing. With
+# $T/stuck-N-MACHINE present as well, trial N on that machine leaves a process its group
+# cannot be rid of: a child that exits at once, whose parent leaves the group (setsid) and
+# never reaps it; the zombie keeps the group in use after SIGKILL, as a process stuck in the
+# kernel would. The parent carries the marker, and killing it lets the zombie go.
 setup_trial() {
     ln -sf "$(command -v sleep)" "$T/helper-$MARK"
     cat > "$T/trial-$MARK.sh" <<EOF
@@ -83,6 +88,13 @@ slow=""
 if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
     slow="--slowdown 40"
     "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
+    if [ -e "$T/stuck-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
+        python3 -c 'import os, time
+if os.fork() == 0:
+    os._exit(0)
+os.setsid()
+time.sleep(300)' "stuck-$MARK" 9>&- </dev/null >/dev/null 2>&1 &
+    fi
     : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
 fi
 "$worker" --port-base \$((${PORT_BASE:-0} + 0)) --connect-timeout 10 \$slow "\$@"
@@ -324,6 +336,38 @@ said = [l for l in open(sys.argv[2])
         if re.search(r"stopped trial 1's leftover process group [0-9]+ on h2 before trial 2$", l)]
 assert len(said) == 1, open(sys.argv[2]).read()
 EOF
+marker=$(marker_left)
+check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
+
+echo "2b. a leftover group that outlives SIGKILL stops the session: exit 1, the table kept"
+# As in part 2, but trial 1 runs whole and trial 2 is the one whose connection to h2 drops,
+# leaving on h2 a group that SIGKILL cannot empty: before trial 3 the session stops.
+export TUNEDECK_STATE_DIR="$T/state2b"
+rm -f "$T"/helper-up-2-*
+touch "$T/slow-2" "$T/stuck-2-h2"
+"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
+    --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2b.json" 2> "$T/s2b.err" &
+TUNE_PID=$!
+wait_for "$T/state2b/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 60
+helpers_up 2 3 20
+j2b="$(journal_of "$T/state2b")"
+harness_stop 2
+harness_start 2
+wait_for "$j2b" '"event":"finished","trial":2' 1 15
+rm -f "$T/slow-2" "$T/stuck-2-h2"
+wait "$TUNE_PID"; rc=$?; TUNE_PID=""
+check "the session stops early before trial 3, says why, exits 1 though trial 1 succeeded (exit $rc)" \
+    python3 - "$T/s2b.json" "$T/s2b.err" "$rc" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["trials"]
+assert int(sys.argv[3]) == 1, sys.argv[3]
+assert [x["status"] for x in t][0::2] == ["ok", "cancelled"], [(x["status"], x.get("reason")) for x in t]
+assert r["best_time_s"] == t[0]["time_s"]
+assert "trial 2's leftover process group" in r["stopped_early"] and "on h2 still runs" in r["stopped_early"], r["stopped_early"]
+assert "the session stopped early: trial 2's leftover" in open(sys.argv[2]).read()
+EOF
+for p in $(pgrep -f "stuck-$MARK" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 marker=$(marker_left)
 check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
 

@@ -210,8 +210,16 @@ full_disk_check "$work/full.jsonl" "$work/full.err" "$work/full.rc"
 # The session's own rlimit path as well, whatever the mount said.
 rm -rf "$work/small2"
 (ulimit -f 32; TUNEDECK_STATE_DIR="$work/small2" "$bin" tune --sim A:googlenet --optimizer random \
-    --budget 50 >"$work/full2.out" 2>"$work/full2.err"; echo $? >"$work/full2.rc") || true
+    --budget 50 --json >"$work/full2.out" 2>"$work/full2.err"; echo $? >"$work/full2.rc") || true
 full_disk_check "$work"/small2/sessions/*.jsonl "$work/full2.err" "$work/full2.rc"
+# Stopped early with trials that succeeded: exit 1 (above), what was measured still printed,
+# and --json says why it stopped.
+python3 - "$work/full2.out" <<'PY' || fail "a session stopped early: --json lacks stopped_early or its trials"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "no more trials are launched" in r["stopped_early"], r["stopped_early"]
+assert r["best_time_s"] is not None and 0 < len(r["trials"]) < 50, r
+PY
 echo "journal: full disk made with $how and with RLIMIT_FSIZE"
 
 # 6. --resume refuses setup flags and unknown ids with clear errors.

@@ -198,6 +198,26 @@ PY
 then pass "a job without epochs: said once, its absent figures read '-', its negative loss shown"
 else fail "progress without epoch (exit $rc, $left left)"; fi
 
+echo "a diverged loss"
+# A job whose loss is Python's bare NaN (json.dumps of a diverged float) on every line: the
+# line is a protocol line refused by its field, and the driver says so once per run.
+python3 - "$T/inv2.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s noepoch NaN" % (sys.argv[2], sys.argv[3])
+json.dump(inv, open(sys.argv[1].replace(".json", "-nan.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-nan.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5" > "$T/out5" 2> "$T/err5"
+rc=$?
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+said="b0: a line it printed was refused: progress: field 'loss': expected a number in [-1e+300, 1e+300], found NaN (training diverged?)"
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$(grep -cF "$said" "$T/out5")" -eq 1 ]
+then pass "a job's NaN loss is said once, naming the field"
+else fail "a diverged loss (exit $rc, $left left): $(grep -F 'refused' "$T/out5" | head -3)"; fi
+
 echo "a job that fails says why"
 # A training script that raises: the death and the failure name its last stderr line, not
 # only "exited 1", its colour codes made visible rather than sent to the terminal. Its second

@@ -27,8 +27,8 @@ schedule's order, on worker machines, one per device with inputs > 0.
 """
 import contextlib
 import json
-import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -75,13 +75,11 @@ def _progress_event(step, loss, epoch, examples_per_s):
     ev = {"event": "progress", "step": int(step)}
     if loss is not None:
         # Any finite loss is a loss, negative ones too (a negative log-likelihood, an ELBO).
-        # NaN or inf would be written as bare NaN/Infinity, which is not JSON: the scheduler
-        # would take the line for log text and the loss would vanish without a word.
-        loss = float(loss)
-        if not math.isfinite(loss):
-            raise ValueError("tunedeck_trial.progress: field 'loss': expected a finite number, "
-                             "found %r" % loss)
-        ev["loss"] = loss
+        # A diverged one (NaN, inf) is written as json.dumps writes it, a bare NaN/Infinity:
+        # tunedeck reads that word as a protocol line and refuses the field by name ("loss
+        # ... found NaN (training diverged?)"), so the divergence is told, and the training
+        # script is not stopped by a logging call.
+        ev["loss"] = float(loss)
     if epoch is not None:
         ev["epoch"] = float(epoch)
     if examples_per_s is not None:
@@ -99,11 +97,12 @@ def _env_int(env, name):
     text = env.get(name)
     if text is None or text == "":
         return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ScheduleError("environment variable %s: expected an integer, found %r"
+    # Decimal digits only, as tunedeck reads its own numbers: int() would also take " 2",
+    # "+2", "1_0" and other scripts' digits.
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise ScheduleError("environment variable %s: expected a decimal integer, found %r"
                             % (name, text))
+    return int(text)
 
 
 class Trial:

@@ -167,3 +167,54 @@ Test(protocol, a_negative_loss_is_a_loss_and_an_absent_one_is_nan)
     rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": -1e999}", "field 'loss'");
     rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": \"nan\"}", "field 'loss'");
 }
+
+/* Regression: Python's json.dumps({"loss": float("nan")}) writes a bare NaN, and such a line
+ * was taken as log text, so a diverging run's loss went unseen. These are the lines
+ * tunedeck_trial.progress writes (tests/tools/python). */
+Test(protocol, pythons_nan_and_infinity_are_a_protocol_line_refused_by_field)
+{
+    rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": NaN}",
+            "progress: field 'loss': expected a number in [-1e+300, 1e+300], found NaN "
+            "(training diverged?)");
+    rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": Infinity}",
+            "found one too large to represent (Infinity) (training diverged?)");
+    rejects("{\"event\": \"progress\", \"step\": 7, \"loss\": -Infinity}",
+            "found one too large to represent (-Infinity) (training diverged?)");
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": NaN}", "field 'time_s'");
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1, \"machines\": [{\"name\": "
+            "\"a\", \"devices\": [{\"id\": \"gpu0\", \"time_s\": NaN}]}]}",
+            "machines[0].devices[0]: field 'time_s': expected a number in [0, 1e+09], found NaN");
+    rejects("{\"event\": \"done\", \"time_s\": NaN}", "done: field 'time_s'");
+}
+
+Test(protocol, nan_words_inside_strings_or_elsewhere_are_left_alone)
+{
+    TrialEvent ev;
+    Error err = {0};
+    /* An unknown field may be NaN, as it may be 1e999: fields are read by name. */
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 7, \"loss\": 0.5, "
+                                     "\"grad_norm\": NaN, \"note\": \"NaN, Infinity\"}",
+                                     &ev, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_PROGRESS);
+    cr_assert_float_eq(ev.loss, 0.5, 1e-12);
+    trial_event_clear(&ev);
+    /* Only where a value starts, and only the three words: the rest stays log text. */
+    const char *logs[] = {"{loss: NaN}", "{\"loss\": NaNx}", "{\"loss\": nan}",
+                          "{\"loss\": \"x\" NaN}", "{\"event\": \"progress\", \"step\": 1, NaN}",
+                          "{\"message\": \"a \\\" NaN\"", "{\"loss\": +Infinity}",
+                          "{\"event\": \"done\", \"time_s\": 1, NaN: 2}"};
+    for (size_t i = 0; i < sizeof logs / sizeof *logs; i++) {
+        cr_assert_eq(protocol_parse_line(logs[i], &ev, &err), 0, "%s: %s", logs[i], err.msg);
+        cr_assert_eq(ev.kind, EVENT_LOG, "%s", logs[i]);
+        cr_assert_str_eq(ev.text, logs[i]);
+        trial_event_clear(&ev);
+    }
+    /* An error event's message that merely says NaN is kept as it is. */
+    cr_assert_eq(protocol_parse_line("{\"event\": \"error\", \"message\": \"loss NaN\", \"x\": NaN}",
+                                     &ev, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_ERROR);
+    cr_assert_str_eq(ev.text, "loss NaN");
+    trial_event_clear(&ev);
+}

@@ -14,6 +14,20 @@ Test(jobctl, progress_before_any_line_gives_nothing)
     cr_assert_eq(p.epoch, -1);
     cr_assert_eq(p.examples_per_s, -1);
     cr_assert_eq(p.seen, 0);
+    cr_assert_eq(p.refused, 0);
+    cr_assert_str_eq(p.first_refused, "");
+}
+
+/* Regression: a live job's refused line (a NaN loss) was dropped without a word. */
+Test(jobctl, the_first_refused_line_is_kept_terminal_safe_and_the_rest_counted)
+{
+    JobProgress p = jobctl_progress_none();
+    jobctl_progress_refused(&p, "progress: field 'loss': found NaN \x1b[2J(training diverged?)");
+    jobctl_progress_refused(&p, "a later one");
+    cr_assert_eq(p.refused, 2);
+    cr_assert(strstr(p.first_refused, "found NaN") && !strchr(p.first_refused, '\x1b'), "%s",
+              p.first_refused);
+    cr_assert(strstr(p.first_refused, "(training diverged?)"), "%s", p.first_refused);
 }
 
 Test(jobctl, placeholders_are_filled_quoted)
