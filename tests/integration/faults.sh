@@ -71,10 +71,11 @@ fi
 # $T/helper-up-N-MACHINE (the hosts share this file system). Each machine has one "GPU":
 # a lock ($T/gpu-MACHINE) that every process of a trial holds, so a trial started beside an
 # earlier trial's leftover on that machine fails at once, whatever the timing. With
-# $T/stuck-N-MACHINE present as well, trial N on that machine leaves a process its group
-# cannot be rid of: a child that exits at once, whose parent leaves the group (setsid) and
-# never reaps it; the zombie keeps the group in use after SIGKILL, as a process stuck in the
-# kernel would. The parent carries the marker, and killing it lets the zombie go.
+# $T/stuck-N-MACHINE present as well, trial N on that machine leaves a group that SIGKILL
+# cannot empty, as a process stuck in the kernel would: a parent leaves the group (for a
+# group of its own, in the same session), keeps a never-reaped zombie child in it, which
+# keeps the group's id in use, and puts a new live child into it whenever the last one
+# dies. The parent and its children carry the marker; killing them all ends it.
 setup_trial() {
     ln -sf "$(command -v sleep)" "$T/helper-$MARK"
     cat > "$T/trial-$MARK.sh" <<EOF
@@ -90,10 +91,18 @@ if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
     "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
     if [ -e "$T/stuck-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
         python3 -c 'import os, time
+group = os.getpgrp()
 if os.fork() == 0:
     os._exit(0)
-os.setsid()
-time.sleep(300)' "stuck-$MARK" 9>&- </dev/null >/dev/null 2>&1 &
+os.setpgid(0, 0)
+end = time.time() + 300
+while time.time() < end:
+    child = os.fork()
+    if child == 0:
+        os.setpgid(0, group)
+        time.sleep(300)
+        os._exit(0)
+    os.waitpid(child, 0)' "stuck-$MARK" 9>&- </dev/null >/dev/null 2>&1 &
     fi
     : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
 fi
@@ -367,7 +376,12 @@ assert r["best_time_s"] == t[0]["time_s"]
 assert "trial 2's leftover process group" in r["stopped_early"] and "on h2 still runs" in r["stopped_early"], r["stopped_early"]
 assert "the session stopped early: trial 2's leftover" in open(sys.argv[2]).read()
 EOF
-for p in $(pgrep -f "stuck-$MARK" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+# The parent may put a new child in between the listing and its own kill: list again.
+for try in 1 2 3 4 5; do
+    stuck=$(pgrep -f "stuck-$MARK" 2>/dev/null) || break
+    kill -KILL $stuck 2>/dev/null
+    sleep 0.2
+done
 marker=$(marker_left)
 check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
 
