@@ -308,6 +308,29 @@ static int add_known_host(Host *h, Error *err)
     return rc;
 }
 
+/* libssh's verdict on the server's key, read from the known_hosts file without the lines
+ * that exclude this host by a negated pattern (knownhosts_view): libssh would take them. */
+static enum ssh_known_hosts_e known_server(Host *h, Error *err)
+{
+    char host_port[300], view[sizeof h->known_file];
+    if (h->port == 22)
+        snprintf(host_port, sizeof host_port, "%s", h->target);
+    else
+        snprintf(host_port, sizeof host_port, "[%s]:%d", h->target, h->port);
+    int view_fd;
+    if (knownhosts_view(h->known_file, host_port, view, sizeof view, &view_fd, err) < 0)
+        return SSH_KNOWN_HOSTS_ERROR; /* err says why */
+    if (view_fd < 0)
+        return ssh_session_is_known_server(h->s);
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, view);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, view);
+    enum ssh_known_hosts_e known = ssh_session_is_known_server(h->s);
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+    close(view_fd);
+    return known;
+}
+
 /* tunedeck's own rules, whatever any ssh config says: a key is accepted only when it is
  * listed for the host in our one known_hosts file; revoked and changed keys are always
  * refused; an unknown key is added only by --accept-new-host-keys or when the operator
@@ -358,7 +381,8 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
             host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
         return;
     }
-    switch (ssh_session_is_known_server(h->s)) {
+    err.msg[0] = 0;
+    switch (known_server(h, &err)) {
     case SSH_KNOWN_HOSTS_OK:
         h->key = HOSTKEY_OK;
         h->offered_fp[0] = 0;
@@ -407,8 +431,11 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
     case SSH_KNOWN_HOSTS_ERROR:
     default:
         h->key = HOSTKEY_ERROR;
-        host_down(p, h, now_ms, "cannot check the host key against %s: %s", file,
-                  ssh_get_error(h->s));
+        if (err.msg[0])
+            host_down(p, h, now_ms, "%s", err.msg);
+        else
+            host_down(p, h, now_ms, "cannot check the host key against %s: %s", file,
+                      ssh_get_error(h->s));
         return;
     }
 }

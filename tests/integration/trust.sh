@@ -32,7 +32,9 @@ run() { # run CONFIG-TEXT OUT [rexec args...]
 echo "ssh config cannot switch host-key checking off"
 n=0
 for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
-    "UserKnownHostsFile /dev/null" "StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null"; do
+    "UserKnownHostsFile /dev/null" "StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null" \
+    "GlobalKnownHostsFile $T/kh.all" "UserKnownHostsFile $T/kh.all" "HostKeyAlias 127.0.0.13" \
+    "KnownHostsCommand /bin/cat $T/kh.all" "CheckHostIP no"; do
     n=$((n + 1))
     write_kh
     before="$(md5sum < "$kh")"
@@ -113,6 +115,49 @@ check "a known_hosts in a group-writable folder is refused" \
 chmod 755 "$T/h"
 run "" "$T/w3" --only h3
 check "the same known_hosts, private again, is trusted" grep -q 'h3 exit 0' "$T/w3"
+
+# A link is only as safe as the folder of what it points to.
+mkdir "$T/grp"
+cp "$T/kh.all" "$T/grp/kh"
+chmod 644 "$T/grp/kh"
+chmod 775 "$T/grp"
+mv "$kh" "$T/kh.saved"
+ln -s "$T/grp/kh" "$kh"
+run "" "$T/w4" --only h3
+check "a known_hosts linked into a group-writable folder is refused, naming that folder" \
+    grep -q "h3 ssh-failed: .*known_hosts folder $T/grp is writable by its group (mode 775)" "$T/w4"
+rm "$kh"
+mv "$T/kh.saved" "$kh"
+
+echo "known_hosts lines read as ssh reads them"
+# '!h1,*' lists a key for every host but h1 (a cluster-wide key that the login node does not
+# share): libssh 0.10 reads each pattern alone and took the line for h1 too.
+k1="$(cut -d' ' -f1,2 "$T/h/host1.pub")"
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+echo "![127.0.0.11]:$H_PORT,[127.0.0.*]:$H_PORT $k1" >> "$kh"
+before="$(md5sum < "$kh")"
+run "" "$T/n1" --only h1
+check "a key listed for '!h1,*' is unknown for h1, not accepted" sh -c \
+    "grep -q 'h1 ssh-failed: .*unknown host key for 127.0.0.11 .*not in $kh' '$T/n1' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+sed "s/^!\[127.0.0.11\]:$H_PORT,/![127.0.0.12]:$H_PORT,/" "$kh" > "$T/kh.n" && cat "$T/kh.n" > "$kh"
+run "" "$T/n2" --only h1
+check "the same line still lists the key for the hosts it does not exclude" grep -q 'h1 exit 0' "$T/n2"
+# A host listed with another key type only: the offered type is not 'unknown' (which one
+# keystroke accepts), but a changed key.
+ssh-keygen -q -t ecdsa -N '' -f "$T/ecdsa"
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+echo "[127.0.0.13]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" >> "$kh"
+run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3" --only h3 --accept-new-host-keys
+check "a host key of a type not listed while another type is listed is refused as changed" \
+    grep -q "h3 ssh-failed: .*host key for 127.0.0.13 changed" "$T/n3"
+# A hashed entry is read like a plain one.
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+grep '127.0.0.13' "$T/kh.all" > "$T/kh.h3"
+ssh-keygen -q -H -f "$T/kh.h3" 2> /dev/null
+cat "$T/kh.h3" >> "$kh"
+run "" "$T/n4" --only h3
+check "a hashed known_hosts entry is honoured" sh -c "grep -q '^|1|' '$T/kh.h3' && grep -q 'h3 exit 0' '$T/n4'"
+cp "$T/kh.all" "$kh"
 
 echo "proxies are refused, never silently bypassed"
 run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1
