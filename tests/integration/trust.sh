@@ -167,6 +167,29 @@ run "Host 127.0.0.11\n  ProxyJump 127.0.0.12:$H_PORT\n" "$T/p2" --only h1
 check "ProxyJump is refused clearly" \
     grep -q 'h1 ssh-failed: .*the ssh configuration gives 127.0.0.11 a ProxyCommand or ProxyJump' "$T/p2"
 
+echo "an ssh config others can write is not read"
+# libssh runs a config's 'Match exec' through the shell while it parses: whoever can write the
+# config, or a file it includes, runs commands as the operator.
+printf 'Match exec "touch %s/pwned.1"\n' "$T" > "$T/cfg"
+chmod 666 "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x1" 2>&1
+check "a world-writable ssh config is refused, naming it and its mode" \
+    grep -q "the ssh configuration $T/cfg is writable by its group (mode 666): refused" "$T/x1"
+check "and its Match exec ran nothing" [ ! -e "$T/pwned.1" ]
+mkdir -p "$T/conf.d"
+printf 'Include "%s/conf.d/*.conf"\nHost nothing-here\n  Port 2\n' "$T" > "$T/cfg"
+chmod 644 "$T/cfg"
+printf 'Match exec "touch %s/pwned.2"\n' "$T" > "$T/conf.d/x.conf"
+chmod 664 "$T/conf.d/x.conf"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x2" 2>&1
+check "a group-writable file it Includes is refused, naming both" \
+    grep -q "the ssh configuration $T/conf.d/x.conf (included by $T/cfg) is writable by its group (mode 664)" "$T/x2"
+check "and its Match exec ran nothing" [ ! -e "$T/pwned.2" ]
+chmod 644 "$T/conf.d/x.conf"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x3" 2>&1
+check "the same files, private again, are read (the operator's own Match exec runs)" \
+    sh -c "grep -q 'h3 exit 0' '$T/x3' && [ -e '$T/pwned.2' ]"
+
 echo "nothing from outside drives the terminal"
 # raw_controls FILE: fails when FILE holds a byte that drives a terminal (C0 other than \n,
 # DEL, a C1 control, invalid UTF-8).
