@@ -146,7 +146,7 @@ void hostpool_free(HostPool *p)
 
 long hostpool_add(HostPool *p, const HostConf *c, Error *err)
 {
-    if (host_name_valid(c->host, err) < 0)
+    if (host_name_valid(c->host, err) < 0 || user_name_valid(c->user, err) < 0)
         return -1;
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;

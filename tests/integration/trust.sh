@@ -190,6 +190,21 @@ TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only 
 check "the same files, private again, are read (the operator's own Match exec runs)" \
     sh -c "grep -q 'h3 exit 0' '$T/x3' && [ -e '$T/pwned.2' ]"
 
+# libssh expands %r, the inventory's user, into a Match exec command unquoted (as OpenSSH
+# did before 9.6): a shared inventory's user name must not reach the shell.
+printf 'Match exec "test %%r = nobody"\n' > "$T/cfg"
+chmod 644 "$T/cfg"
+python3 - "$T/inv.json" "$T/inv-user.json" "$T/pwned.3" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["user"] = "x$(touch %s)" % sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-user.json" --only h3 -- true > "$T/x4" 2>&1
+check "an inventory user name with shell syntax is refused, saying why" \
+    grep -q "machine 'h1': user 'x\$(touch .*unexpected character '\$' at 2" "$T/x4"
+check "and the ssh config's Match exec never ran it" [ ! -e "$T/pwned.3" ]
+
 echo "nothing from outside drives the terminal"
 # raw_controls FILE: fails when FILE holds a byte that drives a terminal (C0 other than \n,
 # DEL, a C1 control, invalid UTF-8).
