@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libssh/server.h> /* ssh_send_keepalive, a client call declared there */
@@ -177,6 +178,16 @@ static int session_configure(HostPool *p, Host *h)
 
 static void begin_connect(HostPool *p, Host *h, int64_t now_ms);
 
+/* The mode of the inventory's identity when others may read or write it, else 0: such a
+ * key may already be someone else's too, and ssh refuses it as well ("too open"). */
+static unsigned identity_too_open(const Host *h)
+{
+    struct stat st;
+    if (!h->conf.identity[0] || stat(h->conf.identity, &st) < 0 || st.st_uid != geteuid())
+        return 0;
+    return st.st_mode & 077 ? (unsigned)(st.st_mode & 0777) : 0;
+}
+
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
 {
     host_teardown(h);
@@ -189,6 +200,15 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     if (session_configure(p, h) < 0) {
         host_down(p, h, now_ms, "ssh configuration: %s",
                   h->s ? ssh_get_error(h->s) : "out of memory");
+        return;
+    }
+    unsigned open_mode = identity_too_open(h);
+    if (open_mode) {
+        h->keep = 0;
+        host_down(p, h, now_ms,
+                  "the identity %s (the inventory's ssh.identity) may be read by others "
+                  "(mode %03o): refused, as ssh refuses it; chmod 600 it",
+                  h->conf.identity, open_mode);
         return;
     }
     if (h->proxy[0]) {

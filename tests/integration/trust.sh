@@ -159,6 +159,15 @@ run "" "$T/n4" --only h3
 check "a hashed known_hosts entry is honoured" sh -c "grep -q '^|1|' '$T/kh.h3' && grep -q 'h3 exit 0' '$T/n4'"
 cp "$T/kh.all" "$kh"
 
+echo "an identity others can read is not used"
+chmod 640 "$T/h/id_ed25519"
+run "" "$T/id1" --only h3
+check "an identity readable by its group is refused, naming it and its mode" \
+    grep -q "h3 ssh-failed: .*the identity $T/h/id_ed25519 (the inventory's ssh.identity) may be read by others (mode 640): refused" "$T/id1"
+chmod 600 "$T/h/id_ed25519"
+run "" "$T/id2" --only h3
+check "the same identity, private again, logs in" grep -q 'h3 exit 0' "$T/id2"
+
 echo "proxies are refused, never silently bypassed"
 run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1
 check "ProxyCommand is refused clearly" \
