@@ -68,6 +68,46 @@ static int check_includes(FILE *f, const char *path, const char *ssh_dir, int gl
     return rc;
 }
 
+/* One path (a file, or the folder one is in: whoever can write that can put another file
+ * in its place; a sticky folder such as /tmp may be shared). */
+static int check_one(const char *path, const char *what, const char *included, int allow,
+                     Error *err)
+{
+    OwnpathCheck c = ownpath_check(path, OWNPATH_ROOT_OK | allow);
+    if (c.verdict == OWNPATH_NOT_OURS)
+        error_set(err,
+                  "the ssh configuration %s %s%s belongs to uid %u, not to you (uid %u) or "
+                  "root: refused, its owner could make tunedeck run commands as you "
+                  "(Match exec) or connect elsewhere",
+                  what, path, included, c.uid, (unsigned)geteuid());
+    else if (c.verdict == OWNPATH_WRITABLE)
+        error_set(err,
+                  "the ssh configuration %s %s%s is writable by %s (mode %03o): refused, "
+                  "anyone who can write it could make tunedeck run commands as you "
+                  "(Match exec) or connect elsewhere; check it, then chmod go-w it",
+                  what, path, included, ownpath_writers(c.mode), c.mode);
+    else
+        return 0;
+    return error_mark(err, ERROR_INPUT);
+}
+
+/* The file and its folder, and where a link points, file and folder, as for known_hosts. */
+static int check_trusted(const char *path, const char *included, Error *err)
+{
+    char dir[4096];
+    char *real = realpath(path, NULL);
+    int rc = check_one(path, "file", included, 0, err);
+    if (rc == 0 && ownpath_folder(path, dir, sizeof dir) == 0)
+        rc = check_one(dir, "folder", included, OWNPATH_STICKY_OK, err);
+    if (rc == 0 && real && strcmp(real, path) != 0) {
+        rc = check_one(real, "file", included, 0, err);
+        if (rc == 0 && ownpath_folder(real, dir, sizeof dir) == 0)
+            rc = check_one(dir, "folder", included, OWNPATH_STICKY_OK, err);
+    }
+    free(real);
+    return rc;
+}
+
 static int check_file(const char *path, const char *ssh_dir, int global, const char *by,
                       int depth, Error *err)
 {
@@ -83,22 +123,9 @@ static int check_file(const char *path, const char *ssh_dir, int global, const c
     char included[1100] = "";
     if (by)
         snprintf(included, sizeof included, " (included by %s)", by);
-    OwnpathCheck c = ownpath_check(path, OWNPATH_ROOT_OK);
-    if (c.verdict == OWNPATH_NOT_OURS || c.verdict == OWNPATH_WRITABLE) {
+    if (check_trusted(path, included, err) < 0) {
         close(fd);
-        if (c.verdict == OWNPATH_NOT_OURS)
-            error_set(err,
-                      "the ssh configuration %s%s belongs to uid %u, not to you (uid %u) or "
-                      "root: refused, its owner could make tunedeck run commands as you "
-                      "(Match exec) or connect elsewhere",
-                      path, included, c.uid, (unsigned)geteuid());
-        else
-            error_set(err,
-                      "the ssh configuration %s%s is writable by %s (mode %03o): refused, "
-                      "anyone who can write it could make tunedeck run commands as you "
-                      "(Match exec) or connect elsewhere; check it, then chmod go-w it",
-                      path, included, ownpath_writers(c.mode), c.mode);
-        return error_mark(err, ERROR_INPUT);
+        return -1;
     }
     FILE *f = fdopen(fd, "r");
     if (!f) {

@@ -150,6 +150,12 @@ echo "[127.0.0.13]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" >> "$kh"
 run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3" --only h3 --accept-new-host-keys
 check "a host key of a type not listed while another type is listed is refused as changed" \
     grep -q "h3 ssh-failed: .*host key for 127.0.0.13 changed" "$T/n3"
+# libssh checks no certificate: a CA line must not pass the host's own key.
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+echo "@cert-authority [127.0.0.11]:$H_PORT $k1" >> "$kh"
+run "" "$T/n5" --only h1
+check "a key listed only as @cert-authority is unknown for the host" \
+    grep -q 'h1 ssh-failed: .*unknown host key for 127.0.0.11' "$T/n5"
 # A hashed entry is read like a plain one.
 grep -v '127.0.0.13' "$T/kh.all" > "$kh"
 grep '127.0.0.13' "$T/kh.all" > "$T/kh.h3"
@@ -183,7 +189,7 @@ printf 'Match exec "touch %s/pwned.1"\n' "$T" > "$T/cfg"
 chmod 666 "$T/cfg"
 TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x1" 2>&1
 check "a world-writable ssh config is refused, naming it and its mode" \
-    grep -q "the ssh configuration $T/cfg is writable by its group (mode 666): refused" "$T/x1"
+    grep -q "the ssh configuration file $T/cfg is writable by its group (mode 666): refused" "$T/x1"
 check "and its Match exec ran nothing" [ ! -e "$T/pwned.1" ]
 mkdir -p "$T/conf.d"
 printf 'Include "%s/conf.d/*.conf"\nHost nothing-here\n  Port 2\n' "$T" > "$T/cfg"
@@ -192,7 +198,7 @@ printf 'Match exec "touch %s/pwned.2"\n' "$T" > "$T/conf.d/x.conf"
 chmod 664 "$T/conf.d/x.conf"
 TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x2" 2>&1
 check "a group-writable file it Includes is refused, naming both" \
-    grep -q "the ssh configuration $T/conf.d/x.conf (included by $T/cfg) is writable by its group (mode 664)" "$T/x2"
+    grep -q "the ssh configuration file $T/conf.d/x.conf (included by $T/cfg) is writable by its group (mode 664)" "$T/x2"
 check "and its Match exec ran nothing" [ ! -e "$T/pwned.2" ]
 chmod 644 "$T/conf.d/x.conf"
 TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x3" 2>&1

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "remote/ssh/sshconfig.h"
 
@@ -82,4 +83,24 @@ Test(sshconfig, an_include_loop_ends_and_a_missing_file_is_not_judged)
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
     snprintf(path, sizeof path, "%s/none", dir);
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0);
+}
+
+Test(sshconfig, a_folder_others_can_write_and_a_link_into_one_are_refused)
+{
+    char sub[256], path[256], link[256];
+    snprintf(sub, sizeof sub, "%s/open", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_file("open/config", 0600, "Host a\n");
+    snprintf(path, sizeof path, "%s/open/config", dir);
+    snprintf(link, sizeof link, "%s/config", dir);
+    cr_assert_eq(symlink(path, link), 0);
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(link, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(chmod(sub, 0770), 0);
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert(strstr(err.msg, "configuration folder ") &&
+                  strstr(err.msg, "/open is writable by its group (mode 770)"),
+              "%s", err.msg);
+    cr_assert_eq(sshconfig_check_trusted(link, dir, &err), -1, "the link leads there");
+    cr_assert(strstr(err.msg, "/open is writable by its group"), "%s", err.msg);
 }
