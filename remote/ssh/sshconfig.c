@@ -53,7 +53,11 @@ static int check_includes(FILE *f, const char *path, const char *ssh_dir, int gl
         char arg[1024], pattern[2048];
         if (!include_arg(line, arg, sizeof arg))
             continue;
-        if (arg[0] == '/' || arg[0] == '~')
+        char home[1024];
+        if (arg[0] == '~' && arg[1] == '/' && ownpath_folder(ssh_dir, home, sizeof home) == 0)
+            /* libssh takes ~ from the password database (ssh_dir's parent), not $HOME */
+            snprintf(pattern, sizeof pattern, "%s%s", home, arg + 1);
+        else if (arg[0] == '/' || arg[0] == '~')
             snprintf(pattern, sizeof pattern, "%s", arg);
         else
             snprintf(pattern, sizeof pattern, "%s/%s", global ? "/etc/ssh" : ssh_dir, arg);

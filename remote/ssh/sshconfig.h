@@ -9,7 +9,8 @@
 #include "core/base/error.h"
 
 /* 0 when `path` and every file its Include lines name (followed as libssh follows them:
- * globbed, relative to /etc/ssh for the global file, else to ssh_dir; 16 levels deep) may be
+ * globbed, relative to /etc/ssh for the global file, else to ssh_dir, whose parent is what
+ * "~/" means, as libssh reads it; 16 levels deep) may be
  * trusted, or are missing or not regular files (not ours to judge here). -1 with err naming
  * the file, who could write it and what to do, and the file that included it. */
 int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err);

@@ -104,3 +104,17 @@ Test(sshconfig, a_folder_others_can_write_and_a_link_into_one_are_refused)
     cr_assert_eq(sshconfig_check_trusted(link, dir, &err), -1, "the link leads there");
     cr_assert(strstr(err.msg, "/open is writable by its group"), "%s", err.msg);
 }
+
+Test(sshconfig, a_tilde_include_is_read_from_the_ssh_folder_parent_as_libssh_reads_it)
+{
+    char ssh_dir[256], path[256];
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file(".ssh/config", 0600, "Include ~/extra.conf\n");
+    write_file("extra.conf", 0666, "Host b\n");
+    snprintf(path, sizeof path, "%s/.ssh/config", dir);
+    setenv("HOME", "/nonexistent-home", 1); /* libssh does not look at it */
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    cr_assert(strstr(err.msg, "/extra.conf (included by "), "%s", err.msg);
+}
