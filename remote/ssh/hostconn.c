@@ -135,17 +135,19 @@ static void load_identity(Host *h)
     }
 }
 
-static int session_configure(HostPool *p, Host *h)
+static int session_configure(HostPool *p, Host *h, Error *err)
 {
     const HostConf *c = &h->conf;
     int off = 0;
     h->s = ssh_new();
     if (!h->s)
-        return -1;
+        return error_set(err, "ssh configuration: out of memory");
     ssh_options_set(h->s, SSH_OPTIONS_HOST, c->host);
     apply_explicit(h);
-    if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
+    if (hostpool_configs_trusted(p->opt.ssh_config, err) < 0)
         return -1;
+    if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
+        return error_set(err, "ssh configuration: %s", ssh_get_error(h->s));
     ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
     apply_explicit(h);
     load_identity(h);
@@ -197,9 +199,10 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     h->started_ms = now_ms;
     h->deadline_ms = now_ms + (int64_t)(h->conf.connect_timeout_s * 1000);
     h->retry_at_ms = 0;
-    if (session_configure(p, h) < 0) {
-        host_down(p, h, now_ms, "ssh configuration: %s",
-                  h->s ? ssh_get_error(h->s) : "out of memory");
+    Error err;
+    if (session_configure(p, h, &err) < 0) {
+        h->keep = 0; /* the same files are refused again */
+        host_down(p, h, now_ms, "%s", err.msg);
         return;
     }
     unsigned open_mode = identity_too_open(h);
@@ -220,7 +223,6 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
                   h->conf.host, h->proxy);
         return;
     }
-    Error err;
     if (host_name_valid(h->target, &err) < 0) {
         host_down(p, h, now_ms, "%s (from the ssh configuration)", err.msg);
         return;

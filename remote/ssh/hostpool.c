@@ -75,7 +75,7 @@ static int check_ssh_config(const char *path, Error *err)
 /* The configuration files libssh will read (the named one, else ~/.ssh/config and
  * /etc/ssh/ssh_config), each with what it Includes, may be trusted (sshconfig.h). libssh
  * finds ~/.ssh through the password database, not $HOME: so does this. */
-static int check_ssh_configs_trusted(const char *named, Error *err)
+int hostpool_configs_trusted(const char *named, Error *err)
 {
     const struct passwd *pw = getpwuid(getuid());
     const char *home = pw && pw->pw_dir ? pw->pw_dir : getenv("HOME");
@@ -93,7 +93,7 @@ HostPool *hostpool_new(const HostPoolOptions *o, Error *err)
 {
     if (o && o->ssh_config && o->ssh_config[0] && check_ssh_config(o->ssh_config, err) < 0)
         return NULL;
-    if (check_ssh_configs_trusted(o ? o->ssh_config : NULL, err) < 0)
+    if (hostpool_configs_trusted(o ? o->ssh_config : NULL, err) < 0)
         return NULL;
     if (!ssh_version(SSH_VERSION_INT(0, 10, 6))) {
         error_set(err, "libssh %s found: expected 0.10.6 or newer", ssh_version(0));

@@ -19,6 +19,8 @@ static const char GLOBAL_CONFIG[] = "/etc/ssh/ssh_config";
 
 static int check_file(const char *path, const char *ssh_dir, int global, const char *by,
                       int depth, Error *err);
+static int check_one(const char *path, const char *what, const char *included, int allow,
+                     Error *err);
 
 /* The argument of an `Include` line (keyword in any case, then blanks or '=', the path maybe
  * in double quotes) into arg, as libssh reads it: 1 when the line is one, else 0. */
@@ -61,6 +63,14 @@ static int check_includes(FILE *f, const char *path, const char *ssh_dir, int gl
             snprintf(pattern, sizeof pattern, "%s", arg);
         else
             snprintf(pattern, sizeof pattern, "%s/%s", global ? "/etc/ssh" : ssh_dir, arg);
+        /* The folder a glob reads from, even with nothing in it yet: whoever can write it
+         * can add a file the next parse (every connection attempt) reads. */
+        char folder[2048];
+        if (ownpath_folder(pattern, folder, sizeof folder) == 0 && !strpbrk(folder, "*?[") &&
+            check_one(folder, "folder", "", OWNPATH_STICKY_OK, err) < 0) {
+            rc = error_prefix(err, "%s includes %s", path, arg);
+            break;
+        }
         glob_t g;
         if (glob(pattern, GLOB_TILDE, NULL, &g) != 0)
             continue; /* nothing there: libssh reads nothing either */

@@ -204,6 +204,11 @@ chmod 644 "$T/conf.d/x.conf"
 TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x3" 2>&1
 check "the same files, private again, are read (the operator's own Match exec runs)" \
     sh -c "grep -q 'h3 exit 0' '$T/x3' && [ -e '$T/pwned.2' ]"
+mkdir -m 777 "$T/conf.e"
+printf 'Include %s/conf.e/*.conf\n' "$T" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x5" 2>&1
+check "an empty folder others can write that an Include globs is refused (a file dropped later is read)" \
+    grep -q "includes $T/conf.e/\*.conf: the ssh configuration folder $T/conf.e is writable" "$T/x5"
 
 # libssh expands %r, the inventory's user, into a Match exec command unquoted (as OpenSSH
 # did before 9.6): a shared inventory's user name must not reach the shell.

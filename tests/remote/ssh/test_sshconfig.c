@@ -118,3 +118,20 @@ Test(sshconfig, a_tilde_include_is_read_from_the_ssh_folder_parent_as_libssh_rea
     cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
     cr_assert(strstr(err.msg, "/extra.conf (included by "), "%s", err.msg);
 }
+
+Test(sshconfig, an_empty_folder_others_can_write_that_an_include_globs_is_refused)
+{
+    char sub[256], path[256];
+    snprintf(sub, sizeof sub, "%s/conf.d", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(chmod(sub, 0777), 0);
+    write_file("config", 0600, "Include conf.d/*.conf\n");
+    snprintf(path, sizeof path, "%s/config", dir);
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "a file dropped there later is read");
+    cr_assert(strstr(err.msg, "includes conf.d/*.conf: the ssh configuration folder ") &&
+                  strstr(err.msg, "/conf.d is writable by its group (mode 777)"),
+              "%s", err.msg);
+    cr_assert_eq(chmod(sub, 01777), 0);
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "sticky: others' files are theirs");
+}
