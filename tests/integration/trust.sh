@@ -358,6 +358,15 @@ live_inv "$T/q2.json" "run {gpu} --checkpoint c"
 timeout 20 "$bin" hosts --cluster "$T/q2.json" > "$T/q2" 2>&1
 check "an unknown placeholder is refused at load, by any command" grep -q \
     "q2.json: field 'job_command': unknown placeholder '{gpu}'" "$T/q2"
+# ${x} became $'value' (bash's own quoting) and \{x} \'value' (the value unquoted).
+live_inv "$T/q5.json" 'run --master ${master_addr} --hosts \{hosts} --checkpoint c'
+timeout 20 "$bin" hosts --cluster "$T/q5.json" > "$T/q5" 2>&1
+check "a placeholder after '\$' is refused at load, saying why" grep -q \
+    "q5.json: field 'job_command': placeholder '{master_addr}' after '\$'" "$T/q5"
+live_inv "$T/q6.json" 'run --hosts \{hosts} --checkpoint c'
+timeout 20 "$bin" hosts --cluster "$T/q6.json" > "$T/q6" 2>&1
+check "a placeholder after a backslash is refused at load" grep -q \
+    "q6.json: field 'job_command': placeholder after a backslash" "$T/q6"
 live_inv "$T/q3.json" "run {gpus} --checkpoint c" 'h1;touch pwned'
 timeout 20 "$bin" hosts --cluster "$T/q3.json" > "$T/q3" 2>&1
 check "a machine name with shell syntax is refused even when host is set" grep -q \
