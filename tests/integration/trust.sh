@@ -4,7 +4,10 @@
 # never make an unknown or changed key pass; @revoked keys are refused even with
 # --accept-new-host-keys; the inventory's port, user and known_hosts win over the config;
 # ProxyCommand / ProxyJump are refused clearly; every host-key message names the known_hosts
-# file used. Every sshd started here is stopped by the trap.
+# file used; known_hosts is read as ssh reads it (negated patterns, key types, hashed and
+# @cert-authority lines, links); an ssh config or an Include others can write, a user name
+# with shell syntax (Match exec's %r) and an identity others can read are refused. Every
+# sshd started here is stopped by the trap.
 set -u
 suite=trust scratch=trust suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
