@@ -36,6 +36,14 @@ int jobtemplate_check(const char *t, Error *err)
                                  "placeholder '{%.*s}' inside %s quotes: tunedeck quotes every "
                                  "value itself, so write it outside quotes",
                                  (int)n, p + 1, quote == '"' ? "double" : "single");
+            /* ${x} becomes $'value': bash reads that as $'...' quoting, where a backslash in
+             * the value escapes the closing quote; sh reads a '$' and the value. */
+            if (p > t && p[-1] == '$')
+                return error_set(err,
+                                 "placeholder '{%.*s}' after '$': tunedeck puts the quoted value "
+                                 "there, and $'...' is quoting of its own in bash; write {%.*s} "
+                                 "alone",
+                                 (int)n, p + 1, (int)n, p + 1);
             p = close;
             continue;
         }
@@ -45,6 +53,13 @@ int jobtemplate_check(const char *t, Error *err)
             continue;
         }
         if (*p == '\\' && p[1]) {
+            /* \{x} is still substituted, and the backslash then escapes the value's
+             * opening quote: the value would reach the shell unquoted. */
+            if (p[1] == '{' && strchr(p + 1, '}'))
+                return error_set(err,
+                                 "placeholder after a backslash ('\\{%.*s}'): the backslash "
+                                 "would escape the quote tunedeck puts around the value; remove it",
+                                 (int)(strchr(p + 1, '}') - p - 2), p + 2);
             p++;
             continue;
         }

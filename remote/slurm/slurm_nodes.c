@@ -44,6 +44,16 @@ static SlurmNodeState parse_state(const char *raw)
     return SLURM_NODE_OTHER;
 }
 
+int slurm_node_name_ok(const char *name, size_t cap)
+{
+    char safe[256];
+    size_t n = strlen(name);
+    if (!n || n >= cap || n >= sizeof safe || strpbrk(name, " \t"))
+        return 0;
+    termsafe(safe, sizeof safe, name);
+    return strcmp(safe, name) == 0;
+}
+
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
 {
     if (type_cap)
@@ -79,11 +89,8 @@ int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
             /* the type sits between the first ':' and the count's (when they differ) */
             if (type_cap && !type[0] && first && last != first) {
                 char *tend = last ? last : item + strlen(item);
-                size_t tl = (size_t)(tend - first - 1);
-                if (tl >= type_cap)
-                    tl = type_cap - 1;
-                memcpy(type, first + 1, tl);
-                type[tl] = 0;
+                /* the type is printed: nothing in it may drive a terminal */
+                termsafe_n(type, type_cap, first + 1, (size_t)(tend - first - 1));
             }
         }
         p = *end ? end + 1 : end;
@@ -146,7 +153,7 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
         p = bar + 1;
     }
     memset(n, 0, sizeof *n);
-    if (!f[0][0] || strlen(f[0]) >= sizeof n->name)
+    if (!slurm_node_name_ok(f[0], sizeof n->name))
         return error_set(err, "%s: field 'node': expected a node name, found '%s'", ctx, f[0]);
     snprintf(n->name, sizeof n->name, "%s", f[0]);
     long v;

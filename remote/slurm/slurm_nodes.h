@@ -57,6 +57,11 @@ const char *slurm_node_state_name(SlurmNodeState s);
  * SLURM_MAX_GPUS + 1 for anything above SLURM_MAX_GPUS. */
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap);
 
+/* 1 when `name`, a node name Slurm gave, can be used and printed as it is: 1 to cap-1
+ * bytes, no blank, nothing that would drive a terminal (core/base/termsafe). A node name
+ * is an identifier (--nodelist, the inventory's machines): it is refused, not rewritten. */
+int slurm_node_name_ok(const char *name, size_t cap);
+
 /* The inventory: machines named after the nodes (in sinfo's order) with their NodeAddr as
  * the host (a rank's MASTER_ADDR), types named after
  * their shape ("8cpu-4000mb-v100x4"), every GPU a device of model TYPE upper-cased. */

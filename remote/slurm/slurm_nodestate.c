@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "remote/slurm/slurm_nodes.h"
 
 int slurm_node_unusable(const char *state)
@@ -43,15 +44,16 @@ static int parse_line(char *line, const char *ctx, SlurmNodeStatus *s, Error *er
                          SLURM_NODESTATE_FORMAT, found + 1);
     *bar[0] = *bar[1] = *bar[2] = 0;
     const char *name = line, *state = bar[0] + 1, *gres = bar[1] + 1, *reason = bar[2] + 1;
-    if (!name[0] || strlen(name) >= sizeof s->name || strpbrk(name, " \t"))
+    if (!slurm_node_name_ok(name, sizeof s->name))
         return error_set(err, "%s: field 'node': expected a node name, found '%.80s'", ctx, name);
     if (!state[0] || strlen(state) >= sizeof s->state)
         return error_set(err, "%s: field 'state': expected a node state, found '%.80s'", ctx,
                          state);
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name);
-    snprintf(s->state, sizeof s->state, "%s", state);
-    snprintf(s->reason, sizeof s->reason, "%s", strcmp(reason, "none") ? reason : "");
+    /* free text Slurm's users and admins write, printed in the log */
+    termsafe(s->state, sizeof s->state, state);
+    termsafe(s->reason, sizeof s->reason, strcmp(reason, "none") ? reason : "");
     s->unusable = slurm_node_unusable(state);
     char type[64];
     s->gpus = slurm_gres_gpus(strcmp(gres, "(null)") ? gres : "", type, sizeof type);

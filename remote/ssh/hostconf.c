@@ -24,6 +24,8 @@ int hostconf_from_machine(const SshSettings *ssh, const Machine *m, HostConf *ou
     snprintf(out->name, sizeof out->name, "%s", m->name);
     snprintf(out->host, sizeof out->host, "%s", host);
     snprintf(out->user, sizeof out->user, "%s", m->user[0] ? m->user : ssh->user);
+    if (user_name_valid(out->user, err) < 0)
+        return error_prefix(err, "machine '%s'", m->name);
     out->port = m->port > 0 ? m->port : ssh->port;
     const char *home = getenv("HOME");
     hostconf_expand_home(ssh->identity, home, out->identity, sizeof out->identity);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libssh/server.h> /* ssh_send_keepalive, a client call declared there */
@@ -134,17 +135,19 @@ static void load_identity(Host *h)
     }
 }
 
-static int session_configure(HostPool *p, Host *h)
+static int session_configure(HostPool *p, Host *h, Error *err)
 {
     const HostConf *c = &h->conf;
     int off = 0;
     h->s = ssh_new();
     if (!h->s)
-        return -1;
+        return error_set(err, "ssh configuration: out of memory");
     ssh_options_set(h->s, SSH_OPTIONS_HOST, c->host);
     apply_explicit(h);
-    if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
+    if (hostpool_configs_trusted(p->opt.ssh_config, err) < 0)
         return -1;
+    if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
+        return error_set(err, "ssh configuration: %s", ssh_get_error(h->s));
     ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
     apply_explicit(h);
     load_identity(h);
@@ -177,6 +180,16 @@ static int session_configure(HostPool *p, Host *h)
 
 static void begin_connect(HostPool *p, Host *h, int64_t now_ms);
 
+/* The mode of the inventory's identity when others may read or write it, else 0: such a
+ * key may already be someone else's too, and ssh refuses it as well ("too open"). */
+static unsigned identity_too_open(const Host *h)
+{
+    struct stat st;
+    if (!h->conf.identity[0] || stat(h->conf.identity, &st) < 0 || st.st_uid != geteuid())
+        return 0;
+    return st.st_mode & 077 ? (unsigned)(st.st_mode & 0777) : 0;
+}
+
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
 {
     host_teardown(h);
@@ -186,9 +199,19 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     h->started_ms = now_ms;
     h->deadline_ms = now_ms + (int64_t)(h->conf.connect_timeout_s * 1000);
     h->retry_at_ms = 0;
-    if (session_configure(p, h) < 0) {
-        host_down(p, h, now_ms, "ssh configuration: %s",
-                  h->s ? ssh_get_error(h->s) : "out of memory");
+    Error err;
+    if (session_configure(p, h, &err) < 0) {
+        h->keep = 0; /* the same files are refused again */
+        host_down(p, h, now_ms, "%s", err.msg);
+        return;
+    }
+    unsigned open_mode = identity_too_open(h);
+    if (open_mode) {
+        h->keep = 0;
+        host_down(p, h, now_ms,
+                  "the identity %s (the inventory's ssh.identity) may be read by others "
+                  "(mode %03o): refused, as ssh refuses it; chmod 600 it",
+                  h->conf.identity, open_mode);
         return;
     }
     if (h->proxy[0]) {
@@ -200,7 +223,6 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
                   h->conf.host, h->proxy);
         return;
     }
-    Error err;
     if (host_name_valid(h->target, &err) < 0) {
         host_down(p, h, now_ms, "%s (from the ssh configuration)", err.msg);
         return;
@@ -308,6 +330,29 @@ static int add_known_host(Host *h, Error *err)
     return rc;
 }
 
+/* libssh's verdict on the server's key, read from the known_hosts file without the lines
+ * that exclude this host by a negated pattern (knownhosts_view): libssh would take them. */
+static enum ssh_known_hosts_e known_server(Host *h, Error *err)
+{
+    char host_port[300], view[sizeof h->known_file];
+    if (h->port == 22)
+        snprintf(host_port, sizeof host_port, "%s", h->target);
+    else
+        snprintf(host_port, sizeof host_port, "[%s]:%d", h->target, h->port);
+    int view_fd;
+    if (knownhosts_view(h->known_file, host_port, view, sizeof view, &view_fd, err) < 0)
+        return SSH_KNOWN_HOSTS_ERROR; /* err says why */
+    if (view_fd < 0)
+        return ssh_session_is_known_server(h->s);
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, view);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, view);
+    enum ssh_known_hosts_e known = ssh_session_is_known_server(h->s);
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+    close(view_fd);
+    return known;
+}
+
 /* tunedeck's own rules, whatever any ssh config says: a key is accepted only when it is
  * listed for the host in our one known_hosts file; revoked and changed keys are always
  * refused; an unknown key is added only by --accept-new-host-keys or when the operator
@@ -358,7 +403,8 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
             host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
         return;
     }
-    switch (ssh_session_is_known_server(h->s)) {
+    err.msg[0] = 0;
+    switch (known_server(h, &err)) {
     case SSH_KNOWN_HOSTS_OK:
         h->key = HOSTKEY_OK;
         h->offered_fp[0] = 0;
@@ -407,8 +453,11 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
     case SSH_KNOWN_HOSTS_ERROR:
     default:
         h->key = HOSTKEY_ERROR;
-        host_down(p, h, now_ms, "cannot check the host key against %s: %s", file,
-                  ssh_get_error(h->s));
+        if (err.msg[0])
+            host_down(p, h, now_ms, "%s", err.msg);
+        else
+            host_down(p, h, now_ms, "cannot check the host key against %s: %s", file,
+                      ssh_get_error(h->s));
         return;
     }
 }

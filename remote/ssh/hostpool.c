@@ -15,6 +15,7 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "remote/ssh/shquote.h"
+#include "remote/ssh/sshconfig.h"
 
 enum { STEP_BUDGET_MS = 8 };
 
@@ -71,9 +72,28 @@ static int check_ssh_config(const char *path, Error *err)
     return error_mark(err, ERROR_INPUT);
 }
 
+/* The configuration files libssh will read (the named one, else ~/.ssh/config and
+ * /etc/ssh/ssh_config), each with what it Includes, may be trusted (sshconfig.h). libssh
+ * finds ~/.ssh through the password database, not $HOME: so does this. */
+int hostpool_configs_trusted(const char *named, Error *err)
+{
+    const struct passwd *pw = getpwuid(getuid());
+    const char *home = pw && pw->pw_dir ? pw->pw_dir : getenv("HOME");
+    char ssh_dir[1024], user_config[1100];
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", home ? home : "");
+    if (named && named[0])
+        return sshconfig_check_trusted(named, ssh_dir, err);
+    snprintf(user_config, sizeof user_config, "%s/config", ssh_dir);
+    if (home && sshconfig_check_trusted(user_config, ssh_dir, err) < 0)
+        return -1;
+    return sshconfig_check_trusted("/etc/ssh/ssh_config", ssh_dir, err);
+}
+
 HostPool *hostpool_new(const HostPoolOptions *o, Error *err)
 {
     if (o && o->ssh_config && o->ssh_config[0] && check_ssh_config(o->ssh_config, err) < 0)
+        return NULL;
+    if (hostpool_configs_trusted(o ? o->ssh_config : NULL, err) < 0)
         return NULL;
     if (!ssh_version(SSH_VERSION_INT(0, 10, 6))) {
         error_set(err, "libssh %s found: expected 0.10.6 or newer", ssh_version(0));
@@ -126,7 +146,7 @@ void hostpool_free(HostPool *p)
 
 long hostpool_add(HostPool *p, const HostConf *c, Error *err)
 {
-    if (host_name_valid(c->host, err) < 0)
+    if (host_name_valid(c->host, err) < 0 || user_name_valid(c->user, err) < 0)
         return -1;
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;

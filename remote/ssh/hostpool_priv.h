@@ -59,6 +59,10 @@ enum { RESOLVE_POLL_MS = 5 }; /* how often a lookup in flight is asked about */
 void host_teardown(Host *h);
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms);
 int host_fd(const Host *h); /* the socket to poll now, or -1 */
+/* The ssh configuration files libssh will read (named, else ~/.ssh/config and the global
+ * one), and what they Include, may be trusted (sshconfig.h): at the pool's start, and again
+ * before every parse, since libssh reads them again at every connection attempt. */
+int hostpool_configs_trusted(const char *named, Error *err);
 void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
 void host_timers(HostPool *p, Host *h, int64_t now_ms);
 

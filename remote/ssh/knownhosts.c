@@ -1,11 +1,13 @@
 /* known_hosts: the revoked-key check and the append of an accepted key (knownhosts.h). */
 #include "remote/ssh/knownhosts.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,7 +73,7 @@ static int check_path(const char *path, const char *what, int allow, Error *err)
     return 0;
 }
 
-int knownhosts_check_private(const char *file, Error *err)
+static int check_file_and_folder(const char *file, Error *err)
 {
     char dir[4096];
     if (ownpath_folder(file, dir, sizeof dir) < 0)
@@ -79,6 +81,102 @@ int knownhosts_check_private(const char *file, Error *err)
     if (check_path(dir, "folder", OWNPATH_STICKY_OK, err) < 0 ||
         check_path(file, "file", 0, err) < 0)
         return -1;
+    return 0;
+}
+
+int knownhosts_check_private(const char *file, Error *err)
+{
+    if (check_file_and_folder(file, err) < 0)
+        return -1;
+    /* A link is only as safe as the folder of what it points to: whoever can write that
+     * folder can put another file in its place. */
+    char *real = realpath(file, NULL);
+    int rc = real && strcmp(real, file) != 0 ? check_file_and_folder(real, err) : 0;
+    free(real);
+    return rc;
+}
+
+/* fnmatch-like for one known_hosts pattern: '*' and '?', case-insensitive (as ssh does). */
+static int pattern_matches(const char *s, const char *p, size_t plen)
+{
+    if (!plen)
+        return !*s;
+    if (*p == '*') {
+        for (;; s++) {
+            if (pattern_matches(s, p + 1, plen - 1))
+                return 1;
+            if (!*s)
+                return 0;
+        }
+    }
+    if (!*s || (*p != '?' && tolower((unsigned char)*p) != tolower((unsigned char)*s)))
+        return 0;
+    return pattern_matches(s + 1, p + 1, plen - 1);
+}
+
+int knownhosts_line_excludes(const char *line, const char *host_port)
+{
+    while (*line == ' ' || *line == '\t')
+        line++;
+    if (*line == '#' || *line == '@' || *line == '|')
+        return 0;
+    size_t n = strcspn(line, " \t\r\n");
+    char bare22[300];
+    snprintf(bare22, sizeof bare22, "[%s]:22", host_port);
+    for (const char *p = line, *end = line + n; p < end;) {
+        size_t len = strcspn(p, ",");
+        if (p + len > end)
+            len = (size_t)(end - p);
+        if (len > 1 && p[0] == '!') {
+            /* libssh's own corner case: a bracketed pattern meets a host on port 22 */
+            const char *subject = p[1] == '[' && host_port[0] != '[' ? bare22 : host_port;
+            if (pattern_matches(subject, p + 1, len - 1))
+                return 1;
+        }
+        p += len + 1;
+    }
+    return 0;
+}
+
+int knownhosts_view(const char *file, const char *host_port, char *view, size_t cap,
+                    int *view_fd, Error *err)
+{
+    *view_fd = -1;
+    snprintf(view, cap, "%s", file);
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return 0; /* missing: libssh says so itself; unreadable: the check reports it */
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    int excludes = 0;
+    while (!excludes && getline(&line, &lcap, f) >= 0)
+        excludes = knownhosts_line_excludes(line, host_port);
+    int fd = -1;
+    FILE *out = NULL;
+    if (excludes) { /* the common case reads the file once and copies nothing */
+        fd = memfd_create("tunedeck-known_hosts", MFD_CLOEXEC);
+        int wfd = fd >= 0 ? dup(fd) : -1;
+        out = wfd >= 0 ? fdopen(wfd, "w") : NULL;
+        if (!out && wfd >= 0)
+            close(wfd);
+        rewind(f);
+        while (out && (len = getline(&line, &lcap, f)) >= 0)
+            if (!knownhosts_line_excludes(line, host_port))
+                fwrite(line, 1, (size_t)len, out);
+    }
+    free(line);
+    fclose(f);
+    if (excludes && (!out || fclose(out) != 0)) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return error_set(err, "cannot check the host key against %s: %s", file, strerror(e));
+    }
+    if (fd >= 0) {
+        *view_fd = fd;
+        snprintf(view, cap, "/proc/self/fd/%d", fd);
+    }
     return 0;
 }
 

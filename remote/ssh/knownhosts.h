@@ -4,6 +4,8 @@
 #ifndef TUNEDECK_KNOWNHOSTS_H
 #define TUNEDECK_KNOWNHOSTS_H
 
+#include <stddef.h>
+
 #include "core/base/error.h"
 
 /* 1 when `file` has an `@revoked` line for the key whose base64 blob is key_b64 (whatever
@@ -15,8 +17,20 @@ int knownhosts_revoked(const char *file, const char *key_b64, Error *err);
  * you or to root and no one else can write them (a sticky folder such as /tmp may be
  * shared); a missing file or folder is fine (knownhosts_append creates them private).
  * -1 (err names the path, its owner or mode, and what to do) when not: anyone who can
- * write it could add their own key for any host. */
+ * write it could add their own key for any host. A symbolic link is followed and what it
+ * points to, and that folder, must pass too. */
 int knownhosts_check_private(const char *file, Error *err);
+
+/* 1 when `line` of a known_hosts file names `host_port` (the host, or "[host]:port" off
+ * port 22) in a negated pattern (`!h1,*.example.org ...`): ssh ignores such a line for that
+ * host, but libssh 0.10 reads each pattern alone and takes the line for the host anyway. */
+int knownhosts_line_excludes(const char *line, const char *host_port);
+
+/* The known_hosts that libssh should read for `host_port`: `file` itself (view_fd -1) when
+ * no line excludes the host, else an in-memory copy without those lines, named
+ * /proc/self/fd/N in view (close *view_fd after the check). -1 (err) when the copy fails. */
+int knownhosts_view(const char *file, const char *host_port, char *view, size_t cap,
+                    int *view_fd, Error *err);
 
 /* Appends `line` (one known_hosts entry, a newline is added) to `file`, creating the file
  * (0600) and its folder (0700) when missing, and starting a new line when the file does

@@ -90,3 +90,24 @@ int host_name_valid(const char *host, Error *err)
     }
     return 0;
 }
+
+int user_name_valid(const char *user, Error *err)
+{
+    size_t n = strlen(user);
+    if (n > 64)
+        return error_set(err, "user '%s': expected at most 64 characters", user);
+    if (user[0] == '-')
+        return error_set(err, "user '%s': expected a name not starting with '-'", user);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)user[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '.' || c == '_' || c == '@' || c == '+';
+        if (!ok)
+            return error_set(err,
+                             "user '%s': unexpected character '%c' at %zu: expected letters, "
+                             "digits, '-', '.', '_', '@' or '+' only (an ssh config's Match "
+                             "exec hands the name to a shell as %%r)",
+                             user, c >= 32 && c < 127 ? c : '?', i + 1);
+    }
+    return 0;
+}

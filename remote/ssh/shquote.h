@@ -23,4 +23,9 @@ char *shquote_argv(const char *const *argv, size_t n);
  * ':' (IPv6) and '[' ']' only, 1-253 bytes, not starting with '-'. */
 int host_name_valid(const char *host, Error *err);
 
+/* A remote user name we are willing to log in as: letters, digits, '-', '.', '_', '@', '+'
+ * only, at most 64 bytes, not starting with '-' (empty: none set). libssh hands it to the
+ * shell unquoted wherever an ssh config's `Match exec` says %r, as OpenSSH did before 9.6. */
+int user_name_valid(const char *user, Error *err);
+
 #endif

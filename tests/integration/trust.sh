@@ -4,7 +4,10 @@
 # never make an unknown or changed key pass; @revoked keys are refused even with
 # --accept-new-host-keys; the inventory's port, user and known_hosts win over the config;
 # ProxyCommand / ProxyJump are refused clearly; every host-key message names the known_hosts
-# file used. Every sshd started here is stopped by the trap.
+# file used; known_hosts is read as ssh reads it (negated patterns, key types, hashed and
+# @cert-authority lines, links); an ssh config or an Include others can write, a user name
+# with shell syntax (Match exec's %r) and an identity others can read are refused. Every
+# sshd started here is stopped by the trap.
 set -u
 suite=trust scratch=trust suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
@@ -32,7 +35,9 @@ run() { # run CONFIG-TEXT OUT [rexec args...]
 echo "ssh config cannot switch host-key checking off"
 n=0
 for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
-    "UserKnownHostsFile /dev/null" "StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null"; do
+    "UserKnownHostsFile /dev/null" "StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null" \
+    "GlobalKnownHostsFile $T/kh.all" "UserKnownHostsFile $T/kh.all" "HostKeyAlias 127.0.0.13" \
+    "KnownHostsCommand /bin/cat $T/kh.all" "CheckHostIP no"; do
     n=$((n + 1))
     write_kh
     before="$(md5sum < "$kh")"
@@ -114,6 +119,64 @@ chmod 755 "$T/h"
 run "" "$T/w3" --only h3
 check "the same known_hosts, private again, is trusted" grep -q 'h3 exit 0' "$T/w3"
 
+# A link is only as safe as the folder of what it points to.
+mkdir "$T/grp"
+cp "$T/kh.all" "$T/grp/kh"
+chmod 644 "$T/grp/kh"
+chmod 775 "$T/grp"
+mv "$kh" "$T/kh.saved"
+ln -s "$T/grp/kh" "$kh"
+run "" "$T/w4" --only h3
+check "a known_hosts linked into a group-writable folder is refused, naming that folder" \
+    grep -q "h3 ssh-failed: .*known_hosts folder $T/grp is writable by its group (mode 775)" "$T/w4"
+rm "$kh"
+mv "$T/kh.saved" "$kh"
+
+echo "known_hosts lines read as ssh reads them"
+# '!h1,*' lists a key for every host but h1 (a cluster-wide key that the login node does not
+# share): libssh 0.10 reads each pattern alone and took the line for h1 too.
+k1="$(cut -d' ' -f1,2 "$T/h/host1.pub")"
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+echo "![127.0.0.11]:$H_PORT,[127.0.0.*]:$H_PORT $k1" >> "$kh"
+before="$(md5sum < "$kh")"
+run "" "$T/n1" --only h1
+check "a key listed for '!h1,*' is unknown for h1, not accepted" sh -c \
+    "grep -q 'h1 ssh-failed: .*unknown host key for 127.0.0.11 .*not in $kh' '$T/n1' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+sed "s/^!\[127.0.0.11\]:$H_PORT,/![127.0.0.12]:$H_PORT,/" "$kh" > "$T/kh.n" && cat "$T/kh.n" > "$kh"
+run "" "$T/n2" --only h1
+check "the same line still lists the key for the hosts it does not exclude" grep -q 'h1 exit 0' "$T/n2"
+# A host listed with another key type only: the offered type is not 'unknown' (which one
+# keystroke accepts), but a changed key.
+ssh-keygen -q -t ecdsa -N '' -f "$T/ecdsa"
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+echo "[127.0.0.13]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" >> "$kh"
+run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3" --only h3 --accept-new-host-keys
+check "a host key of a type not listed while another type is listed is refused as changed" \
+    grep -q "h3 ssh-failed: .*host key for 127.0.0.13 changed" "$T/n3"
+# libssh checks no certificate: a CA line must not pass the host's own key.
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+echo "@cert-authority [127.0.0.11]:$H_PORT $k1" >> "$kh"
+run "" "$T/n5" --only h1
+check "a key listed only as @cert-authority is unknown for the host" \
+    grep -q 'h1 ssh-failed: .*unknown host key for 127.0.0.11' "$T/n5"
+# A hashed entry is read like a plain one.
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+grep '127.0.0.13' "$T/kh.all" > "$T/kh.h3"
+ssh-keygen -q -H -f "$T/kh.h3" 2> /dev/null
+cat "$T/kh.h3" >> "$kh"
+run "" "$T/n4" --only h3
+check "a hashed known_hosts entry is honoured" sh -c "grep -q '^|1|' '$T/kh.h3' && grep -q 'h3 exit 0' '$T/n4'"
+cp "$T/kh.all" "$kh"
+
+echo "an identity others can read is not used"
+chmod 640 "$T/h/id_ed25519"
+run "" "$T/id1" --only h3
+check "an identity readable by its group is refused, naming it and its mode" \
+    grep -q "h3 ssh-failed: .*the identity $T/h/id_ed25519 (the inventory's ssh.identity) may be read by others (mode 640): refused" "$T/id1"
+chmod 600 "$T/h/id_ed25519"
+run "" "$T/id2" --only h3
+check "the same identity, private again, logs in" grep -q 'h3 exit 0' "$T/id2"
+
 echo "proxies are refused, never silently bypassed"
 run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1
 check "ProxyCommand is refused clearly" \
@@ -121,6 +184,49 @@ check "ProxyCommand is refused clearly" \
 run "Host 127.0.0.11\n  ProxyJump 127.0.0.12:$H_PORT\n" "$T/p2" --only h1
 check "ProxyJump is refused clearly" \
     grep -q 'h1 ssh-failed: .*the ssh configuration gives 127.0.0.11 a ProxyCommand or ProxyJump' "$T/p2"
+
+echo "an ssh config others can write is not read"
+# libssh runs a config's 'Match exec' through the shell while it parses: whoever can write the
+# config, or a file it includes, runs commands as the operator.
+printf 'Match exec "touch %s/pwned.1"\n' "$T" > "$T/cfg"
+chmod 666 "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x1" 2>&1
+check "a world-writable ssh config is refused, naming it and its mode" \
+    grep -q "the ssh configuration file $T/cfg is writable by its group (mode 666): refused" "$T/x1"
+check "and its Match exec ran nothing" [ ! -e "$T/pwned.1" ]
+mkdir -p "$T/conf.d"
+printf 'Include "%s/conf.d/*.conf"\nHost nothing-here\n  Port 2\n' "$T" > "$T/cfg"
+chmod 644 "$T/cfg"
+printf 'Match exec "touch %s/pwned.2"\n' "$T" > "$T/conf.d/x.conf"
+chmod 664 "$T/conf.d/x.conf"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x2" 2>&1
+check "a group-writable file it Includes is refused, naming both" \
+    grep -q "the ssh configuration file $T/conf.d/x.conf (included by $T/cfg) is writable by its group (mode 664)" "$T/x2"
+check "and its Match exec ran nothing" [ ! -e "$T/pwned.2" ]
+chmod 644 "$T/conf.d/x.conf"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x3" 2>&1
+check "the same files, private again, are read (the operator's own Match exec runs)" \
+    sh -c "grep -q 'h3 exit 0' '$T/x3' && [ -e '$T/pwned.2' ]"
+mkdir -m 777 "$T/conf.e"
+printf 'Include %s/conf.e/*.conf\n' "$T" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x5" 2>&1
+check "an empty folder others can write that an Include globs is refused (a file dropped later is read)" \
+    grep -q "includes $T/conf.e/\*.conf: the ssh configuration folder $T/conf.e is writable" "$T/x5"
+
+# libssh expands %r, the inventory's user, into a Match exec command unquoted (as OpenSSH
+# did before 9.6): a shared inventory's user name must not reach the shell.
+printf 'Match exec "test %%r = nobody"\n' > "$T/cfg"
+chmod 644 "$T/cfg"
+python3 - "$T/inv.json" "$T/inv-user.json" "$T/pwned.3" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["user"] = "x$(touch %s)" % sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-user.json" --only h3 -- true > "$T/x4" 2>&1
+check "an inventory user name with shell syntax is refused, saying why" \
+    grep -q "machine 'h1': user 'x\$(touch .*unexpected character '\$' at 2" "$T/x4"
+check "and the ssh config's Match exec never ran it" [ ! -e "$T/pwned.3" ]
 
 echo "nothing from outside drives the terminal"
 # raw_controls FILE: fails when FILE holds a byte that drives a terminal (C0 other than \n,
@@ -255,6 +361,15 @@ live_inv "$T/q2.json" "run {gpu} --checkpoint c"
 timeout 20 "$bin" hosts --cluster "$T/q2.json" > "$T/q2" 2>&1
 check "an unknown placeholder is refused at load, by any command" grep -q \
     "q2.json: field 'job_command': unknown placeholder '{gpu}'" "$T/q2"
+# ${x} became $'value' (bash's own quoting) and \{x} \'value' (the value unquoted).
+live_inv "$T/q5.json" 'run --master ${master_addr} --hosts \{hosts} --checkpoint c'
+timeout 20 "$bin" hosts --cluster "$T/q5.json" > "$T/q5" 2>&1
+check "a placeholder after '\$' is refused at load, saying why" grep -q \
+    "q5.json: field 'job_command': placeholder '{master_addr}' after '\$'" "$T/q5"
+live_inv "$T/q6.json" 'run --hosts \{hosts} --checkpoint c'
+timeout 20 "$bin" hosts --cluster "$T/q6.json" > "$T/q6" 2>&1
+check "a placeholder after a backslash is refused at load" grep -q \
+    "q6.json: field 'job_command': placeholder after a backslash" "$T/q6"
 live_inv "$T/q3.json" "run {gpus} --checkpoint c" 'h1;touch pwned'
 timeout 20 "$bin" hosts --cluster "$T/q3.json" > "$T/q3" 2>&1
 check "a machine name with shell syntax is refused even when host is set" grep -q \

@@ -38,3 +38,13 @@ Test(jobtemplate, placeholders_inside_quotes_are_refused)
     refuses("run \"--gpus={gpus}\"", "'{gpus}' inside double quotes");
     refuses("run \"a\\\"{resume}\"", "inside double quotes");
 }
+
+Test(jobtemplate, a_placeholder_after_a_dollar_or_a_backslash_is_refused)
+{
+    /* ${resume} became $'value' (bash's own quoting, where a backslash in the value escapes
+     * the closing quote); \{resume} became \'value', the value unquoted. */
+    refuses("run --resume ${resume}", "placeholder '{resume}' after '$'");
+    refuses("run --hosts=\\${hosts}", "after '$'");
+    refuses("run --resume \\{resume}", "placeholder after a backslash ('\\{resume}')");
+    accepts("run --resume {resume} --x $HOME \\$ \\{ x");
+}

@@ -204,3 +204,17 @@ Test(slurm_nodes, control_bytes_in_a_reason_or_features_are_made_visible)
     cr_assert_str_eq(ns.v[0].reason, "bad ^[]0;title^G reason");
     slurm_nodes_clear(&ns);
 }
+
+Test(slurm_nodes, a_node_name_that_would_drive_a_terminal_is_refused_and_a_gpu_type_made_visible)
+{
+    SlurmNodes ns;
+    Error e;
+    const char *named = "n1\033[2J|4|2000|gpu:t4:2|idle|t4|debug*|0/4/0/4|127.0.0.1|none\n";
+    cr_assert_eq(slurm_nodes_parse(named, "sinfo", &ns, &e), -1);
+    cr_assert(strstr(e.msg, "field 'node': expected a node name, found 'n1^[[2J'"), "%s", e.msg);
+    const char *typed = "n1|4|2000|gpu:t4\033]0;x\007:2|idle|t4|debug*|0/4/0/4|127.0.0.1|none\n";
+    cr_assert_eq(slurm_nodes_parse(typed, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(ns.v[0].gpus, 2);
+    cr_assert_str_eq(ns.v[0].gpu_type, "t4^[]0;x^G");
+    slurm_nodes_clear(&ns);
+}

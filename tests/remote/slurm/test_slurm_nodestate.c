@@ -87,3 +87,20 @@ Test(slurm_nodestate, a_broken_line_names_the_line_and_the_field)
     cr_assert_eq(l.n, 0);
     slurm_nodestate_clear(&l);
 }
+
+Test(slurm_nodestate, remote_text_is_made_visible_and_a_hostile_node_name_refused)
+{
+    SlurmNodeStatuses st;
+    Error e;
+    cr_assert_eq(slurm_nodestate_parse("n1|drained\033[2J|gpu:a\033[31m:2|bad \033]0;x\007 disk\n",
+                                       "sinfo", &st, &e),
+                 0, "%s", e.msg);
+    cr_assert_eq(st.n, 1);
+    cr_assert_str_eq(st.v[0].state, "drained^[[2J");
+    cr_assert_str_eq(st.v[0].gpu_type, "a^[[31m");
+    cr_assert_str_eq(st.v[0].reason, "bad ^[]0;x^G disk");
+    cr_assert(st.v[0].unusable, "the state is still read from Slurm's own word");
+    slurm_nodestate_clear(&st);
+    cr_assert_eq(slurm_nodestate_parse("n\033[2J1|idle|(null)|none\n", "sinfo", &st, &e), -1);
+    cr_assert(strstr(e.msg, "expected a node name"), "%s", e.msg);
+}

@@ -126,3 +126,64 @@ Test(knownhosts, a_file_of_another_user_is_not_trusted)
     cr_assert_eq(knownhosts_check_private(file, &err), -1);
     cr_assert(strstr(err.msg, "belongs to uid 4242"), "%s", err.msg);
 }
+
+Test(knownhosts, a_negated_pattern_excludes_its_host_from_the_line)
+{
+    const char *line = "![h1]:2222,[h*]:2222 ssh-ed25519 AAAAkey\n";
+    cr_assert_eq(knownhosts_line_excludes(line, "[h1]:2222"), 1);
+    cr_assert_eq(knownhosts_line_excludes(line, "[H1]:2222"), 1, "host names ignore case");
+    cr_assert_eq(knownhosts_line_excludes(line, "[h2]:2222"), 0);
+    cr_assert_eq(knownhosts_line_excludes("!login*,* ssh-ed25519 AAAA\n", "login3"), 1);
+    cr_assert_eq(knownhosts_line_excludes("!login?,* ssh-ed25519 AAAA\n", "login33"), 0);
+    cr_assert_eq(knownhosts_line_excludes("![h1]:22,* ssh-ed25519 AAAA\n", "h1"), 1,
+                 "a bracketed pattern with port 22 names the bare host, as libssh reads it");
+    cr_assert_eq(knownhosts_line_excludes("h1,!h2 ssh-ed25519 AAAA\n", "h1"), 0);
+    cr_assert_eq(knownhosts_line_excludes("@revoked !h1 ssh-ed25519 AAAA\n", "h1"), 0,
+                 "marker lines are not libssh's to read");
+    cr_assert_eq(knownhosts_line_excludes("# !h1 ssh-ed25519 AAAA\n", "h1"), 0);
+    cr_assert_eq(knownhosts_line_excludes("h1 ssh-ed25519 AAAA!h1\n", "h1"), 0,
+                 "only the host field holds patterns");
+}
+
+Test(knownhosts, the_view_drops_exactly_the_lines_that_exclude_the_host)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s/kh", dir);
+    write_file(file, "h2 ssh-ed25519 AAAAtwo\n"
+                     "!h1,h* ssh-ed25519 AAAAcluster\n"
+                     "h1 ssh-rsa AAAAone\n");
+    char view[256];
+    int fd;
+    Error err;
+    cr_assert_eq(knownhosts_view(file, "h3", view, sizeof view, &fd, &err), 0);
+    cr_assert_eq(fd, -1, "nothing excludes h3: the file itself is read");
+    cr_assert_str_eq(view, file);
+    cr_assert_eq(knownhosts_view(file, "h1", view, sizeof view, &fd, &err), 0);
+    cr_assert_geq(fd, 0);
+    FILE *f = fopen(view, "r");
+    cr_assert(f, "%s", view);
+    char text[256] = {0};
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    close(fd);
+    text[n] = 0;
+    cr_assert_str_eq(text, "h2 ssh-ed25519 AAAAtwo\nh1 ssh-rsa AAAAone\n");
+}
+
+Test(knownhosts, a_link_into_a_folder_others_can_write_is_not_private)
+{
+    char shared[128], file[128], link[128];
+    snprintf(shared, sizeof shared, "%s/shared", dir);
+    snprintf(file, sizeof file, "%s/shared/kh", dir);
+    snprintf(link, sizeof link, "%s/kh", dir);
+    cr_assert_eq(mkdir(shared, 0700), 0);
+    write_file(file, "h1 ssh-ed25519 AAAA\n");
+    chmod(file, 0644);
+    cr_assert_eq(symlink(file, link), 0);
+    Error err;
+    cr_assert_eq(knownhosts_check_private(link, &err), 0, "%s", err.msg);
+    chmod(shared, 0777);
+    cr_assert_eq(knownhosts_check_private(link, &err), -1);
+    cr_assert(strstr(err.msg, "known_hosts folder") && strstr(err.msg, "/shared is writable by"),
+              "%s", err.msg);
+}

@@ -94,3 +94,23 @@ Test(shquote, host_names_with_metacharacters_are_refused)
     cr_assert(strstr(e.msg, "not starting with '-'"), "%s", e.msg);
     cr_assert_eq(host_name_valid("", &e), -1);
 }
+
+Test(shquote, user_names_with_metacharacters_are_refused)
+{
+    Error err;
+    cr_assert_eq(user_name_valid("", &err), 0, "none set");
+    cr_assert_eq(user_name_valid("alice", &err), 0);
+    cr_assert_eq(user_name_valid("first.last@EXAMPLE.ORG", &err), 0);
+    cr_assert_eq(user_name_valid("svc-train_2+gpu", &err), 0);
+    static const char *const BAD[] = {"x$(touch /tmp/p)", "x`id`", "a b", "a;b", "a|b",
+                                      "a'b", "a\"b", "a\\", "-oProxyCommand=x", "a\nb",
+                                      "a%rb", "a&b", "a>b"};
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        cr_assert_eq(user_name_valid(BAD[i], &err), -1, "%s", BAD[i]);
+        cr_assert(strstr(err.msg, "user '"), "%s", err.msg);
+    }
+    char long_name[80];
+    memset(long_name, 'a', 65);
+    long_name[65] = 0;
+    cr_assert_eq(user_name_valid(long_name, &err), -1);
+}

@@ -1,0 +1,159 @@
+/* Whether an ssh configuration may be read at all (sshconfig.h). */
+#include "remote/ssh/sshconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/ownpath.h"
+
+enum { MAX_INCLUDE_DEPTH = 16 }; /* libssh's own limit */
+
+static const char GLOBAL_CONFIG[] = "/etc/ssh/ssh_config";
+
+static int check_file(const char *path, const char *ssh_dir, int global, const char *by,
+                      int depth, Error *err);
+static int check_one(const char *path, const char *what, const char *included, int allow,
+                     Error *err);
+
+/* The argument of an `Include` line (keyword in any case, then blanks or '=', the path maybe
+ * in double quotes) into arg, as libssh reads it: 1 when the line is one, else 0. */
+static int include_arg(const char *line, char *arg, size_t cap)
+{
+    const char *p = line + strspn(line, " \t");
+    size_t kw = strcspn(p, " \t=\r\n");
+    if (kw != 7 || strncasecmp(p, "include", 7) != 0)
+        return 0;
+    p += kw;
+    p += strspn(p, " \t=");
+    size_t n;
+    if (*p == '"') {
+        p++;
+        n = strcspn(p, "\"\r\n");
+    } else {
+        n = strcspn(p, " \t\r\n");
+    }
+    if (!n)
+        return 0;
+    snprintf(arg, cap, "%.*s", (int)n, p);
+    return 1;
+}
+
+static int check_includes(FILE *f, const char *path, const char *ssh_dir, int global,
+                          int depth, Error *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
+        char arg[1024], pattern[2048];
+        if (!include_arg(line, arg, sizeof arg))
+            continue;
+        char home[1024];
+        if (arg[0] == '~' && arg[1] == '/' && ownpath_folder(ssh_dir, home, sizeof home) == 0)
+            /* libssh takes ~ from the password database (ssh_dir's parent), not $HOME */
+            snprintf(pattern, sizeof pattern, "%s%s", home, arg + 1);
+        else if (arg[0] == '/' || arg[0] == '~')
+            snprintf(pattern, sizeof pattern, "%s", arg);
+        else
+            snprintf(pattern, sizeof pattern, "%s/%s", global ? "/etc/ssh" : ssh_dir, arg);
+        /* The folder a glob reads from, even with nothing in it yet: whoever can write it
+         * can add a file the next parse (every connection attempt) reads. */
+        char folder[2048];
+        if (ownpath_folder(pattern, folder, sizeof folder) == 0 && !strpbrk(folder, "*?[") &&
+            check_one(folder, "folder", "", OWNPATH_STICKY_OK, err) < 0) {
+            rc = error_prefix(err, "%s includes %s", path, arg);
+            break;
+        }
+        glob_t g;
+        if (glob(pattern, GLOB_TILDE, NULL, &g) != 0)
+            continue; /* nothing there: libssh reads nothing either */
+        for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++)
+            rc = check_file(g.gl_pathv[i], ssh_dir, global, path, depth + 1, err);
+        globfree(&g);
+    }
+    free(line);
+    return rc;
+}
+
+/* One path (a file, or the folder one is in: whoever can write that can put another file
+ * in its place; a sticky folder such as /tmp may be shared). */
+static int check_one(const char *path, const char *what, const char *included, int allow,
+                     Error *err)
+{
+    OwnpathCheck c = ownpath_check(path, OWNPATH_ROOT_OK | allow);
+    if (c.verdict == OWNPATH_NOT_OURS)
+        error_set(err,
+                  "the ssh configuration %s %s%s belongs to uid %u, not to you (uid %u) or "
+                  "root: refused, its owner could make tunedeck run commands as you "
+                  "(Match exec) or connect elsewhere",
+                  what, path, included, c.uid, (unsigned)geteuid());
+    else if (c.verdict == OWNPATH_WRITABLE)
+        error_set(err,
+                  "the ssh configuration %s %s%s is writable by %s (mode %03o): refused, "
+                  "anyone who can write it could make tunedeck run commands as you "
+                  "(Match exec) or connect elsewhere; check it, then chmod go-w it",
+                  what, path, included, ownpath_writers(c.mode), c.mode);
+    else
+        return 0;
+    return error_mark(err, ERROR_INPUT);
+}
+
+/* The file and its folder, and where a link points, file and folder, as for known_hosts. */
+static int check_trusted(const char *path, const char *included, Error *err)
+{
+    char dir[4096];
+    char *real = realpath(path, NULL);
+    int rc = check_one(path, "file", included, 0, err);
+    if (rc == 0 && ownpath_folder(path, dir, sizeof dir) == 0)
+        rc = check_one(dir, "folder", included, OWNPATH_STICKY_OK, err);
+    if (rc == 0 && real && strcmp(real, path) != 0) {
+        rc = check_one(real, "file", included, 0, err);
+        if (rc == 0 && ownpath_folder(real, dir, sizeof dir) == 0)
+            rc = check_one(dir, "folder", included, OWNPATH_STICKY_OK, err);
+    }
+    free(real);
+    return rc;
+}
+
+static int check_file(const char *path, const char *ssh_dir, int global, const char *by,
+                      int depth, Error *err)
+{
+    if (depth > MAX_INCLUDE_DEPTH)
+        return 0; /* libssh stops there too */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    char included[1100] = "";
+    if (by)
+        snprintf(included, sizeof included, " (included by %s)", by);
+    if (check_trusted(path, included, err) < 0) {
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return 0;
+    }
+    int rc = check_includes(f, path, ssh_dir, global, depth, err);
+    fclose(f);
+    return rc;
+}
+
+int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err)
+{
+    /* libssh reads Include paths of the global file relative to /etc/ssh, all others
+     * relative to ~/.ssh, and knows the global file by its name alone. */
+    return check_file(path, ssh_dir, strcmp(path, GLOBAL_CONFIG) == 0, NULL, 0, err);
+}

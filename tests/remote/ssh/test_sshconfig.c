@@ -1,0 +1,137 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote/ssh/sshconfig.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/td-sshcfg.XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert(system(cmd) == 0);
+}
+
+static void write_file(const char *name, int mode, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+    cr_assert_eq(chmod(path, (mode_t)mode), 0);
+}
+
+TestSuite(sshconfig, .init = make_dir, .fini = remove_dir);
+
+Test(sshconfig, a_private_file_and_its_private_includes_are_trusted)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    write_file("config", 0600, "Host a\n  Include sub.conf\nINCLUDE=\"missing/*.conf\"\n");
+    write_file("sub.conf", 0644, "Port 2\n");
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+}
+
+Test(sshconfig, a_writable_file_is_refused_with_its_mode)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    write_file("config", 0602, "Host a\n");
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert(strstr(err.msg, "is writable by others (mode 602): refused"), "%s", err.msg);
+}
+
+Test(sshconfig, a_writable_include_is_found_however_the_line_is_spelled)
+{
+    static const char *const LINES[] = {"Include d/*.conf\n", "  include=d/*.conf\n",
+                                        "\tINCLUDE \"d/*.conf\"\n", "Include = d/x.conf\n"};
+    char path[256], sub[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    snprintf(sub, sizeof sub, "%s/d", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_file("d/x.conf", 0620, "Match exec \"true\"\n");
+    for (size_t i = 0; i < sizeof LINES / sizeof *LINES; i++) {
+        write_file("config", 0600, LINES[i]);
+        Error err;
+        cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "%s", LINES[i]);
+        cr_assert(strstr(err.msg, "/d/x.conf (included by ") &&
+                      strstr(err.msg, "writable by its group (mode 620)"),
+                  "%s", err.msg);
+    }
+}
+
+Test(sshconfig, an_include_loop_ends_and_a_missing_file_is_not_judged)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    write_file("config", 0600, "Include config\n");
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/none", dir);
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0);
+}
+
+Test(sshconfig, a_folder_others_can_write_and_a_link_into_one_are_refused)
+{
+    char sub[256], path[256], link[256];
+    snprintf(sub, sizeof sub, "%s/open", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    write_file("open/config", 0600, "Host a\n");
+    snprintf(path, sizeof path, "%s/open/config", dir);
+    snprintf(link, sizeof link, "%s/config", dir);
+    cr_assert_eq(symlink(path, link), 0);
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(link, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(chmod(sub, 0770), 0);
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert(strstr(err.msg, "configuration folder ") &&
+                  strstr(err.msg, "/open is writable by its group (mode 770)"),
+              "%s", err.msg);
+    cr_assert_eq(sshconfig_check_trusted(link, dir, &err), -1, "the link leads there");
+    cr_assert(strstr(err.msg, "/open is writable by its group"), "%s", err.msg);
+}
+
+Test(sshconfig, a_tilde_include_is_read_from_the_ssh_folder_parent_as_libssh_reads_it)
+{
+    char ssh_dir[256], path[256];
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file(".ssh/config", 0600, "Include ~/extra.conf\n");
+    write_file("extra.conf", 0666, "Host b\n");
+    snprintf(path, sizeof path, "%s/.ssh/config", dir);
+    setenv("HOME", "/nonexistent-home", 1); /* libssh does not look at it */
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    cr_assert(strstr(err.msg, "/extra.conf (included by "), "%s", err.msg);
+}
+
+Test(sshconfig, an_empty_folder_others_can_write_that_an_include_globs_is_refused)
+{
+    char sub[256], path[256];
+    snprintf(sub, sizeof sub, "%s/conf.d", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(chmod(sub, 0777), 0);
+    write_file("config", 0600, "Include conf.d/*.conf\n");
+    snprintf(path, sizeof path, "%s/config", dir);
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "a file dropped there later is read");
+    cr_assert(strstr(err.msg, "includes conf.d/*.conf: the ssh configuration folder ") &&
+                  strstr(err.msg, "/conf.d is writable by its group (mode 777)"),
+              "%s", err.msg);
+    cr_assert_eq(chmod(sub, 01777), 0);
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "sticky: others' files are theirs");
+}
