@@ -4,7 +4,8 @@
 # started (by pid); callers set `trap harness_stop_all EXIT`.
 #
 #   harness_init DIR              keys, stub tools; picks a free port span for this run
-#   harness_start I [extra cfg]   starts sshd number I on 127.0.0.(10+I):PORT
+#   harness_start I [extra cfg]   starts sshd number I on 127.0.0.(10+I):PORT ($H/host-binI,
+#                                 if present, first on its PATH)
 #   harness_stop I                stops it (its per-connection children too)
 #   harness_inventory FILE N...   writes an inventory naming hosts h1..hN
 #   harness_stop_all
@@ -91,6 +92,9 @@ harness_start() {
     [ -f "$H/host$i" ] || ssh-keygen -q -t ed25519 -N '' -f "$H/host$i"
     gpu_path="$H/bin:"
     [ -f "$H/nogpu$i" ] && gpu_path=""
+    # $H/host-bin$I, when a suite made it, comes first on that host's PATH alone (a slow or
+    # failing tool on one host).
+    [ -d "$H/host-bin$i" ] && gpu_path="$H/host-bin$i:$gpu_path"
     cat > "$H/sshd$i.conf" <<EOF
 ListenAddress $addr:$H_PORT
 HostKey $H/host$i

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The console answers while it stops a leftover process group (tests/sshd-harness.sh, real
 # sshd on 127.0.0.x, real tmux): trial 1's connection to h2 drops and leaves a helper behind
-# that ignores SIGTERM, so the stop before trial 2 takes its full 2 s and a SIGKILL. While it
-# runs, a key changes the screen (the quit prompt), and a quit then waits, on screen, for the
+# that ignores SIGTERM, so the stop before trial 2 waits its full TERM-to-KILL time (made ~6 s
+# on h2, see below) and sends a SIGKILL. While it runs, a key changes the screen (the quit prompt), and a quit then waits, on screen, for the
 # stop's end: its result is in the journal, nothing of trial 1 is left on h2, and trial 2,
 # which waited for the stop, is never launched.
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
@@ -75,6 +75,16 @@ n=0; while [ ! -e "$T/helper-up-1-h2" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$(
 check "trial 1 started its TERM-ignoring helper on h2" [ -e "$T/helper-up-1-h2" ]
 rm -f "$T/slow-1"
 harness_stop 2 # the listener and every connection it serves: trial 1's helper stays
+# On h2 from now on, the stop's 0.1 s polls take 0.3 s: its TERM-to-KILL wait grows from 2 s to
+# ~6 s (well inside its 15 s deadline), so that a loaded machine cannot make the quit prompt
+# below miss the stop. A console that blocks during the stop still draws it only afterwards.
+mkdir -p "$H/host-bin2"
+cat > "$H/host-bin2/sleep" <<'EOF'
+#!/bin/sh
+[ "$*" = 0.1 ] && set -- 0.3
+exec /bin/sleep "$@"
+EOF
+chmod 755 "$H/host-bin2/sleep"
 harness_start 2
 file_wait "$j" '"event":"finished","trial":1,' 30
 check "trial 1 ended with h2's connection (its leftover kept to stop before trial 2)" \
