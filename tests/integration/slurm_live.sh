@@ -490,12 +490,15 @@ echo "another user's pending job: no growth into a wait"
 # When third finishes, n2's freed GPU is one that job takes first: were new grown 1 -> 2
 # at t=360 s (checkpoint, end, resubmit), Slurm would start the older pending job on n2 and
 # leave new waiting. The GPU is held back (said once) and new keeps its one.
+# At --time-scale 15 (30 wall s for the same 450 model s as 15 s at 30) theirs has ~8 s of
+# wall time, not ~4 s, to be submitted between third's start (t=240 s) and the t=360 s
+# decision.
 printf 'name,time,application,num_replicas,batch_size\nnew,120,cifar10,2,256\nthird,200,ncf,1,32768\n' > "$T/pend.csv"
 blocker=$(sbatch --parsable -p t4 -w n1 --gres=gpu:2 -J blocker -o /dev/null --wrap 'sleep 120')
 n=0
 while [ $n -lt 50 ] && ! squeue -h -t R -j "$blocker" | grep -q .; do sleep 0.1; n=$((n + 1)); done
 "$bin" schedule --live --slurm --partition t4 --workload "$T/pend.csv" --job-command "$job" \
-    --policy doubling --interval 60 --time-scale 30 --duration 15 --status-every 0 \
+    --policy doubling --interval 60 --time-scale 15 --duration 30 --status-every 0 \
     --job-dir "$T/jobs11" > "$T/out11" 2> "$T/err11" &
 LIVE_PID=$!
 wait_line "$T/out11" "third: Slurm job .* running" 150
