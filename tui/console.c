@@ -68,9 +68,10 @@ static void on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
     }
     if (ev == TUNER_EVENT_FINISHED) {
         const Observation *o = rec->obs;
-        if (o->status == TRIAL_OK)
-            app_log(a, "trial %d%s: %.3f s/iteration", rec->trial,
-                    rec->overridden ? " (override)" : "", o->time_s);
+        if (o->status == TRIAL_OK) /* an ok trial's reason is a note: a refused line */
+            app_log(a, "trial %d%s: %.3f s/iteration%s%s%s", rec->trial,
+                    rec->overridden ? " (override)" : "", o->time_s, o->reason[0] ? " (" : "",
+                    o->reason, o->reason[0] ? ")" : "");
         else
             app_log(a, "trial %d%s: %s %s", rec->trial, rec->overridden ? " (override)" : "",
                     trial_status_name(o->status), o->reason);

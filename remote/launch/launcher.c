@@ -65,8 +65,15 @@ int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double time
 
 void launcher_note_bad_line(Observation *o, const char *protocol_error)
 {
-    if (o->status == TRIAL_OK || !protocol_error[0])
+    if (!protocol_error[0])
         return;
+    /* An ok trial keeps its status (its objective came from good lines), but a refused line
+     * (a NaN loss from a diverged run, say) is its note: otherwise it could become the best
+     * schedule with nothing said. */
+    if (o->status == TRIAL_OK && !o->reason[0]) {
+        snprintf(o->reason, sizeof o->reason, "first bad line: %s", protocol_error);
+        return;
+    }
     char prior[sizeof o->reason];
     snprintf(prior, sizeof prior, "%s", o->reason);
     snprintf(o->reason, sizeof o->reason, "%s; first bad line: %s", prior, protocol_error);

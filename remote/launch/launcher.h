@@ -68,7 +68,9 @@ const char *launcher_names(void);
 /* For launchers that run a command: a cancel or a timeout names the trial's outcome whatever
  * the command did. Returns 1 when one of them did. */
 int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s);
-/* A failed trial's reason gets "; first bad line: ERROR" when its output had one. */
+/* When the output had a refused line: a failed trial's reason gets "; first bad line: ERROR";
+ * an ok trial keeps its status, and "first bad line: ERROR" is its reason (the note that
+ * `tune`, `tune --json`, the journal and the console show). */
 void launcher_note_bad_line(Observation *o, const char *protocol_error);
 
 /* Calls cfg->on_iteration for an iteration event; returns 1 when it asks for a stop. */

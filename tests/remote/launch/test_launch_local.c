@@ -124,6 +124,31 @@ Test(launch_local, garbage_output_fails_and_log_lines_are_kept_apart)
     observation_free(o);
 }
 
+Test(launch_local, an_ok_trial_with_a_refused_line_says_the_first_in_its_note)
+{
+    /* a diverged run's loss (Python's bare NaN) among good lines: the trial measured its
+     * schedule, but must not end ok with nothing said */
+    Observation *o = run("cat >/dev/null; echo '{\"event\":\"iteration\",\"iter\":1,"
+                         "\"time_s\":2}'; echo '{\"event\":\"progress\",\"step\":1,"
+                         "\"loss\":NaN}'; echo '{\"event\":\"progress\",\"step\":2,"
+                         "\"loss\":Infinity}'; echo '{\"event\":\"done\",\"time_s\":2.5}'",
+                         10);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, 2.5, 1e-12);
+    cr_assert(strncmp(o->reason, "first bad line: ", 16) == 0, "%s", o->reason);
+    cr_assert(strstr(o->reason, "loss"), "the field named: %s", o->reason);
+    cr_assert_null(strstr(o->reason + 1, "first bad line"), "the first only: %s", o->reason);
+    observation_free(o);
+
+    /* a failed trial's reason comes first, the bad line after it */
+    o = run("cat >/dev/null; echo '{\"event\":\"progress\",\"step\":1,\"loss\":NaN}'; "
+            "echo 'CUDA went away' >&2; exit 3",
+            10);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert(strstr(o->reason, "status 3"), "%s", o->reason);
+    observation_free(o);
+}
+
 Test(launch_local, timeout_stops_the_whole_process_group)
 {
     char marker[64];
