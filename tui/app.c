@@ -92,11 +92,16 @@ int app_set_theme(App *a, const char *name)
     return rc;
 }
 
+int app_trials_held(const App *a)
+{
+    return a->user_paused || a->slurm_hold || a->stop_hold;
+}
+
 void app_set_pause(App *a, int paused)
 {
     a->user_paused = paused;
     if (a->tuner)
-        tuner_set_paused(a->tuner, paused || a->slurm_hold);
+        tuner_set_paused(a->tuner, app_trials_held(a));
     if (!paused)
         a->next_trial_ms = clock_now_ms();
     app_log(a, paused ? "paused: no new trial starts" : "resumed");

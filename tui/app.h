@@ -69,6 +69,9 @@ typedef struct {
     int help_top; /* its first row shown, when it scrolls */
     int confirm_quit;
     int user_paused;
+    /* The resume's stop of leftover process groups holds trials until it ends, so trial 1's
+     * `started` line follows the stop's lines in the journal (console.c's StopWatch). */
+    int stop_hold;
     const PlotStyle *plot_style;
 
     const char *themes_dir; /* ConsoleOptions.themes_dir */
@@ -122,8 +125,11 @@ int app_set_theme(App *a, const char *name);
 /* Writes the settings file (atomically); 0, or -1 after saying in the status line why not
  * (a write failed, or the file is one that was refused at start, kept for its owner to fix). */
 int app_save_config(App *a);
-/* The operator's pause (Space, :pause): no new trial starts, the scheduler stops. */
+/* The operator's pause (Space, :pause): no new trial starts, the scheduler stops. Trials stay
+ * held while another hold (slurm_hold, stop_hold) is on. */
 void app_set_pause(App *a, int paused);
+/* Whether new trials wait: the operator's pause or a hold. The tuner is paused exactly then. */
+int app_trials_held(const App *a);
 void app_log(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

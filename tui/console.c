@@ -311,12 +311,12 @@ static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_
 {
     App *a = ctx;
     int64_t now = clock_now_ms();
-    if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
+    if (a->tuner && a->pace_ms > 0 && !app_trials_held(a) && tuner_paused(a->tuner) &&
         now >= a->next_trial_ms)
         tuner_set_paused(a->tuner, 0);
     if (a->tuner && a->user_paused)
         tuner_set_paused(a->tuner, 1);
-    if (a->tuner && a->pace_ms > 0 && !a->user_paused && tuner_paused(a->tuner) &&
+    if (a->tuner && a->pace_ms > 0 && !app_trials_held(a) && tuner_paused(a->tuner) &&
         !tuner_done(a->tuner))
         *deadline_ms = min_deadline(*deadline_ms, a->next_trial_ms);
     if (a->ss) {
@@ -427,7 +427,6 @@ typedef struct {
     long tuner_source; /* -1: not on the loop (none, or removed at the quit) */
     int quitting;      /* a quit waits for the stop */
     int swept;         /* the quit's own stop of what dropped connections left was begun */
-    int held_tuner;    /* the resume's stop holds the tuner paused (app_start) */
 } StopWatch;
 
 static size_t stop_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
@@ -472,9 +471,9 @@ static void stop_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now
     }
     if (w->quitting && !busy)
         a->quit = 1;
-    if (w->held_tuner && !busy) {
-        w->held_tuner = 0;
-        tuner_set_paused(a->tuner, a->user_paused);
+    if (a->stop_hold && !busy) {
+        a->stop_hold = 0;
+        tuner_set_paused(a->tuner, app_trials_held(a));
     }
 }
 
@@ -551,9 +550,9 @@ static int app_loop(App *a, Session *s, Error *err)
     EvLoop *loop = evloop_new();
     /* The resume's stop (begun in app_start) ends before the first trial starts: held
      * paused, its `started` line comes after the stop's lines in the journal, as with `tune`. */
-    StopWatch watch = {.a = a, .s = s, .loop = loop, .tuner_source = -1,
-                       .held_tuner = a->tuner && session_stop_busy(s)};
-    if (watch.held_tuner)
+    StopWatch watch = {.a = a, .s = s, .loop = loop, .tuner_source = -1};
+    a->stop_hold = a->tuner && session_stop_busy(s);
+    if (a->stop_hold) /* app_set_pause and the Slurm hold keep it: app_trials_held */
         tuner_set_paused(a->tuner, 1);
     int failed = !loop || evloop_add(loop, terminal_pollfds, terminal_step, a) < 0 ||
                  (a->tuner && (watch.tuner_source = tuner_attach(a->tuner, loop)) < 0) ||

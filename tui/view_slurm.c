@@ -183,7 +183,7 @@ static void hold_trials(App *a, int down)
     if (!a->tuner || strcmp(a->launcher, "slurm") != 0 || down == a->slurm_hold)
         return;
     a->slurm_hold = down;
-    tuner_set_paused(a->tuner, down || a->user_paused);
+    tuner_set_paused(a->tuner, app_trials_held(a));
     if (down)
         app_log(a, "slurm: no new trial starts until the controller answers (running steps "
                    "go on; every measured trial is kept)");
