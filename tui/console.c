@@ -588,6 +588,8 @@ int console_run(const ConsoleOptions *o, Error *err)
     }
     app_start(a, o, config_bad, &cerr);
     rc = app_loop(a, o->session, err);
+    /* On a loop error a stop may still run: this waits for it (its lines drawn, journaled
+     * before `ended`), before the terminal and the session close. */
     session_journal_end(o->session);
     if (a->ss && simsched_live(a->ss))
         live_stop(a);

@@ -395,6 +395,10 @@ void session_stop_lost(Session *s, TuneOrphanReportFn report, void *userdata)
 
 void session_journal_end(Session *s)
 {
+    /* A stop still under way (its caller's loop ended on an error) journals its results
+     * first: nothing may follow the journal's `ended` line. Its report callback still runs
+     * while the caller's screen is up. */
+    wait_for_stop(s);
     if (s->journal_open)
         tune_journal_end(s->journal, s->tuner);
 }

@@ -121,7 +121,8 @@ int64_t session_stop_deadline(const Session *s);
  * its deadline passed (each result journaled and reported as the blocking stop does).
  * Returns whether one is still under way. */
 int session_stop_step(Session *s, int64_t now_ms);
-/* Writes the journal's closing line (if it began). */
+/* Waits for a leftover stop still under way (its results journaled and reported), then
+ * writes the journal's closing line (if it began). */
 void session_journal_end(Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path). */
 void session_close(Session *s);

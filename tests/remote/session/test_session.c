@@ -396,3 +396,48 @@ Test(session, on_the_callers_loop_the_quits_stop_of_lost_groups_is_begun_and_end
     session_free(s);
     cluster_free(c);
 }
+
+/* A console whose loop ended on an error ends the journal with a stop still under way: the
+ * stop is waited for first, so its result comes before the journal's `ended` line. (A closed
+ * port on this machine: no answer, the result is said at once or at the deadline.) */
+Test(session, the_journals_end_waits_for_a_stop_still_under_way)
+{
+    Session *s = session_new(1, state_dir);
+    SessionSpec spec = sim_spec(1);
+    spec.stops_on_loop = 1;
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    Cluster *c = fixture_cluster_json(
+        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m0\", \"host\": \"127.0.0.1\", \"port\": 1, "
+        "\"type\": \"t\"}]}");
+    HostPoolOptions po = {0};
+    s->pool = hostpool_new(&po, &err); /* the session frees it */
+    cr_assert_not_null(s->pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
+    cr_assert_eq(orphans_add(&s->procs.lost, 1, "m0", 4242), 0);
+    n_lost_said = 0;
+    session_stop_lost(s, keep_line, NULL);
+    cr_assert(session_stop_busy(s), "begun, not waited for");
+    session_journal_end(s);
+    cr_assert_not(session_stop_busy(s));
+    cr_assert_eq(n_lost_said, 1, "the stop's result was said before the end");
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s);
+    cluster_free(c);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[4096], last[4096] = "";
+    int stop_seen = 0;
+    while (fgets(line, sizeof line, f)) {
+        cr_assert_null(strstr(last, "\"event\":\"ended\""), "a line after the end: %s", line);
+        stop_seen += strstr(line, "\"event\":\"remote_process_stop\"") != NULL;
+        snprintf(last, sizeof last, "%s", line);
+    }
+    fclose(f);
+    cr_assert_eq(stop_seen, 1, "the stop's result journaled");
+    cr_assert_not_null(strstr(last, "\"event\":\"ended\""), "%s", last);
+}
