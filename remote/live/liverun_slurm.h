@@ -90,11 +90,11 @@ typedef struct {
  * Priority first (then the oldest). Each takes its GPUs on its planned nodes, else the
  * nodes it asked for (-w), else the nodes with room for it (GPUs others' running jobs and
  * more important pending jobs leave), the most idle first; idle GPUs and ours alike (a
- * resize of ours frees those). Returns how many jobs take GPUs of ours or idle ones. Pure (liverun_slurm_pending.c, unit-tested; the rule and why in that file). */
+ * resize of ours frees those). Returns how many jobs take GPUs of ours or idle ones. Pure
+ * (liverun_slurm_pending.c, unit-tested; the rule and why in that file). */
 size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned char *foreign,
                                 const char *partition, const char *const *names,
                                 const LiveSlurmClaimNode *nodes, size_t n, int *claims);
-
 
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */
 

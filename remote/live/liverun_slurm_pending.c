@@ -11,9 +11,9 @@
  * is conservative: every other user's pending job that Slurm could start now counts, most
  * important first (highest Priority, then oldest id), and takes the GPUs where it will
  * run; the scheduler keeps those of them that are idle in its model out of growth
- * (remote/live/schedlive_nodes.c). A job Slurm cannot start whatever we do (held, waiting for a dependency, a begin
- * time, a limit) takes nothing, unless the backfill scheduler has planned it on nodes
- * (SchedNodeList). */
+ * (remote/live/schedlive_nodes.c). A job Slurm cannot start whatever we do (held, waiting
+ * for a dependency, a begin time, a limit) takes nothing, unless the backfill scheduler has
+ * planned it on nodes (SchedNodeList). */
 #include <stdlib.h>
 #include <string.h>
 
