@@ -490,23 +490,29 @@ echo "another user's pending job: no growth into a wait"
 # When third finishes, n2's freed GPU is one that job takes first: were new grown 1 -> 2
 # at t=360 s (checkpoint, end, resubmit), Slurm would start the older pending job on n2 and
 # leave new waiting. The GPU is held back (said once) and new keeps its one.
-# At --time-scale 15 (30 wall s for the same 450 model s as 15 s at 30) theirs has ~8 s of
-# wall time, not ~4 s, to be submitted between third's start (t=240 s) and the t=360 s
-# decision.
 printf 'name,time,application,num_replicas,batch_size\nnew,120,cifar10,2,256\nthird,200,ncf,1,32768\n' > "$T/pend.csv"
 blocker=$(sbatch --parsable -p t4 -w n1 --gres=gpu:2 -J blocker -o /dev/null --wrap 'sleep 120')
 n=0
 while [ $n -lt 50 ] && ! squeue -h -t R -j "$blocker" | grep -q .; do sleep 0.1; n=$((n + 1)); done
 "$bin" schedule --live --slurm --partition t4 --workload "$T/pend.csv" --job-command "$job" \
-    --policy doubling --interval 60 --time-scale 15 --duration 30 --status-every 0 \
+    --policy doubling --interval 60 --time-scale 30 --duration 15 --status-every 0 \
     --job-dir "$T/jobs11" > "$T/out11" 2> "$T/err11" &
 LIVE_PID=$!
 wait_line "$T/out11" "third: Slurm job .* running" 150
 theirs=$(sbatch --parsable --uid=nobody --chdir=/ -p t4 -N1 --gres=gpu:2 -J theirs -o /dev/null --wrap 'sleep 120')
 theirs_state="$(sleep 1; squeue -h -j "$theirs" -o %T)"
+# What Slurm says of theirs while the run goes (its reason, its planned nodes): on failure.
+(while kill -0 "$LIVE_PID" 2> /dev/null; do
+    echo "$(date +%T.%N | cut -c1-12) $(scontrol show job "$theirs" 2> /dev/null |
+        grep -oE '(JobState|Reason|SchedNodeList|ReqNodeList|ExcNodeList|TresPerNode)=[^ ]*' |
+        tr '\n' ' ')"
+    sleep 0.5
+done > "$T/theirs11") &
+watch11=$!
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
+wait "$watch11"
 scancel "$blocker" "$theirs"
 settle
 queue="$(squeue -h)"
@@ -526,7 +532,7 @@ assert kept == ["other users' pending jobs hold back 1 idle GPU on 1 node (n2:1)
 print("n2's freed GPU held back for the pending job; new kept 1 GPU and never waited")
 PY
 then pass "another user's pending job keeps the GPU it takes first out of growth: no resize into a wait"
-else fail "pending job of another user (exit $rc, theirs '$theirs_state', queue '$queue', $left processes)"; fi
+else fail "pending job of another user (exit $rc, theirs '$theirs_state', queue '$queue', $left processes): $(cat "$T/theirs11")"; fi
 
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \
