@@ -39,8 +39,9 @@ static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
     for (int i = 0; i < r.h && scroll + (size_t)i < s->n_hosts; i++) {
         const HostLoad *h = &s->hosts[scroll + (size_t)i];
         int y = r.y + i;
+        char name[160];
         draw_textf(y, r.x, name_w, h->role[0] ? ROLE_NORMAL : ROLE_DIM, "%-*s", name_w - 1,
-                   h->name);
+                   draw_fit_name(name, sizeof name, h->name, name_w - 1));
         draw_textf(y, r.x + name_w, role_w, ROLE_DIM, "%-4s", h->role);
         int x = r.x + name_w + role_w;
         if (nbars >= 2) {
@@ -99,8 +100,9 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
                 break;
             }
         }
-        draw_textf(r.y + y, r.x + x, name_w, h->role[0] ? ROLE_WARN : ROLE_DIM, "%-*.*s",
-                   name_w - 1, name_w - 1, h->name);
+        char name[64];
+        draw_textf(r.y + y, r.x + x, name_w, h->role[0] ? ROLE_WARN : ROLE_DIM, "%-*s",
+                   name_w - 1, draw_fit_name(name, sizeof name, h->name, name_w - 1));
         for (int g = 0; g < h->n_gpus && x + name_w + g < r.w; g++) {
             int j = h->gpu_job[g];
             if (j == SNAP_GPU_FOREIGN)
@@ -148,8 +150,10 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box)
             draw_wchar(y, r.x, job_label(s, (int)i), (Role)(ROLE_JOB0 + i % 8));
             int stalled = strcmp(j->state_name, "stalled") == 0;
             Role role = stalled ? ROLE_WARN : rank >= 4 ? ROLE_DIM : ROLE_NORMAL;
+            char name[64];
             int col =
-                3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ", j->name, j->gpus,
+                3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ",
+                               draw_fit_name(name, sizeof name, j->name, 12), j->gpus,
                                j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
             if (col + 11 < r.w) {
                 if (isfinite(j->progress))

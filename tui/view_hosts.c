@@ -61,8 +61,11 @@ static void hosts_draw(const App *a)
         if (sel)
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
         if (!a->pool) {
+            char name[64], host[96];
             draw_textf(y++, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s",
-                       c->machines[m].name, c->machines[m].host, a->sim ? "simulated" : "-", "-",
+                       draw_fit_name(name, sizeof name, c->machines[m].name, 10),
+                       draw_fit_name(host, sizeof host, c->machines[m].host, 18),
+                       a->sim ? "simulated" : "-", "-",
                        "-", "n/a");
             continue;
         }
@@ -71,8 +74,10 @@ static void hosts_draw(const App *a)
         char lat[16] = "-";
         if (h.handshake_ms >= 0)
             snprintf(lat, sizeof lat, "%.0fms", h.handshake_ms);
+        char name[64], host[96];
         int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-10s %-18s ",
-                             sel ? ">" : " ", h.name, h.host);
+                             sel ? ">" : " ", draw_fit_name(name, sizeof name, h.name, 10),
+                             draw_fit_name(host, sizeof host, h.host, 18));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : state_role(h.state),
                           "%-11s ", hostpool_state_name(h.state));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_NORMAL, "%8s %5d  ",

@@ -1,0 +1,76 @@
+#!/bin/sh
+# What an operator sees at the edges: long names, many jobs, narrow and tiny terminals,
+# terminals that cannot be drawn on, and the help's key list. The console in a real tmux;
+# keys in with send-keys, the screen out with capture-pane, polled (no fixed sleeps).
+set -eu
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+bin="${TUNEDECK_BIN:-$here/build/tunedeck}"
+tmp="$(mktemp -d)"
+sock="tunedeck-cscreen-$$"
+T() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() {
+    T kill-server 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+    echo "console_screen.sh: FAIL: $*" >&2
+    echo "---- screen ----" >&2
+    cat "$tmp/screen.txt" >&2 || true
+    exit 1
+}
+
+# start NAME COLS ROWS TERM ARGS...: the console in a detached session; when it exits the
+# pane prints its exit status.
+start() {
+    name="$1" cols="$2" rows="$3" term="$4"
+    shift 4
+    T new-session -d -s "$name" -x "$cols" -y "$rows" \
+        "cd '$here'; env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name TUNEDECK_STATE_DIR=$tmp/state-$name $* ; echo \"EXITED rc=\$?\"; sleep 120"
+}
+screen() { T capture-pane -p -t "$1" > "$tmp/screen.txt"; }
+wait_for() { # wait_for SESSION PATTERN [SECONDS]: polls until the extended regex matches
+    i=0 limit=$(( ${3:-10} * 20 ))
+    while [ "$i" -lt "$limit" ]; do
+        screen "$1"
+        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    fail "session $1: '$2' did not appear within ${3:-10} s"
+}
+not_on_screen() {
+    screen "$1"
+    if grep -Eq -- "$2" "$tmp/screen.txt"; then fail "session $1: '$2' should not be shown"; fi
+}
+quit() { T send-keys -t "$1" q y; wait_for "$1" "EXITED rc=0"; }
+
+# --- long machine, host and job names: cut with an ellipsis, never over the next column ---
+cat > "$tmp/long.json" <<'JSON'
+{"name": "long-names",
+ "machine_types": {"box": {"bandwidth_gbps": 10.0,
+     "devices": [{"id": "cpu", "kind": "cpu", "threads": 8},
+                 {"id": "gpu0", "kind": "gpu", "model": "T4"}]}},
+ "machines": [{"name": "gpu-node-in-the-very-long-named-rack-number-seventeen-row-b-[0-3]",
+               "host": "very-long-hostname-of-the-datacenter-gpu-node-[0-3].invalid", "type": "box"},
+              {"name": "s[0-1]", "type": "box"}],
+ "trial": {"launch": "local", "command": "python3 examples/trial.py"}}
+JSON
+cat > "$tmp/longjob.json" <<'JSON'
+{"name": "imagenet-resnet152-mixed-precision-large-batch-experiment-n42", "model_mb": 4.0,
+ "mops": 50, "batch": 256, "iterations": 6, "warmup": 2}
+JSON
+start long 100 30 xterm-256color "$bin" --cluster "$tmp/long.json" --job "$tmp/longjob.json" --no-sched --no-journal --budget 400
+# the surrogate pane: each machine's own end shows (the four would read "gpu-node" alike)
+wait_for long '^.gpu-no…ow-b-0 +(PS|W|W\+PS|-) '
+wait_for long '^.gpu-no…ow-b-3 +(PS|W|W\+PS|-) '
+T send-keys -t long 2
+wait_for long '^.gpu…b-2 +(PS|W|W\+PS|-)? +cpu '
+wait_for long '│gp…b-0 (·|[A-Z]) gp…b-1 '
+# the job list: the name keeps its 12 columns, so gpus and state stay in theirs
+wait_for long '^.A  tune:…nt-n42 +[0-9]+ '
+T send-keys -t long 3
+wait_for long '^.> gpu-…w-b-0 very-lon…0\.invalid (down|connecting) '
+not_on_screen long 'row-b-0 very'
+quit long
