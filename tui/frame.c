@@ -59,10 +59,11 @@ static void draw_status(const App *a)
     Rect r = a->layout.rect[PANE_STATUS];
     draw_fill(r, ROLE_STATUS);
     if (a->confirm_quit) {
-        draw_text(r.y, 0, r.w, ROLE_WARN,
-                  a->ss && simsched_live(a->ss)
-                      ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
-                      : "Tuning is running. Quit anyway? (y/n)");
+        const char *q = a->ss && simsched_live(a->ss)
+                            ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
+                            : "Tuning is running. Quit anyway? (y/n)";
+        /* too narrow for why: the question and its answers stay whole */
+        draw_text(r.y, 0, r.w, ROLE_WARN, (int)strlen(q) <= r.w ? q : "Quit? (y/n)");
     } else if (a->confirm_drain) {
         if (a->drain_on)
             draw_textf(r.y, 0, r.w, ROLE_WARN,
@@ -80,13 +81,30 @@ static void draw_status(const App *a)
     } else if (a->message[0]) {
         draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
     } else {
-        static const char *const HINTS[][2] = {
-            {"?", "help"}, {"1-3", "views"},   {"/", "filter"}, {":", "command"},
-            {"e", "edit"}, {"Space", "pause"}, {"q", "quit"}};
+        /* Each hint whole or not at all; on a narrow screen the least needed go first, so
+         * that how to quit and how to get help always show. */
+        static const struct {
+            const char *key, *what;
+            int rank; /* 0: the last to go */
+        } HINTS[] = {{"?", "help", 0},  {"1-3", "views", 2},   {"/", "filter", 6},
+                     {":", "command", 3}, {"e", "edit", 5},    {"Space", "pause", 4},
+                     {"q", "quit", 1}};
+        enum { N_HINTS = sizeof HINTS / sizeof HINTS[0] };
+        int shown[N_HINTS] = {0}, used = 0;
+        for (int rank = 0; rank < N_HINTS; rank++)
+            for (int i = 0; i < N_HINTS; i++) {
+                int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(HINTS[i].what);
+                if (HINTS[i].rank == rank && used + w <= r.w) {
+                    shown[i] = 1;
+                    used += w;
+                }
+            }
         int x = 0;
-        for (size_t i = 0; i < sizeof HINTS / sizeof HINTS[0]; i++) {
-            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i][0]);
-            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i][1]);
+        for (int i = 0; i < N_HINTS; i++) {
+            if (!shown[i])
+                continue;
+            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i].key);
+            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i].what);
         }
     }
 }

@@ -151,26 +151,6 @@ static void previous_view(App *a)
     a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT;
 }
 
-static void page_up(App *a)
-{
-    app_select_trial(a, -10);
-}
-
-static void page_down(App *a)
-{
-    app_select_trial(a, 10);
-}
-
-static void first_trial(App *a)
-{
-    app_select_trial(a, -(long)a->table.n_shown);
-}
-
-static void last_trial(App *a)
-{
-    app_select_trial(a, (long)a->table.n_shown);
-}
-
 /* Quitting while trials or live jobs run asks first. */
 static void ask_quit(App *a)
 {
@@ -206,12 +186,12 @@ static const Binding BINDINGS[] = {
     {KEY_BTAB, 1, previous_view, 0},
     {' ', 0, toggle_pause, 0},
     {KEY_CTRL_L, 0, repaint, 0},
-    {KEY_PPAGE, 1, page_up, 0},
-    {KEY_NPAGE, 1, page_down, 0},
-    {KEY_HOME, 1, first_trial, 0},
-    {'g', 0, first_trial, 0},
-    {KEY_END, 1, last_trial, 0},
-    {'G', 0, last_trial, 0},
+    {KEY_PPAGE, 1, NULL, VIEW_ACT_PAGE_UP},
+    {KEY_NPAGE, 1, NULL, VIEW_ACT_PAGE_DOWN},
+    {KEY_HOME, 1, NULL, VIEW_ACT_FIRST},
+    {'g', 0, NULL, VIEW_ACT_FIRST},
+    {KEY_END, 1, NULL, VIEW_ACT_LAST},
+    {'G', 0, NULL, VIEW_ACT_LAST},
     {KEY_ENTER, 1, app_open_editor, 0}, /* the keypad's Enter opens it from any view */
     {KEY_UP, 1, NULL, VIEW_ACT_UP},
     {'k', 0, NULL, VIEW_ACT_UP},

@@ -182,14 +182,26 @@ void hosts_accept_confirmed(App *a)
 
 static void hosts_key(App *a, ViewAction action)
 {
+    size_t n = a->slurm && a->slurm_panel.nodes ? a->slurm_panel.nodes->n : a->cluster->n_machines;
     switch (action) {
+    case VIEW_ACT_PAGE_UP:
+        a->host_sel = a->host_sel > 10 ? a->host_sel - 10 : 0;
+        break;
+    case VIEW_ACT_PAGE_DOWN:
+        a->host_sel = a->host_sel + 10 < n ? a->host_sel + 10 : n ? n - 1 : 0;
+        break;
+    case VIEW_ACT_FIRST:
+        a->host_sel = 0;
+        break;
+    case VIEW_ACT_LAST:
+        a->host_sel = n ? n - 1 : 0;
+        break;
     case VIEW_ACT_UP:
         if (a->host_sel)
             a->host_sel--;
         break;
     case VIEW_ACT_DOWN:
-        if (a->host_sel + 1 < (a->slurm && a->slurm_panel.nodes ? a->slurm_panel.nodes->n
-                                                                 : a->cluster->n_machines))
+        if (a->host_sel + 1 < n)
             a->host_sel++;
         break;
     case VIEW_ACT_ACCEPT:

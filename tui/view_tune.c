@@ -398,8 +398,13 @@ static void tune_draw(const App *a)
 
 static void tune_key(App *a, ViewAction action)
 {
+    long all = (long)a->table.n_shown;
     if (action == VIEW_ACT_UP || action == VIEW_ACT_DOWN)
         app_select_trial(a, action == VIEW_ACT_UP ? -1 : 1);
+    else if (action == VIEW_ACT_PAGE_UP || action == VIEW_ACT_PAGE_DOWN)
+        app_select_trial(a, action == VIEW_ACT_PAGE_UP ? -10 : 10);
+    else if (action == VIEW_ACT_FIRST || action == VIEW_ACT_LAST)
+        app_select_trial(a, action == VIEW_ACT_FIRST ? -all : all);
     else if (action == VIEW_ACT_OPEN)
         app_open_editor(a);
 }

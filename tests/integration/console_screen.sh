@@ -74,3 +74,36 @@ T send-keys -t long 3
 wait_for long '^.> gpu-…w-b-0 very-lon…0\.invalid (down|connecting) '
 not_on_screen long 'row-b-0 very'
 quit long
+
+# --- many jobs: the job list says which rows show, PgDn/PgUp/G/g page it ------------------
+start jobs 100 30 xterm-256color "$bin" --sched-jobs 60 --sched-speed 600 --pace-ms 100 --no-journal
+T send-keys -t jobs 2
+wait_for jobs '┌ Jobs: [0-9]+/60 done.*\(\* pinned\)  1-10/60 ' 30
+wait_for jobs '^.a  resnet110-0 '
+T send-keys -t jobs NPage
+wait_for jobs '\(\* pinned\)  10-19/[0-9]+ '
+not_on_screen jobs '^.a  resnet110-0 '
+T send-keys -t jobs G
+wait_for jobs '\(\* pinned\)  ([2-9][0-9])-([0-9]+)/\2 '
+T send-keys -t jobs g
+wait_for jobs '\(\* pinned\)  1-10/[0-9]+ '
+wait_for jobs '^.a  resnet110-0 '
+# the wheel over the job list scrolls it, over the loads it scrolls the loads
+T send-keys -t jobs -l "$(printf '\033[<65;10;22M')"
+wait_for jobs '\(\* pinned\)  2-11/[0-9]+ '
+# in the tune view PgDn/PgUp still page the trials
+T send-keys -t jobs 1
+wait_for jobs 'Trials [0-9]+/60'
+quit jobs
+
+# --- narrow screens: the hints that go first are the least needed; how to quit stays ------
+start narrow 40 10 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
+wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
+start tiny 20 6 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
+wait_for tiny '^ \? help  q quit *$'
+T send-keys -t tiny q
+wait_for tiny '^Quit\? \(y/n\)'
+T send-keys -t tiny y
+wait_for tiny 'EXITED rc=0'
+quit narrow
+echo "console_screen.sh: ok"

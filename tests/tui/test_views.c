@@ -121,7 +121,7 @@ Test(views, cluster_grid_labels_each_gpu_by_its_job_and_unknown_load_is_not_zero
     Layout l;
     layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
     erase();
-    view_cluster_draw(&s, &l, 0);
+    view_cluster_draw(&s, &l, 0, 0);
     char *text = fixture_screen_text();
     cr_assert(strstr(text, "GPUs: 12/24 held"), "%s", text);
     cr_assert(strstr(text, "node0  AAAAAAAA"), "%s", text);
@@ -156,7 +156,7 @@ Test(views, cluster_grid_draws_other_users_gpus_as_foreign_with_a_legend)
     Layout l;
     layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
     erase();
-    view_cluster_draw(&s, &l, 0);
+    view_cluster_draw(&s, &l, 0, 0);
     char *text = fixture_screen_text();
     const char *glyph = draw_unicode() ? "\xe2\x96\x92" : "#";
     char title[64], row[64];
