@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <term.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -63,6 +64,31 @@ static void on_exit_restore(void)
     term_close();
 }
 
+/* The terminal type must be known and able to place the cursor: initscr() would exit on an
+ * unknown one with its own words, and on TERM=dumb it draws a screen no one can read. */
+static int check_terminal_type(Error *err)
+{
+    const char *term = getenv("TERM");
+    int found = 0;
+    if (!term || !term[0])
+        return error_set(err, "TERM is not set: the console needs to know the terminal "
+                              "(e.g. TERM=xterm-256color; for scripts, use `tunedeck tune`)");
+    if (setupterm(NULL, STDOUT_FILENO, &found) != OK)
+        return error_set(err,
+                         found == 0 ? "TERM='%s': no such terminal type in this machine's terminfo "
+                                      "(try TERM=xterm-256color, or install ncurses-term)"
+                                    : "TERM='%s': cannot read the terminfo database",
+                         term);
+    const char *cup = tigetstr("cup");
+    int usable = cup && cup != (char *)-1 && !tigetflag("hc");
+    del_curterm(cur_term);
+    if (!usable)
+        return error_set(err, "TERM='%s' cannot place the cursor, which the console needs "
+                              "(use a terminal such as TERM=xterm-256color; for scripts, "
+                              "`tunedeck tune`)", term);
+    return 0;
+}
+
 int term_open(Error *err)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -76,6 +102,8 @@ int term_open(Error *err)
             fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
         }
     }
+    if (check_terminal_type(err) < 0)
+        return -1;
     saved_tio_ok = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
     setlocale(LC_ALL, "");
     install(SIGWINCH, on_signal, SA_RESTART);

@@ -106,4 +106,16 @@ wait_for tiny '^Quit\? \(y/n\)'
 T send-keys -t tiny y
 wait_for tiny 'EXITED rc=0'
 quit narrow
+
+# --- terminals it cannot draw on are refused in words, before the screen is taken ---------
+start dumb 80 24 dumb "$bin" --pace-ms 100 --no-journal
+wait_for dumb "TERM='dumb' cannot place the cursor"
+wait_for dumb 'EXITED rc=[1-9]'
+start unknown 80 24 no-such-terminal "$bin" --pace-ms 100 --no-journal
+wait_for unknown "TERM='no-such-terminal': no such terminal type"
+wait_for unknown 'EXITED rc=[1-9]'
+# vt100 (no colours) draws and quits
+start vt 80 24 vt100 "$bin" --pace-ms 100 --no-journal --no-sched
+wait_for vt 'Trials [0-9]+/60'
+quit vt
 echo "console_screen.sh: ok"
