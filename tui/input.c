@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tui/command.h"
+#include "tui/keys.h"
 #include "tui/view.h"
 
 enum { KEY_CTRL_L = 12, KEY_ESC = 27, KEY_DEL = 127 };
@@ -239,7 +240,9 @@ static void key(App *a, wint_t ch, int is_key)
         return;
     }
     if (a->help) {
-        int step = help_scroll(ch, is_key);
+        /* Keys scroll a help taller than the screen; when it all shows, any key closes it,
+         * as its title says. */
+        int step = keys_help_fits(COLS, LINES) ? 0 : help_scroll(ch, is_key);
         if (step)
             a->help_top = a->help_top + step > 0 ? a->help_top + step : 0;
         else

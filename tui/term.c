@@ -126,6 +126,16 @@ int term_open(Error *err)
     noecho();
     nonl();
     keypad(stdscr, TRUE);
+    /* Home and End as tmux, screen and the Linux console send them, whatever TERM says
+     * (TERM=xterm-256color inside tmux is common; its terminfo knows only \EOH and \EOF). */
+    static const struct {
+        const char *seq;
+        int key;
+    } MORE_KEYS[] = {{"\033[1~", KEY_HOME}, {"\033[7~", KEY_HOME}, {"\033[H", KEY_HOME},
+                     {"\033[4~", KEY_END},  {"\033[8~", KEY_END},  {"\033[F", KEY_END}};
+    for (size_t i = 0; i < sizeof MORE_KEYS / sizeof MORE_KEYS[0]; i++)
+        if (key_defined(MORE_KEYS[i].seq) == 0)
+            define_key(MORE_KEYS[i].seq, MORE_KEYS[i].key);
     nodelay(stdscr, TRUE);
     curs_set(0);
     mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON3_PRESSED | BUTTON3_RELEASED |

@@ -24,6 +24,21 @@ static Role key_role(HostKeyStatus k)
                                                     : ROLE_BAD;
 }
 
+/* Where the hosts table's rows are inside its box r (below the column heads): `per` screen
+ * rows a host, from host `first` on, the selected one kept in sight. Shared by the drawing
+ * and the mouse. */
+static void host_rows(const App *a, Rect r, size_t *per, size_t *first)
+{
+    size_t n = a->cluster->n_machines;
+    *per = 1;
+    /* Up to three rows per host when there is room: the fingerprint and the last error are
+     * what an operator must read whole. */
+    if (a->pool)
+        *per = r.h - 1 >= 3 * (int)n ? 3 : r.h - 1 >= 2 * (int)n ? 2 : 1;
+    size_t rows = r.h > 1 ? (size_t)(r.h - 1) / *per : 0;
+    *first = rows && a->host_sel >= rows ? a->host_sel - rows + 1 : 0;
+}
+
 static void hosts_draw(const App *a)
 {
     const Layout *l = &a->layout;
@@ -46,23 +61,17 @@ static void hosts_draw(const App *a)
         return;
     draw_textf(r.y, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s", "machine", "host",
                "state", "latency", "drops", "host key");
-    /* Up to three rows per host when there is room: the fingerprint and the last error are
-     * what an operator must read whole. */
-    size_t per = 1;
-    if (a->pool)
-        per = r.h - 1 >= 3 * (int)c->n_machines ? 3 : r.h - 1 >= 2 * (int)c->n_machines ? 2 : 1;
-    size_t first = 0;
-    size_t rows = (size_t)(r.h - 1) / per;
-    if (rows && a->host_sel >= rows)
-        first = a->host_sel - rows + 1;
+    size_t per, first;
+    host_rows(a, r, &per, &first);
     int y = r.y + 1;
     for (size_t m = first; m < c->n_machines && y + (int)per - 1 < r.y + r.h; m++) {
-        int sel = a->pool && m == a->host_sel;
+        int sel = m == a->host_sel;
         if (sel)
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
         if (!a->pool) {
             char name[64], host[96];
-            draw_textf(y++, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s",
+            draw_textf(y++, r.x, r.w, sel ? ROLE_SELECTED : ROLE_DIM,
+                       "%s %-10s %-18s %-11s %8s %5s  %s", sel ? ">" : " ",
                        draw_fit_name(name, sizeof name, c->machines[m].name, 10),
                        draw_fit_name(host, sizeof host, c->machines[m].host, 18),
                        a->sim ? "simulated" : "-", "-",
@@ -220,4 +229,23 @@ static void hosts_key(App *a, ViewAction action)
     }
 }
 
-const View VIEW_HOSTS_TABLE = {"Hosts", hosts_draw, hosts_key, NULL};
+/* The wheel moves the selection; a click selects the host (or Slurm node) under it. */
+static void hosts_mouse(App *a, const MEVENT *ev)
+{
+    if (ev->bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+        hosts_key(a, ev->bstate & BUTTON4_PRESSED ? VIEW_ACT_UP : VIEW_ACT_DOWN);
+    } else if (!a->slurm && a->layout.shown[PANE_HOSTS] && (ev->bstate & BUTTON1_PRESSED)) {
+        Rect box = a->layout.rect[PANE_HOSTS];
+        Rect r = {box.x + 1, box.y + 1, box.w - 2, box.h - 2};
+        size_t per, first;
+        host_rows(a, r, &per, &first);
+        if (rect_contains(r, ev->x, ev->y) && ev->y > r.y) {
+            size_t m = first + (size_t)(ev->y - r.y - 1) / per;
+            if (m < a->cluster->n_machines)
+                a->host_sel = m;
+        }
+    }
+    a->dirty = 1;
+}
+
+const View VIEW_HOSTS_TABLE = {"Hosts", hosts_draw, hosts_key, hosts_mouse};

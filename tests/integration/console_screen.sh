@@ -44,6 +44,24 @@ not_on_screen() {
     screen "$1"
     if grep -Eq -- "$2" "$tmp/screen.txt"; then fail "session $1: '$2' should not be shown"; fi
 }
+# press_until SESSION BUTTON COL ROW PATTERN: an SGR mouse press and release (button 0: the
+# left, 65: the wheel down); a report split by a busy machine reads as a lone Escape (as it
+# would for a person), so it is repeated a few times.
+press_until() {
+    ses="$1" b="$2" col="$3" row="$4" pat="$5"
+    for attempt in 1 2 3 4 5; do
+        T send-keys -t "$ses" -l "$(printf '\033[<%d;%d;%dM' "$b" "$col" "$row")"
+        T send-keys -t "$ses" -l "$(printf '\033[<%d;%d;%dm' "$b" "$col" "$row")"
+        j=0
+        while [ "$j" -lt 20 ]; do
+            screen "$ses"
+            grep -Eq -- "$pat" "$tmp/screen.txt" && return 0
+            sleep 0.05
+            j=$((j + 1))
+        done
+    done
+    fail "session $ses: button $b at $col,$row never showed '$pat'"
+}
 quit() { T send-keys -t "$1" q y; wait_for "$1" "EXITED rc=0"; }
 
 # --- long machine, host and job names: cut with an ellipsis, never over the next column ---
@@ -89,8 +107,7 @@ T send-keys -t jobs g
 wait_for jobs '\(\* pinned\)  1-10/[0-9]+ '
 wait_for jobs '^.a  resnet110-0 '
 # the wheel over the job list scrolls it, over the loads it scrolls the loads
-T send-keys -t jobs -l "$(printf '\033[<65;10;22M')"
-wait_for jobs '\(\* pinned\)  2-11/[0-9]+ '
+press_until jobs 65 10 22 '\(\* pinned\)  [2-9]-[0-9]+/60 '
 # in the tune view PgDn/PgUp still page the trials
 T send-keys -t jobs 1
 wait_for jobs 'Trials [0-9]+/60'
@@ -106,6 +123,27 @@ wait_for tiny '^Quit\? \(y/n\)'
 T send-keys -t tiny y
 wait_for tiny 'EXITED rc=0'
 quit narrow
+
+# --- the help: what it lists works; when it all shows, any key closes it, Down too --------
+start help 100 30 xterm-256color "$bin" --sim G40:googlenet --pace-ms 100 --no-journal --no-sched
+wait_for help 'Trials [0-9]+/60'
+T send-keys -t help '?'
+wait_for help 'Keys \(any key closes\)'
+wait_for help '^.  .│cluster Up Down j k +scroll the per-host loads; PgUp PgDn g G: the job list'
+T send-keys -t help Down
+wait_for help 'Surrogate: trial'
+not_on_screen help 'Keys \('
+# the hosts view: Down and a click select a host, shown by the marker; End the last one
+T send-keys -t help 3
+wait_for help '^.> g2-0 '
+T send-keys -t help Down Down
+wait_for help '^.> g2-2 '
+press_until help 0 10 9 '^.> c4x2-1 '
+T send-keys -t help End
+wait_for help '^.> c4x8-[0-9]+ '
+T send-keys -t help g
+wait_for help '^.> g2-0 '
+quit help
 
 # --- terminals it cannot draw on are refused in words, before the screen is taken ---------
 start dumb 80 24 dumb "$bin" --pace-ms 100 --no-journal
