@@ -109,6 +109,19 @@ static void draw_status(const App *a)
     }
 }
 
+/* No pane of the view fits: say so where something shows, instead of a blank screen. */
+static void draw_too_small(const App *a)
+{
+    for (int i = 0; i < a->layout.n; i++) {
+        PaneId p = a->layout.id[i];
+        if (p != PANE_TABS && p != PANE_STATUS && a->layout.shown[p])
+            return;
+    }
+    int y = LINES > 2 ? 1 : 0;
+    draw_wrapped(y, 0, COLS, LINES - y - (LINES > 2), ROLE_WARN,
+                 "Terminal too small: enlarge it (q quits)");
+}
+
 void frame_draw(App *a)
 {
     erase();
@@ -118,6 +131,7 @@ void frame_draw(App *a)
     app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);
     view_get(a->view)->draw(a);
+    draw_too_small(a);
     draw_status(a);
     if (a->help)
         a->help_top = keys_draw_help(COLS, LINES, a->help_top);

@@ -118,6 +118,12 @@ start narrow 40 10 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
 start tiny 20 6 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for tiny '^ \? help  q quit *$'
+# smaller than any pane: said, not a blank screen; back to a size that fits, drawn again
+T resize-window -t tiny -x 12 -y 8
+wait_for tiny '^Terminal too$'
+T resize-window -t tiny -x 20 -y 6
+wait_for tiny '^ \? help  q quit *$'
+not_on_screen tiny 'Terminal too'
 T send-keys -t tiny q
 wait_for tiny '^Quit\? \(y/n\)'
 T send-keys -t tiny y
