@@ -77,7 +77,14 @@ static void draw_status(const App *a)
                        "State=RESUME)? (y/n)",
                        a->drain_node, a->drain_node);
     } else if (a->prompt) {
-        draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
+        /* What is being typed stays in sight: a line longer than the screen shows its end. */
+        size_t len = strlen(a->input);
+        int room = r.w - 3; /* the prompt's character, the ellipsis, the cursor */
+        if ((int)len + 2 > r.w && room > 0)
+            draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s%s_", a->prompt,
+                       draw_unicode() ? "\xe2\x80\xa6" : "~", a->input + len - (size_t)room);
+        else
+            draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
     } else if (a->message[0]) {
         draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
     } else {

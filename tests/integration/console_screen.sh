@@ -118,6 +118,16 @@ start narrow 40 10 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
 start tiny 20 6 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for tiny '^ \? help  q quit *$'
+# a command longer than the line shows its end, where the typing is; Esc drops it
+T send-keys -t narrow : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 ' ' a n d ' ' m o r e ' ' t e x t ' ' t o ' ' t h e ' ' e n d
+wait_for narrow '^:….* more text to the end_ *$'
+T send-keys -t narrow Escape
+wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
+# :theme with no name lists the themes there are
+T resize-window -t narrow -x 160 -y 10
+T send-keys -t narrow : t h e m e Enter
+wait_for narrow '^:theme: expected a theme name \(default, high-contrast, light, .*\) or a file'
+T resize-window -t narrow -x 40 -y 10
 # smaller than any pane: said, not a blank screen; back to a size that fits, drawn again
 T resize-window -t tiny -x 12 -y 8
 wait_for tiny '^Terminal too$'
