@@ -179,6 +179,12 @@ int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text
     int lines = 0;
     size_t len = strlen(text);
     while (len && lines < max_lines && w > 0) {
+        if (lines == max_lines - 1 && (int)len > w) {
+            /* The last line allowed takes the rest, cut with an ellipsis: words wrapped
+             * away past it would be lost without a sign. */
+            draw_text(y + lines, x, w, role, text);
+            return lines + 1;
+        }
         size_t cut = len;
         if ((int)len > w) {
             cut = (size_t)w;

@@ -222,12 +222,14 @@ static void run_binding(App *a, wint_t ch, int is_key)
     }
 }
 
-/* Keys the editor lets through to the table: help, views, the command prompt, quit. */
-static int passes_the_editor(wint_t ch, int is_key)
+/* Keys the editor lets through to the table: help, views, the command prompt, quit (q as
+ * F10: the editor takes no text, and the help lists q as global). */
+static int passes_the_editor(const App *a, wint_t ch, int is_key)
 {
     if (is_key)
         return ch == KEY_F(1) || ch == KEY_F(10);
-    return ch == '?' || ch == '\t' || ch == ':' || (ch >= '1' && ch <= '3');
+    return ch == '?' || ch == '\t' || ch == ':' || (ch >= '1' && ch <= '3') ||
+           (int)ch == a->config.keys[ACT_QUIT];
 }
 
 /* One key: the open question or prompt takes it first, then the override editor, then the
@@ -286,7 +288,7 @@ static void key(App *a, wint_t ch, int is_key)
     }
     a->message[0] = 0;
     a->dirty = 1;
-    if (a->editor && a->view == VIEW_TUNE && !passes_the_editor(ch, is_key)) {
+    if (a->editor && a->view == VIEW_TUNE && !passes_the_editor(a, ch, is_key)) {
         app_editor_key(a, (int)ch);
         return;
     }

@@ -59,8 +59,27 @@ static void hosts_draw(const App *a)
     Rect r = draw_box(l->rect[PANE_HOSTS], title, 0);
     if (r.h < 1)
         return;
-    draw_textf(r.y, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s", "machine", "host",
-               "state", "latency", "drops", "host key");
+    /* The name and host columns grow to the longest (10 and 18 at least) as far as the rest
+     * of the row (state, latency, drops, key: 40 columns) leaves room; longer ones are cut
+     * in the middle. */
+    int name_w = 10, host_w = 18;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        int nl = (int)strlen(c->machines[m].name), hl = (int)strlen(c->machines[m].host);
+        name_w = nl > name_w ? nl : name_w;
+        host_w = hl > host_w ? hl : host_w;
+    }
+    int room = r.w - 4 - 40;
+    if (name_w + host_w > room) {
+        int share = room * 2 / 5;
+        name_w = name_w < share ? name_w : share > 10 ? share : 10;
+        host_w = room - name_w > 18 ? room - name_w : 18;
+    }
+    if (name_w > 120)
+        name_w = 120;
+    if (host_w > 120)
+        host_w = 120;
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "  %-*s %-*s %-11s %8s %5s  %s", name_w, "machine",
+               host_w, "host", "state", "latency", "drops", "host key");
     size_t per, first;
     host_rows(a, r, &per, &first);
     int y = r.y + 1;
@@ -69,11 +88,11 @@ static void hosts_draw(const App *a)
         if (sel)
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
         if (!a->pool) {
-            char name[64], host[96];
+            char name[160], host[160];
             draw_textf(y++, r.x, r.w, sel ? ROLE_SELECTED : ROLE_DIM,
-                       "%s %-10s %-18s %-11s %8s %5s  %s", sel ? ">" : " ",
-                       draw_fit_name(name, sizeof name, c->machines[m].name, 10),
-                       draw_fit_name(host, sizeof host, c->machines[m].host, 18),
+                       "%s %-*s %-*s %-11s %8s %5s  %s", sel ? ">" : " ", name_w,
+                       draw_fit_name(name, sizeof name, c->machines[m].name, name_w), host_w,
+                       draw_fit_name(host, sizeof host, c->machines[m].host, host_w),
                        a->sim ? "simulated" : "-", "-",
                        "-", "n/a");
             continue;
@@ -83,10 +102,11 @@ static void hosts_draw(const App *a)
         char lat[16] = "-";
         if (h.handshake_ms >= 0)
             snprintf(lat, sizeof lat, "%.0fms", h.handshake_ms);
-        char name[64], host[96];
-        int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-10s %-18s ",
-                             sel ? ">" : " ", draw_fit_name(name, sizeof name, h.name, 10),
-                             draw_fit_name(host, sizeof host, h.host, 18));
+        char name[160], host[160];
+        int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-*s %-*s ",
+                             sel ? ">" : " ", name_w,
+                             draw_fit_name(name, sizeof name, h.name, name_w), host_w,
+                             draw_fit_name(host, sizeof host, h.host, host_w));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : state_role(h.state),
                           "%-11s ", hostpool_state_name(h.state));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_NORMAL, "%8s %5d  ",

@@ -89,9 +89,22 @@ wait_for long '│gp…b-0 (·|[A-Z]) gp…b-1 '
 # the job list: the name keeps its 12 columns, so gpus and state stay in theirs
 wait_for long '^.A  tune:…nt-n42 +[0-9]+ '
 T send-keys -t long 3
+wait_for long '^.> gpu-node-i…en-row-b-0 very-long-hostna…u-node-0\.invalid (down|connecting) '
+# wider: the columns grow to the whole names; narrower: they keep 10 and 18 columns, and
+# the host's last error, cut, ends in an ellipsis
+T resize-window -t long -x 200 -y 30
+wait_for long '^.> gpu-node-in-the-very-long-named-rack-number-seventeen-row-b-0 very-long-hostname-of-the-datacenter-gpu-node-0\.invalid (down|connecting) '
+T resize-window -t long -x 60 -y 30
 wait_for long '^.> gpu-…w-b-0 very-lon…0\.invalid (down|connecting) '
-not_on_screen long 'row-b-0 very'
-quit long
+wait_for long '^.    cannot resolve very-long-hostname-of-the-.*…│$'
+T resize-window -t long -x 100 -y 30
+# q quits from the override editor too (it asks while tuning runs)
+T send-keys -t long 1 e
+wait_for long 'Override editor'
+T send-keys -t long q
+wait_for long 'Quit anyway\? \(y/n\)'
+T send-keys -t long y
+wait_for long 'EXITED rc=0' 
 
 # --- many jobs: the job list says which rows show, PgDn/PgUp/G/g page it ------------------
 start jobs 100 30 xterm-256color "$bin" --sched-jobs 60 --sched-speed 600 --pace-ms 100 --no-journal
