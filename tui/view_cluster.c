@@ -163,8 +163,11 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
         draw_text(r.y, r.x, r.w, ROLE_DIM, s->jobs_absent[0] ? s->jobs_absent : "no job");
         return;
     }
-    draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-12s %4s %-7s %-10s %6s %3s  %s", "job", "gpus",
-               "state", "progress", "eta", "rsz", "history");
+    /* A narrow pane (the default 100 columns) gives the progress bar half its width, so that
+     * the history and the note (why a job waits) show. */
+    int bar_w = r.w >= 72 ? 10 : 5;
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-12s %4s %-7s %-*s %6s %3s  %s", "job", "gpus",
+               "state", bar_w, bar_w >= 8 ? "progress" : "done", "eta", "rsz", "history");
     int y = r.y + 1;
     size_t skip = scroll;
     for (int rank = 0; rank < 9 && y < r.y + r.h; rank++)
@@ -184,12 +187,12 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
                 3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ",
                                draw_fit_name(name, sizeof name, j->name, 12), j->gpus,
                                j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
-            if (col + 11 < r.w) {
+            if (col + bar_w + 1 < r.w) {
                 if (isfinite(j->progress))
-                    draw_bar(y, r.x + col, 10, j->progress, ROLE_BAR_SHARE);
+                    draw_bar(y, r.x + col, bar_w, j->progress, ROLE_BAR_SHARE);
                 else
-                    draw_text(y, r.x + col, 10, ROLE_DIM, "n/a");
-                col += 11;
+                    draw_text(y, r.x + col, bar_w, ROLE_DIM, "n/a");
+                col += bar_w + 1;
             }
             char eta[16];
             if (isfinite(j->eta_s))
