@@ -88,20 +88,35 @@ static void draw_status(const App *a)
     } else if (a->message[0]) {
         draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
     } else {
-        /* Each hint whole or not at all; on a narrow screen the least needed go first, so
-         * that how to quit and how to get help always show. */
+        /* The keys of the view that shows, each hint whole or not at all; on a narrow
+         * screen the least needed go first, so that how to quit and how to get help always
+         * show. */
+        enum { ALL = 0, TUNE = 1, CLUSTER = 2, HOSTS = 4, SSH = 8, SLURM = 16 };
         static const struct {
             const char *key, *what;
             int rank; /* 0: the last to go */
-        } HINTS[] = {{"?", "help", 0},  {"1-3", "views", 2},   {"/", "filter", 6},
-                     {":", "command", 3}, {"e", "edit", 5},    {"Space", "pause", 4},
-                     {"q", "quit", 1}};
+            int where;
+        } HINTS[] = {{"?", "help", 0, ALL},
+                     {"1-3", "views", 2, ALL},
+                     {"/", "filter", 6, TUNE},
+                     {":", "command", 3, ALL},
+                     {"e", "edit", 5, TUNE},
+                     {"PgUp/PgDn", "jobs", 5, CLUSTER},
+                     {"a", "accept key", 5, HOSTS | SSH},
+                     {"c", "reconnect", 6, HOSTS | SSH},
+                     {"d/u", "drain/undrain", 5, HOSTS | SLURM},
+                     {"Space", "pause", 4, ALL},
+                     {"q", "quit", 1, ALL}};
         enum { N_HINTS = sizeof HINTS / sizeof HINTS[0] };
+        int here = a->view == VIEW_TUNE ? TUNE : a->view == VIEW_CLUSTER ? CLUSTER : HOSTS;
+        int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0);
         int shown[N_HINTS] = {0}, used = 0;
         for (int rank = 0; rank < N_HINTS; rank++)
             for (int i = 0; i < N_HINTS; i++) {
+                int where = HINTS[i].where, needs = where & (SSH | SLURM);
                 int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(HINTS[i].what);
-                if (HINTS[i].rank == rank && used + w <= r.w) {
+                int applies = where == ALL || ((where & here) && (needs & has) == needs);
+                if (applies && HINTS[i].rank == rank && used + w <= r.w) {
                     shown[i] = 1;
                     used += w;
                 }

@@ -90,6 +90,8 @@ wait_for long '│gp…b-0 (·|[A-Z]) gp…b-1 '
 wait_for long '^.A  tune:…nt-n42 +[0-9]+ '
 T send-keys -t long 3
 wait_for long '^.> gpu-node-i…en-row-b-0 very-long-hostna…u-node-0\.invalid (down|connecting) '
+# the hints are the view's: on SSH hosts, accepting a key and reconnecting
+wait_for long '^ \? help  1-3 views  : command  a accept key  c reconnect  Space pause  q quit *$'
 # wider: the columns grow to the whole names; narrower: they keep 10 and 18 columns, and
 # the host's last error, cut, ends in an ellipsis
 T resize-window -t long -x 200 -y 30
@@ -111,6 +113,7 @@ start jobs 100 30 xterm-256color "$bin" --sched-jobs 60 --sched-speed 600 --pace
 T send-keys -t jobs 2
 wait_for jobs '┌ Jobs: [0-9]+/60 done.*\(\* pinned\)  1-10/60 ' 30
 wait_for jobs '^.a  resnet110-0 '
+wait_for jobs '^ \? help  1-3 views  : command  PgUp/PgDn jobs  Space pause  q quit *$'
 T send-keys -t jobs NPage
 wait_for jobs '\(\* pinned\)  10-19/[0-9]+ '
 not_on_screen jobs '^.a  resnet110-0 '
