@@ -86,7 +86,15 @@ static void draw_status(const App *a)
         else
             draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
     } else if (a->message[0]) {
-        draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
+        Role role = a->message_bad ? ROLE_BAD : ROLE_STATUS;
+        if ((int)strlen(a->message) > r.w && r.y >= 2) {
+            /* Longer than the line: it takes the row above too (over a pane's border, until
+             * the next key), so that an error's list of what was expected reads whole. */
+            draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);
+            draw_wrapped(r.y - 1, 0, r.w, 2, role, a->message);
+        } else {
+            draw_text(r.y, 0, r.w, role, a->message);
+        }
     } else {
         /* The keys of the view that shows, each hint whole or not at all; on a narrow
          * screen the least needed go first, so that how to quit and how to get help always

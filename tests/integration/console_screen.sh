@@ -90,6 +90,12 @@ wait_for long '│gp…b-0 (·|[A-Z]) gp…b-1 '
 wait_for long '^.A  tune:…nt-n42 +[0-9]+ '
 T send-keys -t long 3
 wait_for long '^.> gpu-node-i…en-row-b-0 very-long-hostna…u-node-0\.invalid (down|connecting) '
+# a message longer than the status line takes the row above too, and reads whole
+T send-keys -t long : f r o b n i c a t e Enter
+wait_for long '^unknown command .frobnicate.: expected budget, '
+wait_for long '^sort, filter, theme, policy or quit \(\? lists the keys\) *$'
+T send-keys -t long x
+wait_for long '^└─+┘$'
 # the hints are the view's: on SSH hosts, accepting a key and reconnecting
 wait_for long '^ \? help  1-3 views  : command  a accept key  c reconnect  Space pause  q quit *$'
 # wider: the columns grow to the whole names; narrower: they keep 10 and 18 columns, and
