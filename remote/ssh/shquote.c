@@ -111,14 +111,13 @@ int user_name_valid(const char *user, Error *err)
         return error_set(err, "user '%.32s...': expected at most %d bytes, found %zu", user,
                          USER_NAME_MAX, n);
     if (user[0] == '-' || user[0] == '~' || user[0] == '#')
-        return error_set(err, "user '%s': expected a name not starting with '%c'", user,
-                         user[0]);
+        return error_set(err, "user '%s': expected a name not starting with '%c'", user, user[0]);
     if (n && user[n - 1] == '\\')
         return error_set(err, "user '%s': expected a name not ending in '\\'", user);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)user[i];
-        int bad = c <= ' ' || c == 0x7f || strchr("'`\";&<>|(){}*?[%", c) ||
-                  (c == '$' && i + 1 < n);
+        int bad =
+            c <= ' ' || c == 0x7f || strchr("'`\";&<>|(){}*?[%", c) || (c == '$' && i + 1 < n);
         if (bad)
             return error_set(err,
                              "user '%s': unexpected character '%c' at %zu: expected no blank, "

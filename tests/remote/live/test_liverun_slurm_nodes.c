@@ -11,8 +11,8 @@
 #include "core/base/clock.h"
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/fixtures.h"
-#include "tests/support/standins.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/standins.h"
 
 /* sinfo -h -N -o '%N|%T|%G|%E' -p t4 after `scontrol update PartitionName=t4 Nodes=...` */
 static const char ROUND[] = "n1|mixed|gpu:t4:2|none\n"

@@ -98,9 +98,15 @@ Test(shquote, host_names_with_metacharacters_are_refused)
 Test(shquote, user_names_sites_use_are_accepted)
 {
     Error err;
-    static const char *const GOOD[] = {"",        "alice",           "first.last@corp",
-                                       "svc-train_2+gpu", "DOMAIN\\user", "host01$",
-                                       "a\\$",    "j.doe@EXAMPLE.ORG", "renée"};
+    static const char *const GOOD[] = {"",
+                                       "alice",
+                                       "first.last@corp",
+                                       "svc-train_2+gpu",
+                                       "DOMAIN\\user",
+                                       "host01$",
+                                       "a\\$",
+                                       "j.doe@EXAMPLE.ORG",
+                                       "renée"};
     for (size_t i = 0; i < sizeof GOOD / sizeof *GOOD; i++)
         cr_assert_eq(user_name_valid(GOOD[i], &err), 0, "%s: %s", GOOD[i], err.msg);
     char longest[USER_NAME_MAX + 2];
@@ -116,11 +122,33 @@ Test(shquote, user_names_sites_use_are_accepted)
 Test(shquote, user_names_with_shell_syntax_are_refused)
 {
     Error err;
-    static const char *const BAD[] = {
-        "x$(touch /tmp/p)", "x`id`", "a b",  "a\tb", "a;b",     "a|b",  "a'b", "a\"b", "a\\",
-        "-oProxyCommand=x", "a\nb",  "a%rb", "a&b",  "a>b",     "a<b",  "a(b", "a{b}", "$HOME",
-        "a$b",              "a$$",   "a*",   "a?",   "a[1]",    "~root", "#x", "a\x7f",
-        "DOMAIN\\"};
+    static const char *const BAD[] = {"x$(touch /tmp/p)",
+                                      "x`id`",
+                                      "a b",
+                                      "a\tb",
+                                      "a;b",
+                                      "a|b",
+                                      "a'b",
+                                      "a\"b",
+                                      "a\\",
+                                      "-oProxyCommand=x",
+                                      "a\nb",
+                                      "a%rb",
+                                      "a&b",
+                                      "a>b",
+                                      "a<b",
+                                      "a(b",
+                                      "a{b}",
+                                      "$HOME",
+                                      "a$b",
+                                      "a$$",
+                                      "a*",
+                                      "a?",
+                                      "a[1]",
+                                      "~root",
+                                      "#x",
+                                      "a\x7f",
+                                      "DOMAIN\\"};
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         cr_assert_eq(user_name_valid(BAD[i], &err), -1, "%s", BAD[i]);
         cr_assert(strstr(err.msg, "user '"), "%s", err.msg);
