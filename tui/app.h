@@ -96,6 +96,7 @@ typedef struct {
 
     ClusterSnapshot snap;
     size_t loads_scroll;
+    size_t jobs_scroll; /* first row of the cluster view's job list */
 
     /* A Slurm cluster (NULL: none): the watch and the operator's node updates; the hosts
      * view draws slurm_panel. slurm_hold: trials wait while the controller is away. */

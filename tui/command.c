@@ -8,6 +8,7 @@
 #include "core/base/clock.h"
 #include "core/base/decimal.h"
 #include "tui/command.h"
+#include "tui/theme.h"
 
 /* On a Slurm cluster `drain NODE [REASON]`, `undrain NODE` (and `resume NODE` when no
  * scheduler job has that name) are Slurm's own: no new job or step starts on a drained node
@@ -173,6 +174,11 @@ int command_run(App *a, const char *line)
     } else if (strcmp(word, "filter") == 0) {
         snprintf(a->filter, sizeof a->filter, "%s", arg);
         a->table_stale = 1;
+    } else if (strcmp(word, "theme") == 0 && !arg[0]) {
+        char names[256];
+        theme_names(app_themes_dir(a), names, sizeof names);
+        app_message(a, 1, ":theme: expected a theme name (%s) or a file's path", names);
+        return -1;
     } else if (strcmp(word, "theme") == 0) {
         if (app_set_theme(a, arg) < 0)
             return -1;

@@ -89,7 +89,7 @@ int draw_text(int y, int x, int w, Role role, const char *text)
     if (n == (size_t)-1)
         return 0;
     buf[n] = 0;
-    int cols = 0;
+    int cols = 0, widths[512];
     size_t k = 0;
     while (k < n) {
         int cw = wcwidth(buf[k]);
@@ -97,13 +97,49 @@ int draw_text(int y, int x, int w, Role role, const char *text)
             cw = 1;
         if (cols + cw > w)
             break;
+        widths[k] = cw;
         cols += cw;
         k++;
+    }
+    /* Text cut short ends in an ellipsis, so that a cut name or note never reads as whole;
+     * padding cut at a pane's edge is no loss. */
+    size_t rest = k;
+    while (rest < n && buf[rest] == L' ')
+        rest++;
+    if (rest < n && w >= 2) {
+        while (k > 0 && cols + 1 > w)
+            cols -= widths[--k];
+        buf[k++] = unicode ? L'\x2026' : L'~';
+        cols++;
     }
     attrset((attr_t)theme_attr(role));
     mvaddnwstr(y, x, buf, (int)k);
     attrset(A_NORMAL);
     return cols;
+}
+
+const char *draw_fit_name(char *out, size_t cap, const char *name, int w)
+{
+    size_t len = strlen(name);
+    if (w <= 0 || cap < 8) {
+        if (cap)
+            out[0] = 0;
+        return out;
+    }
+    if (len <= (size_t)w || w < 3) {
+        snprintf(out, cap, "%.*s", w, name);
+        return out;
+    }
+    /* The tail gets the larger half: names of one cluster differ at their end (node-0 ...
+     * node-15, resnet110-0 ... resnet110-39). */
+    size_t head = (size_t)(w - 1) / 2, tail = (size_t)(w - 1) - head;
+    while (head > 0 && ((unsigned char)name[head] & 0xC0) == 0x80)
+        head--; /* never cut inside a UTF-8 sequence */
+    const char *t = name + len - tail;
+    while (*t && ((unsigned char)*t & 0xC0) == 0x80)
+        t++;
+    snprintf(out, cap, "%.*s%s%s", (int)head, name, unicode ? "\xe2\x80\xa6" : "~", t);
+    return out;
 }
 
 int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
@@ -143,6 +179,12 @@ int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text
     int lines = 0;
     size_t len = strlen(text);
     while (len && lines < max_lines && w > 0) {
+        if (lines == max_lines - 1 && (int)len > w) {
+            /* The last line allowed takes the rest, cut with an ellipsis: words wrapped
+             * away past it would be lost without a sign. */
+            draw_text(y + lines, x, w, role, text);
+            return lines + 1;
+        }
         size_t cut = len;
         if ((int)len > w) {
             cut = (size_t)w;

@@ -15,10 +15,15 @@ int draw_unicode(void);
 /* A bordered box with a title; returns the inner rectangle. */
 Rect draw_box(Rect r, const char *title, int focused);
 void draw_fill(Rect r, Role role);
-/* Text at (x, y) cut to `w` columns; returns columns written. */
+/* Text at (x, y) cut to `w` columns, ending in an ellipsis ("~" in ASCII) when more than
+ * spaces is cut; returns columns written. */
 int draw_text(int y, int x, int w, Role role, const char *text);
 int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A name (a machine, host, job) fitted to `w` columns in out: whole when it fits, else its
+ * head and tail around an ellipsis ("gpu-n…row-b-0"), since a cluster's names differ at the
+ * end. Returns out; cap should be at least w * 4 + 4 bytes. */
+const char *draw_fit_name(char *out, size_t cap, const char *name, int w);
 /* A time in seconds for a table cell: "-" when unknown, 1 decimal from 100 s, 2 from 0.1 s,
  * 2 significant digits below (a 14 ms trial is 0.014, not 0.01). */
 void draw_seconds(char *out, size_t cap, double s);

@@ -59,10 +59,11 @@ static void draw_status(const App *a)
     Rect r = a->layout.rect[PANE_STATUS];
     draw_fill(r, ROLE_STATUS);
     if (a->confirm_quit) {
-        draw_text(r.y, 0, r.w, ROLE_WARN,
-                  a->ss && simsched_live(a->ss)
-                      ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
-                      : "Tuning is running. Quit anyway? (y/n)");
+        const char *q = a->ss && simsched_live(a->ss)
+                            ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
+                            : "Tuning is running. Quit anyway? (y/n)";
+        /* too narrow for why: the question and its answers stay whole */
+        draw_text(r.y, 0, r.w, ROLE_WARN, (int)strlen(q) <= r.w ? q : "Quit? (y/n)");
     } else if (a->confirm_drain) {
         if (a->drain_on)
             draw_textf(r.y, 0, r.w, ROLE_WARN,
@@ -76,19 +77,79 @@ static void draw_status(const App *a)
                        "State=RESUME)? (y/n)",
                        a->drain_node, a->drain_node);
     } else if (a->prompt) {
-        draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
+        /* What is being typed stays in sight: a line longer than the screen shows its end. */
+        size_t len = strlen(a->input);
+        int room = r.w - 3; /* the prompt's character, the ellipsis, the cursor */
+        if ((int)len + 2 > r.w && room > 0)
+            draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s%s_", a->prompt,
+                       draw_unicode() ? "\xe2\x80\xa6" : "~", a->input + len - (size_t)room);
+        else
+            draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
     } else if (a->message[0]) {
-        draw_text(r.y, 0, r.w, a->message_bad ? ROLE_BAD : ROLE_STATUS, a->message);
+        Role role = a->message_bad ? ROLE_BAD : ROLE_STATUS;
+        if ((int)strlen(a->message) > r.w && r.y >= 2) {
+            /* Longer than the line: it takes the row above too (over a pane's border, until
+             * the next key), so that an error's list of what was expected reads whole. */
+            draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);
+            draw_wrapped(r.y - 1, 0, r.w, 2, role, a->message);
+        } else {
+            draw_text(r.y, 0, r.w, role, a->message);
+        }
     } else {
-        static const char *const HINTS[][2] = {
-            {"?", "help"}, {"1-3", "views"},   {"/", "filter"}, {":", "command"},
-            {"e", "edit"}, {"Space", "pause"}, {"q", "quit"}};
+        /* The keys of the view that shows, each hint whole or not at all; on a narrow
+         * screen the least needed go first, so that how to quit and how to get help always
+         * show. */
+        enum { ALL = 0, TUNE = 1, CLUSTER = 2, HOSTS = 4, SSH = 8, SLURM = 16 };
+        static const struct {
+            const char *key, *what;
+            int rank; /* 0: the last to go */
+            int where;
+        } HINTS[] = {{"?", "help", 0, ALL},
+                     {"1-3", "views", 2, ALL},
+                     {"/", "filter", 6, TUNE},
+                     {":", "command", 3, ALL},
+                     {"e", "edit", 5, TUNE},
+                     {"PgUp/PgDn", "jobs", 5, CLUSTER},
+                     {"a", "accept key", 5, HOSTS | SSH},
+                     {"c", "reconnect", 6, HOSTS | SSH},
+                     {"d/u", "drain/undrain", 5, HOSTS | SLURM},
+                     {"Space", "pause", 4, ALL},
+                     {"q", "quit", 1, ALL}};
+        enum { N_HINTS = sizeof HINTS / sizeof HINTS[0] };
+        int here = a->view == VIEW_TUNE ? TUNE : a->view == VIEW_CLUSTER ? CLUSTER : HOSTS;
+        int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0);
+        int shown[N_HINTS] = {0}, used = 0;
+        for (int rank = 0; rank < N_HINTS; rank++)
+            for (int i = 0; i < N_HINTS; i++) {
+                int where = HINTS[i].where, needs = where & (SSH | SLURM);
+                int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(HINTS[i].what);
+                int applies = where == ALL || ((where & here) && (needs & has) == needs);
+                if (applies && HINTS[i].rank == rank && used + w <= r.w) {
+                    shown[i] = 1;
+                    used += w;
+                }
+            }
         int x = 0;
-        for (size_t i = 0; i < sizeof HINTS / sizeof HINTS[0]; i++) {
-            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i][0]);
-            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i][1]);
+        for (int i = 0; i < N_HINTS; i++) {
+            if (!shown[i])
+                continue;
+            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i].key);
+            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i].what);
         }
     }
+}
+
+/* No pane of the view fits: say so where something shows, instead of a blank screen. */
+static void draw_too_small(const App *a)
+{
+    for (int i = 0; i < a->layout.n; i++) {
+        PaneId p = a->layout.id[i];
+        if (p != PANE_TABS && p != PANE_STATUS && a->layout.shown[p])
+            return;
+    }
+    int y = LINES > 2 ? 1 : 0;
+    draw_wrapped(y, 0, COLS, LINES - y - (LINES > 2), ROLE_WARN,
+                 "Terminal too small: enlarge it (q quits)");
 }
 
 void frame_draw(App *a)
@@ -100,6 +161,7 @@ void frame_draw(App *a)
     app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);
     view_get(a->view)->draw(a);
+    draw_too_small(a);
     draw_status(a);
     if (a->help)
         a->help_top = keys_draw_help(COLS, LINES, a->help_top);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tui/command.h"
+#include "tui/keys.h"
 #include "tui/view.h"
 
 enum { KEY_CTRL_L = 12, KEY_ESC = 27, KEY_DEL = 127 };
@@ -151,26 +152,6 @@ static void previous_view(App *a)
     a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT;
 }
 
-static void page_up(App *a)
-{
-    app_select_trial(a, -10);
-}
-
-static void page_down(App *a)
-{
-    app_select_trial(a, 10);
-}
-
-static void first_trial(App *a)
-{
-    app_select_trial(a, -(long)a->table.n_shown);
-}
-
-static void last_trial(App *a)
-{
-    app_select_trial(a, (long)a->table.n_shown);
-}
-
 /* Quitting while trials or live jobs run asks first. */
 static void ask_quit(App *a)
 {
@@ -206,12 +187,12 @@ static const Binding BINDINGS[] = {
     {KEY_BTAB, 1, previous_view, 0},
     {' ', 0, toggle_pause, 0},
     {KEY_CTRL_L, 0, repaint, 0},
-    {KEY_PPAGE, 1, page_up, 0},
-    {KEY_NPAGE, 1, page_down, 0},
-    {KEY_HOME, 1, first_trial, 0},
-    {'g', 0, first_trial, 0},
-    {KEY_END, 1, last_trial, 0},
-    {'G', 0, last_trial, 0},
+    {KEY_PPAGE, 1, NULL, VIEW_ACT_PAGE_UP},
+    {KEY_NPAGE, 1, NULL, VIEW_ACT_PAGE_DOWN},
+    {KEY_HOME, 1, NULL, VIEW_ACT_FIRST},
+    {'g', 0, NULL, VIEW_ACT_FIRST},
+    {KEY_END, 1, NULL, VIEW_ACT_LAST},
+    {'G', 0, NULL, VIEW_ACT_LAST},
     {KEY_ENTER, 1, app_open_editor, 0}, /* the keypad's Enter opens it from any view */
     {KEY_UP, 1, NULL, VIEW_ACT_UP},
     {'k', 0, NULL, VIEW_ACT_UP},
@@ -241,12 +222,14 @@ static void run_binding(App *a, wint_t ch, int is_key)
     }
 }
 
-/* Keys the editor lets through to the table: help, views, the command prompt, quit. */
-static int passes_the_editor(wint_t ch, int is_key)
+/* Keys the editor lets through to the table: help, views, the command prompt, quit (q as
+ * F10: the editor takes no text, and the help lists q as global). */
+static int passes_the_editor(const App *a, wint_t ch, int is_key)
 {
     if (is_key)
         return ch == KEY_F(1) || ch == KEY_F(10);
-    return ch == '?' || ch == '\t' || ch == ':' || (ch >= '1' && ch <= '3');
+    return ch == '?' || ch == '\t' || ch == ':' || (ch >= '1' && ch <= '3') ||
+           (int)ch == a->config.keys[ACT_QUIT];
 }
 
 /* One key: the open question or prompt takes it first, then the override editor, then the
@@ -259,7 +242,9 @@ static void key(App *a, wint_t ch, int is_key)
         return;
     }
     if (a->help) {
-        int step = help_scroll(ch, is_key);
+        /* Keys scroll a help taller than the screen; when it all shows, any key closes it,
+         * as its title says. */
+        int step = keys_help_fits(COLS, LINES) ? 0 : help_scroll(ch, is_key);
         if (step)
             a->help_top = a->help_top + step > 0 ? a->help_top + step : 0;
         else
@@ -303,7 +288,7 @@ static void key(App *a, wint_t ch, int is_key)
     }
     a->message[0] = 0;
     a->dirty = 1;
-    if (a->editor && a->view == VIEW_TUNE && !passes_the_editor(ch, is_key)) {
+    if (a->editor && a->view == VIEW_TUNE && !passes_the_editor(a, ch, is_key)) {
         app_editor_key(a, (int)ch);
         return;
     }

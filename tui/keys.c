@@ -7,7 +7,7 @@
 #include "tui/draw.h"
 
 const KeyHelp HELP_KEYS[] = {
-    {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next)"},
+    {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next, Shift-Tab: back)"},
     {"global", "? F1", "this help (Up/Down scroll it when long; other keys close it)"},
     {"global", ":", "command: budget N, converge on|off, pause, resume, quit,"},
     {"global", "", "  plot STYLE, sort COLUMN, filter TEXT, theme NAME; scheduler:"},
@@ -18,18 +18,18 @@ const KeyHelp HELP_KEYS[] = {
     {"global", "q F10", "quit (asks while a trial runs)"},
     {"global", "Ctrl-L", "redraw the screen"},
     {"trials", "Up Down j k", "select a trial"},
-    {"trials", "PgUp PgDn g G", "page, first, last"},
+    {"trials", "PgUp PgDn g G", "page, first (also Home), last (End)"},
     {"trials", "s F6 / r", "next sort column / reverse the order"},
     {"trials", "e Enter", "edit the selected trial's schedule as an override"},
-    {"cl/hosts", "Up Down j k", "scroll the hosts / select a host (on Slurm: a node)"},
+    {"cluster", "Up Down j k", "scroll the per-host loads; PgUp PgDn g G: the job list"},
+    {"hosts", "Up Down j k", "select a host (Slurm: a node); PgUp PgDn g G: page, ends"},
     {"hosts", "a / c, d / u", "accept unknown host key / reconnect; Slurm: drain / undrain"},
-    {"editor", "Up Down j k", "select a machine or device"},
+    {"editor", "Up Down j k", "select a machine or device (PgUp PgDn: by 10)"},
     {"editor", "+ - Right Left l h", "add / remove inputs on the device"},
     {"editor", "m", "mark the device as the source: +/- then move inputs"},
-    {"editor", "w / p", "toggle worker / parameter server on the machine"},
-    {"editor", "[ ]", "step: 1, 8, 32, 128 inputs"},
+    {"editor", "w / p, [ ]", "worker / parameter server role; step 1, 8, 32, 128 inputs"},
     {"editor", "Enter", "launch as the next trial (only when valid)"},
-    {"editor", "Esc", "discard the edit"},
+    {"editor", "Esc d", "discard the edit"},
     {"mouse", "click, wheel", "select a row or a tab; scroll"},
     {"mouse", "click again", "editor: on the selected device, left +, right - inputs"},
     {"config", "config.json", "\"keys\": {\"quit\": \"x\"} rebinds an action (README)"},
@@ -79,6 +79,15 @@ static int help_rows(int w, HelpRow *rows)
         } while (*t);
     }
     return n;
+}
+
+int keys_help_fits(int cols, int rows)
+{
+    static HelpRow list[HELP_MAX_ROWS];
+    Rect r = layout_overlay(cols, rows, 92, HELP_MAX_ROWS);
+    int n = help_rows(r.w - 2, list);
+    r = layout_overlay(cols, rows, 92, n + 2);
+    return r.h - 2 >= n;
 }
 
 int keys_draw_help(int cols, int rows, int top)

@@ -17,5 +17,7 @@ extern const size_t HELP_KEYS_COUNT;
 /* Draws the help overlay centred on the screen, wrapped to its width, from its row `top` on
  * (a screen too short for all of it scrolls); returns the top row it drew, clamped. */
 int keys_draw_help(int cols, int rows, int top);
+/* Whether the whole help shows on a cols × rows screen (then any key closes it). */
+int keys_help_fits(int cols, int rows);
 
 #endif

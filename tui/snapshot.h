@@ -26,7 +26,7 @@ typedef struct {
 } HostLoad;
 
 typedef struct {
-    char name[48];
+    char name[80];
     char label;          /* its letter in the GPU grid; 0: by position */
     int state;           /* the scheduler's job state, or -1 */
     char state_name[12]; /* "running", "stalled"...; empty when not scheduled */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <term.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -63,6 +64,31 @@ static void on_exit_restore(void)
     term_close();
 }
 
+/* The terminal type must be known and able to place the cursor: initscr() would exit on an
+ * unknown one with its own words, and on TERM=dumb it draws a screen no one can read. */
+static int check_terminal_type(Error *err)
+{
+    const char *term = getenv("TERM");
+    int found = 0;
+    if (!term || !term[0])
+        return error_set(err, "TERM is not set: the console needs to know the terminal "
+                              "(e.g. TERM=xterm-256color; for scripts, use `tunedeck tune`)");
+    if (setupterm(NULL, STDOUT_FILENO, &found) != OK)
+        return error_set(err,
+                         found == 0 ? "TERM='%s': no such terminal type in this machine's terminfo "
+                                      "(try TERM=xterm-256color, or install ncurses-term)"
+                                    : "TERM='%s': cannot read the terminfo database",
+                         term);
+    const char *cup = tigetstr("cup");
+    int usable = cup && cup != (char *)-1 && !tigetflag("hc");
+    del_curterm(cur_term);
+    if (!usable)
+        return error_set(err, "TERM='%s' cannot place the cursor, which the console needs "
+                              "(use a terminal such as TERM=xterm-256color; for scripts, "
+                              "`tunedeck tune`)", term);
+    return 0;
+}
+
 int term_open(Error *err)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -76,6 +102,8 @@ int term_open(Error *err)
             fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
         }
     }
+    if (check_terminal_type(err) < 0)
+        return -1;
     saved_tio_ok = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
     setlocale(LC_ALL, "");
     install(SIGWINCH, on_signal, SA_RESTART);
@@ -98,6 +126,16 @@ int term_open(Error *err)
     noecho();
     nonl();
     keypad(stdscr, TRUE);
+    /* Home and End as tmux, screen and the Linux console send them, whatever TERM says
+     * (TERM=xterm-256color inside tmux is common; its terminfo knows only \EOH and \EOF). */
+    static const struct {
+        const char *seq;
+        int key;
+    } MORE_KEYS[] = {{"\033[1~", KEY_HOME}, {"\033[7~", KEY_HOME}, {"\033[H", KEY_HOME},
+                     {"\033[4~", KEY_END},  {"\033[8~", KEY_END},  {"\033[F", KEY_END}};
+    for (size_t i = 0; i < sizeof MORE_KEYS / sizeof MORE_KEYS[0]; i++)
+        if (key_defined(MORE_KEYS[i].seq) == 0)
+            define_key(MORE_KEYS[i].seq, MORE_KEYS[i].key);
     nodelay(stdscr, TRUE);
     curs_set(0);
     mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON3_PRESSED | BUTTON3_RELEASED |

@@ -4,7 +4,9 @@
 
 #include <cJSON.h>
 #include <curses.h>
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/jfield.h"
@@ -194,4 +196,30 @@ void theme_apply(const Theme *t, int colors)
 unsigned long theme_attr(Role r)
 {
     return r < ROLE_COUNT ? attrs[r] : 0;
+}
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp((const char *)x, (const char *)y);
+}
+
+void theme_names(const char *dir, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    /* Sorted, so that the list reads the same everywhere. */
+    char names[64][64];
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 64;) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && l - 5 < sizeof names[0] && strcmp(e->d_name + l - 5, ".json") == 0)
+            snprintf(names[n++], sizeof names[0], "%.*s", (int)(l - 5), e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], by_name);
+    for (size_t i = 0; i < n && len + 1 < cap; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? ", " : "", names[i]);
 }

@@ -4,6 +4,8 @@
 #ifndef TUNEDECK_THEME_H
 #define TUNEDECK_THEME_H
 
+#include <stddef.h>
+
 #include "core/base/error.h"
 
 typedef enum {
@@ -54,6 +56,8 @@ const char *theme_role_name(Role r);
 void theme_default(Theme *t);
 /* Loads themes/<name>.json from `dir`; on any error *t holds the default and err says why. */
 int theme_load(const char *dir, const char *name, Theme *t, Error *err);
+/* The names of the themes in dir ("default, light, ..."), sorted, in out (empty: none). */
+void theme_names(const char *dir, char *out, size_t cap);
 
 /* Curses side: registers colour pairs for `colors` colours (0 = monochrome: attributes
  * only) and returns the attribute for a role. */

@@ -21,6 +21,10 @@ typedef enum {
     VIEW_ACT_RECONNECT, /* c: the hosts view reconnects the selected host */
     VIEW_ACT_DRAIN,     /* d: on Slurm, the hosts view offers `:drain NODE ` for the selected node */
     VIEW_ACT_UNDRAIN,   /* u: ... `:undrain NODE` */
+    VIEW_ACT_PAGE_UP,   /* PgUp, PgDn, g/Home, G/End: a page of the view's long list */
+    VIEW_ACT_PAGE_DOWN,
+    VIEW_ACT_FIRST,
+    VIEW_ACT_LAST,
 } ViewAction;
 
 typedef struct {
@@ -35,7 +39,9 @@ typedef struct {
 const View *view_get(ViewId id);
 
 /* The views' parts that others draw or test. */
-void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll);
+/* scroll: the first per-host load row; jobs_scroll: the first row of the job list. */
+void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll,
+                       size_t jobs_scroll);
 void view_timeline_draw(const App *a, Rect r);
 void view_log_draw(const App *a, Rect r);
 /* Where the override editor lists its rows inside its pane (shared with the mouse). */

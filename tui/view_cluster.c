@@ -39,8 +39,9 @@ static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
     for (int i = 0; i < r.h && scroll + (size_t)i < s->n_hosts; i++) {
         const HostLoad *h = &s->hosts[scroll + (size_t)i];
         int y = r.y + i;
+        char name[160];
         draw_textf(y, r.x, name_w, h->role[0] ? ROLE_NORMAL : ROLE_DIM, "%-*s", name_w - 1,
-                   h->name);
+                   draw_fit_name(name, sizeof name, h->name, name_w - 1));
         draw_textf(y, r.x + name_w, role_w, ROLE_DIM, "%-4s", h->role);
         int x = r.x + name_w + role_w;
         if (nbars >= 2) {
@@ -103,8 +104,9 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
                 break;
             }
         }
-        draw_textf(r.y + y, r.x + x, name_w, h->role[0] ? ROLE_WARN : ROLE_DIM, "%-*.*s",
-                   name_w - 1, name_w - 1, h->name);
+        char name[64];
+        draw_textf(r.y + y, r.x + x, name_w, h->role[0] ? ROLE_WARN : ROLE_DIM, "%-*s",
+                   name_w - 1, draw_fit_name(name, sizeof name, h->name, name_w - 1));
         for (int g = 0; g < h->n_gpus && x + name_w + g < r.w; g++) {
             int j = h->gpu_job[g];
             if (j == SNAP_GPU_FOREIGN)
@@ -132,11 +134,35 @@ static int job_rank(const JobRow *j)
     return j->state >= 0 && j->state < 6 ? RANK[j->state] : 1;
 }
 
-static void draw_jobs(const ClusterSnapshot *s, Rect box)
+/* The jobs the list shows (arrived ones). */
+static size_t jobs_listed(const ClusterSnapshot *s)
 {
-    char title[200];
-    snprintf(title, sizeof title, "Jobs%s%s (* pinned)", s->jobs_source[0] ? ": " : "",
-             s->jobs_source);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_jobs; i++)
+        n += job_rank(&s->jobs[i]) < 9;
+    return n;
+}
+
+/* The first row of a list of n shown `rows` at a time, from the one asked for: never past
+ * the last page. */
+static size_t list_first(size_t asked, size_t n, int rows)
+{
+    size_t last = rows > 0 && n > (size_t)rows ? n - (size_t)rows : 0;
+    return asked < last ? asked : last;
+}
+
+static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
+{
+    char title[200], range[64] = "";
+    size_t listed = jobs_listed(s);
+    int rows = box.h - 3; /* the borders and the column heads */
+    scroll = list_first(scroll, listed, rows);
+    /* A list longer than the pane says which rows show, and how to reach the others. */
+    if (rows > 0 && listed > (size_t)rows)
+        snprintf(range, sizeof range, "  %zu-%zu/%zu", scroll + 1,
+                 scroll + (size_t)rows, listed);
+    snprintf(title, sizeof title, "Jobs%s%s (* pinned)%s", s->jobs_source[0] ? ": " : "",
+             s->jobs_source, range);
     Rect r = draw_box(box, title, 0);
     if (r.h < 1)
         return;
@@ -144,26 +170,36 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box)
         draw_text(r.y, r.x, r.w, ROLE_DIM, s->jobs_absent[0] ? s->jobs_absent : "no job");
         return;
     }
-    draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-12s %4s %-7s %-10s %6s %3s  %s", "job", "gpus",
-               "state", "progress", "eta", "rsz", "history");
+    /* A narrow pane (the default 100 columns) gives the progress bar half its width, so that
+     * the history and the note (why a job waits) show. */
+    int bar_w = r.w >= 72 ? 10 : 5;
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-12s %4s %-7s %-*s %6s %3s  %s", "job", "gpus",
+               "state", bar_w, bar_w >= 8 ? "progress" : "done", "eta", "rsz", "history");
     int y = r.y + 1;
+    size_t skip = scroll;
     for (int rank = 0; rank < 9 && y < r.y + r.h; rank++)
         for (size_t i = 0; i < s->n_jobs && y < r.y + r.h; i++) {
             const JobRow *j = &s->jobs[i];
             if (job_rank(j) != rank)
                 continue;
+            if (skip) {
+                skip--;
+                continue;
+            }
             draw_wchar(y, r.x, job_label(s, (int)i), (Role)(ROLE_JOB0 + i % 8));
             int stalled = strcmp(j->state_name, "stalled") == 0;
             Role role = stalled ? ROLE_WARN : rank >= 4 ? ROLE_DIM : ROLE_NORMAL;
+            char name[64];
             int col =
-                3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ", j->name, j->gpus,
+                3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ",
+                               draw_fit_name(name, sizeof name, j->name, 12), j->gpus,
                                j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
-            if (col + 11 < r.w) {
+            if (col + bar_w + 1 < r.w) {
                 if (isfinite(j->progress))
-                    draw_bar(y, r.x + col, 10, j->progress, ROLE_BAR_SHARE);
+                    draw_bar(y, r.x + col, bar_w, j->progress, ROLE_BAR_SHARE);
                 else
-                    draw_text(y, r.x + col, 10, ROLE_DIM, "n/a");
-                col += 11;
+                    draw_text(y, r.x + col, bar_w, ROLE_DIM, "n/a");
+                col += bar_w + 1;
             }
             char eta[16];
             if (isfinite(j->eta_s))
@@ -176,14 +212,15 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box)
         }
 }
 
-void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll)
+void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll,
+                       size_t jobs_scroll)
 {
     if (l->shown[PANE_LOADS])
         draw_loads(s, l->rect[PANE_LOADS], scroll);
     if (l->shown[PANE_GPUGRID])
         draw_grid(s, l->rect[PANE_GPUGRID]);
     if (l->shown[PANE_JOBS])
-        draw_jobs(s, l->rect[PANE_JOBS]);
+        draw_jobs(s, l->rect[PANE_JOBS], jobs_scroll);
 }
 
 void view_cluster_snapshot(App *a)
@@ -318,27 +355,49 @@ void view_timeline_draw(const App *a, Rect box)
 
 static void cluster_draw(const App *a)
 {
-    view_cluster_draw(&a->snap, &a->layout, a->loads_scroll);
+    view_cluster_draw(&a->snap, &a->layout, a->loads_scroll, a->jobs_scroll);
     if (a->layout.shown[PANE_TIMELINE])
         view_timeline_draw(a, a->layout.rect[PANE_TIMELINE]);
     if (a->layout.shown[PANE_LOG])
         view_log_draw(a, a->layout.rect[PANE_LOG]);
 }
 
-/* Up and down (and the wheel) scroll the per-host loads. */
+/* Up and down scroll the per-host loads; PgUp, PgDn, g and G the job list (as the wheel
+ * does over either). */
 static void cluster_key(App *a, ViewAction action)
 {
+    int rows = a->layout.shown[PANE_JOBS] ? a->layout.rect[PANE_JOBS].h - 3 : 1;
+    size_t listed = jobs_listed(&a->snap), page = rows > 1 ? (size_t)rows - 1 : 1;
+    /* From where the list shows now: a scroll left past the end by a shrinking list or a
+     * taller pane does not swallow the next keys. */
+    size_t top = list_first(a->jobs_scroll, listed, rows);
     if (action == VIEW_ACT_UP && a->loads_scroll)
         a->loads_scroll--;
     else if (action == VIEW_ACT_DOWN && a->loads_scroll + 1 < a->snap.n_hosts)
         a->loads_scroll++;
+    else if (action == VIEW_ACT_PAGE_UP)
+        a->jobs_scroll = top > page ? top - page : 0;
+    else if (action == VIEW_ACT_PAGE_DOWN)
+        a->jobs_scroll = list_first(top + page, listed, rows);
+    else if (action == VIEW_ACT_FIRST)
+        a->jobs_scroll = 0;
+    else if (action == VIEW_ACT_LAST)
+        a->jobs_scroll = list_first(listed, listed, rows);
 }
 
 static void cluster_mouse(App *a, const MEVENT *ev)
 {
     if (!(ev->bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)))
         return;
-    cluster_key(a, ev->bstate & BUTTON4_PRESSED ? VIEW_ACT_UP : VIEW_ACT_DOWN);
+    int up = (ev->bstate & BUTTON4_PRESSED) != 0;
+    const Layout *l = &a->layout;
+    if (l->shown[PANE_JOBS] && rect_contains(l->rect[PANE_JOBS], ev->x, ev->y)) {
+        size_t listed = jobs_listed(&a->snap);
+        size_t top = list_first(a->jobs_scroll, listed, l->rect[PANE_JOBS].h - 3);
+        a->jobs_scroll = up ? (top ? top - 1 : 0) : list_first(top + 1, listed, l->rect[PANE_JOBS].h - 3);
+    } else {
+        cluster_key(a, up ? VIEW_ACT_UP : VIEW_ACT_DOWN);
+    }
     a->dirty = 1;
 }
 

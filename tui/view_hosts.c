@@ -24,6 +24,21 @@ static Role key_role(HostKeyStatus k)
                                                     : ROLE_BAD;
 }
 
+/* Where the hosts table's rows are inside its box r (below the column heads): `per` screen
+ * rows a host, from host `first` on, the selected one kept in sight. Shared by the drawing
+ * and the mouse. */
+static void host_rows(const App *a, Rect r, size_t *per, size_t *first)
+{
+    size_t n = a->cluster->n_machines;
+    *per = 1;
+    /* Up to three rows per host when there is room: the fingerprint and the last error are
+     * what an operator must read whole. */
+    if (a->pool)
+        *per = r.h - 1 >= 3 * (int)n ? 3 : r.h - 1 >= 2 * (int)n ? 2 : 1;
+    size_t rows = r.h > 1 ? (size_t)(r.h - 1) / *per : 0;
+    *first = rows && a->host_sel >= rows ? a->host_sel - rows + 1 : 0;
+}
+
 static void hosts_draw(const App *a)
 {
     const Layout *l = &a->layout;
@@ -44,25 +59,41 @@ static void hosts_draw(const App *a)
     Rect r = draw_box(l->rect[PANE_HOSTS], title, 0);
     if (r.h < 1)
         return;
-    draw_textf(r.y, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s", "machine", "host",
-               "state", "latency", "drops", "host key");
-    /* Up to three rows per host when there is room: the fingerprint and the last error are
-     * what an operator must read whole. */
-    size_t per = 1;
-    if (a->pool)
-        per = r.h - 1 >= 3 * (int)c->n_machines ? 3 : r.h - 1 >= 2 * (int)c->n_machines ? 2 : 1;
-    size_t first = 0;
-    size_t rows = (size_t)(r.h - 1) / per;
-    if (rows && a->host_sel >= rows)
-        first = a->host_sel - rows + 1;
+    /* The name and host columns grow to the longest (10 and 18 at least) as far as the rest
+     * of the row (state, latency, drops, key: 40 columns) leaves room; longer ones are cut
+     * in the middle. */
+    int name_w = 10, host_w = 18;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        int nl = (int)strlen(c->machines[m].name), hl = (int)strlen(c->machines[m].host);
+        name_w = nl > name_w ? nl : name_w;
+        host_w = hl > host_w ? hl : host_w;
+    }
+    int room = r.w - 4 - 40;
+    if (name_w + host_w > room) {
+        int share = room * 2 / 5;
+        name_w = name_w < share ? name_w : share > 10 ? share : 10;
+        host_w = room - name_w > 18 ? room - name_w : 18;
+    }
+    if (name_w > 120)
+        name_w = 120;
+    if (host_w > 120)
+        host_w = 120;
+    draw_textf(r.y, r.x, r.w, ROLE_DIM, "  %-*s %-*s %-11s %8s %5s  %s", name_w, "machine",
+               host_w, "host", "state", "latency", "drops", "host key");
+    size_t per, first;
+    host_rows(a, r, &per, &first);
     int y = r.y + 1;
     for (size_t m = first; m < c->n_machines && y + (int)per - 1 < r.y + r.h; m++) {
-        int sel = a->pool && m == a->host_sel;
+        int sel = m == a->host_sel;
         if (sel)
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
         if (!a->pool) {
-            draw_textf(y++, r.x, r.w, ROLE_DIM, "  %-10s %-18s %-11s %8s %5s  %s",
-                       c->machines[m].name, c->machines[m].host, a->sim ? "simulated" : "-", "-",
+            char name[160], host[160];
+            draw_textf(y++, r.x, r.w, sel ? ROLE_SELECTED : ROLE_DIM,
+                       "%s %-*s %-*s %-11s %8s %5s  %s", sel ? ">" : " ", name_w,
+                       draw_fit_name(name, sizeof name, c->machines[m].name, name_w), host_w,
+                       draw_fit_name(host, sizeof host, c->machines[m].host, host_w),
+                       a->sim ? "simulated" : "-", "-",
                        "-", "n/a");
             continue;
         }
@@ -71,8 +102,11 @@ static void hosts_draw(const App *a)
         char lat[16] = "-";
         if (h.handshake_ms >= 0)
             snprintf(lat, sizeof lat, "%.0fms", h.handshake_ms);
-        int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-10s %-18s ",
-                             sel ? ">" : " ", h.name, h.host);
+        char name[160], host[160];
+        int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-*s %-*s ",
+                             sel ? ">" : " ", name_w,
+                             draw_fit_name(name, sizeof name, h.name, name_w), host_w,
+                             draw_fit_name(host, sizeof host, h.host, host_w));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : state_role(h.state),
                           "%-11s ", hostpool_state_name(h.state));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_NORMAL, "%8s %5d  ",
@@ -177,14 +211,26 @@ void hosts_accept_confirmed(App *a)
 
 static void hosts_key(App *a, ViewAction action)
 {
+    size_t n = a->slurm && a->slurm_panel.nodes ? a->slurm_panel.nodes->n : a->cluster->n_machines;
     switch (action) {
+    case VIEW_ACT_PAGE_UP:
+        a->host_sel = a->host_sel > 10 ? a->host_sel - 10 : 0;
+        break;
+    case VIEW_ACT_PAGE_DOWN:
+        a->host_sel = a->host_sel + 10 < n ? a->host_sel + 10 : n ? n - 1 : 0;
+        break;
+    case VIEW_ACT_FIRST:
+        a->host_sel = 0;
+        break;
+    case VIEW_ACT_LAST:
+        a->host_sel = n ? n - 1 : 0;
+        break;
     case VIEW_ACT_UP:
         if (a->host_sel)
             a->host_sel--;
         break;
     case VIEW_ACT_DOWN:
-        if (a->host_sel + 1 < (a->slurm && a->slurm_panel.nodes ? a->slurm_panel.nodes->n
-                                                                 : a->cluster->n_machines))
+        if (a->host_sel + 1 < n)
             a->host_sel++;
         break;
     case VIEW_ACT_ACCEPT:
@@ -203,4 +249,23 @@ static void hosts_key(App *a, ViewAction action)
     }
 }
 
-const View VIEW_HOSTS_TABLE = {"Hosts", hosts_draw, hosts_key, NULL};
+/* The wheel moves the selection; a click selects the host (or Slurm node) under it. */
+static void hosts_mouse(App *a, const MEVENT *ev)
+{
+    if (ev->bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+        hosts_key(a, ev->bstate & BUTTON4_PRESSED ? VIEW_ACT_UP : VIEW_ACT_DOWN);
+    } else if (!a->slurm && a->layout.shown[PANE_HOSTS] && (ev->bstate & BUTTON1_PRESSED)) {
+        Rect box = a->layout.rect[PANE_HOSTS];
+        Rect r = {box.x + 1, box.y + 1, box.w - 2, box.h - 2};
+        size_t per, first;
+        host_rows(a, r, &per, &first);
+        if (rect_contains(r, ev->x, ev->y) && ev->y > r.y) {
+            size_t m = first + (size_t)(ev->y - r.y - 1) / per;
+            if (m < a->cluster->n_machines)
+                a->host_sel = m;
+        }
+    }
+    a->dirty = 1;
+}
+
+const View VIEW_HOSTS_TABLE = {"Hosts", hosts_draw, hosts_key, hosts_mouse};

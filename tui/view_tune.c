@@ -78,6 +78,11 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
             scale = v;
     }
     int name_w = 8, role_w = 4, shares_w = 6, val_w = 6;
+    for (size_t m = 0; m < c->n_machines; m++) /* long names get a quarter of the pane */
+        if ((int)strlen(c->machines[m].name) > name_w)
+            name_w = (int)strlen(c->machines[m].name);
+    if (name_w > r.w / 4)
+        name_w = r.w / 4 > 8 ? r.w / 4 : 8;
     for (size_t m = 0; m < c->n_machines; m++) {
         char sh[96];
         device_shares(s, m, sh, sizeof sh);
@@ -87,7 +92,7 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
     if (shares_w > r.w / 3)
         shares_w = r.w / 3;
     if (r.h >= 2)
-        draw_textf(r.y + 1, r.x, r.w, ROLE_DIM, "%-8s %-4s %-*s %s", "machine", "role", shares_w,
+        draw_textf(r.y + 1, r.x, r.w, ROLE_DIM, "%-*s %-4s %-*s %s", name_w, "machine", "role", shares_w,
                    "inputs", have_pred ? "compute (p10-p90)" : "measured compute");
     int bar_x = name_w + 1 + role_w + 1 + shares_w + 1;
     int bar_w = r.w - bar_x - val_w - 1;
@@ -101,7 +106,9 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
     for (size_t m = 0; m < c->n_machines && m < fit; m++) {
         int y = r.y + 2 + (int)m;
         Role rr = s->worker[m] ? ROLE_NORMAL : ROLE_DIM;
-        draw_textf(y, r.x, name_w, rr, "%-8s", c->machines[m].name);
+        char name[160];
+        draw_textf(y, r.x, name_w, rr, "%-*s", name_w,
+                   draw_fit_name(name, sizeof name, c->machines[m].name, name_w));
         draw_textf(y, r.x + name_w + 1, role_w, rr, "%-4s", role_of(s, m));
         char sh[96];
         device_shares(s, m, sh, sizeof sh);
@@ -122,7 +129,9 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
             draw_bar(y, r.x + bar_x, bar_w, mean / scale, have_pred ? ROLE_BAR_PRED : ROLE_BAR_CPU);
         char v[16];
         draw_seconds(v, sizeof v, mean);
-        draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL, "%5ss", v);
+        /* A millisecond time (0.0012) fills the column without its unit. */
+        draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL,
+                   (int)strlen(v) >= val_w ? "%s" : "%5ss", v);
     }
 }
 
@@ -187,8 +196,11 @@ static void draw_editor(const App *a, Rect box)
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
         if (row.device < 0) {
             size_t m = row.machine;
+            char name[160];
             draw_textf(y, r.x, r.w, base, "%s %-10s %s %s  %d inputs", sel ? ">" : " ",
-                       a->cluster->machines[m].name, s->worker[m] ? "[W]" : "[ ]",
+                       draw_fit_name(name, sizeof name, a->cluster->machines[m].name,
+                                     r.w / 3 > 10 ? r.w / 3 : 10),
+                       s->worker[m] ? "[W]" : "[ ]",
                        s->ps[m] ? "[PS]" : "[  ]", schedule_machine_inputs(s, m));
             continue;
         }
@@ -386,8 +398,13 @@ static void tune_draw(const App *a)
 
 static void tune_key(App *a, ViewAction action)
 {
+    long all = (long)a->table.n_shown;
     if (action == VIEW_ACT_UP || action == VIEW_ACT_DOWN)
         app_select_trial(a, action == VIEW_ACT_UP ? -1 : 1);
+    else if (action == VIEW_ACT_PAGE_UP || action == VIEW_ACT_PAGE_DOWN)
+        app_select_trial(a, action == VIEW_ACT_PAGE_UP ? -10 : 10);
+    else if (action == VIEW_ACT_FIRST || action == VIEW_ACT_LAST)
+        app_select_trial(a, action == VIEW_ACT_FIRST ? -all : all);
     else if (action == VIEW_ACT_OPEN)
         app_open_editor(a);
 }

@@ -77,7 +77,7 @@ double benchframe_cluster(BenchScreen *bs, const ClusterSnapshot *s, int full, l
     erase();
     Layout l;
     layout_compute(COLS, LINES, VIEW_CLUSTER, 0, &l);
-    view_cluster_draw(s, &l, 0);
+    view_cluster_draw(s, &l, 0, 0);
     if (full)
         clearok(curscr, TRUE);
     wnoutrefresh(stdscr);

@@ -341,7 +341,10 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     inner.command = r->command;
     inner.timeout_s = limit_min * 60 + BACKSTOP_S;
     inner.on_log = on_log;
-    inner.on_proc = NULL; /* the step, not a process group, is what a stop reaches */
+    /* The step, not a process group, is what a stop reaches; and the callbacks share
+     * userdata, which is now this run, not the caller's. */
+    inner.on_proc = NULL;
+    inner.on_proc_lost = NULL;
     inner.ranks_elsewhere = 1; /* each task fans out its own node's ranks */
     inner.userdata = r;
     inner.on_iteration = cfg->on_iteration ? on_iteration : NULL;

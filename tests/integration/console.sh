@@ -352,7 +352,8 @@ wait_for conf "theme 'nope' not loaded, the current one kept: .*nope.json"
 T send-keys -t conf x y
 wait_exit conf 0
 printf '{"keys": {"quit": "?"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
-start conf2 100 30 xterm-256color "env XDG_CONFIG_HOME=$tmp/xdg-conf $bin --pace-ms 100 --no-sched"
+# wide enough for the whole message, whatever the length of the scratch folder's name
+start conf2 200 30 xterm-256color "env XDG_CONFIG_HOME=$tmp/xdg-conf $bin --pace-ms 100 --no-sched"
 wait_for conf2 "settings ignored: .* is bound to both quit"
 # the file it refused is its owner's to fix: :theme does not write over it
 cp "$tmp/xdg-conf/tunedeck/config.json" "$tmp/conf2.before"

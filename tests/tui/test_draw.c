@@ -49,3 +49,29 @@ Test(draw, seconds_keep_two_significant_digits_below_a_tenth)
         cr_assert_str_eq(out, CASES[i].shown, "%g", CASES[i].s);
     }
 }
+
+Test(draw, fit_name_keeps_head_and_tail_around_an_ellipsis)
+{
+    draw_init(1); /* ASCII: "~" */
+    char out[64];
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, "node-7", 10), "node-7");
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, "resnet110-12", 12), "resnet110-12");
+    /* the tail, where a cluster's names differ, gets the larger half */
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, "gpu-node-rack-17-row-b-0", 10), "gpu-~w-b-0");
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, "gpu-node-rack-17-row-b-0", 11), "gpu-n~w-b-0");
+    for (int w = 3; w < 30; w++)
+        cr_assert_eq(strlen(draw_fit_name(out, sizeof out, "gpu-node-rack-17-row-b-0", w)),
+                     (size_t)(w < 24 ? w : 24), "w %d", w);
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, "abcdef", 2), "ab");
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, "abcdef", 0), "");
+}
+
+Test(draw, fit_name_never_cuts_a_utf8_sequence)
+{
+    draw_init(1);
+    char out[64];
+    /* "é" is two bytes: a cut inside it moves to its start */
+    draw_fit_name(out, sizeof out, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9-tail", 7);
+    cr_assert_eq(strncmp(out, "\xc3\xa9", 2), 0, "%s", out);
+    cr_assert_str_eq(out, "\xc3\xa9~ail");
+}

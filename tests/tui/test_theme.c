@@ -104,3 +104,18 @@ Test(theme, a_path_is_read_as_given_not_under_themes)
     cr_assert_eq(theme_load("/no/such/themes", path, &t, &err), -1);
     cr_assert(strstr(err.msg, path) && !strstr(err.msg, "//"), "%s", err.msg);
 }
+
+Test(theme, names_are_the_folders_json_files_sorted)
+{
+    char names[256];
+    write_theme("zeta", "{}");
+    write_theme("alpha", "{}");
+    theme_names(dir, names, sizeof names);
+    cr_assert_str_eq(names, "alpha, zeta");
+    char themes[1024];
+    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
+    theme_names(themes, names, sizeof names);
+    cr_assert_str_eq(names, "default, high-contrast, light, monochrome, okabe-ito, solarized-dark");
+    theme_names("/nonexistent-theme-dir", names, sizeof names);
+    cr_assert_str_eq(names, "");
+}

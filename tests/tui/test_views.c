@@ -121,7 +121,7 @@ Test(views, cluster_grid_labels_each_gpu_by_its_job_and_unknown_load_is_not_zero
     Layout l;
     layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
     erase();
-    view_cluster_draw(&s, &l, 0);
+    view_cluster_draw(&s, &l, 0, 0);
     char *text = fixture_screen_text();
     cr_assert(strstr(text, "GPUs: 12/24 held"), "%s", text);
     cr_assert(strstr(text, "node0  AAAAAAAA"), "%s", text);
@@ -156,7 +156,7 @@ Test(views, cluster_grid_draws_other_users_gpus_as_foreign_with_a_legend)
     Layout l;
     layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
     erase();
-    view_cluster_draw(&s, &l, 0);
+    view_cluster_draw(&s, &l, 0, 0);
     char *text = fixture_screen_text();
     const char *glyph = draw_unicode() ? "\xe2\x96\x92" : "#";
     char title[64], row[64];
@@ -252,4 +252,49 @@ Test(views, help_overlay_scrolls_to_every_key_on_small_screens)
         assert_every_key_and_word(all, cols, rows);
         free(all);
     }
+}
+
+/* A job list longer than its pane scrolls, says which rows show, and never goes past its
+ * last page; a long job name keeps its column (cut in the middle). */
+Test(views, cluster_job_list_scrolls_and_fits_long_names)
+{
+    enum { N = 30 };
+    JobRow jobs[N];
+    HostLoad host;
+    memset(jobs, 0, sizeof jobs);
+    memset(&host, 0, sizeof host);
+    snprintf(host.name, sizeof host.name, "n0");
+    for (int i = 0; i < N; i++) {
+        snprintf(jobs[i].name, sizeof jobs[i].name, "job%02d", i);
+        jobs[i].state = -1;
+        jobs[i].gpus = 1;
+        jobs[i].progress = jobs[i].eta_s = NAN;
+    }
+    snprintf(jobs[N - 1].name, sizeof jobs[N - 1].name,
+             "imagenet-resnet152-mixed-precision-large-batch-n42");
+    ClusterSnapshot s = {.hosts = &host, .n_hosts = 1, .jobs = jobs, .n_jobs = N};
+    Layout l;
+    layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+    int rows = l.rect[PANE_JOBS].h - 3;
+    cr_assert_gt(rows, 3);
+    erase();
+    view_cluster_draw(&s, &l, 0, 12);
+    char *text = fixture_screen_text();
+    char range[32], first[16], before[16];
+    snprintf(range, sizeof range, "  13-%d/%d ", 12 + rows, N);
+    snprintf(first, sizeof first, "job12 ");
+    snprintf(before, sizeof before, "job11 ");
+    cr_assert(strstr(text, range), "%s: %s", range, text);
+    cr_assert(strstr(text, first), "%s", text);
+    cr_assert_null(strstr(text, before), "%s", text);
+    free(text);
+    /* past the end: the last page, the long name cut to its 12 columns */
+    erase();
+    view_cluster_draw(&s, &l, 0, 1000);
+    text = fixture_screen_text();
+    snprintf(range, sizeof range, "  %d-%d/%d ", N - rows + 1, N, N);
+    cr_assert(strstr(text, range), "%s: %s", range, text);
+    const char *cut = draw_unicode() ? "image\xe2\x80\xa6" "ch-n42   1" : "image~ch-n42   1";
+    cr_assert(strstr(text, cut), "%s", text);
+    free(text);
 }
