@@ -190,7 +190,7 @@ Test(views, cluster_grid_draws_gpus_kept_for_pending_jobs_with_a_legend)
     Layout l;
     layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
     erase();
-    view_cluster_draw(&s, &l, 0);
+    view_cluster_draw(&s, &l, 0, 0);
     char *text = fixture_screen_text();
     const char *glyph = draw_unicode() ? "\xe2\x96\x91" : "+";
     char title[128], row[32];
