@@ -250,7 +250,7 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
     snprintf(ctx, sizeof ctx, "%s: machines[%zu]", source, index);
     if (!cJSON_IsObject(j))
         return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(j));
-    char name[128], host[256] = "", type[64], user[64] = "";
+    char name[128], host[256] = "", type[64], user[sizeof((Machine *)0)->user] = "";
     int port = 0;
     if (jfield_string(j, ctx, "name", 1, name, sizeof name, err) < 0 ||
         jfield_string(j, ctx, "host", 0, host, sizeof host, err) < 0 ||

@@ -33,12 +33,12 @@ typedef struct {
     char host[256];
     size_t type;        /* index into Cluster.types */
     int port;           /* 0 = use the ssh block's */
-    char user[64];      /* empty = use the ssh block's */
+    char user[257];     /* empty = use the ssh block's; 256 bytes as AD allows */
     size_t first_device; /* index of this machine's first device in the flat device list */
 } Machine;
 
 typedef struct {
-    char user[64];
+    char user[257];        /* 256 bytes, as AD allows */
     int port;              /* 0 = ssh default / ~/.ssh/config */
     char identity[512];
     char known_hosts[512];

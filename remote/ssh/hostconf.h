@@ -5,11 +5,12 @@
 #define TUNEDECK_HOSTCONF_H
 
 #include "core/model/cluster.h"
+#include "remote/ssh/shquote.h"
 
 typedef struct {
     char name[128];        /* the machine's name in the inventory */
     char host[256];        /* what to connect to (an ~/.ssh/config Host alias is fine) */
-    char user[64];         /* empty: ~/.ssh/config, else the local user */
+    char user[USER_NAME_MAX + 1]; /* empty: ~/.ssh/config, else the local user */
     int port;              /* 0: ~/.ssh/config, else 22 */
     char identity[512];    /* empty: the agent and the default identities */
     char known_hosts[512]; /* empty: ~/.ssh/known_hosts */

@@ -91,23 +91,40 @@ int host_name_valid(const char *host, Error *err)
     return 0;
 }
 
+/* libssh 0.10.6 pastes the user name as %r, unquoted, into an ssh config's `Match exec`
+ * command and runs that through $SHELL -c (OpenSSH did so before 9.6). The rule is theirs
+ * (libssh's ssh_check_username_syntax, OpenSSH's valid_ruser: none of '`";&<>|(){}, no
+ * leading '-', no trailing '\') plus what makes a name several words or other words: no
+ * blank or control byte (word splitting, a newline ends the command), no '*', '?', '['
+ * (file names), no leading '~' or '#' (a home folder, a comment), no '%' (an escape of
+ * ssh's own), and no '$' but a last one ($x, $@ expand). So it keeps the names sites use:
+ * winbind's DOMAIN\user, a machine account's trailing '$', AD names up to 256 bytes.
+ * Why a '\' cannot break out: with the quotes refused it cannot end a quote the operator
+ * put around %r, a trailing one (the only one that could escape what follows the name in
+ * the command) is refused, and elsewhere it escapes, or inside "..." keeps, the next
+ * character of the name, which is then one of the harmless ones above. A last '$' meets
+ * the operator's own text after %r: a blank or a quote leaves it a plain '$'. */
 int user_name_valid(const char *user, Error *err)
 {
     size_t n = strlen(user);
-    if (n > 64)
-        return error_set(err, "user '%s': expected at most 64 characters", user);
-    if (user[0] == '-')
-        return error_set(err, "user '%s': expected a name not starting with '-'", user);
+    if (n > USER_NAME_MAX)
+        return error_set(err, "user '%.32s...': expected at most %d bytes, found %zu", user,
+                         USER_NAME_MAX, n);
+    if (user[0] == '-' || user[0] == '~' || user[0] == '#')
+        return error_set(err, "user '%s': expected a name not starting with '%c'", user, user[0]);
+    if (n && user[n - 1] == '\\')
+        return error_set(err, "user '%s': expected a name not ending in '\\'", user);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)user[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '.' || c == '_' || c == '@' || c == '+';
-        if (!ok)
+        int bad =
+            c <= ' ' || c == 0x7f || strchr("'`\";&<>|(){}*?[%", c) || (c == '$' && i + 1 < n);
+        if (bad)
             return error_set(err,
-                             "user '%s': unexpected character '%c' at %zu: expected letters, "
-                             "digits, '-', '.', '_', '@' or '+' only (an ssh config's Match "
-                             "exec hands the name to a shell as %%r)",
-                             user, c >= 32 && c < 127 ? c : '?', i + 1);
+                             "user '%s': unexpected character '%c' at %zu: expected no blank, "
+                             "control byte, quote or any of ;&<>|(){}*?[%%, and a '$' only "
+                             "last (an ssh config's Match exec hands the name to a shell as "
+                             "%%r)",
+                             user, c > ' ' && c < 127 ? c : '?', i + 1);
     }
     return 0;
 }

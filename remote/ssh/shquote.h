@@ -23,9 +23,12 @@ char *shquote_argv(const char *const *argv, size_t n);
  * ':' (IPv6) and '[' ']' only, 1-253 bytes, not starting with '-'. */
 int host_name_valid(const char *host, Error *err);
 
-/* A remote user name we are willing to log in as: letters, digits, '-', '.', '_', '@', '+'
- * only, at most 64 bytes, not starting with '-' (empty: none set). libssh hands it to the
- * shell unquoted wherever an ssh config's `Match exec` says %r, as OpenSSH did before 9.6. */
+enum { USER_NAME_MAX = 256 }; /* as long as AD's; the inventory's user fields hold it */
+
+/* A remote user name we are willing to log in as (empty: none set): at most 256 bytes, no
+ * blank, control byte, quote or any of ;&<>|(){}*?[%, not starting with '-', '~' or '#',
+ * not ending in '\', a '$' only last. libssh hands it to the shell unquoted wherever an ssh
+ * config's `Match exec` says %r, as OpenSSH did before 9.6 (shquote.c says why each). */
 int user_name_valid(const char *user, Error *err);
 
 #endif

@@ -45,6 +45,70 @@ static int include_arg(const char *line, char *arg, size_t cap)
     return 1;
 }
 
+/* The folder, and every folder above it up to the first whose name has no wildcard, of one
+ * that a glob's folder part matched: each must be one no one else can add an entry to. */
+static int check_glob_folders(const char *match, size_t base_len, Error *err)
+{
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s", match);
+    while (strlen(dir) > base_len) {
+        if (check_one(dir, "folder", "", 0, err) < 0)
+            return -1;
+        char up[2048];
+        if (ownpath_folder(dir, up, sizeof up) < 0 || strcmp(up, dir) == 0)
+            break;
+        snprintf(dir, sizeof dir, "%s", up);
+    }
+    return 0;
+}
+
+/* The folder an Include reads from. A glob reads whatever appears there, and so does a file
+ * name that is not there yet; the check runs before libssh parses, so a file someone else
+ * adds between the two is read, its Match exec run as you. So that folder must be yours or
+ * root's and writable by no one else, sticky or not (ssh's own safe_path() knows no sticky
+ * exception either): a sticky folder such as /tmp lets anyone add a file. Only an existing
+ * file may sit in a sticky folder (check_trusted), which keeps others from replacing it. */
+static int check_include_folder(const char *pattern, Error *err)
+{
+    struct stat st;
+    int wild = strpbrk(pattern, "*?[") != NULL;
+    if (!wild && stat(pattern, &st) == 0 && S_ISREG(st.st_mode))
+        return 0;
+    char folder[2048], base[2048];
+    if (ownpath_folder(pattern, folder, sizeof folder) < 0)
+        return 0;
+    snprintf(base, sizeof base, "%s", folder);
+    while (strpbrk(base, "*?[")) {
+        char up[2048];
+        if (ownpath_folder(base, up, sizeof up) < 0)
+            return 0;
+        snprintf(base, sizeof base, "%s", up);
+    }
+    /* A folder not there yet is as open as the nearest one above it that is. */
+    char open_dir[2048];
+    snprintf(open_dir, sizeof open_dir, "%s", base);
+    while (ownpath_check(open_dir, 0).verdict == OWNPATH_MISSING) {
+        char up[2048];
+        if (ownpath_folder(open_dir, up, sizeof up) < 0 || strcmp(up, open_dir) == 0)
+            break;
+        snprintf(open_dir, sizeof open_dir, "%s", up);
+    }
+    if (check_one(open_dir, "folder", "", 0, err) < 0)
+        return -1;
+    if (strcmp(base, folder) == 0)
+        return 0;
+    /* Wildcards in the folder part: every folder they match now, and the ones between it
+     * and base (a new one added later is in a folder checked here). */
+    glob_t g;
+    int rc = 0;
+    if (glob(folder, GLOB_TILDE | GLOB_ONLYDIR, NULL, &g) != 0)
+        return 0;
+    for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++)
+        rc = check_glob_folders(g.gl_pathv[i], strlen(base), err);
+    globfree(&g);
+    return rc;
+}
+
 static int check_includes(FILE *f, const char *path, const char *ssh_dir, int global,
                           int depth, Error *err)
 {
@@ -63,11 +127,7 @@ static int check_includes(FILE *f, const char *path, const char *ssh_dir, int gl
             snprintf(pattern, sizeof pattern, "%s", arg);
         else
             snprintf(pattern, sizeof pattern, "%s/%s", global ? "/etc/ssh" : ssh_dir, arg);
-        /* The folder a glob reads from, even with nothing in it yet: whoever can write it
-         * can add a file the next parse (every connection attempt) reads. */
-        char folder[2048];
-        if (ownpath_folder(pattern, folder, sizeof folder) == 0 && !strpbrk(folder, "*?[") &&
-            check_one(folder, "folder", "", OWNPATH_STICKY_OK, err) < 0) {
+        if (check_include_folder(pattern, err) < 0) {
             rc = error_prefix(err, "%s includes %s", path, arg);
             break;
         }

@@ -212,6 +212,11 @@ printf 'Include %s/conf.e/*.conf\n' "$T" > "$T/cfg"
 TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x5" 2>&1
 check "an empty folder others can write that an Include globs is refused (a file dropped later is read)" \
     grep -q "includes $T/conf.e/\*.conf: the ssh configuration folder $T/conf.e is writable" "$T/x5"
+mkdir -m 1777 "$T/conf.s"
+printf 'Include %s/conf.s/*.conf\n' "$T" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x7" 2>&1
+check "so is a sticky one, as /tmp (others may still add a file)" \
+    grep -q "includes $T/conf.s/\*.conf: the ssh configuration folder $T/conf.s is writable" "$T/x7"
 
 # libssh expands %r, the inventory's user, into a Match exec command unquoted (as OpenSSH
 # did before 9.6): a shared inventory's user name must not reach the shell.
@@ -227,6 +232,19 @@ TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-user.json" --
 check "an inventory user name with shell syntax is refused, saying why" \
     grep -q "machine 'h1': user 'x\$(touch .*unexpected character '\$' at 2" "$T/x4"
 check "and the ssh config's Match exec never ran it" [ ! -e "$T/pwned.3" ]
+# The names sites use still load, and reach Match exec's shell as one plain word: an
+# unquoted '\' escapes the next character only, a last '$' stays a '$'.
+printf 'Match exec "echo %%r > %s/seen.r"\n' "$T" > "$T/cfg"
+python3 - "$T/inv.json" "$T/inv-user2.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["user"] = "DOMAIN\\svc01$"
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-user2.json" --only h3 -- true > "$T/x6" 2>&1
+check "winbind's DOMAIN\\user with a machine account's last '\$' loads (no such user there: ssh fails)" \
+    sh -c "! grep -q 'unexpected character' '$T/x6' && grep -q 'h3 ssh-failed' '$T/x6'"
+check "and Match exec's shell saw one plain word" [ "$(cat "$T/seen.r" 2>/dev/null)" = 'DOMAINsvc01$' ]
 
 echo "nothing from outside drives the terminal"
 # raw_controls FILE: fails when FILE holds a byte that drives a terminal (C0 other than \n,

@@ -1,5 +1,6 @@
 /* The live Slurm backend's test set-up (tests/support/liveslurm_fixture.h). */
 #include "tests/support/liveslurm_fixture.h"
+#include "tests/support/ssh_hermetic.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@ Backend backend_new(double timeout_s, LiveLogFn log)
 
 Backend backend_new_pending(double timeout_s, LiveLogFn log, double pending_say_s)
 {
-    SlurmCtlOptions co = {.timeout_s = timeout_s};
+    SlurmCtlOptions co = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = timeout_s};
     Error err;
     Backend b;
     b.ctl = slurm_ctl_new(&co, &err);

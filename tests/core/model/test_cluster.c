@@ -295,3 +295,22 @@ Test(cluster, every_flat_device_is_found_on_its_own_machine)
     cr_assert_eq(untouched, 99, "a device past the end names no machine");
     cluster_free(c);
 }
+
+Test(cluster, a_user_name_of_256_bytes_is_kept_whole)
+{
+    char name[257], text[1024];
+    memset(name, 'u', 256);
+    name[256] = 0;
+    snprintf(text, sizeof text,
+             "{\"name\": \"ad\", \"ssh\": {\"user\": \"%s\"},"
+             " \"machine_types\": {\"c\": {\"bandwidth_gbps\": 1,"
+             " \"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"}]}},"
+             " \"machines\": [{\"name\": \"m\", \"type\": \"c\", \"user\": \"%s\"}]}",
+             name, name);
+    Error err;
+    Cluster *c = parse(text, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_str_eq(c->ssh.user, name);
+    cr_assert_str_eq(c->machines[0].user, name);
+    cluster_free(c);
+}

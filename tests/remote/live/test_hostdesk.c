@@ -2,11 +2,12 @@
 #include <string.h>
 
 #include "remote/live/hostdesk.h"
+#include "tests/support/ssh_hermetic.h"
 
 /* No network here: what the desk refuses before anything connects. */
 static HostPool *one_host_pool(void)
 {
-    HostPoolOptions o = {.seed = 1};
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG, .seed = 1};
     Error err;
     HostPool *p = hostpool_new(&o, &err);
     cr_assert_not_null(p, "%s", err.msg);

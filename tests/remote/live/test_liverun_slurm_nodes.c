@@ -11,6 +11,7 @@
 #include "core/base/clock.h"
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ssh_hermetic.h"
 #include "tests/support/standins.h"
 
 /* sinfo -h -N -o '%N|%T|%G|%E' -p t4 after `scontrol update PartitionName=t4 Nodes=...` */
@@ -100,7 +101,7 @@ static LiveSlurm *watching(const char *first_round, const char *const *names, si
 {
     standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
     write_file("sinfo-out", first_round, 0644);
-    SlurmCtlOptions co = {.timeout_s = 10};
+    SlurmCtlOptions co = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
     Error err;
     *ctl = slurm_ctl_new(&co, &err);
     cr_assert_not_null(*ctl, "%s", err.msg);

@@ -8,6 +8,7 @@
 #include "remote/live/jobctl.h"
 #include "remote/live/schedlive.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ssh_hermetic.h"
 
 static Cluster *cluster_with(int gpus_a, int gpus_b)
 {
@@ -158,7 +159,7 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     cr_assert_not_null(s, "%s", e.msg);
     cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
                  e.msg);
-    HostPoolOptions po = {0};
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
     HostPool *p = hostpool_new(&po, &e);
     cr_assert_not_null(p, "%s", e.msg);
     cr_assert_eq(hostpool_add_cluster(p, c, &e), 0, "%s", e.msg);

@@ -8,6 +8,7 @@
 
 #include "remote/session/session.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ssh_hermetic.h"
 
 #define LOOPBACK TUNEDECK_SOURCE_DIR "/examples/loopback-cluster.json"
 #define TINY_JOB TUNEDECK_SOURCE_DIR "/examples/tiny-job.json"
@@ -89,6 +90,7 @@ Test(session, the_sim_launcher_on_a_real_cluster_is_refused)
 {
     Session *s = session_new(0, NULL);
     SessionSpec spec = {.cluster = LOOPBACK,
+                        .ssh_config = TEST_SSH_CONFIG,
                         .job = TINY_JOB,
                         .launcher = "sim",
                         .optimizer = "random",
@@ -116,6 +118,7 @@ Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
 {
     Session *s = session_new(0, NULL);
     SessionSpec spec = {.cluster = LOOPBACK,
+                        .ssh_config = TEST_SSH_CONFIG,
                         .job = TINY_JOB,
                         .optimizer = "random",
                         .budget = 1,
@@ -132,6 +135,7 @@ Test(session, remote_launchers_get_a_pool_that_connects_on_use)
 {
     Session *s = session_new(0, NULL);
     SessionSpec spec = {.cluster = LOOPBACK,
+                        .ssh_config = TEST_SSH_CONFIG,
                         .job = TINY_JOB,
                         .launcher = "per-host",
                         .optimizer = "random",
@@ -150,7 +154,7 @@ Test(session, remote_launchers_get_a_pool_that_connects_on_use)
 Test(session, keep_hosts_connects_every_host_even_without_a_job)
 {
     Session *s = session_new(0, NULL);
-    SessionSpec spec = {.cluster = LOOPBACK, .keep_hosts = 1, .ssh_config = "/dev/null"};
+    SessionSpec spec = {.cluster = LOOPBACK, .keep_hosts = 1, .ssh_config = TEST_SSH_CONFIG};
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
     cr_assert_null(s->tuner, "no job: the console's live scheduler alone");
@@ -372,7 +376,7 @@ Test(session, on_the_callers_loop_the_quits_stop_of_lost_groups_is_begun_and_end
         "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
         "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
         "\"machines\": [{\"name\": \"m0\", \"host\": \"192.0.2.1\", \"type\": \"t\"}]}");
-    HostPoolOptions po = {0};
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
     s->pool = hostpool_new(&po, &err); /* the session frees it */
     cr_assert_not_null(s->pool, "%s", err.msg);
     cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);

@@ -5,6 +5,7 @@
 
 #include "remote/session/tune_orphans.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ssh_hermetic.h"
 
 static int reports;
 
@@ -24,7 +25,7 @@ Test(tune_orphans, only_earlier_groups_on_the_trials_machines_are_tried_and_unan
     Schedule *s = fixture_schedule(c, 10);
     s->trial = 3;
     s->worker[0] = s->ps[0] = 1; /* m0 only: m1 and m2 are no machines of this trial */
-    HostPoolOptions po = {0};
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
     Error err;
     HostPool *pool = hostpool_new(&po, &err);
     cr_assert_not_null(pool, "%s", err.msg);
@@ -122,7 +123,7 @@ Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswer
     Schedule *s = fixture_schedule(c, 10);
     s->trial = 2;
     s->worker[0] = s->ps[0] = 1;
-    HostPoolOptions po = {0};
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
     Error err;
     HostPool *pool = hostpool_new(&po, &err);
     cr_assert_not_null(pool, "%s", err.msg);
@@ -156,7 +157,7 @@ Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswer
 
 Test(tune_orphans, a_sweep_in_steps_reports_each_group_and_leaves_the_callers_list_alone)
 {
-    HostPoolOptions po = {0};
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
     Error err;
     HostPool *pool = hostpool_new(&po, &err); /* no hosts: nothing reaches SSH */
     cr_assert_not_null(pool, "%s", err.msg);

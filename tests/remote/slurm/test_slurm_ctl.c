@@ -2,12 +2,13 @@
 #include <string.h>
 
 #include "remote/slurm/slurm_ctl.h"
+#include "tests/support/ssh_hermetic.h"
 
 /* The counters the controller-load benchmark reads: every command is one call, and the
  * bytes are its standard output only (not its standard error), failed calls included. */
 Test(slurm_ctl, counts_calls_and_bytes_of_standard_output)
 {
-    SlurmCtlOptions o = {.timeout_s = 10};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
     Error e;
     SlurmCtl *c = slurm_ctl_new(&o, &e);
     cr_assert_not_null(c);

@@ -8,6 +8,7 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "remote/slurm/slurm_desk.h"
+#include "tests/support/ssh_hermetic.h"
 
 Test(slurm_desk, recognises_slurms_refusals_for_want_of_rights)
 {
@@ -20,7 +21,7 @@ Test(slurm_desk, recognises_slurms_refusals_for_want_of_rights)
 
 Test(slurm_desk, refuses_a_bad_node_name_or_reason_before_asking_slurm)
 {
-    SlurmCtlOptions o = {.timeout_s = 2};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 2};
     Error e;
     SlurmCtl *c = slurm_ctl_new(&o, &e);
     SlurmDesk *d = slurm_desk_new(c, NULL, 8);
@@ -56,7 +57,7 @@ static int desk_down(void *ctx)
 Test(slurm_desk, a_controller_that_does_not_answer_is_said_once)
 {
     setenv("PATH", "/nonexistent", 1);
-    SlurmCtlOptions o = {.timeout_s = 2};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 2};
     Error e;
     SlurmCtl *c = slurm_ctl_new(&o, &e);
     SlurmDesk *d = slurm_desk_new(c, NULL, 8);
@@ -116,7 +117,7 @@ Test(slurm_desk, a_drain_that_went_through_is_shown_at_the_next_round)
     snprintf(cmd, sizeof cmd, "/bin/cp '%s/sinfo-22.05-busy.txt' '%s/nodes.txt'", fx, dir);
     cr_assert_eq(system(cmd), 0);
     setenv("PATH", dir, 1);
-    SlurmCtlOptions o = {.timeout_s = 10};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
     Error e;
     SlurmCtl *c = slurm_ctl_new(&o, &e);
     SlurmDesk *d = slurm_desk_new(c, NULL, 16);

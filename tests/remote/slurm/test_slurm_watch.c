@@ -10,13 +10,14 @@
 #include "core/base/readall.h"
 
 #include "remote/slurm/slurm_watch.h"
+#include "tests/support/ssh_hermetic.h"
 
 /* Without a controller every round fails: the watch backs off all the same, and never
  * asks more often than its minimum interval. */
 Test(slurm_watch, backs_off_when_the_controller_does_not_answer)
 {
     setenv("PATH", "/nonexistent", 1);
-    SlurmCtlOptions o = {.timeout_s = 2};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 2};
     Error e;
     SlurmCtl *c = slurm_ctl_new(&o, &e);
     cr_assert_not_null(c);
@@ -79,7 +80,7 @@ Test(slurm_watch, a_round_on_the_callers_loop_reads_nodes_and_queue)
 {
     char *dir = fake_slurm_dir("sinfo-22.05.txt");
     setenv("PATH", dir, 1);
-    SlurmCtlOptions o = {.timeout_s = 10};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
     Error e;
     SlurmCtl *c = slurm_ctl_new(&o, &e);
     SlurmWatch *w = slurm_watch_new(c, NULL, 2, 8);
@@ -106,7 +107,7 @@ Test(slurm_watch, a_round_on_the_callers_loop_reads_nodes_and_queue)
 Test(slurm_watch, a_round_that_fails_on_the_loop_keeps_the_state_and_says_when_it_began)
 {
     setenv("PATH", "/nonexistent", 1);
-    SlurmCtlOptions o = {.timeout_s = 2};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 2};
     Error e;
     SlurmCtl *c = slurm_ctl_new(&o, &e);
     SlurmWatch *w = slurm_watch_new(c, NULL, 2, 8);
@@ -173,7 +174,7 @@ static void fake_start(Fake *f)
     fake_copy_fixture(f, "nodes.txt", "sinfo-22.05.txt");
     fake_copy_fixture(f, "queue.txt", "squeue-22.05.txt");
     setenv("PATH", f->dir, 1);
-    SlurmCtlOptions o = {.timeout_s = 10};
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
     Error e;
     f->ctl = slurm_ctl_new(&o, &e);
     cr_assert_not_null(f->ctl);

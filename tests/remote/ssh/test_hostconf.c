@@ -84,3 +84,23 @@ Test(hostconf, tilde_only_expands_at_the_start)
     hostconf_expand_home("~/k", NULL, out, sizeof out);
     cr_assert_str_eq(out, "~/k");
 }
+
+Test(hostconf, user_names_sites_use_pass_whole)
+{
+    SshSettings s = block();
+    strcpy(s.user, "DOMAIN\\svc");
+    Machine m = {0};
+    strcpy(m.name, "win");
+    HostConf c;
+    Error e;
+    cr_assert_eq(hostconf_from_machine(&s, &m, &c, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(c.user, "DOMAIN\\svc");
+    memset(m.user, 'a', USER_NAME_MAX - 1);
+    m.user[USER_NAME_MAX - 1] = '$';
+    m.user[USER_NAME_MAX] = 0;
+    cr_assert_eq(hostconf_from_machine(&s, &m, &c, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(c.user, m.user);
+    strcpy(m.user, "a$b");
+    cr_assert_eq(hostconf_from_machine(&s, &m, &c, &e), -1);
+    cr_assert(strstr(e.msg, "machine 'win'") && strstr(e.msg, "'$' at 2"), "%s", e.msg);
+}

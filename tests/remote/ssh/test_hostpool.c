@@ -10,6 +10,7 @@
 #include "core/base/clock.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
+#include "tests/support/ssh_hermetic.h"
 
 /* A listening socket that never accepts: TCP connects, SSH never answers (a blackhole). */
 static int listener(int *port)
@@ -35,7 +36,7 @@ static HostConf conf(const char *name, const char *host, int port, double timeou
 
 Test(hostpool, silent_hosts_are_down_at_their_deadline_all_in_parallel)
 {
-    HostPoolOptions o = {0};
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG};
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     cr_assert_not_null(p, "%s", e.msg);
@@ -71,7 +72,7 @@ Test(hostpool, refused_connection_says_so_and_a_kept_host_plans_a_retry)
     int port;
     int fd = listener(&port);
     close(fd); /* nobody listens there now */
-    HostPoolOptions o = {.backoff_base_s = 2, .backoff_max_s = 60};
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG, .backoff_base_s = 2, .backoff_max_s = 60};
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     HostConf c = conf("r", "127.0.0.1", port, 1);
@@ -93,7 +94,7 @@ Test(hostpool, garbage_instead_of_an_ssh_banner_fails_the_handshake)
 {
     int port;
     int lfd = listener(&port);
-    HostPoolOptions o = {0};
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG};
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     HostConf c = conf("g", "127.0.0.1", port, 2);
@@ -126,7 +127,7 @@ Test(hostpool, garbage_instead_of_an_ssh_banner_fails_the_handshake)
 
 Test(hostpool, unresolvable_name_is_an_error_not_a_hang)
 {
-    HostPoolOptions o = {0};
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG};
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     HostConf c = conf("n", "no-such-host.invalid", 22, 3);
@@ -142,7 +143,7 @@ Test(hostpool, unresolvable_name_is_an_error_not_a_hang)
 
 Test(hostpool, host_with_shell_metacharacters_is_refused_at_add)
 {
-    HostPoolOptions o = {0};
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG};
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     HostConf c = conf("x", "a;b", 22, 1);
@@ -156,7 +157,7 @@ Test(hostpool, exec_on_an_unreachable_host_fails_as_ssh_not_as_the_command)
     int port;
     int fd = listener(&port);
     close(fd);
-    HostPoolOptions o = {0};
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG};
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     HostConf c = conf("u", "127.0.0.1", port, 1);

@@ -95,22 +95,68 @@ Test(shquote, host_names_with_metacharacters_are_refused)
     cr_assert_eq(host_name_valid("", &e), -1);
 }
 
-Test(shquote, user_names_with_metacharacters_are_refused)
+Test(shquote, user_names_sites_use_are_accepted)
 {
     Error err;
-    cr_assert_eq(user_name_valid("", &err), 0, "none set");
-    cr_assert_eq(user_name_valid("alice", &err), 0);
-    cr_assert_eq(user_name_valid("first.last@EXAMPLE.ORG", &err), 0);
-    cr_assert_eq(user_name_valid("svc-train_2+gpu", &err), 0);
-    static const char *const BAD[] = {"x$(touch /tmp/p)", "x`id`", "a b", "a;b", "a|b",
-                                      "a'b", "a\"b", "a\\", "-oProxyCommand=x", "a\nb",
-                                      "a%rb", "a&b", "a>b"};
+    static const char *const GOOD[] = {"",
+                                       "alice",
+                                       "first.last@corp",
+                                       "svc-train_2+gpu",
+                                       "DOMAIN\\user",
+                                       "host01$",
+                                       "a\\$",
+                                       "j.doe@EXAMPLE.ORG",
+                                       "renée"};
+    for (size_t i = 0; i < sizeof GOOD / sizeof *GOOD; i++)
+        cr_assert_eq(user_name_valid(GOOD[i], &err), 0, "%s: %s", GOOD[i], err.msg);
+    char longest[USER_NAME_MAX + 2];
+    memset(longest, 'a', USER_NAME_MAX);
+    longest[USER_NAME_MAX] = 0;
+    cr_assert_eq(user_name_valid(longest, &err), 0, "256 bytes, as AD allows: %s", err.msg);
+    longest[USER_NAME_MAX] = 'a';
+    longest[USER_NAME_MAX + 1] = 0;
+    cr_assert_eq(user_name_valid(longest, &err), -1);
+    cr_assert(strstr(err.msg, "expected at most 256 bytes, found 257"), "%s", err.msg);
+}
+
+Test(shquote, user_names_with_shell_syntax_are_refused)
+{
+    Error err;
+    static const char *const BAD[] = {"x$(touch /tmp/p)",
+                                      "x`id`",
+                                      "a b",
+                                      "a\tb",
+                                      "a;b",
+                                      "a|b",
+                                      "a'b",
+                                      "a\"b",
+                                      "a\\",
+                                      "-oProxyCommand=x",
+                                      "a\nb",
+                                      "a%rb",
+                                      "a&b",
+                                      "a>b",
+                                      "a<b",
+                                      "a(b",
+                                      "a{b}",
+                                      "$HOME",
+                                      "a$b",
+                                      "a$$",
+                                      "a*",
+                                      "a?",
+                                      "a[1]",
+                                      "~root",
+                                      "#x",
+                                      "a\x7f",
+                                      "DOMAIN\\"};
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         cr_assert_eq(user_name_valid(BAD[i], &err), -1, "%s", BAD[i]);
         cr_assert(strstr(err.msg, "user '"), "%s", err.msg);
     }
-    char long_name[80];
-    memset(long_name, 'a', 65);
-    long_name[65] = 0;
-    cr_assert_eq(user_name_valid(long_name, &err), -1);
+    cr_assert_eq(user_name_valid("x$(id)", &err), -1);
+    cr_assert(strstr(err.msg, "unexpected character '$' at 2"), "%s", err.msg);
+    cr_assert_eq(user_name_valid("-x", &err), -1);
+    cr_assert(strstr(err.msg, "not starting with '-'"), "%s", err.msg);
+    cr_assert_eq(user_name_valid("DOMAIN\\", &err), -1);
+    cr_assert(strstr(err.msg, "not ending in '\\'"), "%s", err.msg);
 }

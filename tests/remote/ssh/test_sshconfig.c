@@ -133,5 +133,46 @@ Test(sshconfig, an_empty_folder_others_can_write_that_an_include_globs_is_refuse
                   strstr(err.msg, "/conf.d is writable by its group (mode 777)"),
               "%s", err.msg);
     cr_assert_eq(chmod(sub, 01777), 0);
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "sticky: others' files are theirs");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1,
+                 "sticky: others can still add a file, read before the next check");
+    cr_assert(strstr(err.msg, "/conf.d is writable by its group (mode 777)"), "%s", err.msg);
+}
+
+Test(sshconfig, a_sticky_folder_holds_only_an_existing_file_an_include_names)
+{
+    char sub[256], path[256];
+    snprintf(sub, sizeof sub, "%s/tmp", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(chmod(sub, 01777), 0);
+    snprintf(path, sizeof path, "%s/config", dir);
+    write_file("tmp/mine.conf", 0600, "Host a\n");
+    write_file("config", 0600, "Include tmp/mine.conf\n");
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0,
+                 "ours, and the sticky bit keeps others from replacing it: %s", err.msg);
+    write_file("config", 0600, "Include tmp/later.conf\n");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "anyone may create it there");
+    cr_assert(strstr(err.msg, "includes tmp/later.conf: the ssh configuration folder ") &&
+                  strstr(err.msg, "/tmp is writable by its group"),
+              "%s", err.msg);
+    write_file("config", 0600, "Include tmp/*.conf\n");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "a glob reads what others add");
+    write_file("config", 0600, "Include tmp/new/x.conf\n");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1,
+                 "a missing folder is as open as the one it would be made in");
+    cr_assert(strstr(err.msg, "/tmp is writable by its group"), "%s", err.msg);
+}
+
+Test(sshconfig, the_folders_a_wildcard_in_an_include_folder_matches_are_checked)
+{
+    char sub[256], path[256];
+    snprintf(sub, sizeof sub, "%s/d1", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(path, sizeof path, "%s/config", dir);
+    write_file("config", 0600, "Include d*/x.conf\n");
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(chmod(sub, 01777), 0);
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "others may add d1/x.conf");
+    cr_assert(strstr(err.msg, "/d1 is writable by its group"), "%s", err.msg);
 }
