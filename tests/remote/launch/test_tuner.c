@@ -157,9 +157,9 @@ static void count_only(void *ud, TunerEvent ev, const TrialRecord *rec)
     (void)ud, (void)ev, (void)rec;
 }
 
-Test(tuner, the_before_launch_hook_refusing_a_trial_stops_the_session_with_its_reason)
+/* A 3-trial random session on the simulator whose launches go through `hook`. */
+static Tuner *hooked_tuner(TunerBeforeLaunchFn hook, void *userdata)
 {
-    int asked[3] = {0};
     TunerConfig cfg = {.cluster = simcluster_cluster(sim),
                        .job = simcluster_job(sim),
                        .optimizer = "random",
@@ -169,11 +169,19 @@ Test(tuner, the_before_launch_hook_refusing_a_trial_stops_the_session_with_its_r
                        .launch = {.sim = sim, .seed = 3},
                        .no_prune = 1,
                        .on_event = count_only,
-                       .before_launch = refuse_trial_2,
-                       .userdata = asked};
+                       .before_launch = hook,
+                       .userdata = userdata};
     Error err;
     Tuner *t = tuner_new(&cfg, &err);
     cr_assert_not_null(t, "%s", err.msg);
+    return t;
+}
+
+Test(tuner, the_before_launch_hook_refusing_a_trial_stops_the_session_with_its_reason)
+{
+    int asked[3] = {0};
+    Tuner *t = hooked_tuner(refuse_trial_2, asked);
+    Error err;
     cr_assert_eq(tuner_run_blocking(t, &err), -1);
     cr_assert_str_eq(err.msg, "trial 1's leftover process group 7 on h2 still runs");
     cr_assert_str_eq(tuner_last_error(t), err.msg);
@@ -220,21 +228,7 @@ static int hold_trial_2(void *ud, const Schedule *s, char *why, size_t cap)
 
 static Tuner *make_preparing(Preparing *p)
 {
-    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
-                       .job = simcluster_job(sim),
-                       .optimizer = "random",
-                       .seed = 3,
-                       .budget = 3,
-                       .launcher = launcher_find("sim"),
-                       .launch = {.sim = sim, .seed = 3},
-                       .no_prune = 1,
-                       .on_event = count_only,
-                       .before_launch = hold_trial_2,
-                       .userdata = p};
-    Error err;
-    p->t = tuner_new(&cfg, &err);
-    cr_assert_not_null(p->t, "%s", err.msg);
-    return p->t;
+    return p->t = hooked_tuner(hold_trial_2, p);
 }
 
 Test(tuner, a_hook_saying_not_yet_holds_the_trial_until_it_lets_go)
