@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/model/hostrange.h"
 #include "core/model/jobtemplate.h"
@@ -393,6 +394,41 @@ static int known_field(const char *key)
     return 0;
 }
 
+static int refuse_secrets_in(const cJSON *j, const char *where, int top, Error *err)
+{
+    static const char *const SECRETS[] = {"password", "passphrase", NULL};
+    size_t i = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, j)
+    {
+        char inner[512];
+        if (cJSON_IsObject(j)) {
+            for (const char *const *k = SECRETS; *k; k++)
+                if (f->string && strcasecmp(f->string, *k) == 0)
+                    return error_set(err,
+                                     "%s: field '%s': tunedeck never stores passwords or "
+                                     "passphrases; remove it and log in with a key "
+                                     "(ssh.identity) or an ssh-agent (ssh-add)",
+                                     where, f->string);
+            snprintf(inner, sizeof inner, "%s%s%s", where, top ? ": " : ".",
+                     f->string ? f->string : "");
+        } else {
+            snprintf(inner, sizeof inner, "%s[%zu]", where, i);
+        }
+        i++;
+        if ((cJSON_IsObject(f) || cJSON_IsArray(f)) && refuse_secrets_in(f, inner, 0, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int inventory_refuse_secrets(const cJSON *root, const char *source, Error *err)
+{
+    if (!cJSON_IsObject(root) || refuse_secrets_in(root, source, 1, err) == 0)
+        return 0;
+    return error_mark(err, ERROR_INPUT);
+}
+
 Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
 {
     if (!cJSON_IsObject(root)) {
@@ -400,6 +436,8 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
         error_mark(err, ERROR_INPUT);
         return NULL;
     }
+    if (inventory_refuse_secrets(root, source, err) < 0)
+        return NULL;
     Cluster *c = cluster_new(NULL);
     if (!c) {
         error_no_memory(err, "%s", source);

@@ -70,6 +70,11 @@ typedef struct {
     cJSON *extra;           /* unknown top-level fields, carried through */
 } Cluster;
 
+/* 0 when no object in the inventory (at any depth) has a "password" or "passphrase" field;
+ * -1 with err naming the file and where the field is. tunedeck never stores a password:
+ * such a field would otherwise be ignored in silence, the operator believing it used. */
+int inventory_refuse_secrets(const cJSON *root, const char *source, Error *err);
+
 /* Parses an inventory object; `source` names the file in error messages. */
 Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err);
 Cluster *cluster_load(const char *path, Error *err);

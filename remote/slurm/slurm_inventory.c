@@ -29,6 +29,8 @@ static int parse_ssh(const cJSON *root, const char *source, SshSettings *s, Erro
 int slurm_target_from_json(const cJSON *root, const char *source, SlurmTarget *t, Error *err)
 {
     char backend[32] = "";
+    if (inventory_refuse_secrets(root, source, err) < 0)
+        return -1;
     if (jfield_string(root, source, "backend", 0, backend, sizeof backend, err) < 0)
         return -1;
     if (!backend[0] || strcmp(backend, "ssh") == 0)

@@ -137,6 +137,43 @@ Test(cluster, rejects_every_bad_field)
             "field 'machines'");
 }
 
+/* A password field was ignored in silence: the operator thought it used, and the file held
+ * a secret tunedeck never reads. Every place one could be written is refused. */
+Test(cluster, a_password_or_passphrase_field_is_refused_wherever_it_is)
+{
+    rejects("{\"name\": \"x\", \"ssh\": {\"user\": \"ops\", \"password\": \"hunter2\"}, " TYPES
+            ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", \"type\": \"t\"}]}",
+            "lab.json: ssh: field 'password': tunedeck never stores passwords");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}, {\"name\": \"b\", \"type\": \"t\", \"Password\": \"x\"}]}",
+            "lab.json: machines[1]: field 'Password'");
+    rejects("{\"name\": \"x\", \"password\": \"x\", " TYPES ", \"machines\": [{\"name\": "
+            "\"a\", \"type\": \"t\"}]}",
+            "lab.json: field 'password': tunedeck never stores passwords or passphrases; remove "
+            "it and log in with a key (ssh.identity) or an ssh-agent");
+    rejects("{\"name\": \"x\", \"ssh\": {\"passphrase\": \"x\"}, " TYPES
+            ", \"machines\": [{\"name\": \"a\", \"type\": \"t\"}]}",
+            "lab.json: ssh: field 'passphrase'");
+    /* An unknown top-level field is kept, a secret inside one too would be. */
+    rejects("{\"name\": \"x\", \"custom\": {\"login\": {\"password\": \"x\"}}, " TYPES
+            ", \"machines\": [{\"name\": \"a\", \"type\": \"t\"}]}",
+            "lab.json: custom.login: field 'password'");
+    Error err = {0};
+    cJSON *j = cJSON_Parse("{\"name\": \"s\", \"backend\": \"slurm\", \"ssh\": "
+                           "{\"password\": \"x\"}}");
+    cr_assert_eq(inventory_refuse_secrets(j, "slurm.json", &err), -1);
+    cr_assert(strstr(err.msg, "slurm.json: ssh: field 'password'"), "%s", err.msg);
+    cr_assert_eq(err.kind, ERROR_INPUT);
+    cJSON_Delete(j);
+    /* A password as a value (a trial command's argument, say) is not a stored one. */
+    Error ok = {0};
+    Cluster *c = parse("{\"name\": \"password\", " TYPES ", \"machines\": [{\"name\": \"a\", "
+                       "\"type\": \"t\"}], \"trial\": {\"command\": \"x --password-file f\"}}",
+                       &ok);
+    cr_assert_not_null(c, "%s", ok.msg);
+    cluster_free(c);
+}
+
 Test(cluster, load_names_the_file_and_position)
 {
     Error err = {0};
