@@ -510,8 +510,21 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
     if (rc == SSH_AGAIN)
         return;
     if (rc != SSH_OK) {
-        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
-                  ssh_get_error(h->s));
+        const char *why = ssh_get_error(h->s);
+        const char *method = strstr(why, "no match for method ");
+        if (method) {
+            /* libssh's words list both sides' algorithms; the server's say what to change. */
+            method += strlen("no match for method ");
+            const char *client = strstr(method, ", client [");
+            host_down(p, h, now_ms,
+                      "ssh handshake with %s port %d: the server offers only algorithms "
+                      "tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): %.*s",
+                      h->target, h->port, client ? (int)(client - method) : (int)strlen(method),
+                      method);
+        } else {
+            host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
+                      why);
+        }
         return;
     }
     check_host_key(p, h, now_ms);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/ownpath.h"
+#include "remote/ssh/sshalgos.h"
 
 enum { MAX_INCLUDE_DEPTH = 16 }; /* libssh's own limit */
 
@@ -22,27 +23,33 @@ static int check_file(const char *path, const char *ssh_dir, int global, const c
 static int check_one(const char *path, const char *what, const char *included, int allow,
                      Error *err);
 
-/* The argument of an `Include` line (keyword in any case, then blanks or '=', the path maybe
- * in double quotes) into arg, as libssh reads it: 1 when the line is one, else 0. */
-static int include_arg(const char *line, char *arg, size_t cap)
+/* The next word of a config line, as libssh 0.10's ssh_config_get_token reads it: blanks
+ * skipped; a double-quoted block whole; else up to a blank or '='; then blanks and one '='
+ * skipped. Cuts the line in place; NULL at its end. */
+static char *config_token(char **s)
 {
-    const char *p = line + strspn(line, " \t");
-    size_t kw = strcspn(p, " \t=\r\n");
-    if (kw != 7 || strncasecmp(p, "include", 7) != 0)
-        return 0;
-    p += kw;
-    p += strspn(p, " \t=");
-    size_t n;
-    if (*p == '"') {
-        p++;
-        n = strcspn(p, "\"\r\n");
+    char *c = *s + strspn(*s, " \t");
+    char *word;
+    int had_equal = 0;
+    if (*c == '"') {
+        word = ++c;
+        c += strcspn(c, "\"\n");
+        if (*c)
+            *c++ = 0;
     } else {
-        n = strcspn(p, " \t\r\n");
+        word = c;
+        c += strcspn(c, " \t=\n");
+        if (*c) {
+            had_equal = *c == '=';
+            *c++ = 0;
+        }
     }
-    if (!n)
-        return 0;
-    snprintf(arg, cap, "%.*s", (int)n, p);
-    return 1;
+    while (*c == ' ' || *c == '\t' || *c == '\n' || (!had_equal && *c == '=')) {
+        had_equal |= *c == '=';
+        c++;
+    }
+    *s = c;
+    return *word ? word : NULL;
 }
 
 /* The folder, and every folder above it up to the first whose name has no wildcard, of one
@@ -109,16 +116,33 @@ static int check_include_folder(const char *pattern, Error *err)
     return rc;
 }
 
-static int check_includes(FILE *f, const char *path, const char *ssh_dir, int global,
-                          int depth, Error *err)
+/* Every line of one file: its Include lines followed, its algorithm lines checked
+ * (sshalgos.h) whichever Host or Match block they are in, since libssh may apply any. */
+static int check_lines(FILE *f, const char *path, const char *ssh_dir, int global, int depth,
+                       Error *err)
 {
     char *line = NULL;
     size_t cap = 0;
     int rc = 0;
+    long lineno = 0;
     while (rc == 0 && getline(&line, &cap, f) >= 0) {
-        char arg[1024], pattern[2048];
-        if (!include_arg(line, arg, sizeof arg))
+        lineno++;
+        size_t len = strlen(line);
+        while (len && strchr(" \t\r\n\f\v", line[len - 1]))
+            line[--len] = 0; /* libssh trims trailing blanks first */
+        char *s = line;
+        const char *keyword = config_token(&s);
+        if (!keyword || keyword[0] == '#')
             continue;
+        const char *arg = config_token(&s);
+        if (strcasecmp(keyword, "include") != 0) {
+            if (sshalgos_check_line(keyword, arg, err) < 0)
+                rc = error_prefix(err, "%s:%ld", path, lineno);
+            continue;
+        }
+        if (!arg)
+            continue;
+        char pattern[2048];
         char home[1024];
         if (arg[0] == '~' && arg[1] == '/' && ownpath_folder(ssh_dir, home, sizeof home) == 0)
             /* libssh takes ~ from the password database (ssh_dir's parent), not $HOME */
@@ -206,7 +230,7 @@ static int check_file(const char *path, const char *ssh_dir, int global, const c
         close(fd);
         return 0;
     }
-    int rc = check_includes(f, path, ssh_dir, global, depth, err);
+    int rc = check_lines(f, path, ssh_dir, global, depth, err);
     fclose(f);
     return rc;
 }

@@ -8,6 +8,10 @@
 
 #include "core/base/error.h"
 
+/* The same files' KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms and PubkeyAccepted*
+ * lines, in any Host or Match block, must name no algorithm tunedeck refuses (sshalgos.h):
+ * refused with file:line otherwise. */
+
 /* 0 when `path` and every file its Include lines name (followed as libssh follows them:
  * globbed, relative to /etc/ssh for the global file, else to ssh_dir, whose parent is what
  * "~/" means, as libssh reads it; 16 levels deep) may be

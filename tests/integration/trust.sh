@@ -6,7 +6,8 @@
 # ProxyCommand / ProxyJump are refused clearly; every host-key message names the known_hosts
 # file used; known_hosts is read as ssh reads it (negated patterns, key types, hashed and
 # @cert-authority lines, links); an ssh config or an Include others can write, a user name
-# with shell syntax (Match exec's %r) and an identity others can read are refused. Every
+# with shell syntax (Match exec's %r) and an identity others can read are refused; weak
+# algorithms (ssh-rsa SHA-1 signatures, CBC, SHA-1 key exchange) are never used. Every
 # sshd started here is stopped by the trap.
 set -u
 suite=trust scratch=trust suite_sshd=1
@@ -176,6 +177,42 @@ check "an identity readable by its group is refused, naming it and its mode" \
 chmod 600 "$T/h/id_ed25519"
 run "" "$T/id2" --only h3
 check "the same identity, private again, logs in" grep -q 'h3 exit 0' "$T/id2"
+
+echo "weak algorithms are never used, whatever the ssh config says"
+# libssh 0.10 still implements ssh-rsa (SHA-1) signatures, CBC ciphers and SHA-1 key exchange,
+# off by default: one config line turned them back on. h4 has an RSA host key and signs only
+# with ssh-rsa, h5 offers only 3des-cbc, h6 only diffie-hellman-group1-sha1.
+ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/h/host4"
+harness_start 4 "HostKeyAlgorithms ssh-rsa"
+harness_start 5 "Ciphers 3des-cbc"
+harness_start 6 "KexAlgorithms diffie-hellman-group1-sha1"
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv-weak.json" 4 5 6
+weak() { # weak CONFIG-TEXT OUT [rexec args...]
+    printf '%b' "$1" > "$T/cfg"; out="$2"; shift 2
+    TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-weak.json" "$@" -- true > "$out" 2>&1
+}
+weak "Host 127.0.0.14\n  HostKeyAlgorithms ssh-rsa\n" "$T/a1" --only h4
+check "HostKeyAlgorithms ssh-rsa is refused with file:line, the algorithm, why and what is allowed" \
+    grep -q "$T/cfg:2: HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1), which tunedeck never uses, whatever the ssh configuration says: refused; allowed: ssh-ed25519" "$T/a1"
+check "and nothing ran on h4" sh -c "! grep -q 'h4 exit' '$T/a1'"
+weak "Host *\n  Ciphers aes256-ctr,3des-cbc\n" "$T/a2" --only h5
+check "Ciphers 3des-cbc is refused, naming file:line" \
+    grep -q "$T/cfg:2: Ciphers names 3des-cbc (a CBC-mode cipher)" "$T/a2"
+check "and nothing ran on h5" sh -c "! grep -q 'h5 exit' '$T/a2'"
+weak "KexAlgorithms=diffie-hellman-group1-sha1\n" "$T/a3" --only h6
+check "KexAlgorithms diffie-hellman-group1-sha1 is refused" \
+    grep -q "$T/cfg:1: KexAlgorithms names diffie-hellman-group1-sha1 (a 1024-bit Diffie-Hellman group with SHA-1)" "$T/a3"
+weak "PubkeyAcceptedAlgorithms +ssh-rsa\nMACs hmac-md5\n" "$T/a4" --only h5
+check "PubkeyAcceptedAlgorithms +ssh-rsa is refused too" \
+    grep -q "$T/cfg:1: PubkeyAcceptedAlgorithms names ssh-rsa" "$T/a4"
+weak "" "$T/a5"
+check "a server that signs only with ssh-rsa is refused, saying the server must change" \
+    grep -q "h4 ssh-failed: .*ssh handshake with 127.0.0.14 port $H_PORT: the server offers only algorithms tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): server host key algo: server \\[ssh-rsa\\]" "$T/a5"
+check "so is one that offers only 3des-cbc" \
+    grep -q "h5 ssh-failed: .*the server offers only algorithms tunedeck never uses .*: encryption client->server: server \\[3des-cbc\\]" "$T/a5"
+check "and one that offers only diffie-hellman-group1-sha1" \
+    grep -q "h6 ssh-failed: .*the server offers only algorithms tunedeck never uses .*: kex algos: server \\[diffie-hellman-group1-sha1" "$T/a5"
+for i in 4 5 6; do harness_stop "$i"; done
 
 echo "proxies are refused, never silently bypassed"
 run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1

@@ -176,3 +176,30 @@ Test(sshconfig, the_folders_a_wildcard_in_an_include_folder_matches_are_checked)
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "others may add d1/x.conf");
     cr_assert(strstr(err.msg, "/d1 is writable by its group"), "%s", err.msg);
 }
+
+/* A line anywhere in the files libssh reads, in any Host or Match block, included or not,
+ * however spelled: libssh may apply it. The refusal names file and line. */
+Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    write_file("config", 0600, "# Ciphers 3des-cbc\nHost *\n  Port 22\nInclude sub.conf\n");
+    write_file("sub.conf", 0600, "Host legacy\n\n  \"HostKeyAlgorithms\"=+ssh-rsa  # old box\n");
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s/sub.conf:3: HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1), "
+             "which tunedeck never uses",
+             dir);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    cr_assert(strstr(err.msg, "allowed: ssh-ed25519"), "%s", err.msg);
+    cr_assert_eq(err.kind, ERROR_INPUT);
+    write_file("sub.conf", 0600, "Match all\n\tCiphers = aes256-ctr,3des-cbc\n");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    snprintf(want, sizeof want, "%s/sub.conf:2: Ciphers names 3des-cbc", dir);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    /* libssh reads the first word only: a comment after it names nothing. */
+    write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs -hmac-md5\n");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+}

@@ -1,0 +1,19 @@
+/* The SSH algorithms tunedeck never uses, whatever an ssh configuration asks for. An ssh
+ * config's KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms and PubkeyAcceptedAlgorithms
+ * (PubkeyAcceptedKeyTypes) lines replace libssh's lists, and libssh 0.10 still implements
+ * SHA-1 key exchange (group1, group14, group-exchange), CBC ciphers (3des, aes, blowfish),
+ * ssh-rsa signatures with SHA-1 and ssh-dss: one line would bring them back. OpenSSH has all
+ * of these off by default; so does tunedeck, with no way to turn them on. hmac-sha1 stays
+ * allowed, as in OpenSSH's defaults (HMAC does not rest on SHA-1's collision resistance). */
+#ifndef TUNEDECK_SSHALGOS_H
+#define TUNEDECK_SSHALGOS_H
+
+#include "core/base/error.h"
+
+/* One ssh config line, its keyword and first value as libssh reads them (the value may be
+ * NULL). 0 when the keyword sets no algorithm list, or when its list (or what a leading '+'
+ * or '^' would add; '-' only removes) names no algorithm tunedeck refuses; -1 with err
+ * naming the keyword, the algorithm, why it is weak and what is allowed. */
+int sshalgos_check_line(const char *keyword, const char *value, Error *err);
+
+#endif

@@ -1,0 +1,57 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "remote/ssh/sshalgos.h"
+
+static void refused(const char *keyword, const char *value, const char *needle)
+{
+    Error err = {0};
+    cr_assert_eq(sshalgos_check_line(keyword, value, &err), -1, "%s %s was allowed", keyword,
+                 value);
+    cr_assert(strstr(err.msg, needle), "'%s' lacks '%s'", err.msg, needle);
+    cr_assert(strstr(err.msg, "allowed: "), "%s", err.msg);
+    cr_assert_eq(err.kind, ERROR_INPUT);
+}
+
+static void allowed(const char *keyword, const char *value)
+{
+    Error err = {0};
+    cr_assert_eq(sshalgos_check_line(keyword, value, &err), 0, "%s %s: %s", keyword, value,
+                 err.msg);
+}
+
+/* What OpenSSH has off by default, and libssh 0.10 still implements (or may add). */
+Test(sshalgos, every_weak_family_is_refused_naming_it_and_why)
+{
+    refused("HostKeyAlgorithms", "+ssh-rsa", "HostKeyAlgorithms names ssh-rsa (RSA signatures "
+                                             "with SHA-1), which tunedeck never uses");
+    refused("hostkeyalgorithms", "ssh-ed25519,ssh-dss", "names ssh-dss (DSA");
+    refused("PubkeyAcceptedKeyTypes", "rsa-sha2-256,ssh-rsa", "names ssh-rsa");
+    refused("PubkeyAcceptedAlgorithms", "ssh-rsa-cert-v01@openssh.com", "RSA signatures");
+    refused("PubkeyAcceptedAlgorithms", "^ssh-dss-cert-v01@openssh.com", "DSA");
+    refused("KexAlgorithms", "diffie-hellman-group1-sha1", "1024-bit Diffie-Hellman group");
+    refused("KexAlgorithms", "curve25519-sha256,diffie-hellman-group14-sha1", "SHA-1");
+    refused("KexAlgorithms", "diffie-hellman-group-exchange-sha1", "SHA-1");
+    refused("Ciphers", "3des-cbc", "names 3des-cbc (a CBC-mode cipher)");
+    refused("Ciphers", "aes256-ctr,aes128-cbc", "aes128-cbc");
+    refused("ciphers", "blowfish-cbc", "blowfish-cbc");
+    refused("Ciphers", "arcfour256", "RC4");
+    refused("Ciphers", "none", "no encryption");
+    refused("MACs", "hmac-md5", "MD5");
+    refused("MACs", "hmac-sha1-96", "truncated to 96 bits");
+    refused("MACs", "hmac-sha2-256,hmac-md5-96-etm@openssh.com", "hmac-md5-96-etm");
+    refused("MACs", "hmac-ripemd160", "RIPEMD-160");
+}
+
+Test(sshalgos, strong_lists_removals_and_other_keywords_pass)
+{
+    allowed("Ciphers", "chacha20-poly1305@openssh.com,aes256-gcm@openssh.com,aes128-ctr");
+    allowed("KexAlgorithms", "sntrup761x25519-sha512@openssh.com,curve25519-sha256,"
+                             "diffie-hellman-group14-sha256,diffie-hellman-group16-sha512");
+    allowed("MACs", "hmac-sha2-256-etm@openssh.com,hmac-sha1,umac-128-etm@openssh.com");
+    allowed("HostKeyAlgorithms", "ssh-ed25519,rsa-sha2-512,rsa-sha2-256,ecdsa-sha2-nistp256");
+    allowed("PubkeyAcceptedAlgorithms", "rsa-sha2-512-cert-v01@openssh.com,ssh-ed25519");
+    allowed("HostKeyAlgorithms", "-ssh-rsa,ssh-dss"); /* '-' removes, never adds */
+    allowed("Host", "ssh-rsa");
+    allowed("Ciphers", NULL);
+}
