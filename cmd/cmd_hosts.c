@@ -105,6 +105,7 @@ static cJSON *host_json(HostPool *p, GpuWatch *w, size_t i)
     }
     const char *err = hi.last_error[0] ? hi.last_error : (gs == GPUHOST_ERROR ? why : "");
     cJSON_AddStringToObject(j, "last_error", err);
+    cJSON_AddStringToObject(j, "warning", hi.warning);
     return j;
 }
 

@@ -270,6 +270,11 @@ int main(int argc, char **argv)
             hostpool_info(p, i, &hi);
             ExecOutcome o = rexec_outcome(xs[i]);
             last_ok[i] = o == EXEC_EXITED && rexec_exit_status(xs[i]) == 0;
+            if (round == 0 && hi.warning[0]) {
+                char warning[600];
+                termsafe(warning, sizeof warning, hi.warning);
+                fprintf(stderr, "%s warning: %s\n", hi.name, warning);
+            }
             if (o == EXEC_EXITED) {
                 if (!ctx.quiet)
                     printf("%s exit %d\n", hi.name, rexec_exit_status(xs[i]));

@@ -23,6 +23,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/termsafe.h"
+#include "remote/ssh/identities.h"
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
 
@@ -43,6 +44,10 @@ void host_teardown(Host *h)
         h->ai = NULL;
     }
     rexec_drop_channels(h);
+    if (h->auth_key) {
+        ssh_key_free(h->auth_key);
+        h->auth_key = NULL;
+    }
     if (h->ident_key) {
         ssh_key_free(h->ident_key);
         h->ident_key = NULL;
@@ -180,14 +185,31 @@ static int session_configure(HostPool *p, Host *h, Error *err)
 
 static void begin_connect(HostPool *p, Host *h, int64_t now_ms);
 
-/* The mode of the inventory's identity when others may read or write it, else 0: such a
- * key may already be someone else's too, and ssh refuses it as well ("too open"). */
-static unsigned identity_too_open(const Host *h)
+/* The default identities others may read (h->open_defaults) and the warning that names
+ * them: libssh would try them by itself, so drive_auth then offers the others alone. */
+static void check_default_identities(Host *h)
 {
-    struct stat st;
-    if (!h->conf.identity[0] || stat(h->conf.identity, &st) < 0 || st.st_uid != geteuid())
-        return 0;
-    return st.st_mode & 077 ? (unsigned)(st.st_mode & 0777) : 0;
+    char dir[1024];
+    identity_ssh_dir(dir, sizeof dir);
+    h->open_defaults = 0;
+    h->warning[0] = 0;
+    if (h->ident_key)
+        return; /* the inventory's identity is the only key offered */
+    size_t used = 0;
+    for (int i = 0; i < IDENTITY_N_DEFAULTS; i++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
+        unsigned mode = identity_too_open(path);
+        if (!mode)
+            continue;
+        h->open_defaults |= 1u << i;
+        if (used < sizeof h->warning)
+            used += (size_t)snprintf(h->warning + used, sizeof h->warning - used, "%s%s (mode %03o)",
+                                     used ? ", " : "the default identity ", path, mode);
+    }
+    if (h->open_defaults && used < sizeof h->warning)
+        snprintf(h->warning + used, sizeof h->warning - used,
+                 " may be read by others: not used, as ssh does not use it; chmod 600 it");
 }
 
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
@@ -196,6 +218,7 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     h->key = HOSTKEY_UNCHECKED;
     h->fingerprint[0] = 0;
     h->passphrase_needed = 0;
+    h->auth_stage = 0;
     h->started_ms = now_ms;
     h->deadline_ms = now_ms + (int64_t)(h->conf.connect_timeout_s * 1000);
     h->retry_at_ms = 0;
@@ -205,7 +228,8 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
         host_down(p, h, now_ms, "%s", err.msg);
         return;
     }
-    unsigned open_mode = identity_too_open(h);
+    check_default_identities(h);
+    unsigned open_mode = identity_too_open(h->conf.identity);
     if (open_mode) {
         h->keep = 0;
         host_down(p, h, now_ms,
@@ -462,10 +486,50 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
     }
 }
 
+/* What ssh_userauth_publickey_auto does (the agent, then each default identity), but never
+ * with a default identity others may read: libssh would read it, and its list cannot be
+ * changed. An ssh config's IdentityFile keys are not offered on this path. */
+static int auth_without_open_defaults(Host *h)
+{
+    char dir[1024];
+    identity_ssh_dir(dir, sizeof dir);
+    for (;;) {
+        if (h->auth_stage == 0) {
+            int rc = ssh_userauth_agent(h->s, NULL);
+            if (rc == SSH_AUTH_SUCCESS || rc == SSH_AUTH_PARTIAL || rc == SSH_AUTH_AGAIN)
+                return rc;
+            h->auth_stage = 1;
+        }
+        int i = h->auth_stage - 1;
+        if (i >= IDENTITY_N_DEFAULTS)
+            return SSH_AUTH_DENIED;
+        if (!h->auth_key) {
+            char path[1100];
+            snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
+            if ((h->open_defaults & (1u << i)) || identity_too_open(path) ||
+                ssh_pki_import_privkey_file(path, NULL, refuse_passphrase, h, &h->auth_key) !=
+                    SSH_OK) {
+                h->auth_key = NULL;
+                h->auth_stage++;
+                continue;
+            }
+        }
+        int rc = ssh_userauth_publickey(h->s, NULL, h->auth_key);
+        if (rc == SSH_AUTH_AGAIN)
+            return rc;
+        ssh_key_free(h->auth_key);
+        h->auth_key = NULL;
+        if (rc != SSH_AUTH_DENIED)
+            return rc;
+        h->auth_stage++;
+    }
+}
+
 static void drive_auth(HostPool *p, Host *h, int64_t now_ms)
 {
-    int rc = h->ident_key ? ssh_userauth_publickey(h->s, NULL, h->ident_key)
-                          : ssh_userauth_publickey_auto(h->s, NULL, NULL);
+    int rc = h->ident_key       ? ssh_userauth_publickey(h->s, NULL, h->ident_key)
+             : h->open_defaults ? auth_without_open_defaults(h)
+                                : ssh_userauth_publickey_auto(h->s, NULL, NULL);
     if (rc == SSH_AUTH_AGAIN)
         return;
     if (rc == SSH_AUTH_SUCCESS) {
@@ -497,6 +561,10 @@ static void drive_auth(HostPool *p, Host *h, int64_t now_ms)
                   "authentication failed for %s: no agent key was accepted, and the identity "
                   "%s (the inventory's ssh.identity) cannot be read: %s",
                   h->target, h->conf.identity, strerror(errno));
+    else if (h->open_defaults && !h->ident_key)
+        host_down(p, h, now_ms, "authentication failed for %s: no agent key or identity file "
+                                "was accepted; %s",
+                  h->target, h->warning);
     else
         host_down(p, h, now_ms,
                   "authentication failed for %s: no agent key or identity "

@@ -59,6 +59,7 @@ typedef struct {
                               * host) and its port: known_hosts records a key for these */
     int port;
     const char *last_error;  /* "" when none */
+    const char *warning;     /* "" when none: a default identity left unused, and why */
     double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
     int connects, drops;     /* successful connections; ready sessions lost */
     double connect_timeout_s; /* one connection attempt's deadline */

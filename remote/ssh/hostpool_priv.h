@@ -31,6 +31,10 @@ typedef struct {
     char known_file[512];   /* the known_hosts file: the inventory's, else ~/.ssh/known_hosts */
     char proxy[256];        /* the ssh config asks for a proxy we do not support */
     ssh_key ident_key;      /* the inventory's identity, loaded: the only key offered */
+    unsigned open_defaults; /* bit i: ~/.ssh/IDENTITY_DEFAULT_NAMES[i] others may read */
+    int auth_stage;         /* without libssh's auto: 0 the agent, i+1 default key i */
+    ssh_key auth_key;       /* the default key being offered */
+    char warning[300];      /* HostInfo.warning */
     char target[256];    /* after ~/.ssh/config: HostName */
     int port;
     struct gaicb gai;

@@ -6,7 +6,8 @@
 # ProxyCommand / ProxyJump are refused clearly; every host-key message names the known_hosts
 # file used; known_hosts is read as ssh reads it (negated patterns, key types, hashed and
 # @cert-authority lines, links); an ssh config or an Include others can write, a user name
-# with shell syntax (Match exec's %r) and an identity others can read are refused; weak
+# with shell syntax (Match exec's %r) and an identity others can read are refused (a default
+# ~/.ssh/id_* one is left unused, with a warning); weak
 # algorithms (ssh-rsa SHA-1 signatures, CBC, SHA-1 key exchange) are never used. Every
 # sshd started here is stopped by the trap.
 set -u
@@ -177,6 +178,46 @@ check "an identity readable by its group is refused, naming it and its mode" \
 chmod 600 "$T/h/id_ed25519"
 run "" "$T/id2" --only h3
 check "the same identity, private again, logs in" grep -q 'h3 exit 0' "$T/id2"
+
+echo "a default identity others can read is not used"
+# libssh tries ~/.ssh/id_* by itself and checks no mode. The home libssh reads (the password
+# database's) is a scratch folder mounted over the operator's own in a private mount
+# namespace (unshare -m): the real one is never read nor touched.
+home="$(getent passwd "$(id -u)" | cut -d: -f6)"
+if [ -n "$home" ] && [ -d "$home" ] && unshare -m true 2>/dev/null; then
+    mkdir -p "$T/home/.ssh"
+    chmod 700 "$T/home" "$T/home/.ssh"
+    cp "$T/h/id_ed25519" "$T/home/.ssh/id_ed25519"
+    chmod 640 "$T/home/.ssh/id_ed25519"
+    python3 - "$T/inv.json" "$T/inv-noid.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["identity"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    : > "$T/cfg"
+    in_home() { # in_home OUT: rexec on h3 with the inventory naming no identity
+        TUNEDECK_SSH_CONFIG="$T/cfg" unshare -m sh -c 'mount --bind "$1" "$2" && exec timeout 20 "$3" --cluster "$4" --only h3 -- true' \
+            sh "$T/home" "$home" "$rexec" "$T/inv-noid.json" > "$1" 2>&1
+    }
+    in_home "$T/d1"
+    check "a default identity its group can read is not used: login fails, naming it, its mode and the fix" \
+        grep -q "h3 ssh-failed: .*no agent key or identity file was accepted; the default identity $home/.ssh/id_ed25519 (mode 640) may be read by others: not used, as ssh does not use it; chmod 600 it" "$T/d1"
+    ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/home/.ssh/id_rsa"
+    cp "$T/h/authorized_keys" "$T/ak.saved"
+    cat "$T/home/.ssh/id_rsa.pub" >> "$T/h/authorized_keys"
+    in_home "$T/d2"
+    check "the other default identities are still offered, with a warning naming the one left out" \
+        sh -c "grep -q 'h3 exit 0' '$T/d2' && grep -q 'h3 warning: the default identity $home/.ssh/id_ed25519 (mode 640) may be read by others: not used' '$T/d2'"
+    cp "$T/ak.saved" "$T/h/authorized_keys"
+    rm "$T/home/.ssh/id_rsa" "$T/home/.ssh/id_rsa.pub"
+    chmod 600 "$T/home/.ssh/id_ed25519"
+    in_home "$T/d3"
+    check "the same identity, private again, logs in, with no warning" \
+        sh -c "grep -q 'h3 exit 0' '$T/d3' && ! grep -q warning '$T/d3'"
+else
+    echo "  skip (unshare -m is not allowed here: the home libssh reads cannot be replaced)"
+fi
 
 echo "weak algorithms are never used, whatever the ssh config says"
 # libssh 0.10 still implements ssh-rsa (SHA-1) signatures, CBC ciphers and SHA-1 key exchange,
