@@ -149,9 +149,9 @@ static int session_configure(HostPool *p, Host *h, Error *err)
         return error_set(err, "ssh configuration: out of memory");
     ssh_options_set(h->s, SSH_OPTIONS_HOST, c->host);
     apply_explicit(h);
-    if (hostpool_configs_trusted(p->opt.ssh_config, err) < 0)
+    if (hostpool_configs_trusted(p->config_path, err) < 0)
         return -1;
-    if (ssh_options_parse_config(h->s, p->opt.ssh_config) < 0)
+    if (ssh_options_parse_config(h->s, p->config_path[0] ? p->config_for_libssh : NULL) < 0)
         return error_set(err, "ssh configuration: %s", ssh_get_error(h->s));
     ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
     apply_explicit(h);

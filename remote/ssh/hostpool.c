@@ -14,8 +14,10 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "remote/ssh/identities.h"
 #include "remote/ssh/shquote.h"
 #include "remote/ssh/sshconfig.h"
+#include "remote/ssh/sshpath.h"
 
 enum { STEP_BUDGET_MS = 8 };
 
@@ -56,7 +58,7 @@ static int is_dev_null(const struct stat *st)
  * then fail far from the cause ("cannot resolve"): a named one must be readable. Only a
  * regular file (or /dev/null) is read: a FIFO or a terminal would block the console
  * forever, so the open does not wait (O_NONBLOCK) and anything else is refused. */
-static int check_ssh_config(const char *path, Error *err)
+static int check_ssh_config(const char *path, const char *named, Error *err)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
@@ -68,7 +70,13 @@ static int check_ssh_config(const char *path, Error *err)
         close(fd);
     if (!why)
         return 0;
-    error_set(err, "the ssh configuration %s (TUNEDECK_SSH_CONFIG): cannot read it: %s", path, why);
+    if (strcmp(path, named) == 0)
+        error_set(err, "the ssh configuration %s (TUNEDECK_SSH_CONFIG): cannot read it: %s", path,
+                  why);
+    else
+        error_set(err, "the ssh configuration %s (TUNEDECK_SSH_CONFIG %s, expanded as libssh "
+                       "expands it): cannot read it: %s",
+                  path, named, why);
     return error_mark(err, ERROR_INPUT);
 }
 
@@ -77,23 +85,27 @@ static int check_ssh_config(const char *path, Error *err)
  * finds ~/.ssh through the password database, not $HOME: so does this. */
 int hostpool_configs_trusted(const char *named, Error *err)
 {
-    const struct passwd *pw = getpwuid(getuid());
-    const char *home = pw && pw->pw_dir ? pw->pw_dir : getenv("HOME");
     char ssh_dir[1024], user_config[1100];
-    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", home ? home : "");
+    identity_ssh_dir(ssh_dir, sizeof ssh_dir);
     if (named && named[0])
         return sshconfig_check_trusted(named, ssh_dir, err);
     snprintf(user_config, sizeof user_config, "%s/config", ssh_dir);
-    if (home && sshconfig_check_trusted(user_config, ssh_dir, err) < 0)
+    if (strcmp(ssh_dir, "/.ssh") != 0 && sshconfig_check_trusted(user_config, ssh_dir, err) < 0)
         return -1;
     return sshconfig_check_trusted("/etc/ssh/ssh_config", ssh_dir, err);
 }
 
 HostPool *hostpool_new(const HostPoolOptions *o, Error *err)
 {
-    if (o && o->ssh_config && o->ssh_config[0] && check_ssh_config(o->ssh_config, err) < 0)
+    char ssh_dir[1024], path[sizeof((HostPool *)0)->config_path] = "",
+                        for_libssh[sizeof((HostPool *)0)->config_for_libssh] = "";
+    identity_ssh_dir(ssh_dir, sizeof ssh_dir);
+    if (o && o->ssh_config && o->ssh_config[0] &&
+        (sshpath_config_name(o->ssh_config, ssh_dir, path, sizeof path, for_libssh,
+                             sizeof for_libssh, err) < 0 ||
+         check_ssh_config(path, o->ssh_config, err) < 0))
         return NULL;
-    if (hostpool_configs_trusted(o ? o->ssh_config : NULL, err) < 0)
+    if (hostpool_configs_trusted(path, err) < 0)
         return NULL;
     if (!ssh_version(SSH_VERSION_INT(0, 10, 6))) {
         error_set(err, "libssh %s found: expected 0.10.6 or newer", ssh_version(0));
@@ -115,6 +127,8 @@ HostPool *hostpool_new(const HostPoolOptions *o, Error *err)
     }
     if (o)
         p->opt = *o;
+    snprintf(p->config_path, sizeof p->config_path, "%s", path);
+    snprintf(p->config_for_libssh, sizeof p->config_for_libssh, "%s", for_libssh);
     if (p->opt.heartbeat_s <= 0)
         p->opt.heartbeat_s = 5;
     if (p->opt.heartbeat_misses <= 0)

@@ -49,6 +49,9 @@ typedef struct {
 
 struct HostPool {
     HostPoolOptions opt;
+    /* TUNEDECK_SSH_CONFIG as libssh expands it (sshpath.h): the file checked, and a name
+     * libssh expands to exactly that file; "" for the default files. */
+    char config_path[2048], config_for_libssh[4096];
     Host **hosts; /* each its own allocation: libssh keeps pointers into a Host */
     size_t n, cap;
     size_t *slot_host; /* pollfds slot -> host, from the last pollfds call */
@@ -63,8 +66,8 @@ enum { RESOLVE_POLL_MS = 5 }; /* how often a lookup in flight is asked about */
 void host_teardown(Host *h);
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms);
 int host_fd(const Host *h); /* the socket to poll now, or -1 */
-/* The ssh configuration files libssh will read (named, else ~/.ssh/config and the global
- * one), and what they Include, may be trusted (sshconfig.h): at the pool's start, and again
+/* The ssh configuration files libssh will read (named, already expanded as libssh expands
+ * it, else ~/.ssh/config and the global one), and what they Include, may be trusted (sshconfig.h): at the pool's start, and again
  * before every parse, since libssh reads them again at every connection attempt. */
 int hostpool_configs_trusted(const char *named, Error *err);
 void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);

@@ -13,6 +13,7 @@
 
 #include "core/base/ownpath.h"
 #include "remote/ssh/sshalgos.h"
+#include "remote/ssh/sshpath.h"
 
 enum { MAX_INCLUDE_DEPTH = 16 }; /* libssh's own limit */
 
@@ -142,15 +143,22 @@ static int check_lines(FILE *f, const char *path, const char *ssh_dir, int globa
         }
         if (!arg)
             continue;
+        /* ssh_config_make_absolute's order: a global file's relative name, "~/x" too, is
+         * under /etc/ssh; ~ (the password database's home, ~user's) is expanded before the
+         * glob, which then sees no ~ (glob's own would take $HOME); no % is expanded. */
         char pattern[2048];
-        char home[1024];
-        if (arg[0] == '~' && arg[1] == '/' && ownpath_folder(ssh_dir, home, sizeof home) == 0)
-            /* libssh takes ~ from the password database (ssh_dir's parent), not $HOME */
-            snprintf(pattern, sizeof pattern, "%s%s", home, arg + 1);
-        else if (arg[0] == '/' || arg[0] == '~')
+        if (arg[0] == '/')
             snprintf(pattern, sizeof pattern, "%s", arg);
-        else
-            snprintf(pattern, sizeof pattern, "%s/%s", global ? "/etc/ssh" : ssh_dir, arg);
+        else if (global)
+            snprintf(pattern, sizeof pattern, "/etc/ssh/%s", arg);
+        else if (arg[0] == '~') {
+            /* ssh_dir is libssh's ~/.ssh: its parent is the same home */
+            char home[1024];
+            if (ownpath_folder(ssh_dir, home, sizeof home) < 0 ||
+                sshpath_tilde(arg, home, pattern, sizeof pattern) < 0)
+                continue; /* libssh reads nothing either */
+        } else
+            snprintf(pattern, sizeof pattern, "%s/%s", ssh_dir, arg);
         if (check_include_folder(pattern, err) < 0) {
             rc = error_prefix(err, "%s includes %s", path, arg);
             break;

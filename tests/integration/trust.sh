@@ -8,7 +8,8 @@
 # @cert-authority lines, links); an ssh config or an Include others can write, a user name
 # with shell syntax (Match exec's %r) and an identity others can read are refused (a default
 # ~/.ssh/id_* one is left unused, with a warning); weak
-# algorithms (ssh-rsa SHA-1 signatures, CBC, SHA-1 key exchange) are never used. Every
+# algorithms (ssh-rsa SHA-1 signatures, CBC, SHA-1 key exchange) are never used; the config
+# TUNEDECK_SSH_CONFIG names is checked as libssh expands the name (~, %d). Every
 # sshd started here is stopped by the trap.
 set -u
 suite=trust scratch=trust suite_sshd=1
@@ -215,6 +216,30 @@ PY
     in_home "$T/d3"
     check "the same identity, private again, logs in, with no warning" \
         sh -c "grep -q 'h3 exit 0' '$T/d3' && ! grep -q warning '$T/d3'"
+
+    echo "TUNEDECK_SSH_CONFIG is checked where libssh reads it"
+    # libssh expands ~ and %d (and %h, %r, %p, %l, %u) in the name: it was checked as written.
+    # A private file at the literal './%d/cfg' passed while libssh read ~/.ssh/cfg.
+    mkdir -p "$T/work/%d"
+    : > "$T/work/%d/cfg"
+    chmod 600 "$T/work/%d/cfg"
+    printf 'Match exec "touch %s/pwned.e"\n' "$T" > "$T/home/.ssh/cfg"
+    chmod 666 "$T/home/.ssh/cfg"
+    printf 'Host 127.0.0.13\n  Port %s\n' "$H_PORT" > "$T/home/cfg.ok"
+    chmod 600 "$T/home/cfg.ok"
+    named() { # named TUNEDECK_SSH_CONFIG OUT: rexec on h3 (the usual inventory) from $T/work
+        (cd "$T/work" && TUNEDECK_SSH_CONFIG="$1" unshare -m sh -c 'mount --bind "$1" "$2" && exec timeout 20 "$3" --cluster "$4" --only h3 -- true' \
+            sh "$T/home" "$home" "$rexec" "$T/inv.json") > "$2" 2>&1
+    }
+    named '%d/cfg' "$T/e1"
+    check "'%d/cfg' is checked as $home/.ssh/cfg, the file libssh reads, and refused" \
+        grep -q "the ssh configuration file $home/.ssh/cfg is writable by its group (mode 666): refused" "$T/e1"
+    check "and its Match exec ran nothing" [ ! -e "$T/pwned.e" ]
+    named '~/cfg.ok' "$T/e2"
+    check "'~/cfg.ok' is read from the home libssh takes, and used" grep -q 'h3 exit 0' "$T/e2"
+    named '/etc/ssh/%h.conf' "$T/e3"
+    check "a name libssh would expand per host is refused, saying why" \
+        grep -q "TUNEDECK_SSH_CONFIG /etc/ssh/%h.conf: %h is refused: libssh expands %h, %r and %p to each host's name" "$T/e3"
 else
     echo "  skip (unshare -m is not allowed here: the home libssh reads cannot be replaced)"
 fi

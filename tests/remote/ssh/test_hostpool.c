@@ -226,6 +226,23 @@ Test(hostpool, an_ssh_config_that_cannot_be_read_is_refused_by_name)
     hostpool_free(p);
 }
 
+/* libssh expands TUNEDECK_SSH_CONFIG (~, %d, ...) before it reads it: the pool checks the
+ * expanded file, and refuses a name that would be another file per host. */
+Test(hostpool, an_ssh_config_name_is_checked_where_libssh_reads_it)
+{
+    HostPoolOptions o = {.ssh_config = "%d/tunedeck-no-such-config"};
+    Error e = {0};
+    cr_assert_null(hostpool_new(&o, &e));
+    cr_assert(strstr(e.msg, "/.ssh/tunedeck-no-such-config (TUNEDECK_SSH_CONFIG "
+                            "%d/tunedeck-no-such-config, expanded as libssh expands it): "
+                            "cannot read it"),
+              "%s", e.msg);
+    o.ssh_config = "/etc/ssh/%h.conf";
+    cr_assert_null(hostpool_new(&o, &e));
+    cr_assert(strstr(e.msg, "TUNEDECK_SSH_CONFIG /etc/ssh/%h.conf: %h is refused"), "%s", e.msg);
+    cr_assert_eq(e.kind, ERROR_INPUT);
+}
+
 /* Regression: a FIFO named as the configuration blocked the open forever (no writer ever
  * comes); it is refused by name, without waiting. The timeout only ends a hang. */
 Test(hostpool, an_ssh_config_that_is_a_fifo_is_refused_without_blocking, .timeout = 20)

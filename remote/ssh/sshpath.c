@@ -1,0 +1,108 @@
+/* File names in ssh configuration as libssh 0.10 expands them (sshpath.h). */
+#include "remote/ssh/sshpath.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int put(char *out, size_t cap, size_t *used, const char *s, size_t n)
+{
+    if (*used + n >= cap)
+        return -1;
+    memcpy(out + *used, s, n);
+    *used += n;
+    out[*used] = 0;
+    return 0;
+}
+
+int sshpath_tilde(const char *in, const char *my_home, char *out, size_t cap)
+{
+    if (in[0] != '~')
+        return snprintf(out, cap, "%s", in) < (int)cap ? 0 : -1;
+    const char *rest = in + 1;
+    const char *slash = strchr(rest, '/');
+    const char *home;
+    if (slash && slash > rest) {
+        char user[128];
+        if ((size_t)(slash - rest) >= sizeof user)
+            return -1;
+        snprintf(user, sizeof user, "%.*s", (int)(slash - rest), rest);
+        const struct passwd *pw = getpwnam(user);
+        if (!pw)
+            return -1;
+        home = pw->pw_dir;
+        rest = slash;
+    } else if (my_home) {
+        home = my_home;
+    } else {
+        const struct passwd *pw = getpwuid(getuid());
+        home = pw && pw->pw_dir ? pw->pw_dir : getenv("HOME");
+        if (!home)
+            return -1;
+    }
+    return snprintf(out, cap, "%s%s", home, rest) < (int)cap ? 0 : -1;
+}
+
+int sshpath_config_name(const char *named, const char *ssh_dir, char *path, size_t cap,
+                        char *for_libssh, size_t cap_libssh, Error *err)
+{
+    char tilde[4096];
+    if (sshpath_tilde(named, NULL, tilde, sizeof tilde) < 0) {
+        error_set(err, "TUNEDECK_SSH_CONFIG %s: its ~ names no user here (or the name is too "
+                       "long)", named);
+        return error_mark(err, ERROR_INPUT);
+    }
+    size_t used = 0;
+    path[0] = 0;
+    for (const char *p = tilde; *p; p++) {
+        int bad = 0;
+        if (*p != '%') {
+            bad = put(path, cap, &used, p, 1);
+        } else if (p[1] == '%') {
+            bad = put(path, cap, &used, "%", 1);
+            p++;
+        } else if (p[1] == 'd') {
+            bad = put(path, cap, &used, ssh_dir, strlen(ssh_dir));
+            p++;
+        } else if (p[1] == 'u') {
+            const struct passwd *pw = getpwuid(getuid());
+            if (!pw) {
+                error_set(err, "TUNEDECK_SSH_CONFIG %s: %%u: this user has no name in the "
+                               "password database", named);
+                return error_mark(err, ERROR_INPUT);
+            }
+            bad = put(path, cap, &used, pw->pw_name, strlen(pw->pw_name));
+            p++;
+        } else if (!p[1]) {
+            break; /* libssh drops a last lone '%' */
+        } else {
+            error_set(err,
+                      "TUNEDECK_SSH_CONFIG %s: %%%c is refused: libssh expands %%h, %%r and "
+                      "%%p to each host's name, user and port (another file per host, not "
+                      "one checked before it is read), %%l to nothing (libssh 0.10) and no "
+                      "other; name one file (~, %%d, %%u and %%%% expand as in libssh)",
+                      named, p[1]);
+            return error_mark(err, ERROR_INPUT);
+        }
+        if (bad) {
+            error_set(err, "TUNEDECK_SSH_CONFIG %s: the expanded name is too long", named);
+            return error_mark(err, ERROR_INPUT);
+        }
+    }
+    /* libssh expands the name it is given again: each '%' doubled reads as itself, and a
+     * relative name that starts with '~' is kept from its tilde by "./". */
+    size_t out = 0;
+    for_libssh[0] = 0;
+    if (path[0] == '~' && put(for_libssh, cap_libssh, &out, "./", 2) < 0)
+        goto long_name;
+    for (const char *p = path; *p; p++)
+        if ((*p == '%' && put(for_libssh, cap_libssh, &out, "%", 1) < 0) ||
+            put(for_libssh, cap_libssh, &out, p, 1) < 0)
+            goto long_name;
+    return 0;
+long_name:
+    error_set(err, "TUNEDECK_SSH_CONFIG %s: the expanded name is too long", named);
+    return error_mark(err, ERROR_INPUT);
+}
