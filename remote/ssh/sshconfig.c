@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/ownpath.h"
+#include "remote/ssh/identities.h"
 #include "remote/ssh/sshalgos.h"
 #include "remote/ssh/sshpath.h"
 
@@ -117,8 +118,41 @@ static int check_include_folder(const char *pattern, Error *err)
     return rc;
 }
 
-/* Every line of one file: its Include lines followed, its algorithm lines checked
- * (sshalgos.h) whichever Host or Match block they are in, since libssh may apply any. */
+/* An IdentityFile line: libssh reads the key with no check of its mode, as for the default
+ * ones (identities.h). Every file it may name for some host (a %h, %r, %p or %l globbed)
+ * must be private: ssh would not use it, and a config names it on purpose, so it is refused
+ * as the inventory's identity is. */
+static int check_identity_line(const char *arg, const char *ssh_dir, Error *err)
+{
+    char home[1024], pattern[4096];
+    if (!arg || strncmp(arg, "pkcs11:", 7) == 0 || ownpath_folder(ssh_dir, home, sizeof home) < 0)
+        return 0;
+    int wild = sshpath_identity_pattern(arg, home, ssh_dir, pattern, sizeof pattern);
+    if (wild < 0)
+        return 0; /* libssh cannot expand it and reads nothing */
+    glob_t g = {0};
+    if (wild && glob(pattern, 0, NULL, &g) != 0)
+        return 0;
+    int rc = 0;
+    size_t n = wild ? g.gl_pathc : 1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *key = wild ? g.gl_pathv[i] : pattern;
+        unsigned mode = identity_too_open(key);
+        if (mode) {
+            error_set(err,
+                      "IdentityFile %s: the key %s may be read by others (mode %03o): "
+                      "refused, as ssh refuses it; chmod 600 it",
+                      arg, key, mode);
+            rc = error_mark(err, ERROR_INPUT);
+        }
+    }
+    if (wild)
+        globfree(&g);
+    return rc;
+}
+
+/* Every line of one file: its Include lines followed, its algorithm and IdentityFile lines
+ * checked whichever Host or Match block they are in, since libssh may apply any. */
 static int check_lines(FILE *f, const char *path, const char *ssh_dir, int global, int depth,
                        Error *err)
 {
@@ -136,6 +170,11 @@ static int check_lines(FILE *f, const char *path, const char *ssh_dir, int globa
         if (!keyword || keyword[0] == '#')
             continue;
         const char *arg = config_token(&s);
+        if (strcasecmp(keyword, "identityfile") == 0) {
+            if (check_identity_line(arg, ssh_dir, err) < 0)
+                rc = error_prefix(err, "%s:%ld", path, lineno);
+            continue;
+        }
         if (strcasecmp(keyword, "include") != 0) {
             if (sshalgos_check_line(keyword, arg, err) < 0)
                 rc = error_prefix(err, "%s:%ld", path, lineno);

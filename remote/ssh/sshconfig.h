@@ -9,7 +9,8 @@
 #include "core/base/error.h"
 
 /* The same files' KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms and PubkeyAccepted*
- * lines, in any Host or Match block, must name no algorithm tunedeck refuses (sshalgos.h):
+ * lines, in any Host or Match block, must name no algorithm tunedeck refuses (sshalgos.h),
+ * and no IdentityFile line may name a key of yours that others may read (identities.h):
  * refused with file:line otherwise. */
 
 /* 0 when `path` and every file its Include lines name (followed as libssh follows them:

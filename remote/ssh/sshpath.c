@@ -106,3 +106,37 @@ long_name:
     error_set(err, "TUNEDECK_SSH_CONFIG %s: the expanded name is too long", named);
     return error_mark(err, ERROR_INPUT);
 }
+
+int sshpath_identity_pattern(const char *arg, const char *home, const char *ssh_dir, char *out,
+                             size_t cap)
+{
+    char tilde[4096];
+    if (sshpath_tilde(arg, home, tilde, sizeof tilde) < 0)
+        return -1;
+    size_t used = 0;
+    int wild = 0;
+    out[0] = 0;
+    for (const char *p = tilde; *p; p++) {
+        int bad;
+        if (*p != '%') {
+            bad = put(out, cap, &used, p, 1);
+        } else if (!p[1]) {
+            break; /* libssh drops a last lone '%' */
+        } else if (*++p == '%') {
+            bad = put(out, cap, &used, "%", 1);
+        } else if (*p == 'd') {
+            bad = put(out, cap, &used, ssh_dir, strlen(ssh_dir));
+        } else if (*p == 'u') {
+            const struct passwd *pw = getpwuid(getuid());
+            bad = !pw || put(out, cap, &used, pw->pw_name, strlen(pw->pw_name));
+        } else if (strchr("hrpl", *p)) {
+            bad = put(out, cap, &used, "*", 1);
+            wild = 1;
+        } else {
+            return -1; /* "Wrong escape sequence": libssh fails the connection */
+        }
+        if (bad)
+            return -1;
+    }
+    return wild;
+}

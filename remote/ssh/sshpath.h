@@ -22,4 +22,11 @@ int sshpath_tilde(const char *in, const char *home, char *out, size_t cap);
 int sshpath_config_name(const char *named, const char *ssh_dir, char *path, size_t cap,
                         char *for_libssh, size_t cap_libssh, Error *err);
 
+/* The files an IdentityFile argument may name once libssh expands it (when it connects:
+ * `~` as sshpath_tilde with `home`, `%d` ssh_dir, `%u`, `%%`; `%h`, `%r`, `%p` and `%l`,
+ * which differ per host, as '*'), into out: 1 when out is a glob pattern (it had those), 0
+ * when it is one file, -1 when libssh could not expand it (it reads nothing then). */
+int sshpath_identity_pattern(const char *arg, const char *home, const char *ssh_dir, char *out,
+                             size_t cap);
+
 #endif

@@ -179,6 +179,11 @@ check "an identity readable by its group is refused, naming it and its mode" \
 chmod 600 "$T/h/id_ed25519"
 run "" "$T/id2" --only h3
 check "the same identity, private again, logs in" grep -q 'h3 exit 0' "$T/id2"
+cp "$T/h/id_ed25519" "$T/open_key"
+chmod 644 "$T/open_key"
+run "Host other\n  IdentityFile $T/open_key\n" "$T/id3" --only h3
+check "an ssh config's IdentityFile others can read is refused, naming file:line, key and mode" \
+    grep -q "$T/cfg:2: IdentityFile $T/open_key: the key $T/open_key may be read by others (mode 644): refused" "$T/id3"
 
 echo "a default identity others can read is not used"
 # libssh tries ~/.ssh/id_* by itself and checks no mode. The home libssh reads (the password

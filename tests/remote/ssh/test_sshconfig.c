@@ -203,3 +203,32 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs -hmac-md5\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
 }
+
+/* libssh reads an IdentityFile key without looking at its mode; ssh would not use it. Every
+ * file the line may name for some host is checked (%h globbed), in any Host block. */
+Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
+{
+    char path[256], ssh_dir[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file(".ssh/work_key", 0644, "key\n");
+    write_file(".ssh/a.example.key", 0600, "key\n");
+    write_file("config", 0600, "Host work\n  IdentityFile ~/.ssh/work_key\n");
+    Error err;
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:2: IdentityFile ~/.ssh/work_key: the key %s/.ssh/work_key may be read by "
+             "others (mode 644): refused, as ssh refuses it; chmod 600 it",
+             path, dir);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    write_file("config", 0600, "Host *\n  IdentityFile %d/%h.key\n");
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "%s", err.msg);
+    write_file(".ssh/b.example.key", 0640, "key\n");
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    cr_assert(strstr(err.msg, "/.ssh/b.example.key may be read by others (mode 640)"), "%s",
+              err.msg);
+    write_file("config", 0600, "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n");
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "%s", err.msg);
+}

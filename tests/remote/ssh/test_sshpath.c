@@ -78,3 +78,15 @@ Test(sshpath, a_tilde_is_home_then_the_rest_as_libssh_joins_them)
     cr_assert_eq(sshpath_tilde("~root/a", "/h", out, sizeof out), 0);
     cr_assert_str_eq(out, "/root/a");
 }
+
+Test(sshpath, an_identity_file_is_one_file_or_a_pattern_for_per_host_escapes)
+{
+    char out[256];
+    cr_assert_eq(sshpath_identity_pattern("~/.ssh/k", "/h", "/h/.ssh", out, sizeof out), 0);
+    cr_assert_str_eq(out, "/h/.ssh/k");
+    cr_assert_eq(sshpath_identity_pattern("%d/id_%h_%r.%p", "/h", "/s", out, sizeof out), 1);
+    cr_assert_str_eq(out, "/s/id_*_*.*");
+    cr_assert_eq(sshpath_identity_pattern("/k/%%l%l", "/h", "/s", out, sizeof out), 1);
+    cr_assert_str_eq(out, "/k/%l*");
+    cr_assert_eq(sshpath_identity_pattern("/k/%q", "/h", "/s", out, sizeof out), -1);
+}
