@@ -125,6 +125,8 @@ static void hosts_draw(const App *a)
         if (per >= 3) {
             if (h.last_error[0])
                 draw_wrapped(y, r.x + 4, r.w - 4, 1, ROLE_BAD, h.last_error);
+            else if (h.warning[0])
+                draw_wrapped(y, r.x + 4, r.w - 4, 1, ROLE_WARN, h.warning);
             else if (h.state == HOST_DOWN && h.retry_at_ms > 0)
                 draw_textf(y, r.x + 4, r.w - 4, ROLE_DIM, "retry in %.1f s",
                            (double)(h.retry_at_ms - clock_now_ms()) / 1000.0);

@@ -71,6 +71,17 @@ int host_fd(const Host *h); /* the socket to poll now, or -1 */
  * before every parse, since libssh reads them again at every connection attempt. */
 int hostpool_configs_trusted(const char *named, Error *err);
 void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
+/* The connection is over: say why, fail what ran on it, and plan the retry. */
+void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* hostauth.c: logging in. */
+/* libssh's passphrase callback (userdata: the Host): never prompts, notes that one was asked. */
+int host_refuse_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
+                           void *userdata);
+void host_load_identity(Host *h);             /* the inventory's, when it needs no passphrase */
+void host_check_default_identities(Host *h);  /* h->open_defaults and h->warning */
+void host_auth_step(HostPool *p, Host *h, int64_t now_ms); /* one step; ready when it logs in */
 void host_timers(HostPool *p, Host *h, int64_t now_ms);
 
 /* rexec.c: advance every exec of a ready host; fail them all when the host drops. */

@@ -1,0 +1,150 @@
+/* How a host logs in once its key is checked: the inventory's identity alone, else the agent
+ * and the keys libssh finds by itself, never with a private key others may read
+ * (identities.h); never a passphrase prompt. */
+#include "remote/ssh/hostpool_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remote/ssh/identities.h"
+
+/* libssh asks for a passphrase through this callback: we never prompt. */
+int host_refuse_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
+                           void *userdata)
+{
+    (void)prompt, (void)echo, (void)verify;
+    Host *h = userdata;
+    h->passphrase_needed = 1;
+    if (len)
+        buf[0] = 0;
+    return -1;
+}
+
+/* The inventory's identity is the only key offered (like IdentitiesOnly), whatever
+ * IdentityFile the config names. One that needs a passphrase is left to the agent. */
+void host_load_identity(Host *h)
+{
+    if (!h->conf.identity[0])
+        return;
+    if (ssh_pki_import_privkey_file(h->conf.identity, NULL, host_refuse_passphrase, h,
+                                    &h->ident_key) != SSH_OK) {
+        h->ident_key = NULL;
+        ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, h->conf.identity);
+    }
+}
+
+/* The default identities others may read (h->open_defaults) and the warning that names
+ * them: libssh would try them by itself, so host_auth_step then offers the others alone. */
+void host_check_default_identities(Host *h)
+{
+    char dir[1024];
+    identity_ssh_dir(dir, sizeof dir);
+    h->open_defaults = 0;
+    h->warning[0] = 0;
+    if (h->ident_key)
+        return; /* the inventory's identity is the only key offered */
+    size_t used = 0;
+    for (int i = 0; i < IDENTITY_N_DEFAULTS; i++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
+        unsigned mode = identity_too_open(path);
+        if (!mode)
+            continue;
+        h->open_defaults |= 1u << i;
+        if (used < sizeof h->warning)
+            used += (size_t)snprintf(h->warning + used, sizeof h->warning - used, "%s%s (mode %03o)",
+                                     used ? ", " : "the default identity ", path, mode);
+    }
+    if (h->open_defaults && used < sizeof h->warning)
+        snprintf(h->warning + used, sizeof h->warning - used,
+                 " may be read by others: not used, as ssh does not use it; chmod 600 it");
+}
+
+/* What ssh_userauth_publickey_auto does (the agent, then each default identity), but never
+ * with a default identity others may read: libssh would read it, and its list cannot be
+ * changed. An ssh config's IdentityFile keys are not offered on this path. */
+static int auth_without_open_defaults(Host *h)
+{
+    char dir[1024];
+    identity_ssh_dir(dir, sizeof dir);
+    for (;;) {
+        if (h->auth_stage == 0) {
+            int rc = ssh_userauth_agent(h->s, NULL);
+            if (rc == SSH_AUTH_SUCCESS || rc == SSH_AUTH_PARTIAL || rc == SSH_AUTH_AGAIN)
+                return rc;
+            h->auth_stage = 1;
+        }
+        int i = h->auth_stage - 1;
+        if (i >= IDENTITY_N_DEFAULTS)
+            return SSH_AUTH_DENIED;
+        if (!h->auth_key) {
+            char path[1100];
+            snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
+            if ((h->open_defaults & (1u << i)) || identity_too_open(path) ||
+                ssh_pki_import_privkey_file(path, NULL, host_refuse_passphrase, h, &h->auth_key) !=
+                    SSH_OK) {
+                h->auth_key = NULL;
+                h->auth_stage++;
+                continue;
+            }
+        }
+        int rc = ssh_userauth_publickey(h->s, NULL, h->auth_key);
+        if (rc == SSH_AUTH_AGAIN)
+            return rc;
+        ssh_key_free(h->auth_key);
+        h->auth_key = NULL;
+        if (rc != SSH_AUTH_DENIED)
+            return rc;
+        h->auth_stage++;
+    }
+}
+
+void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
+{
+    int rc = h->ident_key       ? ssh_userauth_publickey(h->s, NULL, h->ident_key)
+             : h->open_defaults ? auth_without_open_defaults(h)
+                                : ssh_userauth_publickey_auto(h->s, NULL, NULL);
+    if (rc == SSH_AUTH_AGAIN)
+        return;
+    if (rc == SSH_AUTH_SUCCESS) {
+        h->state = HOST_READY;
+        h->handshake_ms = (double)(now_ms - h->started_ms);
+        h->connects++;
+        h->attempt = 0;
+        h->last_error[0] = 0;
+        h->last_rx_ms = now_ms;
+        h->next_ka_ms = now_ms + (int64_t)(p->opt.heartbeat_s * 1000);
+        h->ev = ssh_event_new();
+        if (!h->ev || ssh_event_add_session(h->ev, h->s) != SSH_OK) {
+            host_down(p, h, now_ms, "cannot watch the session");
+            return;
+        }
+        h->dirty = 1;
+        return;
+    }
+    h->keep = 0;
+    /* A key file that cannot be read is skipped by libssh (the agent may still log in):
+     * when nothing did, the file the inventory named is the likely cause. */
+    if (h->passphrase_needed)
+        host_down(p, h, now_ms,
+                  "authentication failed: the identity %s is encrypted and no ssh-agent "
+                  "holds it (tunedeck never asks for a passphrase: run ssh-add)",
+                  h->conf.identity[0] ? h->conf.identity : "file");
+    else if (h->conf.identity[0] && access(h->conf.identity, R_OK) != 0)
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key was accepted, and the identity "
+                  "%s (the inventory's ssh.identity) cannot be read: %s",
+                  h->target, h->conf.identity, strerror(errno));
+    else if (h->open_defaults && !h->ident_key)
+        host_down(p, h, now_ms, "authentication failed for %s: no agent key or identity file "
+                                "was accepted; %s",
+                  h->target, h->warning);
+    else
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key or identity "
+                  "file was accepted (%s)",
+                  h->target, rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied");
+}
+
