@@ -156,13 +156,13 @@ static int check_identity_line(const char *arg, const char *ssh_dir, Error *err)
 static int check_lines(FILE *f, const char *path, const char *ssh_dir, int global, int depth,
                        Error *err)
 {
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0;
+    char line[1024]; /* libssh's MAX_LINE_SIZE: it reads a longer line as several */
+    int rc = 0, at_start = 1;
     long lineno = 0;
-    while (rc == 0 && getline(&line, &cap, f) >= 0) {
-        lineno++;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno += at_start;
         size_t len = strlen(line);
+        at_start = len && line[len - 1] == '\n';
         while (len && strchr(" \t\r\n\f\v", line[len - 1]))
             line[--len] = 0; /* libssh trims trailing blanks first */
         char *s = line;
@@ -209,7 +209,6 @@ static int check_lines(FILE *f, const char *path, const char *ssh_dir, int globa
             rc = check_file(g.gl_pathv[i], ssh_dir, global, path, depth + 1, err);
         globfree(&g);
     }
-    free(line);
     return rc;
 }
 

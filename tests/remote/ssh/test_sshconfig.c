@@ -199,6 +199,15 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
     snprintf(want, sizeof want, "%s/sub.conf:2: Ciphers names 3des-cbc", dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
+    /* libssh reads a line in 1023-byte pieces: what starts a piece is a line of its own. */
+    char longline[1200];
+    memset(longline, ' ', sizeof longline);
+    memcpy(longline, "Host x", 6);
+    snprintf(longline + 1023, sizeof longline - 1023, "Ciphers 3des-cbc\n");
+    write_file("sub.conf", 0600, longline);
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    snprintf(want, sizeof want, "%s/sub.conf:1: Ciphers names 3des-cbc", dir);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads the first word only: a comment after it names nothing. */
     write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs -hmac-md5\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
