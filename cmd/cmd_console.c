@@ -25,6 +25,7 @@ static void usage(FILE *out)
         "       tunedeck --slurm [--partition P] [--job FILE --trial-cmd CMD]\n"
         "       tunedeck --slurm [--partition P] --workload FILE --job-command TEMPLATE\n"
         "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
+        "                [--gpus-per-node G]\n"
         "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
         "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
         "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
@@ -46,6 +47,8 @@ static void usage(FILE *out)
         "  --job-command T    --slurm --workload: the live jobs' command (an inventory's\n"
         "                     job_command; docs/slurm.md)\n"
         "  --job-dir DIR      the live jobs' folders on the hosts (default tunedeck-jobs)\n"
+        "  --gpus-per-node G  --workload: every machine counts G GPUs (default: its type's\n"
+        "                     GPU devices; for CPU-only test hosts)\n"
         "  --optimizer NAME   %s\n"
         "  --budget N         trials to run (default 60; :budget N changes it)\n"
         "  --seed N           seed for the optimizer and the simulator (default 1)\n"
@@ -83,6 +86,7 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
                                          {"job", required_argument, 0, 'j'},
                                          {"workload", required_argument, 0, 'W'},
                                          {"job-dir", required_argument, 0, 'D'},
+                                         {"gpus-per-node", required_argument, 0, 'G'},
                                          {"launcher", required_argument, 0, 'l'},
                                          {"trial-cmd", required_argument, 0, 't'},
                                          {"optimizer", required_argument, 0, 'o'},
@@ -173,6 +177,11 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
         case 'n':
             ca->no_journal = 1;
             break;
+        case 'G':
+            if (flags_long("console", "--gpus-per-node", optarg, 1, 64, &v) < 0)
+                return EXIT_USAGE;
+            o->gpus_per_node = (int)v;
+            break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
                 return EXIT_USAGE;
@@ -227,6 +236,11 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
     if (sp->job_command && !(sp->slurm && o->workload)) {
         fprintf(stderr, "tunedeck: --job-command: expected --slurm and --workload with it (an "
                         "inventory names its \"job_command\")\n");
+        return EXIT_USAGE;
+    }
+    if (o->gpus_per_node && (!o->workload || sp->slurm)) {
+        fprintf(stderr, "tunedeck: --gpus-per-node: expected --cluster FILE --workload FILE "
+                        "with it (the live scheduler on SSH hosts; Slurm says its nodes' GPUs)\n");
         return EXIT_USAGE;
     }
     if (sp->slurm_partition && !sp->slurm) {
