@@ -33,8 +33,14 @@ static void usage(FILE *out)
         "                [--accept-new-host-keys] [--no-journal]\n"
         "       tunedeck --resume ID [--budget N] [--theme NAME] ...\n"
         "\n"
-        "Opens the operator console (press ? inside for every key).\n"
-        "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
+        "Opens the operator console (press ? inside for every key).\n");
+    char sims[512];
+    snprintf(sims, sizeof sims, "the embedded simulated cluster (default B:googlenet; %s)",
+             simcluster_settings_help());
+    fputs("  --sim SPEC         ", out);
+    flags_help_wrapped(out, sims, 21, 21);
+    fprintf(
+        out,
         "  --cluster FILE     a cluster inventory, with --job FILE and/or --workload FILE\n"
         "                     (\"backend\": \"slurm\": alone, the console watches Slurm)\n"
         "  --slurm            the Slurm cluster this machine submits to: its nodes and queue\n"
@@ -68,7 +74,7 @@ static void usage(FILE *out)
         "  --no-journal       no session journal (default: one under $XDG_STATE_HOME/tunedeck)\n"
         "  --resume ID        open the console on a saved session (`tunedeck sessions`): its\n"
         "                     trials, settings and journal; it goes on to --budget N\n",
-        simcluster_settings_help(), optimizer_names(), launcher_names());
+        optimizer_names(), launcher_names());
 }
 
 /* The flags of the console; the session's own go to o->spec. Returns 0 to go on, 1 after

@@ -29,14 +29,21 @@ static void usage(FILE *out)
             "                     [--no-prune] [--stop-when-converged]\n"
             "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
-            "\n"
-            "  --sim SPEC         tune on the embedded simulated cluster (%s)\n"
+            "\n");
+    char sims[512];
+    snprintf(sims, sizeof sims, "tune on the embedded simulated cluster (%s)",
+             simcluster_settings_help());
+    fputs("  --sim SPEC         ", out);
+    flags_help_wrapped(out, sims, 21, 21);
+    fprintf(out,
             "  --cluster FILE     a cluster inventory (JSON); with --job FILE, a job file\n"
-            "  --launcher NAME    how trials run: %s (default: sim with --sim, else the\n"
-            "                     inventory's trial.launch, else local)\n"
+            "  --launcher NAME    how trials run: %s\n"
+            "                     (default: sim with --sim, else the inventory's\n"
+            "                     trial.launch, else local)\n"
             "  --trial-cmd CMD    the trial command, run through /bin/sh -c; it reads the\n"
             "                     schedule on stdin and prints protocol v1 lines\n"
-            "  --optimizer NAME   %s (default bespoke)\n"
+            "  --optimizer NAME   %s\n"
+            "                     (default bespoke)\n"
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
@@ -53,8 +60,7 @@ static void usage(FILE *out)
             "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
-            simcluster_settings_help(), launcher_names(), optimizer_names(),
-            PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
+            launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
             2 * PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS,
             TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
 }
