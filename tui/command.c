@@ -46,7 +46,7 @@ static int is_sched_job(App *a, const char *arg)
     return a->ss && sched_job_find(simsched_state_mut(a->ss), name) >= 0;
 }
 
-/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
+/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB GPUS`, `drain NODE`, `undrain NODE`;
  * applied at the next decision (the scheduler's rule) and logged. */
 static int sched_command(App *a, const char *word, const char *arg)
 {
