@@ -136,11 +136,15 @@ HELPERS     := tunedeck-worker tunedeck-jobctl tunedeck-rexec
 NODE_PROGS  := tunedeck-worker
 
 # data/, themes/ and examples/ are data, not programs (examples/trial.py runs through
-# python3): folders 755, files 644. Each helper's man page leads to tunedeck(1).
+# python3): folders 755, files 644. The Python trial helper goes to share/tunedeck/tools/python,
+# where examples/pytorch_ddp.py looks for it (../tools/python), as in the source tree. Each
+# helper's man page leads to tunedeck(1).
 install: all
 	install -d $(BINDIR) $(SHAREDIR) $(MAN1DIR) $(BASHCOMPDIR) $(ZSHCOMPDIR)
 	install -m 755 $(BUILD)/tunedeck $(addprefix $(BUILD)/,$(HELPERS)) $(BINDIR)
 	cp -R data themes examples $(SHAREDIR)
+	install -d $(SHAREDIR)/tools/python
+	cp tools/python/tunedeck_trial.py $(SHAREDIR)/tools/python
 	find $(SHAREDIR) -type d -exec chmod 755 {} + && find $(SHAREDIR) -type f -exec chmod 644 {} +
 	install -m 644 docs/man/tunedeck.1 $(MAN1DIR)
 	for h in $(HELPERS); do echo '.so man1/tunedeck.1' >$(MAN1DIR)/$$h.1 && chmod 644 $(MAN1DIR)/$$h.1; done

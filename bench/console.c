@@ -160,8 +160,9 @@ static void console_cpu_pct(const char *bin, double window_s, double *busy, doub
 int main(int argc, char **argv)
 {
     const char *out_path;
-    if (benchframe_args(argc, argv, "console", &out_path) < 0)
-        return 2;
+    int args = benchframe_args(argc, argv, "console", &out_path);
+    if (args != 0)
+        return args < 0 ? 2 : 0;
     BenchScreen bs;
     if (benchframe_open(&bs, ROWS_B, COLS_B, "console") < 0)
         return 1;

@@ -21,7 +21,8 @@
 
 char *openblas_get_corename(void);
 
-/* data/README.md: published average JCT (s) over the eight workloads of each load. */
+/* The Pollux artifact's (OSDI '21) published average JCT (s) over the eight workloads of
+ * each load (data/pollux-osdi21). */
 static const struct {
     const char *dir, *label;
     double tiresias, optimus, pollux; /* 0 = not published */

@@ -213,8 +213,9 @@ static double frame_slurm_panel(const SlurmNodes *nodes, const SlurmQueue *queue
 int main(int argc, char **argv)
 {
     const char *out_path;
-    if (benchframe_args(argc, argv, "slurm_frame", &out_path) < 0)
-        return 2;
+    int args = benchframe_args(argc, argv, "slurm_frame", &out_path);
+    if (args != 0)
+        return args < 0 ? 2 : 0;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "bench", "slurm_frame");
     cJSON_AddNumberToObject(root, "frame_budget_ms", FRAME_BUDGET_MS);

@@ -25,6 +25,7 @@ static void usage(FILE *out)
         "       tunedeck --slurm [--partition P] [--job FILE --trial-cmd CMD]\n"
         "       tunedeck --slurm [--partition P] --workload FILE --job-command TEMPLATE\n"
         "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
+        "                [--gpus-per-node G]\n"
         "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
         "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
         "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
@@ -32,8 +33,14 @@ static void usage(FILE *out)
         "                [--accept-new-host-keys] [--no-journal]\n"
         "       tunedeck --resume ID [--budget N] [--theme NAME] ...\n"
         "\n"
-        "Opens the operator console (press ? inside for every key).\n"
-        "  --sim SPEC         the embedded simulated cluster (default B:googlenet; %s)\n"
+        "Opens the operator console (press ? inside for every key).\n");
+    char sims[512];
+    snprintf(sims, sizeof sims, "the embedded simulated cluster (default B:googlenet; %s)",
+             simcluster_settings_help());
+    fputs("  --sim SPEC         ", out);
+    flags_help_wrapped(out, sims, 21, 21);
+    fprintf(
+        out,
         "  --cluster FILE     a cluster inventory, with --job FILE and/or --workload FILE\n"
         "                     (\"backend\": \"slurm\": alone, the console watches Slurm)\n"
         "  --slurm            the Slurm cluster this machine submits to: its nodes and queue\n"
@@ -46,6 +53,8 @@ static void usage(FILE *out)
         "  --job-command T    --slurm --workload: the live jobs' command (an inventory's\n"
         "                     job_command; docs/slurm.md)\n"
         "  --job-dir DIR      the live jobs' folders on the hosts (default tunedeck-jobs)\n"
+        "  --gpus-per-node G  --workload: every machine counts G GPUs (default: its type's\n"
+        "                     GPU devices; for CPU-only test hosts)\n"
         "  --optimizer NAME   %s\n"
         "  --budget N         trials to run (default 60; :budget N changes it)\n"
         "  --seed N           seed for the optimizer and the simulator (default 1)\n"
@@ -65,7 +74,7 @@ static void usage(FILE *out)
         "  --no-journal       no session journal (default: one under $XDG_STATE_HOME/tunedeck)\n"
         "  --resume ID        open the console on a saved session (`tunedeck sessions`): its\n"
         "                     trials, settings and journal; it goes on to --budget N\n",
-        simcluster_settings_help(), optimizer_names(), launcher_names());
+        optimizer_names(), launcher_names());
 }
 
 /* The flags of the console; the session's own go to o->spec. Returns 0 to go on, 1 after
@@ -83,6 +92,7 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
                                          {"job", required_argument, 0, 'j'},
                                          {"workload", required_argument, 0, 'W'},
                                          {"job-dir", required_argument, 0, 'D'},
+                                         {"gpus-per-node", required_argument, 0, 'G'},
                                          {"launcher", required_argument, 0, 'l'},
                                          {"trial-cmd", required_argument, 0, 't'},
                                          {"optimizer", required_argument, 0, 'o'},
@@ -173,6 +183,11 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
         case 'n':
             ca->no_journal = 1;
             break;
+        case 'G':
+            if (flags_long("console", "--gpus-per-node", optarg, 1, 64, &v) < 0)
+                return EXIT_USAGE;
+            o->gpus_per_node = (int)v;
+            break;
         case 'J':
             if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
                 return EXIT_USAGE;
@@ -227,6 +242,11 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
     if (sp->job_command && !(sp->slurm && o->workload)) {
         fprintf(stderr, "tunedeck: --job-command: expected --slurm and --workload with it (an "
                         "inventory names its \"job_command\")\n");
+        return EXIT_USAGE;
+    }
+    if (o->gpus_per_node && (!o->workload || sp->slurm)) {
+        fprintf(stderr, "tunedeck: --gpus-per-node: expected --cluster FILE --workload FILE "
+                        "with it (the live scheduler on SSH hosts; Slurm says its nodes' GPUs)\n");
         return EXIT_USAGE;
     }
     if (sp->slurm_partition && !sp->slurm) {

@@ -27,15 +27,17 @@ static void usage(FILE *out)
                  "                          is always refused)\n"
                  "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
                  "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n"
-                 "       tunedeck hosts --slurm [--partition P] [--login HOST] [--json]\n"
+                 "\n"
+                 "usage: tunedeck hosts --slurm [--partition P] [--login HOST] [--json]\n"
                  "                      [--watch [--watch-for S] [--max-interval S]]\n"
                  "Lists the nodes Slurm's controller knows (state, CPUs, memory, GPUs, features,\n"
                  "partitions) and the machine type each becomes; the commands run here, or on\n"
                  "the login HOST over SSH. An inventory with \"backend\": \"slurm\" given to\n"
                  "--cluster does the same. --watch polls with back-off (never more than one\n"
-                 "controller call a second) and prints the table when it changes. Exit status 1\n"
-                 "when a node is drained or down, 4 when the controller or login node does not\n"
-                 "answer.\n");
+                 "controller call a second, up to --max-interval S between calls while nothing\n"
+                 "changes) and prints the table when it changes, for --watch-for S or until\n"
+                 "Ctrl-C. Exit status 1 when a node is drained or down, 4 when the controller\n"
+                 "or login node does not answer.\n");
 }
 
 typedef struct {

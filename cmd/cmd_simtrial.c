@@ -17,9 +17,10 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tunedeck sim-trial SETTING:NETWORK[:BATCH] [--seed N]\n"
             "Reads a protocol v1 schedule object on standard input and answers with the\n"
-            "simulated cluster's iteration and done lines on standard output.\n"
-            "%s.\n",
-            simcluster_settings_help());
+            "simulated cluster's iteration and done lines on standard output.\n");
+    char sims[512];
+    snprintf(sims, sizeof sims, "SETTING:NETWORK: %s.", simcluster_settings_help());
+    flags_help_wrapped(out, sims, 0, 0);
 }
 
 static void print_event(void *ud, const TrialEvent *ev)

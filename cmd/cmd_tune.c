@@ -29,14 +29,21 @@ static void usage(FILE *out)
             "                     [--no-prune] [--stop-when-converged]\n"
             "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
-            "\n"
-            "  --sim SPEC         tune on the embedded simulated cluster (%s)\n"
+            "\n");
+    char sims[512];
+    snprintf(sims, sizeof sims, "tune on the embedded simulated cluster (%s)",
+             simcluster_settings_help());
+    fputs("  --sim SPEC         ", out);
+    flags_help_wrapped(out, sims, 21, 21);
+    fprintf(out,
             "  --cluster FILE     a cluster inventory (JSON); with --job FILE, a job file\n"
-            "  --launcher NAME    how trials run: %s (default: sim with --sim, else the\n"
-            "                     inventory's trial.launch, else local)\n"
+            "  --launcher NAME    how trials run: %s\n"
+            "                     (default: sim with --sim, else the inventory's\n"
+            "                     trial.launch, else local)\n"
             "  --trial-cmd CMD    the trial command, run through /bin/sh -c; it reads the\n"
             "                     schedule on stdin and prints protocol v1 lines\n"
-            "  --optimizer NAME   %s (default bespoke)\n"
+            "  --optimizer NAME   %s\n"
+            "                     (default bespoke)\n"
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600)\n"
@@ -53,8 +60,7 @@ static void usage(FILE *out)
             "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
-            simcluster_settings_help(), launcher_names(), optimizer_names(),
-            PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
+            launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
             2 * PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS,
             TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI);
 }
@@ -210,6 +216,17 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj,
     cJSON_Delete(root);
 }
 
+/* Seconds for the table: three decimals, as before, down to 10 ms; below that three
+ * significant digits, so that a sub-millisecond iteration (a small PyTorch job) reads as
+ * 0.000412, not as 0.000 (the console's draw_seconds does the same). */
+static void format_seconds(char *out, size_t cap, double s)
+{
+    if (s >= 0.01 || s <= 0)
+        snprintf(out, cap, "%.3f", s);
+    else
+        snprintf(out, cap, "%.3g", s);
+}
+
 static void print_table(const Tuner *t)
 {
     printf("%5s  %-11s %9s %9s %9s %3s %3s %9s  %s\n", "trial", "status", "time_s", "best_s",
@@ -224,21 +241,24 @@ static void print_table(const Tuner *t)
             best = o->time_s;
         char time_buf[32] = "-", best_buf[32] = "-", pred_buf[32] = "-", note[2048] = "";
         if (ok)
-            snprintf(time_buf, sizeof time_buf, "%.3f", o->time_s);
+            format_seconds(time_buf, sizeof time_buf, o->time_s);
         if (o) /* a trial's words reach the operator's terminal: never its controls */
             termsafe(note, sizeof note, o->reason);
         if (isfinite(best))
-            snprintf(best_buf, sizeof best_buf, "%.3f", best);
+            format_seconds(best_buf, sizeof best_buf, best);
         if (r->suggestion.has_prediction)
-            snprintf(pred_buf, sizeof pred_buf, "%.3f", r->suggestion.mean_s);
+            format_seconds(pred_buf, sizeof pred_buf, r->suggestion.mean_s);
         printf("%5d  %-11s %9s %9s %9s %3d %3d %7.1fms  %s\n", r->trial,
                o ? trial_status_name(o->status) : "running", time_buf, best_buf, pred_buf,
                schedule_count_workers(s), schedule_count_ps(s), r->suggest_ms,
                note);
     }
     const TrialRecord *b = tuner_best(t);
-    if (b)
-        printf("best: trial %d, %.3f s per iteration\n", b->trial, b->obs->time_s);
+    if (b) {
+        char best_buf[32];
+        format_seconds(best_buf, sizeof best_buf, b->obs->time_s);
+        printf("best: trial %d, %s s per iteration\n", b->trial, best_buf);
+    }
 }
 
 /* The session the flags (or, with --resume, its journal) describe. */

@@ -1,6 +1,8 @@
 /* Shared checks for command-line values, so every command words its errors alike. */
 #include "cmd/flags.h"
 
+#include <string.h>
+
 #include "core/base/decimal.h"
 #include "core/base/exitcode.h"
 
@@ -24,6 +26,30 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
         return -1;
     }
     return 0;
+}
+
+void flags_help_wrapped(FILE *out, const char *text, int col, int indent)
+{
+    enum { WIDTH = 80 };
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t word = strcspn(p, " ");
+        if (!word)
+            break;
+        if (col > indent && col + 1 + (int)word > WIDTH) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (p != text && col > indent) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, word, out);
+        col += (int)word;
+        p += word;
+    }
+    fputc('\n', out);
 }
 
 int flags_unknown(const char *cmd, const char *arg)

@@ -17,4 +17,9 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
  * EXIT_USAGE. */
 int flags_unknown(const char *cmd, const char *arg);
 
+/* A --help line's long text (a list made elsewhere, such as the simulator's settings),
+ * word-wrapped to 80 columns: it goes on from column `col` where the caller left the
+ * line, and every next line starts at column `indent`. Ends the line. */
+void flags_help_wrapped(FILE *out, const char *text, int col, int indent);
+
 #endif

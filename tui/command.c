@@ -46,7 +46,7 @@ static int is_sched_job(App *a, const char *arg)
     return a->ss && sched_job_find(simsched_state_mut(a->ss), name) >= 0;
 }
 
-/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB N`, `drain NODE`, `undrain NODE`;
+/* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB GPUS`, `drain NODE`, `undrain NODE`;
  * applied at the next decision (the scheduler's rule) and logged. */
 static int sched_command(App *a, const char *word, const char *arg)
 {
@@ -158,14 +158,11 @@ int command_run(App *a, const char *line)
         snprintf(a->config.plot, sizeof a->config.plot, "%s", s->name);
         app_save_config(a);
     } else if (strcmp(word, "sort") == 0) {
-        int found = -1;
-        for (int c = 0; c < TRIAL_COL_COUNT; c++)
-            if (strcmp(arg, trials_column_name((TrialColumn)c)) == 0)
-                found = c;
+        int found = trials_column_find(arg);
         if (found < 0) {
             app_message(a, 1,
                         ":sort: expected trial, status, time, best, predicted, error or "
-                        "workers, found '%s'",
+                        "workers (or a column's header: time_s, err%%, W/PS...), found '%s'",
                         arg);
             return -1;
         }

@@ -225,6 +225,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .policy = o->policy,
                                   .time_scale = o->sched_speed,
                                   .job_dir = o->job_dir,
+                                  .gpus_per_node = o->gpus_per_node,
                                   .seed = (uint64_t)spec->seed,
                                   .catalogue_dir = o->catalogue_dir,
                                   .log = live_log,

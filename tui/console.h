@@ -19,6 +19,7 @@ typedef struct {
      * without a job; without, no tuning) */
     const char *workload;
     const char *job_dir;  /* the live jobs' folders (default: schedlive's) */
+    int gpus_per_node;    /* > 0: every machine's GPU count (else its type's GPU devices) */
     int journal_required; /* a journal that cannot begin (resume) ends the console */
     const char *theme;    /* a name in themes/ */
     /* where the data lives (main decides: cmd/paths.h) */

@@ -11,7 +11,7 @@ const KeyHelp HELP_KEYS[] = {
     {"global", "? F1", "this help (Up/Down scroll it when long; other keys close it)"},
     {"global", ":", "command: budget N, converge on|off, pause, resume, quit,"},
     {"global", "", "  plot STYLE, sort COLUMN, filter TEXT, theme NAME; scheduler:"},
-    {"global", "", "  pin JOB N, pause/resume JOB, (un)drain NODE, policy NAME;"},
+    {"global", "", "  pin JOB GPUS, pause/resume JOB, (un)drain NODE, policy NAME;"},
     {"global", "", "  on Slurm: drain NODE [REASON], undrain NODE (scontrol, asks)"},
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc clears)"},
     {"global", "Space", "pause / resume tuning and the simulated scheduler"},

@@ -69,7 +69,7 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     SchedConfig cfg;
     sched_config_default(&cfg);
     SchedNodeGroup *groups;
-    if (schedlive_node_groups(c, 0, &groups, &cfg.n_groups, err) < 0)
+    if (schedlive_node_groups(c, o->gpus_per_node, &groups, &cfg.n_groups, err) < 0)
         return NULL;
     cfg.groups = groups;
     cfg.policy = o->policy;

@@ -37,6 +37,7 @@ typedef struct {
     const char *policy;
     double time_scale; /* simulated seconds per wall second */
     const char *job_dir;
+    int gpus_per_node; /* > 0: every machine's GPU count (else its type's GPU devices) */
     uint64_t seed;
     const char *catalogue_dir; /* the job catalogue's folder (catalogue_load) */
     SchedLiveLogFn log;        /* the driver's lines (decisions, enactments, deaths) */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial",     "status", "time",   "best",
                                                        "predicted", "error",  "workers"};
@@ -13,6 +14,16 @@ static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial",     "status", "t
 const char *trials_column_name(TrialColumn c)
 {
     return c < TRIAL_COL_COUNT ? COL_NAMES[c] : "?";
+}
+
+int trials_column_find(const char *name)
+{
+    static const char *const HEADERS[TRIAL_COL_COUNT] = {"#",      "status", "time_s", "best_s",
+                                                         "pred_s", "err%",   "W/PS"};
+    for (int c = 0; c < TRIAL_COL_COUNT; c++)
+        if (strcasecmp(name, COL_NAMES[c]) == 0 || strcasecmp(name, HEADERS[c]) == 0)
+            return c;
+    return -1;
 }
 
 void trials_free(TrialTable *t)

@@ -96,6 +96,10 @@ int benchframe_args(int argc, char **argv, const char *who, const char **out)
 {
     *out = NULL;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: %s [--out FILE.json]\n", who);
+            return 1;
+        }
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             *out = argv[++i];
             continue;

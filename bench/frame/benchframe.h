@@ -36,9 +36,10 @@ double benchframe_cluster(BenchScreen *bs, const ClusterSnapshot *s, int full, l
 /* The monotonic clock in ms. */
 double benchframe_now_ms(void);
 
-/* The one option both take, --out FILE: 0 with *out (NULL when not given), or -1 after a
- * line on stderr naming `who` for any other argument (it was once ignored), or for a FILE
- * that cannot be written (said before the run, not after it). */
+/* The one option both take, --out FILE: 0 with *out (NULL when not given); 1 after the
+ * usage line for --help (the run should not start); or -1 after a line on stderr naming
+ * `who` for any other argument (it was once ignored), or for a FILE that cannot be written
+ * (said before the run, not after it). */
 int benchframe_args(int argc, char **argv, const char *who, const char **out);
 
 #endif

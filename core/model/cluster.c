@@ -273,8 +273,14 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
     }
     int rc = 0;
     if (n_hosts != n_names && n_hosts != 1) {
-        rc = error_set(err, "%s: field 'host': expected 1 or %zu hosts to match the names, found %zu",
-                       ctx, n_names, n_hosts);
+        if (n_names == 1)
+            rc = error_set(err, "%s: field 'host': expected 1 host for machine '%s', found %zu",
+                           ctx, names[0], n_hosts);
+        else
+            rc = error_set(err,
+                           "%s: field 'host': expected 1 or %zu hosts to match the names, "
+                           "found %zu",
+                           ctx, n_names, n_hosts);
     }
     for (size_t i = 0; rc == 0 && i < n_names; i++) {
         if (strlen(names[i]) >= sizeof c->machines[0].name) {
@@ -373,7 +379,7 @@ static int parse_job_launch(const cJSON *root, const char *source, Cluster *c, E
         return -1;
     if (mode[0] && strcmp(mode, "per-host") != 0 && strcmp(mode, "first-host") != 0)
         return error_set(err, "%s: field 'job_launch': expected \"first-host\" or \"per-host\", "
-                              "got \"%s\"", source, mode);
+                              "found \"%s\"", source, mode);
     c->job_launch_per_host = strcmp(mode, "per-host") == 0;
     int port = CLUSTER_JOB_MASTER_PORT;
     if (jfield_int(root, source, "job_master_port", 0, 1024, 65000, &port, err) < 0)
@@ -499,6 +505,12 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     const cJSON *trial = jfield_object(root, source, "trial", 0, err);
     if ((!trial && err && err->msg[0]) || (trial && parse_trial(trial, source, &c->trial, err) < 0))
         goto fail;
+    /* Said at load, not as every trial's failure once the single launcher looks it up. */
+    if (c->trial.launch_host[0] && cluster_find_machine(c, c->trial.launch_host) < 0) {
+        error_set(err, "%s: trial: field 'launch_host': expected the name of a machine, found '%s'",
+                  source, c->trial.launch_host);
+        goto fail;
+    }
     if (jfield_string(root, source, "job_command", 0, c->job_command, sizeof c->job_command,
                       err) < 0)
         goto fail;

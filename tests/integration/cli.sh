@@ -86,6 +86,14 @@ a=json.load(open('$tmp/simdirect.json')); b=json.load(open('$tmp/simsub.json'))
 assert abs(a['best_time_s']-b['best_time_s']) < 1e-9, (a['best_time_s'], b['best_time_s'])
 " || fail "sim launcher and sim-trial subprocess disagree"
 
+# a sub-millisecond iteration reads as itself in the table, not as 0.000
+"$bin" tune --sim B:googlenet --launcher local --no-journal --budget 1 --trial-cmd \
+    'cat >/dev/null; echo "{\"event\": \"done\", \"time_s\": 0.000412}"' >"$tmp/small.out" 2>"$tmp/err" ||
+    fail "a sub-millisecond trial: exit $?: $(cat "$tmp/err")"
+grep -q '^    1  ok  *0\.000412 *0\.000412 ' "$tmp/small.out" &&
+    grep -qx 'best: trial 1, 0.000412 s per iteration' "$tmp/small.out" ||
+    fail "a 0.000412 s trial is not shown as 0.000412: $(cat "$tmp/small.out")"
+
 # a failing trial is recorded and the session goes on; all failing exits 1
 "$bin" tune --sim B:googlenet --launcher local --trial-cmd 'cat >/dev/null; exit 4' --budget 2 \
     --json >"$tmp/fail.json" 2>"$tmp/err"

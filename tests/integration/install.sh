@@ -20,13 +20,19 @@ make -s -C "$root" BUILD="$build" install DESTDIR="$dest" PREFIX=/usr >"$tmp/mak
     fail "make install: $(tail -5 "$tmp/make.out")"
 for f in bin/tunedeck bin/tunedeck-worker bin/tunedeck-rexec bin/tunedeck-jobctl \
     share/tunedeck/data/pollux-osdi21/traces share/tunedeck/themes/default.json \
-    share/tunedeck/examples/lab-cluster.json share/man/man1/tunedeck.1 \
+    share/tunedeck/examples/lab-cluster.json share/tunedeck/tools/python/tunedeck_trial.py \
+    share/man/man1/tunedeck.1 \
     share/man/man1/tunedeck-worker.1 share/bash-completion/completions/tunedeck \
     share/zsh/vendor-completions/_tunedeck; do
     [ -e "$dest/usr/$f" ] || fail "make install left out /usr/$f"
 done
 [ -x "$dest/usr/bin/tunedeck" ] || fail "the installed tunedeck is not executable"
 find "$dest" -perm -o+w ! -type l | grep -q . && fail "world-writable files installed"
+# The installed PyTorch example imports the trial helper from ../tools/python, as in the tree.
+(cd "$tmp" && python3 -c 'import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "..", "tools", "python"))
+import tunedeck_trial' "$dest/usr/share/tunedeck/examples") >"$tmp/py.out" 2>&1 ||
+    fail "the installed examples/pytorch_ddp.py cannot import tunedeck_trial: $(tail -1 "$tmp/py.out")"
 
 # The installed tree, run from elsewhere (shared with deb.sh).
 sh "$root/tests/integration/lib/installed.sh" "$dest/usr" || fails=$((fails + 1))

@@ -59,6 +59,35 @@ while read -r c; do
     grep -q "tunedeck $c" "$tmp/page.txt" || fail "command '$c' not in tunedeck(1)"
 done <"$tmp/commands"
 
+# Each command's own options are in its own section, not just somewhere on the page (the
+# console's --gpus-per-node was once only in schedule's). A section runs from its heading
+# to the next one; --help is every command's and said once.
+section() { # HEADING: that section of page.txt
+    awk -v h="$1" 'index($0, h) == 1 { on = 1; print; next }
+        on && (/^   tunedeck/ || /^[A-Z]/) { exit } on' "$tmp/page.txt"
+}
+while IFS='|' read -r heading line; do
+    section "$heading" >"$tmp/section.txt"
+    [ -s "$tmp/section.txt" ] || { fail "no section '$heading' in tunedeck(1)"; continue; }
+    # shellcheck disable=SC2086 # a command line, split on purpose
+    $line 2>&1 | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | grep -vx -- '--help' |
+        grep -vx -- '--live' >"$tmp/own"
+    while read -r opt; do
+        grep -q -- "$opt\([^a-z0-9-]\|$\)" "$tmp/section.txt" ||
+            fail "'$line' lists $opt, but the section '$heading' of tunedeck(1) does not"
+    done <"$tmp/own"
+done <<SECTIONS
+   tunedeck [console] —|$bin console --help
+   tunedeck tune —|$bin tune --help
+   tunedeck schedule —|$bin schedule --help
+   tunedeck schedule --live —|$bin schedule --live --help
+   tunedeck hosts —|$bin hosts --help
+   tunedeck sessions —|$bin sessions --help
+   tunedeck sim-trial —|$bin sim-trial --help
+   tunedeck-worker|$build/tunedeck-worker --help
+   tunedeck-rexec|$build/tunedeck-rexec --help
+SECTIONS
+
 # The check catches a page that lost an option (so it can fail).
 grep -v -- '--gpu-wait' "$tmp/page.txt" >"$tmp/doctored.txt"
 missing "$tmp/doctored.txt" | grep -qx -- '--gpu-wait' || fail "the check missed a removed option"

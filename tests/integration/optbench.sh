@@ -165,4 +165,14 @@ grep -q -- "--cells 'B:googlenet': not an allreduce setting" "$tmp/bad.txt" ||
 rc=0; "$ar" --out "$tmp/no-such-dir/r.json" >"$tmp/bad.txt" 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q -- "--out $tmp/no-such-dir/r.json: cannot write" "$tmp/bad.txt" ||
     fail "allreduce: unwritable --out: exit $rc: $(cat "$tmp/bad.txt")"
+
+# The frame benchmarks answer --help with their usage and run nothing (they once ran whole).
+make -s -C "$root" BUILD="$TUNEDECK_BUILD" "$TUNEDECK_BUILD/bench/console" \
+    "$TUNEDECK_BUILD/bench/slurm_frame" >"$tmp/make.log" 2>&1 ||
+    { cat "$tmp/make.log" >&2; fail "could not build the frame benchmarks"; }
+for fb in console slurm_frame; do
+    rc=0; "$TUNEDECK_BUILD/bench/$fb" --help >"$tmp/help.txt" 2>&1 || rc=$?
+    [ "$rc" = 0 ] && [ "$(cat "$tmp/help.txt")" = "usage: $fb [--out FILE.json]" ] ||
+        fail "$fb --help: exit $rc: $(head -3 "$tmp/help.txt")"
+done
 exit 0

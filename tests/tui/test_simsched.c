@@ -5,7 +5,11 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
+#include "remote/ssh/hostpool.h"
+#include "tests/support/ssh_hermetic.h"
 #include "tui/simsched.h"
 
 static SimSched *make(void)
@@ -117,4 +121,49 @@ Test(simsched, mark_where_marks_the_granted_gpus_by_host_name)
     cr_assert_eq(simsched_mark_where(grid, 3, "n10:3,n9:0,n3:7,n1", SNAP_GPU_FOREIGN), 1);
     cr_assert_eq(grid[1].gpu_job[3], SNAP_GPU_FOREIGN);
     cr_assert_eq(simsched_mark_where(grid, 3, "", 1), 0);
+}
+
+/* `tunedeck --cluster F --workload W --gpus-per-node G` (as `schedule --live` takes it): the
+ * example inventory's CPU-only machines are refused without it, pointing at the flag, and
+ * count G GPUs each with it. Nothing connects: the pool is never stepped. */
+static SimSched *live_on_loopback(int gpus_per_node, Cluster **c, HostPool **p, Error *err)
+{
+    *c = cluster_load(TUNEDECK_SOURCE_DIR "/examples/loopback-cluster.json", err);
+    cr_assert_not_null(*c, "%s", err->msg);
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
+    *p = hostpool_new(&po, err);
+    cr_assert_not_null(*p, "%s", err->msg);
+    cr_assert_eq(hostpool_add_cluster(*p, *c, err), 0, "%s", err->msg);
+    SimSchedLiveOptions o = {.cluster = *c,
+                             .pool = *p,
+                             .workload = TUNEDECK_SOURCE_DIR "/tests/fixtures/schedlive-workload.csv",
+                             .policy = "doubling",
+                             .time_scale = 1,
+                             .gpus_per_node = gpus_per_node,
+                             .seed = 1,
+                             .catalogue_dir = TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR};
+    return simsched_new_live(&o, err);
+}
+
+Test(simsched, live_gpus_per_node_sizes_cpu_only_machines)
+{
+    Cluster *c;
+    HostPool *p;
+    Error err;
+    cr_assert_null(live_on_loopback(0, &c, &p, &err));
+    cr_assert(strstr(err.msg, "machine 'loop-0' (type 'loop.big') has no GPU device") &&
+                  strstr(err.msg, "--gpus-per-node"),
+              "%s", err.msg);
+    hostpool_free(p);
+    cluster_free(c);
+
+    SimSched *s = live_on_loopback(2, &c, &p, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    const SchedState *st = simsched_state(s);
+    cr_assert_eq(sched_node_count(st), 3);
+    for (int n = 0; n < 3; n++)
+        cr_assert_eq(sched_node_gpu_count(st, n), 2, "node %d", n);
+    simsched_free(s);
+    hostpool_free(p);
+    cluster_free(c);
 }

@@ -86,3 +86,18 @@ Test(trials, filter_matches_every_word_case_insensitively)
     cr_assert_eq(t.n_shown, 0);
     trials_free(&t);
 }
+
+/* `:sort` takes a column by its name or by the header the table shows. */
+Test(trials, a_column_is_found_by_name_or_by_its_header)
+{
+    cr_assert_eq(trials_column_find("time"), TRIAL_COL_TIME);
+    cr_assert_eq(trials_column_find("time_s"), TRIAL_COL_TIME);
+    cr_assert_eq(trials_column_find("Pred_S"), TRIAL_COL_PRED);
+    cr_assert_eq(trials_column_find("err%"), TRIAL_COL_ERR);
+    cr_assert_eq(trials_column_find("W/PS"), TRIAL_COL_WORKERS);
+    cr_assert_eq(trials_column_find("#"), TRIAL_COL_NUMBER);
+    for (int c = 0; c < TRIAL_COL_COUNT; c++)
+        cr_assert_eq(trials_column_find(trials_column_name((TrialColumn)c)), c);
+    cr_assert_eq(trials_column_find("speed"), -1);
+    cr_assert_eq(trials_column_find(""), -1);
+}

@@ -135,6 +135,15 @@ Test(cluster, rejects_every_bad_field)
             "field 'master_port'");
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": {\"name\": \"a\"}}",
             "field 'machines'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": "
+            "\"h[1-3]\", \"type\": \"t\"}]}",
+            "field 'host': expected 1 host for machine 'a', found 3");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"launch\": \"single\", \"launch_host\": \"b\"}}",
+            "trial: field 'launch_host': expected the name of a machine, found 'b'");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"job_launch\": \"everywhere\"}",
+            "field 'job_launch': expected \"first-host\" or \"per-host\", found \"everywhere\"");
 }
 
 /* A password field was ignored in silence: the operator thought it used, and the file held
