@@ -30,12 +30,13 @@ fi
 MARK="tdfault$$"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
+. "$here/integration/lib/tmux.sh"
+tmux_screen="$T/c5.screen"
+tmux_join=1
 TUNE_PID=""
-TMUX_SOCK="tdfaults$$"
-TM() { tmux -L "$TMUX_SOCK" -f /dev/null "$@"; }
 cleanup() {
     [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
-    command -v tmux >/dev/null 2>&1 && TM kill-server 2>/dev/null
+    command -v tmux >/dev/null 2>&1 && tmux_stop
     harness_stop_all
     # The groups the journals recorded, then anything still carrying this run's marker.
     for g in $(cat "$T"/state*/sessions/*.jsonl 2>/dev/null |
@@ -445,17 +446,12 @@ EOF
 echo "5. SIGKILL of the console (--launcher per-host) mid-trial, then tunedeck --resume"
 # console ARGS...: the console in a detached tmux session c5 (exec: the pane's pid is its pid).
 console() {
-    TM new-session -d -s c5 -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 \
+    tmx new-session -d -s c5 -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 \
 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg5 TUNEDECK_STATE_DIR=$T/state5 $*"
 }
 # pane_wait PATTERN SECONDS: until the console's screen shows the extended regex.
 pane_wait() {
-    n=0
-    while [ "$n" -lt $(($2 * 20)) ]; do
-        TM capture-pane -p -J -t c5 > "$T/c5.screen" 2>/dev/null &&
-            grep -Eq -- "$1" "$T/c5.screen" && return 0
-        sleep 0.05; n=$((n + 1))
-    done
+    tmux_wait c5 "$1" "$2" && return 0
     cp "$T/c5.screen" "$T/c5-screen.err" 2>/dev/null
     return 1
 }
@@ -465,12 +461,12 @@ else
     touch "$T/slow-2"
     console "$bin" --cluster "$T/inv.json" --job "$job" --launcher per-host \
         --trial-cmd "\"$(trial_cmd)\"" --budget 3 --optimizer uniform-devices --seed 3
-    TUNE_PID="$(TM display-message -p -t c5 '#{pane_pid}')"
+    TUNE_PID="$(tmux_pane_pid c5)"
     wait_for "$T/state5/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
     check "the console's trial 2 started its helper on 3 hosts" helpers_up 2 3 20
     j5="$(journal_of "$T/state5")"
     kill -KILL "$TUNE_PID"; TUNE_PID=""
-    TM kill-server 2>/dev/null
+    tmux_stop
     rm -f "$T/slow-2"
     cp "$j5" "$T/before5.jsonl"
     groups_of "$T/before5.jsonl" 2 > "$T/groups5"
@@ -495,10 +491,10 @@ assert all(ev[i]["result"] == "stopped" for i in stops), [ev[i] for i in stops]
 assert fin[1]["status"] == "ok" and fin[2]["status"] == "interrupted", fin
 assert any(e["event"] == "remote_process" and e["trial"] == 3 for e in ev)  # recorded again
 EOF
-    TM send-keys -t c5 q y
+    tmx send-keys -t c5 q y
     n=0
-    while TM has-session -t c5 2>/dev/null && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
-    check "the resumed console quits on q y" sh -c "! tmux -L '$TMUX_SOCK' -f /dev/null has-session -t c5 2>/dev/null"
+    while ! tmux_gone c5 && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+    check "the resumed console quits on q y" tmux_gone c5
     left=$(alive_in "$T/groups5")
     marker=$(marker_left)
     check "no process of the console's trials is left on any host ($left groups, $marker marked)" \
