@@ -2,33 +2,18 @@
 # Screen tests: the console in a real tmux at fixed sizes and TERMs; keys in with send-keys,
 # what a person would see out with capture-pane, polled with a timeout (no fixed sleeps).
 set -eu
-bin="${TUNEDECK_BIN:-build/tunedeck}"
-tmp="$(mktemp -d)"
-. "$(dirname "$0")/lib/tmux.sh"
+suite=console scratch=console suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
+tmp="$T"
 tmux_screen="$tmp/screen.txt"
 # after the exit status, the terminal modes the console left behind (wait_exit reads them)
 tmux_after_exit="stty -a | tr -s ' \n' '  '; echo; "
-cleanup() {
-    tmux_stop
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 
-fail() {
-    echo "console.sh: FAIL: $*" >&2
-    echo "---- screen ----" >&2
-    cat "$tmp/screen.txt" >&2 || true
-    exit 1
-}
+fail() { tmux_fail_exit "console.sh: FAIL: $*"; }
 
 # start NAME COLS ROWS TERM ARGS...: the console in a detached session; when it exits the
-# pane prints its exit status and the terminal modes it left behind.
-start() {
-    name="$1" cols="$2" rows="$3" term="$4"
-    shift 4
-    tmux_start "$name" "$cols" "$rows" \
-        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name TUNEDECK_STATE_DIR=$tmp/state-$name $*"
-}
+# pane prints its exit status and the terminal modes it left behind (tmux_after_exit).
+start() { tmux_console "$@"; }
 
 # wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex matches.
 wait_for() {

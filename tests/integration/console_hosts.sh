@@ -3,27 +3,11 @@
 # console tunes over SSH, shows each host's state and host key, refuses an unknown key until
 # the operator accepts it after seeing its fingerprint, then connects.
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
-bin="${TUNEDECK_BIN:-build/tunedeck}"
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-T="$(mktemp -d)"
-. "$(dirname "$0")/lib/tmux.sh"
+suite=console_hosts scratch=chosts suite_sshd=1 suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
 tmux_screen="$T/screen.txt"
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
-cleanup() {
-    tmux_stop
-    harness_stop_all
-    rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
 
-fail() {
-    echo "console_hosts.sh: FAIL: $*" >&2
-    cat "$T/screen.txt" >&2 || true
-    exit 1
-}
+fail() { tmux_fail_exit "console_hosts.sh: FAIL: $*"; }
 # wait_for PATTERN [SECONDS] [F]: polls the pane until the regex (or fixed string) shows.
 wait_for() {
     tmux_wait c "$1" "${2:-10}" "${3:-E}" || fail "'$1' did not appear within ${2:-10} s"

@@ -6,31 +6,14 @@
 # job list shows a job running on a host with its real step and loss, the decision pane shows
 # the resize, q asks, y checkpoints and stops every job, and no job process is left (pgrep).
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
-bin="${TUNEDECK_BIN:-build/tunedeck}"
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-T="$(mktemp -d /tmp/tunedeck-console-live.XXXXXX)"
-mark="cl$$"
-. "$(dirname "$0")/lib/tmux.sh"
-tmux_screen="$T/screen.txt"
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
+suite=console_live scratch=console-live suite_sshd=1 suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
-cleanup() {
-    tmux_stop
-    harness_stop_all
-    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
+tmux_screen="$T/screen.txt"
+mark="cl$$"
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
-fail() {
-    echo "console_live.sh: FAIL: $*" >&2
-    cat "$T/screen.txt" >&2 || true
-    exit 1
-}
+fail() { tmux_fail_exit "console_live.sh: FAIL: $*"; }
 # wait_for PATTERN [SECONDS]: polls the pane until the extended regex shows.
 wait_for() {
     tmux_wait c "$1" "${2:-10}" || fail "'$1' did not appear within ${2:-10} s"

@@ -4,21 +4,11 @@
 # new, and the whole equals an uninterrupted 6-trial run, trial by trial. A full disk under
 # the console's journal shows the session stopped, without writing over the screen.
 set -eu
-bin="${TUNEDECK_BIN:?}"
-tmp="$(mktemp -d /tmp/td-console-resume.XXXXXX)"
-. "$(dirname "$0")/lib/tmux.sh"
+suite=console_resume scratch=console-resume suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
+tmp="$T"
 tmux_screen="$tmp/screen.txt"
-cleanup() {
-    tmux_stop
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-export TUNEDECK_STATE_DIR="$tmp/state"
-fail() {
-    echo "console_resume: FAIL: $*" >&2
-    cat "$tmp/screen.txt" >&2 2>/dev/null || true
-    exit 1
-}
+fail() { tmux_fail_exit "console_resume: FAIL: $*"; }
 command -v tmux >/dev/null 2>&1 || { echo "console_resume: skipped: no tmux"; exit 0; }
 
 # wait_for SESSION TEXT: polls the screen (at most 30 s); TEXT is a basic regex ("| stopped"

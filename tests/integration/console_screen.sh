@@ -3,32 +3,16 @@
 # terminals that cannot be drawn on, and the help's key list. The console in a real tmux;
 # keys in with send-keys, the screen out with capture-pane, polled (no fixed sleeps).
 set -eu
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-bin="${TUNEDECK_BIN:-$here/build/tunedeck}"
-tmp="$(mktemp -d)"
-. "$(dirname "$0")/lib/tmux.sh"
+suite=console_screen scratch=cscreen suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
+tmp="$T"
 tmux_screen="$tmp/screen.txt"
-cleanup() {
-    tmux_stop
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 
-fail() {
-    echo "console_screen.sh: FAIL: $*" >&2
-    echo "---- screen ----" >&2
-    cat "$tmp/screen.txt" >&2 || true
-    exit 1
-}
+fail() { tmux_fail_exit "console_screen.sh: FAIL: $*"; }
 
 # start NAME COLS ROWS TERM ARGS...: the console in a detached session; when it exits the
 # pane prints its exit status.
-start() {
-    name="$1" cols="$2" rows="$3" term="$4"
-    shift 4
-    tmux_start "$name" "$cols" "$rows" \
-        "cd '$here'; env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name TUNEDECK_STATE_DIR=$tmp/state-$name $*"
-}
+start() { tmux_console "$@"; }
 wait_for() { # wait_for SESSION PATTERN [SECONDS]: polls until the extended regex matches
     tmux_wait "$1" "$2" "${3:-10}" || fail "session $1: '$2' did not appear within ${3:-10} s"
 }

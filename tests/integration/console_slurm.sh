@@ -18,11 +18,7 @@ n_console=0
 tmux_sock="tunedeck-cslurm-$$-0"
 tmux_screen="$T/screen.txt"
 
-fail() {
-    echo "console_slurm.sh: FAIL: $*" >&2
-    cat "$T/screen.txt" >&2 2> /dev/null
-    exit 1
-}
+fail() { tmux_fail_exit "console_slurm.sh: FAIL: $*"; }
 # wait_for PATTERN [SECONDS]: polls the pane until the regex shows.
 wait_for() {
     tmux_wait c "$1" "${2:-10}" || fail "'$1' did not appear within ${2:-10} s"

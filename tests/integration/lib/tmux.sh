@@ -32,6 +32,18 @@ tmux_start() {
         "$4; echo \"EXITED rc=\$?\"; ${tmux_after_exit:-}sleep 120"
 }
 
+# tmux_console SESSION COLS ROWS TERM COMMAND...: tmux_start of the console (COMMAND, run
+# from the source tree, where the examples' relative paths resolve) under TERM in UTF-8, with
+# a config folder and a state folder of its own (xdg-SESSION and state-SESSION in $T, the
+# scratch folder of lib/suite.sh): sessions share no config.json and no journal.
+tmux_console() {
+    tmux_session="$1" tmux_cols="$2" tmux_rows="$3" tmux_term="$4"
+    shift 4
+    tmux_start "$tmux_session" "$tmux_cols" "$tmux_rows" "cd '$root'; env TERM=$tmux_term \
+LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg-$tmux_session \
+TUNEDECK_STATE_DIR=$T/state-$tmux_session $*"
+}
+
 # tmux_capture SESSION: the pane as a person sees it, in $tmux_screen.
 tmux_capture() {
     tmx capture-pane -p ${tmux_join:+-J} -t "$1" > "$tmux_screen" 2> /dev/null
@@ -49,6 +61,15 @@ tmux_wait() {
         tmux_polls=$((tmux_polls + 1))
     done
     return 1
+}
+
+# tmux_fail_exit TEXT: for the suites that stop at their first failure: TEXT and the last
+# capture on stderr, then exit 1 (the suite's trap stops the server).
+tmux_fail_exit() {
+    echo "$*" >&2
+    echo "---- screen ----" >&2
+    cat "$tmux_screen" >&2 2> /dev/null || :
+    exit 1
 }
 
 # not_on_screen SESSION PATTERN: the suite's fail unless the extended regex is absent.
