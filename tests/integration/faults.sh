@@ -8,6 +8,7 @@
 #      goes on with its next trials, and stops what the dropped connection left running on
 #      that host before its next trial there;
 #      2b. the same with a leftover that outlives SIGKILL: the session stops early, exit 1;
+#      2c. the same with a leftover of another user that the login may not kill;
 #   3. packets delayed and dropped (tc, in a private network namespace): streams survive;
 #   4. the journal's disk is full during a remote (per-host) session;
 #   5. the console (in tmux) is SIGKILLed mid-trial and reopened with --resume: the running
@@ -76,8 +77,11 @@ fi
 # cannot empty, as a process stuck in the kernel would: a parent leaves the group (for a
 # group of its own, in the same session), keeps a never-reaped zombie child in it, which
 # keeps the group's id in use, and puts a new live child into it whenever the last one
-# dies. The parent and its children carry the marker; killing them all ends it.
+# dies. The parent and its children carry the marker; killing them all ends it. With
+# $T/other-user-N-MACHINE present instead, the helper of trial N on that machine runs as
+# nobody (a data loader started under a service account, say), its name still the marker's.
 setup_trial() {
+    nobody="--reuid=$(id -u nobody 2>/dev/null) --regid=$(id -g nobody 2>/dev/null) --clear-groups"
     ln -sf "$(command -v sleep)" "$T/helper-$MARK"
     cat > "$T/trial-$MARK.sh" <<EOF
 #!/bin/sh
@@ -89,7 +93,11 @@ fi
 slow=""
 if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
     slow="--slowdown 40"
-    "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
+    if [ -e "$T/other-user-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
+        setpriv $nobody bash -c 'exec -a "helper-$MARK" sleep 300' </dev/null >/dev/null 2>&1 &
+    else
+        "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
+    fi
     if [ -e "$T/stuck-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
         python3 -c 'import os, time
 group = os.getpgrp()
@@ -385,6 +393,66 @@ for try in 1 2 3 4 5; do
 done
 marker=$(marker_left)
 check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
+
+echo "2c. a leftover group of another user's process, which the login may not kill: exit 1"
+# As in part 2b, but what trial 2's dropped connection leaves on h2 is a helper running as
+# nobody, and h2's logins may not signal another user's process: its sshd runs every command
+# without CAP_KILL, the kill rights of a login that is not root (the harness logs in as root,
+# the only user it can count on). The stop's kill is refused by the kernel (EPERM): "kill not
+# permitted", and the session stops before trial 3. While h2's sshd is away, tune is held
+# (SIGSTOP), so that the stop meets the group as the dropped connection leaves it: only the
+# helper (a root process of the trial still there would take the signal, and the group would
+# read as alive after SIGKILL instead).
+if ! command -v setpriv > /dev/null 2>&1 || ! id nobody > /dev/null 2>&1 ||
+    ! command -v bash > /dev/null 2>&1; then
+    skip "a leftover the login may not kill: needs setpriv, bash and a nobody user"
+else
+    nokill='ForceCommand exec setpriv --bounding-set=-kill --inh-caps=-kill "$SHELL" -c "$SSH_ORIGINAL_COMMAND"'
+    harness_stop 2
+    harness_start 2 "$nokill"
+    export TUNEDECK_STATE_DIR="$T/state2c"
+    rm -f "$T"/helper-up-2-*
+    touch "$T/slow-2" "$T/other-user-2-h2"
+    "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
+        --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2c.json" 2> "$T/s2c.err" &
+    TUNE_PID=$!
+    wait_for "$T/state2c/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 60
+    helpers_up 2 3 20
+    j2c="$(journal_of "$T/state2c")"
+    pg=$(groups_of "$j2c" 2 | sed -n 's/^h2 //p')
+    kill -STOP "$TUNE_PID"
+    harness_stop 2
+    n=0
+    while [ -n "$pg" ] && [ "$n" -lt 200 ] && pgrep -u 0 -g "$pg" > /dev/null; do
+        sleep 0.1; n=$((n + 1))
+    done
+    check "the dropped connection left only nobody's helper in trial 2's group on h2 (${pg:-none})" \
+        sh -c "[ -n '$pg' ] && ! pgrep -u 0 -g '$pg' > /dev/null && pgrep -u nobody -g '$pg' > /dev/null"
+    harness_start 2 "$nokill"
+    kill -CONT "$TUNE_PID"
+    wait_for "$j2c" '"event":"finished","trial":2' 1 15
+    rm -f "$T/slow-2" "$T/other-user-2-h2"
+    wait "$TUNE_PID"; rc=$?; TUNE_PID=""
+    check "the kill is refused: the session stops before trial 3 saying so, exit 1 (exit $rc)" \
+        python3 - "$T/s2c.json" "$j2c" "$rc" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["trials"]
+assert int(sys.argv[3]) == 1, sys.argv[3]
+assert [x["status"] for x in t][0::2] == ["ok", "cancelled"], [(x["status"], x.get("reason")) for x in t]
+assert "trial 2's leftover process group" in r["stopped_early"] and \
+    "on h2 still runs (kill not permitted)" in r["stopped_early"], r["stopped_early"]
+ev = [json.loads(l) for l in open(sys.argv[2])]
+stops = [e for e in ev if e["event"] == "remote_process_stop" and e["trial"] == 2 and e["machine"] == "h2"]
+assert stops and all(e["result"] == "not stopped: kill not permitted" for e in stops), stops
+EOF
+    # Not h2's logins' to stop; this script may.
+    [ -n "$pg" ] && pkill -KILL -u nobody -g "$pg" 2> /dev/null
+    harness_stop 2
+    harness_start 2
+    marker=$(marker_left)
+    check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
+fi
 
 echo "3. packets delayed and dropped"
 mkdir -p "$T/netns"
