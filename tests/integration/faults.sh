@@ -143,6 +143,28 @@ helpers_up() {
     return 1
 }
 journal_of() { ls "$1"/sessions/*.jsonl 2>/dev/null | head -n 1; }
+# session_bg PART: the 3-trial session of parts 2, 2b and 2c in the background (TUNE_PID), its
+# journal under $T/statePART, its result in $T/sPART.json, its stderr in $T/sPART.err.
+session_bg() {
+    export TUNEDECK_STATE_DIR="$T/state$1"
+    "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
+        --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s$1.json" 2> "$T/s$1.err" &
+    TUNE_PID=$!
+}
+# stopped_before_3 PART RC TEXT: the session stopped before trial 3, trial 2's leftover on h2
+# the reason (TEXT in it), trial 1 ok and the best, exit 1 though a trial succeeded.
+stopped_before_3() {
+    python3 - "$T/s$1.json" "$T/s$1.err" "$2" "$3" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["trials"]
+assert int(sys.argv[3]) == 1, sys.argv[3]
+assert [x["status"] for x in t][0::2] == ["ok", "cancelled"], [(x["status"], x.get("reason")) for x in t]
+assert r["best_time_s"] == t[0]["time_s"]
+assert "trial 2's leftover process group" in r["stopped_early"] and sys.argv[4] in r["stopped_early"], r["stopped_early"]
+assert "the session stopped early: trial 2's leftover" in open(sys.argv[2]).read()
+EOF
+}
 # The process groups the journal recorded for a trial: "machine pgid" lines.
 groups_of() {
     python3 - "$1" "$2" <<'EOF'
@@ -314,11 +336,8 @@ check "no process of trial 5 is left on any host ($left groups, $marker marked)"
     [ "$left $marker" = "0 0" ]
 
 echo "2. one host's sshd killed mid-trial"
-export TUNEDECK_STATE_DIR="$T/state2"
 touch "$T/slow-1"
-"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
-    --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2.json" 2> "$T/s2.err" &
-TUNE_PID=$!
+session_bg 2
 wait_for "$T/state2/sessions/*.jsonl" '"event":"remote_process","trial":1' 3 20
 sleep 0.3
 j2="$(journal_of "$T/state2")"
@@ -360,12 +379,9 @@ check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
 echo "2b. a leftover group that outlives SIGKILL stops the session: exit 1, the table kept"
 # As in part 2, but trial 1 runs whole and trial 2 is the one whose connection to h2 drops,
 # leaving on h2 a group that SIGKILL cannot empty: before trial 3 the session stops.
-export TUNEDECK_STATE_DIR="$T/state2b"
 rm -f "$T"/helper-up-2-*
 touch "$T/slow-2" "$T/stuck-2-h2"
-"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
-    --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2b.json" 2> "$T/s2b.err" &
-TUNE_PID=$!
+session_bg 2b
 wait_for "$T/state2b/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 60
 helpers_up 2 3 20
 j2b="$(journal_of "$T/state2b")"
@@ -375,16 +391,7 @@ wait_for "$j2b" '"event":"finished","trial":2' 1 15
 rm -f "$T/slow-2" "$T/stuck-2-h2"
 wait "$TUNE_PID"; rc=$?; TUNE_PID=""
 check "the session stops early before trial 3, says why, exits 1 though trial 1 succeeded (exit $rc)" \
-    python3 - "$T/s2b.json" "$T/s2b.err" "$rc" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-t = r["trials"]
-assert int(sys.argv[3]) == 1, sys.argv[3]
-assert [x["status"] for x in t][0::2] == ["ok", "cancelled"], [(x["status"], x.get("reason")) for x in t]
-assert r["best_time_s"] == t[0]["time_s"]
-assert "trial 2's leftover process group" in r["stopped_early"] and "on h2 still runs" in r["stopped_early"], r["stopped_early"]
-assert "the session stopped early: trial 2's leftover" in open(sys.argv[2]).read()
-EOF
+    stopped_before_3 2b "$rc" "on h2 still runs"
 # The parent may put a new child in between the listing and its own kill: list again.
 for try in 1 2 3 4 5; do
     stuck=$(pgrep -f "stuck-$MARK" 2>/dev/null) || break
@@ -410,12 +417,9 @@ else
     nokill='ForceCommand exec setpriv --bounding-set=-kill --inh-caps=-kill "$SHELL" -c "$SSH_ORIGINAL_COMMAND"'
     harness_stop 2
     harness_start 2 "$nokill"
-    export TUNEDECK_STATE_DIR="$T/state2c"
     rm -f "$T"/helper-up-2-*
     touch "$T/slow-2" "$T/other-user-2-h2"
-    "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
-        --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2c.json" 2> "$T/s2c.err" &
-    TUNE_PID=$!
+    session_bg 2c
     wait_for "$T/state2c/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 60
     helpers_up 2 3 20
     j2c="$(journal_of "$T/state2c")"
@@ -434,15 +438,10 @@ else
     rm -f "$T/slow-2" "$T/other-user-2-h2"
     wait "$TUNE_PID"; rc=$?; TUNE_PID=""
     check "the kill is refused: the session stops before trial 3 saying so, exit 1 (exit $rc)" \
-        python3 - "$T/s2c.json" "$j2c" "$rc" <<'EOF'
+        stopped_before_3 2c "$rc" "on h2 still runs (kill not permitted)"
+    check "the journal has the refusal: not stopped: kill not permitted" python3 - "$j2c" <<'EOF'
 import json, sys
-r = json.load(open(sys.argv[1]))
-t = r["trials"]
-assert int(sys.argv[3]) == 1, sys.argv[3]
-assert [x["status"] for x in t][0::2] == ["ok", "cancelled"], [(x["status"], x.get("reason")) for x in t]
-assert "trial 2's leftover process group" in r["stopped_early"] and \
-    "on h2 still runs (kill not permitted)" in r["stopped_early"], r["stopped_early"]
-ev = [json.loads(l) for l in open(sys.argv[2])]
+ev = [json.loads(l) for l in open(sys.argv[1])]
 stops = [e for e in ev if e["event"] == "remote_process_stop" and e["trial"] == 2 and e["machine"] == "h2"]
 assert stops and all(e["result"] == "not stopped: kill not permitted" for e in stops), stops
 EOF
