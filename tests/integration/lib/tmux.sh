@@ -1,6 +1,7 @@
 # The console in a real terminal: a private tmux server, its panes read back with
 # capture-pane and polled with a deadline (no fixed sleeps), and the server stopped at the
-# end. Shared by the screen suites (console*.sh, faults.sh, trust.sh); sourced, not a suite.
+# end. Shared by the screen suites (console*.sh, faults.sh, trust.sh) and lib/installed.sh and
+# lib/zshcomplete.sh; sourced, not a suite.
 #
 # A suite on lib/suite.sh sets suite_tmux=1 and suite.sh sources this file and stops the
 # server in its trap; any other suite sources it and calls tmux_stop from its own trap.
