@@ -130,6 +130,9 @@ with open(os.path.join(out, r), "w") as f:
                                   os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"]))
     f.flush()
     if len(sys.argv) > 2 and sys.argv[2] == r:
+        # fail only once both ranks run, else the other may be killed before it writes its file
+        while sum(n.isdigit() for n in os.listdir(out)) < 2:
+            time.sleep(0.02)
         sys.exit(3)
     while not stop.asked():
         time.sleep(0.02)
@@ -221,7 +224,11 @@ class Live(unittest.TestCase):
         self.fail("the ranks did not start")
 
     def read(self, d):
-        return {r: open(os.path.join(d, r)).read() for r in ("4", "5")}
+        texts = {}
+        for r in ("4", "5"):
+            with open(os.path.join(d, r)) as f:
+                texts[r] = f.read()
+        return texts
 
     def test_sigterm_to_the_group_stops_every_rank_cleanly(self):
         with tempfile.TemporaryDirectory() as d:
