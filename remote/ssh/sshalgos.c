@@ -96,10 +96,6 @@ int sshalgos_check_line(const char *keyword, const char *value, Error *err)
     ListKind kind = list_kind(keyword);
     if (kind == LIST_NONE || !value)
         return 0;
-    if (value[0] == '-')
-        return 0; /* removes from the defaults: never weaker */
-    if (value[0] == '+' || value[0] == '^')
-        value++; /* appends or prepends: what it names is offered */
     const char *allowed = kind == LIST_KEX       ? ALLOWED_KEX
                           : kind == LIST_CIPHERS ? ALLOWED_CIPHERS
                           : kind == LIST_MACS    ? ALLOWED_MACS
@@ -107,7 +103,14 @@ int sshalgos_check_line(const char *keyword, const char *value, Error *err)
     for (const char *p = value; *p;) {
         size_t n = strcspn(p, ",");
         char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        /* libssh 0.10.6 (ssh_options_set_algo) knows no leading '+', '-' or '^': it keeps
+         * the names it knows and drops the rest, so "-x,ssh-rsa" offers ssh-rsa alone, and
+         * a '-' never removes. Every name counts, whatever sign it starts with (a later
+         * libssh that reads "-list" as a removal only makes refusing it stricter). */
+        size_t sign = strspn(p, "+-^");
+        if (sign > n)
+            sign = n;
+        snprintf(name, sizeof name, "%.*s", (int)(n - sign), p + sign);
         const char *why = weakness(kind, name);
         if (why) {
             error_set(err,

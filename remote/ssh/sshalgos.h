@@ -11,8 +11,9 @@
 #include "core/base/error.h"
 
 /* One ssh config line, its keyword and first value as libssh reads them (the value may be
- * NULL). 0 when the keyword sets no algorithm list, or when its list (or what a leading '+'
- * or '^' would add; '-' only removes) names no algorithm tunedeck refuses; -1 with err
+ * NULL). 0 when the keyword sets no algorithm list, or when no name in its comma-separated
+ * list, with any leading '+', '-' or '^' taken off (libssh 0.10.6 knows no such signs: it
+ * keeps every name it knows, so "-x,ssh-rsa" offers ssh-rsa), is one tunedeck refuses; -1 with err
  * naming the keyword, the algorithm, why it is weak and what is allowed. */
 int sshalgos_check_line(const char *keyword, const char *value, Error *err);
 

@@ -276,6 +276,19 @@ check "KexAlgorithms diffie-hellman-group1-sha1 is refused" \
 weak "PubkeyAcceptedAlgorithms +ssh-rsa\nMACs hmac-md5\n" "$T/a4" --only h5
 check "PubkeyAcceptedAlgorithms +ssh-rsa is refused too" \
     grep -q "$T/cfg:1: PubkeyAcceptedAlgorithms names ssh-rsa" "$T/a4"
+# libssh 0.10.6 reads no leading '-': it keeps the names it knows, so "-x,ssh-rsa" offers ssh-rsa
+# (before the fix this logged in to the ssh-rsa-only h4).
+weak "Host 127.0.0.14\n  HostKeyAlgorithms -x,ssh-rsa\n" "$T/a6" --only h4
+check "HostKeyAlgorithms -x,ssh-rsa is refused too: libssh 0.10.6 has no '-' removal" \
+    grep -q "$T/cfg:2: HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1)" "$T/a6"
+check "and nothing ran on h4" sh -c "! grep -q 'h4 exit' '$T/a6'"
+weak "Ciphers -x,3des-cbc\n" "$T/a7" --only h5
+check "Ciphers -x,3des-cbc is refused" grep -q "$T/cfg:1: Ciphers names 3des-cbc" "$T/a7"
+check "and nothing ran on h5" sh -c "! grep -q 'h5 exit' '$T/a7'"
+weak "KexAlgorithms -x,diffie-hellman-group1-sha1\n" "$T/a8" --only h6
+check "KexAlgorithms -x,diffie-hellman-group1-sha1 is refused" \
+    grep -q "$T/cfg:1: KexAlgorithms names diffie-hellman-group1-sha1" "$T/a8"
+check "and nothing ran on h6" sh -c "! grep -q 'h6 exit' '$T/a8'"
 weak "" "$T/a5"
 check "a server that signs only with ssh-rsa is refused, saying the server must change" \
     grep -q "h4 ssh-failed: .*ssh handshake with 127.0.0.14 port $H_PORT: the server offers only algorithms tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): server host key algo: server \\[ssh-rsa\\]" "$T/a5"
