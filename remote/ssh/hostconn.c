@@ -26,6 +26,7 @@
 #include "remote/ssh/identities.h"
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
+#include "remote/ssh/sshalgos.h"
 
 void host_teardown(Host *h)
 {
@@ -453,6 +454,20 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
             host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
                       why);
         }
+        return;
+    }
+    /* The lines were checked, but libssh's own defaults (CBC in FIPS mode) or another
+     * build's global config are not: what was agreed is checked too. No server sshd here
+     * offers a weak algorithm that this libssh would also offer unasked, so only the unit
+     * tests (test_sshalgos.c) reach the refusal. */
+    Error err;
+    SshNegotiated used = {ssh_get_kex_algo(h->s), ssh_get_cipher_in(h->s),
+                          ssh_get_cipher_out(h->s), ssh_get_hmac_in(h->s),
+                          ssh_get_hmac_out(h->s)};
+    if (sshalgos_check_negotiated(&used, &err) < 0) {
+        h->keep = 0; /* the same would be agreed again */
+        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
+                  err.msg);
         return;
     }
     check_host_key(p, h, now_ms);

@@ -91,6 +91,39 @@ static const char *weakness(ListKind kind, const char *a)
     }
 }
 
+const char *sshalgos_weakness(const char *keyword, const char *name)
+{
+    ListKind kind = list_kind(keyword);
+    return kind == LIST_NONE || !name ? NULL : weakness(kind, name);
+}
+
+int sshalgos_check_negotiated(const SshNegotiated *n, Error *err)
+{
+    const struct {
+        const char *keyword, *what, *name;
+    } used[] = {
+        {"KexAlgorithms", "key exchange", n->kex},
+        {"Ciphers", "cipher client->server", n->cipher_out},
+        {"Ciphers", "cipher server->client", n->cipher_in},
+        {"MACs", "MAC client->server", n->hmac_out},
+        {"MACs", "MAC server->client", n->hmac_in},
+    };
+    for (size_t i = 0; i < sizeof used / sizeof used[0]; i++) {
+        if (!used[i].name)
+            continue;
+        const char *why = sshalgos_weakness(used[i].keyword, used[i].name);
+        if (why) {
+            error_set(err,
+                      "the session negotiated the %s %s (%s), which tunedeck never uses: "
+                      "refused before the host key is checked or anything runs (this libssh's "
+                      "own defaults or its global configuration offered it)",
+                      used[i].what, used[i].name, why);
+            return error_mark(err, ERROR_INPUT);
+        }
+    }
+    return 0;
+}
+
 int sshalgos_check_line(const char *keyword, const char *value, Error *err)
 {
     ListKind kind = list_kind(keyword);

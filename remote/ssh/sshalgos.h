@@ -17,4 +17,20 @@
  * naming the keyword, the algorithm, why it is weak and what is allowed. */
 int sshalgos_check_line(const char *keyword, const char *value, Error *err);
 
+/* Why `name` in the list `keyword` sets (KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms,
+ * PubkeyAccepted*) is weak, or NULL when it is not (or the keyword sets no list). */
+const char *sshalgos_weakness(const char *keyword, const char *name);
+
+/* What a session agreed on, as libssh's ssh_get_kex_algo, ssh_get_cipher_in/out and
+ * ssh_get_hmac_in/out name it (NULL: unknown, not checked). libssh 0.10 has no getter for
+ * the host key algorithm: only the config lines (above) guard that one. */
+typedef struct {
+    const char *kex, *cipher_in, *cipher_out, *hmac_in, *hmac_out;
+} SshNegotiated;
+
+/* The config lines are not all libssh offers: a FIPS-mode libssh's defaults include CBC
+ * ciphers, and a libssh built elsewhere reads another global config. 0 when nothing
+ * negotiated is weak; -1 with err naming which (direction, name, why). */
+int sshalgos_check_negotiated(const SshNegotiated *n, Error *err);
+
 #endif

@@ -67,3 +67,40 @@ Test(sshalgos, strong_lists_removals_and_other_keywords_pass)
     allowed("Host", "ssh-rsa");
     allowed("Ciphers", NULL);
 }
+
+/* What a session agreed on: libssh's own defaults may offer what no config line named. */
+Test(sshalgos, a_weak_negotiated_algorithm_is_refused_naming_it)
+{
+    SshNegotiated strong = {"curve25519-sha256", "aes256-gcm@openssh.com",
+                            "chacha20-poly1305@openssh.com", "aead-gcm", "aead-poly1305"};
+    Error err = {0};
+    cr_assert_eq(sshalgos_check_negotiated(&strong, &err), 0, "%s", err.msg);
+    SshNegotiated etm = {"diffie-hellman-group14-sha256", "aes128-ctr", "aes256-ctr",
+                         "hmac-sha2-256-etm@openssh.com", "hmac-sha1"};
+    cr_assert_eq(sshalgos_check_negotiated(&etm, &err), 0, "%s", err.msg);
+    SshNegotiated unknown = {NULL, NULL, NULL, NULL, NULL};
+    cr_assert_eq(sshalgos_check_negotiated(&unknown, &err), 0, "%s", err.msg);
+
+    const struct {
+        SshNegotiated n;
+        const char *needle;
+    } weak[] = {
+        {{"diffie-hellman-group1-sha1", "aes128-ctr", "aes128-ctr", "hmac-sha1", "hmac-sha1"},
+         "key exchange diffie-hellman-group1-sha1 (a 1024-bit"},
+        {{"curve25519-sha256", "aes256-cbc", "aes256-ctr", "hmac-sha1", "hmac-sha1"},
+         "cipher server->client aes256-cbc (a CBC-mode cipher)"},
+        {{"curve25519-sha256", "aes256-ctr", "3des-cbc", "hmac-sha1", "hmac-sha1"},
+         "cipher client->server 3des-cbc"},
+        {{"curve25519-sha256", "aes256-ctr", "aes256-ctr", "hmac-md5", "hmac-sha1"},
+         "MAC server->client hmac-md5 (MD5)"},
+        {{"curve25519-sha256", "aes256-ctr", "aes256-ctr", "hmac-sha1", "none"},
+         "MAC client->server none"},
+    };
+    for (size_t i = 0; i < sizeof weak / sizeof weak[0]; i++) {
+        Error e = {0};
+        cr_assert_eq(sshalgos_check_negotiated(&weak[i].n, &e), -1, "case %zu allowed", i);
+        cr_assert(strstr(e.msg, weak[i].needle), "'%s' lacks '%s'", e.msg, weak[i].needle);
+        cr_assert(strstr(e.msg, "which tunedeck never uses"), "%s", e.msg);
+        cr_assert_eq(e.kind, ERROR_INPUT);
+    }
+}
