@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "remote/ssh/identities.h"
+#include "remote/ssh/sshpath.h"
 
 /* libssh asks for a passphrase through this callback: we never prompt. */
 int host_refuse_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
@@ -31,7 +32,11 @@ void host_load_identity(Host *h)
     if (ssh_pki_import_privkey_file(h->conf.identity, NULL, host_refuse_passphrase, h,
                                     &h->ident_key) != SSH_OK) {
         h->ident_key = NULL;
-        ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, h->conf.identity);
+        /* libssh expands the name (%d, ~...): it must read the very file whose mode
+         * host_start_attempt checked, never "%d/key" as ~/.ssh/key. */
+        char for_libssh[sizeof h->conf.identity * 2 + 2];
+        if (sshpath_for_libssh(h->conf.identity, for_libssh, sizeof for_libssh) == 0)
+            ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, for_libssh);
     }
 }
 

@@ -27,6 +27,7 @@
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
 #include "remote/ssh/sshalgos.h"
+#include "remote/ssh/sshpath.h"
 
 void host_teardown(Host *h)
 {
@@ -106,8 +107,14 @@ static void apply_explicit(Host *h)
      * and must read exactly the file our messages name. */
     int strict = 1;
     ssh_options_set(h->s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
-    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
-    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+    /* ssh_connect expands the names (%d, %h, ~...): escaped, they name the very file that
+     * tunedeck reads, checks and appends to. After ssh_connect libssh expands nothing more,
+     * so known_server sets its names as they are. */
+    char known[sizeof h->known_file * 2 + 2];
+    if (sshpath_for_libssh(h->known_file, known, sizeof known) < 0)
+        snprintf(known, sizeof known, "%s", "/nonexistent/known_hosts"); /* cannot happen */
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, known);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, known);
     /* A LogLevel line would make libssh write to stderr, the console's screen, and copy the
      * server's own text (its banner, its disconnect message) there raw, past termsafe. */
     int verbosity = SSH_LOG_NOLOG;

@@ -91,20 +91,26 @@ int sshpath_config_name(const char *named, const char *ssh_dir, char *path, size
             return error_mark(err, ERROR_INPUT);
         }
     }
-    /* libssh expands the name it is given again: each '%' doubled reads as itself, and a
-     * relative name that starts with '~' is kept from its tilde by "./". */
-    size_t out = 0;
-    for_libssh[0] = 0;
-    if (path[0] == '~' && put(for_libssh, cap_libssh, &out, "./", 2) < 0)
-        goto long_name;
-    for (const char *p = path; *p; p++)
-        if ((*p == '%' && put(for_libssh, cap_libssh, &out, "%", 1) < 0) ||
-            put(for_libssh, cap_libssh, &out, p, 1) < 0)
-            goto long_name;
-    return 0;
-long_name:
+    if (sshpath_for_libssh(path, for_libssh, cap_libssh) == 0)
+        return 0;
     error_set(err, "TUNEDECK_SSH_CONFIG %s: the expanded name is too long", named);
     return error_mark(err, ERROR_INPUT);
+}
+
+int sshpath_for_libssh(const char *path, char *out, size_t cap)
+{
+    /* libssh expands the name it is given: each '%' doubled reads as itself, and a
+     * relative name that starts with '~' is kept from its tilde by "./". */
+    size_t used = 0;
+    if (!cap)
+        return -1;
+    out[0] = 0;
+    if (path[0] == '~' && put(out, cap, &used, "./", 2) < 0)
+        return -1;
+    for (const char *p = path; *p; p++)
+        if ((*p == '%' && put(out, cap, &used, "%", 1) < 0) || put(out, cap, &used, p, 1) < 0)
+            return -1;
+    return 0;
 }
 
 int sshpath_identity_pattern(const char *arg, const char *home, const char *ssh_dir, char *out,

@@ -22,6 +22,12 @@ int sshpath_tilde(const char *in, const char *home, char *out, size_t cap);
 int sshpath_config_name(const char *named, const char *ssh_dir, char *path, size_t cap,
                         char *for_libssh, size_t cap_libssh, Error *err);
 
+/* A name that libssh expands (ssh_path_expand_escape: the identities it is handed, the
+ * known_hosts files, the config file) to exactly the file `path`, into out: every '%'
+ * doubled, "./" before a leading '~'. 0, or -1 when out is too small. Whatever tunedeck
+ * checks, reads or writes at `path` is then what libssh reads. */
+int sshpath_for_libssh(const char *path, char *out, size_t cap);
+
 /* The files an IdentityFile argument may name once libssh expands it (when it connects:
  * `~` as sshpath_tilde with `home`, `%d` ssh_dir, `%u`, `%%`; `%h`, `%r`, `%p` and `%l`,
  * which differ per host, as '*'), into out: 1 when out is a glob pattern (it had those), 0

@@ -171,6 +171,25 @@ run "" "$T/n4" --only h3
 check "a hashed known_hosts entry is honoured" sh -c "grep -q '^|1|' '$T/kh.h3' && grep -q 'h3 exit 0' '$T/n4'"
 cp "$T/kh.all" "$kh"
 
+echo "a known_hosts name with % is the file tunedeck reads, for libssh too"
+# libssh expands %d, %h, ~ in SSH_OPTIONS_KNOWNHOSTS: "kh%d" was read by tunedeck as written
+# and by libssh as kh<home>/.ssh, so the two disagreed on which keys are known.
+cp "$T/kh.all" "$T/kh%d"
+chmod 644 "$T/kh%d"
+python3 - "$T/inv.json" "$T/inv-khpct.json" "$T/kh%d" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-khpct.json" --only h3 -- true > "$T/khp1" 2>&1
+check "known_hosts '$T/kh%d' is the file libssh checks the key against: h3 logs in" grep -q 'h3 exit 0' "$T/khp1"
+: > "$T/kh%d"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-khpct.json" --only h3 --accept-new-host-keys -- true > "$T/khp2" 2>&1
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-khpct.json" --only h3 -- true > "$T/khp3" 2>&1
+check "a key accepted into '$T/kh%d' is found there by libssh next time" \
+    sh -c "grep -q 'h3 exit 0' '$T/khp2' && grep -q 'h3 exit 0' '$T/khp3' && grep -q '127.0.0.13' '$T/kh%d'"
+
 echo "an identity others can read is not used"
 chmod 640 "$T/h/id_ed25519"
 run "" "$T/id1" --only h3
@@ -221,6 +240,25 @@ PY
     in_home "$T/d3"
     check "the same identity, private again, logs in, with no warning" \
         sh -c "grep -q 'h3 exit 0' '$T/d3' && ! grep -q warning '$T/d3'"
+
+    echo "an inventory identity with % is the file checked, never what libssh would expand"
+    # libssh expands %d in the identity it is handed: "%d/work_key" (its literal file absent)
+    # passed the mode check, then libssh read ~/.ssh/work_key at mode 644 and logged in.
+    mv "$T/home/.ssh/id_ed25519" "$T/id.away"
+    cp "$T/h/id_ed25519" "$T/home/.ssh/work_key"
+    chmod 644 "$T/home/.ssh/work_key"
+    python3 - "$T/inv.json" "$T/inv-pct.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["identity"] = "%d/work_key"
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    (cd "$T" && TUNEDECK_SSH_CONFIG="$T/cfg" unshare -m sh -c 'mount --bind "$1" "$2" && exec timeout 20 "$3" --cluster "$4" --only h3 -- true' \
+        sh "$T/home" "$home" "$rexec" "$T/inv-pct.json") > "$T/pct1" 2>&1
+    check "identity '%d/work_key' never reads ~/.ssh/work_key (mode 644): no login, the literal file named" \
+        sh -c "! grep -q 'h3 exit 0' '$T/pct1' && grep -q \"h3 ssh-failed: .*the identity %d/work_key (the inventory's ssh.identity) cannot be read\" '$T/pct1'"
+    rm "$T/home/.ssh/work_key"
+    mv "$T/id.away" "$T/home/.ssh/id_ed25519"
 
     echo "TUNEDECK_SSH_CONFIG is checked where libssh reads it"
     # libssh expands ~ and %d (and %h, %r, %p, %l, %u) in the name: it was checked as written.

@@ -90,3 +90,26 @@ Test(sshpath, an_identity_file_is_one_file_or_a_pattern_for_per_host_escapes)
     cr_assert_str_eq(out, "/k/%l*");
     cr_assert_eq(sshpath_identity_pattern("/k/%q", "/h", "/s", out, sizeof out), -1);
 }
+
+/* What libssh's ssh_path_expand_escape turns back into exactly the file tunedeck checked:
+ * an inventory's "%d/work_key" is that literal file, never ~/.ssh/work_key. */
+Test(sshpath, a_name_for_libssh_expands_to_exactly_the_file)
+{
+    static const char *const CASES[][2] = {
+        {"%d/work_key", "%%d/work_key"},
+        {"/keys/%h_%%", "/keys/%%h_%%%%"},
+        {"~/k", "./~/k"},
+        {"~%u/k%", "./~%%u/k%%"},
+        {"/plain/key", "/plain/key"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char out[64];
+        cr_assert_eq(sshpath_for_libssh(CASES[i][0], out, sizeof out), 0, "%s", CASES[i][0]);
+        cr_assert_str_eq(out, CASES[i][1], "%s", CASES[i][0]);
+    }
+    char small[6];
+    cr_assert_eq(sshpath_for_libssh("%d/ab", small, sizeof small), -1, "%s", small);
+    cr_assert_eq(sshpath_for_libssh("~/abc", small, sizeof small), -1, "%s", small);
+    cr_assert_eq(sshpath_for_libssh("abcde", small, sizeof small), 0);
+}
