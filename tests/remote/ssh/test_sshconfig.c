@@ -209,12 +209,28 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     snprintf(want, sizeof want, "%s/sub.conf:1: Ciphers names 3des-cbc", dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads the first word only: a comment after it names nothing. */
-    write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs -hmac-md5\n");
+    write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs hmac-sha2-256\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+    /* libssh 0.10.6 knows no '-' removal: the names are the list. */
+    write_file("sub.conf", 0600, "MACs -hmac-md5\n");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    snprintf(want, sizeof want, "%s/sub.conf:1: MACs names hmac-md5", dir);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
 }
 
-/* libssh reads an IdentityFile key without looking at its mode; ssh would not use it. Every
- * file the line may name for some host is checked (%h globbed), in any Host block. */
+/* libssh reads an IdentityFile key without looking at its mode; ssh would not use it. The one
+ * file the line names for this host is checked, in any Host block, and collected. */
+static int identities(const char *path, const char *ssh_dir, const char *host, Error *err,
+                      size_t *n)
+{
+    SshpathHost h = {host, "root", 22};
+    SshconfigIdentity *ids = NULL;
+    *n = 0;
+    int rc = sshconfig_identities(path, ssh_dir, &h, &ids, n, err);
+    free(ids);
+    return rc;
+}
+
 Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
 {
     char path[256], ssh_dir[256];
@@ -225,7 +241,10 @@ Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
     write_file(".ssh/a.example.key", 0600, "key\n");
     write_file("config", 0600, "Host work\n  IdentityFile ~/.ssh/work_key\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    size_t n;
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "checked per host: %s",
+                 err.msg);
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), -1);
     char want[512];
     snprintf(want, sizeof want,
              "%s:2: IdentityFile ~/.ssh/work_key: the key %s/.ssh/work_key may be read by "
@@ -233,11 +252,37 @@ Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
              path, dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     write_file("config", 0600, "Host *\n  IdentityFile %d/%h.key\n");
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(n, 1);
     write_file(".ssh/b.example.key", 0640, "key\n");
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "another host's key");
+    cr_assert_eq(identities(path, ssh_dir, "b.example", &err, &n), -1);
     cr_assert(strstr(err.msg, "/.ssh/b.example.key may be read by others (mode 640)"), "%s",
               err.msg);
-    write_file("config", 0600, "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n");
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "%s", err.msg);
+    write_file("config", 0600, "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n"
+                               "IdentityFile pkcs11x\n");
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(n, 1, "pkcs11 names (6 characters, as libssh compares) are no files");
+}
+
+/* The glob was too loose ('[' read as a class) and too strict (id_%h matched id_*.pub). */
+Test(sshconfig, an_identity_file_is_exactly_the_file_for_the_host_never_a_glob)
+{
+    char path[256], ssh_dir[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file(".ssh/k[1]_127.0.0.13", 0644, "key\n");
+    write_file("config", 0600, "IdentityFile %d/k[1]_%h\n");
+    Error err;
+    size_t n;
+    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
+    cr_assert(strstr(err.msg, "k[1]_127.0.0.13 may be read by others (mode 644)"), "%s",
+              err.msg);
+    write_file(".ssh/id_ed25519.pub", 0644, "pub\n");
+    write_file("config", 0600, "IdentityFile ~/.ssh/id_%h\n");
+    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), 0, "%s", err.msg);
+    write_file(".ssh/id_127.0.0.13", 0604, "key\n");
+    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
+    cr_assert(strstr(err.msg, "id_127.0.0.13 may be read by others (mode 604)"), "%s", err.msg);
 }
