@@ -67,13 +67,35 @@ void host_check_default_identities(Host *h)
                  " may be read by others: not used, as ssh does not use it; chmod 600 it");
 }
 
-/* What ssh_userauth_publickey_auto does (the agent, then each default identity), but never
- * with a default identity others may read: libssh would read it, and its list cannot be
- * changed. An ssh config's IdentityFile keys are not offered on this path. */
-static int auth_without_open_defaults(Host *h)
+/* The key file ssh_userauth_publickey_auto would offer at index i, in its order: the
+ * inventory's identity when it did not load (prepended last), the config's IdentityFile
+ * files (each prepended as libssh parses it: the last line first), then the defaults. NULL
+ * past the end. */
+static const char *auto_key(const Host *h, int i, char *buf, size_t cap, int *default_i)
 {
+    *default_i = -1;
+    if (h->conf.identity[0] && !h->ident_key) {
+        if (i == 0)
+            return h->conf.identity;
+        i--;
+    }
+    if ((size_t)i < h->n_cfg_ids)
+        return h->cfg_ids[h->n_cfg_ids - 1 - (size_t)i].file;
+    i -= (int)h->n_cfg_ids;
+    if (i >= IDENTITY_N_DEFAULTS)
+        return NULL;
     char dir[1024];
     identity_ssh_dir(dir, sizeof dir);
+    snprintf(buf, cap, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
+    *default_i = i;
+    return buf;
+}
+
+/* What ssh_userauth_publickey_auto does (the agent, then each identity file it holds, the
+ * config's IdentityFile keys before the defaults), but never with a default identity others
+ * may read: libssh would read it, and its list cannot be changed. */
+static int auth_without_open_defaults(Host *h)
+{
     for (;;) {
         if (h->auth_stage == 0) {
             int rc = ssh_userauth_agent(h->s, NULL);
@@ -81,13 +103,14 @@ static int auth_without_open_defaults(Host *h)
                 return rc;
             h->auth_stage = 1;
         }
-        int i = h->auth_stage - 1;
-        if (i >= IDENTITY_N_DEFAULTS)
+        char buf[1100];
+        int default_i;
+        const char *path = auto_key(h, h->auth_stage - 1, buf, sizeof buf, &default_i);
+        if (!path)
             return SSH_AUTH_DENIED;
         if (!h->auth_key) {
-            char path[1100];
-            snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
-            if ((h->open_defaults & (1u << i)) || identity_too_open(path) ||
+            if ((default_i >= 0 && (h->open_defaults & (1u << default_i))) ||
+                identity_too_open(path) ||
                 ssh_pki_import_privkey_file(path, NULL, host_refuse_passphrase, h, &h->auth_key) !=
                     SSH_OK) {
                 h->auth_key = NULL;

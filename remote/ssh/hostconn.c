@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +55,9 @@ void host_teardown(Host *h)
         ssh_key_free(h->ident_key);
         h->ident_key = NULL;
     }
+    free(h->cfg_ids);
+    h->cfg_ids = NULL;
+    h->n_cfg_ids = 0;
     if (h->ev) {
         if (h->s)
             ssh_event_remove_session(h->ev, h->s);
@@ -156,6 +160,18 @@ static int session_configure(HostPool *p, Host *h, Error *err)
     unsigned int port = 22;
     ssh_options_get_port(h->s, &port);
     h->port = (int)port;
+    /* The IdentityFile files libssh will read for this very host: its %h, %r and %p are
+     * what ssh_connect expands them with (HostName, the user and port set last). */
+    char *user = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_USER, &user) != SSH_OK)
+        user = NULL;
+    const struct passwd *me = user ? NULL : getpwuid(getuid());
+    SshpathHost for_host = {h->target, user ? user : me ? me->pw_name : NULL, port};
+    int ids_rc = hostpool_config_identities(p->config_path, &for_host, &h->cfg_ids,
+                                            &h->n_cfg_ids, err);
+    ssh_string_free_char(user);
+    if (ids_rc < 0)
+        return -1;
     ssh_callbacks_init(&h->scb);
     h->scb.userdata = h;
     h->scb.auth_function = host_refuse_passphrase;

@@ -204,6 +204,28 @@ run "Host other\n  IdentityFile $T/open_key\n" "$T/id3" --only h3
 check "an ssh config's IdentityFile others can read is refused, naming file:line, key and mode" \
     grep -q "$T/cfg:2: IdentityFile $T/open_key: the key $T/open_key may be read by others (mode 644): refused" "$T/id3"
 
+echo "an IdentityFile is the one file libssh reads for the host, never a glob"
+# '%h' was globbed as '*': '[' read as a class let k[1]_127.0.0.13 (mode 644) log in, and
+# id_%h matched id_ed25519.pub, refusing the whole config for a public key.
+mkdir -p "$T/keys"
+cp "$T/h/id_ed25519" "$T/keys/k[1]_127.0.0.13"
+chmod 644 "$T/keys/k[1]_127.0.0.13"
+python3 - "$T/inv.json" "$T/inv-noid0.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["identity"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+printf 'IdentityFile %s/keys/k[1]_%%h\n' "$T" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-noid0.json" --only h3 -- true > "$T/g1" 2>&1
+check "IdentityFile .../k[1]_%h: k[1]_127.0.0.13 at 644 is refused for h3, never used" \
+    sh -c "! grep -q 'h3 exit 0' '$T/g1' && grep -q 'h3 ssh-failed: .*$T/cfg:1: IdentityFile $T/keys/k\[1\]_%h: the key $T/keys/k\[1\]_127.0.0.13 may be read by others (mode 644)' '$T/g1'"
+cp "$T/h/id_ed25519.pub" "$T/keys/id_ed25519.pub"
+chmod 644 "$T/keys/id_ed25519.pub"
+run "IdentityFile $T/keys/id_%h\n" "$T/g2" --only h3
+check "IdentityFile .../id_%h is not refused for a public key id_ed25519.pub beside it" \
+    grep -q 'h3 exit 0' "$T/g2"
+
 echo "a default identity others can read is not used"
 # libssh tries ~/.ssh/id_* by itself and checks no mode. The home libssh reads (the password
 # database's) is a scratch folder mounted over the operator's own in a private mount
@@ -240,6 +262,22 @@ PY
     in_home "$T/d3"
     check "the same identity, private again, logs in, with no warning" \
         sh -c "grep -q 'h3 exit 0' '$T/d3' && ! grep -q warning '$T/d3'"
+
+    echo "the config's IdentityFile keys are still offered when a default key is left out"
+    # A stale 0644 id_rsa made tunedeck log in by itself, offering only the defaults: the
+    # config's IdentityFile ~/.ssh/cluster_key (0600, the only authorized key) was never tried.
+    mv "$T/home/.ssh/id_ed25519" "$T/id.away2"
+    ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/home/.ssh/id_rsa"
+    chmod 644 "$T/home/.ssh/id_rsa"
+    cp "$T/h/id_ed25519" "$T/home/.ssh/cluster_key"
+    chmod 600 "$T/home/.ssh/cluster_key"
+    printf 'Host 127.0.0.13\n  IdentityFile ~/.ssh/cluster_key\n' > "$T/cfg"
+    in_home "$T/d4"
+    check "stale 0644 id_rsa + IdentityFile ~/.ssh/cluster_key: logs in with cluster_key, warning about id_rsa" \
+        sh -c "grep -q 'h3 exit 0' '$T/d4' && grep -q 'h3 warning: the default identity $home/.ssh/id_rsa (mode 644) may be read by others: not used' '$T/d4'"
+    rm "$T/home/.ssh/id_rsa" "$T/home/.ssh/id_rsa.pub" "$T/home/.ssh/cluster_key"
+    mv "$T/id.away2" "$T/home/.ssh/id_ed25519"
+    : > "$T/cfg"
 
     echo "an inventory identity with % is the file checked, never what libssh would expand"
     # libssh expands %d in the identity it is handed: "%d/work_key" (its literal file absent)
