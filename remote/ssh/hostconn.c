@@ -464,15 +464,30 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
     if (rc != SSH_OK) {
         const char *why = ssh_get_error(h->s);
         const char *method = strstr(why, "no match for method ");
-        if (method) {
-            /* libssh's words list both sides' algorithms; the server's say what to change. */
+        /* libssh 0.10: "no match for method M: server [a,b], client [c,d]" */
+        char server_list[1024] = "";
+        const char *server = method ? strstr(method, ": server [") : NULL;
+        if (server) {
+            server += strlen(": server [");
+            snprintf(server_list, sizeof server_list, "%.*s", (int)strcspn(server, "]"),
+                     server);
+        }
+        if (method)
             method += strlen("no match for method ");
+        if (method && sshalgos_server_only_weak(method, server_list)) {
+            /* libssh's words list both sides' algorithms; the server's say what to change. */
             const char *client = strstr(method, ", client [");
             host_down(p, h, now_ms,
                       "ssh handshake with %s port %d: the server offers only algorithms "
                       "tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): %.*s",
                       h->target, h->port, client ? (int)(client - method) : (int)strlen(method),
                       method);
+        } else if (method) {
+            /* Two lists that do not meet, at least one of the server's names allowed: the
+             * ssh config (or the server) can change, both lists say how. */
+            host_down(p, h, now_ms,
+                      "ssh handshake with %s port %d: no algorithm in common for %s", h->target,
+                      h->port, method);
         } else {
             host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
                       why);

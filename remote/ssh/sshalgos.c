@@ -97,6 +97,30 @@ const char *sshalgos_weakness(const char *keyword, const char *name)
     return kind == LIST_NONE || !name ? NULL : weakness(kind, name);
 }
 
+int sshalgos_server_only_weak(const char *method, const char *server_list)
+{
+    /* libssh 0.10's names for the lists it could not match (kex.c) */
+    const char *keyword = strncmp(method, "kex algos", 9) == 0              ? "KexAlgorithms"
+                          : strncmp(method, "server host key algo", 20) == 0 ? "HostKeyAlgorithms"
+                          : strncmp(method, "encryption ", 11) == 0          ? "Ciphers"
+                          : strncmp(method, "mac algo ", 9) == 0             ? "MACs"
+                                                                             : NULL;
+    if (!keyword || !server_list || !server_list[0])
+        return 0;
+    for (const char *p = server_list; *p;) {
+        size_t n = strcspn(p, ",");
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        /* A kex list also carries markers that are no algorithm (RFC 8308, strict kex). */
+        int marker = strncmp(name, "ext-info-", 9) == 0 || strncmp(name, "kex-strict-", 11) == 0;
+        if (!marker && !sshalgos_weakness(keyword, name))
+            return 0;
+        p += n;
+        p += *p == ',';
+    }
+    return 1;
+}
+
 int sshalgos_check_negotiated(const SshNegotiated *n, Error *err)
 {
     const struct {

@@ -21,6 +21,12 @@ int sshalgos_check_line(const char *keyword, const char *value, Error *err);
  * PubkeyAccepted*) is weak, or NULL when it is not (or the keyword sets no list). */
 const char *sshalgos_weakness(const char *keyword, const char *name);
 
+/* Whether every algorithm a server lists for `method` (libssh's name for the list it
+ * could not match: "kex algos", "server host key algo", "encryption client->server",
+ * "mac algo server->client"...) is one tunedeck refuses: 1 then, 0 when one is not (two
+ * strong lists that do not meet), the method is another, or the list is empty. */
+int sshalgos_server_only_weak(const char *method, const char *server_list);
+
 /* What a session agreed on, as libssh's ssh_get_kex_algo, ssh_get_cipher_in/out and
  * ssh_get_hmac_in/out name it (NULL: unknown, not checked). libssh 0.10 has no getter for
  * the host key algorithm: only the config lines (above) guard that one. */

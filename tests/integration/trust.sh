@@ -333,7 +333,8 @@ ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/h/host4"
 harness_start 4 "HostKeyAlgorithms ssh-rsa"
 harness_start 5 "Ciphers 3des-cbc"
 harness_start 6 "KexAlgorithms diffie-hellman-group1-sha1"
-HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv-weak.json" 4 5 6
+harness_start 7 "Ciphers aes128-gcm@openssh.com"
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv-weak.json" 4 5 6 7
 weak() { # weak CONFIG-TEXT OUT [rexec args...]
     printf '%b' "$1" > "$T/cfg"; out="$2"; shift 2
     TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-weak.json" "$@" -- true > "$out" 2>&1
@@ -372,7 +373,11 @@ check "so is one that offers only 3des-cbc" \
     grep -q "h5 ssh-failed: .*the server offers only algorithms tunedeck never uses .*: encryption client->server: server \\[3des-cbc\\]" "$T/a5"
 check "and one that offers only diffie-hellman-group1-sha1" \
     grep -q "h6 ssh-failed: .*the server offers only algorithms tunedeck never uses .*: kex algos: server \\[diffie-hellman-group1-sha1" "$T/a5"
-for i in 4 5 6; do harness_stop "$i"; done
+# Two strong lists that do not meet are no weak server: libssh's words, both lists.
+weak "Ciphers aes256-ctr\n" "$T/a9" --only h7
+check "a server whose only cipher is strong but not the config's says so, with both lists" \
+    sh -c "grep -q 'h7 ssh-failed: .*ssh handshake with 127.0.0.17 port $H_PORT: no algorithm in common for encryption client->server: server \\[aes128-gcm@openssh.com\\], client \\[aes256-ctr\\]' '$T/a9' && ! grep -q 'never uses' '$T/a9'"
+for i in 4 5 6 7; do harness_stop "$i"; done
 
 echo "proxies are refused, never silently bypassed"
 run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1

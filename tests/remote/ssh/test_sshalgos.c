@@ -104,3 +104,21 @@ Test(sshalgos, a_weak_negotiated_algorithm_is_refused_naming_it)
         cr_assert_eq(e.kind, ERROR_INPUT);
     }
 }
+
+/* "the server offers only algorithms tunedeck never uses" is true only when it is. */
+Test(sshalgos, a_server_list_is_only_weak_when_every_name_is)
+{
+    cr_assert_eq(sshalgos_server_only_weak("server host key algo", "ssh-rsa"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("encryption client->server", "3des-cbc,aes128-cbc"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", "diffie-hellman-group1-sha1"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", "diffie-hellman-group1-sha1,ext-info-s,"
+                                                        "kex-strict-s-v00@openssh.com"),
+                 1, "markers are no algorithm");
+    cr_assert_eq(sshalgos_server_only_weak("mac algo server->client", "hmac-md5,hmac-sha1-96"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("encryption client->server", "aes128-gcm@openssh.com"),
+                 0);
+    cr_assert_eq(sshalgos_server_only_weak("encryption server->client", "3des-cbc,aes256-ctr"), 0);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", "sntrup761x25519-sha512@openssh.com"), 0);
+    cr_assert_eq(sshalgos_server_only_weak("compression algo client->server", "zlib"), 0);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", ""), 0);
+}
