@@ -172,8 +172,9 @@ int sshalgos_check_line(const char *keyword, const char *value, Error *err)
         if (why) {
             error_set(err,
                       "%s names %s (%s), which tunedeck never uses, whatever the ssh "
-                      "configuration says: refused; allowed: %s. Remove it from the line (the "
-                      "file is refused whichever Host or Match block the line is in)",
+                      "configuration says: refused, and the whole file with it, whichever "
+                      "Host or Match block the line is in; remove it from the line, or point "
+                      "TUNEDECK_SSH_CONFIG at a config for tunedeck's hosts only; allowed: %s",
                       keyword, name, why, allowed);
             return error_mark(err, ERROR_INPUT);
         }

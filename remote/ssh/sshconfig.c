@@ -169,17 +169,24 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
 {
     char line[1024]; /* libssh's MAX_LINE_SIZE: it reads a longer line as several */
     int rc = 0, at_start = 1;
-    long lineno = 0;
+    long lineno = 0, block_line = 0;
+    char block[120] = ""; /* the Host or Match line the lines below are under */
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno += at_start;
         size_t len = strlen(line);
         at_start = len && line[len - 1] == '\n';
         while (len && strchr(" \t\r\n\f\v", line[len - 1]))
             line[--len] = 0; /* libssh trims trailing blanks first */
+        char raw[sizeof line];
+        snprintf(raw, sizeof raw, "%s", line + strspn(line, " \t"));
         char *s = line;
         const char *keyword = config_token(&s);
         if (!keyword || keyword[0] == '#')
             continue;
+        if (strcasecmp(keyword, "host") == 0 || strcasecmp(keyword, "match") == 0) {
+            snprintf(block, sizeof block, "%.100s%s", raw, strlen(raw) > 100 ? "..." : "");
+            block_line = lineno;
+        }
         const char *arg = config_token(&s);
         if (strcasecmp(keyword, "identityfile") == 0) {
             char where[2100];
@@ -189,8 +196,16 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
             continue;
         }
         if (strcasecmp(keyword, "include") != 0) {
-            if (sshalgos_check_line(keyword, arg, err) < 0)
-                rc = error_prefix(err, "%s:%ld", path, lineno);
+            /* One weak line refuses the file: say which block holds it, since the
+             * operator may not know that one host's legacy block stops them all. */
+            if (sshalgos_check_line(keyword, arg, err) < 0) {
+                if (block_line)
+                    rc = error_prefix(err, "%s:%ld, in \"%s\" (line %ld)", path, lineno, block,
+                                      block_line);
+                else
+                    rc = error_prefix(err, "%s:%ld, before any Host or Match line", path,
+                                      lineno);
+            }
             continue;
         }
         if (!arg)

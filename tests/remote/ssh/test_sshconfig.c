@@ -189,15 +189,20 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
     char want[512];
     snprintf(want, sizeof want,
-             "%s/sub.conf:3: HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1), "
+             "%s/sub.conf:3, in \"Host legacy\" (line 1): HostKeyAlgorithms names ssh-rsa (RSA "
+             "signatures with SHA-1), "
              "which tunedeck never uses",
              dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     cr_assert(strstr(err.msg, "allowed: ssh-ed25519"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "or point TUNEDECK_SSH_CONFIG at a config for tunedeck's hosts "
+                              "only"),
+              "%s", err.msg);
     cr_assert_eq(err.kind, ERROR_INPUT);
     write_file("sub.conf", 0600, "Match all\n\tCiphers = aes256-ctr,3des-cbc\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
-    snprintf(want, sizeof want, "%s/sub.conf:2: Ciphers names 3des-cbc", dir);
+    snprintf(want, sizeof want, "%s/sub.conf:2, in \"Match all\" (line 1): Ciphers names 3des-cbc",
+             dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads a line in 1023-byte pieces: what starts a piece is a line of its own. */
     char longline[1200];
@@ -206,7 +211,7 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     snprintf(longline + 1023, sizeof longline - 1023, "Ciphers 3des-cbc\n");
     write_file("sub.conf", 0600, longline);
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
-    snprintf(want, sizeof want, "%s/sub.conf:1: Ciphers names 3des-cbc", dir);
+    snprintf(want, sizeof want, "%s/sub.conf:1, in \"Host x\" (line 1): Ciphers names 3des-cbc", dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads the first word only: a comment after it names nothing. */
     write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs hmac-sha2-256\n");
@@ -214,7 +219,7 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     /* libssh 0.10.6 knows no '-' removal: the names are the list. */
     write_file("sub.conf", 0600, "MACs -hmac-md5\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
-    snprintf(want, sizeof want, "%s/sub.conf:1: MACs names hmac-md5", dir);
+    snprintf(want, sizeof want, "%s/sub.conf:1, before any Host or Match line: MACs names hmac-md5", dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
 }
 
