@@ -14,8 +14,8 @@ static const struct {
     const char *name, *header;
     int width; /* negative: left-aligned */
 } COLUMNS[TRIAL_COL_COUNT] = {
-    {"trial", "#", 5},          {"status", "status", -9}, {"time", "time_s", 8},
-    {"best", "best_s", 8},      {"predicted", "pred_s", 8}, {"error", "err%", 5},
+    {"trial", "#", 5},      {"status", "status", -9},   {"time", "time_s", 8},
+    {"best", "best_s", 8},  {"predicted", "pred_s", 8}, {"error", "err%", 5},
     {"workers", "W/PS", 5},
 };
 

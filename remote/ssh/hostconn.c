@@ -167,8 +167,8 @@ static int session_configure(HostPool *p, Host *h, Error *err)
         user = NULL;
     const struct passwd *me = user ? NULL : getpwuid(getuid());
     SshpathHost for_host = {h->target, user ? user : me ? me->pw_name : NULL, port};
-    int ids_rc = hostpool_config_identities(p->config_path, &for_host, &h->cfg_ids,
-                                            &h->n_cfg_ids, err);
+    int ids_rc =
+        hostpool_config_identities(p->config_path, &for_host, &h->cfg_ids, &h->n_cfg_ids, err);
     ssh_string_free_char(user);
     if (ids_rc < 0)
         return -1;
@@ -469,8 +469,7 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
         const char *server = method ? strstr(method, ": server [") : NULL;
         if (server) {
             server += strlen(": server [");
-            snprintf(server_list, sizeof server_list, "%.*s", (int)strcspn(server, "]"),
-                     server);
+            snprintf(server_list, sizeof server_list, "%.*s", (int)strcspn(server, "]"), server);
         }
         if (method)
             method += strlen("no match for method ");
@@ -485,9 +484,8 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
         } else if (method) {
             /* Two lists that do not meet, at least one of the server's names allowed: the
              * ssh config (or the server) can change, both lists say how. */
-            host_down(p, h, now_ms,
-                      "ssh handshake with %s port %d: no algorithm in common for %s", h->target,
-                      h->port, method);
+            host_down(p, h, now_ms, "ssh handshake with %s port %d: no algorithm in common for %s",
+                      h->target, h->port, method);
         } else {
             host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
                       why);
@@ -499,13 +497,11 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
      * offers a weak algorithm that this libssh would also offer unasked, so only the unit
      * tests (test_sshalgos.c) reach the refusal. */
     Error err;
-    SshNegotiated used = {ssh_get_kex_algo(h->s), ssh_get_cipher_in(h->s),
-                          ssh_get_cipher_out(h->s), ssh_get_hmac_in(h->s),
-                          ssh_get_hmac_out(h->s)};
+    SshNegotiated used = {ssh_get_kex_algo(h->s), ssh_get_cipher_in(h->s), ssh_get_cipher_out(h->s),
+                          ssh_get_hmac_in(h->s), ssh_get_hmac_out(h->s)};
     if (sshalgos_check_negotiated(&used, &err) < 0) {
         h->keep = 0; /* the same would be agreed again */
-        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
-                  err.msg);
+        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port, err.msg);
         return;
     }
     check_host_key(p, h, now_ms);

@@ -95,8 +95,8 @@ int hostpool_configs_trusted(const char *named, Error *err)
     return sshconfig_check_trusted("/etc/ssh/ssh_config", ssh_dir, err);
 }
 
-int hostpool_config_identities(const char *named, const SshpathHost *host,
-                               SshconfigIdentity **ids, size_t *n, Error *err)
+int hostpool_config_identities(const char *named, const SshpathHost *host, SshconfigIdentity **ids,
+                               size_t *n, Error *err)
 {
     char ssh_dir[1024], user_config[1100];
     identity_ssh_dir(ssh_dir, sizeof ssh_dir);

@@ -100,7 +100,7 @@ const char *sshalgos_weakness(const char *keyword, const char *name)
 int sshalgos_server_only_weak(const char *method, const char *server_list)
 {
     /* libssh 0.10's names for the lists it could not match (kex.c) */
-    const char *keyword = strncmp(method, "kex algos", 9) == 0              ? "KexAlgorithms"
+    const char *keyword = strncmp(method, "kex algos", 9) == 0               ? "KexAlgorithms"
                           : strncmp(method, "server host key algo", 20) == 0 ? "HostKeyAlgorithms"
                           : strncmp(method, "encryption ", 11) == 0          ? "Ciphers"
                           : strncmp(method, "mac algo ", 9) == 0             ? "MACs"

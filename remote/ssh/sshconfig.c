@@ -203,8 +203,7 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
                     rc = error_prefix(err, "%s:%ld, in \"%s\" (line %ld)", path, lineno, block,
                                       block_line);
                 else
-                    rc = error_prefix(err, "%s:%ld, before any Host or Match line", path,
-                                      lineno);
+                    rc = error_prefix(err, "%s:%ld, before any Host or Match line", path, lineno);
             }
             continue;
         }
@@ -319,8 +318,12 @@ int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err)
 int sshconfig_identities(const char *path, const char *ssh_dir, const SshpathHost *host,
                          SshconfigIdentity **ids, size_t *n, Error *err)
 {
-    Walk w = {.ssh_dir = ssh_dir, .global = strcmp(path, GLOBAL_CONFIG) == 0, .host = host,
-              .ids = *ids, .n_ids = *n, .cap_ids = *n};
+    Walk w = {.ssh_dir = ssh_dir,
+              .global = strcmp(path, GLOBAL_CONFIG) == 0,
+              .host = host,
+              .ids = *ids,
+              .n_ids = *n,
+              .cap_ids = *n};
     int rc = check_file(&w, path, NULL, 0, err);
     *ids = w.ids;
     *n = w.n_ids;

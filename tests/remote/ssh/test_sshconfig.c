@@ -211,7 +211,8 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     snprintf(longline + 1023, sizeof longline - 1023, "Ciphers 3des-cbc\n");
     write_file("sub.conf", 0600, longline);
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
-    snprintf(want, sizeof want, "%s/sub.conf:1, in \"Host x\" (line 1): Ciphers names 3des-cbc", dir);
+    snprintf(want, sizeof want, "%s/sub.conf:1, in \"Host x\" (line 1): Ciphers names 3des-cbc",
+             dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads the first word only: a comment after it names nothing. */
     write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs hmac-sha2-256\n");
@@ -219,7 +220,8 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     /* libssh 0.10.6 knows no '-' removal: the names are the list. */
     write_file("sub.conf", 0600, "MACs -hmac-md5\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
-    snprintf(want, sizeof want, "%s/sub.conf:1, before any Host or Match line: MACs names hmac-md5", dir);
+    snprintf(want, sizeof want, "%s/sub.conf:1, before any Host or Match line: MACs names hmac-md5",
+             dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
 }
 
@@ -247,8 +249,7 @@ Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
     write_file("config", 0600, "Host work\n  IdentityFile ~/.ssh/work_key\n");
     Error err;
     size_t n;
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "checked per host: %s",
-                 err.msg);
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "checked per host: %s", err.msg);
     cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), -1);
     char want[512];
     snprintf(want, sizeof want,
@@ -264,8 +265,9 @@ Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
     cr_assert_eq(identities(path, ssh_dir, "b.example", &err, &n), -1);
     cr_assert(strstr(err.msg, "/.ssh/b.example.key may be read by others (mode 640)"), "%s",
               err.msg);
-    write_file("config", 0600, "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n"
-                               "IdentityFile pkcs11x\n");
+    write_file("config", 0600,
+               "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n"
+               "IdentityFile pkcs11x\n");
     cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
     cr_assert_eq(n, 1, "pkcs11 names (6 characters, as libssh compares) are no files");
 }
@@ -282,8 +284,7 @@ Test(sshconfig, an_identity_file_is_exactly_the_file_for_the_host_never_a_glob)
     Error err;
     size_t n;
     cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
-    cr_assert(strstr(err.msg, "k[1]_127.0.0.13 may be read by others (mode 644)"), "%s",
-              err.msg);
+    cr_assert(strstr(err.msg, "k[1]_127.0.0.13 may be read by others (mode 644)"), "%s", err.msg);
     write_file(".ssh/id_ed25519.pub", 0644, "pub\n");
     write_file("config", 0600, "IdentityFile ~/.ssh/id_%h\n");
     cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), 0, "%s", err.msg);

@@ -103,12 +103,8 @@ Test(sshpath, an_identity_file_is_the_one_file_libssh_reads_for_the_host)
 Test(sshpath, a_name_for_libssh_expands_to_exactly_the_file)
 {
     static const char *const CASES[][2] = {
-        {"%d/work_key", "%%d/work_key"},
-        {"/keys/%h_%%", "/keys/%%h_%%%%"},
-        {"~/k", "./~/k"},
-        {"~%u/k%", "./~%%u/k%%"},
-        {"/plain/key", "/plain/key"},
-        {"", ""},
+        {"%d/work_key", "%%d/work_key"}, {"/keys/%h_%%", "/keys/%%h_%%%%"}, {"~/k", "./~/k"},
+        {"~%u/k%", "./~%%u/k%%"},        {"/plain/key", "/plain/key"},      {"", ""},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         char out[64];
