@@ -166,9 +166,13 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
                   "%s (the inventory's ssh.identity) cannot be read: %s",
                   h->target, h->conf.identity, strerror(errno));
     else if (h->open_defaults && !h->ident_key)
-        host_down(p, h, now_ms, "authentication failed for %s: no agent key or identity file "
-                                "was accepted; %s",
-                  h->target, h->warning);
+        /* The config's keys come first: said before the warning, which may be cut short. */
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key or identity file was accepted%s; "
+                  "%s",
+                  h->target,
+                  h->n_cfg_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
+                  h->warning);
     else
         host_down(p, h, now_ms,
                   "authentication failed for %s: no agent key or identity "
