@@ -15,6 +15,7 @@
 #include "core/sim/simcluster.h"
 #include "remote/launch/launcher.h"
 #include "remote/session/session.h"
+#include "remote/slurm/slurm_inventory.h"
 #include "tui/console.h"
 
 static void usage(FILE *out)
@@ -244,7 +245,9 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
                         "inventory names its \"job_command\")\n");
         return EXIT_USAGE;
     }
-    if (o->gpus_per_node && (!o->workload || sp->slurm)) {
+    /* An inventory with "backend": "slurm" is --slurm with a login node: refused alike. */
+    if (o->gpus_per_node && (!o->workload || sp->slurm ||
+                             (sp->cluster && slurm_inventory_is_slurm_file(sp->cluster)))) {
         fprintf(stderr, "tunedeck: --gpus-per-node: expected --cluster FILE --workload FILE "
                         "with it (the live scheduler on SSH hosts; Slurm says its nodes' GPUs)\n");
         return EXIT_USAGE;

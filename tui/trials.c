@@ -8,20 +8,36 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const COL_NAMES[TRIAL_COL_COUNT] = {"trial",     "status", "time",   "best",
-                                                       "predicted", "error",  "workers"};
+/* One table for the names `:sort` takes and the headers the table draws (view_tune.c):
+ * a header renamed there is still found here. */
+static const struct {
+    const char *name, *header;
+    int width; /* negative: left-aligned */
+} COLUMNS[TRIAL_COL_COUNT] = {
+    {"trial", "#", 5},      {"status", "status", -9},   {"time", "time_s", 8},
+    {"best", "best_s", 8},  {"predicted", "pred_s", 8}, {"error", "err%", 5},
+    {"workers", "W/PS", 5},
+};
 
 const char *trials_column_name(TrialColumn c)
 {
-    return c < TRIAL_COL_COUNT ? COL_NAMES[c] : "?";
+    return c < TRIAL_COL_COUNT ? COLUMNS[c].name : "?";
+}
+
+const char *trials_column_header(TrialColumn c)
+{
+    return c < TRIAL_COL_COUNT ? COLUMNS[c].header : "?";
+}
+
+int trials_column_width(TrialColumn c)
+{
+    return c < TRIAL_COL_COUNT ? COLUMNS[c].width : 1;
 }
 
 int trials_column_find(const char *name)
 {
-    static const char *const HEADERS[TRIAL_COL_COUNT] = {"#",      "status", "time_s", "best_s",
-                                                         "pred_s", "err%",   "W/PS"};
     for (int c = 0; c < TRIAL_COL_COUNT; c++)
-        if (strcasecmp(name, COL_NAMES[c]) == 0 || strcasecmp(name, HEADERS[c]) == 0)
+        if (strcasecmp(name, COLUMNS[c].name) == 0 || strcasecmp(name, COLUMNS[c].header) == 0)
             return c;
     return -1;
 }

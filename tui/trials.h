@@ -40,8 +40,12 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
                   int descending, const char *filter);
 void trials_free(TrialTable *t);
 const char *trials_column_name(TrialColumn c);
+/* The header the table draws over the column, and its width there (negative: left-aligned,
+ * a printf field width). */
+const char *trials_column_header(TrialColumn c);
+int trials_column_width(TrialColumn c);
 /* The column `:sort NAME` names: its name (trials_column_name) or its header as the table
- * shows it ("#", "time_s", "best_s", "pred_s", "err%", "W/PS"), any case; -1 for neither. */
+ * shows it (trials_column_header), any case; -1 for neither. */
 int trials_column_find(const char *name);
 /* Whether the row matches a filter: case-insensitive words that must all appear in
  * "#N status override note"; empty matches everything. */

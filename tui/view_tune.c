@@ -314,12 +314,12 @@ static void draw_trials(const App *a, Rect box)
     Rect r = draw_box(box, title, !a->editor);
     if (r.h < 1)
         return;
-    static const char *const HEAD[TRIAL_COL_COUNT] = {
-        "    #", "status   ", "  time_s", "  best_s", "  pred_s", " err%", " W/PS"};
     int col = 0;
     for (int c = 0; c < TRIAL_COL_COUNT; c++) {
         char h[32];
-        snprintf(h, sizeof h, "%s%s ", HEAD[c],
+        /* the headers :sort takes (trials.c): one table for both */
+        snprintf(h, sizeof h, "%*s%s ", trials_column_width((TrialColumn)c),
+                 trials_column_header((TrialColumn)c),
                  (int)a->sort == c ? (a->sort_desc ? "v" : "^") : " ");
         col += draw_text(r.y, r.x + col, r.w - col, (int)a->sort == c ? ROLE_TITLE : ROLE_DIM, h);
     }

@@ -505,12 +505,10 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     const cJSON *trial = jfield_object(root, source, "trial", 0, err);
     if ((!trial && err && err->msg[0]) || (trial && parse_trial(trial, source, &c->trial, err) < 0))
         goto fail;
-    /* Said at load, not as every trial's failure once the single launcher looks it up. */
-    if (c->trial.launch_host[0] && cluster_find_machine(c, c->trial.launch_host) < 0) {
-        error_set(err, "%s: trial: field 'launch_host': expected the name of a machine, found '%s'",
-                  source, c->trial.launch_host);
-        goto fail;
-    }
+    /* trial.launch_host names a machine only for the single launcher, which --launcher or a
+     * journal may not choose: the session checks it once that launcher is chosen
+     * (cluster_check_launch_host), so a stale value never stops another launcher or a
+     * resume. */
     if (jfield_string(root, source, "job_command", 0, c->job_command, sizeof c->job_command,
                       err) < 0)
         goto fail;
@@ -623,4 +621,14 @@ cJSON *cluster_to_json(const Cluster *c)
         cJSON_ArrayForEach(f, c->extra) cJSON_AddItemToObject(root, f->string,
                                                               cJSON_Duplicate(f, 1));
     return root;
+}
+
+int cluster_check_launch_host(const Cluster *c, const char *source, Error *err)
+{
+    if (c->trial.launch_host[0] && cluster_find_machine(c, c->trial.launch_host) < 0) {
+        error_set(err, "%s: trial: field 'launch_host': expected the name of a machine, found '%s'",
+                  source, c->trial.launch_host);
+        return error_mark(err, ERROR_INPUT);
+    }
+    return 0;
 }

@@ -93,6 +93,9 @@ void cluster_finish(Cluster *c);
 const MachineType *cluster_machine_type(const Cluster *c, size_t machine);
 const DeviceSpec *cluster_device(const Cluster *c, size_t flat_device, size_t *machine_out);
 long cluster_find_machine(const Cluster *c, const char *name);
+/* For the single launcher: trial.launch_host, when set, names one of c's machines; -1 with
+ * err naming `source` and the field otherwise. Checked where that launcher is chosen. */
+int cluster_check_launch_host(const Cluster *c, const char *source, Error *err);
 long cluster_find_type(const Cluster *c, const char *name);
 int cluster_machine_has_gpu(const Cluster *c, size_t machine);
 

@@ -146,6 +146,11 @@ static const LauncherKind *choose_launcher(Session *s, const SessionSpec *o, Err
                   lname);
         return NULL;
     }
+    /* Said before any trial, not as every trial's failure once the launcher looks it up;
+     * and only for this launcher, so a stale value never stops another or a resume. */
+    if (strcmp(lname, "single") == 0 &&
+        cluster_check_launch_host(s->cluster, o->cluster ? o->cluster : "--cluster", err) < 0)
+        return NULL;
     snprintf(s->launcher, sizeof s->launcher, "%s", lname);
     return lk;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "remote/ssh/identities.h"
+#include "remote/ssh/sshpath.h"
 
 /* libssh asks for a passphrase through this callback: we never prompt. */
 int host_refuse_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
@@ -31,7 +32,11 @@ void host_load_identity(Host *h)
     if (ssh_pki_import_privkey_file(h->conf.identity, NULL, host_refuse_passphrase, h,
                                     &h->ident_key) != SSH_OK) {
         h->ident_key = NULL;
-        ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, h->conf.identity);
+        /* libssh expands the name (%d, ~...): it must read the very file whose mode
+         * host_start_attempt checked, never "%d/key" as ~/.ssh/key. */
+        char for_libssh[sizeof h->conf.identity * 2 + 2];
+        if (sshpath_for_libssh(h->conf.identity, for_libssh, sizeof for_libssh) == 0)
+            ssh_options_set(h->s, SSH_OPTIONS_ADD_IDENTITY, for_libssh);
     }
 }
 
@@ -62,13 +67,35 @@ void host_check_default_identities(Host *h)
                  " may be read by others: not used, as ssh does not use it; chmod 600 it");
 }
 
-/* What ssh_userauth_publickey_auto does (the agent, then each default identity), but never
- * with a default identity others may read: libssh would read it, and its list cannot be
- * changed. An ssh config's IdentityFile keys are not offered on this path. */
-static int auth_without_open_defaults(Host *h)
+/* The key file ssh_userauth_publickey_auto would offer at index i, in its order: the
+ * inventory's identity when it did not load (prepended last), the config's IdentityFile
+ * files (each prepended as libssh parses it: the last line first), then the defaults. NULL
+ * past the end. */
+static const char *auto_key(const Host *h, int i, char *buf, size_t cap, int *default_i)
 {
+    *default_i = -1;
+    if (h->conf.identity[0] && !h->ident_key) {
+        if (i == 0)
+            return h->conf.identity;
+        i--;
+    }
+    if ((size_t)i < h->n_cfg_ids)
+        return h->cfg_ids[h->n_cfg_ids - 1 - (size_t)i].file;
+    i -= (int)h->n_cfg_ids;
+    if (i >= IDENTITY_N_DEFAULTS)
+        return NULL;
     char dir[1024];
     identity_ssh_dir(dir, sizeof dir);
+    snprintf(buf, cap, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
+    *default_i = i;
+    return buf;
+}
+
+/* What ssh_userauth_publickey_auto does (the agent, then each identity file it holds, the
+ * config's IdentityFile keys before the defaults), but never with a default identity others
+ * may read: libssh would read it, and its list cannot be changed. */
+static int auth_without_open_defaults(Host *h)
+{
     for (;;) {
         if (h->auth_stage == 0) {
             int rc = ssh_userauth_agent(h->s, NULL);
@@ -76,13 +103,14 @@ static int auth_without_open_defaults(Host *h)
                 return rc;
             h->auth_stage = 1;
         }
-        int i = h->auth_stage - 1;
-        if (i >= IDENTITY_N_DEFAULTS)
+        char buf[1100];
+        int default_i;
+        const char *path = auto_key(h, h->auth_stage - 1, buf, sizeof buf, &default_i);
+        if (!path)
             return SSH_AUTH_DENIED;
         if (!h->auth_key) {
-            char path[1100];
-            snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
-            if ((h->open_defaults & (1u << i)) || identity_too_open(path) ||
+            if ((default_i >= 0 && (h->open_defaults & (1u << default_i))) ||
+                identity_too_open(path) ||
                 ssh_pki_import_privkey_file(path, NULL, host_refuse_passphrase, h, &h->auth_key) !=
                     SSH_OK) {
                 h->auth_key = NULL;
@@ -138,9 +166,13 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
                   "%s (the inventory's ssh.identity) cannot be read: %s",
                   h->target, h->conf.identity, strerror(errno));
     else if (h->open_defaults && !h->ident_key)
-        host_down(p, h, now_ms, "authentication failed for %s: no agent key or identity file "
-                                "was accepted; %s",
-                  h->target, h->warning);
+        /* The config's keys come first: said before the warning, which may be cut short. */
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: no agent key or identity file was accepted%s; "
+                  "%s",
+                  h->target,
+                  h->n_cfg_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
+                  h->warning);
     else
         host_down(p, h, now_ms,
                   "authentication failed for %s: no agent key or identity "

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +27,8 @@
 #include "remote/ssh/identities.h"
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
+#include "remote/ssh/sshalgos.h"
+#include "remote/ssh/sshpath.h"
 
 void host_teardown(Host *h)
 {
@@ -52,6 +55,9 @@ void host_teardown(Host *h)
         ssh_key_free(h->ident_key);
         h->ident_key = NULL;
     }
+    free(h->cfg_ids);
+    h->cfg_ids = NULL;
+    h->n_cfg_ids = 0;
     if (h->ev) {
         if (h->s)
             ssh_event_remove_session(h->ev, h->s);
@@ -105,8 +111,14 @@ static void apply_explicit(Host *h)
      * and must read exactly the file our messages name. */
     int strict = 1;
     ssh_options_set(h->s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
-    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
-    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+    /* ssh_connect expands the names (%d, %h, ~...): escaped, they name the very file that
+     * tunedeck reads, checks and appends to. After ssh_connect libssh expands nothing more,
+     * so known_server sets its names as they are. */
+    char known[sizeof h->known_file * 2 + 2];
+    if (sshpath_for_libssh(h->known_file, known, sizeof known) < 0)
+        snprintf(known, sizeof known, "%s", "/nonexistent/known_hosts"); /* cannot happen */
+    ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, known);
+    ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, known);
     /* A LogLevel line would make libssh write to stderr, the console's screen, and copy the
      * server's own text (its banner, its disconnect message) there raw, past termsafe. */
     int verbosity = SSH_LOG_NOLOG;
@@ -148,6 +160,18 @@ static int session_configure(HostPool *p, Host *h, Error *err)
     unsigned int port = 22;
     ssh_options_get_port(h->s, &port);
     h->port = (int)port;
+    /* The IdentityFile files libssh will read for this very host: its %h, %r and %p are
+     * what ssh_connect expands them with (HostName, the user and port set last). */
+    char *user = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_USER, &user) != SSH_OK)
+        user = NULL;
+    const struct passwd *me = user ? NULL : getpwuid(getuid());
+    SshpathHost for_host = {h->target, user ? user : me ? me->pw_name : NULL, port};
+    int ids_rc =
+        hostpool_config_identities(p->config_path, &for_host, &h->cfg_ids, &h->n_cfg_ids, err);
+    ssh_string_free_char(user);
+    if (ids_rc < 0)
+        return -1;
     ssh_callbacks_init(&h->scb);
     h->scb.userdata = h;
     h->scb.auth_function = host_refuse_passphrase;
@@ -440,19 +464,44 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
     if (rc != SSH_OK) {
         const char *why = ssh_get_error(h->s);
         const char *method = strstr(why, "no match for method ");
-        if (method) {
-            /* libssh's words list both sides' algorithms; the server's say what to change. */
+        /* libssh 0.10: "no match for method M: server [a,b], client [c,d]" */
+        char server_list[1024] = "";
+        const char *server = method ? strstr(method, ": server [") : NULL;
+        if (server) {
+            server += strlen(": server [");
+            snprintf(server_list, sizeof server_list, "%.*s", (int)strcspn(server, "]"), server);
+        }
+        if (method)
             method += strlen("no match for method ");
+        if (method && sshalgos_server_only_weak(method, server_list)) {
+            /* libssh's words list both sides' algorithms; the server's say what to change. */
             const char *client = strstr(method, ", client [");
             host_down(p, h, now_ms,
                       "ssh handshake with %s port %d: the server offers only algorithms "
                       "tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): %.*s",
                       h->target, h->port, client ? (int)(client - method) : (int)strlen(method),
                       method);
+        } else if (method) {
+            /* Two lists that do not meet, at least one of the server's names allowed: the
+             * ssh config (or the server) can change, both lists say how. */
+            host_down(p, h, now_ms, "ssh handshake with %s port %d: no algorithm in common for %s",
+                      h->target, h->port, method);
         } else {
             host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
                       why);
         }
+        return;
+    }
+    /* The lines were checked, but libssh's own defaults (CBC in FIPS mode) or another
+     * build's global config are not: what was agreed is checked too. No server sshd here
+     * offers a weak algorithm that this libssh would also offer unasked, so only the unit
+     * tests (test_sshalgos.c) reach the refusal. */
+    Error err;
+    SshNegotiated used = {ssh_get_kex_algo(h->s), ssh_get_cipher_in(h->s), ssh_get_cipher_out(h->s),
+                          ssh_get_hmac_in(h->s), ssh_get_hmac_out(h->s)};
+    if (sshalgos_check_negotiated(&used, &err) < 0) {
+        h->keep = 0; /* the same would be agreed again */
+        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port, err.msg);
         return;
     }
     check_host_key(p, h, now_ms);

@@ -10,6 +10,7 @@
 
 #include "remote/ssh/backoff.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/ssh/sshconfig.h"
 
 /* An exec channel (rexec.c owns its fields): a host keeps the list of its own. */
 typedef struct RemoteExec RemoteExec;
@@ -32,7 +33,12 @@ typedef struct {
     char proxy[256];        /* the ssh config asks for a proxy we do not support */
     ssh_key ident_key;      /* the inventory's identity, loaded: the only key offered */
     unsigned open_defaults; /* bit i: ~/.ssh/IDENTITY_DEFAULT_NAMES[i] others may read */
-    int auth_stage;         /* without libssh's auto: 0 the agent, i+1 default key i */
+    /* The config's IdentityFile files for this host (sshconfig_identities), in file order. */
+    SshconfigIdentity *cfg_ids;
+    size_t n_cfg_ids;
+    /* Without libssh's auto: 0 the agent, then 1 + index into the keys it would offer (the
+     * inventory's unloaded identity, the config's, last line first, the defaults). */
+    int auth_stage;
     ssh_key auth_key;       /* the default key being offered */
     char warning[300];      /* HostInfo.warning */
     char target[256];    /* after ~/.ssh/config: HostName */
@@ -70,6 +76,9 @@ int host_fd(const Host *h); /* the socket to poll now, or -1 */
  * it, else ~/.ssh/config and the global one), and what they Include, may be trusted (sshconfig.h): at the pool's start, and again
  * before every parse, since libssh reads them again at every connection attempt. */
 int hostpool_configs_trusted(const char *named, Error *err);
+/* The same files' IdentityFile lines for one host (sshconfig_identities). */
+int hostpool_config_identities(const char *named, const SshpathHost *host, SshconfigIdentity **ids,
+                               size_t *n, Error *err);
 void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
 /* The connection is over: say why, fail what ran on it, and plan the retry. */
 void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)

@@ -91,15 +91,68 @@ static const char *weakness(ListKind kind, const char *a)
     }
 }
 
+const char *sshalgos_weakness(const char *keyword, const char *name)
+{
+    ListKind kind = list_kind(keyword);
+    return kind == LIST_NONE || !name ? NULL : weakness(kind, name);
+}
+
+int sshalgos_server_only_weak(const char *method, const char *server_list)
+{
+    /* libssh 0.10's names for the lists it could not match (kex.c) */
+    const char *keyword = strncmp(method, "kex algos", 9) == 0               ? "KexAlgorithms"
+                          : strncmp(method, "server host key algo", 20) == 0 ? "HostKeyAlgorithms"
+                          : strncmp(method, "encryption ", 11) == 0          ? "Ciphers"
+                          : strncmp(method, "mac algo ", 9) == 0             ? "MACs"
+                                                                             : NULL;
+    if (!keyword || !server_list || !server_list[0])
+        return 0;
+    for (const char *p = server_list; *p;) {
+        size_t n = strcspn(p, ",");
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        /* A kex list also carries markers that are no algorithm (RFC 8308, strict kex). */
+        int marker = strncmp(name, "ext-info-", 9) == 0 || strncmp(name, "kex-strict-", 11) == 0;
+        if (!marker && !sshalgos_weakness(keyword, name))
+            return 0;
+        p += n;
+        p += *p == ',';
+    }
+    return 1;
+}
+
+int sshalgos_check_negotiated(const SshNegotiated *n, Error *err)
+{
+    const struct {
+        const char *keyword, *what, *name;
+    } used[] = {
+        {"KexAlgorithms", "key exchange", n->kex},
+        {"Ciphers", "cipher client->server", n->cipher_out},
+        {"Ciphers", "cipher server->client", n->cipher_in},
+        {"MACs", "MAC client->server", n->hmac_out},
+        {"MACs", "MAC server->client", n->hmac_in},
+    };
+    for (size_t i = 0; i < sizeof used / sizeof used[0]; i++) {
+        if (!used[i].name)
+            continue;
+        const char *why = sshalgos_weakness(used[i].keyword, used[i].name);
+        if (why) {
+            error_set(err,
+                      "the session negotiated the %s %s (%s), which tunedeck never uses: "
+                      "refused before the host key is checked or anything runs (this libssh's "
+                      "own defaults or its global configuration offered it)",
+                      used[i].what, used[i].name, why);
+            return error_mark(err, ERROR_INPUT);
+        }
+    }
+    return 0;
+}
+
 int sshalgos_check_line(const char *keyword, const char *value, Error *err)
 {
     ListKind kind = list_kind(keyword);
     if (kind == LIST_NONE || !value)
         return 0;
-    if (value[0] == '-')
-        return 0; /* removes from the defaults: never weaker */
-    if (value[0] == '+' || value[0] == '^')
-        value++; /* appends or prepends: what it names is offered */
     const char *allowed = kind == LIST_KEX       ? ALLOWED_KEX
                           : kind == LIST_CIPHERS ? ALLOWED_CIPHERS
                           : kind == LIST_MACS    ? ALLOWED_MACS
@@ -107,13 +160,21 @@ int sshalgos_check_line(const char *keyword, const char *value, Error *err)
     for (const char *p = value; *p;) {
         size_t n = strcspn(p, ",");
         char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        /* libssh 0.10.6 (ssh_options_set_algo) knows no leading '+', '-' or '^': it keeps
+         * the names it knows and drops the rest, so "-x,ssh-rsa" offers ssh-rsa alone, and
+         * a '-' never removes. Every name counts, whatever sign it starts with (a later
+         * libssh that reads "-list" as a removal only makes refusing it stricter). */
+        size_t sign = strspn(p, "+-^");
+        if (sign > n)
+            sign = n;
+        snprintf(name, sizeof name, "%.*s", (int)(n - sign), p + sign);
         const char *why = weakness(kind, name);
         if (why) {
             error_set(err,
                       "%s names %s (%s), which tunedeck never uses, whatever the ssh "
-                      "configuration says: refused; allowed: %s. Remove it from the line (the "
-                      "file is refused whichever Host or Match block the line is in)",
+                      "configuration says: refused, and the whole file with it, whichever "
+                      "Host or Match block the line is in; remove it from the line, or point "
+                      "TUNEDECK_SSH_CONFIG at a config for tunedeck's hosts only; allowed: %s",
                       keyword, name, why, allowed);
             return error_mark(err, ERROR_INPUT);
         }

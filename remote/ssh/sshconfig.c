@@ -20,8 +20,17 @@ enum { MAX_INCLUDE_DEPTH = 16 }; /* libssh's own limit */
 
 static const char GLOBAL_CONFIG[] = "/etc/ssh/ssh_config";
 
-static int check_file(const char *path, const char *ssh_dir, int global, const char *by,
-                      int depth, Error *err);
+/* One walk over a config and its Includes: with `host`, its IdentityFile lines are expanded
+ * for that host, checked and collected; without, they are left to that per-host walk. */
+typedef struct {
+    const char *ssh_dir;
+    int global;
+    const SshpathHost *host;
+    SshconfigIdentity *ids;
+    size_t n_ids, cap_ids;
+} Walk;
+
+static int check_file(Walk *w, const char *path, const char *by, int depth, Error *err);
 static int check_one(const char *path, const char *what, const char *included, int allow,
                      Error *err);
 
@@ -119,65 +128,83 @@ static int check_include_folder(const char *pattern, Error *err)
 }
 
 /* An IdentityFile line: libssh reads the key with no check of its mode, as for the default
- * ones (identities.h). Every file it may name for some host (a %h, %r, %p or %l globbed)
- * must be private: ssh would not use it, and a config names it on purpose, so it is refused
- * as the inventory's identity is. */
-static int check_identity_line(const char *arg, const char *ssh_dir, Error *err)
+ * ones (identities.h). The one file it names for this host (%h, %r, %p expanded with the
+ * host's own values, as libssh expands them when it connects) must be private: ssh would
+ * not use it, and a config names it on purpose, so it is refused as the inventory's
+ * identity is. Lines of every Host or Match block count: libssh may apply any. */
+static int identity_line(Walk *w, const char *arg, const char *where, Error *err)
 {
-    char home[1024], pattern[4096];
-    if (!arg || strncmp(arg, "pkcs11:", 7) == 0 || ownpath_folder(ssh_dir, home, sizeof home) < 0)
+    char home[1024], file[4096];
+    /* libssh 0.10.6 compares 6 characters ("pkcs11"), and expands no such name */
+    if (!arg || strncmp(arg, "pkcs11:", 6) == 0 ||
+        ownpath_folder(w->ssh_dir, home, sizeof home) < 0)
         return 0;
-    int wild = sshpath_identity_pattern(arg, home, ssh_dir, pattern, sizeof pattern);
-    if (wild < 0)
+    if (sshpath_identity_file(arg, home, w->ssh_dir, w->host, file, sizeof file) < 0)
         return 0; /* libssh cannot expand it and reads nothing */
-    glob_t g = {0};
-    if (wild && glob(pattern, 0, NULL, &g) != 0)
-        return 0;
-    int rc = 0;
-    size_t n = wild ? g.gl_pathc : 1;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const char *key = wild ? g.gl_pathv[i] : pattern;
-        unsigned mode = identity_too_open(key);
-        if (mode) {
-            error_set(err,
-                      "IdentityFile %s: the key %s may be read by others (mode %03o): "
-                      "refused, as ssh refuses it; chmod 600 it",
-                      arg, key, mode);
-            rc = error_mark(err, ERROR_INPUT);
-        }
+    unsigned mode = identity_too_open(file);
+    if (mode) {
+        error_set(err,
+                  "%s: IdentityFile %s: the key %s may be read by others (mode %03o): "
+                  "refused, as ssh refuses it; chmod 600 it",
+                  where, arg, file, mode);
+        return error_mark(err, ERROR_INPUT);
     }
-    if (wild)
-        globfree(&g);
-    return rc;
+    if (w->n_ids == w->cap_ids) {
+        size_t cap = w->cap_ids ? w->cap_ids * 2 : 8;
+        SshconfigIdentity *grown = realloc(w->ids, cap * sizeof *grown);
+        if (!grown)
+            return error_set(err, "ssh configuration: out of memory");
+        w->ids = grown;
+        w->cap_ids = cap;
+    }
+    SshconfigIdentity *id = &w->ids[w->n_ids++];
+    snprintf(id->file, sizeof id->file, "%s", file);
+    snprintf(id->where, sizeof id->where, "%s", where);
+    return 0;
 }
 
 /* Every line of one file: its Include lines followed, its algorithm and IdentityFile lines
  * checked whichever Host or Match block they are in, since libssh may apply any. */
-static int check_lines(FILE *f, const char *path, const char *ssh_dir, int global, int depth,
-                       Error *err)
+static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err)
 {
     char line[1024]; /* libssh's MAX_LINE_SIZE: it reads a longer line as several */
     int rc = 0, at_start = 1;
-    long lineno = 0;
+    long lineno = 0, block_line = 0;
+    char block[120] = ""; /* the Host or Match line the lines below are under */
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno += at_start;
         size_t len = strlen(line);
         at_start = len && line[len - 1] == '\n';
         while (len && strchr(" \t\r\n\f\v", line[len - 1]))
             line[--len] = 0; /* libssh trims trailing blanks first */
+        char raw[sizeof line];
+        snprintf(raw, sizeof raw, "%s", line + strspn(line, " \t"));
         char *s = line;
         const char *keyword = config_token(&s);
         if (!keyword || keyword[0] == '#')
             continue;
+        if (strcasecmp(keyword, "host") == 0 || strcasecmp(keyword, "match") == 0) {
+            snprintf(block, sizeof block, "%.100s%s", raw, strlen(raw) > 100 ? "..." : "");
+            block_line = lineno;
+        }
         const char *arg = config_token(&s);
         if (strcasecmp(keyword, "identityfile") == 0) {
-            if (check_identity_line(arg, ssh_dir, err) < 0)
-                rc = error_prefix(err, "%s:%ld", path, lineno);
+            char where[2100];
+            snprintf(where, sizeof where, "%s:%ld", path, lineno);
+            if (w->host)
+                rc = identity_line(w, arg, where, err);
             continue;
         }
         if (strcasecmp(keyword, "include") != 0) {
-            if (sshalgos_check_line(keyword, arg, err) < 0)
-                rc = error_prefix(err, "%s:%ld", path, lineno);
+            /* One weak line refuses the file: say which block holds it, since the
+             * operator may not know that one host's legacy block stops them all. */
+            if (sshalgos_check_line(keyword, arg, err) < 0) {
+                if (block_line)
+                    rc = error_prefix(err, "%s:%ld, in \"%s\" (line %ld)", path, lineno, block,
+                                      block_line);
+                else
+                    rc = error_prefix(err, "%s:%ld, before any Host or Match line", path, lineno);
+            }
             continue;
         }
         if (!arg)
@@ -188,16 +215,16 @@ static int check_lines(FILE *f, const char *path, const char *ssh_dir, int globa
         char pattern[2048];
         if (arg[0] == '/')
             snprintf(pattern, sizeof pattern, "%s", arg);
-        else if (global)
+        else if (w->global)
             snprintf(pattern, sizeof pattern, "/etc/ssh/%s", arg);
         else if (arg[0] == '~') {
             /* ssh_dir is libssh's ~/.ssh: its parent is the same home */
             char home[1024];
-            if (ownpath_folder(ssh_dir, home, sizeof home) < 0 ||
+            if (ownpath_folder(w->ssh_dir, home, sizeof home) < 0 ||
                 sshpath_tilde(arg, home, pattern, sizeof pattern) < 0)
                 continue; /* libssh reads nothing either */
         } else
-            snprintf(pattern, sizeof pattern, "%s/%s", ssh_dir, arg);
+            snprintf(pattern, sizeof pattern, "%s/%s", w->ssh_dir, arg);
         if (check_include_folder(pattern, err) < 0) {
             rc = error_prefix(err, "%s includes %s", path, arg);
             break;
@@ -206,7 +233,7 @@ static int check_lines(FILE *f, const char *path, const char *ssh_dir, int globa
         if (glob(pattern, GLOB_TILDE, NULL, &g) != 0)
             continue; /* nothing there: libssh reads nothing either */
         for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++)
-            rc = check_file(g.gl_pathv[i], ssh_dir, global, path, depth + 1, err);
+            rc = check_file(w, g.gl_pathv[i], path, depth + 1, err);
         globfree(&g);
     }
     return rc;
@@ -252,8 +279,7 @@ static int check_trusted(const char *path, const char *included, Error *err)
     return rc;
 }
 
-static int check_file(const char *path, const char *ssh_dir, int global, const char *by,
-                      int depth, Error *err)
+static int check_file(Walk *w, const char *path, const char *by, int depth, Error *err)
 {
     if (depth > MAX_INCLUDE_DEPTH)
         return 0; /* libssh stops there too */
@@ -276,7 +302,7 @@ static int check_file(const char *path, const char *ssh_dir, int global, const c
         close(fd);
         return 0;
     }
-    int rc = check_lines(f, path, ssh_dir, global, depth, err);
+    int rc = check_lines(w, f, path, depth, err);
     fclose(f);
     return rc;
 }
@@ -285,5 +311,21 @@ int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err)
 {
     /* libssh reads Include paths of the global file relative to /etc/ssh, all others
      * relative to ~/.ssh, and knows the global file by its name alone. */
-    return check_file(path, ssh_dir, strcmp(path, GLOBAL_CONFIG) == 0, NULL, 0, err);
+    Walk w = {.ssh_dir = ssh_dir, .global = strcmp(path, GLOBAL_CONFIG) == 0};
+    return check_file(&w, path, NULL, 0, err);
+}
+
+int sshconfig_identities(const char *path, const char *ssh_dir, const SshpathHost *host,
+                         SshconfigIdentity **ids, size_t *n, Error *err)
+{
+    Walk w = {.ssh_dir = ssh_dir,
+              .global = strcmp(path, GLOBAL_CONFIG) == 0,
+              .host = host,
+              .ids = *ids,
+              .n_ids = *n,
+              .cap_ids = *n};
+    int rc = check_file(&w, path, NULL, 0, err);
+    *ids = w.ids;
+    *n = w.n_ids;
+    return rc;
 }

@@ -6,12 +6,15 @@
 #ifndef TUNEDECK_SSHCONFIG_H
 #define TUNEDECK_SSHCONFIG_H
 
+#include <stddef.h>
+
 #include "core/base/error.h"
+#include "remote/ssh/sshpath.h"
 
 /* The same files' KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms and PubkeyAccepted*
- * lines, in any Host or Match block, must name no algorithm tunedeck refuses (sshalgos.h),
- * and no IdentityFile line may name a key of yours that others may read (identities.h):
- * refused with file:line otherwise. */
+ * lines, in any Host or Match block, must name no algorithm tunedeck refuses (sshalgos.h):
+ * refused with file:line otherwise. IdentityFile lines name another file per host: they
+ * are checked per host (sshconfig_identities). */
 
 /* 0 when `path` and every file its Include lines name (followed as libssh follows them:
  * globbed, relative to /etc/ssh for the global file, else to ssh_dir, whose parent is what
@@ -19,5 +22,20 @@
  * trusted, or are missing or not regular files (not ours to judge here). -1 with err naming
  * the file, who could write it and what to do, and the file that included it. */
 int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err);
+
+/* One IdentityFile line as libssh reads it for one host: the file, and "config:line". */
+typedef struct {
+    char file[1024];
+    char where[1100];
+} SshconfigIdentity;
+
+/* Every IdentityFile line of `path` and its Includes (any Host or Match block: libssh may
+ * apply any), expanded for `host` as libssh expands it when it connects (sshpath.h), appended
+ * to *ids (realloc'd, *n of them; the caller frees it), in the files' order. -1 with err
+ * naming config:line, the line, the file and its mode when a file others may read is one of
+ * them (or the config may not be trusted, as sshconfig_check_trusted). A "pkcs11:" line or
+ * one libssh cannot expand names no file and is left out. */
+int sshconfig_identities(const char *path, const char *ssh_dir, const SshpathHost *host,
+                         SshconfigIdentity **ids, size_t *n, Error *err);
 
 #endif

@@ -91,33 +91,39 @@ int sshpath_config_name(const char *named, const char *ssh_dir, char *path, size
             return error_mark(err, ERROR_INPUT);
         }
     }
-    /* libssh expands the name it is given again: each '%' doubled reads as itself, and a
-     * relative name that starts with '~' is kept from its tilde by "./". */
-    size_t out = 0;
-    for_libssh[0] = 0;
-    if (path[0] == '~' && put(for_libssh, cap_libssh, &out, "./", 2) < 0)
-        goto long_name;
-    for (const char *p = path; *p; p++)
-        if ((*p == '%' && put(for_libssh, cap_libssh, &out, "%", 1) < 0) ||
-            put(for_libssh, cap_libssh, &out, p, 1) < 0)
-            goto long_name;
-    return 0;
-long_name:
+    if (sshpath_for_libssh(path, for_libssh, cap_libssh) == 0)
+        return 0;
     error_set(err, "TUNEDECK_SSH_CONFIG %s: the expanded name is too long", named);
     return error_mark(err, ERROR_INPUT);
 }
 
-int sshpath_identity_pattern(const char *arg, const char *home, const char *ssh_dir, char *out,
-                             size_t cap)
+int sshpath_for_libssh(const char *path, char *out, size_t cap)
+{
+    /* libssh expands the name it is given: each '%' doubled reads as itself, and a
+     * relative name that starts with '~' is kept from its tilde by "./". */
+    size_t used = 0;
+    if (!cap)
+        return -1;
+    out[0] = 0;
+    if (path[0] == '~' && put(out, cap, &used, "./", 2) < 0)
+        return -1;
+    for (const char *p = path; *p; p++)
+        if ((*p == '%' && put(out, cap, &used, "%", 1) < 0) || put(out, cap, &used, p, 1) < 0)
+            return -1;
+    return 0;
+}
+
+int sshpath_identity_file(const char *arg, const char *home, const char *ssh_dir,
+                          const SshpathHost *host, char *out, size_t cap)
 {
     char tilde[4096];
     if (sshpath_tilde(arg, home, tilde, sizeof tilde) < 0)
         return -1;
     size_t used = 0;
-    int wild = 0;
     out[0] = 0;
     for (const char *p = tilde; *p; p++) {
         int bad;
+        char port[16];
         if (*p != '%') {
             bad = put(out, cap, &used, p, 1);
         } else if (!p[1]) {
@@ -129,14 +135,20 @@ int sshpath_identity_pattern(const char *arg, const char *home, const char *ssh_
         } else if (*p == 'u') {
             const struct passwd *pw = getpwuid(getuid());
             bad = !pw || put(out, cap, &used, pw->pw_name, strlen(pw->pw_name));
-        } else if (strchr("hrpl", *p)) {
-            bad = put(out, cap, &used, "*", 1);
-            wild = 1;
+        } else if (*p == 'h') {
+            bad = !host->host || put(out, cap, &used, host->host, strlen(host->host));
+        } else if (*p == 'r') {
+            bad = !host->user || put(out, cap, &used, host->user, strlen(host->user));
+        } else if (*p == 'p') {
+            snprintf(port, sizeof port, "%u", host->port ? host->port : 22u);
+            bad = put(out, cap, &used, port, strlen(port));
+        } else if (*p == 'l') {
+            bad = 0; /* libssh 0.10.6 expands %l to nothing */
         } else {
             return -1; /* "Wrong escape sequence": libssh fails the connection */
         }
         if (bad)
             return -1;
     }
-    return wild;
+    return 0;
 }

@@ -22,11 +22,24 @@ int sshpath_tilde(const char *in, const char *home, char *out, size_t cap);
 int sshpath_config_name(const char *named, const char *ssh_dir, char *path, size_t cap,
                         char *for_libssh, size_t cap_libssh, Error *err);
 
-/* The files an IdentityFile argument may name once libssh expands it (when it connects:
- * `~` as sshpath_tilde with `home`, `%d` ssh_dir, `%u`, `%%`; `%h`, `%r`, `%p` and `%l`,
- * which differ per host, as '*'), into out: 1 when out is a glob pattern (it had those), 0
- * when it is one file, -1 when libssh could not expand it (it reads nothing then). */
-int sshpath_identity_pattern(const char *arg, const char *home, const char *ssh_dir, char *out,
-                             size_t cap);
+/* A name that libssh expands (ssh_path_expand_escape: the identities it is handed, the
+ * known_hosts files, the config file) to exactly the file `path`, into out: every '%'
+ * doubled, "./" before a leading '~'. 0, or -1 when out is too small. Whatever tunedeck
+ * checks, reads or writes at `path` is then what libssh reads. */
+int sshpath_for_libssh(const char *path, char *out, size_t cap);
+
+/* The host an IdentityFile is expanded for: its name after the config's HostName, its user
+ * and port (0: libssh's 22), as libssh holds them when ssh_connect expands identities. */
+typedef struct {
+    const char *host, *user;
+    unsigned port;
+} SshpathHost;
+
+/* The file an IdentityFile argument names for `host` once libssh expands it (`~` as
+ * sshpath_tilde with `home`, `%d` ssh_dir, `%u`, `%%`, `%h`, `%r`, `%p`; `%l` is nothing in
+ * libssh 0.10.6), into out: no glob, the one file libssh reads. 0, or -1 when libssh could
+ * not expand it (it reads nothing then). */
+int sshpath_identity_file(const char *arg, const char *home, const char *ssh_dir,
+                          const SshpathHost *host, char *out, size_t cap);
 
 #endif

@@ -259,6 +259,16 @@ exit_is 2 "usage" "$bin" --job $job # the console once tuned the simulator's job
 grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --job alone: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" --sim B:googlenet --job $job
 grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --sim --job: $(cat "$tmp/e")"
+# --gpus-per-node is the live scheduler's on SSH hosts: Slurm says its nodes' GPUs, whether
+# --slurm or an inventory with "backend": "slurm" names it (that one was accepted).
+exit_is 2 "usage" "$bin" --slurm --workload examples/live-workload.csv --gpus-per-node 4
+grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" ||
+    fail "--slurm --gpus-per-node: $(cat "$tmp/e")"
+printf '{"name": "s", "backend": "slurm", "partition": "p"}\n' > "$tmp/slurm-inv.json"
+exit_is 2 "usage" "$bin" --cluster "$tmp/slurm-inv.json" --workload examples/live-workload.csv \
+    --gpus-per-node 4
+grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" ||
+    fail "a slurm inventory with --gpus-per-node: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored

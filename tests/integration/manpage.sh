@@ -72,6 +72,9 @@ while IFS='|' read -r heading line; do
     # shellcheck disable=SC2086 # a command line, split on purpose
     $line 2>&1 | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | grep -vx -- '--help' |
         grep -vx -- '--live' >"$tmp/own"
+    # A --help that failed or printed no options would pass the loop below with nothing
+    # checked: every section's command has options of its own.
+    [ -s "$tmp/own" ] || fail "'$line' printed no options of its own: nothing to check in '$heading'"
     while read -r opt; do
         grep -q -- "$opt\([^a-z0-9-]\|$\)" "$tmp/section.txt" ||
             fail "'$line' lists $opt, but the section '$heading' of tunedeck(1) does not"

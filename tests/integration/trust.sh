@@ -171,6 +171,25 @@ run "" "$T/n4" --only h3
 check "a hashed known_hosts entry is honoured" sh -c "grep -q '^|1|' '$T/kh.h3' && grep -q 'h3 exit 0' '$T/n4'"
 cp "$T/kh.all" "$kh"
 
+echo "a known_hosts name with % is the file tunedeck reads, for libssh too"
+# libssh expands %d, %h, ~ in SSH_OPTIONS_KNOWNHOSTS: "kh%d" was read by tunedeck as written
+# and by libssh as kh<home>/.ssh, so the two disagreed on which keys are known.
+cp "$T/kh.all" "$T/kh%d"
+chmod 644 "$T/kh%d"
+python3 - "$T/inv.json" "$T/inv-khpct.json" "$T/kh%d" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-khpct.json" --only h3 -- true > "$T/khp1" 2>&1
+check "known_hosts '$T/kh%d' is the file libssh checks the key against: h3 logs in" grep -q 'h3 exit 0' "$T/khp1"
+: > "$T/kh%d"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-khpct.json" --only h3 --accept-new-host-keys -- true > "$T/khp2" 2>&1
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-khpct.json" --only h3 -- true > "$T/khp3" 2>&1
+check "a key accepted into '$T/kh%d' is found there by libssh next time" \
+    sh -c "grep -q 'h3 exit 0' '$T/khp2' && grep -q 'h3 exit 0' '$T/khp3' && grep -q '127.0.0.13' '$T/kh%d'"
+
 echo "an identity others can read is not used"
 chmod 640 "$T/h/id_ed25519"
 run "" "$T/id1" --only h3
@@ -184,6 +203,28 @@ chmod 644 "$T/open_key"
 run "Host other\n  IdentityFile $T/open_key\n" "$T/id3" --only h3
 check "an ssh config's IdentityFile others can read is refused, naming file:line, key and mode" \
     grep -q "$T/cfg:2: IdentityFile $T/open_key: the key $T/open_key may be read by others (mode 644): refused" "$T/id3"
+
+echo "an IdentityFile is the one file libssh reads for the host, never a glob"
+# '%h' was globbed as '*': '[' read as a class let k[1]_127.0.0.13 (mode 644) log in, and
+# id_%h matched id_ed25519.pub, refusing the whole config for a public key.
+mkdir -p "$T/keys"
+cp "$T/h/id_ed25519" "$T/keys/k[1]_127.0.0.13"
+chmod 644 "$T/keys/k[1]_127.0.0.13"
+python3 - "$T/inv.json" "$T/inv-noid0.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["identity"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+printf 'IdentityFile %s/keys/k[1]_%%h\n' "$T" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-noid0.json" --only h3 -- true > "$T/g1" 2>&1
+check "IdentityFile .../k[1]_%h: k[1]_127.0.0.13 at 644 is refused for h3, never used" \
+    sh -c "! grep -q 'h3 exit 0' '$T/g1' && grep -q 'h3 ssh-failed: .*$T/cfg:1: IdentityFile $T/keys/k\[1\]_%h: the key $T/keys/k\[1\]_127.0.0.13 may be read by others (mode 644)' '$T/g1'"
+cp "$T/h/id_ed25519.pub" "$T/keys/id_ed25519.pub"
+chmod 644 "$T/keys/id_ed25519.pub"
+run "IdentityFile $T/keys/id_%h\n" "$T/g2" --only h3
+check "IdentityFile .../id_%h is not refused for a public key id_ed25519.pub beside it" \
+    grep -q 'h3 exit 0' "$T/g2"
 
 echo "a default identity others can read is not used"
 # libssh tries ~/.ssh/id_* by itself and checks no mode. The home libssh reads (the password
@@ -222,6 +263,41 @@ PY
     check "the same identity, private again, logs in, with no warning" \
         sh -c "grep -q 'h3 exit 0' '$T/d3' && ! grep -q warning '$T/d3'"
 
+    echo "the config's IdentityFile keys are still offered when a default key is left out"
+    # A stale 0644 id_rsa made tunedeck log in by itself, offering only the defaults: the
+    # config's IdentityFile ~/.ssh/cluster_key (0600, the only authorized key) was never tried.
+    mv "$T/home/.ssh/id_ed25519" "$T/id.away2"
+    ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/home/.ssh/id_rsa"
+    chmod 644 "$T/home/.ssh/id_rsa"
+    cp "$T/h/id_ed25519" "$T/home/.ssh/cluster_key"
+    chmod 600 "$T/home/.ssh/cluster_key"
+    printf 'Host 127.0.0.13\n  IdentityFile ~/.ssh/cluster_key\n' > "$T/cfg"
+    in_home "$T/d4"
+    check "stale 0644 id_rsa + IdentityFile ~/.ssh/cluster_key: logs in with cluster_key, warning about id_rsa" \
+        sh -c "grep -q 'h3 exit 0' '$T/d4' && grep -q 'h3 warning: the default identity $home/.ssh/id_rsa (mode 644) may be read by others: not used' '$T/d4'"
+    rm "$T/home/.ssh/id_rsa" "$T/home/.ssh/id_rsa.pub" "$T/home/.ssh/cluster_key"
+    mv "$T/id.away2" "$T/home/.ssh/id_ed25519"
+    : > "$T/cfg"
+
+    echo "an inventory identity with % is the file checked, never what libssh would expand"
+    # libssh expands %d in the identity it is handed: "%d/work_key" (its literal file absent)
+    # passed the mode check, then libssh read ~/.ssh/work_key at mode 644 and logged in.
+    mv "$T/home/.ssh/id_ed25519" "$T/id.away"
+    cp "$T/h/id_ed25519" "$T/home/.ssh/work_key"
+    chmod 644 "$T/home/.ssh/work_key"
+    python3 - "$T/inv.json" "$T/inv-pct.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["identity"] = "%d/work_key"
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    (cd "$T" && TUNEDECK_SSH_CONFIG="$T/cfg" unshare -m sh -c 'mount --bind "$1" "$2" && exec timeout 20 "$3" --cluster "$4" --only h3 -- true' \
+        sh "$T/home" "$home" "$rexec" "$T/inv-pct.json") > "$T/pct1" 2>&1
+    check "identity '%d/work_key' never reads ~/.ssh/work_key (mode 644): no login, the literal file named" \
+        sh -c "! grep -q 'h3 exit 0' '$T/pct1' && grep -q \"h3 ssh-failed: .*the identity %d/work_key (the inventory's ssh.identity) cannot be read\" '$T/pct1'"
+    rm "$T/home/.ssh/work_key"
+    mv "$T/id.away" "$T/home/.ssh/id_ed25519"
+
     echo "TUNEDECK_SSH_CONFIG is checked where libssh reads it"
     # libssh expands ~ and %d (and %h, %r, %p, %l, %u) in the name: it was checked as written.
     # A private file at the literal './%d/cfg' passed while libssh read ~/.ssh/cfg.
@@ -257,25 +333,39 @@ ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/h/host4"
 harness_start 4 "HostKeyAlgorithms ssh-rsa"
 harness_start 5 "Ciphers 3des-cbc"
 harness_start 6 "KexAlgorithms diffie-hellman-group1-sha1"
-HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv-weak.json" 4 5 6
+harness_start 7 "Ciphers aes128-gcm@openssh.com"
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv-weak.json" 4 5 6 7
 weak() { # weak CONFIG-TEXT OUT [rexec args...]
     printf '%b' "$1" > "$T/cfg"; out="$2"; shift 2
     TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-weak.json" "$@" -- true > "$out" 2>&1
 }
 weak "Host 127.0.0.14\n  HostKeyAlgorithms ssh-rsa\n" "$T/a1" --only h4
 check "HostKeyAlgorithms ssh-rsa is refused with file:line, the algorithm, why and what is allowed" \
-    grep -q "$T/cfg:2: HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1), which tunedeck never uses, whatever the ssh configuration says: refused; allowed: ssh-ed25519" "$T/a1"
+    grep -q "$T/cfg:2, in \"Host 127.0.0.14\" (line 1): HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1), which tunedeck never uses, whatever the ssh configuration says: refused, and the whole file with it, whichever Host or Match block the line is in; remove it from the line, or point TUNEDECK_SSH_CONFIG at a config for tunedeck's hosts only; allowed: ssh-ed25519" "$T/a1"
 check "and nothing ran on h4" sh -c "! grep -q 'h4 exit' '$T/a1'"
 weak "Host *\n  Ciphers aes256-ctr,3des-cbc\n" "$T/a2" --only h5
 check "Ciphers 3des-cbc is refused, naming file:line" \
-    grep -q "$T/cfg:2: Ciphers names 3des-cbc (a CBC-mode cipher)" "$T/a2"
+    grep -q "$T/cfg:2, in \"Host \\*\" (line 1): Ciphers names 3des-cbc (a CBC-mode cipher)" "$T/a2"
 check "and nothing ran on h5" sh -c "! grep -q 'h5 exit' '$T/a2'"
 weak "KexAlgorithms=diffie-hellman-group1-sha1\n" "$T/a3" --only h6
 check "KexAlgorithms diffie-hellman-group1-sha1 is refused" \
-    grep -q "$T/cfg:1: KexAlgorithms names diffie-hellman-group1-sha1 (a 1024-bit Diffie-Hellman group with SHA-1)" "$T/a3"
+    grep -q "$T/cfg:1, before any Host or Match line: KexAlgorithms names diffie-hellman-group1-sha1 (a 1024-bit Diffie-Hellman group with SHA-1)" "$T/a3"
 weak "PubkeyAcceptedAlgorithms +ssh-rsa\nMACs hmac-md5\n" "$T/a4" --only h5
 check "PubkeyAcceptedAlgorithms +ssh-rsa is refused too" \
-    grep -q "$T/cfg:1: PubkeyAcceptedAlgorithms names ssh-rsa" "$T/a4"
+    grep -q "$T/cfg:1, before any Host or Match line: PubkeyAcceptedAlgorithms names ssh-rsa" "$T/a4"
+# libssh 0.10.6 reads no leading '-': it keeps the names it knows, so "-x,ssh-rsa" offers ssh-rsa
+# (before the fix this logged in to the ssh-rsa-only h4).
+weak "Host 127.0.0.14\n  HostKeyAlgorithms -x,ssh-rsa\n" "$T/a6" --only h4
+check "HostKeyAlgorithms -x,ssh-rsa is refused too: libssh 0.10.6 has no '-' removal" \
+    grep -q "$T/cfg:2, in \"Host 127.0.0.14\" (line 1): HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1)" "$T/a6"
+check "and nothing ran on h4" sh -c "! grep -q 'h4 exit' '$T/a6'"
+weak "Ciphers -x,3des-cbc\n" "$T/a7" --only h5
+check "Ciphers -x,3des-cbc is refused" grep -q "$T/cfg:1, before any Host or Match line: Ciphers names 3des-cbc" "$T/a7"
+check "and nothing ran on h5" sh -c "! grep -q 'h5 exit' '$T/a7'"
+weak "KexAlgorithms -x,diffie-hellman-group1-sha1\n" "$T/a8" --only h6
+check "KexAlgorithms -x,diffie-hellman-group1-sha1 is refused" \
+    grep -q "$T/cfg:1, before any Host or Match line: KexAlgorithms names diffie-hellman-group1-sha1" "$T/a8"
+check "and nothing ran on h6" sh -c "! grep -q 'h6 exit' '$T/a8'"
 weak "" "$T/a5"
 check "a server that signs only with ssh-rsa is refused, saying the server must change" \
     grep -q "h4 ssh-failed: .*ssh handshake with 127.0.0.14 port $H_PORT: the server offers only algorithms tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): server host key algo: server \\[ssh-rsa\\]" "$T/a5"
@@ -283,7 +373,11 @@ check "so is one that offers only 3des-cbc" \
     grep -q "h5 ssh-failed: .*the server offers only algorithms tunedeck never uses .*: encryption client->server: server \\[3des-cbc\\]" "$T/a5"
 check "and one that offers only diffie-hellman-group1-sha1" \
     grep -q "h6 ssh-failed: .*the server offers only algorithms tunedeck never uses .*: kex algos: server \\[diffie-hellman-group1-sha1" "$T/a5"
-for i in 4 5 6; do harness_stop "$i"; done
+# Two strong lists that do not meet are no weak server: libssh's words, both lists.
+weak "Ciphers aes256-ctr\n" "$T/a9" --only h7
+check "a server whose only cipher is strong but not the config's says so, with both lists" \
+    sh -c "grep -q 'h7 ssh-failed: .*ssh handshake with 127.0.0.17 port $H_PORT: no algorithm in common for encryption client->server: server \\[aes128-gcm@openssh.com\\], client \\[aes256-ctr\\]' '$T/a9' && ! grep -q 'never uses' '$T/a9'"
+for i in 4 5 6 7; do harness_stop "$i"; done
 
 echo "proxies are refused, never silently bypassed"
 run "Host 127.0.0.11\n  ProxyCommand nc %h %p\n" "$T/p1" --only h1

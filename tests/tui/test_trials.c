@@ -96,8 +96,13 @@ Test(trials, a_column_is_found_by_name_or_by_its_header)
     cr_assert_eq(trials_column_find("err%"), TRIAL_COL_ERR);
     cr_assert_eq(trials_column_find("W/PS"), TRIAL_COL_WORKERS);
     cr_assert_eq(trials_column_find("#"), TRIAL_COL_NUMBER);
-    for (int c = 0; c < TRIAL_COL_COUNT; c++)
+    for (int c = 0; c < TRIAL_COL_COUNT; c++) {
         cr_assert_eq(trials_column_find(trials_column_name((TrialColumn)c)), c);
+        /* the header the table draws, from the same table */
+        cr_assert_eq(trials_column_find(trials_column_header((TrialColumn)c)), c);
+        int w = trials_column_width((TrialColumn)c);
+        cr_assert_geq(w < 0 ? -w : w, (int)strlen(trials_column_header((TrialColumn)c)));
+    }
     cr_assert_eq(trials_column_find("speed"), -1);
     cr_assert_eq(trials_column_find(""), -1);
 }

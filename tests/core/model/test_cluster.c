@@ -139,9 +139,6 @@ Test(cluster, rejects_every_bad_field)
             "\"h[1-3]\", \"type\": \"t\"}]}",
             "field 'host': expected 1 host for machine 'a', found 3");
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
-            "\"type\": \"t\"}], \"trial\": {\"launch\": \"single\", \"launch_host\": \"b\"}}",
-            "trial: field 'launch_host': expected the name of a machine, found 'b'");
-    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
             "\"type\": \"t\"}], \"job_launch\": \"everywhere\"}",
             "field 'job_launch': expected \"first-host\" or \"per-host\", found \"everywhere\"");
 }
@@ -358,5 +355,26 @@ Test(cluster, a_user_name_of_256_bytes_is_kept_whole)
     cr_assert_not_null(c, "%s", err.msg);
     cr_assert_str_eq(c->ssh.user, name);
     cr_assert_str_eq(c->machines[0].user, name);
+    cluster_free(c);
+}
+
+/* launch_host matters to the single launcher alone: loading never refuses it (a journal's
+ * inventory with a stale value still resumes), the check says what is wrong when asked. */
+Test(cluster, launch_host_is_checked_for_the_single_launcher_only)
+{
+    Error err = {0};
+    cJSON *j = cJSON_Parse("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", "
+                           "\"host\": \"a\", \"type\": \"t\"}], \"trial\": {\"launch\": "
+                           "\"single\", \"launch_host\": \"b\"}}");
+    cr_assert_not_null(j);
+    Cluster *c = cluster_from_json(j, "inv.json", &err);
+    cJSON_Delete(j);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(cluster_check_launch_host(c, "inv.json", &err), -1);
+    cr_assert(strstr(err.msg, "inv.json: trial: field 'launch_host': expected the name of a "
+                              "machine, found 'b'"),
+              "%s", err.msg);
+    snprintf(c->trial.launch_host, sizeof c->trial.launch_host, "a");
+    cr_assert_eq(cluster_check_launch_host(c, "inv.json", &err), 0, "%s", err.msg);
     cluster_free(c);
 }

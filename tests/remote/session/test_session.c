@@ -1,5 +1,6 @@
 /* One session module for `tune` and the console: spec -> cluster, launcher, pool, tuner,
  * journal; a resumed spec comes back from the journal. */
+#include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,42 @@ Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
     cr_assert_str_eq(s->trial_cmd, "tunedeck-worker --all-local");
     cr_assert_null(s->pool, "a local launcher needs no SSH");
     session_free(s);
+}
+
+/* A stale trial.launch_host stops only the launcher that reads it: another launcher, and a
+ * resume whose journal holds the inventory, still open. */
+Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
+{
+    cJSON *inv = cJSON_Parse(
+        "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+        "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
+        "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"launch_host\": "
+        "\"gone\"}}");
+    cr_assert_not_null(inv);
+    const char *launchers[] = {"local", "per-host", "single"};
+    for (int i = 0; i < 3; i++) {
+        Session *s = session_new(0, NULL);
+        SessionSpec spec = {.cluster = "saved.json",
+                            .cluster_json = inv,
+                            .ssh_config = TEST_SSH_CONFIG,
+                            .job = TINY_JOB,
+                            .launcher = launchers[i],
+                            .optimizer = "random",
+                            .budget = 1,
+                            .trial_timeout_s = 5};
+        Error err = {0};
+        int rc = session_open(s, &spec, &err);
+        if (i < 2) {
+            cr_assert_eq(rc, 0, "%s: %s", launchers[i], err.msg);
+        } else {
+            cr_assert_eq(rc, -1, "single with a stale launch_host opened");
+            cr_assert(strstr(err.msg, "saved.json: trial: field 'launch_host': expected the name "
+                                      "of a machine, found 'gone'"),
+                      "%s", err.msg);
+        }
+        session_free(s);
+    }
+    cJSON_Delete(inv);
 }
 
 Test(session, remote_launchers_get_a_pool_that_connects_on_use)

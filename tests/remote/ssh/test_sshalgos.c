@@ -43,6 +43,19 @@ Test(sshalgos, every_weak_family_is_refused_naming_it_and_why)
     refused("MACs", "hmac-ripemd160", "RIPEMD-160");
 }
 
+/* libssh 0.10.6 reads no '+', '-' or '^': it keeps the names it knows, whatever comes first,
+ * so a "removal" list offers what it names. */
+Test(sshalgos, a_sign_never_hides_a_weak_name)
+{
+    refused("HostKeyAlgorithms", "-ssh-rsa,ssh-dss", "names ssh-rsa");
+    refused("HostKeyAlgorithms", "-x,ssh-rsa", "names ssh-rsa");
+    refused("Ciphers", "-x,3des-cbc", "names 3des-cbc");
+    refused("KexAlgorithms", "-x,diffie-hellman-group1-sha1", "diffie-hellman-group1-sha1");
+    refused("MACs", "hmac-sha2-256,^hmac-md5", "names hmac-md5");
+    refused("Ciphers", "+-^aes128-cbc", "names aes128-cbc");
+    allowed("Ciphers", "-aes128-ctr,aes256-gcm@openssh.com");
+}
+
 Test(sshalgos, strong_lists_removals_and_other_keywords_pass)
 {
     allowed("Ciphers", "chacha20-poly1305@openssh.com,aes256-gcm@openssh.com,aes128-ctr");
@@ -51,7 +64,61 @@ Test(sshalgos, strong_lists_removals_and_other_keywords_pass)
     allowed("MACs", "hmac-sha2-256-etm@openssh.com,hmac-sha1,umac-128-etm@openssh.com");
     allowed("HostKeyAlgorithms", "ssh-ed25519,rsa-sha2-512,rsa-sha2-256,ecdsa-sha2-nistp256");
     allowed("PubkeyAcceptedAlgorithms", "rsa-sha2-512-cert-v01@openssh.com,ssh-ed25519");
-    allowed("HostKeyAlgorithms", "-ssh-rsa,ssh-dss"); /* '-' removes, never adds */
     allowed("Host", "ssh-rsa");
     allowed("Ciphers", NULL);
+}
+
+/* What a session agreed on: libssh's own defaults may offer what no config line named. */
+Test(sshalgos, a_weak_negotiated_algorithm_is_refused_naming_it)
+{
+    SshNegotiated strong = {"curve25519-sha256", "aes256-gcm@openssh.com",
+                            "chacha20-poly1305@openssh.com", "aead-gcm", "aead-poly1305"};
+    Error err = {0};
+    cr_assert_eq(sshalgos_check_negotiated(&strong, &err), 0, "%s", err.msg);
+    SshNegotiated etm = {"diffie-hellman-group14-sha256", "aes128-ctr", "aes256-ctr",
+                         "hmac-sha2-256-etm@openssh.com", "hmac-sha1"};
+    cr_assert_eq(sshalgos_check_negotiated(&etm, &err), 0, "%s", err.msg);
+    SshNegotiated unknown = {NULL, NULL, NULL, NULL, NULL};
+    cr_assert_eq(sshalgos_check_negotiated(&unknown, &err), 0, "%s", err.msg);
+
+    const struct {
+        SshNegotiated n;
+        const char *needle;
+    } weak[] = {
+        {{"diffie-hellman-group1-sha1", "aes128-ctr", "aes128-ctr", "hmac-sha1", "hmac-sha1"},
+         "key exchange diffie-hellman-group1-sha1 (a 1024-bit"},
+        {{"curve25519-sha256", "aes256-cbc", "aes256-ctr", "hmac-sha1", "hmac-sha1"},
+         "cipher server->client aes256-cbc (a CBC-mode cipher)"},
+        {{"curve25519-sha256", "aes256-ctr", "3des-cbc", "hmac-sha1", "hmac-sha1"},
+         "cipher client->server 3des-cbc"},
+        {{"curve25519-sha256", "aes256-ctr", "aes256-ctr", "hmac-md5", "hmac-sha1"},
+         "MAC server->client hmac-md5 (MD5)"},
+        {{"curve25519-sha256", "aes256-ctr", "aes256-ctr", "hmac-sha1", "none"},
+         "MAC client->server none"},
+    };
+    for (size_t i = 0; i < sizeof weak / sizeof weak[0]; i++) {
+        Error e = {0};
+        cr_assert_eq(sshalgos_check_negotiated(&weak[i].n, &e), -1, "case %zu allowed", i);
+        cr_assert(strstr(e.msg, weak[i].needle), "'%s' lacks '%s'", e.msg, weak[i].needle);
+        cr_assert(strstr(e.msg, "which tunedeck never uses"), "%s", e.msg);
+        cr_assert_eq(e.kind, ERROR_INPUT);
+    }
+}
+
+/* "the server offers only algorithms tunedeck never uses" is true only when it is. */
+Test(sshalgos, a_server_list_is_only_weak_when_every_name_is)
+{
+    cr_assert_eq(sshalgos_server_only_weak("server host key algo", "ssh-rsa"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("encryption client->server", "3des-cbc,aes128-cbc"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", "diffie-hellman-group1-sha1"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", "diffie-hellman-group1-sha1,ext-info-s,"
+                                                        "kex-strict-s-v00@openssh.com"),
+                 1, "markers are no algorithm");
+    cr_assert_eq(sshalgos_server_only_weak("mac algo server->client", "hmac-md5,hmac-sha1-96"), 1);
+    cr_assert_eq(sshalgos_server_only_weak("encryption client->server", "aes128-gcm@openssh.com"),
+                 0);
+    cr_assert_eq(sshalgos_server_only_weak("encryption server->client", "3des-cbc,aes256-ctr"), 0);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", "sntrup761x25519-sha512@openssh.com"), 0);
+    cr_assert_eq(sshalgos_server_only_weak("compression algo client->server", "zlib"), 0);
+    cr_assert_eq(sshalgos_server_only_weak("kex algos", ""), 0);
 }

@@ -189,15 +189,20 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
     char want[512];
     snprintf(want, sizeof want,
-             "%s/sub.conf:3: HostKeyAlgorithms names ssh-rsa (RSA signatures with SHA-1), "
+             "%s/sub.conf:3, in \"Host legacy\" (line 1): HostKeyAlgorithms names ssh-rsa (RSA "
+             "signatures with SHA-1), "
              "which tunedeck never uses",
              dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     cr_assert(strstr(err.msg, "allowed: ssh-ed25519"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "or point TUNEDECK_SSH_CONFIG at a config for tunedeck's hosts "
+                              "only"),
+              "%s", err.msg);
     cr_assert_eq(err.kind, ERROR_INPUT);
     write_file("sub.conf", 0600, "Match all\n\tCiphers = aes256-ctr,3des-cbc\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
-    snprintf(want, sizeof want, "%s/sub.conf:2: Ciphers names 3des-cbc", dir);
+    snprintf(want, sizeof want, "%s/sub.conf:2, in \"Match all\" (line 1): Ciphers names 3des-cbc",
+             dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads a line in 1023-byte pieces: what starts a piece is a line of its own. */
     char longline[1200];
@@ -206,15 +211,33 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     snprintf(longline + 1023, sizeof longline - 1023, "Ciphers 3des-cbc\n");
     write_file("sub.conf", 0600, longline);
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
-    snprintf(want, sizeof want, "%s/sub.conf:1: Ciphers names 3des-cbc", dir);
+    snprintf(want, sizeof want, "%s/sub.conf:1, in \"Host x\" (line 1): Ciphers names 3des-cbc",
+             dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads the first word only: a comment after it names nothing. */
-    write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs -hmac-md5\n");
+    write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs hmac-sha2-256\n");
     cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+    /* libssh 0.10.6 knows no '-' removal: the names are the list. */
+    write_file("sub.conf", 0600, "MACs -hmac-md5\n");
+    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    snprintf(want, sizeof want, "%s/sub.conf:1, before any Host or Match line: MACs names hmac-md5",
+             dir);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
 }
 
-/* libssh reads an IdentityFile key without looking at its mode; ssh would not use it. Every
- * file the line may name for some host is checked (%h globbed), in any Host block. */
+/* libssh reads an IdentityFile key without looking at its mode; ssh would not use it. The one
+ * file the line names for this host is checked, in any Host block, and collected. */
+static int identities(const char *path, const char *ssh_dir, const char *host, Error *err,
+                      size_t *n)
+{
+    SshpathHost h = {host, "root", 22};
+    SshconfigIdentity *ids = NULL;
+    *n = 0;
+    int rc = sshconfig_identities(path, ssh_dir, &h, &ids, n, err);
+    free(ids);
+    return rc;
+}
+
 Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
 {
     char path[256], ssh_dir[256];
@@ -225,7 +248,9 @@ Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
     write_file(".ssh/a.example.key", 0600, "key\n");
     write_file("config", 0600, "Host work\n  IdentityFile ~/.ssh/work_key\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    size_t n;
+    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "checked per host: %s", err.msg);
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), -1);
     char want[512];
     snprintf(want, sizeof want,
              "%s:2: IdentityFile ~/.ssh/work_key: the key %s/.ssh/work_key may be read by "
@@ -233,11 +258,37 @@ Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
              path, dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     write_file("config", 0600, "Host *\n  IdentityFile %d/%h.key\n");
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(n, 1);
     write_file(".ssh/b.example.key", 0640, "key\n");
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), -1);
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "another host's key");
+    cr_assert_eq(identities(path, ssh_dir, "b.example", &err, &n), -1);
     cr_assert(strstr(err.msg, "/.ssh/b.example.key may be read by others (mode 640)"), "%s",
               err.msg);
-    write_file("config", 0600, "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n");
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "%s", err.msg);
+    write_file("config", 0600,
+               "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n"
+               "IdentityFile pkcs11x\n");
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(n, 1, "pkcs11 names (6 characters, as libssh compares) are no files");
+}
+
+/* The glob was too loose ('[' read as a class) and too strict (id_%h matched id_*.pub). */
+Test(sshconfig, an_identity_file_is_exactly_the_file_for_the_host_never_a_glob)
+{
+    char path[256], ssh_dir[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file(".ssh/k[1]_127.0.0.13", 0644, "key\n");
+    write_file("config", 0600, "IdentityFile %d/k[1]_%h\n");
+    Error err;
+    size_t n;
+    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
+    cr_assert(strstr(err.msg, "k[1]_127.0.0.13 may be read by others (mode 644)"), "%s", err.msg);
+    write_file(".ssh/id_ed25519.pub", 0644, "pub\n");
+    write_file("config", 0600, "IdentityFile ~/.ssh/id_%h\n");
+    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), 0, "%s", err.msg);
+    write_file(".ssh/id_127.0.0.13", 0604, "key\n");
+    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
+    cr_assert(strstr(err.msg, "id_127.0.0.13 may be read by others (mode 604)"), "%s", err.msg);
 }

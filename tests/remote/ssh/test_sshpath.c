@@ -79,14 +79,40 @@ Test(sshpath, a_tilde_is_home_then_the_rest_as_libssh_joins_them)
     cr_assert_str_eq(out, "/root/a");
 }
 
-Test(sshpath, an_identity_file_is_one_file_or_a_pattern_for_per_host_escapes)
+/* One file per host, as ssh_connect expands it: no glob, so '[', '*' and '?' are themselves. */
+Test(sshpath, an_identity_file_is_the_one_file_libssh_reads_for_the_host)
 {
     char out[256];
-    cr_assert_eq(sshpath_identity_pattern("~/.ssh/k", "/h", "/h/.ssh", out, sizeof out), 0);
+    SshpathHost h = {"127.0.0.13", "root", 2222};
+    cr_assert_eq(sshpath_identity_file("~/.ssh/k", "/h", "/h/.ssh", &h, out, sizeof out), 0);
     cr_assert_str_eq(out, "/h/.ssh/k");
-    cr_assert_eq(sshpath_identity_pattern("%d/id_%h_%r.%p", "/h", "/s", out, sizeof out), 1);
-    cr_assert_str_eq(out, "/s/id_*_*.*");
-    cr_assert_eq(sshpath_identity_pattern("/k/%%l%l", "/h", "/s", out, sizeof out), 1);
-    cr_assert_str_eq(out, "/k/%l*");
-    cr_assert_eq(sshpath_identity_pattern("/k/%q", "/h", "/s", out, sizeof out), -1);
+    cr_assert_eq(sshpath_identity_file("%d/id_%h_%r.%p", "/h", "/s", &h, out, sizeof out), 0);
+    cr_assert_str_eq(out, "/s/id_127.0.0.13_root.2222");
+    cr_assert_eq(sshpath_identity_file("/k/k[1]_%h*?", "/h", "/s", &h, out, sizeof out), 0);
+    cr_assert_str_eq(out, "/k/k[1]_127.0.0.13*?");
+    cr_assert_eq(sshpath_identity_file("/k/%%l%l", "/h", "/s", &h, out, sizeof out), 0);
+    cr_assert_str_eq(out, "/k/%l"); /* %l is nothing in libssh 0.10.6 */
+    SshpathHost no_port = {"a", "u", 0};
+    cr_assert_eq(sshpath_identity_file("/k/%p", "/h", "/s", &no_port, out, sizeof out), 0);
+    cr_assert_str_eq(out, "/k/22");
+    cr_assert_eq(sshpath_identity_file("/k/%q", "/h", "/s", &h, out, sizeof out), -1);
+}
+
+/* What libssh's ssh_path_expand_escape turns back into exactly the file tunedeck checked:
+ * an inventory's "%d/work_key" is that literal file, never ~/.ssh/work_key. */
+Test(sshpath, a_name_for_libssh_expands_to_exactly_the_file)
+{
+    static const char *const CASES[][2] = {
+        {"%d/work_key", "%%d/work_key"}, {"/keys/%h_%%", "/keys/%%h_%%%%"}, {"~/k", "./~/k"},
+        {"~%u/k%", "./~%%u/k%%"},        {"/plain/key", "/plain/key"},      {"", ""},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        char out[64];
+        cr_assert_eq(sshpath_for_libssh(CASES[i][0], out, sizeof out), 0, "%s", CASES[i][0]);
+        cr_assert_str_eq(out, CASES[i][1], "%s", CASES[i][0]);
+    }
+    char small[6];
+    cr_assert_eq(sshpath_for_libssh("%d/ab", small, sizeof small), -1, "%s", small);
+    cr_assert_eq(sshpath_for_libssh("~/abc", small, sizeof small), -1, "%s", small);
+    cr_assert_eq(sshpath_for_libssh("abcde", small, sizeof small), 0);
 }
