@@ -498,9 +498,17 @@ while [ $n -lt 50 ] && ! squeue -h -t R -j "$blocker" | grep -q .; do sleep 0.1;
     --policy doubling --interval 60 --time-scale 30 --duration 15 --status-every 0 \
     --job-dir "$T/jobs11" > "$T/out11" 2> "$T/err11" &
 LIVE_PID=$!
-wait_line "$T/out11" "third: Slurm job .* running" 150
-theirs=$(sbatch --parsable --uid=nobody --chdir=/ -p t4 -N1 --gres=gpu:2 -J theirs -o /dev/null --wrap 'sleep 120')
-theirs_state="$(sleep 1; squeue -h -j "$theirs" -o %T)"
+# third runs at t=240 s: 8 s of wall time at x30, 16 s at x15, later under load. theirs goes
+# in only once it runs: submitted while new still held n2's two GPUs (the wait cut short at
+# 15 s, x15), it was older than the shrink's resubmissions and Slurm started it on the
+# emptied n2 (a shrink resubmits too), or it pended before the shrink and nothing was idle
+# to hold back.
+wait_line "$T/out11" "third: Slurm job .* running" 400
+theirs="" theirs_state="third never ran"
+if grep -q "third: Slurm job .* running" "$T/out11"; then
+    theirs=$(sbatch --parsable --uid=nobody --chdir=/ -p t4 -N1 --gres=gpu:2 -J theirs -o /dev/null --wrap 'sleep 120')
+    theirs_state="$(sleep 1; squeue -h -j "$theirs" -o %T)"
+fi
 # What Slurm says of theirs while the run goes (its reason, its planned nodes): on failure.
 (while kill -0 "$LIVE_PID" 2> /dev/null; do
     echo "$(date +%T.%N | cut -c1-12) $(scontrol show job "$theirs" 2> /dev/null |
@@ -513,7 +521,7 @@ wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
 wait "$watch11"
-scancel "$blocker" "$theirs"
+scancel "$blocker" $theirs
 settle
 queue="$(squeue -h)"
 left=$(pgrep -f "ckpt-$mark" | wc -l)
