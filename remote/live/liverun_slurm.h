@@ -84,6 +84,10 @@ typedef struct {
     const char *gpu_type; /* its GRES's ("t4"); NULL or "" unknown: a job of any type fits */
 } LiveSlurmClaimNode;
 
+/* A pending job that only waits for GPUs or for its turn (reason Priority, Resources or
+ * None): Slurm could start it now. */
+int liveslurm_pending_may_start(const SlurmJobInfo *j);
+
 /* A partition and its nodes, as `sinfo -h -o '%R|%N'` lists them. */
 typedef struct {
     char name[128];

@@ -64,8 +64,8 @@ void liveslurm_partitions_free(LiveSlurmPartition *v, size_t n)
     free(v);
 }
 
-/* A pending job of another user, in another partition than ours, that Slurm may start and
- * that names no nodes: only its partition's node list says whether it may take ours. */
+/* A pending job of another user, in another partition than ours, that Slurm may start now
+ * and that names no nodes: only its partition's node list says whether it may take ours. */
 static int wants_partitions(const LiveSlurm *s)
 {
     if (!s->o.partition[0])
@@ -74,6 +74,7 @@ static int wants_partitions(const LiveSlurm *s)
     for (size_t k = 0; k < s->jobs.n; k++) {
         const SlurmJobInfo *j = &s->jobs.v[k];
         if (strcmp(j->state, "PENDING") != 0 || j->sched_nodes[0] || j->req_nodes[0] ||
+            !liveslurm_pending_may_start(j) ||
             !(j->gpus_per_node || j->gpus_per_job || j->gpus_per_task))
             continue;
         int ours = 0;

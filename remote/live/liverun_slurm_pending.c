@@ -23,8 +23,7 @@
 #include "core/model/hostrange.h"
 #include "remote/live/liverun_slurm.h"
 
-/* Pending reasons of a job that only waits for GPUs or for its turn. */
-static int may_start(const SlurmJobInfo *j)
+int liveslurm_pending_may_start(const SlurmJobInfo *j)
 {
     return strcmp(j->reason, "Priority") == 0 || strcmp(j->reason, "Resources") == 0 ||
            strcmp(j->reason, "None") == 0;
@@ -230,7 +229,7 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
     for (size_t k = 0; k < jobs->n; k++) {
         const SlurmJobInfo *j = &jobs->v[k];
         if (foreign[k] && strcmp(j->state, "PENDING") == 0 && asks_gpus(j) &&
-            (j->sched_nodes[0] || may_start(j)))
+            (j->sched_nodes[0] || liveslurm_pending_may_start(j)))
             order[m++] = j;
     }
     qsort(order, m, sizeof *order, by_importance);

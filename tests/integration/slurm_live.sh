@@ -489,6 +489,7 @@ pending_section() {
     blocker=$(sbatch --parsable -p t4 -w n1 --gres=gpu:2 -J blocker -o /dev/null --wrap 'sleep 120')
     n=0
     while [ $n -lt 50 ] && ! squeue -h -t R -j "$blocker" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+    : > "$T/out$1" # emptied before the run starts: wait_line must not read an older one
     "$bin" schedule --live --slurm --partition t4 --workload "$T/pend.csv" --job-command "$job" \
         --policy doubling --interval 60 --time-scale 30 --duration 15 --status-every 0 \
         --job-dir "$T/jobs$1" > "$T/out$1" 2> "$T/err$1" &
@@ -505,7 +506,7 @@ pending_section() {
         theirs_state="$(sleep 1; squeue -h -j "$theirs" -o %T)"
     fi
     # What Slurm says of theirs while the run goes (its reason, its planned nodes): on failure.
-    (while kill -0 "$LIVE_PID" 2> /dev/null; do
+    (while [ -n "$theirs" ] && kill -0 "$LIVE_PID" 2> /dev/null; do
         echo "$(date +%T.%N | cut -c1-12) $(scontrol show job "$theirs" 2> /dev/null |
             grep -oE '(JobState|Reason|SchedNodeList|ReqNodeList|ExcNodeList|TresPerNode)=[^ ]*' |
             tr '\n' ' ')"
