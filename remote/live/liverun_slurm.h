@@ -81,19 +81,41 @@ typedef struct {
     int busy;     /* GPUs running jobs hold there, ours and others' */
     int others;   /* of those, other users' */
     int unusable; /* drained, down: no job is placed there */
+    const char *gpu_type; /* its GRES's ("t4"); NULL or "" unknown: a job of any type fits */
 } LiveSlurmClaimNode;
+
+/* A pending job that only waits for GPUs or for its turn (reason Priority, Resources or
+ * None): Slurm could start it now. */
+int liveslurm_pending_may_start(const SlurmJobInfo *j);
+
+/* A partition and its nodes, as `sinfo -h -o '%R|%N'` lists them. */
+typedef struct {
+    char name[128];
+    char *nodes; /* a Slurm node list, "n[1-4]" */
+} LiveSlurmPartition;
+
+/* `sinfo -h -o '%R|%N'` (LIVESLURM_PARTITIONS_FORMAT) into partitions (free with
+ * liveslurm_partitions_free); -1 with err naming source and line on a line without '|'. */
+#define LIVESLURM_PARTITIONS_FORMAT "%R|%N"
+int liveslurm_partitions_parse(const char *text, const char *source, LiveSlurmPartition **out,
+                               size_t *n, Error *err);
+void liveslurm_partitions_free(LiveSlurmPartition *v, size_t n);
 
 /* The GPUs of each node (claims[i], names[i] being nodes[i]'s) that other users' pending
  * jobs will take before a job of ours submitted now: the jobs of `jobs` flagged
- * foreign, PENDING, asking for GPUs, in `partition` (NULL or "": any), that Slurm could
+ * foreign, PENDING, asking for GPUs (per node, per job or per task), that Slurm could
  * start now (reason Priority, Resources or None) or has planned (SchedNodeList), highest
  * Priority first (then the oldest). Each takes its GPUs on its planned nodes, else the
  * nodes it asked for (-w), else the nodes with room for it (GPUs others' running jobs and
- * more important pending jobs leave), the most idle first; idle GPUs and ours alike (a
- * resize of ours frees those). Returns how many jobs take GPUs of ours or idle ones. Pure
- * (liverun_slurm_pending.c, unit-tested; the rule and why in that file). */
+ * more important pending jobs leave) and of the GPU type it asks for, the most idle first;
+ * idle GPUs and ours alike (a resize of ours frees those). Without a plan or -w, a job outside `partition` (NULL or
+ * "": every job is in it) goes only to the nodes of ours its partitions share, as `parts`
+ * (the other partitions' node lists) says; one in a partition not there takes nothing.
+ * Returns how many jobs take GPUs of ours or idle ones. Pure (liverun_slurm_pending.c,
+ * unit-tested; the rule and why in that file). */
 size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned char *foreign,
-                                const char *partition, const char *const *names,
+                                const char *partition, const LiveSlurmPartition *parts,
+                                size_t n_parts, const char *const *names,
                                 const LiveSlurmClaimNode *nodes, size_t n, int *claims);
 
 /* ---- pure helpers (liverun_slurm_cmd.c, unit-tested) ---- */

@@ -125,9 +125,10 @@ void liveslurm_count_holds(LiveSlurm *s)
         cn[i].gpus = s->nodes[i].gpus;
         cn[i].others = held[i];
         cn[i].unusable = s->nodes[i].unusable;
+        cn[i].gpu_type = s->nodes[i].gpu_type;
     }
-    liveslurm_pending_claims(&s->jobs, foreign, s->o.partition, (const char *const *)s->names,
-                             cn, s->n_names, claims);
+    liveslurm_pending_claims(&s->jobs, foreign, s->o.partition, s->parts, s->n_parts,
+                             (const char *const *)s->names, cn, s->n_names, claims);
     int changed = !s->have_holds;
     for (size_t i = 0; i < s->n_names; i++) {
         changed |= s->nodes[i].held_gpus != held[i] || s->nodes[i].pending_gpus != claims[i];
@@ -305,8 +306,10 @@ static void collect_nodes(LiveSlurm *s)
         LiveNodeState now = s->nodes[i];
         const SlurmNodeStatus *v = slurm_nodestate_find(&st, s->names[i]);
         state_words(s, v, &now);
-        if (v)
+        if (v) {
             fewer_gpus(v, &now);
+            snprintf(now.gpu_type, sizeof now.gpu_type, "%s", v->gpu_type);
+        }
         changed |= now.unusable != s->nodes[i].unusable || strcmp(now.why, s->nodes[i].why) != 0;
         s->nodes[i] = now;
     }

@@ -13,24 +13,25 @@
  * run; the scheduler keeps those of them that are idle in its model out of growth
  * (remote/live/schedlive_nodes.c). A job Slurm cannot start whatever we do (held, waiting
  * for a dependency, a begin time, a limit) takes nothing, unless the backfill scheduler has
- * planned it on nodes (SchedNodeList). */
+ * planned it on nodes (SchedNodeList). A job of another partition counts as well where
+ * that partition shares nodes with ours. Its GPUs: --gres=gpu:N and --gpus-per-node=N per
+ * node (TresPerNode), --gpus=N for the job (TresPerJob), --gpus-per-task=N times its tasks
+ * (TresPerTask, NumTasks). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/model/hostrange.h"
 #include "remote/live/liverun_slurm.h"
 
-/* Pending reasons of a job that only waits for GPUs or for its turn. */
-static int may_start(const SlurmJobInfo *j)
+int liveslurm_pending_may_start(const SlurmJobInfo *j)
 {
     return strcmp(j->reason, "Priority") == 0 || strcmp(j->reason, "Resources") == 0 ||
            strcmp(j->reason, "None") == 0;
 }
 
-static int in_partition(const SlurmJobInfo *j, const char *partition)
+/* Whether the job's partitions ("t4" or "t4,debug") include `partition`. */
+static int lists_partition(const SlurmJobInfo *j, const char *partition)
 {
-    if (!partition || !partition[0])
-        return 1; /* the default partition: any pending job may reach our nodes */
     size_t pl = strlen(partition);
     for (const char *p = j->partition; *p;) {
         size_t l = strcspn(p, ",");
@@ -100,9 +101,14 @@ static int take(Pools *p, long i, int want)
 
 /* Nodes Slurm would place the job on, when it has no plan: those with room for it, the
  * most idle first (where it starts soonest, and where our growth would go). */
-static size_t pick(const LiveSlurmClaimNode *nodes, size_t n, const Pools *p, int per_node,
-                   size_t want, long *out)
+static size_t pick(const LiveSlurmClaimNode *nodes, size_t n, unsigned char *allowed,
+                   const Pools *p, const char *type, int per_node, size_t want, long *out)
 {
+    /* a job asking for one GPU type is placed only on nodes of it (untyped: any) */
+    for (size_t i = 0; i < n; i++)
+        if (type[0] && nodes[i].gpu_type && nodes[i].gpu_type[0] &&
+            strcmp(nodes[i].gpu_type, type) != 0)
+            allowed[i] = 0;
     size_t got = 0;
     unsigned char *used = calloc(n ? n : 1, 1);
     if (!used)
@@ -110,7 +116,8 @@ static size_t pick(const LiveSlurmClaimNode *nodes, size_t n, const Pools *p, in
     while (got < want) {
         long best = -1;
         for (size_t i = 0; i < n; i++)
-            if (!used[i] && !nodes[i].unusable && nodes[i].gpus > 0 && p->room[i] >= per_node &&
+            if (!used[i] && allowed[i] && !nodes[i].unusable && nodes[i].gpus > 0 &&
+                p->room[i] >= per_node &&
                 (best < 0 || p->idle[i] > p->idle[best]))
                 best = (long)i;
         if (best < 0)
@@ -143,42 +150,105 @@ static long named_nodes(const SlurmJobInfo *j, const NodeIndex *ix, long *out, s
     return (long)got;
 }
 
+/* Our nodes each of the other partitions holds (mask k*n + i: partition k has our node i);
+ * a partition whose list does not expand holds none of them. */
+static unsigned char *partition_masks(const LiveSlurmPartition *parts, size_t n_parts,
+                                      const NodeIndex *ix)
+{
+    size_t cells = n_parts * ix->n;
+    unsigned char *m = calloc(cells ? cells : 1, 1);
+    for (size_t k = 0; m && k < n_parts; k++) {
+        char **v;
+        size_t nv;
+        Error ignored;
+        if (slurm_nodelist_expand(parts[k].nodes, &v, &nv, &ignored) < 0)
+            continue;
+        for (size_t q = 0; q < nv; q++) {
+            long i = find_node(ix, v[q]);
+            if (i >= 0)
+                m[k * ix->n + (size_t)i] = 1;
+        }
+        hostrange_free(v, nv);
+    }
+    return m;
+}
+
+/* The nodes of ours the job may be placed on when it has no plan: all of them for a job in
+ * our partition (or with none given); for one in another partition only, those its
+ * partitions share with ours. 0 when none. */
+static int allowed_nodes(const SlurmJobInfo *j, const char *partition,
+                         const LiveSlurmPartition *parts, size_t n_parts,
+                         const unsigned char *masks, size_t n, unsigned char *allowed)
+{
+    if (!partition || !partition[0] || lists_partition(j, partition)) {
+        memset(allowed, 1, n ? n : 1);
+        return n > 0;
+    }
+    memset(allowed, 0, n ? n : 1);
+    int any = 0;
+    for (size_t k = 0; k < n_parts; k++)
+        if (lists_partition(j, parts[k].name))
+            for (size_t i = 0; i < n; i++)
+                if (masks[k * n + i])
+                    allowed[i] = 1, any = 1;
+    return any;
+}
+
+static int asks_gpus(const SlurmJobInfo *j)
+{
+    return j->gpus_per_node > 0 || j->gpus_per_job > 0 || j->gpus_per_task > 0;
+}
+
 size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned char *foreign,
-                                const char *partition, const char *const *names,
+                                const char *partition, const LiveSlurmPartition *parts,
+                                size_t n_parts, const char *const *names,
                                 const LiveSlurmClaimNode *nodes, size_t n, int *claims)
 {
     memset(claims, 0, (n ? n : 1) * sizeof *claims);
     const SlurmJobInfo **order = malloc((jobs->n ? jobs->n : 1) * sizeof *order);
     long *where = malloc((n ? n : 1) * sizeof *where);
+    unsigned char *allowed = malloc(n ? n : 1), *masks = NULL;
     Pools p = {calloc(n ? n : 1, sizeof(int)), calloc(n ? n : 1, sizeof(int)), claims};
     NodeIndex ix = {names, malloc((n ? n : 1) * sizeof(size_t)), n};
     size_t m = 0, claiming = 0;
-    if (!order || !where || !p.idle || !p.room || !ix.order)
+    if (!order || !where || !allowed || !p.idle || !p.room || !ix.order)
         goto out; /* out of memory: nothing kept back this round */
     for (size_t i = 0; i < n; i++)
         ix.order[i] = i;
     qsort_r(ix.order, n, sizeof *ix.order, by_name, (void *)names);
+    if (!(masks = partition_masks(parts, n_parts, &ix)))
+        goto out;
     for (size_t i = 0; i < n; i++) {
         int g = nodes[i].gpus;
         p.idle[i] = g - nodes[i].busy > 0 ? g - nodes[i].busy : 0;
         p.room[i] = g - nodes[i].others > 0 ? g - nodes[i].others : 0;
     }
+    /* A job of another partition counts too: partitions may share nodes, and one planned
+     * or asked for on ours (its plan names only its partition's nodes) or free to go to
+     * the nodes its partition shares with ours takes GPUs there all the same. */
     for (size_t k = 0; k < jobs->n; k++) {
         const SlurmJobInfo *j = &jobs->v[k];
-        if (foreign[k] && strcmp(j->state, "PENDING") == 0 &&
-            (j->gpus_per_node > 0 || j->gpus_per_job > 0) && in_partition(j, partition) &&
-            (j->sched_nodes[0] || may_start(j)))
+        if (foreign[k] && strcmp(j->state, "PENDING") == 0 && asks_gpus(j) &&
+            (j->sched_nodes[0] || liveslurm_pending_may_start(j)))
             order[m++] = j;
     }
     qsort(order, m, sizeof *order, by_importance);
     for (size_t k = 0; k < m; k++) {
         const SlurmJobInfo *j = order[k];
         size_t want_nodes = j->num_nodes > 0 ? (size_t)j->num_nodes : 1;
-        int per_node = j->gpus_per_node, left = j->gpus_per_job;
+        /* --gpus-per-task: the tasks' GPUs together, spread like --gpus=N (how many tasks
+         * go to a node is Slurm's choice) */
+        int tasks = j->num_tasks > 0 ? j->num_tasks : 1;
+        int per_node = j->gpus_per_node, left = j->gpus_per_job + j->gpus_per_task * tasks;
         long named = named_nodes(j, &ix, where, n);
-        size_t got = named >= 0 ? (size_t)named
-                                : pick(nodes, n, &p, per_node > 0 ? per_node : 1,
-                                       want_nodes < n ? want_nodes : n, where);
+        size_t got;
+        if (named >= 0)
+            got = (size_t)named;
+        else if (allowed_nodes(j, partition, parts, n_parts, masks, n, allowed))
+            got = pick(nodes, n, allowed, &p, j->gpu_type, per_node > 0 ? per_node : 1,
+                       want_nodes < n ? want_nodes : n, where);
+        else
+            got = 0; /* its partitions share no node with ours */
         int took = 0;
         for (size_t w = 0; w < got; w++) {
             int want = per_node;
@@ -193,6 +263,8 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
 out:
     free(order);
     free(where);
+    free(allowed);
+    free(masks);
     free(p.idle);
     free(p.room);
     free(ix.order);

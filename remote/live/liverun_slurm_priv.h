@@ -61,6 +61,11 @@ struct LiveSlurm {
     SlurmCall *double_cancel; /* one scancel of doubles in flight, never waited on */
     LiveSlurmDouble flying[LIVESLURM_DOUBLES_PER_CALL];
     size_t n_flying;
+    /* the other partitions' node lists, for pending jobs there (liverun_slurm_parts.c) */
+    SlurmCall *part_round;
+    LiveSlurmPartition *parts;
+    size_t n_parts;
+    int64_t last_part_round_ms;
 };
 
 /* The calls a run makes itself, one at a time. */
@@ -164,5 +169,11 @@ const LiveNodeState *liveslurm_nodes(void *ctx, size_t *n, long *looks);
 void liveslurm_node_tick(LiveSlurm *s, int64_t now);
 void liveslurm_count_holds(LiveSlurm *s);
 void liveslurm_nodes_free(LiveSlurm *s);
+
+/* liverun_slurm_parts.c: the other partitions' node lists, read (sinfo) on the node round's
+ * clock while a pending job of another user in another partition names no nodes; the
+ * claims counted again when they come. */
+void liveslurm_parts_tick(LiveSlurm *s, int64_t now);
+void liveslurm_parts_free(LiveSlurm *s);
 
 #endif

@@ -49,7 +49,7 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
         s->o.node_poll_s = 10;
     if (s->o.pending_say_s <= 0)
         s->o.pending_say_s = LIVESLURM_PENDING_SAY_S;
-    s->last_round_ms = s->last_node_round_ms = -1;
+    s->last_round_ms = s->last_node_round_ms = s->last_part_round_ms = -1;
     const struct passwd *pw = getpwuid(geteuid());
     if (pw)
         snprintf(s->user, sizeof s->user, "%s", pw->pw_name);
@@ -69,6 +69,7 @@ void liveslurm_free(LiveSlurm *s)
     slurm_call_free(s->round);
     slurm_jobinfo_clear(&s->jobs);
     liveslurm_nodes_free(s);
+    liveslurm_parts_free(s);
     strlist_free(&s->ours);
     free(s);
 }
@@ -141,6 +142,8 @@ size_t liveslurm_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *dea
         n += slurm_call_pollfds(s->node_round, fds + n, cap - n, deadline_ms);
     if (s->double_cancel && n < cap)
         n += slurm_call_pollfds(s->double_cancel, fds + n, cap - n, deadline_ms);
+    if (s->part_round && n < cap)
+        n += slurm_call_pollfds(s->part_round, fds + n, cap - n, deadline_ms);
     return n;
 }
 
@@ -198,6 +201,7 @@ void liveslurm_tick(void *ctx, int64_t now)
 {
     LiveSlurm *s = ctx;
     liveslurm_node_tick(s, now);
+    liveslurm_parts_tick(s, now);
     liveslurm_doubles_collect(s);
     if (s->round) {
         collect_round(s);

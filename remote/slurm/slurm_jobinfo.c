@@ -85,6 +85,29 @@ static int tres_gpus(const char *v, size_t len)
     return total;
 }
 
+/* The TYPE of the first "gres:gpu:TYPE:N" item of a TresPer* value, into out (kept when
+ * none names one). */
+static void tres_gpu_type(const char *v, size_t len, char *out, size_t cap)
+{
+    for (size_t i = 0; i < len;) {
+        size_t e = i;
+        while (e < len && v[e] != ',')
+            e++;
+        const char *item = v + i;
+        size_t il = e - i;
+        if (il > 9 && (memcmp(item, "gres:gpu:", 9) == 0 || memcmp(item, "gres/gpu:", 9) == 0)) {
+            const char *last = item + il;
+            while (last > item + 9 && last[-1] != ':' && last[-1] != '=')
+                last--;
+            if (last > item + 10) { /* a TYPE between "gres:gpu:" and ":N" */
+                copy_n(out, cap, item + 9, (size_t)(last - 1 - (item + 9)));
+                return;
+            }
+        }
+        i = e + 1;
+    }
+}
+
 /* "0-1,3" (up to the closing ')') into bits; -1 on anything else. */
 static int parse_idx(const char *s, size_t len, uint64_t *mask)
 {
@@ -268,10 +291,24 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
             dash++;
         j->num_nodes = number(v, dash, &n) == 0 && n <= SLURM_JOBINFO_MAX_NODES ? (int)n : 0;
     }
-    if ((v = word_value(line, len, "TresPerNode=", &vl)))
+    if ((v = word_value(line, len, "NumTasks=", &vl))) {
+        long long n = 0;
+        j->num_tasks = number(v, vl, &n) == 0 && n <= SLURM_JOBINFO_MAX_GPU_INDEX * SLURM_JOBINFO_MAX_NODES
+                           ? (int)n
+                           : 0;
+    }
+    if ((v = word_value(line, len, "TresPerTask=", &vl))) {
+        j->gpus_per_task = tres_gpus(v, vl);
+        tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
+    }
+    if ((v = word_value(line, len, "TresPerNode=", &vl))) {
         j->gpus_per_node = tres_gpus(v, vl);
-    if ((v = word_value(line, len, "TresPerJob=", &vl)))
+        tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
+    }
+    if ((v = word_value(line, len, "TresPerJob=", &vl))) {
         j->gpus_per_job = tres_gpus(v, vl);
+        tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
+    }
     if ((v = word_value(line, len, "ExitCode=", &vl))) {
         char code[32];
         copy_n(code, sizeof code, v, vl);
@@ -292,6 +329,7 @@ static int record_done(SlurmJobInfo *j, size_t line_no, Error *err)
     termsafe_inplace(j->partition, sizeof j->partition);
     termsafe_inplace(j->req_nodes, sizeof j->req_nodes);
     termsafe_inplace(j->sched_nodes, sizeof j->sched_nodes);
+    termsafe_inplace(j->gpu_type, sizeof j->gpu_type);
     if (strcmp(j->req_nodes, "(null)") == 0)
         j->req_nodes[0] = 0;
     if (strcmp(j->sched_nodes, "(null)") == 0)

@@ -38,8 +38,12 @@ typedef struct {
     long long priority;     /* Priority=; -1 when not listed */
     char partition[128];    /* Partition=: "t4", or "t4,debug" for a job in several */
     int num_nodes;          /* NumNodes= ("1-1": 1; "2-4": 2, the least it takes); 0 unknown */
-    int gpus_per_node;      /* TresPerNode=gres:gpu[:TYPE]:N; 0 when none */
+    int gpus_per_node;      /* TresPerNode=gres:gpu[:TYPE]:N (--gres=gpu:N, --gpus-per-node=N);
+                               0 when none */
     int gpus_per_job;       /* TresPerJob=gres:gpu[:TYPE]:N (--gpus=N); 0 when none */
+    int gpus_per_task;      /* TresPerTask=gres:gpu[:TYPE]:N (--gpus-per-task=N); 0 when none */
+    int num_tasks;          /* NumTasks= (-n); 0 unknown */
+    char gpu_type[32];      /* the TYPE of gres:gpu:TYPE:N in those; "" any */
     char req_nodes[256];    /* ReqNodeList= (-w), "" for (null) */
     char sched_nodes[256];  /* SchedNodeList=: the nodes the scheduler planned it on; "" */
     SlurmJobNode *nodes; /* the detail lines, expanded one per node (none while pending) */

@@ -482,43 +482,47 @@ PY
 then pass "GPUs another user's job holds are out of the scheduler's capacity: the run goes where it can start"
 else fail "foreign hold (exit $rc, queue '$queue', $left processes)"; fi
 
-echo "another user's pending job: no growth into a wait"
-# The t4 partition with a job not ours holding n1's two GPUs; slurm-live-workload.csv without
-# big: new runs on n2 (2 GPUs), shrinks to 1 beside third at t=240 s. Once both run,
-# a job of another user (nobody: submitted by root with --uid; it only ever pends here,
-# nobody cannot read the harness's spool) asks for 2 GPUs on one node: only n2 has room, it pends (Resources).
-# When third finishes, n2's freed GPU is one that job takes first: were new grown 1 -> 2
-# at t=360 s (checkpoint, end, resubmit), Slurm would start the older pending job on n2 and
-# leave new waiting. The GPU is held back (said once) and new keeps its one.
-printf 'name,time,application,num_replicas,batch_size\nnew,120,cifar10,2,256\nthird,200,ncf,1,32768\n' > "$T/pend.csv"
-blocker=$(sbatch --parsable -p t4 -w n1 --gres=gpu:2 -J blocker -o /dev/null --wrap 'sleep 120')
-n=0
-while [ $n -lt 50 ] && ! squeue -h -t R -j "$blocker" | grep -q .; do sleep 0.1; n=$((n + 1)); done
-"$bin" schedule --live --slurm --partition t4 --workload "$T/pend.csv" --job-command "$job" \
-    --policy doubling --interval 60 --time-scale 30 --duration 15 --status-every 0 \
-    --job-dir "$T/jobs11" > "$T/out11" 2> "$T/err11" &
-LIVE_PID=$!
-wait_line "$T/out11" "third: Slurm job .* running" 150
-theirs=$(sbatch --parsable --uid=nobody --chdir=/ -p t4 -N1 --gres=gpu:2 -J theirs -o /dev/null --wrap 'sleep 120')
-theirs_state="$(sleep 1; squeue -h -j "$theirs" -o %T)"
-# What Slurm says of theirs while the run goes (its reason, its planned nodes): on failure.
-(while kill -0 "$LIVE_PID" 2> /dev/null; do
-    echo "$(date +%T.%N | cut -c1-12) $(scontrol show job "$theirs" 2> /dev/null |
-        grep -oE '(JobState|Reason|SchedNodeList|ReqNodeList|ExcNodeList|TresPerNode)=[^ ]*' |
-        tr '\n' ' ')"
-    sleep 0.5
-done > "$T/theirs11") &
-watch11=$!
-wait "$LIVE_PID"
-rc=$?
-LIVE_PID=""
-wait "$watch11"
-scancel "$blocker" "$theirs"
-settle
-queue="$(squeue -h)"
-left=$(pgrep -f "ckpt-$mark" | wc -l)
-if [ "$rc" -eq 0 ] && [ "$theirs_state" = PENDING ] && [ -z "$queue" ] &&
-    [ "$left" -eq 0 ] && python3 - "$T/out11" <<'PY'
+# pending_section N PARTITION GRES: section 11 (N 11) or 12 (N 12) with theirs submitted
+# as `-p PARTITION --gres=GRES`; its output in T/outN.
+pending_section() {
+    printf 'name,time,application,num_replicas,batch_size\nnew,120,cifar10,2,256\nthird,200,ncf,1,32768\n' > "$T/pend.csv"
+    blocker=$(sbatch --parsable -p t4 -w n1 --gres=gpu:2 -J blocker -o /dev/null --wrap 'sleep 120')
+    n=0
+    while [ $n -lt 50 ] && ! squeue -h -t R -j "$blocker" | grep -q .; do sleep 0.1; n=$((n + 1)); done
+    : > "$T/out$1" # emptied before the run starts: wait_line must not read an older one
+    "$bin" schedule --live --slurm --partition t4 --workload "$T/pend.csv" --job-command "$job" \
+        --policy doubling --interval 60 --time-scale 30 --duration 15 --status-every 0 \
+        --job-dir "$T/jobs$1" > "$T/out$1" 2> "$T/err$1" &
+    LIVE_PID=$!
+    # third runs at t=240 s: 8 s of wall time at x30, 16 s at x15, later under load. theirs goes
+    # in only once it runs: submitted while new still held n2's two GPUs (the wait cut short at
+    # 15 s, x15), it was older than the shrink's resubmissions and Slurm started it on the
+    # emptied n2 (a shrink resubmits too), or it pended before the shrink and nothing was idle
+    # to hold back.
+    wait_line "$T/out$1" "third: Slurm job .* running" 400
+    theirs="" theirs_state="third never ran"
+    if grep -q "third: Slurm job .* running" "$T/out$1"; then
+        theirs=$(sbatch --parsable --uid=nobody --chdir=/ -p "$2" -N1 --gres="$3" -J theirs -o /dev/null --wrap 'sleep 120')
+        theirs_state="$(sleep 1; squeue -h -j "$theirs" -o %T)"
+    fi
+    # What Slurm says of theirs while the run goes (its reason, its planned nodes): on failure.
+    (while [ -n "$theirs" ] && kill -0 "$LIVE_PID" 2> /dev/null; do
+        echo "$(date +%T.%N | cut -c1-12) $(scontrol show job "$theirs" 2> /dev/null |
+            grep -oE '(JobState|Reason|SchedNodeList|ReqNodeList|ExcNodeList|TresPerNode)=[^ ]*' |
+            tr '\n' ' ')"
+        sleep 0.5
+    done > "$T/theirs$1") &
+    watch_pid=$!
+    wait "$LIVE_PID"
+    rc=$?
+    LIVE_PID=""
+    wait "$watch_pid"
+    scancel "$blocker" $theirs
+    settle
+    queue="$(squeue -h)"
+    left=$(pgrep -f "ckpt-$mark" | wc -l)
+    if [ "$rc" -eq 0 ] && [ "$theirs_state" = PENDING ] && [ -z "$queue" ] &&
+        [ "$left" -eq 0 ] && python3 - "$T/out$1" <<'PY2'
 import re, sys
 from outcheck import out, need
 t = need(r"third: Slurm job \d+ running on n2", "third runs beside new on n2")
@@ -530,9 +534,30 @@ assert kept == ["other users' pending jobs hold back 1 idle GPU on 1 node (n2:1)
                 "would start them before a resized job of ours, so the scheduler does not "
                 "grow into them"], kept
 print("n2's freed GPU held back for the pending job; new kept 1 GPU and never waited")
-PY
-then pass "another user's pending job keeps the GPU it takes first out of growth: no resize into a wait"
-else fail "pending job of another user (exit $rc, theirs '$theirs_state', queue '$queue', $left processes): $(cat "$T/theirs11")"; fi
+PY2
+    then pass "$4"
+    else fail "$5 (exit $rc, theirs '$theirs_state', queue '$queue', $left processes): $(cat "$T/theirs$1")"; fi
+}
+
+echo "another user's pending job: no growth into a wait"
+# The t4 partition with a job not ours holding n1's two GPUs; slurm-live-workload.csv without
+# big: new runs on n2 (2 GPUs), shrinks to 1 beside third at t=240 s. Once both run,
+# a job of another user (nobody: submitted by root with --uid; it only ever pends here,
+# nobody cannot read the harness's spool) asks for 2 GPUs on one node: only n2 has room, it pends (Resources).
+# When third finishes, n2's freed GPU is one that job takes first: were new grown 1 -> 2
+# at t=360 s (checkpoint, end, resubmit), Slurm would start the older pending job on n2 and
+# leave new waiting. The GPU is held back (said once) and new keeps its one.
+pending_section 11 t4 gpu:2 \
+    "another user's pending job keeps the GPU it takes first out of growth: no resize into a wait" \
+    "pending job of another user"
+
+echo "another user's pending job in an overlapping partition"
+# The same with theirs in partition debug (n[1-4]), asking for t4 GPUs (only n1, n2 have
+# them): not in our partition t4, no plan (no time limits) and no -w, so only debug's node
+# list (sinfo -h -o '%R|%N', read because such a job is pending) says it may take n2's GPUs.
+pending_section 12 debug gpu:t4:2 \
+    "a pending job of a partition sharing our nodes keeps its GPU out of growth too" \
+    "pending job of another user in partition debug"
 
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \

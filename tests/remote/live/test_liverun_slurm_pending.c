@@ -16,35 +16,34 @@ static size_t claims_of(const SlurmJobInfoList *l, const char *partition,
     unsigned char foreign[16] = {0};
     for (size_t k = 0; k < l->n && k < 16; k++)
         foreign[k] = strcmp(l->v[k].user, "root") != 0;
-    return liveslurm_pending_claims(l, foreign, partition, NAMES, nodes, 2, claims);
+    return liveslurm_pending_claims(l, foreign, partition, NULL, 0, NAMES, nodes, 2, claims);
 }
 
 /* Captured: root's 10 holds n1's GPU 0, root's 11 both of n2's; nobody's 12 (2 GPUs,
  * planned on n1) takes n1's two (one idle, one a resize of 10 would free); 14 (planned on
  * n[1-2], 2 each) finds no room left on n1 and takes n2's two; 15 (--gpus=3) finds none;
- * 13 is held and takes nothing. */
+ * 13 is held and takes nothing. A plan names the nodes whatever our partition. */
 Test(liverun_slurm_pending, captured_plans_take_the_gpus_they_are_planned_on)
 {
     char *text = fixture_read("slurm/scontrol-job-22.05-pending.txt");
     SlurmJobInfoList l;
     Error e;
     cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
-    const LiveSlurmClaimNode nodes[] = {{2, 1, 0, 0}, {2, 2, 0, 0}};
+    const LiveSlurmClaimNode nodes[] = {{2, 1, 0, 0, NULL}, {2, 2, 0, 0, NULL}};
     int claims[2];
     cr_assert_eq(claims_of(&l, "t4", nodes, claims), 2);
     cr_assert_eq(claims[0], 2);
     cr_assert_eq(claims[1], 2);
-    /* partition debug: only 14 (t4,debug) is there */
-    cr_assert_eq(claims_of(&l, "debug", nodes, claims), 1);
+    /* partition debug (n[1-4] on the harness): the t4 jobs' plans name n1 and n2, so they
+     * take the same GPUs there */
+    cr_assert_eq(claims_of(&l, "debug", nodes, claims), 2);
     cr_assert_eq(claims[0], 2);
     cr_assert_eq(claims[1], 2);
     /* another user's running job on n1's GPU 1: 12 has room for 1 there, 14 for none */
-    const LiveSlurmClaimNode others[] = {{2, 2, 1, 0}, {2, 2, 0, 0}};
+    const LiveSlurmClaimNode others[] = {{2, 2, 1, 0, NULL}, {2, 2, 0, 0, NULL}};
     cr_assert_eq(claims_of(&l, "t4", others, claims), 2);
     cr_assert_eq(claims[0], 1);
     cr_assert_eq(claims[1], 2);
-    cr_assert_eq(claims_of(&l, "v100", nodes, claims), 0);
-    cr_assert_eq(claims[0] + claims[1], 0);
     slurm_jobinfo_clear(&l);
     free(text);
 }
@@ -78,24 +77,151 @@ Test(liverun_slurm_pending, unplanned_jobs_take_the_most_idle_nodes_most_importa
     SlurmJobInfoList l;
     Error e;
     cr_assert_eq(slurm_jobinfo_parse(UNPLANNED, "scontrol", &l, &e), 0, "%s", e.msg);
-    const LiveSlurmClaimNode nodes[] = {{2, 1, 0, 0}, {2, 0, 0, 0}};
+    const LiveSlurmClaimNode nodes[] = {{2, 1, 0, 0, NULL}, {2, 0, 0, 0, NULL}};
     int claims[2];
     cr_assert_eq(claims_of(&l, "t4", nodes, claims), 2);
     cr_assert_eq(claims[0], 2);
     cr_assert_eq(claims[1], 1);
     /* n2 drained: both go to n1; b first, then no room for a */
-    const LiveSlurmClaimNode drained[] = {{2, 1, 0, 0}, {2, 0, 0, 1}};
+    const LiveSlurmClaimNode drained[] = {{2, 1, 0, 0, NULL}, {2, 0, 0, 1, NULL}};
     cr_assert_eq(claims_of(&l, "t4", drained, claims), 1);
     cr_assert_eq(claims[0], 1);
     cr_assert_eq(claims[1], 0);
     /* another user's running job on n1's other GPU: b takes one of n2's, then no node has
      * room for a's two */
-    const LiveSlurmClaimNode others[] = {{2, 2, 1, 0}, {2, 0, 0, 0}};
+    const LiveSlurmClaimNode others[] = {{2, 2, 1, 0, NULL}, {2, 0, 0, 0, NULL}};
     cr_assert_eq(claims_of(&l, "t4", others, claims), 1);
     cr_assert_eq(claims[0], 0);
     cr_assert_eq(claims[1], 1);
     /* node GPU counts not read yet: nothing claimed */
-    const LiveSlurmClaimNode unknown[] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    const LiveSlurmClaimNode unknown[] = {{0, 0, 0, 0, NULL}, {0, 0, 0, 0, NULL}};
     cr_assert_eq(claims_of(&l, "t4", unknown, claims), 0);
     slurm_jobinfo_clear(&l);
+}
+
+/* Only the jobs whose ids are listed are other users' (the captures hold nobody's jobs of
+ * every form at once; each test looks at a few). */
+static size_t claims_for(const SlurmJobInfoList *l, const char *const *ids, const char *partition,
+                         const LiveSlurmPartition *parts, size_t n_parts,
+                         const LiveSlurmClaimNode *nodes, int *claims)
+{
+    unsigned char foreign[32] = {0};
+    for (size_t k = 0; k < l->n && k < 32; k++)
+        for (const char *const *id = ids; *id; id++)
+            foreign[k] |= strcmp(l->v[k].id, *id) == 0;
+    return liveslurm_pending_claims(l, foreign, partition, parts, n_parts, NAMES, nodes, 2, claims);
+}
+
+static SlurmJobInfoList parsed(const char *fixture)
+{
+    char *text = fixture_read(fixture);
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    free(text);
+    return l;
+}
+
+static const LiveSlurmClaimNode IDLE_T4[] = {{2, 0, 0, 0, "t4"}, {2, 0, 0, 0, "t4"}};
+
+/* Captured with every GPU busy and no time limits (no backfill plan): each way of asking for
+ * GPUs in partition t4 (n1, n2: 2 t4 GPUs each), one job at a time on idle nodes. */
+Test(liverun_slurm_pending, captured_gpu_forms_take_what_they_ask_for)
+{
+    SlurmJobInfoList l = parsed("slurm/scontrol-job-22.05-gpu-forms-unplanned.txt");
+    int c[2];
+    static const struct {
+        const char *id, *form;
+        int n1, n2;
+    } cases[] = {
+        {"5", "--gres=gpu:2", 2, 0},
+        {"6", "--gres=gpu:t4:1", 1, 0},
+        {"7", "--gpus=3 (NumNodes=2)", 2, 1},
+        {"8", "--gpus-per-node=2", 2, 0},
+        {"9", "-n 2 --gpus-per-task=1", 2, 0},
+        {"10", "-N 2 --gres=gpu:1", 1, 1},
+        {"11", "-N 2 --gpus=3", 2, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *ids[] = {cases[k].id, NULL};
+        cr_assert_eq(claims_for(&l, ids, "t4", NULL, 0, IDLE_T4, c), 1, "%s", cases[k].form);
+        cr_assert(c[0] == cases[k].n1 && c[1] == cases[k].n2, "%s: n1 %d, n2 %d", cases[k].form,
+                  c[0], c[1]);
+    }
+    /* a v100 job on t4 nodes: no node of its type */
+    const char *v100[] = {"6", NULL};
+    const LiveSlurmClaimNode v100_nodes[] = {{2, 0, 0, 0, "v100"}, {2, 0, 0, 0, "v100"}};
+    cr_assert_eq(claims_for(&l, v100, "t4", NULL, 0, v100_nodes, c), 0);
+    slurm_jobinfo_clear(&l);
+}
+
+/* Partition debug (n[1-4]) shares n1, n2 with t4 (sinfo -h -o '%R|%N', captured). Its
+ * jobs without a plan go to those two; without the partitions' lists they take nothing. */
+Test(liverun_slurm_pending, captured_jobs_of_an_overlapping_partition_count)
+{
+    SlurmJobInfoList l = parsed("slurm/scontrol-job-22.05-gpu-forms-unplanned.txt");
+    char *text = fixture_read("slurm/sinfo-partitions-22.05.txt");
+    LiveSlurmPartition *parts;
+    size_t np;
+    Error e;
+    cr_assert_eq(liveslurm_partitions_parse(text, "sinfo", &parts, &np, &e), 0, "%s", e.msg);
+    cr_assert_eq(np, 2);
+    cr_assert_str_eq(parts[0].name, "debug");
+    cr_assert_str_eq(parts[0].nodes, "n[1-4]");
+    cr_assert_str_eq(parts[1].name, "t4");
+    int c[2];
+    const char *dbg2[] = {"12", NULL}; /* -p debug --gres=gpu:2 */
+    cr_assert_eq(claims_for(&l, dbg2, "t4", parts, np, IDLE_T4, c), 1);
+    cr_assert(c[0] + c[1] == 2 && (c[0] == 2 || c[1] == 2));
+    cr_assert_eq(claims_for(&l, dbg2, "t4", NULL, 0, IDLE_T4, c), 0);
+    const char *tasks[] = {"17", NULL}; /* -p debug -N 2 -n 4 --gpus-per-task=1 */
+    cr_assert_eq(claims_for(&l, tasks, "t4", parts, np, IDLE_T4, c), 1);
+    cr_assert(c[0] == 2 && c[1] == 2);
+    /* v100 jobs of debug (--gres=gpu:v100:4; -N 2 --gpus-per-node=v100:1) fit no t4 node;
+     * with the nodes' types unknown, the second takes one GPU on each */
+    const char *v100[] = {"14", "18", NULL};
+    cr_assert_eq(claims_for(&l, v100, "t4", parts, np, IDLE_T4, c), 0);
+    const LiveSlurmClaimNode untyped[] = {{2, 0, 0, 0, NULL}, {2, 0, 0, 0, NULL}};
+    cr_assert_eq(claims_for(&l, v100, "t4", parts, np, untyped, c), 1);
+    cr_assert(c[0] == 1 && c[1] == 1);
+    /* a partition sharing none of our nodes */
+    LiveSlurmPartition apart = {"debug", "n[3-4]"};
+    cr_assert_eq(claims_for(&l, dbg2, "t4", &apart, 1, IDLE_T4, c), 0);
+    liveslurm_partitions_free(parts, np);
+    free(text);
+    slurm_jobinfo_clear(&l);
+}
+
+/* The same forms with time limits: the backfill planned each (SchedNodeList), and a plan
+ * names the nodes whatever the partition: debug's 13 (-w n1) takes n1's, debug's 12 and
+ * the t4,debug job 15 planned on n3 take none of ours. */
+Test(liverun_slurm_pending, captured_plans_of_every_form_and_partition)
+{
+    SlurmJobInfoList l = parsed("slurm/scontrol-job-22.05-gpu-forms.txt");
+    int c[2];
+    static const struct {
+        const char *id;
+        int n1, n2;
+    } cases[] = {{"9", 0, 2}, {"10", 1, 1}, {"11", 2, 1}, {"13", 1, 0}, {"12", 0, 0}, {"15", 0, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *ids[] = {cases[k].id, NULL};
+        claims_for(&l, ids, "t4", NULL, 0, IDLE_T4, c);
+        cr_assert(c[0] == cases[k].n1 && c[1] == cases[k].n2, "job %s: n1 %d, n2 %d",
+                  cases[k].id, c[0], c[1]);
+    }
+    slurm_jobinfo_clear(&l);
+}
+
+Test(liverun_slurm_pending, partitions_parse_refuses_a_line_without_a_bar)
+{
+    LiveSlurmPartition *parts;
+    size_t np;
+    Error e;
+    cr_assert_eq(liveslurm_partitions_parse("t4*|n[1-2]\n\n", "sinfo", &parts, &np, &e), 0);
+    cr_assert_eq(np, 1);
+    cr_assert_str_eq(parts[0].name, "t4");
+    liveslurm_partitions_free(parts, np);
+    cr_assert_lt(liveslurm_partitions_parse("t4|n1\nwhat\n", "sinfo", &parts, &np, &e), 0);
+    cr_assert(strstr(e.msg, "sinfo line 2"), "%s", e.msg);
+    cr_assert_eq(np, 0);
 }

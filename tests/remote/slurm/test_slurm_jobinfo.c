@@ -231,3 +231,41 @@ Test(slurm_jobinfo, unreadable_requests_read_as_unknown)
     cr_assert_eq(l.v[0].gpus_per_node, 1);
     slurm_jobinfo_clear(&l);
 }
+
+/* Captured: one pending job for each way of asking for GPUs (Slurm 22.05 writes TresPerNode
+ * for --gres and --gpus-per-node, TresPerJob for --gpus, TresPerTask for --gpus-per-task,
+ * with NumTasks). */
+Test(slurm_jobinfo, captured_gpu_request_forms)
+{
+    char *text = fixture_read("slurm/scontrol-job-22.05-gpu-forms-unplanned.txt");
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    static const struct {
+        const char *id, *type;
+        int per_node, per_job, per_task, tasks, nodes;
+    } want[] = {
+        {"5", "", 2, 0, 0, 1, 1},       /* --gres=gpu:2 */
+        {"6", "t4", 1, 0, 0, 1, 1},     /* --gres=gpu:t4:1 */
+        {"7", "", 0, 3, 0, 1, 2},       /* --gpus=3 */
+        {"8", "", 2, 0, 0, 1, 1},       /* --gpus-per-node=2 */
+        {"9", "", 0, 0, 1, 2, 1},       /* -n 2 --gpus-per-task=1 */
+        {"10", "", 1, 0, 0, 2, 2},      /* -N 2 --gres=gpu:1 */
+        {"11", "", 0, 3, 0, 2, 2},      /* -N 2 --gpus=3 */
+        {"17", "", 0, 0, 1, 4, 2},      /* -N 2 -n 4 --gpus-per-task=1 */
+        {"18", "v100", 1, 0, 0, 2, 2},  /* -N 2 --gpus-per-node=v100:1 */
+    };
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        const SlurmJobInfo *j = slurm_jobinfo_find(&l, want[k].id);
+        cr_assert(j, "job %s", want[k].id);
+        cr_assert_str_eq(j->state, "PENDING");
+        cr_assert_str_eq(j->gpu_type, want[k].type, "job %s", want[k].id);
+        cr_assert(j->gpus_per_node == want[k].per_node && j->gpus_per_job == want[k].per_job &&
+                      j->gpus_per_task == want[k].per_task && j->num_tasks == want[k].tasks &&
+                      j->num_nodes == want[k].nodes,
+                  "job %s: per node %d, job %d, task %d, tasks %d, nodes %d", want[k].id,
+                  j->gpus_per_node, j->gpus_per_job, j->gpus_per_task, j->num_tasks, j->num_nodes);
+    }
+    slurm_jobinfo_clear(&l);
+    free(text);
+}

@@ -1,0 +1,136 @@
+/* The other partitions' node lists, for other users' pending jobs there (partitions may
+ * share nodes: a job of partition debug pending for n1, n2 of partition t4 takes GPUs of
+ * ours just as a job of t4 does; liverun_slurm_pending.c). One `sinfo -h -o '%R|%N'`, a
+ * line per partition, on the node round's clock (every node_poll_s) and only while the
+ * last job round holds such a job with neither a plan nor -w nodes (those name the nodes
+ * it takes): with `--partition` given, and no such job, it costs no call. A failed or
+ * unreadable one keeps the lists as last read; the job rounds say when the controller is
+ * away. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/live/liverun_slurm_priv.h"
+
+int liveslurm_partitions_parse(const char *text, const char *source, LiveSlurmPartition **out,
+                               size_t *n, Error *err)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0, line_no = 0;
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        const char *line = p;
+        p += len + (p[len] == '\n');
+        line_no++;
+        if (!len)
+            continue;
+        const char *bar = memchr(line, '|', len);
+        size_t name_len = bar ? (size_t)(bar - line) : 0;
+        /* sinfo marks the default partition "debug*" */
+        if (name_len && line[name_len - 1] == '*')
+            name_len--;
+        if (!bar || !name_len || name_len >= sizeof(*out)->name) {
+            liveslurm_partitions_free(*out, *n);
+            *out = NULL, *n = 0;
+            return error_set(err, "%s line %zu: expected PARTITION|NODELIST", source, line_no);
+        }
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            LiveSlurmPartition *grown = realloc(*out, nc * sizeof *grown);
+            if (!grown) {
+                liveslurm_partitions_free(*out, *n);
+                *out = NULL, *n = 0;
+                return error_set(err, "out of memory");
+            }
+            *out = grown, cap = nc;
+        }
+        LiveSlurmPartition *q = &(*out)[*n];
+        memcpy(q->name, line, name_len);
+        q->name[name_len] = 0;
+        if (!(q->nodes = strndup(bar + 1, len - (size_t)(bar - line) - 1))) {
+            liveslurm_partitions_free(*out, *n);
+            *out = NULL, *n = 0;
+            return error_set(err, "out of memory");
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
+void liveslurm_partitions_free(LiveSlurmPartition *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].nodes);
+    free(v);
+}
+
+/* A pending job of another user, in another partition than ours, that Slurm may start now
+ * and that names no nodes: only its partition's node list says whether it may take ours. */
+static int wants_partitions(const LiveSlurm *s)
+{
+    if (!s->o.partition[0])
+        return 0;
+    size_t pl = strlen(s->o.partition);
+    for (size_t k = 0; k < s->jobs.n; k++) {
+        const SlurmJobInfo *j = &s->jobs.v[k];
+        if (strcmp(j->state, "PENDING") != 0 || j->sched_nodes[0] || j->req_nodes[0] ||
+            !liveslurm_pending_may_start(j) ||
+            !(j->gpus_per_node || j->gpus_per_job || j->gpus_per_task))
+            continue;
+        int ours = 0;
+        for (const char *p = j->partition; *p && !ours;) {
+            size_t l = strcspn(p, ",");
+            ours = l == pl && memcmp(p, s->o.partition, pl) == 0;
+            p += l + (p[l] == ',');
+        }
+        if (!ours && liveslurm_is_foreign(s, j))
+            return 1;
+    }
+    return 0;
+}
+
+static void collect_parts(LiveSlurm *s)
+{
+    if (!liveslurm_call_poll(s->part_round))
+        return;
+    char *text = NULL;
+    Error err;
+    LiveSlurmPartition *v;
+    size_t n;
+    int rc = slurm_call_finish(s->part_round, &text, &err);
+    s->part_round = NULL;
+    if (rc == 0 && liveslurm_partitions_parse(text, "sinfo", &v, &n, &err) == 0) {
+        liveslurm_partitions_free(s->parts, s->n_parts);
+        s->parts = v;
+        s->n_parts = n;
+        liveslurm_count_holds(s); /* the claims with the lists just read */
+    }
+    free(text);
+}
+
+void liveslurm_parts_tick(LiveSlurm *s, int64_t now)
+{
+    if (s->part_round) {
+        collect_parts(s);
+        return;
+    }
+    if (s->down || !s->names ||
+        (s->last_part_round_ms >= 0 && now - s->last_part_round_ms < s->o.node_poll_s * 1000) ||
+        !wants_partitions(s))
+        return;
+    const char *argv[] = {"sinfo", "-h", "-o", LIVESLURM_PARTITIONS_FORMAT, NULL};
+    Error err;
+    s->last_part_round_ms = now;
+    if (!(s->part_round = slurm_call_start(s->o.ctl, argv, &err)))
+        return; /* the job rounds find the controller away and say so */
+    collect_parts(s);
+}
+
+void liveslurm_parts_free(LiveSlurm *s)
+{
+    slurm_call_free(s->part_round);
+    s->part_round = NULL;
+    liveslurm_partitions_free(s->parts, s->n_parts);
+    s->parts = NULL;
+    s->n_parts = 0;
+}
