@@ -1,0 +1,115 @@
+#!/bin/sh
+# The console ended from outside, mid-tuning, in real tmux: SIGTERM (systemd, kill), SIGHUP,
+# its terminal closing (tmux kill-session) and Ctrl-C (SIGINT) each quit as `q` `y` does,
+# then end the console by that signal: the shell sees 143, 129, 130; the terminal is given
+# back as it was (stty settings, no alternate screen, the cursor shown); stderr names the
+# signal and the session; the journal keeps every trial measured and `tune --resume` goes
+# on from it, those trials first.
+suite=console_signals
+scratch=csig
+. "$(cd "$(dirname "$0")" && pwd)/lib/suite.sh"
+if ! command -v tmux > /dev/null 2>&1; then
+    echo "$suite: skipped: needs tmux"
+    exit 0
+fi
+sock="tunedeck-csig-$$"
+X() { tmux -L "$sock" -f /dev/null "$@"; }
+suite_stop() { X kill-server 2> /dev/null; }
+
+# wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex shows.
+wait_for() {
+    i=0 limit=$((${3:-15} * 20))
+    while [ "$i" -lt "$limit" ]; do
+        X capture-pane -p -t "$1" > "$T/screen.txt" 2> /dev/null
+        grep -qE -- "$2" "$T/screen.txt" && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    echo "  '$2' did not appear on $1 within ${3:-15} s:" >&2
+    cat "$T/screen.txt" >&2
+    return 1
+}
+
+# start NAME: the console on the simulator in tmux session NAME, tuning (trial 4 or later);
+# its pid in T/NAME.pid. The pane's shell keeps the tty settings before and after it, its
+# exit status, and whether the pane was on the alternate screen after it.
+start() {
+    cat > "$T/$1.sh" << EOF
+trap 'echo hup >> "$T/$1.wrapper"' HUP
+trap 'echo int >> "$T/$1.wrapper"' INT
+stty -g > "$T/$1.stty-before"
+sh -c 'echo \$\$ > "$T/$1.pid"; exec env TERM=xterm-256color LANG=C.UTF-8 "$bin" --sim A:googlenet --optimizer random --budget 40 --pace-ms 150 --no-sched 2> "$T/$1.err"'
+echo \$? > "$T/$1.rc"
+stty -g > "$T/$1.stty-after"
+echo EXITED
+sleep 60
+EOF
+    rm -f "$T/$1.pid" "$T/$1.rc"
+    X new-session -d -s "$1" -x 100 -y 30 "sh $T/$1.sh"
+    wait_for "$1" '\| ([4-9]|[1-3][0-9])/40 \|'
+}
+
+# ended NAME STATUS SIGNAME: the console's end, as seen from its shell and its files (the
+# tty settings where the terminal is still there).
+ended() {
+    i=0
+    while [ ! -s "$T/$1.rc" ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    check "$3: the console ends by the signal (status $2)" [ "$(cat "$T/$1.rc" 2> /dev/null)" = "$2" ]
+    [ "$1" = closed ] || check "$3: the tty settings are as before" cmp -s "$T/$1.stty-before" "$T/$1.stty-after"
+    check "$3: stderr names the signal" grep -q "^tunedeck: $3: the console quit as q does" "$T/$1.err"
+    id="$(sed -n 's/^tunedeck: session \([^ ]*\) (journal.*/\1/p' "$T/$1.err")"
+    check "$3: stderr names the session" [ -n "$id" ]
+    journal="$TUNEDECK_STATE_DIR/sessions/$id.jsonl"
+    check "$3: the journal is closed as a quit closes it" sh -c "tail -n 1 '$journal' | grep -q '\"event\":\"ended\"'"
+    n="$(grep -c '"event":"finished"' "$journal")"
+    check "$3: the journal kept the trials measured ($n)" [ "$n" -ge 3 ]
+    budget=$((n + 3))
+    "$bin" tune --resume "$id" --budget "$budget" --json > "$T/$1.resumed.json" 2> "$T/$1.resumed.err"
+    check "$3: tune --resume goes on from the journal" python3 - "$journal" "$T/$1.resumed.json" "$budget" << 'PY'
+import json, sys
+journal, resumed, budget = sys.argv[1], sys.argv[2], int(sys.argv[3])
+before = [e for e in map(json.loads, open(journal)) if e["event"] == "finished"]
+after = json.load(open(resumed))["trials"]
+assert len(after) == budget, (len(after), budget)
+for b, a in zip(before, after):  # a pruned probe's time is not the result's (None there)
+    assert a["trial"] == b["trial"] and a["status"] == b["status"], (a["trial"], b["trial"])
+    # the result prints 15 digits, the journal 17
+    ok = b["status"] != "ok" or abs(a["time_s"] - b["time_s"]) <= 1e-12 * b["time_s"]
+    assert ok, (a["trial"], a["time_s"], b["time_s"])
+PY
+}
+
+# SIGTERM, as systemd or kill sends it; the pane's screen is the shell's again, cursor shown
+start term
+kill -TERM "$(cat "$T/term.pid")"
+wait_for term EXITED
+ended term 143 SIGTERM
+check "SIGTERM: the alternate screen is left" [ "$(X display -p -t term '#{alternate_on}')" = 0 ]
+check "SIGTERM: the cursor is shown" [ "$(X display -p -t term '#{cursor_flag}')" = 1 ]
+
+# SIGHUP, to the console alone
+start hup
+kill -HUP "$(cat "$T/hup.pid")"
+wait_for hup EXITED
+ended hup 129 SIGHUP
+
+# Ctrl-C at the console's terminal (SIGINT to its foreground group; the pane's shell
+# catches it and waits)
+start int
+X send-keys -t int C-c
+wait_for int EXITED
+ended int 130 SIGINT
+
+# The terminal closes (tmux kills the session): whether SIGHUP reaches the console or only
+# the hang-up of its terminal does (its shell, the session leader, catches SIGHUP here), it
+# ends as on SIGHUP, rather than running on with no terminal.
+start closed
+pid="$(cat "$T/closed.pid")"
+X kill-session -t closed
+i=0
+while kill -0 "$pid" 2> /dev/null && [ "$i" -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+check "closed terminal: the console is gone" sh -c "! kill -0 $pid 2> /dev/null"
+ended closed 129 SIGHUP
+
+[ "$fails" -eq 0 ] || exit 1
+echo "$suite: ok"
