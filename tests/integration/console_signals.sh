@@ -4,10 +4,14 @@
 # then end the console by that signal: the shell sees 143, 129, 130; the terminal is given
 # back as it was (stty settings, no alternate screen, the cursor shown); stderr names the
 # signal and the session; the journal keeps every trial measured and `tune --resume` goes
-# on from it, those trials first.
+# on from it, those trials first. Then the live scheduler on 3 loopback sshd hosts
+# (tests/sshd-harness.sh, as console_live.sh): SIGTERM checkpoints and stops every job first.
+# No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
 suite=console_signals
 scratch=csig
+suite_sshd=1
 . "$(cd "$(dirname "$0")" && pwd)/lib/suite.sh"
+. "$here/live-inventory.sh"
 if ! command -v tmux > /dev/null 2>&1; then
     echo "$suite: skipped: needs tmux"
     exit 0
@@ -15,6 +19,8 @@ fi
 sock="tunedeck-csig-$$"
 X() { tmux -L "$sock" -f /dev/null "$@"; }
 suite_stop() { X kill-server 2> /dev/null; }
+MARK="csig$$"
+suite_reap() { for p in $(pgrep -f "ckpt-$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
 
 # wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex shows.
 wait_for() {
@@ -110,6 +116,33 @@ i=0
 while kill -0 "$pid" 2> /dev/null && [ "$i" -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
 check "closed terminal: the console is gone" sh -c "! kill -0 $pid 2> /dev/null"
 ended closed 129 SIGHUP
+
+# The live scheduler: SIGTERM mid-run checkpoints and stops every job (as `q` `y`, shown on
+# screen), then the console ends by the signal, no job process left on the hosts.
+harness_init "$T/h"
+for i in 1 2 3; do harness_start "$i"; done
+harness_inventory "$T/inv.json" 1 2 3
+live_inventory "$T/inv.json" "$build/tunedeck-worker" "$MARK"
+cat > "$T/live.sh" << EOF
+sh -c 'echo \$\$ > "$T/live.pid"; exec env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 "$bin" --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" --policy doubling --sched-speed 30 --job-dir "$T/jobs" 2> "$T/live.err"'
+echo \$? > "$T/live.rc"
+echo EXITED
+sleep 60
+EOF
+X new-session -d -s live -x 200 -y 50 "sh $T/live.sh"
+X send-keys -t live 2
+if wait_for live 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]*' 20; then
+    running=$(pgrep -f "ckpt-$MARK" | wc -l)
+    check "live: job processes run on the hosts ($running)" [ "$running" -ge 1 ]
+    kill -TERM "$(cat "$T/live.pid")"
+    wait_for live EXITED 40
+    check "live SIGTERM: the console ends by the signal (status 143)" [ "$(cat "$T/live.rc")" = 143 ]
+    check "live SIGTERM: no job process is left" [ "$(pgrep -f "ckpt-$MARK" | wc -l)" -eq 0 ]
+    check "live SIGTERM: j0 checkpointed" test -e "$T/jobs/j0/ckpt-$MARK"
+    check "live SIGTERM: stderr names the signal" grep -q "^tunedeck: SIGTERM: the console quit as q does" "$T/live.err"
+else
+    fail "live: no job ran"
+fi
 
 [ "$fails" -eq 0 ] || exit 1
 echo "$suite: ok"
