@@ -396,3 +396,32 @@ Test(views, cluster_job_list_stays_in_its_pane_at_every_size)
             }
     resizeterm(30, 100);
 }
+
+/* At 80x24 the help overlay stands clear of the panes under it (a blank column each side:
+ * once their borders touched its own, "┌┌ Keys", "└│"), and a description wrapped onto the
+ * next row hangs 2 columns in, so it does not read as a key of its own. */
+Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
+{
+    resizeterm(24, 80);
+    erase();
+    for (int y = 1; y < 23; y++) /* a pane's borders where the margin goes */
+        mvaddstr(y, 0, "#"), mvaddstr(y, 79, "#");
+    keys_draw_help(80, 24, 0);
+    char *text = fixture_screen_text();
+    resizeterm(30, 100);
+    cr_assert_null(strstr(text, "#"), "a pane's border touches the overlay: %s", text);
+    /* "command: budget N, ..." wraps before "resume"; the rest hangs under it */
+    const char *cmd = strstr(text, "command: budget N");
+    const char *resume = strstr(text, "resume, quit,");
+    cr_assert(cmd && resume, "%s", text);
+    const char *cmd_line = cmd, *resume_line = resume;
+    while (cmd_line > text && cmd_line[-1] != '\n')
+        cmd_line--;
+    while (resume_line > text && resume_line[-1] != '\n')
+        resume_line--;
+    /* in bytes: both lines have the same multi-byte border before them */
+    size_t cmd_col = (size_t)(cmd - cmd_line), resume_col = (size_t)(resume - resume_line);
+    cr_assert_eq(resume_col, cmd_col + 2, "wrapped text at byte %zu, its entry's at %zu: %s",
+                 resume_col, cmd_col, text);
+    free(text);
+}
