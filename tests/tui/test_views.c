@@ -425,3 +425,21 @@ Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
                  resume_col, cmd_col, text);
     free(text);
 }
+
+/* The tune view of a session with no tuning (the live scheduler only) says so across the
+ * screen at 80x24, whole: it was cut to the surrogate pane's half of the screen. */
+Test(views, tune_view_without_tuning_says_so_whole_at_80x24)
+{
+    resizeterm(24, 80);
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->view = VIEW_TUNE;
+    layout_compute(80, 24, VIEW_TUNE, 0, &a->layout);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    resizeterm(30, 100);
+    free(a);
+    cr_assert(strstr(text, "2 shows the live scheduler"), "%s", text);
+    free(text);
+}
