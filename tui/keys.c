@@ -15,7 +15,7 @@ const KeyHelp HELP_KEYS[] = {
     {"global", "", "  on Slurm: drain NODE [REASON], undrain NODE (scontrol, asks)"},
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc clears)"},
     {"global", "Space", "pause / resume tuning and the simulated scheduler"},
-    {"global", "q F10", "quit (asks while a trial runs)"},
+    {"global", "q F10 Ctrl-C", "quit (q asks while a trial runs; Ctrl-C never: exit 130)"},
     {"global", "Ctrl-L", "redraw the screen"},
     {"trials", "Up Down j k", "select a trial"},
     {"trials", "PgUp PgDn g G", "page, first (also Home), last (End)"},
