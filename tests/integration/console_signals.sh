@@ -4,8 +4,9 @@
 # then end the console by that signal: the shell sees 143, 129, 130; the terminal is given
 # back as it was (stty settings, no alternate screen, the cursor shown); stderr names the
 # signal and the session; the journal keeps every trial measured and `tune --resume` goes
-# on from it, those trials first. Then the live scheduler on 3 loopback sshd hosts
-# (tests/sshd-harness.sh, as console_live.sh): SIGTERM checkpoints and stops every job first.
+# on from it, those trials first. Then on loopback sshd hosts (tests/sshd-harness.sh):
+# SIGTERM to the live scheduler checkpoints and stops every job first (as console_live.sh's
+# q y), and SIGTERM during a leftover process group's stop waits for it (as console_stop.sh's).
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
 suite=console_signals
 scratch=csig
@@ -20,7 +21,7 @@ sock="tunedeck-csig-$$"
 X() { tmux -L "$sock" -f /dev/null "$@"; }
 suite_stop() { X kill-server 2> /dev/null; }
 MARK="csig$$"
-suite_reap() { for p in $(pgrep -f "ckpt-$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
+suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
 
 # wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex shows.
 wait_for() {
@@ -142,6 +143,69 @@ if wait_for live 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9]
     check "live SIGTERM: stderr names the signal" grep -q "^tunedeck: SIGTERM: the console quit as q does" "$T/live.err"
 else
     fail "live: no job ran"
+fi
+
+# SIGTERM while the console stops a leftover process group (console_stop.sh's case: trial 1's
+# connection to h2 dropped, leaving a helper that ignores SIGTERM, so the stop before trial 2
+# waits its TERM-to-KILL time): the quit waits for the stop as `q` `y` does, its result reaches
+# the journal before `ended`, trial 2 is never launched, nothing is left, and then 143.
+X kill-session -t live 2> /dev/null
+harness_stop 3
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv2.json" 1 2
+ln -sf "$(command -v sleep)" "$T/helper-$MARK"
+cat > "$T/trial-$MARK.sh" << EOF
+#!/bin/sh
+slow=""
+if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
+    slow="--slowdown 40"
+    sh -c 'trap "" TERM; exec "$T/helper-$MARK" 300' < /dev/null > /dev/null 2>&1 &
+    : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
+fi
+"$build/tunedeck-worker" --port-base $((H_PORT + 1)) --connect-timeout 10 \$slow "\$@"
+EOF
+chmod 755 "$T/trial-$MARK.sh"
+touch "$T/slow-1"
+cat > "$T/stop.sh" << EOF
+sh -c 'echo \$\$ > "$T/stop.pid"; exec env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 TUNEDECK_STATE_DIR="$T/stopstate" "$bin" --cluster "$T/inv2.json" --job "$root/examples/tiny-job.json" --launcher per-host --trial-cmd "sh $T/trial-$MARK.sh" --budget 3 --optimizer uniform-devices --seed 3 2> "$T/stop.err"'
+echo \$? > "$T/stop.rc"
+echo EXITED
+sleep 60
+EOF
+X new-session -d -s stop -x 160 -y 45 "sh $T/stop.sh"
+j="$T/stopstate/sessions/*.jsonl"
+n=0; while [ ! -e "$T/helper-up-1-h2" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+check "stop: trial 1 started its TERM-ignoring helper on h2" [ -e "$T/helper-up-1-h2" ]
+rm -f "$T/slow-1"
+harness_stop 2 # trial 1's helper stays on h2
+mkdir -p "$H/host-bin2" # the stop's 0.1 s polls take 0.3 s there: ~6 s from TERM to KILL
+printf '#!/bin/sh\n[ "$*" = 0.1 ] && set -- 0.3\nexec /bin/sleep "$@"\n' > "$H/host-bin2/sleep"
+chmod 755 "$H/host-bin2/sleep"
+harness_start 2
+if wait_for stop 'stopping [12] leftover process groups? of earlier trials before trial 2' 30; then
+    at_signal=$(grep -c '"event":"remote_process_stop","trial":1,' $j)
+    kill -TERM "$(cat "$T/stop.pid")"
+    n=0; while [ ! -s "$T/stop.rc" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+    check "stop SIGTERM: the console ends by the signal (status 143)" [ "$(cat "$T/stop.rc" 2> /dev/null)" = 143 ]
+    launched2=no
+    grep -q '"event":"remote_process","trial":2,' $j && launched2=yes
+    check "stop SIGTERM: the stop's result is journaled before the end (stops journaled at the signal: $at_signal)" \
+        python3 - $j $launched2 << 'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+stops = [e for e in ev if e["event"] == "remote_process_stop" and e["trial"] == 1]
+assert "h2" in [e["machine"] for e in stops], stops
+assert all(e["result"] in ("stopped", "gone") for e in stops), stops
+assert ev[-1]["event"] == "ended", ev[-1]
+PY
+    if [ "$launched2" = yes ] || [ "$at_signal" != 0 ]; then
+        echo "  skipped: the signal came after the stop's end on this loaded machine"
+    else
+        check "stop SIGTERM: trial 2 was never launched" [ "$launched2" = no ]
+    fi
+    n=0; while [ "$(pgrep -f "[h]elper-$MARK" | wc -l)" != 0 ] && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+    check "stop SIGTERM: nothing of the trials is left on the hosts" [ "$(pgrep -f "[h]elper-$MARK|[t]rial-$MARK" | wc -l)" = 0 ]
+else
+    fail "stop: the leftover stop was never shown"
 fi
 
 [ "$fails" -eq 0 ] || exit 1
