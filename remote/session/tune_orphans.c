@@ -33,7 +33,7 @@ static void journal_stop(TuneJournal *tj, const Orphan *o)
 struct TuneStop {
     int before_trial; /* else a sweep (resume, end of session) */
     TuneJournal *tj;
-    OrphanList here;  /* the groups stopped (a copy: the caller's lists may change meanwhile) */
+    OrphanList here;  /* the groups stopped, its own (the caller's lists may change meanwhile) */
     OrphanList *lost; /* before a trial: where a group not stopped goes back */
     int trial;        /* before a trial: its number */
     char what[32];    /* a sweep's lines start with it */
@@ -54,22 +54,48 @@ static TuneStop *tune_stop_new(TuneJournal *tj, TuneOrphanReportFn report, void 
     return st;
 }
 
+/* Sends the stop commands for st->here. Out of memory for them, each group's result says so,
+ * as a kill that failed would: a before-trial stop keeps the group for a later trial, a sweep
+ * reports and journals it. */
+static void stop_run_begin(TuneStop *st, HostPool *pool, double timeout_s)
+{
+    st->run = orphans_stop_begin(pool, &st->here, timeout_s);
+    if (!st->run)
+        for (size_t i = 0; i < st->here.n; i++)
+            snprintf(st->here.items[i].result, sizeof st->here.items[i].result,
+                     "not stopped: out of memory");
+}
+
+/* A sweep of the groups in *owned, which it takes over (*owned is left empty; out of memory,
+ * they are freed and NULL is returned). */
+static TuneStop *sweep_begin(HostPool *pool, TuneJournal *tj, OrphanList *owned, const char *what,
+                             int quiet, TuneOrphanReportFn report, void *userdata)
+{
+    TuneStop *st = tune_stop_new(tj, report, userdata);
+    if (!st) {
+        orphans_clear(owned);
+        return NULL;
+    }
+    snprintf(st->what, sizeof st->what, "%s", what);
+    st->quiet = quiet;
+    st->here = *owned;
+    *owned = (OrphanList){0};
+    stop_run_begin(st, pool, 15);
+    return st;
+}
+
 TuneStop *tune_orphans_stop_begin(HostPool *pool, TuneJournal *tj, const OrphanList *l,
                                   const char *what, int quiet, TuneOrphanReportFn report,
                                   void *userdata)
 {
     if (!l->n)
         return NULL;
-    TuneStop *st = tune_stop_new(tj, report, userdata);
-    if (!st)
+    /* One allocation: all of the list or none of it (the stop fills in the results). */
+    OrphanList copy = {malloc(l->n * sizeof *l->items), l->n};
+    if (!copy.items)
         return NULL;
-    snprintf(st->what, sizeof st->what, "%s", what);
-    st->quiet = quiet;
-    for (size_t i = 0; i < l->n; i++)
-        if (orphans_add(&st->here, l->items[i].trial, l->items[i].machine, l->items[i].pgid) < 0)
-            break;
-    st->run = orphans_stop_begin(pool, &st->here, 15);
-    return st;
+    memcpy(copy.items, l->items, l->n * sizeof *l->items);
+    return sweep_begin(pool, tj, &copy, what, quiet, report, userdata);
 }
 
 int tune_stop_settled(const TuneStop *st, int64_t now_ms)
@@ -236,11 +262,7 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
     st->here = here;
     st->lost = lost;
     st->trial = s->trial;
-    st->run = orphans_stop_begin(pool, &st->here, wait_s);
-    if (!st->run)
-        for (size_t i = 0; i < st->here.n; i++)
-            snprintf(st->here.items[i].result, sizeof st->here.items[i].result,
-                     "not stopped: out of memory");
+    stop_run_begin(st, pool, wait_s);
     *out = st;
     return 0;
 }
@@ -299,9 +321,11 @@ TuneStop *tune_orphans_stop_interrupted_begin(HostPool *pool, TuneJournal *tj,
     Error err;
     if (orphans_collect(tune_journal_log(tj), &l, &err) < 0)
         return NULL;
-    TuneStop *st = tune_orphans_stop_begin(pool, tj, &l, "interrupted", 0, report, userdata);
-    orphans_clear(&l);
-    return st;
+    if (!l.n) {
+        orphans_clear(&l); /* every trial finished: its groups were dropped, the room kept */
+        return NULL;
+    }
+    return sweep_begin(pool, tj, &l, "interrupted", 0, report, userdata); /* the stop's now */
 }
 
 void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanReportFn report,

@@ -60,8 +60,11 @@ void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanRe
  * the stop commands (the "stopping ..." line is said then); the caller's loop steps the pool
  * until tune_stop_settled (every host answered, or the stop's deadline passed); end journals
  * and reports each result as the blocking call does, frees the stop and returns the verdict
- * (before a trial: tune_orphans_verdict; a sweep: 0). A stop owns a copy of its groups, but
- * a before-trial stop puts back into `lost` what it did not stop: that list must outlive it. */
+ * (before a trial: tune_orphans_verdict; a sweep: 0). A stop owns its groups (a copy of the
+ * caller's list; the interrupted ones, collected from the journal, are handed over), but a
+ * before-trial stop puts back into `lost` what it did not stop: that list must outlive it.
+ * Out of memory for the stop commands, every group's result is "not stopped: out of memory",
+ * before a trial and in a sweep alike. */
 typedef struct TuneStop TuneStop;
 /* *out NULL: nothing to stop before this trial (or out of memory). Returns 0. */
 int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList *lost,

@@ -2,54 +2,27 @@
 # Screen tests: the console in a real tmux at fixed sizes and TERMs; keys in with send-keys,
 # what a person would see out with capture-pane, polled with a timeout (no fixed sleeps).
 set -eu
-bin="${TUNEDECK_BIN:-build/tunedeck}"
-tmp="$(mktemp -d)"
-sock="tunedeck-console-$$"
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() {
-    T kill-server 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
+suite=console scratch=console suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
+tmp="$T"
+tmux_screen="$tmp/screen.txt"
+# after the exit status, the terminal modes the console left behind (wait_exit reads them)
+tmux_after_exit="stty -a | tr -s ' \n' '  '; echo; "
 
-fail() {
-    echo "console.sh: FAIL: $*" >&2
-    echo "---- screen ----" >&2
-    cat "$tmp/screen.txt" >&2 || true
-    exit 1
-}
+fail() { tmux_fail_exit "console.sh: FAIL: $*"; }
 
 # start NAME COLS ROWS TERM ARGS...: the console in a detached session; when it exits the
-# pane prints its exit status and the terminal modes it left behind.
-start() {
-    name="$1" cols="$2" rows="$3" term="$4"
-    shift 4
-    T new-session -d -s "$name" -x "$cols" -y "$rows" \
-        "env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name TUNEDECK_STATE_DIR=$tmp/state-$name $* ; echo \"EXITED rc=\$?\"; stty -a | tr -s ' \n' '  '; echo; sleep 120"
-}
-
-screen() { T capture-pane -p -t "$1" > "$tmp/screen.txt"; }
+# pane prints its exit status and the terminal modes it left behind (tmux_after_exit).
+start() { tmux_console "$@"; }
 
 # wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex matches.
 wait_for() {
-    i=0 limit=$(( ${3:-10} * 20 ))
-    while [ "$i" -lt "$limit" ]; do
-        screen "$1"
-        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    fail "session $1: '$2' did not appear within ${3:-10} s"
-}
-
-not_on_screen() {
-    screen "$1"
-    if grep -Eq -- "$2" "$tmp/screen.txt"; then fail "session $1: '$2' should not be shown"; fi
+    tmux_wait "$1" "$2" "${3:-10}" || fail "session $1: '$2' did not appear within ${3:-10} s"
 }
 
 # The number after "Trials " in the table title.
 trial_count() {
-    screen "$1"
+    tmux_capture "$1"
     sed -n 's/.*Trials \([0-9][0-9]*\)\/.*/\1/p' "$tmp/screen.txt" | head -1
 }
 
@@ -63,29 +36,8 @@ wait_exit() {
     return 0
 }
 
-# Mouse reports in SGR form, what xterm-256color's kmous asks for.
-click() { # click SESSION COL ROW (1-based), press then release
-    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM' "$2" "$3")"
-    T send-keys -t "$1" -l "$(printf '\033[<0;%d;%dm' "$2" "$3")"
-}
-# click_until SESSION COL ROW PATTERN: a report split by a busy machine can read as a lone
-# Escape (as it would for a person), so the click is repeated a few times, like a person would.
-click_until() {
-    for attempt in 1 2 3 4 5; do
-        click "$1" "$2" "$3"
-        j=0
-        while [ "$j" -lt 20 ]; do
-            screen "$1"
-            grep -Eq -- "$4" "$tmp/screen.txt" && return 0
-            sleep 0.05
-            j=$((j + 1))
-        done
-    done
-    fail "session $1: clicking $2,$3 never showed '$4'"
-}
 console_pid() {
-    shell="$(T list-panes -t "$1" -F '#{pane_pid}')"
-    pgrep -P "$shell" tunedeck | head -1
+    pgrep -P "$(tmux_pane_pid "$1")" tunedeck | head -1
 }
 
 # --- the default session: trials appear, best-so-far moves, views, help ---------------------
@@ -99,11 +51,11 @@ wait_for main 'best [0-9.]+ s +measured'
 n1="$(trial_count main)"
 wait_for main "Trials $((n1 + 3))/400"
 # Braille cells (U+2800..U+28FF) in the plot
-screen main
+tmux_capture main
 grep -q "$(printf '\342\240')\|$(printf '\342\241')\|$(printf '\342\242')\|$(printf '\342\243')" "$tmp/screen.txt" ||
     fail "no Braille glyph in the best-so-far plot"
 
-T send-keys -t main 2
+tmx send-keys -t main 2
 wait_for main 'Tuning workers: trial [0-9]+ measured'
 wait_for main 'GPUs: [0-9]+/64 held, doubling t=[0-9]+s'
 wait_for main 'Resizes and decisions'
@@ -111,80 +63,80 @@ wait_for main 's [a-z] resnet110-[0-9]+ +start [0-9]+ GPU'
 wait_for main 's [a-z] resnet110-[0-9]+ +resize [0-9]+>[0-9]+' 30
 wait_for main '^.a  resnet110-0 '
 # scheduler overrides: applied at the next decision and logged; bad ones explained
-T send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 Enter
+tmx send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 Enter
 wait_for main 'pin resnet110-0 2: applied at the next scheduling decision'
 wait_for main 'resnet110-0 +2\* ' 20
-T send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
+tmx send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
 wait_for main 'drain node15: applied at the next scheduling decision'
-T send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
+tmx send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
 wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
-T send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 0 x 1 0 Enter
+tmx send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 0 x 1 0 Enter
 wait_for main ":pin: expected JOB GPUS \(0 unpins\), found 'resnet110-0 0x10'"
-T send-keys -t main : p o l i c y ' ' n o s u c h Enter
+tmx send-keys -t main : p o l i c y ' ' n o s u c h Enter
 wait_for main ":policy: unknown policy 'nosuch': expected one of doubling"
-T send-keys -t main : p o l i c y ' ' o p t i m u s Enter
+tmx send-keys -t main : p o l i c y ' ' o p t i m u s Enter
 wait_for main 'policy optimus: applied at the next scheduling decision'
 wait_for main 'optimus t=[0-9]+s'
-T send-keys -t main 3
+tmx send-keys -t main 3
 wait_for main 'c4x8-2 +c4x8-2.sim +simulated'
-T send-keys -t main Tab
+tmx send-keys -t main Tab
 wait_for main 'Surrogate'
 
-T send-keys -t main '?'
+tmx send-keys -t main '?'
 wait_for main 'Keys \(any key closes\)'
 for k in 'Tab' 'Space' 'Ctrl-L' 'PgUp PgDn' 'Esc' 'q F10' '\[ \]' 'click, wheel' 'config.json'; do
     wait_for main "$k" 5 # polled: the terminal may still be drawing the overlay
 done
-T send-keys -t main x
+tmx send-keys -t main x
 wait_for main '\? help +1-3 views'
 # at 80x24 it scrolls to its last key, and a resize leaves it open
-T resize-window -t main -x 80 -y 24
-T send-keys -t main '?'
+tmx resize-window -t main -x 80 -y 24
+tmx send-keys -t main '?'
 wait_for main 'Keys 1-[0-9]+/[0-9]+ \(Up/Down scroll\)'
-T send-keys -t main NPage NPage NPage
+tmx send-keys -t main NPage NPage NPage
 wait_for main 'config.json'
-T resize-window -t main -x 100 -y 30
+tmx resize-window -t main -x 100 -y 30
 wait_for main 'Keys \(any key closes\)'
-T send-keys -t main x
+tmx send-keys -t main x
 wait_for main '\? help +1-3 views'
 
 # sort and filter
-T send-keys -t main / f a i l e d Enter
+tmx send-keys -t main / f a i l e d Enter
 wait_for main "filter 'failed'"
-T send-keys -t main / Escape
+tmx send-keys -t main / Escape
 wait_for main 'Trials [0-9]+/400  best'
-T send-keys -t main : b u d g e t ' ' 9 0 0 Enter
+tmx send-keys -t main : b u d g e t ' ' 9 0 0 Enter
 wait_for main 'Trials [0-9]+/900'
-T send-keys -t main : n o p e Enter
+tmx send-keys -t main : n o p e Enter
 wait_for main "unknown command 'nope'"
 
 # resizes do not crash, and each size draws
-T resize-window -t main -x 80 -y 24
+tmx resize-window -t main -x 80 -y 24
 wait_for main 'Trials [0-9]+/900'
 wait_for main 'Surrogate'
 # the tab bar drops whole fields of its state from the left, never part of one
 wait_for main '3 Hosts +bespoke \| [0-9]+/900 \| best [0-9.]+ s \| [a-z]+ ?$'
-T resize-window -t main -x 40 -y 12
+tmx resize-window -t main -x 40 -y 12
 wait_for main 'Trials'
 wait_for main '^ 1 Tune  2 Cluster  3 Hosts +[a-z]+ ?$'
-T resize-window -t main -x 100 -y 30
+tmx resize-window -t main -x 100 -y 30
 wait_for main 'Best-so-far'
 
 # q asks while tuning runs; n keeps it; q y quits and restores the terminal
-T send-keys -t main q
+tmx send-keys -t main q
 wait_for main 'Quit anyway\? \(y/n\)'
-T send-keys -t main n
+tmx send-keys -t main n
 wait_for main '\? help'
 # a resize is no answer: the question stays, and y still quits
-T send-keys -t main q
+tmx send-keys -t main q
 wait_for main 'Quit anyway\? \(y/n\)'
-T resize-window -t main -x 90 -y 28
+tmx resize-window -t main -x 90 -y 28
 wait_for main '\| [a-z]+ ?$' # the tab bar redrawn at the new width
 wait_for main 'Quit anyway\? \(y/n\)'
-T send-keys -t main y
+tmx send-keys -t main y
 wait_exit main 0
 # the session was journalled as it went: `tune --resume` goes on from its trials, headless
-screen main
+tmux_capture main
 id="$(sed -n 's/.*tunedeck: session \([^ ]*\) (journal.*/\1/p' "$tmp/screen.txt" | head -1)"
 [ -n "$id" ] || fail "the console did not name its session journal"
 ls "$tmp/state-main"/*/* "$tmp/state-main"/* 2>/dev/null | grep -q "$id" || fail "no journal file for $id"
@@ -207,7 +159,7 @@ cp -r "$tmp/state-main" "$tmp/state-res"
 start res 100 30 xterm-256color "$bin" --resume "$id" --budget 200
 wait_for res "Trials [0-9]+/200" 30 # it reads the journal and refits first (slow when loaded)
 [ "$(trial_count res)" -ge "$n_before" ] || fail "the resumed console shows $(trial_count res) trials, the journal $n_before"
-T send-keys -t res q y
+tmx send-keys -t res q y
 wait_exit res 0
 rc=0; "$bin" --resume "$id" --sim B:googlenet > "$tmp/res-bad" 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q "come from its journal" "$tmp/res-bad" || fail "--resume with --sim: $(cat "$tmp/res-bad")"
@@ -217,96 +169,95 @@ rc=0; TUNEDECK_STATE_DIR="$tmp/state-res" "$bin" --resume no-such-session > "$tm
 # --- the override editor (uniform schedule: every device holds inputs) --------------------
 start edit 100 30 xterm-256color "$bin" --optimizer uniform-devices --pace-ms 100
 wait_for edit '^.    2  ok '
-T send-keys -t edit Space
+tmx send-keys -t edit Space
 wait_for edit '\| paused'
-T send-keys -t edit e
+tmx send-keys -t edit e
 wait_for edit 'Override editor'
 wait_for edit 'valid: Enter launches'
 wait_for edit 'no prediction'
 # an unbalanced edit is explained and refused
-T send-keys -t edit +
+tmx send-keys -t edit +
 wait_for edit 'cannot launch: schedule: worker inputs'
 wait_for edit 'batch 768, found 776'
-T send-keys -t edit Enter
+tmx send-keys -t edit Enter
 wait_for edit 'not launched: schedule: worker inputs must sum to the batch 768, found 776'
-T send-keys -t edit -
+tmx send-keys -t edit -
 wait_for edit 'valid: Enter launches'
 # move 8 inputs from g2-0's cpu to its gpu0: the share changes, the batch is kept
-screen edit
+tmux_capture edit
 before="$(sed -n 's/.*gpu0 *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt" | head -1)"
-T send-keys -t edit m j +
+tmx send-keys -t edit m j +
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
 # the mouse moves inputs too: a click on the selected device adds from the source, a right
 # click gives back
 # (the gpu0 row is screen row 10: tabs, border, 2 prediction and 3 verdict lines, g2-0, cpu)
-click_until edit 10 10 "gpu0 +$((before + 16)) "
-T send-keys -t edit -l "$(printf '\033[<2;10;10M')"
-T send-keys -t edit -l "$(printf '\033[<2;10;10m')"
+mouse_press_until edit 0 10 10 "gpu0 +$((before + 16)) "
+mouse_press edit 2 10 10
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
-T send-keys -t edit Enter
+tmx send-keys -t edit Enter
 wait_for edit 'override launches as trial [0-9]+'
-T send-keys -t edit Space
+tmx send-keys -t edit Space
 wait_for edit 'ok .*override'
-T send-keys -t edit : q u i t Enter
+tmx send-keys -t edit : q u i t Enter
 wait_exit edit 0
 
 # --- with a model (the default optimizer): the editor's prediction follows the edit -------
 if "$bin" tune --help | grep -q bespoke; then
     start pred 100 30 xterm-256color "$bin" --pace-ms 100
     wait_for pred '^.    3  ok '
-    T send-keys -t pred Space
+    tmx send-keys -t pred Space
     wait_for pred '\| paused'
-    T send-keys -t pred g e
+    tmx send-keys -t pred g e
     wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] if run'
     p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
     # g2-0: its GPU becomes the source, 8 inputs go to its CPU
     c0="$(sed -n 's/^.>   cpu *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt")"
     [ -n "$c0" ] || fail "the editor does not start on g2-0's cpu"
-    T send-keys -t pred j m k +
+    tmx send-keys -t pred j m k +
     wait_for pred ">   cpu +$((c0 + 8)) "
     wait_for pred 'gpu0 .* source'
     wait_for pred 'valid: Enter launches'
     i=0
     while :; do
-        screen pred
+        tmux_capture pred
         p1="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
         [ -n "$p1" ] && [ "$p1" != "$p0" ] && break
         i=$((i + 1))
         [ "$i" -lt 100 ] || fail "the prediction did not change after the edit ($p0)"
         sleep 0.05
     done
-    T send-keys -t pred Escape
+    tmx send-keys -t pred Escape
     wait_for pred 'edit discarded'
-    T send-keys -t pred : q u i t Enter
+    tmx send-keys -t pred : q u i t Enter
     wait_exit pred 0
 fi
 
 start mouse 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched --budget 12
 wait_for mouse 'Trials 12/12' 30 # 12 refits of the model (slow when loaded)
-click_until mouse 11 1 'Tuning workers: trial'
-click_until mouse 3 1 'Best-so-far'
+mouse_press_until mouse 0 11 1 'Tuning workers: trial'
+mouse_press_until mouse 0 3 1 'Best-so-far'
 # the trial table's first data row is screen row 18 (tabs, 14-row top panes, border, header).
 # Opening the editor computes its prediction, seconds on a loaded machine: each try waits
 # for the editor to open, and tries again only when it opened on another trial (the click
-# was lost, see click_until), never because the console was slow to answer.
+# was lost, see mouse_press_until), never because the console was slow to answer.
 ok=0
 for attempt in 1 2 3 4 5; do
-    click mouse 10 18
-    T send-keys -t mouse e
+    mouse_press mouse 0 10 18
+    tmx send-keys -t mouse e
     wait_for mouse "editing trial [0-9]+'s schedule" 30
     if grep -q "editing trial 2's schedule" "$tmp/screen.txt"; then ok=1; break; fi
-    T send-keys -t mouse Escape
+    tmx send-keys -t mouse Escape
     wait_for mouse 'edit discarded'
 done
 [ "$ok" = 1 ] || fail "session mouse: clicking a trial row does not select it"
-T send-keys -t mouse Escape
+tmx send-keys -t mouse Escape
 wait_for mouse 'edit discarded'
-T send-keys -t mouse -l "$(printf '\033[<65;10;20M')"
-T send-keys -t mouse e
+tmx send-keys -t mouse -l "$(printf '\033[<65;10;20M')"
+tmx send-keys -t mouse e
 wait_for mouse "editing trial 5's schedule" 30
-T send-keys -t mouse Escape q
+tmx send-keys -t mouse Escape q
 wait_exit mouse 0
 
 # --- 8 colours, NO_COLOR, ASCII, 80x24: still draws and quits ------------------------------
@@ -314,7 +265,7 @@ start plain 80 24 xterm "env NO_COLOR=1 $bin --ascii --pace-ms 100 --budget 3"
 wait_for plain '^\+ Trials 3/3'
 wait_for plain 'done'
 not_on_screen plain "$(printf '\342\224\200')"
-T send-keys -t plain q
+tmx send-keys -t plain q
 wait_exit plain 0
 
 # --- signals: TSTP/CONT redraws, TERM quits as q does and ends by it (143; more in
@@ -340,17 +291,17 @@ mkdir -p "$tmp/xdg-conf/tunedeck"
 printf '{"keys": {"quit": "x", "help": "h"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
 start conf 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched
 wait_for conf '^.    1  pruned '
-T send-keys -t conf h
+tmx send-keys -t conf h
 wait_for conf 'Keys \(any key closes\)'
-T send-keys -t conf Escape q
+tmx send-keys -t conf Escape q
 not_on_screen conf 'Quit anyway'
-T send-keys -t conf : t h e m e ' ' l i g h t Enter
+tmx send-keys -t conf : t h e m e ' ' l i g h t Enter
 wait_for conf 'theme light \(saved in '
 grep -Eq '"theme":[[:space:]]*"light"' "$tmp/xdg-conf/tunedeck/config.json" || fail "the theme was not saved"
 grep -Eq '"quit":[[:space:]]*"x"' "$tmp/xdg-conf/tunedeck/config.json" || fail "saving lost the key bindings"
-T send-keys -t conf : t h e m e ' ' n o p e Enter
+tmx send-keys -t conf : t h e m e ' ' n o p e Enter
 wait_for conf "theme 'nope' not loaded, the current one kept: .*nope.json"
-T send-keys -t conf x y
+tmx send-keys -t conf x y
 wait_exit conf 0
 printf '{"keys": {"quit": "?"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
 # wide enough for the whole message, whatever the length of the scratch folder's name
@@ -358,30 +309,30 @@ start conf2 200 30 xterm-256color "env XDG_CONFIG_HOME=$tmp/xdg-conf $bin --pace
 wait_for conf2 "settings ignored: .* is bound to both quit"
 # the file it refused is its owner's to fix: :theme does not write over it
 cp "$tmp/xdg-conf/tunedeck/config.json" "$tmp/conf2.before"
-T send-keys -t conf2 : t h e m e ' ' l i g h t Enter
+tmx send-keys -t conf2 : t h e m e ' ' l i g h t Enter
 wait_for conf2 "settings not saved: .*config.json has errors"
 cmp -s "$tmp/xdg-conf/tunedeck/config.json" "$tmp/conf2.before" || fail ":theme wrote over a config.json it had refused"
-T send-keys -t conf2 q y
+tmx send-keys -t conf2 q y
 wait_exit conf2 0
 
 # --- pruning and the stop rule (issue 14) ---------------------------------------------------
 # Random search runs hopeless schedules: the table shows them as pruned, with why.
 start prune 160 30 xterm-256color "$bin" --optimizer random --pace-ms 20 --budget 12 --no-sched --no-journal
 wait_for prune '^.? +[0-9]+  pruned .*pruned after [0-9]+ of [0-9]+ iterations \(in warm-up\)' 20
-T send-keys -t prune q y
+tmx send-keys -t prune q y
 wait_exit prune 0
 # :converge on offers the stop rule: bespoke stops by itself, and says so.
 start conv 120 30 xterm-256color "$bin" --pace-ms 100 --budget 60 --no-sched --no-journal
 wait_for conv '^.    1  pruned '
-T send-keys -t conv : c o n v e r g e ' ' o n Enter
+tmx send-keys -t conv : c o n v e r g e ' ' o n Enter
 wait_for conv 'stop when converged: on|tuning stopped: converged'
 wait_for conv '\| converged *$' 60
 wait_for conv 'tuning stopped: converged: the last 3 suggestions'
 n="$(trial_count conv)"
 [ "$n" -lt 60 ] || fail "the stop rule did not stop before the budget ($n trials)"
-T send-keys -t conv : c o n v e r g e ' ' m a y b e Enter
+tmx send-keys -t conv : c o n v e r g e ' ' m a y b e Enter
 wait_for conv ':converge: expected on or off'
-T send-keys -t conv q y
+tmx send-keys -t conv q y
 wait_exit conv 0
 
 # --- bad input is refused before the screen is taken ---------------------------------------

@@ -3,37 +3,14 @@
 # console tunes over SSH, shows each host's state and host key, refuses an unknown key until
 # the operator accepts it after seeing its fingerprint, then connects.
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
-bin="${TUNEDECK_BIN:-build/tunedeck}"
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-T="$(mktemp -d)"
-sock="tunedeck-hosts-$$"
-X() { tmux -L "$sock" -f /dev/null "$@"; }
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
-cleanup() {
-    X kill-server 2>/dev/null || true
-    harness_stop_all
-    rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
+suite=console_hosts scratch=chosts suite_sshd=1 suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
+tmux_screen="$T/screen.txt"
 
-fail() {
-    echo "console_hosts.sh: FAIL: $*" >&2
-    cat "$T/screen.txt" >&2 || true
-    exit 1
-}
-# wait_for PATTERN [SECONDS] [-F]: polls the pane until the regex (or fixed string) shows.
+fail() { tmux_fail_exit "console_hosts.sh: FAIL: $*"; }
+# wait_for PATTERN [SECONDS] [F]: polls the pane until the regex (or fixed string) shows.
 wait_for() {
-    i=0 limit=$(( ${2:-10} * 20 ))
-    while [ "$i" -lt "$limit" ]; do
-        X capture-pane -p -t c > "$T/screen.txt"
-        grep -q${3:-E} -- "$1" "$T/screen.txt" && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    fail "'$1' did not appear within ${2:-10} s"
+    tmux_wait c "$1" "${2:-10}" "${3:-E}" || fail "'$1' did not appear within ${2:-10} s"
 }
 
 harness_init "$T/h"
@@ -48,39 +25,39 @@ cat > "$T/job.json" <<'JOB'
 JOB
 fp2="$(ssh-keygen -lf "$T/h/host2.pub" | cut -d' ' -f2)"
 
-X new-session -d -s c -x 110 -y 30 \
-    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --job $T/job.json --optimizer random --budget 200; echo EXITED rc=\$?; sleep 60"
-X send-keys -t c 3
+tmux_start c 110 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --job $T/job.json --optimizer random --budget 200"
+tmx send-keys -t c 3
 wait_for 'Hosts: 2, SSH'
 wait_for '> h1 +127\.0\.0\.11 +ready +[0-9]+ms +0  ok'
 wait_for 'h2 +127\.0\.0\.12 +down .*unknown'
 wait_for "key $fp2" 10 F
 wait_for 'unknown host key for 127\.0\.0\.12'
-X send-keys -t c a
+tmx send-keys -t c a
 wait_for 'only an unknown host key can be accepted \(this one is ok\)'
-X send-keys -t c j a
+tmx send-keys -t c j a
 wait_for 'Accept an unknown host key\?'
 wait_for "$fp2" 10 F
 wait_for "host h2 (127.0.0.12 port $H_PORT) offers the key" 10 F
-X send-keys -t c n
+tmx send-keys -t c n
 wait_for 'host key not accepted'
 grep -q "127.0.0.12" "$T/h/known_hosts" && fail "a refused key reached known_hosts"
-X send-keys -t c a
+tmx send-keys -t c a
 wait_for 'Accept an unknown host key\?'
-X send-keys -t c y
+tmx send-keys -t c y
 wait_for "h2: host key $fp2 accepted and saved in known_hosts" 15 F
 wait_for 'h2 +127\.0\.0\.12 +ready' 15
 grep -q "127.0.0.12" "$T/h/known_hosts" || fail "the accepted key is not in known_hosts"
 # trials ran over SSH on the hosts that were ready
-X send-keys -t c 1
+tmx send-keys -t c 1
 wait_for '^.    [0-9]+  ok ' 20
 # a host that goes away is shown down, with its error
 harness_stop 1
-X send-keys -t c 3
+tmx send-keys -t c 3
 wait_for 'h1 +127\.0\.0\.11 +(down|connecting|handshake)' 20
-X send-keys -t c q y
+tmx send-keys -t c q y
 wait_for 'EXITED rc=0'
-X kill-session -t c
+tmx kill-session -t c
 
 # The console accepts exactly the key it showed: the host's key is swapped between the
 # prompt and "y"; the new key is refused and known_hosts is not written.
@@ -89,11 +66,11 @@ HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv3.json" 3
 sed -i "s|\"command\": \"true\"|\"command\": \"python3 $root/tests/fixtures/trial.py\"|" "$T/inv3.json"
 grep -v "127.0.0.13" "$T/h/known_hosts" > "$T/kh" && cp "$T/kh" "$T/h/known_hosts"
 fp3="$(ssh-keygen -lf "$T/h/host3.pub" | cut -d' ' -f2)"
-X new-session -d -s c -x 130 -y 30 \
-    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv3.json --job $T/job.json --optimizer random --budget 200; echo EXITED rc=\$?; sleep 60"
-X send-keys -t c 3
+tmux_start c 130 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv3.json --job $T/job.json --optimizer random --budget 200"
+tmx send-keys -t c 3
 wait_for 'h3 +127\.0\.0\.13 +down .*unknown'
-X send-keys -t c a
+tmx send-keys -t c a
 wait_for 'Accept an unknown host key\?'
 wait_for "$fp3" 10 F
 harness_stop 3
@@ -102,11 +79,11 @@ HARNESS_UNLISTED=1 harness_start 3 # the running console must never find the new
 before="$(md5sum < "$T/h/known_hosts")"
 new3="$(ssh-keygen -lf "$T/h/host3.pub" | cut -d' ' -f2)"
 [ "$new3" != "$fp3" ] || fail "the harness did not make a new host key"
-X send-keys -t c y
+tmx send-keys -t c y
 wait_for "h3: key not accepted: unknown host key for 127.0.0.13 ($new3) is not the SHA256:" 15 F
 [ "$(md5sum < "$T/h/known_hosts")" = "$before" ] || fail "a key other than the one shown was written: $(cat "$T/h/known_hosts")"
 wait_for 'h3 +127\.0\.0\.13 +down .*unknown'
-X send-keys -t c q y
+tmx send-keys -t c q y
 wait_for 'EXITED rc=0'
 X kill-session -t c
 

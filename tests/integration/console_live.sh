@@ -6,41 +6,17 @@
 # job list shows a job running on a host with its real step and loss, the decision pane shows
 # the resize, q asks, y checkpoints and stops every job, and no job process is left (pgrep).
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
-bin="${TUNEDECK_BIN:-build/tunedeck}"
-here="$(cd "$(dirname "$0")/.." && pwd)"
-root="$(cd "$here/.." && pwd)"
-build="${TUNEDECK_BUILD:-$root/build}"
-T="$(mktemp -d /tmp/tunedeck-console-live.XXXXXX)"
-sock="tunedeck-live-$$"
-mark="cl$$"
-X() { tmux -L "$sock" -f /dev/null "$@"; }
-HARNESS_SRC="$here/sshd-harness.sh"
-. "$here/sshd-harness.sh"
+suite=console_live scratch=console-live suite_sshd=1 suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
-cleanup() {
-    X kill-server 2>/dev/null || true
-    harness_stop_all
-    for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-unset SSH_AUTH_SOCK
+tmux_screen="$T/screen.txt"
+mark="cl$$"
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
-fail() {
-    echo "console_live.sh: FAIL: $*" >&2
-    cat "$T/screen.txt" >&2 || true
-    exit 1
-}
+fail() { tmux_fail_exit "console_live.sh: FAIL: $*"; }
 # wait_for PATTERN [SECONDS]: polls the pane until the extended regex shows.
 wait_for() {
-    i=0 limit=$(( ${2:-10} * 20 ))
-    while [ "$i" -lt "$limit" ]; do
-        X capture-pane -p -t c > "$T/screen.txt"
-        grep -qE -- "$1" "$T/screen.txt" && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    fail "'$1' did not appear within ${2:-10} s"
+    tmux_wait c "$1" "${2:-10}" || fail "'$1' did not appear within ${2:-10} s"
 }
 
 harness_init "$T/h"
@@ -48,9 +24,9 @@ for i in 1 2 3; do harness_start "$i"; done
 harness_inventory "$T/inv.json" 1 2 3
 live_inventory "$T/inv.json" "$build/tunedeck-worker" "$mark"
 
-X new-session -d -s c -x 200 -y 50 \
-    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --workload $root/tests/fixtures/schedlive-workload.csv --policy doubling --sched-speed 30 --job-dir $T/jobs; echo EXITED rc=\$?; sleep 60"
-X send-keys -t c 2
+tmux_start c 200 50 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --workload $root/tests/fixtures/schedlive-workload.csv --policy doubling --sched-speed 30 --job-dir $T/jobs"
+tmx send-keys -t c 2
 wait_for 'doubling live t=[0-9]+s'
 # a job running on a real host with its real progress (step, loss from its lines) and the
 # GPU indices it was given (its CUDA_VISIBLE_DEVICES)
@@ -59,14 +35,14 @@ wait_for 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]* l
 wait_for '[0-9]+s [a-z] j0 +resize 2>4' 15
 wait_for 'j0 +4 +running .* run h[1-3]:0\+1,h[1-3]:0\+1 step [0-9]+' 15
 # :policy switches the live scheduler's policy at its next decision
-X send-keys -t c : p o l i c y ' ' f i x e d - 1 Enter
+tmx send-keys -t c : p o l i c y ' ' f i x e d - 1 Enter
 wait_for 'policy fixed-1: applied at the next scheduling decision'
 wait_for 'fixed-1 live t=[0-9]+s'
 running=$(pgrep -f "ckpt-$mark" | wc -l)
 [ "$running" -ge 1 ] || fail "no job process runs on the hosts"
-X send-keys -t c q
+tmx send-keys -t c q
 wait_for 'Live jobs run: quitting checkpoints and stops them'
-X send-keys -t c y
+tmx send-keys -t c y
 wait_for 'EXITED rc=0' 30
 left=$(pgrep -f "ckpt-$mark" | wc -l)
 [ "$left" -eq 0 ] || fail "$left job processes left on the hosts"

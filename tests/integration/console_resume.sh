@@ -4,42 +4,26 @@
 # new, and the whole equals an uninterrupted 6-trial run, trial by trial. A full disk under
 # the console's journal shows the session stopped, without writing over the screen.
 set -eu
-bin="${TUNEDECK_BIN:?}"
-tmp="$(mktemp -d /tmp/td-console-resume.XXXXXX)"
-sock="tunedeck-resume-$$"
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() {
-    T kill-server 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-export TUNEDECK_STATE_DIR="$tmp/state"
-fail() {
-    echo "console_resume: FAIL: $*" >&2
-    cat "$tmp/screen.txt" >&2 2>/dev/null || true
-    exit 1
-}
+suite=console_resume scratch=console-resume suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
+tmp="$T"
+tmux_screen="$tmp/screen.txt"
+fail() { tmux_fail_exit "console_resume: FAIL: $*"; }
 command -v tmux >/dev/null 2>&1 || { echo "console_resume: skipped: no tmux"; exit 0; }
 
-# wait_for SESSION TEXT: polls the screen (at most 30 s).
-wait_for() {
-    i=0
-    until T capture-pane -p -t "$1" >"$tmp/screen.txt" 2>/dev/null && grep -q -- "$2" "$tmp/screen.txt"; do
-        i=$((i + 1))
-        [ $i -lt 300 ] || fail "'$2' never appeared on $1"
-        sleep 0.1
-    done
-}
+# wait_for SESSION TEXT: polls the screen (at most 30 s); TEXT is a basic regex ("| stopped"
+# is the status bar's bar, not an alternation).
+wait_for() { tmux_wait "$1" "$2" 30 G || fail "'$2' never appeared on $1"; }
 quit() {
-    T send-keys -t "$1" q
+    tmx send-keys -t "$1" q
     sleep 0.3
-    T send-keys -t "$1" y
+    tmx send-keys -t "$1" y
     wait_for "$1" "EXITED"
 }
 
 "$bin" tune --sim A:googlenet --optimizer random --budget 3 --json >"$tmp/three.json" 2>/dev/null
 id="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$tmp/three.json")"
-T new-session -d -s r -x 120 -y 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$TUNEDECK_STATE_DIR $bin --resume $id --budget 6 --pace-ms 20 --no-sched 2>$tmp/err; echo EXITED rc=\$?; sleep 60"
+tmux_start r 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$TUNEDECK_STATE_DIR $bin --resume $id --budget 6 --pace-ms 20 --no-sched 2>$tmp/err"
 wait_for r "6/6 .*done"
 # trial 1 is the design probe (stopped after 5 iterations, shown as pruned)
 for n in 1 2 3 4 5 6; do
@@ -60,7 +44,7 @@ PY
 grep -q "from .*journal" "$tmp/err" || fail "unclear --resume error: $(cat "$tmp/err")"
 
 # A full disk (a file size limit) under the console's journal.
-T new-session -d -s f -x 120 -y 35 "sh -c 'ulimit -f 24; env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/full $bin --sim A:googlenet --optimizer random --pace-ms 20 --no-sched 2>$tmp/ferr; echo EXITED rc=\$?; sleep 60'"
+tmux_start f 120 35 "sh -c 'ulimit -f 24; env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/full $bin --sim A:googlenet --optimizer random --pace-ms 20 --no-sched 2>$tmp/ferr'"
 wait_for f "| stopped"
 grep -q "cancelled" "$tmp/screen.txt" || fail "the trial not launched is not shown cancelled"
 quit f

@@ -3,66 +3,20 @@
 # terminals that cannot be drawn on, and the help's key list. The console in a real tmux;
 # keys in with send-keys, the screen out with capture-pane, polled (no fixed sleeps).
 set -eu
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-bin="${TUNEDECK_BIN:-$here/build/tunedeck}"
-tmp="$(mktemp -d)"
-sock="tunedeck-cscreen-$$"
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() {
-    T kill-server 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
+suite=console_screen scratch=cscreen suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
+tmp="$T"
+tmux_screen="$tmp/screen.txt"
 
-fail() {
-    echo "console_screen.sh: FAIL: $*" >&2
-    echo "---- screen ----" >&2
-    cat "$tmp/screen.txt" >&2 || true
-    exit 1
-}
+fail() { tmux_fail_exit "console_screen.sh: FAIL: $*"; }
 
 # start NAME COLS ROWS TERM ARGS...: the console in a detached session; when it exits the
 # pane prints its exit status.
-start() {
-    name="$1" cols="$2" rows="$3" term="$4"
-    shift 4
-    T new-session -d -s "$name" -x "$cols" -y "$rows" \
-        "cd '$here'; env TERM=$term LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg-$name TUNEDECK_STATE_DIR=$tmp/state-$name $* ; echo \"EXITED rc=\$?\"; sleep 120"
-}
-screen() { T capture-pane -p -t "$1" > "$tmp/screen.txt"; }
+start() { tmux_console "$@"; }
 wait_for() { # wait_for SESSION PATTERN [SECONDS]: polls until the extended regex matches
-    i=0 limit=$(( ${3:-10} * 20 ))
-    while [ "$i" -lt "$limit" ]; do
-        screen "$1"
-        grep -Eq -- "$2" "$tmp/screen.txt" && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    fail "session $1: '$2' did not appear within ${3:-10} s"
+    tmux_wait "$1" "$2" "${3:-10}" || fail "session $1: '$2' did not appear within ${3:-10} s"
 }
-not_on_screen() {
-    screen "$1"
-    if grep -Eq -- "$2" "$tmp/screen.txt"; then fail "session $1: '$2' should not be shown"; fi
-}
-# press_until SESSION BUTTON COL ROW PATTERN: an SGR mouse press and release (button 0: the
-# left, 65: the wheel down); a report split by a busy machine reads as a lone Escape (as it
-# would for a person), so it is repeated a few times.
-press_until() {
-    ses="$1" b="$2" col="$3" row="$4" pat="$5"
-    for attempt in 1 2 3 4 5; do
-        T send-keys -t "$ses" -l "$(printf '\033[<%d;%d;%dM' "$b" "$col" "$row")"
-        T send-keys -t "$ses" -l "$(printf '\033[<%d;%d;%dm' "$b" "$col" "$row")"
-        j=0
-        while [ "$j" -lt 20 ]; do
-            screen "$ses"
-            grep -Eq -- "$pat" "$tmp/screen.txt" && return 0
-            sleep 0.05
-            j=$((j + 1))
-        done
-    done
-    fail "session $ses: button $b at $col,$row never showed '$pat'"
-}
-quit() { T send-keys -t "$1" q y; wait_for "$1" "EXITED rc=0"; }
+quit() { tmx send-keys -t "$1" q y; wait_for "$1" "EXITED rc=0"; }
 
 # --- long machine, host and job names: cut with an ellipsis, never over the next column ---
 cat > "$tmp/long.json" <<'JSON'
@@ -83,55 +37,55 @@ start long 100 30 xterm-256color "$bin" --cluster "$tmp/long.json" --job "$tmp/l
 # the surrogate pane: each machine's own end shows (the four would read "gpu-node" alike)
 wait_for long '^.gpu-no…ow-b-0 +(PS|W|W\+PS|-) '
 wait_for long '^.gpu-no…ow-b-3 +(PS|W|W\+PS|-) '
-T send-keys -t long 2
+tmx send-keys -t long 2
 wait_for long '^.gpu…b-2 +(PS|W|W\+PS|-)? +cpu '
 wait_for long '│gp…b-0 (·|[A-Z]) gp…b-1 '
 # the job list: the name keeps its 12 columns, so gpus and state stay in theirs
 wait_for long '^.A  tune:…nt-n42 +[0-9]+ '
-T send-keys -t long 3
+tmx send-keys -t long 3
 wait_for long '^.> gpu-node-i…en-row-b-0 very-long-hostna…u-node-0\.invalid (down|connecting) '
 # a message longer than the status line takes the row above too, and reads whole
-T send-keys -t long : f r o b n i c a t e Enter
+tmx send-keys -t long : f r o b n i c a t e Enter
 wait_for long '^unknown command .frobnicate.: expected budget, '
 wait_for long '^sort, filter, theme, policy or quit \(\? lists the keys\) *$'
-T send-keys -t long x
+tmx send-keys -t long x
 wait_for long '^└─+┘$'
 # the hints are the view's: on SSH hosts, accepting a key and reconnecting
 wait_for long '^ \? help  1-3 views  : command  a accept key  c reconnect  Space pause  q quit *$'
 # wider: the columns grow to the whole names; narrower: they keep 10 and 18 columns, and
 # the host's last error, cut, ends in an ellipsis
-T resize-window -t long -x 200 -y 30
+tmx resize-window -t long -x 200 -y 30
 wait_for long '^.> gpu-node-in-the-very-long-named-rack-number-seventeen-row-b-0 very-long-hostname-of-the-datacenter-gpu-node-0\.invalid (down|connecting) '
-T resize-window -t long -x 60 -y 30
+tmx resize-window -t long -x 60 -y 30
 wait_for long '^.> gpu-…w-b-0 very-lon…0\.invalid (down|connecting) '
 wait_for long '^.    cannot resolve very-long-hostname-of-the-.*…│$'
-T resize-window -t long -x 100 -y 30
+tmx resize-window -t long -x 100 -y 30
 # q quits from the override editor too (it asks while tuning runs)
-T send-keys -t long 1 e
+tmx send-keys -t long 1 e
 wait_for long 'Override editor'
-T send-keys -t long q
+tmx send-keys -t long q
 wait_for long 'Quit anyway\? \(y/n\)'
-T send-keys -t long y
+tmx send-keys -t long y
 wait_for long 'EXITED rc=0' 
 
 # --- many jobs: the job list says which rows show, PgDn/PgUp/G/g page it ------------------
 start jobs 100 30 xterm-256color "$bin" --sched-jobs 60 --sched-speed 600 --pace-ms 100 --no-journal
-T send-keys -t jobs 2
+tmx send-keys -t jobs 2
 wait_for jobs '┌ Jobs: [0-9]+/60 done.*\(\* pinned\)  1-10/60 ' 30
 wait_for jobs '^.a  resnet110-0 '
 wait_for jobs '^ \? help  1-3 views  : command  PgUp/PgDn jobs  Space pause  q quit *$'
-T send-keys -t jobs NPage
+tmx send-keys -t jobs NPage
 wait_for jobs '\(\* pinned\)  10-19/[0-9]+ '
 not_on_screen jobs '^.a  resnet110-0 '
-T send-keys -t jobs G
+tmx send-keys -t jobs G
 wait_for jobs '\(\* pinned\)  ([2-9][0-9])-([0-9]+)/\2 '
-T send-keys -t jobs g
+tmx send-keys -t jobs g
 wait_for jobs '\(\* pinned\)  1-10/[0-9]+ '
 wait_for jobs '^.a  resnet110-0 '
 # the wheel over the job list scrolls it, over the loads it scrolls the loads
-press_until jobs 65 10 22 '\(\* pinned\)  [2-9]-[0-9]+/60 '
+mouse_press_until jobs 65 10 22 '\(\* pinned\)  [2-9]-[0-9]+/60 '
 # in the tune view PgDn/PgUp still page the trials
-T send-keys -t jobs 1
+tmx send-keys -t jobs 1
 wait_for jobs 'Trials [0-9]+/60'
 quit jobs
 
@@ -141,45 +95,45 @@ wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
 start tiny 20 6 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for tiny '^ \? help  q quit *$'
 # a command longer than the line shows its end, where the typing is; Esc drops it
-T send-keys -t narrow : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 ' ' a n d ' ' m o r e ' ' t e x t ' ' t o ' ' t h e ' ' e n d
+tmx send-keys -t narrow : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 ' ' a n d ' ' m o r e ' ' t e x t ' ' t o ' ' t h e ' ' e n d
 wait_for narrow '^:….* more text to the end_ *$'
-T send-keys -t narrow Escape
+tmx send-keys -t narrow Escape
 wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
 # :theme with no name lists the themes there are
-T resize-window -t narrow -x 160 -y 10
-T send-keys -t narrow : t h e m e Enter
+tmx resize-window -t narrow -x 160 -y 10
+tmx send-keys -t narrow : t h e m e Enter
 wait_for narrow '^:theme: expected a theme name \(default, high-contrast, light, .*\) or a file'
-T resize-window -t narrow -x 40 -y 10
+tmx resize-window -t narrow -x 40 -y 10
 # smaller than any pane: said, not a blank screen; back to a size that fits, drawn again
-T resize-window -t tiny -x 12 -y 8
+tmx resize-window -t tiny -x 12 -y 8
 wait_for tiny '^Terminal too$'
-T resize-window -t tiny -x 20 -y 6
+tmx resize-window -t tiny -x 20 -y 6
 wait_for tiny '^ \? help  q quit *$'
 not_on_screen tiny 'Terminal too'
-T send-keys -t tiny q
+tmx send-keys -t tiny q
 wait_for tiny '^Quit\? \(y/n\)'
-T send-keys -t tiny y
+tmx send-keys -t tiny y
 wait_for tiny 'EXITED rc=0'
 quit narrow
 
 # --- the help: what it lists works; when it all shows, any key closes it, Down too --------
 start help 100 30 xterm-256color "$bin" --sim G40:googlenet --pace-ms 100 --no-journal --no-sched
 wait_for help 'Trials [0-9]+/60'
-T send-keys -t help '?'
+tmx send-keys -t help '?'
 wait_for help 'Keys \(any key closes\)'
 wait_for help '^.  .│cluster Up Down j k +scroll the per-host loads; PgUp PgDn g G: the job list'
-T send-keys -t help Down
+tmx send-keys -t help Down
 wait_for help 'Surrogate: trial'
 not_on_screen help 'Keys \('
 # the hosts view: Down and a click select a host, shown by the marker; End the last one
-T send-keys -t help 3
+tmx send-keys -t help 3
 wait_for help '^.> g2-0 '
-T send-keys -t help Down Down
+tmx send-keys -t help Down Down
 wait_for help '^.> g2-2 '
-press_until help 0 10 9 '^.> c4x2-1 '
-T send-keys -t help End
+mouse_press_until help 0 10 9 '^.> c4x2-1 '
+tmx send-keys -t help End
 wait_for help '^.> c4x8-[0-9]+ '
-T send-keys -t help g
+tmx send-keys -t help g
 wait_for help '^.> g2-0 '
 quit help
 

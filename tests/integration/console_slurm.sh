@@ -10,36 +10,24 @@
 # every measured trial stays (screen and journal), and the session goes on when it is back.
 # The trap stops every daemon, job and terminal it started.
 set -u
-suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1
+suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
 # One tmux server per console: a new session on a server whose last session just ended
 # can race with its exit ("server exited unexpectedly").
 n_console=0
-sock="tunedeck-cslurm-$$-0"
-X() { tmux -L "$sock" -f /dev/null "$@"; }
-suite_stop() { X kill-server 2> /dev/null; }
+tmux_sock="tunedeck-cslurm-$$-0"
+tmux_screen="$T/screen.txt"
 
-fail() {
-    echo "console_slurm.sh: FAIL: $*" >&2
-    cat "$T/screen.txt" >&2 2> /dev/null
-    exit 1
-}
+fail() { tmux_fail_exit "console_slurm.sh: FAIL: $*"; }
 # wait_for PATTERN [SECONDS]: polls the pane until the regex shows.
 wait_for() {
-    i=0 limit=$(( ${2:-10} * 10 ))
-    while [ "$i" -lt "$limit" ]; do
-        X capture-pane -p -t c > "$T/screen.txt"
-        grep -qE -- "$1" "$T/screen.txt" && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "'$1' did not appear within ${2:-10} s"
+    tmux_wait c "$1" "${2:-10}" || fail "'$1' did not appear within ${2:-10} s"
 }
 console() { # console COMMAND...: the console in a fresh tmux server, session "c"
-    X kill-server 2> /dev/null
+    tmux_stop
     n_console=$((n_console + 1))
-    sock="tunedeck-cslurm-$$-$n_console"
-    X new-session -d -s c -x 150 -y 40 "$*; echo EXITED rc=\$?; sleep 60"
+    tmux_sock="tunedeck-cslurm-$$-$n_console"
+    tmux_start c 150 40 "$*"
 }
 ENVS="env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 SLURM_CONF=$T/s/slurm.conf"
 
@@ -53,7 +41,7 @@ jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint 
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
 other=$(other_job n2)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm --partition t4 --workload $T/solo.csv --job-command '$jobcmd' --policy doubling --sched-speed 30 --job-dir $T/jobs"
-X send-keys -t c 2
+tmx send-keys -t c 2
 wait_for 'doubling live t=[0-9]+s' 15
 # solo runs on the GPUs Slurm granted it (n1, beside the other job on n2), read back from
 # scontrol; the grid draws them as solo's (a), and the other job's GPU as foreign, with its
@@ -68,24 +56,24 @@ else grep -qE 'n2 +(·▒|\.#)' "$T/screen.txt" || fail "foreign is not GPU 1 of
 # :drain n1 in Slurm under solo: the live scheduler reads it at its next tick, solo
 # checkpoints and moves to the GPU of n2 the other job leaves; the grid follows Slurm's
 # grant, nothing of ours stays on n1. :undrain n1 makes it usable again.
-X send-keys -t c ':drain n1 tdtest' Enter y
+tmx send-keys -t c ':drain n1 tdtest' Enter y
 wait_for 'slurm: drain n1 done' 10
 wait_for 'n1 is draining in Slurm \(reason: tunedeck: tdtest\): its runs move' 15
 wait_for 'solo: run 2 on n2 \(1 GPUs\) resumed at step [0-9]+' 30
 wait_for 'n2 +(a▒|▒a|a#|#a)' 15
 grep -qE 'n1 +a' "$T/screen.txt" && fail "solo is still drawn on n1 after the drain"
 [ -z "$(squeue -h -w n1 -o %i)" ] || fail "a job is left on the drained n1"
-X send-keys -t c ':undrain n1' Enter y
+tmx send-keys -t c ':undrain n1' Enter y
 wait_for 'n1 is usable again' 15
-X send-keys -t c q
+tmx send-keys -t c q
 wait_for 'Live jobs run: quitting checkpoints and stops them'
-X send-keys -t c y
+tmx send-keys -t c y
 wait_for 'EXITED rc=0' 30
 mine="$(squeue -h -o '%i %j' | grep -v "^$other ")"
 [ -z "$mine" ] || fail "a job of ours is left: $mine"
 [ -n "$(squeue -h -j "$other" 2> /dev/null)" ] || fail "the other user's job was touched"
 scancel "$other"
-X kill-server # its pane's command line names the job command too
+tmux_stop # its pane's command line names the job command too
 n=0
 while [ $n -lt 50 ] && pgrep -f "ckpt-$mark" > /dev/null; do sleep 0.2; n=$((n + 1)); done
 pgrep -f "ckpt-$mark" > /dev/null && fail "a job process is left"
@@ -96,7 +84,7 @@ echo "  ok   --workload on Slurm: the grid shows Slurm's grant and another user'
 # ---- watching: nodes, queue, drain ----
 watch_start=$(date +%s)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm"
-X send-keys -t c 3
+tmx send-keys -t c 3
 wait_for 'Slurm nodes: 4 \(4 idle, 0 mixed, 0 alloc, 0 drain, 0 down\)' 15
 wait_for 'controller \(here\): answering'
 wait_for '> n1 +idle +idle +0/4 +2000 t4:2'
@@ -106,24 +94,24 @@ sbatch -o /dev/null -J waits -w n3 --gres=gpu:v100:4 -n 1 --wrap 'sleep 300' > /
 wait_for 'Slurm queue: 2 jobs, 1 pending' 20
 wait_for 'root +PENDING +1 gres:gpu:v100:4 +waits +Resources'
 wait_for 'n3 +mixed +mixed +1/8'
-X send-keys -t c ':drain nosuch' Enter
+tmx send-keys -t c ':drain nosuch' Enter
 wait_for ':drain: expected a Slurm node name \(e.g. n1\), found .nosuch.'
-X send-keys -t c ':drain n4 fan test' Enter
+tmx send-keys -t c ':drain n4 fan test' Enter
 wait_for 'Drain n4 in Slurm \(scontrol update NodeName=n4 State=DRAIN Reason="tunedeck: fan test"\)'
-X send-keys -t c n
+tmx send-keys -t c n
 wait_for 'drain n4: not asked'
 [ "$(sinfo -h -n n4 -o %T | sort -u)" = idle ] || fail "n4 was drained without a yes"
-X send-keys -t c ':drain n4 fan test' Enter y
+tmx send-keys -t c ':drain n4 fan test' Enter y
 wait_for 'slurm: drain n4 done'
 wait_for 'n4 +drain +(drained|draining) .*tunedeck: fan test' 10
 [ "$(sinfo -h -n n4 -o %E | sort -u)" = "tunedeck: fan test" ] || fail "Slurm does not have the reason"
-X send-keys -t c j j j # the selection to n4; u offers its undrain on the command line
+tmx send-keys -t c j j j # the selection to n4; u offers its undrain on the command line
 wait_for '> n4 +drain'
-X send-keys -t c u
+tmx send-keys -t c u
 wait_for '^:undrain n4_'
-X send-keys -t c Enter
+tmx send-keys -t c Enter
 wait_for 'Return n4 to service in Slurm \(scontrol update NodeName=n4 State=RESUME\)'
-X send-keys -t c y
+tmx send-keys -t c y
 wait_for 'slurm: undrain n4 done'
 wait_for '[ >] n4 +idle +idle' 10
 # At most one controller call a second: the panel counts them (the inventory's sinfo, the
@@ -132,7 +120,7 @@ wait_for 'answering; next look in [0-9]+ s .*, [0-9]+ calls so far'
 calls=$(sed -n 's/.*, \([0-9]*\) calls so far.*/\1/p' "$T/screen.txt" | head -1)
 took=$(( $(date +%s) - watch_start ))
 [ "$calls" -le $((took + 5)) ] || fail "$calls controller calls in $took s"
-X send-keys -t c q
+tmx send-keys -t c q
 wait_for 'EXITED rc=0'
 scancel -n hold
 scancel -n waits
@@ -146,12 +134,12 @@ if command -v setpriv > /dev/null && id nobody > /dev/null 2>&1; then
     nid="$(id -u nobody)"
     ngid="$(id -g nobody)"
     console "$ENVS XDG_CONFIG_HOME=$T/nobody setpriv --reuid=$nid --regid=$ngid --clear-groups $bin --slurm --no-journal"
-    X send-keys -t c 3
+    tmx send-keys -t c 3
     wait_for 'Slurm nodes: 4 ' 15
-    X send-keys -t c ':drain n3' Enter y
+    tmx send-keys -t c ':drain n3' Enter y
     wait_for 'drain n3 refused by Slurm: slurm_update error: Invalid user id \(needs root' 15
     [ "$(sinfo -h -n n3 -o %T | sort -u)" = idle ] || fail "nobody drained n3"
-    X send-keys -t c q
+    tmx send-keys -t c q
     wait_for 'EXITED rc=0'
     chmod 700 "$T" "$T/s"
     echo "  ok   a drain without Slurm's rights is refused with Slurm's error"
@@ -172,15 +160,15 @@ printf '{"name": "tdtest", "backend": "slurm", "login": "%s",
          "known_hosts": "%s/known_hosts", "connect_timeout_s": 5}}\n' \
     "$login" "$H_PORT" "$T/h" "$T/h" > "$T/inv-login.json"
 console "env -u SLURM_CONF TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login.json"
-X send-keys -t c 3
+tmx send-keys -t c 3
 wait_for "controller \($login\): answering" 20
 wait_for 'Slurm nodes: 4 \(4 idle'
-X send-keys -t c ':drain n2 via login' Enter y
+tmx send-keys -t c ':drain n2 via login' Enter y
 wait_for 'slurm: drain n2 done' 15
 [ "$(sinfo -h -n n2 -o %E | sort -u)" = "tunedeck: via login" ] || fail "the drain did not reach Slurm through the login node"
-X send-keys -t c ':undrain n2' Enter y
+tmx send-keys -t c ':undrain n2' Enter y
 wait_for 'slurm: undrain n2 done' 15
-X send-keys -t c q
+tmx send-keys -t c q
 wait_for 'EXITED rc=0'
 echo "  ok   through a login node: the nodes, a drain and an undrain over its SSH session"
 
@@ -201,11 +189,11 @@ while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 clogin-$$" > /dev/
     sleep 0.2; n=$((n + 1))
 done
 [ -n "$(squeue -h -s -o %j | grep tunedeck-trial)" ] || fail "no trial step ran through the login node"
-X send-keys -t c q
+tmx send-keys -t c q
 sleep 0.5
-X send-keys -t c y
+tmx send-keys -t c y
 wait_for 'EXITED rc=0' 40
-X kill-server # its pane's command line names the trial command too
+tmux_stop # its pane's command line names the trial command too
 n=0
 while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))
@@ -224,10 +212,10 @@ console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster
 wait_for '^[^ ]+ +2  ok ' 40
 slurm_ctld_stop
 wait_for 'waiting for slurmctld' 40
-X send-keys -t c 3
+tmx send-keys -t c 3
 wait_for 'controller \(here\): NOT ANSWERING for [0-9]+ s, new trials wait'
 wait_for 'Slurm nodes in t4: 2 .* as last seen'
-X send-keys -t c 1
+tmx send-keys -t c 1
 wait_for 'slurm: the controller does not answer'
 journal="$(ls "$T"/state/sessions/*.jsonl | tail -1)"
 before="$T/before.txt"
@@ -263,7 +251,7 @@ PY
 for n in $(python3 -c 'import json, sys; print(*json.load(open(sys.argv[1])))' "$before"); do
     grep -qE "^[^ ]+ +$n  ok " "$T/screen.txt" || fail "trial $n is not on the screen as measured"
 done
-X send-keys -t c q
+tmx send-keys -t c q
 wait_for 'EXITED rc=0' 30
 # after an outage the allocation can stay "completing" a while (slurmctld hears late of the
 # steps that ended while it was away)

@@ -9,6 +9,7 @@
 suite=console_stop
 scratch=cstop
 suite_sshd=1
+suite_tmux=1
 . "$(cd "$(dirname "$0")" && pwd)/lib/suite.sh"
 worker="$build/tunedeck-worker"
 if [ ! -x "$worker" ] || ! command -v tmux > /dev/null 2>&1; then
@@ -16,9 +17,8 @@ if [ ! -x "$worker" ] || ! command -v tmux > /dev/null 2>&1; then
     exit 0
 fi
 MARK="tdcstop$$"
-sock="tunedeck-cstop-$$"
-X() { tmux -L "$sock" -f /dev/null "$@"; }
-suite_stop() { X kill-server 2> /dev/null; }
+tmux_screen="$T/screen"
+tmux_join=1
 # Anything still carrying this run's marker (the hosts are this machine's 127.0.0.x).
 suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
 marker_left() { pgrep -f "$(echo "$MARK" | sed 's/^\(.\)/[\1]/')" | wc -l; }
@@ -55,17 +55,13 @@ file_wait() {
 }
 # until the screen shows PATTERN (grep -E), at most SECONDS
 pane_wait() {
-    n=0
-    while [ "$n" -lt $(($2 * 20)) ]; do
-        X capture-pane -p -J -t c > "$T/screen" 2> /dev/null && grep -Eq -- "$1" "$T/screen" && return 0
-        sleep 0.05; n=$((n + 1))
-    done
+    tmux_wait c "$1" "$2" && return 0
     cp "$T/screen" "$T/screen-at-fail" 2> /dev/null
     return 1
 }
 
 touch "$T/slow-1"
-X new-session -d -s c -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+tmx new-session -d -s c -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 \
 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json \
 --job $root/examples/tiny-job.json --launcher per-host --trial-cmd 'sh $T/trial-$MARK.sh' \
 --budget 3 --optimizer uniform-devices --seed 3 2> $T/console.err"
@@ -94,21 +90,20 @@ check "trial 1 ended with h2's connection (its leftover kept to stop before tria
 # (h1's group too, when its part of trial 1 was cut as well: both are stopped at once.)
 pane_wait 'stopping [12] leftover process groups? of earlier trials before trial 2 \(h[12]' 20
 check "the console says it is stopping trial 1's leftover before trial 2" [ $? -eq 0 ]
-X send-keys -t c q
+tmx send-keys -t c q
 pane_wait 'Tuning is running. Quit anyway\? \(y/n\)' 10
 prompt=$?
 stop_at_prompt=$(grep -c '"event":"remote_process_stop","trial":1,' $j)
 check "a key is answered while the stop runs (quit prompt drawn, stop not yet journaled: $stop_at_prompt)" \
     [ "$prompt $stop_at_prompt" = "0 0" ]
-X send-keys -t c y
+tmx send-keys -t c y
 # Until the console is gone: whether it said that it waits for the stop.
 said=no n=0
-while X has-session -t c 2> /dev/null && [ "$n" -lt 400 ]; do
-    X capture-pane -p -J -t c > "$T/screen" 2> /dev/null &&
-        grep -q 'quitting once the leftover process group stop ends' "$T/screen" && said=yes
+while ! tmux_gone c && [ "$n" -lt 400 ]; do
+    tmux_capture c && grep -q 'quitting once the leftover process group stop ends' "$T/screen" && said=yes
     sleep 0.05; n=$((n + 1))
 done
-check "the console quits after y" sh -c "! tmux -L '$sock' -f /dev/null has-session -t c 2> /dev/null"
+check "the console quits after y" tmux_gone c
 launched2=no
 grep -q '"event":"remote_process","trial":2,' $j && launched2=yes
 check "the stop's result reached the journal before the console ended: trial 1's group on h2 stopped" \

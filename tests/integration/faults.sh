@@ -8,6 +8,7 @@
 #      goes on with its next trials, and stops what the dropped connection left running on
 #      that host before its next trial there;
 #      2b. the same with a leftover that outlives SIGKILL: the session stops early, exit 1;
+#      2c. the same with a leftover of another user that the login may not kill;
 #   3. packets delayed and dropped (tc, in a private network namespace): streams survive;
 #   4. the journal's disk is full during a remote (per-host) session;
 #   5. the console (in tmux) is SIGKILLed mid-trial and reopened with --resume: the running
@@ -30,12 +31,13 @@ fi
 MARK="tdfault$$"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
+. "$here/integration/lib/tmux.sh"
+tmux_screen="$T/c5.screen"
+tmux_join=1
 TUNE_PID=""
-TMUX_SOCK="tdfaults$$"
-TM() { tmux -L "$TMUX_SOCK" -f /dev/null "$@"; }
 cleanup() {
     [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
-    command -v tmux >/dev/null 2>&1 && TM kill-server 2>/dev/null
+    command -v tmux >/dev/null 2>&1 && tmux_stop
     harness_stop_all
     # The groups the journals recorded, then anything still carrying this run's marker.
     for g in $(cat "$T"/state*/sessions/*.jsonl 2>/dev/null |
@@ -75,8 +77,11 @@ fi
 # cannot empty, as a process stuck in the kernel would: a parent leaves the group (for a
 # group of its own, in the same session), keeps a never-reaped zombie child in it, which
 # keeps the group's id in use, and puts a new live child into it whenever the last one
-# dies. The parent and its children carry the marker; killing them all ends it.
+# dies. The parent and its children carry the marker; killing them all ends it. With
+# $T/other-user-N-MACHINE present instead, the helper of trial N on that machine runs as
+# nobody (a data loader started under a service account, say), its name still the marker's.
 setup_trial() {
+    nobody="--reuid=$(id -u nobody 2>/dev/null) --regid=$(id -g nobody 2>/dev/null) --clear-groups"
     ln -sf "$(command -v sleep)" "$T/helper-$MARK"
     cat > "$T/trial-$MARK.sh" <<EOF
 #!/bin/sh
@@ -88,7 +93,11 @@ fi
 slow=""
 if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
     slow="--slowdown 40"
-    "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
+    if [ -e "$T/other-user-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
+        setpriv $nobody bash -c 'exec -a "helper-$MARK" sleep 300' </dev/null >/dev/null 2>&1 &
+    else
+        "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
+    fi
     if [ -e "$T/stuck-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
         python3 -c 'import os, time
 group = os.getpgrp()
@@ -134,6 +143,28 @@ helpers_up() {
     return 1
 }
 journal_of() { ls "$1"/sessions/*.jsonl 2>/dev/null | head -n 1; }
+# session_bg PART: the 3-trial session of parts 2, 2b and 2c in the background (TUNE_PID), its
+# journal under $T/statePART, its result in $T/sPART.json, its stderr in $T/sPART.err.
+session_bg() {
+    export TUNEDECK_STATE_DIR="$T/state$1"
+    "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
+        --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s$1.json" 2> "$T/s$1.err" &
+    TUNE_PID=$!
+}
+# stopped_before_3 PART RC TEXT: the session stopped before trial 3, trial 2's leftover on h2
+# the reason (TEXT in it), trial 1 ok and the best, exit 1 though a trial succeeded.
+stopped_before_3() {
+    python3 - "$T/s$1.json" "$T/s$1.err" "$2" "$3" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["trials"]
+assert int(sys.argv[3]) == 1, sys.argv[3]
+assert [x["status"] for x in t][0::2] == ["ok", "cancelled"], [(x["status"], x.get("reason")) for x in t]
+assert r["best_time_s"] == t[0]["time_s"]
+assert "trial 2's leftover process group" in r["stopped_early"] and sys.argv[4] in r["stopped_early"], r["stopped_early"]
+assert "the session stopped early: trial 2's leftover" in open(sys.argv[2]).read()
+EOF
+}
 # The process groups the journal recorded for a trial: "machine pgid" lines.
 groups_of() {
     python3 - "$1" "$2" <<'EOF'
@@ -305,11 +336,8 @@ check "no process of trial 5 is left on any host ($left groups, $marker marked)"
     [ "$left $marker" = "0 0" ]
 
 echo "2. one host's sshd killed mid-trial"
-export TUNEDECK_STATE_DIR="$T/state2"
 touch "$T/slow-1"
-"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
-    --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2.json" 2> "$T/s2.err" &
-TUNE_PID=$!
+session_bg 2
 wait_for "$T/state2/sessions/*.jsonl" '"event":"remote_process","trial":1' 3 20
 sleep 0.3
 j2="$(journal_of "$T/state2")"
@@ -351,12 +379,9 @@ check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
 echo "2b. a leftover group that outlives SIGKILL stops the session: exit 1, the table kept"
 # As in part 2, but trial 1 runs whole and trial 2 is the one whose connection to h2 drops,
 # leaving on h2 a group that SIGKILL cannot empty: before trial 3 the session stops.
-export TUNEDECK_STATE_DIR="$T/state2b"
 rm -f "$T"/helper-up-2-*
 touch "$T/slow-2" "$T/stuck-2-h2"
-"$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
-    --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s2b.json" 2> "$T/s2b.err" &
-TUNE_PID=$!
+session_bg 2b
 wait_for "$T/state2b/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 60
 helpers_up 2 3 20
 j2b="$(journal_of "$T/state2b")"
@@ -366,16 +391,7 @@ wait_for "$j2b" '"event":"finished","trial":2' 1 15
 rm -f "$T/slow-2" "$T/stuck-2-h2"
 wait "$TUNE_PID"; rc=$?; TUNE_PID=""
 check "the session stops early before trial 3, says why, exits 1 though trial 1 succeeded (exit $rc)" \
-    python3 - "$T/s2b.json" "$T/s2b.err" "$rc" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-t = r["trials"]
-assert int(sys.argv[3]) == 1, sys.argv[3]
-assert [x["status"] for x in t][0::2] == ["ok", "cancelled"], [(x["status"], x.get("reason")) for x in t]
-assert r["best_time_s"] == t[0]["time_s"]
-assert "trial 2's leftover process group" in r["stopped_early"] and "on h2 still runs" in r["stopped_early"], r["stopped_early"]
-assert "the session stopped early: trial 2's leftover" in open(sys.argv[2]).read()
-EOF
+    stopped_before_3 2b "$rc" "on h2 still runs"
 # The parent may put a new child in between the listing and its own kill: list again.
 for try in 1 2 3 4 5; do
     stuck=$(pgrep -f "stuck-$MARK" 2>/dev/null) || break
@@ -384,6 +400,58 @@ for try in 1 2 3 4 5; do
 done
 marker=$(marker_left)
 check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
+
+echo "2c. a leftover group of another user's process, which the login may not kill: exit 1"
+# As in part 2b, but what trial 2's dropped connection leaves on h2 is a helper running as
+# nobody, and h2's logins may not signal another user's process: its sshd runs every command
+# without CAP_KILL, the kill rights of a login that is not root (the harness logs in as root,
+# the only user it can count on). The stop's kill is refused by the kernel (EPERM): "kill not
+# permitted", and the session stops before trial 3. While h2's sshd is away, tune is held
+# (SIGSTOP), so that the stop meets the group as the dropped connection leaves it: only the
+# helper (a root process of the trial still there would take the signal, and the group would
+# read as alive after SIGKILL instead).
+if ! command -v setpriv > /dev/null 2>&1 || ! id nobody > /dev/null 2>&1 ||
+    ! command -v bash > /dev/null 2>&1; then
+    skip "a leftover the login may not kill: needs setpriv, bash and a nobody user"
+else
+    nokill='ForceCommand exec setpriv --bounding-set=-kill --inh-caps=-kill "$SHELL" -c "$SSH_ORIGINAL_COMMAND"'
+    harness_stop 2
+    harness_start 2 "$nokill"
+    rm -f "$T"/helper-up-2-*
+    touch "$T/slow-2" "$T/other-user-2-h2"
+    session_bg 2c
+    wait_for "$T/state2c/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 60
+    helpers_up 2 3 20
+    j2c="$(journal_of "$T/state2c")"
+    pg=$(groups_of "$j2c" 2 | sed -n 's/^h2 //p')
+    kill -STOP "$TUNE_PID"
+    harness_stop 2
+    n=0
+    while [ -n "$pg" ] && [ "$n" -lt 200 ] && pgrep -u 0 -g "$pg" > /dev/null; do
+        sleep 0.1; n=$((n + 1))
+    done
+    check "the dropped connection left only nobody's helper in trial 2's group on h2 (${pg:-none})" \
+        sh -c "[ -n '$pg' ] && ! pgrep -u 0 -g '$pg' > /dev/null && pgrep -u nobody -g '$pg' > /dev/null"
+    harness_start 2 "$nokill"
+    kill -CONT "$TUNE_PID"
+    wait_for "$j2c" '"event":"finished","trial":2' 1 15
+    rm -f "$T/slow-2" "$T/other-user-2-h2"
+    wait "$TUNE_PID"; rc=$?; TUNE_PID=""
+    check "the kill is refused: the session stops before trial 3 saying so, exit 1 (exit $rc)" \
+        stopped_before_3 2c "$rc" "on h2 still runs (kill not permitted)"
+    check "the journal has the refusal: not stopped: kill not permitted" python3 - "$j2c" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+stops = [e for e in ev if e["event"] == "remote_process_stop" and e["trial"] == 2 and e["machine"] == "h2"]
+assert stops and all(e["result"] == "not stopped: kill not permitted" for e in stops), stops
+EOF
+    # Not h2's logins' to stop; this script may.
+    [ -n "$pg" ] && pkill -KILL -u nobody -g "$pg" 2> /dev/null
+    harness_stop 2
+    harness_start 2
+    marker=$(marker_left)
+    check "no trial process is left on any host ($marker)" [ "$marker" = 0 ]
+fi
 
 echo "3. packets delayed and dropped"
 mkdir -p "$T/netns"
@@ -445,17 +513,12 @@ EOF
 echo "5. SIGKILL of the console (--launcher per-host) mid-trial, then tunedeck --resume"
 # console ARGS...: the console in a detached tmux session c5 (exec: the pane's pid is its pid).
 console() {
-    TM new-session -d -s c5 -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 \
+    tmx new-session -d -s c5 -x 160 -y 45 "exec env TERM=xterm-256color LANG=C.UTF-8 \
 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg5 TUNEDECK_STATE_DIR=$T/state5 $*"
 }
 # pane_wait PATTERN SECONDS: until the console's screen shows the extended regex.
 pane_wait() {
-    n=0
-    while [ "$n" -lt $(($2 * 20)) ]; do
-        TM capture-pane -p -J -t c5 > "$T/c5.screen" 2>/dev/null &&
-            grep -Eq -- "$1" "$T/c5.screen" && return 0
-        sleep 0.05; n=$((n + 1))
-    done
+    tmux_wait c5 "$1" "$2" && return 0
     cp "$T/c5.screen" "$T/c5-screen.err" 2>/dev/null
     return 1
 }
@@ -465,12 +528,12 @@ else
     touch "$T/slow-2"
     console "$bin" --cluster "$T/inv.json" --job "$job" --launcher per-host \
         --trial-cmd "\"$(trial_cmd)\"" --budget 3 --optimizer uniform-devices --seed 3
-    TUNE_PID="$(TM display-message -p -t c5 '#{pane_pid}')"
+    TUNE_PID="$(tmux_pane_pid c5)"
     wait_for "$T/state5/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
     check "the console's trial 2 started its helper on 3 hosts" helpers_up 2 3 20
     j5="$(journal_of "$T/state5")"
     kill -KILL "$TUNE_PID"; TUNE_PID=""
-    TM kill-server 2>/dev/null
+    tmux_stop
     rm -f "$T/slow-2"
     cp "$j5" "$T/before5.jsonl"
     groups_of "$T/before5.jsonl" 2 > "$T/groups5"
@@ -495,10 +558,10 @@ assert all(ev[i]["result"] == "stopped" for i in stops), [ev[i] for i in stops]
 assert fin[1]["status"] == "ok" and fin[2]["status"] == "interrupted", fin
 assert any(e["event"] == "remote_process" and e["trial"] == 3 for e in ev)  # recorded again
 EOF
-    TM send-keys -t c5 q y
+    tmx send-keys -t c5 q y
     n=0
-    while TM has-session -t c5 2>/dev/null && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
-    check "the resumed console quits on q y" sh -c "! tmux -L '$TMUX_SOCK' -f /dev/null has-session -t c5 2>/dev/null"
+    while ! tmux_gone c5 && [ "$n" -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+    check "the resumed console quits on q y" tmux_gone c5
     left=$(alive_in "$T/groups5")
     marker=$(marker_left)
     check "no process of the console's trials is left on any host ($left groups, $marker marked)" \

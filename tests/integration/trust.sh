@@ -9,10 +9,10 @@
 # with shell syntax (Match exec's %r) and an identity others can read are refused. Every
 # sshd started here is stopped by the trap.
 set -u
-suite=trust scratch=trust suite_sshd=1
+suite=trust scratch=trust suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
 rexec="$build/tunedeck-rexec"
-suite_stop() { tmux -L "tunedeck-trust-$$" kill-server 2>/dev/null; }
+tmux_screen="$T/screen"
 
 harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done
@@ -323,21 +323,14 @@ check "an error that echoes input shows it made visible" grep -qF 'A^[[2J^M:goog
 check "the error prints no raw control byte" raw_controls "$T/s6"
 
 # The console, in tmux: the failed trial's row stays a failed trial's row.
-sock="tunedeck-trust-$$"
-X() { tmux -L "$sock" -f /dev/null "$@"; }
-X new-session -d -s c -x 140 -y 30 \
-    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/local/cluster.json --job $T/job.json --optimizer random --budget 2; sleep 30"
-n=0
-while [ $n -lt 200 ]; do
-    X capture-pane -p -t c > "$T/screen"
-    grep -q 'error event: boom' "$T/screen" && break
-    sleep 0.05; n=$((n + 1))
-done
+tmux_start c 140 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/local/cluster.json --job $T/job.json --optimizer random --budget 2"
+tmux_wait c 'error event: boom' 10 # the checks below say what did not show
 check "the console shows the trial's error made visible" grep -qF 'failed' "$T/screen"
 check "the console's trial row is not rewritten as ok" sh -c \
     "grep -qF 'error event: boom^M^[[2K    1  ok' '$T/screen' && ! grep -qE '^.    1  ok ' '$T/screen'"
 check "the console's title shows the cluster name made visible" grep -qF 'c^[]0;owned^Gx' "$T/screen"
-X kill-server 2>/dev/null
+tmux_stop
 
 echo "memory follows the schedule, not what a trial claims"
 cat > "$T/big.json" <<'JSON'

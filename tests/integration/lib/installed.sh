@@ -8,11 +8,10 @@
 set -u
 usr="$1"
 tmp="$(mktemp -d)"
-sock="tunedeck-installed-$$"
-T() { tmux -L "$sock" -f /dev/null "$@"; }
+. "$(dirname "$0")/tmux.sh"
+tmux_screen="$tmp/screen.txt"
 cleanup() {
-    T kill-server 2>/dev/null
-    rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock" # tmux leaves it behind
+    tmux_stop
     rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -57,25 +56,19 @@ sh "$(dirname "$0")/zshcomplete.sh" "$usr/share/zsh/vendor-completions" "$usr/bi
     '^ready> tunedeck tune --optimizer ?$' 'tunedeck tune --opt' || fail "the installed zsh completion"
 
 # The console in tmux: it draws, its themes come from the installed share folder.
-T new-session -d -s c -x 160 -y 30 \
-    "cd '$tmp/elsewhere' && env TERM=xterm-256color LANG=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg '$td' --pace-ms 100 --no-sched; echo \"EXITED rc=\$?\"; sleep 60"
+tmux_start c 160 30 \
+    "cd '$tmp/elsewhere' && env TERM=xterm-256color LANG=C.UTF-8 XDG_CONFIG_HOME=$tmp/xdg '$td' --pace-ms 100 --no-sched"
 wait_for() { # PATTERN: polls the pane for up to 15 s
-    i=0
-    while [ $i -lt 300 ]; do
-        T capture-pane -p -t c >"$tmp/screen.txt" 2>/dev/null
-        grep -Eq -- "$1" "$tmp/screen.txt" && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
+    tmux_wait c "$1" 15 && return 0
     fail "console: '$1' did not appear: $(cat "$tmp/screen.txt")"
     return 1
 }
 wait_for '^. +[0-9]+  ok '  # trial 1 is the design probe (pruned); a later one is ok
-T send-keys -t c : t h e m e ' ' n o p e Enter
+tmx send-keys -t c : t h e m e ' ' n o p e Enter
 wait_for "theme 'nope' not loaded, the current one kept: $usr/share/tunedeck/themes/nope.json"
-T send-keys -t c : t h e m e ' ' l i g h t Enter
+tmx send-keys -t c : t h e m e ' ' l i g h t Enter
 wait_for 'theme light \(saved in '
-T send-keys -t c q y
+tmx send-keys -t c q y
 wait_for 'EXITED rc=0'
 
 [ $fails -eq 0 ]

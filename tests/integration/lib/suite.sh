@@ -1,17 +1,22 @@
-# The prologue the suites that start daemons share (the Slurm suites slurm.sh, slurm_long.sh,
-# slurm_live.sh, console_slurm.sh; the live scheduler's multihost.sh and schedlive.sh; the
-# SSH suites remote.sh and trust.sh), sourced first; not a suite (tests/run-integration.sh runs only tests/integration/*.sh).
+# The prologue the suites that start daemons or a console share (the Slurm suites slurm.sh,
+# slurm_long.sh, slurm_live.sh, console_slurm.sh; the live scheduler's multihost.sh and
+# schedlive.sh; the SSH suites remote.sh and trust.sh; the screen suites console.sh,
+# console_hosts.sh, console_live.sh, console_resume.sh, console_screen.sh, console_stop.sh),
+# sourced first; not a suite (tests/run-integration.sh runs only tests/integration/*.sh).
 # Before sourcing, a suite sets `suite` (its name, for messages) and `scratch` (its /tmp
 # folder's prefix), and what it starts:
 #   suite_slurm=1  the private Slurm of tests/slurm-harness.sh; fails (exit 1) when slurm-wlm
 #                  or munge is missing; defines slurm_suite_start
 #   suite_sshd=1   loopback sshd hosts (tests/sshd-harness.sh; H is empty until harness_init)
+#   suite_tmux=1   a private tmux server for the console (lib/tmux.sh; the suite sets
+#                  tmux_screen before its first capture)
 #
 # Sets here (tests/), root, build, bin and T (the scratch folder; KEEP=1 keeps it) and
-# TUNEDECK_STATE_DIR (T/state). The trap runs the suite's suite_stop (its own processes: a
-# console, a background run), stops every Slurm daemon and job and every sshd, then runs
-# suite_reap (what the jobs may leave behind), and removes T. Defines pass, fail and check
-# (a suite may redefine fail), and puts lib/ on PYTHONPATH for lib/outcheck.py.
+# TUNEDECK_STATE_DIR (T/state). The trap stops the tmux server (suite_tmux), runs the suite's
+# suite_stop (its own processes: a console, a background run), stops every Slurm daemon and
+# job and every sshd, then runs suite_reap (what the jobs may leave behind), and removes T.
+# Defines pass, fail and check (a suite may redefine fail), and puts lib/ on PYTHONPATH for
+# lib/outcheck.py.
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
 build="${TUNEDECK_BUILD:-$root/build}"
@@ -32,9 +37,11 @@ if [ -n "${suite_sshd:-}" ]; then
     . "$here/sshd-harness.sh"
     unset SSH_AUTH_SOCK
 fi
+[ -n "${suite_tmux:-}" ] && . "$here/integration/lib/tmux.sh"
 suite_stop() { :; }
 suite_reap() { :; }
 cleanup() {
+    [ -n "${suite_tmux:-}" ] && tmux_stop
     suite_stop
     [ -n "${suite_slurm:-}" ] && slurm_stop_all
     [ -n "$H" ] && harness_stop_all

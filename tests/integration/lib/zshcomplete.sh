@@ -7,26 +7,14 @@ set -u
 fp="$1" bindir="$2" want="$3" line="$4"
 command -v zsh >/dev/null || exit 2
 tmp="$(mktemp -d)"
-sock="tunedeck-zsh-$$"
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-# (tmux leaves its socket file behind; it is removed with the server)
-trap 'T kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"; rm -rf "$tmp"' EXIT INT TERM
-T new-session -d -s z -x 160 -y 20 \
+. "$(dirname "$0")/tmux.sh"
+tmux_screen="$tmp/screen"
+trap 'tmux_stop; rm -rf "$tmp"' EXIT INT TERM
+tmx new-session -d -s z -x 160 -y 20 \
     "env -i PATH='$bindir':/usr/bin:/bin TERM=xterm HOME='$tmp' TUNEDECK_STATE_DIR='${TUNEDECK_STATE_DIR:-$tmp}' zsh -f"
-T send-keys -t z "PS1='ready> '; fpath=('$fp' \$fpath); autoload -U compinit && compinit -u -d '$tmp/zcd'; clear" Enter
-i=0
-until T capture-pane -p -t z | grep -Eq '^ready> ?$'; do
-    i=$((i + 1))
-    [ $i -lt 200 ] || { echo "zsh: FAIL: no prompt: $(T capture-pane -p -t z)"; exit 1; }
-    sleep 0.05
-done
-T send-keys -t z "$line" Tab
-i=0
-while [ $i -lt 200 ]; do
-    T capture-pane -p -t z >"$tmp/screen"
-    grep -Eq -- "$want" "$tmp/screen" && exit 0
-    sleep 0.05
-    i=$((i + 1))
-done
+tmx send-keys -t z "PS1='ready> '; fpath=('$fp' \$fpath); autoload -U compinit && compinit -u -d '$tmp/zcd'; clear" Enter
+tmux_wait z '^ready> ?$' 10 || { echo "zsh: FAIL: no prompt: $(cat "$tmp/screen")"; exit 1; }
+tmx send-keys -t z "$line" Tab
+tmux_wait z "$want" 10 && exit 0
 echo "zsh: FAIL: '$line' + Tab never showed '$want': $(grep . "$tmp/screen" | tr '\n' '|')"
 exit 1
