@@ -8,38 +8,26 @@
 # SIGTERM to the live scheduler checkpoints and stops every job first (as console_live.sh's
 # q y), and SIGTERM during a leftover process group's stop waits for it (as console_stop.sh's).
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
-suite=console_signals
-scratch=csig
-suite_sshd=1
-. "$(cd "$(dirname "$0")" && pwd)/lib/suite.sh"
+suite=console_signals scratch=csig suite_sshd=1 suite_tmux=1
+. "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
-if ! command -v tmux > /dev/null 2>&1; then
-    echo "$suite: skipped: needs tmux"
-    exit 0
-fi
-sock="tunedeck-csig-$$"
-X() { tmux -L "$sock" -f /dev/null "$@"; }
-suite_stop() { X kill-server 2> /dev/null; }
+tmux_screen="$T/screen.txt"
 MARK="csig$$"
 suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
 
-# wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex shows.
+# wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex shows; says so
+# with the last screen when it does not.
 wait_for() {
-    i=0 limit=$((${3:-15} * 20))
-    while [ "$i" -lt "$limit" ]; do
-        X capture-pane -p -t "$1" > "$T/screen.txt" 2> /dev/null
-        grep -qE -- "$2" "$T/screen.txt" && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
+    tmux_wait "$1" "$2" "${3:-15}" && return 0
     echo "  '$2' did not appear on $1 within ${3:-15} s:" >&2
-    cat "$T/screen.txt" >&2
+    cat "$tmux_screen" >&2
     return 1
 }
 
 # start NAME: the console on the simulator in tmux session NAME, tuning (trial 4 or later);
-# its pid in T/NAME.pid. The pane's shell keeps the tty settings before and after it, its
-# exit status, and whether the pane was on the alternate screen after it.
+# its pid in T/NAME.pid. The pane's shell, the pane's only process (the session leader:
+# a closed terminal's SIGHUP goes to it), keeps the tty settings before and after the
+# console, and its exit status.
 start() {
     cat > "$T/$1.sh" << EOF
 trap 'echo hup >> "$T/$1.wrapper"' HUP
@@ -52,7 +40,7 @@ echo EXITED
 sleep 60
 EOF
     rm -f "$T/$1.pid" "$T/$1.rc"
-    X new-session -d -s "$1" -x 100 -y 30 "sh $T/$1.sh"
+    tmx new-session -d -s "$1" -x 100 -y 30 "sh $T/$1.sh"
     wait_for "$1" '\| ([4-9]|[1-3][0-9])/40 \|'
 }
 
@@ -91,8 +79,8 @@ start term
 kill -TERM "$(cat "$T/term.pid")"
 wait_for term EXITED
 ended term 143 SIGTERM
-check "SIGTERM: the alternate screen is left" [ "$(X display -p -t term '#{alternate_on}')" = 0 ]
-check "SIGTERM: the cursor is shown" [ "$(X display -p -t term '#{cursor_flag}')" = 1 ]
+check "SIGTERM: the alternate screen is left" [ "$(tmx display -p -t term '#{alternate_on}')" = 0 ]
+check "SIGTERM: the cursor is shown" [ "$(tmx display -p -t term '#{cursor_flag}')" = 1 ]
 
 # SIGHUP, to the console alone
 start hup
@@ -103,7 +91,7 @@ ended hup 129 SIGHUP
 # Ctrl-C at the console's terminal (SIGINT to its foreground group; the pane's shell
 # catches it and waits)
 start int
-X send-keys -t int C-c
+tmx send-keys -t int C-c
 wait_for int EXITED
 ended int 130 SIGINT
 
@@ -112,7 +100,7 @@ ended int 130 SIGINT
 # ends as on SIGHUP, rather than running on with no terminal.
 start closed
 pid="$(cat "$T/closed.pid")"
-X kill-session -t closed
+tmx kill-session -t closed
 i=0
 while kill -0 "$pid" 2> /dev/null && [ "$i" -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
 check "closed terminal: the console is gone" sh -c "! kill -0 $pid 2> /dev/null"
@@ -130,8 +118,8 @@ echo \$? > "$T/live.rc"
 echo EXITED
 sleep 60
 EOF
-X new-session -d -s live -x 200 -y 50 "sh $T/live.sh"
-X send-keys -t live 2
+tmx new-session -d -s live -x 200 -y 50 "sh $T/live.sh"
+tmx send-keys -t live 2
 if wait_for live 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]*' 20; then
     running=$(pgrep -f "ckpt-$MARK" | wc -l)
     check "live: job processes run on the hosts ($running)" [ "$running" -ge 1 ]
@@ -149,7 +137,7 @@ fi
 # connection to h2 dropped, leaving a helper that ignores SIGTERM, so the stop before trial 2
 # waits its TERM-to-KILL time): the quit waits for the stop as `q` `y` does, its result reaches
 # the journal before `ended`, trial 2 is never launched, nothing is left, and then 143.
-X kill-session -t live 2> /dev/null
+tmx kill-session -t live 2> /dev/null
 harness_stop 3
 HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv2.json" 1 2
 ln -sf "$(command -v sleep)" "$T/helper-$MARK"
@@ -171,7 +159,7 @@ echo \$? > "$T/stop.rc"
 echo EXITED
 sleep 60
 EOF
-X new-session -d -s stop -x 160 -y 45 "sh $T/stop.sh"
+tmx new-session -d -s stop -x 160 -y 45 "sh $T/stop.sh"
 j="$T/stopstate/sessions/*.jsonl"
 n=0; while [ ! -e "$T/helper-up-1-h2" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
 check "stop: trial 1 started its TERM-ignoring helper on h2" [ -e "$T/helper-up-1-h2" ]
