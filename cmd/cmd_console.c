@@ -317,8 +317,9 @@ int cmd_console(int argc, char **argv)
     else {
         if (quit_signal) /* after SIGHUP no one reads it; a script or systemd's log does */
             fprintf(stderr, "tunedeck: %s: the console quit as q does\n",
-                    quit_signal == SIGHUP ? "SIGHUP" : quit_signal == SIGINT ? "SIGINT"
-                                                                             : "SIGTERM");
+                    quit_signal == SIGHUP   ? "SIGHUP"
+                    : quit_signal == SIGINT ? "SIGINT"
+                                            : "SIGTERM");
         say_journal(o.session);
     }
     /* Setup errors are mostly option values (as in tune); a bad file says so in err. A

@@ -345,7 +345,10 @@ static void quit_on_signal(App *a, int signo, const char *why)
     a->quit = 1;
     a->quit_signal = signo;
     app_log(a, "%s%s: quitting as q does (the journal is kept: --resume goes on)",
-            signo == SIGHUP ? "SIGHUP" : signo == SIGINT ? "SIGINT" : "SIGTERM", why);
+            signo == SIGHUP   ? "SIGHUP"
+            : signo == SIGINT ? "SIGINT"
+                              : "SIGTERM",
+            why);
 }
 
 static void terminal_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)

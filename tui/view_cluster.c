@@ -176,8 +176,8 @@ static int note_lines(const JobRow *j, int w)
 {
     char tail[128];
     int bar_w = job_bar_w(w);
-    int row_w = JOB_LEAD_W + (JOB_LEAD_W + bar_w + 1 < w ? bar_w + 1 : 0) +
-                job_tail(j, tail, sizeof tail);
+    int row_w =
+        JOB_LEAD_W + (JOB_LEAD_W + bar_w + 1 < w ? bar_w + 1 : 0) + job_tail(j, tail, sizeof tail);
     if (!j->note[0] || row_w + 2 + (int)strlen(j->note) <= w)
         return 0;
     return draw_wrapped_lines(w - NOTE_INDENT, NOTE_MAX_LINES, j->note);
@@ -246,8 +246,7 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
     JobPage p = jobs_page(s, box.w - 2, rows, scroll);
     /* A list longer than the pane says which rows show, and how to reach the others. */
     if (p.shown < p.listed)
-        snprintf(range, sizeof range, "  %zu-%zu/%zu", p.first + 1, p.first + p.shown,
-                 p.listed);
+        snprintf(range, sizeof range, "  %zu-%zu/%zu", p.first + 1, p.first + p.shown, p.listed);
     snprintf(title, sizeof title, "Jobs%s%s (* pinned)%s", s->jobs_source[0] ? ": " : "",
              s->jobs_source, range);
     Rect r = draw_box(box, title, 0);
@@ -271,11 +270,11 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
         draw_job(s, order[k], r, y++, !below);
         if (below > r.y + r.h - y)
             below = r.y + r.h - y; /* the first job of a page too small for its note */
-        if (below > 0) { /* under the name, dimmed (a stalled job's as its row) */
+        if (below > 0) {
+            /* under the name, dimmed (a stalled job's as its row) */
+            Role role = strcmp(j->state_name, "stalled") == 0 ? ROLE_WARN : ROLE_DIM;
             draw_wchar(y, r.x + 3, draw_unicode() ? L'\x21b3' : L'>', ROLE_DIM);
-            y += draw_wrapped(y, r.x + NOTE_INDENT, r.w - NOTE_INDENT, below,
-                              strcmp(j->state_name, "stalled") == 0 ? ROLE_WARN : ROLE_DIM,
-                              j->note);
+            y += draw_wrapped(y, r.x + NOTE_INDENT, r.w - NOTE_INDENT, below, role, j->note);
         }
     }
     free(order);
