@@ -1,9 +1,11 @@
 /* `tunedeck` with no command: the operator console, on the embedded simulator by default
  * or on a real cluster with --cluster FILE --job FILE. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -332,10 +334,17 @@ int cmd_console(int argc, char **argv)
     }
     Error err;
     rc = console_run(&o, &err);
+    int quit_signal = rc > 0 ? rc : 0;
     if (rc < 0)
         fprintf(stderr, "tunedeck: %s\n", err.msg);
-    else
+    else {
+        if (quit_signal) /* after SIGHUP no one reads it; a script or systemd's log does */
+            fprintf(stderr, "tunedeck: %s: the console quit as q does\n",
+                    quit_signal == SIGHUP   ? "SIGHUP"
+                    : quit_signal == SIGINT ? "SIGINT"
+                                            : "SIGTERM");
         say_journal(o.session);
+    }
     /* Setup errors are mostly option values (as in tune); a bad file says so in err. A
      * journal that could not be written fails the session, as in tune. */
     int status = rc < 0 ? exitcode_for(&err, EXIT_USAGE)
@@ -343,5 +352,14 @@ int cmd_console(int argc, char **argv)
                      ? EXIT_FAILED
                      : EXIT_OK;
     session_free(o.session);
+    if (quit_signal) {
+        /* Ended as the signal ends a process (as `tune` does): the shell says 128 + it, and
+         * systemd counts a TERM or HUP as a clean stop; the terminal and the journal are
+         * closed already. */
+        fflush(NULL);
+        signal(quit_signal, SIG_DFL);
+        kill(getpid(), quit_signal);
+        return EXIT_SIGNAL_BASE + quit_signal;
+    }
     return status;
 }

@@ -30,6 +30,7 @@ typedef struct {
     char launcher[32];      /* the trial launcher's name */
 
     int quit;
+    int quit_signal; /* SIGTERM, SIGHUP or SIGINT that asked the quit; 0: the operator did */
     int dirty;       /* something changed since the last frame */
     int table_stale; /* tuner events since the table was built */
     int pred_stale;  /* the editor's prediction must be asked again */

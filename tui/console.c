@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,28 +327,53 @@ static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_
     }
     if (cap < 2)
         return 0;
-    fds[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-    fds[1] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
+    /* A hung-up terminal polls readable forever: after SIGHUP the quit's wait (StopWatch)
+     * must not spin on it. The signal pipe stays first either way. */
+    fds[0] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
+    if (a->quit_signal == SIGHUP)
+        return 1;
+    fds[1] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
     return 2;
+}
+
+/* SIGTERM, SIGHUP, SIGINT: as `q` then `y` (the same stops and waits, in stop_step and
+ * console_run), the journal kept to resume; the exit status says which signal
+ * (cmd/cmd_console.c). A second signal changes nothing: SIGKILL is the way to cut the wait. */
+static void quit_on_signal(App *a, int signo, const char *why)
+{
+    if (a->quit_signal)
+        return;
+    a->quit = 1;
+    a->quit_signal = signo;
+    app_log(a, "%s%s: quitting as q does (the journal is kept: --resume goes on)",
+            signo == SIGHUP   ? "SIGHUP"
+            : signo == SIGINT ? "SIGINT"
+                              : "SIGTERM",
+            why);
 }
 
 static void terminal_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
 {
     (void)now_ms;
     App *a = ctx;
-    if (n == 2 && (fds[1].revents & POLLIN)) {
+    if (n >= 1 && (fds[0].revents & POLLIN)) {
         int winch = 0;
         TermSignal s = term_take_signals(&winch);
         if (s == TERM_SIG_QUIT)
-            a->quit = 1;
+            quit_on_signal(a, term_quit_signal(), "");
         if (s == TERM_SIG_STOP)
             term_suspend();
         if (winch || s == TERM_SIG_CONT || s == TERM_SIG_STOP)
             term_resize();
         a->dirty = 1;
     }
-    if (n == 2 && (fds[0].revents & (POLLIN | POLLHUP)))
+    if (n == 2 && (fds[1].revents & (POLLIN | POLLHUP)))
         input_handle(a);
+    /* A closed terminal whose SIGHUP went elsewhere (to a session leader that outlives us,
+     * say) is the same hang-up: otherwise nothing would ever end the loop, which would
+     * spin on it. */
+    if (n == 2 && (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL)))
+        quit_on_signal(a, SIGHUP, " (the terminal closed)");
 }
 
 static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
@@ -596,6 +622,7 @@ int console_run(const ConsoleOptions *o, Error *err)
         live_stop(a);
     term_close();
     close_session(a, o->session);
+    int quit_signal = a->quit_signal;
     free(a);
-    return rc;
+    return rc == 0 && quit_signal ? quit_signal : rc;
 }

@@ -35,7 +35,9 @@ typedef struct {
 } ConsoleOptions;
 
 void console_defaults(ConsoleOptions *o);
-/* Runs until the operator quits (0) or the terminal cannot be used (-1 with err). */
+/* Runs until the operator quits (0), a SIGTERM, SIGHUP or SIGINT quits it the same way
+ * (returns the signal's number: the caller exits as that signal) or the terminal cannot be
+ * used (-1 with err). */
 int console_run(const ConsoleOptions *o, Error *err);
 
 #endif

@@ -174,7 +174,19 @@ const char *draw_fit_tail(const char *text, int w)
     return len > width ? text + (len - width) : text;
 }
 
-int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text)
+/* Where a line of w columns of text ends when wrapped at a space (text[len] is its end). */
+static size_t wrap_cut(const char *text, size_t len, int w)
+{
+    if ((int)len <= w)
+        return len;
+    size_t cut = (size_t)w;
+    while (cut > 0 && text[cut] != ' ')
+        cut--;
+    return cut ? cut : (size_t)w;
+}
+
+/* The same walk for drawing and for counting (y < 0: count only). */
+static int wrap(int y, int x, int w, int max_lines, Role role, const char *text)
 {
     int lines = 0;
     size_t len = strlen(text);
@@ -182,20 +194,17 @@ int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text
         if (lines == max_lines - 1 && (int)len > w) {
             /* The last line allowed takes the rest, cut with an ellipsis: words wrapped
              * away past it would be lost without a sign. */
-            draw_text(y + lines, x, w, role, text);
+            if (y >= 0)
+                draw_text(y + lines, x, w, role, text);
             return lines + 1;
         }
-        size_t cut = len;
-        if ((int)len > w) {
-            cut = (size_t)w;
-            while (cut > 0 && text[cut] != ' ')
-                cut--;
-            if (cut == 0)
-                cut = (size_t)w;
+        size_t cut = wrap_cut(text, len, w);
+        if (y >= 0) {
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", (int)(cut < sizeof line ? cut : sizeof line - 1),
+                     text);
+            draw_text(y + lines, x, w, role, line);
         }
-        char line[512];
-        snprintf(line, sizeof line, "%.*s", (int)(cut < sizeof line ? cut : sizeof line - 1), text);
-        draw_text(y + lines, x, w, role, line);
         lines++;
         text += cut;
         len -= cut;
@@ -205,6 +214,16 @@ int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text
         }
     }
     return lines;
+}
+
+int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text)
+{
+    return y < 0 ? 0 : wrap(y, x, w, max_lines, role, text);
+}
+
+int draw_wrapped_lines(int w, int max_lines, const char *text)
+{
+    return wrap(-1, 0, w, max_lines, ROLE_NORMAL, text);
 }
 
 void draw_bar(int y, int x, int w, double frac, Role role)

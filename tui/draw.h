@@ -34,6 +34,8 @@ void draw_seconds(char *out, size_t cap, double s);
 const char *draw_fit_tail(const char *text, int w);
 /* Text wrapped at spaces over at most max_lines rows; returns the rows used. */
 int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
+/* The rows draw_wrapped would use, drawing nothing. */
+int draw_wrapped_lines(int w, int max_lines, const char *text);
 /* A bar of `w` columns filled to frac (0..1) with eighth-block precision. */
 void draw_bar(int y, int x, int w, double frac, Role role);
 /* mean with its p10-p90 spread, each as a fraction of the bar. */

@@ -116,7 +116,11 @@ static void draw_status(const App *a)
                      {"Space", "pause", 4, ALL},
                      {"q", "quit", 1, ALL}};
         enum { N_HINTS = sizeof HINTS / sizeof HINTS[0] };
-        int here = a->view == VIEW_TUNE ? TUNE : a->view == VIEW_CLUSTER ? CLUSTER : HOSTS;
+        /* without tuning (the live scheduler only) the tune view has no trial to filter
+         * or edit */
+        int here = a->view == VIEW_TUNE      ? (a->tuner ? TUNE : 0)
+                   : a->view == VIEW_CLUSTER ? CLUSTER
+                                             : HOSTS;
         int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0);
         int shown[N_HINTS] = {0}, used = 0;
         for (int rank = 0; rank < N_HINTS; rank++)

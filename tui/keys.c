@@ -15,7 +15,7 @@ const KeyHelp HELP_KEYS[] = {
     {"global", "", "  on Slurm: drain NODE [REASON], undrain NODE (scontrol, asks)"},
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc clears)"},
     {"global", "Space", "pause / resume tuning and the simulated scheduler"},
-    {"global", "q F10", "quit (asks while a trial runs)"},
+    {"global", "q F10 Ctrl-C", "quit (q asks while a trial runs; Ctrl-C never: exit 130)"},
     {"global", "Ctrl-L", "redraw the screen"},
     {"trials", "Up Down j k", "select a trial"},
     {"trials", "PgUp PgDn g G", "page, first (also Home), last (End)"},
@@ -37,13 +37,18 @@ const KeyHelp HELP_KEYS[] = {
 const size_t HELP_KEYS_COUNT = sizeof HELP_KEYS / sizeof HELP_KEYS[0];
 
 /* One row of the overlay: entry `key`'s context and keys when `head`, and a piece of what it
- * does (NULL: none on this row). */
+ * does (NULL: none on this row), `indent` columns in: a piece wrapped from the row above
+ * hangs 2 columns in, so it does not read as an entry of its own (as the "  plot STYLE"
+ * lines of `:` are). */
 typedef struct {
     size_t key;
     int head;
     const char *piece;
     int len;
+    int indent;
 } HelpRow;
+
+enum { HELP_HANG = 2 };
 
 enum { HELP_KEY_COLS = 8 + 19, HELP_MIN_TEXT = 20, HELP_MAX_ROWS = 512 };
 
@@ -60,19 +65,21 @@ static int help_rows(int w, HelpRow *rows)
         const char *t = HELP_KEYS[i].what;
         int first = i == 0 || HELP_KEYS[i - 1].context != HELP_KEYS[i].context;
         if (!beside && (first || HELP_KEYS[i].keys[0])) /* a continued text needs no head */
-            rows[n++] = (HelpRow){i, 1, NULL, 0};
-        int head = beside;
+            rows[n++] = (HelpRow){i, 1, NULL, 0, 0};
+        int head = beside, indent = 0;
         do {
+            int room = text_w - indent;
             int len = (int)strlen(t), cut = len;
-            if (len > text_w) {
-                for (cut = text_w; cut > 0 && t[cut] != ' '; cut--)
+            if (len > room) {
+                for (cut = room; cut > 0 && t[cut] != ' '; cut--)
                     ;
                 if (cut == 0)
-                    cut = text_w;
+                    cut = room;
             }
             if (n < HELP_MAX_ROWS)
-                rows[n++] = (HelpRow){i, head, t, cut};
+                rows[n++] = (HelpRow){i, head, t, cut, indent};
             head = 0;
+            indent = HELP_HANG;
             t += cut;
             while (*t == ' ')
                 t++;
@@ -103,6 +110,18 @@ int keys_draw_help(int cols, int rows, int top)
         top = n - shown;
     if (top < 0)
         top = 0;
+    /* A blank column around the box (rows 1 to rows-2: the tabs and the status line stay),
+     * so that the panes under it do not touch its border and read as part of it. */
+    Rect margin = {r.x - 1, r.y > 1 ? r.y - 1 : 1, r.w + 2, 0};
+    int bottom = r.y + r.h < rows - 1 ? r.y + r.h + 1 : rows - 1;
+    margin.h = bottom - margin.y;
+    if (margin.x < 0) {
+        margin.x = 0;
+        margin.w = cols;
+    }
+    if (margin.x + margin.w > cols)
+        margin.w = cols - margin.x;
+    draw_fill(margin, ROLE_NORMAL);
     draw_fill(r, ROLE_NORMAL);
     char title[96];
     if (shown >= n)
@@ -122,6 +141,7 @@ int keys_draw_help(int cols, int rows, int top)
         } else {
             col = beside ? HELP_KEY_COLS : 2;
         }
+        col += row->indent;
         if (row->piece)
             draw_textf(in.y + y, in.x + col, in.w - col, ROLE_NORMAL, "%.*s", row->len, row->piece);
     }

@@ -313,7 +313,7 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
             else
                 snprintf(real, sizeof real, "%s", lj.running ? "starting" : "");
             if (real[0] && r->note[0]) {
-                char both[64];
+                char both[sizeof r->note];
                 snprintf(both, sizeof both, "%s; %s", real, r->note);
                 snprintf(r->note, sizeof r->note, "%s", both);
             } else if (real[0])

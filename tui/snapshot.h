@@ -36,7 +36,7 @@ typedef struct {
     double eta_s;    /* predicted completion from now, NAN unknown */
     int resizes;
     char history[48]; /* allocation history, e.g. "1>2>4" */
-    char note[64];
+    char note[128];   /* why it waits, what its real process does */
 } JobRow;
 
 typedef struct {

@@ -17,6 +17,7 @@ static int sig_pipe[2] = {-1, -1};
 static struct termios saved_tio;
 static int saved_tio_ok;
 static volatile sig_atomic_t curses_on;
+static volatile sig_atomic_t quit_signo; /* the first SIGTERM, SIGHUP or SIGINT */
 static int colors;
 
 /* What a crash handler may write: leave the alternate screen, show the cursor, stop mouse
@@ -30,6 +31,8 @@ static void on_signal(int sig)
                 : sig == SIGTSTP ? TERM_SIG_STOP
                 : sig == SIGCONT ? TERM_SIG_CONT
                                  : TERM_SIG_QUIT;
+    if (byte == TERM_SIG_QUIT && !quit_signo)
+        quit_signo = sig; /* the exit status says which (cmd/cmd_console.c) */
     if (sig_pipe[1] >= 0) {
         ssize_t rc = write(sig_pipe[1], &byte, 1);
         (void)rc; /* a full pipe already holds a wake-up */
@@ -189,6 +192,11 @@ TermSignal term_take_signals(int *winch)
     if (worst == TERM_SIG_NONE && *winch)
         worst = TERM_SIG_WINCH;
     return worst;
+}
+
+int term_quit_signal(void)
+{
+    return quit_signo;
 }
 
 void term_resize(void)

@@ -23,6 +23,9 @@ int term_signal_fd(void);
 /* Drains the signal pipe; returns the most urgent pending signal (QUIT > STOP > CONT >
  * WINCH) and sets *winch when a resize is among them. */
 TermSignal term_take_signals(int *winch);
+/* The signal that asked the console to quit (SIGTERM, SIGHUP, SIGINT: the first of them),
+ * 0 while none has. */
+int term_quit_signal(void);
 /* Applies the current window size to curses (after SIGWINCH). */
 void term_resize(void);
 /* SIGTSTP: restores the terminal, stops the process, and takes the screen back on resume. */

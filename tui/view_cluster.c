@@ -2,6 +2,7 @@
  * ClusterSnapshot, and the hosts view. */
 #include <curses.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,33 +135,118 @@ static int job_rank(const JobRow *j)
     return j->state >= 0 && j->state < 6 ? RANK[j->state] : 1;
 }
 
-/* The jobs the list shows (arrived ones). */
-static size_t jobs_listed(const ClusterSnapshot *s)
+/* The jobs the list shows (arrived ones), in its order: by job_rank, then as the snapshot
+ * has them. Fills order (n_jobs entries at most); returns how many. */
+static size_t jobs_in_order(const ClusterSnapshot *s, size_t *order)
 {
     size_t n = 0;
-    for (size_t i = 0; i < s->n_jobs; i++)
-        n += job_rank(&s->jobs[i]) < 9;
+    for (int rank = 0; rank < 9; rank++)
+        for (size_t i = 0; i < s->n_jobs; i++)
+            if (job_rank(&s->jobs[i]) == rank)
+                order[n++] = i;
     return n;
 }
 
-/* The first row of a list of n shown `rows` at a time, from the one asked for: never past
- * the last page. */
-static size_t list_first(size_t asked, size_t n, int rows)
+/* A job's row: its label, "name gpus* state " (JOB_LEAD_W columns), the progress bar (half
+ * its width on a narrow pane, as the default 100 columns gives), then its tail: eta,
+ * resizes, history (job_tail), then its note. */
+enum { JOB_LEAD_W = 29 };
+
+static int job_bar_w(int w)
 {
-    size_t last = rows > 0 && n > (size_t)rows ? n - (size_t)rows : 0;
-    return asked < last ? asked : last;
+    return w >= 72 ? 10 : 5;
+}
+
+static int job_tail(const JobRow *j, char *out, size_t cap)
+{
+    char eta[16];
+    if (isfinite(j->eta_s))
+        snprintf(eta, sizeof eta, "%.0fs", j->eta_s);
+    else
+        snprintf(eta, sizeof eta, "-");
+    return snprintf(out, cap, "%6s %3d  %s", eta, j->resizes, j->history);
+}
+
+/* The lines a job's note takes under its row: 0 where it fits on the row, else wrapped
+ * under the name (NOTE_INDENT), at most 3 (the note says why a job waits, or what its real
+ * process does: it is read whole). */
+enum { NOTE_INDENT = 5, NOTE_MAX_LINES = 3 };
+
+static int note_lines(const JobRow *j, int w)
+{
+    char tail[128];
+    int bar_w = job_bar_w(w);
+    int row_w =
+        JOB_LEAD_W + (JOB_LEAD_W + bar_w + 1 < w ? bar_w + 1 : 0) + job_tail(j, tail, sizeof tail);
+    if (!j->note[0] || row_w + 2 + (int)strlen(j->note) <= w)
+        return 0;
+    return draw_wrapped_lines(w - NOTE_INDENT, NOTE_MAX_LINES, j->note);
+}
+
+/* Which jobs a pane of `rows` lines `w` wide shows from the one asked for (never past the
+ * page that ends with the last job): the first, and how many. */
+typedef struct {
+    size_t first, shown, listed;
+} JobPage;
+
+static JobPage jobs_page(const ClusterSnapshot *s, int w, int rows, size_t asked)
+{
+    JobPage p = {0, 0, 0};
+    size_t *order = malloc((s->n_jobs ? s->n_jobs : 1) * sizeof *order);
+    if (!order || rows <= 0) {
+        free(order);
+        return p;
+    }
+    p.listed = jobs_in_order(s, order);
+    size_t last_first = p.listed;
+    for (int used = 0; last_first > 0;) {
+        used += 1 + note_lines(&s->jobs[order[last_first - 1]], w);
+        if (used > rows && last_first < p.listed)
+            break;
+        last_first--;
+    }
+    p.first = asked < last_first ? asked : last_first;
+    for (int used = 0; p.first + p.shown < p.listed; p.shown++) {
+        used += 1 + note_lines(&s->jobs[order[p.first + p.shown]], w);
+        if (used > rows && p.shown > 0)
+            break; /* a job shows whole, its note with it (the first one at least its row) */
+    }
+    free(order);
+    return p;
+}
+
+static void draw_job(const ClusterSnapshot *s, size_t i, Rect r, int y, int with_note)
+{
+    const JobRow *j = &s->jobs[i];
+    int bar_w = job_bar_w(r.w);
+    draw_wchar(y, r.x, job_label(s, (int)i), (Role)(ROLE_JOB0 + i % 8));
+    int stalled = strcmp(j->state_name, "stalled") == 0;
+    Role role = stalled ? ROLE_WARN : job_rank(j) >= 4 ? ROLE_DIM : ROLE_NORMAL;
+    char name[64];
+    int col = 3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ",
+                             draw_fit_name(name, sizeof name, j->name, 12), j->gpus,
+                             j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
+    if (col + bar_w + 1 < r.w) {
+        if (isfinite(j->progress))
+            draw_bar(y, r.x + col, bar_w, j->progress, ROLE_BAR_SHARE);
+        else
+            draw_text(y, r.x + col, bar_w, ROLE_DIM, "n/a");
+        col += bar_w + 1;
+    }
+    char tail[128];
+    job_tail(j, tail, sizeof tail);
+    draw_textf(y, r.x + col, r.w - col, role, "%s%s%s", tail, with_note ? "  " : "",
+               with_note ? j->note : "");
 }
 
 static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
 {
     char title[200], range[64] = "";
-    size_t listed = jobs_listed(s);
     int rows = box.h - 3; /* the borders and the column heads */
-    scroll = list_first(scroll, listed, rows);
+    JobPage p = jobs_page(s, box.w - 2, rows, scroll);
     /* A list longer than the pane says which rows show, and how to reach the others. */
-    if (rows > 0 && listed > (size_t)rows)
-        snprintf(range, sizeof range, "  %zu-%zu/%zu", scroll + 1,
-                 scroll + (size_t)rows, listed);
+    if (p.shown < p.listed)
+        snprintf(range, sizeof range, "  %zu-%zu/%zu", p.first + 1, p.first + p.shown, p.listed);
     snprintf(title, sizeof title, "Jobs%s%s (* pinned)%s", s->jobs_source[0] ? ": " : "",
              s->jobs_source, range);
     Rect r = draw_box(box, title, 0);
@@ -170,46 +256,28 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
         draw_text(r.y, r.x, r.w, ROLE_DIM, s->jobs_absent[0] ? s->jobs_absent : "no job");
         return;
     }
-    /* A narrow pane (the default 100 columns) gives the progress bar half its width, so that
-     * the history and the note (why a job waits) show. */
-    int bar_w = r.w >= 72 ? 10 : 5;
+    int bar_w = job_bar_w(r.w);
     draw_textf(r.y, r.x, r.w, ROLE_DIM, "   %-12s %4s %-7s %-*s %6s %3s  %s", "job", "gpus",
                "state", bar_w, bar_w >= 8 ? "progress" : "done", "eta", "rsz", "history");
+    size_t *order = malloc((s->n_jobs ? s->n_jobs : 1) * sizeof *order);
+    if (!order)
+        return;
+    jobs_in_order(s, order);
     int y = r.y + 1;
-    size_t skip = scroll;
-    for (int rank = 0; rank < 9 && y < r.y + r.h; rank++)
-        for (size_t i = 0; i < s->n_jobs && y < r.y + r.h; i++) {
-            const JobRow *j = &s->jobs[i];
-            if (job_rank(j) != rank)
-                continue;
-            if (skip) {
-                skip--;
-                continue;
-            }
-            draw_wchar(y, r.x, job_label(s, (int)i), (Role)(ROLE_JOB0 + i % 8));
-            int stalled = strcmp(j->state_name, "stalled") == 0;
-            Role role = stalled ? ROLE_WARN : rank >= 4 ? ROLE_DIM : ROLE_NORMAL;
-            char name[64];
-            int col =
-                3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ",
-                               draw_fit_name(name, sizeof name, j->name, 12), j->gpus,
-                               j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
-            if (col + bar_w + 1 < r.w) {
-                if (isfinite(j->progress))
-                    draw_bar(y, r.x + col, bar_w, j->progress, ROLE_BAR_SHARE);
-                else
-                    draw_text(y, r.x + col, bar_w, ROLE_DIM, "n/a");
-                col += bar_w + 1;
-            }
-            char eta[16];
-            if (isfinite(j->eta_s))
-                snprintf(eta, sizeof eta, "%.0fs", j->eta_s);
-            else
-                snprintf(eta, sizeof eta, "-");
-            draw_textf(y, r.x + col, r.w - col, role, "%6s %3d  %s  %s", eta, j->resizes,
-                       j->history, j->note);
-            y++;
+    for (size_t k = p.first; k < p.first + p.shown && y < r.y + r.h; k++) {
+        const JobRow *j = &s->jobs[order[k]];
+        int below = note_lines(j, r.w);
+        draw_job(s, order[k], r, y++, !below);
+        if (below > r.y + r.h - y)
+            below = r.y + r.h - y; /* the first job of a page too small for its note */
+        if (below > 0) {
+            /* under the name, dimmed (a stalled job's as its row) */
+            Role role = strcmp(j->state_name, "stalled") == 0 ? ROLE_WARN : ROLE_DIM;
+            draw_wchar(y, r.x + 3, draw_unicode() ? L'\x21b3' : L'>', ROLE_DIM);
+            y += draw_wrapped(y, r.x + NOTE_INDENT, r.w - NOTE_INDENT, below, role, j->note);
         }
+    }
+    free(order);
 }
 
 void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll,
@@ -366,23 +434,23 @@ static void cluster_draw(const App *a)
  * does over either). */
 static void cluster_key(App *a, ViewAction action)
 {
-    int rows = a->layout.shown[PANE_JOBS] ? a->layout.rect[PANE_JOBS].h - 3 : 1;
-    size_t listed = jobs_listed(&a->snap), page = rows > 1 ? (size_t)rows - 1 : 1;
+    Rect box = a->layout.shown[PANE_JOBS] ? a->layout.rect[PANE_JOBS] : (Rect){0, 0, 0, 4};
     /* From where the list shows now: a scroll left past the end by a shrinking list or a
      * taller pane does not swallow the next keys. */
-    size_t top = list_first(a->jobs_scroll, listed, rows);
+    JobPage p = jobs_page(&a->snap, box.w - 2, box.h - 3, a->jobs_scroll);
+    size_t page = p.shown > 1 ? p.shown - 1 : 1;
     if (action == VIEW_ACT_UP && a->loads_scroll)
         a->loads_scroll--;
     else if (action == VIEW_ACT_DOWN && a->loads_scroll + 1 < a->snap.n_hosts)
         a->loads_scroll++;
     else if (action == VIEW_ACT_PAGE_UP)
-        a->jobs_scroll = top > page ? top - page : 0;
+        a->jobs_scroll = p.first > page ? p.first - page : 0;
     else if (action == VIEW_ACT_PAGE_DOWN)
-        a->jobs_scroll = list_first(top + page, listed, rows);
+        a->jobs_scroll = jobs_page(&a->snap, box.w - 2, box.h - 3, p.first + page).first;
     else if (action == VIEW_ACT_FIRST)
         a->jobs_scroll = 0;
     else if (action == VIEW_ACT_LAST)
-        a->jobs_scroll = list_first(listed, listed, rows);
+        a->jobs_scroll = SIZE_MAX; /* the last page as the list changes (jobs_page) */
 }
 
 static void cluster_mouse(App *a, const MEVENT *ev)
@@ -392,9 +460,10 @@ static void cluster_mouse(App *a, const MEVENT *ev)
     int up = (ev->bstate & BUTTON4_PRESSED) != 0;
     const Layout *l = &a->layout;
     if (l->shown[PANE_JOBS] && rect_contains(l->rect[PANE_JOBS], ev->x, ev->y)) {
-        size_t listed = jobs_listed(&a->snap);
-        size_t top = list_first(a->jobs_scroll, listed, l->rect[PANE_JOBS].h - 3);
-        a->jobs_scroll = up ? (top ? top - 1 : 0) : list_first(top + 1, listed, l->rect[PANE_JOBS].h - 3);
+        Rect box = l->rect[PANE_JOBS];
+        size_t top = jobs_page(&a->snap, box.w - 2, box.h - 3, a->jobs_scroll).first;
+        a->jobs_scroll =
+            up ? (top ? top - 1 : 0) : jobs_page(&a->snap, box.w - 2, box.h - 3, top + 1).first;
     } else {
         cluster_key(a, up ? VIEW_ACT_UP : VIEW_ACT_DOWN);
     }

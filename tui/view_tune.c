@@ -376,9 +376,11 @@ static void tune_draw(const App *a)
 {
     const Layout *l = &a->layout;
     if (!a->tuner) { /* --cluster F --workload W: the live scheduler only */
+        /* Across the screen, wrapped: the panes it would sit in are not drawn (it was cut
+         * to the surrogate pane's width, half the screen, with the rest blank). */
         Rect r = l->rect[PANE_SURROGATE];
-        draw_text(r.y + 1, r.x + 1, r.w - 2, ROLE_DIM,
-                  "no tuning in this session (--job FILE tunes); 2 shows the live scheduler");
+        draw_wrapped(r.y + 1, 1, l->cols - 2, 3, ROLE_DIM,
+                     "no tuning in this session (--job FILE tunes); 2 shows the live scheduler");
         if (l->shown[PANE_LOG])
             view_log_draw(a, l->rect[PANE_LOG]);
         return;

@@ -268,7 +268,8 @@ not_on_screen plain "$(printf '\342\224\200')"
 tmx send-keys -t plain q
 wait_exit plain 0
 
-# --- signals: TSTP/CONT redraws, TERM quits cleanly, a crash restores the terminal ---------
+# --- signals: TSTP/CONT redraws, TERM quits as q does and ends by it (143; more in
+# console_signals.sh), a crash restores the terminal ----------------------------------------
 start sig 100 30 screen-256color "$bin" --pace-ms 100
 wait_for sig '^.    1  pruned '
 pid="$(console_pid sig)"
@@ -278,7 +279,7 @@ n1="$(trial_count sig)"
 kill -CONT "$pid"
 wait_for sig "Trials $((n1 + 2))/"
 kill -TERM "$pid"
-wait_exit sig 0
+wait_exit sig 143
 
 start crash 100 30 xterm-256color "$bin" --pace-ms 100
 wait_for crash '^.    1  pruned '

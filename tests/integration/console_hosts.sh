@@ -85,4 +85,31 @@ wait_for "h3: key not accepted: unknown host key for 127.0.0.13 ($new3) is not t
 wait_for 'h3 +127\.0\.0\.13 +down .*unknown'
 tmx send-keys -t c q y
 wait_for 'EXITED rc=0'
+tmx kill-session -t c
+
+# The key the operator accepts is listed meanwhile by someone else (ssh, another console)
+# between the prompt and "y": the host connects, the console says the key was already in
+# known_hosts, and writes nothing (one line for the host, the file unchanged).
+harness_start 4
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv4.json" 4
+sed -i "s|\"command\": \"true\"|\"command\": \"python3 $root/tests/fixtures/trial.py\"|" "$T/inv4.json"
+grep "127.0.0.14" "$T/h/known_hosts" > "$T/line4" || fail "the harness did not list h4's key"
+grep -v "127.0.0.14" "$T/h/known_hosts" > "$T/kh" && cp "$T/kh" "$T/h/known_hosts"
+fp4="$(ssh-keygen -lf "$T/h/host4.pub" | cut -d' ' -f2)"
+tmux_start c 230 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv4.json --job $T/job.json --optimizer random --budget 200"
+tmx send-keys -t c 3
+wait_for 'h4 +127\.0\.0\.14 +down .*unknown'
+tmx send-keys -t c a
+wait_for 'Accept an unknown host key\?'
+wait_for "$fp4" 10 F
+cat "$T/line4" >> "$T/h/known_hosts" # as ssh, accepting it in another terminal, would
+before="$(md5sum < "$T/h/known_hosts")"
+tmx send-keys -t c y
+wait_for "h4: host key $fp4 was already in known_hosts ($T/h/known_hosts) when it answered: nothing written" 15 F
+wait_for 'h4 +127\.0\.0\.14 +ready' 15
+[ "$(md5sum < "$T/h/known_hosts")" = "$before" ] || fail "known_hosts was written: $(cat "$T/h/known_hosts")"
+[ "$(grep -c "127.0.0.14" "$T/h/known_hosts")" = 1 ] || fail "h4 is listed more than once"
+tmx send-keys -t c q y
+wait_for 'EXITED rc=0'
 echo "console_hosts.sh: ok"

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <curses.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,5 +297,149 @@ Test(views, cluster_job_list_scrolls_and_fits_long_names)
     cr_assert(strstr(text, range), "%s: %s", range, text);
     const char *cut = draw_unicode() ? "image\xe2\x80\xa6" "ch-n42   1" : "image~ch-n42   1";
     cr_assert(strstr(text, cut), "%s", text);
+    free(text);
+}
+
+/* The job list at the default 100 x 30: a note the row would cut (why a job waits, what
+ * its real process does) shows whole on a line under its job; a short one stays on the
+ * row; the last page still ends with the last job, its note with it. */
+Test(views, cluster_job_note_shows_whole_at_100x30)
+{
+    enum { N = 12 };
+    JobRow jobs[N];
+    HostLoad host;
+    memset(jobs, 0, sizeof jobs);
+    memset(&host, 0, sizeof host);
+    snprintf(host.name, sizeof host.name, "n0");
+    for (int i = 0; i < N; i++) {
+        snprintf(jobs[i].name, sizeof jobs[i].name, "job%02d", i);
+        snprintf(jobs[i].state_name, sizeof jobs[i].state_name, "running");
+        snprintf(jobs[i].history, sizeof jobs[i].history, "8>4>2");
+        jobs[i].state = -1;
+        jobs[i].gpus = 2;
+        jobs[i].progress = 0.5;
+        jobs[i].eta_s = 12345;
+    }
+    const char *longest = "run 0,1,2,3 step 123456 loss 0.1234; resize 4>2, restart 30s left";
+    snprintf(jobs[1].note, sizeof jobs[1].note, "%s", longest);
+    snprintf(jobs[2].note, sizeof jobs[2].note, "paused");
+    snprintf(jobs[2].history, sizeof jobs[2].history, "2");
+    snprintf(jobs[N - 1].note, sizeof jobs[N - 1].note, "resize 2>4, restart 37s left");
+    ClusterSnapshot s = {.hosts = &host, .n_hosts = 1, .jobs = jobs, .n_jobs = N};
+    Layout l;
+    layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+    cr_assert(l.shown[PANE_JOBS]);
+    erase();
+    view_cluster_draw(&s, &l, 0, 0);
+    char *text = fixture_screen_text();
+    /* wrapped at its spaces, whole */
+    cr_assert(strstr(text, "run 0,1,2,3 step 123456 loss 0.1234; resize 4>2,"),
+              "the long note cut: %s", text);
+    cr_assert(strstr(text, " restart 30s left "), "the long note's end is lost: %s", text);
+    cr_assert(strstr(text, "  2  paused "), "the short note left its row: %s", text);
+    free(text);
+    erase();
+    view_cluster_draw(&s, &l, 0, SIZE_MAX);
+    text = fixture_screen_text();
+    cr_assert(strstr(text, "job11 "), "%s", text);
+    cr_assert(strstr(text, "resize 2>4, restart 37s left"), "%s", text);
+    char range[32];
+    snprintf(range, sizeof range, "/%d ", N);
+    cr_assert(strstr(text, range), "the range is not in the title: %s", text);
+    free(text);
+}
+
+/* Whatever the size, the scroll and the notes, the list stays inside its pane (a property
+ * over sizes, as nvtop tests its layout). */
+Test(views, cluster_job_list_stays_in_its_pane_at_every_size)
+{
+    enum { N = 9 };
+    JobRow jobs[N];
+    HostLoad host;
+    memset(jobs, 0, sizeof jobs);
+    memset(&host, 0, sizeof host);
+    snprintf(host.name, sizeof host.name, "n0");
+    for (int i = 0; i < N; i++) {
+        snprintf(jobs[i].name, sizeof jobs[i].name, "j%d", i);
+        jobs[i].state = -1;
+        jobs[i].progress = jobs[i].eta_s = NAN;
+        if (i % 2)
+            snprintf(jobs[i].note, sizeof jobs[i].note, "note of j%d, long enough to go below", i);
+    }
+    ClusterSnapshot s = {.hosts = &host, .n_hosts = 1, .jobs = jobs, .n_jobs = N};
+    for (int cols = 40; cols <= 200; cols += 7)
+        for (int rows = 10; rows <= 60; rows += 3)
+            for (size_t scroll = 0; scroll <= N; scroll += 4) {
+                Layout l;
+                layout_compute(cols, rows, VIEW_CLUSTER, 0, &l);
+                resizeterm(rows, cols);
+                if (!l.shown[PANE_JOBS])
+                    continue;
+                Rect b = l.rect[PANE_JOBS];
+                erase();
+                view_cluster_draw(&s, &l, 0, scroll);
+                char *text = fixture_screen_text();
+                /* its bottom border: no job row, no note drawn over it */
+                char *line = text;
+                for (int y = 0; y < b.y + b.h - 1 && line; y++) {
+                    char *next = strchr(line, '\n');
+                    line = next ? next + 1 : NULL;
+                }
+                cr_assert_not_null(line);
+                char *end = strchr(line, '\n');
+                if (end)
+                    *end = 0;
+                cr_assert(!strchr(line, 'j') && !strstr(line, "note"),
+                          "%dx%d from %zu: the list went past its pane: %s", cols, rows, scroll,
+                          line);
+                free(text);
+            }
+    resizeterm(30, 100);
+}
+
+/* At 80x24 the help overlay stands clear of the panes under it (a blank column each side:
+ * once their borders touched its own, "┌┌ Keys", "└│"), and a description wrapped onto the
+ * next row hangs 2 columns in, so it does not read as a key of its own. */
+Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
+{
+    resizeterm(24, 80);
+    erase();
+    for (int y = 1; y < 23; y++) /* a pane's borders where the margin goes */
+        mvaddstr(y, 0, "#"), mvaddstr(y, 79, "#");
+    keys_draw_help(80, 24, 0);
+    char *text = fixture_screen_text();
+    resizeterm(30, 100);
+    cr_assert_null(strstr(text, "#"), "a pane's border touches the overlay: %s", text);
+    /* "command: budget N, ..." wraps before "resume"; the rest hangs under it */
+    const char *cmd = strstr(text, "command: budget N");
+    const char *resume = strstr(text, "resume, quit,");
+    cr_assert(cmd && resume, "%s", text);
+    const char *cmd_line = cmd, *resume_line = resume;
+    while (cmd_line > text && cmd_line[-1] != '\n')
+        cmd_line--;
+    while (resume_line > text && resume_line[-1] != '\n')
+        resume_line--;
+    /* in bytes: both lines have the same multi-byte border before them */
+    size_t cmd_col = (size_t)(cmd - cmd_line), resume_col = (size_t)(resume - resume_line);
+    cr_assert_eq(resume_col, cmd_col + 2, "wrapped text at byte %zu, its entry's at %zu: %s",
+                 resume_col, cmd_col, text);
+    free(text);
+}
+
+/* The tune view of a session with no tuning (the live scheduler only) says so across the
+ * screen at 80x24, whole: it was cut to the surrogate pane's half of the screen. */
+Test(views, tune_view_without_tuning_says_so_whole_at_80x24)
+{
+    resizeterm(24, 80);
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->view = VIEW_TUNE;
+    layout_compute(80, 24, VIEW_TUNE, 0, &a->layout);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    resizeterm(30, 100);
+    free(a);
+    cr_assert(strstr(text, "2 shows the live scheduler"), "%s", text);
     free(text);
 }
