@@ -217,3 +217,97 @@ void hostrange_free(char **names, size_t n)
         free(names[i]);
     free(names);
 }
+
+/* Whether the digits name[0..len) are a number of the bracket body "01-16,20", written as
+ * expansion writes it (zero padding as the range's low end has it); -1 on a bad body. */
+static int group_has(const char *body, size_t blen, const char *digits, size_t len,
+                     const char *pattern, Error *err)
+{
+    long v = 0;
+    for (size_t i = 0; i < len; i++)
+        v = v * 10 + (digits[i] - '0');
+    size_t plain = 1;
+    for (long x = v; x >= 10; x /= 10)
+        plain++;
+    int found = 0;
+    for (size_t start = 0; start <= blen;) {
+        size_t end = start;
+        while (end < blen && body[end] != ',')
+            end++;
+        const char *item = body + start;
+        size_t item_len = end - start;
+        const char *dash = memchr(item, '-', item_len);
+        size_t lo_len = dash ? (size_t)(dash - item) : item_len;
+        long lo, hi;
+        if (parse_number(item, lo_len, &lo, pattern, err) < 0)
+            return -1;
+        hi = lo;
+        if (dash && parse_number(dash + 1, item_len - lo_len - 1, &hi, pattern, err) < 0)
+            return -1;
+        size_t width = (lo_len > 1 && item[0] == '0') ? lo_len : 0;
+        found |= v >= lo && v <= hi && len == (plain > width ? plain : width);
+        start = end + 1;
+    }
+    return found;
+}
+
+int hostrange_contains(const char *pattern, size_t plen, const char *name, Error *err)
+{
+    char shown[72];
+    snprintf(shown, sizeof shown, "%.*s%s", (int)(plen < 60 ? plen : 60), pattern,
+             plen < 60 ? "" : "...");
+    if (!plen)
+        return error_set(err, "host range: expected a host name or pattern, found an empty string");
+    size_t nlen = strlen(name);
+    /* at[k]: the name's first k bytes match the pattern read so far; a bracket group may
+     * match 1 to 9 digits, so several k may hold at once (no backtracking: linear) */
+    unsigned char *at = calloc(nlen + 1, 1), *next = calloc(nlen + 1, 1);
+    if (!at || !next) {
+        free(at), free(next);
+        return error_no_memory(err, "host range '%s'", shown);
+    }
+    at[0] = 1;
+    int rc = 0;
+    for (size_t p = 0; p < plen && rc == 0;) {
+        memset(next, 0, nlen + 1);
+        if (pattern[p] == ']') {
+            rc = error_set(err, "host range '%s': ']' without '['", shown);
+        } else if (pattern[p] == '[') {
+            const char *close = memchr(pattern + p, ']', plen - p);
+            const char *nested = memchr(pattern + p + 1, '[', plen - p - 1);
+            if (!close || (nested && nested < close)) {
+                rc = error_set(err, "host range '%s': '[' without its ']'", shown);
+                break;
+            }
+            const char *body = pattern + p + 1;
+            size_t blen = (size_t)(close - body);
+            if (!blen) {
+                rc = error_set(err, "host range '%s': empty brackets: expected numbers like [1-4,7]",
+                               shown);
+                break;
+            }
+            if (group_has(body, blen, "0", 1, shown, err) < 0) /* a bad body is an error */
+                rc = -1;
+            for (size_t k = 0; k < nlen && rc == 0; k++)
+                for (size_t l = 1; at[k] && l <= 9 && k + l <= nlen &&
+                                   isdigit((unsigned char)name[k + l - 1]);
+                     l++)
+                    if (group_has(body, blen, name + k, l, shown, err) > 0)
+                        next[k + l] = 1;
+            p = (size_t)(close - pattern) + 1;
+        } else {
+            size_t len = 0;
+            while (p + len < plen && pattern[p + len] != '[' && pattern[p + len] != ']')
+                len++;
+            for (size_t k = 0; k + len <= nlen; k++)
+                if (at[k] && memcmp(name + k, pattern + p, len) == 0)
+                    next[k + len] = 1;
+            p += len;
+        }
+        unsigned char *t = at;
+        at = next, next = t;
+    }
+    int found = rc < 0 ? -1 : at[nlen];
+    free(at), free(next);
+    return found;
+}

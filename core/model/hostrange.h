@@ -13,5 +13,8 @@
 /* On success *out is a malloc'd array of malloc'd names (free with hostrange_free). */
 int hostrange_expand(const char *pattern, char ***out, size_t *n, Error *err);
 void hostrange_free(char **names, size_t n);
+/* Whether pattern[0..len) expands to name, without expanding it (no bound on its size):
+ * 1 or 0; -1 with err when the pattern is not one. */
+int hostrange_contains(const char *pattern, size_t len, const char *name, Error *err);
 
 #endif

@@ -150,25 +150,21 @@ static long named_nodes(const SlurmJobInfo *j, const NodeIndex *ix, long *out, s
     return (long)got;
 }
 
-/* Our nodes each of the other partitions holds (mask k*n + i: partition k has our node i);
- * a partition whose list does not expand holds none of them. */
+/* Our nodes each of the other partitions holds (mask k*n + i: partition k has our node i).
+ * Each node is looked up in the list's ranges, not the list expanded: a partition may have
+ * more nodes than any job. A list that does not read holds none of them (the sinfo round
+ * says so, liverun_slurm_parts.c). */
 static unsigned char *partition_masks(const LiveSlurmPartition *parts, size_t n_parts,
                                       const NodeIndex *ix)
 {
     size_t cells = n_parts * ix->n;
     unsigned char *m = calloc(cells ? cells : 1, 1);
     for (size_t k = 0; m && k < n_parts; k++) {
-        char **v;
-        size_t nv;
         Error ignored;
-        if (slurm_nodelist_expand(parts[k].nodes, &v, &nv, &ignored) < 0)
-            continue;
-        for (size_t q = 0; q < nv; q++) {
-            long i = find_node(ix, v[q]);
-            if (i >= 0)
-                m[k * ix->n + (size_t)i] = 1;
-        }
-        hostrange_free(v, nv);
+        if (slurm_nodelist_contains(parts[k].nodes, "", &ignored) < 0)
+            continue; /* unreadable */
+        for (size_t i = 0; i < ix->n; i++)
+            m[k * ix->n + i] = slurm_nodelist_contains(parts[k].nodes, ix->names[i], &ignored) > 0;
     }
     return m;
 }

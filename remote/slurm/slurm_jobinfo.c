@@ -409,6 +409,28 @@ int slurm_nodelist_expand(const char *list, char ***names, size_t *n, Error *err
     return expand_nodes(list, strlen(list), names, n, err);
 }
 
+int slurm_nodelist_contains(const char *list, const char *name, Error *err)
+{
+    size_t len = strlen(list), i = 0;
+    int found = 0;
+    if (!len)
+        return error_set(err, "expected node names, found none");
+    while (i <= len) {
+        size_t start = i;
+        int depth = 0;
+        while (i < len && (depth || list[i] != ',')) {
+            depth += list[i] == '[' ? 1 : list[i] == ']' ? -1 : 0;
+            i++;
+        }
+        int in = hostrange_contains(list + start, i - start, name, err);
+        if (in < 0)
+            return -1; /* the whole list is read: a bad piece anywhere is said */
+        found |= in;
+        i++;
+    }
+    return found;
+}
+
 const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id)
 {
     for (size_t i = 0; i < l->n; i++)

@@ -73,6 +73,9 @@ void slurm_jobinfo_where(const SlurmJobInfo *const *parts, size_t n, char *out, 
 /* Expands a Slurm node list ("n[1-2],gpu07") into names (free with hostrange_free); at most
  * SLURM_JOBINFO_MAX_NODES. */
 int slurm_nodelist_expand(const char *list, char ***names, size_t *n, Error *err);
+/* Whether the node list holds name, read range by range without expanding it (no bound on
+ * its size): 1 or 0; -1 with err when the list is not one. */
+int slurm_nodelist_contains(const char *list, const char *name, Error *err);
 /* A state that will not change any more (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
  * PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE). */
 int slurm_jobinfo_ended(const char *state);

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <string.h>
 
 #include "core/model/hostrange.h"
 
@@ -59,4 +60,35 @@ Test(hostrange, rejects_bad_patterns_with_reason)
     reject("node]1", "without '['");
     reject("node[a-b]", "expected digits");
     reject("node[1-999999]", "at most");
+}
+
+static int contains(const char *pattern, const char *name)
+{
+    Error e;
+    int in = hostrange_contains(pattern, strlen(pattern), name, &e);
+    cr_assert_geq(in, 0, "%s in %s: %s", name, pattern, e.msg);
+    return in;
+}
+
+/* Membership is read from the ranges, as expansion would write the names (padding kept),
+ * with no bound on how many names the pattern stands for. */
+Test(hostrange, contains_matches_what_expansion_would_give)
+{
+    cr_assert(contains("n[0001-5000]", "n4999"));
+    cr_assert(contains("n[0001-5000]", "n0001"));
+    cr_assert_not(contains("n[0001-5000]", "n1"));
+    cr_assert_not(contains("n[0001-5000]", "n5001"));
+    cr_assert(contains("n[1-200000]", "n150000")); /* past HOSTRANGE_MAX */
+    cr_assert(contains("r[1-2]n[8-12]", "r2n10"));
+    cr_assert_not(contains("r[1-2]n[8-12]", "r2n13"));
+    cr_assert(contains("n[1-3,07]x", "n07x"));
+    cr_assert_not(contains("n[1-3,07]x", "n7x"));
+    cr_assert(contains("gpu07", "gpu07"));
+    cr_assert_not(contains("gpu07", "gpu7"));
+    cr_assert(contains("n[1-9][1-9]", "n11")); /* the first group takes one digit, not two */
+    Error e;
+    cr_assert_lt(hostrange_contains("n[1-", 4, "n1", &e), 0);
+    cr_assert(strstr(e.msg, "without its ']'"), "%s", e.msg);
+    cr_assert_lt(hostrange_contains("n[x]", 4, "n1", &e), 0);
+    cr_assert_lt(hostrange_contains("n[]", 3, "n1", &e), 0);
 }

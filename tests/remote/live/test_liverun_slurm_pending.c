@@ -1,6 +1,7 @@
 /* The idle GPUs other users' pending jobs take before a job of ours would
  * (liveslurm_pending_claims, remote/live/liverun_slurm_pending.c). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,4 +225,27 @@ Test(liverun_slurm_pending, partitions_parse_refuses_a_line_without_a_bar)
     cr_assert_lt(liveslurm_partitions_parse("t4|n1\nwhat\n", "sinfo", &parts, &np, &e), 0);
     cr_assert(strstr(e.msg, "sinfo line 2"), "%s", e.msg);
     cr_assert_eq(np, 0);
+}
+
+/* A partition of 5000 nodes, and one whose list runs past 1000 bytes (and a piece past 511):
+ * neither is expanded (SLURM_JOBINFO_MAX_NODES, a bounded pattern), both hold n1 and n2. */
+Test(liverun_slurm_pending, partitions_of_any_size_share_their_nodes)
+{
+    SlurmJobInfoList l = parsed("slurm/scontrol-job-22.05-gpu-forms-unplanned.txt");
+    const char *dbg2[] = {"12", NULL}; /* -p debug --gres=gpu:2 */
+    int c[2];
+    LiveSlurmPartition huge = {"debug", "n[1-5000]"};
+    cr_assert_eq(claims_for(&l, dbg2, "t4", &huge, 1, IDLE_T4, c), 1);
+    cr_assert_eq(c[0] + c[1], 2);
+    char list[4096] = "x[", piece[32];
+    for (int k = 0; k < 300; k++) {
+        snprintf(piece, sizeof piece, "%s%d", k ? "," : "", 3 * k);
+        strcat(list, piece);
+    }
+    strcat(list, "],n2,y7");
+    cr_assert_gt(strlen(list), 1000);
+    LiveSlurmPartition long_list = {"debug", list};
+    cr_assert_eq(claims_for(&l, dbg2, "t4", &long_list, 1, IDLE_T4, c), 1);
+    cr_assert(c[0] == 0 && c[1] == 2, "n1 %d, n2 %d", c[0], c[1]);
+    slurm_jobinfo_clear(&l);
 }

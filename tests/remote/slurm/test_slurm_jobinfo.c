@@ -213,6 +213,29 @@ Test(slurm_jobinfo, captured_pending_requests_priorities_and_plans)
     free(text);
 }
 
+/* A node list of any size or shape is read range by range: 5000 nodes (past
+ * SLURM_JOBINFO_MAX_NODES), a list of over 1000 bytes and pieces over 511. */
+Test(slurm_jobinfo, nodelist_contains_reads_lists_of_any_size)
+{
+    Error e;
+    cr_assert_eq(slurm_nodelist_contains("n[0001-5000]", "n4321", &e), 1, "%s", e.msg);
+    cr_assert_eq(slurm_nodelist_contains("n[0001-5000],gpu07", "gpu07", &e), 1);
+    cr_assert_eq(slurm_nodelist_contains("n[0001-5000],gpu07", "n5001", &e), 0);
+    char piece[32];
+    char big[2048] = "n[";
+    for (int k = 0; k < 300; k++) {
+        snprintf(piece, sizeof piece, "%s%d", k ? "," : "", 3 * k);
+        strcat(big, piece);
+    }
+    strcat(big, "],m1");
+    cr_assert_gt(strlen(big), 1000);
+    cr_assert_eq(slurm_nodelist_contains(big, "n897", &e), 1, "%s", e.msg);
+    cr_assert_eq(slurm_nodelist_contains(big, "n898", &e), 0);
+    cr_assert_eq(slurm_nodelist_contains(big, "m1", &e), 1);
+    cr_assert_lt(slurm_nodelist_contains("n[1-2,", "n1", &e), 0);
+    cr_assert_lt(slurm_nodelist_contains("n1,,n2", "n1", &e), 0);
+}
+
 /* What a pending job asks for is read leniently: a value not understood is unknown, and the
  * round (every job's state and GPUs) is kept. */
 Test(slurm_jobinfo, unreadable_requests_read_as_unknown)
