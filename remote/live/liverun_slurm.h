@@ -88,18 +88,25 @@ typedef struct {
  * None): Slurm could start it now. */
 int liveslurm_pending_may_start(const SlurmJobInfo *j);
 
-/* A partition and its nodes, as `sinfo -h -o '%R|%N'` lists them. */
+/* A partition and its nodes, as `sinfo -a -h -o '%R|%N'` lists them. */
 typedef struct {
     char name[128];
     char *nodes; /* a Slurm node list, "n[1-4]" */
 } LiveSlurmPartition;
 
-/* `sinfo -h -o '%R|%N'` (LIVESLURM_PARTITIONS_FORMAT) into partitions (free with
- * liveslurm_partitions_free); -1 with err naming source and line on a line without '|'. */
+/* `sinfo -a -h -o '%R|%N'` (LIVESLURM_PARTITIONS_ARGV) into partitions (free with
+ * liveslurm_partitions_free); -1 with err naming source and line on a line without '|'.
+ * -a: without it sinfo hides hidden partitions and those our group may not use, which are
+ * exactly other users'. */
 #define LIVESLURM_PARTITIONS_FORMAT "%R|%N"
+#define LIVESLURM_PARTITIONS_ARGV {"sinfo", "-a", "-h", "-o", LIVESLURM_PARTITIONS_FORMAT, NULL}
 int liveslurm_partitions_parse(const char *text, const char *source, LiveSlurmPartition **out,
                                size_t *n, Error *err);
 void liveslurm_partitions_free(LiveSlurmPartition *v, size_t n);
+/* 1 with why ("partition debug's node list: ...") when a partition's node list does not
+ * read; 0 when all do. */
+int liveslurm_partitions_unreadable(const LiveSlurmPartition *v, size_t n, char *why,
+                                    size_t cap);
 
 /* The GPUs of each node (claims[i], names[i] being nodes[i]'s) that other users' pending
  * jobs will take before a job of ours submitted now: the jobs of `jobs` flagged

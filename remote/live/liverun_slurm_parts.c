@@ -1,11 +1,14 @@
 /* The other partitions' node lists, for other users' pending jobs there (partitions may
  * share nodes: a job of partition debug pending for n1, n2 of partition t4 takes GPUs of
- * ours just as a job of t4 does; liverun_slurm_pending.c). One `sinfo -h -o '%R|%N'`, a
- * line per partition, on the node round's clock (every node_poll_s) and only while the
+ * ours just as a job of t4 does; liverun_slurm_pending.c). One `sinfo -a -h -o '%R|%N'`, a
+ * line per partition (-a: hidden ones and those our group may not use too, which are
+ * exactly other users'), on the node round's clock (every node_poll_s) and only while the
  * last job round holds such a job with neither a plan nor -w nodes (those name the nodes
  * it takes): with `--partition` given, and no such job, it costs no call. A failed or
- * unreadable one keeps the lists as last read; the job rounds say when the controller is
- * away. */
+ * unreadable one keeps the lists as last read, its reason said once (until it changes); the
+ * job rounds say when the controller is away. A list that does not read is said the same
+ * way, and holds none of our nodes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +29,8 @@ int liveslurm_partitions_parse(const char *text, const char *source, LiveSlurmPa
             continue;
         const char *bar = memchr(line, '|', len);
         size_t name_len = bar ? (size_t)(bar - line) : 0;
-        /* sinfo marks the default partition "debug*" */
+        /* %R writes "debug"; %P (and older sinfo's %R, by some accounts) "debug*" for the
+         * default partition: either is read */
         if (name_len && line[name_len - 1] == '*')
             name_len--;
         if (!bar || !name_len || name_len >= sizeof(*out)->name) {
@@ -89,6 +93,31 @@ static int wants_partitions(const LiveSlurm *s)
     return 0;
 }
 
+int liveslurm_partitions_unreadable(const LiveSlurmPartition *v, size_t n, char *why,
+                                    size_t cap)
+{
+    for (size_t k = 0; k < n; k++) {
+        Error err;
+        if (slurm_nodelist_contains(v[k].nodes, "", &err) < 0) {
+            snprintf(why, cap, "partition %s's node list: %s", v[k].name, err.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Said once until it changes ("" once all is read again). */
+static void parts_trouble(LiveSlurm *s, const char *why)
+{
+    if (strcmp(s->parts_said, why) == 0)
+        return;
+    snprintf(s->parts_said, sizeof s->parts_said, "%s", why);
+    if (why[0])
+        liveslurm_say(s, "sinfo's partitions (for other users' pending jobs): %s; "
+                         "a list not read holds none of our nodes",
+                      why);
+}
+
 static void collect_parts(LiveSlurm *s)
 {
     if (!liveslurm_call_poll(s->part_round))
@@ -100,10 +129,17 @@ static void collect_parts(LiveSlurm *s)
     int rc = slurm_call_finish(s->part_round, &text, &err);
     s->part_round = NULL;
     if (rc == 0 && liveslurm_partitions_parse(text, "sinfo", &v, &n, &err) == 0) {
+        char why[sizeof s->parts_said] = "";
+        liveslurm_partitions_unreadable(v, n, why, sizeof why);
+        parts_trouble(s, why);
         liveslurm_partitions_free(s->parts, s->n_parts);
         s->parts = v;
         s->n_parts = n;
         liveslurm_count_holds(s); /* the claims with the lists just read */
+    } else if (!s->down) { /* an away controller is the job rounds' to say */
+        char why[sizeof s->parts_said];
+        snprintf(why, sizeof why, "%s (the lists as last read are kept)", err.msg);
+        parts_trouble(s, why);
     }
     free(text);
 }
@@ -118,7 +154,7 @@ void liveslurm_parts_tick(LiveSlurm *s, int64_t now)
         (s->last_part_round_ms >= 0 && now - s->last_part_round_ms < s->o.node_poll_s * 1000) ||
         !wants_partitions(s))
         return;
-    const char *argv[] = {"sinfo", "-h", "-o", LIVESLURM_PARTITIONS_FORMAT, NULL};
+    const char *argv[] = LIVESLURM_PARTITIONS_ARGV;
     Error err;
     s->last_part_round_ms = now;
     if (!(s->part_round = slurm_call_start(s->o.ctl, argv, &err)))

@@ -66,6 +66,7 @@ struct LiveSlurm {
     LiveSlurmPartition *parts;
     size_t n_parts;
     int64_t last_part_round_ms;
+    char parts_said[320]; /* the last trouble reading them, said once ("" none) */
 };
 
 /* The calls a run makes itself, one at a time. */

@@ -554,7 +554,7 @@ pending_section 11 t4 gpu:2 \
 echo "another user's pending job in an overlapping partition"
 # The same with theirs in partition debug (n[1-4]), asking for t4 GPUs (only n1, n2 have
 # them): not in our partition t4, no plan (no time limits) and no -w, so only debug's node
-# list (sinfo -h -o '%R|%N', read because such a job is pending) says it may take n2's GPUs.
+# list (sinfo -a -h -o '%R|%N', read because such a job is pending) says it may take n2's GPUs.
 pending_section 12 debug gpu:t4:2 \
     "a pending job of a partition sharing our nodes keeps its GPU out of growth too" \
     "pending job of another user in partition debug"

@@ -249,3 +249,25 @@ Test(liverun_slurm_pending, partitions_of_any_size_share_their_nodes)
     cr_assert(c[0] == 0 && c[1] == 2, "n1 %d, n2 %d", c[0], c[1]);
     slurm_jobinfo_clear(&l);
 }
+
+/* The partitions are read with -a: without it sinfo hides hidden partitions and those our
+ * group may not use, which are exactly other users'. */
+Test(liverun_slurm_pending, partitions_are_read_with_hidden_ones)
+{
+    const char *argv[] = LIVESLURM_PARTITIONS_ARGV;
+    int all = 0;
+    for (const char *const *a = argv; *a; a++)
+        all |= strcmp(*a, "-a") == 0 || strcmp(*a, "--all") == 0;
+    cr_assert(all);
+    cr_assert_str_eq(argv[0], "sinfo");
+}
+
+/* A list that does not read is named with its partition and reason (said in the run's log). */
+Test(liverun_slurm_pending, an_unreadable_partition_list_is_named)
+{
+    LiveSlurmPartition parts[] = {{"t4", "n[1-2]"}, {"debug", "n[1-"}};
+    char why[200] = "";
+    cr_assert_eq(liveslurm_partitions_unreadable(parts, 1, why, sizeof why), 0);
+    cr_assert_eq(liveslurm_partitions_unreadable(parts, 2, why, sizeof why), 1);
+    cr_assert(strstr(why, "partition debug") && strstr(why, "']'"), "%s", why);
+}
