@@ -214,8 +214,10 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
     qsort_r(ix.order, n, sizeof *ix.order, by_name, (void *)names);
     if (!(masks = partition_masks(parts, n_parts, &ix)))
         goto out;
+    int all_gpus = 0;
     for (size_t i = 0; i < n; i++) {
         int g = nodes[i].gpus;
+        all_gpus += g > 0 ? g : 0;
         p.idle[i] = g - nodes[i].busy > 0 ? g - nodes[i].busy : 0;
         p.room[i] = g - nodes[i].others > 0 ? g - nodes[i].others : 0;
     }
@@ -234,8 +236,11 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
         size_t want_nodes = j->num_nodes > 0 ? (size_t)j->num_nodes : 1;
         /* --gpus-per-task: the tasks' GPUs together, spread like --gpus=N (how many tasks
          * go to a node is Slurm's choice) */
-        int tasks = j->num_tasks > 0 ? j->num_tasks : 1;
-        int per_node = j->gpus_per_node, left = j->gpus_per_job + j->gpus_per_task * tasks;
+        long long tasks = j->num_tasks > 0 ? j->num_tasks : 1;
+        long long asked = (long long)j->gpus_per_job + j->gpus_per_task * tasks;
+        /* in long long: 40000 GPUs a task times 60000 tasks overflows an int; no job takes
+         * more than all our nodes' GPUs */
+        int per_node = j->gpus_per_node, left = asked < all_gpus ? (int)asked : all_gpus;
         long named = named_nodes(j, &ix, where, n);
         size_t got;
         if (named >= 0)

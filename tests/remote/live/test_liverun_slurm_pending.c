@@ -271,3 +271,25 @@ Test(liverun_slurm_pending, an_unreadable_partition_list_is_named)
     cr_assert_eq(liveslurm_partitions_unreadable(parts, 2, why, sizeof why), 1);
     cr_assert(strstr(why, "partition debug") && strstr(why, "']'"), "%s", why);
 }
+
+/* --gpus-per-task=40000 -n 60000: the product does not fit an int; the job takes every GPU
+ * it has room for, never a negative count. */
+Test(liverun_slurm_pending, huge_task_counts_take_all_not_less_than_nothing)
+{
+    SlurmJobInfo j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.id, sizeof j.id, "7");
+    snprintf(j.user, sizeof j.user, "nobody");
+    snprintf(j.state, sizeof j.state, "PENDING");
+    snprintf(j.reason, sizeof j.reason, "Resources");
+    snprintf(j.partition, sizeof j.partition, "t4");
+    j.priority = 1;
+    j.num_nodes = 2;
+    j.gpus_per_task = 40000;
+    j.num_tasks = 60000;
+    SlurmJobInfoList l = {&j, 1};
+    const char *ids[] = {"7", NULL};
+    int c[2];
+    cr_assert_eq(claims_for(&l, ids, "t4", NULL, 0, IDLE_T4, c), 1);
+    cr_assert(c[0] == 2 && c[1] == 2, "n1 %d, n2 %d", c[0], c[1]);
+}
