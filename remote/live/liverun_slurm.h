@@ -81,7 +81,8 @@ typedef struct {
     int busy;     /* GPUs running jobs hold there, ours and others' */
     int others;   /* of those, other users' */
     int unusable; /* drained, down: no job is placed there */
-    const char *gpu_type; /* its GRES's ("t4"); NULL or "" unknown: a job of any type fits */
+    const char *gpu_type; /* its GRES's ("t4"; "a100,t4" for a node of both); NULL or ""
+                             unknown: a job of any type fits */
 } LiveSlurmClaimNode;
 
 /* A pending job that only waits for GPUs or for its turn (reason Priority, Resources or

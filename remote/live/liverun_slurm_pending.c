@@ -29,17 +29,23 @@ int liveslurm_pending_may_start(const SlurmJobInfo *j)
            strcmp(j->reason, "None") == 0;
 }
 
-/* Whether the job's partitions ("t4" or "t4,debug") include `partition`. */
-static int lists_partition(const SlurmJobInfo *j, const char *partition)
+/* Whether the comma list ("t4,debug") includes word. */
+static int lists_word(const char *list, const char *word)
 {
-    size_t pl = strlen(partition);
-    for (const char *p = j->partition; *p;) {
+    size_t wl = strlen(word);
+    for (const char *p = list; *p;) {
         size_t l = strcspn(p, ",");
-        if (l == pl && memcmp(p, partition, pl) == 0)
+        if (l == wl && memcmp(p, word, wl) == 0)
             return 1;
         p += l + (p[l] == ',');
     }
     return 0;
+}
+
+/* Whether the job's partitions ("t4" or "t4,debug") include `partition`. */
+static int lists_partition(const SlurmJobInfo *j, const char *partition)
+{
+    return lists_word(j->partition, partition);
 }
 
 static int by_importance(const void *a, const void *b)
@@ -104,10 +110,10 @@ static int take(Pools *p, long i, int want)
 static size_t pick(const LiveSlurmClaimNode *nodes, size_t n, unsigned char *allowed,
                    const Pools *p, const char *type, int per_node, size_t want, long *out)
 {
-    /* a job asking for one GPU type is placed only on nodes of it (untyped: any) */
+    /* a job asking for one GPU type is placed only on nodes with GPUs of it (untyped: any) */
     for (size_t i = 0; i < n; i++)
         if (type[0] && nodes[i].gpu_type && nodes[i].gpu_type[0] &&
-            strcmp(nodes[i].gpu_type, type) != 0)
+            !lists_word(nodes[i].gpu_type, type))
             allowed[i] = 0;
     size_t got = 0;
     unsigned char *used = calloc(n ? n : 1, 1);

@@ -98,6 +98,42 @@ int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
     return total;
 }
 
+void slurm_gres_gpu_types(const char *gres, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    out[0] = 0;
+    size_t used = 0;
+    for (const char *p = gres; *p;) {
+        const char *end = p + strcspn(p, ",");
+        const char *paren = memchr(p, '(', (size_t)(end - p));
+        if (paren) { /* an index list's commas are its own */
+            const char *close = strchr(paren, ')');
+            end = close ? close + 1 + strcspn(close + 1, ",") : p + strlen(p);
+        }
+        char item[128], type[64];
+        size_t len = (size_t)(end - p) < sizeof item ? (size_t)(end - p) : sizeof item - 1;
+        memcpy(item, p, len);
+        item[len] = 0;
+        if (slurm_gres_gpus(item, type, sizeof type) > 0 && type[0]) {
+            size_t tl = strlen(type);
+            int seen = 0;
+            for (const char *q = out; *q && !seen;) {
+                size_t l = strcspn(q, ",");
+                seen = l == tl && memcmp(q, type, tl) == 0;
+                q += l + (q[l] == ',');
+            }
+            if (!seen && used + (used > 0) + tl >= cap) {
+                out[0] = 0; /* too many to keep: unknown, any type fits */
+                return;
+            }
+            if (!seen)
+                used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "," : "", type);
+        }
+        p = *end ? end + 1 : end;
+    }
+}
+
 static int parse_int_field(const char *s, long lo, long hi, long *out)
 {
     char *end;

@@ -56,6 +56,9 @@ const char *slurm_node_state_name(SlurmNodeState s);
 /* "gpu:t4:2", "gpu:2(S:0-1)", "gpu:a100:4,shard:8": the GPUs it names; 0 for "(null)";
  * SLURM_MAX_GPUS + 1 for anything above SLURM_MAX_GPUS. */
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap);
+/* Every GPU type the GRES names, "a100,t4" for "gpu:a100:2,gpu:t4:2" (a node with several
+ * takes a job of any of them); "" when it names none or they do not fit cap. */
+void slurm_gres_gpu_types(const char *gres, char *out, size_t cap);
 
 /* 1 when `name`, a node name Slurm gave, can be used and printed as it is: 1 to cap-1
  * bytes, no blank, nothing that would drive a terminal (core/base/termsafe). A node name

@@ -57,7 +57,8 @@ static int parse_line(char *line, const char *ctx, SlurmNodeStatus *s, Error *er
     s->unusable = slurm_node_unusable(state);
     char type[64];
     s->gpus = slurm_gres_gpus(strcmp(gres, "(null)") ? gres : "", type, sizeof type);
-    snprintf(s->gpu_type, sizeof s->gpu_type, "%s", type);
+    /* all of them: a node of a100 and t4 GPUs takes a gpu:t4 job */
+    slurm_gres_gpu_types(strcmp(gres, "(null)") ? gres : "", s->gpu_type, sizeof s->gpu_type);
     return 0;
 }
 

@@ -18,7 +18,7 @@ typedef struct {
     char state[32];    /* as sinfo printed it: "drained", "down*", "mixed" */
     char reason[200];  /* "" for none */
     int gpus;          /* from the gres (slurm_gres_gpus): 0 none, SLURM_MAX_GPUS + 1 too many */
-    char gpu_type[32]; /* "t4"; "" untyped */
+    char gpu_type[32]; /* "t4"; "a100,t4" for a node of both; "" untyped (or too many) */
     int unusable;      /* slurm_node_unusable(state) */
 } SlurmNodeStatus;
 

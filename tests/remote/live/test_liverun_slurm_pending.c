@@ -293,3 +293,16 @@ Test(liverun_slurm_pending, huge_task_counts_take_all_not_less_than_nothing)
     cr_assert_eq(claims_for(&l, ids, "t4", NULL, 0, IDLE_T4, c), 1);
     cr_assert(c[0] == 2 && c[1] == 2, "n1 %d, n2 %d", c[0], c[1]);
 }
+
+/* A node of a100 and t4 GPUs (Gres=gpu:a100:2,gpu:t4:2, read as "a100,t4") takes a gpu:t4
+ * job; a node of a100s alone does not. */
+Test(liverun_slurm_pending, a_node_of_several_gpu_types_takes_a_job_of_any_of_them)
+{
+    SlurmJobInfoList l = parsed("slurm/scontrol-job-22.05-gpu-forms-unplanned.txt");
+    const char *t4[] = {"6", NULL}; /* --gres=gpu:t4:1 */
+    const LiveSlurmClaimNode nodes[] = {{4, 0, 0, 0, "a100"}, {4, 0, 0, 0, "a100,t4"}};
+    int c[2];
+    cr_assert_eq(claims_for(&l, t4, "t4", NULL, 0, nodes, c), 1);
+    cr_assert(c[0] == 0 && c[1] == 1, "n1 %d, n2 %d", c[0], c[1]);
+    slurm_jobinfo_clear(&l);
+}

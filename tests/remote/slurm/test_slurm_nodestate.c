@@ -47,9 +47,13 @@ Test(slurm_nodestate, gpus_from_the_gres_as_the_inventory_reads_them)
     Error e;
     cr_assert_eq(slurm_nodestate_parse("a|idle|(null)|none\n"
                                        "b|mixed|gpu:a100:8(S:0-1),shard:2|none\n"
-                                       "c|idle|gpu:9999|none\n",
+                                       "c|idle|gpu:9999|none\n"
+                                       "d|idle|gpu:a100:2(IDX:0-1),gpu:t4:2(IDX:2-3)|none\n",
                                        "sinfo", &l, &e),
                  0, "%s", e.msg);
+    /* a node of two GPU types keeps both: it takes a job of either */
+    cr_assert_eq(slurm_nodestate_find(&l, "d")->gpus, 4);
+    cr_assert_str_eq(slurm_nodestate_find(&l, "d")->gpu_type, "a100,t4");
     cr_assert_eq(slurm_nodestate_find(&l, "a")->gpus, 0, "no GRES: no GPU");
     cr_assert_eq(slurm_nodestate_find(&l, "b")->gpus, 8);
     cr_assert_str_eq(slurm_nodestate_find(&l, "b")->gpu_type, "a100");
