@@ -31,6 +31,8 @@ typedef struct {
 
     int quit;
     int quit_signal; /* SIGTERM, SIGHUP or SIGINT that asked the quit; 0: the operator did */
+    int tty_gone;    /* the terminal hung up (SIGHUP, POLLHUP...), whatever asked the quit:
+                        no longer polled */
     int dirty;       /* something changed since the last frame */
     int table_stale; /* tuner events since the table was built */
     int pred_stale;  /* the editor's prediction must be asked again */

@@ -327,10 +327,13 @@ static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_
     }
     if (cap < 2)
         return 0;
-    /* A hung-up terminal polls readable forever: after SIGHUP the quit's wait (StopWatch)
-     * must not spin on it. The signal pipe stays first either way. */
+    /* A hung-up terminal polls readable forever: once it has (SIGHUP, or poll said so),
+     * the quit's wait (StopWatch) must not spin on it, whichever signal asked the quit (a
+     * Ctrl-C, then the window closed). The signal pipe stays first either way. */
     fds[0] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
-    if (a->quit_signal == SIGHUP)
+    if (term_hung_up())
+        a->tty_gone = 1;
+    if (a->tty_gone)
         return 1;
     fds[1] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
     return 2;
@@ -372,8 +375,10 @@ static void terminal_step(void *ctx, const struct pollfd *fds, size_t n, int64_t
     /* A closed terminal whose SIGHUP went elsewhere (to a session leader that outlives us,
      * say) is the same hang-up: otherwise nothing would ever end the loop, which would
      * spin on it. */
-    if (n == 2 && (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL)))
+    if (n == 2 && (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+        a->tty_gone = 1;
         quit_on_signal(a, SIGHUP, " (the terminal closed)");
+    }
 }
 
 static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)

@@ -18,6 +18,7 @@ static struct termios saved_tio;
 static int saved_tio_ok;
 static volatile sig_atomic_t curses_on;
 static volatile sig_atomic_t quit_signo; /* the first SIGTERM, SIGHUP or SIGINT */
+static volatile sig_atomic_t hung_up;    /* a SIGHUP came, first or not */
 static int colors;
 
 /* What a crash handler may write: leave the alternate screen, show the cursor, stop mouse
@@ -33,6 +34,8 @@ static void on_signal(int sig)
                                  : TERM_SIG_QUIT;
     if (byte == TERM_SIG_QUIT && !quit_signo)
         quit_signo = sig; /* the exit status says which (cmd/cmd_console.c) */
+    if (sig == SIGHUP)
+        hung_up = 1;
     if (sig_pipe[1] >= 0) {
         ssize_t rc = write(sig_pipe[1], &byte, 1);
         (void)rc; /* a full pipe already holds a wake-up */
@@ -197,6 +200,11 @@ TermSignal term_take_signals(int *winch)
 int term_quit_signal(void)
 {
     return quit_signo;
+}
+
+int term_hung_up(void)
+{
+    return hung_up;
 }
 
 void term_resize(void)

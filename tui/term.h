@@ -26,6 +26,8 @@ TermSignal term_take_signals(int *winch);
 /* The signal that asked the console to quit (SIGTERM, SIGHUP, SIGINT: the first of them),
  * 0 while none has. */
 int term_quit_signal(void);
+/* 1 once a SIGHUP came, whether or not it was the first quit signal. */
+int term_hung_up(void);
 /* Applies the current window size to curses (after SIGWINCH). */
 void term_resize(void);
 /* SIGTSTP: restores the terminal, stops the process, and takes the screen back on resume. */

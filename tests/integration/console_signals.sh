@@ -6,7 +6,8 @@
 # signal and the session; the journal keeps every trial measured and `tune --resume` goes
 # on from it, those trials first. Then on loopback sshd hosts (tests/sshd-harness.sh):
 # SIGTERM to the live scheduler checkpoints and stops every job first (as console_live.sh's
-# q y), and SIGTERM during a leftover process group's stop waits for it (as console_stop.sh's).
+# q y), and SIGTERM during a leftover process group's stop waits for it (as console_stop.sh's),
+# without spinning on its terminal when that closes during the wait.
 # No `set -e`: the harness relies on commands that may fail (kill, wait on a killed sshd).
 suite=console_signals scratch=csig suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
@@ -154,6 +155,7 @@ EOF
 chmod 755 "$T/trial-$MARK.sh"
 touch "$T/slow-1"
 cat > "$T/stop.sh" << EOF
+trap 'echo hup >> "$T/stop.wrapper"' HUP
 sh -c 'echo \$\$ > "$T/stop.pid"; exec env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 TUNEDECK_STATE_DIR="$T/stopstate" "$bin" --cluster "$T/inv2.json" --job "$root/examples/tiny-job.json" --launcher per-host --trial-cmd "sh $T/trial-$MARK.sh" --budget 3 --optimizer uniform-devices --seed 3 2> "$T/stop.err"'
 echo \$? > "$T/stop.rc"
 echo EXITED
@@ -171,8 +173,27 @@ chmod 755 "$H/host-bin2/sleep"
 harness_start 2
 if wait_for stop 'stopping [12] leftover process groups? of earlier trials before trial 2' 30; then
     at_signal=$(grep -c '"event":"remote_process_stop","trial":1,' $j)
-    kill -TERM "$(cat "$T/stop.pid")"
-    n=0; while [ ! -s "$T/stop.rc" ] && [ "$n" -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
+    pid="$(cat "$T/stop.pid")"
+    kill -TERM "$pid"
+    # then its terminal closes, mid-wait (the pane's shell catches the SIGHUP): a hung-up
+    # terminal polls ready at once, every time, so the console must stop polling it, not spin
+    # through the rest of the wait (its CPU time against the wall time it waited)
+    sleep 0.3
+    tmx kill-session -t stop
+    ticks() { awk '{print $14 + $15}' "/proc/$pid/stat" 2> /dev/null; }
+    cpu0=$(ticks) t0=$(date +%s%N) cpu1=$cpu0 t1=$t0
+    n=0; while [ ! -s "$T/stop.rc" ] && [ "$n" -lt 400 ]; do
+        c=$(ticks); [ -n "$c" ] && cpu1=$c t1=$(date +%s%N)
+        sleep 0.05; n=$((n + 1))
+    done
+    hz=$(getconf CLK_TCK)
+    cpu_ms=$(( (cpu1 - cpu0) * 1000 / hz )) wall_ms=$(( (t1 - t0) / 1000000 ))
+    if [ "$wall_ms" -ge 1000 ]; then
+        check "stop SIGTERM, then the terminal closed: no spin on it (${cpu_ms} ms CPU in ${wall_ms} ms)" \
+            [ $((cpu_ms * 5)) -le "$wall_ms" ]
+    else
+        echo "  skipped: the wait ended ${wall_ms} ms after the terminal closed"
+    fi
     check "stop SIGTERM: the console ends by the signal (status 143)" [ "$(cat "$T/stop.rc" 2> /dev/null)" = 143 ]
     launched2=no
     grep -q '"event":"remote_process","trial":2,' $j && launched2=yes
