@@ -364,12 +364,14 @@ Test(views, cluster_job_list_stays_in_its_pane_at_every_size)
         jobs[i].state = -1;
         jobs[i].progress = jobs[i].eta_s = NAN;
         if (i % 2)
-            snprintf(jobs[i].note, sizeof jobs[i].note, "note of j%d, long enough to go below", i);
+            snprintf(jobs[i].note, sizeof jobs[i].note, "a note, long enough to go below");
     }
     ClusterSnapshot s = {.hosts = &host, .n_hosts = 1, .jobs = jobs, .n_jobs = N};
+    const size_t scrolls[] = {0, 4, 8, SIZE_MAX}; /* SIZE_MAX: G, the last page */
     for (int cols = 40; cols <= 200; cols += 7)
         for (int rows = 10; rows <= 60; rows += 3)
-            for (size_t scroll = 0; scroll <= N; scroll += 4) {
+            for (size_t si = 0; si < sizeof scrolls / sizeof *scrolls; si++) {
+                size_t scroll = scrolls[si];
                 Layout l;
                 layout_compute(cols, rows, VIEW_CLUSTER, 0, &l);
                 resizeterm(rows, cols);
@@ -379,9 +381,40 @@ Test(views, cluster_job_list_stays_in_its_pane_at_every_size)
                 erase();
                 view_cluster_draw(&s, &l, 0, scroll);
                 char *text = fixture_screen_text();
-                /* its bottom border: no job row, no note drawn over it */
+                /* the title's range ("  3-6/9"; none when all fit) is what the pane holds:
+                 * every job in it drawn, none past it (the jobs list in index order here) */
                 char *line = text;
-                for (int y = 0; y < b.y + b.h - 1 && line; y++) {
+                for (int y = 0; y < b.y && line; y++) {
+                    char *next = strchr(line, '\n');
+                    line = next ? next + 1 : NULL;
+                }
+                cr_assert_not_null(line);
+                size_t first = 1, last = N, listed = N;
+                const char *range = strstr(line, "(* pinned)  ");
+                char *title_end = strchr(line, '\n');
+                if (range && (!title_end || range < title_end))
+                    cr_assert_eq(sscanf(range, "(* pinned)  %zu-%zu/%zu", &first, &last, &listed), 3,
+                                 "%dx%d from %zu: %.80s", cols, rows, scroll, range);
+                cr_assert(first >= 1 && first <= last && last <= N && listed == N);
+                for (int i = 0; i < N; i++) {
+                    char name[8];
+                    snprintf(name, sizeof name, " j%d ", i);
+                    int drawn = 0;
+                    const char *row = title_end ? title_end + 1 : NULL;
+                    for (int y = b.y + 1; y < b.y + b.h - 1 && row && *row; y++) {
+                        const char *eol = strchr(row, '\n');
+                        size_t len = eol ? (size_t)(eol - row) : strlen(row);
+                        const char *hit = strstr(row, name);
+                        drawn |= hit && hit < row + len;
+                        row = eol ? eol + 1 : NULL;
+                    }
+                    int in_range = (size_t)i + 1 >= first && (size_t)i + 1 <= last;
+                    cr_assert_eq(drawn, in_range, "%dx%d from %zu: j%d %s (title %zu-%zu/%zu)",
+                                 cols, rows, scroll, i, drawn ? "drawn" : "not drawn", first, last,
+                                 listed);
+                }
+                /* its bottom border: no job row, no note drawn over it */
+                for (int y = b.y; y < b.y + b.h - 1 && line; y++) {
                     char *next = strchr(line, '\n');
                     line = next ? next + 1 : NULL;
                 }
