@@ -121,14 +121,19 @@ sleep 60
 EOF
 tmx new-session -d -s live -x 200 -y 50 "sh $T/live.sh"
 tmx send-keys -t live 2
-if wait_for live 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]*' 20; then
+if wait_for live 'j0 +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]*' 20; then
     running=$(pgrep -f "ckpt-$MARK" | wc -l)
     check "live: job processes run on the hosts ($running)" [ "$running" -ge 1 ]
+    # j0 may have checkpointed already (a resize): only a checkpoint written after the
+    # signal counts
+    ckpt_before=$(stat -c %.9Y "$T/jobs/j0/ckpt-$MARK" 2> /dev/null || echo none)
     kill -TERM "$(cat "$T/live.pid")"
     wait_for live EXITED 40
     check "live SIGTERM: the console ends by the signal (status 143)" [ "$(cat "$T/live.rc")" = 143 ]
     check "live SIGTERM: no job process is left" [ "$(pgrep -f "ckpt-$MARK" | wc -l)" -eq 0 ]
-    check "live SIGTERM: j0 checkpointed" test -e "$T/jobs/j0/ckpt-$MARK"
+    ckpt_after=$(stat -c %.9Y "$T/jobs/j0/ckpt-$MARK" 2> /dev/null || echo none)
+    check "live SIGTERM: j0 checkpointed at the signal ($ckpt_before -> $ckpt_after)" \
+        sh -c '[ "$1" != none ] && [ "$1" != "$2" ]' - "$ckpt_after" "$ckpt_before"
     check "live SIGTERM: stderr names the signal" grep -q "^tunedeck: SIGTERM: the console quit as q does" "$T/live.err"
 else
     fail "live: no job ran"
