@@ -282,15 +282,15 @@ int hostrange_contains(const char *pattern, size_t plen, const char *name, Error
             const char *body = pattern + p + 1;
             size_t blen = (size_t)(close - body);
             if (!blen) {
-                rc = error_set(err, "host range '%s': empty brackets: expected numbers like [1-4,7]",
-                               shown);
+                rc = error_set(
+                    err, "host range '%s': empty brackets: expected numbers like [1-4,7]", shown);
                 break;
             }
             if (group_has(body, blen, "0", 1, shown, err) < 0) /* a bad body is an error */
                 rc = -1;
             for (size_t k = 0; k < nlen && rc == 0; k++)
-                for (size_t l = 1; at[k] && l <= 9 && k + l <= nlen &&
-                                   isdigit((unsigned char)name[k + l - 1]);
+                for (size_t l = 1;
+                     at[k] && l <= 9 && k + l <= nlen && isdigit((unsigned char)name[k + l - 1]);
                      l++)
                     if (group_has(body, blen, name + k, l, shown, err) > 0)
                         next[k + l] = 1;

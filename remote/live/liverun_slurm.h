@@ -100,14 +100,16 @@ typedef struct {
  * -a: without it sinfo hides hidden partitions and those our group may not use, which are
  * exactly other users'. */
 #define LIVESLURM_PARTITIONS_FORMAT "%R|%N"
-#define LIVESLURM_PARTITIONS_ARGV {"sinfo", "-a", "-h", "-o", LIVESLURM_PARTITIONS_FORMAT, NULL}
+#define LIVESLURM_PARTITIONS_ARGV                                                                  \
+    {                                                                                              \
+        "sinfo", "-a", "-h", "-o", LIVESLURM_PARTITIONS_FORMAT, NULL                               \
+    }
 int liveslurm_partitions_parse(const char *text, const char *source, LiveSlurmPartition **out,
                                size_t *n, Error *err);
 void liveslurm_partitions_free(LiveSlurmPartition *v, size_t n);
 /* 1 with why ("partition debug's node list: ...") when a partition's node list does not
  * read; 0 when all do. */
-int liveslurm_partitions_unreadable(const LiveSlurmPartition *v, size_t n, char *why,
-                                    size_t cap);
+int liveslurm_partitions_unreadable(const LiveSlurmPartition *v, size_t n, char *why, size_t cap);
 
 /* The GPUs of each node (claims[i], names[i] being nodes[i]'s) that other users' pending
  * jobs will take before a job of ours submitted now: the jobs of `jobs` flagged

@@ -93,8 +93,7 @@ static int wants_partitions(const LiveSlurm *s)
     return 0;
 }
 
-int liveslurm_partitions_unreadable(const LiveSlurmPartition *v, size_t n, char *why,
-                                    size_t cap)
+int liveslurm_partitions_unreadable(const LiveSlurmPartition *v, size_t n, char *why, size_t cap)
 {
     for (size_t k = 0; k < n; k++) {
         Error err;
@@ -113,8 +112,9 @@ static void parts_trouble(LiveSlurm *s, const char *why)
         return;
     snprintf(s->parts_said, sizeof s->parts_said, "%s", why);
     if (why[0])
-        liveslurm_say(s, "sinfo's partitions (for other users' pending jobs): %s; "
-                         "a list not read holds none of our nodes",
+        liveslurm_say(s,
+                      "sinfo's partitions (for other users' pending jobs): %s; "
+                      "a list not read holds none of our nodes",
                       why);
 }
 
@@ -136,7 +136,8 @@ static void collect_parts(LiveSlurm *s)
         s->parts = v;
         s->n_parts = n;
         liveslurm_count_holds(s); /* the claims with the lists just read */
-    } else if (!s->down) { /* an away controller is the job rounds' to say */
+    } else if (!s->down) {
+        /* (an away controller is the job rounds' to say) */
         char why[sizeof s->parts_said];
         snprintf(why, sizeof why, "%s (the lists as last read are kept)", err.msg);
         parts_trouble(s, why);

@@ -415,7 +415,7 @@ int slurm_nodelist_contains(const char *list, const char *name, Error *err)
     int found = 0;
     if (!len)
         return error_set(err, "expected node names, found none");
-    while (i <= len) {
+    while (i < len) {
         size_t start = i;
         int depth = 0;
         while (i < len && (depth || list[i] != ',')) {

@@ -393,8 +393,8 @@ Test(views, cluster_job_list_stays_in_its_pane_at_every_size)
                 const char *range = strstr(line, "(* pinned)  ");
                 char *title_end = strchr(line, '\n');
                 if (range && (!title_end || range < title_end))
-                    cr_assert_eq(sscanf(range, "(* pinned)  %zu-%zu/%zu", &first, &last, &listed), 3,
-                                 "%dx%d from %zu: %.80s", cols, rows, scroll, range);
+                    cr_assert_eq(sscanf(range, "(* pinned)  %zu-%zu/%zu", &first, &last, &listed),
+                                 3, "%dx%d from %zu: %.80s", cols, rows, scroll, range);
                 cr_assert(first >= 1 && first <= last && last <= N && listed == N);
                 for (int i = 0; i < N; i++) {
                     char name[8];
