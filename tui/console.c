@@ -339,7 +339,7 @@ static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_
     return 2;
 }
 
-/* SIGTERM, SIGHUP, SIGINT: as `q` then `y` (the same stops and waits, in stop_step and
+/* SIGTERM, SIGHUP, SIGINT (a Ctrl-C with no prompt open): as `q` then `y` (the same stops and waits, in stop_step and
  * console_run), the journal kept to resume; the exit status says which signal
  * (cmd/cmd_console.c). A second signal changes nothing: SIGKILL is the way to cut the wait. */
 static void quit_on_signal(App *a, int signo, const char *why)
@@ -364,6 +364,8 @@ static void terminal_step(void *ctx, const struct pollfd *fds, size_t n, int64_t
         TermSignal s = term_take_signals(&winch);
         if (s == TERM_SIG_QUIT)
             quit_on_signal(a, term_quit_signal(), "");
+        if (s == TERM_SIG_INT && !input_interrupt(a))
+            quit_on_signal(a, SIGINT, "");
         if (s == TERM_SIG_STOP)
             term_suspend();
         if (winch || s == TERM_SIG_CONT || s == TERM_SIG_STOP)

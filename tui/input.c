@@ -14,6 +14,18 @@
 
 enum { KEY_CTRL_L = 12, KEY_ESC = 27, KEY_DEL = 127 };
 
+/* Esc or Ctrl-C in a prompt: the line is dropped; the filter's, which applied as typed,
+ * with it. */
+static void prompt_cancel(App *a)
+{
+    if (a->prompt == '/') {
+        a->filter[0] = 0;
+        a->table_stale = 1;
+    }
+    a->prompt = 0;
+    a->dirty = 1;
+}
+
 /* The prompt of `/` (filter) and `:` (command) owns every key until Enter or Esc. */
 static void prompt_key(App *a, wint_t ch, int is_key)
 {
@@ -26,11 +38,7 @@ static void prompt_key(App *a, wint_t ch, int is_key)
             command_run(a, a->input);
         }
     } else if (!is_key && ch == KEY_ESC) {
-        if (a->prompt == '/') {
-            a->filter[0] = 0;
-            a->table_stale = 1;
-        }
-        a->prompt = 0;
+        prompt_cancel(a);
     } else if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == KEY_DEL || ch == 8))) {
         if (len)
             a->input[len - 1] = 0;
@@ -306,6 +314,17 @@ static void key(App *a, wint_t ch, int is_key)
     }
     run_binding(a, ch, is_key);
     app_clamp_scroll(a);
+}
+
+/* The terminal is in cbreak mode, so Ctrl-C is a signal, not a key: it comes here from the
+ * signal pipe, on the loop, where the prompt's state can be read (the handler only writes a
+ * byte). */
+int input_interrupt(App *a)
+{
+    if (!a->prompt)
+        return 0;
+    prompt_cancel(a);
+    return 1;
 }
 
 void input_handle(App *a)

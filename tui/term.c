@@ -17,7 +17,7 @@ static int sig_pipe[2] = {-1, -1};
 static struct termios saved_tio;
 static int saved_tio_ok;
 static volatile sig_atomic_t curses_on;
-static volatile sig_atomic_t quit_signo; /* the first SIGTERM, SIGHUP or SIGINT */
+static volatile sig_atomic_t quit_signo; /* the first SIGTERM or SIGHUP */
 static volatile sig_atomic_t hung_up;    /* a SIGHUP came, first or not */
 static int colors;
 
@@ -31,6 +31,7 @@ static void on_signal(int sig)
     char byte = sig == SIGWINCH  ? TERM_SIG_WINCH
                 : sig == SIGTSTP ? TERM_SIG_STOP
                 : sig == SIGCONT ? TERM_SIG_CONT
+                : sig == SIGINT  ? TERM_SIG_INT
                                  : TERM_SIG_QUIT;
     if (byte == TERM_SIG_QUIT && !quit_signo)
         quit_signo = sig; /* the exit status says which (cmd/cmd_console.c) */
@@ -187,7 +188,9 @@ TermSignal term_take_signals(int *winch)
                 *winch = 1;
             else if (buf[i] == TERM_SIG_QUIT)
                 worst = TERM_SIG_QUIT;
-            else if (buf[i] == TERM_SIG_STOP && worst != TERM_SIG_QUIT)
+            else if (buf[i] == TERM_SIG_INT && worst != TERM_SIG_QUIT)
+                worst = TERM_SIG_INT;
+            else if (buf[i] == TERM_SIG_STOP && worst != TERM_SIG_QUIT && worst != TERM_SIG_INT)
                 worst = TERM_SIG_STOP;
             else if (buf[i] == TERM_SIG_CONT && worst == TERM_SIG_NONE)
                 worst = TERM_SIG_CONT;

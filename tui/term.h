@@ -10,7 +10,8 @@ typedef enum {
     TERM_SIG_WINCH,
     TERM_SIG_STOP, /* SIGTSTP: the loop suspends (term_suspend) */
     TERM_SIG_CONT,
-    TERM_SIG_QUIT /* SIGTERM, SIGHUP, SIGINT */
+    TERM_SIG_QUIT, /* SIGTERM, SIGHUP */
+    TERM_SIG_INT   /* SIGINT: the loop decides (a prompt cancels, else a quit) */
 } TermSignal;
 
 /* Saves the terminal state, installs the signal handlers (including crash signals, which
@@ -20,11 +21,12 @@ int term_open(Error *err);
 void term_close(void);
 /* The read end of the signal pipe, for poll(). */
 int term_signal_fd(void);
-/* Drains the signal pipe; returns the most urgent pending signal (QUIT > STOP > CONT >
- * WINCH) and sets *winch when a resize is among them. */
+/* Drains the signal pipe; returns the most urgent pending signal (QUIT > INT > STOP > CONT
+ * > WINCH) and sets *winch when a resize is among them. */
 TermSignal term_take_signals(int *winch);
-/* The signal that asked the console to quit (SIGTERM, SIGHUP, SIGINT: the first of them),
- * 0 while none has. */
+/* The signal that asked the console to quit (SIGTERM, SIGHUP: the first of them), 0 while
+ * none has. SIGINT is not among them: whether a Ctrl-C quits depends on what the screen
+ * shows (an open prompt takes it), which only the loop knows (TERM_SIG_INT). */
 int term_quit_signal(void);
 /* 1 once a SIGHUP came, whether or not it was the first quit signal. */
 int term_hung_up(void);

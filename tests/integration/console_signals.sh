@@ -1,6 +1,7 @@
 #!/bin/sh
 # The console ended from outside, mid-tuning, in real tmux: SIGTERM (systemd, kill), SIGHUP,
-# its terminal closing (tmux kill-session) and Ctrl-C (SIGINT) each quit as `q` `y` does,
+# its terminal closing (tmux kill-session) and Ctrl-C (SIGINT; in the `:` prompt it only
+# cancels the line) each quit as `q` `y` does,
 # then end the console by that signal: the shell sees 143, 129, 130; the terminal is given
 # back as it was (stty settings, no alternate screen, the cursor shown); stderr names the
 # signal and the session; the journal keeps every trial measured and `tune --resume` goes
@@ -90,8 +91,20 @@ wait_for hup EXITED
 ended hup 129 SIGHUP
 
 # Ctrl-C at the console's terminal (SIGINT to its foreground group; the pane's shell
-# catches it and waits)
+# catches it and waits). In the `:` prompt it cancels the line as Esc does, the console
+# running on; with no prompt open it quits.
 start int
+tmx send-keys -t int : b u d g e t Space 7 7
+wait_for int ':budget 77_'
+tmx send-keys -t int C-c
+i=0
+while tmux_capture int && grep -q ':budget 77_' "$tmux_screen" && [ "$i" -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+check "Ctrl-C in the : prompt: the line is cancelled" sh -c "! grep -q ':budget 77' '$tmux_screen'"
+check "Ctrl-C in the : prompt: the console runs on" kill -0 "$(cat "$T/int.pid")"
+check "Ctrl-C in the : prompt: the budget is not changed" sh -c "! grep -q '/77 ' '$tmux_screen'"
 tmx send-keys -t int C-c
 wait_for int EXITED
 ended int 130 SIGINT
