@@ -12,6 +12,7 @@
 #include "core/base/clock.h"
 #include "tui/term.h"
 #include "tui/theme.h"
+#include "tui/view.h"
 
 enum { KEY_ESC = 27 };
 
@@ -55,9 +56,7 @@ void app_rebuild_table(App *a)
 
 void app_clamp_scroll(App *a)
 {
-    int rows = a->layout.shown[PANE_TRIALS] ? a->layout.rect[PANE_TRIALS].h - 3 : 1;
-    if (rows < 1)
-        rows = 1;
+    int rows = view_trials_rows(a);
     if (a->sel < a->scroll)
         a->scroll = a->sel;
     if (a->sel >= a->scroll + (size_t)rows)

@@ -297,6 +297,59 @@ static void draw_plot(const App *a, Rect box)
     free(pred);
 }
 
+/* A trial's row up to its note, and the note: the row cuts a long note (a probe's reason,
+ * a failure's message), so the selected trial's shows whole under the table. */
+static int trial_row_lead(const TrialRow *row, char *out, size_t cap)
+{
+    char t[16], b[16], p[16], e[16];
+    draw_seconds(t, sizeof t, row->time_s);
+    draw_seconds(b, sizeof b, row->best_s);
+    draw_seconds(p, sizeof p, row->pred_s);
+    if (isfinite(row->err_pct))
+        snprintf(e, sizeof e, "%+.0f", row->err_pct);
+    else
+        snprintf(e, sizeof e, "-");
+    return snprintf(out, cap, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  ", row->rec->trial,
+                    row->status, t, b, p, e, row->workers, row->ps);
+}
+
+static void trial_note(const App *a, const TrialRow *row, char *out, size_t cap)
+{
+    const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
+    const Observation *o = row->rec->obs;
+    snprintf(out, cap, "%s%s%s", best && row->rec == best ? "best " : "",
+             row->rec->overridden ? "override " : "", o && o->reason[0] ? o->reason : "");
+}
+
+/* The lines under the table that the selected trial's note takes: 0 where its row shows it
+ * whole, else wrapped (DETAIL_INDENT in, at most DETAIL_MAX_LINES, never leaving the table
+ * without a row). w: the pane's inside width; rows: the lines under the column heads. */
+enum { DETAIL_INDENT = 2, DETAIL_MAX_LINES = 3 };
+
+static int detail_lines(const App *a, int w, int rows)
+{
+    if (a->sel >= a->table.n_shown || rows < 2)
+        return 0;
+    const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
+    char lead[128], note[300];
+    int lead_w = trial_row_lead(row, lead, sizeof lead);
+    trial_note(a, row, note, sizeof note);
+    if (!note[0] || lead_w + (int)strlen(note) <= w)
+        return 0;
+    int n = draw_wrapped_lines(w - DETAIL_INDENT, DETAIL_MAX_LINES, note);
+    return n < rows - 1 ? n : rows - 1;
+}
+
+int view_trials_rows(const App *a)
+{
+    if (!a->layout.shown[PANE_TRIALS])
+        return 1;
+    Rect box = a->layout.rect[PANE_TRIALS];
+    int rows = box.h - 3; /* the borders and the column heads */
+    rows -= detail_lines(a, box.w - 2, rows);
+    return rows < 1 ? 1 : rows;
+}
+
 static void draw_trials(const App *a, Rect box)
 {
     char title[160];
@@ -324,7 +377,8 @@ static void draw_trials(const App *a, Rect box)
         col += draw_text(r.y, r.x + col, r.w - col, (int)a->sort == c ? ROLE_TITLE : ROLE_DIM, h);
     }
     draw_text(r.y, r.x + col, r.w - col, ROLE_DIM, "note");
-    int rows = r.h - 1;
+    int detail = detail_lines(a, r.w, r.h - 1);
+    int rows = r.h - 1 - detail;
     for (int i = 0; i < rows && a->scroll + (size_t)i < a->table.n_shown; i++) {
         size_t idx = a->scroll + (size_t)i;
         const TrialRow *row = &a->table.rows[a->table.order[idx]];
@@ -332,27 +386,25 @@ static void draw_trials(const App *a, Rect box)
         int sel = idx == a->sel;
         if (sel)
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
-        char t[16], b[16], p[16], e[16];
-        draw_seconds(t, sizeof t, row->time_s);
-        draw_seconds(b, sizeof b, row->best_s);
-        draw_seconds(p, sizeof p, row->pred_s);
-        if (isfinite(row->err_pct))
-            snprintf(e, sizeof e, "%+.0f", row->err_pct);
-        else
-            snprintf(e, sizeof e, "-");
         Role st = !row->rec->obs                      ? ROLE_WARN
                   : row->rec->obs->status == TRIAL_OK ? ROLE_NORMAL
                   : row->rec->obs->status == TRIAL_PRUNED ? ROLE_DIM /* stopped by design */
                                                       : ROLE_BAD;
-        int is_best = best && row->rec == best;
         if (sel)
             st = ROLE_SELECTED;
-        const Observation *o = row->rec->obs;
+        char lead[128], note[300];
+        trial_row_lead(row, lead, sizeof lead);
+        trial_note(a, row, note, sizeof note);
+        draw_textf(y, r.x, r.w, st, "%s%s", lead, note);
+    }
+    if (detail > 0) {
+        /* under the table, as the cluster view puts a job's long note under its row */
+        const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
         char note[300];
-        snprintf(note, sizeof note, "%s%s%s", is_best ? "best " : "",
-                 row->rec->overridden ? "override " : "", o && o->reason[0] ? o->reason : "");
-        draw_textf(y, r.x, r.w, st, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  %s", row->rec->trial,
-                   row->status, t, b, p, e, row->workers, row->ps, note);
+        trial_note(a, row, note, sizeof note);
+        int y = r.y + 1 + rows;
+        draw_wchar(y, r.x, draw_unicode() ? L'\x21b3' : L'>', ROLE_DIM);
+        draw_wrapped(y, r.x + DETAIL_INDENT, r.w - DETAIL_INDENT, detail, ROLE_DIM, note);
     }
     if (a->table.n_shown == 0)
         draw_text(r.y + 1, r.x, r.w, ROLE_DIM,
@@ -440,7 +492,7 @@ static void tune_mouse(App *a, const MEVENT *ev)
             app_select_trial(a, wheel_up ? -3 : 3);
         } else {
             long row = ev->y - (l->rect[PANE_TRIALS].y + 2);
-            if (row >= 0 && a->scroll + (size_t)row < a->table.n_shown) {
+            if (row >= 0 && row < view_trials_rows(a) && a->scroll + (size_t)row < a->table.n_shown) {
                 a->sel = a->scroll + (size_t)row;
                 a->follow = 0;
             }

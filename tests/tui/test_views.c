@@ -11,7 +11,9 @@
 #include "tests/support/screen.h"
 #include "tui/app.h"
 #include "tui/draw.h"
+#include "remote/launch/tuner.h"
 #include "tui/keys.h"
+#include "tui/trials.h"
 #include "tui/view.h"
 
 static SimCluster *sim;
@@ -475,4 +477,82 @@ Test(views, tune_view_without_tuning_says_so_whole_at_80x24)
     free(a);
     cr_assert(strstr(text, "2 shows the live scheduler"), "%s", text);
     free(text);
+}
+
+/* Trial 1's probe reason is longer than its row at 100x30: selected, it shows whole under
+ * the table (as a job's note under its row in the cluster view), the selected row stays on
+ * screen, and no row is drawn over by it. */
+Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    TunerConfig cfg = {.cluster = c,
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 20,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    enum { N = 20 };
+    TrialRecord recs[N];
+    const TrialRecord *ptr[N];
+    memset(recs, 0, sizeof recs);
+    for (int i = 0; i < N; i++) {
+        recs[i].trial = i + 1;
+        recs[i].suggestion.schedule = schedule_new(c, simcluster_job(sim));
+        recs[i].obs = observation_new(recs[i].suggestion.schedule);
+        recs[i].obs->status = i == 0 ? TRIAL_PRUNED : TRIAL_OK;
+        recs[i].obs->time_s = 10 + i;
+        ptr[i] = &recs[i];
+    }
+    const char *probe = "probe: stopped after 20 of 200 iterations (nothing measured yet to "
+                        "compare with; kept as a 20-iteration measurement)";
+    snprintf(recs[0].obs->reason, sizeof recs[0].obs->reason, "%s", probe);
+    trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0; /* the table alone: the other panes need a run */
+    cr_assert(a->layout.shown[PANE_TRIALS]);
+    int plain_rows = a->layout.rect[PANE_TRIALS].h - 3;
+
+    a->sel = N - 1; /* a short note: the table's rows, none given to a note */
+    a->scroll = 0;
+    app_clamp_scroll(a);
+    cr_assert_eq(view_trials_rows(a), plain_rows);
+    a->sel = 0;
+    app_clamp_scroll(a);
+    int rows = view_trials_rows(a);
+    cr_assert(rows < plain_rows && rows >= 1, "%d of %d rows", rows, plain_rows);
+    cr_assert_eq(a->scroll, 0, "the selected trial stays on screen");
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    /* the note wrapped: every word of it on screen, and its last words whole */
+    char words[300];
+    snprintf(words, sizeof words, "%s", probe);
+    for (char *save, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        cr_assert(strstr(text, w), "missing '%s': %s", w, text);
+    cr_assert(strstr(text, "20-iteration measurement)"), "%s", text);
+    char last_row[16];
+    snprintf(last_row, sizeof last_row, "%5d  ok", rows); /* rows 1..rows drawn, in order */
+    cr_assert(strstr(text, last_row), "row %d still shows: %s", rows, text);
+    free(text);
+
+    /* paging down to the last trial gives the rows back */
+    a->sel = N - 1;
+    app_clamp_scroll(a);
+    cr_assert_eq(a->scroll, (size_t)(N - plain_rows));
+    for (int i = 0; i < N; i++) {
+        observation_free(recs[i].obs);
+        schedule_free(recs[i].suggestion.schedule);
+    }
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
 }
