@@ -164,6 +164,20 @@ void draw_seconds(char *out, size_t cap, double s)
         snprintf(out, cap, "%.2g", s);
 }
 
+void draw_seconds_unit(char *out, size_t cap, double s)
+{
+    if (!isfinite(s))
+        snprintf(out, cap, "-");
+    else if (s >= 0.01 || s <= 0) {
+        char v[24];
+        draw_seconds(v, sizeof v, s);
+        snprintf(out, cap, "%ss", v);
+    } else if (s >= 0.0001)
+        snprintf(out, cap, "%.2gms", s * 1000); /* 0.0072 s would fill 6 columns unitless */
+    else
+        snprintf(out, cap, "<0.1ms");
+}
+
 const char *draw_fit_tail(const char *text, int w)
 {
     size_t width = w > 0 ? (size_t)w : 0;

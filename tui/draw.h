@@ -27,6 +27,10 @@ const char *draw_fit_name(char *out, size_t cap, const char *name, int w);
 /* A time in seconds for a table cell: "-" when unknown, 1 decimal from 100 s, 2 from 0.1 s,
  * 2 significant digits below (a 14 ms trial is 0.014, not 0.01). */
 void draw_seconds(char *out, size_t cap, double s);
+/* The same with its unit, for a narrow cell that has no column head to name it: "5.10s",
+ * "0.014s", and below 10 ms in milliseconds ("7.2ms", "0.72ms"), at most 6 columns down to
+ * 0.1 ms ("<0.1ms" below); "-" when unknown. */
+void draw_seconds_unit(char *out, size_t cap, double s);
 
 /* The tail of "a | b | c" that fits in w columns, whole fields dropped from the left
  * ("b | c", then "c"); only when the last field alone is too wide, its last w characters.

@@ -128,10 +128,8 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
         else
             draw_bar(y, r.x + bar_x, bar_w, mean / scale, have_pred ? ROLE_BAR_PRED : ROLE_BAR_CPU);
         char v[16];
-        draw_seconds(v, sizeof v, mean);
-        /* A millisecond time (0.0012) fills the column without its unit. */
-        draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL,
-                   (int)strlen(v) >= val_w ? "%s" : "%5ss", v);
+        draw_seconds_unit(v, sizeof v, mean);
+        draw_textf(y, r.x + bar_x + bar_w + 1, val_w, ROLE_NORMAL, "%*s", val_w, v);
     }
 }
 

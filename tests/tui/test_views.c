@@ -72,6 +72,42 @@ Test(views, surrogate_shows_predicted_bars_with_their_spread)
     schedule_free(s);
 }
 
+/* Millisecond per-machine times keep their unit in the pane's 6-column value (0.0072 filled
+ * it and lost its s). */
+Test(views, surrogate_shows_millisecond_times_with_their_unit)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    TrialRecord rec;
+    memset(&rec, 0, sizeof rec);
+    rec.trial = 2;
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    s->worker[1] = s->ps[1] = s->worker[2] = 1;
+    s->inputs[c->machines[1].first_device] = 400;
+    s->inputs[c->machines[2].first_device] = 368;
+    double mean[16] = {0}, p10[16] = {0}, p90[16] = {0};
+    for (size_t m = 0; m < c->n_machines; m++) {
+        mean[m] = m == 1 ? 0.0072 : 0.014;
+        p10[m] = mean[m] * 0.9;
+        p90[m] = mean[m] * 1.2;
+    }
+    rec.suggestion = (Suggestion){.schedule = s,
+                                  .has_prediction = 1,
+                                  .mean_s = 0.02,
+                                  .p10_s = 0.018,
+                                  .p90_s = 0.023,
+                                  .machine_mean_s = mean,
+                                  .machine_p10_s = p10,
+                                  .machine_p90_s = p90};
+    erase();
+    view_surrogate_draw((Rect){0, 0, 100, 14}, &rec, c, "bespoke", 0);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, " 7.2ms"), "machine 1's 7.2 ms: %s", text);
+    cr_assert(strstr(text, "0.014s"), "machine 2's 14 ms: %s", text);
+    cr_assert_null(strstr(text, "0.0072"), "%s", text);
+    free(text);
+    schedule_free(s);
+}
+
 Test(views, surrogate_without_a_model_says_so)
 {
     const Cluster *c = simcluster_cluster(sim);
