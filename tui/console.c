@@ -339,9 +339,10 @@ static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_
     return 2;
 }
 
-/* SIGTERM, SIGHUP, SIGINT (a Ctrl-C with no prompt open): as `q` then `y` (the same stops and waits, in stop_step and
- * console_run), the journal kept to resume; the exit status says which signal
- * (cmd/cmd_console.c). A second signal changes nothing: SIGKILL is the way to cut the wait. */
+/* SIGTERM, SIGHUP, SIGINT (a Ctrl-C with no prompt open): as `q` then `y` (the same stops
+ * and waits, in stop_step and console_run), the journal kept to resume; the exit status says
+ * which signal (cmd/cmd_console.c). A second signal changes nothing: SIGKILL is the way to
+ * cut the wait. */
 static void quit_on_signal(App *a, int signo, const char *why)
 {
     if (a->quit_signal)

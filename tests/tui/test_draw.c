@@ -56,9 +56,9 @@ Test(draw, seconds_with_their_unit_fit_six_columns_below_ten_milliseconds)
     static const struct {
         double s;
         const char *shown;
-    } CASES[] = {{0.0072, "7.2ms"},   {0.00072, "0.72ms"}, {0.00005, "<0.1ms"},
-                 {0.014, "0.014s"},   {0.25, "0.25s"},     {5.104, "5.10s"},
-                 {123.45, "123.5s"},  {0, "0.00s"},        {NAN, "-"}};
+    } CASES[] = {{0.0072, "7.2ms"},  {0.00072, "0.72ms"}, {0.00005, "<0.1ms"},
+                 {0.014, "0.014s"},  {0.25, "0.25s"},     {5.104, "5.10s"},
+                 {123.45, "123.5s"}, {0, "0.00s"},        {NAN, "-"}};
     for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
         char out[16];
         draw_seconds_unit(out, sizeof out, CASES[i].s);

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "core/sim/simcluster.h"
+#include "remote/launch/tuner.h"
 #include "tests/support/screen.h"
 #include "tui/app.h"
 #include "tui/draw.h"
-#include "remote/launch/tuner.h"
 #include "tui/keys.h"
 #include "tui/trials.h"
 #include "tui/view.h"
