@@ -11,10 +11,12 @@ export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$state}"
 for suite in "$here"/integration/*.sh; do
     [ -e "$suite" ] || continue
     name="$(basename "$suite" .sh)"
+    # each suite's wall time, so the slow ones are known (make test should stay short)
+    start=$(date +%s)
     if TUNEDECK_BUILD="$build" TUNEDECK_BIN="$build/tunedeck" sh "$suite"; then
-        echo "integration $name: ok"
+        echo "integration $name: ok ($(($(date +%s) - start)) s)"
     else
-        echo "integration $name: FAILED"
+        echo "integration $name: FAILED ($(($(date +%s) - start)) s)"
         failed=1
     fi
 done
