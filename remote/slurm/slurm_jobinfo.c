@@ -57,6 +57,21 @@ static int number(const char *v, size_t len, long long *out)
     return 0;
 }
 
+/* The ','-separated item of v[0..len) that starts at *at, its length in *item_len; *at moves
+ * past it. NULL once the items are done. */
+static const char *next_item(const char *v, size_t len, size_t *at, size_t *item_len)
+{
+    if (*at >= len)
+        return NULL;
+    size_t e = *at;
+    while (e < len && v[e] != ',')
+        e++;
+    const char *item = v + *at;
+    *item_len = e - *at;
+    *at = e + 1;
+    return item;
+}
+
 /* The GPUs of a TRES request: "gres:gpu:2", "gres:gpu:v100:2", "gres/gpu=2" (several items
  * separated by ','; other GRES not counted). A count that is not a number, or more than
  * SLURM_JOBINFO_MAX_GPU_INDEX, is 0: what it asks for is not known, so nothing is kept
@@ -64,12 +79,8 @@ static int number(const char *v, size_t len, long long *out)
 static int tres_gpus(const char *v, size_t len)
 {
     int total = 0;
-    for (size_t i = 0; i < len;) {
-        size_t e = i;
-        while (e < len && v[e] != ',')
-            e++;
-        const char *item = v + i;
-        size_t il = e - i;
+    size_t at = 0, il;
+    for (const char *item; (item = next_item(v, len, &at, &il));) {
         if (il > 8 && (memcmp(item, "gres:gpu", 8) == 0 || memcmp(item, "gres/gpu", 8) == 0) &&
             (item[8] == ':' || item[8] == '=')) {
             size_t k = il;
@@ -80,7 +91,6 @@ static int tres_gpus(const char *v, size_t len)
                 n <= SLURM_JOBINFO_MAX_GPU_INDEX * SLURM_JOBINFO_MAX_NODES)
                 total += (int)n;
         }
-        i = e + 1;
     }
     return total;
 }
@@ -89,12 +99,8 @@ static int tres_gpus(const char *v, size_t len)
  * none names one). */
 static void tres_gpu_type(const char *v, size_t len, char *out, size_t cap)
 {
-    for (size_t i = 0; i < len;) {
-        size_t e = i;
-        while (e < len && v[e] != ',')
-            e++;
-        const char *item = v + i;
-        size_t il = e - i;
+    size_t at = 0, il;
+    for (const char *item; (item = next_item(v, len, &at, &il));) {
         if (il > 9 && (memcmp(item, "gres:gpu:", 9) == 0 || memcmp(item, "gres/gpu:", 9) == 0)) {
             const char *last = item + il;
             while (last > item + 9 && last[-1] != ':' && last[-1] != '=')
@@ -104,7 +110,6 @@ static void tres_gpu_type(const char *v, size_t len, char *out, size_t cap)
                 return;
             }
         }
-        i = e + 1;
     }
 }
 
