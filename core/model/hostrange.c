@@ -244,6 +244,8 @@ static int group_has(const char *body, size_t blen, const char *digits, size_t l
         hi = lo;
         if (dash && parse_number(dash + 1, item_len - lo_len - 1, &hi, pattern, err) < 0)
             return -1;
+        if (hi < lo) /* as expansion refuses it, so a list is never read as holding nothing */
+            return error_set(err, "host range '%s': range %ld-%ld runs backwards", pattern, lo, hi);
         size_t width = (lo_len > 1 && item[0] == '0') ? lo_len : 0;
         found |= v >= lo && v <= hi && len == (plain > width ? plain : width);
         start = end + 1;

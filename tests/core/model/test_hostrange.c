@@ -91,4 +91,8 @@ Test(hostrange, contains_matches_what_expansion_would_give)
     cr_assert(strstr(e.msg, "without its ']'"), "%s", e.msg);
     cr_assert_lt(hostrange_contains("n[x]", 4, "n1", &e), 0);
     cr_assert_lt(hostrange_contains("n[]", 3, "n1", &e), 0);
+    cr_assert_lt(hostrange_contains("n[5-1]", 6, "n3", &e), 0);
+    cr_assert(strstr(e.msg, "runs backwards"), "%s", e.msg);
+    cr_assert(contains("n[08-12]", "n08"));
+    cr_assert_not(contains("n[08-12]", "n8"));
 }
