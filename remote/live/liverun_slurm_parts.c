@@ -51,7 +51,14 @@ int liveslurm_partitions_parse(const char *text, const char *source, LiveSlurmPa
         LiveSlurmPartition *q = &(*out)[*n];
         memcpy(q->name, line, name_len);
         q->name[name_len] = 0;
-        if (!(q->nodes = strndup(bar + 1, len - (size_t)(bar - line) - 1))) {
+        const char *nodes = bar + 1;
+        size_t nodes_len = len - (size_t)(bar - line) - 1;
+        /* a partition with no nodes (shown now that -a lists every one): "", or "n/a" and
+         * "(null)" as sinfo versions write it, is kept as "" and holds none of ours */
+        if ((nodes_len == 3 && memcmp(nodes, "n/a", 3) == 0) ||
+            (nodes_len == 6 && memcmp(nodes, "(null)", 6) == 0))
+            nodes_len = 0;
+        if (!(q->nodes = strndup(nodes, nodes_len))) {
             liveslurm_partitions_free(*out, *n);
             *out = NULL, *n = 0;
             return error_set(err, "out of memory");
@@ -97,7 +104,7 @@ int liveslurm_partitions_unreadable(const LiveSlurmPartition *v, size_t n, char 
 {
     for (size_t k = 0; k < n; k++) {
         Error err;
-        if (slurm_nodelist_contains(v[k].nodes, "", &err) < 0) {
+        if (v[k].nodes[0] && slurm_nodelist_contains(v[k].nodes, "", &err) < 0) {
             snprintf(why, cap, "partition %s's node list: %s", v[k].name, err.msg);
             return 1;
         }

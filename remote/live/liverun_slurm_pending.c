@@ -167,8 +167,8 @@ static unsigned char *partition_masks(const LiveSlurmPartition *parts, size_t n_
     unsigned char *m = calloc(cells ? cells : 1, 1);
     for (size_t k = 0; m && k < n_parts; k++) {
         Error ignored;
-        if (slurm_nodelist_contains(parts[k].nodes, "", &ignored) < 0)
-            continue; /* unreadable */
+        if (!parts[k].nodes[0] || slurm_nodelist_contains(parts[k].nodes, "", &ignored) < 0)
+            continue; /* no nodes, or unreadable */
         for (size_t i = 0; i < ix->n; i++)
             m[k * ix->n + i] = slurm_nodelist_contains(parts[k].nodes, ix->names[i], &ignored) > 0;
     }

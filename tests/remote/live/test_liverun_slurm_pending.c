@@ -272,6 +272,24 @@ Test(liverun_slurm_pending, an_unreadable_partition_list_is_named)
     cr_assert(strstr(why, "partition debug") && strstr(why, "']'"), "%s", why);
 }
 
+/* sinfo -a lists partitions with no nodes too ("", "n/a" or "(null)" by version): such a
+ * partition reads, holds nothing, and is not said to be unreadable. */
+Test(liverun_slurm_pending, a_partition_with_no_nodes_reads_as_empty)
+{
+    LiveSlurmPartition *parts;
+    size_t np;
+    Error e;
+    cr_assert_eq(liveslurm_partitions_parse("a|\nb|n/a\nc|(null)\nt4|n[1-2]\n", "sinfo", &parts,
+                                            &np, &e),
+                 0, "%s", e.msg);
+    cr_assert_eq(np, 4);
+    for (size_t k = 0; k < 3; k++)
+        cr_assert_str_empty(parts[k].nodes, "%s: %s", parts[k].name, parts[k].nodes);
+    char why[200] = "";
+    cr_assert_eq(liveslurm_partitions_unreadable(parts, np, why, sizeof why), 0, "%s", why);
+    liveslurm_partitions_free(parts, np);
+}
+
 /* --gpus-per-task=40000 -n 60000: the product does not fit an int; the job takes every GPU
  * it has room for, never a negative count. */
 Test(liverun_slurm_pending, huge_task_counts_take_all_not_less_than_nothing)
