@@ -361,15 +361,17 @@ static void terminal_step(void *ctx, const struct pollfd *fds, size_t n, int64_t
     (void)now_ms;
     App *a = ctx;
     if (n >= 1 && (fds[0].revents & POLLIN)) {
-        int winch = 0;
-        TermSignal s = term_take_signals(&winch);
-        if (s == TERM_SIG_QUIT)
+        TermSignals s = term_take_signals();
+        if (s.quit)
             quit_on_signal(a, term_quit_signal(), "");
-        if (s == TERM_SIG_INT && !input_interrupt(a))
-            quit_on_signal(a, SIGINT, "");
-        if (s == TERM_SIG_STOP)
+        for (int k = 0; k < s.ints; k++)
+            if (!input_interrupt(a)) { /* no prompt (left) to cancel */
+                quit_on_signal(a, SIGINT, "");
+                break;
+            }
+        if (s.stop && !a->quit_signal) /* a quit asked for in the same breath goes first */
             term_suspend();
-        if (winch || s == TERM_SIG_CONT || s == TERM_SIG_STOP)
+        if (s.winch || s.cont || s.stop)
             term_resize();
         a->dirty = 1;
     }

@@ -176,28 +176,20 @@ int term_signal_fd(void)
     return sig_pipe[0];
 }
 
-TermSignal term_take_signals(int *winch)
+TermSignals term_take_signals(void)
 {
     char buf[64];
-    TermSignal worst = TERM_SIG_NONE;
+    TermSignals got = {0};
     ssize_t n;
-    *winch = 0;
     while ((n = read(sig_pipe[0], buf, sizeof buf)) > 0)
         for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] == TERM_SIG_WINCH)
-                *winch = 1;
-            else if (buf[i] == TERM_SIG_QUIT)
-                worst = TERM_SIG_QUIT;
-            else if (buf[i] == TERM_SIG_INT && worst != TERM_SIG_QUIT)
-                worst = TERM_SIG_INT;
-            else if (buf[i] == TERM_SIG_STOP && worst != TERM_SIG_QUIT && worst != TERM_SIG_INT)
-                worst = TERM_SIG_STOP;
-            else if (buf[i] == TERM_SIG_CONT && worst == TERM_SIG_NONE)
-                worst = TERM_SIG_CONT;
+            got.winch |= buf[i] == TERM_SIG_WINCH;
+            got.quit |= buf[i] == TERM_SIG_QUIT;
+            got.stop |= buf[i] == TERM_SIG_STOP;
+            got.cont |= buf[i] == TERM_SIG_CONT;
+            got.ints += buf[i] == TERM_SIG_INT;
         }
-    if (worst == TERM_SIG_NONE && *winch)
-        worst = TERM_SIG_WINCH;
-    return worst;
+    return got;
 }
 
 int term_quit_signal(void)

@@ -21,9 +21,17 @@ int term_open(Error *err);
 void term_close(void);
 /* The read end of the signal pipe, for poll(). */
 int term_signal_fd(void);
-/* Drains the signal pipe; returns the most urgent pending signal (QUIT > INT > STOP > CONT
- * > WINCH) and sets *winch when a resize is among them. */
-TermSignal term_take_signals(int *winch);
+/* What the signal pipe held since the last drain, each kind kept: two signals that come
+ * between two turns of the loop (Ctrl-C then Ctrl-Z, two Ctrl-C) are both acted on. */
+typedef struct {
+    int quit;  /* SIGTERM or SIGHUP came (term_quit_signal says which first) */
+    int ints;  /* how many SIGINTs: the first may only cancel an open prompt */
+    int stop;  /* SIGTSTP */
+    int cont;  /* SIGCONT */
+    int winch; /* SIGWINCH */
+} TermSignals;
+/* Drains the signal pipe. */
+TermSignals term_take_signals(void);
 /* The signal that asked the console to quit (SIGTERM, SIGHUP: the first of them), 0 while
  * none has. SIGINT is not among them: whether a Ctrl-C quits depends on what the screen
  * shows (an open prompt takes it), which only the loop knows (TERM_SIG_INT). */
