@@ -168,6 +168,10 @@ void draw_seconds_unit(char *out, size_t cap, double s)
 {
     if (!isfinite(s))
         snprintf(out, cap, "-");
+    else if (s >= 99999.5)
+        snprintf(out, cap, "%.0fm", s / 60); /* past 27 h: minutes, up to ~2 years */
+    else if (s >= 999.95)
+        snprintf(out, cap, "%.0fs", s); /* "1000.0s" would be 7 columns */
     else if (s >= 0.01 || s <= 0) {
         char v[24];
         draw_seconds(v, sizeof v, s);

@@ -28,8 +28,9 @@ const char *draw_fit_name(char *out, size_t cap, const char *name, int w);
  * 2 significant digits below (a 14 ms trial is 0.014, not 0.01). */
 void draw_seconds(char *out, size_t cap, double s);
 /* The same with its unit, for a narrow cell that has no column head to name it: "5.10s",
- * "0.014s", and below 10 ms in milliseconds ("7.2ms", "0.72ms"), at most 6 columns down to
- * 0.1 ms ("<0.1ms" below); "-" when unknown. */
+ * "0.014s", below 10 ms in milliseconds ("7.2ms", "0.72ms"), from 1000 s whole seconds
+ * ("1000s") and past 27 h minutes ("3333m"): at most 6 columns, down to 0.1 ms ("<0.1ms"
+ * below); "-" when unknown. */
 void draw_seconds_unit(char *out, size_t cap, double s);
 
 /* The tail of "a | b | c" that fits in w columns, whole fields dropped from the left

@@ -50,15 +50,18 @@ Test(draw, seconds_keep_two_significant_digits_below_a_tenth)
     }
 }
 
-Test(draw, seconds_with_their_unit_fit_six_columns_below_ten_milliseconds)
+Test(draw, seconds_with_their_unit_fit_six_columns)
 {
-    /* The surrogate pane's per-machine times: 0.0072 filled its 6 columns and lost the s. */
+    /* The surrogate pane's per-machine times: 0.0072 filled its 6 columns and lost the s, and
+     * so did 1000 s and more. */
     static const struct {
         double s;
         const char *shown;
     } CASES[] = {{0.0072, "7.2ms"},  {0.00072, "0.72ms"}, {0.00005, "<0.1ms"},
                  {0.014, "0.014s"},  {0.25, "0.25s"},     {5.104, "5.10s"},
-                 {123.45, "123.5s"}, {0, "0.00s"},        {NAN, "-"}};
+                 {123.45, "123.5s"}, {0, "0.00s"},        {NAN, "-"},
+                 {999.9, "999.9s"},  {1000.04, "1000s"},  {86400, "86400s"},
+                 {200000, "3333m"}};
     for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
         char out[16];
         draw_seconds_unit(out, sizeof out, CASES[i].s);
