@@ -12,7 +12,6 @@
 #include "core/base/clock.h"
 #include "tui/term.h"
 #include "tui/theme.h"
-#include "tui/view.h"
 
 enum { KEY_ESC = 27 };
 
@@ -52,18 +51,6 @@ void app_rebuild_table(App *a)
         if (a->table.order[i] == want)
             a->sel = i;
     a->dirty = 1;
-}
-
-void app_clamp_scroll(App *a)
-{
-    int rows = view_trials_rows(a);
-    if (a->sel < a->scroll)
-        a->scroll = a->sel;
-    if (a->sel >= a->scroll + (size_t)rows)
-        a->scroll = a->sel - (size_t)rows + 1;
-    /* No empty rows below the last trial while earlier ones are scrolled away. */
-    if (a->scroll + (size_t)rows > a->table.n_shown)
-        a->scroll = a->table.n_shown > (size_t)rows ? a->table.n_shown - (size_t)rows : 0;
 }
 
 const char *app_themes_dir(const App *a)

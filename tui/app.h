@@ -118,8 +118,6 @@ typedef struct {
 } App;
 
 void app_rebuild_table(App *a);
-/* Keeps the selected trial inside the trial pane of the current layout. */
-void app_clamp_scroll(App *a);
 /* Moves the trial selection (clamped); the selection follows new trials again at the end. */
 void app_select_trial(App *a, long delta);
 /* The schedule the surrogate pane shows: the newest trial's, or NULL before the first. */

@@ -162,7 +162,7 @@ void frame_draw(App *a)
     layout_compute(COLS, LINES, a->view,
                    (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0),
                    &a->layout);
-    app_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
+    view_trials_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);
     view_get(a->view)->draw(a);
     draw_too_small(a);

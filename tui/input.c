@@ -313,7 +313,7 @@ static void key(App *a, wint_t ch, int is_key)
         }
     }
     run_binding(a, ch, is_key);
-    app_clamp_scroll(a);
+    view_trials_clamp_scroll(a);
 }
 
 /* The terminal is in cbreak mode, so Ctrl-C is a signal, not a key: it comes here from the

@@ -47,6 +47,10 @@ void view_log_draw(const App *a, Rect r);
 /* The trial table's rows on screen: its pane's height less the borders, the column heads and
  * the lines under the table that show the selected trial's note when its row cuts it. */
 int view_trials_rows(const App *a);
+/* Keeps the selected trial inside the trial pane of the current layout (with the lines a
+ * cut note of the selected trial takes under it). Here, not in app.c: the rows are the
+ * view's to count, and app must not include the views. */
+void view_trials_clamp_scroll(App *a);
 /* Where the override editor lists its rows inside its pane (shared with the mouse). */
 Rect view_editor_rows(Rect box);
 /* The surrogate pane for one trial record (NULL: none yet). */

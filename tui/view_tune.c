@@ -348,6 +348,18 @@ int view_trials_rows(const App *a)
     return rows < 1 ? 1 : rows;
 }
 
+void view_trials_clamp_scroll(App *a)
+{
+    int rows = view_trials_rows(a);
+    if (a->sel < a->scroll)
+        a->scroll = a->sel;
+    if (a->sel >= a->scroll + (size_t)rows)
+        a->scroll = a->sel - (size_t)rows + 1;
+    /* No empty rows below the last trial while earlier ones are scrolled away. */
+    if (a->scroll + (size_t)rows > a->table.n_shown)
+        a->scroll = a->table.n_shown > (size_t)rows ? a->table.n_shown - (size_t)rows : 0;
+}
+
 static void draw_trials(const App *a, Rect box)
 {
     char title[160];

@@ -559,10 +559,10 @@ Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
 
     a->sel = N - 1; /* a short note: the table's rows, none given to a note */
     a->scroll = 0;
-    app_clamp_scroll(a);
+    view_trials_clamp_scroll(a);
     cr_assert_eq(view_trials_rows(a), plain_rows);
     a->sel = 0;
-    app_clamp_scroll(a);
+    view_trials_clamp_scroll(a);
     int rows = view_trials_rows(a);
     cr_assert(rows < plain_rows && rows >= 1, "%d of %d rows", rows, plain_rows);
     cr_assert_eq(a->scroll, 0, "the selected trial stays on screen");
@@ -582,7 +582,7 @@ Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
 
     /* paging down to the last trial gives the rows back */
     a->sel = N - 1;
-    app_clamp_scroll(a);
+    view_trials_clamp_scroll(a);
     cr_assert_eq(a->scroll, (size_t)(N - plain_rows));
     for (int i = 0; i < N; i++) {
         observation_free(recs[i].obs);
