@@ -58,14 +58,21 @@ static int number(const char *v, size_t len, long long *out)
 }
 
 /* The ','-separated item of v[0..len) that starts at *at, its length in *item_len; *at moves
- * past it. NULL once the items are done. */
-static const char *next_item(const char *v, size_t len, size_t *at, size_t *item_len)
+ * past it. A ',' inside the pair of brackets `nest` names ("()", "[]"; "" for none) does not
+ * separate: "gpu:2(IDX:0,1)" and "n[1-2,4]" are one item each. NULL once the items are
+ * done. */
+static const char *next_item(const char *v, size_t len, size_t *at, size_t *item_len,
+                             const char *nest)
 {
     if (*at >= len)
         return NULL;
     size_t e = *at;
-    while (e < len && v[e] != ',')
+    int depth = 0;
+    while (e < len && (depth || v[e] != ',')) {
+        if (nest[0])
+            depth += v[e] == nest[0] ? 1 : v[e] == nest[1] ? -1 : 0;
         e++;
+    }
     const char *item = v + *at;
     *item_len = e - *at;
     *at = e + 1;
@@ -80,7 +87,7 @@ static int tres_gpus(const char *v, size_t len)
 {
     int total = 0;
     size_t at = 0, il;
-    for (const char *item; (item = next_item(v, len, &at, &il));) {
+    for (const char *item; (item = next_item(v, len, &at, &il, ""));) {
         if (il > 8 && (memcmp(item, "gres:gpu", 8) == 0 || memcmp(item, "gres/gpu", 8) == 0) &&
             (item[8] == ':' || item[8] == '=')) {
             size_t k = il;
@@ -100,7 +107,7 @@ static int tres_gpus(const char *v, size_t len)
 static void tres_gpu_type(const char *v, size_t len, char *out, size_t cap)
 {
     size_t at = 0, il;
-    for (const char *item; (item = next_item(v, len, &at, &il));) {
+    for (const char *item; (item = next_item(v, len, &at, &il, ""));) {
         if (il > 9 && (memcmp(item, "gres:gpu:", 9) == 0 || memcmp(item, "gres/gpu:", 9) == 0)) {
             const char *last = item + il;
             while (last > item + 9 && last[-1] != ':' && last[-1] != '=')
@@ -149,16 +156,8 @@ static int parse_idx(const char *s, size_t len, uint64_t *mask)
 static int gres_gpu_idx(const char *v, size_t len, uint64_t *mask)
 {
     *mask = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t start = i;
-        int depth = 0;
-        while (i < len && (depth || v[i] != ',')) {
-            depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
-            i++;
-        }
-        const char *item = v + start;
-        size_t il = i - start;
+    size_t at = 0, il;
+    for (const char *item; (item = next_item(v, len, &at, &il, "()"));) {
         const char *idx = il > 3 ? memchr(item, '(', il) : NULL;
         if (il >= 3 && memcmp(item, "gpu", 3) == 0 &&
             (il == 3 || item[3] == ':' || item[3] == '(') && idx) {
@@ -170,7 +169,6 @@ static int gres_gpu_idx(const char *v, size_t len, uint64_t *mask)
                     return -1;
             }
         }
-        i++; /* the ',' */
     }
     return 0;
 }
@@ -181,21 +179,15 @@ static int expand_nodes(const char *list, size_t len, char ***names, size_t *n, 
 {
     *names = NULL;
     *n = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t start = i;
-        int depth = 0;
-        while (i < len && (depth || list[i] != ',')) {
-            depth += list[i] == '[' ? 1 : list[i] == ']' ? -1 : 0;
-            i++;
-        }
+    size_t at = 0, il;
+    for (const char *item; (item = next_item(list, len, &at, &il, "[]"));) {
         char pat[512];
-        if (i - start == 0 || i - start >= sizeof pat) {
+        if (il == 0 || il >= sizeof pat) {
             hostrange_free(*names, *n);
             return error_set(err, "expected node names, found '%.*s'", (int)(len > 80 ? 80 : len),
                              list);
         }
-        copy_n(pat, sizeof pat, list + start, i - start);
+        copy_n(pat, sizeof pat, item, il);
         char **part;
         size_t np;
         if (hostrange_expand(pat, &part, &np, err) < 0) {
@@ -217,7 +209,6 @@ static int expand_nodes(const char *list, size_t len, char ***names, size_t *n, 
         memcpy(grown + *n, part, np * sizeof *part);
         *n += np;
         free(part); /* the names now belong to *names */
-        i++;
     }
     return 0;
 }
@@ -416,22 +407,15 @@ int slurm_nodelist_expand(const char *list, char ***names, size_t *n, Error *err
 
 int slurm_nodelist_contains(const char *list, const char *name, Error *err)
 {
-    size_t len = strlen(list), i = 0;
+    size_t len = strlen(list), at = 0, il;
     int found = 0;
     if (!len)
         return error_set(err, "expected node names, found none");
-    while (i < len) {
-        size_t start = i;
-        int depth = 0;
-        while (i < len && (depth || list[i] != ',')) {
-            depth += list[i] == '[' ? 1 : list[i] == ']' ? -1 : 0;
-            i++;
-        }
-        int in = hostrange_contains(list + start, i - start, name, err);
+    for (const char *item; (item = next_item(list, len, &at, &il, "[]"));) {
+        int in = hostrange_contains(item, il, name, err);
         if (in < 0)
             return -1; /* the whole list is read: a bad piece anywhere is said */
         found |= in;
-        i++;
     }
     return found;
 }
