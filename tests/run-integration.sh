@@ -1,24 +1,111 @@
 #!/bin/sh
-# Runs every integration suite (tests/integration/*.sh): real subprocesses, sshd, tmux.
-# Each suite starts and stops its own processes. Argument: the absolute build folder.
+# Runs every integration suite (tests/integration/*.sh): real subprocesses, sshd, tmux, Slurm.
+# Each suite starts and stops its own processes, with ports, markers and scratch folders of
+# its own, so TEST_JOBS of them (default 3) run side by side: most of a suite's time is spent
+# waiting on daemons, sessions and timers, not on the two cores. Each suite's output is held
+# and printed whole when it ends, with its wall time. TEST_JOBS=1 runs them one by one.
+# Arguments: the absolute build folder, then optionally suite names (default: all).
 set -eu
 build="$1"
+shift
 here="$(cd "$(dirname "$0")" && pwd)"
-failed=0
+jobs="${TEST_JOBS:-3}"
+case "$jobs" in '' | *[!0-9]* | 0) echo "run-integration: TEST_JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;; esac
+
+# The slow suites start first so that the short ones fill the gaps beside them; the wall
+# time is then about the longest suite's, not their sum. Keep this list to the suites over
+# ~30 s (the printed times say which).
+slow_first="slurm_live slurm sanitize console_slurm pytorch fuzz schedlive faults console"
+
+all=""
+for suite in "$here"/integration/*.sh; do
+    [ -e "$suite" ] && all="$all $(basename "$suite" .sh)"
+done
+if [ $# -gt 0 ]; then
+    for name in "$@"; do
+        [ -f "$here/integration/$name.sh" ] || { echo "run-integration: no suite $name (tests/integration/$name.sh)" >&2; exit 2; }
+    done
+    all="$*"
+fi
+queue=""
+for name in $slow_first; do
+    case " $all " in *" $name "*) queue="$queue $name" ;; esac
+done
+for name in $all; do
+    case " $slow_first " in *" $name "*) ;; *) queue="$queue $name" ;; esac
+done
+
 # Sessions the suites start keep their journals in a scratch folder, not the user's.
 state="$(mktemp -d /tmp/td-state.XXXXXX)"
+logs="$(mktemp -d /tmp/td-suites.XXXXXX)"
 export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$state}"
-for suite in "$here"/integration/*.sh; do
-    [ -e "$suite" ] || continue
-    name="$(basename "$suite" .sh)"
-    # each suite's wall time, so the slow ones are known (make test should stay short)
-    start=$(date +%s)
-    if TUNEDECK_BUILD="$build" TUNEDECK_BIN="$build/tunedeck" sh "$suite"; then
-        echo "integration $name: ok ($(($(date +%s) - start)) s)"
-    else
-        echo "integration $name: FAILED ($(($(date +%s) - start)) s)"
-        failed=1
+running=""   # "name:pid" of each suite's watcher under way
+
+# stop_running: TERM to every suite under way (each one's trap stops what it started).
+stop_running() {
+    for entry in $running; do
+        pid=$(cat "$logs/${entry%%:*}.pid" 2>/dev/null) && kill -TERM "$pid" 2>/dev/null || true
+    done
+    for entry in $running; do wait "${entry#*:}" 2>/dev/null || true; done
+    rm -rf "$state" "$logs"
+}
+trap 'stop_running; exit 130' INT
+trap 'stop_running; exit 143' TERM
+
+# start NAME: the suite in the background, its output in logs/NAME.log, watched by a
+# subshell that writes logs/NAME.done (exit status, wall seconds) when it ends. A background
+# command of sh starts with SIGINT ignored, which a suite's shell could not undo: env gives
+# the suite Ctrl-C back (the suites trap it, and some send it to what they start).
+start() {
+    (
+        began=$(date +%s)
+        TUNEDECK_BUILD="$build" TUNEDECK_BIN="$build/tunedeck" env --default-signal=INT,QUIT \
+            sh "$here/integration/$1.sh" > "$logs/$1.log" 2>&1 < /dev/null &
+        echo $! > "$logs/$1.pid"
+        rc=0
+        wait $! || rc=$?
+        echo "$rc $(($(date +%s) - began))" > "$logs/$1.tmp"
+        mv "$logs/$1.tmp" "$logs/$1.done"
+    ) &
+    running="$running $1:$!"
+}
+
+# report NAME: prints its output and its line; 1 when it failed.
+report() {
+    read -r rc seconds < "$logs/$1.done"
+    cat "$logs/$1.log"
+    if [ "$rc" -eq 0 ]; then
+        echo "integration $1: ok ($seconds s)"
+        return 0
     fi
+    echo "integration $1: FAILED ($seconds s, exit $rc)"
+    return 1
+}
+
+failed=0
+began=$(date +%s)
+set -- $queue
+while [ $# -gt 0 ] || [ -n "$running" ]; do
+    count=0
+    for entry in $running; do count=$((count + 1)); done
+    if [ $# -gt 0 ] && [ "$count" -lt "$jobs" ]; then
+        start "$1"
+        shift
+        continue
+    fi
+    sleep 0.5
+    still=""
+    for entry in $running; do
+        name="${entry%%:*}"
+        if [ -f "$logs/$name.done" ]; then
+            wait "${entry#*:}" 2>/dev/null || true
+            report "$name" || failed=1
+        else
+            still="$still $entry"
+        fi
+    done
+    running="$still"
 done
-rm -rf "$state"
+echo "integration: $(echo $queue | wc -w) suites, $jobs at a time, in $(($(date +%s) - began)) s"
+rm -rf "$state" "$logs"
 exit $failed

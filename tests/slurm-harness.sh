@@ -4,7 +4,7 @@
 # that are links to /dev/null, which Slurm accepts as character devices). Nothing is
 # written outside the harness folder; slurm_stop_all stops every daemon it started.
 #
-#   slurm_init DIR           writes munge key, slurm.conf, gres.conf (ports from the PID)
+#   slurm_init DIR           writes munge key, slurm.conf, gres.conf (a free block of ports)
 #   slurm_start              starts munged, slurmctld and every slurmd; waits for idle nodes
 #   slurm_stop_all           scancels every job, stops the daemons, waits for them to exit
 #   slurm_ctld_stop / slurm_ctld_start   the controller alone (a controller that goes away)
@@ -27,8 +27,8 @@ slurm_init() {
     S="$1"
     mkdir -p "$S/state" "$S/spool" "$S/log" "$S/gpu"
     chmod 700 "$S"
-    base=$((17000 + ($$ % 400) * 10))
-    S_CTLD_PORT=$base
+    _slurm_pick_block || return 1
+    base=$S_CTLD_PORT
     ln -sf /dev/null "$S/gpu/g0"; ln -sf /dev/null "$S/gpu/g1"
     ln -sf /dev/null "$S/gpu/g2"; ln -sf /dev/null "$S/gpu/g3"
     dd if=/dev/urandom of="$S/munge.key" bs=1024 count=1 2>/dev/null
@@ -91,6 +91,21 @@ _slurm_extra_nodes() {
     echo "PartitionName=wide Nodes=n[1-4],x[1-$_sx_k] MaxTime=INFINITE State=UP"
     [ "$_sx_state" = CLOUD ] && echo "PrivateData=cloud"
     return 0
+}
+
+# This harness's block of 10 ports (the controller, four slurmd, the extra nodes' one) in
+# 17000..19999, below the sshd harness's 20000 and up: one where nothing listens, since other
+# suites run their own harness side by side; the first try follows the PID, so two harnesses
+# starting in the same second rarely try the same block.
+_slurm_pick_block() {
+    _sb_try=0
+    while [ "$_sb_try" -lt 300 ]; do
+        S_CTLD_PORT=$((17000 + (($$ + _sb_try * 37) % 300) * 10))
+        [ -z "$(ss -Hltn "sport >= :$S_CTLD_PORT and sport <= :$((S_CTLD_PORT + 9))")" ] && return 0
+        _sb_try=$((_sb_try + 1))
+    done
+    echo "slurm harness: no free block of 10 ports in 17000..19999" >&2
+    return 1
 }
 
 _slurm_wait_pidfile() {

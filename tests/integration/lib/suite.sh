@@ -49,7 +49,11 @@ cleanup() {
     # a slurmd may still be writing
     [ -n "${KEEP:-}" ] || rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; }
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# a signal ends the suite (the EXIT trap cleans up); a trap that returned would go on with it
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 export TUNEDECK_STATE_DIR="$T/state"
 # the Python checks' shared part (lib/outcheck.py)
 export PYTHONPATH="$here/integration/lib${PYTHONPATH:+:$PYTHONPATH}"
@@ -64,8 +68,7 @@ check() { # check NAME COMMAND...: passes when the command succeeds
 
 # slurm_suite_start: the harness's four nodes in T/s, started; exit 1 when they do not start.
 slurm_suite_start() {
-    slurm_init "$T/s"
-    if ! slurm_start; then
+    if ! slurm_init "$T/s" || ! slurm_start; then
         echo "$suite: the harness did not start" >&2
         exit 1
     fi
