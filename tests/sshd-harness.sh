@@ -48,7 +48,7 @@ harness_addr() { echo "127.0.0.$((10 + $1))"; }
 
 # The ports a run uses: H_PORT (every sshd) and the next H_PORT_SPAN (the suites' worker
 # ports, BASE+index with BASE = H_PORT+1, and fake servers). Derived rendezvous ports
-# (pytorch.sh: H_PORT+1224, +1324) must stay below the ephemeral range too.
+# (pytorch.sh: H_PORT+1124, +1224, +1324) must stay below the ephemeral range too.
 H_PORT_SPAN=16
 H_PORT_DERIVED=1400
 
