@@ -28,7 +28,7 @@ if [ "${1:-}" = --netns-part ]; then
 else
     T="$(mktemp -d /tmp/tunedeck-faults.XXXXXX)"
 fi
-MARK="tdfault$$"
+MARK="tdfault$$x"  # x: pid 12's mark is not part of pid 123's
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 . "$here/integration/lib/tmux.sh"

@@ -230,7 +230,7 @@ for t in r["trials"]:
     assert len(ms) == 3, ms  # every host took part
 EOF2
 fi
-marker="tunedeck-slow-$$"
+marker="tunedeck-slow-$$x"  # x: pid 12's mark is not part of pid 123's
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
     --trial-cmd "$trial 30 $marker" --budget 1 --optimizer random --trial-timeout 1.5 --json \
     > "$T/t5.json" 2>/dev/null &
@@ -249,7 +249,7 @@ check "a stopped trial leaves no process behind on any host ($running running, $
 cat > "$T/job20.json" <<'EOF'
 {"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 20, "warmup": 5}
 EOF
-pmark="tunedeck-prune-$$"
+pmark="tunedeck-prune-$$x"  # x: pid 12's mark is not part of pid 123's
 cat > "$T/slow.sh" <<'EOF'
 cat >/dev/null
 t=0.1

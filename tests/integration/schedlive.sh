@@ -13,7 +13,7 @@ set -u
 suite=schedlive scratch=schedlive suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
-mark="sl$$"
+mark="sl$$x"  # x: pid 12's mark is not part of pid 123's
 suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
 suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
