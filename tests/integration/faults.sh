@@ -99,19 +99,38 @@ if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
         "$T/helper-$MARK" 300 </dev/null >/dev/null 2>&1 &
     fi
     if [ -e "$T/stuck-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
-        python3 -c 'import os, time
+        up="$T/stuck-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
+        python3 -c 'import os, sys, time
 group = os.getpgrp()
 if os.fork() == 0:
     os._exit(0)
 os.setpgid(0, 0)
+# Real-time priority where allowed: on a loaded machine the stop must never find the group
+# between a child killed and its successor (it reads an empty group as stopped).
+try:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+except (OSError, AttributeError):
+    pass
 end = time.time() + 300
 while time.time() < end:
+    born = time.time()
     child = os.fork()
     if child == 0:
         os.setpgid(0, group)
         time.sleep(300)
         os._exit(0)
-    os.waitpid(child, 0)' "stuck-$MARK" 9>&- </dev/null >/dev/null 2>&1 &
+    try:
+        os.setpgid(child, group)  # by the parent too: in the group before the child first runs
+    except OSError:
+        pass
+    if not os.path.exists(sys.argv[2]):
+        open(sys.argv[2], "w").close()
+    os.waitpid(child, 0)
+    if time.time() - born < 0.01:
+        time.sleep(0.05)  # a child that cannot live: no real-time busy loop' "stuck-$MARK" "\$up" \
+            9>&- </dev/null >/dev/null 2>&1 &
+        # ready once the group holds a live child of the parent that left it
+        n=0; while [ ! -e "\$up" ] && [ \$n -lt 1200 ]; do sleep 0.05; n=\$((n + 1)); done
     fi
     : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
 fi
