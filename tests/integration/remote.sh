@@ -235,7 +235,11 @@ marker="tunedeck-slow-$$x"  # x: pid 12's mark is not part of pid 123's
     --trial-cmd "$trial 30 $marker" --budget 1 --optimizer random --trial-timeout 1.5 --json \
     > "$T/t5.json" 2>/dev/null &
 TUNE_PID=$!
-sleep 1
+# the trial's processes up on the hosts (tune's own command line carries the marker too)
+n=0
+while [ "$(pgrep -f "$marker" | wc -l)" -lt 4 ] && [ $n -lt 200 ] && kill -0 $TUNE_PID 2>/dev/null; do
+    sleep 0.05; n=$((n + 1))
+done
 running=$(pgrep -f "$marker" | wc -l)
 wait $TUNE_PID
 TUNE_PID=""
