@@ -99,7 +99,11 @@ PYEOF
 check_slowdown "$TMP/local.out" "all-local" || fail "all-local slowdown"
 no_leftovers "all-local"
 
-base=$((10000 + $$ % 20000)) # below the ephemeral port range
+# The shards' ports: a span checked free, as the sshd harness picks its own (suites side by
+# side, and a pid-derived base could land in another run's span).
+. "$ROOT/tests/sshd-harness.sh"
+harness_pick_port || fail "no free port span"
+base=$((H_PORT + 1))
 for m in loop-0 loop-1 loop-2; do
     slow=""
     [ "$m" = loop-2 ] && slow="--slowdown 6"
