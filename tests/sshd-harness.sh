@@ -70,8 +70,9 @@ EOF
     fi
 }
 
-# A port of our own (also sourced for this alone by tests/integration/worker.sh), below Linux's ephemeral range (an outgoing connection there could hold
+# A port of our own, below Linux's ephemeral range (an outgoing connection there could hold
 # it) and with its span free: several suites (and helpers) may run side by side.
+# tests/integration/worker.sh sources this file for this function alone.
 harness_pick_port() {
     _hp_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
     _hp_high=$((_hp_low - H_PORT_DERIVED - H_PORT_SPAN - 1))
