@@ -159,9 +159,10 @@ echo "live: grow and shrink"
 # per-host), its ranks meeting at {master_addr}:{master_port}. At 6x: q0 (the cheap
 # stand-in job) finishes at ~76 s, so p0 (the PyTorch job) grows from 1 rank to 2 on two
 # hosts at 90 s (15 s wall); q1 arrives at 150 s (25 s wall) and p0 shrinks back to 1; the
-# run ends at 45 s wall, leaving 20 s for the last run to start. No timing here is tight: a
-# SIGTERM that finds a run still importing torch is kept until its first step, which then
-# writes the checkpoint (the stop timeout is 20 s). --loss-progress fits p0's own loss curve.
+# run ends at 45 s wall, leaving 20 s for the last run to start. A run that a loaded machine
+# leaves importing torch when its SIGTERM comes keeps the signal until its first step, which
+# writes the checkpoint (within the 20 s stop timeout). --loss-progress fits p0's own loss
+# curve.
 "$PY" - "$T/inv.json" "$T/live.json" "$ex" "$root/tests/fixtures/job.sh" "$mark" "$H_PORT" <<'EOF2'
 import json, sys
 inv = json.load(open(sys.argv[1]))
