@@ -48,7 +48,7 @@ harness_addr() { echo "127.0.0.$((10 + $1))"; }
 
 # The ports a run uses: H_PORT (every sshd) and the next H_PORT_SPAN (the suites' worker
 # ports, BASE+index with BASE = H_PORT+1, and fake servers). Derived rendezvous ports
-# (pytorch.sh: H_PORT+1224, +1324) must stay below the ephemeral range too.
+# (pytorch.sh: H_PORT+1124, +1224, +1324) must stay below the ephemeral range too.
 H_PORT_SPAN=16
 H_PORT_DERIVED=1400
 
@@ -72,6 +72,7 @@ EOF
 
 # A port of our own, below Linux's ephemeral range (an outgoing connection there could hold
 # it) and with its span free: several suites (and helpers) may run side by side.
+# tests/integration/worker.sh sources this file for this function alone.
 harness_pick_port() {
     _hp_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
     _hp_high=$((_hp_low - H_PORT_DERIVED - H_PORT_SPAN - 1))

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -48,7 +49,7 @@ typedef struct {
     /* job mode */
     int gpus;
     const char *hosts, *resume, *checkpoint;
-    double model_mb, learning_rate, progress_s;
+    double model_mb, learning_rate, progress_s, step_sleep_s;
     int batch;
     long max_steps;
 } Args;
@@ -60,7 +61,7 @@ static void usage(FILE *out)
             "                       [--slowdown [MACHINE[/DEVICE]=]F]... [--connect-timeout S]\n"
             "       tunedeck-worker --job --gpus N|--gpu-ids LIST [--hosts LIST] [--resume FILE]\n"
             "                       [--checkpoint FILE] [--model-mb X] [--batch N] [--lr X]\n"
-            "                       [--progress-every S] [--steps N]\n"
+            "                       [--progress-every S] [--steps N] [--step-sleep S]\n"
             "\n"
             "Trial mode reads a protocol v1 schedule on standard input and runs synchronous\n"
             "parameter-server SGD on it, printing iteration lines and a done line.\n"
@@ -83,6 +84,7 @@ static void usage(FILE *out)
             "                     tunedeck-worker.ckpt)\n"
             "  --model-mb X (default 1), --batch N (default 256), --lr X (default 0.1),\n"
             "  --progress-every S (default 0.5), --steps N: stop by itself after N steps\n"
+            "  --step-sleep S     pause S seconds after each step (default 0: flat out)\n"
             "--blas-core prints the OpenBLAS kernel in use.\n",
             DEFAULT_PORT_BASE);
 }
@@ -194,6 +196,7 @@ static int parse_args(int argc, char **argv, Args *a)
                                          {"lr", required_argument, 0, 'l'},
                                          {"progress-every", required_argument, 0, 'P'},
                                          {"steps", required_argument, 0, 'n'},
+                                         {"step-sleep", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {"blas-core", no_argument, 0, 'B'},
                                          {0, 0, 0, 0}};
@@ -261,6 +264,10 @@ static int parse_args(int argc, char **argv, Args *a)
             break;
         case 'P':
             if (parse_double("--progress-every", optarg, 0, 3600, &a->progress_s) < 0)
+                return EXIT_USAGE;
+            break;
+        case 'S':
+            if (parse_double("--step-sleep", optarg, 0, 60, &a->step_sleep_s) < 0)
                 return EXIT_USAGE;
             break;
         case 'b':
@@ -533,8 +540,17 @@ static int job_step(void *ud, uint64_t step, double loss, uint32_t examples, con
         g_stop || (j->args->max_steps && step >= j->first_step + (uint64_t)j->args->max_steps);
     if (stop || step == j->first_step + 1 || clock_now_s() - j->last_print_s >= j->args->progress_s)
         print_progress(j, step, loss);
-    if (!stop)
+    if (!stop) {
+        /* The workers wait for this step's parameters meanwhile: the whole job idles, a
+         * stand-in job that needs no whole core. SIGTERM cuts the pause short. */
+        if (j->args->step_sleep_s > 0) {
+            double whole = (double)(long)j->args->step_sleep_s;
+            struct timespec ts = {.tv_sec = (time_t)whole,
+                                  .tv_nsec = (long)((j->args->step_sleep_s - whole) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
         return 0;
+    }
     Checkpoint ck = {.net = j->plan->net,
                      .step = step,
                      .examples = job_examples(j, step),

@@ -41,7 +41,10 @@ console_pid() {
 }
 
 # --- the default session: trials appear, best-so-far moves, views, help ---------------------
-start main 100 30 xterm-256color "$bin" --pace-ms 100 --budget 400
+# 4 trials a second: its checks need 5 trials, the resumes below at least 10 (16 came at
+# 3 a second on a machine at load 14), and each resume refits the model on every trial the
+# journal holds, ~0.06 s of CPU each (at 10 a second a loaded run's resumes took a minute)
+start main 100 30 xterm-256color "$bin" --pace-ms 250 --budget 400
 wait_for main 'Trials [0-9]+/400'
 # the first trial is a 5-iteration probe (docs/optimizer.md), shown as pruned
 wait_for main '^.    1  pruned ' 10

@@ -10,7 +10,7 @@ suite=console_live scratch=console-live suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
 tmux_screen="$T/screen.txt"
-mark="cl$$"
+mark="cl$$x"  # x: pid 12's mark is not part of pid 123's
 suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
 fail() { tmux_fail_exit "console_live.sh: FAIL: $*"; }

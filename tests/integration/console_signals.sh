@@ -14,7 +14,7 @@ suite=console_signals scratch=csig suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
 tmux_screen="$T/screen.txt"
-MARK="csig$$"
+MARK="csig$$x"  # x: pid 12's mark is not part of pid 123's
 suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
 
 # wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex shows; says so

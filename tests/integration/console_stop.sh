@@ -16,7 +16,7 @@ if [ ! -x "$worker" ] || ! command -v tmux > /dev/null 2>&1; then
     echo "$suite: skipped: needs $worker and tmux"
     exit 0
 fi
-MARK="tdcstop$$"
+MARK="tdcstop$$x"  # x: pid 12's mark is not part of pid 123's
 tmux_screen="$T/screen"
 tmux_join=1
 # Anything still carrying this run's marker (the hosts are this machine's 127.0.0.x).

@@ -8,7 +8,7 @@
 set -u
 suite=multihost scratch=multihost suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
-mark="mh$$"
+mark="mh$$x"  # x: pid 12's mark is not part of pid 123's
 suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
 suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
@@ -16,20 +16,23 @@ harness_init "$T/h"
 for i in 1 2; do harness_start "$i"; done
 harness_inventory "$T/two.json" 1 2
 harness_inventory "$T/one.json" 1
-python3 - "$T" "$root/tests/fixtures/rendezvous_job.py" "$mark" <<'PY'
+# The rendezvous ports are in this run's port span (tests/sshd-harness.sh checked it free),
+# so suites side by side never meet: H_PORT+8 for two.json's job, +12 and +13 for one.json's.
+python3 - "$T" "$root/tests/fixtures/rendezvous_job.py" "$mark" "$H_PORT" <<'PY'
 import json, sys
 t, job, mark = sys.argv[1:4]
+port = int(sys.argv[4])
 cmd = ("python3 %s {master_addr} {master_port} {nnodes} {node_rank} --checkpoint ckpt-%s {resume}"
        % (job, mark))
 two = json.load(open(t + "/two.json"))
 two["job_command"] = cmd
 two["job_launch"] = "per-host"
-two["job_master_port"] = 29600 + int(mark[2:]) % 2000
+two["job_master_port"] = port + 8
 json.dump(two, open(t + "/two.json", "w"))
 one = json.load(open(t + "/one.json"))
 one["machine_types"]["g"]["devices"].append({"id": "gpu1", "kind": "gpu", "model": "A100"})
 one["job_command"] = cmd
-one["job_master_port"] = 31600 + int(mark[2:]) % 2000
+one["job_master_port"] = port + 12
 json.dump(one, open(t + "/one.json", "w"))
 PY
 printf 'name,time,application,num_replicas,batch_size\nr0,0,cifar10,1,128\nr1,150,cifar10,1,128\n' > "$T/grow.csv"

@@ -15,7 +15,7 @@ bin="${TUNEDECK_BIN:-$build/tunedeck}"
 T="$(mktemp -d /tmp/tunedeck-pytorch.XXXXXX)"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
-mark="tdpt$$"
+mark="tdpt$$x"  # x: pid 12's mark is not part of pid 123's
 stop_ranks() { # ranks carry --tag MARK, live jobs ckpt-MARK
     for p in $(pgrep -f -- "$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 }
@@ -69,9 +69,14 @@ if python3 "$here/tools/python/test_tunedeck_trial.py" > "$T/helper-unit.out" 2>
 then pass "the helper's unit tests (tests/tools/python): batch shares, lines, errors"
 else fail "the helper's unit tests"; tail -30 "$T/helper-unit.out"; fi
 
+# The harness's keys and port span first: every port this suite uses derives from H_PORT.
+harness_init "$T/h"
+
 echo "gradient equivalence"
-"$PY" "$ex" --schedule "$T/sched.json" --report "$T/single.txt" --tag "$mark" > "$T/single.out" 2>&1
-port=$(( 21000 + $$ % 20000 ))
+# The single process and the 3 ranks are independent: they start side by side, so the
+# section waits for one torch import rather than two in a row.
+"$PY" "$ex" --schedule "$T/sched.json" --report "$T/single.txt" --tag "$mark" > "$T/single.out" 2>&1 &
+port=$(( 1024 + (H_PORT + 100) % 60000 ))
 for r in 0 1 2; do
     case $r in 0) m=h1 d=cpu l=0 ;; 1) m=h1 d=gpu0 l=1 ;; 2) m=h2 d=gpu0 l=0 ;; esac
     RANK=$r WORLD_SIZE=3 LOCAL_RANK=$l MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
@@ -96,7 +101,6 @@ then pass "3 ranks with local batches 5/17/10 train exactly as one process with 
 else fail "gradient equivalence"; for f in "$T"/single.out "$T"/rank*.out; do tail -5 "$f"; done; fi
 
 echo "tuning over sshd"
-harness_init "$T/h"
 for i in 1 2; do harness_start "$i"; done
 harness_inventory "$T/inv.json" 1 2
 # The rendezvous ports come from this run's sshd port, so suites side by side never meet.
@@ -152,10 +156,13 @@ else fail "$left rank processes left after the crash"; fi
 
 echo "live: grow and shrink"
 # Two hosts with one GPU each, the job started on every host of its placement (job_launch
-# per-host), its ranks meeting at {master_addr}:{master_port}. At 4x: q0 (the cheap
+# per-host), its ranks meeting at {master_addr}:{master_port}. At 6x: q0 (the cheap
 # stand-in job) finishes at ~76 s, so p0 (the PyTorch job) grows from 1 rank to 2 on two
-# hosts at 90 s (22 s wall); q1 arrives at 150 s (37 s wall) and p0 shrinks back to 1.
-# --loss-progress fits p0's own loss curve.
+# hosts at 90 s (15 s wall); q1 arrives at 150 s (25 s wall) and p0 shrinks back to 1; the
+# run ends at 45 s wall, leaving 20 s for the last run to start. A run that a loaded machine
+# leaves importing torch when its SIGTERM comes keeps the signal until its first step, which
+# writes the checkpoint (within the 20 s stop timeout). --loss-progress fits p0's own loss
+# curve.
 "$PY" - "$T/inv.json" "$T/live.json" "$ex" "$root/tests/fixtures/job.sh" "$mark" "$H_PORT" <<'EOF2'
 import json, sys
 inv = json.load(open(sys.argv[1]))
@@ -172,7 +179,7 @@ EOF2
 printf 'name,time,application,num_replicas,batch_size\np0,0,cifar10,1,128\nq0,0,ncf,1,32768\nq1,150,cifar10,1,128\n' \
     > "$T/live.csv"
 "$bin" schedule --live --cluster "$T/live.json" --workload "$T/live.csv" --policy doubling \
-    --interval 30 --time-scale 4 --duration 60 --status-every 0 --loss-progress \
+    --interval 30 --time-scale 6 --duration 45 --status-every 0 --loss-progress \
     --job-dir "$T/jobs" > "$T/live.out" 2> "$T/live.err"
 rc=$?
 sleep 0.3

@@ -230,12 +230,16 @@ for t in r["trials"]:
     assert len(ms) == 3, ms  # every host took part
 EOF2
 fi
-marker="tunedeck-slow-$$"
+marker="tunedeck-slow-$$x"  # x: pid 12's mark is not part of pid 123's
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
     --trial-cmd "$trial 30 $marker" --budget 1 --optimizer random --trial-timeout 1.5 --json \
     > "$T/t5.json" 2>/dev/null &
 TUNE_PID=$!
-sleep 1
+# the trial's processes up on the hosts (tune's own command line carries the marker too)
+n=0
+while [ "$(pgrep -f "$marker" | wc -l)" -lt 4 ] && [ $n -lt 200 ] && kill -0 $TUNE_PID 2>/dev/null; do
+    sleep 0.05; n=$((n + 1))
+done
 running=$(pgrep -f "$marker" | wc -l)
 wait $TUNE_PID
 TUNE_PID=""
@@ -249,7 +253,7 @@ check "a stopped trial leaves no process behind on any host ($running running, $
 cat > "$T/job20.json" <<'EOF'
 {"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 20, "warmup": 5}
 EOF
-pmark="tunedeck-prune-$$"
+pmark="tunedeck-prune-$$x"  # x: pid 12's mark is not part of pid 123's
 cat > "$T/slow.sh" <<'EOF'
 cat >/dev/null
 t=0.1

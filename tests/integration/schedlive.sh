@@ -13,7 +13,7 @@ set -u
 suite=schedlive scratch=schedlive suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
-mark="sl$$"
+mark="sl$$x"  # x: pid 12's mark is not part of pid 123's
 suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
 suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 
@@ -22,6 +22,9 @@ for i in 1 2 3; do harness_start "$i"; done
 harness_inventory "$T/inv.json" 1 2 3
 harness_inventory "$T/inv2.json" 1 2
 for inv in "$T/inv.json" "$T/inv2.json"; do live_inventory "$inv" "$build/tunedeck-worker" "$mark"; done
+# real progress needs a job that trains its epochs in seconds: flat out
+harness_inventory "$T/inv3.json" 1 2
+live_inventory "$T/inv3.json" "$build/tunedeck-worker" "$mark" 0
 
 echo "live scheduling"
 # j1's folder was left open by an earlier run with a symlink planted at its hostfile's name:
@@ -147,7 +150,7 @@ else fail "moves between hosts (exit $rc, $left left)"; fi
 echo "real progress"
 # --real-progress at real time (x1): the model alone needs ~3900 s for bert's 2 epochs; the
 # real job's epochs (from its progress lines) finish it within seconds, and the run ends.
-"$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+"$bin" schedule --live --cluster "$T/inv3.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
     --policy doubling --interval 2 --time-scale 1 --duration 40 --status-every 0 --real-progress \
     --job-dir "$T/jobs3" > "$T/out3" 2> "$T/err3"
 rc=$?

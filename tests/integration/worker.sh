@@ -99,7 +99,11 @@ PYEOF
 check_slowdown "$TMP/local.out" "all-local" || fail "all-local slowdown"
 no_leftovers "all-local"
 
-base=$((10000 + $$ % 20000)) # below the ephemeral port range
+# The shards' ports: a span checked free, as the sshd harness picks its own (suites side by
+# side, and a pid-derived base could land in another run's span).
+. "$ROOT/tests/sshd-harness.sh"
+harness_pick_port || fail "no free port span"
+base=$((H_PORT + 1))
 for m in loop-0 loop-1 loop-2; do
     slow=""
     [ "$m" = loop-2 ] && slow="--slowdown 6"
@@ -175,6 +179,15 @@ for ids in 3:1 0:1 0,2,5:3; do
         fail "--gpu-ids ${ids%:*}: expected ${ids#*:} workers: $(cat "$TMP/ids.err")"
 done
 no_leftovers "gpu ids"
+# --step-sleep paces the job (the live suites' stand-in jobs): 4 pauses of 0.25 s between 5
+# steps take at least 1 s, where flat out 5 steps take milliseconds.
+t0=$(date +%s%N)
+"$W" --job --gpus 2 --steps 5 --step-sleep 0.25 --resume '' --checkpoint "$TMP/paced.ckpt" \
+    --progress-every 0 > "$TMP/paced.out" 2> "$TMP/paced.err" || fail "--step-sleep: $(cat "$TMP/paced.err")"
+paced_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$paced_ms" -ge 1000 ] || fail "--step-sleep 0.25: 5 steps took $paced_ms ms (expected >= 1000)"
+grep -q '"step":5,' "$TMP/paced.out" || fail "--step-sleep: no step 5: $(cat "$TMP/paced.out")"
+no_leftovers "paced job"
 
 # ---- 4. bad input is refused with a reason ----
 if echo '{"protocol": 1, "machines": 3' | "$W" --all-local > "$TMP/bad.out" 2>&1; then
@@ -194,7 +207,8 @@ grep -q "checksum" "$TMP/bad.out" || fail "corrupt checkpoint: no reason given"
 # list (it once read '3' from {gpu_ids} as 3 workers and refused '0'), nor both flags at once.
 for bad in "--gpu-ids 1,x:element 2 of '1,x' is 'x'" "--gpu-ids 0,,1:element 2 of '0,,1' is ''" \
     "--gpu-ids 0,-1:element 2 of '0,-1' is '-1'" "--gpus 2 --hosts a,,b:--hosts: element 2 of 'a,,b' is ''" \
-    "--gpus 0,1:GPU indices go to --gpu-ids" "--gpus 2 --gpu-ids 1:expected one of them"; do
+    "--gpus 0,1:GPU indices go to --gpu-ids" "--gpus 2 --gpu-ids 1:expected one of them" \
+    "--gpus 1 --step-sleep -1:--step-sleep: expected a number from 0 to 60"; do
     flag="${bad%%:*}"
     rc=0; "$W" --job $flag --steps 1 --resume '' --checkpoint "$TMP/never.ckpt" \
         > "$TMP/bad.out" 2>&1 || rc=$?
