@@ -14,7 +14,6 @@
 #include "core/model/cluster.h"
 #include "core/model/job.h"
 #include "core/opt/optimizer.h"
-#include "core/sim/simcluster.h"
 #include "remote/launch/launcher.h"
 #include "remote/session/session.h"
 #include "remote/slurm/slurm_inventory.h"
@@ -37,11 +36,7 @@ static void usage(FILE *out)
         "       tunedeck --resume ID [--budget N] [--theme NAME] ...\n"
         "\n"
         "Opens the operator console (press ? inside for every key).\n");
-    char sims[512];
-    snprintf(sims, sizeof sims, "the embedded simulated cluster (default B:googlenet; %s)",
-             simcluster_settings_help());
-    fputs("  --sim SPEC         ", out);
-    flags_help_wrapped(out, sims, 21, 21);
+    flags_help_sim(out, "the embedded simulated cluster", "default B:googlenet; ");
     fprintf(
         out,
         "  --cluster FILE     a cluster inventory, with --job FILE and/or --workload FILE\n"

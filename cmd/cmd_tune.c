@@ -16,7 +16,6 @@
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
 #include "core/opt/prune.h"
-#include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/session.h"
 
@@ -30,11 +29,7 @@ static void usage(FILE *out)
             "                     [--no-journal] [--accept-new-host-keys]\n"
             "       tunedeck tune --resume ID [--budget N] [--json]\n"
             "\n");
-    char sims[512];
-    snprintf(sims, sizeof sims, "tune on the embedded simulated cluster (%s)",
-             simcluster_settings_help());
-    fputs("  --sim SPEC         ", out);
-    flags_help_wrapped(out, sims, 21, 21);
+    flags_help_sim(out, "tune on the embedded simulated cluster", "");
     fprintf(out,
             "  --cluster FILE     a cluster inventory (JSON); with --job FILE, a job file\n"
             "  --launcher NAME    how trials run: %s\n"

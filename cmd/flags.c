@@ -5,6 +5,7 @@
 
 #include "core/base/decimal.h"
 #include "core/base/exitcode.h"
+#include "core/sim/simcluster.h"
 
 int flags_long(const char *cmd, const char *flag, const char *text, long min, long max,
                long *out)
@@ -57,4 +58,12 @@ int flags_unknown(const char *cmd, const char *arg)
     fprintf(stderr, "tunedeck%s%s: unknown or incomplete option '%s' (try --help)\n",
             cmd ? " " : "", cmd ? cmd : "", arg);
     return EXIT_USAGE;
+}
+
+void flags_help_sim(FILE *out, const char *what, const char *note)
+{
+    char text[512];
+    snprintf(text, sizeof text, "%s (%s%s)", what, note, simcluster_settings_help());
+    fputs("  --sim SPEC         ", out);
+    flags_help_wrapped(out, text, 21, 21);
 }

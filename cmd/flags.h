@@ -22,4 +22,8 @@ int flags_unknown(const char *cmd, const char *arg);
  * line, and every next line starts at column `indent`. Ends the line. */
 void flags_help_wrapped(FILE *out, const char *text, int col, int indent);
 
+/* The "--sim SPEC" line of the console's and tune's --help: WHAT, then in parentheses
+ * NOTE followed by the simulator's settings, wrapped under the other options' text. */
+void flags_help_sim(FILE *out, const char *what, const char *note);
+
 #endif

@@ -192,15 +192,60 @@ const char *draw_fit_tail(const char *text, int w)
     return len > width ? text + (len - width) : text;
 }
 
-/* Where a line of w columns of text ends when wrapped at a space (text[len] is its end). */
+int draw_width(const char *text)
+{
+    mbstate_t st = {0};
+    int cols = 0;
+    size_t len = strlen(text);
+    while (len) {
+        wchar_t c;
+        size_t n = mbrtowc(&c, text, len, &st);
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+            memset(&st, 0, sizeof st); /* a byte that is no character takes a column */
+            n = 1;
+            c = L'?';
+        }
+        int cw = wcwidth(c);
+        cols += cw < 0 ? 1 : cw;
+        text += n;
+        len -= n;
+    }
+    return cols;
+}
+
+/* Where a line of at most w columns of text ends (text[len] is its end): after the last
+ * space that fits, else at the last whole character that fits (never inside one, which
+ * would leave the line undrawable). Counts columns, so a note in another script wraps where
+ * the terminal does. */
 static size_t wrap_cut(const char *text, size_t len, int w)
 {
-    if ((int)len <= w)
+    mbstate_t st = {0};
+    size_t at = 0, space = 0, fits = 0;
+    int cols = 0;
+    while (at < len) {
+        wchar_t c;
+        size_t n = mbrtowc(&c, text + at, len - at, &st);
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+            memset(&st, 0, sizeof st);
+            n = 1;
+            c = L'?';
+        }
+        int cw = wcwidth(c);
+        cols += cw < 0 ? 1 : cw;
+        if (cols > w)
+            break;
+        if (c == L' ')
+            space = at;
+        at += n;
+        fits = at;
+    }
+    if (at >= len)
         return len;
-    size_t cut = (size_t)w;
-    while (cut > 0 && text[cut] != ' ')
-        cut--;
-    return cut ? cut : (size_t)w;
+    if (text[at] == ' ')
+        return at; /* the line ends just before a space */
+    if (space)
+        return space;
+    return fits ? fits : 1; /* one character wider than the line still moves on */
 }
 
 /* The same walk for drawing and for counting (y < 0: count only). */
@@ -209,7 +254,7 @@ static int wrap(int y, int x, int w, int max_lines, Role role, const char *text)
     int lines = 0;
     size_t len = strlen(text);
     while (len && lines < max_lines && w > 0) {
-        if (lines == max_lines - 1 && (int)len > w) {
+        if (lines == max_lines - 1 && draw_width(text) > w) {
             /* The last line allowed takes the rest, cut with an ellipsis: words wrapped
              * away past it would be lost without a sign. */
             if (y >= 0)
@@ -242,6 +287,21 @@ int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text
 int draw_wrapped_lines(int w, int max_lines, const char *text)
 {
     return wrap(-1, 0, w, max_lines, ROLE_NORMAL, text);
+}
+
+int draw_note_lines(const char *note, int room, int w, int indent, int max_lines)
+{
+    if (!note[0] || draw_width(note) <= room)
+        return 0;
+    return draw_wrapped_lines(w - indent, max_lines, note);
+}
+
+int draw_note_below(int y, int x, int w, int indent, int lines, Role role, const char *note)
+{
+    if (lines <= 0 || indent < 2)
+        return 0;
+    draw_wchar(y, x + indent - 2, unicode ? L'\x21b3' : L'>', ROLE_DIM);
+    return draw_wrapped(y, x + indent, w - indent, lines, role, note);
 }
 
 void draw_bar(int y, int x, int w, double frac, Role role)

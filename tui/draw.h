@@ -41,6 +41,15 @@ const char *draw_fit_tail(const char *text, int w);
 int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
 /* The rows draw_wrapped would use, drawing nothing. */
 int draw_wrapped_lines(int w, int max_lines, const char *text);
+/* The columns text takes on the terminal. */
+int draw_width(const char *text);
+/* A note (why a job waits, why a trial failed) is read whole: where it does not fit in the
+ * `room` columns its row leaves, it goes under the row, `indent` columns in from the row's
+ * x, wrapped over at most max_lines of a w-column pane. draw_note_lines: the rows it takes
+ * there (0: it fits on its row); draw_note_below: draws it there, after a "↳" ("> " in
+ * ASCII) two columns before the text, over `lines` rows; returns the rows used. */
+int draw_note_lines(const char *note, int room, int w, int indent, int max_lines);
+int draw_note_below(int y, int x, int w, int indent, int lines, Role role, const char *note);
 /* A bar of `w` columns filled to frac (0..1) with eighth-block precision. */
 void draw_bar(int y, int x, int w, double frac, Role role);
 /* mean with its p10-p90 spread, each as a fraction of the bar. */

@@ -178,9 +178,7 @@ static int note_lines(const JobRow *j, int w)
     int bar_w = job_bar_w(w);
     int row_w =
         JOB_LEAD_W + (JOB_LEAD_W + bar_w + 1 < w ? bar_w + 1 : 0) + job_tail(j, tail, sizeof tail);
-    if (!j->note[0] || row_w + 2 + (int)strlen(j->note) <= w)
-        return 0;
-    return draw_wrapped_lines(w - NOTE_INDENT, NOTE_MAX_LINES, j->note);
+    return draw_note_lines(j->note, w - row_w - 2, w, NOTE_INDENT, NOTE_MAX_LINES);
 }
 
 /* Which jobs a pane of `rows` lines `w` wide shows from the one asked for (never past the
@@ -270,12 +268,9 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
         draw_job(s, order[k], r, y++, !below);
         if (below > r.y + r.h - y)
             below = r.y + r.h - y; /* the first job of a page too small for its note */
-        if (below > 0) {
-            /* under the name, dimmed (a stalled job's as its row) */
-            Role role = strcmp(j->state_name, "stalled") == 0 ? ROLE_WARN : ROLE_DIM;
-            draw_wchar(y, r.x + 3, draw_unicode() ? L'\x21b3' : L'>', ROLE_DIM);
-            y += draw_wrapped(y, r.x + NOTE_INDENT, r.w - NOTE_INDENT, below, role, j->note);
-        }
+        /* under the name, dimmed (a stalled job's as its row) */
+        Role role = strcmp(j->state_name, "stalled") == 0 ? ROLE_WARN : ROLE_DIM;
+        y += draw_note_below(y, r.x, r.w, NOTE_INDENT, below, role, j->note);
     }
     free(order);
 }

@@ -332,9 +332,7 @@ static int detail_lines(const App *a, int w, int rows)
     char lead[128], note[300];
     int lead_w = trial_row_lead(row, lead, sizeof lead);
     trial_note(a, row, note, sizeof note);
-    if (!note[0] || lead_w + (int)strlen(note) <= w)
-        return 0;
-    int n = draw_wrapped_lines(w - DETAIL_INDENT, DETAIL_MAX_LINES, note);
+    int n = draw_note_lines(note, w - lead_w, w, DETAIL_INDENT, DETAIL_MAX_LINES);
     return n < rows - 1 ? n : rows - 1;
 }
 
@@ -412,9 +410,7 @@ static void draw_trials(const App *a, Rect box)
         const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
         char note[300];
         trial_note(a, row, note, sizeof note);
-        int y = r.y + 1 + rows;
-        draw_wchar(y, r.x, draw_unicode() ? L'\x21b3' : L'>', ROLE_DIM);
-        draw_wrapped(y, r.x + DETAIL_INDENT, r.w - DETAIL_INDENT, detail, ROLE_DIM, note);
+        draw_note_below(r.y + 1 + rows, r.x, r.w, DETAIL_INDENT, detail, ROLE_DIM, note);
     }
     if (a->table.n_shown == 0)
         draw_text(r.y + 1, r.x, r.w, ROLE_DIM,

@@ -1,8 +1,11 @@
-/* Drawing helpers that need no screen. */
+/* Drawing helpers: most need no screen; wrapping is read back from a real one. */
 #include <criterion/criterion.h>
+#include <locale.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "tests/support/screen.h"
 #include "tui/draw.h"
 
 static const char *const BAR = " B:googlenet | bespoke | 15/60 | best 5.13 s | tuning ";
@@ -94,4 +97,47 @@ Test(draw, fit_name_never_cuts_a_utf8_sequence)
     draw_fit_name(out, sizeof out, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9-tail", 7);
     cr_assert_eq(strncmp(out, "\xc3\xa9", 2), 0, "%s", out);
     cr_assert_str_eq(out, "\xc3\xa9~ail");
+}
+
+Test(draw, width_counts_terminal_columns_not_bytes)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    cr_assert_eq(draw_width("plain"), 5);
+    cr_assert_eq(draw_width("\xc3\xa9t\xc3\xa9"), 3);        /* "été": 5 bytes */
+    cr_assert_eq(draw_width("\xe6\x97\xa5\xe6\x9c\xac"), 4); /* two wide CJK characters */
+    cr_assert_eq(draw_width("a\xffz"), 3);                   /* a stray byte takes one */
+}
+
+/* "é" ten times: 10 columns, 20 bytes. */
+#define TEN_E "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+
+Test(draw, a_note_that_fits_in_columns_stays_on_its_row)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    /* 21 columns in 41 bytes: it fits in 21 columns beside its row, whatever its bytes */
+    cr_assert_eq(draw_note_lines(TEN_E " " TEN_E, 21, 80, 2, 3), 0);
+    cr_assert_eq(draw_note_lines(TEN_E " " TEN_E, 20, 80, 2, 3), 1);
+    /* under its row it wraps at the space that ends 10 columns, not at byte 10 */
+    cr_assert_eq(draw_note_lines(TEN_E " " TEN_E, 0, 12, 2, 3), 2);
+    cr_assert_eq(draw_note_lines("", 0, 80, 2, 3), 0);
+}
+
+Test(draw, wrapping_never_cuts_inside_a_character)
+{
+    fixture_screen_open(6, 20);
+    draw_init(0);
+    /* no space to wrap at, and 3 columns a line: a cut by bytes would split an "é" and the
+     * line would not draw at all */
+    cr_assert_eq(draw_wrapped(0, 0, 3, 4, ROLE_NORMAL, TEN_E), 4);
+    char *text = fixture_screen_text();
+    fixture_screen_close();
+    const char *want[] = {"\xc3\xa9\xc3\xa9\xc3\xa9", "\xc3\xa9\xc3\xa9\xc3\xa9",
+                          "\xc3\xa9\xc3\xa9\xc3\xa9", "\xc3\xa9"};
+    const char *line = text;
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(strncmp(line, want[i], strlen(want[i])), 0, "row %d of:\n%s", i, text);
+        cr_assert_eq(line[strlen(want[i])], ' ', "row %d of:\n%s", i, text);
+        line = strchr(line, '\n') + 1;
+    }
+    free(text);
 }
