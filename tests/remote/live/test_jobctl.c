@@ -147,10 +147,10 @@ Test(jobctl, progress_keeps_the_first_line_and_the_latest)
 {
     JobProgress p = jobctl_progress_none();
     cr_assert(isnan(p.first_loss));
-    TrialEvent a = {.kind = EVENT_PROGRESS, .step = 30822, .epoch = 30.1, .loss = 0.4,
-                    .examples_per_s = 900};
-    TrialEvent b = {.kind = EVENT_PROGRESS, .step = 31062, .epoch = 30.3, .loss = 0.12,
-                    .examples_per_s = 61396};
+    TrialEvent a = {
+        .kind = EVENT_PROGRESS, .step = 30822, .epoch = 30.1, .loss = 0.4, .examples_per_s = 900};
+    TrialEvent b = {
+        .kind = EVENT_PROGRESS, .step = 31062, .epoch = 30.3, .loss = 0.12, .examples_per_s = 6e4};
     jobctl_progress_note(&p, &a);
     jobctl_progress_note(&p, &b);
     cr_assert_eq(p.seen, 2);
@@ -159,5 +159,5 @@ Test(jobctl, progress_keeps_the_first_line_and_the_latest)
     cr_assert_eq(p.step, 31062);
     cr_assert_float_eq(p.loss, 0.12, 1e-12);
     cr_assert_float_eq(p.epoch, 30.3, 1e-12);
-    cr_assert_float_eq(p.examples_per_s, 61396, 1e-9);
+    cr_assert_float_eq(p.examples_per_s, 6e4, 1e-9);
 }

@@ -319,8 +319,8 @@ Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several
                  e.msg);
     static char log[8192];
     log[0] = 0;
-    SchedLiveOptions o = {.time_scale = 1, .tick_s = 0.01, .log = collect, .userdata = log,
-                          .backend = &TWO_LINES};
+    SchedLiveOptions o = {
+        .time_scale = 1, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &TWO_LINES};
     SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
     cr_assert_not_null(l, "%s", e.msg);
     SchedLiveJob j;
