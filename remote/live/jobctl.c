@@ -166,19 +166,33 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
         termsafe(j->said, sizeof j->said, ev.text);
         j->said_error = 1;
     }
-    if (ev.kind == EVENT_PROGRESS) {
-        j->progress.step = ev.step;
-        j->progress.epoch = ev.epoch;
-        j->progress.loss = ev.loss;
-        j->progress.examples_per_s = ev.examples_per_s;
-        j->progress.seen++;
-    }
+    if (ev.kind == EVENT_PROGRESS)
+        jobctl_progress_note(&j->progress, &ev);
     trial_event_clear(&ev);
 }
 
 JobProgress jobctl_progress_none(void)
 {
-    return (JobProgress){.step = 0, .epoch = -1, .examples_per_s = -1, .loss = NAN, .seen = 0};
+    return (JobProgress){.step = 0,
+                         .epoch = -1,
+                         .examples_per_s = -1,
+                         .loss = NAN,
+                         .seen = 0,
+                         .first_step = 0,
+                         .first_loss = NAN};
+}
+
+void jobctl_progress_note(JobProgress *p, const TrialEvent *ev)
+{
+    if (!p->seen) {
+        p->first_step = ev->step;
+        p->first_loss = ev->loss;
+    }
+    p->step = ev->step;
+    p->epoch = ev->epoch;
+    p->loss = ev->loss;
+    p->examples_per_s = ev->examples_per_s;
+    p->seen++;
 }
 
 void jobctl_progress_refused(JobProgress *p, const char *why)

@@ -7,6 +7,7 @@
 #define TUNEDECK_JOBCTL_H
 
 #include "core/model/jobtemplate.h"
+#include "core/model/protocol.h"
 #include "remote/ssh/hostpool.h"
 
 typedef struct JobRun JobRun;
@@ -16,6 +17,10 @@ typedef struct {
     double epoch, examples_per_s; /* -1: not given */
     double loss;                  /* NAN: not given (any finite value is a loss) */
     int seen; /* progress lines so far */
+    /* The run's first progress line: where it started (a resumed run's first step). A
+     * backend may read several lines at once, so `step` is already a later one by then. */
+    long first_step;
+    double first_loss; /* NAN: not given */
     /* Protocol lines refused so far ("loss ... found NaN (training diverged?)"): the first
      * one's reason, terminal-safe, so that the driver can say it. */
     int refused;
@@ -26,6 +31,8 @@ typedef struct {
 JobProgress jobctl_progress_none(void);
 /* Counts a protocol line the job printed that was refused, keeping the first reason. */
 void jobctl_progress_refused(JobProgress *p, const char *why);
+/* A progress line the job printed (ev->kind EVENT_PROGRESS): the latest, and the first. */
+void jobctl_progress_note(JobProgress *p, const TrialEvent *ev);
 
 /* Every placeholder a job_command may use. */
 #define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */

@@ -209,13 +209,8 @@ static void read_output(SlurmRun *r)
                 if (parsed < 0)
                     jobctl_progress_refused(&r->progress, e.msg);
                 if (parsed == 0) {
-                    if (ev.kind == EVENT_PROGRESS) {
-                        r->progress.step = ev.step;
-                        r->progress.epoch = ev.epoch;
-                        r->progress.loss = ev.loss;
-                        r->progress.examples_per_s = ev.examples_per_s;
-                        r->progress.seen++;
-                    }
+                    if (ev.kind == EVENT_PROGRESS)
+                        jobctl_progress_note(&r->progress, &ev);
                     trial_event_clear(&ev);
                 }
                 r->plen = 0;

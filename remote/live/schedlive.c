@@ -245,19 +245,22 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             schedlive_log(l, "%s: a line it printed was refused: %s", j->name, p->first_refused);
         }
         if (p->seen > j->seen) {
+            /* The run's first line, not the latest: one step may bring several (a Slurm
+             * job's file read after a late wake-up), and a resume is checked against it. */
             if (j->seen == 0) {
-                j->run_first_step = p->step;
+                j->run_first_step = p->first_step;
                 if (j->has_ckpt && j->runs > 1) {
-                    j->resumed_step = p->step;
+                    j->resumed_step = p->first_step;
                     schedlive_log(l,
                                   "%s: run %d on %s (%d GPUs) resumed at step %ld (checkpoint at "
                                   "step %ld)%s",
                                   j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  p->step, j->saved_step, loss_note(ln, sizeof ln, p->loss));
+                                  p->first_step, j->saved_step,
+                                  loss_note(ln, sizeof ln, p->first_loss));
                 } else {
                     schedlive_log(l, "%s: run %d on %s (%d GPUs) first step %ld%s", j->name,
-                                  j->runs, schedlive_machine(l, j->host), j->run_gpus, p->step,
-                                  loss_note(ln, sizeof ln, p->loss));
+                                  j->runs, schedlive_machine(l, j->host), j->run_gpus,
+                                  p->first_step, loss_note(ln, sizeof ln, p->first_loss));
                 }
             }
             j->seen = p->seen;

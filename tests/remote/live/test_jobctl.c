@@ -140,3 +140,24 @@ Test(jobctl, hosts_are_addresses_quoted_as_one_word)
     cr_assert_str_eq(c, "mpirun -H '10.0.0.1,node b'");
     free(c);
 }
+
+/* The first line a run printed stays its first (where it started), however many come in one
+ * read; step, loss and the rest are the latest. */
+Test(jobctl, progress_keeps_the_first_line_and_the_latest)
+{
+    JobProgress p = jobctl_progress_none();
+    cr_assert(isnan(p.first_loss));
+    TrialEvent a = {
+        .kind = EVENT_PROGRESS, .step = 30822, .epoch = 30.1, .loss = 0.4, .examples_per_s = 900};
+    TrialEvent b = {
+        .kind = EVENT_PROGRESS, .step = 31062, .epoch = 30.3, .loss = 0.12, .examples_per_s = 6e4};
+    jobctl_progress_note(&p, &a);
+    jobctl_progress_note(&p, &b);
+    cr_assert_eq(p.seen, 2);
+    cr_assert_eq(p.first_step, 30822);
+    cr_assert_float_eq(p.first_loss, 0.4, 1e-12);
+    cr_assert_eq(p.step, 31062);
+    cr_assert_float_eq(p.loss, 0.12, 1e-12);
+    cr_assert_float_eq(p.epoch, 30.3, 1e-12);
+    cr_assert_float_eq(p.examples_per_s, 6e4, 1e-9);
+}

@@ -520,3 +520,32 @@ Test(liverun_slurm_submit, a_job_of_ours_pending_past_the_bound_is_said_once_wit
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
+
+/* Regression: the job's file holds two progress lines at the first read (the driver woke
+ * late): the run's progress keeps the first as where it started (the driver's "resumed at
+ * step"), and the second as its latest. */
+Test(liverun_slurm_submit, a_first_read_of_two_lines_keeps_the_first_as_the_start)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "quick");
+    for (int i = 0; i < 500 && strcmp(LIVERUN_SLURM.label(run), "Slurm job 100"); i++)
+        tick(&b, &run, 1);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
+    char path[512];
+    snprintf(path, sizeof path, "%s/work/quick/slurm-100.out", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+    fputs("tunedeck-worker: resuming ckpt at step 30821 on 2 workers (it was written by 2)\n"
+          "{\"event\":\"progress\",\"step\":30822,\"loss\":0.4}\n"
+          "{\"event\":\"progress\",\"step\":31062,\"loss\":0.12}\n",
+          f);
+    fclose(f);
+    tick(&b, &run, 1);
+    const JobProgress *p = LIVERUN_SLURM.progress(run);
+    cr_assert_eq(p->seen, 2, "%s", log_text);
+    cr_assert_eq(p->first_step, 30822);
+    cr_assert_float_eq(p->first_loss, 0.4, 1e-12);
+    cr_assert_eq(p->step, 31062);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}

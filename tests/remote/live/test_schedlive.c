@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 #include "core/base/clock.h"
 #include "core/sched/catalogue.h"
 #include "remote/live/jobctl.h"
+#include "remote/live/liverun.h"
 #include "remote/live/schedlive.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ssh_hermetic.h"
@@ -192,6 +194,155 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     cr_assert(schedlive_done(l), "%s", log);
     schedlive_free(l);
     hostpool_free(p);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}
+
+/* A backend whose runs hand the driver two progress lines per step, as the Slurm backend does
+ * when it reads a job's file after a late wake-up: the run's first line, then one a progress
+ * interval later. Its first run dies after them with its checkpoint at the last line's step,
+ * and a run given {resume} starts from that checkpoint. */
+typedef struct {
+    JobProgress p;
+    long next; /* the step of its next line */
+    int steps, resumed;
+    char status[32];
+} TwoLineRun;
+
+enum { TWO_LINE_GAP = 240 };
+static long two_line_checkpoint = -1; /* the step the last dead run saved */
+
+static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx;
+    (void)err;
+    TwoLineRun *r = calloc(1, sizeof *r);
+    r->p = jobctl_progress_none();
+    r->resumed = spec->alloc->resume[0] != 0;
+    r->next = r->resumed ? two_line_checkpoint + 1 : 1;
+    return r;
+}
+
+/* First step: its two lines; second: a first run dies, its checkpoint at the last one. */
+static void two_line_step(void *run)
+{
+    TwoLineRun *r = run;
+    if (r->status[0])
+        return;
+    if (++r->steps == 1) {
+        for (int i = 0; i < 2; i++, r->next += TWO_LINE_GAP) {
+            TrialEvent ev = {.kind = EVENT_PROGRESS,
+                             .step = r->next,
+                             .epoch = -1,
+                             .loss = i ? 0.25 : 0.5,
+                             .examples_per_s = -1};
+            jobctl_progress_note(&r->p, &ev);
+        }
+    } else if (r->steps == 2 && !r->resumed) {
+        two_line_checkpoint = r->p.step;
+        snprintf(r->status, sizeof r->status, "exited 1");
+    }
+}
+
+static int two_line_signal(void *run, int signo, Error *err)
+{
+    (void)err;
+    TwoLineRun *r = run;
+    snprintf(r->status, sizeof r->status, signo == SIGKILL ? "killed by SIGKILL" : "exited 0");
+    return 0;
+}
+
+static int two_line_running(const void *run)
+{
+    return !((const TwoLineRun *)run)->status[0];
+}
+
+static int two_line_ready(const void *run)
+{
+    (void)run;
+    return 1;
+}
+
+static const JobProgress *two_line_progress(const void *run)
+{
+    return &((const TwoLineRun *)run)->p;
+}
+
+static const char *two_line_status(const void *run)
+{
+    return ((const TwoLineRun *)run)->status;
+}
+
+static int two_line_saved(const void *run)
+{
+    return !((const TwoLineRun *)run)->resumed;
+}
+
+static size_t two_line_size(const void *run)
+{
+    (void)run;
+    return 1;
+}
+
+static const LiveRunOps TWO_LINES = {.name = "two-lines",
+                                     .start = two_line_start,
+                                     .signal = two_line_signal,
+                                     .step = two_line_step,
+                                     .running = two_line_running,
+                                     .ready = two_line_ready,
+                                     .progress = two_line_progress,
+                                     .status = two_line_status,
+                                     .rank0_saved = two_line_saved,
+                                     .size = two_line_size,
+                                     .free = free};
+
+/* Regression: the driver said a run's first step (and a resumed run's "resumed at step") from
+ * the latest line of the step that brought its first ones, so a Slurm run whose first read
+ * held two lines "resumed at" its checkpoint's step + 1 + one progress interval, and the
+ * slurm_live suite's resume == stopped + 1 failed under load. */
+Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several)
+{
+    Error e;
+    Cluster *c = cluster_with(2, 2);
+    snprintf(c->job_command, sizeof c->job_command,
+             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
+    Catalogue *cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    static char log[8192];
+    log[0] = 0;
+    SchedLiveOptions o = {
+        .time_scale = 1, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &TWO_LINES};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int64_t until = clock_now_ms() + 5000;
+    do {
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+    } while (j.resumed_step < 0 && clock_now_ms() < until);
+    cr_assert(strstr(log, "j0: run 1 on m0 (2 GPUs) first step 1, loss 0.5000\n"), "%s", log);
+    cr_assert(strstr(log, "j0: died unexpectedly at step 241 (exited 1): restarting from its "
+                          "checkpoint"),
+              "%s", log);
+    cr_assert(strstr(log, "j0: run 2 on m0 (2 GPUs) resumed at step 242 (checkpoint at step "
+                          "241), loss 0.5000\n"),
+              "%s", log);
+    cr_assert_eq(j.resumed_step, 242);
+    cr_assert_eq(j.step, 242 + TWO_LINE_GAP, "the latest line is still the job's step");
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
     sched_free(s);
     catalogue_free(cat);
     cluster_free(c);
