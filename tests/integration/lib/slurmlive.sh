@@ -11,7 +11,7 @@
 #   settle, wait_line, live_ended   (below)
 #   slurmlive_done             the result line (and each run's output on a failure); exits
 # The Python checks import lib/slurmlive.py (on PYTHONPATH as lib/outcheck.py is).
-mark="sll$$"
+mark="sll$$x" # the x ends the number: pgrep -f "ckpt-sll123" would find run 1234's jobs too
 LIVE_PID=""
 suite_stop() { [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
 suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
