@@ -2,8 +2,9 @@
 # The live scheduler on Slurm while slurmctld goes away (its siblings: slurm_live.sh,
 # slurm_live_jobs.sh), against the private Slurm 22.05 of tests/slurm-harness.sh, with
 # tunedeck-worker in job mode as the job command. The harness's slurm.conf says
-# MessageTimeout=5 here: a Slurm command meets a controller that is away for ~4 s per try
-# (scontrol and scancel try twice) instead of ~9 s, so each outage is seen sooner.
+# MessageTimeout=5 here: a Slurm command gives up on a controller that is away after ~4 s
+# (sbatch, the rounds' scontrol; scancel after ~8 s) instead of ~9 s (~18 s) at the default
+# 10, so each outage is met and said sooner and the runs can be shorter.
 #
 # 1. slurmctld stopped for 10 s under a running job: said once, the rounds back off, the
 #    job runs on and is checkpointed at the end.
