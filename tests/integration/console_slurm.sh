@@ -12,6 +12,7 @@
 set -u
 suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
+. "$here/integration/lib/slurm_login.sh"
 # One tmux server per console: a new session on a server whose last session just ended
 # can race with its exit ("server exited unexpectedly").
 n_console=0
@@ -148,13 +149,7 @@ else
 fi
 
 # ---- through a login node: the rounds go over one SSH session, on the console's loop ----
-harness_init "$T/h"
-harness_start 1
-for c in sinfo squeue scontrol salloc srun scancel; do
-    printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/%s "$@"\n' "$SLURM_CONF" "$c" > "$T/h/bin/$c"
-    chmod 755 "$T/h/bin/$c"
-done
-login="$(harness_addr 1)"
+slurm_login_start
 printf '{"name": "tdtest", "backend": "slurm", "login": "%s",
  "ssh": {"user": "root", "port": %s, "identity": "%s/id_ed25519",
          "known_hosts": "%s/known_hosts", "connect_timeout_s": 5}}\n' \
@@ -175,11 +170,7 @@ echo "  ok   through a login node: the nodes, a drain and an undrain over its SS
 # Tuning through the login node, quit mid-trial: salloc, srun and the scancel of the running
 # trial's step all go over the SSH session (here, Slurm's commands are stand-ins that leave
 # a mark); nothing is left on the cluster.
-mkdir -p "$T/here"
-for c in sinfo squeue scontrol salloc scancel srun; do
-    printf '#!/bin/sh\necho %s >> %s/here/ran\nexit 1\n' "$c" "$T" > "$T/here/$c"
-    chmod 755 "$T/here/$c"
-done
+slurm_standins
 sed 's/"backend": "slurm",/"backend": "slurm", "partition": "t4",/' "$T/inv-login.json" \
     > "$T/inv-login-t4.json"
 printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"

@@ -44,7 +44,7 @@ suite_reap() { :; }
 cleanup() {
     [ -n "${suite_tmux:-}" ] && tmux_stop
     suite_stop
-    [ -n "${suite_slurm:-}" ] && slurm_stop_all
+    [ -n "${suite_slurm:-}" ] && [ -z "${slurm_all_stopped:-}" ] && slurm_stop_all
     [ -n "$H" ] && harness_stop_all
     suite_reap
     # a slurmd may still be writing
@@ -72,7 +72,9 @@ slurm_suite_start() {
     fi
 }
 
-# slurm_nothing_left: stops the harness and checks that none of its daemons is left.
+# slurm_nothing_left: stops the harness and checks that none of its daemons is left. When none
+# is, the trap does not stop it again: its scancel, with no controller to answer, would retry
+# for 18 s.
 slurm_nothing_left() {
     echo "nothing left"
     slurm_stop_all
@@ -81,6 +83,7 @@ slurm_nothing_left() {
         [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && left=$((left + 1))
     done
     check "no Slurm daemon of the harness is left ($left)" [ "$left" -eq 0 ]
+    [ "$left" -eq 0 ] && slurm_all_stopped=1
 }
 
 # other_job NODE: a job not ours, one GPU of NODE for two minutes, running before this
