@@ -222,6 +222,12 @@ sleep 4
 slurm_ctld_start
 wait_for 'slurm: the controller answers again' 40
 wait_for 'slurm: trials go on'
+# Most of this suite's time: a step that ended while slurmctld was away holds its GPUs in
+# slurmctld's books until its slurmstepd retries the completion message, a minute after
+# the first try failed, and the next trial's step waits for them. The ten trials are read
+# from the journal (5 polls a second) before the screen (20 captures a second).
+ten_finished() { [ "$(grep -c '"event":"finished"' "$journal")" -ge 10 ]; }
+wait_until 150 ten_finished
 wait_for '10/10 \| best [0-9.]+ s \| done' 90
 python3 - "$journal" "$before" <<'PY' || fail "the journal lost a trial or a reason"
 import json, sys
