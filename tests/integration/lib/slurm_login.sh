@@ -1,6 +1,7 @@
-# The Slurm suites' login node and what they poll (slurm.sh, slurm_login.sh, console_slurm.sh),
-# sourced after lib/suite.sh (suite_slurm=1 suite_sshd=1) once the Slurm harness runs; not a
-# suite (tests/run-integration.sh runs only tests/integration/*.sh).
+# The Slurm suites' login node and what they poll (slurm.sh, slurm_login.sh, console_slurm.sh,
+# console_slurm_outage.sh), sourced after lib/suite.sh (suite_slurm=1, and suite_sshd=1 for
+# the login node) once the Slurm harness runs; not a suite (tests/run-integration.sh runs
+# only tests/integration/*.sh).
 #
 #   slurm_login_start    one loopback sshd (tests/sshd-harness.sh in T/h) as the login node;
 #                        sets login (its address). A login node finds its cluster through

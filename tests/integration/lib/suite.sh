@@ -1,8 +1,8 @@
 # The prologue the suites that start daemons or a console share (the Slurm suites slurm.sh,
-# slurm_steps.sh, slurm_login.sh, slurm_long.sh, slurm_live.sh, console_slurm.sh; the live
-# scheduler's multihost.sh and schedlive.sh; the SSH suites remote.sh and trust.sh; the screen
-# suites console.sh, console_hosts.sh, console_live.sh, console_resume.sh, console_screen.sh,
-# console_stop.sh),
+# slurm_steps.sh, slurm_login.sh, slurm_long.sh, slurm_live.sh, console_slurm.sh,
+# console_slurm_outage.sh; the live scheduler's multihost.sh and schedlive.sh; the SSH suites
+# remote.sh and trust.sh; the screen suites console.sh, console_hosts.sh, console_live.sh,
+# console_resume.sh, console_screen.sh, console_stop.sh),
 # sourced first; not a suite (tests/run-integration.sh runs only tests/integration/*.sh).
 # Before sourcing, a suite sets `suite` (its name, for messages) and `scratch` (its /tmp
 # folder's prefix), and what it starts:
