@@ -114,6 +114,7 @@ check "a quiet cluster watched for 9 s: never more than a call a second, fewer w
 # take some 10 s), started again until the table shows again; then TERM, which ends the
 # watch after its round with that round's status (0: the controller answered). --watch-for
 # only bounds a failure.
+: > "$T/w2.out" # there before the first look at it
 "$bin" hosts --slurm --watch --watch-for 300 --max-interval 4 > "$T/w2.out" 2>&1 &
 WATCH_PID=$!
 shown_again() { sed -n '/the controller did not answer/,$p' "$T/w2.out" | grep -q '^n1 '; }
