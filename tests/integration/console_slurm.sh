@@ -19,7 +19,7 @@ slurm_start || fail "the Slurm harness did not start"
 
 # ---- --slurm --workload: the live scheduler's jobs are batch jobs; the grid is what Slurm
 # granted, other users' jobs foreign ----
-mark="csl$$"
+mark="csl$$x" # x after the PID: "csl123x" is no prefix of a run beside it with PID 1234
 jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
 other=$(other_job n2)
@@ -156,9 +156,9 @@ slurm_standins
 sed 's/"backend": "slurm",/"backend": "slurm", "partition": "t4",/' "$T/inv-login.json" \
     > "$T/inv-login-t4.json"
 printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
-console "env -u SLURM_CONF PATH=$T/here:$PATH TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 30 clogin-$$' --optimizer random --budget 3"
+console "env -u SLURM_CONF PATH=$T/here:$PATH TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 30 clogin-$$x' --optimizer random --budget 3"
 n=0
-while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 clogin-$$" > /dev/null; do
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 clogin-$$x" > /dev/null; do
     sleep 0.2; n=$((n + 1))
 done
 [ -n "$(squeue -h -s -o %j | grep tunedeck-trial)" ] || fail "no trial step ran through the login node"
@@ -168,11 +168,11 @@ tmx send-keys -t c y
 wait_for 'EXITED rc=0' 40
 tmux_stop # its pane's command line names the trial command too
 n=0
-while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$" > /dev/null; }; do
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$x" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))
 done
 [ -z "$(squeue -h)" ] || fail "a job is left after quitting mid-trial: $(squeue -h)"
-[ -z "$(pgrep -f "clogin-$$")" ] || fail "a trial process is left after quitting mid-trial"
+[ -z "$(pgrep -f "clogin-$$x")" ] || fail "a trial process is left after quitting mid-trial"
 [ ! -e "$T/here/ran" ] || fail "a Slurm command ran here: $(cat "$T/here/ran")"
 echo "  ok   tuning through the login node, quit mid-trial: the step is cancelled there, no job or process left"
 harness_stop_all

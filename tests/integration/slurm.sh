@@ -74,7 +74,7 @@ PY=/usr/bin/python3
 printf '{"name": "t4r", "backend": "slurm", "partition": "t4",
  "trial": {"ranks": "per-device", "master_port": %d}}\n' $((20000 + $$ % 20000)) > "$T/inv-ranks.json"
 printf '{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1}\n' > "$T/mlp.json"
-ddp="OMP_NUM_THREADS=1 $PY $root/examples/pytorch_ddp.py --tag slurm-$$"
+ddp="OMP_NUM_THREADS=1 $PY $root/examples/pytorch_ddp.py --tag slurm-$$x"
 "$bin" tune --cluster "$T/inv-ranks.json" --job "$T/mlp.json" --launcher slurm --trial-cmd "$ddp" \
     --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --no-prune --json \
     > "$T/t4.json" 2> "$T/t4.err"
@@ -98,10 +98,10 @@ assert t["status"] == "failed", t
 assert "rank 1 on n1" in t["reason"] and "crashing on purpose" in t["reason"], t["reason"]
 PY
 n=0
-while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f -- "--tag slurm-$$" > /dev/null; }; do
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f -- "--tag slurm-$$x" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))
 done
-ranks_left=$(pgrep -f -- "--tag slurm-$$" | wc -l)
+ranks_left=$(pgrep -f -- "--tag slurm-$$x" | wc -l)
 check "no rank and no job left ($ranks_left ranks)" sh -c "[ -z \"\$(squeue -h)\" ] && [ $ranks_left -eq 0 ]"
 
 echo "watch"

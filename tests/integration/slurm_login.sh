@@ -21,6 +21,8 @@ printf '{"name": "tdtest", "backend": "slurm", "login": "%s", "partition": "t4",
  "trial": {"command": "true"}}\n' "$login" "$H_PORT" "$T/h" "$T/h" > "$T/inv-login-t4.json"
 printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
 trial="python3 $root/tests/fixtures/trial.py"
+# Markers of this run's processes end in x after the PID: pgrep -f "login-123x" cannot
+# match a run beside it with PID 1234 (console_slurm.sh's "clogin-1234x").
 
 echo "trials through the login node"
 # The inventory names the loopback sshd as its login node: salloc, every trial's srun (the
@@ -60,23 +62,23 @@ PY
 # Ctrl-C mid-trial (a background job of sh starts with SIGINT ignored: env gives it back).
 env -u SLURM_CONF PATH="$T/here:$PATH" env --default-signal=INT "$bin" tune \
     --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \
-    --trial-cmd "$trial 30 login-$$" --budget 2 --json > "$T/l3.json" 2> "$T/l3.err" &
+    --trial-cmd "$trial 30 login-$$x" --budget 2 --json > "$T/l3.json" 2> "$T/l3.err" &
 TUNE_PID=$!
 n=0 # the step shows in squeue before its task has started the trial: wait for the trial
-while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 login-$$" > /dev/null; do
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 login-$$x" > /dev/null; do
     sleep 0.2; n=$((n + 1))
 done
-running=$(pgrep -f "^python3 [^ ]*trial.py 30 login-$$" | wc -l)
+running=$(pgrep -f "^python3 [^ ]*trial.py 30 login-$$x" | wc -l)
 squeue -h -s -o %j | grep -q tunedeck-trial || running=0
 kill -INT "$TUNE_PID"
 wait "$TUNE_PID"
 rc=$?
 TUNE_PID=""
 n=0
-while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "login-$$" > /dev/null; }; do
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "login-$$x" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))
 done
-left=$(pgrep -f "login-$$" | wc -l)
+left=$(pgrep -f "login-$$x" | wc -l)
 check "a session stopped by Ctrl-C mid-trial ($running trial processes then; exit $rc) leaves no step, no allocation and no process ($left)" \
     sh -c "[ $running -ge 1 ] && [ $rc -eq 130 ] && [ -z \"\$(squeue -h)\" ] &&
            [ -z \"\$(squeue -h -s)\" ] && [ $left -eq 0 ] && [ ! -e '$T/here/ran' ]"
@@ -100,7 +102,7 @@ SH
 rm -f "$T/scancel-login"
 env -u SLURM_CONF PATH="$T/here:$PATH" "$bin" tune --cluster "$T/inv-login-t4.json" \
     --job "$T/job20.json" --launcher slurm --optimizer random --json \
-    --trial-cmd "sh $T/slow.sh prune-$$" --budget 2 > "$T/l4.json" 2> "$T/l4.err"
+    --trial-cmd "sh $T/slow.sh prune-$$x" --budget 2 > "$T/l4.json" 2> "$T/l4.err"
 check "the probe and a trial 10 times slower are pruned through the login node, with why" \
     python3 - "$T/l4.json" <<'PY'
 import json, sys
@@ -110,7 +112,7 @@ assert "probe: stopped after 5 of 20 iterations" in t[0]["reason"], t[0]
 assert "pruned after 2 of 20 iterations" in t[1]["reason"], t[1]
 assert "fastest 10 s > 5 x best 1 s" in t[1]["reason"], t[1]
 PY
-settle "prune-$$"
+settle "prune-$$x"
 check "each pruned trial's step was cancelled by scancel on the login node, then the allocation; no step, allocation or process is left ($left); no Slurm command ran here" \
     python3 - "$T/scancel-login" "$left" "$T/here/ran" <<'PY'
 import os, re, subprocess, sys
@@ -130,7 +132,7 @@ PY
 # 90 s in; srun there says why (its stepd's line), and that is the failed trial's reason.
 rm -f "$T/scancel-login"
 start=$(date +%s)
-login_tune "$T/l5.json" "$T/l5.err" --trial-cmd "$trial 40 limit-$$" --trial-timeout 60 \
+login_tune "$T/l5.json" "$T/l5.err" --trial-cmd "$trial 40 limit-$$x" --trial-timeout 60 \
     --budget 1 --no-prune
 took=$(( $(date +%s) - start ))
 check "a trial past its time limit is a failed trial with Slurm's reason, through the login node (${took} s)" \
@@ -140,7 +142,7 @@ t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed" and "DUE TO TIME LIMIT" in t["reason"], t
 assert t["reason"].startswith("slurm: STEP"), t
 PY
-settle "limit-$$"
+settle "limit-$$x"
 check "Slurm ended the step; the allocation is cancelled by scancel on the login node; no step, allocation or process is left ($left); no Slurm command ran here" \
     python3 - "$T/scancel-login" "$left" "$T/here/ran" <<'PY'
 import os, re, subprocess, sys
