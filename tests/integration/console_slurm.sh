@@ -107,6 +107,10 @@ tmx send-keys -t c q
 wait_for 'EXITED rc=0'
 scancel -n hold
 scancel -n waits
+# n3 idle again before the next section checks that it still is (a cancelled job stays
+# COMPLETING up to KillWait, and n3 with it)
+no_job() { [ -z "$(squeue -h)" ]; }
+wait_until 60 no_job || fail "the jobs hold and waits are not gone: $(squeue -h)"
 echo "  ok   watching: nodes, queue with its pending reason, drain asked then done, undrain ($calls calls in $took s)"
 
 # ---- an operator without Slurm's rights (nobody): Slurm's refusal, quoted ----
