@@ -3,40 +3,23 @@
 # gpu:v100:4), in a real tmux: `--slurm --workload` runs the live scheduler's job as a batch
 # job, the cluster view's GPU grid shows the GPUs Slurm granted it and another user's job as
 # foreign, and quitting checkpoints it and leaves no job of ours; the hosts view shows
-# Slurm's nodes and queue (a pending job's
-# reason), `:drain NODE` asks and then drains it in Slurm, an operator without Slurm's rights
-# (nobody) is refused with Slurm's own error, and a tuning session through srun steps lives
-# through slurmctld going away: the screen says so, no new trial starts while it is away,
-# every measured trial stays (screen and journal), and the session goes on when it is back.
-# The trap stops every daemon, job and terminal it started.
+# Slurm's nodes and queue (a pending job's reason), `:drain NODE` asks and then drains it in
+# Slurm, an operator without Slurm's rights (nobody) is refused with Slurm's own error, and
+# through a login node (a loopback sshd) the hosts view, a drain, and a tuning session quit
+# mid-trial. A tuning session that lives through slurmctld going away is
+# console_slurm_outage.sh. The trap stops every daemon, job and terminal it started.
 set -u
 suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
-# One tmux server per console: a new session on a server whose last session just ended
-# can race with its exit ("server exited unexpectedly").
-n_console=0
-tmux_sock="tunedeck-cslurm-$$-0"
-tmux_screen="$T/screen.txt"
-
-fail() { tmux_fail_exit "console_slurm.sh: FAIL: $*"; }
-# wait_for PATTERN [SECONDS]: polls the pane until the regex shows.
-wait_for() {
-    tmux_wait c "$1" "${2:-10}" || fail "'$1' did not appear within ${2:-10} s"
-}
-console() { # console COMMAND...: the console in a fresh tmux server, session "c"
-    tmux_stop
-    n_console=$((n_console + 1))
-    tmux_sock="tunedeck-cslurm-$$-$n_console"
-    tmux_start c 150 40 "$*"
-}
-ENVS="env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 SLURM_CONF=$T/s/slurm.conf"
+. "$here/integration/lib/slurm_login.sh"
+. "$here/integration/lib/console_slurm.sh"
 
 slurm_init "$T/s"
 slurm_start || fail "the Slurm harness did not start"
 
 # ---- --slurm --workload: the live scheduler's jobs are batch jobs; the grid is what Slurm
 # granted, other users' jobs foreign ----
-mark="csl$$"
+mark="csl$$x" # x after the PID: "csl123x" is no prefix of a run beside it with PID 1234
 jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
 other=$(other_job n2)
@@ -124,6 +107,10 @@ tmx send-keys -t c q
 wait_for 'EXITED rc=0'
 scancel -n hold
 scancel -n waits
+# n3 idle again before the next section checks that it still is (a cancelled job stays
+# COMPLETING up to KillWait, and n3 with it)
+no_job() { [ -z "$(squeue -h)" ]; }
+wait_until 60 no_job || fail "the jobs hold and waits are not gone: $(squeue -h)"
 echo "  ok   watching: nodes, queue with its pending reason, drain asked then done, undrain ($calls calls in $took s)"
 
 # ---- an operator without Slurm's rights (nobody): Slurm's refusal, quoted ----
@@ -148,13 +135,7 @@ else
 fi
 
 # ---- through a login node: the rounds go over one SSH session, on the console's loop ----
-harness_init "$T/h"
-harness_start 1
-for c in sinfo squeue scontrol salloc srun scancel; do
-    printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/%s "$@"\n' "$SLURM_CONF" "$c" > "$T/h/bin/$c"
-    chmod 755 "$T/h/bin/$c"
-done
-login="$(harness_addr 1)"
+slurm_login_start
 printf '{"name": "tdtest", "backend": "slurm", "login": "%s",
  "ssh": {"user": "root", "port": %s, "identity": "%s/id_ed25519",
          "known_hosts": "%s/known_hosts", "connect_timeout_s": 5}}\n' \
@@ -175,17 +156,13 @@ echo "  ok   through a login node: the nodes, a drain and an undrain over its SS
 # Tuning through the login node, quit mid-trial: salloc, srun and the scancel of the running
 # trial's step all go over the SSH session (here, Slurm's commands are stand-ins that leave
 # a mark); nothing is left on the cluster.
-mkdir -p "$T/here"
-for c in sinfo squeue scontrol salloc scancel srun; do
-    printf '#!/bin/sh\necho %s >> %s/here/ran\nexit 1\n' "$c" "$T" > "$T/here/$c"
-    chmod 755 "$T/here/$c"
-done
+slurm_standins
 sed 's/"backend": "slurm",/"backend": "slurm", "partition": "t4",/' "$T/inv-login.json" \
     > "$T/inv-login-t4.json"
 printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
-console "env -u SLURM_CONF PATH=$T/here:$PATH TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 30 clogin-$$' --optimizer random --budget 3"
+console "env -u SLURM_CONF PATH=$T/here:$PATH TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 30 clogin-$$x' --optimizer random --budget 3"
 n=0
-while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 clogin-$$" > /dev/null; do
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 clogin-$$x" > /dev/null; do
     sleep 0.2; n=$((n + 1))
 done
 [ -n "$(squeue -h -s -o %j | grep tunedeck-trial)" ] || fail "no trial step ran through the login node"
@@ -195,68 +172,13 @@ tmx send-keys -t c y
 wait_for 'EXITED rc=0' 40
 tmux_stop # its pane's command line names the trial command too
 n=0
-while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$" > /dev/null; }; do
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "clogin-$$x" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))
 done
 [ -z "$(squeue -h)" ] || fail "a job is left after quitting mid-trial: $(squeue -h)"
-[ -z "$(pgrep -f "clogin-$$")" ] || fail "a trial process is left after quitting mid-trial"
+[ -z "$(pgrep -f "clogin-$$x")" ] || fail "a trial process is left after quitting mid-trial"
 [ ! -e "$T/here/ran" ] || fail "a Slurm command ran here: $(cat "$T/here/ran")"
 echo "  ok   tuning through the login node, quit mid-trial: the step is cancelled there, no job or process left"
 harness_stop_all
 H=""
-
-# ---- tuning through srun steps while slurmctld goes away and comes back ----
-printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"
-printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
-console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 0.5' --optimizer random --budget 10"
-wait_for '^[^ ]+ +2  ok ' 40
-slurm_ctld_stop
-wait_for 'waiting for slurmctld' 40
-tmx send-keys -t c 3
-wait_for 'controller \(here\): NOT ANSWERING for [0-9]+ s, new trials wait'
-wait_for 'Slurm nodes in t4: 2 .* as last seen'
-tmx send-keys -t c 1
-wait_for 'slurm: the controller does not answer'
-journal="$(ls "$T"/state/sessions/*.jsonl | tail -1)"
-before="$T/before.txt"
-sleep 3 # a trial started before the outage was seen ends now (ok, or failed with the reason)
-python3 -c 'import json, sys
-ok = {l["trial"]: l["time_s"] for l in map(json.loads, open(sys.argv[1]))
-      if l.get("event") == "finished" and l["status"] == "ok"}
-assert ok, "no measured trial before the outage"
-print(json.dumps(ok))' "$journal" > "$before" || fail "no measured trial in the journal before the outage"
-started="$(grep -c '"event":"started"' "$journal")"
-sleep 4
-[ "$(grep -c '"event":"started"' "$journal")" = "$started" ] || fail "a trial started while slurmctld was away"
-slurm_ctld_start
-wait_for 'slurm: the controller answers again' 40
-wait_for 'slurm: trials go on'
-wait_for '10/10 \| best [0-9.]+ s \| done' 90
-python3 - "$journal" "$before" <<'PY' || fail "the journal lost a trial or a reason"
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1])]
-fin = {l["trial"]: l for l in lines if l.get("event") == "finished"}
-assert sorted(fin) == list(range(1, 11)), sorted(fin)
-for trial, time_s in json.load(open(sys.argv[2])).items():
-    f = fin[int(trial)]
-    assert f["status"] == "ok" and f["time_s"] == time_s, (trial, time_s, f)
-failed = [f for f in fin.values() if f["status"] != "ok"]
-for f in failed:
-    assert "controller did not answer" in f["reason"] or f["reason"].startswith("slurm:"), f
-assert len(failed) <= 2, failed
-assert sum(f["status"] == "ok" for f in fin.values()) >= 8, fin
-for f in failed:
-    print("       trial %d failed: %s" % (f["trial"], f["reason"]))
-PY
-for n in $(python3 -c 'import json, sys; print(*json.load(open(sys.argv[1])))' "$before"); do
-    grep -qE "^[^ ]+ +$n  ok " "$T/screen.txt" || fail "trial $n is not on the screen as measured"
-done
-tmx send-keys -t c q
-wait_for 'EXITED rc=0' 30
-# after an outage the allocation can stay "completing" a while (slurmctld hears late of the
-# steps that ended while it was away)
-n=0
-while [ $n -lt 60 ] && [ -n "$(squeue -h)" ]; do sleep 1; n=$((n + 1)); done
-[ -z "$(squeue -h)" ] || fail "a job is left: $(squeue -h)"
-echo "  ok   slurmctld away mid-session: said, trials held, every measured trial kept, session done"
 echo "console_slurm.sh: ok"

@@ -1,7 +1,8 @@
 # The prologue the suites that start daemons or a console share (the Slurm suites slurm.sh,
-# slurm_long.sh, slurm_live*.sh, console_slurm.sh; the live scheduler's multihost.sh and
-# schedlive.sh; the SSH suites remote.sh and trust.sh; the screen suites console.sh,
-# console_hosts.sh, console_live.sh, console_resume.sh, console_screen.sh, console_stop.sh),
+# slurm_steps.sh, slurm_login.sh, slurm_long.sh, slurm_live*.sh, console_slurm*.sh; the live
+# scheduler's multihost.sh and schedlive.sh; the SSH suites remote.sh and trust.sh; the screen
+# suites console.sh, console_hosts.sh, console_live.sh, console_resume.sh, console_screen.sh,
+# console_stop.sh),
 # sourced first; not a suite (tests/run-integration.sh runs only tests/integration/*.sh).
 # Before sourcing, a suite sets `suite` (its name, for messages) and `scratch` (its /tmp
 # folder's prefix), and what it starts:
@@ -43,7 +44,7 @@ suite_reap() { :; }
 cleanup() {
     [ -n "${suite_tmux:-}" ] && tmux_stop
     suite_stop
-    [ -n "${suite_slurm:-}" ] && slurm_stop_all
+    [ -n "${suite_slurm:-}" ] && [ -z "${slurm_all_stopped:-}" ] && slurm_stop_all
     [ -n "$H" ] && harness_stop_all
     suite_reap
     # a slurmd may still be writing
@@ -74,7 +75,9 @@ slurm_suite_start() {
     fi
 }
 
-# slurm_nothing_left: stops the harness and checks that none of its daemons is left.
+# slurm_nothing_left: stops the harness and checks that none of its daemons is left. When none
+# is, the trap does not stop it again: its scancel, with no controller to answer, would retry
+# for 18 s.
 slurm_nothing_left() {
     echo "nothing left"
     slurm_stop_all
@@ -83,6 +86,7 @@ slurm_nothing_left() {
         [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && left=$((left + 1))
     done
     check "no Slurm daemon of the harness is left ($left)" [ "$left" -eq 0 ]
+    [ "$left" -eq 0 ] && slurm_all_stopped=1
 }
 
 # other_job NODE: a job not ours, one GPU of NODE for two minutes, running before this

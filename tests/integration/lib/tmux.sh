@@ -8,7 +8,7 @@
 # Before the first capture the suite sets tmux_screen, the file each capture is written to
 # (its checks grep that file). Optional, set before use:
 #   tmux_sock   the server's name (default tunedeck-SUITE-PID); a suite may change it to
-#               start a fresh server (console_slurm.sh does, one per console)
+#               start a fresh server (lib/console_slurm.sh does, one per console)
 #   tmux_join=1 captures join wrapped lines and keep trailing spaces (capture-pane -J), for
 #               the suites that read whole log lines
 #   tmux_after_exit  shell text run in a pane after its "EXITED rc=N" line (console.sh

@@ -1,0 +1,161 @@
+#!/bin/sh
+# Tuning trials through a login node, against a real private Slurm 22.05
+# (tests/slurm-harness.sh: n1,n2 with gpu:t4:2, n3,n4 with gpu:v100:4; partitions debug and
+# t4) and a loopback sshd as the login node (tests/sshd-harness.sh): 3 trials through the
+# login node's srun, a failing command with its own text, a Ctrl-C mid-trial, two pruned
+# trials (each step's scancel seen on the login node) and a trial past its time limit (60
+# to 90 s: most of this suite's 1.5 min), with no Slurm command reachable here and no step,
+# allocation or process left after each. The inventory, PyTorch ranks and the watch are in
+# slurm.sh, trials as srun steps from here in slurm_steps.sh. The trap stops every daemon,
+# job and process it started.
+set -u
+suite=slurm_login scratch=slurm-login suite_slurm=1 suite_sshd=1
+. "$(dirname "$0")/lib/suite.sh"
+. "$here/integration/lib/slurm_login.sh"
+suite_stop() { [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null; }
+slurm_suite_start
+slurm_login_start
+printf '{"name": "tdtest", "backend": "slurm", "login": "%s", "partition": "t4",
+ "ssh": {"user": "root", "port": %s, "identity": "%s/id_ed25519",
+         "known_hosts": "%s/known_hosts", "connect_timeout_s": 5},
+ "trial": {"command": "true"}}\n' "$login" "$H_PORT" "$T/h" "$T/h" > "$T/inv-login-t4.json"
+printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
+trial="python3 $root/tests/fixtures/trial.py"
+# Markers of this run's processes end in x after the PID: pgrep -f "login-123x" cannot
+# match a run beside it with PID 1234 (console_slurm.sh's "clogin-1234x").
+
+echo "trials through the login node"
+# The inventory names the loopback sshd as its login node: salloc, every trial's srun (the
+# schedule on its standard input, the protocol back on its output), the scancel of a stopped
+# trial's steps and the allocation's release all run there, over one SSH session whose host
+# key is checked against the test's known_hosts. Here, Slurm's commands are stand-ins that
+# leave a mark, so a command run here instead shows.
+slurm_standins
+login_tune() { # OUT ERR TUNE-ARGS...: tune through the login node, no Slurm here
+    out="$1" err="$2"; shift 2
+    env -u SLURM_CONF PATH="$T/here:$PATH" "$bin" tune --cluster "$T/inv-login-t4.json" \
+        --job "$T/job.json" --launcher slurm --optimizer random --json "$@" > "$out" 2> "$err"
+}
+login_tune "$T/l1.json" "$T/l1.err" --trial-cmd "$trial" --budget 3
+check "3 trials through the login node's srun, each ok with a measured time" \
+    python3 - "$T/l1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3, r["trials"]
+assert all(t["status"] == "ok" and t["time_s"] > 0.05 for t in r["trials"]), r["trials"]
+PY
+n=0
+while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
+check "its allocation is released through the login node; no Slurm command ran here" \
+    sh -c "[ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
+
+login_tune "$T/l2.json" "$T/l2.err" --budget 1 \
+    --trial-cmd "echo 'no dataset at /data/tdtest' >&2; exit 3"
+check "a trial command that fails there is a failed trial with its own error text" \
+    python3 - "$T/l2.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert "no dataset at /data/tdtest" in t["reason"] and "exit" in t["reason"], t["reason"]
+PY
+
+# Ctrl-C mid-trial (a background job of sh starts with SIGINT ignored: env gives it back).
+env -u SLURM_CONF PATH="$T/here:$PATH" env --default-signal=INT "$bin" tune \
+    --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \
+    --trial-cmd "$trial 30 login-$$x" --budget 2 --json > "$T/l3.json" 2> "$T/l3.err" &
+TUNE_PID=$!
+n=0 # the step shows in squeue before its task has started the trial: wait for the trial
+while [ $n -lt 150 ] && ! pgrep -f "^python3 [^ ]*trial.py 30 login-$$x" > /dev/null; do
+    sleep 0.2; n=$((n + 1))
+done
+running=$(pgrep -f "^python3 [^ ]*trial.py 30 login-$$x" | wc -l)
+squeue -h -s -o %j | grep -q tunedeck-trial || running=0
+kill -INT "$TUNE_PID"
+wait "$TUNE_PID"
+rc=$?
+TUNE_PID=""
+n=0
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "login-$$x" > /dev/null; }; do
+    sleep 0.2; n=$((n + 1))
+done
+left=$(pgrep -f "login-$$x" | wc -l)
+check "a session stopped by Ctrl-C mid-trial ($running trial processes then; exit $rc) leaves no step, no allocation and no process ($left)" \
+    sh -c "[ $running -ge 1 ] && [ $rc -eq 130 ] && [ -z \"\$(squeue -h)\" ] &&
+           [ -z \"\$(squeue -h -s)\" ] && [ $left -eq 0 ] && [ ! -e '$T/here/ran' ]"
+
+# Pruning through the login node: a 20-iteration job's first trial is a 5-iteration probe
+# (core/opt/prune.h); the second reports 10 times its time per iteration and is pruned in
+# warm-up after 2, 5 s apart. Each stop is scancel of its step there, then TERM to srun.
+printf '{"name": "tiny20", "model_mb": 10, "batch": 64, "iterations": 20, "warmup": 3}\n' \
+    > "$T/job20.json"
+cat > "$T/slow.sh" <<'SH'
+cat > /dev/null
+t=1 pause=0.3
+if [ "$TUNEDECK_TRIAL" = 2 ]; then t=10 pause=5; fi
+i=0
+while [ $i -lt 20 ]; do
+    printf '{"event":"iteration","iter":%d,"time_s":%s}\n' $i $t
+    sleep $pause
+    i=$((i + 1))
+done
+SH
+rm -f "$T/scancel-login"
+env -u SLURM_CONF PATH="$T/here:$PATH" "$bin" tune --cluster "$T/inv-login-t4.json" \
+    --job "$T/job20.json" --launcher slurm --optimizer random --json \
+    --trial-cmd "sh $T/slow.sh prune-$$x" --budget 2 > "$T/l4.json" 2> "$T/l4.err"
+check "the probe and a trial 10 times slower are pruned through the login node, with why" \
+    python3 - "$T/l4.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert len(t) == 2 and all(x["status"] == "pruned" for x in t), t
+assert "probe: stopped after 5 of 20 iterations" in t[0]["reason"], t[0]
+assert "pruned after 2 of 20 iterations" in t[1]["reason"], t[1]
+assert "fastest 10 s > 5 x best 1 s" in t[1]["reason"], t[1]
+PY
+settle "prune-$$x"
+check "each pruned trial's step was cancelled by scancel on the login node, then the allocation; no step, allocation or process is left ($left); no Slurm command ran here" \
+    python3 - "$T/scancel-login" "$left" "$T/here/ran" <<'PY'
+import os, re, subprocess, sys
+lines = open(sys.argv[1]).read().split("\n")[:-1]
+steps = [l for l in lines if re.fullmatch(r"[0-9]+\.[0-9]+( [0-9]+\.[0-9]+)*", l)]
+job = [l for l in lines if re.fullmatch(r"[0-9]+", l)]
+assert len(steps) == 2 and len(job) == 1 and lines[-1] == job[0], lines
+assert all(s.split(".")[0] == job[0] for s in steps), lines
+assert sys.argv[2] == "0", sys.argv[2]
+assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
+assert not subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True).stdout
+assert not os.path.exists(sys.argv[3])
+PY
+
+# A trial past its time limit through the login node: Slurm's unit is the minute, so a 60 s
+# --trial-timeout is --time=1 on the login node's srun, and slurmctld ends the step 60 to
+# 90 s in; srun there says why (its stepd's line), and that is the failed trial's reason.
+rm -f "$T/scancel-login"
+start=$(date +%s)
+login_tune "$T/l5.json" "$T/l5.err" --trial-cmd "$trial 40 limit-$$x" --trial-timeout 60 \
+    --budget 1 --no-prune
+took=$(( $(date +%s) - start ))
+check "a trial past its time limit is a failed trial with Slurm's reason, through the login node (${took} s)" \
+    python3 - "$T/l5.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed" and "DUE TO TIME LIMIT" in t["reason"], t
+assert t["reason"].startswith("slurm: STEP"), t
+PY
+settle "limit-$$x"
+check "Slurm ended the step; the allocation is cancelled by scancel on the login node; no step, allocation or process is left ($left); no Slurm command ran here" \
+    python3 - "$T/scancel-login" "$left" "$T/here/ran" <<'PY'
+import os, re, subprocess, sys
+lines = open(sys.argv[1]).read().split("\n")[:-1]
+assert lines and re.fullmatch(r"[0-9]+", lines[-1]), lines
+assert all(l.split(".")[0] == lines[-1] for l in " ".join(lines).split()), lines
+assert sys.argv[2] == "0", sys.argv[2]
+assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
+assert not subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True).stdout
+assert not os.path.exists(sys.argv[3])
+PY
+
+slurm_nothing_left
+
+[ "$fails" -eq 0 ] && echo "slurm_login: all passed" || echo "slurm_login: $fails failed"
+[ "$fails" -eq 0 ]

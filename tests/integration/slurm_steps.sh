@@ -1,0 +1,64 @@
+#!/bin/sh
+# Tuning trials as srun steps of one allocation, against a real private Slurm 22.05
+# (tests/slurm-harness.sh: n1,n2 with gpu:t4:2 and 4 CPUs, n3,n4 with gpu:v100:4 and 8 CPUs;
+# partitions debug and t4): a 3-trial session through srun steps of one heterogeneous
+# allocation, a session inside an existing allocation (SLURM_JOB_ID), and a step Slurm kills
+# at its time limit (60 to 90 s: most of this suite's 1.5 min); no job is left after them.
+# The inventory and the watch are in slurm.sh, trials through a login node in
+# slurm_login.sh. The trap stops every daemon and job it started.
+set -u
+suite=slurm_steps scratch=slurm-steps suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
+slurm_suite_start
+printf '{"name": "tdtest", "backend": "slurm", "partition": "debug",\n "trial": {"command": "true"}}\n' \
+    > "$T/inv.json"
+
+echo "trials as srun steps"
+printf '{"name": "tiny", "model_mb": 10, "batch": 64, "iterations": 4, "warmup": 1}\n' > "$T/job.json"
+trial="python3 $root/tests/fixtures/trial.py"
+# Every node: two GPU counts, so the allocation is a heterogeneous job (backfill starts it).
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher slurm --trial-cmd "$trial" \
+    --budget 3 --optimizer random --json > "$T/t1.json" 2> "$T/t1.err"
+check "tune --launcher slurm: 3 trials through srun steps, merged protocol timings" \
+    python3 - "$T/t1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["trials"]) == 3 and all(t["status"] == "ok" for t in r["trials"]), r["trials"]
+assert r["best_time_s"] > 0.05
+PY
+check "the session's allocation is gone at the end" sh -c "[ -z \"\$(squeue -h)\" ]"
+
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"
+salloc --no-shell -J outer -p t4 -N 2 --exclusive --gres=gpu:2 --immediate=20 2> "$T/outer.err"
+outer=$(squeue -h -n outer -o %i)
+allocs=$(grep -c '_slurm_rpc_allocate_resources' "$S/log/slurmctld.log")
+SLURM_JOB_ID="$outer" "$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial" --budget 1 --optimizer random --json > "$T/t2.json" 2> "$T/t2.err"
+check "inside an allocation (SLURM_JOB_ID): no new allocation, the trial runs, the job is left running" \
+    sh -c "python3 -c \"import json; r=json.load(open('$T/t2.json')); assert r['trials'][0]['status'] == 'ok', r\" &&
+           [ \"\$(squeue -h -j '$outer' -o %T)\" = RUNNING ] &&
+           [ \"\$(grep -c _slurm_rpc_allocate_resources '$S/log/slurmctld.log')\" = '$allocs' ]"
+scancel "$outer"
+
+# Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
+# step 60 to 90 s in; tunedeck's own backstop is two minutes later.
+start=$(date +%s)
+"$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial 40" --trial-timeout 60 --budget 1 --optimizer random --json \
+    > "$T/t3.json" 2> "$T/t3.err"
+took=$(( $(date +%s) - start ))
+check "a step Slurm kills at its time limit is a failed trial with Slurm's reason (${took} s)" \
+    python3 - "$T/t3.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed" and "DUE TO TIME LIMIT" in t["reason"], t
+assert t["reason"].startswith("slurm: STEP"), t
+PY
+n=0
+while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
+check "no job is left after the sessions" sh -c "[ -z \"\$(squeue -h)\" ]"
+
+slurm_nothing_left
+
+[ "$fails" -eq 0 ] && echo "slurm_steps: all passed" || echo "slurm_steps: $fails failed"
+[ "$fails" -eq 0 ]
