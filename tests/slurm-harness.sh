@@ -93,7 +93,8 @@ _slurm_extra_nodes() {
     return 0
 }
 
-# This harness's block of 10 ports (the controller, four slurmd, the extra nodes' one) in
+# This harness's block of 10 ports (the controller, four slurmd at +1..+4, the extra nodes' at
+# +9; +5..+8 free for a suite's own use, such as a rendezvous port) in
 # 17000..19999, below the sshd harness's 20000 and up: one where nothing listens, since other
 # suites run their own harness side by side; the first try follows the PID, so two harnesses
 # starting in the same second rarely try the same block.

@@ -20,7 +20,7 @@ slurm_start || fail "the Slurm harness did not start"
 # ---- --slurm --workload: the live scheduler's jobs are batch jobs; the grid is what Slurm
 # granted, other users' jobs foreign ----
 mark="csl$$x" # x after the PID: "csl123x" is no prefix of a run beside it with PID 1234
-jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25"
+jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25 --step-sleep 0.01"
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
 other=$(other_job n2)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm --partition t4 --workload $T/solo.csv --job-command '$jobcmd' --policy doubling --sched-speed 30 --job-dir $T/jobs"

@@ -72,7 +72,7 @@ echo "PyTorch ranks per device through srun"
 # (cpu, gpu0, gpu1: gloo on CPU here) with MASTER_ADDR the NodeAddr of rank 0's node.
 PY=/usr/bin/python3
 printf '{"name": "t4r", "backend": "slurm", "partition": "t4",
- "trial": {"ranks": "per-device", "master_port": %d}}\n' $((20000 + $$ % 20000)) > "$T/inv-ranks.json"
+ "trial": {"ranks": "per-device", "master_port": %d}}\n' $((S_CTLD_PORT + 5)) > "$T/inv-ranks.json"
 printf '{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1}\n' > "$T/mlp.json"
 ddp="OMP_NUM_THREADS=1 $PY $root/examples/pytorch_ddp.py --tag slurm-$$x"
 "$bin" tune --cluster "$T/inv-ranks.json" --job "$T/mlp.json" --launcher slurm --trial-cmd "$ddp" \
