@@ -205,8 +205,9 @@ Test(tuner_prune, stop_rule_ends_the_session_before_the_budget)
         cr_assert(s->has_ei);
         cr_assert_lt(s->ei_s, TUNER_CONVERGED_EI * best);
     }
-    /* More budget: a new streak is needed before it stops again. */
-    tuner_set_budget(t, 60);
+    /* More budget: a new streak is needed before it stops again. Room for exactly one streak
+     * shows it: stopping again on the old streak, or before a whole new one, ends it short. */
+    tuner_set_budget(t, (int)(n + TUNER_CONVERGED_STREAK));
     cr_assert_null(tuner_converged(t));
     cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
     cr_assert_geq(tuner_n_trials(t), n + TUNER_CONVERGED_STREAK);
