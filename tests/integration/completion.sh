@@ -6,7 +6,8 @@ set -u
 bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 export TUNEDECK_STATE_DIR="$tmp/state"
 command -v bash >/dev/null || { echo "completion: bash missing"; exit 1; }
 fails=0

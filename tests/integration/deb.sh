@@ -9,7 +9,8 @@ bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
 build="${TUNEDECK_BUILD:-$(dirname "$bin")}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 # make runs here on its own, not as part of an outer make's jobserver (make test).
 unset MAKEFLAGS MFLAGS MAKELEVEL
 fails=0

@@ -14,7 +14,8 @@ cleanup() {
     done
     [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 export TUNEDECK_STATE_DIR="$work/state"
 fail() { echo "journal: FAIL: $*" >&2; exit 1; }
 

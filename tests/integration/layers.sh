@@ -25,7 +25,8 @@ rank() {
 }
 
 edges="$(mktemp)"
-trap 'rm -f "$edges"' EXIT INT TERM
+trap 'rm -f "$edges"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 find core remote tui cmd tools bench -name '*.[ch]' | sort | while read -r file; do
     sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file" | while read -r inc; do
         echo "$file $inc"
@@ -64,7 +65,8 @@ done < "$edges"
 # own files share), and a header with no .c is a module of its own. tsort reports any loop,
 # such as a view calling back into the loop file that includes it.
 units="$(mktemp)"
-trap 'rm -f "$edges" "$units"' EXIT INT TERM
+trap 'rm -f "$edges" "$units"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 sed 's/\.[ch] / /; s/\.h$//; s/_priv / /; s/_priv$//' "$edges" | awk '$1 != $2' > "$units"
 if ! tsort "$units" > /dev/null 2> "$units.err"; then
     echo "layers: include cycle between modules:" >&2

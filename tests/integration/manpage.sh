@@ -7,7 +7,8 @@ build="${TUNEDECK_BUILD:-$(dirname "$bin")}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 page="$root/docs/man/tunedeck.1"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 fails=0
 fail() { echo "manpage: FAIL: $*"; fails=$((fails + 1)); }
 

@@ -10,7 +10,8 @@ export TUNEDECK_BIN
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tmp="$(mktemp -d)"
 cleanup() { rm -rf "$tmp"; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 fail() { echo "optbench: $*" >&2; exit 1; }
 
 # `make test` does not build benchmarks; build this one (objects are already there).

@@ -24,7 +24,8 @@ cleanup() {
     stop_ranks
     [ -n "${KEEP:-}" ] || rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 unset SSH_AUTH_SOCK
 export TUNEDECK_STATE_DIR="$T/state" OMP_NUM_THREADS=1
 # the Python checks' shared part (lib/outcheck.py), as lib/suite.sh puts it

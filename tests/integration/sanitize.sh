@@ -9,7 +9,8 @@ build="${TUNEDECK_BUILD:-$root/build}"
 san_build="$root/build-san"
 work="$(mktemp -d /tmp/td-sanitize.XXXXXX)"
 cleanup() { rm -rf "$work"; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 export TUNEDECK_STATE_DIR="$work/state"
 failures=0
 fail() { echo "sanitize: FAIL: $*"; failures=$((failures + 1)); }

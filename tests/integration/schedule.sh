@@ -7,7 +7,8 @@ bin="${TUNEDECK_BIN:?}"
 here="$(cd "$(dirname "$0")" && pwd)"
 fixture="$here/../fixtures/workload-small.csv"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 
 fail() { echo "schedule.sh: $*" >&2; exit 1; }
 

@@ -7,7 +7,8 @@ set -eu
 bin="${TUNEDECK_BIN:?}"
 work="$(mktemp -d /tmp/td-security.XXXXXX)"
 cleanup() { rm -rf "$work"; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 export TUNEDECK_STATE_DIR="$work/state"
 fail() { echo "security: FAIL: $*" >&2; exit 1; }
 mark="$work/pwned"

@@ -20,7 +20,8 @@ cleanup() {
     pkill -KILL -f "$TMP" 2>/dev/null || true
     rm -rf "$TMP"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 
 fail() {
     echo "worker.sh: FAIL: $*" >&2

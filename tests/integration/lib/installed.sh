@@ -14,7 +14,8 @@ cleanup() {
     tmux_stop
     rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 export TUNEDECK_STATE_DIR="$tmp/state"
 unset TUNEDECK_HOME
 fails=0

@@ -9,7 +9,8 @@ command -v zsh >/dev/null || exit 2
 tmp="$(mktemp -d)"
 . "$(dirname "$0")/tmux.sh"
 tmux_screen="$tmp/screen"
-trap 'tmux_stop; rm -rf "$tmp"' EXIT INT TERM
+trap 'tmux_stop; rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 tmx new-session -d -s z -x 160 -y 20 \
     "env -i PATH='$bindir':/usr/bin:/bin TERM=xterm HOME='$tmp' TUNEDECK_STATE_DIR='${TUNEDECK_STATE_DIR:-$tmp}' zsh -f"
 tmx send-keys -t z "PS1='ready> '; fpath=('$fp' \$fpath); autoload -U compinit && compinit -u -d '$tmp/zcd'; clear" Enter
