@@ -432,6 +432,9 @@ int sched_advance(SchedState *s, double dt_s, Error *err)
     double end = s->now_s + dt_s;
     while (s->now_s < end - 1e-9) {
         if (s->now_s >= s->next_decision_s - 1e-9) {
+            /* the decision's own time, not a hair before it that a sum of wall-clock steps
+             * can leave: a job due then arrives at it */
+            s->now_s = fmax(s->now_s, s->next_decision_s);
             if (sched_decide(s, err) < 0)
                 return -1;
             s->next_decision_s += s->cfg.interval_s;
