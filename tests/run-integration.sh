@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every integration suite (tests/integration/*.sh): real subprocesses, sshd, tmux, Slurm.
 # Each suite starts and stops its own processes, with ports, markers and scratch folders of
-# its own, so TEST_JOBS of them (default 3) run side by side: most of a suite's time is spent
+# its own, so TEST_JOBS of them (default 4) run side by side: most of a suite's time is spent
 # waiting on daemons, sessions and timers, not on the two cores. Each suite's output is held
 # and printed whole when it ends, with its wall time. TEST_JOBS=1 runs them one by one.
 # Arguments: the absolute build folder, then optionally suite names (default: all).
@@ -9,7 +9,7 @@ set -eu
 build="$1"
 shift
 here="$(cd "$(dirname "$0")" && pwd)"
-jobs="${TEST_JOBS:-3}"
+jobs="${TEST_JOBS:-4}"
 case "$jobs" in '' | *[!0-9]* | 0) echo "run-integration: TEST_JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;; esac
 
 # The slow suites start first so that the short ones fill the gaps beside them; the wall
