@@ -10,7 +10,7 @@ build="$1"
 shift
 here="$(cd "$(dirname "$0")" && pwd)"
 jobs="${TEST_JOBS:-4}"
-case "$jobs" in '' | *[!0-9]* | 0) echo "run-integration: TEST_JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;; esac
+case "$jobs" in '' | *[!0-9]* | 0*) echo "run-integration: TEST_JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;; esac
 
 # The slow suites start first so that the short ones fill the gaps beside them; the wall
 # time is then about the longest suite's, not their sum. Keep this list to the suites over
@@ -41,26 +41,35 @@ logs="$(mktemp -d /tmp/td-suites.XXXXXX)"
 export TUNEDECK_STATE_DIR="${TUNEDECK_STATE_DIR:-$state}"
 running=""   # "name:pid" of each suite's watcher under way
 
-# stop_running: TERM to every suite under way (each one's trap stops what it started).
+# stop_running: TERM to every suite under way (each one's trap stops what it started, once
+# the command it is in ends), then what each had printed.
 stop_running() {
     for entry in $running; do
         pid=$(cat "$logs/${entry%%:*}.pid" 2>/dev/null) && kill -TERM "$pid" 2>/dev/null || true
     done
-    for entry in $running; do wait "${entry#*:}" 2>/dev/null || true; done
+    for entry in $running; do
+        wait "${entry#*:}" 2>/dev/null || true
+        cat "$logs/${entry%%:*}.log" 2>/dev/null
+        echo "integration ${entry%%:*}: stopped"
+    done
     rm -rf "$state" "$logs"
 }
 trap 'stop_running; exit 130' INT
 trap 'stop_running; exit 143' TERM
 
 # start NAME: the suite in the background, its output in logs/NAME.log, watched by a
-# subshell that writes logs/NAME.done (exit status, wall seconds) when it ends. A background
-# command of sh starts with SIGINT ignored, which a suite's shell could not undo: env gives
-# the suite Ctrl-C back (the suites trap it, and some send it to what they start).
+# subshell that writes logs/NAME.done (exit status, wall seconds) when it ends. Held output
+# would hide a suite that hangs, so none runs past SUITE_LIMIT seconds (the longest takes
+# ~2 minutes): timeout TERMs it (its trap cleans up), KILLs it 30 s later. timeout also puts
+# the suite in a process group of its own, so a Ctrl-C reaches it once, as the runner's
+# TERM. A background command of sh starts with SIGINT ignored, which a suite's shell could
+# not undo: env gives it back (some suites send it to what they start).
+SUITE_LIMIT=900
 start() {
     (
         began=$(date +%s)
-        TUNEDECK_BUILD="$build" TUNEDECK_BIN="$build/tunedeck" env --default-signal=INT,QUIT \
-            sh "$here/integration/$1.sh" > "$logs/$1.log" 2>&1 < /dev/null &
+        TUNEDECK_BUILD="$build" TUNEDECK_BIN="$build/tunedeck" timeout -k 30 "$SUITE_LIMIT" \
+            env --default-signal=INT,QUIT sh "$here/integration/$1.sh" > "$logs/$1.log" 2>&1 < /dev/null &
         echo $! > "$logs/$1.pid"
         rc=0
         wait $! || rc=$?
@@ -78,7 +87,11 @@ report() {
         echo "integration $1: ok ($seconds s)"
         return 0
     fi
-    echo "integration $1: FAILED ($seconds s, exit $rc)"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "integration $1: FAILED ($seconds s: stopped at the ${SUITE_LIMIT}-second limit)"
+    else
+        echo "integration $1: FAILED ($seconds s, exit $rc)"
+    fi
     return 1
 }
 

@@ -542,12 +542,12 @@ static int job_step(void *ud, uint64_t step, double loss, uint32_t examples, con
         print_progress(j, step, loss);
     if (!stop) {
         /* The workers wait for this step's parameters meanwhile: the whole job idles, a
-         * stand-in job that needs no whole core. SIGTERM cuts the pause short. */
-        if (j->args->step_sleep_s > 0) {
-            double whole = (double)(long)j->args->step_sleep_s;
-            struct timespec ts = {.tv_sec = (time_t)whole,
-                                  .tv_nsec = (long)((j->args->step_sleep_s - whole) * 1e9)};
-            nanosleep(&ts, NULL);
+         * stand-in job that needs no whole core. In slices of at most 50 ms, each after a
+         * look at the stop flag: the SIGTERM may be taken by another thread, whose handler
+         * does not cut this thread's sleep short. */
+        for (double left = j->args->step_sleep_s; left > 0 && !g_stop; left -= 0.05) {
+            double slice = left < 0.05 ? left : 0.05;
+            nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)(slice * 1e9)}, NULL);
         }
         return 0;
     }

@@ -220,7 +220,7 @@ int draw_width(const char *text)
 static size_t wrap_cut(const char *text, size_t len, int w)
 {
     mbstate_t st = {0};
-    size_t at = 0, space = 0, fits = 0;
+    size_t at = 0, space = 0, fits = 0, first = 1;
     int cols = 0;
     while (at < len) {
         wchar_t c;
@@ -230,6 +230,8 @@ static size_t wrap_cut(const char *text, size_t len, int w)
             n = 1;
             c = L'?';
         }
+        if (at == 0)
+            first = n;
         int cw = wcwidth(c);
         cols += cw < 0 ? 1 : cw;
         if (cols > w)
@@ -245,7 +247,7 @@ static size_t wrap_cut(const char *text, size_t len, int w)
         return at; /* the line ends just before a space */
     if (space)
         return space;
-    return fits ? fits : 1; /* one character wider than the line still moves on */
+    return fits ? fits : first; /* a character wider than the line goes whole, and on */
 }
 
 /* The same walk for drawing and for counting (y < 0: count only). */

@@ -36,6 +36,7 @@ tmux_screen="$T/c5.screen"
 tmux_join=1
 TUNE_PID=""
 cleanup() {
+    trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
     [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
     command -v tmux >/dev/null 2>&1 && tmux_stop
     harness_stop_all

@@ -7,6 +7,7 @@ bin="${TUNEDECK_BIN:?}"
 work="$(mktemp -d /tmp/td-journal-it.XXXXXX)"
 tune_pid=""
 cleanup() {
+    trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
     [ -n "$tune_pid" ] && kill -9 "$tune_pid" 2>/dev/null || true
     # A trial the killed session left running: its process group, by the id it wrote.
     for f in "$work"/trial*.pid; do

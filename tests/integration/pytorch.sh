@@ -20,6 +20,7 @@ stop_ranks() { # ranks carry --tag MARK, live jobs ckpt-MARK
     for p in $(pgrep -f -- "$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 }
 cleanup() {
+    trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
     harness_stop_all
     stop_ranks
     [ -n "${KEEP:-}" ] || rm -rf "$T"

@@ -13,6 +13,7 @@ TMP="$(mktemp -d /tmp/tunedeck-worker-test.XXXXXX)"
 PIDS=""
 
 cleanup() {
+    trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
     for p in $PIDS; do
         kill -KILL "$p" 2>/dev/null || true
     done

@@ -141,3 +141,11 @@ Test(draw, wrapping_never_cuts_inside_a_character)
     }
     free(text);
 }
+
+Test(draw, a_character_wider_than_the_line_is_never_split)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    /* two 2-column characters in 1-column lines: each takes a line of its own, whole (a cut
+     * after one byte would turn each of its other bytes into a line) */
+    cr_assert_eq(draw_wrapped_lines(1, 10, "\xe6\x97\xa5\xe6\x9c\xac"), 2);
+}

@@ -11,6 +11,7 @@ tmp="$(mktemp -d)"
 . "$(dirname "$0")/tmux.sh"
 tmux_screen="$tmp/screen.txt"
 cleanup() {
+    trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
     tmux_stop
     rm -rf "$tmp"
 }

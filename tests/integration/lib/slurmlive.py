@@ -11,14 +11,14 @@ def resumed(m, saved, jobs, name):
     and C its group(2); saved: the step of the checkpoint NAME's stop wrote; jobs: the run's
     --job-dir. The resubmission was given that checkpoint (C == saved) and continued from it:
     the first progress line in its Slurm job's own output (JOBS/NAME/slurm-ID.out) is step
-    saved + 1. S is tunedeck's first read of that output; it is saved + 1 too unless the job
-    printed more than one line before the read (sbatch's answer, which names the output, came
-    late), so it is only bounded here."""
+    saved + 1, and so is S: tunedeck names the run's first line even when its first read of
+    the output brings several (sbatch's answer, which names the output, came late)."""
     assert int(m.group(2)) == saved, ("resumed from another checkpoint", m.group(0), saved)
-    assert int(m.group(1)) >= saved + 1, (m.group(0), saved)
+    assert int(m.group(1)) == saved + 1, (m.group(0), saved)
     sub = out.rfind("%s: started on " % name, 0, m.start())
-    assert sub >= 0 and out.find("resuming from its checkpoint", sub) < out.find("\n", sub), \
-        ("no resubmission before", m.group(0))
+    end = out.find("\n", sub)
+    said = out.find("resuming from its checkpoint", sub, end if end >= 0 else len(out))
+    assert sub >= 0 and said >= 0, ("no resubmission from the checkpoint before", m.group(0))
     j = need(r"%s: Slurm job (\d+) (?:running|waits)" % re.escape(name), name + "'s resubmitted job",
              sub)
     path = "%s/%s/slurm-%s.out" % (jobs, name, j.group(1))

@@ -42,6 +42,9 @@ fi
 suite_stop() { :; }
 suite_reap() { :; }
 cleanup() {
+    # a second signal (Ctrl-C reaches the suite, then the runner's TERM) would otherwise end
+    # the cleanup half done, leaving daemons behind
+    trap '' HUP INT TERM
     [ -n "${suite_tmux:-}" ] && tmux_stop
     suite_stop
     [ -n "${suite_slurm:-}" ] && [ -z "${slurm_all_stopped:-}" ] && slurm_stop_all
