@@ -25,7 +25,10 @@ if [ $# -gt 0 ]; then
     for name in "$@"; do
         [ -f "$here/integration/$name.sh" ] || { echo "run-integration: no suite $name (tests/integration/$name.sh)" >&2; exit 2; }
     done
-    all="$*"
+    all=""
+    for name in "$@"; do # once each: two runs of a suite would share its log
+        case " $all " in *" $name "*) ;; *) all="$all $name" ;; esac
+    done
 fi
 queue=""
 for name in $slow_first; do
