@@ -70,7 +70,7 @@ def delays(path):
         if d:
             pending[d.group(2)] = (t, d.group(1))
             continue
-        r = re.match(r"(\S+): run \d+ on \S+ \(\d+ GPUs\) (first step|resumed at step)", text)
+        r = re.match(r"(\S+): run \d+ on \S+ \(\d+ GPUs?\) (first step|resumed at step)", text)
         if r and r.group(1) in pending:
             t0, kind = pending.pop(r.group(1))
             got.append((kind, t - t0))

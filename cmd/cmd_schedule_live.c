@@ -141,10 +141,10 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
         schedlive_job(l, i, &j);
         char ep[32], lo[32], eps[32];
         if (to_stdout && (j.running || j.step >= 0))
-            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPUs step %ld epoch %s "
+            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s step %ld epoch %s "
                    "loss %s %s ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
-                   j.running ? "running" : "stopped", j.gpus, j.step,
+                   j.running ? "running" : "stopped", j.gpus, j.gpus == 1 ? "" : "s", j.step,
                    figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (c->events && j.step >= 0)

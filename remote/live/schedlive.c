@@ -252,15 +252,16 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 if (j->has_ckpt && j->runs > 1) {
                     j->resumed_step = p->first_step;
                     schedlive_log(l,
-                                  "%s: run %d on %s (%d GPUs) resumed at step %ld (checkpoint at "
+                                  "%s: run %d on %s (%d GPU%s) resumed at step %ld (checkpoint at "
                                   "step %ld)%s",
                                   j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
+                                  j->run_gpus == 1 ? "" : "s",
                                   p->first_step, j->saved_step,
                                   loss_note(ln, sizeof ln, p->first_loss));
                 } else {
-                    schedlive_log(l, "%s: run %d on %s (%d GPUs) first step %ld%s", j->name,
+                    schedlive_log(l, "%s: run %d on %s (%d GPU%s) first step %ld%s", j->name,
                                   j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  p->first_step, loss_note(ln, sizeof ln, p->first_loss));
+                                  j->run_gpus == 1 ? "" : "s", p->first_step, loss_note(ln, sizeof ln, p->first_loss));
                 }
             }
             j->seen = p->seen;

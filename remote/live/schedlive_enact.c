@@ -153,12 +153,12 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     if (l->ops->granted)
         where[0] = 0; /* until the backend says what it granted */
     if (label)        /* the backend picks the GPUs: they are known once it grants them */
-        schedlive_log(l, "%s: started on %s with %d GPUs (%s, asked for %s), %s", j->name,
-                      schedlive_machine(l, j->host), a.gpus, label, asked,
+        schedlive_log(l, "%s: started on %s with %d GPU%s (%s, asked for %s), %s", j->name,
+                      schedlive_machine(l, j->host), a.gpus, a.gpus == 1 ? "" : "s", label, asked,
                       j->has_ckpt ? "resuming from its checkpoint" : "fresh");
     else
-        schedlive_log(l, "%s: started on %s with %d GPUs (GPUs %s%s), %s", j->name,
-                      schedlive_machine(l, j->host), a.gpus, where,
+        schedlive_log(l, "%s: started on %s with %d GPU%s (GPUs %s%s), %s", j->name,
+                      schedlive_machine(l, j->host), a.gpus, a.gpus == 1 ? "" : "s", where,
                       l->ops->size(j->run) > 1 ? ", one process group per host" : "",
                       j->has_ckpt ? "resuming from its checkpoint" : "fresh");
 }
@@ -189,9 +189,9 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
     for (size_t i = 0; i < ev->n_slots && pl < sizeof place - 64; i++)
         pl += (size_t)snprintf(place + pl, sizeof place - pl, "%s%s:%d", i ? "," : "",
                                schedlive_machine(l, ev->slots[i].node), ev->slots[i].gpus);
-    schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPUs%s%s", ev->time_s,
+    schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPU%s%s%s", ev->time_s,
                   sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
-                  place[0] ? " on " : "", place);
+                  ev->gpus_to == 1 ? "" : "s", place[0] ? " on " : "", place);
     int up = j->run && l->ops->running(j->run);
     switch (ev->kind) {
     case SCHED_EV_START:
@@ -204,8 +204,8 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
             j->stop_wanted = 1;
             j->resize_pending = 1;
             schedlive_log(l,
-                          "%s: resize: checkpoint and stop at step %ld, then restart with %d GPUs",
-                          j->name, j->step, ev->gpus_to);
+                          "%s: resize: checkpoint and stop at step %ld, then restart with %d GPU%s",
+                          j->name, j->step, ev->gpus_to, ev->gpus_to == 1 ? "" : "s");
         }
         j->need_start = 1;
         break;

@@ -42,7 +42,7 @@ else grep -qE 'n2 +(·▒|\.#)' "$T/screen.txt" || fail "foreign is not GPU 1 of
 tmx send-keys -t c ':drain n1 tdtest' Enter y
 wait_for 'slurm: drain n1 done' 10
 wait_for 'n1 is draining in Slurm \(reason: tunedeck: tdtest\): its runs move' 15
-wait_for 'solo: run 2 on n2 \(1 GPUs\) resumed at step [0-9]+' 30
+wait_for 'solo: run 2 on n2 \(1 GPU\) resumed at step [0-9]+' 30
 wait_for 'n2 +(a▒|▒a|a#|#a)' 15
 grep -qE 'n1 +a' "$T/screen.txt" && fail "solo is still drawn on n1 after the drain"
 [ -z "$(squeue -h -w n1 -o %i)" ] || fail "a job is left on the drained n1"

@@ -52,8 +52,8 @@ need(r"decision t=\d+s: resize r0 1 -> 2 GPUs on h\d:1,h\d:1", "r0 grows onto bo
 need(r"r0: started on h\d with 2 GPUs \(GPUs h\d:0,h\d:0, one process group per host\)", "per-host start")
 grow = need(r"r0: run 2 on h\d \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)", "resumed at 2")
 assert int(grow.group(1)) == int(grow.group(2)) + 1, grow.group(0)
-need(r"decision t=\d+s: resize r0 2 -> 1 GPUs on h\d:1", "r0 shrinks back")
-back = need(r"r0: run 3 on h\d \(1 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)", "resumed at 1")
+need(r"decision t=\d+s: resize r0 2 -> 1 GPU on h\d:1", "r0 shrinks back")
+back = need(r"r0: run 3 on h\d \(1 GPU\) resumed at step (\d+) \(checkpoint at step (\d+)\)", "resumed at 1")
 assert int(back.group(1)) == int(back.group(2)) + 1 > int(grow.group(1)), back.group(0)
 runs = [dict(kv.split("=", 1) for kv in l.split()) for l in open(sys.argv[2])]
 pair = [r for r in runs if r["rank"].endswith("/2")]
@@ -77,8 +77,8 @@ left=$(pgrep -f "ckpt-$mark" | wc -l)
 c0=$(sed -n 's/.* cuda=\([^ ]*\) .*/\1/p' "$T/pack/p0/ranks.log" 2>/dev/null | sort -u)
 c1=$(sed -n 's/.* cuda=\([^ ]*\) .*/\1/p' "$T/pack/p1/ranks.log" 2>/dev/null | sort -u)
 if [ "$rc" -eq 0 ] && [ -n "$c0" ] && [ -n "$c1" ] && [ "$c0" != "$c1" ] &&
-    grep -q "p0: started on h1 with 1 GPUs (GPUs h1:$c0)" "$T/out2" &&
-    grep -q "p1: started on h1 with 1 GPUs (GPUs h1:$c1)" "$T/out2"; then
+    grep -q "p0: started on h1 with 1 GPU (GPUs h1:$c0)" "$T/out2" &&
+    grep -q "p1: started on h1 with 1 GPU (GPUs h1:$c1)" "$T/out2"; then
     pass "each job sees only its own GPU (p0: $c0, p1: $c1)"
 else fail "packed jobs' GPUs: p0 '$c0', p1 '$c1' (exit $rc)"; KEEP=1; fi
 if [ "$left" -eq 0 ]; then pass "no job process left"; else fail "$left job processes left"; fi

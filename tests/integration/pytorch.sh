@@ -190,14 +190,14 @@ if [ "$rc" -le 1 ] && "$PY" - "$T/live.out" <<'EOF2'
 import re
 from outcheck import out, need
 FRESH = 1.4116  # the example's loss after its first step from scratch
-first = float(need(r"p0: run 1 on h\d \(1 GPUs\) first step 1, loss ([\d.]+)", "p0 starts").group(1))
+first = float(need(r"p0: run 1 on h\d \(1 GPU\) first step 1, loss ([\d.]+)", "p0 starts").group(1))
 assert abs(first - FRESH) < 1e-3, first
 need(r"decision t=90s: resize p0 1 -> 2 GPUs on h\d:1,h\d:1", "p0 grows onto both hosts")
-need(r"decision t=150s: resize p0 2 -> 1 GPUs", "p0 shrinks")
+need(r"decision t=150s: resize p0 2 -> 1 GPU", "p0 shrinks")
 stops = {int(m.group(1)): float(m.group(2)) for m in re.finditer(
     r"p0: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written \(loss ([\d.]+)\)", out)}
 runs = [(int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)), float(m.group(5)))
-        for m in re.finditer(r"p0: run (\d+) on h\d \((\d) GPUs\) resumed at step (\d+) "
+        for m in re.finditer(r"p0: run (\d+) on h\d \((\d) GPUs?\) resumed at step (\d+) "
                              r"\(checkpoint at step (\d+)\), loss ([\d.]+)", out)]
 gpus = [r[1] for r in runs]
 assert "2" in gpus and "1" in gpus[gpus.index("2") + 1:], runs

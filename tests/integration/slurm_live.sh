@@ -42,10 +42,10 @@ import re, sys
 from outcheck import out, need
 from slurmlive import resumed
 need(r"slurm: 2 nodes from the controller", "the t4 partition's nodes")
-need(r"decision t=240s: resize new 2 -> 1 GPUs on n2:1", "the shrink decision")
+need(r"decision t=240s: resize new 2 -> 1 GPU on n2:1", "the shrink decision")
 s1 = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed")
 saved1 = int(s1.group(1))
-m = need(r"new: run 2 on n2 \(1 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+m = need(r"new: run 2 on n2 \(1 GPU\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
          "new resumed at 1 GPU", s1.end())
 resumed(m, saved1, sys.argv[2], "new")
 # placement read back from scontrol: new and third share n2 on different GPU indices

@@ -67,13 +67,13 @@ import re, sys
 from outcheck import out, need
 lost = need(r"slurm: the controller did not answer", "the outage said")
 assert out.count("the controller did not answer") == 1, "said once"
-need(r"decision t=10s: start late 0 -> \d GPUs", "the start decision")
-started = need(r"late: started on \S+ with \d GPUs \(no Slurm job yet", "late's sbatch under way")
+need(r"decision t=10s: start late 0 -> \d GPUs?", "the start decision")
+started = need(r"late: started on \S+ with \d GPUs? \(no Slurm job yet", "late's sbatch under way")
 wait = need(r"late: no Slurm job yet waits for its allocation: the controller \(sbatch is retried\)",
             "late waits for the controller", lost.end())
 # while the sbatch had no answer, the driver went on: status lines, solo's steps read
 steps = [int(m.group(1)) for m in
-         re.finditer(r"^\[ *[\d.]+s\]   solo .* real running \d GPUs step (\d+)",
+         re.finditer(r"^\[ *[\d.]+s\]   solo .* real running \d GPUs? step (\d+)",
                      out[started.end():wait.start()], re.M)]
 assert len(steps) >= 3 and steps[-1] > steps[0], ("the driver waited on sbatch", steps)
 back = need(r"slurm: the controller answers again", "the return said", lost.end())
@@ -108,7 +108,7 @@ if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out3
 import re, sys
 from outcheck import out, need
 from slurmlive import resumed
-shrink = need(r"decision t=240s: resize new 2 -> 1 GPUs", "the shrink decision")
+shrink = need(r"decision t=240s: resize new 2 -> 1 GPU", "the shrink decision")
 # said once, by whichever call meets the outage first (a round, or the TERM's scancel: the
 # driver waits on neither)
 lost = need(r"slurm: the controller did not answer", "the outage said")
@@ -122,7 +122,7 @@ assert len(lines) >= 3, ("the driver waited on scancel", len(lines))
 # checkpoint comes after the failed scancel, not necessarily after that line
 s = need(r"new: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "new checkpointed",
          wait.end())
-m = need(r"new: run 2 on n2 \(\d GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+m = need(r"new: run 2 on n2 \(\d GPUs?\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
          "new resumed", s.end())
 resumed(m, int(s.group(1)), sys.argv[2], "new")
 rows = {l.split()[0]: l.split() for l in out.splitlines() if re.match(r"^(big|new) ", l)}
