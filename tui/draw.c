@@ -192,23 +192,30 @@ const char *draw_fit_tail(const char *text, int w)
     return len > width ? text + (len - width) : text;
 }
 
+/* The character at s (len > 0 bytes left) into *c, its columns into *cols; returns its
+ * bytes. A byte that is no character in the locale counts as one byte and one column. */
+static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int *cols)
+{
+    size_t n = mbrtowc(c, s, len, st);
+    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+        memset(st, 0, sizeof *st);
+        n = 1;
+        *c = L'?';
+    }
+    int cw = wcwidth(*c);
+    *cols = cw < 0 ? 1 : cw;
+    return n;
+}
+
 int draw_width(const char *text)
 {
     mbstate_t st = {0};
     int cols = 0;
-    size_t len = strlen(text);
-    while (len) {
+    for (size_t at = 0, len = strlen(text); at < len;) {
         wchar_t c;
-        size_t n = mbrtowc(&c, text, len, &st);
-        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-            memset(&st, 0, sizeof st); /* a byte that is no character takes a column */
-            n = 1;
-            c = L'?';
-        }
-        int cw = wcwidth(c);
-        cols += cw < 0 ? 1 : cw;
-        text += n;
-        len -= n;
+        int cw;
+        at += char_at(text + at, len - at, &st, &c, &cw);
+        cols += cw;
     }
     return cols;
 }
@@ -224,16 +231,11 @@ static size_t wrap_cut(const char *text, size_t len, int w)
     int cols = 0;
     while (at < len) {
         wchar_t c;
-        size_t n = mbrtowc(&c, text + at, len - at, &st);
-        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-            memset(&st, 0, sizeof st);
-            n = 1;
-            c = L'?';
-        }
+        int cw;
+        size_t n = char_at(text + at, len - at, &st, &c, &cw);
         if (at == 0)
             first = n;
-        int cw = wcwidth(c);
-        cols += cw < 0 ? 1 : cw;
+        cols += cw;
         if (cols > w)
             break;
         if (c == L' ')
