@@ -261,7 +261,8 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 } else {
                     schedlive_log(l, "%s: run %d on %s (%d GPU%s) first step %ld%s", j->name,
                                   j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  j->run_gpus == 1 ? "" : "s", p->first_step, loss_note(ln, sizeof ln, p->first_loss));
+                                  j->run_gpus == 1 ? "" : "s", p->first_step,
+                                  loss_note(ln, sizeof ln, p->first_loss));
                 }
             }
             j->seen = p->seen;
