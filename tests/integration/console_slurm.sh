@@ -111,6 +111,9 @@ scancel -n waits
 # COMPLETING up to KillWait, and n3 with it)
 no_job() { [ -z "$(squeue -h)" ]; }
 wait_until 60 no_job || fail "the jobs hold and waits are not gone: $(squeue -h)"
+# and every node plain idle: backfill may leave n3 PLANNED for waits a while after it is gone
+all_idle() { [ "$(sinfo -h -N -o %T | sort -u)" = idle ]; }
+wait_until 60 all_idle || fail "the nodes are not all idle again: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
 echo "  ok   watching: nodes, queue with its pending reason, drain asked then done, undrain ($calls calls in $took s)"
 
 # ---- an operator without Slurm's rights (nobody): Slurm's refusal, quoted ----
@@ -147,7 +150,7 @@ printf '{"name": "tdtest", "backend": "slurm", "login": "%s",
 console "env -u SLURM_CONF TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login.json"
 tmx send-keys -t c 3
 wait_for "controller \($login\): answering" 20
-wait_for 'Slurm nodes: 4 \(4 idle'
+wait_for 'Slurm nodes: 4 \(4 idle' 30 # a look every 8 s at most once nothing changes
 tmx send-keys -t c ':drain n2 via login' Enter y
 wait_for 'slurm: drain n2 done' 15
 [ "$(sinfo -h -n n2 -o %E | sort -u)" = "tunedeck: via login" ] || fail "the drain did not reach Slurm through the login node"
