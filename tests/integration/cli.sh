@@ -154,9 +154,10 @@ grep -q "^ *2  pruned .*pruned after 2 of 20 iterations (in warm-up)" "$tmp/slow
 # (a zombie waiting for a reaper whose parent was the trial's shell is gone too)
 state="$(ps -o stat= -p "$(cat "$tmp/slow.pid")" 2>/dev/null || true)"
 case "$state" in "" | Z*) ;; *) fail "the pruned trial's process still runs ($state)" ;; esac
-# the stop rule: bespoke stops by itself well before a budget of 40
+# the stop rule: bespoke stops by itself well before a budget of 40 (seed 3 at trial 18; the
+# default seed 1 at 38, too near 40 for a BLAS that rounds otherwise)
 rc=0
-"$bin" tune --sim B:googlenet --budget 40 --stop-when-converged --no-journal --json \
+"$bin" tune --sim B:googlenet --seed 3 --budget 40 --stop-when-converged --no-journal --json \
     >"$tmp/conv.json" 2>"$tmp/conv.err" || rc=$?
 [ "$rc" = 0 ] || fail "a session the stop rule ended exited $rc, expected 0"
 grep -q "tunedeck tune: converged: the last 3 suggestions" "$tmp/conv.err" ||
