@@ -14,6 +14,7 @@
 #include "core/base/decimal.h"
 #include "core/base/exitcode.h"
 #include "core/base/readall.h"
+#include "core/base/secret.h"
 #include "core/model/protocol.h"
 #include "core/model/schedule_cluster.h"
 #include "tools/worker/checkpoint.h"
@@ -67,7 +68,9 @@ static void usage(FILE *out)
             "parameter-server SGD on it, printing iteration lines and a done line.\n"
             "  (default)          play the machine named by $TUNEDECK_MACHINE (or --machine):\n"
             "                     its PS shard listens on port BASE + its index in the schedule's\n"
-            "                     machines; workers reach shard machines at their \"host\"\n"
+            "                     machines; workers reach shard machines at their \"host\";\n"
+            "                     the schedule's \"ps_secret\" (tunedeck adds one per trial)\n"
+            "                     is what every peer of a shard must prove it holds\n"
             "  --all-local        play every machine of the schedule as processes on this host\n"
             "  --port-base N      BASE (default $TUNEDECK_PS_PORT_BASE, else %d)\n"
             "  --slowdown SPEC    stretch device times F-fold (F >= 1): F alone for every device,\n"
@@ -359,6 +362,46 @@ static double *resolve_slowdown(const Args *a, const Cluster *c, Error *err)
     return f;
 }
 
+/* A shard's refusals (which peer, why) go to standard error: the launchers show it as the
+ * trial's log, and standard output stays protocol lines. */
+static void log_refusal(void *userdata, const char *line)
+{
+    (void)userdata;
+    fprintf(stderr, "tunedeck-worker: %s\n", line);
+    fflush(stderr);
+}
+
+/* The job's secret (tools/worker/psauth.h): the schedule's "ps_secret", which tunedeck's
+ * launchers add to every trial's input. Without one, --all-local makes its own (its machines
+ * are its own children), while one machine of a per-host trial cannot: its peers on other
+ * hosts would never agree with it, so it refuses rather than run unauthenticated. */
+static int trial_secret(const cJSON *root, const char *source, int all_local,
+                        unsigned char secret[SECRET_BYTES], Error *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "ps_secret");
+    if (j && !cJSON_IsString(j)) {
+        error_set(err, "%s: field 'ps_secret': expected a string of %d hex digits", source,
+                  SECRET_HEX_CHARS);
+        return error_mark(err, ERROR_INPUT);
+    }
+    if (j) {
+        if (secret_from_hex(j->valuestring, secret, err) < 0) {
+            error_prefix(err, "%s: field 'ps_secret'", source);
+            return error_mark(err, ERROR_INPUT);
+        }
+        return 0;
+    }
+    if (all_local)
+        return secret_random(secret, SECRET_BYTES, err);
+    error_set(err,
+              "%s: field 'ps_secret': expected the job's secret, which tunedeck adds to every "
+              "trial's schedule: %d hex digits, the same for every machine of the trial, that "
+              "its parameter servers ask every peer to prove (a schedule written by hand needs "
+              "one, e.g. from: od -An -tx1 -N%d /dev/urandom | tr -d ' \\n')",
+              source, SECRET_HEX_CHARS, SECRET_BYTES);
+    return error_mark(err, ERROR_INPUT);
+}
+
 static void print_error(const char *msg)
 {
     TrialEvent ev = {.kind = EVENT_ERROR, .text = (char *)msg};
@@ -393,7 +436,7 @@ static void print_own_iteration(void *ud, const SgdIteration *it)
 }
 
 static int run_one_machine(const Args *a, const char *name, const SgdPlan *plan, const Schedule *s,
-                           const double *slow, Error *err)
+                           const double *slow, const unsigned char *secret, Error *err)
 {
     const Cluster *c = s->cluster;
     long mi = cluster_find_machine(c, name);
@@ -434,6 +477,8 @@ static int run_one_machine(const Args *a, const char *name, const SgdPlan *plan,
                            .slowdown = slow + c->machines[mi].first_device,
                            .steps = (uint64_t)s->job.iterations,
                            .connect_timeout_s = a->connect_timeout_s,
+                           .secret = secret,
+                           .log = log_refusal,
                            .on_iteration = print_own_iteration,
                            .userdata = &own};
     rc = sgd_machine_run(&mc, err);
@@ -463,31 +508,37 @@ static int run_trial(const Args *a, const char *text, const char *source, Error 
     Cluster *c = schedule_cluster_from_json(root, source, err);
     Schedule *s = c ? schedule_from_json(root, c, source, err) : NULL;
     double *slow = NULL;
+    unsigned char secret[SECRET_BYTES];
     SgdPlan plan;
     memset(&plan, 0, sizeof plan);
     if (!s || schedule_validate(s, err) < 0) {
         error_mark(err, ERROR_INPUT); /* the schedule on standard input */
         goto out;
     }
+    const char *machine = a->machine ? a->machine : getenv("TUNEDECK_MACHINE");
+    if (trial_secret(root, source, a->all_local || !machine || !machine[0], secret, err) < 0)
+        goto out;
     if (sgdplan_build(s, &plan, err) < 0 || !(slow = resolve_slowdown(a, c, err)))
         goto out;
-    const char *machine = a->machine ? a->machine : getenv("TUNEDECK_MACHINE");
     if (a->all_local) {
         SgdLocalConfig lc = {.base = {.plan = &plan,
                                       .schedule = s,
                                       .steps = (uint64_t)s->job.iterations,
-                                      .connect_timeout_s = a->connect_timeout_s},
+                                      .connect_timeout_s = a->connect_timeout_s,
+                                      .secret = secret,
+                                      .log = log_refusal},
                              .slowdown = slow,
                              .iteration_lines = 1,
                              .print_done = 1};
         rc = sgd_local_run(&lc, stdout, err);
     } else if (machine && machine[0]) {
-        rc = run_one_machine(a, machine, &plan, s, slow, err);
+        rc = run_one_machine(a, machine, &plan, s, slow, secret, err);
     } else {
         error_set(err, "expected $TUNEDECK_MACHINE (or --machine NAME) to say which machine "
                        "this is, or --all-local to play every machine here");
     }
 out:
+    explicit_bzero(secret, sizeof secret);
     sgdplan_clear(&plan);
     free(slow);
     schedule_free(s);
@@ -600,11 +651,15 @@ static int run_job(const Args *a, Error *err)
     Checkpoint ck;
     memset(&ck, 0, sizeof ck);
     int rc = -1;
+    /* Every process of a job is a child of this one: a secret made here reaches them all by
+     * fork and never leaves this host's memory. */
+    unsigned char secret[SECRET_BYTES];
     Cluster *c = schedule_cluster_from_json(root, "job", err);
     Schedule *s = c ? schedule_from_json(root, c, "job", err) : NULL;
     SgdPlan plan;
     memset(&plan, 0, sizeof plan);
-    if (!s || schedule_validate(s, err) < 0 || sgdplan_build(s, &plan, err) < 0)
+    if (!s || schedule_validate(s, err) < 0 || sgdplan_build(s, &plan, err) < 0 ||
+        secret_random(secret, sizeof secret, err) < 0)
         goto out;
     const char *resume = a->resume && a->resume[0] ? a->resume : NULL;
     if (resume) {
@@ -640,11 +695,14 @@ static int run_job(const Args *a, Error *err)
                                   .first_step = ck.step,
                                   .examples_base = ck.examples,
                                   .connect_timeout_s = a->connect_timeout_s,
+                                  .secret = secret,
+                                  .log = log_refusal,
                                   .on_step = job_step,
                                   .step_userdata = &j},
                          .stop = &g_stop};
     rc = sgd_local_run(&lc, stdout, err);
 out:
+    explicit_bzero(secret, sizeof secret);
     checkpoint_clear(&ck);
     sgdplan_clear(&plan);
     schedule_free(s);

@@ -249,7 +249,16 @@ static int parse_machine(const cJSON *j, const char *ctx, Schedule *s, unsigned 
 
 char *schedule_to_line(const Schedule *s, size_t *len)
 {
+    return schedule_to_input(s, NULL, len);
+}
+
+char *schedule_to_input(const Schedule *s, const char *ps_secret, size_t *len)
+{
     cJSON *j = schedule_to_json(s);
+    if (j && ps_secret && !cJSON_AddStringToObject(j, "ps_secret", ps_secret)) {
+        cJSON_Delete(j);
+        return NULL;
+    }
     char *text = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     if (!text)

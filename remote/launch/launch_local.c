@@ -73,8 +73,12 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     /* Everything that can fail is done before the fork, so no child is left behind. */
     r = calloc(1, sizeof *r);
-    if (!r || !(r->input = schedule_to_line(s, &r->input_len))) {
+    if (!r) {
         error_set(err, "local launcher: out of memory");
+        goto fail;
+    }
+    if (!(r->input = launcher_trial_input(s, &r->input_len, err))) {
+        error_prefix(err, "local launcher");
         goto fail;
     }
     /* per-device ranks: every rank of the schedule runs here, under one fan-out */
@@ -132,7 +136,7 @@ fail:
             close(fds[i]);
     if (r) {
         trial_accumulator_free(r->acc);
-        free(r->input);
+        launcher_input_free(r->input, r->input_len);
         free(r);
     }
     return NULL;
@@ -374,7 +378,7 @@ static void run_free(void *run)
     linebuf_clear(&r->err);
     trial_accumulator_free(r->acc);
     observation_free(r->result);
-    free(r->input);
+    launcher_input_free(r->input, r->input_len);
     free(r);
 }
 

@@ -191,9 +191,9 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     }
     r->acc = trial_accumulator_new(s);
     size_t input_len = 0;
-    char *input = schedule_to_line(s, &input_len);
+    char *input = launcher_trial_input(s, &input_len, err);
     if (!input) {
-        error_set(err, "%s launcher: out of memory", lname);
+        error_prefix(err, "%s launcher", lname);
         goto fail;
     }
     ExecOptions eo = {.on_line = handle_line, .userdata = r, .max_line = MAX_LINE};
@@ -202,7 +202,7 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         char *fan = NULL;
         if (!single && rankfan_wanted(s) &&
             !(fan = rankfan_script(s, r->parts[i].machine, 0, cfg->command, err))) {
-            free(input);
+            launcher_input_free(input, input_len);
             goto fail;
         }
         char *cmd = remote_command(fan ? fan : cfg->command,
@@ -214,11 +214,11 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             error_set(err, "%s launcher: out of memory", lname);
         free(cmd);
         if (!r->parts[i].x) {
-            free(input);
+            launcher_input_free(input, input_len);
             goto fail;
         }
     }
-    free(input);
+    launcher_input_free(input, input_len);
     double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
     r->deadline_ms = clock_now_ms() + (int64_t)(timeout_s * 1000);
     return r;

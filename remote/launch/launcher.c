@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/evloop.h"
 #include "core/base/registry.h"
+#include "core/base/secret.h"
 
 extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE,
     LAUNCHER_SLURM;
@@ -48,6 +50,27 @@ int launcher_past_stop(int stop_iter, const TrialEvent *ev)
     if (ev->kind == EVENT_LOG)
         return 0;
     return ev->kind != EVENT_ITERATION || ev->iter > stop_iter;
+}
+
+char *launcher_trial_input(const Schedule *s, size_t *len, Error *err)
+{
+    char secret[SECRET_HEX_CHARS + 1];
+    if (secret_new_hex(secret, err) < 0) {
+        error_prefix(err, "trial %d: its secret", s->trial);
+        return NULL;
+    }
+    char *line = schedule_to_input(s, secret, len);
+    explicit_bzero(secret, sizeof secret);
+    if (!line)
+        error_set(err, "trial %d: out of memory for its input", s->trial);
+    return line;
+}
+
+void launcher_input_free(char *input, size_t len)
+{
+    if (input)
+        explicit_bzero(input, len);
+    free(input);
 }
 
 int launcher_end_by_us(Observation *o, int cancelled, int timed_out, double timeout_s)

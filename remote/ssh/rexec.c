@@ -311,6 +311,8 @@ void rexec_free(RemoteExec *x)
     linebuf_clear(&x->out);
     linebuf_clear(&x->err);
     free(x->command);
+    if (x->input)
+        explicit_bzero(x->input, x->input_len); /* a trial's input holds its secret */
     free(x->input);
     free(x);
 }

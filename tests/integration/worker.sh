@@ -1,8 +1,10 @@
 #!/bin/sh
 # tunedeck-worker end to end: a 3-machine loopback trial through `tunedeck tune --launcher
-# local`; the same trial as three per-host processes; --slowdown measurably slows its device
+# local`; the same trial as three per-host processes, while peers without the trial's secret
+# are refused at one shard's port (the trial still runs to its end with its timings); --slowdown measurably slows its device
 # (compared with its peers in the same run); job mode checkpoints on SIGTERM and resumes at
-# another size from the saved step; bad input is refused. Every process started is stopped.
+# another size from the saved step; bad input (a per-host schedule without its secret too) is
+# refused. Every process started is stopped.
 set -eu
 : "${TUNEDECK_BUILD:?set TUNEDECK_BUILD to the build folder}"
 BIN="${TUNEDECK_BIN:-$TUNEDECK_BUILD/tunedeck}"
@@ -106,21 +108,106 @@ no_leftovers "all-local"
 . "$ROOT/tests/sshd-harness.sh"
 harness_pick_port || fail "no free port span"
 base=$((H_PORT + 1))
-for m in loop-0 loop-1 loop-2; do
+# Per host, the schedule carries the trial's secret, as tunedeck's launchers add it; a worker
+# started by hand needs one of its own (section 4: refused without).
+secret="$($PY -c 'import secrets; print(secrets.token_hex(32))')"
+$PY - "$TMP/sched.json" "$secret" > "$TMP/sched-secret.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["ps_secret"] = sys.argv[2]
+print(json.dumps(s))
+PYEOF
+start_host() {
     slow=""
-    [ "$m" = loop-2 ] && slow="--slowdown 6"
+    [ "$1" = loop-2 ] && slow="--slowdown 6"
     # shellcheck disable=SC2086
-    TUNEDECK_MACHINE=$m TUNEDECK_TRIAL=1 "$W" --port-base "$base" --connect-timeout 20 $slow \
-        < "$TMP/sched.json" > "$TMP/host-$m.out" &
+    TUNEDECK_MACHINE=$1 TUNEDECK_TRIAL=1 "$W" --port-base "$base" --connect-timeout 20 $slow \
+        < "$TMP/sched-secret.json" > "$TMP/host-$1.out" 2> "$TMP/host-$1.err" &
     PIDS="$PIDS $!"
+}
+# loop-0's shard waits for its 3 workers; before the other two start, peers without the secret
+# knock on its port: garbage, a worker of the protocol before the handshake, a well-formed
+# hello whose proof is made with another key, and one that says nothing. Each must be dropped
+# with its address and reason, and the trial must then run as if they had never come.
+start_host loop-0
+$PY - "$base" "$TMP/attacks-done" "$TMP/silent.result" > "$TMP/attack.out" 2>&1 <<'PYEOF' &
+import hashlib, hmac, os, socket, struct, sys, time
+port, done, silent_result = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def dial():
+    for _ in range(400):  # the shard may not listen yet
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=60)
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("no shard listening on %d" % port)
+def until_closed(s):
+    try:
+        while s.recv(4096):
+            pass
+    except ConnectionResetError:
+        pass
+    s.close()
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        assert c, "closed before the challenge"
+        b += c
+    return b
+s = dial(); s.sendall(os.urandom(80)); until_closed(s)
+s = dial(); s.sendall(b"TDPS" + struct.pack("<HH", 1, 1) + bytes(56)); until_closed(s)
+# TDPA v1 hello from rank 1 with our nonce, then a proof keyed with a wrong secret
+nonce = os.urandom(32)
+s = dial()
+s.sendall(b"TDPA" + bytes([1, 1, 0, 0]) + struct.pack("<I", 1) + bytes(4) + nonce + bytes(32))
+ch = recv_exact(s, 80)
+assert ch[:4] == b"TDPA" and ch[5] == 2, ch[:8]
+msg = b"tunedeck-ps-auth\0worker\0" + bytes([1]) + struct.pack("<II", 0, 1) + nonce + ch[16:48]
+mac = hmac.new(os.urandom(32), msg, hashlib.sha256).digest()
+s.sendall(b"TDPA" + bytes([1, 3, 0, 0]) + struct.pack("<I", 1) + bytes(4) + bytes(32) + mac)
+until_closed(s)
+quiet = dial()
+open(done, "w").close()
+quiet.settimeout(120)
+try:
+    r = quiet.recv(1)
+    open(silent_result, "w").write("closed by the shard\n" if r == b"" else "got data\n")
+except ConnectionResetError:
+    open(silent_result, "w").write("closed by the shard\n")
+except socket.timeout:
+    open(silent_result, "w").write("never closed\n")
+PYEOF
+ATTACK=$!
+PIDS="$PIDS $ATTACK"
+i=0
+while [ ! -e "$TMP/attacks-done" ]; do
+    i=$((i + 1))
+    [ $i -lt 300 ] || fail "the peers without the secret did not get through in 30 s: $(cat "$TMP/attack.out")"
+    kill -0 "$ATTACK" 2>/dev/null || fail "the peers without the secret failed: $(cat "$TMP/attack.out")"
+    sleep 0.1
 done
+start_host loop-1
+start_host loop-2
 for p in $PIDS; do
-    wait "$p" || fail "per-host worker $p exited non-zero"
+    wait "$p" || fail "per-host worker or peer $p exited non-zero: $(cat "$TMP"/host-loop-*.err "$TMP/attack.out")"
 done
 PIDS=""
 for m in loop-0 loop-1 loop-2; do
     grep -q '"event":"done"' "$TMP/host-$m.out" || fail "per-host $m printed no done line"
 done
+for why in "not a tunedeck-worker handshake" "protocol without the handshake" \
+    "wrong proof (the peer does not hold this job's secret)"; do
+    grep -q "shard 0: refused 127\.0\.0\.1:[0-9]*: .*$why" "$TMP/host-loop-0.err" ||
+        fail "no refusal '$why' in loop-0's log: $(cat "$TMP/host-loop-0.err")"
+done
+# the silent one: dropped when every worker had joined, or by its own 20 s if they were slower
+grep -q "refused 127\.0\.0\.1:[0-9]*: \(every worker had joined before its handshake ended\|no complete handshake within 20 s\)" \
+    "$TMP/host-loop-0.err" || fail "the silent peer was not dropped: $(cat "$TMP/host-loop-0.err")"
+[ "$(grep -c 'refused' "$TMP/host-loop-0.err")" = 4 ] ||
+    fail "expected 4 refusals: $(cat "$TMP/host-loop-0.err")"
+grep -qx "closed by the shard" "$TMP/silent.result" || fail "the silent peer: $(cat "$TMP/silent.result")"
+grep -q "$secret" "$TMP"/host-loop-*.out "$TMP"/host-loop-*.err && fail "the secret is in a log"
+echo "per-host: 4 peers without the secret refused, each with its address and reason"
 cat "$TMP"/host-loop-*.out | grep -v '"event":"done"' > "$TMP/hosts.out"
 echo '{"event":"done","time_s":1}' >> "$TMP/hosts.out"
 check_slowdown "$TMP/hosts.out" "per-host" || fail "per-host slowdown"
@@ -196,6 +283,15 @@ if echo '{"protocol": 1, "machines": 3' | "$W" --all-local > "$TMP/bad.out" 2>&1
     fail "malformed schedule accepted"
 fi
 grep -q "malformed JSON" "$TMP/bad.out" || fail "malformed schedule: no reason given"
+# one machine of a per-host trial cannot make the job's secret up: without one it refuses
+rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base "$base" < "$TMP/sched.json" > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] || fail "per-host without ps_secret: exit $rc, expected 3: $(cat "$TMP/bad.out")"
+grep -q "field 'ps_secret': expected the job's secret" "$TMP/bad.out" ||
+    fail "per-host without ps_secret: no reason given: $(cat "$TMP/bad.out")"
+sed 's/"ps_secret": "[0-9a-f]*"/"ps_secret": "abc"/' "$TMP/sched-secret.json" > "$TMP/short.json"
+rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base "$base" < "$TMP/short.json" > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "field 'ps_secret': expected 64 hex digits" "$TMP/bad.out" ||
+    fail "a 3-digit ps_secret: exit $rc: $(cat "$TMP/bad.out")"
 if "$W" --all-local --slowdown nosuch=2 < "$TMP/sched.json" > "$TMP/bad.out" 2>&1; then
     fail "unknown --slowdown machine accepted"
 fi

@@ -14,37 +14,27 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
     int *conn = malloc(nw * sizeof *conn);
     double *sum = malloc((n ? n : 1) * sizeof *sum), *grad = malloc((n ? n : 1) * sizeof *grad);
     int rc = -1;
-    size_t accepted = 0;
     if (!conn || !sum || !grad) {
         error_set(err, "shard %u: out of memory", cfg->shard);
         goto out;
     }
     for (size_t i = 0; i < nw; i++)
         conn[i] = -1;
-    /* Handshake: each worker says its rank. */
-    while (accepted < nw) {
-        int fd = psnet_accept(cfg->listen_fd, cfg->connect_timeout_s, err);
-        if (fd < 0) {
-            error_prefix(err, "shard %u: %zu of %zu workers connected", cfg->shard, accepted, nw);
-            goto out;
-        }
-        PsMsg hello;
-        if (psnet_recv(fd, &hello, NULL, 0, err) < 0) {
-            error_prefix(err, "shard %u: handshake", cfg->shard);
-            close(fd);
-            goto out;
-        }
-        if (hello.type != PSMSG_HELLO || hello.sender >= nw || conn[hello.sender] >= 0) {
-            error_set(err,
-                      "shard %u: handshake: expected a hello from a new worker rank below "
-                      "%zu, found a %s from %u",
-                      cfg->shard, nw, psmsg_type_name(hello.type), hello.sender);
-            close(fd);
-            goto out;
-        }
-        conn[hello.sender] = fd;
-        accepted++;
+    if (!cfg->secret) {
+        error_set(err, "shard %u: no job secret to check the workers' handshakes with",
+                  cfg->shard);
+        goto out;
     }
+    PsGateConfig gate = {.listen_fd = cfg->listen_fd,
+                         .secret = cfg->secret,
+                         .shard = cfg->shard,
+                         .n_workers = nw,
+                         .timeout_s = cfg->connect_timeout_s,
+                         .handshake_timeout_s = cfg->connect_timeout_s,
+                         .log = cfg->log,
+                         .log_userdata = cfg->log_userdata};
+    if (psgate_admit(&gate, conn, err) < 0)
+        goto out;
     PsMsg reply = {.type = PSMSG_PARAMS,
                    .sender = cfg->shard,
                    .iter = cfg->first_step,

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/base/error.h"
+#include "tools/worker/psgate.h"
 
 /* Called after every step with the mean loss over the batch and the examples behind it.
  * Returns non-zero to make this the last step (job mode: a stop was requested). */
@@ -24,11 +25,15 @@ typedef struct {
     uint64_t first_step; /* steps already taken (resume) */
     uint64_t steps;      /* steps to run; 0 = until on_step says stop */
     double connect_timeout_s;
+    const unsigned char *secret; /* the job's SECRET_BYTES; every worker must prove it */
+    PsLogFn log;                 /* peers refused at the handshake; may be NULL */
+    void *log_userdata;
     PsStepFn on_step; /* may be NULL */
     void *userdata;
 } PsShardConfig;
 
-/* Serves until the last step, then sends STOP with the final parameters. */
+/* Admits its workers through the handshake (tools/worker/psgate.h), serves until the last
+ * step, then sends STOP with the final parameters. */
 int ps_shard_run(const PsShardConfig *cfg, Error *err);
 
 #endif

@@ -12,7 +12,7 @@ enum { PSMSG_HEADER_BYTES = 64, PSMSG_VERSION = 1 };
 #define PSMSG_MAGIC 0x53504454u /* "TDPS" on the wire */
 
 typedef enum {
-    PSMSG_HELLO = 1,  /* worker -> PS: sender = worker rank */
+    PSMSG_HELLO = 1,  /* reserved: a worker's rank now comes in the handshake (psauth.h) */
     PSMSG_PUSH = 2,   /* worker -> PS: gradient sum of the shard, its inputs, compute, loss */
     PSMSG_PARAMS = 3, /* PS -> worker: the shard's parameters after iteration `iter` */
     PSMSG_STOP = 4    /* PS -> worker: training is over (job mode), carries the last params */

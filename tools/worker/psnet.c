@@ -3,6 +3,7 @@
 #include "tools/worker/psnet.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -102,6 +103,27 @@ int psnet_accept(int listen_fd, double timeout_s, Error *err)
         tune_socket(fd);
         return fd;
     }
+}
+
+int psnet_accept_now(int listen_fd, char *peer, size_t peer_cap, Error *err)
+{
+    int fl = fcntl(listen_fd, F_GETFL);
+    if (fl >= 0 && !(fl & O_NONBLOCK))
+        fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK); /* a peer reset before accept: no wait */
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int fd = accept4(listen_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED)
+            return -2;
+        return error_set(err, "accept: %s", strerror(errno));
+    }
+    char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+    getnameinfo((struct sockaddr *)&ss, len, host, sizeof host, port, sizeof port,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(peer, peer_cap, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+    tune_socket(fd);
+    return fd;
 }
 
 int psnet_connect(const char *host, int port, double timeout_s, Error *err)

@@ -14,6 +14,11 @@
 int psnet_listen(const char *host, int port, int *bound_port, Error *err);
 /* Accepts one peer within timeout_s; sets TCP_NODELAY and the I/O timeout on it. */
 int psnet_accept(int listen_fd, double timeout_s, Error *err);
+/* Accepts one peer that poll said is waiting, without waiting itself (the listening socket
+ * is made non-blocking): the fd, -2 when the peer went away meanwhile, -1 on an error. The
+ * peer's address ("127.0.0.1:40312", "[::1]:40312") goes to peer. Sets TCP_NODELAY and the
+ * I/O timeout like psnet_accept. */
+int psnet_accept_now(int listen_fd, char *peer, size_t peer_cap, Error *err);
 /* Connects, retrying while the peer is not yet listening, until timeout_s has passed. */
 int psnet_connect(const char *host, int port, double timeout_s, Error *err);
 /* Sends the header and m->count values. */

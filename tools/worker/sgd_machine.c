@@ -54,6 +54,9 @@ int sgd_machine_run(const SgdMachineConfig *cfg, Error *err)
                                  .first_step = cfg->first_step,
                                  .steps = cfg->steps,
                                  .connect_timeout_s = cfg->connect_timeout_s,
+                                 .secret = cfg->secret,
+                                 .log = cfg->log,
+                                 .log_userdata = cfg->log_userdata,
                                  .on_step = cfg->on_step,
                                  .userdata = cfg->step_userdata};
         if (rank < 0) {
@@ -75,6 +78,7 @@ int sgd_machine_run(const SgdMachineConfig *cfg, Error *err)
                              .slowdown = cfg->slowdown,
                              .examples_base = cfg->examples_base,
                              .connect_timeout_s = cfg->connect_timeout_s,
+                             .secret = cfg->secret,
                              .on_iteration = cfg->on_iteration,
                              .userdata = cfg->userdata};
         rc = sgd_worker_run(&w, err);

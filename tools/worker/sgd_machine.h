@@ -19,6 +19,9 @@ typedef struct {
     uint64_t steps;            /* 0 = until the PS's on_step asks to stop */
     uint64_t examples_base;    /* data position of the first step */
     double connect_timeout_s;
+    const unsigned char *secret; /* the job's SECRET_BYTES (tools/worker/psauth.h) */
+    PsLogFn log;                 /* PS side: peers refused at the handshake; may be NULL */
+    void *log_userdata;
     PsStepFn on_step; /* PS side */
     void *step_userdata;
     SgdIterationFn on_iteration; /* worker side */

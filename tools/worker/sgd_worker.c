@@ -14,6 +14,7 @@
 #include "core/base/clock.h"
 #include "core/model/protocol.h"
 #include "tools/worker/synthdata.h"
+#include "tools/worker/psauth.h"
 #include "tools/worker/psnet.h"
 
 typedef struct {
@@ -96,9 +97,16 @@ int sgd_worker_run(const SgdWorkerConfig *cfg, Error *err)
     }
     for (size_t k = 0; k < ns; k++) {
         conn[k] = psnet_connect(cfg->ps_host[k], cfg->ps_port[k], cfg->connect_timeout_s, err);
-        PsMsg hello = {.type = PSMSG_HELLO, .sender = rank};
-        if (conn[k] < 0 || psnet_send(conn[k], &hello, NULL, err) < 0) {
+        if (conn[k] < 0 || !cfg->secret) {
+            if (!cfg->secret)
+                error_set(err, "no job secret to prove to the shard");
             error_prefix(err, "%s: parameter server %zu", m->name, k);
+            goto out;
+        }
+        if (psauth_client(conn[k], cfg->secret, rank, (uint32_t)k, cfg->connect_timeout_s, err) <
+            0) {
+            error_prefix(err, "%s: parameter server %zu at %s:%d", m->name, k, cfg->ps_host[k],
+                         cfg->ps_port[k]);
             goto out;
         }
     }

@@ -32,7 +32,8 @@ typedef struct {
     const int *ps_port;     /* per shard */
     const double *slowdown; /* per device of this machine, >= 1; NULL = none */
     uint64_t examples_base; /* data position of the first step this run takes (resume) */
-    double connect_timeout_s;
+    double connect_timeout_s;    /* also bounds each shard's handshake */
+    const unsigned char *secret; /* the job's SECRET_BYTES, proven to every shard */
     SgdIterationFn on_iteration;
     void *userdata;
 } SgdWorkerConfig;

@@ -178,6 +178,30 @@ Test(schedule, input_line_is_one_json_object_and_one_newline)
     free(line);
 }
 
+Test(schedule, only_a_trials_input_carries_the_secret)
+{
+    Schedule *s = gpu_schedule();
+    size_t len = 0;
+    char *line = schedule_to_input(s, "00ff", &len);
+    cr_assert_not_null(line);
+    cJSON *j = cJSON_Parse(line);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "ps_secret")), "00ff");
+    Error err;
+    Schedule *back = schedule_from_json(j, c, "line", &err); /* readers take it in their stride */
+    cr_assert_not_null(back, "%s", err.msg);
+    cr_assert(schedule_equal(s, back));
+    cJSON *plain = schedule_to_json(s); /* what the journal and tune --json write */
+    cr_assert_null(cJSON_GetObjectItem(plain, "ps_secret"));
+    char *plain_line = schedule_to_line(s, &len);
+    cr_assert_null(strstr(plain_line, "ps_secret"));
+    free(plain_line);
+    cJSON_Delete(plain);
+    cJSON_Delete(j);
+    schedule_free(back);
+    schedule_free(s);
+    free(line);
+}
+
 static void rejects(const char *text, const char *needle)
 {
     cJSON *j = cJSON_Parse(text);

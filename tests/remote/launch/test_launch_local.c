@@ -197,3 +197,55 @@ Test(launch_local, a_huge_line_is_read_whole)
     cr_assert_float_eq(o->time_s, 1.5, 1e-12);
     observation_free(o);
 }
+
+/* A trial's input carries a secret of its own (ps_secret, 64 hex digits), fresh for every
+ * trial, and only there: not in the command's environment or arguments. */
+static void secret_of_run(const char *dir, int k, char out[65])
+{
+    snprintf(cmd, sizeof cmd,
+             "cat >'%s/in%d'; env >'%s/env%d'; cat /proc/$$/cmdline >'%s/args%d'; "
+             "echo '{\"event\":\"done\",\"time_s\":1}'",
+             dir, k, dir, k, dir, k);
+    Observation *o = run(cmd, 10);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    observation_free(o);
+    char path[600];
+    snprintf(path, sizeof path, "%s/in%d", dir, k);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    const char *p = strstr(text, "\"ps_secret\":\"");
+    cr_assert_not_null(p, "no ps_secret in the input: %s", text);
+    p += strlen("\"ps_secret\":\"");
+    cr_assert_eq(strspn(p, "0123456789abcdef"), 64, "%.80s", p);
+    cr_assert_eq(p[64], '"');
+    memcpy(out, p, 64);
+    out[64] = 0;
+    const char *others[] = {"env", "args"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s%d", dir, others[i], k);
+        f = fopen(path, "r");
+        cr_assert_not_null(f);
+        n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        for (size_t j = 0; j < n; j++)
+            text[j] = text[j] ? text[j] : ' ';
+        text[n] = 0;
+        cr_assert_null(strstr(text, out), "the secret is in the trial's %s", others[i]);
+    }
+}
+
+Test(launch_local, every_trial_gets_a_fresh_secret_on_stdin_only)
+{
+    char dir[] = "/tmp/tunedeck-secret-XXXXXX", a[65], b[65];
+    cr_assert_not_null(mkdtemp(dir));
+    secret_of_run(dir, 1, a);
+    secret_of_run(dir, 2, b);
+    cr_assert_str_neq(a, b, "two trials, one secret");
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+}

@@ -27,6 +27,8 @@ static const char *SCHED =
     "true,"
     "   \"devices\": [{\"id\": \"cpu\", \"inputs\": 10}]}]}";
 
+static const unsigned char SECRET[32] = "a job's secret, 32 bytes long..";
+
 typedef struct {
     SgdMachineConfig cfg;
     Error err;
@@ -119,6 +121,7 @@ Test(ps_shard, synchronous_steps_equal_full_batch_sgd)
                                          .ps_port = port,
                                          .steps = 3,
                                          .connect_timeout_s = 10,
+                                         .secret = SECRET,
                                          .on_step = capture,
                                          .step_userdata = &cap[m],
                                          .on_iteration = count,

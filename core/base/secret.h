@@ -1,0 +1,26 @@
+/* A job's shared secret: 32 bytes from the kernel's random source (getrandom), carried as 64
+ * lowercase hex digits. tunedeck makes one per trial and puts it in the schedule a trial
+ * reads on standard input; the parameter-server handshake (tools/worker/psauth.h) proves
+ * holding it without sending it. */
+#ifndef TUNEDECK_SECRET_H
+#define TUNEDECK_SECRET_H
+
+#include <stddef.h>
+
+#include "core/base/error.h"
+
+enum { SECRET_BYTES = 32, SECRET_HEX_CHARS = 2 * SECRET_BYTES };
+
+/* Fills out with n bytes from getrandom (/dev/urandom where the call is missing). */
+int secret_random(unsigned char *out, size_t n, Error *err);
+/* out gets SECRET_HEX_CHARS lowercase hex digits and a NUL. */
+void secret_to_hex(const unsigned char in[SECRET_BYTES], char out[SECRET_HEX_CHARS + 1]);
+/* A fresh secret as hex (the two above together). */
+int secret_new_hex(char out[SECRET_HEX_CHARS + 1], Error *err);
+/* Exactly SECRET_HEX_CHARS hex digits (either case) into SECRET_BYTES bytes; -1 otherwise,
+ * and the message never repeats the text (it is a secret, or a mistyped one). */
+int secret_from_hex(const char *hex, unsigned char out[SECRET_BYTES], Error *err);
+/* Equal in constant time: how long it takes does not depend on where a and b differ. */
+int secret_equal(const unsigned char *a, const unsigned char *b, size_t n);
+
+#endif

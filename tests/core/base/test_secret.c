@@ -1,0 +1,62 @@
+/* The job secret (core/base/secret.c): fresh each time, hex both ways, refusals that never
+ * repeat the text, and the constant-time comparison's answers. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "core/base/secret.h"
+
+Test(secret, two_fresh_secrets_differ_and_are_64_lowercase_hex_digits)
+{
+    char a[SECRET_HEX_CHARS + 1], b[SECRET_HEX_CHARS + 1];
+    Error err;
+    cr_assert_eq(secret_new_hex(a, &err), 0, "%s", err.msg);
+    cr_assert_eq(secret_new_hex(b, &err), 0, "%s", err.msg);
+    cr_assert_eq(strlen(a), 64);
+    cr_assert_eq(strspn(a, "0123456789abcdef"), 64, "%s", a);
+    cr_assert_str_neq(a, b);
+}
+
+Test(secret, hex_round_trips)
+{
+    unsigned char raw[SECRET_BYTES], back[SECRET_BYTES];
+    for (int i = 0; i < SECRET_BYTES; i++)
+        raw[i] = (unsigned char)(i * 37 + 5);
+    char hex[SECRET_HEX_CHARS + 1];
+    secret_to_hex(raw, hex);
+    Error err;
+    cr_assert_eq(secret_from_hex(hex, back, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(raw, back, sizeof raw), 0);
+    for (char *p = hex; *p; p++) /* either case */
+        if (*p >= 'a')
+            *p = (char)(*p - 'a' + 'A');
+    cr_assert_eq(secret_from_hex(hex, back, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(raw, back, sizeof raw), 0);
+}
+
+Test(secret, a_wrong_length_or_a_non_hex_digit_is_refused_without_echoing_it)
+{
+    unsigned char out[SECRET_BYTES];
+    Error err;
+    cr_assert_eq(secret_from_hex("abc123", out, &err), -1);
+    cr_assert(strstr(err.msg, "expected 64 hex digits"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "found 6 characters"), "%s", err.msg);
+    cr_assert_null(strstr(err.msg, "abc123"), "%s", err.msg);
+    char bad[SECRET_HEX_CHARS + 1];
+    memset(bad, 'f', SECRET_HEX_CHARS);
+    bad[SECRET_HEX_CHARS] = 0;
+    bad[9] = 'g';
+    cr_assert_eq(secret_from_hex(bad, out, &err), -1);
+    cr_assert(strstr(err.msg, "position 10"), "%s", err.msg);
+    cr_assert_null(strstr(err.msg, "fff"), "%s", err.msg);
+}
+
+Test(secret, equal_compares_every_byte)
+{
+    unsigned char a[32] = {0}, b[32] = {0};
+    cr_assert(secret_equal(a, b, 32));
+    b[31] = 1;
+    cr_assert_not(secret_equal(a, b, 32));
+    b[31] = 0;
+    b[0] = 0x80;
+    cr_assert_not(secret_equal(a, b, 32));
+}
