@@ -260,8 +260,8 @@ static void note_suspended(SlurmRun *r, const SlurmJobInfo *j, LiveSlurmTaken t)
                       "where it stopped once Slurm resumes it",
                       r->label, r->job_name);
     } else if (t != LIVESLURM_TAKEN_SUSPENDED && r->suspended_ms) {
-        liveslurm_say(r->s, "slurm: %s (%s) is %s after %.0f s suspended", r->label,
-                      r->job_name, strcmp(j->state, "RUNNING") == 0 ? "resumed" : j->state,
+        liveslurm_say(r->s, "slurm: %s (%s) is %s after %.0f s suspended", r->label, r->job_name,
+                      strcmp(j->state, "RUNNING") == 0 ? "resumed" : j->state,
                       (double)(clock_now_ms() - r->suspended_ms) / 1000);
         r->suspended_ms = 0;
     }

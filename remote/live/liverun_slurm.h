@@ -138,8 +138,9 @@ int liveslurm_check(const char *template_text, int per_host, Error *err);
 #define LIVESLURM_EXIT_MARK "tunedeck-batch-exit "
 /* The batch script: trap TERM (the shell waits for the job's checkpoint and exits with its
  * status), an exit at once when Slurm runs it again after a requeue (SLURM_RESTART_COUNT set
- * and not 0: tunedeck resubmits the job itself, from its checkpoint), TUNEDECK_JOB, the hostfile, then the job's command with its placeholders filled
- * (jobctl_command), then the exit line with the command's status. Caller frees. */
+ * and not 0: tunedeck resubmits the job itself, from its checkpoint), TUNEDECK_JOB, the
+ * hostfile, then the job's command with its placeholders filled (jobctl_command), then the
+ * exit line with the command's status. Caller frees. */
 char *liveslurm_script(const char *template_text, const char *name, const JobAlloc *a, Error *err);
 /* sbatch's arguments for the placement (names[i] with gpus[i] GPUs): the job's name
  * (liveslurm_job_name), one component per distinct GPU count, in the order the counts first
