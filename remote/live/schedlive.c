@@ -237,7 +237,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
     char at[40], ln[40];
     if (j->run) {
         l->ops->step(j->run);
-        note_backend(l, j); /* a taken run has no reason to wait and no GPUs granted */
+        note_backend(l, j);
         const JobProgress *p = l->ops->progress(j->run);
         /* Once a run: a diverged job prints a NaN loss every step. */
         if (p->refused && !j->refused_said) {
