@@ -177,6 +177,12 @@ int sched_drain_node(SchedState *s, int node, int drained, Error *err);
  * cluster's. A job of ours that no longer fits beside them moves at the next decision
  * (the most recently placed first); 0 gives them back. Fails outside 0..the node's GPUs. */
 int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err);
+/* The job lost its GPUs outside the scheduler (live mode: Slurm preempted its job for
+ * another): they are given back now, logged as a stop (SCHED_EV_STOP), and the job waits
+ * queued, its progress kept, for a decision to place it again (a start, which a live driver
+ * enacts as a restart from its checkpoint). Nothing happens to a job holding no GPU. Fails
+ * for an unknown job, or out of memory (nothing changed). */
+int sched_evict(SchedState *s, size_t job, Error *err);
 /* A node joins the running cluster (core/sched/sched_grow.c): named `name` (not one of the
  * scheduler's), with `gpus` GPUs (1..64) of `type` ("" unknown) at `speed` (1 = the measured
  * GPUs), usable from now on; the next decision may place jobs there. Returns its index (the

@@ -121,6 +121,22 @@ int sched_pause(SchedState *s, size_t job, int paused, Error *err)
     return 0;
 }
 
+int sched_evict(SchedState *s, size_t job, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "evict: no job %zu", job);
+    SJob *j = &s->jobs[job];
+    if (j->done || j->gpus == 0)
+        return 0;
+    /* logged first: out of memory leaves the job as it was */
+    if (sched_log_event(s, SCHED_EV_STOP, job, j->gpus, 0) < 0)
+        return error_no_memory(err, "scheduler");
+    sched_release(s, job);
+    j->gpus = 0;
+    j->stall_left_s = 0;
+    return 0;
+}
+
 int sched_set_usable(SchedState *s, int usable, Error *err)
 {
     if (usable == s->usable_gpus)

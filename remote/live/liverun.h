@@ -57,6 +57,12 @@ typedef struct LiveRunOps {
     const char *(*label)(const void *run);   /* "Slurm job 12" */
     const char *(*granted)(const void *run); /* the placement granted: "n3:0+1"; "" not yet */
     const char *(*waiting)(const void *run); /* why it is not running yet: "Resources"; "" */
+    /* How the backend took the run off its GPUs for another job, once it did: "preempted by
+     * Slurm (PreemptMode=CANCEL: ...)"; "" while it did not. Not a death: the driver gives
+     * the job's GPUs back to the model at once and starts it again, from its checkpoint,
+     * where a later decision places it; the run itself ends once the backend has cleared
+     * what is left of it (Slurm: a requeued copy cancelled). */
+    const char *(*preempted)(const void *run);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
      * before the first tick. */

@@ -246,6 +246,65 @@ static void say_still_pending(SlurmRun *r, const SlurmJobInfo *j)
                   r->label, r->job_name, r->s->o.pending_say_s, j->reason);
 }
 
+/* Suspended: it keeps its GPUs (Slurm 22.05 frees a suspended job's CPUs, not its GRES; a
+ * GPU job asking for them is not started by suspending ours), so the model keeps counting
+ * them; said once a suspension, and its end. */
+static void note_suspended(SlurmRun *r, const SlurmJobInfo *j, LiveSlurmTaken t)
+{
+    if (t == LIVESLURM_TAKEN_SUSPENDED && !r->suspended_ms) {
+        r->suspended_ms = clock_now_ms();
+        liveslurm_say(r->s,
+                      "slurm: %s (%s) is suspended (preempted with PreemptMode=SUSPEND, or "
+                      "scontrol suspend): Slurm keeps its GPUs while it is suspended (it frees "
+                      "only its CPUs), so the scheduler keeps counting them; it goes on from "
+                      "where it stopped once Slurm resumes it",
+                      r->label, r->job_name);
+    } else if (t != LIVESLURM_TAKEN_SUSPENDED && r->suspended_ms) {
+        liveslurm_say(r->s, "slurm: %s (%s) is %s after %.0f s suspended", r->label, r->job_name,
+                      strcmp(j->state, "RUNNING") == 0 ? "resumed" : j->state,
+                      (double)(clock_now_ms() - r->suspended_ms) / 1000);
+        r->suspended_ms = 0;
+    }
+}
+
+/* Slurm took the job off its GPUs for another job (preemption, docs/slurm.md): not a death.
+ * Its end (PREEMPTED) or its requeue ends the run once Slurm says it ended, with how in
+ * taken_how for the driver (LiveRunOps.preempted), which gives its GPUs back to the model and
+ * has the next decision place it again, from its checkpoint. A requeued copy is cancelled
+ * (liveslurm_run_calls: CANCEL_REQUEUED) rather than left to Slurm: Slurm would start it on
+ * the same nodes, the preemptor's now, with the size and {resume} of its first submission,
+ * while the policy may place it elsewhere now and its checkpoint is newer. Returns 1 when the
+ * job was taken (the rest of follow does not apply). */
+static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
+{
+    LiveSlurmTaken t = liveslurm_taken(j);
+    note_suspended(r, j, t);
+    if (t != LIVESLURM_TAKEN_PREEMPTED && t != LIVESLURM_TAKEN_REQUEUED)
+        return 0;
+    if (!r->taken) {
+        r->taken = t;
+        r->saved = r->script_rc == 0; /* its script's exit line: the checkpoint the TERM wrote */
+        if (t == LIVESLURM_TAKEN_PREEMPTED)
+            snprintf(r->taken_how, sizeof r->taken_how,
+                     "preempted by Slurm (PreemptMode=CANCEL: it ended PREEMPTED)");
+        else
+            snprintf(r->taken_how, sizeof r->taken_how,
+                     "requeued by Slurm (Restarts=%d: preempted with PreemptMode=REQUEUE, or its "
+                     "node failed; now %s): its requeued copy is cancelled",
+                     j->restarts, j->state);
+        r->granted[0] = r->waiting[0] = 0;
+        if (!r->ran)
+            r->ran = 1; /* it ran, if for less than a round */
+    }
+    if (slurm_jobinfo_ended(j->state)) {
+        r->saved |= r->script_rc == 0;
+        liveslurm_run_end(r, r->taken == LIVESLURM_TAKEN_PREEMPTED
+                                 ? "preempted by Slurm"
+                                 : "requeued by Slurm (its copy cancelled)");
+    }
+    return 1;
+}
+
 /* Where the job is, from the last round and its output file. */
 static void follow(SlurmRun *r)
 {
@@ -274,6 +333,8 @@ static void follow(SlurmRun *r)
     }
     const SlurmJobInfo *j = parts[0];
     snprintf(r->state, sizeof r->state, "%s", j->state);
+    if (taken_off(r, j))
+        return;
     if (strcmp(j->state, "PENDING") == 0) {
         /* "None": Slurm's word for a pending job it is about to start */
         snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
@@ -382,6 +443,11 @@ static const char *granted(const void *run)
     return ((const SlurmRun *)run)->granted;
 }
 
+static const char *preempted(const void *run)
+{
+    return ((const SlurmRun *)run)->taken_how;
+}
+
 static const char *waiting(const void *run)
 {
     const SlurmRun *r = run;
@@ -415,6 +481,7 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .label = label,
                                   .granted = granted,
                                   .waiting = waiting,
+                                  .preempted = preempted,
                                   .tick = liveslurm_tick,
                                   .watch = liveslurm_watch,
                                   .nodes = liveslurm_nodes,

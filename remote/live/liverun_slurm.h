@@ -137,8 +137,10 @@ int liveslurm_check(const char *template_text, int per_host, Error *err);
 /* The line the batch script prints last: LIVESLURM_EXIT_MARK JOBID STATUS. */
 #define LIVESLURM_EXIT_MARK "tunedeck-batch-exit "
 /* The batch script: trap TERM (the shell waits for the job's checkpoint and exits with its
- * status), TUNEDECK_JOB, the hostfile, then the job's command with its placeholders filled
- * (jobctl_command), then the exit line with the command's status. Caller frees. */
+ * status), an exit at once when Slurm runs it again after a requeue (SLURM_RESTART_COUNT set
+ * and not 0: tunedeck resubmits the job itself, from its checkpoint), TUNEDECK_JOB, the
+ * hostfile, then the job's command with its placeholders filled (jobctl_command), then the
+ * exit line with the command's status. Caller frees. */
 char *liveslurm_script(const char *template_text, const char *name, const JobAlloc *a, Error *err);
 /* sbatch's arguments for the placement (names[i] with gpus[i] GPUs): the job's name
  * (liveslurm_job_name), one component per distinct GPU count, in the order the counts first
@@ -161,6 +163,20 @@ double liveslurm_backoff_s(double poll_s, int fails);
 /* The run's end in the driver's words: "exited 0" (COMPLETED), "exited 3", "killed by
  * SIGKILL", "cancelled while pending", "slurm: TIMEOUT (TimeLimit)"... */
 void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap);
+/* How Slurm took a job of ours off its GPUs, read from its record (preemption,
+ * docs/slurm.md): */
+typedef enum {
+    LIVESLURM_TAKEN_NONE,
+    LIVESLURM_TAKEN_PREEMPTED, /* ended PREEMPTED: PreemptMode=CANCEL */
+    LIVESLURM_TAKEN_REQUEUED,  /* Restarts > 0: requeued (PreemptMode=REQUEUE, a failed node,
+                                  scontrol requeue); pending again, or run again */
+    LIVESLURM_TAKEN_SUSPENDED, /* SUSPENDED: PreemptMode=SUSPEND or scontrol suspend; it keeps
+                                  its GPUs (Slurm 22.05 frees a suspended job's CPUs, not its
+                                  GRES) */
+} LiveSlurmTaken;
+/* Our submissions start at Restarts=0, so any restart is Slurm's requeue; requeued wins over
+ * the state the copy is in now (pending, running again, or ended). */
+LiveSlurmTaken liveslurm_taken(const SlurmJobInfo *j);
 /* The prefix of every live run's batch job name (tunedeck-live-NAME.NONCE-N). */
 #define LIVESLURM_NAME_PREFIX "tunedeck-live-"
 /* 1 when `id` is one of the n `ids` (a job id among ours). */

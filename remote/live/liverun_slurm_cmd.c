@@ -28,8 +28,17 @@ char *liveslurm_script(const char *t, const char *name, const JobAlloc *a, Error
     size_t len = 0;
     /* The batch shell survives `scancel --signal=TERM --full` (trap), waits for the job to
      * write its checkpoint, and exits with its status: exit 0 makes the job COMPLETED. */
-    int rc =
-        shquote_append_raw(&b, &len, "#!/bin/sh\n# tunedeck live job\ntrap : TERM\nTUNEDECK_JOB=");
+    /* A copy Slurm requeued (preemption, a failed node) and started again would run the old
+     * placement with the old {resume}, and its TERM could write a checkpoint older than the
+     * one it resumed from: it ends at once, and tunedeck cancels and resubmits the job
+     * (liveslurm_taken). No braces: they would read as a placeholder. */
+    int rc = shquote_append_raw(
+        &b, &len,
+        "#!/bin/sh\n# tunedeck live job\ntrap : TERM\n"
+        "if [ -n \"$SLURM_RESTART_COUNT\" ] && [ \"$SLURM_RESTART_COUNT\" != 0 ]; then\n"
+        "    echo \"tunedeck: Slurm requeued this job and started it again (restart "
+        "$SLURM_RESTART_COUNT): not run again, tunedeck resubmits it from its checkpoint\"\n"
+        "    exit 0\nfi\nTUNEDECK_JOB=");
     if (rc == 0)
         rc = shquote_append(&b, &len, name);
     if (rc == 0)
@@ -186,6 +195,17 @@ void liveslurm_status_text(const SlurmJobInfo *j, int ran, char *out, size_t cap
         snprintf(out, cap, "cancelled while pending");
     else
         snprintf(out, cap, "slurm: %s (%s)", j->state, j->reason[0] ? j->reason : "no reason");
+}
+
+LiveSlurmTaken liveslurm_taken(const SlurmJobInfo *j)
+{
+    if (j->restarts > 0)
+        return LIVESLURM_TAKEN_REQUEUED;
+    if (strcmp(j->state, "PREEMPTED") == 0)
+        return LIVESLURM_TAKEN_PREEMPTED;
+    if (strcmp(j->state, "SUSPENDED") == 0)
+        return LIVESLURM_TAKEN_SUSPENDED;
+    return LIVESLURM_TAKEN_NONE;
 }
 
 int liveslurm_no_controller(const char *e)

@@ -71,8 +71,10 @@ struct LiveSlurm {
 
 /* The calls a run makes itself, one at a time. */
 enum { RUN_CALL_NONE, RUN_CALL_SBATCH, RUN_CALL_LOOKUP, RUN_CALL_SCANCEL };
-/* Which scancel: a pending job's (--state=PENDING), the checkpoint's TERM, the end. */
-enum { CANCEL_NONE, CANCEL_PENDING, CANCEL_TERM, CANCEL_KILL };
+/* Which scancel: a pending job's (--state=PENDING), the checkpoint's TERM, the end, the copy
+ * Slurm requeued (plain: pending, it has nothing to checkpoint; run again, its script ends
+ * at once). */
+enum { CANCEL_NONE, CANCEL_PENDING, CANCEL_TERM, CANCEL_KILL, CANCEL_REQUEUED };
 
 typedef struct {
     LiveSlurm *s;
@@ -103,6 +105,12 @@ typedef struct {
     int64_t running_since_ms;
     int64_t pending_since_ms; /* first round that saw the job pending; 0 before */
     int pending_said;         /* pending past LIVESLURM_PENDING_SAY_S: said once */
+    /* Slurm took it off its GPUs (liveslurm_taken): how, said once by the driver through
+     * LiveRunOps.preempted; a requeued copy is cancelled (requeue_cancel_sent once that
+     * scancel went), the run ending once a round sees it ended */
+    int taken, requeue_cancel_sent;
+    char taken_how[200];
+    int64_t suspended_ms; /* when a round first saw it SUSPENDED (said once); 0 when not */
     char state[24], waiting[96], granted[256], status[300];
 } SlurmRun;
 

@@ -151,6 +151,8 @@ static void scancel_answered(SlurmRun *r, int which, int rc, const Error *err)
         r->term_sent = 1;
     else if (which == CANCEL_KILL)
         r->kill_sent = 1;
+    else if (which == CANCEL_REQUEUED)
+        r->requeue_cancel_sent = 1;
 }
 
 static void collect(SlurmRun *r)
@@ -180,9 +182,12 @@ static void collect(SlurmRun *r)
     free(out);
 }
 
-/* The scancel the run needs now: the end before the TERM before a pending job's cancel. */
+/* The scancel the run needs now: a requeued copy's before the end before the TERM before a
+ * pending job's cancel. */
 static int cancel_due(const SlurmRun *r)
 {
+    if (r->taken == LIVESLURM_TAKEN_REQUEUED && !r->requeue_cancel_sent)
+        return CANCEL_REQUEUED;
     if (r->kill_asked && !r->kill_sent)
         return CANCEL_KILL;
     if (r->stop_asked && r->ran && !r->term_sent && !r->kill_sent)

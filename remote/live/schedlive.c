@@ -289,7 +289,11 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             }
         }
     }
+    if (j->run) /* after its last lines: the step it was taken at, and its checkpoint's */
+        schedlive_preempted(l, j);
     if (j->run && l->ops->running(j->run)) {
+        if (j->preempted)
+            return; /* the backend clears what is left of it; nothing to signal */
         if (j->stop_wanted && !j->stopping && l->ops->ready(j->run)) {
             Error err;
             if (l->ops->signal(j->run, SIGTERM, &err) == 0) {
@@ -312,7 +316,9 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         /* the process ended */
         snprintf(j->status, sizeof j->status, "%s", l->ops->status(j->run));
         int asked = j->stop_wanted || j->stopping;
-        if (asked && strcmp(j->status, "exited 0") == 0) {
+        if (j->preempted) {
+            /* said when the backend took it (schedlive_preempted): no death */
+        } else if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
             j->saved_step = j->step;
             char epoch[40] = "", loss[40] = "";
@@ -352,6 +358,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         j->run_gpus = 0;
         j->n_run_nodes = 0;
         j->stopping = j->stop_wanted = j->killed = 0;
+        j->preempted = 0;
     }
     if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all) {
         const LiveJob *k = schedlive_blocker(l, j);
@@ -461,13 +468,14 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
     sched_job_info(l->s, i, &info);
     *out = (SchedLiveJob){.name = j->name,
                           .model = j->model,
-                          .running = j->run && l->ops->running(j->run),
+                          .running = j->run && l->ops->running(j->run) && !j->preempted,
                           .gpus = j->run ? j->run_gpus : 0,
                           .gpu_ids = j->run ? j->run_where : "",
                           .host = j->host >= 0 ? schedlive_machine(l, j->host) : "",
                           .runs = j->runs,
                           .resizes = j->resizes,
                           .deaths = j->deaths,
+                          .preemptions = j->preemptions,
                           .failed = j->failed,
                           .step = j->step,
                           .loss = j->loss,

@@ -67,7 +67,8 @@ typedef struct {
     const char *host; /* launch machine of the current/last run, "" before any */
     int runs;         /* processes started */
     int resizes;      /* checkpoint-stop-restarts enacted */
-    int deaths;       /* ends nobody asked for */
+    int deaths;       /* ends nobody asked for (a preemption is not one) */
+    int preemptions;  /* runs the backend took off their GPUs for another job (Slurm) */
     int failed;       /* died again after its one restart: left stopped */
     long step;        /* last progress line of any run (-1: none yet) */
     double loss;      /* last progress line's loss, any sign; NAN: none given */

@@ -184,6 +184,14 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
     if (ev->job < 0 || (size_t)ev->job >= l->n_jobs)
         return;
     LiveJob *j = &l->jobs[ev->job];
+    if (ev->kind == SCHED_EV_STOP && j->preempt_event) {
+        /* the model's side of a preemption the backend reported: said then, not a decision */
+        j->preempt_event = 0;
+        j->need_start = 0;
+        j->want_gpus = 0;
+        j->resize_pending = 0;
+        return;
+    }
     char place[512] = "";
     size_t pl = 0;
     for (size_t i = 0; i < ev->n_slots && pl < sizeof place - 64; i++)
@@ -192,7 +200,7 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
     schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPU%s%s%s", ev->time_s,
                   sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
                   ev->gpus_to == 1 ? "" : "s", place[0] ? " on " : "", place);
-    int up = j->run && l->ops->running(j->run);
+    int up = j->run && l->ops->running(j->run) && !j->preempted; /* a taken run is no stop's */
     switch (ev->kind) {
     case SCHED_EV_START:
     case SCHED_EV_RESIZE:

@@ -36,6 +36,10 @@ typedef struct {
     int killed; /* SIGKILL sent */
     int has_ckpt;
     int runs, resizes, deaths, failed, resize_pending;
+    /* the backend took its current run off its GPUs (LiveRunOps.preempted): not a death;
+     * preempt_event: the model's stop that followed, logged by schedlive_preempted, not
+     * again as a decision */
+    int preempted, preemptions, preempt_event;
     int ended_itself; /* its last run exited 0 unasked: the script finished its training */
     int seen; /* progress lines of the current run already taken */
     int refused_said; /* the current run's first refused protocol line logged */
@@ -87,6 +91,13 @@ void schedlive_free_want(LiveJob *j);
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
 const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);
+
+/* schedlive_preempt.c: the backend took the job's run off its GPUs for another job (Slurm's
+ * preemption, LiveRunOps.preempted): once a run, said, the job's GPUs given back to the model
+ * (sched_evict) and its start left to a later decision, from its checkpoint if the TERM left
+ * one. Returns 1 when the run is (or was) taken: the driver then sends it no signal, and its
+ * end is no death. */
+int schedlive_preempted(SchedLive *l, LiveJob *j);
 
 /* schedlive_nodes.c: the backend watches the model's nodes (its watch op); after each tick,
  * what it read changes the model: a node it calls unusable is drained (sched_drain_node:

@@ -305,6 +305,10 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
         j->gpus_per_job = tres_gpus(v, vl);
         tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
     }
+    if ((v = word_value(line, len, "Restarts=", &vl))) {
+        long long n = 0;
+        j->restarts = number(v, vl, &n) == 0 && n <= 1000000 ? (int)n : 0;
+    }
     if ((v = word_value(line, len, "ExitCode=", &vl))) {
         char code[32];
         copy_n(code, sizeof code, v, vl);

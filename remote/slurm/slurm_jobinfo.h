@@ -32,6 +32,7 @@ typedef struct {
     char reason[96]; /* Slurm's reason: Resources, Priority, None... */
     int exit_code;   /* ExitCode=C:S */
     int exit_signal;
+    int restarts;    /* Restarts=: times Slurm requeued it (preemption, a failed node); 0 */
     char nodelist[256];
     /* what a pending job asks for and when Slurm means to start it (the live scheduler
      * keeps the GPUs other users' pending jobs will take out of its growth) */

@@ -5,6 +5,7 @@
 
 #include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+#include "tests/support/fixtures.h"
 
 #ifndef TUNEDECK_SOURCE_DIR
 #define TUNEDECK_SOURCE_DIR "."
@@ -71,6 +72,13 @@ Test(liverun_slurm, script_traps_term_and_fills_placeholders_quoted)
     cr_assert_not_null(s, "%s", e.msg);
     cr_assert(strncmp(s, "#!/bin/sh\n", 10) == 0, "%s", s);
     cr_assert(strstr(s, "\ntrap : TERM\n"), "%s", s);
+    /* a copy Slurm requeued and started again ends at once: tunedeck resubmits the job */
+    cr_assert(strstr(s, "\ntrap : TERM\nif [ -n \"$SLURM_RESTART_COUNT\" ] && "
+                        "[ \"$SLURM_RESTART_COUNT\" != 0 ]; then\n"),
+              "%s", s);
+    cr_assert(strstr(s, "tunedeck resubmits it from its checkpoint\"\n    exit 0\nfi\n"
+                        "TUNEDECK_JOB="),
+              "%s", s);
     cr_assert(strstr(s, "TUNEDECK_JOB='j0'\nexport TUNEDECK_JOB\n"), "%s", s);
     cr_assert(strstr(s, "printf '%s\\n' 'n1:2\nn3:1' > tunedeck-hostfile\n"), "%s", s);
     cr_assert(strstr(s, "train --gpus '3' --hosts 'n1,n3' --resume 'ck pt'\n"), "%s", s);
@@ -265,4 +273,36 @@ Test(liverun_slurm, a_second_job_under_a_submissions_name_is_its_double)
     cr_assert_eq(liveslurm_doubles(&jobs, "ops", name, "20", ids, 1), 2, "counted past cap");
     cr_assert_str_eq(ids[0], "21");
     slurm_jobinfo_clear(&jobs);
+}
+
+/* Slurm's preemption, captured (PreemptType=preempt/partition_prio): a job requeued is
+ * pending with Restarts=1, one cancelled ended PREEMPTED, the preemptors run; and a job
+ * suspended keeps its GPUs. */
+Test(liverun_slurm, preempted_requeued_and_suspended_jobs_are_told_apart)
+{
+    const char *files[] = {"slurm/scontrol-job-22.05-preempted.txt",
+                           "slurm/scontrol-job-22.05-suspended.txt"};
+    SlurmJobInfoList l[2];
+    Error e;
+    for (int i = 0; i < 2; i++) {
+        char *text = fixture_read(files[i]);
+        cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l[i], &e), 0, "%s", e.msg);
+        free(text);
+    }
+    cr_assert_eq(liveslurm_taken(slurm_jobinfo_find(&l[0], "1")), LIVESLURM_TAKEN_REQUEUED);
+    cr_assert_eq(liveslurm_taken(slurm_jobinfo_find(&l[0], "2")), LIVESLURM_TAKEN_PREEMPTED);
+    cr_assert_eq(liveslurm_taken(slurm_jobinfo_find(&l[0], "3")), LIVESLURM_TAKEN_NONE);
+    const SlurmJobInfo *sus = slurm_jobinfo_find(&l[1], "1");
+    cr_assert_eq(liveslurm_taken(sus), LIVESLURM_TAKEN_SUSPENDED);
+    char where[64];
+    slurm_jobinfo_where(&sus, 1, where, sizeof where);
+    cr_assert_str_eq(where, "n1:0+1", "a suspended job still holds its GPUs");
+    /* a requeued copy Slurm started again, or one that ended, is still a requeue */
+    SlurmJobInfo again = *slurm_jobinfo_find(&l[0], "1");
+    snprintf(again.state, sizeof again.state, "RUNNING");
+    cr_assert_eq(liveslurm_taken(&again), LIVESLURM_TAKEN_REQUEUED);
+    snprintf(again.state, sizeof again.state, "CANCELLED");
+    cr_assert_eq(liveslurm_taken(&again), LIVESLURM_TAKEN_REQUEUED);
+    slurm_jobinfo_clear(&l[0]);
+    slurm_jobinfo_clear(&l[1]);
 }

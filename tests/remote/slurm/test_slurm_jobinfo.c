@@ -292,3 +292,24 @@ Test(slurm_jobinfo, captured_gpu_request_forms)
     slurm_jobinfo_clear(&l);
     free(text);
 }
+
+/* Preemption, captured: a requeued job counts its restarts; an ended one says PREEMPTED. */
+Test(slurm_jobinfo, captured_preemptions_requeued_and_cancelled)
+{
+    char *text = fixture_read("slurm/scontrol-job-22.05-preempted.txt");
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol", &l, &e), 0, "%s", e.msg);
+    cr_assert_eq(l.n, 4);
+    const SlurmJobInfo *rq = slurm_jobinfo_find(&l, "1"), *pe = slurm_jobinfo_find(&l, "2");
+    cr_assert(rq && pe);
+    cr_assert_str_eq(rq->state, "PENDING");
+    cr_assert_str_eq(rq->reason, "BeginTime");
+    cr_assert_eq(rq->restarts, 1);
+    cr_assert_str_eq(pe->state, "PREEMPTED");
+    cr_assert_eq(pe->restarts, 0);
+    cr_assert(slurm_jobinfo_ended(pe->state));
+    cr_assert_eq(slurm_jobinfo_find(&l, "3")->restarts, 0);
+    slurm_jobinfo_clear(&l);
+    free(text);
+}

@@ -1,0 +1,55 @@
+/* A run the backend took off its GPUs for another job (Slurm's preemption: CANCEL, REQUEUE)
+ * is not a death: the job's GPUs leave the model at once and a later decision places it
+ * again, resuming from its checkpoint (remote/live/schedlive_priv.h, docs/slurm.md). */
+#include <stdio.h>
+
+#include "remote/live/schedlive_priv.h"
+
+int schedlive_preempted(SchedLive *l, LiveJob *j)
+{
+    if (j->preempted)
+        return 1;
+    const char *how = j->run && l->ops->preempted ? l->ops->preempted(j->run) : "";
+    if (!how[0])
+        return 0;
+    j->preempted = 1;
+    j->preemptions++;
+    /* The TERM Slurm sends first (KillWait, GraceTime) may have let it write a checkpoint:
+     * its batch script's exit 0 says so. */
+    char ck[96];
+    if (l->ops->rank0_saved(j->run)) {
+        j->has_ckpt = 1;
+        j->saved_step = j->step;
+        snprintf(ck, sizeof ck, "checkpoint written at step %ld", j->step);
+    } else if (j->has_ckpt) {
+        snprintf(ck, sizeof ck, "no new checkpoint (the last at step %ld)", j->saved_step);
+    } else {
+        snprintf(ck, sizeof ck, "no checkpoint yet");
+    }
+    size_t idx = (size_t)(j - l->jobs);
+    SchedJobInfo info;
+    int held = sched_job_info(l->s, idx, &info) == 0 ? info.gpus : 0;
+    Error err;
+    if (held > 0 && !l->stopping_all) {
+        if (sched_evict(l->s, idx, &err) < 0)
+            schedlive_log(l, "%s: %s", j->name, err.msg);
+        else
+            j->preempt_event = 1;
+    }
+    /* whatever was asked of the run before goes: a later decision starts the job again */
+    j->need_start = j->resize_pending = 0;
+    j->stop_wanted = j->stopping = j->killed = 0;
+    j->run_gpus = 0;
+    j->n_run_nodes = 0;
+    j->run_where[0] = 0;
+    const char *label = l->ops->label ? l->ops->label(j->run) : "run";
+    if (l->stopping_all)
+        schedlive_log(l, "%s: %s %s, at step %ld, %s", j->name, label, how, j->step, ck);
+    else
+        schedlive_log(l,
+                      "%s: %s %s, at step %ld, %s: not a death; its %d GPU%s leave the model "
+                      "until a decision places it again, %s",
+                      j->name, label, how, j->step, ck, held, held == 1 ? "" : "s",
+                      j->has_ckpt ? "resuming from its checkpoint" : "starting fresh");
+    return 1;
+}

@@ -1,0 +1,169 @@
+#!/bin/sh
+# The live scheduler on Slurm when Slurm preempts its jobs (its siblings: slurm_live.sh,
+# slurm_live_jobs.sh, slurm_live_outage.sh), against the private Slurm 22.05 of
+# tests/slurm-harness.sh with preemption by partition: PreemptType=preempt/partition_prio,
+# PreemptMode=REQUEUE, and a partition urgent over t4's nodes (n1, n2: gpu:t4:2 each) with a
+# higher PriorityTier. tunedeck-worker in job mode is the job command (it checkpoints on
+# SIGTERM, which Slurm sends first when it preempts, KillWait=5 s before the KILL).
+#
+# 1. REQUEUE: a job in urgent on solo's node preempts it; Slurm requeues solo's job (pending
+#    again, Restarts=1): said once, not a death; its GPUs leave the model at once, the
+#    requeued copy is cancelled, and the next decision starts solo on the other node,
+#    resuming from the checkpoint the preemption's TERM wrote.
+# 2. CANCEL (t4's PreemptMode set to CANCEL): solo is preempted twice (PREEMPTED), once on
+#    each node; with both held it waits queued, and when the first preemptor ends it starts
+#    a third time from its checkpoint: two preemptions are no "second death".
+# 3. A suspended job (scontrol suspend, then resume): said once with its end; it keeps its
+#    GPUs and its run (no stop, no restart).
+# After each run: no Slurm job of ours (squeue) and no job process left. The trap stops every
+# daemon and job it started.
+set -u
+suite=slurm_live_preempt scratch=slurm-live-preempt suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
+. "$here/integration/lib/slurmlive.sh"
+slurmlive_start "PreemptType=preempt/partition_prio" "PreemptMode=REQUEUE" \
+    "PartitionName=urgent Nodes=n[1-2] MaxTime=INFINITE State=UP PriorityTier=10"
+printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
+
+# preemptor NODE: a job of partition urgent on both GPUs of NODE for two minutes (not
+# waited for: it starts once Slurm has preempted what holds them); prints its id.
+preemptor() {
+    sbatch --parsable -p urgent -w "$1" --gres=gpu:2 -J urgent -o /dev/null --wrap 'sleep 120'
+}
+
+# solo_node N RUN: the node solo's RUN-th run runs on, once its progress shows (up to 60 s).
+solo_node() {
+    wait_line "$T/out$1" "solo: run $2 on n[12] " 600
+    sed -n "s/.* solo: run $2 on \(n[12]\) .*/\1/p" "$T/out$1" | head -1
+}
+
+# start_run N: solo on partition t4 in the background, its output in T/outN; fixed-2 keeps it
+# at 2 GPUs, one node (doubling would grow it over both)
+start_run() {
+    : > "$T/out$1"
+    "$bin" schedule --live --slurm --partition t4 --workload "$T/solo.csv" --job-command "$job" \
+        --policy fixed-2 --interval 60 --time-scale 30 --duration 300 --status-every 0 \
+        --job-dir "$T/jobs$1" > "$T/out$1" 2> "$T/err$1" &
+    LIVE_PID=$!
+}
+
+# Its progress a second on, so that the checkpoint the preemption writes is past step 0.
+past_first_step() { sleep 1; }
+
+echo "REQUEUE: preempted, requeued copy cancelled, resumed elsewhere from its checkpoint"
+start_run 1
+node=$(solo_node 1 1)
+past_first_step
+urgent1=""
+[ -n "$node" ] && urgent1=$(preemptor "$node")
+wait_line "$T/out1" "solo: run 2 on n[12] .* resumed at step" 600
+requeued=$(sed -n 's/.* solo: Slurm job \([0-9]*\) requeued by Slurm.*/\1/p' "$T/out1" | head -1)
+copy_state="$( [ -n "$requeued" ] && scontrol show job "$requeued" 2> /dev/null | grep -o 'JobState=[A-Z]*')"
+kill -INT "$LIVE_PID"
+scancel $urgent1
+live_ended
+if [ "$rc" -eq 130 ] && [ -n "$node" ] && [ "$copy_state" = JobState=CANCELLED ] &&
+   python3 - "$T/out1" "$T/jobs1" "$node" <<'PY'
+import re, sys
+from outcheck import out, need
+from slurmlive import resumed
+node = sys.argv[3]
+other = "n2" if node == "n1" else "n1"
+p = need(r"solo: Slurm job \d+ requeued by Slurm \(Restarts=1: preempted with PreemptMode=REQUEUE, "
+         r"or its node failed; now PENDING\): its requeued copy is cancelled, at step (\d+), "
+         r"checkpoint written at step (\d+): not a death; its 2 GPUs leave the model until a "
+         r"decision places it again, resuming from its checkpoint", "the requeue said")
+assert p.group(1) == p.group(2), p.group(0)
+assert len(re.findall("requeued by Slurm", out)) == 1, "said once"
+need(r"%s: 2 of its 2 GPUs are held by other users' jobs" % node, "the preemptor's GPUs held")
+need(r"decision t=\d+s: start solo 0 -> 2 GPUs on %s:2" % other, "placed on the other node", p.end())
+m = need(r"solo: run 2 on %s \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)" % other,
+         "resumed there", p.end())
+resumed(m, int(p.group(2)), sys.argv[2], "solo")
+assert "died unexpectedly" not in out, "a preemption is no death"
+assert not re.search(r"decision t=\d+s: stop solo", out), "the model's side is no decision line"
+assert "waits for its allocation: BeginTime" not in out, "the requeued copy is not a run waiting"
+print(p.group(0)[:60] + "...; resumed on " + other)
+PY
+then pass "a requeued job is no death: its GPUs leave the model, its copy is cancelled, it resumes where the policy places it"
+else fail "requeue (exit $rc, node '$node', requeued job '$requeued' $copy_state)"; fi
+if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left"
+else fail "left: queue '$queue', $left processes"; fi
+
+echo "CANCEL: preempted twice, no second death"
+scontrol update PartitionName=t4 PreemptMode=CANCEL
+start_run 2
+first=$(solo_node 2 1)
+past_first_step
+urgent1="" urgent2="" second=""
+[ -n "$first" ] && urgent1=$(preemptor "$first")
+[ -n "$first" ] && second=$(solo_node 2 2)
+past_first_step
+[ -n "$second" ] && urgent2=$(preemptor "$second")
+# both nodes held: solo waits queued until the first preemptor ends
+n=0
+while [ $n -lt 300 ] && [ "$(grep -c 'preempted by Slurm (PreemptMode=CANCEL' "$T/out2")" -lt 2 ]; do
+    sleep 0.1; n=$((n + 1))
+done
+[ -n "$urgent1" ] && scancel "$urgent1"
+third=$(solo_node 2 3)
+kill -INT "$LIVE_PID"
+scancel $urgent2
+live_ended
+if [ "$rc" -eq 130 ] && [ -n "$first" ] && [ -n "$second" ] && [ "$third" = "$first" ] &&
+   python3 - "$T/out2" "$T/jobs2" <<'PY'
+import re, sys
+from outcheck import out, need
+from slurmlive import resumed
+pre = re.findall(r"solo: Slurm job \d+ preempted by Slurm \(PreemptMode=CANCEL: it ended "
+                 r"PREEMPTED\), at step (\d+), checkpoint written at step (\d+): not a death", out)
+assert len(pre) == 2, pre
+p2 = list(re.finditer(r"preempted by Slurm \(PreemptMode=CANCEL", out))[1]
+m = need(r"solo: run 3 on n\d \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+         "the third run resumed", p2.end())
+resumed(m, int(pre[1][1]), sys.argv[2], "solo")
+assert "died unexpectedly" not in out and "left stopped" not in out, "no death, not failed"
+print("preempted at steps %s and %s; run 3 resumed at %s" % (pre[0][0], pre[1][0], m.group(1)))
+PY
+then pass "two preemptions (PREEMPTED) are no second death: the job resumes a third time from its checkpoint"
+else fail "cancel (exit $rc, nodes '$first' '$second' '$third')"; fi
+if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left after the preemptions"
+else fail "left after the preemptions: queue '$queue', $left processes"; fi
+
+echo "SUSPENDED: said, GPUs kept, the run goes on"
+start_run 3
+node=$(solo_node 3 1)
+wait_line "$T/out3" "solo: Slurm job [0-9]* running on" 300
+id=$(sed -n 's/.* solo: Slurm job \([0-9]*\) running on .*/\1/p' "$T/out3" | head -1)
+if [ -n "$id" ]; then
+    scontrol suspend "$id"
+    wait_line "$T/out3" "is suspended" 100
+    sleep 2
+    scontrol resume "$id"
+    wait_line "$T/out3" "is resumed after" 100
+fi
+sleep 1
+kill -INT "$LIVE_PID"
+live_ended
+if [ "$rc" -eq 130 ] && [ -n "$id" ] && python3 - "$T/out3" "$id" <<'PY'
+import re, sys
+from outcheck import out, need
+s = need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is suspended \(preempted with "
+         r"PreemptMode=SUSPEND, or scontrol suspend\): Slurm keeps its GPUs while it is suspended "
+         r"\(it frees only its CPUs\), so the scheduler keeps counting them" % sys.argv[2],
+         "the suspension said")
+need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is resumed after \d+ s suspended"
+     % sys.argv[2], "its end said", s.end())
+assert len(re.findall(r"is suspended \(preempted", out)) == 1, "said once"
+assert "solo: run 2" not in out and "preempted" not in out.replace("preempted with", ""), \
+    "no restart"
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
+     s.end())
+print(s.group(0)[:70] + "...")
+PY
+then pass "a suspended job is said once with its end, keeps its GPUs and goes on"
+else fail "suspend (exit $rc, job '$id')"; fi
+if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left after the suspension"
+else fail "left after the suspension: queue '$queue', $left processes"; fi
+
+slurmlive_done

@@ -1,0 +1,241 @@
+/* The live Slurm backend when Slurm preempts a job of ours (remote/live/liverun_slurm.c,
+ * taken_off), against stand-in Slurm commands on PATH, real processes: a requeued job is
+ * reported preempted once, its copy cancelled with one plain scancel, and the run ends once
+ * Slurm says the copy ended; a job that ends PREEMPTED is reported and ended at once, with
+ * the checkpoint its exit line says; a suspended one is said once with its end and keeps
+ * running. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "core/base/readall.h"
+#include "remote/live/liverun_slurm.h"
+#include "tests/support/liveslurm_fixture.h"
+#include "tests/support/standins.h"
+
+static char dir[] = "/tmp/tunedeck-lpreempt.XXXXXX";
+static char log_text[16384];
+
+/* sbatch accepts every job (id 100 on); scontrol shows each recorded job in the state and
+ * with the restarts the file "state" holds ("RUNNING 0" when there is none), on n1 with GPU
+ * 0 while running or suspended; scancel records its arguments (scancel-calls). */
+static const char *const STAND_INS[][2] = {
+    {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
+               "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
+               "echo \"$id $name\" >> \"$D/jobs\"\necho \"$id\"\n"},
+    {"scontrol", "st='RUNNING 0'; [ -f \"$D/state\" ] && st=$(cat \"$D/state\")\n"
+                 "set -- $st\n"
+                 "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
+                 "GroupId=g(1)\\n   JobState=%s Reason=None Dependency=(null)\\n"
+                 "   Requeue=1 Restarts=%s BatchFlag=1 Reboot=0 ExitCode=0:0\\n' \"$id\" "
+                 "\"$name\" \"$(id -un)\" $1 $2\n"
+                 "case $1 in RUNNING|SUSPENDED) printf '     Nodes=n1 CPU_IDs=0 Mem=0 "
+                 "GRES=gpu:1(IDX:0)\\n';; esac\necho; done < \"$D/jobs\"\n"},
+    {"scancel", "echo \"$*\" >> \"$D/scancel-calls\"\n"},
+};
+
+static void setup(void)
+{
+    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
+    char path[512];
+    snprintf(path, sizeof path, "%s/jobs", dir);
+    fclose(fopen(path, "w"));
+    log_text[0] = 0;
+}
+
+static void teardown(void)
+{
+    standins_remove(dir);
+}
+
+TestSuite(liverun_slurm_preempt, .init = setup, .fini = teardown, .timeout = 15);
+
+static void on_log(void *ud, const char *line)
+{
+    (void)ud;
+    size_t len = strlen(log_text);
+    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
+}
+
+static void put(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *recorded(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    Error err;
+    char *text = readall_file(path, 1 << 20, NULL, &err);
+    return text ? text : strdup("");
+}
+
+/* Driver steps (the backend's tick, the run's step) until done(run) holds; the 8 s bound
+ * ends a loop that would never end, it is not a timing threshold. */
+static void steps_until(Backend *b, void *run, int (*done)(void *run))
+{
+    int64_t give_up_ms = clock_now_ms() + 8000;
+    while (clock_now_ms() < give_up_ms && !done(run)) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+    }
+}
+
+static int granted(void *run)
+{
+    return strcmp(LIVERUN_SLURM.granted(run), "n1:0") == 0;
+}
+
+static int taken(void *run)
+{
+    return LIVERUN_SLURM.preempted(run)[0] != 0;
+}
+
+static int ended(void *run)
+{
+    return !LIVERUN_SLURM.running(run);
+}
+
+static char *cancels_when(Backend *b, void *run)
+{
+    char *c = recorded("scancel-calls");
+    for (int i = 0; i < 500 && !c[0]; i++) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+        free(c);
+        c = recorded("scancel-calls");
+    }
+    return c;
+}
+
+static void *started(Backend *b, const char *name)
+{
+    Error err;
+    void *run = backend_start(b, dir, name, "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    steps_until(b, run, granted);
+    cr_assert(granted(run), "%s", log_text);
+    return run;
+}
+
+/* The exit line the batch script prints last, as the job's checkpoint on the TERM wrote. */
+static void exit_line(const char *name, long id, int status)
+{
+    char path[768], line[64];
+    snprintf(path, sizeof path, "%s/work/%s/slurm-%ld.out", dir, name, id);
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f, "%s", path);
+    snprintf(line, sizeof line, "\n" LIVESLURM_EXIT_MARK "%ld %d\n", id, status);
+    fputs(line, f);
+    fclose(f);
+}
+
+Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_ends)
+{
+    Backend b = backend_new(10, on_log);
+    void *run = started(&b, "rq");
+    exit_line("rq", 100, 0);
+    put("state", "PENDING 1\n"); /* requeued: Slurm would start it again */
+    steps_until(&b, run, taken);
+    cr_assert_str_eq(LIVERUN_SLURM.preempted(run),
+                     "requeued by Slurm (Restarts=1: preempted with PreemptMode=REQUEUE, or its "
+                     "node failed; now PENDING): its requeued copy is cancelled");
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "its exit line said the checkpoint was written");
+    cr_assert_str_eq(LIVERUN_SLURM.granted(run), "", "it holds no GPU");
+    char *cancels = cancels_when(&b, run);
+    cr_assert_str_eq(cancels, "100\n", "one plain scancel of the copy: %s", log_text);
+    free(cancels);
+    cr_assert(LIVERUN_SLURM.running(run), "ended by Slurm's word, not before");
+    cr_assert_str_eq(LIVERUN_SLURM.waiting(run), "", "the copy is no run waiting for GPUs");
+    put("state", "CANCELLED 1\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "requeued by Slurm (its copy cancelled)");
+    cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "100\n", "cancelled once");
+    free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_scancel)
+{
+    Backend b = backend_new(10, on_log);
+    void *run = started(&b, "pe");
+    exit_line("pe", 100, 0);
+    put("state", "PREEMPTED 0\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.preempted(run),
+                     "preempted by Slurm (PreemptMode=CANCEL: it ended PREEMPTED)");
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "preempted by Slurm");
+    cr_assert(LIVERUN_SLURM.rank0_saved(run));
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "", "nothing left to cancel");
+    free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+Test(liverun_slurm_preempt, no_exit_line_no_checkpoint)
+{
+    Backend b = backend_new(10, on_log);
+    void *run = started(&b, "nk"); /* killed before it could write one */
+    put("state", "PREEMPTED 0\n");
+    steps_until(&b, run, ended);
+    cr_assert(taken(run));
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run));
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+static int resumed_said(void *run)
+{
+    (void)run;
+    return strstr(log_text, "is resumed after") != NULL;
+}
+
+static int suspended_said(void *run)
+{
+    (void)run;
+    return strstr(log_text, "is suspended (preempted") != NULL;
+}
+
+Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_its_gpus)
+{
+    Backend b = backend_new(10, on_log);
+    void *run = started(&b, "su");
+    put("state", "SUSPENDED 0\n");
+    steps_until(&b, run, suspended_said);
+    long rounds = liveslurm_rounds(b.s);
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < rounds + 3; i++) {
+        LIVERUN_SLURM.tick(b.s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+    }
+    cr_assert(LIVERUN_SLURM.running(run));
+    cr_assert_str_eq(LIVERUN_SLURM.preempted(run), "", "not taken: it keeps its GPUs");
+    cr_assert_str_eq(LIVERUN_SLURM.granted(run), "n1:0");
+    const char *first = strstr(log_text, "is suspended (preempted");
+    cr_assert(first && !strstr(first + 1, "is suspended (preempted"), "said once: %s", log_text);
+    cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-su."), "%s", log_text);
+    put("state", "RUNNING 0\n");
+    steps_until(&b, run, resumed_said);
+    cr_assert(strstr(log_text, "is resumed after "), "%s", log_text);
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "");
+    free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}

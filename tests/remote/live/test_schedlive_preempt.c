@@ -1,0 +1,252 @@
+/* The live driver when its backend takes a run off its GPUs for another job (Slurm's
+ * preemption): remote/live/schedlive_preempt.c. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "core/sched/catalogue.h"
+#include "remote/live/jobctl.h"
+#include "remote/live/liverun.h"
+#include "remote/live/schedlive.h"
+#include "tests/support/fixtures.h"
+
+/* A backend whose runs follow a plan: run 1 is preempted on its third step and, like a
+ * requeued Slurm job being cancelled, stays up three steps more; run 2 dies on its third
+ * step; run 3 runs until stopped. Each writes a checkpoint at its last line when it ends. */
+typedef struct {
+    JobProgress p;
+    int n, steps, resumed, signalled;
+    char status[48], how[64];
+} PlanRun;
+
+static int plan_starts;
+static int plan_resumed[8];
+static int plan_signals; /* signals sent to a run after it was preempted */
+
+static void *plan_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx;
+    (void)err;
+    PlanRun *r = calloc(1, sizeof *r);
+    r->p = jobctl_progress_none();
+    r->n = ++plan_starts;
+    r->resumed = spec->alloc->resume[0] != 0;
+    if (r->n < 8)
+        plan_resumed[r->n] = r->resumed;
+    return r;
+}
+
+static void plan_step(void *run)
+{
+    PlanRun *r = run;
+    if (r->status[0])
+        return;
+    r->steps++;
+    TrialEvent ev = {.kind = EVENT_PROGRESS,
+                     .step = 100 * r->n + r->steps,
+                     .epoch = -1,
+                     .loss = 0.5,
+                     .examples_per_s = -1};
+    jobctl_progress_note(&r->p, &ev);
+    if (r->n == 1 && r->steps == 3)
+        snprintf(r->how, sizeof r->how, "preempted by the test");
+    if (r->n == 1 && r->steps == 6)
+        snprintf(r->status, sizeof r->status, "requeued (its copy cancelled)");
+    if (r->n == 2 && r->steps == 3)
+        snprintf(r->status, sizeof r->status, "exited 1");
+}
+
+static int plan_signal(void *run, int signo, Error *err)
+{
+    (void)err;
+    PlanRun *r = run;
+    if (r->how[0])
+        plan_signals++;
+    snprintf(r->status, sizeof r->status, signo == SIGKILL ? "killed by SIGKILL" : "exited 0");
+    return 0;
+}
+
+static int plan_running(const void *run)
+{
+    return !((const PlanRun *)run)->status[0];
+}
+
+static int plan_ready(const void *run)
+{
+    (void)run;
+    return 1;
+}
+
+static const JobProgress *plan_progress(const void *run)
+{
+    return &((const PlanRun *)run)->p;
+}
+
+static const char *plan_status(const void *run)
+{
+    return ((const PlanRun *)run)->status;
+}
+
+static int plan_saved(const void *run)
+{
+    return ((const PlanRun *)run)->steps >= 3;
+}
+
+static size_t plan_size(const void *run)
+{
+    (void)run;
+    return 1;
+}
+
+static const char *plan_preempted(const void *run)
+{
+    return ((const PlanRun *)run)->how;
+}
+
+static const LiveRunOps PLAN = {.name = "plan",
+                                .start = plan_start,
+                                .signal = plan_signal,
+                                .step = plan_step,
+                                .running = plan_running,
+                                .ready = plan_ready,
+                                .progress = plan_progress,
+                                .status = plan_status,
+                                .rank0_saved = plan_saved,
+                                .size = plan_size,
+                                .preempted = plan_preempted,
+                                .free = free};
+
+static void collect(void *ud, const char *line)
+{
+    char *buf = ud;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 16384 - n, "%s\n", line);
+}
+
+static Cluster *two_nodes(void)
+{
+    Cluster *c = cluster_new("t");
+    DeviceSpec d[2] = {{.id = "gpu0", .kind = DEVICE_GPU}, {.id = "gpu1", .kind = DEVICE_GPU}};
+    MachineType t = {.name = "a", .bandwidth_gbps = 10, .devices = d, .n_devices = 2};
+    long it = cluster_add_type(c, &t, NULL);
+    cr_assert(it >= 0);
+    cr_assert_eq(cluster_add_machine(c, "m0", "127.0.0.1", (size_t)it, NULL), 0);
+    cr_assert_eq(cluster_add_machine(c, "m1", "127.0.0.1", (size_t)it, NULL), 0);
+    cluster_finish(c);
+    snprintf(c->job_command, sizeof c->job_command,
+             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
+    return c;
+}
+
+/* Run 1 preempted, run 2 dead: one death, so the job restarts (run 3) rather than being left
+ * stopped; the preemption gave its GPUs back to the model while the run was still being
+ * cleared, sent it no signal, and the next run resumed from the checkpoint. */
+Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_once)
+{
+    Error e;
+    Cluster *c = two_nodes();
+    Catalogue *cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    static char log[16384];
+    log[0] = 0;
+    plan_starts = plan_signals = 0;
+    SchedLiveOptions o = {
+        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int model_freed_while_up = 0, shown_running_while_taken = 0;
+    int64_t until = clock_now_ms() + 10000;
+    do {
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+        SchedJobInfo info;
+        cr_assert_eq(sched_job_info(s, 0, &info), 0);
+        if (plan_starts == 1 && j.preemptions == 1) {
+            model_freed_while_up |= info.gpus == 0;
+            shown_running_while_taken |= j.running;
+        }
+    } while (plan_starts < 3 && clock_now_ms() < until);
+    cr_assert_eq(plan_starts, 3, "%s", log);
+    cr_assert(model_freed_while_up, "the model stops counting its GPUs at once: %s", log);
+    cr_assert(!shown_running_while_taken, "a taken run is not shown running");
+    cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
+    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, checkpoint written at "
+                          "step 103: not a death; its "),
+              "%s", log);
+    cr_assert(strstr(log, "leave the model until a decision places it again, resuming from its "
+                          "checkpoint\n"),
+              "%s", log);
+    cr_assert(!strstr(log, ": stop j0"), "the model's side is no decision line: %s", log);
+    cr_assert(plan_resumed[2] && plan_resumed[3], "each restart resumes from the checkpoint");
+    cr_assert(strstr(log, "j0: died unexpectedly at step 203 (exited 1): restarting from its "
+                          "checkpoint"),
+              "the death after a preemption is the first: %s", log);
+    cr_assert(!strstr(log, "second death"), "%s", log);
+    schedlive_job(l, 0, &j);
+    cr_assert_eq(j.deaths, 1);
+    cr_assert_eq(j.preemptions, 1);
+    cr_assert(!j.failed);
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}
+
+/* The model's side alone: an evicted job holds nothing, logs a stop, and is placed again by
+ * the next decision; a job holding nothing is left as it is. */
+Test(schedlive_preempt, an_evicted_job_is_queued_and_placed_again)
+{
+    Error e;
+    Catalogue *cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    int had = info.gpus;
+    cr_assert(had > 0);
+    size_t events = sched_event_count(s);
+    cr_assert_eq(sched_evict(s, 0, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 0);
+    cr_assert_eq(info.state, SCHED_JOB_QUEUED);
+    cr_assert_eq(sched_event_count(s), events + 1);
+    const SchedEvent *ev = sched_event(s, events);
+    cr_assert(ev->kind == SCHED_EV_STOP && ev->gpus_from == had && ev->gpus_to == 0);
+    int owners[2];
+    for (int n = 0; n < 2; n++) {
+        sched_node_gpus(s, n, owners, 2);
+        cr_assert(owners[0] == -1 && owners[1] == -1, "node %d's GPUs are free", n);
+    }
+    cr_assert_eq(sched_evict(s, 0, &e), 0, "nothing held: nothing happens");
+    cr_assert_eq(sched_event_count(s), events + 1);
+    cr_assert_eq(sched_evict(s, 7, &e), -1);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert(info.gpus > 0, "the next decision places it again");
+    cr_assert_eq(sched_event(s, events + 1)->kind, SCHED_EV_START);
+    sched_free(s);
+    catalogue_free(cat);
+}
