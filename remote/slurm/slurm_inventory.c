@@ -39,8 +39,7 @@ static const struct {
 };
 enum { N_INTERVALS = sizeof INTERVALS / sizeof INTERVALS[0] };
 
-int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals *out,
-                              Error *err)
+int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     Error none;

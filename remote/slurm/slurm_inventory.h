@@ -30,11 +30,11 @@ typedef struct {
 } SlurmIntervals;
 
 typedef struct {
-    char login[256];      /* empty: here */
-    char partition[64];   /* empty: every partition */
+    char login[256];       /* empty: here */
+    char partition[64];    /* empty: every partition */
     double bandwidth_gbps; /* Slurm does not know it; default 10 */
-    SshSettings ssh;      /* the inventory's ssh block, for the login node */
-    SlurmIntervals every; /* the "slurm" block */
+    SshSettings ssh;       /* the inventory's ssh block, for the login node */
+    SlurmIntervals every;  /* the "slurm" block */
 } SlurmTarget;
 
 /* Reads the Slurm fields of an inventory. Returns 1 for "backend": "slurm", 0 for any
@@ -47,8 +47,7 @@ SlurmCtl *slurm_target_ctl(const SlurmTarget *t, const char *ssh_config, int acc
 
 /* The "slurm" block of an inventory (absent: every interval 0, the defaults). ctx names the
  * inventory ("cluster.json"); errors say "cluster.json: slurm: field 'node_round_s': ...". */
-int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals *out,
-                              Error *err);
+int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals *out, Error *err);
 
 /* `sinfo -N -h -o SLURM_SINFO_FORMAT [-p partition]` through c, parsed. */
 int slurm_query_nodes(SlurmCtl *c, const char *partition, SlurmNodes *out, Error *err);

@@ -90,8 +90,9 @@ Test(slurm_inventory, an_unknown_field_of_the_slurm_block_is_refused)
 
 Test(slurm_inventory, an_interval_out_of_its_bounds_or_not_a_number_is_refused)
 {
-    refused("{\"command_timeout_s\": 0}",
-            "slurm.json: slurm: field 'command_timeout_s': expected a number in [1, 3600], found 0");
+    refused(
+        "{\"command_timeout_s\": 0}",
+        "slurm.json: slurm: field 'command_timeout_s': expected a number in [1, 3600], found 0");
     refused("{\"command_timeout_s\": 3601}",
             "slurm.json: slurm: field 'command_timeout_s': expected a number in [1, 3600], found "
             "3601");
