@@ -183,6 +183,7 @@ static int open_live_slurm(App *a, const Session *s, Error *err)
         snprintf(t.partition, sizeof t.partition, "%s", s->spec.slurm_partition);
     LiveSlurmOptions so = {
         .ctl = s->slurm, .partition = t.partition, .poll_idle = 1, .log = live_log, .userdata = a};
+    liveslurm_options_intervals(&so, &t.every);
     return (a->live_slurm = liveslurm_new(&so, err)) ? 0 : -1;
 }
 

@@ -15,6 +15,7 @@
 #include "remote/live/livelog.h"
 #include "remote/live/liverun.h"
 #include "remote/slurm/slurm_ctl.h"
+#include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_jobinfo.h"
 #include "remote/slurm/slurm_nodestate.h"
 
@@ -42,9 +43,14 @@ typedef struct {
  * one (cluster_from_json; *ctl and *ls NULL), or "backend": "slurm": the controller's nodes,
  * the job command checked for Slurm (liveslurm_check), a "login" refused with advice, and
  * *ls the runs' backend (o gives the log and poll settings; ctl and partition are the
- * inventory's). The caller frees *ls, then *ctl, then *cl. (liverun_slurm_open.c) */
+ * inventory's, and so are the intervals its "slurm" block sets). The caller frees *ls, then
+ * *ctl, then *cl. (liverun_slurm_open.c) */
 int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions *o, Cluster **cl,
                    SlurmCtl **ctl, LiveSlurm **ls, Error *err);
+
+/* The intervals an inventory's "slurm" block sets (job_round_s, node_round_s,
+ * pending_say_s) over o's; those it leaves out (0) keep o's. (liverun_slurm_open.c) */
+void liveslurm_options_intervals(LiveSlurmOptions *o, const SlurmIntervals *every);
 
 /* ctx of LIVERUN_SLURM; the SlurmCtl must outlive it. */
 LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err);

@@ -3,6 +3,16 @@
 #include "remote/live/liverun_slurm.h"
 #include "remote/slurm/slurm_inventory.h"
 
+void liveslurm_options_intervals(LiveSlurmOptions *o, const SlurmIntervals *every)
+{
+    if (every->job_round_s > 0)
+        o->poll_s = every->job_round_s;
+    if (every->node_round_s > 0)
+        o->node_poll_s = every->node_round_s;
+    if (every->pending_say_s > 0)
+        o->pending_say_s = every->pending_say_s;
+}
+
 int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions *o, Cluster **cl,
                    SlurmCtl **ctl, LiveSlurm **ls, Error *err)
 {
@@ -28,6 +38,7 @@ int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions
     LiveSlurmOptions mine = o ? *o : (LiveSlurmOptions){0};
     mine.ctl = *ctl;
     mine.partition = t.partition;
+    liveslurm_options_intervals(&mine, &t.every);
     if (liveslurm_check((*cl)->job_command, (*cl)->job_launch_per_host, err) < 0) {
         error_prefix(err, "%s", source);
         error_mark(err, ERROR_INPUT);

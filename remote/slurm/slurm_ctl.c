@@ -251,7 +251,7 @@ SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
 static int outcome_here(SlurmCall *k, Error *err)
 {
     if (k->timed_out)
-        return error_set(err, "%s: no answer within %.0f s (is slurmctld up?)", k->cmd,
+        return error_set(err, "%s: no answer within %g s (is slurmctld up?)", k->cmd,
                          k->c->timeout_s);
     if (WIFSIGNALED(k->status))
         return error_set(err, "%s: killed by signal %d", k->cmd, WTERMSIG(k->status));
@@ -275,7 +275,7 @@ static int outcome_login(SlurmCall *k, Error *err)
                 error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd, c->where);
         break;
     case EXEC_RUNNING:
-        rc = error_set(err, "%s on %s: no answer within %.0f s", k->cmd, c->where, c->timeout_s);
+        rc = error_set(err, "%s on %s: no answer within %g s", k->cmd, c->where, c->timeout_s);
         break;
     case EXEC_SIGNALED:
         rc = error_set(err, "%s on %s: killed by %s", k->cmd, c->where, rexec_error(k->x));

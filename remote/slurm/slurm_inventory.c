@@ -1,6 +1,7 @@
 /* Inventories read from the Slurm controller (remote/slurm/slurm_inventory.h). */
 #include "remote/slurm/slurm_inventory.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,47 @@ static int parse_ssh(const cJSON *root, const char *source, SshSettings *s, Erro
     return 0;
 }
 
+static const struct {
+    const char *key;
+    size_t offset;
+    double min_s;
+} INTERVALS[] = {
+    {"command_timeout_s", offsetof(SlurmIntervals, command_timeout_s), SLURM_COMMAND_TIMEOUT_MIN_S},
+    {"job_round_s", offsetof(SlurmIntervals, job_round_s), SLURM_JOB_ROUND_MIN_S},
+    {"node_round_s", offsetof(SlurmIntervals, node_round_s), SLURM_NODE_ROUND_MIN_S},
+    {"pending_say_s", offsetof(SlurmIntervals, pending_say_s), SLURM_PENDING_SAY_MIN_S},
+};
+enum { N_INTERVALS = sizeof INTERVALS / sizeof INTERVALS[0] };
+
+int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    Error none;
+    memset(&none, 0, sizeof none);
+    const cJSON *j = jfield_object(root, ctx, "slurm", 0, &none);
+    if (!j)
+        return none.msg[0] ? error_set(err, "%s", none.msg) : 0;
+    char where[256];
+    snprintf(where, sizeof where, "%s: slurm", ctx);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, j)
+    {
+        size_t i = 0;
+        while (i < N_INTERVALS && strcmp(f->string, INTERVALS[i].key) != 0)
+            i++;
+        if (i == N_INTERVALS)
+            return error_set(err,
+                             "%s: field '%s': unknown; expected command_timeout_s, job_round_s, "
+                             "node_round_s or pending_say_s (seconds)",
+                             where, f->string);
+        double *v = (double *)((char *)out + INTERVALS[i].offset);
+        if (jfield_number(j, where, f->string, 1, INTERVALS[i].min_s, SLURM_INTERVAL_MAX_S, v,
+                          err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int slurm_target_from_json(const cJSON *root, const char *source, SlurmTarget *t, Error *err)
 {
     char backend[32] = "";
@@ -43,7 +85,8 @@ int slurm_target_from_json(const cJSON *root, const char *source, SlurmTarget *t
     if (jfield_string(root, source, "login", 0, t->login, sizeof t->login, err) < 0 ||
         jfield_string(root, source, "partition", 0, t->partition, sizeof t->partition, err) < 0 ||
         jfield_number(root, source, "bandwidth_gbps", 0, 1e-6, 1e6, &t->bandwidth_gbps, err) < 0 ||
-        parse_ssh(root, source, &t->ssh, err) < 0)
+        parse_ssh(root, source, &t->ssh, err) < 0 ||
+        slurm_intervals_from_json(root, source, &t->every, err) < 0)
         return -1;
     return 1;
 }
@@ -54,7 +97,8 @@ SlurmCtl *slurm_target_ctl(const SlurmTarget *t, const char *ssh_config, int acc
     SlurmCtlOptions o = {.login = t->login,
                          .ssh = &t->ssh,
                          .ssh_config = ssh_config,
-                         .accept_new_host_keys = accept_new_host_keys};
+                         .accept_new_host_keys = accept_new_host_keys,
+                         .timeout_s = t->every.command_timeout_s};
     return slurm_ctl_new(&o, err);
 }
 

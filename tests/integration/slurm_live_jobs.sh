@@ -20,18 +20,22 @@ suite=slurm_live_jobs scratch=slurm-live-jobs suite_slurm=1
 . "$here/integration/lib/slurmlive.sh"
 slurmlive_start
 live_inventory
+# The lost answers' runs wait out tunedeck's timeout on an sbatch: 10 s instead of the
+# default 30 (every command's: the harness's controller answers a round in well under a
+# second); their --duration is as much shorter, the same 12 and 10 s left after it.
+quick_inventory inv-timeout '{"command_timeout_s": 10}'
 
 echo "an sbatch whose answer is lost"
 # A stand-in sbatch first on tunedeck's PATH hands the request to the real one, then keeps
-# the answer past tunedeck's 30 s timeout: Slurm has the job, tunedeck no job id. The retry
+# the answer past tunedeck's 10 s timeout: Slurm has the job, tunedeck no job id. The retry
 # looks the submission up by its name (squeue) and adopts the job: one job, never two.
 real_sbatch=$(command -v sbatch)
 mkdir -p "$T/lost"
 printf '#!/bin/sh\nid=$("%s" "$@") || exit $?\necho "$id" >> "%s/lost/ids"\nexec sleep 60\n' \
     "$real_sbatch" "$T" > "$T/lost/sbatch"
 chmod +x "$T/lost/sbatch"
-PATH="$T/lost:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
-    --policy doubling --interval 60 --time-scale 1 --duration 42 --status-every 0 \
+PATH="$T/lost:$PATH" "$bin" schedule --live --cluster "$T/inv-timeout.json" --workload "$T/solo.csv" \
+    --policy doubling --interval 60 --time-scale 1 --duration 22 --status-every 0 \
     --job-dir "$T/jobs1" > "$T/out1" 2> "$T/err1"
 rc=$?
 settle
@@ -42,7 +46,7 @@ import re, sys
 from outcheck import out, need
 ids = open(sys.argv[2]).read().split()
 assert len(ids) == 1, ("one sbatch reached Slurm", ids)
-lost = need(r"slurm: the controller did not answer \(sbatch: no answer within 30 s", "the timeout")
+lost = need(r"slurm: the controller did not answer \(sbatch: no answer within 10 s", "the timeout")
 adopt = need(r"slurm: tunedeck-live-solo\.[0-9a-f]{6}-1's sbatch got no answer, but Slurm holds "
              r"its job: Slurm job (\d+) adopted, not submitted again", "the adoption", lost.end())
 assert adopt.group(1) == ids[0].split(";")[0], (adopt.group(0), ids)
@@ -56,7 +60,7 @@ then pass "an sbatch answered after the timeout: its job is found by name and ad
 else fail "lost sbatch answer (exit $rc, queue '$queue', $left processes)"; fi
 
 echo "an sbatch Slurm takes only after the look-up found none"
-# The first stand-in sbatch hangs past the 30 s timeout and leaves, in a session of its own,
+# The first stand-in sbatch hangs past the 10 s timeout and leaves, in a session of its own,
 # the real sbatch waiting for the look-up: the stand-in squeue answers (nothing found), then
 # lets it go and waits until Slurm has the job. The retry makes a second job under the same
 # name; the next job round finds the one the run does not follow and cancels it, said once.
@@ -85,8 +89,8 @@ fi
 exit \$rc
 STANDIN
 chmod +x "$T/dbl/sbatch" "$T/dbl/squeue"
-PATH="$T/dbl:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
-    --policy doubling --interval 60 --time-scale 1 --duration 40 --status-every 0 \
+PATH="$T/dbl:$PATH" "$bin" schedule --live --cluster "$T/inv-timeout.json" --workload "$T/solo.csv" \
+    --policy doubling --interval 60 --time-scale 1 --duration 20 --status-every 0 \
     --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2"
 rc=$?
 settle
@@ -100,7 +104,7 @@ late = open(sys.argv[2]).read().split()
 ids = open(sys.argv[3]).read().split()
 assert len(late) == 1 and len(ids) == 1, ("two jobs reached Slurm", late, ids)
 late, kept = late[0].split(";")[0], ids[0].split(";")[0]
-lost = need(r"slurm: the controller did not answer \(sbatch: no answer within 30 s", "the timeout")
+lost = need(r"slurm: the controller did not answer \(sbatch: no answer within 10 s", "the timeout")
 need(r"solo: Slurm job %s running on n\d:" % kept, "the retry's job followed", lost.end())
 dbl = need(r"slurm: tunedeck-live-solo\.[0-9a-f]{6}-1 has a second job, Slurm job %s \(its sbatch "
            r"got no answer, the look-up by name found none, and Slurm took it after all\): "

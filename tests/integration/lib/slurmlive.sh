@@ -8,6 +8,8 @@
 #                              slurm.conf, started; exit 1 when they do not start
 #   live_inventory             T/inv.json ("backend": "slurm", partition t4, the job command)
 #                              and T/solo.csv (one job, solo)
+#   quick_inventory NAME BLOCK T/NAME.json: T/inv.json with BLOCK (JSON) as its "slurm" block,
+#                              for the sections that only wait an interval out
 #   settle, wait_line, live_ended   (below)
 #   slurmlive_done             the result line (and each run's output on a failure); exits
 # The Python checks import lib/slurmlive.py (on PYTHONPATH as lib/outcheck.py is).
@@ -34,6 +36,15 @@ json.dump({"name": "tdtest", "backend": "slurm", "partition": "t4", "job_command
           open(sys.argv[1], "w"))
 PY
     printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
+}
+
+quick_inventory() {
+    python3 - "$T/inv.json" "$T/$1.json" "$2" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["slurm"] = json.loads(sys.argv[3])
+json.dump(inv, open(sys.argv[2], "w"))
+PY
 }
 
 # Waits up to 10 s for the queue to empty and the jobs' processes to end.

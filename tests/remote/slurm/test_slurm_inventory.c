@@ -1,8 +1,10 @@
 #include <criterion/criterion.h>
 #include <cJSON.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "remote/slurm/slurm_inventory.h"
+#include "tests/support/ssh_hermetic.h"
 
 /* A Slurm inventory is not a Cluster until the controller is read: its ssh block is
  * checked for stored secrets on its own path. */
@@ -19,5 +21,122 @@ Test(slurm_inventory, a_password_in_the_ssh_block_is_refused)
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "ssh"), "password");
     cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
     cr_assert_str_eq(t.ssh.user, "ops");
+    cJSON_Delete(j);
+}
+
+static cJSON *inventory(const char *slurm_block)
+{
+    char text[512];
+    snprintf(text, sizeof text, "{\"name\": \"s\", \"backend\": \"slurm\"%s%s}",
+             slurm_block ? ", \"slurm\": " : "", slurm_block ? slurm_block : "");
+    cJSON *j = cJSON_Parse(text);
+    cr_assert_not_null(j, "%s", text);
+    return j;
+}
+
+/* Without a "slurm" block every interval is 0: each user keeps its own default (30 s a
+ * command, rounds 1 and 10 s, pending said after 30 s), as before the block existed. */
+Test(slurm_inventory, no_slurm_block_leaves_every_interval_to_its_default)
+{
+    cJSON *j = inventory(NULL);
+    SlurmTarget t;
+    Error err = {0};
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
+    cr_assert_eq(t.every.command_timeout_s, 0);
+    cr_assert_eq(t.every.job_round_s, 0);
+    cr_assert_eq(t.every.node_round_s, 0);
+    cr_assert_eq(t.every.pending_say_s, 0);
+    cJSON_Delete(j);
+}
+
+Test(slurm_inventory, the_slurm_block_sets_each_interval_it_names)
+{
+    cJSON *j = inventory("{\"command_timeout_s\": 12.5, \"job_round_s\": 0.5, "
+                         "\"node_round_s\": 2, \"pending_say_s\": 45}");
+    SlurmTarget t;
+    Error err = {0};
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
+    cr_assert_float_eq(t.every.command_timeout_s, 12.5, 1e-12);
+    cr_assert_float_eq(t.every.job_round_s, 0.5, 1e-12);
+    cr_assert_float_eq(t.every.node_round_s, 2, 1e-12);
+    cr_assert_float_eq(t.every.pending_say_s, 45, 1e-12);
+    cJSON_Delete(j);
+    j = inventory("{\"node_round_s\": 3}");
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
+    cr_assert_float_eq(t.every.node_round_s, 3, 1e-12);
+    cr_assert_eq(t.every.command_timeout_s, 0, "the others keep their defaults");
+    cr_assert_eq(t.every.job_round_s, 0);
+    cr_assert_eq(t.every.pending_say_s, 0);
+    cJSON_Delete(j);
+}
+
+static void refused(const char *block, const char *says)
+{
+    cJSON *j = inventory(block);
+    SlurmTarget t;
+    Error err = {0};
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), -1, "%s accepted", block);
+    cr_assert(strstr(err.msg, says), "%s: '%s' does not say '%s'", block, err.msg, says);
+    cJSON_Delete(j);
+}
+
+/* A misspelt interval would silently be its default: refused, naming what is known. */
+Test(slurm_inventory, an_unknown_field_of_the_slurm_block_is_refused)
+{
+    refused("{\"node_round\": 2}",
+            "slurm.json: slurm: field 'node_round': unknown; expected command_timeout_s, "
+            "job_round_s, node_round_s or pending_say_s (seconds)");
+}
+
+Test(slurm_inventory, an_interval_out_of_its_bounds_or_not_a_number_is_refused)
+{
+    refused(
+        "{\"command_timeout_s\": 0}",
+        "slurm.json: slurm: field 'command_timeout_s': expected a number in [1, 3600], found 0");
+    refused("{\"command_timeout_s\": 3601}",
+            "slurm.json: slurm: field 'command_timeout_s': expected a number in [1, 3600], found "
+            "3601");
+    refused("{\"job_round_s\": 0.05}",
+            "slurm.json: slurm: field 'job_round_s': expected a number in [0.1, 3600], found 0.05");
+    refused("{\"node_round_s\": -1}",
+            "slurm.json: slurm: field 'node_round_s': expected a number in [0.5, 3600], found -1");
+    refused("{\"pending_say_s\": 1e999}",
+            "slurm.json: slurm: field 'pending_say_s': expected a number in [1, 3600], found one "
+            "too large to represent (Infinity)");
+    refused("{\"node_round_s\": \"10\"}",
+            "slurm.json: slurm: field 'node_round_s': expected a number, found a string");
+    refused("{\"node_round_s\": null}",
+            "slurm.json: slurm: field 'node_round_s': expected a number, found null");
+    refused("[10]", "slurm.json: field 'slurm': expected an object, found an array");
+    refused("30", "slurm.json: field 'slurm': expected an object, found a number");
+}
+
+/* A bad block is bad input (exit 3), found before any Slurm command runs. */
+Test(slurm_inventory, a_bad_slurm_block_is_bad_input_before_the_controller_is_asked)
+{
+    cJSON *j = inventory("{\"node_round_s\": 0}");
+    SlurmCtl *ctl = NULL;
+    Error err = {0};
+    cr_assert_null(slurm_inventory_load(j, "slurm.json", NULL, 0, &ctl, &err));
+    cr_assert_eq(err.kind, ERROR_INPUT, "%s", err.msg);
+    cr_assert(strstr(err.msg, "slurm.json: slurm: field 'node_round_s'"), "%s", err.msg);
+    cr_assert_null(ctl);
+    cJSON_Delete(j);
+}
+
+/* command_timeout_s is every command's: a command that has not answered by then is cut and
+ * said with the inventory's value (here `sleep 30`, which cannot answer within 1 s). */
+Test(slurm_inventory, command_timeout_s_is_the_controller_connections_timeout)
+{
+    cJSON *j = inventory("{\"command_timeout_s\": 1}");
+    SlurmTarget t;
+    Error err = {0};
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
+    SlurmCtl *c = slurm_target_ctl(&t, TEST_SSH_CONFIG, 0, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    const char *slow[] = {"sleep", "30", NULL};
+    cr_assert_eq(slurm_ctl_run(c, slow, NULL, &err), -1);
+    cr_assert(strstr(err.msg, "sleep: no answer within 1 s (is slurmctld up?)"), "%s", err.msg);
+    slurm_ctl_free(c);
     cJSON_Delete(j);
 }
