@@ -1,8 +1,8 @@
 /* The stop rules (core/opt/stoprule.h) and their table. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
+#include "core/base/median.h"
 #include "core/base/registry.h"
 #include "core/opt/stoprule.h"
 
@@ -58,18 +58,6 @@ static const StopRule EI_STREAK_RULE = {
  * best. Judged on the last REGRET_STREAK suggestions, each needing REGRET_WINDOW residuals. */
 enum { REGRET_STREAK = 3, REGRET_WINDOW = 5 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The model's bias and error on the REGRET_WINDOW latest own measured suggestions before
  * trial i: median residual, and 1.4826 x the median absolute deviation (a robust standard
  * deviation). 0 when there are too few. */
@@ -82,13 +70,12 @@ static int model_error(const StopTrial *t, size_t i, double *bias_s, double *err
             r[k++] = t[j].time_s - t[j].mean_s;
     if (k < REGRET_WINDOW)
         return 0;
-    double copy[REGRET_WINDOW];
     for (size_t j = 0; j < k; j++)
-        copy[j] = r[j];
-    *bias_s = median_of(copy, k);
+        d[j] = r[j];
+    *bias_s = median_sorting(d, k);
     for (size_t j = 0; j < k; j++)
         d[j] = fabs(r[j] - *bias_s);
-    *error_s = 1.4826 * median_of(d, k);
+    *error_s = 1.4826 * median_sorting(d, k);
     return 1;
 }
 
