@@ -333,7 +333,7 @@ int main(int argc, char **argv)
         cJSON_AddStringToObject(j, "summary", rules[r]->summary);
         cJSON_AddNumberToObject(j, "median_stop", med);
         cJSON_AddNumberToObject(j, "median_stop_vs_current", med_ratio);
-        cJSON_AddNumberToObject(j, "worst_ratio_at_stop", worst);
+        cJSON_AddNumberToObject(j, "worst_ratio_at_stop", isfinite(worst) ? worst : -1);
         cJSON_AddNumberToObject(j, "worst_ratio_at_stop_vs_budget_end", loss);
         cJSON_AddNumberToObject(j, "median_trials_after_close", after);
         cJSON_AddNumberToObject(j, "never_stopped", never);
@@ -359,7 +359,7 @@ int main(int argc, char **argv)
                 const Outcome *o = &c->o[r * (size_t)seeds + (size_t)k];
                 cJSON *jo = cJSON_AddObjectToObject(stops, rules[r]->name);
                 cJSON_AddNumberToObject(jo, "stop", o->stop);
-                cJSON_AddNumberToObject(jo, "ratio", o->ratio);
+                cJSON_AddNumberToObject(jo, "ratio", isfinite(o->ratio) ? o->ratio : -1);
                 cJSON_AddNumberToObject(jo, "after_close", o->after_close);
             }
             cJSON_AddItemToObject(s, "trials", session_json(&c->s[k]));
