@@ -28,7 +28,7 @@
     "A:googlenet,A:alexnet,A:speechnet,B:googlenet,B:alexnet,B:speechnet,C:googlenet,"             \
     "C:alexnet,C:speechnet,M1:resnet50,M2:resnet50,M3:googlenet:4096"
 #define DEFAULT_CELLS ALL_CELLS
-#define CLOSE 1.02   /* "the search is there": trials after this are what a rule could save */
+#define CLOSE 1.02     /* "the search is there": trials after this are what a rule could save */
 #define TOO_EARLY 1.05 /* a rule must not stop before the search is within this */
 enum { MAX_CELLS = 24, MAX_SEEDS = 50, MAX_BUDGET = 200, MAX_RULES = 16 };
 
@@ -41,10 +41,10 @@ static double clock_cpu_s(void)
 }
 
 typedef struct {
-    int n;               /* trials run (the budget unless the session failed) */
+    int n; /* trials run (the budget unless the session failed) */
     StopTrial t[MAX_BUDGET];
     double ratio[MAX_BUDGET]; /* best noiseless time of the ok trials in [0, i] / best-known */
-    int first_close;     /* 1-based trial where ratio first <= CLOSE; 0: never */
+    int first_close;          /* 1-based trial where ratio first <= CLOSE; 0: never */
     double cpu_s;
 } Session;
 
@@ -182,16 +182,16 @@ int main(int argc, char **argv)
 {
     const char *cells = DEFAULT_CELLS, *out_path = NULL;
     int seeds = 2, budget = 60;
-    static const struct option OPTS[] = {{"cells", required_argument, 0, 'c'},
-                                         {"seeds", required_argument, 0, 's'},
-                                         {"budget", required_argument, 0, 'b'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option OPTS[] = {
+        {"cells", required_argument, 0, 'c'},  {"seeds", required_argument, 0, 's'},
+        {"budget", required_argument, 0, 'b'}, {"out", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
         switch (opt) {
-        case 'c': cells = strcmp(optarg, "all") == 0 ? ALL_CELLS : optarg; break;
+        case 'c':
+            cells = strcmp(optarg, "all") == 0 ? ALL_CELLS : optarg;
+            break;
         case 's':
             if (parse_int("--seeds", optarg, 1, MAX_SEEDS, &seeds) < 0)
                 return 2;
@@ -200,9 +200,15 @@ int main(int argc, char **argv)
             if (parse_int("--budget", optarg, 4, MAX_BUDGET, &budget) < 0)
                 return 2;
             break;
-        case 'o': out_path = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {

@@ -8,12 +8,12 @@
 
 /* One trial as the stop rule sees it. */
 typedef struct {
-    int own;            /* the optimizer's suggestion, not the operator's */
-    int has_ei;         /* the suggestion said what it expected to gain */
+    int own;    /* the optimizer's suggestion, not the operator's */
+    int has_ei; /* the suggestion said what it expected to gain */
     double ei_s;
     int has_prediction; /* mean and spread of the predicted iteration time */
     double mean_s, p10_s, p90_s;
-    int ok;             /* measured to its end; time_s its mean iteration time */
+    int ok; /* measured to its end; time_s its mean iteration time */
     double time_s;
 } StopTrial;
 

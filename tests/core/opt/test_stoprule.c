@@ -1,7 +1,7 @@
 /* The stop rules on hand-made trials: regret-bound stops on a model that stays optimistic by a
  * steady amount (where ei-streak went on), not while the corrected lower end still beats the
- * best by more than the model's error; a raised budget and an operator's trial need new
- * evidence. */
+ * best by more than the model's error; regret-ei also waits for an EI under 1%; a raised
+ * budget and an operator's trial need new evidence. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -63,13 +63,33 @@ Test(stoprule, regret_bound_goes_on_while_the_corrected_lower_end_beats_the_best
     cr_assert_eq(rule("regret-bound")->decide(t, 12, 0, why, sizeof why), 0);
 }
 
+Test(stoprule, regret_ei_waits_for_the_ei_to_settle_and_judges_allreduce_by_the_bound)
+{
+    StopTrial t[12];
+    fill(t, 12, 5.00, 4.95, 5.10, 0.04); /* the bound is met, EI 0.8% of the best */
+    char why[256] = "";
+    cr_assert_eq(rule("ei-streak")->decide(t, 12, 0, why, sizeof why), 0);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert(strstr(why, "each expected at most 0.8%"), "%s", why);
+    t[10].ei_s = 0.06; /* 1.2%: the model still sees room elsewhere */
+    cr_assert_eq(rule("regret-bound")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 0);
+    /* The allreduce form's suggestions carry no EI: the bound alone decides. */
+    for (size_t i = 0; i < 12; i++)
+        t[i].has_ei = 0;
+    cr_assert_eq(rule("ei-streak")->decide(t, 12, 0, why, sizeof why), 0);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert_null(strstr(why, "expected"), "%s", why);
+}
+
 Test(stoprule, a_raised_budget_and_an_operators_trial_need_new_evidence)
 {
     StopTrial t[12];
     fill(t, 12, 5.00, 4.95, 5.10, 0.1);
     char why[256];
-    for (size_t r = 0; r < 2; r++) {
-        const StopRule *sr = rule(r ? "regret-bound" : "ei-streak");
+    const char *names[] = {"ei-streak", "regret-bound", "regret-ei"};
+    for (size_t r = 0; r < 3; r++) {
+        const StopRule *sr = rule(names[r]);
         if (!r)
             for (size_t i = 0; i < 12; i++)
                 t[i].ei_s = 0.001;
