@@ -49,7 +49,7 @@ static void usage(FILE *out)
             "                     probe)\n"
             "  --stop-when-converged  stop before the budget once %d suggestions in a row\n"
             "                     could gain no more over the best time than the model's\n"
-            "                     error on recent trials\n"
+            "                     error on recent trials, and expected under 1%% gain\n"
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
             "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
