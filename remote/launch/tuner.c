@@ -12,6 +12,7 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "core/opt/prune.h"
+#include "core/opt/stoprule.h"
 
 /* PREPARING: the trial is started (its event emitted) but before_launch said it is not ready
  * yet (a leftover group being stopped on its hosts): asked again on every step. */
@@ -324,27 +325,35 @@ static void *suggest_thread(void *arg)
     return NULL;
 }
 
-/* The stop rule, checked before each of the optimizer's suggestions. */
+/* The stop rule (core/opt/stoprule.h), checked before each of the optimizer's suggestions, on
+ * what the trials' suggestions predicted and what they measured: a resumed session, whose
+ * suggestions are re-made by replay, decides the same. */
 static int converged(Tuner *t)
 {
-    if (!t->stop_when_converged || t->n_trials < t->converged_from + TUNER_CONVERGED_STREAK)
+    if (!t->stop_when_converged || t->n_trials <= t->converged_from)
         return 0;
-    double best = best_ok_s(t);
-    if (!(best > 0))
-        return 0;
-    double most = 0;
-    for (size_t i = t->n_trials - TUNER_CONVERGED_STREAK; i < t->n_trials; i++) {
+    StopTrial *st = calloc(t->n_trials, sizeof *st);
+    if (!st)
+        return 0; /* out of memory: go on tuning, the budget still ends it */
+    for (size_t i = 0; i < t->n_trials; i++) {
         const TrialRecord *r = &t->trials[i];
-        if (r->overridden || !r->suggestion.has_ei || r->suggestion.ei_s >= TUNER_CONVERGED_EI * best)
-            return 0;
-        if (r->suggestion.ei_s > most)
-            most = r->suggestion.ei_s;
+        const Suggestion *sg = &r->suggestion;
+        st[i] = (StopTrial){.own = !r->overridden,
+                            .has_ei = sg->has_ei,
+                            .ei_s = sg->ei_s,
+                            .has_prediction = sg->has_prediction,
+                            .mean_s = sg->mean_s,
+                            .p10_s = sg->p10_s,
+                            .p90_s = sg->p90_s,
+                            .ok = r->obs && r->obs->status == TRIAL_OK,
+                            .time_s = r->obs ? r->obs->time_s : 0};
     }
-    snprintf(t->converged, sizeof t->converged,
-             "converged: the last %d suggestions expected at most %.2g%% gain over the best "
-             "%.4g s",
-             TUNER_CONVERGED_STREAK, 100 * most / best, best);
-    return 1;
+    int stop = stoprule_default()->decide(st, t->n_trials, t->converged_from, t->converged,
+                                          sizeof t->converged);
+    free(st);
+    if (!stop)
+        t->converged[0] = 0;
+    return stop;
 }
 
 static void begin_trial(Tuner *t)

@@ -97,10 +97,11 @@ const char *tuner_optimizer_name(const Tuner *t);
  * a resume crossed such a gap). */
 void tuner_set_number_offset(Tuner *t, int offset);
 int tuner_outside_number(const Tuner *t, int trial);
-/* The stop rule: the last TUNER_CONVERGED_STREAK suggestions each expected to gain less than
- * TUNER_CONVERGED_EI of the best time; then no new trial starts. */
+/* The stop rule (core/opt/stoprule.h, stoprule_default): for the last TUNER_CONVERGED_STREAK
+ * suggestions, what each could still gain over the best time (its p10, corrected by the model's
+ * bias on recent trials) was within the model's error on those trials, and each expected less
+ * than 1% gain (when it says); then no new trial starts. Trials before a raised budget do not count toward a new stop. */
 #define TUNER_CONVERGED_STREAK 3
-#define TUNER_CONVERGED_EI 0.005
 void tuner_set_stop_when_converged(Tuner *t, int on);
 int tuner_stop_when_converged(const Tuner *t);
 /* Why tuning stopped by the stop rule, or NULL while it has not. */

@@ -167,6 +167,33 @@ rc=0; "$ar" --out "$tmp/no-such-dir/r.json" >"$tmp/bad.txt" 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q -- "--out $tmp/no-such-dir/r.json: cannot write" "$tmp/bad.txt" ||
     fail "allreduce: unwritable --out: exit $rc: $(cat "$tmp/bad.txt")"
 
+# The stop rule benchmark in a tiny mode: every registered rule judged on the same sessions,
+# its stop no later than the budget and its ratio the session's at that trial; bad flags named.
+make -s -C "$root" BUILD="$TUNEDECK_BUILD" "$TUNEDECK_BUILD/bench/stoprule" >"$tmp/make.log" 2>&1 ||
+    { cat "$tmp/make.log" >&2; fail "could not build bench/stoprule"; }
+sr="$TUNEDECK_BUILD/bench/stoprule"
+"$sr" --cells B:alexnet,M3:googlenet:4096 --seeds 1 --budget 12 --out "$tmp/sr.json" \
+    >"$tmp/sr.txt" 2>&1 || { cat "$tmp/sr.txt" >&2; fail "tiny stoprule run failed"; }
+grep -q "ei-streak (current)" "$tmp/sr.txt" || fail "stoprule: no current rule: $(head -3 "$tmp/sr.txt")"
+"$py" - "$tmp/sr.json" <<'EOF' || fail "stoprule JSON check failed"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+names = [r["name"] for r in doc["rules"]]
+assert "ei-streak" in names and "regret-bound" in names, names
+assert [c["cell"] for c in doc["cells"]] == ["B:alexnet", "M3:googlenet:4096"]
+for c in doc["cells"]:
+    s = c["sessions"][0]
+    assert len(s["trials"]) == 12
+    for n in names:
+        o = s["stops"][n]
+        assert 1 <= o["stop"] <= 12 and o["ratio"] == s["trials"][o["stop"] - 1]["ratio"], (n, o)
+# allreduce suggestions carry no EI: the EI streak cannot stop them
+assert doc["cells"][1]["sessions"][0]["stops"]["ei-streak"]["stop"] == 12
+EOF
+rc=0; "$sr" --seeds 0 >"$tmp/bad.txt" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--seeds: expected 1..50, found '0'" "$tmp/bad.txt" ||
+    fail "stoprule --seeds 0: exit $rc: $(cat "$tmp/bad.txt")"
+
 # The frame benchmarks answer --help with their usage and run nothing (they once ran whole).
 make -s -C "$root" BUILD="$TUNEDECK_BUILD" "$TUNEDECK_BUILD/bench/console" \
     "$TUNEDECK_BUILD/bench/slurm_frame" >"$tmp/make.log" 2>&1 ||

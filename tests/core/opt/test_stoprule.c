@@ -1,0 +1,117 @@
+/* The stop rules on hand-made trials: regret-bound stops on a model that stays optimistic by a
+ * steady amount (where ei-streak went on), not while the corrected lower end still beats the
+ * best by more than the model's error; regret-ei also waits for an EI under 1%; a raised
+ * budget and an operator's trial need new evidence. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "core/opt/stoprule.h"
+
+/* n trials of a model that predicts `mean` with p10 `p10`, each measuring `time` (plus a small
+ * alternating jitter), expecting `ei` each; the first, the best, measured 5.00 s. */
+static void fill(StopTrial *t, size_t n, double mean, double p10, double time, double ei)
+{
+    for (size_t i = 0; i < n; i++)
+        t[i] = (StopTrial){.own = 1,
+                           .has_ei = 1,
+                           .ei_s = ei,
+                           .has_prediction = 1,
+                           .mean_s = mean,
+                           .p10_s = p10,
+                           .p90_s = 2 * mean - p10,
+                           .ok = 1,
+                           .time_s = time + (i % 2 ? 0.01 : -0.01)};
+    t[0].time_s = 5.00;
+}
+
+static const StopRule *rule(const char *name)
+{
+    const StopRule *r = stoprule_find(name);
+    cr_assert_not_null(r, "no stop rule '%s'", name);
+    return r;
+}
+
+Test(stoprule, regret_bound_stops_on_a_steadily_optimistic_model_where_ei_streak_goes_on)
+{
+    /* Predicts 5.00 (p10 4.95), measures 5.10 +- 0.01: 2% optimistic, every time, and no
+     * suggestion beats the best (5.00) even at its corrected lower end. */
+    StopTrial t[12];
+    fill(t, 12, 5.00, 4.95, 5.10, 0.1);
+    char why[256] = "";
+    cr_assert_eq(rule("ei-streak")->decide(t, 12, 0, why, sizeof why), 0,
+                 "EI of 2%% is no convergence for ei-streak");
+    cr_assert_eq(rule("regret-bound")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert(strncmp(why, "converged: the last 3 suggestions", 33) == 0, "%s", why);
+    /* It needs a window of residuals before each of the 3: not before trial 8. */
+    cr_assert_eq(rule("regret-bound")->decide(t, 7, 0, why, sizeof why), 0);
+    cr_assert_eq(rule("regret-bound")->decide(t, 8, 0, why, sizeof why), 1);
+}
+
+Test(stoprule, regret_bound_goes_on_while_the_corrected_lower_end_beats_the_best)
+{
+    /* Same bias, but the latest suggestions' p10 is 4% under the others': after the bias
+     * correction they could still beat the best by far more than the model's error. */
+    StopTrial t[12];
+    fill(t, 12, 5.00, 4.95, 5.10, 0.1);
+    for (size_t i = 9; i < 12; i++)
+        t[i].p10_s = 4.75;
+    char why[256];
+    cr_assert_eq(rule("regret-bound")->decide(t, 12, 0, why, sizeof why), 0);
+    /* One of them is enough to go on. */
+    fill(t, 12, 5.00, 4.95, 5.10, 0.1);
+    t[10].p10_s = 4.75;
+    cr_assert_eq(rule("regret-bound")->decide(t, 12, 0, why, sizeof why), 0);
+}
+
+Test(stoprule, regret_ei_waits_for_the_ei_to_settle_and_judges_allreduce_by_the_bound)
+{
+    StopTrial t[12];
+    fill(t, 12, 5.00, 4.95, 5.10, 0.04); /* the bound is met, EI 0.8% of the best */
+    char why[256] = "";
+    cr_assert_eq(rule("ei-streak")->decide(t, 12, 0, why, sizeof why), 0);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert(strstr(why, "each expected at most 0.8%"), "%s", why);
+    t[10].ei_s = 0.06; /* 1.2%: the model still sees room elsewhere */
+    cr_assert_eq(rule("regret-bound")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 0);
+    /* The allreduce form's suggestions carry no EI: the bound alone decides. */
+    for (size_t i = 0; i < 12; i++)
+        t[i].has_ei = 0;
+    cr_assert_eq(rule("ei-streak")->decide(t, 12, 0, why, sizeof why), 0);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert_null(strstr(why, "expected"), "%s", why);
+}
+
+Test(stoprule, a_raised_budget_and_an_operators_trial_need_new_evidence)
+{
+    StopTrial t[12];
+    fill(t, 12, 5.00, 4.95, 5.10, 0.1);
+    char why[256];
+    const char *names[] = {"ei-streak", "regret-bound", "regret-ei"};
+    for (size_t r = 0; r < 3; r++) {
+        const StopRule *sr = rule(names[r]);
+        if (!r)
+            for (size_t i = 0; i < 12; i++)
+                t[i].ei_s = 0.001;
+        cr_assert_eq(sr->decide(t, 12, 0, why, sizeof why), 1, "%s", sr->name);
+        /* Budget raised after trial 10: trials 11 and 12 are not a streak of 3. */
+        cr_assert_eq(sr->decide(t, 12, 10, why, sizeof why), 0, "%s", sr->name);
+        cr_assert_eq(sr->decide(t, 12, 9, why, sizeof why), 1, "%s", sr->name);
+        /* The operator's schedule in the streak: not the optimizer's judgement. */
+        t[11].own = 0;
+        cr_assert_eq(sr->decide(t, 12, 0, why, sizeof why), 0, "%s", sr->name);
+        t[11].own = 1;
+    }
+}
+
+Test(stoprule, the_default_is_registered)
+{
+    size_t n;
+    const StopRule *const *all = stoprule_all(&n);
+    cr_assert_geq(n, 2);
+    int found = 0;
+    for (size_t i = 0; i < n; i++)
+        found |= all[i] == stoprule_default();
+    cr_assert(found);
+    cr_assert_null(stoprule_find("no-such-rule"));
+}
