@@ -156,9 +156,15 @@ check "a login refused with an identity file that cannot be read names the file"
     grep -q "h1 ssh-failed: .*identity $T/missing_key .*cannot be read: No such file" "$T/nk"
 
 echo "reconnect"
-"$rexec" --cluster "$T/inv.json" --keep --repeat 10 --interval 0.4 --stats --quiet -- true > "$T/r1" 2>&1 &
+# 25 rounds (10 s at least): h3 is away for 0.6 s plus its sshd's start, and each failed
+# connect doubles the wait before the next (0.5 s base): with 10 rounds (4 s) a loaded machine
+# could end the run before h3's reconnect came round.
+"$rexec" --cluster "$T/inv.json" --keep --repeat 25 --interval 0.4 --stats --quiet -- true > "$T/r1" 2>&1 &
 RPID=$!
 sleep 1.2
+# h3's session up (the sshd child serving it) before its sshd is killed: its first connect
+n=0
+until pgrep -P "$(cat "$T/h/sshd3.pid")" > /dev/null || [ $n -ge 200 ]; do sleep 0.05; n=$((n + 1)); done
 harness_stop 3
 sleep 0.6
 harness_start 3
