@@ -58,7 +58,23 @@ port_lease() {
     if [ "$_pl_ok" -eq 0 ]; then
         _pl_p="$1"
         while [ "$_pl_p" -le "$2" ]; do
-            ln -s "$$" "$PORT_LEASE_DIR/$_pl_p" && PORT_LEASES="$PORT_LEASES $_pl_tag:$_pl_p"
+            # a link already there (a picker that took no lock): the span is not ours, and the
+            # links made so far go back
+            if ! ln -s "$$" "$PORT_LEASE_DIR/$_pl_p" 2> /dev/null; then
+                while [ "$_pl_p" -gt "$1" ]; do
+                    _pl_p=$((_pl_p - 1))
+                    rm -f "$PORT_LEASE_DIR/$_pl_p"
+                done
+                _pl_ok=1
+                break
+            fi
+            _pl_p=$((_pl_p + 1))
+        done
+    fi
+    if [ "$_pl_ok" -eq 0 ]; then
+        _pl_p="$1"
+        while [ "$_pl_p" -le "$2" ]; do
+            PORT_LEASES="$PORT_LEASES $_pl_tag:$_pl_p"
             _pl_p=$((_pl_p + 1))
         done
     fi
