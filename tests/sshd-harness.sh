@@ -116,7 +116,9 @@ EOF
     # sshd that exits (its port taken after all) is said at once.
     _hs_end=$(($(date +%s) + 30))
     until bash -c "exec 3<>/dev/tcp/$addr/$H_PORT" 2>/dev/null; do
-        if ! kill -0 "$pid" 2>/dev/null || [ "$(date +%s)" -ge "$_hs_end" ]; then
+        # exited: gone, or a zombie not yet reaped (which kill -0 would still find)
+        _hs_state=$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null || echo gone)
+        if [ "$_hs_state" = gone ] || [ "$_hs_state" = Z ] || [ "$(date +%s)" -ge "$_hs_end" ]; then
             echo "sshd-harness: sshd $i did not answer on $addr:$H_PORT ($H/sshd$i.log:" \
                 "$(tail -n 3 "$H/sshd$i.log" 2>/dev/null))" >&2
             return 1
