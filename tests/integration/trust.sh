@@ -16,6 +16,15 @@ suite=trust scratch=trust suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
 rexec="$build/tunedeck-rexec"
 tmux_screen="$T/screen"
+# A failed check shows the newest file here, mostly the output it read (this suite keeps no
+# other): a flake seen once is then seen whole. cat -v: some outputs hold terminal controls.
+fail() {
+    echo "  FAIL $1"
+    fails=$((fails + 1))
+    newest="$(ls -t "$T" | head -n 1)"
+    [ -f "$T/$newest" ] && { echo "    --- $newest:"; tail -c 1500 "$T/$newest" | cat -v | sed 's/^/    /'; }
+    return 0
+}
 
 harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done
