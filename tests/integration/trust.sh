@@ -378,7 +378,16 @@ weak "KexAlgorithms -x,diffie-hellman-group1-sha1\n" "$T/a8" --only h6
 check "KexAlgorithms -x,diffie-hellman-group1-sha1 is refused" \
     grep -q "$T/cfg:1, before any Host or Match line: KexAlgorithms names diffie-hellman-group1-sha1" "$T/a8"
 check "and nothing ran on h6" sh -c "! grep -q 'h6 exit' '$T/a8'"
-weak "" "$T/a5"
+# Each of h4..h6 closes the connection once it finds nothing in common with the client's
+# offer, and the client may meet that close before it has read the server's own offer: it
+# then fails with "Socket error: Success" (seen once for h5 in a load hunt; likely the h4
+# failure of an earlier hunt too). So the call is tried up to 3 times until every one of
+# the three refusals is read whole; the lines checked below are unchanged.
+for try in 1 2 3; do
+    weak "" "$T/a5"
+    [ "$(grep -c 'the server offers only algorithms tunedeck never uses' "$T/a5")" = 3 ] && break
+    echo "  (try $try: $(grep -c 'Socket error' "$T/a5") host(s) closed before their offer was read)"
+done
 check "a server that signs only with ssh-rsa is refused, saying the server must change" \
     grep -q "h4 ssh-failed: .*ssh handshake with 127.0.0.14 port $H_PORT: the server offers only algorithms tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): server host key algo: server \\[ssh-rsa\\]" "$T/a5"
 check "so is one that offers only 3des-cbc" \
