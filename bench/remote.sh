@@ -12,6 +12,7 @@ build="${TUNEDECK_BUILD:-$here/build}"
 rexec="$build/tunedeck-rexec"
 poll_s="${BENCH_POLL_S:-60}"
 T="$(mktemp -d /tmp/tunedeck-bench-remote.XXXXXX)"
+. "$here/tests/port-lease.sh"
 HARNESS_SRC="$here/tests/sshd-harness.sh"
 . "$here/tests/sshd-harness.sh"
 trap 'harness_stop_all; rm -rf "$T"' EXIT INT TERM

@@ -16,6 +16,7 @@ span="${BENCH_SLURM_S:-60}"
 command -v slurmctld > /dev/null || { echo "bench slurm: slurm-wlm not installed; skipped"; exit 0; }
 T="$(mktemp -d /tmp/tunedeck-bench-slurm.XXXXXX)"
 [ -d "$T" ] || exit 1
+. "$here/tests/port-lease.sh"
 . "$here/tests/slurm-harness.sh"
 CHURN=""
 cleanup() {

@@ -20,6 +20,7 @@ command -v slurmctld > /dev/null || { echo "bench slurm_live: slurm-wlm not inst
 command -v sshd > /dev/null || [ -x /usr/sbin/sshd ] || { echo "bench slurm_live: no sshd; skipped"; exit 0; }
 T="$(mktemp -d /tmp/tunedeck-bench-slurm-live.XXXXXX)"
 [ -d "$T" ] || exit 1
+. "$here/tests/port-lease.sh"
 HARNESS_SRC="$here/tests/sshd-harness.sh"
 . "$here/tests/slurm-harness.sh"
 . "$here/tests/sshd-harness.sh"

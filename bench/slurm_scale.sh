@@ -40,6 +40,7 @@ command -v slurmctld > /dev/null || { echo "bench slurm_scale: slurm-wlm not ins
 [ -x "$bin" ] || { echo "bench slurm_scale: no $bin (make all first)" >&2; exit 1; }
 T="$(mktemp -d /tmp/tunedeck-bench-slurm-scale.XXXXXX)"
 [ -d "$T" ] || exit 1
+. "$here/tests/port-lease.sh"
 . "$here/tests/slurm-harness.sh"
 CHURN=""
 stop_churn() {

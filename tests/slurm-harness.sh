@@ -4,7 +4,8 @@
 # that are links to /dev/null, which Slurm accepts as character devices). Nothing is
 # written outside the harness folder; slurm_stop_all stops every daemon it started.
 #
-#   slurm_init DIR           writes munge key, slurm.conf, gres.conf (a free block of ports)
+#   slurm_init DIR           writes munge key, slurm.conf, gres.conf (a free block of ports,
+#                            leased: tests/port-lease.sh, sourced first)
 #   slurm_start              starts munged, slurmctld and every slurmd; waits for idle nodes
 #   slurm_stop_all           scancels every job, stops the daemons, waits for them to exit
 #   slurm_ctld_stop / slurm_ctld_start   the controller alone (a controller that goes away)
@@ -94,15 +95,24 @@ _slurm_extra_nodes() {
 }
 
 # This harness's block of 10 ports (the controller, four slurmd at +1..+4, the extra nodes' at
-# +9; +5..+8 free for a suite's own use, such as a rendezvous port) in
-# 17000..19999, below the sshd harness's 20000 and up: one where nothing listens, since other
-# suites run their own harness side by side; the first try follows the PID, so two harnesses
+# +9; +5..+8 free for a suite's own use, such as a rendezvous port) in 17000..19999, below
+# the sshd harness's 20000 and up: one where nothing listens and that no other harness holds,
+# since other suites run their own side by side. It is leased (tests/port-lease.sh) from the
+# pick until slurm_stop_all: the daemons bind it only after munged starts, and an outage
+# suite restarts the controller on it. The first try follows the PID, so two harnesses
 # starting in the same second rarely try the same block.
 _slurm_pick_block() {
+    if ! command -v port_lease > /dev/null 2>&1; then
+        echo "slurm harness: source tests/port-lease.sh before this file" >&2
+        return 1
+    fi
+    port_lease_release slurm # a second slurm_init in one run: the first block goes back
     _sb_try=0
     while [ "$_sb_try" -lt 300 ]; do
         S_CTLD_PORT=$((17000 + (($$ + _sb_try * 37) % 300) * 10))
-        [ -z "$(ss -Hltn "sport >= :$S_CTLD_PORT and sport <= :$((S_CTLD_PORT + 9))")" ] && return 0
+        _pl_rc=0
+        port_lease slurm "$S_CTLD_PORT" $((S_CTLD_PORT + 9)) || _pl_rc=$? # set -e callers
+        case $_pl_rc in 0) return 0 ;; 2) return 1 ;; esac
         _sb_try=$((_sb_try + 1))
     done
     echo "slurm harness: no free block of 10 ports in 17000..19999" >&2
@@ -174,5 +184,5 @@ slurm_stop_all() {
         grep -qs "$S" "/proc/$p/environ" && kill -KILL "$p" 2>/dev/null
     done
     [ -s "$S/munged.pid" ] && kill -TERM "$(cat "$S/munged.pid")" 2>/dev/null
-    return 0
+    port_lease_release slurm
 }

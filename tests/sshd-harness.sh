@@ -3,7 +3,8 @@
 # lists them, and a stub nvidia-smi on their PATH. harness_stop_all stops every sshd it
 # started (by pid); callers set `trap harness_stop_all EXIT`.
 #
-#   harness_init DIR              keys, stub tools; picks a free port span for this run
+#   harness_init DIR              keys, stub tools; picks and leases a free port span for this
+#                                 run (tests/port-lease.sh, sourced first)
 #   harness_start I [extra cfg]   starts sshd number I on 127.0.0.(10+I):PORT ($H/host-binI,
 #                                 if present, first on its PATH)
 #   harness_stop I                stops it (its per-connection children too)
@@ -47,40 +48,29 @@ EOF
 harness_addr() { echo "127.0.0.$((10 + $1))"; }
 
 # The ports a run uses: H_PORT (every sshd) and the next H_PORT_SPAN (the suites' worker
-# ports, BASE+index with BASE = H_PORT+1, and fake servers). Derived rendezvous ports
-# (pytorch.sh: H_PORT+1124, +1224, +1324) must stay below the ephemeral range too.
+# ports, BASE+index with BASE = H_PORT+1, rendezvous ports and fake servers), all leased
+# (tests/port-lease.sh) from the pick until harness_stop_all: sshd binds H_PORT only at
+# harness_start, and a suite restarts its sshd on the same port.
 H_PORT_SPAN=16
-H_PORT_DERIVED=1400
-
-# harness_ports_free FIRST LAST: no TCP socket listens on a port in FIRST..LAST (any address).
-harness_ports_free() {
-    if command -v ss >/dev/null 2>&1; then
-        ! ss -Hltn 2>/dev/null | awk -v a="$1" -v b="$2" \
-            '{ p = $4; sub(/.*:/, "", p); if (p + 0 >= a && p + 0 <= b) found = 1 }
-             END { exit !found }'
-    else
-        python3 - "$1" "$2" <<'EOF'
-import socket, sys
-for port in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
-    s = socket.socket()
-    try: s.bind(("0.0.0.0", port))
-    except OSError: sys.exit(1)
-    finally: s.close()
-EOF
-    fi
-}
 
 # A port of our own, below Linux's ephemeral range (an outgoing connection there could hold
-# it) and with its span free: several suites (and helpers) may run side by side.
+# it), with its span free and leased: several suites (and helpers) run side by side.
 # tests/integration/worker.sh sources this file for this function alone.
 harness_pick_port() {
+    if ! command -v port_lease > /dev/null 2>&1; then
+        echo "sshd-harness: source tests/port-lease.sh before this file" >&2
+        return 1
+    fi
+    port_lease_release sshd # a second harness_init in one run: the first span goes back
     _hp_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    _hp_high=$((_hp_low - H_PORT_DERIVED - H_PORT_SPAN - 1))
+    _hp_high=$((_hp_low - H_PORT_SPAN - 1))
     [ "$_hp_high" -gt 20000 ] || _hp_high=30000
     _hp_try=0
     while [ "$_hp_try" -lt 50 ]; do
         H_PORT=$(( 20000 + ($$ * 7 + _hp_try * 977 + $(date +%N | sed 's/^0*//;s/^$/0/') ) % (_hp_high - 20000) ))
-        harness_ports_free "$H_PORT" $((H_PORT + H_PORT_SPAN)) && return 0
+        _pl_rc=0
+        port_lease sshd "$H_PORT" $((H_PORT + H_PORT_SPAN)) || _pl_rc=$? # set -e callers
+        case $_pl_rc in 0) return 0 ;; 2) return 1 ;; esac
         _hp_try=$((_hp_try + 1))
     done
     echo "sshd-harness: no free port span of $((H_PORT_SPAN + 1)) in 20000..$_hp_high after 50 tries" >&2
@@ -121,11 +111,19 @@ EOF
     pid=$!
     echo "$pid" > "$H/sshd$i.pid"
     HARNESS_PIDS="$HARNESS_PIDS $pid"
-    # Ready when the port answers (at most ~2 s).
-    n=0
-    while [ $n -lt 100 ]; do
-        if bash -c "exec 3<>/dev/tcp/$addr/$H_PORT" 2>/dev/null; then break; fi
-        sleep 0.02; n=$((n + 1))
+    # Ready when the port answers: 30 s at most, since a loaded machine can take seconds to
+    # start it (a suite that went on before would see its first connections refused); an
+    # sshd that exits (its port taken after all) is said at once.
+    _hs_end=$(($(date +%s) + 30))
+    until bash -c "exec 3<>/dev/tcp/$addr/$H_PORT" 2>/dev/null; do
+        # exited: gone, or a zombie not yet reaped (which kill -0 would still find)
+        _hs_state=$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null || echo gone)
+        if [ "$_hs_state" = gone ] || [ "$_hs_state" = Z ] || [ "$(date +%s)" -ge "$_hs_end" ]; then
+            echo "sshd-harness: sshd $i did not answer on $addr:$H_PORT ($H/sshd$i.log:" \
+                "$(tail -n 3 "$H/sshd$i.log" 2>/dev/null))" >&2
+            return 1
+        fi
+        sleep 0.02
     done
     # HARNESS_UNLISTED=1: the key stays out of known_hosts, for a test whose client is
     # already running (removing it afterwards leaves a window where the client trusts it).
@@ -158,6 +156,7 @@ harness_stop_all() {
     done
     for pid in $HARNESS_PIDS; do kill -KILL "$pid" 2>/dev/null || true; done
     HARNESS_PIDS=""
+    port_lease_release sshd
 }
 
 # harness_inventory FILE I... : machines h<I> at 127.0.0.(10+I), all of one GPU type.

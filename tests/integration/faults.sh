@@ -29,6 +29,7 @@ else
     T="$(mktemp -d /tmp/tunedeck-faults.XXXXXX)"
 fi
 MARK="tdfault$$x"  # x: pid 12's mark is not part of pid 123's
+. "$here/port-lease.sh"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 . "$here/integration/lib/tmux.sh"

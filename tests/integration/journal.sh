@@ -118,9 +118,13 @@ i=0
 target=""
 until [ -n "$target" ] && grep -q '"started","trial":2' "$target"; do
     target="$(grep -l '"launcher":"local"' "$TUNEDECK_STATE_DIR"/sessions/*.jsonl 2>/dev/null | head -1 || true)"
-    i=$((i + 1)); [ $i -lt 200 ] || fail "trial 2 never started"
+    i=$((i + 1)); [ $i -lt 200 ] || { fail "trial 2 never started"; break; }
     sleep 0.05
 done
+# trial 2's script has written its pid (its group is killed below by it): a loaded machine can
+# take longer than the 0.2 s this waited, leaving trial 2's sleep 60 behind
+i=0
+until [ -s "$work/trial2.pid" ] || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
 sleep 0.2
 kill -9 "$tune_pid"; wait "$tune_pid" 2>/dev/null || true; tune_pid=""
 kill -9 -- "-$(cat "$work/trial2.pid")" 2>/dev/null || true

@@ -13,6 +13,7 @@ root="$(cd "$here/.." && pwd)"
 build="${TUNEDECK_BUILD:-$root/build}"
 bin="${TUNEDECK_BIN:-$build/tunedeck}"
 T="$(mktemp -d /tmp/tunedeck-pytorch.XXXXXX)"
+. "$here/port-lease.sh"
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 mark="tdpt$$x"  # x: pid 12's mark is not part of pid 123's
@@ -71,14 +72,15 @@ if python3 "$here/tools/python/test_tunedeck_trial.py" > "$T/helper-unit.out" 2>
 then pass "the helper's unit tests (tests/tools/python): batch shares, lines, errors"
 else fail "the helper's unit tests"; tail -30 "$T/helper-unit.out"; fi
 
-# The harness's keys and port span first: every port this suite uses derives from H_PORT.
-harness_init "$T/h"
+# The harness's keys and port span first: every port this suite uses is in its span (H_PORT
+# to H_PORT+16, leased by the harness): the rendezvous ports are H_PORT+13, +14 and +15.
+harness_init "$T/h" || exit 1
 
 echo "gradient equivalence"
 # The single process and the 3 ranks are independent: they start side by side, so the
 # section waits for one torch import rather than two in a row.
 "$PY" "$ex" --schedule "$T/sched.json" --report "$T/single.txt" --tag "$mark" > "$T/single.out" 2>&1 &
-port=$(( 1024 + (H_PORT + 100) % 60000 ))
+port=$((H_PORT + 13))
 for r in 0 1 2; do
     case $r in 0) m=h1 d=cpu l=0 ;; 1) m=h1 d=gpu0 l=1 ;; 2) m=h2 d=gpu0 l=0 ;; esac
     RANK=$r WORLD_SIZE=3 LOCAL_RANK=$l MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
@@ -105,12 +107,12 @@ else fail "gradient equivalence"; for f in "$T"/single.out "$T"/rank*.out; do ta
 echo "tuning over sshd"
 for i in 1 2; do harness_start "$i"; done
 harness_inventory "$T/inv.json" 1 2
-# The rendezvous ports come from this run's sshd port, so suites side by side never meet.
+# The rendezvous port is in this run's leased span, so suites side by side never meet.
 "$PY" - "$T/inv.json" "$H_PORT" <<'EOF'
 import json, sys
 inv = json.load(open(sys.argv[1]))
 inv["trial"] = {"launch": "per-host", "ranks": "per-device",
-                "master_port": 1024 + (int(sys.argv[2]) + 200) % 60000}
+                "master_port": int(sys.argv[2]) + 14}
 json.dump(inv, open(sys.argv[1], "w"))
 EOF
 cat > "$T/job.json" <<'EOF'
@@ -170,7 +172,7 @@ import json, sys
 inv = json.load(open(sys.argv[1]))
 ex, jobsh, mark, port = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
 inv["job_launch"] = "per-host"
-inv["job_master_port"] = 1024 + (port + 300) % 60000
+inv["job_master_port"] = port + 15
 inv["job_command"] = (
     'if [ "$TUNEDECK_JOB" = p0 ]; then OMP_NUM_THREADS=1 exec python3 %s --live '
     '--master-addr {master_addr} --master-port {master_port} --node-rank {node_rank} '

@@ -156,9 +156,15 @@ check "a login refused with an identity file that cannot be read names the file"
     grep -q "h1 ssh-failed: .*identity $T/missing_key .*cannot be read: No such file" "$T/nk"
 
 echo "reconnect"
-"$rexec" --cluster "$T/inv.json" --keep --repeat 10 --interval 0.4 --stats --quiet -- true > "$T/r1" 2>&1 &
+# 25 rounds (10 s at least): h3 is away for 0.6 s plus its sshd's start, and each failed
+# connect doubles the wait before the next (0.5 s base): with 10 rounds (4 s) a loaded machine
+# could end the run before h3's reconnect came round.
+"$rexec" --cluster "$T/inv.json" --keep --repeat 25 --interval 0.4 --stats --quiet -- true > "$T/r1" 2>&1 &
 RPID=$!
 sleep 1.2
+# h3's session up (the sshd child serving it) before its sshd is killed: its first connect
+n=0
+until pgrep -P "$(cat "$T/h/sshd3.pid")" > /dev/null || [ $n -ge 200 ]; do sleep 0.05; n=$((n + 1)); done
 harness_stop 3
 sleep 0.6
 harness_start 3
@@ -170,7 +176,10 @@ check "a killed sshd is noticed and its host reconnected" \
     -- sleep 0.1 > "$T/r2" 2>&1 &
 RPID=$!
 sleep 1.2
-kids=$(pgrep -P "$(cat "$T/h/sshd2.pid")")
+# h2's session: the sshd child serving the kept connection (a loaded machine may not have
+# made it yet at 1.2 s; kill -STOP of nothing stopped nothing)
+n=0
+until kids=$(pgrep -P "$(cat "$T/h/sshd2.pid")") || [ $n -ge 200 ]; do sleep 0.05; n=$((n + 1)); done
 kill -STOP $kids
 sleep 1.8
 kill -CONT $kids
@@ -235,22 +244,33 @@ for t in r["trials"]:
 EOF2
 fi
 marker="tunedeck-slow-$$x"  # x: pid 12's mark is not part of pid 123's
+# marked_hosts: how many hosts run a process with the marker (tune's own command line carries
+# it too, but not a host's TUNEDECK_TEST_HOST, which each sshd sets).
+marked_hosts() {
+    for p in $(pgrep -f "$marker"); do
+        cat "/proc/$p/environ" 2>/dev/null | tr '\0' '\n' | grep '^TUNEDECK_TEST_HOST='
+    done | sort -u | wc -l
+}
+# The trial runs on all 3 hosts (uniform-devices: every device takes part; random left h1 out
+# of its schedule), and the timeout (8 s) stops it once it runs on all three: at 1.5 s a
+# loaded machine could time it out before ssh and python were up everywhere, and the check
+# then counted tune's own process as one of the trial's (it waited for 4 marked processes,
+# accepted 3).
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
-    --trial-cmd "$trial 30 $marker" --budget 1 --optimizer random --trial-timeout 1.5 --json \
+    --trial-cmd "$trial 30 $marker" --budget 1 --optimizer uniform-devices --trial-timeout 8 --json \
     > "$T/t5.json" 2>/dev/null &
 TUNE_PID=$!
-# the trial's processes up on the hosts (tune's own command line carries the marker too)
 n=0
-while [ "$(pgrep -f "$marker" | wc -l)" -lt 4 ] && [ $n -lt 200 ] && kill -0 $TUNE_PID 2>/dev/null; do
+while [ "$(marked_hosts)" -lt 3 ] && [ $n -lt 400 ] && kill -0 $TUNE_PID 2>/dev/null; do
     sleep 0.05; n=$((n + 1))
 done
-running=$(pgrep -f "$marker" | wc -l)
+running=$(marked_hosts)
 wait $TUNE_PID
 TUNE_PID=""
 sleep 0.2
 left=$(pgrep -f "$marker" | wc -l)
-check "a stopped trial leaves no process behind on any host ($running running, $left left)" \
-    sh -c "[ $running -ge 3 ] && [ $left -eq 0 ] && grep -q '\"timeout\"' '$T/t5.json'"
+check "a stopped trial leaves no process behind on any host (it ran on $running hosts, $left left)" \
+    sh -c "[ $running -eq 3 ] && [ $left -eq 0 ] && grep -q '\"timeout\"' '$T/t5.json'"
 
 # Pruning over SSH: trial 2 is 10x slower than trials 1 and 3 and takes 0.3 s per iteration on every
 # host; it is stopped in its warm-up and its processes are gone from every host.

@@ -16,10 +16,22 @@ suite=trust scratch=trust suite_sshd=1 suite_tmux=1
 . "$(dirname "$0")/lib/suite.sh"
 rexec="$build/tunedeck-rexec"
 tmux_screen="$T/screen"
+# A failed check shows the newest file here, mostly the output it read (this suite keeps no
+# other): a flake seen once is then seen whole. cat -v: some outputs hold terminal controls.
+fail() {
+    echo "  FAIL $1"
+    fails=$((fails + 1))
+    newest="$(ls -t "$T" | head -n 1)"
+    [ -f "$T/$newest" ] && { echo "    --- $newest:"; tail -c 1500 "$T/$newest" | cat -v | sed 's/^/    /'; }
+    return 0
+}
 
 harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done
-HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2 3
+# A 10 s handshake deadline (the harness's default is 3 s, this suite had 2): every sshd here
+# answers, no check waits for a deadline to pass, and on a loaded machine a handshake took
+# over 2 s (the ssh-rsa-only h4 then read "no answer", not its refusal).
+HARNESS_TIMEOUT_S=10 harness_inventory "$T/inv.json" 1 2 3
 kh="$T/h/known_hosts"
 cp "$kh" "$T/kh.all"
 # h1 unknown, h2 changed (another key on its line), h3 known.
@@ -334,7 +346,7 @@ harness_start 4 "HostKeyAlgorithms ssh-rsa"
 harness_start 5 "Ciphers 3des-cbc"
 harness_start 6 "KexAlgorithms diffie-hellman-group1-sha1"
 harness_start 7 "Ciphers aes128-gcm@openssh.com"
-HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv-weak.json" 4 5 6 7
+HARNESS_TIMEOUT_S=10 harness_inventory "$T/inv-weak.json" 4 5 6 7
 weak() { # weak CONFIG-TEXT OUT [rexec args...]
     printf '%b' "$1" > "$T/cfg"; out="$2"; shift 2
     TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-weak.json" "$@" -- true > "$out" 2>&1
@@ -366,7 +378,16 @@ weak "KexAlgorithms -x,diffie-hellman-group1-sha1\n" "$T/a8" --only h6
 check "KexAlgorithms -x,diffie-hellman-group1-sha1 is refused" \
     grep -q "$T/cfg:1, before any Host or Match line: KexAlgorithms names diffie-hellman-group1-sha1" "$T/a8"
 check "and nothing ran on h6" sh -c "! grep -q 'h6 exit' '$T/a8'"
-weak "" "$T/a5"
+# Each of h4..h6 closes the connection once it finds nothing in common with the client's
+# offer, and the client may meet that close before it has read the server's own offer: it
+# then fails with "Socket error: Success" (seen once for h5 in a load hunt; likely the h4
+# failure of an earlier hunt too). So the call is tried up to 3 times until every one of
+# the three refusals is read whole; the lines checked below are unchanged.
+for try in 1 2 3; do
+    weak "" "$T/a5"
+    [ "$(grep -c 'the server offers only algorithms tunedeck never uses' "$T/a5")" = 3 ] && break
+    echo "  (try $try: $(grep -c 'Socket error' "$T/a5") host(s) closed before their offer was read)"
+done
 check "a server that signs only with ssh-rsa is refused, saying the server must change" \
     grep -q "h4 ssh-failed: .*ssh handshake with 127.0.0.14 port $H_PORT: the server offers only algorithms tunedeck never uses (SHA-1 kex or signatures, DSA, CBC, MD5): server host key algo: server \\[ssh-rsa\\]" "$T/a5"
 check "so is one that offers only 3des-cbc" \

@@ -21,6 +21,8 @@ cleanup() {
     done
     # children of the worker processes share their parent's command line
     pkill -KILL -f "$TMP" 2>/dev/null || true
+    # the shards' port span, leased below
+    command -v port_lease_release >/dev/null 2>&1 && port_lease_release sshd
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -103,8 +105,10 @@ PYEOF
 check_slowdown "$TMP/local.out" "all-local" || fail "all-local slowdown"
 no_leftovers "all-local"
 
-# The shards' ports: a span checked free, as the sshd harness picks its own (suites side by
-# side, and a pid-derived base could land in another run's span).
+# The shards' ports: a span checked free and leased until the end (tests/port-lease.sh), as
+# the sshd harness picks its own (suites side by side, and a pid-derived base could land in
+# another run's span).
+. "$ROOT/tests/port-lease.sh"
 . "$ROOT/tests/sshd-harness.sh"
 harness_pick_port || fail "no free port span"
 base=$((H_PORT + 1))

@@ -28,6 +28,8 @@ if [ -n "${suite_slurm:-}" ] && { ! command -v slurmctld > /dev/null || ! comman
 fi
 T="$(mktemp -d "/tmp/tunedeck-$scratch.XXXXXX")"
 [ -d "$T" ] || exit 1
+# the harnesses lease their ports (tests/port-lease.sh)
+[ -n "${suite_slurm:-}${suite_sshd:-}" ] && . "$here/port-lease.sh"
 if [ -n "${suite_slurm:-}" ]; then
     . "$here/slurm-harness.sh"
     unset SLURM_JOB_ID
