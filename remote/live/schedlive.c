@@ -317,7 +317,18 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         snprintf(j->status, sizeof j->status, "%s", l->ops->status(j->run));
         int asked = j->stop_wanted || j->stopping;
         if (j->preempted) {
-            /* said when the backend took it (schedlive_preempted): no death */
+            /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
+             * is usually while its copy is pending, before the exit line that says the TERM
+             * wrote a checkpoint reached its output: read again now that the run is over, so
+             * the next run resumes from that checkpoint rather than an older one or none. */
+            if (!j->preempt_saved && l->ops->rank0_saved(j->run)) {
+                j->has_ckpt = 1;
+                j->saved_step = j->step;
+                schedlive_log(l,
+                              "%s: its preempted run ended having written its checkpoint at "
+                              "step %ld: the next run resumes from it",
+                              j->name, j->step);
+            }
         } else if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
             j->saved_step = j->step;
@@ -358,7 +369,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         j->run_gpus = 0;
         j->n_run_nodes = 0;
         j->stopping = j->stop_wanted = j->killed = 0;
-        j->preempted = 0;
+        j->preempted = j->preempt_saved = 0;
     }
     if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all) {
         const LiveJob *k = schedlive_blocker(l, j);

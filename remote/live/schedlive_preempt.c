@@ -17,7 +17,8 @@ int schedlive_preempted(SchedLive *l, LiveJob *j)
     /* The TERM Slurm sends first (KillWait, GraceTime) may have let it write a checkpoint:
      * its batch script's exit 0 says so. */
     char ck[96];
-    if (l->ops->rank0_saved(j->run)) {
+    j->preempt_saved = l->ops->rank0_saved(j->run);
+    if (j->preempt_saved) {
         j->has_ckpt = 1;
         j->saved_step = j->step;
         snprintf(ck, sizeof ck, "checkpoint written at step %ld", j->step);
@@ -45,6 +46,12 @@ int schedlive_preempted(SchedLive *l, LiveJob *j)
     const char *label = l->ops->label ? l->ops->label(j->run) : "run";
     if (l->stopping_all)
         schedlive_log(l, "%s: %s %s, at step %ld, %s", j->name, label, how, j->step, ck);
+    else if (held == 0) /* a stop of the model's was on its way: nothing to give back */
+        schedlive_log(l,
+                      "%s: %s %s, at step %ld, %s: not a death; it held no GPUs in the model, "
+                      "a decision that places it again %s",
+                      j->name, label, how, j->step, ck,
+                      j->has_ckpt ? "resumes from its checkpoint" : "starts it fresh");
     else
         schedlive_log(l,
                       "%s: %s %s, at step %ld, %s: not a death; its %d GPU%s leave the model "

@@ -38,8 +38,9 @@ typedef struct {
     int runs, resizes, deaths, failed, resize_pending;
     /* the backend took its current run off its GPUs (LiveRunOps.preempted): not a death;
      * preempt_event: the model's stop that followed, logged by schedlive_preempted, not
-     * again as a decision */
-    int preempted, preemptions, preempt_event;
+     * again as a decision; preempt_saved: its checkpoint was already counted then (else the
+     * run's end reads rank0_saved again: its exit line may come after the first sighting) */
+    int preempted, preemptions, preempt_event, preempt_saved;
     int ended_itself; /* its last run exited 0 unasked: the script finished its training */
     int seen; /* progress lines of the current run already taken */
     int refused_said; /* the current run's first refused protocol line logged */

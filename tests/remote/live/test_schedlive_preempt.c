@@ -90,9 +90,16 @@ static const char *plan_status(const void *run)
     return ((const PlanRun *)run)->status;
 }
 
+/* late_save: run 1's exit line (its checkpoint) comes only when it ends, after the driver
+ * first saw the preemption, as with a REQUEUE whose copy is pending when first seen */
+static int plan_late_save;
+
 static int plan_saved(const void *run)
 {
-    return ((const PlanRun *)run)->steps >= 3;
+    const PlanRun *r = run;
+    if (plan_late_save && r->n == 1)
+        return r->status[0] != 0;
+    return r->steps >= 3;
 }
 
 static size_t plan_size(const void *run)
@@ -160,7 +167,7 @@ Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_on
                  e.msg);
     static char log[16384];
     log[0] = 0;
-    plan_starts = plan_signals = 0;
+    plan_starts = plan_signals = plan_late_save = 0;
     SchedLiveOptions o = {
         .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
     SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
@@ -202,6 +209,57 @@ Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_on
     for (int i = 0; i < 100 && !schedlive_done(l); i++)
         schedlive_step(l, NULL, 0, clock_now_ms());
     cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}
+
+/* The checkpoint the TERM wrote is known only once the preempted run ends (its exit line
+ * after the first sighting): the next run still resumes from it, not fresh. */
+Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
+{
+    Error e;
+    Cluster *c = two_nodes();
+    Catalogue *cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    static char log[16384];
+    log[0] = 0;
+    plan_starts = plan_signals = 0;
+    plan_late_save = 1;
+    memset(plan_resumed, 0, sizeof plan_resumed);
+    SchedLiveOptions o = {
+        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    int64_t until = clock_now_ms() + 10000;
+    do
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    while (plan_starts < 2 && clock_now_ms() < until);
+    cr_assert_eq(plan_starts, 2, "%s", log);
+    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, no checkpoint yet"), "%s",
+              log);
+    cr_assert(strstr(log, "j0: its preempted run ended having written its checkpoint at step "
+                          "106: the next run resumes from it\n"),
+              "%s", log);
+    cr_assert(plan_resumed[2], "run 2 resumes from the checkpoint run 1 wrote: %s", log);
+    SchedLiveJob j;
+    schedlive_job(l, 0, &j);
+    cr_assert_eq(j.saved_step, 106);
+    cr_assert_eq(j.deaths, 0);
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    plan_late_save = 0;
     schedlive_free(l);
     sched_free(s);
     catalogue_free(cat);
