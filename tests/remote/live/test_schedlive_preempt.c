@@ -266,6 +266,57 @@ Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
     cluster_free(c);
 }
 
+/* The model's own stop is decided (and its GPUs already back in the model) when the backend
+ * says it took the run: nothing is given back, and the log does not say its 0 GPUs leave. */
+Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back)
+{
+    Error e;
+    Cluster *c = two_nodes();
+    Catalogue *cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    static char log[16384];
+    log[0] = 0;
+    plan_starts = plan_signals = plan_late_save = 0;
+    SchedLiveOptions o = {
+        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int64_t until = clock_now_ms() + 10000;
+    do {
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+    } while (j.step < 102 && clock_now_ms() < until);
+    cr_assert_eq(j.step, 102, "%s", log);
+    /* the model's stop, enacted by the next step before the backend's word on step 103 */
+    cr_assert_eq(sched_evict(s, 0, &e), 0, "%s", e.msg);
+    schedlive_step(l, NULL, 0, clock_now_ms());
+    schedlive_job(l, 0, &j);
+    cr_assert_eq(j.preemptions, 1, "%s", log);
+    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, checkpoint written at "
+                          "step 103: not a death; it held no GPUs in the model, a decision that "
+                          "places it again resumes from its checkpoint\n"),
+              "%s", log);
+    cr_assert(!strstr(log, "0 GPUs leave"), "%s", log);
+    cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}
+
 /* The model's side alone: an evicted job holds nothing, logs a stop, and is placed again by
  * the next decision; a job holding nothing is left as it is. */
 Test(schedlive_preempt, an_evicted_job_is_queued_and_placed_again)
