@@ -257,6 +257,16 @@ int sched_log_event(SchedState *s, SchedEventKind kind, size_t job, int from, in
         s->cap_events = cap;
     }
     SJob *j = &s->jobs[job];
+    /* every allocation before the event is appended: out of memory logs nothing, so the
+     * caller can leave the job as it was (sched_evict) and no event is enacted alone */
+    if (kind != SCHED_EV_FINISH && j->n_resizes == j->cap_resizes) {
+        size_t cap = j->cap_resizes ? 2 * j->cap_resizes : 8;
+        SchedResize *bigger = realloc(j->resizes, cap * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        j->resizes = bigger;
+        j->cap_resizes = cap;
+    }
     SchedSlot *slots = NULL;
     size_t n = (kind == SCHED_EV_START || kind == SCHED_EV_RESIZE) ? j->n_slots : 0;
     if (n) {
@@ -268,14 +278,6 @@ int sched_log_event(SchedState *s, SchedEventKind kind, size_t job, int from, in
     s->events[s->n_events++] =
         (SchedEvent){s->now_s, kind, (int)job, from, to, to ? j->conf.batch : 0, n, slots};
     if (kind != SCHED_EV_FINISH) {
-        if (j->n_resizes == j->cap_resizes) {
-            size_t cap = j->cap_resizes ? 2 * j->cap_resizes : 8;
-            SchedResize *bigger = realloc(j->resizes, cap * sizeof *bigger);
-            if (!bigger)
-                return -1;
-            j->resizes = bigger;
-            j->cap_resizes = cap;
-        }
         j->resizes[j->n_resizes++] = (SchedResize){s->now_s, from, to};
         j->n_allocs += to > 0;
     }

@@ -107,7 +107,8 @@ int sched_set_usable(SchedState *s, int usable, Error *err);
 int sched_node_available(const SchedState *s, int node);
 /* One decision (core/sched/sched_decide.c). */
 int sched_decide(SchedState *s, Error *err);
-/* Appends to the decision log and the job's resize history; -1 when out of memory. */
+/* Appends to the decision log and the job's resize history; -1 when out of memory, having
+ * appended to neither. */
 int sched_log_event(SchedState *s, SchedEventKind kind, size_t job, int from, int to);
 /* Gives the job's GPUs back to their nodes. */
 void sched_release(SchedState *s, size_t job);
