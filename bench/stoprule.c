@@ -82,19 +82,10 @@ static int run_session(SimCluster *sim, double best_known, uint64_t seed, int bu
     double best = INFINITY;
     for (size_t i = 0; i < tuner_n_trials(t) && i < MAX_BUDGET; i++) {
         const TrialRecord *r = tuner_trial(t, i);
-        const Suggestion *sg = &r->suggestion;
         StopTrial *st = &out->t[i];
-        st->own = !r->overridden;
-        st->has_ei = sg->has_ei;
-        st->ei_s = sg->ei_s;
-        st->has_prediction = sg->has_prediction;
-        st->mean_s = sg->mean_s;
-        st->p10_s = sg->p10_s;
-        st->p90_s = sg->p90_s;
-        st->ok = r->obs && r->obs->status == TRIAL_OK;
-        st->time_s = r->obs ? r->obs->time_s : 0;
+        *st = tuner_stop_trial(r);
         if (st->ok) {
-            double nl = simcluster_noiseless_time(sim, sg->schedule);
+            double nl = simcluster_noiseless_time(sim, r->suggestion.schedule);
             if (nl < best)
                 best = nl;
         }
