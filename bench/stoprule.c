@@ -299,9 +299,9 @@ int main(int argc, char **argv)
     cJSON_AddNumberToObject(root, "seeds", seeds);
     cJSON *jr = cJSON_AddArrayToObject(root, "rules");
     printf("\nall %zu sessions (%zu cells x %d seeds)\n", runs, n_cells, seeds);
-    printf("  %-14s %7s %10s %12s %12s %12s %8s %s\n", "rule", "median", "vs baseline",
+    printf("  %-14s %7s %11s %12s %12s %12s %8s %s\n", "rule", "median", "vs baseline",
            "worst ratio", "worst vs", "median after", "never", "before");
-    printf("  %-14s %7s %10s %12s %12s %12s %8s %s\n", "", "stop", "(median)", "at stop",
+    printf("  %-14s %7s %11s %12s %12s %12s %8s %s\n", "", "stop", "(median)", "at stop",
            "budget end", "1.02x", "stopped", "1.05x");
     for (size_t r = 0; r < n_rules; r++) {
         size_t n = 0, m = 0;
@@ -331,7 +331,7 @@ int main(int argc, char **argv)
             }
         double after = median_sorting(v, n);
         char x[32];
-        printf("  %-14s %7.1f %10.2f %12s %12.3f %12.1f %8d %d\n", rules[r]->name, med, med_ratio,
+        printf("  %-14s %7.1f %11.2f %12s %12.3f %12.1f %8d %d\n", rules[r]->name, med, med_ratio,
                fmt_ratio(worst, x, sizeof x), loss, after, never, early);
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "name", rules[r]->name);
