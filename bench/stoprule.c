@@ -4,8 +4,8 @@
  * since a stop rule only cuts a session short and never changes its suggestions, every
  * registered rule is then judged on the same trials: the trial it stops at, the best noiseless
  * time among the trials run by then as a ratio to the simulator's best-known, and the trials it
- * spent after the search first got within 1.02x of best-known; each rule against the current
- * one (ei-streak). */
+ * spent after the search first got within 1.02x of best-known; each rule against the baseline,
+ * ei-streak (the rule before regret-ei, the default since this benchmark measured them). */
 #include <cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -82,19 +82,10 @@ static int run_session(SimCluster *sim, double best_known, uint64_t seed, int bu
     double best = INFINITY;
     for (size_t i = 0; i < tuner_n_trials(t) && i < MAX_BUDGET; i++) {
         const TrialRecord *r = tuner_trial(t, i);
-        const Suggestion *sg = &r->suggestion;
         StopTrial *st = &out->t[i];
-        st->own = !r->overridden;
-        st->has_ei = sg->has_ei;
-        st->ei_s = sg->ei_s;
-        st->has_prediction = sg->has_prediction;
-        st->mean_s = sg->mean_s;
-        st->p10_s = sg->p10_s;
-        st->p90_s = sg->p90_s;
-        st->ok = r->obs && r->obs->status == TRIAL_OK;
-        st->time_s = r->obs ? r->obs->time_s : 0;
+        *st = tuner_stop_trial(r);
         if (st->ok) {
-            double nl = simcluster_noiseless_time(sim, sg->schedule);
+            double nl = simcluster_noiseless_time(sim, r->suggestion.schedule);
             if (nl < best)
                 best = nl;
         }
@@ -222,10 +213,10 @@ int main(int argc, char **argv)
     }
     size_t n_rules;
     const StopRule *const *rules = stoprule_all(&n_rules);
-    const StopRule *current = stoprule_find("ei-streak");
+    const StopRule *baseline = stoprule_find("ei-streak");
     size_t ref = 0;
     for (size_t r = 0; r < n_rules; r++)
-        if (rules[r] == current)
+        if (rules[r] == baseline)
             ref = r;
 
     static Cell cellv[MAX_CELLS];
@@ -235,7 +226,7 @@ int main(int argc, char **argv)
     double wall0 = clock_now_s(), cpu0 = clock_cpu_s();
     printf("bench stoprule: bespoke, budget %d, seeds 1..%d; rules:", budget, seeds);
     for (size_t r = 0; r < n_rules; r++)
-        printf(" %s%s", rules[r]->name, r == ref ? " (current)" : "");
+        printf(" %s%s", rules[r]->name, r == ref ? " (baseline)" : "");
     printf("\n");
     int rc = 0;
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && rc == 0;
@@ -254,6 +245,10 @@ int main(int argc, char **argv)
         c->best_known_s = simcluster_best_known(sim, NULL);
         c->s = calloc((size_t)seeds, sizeof *c->s);
         c->o = calloc(n_rules * (size_t)seeds, sizeof *c->o);
+        if (!c->s || !c->o) {
+            fprintf(stderr, "stoprule: out of memory for %s's %d sessions\n", tok, seeds);
+            return 1;
+        }
         for (int k = 0; k < seeds; k++) {
             if (run_session(sim, c->best_known_s, (uint64_t)k + 1, budget, &c->s[k], &err) < 0) {
                 fprintf(stderr, "stoprule: %s seed %d: %s\n", tok, k + 1, err.msg);
@@ -295,14 +290,18 @@ int main(int argc, char **argv)
     /* Over every cell and seed. */
     size_t runs = n_cells * (size_t)seeds;
     double *v = calloc(runs + 1, sizeof *v), *w = calloc(runs + 1, sizeof *w);
+    if (!v || !w) {
+        fprintf(stderr, "stoprule: out of memory for the summary of %zu sessions\n", runs);
+        return 1;
+    }
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "budget", budget);
     cJSON_AddNumberToObject(root, "seeds", seeds);
     cJSON *jr = cJSON_AddArrayToObject(root, "rules");
     printf("\nall %zu sessions (%zu cells x %d seeds)\n", runs, n_cells, seeds);
-    printf("  %-14s %7s %10s %12s %12s %12s %8s %s\n", "rule", "median", "vs current",
+    printf("  %-14s %7s %11s %12s %12s %12s %8s %s\n", "rule", "median", "vs baseline",
            "worst ratio", "worst vs", "median after", "never", "before");
-    printf("  %-14s %7s %10s %12s %12s %12s %8s %s\n", "", "stop", "(median)", "at stop",
+    printf("  %-14s %7s %11s %12s %12s %12s %8s %s\n", "", "stop", "(median)", "at stop",
            "budget end", "1.02x", "stopped", "1.05x");
     for (size_t r = 0; r < n_rules; r++) {
         size_t n = 0, m = 0;
@@ -332,13 +331,13 @@ int main(int argc, char **argv)
             }
         double after = median_sorting(v, n);
         char x[32];
-        printf("  %-14s %7.1f %10.2f %12s %12.3f %12.1f %8d %d\n", rules[r]->name, med, med_ratio,
+        printf("  %-14s %7.1f %11.2f %12s %12.3f %12.1f %8d %d\n", rules[r]->name, med, med_ratio,
                fmt_ratio(worst, x, sizeof x), loss, after, never, early);
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "name", rules[r]->name);
         cJSON_AddStringToObject(j, "summary", rules[r]->summary);
         cJSON_AddNumberToObject(j, "median_stop", med);
-        cJSON_AddNumberToObject(j, "median_stop_vs_current", med_ratio);
+        cJSON_AddNumberToObject(j, "median_stop_vs_baseline", med_ratio);
         cJSON_AddNumberToObject(j, "worst_ratio_at_stop", isfinite(worst) ? worst : -1);
         cJSON_AddNumberToObject(j, "worst_ratio_at_stop_vs_budget_end", loss);
         cJSON_AddNumberToObject(j, "median_trials_after_close", after);

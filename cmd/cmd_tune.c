@@ -49,7 +49,7 @@ static void usage(FILE *out)
             "                     probe)\n"
             "  --stop-when-converged  stop before the budget once %d suggestions in a row\n"
             "                     could gain no more over the best time than the model's\n"
-            "                     error on recent trials, and expected under 1%% gain\n"
+            "                     error on recent trials, and expected under %g%% gain\n"
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
             "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
@@ -58,7 +58,7 @@ static void usage(FILE *out)
             "                     (a changed key is always refused)\n",
             launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
             2 * PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS,
-            TUNER_CONVERGED_STREAK);
+            TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
 }
 
 typedef struct {

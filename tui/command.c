@@ -139,8 +139,8 @@ int command_run(App *a, const char *line)
         app_log(a, "stop when converged: %s", on ? "on" : "off");
         app_message(a, 0,
                     "stop when converged: %s (%d suggestions in a row that could gain no more "
-                    "than the model's error, expecting < 1%% gain)",
-                    on ? "on" : "off", TUNER_CONVERGED_STREAK);
+                    "than the model's error, expecting < %g%% gain)",
+                    on ? "on" : "off", TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
     } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
         app_set_pause(a, word[0] == 'p');
     } else if (a->slurm && (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0 ||

@@ -57,7 +57,7 @@ static const StopRule EI_STREAK_RULE = {
  * few percent optimistic for dozens of trials (a probe's warm-up-heavy parts), which kept the
  * expected improvement of ei-streak above its threshold long after the search had found its
  * best. Judged on the last REGRET_STREAK suggestions, each needing REGRET_WINDOW residuals. */
-enum { REGRET_STREAK = 3, REGRET_WINDOW = 5 };
+enum { REGRET_STREAK = STOPRULE_REGRET_STREAK, REGRET_WINDOW = 5 };
 
 /* The model's bias and error on the REGRET_WINDOW latest own measured suggestions before
  * trial i: median residual, and 1.4826 x the median absolute deviation (a robust standard
@@ -118,7 +118,7 @@ static const StopRule REGRET_BOUND_RULE = {
  * stopped there, this waits for the EI to settle too. Twice the old streak's 0.5%, since the
  * bound already asks the model to agree with what was measured. The allreduce form's
  * suggestions carry no EI; they are judged by the bound alone. */
-#define REGRET_EI_FRACTION 0.01
+#define REGRET_EI_FRACTION STOPRULE_REGRET_EI_FRACTION
 
 static int regret_ei(const StopTrial *t, size_t n, size_t from, char *why, size_t cap)
 {

@@ -26,6 +26,12 @@ typedef struct {
     int (*decide)(const StopTrial *t, size_t n, size_t from, char *why, size_t cap);
 } StopRule;
 
+/* regret-bound and regret-ei judge the last STOPRULE_REGRET_STREAK suggestions; regret-ei also
+ * asks each to expect less than STOPRULE_REGRET_EI_FRACTION of the best time. Exported for the
+ * help texts that describe the default rule (remote/launch/tuner.h). */
+#define STOPRULE_REGRET_STREAK 3
+#define STOPRULE_REGRET_EI_FRACTION 0.01
+
 const StopRule *stoprule_find(const char *name);
 /* The rule sessions use. */
 const StopRule *stoprule_default(void);

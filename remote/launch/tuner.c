@@ -325,6 +325,20 @@ static void *suggest_thread(void *arg)
     return NULL;
 }
 
+StopTrial tuner_stop_trial(const TrialRecord *r)
+{
+    const Suggestion *sg = &r->suggestion;
+    return (StopTrial){.own = !r->overridden,
+                       .has_ei = sg->has_ei,
+                       .ei_s = sg->ei_s,
+                       .has_prediction = sg->has_prediction,
+                       .mean_s = sg->mean_s,
+                       .p10_s = sg->p10_s,
+                       .p90_s = sg->p90_s,
+                       .ok = r->obs && r->obs->status == TRIAL_OK,
+                       .time_s = r->obs ? r->obs->time_s : 0};
+}
+
 /* The stop rule (core/opt/stoprule.h), checked before each of the optimizer's suggestions, on
  * what the trials' suggestions predicted and what they measured: a resumed session, whose
  * suggestions are re-made by replay, decides the same. */
@@ -335,19 +349,8 @@ static int converged(Tuner *t)
     StopTrial *st = calloc(t->n_trials, sizeof *st);
     if (!st)
         return 0; /* out of memory: go on tuning, the budget still ends it */
-    for (size_t i = 0; i < t->n_trials; i++) {
-        const TrialRecord *r = &t->trials[i];
-        const Suggestion *sg = &r->suggestion;
-        st[i] = (StopTrial){.own = !r->overridden,
-                            .has_ei = sg->has_ei,
-                            .ei_s = sg->ei_s,
-                            .has_prediction = sg->has_prediction,
-                            .mean_s = sg->mean_s,
-                            .p10_s = sg->p10_s,
-                            .p90_s = sg->p90_s,
-                            .ok = r->obs && r->obs->status == TRIAL_OK,
-                            .time_s = r->obs ? r->obs->time_s : 0};
-    }
+    for (size_t i = 0; i < t->n_trials; i++)
+        st[i] = tuner_stop_trial(&t->trials[i]);
     int stop = stoprule_default()->decide(st, t->n_trials, t->converged_from, t->converged,
                                           sizeof t->converged);
     free(st);

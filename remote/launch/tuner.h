@@ -6,6 +6,7 @@
 
 #include "core/base/evloop.h"
 #include "core/opt/optimizer.h"
+#include "core/opt/stoprule.h"
 #include "remote/launch/launcher.h"
 
 typedef struct {
@@ -100,8 +101,13 @@ int tuner_outside_number(const Tuner *t, int trial);
 /* The stop rule (core/opt/stoprule.h, stoprule_default): for the last TUNER_CONVERGED_STREAK
  * suggestions, what each could still gain over the best time (its p10, corrected by the model's
  * bias on recent trials) was within the model's error on those trials, and each expected less
- * than 1% gain (when it says); then no new trial starts. Trials before a raised budget do not count toward a new stop. */
-#define TUNER_CONVERGED_STREAK 3
+ * than TUNER_CONVERGED_EI_FRACTION of it (when it says); then no new trial starts. Trials before
+ * a raised budget do not count toward a new stop. The default rule's values, for help texts. */
+#define TUNER_CONVERGED_STREAK STOPRULE_REGRET_STREAK
+#define TUNER_CONVERGED_EI_FRACTION STOPRULE_REGRET_EI_FRACTION
+/* A trial as the stop rule sees it: what its suggestion predicted and what it measured. The
+ * tuner, its tests and bench/stoprule judge the same trials. */
+StopTrial tuner_stop_trial(const TrialRecord *r);
 void tuner_set_stop_when_converged(Tuner *t, int on);
 int tuner_stop_when_converged(const Tuner *t);
 /* Why tuning stopped by the stop rule, or NULL while it has not. */

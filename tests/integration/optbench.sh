@@ -174,7 +174,7 @@ make -s -C "$root" BUILD="$TUNEDECK_BUILD" "$TUNEDECK_BUILD/bench/stoprule" >"$t
 sr="$TUNEDECK_BUILD/bench/stoprule"
 "$sr" --cells B:alexnet,M3:googlenet:4096 --seeds 1 --budget 12 --out "$tmp/sr.json" \
     >"$tmp/sr.txt" 2>&1 || { cat "$tmp/sr.txt" >&2; fail "tiny stoprule run failed"; }
-grep -q "ei-streak (current)" "$tmp/sr.txt" || fail "stoprule: no current rule: $(head -3 "$tmp/sr.txt")"
+grep -q "ei-streak (baseline)" "$tmp/sr.txt" || fail "stoprule: no baseline rule: $(head -3 "$tmp/sr.txt")"
 "$py" - "$tmp/sr.json" <<'EOF' || fail "stoprule JSON check failed"
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -3,6 +3,7 @@
  * best by more than the model's error; regret-ei also waits for an EI under 1%; a raised
  * budget and an operator's trial need new evidence. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/opt/stoprule.h"
@@ -114,4 +115,29 @@ Test(stoprule, the_default_is_registered)
         found |= all[i] == stoprule_default();
     cr_assert(found);
     cr_assert_null(stoprule_find("no-such-rule"));
+}
+
+/* The help texts (tunedeck tune --help, :converge) print STOPRULE_REGRET_STREAK and
+ * STOPRULE_REGRET_EI_FRACTION: they are the values regret-ei decides by, and its summary (a
+ * literal, for the benchmark) says the same. */
+Test(stoprule, the_exported_streak_and_ei_fraction_are_the_ones_regret_ei_uses)
+{
+    StopTrial t[12];
+    char why[256] = "", text[64];
+    /* The best is 5.00 s: an EI just under the fraction of it stops, just over does not. */
+    fill(t, 12, 5.00, 4.95, 5.10, 0.99 * STOPRULE_REGRET_EI_FRACTION * 5.00);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 1);
+    snprintf(text, sizeof text, "the last %d suggestions", STOPRULE_REGRET_STREAK);
+    cr_assert(strstr(why, text), "%s", why);
+    /* The streak: a budget raised just before the last STOPRULE_REGRET_STREAK stops, one
+     * more trial later does not. */
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 12 - STOPRULE_REGRET_STREAK, why, sizeof why), 1);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 13 - STOPRULE_REGRET_STREAK, why, sizeof why), 0);
+    fill(t, 12, 5.00, 4.95, 5.10, 1.01 * STOPRULE_REGRET_EI_FRACTION * 5.00);
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 0);
+    /* The summaries. */
+    cr_assert(strstr(rule("regret-ei")->summary, text), "%s", rule("regret-ei")->summary);
+    cr_assert(strstr(rule("regret-bound")->summary, text), "%s", rule("regret-bound")->summary);
+    snprintf(text, sizeof text, "< %g%% gain", 100 * STOPRULE_REGRET_EI_FRACTION);
+    cr_assert(strstr(rule("regret-ei")->summary, text), "%s", rule("regret-ei")->summary);
 }

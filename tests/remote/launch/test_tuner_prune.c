@@ -195,15 +195,8 @@ static StopTrial *stop_trials(const Tuner *t)
     size_t n = tuner_n_trials(t);
     StopTrial *st = calloc(n, sizeof *st);
     cr_assert_not_null(st);
-    for (size_t i = 0; i < n; i++) {
-        const TrialRecord *r = tuner_trial(t, i);
-        const Suggestion *sg = &r->suggestion;
-        st[i] = (StopTrial){.own = !r->overridden, .has_ei = sg->has_ei, .ei_s = sg->ei_s,
-                            .has_prediction = sg->has_prediction, .mean_s = sg->mean_s,
-                            .p10_s = sg->p10_s, .p90_s = sg->p90_s,
-                            .ok = r->obs && r->obs->status == TRIAL_OK,
-                            .time_s = r->obs ? r->obs->time_s : 0};
-    }
+    for (size_t i = 0; i < n; i++)
+        st[i] = tuner_stop_trial(tuner_trial(t, i));
     return st;
 }
 
