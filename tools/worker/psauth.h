@@ -43,9 +43,18 @@ void psauth_mac(const unsigned char secret[SECRET_BYTES], const char *role, uint
                 const unsigned char nonce_ps[PSAUTH_NONCE_BYTES], unsigned char out[32]);
 
 /* Worker side, right after connecting to shard `shard`: fails when the peer is not that
- * shard holding the same secret, closes, or stays silent past timeout_s. Blocking. */
+ * shard holding the same secret, closes, or stays silent past timeout_s. Blocking. Returns
+ * PSAUTH_CLOSED (with the reason) when the peer closed or reset the connection before its
+ * proof came: no proof was wrong, so a new connection may be tried (psauth_dial). */
+enum { PSAUTH_CLOSED = -2 };
 int psauth_client(int fd, const unsigned char secret[SECRET_BYTES], uint32_t rank,
                   uint32_t shard, double timeout_s, Error *err);
+
+/* Connects to host:port and runs psauth_client, again and again while the shard closes or
+ * resets the connection mid-handshake (a full door evicts), until timeout_s runs out in all;
+ * a wrong proof, a wrong protocol or a silent shard fail at once. The fd, or -1. */
+int psauth_dial(const char *host, int port, const unsigned char secret[SECRET_BYTES],
+                uint32_t rank, uint32_t shard, double timeout_s, Error *err);
 
 /* Shard side, one peer's handshake driven by its bytes as they come (tools/worker/psgate.c
  * polls many peers at once, so a slow or silent one delays no other). */
