@@ -53,6 +53,13 @@ int psauth_decode(const unsigned char *buf, size_t len, PsAuthFrame *f, Error *e
                          buf[4], PSAUTH_VERSION);
     if (len >= 6 && (buf[5] < PSAUTH_HELLO || buf[5] > PSAUTH_PROOF))
         return error_set(err, "handshake: field 'type': expected 1 to 3, found %u", buf[5]);
+    /* strict framing: the reserved bytes are zero, so a later version can give them a
+     * meaning that this one refuses instead of ignoring */
+    static const size_t reserved[] = {6, 7, 12, 13, 14, 15};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (len > reserved[i] && buf[reserved[i]] != 0)
+            return error_set(err, "handshake: reserved byte %zu is 0x%02x, expected 0",
+                             reserved[i], buf[reserved[i]]);
     if (len < PSAUTH_FRAME_BYTES)
         return 0;
     f->type = (PsAuthType)buf[5];

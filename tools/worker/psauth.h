@@ -31,9 +31,9 @@ typedef struct {
 /* Layout: magic u32, version u8, type u8, 2 bytes zero, sender u32, 4 bytes zero, nonce,
  * mac; little-endian. */
 void psauth_encode(const PsAuthFrame *f, unsigned char out[PSAUTH_FRAME_BYTES]);
-/* Checks magic, version and type of what has arrived so far (len bytes, len may be short of
- * a frame, so a peer speaking something else is refused at its first bytes); fills f once
- * len is a whole frame. Returns 0 or -1 with the reason. */
+/* Checks magic, version, type and that the reserved bytes are zero, of what has arrived so
+ * far (len bytes, len may be short of a frame, so a peer speaking something else is refused
+ * at its first bytes); fills f once len is a whole frame. Returns 0 or -1 with the reason. */
 int psauth_decode(const unsigned char *buf, size_t len, PsAuthFrame *f, Error *err);
 
 /* The proof of `role` ("worker" or "ps") for one connection: HMAC-SHA256 keyed with the

@@ -430,3 +430,20 @@ Test(psauth, a_worker_does_not_try_again_after_a_wrong_proof_from_the_shard)
     cr_assert_eq(d.rc, 0, "%s", d.err.msg);
     close(w);
 }
+
+Test(psauth, a_frame_with_a_reserved_byte_set_is_refused)
+{
+    PsAuthFrame f = {.type = PSAUTH_HELLO, .sender = 2}, g;
+    unsigned char b[PSAUTH_FRAME_BYTES];
+    static const size_t reserved[] = {6, 7, 12, 13, 14, 15};
+    Error e;
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
+        psauth_encode(&f, b);
+        cr_assert_eq(psauth_decode(b, sizeof b, &g, &e), 0, "%s", e.msg);
+        b[reserved[i]] = 1;
+        cr_assert_eq(psauth_decode(b, sizeof b, &g, &e), -1, "byte %zu", reserved[i]);
+        cr_assert(strstr(e.msg, "reserved byte"), "%s", e.msg);
+        /* refused as soon as the byte has arrived */
+        cr_assert_eq(psauth_decode(b, reserved[i] + 1, &g, &e), -1, "byte %zu", reserved[i]);
+    }
+}
