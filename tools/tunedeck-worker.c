@@ -543,6 +543,10 @@ out:
     free(slow);
     schedule_free(s);
     cluster_free(c);
+    /* the parsed "ps_secret" is a copy of the secret: wipe it before the heap reuses it */
+    cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "ps_secret");
+    if (cJSON_IsString(ps) && ps->valuestring)
+        explicit_bzero(ps->valuestring, strlen(ps->valuestring));
     cJSON_Delete(root);
     return rc;
 }
@@ -732,13 +736,15 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    char *text = readall_stream(stdin, 64u << 20, NULL, &err);
+    size_t text_len = 0;
+    char *text = readall_stream(stdin, 64u << 20, &text_len, &err);
     if (!text) {
         error_prefix(&err, "standard input: the schedule");
         print_error(err.msg);
         return EXIT_BAD_INPUT;
     }
     rc = run_trial(&a, text, "standard input", &err);
+    explicit_bzero(text, text_len); /* it holds the trial's ps_secret */
     free(text);
     if (rc < 0) {
         print_error(err.msg);

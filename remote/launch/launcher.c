@@ -10,6 +10,7 @@
 #include "core/base/evloop.h"
 #include "core/base/registry.h"
 #include "core/base/secret.h"
+#include "remote/launch/rankfan.h"
 
 extern const LauncherKind LAUNCHER_SIM, LAUNCHER_LOCAL, LAUNCHER_PER_HOST, LAUNCHER_SINGLE,
     LAUNCHER_SLURM;
@@ -54,6 +55,16 @@ int launcher_past_stop(int stop_iter, const TrialEvent *ev)
 
 char *launcher_trial_input(const Schedule *s, size_t *len, Error *err)
 {
+    /* Per-device ranks run the user's own command (PyTorch and the like), never
+     * tunedeck-worker's parameter servers, so nothing in them reads the secret; and the rank
+     * fan-out writes its input to a file under $TMPDIR (remote/launch/rankfan.c), which a
+     * SIGKILL leaves behind. */
+    if (rankfan_wanted(s)) {
+        char *line = schedule_to_input(s, NULL, len);
+        if (!line)
+            error_set(err, "trial %d: out of memory for its input", s->trial);
+        return line;
+    }
     char secret[SECRET_HEX_CHARS + 1];
     if (secret_new_hex(secret, err) < 0) {
         error_prefix(err, "trial %d: its secret", s->trial);

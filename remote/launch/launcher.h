@@ -83,8 +83,10 @@ int launcher_past_stop(int stop_iter, const TrialEvent *ev);
 
 /* The line a trial reads on standard input: its schedule with a fresh secret of its own
  * ("ps_secret", core/base/secret.h), which its parameter servers ask every peer to prove.
- * It travels only there: over SSH's encrypted channel or a local pipe, never on a command
- * line, in the environment, the journal or a log. Free with launcher_input_free. */
+ * It travels only there: over SSH's encrypted channel, a local pipe or srun's stdin, never
+ * on a command line, in the environment, the journal or a log. A trial with per-device
+ * ranks gets no secret (no tunedeck-worker PS runs in it; its fan-out keeps the input in a
+ * file). Free with launcher_input_free. */
 char *launcher_trial_input(const Schedule *s, size_t *len, Error *err);
 /* Wipes the input (it holds the secret) and frees it; NULL is fine. */
 void launcher_input_free(char *input, size_t len);

@@ -9,10 +9,13 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/base/clock.h"
 #include "tools/worker/lebytes.h"
 #include "tools/worker/psmsg.h"
+#include "tools/worker/psnet.h"
 #include "tools/worker/sha256.h"
 
 enum { WAIT_HELLO = 0, WAIT_PROOF = 1 };
@@ -50,6 +53,13 @@ int psauth_decode(const unsigned char *buf, size_t len, PsAuthFrame *f, Error *e
                          buf[4], PSAUTH_VERSION);
     if (len >= 6 && (buf[5] < PSAUTH_HELLO || buf[5] > PSAUTH_PROOF))
         return error_set(err, "handshake: field 'type': expected 1 to 3, found %u", buf[5]);
+    /* strict framing: the reserved bytes are zero, so a later version can give them a
+     * meaning that this one refuses instead of ignoring */
+    static const size_t reserved[] = {6, 7, 12, 13, 14, 15};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (len > reserved[i] && buf[reserved[i]] != 0)
+            return error_set(err, "handshake: reserved byte %zu is 0x%02x, expected 0",
+                             reserved[i], buf[reserved[i]]);
     if (len < PSAUTH_FRAME_BYTES)
         return 0;
     f->type = (PsAuthType)buf[5];
@@ -86,9 +96,11 @@ static int send_frame(int fd, const PsAuthFrame *f, int flags, Error *err)
         ssize_t w = send(fd, buf + off, sizeof buf - off, MSG_NOSIGNAL | flags);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
-            return error_set(err, "sending the handshake: %s",
-                             w < 0 ? strerror(errno) : "closed");
+        if (w <= 0) {
+            int gone = w == 0 || errno == EPIPE || errno == ECONNRESET;
+            error_set(err, "sending the handshake: %s", w < 0 ? strerror(errno) : "closed");
+            return gone ? PSAUTH_CLOSED : -1;
+        }
         off += (size_t)w;
     }
     return 0;
@@ -112,8 +124,11 @@ static int recv_frame(int fd, int64_t deadline_ms, double timeout_s, PsAuthFrame
         ssize_t r = recv(fd, buf + fill, sizeof buf - fill, MSG_DONTWAIT);
         if (r < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
-        if (r == 0)
-            return error_set(err, "the peer closed the connection during the handshake");
+        if (r == 0 || (r < 0 && errno == ECONNRESET)) {
+            error_set(err, "the peer %s the connection during the handshake",
+                      r == 0 ? "closed" : "reset");
+            return PSAUTH_CLOSED;
+        }
         if (r < 0)
             return error_set(err, "recv: %s", strerror(errno));
         fill += (size_t)r;
@@ -128,9 +143,13 @@ int psauth_client(int fd, const unsigned char secret[SECRET_BYTES], uint32_t ran
 {
     int64_t deadline = clock_now_ms() + (int64_t)(timeout_s * 1000);
     PsAuthFrame hello = {.type = PSAUTH_HELLO, .sender = rank}, ch;
-    if (secret_random(hello.nonce, sizeof hello.nonce, err) < 0 ||
-        send_frame(fd, &hello, 0, err) < 0 || recv_frame(fd, deadline, timeout_s, &ch, err) < 0)
+    if (secret_random(hello.nonce, sizeof hello.nonce, err) < 0)
         return -1;
+    int rc = send_frame(fd, &hello, 0, err);
+    if (rc == 0)
+        rc = recv_frame(fd, deadline, timeout_s, &ch, err);
+    if (rc < 0)
+        return rc;
     if (ch.type != PSAUTH_CHALLENGE || ch.sender != shard)
         return error_set(err, "handshake: expected the challenge of shard %u, found type %d from "
                               "%u",
@@ -144,6 +163,32 @@ int psauth_client(int fd, const unsigned char secret[SECRET_BYTES], uint32_t ran
     PsAuthFrame proof = {.type = PSAUTH_PROOF, .sender = rank};
     psauth_mac(secret, "worker", shard, rank, hello.nonce, ch.nonce, proof.mac);
     return send_frame(fd, &proof, 0, err);
+}
+
+int psauth_dial(const char *host, int port, const unsigned char secret[SECRET_BYTES],
+                uint32_t rank, uint32_t shard, double timeout_s, Error *err)
+{
+    int64_t deadline = clock_now_ms() + (int64_t)(timeout_s * 1000);
+    for (unsigned tries = 1;; tries++) {
+        double left = (double)(deadline - clock_now_ms()) / 1000;
+        int fd = psnet_connect(host, port, left > 0 ? left : 0, err);
+        if (fd < 0)
+            return -1;
+        left = (double)(deadline - clock_now_ms()) / 1000;
+        int rc = psauth_client(fd, secret, rank, shard, left > 0 ? left : 0, err);
+        if (rc == 0)
+            return fd;
+        close(fd);
+        if (rc != PSAUTH_CLOSED || clock_now_ms() >= deadline) {
+            if (tries > 1)
+                error_prefix(err, "after %u tries", tries);
+            return -1;
+        }
+        /* The shard dropped us before we could prove anything: its door was full (a flood
+         * of connections, tools/worker/psgate.c) or it is restarting. Only a delay. */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void psauth_server_init(PsAuthServer *s)

@@ -31,9 +31,9 @@ typedef struct {
 /* Layout: magic u32, version u8, type u8, 2 bytes zero, sender u32, 4 bytes zero, nonce,
  * mac; little-endian. */
 void psauth_encode(const PsAuthFrame *f, unsigned char out[PSAUTH_FRAME_BYTES]);
-/* Checks magic, version and type of what has arrived so far (len bytes, len may be short of
- * a frame, so a peer speaking something else is refused at its first bytes); fills f once
- * len is a whole frame. Returns 0 or -1 with the reason. */
+/* Checks magic, version, type and that the reserved bytes are zero, of what has arrived so
+ * far (len bytes, len may be short of a frame, so a peer speaking something else is refused
+ * at its first bytes); fills f once len is a whole frame. Returns 0 or -1 with the reason. */
 int psauth_decode(const unsigned char *buf, size_t len, PsAuthFrame *f, Error *err);
 
 /* The proof of `role` ("worker" or "ps") for one connection: HMAC-SHA256 keyed with the
@@ -43,9 +43,18 @@ void psauth_mac(const unsigned char secret[SECRET_BYTES], const char *role, uint
                 const unsigned char nonce_ps[PSAUTH_NONCE_BYTES], unsigned char out[32]);
 
 /* Worker side, right after connecting to shard `shard`: fails when the peer is not that
- * shard holding the same secret, closes, or stays silent past timeout_s. Blocking. */
+ * shard holding the same secret, closes, or stays silent past timeout_s. Blocking. Returns
+ * PSAUTH_CLOSED (with the reason) when the peer closed or reset the connection before its
+ * proof came: no proof was wrong, so a new connection may be tried (psauth_dial). */
+enum { PSAUTH_CLOSED = -2 };
 int psauth_client(int fd, const unsigned char secret[SECRET_BYTES], uint32_t rank,
                   uint32_t shard, double timeout_s, Error *err);
+
+/* Connects to host:port and runs psauth_client, again and again while the shard closes or
+ * resets the connection mid-handshake (a full door evicts), until timeout_s runs out in all;
+ * a wrong proof, a wrong protocol or a silent shard fail at once. The fd, or -1. */
+int psauth_dial(const char *host, int port, const unsigned char secret[SECRET_BYTES],
+                uint32_t rank, uint32_t shard, double timeout_s, Error *err);
 
 /* Shard side, one peer's handshake driven by its bytes as they come (tools/worker/psgate.c
  * polls many peers at once, so a slow or silent one delays no other). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -58,6 +59,26 @@ static void drop_all(Gate *g, const char *why)
         drop(g, g->n_pend - 1, "%s", why);
 }
 
+/* How far a pending peer has come, for the choice of whom a full door drops: 0 has sent
+ * nothing (or closed), 1 part of a hello, 2 a whole hello and waits for nothing but its own
+ * proof. A real worker sends its hello the moment it connects and its proof one round trip
+ * after the challenge, so a flood of silent connects only ever evicts its own kind; to push
+ * out a worker waiting for its proof, 64 newer peers must each send a whole hello (none
+ * needs the secret) within that round trip, and even then the worker only retries
+ * (psauth_dial). The newcomer is never the one refused: refusing it would let 64 held
+ * connections lock the door until their handshake time ran out, again and again. Bytes in
+ * the socket not yet read count as sent (MSG_PEEK), so a hello that came with a burst of
+ * accepts is not taken for silence. */
+static int progress(const Pending *p)
+{
+    if (p->auth.state != 0)
+        return 2;
+    if (p->auth.fill > 0)
+        return 1;
+    unsigned char c;
+    return recv(p->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0 ? 1 : 0;
+}
+
 static void accept_peers(Gate *g)
 {
     const PsGateConfig *cfg = g->cfg;
@@ -76,11 +97,18 @@ static void accept_peers(Gate *g)
             return;
         }
         if (g->n_pend == PSGATE_MAX_PENDING) {
-            size_t oldest = 0;
-            for (size_t i = 1; i < g->n_pend; i++)
-                if (g->pend[i].deadline_ms < g->pend[oldest].deadline_ms)
-                    oldest = i;
-            drop(g, oldest, "%d handshakes at once: the oldest goes", PSGATE_MAX_PENDING);
+            size_t victim = 0;
+            int victim_progress = progress(&g->pend[0]);
+            for (size_t i = 1; i < g->n_pend; i++) {
+                int pr = progress(&g->pend[i]);
+                if (pr < victim_progress ||
+                    (pr == victim_progress && g->pend[i].deadline_ms < g->pend[victim].deadline_ms)) {
+                    victim = i;
+                    victim_progress = pr;
+                }
+            }
+            drop(g, victim, "%d handshakes at once: the oldest of the least advanced goes",
+                 PSGATE_MAX_PENDING);
         }
         Pending *p = &g->pend[g->n_pend++];
         p->fd = fd;
@@ -113,9 +141,10 @@ int psgate_admit(const PsGateConfig *cfg, int *conn, Error *err)
             if (g->refused)
                 snprintf(more, sizeof more, "; refused %zu peers that failed the handshake, the "
                          "last %s", g->refused, g->last_refused);
-            error_set(err, "shard %u: %zu of %zu workers connected: no worker connected within "
+            error_set(err, "shard %u: %zu of %zu workers connected: no %sworker connected within "
                            "%g s%s",
-                      cfg->shard, joined, cfg->n_workers, cfg->timeout_s, more);
+                      cfg->shard, joined, cfg->n_workers, joined ? "further " : "",
+                      cfg->timeout_s, more);
             goto out;
         }
         struct pollfd pfd[PSGATE_MAX_PENDING + 1];

@@ -11,7 +11,7 @@
 #include "core/base/error.h"
 #include "core/base/secret.h"
 
-enum { PSGATE_MAX_PENDING = 64 }; /* handshakes at once; past it the oldest is dropped */
+enum { PSGATE_MAX_PENDING = 64 }; /* handshakes at once; past it the least advanced goes */
 
 typedef void (*PsLogFn)(void *userdata, const char *line);
 

@@ -96,15 +96,15 @@ int sgd_worker_run(const SgdWorkerConfig *cfg, Error *err)
         dev_index[active++] = d;
     }
     for (size_t k = 0; k < ns; k++) {
-        conn[k] = psnet_connect(cfg->ps_host[k], cfg->ps_port[k], cfg->connect_timeout_s, err);
-        if (conn[k] < 0 || !cfg->secret) {
-            if (!cfg->secret)
-                error_set(err, "no job secret to prove to the shard");
-            error_prefix(err, "%s: parameter server %zu", m->name, k);
+        if (!cfg->secret) {
+            error_set(err, "%s: parameter server %zu: no job secret to prove to the shard",
+                      m->name, k);
             goto out;
         }
-        if (psauth_client(conn[k], cfg->secret, rank, (uint32_t)k, cfg->connect_timeout_s, err) <
-            0) {
+        /* retries while the shard's door drops us unproven (a connection flood): a delay */
+        conn[k] = psauth_dial(cfg->ps_host[k], cfg->ps_port[k], cfg->secret, rank, (uint32_t)k,
+                              cfg->connect_timeout_s, err);
+        if (conn[k] < 0) {
             error_prefix(err, "%s: parameter server %zu at %s:%d", m->name, k, cfg->ps_host[k],
                          cfg->ps_port[k]);
             goto out;

@@ -217,3 +217,22 @@ Test(rankfan, a_failing_rank_fails_the_local_trial_with_its_error)
               o->reason);
     observation_free(o);
 }
+
+/* A ranked trial runs the user's command, not tunedeck-worker's parameter servers: its input
+ * carries no ps_secret (the fan-out writes that input to a file under $TMPDIR); the same
+ * schedule with one command per host gets one. */
+Test(rankfan, a_ranked_trials_input_has_no_secret_and_a_per_host_trials_has_one)
+{
+    size_t len = 0;
+    Error err;
+    char *in = launcher_trial_input(s, &len, &err);
+    cr_assert_not_null(in, "%s", err.msg);
+    cr_assert_null(strstr(in, "ps_secret"), "%s", in);
+    cr_assert_not_null(strstr(in, "\"trial\":107"), "%s", in);
+    launcher_input_free(in, len);
+    snprintf(c->trial.ranks, sizeof c->trial.ranks, "per-host");
+    in = launcher_trial_input(s, &len, &err);
+    cr_assert_not_null(in, "%s", err.msg);
+    cr_assert_not_null(strstr(in, "\"ps_secret\":\""), "%s", in);
+    launcher_input_free(in, len);
+}

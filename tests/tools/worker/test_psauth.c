@@ -6,6 +6,7 @@
  * is the silent peer's own, with nobody else to admit. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ typedef struct {
     int rc;
     Error err;
     pthread_mutex_t mu;
-    char log[8192];
+    char log[16384];
+    int close_first; /* accept one connection and close it unread before the door opens */
 } Door;
 
 static void collect(void *ud, const char *line)
@@ -42,6 +44,17 @@ static void collect(void *ud, const char *line)
 static void *door_main(void *arg)
 {
     Door *d = arg;
+    if (d->close_first) {
+        struct pollfd p = {.fd = d->cfg.listen_fd, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0)
+            ;
+        int c = accept(d->cfg.listen_fd, NULL, NULL);
+        /* the worker's hello is waiting: closing with it unread resets the connection */
+        struct pollfd q = {.fd = c, .events = POLLIN};
+        while (poll(&q, 1, -1) < 0)
+            ;
+        close(c);
+    }
     d->rc = psgate_admit(&d->cfg, d->conn, &d->err);
     return NULL;
 }
@@ -103,6 +116,33 @@ static void wait_for_log(Door *d, const char *text)
         usleep(10000);
     }
     cr_assert_fail("the shard never logged '%s':\n%s", text, d->log);
+}
+
+/* Waits (30 s at most, in steps) until the shard has logged `text` n times. */
+static void wait_for_logs(Door *d, const char *text, int n)
+{
+    int seen = 0;
+    for (int i = 0; i < 3000; i++) {
+        pthread_mutex_lock(&d->mu);
+        seen = 0;
+        for (const char *at = d->log; (at = strstr(at, text)); at++)
+            seen++;
+        pthread_mutex_unlock(&d->mu);
+        if (seen >= n)
+            return;
+        usleep(10000);
+    }
+    cr_assert_fail("the shard logged '%s' %d times, not %d:\n%s", text, seen, n, d->log);
+}
+
+static void recv_all(int fd, unsigned char *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = recv(fd, buf + got, n - got, 0);
+        cr_assert_gt(r, 0, "recv: %s", r < 0 ? strerror(errno) : "closed");
+        got += (size_t)r;
+    }
 }
 
 static int admit_real_worker(int port, uint32_t rank, const unsigned char *secret, Error *e)
@@ -309,4 +349,101 @@ Test(psauth, a_frame_round_trips_and_a_wrong_magic_is_refused_at_its_first_bytes
     cr_assert_eq(psauth_decode((const unsigned char *)"GET / HTTP/1.1", 4, &g, &e), -1);
     cr_assert(strstr(e.msg, "not a tunedeck-worker handshake"), "%s", e.msg);
     cr_assert_eq(psauth_decode(b, 3, &g, &e), 0, "three bytes: too early to tell");
+}
+
+Test(psauth, a_flood_of_silent_connects_does_not_push_out_a_worker_in_its_handshake)
+{
+    Door d;
+    pthread_t th;
+    int port = open_door(&d, &th, SECRET, 1, 30, 30);
+    /* the worker's half of the handshake by hand, so that it can pause before its proof */
+    int w = dial(port);
+    PsAuthFrame hello = {.type = PSAUTH_HELLO, .sender = 0}, ch;
+    memset(hello.nonce, 7, sizeof hello.nonce);
+    unsigned char b[PSAUTH_FRAME_BYTES];
+    psauth_encode(&hello, b);
+    cr_assert_eq(send(w, b, sizeof b, MSG_NOSIGNAL), (ssize_t)sizeof b);
+    recv_all(w, b, sizeof b);
+    Error e;
+    cr_assert_eq(psauth_decode(b, sizeof b, &ch, &e), 0, "%s", e.msg);
+    /* the door now waits for this worker's proof; 8 more silent peers than it holds come */
+    enum { FLOOD = PSGATE_MAX_PENDING + 8 };
+    int flood[FLOOD];
+    for (int i = 0; i < FLOOD; i++)
+        flood[i] = dial(port);
+    wait_for_logs(&d, "handshakes at once", 9);
+    PsAuthFrame proof = {.type = PSAUTH_PROOF, .sender = 0};
+    psauth_mac(SECRET, "worker", 1, 0, hello.nonce, ch.nonce, proof.mac);
+    psauth_encode(&proof, b);
+    send(w, b, sizeof b, MSG_NOSIGNAL); /* fails on a door that dropped the worker */
+    pthread_join(th, NULL);
+    cr_assert_eq(d.rc, 0, "%s\n%s", d.err.msg, d.log);
+    cr_assert_geq(d.conn[0], 0);
+    for (int i = 0; i < FLOOD; i++)
+        close(flood[i]);
+    close(w);
+    close(d.cfg.listen_fd);
+    close(d.conn[0]);
+    pthread_mutex_destroy(&d.mu);
+}
+
+Test(psauth, a_worker_dropped_mid_handshake_tries_again_and_is_admitted)
+{
+    Door d;
+    pthread_t th;
+    memset(&d, 0, sizeof d);
+    int port = 0;
+    Error e;
+    int lfd = psnet_listen("127.0.0.1", 0, &port, &e);
+    cr_assert_geq(lfd, 0, "%s", e.msg);
+    pthread_mutex_init(&d.mu, NULL);
+    d.close_first = 1;
+    d.cfg = (PsGateConfig){.listen_fd = lfd,
+                           .secret = SECRET,
+                           .shard = 1,
+                           .n_workers = 1,
+                           .timeout_s = 30,
+                           .handshake_timeout_s = 30,
+                           .log = collect,
+                           .log_userdata = &d};
+    cr_assert_eq(pthread_create(&th, NULL, door_main, &d), 0);
+    int w = psauth_dial("127.0.0.1", port, SECRET, 0, 1, 30, &e);
+    cr_assert_geq(w, 0, "%s", e.msg);
+    close_door(&d, th);
+    cr_assert_eq(d.rc, 0, "%s", d.err.msg);
+    close(w);
+}
+
+Test(psauth, a_worker_does_not_try_again_after_a_wrong_proof_from_the_shard)
+{
+    Door d;
+    pthread_t th;
+    int port = open_door(&d, &th, OTHER, 1, 30, 30);
+    Error e;
+    cr_assert_eq(psauth_dial("127.0.0.1", port, SECRET, 0, 1, 30, &e), -1);
+    cr_assert(strstr(e.msg, "the parameter server's proof does not match"), "%s", e.msg);
+    cr_assert_null(strstr(e.msg, "tries"), "%s", e.msg);
+    /* the door still waits: a worker of its own job closes it */
+    int w = admit_real_worker(port, 0, OTHER, &e);
+    cr_assert_geq(w, 0, "%s", e.msg);
+    close_door(&d, th);
+    cr_assert_eq(d.rc, 0, "%s", d.err.msg);
+    close(w);
+}
+
+Test(psauth, a_frame_with_a_reserved_byte_set_is_refused)
+{
+    PsAuthFrame f = {.type = PSAUTH_HELLO, .sender = 2}, g;
+    unsigned char b[PSAUTH_FRAME_BYTES];
+    static const size_t reserved[] = {6, 7, 12, 13, 14, 15};
+    Error e;
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
+        psauth_encode(&f, b);
+        cr_assert_eq(psauth_decode(b, sizeof b, &g, &e), 0, "%s", e.msg);
+        b[reserved[i]] = 1;
+        cr_assert_eq(psauth_decode(b, sizeof b, &g, &e), -1, "byte %zu", reserved[i]);
+        cr_assert(strstr(e.msg, "reserved byte"), "%s", e.msg);
+        /* refused as soon as the byte has arrived */
+        cr_assert_eq(psauth_decode(b, reserved[i] + 1, &g, &e), -1, "byte %zu", reserved[i]);
+    }
 }
