@@ -150,6 +150,21 @@ SchedState *fixture_sched(const Catalogue *cat, const char *policy, int nodes,
     return s;
 }
 
+SchedState *fixture_doubling_with_j0(const Catalogue *cat)
+{
+    Error e;
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "doubling";
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    return s;
+}
+
 void fixture_sched_capacity(const SchedState *s)
 {
     int owners[64];

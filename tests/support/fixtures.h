@@ -54,6 +54,11 @@ Catalogue *fixture_catalogue(void);
 SchedState *fixture_sched(const Catalogue *cat, const char *policy, int nodes,
                           const SchedNodeGroup *groups, size_t n_groups);
 
+/* The doubling policy on 2 nodes of 2 GPUs with one job submitted at t=0: "j0", cifar10,
+ * asking 2 GPUs, batch 128; asserted. The state the live driver's tests start from. The
+ * caller frees it. */
+SchedState *fixture_doubling_with_j0(const Catalogue *cat);
+
 /* Asserts that every GPU of every node is held by at most one job, that no job holds a GPU
  * past its node's own count, and that the jobs' GPU counts agree with the nodes'. */
 void fixture_sched_capacity(const SchedState *s);

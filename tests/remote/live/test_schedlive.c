@@ -145,21 +145,6 @@ Test(schedlive, placement_text_with_indices_or_counts_cut_at_a_whole_host)
 }
 
 /* The doubling policy on 2 nodes of 2 GPUs with one job, j0 (cifar10 on 2 GPUs, at once). */
-static SchedState *doubling_with_j0(const Catalogue *cat)
-{
-    Error e;
-    SchedConfig cfg;
-    sched_config_default(&cfg);
-    cfg.nodes = 2;
-    cfg.gpus_per_node = 2;
-    cfg.policy = "doubling";
-    SchedState *s = sched_new(&cfg, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
-                 e.msg);
-    return s;
-}
-
 Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
 {
     Error e;
@@ -168,7 +153,7 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     c->ssh.connect_timeout_s = 2;
     snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
     Catalogue *cat = fixture_catalogue();
-    SchedState *s = doubling_with_j0(cat);
+    SchedState *s = fixture_doubling_with_j0(cat);
     HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
     HostPool *p = hostpool_new(&po, &e);
     cr_assert_not_null(p, "%s", e.msg);
@@ -316,7 +301,7 @@ Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several
     snprintf(c->job_command, sizeof c->job_command,
              "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
     Catalogue *cat = fixture_catalogue();
-    SchedState *s = doubling_with_j0(cat);
+    SchedState *s = fixture_doubling_with_j0(cat);
     static char log[8192];
     log[0] = 0;
     SchedLiveOptions o = {

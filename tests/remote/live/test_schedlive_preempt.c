@@ -156,15 +156,7 @@ Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_on
     Error e;
     Cluster *c = two_nodes();
     Catalogue *cat = fixture_catalogue();
-    SchedConfig cfg;
-    sched_config_default(&cfg);
-    cfg.nodes = 2;
-    cfg.gpus_per_node = 2;
-    cfg.policy = "doubling";
-    SchedState *s = sched_new(&cfg, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
-                 e.msg);
+    SchedState *s = fixture_doubling_with_j0(cat);
     static char log[16384];
     log[0] = 0;
     plan_starts = plan_signals = plan_late_save = 0;
@@ -222,15 +214,7 @@ Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
     Error e;
     Cluster *c = two_nodes();
     Catalogue *cat = fixture_catalogue();
-    SchedConfig cfg;
-    sched_config_default(&cfg);
-    cfg.nodes = 2;
-    cfg.gpus_per_node = 2;
-    cfg.policy = "doubling";
-    SchedState *s = sched_new(&cfg, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
-                 e.msg);
+    SchedState *s = fixture_doubling_with_j0(cat);
     static char log[16384];
     log[0] = 0;
     plan_starts = plan_signals = 0;
@@ -273,15 +257,7 @@ Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back
     Error e;
     Cluster *c = two_nodes();
     Catalogue *cat = fixture_catalogue();
-    SchedConfig cfg;
-    sched_config_default(&cfg);
-    cfg.nodes = 2;
-    cfg.gpus_per_node = 2;
-    cfg.policy = "doubling";
-    SchedState *s = sched_new(&cfg, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
-                 e.msg);
+    SchedState *s = fixture_doubling_with_j0(cat);
     static char log[16384];
     log[0] = 0;
     plan_starts = plan_signals = plan_late_save = 0;
@@ -323,14 +299,7 @@ Test(schedlive_preempt, an_evicted_job_is_queued_and_placed_again)
 {
     Error e;
     Catalogue *cat = fixture_catalogue();
-    SchedConfig cfg;
-    sched_config_default(&cfg);
-    cfg.nodes = 2;
-    cfg.gpus_per_node = 2;
-    cfg.policy = "doubling";
-    SchedState *s = sched_new(&cfg, cat, &e);
-    cr_assert_not_null(s, "%s", e.msg);
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0);
+    SchedState *s = fixture_doubling_with_j0(cat);
     cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
     SchedJobInfo info;
     sched_job_info(s, 0, &info);
