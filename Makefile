@@ -53,7 +53,7 @@ BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
 LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
 
-.PHONY: all deps run test unit bench clean fuzz test-san install install-node uninstall deb
+.PHONY: all deps run test unit bench clean fuzz test-san san-tree install install-node uninstall deb
 .SECONDARY:
 all: $(BUILD)/tunedeck $(TOOLS)
 
@@ -107,7 +107,9 @@ unit: all $(BUILD)/unit-tests
 
 # Integration suites (real sshd, real tmux) run first; the unit binary runs last so
 # its synthesis line closes the output.
-test: deps all $(BUILD)/unit-tests
+# The sanitize suite's tree is built here, before the suites start, so that its compile
+# (4 to 12 minutes on two loaded cores) does not count against that suite's time limit.
+test: deps all $(BUILD)/unit-tests san-tree
 	@sh tests/run-integration.sh $(abspath $(BUILD))
 	TUNEDECK_BIN=$(abspath $(BUILD)/tunedeck) TUNEDECK_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/unit-tests --jobs 2
@@ -120,6 +122,18 @@ fuzz: deps
 # The unit tests and headless commands under ASan+UBSan and valgrind (a second build tree).
 test-san: deps
 	@sh tests/integration/sanitize.sh
+
+# The AddressSanitizer + UBSan tree that tests/integration/sanitize.sh runs. BUILD relative to
+# the root, as when typed by hand: the .d files then name the same targets, so a changed header
+# rebuilds what includes it. -O1, ASan's usual level: the checks are the same at any level
+# (fewer loads are optimized away before ASan's pass), and the tree compiles in about 60% of
+# the CPU time of -O2 (68 s against 117 s, fresh); the tests run as fast, their time being
+# mostly each test process's start. CFLAGS from the environment is the one that keeps this
+# Makefile's own flags (given as an argument it would replace them).
+SAN_TREE  := build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+san-tree:
+	@CFLAGS="-O1 -g" $(MAKE) -s -j2 BUILD=$(SAN_TREE) SAN="$(SAN_FLAGS)" all $(SAN_TREE)/unit-tests
 
 bench: deps all $(BENCHES)
 	@sh bench/run.sh $(abspath $(BUILD))

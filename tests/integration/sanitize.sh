@@ -100,15 +100,9 @@ prepare
 if [ -z "${SANITIZE_SKIP_ASAN:-}" ]; then
     label="asan"
     start=$(date +%s)
-    # BUILD relative to the root, as when typed by hand: the .d files then name the same
-    # targets, so a changed header rebuilds what includes it. -O1, ASan's usual level: the
-    # checks are the same at any level (fewer loads are optimized away before ASan's pass),
-    # and the tree compiles in about 60% of the CPU time of -O2 (68 s against 117 s, fresh);
-    # the tests run as fast, their time being mostly each test process's start. CFLAGS from the environment
-    # is the one that keeps the Makefile's own flags (given as an argument it would replace them).
-    CFLAGS="-O1 -g" make -s -C "$root" -j2 BUILD=build-san \
-        SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-        all build-san/unit-tests
+    # make test built it before the suites began (the compile is the Makefile's san-tree);
+    # run alone, the suite builds it here.
+    make -s -C "$root" san-tree
     export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     if ! TUNEDECK_BIN="$san_build/tunedeck" TUNEDECK_BUILD="$san_build" \
