@@ -18,6 +18,7 @@
 
 static char dir[] = "/tmp/tunedeck-lpreempt.XXXXXX";
 static char log_text[16384];
+static FixtureLog said = {log_text, sizeof log_text};
 
 /* sbatch accepts every job (id 100 on); scontrol shows each recorded job in the state and
  * with the restarts the file "state" holds ("RUNNING 0" when there is none), on n1 with GPU
@@ -39,11 +40,7 @@ static const char *const STAND_INS[][2] = {
 
 static void setup(void)
 {
-    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
-    char path[512];
-    snprintf(path, sizeof path, "%s/jobs", dir);
-    fclose(fopen(path, "w"));
-    log_text[0] = 0;
+    liveslurm_fixture_setup(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS, &said);
 }
 
 static void teardown(void)
@@ -52,13 +49,6 @@ static void teardown(void)
 }
 
 TestSuite(liverun_slurm_preempt, .init = setup, .fini = teardown, .timeout = 15);
-
-static void on_log(void *ud, const char *line)
-{
-    (void)ud;
-    size_t len = strlen(log_text);
-    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-}
 
 static void put(const char *name, const char *text)
 {
@@ -143,7 +133,7 @@ static void exit_line(const char *name, long id, int status)
 
 Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_ends)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new(10, &said);
     void *run = started(&b, "rq");
     exit_line("rq", 100, 0);
     put("state", "PENDING 1\n"); /* requeued: Slurm would start it again */
@@ -171,7 +161,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
 
 Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_scancel)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new(10, &said);
     void *run = started(&b, "pe");
     exit_line("pe", 100, 0);
     put("state", "PREEMPTED 0\n");
@@ -190,7 +180,7 @@ Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_sca
 
 Test(liverun_slurm_preempt, no_exit_line_no_checkpoint)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new(10, &said);
     void *run = started(&b, "nk"); /* killed before it could write one */
     put("state", "PREEMPTED 0\n");
     steps_until(&b, run, ended);
@@ -214,7 +204,7 @@ static int suspended_said(void *run)
 
 Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_its_gpus)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new(10, &said);
     void *run = started(&b, "su");
     put("state", "SUSPENDED 0\n");
     steps_until(&b, run, suspended_said);

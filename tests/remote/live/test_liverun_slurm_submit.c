@@ -23,6 +23,7 @@
 
 static char dir[] = "/tmp/tunedeck-lsubmit.XXXXXX";
 static char log_text[16384];
+static FixtureLog said = {log_text, sizeof log_text};
 
 /* sbatch records each call's job name (sbatch-calls) and the job it accepts ("ID NAME" in
  * jobs) and answers like --parsable, except for a job named *hang* (never accepted, never
@@ -77,11 +78,7 @@ static const char *const STAND_INS[][2] = {
 
 static void setup(void)
 {
-    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
-    char path[512];
-    snprintf(path, sizeof path, "%s/jobs", dir);
-    fclose(fopen(path, "w"));
-    log_text[0] = 0;
+    liveslurm_fixture_setup(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS, &said);
 }
 
 static void teardown(void)
@@ -90,13 +87,6 @@ static void teardown(void)
 }
 
 TestSuite(liverun_slurm_submit, .init = setup, .fini = teardown, .timeout = 15);
-
-static void on_log(void *ud, const char *line)
-{
-    (void)ud;
-    size_t len = strlen(log_text);
-    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-}
 
 /* What a stand-in wrote ("" when nothing). */
 static char *recorded(const char *name)
@@ -135,7 +125,7 @@ static char *by_name(size_t n)
 
 static Backend backend(double timeout_s)
 {
-    return backend_new(timeout_s, on_log);
+    return backend_new(timeout_s, &said);
 }
 
 static void *start(Backend *b, const char *name)
@@ -503,7 +493,7 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
  * the ASan run reports. "Once" is checked over later rounds. */
 Test(liverun_slurm_submit, a_job_of_ours_pending_past_the_bound_is_said_once_with_the_reason)
 {
-    Backend b = backend_new_pending(5, on_log, 0.3);
+    Backend b = backend_new_pending(5, &said, 0.3);
     void *run = start(&b, "waiter");
     int64_t hang_guard = clock_now_ms() + 10000;
     while (!strstr(log_text, "is still pending") && clock_now_ms() < hang_guard)
