@@ -51,6 +51,13 @@ Backend backend_new_pending(double timeout_s, FixtureLog *log, double pending_sa
                                                       .userdata = log});
 }
 
+Backend backend_new_grace(double timeout_s, FixtureLog *log, double exit_grace_s)
+{
+    return backend_with(timeout_s, (LiveSlurmOptions){.exit_grace_s = exit_grace_s,
+                                                      .log = log ? fixture_log_line : NULL,
+                                                      .userdata = log});
+}
+
 void backend_free(Backend *b)
 {
     liveslurm_free(b->s);

@@ -31,6 +31,8 @@ typedef struct {
 Backend backend_new(double timeout_s, FixtureLog *log);
 /* The same, a job of ours pending pending_say_s said (LiveSlurmOptions). */
 Backend backend_new_pending(double timeout_s, FixtureLog *log, double pending_say_s);
+/* The same, a job's exit line waited for exit_grace_s once Slurm says it ended. */
+Backend backend_new_grace(double timeout_s, FixtureLog *log, double exit_grace_s);
 void backend_free(Backend *b);
 
 /* Starts job `name` (command `command_template`) on n1 with GPU 0, in DIR/work/NAME (dir:

@@ -3,7 +3,8 @@
  * reported preempted once, its copy cancelled with one plain scancel, and the run ends once
  * Slurm says the copy ended; a job that ends PREEMPTED is reported and ended at once, with
  * the checkpoint its exit line says; a suspended one is said once with its end and keeps
- * running. */
+ * running. A job's exit line that comes after Slurm says it ended (a shared file system)
+ * is waited for (exit_grace_s), then given up. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,14 +179,78 @@ Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_sca
     backend_free(&b);
 }
 
+/* Waited for exit_grace_s (1 s here) after Slurm says it ended, then given up, said once. */
 Test(liverun_slurm_preempt, no_exit_line_no_checkpoint)
 {
-    Backend b = backend_new(10, &said);
+    Backend b = backend_new_grace(10, &said, 1);
     void *run = started(&b, "nk"); /* killed before it could write one */
     put("state", "PREEMPTED 0\n");
     steps_until(&b, run, ended);
     cr_assert(taken(run));
     cr_assert(!LIVERUN_SLURM.rank0_saved(run));
+    const char *gave_up = strstr(log_text, "gave up waiting for it");
+    cr_assert(gave_up && !strstr(gave_up + 1, "gave up waiting"), "said once: %s", log_text);
+    cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-nk."), "%s", log_text);
+    cr_assert(strstr(log_text, "/work/nk/slurm-100.out within 1 s (exit_grace_s)"), "%s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Driver steps until `more` job rounds have been read after the call (the last one began
+ * after it, so it saw what the stand-ins said by then), or the run ended. */
+static void rounds_pass(Backend *b, void *run, long more)
+{
+    long until = liveslurm_rounds(b->s) + more;
+    for (int i = 0; i < 800 && liveslurm_rounds(b->s) < until && LIVERUN_SLURM.running(run); i++) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+    }
+}
+
+/* Regression (the late exit line): on a shared file system the batch script's exit line can
+ * reach the output file after Slurm says the job ended. Concluded at Slurm's word, the run
+ * counted no checkpoint: a preempted job started again fresh, a death restarted from an
+ * older one. The run now waits for the line (exit_grace_s; 300 s here, so no margin of time
+ * is at stake): Slurm reports the end, rounds pass, then the line comes. */
+static void *ended_in_slurm_before_its_exit_line(Backend *b, const char *name, const char *state)
+{
+    void *run = started(b, name);
+    put("state", state);
+    rounds_pass(b, run, 2);
+    cr_assert(LIVERUN_SLURM.running(run),
+              "Slurm says it ended; its exit line is awaited, yet it ended: %s (checkpoint %s)",
+              LIVERUN_SLURM.status(run), LIVERUN_SLURM.rank0_saved(run) ? "counted" : "lost");
+    cr_assert_str_eq(LIVERUN_SLURM.granted(run), "", "it holds no GPU in Slurm");
+    exit_line(name, 100, 0);
+    steps_until(b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "its late exit line says the checkpoint was written");
+    cr_assert_null(strstr(log_text, "gave up"), "%s", log_text);
+    return run;
+}
+
+Test(liverun_slurm_preempt, a_preempted_jobs_late_exit_line_still_counts_its_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 300);
+    void *run = ended_in_slurm_before_its_exit_line(&b, "lp", "PREEMPTED 0\n");
+    cr_assert(taken(run));
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "preempted by Slurm");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Cancelled by someone else: a death by Slurm's word, restarted from the checkpoint its
+ * TERM wrote, which only the late line tells. */
+Test(liverun_slurm_preempt, a_deaths_late_exit_line_still_counts_its_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 300);
+    void *run = ended_in_slurm_before_its_exit_line(&b, "ld", "CANCELLED 0\n");
+    cr_assert(!taken(run));
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "slurm: CANCELLED (None)");
+    char *cancels = recorded("scancel-calls");
+    cr_assert_str_eq(cancels, "", "nothing sent to a job Slurm says ended");
+    free(cancels);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
