@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
-#include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
@@ -61,15 +60,6 @@ static void put(const char *name, const char *text)
     fclose(f);
 }
 
-static char *recorded(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    Error err;
-    char *text = readall_file(path, 1 << 20, NULL, &err);
-    return text ? text : strdup("");
-}
-
 /* Driver steps (the backend's tick, the run's step) until done(run) holds; the 8 s bound
  * ends a loop that would never end, it is not a timing threshold. */
 static void steps_until(Backend *b, void *run, int (*done)(void *run))
@@ -99,13 +89,13 @@ static int ended(void *run)
 
 static char *cancels_when(Backend *b, void *run)
 {
-    char *c = recorded("scancel-calls");
+    char *c = standins_recorded(dir, "scancel-calls");
     for (int i = 0; i < 500 && !c[0]; i++) {
         LIVERUN_SLURM.tick(b->s, clock_now_ms());
         LIVERUN_SLURM.step(run);
         usleep(10000);
         free(c);
-        c = recorded("scancel-calls");
+        c = standins_recorded(dir, "scancel-calls");
     }
     return c;
 }
@@ -153,7 +143,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "requeued by Slurm (its copy cancelled)");
-    cancels = recorded("scancel-calls");
+    cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "100\n", "cancelled once");
     free(cancels);
     LIVERUN_SLURM.free(run);
@@ -172,7 +162,7 @@ Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_sca
                      "preempted by Slurm (PreemptMode=CANCEL: it ended PREEMPTED)");
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "preempted by Slurm");
     cr_assert(LIVERUN_SLURM.rank0_saved(run));
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "", "nothing left to cancel");
     free(cancels);
     LIVERUN_SLURM.free(run);
@@ -248,7 +238,7 @@ Test(liverun_slurm_preempt, a_deaths_late_exit_line_still_counts_its_checkpoint)
     void *run = ended_in_slurm_before_its_exit_line(&b, "ld", "CANCELLED 0\n");
     cr_assert(!taken(run));
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "slurm: CANCELLED (None)");
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "", "nothing sent to a job Slurm says ended");
     free(cancels);
     LIVERUN_SLURM.free(run);
@@ -288,7 +278,7 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     put("state", "RUNNING 0\n");
     steps_until(&b, run, resumed_said);
     cr_assert(strstr(log_text, "is resumed after "), "%s", log_text);
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "");
     free(cancels);
     LIVERUN_SLURM.free(run);
