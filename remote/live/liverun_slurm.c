@@ -221,14 +221,6 @@ static void read_output(SlurmRun *r)
     fclose(f);
 }
 
-void liveslurm_run_end(SlurmRun *r, const char *status)
-{
-    snprintf(r->status, sizeof r->status, "%s", status);
-    r->ended = 1;
-    r->granted[0] = r->waiting[0] = 0;
-    r->s->active--;
-}
-
 /* The scheduler placed the job where it saw GPUs free, yet Slurm keeps it pending: other
  * jobs got there first (another user's job of higher priority, one the backfill planned, or
  * a node Slurm holds back). Said once, with Slurm's reason; the run keeps waiting. */
@@ -296,12 +288,10 @@ static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
         if (!r->ran)
             r->ran = 1; /* it ran, if for less than a round */
     }
-    if (slurm_jobinfo_ended(j->state)) {
-        r->saved |= r->script_rc == 0;
-        liveslurm_run_end(r, r->taken == LIVESLURM_TAKEN_PREEMPTED
-                                 ? "preempted by Slurm"
-                                 : "requeued by Slurm (its copy cancelled)");
-    }
+    if (slurm_jobinfo_ended(j->state))
+        liveslurm_ended_in_slurm(r, r->taken == LIVESLURM_TAKEN_PREEMPTED
+                                        ? "preempted by Slurm"
+                                        : "requeued by Slurm (its copy cancelled)");
     return 1;
 }
 
@@ -320,6 +310,10 @@ static void follow(SlurmRun *r)
         liveslurm_run_end(r, st);
         return;
     }
+    if (r->end_seen_ms) {
+        liveslurm_end_held(r); /* Slurm has said how it ended: only its exit line is awaited */
+        return;
+    }
     LiveSlurm *s = r->s;
     if (s->rounds <= r->round_at_submit)
         return; /* no round has seen it yet */
@@ -328,7 +322,7 @@ static void follow(SlurmRun *r)
     if (n > 16)
         n = 16;
     if (n == 0) {
-        liveslurm_run_end(r, "slurm: the job is gone from the controller");
+        liveslurm_ended_in_slurm(r, "slurm: the job is gone from the controller");
         return;
     }
     const SlurmJobInfo *j = parts[0];
@@ -355,8 +349,7 @@ static void follow(SlurmRun *r)
     char status[300];
     liveslurm_status_text(j, r->ran, status, sizeof status);
     /* cancelled by someone else, the job may still have checkpointed and exited 0 */
-    r->saved = strcmp(status, "exited 0") == 0 || r->script_rc == 0;
-    liveslurm_run_end(r, status);
+    liveslurm_ended_in_slurm(r, status);
 }
 
 /* The run's call collected if it answered, where its job is, then the call that is due. */
@@ -379,6 +372,8 @@ static int signal_run(void *run, int signo, Error *err)
     SlurmRun *r = run;
     if (r->ended)
         return error_set(err, "%s: not running", r->label);
+    if (r->end_seen_ms) /* nothing to signal; asked again until it ends, which comes soon */
+        return error_set(err, "%s: ended in Slurm, its exit line awaited", r->label);
     if (signo != SIGKILL && signo != SIGTERM)
         return error_set(err, "%s: only SIGTERM and SIGKILL are sent", r->label);
     if (r->argv && !r->call && !r->maybe_submitted) {

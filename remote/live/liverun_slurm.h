@@ -24,6 +24,11 @@ typedef struct LiveSlurm LiveSlurm;
 /* A job of ours still pending this long (wall seconds) after a round first saw it pending
  * is said once, with Slurm's reason: the GPUs it was placed on went to other jobs. */
 #define LIVESLURM_PENDING_SAY_S 30
+/* After Slurm says a job ended, its output file is read again this long (wall seconds) for
+ * the batch script's exit line before the run is concluded without it: on a shared file
+ * system (NFS, Lustre) that last write can reach the node tunedeck reads it on after
+ * slurmctld has the job's end. */
+#define LIVESLURM_EXIT_GRACE_S 5
 
 typedef struct {
     SlurmCtl *ctl;         /* commands run here (a login node is refused for live mode) */
@@ -33,6 +38,8 @@ typedef struct {
                               driver's nodes; default 10 */
     double pending_say_s;  /* a job of ours pending this long is said, once; default
                               LIVESLURM_PENDING_SAY_S */
+    double exit_grace_s;   /* the wait for a job's exit line once Slurm says it ended;
+                              default LIVESLURM_EXIT_GRACE_S */
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
     LiveLogFn log;         /* controller trouble, once per outage (remote/live/livelog.h) */
@@ -49,7 +56,8 @@ int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions
                    SlurmCtl **ctl, LiveSlurm **ls, Error *err);
 
 /* The intervals an inventory's "slurm" block sets (job_round_s, node_round_s,
- * pending_say_s) over o's; those it leaves out (0) keep o's. (liverun_slurm_open.c) */
+ * pending_say_s, exit_grace_s) over o's; those it leaves out (0) keep o's.
+ * (liverun_slurm_open.c) */
 void liveslurm_options_intervals(LiveSlurmOptions *o, const SlurmIntervals *every);
 
 /* ctx of LIVERUN_SLURM; the SlurmCtl must outlive it. */

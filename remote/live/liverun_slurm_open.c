@@ -11,6 +11,8 @@ void liveslurm_options_intervals(LiveSlurmOptions *o, const SlurmIntervals *ever
         o->node_poll_s = every->node_round_s;
     if (every->pending_say_s > 0)
         o->pending_say_s = every->pending_say_s;
+    if (every->exit_grace_s > 0)
+        o->exit_grace_s = every->exit_grace_s;
 }
 
 int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions *o, Cluster **cl,

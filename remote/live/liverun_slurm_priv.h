@@ -1,8 +1,9 @@
 /* Internal: the live Slurm backend's state, shared by remote/live/liverun_slurm.c (each run:
- * start, signal, read its output, its end), liverun_slurm_submit.c (each run's own calls:
- * sbatch, the look-up by name, scancel), liverun_slurm_round.c (the scontrol rounds, the
- * controller's outages, which jobs are ours) and liverun_slurm_doubles.c (a second job Slurm
- * took for one submission). Not a public API. */
+ * start, signal, read its output), liverun_slurm_end.c (its end, held for its exit line),
+ * liverun_slurm_submit.c (each run's own calls: sbatch, the look-up by name, scancel),
+ * liverun_slurm_round.c (the scontrol rounds, the controller's outages, which jobs are ours)
+ * and liverun_slurm_doubles.c (a second job Slurm took for one submission). Not a public
+ * API. */
 #ifndef TUNEDECK_LIVERUN_SLURM_PRIV_H
 #define TUNEDECK_LIVERUN_SLURM_PRIV_H
 
@@ -111,6 +112,11 @@ typedef struct {
     int taken, requeue_cancel_sent;
     char taken_how[200];
     int64_t suspended_ms; /* when a round first saw it SUSPENDED (said once); 0 when not */
+    /* Slurm said it ended (or it left the controller's list) with no exit line read yet:
+     * when, and the end in the driver's words; the run ends once the line comes or
+     * exit_grace_s has passed (liverun_slurm.c, end_held) */
+    int64_t end_seen_ms;
+    char end_status[300];
     char state[24], waiting[96], granted[256], status[300];
 } SlurmRun;
 
@@ -130,8 +136,20 @@ int liveslurm_call_poll(SlurmCall *k);
 /* LIVERUN_SLURM's pollfds: the job round's and the node round's fds, when in flight. */
 size_t liveslurm_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
 
-/* The run's end, in the driver's words (liverun_slurm.c). */
+/* liverun_slurm_end.c: the run's end, in the driver's words. */
 void liveslurm_run_end(SlurmRun *r, const char *status);
+/* Slurm says the job ended (status: the end in the driver's words), or its record is gone.
+ * Its exit line (whether the TERM wrote a checkpoint) is the batch script's last write to
+ * its output file, and on a shared file system (NFS, Lustre) that write can reach this node
+ * after slurmctld has the job's end: concluded then, the run would count no checkpoint (a
+ * preempted job started again fresh, a death restarted from an older checkpoint) and miss
+ * its last progress lines. So the end is held: liveslurm_end_held, now and at each step
+ * after (the output file read again first), ends the run as Slurm said once the line is
+ * read, or exit_grace_s after Slurm said it (then said in the log), the checkpoint counted
+ * (rank0_saved) when Slurm says it exited 0 or the line's status is 0. A job that never ran
+ * (no round saw it running, no output file) writes no line: ended at once. */
+void liveslurm_ended_in_slurm(SlurmRun *r, const char *status);
+void liveslurm_end_held(SlurmRun *r);
 
 /* liverun_slurm_submit.c: collects the run's call if it has answered, then starts the next
  * one it needs (sbatch, or the look-up by name after an unanswered one; the scancel the

@@ -49,6 +49,8 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
         s->o.node_poll_s = 10;
     if (s->o.pending_say_s <= 0)
         s->o.pending_say_s = LIVESLURM_PENDING_SAY_S;
+    if (s->o.exit_grace_s <= 0)
+        s->o.exit_grace_s = LIVESLURM_EXIT_GRACE_S;
     s->last_round_ms = s->last_node_round_ms = s->last_part_round_ms = -1;
     const struct passwd *pw = getpwuid(geteuid());
     if (pw)

@@ -204,7 +204,8 @@ void liveslurm_run_calls(SlurmRun *r)
             return;
         collect(r);
     }
-    if (r->ended || r->call || (r->fails && clock_now_ms() < r->next_try_ms))
+    /* end_seen_ms: Slurm said the job ended, its exit line awaited: nothing left to cancel */
+    if (r->ended || r->end_seen_ms || r->call || (r->fails && clock_now_ms() < r->next_try_ms))
         return;
     if (r->argv) {
         if (r->maybe_submitted)
@@ -307,7 +308,7 @@ void liveslurm_run_calls_end(SlurmRun *r)
         return;
     }
     /* An ended run may still have a job in Slurm: one whose sbatch answered without its id. */
-    if (r->ended && !(r->maybe_submitted && !r->id[0]))
+    if ((r->ended || r->end_seen_ms) && !(r->maybe_submitted && !r->id[0]))
         return;
     /* The driver's teardown: it stopped its runs first, so this is only for a run it could
      * not stop. */

@@ -30,12 +30,18 @@ static int parse_ssh(const cJSON *root, const char *source, SshSettings *s, Erro
 static const struct {
     const char *key;
     size_t offset;
-    double min_s;
+    double min_s, max_s;
 } INTERVALS[] = {
-    {"command_timeout_s", offsetof(SlurmIntervals, command_timeout_s), SLURM_COMMAND_TIMEOUT_MIN_S},
-    {"job_round_s", offsetof(SlurmIntervals, job_round_s), SLURM_JOB_ROUND_MIN_S},
-    {"node_round_s", offsetof(SlurmIntervals, node_round_s), SLURM_NODE_ROUND_MIN_S},
-    {"pending_say_s", offsetof(SlurmIntervals, pending_say_s), SLURM_PENDING_SAY_MIN_S},
+    {"command_timeout_s", offsetof(SlurmIntervals, command_timeout_s), SLURM_COMMAND_TIMEOUT_MIN_S,
+     SLURM_INTERVAL_MAX_S},
+    {"job_round_s", offsetof(SlurmIntervals, job_round_s), SLURM_JOB_ROUND_MIN_S,
+     SLURM_INTERVAL_MAX_S},
+    {"node_round_s", offsetof(SlurmIntervals, node_round_s), SLURM_NODE_ROUND_MIN_S,
+     SLURM_INTERVAL_MAX_S},
+    {"pending_say_s", offsetof(SlurmIntervals, pending_say_s), SLURM_PENDING_SAY_MIN_S,
+     SLURM_INTERVAL_MAX_S},
+    {"exit_grace_s", offsetof(SlurmIntervals, exit_grace_s), SLURM_EXIT_GRACE_MIN_S,
+     SLURM_EXIT_GRACE_MAX_S},
 };
 enum { N_INTERVALS = sizeof INTERVALS / sizeof INTERVALS[0] };
 
@@ -58,11 +64,11 @@ int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals
         if (i == N_INTERVALS)
             return error_set(err,
                              "%s: field '%s': unknown; expected command_timeout_s, job_round_s, "
-                             "node_round_s or pending_say_s (seconds)",
+                             "node_round_s, pending_say_s or exit_grace_s (seconds)",
                              where, f->string);
         double *v = (double *)((char *)out + INTERVALS[i].offset);
-        if (jfield_number(j, where, f->string, 1, INTERVALS[i].min_s, SLURM_INTERVAL_MAX_S, v,
-                          err) < 0)
+        if (jfield_number(j, where, f->string, 1, INTERVALS[i].min_s, INTERVALS[i].max_s, v, err) <
+            0)
             return -1;
     }
     return 0;

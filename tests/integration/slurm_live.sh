@@ -20,7 +20,9 @@
 # 4. A node drained in Slurm under a run: its run checkpoints and resumes elsewhere.
 # 5. n3 added to partition t4 mid-run (the next decision places there) and taken out again
 #    (its run checkpoints).
-# 6. Refusals: --login, {gpu_ids}, no job command.
+# 6. A job's exit line that reaches its output after Slurm says it ended (a shared file
+#    system's lag, stood in): waited for, so a death restarts from the checkpoint it tells.
+# 7. Refusals: --login, {gpu_ids}, no job command.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -215,6 +217,87 @@ print("n3 joined t4: c started there; taken out: c checkpointed")
 PY
 then pass "a node added to the partition is used; taken out of it, its run checkpoints"
 else fail "node added to the partition (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "an exit line that reaches the output after Slurm says the job ended"
+# On a shared file system (NFS, Lustre) the batch script's last write, its exit line, can
+# reach the login node after slurmctld has the job's end. Stood in deterministically: a
+# stand-in sbatch sends the job's output to T/lag/node, lib/lagmirror.py copies it to where
+# tunedeck reads it but holds the exit line back, and a stand-in scontrol releases it only
+# on its third call after two of its answers said the job ended (rounds run one at a time and
+# each answer is followed before the next round but one starts: tunedeck has concluded, or
+# held, by then). solo is cancelled by someone else (plain scancel: its TERM checkpoints
+# and the script exits 0): a death, restarted from that checkpoint, which only the late
+# line tells. Concluded at Slurm's word it restarts fresh ("no checkpoint yet").
+# exit_grace_s 120: the line is always awaited, however slow the machine.
+quick_inventory inv-lag '{"exit_grace_s": 120}'
+lag="$T/lag"
+mkdir -p "$lag/node"
+: > "$lag/jobs"
+real_sbatch=$(command -v sbatch) real_scontrol=$(command -v scontrol)
+cat > "$lag/sbatch" <<STANDIN
+#!/bin/sh
+dir=""
+for a; do
+    shift
+    case \$a in
+    --output=*) set -- "\$@" "--output=$lag/node/slurm-%j.out" ;;
+    --chdir=*) dir=\${a#--chdir=}; set -- "\$@" "\$a" ;;
+    *) set -- "\$@" "\$a" ;;
+    esac
+done
+id=\$("$real_sbatch" "\$@") || exit \$?
+echo "\${id%%;*} \$dir" >> "$lag/jobs"
+echo "\$id"
+STANDIN
+cat > "$lag/scontrol" <<STANDIN
+#!/bin/sh
+for j in \$(cut -d' ' -f1 "$lag/jobs"); do
+    [ "\$(cat "$lag/ended-\$j" 2> /dev/null | wc -l)" -ge 2 ] && : > "$lag/release-\$j"
+done
+"$real_scontrol" "\$@" > "$lag/answer.\$\$"
+rc=\$?
+cat "$lag/answer.\$\$"
+for j in \$(cut -d' ' -f1 "$lag/jobs"); do
+    awk -v id="JobId=\$j" '\$1 == id { f = 1 } f && /JobState=/ { if (\$1 ~ /^JobState=(COMPLETED|CANCELLED|FAILED|TIMEOUT|PREEMPTED|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE)\$/) print; f = 0 }' \
+        "$lag/answer.\$\$" >> "$lag/ended-\$j"
+done
+rm -f "$lag/answer.\$\$"
+exit \$rc
+STANDIN
+chmod +x "$lag/sbatch" "$lag/scontrol"
+python3 "$here/integration/lib/lagmirror.py" "$lag" &
+LAG_PID=$!
+PATH="$lag:$PATH" "$bin" schedule --live --cluster "$T/inv-lag.json" --workload "$T/solo.csv" \
+    --policy fixed-2 --interval 60 --time-scale 1 --duration 60 --status-every 0 \
+    --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6" &
+LIVE_PID=$!
+wait_line "$T/out6" "solo: run 1 on n[0-9] .* first step" 200
+wait_line "$T/out6" "solo: Slurm job [0-9]* running on n" 100
+victim=$(squeue -h -o '%i %j' | awk '$2 ~ /^tunedeck-live-solo[.]/ {print $1}' | head -1)
+[ -n "$victim" ] && scancel "$victim"
+wait_line "$T/out6" "solo: run 2 on n[0-9] .* resumed at step" 300
+kill -INT "$LIVE_PID"
+live_ended
+: > "$lag/stop"
+wait "$LAG_PID"
+LAG_PID=""
+released=$(ls "$lag" | grep -c '^release-')
+if [ "$rc" -eq 130 ] && [ -n "$victim" ] && [ -z "$queue" ] && [ "$left" -eq 0 ] &&
+   [ -f "$lag/release-$victim" ] && python3 - "$T/out6" "$T/jobs6" "$victim" <<'PY'
+import re, sys
+from outcheck import out, need
+from slurmlive import resumed
+d = need(r"solo: died unexpectedly at step (\d+) \(slurm: CANCELLED[^)]*\)\): restarting from "
+         r"its checkpoint", "the death, restarted from the checkpoint its late exit line tells")
+m = need(r"solo: run 2 on n\d \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+         "solo resumed", d.end())
+resumed(m, int(d.group(1)), sys.argv[2], "solo")
+assert "gave up waiting" not in out, "the exit line was waited for"
+print("Slurm job %s cancelled at step %s; its exit line read after Slurm's end; resumed at %s" %
+      (sys.argv[3], d.group(1), m.group(1)))
+PY
+then pass "an exit line that comes after Slurm's end is waited for: the death restarts from the checkpoint it tells"
+else fail "late exit line (exit $rc, victim '$victim', released $released, queue '$queue', $left processes)"; fi
 
 echo "refusals"
 "$bin" schedule --live --slurm --login login1 --workload "$root/tests/fixtures/slurm-live-workload.csv" \

@@ -1,27 +1,61 @@
 /* The live Slurm backend's test set-up (tests/support/liveslurm_fixture.h). */
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/standins.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
-Backend backend_new(double timeout_s, LiveLogFn log)
+void fixture_log_line(void *ud, const char *line)
 {
-    return backend_new_pending(timeout_s, log, 0);
+    FixtureLog *log = ud;
+    size_t len = strlen(log->text);
+    snprintf(log->text + len, log->cap - len, "%s\n", line);
 }
 
-Backend backend_new_pending(double timeout_s, LiveLogFn log, double pending_say_s)
+void liveslurm_fixture_setup(char *dir, const char *const (*table)[2], size_t n, FixtureLog *log)
+{
+    standins_install(dir, table, n);
+    char path[512];
+    snprintf(path, sizeof path, "%s/jobs", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fclose(f);
+    log->text[0] = 0;
+}
+
+static Backend backend_with(double timeout_s, LiveSlurmOptions o)
 {
     SlurmCtlOptions co = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = timeout_s};
     Error err;
     Backend b;
     b.ctl = slurm_ctl_new(&co, &err);
     cr_assert_not_null(b.ctl, "%s", err.msg);
-    LiveSlurmOptions o = {
-        .ctl = b.ctl, .poll_s = 0.05, .pending_say_s = pending_say_s, .log = log};
+    o.ctl = b.ctl;
+    o.poll_s = 0.05;
     b.s = liveslurm_new(&o, &err);
     cr_assert_not_null(b.s, "%s", err.msg);
     return b;
+}
+
+Backend backend_new(double timeout_s, FixtureLog *log)
+{
+    return backend_new_pending(timeout_s, log, 0);
+}
+
+Backend backend_new_pending(double timeout_s, FixtureLog *log, double pending_say_s)
+{
+    return backend_with(timeout_s, (LiveSlurmOptions){.pending_say_s = pending_say_s,
+                                                      .log = log ? fixture_log_line : NULL,
+                                                      .userdata = log});
+}
+
+Backend backend_new_grace(double timeout_s, FixtureLog *log, double exit_grace_s)
+{
+    return backend_with(timeout_s, (LiveSlurmOptions){.exit_grace_s = exit_grace_s,
+                                                      .log = log ? fixture_log_line : NULL,
+                                                      .userdata = log});
 }
 
 void backend_free(Backend *b)

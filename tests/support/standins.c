@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/base/readall.h"
+
 void standins_install(char *dir, const char *const (*table)[2], size_t n)
 {
     cr_assert_not_null(mkdtemp(dir));
@@ -32,4 +34,13 @@ void standins_remove(char *dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
     memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+}
+
+char *standins_recorded(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    Error err;
+    char *text = readall_file(path, 1 << 20, NULL, &err);
+    return text ? text : strdup("");
 }

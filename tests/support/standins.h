@@ -11,6 +11,9 @@
  * (table[i][0] is the name, table[i][1] the body); puts the folder first on PATH. */
 void standins_install(char *dir, const char *const (*table)[2], size_t n);
 
+/* What a stand-in wrote to the file `name` in dir ("" when nothing); the caller frees. */
+char *standins_recorded(const char *dir, const char *name);
+
 /* Removes the folder and everything in it, and turns `dir` back into its template. */
 void standins_remove(char *dir);
 

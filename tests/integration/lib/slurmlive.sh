@@ -3,7 +3,7 @@
 # suite_slurm=1); not a suite. Sets mark (this run's marker: the jobs' checkpoint name, so
 # pgrep finds their processes and no other run's) and job (tunedeck-worker in job mode as
 # the job command: it checkpoints on SIGTERM and resumes at any size), and LIVE_PID, the run in the background that suite_stop
-# kills; suite_reap kills what the jobs leave.
+# kills (and LAG_PID, slurm_live.sh's lib/lagmirror.py); suite_reap kills what the jobs leave.
 #   slurmlive_start [LINE]...  the harness's four nodes in T/s, with LINEs added to its
 #                              slurm.conf, started; exit 1 when they do not start
 #   live_inventory             T/inv.json ("backend": "slurm", partition t4, the job command)
@@ -14,8 +14,11 @@
 #   slurmlive_done             the result line (and each run's output on a failure); exits
 # The Python checks import lib/slurmlive.py (on PYTHONPATH as lib/outcheck.py is).
 mark="sll$$x" # the x ends the number: pgrep -f "ckpt-sll123" would find run 1234's jobs too
-LIVE_PID=""
-suite_stop() { [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
+LIVE_PID="" LAG_PID=""
+suite_stop() {
+    [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null
+    [ -n "$LAG_PID" ] && kill -KILL "$LAG_PID" 2>/dev/null
+}
 suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
 job="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark \
 --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25 --step-sleep 0.01"

@@ -311,16 +311,19 @@ Test(liverun_slurm, preempted_requeued_and_suspended_jobs_are_told_apart)
  * leaves out (0) keeps the caller's (or, unset there too, liveslurm_new's default). */
 Test(liverun_slurm, the_inventory_intervals_override_only_what_they_set)
 {
-    LiveSlurmOptions o = {.poll_s = 0.05, .node_poll_s = 0, .pending_say_s = 7, .poll_idle = 1};
+    LiveSlurmOptions o = {
+        .poll_s = 0.05, .node_poll_s = 0, .pending_say_s = 7, .exit_grace_s = 3, .poll_idle = 1};
     SlurmIntervals every = {.command_timeout_s = 5, .node_round_s = 2};
     liveslurm_options_intervals(&o, &every);
     cr_assert_float_eq(o.poll_s, 0.05, 1e-12);
     cr_assert_float_eq(o.node_poll_s, 2, 1e-12);
     cr_assert_float_eq(o.pending_say_s, 7, 1e-12);
+    cr_assert_float_eq(o.exit_grace_s, 3, 1e-12);
     cr_assert_eq(o.poll_idle, 1);
-    every = (SlurmIntervals){.job_round_s = 0.5, .pending_say_s = 60};
+    every = (SlurmIntervals){.job_round_s = 0.5, .pending_say_s = 60, .exit_grace_s = 20};
     liveslurm_options_intervals(&o, &every);
     cr_assert_float_eq(o.poll_s, 0.5, 1e-12);
     cr_assert_float_eq(o.node_poll_s, 2, 1e-12);
     cr_assert_float_eq(o.pending_say_s, 60, 1e-12);
+    cr_assert_float_eq(o.exit_grace_s, 20, 1e-12);
 }

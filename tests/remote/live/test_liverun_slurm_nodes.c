@@ -11,6 +11,7 @@
 #include "core/base/clock.h"
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/liveslurm_fixture.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/standins.h"
 
@@ -70,13 +71,7 @@ Test(liverun_slurm_nodes, an_empty_round_adds_nothing)
  * (prints scontrol-out: no job when there is none) on PATH, real processes. */
 static char dir[] = "/tmp/tunedeck-lnodes.XXXXXX";
 static char log_text[4096];
-
-static void on_log(void *ud, const char *line)
-{
-    (void)ud;
-    size_t len = strlen(log_text);
-    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-}
+static FixtureLog said = {log_text, sizeof log_text};
 
 static void write_file(const char *name, const char *text, int mode)
 {
@@ -105,8 +100,12 @@ static LiveSlurm *watching(const char *first_round, const char *const *names, si
     Error err;
     *ctl = slurm_ctl_new(&co, &err);
     cr_assert_not_null(*ctl, "%s", err.msg);
-    LiveSlurmOptions o = {
-        .ctl = *ctl, .partition = "t4", .poll_s = 0.01, .node_poll_s = 0.01, .log = on_log};
+    LiveSlurmOptions o = {.ctl = *ctl,
+                          .partition = "t4",
+                          .poll_s = 0.01,
+                          .node_poll_s = 0.01,
+                          .log = fixture_log_line,
+                          .userdata = &said};
     LiveSlurm *s = liveslurm_new(&o, &err);
     cr_assert_not_null(s, "%s", err.msg);
     cr_assert_eq(LIVERUN_SLURM.watch(s, names, n, &err), 0, "%s", err.msg);

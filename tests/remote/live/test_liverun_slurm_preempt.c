@@ -3,7 +3,8 @@
  * reported preempted once, its copy cancelled with one plain scancel, and the run ends once
  * Slurm says the copy ended; a job that ends PREEMPTED is reported and ended at once, with
  * the checkpoint its exit line says; a suspended one is said once with its end and keeps
- * running. */
+ * running. A job's exit line that comes after Slurm says it ended (a shared file system)
+ * is waited for (exit_grace_s), then given up. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,13 +12,13 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
-#include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
 
 static char dir[] = "/tmp/tunedeck-lpreempt.XXXXXX";
 static char log_text[16384];
+static FixtureLog said = {log_text, sizeof log_text};
 
 /* sbatch accepts every job (id 100 on); scontrol shows each recorded job in the state and
  * with the restarts the file "state" holds ("RUNNING 0" when there is none), on n1 with GPU
@@ -39,11 +40,7 @@ static const char *const STAND_INS[][2] = {
 
 static void setup(void)
 {
-    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
-    char path[512];
-    snprintf(path, sizeof path, "%s/jobs", dir);
-    fclose(fopen(path, "w"));
-    log_text[0] = 0;
+    liveslurm_fixture_setup(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS, &said);
 }
 
 static void teardown(void)
@@ -53,13 +50,6 @@ static void teardown(void)
 
 TestSuite(liverun_slurm_preempt, .init = setup, .fini = teardown, .timeout = 15);
 
-static void on_log(void *ud, const char *line)
-{
-    (void)ud;
-    size_t len = strlen(log_text);
-    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-}
-
 static void put(const char *name, const char *text)
 {
     char path[512];
@@ -68,15 +58,6 @@ static void put(const char *name, const char *text)
     cr_assert_not_null(f, "%s", path);
     fputs(text, f);
     fclose(f);
-}
-
-static char *recorded(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    Error err;
-    char *text = readall_file(path, 1 << 20, NULL, &err);
-    return text ? text : strdup("");
 }
 
 /* Driver steps (the backend's tick, the run's step) until done(run) holds; the 8 s bound
@@ -108,13 +89,13 @@ static int ended(void *run)
 
 static char *cancels_when(Backend *b, void *run)
 {
-    char *c = recorded("scancel-calls");
+    char *c = standins_recorded(dir, "scancel-calls");
     for (int i = 0; i < 500 && !c[0]; i++) {
         LIVERUN_SLURM.tick(b->s, clock_now_ms());
         LIVERUN_SLURM.step(run);
         usleep(10000);
         free(c);
-        c = recorded("scancel-calls");
+        c = standins_recorded(dir, "scancel-calls");
     }
     return c;
 }
@@ -143,7 +124,7 @@ static void exit_line(const char *name, long id, int status)
 
 Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_ends)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new(10, &said);
     void *run = started(&b, "rq");
     exit_line("rq", 100, 0);
     put("state", "PENDING 1\n"); /* requeued: Slurm would start it again */
@@ -162,7 +143,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "requeued by Slurm (its copy cancelled)");
-    cancels = recorded("scancel-calls");
+    cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "100\n", "cancelled once");
     free(cancels);
     LIVERUN_SLURM.free(run);
@@ -171,7 +152,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
 
 Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_scancel)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new(10, &said);
     void *run = started(&b, "pe");
     exit_line("pe", 100, 0);
     put("state", "PREEMPTED 0\n");
@@ -181,21 +162,85 @@ Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_sca
                      "preempted by Slurm (PreemptMode=CANCEL: it ended PREEMPTED)");
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "preempted by Slurm");
     cr_assert(LIVERUN_SLURM.rank0_saved(run));
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "", "nothing left to cancel");
     free(cancels);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
 
+/* Waited for exit_grace_s (1 s here) after Slurm says it ended, then given up, said once. */
 Test(liverun_slurm_preempt, no_exit_line_no_checkpoint)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new_grace(10, &said, 1);
     void *run = started(&b, "nk"); /* killed before it could write one */
     put("state", "PREEMPTED 0\n");
     steps_until(&b, run, ended);
     cr_assert(taken(run));
     cr_assert(!LIVERUN_SLURM.rank0_saved(run));
+    const char *gave_up = strstr(log_text, "gave up waiting for it");
+    cr_assert(gave_up && !strstr(gave_up + 1, "gave up waiting"), "said once: %s", log_text);
+    cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-nk."), "%s", log_text);
+    cr_assert(strstr(log_text, "/work/nk/slurm-100.out within 1 s (exit_grace_s)"), "%s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Driver steps until `more` job rounds have been read after the call (the last one began
+ * after it, so it saw what the stand-ins said by then), or the run ended. */
+static void rounds_pass(Backend *b, void *run, long more)
+{
+    long until = liveslurm_rounds(b->s) + more;
+    for (int i = 0; i < 800 && liveslurm_rounds(b->s) < until && LIVERUN_SLURM.running(run); i++) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+    }
+}
+
+/* Regression (the late exit line): on a shared file system the batch script's exit line can
+ * reach the output file after Slurm says the job ended. Concluded at Slurm's word, the run
+ * counted no checkpoint: a preempted job started again fresh, a death restarted from an
+ * older one. The run now waits for the line (exit_grace_s; 300 s here, so no margin of time
+ * is at stake): Slurm reports the end, rounds pass, then the line comes. */
+static void *ended_in_slurm_before_its_exit_line(Backend *b, const char *name, const char *state)
+{
+    void *run = started(b, name);
+    put("state", state);
+    rounds_pass(b, run, 2);
+    cr_assert(LIVERUN_SLURM.running(run),
+              "Slurm says it ended; its exit line is awaited, yet it ended: %s (checkpoint %s)",
+              LIVERUN_SLURM.status(run), LIVERUN_SLURM.rank0_saved(run) ? "counted" : "lost");
+    cr_assert_str_eq(LIVERUN_SLURM.granted(run), "", "it holds no GPU in Slurm");
+    exit_line(name, 100, 0);
+    steps_until(b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "its late exit line says the checkpoint was written");
+    cr_assert_null(strstr(log_text, "gave up"), "%s", log_text);
+    return run;
+}
+
+Test(liverun_slurm_preempt, a_preempted_jobs_late_exit_line_still_counts_its_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 300);
+    void *run = ended_in_slurm_before_its_exit_line(&b, "lp", "PREEMPTED 0\n");
+    cr_assert(taken(run));
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "preempted by Slurm");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Cancelled by someone else: a death by Slurm's word, restarted from the checkpoint its
+ * TERM wrote, which only the late line tells. */
+Test(liverun_slurm_preempt, a_deaths_late_exit_line_still_counts_its_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 300);
+    void *run = ended_in_slurm_before_its_exit_line(&b, "ld", "CANCELLED 0\n");
+    cr_assert(!taken(run));
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "slurm: CANCELLED (None)");
+    char *cancels = standins_recorded(dir, "scancel-calls");
+    cr_assert_str_eq(cancels, "", "nothing sent to a job Slurm says ended");
+    free(cancels);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
@@ -214,7 +259,7 @@ static int suspended_said(void *run)
 
 Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_its_gpus)
 {
-    Backend b = backend_new(10, on_log);
+    Backend b = backend_new(10, &said);
     void *run = started(&b, "su");
     put("state", "SUSPENDED 0\n");
     steps_until(&b, run, suspended_said);
@@ -233,7 +278,7 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     put("state", "RUNNING 0\n");
     steps_until(&b, run, resumed_said);
     cr_assert(strstr(log_text, "is resumed after "), "%s", log_text);
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "");
     free(cancels);
     LIVERUN_SLURM.free(run);

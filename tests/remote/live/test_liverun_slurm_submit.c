@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
-#include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
 
 static char dir[] = "/tmp/tunedeck-lsubmit.XXXXXX";
 static char log_text[16384];
+static FixtureLog said = {log_text, sizeof log_text};
 
 /* sbatch records each call's job name (sbatch-calls) and the job it accepts ("ID NAME" in
  * jobs) and answers like --parsable, except for a job named *hang* (never accepted, never
@@ -77,11 +77,7 @@ static const char *const STAND_INS[][2] = {
 
 static void setup(void)
 {
-    standins_install(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS);
-    char path[512];
-    snprintf(path, sizeof path, "%s/jobs", dir);
-    fclose(fopen(path, "w"));
-    log_text[0] = 0;
+    liveslurm_fixture_setup(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS, &said);
 }
 
 static void teardown(void)
@@ -90,23 +86,6 @@ static void teardown(void)
 }
 
 TestSuite(liverun_slurm_submit, .init = setup, .fini = teardown, .timeout = 15);
-
-static void on_log(void *ud, const char *line)
-{
-    (void)ud;
-    size_t len = strlen(log_text);
-    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-}
-
-/* What a stand-in wrote ("" when nothing). */
-static char *recorded(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    Error err;
-    char *text = readall_file(path, 1 << 20, NULL, &err);
-    return text ? text : strdup("");
-}
 
 static size_t lines(const char *text)
 {
@@ -120,7 +99,7 @@ static size_t lines(const char *text)
  * is the one of the n-th job recorded (0 the first). */
 static char *by_name(size_t n)
 {
-    char *jobs = recorded("jobs"), *line = jobs, name[256] = "";
+    char *jobs = standins_recorded(dir, "jobs"), *line = jobs, name[256] = "";
     for (size_t i = 0; i < n && line; i++)
         if ((line = strchr(line, '\n')))
             line++;
@@ -135,7 +114,7 @@ static char *by_name(size_t n)
 
 static Backend backend(double timeout_s)
 {
-    return backend_new(timeout_s, on_log);
+    return backend_new(timeout_s, &said);
 }
 
 static void *start(Backend *b, const char *name)
@@ -162,17 +141,17 @@ Test(liverun_slurm_submit, an_sbatch_answered_after_our_timeout_is_adopted_not_s
     int64_t give_up_ms = clock_now_ms() + 8000; /* a bound on the loop, not on the answer */
     while (clock_now_ms() < give_up_ms && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0)
         tick(&b, &run, 1);
-    char *jobs = recorded("jobs");
+    char *jobs = standins_recorded(dir, "jobs");
     cr_assert_eq(lines(jobs), 1, "one submission, not two: %s", jobs);
     cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
     cr_assert(strstr(log_text, "adopted"), "the adoption is said: %s", log_text);
     cr_assert(strstr(jobs, " tunedeck-live-late."), "the name keeps the prefix: %s", jobs);
-    char *looks = recorded("squeue-calls");
+    char *looks = standins_recorded(dir, "squeue-calls");
     cr_assert(strstr(looks, "--name=tunedeck-live-late."), "looked up by its name: %s", looks);
     LIVERUN_SLURM.free(run); /* not ended: its job is cancelled (by liveslurm_free's end) */
     backend_free(&b);
     /* by the name: its sbatch went unanswered, so Slurm may hold a second job under it */
-    char *cancels = recorded("scancel-calls"), *want = by_name(0);
+    char *cancels = standins_recorded(dir, "scancel-calls"), *want = by_name(0);
     cr_assert_str_eq(cancels, want);
     free(jobs), free(looks), free(cancels), free(want);
 }
@@ -192,7 +171,7 @@ Test(liverun_slurm_submit, a_hanging_sbatch_does_not_hold_the_drivers_tick)
     cr_assert_str_eq(LIVERUN_SLURM.waiting(runs[1]), "Resources");
     cr_assert_str_eq(LIVERUN_SLURM.label(runs[0]), "no Slurm job yet");
     cr_assert(LIVERUN_SLURM.running(runs[0]));
-    char *pid_text = recorded("hang.pid");
+    char *pid_text = standins_recorded(dir, "hang.pid");
     pid_t pid = (pid_t)atol(pid_text);
     cr_assert_gt(pid, 0);
     cr_assert_eq(kill(pid, 0), 0, "the sbatch still runs");
@@ -203,7 +182,7 @@ Test(liverun_slurm_submit, a_hanging_sbatch_does_not_hold_the_drivers_tick)
     cr_assert_eq(errno, ESRCH);
     LIVERUN_SLURM.free(runs[1]);
     backend_free(&b);
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert(strstr(cancels, "--name=tunedeck-live-hang."), "%s", cancels);
     free(pid_text), free(cancels);
 }
@@ -214,11 +193,11 @@ Test(liverun_slurm_submit, a_stop_asked_while_the_sbatch_flies_reaches_the_job_i
     void *run = start(&b, "slow"); /* answers after 0.3 s */
     Error err;
     cr_assert_eq(LIVERUN_SLURM.signal(run, SIGTERM, &err), 0, "%s", err.msg);
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     for (int i = 0; i < 500 && !cancels[0]; i++) {
         tick(&b, &run, 1);
         free(cancels);
-        cancels = recorded("scancel-calls");
+        cancels = standins_recorded(dir, "scancel-calls");
     }
     cr_assert_str_eq(cancels, "--state=PENDING 100\n", "%s", log_text);
     cr_assert(LIVERUN_SLURM.running(run), "ended by Slurm's word, not before");
@@ -249,7 +228,7 @@ Test(liverun_slurm_submit, a_kill_asked_while_the_term_flies_goes_after_it)
     }
     cr_assert_eq(term, 0, "%s", err.msg);
     cr_assert_eq(kill_rc, 0, "%s", err.msg);
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "--signal=TERM --full 100\n100\n", "one at a time, in order");
     free(cancels);
     LIVERUN_SLURM.free(run);
@@ -263,7 +242,8 @@ Test(liverun_slurm_submit, an_sbatch_the_controller_never_got_is_looked_up_then_
     for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
         tick(&b, &run, 1);
     cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
-    char *calls = recorded("sbatch-calls"), *looks = recorded("squeue-calls");
+    char *calls = standins_recorded(dir, "sbatch-calls"),
+         *looks = standins_recorded(dir, "squeue-calls");
     cr_assert_eq(lines(calls), 2, "%s", calls);
     size_t first = strcspn(calls, "\n");
     cr_assert(strncmp(calls, calls + first + 1, first) == 0, "the retry keeps its name: %s", calls);
@@ -286,7 +266,7 @@ Test(liverun_slurm_submit, an_sbatch_slurm_refuses_ends_the_run_with_slurms_word
     cr_assert_str_eq(LIVERUN_SLURM.status(run),
                      "not started: sbatch exited with status 1: sbatch: error: Batch job "
                      "submission failed: Requested node configuration is not available");
-    char *looks = recorded("squeue-calls");
+    char *looks = standins_recorded(dir, "squeue-calls");
     cr_assert_str_eq(looks, "", "a refusal is an answer: nothing to look up");
     free(looks);
     LIVERUN_SLURM.free(run);
@@ -303,7 +283,7 @@ Test(liverun_slurm_submit, a_job_slurm_took_before_its_sbatch_answered_is_not_an
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < 3; i++)
         tick(&b, &run, 1);
     cr_assert_str_eq(LIVERUN_SLURM.label(run), "no Slurm job yet");
-    char *jobs = recorded("jobs");
+    char *jobs = standins_recorded(dir, "jobs");
     cr_assert_eq(lines(jobs), 1, "Slurm has it running: %s", jobs);
     cr_assert_eq(liveslurm_foreign(b.s, NULL, 0), 0, "its GPUs are not held as another user's");
     free(jobs);
@@ -376,7 +356,8 @@ Test(liverun_slurm_submit, the_last_scancels_of_runs_freed_unended_go_together)
     LIVERUN_SLURM.free(runs[0]);
     LIVERUN_SLURM.free(runs[1]);
     backend_free(&b);
-    char *cancels = recorded("scancel-calls"), *alone = recorded("alone");
+    char *cancels = standins_recorded(dir, "scancel-calls"),
+         *alone = standins_recorded(dir, "alone");
     cr_assert_eq(lines(cancels), 2, "%s", cancels);
     cr_assert(strstr(cancels, "100\n") && strstr(cancels, "101\n"), "%s", cancels);
     cr_assert_str_eq(alone, "", "both ran at once, not one after the other");
@@ -395,11 +376,11 @@ static void ended_unsure_cancels_by_name(const char *name, double timeout_s)
         tick(&b, &run, 1);
     cr_assert_not(LIVERUN_SLURM.running(run), "%s", log_text);
     cr_assert(strstr(LIVERUN_SLURM.status(run), "not started"), "%s", LIVERUN_SLURM.status(run));
-    char *jobs = recorded("jobs");
+    char *jobs = standins_recorded(dir, "jobs");
     cr_assert_eq(lines(jobs), 1, "Slurm took the job: %s", jobs);
     LIVERUN_SLURM.free(run);
     backend_free(&b); /* the last scancels are waited for there */
-    char *cancels = recorded("scancel-calls"), want[128];
+    char *cancels = standins_recorded(dir, "scancel-calls"), want[128];
     snprintf(want, sizeof want, "--name=tunedeck-live-%s.", name);
     cr_assert(strstr(cancels, want), "its job cancelled by name: '%s'", cancels);
     free(jobs), free(cancels);
@@ -422,7 +403,7 @@ Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_canc
     for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
         tick(&b, &run, 1);
     cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 101", "the retry's: %s", log_text);
-    char *jobs = recorded("jobs");
+    char *jobs = standins_recorded(dir, "jobs");
     cr_assert_eq(lines(jobs), 2, "Slurm holds two jobs under the name: %s", jobs);
     /* the rounds find the double, the stand-in keeps listing it even once cancelled */
     for (int i = 0; i < 500 && !strstr(log_text, "second job"); i++)
@@ -430,7 +411,7 @@ Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_canc
     long seen = liveslurm_rounds(b.s);
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
         tick(&b, &run, 1);
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "100\n", "the double, once; not the run's job: %s", log_text);
     const char *said = strstr(log_text, "has a second job, Slurm job 100");
     cr_assert(said, "%s", log_text);
@@ -441,7 +422,7 @@ Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_canc
     free(jobs), free(cancels);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
-    cancels = recorded("scancel-calls");
+    cancels = standins_recorded(dir, "scancel-calls");
     char *want = NULL, *name_line = by_name(1);
     cr_assert_geq(asprintf(&want, "100\n%s", name_line), 0);
     cr_assert_str_eq(cancels, want, "the run's own job at the end, by its name: %s", cancels);
@@ -456,12 +437,12 @@ Test(liverun_slurm_submit, a_second_job_no_round_saw_is_cancelled_by_name_at_the
     for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
         tick(&b, &run, 1);
     cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 101", "the retry's: %s", log_text);
-    char *jobs = recorded("jobs");
+    char *jobs = standins_recorded(dir, "jobs");
     cr_assert_eq(lines(jobs), 2, "Slurm holds two jobs under the name: %s", jobs);
     cr_assert_eq(liveslurm_rounds(b.s), 0, "no round answered");
     LIVERUN_SLURM.free(run);
     backend_free(&b);
-    char *cancels = recorded("scancel-calls"), *want = by_name(1);
+    char *cancels = standins_recorded(dir, "scancel-calls"), *want = by_name(1);
     cr_assert_str_eq(cancels, want, "both jobs under the name, 100 with 101: %s", log_text);
     cr_assert_null(strstr(log_text, "second job"), "%s", log_text);
     free(jobs), free(cancels), free(want);
@@ -480,7 +461,7 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
     long seen = liveslurm_rounds(b.s);
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
         tick(&b, &run, 1);
-    char *cancels = recorded("scancel-calls");
+    char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "100\n100\n100\n", "refused twice, then cancelled, then no more: %s",
                      log_text);
     const char *refused = strstr(log_text, "Slurm job 100 (");
@@ -503,7 +484,7 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
  * the ASan run reports. "Once" is checked over later rounds. */
 Test(liverun_slurm_submit, a_job_of_ours_pending_past_the_bound_is_said_once_with_the_reason)
 {
-    Backend b = backend_new_pending(5, on_log, 0.3);
+    Backend b = backend_new_pending(5, &said, 0.3);
     void *run = start(&b, "waiter");
     int64_t hang_guard = clock_now_ms() + 10000;
     while (!strstr(log_text, "is still pending") && clock_now_ms() < hang_guard)

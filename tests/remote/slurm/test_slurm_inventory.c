@@ -46,13 +46,14 @@ Test(slurm_inventory, no_slurm_block_leaves_every_interval_to_its_default)
     cr_assert_eq(t.every.job_round_s, 0);
     cr_assert_eq(t.every.node_round_s, 0);
     cr_assert_eq(t.every.pending_say_s, 0);
+    cr_assert_eq(t.every.exit_grace_s, 0);
     cJSON_Delete(j);
 }
 
 Test(slurm_inventory, the_slurm_block_sets_each_interval_it_names)
 {
     cJSON *j = inventory("{\"command_timeout_s\": 12.5, \"job_round_s\": 0.5, "
-                         "\"node_round_s\": 2, \"pending_say_s\": 45}");
+                         "\"node_round_s\": 2, \"pending_say_s\": 45, \"exit_grace_s\": 20}");
     SlurmTarget t;
     Error err = {0};
     cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
@@ -60,6 +61,7 @@ Test(slurm_inventory, the_slurm_block_sets_each_interval_it_names)
     cr_assert_float_eq(t.every.job_round_s, 0.5, 1e-12);
     cr_assert_float_eq(t.every.node_round_s, 2, 1e-12);
     cr_assert_float_eq(t.every.pending_say_s, 45, 1e-12);
+    cr_assert_float_eq(t.every.exit_grace_s, 20, 1e-12);
     cJSON_Delete(j);
     j = inventory("{\"node_round_s\": 3}");
     cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
@@ -67,6 +69,7 @@ Test(slurm_inventory, the_slurm_block_sets_each_interval_it_names)
     cr_assert_eq(t.every.command_timeout_s, 0, "the others keep their defaults");
     cr_assert_eq(t.every.job_round_s, 0);
     cr_assert_eq(t.every.pending_say_s, 0);
+    cr_assert_eq(t.every.exit_grace_s, 0);
     cJSON_Delete(j);
 }
 
@@ -85,7 +88,7 @@ Test(slurm_inventory, an_unknown_field_of_the_slurm_block_is_refused)
 {
     refused("{\"node_round\": 2}",
             "slurm.json: slurm: field 'node_round': unknown; expected command_timeout_s, "
-            "job_round_s, node_round_s or pending_say_s (seconds)");
+            "job_round_s, node_round_s, pending_say_s or exit_grace_s (seconds)");
 }
 
 Test(slurm_inventory, an_interval_out_of_its_bounds_or_not_a_number_is_refused)
@@ -103,6 +106,11 @@ Test(slurm_inventory, an_interval_out_of_its_bounds_or_not_a_number_is_refused)
     refused("{\"pending_say_s\": 1e999}",
             "slurm.json: slurm: field 'pending_say_s': expected a number in [1, 3600], found one "
             "too large to represent (Infinity)");
+    /* a grace every killed job's death waits out: bounded tighter than the intervals */
+    refused("{\"exit_grace_s\": 0}",
+            "slurm.json: slurm: field 'exit_grace_s': expected a number in [1, 300], found 0");
+    refused("{\"exit_grace_s\": 301}",
+            "slurm.json: slurm: field 'exit_grace_s': expected a number in [1, 300], found 301");
     refused("{\"node_round_s\": \"10\"}",
             "slurm.json: slurm: field 'node_round_s': expected a number, found a string");
     refused("{\"node_round_s\": null}",

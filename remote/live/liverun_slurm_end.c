@@ -1,0 +1,52 @@
+/* A live Slurm run's end in the driver's words; when it is Slurm's word, held until the batch
+ * script's exit line is read or exit_grace_s has passed (remote/live/liverun_slurm_priv.h). */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/base/clock.h"
+#include "remote/live/liverun_slurm_priv.h"
+
+void liveslurm_run_end(SlurmRun *r, const char *status)
+{
+    snprintf(r->status, sizeof r->status, "%s", status);
+    r->ended = 1;
+    r->granted[0] = r->waiting[0] = 0;
+    r->s->active--;
+}
+
+/* A line may still come: the job ran (a round saw it running, or its script created the
+ * output file). One Slurm ended while pending never wrote one. */
+static int exit_line_may_come(const SlurmRun *r)
+{
+    struct stat st;
+    return r->ran || (r->out_path && stat(r->out_path, &st) == 0);
+}
+
+void liveslurm_end_held(SlurmRun *r)
+{
+    if (r->script_rc < 0 && exit_line_may_come(r)) {
+        double waited_s = (double)(clock_now_ms() - r->end_seen_ms) / 1000;
+        if (waited_s < r->s->o.exit_grace_s)
+            return;
+        liveslurm_say(r->s,
+                      "slurm: %s (%s) ended in Slurm (%s), but its batch script's exit line did "
+                      "not reach %s within %g s (exit_grace_s): gave up waiting for it; "
+                      "concluded from Slurm's word alone%s",
+                      r->label, r->job_name, r->end_status, r->out_path ? r->out_path : "",
+                      r->s->o.exit_grace_s,
+                      r->saved || strcmp(r->end_status, "exited 0") == 0
+                          ? ""
+                          : ", no checkpoint counted from this run");
+    }
+    r->saved |= strcmp(r->end_status, "exited 0") == 0 || r->script_rc == 0;
+    liveslurm_run_end(r, r->end_status);
+}
+
+void liveslurm_ended_in_slurm(SlurmRun *r, const char *status)
+{
+    snprintf(r->end_status, sizeof r->end_status, "%s", status);
+    r->end_seen_ms = clock_now_ms();
+    r->granted[0] = r->waiting[0] = 0; /* Slurm holds nothing for it now */
+    liveslurm_end_held(r);
+}
