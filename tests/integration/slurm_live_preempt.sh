@@ -71,8 +71,10 @@ node = sys.argv[3]
 other = "n2" if node == "n1" else "n1"
 # The exit line (the TERM's checkpoint) may reach the output after the requeue is first seen:
 # then it is read when the run ends, and the next run resumes from it all the same.
+# The copy's state when the round first sees the requeue is Slurm's of the moment: PENDING, or
+# COMPLETING while the preempted instance is still ending (seen under load).
 p = need(r"solo: Slurm job \d+ requeued by Slurm \(Restarts=1: preempted with PreemptMode=REQUEUE, "
-         r"or its node failed; now PENDING\): its requeued copy is cancelled, at step (\d+), "
+         r"or its node failed; now [A-Z]+\): its requeued copy is cancelled, at step (\d+), "
          r"(?:checkpoint written at step (\d+)|no checkpoint yet): not a death; its 2 GPUs leave "
          r"the model until a decision places it again, (?:resuming from its checkpoint|starting "
          r"fresh)", "the requeue said")
