@@ -2,15 +2,18 @@
  * SGD on a small dense network, reporting protocol v1 timings — and, with --job, a training
  * job for the scheduler that checkpoints on SIGTERM and resumes at another size. This file
  * reads the flags and hands over to the mode: tools/worker/trial.h, tools/worker/trainjob.h. */
+#include <cJSON.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base/decimal.h"
 #include "core/base/exitcode.h"
-#include "core/base/readall.h"
+#include "core/base/readsecret.h"
+#include "core/base/secret.h"
 #include "core/model/protocol.h"
 #include "tools/worker/trainjob.h"
 #include "tools/worker/trial.h"
@@ -355,8 +358,11 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    /* The schedule holds the trial's ps_secret: read past stdio (whose buffer nobody wipes),
+     * and every block cJSON frees is wiped, even those of a parse that fails part-way. */
+    cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = malloc, .free_fn = secret_wipe_free});
     size_t text_len = 0;
-    char *text = readall_stream(stdin, 64u << 20, &text_len, &err);
+    char *text = readsecret_fd(STDIN_FILENO, 64u << 20, &text_len, &err);
     if (!text) {
         error_prefix(&err, "standard input: the schedule");
         print_error(err.msg);
@@ -364,9 +370,8 @@ int main(int argc, char **argv)
     }
     a.trial.machine = a.machine ? a.machine : getenv("TUNEDECK_MACHINE");
     a.trial.log = log_refusal;
-    rc = trial_run(&a.trial, text, "standard input", &err);
-    explicit_bzero(text, text_len); /* it holds the trial's ps_secret */
-    free(text);
+    rc = trial_run(&a.trial, text, text_len, "standard input", &err);
+    readsecret_free(text, text_len);
     if (rc < 0) {
         print_error(err.msg);
         return exitcode_for(&err, EXIT_FAILED);

@@ -11,9 +11,19 @@
 #include "tools/worker/trial_local.h"
 #include "tools/worker/trial_secret.h"
 
-int trial_run(const TrialOptions *o, const char *text, const char *source, Error *err)
+/* The parsed schedule is needed only until the secret is taken (the Schedule and Cluster
+ * copy what they keep); its "ps_secret" is wiped before its memory goes back to the heap. */
+static void drop_json(cJSON **root)
+{
+    trial_secret_wipe_json(*root);
+    cJSON_Delete(*root);
+    *root = NULL;
+}
+
+int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err)
 {
     cJSON *root = cJSON_Parse(text);
+    explicit_bzero(text, len);
     if (!root) {
         error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON", source);
         return error_mark(err, ERROR_INPUT);
@@ -32,6 +42,7 @@ int trial_run(const TrialOptions *o, const char *text, const char *source, Error
     int one_machine = o->machine && o->machine[0];
     if (trial_secret_take(root, source, o->all_local || !one_machine, secret, err) < 0)
         goto out;
+    drop_json(&root);
     if (sgdplan_build(s, &plan, err) < 0 || !(slow = slowdown_resolve(o->slow, o->n_slow, c, err)))
         goto out;
     SgdMachineConfig base = {.plan = &plan,
@@ -54,7 +65,6 @@ out:
     free(slow);
     schedule_free(s);
     cluster_free(c);
-    trial_secret_wipe_json(root); /* before the heap reuses its memory */
-    cJSON_Delete(root);
+    drop_json(&root);
     return rc;
 }

@@ -20,8 +20,11 @@ typedef struct {
     PsLogFn log; /* where a shard's refusals go (which peer, why) */
 } TrialOptions;
 
-/* Runs the trial the schedule text describes (source names it in errors); its protocol lines
- * go to standard output. An error in the schedule is marked ERROR_INPUT. */
-int trial_run(const TrialOptions *o, const char *text, const char *source, Error *err);
+/* Runs the trial the schedule text (len bytes) describes (source names it in errors); its
+ * protocol lines go to standard output. An error in the schedule is marked ERROR_INPUT. The
+ * text holds the trial's "ps_secret": it is wiped (not freed) as soon as it is parsed, and
+ * the parsed copy as soon as the secret is taken, so that neither sits in memory, nor in the
+ * children of --all-local, while the trial runs. */
+int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err);
 
 #endif

@@ -33,7 +33,12 @@ int trial_secret_take(const cJSON *root, const char *source, int may_make_one,
 
 void trial_secret_wipe_json(cJSON *root)
 {
-    cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "ps_secret");
-    if (cJSON_IsString(ps) && ps->valuestring)
-        explicit_bzero(ps->valuestring, strlen(ps->valuestring));
+    /* cJSON keeps a repeated key as a second item, which a look-up by name never finds */
+    cJSON *item;
+    cJSON_ArrayForEach(item, root)
+    {
+        if (item->string && strcmp(item->string, "ps_secret") == 0 && cJSON_IsString(item) &&
+            item->valuestring)
+            explicit_bzero(item->valuestring, strlen(item->valuestring));
+    }
 }

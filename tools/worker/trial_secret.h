@@ -14,8 +14,8 @@
 int trial_secret_take(const cJSON *root, const char *source, int may_make_one,
                       unsigned char secret[SECRET_BYTES], Error *err);
 
-/* Wipes the text of the parsed "ps_secret" (a copy of the secret) before cJSON_Delete hands
- * its memory back to the heap. root may be NULL. */
+/* Wipes the text of the parsed "ps_secret" (a copy of the secret; every one, should the key
+ * appear twice) before cJSON_Delete hands its memory back to the heap. root may be NULL. */
 void trial_secret_wipe_json(cJSON *root);
 
 #endif
