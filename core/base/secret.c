@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -101,4 +103,12 @@ int secret_equal(const unsigned char *a, const unsigned char *b, size_t n)
     for (size_t i = 0; i < n; i++)
         diff |= a[i] ^ b[i];
     return diff == 0;
+}
+
+void secret_wipe_free(void *p)
+{
+    if (!p)
+        return;
+    explicit_bzero(p, malloc_usable_size(p));
+    free(p);
 }

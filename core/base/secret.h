@@ -20,6 +20,11 @@ int secret_new_hex(char out[SECRET_HEX_CHARS + 1], Error *err);
 /* Exactly SECRET_HEX_CHARS hex digits (either case) into SECRET_BYTES bytes; -1 otherwise,
  * and the message never repeats the text (it is a secret, or a mistyped one). */
 int secret_from_hex(const char *hex, unsigned char out[SECRET_BYTES], Error *err);
+/* free() that first wipes the whole block (malloc_usable_size), for an allocator hook such
+ * as cJSON_InitHooks' free_fn in a process whose parsed JSON holds a secret: it reaches
+ * blocks a caller never sees, such as those a parse that fails part-way frees. p may be
+ * NULL. */
+void secret_wipe_free(void *p);
 /* Equal in constant time: how long it takes does not depend on where a and b differ. */
 int secret_equal(const unsigned char *a, const unsigned char *b, size_t n);
 

@@ -212,6 +212,26 @@ grep -q "refused 127\.0\.0\.1:[0-9]*: \(every worker had joined before its hands
 grep -qx "closed by the shard" "$TMP/silent.result" || fail "the silent peer: $(cat "$TMP/silent.result")"
 grep -q "$secret" "$TMP"/host-loop-*.out "$TMP"/host-loop-*.err && fail "the secret is in a log"
 echo "per-host: 4 peers without the secret refused, each with its address and reason"
+# The worker reads its schedule with read(2) into a buffer it grows by copy-and-wipe, so that
+# no stale copy of the ps_secret stays on the heap: 300 kB of blank lines before the secret
+# take that buffer (4 kB at first) through several growths; the secret at the end is still
+# found, and a bad one there is still refused.
+$PY - "$TMP/sched-secret.json" > "$TMP/padded.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+secret = s.pop("ps_secret")
+print(json.dumps(s)[:-1] + "\n" * 300000 + ', "ps_secret": "%s"}' % secret)
+PYEOF
+[ "$(wc -c < "$TMP/padded.json")" -gt 300000 ] || fail "the padded schedule is short"
+"$W" --all-local < "$TMP/padded.json" > "$TMP/padded.out" 2> "$TMP/padded.err" ||
+    fail "a 300 kB schedule: $(cat "$TMP/padded.err")"
+grep -q '"event":"done"' "$TMP/padded.out" || fail "a 300 kB schedule: no done line"
+sed '$ s/"ps_secret": "[0-9a-f]*"/"ps_secret": "abc"/' "$TMP/padded.json" > "$TMP/padded-bad.json"
+rc=0; "$W" --all-local < "$TMP/padded-bad.json" > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "field 'ps_secret': expected 64 hex digits" "$TMP/bad.out" ||
+    fail "a bad ps_secret after 300 kB: exit $rc: $(cat "$TMP/bad.out")"
+no_leftovers "padded schedule"
+echo "a 300 kB schedule: read whole, its ps_secret at the end taken (a bad one refused)"
 cat "$TMP"/host-loop-*.out | grep -v '"event":"done"' > "$TMP/hosts.out"
 echo '{"event":"done","time_s":1}' >> "$TMP/hosts.out"
 check_slowdown "$TMP/hosts.out" "per-host" || fail "per-host slowdown"
