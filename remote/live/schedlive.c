@@ -81,6 +81,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         j->ckpt_path = strdup(ck); /* the command runs in the job's folder */
         j->host = -1;
         j->step = j->saved_step = j->resumed_step = j->run_first_step = -1;
+        j->epoch = j->eps = -1; /* not given yet (the protocol's absent field), not 0 */
         j->loss_fraction = -1;
         j->loss_decile_logged = -1;
         j->loss = NAN; /* none reported yet: a loss may be negative, so no sign says it */
@@ -214,8 +215,7 @@ static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
     }
 }
 
-/* Where a death happened: the job's last reported step, or before it reported any. */
-static const char *at_step(char *buf, size_t size, long step)
+const char *schedlive_at_step(char *buf, size_t size, long step)
 {
     if (step < 0)
         return "before its first progress line";
@@ -337,12 +337,15 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 snprintf(epoch, sizeof epoch, " (epoch %.2f)", j->epoch);
             if (!isnan(j->loss))
                 snprintf(loss, sizeof loss, " (loss %.4f)", j->loss);
-            schedlive_log(l, "%s: stopped at step %ld%s, checkpoint written%s", j->name, j->step,
-                          epoch, loss);
+            char at[48];
+            schedlive_log(l, "%s: stopped %s%s, checkpoint written%s", j->name,
+                          schedlive_at_step(at, sizeof at, j->step), epoch, loss);
         } else if (asked) {
             schedlive_log(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
         } else if (strcmp(j->status, "exited 0") == 0) {
-            schedlive_log(l, "%s: ended by itself at step %ld", j->name, j->step);
+            char at[48];
+            schedlive_log(l, "%s: ended by itself %s", j->name,
+                          schedlive_at_step(at, sizeof at, j->step));
             j->ended_itself = 1;
         } else {
             if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
@@ -352,14 +355,14 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->deaths++;
             if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
                 schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s", j->name,
-                              at_step(at, sizeof at, j->step), j->status,
+                              schedlive_at_step(at, sizeof at, j->step), j->status,
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
                 j->need_start = 1;
             } else {
-                schedlive_log(
-                    l, "%s: died unexpectedly %s (%s)%s", j->name, at_step(at, sizeof at, j->step),
-                    j->status,
-                    j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped" : "");
+                schedlive_log(l, "%s: died unexpectedly %s (%s)%s", j->name,
+                              schedlive_at_step(at, sizeof at, j->step), j->status,
+                              j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped"
+                                                                   : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
                     j->failed = 1;
             }
@@ -451,8 +454,9 @@ void schedlive_stop_all(SchedLive *l)
         j->resize_pending = 0;
         if (j->run && l->ops->running(j->run)) {
             j->stop_wanted = 1;
-            schedlive_log(l, "%s: end of the run: checkpoint and stop at step %ld", j->name,
-                          j->step);
+            char at[48];
+            schedlive_log(l, "%s: end of the run: checkpoint and stop %s", j->name,
+                          schedlive_at_step(at, sizeof at, j->step));
         }
     }
 }

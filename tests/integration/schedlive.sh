@@ -201,6 +201,35 @@ PY
 then pass "a job without epochs: said once, its absent figures read '-', its negative loss shown"
 else fail "progress without epoch (exit $rc, $left left)"; fi
 
+echo "a job with no progress line yet"
+# A job still starting (importing torch, meeting its peers) when the status lines come and the
+# run ends: it has no step, epoch or rate yet. They read "-", and its stop is "before its first
+# progress line", never "step -1" nor "epoch 0.00 ... 0 ex/s" (regression).
+python3 - "$T/inv2.json" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = ("exec sh -c 'trap \"exit 0\" TERM; while :; do sleep 0.1; done' ckpt-%s"
+                      % sys.argv[2])
+json.dump(inv, open(sys.argv[1].replace(".json", "-quiet.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-quiet.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0.5 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6"
+rc=$?
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out6" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+assert re.search(r"b0 +bert +model +[\d.]+% \| real running \d GPUs? step - epoch - loss - - ex/s",
+                 out), "status line"
+assert "b0: end of the run: checkpoint and stop before its first progress line" in out, "stop"
+assert "b0: stopped before its first progress line, checkpoint written" in out, "stopped"
+assert not re.search(r"step -1|epoch 0\.00|\b0 ex/s", out), "an unknown figure shown as a number"
+PY
+then pass "a job with no progress line yet: its step, epoch and rate read '-', its stop says so"
+else fail "no progress line yet (exit $rc, $left left)"; cat "$T/out6"; fi
+
 echo "a diverged loss"
 # A job whose loss is Python's bare NaN (json.dumps of a diverged float) on every line: the
 # line is a protocol line refused by its field, and the driver says so once per run.
