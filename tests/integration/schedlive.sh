@@ -214,11 +214,11 @@ json.dump(inv, open(sys.argv[1].replace(".json", "-quiet.json"), "w"))
 PY
 "$bin" schedule --live --cluster "$T/inv2-quiet.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
     --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0.5 \
-    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs6" > "$T/out6" 2> "$T/err6"
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs7" > "$T/out7" 2> "$T/err7"
 rc=$?
 sleep 0.3
 left=$(pgrep -f "ckpt-$mark" | wc -l)
-if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out6" <<'PY'
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out7" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
 assert re.search(r"b0 +bert +model +[\d.]+% \| real running \d GPUs? step - epoch - loss - - ex/s",
@@ -228,7 +228,7 @@ assert "b0: stopped before its first progress line, checkpoint written" in out, 
 assert not re.search(r"step -1|epoch 0\.00|\b0 ex/s", out), "an unknown figure shown as a number"
 PY
 then pass "a job with no progress line yet: its step, epoch and rate read '-', its stop says so"
-else fail "no progress line yet (exit $rc, $left left)"; cat "$T/out6"; fi
+else fail "no progress line yet (exit $rc, $left left)"; cat "$T/out7"; fi
 
 echo "a diverged loss"
 # A job whose loss is Python's bare NaN (json.dumps of a diverged float) on every line: the
@@ -322,7 +322,7 @@ then pass "schedule --live reads TUNEDECK_SSH_CONFIG, as tune and hosts do"; els
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/b1 "$T"/b2 "$T"/b3; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/b1 "$T"/b2 "$T"/b3; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"
