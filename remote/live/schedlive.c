@@ -17,9 +17,9 @@
 SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
                          Error *err)
 {
+    const char *inv = o && o->inventory ? o->inventory : c->name;
     if (!c->job_command[0]) {
-        error_set(err, "%s: field 'job_command': live mode needs the job command template",
-                  c->name);
+        error_set(err, "%s: field 'job_command': live mode needs the job command template", inv);
         error_mark(err, ERROR_INPUT);
         return NULL;
     }
@@ -52,10 +52,13 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     if (l->o.checkpoint)
         snprintf(ck, sizeof ck, "%s", l->o.checkpoint);
     else if (schedlive_template_checkpoint(c->job_command, ck, sizeof ck) < 0) {
+        /* {resume} names that file next time: without it a resize could not resume */
         error_set(err,
-                  "%s: job_command has no '--checkpoint FILE': say which file the job "
-                  "writes (--checkpoint-file)",
-                  c->name);
+                  "%s: field 'job_command': expected '--checkpoint FILE' in it (the file the job "
+                  "writes when it is stopped, which {resume} names next time), or that file's "
+                  "name given with --checkpoint-file",
+                  inv);
+        error_mark(err, ERROR_INPUT);
         free(l);
         return NULL;
     }

@@ -314,7 +314,16 @@ if [ $? -eq 3 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is 
 python3 -c "
 import json,sys; inv=json.load(open('$T/inv.json')); del inv['job_command']; json.dump(inv, open('$T/nojob.json','w'))"
 "$bin" schedule --live --cluster "$T/nojob.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b2" 2>&1
-if [ $? -eq 3 ] && grep -q "job_command" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
+if [ $? -eq 3 ] && grep -qF "$T/nojob.json: field 'job_command'" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
+# A script whose own flag is not --checkpoint (regression: the inventory's name, not its file,
+# no field named, exit 2): the file and the field, what is expected, the way round it.
+python3 -c "
+import json,sys; inv=json.load(open('$T/inv.json')); inv['job_command']='python3 train.py --save ckpt.pt --resume {resume}'; json.dump(inv, open('$T/nockpt.json','w'))"
+"$bin" schedule --live --cluster "$T/nockpt.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b4" 2>&1
+if [ $? -eq 3 ] && grep -qF "$T/nockpt.json: field 'job_command': expected '--checkpoint FILE' in it" "$T/b4" &&
+    grep -qF -- "--checkpoint-file" "$T/b4"
+then pass "a job_command without --checkpoint FILE is refused naming the file and field"
+else fail "no --checkpoint: $(cat "$T/b4")"; fi
 TUNEDECK_SSH_CONFIG="$T/no-such-ssh-config" "$bin" schedule --live --cluster "$T/inv.json" \
     --workload "$root/tests/fixtures/schedlive-workload.csv" --duration 5 > "$T/b3" 2>&1
 if [ $? -eq 3 ] && grep -q "no-such-ssh-config (TUNEDECK_SSH_CONFIG): cannot read it" "$T/b3"
@@ -322,7 +331,7 @@ then pass "schedule --live reads TUNEDECK_SSH_CONFIG, as tune and hosts do"; els
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/b1 "$T"/b2 "$T"/b3; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"
