@@ -593,6 +593,7 @@ int cmd_schedule_live(int argc, char **argv)
         a.lo.userdata = &r.ctx;
         a.lo.workload = a.workload; /* a job name it refuses is the workload's */
         a.lo.inventory = a.cluster_path;
+        a.lo.job_command_flag = a.job_command != NULL;
         if (r.slurm)
             printf("slurm: %zu nodes from the controller (%s), runs as batch jobs\n",
                    r.cl->n_machines, slurm_ctl_where(r.slurm));

@@ -53,11 +53,16 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         snprintf(ck, sizeof ck, "%s", l->o.checkpoint);
     else if (schedlive_template_checkpoint(c->job_command, ck, sizeof ck) < 0) {
         /* {resume} names that file next time: without it a resize could not resume */
+        char where[600];
+        if (o && o->job_command_flag)
+            snprintf(where, sizeof where, "--job-command");
+        else
+            snprintf(where, sizeof where, "%s: field 'job_command'", inv);
         error_set(err,
-                  "%s: field 'job_command': expected '--checkpoint FILE' in it (the file the job "
-                  "writes when it is stopped, which {resume} names next time), or that file's "
-                  "name given with --checkpoint-file",
-                  inv);
+                  "%s: expected '--checkpoint FILE' in it (the file the job writes when it is "
+                  "stopped, which {resume} names next time), or that file's name given with "
+                  "--checkpoint-file",
+                  where);
         error_mark(err, ERROR_INPUT);
         free(l);
         return NULL;

@@ -324,6 +324,11 @@ if [ $? -eq 3 ] && grep -qF "$T/nockpt.json: field 'job_command': expected '--ch
     grep -qF -- "--checkpoint-file" "$T/b4"
 then pass "a job_command without --checkpoint FILE is refused naming the file and field"
 else fail "no --checkpoint: $(cat "$T/b4")"; fi
+"$bin" schedule --live --cluster "$T/inv.json" --job-command 'python3 train.py --save ckpt.pt' \
+    --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b4" 2>&1
+if [ $? -eq 3 ] && grep -qF -- "--job-command: expected '--checkpoint FILE' in it" "$T/b4"
+then pass "so is a --job-command without it, naming the flag rather than the inventory"
+else fail "--job-command without --checkpoint: $(cat "$T/b4")"; fi
 TUNEDECK_SSH_CONFIG="$T/no-such-ssh-config" "$bin" schedule --live --cluster "$T/inv.json" \
     --workload "$root/tests/fixtures/schedlive-workload.csv" --duration 5 > "$T/b3" 2>&1
 if [ $? -eq 3 ] && grep -q "no-such-ssh-config (TUNEDECK_SSH_CONFIG): cannot read it" "$T/b3"
