@@ -139,12 +139,14 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
         schedlive_job(l, i, &j);
-        char ep[32], lo[32], eps[32];
+        char st[32], ep[32], lo[32], eps[32];
+        /* a running job that has printed no progress line yet has no step: "-", not -1 */
         if (to_stdout && (j.running || j.step >= 0))
-            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s step %ld epoch %s "
+            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s step %s epoch %s "
                    "loss %s %s ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
-                   j.running ? "running" : "stopped", j.gpus, j.gpus == 1 ? "" : "s", j.step,
+                   j.running ? "running" : "stopped", j.gpus, j.gpus == 1 ? "" : "s",
+                   figure(st, sizeof st, "%.0f", (double)j.step),
                    figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (c->events && j.step >= 0)
@@ -590,6 +592,8 @@ int cmd_schedule_live(int argc, char **argv)
         a.lo.log = log_line;
         a.lo.userdata = &r.ctx;
         a.lo.workload = a.workload; /* a job name it refuses is the workload's */
+        a.lo.inventory = a.cluster_path;
+        a.lo.job_command_flag = a.job_command != NULL;
         if (r.slurm)
             printf("slurm: %zu nodes from the controller (%s), runs as batch jobs\n",
                    r.cl->n_machines, slurm_ctl_where(r.slurm));

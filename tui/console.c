@@ -224,6 +224,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .slurm = a->live_slurm,
                                   .pool = a->pool,
                                   .workload = o->workload,
+                                  .inventory = s->spec.cluster,
                                   .policy = o->policy,
                                   .time_scale = o->sched_speed,
                                   .job_dir = o->job_dir,

@@ -90,6 +90,7 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     SchedLiveOptions lo = {.time_scale = o->time_scale,
                            .job_dir = o->job_dir,
                            .workload = o->workload,
+                           .inventory = o->inventory,
                            .log = o->log,
                            .userdata = o->userdata};
     if (o->slurm) {

@@ -34,6 +34,7 @@ typedef struct {
      * (each job's gpu_ids, other users' jobs as SNAP_GPU_FOREIGN). Outlives the SimSched. */
     LiveSlurm *slurm;
     const char *workload; /* a workload CSV (sched_load_workload) */
+    const char *inventory; /* the inventory's file, named in its errors (NULL: its name) */
     const char *policy;
     double time_scale; /* simulated seconds per wall second */
     const char *job_dir;

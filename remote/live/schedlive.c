@@ -17,9 +17,9 @@
 SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
                          Error *err)
 {
+    const char *inv = o && o->inventory ? o->inventory : c->name;
     if (!c->job_command[0]) {
-        error_set(err, "%s: field 'job_command': live mode needs the job command template",
-                  c->name);
+        error_set(err, "%s: field 'job_command': live mode needs the job command template", inv);
         error_mark(err, ERROR_INPUT);
         return NULL;
     }
@@ -52,10 +52,18 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     if (l->o.checkpoint)
         snprintf(ck, sizeof ck, "%s", l->o.checkpoint);
     else if (schedlive_template_checkpoint(c->job_command, ck, sizeof ck) < 0) {
+        /* {resume} names that file next time: without it a resize could not resume */
+        char where[600];
+        if (o && o->job_command_flag)
+            snprintf(where, sizeof where, "--job-command");
+        else
+            snprintf(where, sizeof where, "%s: field 'job_command'", inv);
         error_set(err,
-                  "%s: job_command has no '--checkpoint FILE': say which file the job "
-                  "writes (--checkpoint-file)",
-                  c->name);
+                  "%s: expected '--checkpoint FILE' in it (the file the job writes when it is "
+                  "stopped, which {resume} names next time), or that file's name given with "
+                  "--checkpoint-file",
+                  where);
+        error_mark(err, ERROR_INPUT);
         free(l);
         return NULL;
     }
@@ -81,6 +89,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         j->ckpt_path = strdup(ck); /* the command runs in the job's folder */
         j->host = -1;
         j->step = j->saved_step = j->resumed_step = j->run_first_step = -1;
+        j->epoch = j->eps = -1; /* not given yet (the protocol's absent field), not 0 */
         j->loss_fraction = -1;
         j->loss_decile_logged = -1;
         j->loss = NAN; /* none reported yet: a loss may be negative, so no sign says it */
@@ -214,8 +223,7 @@ static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
     }
 }
 
-/* Where a death happened: the job's last reported step, or before it reported any. */
-static const char *at_step(char *buf, size_t size, long step)
+const char *schedlive_at_step(char *buf, size_t size, long step)
 {
     if (step < 0)
         return "before its first progress line";
@@ -337,12 +345,15 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 snprintf(epoch, sizeof epoch, " (epoch %.2f)", j->epoch);
             if (!isnan(j->loss))
                 snprintf(loss, sizeof loss, " (loss %.4f)", j->loss);
-            schedlive_log(l, "%s: stopped at step %ld%s, checkpoint written%s", j->name, j->step,
-                          epoch, loss);
+            char at[48];
+            schedlive_log(l, "%s: stopped %s%s, checkpoint written%s", j->name,
+                          schedlive_at_step(at, sizeof at, j->step), epoch, loss);
         } else if (asked) {
             schedlive_log(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
         } else if (strcmp(j->status, "exited 0") == 0) {
-            schedlive_log(l, "%s: ended by itself at step %ld", j->name, j->step);
+            char at[48];
+            schedlive_log(l, "%s: ended by itself %s", j->name,
+                          schedlive_at_step(at, sizeof at, j->step));
             j->ended_itself = 1;
         } else {
             if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
@@ -352,14 +363,14 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->deaths++;
             if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
                 schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s", j->name,
-                              at_step(at, sizeof at, j->step), j->status,
+                              schedlive_at_step(at, sizeof at, j->step), j->status,
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
                 j->need_start = 1;
             } else {
-                schedlive_log(
-                    l, "%s: died unexpectedly %s (%s)%s", j->name, at_step(at, sizeof at, j->step),
-                    j->status,
-                    j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped" : "");
+                schedlive_log(l, "%s: died unexpectedly %s (%s)%s", j->name,
+                              schedlive_at_step(at, sizeof at, j->step), j->status,
+                              j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped"
+                                                                   : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
                     j->failed = 1;
             }
@@ -451,8 +462,9 @@ void schedlive_stop_all(SchedLive *l)
         j->resize_pending = 0;
         if (j->run && l->ops->running(j->run)) {
             j->stop_wanted = 1;
-            schedlive_log(l, "%s: end of the run: checkpoint and stop at step %ld", j->name,
-                          j->step);
+            char at[48];
+            schedlive_log(l, "%s: end of the run: checkpoint and stop %s", j->name,
+                          schedlive_at_step(at, sizeof at, j->step));
         }
     }
 }

@@ -42,6 +42,9 @@ typedef struct {
     double stop_timeout_s;  /* SIGTERM, then SIGKILL after this long; default 20 */
     const char *job_dir;    /* default "tunedeck-jobs" (relative: the remote user's home) */
     const char *workload;   /* the workload's file, named when one of its jobs is refused */
+    const char *inventory;  /* the inventory's file, named when its job_command is refused;
+                               NULL: the inventory's name */
+    int job_command_flag;   /* the template came from --job-command: its errors name that */
     const char *checkpoint; /* file name the template writes; NULL: its --checkpoint word */
     int real_progress;      /* each progress line's epoch replaces the model's progress
                                (sched_report_progress): jobs finish when they really do */

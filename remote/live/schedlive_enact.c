@@ -201,6 +201,7 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
                   sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
                   ev->gpus_to == 1 ? "" : "s", place[0] ? " on " : "", place);
     int up = j->run && l->ops->running(j->run) && !j->preempted; /* a taken run is no stop's */
+    char at[48];
     switch (ev->kind) {
     case SCHED_EV_START:
     case SCHED_EV_RESIZE:
@@ -211,9 +212,9 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
         if (up) {
             j->stop_wanted = 1;
             j->resize_pending = 1;
-            schedlive_log(l,
-                          "%s: resize: checkpoint and stop at step %ld, then restart with %d GPU%s",
-                          j->name, j->step, ev->gpus_to, ev->gpus_to == 1 ? "" : "s");
+            schedlive_log(l, "%s: resize: checkpoint and stop %s, then restart with %d GPU%s",
+                          j->name, schedlive_at_step(at, sizeof at, j->step), ev->gpus_to,
+                          ev->gpus_to == 1 ? "" : "s");
         }
         j->need_start = 1;
         break;
@@ -224,7 +225,8 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
         j->resize_pending = 0;
         if (up) {
             j->stop_wanted = 1;
-            schedlive_log(l, "%s: checkpoint and stop at step %ld (%s)", j->name, j->step,
+            schedlive_log(l, "%s: checkpoint and stop %s (%s)", j->name,
+                          schedlive_at_step(at, sizeof at, j->step),
                           ev->kind == SCHED_EV_FINISH ? "the model says it is done" : "preempted");
         }
         break;

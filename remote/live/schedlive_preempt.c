@@ -44,19 +44,21 @@ int schedlive_preempted(SchedLive *l, LiveJob *j)
     j->n_run_nodes = 0;
     j->run_where[0] = 0;
     const char *label = l->ops->label ? l->ops->label(j->run) : "run";
+    char atb[48];
+    const char *at = schedlive_at_step(atb, sizeof atb, j->step);
     if (l->stopping_all)
-        schedlive_log(l, "%s: %s %s, at step %ld, %s", j->name, label, how, j->step, ck);
+        schedlive_log(l, "%s: %s %s, %s, %s", j->name, label, how, at, ck);
     else if (held == 0) /* a stop of the model's was on its way: nothing to give back */
         schedlive_log(l,
-                      "%s: %s %s, at step %ld, %s: not a death; it held no GPUs in the model, "
+                      "%s: %s %s, %s, %s: not a death; it held no GPUs in the model, "
                       "a decision that places it again %s",
-                      j->name, label, how, j->step, ck,
+                      j->name, label, how, at, ck,
                       j->has_ckpt ? "resumes from its checkpoint" : "starts it fresh");
     else
         schedlive_log(l,
-                      "%s: %s %s, at step %ld, %s: not a death; its %d GPU%s leave the model "
+                      "%s: %s %s, %s, %s: not a death; its %d GPU%s leave the model "
                       "until a decision places it again, %s",
-                      j->name, label, how, j->step, ck, held, held == 1 ? "" : "s",
+                      j->name, label, how, at, ck, held, held == 1 ? "" : "s",
                       j->has_ckpt ? "resuming from its checkpoint" : "starting fresh");
     return 1;
 }

@@ -84,6 +84,9 @@ struct SchedLive {
 
 /* Machine m's name; "?" out of range. */
 const char *schedlive_machine(const SchedLive *l, int m);
+/* Where a job is, for a log line: "at step N", or "before its first progress line" while it
+ * has reported none (its step is -1 then, which no line should show). */
+const char *schedlive_at_step(char *buf, size_t size, long step);
 void schedlive_free_want(LiveJob *j);
 
 /* schedlive_enact.c: a decision becomes what the job wants (and the stop of its current

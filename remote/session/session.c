@@ -151,6 +151,17 @@ static const LauncherKind *choose_launcher(Session *s, const SessionSpec *o, Err
     if (strcmp(lname, "single") == 0 &&
         cluster_check_launch_host(s->cluster, o->cluster ? o->cluster : "--cluster", err) < 0)
         return NULL;
+    /* The single launcher runs one command for the whole trial, without the rank fan-out:
+     * per-device ranks would become one process with the whole batch and no RANK, a
+     * measurement of something else that still looks like a trial. */
+    if (strcmp(lname, "single") == 0 && strcmp(s->cluster->trial.ranks, "per-device") == 0) {
+        error_set(err,
+                  "%s: trial: field 'ranks': \"per-device\" needs the local, per-host or slurm "
+                  "launcher; the single launcher runs one command for the whole trial",
+                  o->cluster ? o->cluster : "--cluster");
+        error_mark(err, ERROR_INPUT);
+        return NULL;
+    }
     snprintf(s->launcher, sizeof s->launcher, "%s", lname);
     return lk;
 }

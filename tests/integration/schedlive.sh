@@ -201,6 +201,35 @@ PY
 then pass "a job without epochs: said once, its absent figures read '-', its negative loss shown"
 else fail "progress without epoch (exit $rc, $left left)"; fi
 
+echo "a job with no progress line yet"
+# A job still starting (importing torch, meeting its peers) when the status lines come and the
+# run ends: it has no step, epoch or rate yet. They read "-", and its stop is "before its first
+# progress line", never "step -1" nor "epoch 0.00 ... 0 ex/s" (regression).
+python3 - "$T/inv2.json" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = ("exec sh -c 'trap \"exit 0\" TERM; while :; do sleep 0.1; done' ckpt-%s"
+                      % sys.argv[2])
+json.dump(inv, open(sys.argv[1].replace(".json", "-quiet.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-quiet.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0.5 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs7" > "$T/out7" 2> "$T/err7"
+rc=$?
+sleep 0.3
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out7" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+assert re.search(r"b0 +bert +model +[\d.]+% \| real running \d GPUs? step - epoch - loss - - ex/s",
+                 out), "status line"
+assert "b0: end of the run: checkpoint and stop before its first progress line" in out, "stop"
+assert "b0: stopped before its first progress line, checkpoint written" in out, "stopped"
+assert not re.search(r"step -1|epoch 0\.00|\b0 ex/s", out), "an unknown figure shown as a number"
+PY
+then pass "a job with no progress line yet: its step, epoch and rate read '-', its stop says so"
+else fail "no progress line yet (exit $rc, $left left)"; cat "$T/out7"; fi
+
 echo "a diverged loss"
 # A job whose loss is Python's bare NaN (json.dumps of a diverged float) on every line: the
 # line is a protocol line refused by its field, and the driver says so once per run.
@@ -285,7 +314,21 @@ if [ $? -eq 3 ] && grep -q "nope.csv" "$T/b1"; then pass "a missing workload is 
 python3 -c "
 import json,sys; inv=json.load(open('$T/inv.json')); del inv['job_command']; json.dump(inv, open('$T/nojob.json','w'))"
 "$bin" schedule --live --cluster "$T/nojob.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b2" 2>&1
-if [ $? -eq 3 ] && grep -q "job_command" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
+if [ $? -eq 3 ] && grep -qF "$T/nojob.json: field 'job_command'" "$T/b2"; then pass "an inventory without job_command is refused"; else fail "no job_command: $(cat "$T/b2")"; fi
+# A script whose own flag is not --checkpoint (regression: the inventory's name, not its file,
+# no field named, exit 2): the file and the field, what is expected, the way round it.
+python3 -c "
+import json,sys; inv=json.load(open('$T/inv.json')); inv['job_command']='python3 train.py --save ckpt.pt --resume {resume}'; json.dump(inv, open('$T/nockpt.json','w'))"
+"$bin" schedule --live --cluster "$T/nockpt.json" --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b4" 2>&1
+if [ $? -eq 3 ] && grep -qF "$T/nockpt.json: field 'job_command': expected '--checkpoint FILE' in it" "$T/b4" &&
+    grep -qF -- "--checkpoint-file" "$T/b4"
+then pass "a job_command without --checkpoint FILE is refused naming the file and field"
+else fail "no --checkpoint: $(cat "$T/b4")"; fi
+"$bin" schedule --live --cluster "$T/inv.json" --job-command 'python3 train.py --save ckpt.pt' \
+    --workload "$root/tests/fixtures/schedlive-workload.csv" > "$T/b4" 2>&1
+if [ $? -eq 3 ] && grep -qF -- "--job-command: expected '--checkpoint FILE' in it" "$T/b4"
+then pass "so is a --job-command without it, naming the flag rather than the inventory"
+else fail "--job-command without --checkpoint: $(cat "$T/b4")"; fi
 TUNEDECK_SSH_CONFIG="$T/no-such-ssh-config" "$bin" schedule --live --cluster "$T/inv.json" \
     --workload "$root/tests/fixtures/schedlive-workload.csv" --duration 5 > "$T/b3" 2>&1
 if [ $? -eq 3 ] && grep -q "no-such-ssh-config (TUNEDECK_SSH_CONFIG): cannot read it" "$T/b3"
@@ -293,7 +336,7 @@ then pass "schedule --live reads TUNEDECK_SSH_CONFIG, as tune and hosts do"; els
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/b1 "$T"/b2 "$T"/b3; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"

@@ -182,19 +182,40 @@ class Trial:
 
     @classmethod
     def load(cls, source=None, env=None, out=None):
-        """Reads the schedule from a path, an open file or (None) standard input."""
+        """Reads the schedule from a path, an open file or (None) standard input.
+
+        A terminal on standard input is refused at once: the script was started by hand,
+        and reading would wait, silently, for a schedule nobody types."""
+        if source is None:
+            where = "standard input"
+            if sys.stdin is None or sys.stdin.isatty():
+                raise ScheduleError(
+                    "schedule: expected on standard input (tunedeck's trial protocol v1, "
+                    "docs/formats.md), found a terminal; by hand: python3 %s < schedule.json "
+                    "(a trial's schedule from tune --json)" % (sys.argv[0] or "SCRIPT"))
+        else:
+            where = getattr(source, "name", None) if hasattr(source, "read") else source
+            where = where if isinstance(where, str) else "the file"
         try:
             if source is None:
-                schedule = json.load(sys.stdin)
+                text = sys.stdin.read()
             elif hasattr(source, "read"):
-                schedule = json.load(source)
+                text = source.read()
             else:
                 with open(source) as f:
-                    schedule = json.load(f)
+                    text = f.read()
+            if not text.strip():
+                raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
+                                    "docs/formats.md), found nothing" % where)
+            schedule = json.loads(text)
+        except ScheduleError:
+            raise
         except ValueError as e:
-            raise ScheduleError("schedule: not JSON: %s" % e)
+            raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
+                                "docs/formats.md), found text that is not JSON: %s" % (where, e))
         if not isinstance(schedule, dict):
-            raise ScheduleError("schedule: expected a JSON object")
+            raise ScheduleError("schedule (%s): expected a JSON object, found %s"
+                                % (where, type(schedule).__name__))
         return cls(schedule, env=env, out=out)
 
     # ---- protocol v1 lines ----

@@ -332,3 +332,103 @@ Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several
     catalogue_free(cat);
     cluster_free(c);
 }
+
+/* A backend whose runs print no progress line: stopped, they exit 0 (a job asked to stop
+ * while it still imports its framework). */
+typedef struct {
+    JobProgress p;
+    char status[32];
+} SilentRun;
+
+static void *silent_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx;
+    (void)spec;
+    (void)err;
+    SilentRun *r = calloc(1, sizeof *r);
+    r->p = jobctl_progress_none();
+    return r;
+}
+
+static void silent_step(void *run)
+{
+    (void)run;
+}
+
+static int silent_signal(void *run, int signo, Error *err)
+{
+    (void)err;
+    SilentRun *r = run;
+    snprintf(r->status, sizeof r->status, signo == SIGKILL ? "killed by SIGKILL" : "exited 0");
+    return 0;
+}
+
+static int silent_running(const void *run)
+{
+    return !((const SilentRun *)run)->status[0];
+}
+
+static const JobProgress *silent_progress(const void *run)
+{
+    return &((const SilentRun *)run)->p;
+}
+
+static const char *silent_status(const void *run)
+{
+    return ((const SilentRun *)run)->status;
+}
+
+static const LiveRunOps SILENT = {.name = "silent",
+                                  .start = silent_start,
+                                  .signal = silent_signal,
+                                  .step = silent_step,
+                                  .running = silent_running,
+                                  .ready = two_line_ready,
+                                  .progress = silent_progress,
+                                  .status = silent_status,
+                                  .rank0_saved = two_line_ready,
+                                  .size = two_line_size,
+                                  .free = free};
+
+/* Regression: a job that had printed no progress line yet was "checkpoint and stop at step
+ * -1" in the log, and its epoch and examples/s were 0 (schedule --live's status lines showed
+ * "step -1 epoch 0.00 ... 0 ex/s") instead of unknown. */
+Test(schedlive, a_job_without_progress_lines_has_no_step_epoch_or_rate)
+{
+    Error e;
+    Cluster *c = cluster_with(2, 2);
+    snprintf(c->job_command, sizeof c->job_command,
+             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
+    Catalogue *cat = fixture_catalogue();
+    SchedState *s = fixture_doubling_with_j0(cat);
+    static char log[8192];
+    log[0] = 0;
+    SchedLiveOptions o = {
+        .time_scale = 1, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &SILENT};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int64_t until = clock_now_ms() + 5000;
+    do {
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+    } while (!j.running && clock_now_ms() < until);
+    cr_assert(j.running, "%s", log);
+    cr_assert_eq(j.step, -1);
+    cr_assert(j.epoch < 0 && j.examples_per_s < 0, "epoch %g, %g examples/s before any line",
+              j.epoch, j.examples_per_s);
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    cr_assert(strstr(log, "j0: end of the run: checkpoint and stop before its first progress "
+                          "line\n"),
+              "%s", log);
+    cr_assert(strstr(log, "j0: stopped before its first progress line, checkpoint written\n"), "%s",
+              log);
+    cr_assert_null(strstr(log, "step -1"), "%s", log);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}

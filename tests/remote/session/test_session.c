@@ -168,6 +168,43 @@ Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
     cJSON_Delete(inv);
 }
 
+/* Regression: "ranks": "per-device" with the single launcher ran one process with the whole
+ * batch and no RANK, as if the field were not there; the launchers with a rank fan-out open. */
+Test(session, per_device_ranks_are_refused_by_the_single_launcher)
+{
+    cJSON *inv = cJSON_Parse(
+        "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+        "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
+        "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"ranks\": "
+        "\"per-device\"}}");
+    cr_assert_not_null(inv);
+    const char *launchers[] = {"local", "per-host", "single"};
+    for (int i = 0; i < 3; i++) {
+        Session *s = session_new(0, NULL);
+        SessionSpec spec = {.cluster = "inv.json",
+                            .cluster_json = inv,
+                            .ssh_config = TEST_SSH_CONFIG,
+                            .job = TINY_JOB,
+                            .launcher = launchers[i],
+                            .optimizer = "random",
+                            .budget = 1,
+                            .trial_timeout_s = 5};
+        Error err = {0};
+        int rc = session_open(s, &spec, &err);
+        if (i < 2) {
+            cr_assert_eq(rc, 0, "%s: %s", launchers[i], err.msg);
+        } else {
+            cr_assert_eq(rc, -1, "single with per-device ranks opened");
+            cr_assert(strstr(err.msg, "inv.json: trial: field 'ranks': \"per-device\" needs the "
+                                      "local, per-host or slurm launcher"),
+                      "%s", err.msg);
+            cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
+        }
+        session_free(s);
+    }
+    cJSON_Delete(inv);
+}
+
 Test(session, remote_launchers_get_a_pool_that_connects_on_use)
 {
     Session *s = session_new(0, NULL);

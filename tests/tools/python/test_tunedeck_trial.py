@@ -111,6 +111,40 @@ class Lines(unittest.TestCase):
                                        "message": "rank 2 on h2: ValueError: my script broke"}])
 
 
+class Load(unittest.TestCase):
+    def test_a_schedule_that_is_empty_or_not_json_is_refused_naming_its_source(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "sched.json")
+            for text, found in (("", "found nothing"), ("  \n", "found nothing"),
+                                ("{oops", "found text that is not JSON"),
+                                ("[1]", "expected a JSON object, found list")):
+                with open(path, "w") as f:
+                    f.write(text)
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                            r"schedule \(%s\): .*%s" % (path, found)):
+                    tunedeck_trial.Trial.load(path)
+        t = tunedeck_trial.Trial.load(io.StringIO(json.dumps(SCHEDULE)), env={})
+        self.assertEqual((t.global_batch, t.iterations), (32, 4))
+
+    def test_a_terminal_on_stdin_is_refused_at_once(self):
+        # Regression: a script hooked in by hand (python3 train.py at a prompt) waited,
+        # silently, for a schedule on the terminal.
+        master, slave = os.openpty()
+        try:
+            p = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
+                                "import tunedeck_trial; tunedeck_trial.Trial.load()" % HELPER],
+                               stdin=slave, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fail("Trial.load() waited for a schedule typed on the terminal")
+        finally:
+            os.close(master)
+            os.close(slave)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("schedule: expected on standard input (tunedeck's trial protocol v1, "
+                      "docs/formats.md), found a terminal; by hand: python3 -c < schedule.json",
+                      p.stderr)
+
+
 HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools",
                       "python")
 
