@@ -116,7 +116,7 @@ inv["trial"] = {"launch": "per-host", "ranks": "per-device",
 json.dump(inv, open(sys.argv[1], "w"))
 EOF
 cat > "$T/job.json" <<'EOF'
-{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1}
+{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1, "sync": "allreduce"}
 EOF
 trial="OMP_NUM_THREADS=1 python3 $ex --tag $mark"
 # Millisecond iterations on a loaded machine are mostly noise: every trial runs to its end
@@ -131,6 +131,7 @@ r = json.load(open(sys.argv[1]))
 assert len(r["trials"]) == 3, r["trials"]
 for t in r["trials"]:
     assert t["status"] == "ok" and t["time_s"] > 0, t
+    assert not any(m["ps"] for m in t["schedule"]["machines"]), "an allreduce schedule has no PS"
     ranks = sum(1 for m in t["schedule"]["machines"] if m["worker"]
                 for d in m["devices"] if d["inputs"] > 0)
     print("    trial %d: %d ranks, %.4f s per iteration" % (t["trial"], ranks, t["time_s"]))
