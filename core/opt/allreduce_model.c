@@ -185,7 +185,7 @@ static void comm_phi(const ArModel *m, const int *ranks, const double *coef, dou
 /* The communication a trial measured: its comm_s, else what compute leaves of the time. */
 static int measured_comm(const Cluster *c, const Observation *o, double *y)
 {
-    if (o->status != TRIAL_OK)
+    if (!observation_measured(o))
         return 0;
     if (o->comm_s >= 0) {
         *y = o->comm_s;

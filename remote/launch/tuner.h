@@ -99,8 +99,9 @@ const char *tuner_optimizer_name(const Tuner *t);
 void tuner_set_number_offset(Tuner *t, int offset);
 int tuner_outside_number(const Tuner *t, int trial);
 /* The stop rule (core/opt/stoprule.h, stoprule_default): for the last TUNER_CONVERGED_STREAK
- * suggestions, what each could still gain over the best time (its p10, corrected by the model's
- * bias on recent trials) was within the model's error on those trials, and each expected less
+ * suggestions, what each could still gain over the best time (its lower end, the model's band
+ * rescaled to its errors and corrected by its bias on recent trials) was within the model's
+ * error on those trials, and each expected less
  * than TUNER_CONVERGED_EI_FRACTION of it (when it says); then no new trial starts. Trials before
  * a raised budget do not count toward a new stop. The default rule's values, for help texts. */
 #define TUNER_CONVERGED_STREAK STOPRULE_REGRET_STREAK

@@ -83,13 +83,51 @@ Test(stoprule, regret_ei_waits_for_the_ei_to_settle_and_judges_allreduce_by_the_
     cr_assert_null(strstr(why, "expected"), "%s", why);
 }
 
+Test(stoprule, regret_calibrated_stops_where_the_models_band_is_wider_than_its_errors)
+{
+    /* The model claims +-10% (p10 4.50, p90 5.50) and errs by 0.01 around a steady 2% bias:
+     * the raw p10 leaves 8% to gain, the band rescaled to those errors none. */
+    StopTrial t[12];
+    fill(t, 12, 5.00, 4.50, 5.10, 0.001);
+    for (size_t i = 1; i < 12; i++)
+        t[i].time_s += i % 3 == 0 ? 0.005 : 0; /* errors of their own, not all alike */
+    char why[256] = "";
+    cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 0);
+    cr_assert_eq(rule("regret-calibrated")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert(strncmp(why, "converged: the last 3 suggestions", 33) == 0, "%s", why);
+    cr_assert(strstr(why, "its spread rescaled"), "%s", why);
+    /* The EI condition is regret-ei's: a suggestion expecting 1.2% goes on. */
+    t[11].ei_s = 0.06;
+    cr_assert_eq(rule("regret-calibrated")->decide(t, 12, 0, why, sizeof why), 0);
+}
+
+Test(stoprule, regret_calibrated_goes_on_where_a_suggestion_is_less_known_than_those_before)
+{
+    /* Calibrated on trials whose band was +-1% and whose errors were about 0.01 (under a bias
+     * of 0.11), a suggestion the model is twenty times less sure of is twenty times as wide
+     * after the rescaling, and reaches below the best. */
+    StopTrial t[12];
+    fill(t, 12, 5.00, 4.95, 5.10, 0.001);
+    for (size_t i = 1; i < 12; i++)
+        t[i].time_s += i % 3 == 0 ? 0.005 : 0;
+    char why[256];
+    cr_assert_eq(rule("regret-calibrated")->decide(t, 12, 0, why, sizeof why), 1);
+    t[10].p10_s = 4.00;
+    t[10].p90_s = 6.00;
+    cr_assert_eq(rule("regret-calibrated")->decide(t, 12, 0, why, sizeof why), 0);
+    /* A trial that claimed no spread gives no scale to calibrate by: no decision on it. */
+    fill(t, 12, 5.00, 4.95, 5.10, 0.001);
+    t[7].p10_s = t[7].p90_s = 5.00;
+    cr_assert_eq(rule("regret-calibrated")->decide(t, 12, 0, why, sizeof why), 0);
+}
+
 Test(stoprule, a_raised_budget_and_an_operators_trial_need_new_evidence)
 {
     StopTrial t[12];
     fill(t, 12, 5.00, 4.95, 5.10, 0.1);
     char why[256];
-    const char *names[] = {"ei-streak", "regret-bound", "regret-ei"};
-    for (size_t r = 0; r < 3; r++) {
+    const char *names[] = {"ei-streak", "regret-bound", "regret-ei", "regret-calibrated"};
+    for (size_t r = 0; r < 4; r++) {
         const StopRule *sr = rule(names[r]);
         if (!r)
             for (size_t i = 0; i < 12; i++)
