@@ -26,6 +26,17 @@ JSON
     printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":1,"devices":[]}},"machines":[]}\n' \
         >"$work/badcluster.json"
     printf '{"name": "x", "machines": [\n' >"$work/truncated.json"
+    # A parameter-server trial of two forked machines for tunedeck-worker --all-local: what
+    # each child inherits of the parent's bookkeeping is counted at its exit too.
+    cat >"$work/worker.json" <<'JSON'
+{"protocol": 1, "trial": 1, "iterations": 2, "warmup": 1,
+ "job": {"name": "tiny", "model_mb": 0.05, "batch": 24},
+ "machines": [
+  {"name": "loop-0", "host": "127.0.0.1", "type": "loop.small", "worker": true, "ps": true,
+   "devices": [{"id": "cpu", "inputs": 8}]},
+  {"name": "loop-1", "host": "127.0.0.1", "type": "loop.small", "worker": true, "ps": false,
+   "devices": [{"id": "cpu", "inputs": 16}]}]}
+JSON
     # A trial that prints one of everything: good lines, garbage, an error event.
     cat >"$work/noisy.sh" <<'SH'
 cat >/dev/null
@@ -61,6 +72,8 @@ cases() { # $1: tunedeck binary; $2: "full" (asan) or "short" (valgrind, ~20x sl
     run "tune bad job" 3 /dev/null "$t" tune --cluster "$work/cluster.json" --job "$work/badjob.json"
     run "tune resume damaged journal" 0 /dev/null "$t" tune --resume "$(cat "$work/id")" --budget 3
     run "sessions" 0 /dev/null "$t" sessions
+    run "worker all-local" 0 "$work/worker.json" "$(dirname "$t")/tunedeck-worker" --all-local
+    run "worker malformed schedule" 3 "$work/truncated.json" "$(dirname "$t")/tunedeck-worker" --all-local
     # drains and holds, one between two decisions: the usable-GPU log and the GPUs ours hold
     run "schedule drain hold" 0 /dev/null "$t" schedule --workload "$root/tests/fixtures/workload-small.csv" \
         --policy doubling --nodes 2 --drain node01@900 --hold node00=1@330 --json

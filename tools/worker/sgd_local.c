@@ -37,8 +37,9 @@ static void print_iteration(void *ud, const SgdIteration *it)
     free(line);
 }
 
-static void child_main(const SgdLocalConfig *cfg, size_t machine, int out_fd, int listen_fd,
-                       char (*hosts)[256], const int *ports)
+/* One machine in a forked child; its exit status. */
+static int child_main(const SgdLocalConfig *cfg, size_t machine, int out_fd, int listen_fd,
+                      char (*hosts)[256], const int *ports)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(out_fd, 1);
@@ -64,7 +65,7 @@ static void child_main(const SgdLocalConfig *cfg, size_t machine, int out_fd, in
     }
     fflush(stdout);
     fflush(stderr);
-    _exit(rc < 0 ? 1 : 0);
+    return rc < 0 ? 1 : 0;
 }
 
 /* Per-iteration slowest time over machines: a synchronous iteration lasts that long. */
@@ -158,7 +159,16 @@ int sgd_local_run(const SgdLocalConfig *cfg, FILE *out, Error *err)
                     close(listen_fd[k]);
             for (size_t i = 0; i < n_kids; i++)
                 close(kids[i].fd);
-            child_main(cfg, m, p[1], shard >= 0 ? listen_fd[shard] : -1, hosts, ports);
+            int status = child_main(cfg, m, p[1], shard >= 0 ? listen_fd[shard] : -1, hosts, ports);
+            /* What the child inherited of the parent's bookkeeping goes with it: none of it
+             * is the child's to keep, and valgrind counts it lost at _exit otherwise. */
+            for (size_t i = 0; i < n_kids; i++)
+                linebuf_clear(&kids[i].buf);
+            free(hosts);
+            free(ports);
+            free(listen_fd);
+            free(kids);
+            _exit(status);
         }
         close(p[1]);
         Child *k = &kids[n_kids++];
