@@ -226,8 +226,8 @@ static int regret_calibrated(const StopTrial *t, size_t n, size_t from, char *wh
 }
 
 static const StopRule REGRET_CALIBRATED_RULE = {
-    "regret-calibrated",
-    "regret-ei, the p10 recalibrated to the model's errors on recent trials", regret_calibrated};
+    "regret-calibrated", "regret-ei, the p10 recalibrated to the model's errors on recent trials",
+    regret_calibrated};
 
 static const StopRule *const RULES[] = {&EI_STREAK_RULE, &REGRET_BOUND_RULE, &REGRET_EI_RULE,
                                         &REGRET_CALIBRATED_RULE, NULL};
