@@ -156,8 +156,8 @@ Test(stoprule, the_default_is_registered)
 }
 
 /* The help texts (tunedeck tune --help, :converge) print STOPRULE_REGRET_STREAK and
- * STOPRULE_REGRET_EI_FRACTION: they are the values regret-ei decides by, and its summary (a
- * literal, for the benchmark) says the same. */
+ * STOPRULE_REGRET_EI_FRACTION: they are the values regret-ei and the default decide by, and
+ * regret-ei's summary (a literal, for the benchmark) says the same. */
 Test(stoprule, the_exported_streak_and_ei_fraction_are_the_ones_regret_ei_uses)
 {
     StopTrial t[12];
@@ -165,6 +165,7 @@ Test(stoprule, the_exported_streak_and_ei_fraction_are_the_ones_regret_ei_uses)
     /* The best is 5.00 s: an EI just under the fraction of it stops, just over does not. */
     fill(t, 12, 5.00, 4.95, 5.10, 0.99 * STOPRULE_REGRET_EI_FRACTION * 5.00);
     cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 1);
+    cr_assert_eq(stoprule_default()->decide(t, 12, 0, why, sizeof why), 1);
     snprintf(text, sizeof text, "the last %d suggestions", STOPRULE_REGRET_STREAK);
     cr_assert(strstr(why, text), "%s", why);
     /* The streak: a budget raised just before the last STOPRULE_REGRET_STREAK stops, one
@@ -173,6 +174,7 @@ Test(stoprule, the_exported_streak_and_ei_fraction_are_the_ones_regret_ei_uses)
     cr_assert_eq(rule("regret-ei")->decide(t, 12, 13 - STOPRULE_REGRET_STREAK, why, sizeof why), 0);
     fill(t, 12, 5.00, 4.95, 5.10, 1.01 * STOPRULE_REGRET_EI_FRACTION * 5.00);
     cr_assert_eq(rule("regret-ei")->decide(t, 12, 0, why, sizeof why), 0);
+    cr_assert_eq(stoprule_default()->decide(t, 12, 0, why, sizeof why), 0, "the default uses them");
     /* The summaries. */
     cr_assert(strstr(rule("regret-ei")->summary, text), "%s", rule("regret-ei")->summary);
     cr_assert(strstr(rule("regret-bound")->summary, text), "%s", rule("regret-bound")->summary);
