@@ -13,6 +13,7 @@
 #include "core/base/clock.h"
 #include "core/base/decimal.h"
 #include "core/base/exitcode.h"
+#include "core/base/jdupkey.h"
 #include "core/base/readall.h"
 #include "core/base/secret.h"
 #include "core/model/protocol.h"
@@ -502,6 +503,11 @@ static int run_trial(const Args *a, const char *text, const char *source, Error 
     cJSON *root = cJSON_Parse(text);
     if (!root) {
         error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON", source);
+        return error_mark(err, ERROR_INPUT);
+    }
+    if (jdupkey_check(root, err) < 0) { /* the first copy is not surely the one meant */
+        error_prefix(err, "%s", source);
+        cJSON_Delete(root);
         return error_mark(err, ERROR_INPUT);
     }
     int rc = -1;
