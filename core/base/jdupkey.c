@@ -6,8 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A path longer than this is cut: the message still names the key, and Error holds 512. */
-#define PATH_MAX_CHARS 320
+#include "core/base/termsafe.h"
+
+/* Error holds 512 bytes and the caller adds its source: the path and the key are bounded
+ * (a key by its first bytes, a path by its first levels, each cut marked "...") and made
+ * terminal-safe here, where a byte shown as \xHH takes four, so the key is never crowded out
+ * of the message. */
+#define PATH_MAX_CHARS 200
+#define KEY_SHOWN_BYTES 48 /* of a key in the message: at most 4 * 48 + 3 characters */
+#define STEP_SHOWN_BYTES 24 /* of a key as one step of the path */
 
 typedef struct {
     const char *key;
@@ -21,8 +28,18 @@ typedef struct {
     Member *scratch;
     size_t cap;
     char path[PATH_MAX_CHARS];
+    int cut; /* the path ends in "..." and names no deeper level */
     Error *err;
 } Walk;
+
+/* At most max_raw bytes of `in`, terminal-safe, "..." when cut; out holds 4 * max_raw + 4. */
+static void shown(char *out, size_t cap, const char *in, size_t max_raw)
+{
+    size_t n = strlen(in), cut = n > max_raw;
+    size_t len = termsafe_n(out, cap, in, cut ? max_raw : n);
+    if (cut && len + 4 <= cap)
+        memcpy(out + len, "...", 4);
+}
 
 static int by_key_then_place(const void *a, const void *b)
 {
@@ -68,6 +85,8 @@ static int check_object(Walk *w, const cJSON *obj)
     }
     if (!key)
         return 0;
+    char safe[4 * KEY_SHOWN_BYTES + 4];
+    shown(safe, sizeof safe, key, KEY_SHOWN_BYTES);
     char times[32];
     if (copies == 2)
         snprintf(times, sizeof times, "twice");
@@ -75,8 +94,8 @@ static int check_object(Walk *w, const cJSON *obj)
         snprintf(times, sizeof times, "%zu times", copies);
     if (w->path[0])
         return error_set(w->err, "%s: key \"%s\" appears %s; expected each key once per object",
-                         w->path, key, times);
-    return error_set(w->err, "key \"%s\" appears %s; expected each key once per object", key,
+                         w->path, safe, times);
+    return error_set(w->err, "key \"%s\" appears %s; expected each key once per object", safe,
                      times);
 }
 
@@ -93,13 +112,26 @@ static int walk(Walk *w, const cJSON *node)
     for (const cJSON *c = node->child; c; c = c->next, i++) {
         if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
             continue;
-        if (cJSON_IsArray(node))
-            snprintf(w->path + len, sizeof w->path - len, "[%zu]", i);
-        else
-            snprintf(w->path + len, sizeof w->path - len, "%s%s", len ? "." : "",
-                     c->string ? c->string : "");
+        char step[4 * STEP_SHOWN_BYTES + 8];
+        if (cJSON_IsArray(node)) {
+            snprintf(step, sizeof step, "[%zu]", i);
+        } else {
+            step[0] = '.';
+            shown(step + 1, sizeof step - 1, c->string ? c->string : "", STEP_SHOWN_BYTES);
+        }
+        const char *add = cJSON_IsArray(node) || len ? step : step + 1;
+        int cut_here = 0;
+        if (w->cut) {
+            add = ""; /* cut above: the levels below are not named */
+        } else if (len + strlen(add) + 4 > sizeof w->path) {
+            add = "...";
+            w->cut = cut_here = 1;
+        }
+        memcpy(w->path + len, add, strlen(add) + 1);
         int rc = walk(w, c);
         w->path[len] = 0;
+        if (cut_here)
+            w->cut = 0;
         if (rc < 0)
             return -1;
     }

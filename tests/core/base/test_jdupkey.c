@@ -122,6 +122,23 @@ Test(jdupkey, a_deep_path_is_cut_but_the_key_is_named)
     for (int i = 0; i < 100; i++)
         strcat(text, "}");
     const char *msg = check(text);
-    cr_assert_not_null(strstr(msg, "level_name.level_name"), "%s", msg);
-    cr_assert_not_null(strstr(msg, ": key \"z\" appears twice"), "%s", msg);
+    cr_assert(strncmp(msg, "level_name.level_name.", 22) == 0, "%s", msg);
+    cr_assert_not_null(strstr(msg, "level_name...: key \"z\" appears twice; expected each key "
+                                  "once per object"),
+                       "%s", msg);
+    cr_assert_lt(strlen(msg), 300);
+}
+
+Test(jdupkey, long_keys_are_cut_in_the_path_and_in_the_message)
+{
+    char key[200], text[1024];
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = 0;
+    snprintf(text, sizeof text, "{\"%s\": {\"%s\": 1, \"%s\": 2}}", key, key, key);
+    const char *msg = check(text);
+    char want[256];
+    snprintf(want, sizeof want,
+             "%.24s...: key \"%.48s...\" appears twice; expected each key once per object", key,
+             key);
+    cr_assert_str_eq(msg, want);
 }
