@@ -22,15 +22,23 @@ typedef struct {
 } Member;
 
 typedef struct {
-    /* Reused for every object; on the heap only past the common sizes, so that checking a
+    /* Reused for every sorted object; on the heap only past 32 keys, so that checking a
      * journal line or an inventory allocates nothing that could fail. */
     Member local[32];
     Member *scratch;
     size_t cap;
-    char path[PATH_MAX_CHARS];
-    int cut; /* the path ends in "..." and names no deeper level */
     Error *err;
 } Walk;
+
+/* Where the walk is: one step per level, on the C stack, from the object or array being
+ * read up to the root. The path is written out only for a refusal, so a document without
+ * duplicates (nearly every one) costs no string work. */
+typedef struct Step {
+    const struct Step *up; /* NULL at the root */
+    const cJSON *node;     /* the member this step enters */
+    size_t index;          /* its place, for an array's member */
+    int in_array;
+} Step;
 
 /* At most max_raw bytes of `in`, terminal-safe, "..." when cut; out holds 4 * max_raw + 4. */
 static void shown(char *out, size_t cap, const char *in, size_t max_raw)
@@ -48,15 +56,35 @@ static int by_key_then_place(const void *a, const void *b)
     return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-/* Sorting the keys finds the duplicates of an object in O(k log k): an object of a million
- * keys in a trial's output line must not cost a million squared comparisons. */
-static int check_object(Walk *w, const cJSON *obj)
+static const char *key_of(const cJSON *c)
 {
-    size_t k = 0;
-    for (const cJSON *c = obj->child; c; c = c->next)
-        k++;
-    if (k < 2)
-        return 0;
+    return c->string ? c->string : "";
+}
+
+/* Up to this many keys (the objects of inventories and protocol lines), comparing every pair
+ * is cheaper than sorting: most pairs differ at their first byte. */
+#define PAIRWISE_MAX_KEYS 16
+
+/* Going down the members, the first one that equals an earlier one is the earliest second
+ * copy. */
+static const char *dup_by_pairs(const cJSON *obj, size_t *copies)
+{
+    for (const cJSON *b = obj->child->next; b; b = b->next)
+        for (const cJSON *a = obj->child; a != b; a = a->next)
+            if (strcmp(key_of(a), key_of(b)) == 0) {
+                *copies = 0;
+                for (const cJSON *c = obj->child; c; c = c->next)
+                    *copies += strcmp(key_of(c), key_of(b)) == 0;
+                return key_of(b);
+            }
+    return NULL;
+}
+
+/* Sorting the keys finds the duplicates of a large object in O(k log k): an object of a
+ * million keys in a trial's output line must not cost a million squared comparisons. -1 when
+ * memory runs out. */
+static int dup_by_sorting(Walk *w, const cJSON *obj, size_t k, const char **key, size_t *copies)
+{
     if (k > w->cap) {
         Member *grown = realloc(w->scratch == w->local ? NULL : w->scratch, k * sizeof *grown);
         if (!grown)
@@ -66,23 +94,64 @@ static int check_object(Walk *w, const cJSON *obj)
     }
     size_t i = 0;
     for (const cJSON *c = obj->child; c; c = c->next, i++)
-        w->scratch[i] = (Member){c->string ? c->string : "", i};
+        w->scratch[i] = (Member){key_of(c), i};
     qsort(w->scratch, k, sizeof *w->scratch, by_key_then_place);
     /* In each run of one key, its second copy is what makes it a duplicate: report the key
      * whose second copy comes first, the one a reader meets first. */
-    const char *key = NULL;
-    size_t second = k, copies = 0;
+    size_t second = k;
     for (size_t r = 0; r < k;) {
         size_t e = r + 1;
         while (e < k && strcmp(w->scratch[e].key, w->scratch[r].key) == 0)
             e++;
         if (e - r > 1 && w->scratch[r + 1].index < second) {
             second = w->scratch[r + 1].index;
-            key = w->scratch[r].key;
-            copies = e - r;
+            *key = w->scratch[r].key;
+            *copies = e - r;
         }
         r = e;
     }
+    return 0;
+}
+
+/* Appends the path from the root down to `s` to path[*len..]; once it would pass the cap,
+ * "..." ends it (*cut set) and the levels below are not named. */
+static void render(const Step *s, char *path, size_t cap, size_t *len, int *cut)
+{
+    if (!s)
+        return;
+    render(s->up, path, cap, len, cut);
+    if (*cut)
+        return;
+    char step[4 * STEP_SHOWN_BYTES + 8];
+    if (s->in_array) {
+        snprintf(step, sizeof step, "[%zu]", s->index);
+    } else {
+        step[0] = '.';
+        shown(step + 1, sizeof step - 1, key_of(s->node), STEP_SHOWN_BYTES);
+    }
+    const char *add = s->in_array || *len ? step : step + 1;
+    if (*len + strlen(add) + 4 > cap) {
+        add = "...";
+        *cut = 1;
+    }
+    size_t n = strlen(add);
+    memcpy(path + *len, add, n + 1);
+    *len += n;
+}
+
+static int check_object(Walk *w, const cJSON *obj, const Step *at)
+{
+    size_t k = 0;
+    for (const cJSON *c = obj->child; c; c = c->next)
+        k++;
+    if (k < 2)
+        return 0;
+    const char *key = NULL;
+    size_t copies = 0;
+    if (k <= PAIRWISE_MAX_KEYS)
+        key = dup_by_pairs(obj, &copies);
+    else if (dup_by_sorting(w, obj, k, &key, &copies) < 0)
+        return -1;
     if (!key)
         return 0;
     char safe[4 * KEY_SHOWN_BYTES + 4];
@@ -92,47 +161,29 @@ static int check_object(Walk *w, const cJSON *obj)
         snprintf(times, sizeof times, "twice");
     else
         snprintf(times, sizeof times, "%zu times", copies);
-    if (w->path[0])
+    char path[PATH_MAX_CHARS] = "";
+    size_t len = 0;
+    int cut = 0;
+    render(at, path, sizeof path, &len, &cut);
+    if (path[0])
         return error_set(w->err, "%s: key \"%s\" appears %s; expected each key once per object",
-                         w->path, safe, times);
+                         path, safe, times);
     return error_set(w->err, "key \"%s\" appears %s; expected each key once per object", safe,
                      times);
 }
 
-/* Depth-first in document order; the path grows by one step per level and is cut back on
- * the way up. cJSON refuses documents nested deeper than CJSON_NESTING_LIMIT, which bounds
- * the recursion. */
-static int walk(Walk *w, const cJSON *node)
+/* Depth-first in document order. cJSON refuses documents nested deeper than
+ * CJSON_NESTING_LIMIT, which bounds the recursion. */
+static int walk(Walk *w, const cJSON *node, const Step *at)
 {
-    if (cJSON_IsObject(node) && check_object(w, node) < 0)
+    if (cJSON_IsObject(node) && check_object(w, node, at) < 0)
         return -1;
-    if (!cJSON_IsObject(node) && !cJSON_IsArray(node))
-        return 0;
-    size_t len = strlen(w->path), i = 0;
+    size_t i = 0;
     for (const cJSON *c = node->child; c; c = c->next, i++) {
         if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
             continue;
-        char step[4 * STEP_SHOWN_BYTES + 8];
-        if (cJSON_IsArray(node)) {
-            snprintf(step, sizeof step, "[%zu]", i);
-        } else {
-            step[0] = '.';
-            shown(step + 1, sizeof step - 1, c->string ? c->string : "", STEP_SHOWN_BYTES);
-        }
-        const char *add = cJSON_IsArray(node) || len ? step : step + 1;
-        int cut_here = 0;
-        if (w->cut) {
-            add = ""; /* cut above: the levels below are not named */
-        } else if (len + strlen(add) + 4 > sizeof w->path) {
-            add = "...";
-            w->cut = cut_here = 1;
-        }
-        memcpy(w->path + len, add, strlen(add) + 1);
-        int rc = walk(w, c);
-        w->path[len] = 0;
-        if (cut_here)
-            w->cut = 0;
-        if (rc < 0)
+        Step step = {.up = at, .node = c, .index = i, .in_array = cJSON_IsArray(node)};
+        if (walk(w, c, &step) < 0)
             return -1;
     }
     return 0;
@@ -140,10 +191,10 @@ static int walk(Walk *w, const cJSON *node)
 
 int jdupkey_check(const cJSON *root, Error *err)
 {
-    Walk w = {.path = "", .err = err};
+    Walk w = {.scratch = NULL, .err = err};
     w.scratch = w.local;
     w.cap = sizeof w.local / sizeof *w.local;
-    int rc = root ? walk(&w, root) : 0;
+    int rc = root && (cJSON_IsObject(root) || cJSON_IsArray(root)) ? walk(&w, root, NULL) : 0;
     if (w.scratch != w.local)
         free(w.scratch);
     return rc;

@@ -15,7 +15,10 @@ typedef struct cJSON cJSON;
  * first) in err, as a path from the root and the key:
  *   machines[2].devices[0]: key "id" appears twice; expected each key once per object
  * (no path when it is the root object). The caller prefixes its source (file name, "event
- * line"). Time O(n log n) in the document's size: remote input cannot make it quadratic. */
+ * line"). Objects of up to 16 keys are compared in pairs, larger ones sorted: O(n log n) in
+ * the document's size, so remote input cannot make it quadratic; the path is written only for
+ * a refusal. A long path ends in "..." and a long key is cut, both shown terminal-safe, so
+ * the key always fits the message. */
 int jdupkey_check(const cJSON *root, Error *err);
 
 #endif

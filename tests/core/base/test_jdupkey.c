@@ -113,6 +113,18 @@ Test(jdupkey, a_large_object_is_checked_whole)
     cJSON_Delete(o);
 }
 
+/* Objects past 16 keys are sorted, not compared in pairs: the same answer. */
+Test(jdupkey, in_a_sorted_object_too_the_key_whose_second_copy_comes_first_is_reported)
+{
+    char text[2048] = "{\"zz\": 0, \"aa\": 0";
+    for (int i = 0; i < 30; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), ", \"k%02d\": %d", i, i);
+    strcat(text, ", \"zz\": 1, \"aa\": 1, \"aa\": 2}");
+    cr_assert_str_eq(check(text), "key \"zz\" appears twice; expected each key once per object");
+    strcpy(strstr(text, ", \"zz\": 1"), ", \"aa\": 1, \"zz\": 1, \"aa\": 2}");
+    cr_assert_str_eq(check(text), "key \"aa\" appears 3 times; expected each key once per object");
+}
+
 Test(jdupkey, a_deep_path_is_cut_but_the_key_is_named)
 {
     char text[4096] = "";
