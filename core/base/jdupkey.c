@@ -113,30 +113,56 @@ static int dup_by_sorting(Walk *w, const cJSON *obj, size_t k, const char **key,
     return 0;
 }
 
-/* Appends the path from the root down to `s` to path[*len..]; once it would pass the cap,
- * "..." ends it (*cut set) and the levels below are not named. */
-static void render(const Step *s, char *path, size_t cap, size_t *len, int *cut)
+/* The path from the root down to `at`, cut with "..." where it would pass the cap. Steps
+ * link upwards, so level d is found by climbing from `at`: quadratic in the depth, but only
+ * for a refusal, and the cap stops it within about a hundred levels. No recursion: a document
+ * may be a thousand levels deep. */
+static void render(const Step *at, char *path, size_t cap)
 {
-    if (!s)
-        return;
-    render(s->up, path, cap, len, cut);
-    if (*cut)
-        return;
-    char step[4 * STEP_SHOWN_BYTES + 8];
-    if (s->in_array) {
-        snprintf(step, sizeof step, "[%zu]", s->index);
-    } else {
-        step[0] = '.';
-        shown(step + 1, sizeof step - 1, key_of(s->node), STEP_SHOWN_BYTES);
+    size_t depth = 0, len = 0;
+    for (const Step *s = at; s; s = s->up)
+        depth++;
+    path[0] = 0;
+    for (size_t d = 0; d < depth; d++) {
+        const Step *s = at;
+        for (size_t up = depth - 1 - d; up > 0; up--)
+            s = s->up;
+        char step[4 * STEP_SHOWN_BYTES + 8];
+        if (s->in_array) {
+            snprintf(step, sizeof step, "[%zu]", s->index);
+        } else {
+            step[0] = '.';
+            shown(step + 1, sizeof step - 1, key_of(s->node), STEP_SHOWN_BYTES);
+        }
+        const char *add = s->in_array || len ? step : step + 1;
+        if (len + strlen(add) + 4 > cap) {
+            memcpy(path + len, "...", 4);
+            return;
+        }
+        memcpy(path + len, add, strlen(add) + 1);
+        len += strlen(add);
     }
-    const char *add = s->in_array || *len ? step : step + 1;
-    if (*len + strlen(add) + 4 > cap) {
-        add = "...";
-        *cut = 1;
-    }
-    size_t n = strlen(add);
-    memcpy(path + *len, add, n + 1);
-    *len += n;
+}
+
+/* The refusal, out of line: its buffers stay off the walk's frames even where a compiler
+ * would inline the check into the walk (a thousand levels of 600 bytes). */
+__attribute__((noinline)) static int refuse(Walk *w, const Step *at, const char *key,
+                                            size_t copies)
+{
+    char safe[4 * KEY_SHOWN_BYTES + 4];
+    shown(safe, sizeof safe, key, KEY_SHOWN_BYTES);
+    char times[32];
+    if (copies == 2)
+        snprintf(times, sizeof times, "twice");
+    else
+        snprintf(times, sizeof times, "%zu times", copies);
+    char path[PATH_MAX_CHARS];
+    render(at, path, sizeof path);
+    if (path[0])
+        return error_set(w->err, "%s: key \"%s\" appears %s; expected each key once per object",
+                         path, safe, times);
+    return error_set(w->err, "key \"%s\" appears %s; expected each key once per object", safe,
+                     times);
 }
 
 static int check_object(Walk *w, const cJSON *obj, const Step *at)
@@ -152,24 +178,7 @@ static int check_object(Walk *w, const cJSON *obj, const Step *at)
         key = dup_by_pairs(obj, &copies);
     else if (dup_by_sorting(w, obj, k, &key, &copies) < 0)
         return -1;
-    if (!key)
-        return 0;
-    char safe[4 * KEY_SHOWN_BYTES + 4];
-    shown(safe, sizeof safe, key, KEY_SHOWN_BYTES);
-    char times[32];
-    if (copies == 2)
-        snprintf(times, sizeof times, "twice");
-    else
-        snprintf(times, sizeof times, "%zu times", copies);
-    char path[PATH_MAX_CHARS] = "";
-    size_t len = 0;
-    int cut = 0;
-    render(at, path, sizeof path, &len, &cut);
-    if (path[0])
-        return error_set(w->err, "%s: key \"%s\" appears %s; expected each key once per object",
-                         path, safe, times);
-    return error_set(w->err, "key \"%s\" appears %s; expected each key once per object", safe,
-                     times);
+    return key ? refuse(w, at, key, copies) : 0;
 }
 
 /* Depth-first in document order. cJSON refuses documents nested deeper than

@@ -141,6 +141,19 @@ Test(jdupkey, a_deep_path_is_cut_but_the_key_is_named)
     cr_assert_lt(strlen(msg), 300);
 }
 
+/* As deep as cJSON reads (CJSON_NESTING_LIMIT, 1000): the walk and the path it writes hold. */
+Test(jdupkey, a_document_nested_as_deep_as_cjson_reads_is_checked)
+{
+    enum { DEPTH = 900 };
+    static char text[4 * DEPTH];
+    memset(text, '[', DEPTH);
+    strcpy(text + DEPTH, "{\"a\": 1, \"a\": 2}");
+    memset(text + strlen(text), ']', DEPTH);
+    const char *msg = check(text);
+    cr_assert(strncmp(msg, "[0][0][0]", 9) == 0, "%s", msg);
+    cr_assert_not_null(strstr(msg, "[0]...: key \"a\" appears twice"), "%s", msg);
+}
+
 Test(jdupkey, long_keys_are_cut_in_the_path_and_in_the_message)
 {
     char key[200], text[1024];
