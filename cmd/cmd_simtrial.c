@@ -9,6 +9,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "core/base/exitcode.h"
+#include "core/base/jdupkey.h"
 #include "core/base/readall.h"
 #include "core/sim/simcluster.h"
 
@@ -81,6 +82,11 @@ int cmd_sim_trial(int argc, char **argv)
     } else if (!root) {
         fail("standard input: expected a protocol v1 schedule object, found malformed JSON");
         rc = EXIT_BAD_INPUT;
+    } else if (jdupkey_check(root, &err) < 0) {
+        error_prefix(&err, "standard input");
+        fail(err.msg);
+        rc = EXIT_BAD_INPUT;
+        cJSON_Delete(root);
     } else {
         Schedule *s = schedule_from_json(root, simcluster_cluster(sim), "standard input", &err);
         if (!s) {

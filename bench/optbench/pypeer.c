@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/jdupkey.h"
 #include "core/opt/flatsched.h"
 
 static const double PEER_TIMEOUT_S = 120; /* one answer from the Python peer */
@@ -67,6 +68,11 @@ cJSON *pypeer_call(PyPeer *p, const char *request, Error *err)
         return NULL;
     }
     free(line);
+    if (jdupkey_check(j, err) < 0) {
+        error_prefix(err, "generic peer");
+        cJSON_Delete(j);
+        return NULL;
+    }
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (cJSON_IsString(e)) {
         error_set(err, "generic peer: %s", e->valuestring);

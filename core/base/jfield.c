@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/jdupkey.h"
 #include "core/base/readall.h"
 
 const char *jfield_type_name(const cJSON *v)
@@ -177,6 +178,11 @@ cJSON *jfield_parse_file(const char *path, Error *err)
             error_set(err, "%s: expected a JSON object, found an empty file", path);
         else
             error_set(err, "%s:%d:%d: malformed JSON", path, line, col);
+    } else if (jdupkey_check(root, err) < 0) {
+        /* cJSON would read the first copy; the operator most likely edited the second */
+        error_prefix(err, "%s", path);
+        cJSON_Delete(root);
+        root = NULL;
     }
     free(buf);
     return root;

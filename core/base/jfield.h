@@ -29,7 +29,8 @@ const cJSON *jfield_object(const cJSON *obj, const char *ctx, const char *key, i
 /* Describes a JSON value's type for messages: "a string", "null", "an array"... */
 const char *jfield_type_name(const cJSON *v);
 
-/* Reads a whole file and parses it; errors name the file and the parse position. */
+/* Reads a whole file and parses it; errors name the file and the parse position. A document
+ * with a key twice in one object is refused (core/base/jdupkey.h): "FILE: PATH: key ...". */
 cJSON *jfield_parse_file(const char *path, Error *err);
 
 #endif

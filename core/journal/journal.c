@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
 #include "core/base/ownpath.h"
 
@@ -323,6 +324,12 @@ int journal_parse_line(const char *line, size_t len, cJSON **out, Error *err)
     }
     if (!cJSON_IsObject(root)) {
         error_set(err, "expected a JSON object, found %s", jfield_type_name(root));
+        cJSON_Delete(root);
+        return -1;
+    }
+    /* A key twice is damage like any other (tunedeck writes none): the line is skipped and
+     * reported, never read from whichever copy cJSON finds first. */
+    if (jdupkey_check(root, err) < 0) {
         cJSON_Delete(root);
         return -1;
     }

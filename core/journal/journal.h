@@ -60,7 +60,8 @@ typedef struct {
     int torn_tail;    /* the last line had no newline (an interrupted write): dropped */
 } JournalLog;
 
-/* One line (without its newline): a JSON object with a string field "event". */
+/* One line (without its newline): a JSON object with a string field "event" and no key twice
+ * in one object (a line with one is damaged: journal_parse skips and reports it). */
 int journal_parse_line(const char *line, size_t len, cJSON **out, Error *err);
 /* Splits and parses a whole journal; never fails on content, only when memory runs out.
  * `source` names the file in problems. */

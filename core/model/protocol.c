@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
 
 void trial_event_clear(TrialEvent *ev)
@@ -257,7 +258,9 @@ int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
         ev->text = strdup(line);
         return 0;
     }
-    int rc = parse_object(root, ev, err);
+    /* A key twice is a bad protocol line, not log text: which copy did the trial mean? */
+    int rc = jdupkey_check(root, err) < 0 ? error_prefix(err, "event line")
+                                          : parse_object(root, ev, err);
     cJSON_Delete(root);
     if (rc < 0)
         trial_event_clear(ev);

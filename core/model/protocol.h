@@ -41,7 +41,8 @@ typedef struct {
 } TrialEvent;
 
 /* Parses one line (without its newline). A line that is not a JSON object becomes
- * EVENT_LOG with the text kept; a JSON object with a bad or unknown event is an error. */
+ * EVENT_LOG with the text kept; a JSON object with a bad or unknown event, or with a key
+ * twice in one object, is an error. */
 int protocol_parse_line(const char *line, TrialEvent *ev, Error *err);
 void trial_event_clear(TrialEvent *ev);
 

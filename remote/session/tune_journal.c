@@ -223,10 +223,20 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
         return -1;
     if (tj->log.n == 0 ||
         strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,
-               "session") != 0)
-        return error_set(err, "journal %s: expected a \"session\" line first, found %s", tj->path,
-                         tj->log.n ? "another event" : "no valid line"),
+               "session") != 0) {
+        /* A damaged first line (cut, a key twice) is skipped like any other: say why, or the
+         * operator is told only that the header is missing from a file that has one. */
+        char first[4200];
+        snprintf(first, sizeof first, "%s:1: ", tj->path);
+        const char *why = tj->log.n_problems &&
+                                  strncmp(tj->log.problems[0], first, strlen(first)) == 0
+                              ? tj->log.problems[0]
+                              : NULL;
+        return error_set(err, "journal %s: expected a \"session\" line first, found %s%s%s",
+                         tj->path, tj->log.n ? "another event" : "no valid line",
+                         why ? "; " : "", why ? why : ""),
                error_mark(err, ERROR_INPUT);
+    }
     char ctx[4200];
     snprintf(ctx, sizeof ctx, "%s:%zu: session", tj->path, tj->log.lines[0]);
     const cJSON *h = tj->log.events[0];

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/jdupkey.h"
 #include "core/model/cluster.h"
 #include "core/model/hostrange.h"
 #include "core/base/jfield.h"
@@ -125,4 +126,27 @@ Test(fuzz_regressions, nvidia_smi_values_out_of_range_are_refused_not_known)
     cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-1, H100, [N/A], 1 MiB, 2", &g, &err), 0, "%s",
                  err.msg);
     cr_assert(!g.has_util && g.has_mem_used);
+}
+
+/* Found by fuzz_jdupkey: a long key of bytes that are not UTF-8 on the path, each shown as
+ * \xHH (four characters), pushed the key out of the 512-byte message. */
+Test(fuzz_regressions, jdupkey_a_path_of_bytes_shown_as_escapes_leaves_room_for_the_key)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/fuzz/jdupkey-long-non-utf8-path.json",
+             TUNEDECK_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    char text[1024];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    cr_assert_not_null(root);
+    Error err;
+    cr_assert_eq(jdupkey_check(root, &err), -1);
+    cr_assert_not_null(strstr(err.msg, "...[0]: key \"id\" appears twice; expected each key once "
+                                       "per object"),
+                       "%s", err.msg);
+    cJSON_Delete(root);
 }

@@ -2,6 +2,7 @@
  * a schedule read is validated and written back; a valid one round-trips exactly. */
 #include <cJSON.h>
 
+#include "core/base/jdupkey.h"
 #include "core/model/schedule.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -10,6 +11,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cJSON *root = cJSON_ParseWithLength((const char *)data, size);
     if (!root)
         return 0;
+    Error dup;
+    if (jdupkey_check(root, &dup) < 0) { /* every loader refuses it before the reader sees it */
+        if (!dup.msg[0])
+            abort();
+        cJSON_Delete(root);
+        return 0;
+    }
     const Cluster *c = simcluster_cluster(fuzz_sim());
     Error err;
     Schedule *s = schedule_from_json(root, c, "stdin", &err);
@@ -19,6 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         int valid = schedule_validate(s, &err) == 0;
         cJSON *out = schedule_to_json(s);
+        if (jdupkey_check(out, NULL) < 0)
+            abort(); /* what we write, every reader must take */
         Schedule *back = schedule_from_json(out, c, "round trip", &err);
         if (!back || (valid && !schedule_equal(s, back)))
             abort();

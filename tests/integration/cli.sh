@@ -364,6 +364,40 @@ exit_is 3 "bad input file" "$rexec" --cluster "$tmp/trunc.json" --sh true
 printf 'not json' >"$tmp/garbage"
 exit_is 3 "bad input file" sh -c '"$1" sim-trial B:googlenet <"$2"' sh "$bin" "$tmp/garbage"
 exit_is 3 "bad input file" sh -c '"$1" <"$2"' sh "$worker" "$tmp/garbage"
+# A key twice in one object (a block pasted again and its copy edited) is bad input, named
+# with its path: cJSON alone reads the first copy without a word. Every loader kind: the
+# inventory (tune, the console, hosts, schedule --live, rexec), the job file, a Slurm
+# inventory, and the schedule a trial command reads (sim-trial, tunedeck-worker).
+printf '{"name":"x","machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu","id":"gpu0"}]}},"machines":[{"name":"a","host":"a","type":"t"}]}' >"$tmp/dupkey.json"
+dupmsg='dupkey.json: machine_types.t.devices[0]: key "id" appears twice; expected each key once per object'
+check_bad "$dupmsg" tune --cluster "$tmp/dupkey.json" --job $job
+for cmd in "tune --cluster $tmp/dupkey.json --job $job" "--cluster $tmp/dupkey.json --job $job" \
+    "hosts --cluster $tmp/dupkey.json" \
+    "schedule --live --cluster $tmp/dupkey.json --workload examples/live-workload.csv"; do
+    exit_is 3 "bad input file" "$bin" $cmd
+    grep -qF "$dupmsg" "$tmp/e" || fail "'$cmd' with a key twice: $(cat "$tmp/e")"
+done
+exit_is 3 "bad input file" "$rexec" --cluster "$tmp/dupkey.json" --sh true
+grep -qF "$dupmsg" "$tmp/e" || fail "rexec with a key twice: $(cat "$tmp/e")"
+printf '{"name":"j","model_mb":1,"batch":8,"batch":64}' >"$tmp/dupjob.json"
+exit_is 3 "bad input file" "$bin" tune --cluster $cl --job "$tmp/dupjob.json"
+grep -qF 'dupjob.json: key "batch" appears twice' "$tmp/e" || fail "job with a key twice: $(cat "$tmp/e")"
+printf '{"name":"s","backend":"slurm","partition":"p","partition":"q"}' >"$tmp/dupslurm.json"
+exit_is 3 "bad input file" "$bin" hosts --cluster "$tmp/dupslurm.json"
+grep -qF 'dupslurm.json: key "partition" appears twice' "$tmp/e" ||
+    fail "slurm inventory with a key twice: $(cat "$tmp/e")"
+/usr/bin/python3 - "$tmp/out.json" "$tmp/dupsched.json" <<'PY' || fail "making a schedule with a key twice"
+import json, sys
+text = json.dumps(json.load(open(sys.argv[1]))["best_schedule"])
+assert '"inputs": ' in text
+open(sys.argv[2], "w").write(text.replace('"inputs": ', '"inputs": 0, "inputs": ', 1))
+PY
+exit_is 3 "bad input file" sh -c '"$1" sim-trial B:googlenet <"$2"' sh "$bin" "$tmp/dupsched.json"
+grep -qF 'standard input: machines[0].devices[0]: key "inputs" appears twice' "$tmp/e" ||
+    fail "sim-trial given a key twice: $(cat "$tmp/e")"
+exit_is 3 "bad input file" sh -c '"$1" <"$2"' sh "$worker" "$tmp/dupsched.json"
+grep -qF 'machines[0].devices[0]: key "inputs" appears twice' "$tmp/e" ||
+    fail "tunedeck-worker given a key twice: $(cat "$tmp/e")"
 # A remote failure: a host whose port refuses the connection.
 printf '{"name":"x","ssh":{"port":1,"connect_timeout_s":2},"machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"127.0.0.1","type":"t"}]}' >"$tmp/refused.json"
 exit_is 4 "remote failure" "$bin" hosts --cluster "$tmp/refused.json" --gpu-wait 0

@@ -97,6 +97,18 @@ rc=0; "$bin" tune --resume zz-lacking --budget 9 >/dev/null 2>"$work/err" || rc=
 [ "$rc" = 3 ] && grep -qF -- "--resume: $why" "$work/err" ||
     fail "--resume on a journal without its optimizer: exit $rc: $(cat "$work/err")"
 rm -f "$lacking"
+# A session line with a key twice is damaged like a cut one: skipped, so resume refuses the
+# journal, and says which line and which key (it said only that the header was missing).
+twice="$TUNEDECK_STATE_DIR/sessions/zz-twice.jsonl"
+sed '1s/"budget":/"budget":1,"budget":/' "$TUNEDECK_STATE_DIR/sessions/$(session_of "$work/probe.json").jsonl" >"$twice"
+chmod 600 "$twice"
+why="$twice:1: corrupted line skipped: key \"budget\" appears twice; expected each key once per object"
+rc=0; "$bin" tune --resume zz-twice --budget 9 >/dev/null 2>"$work/err" || rc=$?
+[ "$rc" = 3 ] && grep -qF -- "expected a \"session\" line first, found another event; $why" "$work/err" ||
+    fail "--resume on a journal whose session line has a key twice: exit $rc: $(cat "$work/err")"
+"$bin" sessions | grep '^zz-twice ' | grep -qF "$why" ||
+    fail "a journal whose session line has a key twice listed as: $("$bin" sessions | grep zz-twice)"
+rm -f "$twice"
 
 # 2. Modes: 0700 folder, 0600 files.
 [ "$(stat -c %a "$TUNEDECK_STATE_DIR/sessions")" = 700 ] || fail "sessions folder is not 0700"
@@ -184,6 +196,26 @@ assert len(five) == 5 and len(six) == 6, (len(five), len(six))
 assert [x["time_s"] for x in six[:5]] == [x["time_s"] for x in five], (six, five)
 nums = [json.loads(l)["trial"] for l in open(sys.argv[4]) if '"suggested"' in l and "garbage" not in l]
 assert nums == [1, 3, 4, 5, 6, 7], nums   # the file's numbers keep growing
+PY
+
+# 4c. Trial 3's outcome line with a key twice (its time pasted again and edited): the line is
+# skipped and reported like a corrupted one, never read from one copy; trial 3 is replayed
+# as interrupted and the other trials keep their measurements.
+"$bin" tune --sim A:googlenet --optimizer random --budget 4 --no-prune --json >"$work/dup.json" 2>/dev/null
+id="$(session_of "$work/dup.json")"
+j="$TUNEDECK_STATE_DIR/sessions/$id.jsonl"
+line="$(grep -n '"event":"finished","trial":3' "$j" | cut -d: -f1)"
+sed -i "${line}s/\"time_s\":/\"time_s\":0.001,\"time_s\":/" "$j"
+"$bin" tune --resume "$id" --budget 4 --json >"$work/dup4.json" 2>"$work/err" || fail "resume with a key twice: $(cat "$work/err")"
+grep -qF ":$line: corrupted line skipped: key \"time_s\" appears twice" "$work/err" ||
+    fail "a key twice on line $line not reported: $(cat "$work/err")"
+python3 - "$work/dup.json" "$work/dup4.json" <<'PY' || fail "a line with a key twice cost other trials"
+import json, sys
+before, after = (json.load(open(f))["trials"] for f in sys.argv[1:3])
+assert [x["status"] for x in after] == ["ok", "ok", "interrupted", "ok"], [x["status"] for x in after]
+for i in (0, 1, 3):
+    assert after[i]["time_s"] == before[i]["time_s"], (i, after[i], before[i])
+assert after[2]["time_s"] != 0.001
 PY
 
 # 5. A full disk under the journal: say so, stop launching, leave whole lines only.

@@ -69,6 +69,17 @@ Test(theme, an_unknown_role_is_reported_and_the_default_kept)
     cr_assert_eq(t.role[ROLE_BAR_GPU].fg, def.role[ROLE_BAR_GPU].fg);
 }
 
+Test(theme, a_role_twice_is_refused_and_the_default_kept)
+{
+    write_theme("twice", "{\"roles\": {\"title\": {\"fg\": \"red\"}, \"title\": {\"fg\": "
+                         "\"blue\"}}}");
+    Theme t;
+    Error err;
+    cr_assert_eq(theme_load(dir, "twice", &t, &err), -1);
+    cr_assert(strstr(err.msg, "twice.json: roles: key \"title\" appears twice"), "%s", err.msg);
+    cr_assert_str_eq(t.name, "default");
+}
+
 Test(theme, a_bad_colour_names_the_field)
 {
     write_theme("bad", "{\"roles\": {\"title\": {\"fg\": \"chartreuse\"}}}");

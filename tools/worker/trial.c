@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/jdupkey.h"
 #include "core/model/schedule_cluster.h"
 #include "tools/worker/trial_host.h"
 #include "tools/worker/trial_local.h"
@@ -26,6 +27,11 @@ int trial_run(const TrialOptions *o, char *text, size_t len, const char *source,
     explicit_bzero(text, len);
     if (!root) {
         error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON", source);
+        return error_mark(err, ERROR_INPUT);
+    }
+    if (jdupkey_check(root, err) < 0) { /* the first copy is not surely the one meant */
+        error_prefix(err, "%s", source);
+        drop_json(&root); /* a ps_secret in it is wiped */
         return error_mark(err, ERROR_INPUT);
     }
     int rc = -1;

@@ -230,3 +230,54 @@ Test(journal_trial, times_round_trip_bit_for_bit)
     cJSON_Delete(j);
     free(text);
 }
+
+/* A line with a key twice is damaged like a line cut in half (tunedeck writes none): skipped
+ * and reported with its line, its path and its key; the measured trials around it are kept.
+ * Before, cJSON read trial 2's schedule from the first copy of the key without a word. */
+Test(journal_trial, a_line_with_a_key_twice_is_skipped_and_the_measured_trials_kept)
+{
+    Suggestion sg = {.schedule = sched};
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_OK;
+    o->time_s = 3.5;
+    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0), journal_finished_json(1, o),
+                   journal_suggested_json(2, 0, &sg, 0), journal_finished_json(2, o),
+                   journal_suggested_json(3, 0, &sg, 0), journal_finished_json(3, o)};
+    char text[1 << 16] = "";
+    for (size_t i = 0; i < 6; i++) {
+        char *line = cJSON_PrintUnformatted(ev[i]);
+        if (i == 2) { /* trial 2's first device given its inputs twice */
+            char *at = strstr(line, "\"inputs\":");
+            cr_assert_not_null(at, "%s", line);
+            strncat(text, line, (size_t)(at - line));
+            strcat(text, "\"inputs\":0,");
+            strcat(text, at);
+        } else {
+            strcat(text, line);
+        }
+        strcat(text, "\n");
+        free(line);
+        cJSON_Delete(ev[i]);
+    }
+    JournalLog log;
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j", &log, &err), 0);
+    cr_assert_eq(log.n, 5);
+    cr_assert_eq(log.n_problems, 1);
+    cr_assert(strstr(log.problems[0], "j:3: corrupted line skipped: schedule.machines[0]."
+                                      "devices[0]: key \"inputs\" appears twice; expected each "
+                                      "key once per object"),
+              "%s", log.problems[0]);
+    cr_assert_eq(log.valid_bytes, (long)strlen(text), "the damaged line stays in the file");
+    JournalTrials t;
+    cr_assert_eq(journal_trials_decode(&log, simcluster_cluster(sim), "j", &t, &err), 0);
+    cr_assert_eq(t.n, 2);
+    cr_assert_eq(t.trials[0].journal_trial, 1);
+    cr_assert_eq(t.trials[1].journal_trial, 3);
+    cr_assert_not_null(t.trials[0].obs);
+    cr_assert_not_null(t.trials[1].obs, "trial 3's measurement was lost");
+    cr_assert_float_eq(t.trials[1].obs->time_s, 3.5, 1e-12);
+    journal_trials_clear(&t);
+    journal_log_clear(&log);
+    observation_free(o);
+}

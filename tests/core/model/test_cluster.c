@@ -378,3 +378,30 @@ Test(cluster, launch_host_is_checked_for_the_single_launcher_only)
     cr_assert_eq(cluster_check_launch_host(c, "inv.json", &err), 0, "%s", err.msg);
     cluster_free(c);
 }
+
+/* Regression: cJSON keeps both copies of a key and reads the first, so a device pasted twice
+ * and edited in its second copy was read from the first without a word. */
+Test(cluster, an_inventory_with_a_key_twice_is_refused_naming_file_path_and_key)
+{
+    char path[] = "/tmp/tunedeck-test-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char *dup =
+        "{\"name\": \"lab\", \"machine_types\": {\"g\": {\"bandwidth_gbps\": 1, \"devices\": ["
+        "{\"id\": \"cpu\", \"kind\": \"cpu\"}, {\"id\": \"gpu0\", \"kind\": \"gpu\", "
+        "\"model\": \"K520\", \"model\": \"T4\"}]}},"
+        " \"machines\": [{\"name\": \"g0\", \"host\": \"h\", \"type\": \"g\"}],"
+        " \"trial\": {\"launch\": \"local\", \"command\": \"true\"}}";
+    cr_assert_eq(write(fd, dup, strlen(dup)), (ssize_t)strlen(dup));
+    close(fd);
+    Error err = {0};
+    cr_assert_null(cluster_load(path, &err));
+    char want[256];
+    snprintf(want, sizeof want,
+             "%s: machine_types.g.devices[1]: key \"model\" appears twice; expected each key "
+             "once per object",
+             path);
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_eq(err.kind, ERROR_INPUT); /* exit status 3, like any bad inventory */
+    unlink(path);
+}

@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -169,4 +170,24 @@ Test(job, a_job_file_with_an_empty_name_is_refused_a_journal_job_is_not)
     cr_assert_eq(job_from_json(old, "journal", &j, &e), 0, "%s", e.msg);
     job_clear(&j);
     cJSON_Delete(old);
+}
+
+Test(job, a_job_file_with_a_key_twice_is_refused_naming_the_key)
+{
+    char path[] = "/tmp/td-job-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    /* the batch pasted again and edited: cJSON alone would read 8 */
+    static const char TEXT[] = "{\"name\": \"j\", \"model_mb\": 1, \"batch\": 8, \"batch\": 64}";
+    cr_assert_eq(write(fd, TEXT, sizeof TEXT - 1), (ssize_t)(sizeof TEXT - 1));
+    close(fd);
+    JobSpec j;
+    Error e;
+    cr_assert_eq(job_load(path, &j, &e), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s: key \"batch\" appears twice; expected each key once per object",
+             path);
+    cr_assert_str_eq(e.msg, want);
+    cr_assert_eq(e.kind, ERROR_INPUT);
+    unlink(path);
 }

@@ -104,6 +104,31 @@ Test(protocol, rejects_bad_events_with_the_field)
     rejects("{\"event\": \"progress\", \"loss\": 1}", "field 'step'");
 }
 
+/* Regression: cJSON read the first copy of a key, so {"event":"done","time_s":1,"time_s":9}
+ * was a done of 1 s; which copy the trial meant cannot be known: the line is refused. */
+Test(protocol, a_key_twice_is_a_bad_protocol_line_naming_the_path)
+{
+    rejects("{\"event\": \"done\", \"time_s\": 1, \"time_s\": 9}",
+            "event line: key \"time_s\" appears twice; expected each key once per object");
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1, \"machines\": [{\"name\": "
+            "\"a\", \"devices\": [{\"id\": \"cpu\", \"time_s\": 1}, {\"id\": \"gpu0\", "
+            "\"time_s\": 1, \"id\": \"gpu1\"}]}]}",
+            "event line: machines[0].devices[1]: key \"id\" appears twice");
+    /* the line with Python's NaN takes the other way through the parser: checked too */
+    rejects("{\"event\": \"progress\", \"step\": 1, \"loss\": NaN, \"step\": 2}",
+            "event line: key \"step\" appears twice");
+    /* a key in two objects, or in two cases, is no duplicate */
+    TrialEvent ev;
+    Error err = {0};
+    cr_assert_eq(protocol_parse_line("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 2, "
+                                     "\"Time_s\": 3, \"machines\": [{\"name\": \"a\", "
+                                     "\"devices\": [{\"id\": \"cpu\", \"time_s\": 1}]}]}",
+                                     &ev, &err),
+                 0, "%s", err.msg);
+    cr_assert_float_eq(ev.time_s, 2, 1e-12);
+    trial_event_clear(&ev);
+}
+
 Test(protocol, a_zero_or_subnormal_time_is_refused)
 {
     TrialEvent ev;

@@ -56,6 +56,14 @@ static void refused(const char *text, const char *a, const char *b)
     unlink(path);
 }
 
+Test(schedcluster, a_key_twice_is_refused_with_its_path)
+{
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 1, \"gpus_per_node\": "
+            "4, \"gpu\": \"T4\", \"nodes\": 8}]}",
+            ": node_groups[0]: key \"nodes\" appears twice; expected each key once per object",
+            NULL);
+}
+
 Test(schedcluster, bad_descriptions_name_the_field)
 {
     refused("{\"node_groups\": []}", "gpu_speeds", NULL);

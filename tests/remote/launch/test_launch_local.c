@@ -124,6 +124,21 @@ Test(launch_local, garbage_output_fails_and_log_lines_are_kept_apart)
     observation_free(o);
 }
 
+/* A line with a key twice is a bad protocol line like any other: refused, named in the
+ * trial's note, never read from whichever copy cJSON finds first. */
+Test(launch_local, a_line_with_a_key_twice_is_a_refused_line)
+{
+    Observation *o = run("cat >/dev/null; echo '{\"event\":\"iteration\",\"iter\":1,"
+                         "\"time_s\":2}'; echo '{\"event\":\"done\",\"time_s\":2.5}'; "
+                         "echo '{\"event\":\"progress\",\"step\":1,\"step\":7}'",
+                         10);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, 2.5, 1e-12);
+    cr_assert(strstr(o->reason, "first bad line: event line: key \"step\" appears twice"), "%s",
+              o->reason);
+    observation_free(o);
+}
+
 Test(launch_local, an_ok_trial_with_a_refused_line_says_the_first_in_its_note)
 {
     /* a diverged run's loss (Python's bare NaN) among good lines: the trial measured its

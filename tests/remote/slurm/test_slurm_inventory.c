@@ -2,6 +2,7 @@
 #include <cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remote/slurm/slurm_inventory.h"
 #include "tests/support/ssh_hermetic.h"
@@ -130,6 +131,30 @@ Test(slurm_inventory, a_bad_slurm_block_is_bad_input_before_the_controller_is_as
     cr_assert(strstr(err.msg, "slurm.json: slurm: field 'node_round_s'"), "%s", err.msg);
     cr_assert_null(ctl);
     cJSON_Delete(j);
+}
+
+/* The Slurm block pasted twice, its second copy edited: the file is refused, naming the key,
+ * before anything is asked of the controller (cJSON alone would read the first copy). */
+Test(slurm_inventory, an_inventory_file_with_a_key_twice_is_bad_input)
+{
+    char path[] = "/tmp/td-slurm-inv-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    static const char TEXT[] = "{\"name\": \"s\", \"backend\": \"slurm\", \"login\": \"l1\", "
+                               "\"slurm\": {\"node_round_s\": 2, \"node_round_s\": 20}}";
+    cr_assert_eq(write(fd, TEXT, sizeof TEXT - 1), (ssize_t)(sizeof TEXT - 1));
+    close(fd);
+    SlurmCtl *ctl = NULL;
+    Error err = {0};
+    cr_assert_null(slurm_inventory_load_file(path, NULL, 0, &ctl, &err));
+    char want[256];
+    snprintf(want, sizeof want,
+             "%s: slurm: key \"node_round_s\" appears twice; expected each key once per object",
+             path);
+    cr_assert_str_eq(err.msg, want);
+    cr_assert_eq(err.kind, ERROR_INPUT);
+    cr_assert_null(ctl);
+    unlink(path);
 }
 
 /* command_timeout_s is every command's: a command that has not answered by then is cut and
