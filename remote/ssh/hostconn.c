@@ -28,6 +28,7 @@
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
 #include "remote/ssh/sshalgos.h"
+#include "remote/ssh/sshmatch.h"
 #include "remote/ssh/sshpath.h"
 
 void host_teardown(Host *h)
@@ -136,6 +137,18 @@ static int session_configure(HostPool *p, Host *h, Error *err)
     apply_explicit(h);
     if (hostpool_configs_trusted(p->config_path, err) < 0)
         return -1;
+    /* What libssh matches the config's Host and Match lines against as it starts to parse. */
+    char *alias = NULL, *user_before = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_HOST, &alias) != SSH_OK)
+        alias = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_USER, &user_before) != SSH_OK)
+        user_before = NULL;
+    char alias_kept[sizeof h->target];
+    snprintf(alias_kept, sizeof alias_kept, "%s", alias ? alias : c->host);
+    SshmatchHost match;
+    sshmatch_begin(&match, alias_kept, NULL, user_before);
+    ssh_string_free_char(alias);
+    ssh_string_free_char(user_before);
     if (ssh_options_parse_config(h->s, p->config_path[0] ? p->config_for_libssh : NULL) < 0)
         return error_set(err, "ssh configuration: %s", ssh_get_error(h->s));
     ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
@@ -167,8 +180,9 @@ static int session_configure(HostPool *p, Host *h, Error *err)
         user = NULL;
     const struct passwd *me = user ? NULL : getpwuid(getuid());
     SshpathHost for_host = {h->target, user ? user : me ? me->pw_name : NULL, port};
-    int ids_rc =
-        hostpool_config_identities(p->config_path, &for_host, &h->cfg_ids, &h->n_cfg_ids, err);
+    match.target = h->target;
+    int ids_rc = hostpool_config_identities(p->config_path, &for_host, &match, &h->cfg_ids,
+                                            &h->n_cfg_ids, err);
     ssh_string_free_char(user);
     if (ids_rc < 0)
         return -1;

@@ -213,8 +213,11 @@ check "the same identity, private again, logs in" grep -q 'h3 exit 0' "$T/id2"
 cp "$T/h/id_ed25519" "$T/open_key"
 chmod 644 "$T/open_key"
 run "Host other\n  IdentityFile $T/open_key\n" "$T/id3" --only h3
-check "an ssh config's IdentityFile others can read is refused, naming file:line, key and mode" \
-    grep -q "$T/cfg:2: IdentityFile $T/open_key: the key $T/open_key may be read by others (mode 644): refused" "$T/id3"
+check "another host's IdentityFile others can read does not stop h3 (libssh applies it to 'other' only)" \
+    grep -q 'h3 exit 0' "$T/id3"
+run "Host other\n  IdentityFile $T/open_key\nHost 127.0.0.1?\n  IdentityFile $T/open_key\n" "$T/id4" --only h3
+check "h3's own IdentityFile others can read is refused, naming file:line, key and mode" \
+    grep -q "$T/cfg:4: IdentityFile $T/open_key: the key $T/open_key may be read by others (mode 644): refused" "$T/id4"
 
 echo "an IdentityFile is the one file libssh reads for the host, never a glob"
 # '%h' was globbed as '*': '[' read as a class let k[1]_127.0.0.13 (mode 644) log in, and
