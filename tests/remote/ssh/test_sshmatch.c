@@ -56,6 +56,7 @@ static const Row ROWS[] = {
     {"User bob\nMatch user bob\n IdentityFile MARK\n", "a.example", NULL, 1},
     {"User bob\nMatch user bob\n IdentityFile MARK\n", "a.example", "root", 0},
     {"Host b\n User bob\nMatch user bob\n IdentityFile MARK\n", "a.example", NULL, 0},
+    {"User a;b\nMatch user a;b\n IdentityFile MARK\n", "a.example", NULL, 1},
     {"Match localuser *\n IdentityFile MARK\n", "a.example", "root", 1},
     {"Match !localuser *\n IdentityFile MARK\n", "a.example", "root", 0},
     {"Match originalhost a.example\n IdentityFile MARK\n", "a.example", "root", 0},
