@@ -31,7 +31,6 @@ typedef struct {
     const SshpathHost *host;
     SshmatchHost *match;
     int applies; /* libssh's `parsing`: the verdict of the last Host or Match line, any file */
-    int stop;    /* libssh refused a line of this file and reads no more of it */
     SshconfigIdentity *ids;
     size_t n_ids, cap_ids;
 } Walk;
@@ -220,10 +219,8 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
         while (n < sizeof words / sizeof *words && (words[n] = config_token(&s)))
             n++;
         const char *arg = n ? words[0] : NULL;
-        if (w->match && follow_block(w, keyword, words, n)) {
-            w->stop = 1;
-            break;
-        }
+        if (w->match && follow_block(w, keyword, words, n))
+            break; /* libssh reads no more of this file; the one that included it reads on */
         if (strcasecmp(keyword, "identityfile") == 0) {
             char where[2100];
             snprintf(where, sizeof where, "%s:%ld", path, lineno);
@@ -339,7 +336,6 @@ static int check_file(Walk *w, const char *path, const char *by, int depth, Erro
         return 0;
     }
     int rc = check_lines(w, f, path, depth, err);
-    w->stop = 0; /* the file that included this one reads on */
     fclose(f);
     return rc;
 }
