@@ -28,6 +28,7 @@
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/shquote.h"
 #include "remote/ssh/sshalgos.h"
+#include "remote/ssh/sshmatch.h"
 #include "remote/ssh/sshpath.h"
 
 void host_teardown(Host *h)
@@ -136,6 +137,18 @@ static int session_configure(HostPool *p, Host *h, Error *err)
     apply_explicit(h);
     if (hostpool_configs_trusted(p->config_path, err) < 0)
         return -1;
+    /* What libssh matches the config's Host and Match lines against as it starts to parse. */
+    char *alias = NULL, *user_before = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_HOST, &alias) != SSH_OK)
+        alias = NULL;
+    if (ssh_options_get(h->s, SSH_OPTIONS_USER, &user_before) != SSH_OK)
+        user_before = NULL;
+    char alias_kept[sizeof h->target];
+    snprintf(alias_kept, sizeof alias_kept, "%s", alias ? alias : c->host);
+    SshmatchHost match;
+    sshmatch_begin(&match, alias_kept, NULL, user_before);
+    ssh_string_free_char(alias);
+    ssh_string_free_char(user_before);
     if (ssh_options_parse_config(h->s, p->config_path[0] ? p->config_for_libssh : NULL) < 0)
         return error_set(err, "ssh configuration: %s", ssh_get_error(h->s));
     ssh_options_set(h->s, SSH_OPTIONS_PROCESS_CONFIG, &off);
@@ -167,8 +180,9 @@ static int session_configure(HostPool *p, Host *h, Error *err)
         user = NULL;
     const struct passwd *me = user ? NULL : getpwuid(getuid());
     SshpathHost for_host = {h->target, user ? user : me ? me->pw_name : NULL, port};
-    int ids_rc =
-        hostpool_config_identities(p->config_path, &for_host, &h->cfg_ids, &h->n_cfg_ids, err);
+    match.target = h->target;
+    int ids_rc = hostpool_config_identities(p->config_path, &for_host, &match, &h->cfg_ids,
+                                            &h->n_cfg_ids, err);
     ssh_string_free_char(user);
     if (ids_rc < 0)
         return -1;
@@ -456,13 +470,47 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
     }
 }
 
+/* Why the handshake failed, into out. libssh 0.10 records a server's SSH_MSG_DISCONNECT as
+ * its error ("Received SSH_MSG_DISCONNECT: 11:text"), but when the message comes right after
+ * the version line, the socket event it handles next in the same round overwrites that with
+ * "Socket error: Operation now in progress" (or "...: Success": an errno read where no call
+ * failed), 8 of 20 tries against tests/fixtures/ssh_disconnect.py's "early" mode. The text
+ * itself stays in the session (its peer_discon_msg), which ssh_get_disconnect_message gives
+ * once the session is disconnected: so it is disconnected here, as host_down would do next.
+ * Only before login: ssh_disconnect frees the session's channels, which rexec still holds
+ * afterwards. Per session, no global state: nothing for a log callback to sort out. */
+static void handshake_failure(Host *h, char *out, size_t cap)
+{
+    static const char RECEIVED[] = "Received SSH_MSG_DISCONNECT: ";
+    const char *said = ssh_get_error(h->s);
+    const char *text = strncmp(said, RECEIVED, sizeof RECEIVED - 1) == 0
+                           ? strchr(said + sizeof RECEIVED - 1, ':')
+                           : NULL;
+    int reason;
+    if (text && sscanf(said + sizeof RECEIVED - 1, "%d", &reason) == 1) {
+        snprintf(out, cap, "the server disconnected (reason %d): %s", reason, text + 1);
+        return;
+    }
+    char libssh[512];
+    snprintf(libssh, sizeof libssh, "%s", said);
+    ssh_disconnect(h->s);
+    const char *message = ssh_get_disconnect_message(h->s);
+    if (message)
+        snprintf(out, cap, "the server disconnected: %s", message);
+    else if (strcmp(libssh, "Socket error: disconnected") == 0)
+        snprintf(out, cap, "the server closed the connection with no message");
+    else
+        snprintf(out, cap, "%s", libssh);
+}
+
 static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
 {
     int rc = ssh_connect(h->s);
     if (rc == SSH_AGAIN)
         return;
     if (rc != SSH_OK) {
-        const char *why = ssh_get_error(h->s);
+        char why[1024];
+        handshake_failure(h, why, sizeof why);
         const char *method = strstr(why, "no match for method ");
         /* libssh 0.10: "no match for method M: server [a,b], client [c,d]" */
         char server_list[1024] = "";
@@ -487,8 +535,7 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
             host_down(p, h, now_ms, "ssh handshake with %s port %d: no algorithm in common for %s",
                       h->target, h->port, method);
         } else {
-            host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
-                      why);
+            host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port, why);
         }
         return;
     }

@@ -76,9 +76,10 @@ int host_fd(const Host *h); /* the socket to poll now, or -1 */
  * it, else ~/.ssh/config and the global one), and what they Include, may be trusted (sshconfig.h): at the pool's start, and again
  * before every parse, since libssh reads them again at every connection attempt. */
 int hostpool_configs_trusted(const char *named, Error *err);
-/* The same files' IdentityFile lines for one host (sshconfig_identities). */
-int hostpool_config_identities(const char *named, const SshpathHost *host, SshconfigIdentity **ids,
-                               size_t *n, Error *err);
+/* The same files' IdentityFile lines that libssh applies to one host (sshconfig_identities):
+ * `match` starts as the session stood before libssh parsed them (sshmatch_begin). */
+int hostpool_config_identities(const char *named, const SshpathHost *host, SshmatchHost *match,
+                               SshconfigIdentity **ids, size_t *n, Error *err);
 void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
 /* The connection is over: say why, fail what ran on it, and plan the retry. */
 void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)

@@ -14,18 +14,23 @@
 #include "core/base/ownpath.h"
 #include "remote/ssh/identities.h"
 #include "remote/ssh/sshalgos.h"
+#include "remote/ssh/sshmatch.h"
 #include "remote/ssh/sshpath.h"
 
 enum { MAX_INCLUDE_DEPTH = 16 }; /* libssh's own limit */
 
 static const char GLOBAL_CONFIG[] = "/etc/ssh/ssh_config";
 
-/* One walk over a config and its Includes: with `host`, its IdentityFile lines are expanded
- * for that host, checked and collected; without, they are left to that per-host walk. */
+/* One walk over a config and its Includes: with `host`, the lines libssh applies to that host
+ * are followed (sshmatch.h) and their IdentityFile lines expanded for it, checked and
+ * collected; without, every line is read (any may apply to some host) and IdentityFile lines
+ * are left to that per-host walk. */
 typedef struct {
     const char *ssh_dir;
     int global;
     const SshpathHost *host;
+    SshmatchHost *match;
+    int applies; /* libssh's `parsing`: the verdict of the last Host or Match line, any file */
     SshconfigIdentity *ids;
     size_t n_ids, cap_ids;
 } Walk;
@@ -127,11 +132,12 @@ static int check_include_folder(const char *pattern, Error *err)
     return rc;
 }
 
-/* An IdentityFile line: libssh reads the key with no check of its mode, as for the default
- * ones (identities.h). The one file it names for this host (%h, %r, %p expanded with the
- * host's own values, as libssh expands them when it connects) must be private: ssh would
- * not use it, and a config names it on purpose, so it is refused as the inventory's
- * identity is. Lines of every Host or Match block count: libssh may apply any. */
+/* An IdentityFile line that applies to this host: libssh reads the key with no check of its
+ * mode, as for the default ones (identities.h). The one file it names for this host (%h, %r,
+ * %p expanded with the host's own values, as libssh expands them when it connects) must be
+ * private: ssh would not use it, and a config names it on purpose, so it is refused as the
+ * inventory's identity is. Another host's block is not this host's business: its key may be
+ * open or missing without stopping this one. */
 static int identity_line(Walk *w, const char *arg, const char *where, Error *err)
 {
     char home[1024], file[4096];
@@ -163,8 +169,29 @@ static int identity_line(Walk *w, const char *arg, const char *where, Error *err
     return 0;
 }
 
-/* Every line of one file: its Include lines followed, its algorithm and IdentityFile lines
- * checked whichever Host or Match block they are in, since libssh may apply any. */
+/* Libssh's verdict on a Host or Match line, and what a HostName or User line changes in what
+ * later ones match (sshmatch.h). 0, or 1 when libssh refuses the line and stops the file. */
+static int follow_block(Walk *w, const char *keyword, const char *const *words, size_t n)
+{
+    if (strcasecmp(keyword, "host") == 0)
+        w->applies = sshmatch_host(w->match, words, n);
+    else if (strcasecmp(keyword, "match") == 0) {
+        w->applies = sshmatch_match(w->match, words, n);
+        if (w->applies == SSHMATCH_ERROR) {
+            w->applies = SSHMATCH_NO; /* libssh set it so before it refused the line */
+            return 1;
+        }
+    } else if (strcasecmp(keyword, "hostname") == 0)
+        sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL);
+    else if (strcasecmp(keyword, "user") == 0)
+        sshmatch_user(w->match, w->applies, n ? words[0] : NULL);
+    return 0;
+}
+
+/* Every line of one file: its Include lines followed, its algorithm lines checked whichever
+ * Host or Match block they are in, since libssh may apply any to some host; in a per-host
+ * walk, its IdentityFile lines checked where they apply to that host, and its Includes
+ * followed only there, as libssh follows them. */
 static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err)
 {
     char line[1024]; /* libssh's MAX_LINE_SIZE: it reads a longer line as several */
@@ -187,11 +214,17 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
             snprintf(block, sizeof block, "%.100s%s", raw, strlen(raw) > 100 ? "..." : "");
             block_line = lineno;
         }
-        const char *arg = config_token(&s);
+        const char *words[sizeof line / 2];
+        size_t n = 0;
+        while (n < sizeof words / sizeof *words && (words[n] = config_token(&s)))
+            n++;
+        const char *arg = n ? words[0] : NULL;
+        if (w->match && follow_block(w, keyword, words, n))
+            break; /* libssh reads no more of this file; the one that included it reads on */
         if (strcasecmp(keyword, "identityfile") == 0) {
             char where[2100];
             snprintf(where, sizeof where, "%s:%ld", path, lineno);
-            if (w->host)
+            if (w->host && w->applies != SSHMATCH_NO)
                 rc = identity_line(w, arg, where, err);
             continue;
         }
@@ -207,7 +240,7 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
             }
             continue;
         }
-        if (!arg)
+        if (!arg || (w->match && w->applies == SSHMATCH_NO))
             continue;
         /* ssh_config_make_absolute's order: a global file's relative name, "~/x" too, is
          * under /etc/ssh; ~ (the password database's home, ~user's) is expanded before the
@@ -316,11 +349,13 @@ int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err)
 }
 
 int sshconfig_identities(const char *path, const char *ssh_dir, const SshpathHost *host,
-                         SshconfigIdentity **ids, size_t *n, Error *err)
+                         SshmatchHost *match, SshconfigIdentity **ids, size_t *n, Error *err)
 {
     Walk w = {.ssh_dir = ssh_dir,
               .global = strcmp(path, GLOBAL_CONFIG) == 0,
               .host = host,
+              .match = match,
+              .applies = SSHMATCH_YES, /* each file libssh is given starts so */
               .ids = *ids,
               .n_ids = *n,
               .cap_ids = *n};

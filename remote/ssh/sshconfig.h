@@ -9,12 +9,14 @@
 #include <stddef.h>
 
 #include "core/base/error.h"
+#include "remote/ssh/sshmatch.h"
 #include "remote/ssh/sshpath.h"
 
 /* The same files' KexAlgorithms, Ciphers, MACs, HostKeyAlgorithms and PubkeyAccepted*
  * lines, in any Host or Match block, must name no algorithm tunedeck refuses (sshalgos.h):
- * refused with file:line otherwise. IdentityFile lines name another file per host: they
- * are checked per host (sshconfig_identities). */
+ * refused with file:line otherwise. IdentityFile lines name another file per host, and only
+ * the blocks that apply to a host count for it: they are checked per host
+ * (sshconfig_identities). */
 
 /* 0 when `path` and every file its Include lines name (followed as libssh follows them:
  * globbed, relative to /etc/ssh for the global file, else to ssh_dir, whose parent is what
@@ -29,13 +31,16 @@ typedef struct {
     char where[1100];
 } SshconfigIdentity;
 
-/* Every IdentityFile line of `path` and its Includes (any Host or Match block: libssh may
- * apply any), expanded for `host` as libssh expands it when it connects (sshpath.h), appended
- * to *ids (realloc'd, *n of them; the caller frees it), in the files' order. -1 with err
- * naming config:line, the line, the file and its mode when a file others may read is one of
- * them (or the config may not be trusted, as sshconfig_check_trusted). A "pkcs11:" line or
- * one libssh cannot expand names no file and is left out. */
+/* The IdentityFile lines of `path` and its Includes that libssh 0.10.6 applies to one host
+ * (under a Host or Match line that holds for it as libssh decides, sshmatch.h; a Match exec
+ * block counts as applying), expanded for `host` as libssh expands them when it connects
+ * (sshpath.h), appended to *ids (realloc'd, *n of them; the caller frees it), in the files'
+ * order. `match` carries what libssh matches from this file to the next one of the same parse
+ * (sshmatch_begin before the first). -1 with err naming config:line, the line, the file and
+ * its mode when a file others may read is one of them (or the config may not be trusted, as
+ * sshconfig_check_trusted). A "pkcs11:" line or one libssh cannot expand names no file and is
+ * left out. */
 int sshconfig_identities(const char *path, const char *ssh_dir, const SshpathHost *host,
-                         SshconfigIdentity **ids, size_t *n, Error *err);
+                         SshmatchHost *match, SshconfigIdentity **ids, size_t *n, Error *err);
 
 #endif

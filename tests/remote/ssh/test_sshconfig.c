@@ -227,15 +227,30 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
 
 /* libssh reads an IdentityFile key without looking at its mode; ssh would not use it. The one
  * file the line names for this host is checked, in any Host block, and collected. */
+/* As libssh parses for `alias` and ends with `target` (after a HostName line). */
+static int identities_via(const char *path, const char *ssh_dir, const char *alias,
+                          const char *target, Error *err, size_t *n)
+{
+    SshpathHost h = {target, "root", 22};
+    SshmatchHost m;
+    sshmatch_begin(&m, alias, target, "root");
+    SshconfigIdentity *ids = NULL;
+    *n = 0;
+    int rc = sshconfig_identities(path, ssh_dir, &h, &m, &ids, n, err);
+    free(ids);
+    return rc;
+}
+
 static int identities(const char *path, const char *ssh_dir, const char *host, Error *err,
                       size_t *n)
 {
-    SshpathHost h = {host, "root", 22};
-    SshconfigIdentity *ids = NULL;
-    *n = 0;
-    int rc = sshconfig_identities(path, ssh_dir, &h, &ids, n, err);
-    free(ids);
-    return rc;
+    return identities_via(path, ssh_dir, host, host, err, n);
+}
+
+/* The host libssh ends with for a.example under these test configs. */
+static const char *target_of(const char *config)
+{
+    return strstr(config, "HostName 10.9.8.7") ? "10.9.8.7" : "a.example";
 }
 
 Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
@@ -250,7 +265,7 @@ Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
     Error err;
     size_t n;
     cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "checked per host: %s", err.msg);
-    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), -1);
+    cr_assert_eq(identities(path, ssh_dir, "work", &err, &n), -1);
     char want[512];
     snprintf(want, sizeof want,
              "%s:2: IdentityFile ~/.ssh/work_key: the key %s/.ssh/work_key may be read by "
@@ -291,4 +306,74 @@ Test(sshconfig, an_identity_file_is_exactly_the_file_for_the_host_never_a_glob)
     write_file(".ssh/id_127.0.0.13", 0604, "key\n");
     cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
     cr_assert(strstr(err.msg, "id_127.0.0.13 may be read by others (mode 604)"), "%s", err.msg);
+}
+
+/* Regression: every IdentityFile line of every Host or Match block was checked for each host,
+ * so one host's world-readable key (meant for it alone) stopped every other host. */
+Test(sshconfig, a_bad_key_under_another_hosts_block_does_not_stop_this_host)
+{
+    char path[256], ssh_dir[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file(".ssh/b_key", 0644, "key\n");
+    write_file(".ssh/a_key", 0600, "key\n");
+    write_file("config", 0600,
+               "Host b.example\n  IdentityFile ~/.ssh/b_key\n"
+               "Match host b.example\n  IdentityFile ~/.ssh/b_key\n"
+               "Host *.example,!a.example\n  IdentityFile ~/.ssh/b_key\n"
+               "Host a.example\n  IdentityFile ~/.ssh/a_key\n  IdentityFile ~/.ssh/missing\n");
+    Error err;
+    size_t n;
+    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(n, 2, "its own key and its missing one, no other host's");
+    cr_assert_eq(identities(path, ssh_dir, "b.example", &err, &n), -1, "b's own block");
+    cr_assert(strstr(err.msg, "config:2: IdentityFile ~/.ssh/b_key"), "%s", err.msg);
+}
+
+Test(sshconfig, a_bad_key_under_this_hosts_block_or_host_star_still_stops_it)
+{
+    char path[256], ssh_dir[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file(".ssh/open_key", 0640, "key\n");
+    static const char *const CONFIGS[] = {
+        "Host A.EXAMPLE\n  IdentityFile ~/.ssh/open_key\n", /* Host lowers its patterns */
+        "Host *\n  IdentityFile ~/.ssh/open_key\n",
+        "Host c.example a.exa?ple\n  IdentityFile ~/.ssh/open_key\n",
+        "IdentityFile ~/.ssh/open_key\nHost other\n", /* before any Host line */
+        "Match all\n  IdentityFile ~/.ssh/open_key\n",
+        "Match host a.*,x user root\n  IdentityFile ~/.ssh/open_key\n",
+        "Match exec false\n  IdentityFile ~/.ssh/open_key\n", /* not run again: counts */
+        /* libssh 0.10.6 takes the first word that matches: the negation comes too late */
+        "Host * !a.example\n  IdentityFile ~/.ssh/open_key\n",
+        /* an alias's HostName is what later Host lines match */
+        "Host a.example\n  HostName 10.9.8.7\nHost 10.9.8.7\n  IdentityFile ~/.ssh/open_key\n",
+    };
+    Error err;
+    size_t n;
+    for (size_t i = 0; i < sizeof CONFIGS / sizeof *CONFIGS; i++) {
+        write_file("config", 0600, CONFIGS[i]);
+        cr_assert_eq(identities_via(path, ssh_dir, "a.example", target_of(CONFIGS[i]), &err, &n),
+                     -1, "%s", CONFIGS[i]);
+        cr_assert(strstr(err.msg, "open_key may be read by others (mode 640)"), "%s", err.msg);
+    }
+    static const char *const OTHERS[] = {
+        "Host *,!a.example\n  IdentityFile ~/.ssh/open_key\n",
+        "Host !a.example *\n  IdentityFile ~/.ssh/open_key\n",
+        "Match host a.example user bob\n  IdentityFile ~/.ssh/open_key\n",
+        "Match !all\n  IdentityFile ~/.ssh/open_key\n",
+        "Match originalhost a.example\n  IdentityFile ~/.ssh/open_key\n", /* never, in 0.10.6 */
+        "Match host A.example\n  IdentityFile ~/.ssh/open_key\n",         /* Match does not lower */
+        "Host a.example\n  HostName 10.9.8.7\nHost a.example\n  IdentityFile ~/.ssh/open_key\n",
+        "Host other\n  Include ~/.ssh/other.conf\n",
+    };
+    write_file(".ssh/other.conf", 0600, "IdentityFile ~/.ssh/open_key\n");
+    for (size_t i = 0; i < sizeof OTHERS / sizeof *OTHERS; i++) {
+        write_file("config", 0600, OTHERS[i]);
+        cr_assert_eq(identities_via(path, ssh_dir, "a.example", target_of(OTHERS[i]), &err, &n), 0,
+                     "%s: %s", OTHERS[i], err.msg);
+        cr_assert_eq(n, 0, "%s", OTHERS[i]);
+    }
 }

@@ -1,0 +1,46 @@
+/* Which Host and Match blocks of an ssh configuration libssh 0.10.6 applies to one host, decided
+ * as its parser decides (src/config.c, src/match.c), quirks included: what tunedeck checks and
+ * offers from a config (its IdentityFile keys) is then what libssh would hold for that host. */
+#ifndef TUNEDECK_SSHMATCH_H
+#define TUNEDECK_SSHMATCH_H
+
+#include <stddef.h>
+
+/* A block's verdict. MAYBE: a `Match exec` that tunedeck does not run a second time (libssh
+ * runs it while it parses, and a command may have effects); its block is taken as applying,
+ * which checks more, never less. ERROR: libssh refuses the line and stops reading the file. */
+enum { SSHMATCH_NO = 0, SSHMATCH_YES = 1, SSHMATCH_MAYBE = 2, SSHMATCH_ERROR = -1 };
+
+/* What libssh matches against while it parses the files for one host. It lasts over every
+ * file of one parse (libssh's user config, then the global one), as libssh's session does. */
+typedef struct {
+    const char *alias;  /* the host libssh was given, before any HostName line */
+    const char *target; /* the host once parsed (SSH_OPTIONS_HOST after the parse) */
+    char user[256];     /* the user libssh holds so far; "" none yet */
+    int hostname_seen;  /* a HostName line applied: later ones are skipped */
+    int host_replaced;  /* ...with a value: from there on, the host is target */
+    int user_seen;      /* a User line applied: later ones are skipped, as libssh skips them */
+} SshmatchHost;
+
+/* The state before the first file: alias and target are kept (not copied), user may be NULL. */
+void sshmatch_begin(SshmatchHost *h, const char *alias, const char *target, const char *user);
+
+/* match_pattern_list: `s` against a comma-separated list of patterns (`*`, `?`, `!` before
+ * one to negate), `lower` lowering the patterns (Host lines). -1 when a negated one matches,
+ * 1 when a plain one does, else 0. A NULL `s` matches nothing. */
+int sshmatch_list(const char *s, const char *list, int lower);
+
+/* A "Host" line's words after the keyword, n of them: SSHMATCH_YES or NO. libssh 0.10.6 takes
+ * the first word that matches either way: `Host * !b` applies to b, `Host *,!b` does not. */
+int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n);
+
+/* A "Match" line's words: all, canonical and final (no effect), host, user, localuser,
+ * originalhost (never, in 0.10.6), exec (MAYBE), each negatable with '!'. */
+int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n);
+
+/* A HostName or User line (`arg` its value, NULL none) under a block whose verdict is
+ * `applies`: the first that applies is the one libssh keeps. */
+void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg);
+void sshmatch_user(SshmatchHost *h, int applies, const char *arg);
+
+#endif
