@@ -205,7 +205,7 @@ static const StopRule REGRET_EI_RULE = {
  * The structured models' p10-p90 band carries their uncertainty about coefficients that the
  * schedules near the best barely exercise: on the allreduce cells it stayed about +-10% wide
  * while the measured times fell within +-3% of the bias-corrected mean, and the raw p10 kept
- * the bound above the model's error for 9 to 44 trials after the search had got within 1.02x
+ * the bound above the model's error for 9 to 41 trials after the search had got within 1.02x
  * of best-known (M1:resnet50 and M2:resnet50, bench/stoprule). A model whose errors run wider
  * than its band gets a wider lower end, so the rule can only get more careful there. */
 static int regret_calibrated(const StopTrial *t, size_t n, size_t from, char *why, size_t cap)

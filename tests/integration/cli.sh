@@ -181,14 +181,18 @@ assert 3 <= len(T) < 40, len(T)
 def best(k):
     return min(t['time_s'] for t in T[:k] if t['status'] == 'ok')
 def meets(i, k):  # suggestion i, judged with k trials run
-    seen = [t for t in T[:i] if t['status'] == 'ok' and t.get('predicted_s') is not None][-5:]
-    if len(seen) < 5:
+    # the optimizer's own measured suggestions (an operator's override is no evidence)
+    own = lambda t: not t.get('overridden') and t.get('predicted_s') is not None
+    seen = [t for t in T[:i] if t['status'] == 'ok' and own(t)][-5:]
+    if len(seen) < 5 or not own(T[i]):
         return False
     r = [t['time_s'] - t['predicted_s'] for t in seen]
     bias = median(r)
     error = 1.4826 * median(abs(x - bias) for x in r)
     z90 = 1.2815515655446004
     sd = lambda t: (t['predicted_p90_s'] - t['predicted_p10_s']) / (2 * z90)
+    if any(sd(t) <= 0 for t in seen):
+        return False  # a trial that claimed no spread gives no scale
     scale = 1.4826 * median(abs(x - bias) / sd(t) for x, t in zip(r, seen))
     lower = T[i]['predicted_s'] - z90 * scale * sd(T[i])
     # the allreduce form's suggestions carry no expected improvement: the bound alone
