@@ -110,11 +110,19 @@ static int model_calibration(const StopTrial *t, size_t i, double bias_s, double
     return 1;
 }
 
+/* Appends to why (cap bytes) what fits of a formatted text. */
+static void why_append(char *why, size_t cap, const char *fmt, double value)
+{
+    size_t len = strlen(why);
+    if (len < cap)
+        snprintf(why + len, cap - len, fmt, value);
+}
+
 /* The regret bound met by each of the last REGRET_STREAK suggestions. The lower end is the
  * suggestion's p10, or with `calibrated` its mean less 1.2816 of its claimed standard
- * deviations rescaled by model_calibration. `scale` gets the last rescaling (1 without). */
+ * deviations rescaled by model_calibration (why then says the last rescaling). */
 static int bound_streak(const StopTrial *t, size_t n, size_t from, int calibrated, char *why,
-                        size_t cap, double *scale_out)
+                        size_t cap)
 {
     if (n < from + REGRET_STREAK)
         return 0;
@@ -139,14 +147,14 @@ static int bound_streak(const StopTrial *t, size_t n, size_t from, int calibrate
              "converged: the last %d suggestions could gain at most %.2g%% over the best %.4g "
              "s, within the model's error on recent trials (%.2g%%)",
              REGRET_STREAK, most > 0 ? 100 * most / best : 0.0, best, 100 * error_most / best);
-    if (scale_out)
-        *scale_out = scale;
+    if (calibrated)
+        why_append(why, cap, ", its spread rescaled x%.2g to its errors", scale);
     return 1;
 }
 
 static int regret_bound(const StopTrial *t, size_t n, size_t from, char *why, size_t cap)
 {
-    return bound_streak(t, n, from, 0, why, cap, NULL);
+    return bound_streak(t, n, from, 0, why, cap);
 }
 
 static const StopRule REGRET_BOUND_RULE = {
@@ -181,18 +189,24 @@ static int ei_settled(const StopTrial *t, size_t n, double *most, int *with_ei)
     return 1;
 }
 
-static int regret_ei(const StopTrial *t, size_t n, size_t from, char *why, size_t cap)
+/* The bound (raw or calibrated, as bound_streak) and the EI settled, for the last
+ * REGRET_STREAK suggestions. */
+static int bound_and_ei(const StopTrial *t, size_t n, size_t from, int calibrated, char *why,
+                        size_t cap)
 {
     double most;
     int with_ei;
     if (n < from + REGRET_STREAK || !ei_settled(t, n, &most, &with_ei) ||
-        !bound_streak(t, n, from, 0, why, cap, NULL))
+        !bound_streak(t, n, from, calibrated, why, cap))
         return 0;
-    size_t len = strlen(why);
-    if (with_ei && len < cap)
-        snprintf(why + len, cap - len, "; each expected at most %.2g%%",
-                 100 * most / best_ok_s(t, n));
+    if (with_ei)
+        why_append(why, cap, "; each expected at most %.2g%%", 100 * most / best_ok_s(t, n));
     return 1;
+}
+
+static int regret_ei(const StopTrial *t, size_t n, size_t from, char *why, size_t cap)
+{
+    return bound_and_ei(t, n, from, 0, why, cap);
 }
 
 static const StopRule REGRET_EI_RULE = {
@@ -210,19 +224,7 @@ static const StopRule REGRET_EI_RULE = {
  * than its band gets a wider lower end, so the rule can only get more careful there. */
 static int regret_calibrated(const StopTrial *t, size_t n, size_t from, char *why, size_t cap)
 {
-    double most, scale;
-    int with_ei;
-    if (n < from + REGRET_STREAK || !ei_settled(t, n, &most, &with_ei) ||
-        !bound_streak(t, n, from, 1, why, cap, &scale))
-        return 0;
-    size_t len = strlen(why);
-    if (len < cap)
-        snprintf(why + len, cap - len, ", its spread rescaled x%.2g to its errors", scale);
-    len = strlen(why);
-    if (with_ei && len < cap)
-        snprintf(why + len, cap - len, "; each expected at most %.2g%%",
-                 100 * most / best_ok_s(t, n));
-    return 1;
+    return bound_and_ei(t, n, from, 1, why, cap);
 }
 
 static const StopRule REGRET_CALIBRATED_RULE = {
