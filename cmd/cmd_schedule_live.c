@@ -98,6 +98,8 @@ static void write_progress(FILE *out, double wall_s, double time_s, const SchedL
     cJSON_AddStringToObject(o, "event", "progress");
     cJSON_AddStringToObject(o, "job", j->name);
     cJSON_AddBoolToObject(o, "running", j->running);
+    if (j->suspended) /* only while it is: a record without it is not suspended */
+        cJSON_AddBoolToObject(o, "suspended", 1);
     cJSON_AddNumberToObject(o, "gpus", j->gpus);
     cJSON_AddNumberToObject(o, "step", (double)j->step);
     /* what the job's progress lines did not say (the protocol's -1) is left out */
@@ -140,13 +142,13 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
         SchedLiveJob j;
         schedlive_job(l, i, &j);
         char st[32], ep[32], lo[32], eps[32];
+        const char *state = j.suspended ? "suspended" : j.running ? "running" : "stopped";
         /* a running job that has printed no progress line yet has no step: "-", not -1 */
         if (to_stdout && (j.running || j.step >= 0))
             printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s step %s epoch %s "
                    "loss %s %s ex/s\n",
-                   clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress,
-                   j.running ? "running" : "stopped", j.gpus, j.gpus == 1 ? "" : "s",
-                   figure(st, sizeof st, "%.0f", (double)j.step),
+                   clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress, state, j.gpus,
+                   j.gpus == 1 ? "" : "s", figure(st, sizeof st, "%.0f", (double)j.step),
                    figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (c->events && j.step >= 0)

@@ -307,6 +307,8 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
                 snprintf(ln, sizeof ln, " loss %.4f", lj.loss);
             if (lj.failed)
                 snprintf(real, sizeof real, "FAILED (%s)", lj.status);
+            else if (lj.suspended) /* holds its GPUs, makes no progress */
+                snprintf(real, sizeof real, "suspended %s step %ld%s", lj.gpu_ids, lj.step, ln);
             else if (lj.step >= 0 && lj.running)
                 snprintf(real, sizeof real, "run %s step %ld%s", lj.gpu_ids, lj.step, ln);
             else if (lj.step >= 0)

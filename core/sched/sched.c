@@ -370,6 +370,11 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         SJob *j = &s->jobs[i];
         if (j->done || j->gpus == 0)
             continue;
+        if (j->suspended) { /* its GPUs held, no work done (sched_suspend) */
+            j->gpu_s += dt * j->gpus;
+            held += dt * j->gpus;
+            continue;
+        }
         double t = dt, d = fmin(j->stall_left_s, t);
         j->stall_left_s -= d;
         j->lost_gpu_s += d * j->gpus;

@@ -96,6 +96,7 @@ typedef struct {
     double stall_left_s;
     int pinned_gpus; /* 0 = not pinned */
     int paused;
+    int suspended; /* sched_suspend: holds its GPUs, makes no progress */
     size_t n_resizes;
     const SchedResize *resizes; /* owned by the state; valid until the next sched_advance */
 } SchedJobInfo;
@@ -183,6 +184,13 @@ int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err);
  * enacts as a restart from its checkpoint). Nothing happens to a job holding no GPU. Fails
  * for an unknown job, or out of memory (nothing changed). */
 int sched_evict(SchedState *s, size_t job, Error *err);
+/* The job's run is suspended outside the scheduler (live mode: Slurm suspended its job for a
+ * higher-priority one, PreemptMode=SUSPEND, or an operator's scontrol suspend): it keeps its
+ * GPUs (Slurm keeps a suspended job's GRES), so they stay its in the model, but it makes no
+ * progress while suspended: its time counts as GPU-seconds held, not as work done. Decisions
+ * keep it at its size (as a pin would): a resize is a checkpoint its stopped processes cannot
+ * write. 0 when it is resumed. Fails for an unknown job. */
+int sched_suspend(SchedState *s, size_t job, int suspended, Error *err);
 /* A node joins the running cluster (core/sched/sched_grow.c): named `name` (not one of the
  * scheduler's), with `gpus` GPUs (1..64) of `type` ("" unknown) at `speed` (1 = the measured
  * GPUs), usable from now on; the next decision may place jobs there. Returns its index (the

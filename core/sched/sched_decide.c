@@ -206,7 +206,8 @@ static int gather(SchedState *s, Decision *d)
                                   .attained_gpu_s = j->gpu_s,
                                   .requested_gpus = j->req_gpus,
                                   .cur_gpus = j->gpus,
-                                  .pinned = j->pinned,
+                                  /* suspended: kept at its size (sched_suspend) */
+                                  .pinned = j->suspended && j->gpus ? j->gpus : j->pinned,
                                   .max_gpus = sched_job_max_gpus(s, j),
                                   .explore_gpus = exploring(s, j) ? 1 << j->explore_stage : 0,
                                   .remaining = app_total_progress(j->app) - j->progress,

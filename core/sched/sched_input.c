@@ -121,6 +121,14 @@ int sched_pause(SchedState *s, size_t job, int paused, Error *err)
     return 0;
 }
 
+int sched_suspend(SchedState *s, size_t job, int suspended, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "suspend: no job %zu", job);
+    s->jobs[job].suspended = suspended != 0;
+    return 0;
+}
+
 int sched_evict(SchedState *s, size_t job, Error *err)
 {
     if (job >= s->n_jobs)

@@ -76,6 +76,7 @@ int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *o)
                         .stall_left_s = j->stall_left_s,
                         .pinned_gpus = j->pinned,
                         .paused = j->paused,
+                        .suspended = j->suspended,
                         .n_resizes = j->n_resizes,
                         .resizes = j->resizes};
     return 0;

@@ -63,6 +63,11 @@ typedef struct LiveRunOps {
      * where a later decision places it; the run itself ends once the backend has cleared
      * what is left of it (Slurm: a requeued copy cancelled). */
     const char *(*preempted)(const void *run);
+    /* Optional: 1 while the backend holds the run stopped for another job and will let it go
+     * on (Slurm: SUSPENDED, PreemptMode=SUSPEND or scontrol suspend). Not a death nor a
+     * preemption: the run keeps its GPUs; the driver keeps them the job's in the model, at
+     * its size, and counts no progress for it until this says 0 again (sched_suspend). */
+    int (*suspended)(const void *run);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
      * before the first tick. */

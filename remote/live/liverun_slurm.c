@@ -248,13 +248,16 @@ static void note_suspended(SlurmRun *r, const SlurmJobInfo *j, LiveSlurmTaken t)
         liveslurm_say(r->s,
                       "slurm: %s (%s) is suspended (preempted with PreemptMode=SUSPEND, or "
                       "scontrol suspend): Slurm keeps its GPUs while it is suspended (it frees "
-                      "only its CPUs), so the scheduler keeps counting them; it goes on from "
-                      "where it stopped once Slurm resumes it",
+                      "only its CPUs), so the scheduler keeps counting them, at its size, and "
+                      "counts no progress for it until Slurm resumes it; it goes on from where "
+                      "it stopped then",
                       r->label, r->job_name);
     } else if (t != LIVESLURM_TAKEN_SUSPENDED && r->suspended_ms) {
-        liveslurm_say(r->s, "slurm: %s (%s) is %s after %.0f s suspended", r->label, r->job_name,
-                      strcmp(j->state, "RUNNING") == 0 ? "resumed" : j->state,
-                      (double)(clock_now_ms() - r->suspended_ms) / 1000);
+        int resumed = strcmp(j->state, "RUNNING") == 0;
+        liveslurm_say(r->s, "slurm: %s (%s) is %s after %.0f s suspended%s", r->label, r->job_name,
+                      resumed ? "resumed" : j->state,
+                      (double)(clock_now_ms() - r->suspended_ms) / 1000,
+                      resumed ? ": its progress counts again" : "");
         r->suspended_ms = 0;
     }
 }
@@ -443,6 +446,12 @@ static const char *preempted(const void *run)
     return ((const SlurmRun *)run)->taken_how;
 }
 
+static int suspended(const void *run)
+{
+    const SlurmRun *r = run;
+    return !r->ended && r->suspended_ms != 0;
+}
+
 static const char *waiting(const void *run)
 {
     const SlurmRun *r = run;
@@ -477,6 +486,7 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .granted = granted,
                                   .waiting = waiting,
                                   .preempted = preempted,
+                                  .suspended = suspended,
                                   .tick = liveslurm_tick,
                                   .watch = liveslurm_watch,
                                   .nodes = liveslurm_nodes,

@@ -299,6 +299,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
     }
     if (j->run) /* after its last lines: the step it was taken at, and its checkpoint's */
         schedlive_preempted(l, j);
+    schedlive_sync_suspended(l, j); /* before the model's next advance */
     if (j->run && l->ops->running(j->run)) {
         if (j->preempted)
             return; /* the backend clears what is left of it; nothing to signal */
@@ -499,6 +500,7 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .resizes = j->resizes,
                           .deaths = j->deaths,
                           .preemptions = j->preemptions,
+                          .suspended = j->suspended,
                           .failed = j->failed,
                           .step = j->step,
                           .loss = j->loss,

@@ -72,6 +72,7 @@ typedef struct {
     int resizes;      /* checkpoint-stop-restarts enacted */
     int deaths;       /* ends nobody asked for (a preemption is not one) */
     int preemptions;  /* runs the backend took off their GPUs for another job (Slurm) */
+    int suspended;    /* its run is suspended (Slurm): it keeps its GPUs, makes no progress */
     int failed;       /* died again after its one restart: left stopped */
     long step;        /* last progress line of any run (-1: none yet) */
     double loss;      /* last progress line's loss, any sign; NAN: none given */

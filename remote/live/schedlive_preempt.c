@@ -1,6 +1,7 @@
 /* A run the backend took off its GPUs for another job (Slurm's preemption: CANCEL, REQUEUE)
  * is not a death: the job's GPUs leave the model at once and a later decision places it
- * again, resuming from its checkpoint (remote/live/schedlive_priv.h, docs/slurm.md). */
+ * again, resuming from its checkpoint; one it suspended (SUSPEND) keeps its GPUs and makes no
+ * progress until resumed (remote/live/schedlive_priv.h, docs/slurm.md). */
 #include <stdio.h>
 
 #include "remote/live/schedlive_priv.h"
@@ -61,4 +62,18 @@ int schedlive_preempted(SchedLive *l, LiveJob *j)
                       j->name, label, how, at, ck, held, held == 1 ? "" : "s",
                       j->has_ckpt ? "resuming from its checkpoint" : "starting fresh");
     return 1;
+}
+
+void schedlive_sync_suspended(SchedLive *l, LiveJob *j)
+{
+    int now = j->run && !j->preempted && l->ops->suspended && l->ops->running(j->run) &&
+              l->ops->suspended(j->run);
+    if (now == j->suspended)
+        return;
+    Error err;
+    if (sched_suspend(l->s, (size_t)(j - l->jobs), now, &err) < 0) {
+        schedlive_log(l, "%s: %s", j->name, err.msg);
+        return;
+    }
+    j->suspended = now;
 }

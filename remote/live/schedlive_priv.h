@@ -41,6 +41,8 @@ typedef struct {
      * again as a decision; preempt_saved: its checkpoint was already counted then (else the
      * run's end reads rank0_saved again: its exit line may come after the first sighting) */
     int preempted, preemptions, preempt_event, preempt_saved;
+    int suspended;    /* the backend holds its run stopped (LiveRunOps.suspended): so does
+                         the model (sched_suspend) */
     int ended_itself; /* its last run exited 0 unasked: the script finished its training */
     int seen; /* progress lines of the current run already taken */
     int refused_said; /* the current run's first refused protocol line logged */
@@ -102,6 +104,10 @@ const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);
  * one. Returns 1 when the run is (or was) taken: the driver then sends it no signal, and its
  * end is no death. */
 int schedlive_preempted(SchedLive *l, LiveJob *j);
+/* The model follows the backend's word that the job's run is suspended (and its end): the
+ * job keeps its GPUs and size there and makes no progress while it is (sched_suspend). A run
+ * that ended or was taken is not suspended. */
+void schedlive_sync_suspended(SchedLive *l, LiveJob *j);
 
 /* schedlive_nodes.c: the backend watches the model's nodes (its watch op); after each tick,
  * what it read changes the model: a node it calls unusable is drained (sched_drain_node:

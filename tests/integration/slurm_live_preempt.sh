@@ -2,9 +2,12 @@
 # The live scheduler on Slurm when Slurm preempts its jobs (its siblings: slurm_live.sh,
 # slurm_live_jobs.sh, slurm_live_outage.sh), against the private Slurm 22.05 of
 # tests/slurm-harness.sh with preemption by partition: PreemptType=preempt/partition_prio,
-# PreemptMode=REQUEUE, and a partition urgent over t4's nodes (n1, n2: gpu:t4:2 each) with a
-# higher PriorityTier. tunedeck-worker in job mode is the job command (it checkpoints on
-# SIGTERM, which Slurm sends first when it preempts, KillWait=5 s before the KILL).
+# PreemptMode=SUSPEND,GANG (GANG: the suspending; partition t4 set to REQUEUE, then CANCEL,
+# then SUSPEND), and a partition urgent over t4's nodes (n1, n2: gpu:t4:2 each, 4 CPUs) with a
+# higher PriorityTier. (preempt/qos needs QOS records, which only slurmdbd keeps: without it,
+# as here, sbatch takes any --qos unchecked and preempt/qos preempts nothing; docs/slurm.md.)
+# tunedeck-worker in job mode is the job command (it checkpoints on SIGTERM, which Slurm sends
+# first when it preempts, KillWait=5 s before the KILL).
 #
 # 1. REQUEUE: a job in urgent on solo's node preempts it; Slurm requeues solo's job (pending
 #    again, Restarts=1): said once, not a death; its GPUs leave the model at once, the
@@ -13,16 +16,20 @@
 # 2. CANCEL (t4's PreemptMode set to CANCEL): solo is preempted twice (PREEMPTED), once on
 #    each node; with both held it waits queued, and when the first preemptor ends it starts
 #    a third time from its checkpoint: two preemptions are no "second death".
-# 3. A suspended job (scontrol suspend, then resume): said once with its end; it keeps its
-#    GPUs and its run (no stop, no restart).
+# 3. SUSPEND (t4's PreemptMode set to SUSPEND): a CPU-only job of urgent that needs all four
+#    CPUs of solo's node makes Slurm suspend solo's job (a GPU job would wait instead: Slurm
+#    frees a suspended job's CPUs, not its GPUs); it ends 8 s later and Slurm resumes solo.
+#    Said once with its end, no death, no preemption, no restart; the status lines show it
+#    suspended, and the model's progress for it stands still while it is, then moves again.
 # After each run: no Slurm job of ours (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
 suite=slurm_live_preempt scratch=slurm-live-preempt suite_slurm=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/integration/lib/slurmlive.sh"
-slurmlive_start "PreemptType=preempt/partition_prio" "PreemptMode=REQUEUE" \
+slurmlive_start "PreemptType=preempt/partition_prio" "PreemptMode=SUSPEND,GANG" \
     "PartitionName=urgent Nodes=n[1-2] MaxTime=INFINITE State=UP PriorityTier=10"
+scontrol update PartitionName=t4 PreemptMode=REQUEUE
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
 
 # preemptor NODE: a job of partition urgent on both GPUs of NODE for two minutes (not
@@ -37,12 +44,13 @@ solo_node() {
     sed -n "s/.* solo: run $2 on \(n[12]\) .*/\1/p" "$T/out$1" | head -1
 }
 
-# start_run N: solo on partition t4 in the background, its output in T/outN; fixed-2 keeps it
-# at 2 GPUs, one node (doubling would grow it over both)
+# start_run N [S]: solo on partition t4 in the background, its output in T/outN, status lines
+# every S s (none by default); fixed-2 keeps it at 2 GPUs, one node (doubling would grow it
+# over both)
 start_run() {
     : > "$T/out$1"
     "$bin" schedule --live --slurm --partition t4 --workload "$T/solo.csv" --job-command "$job" \
-        --policy fixed-2 --interval 60 --time-scale 30 --duration 300 --status-every 0 \
+        --policy fixed-2 --interval 60 --time-scale 30 --duration 300 --status-every "${2:-0}" \
         --job-dir "$T/jobs$1" > "$T/out$1" 2> "$T/err$1" &
     LIVE_PID=$!
 }
@@ -142,39 +150,51 @@ else fail "cancel (exit $rc, nodes '$first' '$second' '$third')"; fi
 if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left after the preemptions"
 else fail "left after the preemptions: queue '$queue', $left processes"; fi
 
-echo "SUSPENDED: said, GPUs kept, the run goes on"
-start_run 3
+echo "SUSPEND: suspended by a higher tier's job, resumed when it ends; no progress meanwhile"
+scontrol update PartitionName=t4 PreemptMode=SUSPEND
+start_run 3 1
 node=$(solo_node 3 1)
 wait_line "$T/out3" "solo: Slurm job [0-9]* running on" 300
 id=$(sed -n 's/.* solo: Slurm job \([0-9]*\) running on .*/\1/p' "$T/out3" | head -1)
-if [ -n "$id" ]; then
-    scontrol suspend "$id"
-    wait_line "$T/out3" "is suspended" 100
-    sleep 2
-    scontrol resume "$id"
-    wait_line "$T/out3" "is resumed after" 100
-fi
-sleep 1
+past_first_step
+urgent1=""
+[ -n "$node" ] && urgent1=$(sbatch --parsable -p urgent -w "$node" -c 4 -J urgent -o /dev/null \
+    --wrap 'sleep 8')
+wait_line "$T/out3" "is suspended" 300
+wait_line "$T/out3" "is resumed after" 300
+sleep 3 # status lines after the resume
 kill -INT "$LIVE_PID"
 live_ended
-if [ "$rc" -eq 130 ] && [ -n "$id" ] && python3 - "$T/out3" "$id" <<'PY'
+if [ "$rc" -eq 130 ] && [ -n "$id" ] && [ -n "$urgent1" ] && python3 - "$T/out3" "$id" <<'PY'
 import re, sys
 from outcheck import out, need
 s = need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is suspended \(preempted with "
          r"PreemptMode=SUSPEND, or scontrol suspend\): Slurm keeps its GPUs while it is suspended "
-         r"\(it frees only its CPUs\), so the scheduler keeps counting them" % sys.argv[2],
-         "the suspension said")
-need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is resumed after \d+ s suspended"
-     % sys.argv[2], "its end said", s.end())
+         r"\(it frees only its CPUs\), so the scheduler keeps counting them, at its size, and counts "
+         r"no progress for it until Slurm resumes it" % sys.argv[2], "the suspension said")
+r = need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is resumed after (\d+) s "
+         r"suspended: its progress counts again" % sys.argv[2], "its end said", s.end())
 assert len(re.findall(r"is suspended \(preempted", out)) == 1, "said once"
-assert "solo: run 2" not in out and "preempted" not in out.replace("preempted with", ""), \
-    "no restart"
+assert int(r.group(1)) >= 4, "suspended while the preemptor ran: " + r.group(0)
+assert "solo: run 2" not in out and "preempted by Slurm" not in out, "no restart, no preemption"
+assert "died unexpectedly" not in out, "no death"
 need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
-     s.end())
-print(s.group(0)[:70] + "...")
+     r.end())
+# The status lines: (position, model %, state). While suspended the model's progress for solo
+# stands still; before and after it moves.
+st = [(m.start(), float(m.group(1)), m.group(2)) for m in
+      re.finditer(r"solo\s+cifar10\s+model\s+([\d.]+)% \| real (\w+)", out)]
+susp = [p for (_, p, k) in st if k == "suspended"]
+assert len(susp) >= 3, "shown suspended in the status lines: %s" % st
+assert len(set(susp)) == 1, "no model progress while suspended: %s" % susp
+before = [p for (at, p, k) in st if k == "running" and at < s.start()]
+after = [p for (at, p, k) in st if k == "running" and at > r.end()]
+assert before and before[0] < susp[0], "it progressed before: %s" % st
+assert after and after[-1] > susp[0], "and progresses again once resumed: %s" % st
+print("%s; model %.1f%% for %d status lines" % (r.group(0)[-60:], susp[0], len(susp)))
 PY
-then pass "a suspended job is said once with its end, keeps its GPUs and goes on"
-else fail "suspend (exit $rc, job '$id')"; fi
+then pass "a job Slurm suspends for a higher tier's job is said, kept, charged no progress, and goes on once resumed"
+else fail "suspend (exit $rc, job '$id', preemptor '$urgent1')"; fi
 if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left after the suspension"
 else fail "left after the suspension: queue '$queue', $left processes"; fi
 

@@ -87,6 +87,45 @@ Test(sched, pins_pause_and_drain_are_respected)
     sched_free(s);
 }
 
+/* Slurm suspended the job's run (PreemptMode=SUSPEND): it keeps its GPUs, where they are,
+ * through every decision, and its suspended time is GPU time held, not progress; resumed, it
+ * goes on from the same progress. */
+Test(sched, a_suspended_job_keeps_its_gpus_and_makes_no_progress)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    int c0 = sched_job_find(s, "cifar10-0");
+    SchedJobInfo before, after;
+    sched_job_info(s, (size_t)c0, &before);
+    cr_assert(before.gpus > 0 && before.state == SCHED_JOB_RUNNING, "runs at 400 s");
+    int owners_before[4 * 4], owners_after[4 * 4];
+    for (int n = 0; n < 4; n++)
+        sched_node_gpus(s, n, owners_before + 4 * n, 4);
+    cr_assert_eq(sched_suspend(s, (size_t)c0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 600, &e), 0, "%s", e.msg); /* ten decisions */
+    sched_job_info(s, (size_t)c0, &after);
+    cr_assert(after.suspended);
+    cr_assert_eq(after.progress, before.progress, "no progress while suspended: %g -> %g",
+                 before.progress, after.progress);
+    cr_assert_eq(after.gpus, before.gpus, "kept at its size");
+    cr_assert_eq(after.gpu_s, before.gpu_s + 600.0 * before.gpus, "its GPUs counted held");
+    for (int n = 0; n < 4; n++)
+        sched_node_gpus(s, n, owners_after + 4 * n, 4);
+    for (int g = 0; g < 16; g++)
+        if (owners_before[g] == c0 || owners_after[g] == c0)
+            cr_assert_eq(owners_after[g], owners_before[g], "kept where it was (GPU %d)", g);
+    cr_assert_eq(sched_suspend(s, (size_t)c0, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)c0, &after);
+    cr_assert(!after.suspended);
+    cr_assert_gt(after.progress, before.progress, "resumed, it progresses again");
+    fixture_sched_capacity(s);
+    cr_assert_eq(sched_suspend(s, 999, 1, &e), -1);
+    cr_assert(strstr(e.msg, "no job 999"), "%s", e.msg);
+    sched_free(s);
+}
+
 static int most_gpus(const SchedState *s)
 {
     int most = 0;

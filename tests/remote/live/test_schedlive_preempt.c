@@ -39,10 +39,14 @@ static void *plan_start(void *ctx, const LiveRunSpec *spec, Error *err)
     return r;
 }
 
+/* plan_suspend: no preemption, no death; run 1 is suspended (no progress line) while
+ * plan_suspending is set, as Slurm's SUSPEND holds its processes stopped */
+static int plan_suspend, plan_suspending;
+
 static void plan_step(void *run)
 {
     PlanRun *r = run;
-    if (r->status[0])
+    if (r->status[0] || (plan_suspend && plan_suspending))
         return;
     r->steps++;
     TrialEvent ev = {.kind = EVENT_PROGRESS,
@@ -51,6 +55,8 @@ static void plan_step(void *run)
                      .loss = 0.5,
                      .examples_per_s = -1};
     jobctl_progress_note(&r->p, &ev);
+    if (plan_suspend)
+        return;
     if (r->n == 1 && r->steps == 3)
         snprintf(r->how, sizeof r->how, "preempted by the test");
     if (r->n == 1 && r->steps == 6)
@@ -113,6 +119,12 @@ static const char *plan_preempted(const void *run)
     return ((const PlanRun *)run)->how;
 }
 
+static int plan_suspended(const void *run)
+{
+    (void)run;
+    return plan_suspend && plan_suspending;
+}
+
 static const LiveRunOps PLAN = {.name = "plan",
                                 .start = plan_start,
                                 .signal = plan_signal,
@@ -124,6 +136,7 @@ static const LiveRunOps PLAN = {.name = "plan",
                                 .rank0_saved = plan_saved,
                                 .size = plan_size,
                                 .preempted = plan_preempted,
+                                .suspended = plan_suspended,
                                 .free = free};
 
 static void collect(void *ud, const char *line)
@@ -283,6 +296,72 @@ Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back
               "%s", log);
     cr_assert(!strstr(log, "0 GPUs leave"), "%s", log);
     cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}
+
+/* Suspended by its backend (Slurm's PreemptMode=SUSPEND): no death, no preemption, no signal;
+ * the model keeps its GPUs, counts no progress for it through several decisions, and counts
+ * again once it is resumed; the run goes on, never restarted. */
+Test(schedlive_preempt, a_suspended_run_keeps_its_gpus_and_gains_no_model_progress)
+{
+    Error e;
+    Cluster *c = two_nodes();
+    Catalogue *cat = fixture_catalogue();
+    SchedState *s = fixture_doubling_with_j0(cat);
+    static char log[16384];
+    log[0] = 0;
+    plan_starts = plan_signals = plan_late_save = 0;
+    plan_suspend = 1;
+    plan_suspending = 0;
+    SchedLiveOptions o = {
+        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int64_t until = clock_now_ms() + 10000;
+    do {
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+    } while (j.step < 103 && clock_now_ms() < until);
+    cr_assert_eq(j.step, 103, "%s", log);
+    plan_suspending = 1;
+    schedlive_step(l, NULL, 0, clock_now_ms()); /* the model learns it at this step's end */
+    schedlive_job(l, 0, &j);
+    cr_assert(j.suspended && j.running, "shown suspended, still its run: %s", log);
+    SchedJobInfo at, info;
+    cr_assert_eq(sched_job_info(s, 0, &at), 0);
+    cr_assert(at.gpus > 0 && at.suspended);
+    double t0 = sched_now(s);
+    until = clock_now_ms() + 10000;
+    do { /* 180 simulated seconds at least: three decisions */
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        cr_assert_eq(sched_job_info(s, 0, &info), 0);
+        cr_assert_eq(info.progress, at.progress, "no progress while suspended (t=%.0f s)",
+                     sched_now(s));
+        cr_assert_eq(info.gpus, at.gpus, "its GPUs stay its");
+    } while (sched_now(s) < t0 + 180 && clock_now_ms() < until);
+    cr_assert_geq(sched_now(s), t0 + 180);
+    plan_suspending = 0;
+    until = clock_now_ms() + 10000;
+    do {
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+        sched_job_info(s, 0, &info);
+    } while ((j.step < 105 || info.progress <= at.progress) && clock_now_ms() < until);
+    cr_assert(!j.suspended && !info.suspended, "resumed");
+    cr_assert_gt(info.progress, at.progress, "resumed, it progresses in the model again");
+    cr_assert_eq(plan_starts, 1, "the same run goes on: %s", log);
+    cr_assert_eq(j.deaths, 0);
+    cr_assert_eq(j.preemptions, 0);
+    cr_assert(!strstr(log, ": stop j0") && !strstr(log, ": resize j0"), "%s", log);
+    plan_suspend = 0;
     schedlive_stop_all(l);
     for (int i = 0; i < 100 && !schedlive_done(l); i++)
         schedlive_step(l, NULL, 0, clock_now_ms());
