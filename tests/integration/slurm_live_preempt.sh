@@ -12,7 +12,9 @@
 # 1. REQUEUE: a job in urgent on solo's node preempts it; Slurm requeues solo's job (pending
 #    again, Restarts=1): said once, not a death; its GPUs leave the model at once, the
 #    requeued copy is cancelled, and the next decision starts solo on the other node,
-#    resuming from the checkpoint the preemption's TERM wrote.
+#    resuming from the checkpoint the preemption's TERM wrote. The run's end does not wait
+#    exit_grace_s: the exit line in the job's output file is the preempted instance's, the
+#    run's own (the copy never runs the job command nor writes one).
 # 2. CANCEL (t4's PreemptMode set to CANCEL): solo is preempted twice (PREEMPTED), once on
 #    each node; with both held it waits queued, and when the first preemptor ends it starts
 #    a third time from its checkpoint: two preemptions are no "second death".
@@ -103,6 +105,8 @@ resumed(m, saved, sys.argv[2], "solo")
 assert "died unexpectedly" not in out, "a preemption is no death"
 assert not re.search(r"decision t=\d+s: stop solo", out), "the model's side is no decision line"
 assert "waits for its allocation: BeginTime" not in out, "the requeued copy is not a run waiting"
+# the exit line in slurm-ID.out is the preempted instance's, this run's own: read at once
+assert "gave up waiting" not in out, "no exit_grace_s wait for a requeued job's end"
 print(p.group(0)[:60] + "...; resumed on " + other)
 PY
 then pass "a requeued job is no death: its GPUs leave the model, its copy is cancelled, it resumes where the policy places it"

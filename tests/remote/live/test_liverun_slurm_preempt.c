@@ -122,9 +122,12 @@ static void exit_line(const char *name, long id, int status)
     fclose(f);
 }
 
+/* The requeued copy keeps the job's id and output file: the exit line there is the preempted
+ * instance's, this run's own (the copy never writes one), so the run ends at Slurm's word with
+ * its checkpoint, not exit_grace_s later (300 s here: a wait would outlast the test's bound). */
 Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_ends)
 {
-    Backend b = backend_new(10, &said);
+    Backend b = backend_new_grace(10, &said, 300);
     void *run = started(&b, "rq");
     exit_line("rq", 100, 0);
     put("state", "PENDING 1\n"); /* requeued: Slurm would start it again */
@@ -143,6 +146,8 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "requeued by Slurm (its copy cancelled)");
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "the checkpoint its exit line told is counted");
+    cr_assert(!strstr(log_text, "gave up waiting"), "%s", log_text);
     cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "100\n", "cancelled once");
     free(cancels);
