@@ -199,6 +199,13 @@ int liveslurm_id_in(const char *id, const char *const *ids, size_t n);
  * the submission, so that an sbatch whose answer was lost can be looked up by it and its job
  * adopted instead of submitted twice. -1 when it does not fit in cap. */
 int liveslurm_job_name(char *out, size_t cap, const char *name, unsigned nonce, long n);
+/* The output file of the submission job_name (liveslurm_job_name) as job `id` ("%j": sbatch's
+ * pattern), in its folder dir: DIR/slurm-ID.NONCE-N.out, the name's tail after its last '.'
+ * (the whole name when it has none). Its own to the submission: Slurm's job ids start again
+ * from 1 when its state is reset and wrap at MaxJobId, so a folder can hold an earlier job's
+ * slurm-ID.out under this job's id, whose progress and exit line are not this run's. NULL
+ * when out of memory; caller frees. */
+char *liveslurm_output_path(const char *dir, const char *job_name, const char *id);
 /* 1 when job_name is one liveslurm_job_name gave for this nonce: a job of this driver's,
  * even before its sbatch has answered. */
 int liveslurm_named_by(const char *job_name, unsigned nonce);

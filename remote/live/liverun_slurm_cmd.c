@@ -96,7 +96,9 @@ char **liveslurm_sbatch_argv(const char *job_name, const char *dir, const char *
     rc |= push(&v, &len, &cap, "--parsable");
     rc |= push(&v, &len, &cap, "--job-name=%s", job_name);
     rc |= push(&v, &len, &cap, "--chdir=%s", dir);
-    rc |= push(&v, &len, &cap, "--output=%s/slurm-%%j.out", dir);
+    char *out = liveslurm_output_path(dir, job_name, "%j");
+    rc |= out ? push(&v, &len, &cap, "--output=%s", out) : -1;
+    free(out);
     /* One component per distinct GPU count: --gres is per node, so nodes that hold
      * different counts of the job cannot share one (docs/slurm.md: --gpus=N lets Slurm
      * split the total its own way). */
@@ -159,6 +161,15 @@ int liveslurm_job_name(char *out, size_t cap, const char *name, unsigned nonce, 
 {
     int w = snprintf(out, cap, LIVESLURM_NAME_PREFIX "%s.%06x-%ld", name, nonce & 0xffffffu, n);
     return w < 0 || (size_t)w >= cap ? -1 : 0;
+}
+
+char *liveslurm_output_path(const char *dir, const char *job_name, const char *id)
+{
+    const char *tag = strrchr(job_name, '.');
+    char *path = NULL;
+    if (asprintf(&path, "%s/slurm-%s.%s.out", dir, id, tag ? tag + 1 : job_name) < 0)
+        return NULL;
+    return path;
 }
 
 int liveslurm_named_by(const char *job_name, unsigned nonce)

@@ -27,8 +27,7 @@ static void took_id(SlurmRun *r, long id)
     LiveSlurm *s = r->s;
     snprintf(r->id, sizeof r->id, "%ld", id);
     free(r->out_path);
-    if (asprintf(&r->out_path, "%s/slurm-%ld.out", r->dir, id) < 0)
-        r->out_path = NULL; /* left undefined by a failed asprintf */
+    r->out_path = liveslurm_output_path(r->dir, r->job_name, r->id);
     if (!r->out_path || liveslurm_remember(s, r->id) < 0) {
         const char *argv[] = {"scancel", r->id, NULL};
         Error ignored;

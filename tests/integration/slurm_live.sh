@@ -236,17 +236,17 @@ mkdir -p "$lag/node"
 real_sbatch=$(command -v sbatch) real_scontrol=$(command -v scontrol)
 cat > "$lag/sbatch" <<STANDIN
 #!/bin/sh
-dir=""
+dir="" out=""
 for a; do
     shift
     case \$a in
-    --output=*) set -- "\$@" "--output=$lag/node/slurm-%j.out" ;;
+    --output=*) out=\${a##*/}; set -- "\$@" "--output=$lag/node/\$out" ;;
     --chdir=*) dir=\${a#--chdir=}; set -- "\$@" "\$a" ;;
     *) set -- "\$@" "\$a" ;;
     esac
 done
 id=\$("$real_sbatch" "\$@") || exit \$?
-echo "\${id%%;*} \$dir" >> "$lag/jobs"
+echo "\${id%%;*} \$dir \$out" >> "$lag/jobs"
 echo "\$id"
 STANDIN
 cat > "$lag/scontrol" <<STANDIN

@@ -105,7 +105,7 @@ resumed(m, saved, sys.argv[2], "solo")
 assert "died unexpectedly" not in out, "a preemption is no death"
 assert not re.search(r"decision t=\d+s: stop solo", out), "the model's side is no decision line"
 assert "waits for its allocation: BeginTime" not in out, "the requeued copy is not a run waiting"
-# the exit line in slurm-ID.out is the preempted instance's, this run's own: read at once
+# the exit line in its output file is the preempted instance's, this run's own: read at once
 assert "gave up waiting" not in out, "no exit_grace_s wait for a requeued job's end"
 print(p.group(0)[:60] + "...; resumed on " + other)
 PY

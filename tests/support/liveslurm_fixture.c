@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void fixture_log_line(void *ud, const char *line)
@@ -79,4 +80,27 @@ void *backend_start(Backend *b, const char *dir, const char *name, const char *c
                         .nodes = (int[]){0},
                         .node_names = names};
     return LIVERUN_SLURM.start(b->s, &spec, err);
+}
+
+void fixture_job_output(const char *dir, const char *name, long id, char *path, size_t cap)
+{
+    char jobs[512], line[512], job_name[256] = "", folder[600];
+    snprintf(jobs, sizeof jobs, "%s/jobs", dir);
+    FILE *f = fopen(jobs, "r");
+    cr_assert_not_null(f, "%s", jobs);
+    long got;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%ld %255s", &got, job_name) == 2 && got == id)
+            break;
+        else
+            job_name[0] = 0;
+    fclose(f);
+    cr_assert(job_name[0], "no job %ld in %s", id, jobs);
+    char idtext[32];
+    snprintf(idtext, sizeof idtext, "%ld", id);
+    snprintf(folder, sizeof folder, "%s/work/%s", dir, name);
+    char *p = liveslurm_output_path(folder, job_name, idtext);
+    cr_assert_not_null(p);
+    snprintf(path, cap, "%s", p);
+    free(p);
 }

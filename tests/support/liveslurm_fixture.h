@@ -40,4 +40,9 @@ void backend_free(Backend *b);
 void *backend_start(Backend *b, const char *dir, const char *name, const char *command_template,
                     Error *err);
 
+/* The output file of job `id` of the run started as `name` in dir (backend_start), found by
+ * the job name the stand-in sbatch recorded with its id in DIR/jobs ("ID NAME" lines), in
+ * path (cap bytes). Fails the test when the id is not there. */
+void fixture_job_output(const char *dir, const char *name, long id, char *path, size_t cap);
+
 #endif

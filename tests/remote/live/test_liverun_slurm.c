@@ -43,10 +43,11 @@ Test(liverun_slurm, nodes_of_one_gpu_count_are_one_component)
                                      gpus, 2,
                                      "/shared/jobs/j0/tunedeck-job.sbatch");
     cr_assert_not_null(v);
-    cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0.00abcd-1 "
-                                "--chdir=/shared/jobs/j0 --output=/shared/jobs/j0/slurm-%j.out "
-                                "--partition=t4 --nodes=2 --nodelist=n1,n2 --gres=gpu:2 "
-                                "/shared/jobs/j0/tunedeck-job.sbatch");
+    cr_assert_str_eq(joined(v),
+                     "sbatch --parsable --job-name=tunedeck-live-j0.00abcd-1 "
+                     "--chdir=/shared/jobs/j0 --output=/shared/jobs/j0/slurm-%j.00abcd-1.out "
+                     "--partition=t4 --nodes=2 --nodelist=n1,n2 --gres=gpu:2 "
+                     "/shared/jobs/j0/tunedeck-job.sbatch");
     liveslurm_argv_free(v);
 }
 
@@ -54,11 +55,27 @@ Test(liverun_slurm, different_gpu_counts_make_a_heterogeneous_job_in_first_seen_
 {
     const char *names[] = {"n1", "n3", "n2"};
     int gpus[] = {2, 4, 2};
-    char **v = liveslurm_sbatch_argv("tunedeck-live-j0", "/d", NULL, names, gpus, 3, "/d/s");
-    cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0 --chdir=/d "
-                                "--output=/d/slurm-%j.out --nodes=2 --nodelist=n1,n2 "
+    char **v =
+        liveslurm_sbatch_argv("tunedeck-live-j0.00abcd-2", "/d", NULL, names, gpus, 3, "/d/s");
+    cr_assert_str_eq(joined(v), "sbatch --parsable --job-name=tunedeck-live-j0.00abcd-2 --chdir=/d "
+                                "--output=/d/slurm-%j.00abcd-2.out --nodes=2 --nodelist=n1,n2 "
                                 "--gres=gpu:2 : --nodes=1 --nodelist=n3 --gres=gpu:4 /d/s");
     liveslurm_argv_free(v);
+}
+
+/* Each submission's output file is its own (an earlier job under the same id left its
+ * slurm-ID.out: ids start again when Slurm's state is reset, and wrap). */
+Test(liverun_slurm, each_submission_writes_its_own_output_file)
+{
+    char *a = liveslurm_output_path("/j/a.b", "tunedeck-live-a.b.00abcd-3", "41");
+    char *b = liveslurm_output_path("/j/a.b", "tunedeck-live-a.b.00abce-3", "41");
+    char *p = liveslurm_output_path("/d", "plain", "%j");
+    cr_assert_str_eq(a, "/j/a.b/slurm-41.00abcd-3.out", "the tail after the name's last '.'");
+    cr_assert_str_neq(a, b, "another driver's (nonce's) job 41: another file");
+    cr_assert_str_eq(p, "/d/slurm-%j.plain.out");
+    free(a);
+    free(b);
+    free(p);
 }
 
 Test(liverun_slurm, script_traps_term_and_fills_placeholders_quoted)

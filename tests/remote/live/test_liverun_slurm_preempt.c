@@ -6,9 +6,11 @@
  * running. A job's exit line that comes after Slurm says it ended (a shared file system)
  * is waited for (exit_grace_s), then given up. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -114,7 +116,7 @@ static void *started(Backend *b, const char *name)
 static void exit_line(const char *name, long id, int status)
 {
     char path[768], line[64];
-    snprintf(path, sizeof path, "%s/work/%s/slurm-%ld.out", dir, name, id);
+    fixture_job_output(dir, name, id, path, sizeof path);
     FILE *f = fopen(path, "a");
     cr_assert_not_null(f, "%s", path);
     snprintf(line, sizeof line, "\n" LIVESLURM_EXIT_MARK "%ld %d\n", id, status);
@@ -186,7 +188,10 @@ Test(liverun_slurm_preempt, no_exit_line_no_checkpoint)
     const char *gave_up = strstr(log_text, "gave up waiting for it");
     cr_assert(gave_up && !strstr(gave_up + 1, "gave up waiting"), "said once: %s", log_text);
     cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-nk."), "%s", log_text);
-    cr_assert(strstr(log_text, "/work/nk/slurm-100.out within 1 s (exit_grace_s)"), "%s", log_text);
+    char path[768], within[800];
+    fixture_job_output(dir, "nk", 100, path, sizeof path);
+    snprintf(within, sizeof within, "%s within 1 s (exit_grace_s)", path);
+    cr_assert(strstr(log_text, within), "%s", log_text);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
@@ -280,12 +285,59 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     const char *first = strstr(log_text, "is suspended (preempted");
     cr_assert(first && !strstr(first + 1, "is suspended (preempted"), "said once: %s", log_text);
     cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-su."), "%s", log_text);
+    cr_assert(LIVERUN_SLURM.suspended(run), "the driver is told: the model counts no progress");
     put("state", "RUNNING 0\n");
     steps_until(&b, run, resumed_said);
-    cr_assert(strstr(log_text, "is resumed after "), "%s", log_text);
+    cr_assert(strstr(log_text, "is resumed after 0 s suspended: its progress counts again") ||
+                  strstr(log_text, "is resumed after 1 s suspended: its progress counts again"),
+              "%s", log_text);
+    cr_assert(!LIVERUN_SLURM.suspended(run));
     char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "");
     free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Regression (a leftover output file): Slurm's job ids start again from 1 when its state is
+ * reset, and wrap at MaxJobId, so a job folder can hold an earlier job's output under this
+ * job's id. Read as this run's, its progress lines were this run's first steps, and its exit
+ * line ended a stop at once, "exited 0" with a checkpoint counted, while the new job was still
+ * pending. Each submission's output file is its own now (slurm-ID.NONCE-N.out). */
+Test(liverun_slurm_preempt, an_earlier_jobs_output_under_the_same_id_is_not_read_as_this_runs)
+{
+    char path[768];
+    snprintf(path, sizeof path, "%s/work", dir);
+    cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+    snprintf(path, sizeof path, "%s/work/st", dir);
+    cr_assert_eq(mkdir(path, 0700), 0, "%s", path);
+    snprintf(path, sizeof path, "%s/work/st/slurm-100.out", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs("{\"event\":\"progress\",\"step\":9001,\"loss\":0.3}\n"
+          "\n" LIVESLURM_EXIT_MARK "100 0\n",
+          f);
+    fclose(f);
+    put("state", "PENDING 0\n");
+    Backend b = backend_new_grace(10, &said, 300);
+    Error err;
+    void *run = backend_start(&b, dir, "st", "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    rounds_pass(&b, run, 3);
+    cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
+    cr_assert_eq(LIVERUN_SLURM.progress(run)->seen, 0, "the earlier job's progress is not its own");
+    cr_assert_eq(LIVERUN_SLURM.signal(run, SIGTERM, &err), 0, "%s", err.msg);
+    char *cancels = cancels_when(&b, run);
+    cr_assert_str_eq(cancels, "--state=PENDING 100\n", "%s", log_text);
+    free(cancels);
+    cr_assert(LIVERUN_SLURM.running(run), "a pending job's stop ends at Slurm's word: %s",
+              LIVERUN_SLURM.status(run));
+    put("state", "CANCELLED 0\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "cancelled while pending");
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run), "no checkpoint: it never ran");
+    cr_assert_null(strstr(log_text, "gave up"), "no exit line awaited: %s", log_text);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }

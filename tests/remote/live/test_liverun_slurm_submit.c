@@ -513,7 +513,7 @@ Test(liverun_slurm_submit, a_first_read_of_two_lines_keeps_the_first_as_the_star
         tick(&b, &run, 1);
     cr_assert_str_eq(LIVERUN_SLURM.label(run), "Slurm job 100", "%s", log_text);
     char path[512];
-    snprintf(path, sizeof path, "%s/work/quick/slurm-100.out", dir);
+    fixture_job_output(dir, "quick", 100, path, sizeof path);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "%s: %s", path, strerror(errno));
     fputs("tunedeck-worker: resuming ckpt at step 30821 on 2 workers (it was written by 2)\n"
