@@ -66,7 +66,8 @@ typedef struct LiveRunOps {
     /* Optional: 1 while the backend holds the run stopped for another job and will let it go
      * on (Slurm: SUSPENDED, PreemptMode=SUSPEND or scontrol suspend). Not a death nor a
      * preemption: the run keeps its GPUs; the driver keeps them the job's in the model, at
-     * its size, and counts no progress for it until this says 0 again (sched_suspend). */
+     * its size, and counts no progress for it until this says 0 again (sched_suspend). Its
+     * ready() is 0 meanwhile: a stop waits for the resume. */
     int (*suspended)(const void *run);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once

@@ -404,9 +404,15 @@ static int running(const void *run)
     return !((const SlurmRun *)run)->ended;
 }
 
+/* Not while suspended: its stopped processes cannot act on a TERM, and on the harness the
+ * scancel --signal=TERM did not answer until Slurm resumed the job (24 s), which a longer
+ * suspension would turn into a timeout read as the controller away. The driver's stop waits
+ * for the resume instead (its stop clock starts with the TERM that goes then). */
 static int ready(const void *run)
 {
     const SlurmRun *r = run;
+    if (r->suspended_ms)
+        return 0;
     return !r->ran || r->progress.seen > 0 || clock_now_ms() - r->running_since_ms > READY_AFTER_MS;
 }
 

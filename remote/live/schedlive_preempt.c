@@ -68,8 +68,17 @@ void schedlive_sync_suspended(SchedLive *l, LiveJob *j)
 {
     int now = j->run && !j->preempted && l->ops->suspended && l->ops->running(j->run) &&
               l->ops->suspended(j->run);
+    if (now && j->stop_wanted && !j->stopping && !j->suspended_stop_said) {
+        j->suspended_stop_said = 1; /* the backend's ready() holds the TERM back */
+        schedlive_log(l,
+                      "%s: its stop waits until it is resumed: a suspended job cannot write its "
+                      "checkpoint",
+                      j->name);
+    }
     if (now == j->suspended)
         return;
+    if (!now)
+        j->suspended_stop_said = 0;
     Error err;
     if (sched_suspend(l->s, (size_t)(j - l->jobs), now, &err) < 0) {
         schedlive_log(l, "%s: %s", j->name, err.msg);

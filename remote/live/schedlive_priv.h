@@ -43,6 +43,7 @@ typedef struct {
     int preempted, preemptions, preempt_event, preempt_saved;
     int suspended;    /* the backend holds its run stopped (LiveRunOps.suspended): so does
                          the model (sched_suspend) */
+    int suspended_stop_said; /* a stop waiting for the resume: said once a suspension */
     int ended_itself; /* its last run exited 0 unasked: the script finished its training */
     int seen; /* progress lines of the current run already taken */
     int refused_said; /* the current run's first refused protocol line logged */

@@ -23,6 +23,8 @@
 #    frees a suspended job's CPUs, not its GPUs); it ends 8 s later and Slurm resumes solo.
 #    Said once with its end, no death, no preemption, no restart; the status lines show it
 #    suspended, and the model's progress for it stands still while it is, then moves again.
+#    Suspended a second time (5 s), the run is ended (Ctrl-C): its stop waits for the resume,
+#    then the job checkpoints as usual.
 # After each run: no Slurm job of ours (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -161,15 +163,24 @@ node=$(solo_node 3 1)
 wait_line "$T/out3" "solo: Slurm job [0-9]* running on" 300
 id=$(sed -n 's/.* solo: Slurm job \([0-9]*\) running on .*/\1/p' "$T/out3" | head -1)
 past_first_step
-urgent1=""
-[ -n "$node" ] && urgent1=$(sbatch --parsable -p urgent -w "$node" -c 4 -J urgent -o /dev/null \
-    --wrap 'sleep 8')
+# cpu_preemptor NODE S: a CPU-only job of urgent taking NODE's four CPUs for S seconds
+cpu_preemptor() {
+    sbatch --parsable -p urgent -w "$1" -c 4 -J urgent -o /dev/null --wrap "sleep $2"
+}
+urgent1="" urgent2=""
+[ -n "$node" ] && urgent1=$(cpu_preemptor "$node" 8)
 wait_line "$T/out3" "is suspended" 300
 wait_line "$T/out3" "is resumed after" 300
 sleep 3 # status lines after the resume
+# suspended again, and the run ended meanwhile: the stop waits for the resume
+[ -n "$node" ] && urgent2=$(cpu_preemptor "$node" 5)
+n=0
+while [ $n -lt 300 ] && [ "$(grep -c 'is suspended (preempted' "$T/out3")" -lt 2 ]; do
+    sleep 0.1; n=$((n + 1))
+done
 kill -INT "$LIVE_PID"
 live_ended
-if [ "$rc" -eq 130 ] && [ -n "$id" ] && [ -n "$urgent1" ] && python3 - "$T/out3" "$id" <<'PY'
+if [ "$rc" -eq 130 ] && [ -n "$id" ] && [ -n "$urgent2" ] && python3 - "$T/out3" "$id" <<'PY'
 import re, sys
 from outcheck import out, need
 s = need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is suspended \(preempted with "
@@ -178,27 +189,35 @@ s = need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is suspende
          r"no progress for it until Slurm resumes it" % sys.argv[2], "the suspension said")
 r = need(r"slurm: Slurm job %s \(tunedeck-live-solo\.[0-9a-f]{6}-1\) is resumed after (\d+) s "
          r"suspended: its progress counts again" % sys.argv[2], "its end said", s.end())
-assert len(re.findall(r"is suspended \(preempted", out)) == 1, "said once"
-assert int(r.group(1)) >= 4, "suspended while the preemptor ran: " + r.group(0)
+assert len(re.findall(r"is suspended \(preempted", out)) == 2, "said once a suspension"
 assert "solo: run 2" not in out and "preempted by Slurm" not in out, "no restart, no preemption"
 assert "died unexpectedly" not in out, "no death"
+# the second suspension, the end of the run during it: no TERM until Slurm resumes the job
+# (a TERM's scancel did not answer while it was suspended), then its checkpoint
+s2 = need(r"is suspended \(preempted", "suspended again", r.end())
+e = need(r"solo: end of the run: checkpoint and stop at step \d+", "the run's end", s2.end())
+w = need(r"solo: its stop waits until it is resumed: a suspended job cannot write its checkpoint",
+         "the stop waits", e.end())
+r2 = need(r"is resumed after \d+ s suspended", "resumed the second time", w.end())
 need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
-     r.end())
+     r2.end())
+assert "SIGKILL" not in out and "did not answer" not in out, "no KILL, no controller outage"
+
 # The status lines: (position, model %, state). While suspended the model's progress for solo
 # stands still; before and after it moves.
 st = [(m.start(), float(m.group(1)), m.group(2)) for m in
       re.finditer(r"solo\s+cifar10\s+model\s+([\d.]+)% \| real (\w+)", out)]
-susp = [p for (_, p, k) in st if k == "suspended"]
-assert len(susp) >= 3, "shown suspended in the status lines: %s" % st
+susp = [p for (at, p, k) in st if k == "suspended" and s.start() < at < r.start()]
+assert len(susp) >= 2, "shown suspended in the status lines: %s" % st
 assert len(set(susp)) == 1, "no model progress while suspended: %s" % susp
 before = [p for (at, p, k) in st if k == "running" and at < s.start()]
-after = [p for (at, p, k) in st if k == "running" and at > r.end()]
+after = [p for (at, p, k) in st if k == "running" and r.end() < at < s2.start()]
 assert before and before[0] < susp[0], "it progressed before: %s" % st
 assert after and after[-1] > susp[0], "and progresses again once resumed: %s" % st
 print("%s; model %.1f%% for %d status lines" % (r.group(0)[-60:], susp[0], len(susp)))
 PY
 then pass "a job Slurm suspends for a higher tier's job is said, kept, charged no progress, and goes on once resumed"
-else fail "suspend (exit $rc, job '$id', preemptor '$urgent1')"; fi
+else fail "suspend (exit $rc, job '$id', preemptors '$urgent1' '$urgent2')"; fi
 if [ -z "$queue" ] && [ "$left" -eq 0 ]; then pass "no Slurm job and no job process left after the suspension"
 else fail "left after the suspension: queue '$queue', $left processes"; fi
 

@@ -267,10 +267,29 @@ static int suspended_said(void *run)
     return strstr(log_text, "is suspended (preempted") != NULL;
 }
 
+/* A progress line in the run's output file (its job's first). */
+static void progress_line(const char *name, long id)
+{
+    char path[768];
+    fixture_job_output(dir, name, id, path, sizeof path);
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f, "%s", path);
+    fputs("{\"event\":\"progress\",\"step\":1,\"loss\":0.5}\n", f);
+    fclose(f);
+}
+
+static int has_progress(void *run)
+{
+    return LIVERUN_SLURM.progress(run)->seen > 0;
+}
+
 Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_its_gpus)
 {
     Backend b = backend_new(10, &said);
     void *run = started(&b, "su");
+    progress_line("su", 100);
+    steps_until(&b, run, has_progress);
+    cr_assert(LIVERUN_SLURM.ready(run), "running with a progress line: a TERM may go");
     put("state", "SUSPENDED 0\n");
     steps_until(&b, run, suspended_said);
     long rounds = liveslurm_rounds(b.s);
@@ -286,11 +305,13 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     cr_assert(first && !strstr(first + 1, "is suspended (preempted"), "said once: %s", log_text);
     cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-su."), "%s", log_text);
     cr_assert(LIVERUN_SLURM.suspended(run), "the driver is told: the model counts no progress");
+    cr_assert(!LIVERUN_SLURM.ready(run), "no TERM while suspended: a stop waits for the resume");
     put("state", "RUNNING 0\n");
     steps_until(&b, run, resumed_said);
     const char *back = strstr(log_text, "is resumed after ");
     cr_assert(back && strstr(back, " s suspended: its progress counts again\n"), "%s", log_text);
     cr_assert(!LIVERUN_SLURM.suspended(run));
+    cr_assert(LIVERUN_SLURM.ready(run), "resumed: a stop may go");
     char *cancels = standins_recorded(dir, "scancel-calls");
     cr_assert_str_eq(cancels, "");
     free(cancels);

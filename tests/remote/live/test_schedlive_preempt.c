@@ -80,10 +80,11 @@ static int plan_running(const void *run)
     return !((const PlanRun *)run)->status[0];
 }
 
+static int plan_suspended(const void *run);
+
 static int plan_ready(const void *run)
 {
-    (void)run;
-    return 1;
+    return !plan_suspended(run); /* as the Slurm backend: no TERM while suspended */
 }
 
 static const JobProgress *plan_progress(const void *run)
@@ -361,11 +362,22 @@ Test(schedlive_preempt, a_suspended_run_keeps_its_gpus_and_gains_no_model_progre
     cr_assert_eq(j.deaths, 0);
     cr_assert_eq(j.preemptions, 0);
     cr_assert(!strstr(log, ": stop j0") && !strstr(log, ": resize j0"), "%s", log);
-    plan_suspend = 0;
+    plan_suspending = 1; /* suspended again, then the run's end */
+    /* the end of the run while it is suspended: its stop waits for the resume, said once */
     schedlive_stop_all(l);
+    for (int i = 0; i < 20; i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    schedlive_job(l, 0, &j);
+    cr_assert(j.running && !schedlive_done(l), "still its run, suspended: %s", log);
+    const char *wait = strstr(log, "j0: its stop waits until it is resumed: a suspended job "
+                                   "cannot write its checkpoint\n");
+    cr_assert(wait && !strstr(wait + 20, "its stop waits"), "said once: %s", log);
+    plan_suspending = 0;
     for (int i = 0; i < 100 && !schedlive_done(l); i++)
         schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
+    cr_assert(schedlive_done(l), "resumed, the stop went and the run ended: %s", log);
+    cr_assert(strstr(log, "j0: stopped at step"), "with its checkpoint: %s", log);
+    plan_suspend = 0;
     schedlive_free(l);
     sched_free(s);
     catalogue_free(cat);
