@@ -333,6 +333,12 @@ exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slu
 grep -q -- "^tunedeck: --job-command: expected '--checkpoint FILE' in it" "$tmp/e" &&
     ! grep -q -- "--checkpoint-file" "$tmp/e" ||
     fail "console --slurm --job-command without --checkpoint: $(cat "$tmp/e")"
+# per-device ranks with a parameter-server job (tiny-job.json has no "sync"): refused before
+# any trial, naming both files (it ran the command on the workers' devices, its PS machines idle)
+exit_is 3 "bad input" "$bin" tune --cluster examples/pytorch-cluster.json \
+    --job examples/tiny-job.json --budget 1 --no-journal
+grep -q -- "^tunedeck tune: examples/pytorch-cluster.json: trial: field 'ranks': \"per-device\" needs an allreduce job, but examples/tiny-job.json: field 'sync' is \"ps\"" "$tmp/e" ||
+    fail "per-device ranks with a PS job: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored
