@@ -339,6 +339,21 @@ exit_is 3 "bad input" "$bin" tune --cluster examples/pytorch-cluster.json \
     --job examples/tiny-job.json --budget 1 --no-journal
 grep -q -- "^tunedeck tune: examples/pytorch-cluster.json: trial: field 'ranks': \"per-device\" needs an allreduce job, but examples/tiny-job.json: field 'sync' is \"ps\"" "$tmp/e" ||
     fail "per-device ranks with a PS job: $(cat "$tmp/e")"
+# schedule --live checks the job_command before it connects any host: a template without
+# --checkpoint against hosts nobody answers on (a port just closed) is that template's error,
+# exit 3 (it connected every host first and ended "no host is reachable", exit 4)
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+python3 - "$closed" "$tmp/closed-inv.json" <<'PY'
+import json, sys
+inv = json.load(open("examples/loopback-cluster.json"))
+inv["ssh"] = {"port": int(sys.argv[1]), "connect_timeout_s": 2}
+inv["job_command"] = "tunedeck-worker --job --gpus {gpus} --resume {resume}"
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+exit_is 3 "bad input" "$bin" schedule --live --cluster "$tmp/closed-inv.json" \
+    --workload examples/live-workload.csv --gpus-per-node 1 --duration 5
+grep -q -- "^tunedeck schedule --live: $tmp/closed-inv.json: field 'job_command': expected '--checkpoint FILE' in it" "$tmp/e" ||
+    fail "schedule --live, a bad job_command and unreachable hosts: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored
