@@ -92,8 +92,7 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
                            .workload = o->workload,
                            .inventory = o->inventory,
                            .job_command_flag = o->job_command_flag,
-                           /* the console takes the file from the template's --checkpoint */
-                           .no_checkpoint_flag = 1,
+                           .checkpoint = o->checkpoint,
                            .log = o->log,
                            .userdata = o->userdata};
     if (o->slurm) {

@@ -172,10 +172,9 @@ int schedlive_check_command(const char *job_command, const char *inv, const Sche
         snprintf(where, sizeof where, "%s: field 'job_command'", inv);
     error_set(err,
               "%s: expected '--checkpoint FILE' in it (the file the job writes when it is "
-              "stopped, which {resume} names next time)%s",
-              where,
-              o && o->no_checkpoint_flag ? ""
-                                         : ", or that file's name given with --checkpoint-file");
+              "stopped, which {resume} names next time), or that file's name given with "
+              "--checkpoint-file",
+              where);
     return error_mark(err, ERROR_INPUT);
 }
 

@@ -321,18 +321,26 @@ exit_is 2 "usage" "$bin" --cluster "$tmp/slurm-inv.json" --workload examples/liv
 grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" ||
     fail "a slurm inventory with --gpus-per-node: $(cat "$tmp/e")"
 # The console's live scheduler on Slurm: a --job-command without --checkpoint FILE is refused
-# naming that flag, and without offering --checkpoint-file, which only schedule --live has (it
-# named the synthesized inventory's field 'job_command' and that flag). A stand-in sinfo is
-# the controller: the template is checked once the nodes are read.
+# naming that flag and offering --checkpoint-file, as schedule --live does (it named the
+# synthesized inventory's field 'job_command'; then it offered no flag the console had). A
+# stand-in sinfo is the controller; the template is checked before it is asked.
 mkdir -p "$tmp/fakeslurm"
 printf '#!/bin/sh\necho "n1|4|2000|gpu:t4:2|idle|t4|t4|0/4/0/4|127.0.0.1|none"\n' \
     > "$tmp/fakeslurm/sinfo"
 chmod +x "$tmp/fakeslurm/sinfo"
 exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
     --workload examples/live-workload.csv --job-command 'python3 train.py --resume {resume}'
-grep -q -- "^tunedeck: --job-command: expected '--checkpoint FILE' in it" "$tmp/e" &&
-    ! grep -q -- "--checkpoint-file" "$tmp/e" ||
+grep -q -- "^tunedeck: --job-command: expected '--checkpoint FILE' in it .*, or that file's name given with --checkpoint-file$" "$tmp/e" ||
     fail "console --slurm --job-command without --checkpoint: $(cat "$tmp/e")"
+# with --checkpoint-file the template is taken (the console then wants a terminal: exit 2)
+exit_is 2 "usage" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
+    --workload examples/live-workload.csv --job-command 'python3 train.py --resume {resume}' \
+    --checkpoint-file ckpt.pt
+grep -q -- "the console needs a terminal" "$tmp/e" ||
+    fail "console --slurm --job-command with --checkpoint-file: $(cat "$tmp/e")"
+exit_is 2 "usage" "$bin" --sim B:googlenet --checkpoint-file ckpt.pt
+grep -q -- "^tunedeck: --checkpoint-file: expected --workload with it" "$tmp/e" ||
+    fail "console --checkpoint-file without --workload: $(cat "$tmp/e")"
 # per-device ranks with a parameter-server job (tiny-job.json has no "sync"): refused before
 # any trial, naming both files (it ran the command on the workers' devices, its PS machines idle)
 exit_is 3 "bad input" "$bin" tune --cluster examples/pytorch-cluster.json \
