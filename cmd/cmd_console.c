@@ -26,7 +26,9 @@ static void usage(FILE *out)
         "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
         "       tunedeck --slurm [--partition P] [--job FILE --trial-cmd CMD]\n"
         "       tunedeck --slurm [--partition P] --workload FILE --job-command TEMPLATE\n"
+        "                [--checkpoint-file NAME]\n"
         "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
+        "                [--checkpoint-file NAME]\n"
         "                [--gpus-per-node G]\n"
         "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
         "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
@@ -51,6 +53,8 @@ static void usage(FILE *out)
         "  --job-command T    --slurm --workload: the live jobs' command (an inventory's\n"
         "                     job_command; docs/slurm.md)\n"
         "  --job-dir DIR      the live jobs' folders on the hosts (default tunedeck-jobs)\n"
+        "  --checkpoint-file NAME  --workload: the file the job command writes when it is\n"
+        "                     stopped, which {resume} names (default: its --checkpoint FILE)\n"
         "  --gpus-per-node G  --workload: every machine counts G GPUs (default: its type's\n"
         "                     GPU devices; for CPU-only test hosts)\n"
         "  --optimizer NAME   %s\n"
@@ -90,6 +94,7 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
                                          {"job", required_argument, 0, 'j'},
                                          {"workload", required_argument, 0, 'W'},
                                          {"job-dir", required_argument, 0, 'D'},
+                                         {"checkpoint-file", required_argument, 0, 'F'},
                                          {"gpus-per-node", required_argument, 0, 'G'},
                                          {"launcher", required_argument, 0, 'l'},
                                          {"trial-cmd", required_argument, 0, 't'},
@@ -147,6 +152,9 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             break;
         case 'D':
             o->job_dir = optarg;
+            break;
+        case 'F':
+            o->checkpoint_file = optarg;
             break;
         case 'l':
             ca->setup_flag = 1;
@@ -240,6 +248,11 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
     if (sp->job_command && !(sp->slurm && o->workload)) {
         fprintf(stderr, "tunedeck: --job-command: expected --slurm and --workload with it (an "
                         "inventory names its \"job_command\")\n");
+        return EXIT_USAGE;
+    }
+    if (o->checkpoint_file && !o->workload) {
+        fprintf(stderr, "tunedeck: --checkpoint-file: expected --workload with it (the live "
+                        "jobs' checkpoint; a tuning trial writes none)\n");
         return EXIT_USAGE;
     }
     /* An inventory with "backend": "slurm" is --slurm with a login node: refused alike. */

@@ -348,6 +348,24 @@ static void set_field(cJSON *root, const char *key, const char *value)
     cJSON_AddStringToObject(root, key, value);
 }
 
+/* On Slurm the template before the controller is asked for its nodes, so a typo costs no
+ * call: what Slurm refuses of it ({gpu_ids}) first, as liveslurm_open would, then the
+ * checkpoint it writes. The loaded inventory is checked whole later (schedlive_check). */
+static int slurm_template_refused(const cJSON *root, const char *source, LiveArgs *a, Error *err)
+{
+    const cJSON *jc = cJSON_GetObjectItem(root, "job_command");
+    char ck[512];
+    if (!cJSON_IsString(jc))
+        return 0;
+    if (liveslurm_check(jc->valuestring, 0, err) < 0) {
+        error_prefix(err, "%s", source);
+        error_mark(err, ERROR_INPUT);
+        return 1;
+    }
+    return schedlive_check_command(jc->valuestring, a->cluster_path ? a->cluster_path : "slurm",
+                                   &a->lo, ck, sizeof ck, err) < 0;
+}
+
 /* The inventory: a file, or the Slurm controller's nodes (--slurm, or a file that says
  * "backend": "slurm"), with --job-command over its job_command; on Slurm, the runs'
  * backend too. */
@@ -374,6 +392,8 @@ static int open_inventory(LiveRun *r, Error *err)
     int rc = plain && (a->partition || a->login)
                  ? error_set(err, "--partition and --login are for Slurm (--slurm, or an "
                                   "inventory with \"backend\": \"slurm\")")
+             : !plain && slurm_template_refused(root, source, a, err)
+                 ? -1
                  : liveslurm_open(root, source, &so, &r->cl, &r->slurm, &r->live_slurm, err);
     cJSON_Delete(root);
     if (rc < 0 || !r->live_slurm)
@@ -581,6 +601,9 @@ int cmd_schedule_live(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     LiveRun r = {.a = &a};
+    a.lo.workload = a.workload; /* a job name it refuses is the workload's */
+    a.lo.inventory = a.cluster_path;
+    a.lo.job_command_flag = a.job_command != NULL;
     rc = live_open(&r);
     if (rc == 0) {
         r.ctx = (LogCtx){.t0 = clock_now_s(), .events = r.events};
@@ -593,13 +616,14 @@ int cmd_schedule_live(int argc, char **argv)
         Error err;
         a.lo.log = log_line;
         a.lo.userdata = &r.ctx;
-        a.lo.workload = a.workload; /* a job name it refuses is the workload's */
-        a.lo.inventory = a.cluster_path;
-        a.lo.job_command_flag = a.job_command != NULL;
+        char ck[512];
         if (r.slurm)
             printf("slurm: %zu nodes from the controller (%s), runs as batch jobs\n",
                    r.cl->n_machines, slurm_ctl_where(r.slurm));
-        if (!r.slurm && !connect_hosts(&r)) {
+        /* everything checkable here before any host is connected: a typo costs none */
+        if (schedlive_check(r.s, r.cl, &a.lo, ck, sizeof ck, &err) < 0) {
+            rc = schedule_fail_error("schedule --live", &err);
+        } else if (!r.slurm && !connect_hosts(&r)) {
             fail("no host is reachable");
             rc = EXIT_REMOTE;
         } else if (!(r.l = schedlive_new(r.s, r.cl, r.pool, &a.lo, &err)))

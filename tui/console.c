@@ -14,6 +14,8 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "remote/live/liverun_slurm.h"
+#include "remote/live/schedlive.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "tui/draw.h"
 #include "tui/frame.h"
@@ -207,6 +209,19 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
         !slurm_inventory_is_slurm_file(spec->cluster))
         return error_set(err, "--cluster: expected a --job FILE (tuning) or a --workload "
                               "FILE (the live scheduler) with it");
+    /* --job-command is known now: checked before the controller is asked for its nodes, as
+     * schedule --live does, Slurm's refusals first (an inventory's job_command is checked
+     * before the live jobs' first start) */
+    if (o->workload && spec->job_command) {
+        SchedLiveOptions early = {.job_command_flag = 1, .checkpoint = o->checkpoint_file};
+        char ck[512];
+        if (liveslurm_check(spec->job_command, 0, err) < 0) {
+            error_prefix(err, "--slurm");
+            return error_mark(err, ERROR_INPUT);
+        }
+        if (schedlive_check_command(spec->job_command, "--slurm", &early, ck, sizeof ck, err) < 0)
+            return -1;
+    }
     if (session_open(s, &with_screen, err) < 0)
         return -1;
     if (s->slurm && open_slurm_desk(a, s, err) < 0)
@@ -225,6 +240,8 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .pool = a->pool,
                                   .workload = o->workload,
                                   .inventory = s->spec.cluster,
+                                  .job_command_flag = s->spec.job_command != NULL,
+                                  .checkpoint = o->checkpoint_file,
                                   .policy = o->policy,
                                   .time_scale = o->sched_speed,
                                   .job_dir = o->job_dir,
@@ -234,8 +251,10 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .log = live_log,
                                   .userdata = a};
         a->ss = simsched_new_live(&lo, err);
+        /* an error that names --job-command is that flag's, not the workload's */
         if (!a->ss)
-            return error_prefix(err, "--workload");
+            return strncmp(err->msg, "--job-command", 13) == 0 ? -1
+                                                                : error_prefix(err, "--workload");
     }
     if (!a->tuner)
         return 0; /* the live scheduler only */

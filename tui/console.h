@@ -19,6 +19,8 @@ typedef struct {
      * without a job; without, no tuning) */
     const char *workload;
     const char *job_dir;  /* the live jobs' folders (default: schedlive's) */
+    const char *checkpoint_file; /* --checkpoint-file: the file the job_command writes (NULL:
+                                    its --checkpoint word), as schedule --live's */
     int gpus_per_node;    /* > 0: every machine's GPU count (else its type's GPU devices) */
     int journal_required; /* a journal that cannot begin (resume) ends the console */
     const char *theme;    /* a name in themes/ */

@@ -91,6 +91,8 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
                            .job_dir = o->job_dir,
                            .workload = o->workload,
                            .inventory = o->inventory,
+                           .job_command_flag = o->job_command_flag,
+                           .checkpoint = o->checkpoint,
                            .log = o->log,
                            .userdata = o->userdata};
     if (o->slurm) {

@@ -17,12 +17,9 @@
 SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
                          Error *err)
 {
-    const char *inv = o && o->inventory ? o->inventory : c->name;
-    if (!c->job_command[0]) {
-        error_set(err, "%s: field 'job_command': live mode needs the job command template", inv);
-        error_mark(err, ERROR_INPUT);
+    char ck[512];
+    if (schedlive_check(s, c, o, ck, sizeof ck, err) < 0)
         return NULL;
-    }
     if ((size_t)sched_node_count(s) > c->n_machines ||
         (!(o && o->backend) && (!p || hostpool_size(p) < c->n_machines))) {
         error_set(err, "the scheduler has %d nodes but the inventory %zu machines",
@@ -48,25 +45,6 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         l->o.stop_timeout_s = 20;
     if (!l->o.job_dir)
         l->o.job_dir = "tunedeck-jobs";
-    char ck[512];
-    if (l->o.checkpoint)
-        snprintf(ck, sizeof ck, "%s", l->o.checkpoint);
-    else if (schedlive_template_checkpoint(c->job_command, ck, sizeof ck) < 0) {
-        /* {resume} names that file next time: without it a resize could not resume */
-        char where[600];
-        if (o && o->job_command_flag)
-            snprintf(where, sizeof where, "--job-command");
-        else
-            snprintf(where, sizeof where, "%s: field 'job_command'", inv);
-        error_set(err,
-                  "%s: expected '--checkpoint FILE' in it (the file the job writes when it is "
-                  "stopped, which {resume} names next time), or that file's name given with "
-                  "--checkpoint-file",
-                  where);
-        error_mark(err, ERROR_INPUT);
-        free(l);
-        return NULL;
-    }
     l->checkpoint = strdup(ck);
     l->n_jobs = sched_job_count(s);
     l->jobs = calloc(l->n_jobs ? l->n_jobs : 1, sizeof *l->jobs);
@@ -76,16 +54,6 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         sched_job_info(s, i, &info);
         snprintf(j->name, sizeof j->name, "%s", info.name);
         snprintf(j->model, sizeof j->model, "%s", info.model);
-        /* checked once here, so a bad name never reaches a start */
-        char *wrapped = schedlive_job_template(c->job_command, l->o.job_dir, info.name, err);
-        free(wrapped);
-        if (!wrapped) {
-            if (l->o.workload)
-                error_prefix(err, "%s", l->o.workload);
-            l->n_jobs = i + 1;
-            schedlive_free(l);
-            return NULL;
-        }
         j->ckpt_path = strdup(ck); /* the command runs in the job's folder */
         j->host = -1;
         j->step = j->saved_step = j->resumed_step = j->run_first_step = -1;

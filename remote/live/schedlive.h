@@ -45,7 +45,8 @@ typedef struct {
     const char *inventory;  /* the inventory's file, named when its job_command is refused;
                                NULL: the inventory's name */
     int job_command_flag;   /* the template came from --job-command: its errors name that */
-    const char *checkpoint; /* file name the template writes; NULL: its --checkpoint word */
+    const char *checkpoint; /* --checkpoint-file (schedule --live, the console): the file name
+                               the template writes; NULL: its --checkpoint word */
     int real_progress;      /* each progress line's epoch replaces the model's progress
                                (sched_report_progress): jobs finish when they really do */
     int loss_progress;      /* each job's own loss curve (core/sched/losscurve.h) says how
@@ -116,6 +117,15 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out);
  * *groups is malloc'd (caller frees) and points into c for the type names. */
 int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
                           Error *err);
+/* What schedlive_new refuses that needs no host, for callers to check before they connect
+ * any (a typo then costs no connection): the template (job_command, NULL or "" refused, inv
+ * naming its file) and the checkpoint file it writes (o->checkpoint, else the template's
+ * --checkpoint word), copied into ck; errors are bad input (exit 3). */
+int schedlive_check_command(const char *job_command, const char *inv, const SchedLiveOptions *o,
+                            char *ck, size_t cap, Error *err);
+/* That for c's job_command, and every job of s a name the job's folder can have. */
+int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOptions *o, char *ck,
+                    size_t cap, Error *err);
 /* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);

@@ -1,7 +1,8 @@
 /* What the live driver takes from the inventory before any job runs: each machine's GPU
  * count as scheduler node groups, the checkpoint file the job command names, and each job's
- * command line wrapped to run in its own folder with only its own GPUs visible; and the
- * placement as text for the log and the console's GPU grid. Pure. */
+ * command line wrapped to run in its own folder with only its own GPUs visible; what it
+ * refuses of those (checked before any host or controller is reached); and the placement as
+ * text for the log and the console's GPU grid. Pure. */
 #include "remote/live/schedlive.h"
 
 #include <stdio.h>
@@ -148,4 +149,50 @@ void schedlive_where_text(const char *const *names, const int *slots, const int 
         memcpy(out + len, host, hl + 1);
         len += hl;
     }
+}
+
+int schedlive_check_command(const char *job_command, const char *inv, const SchedLiveOptions *o,
+                            char *ck, size_t cap, Error *err)
+{
+    if (!job_command || !job_command[0]) {
+        error_set(err, "%s: field 'job_command': live mode needs the job command template", inv);
+        return error_mark(err, ERROR_INPUT);
+    }
+    if (o && o->checkpoint) {
+        snprintf(ck, cap, "%s", o->checkpoint);
+        return 0;
+    }
+    if (schedlive_template_checkpoint(job_command, ck, cap) == 0)
+        return 0;
+    /* {resume} names that file next time: without it a resize could not resume */
+    char where[600];
+    if (o && o->job_command_flag)
+        snprintf(where, sizeof where, "--job-command");
+    else
+        snprintf(where, sizeof where, "%s: field 'job_command'", inv);
+    error_set(err,
+              "%s: expected '--checkpoint FILE' in it (the file the job writes when it is "
+              "stopped, which {resume} names next time), or that file's name given with "
+              "--checkpoint-file",
+              where);
+    return error_mark(err, ERROR_INPUT);
+}
+
+int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOptions *o, char *ck,
+                    size_t cap, Error *err)
+{
+    const char *inv = o && o->inventory ? o->inventory : c->name;
+    if (schedlive_check_command(c->job_command, inv, o, ck, cap, err) < 0)
+        return -1;
+    const char *dir = o && o->job_dir ? o->job_dir : "tunedeck-jobs";
+    for (size_t i = 0; i < sched_job_count(s); i++) {
+        SchedJobInfo info;
+        sched_job_info(s, i, &info);
+        /* checked once here, so a bad name never reaches a start */
+        char *wrapped = schedlive_job_template(c->job_command, dir, info.name, err);
+        free(wrapped);
+        if (!wrapped)
+            return o && o->workload ? error_prefix(err, "%s", o->workload) : -1;
+    }
+    return 0;
 }

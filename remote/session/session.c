@@ -162,6 +162,20 @@ static const LauncherKind *choose_launcher(Session *s, const SessionSpec *o, Err
         error_mark(err, ERROR_INPUT);
         return NULL;
     }
+    /* Per-device ranks start the user's command once per device with inputs on the worker
+     * machines, and nothing on a machine without inputs: a parameter-server job's PS machines
+     * would run nothing, and the trial would time a script that never plays the PS role the
+     * optimizer modelled and placed. Only an allreduce job's schedule is all ranks. */
+    if (strcmp(s->cluster->trial.ranks, "per-device") == 0 && s->job->sync == JOB_SYNC_PS) {
+        error_set(err,
+                  "%s: trial: field 'ranks': \"per-device\" needs an allreduce job, but %s: field "
+                  "'sync' is \"ps\" (the default), and the rank fan-out starts nothing on its PS "
+                  "machines: expected \"sync\": \"allreduce\" in the job, or \"ranks\": "
+                  "\"per-host\" (tunedeck-worker plays the PS roles)",
+                  o->cluster ? o->cluster : "--cluster", o->job ? o->job : "the job");
+        error_mark(err, ERROR_INPUT);
+        return NULL;
+    }
     snprintf(s->launcher, sizeof s->launcher, "%s", lname);
     return lk;
 }

@@ -320,6 +320,48 @@ exit_is 2 "usage" "$bin" --cluster "$tmp/slurm-inv.json" --workload examples/liv
     --gpus-per-node 4
 grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" ||
     fail "a slurm inventory with --gpus-per-node: $(cat "$tmp/e")"
+# The console's live scheduler on Slurm: a --job-command without --checkpoint FILE is refused
+# naming that flag and offering --checkpoint-file, as schedule --live does (it named the
+# synthesized inventory's field 'job_command'; then it offered no flag the console had). A
+# stand-in sinfo is the controller; the template is checked before it is asked.
+mkdir -p "$tmp/fakeslurm"
+printf '#!/bin/sh\necho "n1|4|2000|gpu:t4:2|idle|t4|t4|0/4/0/4|127.0.0.1|none"\n' \
+    > "$tmp/fakeslurm/sinfo"
+chmod +x "$tmp/fakeslurm/sinfo"
+exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
+    --workload examples/live-workload.csv --job-command 'python3 train.py --resume {resume}'
+grep -q -- "^tunedeck: --job-command: expected '--checkpoint FILE' in it .*, or that file's name given with --checkpoint-file$" "$tmp/e" ||
+    fail "console --slurm --job-command without --checkpoint: $(cat "$tmp/e")"
+# with --checkpoint-file the template is taken (the console then wants a terminal: exit 2)
+exit_is 2 "usage" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
+    --workload examples/live-workload.csv --job-command 'python3 train.py --resume {resume}' \
+    --checkpoint-file ckpt.pt
+grep -q -- "the console needs a terminal" "$tmp/e" ||
+    fail "console --slurm --job-command with --checkpoint-file: $(cat "$tmp/e")"
+exit_is 2 "usage" "$bin" --sim B:googlenet --checkpoint-file ckpt.pt
+grep -q -- "^tunedeck: --checkpoint-file: expected --workload with it" "$tmp/e" ||
+    fail "console --checkpoint-file without --workload: $(cat "$tmp/e")"
+# per-device ranks with a parameter-server job (tiny-job.json has no "sync"): refused before
+# any trial, naming both files (it ran the command on the workers' devices, its PS machines idle)
+exit_is 3 "bad input" "$bin" tune --cluster examples/pytorch-cluster.json \
+    --job examples/tiny-job.json --budget 1 --no-journal
+grep -q -- "^tunedeck tune: examples/pytorch-cluster.json: trial: field 'ranks': \"per-device\" needs an allreduce job, but examples/tiny-job.json: field 'sync' is \"ps\"" "$tmp/e" ||
+    fail "per-device ranks with a PS job: $(cat "$tmp/e")"
+# schedule --live checks the job_command before it connects any host: a template without
+# --checkpoint against hosts nobody answers on (a port just closed) is that template's error,
+# exit 3 (it connected every host first and ended "no host is reachable", exit 4)
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+python3 - "$closed" "$tmp/closed-inv.json" <<'PY'
+import json, sys
+inv = json.load(open("examples/loopback-cluster.json"))
+inv["ssh"] = {"port": int(sys.argv[1]), "connect_timeout_s": 2}
+inv["job_command"] = "tunedeck-worker --job --gpus {gpus} --resume {resume}"
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+exit_is 3 "bad input" "$bin" schedule --live --cluster "$tmp/closed-inv.json" \
+    --workload examples/live-workload.csv --gpus-per-node 1 --duration 5
+grep -q -- "^tunedeck schedule --live: $tmp/closed-inv.json: field 'job_command': expected '--checkpoint FILE' in it" "$tmp/e" ||
+    fail "schedule --live, a bad job_command and unreachable hosts: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored

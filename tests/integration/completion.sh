@@ -71,6 +71,10 @@ expect "folders for --data" "$tmp/files/sub" tunedeck schedule --data "$tmp/file
 refuse "only folders for --data" "$tmp/files/lab.json" tunedeck schedule --data "$tmp/files/l"
 complete_words tunedeck tune --budget "" >"$tmp/reply"
 [ -s "$tmp/reply" ] && fail "--budget offered values: $(tr '\n' ' ' <"$tmp/reply")"
+# the console's live mode takes --checkpoint-file as schedule --live does; a name, not a file here
+expect "console --checkpoint-file" --checkpoint-file tunedeck --workload w.csv --checkpoint-f
+complete_words tunedeck --workload w.csv --checkpoint-file "" >"$tmp/reply"
+[ -s "$tmp/reply" ] && fail "console --checkpoint-file offered values: $(tr '\n' ' ' <"$tmp/reply")"
 
 # The completion is registered for the command name.
 PATH="$(dirname "$bin"):$PATH" bash -c '. "$1"; complete -p tunedeck' sh \

@@ -73,7 +73,8 @@ echo "PyTorch ranks per device through srun"
 PY=/usr/bin/python3
 printf '{"name": "t4r", "backend": "slurm", "partition": "t4",
  "trial": {"ranks": "per-device", "master_port": %d}}\n' $((S_CTLD_PORT + 5)) > "$T/inv-ranks.json"
-printf '{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1}\n' > "$T/mlp.json"
+printf '{"name": "mlp", "model_mb": 0.1, "batch": 32, "iterations": 4, "warmup": 1,
+ "sync": "allreduce"}\n' > "$T/mlp.json"
 ddp="OMP_NUM_THREADS=1 $PY $root/examples/pytorch_ddp.py --tag slurm-$$x"
 "$bin" tune --cluster "$T/inv-ranks.json" --job "$T/mlp.json" --launcher slurm --trial-cmd "$ddp" \
     --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --no-prune --json \

@@ -177,14 +177,17 @@ Test(session, per_device_ranks_are_refused_by_the_single_launcher)
         "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
         "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"ranks\": "
         "\"per-device\"}}");
-    cr_assert_not_null(inv);
+    cJSON *job = cJSON_Parse("{\"name\": \"j\", \"model_mb\": 1, \"batch\": 8, \"sync\": "
+                             "\"allreduce\"}");
+    cr_assert(inv && job);
     const char *launchers[] = {"local", "per-host", "single"};
     for (int i = 0; i < 3; i++) {
         Session *s = session_new(0, NULL);
         SessionSpec spec = {.cluster = "inv.json",
                             .cluster_json = inv,
                             .ssh_config = TEST_SSH_CONFIG,
-                            .job = TINY_JOB,
+                            .job = "job.json",
+                            .job_json = job,
                             .launcher = launchers[i],
                             .optimizer = "random",
                             .budget = 1,
@@ -200,6 +203,42 @@ Test(session, per_device_ranks_are_refused_by_the_single_launcher)
                       "%s", err.msg);
             cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
         }
+        session_free(s);
+    }
+    cJSON_Delete(job);
+    cJSON_Delete(inv);
+}
+
+/* Regression: a parameter-server job ("sync": "ps", the default) with per-device ranks opened,
+ * and every trial ran the user's command on the workers' devices only, its PS machines idle:
+ * a time for a schedule the trial never ran. Refused for every launcher, naming both files. */
+Test(session, per_device_ranks_are_refused_for_a_parameter_server_job)
+{
+    cJSON *inv = cJSON_Parse(
+        "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+        "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
+        "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"ranks\": "
+        "\"per-device\"}}");
+    cr_assert_not_null(inv);
+    const char *launchers[] = {"local", "per-host"};
+    for (int i = 0; i < 2; i++) {
+        Session *s = session_new(0, NULL);
+        SessionSpec spec = {.cluster = "inv.json",
+                            .cluster_json = inv,
+                            .ssh_config = TEST_SSH_CONFIG,
+                            .job = TINY_JOB,
+                            .launcher = launchers[i],
+                            .optimizer = "random",
+                            .budget = 1,
+                            .trial_timeout_s = 5};
+        Error err = {0};
+        cr_assert_eq(session_open(s, &spec, &err), -1, "%s: a PS job with per-device ranks opened",
+                     launchers[i]);
+        cr_assert(strstr(err.msg, "inv.json: trial: field 'ranks': \"per-device\" needs an "
+                                  "allreduce job, but " TINY_JOB ": field 'sync' is \"ps\""),
+                  "%s", err.msg);
+        cr_assert(strstr(err.msg, "expected \"sync\": \"allreduce\" in the job"), "%s", err.msg);
+        cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
         session_free(s);
     }
     cJSON_Delete(inv);
