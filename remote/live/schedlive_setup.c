@@ -151,6 +151,22 @@ void schedlive_where_text(const char *const *names, const int *slots, const int 
     }
 }
 
+/* The job command runs in the job's own folder, so a relative name is a file per job. An
+ * absolute or home-relative one would be one file for every job of the workload, each
+ * resuming from another's checkpoint; an empty one would never be found, so every resize
+ * would start the job afresh; so would one the shell expands ($VAR, `cmd`), as {resume}
+ * passes the name quoted, unexpanded. */
+static int checkpoint_name_ok(const char *ck, const char *where, Error *err)
+{
+    if (ck[0] && ck[0] != '/' && ck[0] != '~' && !strpbrk(ck, "$`\n"))
+        return 0;
+    error_set(err,
+              "%s: checkpoint '%s': expected a file name relative to the job's folder, without "
+              "'$' or '`' (each job runs in its own folder and resumes from that name as written)",
+              where, ck);
+    return error_mark(err, ERROR_INPUT);
+}
+
 int schedlive_check_command(const char *job_command, const char *inv, const SchedLiveOptions *o,
                             char *ck, size_t cap, Error *err)
 {
@@ -158,18 +174,18 @@ int schedlive_check_command(const char *job_command, const char *inv, const Sche
         error_set(err, "%s: field 'job_command': live mode needs the job command template", inv);
         return error_mark(err, ERROR_INPUT);
     }
-    if (o && o->checkpoint) {
-        snprintf(ck, cap, "%s", o->checkpoint);
-        return 0;
-    }
-    if (schedlive_template_checkpoint(job_command, ck, cap) == 0)
-        return 0;
-    /* {resume} names that file next time: without it a resize could not resume */
     char where[600];
     if (o && o->job_command_flag)
         snprintf(where, sizeof where, "--job-command");
     else
         snprintf(where, sizeof where, "%s: field 'job_command'", inv);
+    if (o && o->checkpoint) {
+        snprintf(ck, cap, "%s", o->checkpoint);
+        return checkpoint_name_ok(ck, "--checkpoint-file", err);
+    }
+    if (schedlive_template_checkpoint(job_command, ck, cap) == 0)
+        return checkpoint_name_ok(ck, where, err);
+    /* {resume} names that file next time: without it a resize could not resume */
     error_set(err,
               "%s: expected '--checkpoint FILE' in it (the file the job writes when it is "
               "stopped, which {resume} names next time), or that file's name given with "

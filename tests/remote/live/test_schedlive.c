@@ -76,6 +76,44 @@ Test(schedlive, checkpoint_name_from_the_template)
     cr_assert_eq(schedlive_template_checkpoint("w --checkpoint {resume}", ck, sizeof ck), -1);
 }
 
+/* Each job runs in its own folder: only a relative name is a checkpoint per job. An absolute
+ * one was taken, and every job of the workload resumed from one file (regression); an empty
+ * --checkpoint-file or a $VAR one was never found, and every resize started afresh. */
+Test(schedlive, checkpoint_name_must_be_per_job)
+{
+    static const struct {
+        const char *command, *flag, *why;
+    } bad[] = {
+        {"w --checkpoint /x/b.ckpt --resume {resume}", NULL, "inv.json: field 'job_command'"},
+        {"w --checkpoint ~/b.ckpt", NULL, "inv.json: field 'job_command'"},
+        {"w --checkpoint $HOME/b.ckpt", NULL, "inv.json: field 'job_command'"},
+        {"w --resume {resume}", "", "--checkpoint-file"},
+        {"w --resume {resume}", "/shared/ck.pt", "--checkpoint-file"},
+        {"w --resume {resume}", "ck`id`.pt", "--checkpoint-file"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        SchedLiveOptions o = {.checkpoint = bad[i].flag};
+        char ck[64];
+        Error e = {0};
+        cr_assert_eq(schedlive_check_command(bad[i].command, "inv.json", &o, ck, sizeof ck, &e),
+                     -1, "%s", bad[i].command);
+        cr_assert_eq(e.kind, ERROR_INPUT);
+        cr_assert(strncmp(e.msg, bad[i].why, strlen(bad[i].why)) == 0, "%s", e.msg);
+        cr_assert(strstr(e.msg, "expected a file name relative to the job's folder") != NULL,
+                  "%s", e.msg);
+    }
+    SchedLiveOptions o = {0};
+    char ck[64];
+    Error e = {0};
+    cr_assert_eq(schedlive_check_command("w --checkpoint sub/a.ckpt", "inv.json", &o, ck,
+                                         sizeof ck, &e),
+                 0, "%s", e.msg);
+    cr_assert_str_eq(ck, "sub/a.ckpt");
+    o.checkpoint = "b.ckpt";
+    cr_assert_eq(schedlive_check_command("w", "inv.json", &o, ck, sizeof ck, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(ck, "b.ckpt");
+}
+
 Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
 {
     Error e;
