@@ -548,6 +548,42 @@ check "made visible: no raw control byte of it" raw_controls "$T/early20"
 timeout 20 "$rexec" --cluster "$T/inv-fake32.json" -- true > "$T/close1" 2>&1
 check "a server that closes in the handshake with no message is said to have closed" \
     grep -qF "127.0.0.32 port $fport: the server closed the connection with no message" "$T/close1"
+echo "a DISCONNECT after login (channel open, exec, mid-command) is said in the server's words"
+# libssh's own text came instead: "cannot open a session channel: Received SSH_MSG_DISCONNECT:
+# 11:..." and, mid-command, "the channel closed without an exit status" with no message at all.
+# The fake server logs in any client (tests/fixtures/ssh_login.py: Debian's python3 has the
+# cryptography package it needs) with its own host key, listed in its own known_hosts.
+ssh-keygen -q -t ed25519 -N '' -f "$T/loginhk"
+: > "$T/kh-login"
+chmod 600 "$T/kh-login"
+a=33
+for m in open exec mid; do
+    /usr/bin/python3 "$root/tests/fixtures/ssh_disconnect.py" 127.0.0.$a "$fport" $m "$T/loginhk" &
+    HARNESS_PIDS="$HARNESS_PIDS $!"
+    echo "[127.0.0.$a]:$fport $(cut -d' ' -f1,2 "$T/loginhk.pub")" >> "$T/kh-login"
+    python3 - "$T/inv-fake.json" "$T/inv-$m.json" "$T/kh-login" 127.0.0.$a <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+inv["machines"][0]["host"] = sys.argv[4]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+    n=0
+    while [ $n -lt 50 ] && ! bash -c "exec 3<>/dev/tcp/127.0.0.$a/$fport" 2>/dev/null; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    a=$((a + 1))
+done
+said='f1 ssh-failed: ssh to f1 failed: connection closed: the server disconnected (reason 11): bye^[]0;owned^G^[[2J^Mok \x9B31m <U+009B>31m end'
+for m in open exec mid; do
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-$m.json" -- echo hi \
+        > "$T/login-$m" 2>&1
+    check "a DISCONNECT at $m: the server's message, made visible" grep -qxF "$said" "$T/login-$m"
+    check "a DISCONNECT at $m: no raw control byte" raw_controls "$T/login-$m"
+done
+check "mid-command: the lines sent before it are kept, in order" sh -c \
+    "grep '^f1 \(out\|err\):' '$T/login-mid' | tr '\n' '|' | grep -qxF 'f1 out: one|f1 out: two|f1 err: err line|'"
 timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- \
     sh -c 'printf "a\033[2Jb\rc\302\233d\377\n"; printf "e\033]0;t\007\n" >&2' > "$T/s3" 2>&1
 check "remote stdout and stderr reach rexec's terminal made visible" sh -c \
