@@ -48,11 +48,19 @@ run() { # run CONFIG-TEXT OUT [rexec args...]
 }
 
 echo "ssh config cannot switch host-key checking off"
+# An Include brings the same lines from another file (private, so that it is read at all).
+printf 'StrictHostKeyChecking no\nUserKnownHostsFile %s\nGlobalKnownHostsFile %s\n' \
+    "$T/kh.all" "$T/kh.all" > "$T/inc-weak"
+chmod 600 "$T/inc-weak"
 n=0
 for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
     "UserKnownHostsFile /dev/null" "StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null" \
     "GlobalKnownHostsFile $T/kh.all" "UserKnownHostsFile $T/kh.all" "HostKeyAlias 127.0.0.13" \
-    "KnownHostsCommand /bin/cat $T/kh.all" "CheckHostIP no"; do
+    "KnownHostsCommand /bin/cat $T/kh.all" "CheckHostIP no" "StrictHostKeyChecking off" \
+    "StrictHostKeyChecking=no" "NoHostAuthenticationForLocalhost yes" "UpdateHostKeys yes" \
+    "VerifyHostKeyDNS yes" "RevokedHostKeys /dev/null" "HashKnownHosts yes" \
+    "Include $T/inc-weak" "Match exec true\n  StrictHostKeyChecking no\n  UserKnownHostsFile $T/kh.all" \
+    "Match all\n  GlobalKnownHostsFile $T/kh.all\n  StrictHostKeyChecking accept-new"; do
     n=$((n + 1))
     write_kh
     before="$(md5sum < "$kh")"
@@ -63,6 +71,61 @@ for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
         grep -q "h2 ssh-failed: .*host key for 127.0.0.12 changed .*remove its old line from $kh" "$T/c$n"
     check "'$line': the known key still works" grep -q 'h3 exit 0' "$T/c$n"
 done
+
+echo "no environment variable or inventory field weakens host-key checking"
+# libssh 0.10.6 reads SSH_AUTH_SOCK, SHELL and HOME (a fallback), no known_hosts variable;
+# OpenSSH none either: SSH_KNOWN_HOSTS and the like are tried anyway.
+write_kh
+before="$(md5sum < "$kh")"
+SSH_KNOWN_HOSTS="$T/kh.all" SSH_KNOWN_HOSTS_FILE="$T/kh.all" LIBSSH_KNOWN_HOSTS="$T/kh.all" \
+    run "" "$T/e1"
+check "SSH_KNOWN_HOSTS & co: the unknown key is refused, nothing written" sh -c \
+    "grep -q 'h1 ssh-failed: .*unknown host key .*not in $kh' '$T/e1' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+check "SSH_KNOWN_HOSTS & co: the changed key is refused" grep -q "h2 ssh-failed: .*changed" "$T/e1"
+# The default known_hosts is $HOME's: a HOME that another user owns (its known_hosts lists
+# every key) is not trusted.
+python3 - "$T/inv.json" "$T/inv-nokh.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["known_hosts"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+mkdir -p "$T/evilhome/.ssh"
+cp "$T/kh.all" "$T/evilhome/.ssh/known_hosts"
+chown -R nobody "$T/evilhome"
+HOME="$T/evilhome" TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-nokh.json" \
+    -- true > "$T/e2" 2>&1
+check "a HOME another user owns: its known_hosts is refused for every host" sh -c \
+    "[ \$(grep -c 'ssh-failed: .*evilhome/.ssh.* belongs to uid $(id -u nobody)' '$T/e2') -eq 3 ]"
+# With no known_hosts in the inventory, the default one decides, whatever the config names.
+mkdir -p "$T/myhome/.ssh"
+chmod 700 "$T/myhome" "$T/myhome/.ssh"
+grep -v '127.0.0.11' "$T/kh.all" > "$T/myhome/.ssh/known_hosts"
+chmod 600 "$T/myhome/.ssh/known_hosts"
+printf 'Host *\n  StrictHostKeyChecking no\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile %s\n' \
+    "$T/kh.all" "$T/kh.all" > "$T/cfg-def"
+HOME="$T/myhome" TUNEDECK_SSH_CONFIG="$T/cfg-def" timeout 20 "$rexec" --cluster "$T/inv-nokh.json" \
+    -- true > "$T/e4" 2>&1
+check "no inventory known_hosts: ~/.ssh/known_hosts decides over UserKnownHostsFile" sh -c \
+    "grep -q 'h1 ssh-failed: .*unknown host key .*not in $T/myhome/.ssh/known_hosts' '$T/e4' && grep -q 'h3 exit 0' '$T/e4'"
+# The inventory's own known_hosts: /dev/null (the usual way to switch ssh's check off), a file
+# another user owns and one others can write.
+for kf in /dev/null "$T/evilhome/.ssh/known_hosts" "$T/kh-open"; do
+    cp "$T/kh.all" "$T/kh-open"
+    chmod 666 "$T/kh-open"
+    python3 - "$T/inv.json" "$T/inv-kf.json" "$kf" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-kf.json" -- true \
+        > "$T/e3" 2>&1
+    check "inventory known_hosts $kf: refused for every host, nothing ran" sh -c \
+        "[ \$(grep -c 'ssh-failed: .*host key' '$T/e3') -eq 3 ] && ! grep -q ' exit ' '$T/e3'"
+done
+chown -R 0 "$T/evilhome"
+rm -f "$T/kh-open"
 
 echo "tune --launcher per-host runs nothing on an unchecked host"
 printf 'Host *\n  StrictHostKeyChecking no\n' > "$T/cfg"
