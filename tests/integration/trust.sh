@@ -647,6 +647,41 @@ for m in open exec mid; do
 done
 check "mid-command: the lines sent before it are kept, in order" sh -c \
     "grep '^f1 \(out\|err\):' '$T/login-mid' | tr '\n' '|' | grep -qxF 'f1 out: one|f1 out: two|f1 err: err line|'"
+# A kick mid-session: the fake server runs the commands itself (mode kick) and disconnects
+# while trial 2 runs. Trial 1's measurement stays; trial 2 is unreachable in the server's words
+# (it read "the channel closed without an exit status"); its leftover group is stopped over a
+# new connection before trial 3, which runs.
+/usr/bin/python3 "$root/tests/fixtures/ssh_disconnect.py" 127.0.0.36 "$fport" kick "$T/loginhk" &
+HARNESS_PIDS="$HARNESS_PIDS $!"
+echo "[127.0.0.36]:$fport $(cut -d' ' -f1,2 "$T/loginhk.pub")" >> "$T/kh-login"
+python3 - "$T/inv-open.json" "$T/inv-kick.json" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machines"] = [{"name": "h1", "host": "127.0.0.36", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+n=0
+while [ $n -lt 50 ] && ! bash -c "exec 3<>/dev/tcp/127.0.0.36/$fport" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+done
+kickmark="kick$$"
+TUNEDECK_SSH_CONFIG=/dev/null timeout 90 "$bin" tune --cluster "$T/inv-kick.json" \
+    --job "$T/job.json" --launcher per-host \
+    --trial-cmd "/usr/bin/python3 $root/tests/fixtures/trial.py 0.2 $kickmark" --budget 3 \
+    --optimizer random --json > "$T/kick.json" 2> "$T/kick.err"
+check "a kick mid-trial: trial 1 keeps its time, trial 2 says the server's words, trial 3 runs" \
+    python3 - "$T/kick.json" <<'PY2'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+assert [x["status"] for x in t] == ["ok", "unreachable", "ok"], t
+assert t[0]["time_s"] and t[2]["time_s"], t
+want = "ssh to h1 failed: connection closed: the server disconnected (reason 11): bye^[]0;owned^G"
+assert want in t[1]["reason"], t[1]
+PY2
+check "the kicked trial's group was stopped before trial 3" \
+    grep -q "stopped trial 2's leftover process group [0-9]* on h1 before trial 3" "$T/kick.err"
+check "and none of its processes is left" sh -c "! pgrep -f '[t]rial.py 0.2 $kickmark' >/dev/null"
 timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- \
     sh -c 'printf "a\033[2Jb\rc\302\233d\377\n"; printf "e\033]0;t\007\n" >&2' > "$T/s3" 2>&1
 check "remote stdout and stderr reach rexec's terminal made visible" sh -c \
