@@ -180,6 +180,22 @@ printf 'Host 127.0.0.*\n  Port %s\n  User root\n' "$H_PORT" > "$T/cfg"
 TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-bare.json" -- true > "$T/i2" 2>&1
 check "what the inventory leaves unset still comes from the config" \
     sh -c "[ \$(grep -c 'exit 0' '$T/i2') -eq 3 ]"
+# libssh reads HostName user@host as a user and a host: the Match user block below applies
+# to h3 (its key others can read is refused, naming the line), and the key is looked up for
+# the host part. The old model kept no user there, checked nothing and connected.
+ssh-keygen -q -t ed25519 -N '' -f "$T/openkey"
+chmod 644 "$T/openkey"
+printf 'Host 127.0.0.13\n  HostName root@127.0.0.13\n  Port %s\nMatch user root\n  IdentityFile %s\n' \
+    "$H_PORT" "$T/openkey" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-bare.json" --only h3 -- true \
+    > "$T/i3" 2>&1
+check "HostName root@host: the Match user root block applies, its open key refused by file:line" \
+    grep -q "h3 ssh-failed: .*$T/cfg:5: IdentityFile $T/openkey: the key $T/openkey may be read by others (mode 644)" "$T/i3"
+chmod 600 "$T/openkey"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-bare.json" --only h3 -- true \
+    > "$T/i4" 2>&1
+check "HostName root@host: the user and host libssh reads log in, the key looked up for the host" \
+    grep -q 'h3 exit 0' "$T/i4"
 
 echo "a known_hosts others can write is not trusted"
 cp "$T/kh.all" "$kh"
