@@ -228,8 +228,7 @@ static int follow_block(Walk *w, const char *keyword, const char *const *words, 
             return error_mark(err, ERROR_INPUT);
         }
         sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL, user[0] ? user : NULL);
-    }
-    else if (strcasecmp(keyword, "user") == 0)
+    } else if (strcasecmp(keyword, "user") == 0)
         sshmatch_user(w->match, w->applies, n ? words[0] : NULL);
     return 0;
 }
@@ -275,10 +274,8 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
         if (follow)
             break; /* libssh reads no more of this file; the one that included it reads on */
         if (strcasecmp(keyword, "identityfile") == 0) {
-            char where[2100];
-            snprintf(where, sizeof where, "%s:%ld", path, lineno);
             if (w->host && w->applies != SSHMATCH_NO)
-                rc = identity_line(w, arg, where, err);
+                rc = identity_line(w, arg, at, err);
             continue;
         }
         if (strcasecmp(keyword, "include") != 0) {
