@@ -470,16 +470,19 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
     }
 }
 
-/* Why the handshake failed, into out. libssh 0.10 records a server's SSH_MSG_DISCONNECT as
- * its error ("Received SSH_MSG_DISCONNECT: 11:text"), but when the message comes right after
- * the version line, the socket event it handles next in the same round overwrites that with
- * "Socket error: Operation now in progress" (or "...: Success": an errno read where no call
- * failed), 8 of 20 tries against tests/fixtures/ssh_disconnect.py's "early" mode. The text
- * itself stays in the session (its peer_discon_msg), which ssh_get_disconnect_message gives
- * once the session is disconnected: so it is disconnected here, as host_down would do next.
- * Only before login: ssh_disconnect frees the session's channels, which rexec still holds
- * afterwards. Per session, no global state: nothing for a log callback to sort out. */
-static void handshake_failure(Host *h, char *out, size_t cap)
+/* Why the session failed, into out: during the handshake, and after login alike. libssh 0.10
+ * records a server's SSH_MSG_DISCONNECT as its error ("Received SSH_MSG_DISCONNECT: 11:text"),
+ * but later events overwrite that. When the message comes right after the version line, the
+ * socket event it handles next in the same round makes it "Socket error: Operation now in
+ * progress" (or "...: Success": an errno read where no call failed), 8 of 20 tries against
+ * tests/fixtures/ssh_disconnect.py's "early" mode; after login a channel's own failure or the
+ * next call on the dead session does. The text itself stays in the session (its
+ * peer_discon_msg), which ssh_get_disconnect_message gives once the session is disconnected:
+ * so it is disconnected here, as host_teardown would do next. ssh_disconnect frees the
+ * session's channels: the execs let go of theirs first (their callbacks go with them), and
+ * the session leaves its event, as in host_teardown. Per session, no global state: nothing
+ * for a log callback to sort out. */
+static void session_failure(Host *h, char *out, size_t cap)
 {
     static const char RECEIVED[] = "Received SSH_MSG_DISCONNECT: ";
     const char *said = ssh_get_error(h->s);
@@ -493,6 +496,12 @@ static void handshake_failure(Host *h, char *out, size_t cap)
     }
     char libssh[512];
     snprintf(libssh, sizeof libssh, "%s", said);
+    if (h->ev) {
+        ssh_event_remove_session(h->ev, h->s);
+        ssh_event_free(h->ev);
+        h->ev = NULL;
+    }
+    rexec_drop_channels(h);
     ssh_disconnect(h->s);
     const char *message = ssh_get_disconnect_message(h->s);
     if (message)
@@ -503,6 +512,16 @@ static void handshake_failure(Host *h, char *out, size_t cap)
         snprintf(out, cap, "%s", libssh);
 }
 
+/* A logged-in session died (the server's DISCONNECT, a reset, a close): the host goes down
+ * with the server's own words when it sent any. Every exec on it fails with that reason
+ * (rexec.c leaves an exec whose session died to this), after the lines it had delivered. */
+static void session_lost(HostPool *p, Host *h, int64_t now_ms)
+{
+    char why[1024];
+    session_failure(h, why, sizeof why);
+    host_down(p, h, now_ms, "connection closed: %s", why);
+}
+
 static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
 {
     int rc = ssh_connect(h->s);
@@ -510,7 +529,7 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
         return;
     if (rc != SSH_OK) {
         char why[1024];
-        handshake_failure(h, why, sizeof why);
+        session_failure(h, why, sizeof why);
         const char *method = strstr(why, "no match for method ");
         /* libssh 0.10: "no match for method M: server [a,b], client [c,d]" */
         char server_list[1024] = "";
@@ -599,6 +618,8 @@ void host_io(HostPool *p, Host *h, short revents, int64_t now_ms)
             h->last_rx_ms = now_ms;
         ssh_event_dopoll(h->ev, 0);
         h->dirty = 1;
+        if (!ssh_is_connected(h->s))
+            session_lost(p, h, now_ms); /* before a keep-alive or a channel call overwrites why */
         break;
     default:
         break;
@@ -641,6 +662,10 @@ void host_timers(HostPool *p, Host *h, int64_t now_ms)
                                                    : "authentication");
         break;
     case HOST_READY: {
+        if (!ssh_is_connected(h->s)) {
+            session_lost(p, h, now_ms);
+            break;
+        }
         int64_t period = (int64_t)(p->opt.heartbeat_s * 1000);
         if (now_ms - h->last_rx_ms > period * p->opt.heartbeat_misses)
             last_rx_from_kernel(h, now_ms);
@@ -658,7 +683,7 @@ void host_timers(HostPool *p, Host *h, int64_t now_ms)
             rexec_pump_host(p, h);
         }
         if (h->s && !ssh_is_connected(h->s))
-            host_down(p, h, now_ms, "connection closed: %s", ssh_get_error(h->s));
+            session_lost(p, h, now_ms); /* died in a keep-alive or a channel call */
         break;
     }
     case HOST_DOWN:

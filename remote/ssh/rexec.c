@@ -131,6 +131,15 @@ static void pump_input(RemoteExec *x)
     }
 }
 
+/* The session itself died under a channel call (the server's DISCONNECT, a reset): the
+ * exec is left running for the host to fail it with the session's reason (hostconn.c's
+ * session_lost), which libssh's error for the channel call would hide: it may already read
+ * "Remote channel is closed" or a socket error, not the server's message. */
+static int session_died(const Host *h)
+{
+    return !ssh_is_connected(h->s);
+}
+
 static void pump(HostPool *p, Host *h, RemoteExec *x)
 {
     (void)p;
@@ -153,7 +162,7 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
         /* fall through */
     case X_OPENING:
         rc = ssh_channel_open_session(x->ch);
-        if (rc == SSH_AGAIN)
+        if (rc == SSH_AGAIN || session_died(h))
             return;
         if (rc != SSH_OK) {
             char why[256];
@@ -167,7 +176,7 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
         /* fall through */
     case X_EXECING:
         rc = ssh_channel_request_exec(x->ch, x->command);
-        if (rc == SSH_AGAIN)
+        if (rc == SSH_AGAIN || session_died(h))
             return;
         if (rc != SSH_OK) {
             char why[256];
@@ -182,6 +191,8 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
     case X_RUNNING:
         if (!x->closed_by_peer)
             pump_input(x);
+        if (!x->closed_by_peer && x->exit_status < 0 && !x->exit_signal[0] && session_died(h))
+            return; /* no end of its own: its session died, and says why */
         if (x->closed_by_peer || ssh_channel_is_closed(x->ch)) {
             if (x->exit_status >= 0) {
                 finish(x, EXEC_EXITED, NULL);

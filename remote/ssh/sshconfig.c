@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libssh/libssh.h>
+
 #include "core/base/ownpath.h"
 #include "remote/ssh/identities.h"
 #include "remote/ssh/sshalgos.h"
@@ -169,9 +171,37 @@ static int identity_line(Walk *w, const char *arg, const char *where, Error *err
     return 0;
 }
 
+/* The user a HostName value sets, into user ("" none). libssh 0.10.6 expands the value
+ * (ssh_path_expand_escape, with the host and user it holds at that line; the raw value when
+ * that fails) and hands it to SSH_OPTIONS_HOST, which reads `user@host` as a user and a host
+ * (ssh_config_parse_uri): a later `Match user` sees that user, and a User line after it is
+ * skipped. OpenSSH does not split it (it resolves "user@host" and fails), so this follows
+ * libssh, which connects. libssh itself reads the value, on a session of its own: which
+ * values it takes (no port, a valid host name, a non-empty user) is its rule, not a copy. */
+static void hostname_user(const Walk *w, const char *arg, char *user, size_t cap)
+{
+    char home[1024], expanded[2048];
+    SshpathHost at = {w->match->alias, w->match->user[0] ? w->match->user : NULL,
+                      w->host ? w->host->port : 0};
+    if (ownpath_folder(w->ssh_dir, home, sizeof home) < 0 ||
+        sshpath_identity_file(arg, home, w->ssh_dir, &at, expanded, sizeof expanded) < 0)
+        snprintf(expanded, sizeof expanded, "%s", arg);
+    if (!strchr(expanded, '@'))
+        return;
+    ssh_session probe = ssh_new();
+    char *got = NULL;
+    if (probe && ssh_options_set(probe, SSH_OPTIONS_HOST, expanded) == 0 &&
+        ssh_options_get(probe, SSH_OPTIONS_USER, &got) == SSH_OK && got)
+        snprintf(user, cap, "%s", got);
+    ssh_string_free_char(got);
+    ssh_free(probe);
+}
+
 /* Libssh's verdict on a Host or Match line, and what a HostName or User line changes in what
- * later ones match (sshmatch.h). 0, or 1 when libssh refuses the line and stops the file. */
-static int follow_block(Walk *w, const char *keyword, const char *const *words, size_t n)
+ * later ones match (sshmatch.h). 0, 1 when libssh refuses the line and stops the file, -1
+ * (err set, `where` the file:line) when what libssh does cannot be known here. */
+static int follow_block(Walk *w, const char *keyword, const char *const *words, size_t n,
+                        const char *where, Error *err)
 {
     if (strcasecmp(keyword, "host") == 0)
         w->applies = sshmatch_host(w->match, words, n);
@@ -181,9 +211,24 @@ static int follow_block(Walk *w, const char *keyword, const char *const *words, 
             w->applies = SSHMATCH_NO; /* libssh set it so before it refused the line */
             return 1;
         }
-    } else if (strcasecmp(keyword, "hostname") == 0)
-        sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL);
-    else if (strcasecmp(keyword, "user") == 0)
+    } else if (strcasecmp(keyword, "hostname") == 0) {
+        char user[256] = "";
+        if (n && w->applies != SSHMATCH_NO && !w->match->hostname_seen)
+            hostname_user(w, words[0], user, sizeof user);
+        if (user[0] && w->applies == SSHMATCH_MAYBE) {
+            /* Whether the user changes hangs on a command libssh runs and tunedeck does not
+             * run twice: every later `Match user` would be a guess. */
+            error_set(err,
+                      "%s: HostName %s sets the user %s (libssh reads user@host as a user and "
+                      "a host) under a Match exec block: whether later Match user lines see "
+                      "it depends on that command, so tunedeck cannot tell which IdentityFile "
+                      "keys libssh would offer; refused: give the user in a User line, or the "
+                      "inventory's ssh.user, and HostName the host alone",
+                      where, words[0], user);
+            return error_mark(err, ERROR_INPUT);
+        }
+        sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL, user[0] ? user : NULL);
+    } else if (strcasecmp(keyword, "user") == 0)
         sshmatch_user(w->match, w->applies, n ? words[0] : NULL);
     return 0;
 }
@@ -219,13 +264,18 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
         while (n < sizeof words / sizeof *words && (words[n] = config_token(&s)))
             n++;
         const char *arg = n ? words[0] : NULL;
-        if (w->match && follow_block(w, keyword, words, n))
+        char at[2100];
+        snprintf(at, sizeof at, "%s:%ld", path, lineno);
+        int follow = w->match ? follow_block(w, keyword, words, n, at, err) : 0;
+        if (follow < 0) {
+            rc = -1;
+            break;
+        }
+        if (follow)
             break; /* libssh reads no more of this file; the one that included it reads on */
         if (strcasecmp(keyword, "identityfile") == 0) {
-            char where[2100];
-            snprintf(where, sizeof where, "%s:%ld", path, lineno);
             if (w->host && w->applies != SSHMATCH_NO)
-                rc = identity_line(w, arg, where, err);
+                rc = identity_line(w, arg, at, err);
             continue;
         }
         if (strcasecmp(keyword, "include") != 0) {

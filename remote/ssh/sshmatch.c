@@ -154,10 +154,12 @@ int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n)
     return args ? result : SSHMATCH_ERROR;
 }
 
-void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg)
+void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char *user)
 {
     if (applies == SSHMATCH_NO || h->hostname_seen)
         return;
+    if (user) /* `HostName user@host`: libssh replaces the user it holds, whatever it was */
+        snprintf(h->user, sizeof h->user, "%s", user);
     /* libssh marks the keyword seen even with no value; the value it sets is the target the
      * parse ended with (a value libssh could not take left the host as it was, and so is
      * the target). */

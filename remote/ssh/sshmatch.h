@@ -39,8 +39,10 @@ int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n);
 int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n);
 
 /* A HostName or User line (`arg` its value, NULL none) under a block whose verdict is
- * `applies`: the first that applies is the one libssh keeps. */
-void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg);
+ * `applies`: the first that applies is the one libssh keeps. `user`: the user part libssh
+ * reads in a HostName `user@host` (sshconfig.c asks libssh), NULL none; it replaces the user
+ * held so far, so later `Match user` lines see it and User lines are skipped. */
+void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char *user);
 void sshmatch_user(SshmatchHost *h, int applies, const char *arg);
 
 #endif

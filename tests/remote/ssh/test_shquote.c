@@ -93,6 +93,9 @@ Test(shquote, host_names_with_metacharacters_are_refused)
     cr_assert_eq(host_name_valid("-oProxyCommand=x", &e), -1);
     cr_assert(strstr(e.msg, "not starting with '-'"), "%s", e.msg);
     cr_assert_eq(host_name_valid("", &e), -1);
+    /* libssh's SSH_OPTIONS_HOST would read it as a user and a host */
+    cr_assert_eq(host_name_valid("alice@10.1.0.7", &e), -1);
+    cr_assert(strstr(e.msg, "unexpected character '@'"), "%s", e.msg);
 }
 
 Test(shquote, user_names_sites_use_are_accepted)

@@ -377,3 +377,30 @@ Test(sshconfig, a_bad_key_under_this_hosts_block_or_host_star_still_stops_it)
         cr_assert_eq(n, 0, "%s", OTHERS[i]);
     }
 }
+
+/* libssh reads HostName user@host as a user and a host; under a Match exec block (which
+ * tunedeck does not run a second time) whether later Match user lines see that user cannot be
+ * known: refused, naming the file and line, rather than guessed. */
+Test(sshconfig, a_hostname_with_a_user_under_match_exec_is_refused_with_file_and_line)
+{
+    char path[256], ssh_dir[256];
+    snprintf(path, sizeof path, "%s/config", dir);
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    write_file("config", 0600, "Host a.example\n  User bob\nMatch exec true\n  HostName alice@10.9.8.7\n");
+    Error err;
+    size_t n;
+    cr_assert_eq(identities_via(path, ssh_dir, "a.example", "10.9.8.7", &err, &n), -1);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:4: HostName alice@10.9.8.7 sets the user alice (libssh reads user@host as a "
+             "user and a host) under a Match exec block",
+             path);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    write_file("config", 0600, "Match exec true\n  HostName 10.9.8.7\n");
+    cr_assert_eq(identities_via(path, ssh_dir, "a.example", "10.9.8.7", &err, &n), 0,
+                 "a host alone is no guess: %s", err.msg);
+    write_file("config", 0600, "Host a.example\n  HostName alice@10.9.8.7\n");
+    cr_assert_eq(identities_via(path, ssh_dir, "a.example", "10.9.8.7", &err, &n), 0,
+                 "outside Match exec libssh's answer is known: %s", err.msg);
+}

@@ -79,6 +79,26 @@ static const Row ROWS[] = {
      "a.example", "root", 1},
     {"HostName\nHostName second.example\nHost a.example\n IdentityFile MARK\n", "a.example", "root",
      1},
+    /* libssh reads HostName user@host as a user and a host (SSH_OPTIONS_HOST): the user is
+     * replaced there, whatever it was, and a later Match user sees it; OpenSSH does not */
+    {"Host a.example\n User bob\n HostName alice@10.9.8.7\nMatch user alice\n IdentityFile MARK\n",
+     "a.example", NULL, 1},
+    {"Host a.example\n User bob\n HostName alice@10.9.8.7\nMatch user bob\n IdentityFile MARK\n",
+     "a.example", NULL, 0},
+    {"HostName alice@10.9.8.7\nMatch user alice\n IdentityFile MARK\n", "a.example", "root", 1},
+    {"HostName alice@10.9.8.7\nMatch user root\n IdentityFile MARK\n", "a.example", "root", 0},
+    {"HostName alice@10.9.8.7\nUser carol\nMatch user carol\n IdentityFile MARK\n", "a.example",
+     NULL, 0},
+    {"HostName bob@%h\nMatch user bob host a.example\n IdentityFile MARK\n", "a.example", NULL, 1},
+    {"Match user alice\n IdentityFile MARK\nHost *\n HostName alice@10.9.8.7\n", "a.example",
+     "root", 0},
+    {"Host b\n HostName alice@10.9.8.7\nMatch user alice\n IdentityFile MARK\n", "a.example",
+     "root", 0},
+    /* values libssh does not take: a port, a host name it finds invalid, an empty user */
+    {"HostName alice@10.9.8.7:2222\nMatch user alice\n IdentityFile MARK\n", "a.example", "root",
+     0},
+    {"HostName alice@bad!name\nMatch user alice\n IdentityFile MARK\n", "a.example", "root", 0},
+    {"HostName @10.9.8.7\nMatch user root\n IdentityFile MARK\n", "a.example", "root", 1},
     {"Host b\n Include INC\n", "a.example", "root", 0},
     {"Host a.example\n Include INC\n", "a.example", "root", 1},
     /* an included file's Host line holds in the file that included it */
