@@ -20,6 +20,11 @@ typedef struct {
     int hostname_seen;  /* a HostName line applied: later ones are skipped */
     int host_replaced;  /* ...with a value: from there on, the host is target */
     int user_seen;      /* a User line applied: later ones are skipped, as libssh skips them */
+    /* A HostName or User line under a Match exec block (MAYBE) applied only if the command
+     * succeeded when libssh ran it: from there on the host is alias or target, and the user
+     * unknown, and a line matching them is MAYBE where the two ways differ. */
+    int host_maybe;
+    int user_unknown;
 } SshmatchHost;
 
 /* The state before the first file: alias and target are kept (not copied), user may be NULL. */
@@ -39,7 +44,8 @@ int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n);
 int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n);
 
 /* A HostName or User line (`arg` its value, NULL none) under a block whose verdict is
- * `applies`: the first that applies is the one libssh keeps. */
+ * `applies`: the first that applies is the one libssh keeps. Under a MAYBE block the line
+ * may or may not have applied, and what it sets is then matched both ways. */
 void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg);
 void sshmatch_user(SshmatchHost *h, int applies, const char *arg);
 
