@@ -60,7 +60,8 @@ int trial_run(const TrialOptions *o, char *text, size_t len, const char *source,
     if (o->all_local) {
         rc = trial_local_run(&base, slow, stdout, err);
     } else if (one_machine) {
-        rc = trial_host_run(&base, o->machine, o->port_base, slow, err);
+        rc = trial_host_run(&base, o->machine, o->machine_from ? o->machine_from : "--machine",
+                            o->port_base, slow, err);
     } else {
         error_set(err, "expected $TUNEDECK_MACHINE (or --machine NAME) to say which machine "
                        "this is, or --all-local to play every machine here");
