@@ -301,6 +301,13 @@ paced_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$paced_ms" -ge 1000 ] || fail "--step-sleep 0.25: 5 steps took $paced_ms ms (expected >= 1000)"
 grep -q '"step":5,' "$TMP/paced.out" || fail "--step-sleep: no step 5: $(cat "$TMP/paced.out")"
 no_leftovers "paced job"
+# A stop whose checkpoint cannot be written is a failure, never exit 0: the live scheduler
+# reads exit 0 after its SIGTERM as "checkpoint written" and resumes from that file next time
+# (regression: the error went to stderr and the job exited 0).
+rc=0; "$W" --job --gpus 1 --steps 3 --checkpoint "$TMP/no-such-dir/ck" > "$TMP/ckfail.out" 2> "$TMP/ckfail.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "no-such-dir/ck.tmp: cannot create" "$TMP/ckfail.err" ||
+    fail "a checkpoint that cannot be written: exit $rc: $(cat "$TMP/ckfail.err")"
+no_leftovers "job whose checkpoint failed"
 
 # ---- 4. bad input is refused with a reason ----
 if echo '{"protocol": 1, "machines": 3' | "$W" --all-local > "$TMP/bad.out" 2>&1; then
