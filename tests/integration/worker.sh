@@ -314,6 +314,11 @@ if echo '{"protocol": 1, "machines": 3' | "$W" --all-local > "$TMP/bad.out" 2>&1
     fail "malformed schedule accepted"
 fi
 grep -q "malformed JSON" "$TMP/bad.out" || fail "malformed schedule: no reason given"
+# nothing on standard input (a launcher whose input never came) is said as such, not as
+# malformed JSON
+rc=0; printf ' \n' | "$W" --all-local > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "standard input: expected a protocol v1 schedule object, found nothing" "$TMP/bad.out" ||
+    fail "an empty schedule: exit $rc: $(cat "$TMP/bad.out")"
 # one machine of a per-host trial cannot make the job's secret up: without one it refuses
 rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base "$base" < "$TMP/sched.json" > "$TMP/bad.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] || fail "per-host without ps_secret: exit $rc, expected 3: $(cat "$TMP/bad.out")"

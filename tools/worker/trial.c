@@ -24,9 +24,11 @@ static void drop_json(cJSON **root)
 int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err)
 {
     cJSON *root = cJSON_Parse(text);
+    int blank = strspn(text, " \t\r\n") == len;
     explicit_bzero(text, len);
     if (!root) {
-        error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON", source);
+        error_set(err, "%s: expected a protocol v1 schedule object, found %s", source,
+                  blank ? "nothing" : "malformed JSON");
         return error_mark(err, ERROR_INPUT);
     }
     if (jdupkey_check(root, err) < 0) { /* the first copy is not surely the one meant */
