@@ -181,13 +181,22 @@ void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg)
 {
     if (applies == SSHMATCH_NO || h->hostname_seen)
         return;
+    /* libssh sets the host as it sets SSH_OPTIONS_HOST: "user@host" sets that user too,
+     * replacing any, which later Match user lines see. Only when the value libssh took is
+     * plainly known (host part == target) is the user known; else it is unknown. */
+    const char *at = arg ? strrchr(arg, '@') : NULL;
     /* Under a Match exec: if the command failed, libssh neither set the host nor marked the
      * keyword seen, and a later HostName may be the one. Either way the value libssh kept is
      * target: only when it took effect is unknown. */
     if (applies == SSHMATCH_MAYBE) {
         h->host_maybe |= arg != NULL;
+        h->user_unknown |= at != NULL;
         return;
     }
+    if (at && at > arg && h->target && strcmp(at + 1, h->target) == 0)
+        snprintf(h->user, sizeof h->user, "%.*s", (int)(at - arg), arg);
+    else if (at)
+        h->user_unknown = 1;
     /* libssh marks the keyword seen even with no value; the value it sets is the target the
      * parse ended with (a value libssh could not take left the host as it was, and so is
      * the target). */

@@ -35,7 +35,8 @@ void sshmatch_begin(SshmatchHost *h, const char *alias, const char *target, cons
  * 1 when a plain one does, else 0. A NULL `s` matches nothing. */
 int sshmatch_list(const char *s, const char *list, int lower);
 
-/* A "Host" line's words after the keyword, n of them: SSHMATCH_YES or NO. libssh 0.10.6 takes
+/* A "Host" line's words after the keyword, n of them: SSHMATCH_YES or NO (MAYBE where the
+ * host may be either of two, sshmatch_hostname). libssh 0.10.6 takes
  * the first word that matches either way: `Host * !b` applies to b, `Host *,!b` does not. */
 int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n);
 
@@ -43,9 +44,10 @@ int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n);
  * originalhost (never, in 0.10.6), exec (MAYBE), each negatable with '!'. */
 int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n);
 
-/* A HostName or User line (`arg` its value, NULL none) under a block whose verdict is
- * `applies`: the first that applies is the one libssh keeps. Under a MAYBE block the line
- * may or may not have applied, and what it sets is then matched both ways. */
+/* A HostName or User line (`arg` its value, NULL none; a HostName "user@host" sets the user
+ * too, as libssh does) under a block whose verdict is `applies`: the first that applies is
+ * the one libssh keeps. Under a MAYBE block the line may or may not have applied, and what
+ * it sets is then matched both ways. */
 void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg);
 void sshmatch_user(SshmatchHost *h, int applies, const char *arg);
 

@@ -79,6 +79,11 @@ static const Row ROWS[] = {
      "a.example", "root", 1},
     {"HostName\nHostName second.example\nHost a.example\n IdentityFile MARK\n", "a.example", "root",
      1},
+    /* a HostName with a user in it sets that user too, replacing one set before */
+    {"Host a.example\n HostName bob@10.9.8.7\nMatch user bob\n IdentityFile MARK\n", "a.example",
+     "root", 1},
+    {"Host a.example\n HostName bob@10.9.8.7\nMatch user root\n IdentityFile MARK\n", "a.example",
+     "root", 0},
     {"Host b\n Include INC\n", "a.example", "root", 0},
     {"Host a.example\n Include INC\n", "a.example", "root", 1},
     /* an included file's Host line holds in the file that included it */
