@@ -369,6 +369,7 @@ int main(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     a.trial.machine = a.machine ? a.machine : getenv("TUNEDECK_MACHINE");
+    a.trial.machine_from = a.machine ? "--machine" : "$TUNEDECK_MACHINE";
     a.trial.log = log_refusal;
     rc = trial_run(&a.trial, text, text_len, "standard input", &err);
     readsecret_free(text, text_len);

@@ -254,20 +254,35 @@ char *schedule_to_line(const Schedule *s, size_t *len)
 
 char *schedule_to_input(const Schedule *s, const char *ps_secret, size_t *len)
 {
-    cJSON *j = schedule_to_json(s);
-    if (j && ps_secret && !cJSON_AddStringToObject(j, "ps_secret", ps_secret)) {
-        cJSON_Delete(j);
+    /* The secret is written into the line by hand, never through cJSON: its node and the
+     * print buffers cJSON grows by copy would go back to the heap holding it, unwiped, and
+     * the line is the one copy its callers wipe (launcher_input_free). Hex digits need no
+     * escaping; anything else is refused rather than written unescaped. */
+    static const char KEY[] = ",\"ps_secret\":\"";
+    size_t secret_len = ps_secret ? strlen(ps_secret) : 0;
+    if (ps_secret && strspn(ps_secret, "0123456789abcdefABCDEF") != secret_len)
         return NULL;
-    }
+    cJSON *j = schedule_to_json(s);
     char *text = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     if (!text)
         return NULL;
-    size_t n = strlen(text);
-    char *line = realloc(text, n + 2);
+    size_t n = strlen(text); /* an object with members: it ends in '}' */
+    char *line = malloc(n + (ps_secret ? sizeof KEY - 1 + secret_len + 1 : 0) + 2);
     if (!line) {
         free(text);
         return NULL;
+    }
+    memcpy(line, text, n);
+    free(text);
+    if (ps_secret) {
+        n--; /* over the closing brace */
+        memcpy(line + n, KEY, sizeof KEY - 1);
+        n += sizeof KEY - 1;
+        memcpy(line + n, ps_secret, secret_len);
+        n += secret_len;
+        memcpy(line + n, "\"}", 2);
+        n += 2;
     }
     line[n] = '\n';
     line[n + 1] = 0;

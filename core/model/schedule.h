@@ -42,8 +42,10 @@ cJSON *schedule_to_json(const Schedule *s);
  * *len counts the bytes to send (without the terminating NUL). NULL when out of memory.
  * Caller frees. */
 char *schedule_to_line(const Schedule *s, size_t *len);
-/* The line a trial reads: the same with the trial's secret as "ps_secret" (when not NULL).
- * Only a trial's input carries it: the journal and `tune --json` use schedule_to_json. */
+/* The line a trial reads: the same with the trial's secret as "ps_secret" (when not NULL;
+ * hex digits, as secret_new_hex makes them, else NULL). Only a trial's input carries it: the
+ * journal and `tune --json` use schedule_to_json. The line is the secret's only copy on the
+ * heap: the caller wipes it before freeing it. */
 char *schedule_to_input(const Schedule *s, const char *ps_secret, size_t *len);
 Schedule *schedule_from_json(const cJSON *root, const Cluster *c, const char *source, Error *err);
 

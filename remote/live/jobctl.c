@@ -192,6 +192,7 @@ void jobctl_progress_note(JobProgress *p, const TrialEvent *ev)
     p->epoch = ev->epoch;
     p->loss = ev->loss;
     p->examples_per_s = ev->examples_per_s;
+    p->points[p->seen % JOBPROGRESS_POINTS] = (JobLossPoint){ev->step, ev->loss};
     p->seen++;
 }
 

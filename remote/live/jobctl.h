@@ -12,6 +12,15 @@
 
 typedef struct JobRun JobRun;
 
+/* How many of a run's latest progress lines keep their (step, loss): more than a backend
+ * reads between two driver steps (a Slurm job's file read after a late wake-up). */
+enum { JOBPROGRESS_POINTS = 256 };
+
+typedef struct {
+    long step;
+    double loss; /* NAN: not given */
+} JobLossPoint;
+
 typedef struct {
     long step;
     double epoch, examples_per_s; /* -1: not given */
@@ -25,13 +34,18 @@ typedef struct {
      * one's reason, terminal-safe, so that the driver can say it. */
     int refused;
     char first_refused[200];
+    /* Every line's step and loss, not only the latest: each is a point of the job's loss
+     * curve. Line i (from 0) is at points[i % JOBPROGRESS_POINTS] while i >= seen -
+     * JOBPROGRESS_POINTS. */
+    JobLossPoint points[JOBPROGRESS_POINTS];
 } JobProgress;
 
 /* A run's progress before its first line: nothing given (loss NAN, epoch and rate -1). */
 JobProgress jobctl_progress_none(void);
 /* Counts a protocol line the job printed that was refused, keeping the first reason. */
 void jobctl_progress_refused(JobProgress *p, const char *why);
-/* A progress line the job printed (ev->kind EVENT_PROGRESS): the latest, and the first. */
+/* A progress line the job printed (ev->kind EVENT_PROGRESS): the latest, the first, and its
+ * point among the latest JOBPROGRESS_POINTS. */
 void jobctl_progress_note(JobProgress *p, const TrialEvent *ev);
 
 /* Every placeholder a job_command may use. */

@@ -241,6 +241,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                                   loss_note(ln, sizeof ln, p->first_loss));
                 }
             }
+            int from = j->seen;
             j->seen = p->seen;
             j->step = p->step;
             j->loss = p->loss;
@@ -248,7 +249,14 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->epoch = p->epoch;
             Error err;
             if (l->o.loss_progress && !l->stopping_all) {
-                report_loss(l, j, p->step, p->loss);
+                /* every line since the last step is a point of the curve, not the latest
+                 * alone (lines past the ring's reach, the oldest, are gone) */
+                if (p->seen - from > JOBPROGRESS_POINTS)
+                    from = p->seen - JOBPROGRESS_POINTS;
+                for (int i = from; i < p->seen; i++) {
+                    const JobLossPoint *pt = &p->points[i % JOBPROGRESS_POINTS];
+                    report_loss(l, j, pt->step, pt->loss);
+                }
             } else if (l->o.real_progress && !l->stopping_all) {
                 /* A line without "epoch" (the protocol's -1) says nothing about progress: once,
                  * not a refused report per line. */

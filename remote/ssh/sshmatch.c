@@ -75,10 +75,10 @@ static const char *current_host(const SshmatchHost *h)
     return h->host_replaced && h->target ? h->target : h->alias;
 }
 
-int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n)
+/* One Host line against one host name. */
+static int host_line(const char *host, const char *const *words, size_t n)
 {
     char lower[1024];
-    const char *host = current_host(h);
     if (!host)
         return SSHMATCH_NO;
     size_t i = 0;
@@ -93,6 +93,24 @@ int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n)
             return ok > 0 ? SSHMATCH_YES : SSHMATCH_NO;
     }
     return SSHMATCH_NO;
+}
+
+/* Whether the host may be either alias or target (a HostName under a Match exec block). */
+static int host_uncertain(const SshmatchHost *h)
+{
+    return h->host_maybe && !h->host_replaced && h->target;
+}
+
+/* Two verdicts for the two hosts it may be: the same, or MAYBE. */
+static int either(int a, int b)
+{
+    return a == b ? a : SSHMATCH_MAYBE;
+}
+
+int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n)
+{
+    int v = host_line(current_host(h), words, n);
+    return host_uncertain(h) ? either(v, host_line(h->target, words, n)) : v;
 }
 
 /* ssh_config_match: one criterion's verdict, '!' turning it over. */
@@ -145,7 +163,12 @@ int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n)
         } else if (strcasecmp(p, "originalhost") == 0) {
             result = SSHMATCH_NO; /* unsupported by libssh 0.10.6: never, even negated */
         } else if (strcasecmp(p, "host") == 0) {
-            result = both(result, criterion(current_host(h), arg, negate));
+            int v = criterion(current_host(h), arg, negate);
+            if (host_uncertain(h))
+                v = either(v, criterion(h->target, arg, negate));
+            result = both(result, v);
+        } else if (h->user_unknown) {
+            result = both(result, SSHMATCH_MAYBE);
         } else {
             result = both(result, criterion(h->user[0] ? h->user : NULL, arg, negate));
         }
@@ -158,6 +181,14 @@ void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char
 {
     if (applies == SSHMATCH_NO || h->hostname_seen)
         return;
+    /* Under a Match exec: if the command failed, libssh neither set the host nor marked the
+     * keyword seen, and a later HostName may be the one. Either way the value libssh kept is
+     * target: only when it took effect is unknown. */
+    if (applies == SSHMATCH_MAYBE) {
+        h->host_maybe |= arg != NULL;
+        h->user_unknown |= user != NULL; /* sshconfig.c refuses this case before it comes here */
+        return;
+    }
     if (user) /* `HostName user@host`: libssh replaces the user it holds, whatever it was */
         snprintf(h->user, sizeof h->user, "%s", user);
     /* libssh marks the keyword seen even with no value; the value it sets is the target the
@@ -171,6 +202,12 @@ void sshmatch_user(SshmatchHost *h, int applies, const char *arg)
 {
     if (applies == SSHMATCH_NO || h->user_seen)
         return;
+    /* Under a Match exec, the user libssh holds from here on is this one or a later line's
+     * (or none): unknown, unless one was set before, which libssh never replaces. */
+    if (applies == SSHMATCH_MAYBE) {
+        h->user_unknown |= !h->user[0];
+        return;
+    }
     h->user_seen = 1;
     if (arg && !h->user[0])
         snprintf(h->user, sizeof h->user, "%s", arg);

@@ -20,6 +20,11 @@ typedef struct {
     int hostname_seen;  /* a HostName line applied: later ones are skipped */
     int host_replaced;  /* ...with a value: from there on, the host is target */
     int user_seen;      /* a User line applied: later ones are skipped, as libssh skips them */
+    /* A HostName or User line under a Match exec block (MAYBE) applied only if the command
+     * succeeded when libssh ran it: from there on the host is alias or target, and the user
+     * unknown, and a line matching them is MAYBE where the two ways differ. */
+    int host_maybe;
+    int user_unknown;
 } SshmatchHost;
 
 /* The state before the first file: alias and target are kept (not copied), user may be NULL. */
@@ -30,7 +35,8 @@ void sshmatch_begin(SshmatchHost *h, const char *alias, const char *target, cons
  * 1 when a plain one does, else 0. A NULL `s` matches nothing. */
 int sshmatch_list(const char *s, const char *list, int lower);
 
-/* A "Host" line's words after the keyword, n of them: SSHMATCH_YES or NO. libssh 0.10.6 takes
+/* A "Host" line's words after the keyword, n of them: SSHMATCH_YES or NO (MAYBE where the
+ * host may be either of two, sshmatch_hostname). libssh 0.10.6 takes
  * the first word that matches either way: `Host * !b` applies to b, `Host *,!b` does not. */
 int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n);
 
@@ -41,7 +47,8 @@ int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n);
 /* A HostName or User line (`arg` its value, NULL none) under a block whose verdict is
  * `applies`: the first that applies is the one libssh keeps. `user`: the user part libssh
  * reads in a HostName `user@host` (sshconfig.c asks libssh), NULL none; it replaces the user
- * held so far, so later `Match user` lines see it and User lines are skipped. */
+ * held so far, so later `Match user` lines see it and User lines are skipped. Under a MAYBE
+ * block the line may or may not have applied, and what it sets is then matched both ways. */
 void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char *user);
 void sshmatch_user(SshmatchHost *h, int applies, const char *arg);
 

@@ -301,12 +301,24 @@ paced_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$paced_ms" -ge 1000 ] || fail "--step-sleep 0.25: 5 steps took $paced_ms ms (expected >= 1000)"
 grep -q '"step":5,' "$TMP/paced.out" || fail "--step-sleep: no step 5: $(cat "$TMP/paced.out")"
 no_leftovers "paced job"
+# A stop whose checkpoint cannot be written is a failure, never exit 0: the live scheduler
+# reads exit 0 after its SIGTERM as "checkpoint written" and resumes from that file next time
+# (regression: the error went to stderr and the job exited 0).
+rc=0; "$W" --job --gpus 1 --steps 3 --checkpoint "$TMP/no-such-dir/ck" > "$TMP/ckfail.out" 2> "$TMP/ckfail.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "no-such-dir/ck.tmp: cannot create" "$TMP/ckfail.err" ||
+    fail "a checkpoint that cannot be written: exit $rc: $(cat "$TMP/ckfail.err")"
+no_leftovers "job whose checkpoint failed"
 
 # ---- 4. bad input is refused with a reason ----
 if echo '{"protocol": 1, "machines": 3' | "$W" --all-local > "$TMP/bad.out" 2>&1; then
     fail "malformed schedule accepted"
 fi
 grep -q "malformed JSON" "$TMP/bad.out" || fail "malformed schedule: no reason given"
+# nothing on standard input (a launcher whose input never came) is said as such, not as
+# malformed JSON
+rc=0; printf ' \n' | "$W" --all-local > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "standard input: expected a protocol v1 schedule object, found nothing" "$TMP/bad.out" ||
+    fail "an empty schedule: exit $rc: $(cat "$TMP/bad.out")"
 # one machine of a per-host trial cannot make the job's secret up: without one it refuses
 rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base "$base" < "$TMP/sched.json" > "$TMP/bad.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] || fail "per-host without ps_secret: exit $rc, expected 3: $(cat "$TMP/bad.out")"
@@ -316,6 +328,14 @@ sed 's/"ps_secret": "[0-9a-f]*"/"ps_secret": "abc"/' "$TMP/sched-secret.json" > 
 rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base "$base" < "$TMP/short.json" > "$TMP/bad.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] && grep -q "field 'ps_secret': expected 64 hex digits" "$TMP/bad.out" ||
     fail "a 3-digit ps_secret: exit $rc: $(cat "$TMP/bad.out")"
+# a machine the schedule does not have is named with where it came from (regression: a
+# --machine typed by hand was reported as $TUNEDECK_MACHINE)
+rc=0; TUNEDECK_MACHINE= "$W" --machine nosuch --port-base "$base" < "$TMP/sched-secret.json" > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q -- "--machine: expected a machine of the schedule (loop-0, loop-1, loop-2), found 'nosuch'" "$TMP/bad.out" ||
+    fail "--machine nosuch: exit $rc: $(cat "$TMP/bad.out")"
+rc=0; TUNEDECK_MACHINE=nosuch "$W" --port-base "$base" < "$TMP/sched-secret.json" > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "\$TUNEDECK_MACHINE: expected a machine of the schedule (loop-0, loop-1, loop-2), found 'nosuch'" "$TMP/bad.out" ||
+    fail "TUNEDECK_MACHINE=nosuch: exit $rc: $(cat "$TMP/bad.out")"
 if "$W" --all-local --slowdown nosuch=2 < "$TMP/sched.json" > "$TMP/bad.out" 2>&1; then
     fail "unknown --slowdown machine accepted"
 fi

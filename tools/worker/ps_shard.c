@@ -21,8 +21,7 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
     for (size_t i = 0; i < nw; i++)
         conn[i] = -1;
     if (!cfg->secret) {
-        error_set(err, "shard %u: no job secret to check the workers' handshakes with",
-                  cfg->shard);
+        error_set(err, "shard %u: no job secret to check the workers' handshakes with", cfg->shard);
         goto out;
     }
     PsGateConfig gate = {.listen_fd = cfg->listen_fd,
@@ -78,8 +77,10 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
             cfg->params[i] -= scale * sum[i];
         double mean_loss = examples ? loss / (double)examples : 0;
         int stop = cfg->steps && step >= cfg->first_step + cfg->steps;
-        if (cfg->on_step &&
-            cfg->on_step(cfg->userdata, step, mean_loss, (uint32_t)examples, cfg->params))
+        int asked = cfg->on_step ? cfg->on_step(cfg->userdata, step, mean_loss, (uint32_t)examples,
+                                                cfg->params, err)
+                                 : 0;
+        if (asked)
             stop = 1;
         reply = (PsMsg){.type = stop ? PSMSG_STOP : PSMSG_PARAMS,
                         .sender = cfg->shard,
@@ -95,6 +96,11 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
                              (unsigned long long)step, w);
                 goto out;
             }
+        if (asked < 0) {
+            /* the workers have their STOP: they end, and this shard's failure is the job's */
+            error_prefix(err, "shard %u: step %llu", cfg->shard, (unsigned long long)step);
+            goto out;
+        }
         if (stop)
             break;
     }

@@ -11,9 +11,11 @@
 #include "tools/worker/psgate.h"
 
 /* Called after every step with the mean loss over the batch and the examples behind it.
- * Returns non-zero to make this the last step (job mode: a stop was requested). */
+ * Returns non-zero to make this the last step (job mode: a stop was requested); negative,
+ * with err filled, when the step's own work failed (job mode: its checkpoint could not be
+ * written): the workers are told to stop all the same, and the shard fails with err. */
 typedef int (*PsStepFn)(void *userdata, uint64_t step, double mean_loss, uint32_t examples,
-                        const double *shard);
+                        const double *shard, Error *err);
 
 typedef struct {
     int listen_fd; /* borrowed; the shard only accepts on it */

@@ -47,8 +47,11 @@ static void print_progress(JobCtx *j, uint64_t step, double loss)
     j->last_print_examples = ex;
 }
 
-/* Runs in the PS process: progress lines, and the checkpoint when a stop is asked for. */
-static int job_step(void *ud, uint64_t step, double loss, uint32_t examples, const double *p)
+/* Runs in the PS process: progress lines, and the checkpoint when a stop is asked for. A
+ * checkpoint that cannot be written fails the job (-1): its exit 0 after a SIGTERM is what
+ * tells the live scheduler that the checkpoint is there to resume from. */
+static int job_step(void *ud, uint64_t step, double loss, uint32_t examples, const double *p,
+                    Error *err)
 {
     (void)examples;
     JobCtx *j = ud;
@@ -74,12 +77,10 @@ static int job_step(void *ud, uint64_t step, double loss, uint32_t examples, con
                      .loss = loss,
                      .workers = (uint32_t)j->plan->n_workers,
                      .params = (double *)p};
-    Error err;
-    if (checkpoint_save(j->checkpoint, &ck, &err) < 0)
-        fprintf(stderr, "tunedeck-worker: %s\n", err.msg);
-    else
-        fprintf(stderr, "tunedeck-worker: checkpoint %s written at step %llu (%u workers)\n",
-                j->checkpoint, (unsigned long long)step, ck.workers);
+    if (checkpoint_save(j->checkpoint, &ck, err) < 0)
+        return -1;
+    fprintf(stderr, "tunedeck-worker: checkpoint %s written at step %llu (%u workers)\n",
+            j->checkpoint, (unsigned long long)step, ck.workers);
     return 1;
 }
 

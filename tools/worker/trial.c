@@ -24,9 +24,11 @@ static void drop_json(cJSON **root)
 int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err)
 {
     cJSON *root = cJSON_Parse(text);
+    int blank = strspn(text, " \t\r\n") == len;
     explicit_bzero(text, len);
     if (!root) {
-        error_set(err, "%s: expected a protocol v1 schedule object, found malformed JSON", source);
+        error_set(err, "%s: expected a protocol v1 schedule object, found %s", source,
+                  blank ? "nothing" : "malformed JSON");
         return error_mark(err, ERROR_INPUT);
     }
     if (jdupkey_check(root, err) < 0) { /* the first copy is not surely the one meant */
@@ -60,7 +62,8 @@ int trial_run(const TrialOptions *o, char *text, size_t len, const char *source,
     if (o->all_local) {
         rc = trial_local_run(&base, slow, stdout, err);
     } else if (one_machine) {
-        rc = trial_host_run(&base, o->machine, o->port_base, slow, err);
+        rc = trial_host_run(&base, o->machine, o->machine_from ? o->machine_from : "--machine",
+                            o->port_base, slow, err);
     } else {
         error_set(err, "expected $TUNEDECK_MACHINE (or --machine NAME) to say which machine "
                        "this is, or --all-local to play every machine here");

@@ -31,18 +31,34 @@ static void print_own_iteration(void *ud, const SgdIteration *it)
     }
 }
 
-int trial_host_run(const SgdMachineConfig *base, const char *name, int port_base,
+/* The schedule's machine names, "a, b, c", cut with "..." past cap. */
+static void machine_names(const Cluster *c, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t m = 0; m < c->n_machines; m++) {
+        int n = snprintf(out + len, cap - len, "%s%s", m ? ", " : "", c->machines[m].name);
+        if (n < 0 || (size_t)n >= cap - len) {
+            snprintf(out + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
+            return;
+        }
+        len += (size_t)n;
+    }
+}
+
+int trial_host_run(const SgdMachineConfig *base, const char *name, const char *from, int port_base,
                    const double *slowdown, Error *err)
 {
     const SgdPlan *plan = base->plan;
     const Schedule *s = base->schedule;
     const Cluster *c = s->cluster;
     long mi = cluster_find_machine(c, name);
-    if (mi < 0)
-        return error_set(err,
-                         "$TUNEDECK_MACHINE: expected a machine of the schedule, found "
-                         "'%s'",
-                         name);
+    if (mi < 0) {
+        char names[200];
+        machine_names(c, names, sizeof names);
+        return error_set(err, "%s: expected a machine of the schedule (%s), found '%s'", from,
+                         names, name);
+    }
     size_t ns = plan->n_shards;
     char(*hosts)[256] = calloc(ns, sizeof *hosts);
     int *ports = calloc(ns, sizeof *ports);

@@ -1,5 +1,7 @@
 #include <criterion/criterion.h>
 #include <cJSON.h>
+#include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/model/schedule.h"
@@ -242,4 +244,40 @@ Test(schedule, from_json_rejects_every_bad_field)
     rejects("{\"protocol\": 1, " JOB ", \"machines\": [{\"name\": \"g2-0\", \"worker\": true, "
             "\"ps\": true}, {\"name\": \"g2-0\", \"worker\": false, \"ps\": false}]}",
             "machines[1]: field 'name': machine 'g2-0' appears twice");
+}
+
+/* Blocks cJSON hands back while the hooks below are in place, and how many held the secret. */
+static const char *freed_secret;
+static int freed_with_secret;
+
+static void free_and_look(void *p)
+{
+    if (p && memmem(p, malloc_usable_size(p), freed_secret, strlen(freed_secret)))
+        freed_with_secret++;
+    free(p);
+}
+
+/* Regression: the secret went through cJSON (a node of its own, print buffers grown by copy)
+ * and every such copy went back to the heap unwiped, though the line itself is wiped by
+ * launcher_input_free and the worker wipes every block it frees. */
+Test(schedule, a_trials_input_leaves_no_copy_of_its_secret_on_the_heap)
+{
+    static const char SECRET[] = "5ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e70123";
+    Schedule *s = gpu_schedule();
+    freed_secret = SECRET;
+    freed_with_secret = 0;
+    cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = malloc, .free_fn = free_and_look});
+    size_t len = 0;
+    char *line = schedule_to_input(s, SECRET, &len);
+    cJSON_InitHooks(NULL);
+    cr_assert_not_null(line);
+    cr_assert_eq(freed_with_secret, 0, "%d freed blocks held the secret", freed_with_secret);
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "ps_secret")), SECRET);
+    cr_assert_eq(line[len - 1], '\n');
+    cr_assert_eq(strlen(line), len);
+    cJSON_Delete(j);
+    explicit_bzero(line, len);
+    free(line);
+    schedule_free(s);
 }

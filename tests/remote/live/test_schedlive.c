@@ -470,3 +470,75 @@ Test(schedlive, a_job_without_progress_lines_has_no_step_epoch_or_rate)
     catalogue_free(cat);
     cluster_free(c);
 }
+
+/* A backend whose run hands the driver BURST_LINES progress lines in its first step, losses
+ * on the curve 1/(0.002 k + 1) + 0.1, then prints nothing more. */
+enum { BURST_LINES = 8 };
+
+static void burst_step(void *run)
+{
+    SilentRun *r = run;
+    if (r->p.seen || r->status[0])
+        return;
+    for (int i = 1; i <= BURST_LINES; i++) {
+        long step = 100L * i;
+        TrialEvent ev = {.kind = EVENT_PROGRESS,
+                         .step = step,
+                         .epoch = -1,
+                         .loss = 1 / (0.002 * (double)step + 1) + 0.1,
+                         .examples_per_s = -1};
+        jobctl_progress_note(&r->p, &ev);
+    }
+}
+
+static const LiveRunOps BURST = {.name = "burst",
+                                 .start = silent_start,
+                                 .signal = silent_signal,
+                                 .step = burst_step,
+                                 .running = silent_running,
+                                 .ready = two_line_ready,
+                                 .progress = silent_progress,
+                                 .status = silent_status,
+                                 .rank0_saved = two_line_ready,
+                                 .size = two_line_size,
+                                 .free = free};
+
+/* Regression: --loss-progress took only the latest line of each driver step, so the lines a
+ * Slurm job's output file brings at once (a late read) were lost to the job's loss curve but
+ * one: 8 lines made 1 point, and no curve (it needs 5). */
+Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
+{
+    Error e;
+    Cluster *c = cluster_with(2, 2);
+    snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
+    Catalogue *cat = fixture_catalogue();
+    SchedState *s = fixture_doubling_with_j0(cat);
+    static char log[8192];
+    log[0] = 0;
+    SchedLiveOptions o = {.time_scale = 1,
+                          .tick_s = 0.01,
+                          .log = collect,
+                          .userdata = log,
+                          .backend = &BURST,
+                          .loss_progress = 1,
+                          .loss_tol = 0.05};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j;
+    int64_t until = clock_now_ms() + 5000;
+    do {
+        schedlive_step(l, NULL, 0, clock_now_ms());
+        schedlive_job(l, 0, &j);
+    } while (j.step < 100L * BURST_LINES && clock_now_ms() < until);
+    cr_assert_eq(j.step, 100L * BURST_LINES, "%s", log);
+    cr_assert(strstr(log, "j0: loss curve 1/(0.002 k + 1) + 0.1 from ") != NULL, "%s", log);
+    cr_assert(j.loss_fraction > 0, "%g", j.loss_fraction);
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
+}

@@ -99,6 +99,11 @@ static const Row ROWS[] = {
      0},
     {"HostName alice@bad!name\nMatch user alice\n IdentityFile MARK\n", "a.example", "root", 0},
     {"HostName @10.9.8.7\nMatch user root\n IdentityFile MARK\n", "a.example", "root", 1},
+    /* a HostName with a user in it sets that user too, replacing one set before */
+    {"Host a.example\n HostName bob@10.9.8.7\nMatch user bob\n IdentityFile MARK\n", "a.example",
+     "root", 1},
+    {"Host a.example\n HostName bob@10.9.8.7\nMatch user root\n IdentityFile MARK\n", "a.example",
+     "root", 0},
     {"Host b\n Include INC\n", "a.example", "root", 0},
     {"Host a.example\n Include INC\n", "a.example", "root", 1},
     /* an included file's Host line holds in the file that included it */
@@ -193,6 +198,58 @@ Test(sshmatch, the_identity_files_checked_for_a_host_are_those_libssh_applies_to
         free(ids);
         cr_assert_eq(rc, 0, "row %zu: %s", i, err.msg);
         cr_assert_eq(n, (size_t)libssh, "row %zu: %s", i, r->config);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert(system(cmd) == 0);
+}
+
+/* A Match exec block is taken as applying, since tunedeck does not run its command again: so
+ * what tunedeck checks must hold whichever way the command went, never less than libssh
+ * applies. Regression: a HostName or User line under a `Match exec` that failed was taken
+ * as applied, so a later Host or Match line was matched against a host or user libssh never
+ * had, and the IdentityFile libssh did read under it went unchecked. */
+static const Row EXEC_ROWS[] = {
+    {"Match exec false\n HostName bogus.example\nHost a.example\n IdentityFile MARK\n"
+     " HostName 10.9.8.7\n",
+     "a.example", "root", 1},
+    {"Match exec true\n HostName 10.9.8.7\nHost 10.9.8.7\n IdentityFile MARK\n", "a.example",
+     "root", 1},
+    {"Match exec false\n HostName bogus.example\nMatch host a.example\n IdentityFile MARK\n"
+     "Host *\n HostName 10.9.8.7\n",
+     "a.example", "root", 1},
+    {"Match exec false\n User bob\nHost *\n User carol\nMatch user carol\n IdentityFile MARK\n",
+     "a.example", NULL, 1},
+    {"Match exec true\n User bob\nHost *\n User carol\nMatch user bob\n IdentityFile MARK\n",
+     "a.example", NULL, 1},
+    {"Match exec false\n User bob\nHost *\n User carol\nMatch !user bob\n IdentityFile MARK\n",
+     "a.example", NULL, 1},
+};
+
+Test(sshmatch, what_a_match_exec_block_holds_is_checked_whichever_way_its_command_went)
+{
+    snprintf(dir, sizeof dir, "/tmp/td-sshmatch.XXXXXX");
+    cr_assert(mkdtemp(dir));
+    char path[128], text[2048];
+    snprintf(path, sizeof path, "%s/config", dir);
+    for (size_t i = 0; i < sizeof EXEC_ROWS / sizeof *EXEC_ROWS; i++) {
+        const Row *r = &EXEC_ROWS[i];
+        expand(r->config, text, sizeof text);
+        write_text(path, text);
+        char target[256];
+        int libssh = libssh_applies(path, r, target, sizeof target);
+        cr_assert_eq(libssh, r->applies, "libssh on row %zu: %s", i, r->config);
+        SshpathHost h = {target, r->user ? r->user : "root", 22};
+        SshmatchHost m;
+        sshmatch_begin(&m, r->alias, target, r->user);
+        SshconfigIdentity *ids = NULL;
+        size_t n = 0;
+        Error err;
+        int rc = sshconfig_identities(path, dir, &h, &m, &ids, &n, &err);
+        free(ids);
+        cr_assert_eq(rc, 0, "row %zu: %s", i, err.msg);
+        cr_assert_geq(n, (size_t)libssh,
+                      "row %zu: libssh reads MARK, tunedeck did not check it: %s", i, r->config);
     }
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include "core/model/schedule_cluster.h"
-#include "tools/worker/sgdplan.h"
-#include "tools/worker/synthdata.h"
 #include "tools/worker/psnet.h"
 #include "tools/worker/sgd_machine.h"
+#include "tools/worker/sgdplan.h"
+#include "tools/worker/synthdata.h"
 
 /* Two workers (one with two devices) and two PS shards over loopback TCP, in threads: the
  * parameters after K synchronous steps equal K steps of plain full-batch SGD computed here
@@ -59,8 +59,10 @@ typedef struct {
 } Capture;
 
 /* Keeps the shard's slice after every step: after the last, the final parameters. */
-static int capture(void *ud, uint64_t step, double loss, uint32_t examples, const double *shard)
+static int capture(void *ud, uint64_t step, double loss, uint32_t examples, const double *shard,
+                   Error *err)
 {
+    (void)err;
     cr_assert_eq(examples, 24);
     cr_assert(loss >= 0); /* workers send the loss to shard 0 only */
     Capture *c = ud;
