@@ -361,6 +361,10 @@ int main(int argc, char **argv)
     /* The schedule holds the trial's ps_secret: read past stdio (whose buffer nobody wipes),
      * and every block cJSON frees is wiped, even those of a parse that fails part-way. */
     cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = malloc, .free_fn = secret_wipe_free});
+    if (secret_no_core_dumps(&err) < 0) {
+        print_error(err.msg);
+        return EXIT_FAILED;
+    }
     size_t text_len = 0;
     char *text = readsecret_fd(STDIN_FILENO, 64u << 20, &text_len, &err);
     if (!text) {

@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -103,6 +104,13 @@ int secret_equal(const unsigned char *a, const unsigned char *b, size_t n)
     for (size_t i = 0; i < n; i++)
         diff |= a[i] ^ b[i];
     return diff == 0;
+}
+
+int secret_no_core_dumps(Error *err)
+{
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+        return 0;
+    return error_set(err, "cannot keep the secret out of core files: prctl: %s", strerror(errno));
 }
 
 void secret_wipe_free(void *p)

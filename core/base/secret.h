@@ -25,6 +25,10 @@ int secret_from_hex(const char *hex, unsigned char out[SECRET_BYTES], Error *err
  * blocks a caller never sees, such as those a parse that fails part-way frees. p may be
  * NULL. */
 void secret_wipe_free(void *p);
+/* Keeps the process from writing a core file (and from being traced by its own user) for
+ * as long as it runs: a crash would put the secret it holds in a file anyone with the user's
+ * rights reads later. Children it forks inherit this. */
+int secret_no_core_dumps(Error *err);
 /* Equal in constant time: how long it takes does not depend on where a and b differ. */
 int secret_equal(const unsigned char *a, const unsigned char *b, size_t n);
 

@@ -2,6 +2,7 @@
  * repeat the text, and the constant-time comparison's answers. */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "core/base/secret.h"
 
@@ -59,4 +60,14 @@ Test(secret, equal_compares_every_byte)
     b[31] = 0;
     b[0] = 0x80;
     cr_assert_not(secret_equal(a, b, 32));
+}
+
+/* A crash while the secret is held must not write it to a core file (the worker calls this
+ * before it reads its schedule). Criterion runs each test in a process of its own. */
+Test(secret, no_core_dumps_once_asked)
+{
+    cr_assert_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1);
+    Error e = {0};
+    cr_assert_eq(secret_no_core_dumps(&e), 0, "%s", e.msg);
+    cr_assert_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
 }
