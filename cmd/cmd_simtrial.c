@@ -73,6 +73,7 @@ int cmd_sim_trial(int argc, char **argv)
     }
     char *text = readall_stream(stdin, 16 << 20, NULL, &err);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
+    int blank = text && !text[strspn(text, " \t\r\n")]; /* a launcher that sent nothing */
     free(text);
     int rc = 0;
     if (!text) {
@@ -80,7 +81,8 @@ int cmd_sim_trial(int argc, char **argv)
         fail(err.msg);
         rc = EXIT_BAD_INPUT; /* the schedule on standard input */
     } else if (!root) {
-        fail("standard input: expected a protocol v1 schedule object, found malformed JSON");
+        fail(blank ? "standard input: expected a protocol v1 schedule object, found nothing"
+                   : "standard input: expected a protocol v1 schedule object, found malformed JSON");
         rc = EXIT_BAD_INPUT;
     } else if (jdupkey_check(root, &err) < 0) {
         error_prefix(&err, "standard input");

@@ -282,6 +282,13 @@ check_bad "examples: cannot read: Is a directory" tune --cluster examples --job 
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
 printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
 grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
+# nothing at all is said as nothing, not as a syntax error to look for (it said malformed JSON)
+printf '\n' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted nothing"
+grep -q "standard input: expected a protocol v1 schedule object, found nothing$" "$tmp/e" ||
+    fail "sim-trial empty input: $(cat "$tmp/e")"
+grep -q "found malformed JSON" "$tmp/e" && fail "sim-trial empty input said malformed"
+printf 'not json' | "$bin" sim-trial B:googlenet 2>&1 | grep -q "found malformed JSON$" ||
+    fail "sim-trial garbage no longer says malformed JSON"
 
 # Exit status: one meaning per code across every command and helper (core/base/exitcode.h,
 # tunedeck(1) EXIT STATUS): 2 usage, 3 bad input file, 4 remote failure, 128+signal.
