@@ -329,12 +329,16 @@ rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base "$base" < "$TMP/short.json" > "$T
 [ "$rc" = 3 ] && grep -q "field 'ps_secret': expected 64 hex digits" "$TMP/bad.out" ||
     fail "a 3-digit ps_secret: exit $rc: $(cat "$TMP/bad.out")"
 # a machine the schedule does not have is named with where it came from (regression: a
-# --machine typed by hand was reported as $TUNEDECK_MACHINE)
+# --machine typed by hand was reported as $TUNEDECK_MACHINE), bad input (exit 3; it was 1,
+# "the work failed"); so is a schedule of several machines with none named
+rc=0; TUNEDECK_MACHINE= "$W" --port-base "$base" < "$TMP/sched-secret.json" > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "expected \$TUNEDECK_MACHINE (or --machine NAME) to say which machine this is" "$TMP/bad.out" ||
+    fail "no machine named: exit $rc: $(cat "$TMP/bad.out")"
 rc=0; TUNEDECK_MACHINE= "$W" --machine nosuch --port-base "$base" < "$TMP/sched-secret.json" > "$TMP/bad.out" 2>&1 || rc=$?
-[ "$rc" != 0 ] && grep -q -- "--machine: expected a machine of the schedule (loop-0, loop-1, loop-2), found 'nosuch'" "$TMP/bad.out" ||
+[ "$rc" = 3 ] && grep -q -- "--machine: expected a machine of the schedule (loop-0, loop-1, loop-2), found 'nosuch'" "$TMP/bad.out" ||
     fail "--machine nosuch: exit $rc: $(cat "$TMP/bad.out")"
 rc=0; TUNEDECK_MACHINE=nosuch "$W" --port-base "$base" < "$TMP/sched-secret.json" > "$TMP/bad.out" 2>&1 || rc=$?
-[ "$rc" != 0 ] && grep -q "\$TUNEDECK_MACHINE: expected a machine of the schedule (loop-0, loop-1, loop-2), found 'nosuch'" "$TMP/bad.out" ||
+[ "$rc" = 3 ] && grep -q "\$TUNEDECK_MACHINE: expected a machine of the schedule (loop-0, loop-1, loop-2), found 'nosuch'" "$TMP/bad.out" ||
     fail "TUNEDECK_MACHINE=nosuch: exit $rc: $(cat "$TMP/bad.out")"
 if "$W" --all-local --slowdown nosuch=2 < "$TMP/sched.json" > "$TMP/bad.out" 2>&1; then
     fail "unknown --slowdown machine accepted"

@@ -67,6 +67,7 @@ int trial_run(const TrialOptions *o, char *text, size_t len, const char *source,
     } else {
         error_set(err, "expected $TUNEDECK_MACHINE (or --machine NAME) to say which machine "
                        "this is, or --all-local to play every machine here");
+        error_mark(err, ERROR_INPUT);
     }
 out:
     explicit_bzero(secret, sizeof secret);

@@ -56,8 +56,9 @@ int trial_host_run(const SgdMachineConfig *base, const char *name, const char *f
     if (mi < 0) {
         char names[200];
         machine_names(c, names, sizeof names);
-        return error_set(err, "%s: expected a machine of the schedule (%s), found '%s'", from,
-                         names, name);
+        error_set(err, "%s: expected a machine of the schedule (%s), found '%s'", from, names,
+                  name);
+        return error_mark(err, ERROR_INPUT);
     }
     size_t ns = plan->n_shards;
     char(*hosts)[256] = calloc(ns, sizeof *hosts);
