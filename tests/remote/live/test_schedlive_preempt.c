@@ -1,7 +1,6 @@
 /* The live driver when its backend takes a run off its GPUs for another job (Slurm's
  * preemption): remote/live/schedlive_preempt.c. */
 #include <criterion/criterion.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +11,15 @@
 #include "remote/live/liverun.h"
 #include "remote/live/schedlive.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/livestandin.h"
 
 /* A backend whose runs follow a plan: run 1 is preempted on its third step and, like a
  * requeued Slurm job being cancelled, stays up three steps more; run 2 dies on its third
  * step; run 3 runs until stopped. Each writes a checkpoint at its last line when it ends. */
 typedef struct {
-    JobProgress p;
-    int n, steps, resumed, signalled;
-    char status[48], how[64];
+    StandinRun base;
+    int n, steps, resumed;
+    char how[64];
 } PlanRun;
 
 static int plan_starts;
@@ -30,8 +30,7 @@ static void *plan_start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
     (void)ctx;
     (void)err;
-    PlanRun *r = calloc(1, sizeof *r);
-    r->p = jobctl_progress_none();
+    PlanRun *r = standin_run_new(sizeof *r);
     r->n = ++plan_starts;
     r->resumed = spec->alloc->resume[0] != 0;
     if (r->n < 8)
@@ -42,7 +41,7 @@ static void *plan_start(void *ctx, const LiveRunSpec *spec, Error *err)
 static void plan_step(void *run)
 {
     PlanRun *r = run;
-    if (r->status[0])
+    if (r->base.status[0])
         return;
     r->steps++;
     TrialEvent ev = {.kind = EVENT_PROGRESS,
@@ -50,44 +49,20 @@ static void plan_step(void *run)
                      .epoch = -1,
                      .loss = 0.5,
                      .examples_per_s = -1};
-    jobctl_progress_note(&r->p, &ev);
+    jobctl_progress_note(&r->base.p, &ev);
     if (r->n == 1 && r->steps == 3)
         snprintf(r->how, sizeof r->how, "preempted by the test");
     if (r->n == 1 && r->steps == 6)
-        snprintf(r->status, sizeof r->status, "requeued (its copy cancelled)");
+        snprintf(r->base.status, sizeof r->base.status, "requeued (its copy cancelled)");
     if (r->n == 2 && r->steps == 3)
-        snprintf(r->status, sizeof r->status, "exited 1");
+        snprintf(r->base.status, sizeof r->base.status, "exited 1");
 }
 
 static int plan_signal(void *run, int signo, Error *err)
 {
-    (void)err;
-    PlanRun *r = run;
-    if (r->how[0])
+    if (((PlanRun *)run)->how[0])
         plan_signals++;
-    snprintf(r->status, sizeof r->status, signo == SIGKILL ? "killed by SIGKILL" : "exited 0");
-    return 0;
-}
-
-static int plan_running(const void *run)
-{
-    return !((const PlanRun *)run)->status[0];
-}
-
-static int plan_ready(const void *run)
-{
-    (void)run;
-    return 1;
-}
-
-static const JobProgress *plan_progress(const void *run)
-{
-    return &((const PlanRun *)run)->p;
-}
-
-static const char *plan_status(const void *run)
-{
-    return ((const PlanRun *)run)->status;
+    return standin_signal(run, signo, err);
 }
 
 /* late_save: run 1's exit line (its checkpoint) comes only when it ends, after the driver
@@ -98,14 +73,8 @@ static int plan_saved(const void *run)
 {
     const PlanRun *r = run;
     if (plan_late_save && r->n == 1)
-        return r->status[0] != 0;
+        return r->base.status[0] != 0;
     return r->steps >= 3;
-}
-
-static size_t plan_size(const void *run)
-{
-    (void)run;
-    return 1;
 }
 
 static const char *plan_preempted(const void *run)
@@ -117,21 +86,14 @@ static const LiveRunOps PLAN = {.name = "plan",
                                 .start = plan_start,
                                 .signal = plan_signal,
                                 .step = plan_step,
-                                .running = plan_running,
-                                .ready = plan_ready,
-                                .progress = plan_progress,
-                                .status = plan_status,
+                                .running = standin_running,
+                                .ready = standin_ready,
+                                .progress = standin_progress,
+                                .status = standin_status,
                                 .rank0_saved = plan_saved,
-                                .size = plan_size,
+                                .size = standin_size,
                                 .preempted = plan_preempted,
                                 .free = free};
-
-static void collect(void *ud, const char *line)
-{
-    char *buf = ud;
-    size_t n = strlen(buf);
-    snprintf(buf + n, 16384 - n, "%s\n", line);
-}
 
 static Cluster *two_nodes(void)
 {
@@ -148,22 +110,25 @@ static Cluster *two_nodes(void)
     return c;
 }
 
+/* The plan from its first run on two nodes of two GPUs; late_save as plan_late_save. */
+static void plan_open(LiveRig *r, int late_save)
+{
+    plan_starts = plan_signals = 0;
+    plan_late_save = late_save;
+    memset(plan_resumed, 0, sizeof plan_resumed);
+    liverig_open(r, two_nodes(), &PLAN, 600);
+}
+
 /* Run 1 preempted, run 2 dead: one death, so the job restarts (run 3) rather than being left
  * stopped; the preemption gave its GPUs back to the model while the run was still being
  * cleared, sent it no signal, and the next run resumed from the checkpoint. */
 Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_once)
 {
-    Error e;
-    Cluster *c = two_nodes();
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[16384];
-    log[0] = 0;
-    plan_starts = plan_signals = plan_late_save = 0;
-    SchedLiveOptions o = {
-        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    static LiveRig r;
+    plan_open(&r, 0);
+    SchedLive *l = r.l;
+    SchedState *s = r.s;
+    const char *log = r.text;
     SchedLiveJob j;
     int model_freed_while_up = 0, shown_running_while_taken = 0;
     int64_t until = clock_now_ms() + 10000;
@@ -197,33 +162,17 @@ Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_on
     cr_assert_eq(j.deaths, 1);
     cr_assert_eq(j.preemptions, 1);
     cr_assert(!j.failed);
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    liverig_close(&r);
 }
 
 /* The checkpoint the TERM wrote is known only once the preempted run ends (its exit line
  * after the first sighting): the next run still resumes from it, not fresh. */
 Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
 {
-    Error e;
-    Cluster *c = two_nodes();
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[16384];
-    log[0] = 0;
-    plan_starts = plan_signals = 0;
-    plan_late_save = 1;
-    memset(plan_resumed, 0, sizeof plan_resumed);
-    SchedLiveOptions o = {
-        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    static LiveRig r;
+    plan_open(&r, 1);
+    SchedLive *l = r.l;
+    const char *log = r.text;
     int64_t until = clock_now_ms() + 10000;
     do
         schedlive_step(l, NULL, 0, clock_now_ms());
@@ -239,15 +188,8 @@ Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
     schedlive_job(l, 0, &j);
     cr_assert_eq(j.saved_step, 106);
     cr_assert_eq(j.deaths, 0);
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
+    liverig_close(&r);
     plan_late_save = 0;
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
 }
 
 /* The model's own stop is decided (and its GPUs already back in the model) when the backend
@@ -255,16 +197,11 @@ Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
 Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back)
 {
     Error e;
-    Cluster *c = two_nodes();
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[16384];
-    log[0] = 0;
-    plan_starts = plan_signals = plan_late_save = 0;
-    SchedLiveOptions o = {
-        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    static LiveRig r;
+    plan_open(&r, 0);
+    SchedLive *l = r.l;
+    SchedState *s = r.s;
+    const char *log = r.text;
     SchedLiveJob j;
     int64_t until = clock_now_ms() + 10000;
     do {
@@ -283,14 +220,7 @@ Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back
               "%s", log);
     cr_assert(!strstr(log, "0 GPUs leave"), "%s", log);
     cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    liverig_close(&r);
 }
 
 /* The model's side alone: an evicted job holds nothing, logs a stop, and is placed again by
