@@ -132,20 +132,24 @@ Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
     session_free(s);
 }
 
-/* A stale trial.launch_host stops only the launcher that reads it: another launcher, and a
- * resume whose journal holds the inventory, still open. */
-Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
+/* One CPU machine, a on 127.0.0.1, read from `path` with the trial object `trial` (JSON):
+ * opened with the local and per-host launchers (asserted) and refused by the single one
+ * (asserted, `what` naming the input); its refusal, for the caller's checks. */
+static Error only_single_refuses(const char *path, const char *trial, const char *what)
 {
-    cJSON *inv = cJSON_Parse(
-        "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
-        "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
-        "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"launch_host\": "
-        "\"gone\"}}");
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+             "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
+             "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": %s}",
+             trial);
+    cJSON *inv = cJSON_Parse(text);
     cr_assert_not_null(inv);
     const char *launchers[] = {"local", "per-host", "single"};
+    Error refused = {0};
     for (int i = 0; i < 3; i++) {
         Session *s = session_new(0, NULL);
-        SessionSpec spec = {.cluster = "saved.json",
+        SessionSpec spec = {.cluster = path,
                             .cluster_json = inv,
                             .ssh_config = TEST_SSH_CONFIG,
                             .job = TINY_JOB,
@@ -158,51 +162,36 @@ Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
         if (i < 2) {
             cr_assert_eq(rc, 0, "%s: %s", launchers[i], err.msg);
         } else {
-            cr_assert_eq(rc, -1, "single with a stale launch_host opened");
-            cr_assert(strstr(err.msg, "saved.json: trial: field 'launch_host': expected the name "
-                                      "of a machine, found 'gone'"),
-                      "%s", err.msg);
+            cr_assert_eq(rc, -1, "single with %s opened", what);
+            refused = err;
         }
         session_free(s);
     }
     cJSON_Delete(inv);
+    return refused;
+}
+
+/* A stale trial.launch_host stops only the launcher that reads it: another launcher, and a
+ * resume whose journal holds the inventory, still open. */
+Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
+{
+    Error err = only_single_refuses(
+        "saved.json", "{\"command\": \"true\", \"launch_host\": \"gone\"}", "a stale launch_host");
+    cr_assert(strstr(err.msg, "saved.json: trial: field 'launch_host': expected the name "
+                              "of a machine, found 'gone'"),
+              "%s", err.msg);
 }
 
 /* Regression: "ranks": "per-device" with the single launcher ran one process with the whole
  * batch and no RANK, as if the field were not there; the launchers with a rank fan-out open. */
 Test(session, per_device_ranks_are_refused_by_the_single_launcher)
 {
-    cJSON *inv = cJSON_Parse(
-        "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
-        "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
-        "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"ranks\": "
-        "\"per-device\"}}");
-    cr_assert_not_null(inv);
-    const char *launchers[] = {"local", "per-host", "single"};
-    for (int i = 0; i < 3; i++) {
-        Session *s = session_new(0, NULL);
-        SessionSpec spec = {.cluster = "inv.json",
-                            .cluster_json = inv,
-                            .ssh_config = TEST_SSH_CONFIG,
-                            .job = TINY_JOB,
-                            .launcher = launchers[i],
-                            .optimizer = "random",
-                            .budget = 1,
-                            .trial_timeout_s = 5};
-        Error err = {0};
-        int rc = session_open(s, &spec, &err);
-        if (i < 2) {
-            cr_assert_eq(rc, 0, "%s: %s", launchers[i], err.msg);
-        } else {
-            cr_assert_eq(rc, -1, "single with per-device ranks opened");
-            cr_assert(strstr(err.msg, "inv.json: trial: field 'ranks': \"per-device\" needs the "
-                                      "local, per-host or slurm launcher"),
-                      "%s", err.msg);
-            cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
-        }
-        session_free(s);
-    }
-    cJSON_Delete(inv);
+    Error err = only_single_refuses(
+        "inv.json", "{\"command\": \"true\", \"ranks\": \"per-device\"}", "per-device ranks");
+    cr_assert(strstr(err.msg, "inv.json: trial: field 'ranks': \"per-device\" needs the "
+                              "local, per-host or slurm launcher"),
+              "%s", err.msg);
+    cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
 }
 
 Test(session, remote_launchers_get_a_pool_that_connects_on_use)
