@@ -71,6 +71,16 @@ void liverig_open(LiveRig *r, Cluster *c, const LiveRunOps *backend, double time
     cr_assert_not_null(r->l, "%s", e.msg);
 }
 
+void liverig_run_until(LiveRig *r, int (*done)(const SchedLiveJob *j), int timeout_ms,
+                       SchedLiveJob *j)
+{
+    int64_t until = clock_now_ms() + timeout_ms;
+    do {
+        schedlive_step(r->l, NULL, 0, clock_now_ms());
+        schedlive_job(r->l, 0, j);
+    } while (!done(j) && clock_now_ms() < until);
+}
+
 void liverig_close(LiveRig *r)
 {
     schedlive_stop_all(r->l);

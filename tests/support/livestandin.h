@@ -6,6 +6,7 @@
 #define TUNEDECK_TEST_LIVESTANDIN_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "core/sched/catalogue.h"
 #include "remote/live/liverun.h"
@@ -31,6 +32,13 @@ const JobProgress *standin_progress(const void *run);
 const char *standin_status(const void *run);
 size_t standin_size(const void *run);
 
+/* The fields of a stand-in's LiveRunOps that the shared ops fill (all but name, start,
+ * signal, step and rank0_saved, which the stand-in gives, and preempted): after its own, as
+ * {.name = ..., ..., STANDIN_OPS}. */
+#define STANDIN_OPS                                                                                \
+    .running = standin_running, .ready = standin_ready, .progress = standin_progress,              \
+    .status = standin_status, .size = standin_size, .free = free
+
 /* The live driver on `c` (owned from here on) with the doubling policy and j0, its runs
  * through `backend` at `time_scale`, a tick every 0.01 s, no host pool; what it says
  * gathered in log. */
@@ -44,6 +52,11 @@ typedef struct {
 } LiveRig;
 
 void liverig_open(LiveRig *r, Cluster *c, const LiveRunOps *backend, double time_scale);
+
+/* Steps the driver (no fds) until done(j0's state) holds or timeout_ms have passed; j0's
+ * last state in *j. */
+void liverig_run_until(LiveRig *r, int (*done)(const SchedLiveJob *j), int timeout_ms,
+                       SchedLiveJob *j);
 
 /* Stops every job, steps the driver until it is done (asserted, 100 steps at most), frees it
  * all. */

@@ -248,13 +248,13 @@ static const LiveRunOps TWO_LINES = {.name = "two-lines",
                                      .start = two_line_start,
                                      .signal = standin_signal,
                                      .step = two_line_step,
-                                     .running = standin_running,
-                                     .ready = standin_ready,
-                                     .progress = standin_progress,
-                                     .status = standin_status,
                                      .rank0_saved = two_line_saved,
-                                     .size = standin_size,
-                                     .free = free};
+                                     STANDIN_OPS};
+
+static int has_resumed(const SchedLiveJob *j)
+{
+    return j->resumed_step >= 0;
+}
 
 /* Regression: the driver said a run's first step (and a resumed run's "resumed at step") from
  * the latest line of the step that brought its first ones, so a Slurm run whose first read
@@ -264,21 +264,15 @@ Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several
 {
     static LiveRig r;
     liverig_open(&r, two_by_two(), &TWO_LINES, 1);
-    SchedLive *l = r.l;
-    const char *log = r.text;
     SchedLiveJob j;
-    int64_t until = clock_now_ms() + 5000;
-    do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
-    } while (j.resumed_step < 0 && clock_now_ms() < until);
-    cr_assert(strstr(log, "j0: run 1 on m0 (2 GPUs) first step 1, loss 0.5000\n"), "%s", log);
-    cr_assert(strstr(log, "j0: died unexpectedly at step 241 (exited 1): restarting from its "
-                          "checkpoint"),
-              "%s", log);
-    cr_assert(strstr(log, "j0: run 2 on m0 (2 GPUs) resumed at step 242 (checkpoint at step "
-                          "241), loss 0.5000\n"),
-              "%s", log);
+    liverig_run_until(&r, has_resumed, 5000, &j);
+    cr_assert(strstr(r.text, "j0: run 1 on m0 (2 GPUs) first step 1, loss 0.5000\n"), "%s", r.text);
+    cr_assert(strstr(r.text, "j0: died unexpectedly at step 241 (exited 1): restarting from its "
+                             "checkpoint"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: run 2 on m0 (2 GPUs) resumed at step 242 (checkpoint at step "
+                             "241), loss 0.5000\n"),
+              "%s", r.text);
     cr_assert_eq(j.resumed_step, 242);
     cr_assert_eq(j.step, 242 + TWO_LINE_GAP, "the latest line is still the job's step");
     liverig_close(&r);
@@ -303,13 +297,13 @@ static const LiveRunOps SILENT = {.name = "silent",
                                   .start = silent_start,
                                   .signal = standin_signal,
                                   .step = silent_step,
-                                  .running = standin_running,
-                                  .ready = standin_ready,
-                                  .progress = standin_progress,
-                                  .status = standin_status,
                                   .rank0_saved = standin_ready,
-                                  .size = standin_size,
-                                  .free = free};
+                                  STANDIN_OPS};
+
+static int is_running(const SchedLiveJob *j)
+{
+    return j->running;
+}
 
 /* Regression: a job that had printed no progress line yet was "checkpoint and stop at step
  * -1" in the log, and its epoch and examples/s were 0 (schedule --live's status lines showed
@@ -318,23 +312,17 @@ Test(schedlive, a_job_without_progress_lines_has_no_step_epoch_or_rate)
 {
     static LiveRig r;
     liverig_open(&r, two_by_two(), &SILENT, 1);
-    SchedLive *l = r.l;
-    const char *log = r.text;
     SchedLiveJob j;
-    int64_t until = clock_now_ms() + 5000;
-    do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
-    } while (!j.running && clock_now_ms() < until);
-    cr_assert(j.running, "%s", log);
+    liverig_run_until(&r, is_running, 5000, &j);
+    cr_assert(j.running, "%s", r.text);
     cr_assert_eq(j.step, -1);
     cr_assert(j.epoch < 0 && j.examples_per_s < 0, "epoch %g, %g examples/s before any line",
               j.epoch, j.examples_per_s);
     liverig_close(&r);
-    cr_assert(strstr(log, "j0: end of the run: checkpoint and stop before its first progress "
-                          "line\n"),
-              "%s", log);
-    cr_assert(strstr(log, "j0: stopped before its first progress line, checkpoint written\n"), "%s",
-              log);
-    cr_assert_null(strstr(log, "step -1"), "%s", log);
+    cr_assert(strstr(r.text, "j0: end of the run: checkpoint and stop before its first progress "
+                             "line\n"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: stopped before its first progress line, checkpoint written\n"),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "step -1"), "%s", r.text);
 }

@@ -86,14 +86,9 @@ static const LiveRunOps PLAN = {.name = "plan",
                                 .start = plan_start,
                                 .signal = plan_signal,
                                 .step = plan_step,
-                                .running = standin_running,
-                                .ready = standin_ready,
-                                .progress = standin_progress,
-                                .status = standin_status,
                                 .rank0_saved = plan_saved,
-                                .size = standin_size,
                                 .preempted = plan_preempted,
-                                .free = free};
+                                STANDIN_OPS};
 
 static Cluster *two_nodes(void)
 {
@@ -126,43 +121,46 @@ Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_on
 {
     static LiveRig r;
     plan_open(&r, 0);
-    SchedLive *l = r.l;
-    SchedState *s = r.s;
-    const char *log = r.text;
     SchedLiveJob j;
     int model_freed_while_up = 0, shown_running_while_taken = 0;
     int64_t until = clock_now_ms() + 10000;
     do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+        schedlive_job(r.l, 0, &j);
         SchedJobInfo info;
-        cr_assert_eq(sched_job_info(s, 0, &info), 0);
+        cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
         if (plan_starts == 1 && j.preemptions == 1) {
             model_freed_while_up |= info.gpus == 0;
             shown_running_while_taken |= j.running;
         }
     } while (plan_starts < 3 && clock_now_ms() < until);
-    cr_assert_eq(plan_starts, 3, "%s", log);
-    cr_assert(model_freed_while_up, "the model stops counting its GPUs at once: %s", log);
+    cr_assert_eq(plan_starts, 3, "%s", r.text);
+    cr_assert(model_freed_while_up, "the model stops counting its GPUs at once: %s", r.text);
     cr_assert(!shown_running_while_taken, "a taken run is not shown running");
     cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
-    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, checkpoint written at "
-                          "step 103: not a death; its "),
-              "%s", log);
-    cr_assert(strstr(log, "leave the model until a decision places it again, resuming from its "
-                          "checkpoint\n"),
-              "%s", log);
-    cr_assert(!strstr(log, ": stop j0"), "the model's side is no decision line: %s", log);
+    cr_assert(strstr(r.text, "j0: run preempted by the test, at step 103, checkpoint written at "
+                             "step 103: not a death; its "),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "leave the model until a decision places it again, resuming from its "
+                             "checkpoint\n"),
+              "%s", r.text);
+    cr_assert(!strstr(r.text, ": stop j0"), "the model's side is no decision line: %s", r.text);
     cr_assert(plan_resumed[2] && plan_resumed[3], "each restart resumes from the checkpoint");
-    cr_assert(strstr(log, "j0: died unexpectedly at step 203 (exited 1): restarting from its "
-                          "checkpoint"),
-              "the death after a preemption is the first: %s", log);
-    cr_assert(!strstr(log, "second death"), "%s", log);
-    schedlive_job(l, 0, &j);
+    cr_assert(strstr(r.text, "j0: died unexpectedly at step 203 (exited 1): restarting from its "
+                             "checkpoint"),
+              "the death after a preemption is the first: %s", r.text);
+    cr_assert(!strstr(r.text, "second death"), "%s", r.text);
+    schedlive_job(r.l, 0, &j);
     cr_assert_eq(j.deaths, 1);
     cr_assert_eq(j.preemptions, 1);
     cr_assert(!j.failed);
     liverig_close(&r);
+}
+
+static int second_run_started(const SchedLiveJob *j)
+{
+    (void)j;
+    return plan_starts >= 2;
 }
 
 /* The checkpoint the TERM wrote is known only once the preempted run ends (its exit line
@@ -171,25 +169,25 @@ Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
 {
     static LiveRig r;
     plan_open(&r, 1);
-    SchedLive *l = r.l;
-    const char *log = r.text;
-    int64_t until = clock_now_ms() + 10000;
-    do
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    while (plan_starts < 2 && clock_now_ms() < until);
-    cr_assert_eq(plan_starts, 2, "%s", log);
-    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, no checkpoint yet"), "%s",
-              log);
-    cr_assert(strstr(log, "j0: its preempted run ended having written its checkpoint at step "
-                          "106: the next run resumes from it\n"),
-              "%s", log);
-    cr_assert(plan_resumed[2], "run 2 resumes from the checkpoint run 1 wrote: %s", log);
     SchedLiveJob j;
-    schedlive_job(l, 0, &j);
+    liverig_run_until(&r, second_run_started, 10000, &j);
+    cr_assert_eq(plan_starts, 2, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: run preempted by the test, at step 103, no checkpoint yet"), "%s",
+              r.text);
+    cr_assert(strstr(r.text, "j0: its preempted run ended having written its checkpoint at step "
+                             "106: the next run resumes from it\n"),
+              "%s", r.text);
+    cr_assert(plan_resumed[2], "run 2 resumes from the checkpoint run 1 wrote: %s", r.text);
+    schedlive_job(r.l, 0, &j);
     cr_assert_eq(j.saved_step, 106);
     cr_assert_eq(j.deaths, 0);
     liverig_close(&r);
     plan_late_save = 0;
+}
+
+static int at_step_102(const SchedLiveJob *j)
+{
+    return j->step >= 102;
 }
 
 /* The model's own stop is decided (and its GPUs already back in the model) when the backend
@@ -199,26 +197,19 @@ Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back
     Error e;
     static LiveRig r;
     plan_open(&r, 0);
-    SchedLive *l = r.l;
-    SchedState *s = r.s;
-    const char *log = r.text;
     SchedLiveJob j;
-    int64_t until = clock_now_ms() + 10000;
-    do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
-    } while (j.step < 102 && clock_now_ms() < until);
-    cr_assert_eq(j.step, 102, "%s", log);
+    liverig_run_until(&r, at_step_102, 10000, &j);
+    cr_assert_eq(j.step, 102, "%s", r.text);
     /* the model's stop, enacted by the next step before the backend's word on step 103 */
-    cr_assert_eq(sched_evict(s, 0, &e), 0, "%s", e.msg);
-    schedlive_step(l, NULL, 0, clock_now_ms());
-    schedlive_job(l, 0, &j);
-    cr_assert_eq(j.preemptions, 1, "%s", log);
-    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, checkpoint written at "
-                          "step 103: not a death; it held no GPUs in the model, a decision that "
-                          "places it again resumes from its checkpoint\n"),
-              "%s", log);
-    cr_assert(!strstr(log, "0 GPUs leave"), "%s", log);
+    cr_assert_eq(sched_evict(r.s, 0, &e), 0, "%s", e.msg);
+    schedlive_step(r.l, NULL, 0, clock_now_ms());
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.preemptions, 1, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: run preempted by the test, at step 103, checkpoint written at "
+                             "step 103: not a death; it held no GPUs in the model, a decision that "
+                             "places it again resumes from its checkpoint\n"),
+              "%s", r.text);
+    cr_assert(!strstr(r.text, "0 GPUs leave"), "%s", r.text);
     cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
     liverig_close(&r);
 }

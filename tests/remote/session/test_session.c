@@ -133,9 +133,9 @@ Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
 }
 
 /* One CPU machine, a on 127.0.0.1, read from `path` with the trial object `trial` (JSON):
- * opened with the local and per-host launchers (asserted) and refused by the single one
- * (asserted, `what` naming the input); its refusal, for the caller's checks. */
-static Error only_single_refuses(const char *path, const char *trial, const char *what)
+ * opened with the local and per-host launchers and refused by the single one with a message
+ * holding `want` (asserted); its refusal, for the caller's further checks. */
+static Error only_single_refuses(const char *path, const char *trial, const char *want)
 {
     char text[1024];
     snprintf(text, sizeof text,
@@ -162,7 +162,8 @@ static Error only_single_refuses(const char *path, const char *trial, const char
         if (i < 2) {
             cr_assert_eq(rc, 0, "%s: %s", launchers[i], err.msg);
         } else {
-            cr_assert_eq(rc, -1, "single with %s opened", what);
+            cr_assert_eq(rc, -1, "single with %s opened", trial);
+            cr_assert(strstr(err.msg, want), "%s", err.msg);
             refused = err;
         }
         session_free(s);
@@ -175,22 +176,19 @@ static Error only_single_refuses(const char *path, const char *trial, const char
  * resume whose journal holds the inventory, still open. */
 Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
 {
-    Error err = only_single_refuses(
-        "saved.json", "{\"command\": \"true\", \"launch_host\": \"gone\"}", "a stale launch_host");
-    cr_assert(strstr(err.msg, "saved.json: trial: field 'launch_host': expected the name "
-                              "of a machine, found 'gone'"),
-              "%s", err.msg);
+    only_single_refuses("saved.json", "{\"command\": \"true\", \"launch_host\": \"gone\"}",
+                        "saved.json: trial: field 'launch_host': expected the name of a machine, "
+                        "found 'gone'");
 }
 
 /* Regression: "ranks": "per-device" with the single launcher ran one process with the whole
  * batch and no RANK, as if the field were not there; the launchers with a rank fan-out open. */
 Test(session, per_device_ranks_are_refused_by_the_single_launcher)
 {
-    Error err = only_single_refuses(
-        "inv.json", "{\"command\": \"true\", \"ranks\": \"per-device\"}", "per-device ranks");
-    cr_assert(strstr(err.msg, "inv.json: trial: field 'ranks': \"per-device\" needs the "
-                              "local, per-host or slurm launcher"),
-              "%s", err.msg);
+    Error err =
+        only_single_refuses("inv.json", "{\"command\": \"true\", \"ranks\": \"per-device\"}",
+                            "inv.json: trial: field 'ranks': \"per-device\" needs the "
+                            "local, per-host or slurm launcher");
     cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
 }
 
