@@ -51,6 +51,8 @@ TOOLS      := $(patsubst tools/%.c,$(BUILD)/%,$(TOOL_SRC))
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
+# The tail of every benchmark's option parsing (bench/args/benchargs.h), linked into each.
+BENCH_ARGS_OBJ := $(call obj,$(call srcs,bench/args))
 LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
 
 .PHONY: all deps run test unit bench clean fuzz test-san san-tree install install-node uninstall deb
@@ -71,20 +73,22 @@ $(BUILD)/%: $(BUILD)/tools/%.o $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 # bench/optimizer's parts, one idea per file (bench/optbench/optbench.h).
-$(BUILD)/bench/optimizer: $(BUILD)/bench/optimizer.o $(call obj,$(call srcs,bench/optbench)) $(LIB_OBJ)
+$(BUILD)/bench/optimizer: $(BUILD)/bench/optimizer.o $(call obj,$(call srcs,bench/optbench)) \
+                          $(BENCH_ARGS_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 # bench/optimizer_allreduce shares bench/optimizer's Python bridge.
 $(BUILD)/bench/optimizer_allreduce: $(BUILD)/bench/optimizer_allreduce.o \
-                                    $(BUILD)/bench/optbench/pypeer.o $(LIB_OBJ)
+                                    $(BUILD)/bench/optbench/pypeer.o $(BENCH_ARGS_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 # The frame benchmarks share an off-screen terminal and the bare refresh (bench/frame/).
 FRAME_BENCHES := $(BUILD)/bench/console $(BUILD)/bench/slurm_frame
-$(FRAME_BENCHES): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(call obj,$(call srcs,bench/frame)) $(LIB_OBJ)
+$(FRAME_BENCHES): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(call obj,$(call srcs,bench/frame)) \
+                                   $(BENCH_ARGS_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_ARGS_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 # All unit tests link into one Criterion binary so the run ends with one summary line.

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/args/benchargs.h"
 #include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
 #include "core/base/median.h"
@@ -163,6 +164,8 @@ int main(int argc, char **argv)
     int args = benchframe_args(argc, argv, "console", &out_path);
     if (args != 0)
         return args < 0 ? 2 : 0;
+    if (benchargs_out_writable("console", out_path) < 0)
+        return 2;
     BenchScreen bs;
     if (benchframe_open(&bs, ROWS_B, COLS_B, "console") < 0)
         return 1;

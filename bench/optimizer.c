@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/args/benchargs.h"
 #include "bench/optbench/optbench.h"
 #include "core/base/clock.h"
 #include "core/base/jsonfile.h"
@@ -239,15 +240,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "optimizer: unexpected argument '%s' (try --help)\n", argv[optind]);
+    if (benchargs_no_operands("optimizer", argc, argv, optind, " (try --help)") < 0 ||
+        benchargs_out_writable("optimizer", out) < 0)
         return 2;
-    }
-    Error out_err;
-    if (out && jsonfile_check_writable(out, &out_err) < 0) {
-        fprintf(stderr, "optimizer: --out %s\n", out_err.msg);
-        return 2;
-    }
     signal(SIGPIPE, SIG_IGN);
     find_tunedeck(&b, argv[0]);
     if (b.eval_sim_trial && access(b.tunedeck, X_OK) != 0) {

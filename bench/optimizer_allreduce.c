@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/args/benchargs.h"
 #include "bench/optbench/pypeer.h"
 #include "core/base/clock.h"
 #include "core/base/median.h"
@@ -420,15 +421,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "optimizer_allreduce: unexpected argument '%s'\n", argv[optind]);
+    if (benchargs_no_operands("optimizer_allreduce", argc, argv, optind, "") < 0 ||
+        benchargs_out_writable("optimizer_allreduce", out_path) < 0)
         return 2;
-    }
-    Error out_err;
-    if (out_path && jsonfile_check_writable(out_path, &out_err) < 0) {
-        fprintf(stderr, "optimizer_allreduce: --out %s\n", out_err.msg);
-        return 2;
-    }
     b.cells = calloc(MAX_CELLS, sizeof *b.cells);
     char list[512];
     snprintf(list, sizeof list, "%s", cells);

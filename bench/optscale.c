@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/args/benchargs.h"
 #include "core/base/clock.h"
 #include "core/base/median.h"
 #include "core/base/jsonfile.h"
@@ -296,16 +297,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "optscale: unexpected argument '%s'\n", argv[optind]);
+    if (benchargs_no_operands("optscale", argc, argv, optind, "") < 0) {
         usage(stderr);
         return 2;
     }
-    Error out_err;
-    if (out && jsonfile_check_writable(out, &out_err) < 0) {
-        fprintf(stderr, "optscale: --out %s\n", out_err.msg);
+    if (benchargs_out_writable("optscale", out) < 0)
         return 2;
-    }
     openblas_set_num_threads(1);
 
     static Cell cells[MAX_CELLS];

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/args/benchargs.h"
 #include "core/base/clock.h"
 #include "core/base/jsonfile.h"
 #include "core/sched/catalogue.h"
@@ -352,11 +353,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    Error out_err;
-    if (out && jsonfile_check_writable(out, &out_err) < 0) {
-        fprintf(stderr, "scheduler bench: --out %s\n", out_err.msg);
+    if (benchargs_out_writable("scheduler bench", out) < 0)
         return 2;
-    }
     char data[4096];
     const char *home = getenv("TUNEDECK_HOME");
     snprintf(data, sizeof data, "%s/" CATALOGUE_SUBDIR, home && *home ? home : TUNEDECK_SOURCE_DIR);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/args/benchargs.h"
 #include "bench/frame/benchframe.h"
 #include "core/base/clock.h"
 #include "core/base/median.h"
@@ -216,6 +217,8 @@ int main(int argc, char **argv)
     int args = benchframe_args(argc, argv, "slurm_frame", &out_path);
     if (args != 0)
         return args < 0 ? 2 : 0;
+    if (benchargs_out_writable("slurm_frame", out_path) < 0)
+        return 2;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "bench", "slurm_frame");
     cJSON_AddNumberToObject(root, "frame_budget_ms", FRAME_BUDGET_MS);

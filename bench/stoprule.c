@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/args/benchargs.h"
 #include "core/base/clock.h"
 #include "core/base/jsonfile.h"
 #include "core/base/median.h"
@@ -202,15 +203,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "stoprule: unexpected argument '%s'\n", argv[optind]);
+    if (benchargs_no_operands("stoprule", argc, argv, optind, "") < 0 ||
+        benchargs_out_writable("stoprule", out_path) < 0)
         return 2;
-    }
     Error err;
-    if (out_path && jsonfile_check_writable(out_path, &err) < 0) {
-        fprintf(stderr, "stoprule: --out %s\n", err.msg);
-        return 2;
-    }
     size_t n_rules;
     const StopRule *const *rules = stoprule_all(&n_rules);
     const StopRule *baseline = stoprule_find("ei-streak");

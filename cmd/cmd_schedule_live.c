@@ -16,6 +16,7 @@
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
 #include "core/base/jfield.h"
+#include "core/base/plural.h"
 #include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
@@ -148,7 +149,7 @@ static void status_lines(SchedLive *l, LogCtx *c, int to_stdout)
             printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s step %s epoch %s "
                    "loss %s %s ex/s\n",
                    clock_now_s() - c->t0, j.name, j.model, 100 * j.model_progress, state, j.gpus,
-                   j.gpus == 1 ? "" : "s", figure(st, sizeof st, "%.0f", (double)j.step),
+                   plural_s(j.gpus), figure(st, sizeof st, "%.0f", (double)j.step),
                    figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (c->events && j.step >= 0)

@@ -9,6 +9,7 @@
 
 #include "core/sched/catalogue.h"
 #include "core/base/clock.h"
+#include "core/base/plural.h"
 
 struct SimSched {
     SimSchedOptions o;
@@ -345,7 +346,7 @@ void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)
     if (ev->kind == SCHED_EV_RESIZE)
         snprintf(what, sizeof what, "resize %d>%d", ev->gpus_from, ev->gpus_to);
     else if (ev->kind == SCHED_EV_START)
-        snprintf(what, sizeof what, "start %d GPU%s", ev->gpus_to, ev->gpus_to == 1 ? "" : "s");
+        snprintf(what, sizeof what, "start %d GPU%s", ev->gpus_to, plural_s(ev->gpus_to));
     else
         snprintf(what, sizeof what, "%s", sched_event_kind_name(ev->kind));
     snprintf(out, cap, "%6.0fs %c %-12s %s", ev->time_s, simsched_job_label((size_t)ev->job),

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include "core/base/clock.h"
-#include "core/base/jsonfile.h"
 #include "tui/draw.h"
 #include "tui/layout.h"
 #include "tui/theme.h"
@@ -107,11 +106,6 @@ int benchframe_args(int argc, char **argv, const char *who, const char **out)
         fprintf(stderr, "%s: %s%s%s: expected only --out FILE.json\n", who,
                 strcmp(argv[i], "--out") == 0 ? "" : "unexpected argument '", argv[i],
                 strcmp(argv[i], "--out") == 0 ? " without its FILE" : "'");
-        return -1;
-    }
-    Error err;
-    if (*out && jsonfile_check_writable(*out, &err) < 0) {
-        fprintf(stderr, "%s: --out %s\n", who, err.msg);
         return -1;
     }
     return 0;

@@ -38,8 +38,8 @@ double benchframe_now_ms(void);
 
 /* The one option both take, --out FILE: 0 with *out (NULL when not given); 1 after the
  * usage line for --help (the run should not start); or -1 after a line on stderr naming
- * `who` for any other argument (it was once ignored), or for a FILE that cannot be written
- * (said before the run, not after it). */
+ * `who` for any other argument (it was once ignored). Whether FILE can be written is the
+ * caller's next check (benchargs_out_writable), before the run. */
 int benchframe_args(int argc, char **argv, const char *who, const char **out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/plural.h"
 #include "remote/live/liverun_slurm_priv.h"
 
 /* Said once an outage, whichever call (round, sbatch, scancel) meets it first. */
@@ -161,8 +162,8 @@ static void say_leftovers(LiveSlurm *s)
         liveslurm_say(s,
                       "slurm: %zu batch job%s of an earlier live run (%s*) %s still in Slurm: "
                       "left alone, another tunedeck may own %s; `scancel %s` ends %s",
-                      n, n == 1 ? "" : "s", LIVESLURM_NAME_PREFIX, n == 1 ? "is" : "are",
-                      n == 1 ? "it" : "them", ids, n == 1 ? "it" : "them");
+                      n, plural_s(n), LIVESLURM_NAME_PREFIX, plural_of(n, "is", "are"),
+                      plural_of(n, "it", "them"), ids, plural_of(n, "it", "them"));
 }
 
 static void collect_round(LiveSlurm *s)

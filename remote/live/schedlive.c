@@ -11,6 +11,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/base/plural.h"
 #include "core/sched/losscurve.h"
 #include "remote/live/liverun.h"
 
@@ -231,13 +232,12 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                                   "%s: run %d on %s (%d GPU%s) resumed at step %ld (checkpoint at "
                                   "step %ld)%s",
                                   j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  j->run_gpus == 1 ? "" : "s",
-                                  p->first_step, j->saved_step,
+                                  plural_s(j->run_gpus), p->first_step, j->saved_step,
                                   loss_note(ln, sizeof ln, p->first_loss));
                 } else {
                     schedlive_log(l, "%s: run %d on %s (%d GPU%s) first step %ld%s", j->name,
                                   j->runs, schedlive_machine(l, j->host), j->run_gpus,
-                                  j->run_gpus == 1 ? "" : "s", p->first_step,
+                                  plural_s(j->run_gpus), p->first_step,
                                   loss_note(ln, sizeof ln, p->first_loss));
                 }
             }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/plural.h"
 #include "remote/live/schedlive_priv.h"
 
 const char *schedlive_machine(const SchedLive *l, int m)
@@ -154,11 +155,11 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
         where[0] = 0; /* until the backend says what it granted */
     if (label)        /* the backend picks the GPUs: they are known once it grants them */
         schedlive_log(l, "%s: started on %s with %d GPU%s (%s, asked for %s), %s", j->name,
-                      schedlive_machine(l, j->host), a.gpus, a.gpus == 1 ? "" : "s", label, asked,
+                      schedlive_machine(l, j->host), a.gpus, plural_s(a.gpus), label, asked,
                       j->has_ckpt ? "resuming from its checkpoint" : "fresh");
     else
         schedlive_log(l, "%s: started on %s with %d GPU%s (GPUs %s%s), %s", j->name,
-                      schedlive_machine(l, j->host), a.gpus, a.gpus == 1 ? "" : "s", where,
+                      schedlive_machine(l, j->host), a.gpus, plural_s(a.gpus), where,
                       l->ops->size(j->run) > 1 ? ", one process group per host" : "",
                       j->has_ckpt ? "resuming from its checkpoint" : "fresh");
 }
@@ -199,7 +200,7 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
                                schedlive_machine(l, ev->slots[i].node), ev->slots[i].gpus);
     schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPU%s%s%s", ev->time_s,
                   sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
-                  ev->gpus_to == 1 ? "" : "s", place[0] ? " on " : "", place);
+                  plural_s(ev->gpus_to), place[0] ? " on " : "", place);
     int up = j->run && l->ops->running(j->run) && !j->preempted; /* a taken run is no stop's */
     char at[48];
     switch (ev->kind) {
@@ -214,7 +215,7 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
             j->resize_pending = 1;
             schedlive_log(l, "%s: resize: checkpoint and stop %s, then restart with %d GPU%s",
                           j->name, schedlive_at_step(at, sizeof at, j->step), ev->gpus_to,
-                          ev->gpus_to == 1 ? "" : "s");
+                          plural_s(ev->gpus_to));
         }
         j->need_start = 1;
         break;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/base/plural.h"
 #include "remote/live/schedlive_priv.h"
 
 int schedlive_watch_nodes(SchedLive *l, Error *err)
@@ -142,7 +143,7 @@ static void say_kept(SchedLive *l, int kept, int nodes)
                       "other users' pending jobs hold back %d idle GPU%s on %d node%s (%s): "
                       "Slurm would start them before a resized job of ours, so the scheduler "
                       "does not grow into them",
-                      kept, kept == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s", where);
+                      kept, plural_s(kept), nodes, plural_s(nodes), where);
     }
     l->kept_said = kept;
 }

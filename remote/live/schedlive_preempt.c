@@ -4,6 +4,7 @@
  * progress until resumed (remote/live/schedlive_priv.h, docs/slurm.md). */
 #include <stdio.h>
 
+#include "core/base/plural.h"
 #include "remote/live/schedlive_priv.h"
 
 int schedlive_preempted(SchedLive *l, LiveJob *j)
@@ -59,7 +60,7 @@ int schedlive_preempted(SchedLive *l, LiveJob *j)
         schedlive_log(l,
                       "%s: %s %s, %s, %s: not a death; its %d GPU%s leave the model "
                       "until a decision places it again, %s",
-                      j->name, label, how, at, ck, held, held == 1 ? "" : "s",
+                      j->name, label, how, at, ck, held, plural_s(held),
                       j->has_ckpt ? "resuming from its checkpoint" : "starting fresh");
     return 1;
 }

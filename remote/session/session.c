@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/plural.h"
 #include "remote/slurm/slurm_inventory.h"
 
 Session *session_new(int with_journal, const char *journal_dir)
@@ -50,8 +51,7 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
         return error_set(err,
                          "--budget %d: the session already has %d trial%s (%s); expected "
                          "--budget %d or more (the budget counts its trials so far too)",
-                         spec->budget, done, done == 1 ? "" : "s", tune_journal_path(s->journal),
-                         done);
+                         spec->budget, done, plural_s(done), tune_journal_path(s->journal), done);
     if (!budget_set) /* the console's :budget is not journaled: it may have run past it */
         spec->budget = (int)rs->budget > done ? (int)rs->budget : done;
     return 0;

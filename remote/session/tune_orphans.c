@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/plural.h"
+
 void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid)
 {
     TuneProcs *pl = userdata;
@@ -247,7 +249,7 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
         snprintf(line, sizeof line,
                  "stopping %zu leftover process group%s of earlier trials before trial %d "
                  "(%s%s; up to %.0f s)",
-                 here.n, here.n == 1 ? "" : "s", s->trial, here.items[0].machine,
+                 here.n, plural_s(here.n), s->trial, here.items[0].machine,
                  here.n > 1 ? ", ..." : "", wait_s);
         report(userdata, line);
     }

@@ -18,7 +18,7 @@ rank() {
         remote/gpu|remote/launch|remote/slurm) echo 5 ;;
         remote/live|remote/session) echo 6 ;;
         tui) echo 7 ;;
-        cmd|tools|bench/optbench|bench/frame) echo 8 ;;
+        cmd|tools|bench/args|bench/optbench|bench/frame) echo 8 ;;
         bench) echo 9 ;;
         *) echo "" ;;
     esac

@@ -1,5 +1,4 @@
 #include <criterion/criterion.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "remote/live/liverun.h"
 #include "remote/live/schedlive.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/livestandin.h"
 #include "tests/support/ssh_hermetic.h"
 
 static Cluster *cluster_with(int gpus_a, int gpus_b)
@@ -31,6 +31,15 @@ static Cluster *cluster_with(int gpus_a, int gpus_b)
     cr_assert_eq(cluster_add_machine(c, "m0", "127.0.0.1", (size_t)ia, NULL), 0);
     cr_assert_eq(cluster_add_machine(c, "m1", "127.0.0.1", (size_t)ib, NULL), 0);
     cluster_finish(c);
+    return c;
+}
+
+/* Two nodes of 2 GPUs whose job command checkpoints and resumes. */
+static Cluster *two_by_two(void)
+{
+    Cluster *c = cluster_with(2, 2);
+    snprintf(c->job_command, sizeof c->job_command,
+             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
     return c;
 }
 
@@ -158,13 +167,6 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     cr_assert(strstr(e.msg, "d{gpus}") != NULL, "%s", e.msg);
 }
 
-static void collect(void *ud, const char *line)
-{
-    char *buf = ud;
-    size_t n = strlen(buf);
-    snprintf(buf + n, 8192 - n, "%s\n", line);
-}
-
 /* A job whose host refuses: the start is reported as a death, restarted once, then the job
  * is left failed; the driver still ends cleanly. */
 Test(schedlive, placement_text_with_indices_or_counts_cut_at_a_whole_host)
@@ -197,8 +199,9 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     cr_assert_not_null(p, "%s", e.msg);
     cr_assert_eq(hostpool_add_cluster(p, c, &e), 0, "%s", e.msg);
     static char log[8192];
-    log[0] = 0;
-    SchedLiveOptions o = {.time_scale = 100, .tick_s = 0.05, .log = collect, .userdata = log};
+    FixtureLog fl = {.text = log, .cap = sizeof log};
+    SchedLiveOptions o = {
+        .time_scale = 100, .tick_s = 0.05, .log = fixture_log_line, .userdata = &fl};
     SchedLive *l = schedlive_new(s, c, p, &o, &e);
     cr_assert_not_null(l, "%s", e.msg);
     SchedLiveJob j;
@@ -235,10 +238,9 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
  * interval later. Its first run dies after them with its checkpoint at the last line's step,
  * and a run given {resume} starts from that checkpoint. */
 typedef struct {
-    JobProgress p;
+    StandinRun base;
     long next; /* the step of its next line */
     int steps, resumed;
-    char status[32];
 } TwoLineRun;
 
 enum { TWO_LINE_GAP = 240 };
@@ -248,8 +250,7 @@ static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
     (void)ctx;
     (void)err;
-    TwoLineRun *r = calloc(1, sizeof *r);
-    r->p = jobctl_progress_none();
+    TwoLineRun *r = standin_run_new(sizeof *r);
     r->resumed = spec->alloc->resume[0] != 0;
     r->next = r->resumed ? two_line_checkpoint + 1 : 1;
     return r;
@@ -259,7 +260,7 @@ static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
 static void two_line_step(void *run)
 {
     TwoLineRun *r = run;
-    if (r->status[0])
+    if (r->base.status[0])
         return;
     if (++r->steps == 1) {
         for (int i = 0; i < 2; i++, r->next += TWO_LINE_GAP) {
@@ -268,41 +269,12 @@ static void two_line_step(void *run)
                              .epoch = -1,
                              .loss = i ? 0.25 : 0.5,
                              .examples_per_s = -1};
-            jobctl_progress_note(&r->p, &ev);
+            jobctl_progress_note(&r->base.p, &ev);
         }
     } else if (r->steps == 2 && !r->resumed) {
-        two_line_checkpoint = r->p.step;
-        snprintf(r->status, sizeof r->status, "exited 1");
+        two_line_checkpoint = r->base.p.step;
+        snprintf(r->base.status, sizeof r->base.status, "exited 1");
     }
-}
-
-static int two_line_signal(void *run, int signo, Error *err)
-{
-    (void)err;
-    TwoLineRun *r = run;
-    snprintf(r->status, sizeof r->status, signo == SIGKILL ? "killed by SIGKILL" : "exited 0");
-    return 0;
-}
-
-static int two_line_running(const void *run)
-{
-    return !((const TwoLineRun *)run)->status[0];
-}
-
-static int two_line_ready(const void *run)
-{
-    (void)run;
-    return 1;
-}
-
-static const JobProgress *two_line_progress(const void *run)
-{
-    return &((const TwoLineRun *)run)->p;
-}
-
-static const char *two_line_status(const void *run)
-{
-    return ((const TwoLineRun *)run)->status;
 }
 
 static int two_line_saved(const void *run)
@@ -310,23 +282,17 @@ static int two_line_saved(const void *run)
     return !((const TwoLineRun *)run)->resumed;
 }
 
-static size_t two_line_size(const void *run)
-{
-    (void)run;
-    return 1;
-}
-
 static const LiveRunOps TWO_LINES = {.name = "two-lines",
                                      .start = two_line_start,
-                                     .signal = two_line_signal,
+                                     .signal = standin_signal,
                                      .step = two_line_step,
-                                     .running = two_line_running,
-                                     .ready = two_line_ready,
-                                     .progress = two_line_progress,
-                                     .status = two_line_status,
                                      .rank0_saved = two_line_saved,
-                                     .size = two_line_size,
-                                     .free = free};
+                                     STANDIN_OPS};
+
+static int has_resumed(const SchedLiveJob *j)
+{
+    return j->resumed_step >= 0;
+}
 
 /* Regression: the driver said a run's first step (and a resumed run's "resumed at step") from
  * the latest line of the step that brought its first ones, so a Slurm run whose first read
@@ -334,58 +300,30 @@ static const LiveRunOps TWO_LINES = {.name = "two-lines",
  * slurm_live suite's resume == stopped + 1 failed under load. */
 Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several)
 {
-    Error e;
-    Cluster *c = cluster_with(2, 2);
-    snprintf(c->job_command, sizeof c->job_command,
-             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[8192];
-    log[0] = 0;
-    SchedLiveOptions o = {
-        .time_scale = 1, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &TWO_LINES};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    static LiveRig r;
+    liverig_open(&r, two_by_two(), &TWO_LINES, 1);
     SchedLiveJob j;
-    int64_t until = clock_now_ms() + 5000;
-    do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
-    } while (j.resumed_step < 0 && clock_now_ms() < until);
-    cr_assert(strstr(log, "j0: run 1 on m0 (2 GPUs) first step 1, loss 0.5000\n"), "%s", log);
-    cr_assert(strstr(log, "j0: died unexpectedly at step 241 (exited 1): restarting from its "
-                          "checkpoint"),
-              "%s", log);
-    cr_assert(strstr(log, "j0: run 2 on m0 (2 GPUs) resumed at step 242 (checkpoint at step "
-                          "241), loss 0.5000\n"),
-              "%s", log);
+    liverig_run_until(&r, has_resumed, 5000, &j);
+    cr_assert(strstr(r.text, "j0: run 1 on m0 (2 GPUs) first step 1, loss 0.5000\n"), "%s", r.text);
+    cr_assert(strstr(r.text, "j0: died unexpectedly at step 241 (exited 1): restarting from its "
+                             "checkpoint"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: run 2 on m0 (2 GPUs) resumed at step 242 (checkpoint at step "
+                             "241), loss 0.5000\n"),
+              "%s", r.text);
     cr_assert_eq(j.resumed_step, 242);
     cr_assert_eq(j.step, 242 + TWO_LINE_GAP, "the latest line is still the job's step");
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    liverig_close(&r);
 }
 
 /* A backend whose runs print no progress line: stopped, they exit 0 (a job asked to stop
  * while it still imports its framework). */
-typedef struct {
-    JobProgress p;
-    char status[32];
-} SilentRun;
-
 static void *silent_start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
     (void)ctx;
     (void)spec;
     (void)err;
-    SilentRun *r = calloc(1, sizeof *r);
-    r->p = jobctl_progress_none();
-    return r;
+    return standin_run_new(sizeof(StandinRun));
 }
 
 static void silent_step(void *run)
@@ -393,82 +331,38 @@ static void silent_step(void *run)
     (void)run;
 }
 
-static int silent_signal(void *run, int signo, Error *err)
-{
-    (void)err;
-    SilentRun *r = run;
-    snprintf(r->status, sizeof r->status, signo == SIGKILL ? "killed by SIGKILL" : "exited 0");
-    return 0;
-}
-
-static int silent_running(const void *run)
-{
-    return !((const SilentRun *)run)->status[0];
-}
-
-static const JobProgress *silent_progress(const void *run)
-{
-    return &((const SilentRun *)run)->p;
-}
-
-static const char *silent_status(const void *run)
-{
-    return ((const SilentRun *)run)->status;
-}
-
 static const LiveRunOps SILENT = {.name = "silent",
                                   .start = silent_start,
-                                  .signal = silent_signal,
+                                  .signal = standin_signal,
                                   .step = silent_step,
-                                  .running = silent_running,
-                                  .ready = two_line_ready,
-                                  .progress = silent_progress,
-                                  .status = silent_status,
-                                  .rank0_saved = two_line_ready,
-                                  .size = two_line_size,
-                                  .free = free};
+                                  .rank0_saved = standin_ready,
+                                  STANDIN_OPS};
+
+static int is_running(const SchedLiveJob *j)
+{
+    return j->running;
+}
 
 /* Regression: a job that had printed no progress line yet was "checkpoint and stop at step
  * -1" in the log, and its epoch and examples/s were 0 (schedule --live's status lines showed
  * "step -1 epoch 0.00 ... 0 ex/s") instead of unknown. */
 Test(schedlive, a_job_without_progress_lines_has_no_step_epoch_or_rate)
 {
-    Error e;
-    Cluster *c = cluster_with(2, 2);
-    snprintf(c->job_command, sizeof c->job_command,
-             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[8192];
-    log[0] = 0;
-    SchedLiveOptions o = {
-        .time_scale = 1, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &SILENT};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    static LiveRig r;
+    liverig_open(&r, two_by_two(), &SILENT, 1);
     SchedLiveJob j;
-    int64_t until = clock_now_ms() + 5000;
-    do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
-    } while (!j.running && clock_now_ms() < until);
-    cr_assert(j.running, "%s", log);
+    liverig_run_until(&r, is_running, 5000, &j);
+    cr_assert(j.running, "%s", r.text);
     cr_assert_eq(j.step, -1);
     cr_assert(j.epoch < 0 && j.examples_per_s < 0, "epoch %g, %g examples/s before any line",
               j.epoch, j.examples_per_s);
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
-    cr_assert(strstr(log, "j0: end of the run: checkpoint and stop before its first progress "
-                          "line\n"),
-              "%s", log);
-    cr_assert(strstr(log, "j0: stopped before its first progress line, checkpoint written\n"), "%s",
-              log);
-    cr_assert_null(strstr(log, "step -1"), "%s", log);
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    liverig_close(&r);
+    cr_assert(strstr(r.text, "j0: end of the run: checkpoint and stop before its first progress "
+                             "line\n"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: stopped before its first progress line, checkpoint written\n"),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "step -1"), "%s", r.text);
 }
 
 /* A backend whose run hands the driver BURST_LINES progress lines in its first step, losses
@@ -477,7 +371,7 @@ enum { BURST_LINES = 8 };
 
 static void burst_step(void *run)
 {
-    SilentRun *r = run;
+    StandinRun *r = run;
     if (r->p.seen || r->status[0])
         return;
     for (int i = 1; i <= BURST_LINES; i++) {
@@ -493,52 +387,33 @@ static void burst_step(void *run)
 
 static const LiveRunOps BURST = {.name = "burst",
                                  .start = silent_start,
-                                 .signal = silent_signal,
+                                 .signal = standin_signal,
                                  .step = burst_step,
-                                 .running = silent_running,
-                                 .ready = two_line_ready,
-                                 .progress = silent_progress,
-                                 .status = silent_status,
-                                 .rank0_saved = two_line_ready,
-                                 .size = two_line_size,
-                                 .free = free};
+                                 .rank0_saved = standin_ready,
+                                 STANDIN_OPS};
+
+static int at_the_bursts_last_step(const SchedLiveJob *j)
+{
+    return j->step >= 100L * BURST_LINES;
+}
 
 /* Regression: --loss-progress took only the latest line of each driver step, so the lines a
  * Slurm job's output file brings at once (a late read) were lost to the job's loss curve but
  * one: 8 lines made 1 point, and no curve (it needs 5). */
 Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
 {
-    Error e;
+    static LiveRig r;
     Cluster *c = cluster_with(2, 2);
     snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[8192];
-    log[0] = 0;
-    SchedLiveOptions o = {.time_scale = 1,
-                          .tick_s = 0.01,
-                          .log = collect,
-                          .userdata = log,
-                          .backend = &BURST,
-                          .loss_progress = 1,
-                          .loss_tol = 0.05};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    liverig_open_with(&r, c,
+                      &(SchedLiveOptions){.time_scale = 1,
+                                          .backend = &BURST,
+                                          .loss_progress = 1,
+                                          .loss_tol = 0.05});
     SchedLiveJob j;
-    int64_t until = clock_now_ms() + 5000;
-    do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
-    } while (j.step < 100L * BURST_LINES && clock_now_ms() < until);
-    cr_assert_eq(j.step, 100L * BURST_LINES, "%s", log);
-    cr_assert(strstr(log, "j0: loss curve 1/(0.002 k + 1) + 0.1 from ") != NULL, "%s", log);
+    liverig_run_until(&r, at_the_bursts_last_step, 5000, &j);
+    cr_assert_eq(j.step, 100L * BURST_LINES, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: loss curve 1/(0.002 k + 1) + 0.1 from ") != NULL, "%s", r.text);
     cr_assert(j.loss_fraction > 0, "%g", j.loss_fraction);
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    liverig_close(&r);
 }

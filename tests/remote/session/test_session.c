@@ -132,61 +132,29 @@ Test(session, the_inventory_chooses_launcher_and_command_when_the_flags_do_not)
     session_free(s);
 }
 
-/* A stale trial.launch_host stops only the launcher that reads it: another launcher, and a
- * resume whose journal holds the inventory, still open. */
-Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
+/* One CPU machine, a on 127.0.0.1, read from `path` with the trial object `trial` (JSON), for
+ * the job `job` (NULL: TINY_JOB's file): opened with the local and per-host launchers and
+ * refused by the single one with a message holding `want` (asserted); its refusal, for the
+ * caller's further checks. */
+static Error only_single_refuses(const char *path, const char *trial, const cJSON *job,
+                                 const char *want)
 {
-    cJSON *inv = cJSON_Parse(
-        "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
-        "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
-        "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"launch_host\": "
-        "\"gone\"}}");
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+             "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
+             "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": %s}",
+             trial);
+    cJSON *inv = cJSON_Parse(text);
     cr_assert_not_null(inv);
     const char *launchers[] = {"local", "per-host", "single"};
+    Error refused = {0};
     for (int i = 0; i < 3; i++) {
         Session *s = session_new(0, NULL);
-        SessionSpec spec = {.cluster = "saved.json",
+        SessionSpec spec = {.cluster = path,
                             .cluster_json = inv,
                             .ssh_config = TEST_SSH_CONFIG,
-                            .job = TINY_JOB,
-                            .launcher = launchers[i],
-                            .optimizer = "random",
-                            .budget = 1,
-                            .trial_timeout_s = 5};
-        Error err = {0};
-        int rc = session_open(s, &spec, &err);
-        if (i < 2) {
-            cr_assert_eq(rc, 0, "%s: %s", launchers[i], err.msg);
-        } else {
-            cr_assert_eq(rc, -1, "single with a stale launch_host opened");
-            cr_assert(strstr(err.msg, "saved.json: trial: field 'launch_host': expected the name "
-                                      "of a machine, found 'gone'"),
-                      "%s", err.msg);
-        }
-        session_free(s);
-    }
-    cJSON_Delete(inv);
-}
-
-/* Regression: "ranks": "per-device" with the single launcher ran one process with the whole
- * batch and no RANK, as if the field were not there; the launchers with a rank fan-out open. */
-Test(session, per_device_ranks_are_refused_by_the_single_launcher)
-{
-    cJSON *inv = cJSON_Parse(
-        "{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
-        "[{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": [{\"name\": \"a\", \"host\": "
-        "\"127.0.0.1\", \"type\": \"t\"}], \"trial\": {\"command\": \"true\", \"ranks\": "
-        "\"per-device\"}}");
-    cJSON *job = cJSON_Parse("{\"name\": \"j\", \"model_mb\": 1, \"batch\": 8, \"sync\": "
-                             "\"allreduce\"}");
-    cr_assert(inv && job);
-    const char *launchers[] = {"local", "per-host", "single"};
-    for (int i = 0; i < 3; i++) {
-        Session *s = session_new(0, NULL);
-        SessionSpec spec = {.cluster = "inv.json",
-                            .cluster_json = inv,
-                            .ssh_config = TEST_SSH_CONFIG,
-                            .job = "job.json",
+                            .job = job ? "job.json" : TINY_JOB,
                             .job_json = job,
                             .launcher = launchers[i],
                             .optimizer = "random",
@@ -197,16 +165,39 @@ Test(session, per_device_ranks_are_refused_by_the_single_launcher)
         if (i < 2) {
             cr_assert_eq(rc, 0, "%s: %s", launchers[i], err.msg);
         } else {
-            cr_assert_eq(rc, -1, "single with per-device ranks opened");
-            cr_assert(strstr(err.msg, "inv.json: trial: field 'ranks': \"per-device\" needs the "
-                                      "local, per-host or slurm launcher"),
-                      "%s", err.msg);
-            cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
+            cr_assert_eq(rc, -1, "single with %s opened", trial);
+            cr_assert(strstr(err.msg, want), "%s", err.msg);
+            refused = err;
         }
         session_free(s);
     }
-    cJSON_Delete(job);
     cJSON_Delete(inv);
+    return refused;
+}
+
+/* A stale trial.launch_host stops only the launcher that reads it: another launcher, and a
+ * resume whose journal holds the inventory, still open. */
+Test(session, launch_host_is_checked_only_when_the_single_launcher_is_chosen)
+{
+    only_single_refuses("saved.json", "{\"command\": \"true\", \"launch_host\": \"gone\"}", NULL,
+                        "saved.json: trial: field 'launch_host': expected the name of a machine, "
+                        "found 'gone'");
+}
+
+/* Regression: "ranks": "per-device" with the single launcher ran one process with the whole
+ * batch and no RANK, as if the field were not there; the launchers with a rank fan-out open. */
+Test(session, per_device_ranks_are_refused_by_the_single_launcher)
+{
+    /* an allreduce job: per-device ranks with a PS job are refused by every launcher (below) */
+    cJSON *job = cJSON_Parse("{\"name\": \"j\", \"model_mb\": 1, \"batch\": 8, \"sync\": "
+                             "\"allreduce\"}");
+    cr_assert_not_null(job);
+    Error err = only_single_refuses("inv.json", "{\"command\": \"true\", \"ranks\": \"per-device\"}",
+                                    job,
+                                    "inv.json: trial: field 'ranks': \"per-device\" needs the "
+                                    "local, per-host or slurm launcher");
+    cr_assert_eq(err.kind, ERROR_INPUT, "a bad input file: exit status 3");
+    cJSON_Delete(job);
 }
 
 /* Regression: a parameter-server job ("sync": "ps", the default) with per-device ranks opened,

@@ -7,12 +7,20 @@
 
 #include "remote/ssh/sshconfig.h"
 
-static char dir[64];
+/* Each test's folder, its config file and its .ssh folder (made by make_ssh_dir). */
+static char dir[64], config[256], ssh_dir[256];
 
 static void make_dir(void)
 {
     snprintf(dir, sizeof dir, "/tmp/td-sshcfg.XXXXXX");
     cr_assert(mkdtemp(dir));
+    snprintf(config, sizeof config, "%s/config", dir);
+    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
+}
+
+static void make_ssh_dir(void)
+{
+    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
 }
 
 static void remove_dir(void)
@@ -37,21 +45,17 @@ TestSuite(sshconfig, .init = make_dir, .fini = remove_dir);
 
 Test(sshconfig, a_private_file_and_its_private_includes_are_trusted)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/config", dir);
     write_file("config", 0600, "Host a\n  Include sub.conf\nINCLUDE=\"missing/*.conf\"\n");
     write_file("sub.conf", 0644, "Port 2\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), 0, "%s", err.msg);
 }
 
 Test(sshconfig, a_writable_file_is_refused_with_its_mode)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/config", dir);
     write_file("config", 0602, "Host a\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1);
     cr_assert(strstr(err.msg, "is writable by others (mode 602): refused"), "%s", err.msg);
 }
 
@@ -59,15 +63,14 @@ Test(sshconfig, a_writable_include_is_found_however_the_line_is_spelled)
 {
     static const char *const LINES[] = {"Include d/*.conf\n", "  include=d/*.conf\n",
                                         "\tINCLUDE \"d/*.conf\"\n", "Include = d/x.conf\n"};
-    char path[256], sub[256];
-    snprintf(path, sizeof path, "%s/config", dir);
+    char sub[256];
     snprintf(sub, sizeof sub, "%s/d", dir);
     cr_assert_eq(mkdir(sub, 0700), 0);
     write_file("d/x.conf", 0620, "Match exec \"true\"\n");
     for (size_t i = 0; i < sizeof LINES / sizeof *LINES; i++) {
         write_file("config", 0600, LINES[i]);
         Error err;
-        cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "%s", LINES[i]);
+        cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1, "%s", LINES[i]);
         cr_assert(strstr(err.msg, "/d/x.conf (included by ") &&
                       strstr(err.msg, "writable by its group (mode 620)"),
                   "%s", err.msg);
@@ -76,13 +79,12 @@ Test(sshconfig, a_writable_include_is_found_however_the_line_is_spelled)
 
 Test(sshconfig, an_include_loop_ends_and_a_missing_file_is_not_judged)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/config", dir);
     write_file("config", 0600, "Include config\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
-    snprintf(path, sizeof path, "%s/none", dir);
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), 0, "%s", err.msg);
+    char none[256];
+    snprintf(none, sizeof none, "%s/none", dir);
+    cr_assert_eq(sshconfig_check_trusted(none, dir, &err), 0);
 }
 
 Test(sshconfig, a_folder_others_can_write_and_a_link_into_one_are_refused)
@@ -107,9 +109,8 @@ Test(sshconfig, a_folder_others_can_write_and_a_link_into_one_are_refused)
 
 Test(sshconfig, a_tilde_include_is_read_from_the_ssh_folder_parent_as_libssh_reads_it)
 {
-    char ssh_dir[256], path[256];
-    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
-    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    char path[256];
+    make_ssh_dir();
     write_file(".ssh/config", 0600, "Include ~/extra.conf\n");
     write_file("extra.conf", 0666, "Host b\n");
     snprintf(path, sizeof path, "%s/.ssh/config", dir);
@@ -121,59 +122,57 @@ Test(sshconfig, a_tilde_include_is_read_from_the_ssh_folder_parent_as_libssh_rea
 
 Test(sshconfig, an_empty_folder_others_can_write_that_an_include_globs_is_refused)
 {
-    char sub[256], path[256];
+    char sub[256];
     snprintf(sub, sizeof sub, "%s/conf.d", dir);
     cr_assert_eq(mkdir(sub, 0700), 0);
     cr_assert_eq(chmod(sub, 0777), 0);
     write_file("config", 0600, "Include conf.d/*.conf\n");
-    snprintf(path, sizeof path, "%s/config", dir);
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "a file dropped there later is read");
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1,
+                 "a file dropped there later is read");
     cr_assert(strstr(err.msg, "includes conf.d/*.conf: the ssh configuration folder ") &&
                   strstr(err.msg, "/conf.d is writable by its group (mode 777)"),
               "%s", err.msg);
     cr_assert_eq(chmod(sub, 01777), 0);
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1,
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1,
                  "sticky: others can still add a file, read before the next check");
     cr_assert(strstr(err.msg, "/conf.d is writable by its group (mode 777)"), "%s", err.msg);
 }
 
 Test(sshconfig, a_sticky_folder_holds_only_an_existing_file_an_include_names)
 {
-    char sub[256], path[256];
+    char sub[256];
     snprintf(sub, sizeof sub, "%s/tmp", dir);
     cr_assert_eq(mkdir(sub, 0700), 0);
     cr_assert_eq(chmod(sub, 01777), 0);
-    snprintf(path, sizeof path, "%s/config", dir);
     write_file("tmp/mine.conf", 0600, "Host a\n");
     write_file("config", 0600, "Include tmp/mine.conf\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0,
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), 0,
                  "ours, and the sticky bit keeps others from replacing it: %s", err.msg);
     write_file("config", 0600, "Include tmp/later.conf\n");
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "anyone may create it there");
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1, "anyone may create it there");
     cr_assert(strstr(err.msg, "includes tmp/later.conf: the ssh configuration folder ") &&
                   strstr(err.msg, "/tmp is writable by its group"),
               "%s", err.msg);
     write_file("config", 0600, "Include tmp/*.conf\n");
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "a glob reads what others add");
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1, "a glob reads what others add");
     write_file("config", 0600, "Include tmp/new/x.conf\n");
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1,
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1,
                  "a missing folder is as open as the one it would be made in");
     cr_assert(strstr(err.msg, "/tmp is writable by its group"), "%s", err.msg);
 }
 
 Test(sshconfig, the_folders_a_wildcard_in_an_include_folder_matches_are_checked)
 {
-    char sub[256], path[256];
+    char sub[256];
     snprintf(sub, sizeof sub, "%s/d1", dir);
     cr_assert_eq(mkdir(sub, 0700), 0);
-    snprintf(path, sizeof path, "%s/config", dir);
     write_file("config", 0600, "Include d*/x.conf\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), 0, "%s", err.msg);
     cr_assert_eq(chmod(sub, 01777), 0);
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1, "others may add d1/x.conf");
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1, "others may add d1/x.conf");
     cr_assert(strstr(err.msg, "/d1 is writable by its group"), "%s", err.msg);
 }
 
@@ -181,12 +180,10 @@ Test(sshconfig, the_folders_a_wildcard_in_an_include_folder_matches_are_checked)
  * however spelled: libssh may apply it. The refusal names file and line. */
 Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/config", dir);
     write_file("config", 0600, "# Ciphers 3des-cbc\nHost *\n  Port 22\nInclude sub.conf\n");
     write_file("sub.conf", 0600, "Host legacy\n\n  \"HostKeyAlgorithms\"=+ssh-rsa  # old box\n");
     Error err;
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1);
     char want[512];
     snprintf(want, sizeof want,
              "%s/sub.conf:3, in \"Host legacy\" (line 1): HostKeyAlgorithms names ssh-rsa (RSA "
@@ -200,7 +197,7 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
               "%s", err.msg);
     cr_assert_eq(err.kind, ERROR_INPUT);
     write_file("sub.conf", 0600, "Match all\n\tCiphers = aes256-ctr,3des-cbc\n");
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1);
     snprintf(want, sizeof want, "%s/sub.conf:2, in \"Match all\" (line 1): Ciphers names 3des-cbc",
              dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
@@ -210,16 +207,16 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
     memcpy(longline, "Host x", 6);
     snprintf(longline + 1023, sizeof longline - 1023, "Ciphers 3des-cbc\n");
     write_file("sub.conf", 0600, longline);
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1);
     snprintf(want, sizeof want, "%s/sub.conf:1, in \"Host x\" (line 1): Ciphers names 3des-cbc",
              dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     /* libssh reads the first word only: a comment after it names nothing. */
     write_file("sub.conf", 0600, "Ciphers aes256-ctr # not 3des-cbc\nMACs hmac-sha2-256\n");
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), 0, "%s", err.msg);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), 0, "%s", err.msg);
     /* libssh 0.10.6 knows no '-' removal: the names are the list. */
     write_file("sub.conf", 0600, "MACs -hmac-md5\n");
-    cr_assert_eq(sshconfig_check_trusted(path, dir, &err), -1);
+    cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1);
     snprintf(want, sizeof want, "%s/sub.conf:1, before any Host or Match line: MACs names hmac-md5",
              dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
@@ -227,24 +224,23 @@ Test(sshconfig, a_weak_algorithm_line_is_refused_with_file_and_line)
 
 /* libssh reads an IdentityFile key without looking at its mode; ssh would not use it. The one
  * file the line names for this host is checked, in any Host block, and collected. */
-/* As libssh parses for `alias` and ends with `target` (after a HostName line). */
-static int identities_via(const char *path, const char *ssh_dir, const char *alias,
-                          const char *target, Error *err, size_t *n)
+/* The test's config and .ssh folder as libssh parses for `alias` and ends with `target`
+ * (after a HostName line). */
+static int identities_via(const char *alias, const char *target, Error *err, size_t *n)
 {
     SshpathHost h = {target, "root", 22};
     SshmatchHost m;
     sshmatch_begin(&m, alias, target, "root");
     SshconfigIdentity *ids = NULL;
     *n = 0;
-    int rc = sshconfig_identities(path, ssh_dir, &h, &m, &ids, n, err);
+    int rc = sshconfig_identities(config, ssh_dir, &h, &m, &ids, n, err);
     free(ids);
     return rc;
 }
 
-static int identities(const char *path, const char *ssh_dir, const char *host, Error *err,
-                      size_t *n)
+static int identities(const char *host, Error *err, size_t *n)
 {
-    return identities_via(path, ssh_dir, host, host, err, n);
+    return identities_via(host, host, err, n);
 }
 
 /* The host libssh ends with for a.example under these test configs. */
@@ -255,56 +251,51 @@ static const char *target_of(const char *config)
 
 Test(sshconfig, an_identity_file_others_can_read_is_refused_with_file_and_line)
 {
-    char path[256], ssh_dir[256];
-    snprintf(path, sizeof path, "%s/config", dir);
-    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
-    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    make_ssh_dir();
     write_file(".ssh/work_key", 0644, "key\n");
     write_file(".ssh/a.example.key", 0600, "key\n");
     write_file("config", 0600, "Host work\n  IdentityFile ~/.ssh/work_key\n");
     Error err;
     size_t n;
-    cr_assert_eq(sshconfig_check_trusted(path, ssh_dir, &err), 0, "checked per host: %s", err.msg);
-    cr_assert_eq(identities(path, ssh_dir, "work", &err, &n), -1);
+    cr_assert_eq(sshconfig_check_trusted(config, ssh_dir, &err), 0, "checked per host: %s",
+                 err.msg);
+    cr_assert_eq(identities("work", &err, &n), -1);
     char want[512];
     snprintf(want, sizeof want,
              "%s:2: IdentityFile ~/.ssh/work_key: the key %s/.ssh/work_key may be read by "
              "others (mode 644): refused, as ssh refuses it; chmod 600 it",
-             path, dir);
+             config, dir);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     write_file("config", 0600, "Host *\n  IdentityFile %d/%h.key\n");
-    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(identities("a.example", &err, &n), 0, "%s", err.msg);
     cr_assert_eq(n, 1);
     write_file(".ssh/b.example.key", 0640, "key\n");
-    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "another host's key");
-    cr_assert_eq(identities(path, ssh_dir, "b.example", &err, &n), -1);
+    cr_assert_eq(identities("a.example", &err, &n), 0, "another host's key");
+    cr_assert_eq(identities("b.example", &err, &n), -1);
     cr_assert(strstr(err.msg, "/.ssh/b.example.key may be read by others (mode 640)"), "%s",
               err.msg);
     write_file("config", 0600,
                "IdentityFile \"%d/missing\"\nIdentityFile pkcs11:id=1\n"
                "IdentityFile pkcs11x\n");
-    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(identities("a.example", &err, &n), 0, "%s", err.msg);
     cr_assert_eq(n, 1, "pkcs11 names (6 characters, as libssh compares) are no files");
 }
 
 /* The glob was too loose ('[' read as a class) and too strict (id_%h matched id_*.pub). */
 Test(sshconfig, an_identity_file_is_exactly_the_file_for_the_host_never_a_glob)
 {
-    char path[256], ssh_dir[256];
-    snprintf(path, sizeof path, "%s/config", dir);
-    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
-    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    make_ssh_dir();
     write_file(".ssh/k[1]_127.0.0.13", 0644, "key\n");
     write_file("config", 0600, "IdentityFile %d/k[1]_%h\n");
     Error err;
     size_t n;
-    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
+    cr_assert_eq(identities("127.0.0.13", &err, &n), -1);
     cr_assert(strstr(err.msg, "k[1]_127.0.0.13 may be read by others (mode 644)"), "%s", err.msg);
     write_file(".ssh/id_ed25519.pub", 0644, "pub\n");
     write_file("config", 0600, "IdentityFile ~/.ssh/id_%h\n");
-    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(identities("127.0.0.13", &err, &n), 0, "%s", err.msg);
     write_file(".ssh/id_127.0.0.13", 0604, "key\n");
-    cr_assert_eq(identities(path, ssh_dir, "127.0.0.13", &err, &n), -1);
+    cr_assert_eq(identities("127.0.0.13", &err, &n), -1);
     cr_assert(strstr(err.msg, "id_127.0.0.13 may be read by others (mode 604)"), "%s", err.msg);
 }
 
@@ -312,10 +303,7 @@ Test(sshconfig, an_identity_file_is_exactly_the_file_for_the_host_never_a_glob)
  * so one host's world-readable key (meant for it alone) stopped every other host. */
 Test(sshconfig, a_bad_key_under_another_hosts_block_does_not_stop_this_host)
 {
-    char path[256], ssh_dir[256];
-    snprintf(path, sizeof path, "%s/config", dir);
-    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
-    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    make_ssh_dir();
     write_file(".ssh/b_key", 0644, "key\n");
     write_file(".ssh/a_key", 0600, "key\n");
     write_file("config", 0600,
@@ -325,18 +313,15 @@ Test(sshconfig, a_bad_key_under_another_hosts_block_does_not_stop_this_host)
                "Host a.example\n  IdentityFile ~/.ssh/a_key\n  IdentityFile ~/.ssh/missing\n");
     Error err;
     size_t n;
-    cr_assert_eq(identities(path, ssh_dir, "a.example", &err, &n), 0, "%s", err.msg);
+    cr_assert_eq(identities("a.example", &err, &n), 0, "%s", err.msg);
     cr_assert_eq(n, 2, "its own key and its missing one, no other host's");
-    cr_assert_eq(identities(path, ssh_dir, "b.example", &err, &n), -1, "b's own block");
+    cr_assert_eq(identities("b.example", &err, &n), -1, "b's own block");
     cr_assert(strstr(err.msg, "config:2: IdentityFile ~/.ssh/b_key"), "%s", err.msg);
 }
 
 Test(sshconfig, a_bad_key_under_this_hosts_block_or_host_star_still_stops_it)
 {
-    char path[256], ssh_dir[256];
-    snprintf(path, sizeof path, "%s/config", dir);
-    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
-    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    make_ssh_dir();
     write_file(".ssh/open_key", 0640, "key\n");
     static const char *const CONFIGS[] = {
         "Host A.EXAMPLE\n  IdentityFile ~/.ssh/open_key\n", /* Host lowers its patterns */
@@ -355,8 +340,8 @@ Test(sshconfig, a_bad_key_under_this_hosts_block_or_host_star_still_stops_it)
     size_t n;
     for (size_t i = 0; i < sizeof CONFIGS / sizeof *CONFIGS; i++) {
         write_file("config", 0600, CONFIGS[i]);
-        cr_assert_eq(identities_via(path, ssh_dir, "a.example", target_of(CONFIGS[i]), &err, &n),
-                     -1, "%s", CONFIGS[i]);
+        cr_assert_eq(identities_via("a.example", target_of(CONFIGS[i]), &err, &n), -1, "%s",
+                     CONFIGS[i]);
         cr_assert(strstr(err.msg, "open_key may be read by others (mode 640)"), "%s", err.msg);
     }
     static const char *const OTHERS[] = {
@@ -372,8 +357,8 @@ Test(sshconfig, a_bad_key_under_this_hosts_block_or_host_star_still_stops_it)
     write_file(".ssh/other.conf", 0600, "IdentityFile ~/.ssh/open_key\n");
     for (size_t i = 0; i < sizeof OTHERS / sizeof *OTHERS; i++) {
         write_file("config", 0600, OTHERS[i]);
-        cr_assert_eq(identities_via(path, ssh_dir, "a.example", target_of(OTHERS[i]), &err, &n), 0,
-                     "%s: %s", OTHERS[i], err.msg);
+        cr_assert_eq(identities_via("a.example", target_of(OTHERS[i]), &err, &n), 0, "%s: %s",
+                     OTHERS[i], err.msg);
         cr_assert_eq(n, 0, "%s", OTHERS[i]);
     }
 }
@@ -383,24 +368,21 @@ Test(sshconfig, a_bad_key_under_this_hosts_block_or_host_star_still_stops_it)
  * known: refused, naming the file and line, rather than guessed. */
 Test(sshconfig, a_hostname_with_a_user_under_match_exec_is_refused_with_file_and_line)
 {
-    char path[256], ssh_dir[256];
-    snprintf(path, sizeof path, "%s/config", dir);
-    snprintf(ssh_dir, sizeof ssh_dir, "%s/.ssh", dir);
-    cr_assert_eq(mkdir(ssh_dir, 0700), 0);
+    make_ssh_dir();
     write_file("config", 0600, "Host a.example\n  User bob\nMatch exec true\n  HostName alice@10.9.8.7\n");
     Error err;
     size_t n;
-    cr_assert_eq(identities_via(path, ssh_dir, "a.example", "10.9.8.7", &err, &n), -1);
+    cr_assert_eq(identities_via("a.example", "10.9.8.7", &err, &n), -1);
     char want[512];
     snprintf(want, sizeof want,
              "%s:4: HostName alice@10.9.8.7 sets the user alice (libssh reads user@host as a "
              "user and a host) under a Match exec block",
-             path);
+             config);
     cr_assert(strstr(err.msg, want), "%s", err.msg);
     write_file("config", 0600, "Match exec true\n  HostName 10.9.8.7\n");
-    cr_assert_eq(identities_via(path, ssh_dir, "a.example", "10.9.8.7", &err, &n), 0,
+    cr_assert_eq(identities_via("a.example", "10.9.8.7", &err, &n), 0,
                  "a host alone is no guess: %s", err.msg);
     write_file("config", 0600, "Host a.example\n  HostName alice@10.9.8.7\n");
-    cr_assert_eq(identities_via(path, ssh_dir, "a.example", "10.9.8.7", &err, &n), 0,
+    cr_assert_eq(identities_via("a.example", "10.9.8.7", &err, &n), 0,
                  "outside Match exec libssh's answer is known: %s", err.msg);
 }

@@ -1,0 +1,14 @@
+/* The tail of every benchmark's option parsing, written once: no operand left after the
+ * options, and an --out file that can be written before minutes of work are spent. */
+#ifndef TUNEDECK_BENCHARGS_H
+#define TUNEDECK_BENCHARGS_H
+
+/* 0 when argv holds nothing past index `first` (getopt's optind); else prints
+ * "WHO: unexpected argument 'ARG'HINT" (HINT such as " (try --help)", or "") and returns -1. */
+int benchargs_no_operands(const char *who, int argc, char **argv, int first, const char *hint);
+
+/* 0 when `out` is NULL (no --out) or a file jsonfile_write can create or replace; else prints
+ * "WHO: --out WHY" and returns -1. */
+int benchargs_out_writable(const char *who, const char *out);
+
+#endif

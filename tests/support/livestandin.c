@@ -1,0 +1,98 @@
+/* Stand-in backends of the live driver and the driver set up on them
+ * (tests/support/livestandin.h). */
+#include "tests/support/livestandin.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/base/clock.h"
+#include "remote/live/jobctl.h"
+#include "tests/support/fixtures.h"
+
+void *standin_run_new(size_t size)
+{
+    StandinRun *r = calloc(1, size);
+    cr_assert_not_null(r);
+    r->p = jobctl_progress_none();
+    return r;
+}
+
+int standin_signal(void *run, int signo, Error *err)
+{
+    (void)err;
+    StandinRun *r = run;
+    snprintf(r->status, sizeof r->status, signo == SIGKILL ? "killed by SIGKILL" : "exited 0");
+    return 0;
+}
+
+int standin_running(const void *run)
+{
+    return !((const StandinRun *)run)->status[0];
+}
+
+int standin_ready(const void *run)
+{
+    (void)run;
+    return 1;
+}
+
+const JobProgress *standin_progress(const void *run)
+{
+    return &((const StandinRun *)run)->p;
+}
+
+const char *standin_status(const void *run)
+{
+    return ((const StandinRun *)run)->status;
+}
+
+size_t standin_size(const void *run)
+{
+    (void)run;
+    return 1;
+}
+
+void liverig_open(LiveRig *r, Cluster *c, const LiveRunOps *backend, double time_scale)
+{
+    liverig_open_with(r, c, &(SchedLiveOptions){.time_scale = time_scale, .backend = backend});
+}
+
+void liverig_open_with(LiveRig *r, Cluster *c, const SchedLiveOptions *opts)
+{
+    Error e;
+    r->c = c;
+    r->cat = fixture_catalogue();
+    r->s = fixture_doubling_with_j0(r->cat);
+    r->text[0] = 0;
+    r->log = (FixtureLog){.text = r->text, .cap = sizeof r->text};
+    SchedLiveOptions o = *opts;
+    o.tick_s = 0.01;
+    o.log = fixture_log_line;
+    o.userdata = &r->log;
+    r->l = schedlive_new(r->s, c, NULL, &o, &e);
+    cr_assert_not_null(r->l, "%s", e.msg);
+}
+
+void liverig_run_until(LiveRig *r, int (*done)(const SchedLiveJob *j), int timeout_ms,
+                       SchedLiveJob *j)
+{
+    int64_t until = clock_now_ms() + timeout_ms;
+    do {
+        schedlive_step(r->l, NULL, 0, clock_now_ms());
+        schedlive_job(r->l, 0, j);
+    } while (!done(j) && clock_now_ms() < until);
+}
+
+void liverig_close(LiveRig *r)
+{
+    schedlive_stop_all(r->l);
+    for (int i = 0; i < 100 && !schedlive_done(r->l); i++)
+        schedlive_step(r->l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(r->l), "%s", r->text);
+    schedlive_free(r->l);
+    sched_free(r->s);
+    catalogue_free(r->cat);
+    cluster_free(r->c);
+}

@@ -1,0 +1,67 @@
+/* Stand-in backends of the live driver (LiveRunOps) for its unit tests
+ * (tests/remote/live/test_schedlive*.c): what every stand-in run shares, and the driver set up
+ * on them with the doubling policy and one job, j0. Each helper fails the calling test
+ * (Criterion assertions) instead of returning an error. */
+#ifndef TUNEDECK_TEST_LIVESTANDIN_H
+#define TUNEDECK_TEST_LIVESTANDIN_H
+
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "core/sched/catalogue.h"
+#include "remote/live/liverun.h"
+#include "remote/live/schedlive.h"
+#include "tests/support/liveslurm_fixture.h"
+
+/* The head of every stand-in run: its progress lines, and the status that ends it ("" while
+ * it runs). A test's own run type starts with one, so the shared ops below read it. */
+typedef struct {
+    JobProgress p;
+    char status[48];
+} StandinRun;
+
+/* A zeroed run of `size` bytes (at least a StandinRun) with no progress line yet. */
+void *standin_run_new(size_t size);
+
+/* The ops most stand-ins share: a signal ends the run (SIGKILL killed, else exited 0); it
+ * runs until it has a status; always ready; its progress and status; one process group. */
+int standin_signal(void *run, int signo, Error *err);
+int standin_running(const void *run);
+int standin_ready(const void *run);
+const JobProgress *standin_progress(const void *run);
+const char *standin_status(const void *run);
+size_t standin_size(const void *run);
+
+/* The fields of a stand-in's LiveRunOps that the shared ops fill (all but name, start,
+ * signal, step and rank0_saved, which the stand-in gives, and preempted): after its own, as
+ * {.name = ..., ..., STANDIN_OPS}. */
+#define STANDIN_OPS                                                                                \
+    .running = standin_running, .ready = standin_ready, .progress = standin_progress,              \
+    .status = standin_status, .size = standin_size, .free = free
+
+/* The live driver on `c` (owned from here on) with the doubling policy and j0, its runs
+ * through `backend` at `time_scale`, a tick every 0.01 s, no host pool; what it says
+ * gathered in log. */
+typedef struct {
+    Cluster *c;
+    Catalogue *cat;
+    SchedState *s;
+    SchedLive *l;
+    char text[16384];
+    FixtureLog log;
+} LiveRig;
+
+void liverig_open(LiveRig *r, Cluster *c, const LiveRunOps *backend, double time_scale);
+/* The same with the driver's options given (their tick, log and userdata are the rig's). */
+void liverig_open_with(LiveRig *r, Cluster *c, const SchedLiveOptions *opts);
+
+/* Steps the driver (no fds) until done(j0's state) holds or timeout_ms have passed; j0's
+ * last state in *j. */
+void liverig_run_until(LiveRig *r, int (*done)(const SchedLiveJob *j), int timeout_ms,
+                       SchedLiveJob *j);
+
+/* Stops every job, steps the driver until it is done (asserted, 100 steps at most), frees it
+ * all. */
+void liverig_close(LiveRig *r);
+
+#endif
