@@ -225,6 +225,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .pool = a->pool,
                                   .workload = o->workload,
                                   .inventory = s->spec.cluster,
+                                  .job_command_flag = s->spec.job_command != NULL,
                                   .policy = o->policy,
                                   .time_scale = o->sched_speed,
                                   .job_dir = o->job_dir,
@@ -234,8 +235,10 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .log = live_log,
                                   .userdata = a};
         a->ss = simsched_new_live(&lo, err);
+        /* an error that names --job-command is that flag's, not the workload's */
         if (!a->ss)
-            return error_prefix(err, "--workload");
+            return strncmp(err->msg, "--job-command", 13) == 0 ? -1
+                                                                : error_prefix(err, "--workload");
     }
     if (!a->tuner)
         return 0; /* the live scheduler only */

@@ -91,6 +91,9 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
                            .job_dir = o->job_dir,
                            .workload = o->workload,
                            .inventory = o->inventory,
+                           .job_command_flag = o->job_command_flag,
+                           /* the console takes the file from the template's --checkpoint */
+                           .no_checkpoint_flag = 1,
                            .log = o->log,
                            .userdata = o->userdata};
     if (o->slurm) {

@@ -35,6 +35,7 @@ typedef struct {
     LiveSlurm *slurm;
     const char *workload; /* a workload CSV (sched_load_workload) */
     const char *inventory; /* the inventory's file, named in its errors (NULL: its name) */
+    int job_command_flag;  /* the template came from --job-command: its errors name that */
     const char *policy;
     double time_scale; /* simulated seconds per wall second */
     const char *job_dir;

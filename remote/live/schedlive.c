@@ -60,9 +60,11 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
             snprintf(where, sizeof where, "%s: field 'job_command'", inv);
         error_set(err,
                   "%s: expected '--checkpoint FILE' in it (the file the job writes when it is "
-                  "stopped, which {resume} names next time), or that file's name given with "
-                  "--checkpoint-file",
-                  where);
+                  "stopped, which {resume} names next time)%s",
+                  where,
+                  o && o->no_checkpoint_flag
+                      ? ""
+                      : ", or that file's name given with --checkpoint-file");
         error_mark(err, ERROR_INPUT);
         free(l);
         return NULL;

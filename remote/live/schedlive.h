@@ -45,6 +45,8 @@ typedef struct {
     const char *inventory;  /* the inventory's file, named when its job_command is refused;
                                NULL: the inventory's name */
     int job_command_flag;   /* the template came from --job-command: its errors name that */
+    int no_checkpoint_flag; /* the caller has no --checkpoint-file (the console): a template
+                               without --checkpoint FILE is refused without offering it */
     const char *checkpoint; /* file name the template writes; NULL: its --checkpoint word */
     int real_progress;      /* each progress line's epoch replaces the model's progress
                                (sched_report_progress): jobs finish when they really do */

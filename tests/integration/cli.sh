@@ -320,6 +320,19 @@ exit_is 2 "usage" "$bin" --cluster "$tmp/slurm-inv.json" --workload examples/liv
     --gpus-per-node 4
 grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" ||
     fail "a slurm inventory with --gpus-per-node: $(cat "$tmp/e")"
+# The console's live scheduler on Slurm: a --job-command without --checkpoint FILE is refused
+# naming that flag, and without offering --checkpoint-file, which only schedule --live has (it
+# named the synthesized inventory's field 'job_command' and that flag). A stand-in sinfo is
+# the controller: the template is checked once the nodes are read.
+mkdir -p "$tmp/fakeslurm"
+printf '#!/bin/sh\necho "n1|4|2000|gpu:t4:2|idle|t4|t4|0/4/0/4|127.0.0.1|none"\n' \
+    > "$tmp/fakeslurm/sinfo"
+chmod +x "$tmp/fakeslurm/sinfo"
+exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
+    --workload examples/live-workload.csv --job-command 'python3 train.py --resume {resume}'
+grep -q -- "^tunedeck: --job-command: expected '--checkpoint FILE' in it" "$tmp/e" &&
+    ! grep -q -- "--checkpoint-file" "$tmp/e" ||
+    fail "console --slurm --job-command without --checkpoint: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored
