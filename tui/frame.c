@@ -65,17 +65,33 @@ static void draw_status(const App *a)
         /* too narrow for why: the question and its answers stay whole */
         draw_text(r.y, 0, r.w, ROLE_WARN, (int)strlen(q) <= r.w ? q : "Quit? (y/n)");
     } else if (a->confirm_drain) {
-        if (a->drain_on)
-            draw_textf(r.y, 0, r.w, ROLE_WARN,
-                       "Drain %s in Slurm (scontrol update NodeName=%s State=DRAIN "
-                       "Reason=\"tunedeck: %s\"): no new job starts there. Drain? (y/n)",
-                       a->drain_node, a->drain_node,
-                       a->drain_reason[0] ? a->drain_reason : "drained from the console");
-        else
-            draw_textf(r.y, 0, r.w, ROLE_WARN,
-                       "Return %s to service in Slurm (scontrol update NodeName=%s "
-                       "State=RESUME)? (y/n)",
-                       a->drain_node, a->drain_node);
+        char q[512], shortq[128];
+        if (a->drain_on) {
+            snprintf(q, sizeof q,
+                     "Drain %s in Slurm (scontrol update NodeName=%s State=DRAIN "
+                     "Reason=\"tunedeck: %s\"): no new job starts there. Drain? (y/n)",
+                     a->drain_node, a->drain_node,
+                     a->drain_reason[0] ? a->drain_reason : "drained from the console");
+            snprintf(shortq, sizeof shortq, "Drain %s? (y/n)", a->drain_node);
+        } else {
+            snprintf(q, sizeof q,
+                     "Return %s to service in Slurm (scontrol update NodeName=%s "
+                     "State=RESUME)? (y/n)",
+                     a->drain_node, a->drain_node);
+            snprintf(shortq, sizeof shortq, "Undrain %s? (y/n)", a->drain_node);
+        }
+        /* The question ends in its answers, which must show: longer than the line, it
+         * takes the row above too, as a long message does; longer than two rows (a long
+         * reason, a narrow screen), the short form (the 100-column default cut "Drain?
+         * (y/n)" off a drain with a reason). */
+        if (draw_width(q) <= r.w) {
+            draw_text(r.y, 0, r.w, ROLE_WARN, q);
+        } else if (r.y >= 2 && draw_wrapped_lines(r.w, 3, q) <= 2) {
+            draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);
+            draw_wrapped(r.y - 1, 0, r.w, 2, ROLE_WARN, q);
+        } else {
+            draw_text(r.y, 0, r.w, ROLE_WARN, draw_width(shortq) <= r.w ? shortq : "(y/n)");
+        }
     } else if (a->prompt) {
         /* What is being typed stays in sight: a line longer than the screen shows its end. */
         size_t len = strlen(a->input);

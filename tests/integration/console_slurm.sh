@@ -83,6 +83,19 @@ tmx send-keys -t c ':drain n4 fan test' Enter
 wait_for 'Drain n4 in Slurm \(scontrol update NodeName=n4 State=DRAIN Reason="tunedeck: fan test"\)'
 tmx send-keys -t c n
 wait_for 'drain n4: not asked'
+# At the default 100 columns the question is longer than the line: it takes the row above,
+# its answers in sight (they were cut: "...no new jo…"); narrower still, its short form.
+tmx resize-window -t c -x 100 -y 30
+tmx send-keys -t c ':drain n4 fan test' Enter
+wait_for 'there\. Drain\? \(y/n\)'
+tmx send-keys -t c n
+wait_for 'drain n4: not asked'
+tmx resize-window -t c -x 50 -y 20
+tmx send-keys -t c ':drain n4 fan test' Enter
+wait_for '^Drain n4\? \(y/n\)'
+tmx send-keys -t c n
+wait_for 'drain n4: not asked'
+tmx resize-window -t c -x 150 -y 40
 [ "$(sinfo -h -n n4 -o %T | sort -u)" = idle ] || fail "n4 was drained without a yes"
 tmx send-keys -t c ':drain n4 fan test' Enter y
 wait_for 'slurm: drain n4 done'
