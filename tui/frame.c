@@ -115,7 +115,7 @@ static void draw_status(const App *a)
         /* The keys of the view that shows, each hint whole or not at all; on a narrow
          * screen the least needed go first, so that how to quit and how to get help always
          * show. */
-        enum { ALL = 0, TUNE = 1, CLUSTER = 2, HOSTS = 4, SSH = 8, SLURM = 16 };
+        enum { ALL = 0, TUNE = 1, CLUSTER = 2, HOSTS = 4, SSH = 8, SLURM = 16, PAUSE = 32 };
         static const struct {
             const char *key, *what;
             int rank; /* 0: the last to go */
@@ -129,7 +129,7 @@ static void draw_status(const App *a)
                      {"a", "accept key", 5, HOSTS | SSH},
                      {"c", "reconnect", 6, HOSTS | SSH},
                      {"d/u", "drain/undrain", 5, HOSTS | SLURM},
-                     {"Space", "pause", 4, ALL},
+                     {"Space", "pause", 4, TUNE | CLUSTER | HOSTS | PAUSE},
                      {"q", "quit", 1, ALL}};
         enum { N_HINTS = sizeof HINTS / sizeof HINTS[0] };
         /* without tuning (the live scheduler only) the tune view has no trial to filter
@@ -137,11 +137,13 @@ static void draw_status(const App *a)
         int here = a->view == VIEW_TUNE      ? (a->tuner ? TUNE : 0)
                    : a->view == VIEW_CLUSTER ? CLUSTER
                                              : HOSTS;
-        int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0);
+        /* Space pauses tuning and the simulated scheduler: not offered without either */
+        int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0) |
+                  (app_pausable(a) ? PAUSE : 0);
         int shown[N_HINTS] = {0}, used = 0;
         for (int rank = 0; rank < N_HINTS; rank++)
             for (int i = 0; i < N_HINTS; i++) {
-                int where = HINTS[i].where, needs = where & (SSH | SLURM);
+                int where = HINTS[i].where, needs = where & (SSH | SLURM | PAUSE);
                 int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(HINTS[i].what);
                 int applies = where == ALL || ((where & here) && (needs & has) == needs);
                 if (applies && HINTS[i].rank == rank && used + w <= r.w) {

@@ -126,7 +126,7 @@ static void reverse_sort(App *a)
 
 static void toggle_pause(App *a)
 {
-    app_set_pause(a, !a->user_paused);
+    app_ask_pause(a, !a->user_paused);
 }
 
 static void repaint(App *a)

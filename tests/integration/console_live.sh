@@ -29,6 +29,12 @@ tmux_start c 200 50 \
 # no tuning here: the console opens on the cluster view, where the live jobs show (it opened
 # on the tune view's "no tuning in this session")
 wait_for 'doubling live t=[0-9]+s'
+# Space pauses tuning and the simulated scheduler: with neither it is not offered, and says
+# so (it logged "paused: no new trial starts" while the jobs ran on, the tab bar "running")
+not_on_screen c 'Space pause'
+tmx send-keys -t c Space
+wait_for 'nothing to pause: Space pauses tuning, and there is none here; the live jobs keep running'
+wait_for 'live scheduler \| running'
 # a job running on a real host with its real progress (step, loss from its lines) and the
 # GPU indices it was given (its CUDA_VISIBLE_DEVICES)
 wait_for 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]* loss [0-9]+\.[0-9]+' 15
@@ -48,4 +54,5 @@ wait_for 'EXITED rc=0' 30
 left=$(pgrep -f "ckpt-$mark" | wc -l)
 [ "$left" -eq 0 ] || fail "$left job processes left on the hosts"
 ls "$T"/jobs/j0/ckpt-"$mark" > /dev/null 2>&1 || fail "j0 wrote no checkpoint in $T/jobs/j0"
+
 echo "console_live.sh: ok ($running job processes ran, none left)"
