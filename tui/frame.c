@@ -59,7 +59,8 @@ static void draw_status(const App *a)
     Rect r = a->layout.rect[PANE_STATUS];
     draw_fill(r, ROLE_STATUS);
     if (a->confirm_quit) {
-        const char *q = a->ss && simsched_live(a->ss)
+        SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
+        const char *q = live && !schedlive_done(live)
                             ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
                             : "Tuning is running. Quit anyway? (y/n)";
         /* too narrow for why: the question and its answers stay whole */

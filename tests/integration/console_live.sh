@@ -55,4 +55,22 @@ left=$(pgrep -f "ckpt-$mark" | wc -l)
 [ "$left" -eq 0 ] || fail "$left job processes left on the hosts"
 ls "$T"/jobs/j0/ckpt-"$mark" > /dev/null 2>&1 || fail "j0 wrote no checkpoint in $T/jobs/j0"
 
+# A run that is over (its one job ended by itself) has nothing to stop: q quits at once (it
+# asked "Live jobs run: quitting checkpoints and stops them" with none left).
+python3 - "$T/inv.json" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+# braces are the template's placeholders: printf writes them from octal; the comment names
+# the checkpoint file, which the console takes from the template
+inv["job_command"] = ("printf '\\173\"event\": \"progress\", \"step\": 10, \"loss\": 0.7\\175\\n'; "
+                      "exit 0 # --checkpoint ckpt-%s" % sys.argv[2])
+json.dump(inv, open(sys.argv[1].replace(".json", "-ends.json"), "w"))
+PY
+tmux_stop
+tmux_sock="$tmux_sock-ends" # a server of its own (one whose session just ended can race)
+tmux_start c 200 50 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-ends.json --workload $root/tests/fixtures/schedlive-real.csv --job-dir $T/jobs-ends"
+wait_for 'live scheduler \| stopped' 15
+tmx send-keys -t c q
+wait_for 'EXITED rc=0' 10
 echo "console_live.sh: ok ($running job processes ran, none left)"
