@@ -167,3 +167,35 @@ Test(simsched, live_gpus_per_node_sizes_cpu_only_machines)
     hostpool_free(p);
     cluster_free(c);
 }
+
+/* The job list's "rsz" counts a job's resizes and stops (every re-allocation after a start,
+ * as `schedule --json`'s resizes_per_job and `schedule --live`'s "resz" count them), not its
+ * start: a job that had only started showed 1, one resized once 2. */
+Test(simsched, the_job_list_counts_resizes_not_starts)
+{
+    SimSched *s = make();
+    Error err;
+    cr_assert_geq(sched_advance(simsched_state_mut(s), 1800, &err), 0, "%s", err.msg);
+    ClusterSnapshot snap;
+    memset(&snap, 0, sizeof snap);
+    simsched_snapshot(s, &snap);
+    const SchedState *st = simsched_state(s);
+    int started = 0;
+    for (size_t j = 0; j < snap.n_jobs; j++) {
+        int resizes = 0, starts = 0;
+        for (size_t i = 0; i < sched_event_count(st); i++) {
+            const SchedEvent *e = sched_event(st, i);
+            if (e->job != (int)j)
+                continue;
+            resizes += e->kind == SCHED_EV_RESIZE || e->kind == SCHED_EV_STOP;
+            starts += e->kind == SCHED_EV_START;
+        }
+        started += starts > 0;
+        cr_assert_eq(snap.jobs[j].resizes, resizes, "job %zu: %d resizes and stops, %d starts",
+                     j, resizes, starts);
+    }
+    cr_assert_gt(started, 0);
+    free(snap.grid);
+    free(snap.jobs);
+    simsched_free(s);
+}
