@@ -332,8 +332,12 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
     sched_summary(st, &sum);
     snprintf(out->grid_source, sizeof out->grid_source, "%s%s t=%.0fs", sched_policy_name(st),
              s->live ? " live" : "", now);
-    snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs", sum.done,
-             sum.jobs, sum.avg_jct_s);
+    /* no job done yet has no completion time to average (it read "avg JCT 0s") */
+    if (sum.done)
+        snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs",
+                 sum.done, sum.jobs, sum.avg_jct_s);
+    else
+        snprintf(out->jobs_source, sizeof out->jobs_source, "0/%zu done", sum.jobs);
 }
 
 void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)

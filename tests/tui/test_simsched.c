@@ -199,3 +199,22 @@ Test(simsched, the_job_list_counts_resizes_not_starts)
     free(snap.jobs);
     simsched_free(s);
 }
+
+/* The job list's title gives the average completion time once a job has completed; before,
+ * there is none to give (it said "avg JCT 0s", which reads as a measurement). */
+Test(simsched, no_average_jct_before_a_job_is_done)
+{
+    SimSched *s = make();
+    Error err;
+    cr_assert_geq(sched_advance(simsched_state_mut(s), 300, &err), 0, "%s", err.msg);
+    ClusterSnapshot snap;
+    memset(&snap, 0, sizeof snap);
+    simsched_snapshot(s, &snap);
+    SchedSummary sum;
+    sched_summary(simsched_state(s), &sum);
+    cr_assert_eq(sum.done, 0);
+    cr_assert_str_eq(snap.jobs_source, "0/40 done");
+    free(snap.grid);
+    free(snap.jobs);
+    simsched_free(s);
+}
