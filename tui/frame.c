@@ -179,7 +179,8 @@ void frame_draw(App *a)
 {
     erase();
     layout_compute(COLS, LINES, a->view,
-                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0),
+                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0) |
+                       (a->tuner ? 0 : LAYOUT_NO_TUNE),
                    &a->layout);
     view_trials_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);

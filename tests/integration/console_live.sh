@@ -45,6 +45,13 @@ wait_for 'j0 +4 +running .* run h[1-3]:0\+1,h[1-3]:0\+1 step [0-9]+' 15
 tmx send-keys -t c : p o l i c y ' ' f i x e d - 1 Enter
 wait_for 'policy fixed-1: applied at the next scheduling decision'
 wait_for 'fixed-1 live t=[0-9]+s'
+# a small terminal still shows the job list: the GPU grid above it, no per-worker loads
+# pane (without tuning it said "no tuning" on every host and hid the jobs under 16 rows)
+tmx resize-window -t c -x 60 -y 15
+wait_for 'Jobs: [0-9]+/3 done'
+wait_for 'j0 +[0-9]+ +[a-z]+'
+not_on_screen c 'Tuning workers'
+tmx resize-window -t c -x 200 -y 50
 running=$(pgrep -f "ckpt-$mark" | wc -l)
 [ "$running" -ge 1 ] || fail "no job process runs on the hosts"
 tmx send-keys -t c q
