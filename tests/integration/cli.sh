@@ -293,6 +293,13 @@ exit_is() { # CODE WHAT COMMAND...: runs it with stdin from /dev/null
     rc=$?
     [ $rc -eq "$code" ] || fail "$what: '$*' exited $rc, expected $code ($(head -1 "$tmp/e"))"
 }
+# --help says where journals are as `tunedeck sessions` finds them: tune's said
+# $TUNEDECK_STATE_DIR (the folder is its sessions/), the console's only $XDG_STATE_HOME
+for h in "tune --help" "console --help"; do
+    $bin $h | tr -s ' \n' '  ' | grep -qF -- '--no-journal' &&
+        $bin $h | tr -s ' \n' '  ' | grep -qF -- '$TUNEDECK_STATE_DIR/sessions, else $XDG_STATE_HOME/tunedeck/sessions, else ~/.local/state/tunedeck/sessions' ||
+        fail "$h: the journal folder: $($bin $h | grep -A3 -- --no-journal)"
+done
 exit_is 2 "usage" "$bin" tuen
 exit_is 2 "usage" "$bin" --bogus
 exit_is 2 "usage" "$bin" tune --bogus
