@@ -89,6 +89,9 @@ static int ssh_watch(void *ctx, const char *const *names, size_t n, Error *err)
             hostpool_info(b->pool, i, &hi);
             if (hi.state != HOST_IDLE)
                 hostpool_connect(b->pool, i, 1);
+            /* down already (schedule --live drained it at the start): no news until it
+             * answers */
+            b->nodes[i].unusable = hi.state == HOST_DOWN;
         }
     }
     return 0;
