@@ -109,8 +109,8 @@ static const LiveNodeState *ssh_nodes(void *ctx, size_t *n, long *looks)
         hostpool_info(b->pool, i, &hi);
         LiveNodeState *v = &b->nodes[i];
         int unusable = hi.state == HOST_DOWN && hi.connects > 0 ? 1
-                       : hi.state == HOST_READY                ? 0
-                                                               : v->unusable;
+                       : hi.state == HOST_READY                 ? 0
+                                                                : v->unusable;
         if (unusable == v->unusable)
             continue;
         v->unusable = unusable;

@@ -234,8 +234,10 @@ Cluster *slurm_inventory_load(const cJSON *root, const char *source, const char 
         slurm_nodes_clear(&nodes);
     } else {
         error_prefix(err, "%s", source);
-        if (err->kind != ERROR_INPUT) /* a partition it does not have stays the file's */
-            error_mark(err, ERROR_REMOTE); /* the controller or the login node did not answer */
+        /* the controller or the login node did not answer; a partition it does not have
+         * stays the file's (bad input) */
+        if (err->kind != ERROR_INPUT)
+            error_mark(err, ERROR_REMOTE);
     }
     if (cl && ctl)
         *ctl = c;
