@@ -153,6 +153,7 @@ static int open_slurm_desk(App *a, const Session *s, Error *err)
     SlurmPanel *p = &a->slurm_panel;
     snprintf(p->where, sizeof p->where, "%s", slurm_ctl_where(s->slurm));
     snprintf(p->partition, sizeof p->partition, "%s", t.partition);
+    p->tuning = s->tuner != NULL;
     return 0;
 }
 
