@@ -73,7 +73,10 @@ static void usage(FILE *out)
         "  --no-sched         no simulated scheduler\n"
         "  --accept-new-host-keys  add every unknown host key to known_hosts (default: the\n"
         "                     hosts view shows it and `a` accepts one after you compare)\n"
-        "  --no-journal       no session journal (default: one under $XDG_STATE_HOME/tunedeck)\n"
+        "  --no-journal       no session journal (default: one in\n"
+        "                     $TUNEDECK_STATE_DIR/sessions, else\n"
+        "                     $XDG_STATE_HOME/tunedeck/sessions, else\n"
+        "                     ~/.local/state/tunedeck/sessions)\n"
         "  --resume ID        open the console on a saved session (`tunedeck sessions`): its\n"
         "                     trials, settings and journal; it goes on to --budget N\n",
         optimizer_names(), launcher_names());

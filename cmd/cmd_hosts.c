@@ -36,8 +36,9 @@ static void usage(FILE *out)
                  "--cluster does the same. --watch polls with back-off (never more than one\n"
                  "controller call a second, up to --max-interval S between calls while nothing\n"
                  "changes) and prints the table when it changes, for --watch-for S or until\n"
-                 "Ctrl-C. Exit status 1 when a node is drained or down, 4 when the controller\n"
-                 "or login node does not answer.\n");
+                 "Ctrl-C. Exit status 1 when a node is drained or down, 3 when the partition\n"
+                 "is not one the controller has, 4 when the controller or login node does not\n"
+                 "answer.\n");
 }
 
 typedef struct {

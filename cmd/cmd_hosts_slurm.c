@@ -167,9 +167,11 @@ int hosts_slurm(const HostsSlurmArgs *a)
     }
     SlurmNodes nodes;
     if (slurm_query_nodes(ctl, t.partition, &nodes, &err) < 0) {
+        if (a->inventory && err.kind == ERROR_INPUT && !a->partition)
+            error_prefix(&err, "%s", a->inventory); /* its "partition" field */
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
         slurm_ctl_free(ctl);
-        return EXIT_REMOTE;
+        return exitcode_for(&err, EXIT_REMOTE); /* a partition it has not: bad input */
     }
     int unusable = 0;
     for (size_t i = 0; i < nodes.n; i++)

@@ -52,8 +52,10 @@ static void usage(FILE *out)
             "                     error on recent trials, and expected under %g%% gain\n"
             "  --json             print one JSON result object on stdout\n"
             "  --resume ID        go on with a session from its journal (`tunedeck sessions`)\n"
-            "  --no-journal       keep no journal (sessions live in $TUNEDECK_STATE_DIR or\n"
-            "                     $XDG_STATE_HOME/tunedeck/sessions)\n"
+            "  --no-journal       keep no journal (sessions live in\n"
+            "                     $TUNEDECK_STATE_DIR/sessions, else\n"
+            "                     $XDG_STATE_HOME/tunedeck/sessions, else\n"
+            "                     ~/.local/state/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
             launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,

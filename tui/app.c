@@ -93,6 +93,24 @@ void app_set_pause(App *a, int paused)
     app_log(a, paused ? "paused: no new trial starts" : "resumed");
 }
 
+int app_pausable(const App *a)
+{
+    return a->tuner || (a->ss && !simsched_live(a->ss));
+}
+
+void app_ask_pause(App *a, int paused)
+{
+    /* Without tuning or the simulated scheduler, a pause would only log "paused: no new
+     * trial starts" while the live jobs run on and the tab bar says "running". */
+    if (!app_pausable(a)) {
+        app_message(a, 0, "nothing to pause: Space pauses tuning, and there is none here%s",
+                    a->ss ? "; the live jobs keep running (:pause JOB stops one, q stops all)"
+                          : "");
+        return;
+    }
+    app_set_pause(a, paused);
+}
+
 int app_save_config(App *a)
 {
     Error err;

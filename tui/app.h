@@ -129,6 +129,11 @@ int app_set_theme(App *a, const char *name);
 int app_save_config(App *a);
 /* The operator's pause (Space, :pause): no new trial starts, the scheduler stops. Trials stay
  * held while another hold (slurm_hold, stop_hold) is on. */
+/* Whether Space has something to pause: tuning, or the simulated scheduler (not the live
+ * scheduler's real jobs, nor Slurm watched). */
+int app_pausable(const App *a);
+/* Space and :pause/:resume: app_set_pause, or where nothing pauses, a message saying so. */
+void app_ask_pause(App *a, int paused);
 void app_set_pause(App *a, int paused);
 /* Whether new trials wait: the operator's pause or a hold. The tuner is paused exactly then. */
 int app_trials_held(const App *a);

@@ -142,7 +142,7 @@ int command_run(App *a, const char *line)
                     "than the model's error, expecting < %g%% gain)",
                     on ? "on" : "off", TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
     } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
-        app_set_pause(a, word[0] == 'p');
+        app_ask_pause(a, word[0] == 'p');
     } else if (a->slurm && (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0 ||
                             (strcmp(word, "resume") == 0 && !is_sched_job(a, arg)))) {
         return slurm_node_command(a, word, arg);

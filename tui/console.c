@@ -155,6 +155,7 @@ static int open_slurm_desk(App *a, const Session *s, Error *err)
     SlurmPanel *p = &a->slurm_panel;
     snprintf(p->where, sizeof p->where, "%s", slurm_ctl_where(s->slurm));
     snprintf(p->partition, sizeof p->partition, "%s", t.partition);
+    p->tuning = s->tuner != NULL;
     return 0;
 }
 
@@ -256,8 +257,12 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
             return strncmp(err->msg, "--job-command", 13) == 0 ? -1
                                                                 : error_prefix(err, "--workload");
     }
-    if (!a->tuner)
-        return 0; /* the live scheduler only */
+    if (!a->tuner) {
+        /* the live scheduler only, or Slurm watched: open on the view that shows it, not
+         * on the tune view's "no tuning in this session" */
+        a->view = a->ss ? VIEW_CLUSTER : VIEW_HOSTS;
+        return 0;
+    }
     a->pace_ms = o->pace_ms >= 0 ? o->pace_ms : a->sim ? 600 : 0;
     if (a->sim && !o->no_sched) {
         SimSchedOptions so;

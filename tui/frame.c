@@ -59,23 +59,40 @@ static void draw_status(const App *a)
     Rect r = a->layout.rect[PANE_STATUS];
     draw_fill(r, ROLE_STATUS);
     if (a->confirm_quit) {
-        const char *q = a->ss && simsched_live(a->ss)
+        SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
+        const char *q = live && !schedlive_done(live)
                             ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
                             : "Tuning is running. Quit anyway? (y/n)";
         /* too narrow for why: the question and its answers stay whole */
         draw_text(r.y, 0, r.w, ROLE_WARN, (int)strlen(q) <= r.w ? q : "Quit? (y/n)");
     } else if (a->confirm_drain) {
-        if (a->drain_on)
-            draw_textf(r.y, 0, r.w, ROLE_WARN,
-                       "Drain %s in Slurm (scontrol update NodeName=%s State=DRAIN "
-                       "Reason=\"tunedeck: %s\"): no new job starts there. Drain? (y/n)",
-                       a->drain_node, a->drain_node,
-                       a->drain_reason[0] ? a->drain_reason : "drained from the console");
-        else
-            draw_textf(r.y, 0, r.w, ROLE_WARN,
-                       "Return %s to service in Slurm (scontrol update NodeName=%s "
-                       "State=RESUME)? (y/n)",
-                       a->drain_node, a->drain_node);
+        char q[512], shortq[128];
+        if (a->drain_on) {
+            snprintf(q, sizeof q,
+                     "Drain %s in Slurm (scontrol update NodeName=%s State=DRAIN "
+                     "Reason=\"tunedeck: %s\"): no new job starts there. Drain? (y/n)",
+                     a->drain_node, a->drain_node,
+                     a->drain_reason[0] ? a->drain_reason : "drained from the console");
+            snprintf(shortq, sizeof shortq, "Drain %s? (y/n)", a->drain_node);
+        } else {
+            snprintf(q, sizeof q,
+                     "Return %s to service in Slurm (scontrol update NodeName=%s "
+                     "State=RESUME)? (y/n)",
+                     a->drain_node, a->drain_node);
+            snprintf(shortq, sizeof shortq, "Undrain %s? (y/n)", a->drain_node);
+        }
+        /* The question ends in its answers, which must show: longer than the line, it
+         * takes the row above too, as a long message does; longer than two rows (a long
+         * reason, a narrow screen), the short form (the 100-column default cut "Drain?
+         * (y/n)" off a drain with a reason). */
+        if (draw_width(q) <= r.w) {
+            draw_text(r.y, 0, r.w, ROLE_WARN, q);
+        } else if (r.y >= 2 && draw_wrapped_lines(r.w, 3, q) <= 2) {
+            draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);
+            draw_wrapped(r.y - 1, 0, r.w, 2, ROLE_WARN, q);
+        } else {
+            draw_text(r.y, 0, r.w, ROLE_WARN, draw_width(shortq) <= r.w ? shortq : "(y/n)");
+        }
     } else if (a->prompt) {
         /* What is being typed stays in sight: a line longer than the screen shows its end. */
         size_t len = strlen(a->input);
@@ -99,7 +116,7 @@ static void draw_status(const App *a)
         /* The keys of the view that shows, each hint whole or not at all; on a narrow
          * screen the least needed go first, so that how to quit and how to get help always
          * show. */
-        enum { ALL = 0, TUNE = 1, CLUSTER = 2, HOSTS = 4, SSH = 8, SLURM = 16 };
+        enum { ALL = 0, TUNE = 1, CLUSTER = 2, HOSTS = 4, SSH = 8, SLURM = 16, PAUSE = 32 };
         static const struct {
             const char *key, *what;
             int rank; /* 0: the last to go */
@@ -113,7 +130,7 @@ static void draw_status(const App *a)
                      {"a", "accept key", 5, HOSTS | SSH},
                      {"c", "reconnect", 6, HOSTS | SSH},
                      {"d/u", "drain/undrain", 5, HOSTS | SLURM},
-                     {"Space", "pause", 4, ALL},
+                     {"Space", "pause", 4, TUNE | CLUSTER | HOSTS | PAUSE},
                      {"q", "quit", 1, ALL}};
         enum { N_HINTS = sizeof HINTS / sizeof HINTS[0] };
         /* without tuning (the live scheduler only) the tune view has no trial to filter
@@ -121,11 +138,13 @@ static void draw_status(const App *a)
         int here = a->view == VIEW_TUNE      ? (a->tuner ? TUNE : 0)
                    : a->view == VIEW_CLUSTER ? CLUSTER
                                              : HOSTS;
-        int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0);
+        /* Space pauses tuning and the simulated scheduler: not offered without either */
+        int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0) |
+                  (app_pausable(a) ? PAUSE : 0);
         int shown[N_HINTS] = {0}, used = 0;
         for (int rank = 0; rank < N_HINTS; rank++)
             for (int i = 0; i < N_HINTS; i++) {
-                int where = HINTS[i].where, needs = where & (SSH | SLURM);
+                int where = HINTS[i].where, needs = where & (SSH | SLURM | PAUSE);
                 int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(HINTS[i].what);
                 int applies = where == ALL || ((where & here) && (needs & has) == needs);
                 if (applies && HINTS[i].rank == rank && used + w <= r.w) {
@@ -160,7 +179,8 @@ void frame_draw(App *a)
 {
     erase();
     layout_compute(COLS, LINES, a->view,
-                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0),
+                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0) |
+                       (a->tuner ? 0 : LAYOUT_NO_TUNE),
                    &a->layout);
     view_trials_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);

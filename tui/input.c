@@ -126,7 +126,7 @@ static void reverse_sort(App *a)
 
 static void toggle_pause(App *a)
 {
-    app_set_pause(a, !a->user_paused);
+    app_ask_pause(a, !a->user_paused);
 }
 
 static void repaint(App *a)
@@ -160,11 +160,13 @@ static void previous_view(App *a)
     a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT;
 }
 
-/* Quitting while trials or live jobs run asks first. */
+/* Quitting while trials or live jobs run asks first (once the live run is over, nothing
+ * runs: it asked "Live jobs run: quitting checkpoints and stops them" with none left). */
 static void ask_quit(App *a)
 {
+    SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
     if ((a->tuner && (tuner_running(a->tuner) || (!tuner_done(a->tuner) && !a->user_paused))) ||
-        (a->ss && simsched_live(a->ss)))
+        (live && !schedlive_done(live)))
         a->confirm_quit = 1;
     else
         a->quit = 1;

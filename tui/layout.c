@@ -81,16 +81,26 @@ static void tune(Layout *l, int cols, int body_y, int body_h, unsigned flags)
     place(l, PANE_LOG, 0, body_y + h, cols, log_h);
 }
 
-static void cluster(Layout *l, int cols, int body_y, int body_h)
+static void cluster(Layout *l, int cols, int body_y, int body_h, unsigned flags)
 {
-    add(l, PANE_LOADS);
+    int no_tune = (flags & LAYOUT_NO_TUNE) != 0;
+    if (!no_tune)
+        add(l, PANE_LOADS);
     add(l, PANE_GPUGRID);
     add(l, PANE_JOBS);
     add(l, PANE_LOG);
     int log_h = body_h >= 34 ? body_h / 6 : 0;
     int h = body_h - log_h;
     int top_h = h >= 14 ? h * 11 / 20 : h;
-    if (cols >= 72) {
+    if (no_tune) {
+        /* No tuning: no per-worker loads (the pane said "no tuning" on every host), the grid
+         * across the top and the job list, what the live scheduler is about, below at every
+         * height (under 16 rows the top row took the whole screen, the jobs hidden). */
+        top_h = h >= 14 ? h * 2 / 5 : h >= 9 ? h / 3 : 0;
+        if (top_h > 0 && top_h < PANE_MIN_H)
+            top_h = PANE_MIN_H;
+        place(l, PANE_GPUGRID, 0, body_y, cols, top_h);
+    } else if (cols >= 72) {
         int left_w = cols / 2;
         place(l, PANE_LOADS, 0, body_y, left_w, top_h);
         place(l, PANE_GPUGRID, left_w, body_y, cols - left_w, top_h);
@@ -152,7 +162,7 @@ void layout_compute(int cols, int rows, ViewId view, unsigned flags, Layout *out
         tune(out, cols, body_y, body_h, flags);
         break;
     case VIEW_CLUSTER:
-        cluster(out, cols, body_y, body_h);
+        cluster(out, cols, body_y, body_h, flags);
         break;
     default:
         hosts(out, cols, body_y, body_h, flags);

@@ -29,6 +29,8 @@ typedef struct {
 enum {
     LAYOUT_EDITOR_OPEN = 1,
     LAYOUT_SLURM = 2, /* the hosts view shows Slurm's nodes and its queue */
+    LAYOUT_NO_TUNE = 4, /* no tuning (the live scheduler, Slurm watched): the cluster view
+                           has no per-worker loads, and its job list comes first */
 };
 
 /* Smallest box a pane is drawn in (with its border); smaller means hidden. */

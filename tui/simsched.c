@@ -283,7 +283,11 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
             r->eta_s = 0;
         else if (info.start_s >= 0 && info.progress > 0.001 && now > info.start_s)
             r->eta_s = (1 - info.progress) * (now - info.start_s) / info.progress;
-        r->resizes = (int)info.n_resizes;
+        /* resizes and stops: every allocation after a start (the history's first entry,
+         * and a restart after a stop, come from 0 GPUs), as schedule counts them */
+        r->resizes = 0;
+        for (size_t k = 0; k < info.n_resizes; k++)
+            r->resizes += info.resizes[k].gpus_from > 0;
         size_t len = 0;
         r->history[0] = 0;
         size_t first = info.n_resizes > 5 ? info.n_resizes - 5 : 0;
@@ -330,8 +334,12 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
     sched_summary(st, &sum);
     snprintf(out->grid_source, sizeof out->grid_source, "%s%s t=%.0fs", sched_policy_name(st),
              s->live ? " live" : "", now);
-    snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs", sum.done,
-             sum.jobs, sum.avg_jct_s);
+    /* no job done yet has no completion time to average (it read "avg JCT 0s") */
+    if (sum.done)
+        snprintf(out->jobs_source, sizeof out->jobs_source, "%zu/%zu done, avg JCT %.0fs",
+                 sum.done, sum.jobs, sum.avg_jct_s);
+    else
+        snprintf(out->jobs_source, sizeof out->jobs_source, "0/%zu done", sum.jobs);
 }
 
 void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)

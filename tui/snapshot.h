@@ -67,6 +67,7 @@ typedef struct {
     long calls, rounds;
     size_t counts[SLURM_NODE_OTHER + 1]; /* nodes by SlurmNodeState */
     size_t pending;                      /* pending jobs */
+    int tuning; /* trials run through Slurm here: they wait while the controller is away */
 } SlurmPanel;
 
 #endif

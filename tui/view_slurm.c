@@ -44,9 +44,10 @@ static Role node_role(SlurmNodeState s)
 static void draw_controller(const SlurmPanel *p, int y, int x, int w, int64_t now_ms)
 {
     if (p->down_since_ms) {
-        draw_textf(y, x, w, ROLE_BAD,
-                   "controller (%s): NOT ANSWERING for %.0f s, new trials wait: %s", p->where,
-                   (double)(now_ms - p->down_since_ms) / 1000.0, p->last_error);
+        /* "new trials wait" only where there are trials (a watch has none) */
+        draw_textf(y, x, w, ROLE_BAD, "controller (%s): NOT ANSWERING for %.0f s%s: %s", p->where,
+                   (double)(now_ms - p->down_since_ms) / 1000.0,
+                   p->tuning ? ", new trials wait" : "", p->last_error);
     } else if (!p->nodes || (!p->nodes->n && !p->rounds)) {
         draw_textf(y, x, w, ROLE_DIM, "controller (%s): asking...", p->where);
     } else {

@@ -433,12 +433,16 @@ void view_log_draw(const App *a, Rect box)
 static void tune_draw(const App *a)
 {
     const Layout *l = &a->layout;
-    if (!a->tuner) { /* --cluster F --workload W: the live scheduler only */
+    if (!a->tuner) { /* --workload: the live scheduler only; or Slurm watched */
         /* Across the screen, wrapped: the panes it would sit in are not drawn (it was cut
-         * to the surrogate pane's width, half the screen, with the rest blank). */
+         * to the surrogate pane's width, half the screen, with the rest blank). Where to
+         * look instead: watching Slurm has no scheduler for 2 to show. */
         Rect r = l->rect[PANE_SURROGATE];
         draw_wrapped(r.y + 1, 1, l->cols - 2, 3, ROLE_DIM,
-                     "no tuning in this session (--job FILE tunes); 2 shows the live scheduler");
+                     a->ss ? "no tuning in this session (--job FILE tunes); 2 shows the live "
+                             "scheduler"
+                           : "no tuning in this session (--job FILE tunes); 3 shows Slurm's "
+                             "nodes and queue");
         if (l->shown[PANE_LOG])
             view_log_draw(a, l->rect[PANE_LOG]);
         return;

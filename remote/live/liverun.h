@@ -94,8 +94,16 @@ typedef struct LiveRunOps {
 typedef struct {
     HostPool *pool; /* machine i of the inventory is host i of the pool */
     int per_host;
+    /* The hosts as the pool last saw them (watch, nodes): a host that goes down is
+     * unusable until it answers again, so the scheduler moves its runs and places none
+     * there, as over Slurm; the watch keeps every host it reached reconnecting. */
+    LiveNodeState *nodes;
+    size_t n_nodes;
+    long looks;
 } LiveRunSsh;
 
 extern const LiveRunOps LIVERUN_SSH;
+/* Frees what watch allocated. */
+void liverun_ssh_clear(LiveRunSsh *b);
 
 #endif

@@ -33,7 +33,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     l->pool = p;
     if (o)
         l->o = *o;
-    l->ssh = (LiveRunSsh){p, c->job_launch_per_host};
+    l->ssh = (LiveRunSsh){.pool = p, .per_host = c->job_launch_per_host};
     l->ops = l->o.backend ? l->o.backend : &LIVERUN_SSH;
     l->ops_ctx = l->o.backend ? l->o.backend_ctx : &l->ssh;
     if (l->o.time_scale <= 0)
@@ -101,6 +101,7 @@ void schedlive_free(SchedLive *l)
     }
     free(l->jobs);
     free(l->checkpoint);
+    liverun_ssh_clear(&l->ssh);
     free(l->node_unusable);
     free(l->node_held);
     free(l->node_kept);
@@ -207,6 +208,18 @@ static const char *loss_note(char *buf, size_t size, double loss)
         return "";
     snprintf(buf, size, ", loss %.4f", loss);
     return buf;
+}
+
+/* A node of the job's run that the backend now calls unusable (its host down over SSH,
+ * drained or down in Slurm), or -1. */
+static int run_on_unusable(const SchedLive *l, const LiveJob *j)
+{
+    for (size_t h = 0; l->node_unusable && h < j->n_run_nodes; h++) {
+        int node = j->run_nodes[h];
+        if (node >= 0 && node < sched_node_count(l->s) && l->node_unusable[node])
+            return node;
+    }
+    return -1;
 }
 
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
@@ -337,8 +350,19 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 j->has_ckpt = 1;
                 j->saved_step = j->step;
             }
-            j->deaths++;
-            if (j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
+            int down = run_on_unusable(l, j);
+            if (down >= 0 && j->want_gpus > 0 && !l->stopping_all) {
+                /* Its host went down (drained in the model: schedlive_nodes.c). A restart
+                 * there now would only fail and leave the job failed; the decision that
+                 * moves it off the node starts it. Not the job's death: its node's. */
+                schedlive_log(l,
+                              "%s: its run ended %s (%s) with %s, which the scheduler no longer "
+                              "uses: it restarts %s where the next decision places it",
+                              j->name, schedlive_at_step(at, sizeof at, j->step), j->status,
+                              schedlive_machine(l, down),
+                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
+                j->need_start = 0;
+            } else if (++j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
                 schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s", j->name,
                               schedlive_at_step(at, sizeof at, j->step), j->status,
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");

@@ -22,8 +22,12 @@ int schedlive_watch_nodes(SchedLive *l, Error *err)
         free(names);
         return error_set(err, "live: out of memory");
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         names[i] = schedlive_machine(l, (int)i);
+        /* drained before the watch (schedule --live drains a host it could not reach at
+         * the start): the backend's first "down" is no news, its "usable" is */
+        l->node_unusable[i] = sched_node_drained(l->s, (int)i);
+    }
     int rc = l->ops->watch(l->ops_ctx, names, n, err);
     free(names);
     return rc;

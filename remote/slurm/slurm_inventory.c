@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/jfield.h"
+#include "core/base/termsafe.h"
 
 static int parse_ssh(const cJSON *root, const char *source, SshSettings *s, Error *err)
 {
@@ -108,6 +109,34 @@ SlurmCtl *slurm_target_ctl(const SlurmTarget *t, const char *ssh_config, int acc
     return slurm_ctl_new(&o, err);
 }
 
+/* The controller's partitions, "a, b, c" (sinfo -a: hidden ones too), "" when it does not
+ * say; at most cap - 1 bytes, cut at a whole name with ", ..." after. */
+static void partition_names(SlurmCtl *c, char *out, size_t cap)
+{
+    const char *argv[] = {"sinfo", "-a", "-h", "-o", "%R", NULL};
+    char *text = NULL;
+    Error ignored;
+    out[0] = 0;
+    if (slurm_ctl_run(c, argv, &text, &ignored) != 0 || !text) {
+        free(text);
+        return;
+    }
+    size_t len = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!line[0] || strlen(line) > 64)
+            continue;
+        char shown[80];
+        termsafe(shown, sizeof shown, line); /* names others chose reach the terminal */
+        int n = snprintf(out + len, cap - len, "%s%s", len ? ", " : "", shown);
+        if (n < 0 || (size_t)n + 6 >= cap - len) {
+            snprintf(out + len, cap - len, ", ...");
+            break;
+        }
+        len += (size_t)n;
+    }
+    free(text);
+}
+
 int slurm_query_nodes(SlurmCtl *c, const char *partition, SlurmNodes *out, Error *err)
 {
     const char *argv[8] = {"sinfo", "-N", "-h", "-o", SLURM_SINFO_FORMAT, NULL, NULL, NULL};
@@ -122,10 +151,21 @@ int slurm_query_nodes(SlurmCtl *c, const char *partition, SlurmNodes *out, Error
     snprintf(source, sizeof source, "sinfo on %s", slurm_ctl_where(c));
     int rc = slurm_nodes_parse(text, source, out, err);
     free(text);
-    if (rc == 0 && out->n == 0)
-        return error_set(err, "sinfo on %s: no nodes%s%s", slurm_ctl_where(c),
-                         partition && partition[0] ? " in partition " : "",
-                         partition && partition[0] ? partition : "");
+    if (rc == 0 && out->n == 0) {
+        if (!(partition && partition[0]))
+            return error_set(err, "sinfo on %s: no nodes", slurm_ctl_where(c));
+        /* The controller answered: the partition is not one of its own (a typo, another
+         * cluster's name), which is the operator's to fix, so the error names the
+         * partitions there are (it was a remote failure, exit 4, naming none). */
+        char names[256] = "";
+        partition_names(c, names, sizeof names);
+        slurm_nodes_clear(out);
+        error_set(err, "partition '%s': sinfo on %s lists no node in it%s%s%s", partition,
+                  slurm_ctl_where(c), names[0] ? " (its partitions: " : "", names,
+                  names[0] ? ")" : "");
+        error_mark(err, ERROR_INPUT);
+        return -1;
+    }
     return rc;
 }
 
@@ -194,7 +234,10 @@ Cluster *slurm_inventory_load(const cJSON *root, const char *source, const char 
         slurm_nodes_clear(&nodes);
     } else {
         error_prefix(err, "%s", source);
-        error_mark(err, ERROR_REMOTE); /* the controller or the login node did not answer */
+        /* the controller or the login node did not answer; a partition it does not have
+         * stays the file's (bad input) */
+        if (err->kind != ERROR_INPUT)
+            error_mark(err, ERROR_REMOTE);
     }
     if (cl && ctl)
         *ctl = c;

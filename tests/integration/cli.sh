@@ -300,6 +300,13 @@ exit_is() { # CODE WHAT COMMAND...: runs it with stdin from /dev/null
     rc=$?
     [ $rc -eq "$code" ] || fail "$what: '$*' exited $rc, expected $code ($(head -1 "$tmp/e"))"
 }
+# --help says where journals are as `tunedeck sessions` finds them: tune's said
+# $TUNEDECK_STATE_DIR (the folder is its sessions/), the console's only $XDG_STATE_HOME
+for h in "tune --help" "console --help"; do
+    $bin $h | tr -s ' \n' '  ' | grep -qF -- '--no-journal' &&
+        $bin $h | tr -s ' \n' '  ' | grep -qF -- '$TUNEDECK_STATE_DIR/sessions, else $XDG_STATE_HOME/tunedeck/sessions, else ~/.local/state/tunedeck/sessions' ||
+        fail "$h: the journal folder: $($bin $h | grep -A3 -- --no-journal)"
+done
 exit_is 2 "usage" "$bin" tuen
 exit_is 2 "usage" "$bin" --bogus
 exit_is 2 "usage" "$bin" tune --bogus
@@ -332,8 +339,15 @@ grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" |
 # synthesized inventory's field 'job_command'; then it offered no flag the console had). A
 # stand-in sinfo is the controller; the template is checked before it is asked.
 mkdir -p "$tmp/fakeslurm"
-printf '#!/bin/sh\necho "n1|4|2000|gpu:t4:2|idle|t4|t4|0/4/0/4|127.0.0.1|none"\n' \
-    > "$tmp/fakeslurm/sinfo"
+cat > "$tmp/fakeslurm/sinfo" <<'EOF'
+#!/bin/sh
+# a cluster of partitions debug and t4: the partition list (%R), no node for any -p, else n1
+case " $* " in
+*" %R "*) printf 'debug\nt4\n' ;;
+*" -p "*) ;;
+*) echo "n1|4|2000|gpu:t4:2|idle|t4|t4|0/4/0/4|127.0.0.1|none" ;;
+esac
+EOF
 chmod +x "$tmp/fakeslurm/sinfo"
 exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
     --workload examples/live-workload.csv --job-command 'python3 train.py --resume {resume}'
@@ -369,6 +383,21 @@ exit_is 3 "bad input" "$bin" schedule --live --cluster "$tmp/closed-inv.json" \
     --workload examples/live-workload.csv --gpus-per-node 1 --duration 5
 grep -q -- "^tunedeck schedule --live: $tmp/closed-inv.json: field 'job_command': expected '--checkpoint FILE' in it" "$tmp/e" ||
     fail "schedule --live, a bad job_command and unreachable hosts: $(cat "$tmp/e")"
+# A partition the controller does not have is bad input naming the partitions it has (it
+# was exit 4, "the controller or login node does not answer", naming none): --partition,
+# and an inventory's "partition" naming the file.
+exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" hosts --slurm \
+    --partition gpu
+grep -qF "partition 'gpu': sinfo on here lists no node in it (its partitions: debug, t4)" \
+    "$tmp/e" || fail "hosts --slurm --partition gpu: $(cat "$tmp/e")"
+printf '{"name": "s", "backend": "slurm", "partition": "gpu"}\n' > "$tmp/slurm-gpu.json"
+exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" hosts --cluster \
+    "$tmp/slurm-gpu.json"
+grep -qF "$tmp/slurm-gpu.json: partition 'gpu'" "$tmp/e" ||
+    fail "hosts --cluster (partition gpu): $(cat "$tmp/e")"
+exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
+    --partition gpu
+grep -qF "(its partitions: debug, t4)" "$tmp/e" || fail "console --partition gpu: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored

@@ -43,8 +43,15 @@ PY
 
 tmux_start c 200 50 \
     "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv.json --workload $root/tests/fixtures/schedlive-workload.csv --policy doubling --sched-speed 30 --job-dir $T/jobs --checkpoint-file ckpt-$mark"
-tmx send-keys -t c 2
+# no tuning here: the console opens on the cluster view, where the live jobs show (it opened
+# on the tune view's "no tuning in this session")
 wait_for 'doubling live t=[0-9]+s'
+# Space pauses tuning and the simulated scheduler: with neither it is not offered, and says
+# so (it logged "paused: no new trial starts" while the jobs ran on, the tab bar "running")
+not_on_screen c 'Space pause'
+tmx send-keys -t c Space
+wait_for 'nothing to pause: Space pauses tuning, and there is none here; the live jobs keep running'
+wait_for 'live scheduler \| running'
 # a job running on a real host with its real progress (step, loss from its lines) and the
 # GPU indices it was given (its CUDA_VISIBLE_DEVICES)
 wait_for 'j[01] +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-9]* loss [0-9]+\.[0-9]+' 15
@@ -55,6 +62,13 @@ wait_for 'j0 +4 +running .* run h[1-3]:0\+1,h[1-3]:0\+1 step [0-9]+' 15
 tmx send-keys -t c : p o l i c y ' ' f i x e d - 1 Enter
 wait_for 'policy fixed-1: applied at the next scheduling decision'
 wait_for 'fixed-1 live t=[0-9]+s'
+# a small terminal still shows the job list: the GPU grid above it, no per-worker loads
+# pane (without tuning it said "no tuning" on every host and hid the jobs under 16 rows)
+tmx resize-window -t c -x 60 -y 15
+wait_for 'Jobs: [0-9]+/3 done'
+wait_for 'j0 +[0-9]+ +[a-z]+'
+not_on_screen c 'Tuning workers'
+tmx resize-window -t c -x 200 -y 50
 running=$(pgrep -f -- "--checkpoint ckpt-$mark" | wc -l)
 [ "$running" -ge 1 ] || fail "no job process runs on the hosts"
 tmx send-keys -t c q
@@ -64,4 +78,23 @@ wait_for 'EXITED rc=0' 30
 left=$(pgrep -f -- "--checkpoint ckpt-$mark" | wc -l)
 [ "$left" -eq 0 ] || fail "$left job processes left on the hosts: $(pgrep -af -- "--checkpoint ckpt-$mark")"
 ls "$T"/jobs/j0/ckpt-"$mark" > /dev/null 2>&1 || fail "j0 wrote no checkpoint in $T/jobs/j0"
+
+# A run that is over (its one job ended by itself) has nothing to stop: q quits at once (it
+# asked "Live jobs run: quitting checkpoints and stops them" with none left).
+python3 - "$T/inv.json" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+# braces are the template's placeholders: printf writes them from octal; the comment names
+# the checkpoint file, which the console takes from the template
+inv["job_command"] = ("printf '\\173\"event\": \"progress\", \"step\": 10, \"loss\": 0.7\\175\\n'; "
+                      "exit 0 # --checkpoint ckpt-%s" % sys.argv[2])
+json.dump(inv, open(sys.argv[1].replace(".json", "-ends.json"), "w"))
+PY
+tmux_stop
+tmux_sock="$tmux_sock-ends" # a server of its own (one whose session just ended can race)
+tmux_start c 200 50 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-ends.json --workload $root/tests/fixtures/schedlive-real.csv --job-dir $T/jobs-ends"
+wait_for 'live scheduler \| stopped' 15
+tmx send-keys -t c q
+wait_for 'EXITED rc=0' 10
 echo "console_live.sh: ok ($running job processes ran, none left)"

@@ -24,8 +24,7 @@ jobcmd="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint 
 printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\n' > "$T/solo.csv"
 other=$(other_job n2)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm --partition t4 --workload $T/solo.csv --job-command '$jobcmd' --policy doubling --sched-speed 30 --job-dir $T/jobs"
-tmx send-keys -t c 2
-wait_for 'doubling live t=[0-9]+s' 15
+wait_for 'doubling live t=[0-9]+s' 15 # opens on the cluster view: no tuning here
 # solo runs on the GPUs Slurm granted it (n1, beside the other job on n2), read back from
 # scontrol; the grid draws them as solo's (a), and the other job's GPU as foreign, with its
 # legend in the title
@@ -67,7 +66,8 @@ echo "  ok   --workload on Slurm: the grid shows Slurm's grant and another user'
 # ---- watching: nodes, queue, drain ----
 watch_start=$(date +%s)
 console "$ENVS XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --slurm"
-tmx send-keys -t c 3
+# Slurm watched, no tuning: the console opens on the hosts view, Slurm's nodes and queue (it
+# opened on the tune view, which said "2 shows the live scheduler": there was none)
 wait_for 'Slurm nodes: 4 \(4 idle, 0 mixed, 0 alloc, 0 drain, 0 down\)' 15
 wait_for 'controller \(here\): answering'
 wait_for '> n1 +idle +idle +0/4 +2000 t4:2'
@@ -83,6 +83,19 @@ tmx send-keys -t c ':drain n4 fan test' Enter
 wait_for 'Drain n4 in Slurm \(scontrol update NodeName=n4 State=DRAIN Reason="tunedeck: fan test"\)'
 tmx send-keys -t c n
 wait_for 'drain n4: not asked'
+# At the default 100 columns the question is longer than the line: it takes the row above,
+# its answers in sight (they were cut: "...no new jo…"); narrower still, its short form.
+tmx resize-window -t c -x 100 -y 30
+tmx send-keys -t c ':drain n4 fan test' Enter
+wait_for 'there\. Drain\? \(y/n\)'
+tmx send-keys -t c n
+wait_for 'drain n4: not asked'
+tmx resize-window -t c -x 50 -y 20
+tmx send-keys -t c ':drain n4 fan test' Enter
+wait_for '^Drain n4\? \(y/n\)'
+tmx send-keys -t c n
+wait_for 'drain n4: not asked'
+tmx resize-window -t c -x 150 -y 40
 [ "$(sinfo -h -n n4 -o %T | sort -u)" = idle ] || fail "n4 was drained without a yes"
 tmx send-keys -t c ':drain n4 fan test' Enter y
 wait_for 'slurm: drain n4 done'

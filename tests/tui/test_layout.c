@@ -46,7 +46,8 @@ Test(layout, every_size_from_40x12_to_400x120_keeps_panes_inside_and_apart)
     char buf[256];
     Layout l;
     for (int v = 0; v < VIEW_COUNT; v++)
-        for (unsigned flags = 0; flags <= (LAYOUT_EDITOR_OPEN | LAYOUT_SLURM); flags++)
+        for (unsigned flags = 0; flags <= (LAYOUT_EDITOR_OPEN | LAYOUT_SLURM | LAYOUT_NO_TUNE);
+             flags++)
             for (int cols = 40; cols <= 400; cols++)
                 for (int rows = 12; rows <= 120; rows++) {
                     layout_compute(cols, rows, (ViewId)v, flags, &l);
@@ -77,6 +78,24 @@ Test(layout, every_view_shows_something_useful_at_every_size)
             if (rows >= 24)
                 cr_assert(l.shown[PANE_QUEUE], "no Slurm queue at %dx%d", cols, rows);
         }
+}
+
+/* Without tuning (the live scheduler, Slurm watched) the cluster view has no per-worker
+ * loads, and the job list shows at every size, the GPU grid above it from 13 rows: under
+ * 16 rows the empty loads pane took the whole screen, the live jobs hidden. */
+Test(layout, without_tuning_the_cluster_view_always_shows_the_jobs)
+{
+    Layout l;
+    for (int cols = 40; cols <= 400; cols += 3)
+        for (int rows = 12; rows <= 120; rows += 1) {
+            layout_compute(cols, rows, VIEW_CLUSTER, LAYOUT_NO_TUNE, &l);
+            cr_assert(l.shown[PANE_JOBS], "no job list at %dx%d", cols, rows);
+            cr_assert(!l.in_view[PANE_LOADS] && !l.shown[PANE_LOADS], "loads at %dx%d", cols, rows);
+            if (rows >= 13)
+                cr_assert(l.shown[PANE_GPUGRID], "no GPU grid at %dx%d", cols, rows);
+        }
+    layout_compute(60, 15, VIEW_CLUSTER, LAYOUT_NO_TUNE, &l);
+    cr_assert(l.shown[PANE_JOBS] && l.shown[PANE_GPUGRID]);
 }
 
 Test(layout, at_80x24_the_tune_view_shows_all_three_panes)

@@ -167,3 +167,54 @@ Test(simsched, live_gpus_per_node_sizes_cpu_only_machines)
     hostpool_free(p);
     cluster_free(c);
 }
+
+/* The job list's "rsz" counts a job's resizes and stops (every re-allocation after a start,
+ * as `schedule --json`'s resizes_per_job and `schedule --live`'s "resz" count them), not its
+ * start: a job that had only started showed 1, one resized once 2. */
+Test(simsched, the_job_list_counts_resizes_not_starts)
+{
+    SimSched *s = make();
+    Error err;
+    cr_assert_geq(sched_advance(simsched_state_mut(s), 1800, &err), 0, "%s", err.msg);
+    ClusterSnapshot snap;
+    memset(&snap, 0, sizeof snap);
+    simsched_snapshot(s, &snap);
+    const SchedState *st = simsched_state(s);
+    int started = 0;
+    for (size_t j = 0; j < snap.n_jobs; j++) {
+        int resizes = 0, starts = 0;
+        for (size_t i = 0; i < sched_event_count(st); i++) {
+            const SchedEvent *e = sched_event(st, i);
+            if (e->job != (int)j)
+                continue;
+            resizes += e->kind == SCHED_EV_RESIZE || e->kind == SCHED_EV_STOP;
+            starts += e->kind == SCHED_EV_START;
+        }
+        started += starts > 0;
+        cr_assert_eq(snap.jobs[j].resizes, resizes, "job %zu: %d resizes and stops, %d starts",
+                     j, resizes, starts);
+    }
+    cr_assert_gt(started, 0);
+    free(snap.grid);
+    free(snap.jobs);
+    simsched_free(s);
+}
+
+/* The job list's title gives the average completion time once a job has completed; before,
+ * there is none to give (it said "avg JCT 0s", which reads as a measurement). */
+Test(simsched, no_average_jct_before_a_job_is_done)
+{
+    SimSched *s = make();
+    Error err;
+    cr_assert_geq(sched_advance(simsched_state_mut(s), 300, &err), 0, "%s", err.msg);
+    ClusterSnapshot snap;
+    memset(&snap, 0, sizeof snap);
+    simsched_snapshot(s, &snap);
+    SchedSummary sum;
+    sched_summary(simsched_state(s), &sum);
+    cr_assert_eq(sum.done, 0);
+    cr_assert_str_eq(snap.jobs_source, "0/40 done");
+    free(snap.grid);
+    free(snap.jobs);
+    simsched_free(s);
+}

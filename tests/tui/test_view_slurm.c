@@ -62,8 +62,16 @@ Test(view_slurm, an_outage_says_how_long_and_keeps_the_last_nodes_seen)
     erase();
     view_slurm_draw(&p, (Rect){0, 0, 120, 12}, (Rect){0, 0, 0, 0}, 0, 43000);
     char *text = fixture_screen_text();
-    cr_assert(strstr(text, "controller (login1): NOT ANSWERING for 42 s"), "%s", text);
+    cr_assert(strstr(text, "controller (login1): NOT ANSWERING for 42 s: sinfo"), "%s", text);
     cr_assert(strstr(text, "no controller"), "%s", text);
+    /* a watch has no trials: "new trials wait" is said only where trials run */
+    cr_assert(!strstr(text, "new trials wait"), "%s", text);
+    free(text);
+    p.tuning = 1;
+    erase();
+    view_slurm_draw(&p, (Rect){0, 0, 120, 12}, (Rect){0, 0, 0, 0}, 0, 43000);
+    text = fixture_screen_text();
+    cr_assert(strstr(text, "NOT ANSWERING for 42 s, new trials wait: sinfo"), "%s", text);
     cr_assert(strstr(text, "as last seen"), "%s", text);
     cr_assert(strstr(text, "n3 "), "%s", text);
     free(text);

@@ -497,8 +497,10 @@ Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
     free(text);
 }
 
-/* The tune view of a session with no tuning (the live scheduler only) says so across the
- * screen at 80x24, whole: it was cut to the surrogate pane's half of the screen. */
+/* The tune view of a session with no tuning says so across the screen at 80x24, whole: it
+ * was cut to the surrogate pane's half of the screen. With no scheduler either (Slurm
+ * watched: this App has none) it points at the hosts view, which shows Slurm's nodes: it
+ * said "2 shows the live scheduler", where 2 showed "no scheduler in this session". */
 Test(views, tune_view_without_tuning_says_so_whole_at_80x24)
 {
     resizeterm(24, 80);
@@ -511,7 +513,8 @@ Test(views, tune_view_without_tuning_says_so_whole_at_80x24)
     char *text = fixture_screen_text();
     resizeterm(30, 100);
     free(a);
-    cr_assert(strstr(text, "2 shows the live scheduler"), "%s", text);
+    cr_assert(strstr(text, "3 shows Slurm's nodes and queue"), "%s", text);
+    cr_assert(!strstr(text, "live scheduler"), "%s", text);
     free(text);
 }
 
