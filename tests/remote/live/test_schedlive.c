@@ -417,3 +417,69 @@ Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
     cr_assert(j.loss_fraction > 0, "%g", j.loss_fraction);
     liverig_close(&r);
 }
+
+/* A backend that watches the two nodes, in the states the test sets. */
+static LiveNodeState watched[2];
+static long watched_looks;
+
+static int watched_watch(void *ctx, const char *const *names, size_t n, Error *err)
+{
+    (void)ctx;
+    (void)names;
+    (void)err;
+    cr_assert_eq(n, 2);
+    return 0;
+}
+
+static const LiveNodeState *watched_nodes(void *ctx, size_t *n, long *looks)
+{
+    (void)ctx;
+    *n = 2;
+    *looks = watched_looks;
+    return watched;
+}
+
+static const LiveRunOps WATCHED = {.name = "watched",
+                                   .start = silent_start,
+                                   .signal = standin_signal,
+                                   .step = silent_step,
+                                   .rank0_saved = standin_ready,
+                                   .watch = watched_watch,
+                                   .nodes = watched_nodes,
+                                   STANDIN_OPS};
+
+static void node_says(LiveRig *r, int node, int unusable, const char *why)
+{
+    watched[node].unusable = unusable;
+    snprintf(watched[node].why, sizeof watched[node].why, "%s", why);
+    watched_looks++;
+    schedlive_step(r->l, NULL, 0, clock_now_ms());
+}
+
+/* Regression: a host the operator drained (:drain) that then went down over SSH and came back
+ * was undrained by the backend's "usable again", and jobs were placed on it. The backend's
+ * word undoes only the drain it caused. */
+Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
+{
+    static LiveRig r;
+    memset(watched, 0, sizeof watched);
+    watched_looks = 1;
+    liverig_open(&r, two_by_two(), &WATCHED, 1);
+    schedlive_step(r.l, NULL, 0, clock_now_ms());
+    Error e;
+    cr_assert_eq(sched_drain_node(r.s, 1, 1, &e), 0, "%s", e.msg); /* the operator's :drain m1 */
+    node_says(&r, 1, 1, "down over SSH (test)");
+    cr_assert(sched_node_drained(r.s, 1));
+    node_says(&r, 1, 0, "it answers over SSH again");
+    cr_assert(sched_node_drained(r.s, 1), "%s", r.text);
+    cr_assert(strstr(r.text, "m1 answers again (it answers over SSH again): it stays drained, as "
+                             "it was before it went away (:undrain m1 to use it)\n"),
+              "%s", r.text);
+    /* one the backend alone drained is the scheduler's again once it answers */
+    node_says(&r, 0, 1, "down over SSH (test)");
+    cr_assert(sched_node_drained(r.s, 0), "%s", r.text);
+    node_says(&r, 0, 0, "it answers over SSH again");
+    cr_assert_not(sched_node_drained(r.s, 0), "%s", r.text);
+    cr_assert(strstr(r.text, "m0 is usable again (it answers over SSH again)\n"), "%s", r.text);
+    liverig_close(&r);
+}
