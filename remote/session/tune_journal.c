@@ -2,12 +2,14 @@
 #include "remote/session/tune_journal.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/base/decimal.h"
 #include "core/base/jfield.h"
@@ -218,8 +220,14 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err)
 {
     memset(setup, 0, sizeof *setup);
-    if (journal_path(tj->dir[0] ? tj->dir : NULL, id_or_path, tj->path, sizeof tj->path, err) < 0 ||
-        journal_check_owned(tj->path, err) < 0 || journal_load(tj->path, &tj->log, err) < 0)
+    if (journal_path(tj->dir[0] ? tj->dir : NULL, id_or_path, tj->path, sizeof tj->path, err) < 0)
+        return -1;
+    /* an id (not a path) with no journal is a session that does not exist: said so, not as
+     * a file that cannot be opened */
+    if (!strchr(id_or_path, '/') && access(tj->path, F_OK) < 0 && errno == ENOENT)
+        return error_set(err, "no session '%s' (`tunedeck sessions` lists them; no %s)", id_or_path,
+                         tj->path);
+    if (journal_check_owned(tj->path, err) < 0 || journal_load(tj->path, &tj->log, err) < 0)
         return -1;
     if (tj->log.n == 0 ||
         strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,

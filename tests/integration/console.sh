@@ -167,7 +167,8 @@ wait_exit res 0
 rc=0; "$bin" --resume "$id" --sim B:googlenet > "$tmp/res-bad" 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q "come from its journal" "$tmp/res-bad" || fail "--resume with --sim: $(cat "$tmp/res-bad")"
 rc=0; TUNEDECK_STATE_DIR="$tmp/state-res" "$bin" --resume no-such-session > "$tmp/res-bad" 2>&1 || rc=$?
-[ $rc -eq 2 ] && grep -q "no-such-session" "$tmp/res-bad" || fail "--resume of an unknown id: $(cat "$tmp/res-bad")"
+[ $rc -eq 2 ] && grep -q "^tunedeck: --resume: no session 'no-such-session' (\`tunedeck sessions\` lists them" "$tmp/res-bad" ||
+    fail "--resume of an unknown id: $(cat "$tmp/res-bad")"
 
 # --- the override editor (uniform schedule: every device holds inputs) --------------------
 start edit 100 30 xterm-256color "$bin" --optimizer uniform-devices --pace-ms 100

@@ -264,7 +264,12 @@ echo "journal: full disk made with $how and with RLIMIT_FSIZE"
 "$bin" tune --resume "$id" --sim A:googlenet 2>"$work/err" && fail "--resume with --sim accepted"
 grep -q "comes from the session's journal" "$work/err" || fail "unclear --resume error"
 "$bin" tune --resume nosuchsession 2>"$work/err" && fail "unknown session accepted"
-grep -q "cannot open" "$work/err" || fail "unclear unknown-session error: $(cat "$work/err")"
+grep -q "^tunedeck tune: --resume: no session 'nosuchsession' (\`tunedeck sessions\` lists them; no .*/nosuchsession.jsonl)$" "$work/err" ||
+    fail "unclear unknown-session error: $(cat "$work/err")"
+# a path is a file: one that is not there is said as such
+"$bin" tune --resume "$work/gone.jsonl" 2>"$work/err" && fail "a missing journal file accepted"
+grep -q "journal $work/gone.jsonl: cannot open: No such file or directory" "$work/err" ||
+    fail "a missing journal file: $(cat "$work/err")"
 # A journal's own bad setting is bad input (exit 3) named by file and field, not by a flag
 # that was never given; the journal is left as it was.
 "$bin" tune --sim B:googlenet --budget 2 --json >"$work/bad.json" 2>/dev/null
