@@ -10,6 +10,7 @@
 #include "cmd/flags.h"
 #include "core/base/exitcode.h"
 #include "core/base/jdupkey.h"
+#include "core/base/jfield.h"
 #include "core/base/readall.h"
 #include "core/sim/simcluster.h"
 
@@ -73,7 +74,7 @@ int cmd_sim_trial(int argc, char **argv)
     }
     char *text = readall_stream(stdin, 16 << 20, NULL, &err);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
-    int blank = text && !text[strspn(text, " \t\r\n")]; /* a launcher that sent nothing */
+    const char *found = text && !root ? jfield_unparsed(text) : NULL;
     free(text);
     int rc = 0;
     if (!text) {
@@ -81,8 +82,10 @@ int cmd_sim_trial(int argc, char **argv)
         fail(err.msg);
         rc = EXIT_BAD_INPUT; /* the schedule on standard input */
     } else if (!root) {
-        fail(blank ? "standard input: expected a protocol v1 schedule object, found nothing"
-                   : "standard input: expected a protocol v1 schedule object, found malformed JSON");
+        char msg[128];
+        snprintf(msg, sizeof msg, "standard input: expected a protocol v1 schedule object, found %s",
+                 found);
+        fail(msg);
         rc = EXIT_BAD_INPUT;
     } else if (jdupkey_check(root, &err) < 0) {
         error_prefix(&err, "standard input");

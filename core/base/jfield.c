@@ -157,6 +157,11 @@ static void position(const char *text, size_t offset, int *line, int *col)
     }
 }
 
+const char *jfield_unparsed(const char *text)
+{
+    return text[strspn(text, " \t\r\n")] ? "malformed JSON" : "nothing";
+}
+
 cJSON *jfield_parse_file(const char *path, Error *err)
 {
     size_t len = 0;

@@ -28,6 +28,9 @@ const cJSON *jfield_object(const cJSON *obj, const char *ctx, const char *key, i
 
 /* Describes a JSON value's type for messages: "a string", "null", "an array"... */
 const char *jfield_type_name(const cJSON *v);
+/* What a text cJSON could not parse holds, for "expected ..., found %s": "nothing" when it is
+ * only white space (a sender that sent nothing), else "malformed JSON". */
+const char *jfield_unparsed(const char *text);
 
 /* Reads a whole file and parses it; errors name the file and the parse position. A document
  * with a key twice in one object is refused (core/base/jdupkey.h): "FILE: PATH: key ...". */

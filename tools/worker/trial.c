@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/jdupkey.h"
+#include "core/base/jfield.h"
 #include "core/model/schedule_cluster.h"
 #include "tools/worker/trial_host.h"
 #include "tools/worker/trial_local.h"
@@ -24,11 +25,10 @@ static void drop_json(cJSON **root)
 int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err)
 {
     cJSON *root = cJSON_Parse(text);
-    int blank = strspn(text, " \t\r\n") == len;
+    const char *found = root ? NULL : jfield_unparsed(text);
     explicit_bzero(text, len);
     if (!root) {
-        error_set(err, "%s: expected a protocol v1 schedule object, found %s", source,
-                  blank ? "nothing" : "malformed JSON");
+        error_set(err, "%s: expected a protocol v1 schedule object, found %s", source, found);
         return error_mark(err, ERROR_INPUT);
     }
     if (jdupkey_check(root, err) < 0) { /* the first copy is not surely the one meant */
