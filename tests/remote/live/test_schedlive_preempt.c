@@ -12,6 +12,7 @@
 #include "remote/live/liverun.h"
 #include "remote/live/schedlive.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/livestandin.h"
 
 /* A backend whose runs follow a plan: run 1 is preempted on its third step and, like a
  * requeued Slurm job being cancelled, stays up three steps more; run 2 dies on its third
@@ -167,58 +168,43 @@ static Cluster *two_nodes(void)
  * cleared, sent it no signal, and the next run resumed from the checkpoint. */
 Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_once)
 {
-    Error e;
-    Cluster *c = two_nodes();
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[16384];
-    log[0] = 0;
+    static LiveRig r;
     plan_starts = plan_signals = plan_late_save = 0;
-    SchedLiveOptions o = {
-        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    liverig_open(&r, two_nodes(), &PLAN, 600);
     SchedLiveJob j;
     int model_freed_while_up = 0, shown_running_while_taken = 0;
     int64_t until = clock_now_ms() + 10000;
     do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+        schedlive_job(r.l, 0, &j);
         SchedJobInfo info;
-        cr_assert_eq(sched_job_info(s, 0, &info), 0);
+        cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
         if (plan_starts == 1 && j.preemptions == 1) {
             model_freed_while_up |= info.gpus == 0;
             shown_running_while_taken |= j.running;
         }
     } while (plan_starts < 3 && clock_now_ms() < until);
-    cr_assert_eq(plan_starts, 3, "%s", log);
-    cr_assert(model_freed_while_up, "the model stops counting its GPUs at once: %s", log);
+    cr_assert_eq(plan_starts, 3, "%s", r.text);
+    cr_assert(model_freed_while_up, "the model stops counting its GPUs at once: %s", r.text);
     cr_assert(!shown_running_while_taken, "a taken run is not shown running");
     cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
-    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, checkpoint written at "
+    cr_assert(strstr(r.text, "j0: run preempted by the test, at step 103, checkpoint written at "
                           "step 103: not a death; its "),
-              "%s", log);
-    cr_assert(strstr(log, "leave the model until a decision places it again, resuming from its "
+              "%s", r.text);
+    cr_assert(strstr(r.text, "leave the model until a decision places it again, resuming from its "
                           "checkpoint\n"),
-              "%s", log);
-    cr_assert(!strstr(log, ": stop j0"), "the model's side is no decision line: %s", log);
+              "%s", r.text);
+    cr_assert(!strstr(r.text, ": stop j0"), "the model's side is no decision line: %s", r.text);
     cr_assert(plan_resumed[2] && plan_resumed[3], "each restart resumes from the checkpoint");
-    cr_assert(strstr(log, "j0: died unexpectedly at step 203 (exited 1): restarting from its "
+    cr_assert(strstr(r.text, "j0: died unexpectedly at step 203 (exited 1): restarting from its "
                           "checkpoint"),
-              "the death after a preemption is the first: %s", log);
-    cr_assert(!strstr(log, "second death"), "%s", log);
-    schedlive_job(l, 0, &j);
+              "the death after a preemption is the first: %s", r.text);
+    cr_assert(!strstr(r.text, "second death"), "%s", r.text);
+    schedlive_job(r.l, 0, &j);
     cr_assert_eq(j.deaths, 1);
     cr_assert_eq(j.preemptions, 1);
     cr_assert(!j.failed);
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    liverig_close(&r);
 }
 
 /* The checkpoint the TERM wrote is known only once the preempted run ends (its exit line
@@ -269,42 +255,28 @@ Test(schedlive_preempt, a_checkpoint_read_after_the_preemption_is_resumed_from)
 Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back)
 {
     Error e;
-    Cluster *c = two_nodes();
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[16384];
-    log[0] = 0;
+    static LiveRig r;
     plan_starts = plan_signals = plan_late_save = 0;
-    SchedLiveOptions o = {
-        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    liverig_open(&r, two_nodes(), &PLAN, 600);
     SchedLiveJob j;
     int64_t until = clock_now_ms() + 10000;
     do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+        schedlive_job(r.l, 0, &j);
     } while (j.step < 102 && clock_now_ms() < until);
-    cr_assert_eq(j.step, 102, "%s", log);
+    cr_assert_eq(j.step, 102, "%s", r.text);
     /* the model's stop, enacted by the next step before the backend's word on step 103 */
-    cr_assert_eq(sched_evict(s, 0, &e), 0, "%s", e.msg);
-    schedlive_step(l, NULL, 0, clock_now_ms());
-    schedlive_job(l, 0, &j);
-    cr_assert_eq(j.preemptions, 1, "%s", log);
-    cr_assert(strstr(log, "j0: run preempted by the test, at step 103, checkpoint written at "
+    cr_assert_eq(sched_evict(r.s, 0, &e), 0, "%s", e.msg);
+    schedlive_step(r.l, NULL, 0, clock_now_ms());
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.preemptions, 1, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: run preempted by the test, at step 103, checkpoint written at "
                           "step 103: not a death; it held no GPUs in the model, a decision that "
                           "places it again resumes from its checkpoint\n"),
-              "%s", log);
-    cr_assert(!strstr(log, "0 GPUs leave"), "%s", log);
+              "%s", r.text);
+    cr_assert(!strstr(r.text, "0 GPUs leave"), "%s", r.text);
     cr_assert_eq(plan_signals, 0, "a taken run is sent no signal");
-    schedlive_stop_all(l);
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "%s", log);
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    liverig_close(&r);
 }
 
 /* Suspended by its backend (Slurm's PreemptMode=SUSPEND): no death, no preemption, no signal;
@@ -312,76 +284,68 @@ Test(schedlive_preempt, a_preemption_of_a_job_holding_nothing_gives_nothing_back
  * again once it is resumed; the run goes on, never restarted. */
 Test(schedlive_preempt, a_suspended_run_keeps_its_gpus_and_gains_no_model_progress)
 {
-    Error e;
-    Cluster *c = two_nodes();
-    Catalogue *cat = fixture_catalogue();
-    SchedState *s = fixture_doubling_with_j0(cat);
-    static char log[16384];
-    log[0] = 0;
+    static LiveRig r;
     plan_starts = plan_signals = plan_late_save = 0;
     plan_suspend = 1;
     plan_suspending = 0;
-    SchedLiveOptions o = {
-        .time_scale = 600, .tick_s = 0.01, .log = collect, .userdata = log, .backend = &PLAN};
-    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
-    cr_assert_not_null(l, "%s", e.msg);
+    liverig_open(&r, two_nodes(), &PLAN, 600);
     SchedLiveJob j;
     int64_t until = clock_now_ms() + 10000;
     do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+        schedlive_job(r.l, 0, &j);
     } while (j.step < 103 && clock_now_ms() < until);
-    cr_assert_eq(j.step, 103, "%s", log);
+    cr_assert_eq(j.step, 103, "%s", r.text);
     plan_suspending = 1;
-    schedlive_step(l, NULL, 0, clock_now_ms()); /* the model learns it at this step's end */
-    schedlive_job(l, 0, &j);
-    cr_assert(j.suspended && j.running, "shown suspended, still its run: %s", log);
+    schedlive_step(r.l, NULL, 0, clock_now_ms()); /* the model learns it at this step's end */
+    schedlive_job(r.l, 0, &j);
+    cr_assert(j.suspended && j.running, "shown suspended, still its run: %s", r.text);
     SchedJobInfo at, info;
-    cr_assert_eq(sched_job_info(s, 0, &at), 0);
+    cr_assert_eq(sched_job_info(r.s, 0, &at), 0);
     cr_assert(at.gpus > 0 && at.suspended);
-    double t0 = sched_now(s);
+    double t0 = sched_now(r.s);
     until = clock_now_ms() + 10000;
     do { /* 180 simulated seconds at least: three decisions */
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        cr_assert_eq(sched_job_info(s, 0, &info), 0);
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+        cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
         cr_assert_eq(info.progress, at.progress, "no progress while suspended (t=%.0f s)",
-                     sched_now(s));
+                     sched_now(r.s));
         cr_assert_eq(info.gpus, at.gpus, "its GPUs stay its");
-    } while (sched_now(s) < t0 + 180 && clock_now_ms() < until);
-    cr_assert_geq(sched_now(s), t0 + 180);
+    } while (sched_now(r.s) < t0 + 180 && clock_now_ms() < until);
+    cr_assert_geq(sched_now(r.s), t0 + 180);
     plan_suspending = 0;
     until = clock_now_ms() + 10000;
     do {
-        schedlive_step(l, NULL, 0, clock_now_ms());
-        schedlive_job(l, 0, &j);
-        sched_job_info(s, 0, &info);
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+        schedlive_job(r.l, 0, &j);
+        sched_job_info(r.s, 0, &info);
     } while ((j.step < 105 || info.progress <= at.progress) && clock_now_ms() < until);
     cr_assert(!j.suspended && !info.suspended, "resumed");
     cr_assert_gt(info.progress, at.progress, "resumed, it progresses in the model again");
-    cr_assert_eq(plan_starts, 1, "the same run goes on: %s", log);
+    cr_assert_eq(plan_starts, 1, "the same run goes on: %s", r.text);
     cr_assert_eq(j.deaths, 0);
     cr_assert_eq(j.preemptions, 0);
-    cr_assert(!strstr(log, ": stop j0") && !strstr(log, ": resize j0"), "%s", log);
+    cr_assert(!strstr(r.text, ": stop j0") && !strstr(r.text, ": resize j0"), "%s", r.text);
     plan_suspending = 1; /* suspended again, then the run's end */
     /* the end of the run while it is suspended: its stop waits for the resume, said once */
-    schedlive_stop_all(l);
+    schedlive_stop_all(r.l);
     for (int i = 0; i < 20; i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    schedlive_job(l, 0, &j);
-    cr_assert(j.running && !schedlive_done(l), "still its run, suspended: %s", log);
-    const char *wait = strstr(log, "j0: its stop waits until it is resumed: a suspended job "
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+    schedlive_job(r.l, 0, &j);
+    cr_assert(j.running && !schedlive_done(r.l), "still its run, suspended: %s", r.text);
+    const char *wait = strstr(r.text, "j0: its stop waits until it is resumed: a suspended job "
                                    "cannot write its checkpoint\n");
-    cr_assert(wait && !strstr(wait + 20, "its stop waits"), "said once: %s", log);
+    cr_assert(wait && !strstr(wait + 20, "its stop waits"), "said once: %s", r.text);
     plan_suspending = 0;
-    for (int i = 0; i < 100 && !schedlive_done(l); i++)
-        schedlive_step(l, NULL, 0, clock_now_ms());
-    cr_assert(schedlive_done(l), "resumed, the stop went and the run ended: %s", log);
-    cr_assert(strstr(log, "j0: stopped at step"), "with its checkpoint: %s", log);
+    for (int i = 0; i < 100 && !schedlive_done(r.l); i++)
+        schedlive_step(r.l, NULL, 0, clock_now_ms());
+    cr_assert(schedlive_done(r.l), "resumed, the stop went and the run ended: %s", r.text);
+    cr_assert(strstr(r.text, "j0: stopped at step"), "with its checkpoint: %s", r.text);
     plan_suspend = 0;
-    schedlive_free(l);
-    sched_free(s);
-    catalogue_free(cat);
-    cluster_free(c);
+    schedlive_free(r.l);
+    sched_free(r.s);
+    catalogue_free(r.cat);
+    cluster_free(r.c);
 }
 
 /* The model's side alone: an evicted job holds nothing, logs a stop, and is placed again by
