@@ -79,9 +79,9 @@ static const char *auto_key(const Host *h, int i, char *buf, size_t cap, int *de
             return h->conf.identity;
         i--;
     }
-    if ((size_t)i < h->n_cfg_ids)
-        return h->cfg_ids[h->n_cfg_ids - 1 - (size_t)i].file;
-    i -= (int)h->n_cfg_ids;
+    if ((size_t)i < h->cfg.n_ids)
+        return h->cfg.ids[h->cfg.n_ids - 1 - (size_t)i].file;
+    i -= (int)h->cfg.n_ids;
     if (i >= IDENTITY_N_DEFAULTS)
         return NULL;
     char dir[1024];
@@ -171,7 +171,7 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
                   "authentication failed for %s: no agent key or identity file was accepted%s; "
                   "%s",
                   h->target,
-                  h->n_cfg_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
+                  h->cfg.n_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
                   h->warning);
     else
         host_down(p, h, now_ms,

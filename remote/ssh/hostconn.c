@@ -56,9 +56,7 @@ void host_teardown(Host *h)
         ssh_key_free(h->ident_key);
         h->ident_key = NULL;
     }
-    free(h->cfg_ids);
-    h->cfg_ids = NULL;
-    h->n_cfg_ids = 0;
+    sshconfig_host_files_free(&h->cfg);
     if (h->ev) {
         if (h->s)
             ssh_event_remove_session(h->ev, h->s);
@@ -181,8 +179,7 @@ static int session_configure(HostPool *p, Host *h, Error *err)
     const struct passwd *me = user ? NULL : getpwuid(getuid());
     SshpathHost for_host = {h->target, user ? user : me ? me->pw_name : NULL, port};
     match.target = h->target;
-    int ids_rc = hostpool_config_identities(p->config_path, &for_host, &match, &h->cfg_ids,
-                                            &h->n_cfg_ids, err);
+    int ids_rc = hostpool_config_files(p->config_path, &for_host, &match, &h->cfg, err);
     ssh_string_free_char(user);
     if (ids_rc < 0)
         return -1;
@@ -390,23 +387,17 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
         host_down(p, h, now_ms, "cannot read the host key of %s", h->target);
         return;
     }
-    ssh_key_free(key);
     Error err;
-    if (knownhosts_check_private(file, &err) < 0) {
-        ssh_string_free_char(b64);
-        h->key = HOSTKEY_ERROR;
-        h->keep = 0; /* refused again until the file is fixed */
-        host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
-        return;
-    }
-    int revoked = knownhosts_revoked(file, b64, &err);
+    int revoked = knownhosts_check_private(file, &err) < 0 ? -1
+                                                            : host_key_revoked(h, key, b64, &err);
+    ssh_key_free(key);
     ssh_string_free_char(b64);
     if (revoked != 0) {
         h->key = revoked > 0 ? HOSTKEY_REVOKED : HOSTKEY_ERROR;
-        h->keep = 0;
+        h->keep = 0; /* refused again until a file is fixed */
         if (revoked > 0)
-            host_down(p, h, now_ms, "host key for %s (%s) is marked @revoked in %s: refused",
-                      h->target, h->fingerprint, file);
+            host_down(p, h, now_ms, "host key for %s (%s) %s: refused", h->target,
+                      h->fingerprint, err.msg);
         else
             host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
         return;

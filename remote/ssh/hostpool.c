@@ -95,18 +95,18 @@ int hostpool_configs_trusted(const char *named, Error *err)
     return sshconfig_check_trusted("/etc/ssh/ssh_config", ssh_dir, err);
 }
 
-int hostpool_config_identities(const char *named, const SshpathHost *host, SshmatchHost *match,
-                               SshconfigIdentity **ids, size_t *n, Error *err)
+int hostpool_config_files(const char *named, const SshpathHost *host, SshmatchHost *match,
+                          SshconfigHostFiles *out, Error *err)
 {
     char ssh_dir[1024], user_config[1100];
     identity_ssh_dir(ssh_dir, sizeof ssh_dir);
     if (named && named[0])
-        return sshconfig_identities(named, ssh_dir, host, match, ids, n, err);
+        return sshconfig_host_files(named, ssh_dir, host, match, out, err);
     snprintf(user_config, sizeof user_config, "%s/config", ssh_dir);
     if (strcmp(ssh_dir, "/.ssh") != 0 &&
-        sshconfig_identities(user_config, ssh_dir, host, match, ids, n, err) < 0)
+        sshconfig_host_files(user_config, ssh_dir, host, match, out, err) < 0)
         return -1;
-    return sshconfig_identities("/etc/ssh/ssh_config", ssh_dir, host, match, ids, n, err);
+    return sshconfig_host_files("/etc/ssh/ssh_config", ssh_dir, host, match, out, err);
 }
 
 HostPool *hostpool_new(const HostPoolOptions *o, Error *err)

@@ -33,9 +33,9 @@ typedef struct {
     char proxy[256];        /* the ssh config asks for a proxy we do not support */
     ssh_key ident_key;      /* the inventory's identity, loaded: the only key offered */
     unsigned open_defaults; /* bit i: ~/.ssh/IDENTITY_DEFAULT_NAMES[i] others may read */
-    /* The config's IdentityFile files for this host (sshconfig_identities), in file order. */
-    SshconfigIdentity *cfg_ids;
-    size_t n_cfg_ids;
+    /* The config's IdentityFile and RevokedHostKeys files for this host (sshconfig_host_files),
+     * in file order. */
+    SshconfigHostFiles cfg;
     /* Without libssh's auto: 0 the agent, then 1 + index into the keys it would offer (the
      * inventory's unloaded identity, the config's, last line first, the defaults). */
     int auth_stage;
@@ -76,10 +76,15 @@ int host_fd(const Host *h); /* the socket to poll now, or -1 */
  * it, else ~/.ssh/config and the global one), and what they Include, may be trusted (sshconfig.h): at the pool's start, and again
  * before every parse, since libssh reads them again at every connection attempt. */
 int hostpool_configs_trusted(const char *named, Error *err);
-/* The same files' IdentityFile lines that libssh applies to one host (sshconfig_identities):
- * `match` starts as the session stood before libssh parsed them (sshmatch_begin). */
-int hostpool_config_identities(const char *named, const SshpathHost *host, SshmatchHost *match,
-                               SshconfigIdentity **ids, size_t *n, Error *err);
+/* The same files' IdentityFile and RevokedHostKeys lines that apply to one host
+ * (sshconfig_host_files): `match` starts as the session stood before libssh parsed them
+ * (sshmatch_begin). */
+int hostpool_config_files(const char *named, const SshpathHost *host, SshmatchHost *match,
+                          SshconfigHostFiles *out, Error *err);
+/* 1 when the key the host offers (b64: its base64) is revoked, by an `@revoked` line in its
+ * known_hosts or a RevokedHostKeys file of its config (err says which), 0 when not, -1 when
+ * one cannot be read or parsed (err says why: the host is refused, as ssh refuses it). */
+int host_key_revoked(const Host *h, ssh_key key, const char *b64, Error *err);
 void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
 /* The connection is over: say why, fail what ran on it, and plan the retry. */
 void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)

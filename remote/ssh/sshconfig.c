@@ -33,8 +33,7 @@ typedef struct {
     const SshpathHost *host;
     SshmatchHost *match;
     int applies; /* libssh's `parsing`: the verdict of the last Host or Match line, any file */
-    SshconfigIdentity *ids;
-    size_t n_ids, cap_ids;
+    SshconfigHostFiles *out;
 } Walk;
 
 static int check_file(Walk *w, const char *path, const char *by, int depth, Error *err);
@@ -134,6 +133,23 @@ static int check_include_folder(const char *pattern, Error *err)
     return rc;
 }
 
+static int add_file(SshconfigFile **files, size_t *n, size_t *cap, const char *file,
+                    const char *where, Error *err)
+{
+    if (*n == *cap) {
+        size_t grown_cap = *cap ? *cap * 2 : 8;
+        SshconfigFile *grown = realloc(*files, grown_cap * sizeof *grown);
+        if (!grown)
+            return error_set(err, "ssh configuration: out of memory");
+        *files = grown;
+        *cap = grown_cap;
+    }
+    SshconfigFile *f = &(*files)[(*n)++];
+    snprintf(f->file, sizeof f->file, "%s", file);
+    snprintf(f->where, sizeof f->where, "%s", where);
+    return 0;
+}
+
 /* An IdentityFile line that applies to this host: libssh reads the key with no check of its
  * mode, as for the default ones (identities.h). The one file it names for this host (%h, %r,
  * %p expanded with the host's own values, as libssh expands them when it connects) must be
@@ -157,18 +173,33 @@ static int identity_line(Walk *w, const char *arg, const char *where, Error *err
                   where, arg, file, mode);
         return error_mark(err, ERROR_INPUT);
     }
-    if (w->n_ids == w->cap_ids) {
-        size_t cap = w->cap_ids ? w->cap_ids * 2 : 8;
-        SshconfigIdentity *grown = realloc(w->ids, cap * sizeof *grown);
-        if (!grown)
-            return error_set(err, "ssh configuration: out of memory");
-        w->ids = grown;
-        w->cap_ids = cap;
+    return add_file(&w->out->ids, &w->out->n_ids, &w->out->cap_ids, file, where, err);
+}
+
+/* A RevokedHostKeys line that may apply to this host (revokedkeys.h reads the file). ssh
+ * expands ~ and %h, %r, %p, %d in it as in IdentityFile; a value that cannot be expanded
+ * revokes keys no one can name, so it refuses the host rather than be skipped. */
+static int revoked_line(Walk *w, const char *arg, const char *where, Error *err)
+{
+    char home[1024], file[4096];
+    if (w->out->revoked_final)
+        return 0; /* ssh keeps the first value that applies */
+    if (!arg) {
+        error_set(err, "%s: RevokedHostKeys without a file: expected the file of revoked keys",
+                  where);
+        return error_mark(err, ERROR_INPUT);
     }
-    SshconfigIdentity *id = &w->ids[w->n_ids++];
-    snprintf(id->file, sizeof id->file, "%s", file);
-    snprintf(id->where, sizeof id->where, "%s", where);
-    return 0;
+    if (ownpath_folder(w->ssh_dir, home, sizeof home) < 0 ||
+        sshpath_identity_file(arg, home, w->ssh_dir, w->host, file, sizeof file) < 0) {
+        error_set(err,
+                  "%s: RevokedHostKeys %s: cannot expand it (expected ~, %%h, %%r, %%p or "
+                  "%%d): tunedeck cannot tell which keys it revokes, so the host is refused",
+                  where, arg);
+        return error_mark(err, ERROR_INPUT);
+    }
+    w->out->revoked_final = w->applies == SSHMATCH_YES;
+    return add_file(&w->out->revoked, &w->out->n_revoked, &w->out->cap_revoked, file, where,
+                    err);
 }
 
 /* The user a HostName value sets, into user ("" none). libssh 0.10.6 expands the value
@@ -276,6 +307,11 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
         if (strcasecmp(keyword, "identityfile") == 0) {
             if (w->host && w->applies != SSHMATCH_NO)
                 rc = identity_line(w, arg, at, err);
+            continue;
+        }
+        if (strcasecmp(keyword, "revokedhostkeys") == 0) {
+            if (w->host && w->applies != SSHMATCH_NO)
+                rc = revoked_line(w, arg, at, err);
             continue;
         }
         if (strcasecmp(keyword, "include") != 0) {
@@ -398,19 +434,21 @@ int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err)
     return check_file(&w, path, NULL, 0, err);
 }
 
-int sshconfig_identities(const char *path, const char *ssh_dir, const SshpathHost *host,
-                         SshmatchHost *match, SshconfigIdentity **ids, size_t *n, Error *err)
+void sshconfig_host_files_free(SshconfigHostFiles *f)
+{
+    free(f->ids);
+    free(f->revoked);
+    *f = (SshconfigHostFiles){0};
+}
+
+int sshconfig_host_files(const char *path, const char *ssh_dir, const SshpathHost *host,
+                         SshmatchHost *match, SshconfigHostFiles *out, Error *err)
 {
     Walk w = {.ssh_dir = ssh_dir,
               .global = strcmp(path, GLOBAL_CONFIG) == 0,
               .host = host,
               .match = match,
               .applies = SSHMATCH_YES, /* each file libssh is given starts so */
-              .ids = *ids,
-              .n_ids = *n,
-              .cap_ids = *n};
-    int rc = check_file(&w, path, NULL, 0, err);
-    *ids = w.ids;
-    *n = w.n_ids;
-    return rc;
+              .out = out};
+    return check_file(&w, path, NULL, 0, err);
 }

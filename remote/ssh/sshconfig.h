@@ -16,7 +16,7 @@
  * lines, in any Host or Match block, must name no algorithm tunedeck refuses (sshalgos.h):
  * refused with file:line otherwise. IdentityFile lines name another file per host, and only
  * the blocks that apply to a host count for it: they are checked per host
- * (sshconfig_identities). */
+ * (sshconfig_host_files). */
 
 /* 0 when `path` and every file its Include lines name (followed as libssh follows them:
  * globbed, relative to /etc/ssh for the global file, else to ssh_dir, whose parent is what
@@ -25,22 +25,38 @@
  * the file, who could write it and what to do, and the file that included it. */
 int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err);
 
-/* One IdentityFile line as libssh reads it for one host: the file, and "config:line". */
+/* One file a config line names for one host: the file, and "config:line". */
 typedef struct {
     char file[1024];
     char where[1100];
-} SshconfigIdentity;
+} SshconfigFile;
 
-/* The IdentityFile lines of `path` and its Includes that libssh 0.10.6 applies to one host
- * (under a Host or Match line that holds for it as libssh decides, sshmatch.h; a Match exec
- * block counts as applying), expanded for `host` as libssh expands them when it connects
- * (sshpath.h), appended to *ids (realloc'd, *n of them; the caller frees it), in the files'
- * order. `match` carries what libssh matches from this file to the next one of the same parse
+/* The files the lines that apply to one host name, in the files' order (the caller frees
+ * both arrays: sshconfig_host_files_free). */
+typedef struct {
+    SshconfigFile *ids; /* IdentityFile: the keys libssh offers */
+    size_t n_ids, cap_ids;
+    /* RevokedHostKeys, which libssh does not read: tunedeck reads them (revokedkeys.h). ssh
+     * takes the first value that applies; a Match exec block may or may not apply, so its
+     * value is kept as well as the first one that surely does, which ends the list
+     * (revoked_final): a key either names is refused, never fewer than ssh refuses. */
+    SshconfigFile *revoked;
+    size_t n_revoked, cap_revoked;
+    int revoked_final;
+} SshconfigHostFiles;
+
+void sshconfig_host_files_free(SshconfigHostFiles *f);
+
+/* The IdentityFile and RevokedHostKeys lines of `path` and its Includes that libssh 0.10.6
+ * applies to one host (under a Host or Match line that holds for it as libssh decides,
+ * sshmatch.h; a Match exec block counts as applying), expanded for `host` as libssh expands
+ * them when it connects (sshpath.h), appended to *out, in the files' order. `match` carries what libssh matches from this file to the next one of the same parse
  * (sshmatch_begin before the first). -1 with err naming config:line, the line, the file and
  * its mode when a file others may read is one of them (or the config may not be trusted, as
  * sshconfig_check_trusted). A "pkcs11:" line or one libssh cannot expand names no file and is
- * left out. */
-int sshconfig_identities(const char *path, const char *ssh_dir, const SshpathHost *host,
-                         SshmatchHost *match, SshconfigIdentity **ids, size_t *n, Error *err);
+ * left out. A RevokedHostKeys line without a file, or one that cannot be expanded, is -1
+ * naming config:line: ssh refuses the config, and tunedeck cannot tell which keys it revokes. */
+int sshconfig_host_files(const char *path, const char *ssh_dir, const SshpathHost *host,
+                         SshmatchHost *match, SshconfigHostFiles *out, Error *err);
 
 #endif

@@ -165,6 +165,48 @@ import json, sys
 h = {x['name']: x for x in json.load(open('$T/r4.json'))['hosts']}
 assert h['h3']['host_key'] == 'revoked', h['h3']"
 
+echo "RevokedHostKeys"
+# libssh does not read it; tunedeck does, as ssh does: a key listed in the file, a plain list
+# or a KRL, is refused as @revoked is, whatever the operator accepts.
+cp "$T/kh.all" "$kh"
+ssh-keygen -q -k -f "$T/krl-h3" "$T/h/host3.pub" 2>/dev/null
+ssh-keygen -q -k -f "$T/krl-other" "$T/other.pub" 2>/dev/null
+echo "hash: $fp3" > "$T/krl-spec"
+ssh-keygen -q -k -f "$T/krl-h3-sha256" "$T/krl-spec" 2>/dev/null
+{ echo "# retired"; cat "$T/other.pub" "$T/h/host3.pub"; } > "$T/list-h3"
+n=0
+for file in list-h3 krl-h3 krl-h3-sha256; do
+    n=$((n + 1))
+    before="$(md5sum < "$kh")"
+    run "Host *\n  RevokedHostKeys $T/$file\n" "$T/rk$n" --only h3
+    check "RevokedHostKeys $file: the known key of h3 is refused, naming the file and line" \
+        grep -q "h3 ssh-failed: .*host key for 127.0.0.13 (SHA256:.*) is listed in RevokedHostKeys $T/$file ($T/cfg:2): refused" "$T/rk$n"
+    grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+    run "Host *\n  RevokedHostKeys $T/$file\n" "$T/rka$n" --only h3 --accept-new-host-keys
+    run "Host *\n  RevokedHostKeys $T/$file\n" "$T/rkf$n" --only h3 --accept-fingerprint "$fp3"
+    check "RevokedHostKeys $file: refused with --accept-new-host-keys or its fingerprint accepted, nothing written" sh -c \
+        "grep -q 'h3 ssh-failed: .*is listed in RevokedHostKeys' '$T/rka$n' && grep -q 'h3 ssh-failed: .*is listed in RevokedHostKeys' '$T/rkf$n' && ! grep -q 127.0.0.13 '$kh'"
+    cp "$T/kh.all" "$kh"
+done
+printf 'Host *\n  RevokedHostKeys %s\n' "$T/krl-h3" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" "$bin" hosts --cluster "$T/inv.json" --json > "$T/rk-hosts.json" 2>/dev/null
+check "hosts reports a key RevokedHostKeys lists as 'revoked'" python3 -c "
+import json
+h = {x['name']: x for x in json.load(open('$T/rk-hosts.json'))['hosts']}
+assert h['h3']['host_key'] == 'revoked', h['h3']"
+run "Host *\n  RevokedHostKeys $T/krl-other\n" "$T/rk-other"
+check "a KRL that lists another key: h3 still works" grep -q 'h3 exit 0' "$T/rk-other"
+run "Host 127.0.0.11\n  RevokedHostKeys $T/krl-h3\nHost *\n  RevokedHostKeys /dev/null\n" "$T/rk-first"
+check "the first RevokedHostKeys that applies to a host is its own: h3's is empty" \
+    grep -q 'h3 exit 0' "$T/rk-first"
+run "Host *\n  RevokedHostKeys $T/no-such-list\n" "$T/rk-missing" --only h3
+check "a RevokedHostKeys file that is not there refuses the host, as ssh does" \
+    grep -q "h3 ssh-failed: .*$T/cfg:2: RevokedHostKeys $T/no-such-list: cannot read it (No such file or directory)" "$T/rk-missing"
+head -c 60 "$T/krl-h3" > "$T/krl-cut"
+run "Host *\n  RevokedHostKeys $T/krl-cut\n" "$T/rk-cut" --only h3
+check "a cut KRL refuses the host, naming the byte and what was expected" \
+    grep -q "h3 ssh-failed: .*RevokedHostKeys $T/krl-cut: byte [0-9]*: expected" "$T/rk-cut"
+
 echo "the inventory wins over the ssh config"
 cp "$T/kh.all" "$kh"
 run "Host 127.0.0.*\n  Port 1\n  User nobody-here\n  UserKnownHostsFile $T/other.pub\n  IdentityFile $T/other\n" "$T/i1"

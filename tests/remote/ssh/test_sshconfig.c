@@ -231,10 +231,10 @@ static int identities_via(const char *alias, const char *target, Error *err, siz
     SshpathHost h = {target, "root", 22};
     SshmatchHost m;
     sshmatch_begin(&m, alias, target, "root");
-    SshconfigIdentity *ids = NULL;
-    *n = 0;
-    int rc = sshconfig_identities(config, ssh_dir, &h, &m, &ids, n, err);
-    free(ids);
+    SshconfigHostFiles files = {0};
+    int rc = sshconfig_host_files(config, ssh_dir, &h, &m, &files, err);
+    *n = files.n_ids;
+    sshconfig_host_files_free(&files);
     return rc;
 }
 
@@ -385,4 +385,57 @@ Test(sshconfig, a_hostname_with_a_user_under_match_exec_is_refused_with_file_and
     write_file("config", 0600, "Host a.example\n  HostName alice@10.9.8.7\n");
     cr_assert_eq(identities_via("a.example", "10.9.8.7", &err, &n), 0,
                  "outside Match exec libssh's answer is known: %s", err.msg);
+}
+
+/* The RevokedHostKeys files tunedeck reads for one host (sshconfig_host_files), joined by
+ * ';' with where each came from. */
+static int revoked_for(const char *alias, char *out, size_t cap, Error *err)
+{
+    SshpathHost h = {alias, "root", 2222};
+    SshmatchHost m;
+    sshmatch_begin(&m, alias, alias, "root");
+    SshconfigHostFiles files = {0};
+    int rc = sshconfig_host_files(config, ssh_dir, &h, &m, &files, err);
+    out[0] = 0;
+    for (size_t i = 0; i < files.n_revoked; i++) {
+        const char *where = strrchr(files.revoked[i].where, ':');
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s@%s", i ? ";" : "",
+                 strrchr(files.revoked[i].file, '/') + 1, where + 1);
+    }
+    sshconfig_host_files_free(&files);
+    return rc;
+}
+
+/* ssh keeps the first RevokedHostKeys value that applies; a Match exec block may or may
+ * not apply, so its file is read as well as the first that surely does: never fewer keys
+ * refused than ssh refuses. %h, %p and ~ are expanded for the host, as ssh expands them. */
+Test(sshconfig, revoked_host_keys_are_the_first_file_that_applies_and_any_match_exec_before_it)
+{
+    make_ssh_dir();
+    write_file("config", 0600,
+               "Host other\n  RevokedHostKeys /x/other\n"
+               "Match exec true\n  RevokedHostKeys /x/maybe-%h\n"
+               "Host a b\n  RevokedHostKeys /x/first-%h-%p\n"
+               "Host *\n  RevokedHostKeys ~/later\n");
+    char got[512];
+    Error err;
+    cr_assert_eq(revoked_for("a", got, sizeof got, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(got, "maybe-a@4;first-a-2222@6");
+    cr_assert_eq(revoked_for("c", got, sizeof got, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(got, "maybe-c@4;later@8");
+}
+
+Test(sshconfig, a_revoked_host_keys_line_without_a_file_or_that_cannot_expand_is_refused)
+{
+    make_ssh_dir();
+    write_file("config", 0600, "Host a\n  RevokedHostKeys\n");
+    char got[512];
+    Error err;
+    cr_assert_eq(revoked_for("a", got, sizeof got, &err), -1);
+    cr_assert(strstr(err.msg, "config:2: RevokedHostKeys without a file"), "%s", err.msg);
+    cr_assert_eq(revoked_for("b", got, sizeof got, &err), 0, "another host's line: %s", err.msg);
+    write_file("config", 0600, "Host a\n  RevokedHostKeys /x/%Z\n");
+    cr_assert_eq(revoked_for("a", got, sizeof got, &err), -1);
+    cr_assert(strstr(err.msg, "config:2: RevokedHostKeys /x/%Z: cannot expand it"), "%s",
+              err.msg);
 }

@@ -178,11 +178,11 @@ static size_t checked_on_row(const char *path, const Row *r, size_t i)
     SshpathHost h = {target, r->user ? r->user : "root", 22};
     SshmatchHost m;
     sshmatch_begin(&m, r->alias, target, r->user);
-    SshconfigIdentity *ids = NULL;
-    size_t n = 0;
+    SshconfigHostFiles files = {0};
     Error err;
-    int rc = sshconfig_identities(path, dir, &h, &m, &ids, &n, &err);
-    free(ids);
+    int rc = sshconfig_host_files(path, dir, &h, &m, &files, &err);
+    size_t n = files.n_ids;
+    sshconfig_host_files_free(&files);
     cr_assert_eq(rc, 0, "row %zu: %s", i, err.msg);
     return n;
 }
