@@ -165,6 +165,14 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     cr_assert_null(schedlive_job_template("w", "d", "a;b", &e));
     cr_assert_null(schedlive_job_template("w", "d{gpus}", "a", &e));
     cr_assert(strstr(e.msg, "d{gpus}") != NULL, "%s", e.msg);
+    /* regression: a folder past the path buffer was cut short, naming another folder that
+     * the job ran and resumed in */
+    char long_dir[5000];
+    memset(long_dir, 'd', sizeof long_dir - 1);
+    long_dir[sizeof long_dir - 1] = 0;
+    cr_assert_null(schedlive_job_template("w", long_dir, "j7", &e));
+    cr_assert(strstr(e.msg, "job 'j7': its folder ddd") && strstr(e.msg, "is longer than 4095"),
+              "%s", e.msg);
 }
 
 /* A job whose host refuses: the start is reported as a death, restarted once, then the job
