@@ -56,8 +56,7 @@ echo "killed j0 group ${pg:-none}" >> "$T/kill.log"
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 
 if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then pass "schedule --live ran to its end (exit $rc)"; else fail "schedule --live exit $rc"; fi
 if python3 - "$T/out" "$T/events.jsonl" <<'PY'
@@ -125,8 +124,7 @@ LIVE_PID=$!
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out2" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -154,8 +152,7 @@ echo "real progress"
     --policy doubling --interval 2 --time-scale 1 --duration 40 --status-every 0 --real-progress \
     --job-dir "$T/jobs3" > "$T/out3" 2> "$T/err3"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out3" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -185,8 +182,7 @@ PY
     --checkpoint-file "ckpt-$mark" \
     --job-dir "$T/jobs4" --events "$T/events4.jsonl" > "$T/out4" 2> "$T/err4"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out4" "$T/events4.jsonl" <<'PY'
 import json, re, sys
 out = open(sys.argv[1]).read()
@@ -216,8 +212,7 @@ PY
     --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0.5 \
     --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs7" > "$T/out7" 2> "$T/err7"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out7" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -243,8 +238,7 @@ PY
     --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0 \
     --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5" > "$T/out5" 2> "$T/err5"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 said="b0: a line it printed was refused: progress: field 'loss': expected a number in [-1e+300, 1e+300], found NaN (training diverged?)"
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$(grep -cF "$said" "$T/out5")" -eq 1 ]
 then pass "a job's NaN loss is said once, naming the field"
