@@ -48,7 +48,7 @@ typedef struct {
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     TrialStatus failure_status;
     char protocol_error[256];
-    char mark[ORPHAN_MARK_CHARS + 1]; /* TUNEDECK_TRIAL_MARK of this launch (orphans.h) */
+    char mark[ORPHAN_MARK_CHARS + 1]; /* TUNEDECK_RUN_MARK of this launch (orphans.h) */
     Observation *result;
 } SshRun;
 
@@ -127,10 +127,10 @@ static char *remote_command(const char *command, const char *machine, int trial,
         shquote_append(&b, &len, machine) < 0 ||
         shquote_append_raw(&b, &len, " TUNEDECK_TRIAL=") < 0 ||
         shquote_append(&b, &len, trial_text) < 0 ||
-        shquote_append_raw(&b, &len, " TUNEDECK_TRIAL_MARK=") < 0 ||
+        shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
         shquote_append(&b, &len, mark) < 0 ||
         shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
-                                     "TUNEDECK_TRIAL_MARK; exec sh -c ") < 0 ||
+                                     "TUNEDECK_RUN_MARK; exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return NULL;

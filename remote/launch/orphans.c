@@ -94,7 +94,7 @@ void orphans_clear(OrphanList *l)
 }
 
 /* One command per host: for each "PGID:TRIAL:MARK" triple, kills group PGID only if one of
- * its processes carries TUNEDECK_TRIAL_MARK=MARK (TUNEDECK_TRIAL=TRIAL when MARK is "-": a
+ * its processes carries TUNEDECK_RUN_MARK=MARK (TUNEDECK_TRIAL=TRIAL when MARK is "-": a
  * group journaled before marks) (TERM, KILL after 2 s), and prints "PGID stopped",
  * "PGID gone", "PGID refused" (not ours to signal) or "PGID survived" (a process other than
  * a zombie still there 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
@@ -122,7 +122,7 @@ static char *stop_command(const OrphanList *l, const char *machine)
                                     orphans_mark_ok(l->items[i].mark) ? l->items[i].mark : "-");
     snprintf(cmd + len, cap - len,
              "; do g=${gt%%%%:*}; m=${gt##*:}; t=${gt#*:}; t=${t%%%%:*}; "
-             "want=\"TUNEDECK_TRIAL_MARK=$m\"; [ \"$m\" = - ] && want=\"TUNEDECK_TRIAL=$t\"; "
+             "want=\"TUNEDECK_RUN_MARK=$m\"; [ \"$m\" = - ] && want=\"TUNEDECK_TRIAL=$t\"; "
              "found=; for p in $(pgrep -g $g 2>/dev/null); do "
              "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"$want\"; "
              "then found=1; break; fi; done; "

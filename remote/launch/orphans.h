@@ -2,7 +2,7 @@
  * and single launchers report each part's process group (LaunchConfig.on_proc), the
  * session journals it as a "remote_process" event as soon as it is known, and a resume
  * finds the groups of trials that never finished and stops them over SSH. A group is only
- * killed if one of its processes still carries the launch's mark, TUNEDECK_TRIAL_MARK (128
+ * killed if one of its processes still carries the launch's mark, TUNEDECK_RUN_MARK (128
  * random bits the launcher makes for each launch of a trial), in its environment: a process
  * group id reused since by something else, another session's trial with the same number
  * included, is left alone. A group journaled without a mark (by a tunedeck before marks) is

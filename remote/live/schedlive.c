@@ -33,7 +33,10 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     l->pool = p;
     if (o)
         l->o = *o;
-    l->ssh = (LiveRunSsh){.pool = p, .per_host = c->job_launch_per_host};
+    l->ssh = (LiveRunSsh){.pool = p,
+                          .per_host = c->job_launch_per_host,
+                          .log = l->o.log,
+                          .userdata = l->o.userdata};
     l->ops = l->o.backend ? l->o.backend : &LIVERUN_SSH;
     l->ops_ctx = l->o.backend ? l->o.backend_ctx : &l->ssh;
     if (l->o.time_scale <= 0)
@@ -239,6 +242,9 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
              * job's file read after a late wake-up), and a resume is checked against it. */
             if (j->seen == 0) {
                 j->run_first_step = p->first_step;
+                if (j->fence_said)
+                    schedlive_log(l, "%s: its folder is free again: the run goes on", j->name);
+                j->fence_said = 0;
                 if (j->has_ckpt && j->runs > 1) {
                     j->resumed_step = p->first_step;
                     schedlive_log(l,
@@ -327,6 +333,20 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                               "step %ld: the next run resumes from it",
                               j->name, j->step);
             }
+        } else if (strstr(j->status, SCHEDLIVE_FENCE_WORD)) {
+            /* Not a death: the job never started. Another run of it still holds its folder
+             * (left on a host whose sshd died); the backend stops that one when its host
+             * answers. The model keeps the placement; the start is tried again. */
+            if (!j->fence_said && !l->stopping_all)
+                schedlive_log(l,
+                              "%s: another run of it still holds its folder (one left on a "
+                              "host whose connection dropped?): it starts once that run has "
+                              "stopped, tried every %d s",
+                              j->name, SCHEDLIVE_FENCE_RETRY_S);
+            j->fence_said = 1;
+            j->runs--; /* the job never ran: the start that gets through is the run */
+            j->need_start = j->want_gpus > 0;
+            j->start_after_ms = now + SCHEDLIVE_FENCE_RETRY_S * 1000;
         } else if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
             j->saved_step = j->step;
@@ -383,7 +403,8 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         j->stopping = j->stop_wanted = j->killed = 0;
         j->preempted = j->preempt_saved = 0;
     }
-    if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all) {
+    if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all &&
+        now >= j->start_after_ms) {
         const LiveJob *k = schedlive_blocker(l, j);
         if (!k)
             schedlive_start_run(l, j);

@@ -30,6 +30,10 @@ typedef struct {
     char waiting[96];    /* the backend's last reason for not running yet (Slurm's) */
     int wait_logged;
     int need_start;  /* start a run at `want` once no process is up */
+    /* the fence (schedlive.h): its last run found another run of it holding its folder, so
+     * the next start waits until start_after_ms; fence_said: said once a wait */
+    int64_t start_after_ms;
+    int fence_said;
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */
     int64_t stop_sent_ms;

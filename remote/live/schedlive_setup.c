@@ -86,7 +86,8 @@ static int name_ok(const char *n)
     return strcmp(n, ".") != 0 && strcmp(n, "..") != 0;
 }
 
-char *schedlive_job_template(const char *t, const char *dir, const char *name, Error *err)
+char *schedlive_job_template(const char *t, const char *dir, const char *name, const char *mark,
+                             Error *err)
 {
     if (!name_ok(name)) {
         error_set(err,
@@ -121,15 +122,24 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
     rc |= shquote_append(&b, &len, path);
     rc |= shquote_append_raw(&b, &len, " && cd ");
     rc |= shquote_append(&b, &len, path);
+    /* The fence (schedlive.h): fd 9 stays open in the shell and the job it starts, so the
+     * lock lasts as long as any process of the run; flock(1) is util-linux's. */
+    rc |= shquote_append_raw(&b, &len,
+                             " && exec 9>>" SCHEDLIVE_FENCE_LOCK " && if ! flock -n 9; then "
+                             "echo '" SCHEDLIVE_FENCE_WORD ": another run of this job still "
+                             "holds its folder' >&2; exit 75; fi");
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     rc |= shquote_append(&b, &len, name);
+    rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");
+    rc |= shquote_append(&b, &len, mark);
     /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
      * one node cannot touch each other's; Horovod and MPI read the hostfile. It is written
      * to a new file mktemp makes and renamed into place, so a symlink planted at its name is
      * replaced, never followed; the name is removed first because mv onto a symlink to a
      * folder moves the file into that folder (`mv -T` is GNU only). */
     rc |= shquote_append_raw(&b, &len,
-                             " && export TUNEDECK_JOB && CUDA_VISIBLE_DEVICES={gpu_ids} && "
+                             " && export TUNEDECK_JOB TUNEDECK_RUN_MARK && "
+                             "CUDA_VISIBLE_DEVICES={gpu_ids} && "
                              "export CUDA_VISIBLE_DEVICES && hf=$(mktemp " JOBCTL_HOSTFILE ".XXXXXX) && "
                              "printf '%s\\n' {hostfile_text} > \"$hf\" && rm -f " JOBCTL_HOSTFILE
                              " && mv -f \"$hf\" " JOBCTL_HOSTFILE " && ");
@@ -217,7 +227,8 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
         SchedJobInfo info;
         sched_job_info(s, i, &info);
         /* checked once here, so a bad name never reaches a start */
-        char *wrapped = schedlive_job_template(c->job_command, dir, info.name, err);
+        char *wrapped = schedlive_job_template(c->job_command, dir, info.name,
+                                               "00000000000000000000000000000000", err);
         free(wrapped);
         if (!wrapped)
             return o && o->workload ? error_prefix(err, "%s", o->workload) : -1;

@@ -369,7 +369,7 @@ mark_a=0123456789abcdef0123456789abcdef mark_b=fedcba9876543210fedcba9876543210
 for who in a b; do
     eval "m=\$mark_$who"
     "$rexec" --cluster "$T/inv.json" --only h1 -- sh -c \
-        "TUNEDECK_TRIAL=6 TUNEDECK_TRIAL_MARK=$m setsid sh -c 'echo \$\$ > $T/pg-$who; sleep 300; : $MARK' </dev/null >/dev/null 2>&1 &" \
+        "TUNEDECK_TRIAL=6 TUNEDECK_RUN_MARK=$m setsid sh -c 'echo \$\$ > $T/pg-$who; sleep 300; : $MARK' </dev/null >/dev/null 2>&1 &" \
         > "$T/start-$who" 2>&1 </dev/null
 done
 n=0; while [ ! -s "$T/pg-a" ] || [ ! -s "$T/pg-b" ]; do
