@@ -488,8 +488,18 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     node_says(&r, 1, 0, "it answers over SSH again");
     cr_assert(sched_node_drained(r.s, 1), "%s", r.text);
     cr_assert(strstr(r.text, "m1 answers again (it answers over SSH again): it stays drained, as "
-                             "it was before it went away (:undrain m1 to use it)\n"),
+                             "the operator drained it (:undrain m1 to use it)\n"),
               "%s", r.text);
+    /* regression: the operator's :drain of a node that is down already was undone when it
+     * came back (the drain was taken for the backend's) */
+    node_says(&r, 1, 1, "down over SSH (test)");
+    cr_assert_eq(sched_drain_node(r.s, 1, 0, &e), 0, "%s", e.msg); /* :undrain m1 */
+    cr_assert(sched_node_drained(r.s, 1), "down: still drained by the backend");
+    cr_assert_eq(sched_drain_node(r.s, 1, 1, &e), 0, "%s", e.msg); /* :drain m1, down */
+    node_says(&r, 1, 0, "it answers over SSH again");
+    cr_assert(sched_node_drained(r.s, 1), "%s", r.text);
+    cr_assert_eq(sched_drain_node(r.s, 1, 0, &e), 0, "%s", e.msg); /* :undrain m1, up */
+    cr_assert_not(sched_node_drained(r.s, 1), "%s", r.text);
     /* one the backend alone drained is the scheduler's again once it answers */
     node_says(&r, 0, 1, "down over SSH (test)");
     cr_assert(sched_node_drained(r.s, 0), "%s", r.text);
