@@ -47,6 +47,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         l->o.loss_tol = 0.05;
     if (l->o.stop_timeout_s <= 0)
         l->o.stop_timeout_s = 20;
+    if (l->o.death_window_s <= 0)
+        l->o.death_window_s = 3600;
     if (!l->o.job_dir)
         l->o.job_dir = "tunedeck-jobs";
     l->checkpoint = strdup(ck);
@@ -225,6 +227,18 @@ static int run_on_unusable(const SchedLive *l, const LiveJob *j)
     return -1;
 }
 
+/* Counts a death; returns how many there have been in a row, each within death_window_s of
+ * the one before: a job that dies once a day is restarted each time, one that dies again
+ * soon after a restart is left failed. */
+static int count_death(SchedLive *l, LiveJob *j, int64_t now)
+{
+    if (j->deaths_near && now - j->last_death_ms >= (int64_t)(l->o.death_window_s * 1000))
+        j->deaths_near = 0;
+    j->deaths++;
+    j->last_death_ms = now;
+    return ++j->deaths_near;
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
     char at[40], ln[40];
@@ -382,16 +396,24 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                               schedlive_machine(l, down),
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
                 j->need_start = 0;
-            } else if (++j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
-                schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s", j->name,
+            } else if (count_death(l, j, now) == 1 && j->want_gpus > 0 && !l->stopping_all) {
+                char ago[96] = "";
+                double w = l->o.death_window_s;
+                if (j->deaths > 1)
+                    snprintf(ago, sizeof ago,
+                             " (its last death was over %.0f %s ago: counted as a first)",
+                             w >= 120 ? w / 60 : w, w >= 120 ? "min" : "s");
+                schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s%s", j->name,
                               schedlive_at_step(at, sizeof at, j->step), j->status,
-                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
+                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
+                              ago);
                 j->need_start = 1;
             } else {
                 schedlive_log(l, "%s: died unexpectedly %s (%s)%s", j->name,
                               schedlive_at_step(at, sizeof at, j->step), j->status,
-                              j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped"
-                                                                   : "");
+                              j->want_gpus > 0 && !l->stopping_all
+                                  ? ": second death in a row, left stopped"
+                                  : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
                     j->failed = 1;
             }

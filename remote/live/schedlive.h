@@ -40,6 +40,9 @@ typedef struct {
     double time_scale;      /* simulated seconds per wall second; default 1 */
     double tick_s;          /* wall seconds between model advances; default 0.2 */
     double stop_timeout_s;  /* SIGTERM, then SIGKILL after this long; default 20 */
+    /* A job is left failed at its second death within this long (wall time) of the one
+     * before; a death later than that is counted as a first again. Default 3600. */
+    double death_window_s;
     const char *job_dir;    /* default "tunedeck-jobs" (relative: the remote user's home) */
     const char *workload;   /* the workload's file, named when one of its jobs is refused */
     const char *inventory;  /* the inventory's file, named when its job_command is refused;

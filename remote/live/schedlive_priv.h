@@ -40,6 +40,8 @@ typedef struct {
     int killed; /* SIGKILL sent */
     int has_ckpt;
     int runs, resizes, deaths, failed, resize_pending;
+    int deaths_near;       /* deaths, each within death_window_s of the one before */
+    int64_t last_death_ms; /* wall time of the last death */
     /* the backend took its current run off its GPUs (LiveRunOps.preempted): not a death;
      * preempt_event: the model's stop that followed, logged by schedlive_preempted, not
      * again as a decision; preempt_saved: its checkpoint was already counted then (else the

@@ -233,7 +233,7 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     cr_assert(j.failed, "%s", log);
     cr_assert(strstr(log, "decision t=0s: start j0") != NULL, "%s", log);
     cr_assert(strstr(log, "j0: died unexpectedly") != NULL, "%s", log);
-    cr_assert(strstr(log, "second death, left stopped") != NULL, "%s", log);
+    cr_assert(strstr(log, "second death in a row, left stopped") != NULL, "%s", log);
     cr_assert_eq(j.runs, 2);
     cr_assert_eq(j.deaths, 2);
     cr_assert_eq(j.step, -1);
@@ -569,4 +569,63 @@ Test(schedlive, a_start_the_fence_turns_away_is_tried_again_not_counted_as_a_dea
               "%s", r.text);
     cr_assert_null(strstr(r.text, "died unexpectedly"), "%s", r.text);
     liverig_close(&r);
+}
+
+/* A backend whose every run dies at its first step (a script that raises at once). */
+static void *dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    return standin_run_new(sizeof(StandinRun));
+}
+
+static void dying_step(void *run)
+{
+    StandinRun *r = run;
+    snprintf(r->status, sizeof r->status, "exited 1: boom");
+}
+
+static const LiveRunOps DYING = {.name = "dying",
+                                 .start = dying_start,
+                                 .signal = standin_signal,
+                                 .step = dying_step,
+                                 .rank0_saved = standin_running,
+                                 STANDIN_OPS};
+
+/* A job is left failed at its second death in a row, within death_window_s of the first; a
+ * death later than that is a first again (it was: the second death of the whole run, a day
+ * apart or not). The driver is stepped at chosen times: at t0 run 1 dies and run 2 starts;
+ * 60 s later (window 30 s) run 2 dies as a first death again and run 3 starts; 10 ms after,
+ * run 3's death is the second in a row. */
+Test(schedlive, only_a_second_death_soon_after_the_first_leaves_a_job_failed)
+{
+    static LiveRig r;
+    liverig_open_with(&r, two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 1, .backend = &DYING, .death_window_s = 30});
+    SchedLiveJob j;
+    int64_t t0 = clock_now_ms();
+    for (int i = 0; i < 50 && (schedlive_job(r.l, 0, &j), j.deaths < 1); i++)
+        schedlive_step(r.l, NULL, 0, t0 += 20); /* a tick is 10 ms */
+    cr_assert_eq(j.deaths, 1, "deaths %d: %s", j.deaths, r.text);
+    cr_assert(!j.failed, "%s", r.text);
+    schedlive_step(r.l, NULL, 0, t0 += 60000);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.deaths, 2, "%s", r.text);
+    cr_assert(!j.failed, "a death 60 s after the last (window 30 s) is a first: %s", r.text);
+    cr_assert(strstr(r.text, ": restarting fresh (no checkpoint yet) (its last death was over "
+                             "30 s ago: counted as a first)\n"),
+              "%s", r.text);
+    schedlive_step(r.l, NULL, 0, t0 += 20);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.deaths, 3, "%s", r.text);
+    cr_assert(j.failed, "%s", r.text);
+    cr_assert(strstr(r.text, ": second death in a row, left stopped\n"), "%s", r.text);
+    cr_assert_eq(j.runs, 3, "%s", r.text);
+    schedlive_stop_all(r.l);
+    for (int i = 0; i < 100 && !schedlive_done(r.l); i++)
+        schedlive_step(r.l, NULL, 0, t0 += 20);
+    cr_assert(schedlive_done(r.l), "%s", r.text);
+    schedlive_free(r.l);
+    sched_free(r.s);
+    catalogue_free(r.cat);
+    cluster_free(r.c);
 }
