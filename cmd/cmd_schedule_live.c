@@ -459,7 +459,7 @@ static int connect_hosts(LiveRun *r)
         }
         printf("%s: down (%s): drained, no job goes there\n", hi.name,
                hi.last_error[0] ? hi.last_error : hostpool_state_name(hi.state));
-        sched_drain_node(r->s, (int)m, 1, NULL);
+        sched_drain_node_by(r->s, (int)m, SCHED_DRAIN_BACKEND, 1, NULL);
     }
     return up;
 }

@@ -173,6 +173,14 @@ char *sched_event_json(const SchedState *s, const SchedEvent *ev);
 int sched_pin(SchedState *s, size_t job, int gpus, Error *err);
 int sched_pause(SchedState *s, size_t job, int paused, Error *err);
 int sched_drain_node(SchedState *s, int node, int drained, Error *err);
+/* Who drained a node: a node is drained while either holds it so, and each lifts only its
+ * own drain, so a node the operator drained stays drained when the backend's reason (its
+ * host down, Slurm's drain) ends, and the other way round. sched_drain_node is the
+ * operator's. */
+enum { SCHED_DRAIN_OPERATOR = 1, SCHED_DRAIN_BACKEND = 2 };
+int sched_drain_node_by(SchedState *s, int node, int who, int drained, Error *err);
+/* 1 when `who` (SCHED_DRAIN_*) holds the node drained. */
+int sched_node_drained_by(const SchedState *s, int node, int who);
 /* GPUs of the node someone else holds (another user's job on a shared cluster): the
  * scheduler counts them out of the node's capacity as it counts a drained node out of the
  * cluster's. A job of ours that no longer fits beside them moves at the next decision

@@ -167,16 +167,22 @@ int sched_set_usable(SchedState *s, int usable, Error *err)
     return 0;
 }
 
-int sched_drain_node(SchedState *s, int node, int drained, Error *err)
+int sched_drain_node_by(SchedState *s, int node, int who, int drained, Error *err)
 {
     if (node < 0 || node >= s->cfg.nodes)
         return error_set(err, "drain: expected a node in 0..%d, found %d", s->cfg.nodes - 1, node);
-    if (s->drained[node] != (drained != 0) &&
+    int was = s->drained[node], now = drained ? was | who : was & ~who;
+    if ((was != 0) != (now != 0) &&
         sched_set_usable(
-            s, s->usable_gpus + (drained ? -1 : 1) * (s->node_gpus[node] - s->held[node]), err) < 0)
+            s, s->usable_gpus + (now ? -1 : 1) * (s->node_gpus[node] - s->held[node]), err) < 0)
         return -1;
-    s->drained[node] = drained != 0;
+    s->drained[node] = now;
     return 0;
+}
+
+int sched_drain_node(SchedState *s, int node, int drained, Error *err)
+{
+    return sched_drain_node_by(s, node, SCHED_DRAIN_OPERATOR, drained, err);
 }
 
 int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err)

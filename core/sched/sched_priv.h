@@ -51,7 +51,7 @@ struct SchedState {
     const Catalogue *cat;
     const Policy *pol;
     char **node_names;
-    int *drained;
+    int *drained; /* SCHED_DRAIN_* bits: who holds each node drained */
     int *held;          /* GPUs of each node someone else holds (sched_hold_gpus) */
     int *node_gpus;     /* GPUs of each node */
     size_t *node_off;   /* first GPU of each node in owner[] */

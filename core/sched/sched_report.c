@@ -114,7 +114,12 @@ const char *sched_node_name(const SchedState *s, int node)
 
 int sched_node_drained(const SchedState *s, int node)
 {
-    return node >= 0 && node < s->cfg.nodes ? s->drained[node] : 0;
+    return node >= 0 && node < s->cfg.nodes ? s->drained[node] != 0 : 0;
+}
+
+int sched_node_drained_by(const SchedState *s, int node, int who)
+{
+    return node >= 0 && node < s->cfg.nodes ? (s->drained[node] & who) != 0 : 0;
 }
 
 int sched_node_held(const SchedState *s, int node)

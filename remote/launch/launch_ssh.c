@@ -11,6 +11,7 @@
 #include "core/base/clock.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/orphans.h"
 #include "remote/launch/rankfan.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -47,6 +48,7 @@ typedef struct {
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     TrialStatus failure_status;
     char protocol_error[256];
+    char mark[ORPHAN_MARK_CHARS + 1]; /* TUNEDECK_RUN_MARK of this launch (orphans.h) */
     Observation *result;
 } SshRun;
 
@@ -74,7 +76,7 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
                 return;
             p->pgid = pgid;
             if (r->cfg.on_proc)
-                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid);
+                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid, r->mark);
             return;
         }
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
@@ -112,7 +114,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
 }
 
 /* sh -c 'report pgid; export the trial's environment; exec the command', all quoted. */
-static char *remote_command(const char *command, const char *machine, int trial)
+static char *remote_command(const char *command, const char *machine, int trial,
+                            const char *mark)
 {
     char trial_text[32];
     snprintf(trial_text, sizeof trial_text, "%d", trial);
@@ -124,7 +127,10 @@ static char *remote_command(const char *command, const char *machine, int trial)
         shquote_append(&b, &len, machine) < 0 ||
         shquote_append_raw(&b, &len, " TUNEDECK_TRIAL=") < 0 ||
         shquote_append(&b, &len, trial_text) < 0 ||
-        shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL; exec sh -c ") < 0 ||
+        shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
+        shquote_append(&b, &len, mark) < 0 ||
+        shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
+                                     "TUNEDECK_RUN_MARK; exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return NULL;
@@ -189,6 +195,10 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         }
         r->parts[i].host = (size_t)h;
     }
+    if (orphans_mark_new(r->mark, err) < 0) {
+        error_prefix(err, "%s launcher", lname);
+        goto fail;
+    }
     r->acc = trial_accumulator_new(s);
     size_t input_len = 0;
     char *input = launcher_trial_input(s, &input_len, err);
@@ -206,7 +216,8 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             goto fail;
         }
         char *cmd = remote_command(fan ? fan : cfg->command,
-                                   single ? "" : machine_name(r, &r->parts[i]), s->trial);
+                                   single ? "" : machine_name(r, &r->parts[i]), s->trial,
+                                   r->mark);
         free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
@@ -329,7 +340,7 @@ static void finish(SshRun *r)
     for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
         if (part_lost(&r->parts[i]))
             r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial,
-                                machine_name(r, &r->parts[i]), r->parts[i].pgid);
+                                machine_name(r, &r->parts[i]), r->parts[i].pgid, r->mark);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {

@@ -18,7 +18,10 @@ typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stre
                             const char *line);
 /* per-host/single: a remote part of trial `trial` reports its process group on `machine`
  * (sshd makes each command a session leader), so a journal can find it after a crash. */
-typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid);
+/* A trial's process group on a machine, and the launch's mark: the random TUNEDECK_RUN_MARK
+ * its processes carry, by which a later stop knows them from any other (orphans.h). */
+typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid,
+                             const char *mark);
 /* Every iteration event as it arrives (one per host for per-host trials). Returning non-zero
  * stops the trial as tuner_cancel would: it ends TRIAL_CANCELLED with what it measured. */
 typedef int (*LaunchIterFn)(void *userdata, int iter, double time_s);

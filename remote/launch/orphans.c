@@ -6,17 +6,36 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/secret.h"
 #include "core/base/evloop.h"
 #include "remote/ssh/rexec.h"
 
-cJSON *orphans_proc_json(int trial, const char *machine, long pgid)
+cJSON *orphans_proc_json(int trial, const char *machine, long pgid, const char *mark)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "event", "remote_process");
     cJSON_AddNumberToObject(j, "trial", trial);
     cJSON_AddStringToObject(j, "machine", machine);
     cJSON_AddNumberToObject(j, "pgid", (double)pgid);
+    if (mark && mark[0])
+        cJSON_AddStringToObject(j, "mark", mark);
     return j;
+}
+
+int orphans_mark_ok(const char *mark)
+{
+    size_t n = strspn(mark, "0123456789abcdef");
+    return n == ORPHAN_MARK_CHARS && mark[n] == 0;
+}
+
+int orphans_mark_new(char *mark, Error *err)
+{
+    unsigned char bytes[ORPHAN_MARK_CHARS / 2];
+    if (secret_random(bytes, sizeof bytes, err) < 0)
+        return error_prefix(err, "a trial's mark");
+    for (size_t i = 0; i < sizeof bytes; i++)
+        snprintf(mark + 2 * i, 3, "%02x", bytes[i]);
+    return 0;
 }
 
 static const char *event_kind(const cJSON *ev)
@@ -52,11 +71,15 @@ int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
             continue;
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(ev, "machine");
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(ev, "pgid");
-        /* A group id of 1 or less would be everything: never. */
+        const cJSON *mark = cJSON_GetObjectItemCaseSensitive(ev, "mark");
+        /* A group id of 1 or less would be everything: never. A mark that is not one is no
+         * way to know the group: the event is left out, like one without a pgid. */
         if (!cJSON_IsString(m) || !cJSON_IsNumber(g) || g->valuedouble < 2 ||
-            g->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof out->items[0].machine)
+            g->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof out->items[0].machine ||
+            (mark && !(cJSON_IsString(mark) && orphans_mark_ok(mark->valuestring))))
             continue;
-        if (orphans_add(out, trial, m->valuestring, (long)g->valuedouble) < 0) {
+        if (orphans_add(out, trial, m->valuestring, (long)g->valuedouble,
+                        mark ? mark->valuestring : NULL) < 0) {
             orphans_clear(out);
             return error_set(err, "out of memory");
         }
@@ -70,14 +93,16 @@ void orphans_clear(OrphanList *l)
     memset(l, 0, sizeof *l);
 }
 
-/* One command per host: for each "PGID:TRIAL" pair, kills group PGID only if one of its
- * processes carries TUNEDECK_TRIAL=TRIAL (TERM, KILL after 2 s), and prints "PGID stopped",
+/* One command per host: for each "PGID:TRIAL:MARK" triple, kills group PGID only if one of
+ * its processes carries TUNEDECK_RUN_MARK=MARK (TUNEDECK_TRIAL=TRIAL when MARK is "-": a
+ * group journaled before marks) (TERM, KILL after 2 s), and prints "PGID stopped",
  * "PGID gone", "PGID refused" (not ours to signal) or "PGID survived" (a process other than
  * a zombie still there 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
- * numbers are put into the command: nothing from the journal reaches the shell as text. */
+ * numbers and hex marks (orphans_mark_ok) are put into the command: nothing else from the
+ * journal reaches the shell as text. */
 static char *stop_command(const OrphanList *l, const char *machine)
 {
-    size_t cap = 1024 + l->n * 48, len;
+    size_t cap = 1024 + l->n * (48 + ORPHAN_MARK_CHARS), len;
     char *cmd = malloc(cap);
     if (!cmd)
         return NULL;
@@ -92,11 +117,14 @@ static char *stop_command(const OrphanList *l, const char *machine)
                            "for gt in");
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->items[i].machine, machine) == 0)
-            len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d", l->items[i].pgid,
-                                    l->items[i].trial);
+            len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d:%s", l->items[i].pgid,
+                                    l->items[i].trial,
+                                    orphans_mark_ok(l->items[i].mark) ? l->items[i].mark : "-");
     snprintf(cmd + len, cap - len,
-             "; do g=${gt%%:*}; t=${gt#*:}; found=; for p in $(pgrep -g $g 2>/dev/null); do "
-             "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"TUNEDECK_TRIAL=$t\"; "
+             "; do g=${gt%%%%:*}; m=${gt##*:}; t=${gt#*:}; t=${t%%%%:*}; "
+             "want=\"TUNEDECK_RUN_MARK=$m\"; [ \"$m\" = - ] && want=\"TUNEDECK_TRIAL=$t\"; "
+             "found=; for p in $(pgrep -g $g 2>/dev/null); do "
+             "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"$want\"; "
              "then found=1; break; fi; done; "
              "if [ -z \"$found\" ]; then echo \"$g gone\"; continue; fi; "
              "if ! kill -TERM -- -$g 2>/dev/null; then "
@@ -266,7 +294,7 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s)
     return orphans_stop_end(st);
 }
 
-int orphans_add(OrphanList *l, int trial, const char *machine, long pgid)
+int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark)
 {
     Orphan *grown = realloc(l->items, (l->n + 1) * sizeof *grown);
     if (!grown)
@@ -277,6 +305,8 @@ int orphans_add(OrphanList *l, int trial, const char *machine, long pgid)
     o->trial = trial;
     o->pgid = pgid;
     snprintf(o->machine, sizeof o->machine, "%s", machine);
+    if (mark && orphans_mark_ok(mark))
+        snprintf(o->mark, sizeof o->mark, "%s", mark);
     return 0;
 }
 

@@ -2,8 +2,11 @@
  * and single launchers report each part's process group (LaunchConfig.on_proc), the
  * session journals it as a "remote_process" event as soon as it is known, and a resume
  * finds the groups of trials that never finished and stops them over SSH. A group is only
- * killed if one of its processes still carries the trial's TUNEDECK_TRIAL in its
- * environment, so a process group id reused since by something else is left alone. */
+ * killed if one of its processes still carries the launch's mark, TUNEDECK_RUN_MARK (128
+ * random bits the launcher makes for each launch of a trial), in its environment: a process
+ * group id reused since by something else, another session's trial with the same number
+ * included, is left alone. A group journaled without a mark (by a tunedeck before marks) is
+ * matched by TUNEDECK_TRIAL alone, as it was then. */
 #ifndef TUNEDECK_ORPHANS_H
 #define TUNEDECK_ORPHANS_H
 
@@ -13,13 +16,22 @@
 #include "core/journal/journal.h"
 #include "remote/ssh/hostpool.h"
 
-/* {"event":"remote_process","trial":N,"machine":"h1","pgid":P} */
-cJSON *orphans_proc_json(int trial, const char *machine, long pgid);
+enum { ORPHAN_MARK_CHARS = 32 }; /* lowercase hex */
+
+/* {"event":"remote_process","trial":N,"machine":"h1","pgid":P,"mark":"…"} ("mark" left out
+ * when mark is NULL or empty). */
+cJSON *orphans_proc_json(int trial, const char *machine, long pgid, const char *mark);
+/* 1 when mark is ORPHAN_MARK_CHARS lowercase hex digits: the only text a stop puts in its
+ * shell command besides numbers. */
+int orphans_mark_ok(const char *mark);
+/* A fresh mark (ORPHAN_MARK_CHARS + 1 bytes); -1 (err) when the kernel gives no randomness. */
+int orphans_mark_new(char *mark, Error *err);
 
 typedef struct {
     int trial;
     char machine[128];
     long pgid;
+    char mark[ORPHAN_MARK_CHARS + 1]; /* "" when the journal had none */
     char result[256]; /* after orphans_stop: "stopped", "gone" or why it could not be */
     int answered;     /* after orphans_stop: the host ran the stop command to its end */
     int unreached;    /* a stop went unanswered: not tried again until its host is connected */
@@ -32,8 +44,8 @@ typedef struct {
 
 /* The process groups journaled for trials that have no "finished" event. */
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err);
-/* Appends one group (-1: out of memory). */
-int orphans_add(OrphanList *l, int trial, const char *machine, long pgid);
+/* Appends one group (-1: out of memory); mark NULL or one orphans_mark_ok accepts. */
+int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark);
 /* Stops every group that still runs a process of its trial (TERM, KILL after 2 s, given up
  * 1 s later): one SSH command per host, all hosts at once, waiting at most timeout_s; fills
  * each item's result ("stopped", "gone" or "not stopped: why"). Returns how many were

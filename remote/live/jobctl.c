@@ -318,6 +318,14 @@ const JobProgress *jobctl_progress(const JobRun *j)
     return &j->progress;
 }
 
+int jobctl_end_unseen(const JobRun *j)
+{
+    if (!j->x || !rexec_done(j->x))
+        return 0;
+    ExecOutcome o = rexec_outcome(j->x);
+    return o == EXEC_SSH_FAILED || o == EXEC_CLOSED;
+}
+
 const char *jobctl_status(const JobRun *j)
 {
     return j->status;

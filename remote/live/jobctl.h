@@ -86,6 +86,9 @@ void jobctl_step(JobRun *j);
 int jobctl_running(const JobRun *j);
 int jobctl_restarts(const JobRun *j);
 long jobctl_pgid(const JobRun *j); /* 0 until the host reported it */
+/* The run ended and we did not see how: its connection dropped (or we closed it) with no
+ * exit status, so its processes may still run on the host. */
+int jobctl_end_unseen(const JobRun *j);
 const JobProgress *jobctl_progress(const JobRun *j);
 /* After the job ended: "exited 0", "killed by SIGTERM", "ssh failed: ...". */
 const char *jobctl_status(const JobRun *j);

@@ -115,6 +115,11 @@ size_t jobgroup_size(const JobGroup *g)
     return g->n;
 }
 
+const JobRun *jobgroup_member(const JobGroup *g, size_t i)
+{
+    return g->runs[i];
+}
+
 const JobProgress *jobgroup_progress(const JobGroup *g)
 {
     return jobctl_progress(g->runs[0]);

@@ -20,6 +20,7 @@ void jobgroup_step(JobGroup *g);
 int jobgroup_running(const JobGroup *g); /* a member is up (or starting) */
 int jobgroup_ready(const JobGroup *g);   /* every running member reported its group */
 size_t jobgroup_size(const JobGroup *g);
+const JobRun *jobgroup_member(const JobGroup *g, size_t i); /* node rank i's, i < size */
 const JobProgress *jobgroup_progress(const JobGroup *g);
 /* "" while a member runs; then the first failed member's end ("node 1: exited 3"), else
  * rank 0's ("exited 0"). */

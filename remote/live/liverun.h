@@ -8,7 +8,9 @@
 #include <poll.h>
 #include <stdint.h>
 
+#include "remote/launch/orphans.h"
 #include "remote/live/jobctl.h"
+#include "remote/live/livelog.h"
 
 /* One run to start: the job's name (its folder, and its Slurm job name), the folder its
  * jobs run in, the inventory's job_command, and the placement. */
@@ -94,12 +96,22 @@ typedef struct LiveRunOps {
 typedef struct {
     HostPool *pool; /* machine i of the inventory is host i of the pool */
     int per_host;
+    LiveLogFn log; /* the stops of runs left behind (below) */
+    void *userdata;
     /* The hosts as the pool last saw them (watch, nodes): a host that goes down is
      * unusable until it answers again, so the scheduler moves its runs and places none
      * there, as over Slurm; the watch keeps every host it reached reconnecting. */
     LiveNodeState *nodes;
     size_t n_nodes;
     long looks;
+    /* Runs left behind: a member whose connection dropped with no exit status may still run
+     * on its host (only its sshd died). Each is stopped by its TUNEDECK_RUN_MARK once its
+     * host answers (tick); until then the fence (schedlive.h) keeps a new run of the job
+     * off its folder. stale_job[i] names stale.items[i]'s job; batch is the stop in flight. */
+    OrphanList stale, batch;
+    char (*stale_job)[64], (*batch_job)[64];
+    OrphanStop *stop;
+    int64_t retry_at_ms;
 } LiveRunSsh;
 
 extern const LiveRunOps LIVERUN_SSH;

@@ -1,76 +1,124 @@
 /* The live driver's runs over SSH: a JobGroup on the host pool (remote/live/liverun.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/base/clock.h"
 #include "remote/live/jobgroup.h"
 #include "remote/live/liverun.h"
 #include "remote/live/schedlive.h"
 #include "remote/ssh/hostpool.h"
 
+/* A run over SSH: its group, what a stop of it left behind needs (its hosts, its mark), and
+ * the backend it belongs to. */
+typedef struct {
+    JobGroup *g;
+    LiveRunSsh *b;
+    size_t *hosts; /* member i's pool host */
+    char job[64];
+    char mark[ORPHAN_MARK_CHARS + 1];
+} SshRun;
+
 static void *ssh_start(void *ctx, const LiveRunSpec *s, Error *err)
 {
-    const LiveRunSsh *b = ctx;
-    char *t = schedlive_job_template(s->command_template, s->job_dir, s->name, err);
+    LiveRunSsh *b = ctx;
     size_t n = s->alloc->n_hosts;
-    size_t *pool_hosts = calloc(n ? n : 1, sizeof *pool_hosts);
-    if (!t || !pool_hosts) {
-        free(t);
-        free(pool_hosts);
-        if (t)
-            error_set(err, "job: out of memory");
+    SshRun *r = calloc(1, sizeof *r);
+    if (!r || !(r->hosts = calloc(n ? n : 1, sizeof *r->hosts))) {
+        free(r);
+        error_set(err, "job: out of memory");
         return NULL;
     }
+    r->b = b;
+    snprintf(r->job, sizeof r->job, "%s", s->name);
+    char *t = orphans_mark_new(r->mark, err) < 0
+                  ? NULL
+                  : schedlive_job_template(s->command_template, s->job_dir, s->name, r->mark,
+                                           err);
     for (size_t h = 0; h < n; h++)
-        pool_hosts[h] = (size_t)s->nodes[h];
-    JobGroup *g = jobgroup_start(b->pool, pool_hosts, b->per_host, t, s->alloc, err);
-    free(pool_hosts);
+        r->hosts[h] = (size_t)s->nodes[h];
+    r->g = t ? jobgroup_start(b->pool, r->hosts, b->per_host, t, s->alloc, err) : NULL;
     free(t);
-    return g;
+    if (!r->g) {
+        free(r->hosts);
+        free(r);
+        return NULL;
+    }
+    return r;
 }
 
 static int ssh_signal(void *run, int signo, Error *err)
 {
-    return jobgroup_signal(run, signo, err);
+    return jobgroup_signal(((SshRun *)run)->g, signo, err);
 }
 
 static void ssh_step(void *run)
 {
-    jobgroup_step(run);
+    jobgroup_step(((SshRun *)run)->g);
 }
 
 static int ssh_running(const void *run)
 {
-    return jobgroup_running(run);
+    return jobgroup_running(((const SshRun *)run)->g);
 }
 
 static int ssh_ready(const void *run)
 {
-    return jobgroup_ready(run);
+    return jobgroup_ready(((const SshRun *)run)->g);
 }
 
 static const JobProgress *ssh_progress(const void *run)
 {
-    return jobgroup_progress(run);
+    return jobgroup_progress(((const SshRun *)run)->g);
 }
 
 static const char *ssh_status(const void *run)
 {
-    return jobgroup_status(run);
+    return jobgroup_status(((const SshRun *)run)->g);
 }
 
 static int ssh_rank0_saved(const void *run)
 {
-    return jobgroup_rank0_saved(run);
+    return jobgroup_rank0_saved(((const SshRun *)run)->g);
 }
 
 static size_t ssh_size(const void *run)
 {
-    return jobgroup_size(run);
+    return jobgroup_size(((const SshRun *)run)->g);
 }
 
+static int keep_stale(LiveRunSsh *b, const char *job, const char *host, long pgid,
+                      const char *mark)
+{
+    char(*grown)[64] = realloc(b->stale_job, (b->stale.n + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    b->stale_job = grown;
+    if (orphans_add(&b->stale, 0, host, pgid, mark) < 0)
+        return -1;
+    snprintf(b->stale_job[b->stale.n - 1], sizeof *grown, "%s", job);
+    return 0;
+}
+
+/* A member whose end we did not see (its connection dropped) is kept, to be stopped once its
+ * host answers: only its sshd may have died. */
 static void ssh_free(void *run)
 {
-    jobgroup_free(run);
+    SshRun *r = run;
+    for (size_t i = 0; i < jobgroup_size(r->g); i++) {
+        const JobRun *m = jobgroup_member(r->g, i);
+        if (!jobctl_end_unseen(m) || jobctl_pgid(m) < 2)
+            continue;
+        HostInfo hi;
+        hostpool_info(r->b->pool, r->hosts[i], &hi);
+        if (keep_stale(r->b, r->job, hi.name, jobctl_pgid(m), r->mark) < 0)
+            livelog(r->b->log, r->b->userdata,
+                    "%s: out of memory: its run left on %s (process group %ld) is not stopped",
+                    r->job, hi.name, jobctl_pgid(m));
+    }
+    jobgroup_free(r->g);
+    free(r->hosts);
+    free(r);
 }
 
 /* Every host the pool has tried: reconnected whenever it drops (capped back-off), so one
@@ -126,14 +174,108 @@ static const LiveNodeState *ssh_nodes(void *ctx, size_t *n, long *looks)
     return b->nodes;
 }
 
+static int host_ready(const LiveRunSsh *b, const char *name)
+{
+    long h = hostpool_find(b->pool, name);
+    HostInfo hi;
+    if (h < 0)
+        return 0;
+    hostpool_info(b->pool, (size_t)h, &hi);
+    return hi.state == HOST_READY;
+}
+
+/* The stop in flight has ended: a group stopped or gone is done with; one whose host did not
+ * answer, or that still runs, is tried again after a pause. */
+static void stale_stop_done(LiveRunSsh *b, int64_t now_ms)
+{
+    orphans_stop_end(b->stop);
+    b->stop = NULL;
+    int again = 0;
+    for (size_t i = 0; i < b->batch.n; i++) {
+        const Orphan *o = &b->batch.items[i];
+        int done = !strcmp(o->result, "stopped") || !strcmp(o->result, "gone");
+        livelog(b->log, b->userdata, "%s: its run left on %s when the connection dropped "
+                                     "(process group %ld): %s",
+                b->batch_job[i], o->machine, o->pgid,
+                !strcmp(o->result, "stopped") ? "stopped"
+                : !strcmp(o->result, "gone")  ? "gone by itself"
+                : o->result[0]                ? o->result
+                                              : "no answer yet, tried again");
+        size_t k = 0;
+        for (size_t j = 0; j < b->stale.n; j++) {
+            const Orphan *s = &b->stale.items[j];
+            int same = done && s->pgid == o->pgid && !strcmp(s->machine, o->machine) &&
+                       !strcmp(s->mark, o->mark);
+            if (!same) {
+                b->stale.items[k] = *s;
+                memcpy(b->stale_job[k++], b->stale_job[j], sizeof *b->stale_job);
+            }
+        }
+        b->stale.n = k;
+        again |= !done;
+    }
+    orphans_clear(&b->batch);
+    free(b->batch_job);
+    b->batch_job = NULL;
+    if (again)
+        b->retry_at_ms = now_ms + 10000;
+}
+
+/* Stops the runs left behind on hosts that answer (one stop at a time, on the driver's loop:
+ * the pool is stepped with the runs' channels). */
+static void ssh_tick(void *ctx, int64_t now_ms)
+{
+    LiveRunSsh *b = ctx;
+    if (b->stop && orphans_stop_settled(b->stop, now_ms))
+        stale_stop_done(b, now_ms);
+    if (b->stop || now_ms < b->retry_at_ms || b->stale.n == 0)
+        return;
+    b->batch_job = calloc(b->stale.n, sizeof *b->batch_job);
+    if (!b->batch_job)
+        return;
+    for (size_t i = 0; i < b->stale.n; i++) {
+        const Orphan *o = &b->stale.items[i];
+        if (!host_ready(b, o->machine) || orphans_add(&b->batch, 0, o->machine, o->pgid, o->mark) < 0)
+            continue;
+        memcpy(b->batch_job[b->batch.n - 1], b->stale_job[i], sizeof *b->batch_job);
+    }
+    if (b->batch.n)
+        b->stop = orphans_stop_begin(b->pool, &b->batch, 10.0);
+    if (!b->stop) {
+        orphans_clear(&b->batch);
+        free(b->batch_job);
+        b->batch_job = NULL;
+    }
+}
+
 void liverun_ssh_clear(LiveRunSsh *b)
 {
+    /* the stop in flight, then one more of those left on hosts that answer now, waited on */
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) {
+            b->retry_at_ms = 0;
+            ssh_tick(b, clock_now_ms());
+        }
+        if (b->stop) {
+            orphans_stop_wait(b->stop);
+            stale_stop_done(b, 0);
+        }
+    }
+    for (size_t i = 0; i < b->stale.n; i++)
+        livelog(b->log, b->userdata,
+                "%s: its run left on %s when the connection dropped (process group %ld) may "
+                "still run: the host did not answer again (stop it there by hand)",
+                b->stale_job[i], b->stale.items[i].machine, b->stale.items[i].pgid);
+    orphans_clear(&b->stale);
+    free(b->stale_job);
+    b->stale_job = NULL;
     free(b->nodes);
     b->nodes = NULL;
     b->n_nodes = 0;
 }
 
 const LiveRunOps LIVERUN_SSH = {.name = "ssh",
+                                .tick = ssh_tick,
                                 .watch = ssh_watch,
                                 .nodes = ssh_nodes,
                                 .start = ssh_start,

@@ -33,7 +33,10 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     l->pool = p;
     if (o)
         l->o = *o;
-    l->ssh = (LiveRunSsh){.pool = p, .per_host = c->job_launch_per_host};
+    l->ssh = (LiveRunSsh){.pool = p,
+                          .per_host = c->job_launch_per_host,
+                          .log = l->o.log,
+                          .userdata = l->o.userdata};
     l->ops = l->o.backend ? l->o.backend : &LIVERUN_SSH;
     l->ops_ctx = l->o.backend ? l->o.backend_ctx : &l->ssh;
     if (l->o.time_scale <= 0)
@@ -44,6 +47,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         l->o.loss_tol = 0.05;
     if (l->o.stop_timeout_s <= 0)
         l->o.stop_timeout_s = 20;
+    if (l->o.death_window_s <= 0)
+        l->o.death_window_s = 3600;
     if (!l->o.job_dir)
         l->o.job_dir = "tunedeck-jobs";
     l->checkpoint = strdup(ck);
@@ -222,6 +227,18 @@ static int run_on_unusable(const SchedLive *l, const LiveJob *j)
     return -1;
 }
 
+/* Counts a death; returns how many there have been in a row, each within death_window_s of
+ * the one before: a job that dies once a day is restarted each time, one that dies again
+ * soon after a restart is left failed. */
+static int count_death(SchedLive *l, LiveJob *j, int64_t now)
+{
+    if (j->deaths_near && now - j->last_death_ms >= (int64_t)(l->o.death_window_s * 1000))
+        j->deaths_near = 0;
+    j->deaths++;
+    j->last_death_ms = now;
+    return ++j->deaths_near;
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
     char at[40], ln[40];
@@ -239,6 +256,9 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
              * job's file read after a late wake-up), and a resume is checked against it. */
             if (j->seen == 0) {
                 j->run_first_step = p->first_step;
+                if (j->fence_said)
+                    schedlive_log(l, "%s: its folder is free again: the run goes on", j->name);
+                j->fence_said = 0;
                 if (j->has_ckpt && j->runs > 1) {
                     j->resumed_step = p->first_step;
                     schedlive_log(l,
@@ -327,6 +347,20 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                               "step %ld: the next run resumes from it",
                               j->name, j->step);
             }
+        } else if (strstr(j->status, SCHEDLIVE_FENCE_WORD)) {
+            /* Not a death: the job never started. Another run of it still holds its folder
+             * (left on a host whose sshd died); the backend stops that one when its host
+             * answers. The model keeps the placement; the start is tried again. */
+            if (!j->fence_said && !l->stopping_all)
+                schedlive_log(l,
+                              "%s: another run of it still holds its folder (one left on a "
+                              "host whose connection dropped?): it starts once that run has "
+                              "stopped, tried every %d s",
+                              j->name, SCHEDLIVE_FENCE_RETRY_S);
+            j->fence_said = 1;
+            j->runs--; /* the job never ran: the start that gets through is the run */
+            j->need_start = j->want_gpus > 0;
+            j->start_after_ms = now + SCHEDLIVE_FENCE_RETRY_S * 1000;
         } else if (asked && strcmp(j->status, "exited 0") == 0) {
             j->has_ckpt = 1;
             j->saved_step = j->step;
@@ -362,16 +396,24 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                               schedlive_machine(l, down),
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
                 j->need_start = 0;
-            } else if (++j->deaths == 1 && j->want_gpus > 0 && !l->stopping_all) {
-                schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s", j->name,
+            } else if (count_death(l, j, now) == 1 && j->want_gpus > 0 && !l->stopping_all) {
+                char ago[96] = "";
+                double w = l->o.death_window_s;
+                if (j->deaths > 1)
+                    snprintf(ago, sizeof ago,
+                             " (its last death was over %.0f %s ago: counted as a first)",
+                             w >= 120 ? w / 60 : w, w >= 120 ? "min" : "s");
+                schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s%s", j->name,
                               schedlive_at_step(at, sizeof at, j->step), j->status,
-                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
+                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
+                              ago);
                 j->need_start = 1;
             } else {
                 schedlive_log(l, "%s: died unexpectedly %s (%s)%s", j->name,
                               schedlive_at_step(at, sizeof at, j->step), j->status,
-                              j->want_gpus > 0 && !l->stopping_all ? ": second death, left stopped"
-                                                                   : "");
+                              j->want_gpus > 0 && !l->stopping_all
+                                  ? ": second death in a row, left stopped"
+                                  : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
                     j->failed = 1;
             }
@@ -383,7 +425,8 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         j->stopping = j->stop_wanted = j->killed = 0;
         j->preempted = j->preempt_saved = 0;
     }
-    if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all) {
+    if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all &&
+        now >= j->start_after_ms) {
         const LiveJob *k = schedlive_blocker(l, j);
         if (!k)
             schedlive_start_run(l, j);

@@ -40,6 +40,9 @@ typedef struct {
     double time_scale;      /* simulated seconds per wall second; default 1 */
     double tick_s;          /* wall seconds between model advances; default 0.2 */
     double stop_timeout_s;  /* SIGTERM, then SIGKILL after this long; default 20 */
+    /* A job is left failed at its second death within this long (wall time) of the one
+     * before; a death later than that is counted as a first again. Default 3600. */
+    double death_window_s;
     const char *job_dir;    /* default "tunedeck-jobs" (relative: the remote user's home) */
     const char *workload;   /* the workload's file, named when one of its jobs is refused */
     const char *inventory;  /* the inventory's file, named when its job_command is refused;
@@ -130,10 +133,22 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);
 /* The per-job template: "trap : TERM; (umask 077 && mkdir -p DIR/NAME) && chmod 700 DIR/NAME
- * && cd DIR/NAME && TUNEDECK_JOB=NAME && export TUNEDECK_JOB && ... && TEMPLATE", DIR and
- * NAME quoted, the hostfile written through mktemp and mv. Caller frees. */
+ * && cd DIR/NAME && (the run's fence: SCHEDLIVE_FENCE_LOCK) && TUNEDECK_JOB=NAME
+ * TUNEDECK_RUN_MARK=MARK && export ... && TEMPLATE", DIR, NAME and MARK quoted, the hostfile
+ * written through mktemp and mv. mark: the run's TUNEDECK_RUN_MARK (orphans.h), by which a
+ * stop finds a run left behind. Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
-                             Error *err);
+                             const char *mark, Error *err);
+
+/* The fence between two runs of one job (docs/scheduler-live.md, "Fence"): each node rank of a
+ * run holds an flock on this file in the job's folder for as long as any of its processes
+ * lives. A run that finds it held (a run left behind on a host whose sshd died, still
+ * running, on a shared job folder) exits 75 (EX_TEMPFAIL) at once, before the job starts,
+ * saying SCHEDLIVE_FENCE_WORD on stderr: not a death, the driver starts it again later (the
+ * old run is stopped once its host answers: liverun_ssh.c). */
+#define SCHEDLIVE_FENCE_LOCK ".tunedeck-run-{node_rank}.lock"
+#define SCHEDLIVE_FENCE_WORD "tunedeck-folder-busy"
+enum { SCHEDLIVE_FENCE_RETRY_S = 5 };
 /* A placement as text: "h1:0+1,h2:0" (ids: slots[h] indices per host, in order), or with ids
  * NULL each host's count, "h1:2,h2:1". Cut at a whole host when out is short. */
 void schedlive_where_text(const char *const *names, const int *slots, const int *ids, size_t n,

@@ -153,6 +153,8 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     const char *label = l->ops->label ? l->ops->label(j->run) : NULL;
     if (l->ops->granted)
         where[0] = 0; /* until the backend says what it granted */
+    if (j->fence_said) /* a start tried again while another run holds the folder: said then */
+        return;
     if (label)        /* the backend picks the GPUs: they are known once it grants them */
         schedlive_log(l, "%s: started on %s with %d GPU%s (%s, asked for %s), %s", j->name,
                       schedlive_machine(l, j->host), a.gpus, plural_s(a.gpus), label, asked,

@@ -9,10 +9,6 @@
 #include "core/base/plural.h"
 #include "remote/live/schedlive_priv.h"
 
-/* node_unusable's values: 0 usable, 1 the backend's word drained it in the model, this one
- * when it was drained already (the operator's :drain), so its coming back leaves it so. */
-enum { UNUSABLE_DRAINED_BEFORE = 2 };
-
 int schedlive_watch_nodes(SchedLive *l, Error *err)
 {
     if (!l->ops->watch || !l->ops->nodes)
@@ -30,7 +26,7 @@ int schedlive_watch_nodes(SchedLive *l, Error *err)
         names[i] = schedlive_machine(l, (int)i);
         /* drained before the watch (schedule --live drains a host it could not reach at
          * the start): the backend's first "down" is no news, its "usable" is */
-        l->node_unusable[i] = sched_node_drained(l->s, (int)i);
+        l->node_unusable[i] = sched_node_drained_by(l->s, (int)i, SCHED_DRAIN_BACKEND);
     }
     int rc = l->ops->watch(l->ops_ctx, names, n, err);
     free(names);
@@ -65,24 +61,23 @@ static int sync_node(SchedLive *l, int i, const LiveNodeState *v, int say_hold)
     const char *name = schedlive_machine(l, i);
     Error err;
     if ((v->unusable != 0) != (l->node_unusable[i] != 0)) {
-        /* A node the operator drained (:drain) before the backend lost it stays drained when
-         * it comes back: the backend's word undoes only the drain it caused. */
-        int operators = v->unusable && sched_node_drained(l->s, i);
-        if (!operators && l->node_unusable[i] != UNUSABLE_DRAINED_BEFORE &&
-            sched_drain_node(l->s, i, v->unusable, &err) < 0) {
+        /* The backend's drain is its own (SCHED_DRAIN_BACKEND): its word undoes only that one,
+         * so a node the operator drained (:drain), before the backend lost it or while it was
+         * gone, stays drained when it comes back. */
+        if (sched_drain_node_by(l->s, i, SCHED_DRAIN_BACKEND, v->unusable, &err) < 0) {
             schedlive_log(l, "%s: %s", name, err.msg);
             return 0;
         }
         if (v->unusable)
             schedlive_log(l, "%s is %s: %s", name, v->why,
                           runs_on(l, i) ? "its runs move" : "nothing is placed there");
-        else if (l->node_unusable[i] == UNUSABLE_DRAINED_BEFORE)
-            schedlive_log(l, "%s answers again (%s): it stays drained, as it was before it went "
-                             "away (:undrain %s to use it)",
+        else if (sched_node_drained(l->s, i))
+            schedlive_log(l, "%s answers again (%s): it stays drained, as the operator drained "
+                             "it (:undrain %s to use it)",
                           name, v->why, name);
         else
             schedlive_log(l, "%s is usable again (%s)", name, v->why);
-        l->node_unusable[i] = !v->unusable ? 0 : operators ? UNUSABLE_DRAINED_BEFORE : 1;
+        l->node_unusable[i] = v->unusable != 0;
     }
     int gpus = sched_node_gpu_count(l->s, i);
     int held = v->held_gpus < gpus ? v->held_gpus : gpus;

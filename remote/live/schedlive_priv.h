@@ -30,12 +30,18 @@ typedef struct {
     char waiting[96];    /* the backend's last reason for not running yet (Slurm's) */
     int wait_logged;
     int need_start;  /* start a run at `want` once no process is up */
+    /* the fence (schedlive.h): its last run found another run of it holding its folder, so
+     * the next start waits until start_after_ms; fence_said: said once a wait */
+    int64_t start_after_ms;
+    int fence_said;
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */
     int64_t stop_sent_ms;
     int killed; /* SIGKILL sent */
     int has_ckpt;
     int runs, resizes, deaths, failed, resize_pending;
+    int deaths_near;       /* deaths, each within death_window_s of the one before */
+    int64_t last_death_ms; /* wall time of the last death */
     /* the backend took its current run off its GPUs (LiveRunOps.preempted): not a death;
      * preempt_event: the model's stop that followed, logged by schedlive_preempted, not
      * again as a decision; preempt_saved: its checkpoint was already counted then (else the

@@ -86,7 +86,8 @@ static int name_ok(const char *n)
     return strcmp(n, ".") != 0 && strcmp(n, "..") != 0;
 }
 
-char *schedlive_job_template(const char *t, const char *dir, const char *name, Error *err)
+char *schedlive_job_template(const char *t, const char *dir, const char *name, const char *mark,
+                             Error *err)
 {
     if (!name_ok(name)) {
         error_set(err,
@@ -101,32 +102,53 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
     }
     char path[4096];
     /* A folder starting with '-' would be read as options by mkdir and cd. */
-    snprintf(path, sizeof path, "%s%s/%s", dir[0] == '-' ? "./" : "", dir, name);
+    if ((size_t)snprintf(path, sizeof path, "%s%s/%s", dir[0] == '-' ? "./" : "", dir, name) >=
+        sizeof path) {
+        /* cut short, it would name another folder: the job would run and resume there */
+        error_set(err, "job '%s': its folder %.60s.../%s is longer than %zu bytes", name, dir,
+                  name, sizeof path - 1);
+        return NULL;
+    }
     char *b = NULL;
     size_t len = 0;
+    int rc = 0; /* one failed append (out of memory) would leave a command with a part left out */
     /* The shell survives the SIGTERM sent to the job's group (`trap : TERM`), waits for
      * the job to write its checkpoint and exits with the job's status. */
     /* The folder holds the job's hostfile and checkpoints: private (0700) whatever the remote
      * umask, one made before as well; the umask only in a subshell, not the job's own. */
-    shquote_append_raw(&b, &len, "trap : TERM; (umask 077 && mkdir -p ");
-    shquote_append(&b, &len, path);
-    shquote_append_raw(&b, &len, ") && chmod 700 ");
-    shquote_append(&b, &len, path);
-    shquote_append_raw(&b, &len, " && cd ");
-    shquote_append(&b, &len, path);
-    shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
-    shquote_append(&b, &len, name);
+    rc |= shquote_append_raw(&b, &len, "trap : TERM; (umask 077 && mkdir -p ");
+    rc |= shquote_append(&b, &len, path);
+    rc |= shquote_append_raw(&b, &len, ") && chmod 700 ");
+    rc |= shquote_append(&b, &len, path);
+    rc |= shquote_append_raw(&b, &len, " && cd ");
+    rc |= shquote_append(&b, &len, path);
+    /* The fence (schedlive.h): fd 9 stays open in the shell and the job it starts, so the
+     * lock lasts as long as any process of the run; flock(1) is util-linux's. */
+    rc |= shquote_append_raw(&b, &len,
+                             " && exec 9>>" SCHEDLIVE_FENCE_LOCK " && if ! flock -n 9; then "
+                             "echo '" SCHEDLIVE_FENCE_WORD ": another run of this job still "
+                             "holds its folder' >&2; exit 75; fi");
+    rc |= shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
+    rc |= shquote_append(&b, &len, name);
+    rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");
+    rc |= shquote_append(&b, &len, mark);
     /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
      * one node cannot touch each other's; Horovod and MPI read the hostfile. It is written
      * to a new file mktemp makes and renamed into place, so a symlink planted at its name is
      * replaced, never followed; the name is removed first because mv onto a symlink to a
      * folder moves the file into that folder (`mv -T` is GNU only). */
-    shquote_append_raw(&b, &len,
-                       " && export TUNEDECK_JOB && CUDA_VISIBLE_DEVICES={gpu_ids} && "
-                       "export CUDA_VISIBLE_DEVICES && hf=$(mktemp " JOBCTL_HOSTFILE ".XXXXXX) && "
-                       "printf '%s\\n' {hostfile_text} > \"$hf\" && rm -f " JOBCTL_HOSTFILE
-                       " && mv -f \"$hf\" " JOBCTL_HOSTFILE " && ");
-    shquote_append_raw(&b, &len, t);
+    rc |= shquote_append_raw(&b, &len,
+                             " && export TUNEDECK_JOB TUNEDECK_RUN_MARK && "
+                             "CUDA_VISIBLE_DEVICES={gpu_ids} && "
+                             "export CUDA_VISIBLE_DEVICES && hf=$(mktemp " JOBCTL_HOSTFILE ".XXXXXX) && "
+                             "printf '%s\\n' {hostfile_text} > \"$hf\" && rm -f " JOBCTL_HOSTFILE
+                             " && mv -f \"$hf\" " JOBCTL_HOSTFILE " && ");
+    rc |= shquote_append_raw(&b, &len, t);
+    if (rc < 0) {
+        free(b);
+        error_set(err, "job '%s': out of memory building its command", name);
+        return NULL;
+    }
     return b;
 }
 
@@ -205,7 +227,8 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
         SchedJobInfo info;
         sched_job_info(s, i, &info);
         /* checked once here, so a bad name never reaches a start */
-        char *wrapped = schedlive_job_template(c->job_command, dir, info.name, err);
+        char *wrapped = schedlive_job_template(c->job_command, dir, info.name,
+                                               "00000000000000000000000000000000", err);
         free(wrapped);
         if (!wrapped)
             return o && o->workload ? error_prefix(err, "%s", o->workload) : -1;

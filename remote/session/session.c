@@ -220,16 +220,18 @@ static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
         s->spec.on_event(s->spec.userdata, ev, rec);
 }
 
-static void on_proc(void *userdata, int trial, const char *machine, long pgid)
+static void on_proc(void *userdata, int trial, const char *machine, long pgid,
+                    const char *mark)
 {
     Session *s = userdata;
-    tune_procs_on_proc(&s->procs, trial, machine, pgid);
+    tune_procs_on_proc(&s->procs, trial, machine, pgid, mark);
 }
 
-static void on_proc_lost(void *userdata, int trial, const char *machine, long pgid)
+static void on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
+                         const char *mark)
 {
     Session *s = userdata;
-    tune_procs_on_proc_lost(&s->procs, trial, machine, pgid);
+    tune_procs_on_proc_lost(&s->procs, trial, machine, pgid, mark);
 }
 
 int session_stop_busy(const Session *s)

@@ -8,24 +8,26 @@
 
 #include "core/base/plural.h"
 
-void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid)
+void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid,
+                        const char *mark)
 {
     TuneProcs *pl = userdata;
     /* `trial` is the number its schedule carried (the file's: tuner_outside_number), the one
-     * its processes' TUNEDECK_TRIAL holds and a later stop looks for. */
-    tune_journal_append(pl->tj, orphans_proc_json(trial, machine, pgid));
-    orphans_add(&pl->seen, trial, machine, pgid);
+     * its processes' TUNEDECK_TRIAL holds; the mark is what a later stop looks for. */
+    tune_journal_append(pl->tj, orphans_proc_json(trial, machine, pgid, mark));
+    orphans_add(&pl->seen, trial, machine, pgid, mark);
 }
 
-void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid)
+void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
+                             const char *mark)
 {
     TuneProcs *pl = userdata;
-    orphans_add(&pl->lost, trial, machine, pgid);
+    orphans_add(&pl->lost, trial, machine, pgid, mark);
 }
 
 static void journal_stop(TuneJournal *tj, const Orphan *o)
 {
-    cJSON *ev = orphans_proc_json(o->trial, o->machine, o->pgid);
+    cJSON *ev = orphans_proc_json(o->trial, o->machine, o->pgid, o->mark);
     cJSON_ReplaceItemInObject(ev, "event", cJSON_CreateString("remote_process_stop"));
     cJSON_AddStringToObject(ev, "result", o->result);
     tune_journal_append(tj, ev);
@@ -200,7 +202,7 @@ static double stop_wait_s(HostPool *pool, const OrphanList *l)
 
 static void keep_for_later(OrphanList *lost, const Orphan *o, int unreached)
 {
-    if (orphans_add(lost, o->trial, o->machine, o->pgid) == 0)
+    if (orphans_add(lost, o->trial, o->machine, o->pgid, o->mark) == 0)
         lost->items[lost->n - 1].unreached = unreached;
 }
 

@@ -17,10 +17,12 @@ typedef struct {
 } TuneProcs;
 
 /* LaunchConfig.on_proc with a TuneProcs as userdata: journals the group and keeps it. */
-void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid);
+void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid,
+                        const char *mark);
 /* LaunchConfig.on_proc_lost with a TuneProcs as userdata: keeps it to stop before the next
  * trial on that machine. */
-void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid);
+void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
+                             const char *mark);
 
 /* One line per group stopped (or not), e.g. "interrupted trial 2: process group 123 on h1:
  * stopped". */

@@ -361,6 +361,36 @@ marker=$(marker_left)
 check "no process of trial 5 is left on any host ($left groups, $marker marked)" \
     [ "$left $marker" = "0 0" ]
 
+echo "1c. a resume stops its own trial's group, never another session's trial of the same number"
+# Two groups on h1 carry TUNEDECK_TRIAL=6: this session's (mark A) and another session's (mark
+# B) whose group id the journal also names, as when a group id is reused. The stop matches the
+# launch's mark, not the number: the other session's group runs on. (It stopped both before.)
+mark_a=0123456789abcdef0123456789abcdef mark_b=fedcba9876543210fedcba9876543210
+for who in a b; do
+    eval "m=\$mark_$who"
+    "$rexec" --cluster "$T/inv.json" --only h1 -- sh -c \
+        "TUNEDECK_TRIAL=6 TUNEDECK_RUN_MARK=$m setsid sh -c 'echo \$\$ > $T/pg-$who; sleep 300; : $MARK' </dev/null >/dev/null 2>&1 &" \
+        > "$T/start-$who" 2>&1 </dev/null
+done
+n=0; while [ ! -s "$T/pg-a" ] || [ ! -s "$T/pg-b" ]; do
+    n=$((n + 1)); [ "$n" -gt 200 ] && break; sleep 0.05
+done
+pg_a="$(cat "$T/pg-a" 2>/dev/null)" pg_b="$(cat "$T/pg-b" 2>/dev/null)"
+printf '{"event":"remote_process","trial":6,"machine":"h1","pgid":%s,"mark":"%s"}\n' \
+    "$pg_a" "$mark_a" "$pg_b" "$mark_a" >> "$j1"
+printf 'h1 %s\n' "$pg_a" > "$T/group-a"; printf 'h1 %s\n' "$pg_b" > "$T/group-b"
+alive_a=$(alive_in "$T/group-a") alive_b=$(alive_in "$T/group-b")
+check "two groups with TUNEDECK_TRIAL=6 run on h1 ($alive_a and $alive_b alive)" [ "$alive_a $alive_b" = "1 1" ]
+"$bin" tune --resume "$id" --budget 5 --json > "$T/r1c.json" 2> "$T/r1c.err"
+check "the resume stopped this session's group of trial 6 and journaled it" \
+    sh -c "grep -q 'interrupted trial 6: process group $pg_a on h1: stopped' '$T/r1c.err' &&
+           grep -q '\"event\":\"remote_process_stop\",\"trial\":6,\"machine\":\"h1\",\"pgid\":$pg_a,\"mark\":\"$mark_a\",\"result\":\"stopped\"' '$j1'"
+alive_a=$(alive_in "$T/group-a") alive_b=$(alive_in "$T/group-b")
+check "the other session's group with the same trial number runs on, said gone ($alive_b alive)" \
+    sh -c "[ '$alive_b' = 1 ] && grep -q 'interrupted trial 6: process group $pg_b on h1: gone' '$T/r1c.err'"
+check "and this session's group is stopped ($alive_a alive)" [ "$alive_a" = 0 ]
+"$rexec" --cluster "$T/inv.json" --only h1 -- kill -KILL -- "-$pg_b" > /dev/null 2>&1 </dev/null
+
 echo "2. one host's sshd killed mid-trial"
 touch "$T/slow-1"
 session_bg 2

@@ -43,8 +43,7 @@ echo "a job across two hosts"
     --interval 60 --time-scale 30 --duration 12 --status-every 0 --job-dir "$T/jobs" \
     > "$T/out" 2> "$T/err"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && python3 - "$T/out" "$T/jobs/r0/ranks.log" <<'PY'
 import re, sys
 from outcheck import out, need
@@ -72,8 +71,7 @@ echo "two jobs packed on one node"
     --interval 60 --time-scale 30 --duration 3 --status-every 0 --job-dir "$T/pack" \
     > "$T/out2" 2> "$T/err2"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 c0=$(sed -n 's/.* cuda=\([^ ]*\) .*/\1/p' "$T/pack/p0/ranks.log" 2>/dev/null | sort -u)
 c1=$(sed -n 's/.* cuda=\([^ ]*\) .*/\1/p' "$T/pack/p1/ranks.log" 2>/dev/null | sort -u)
 if [ "$rc" -eq 0 ] && [ -n "$c0" ] && [ -n "$c1" ] && [ "$c0" != "$c1" ] &&
@@ -100,8 +98,7 @@ victim=$(sed -n 's/^pid=\([0-9]*\) rank=1\/2 .*/\1/p' "$T/die/d0/ranks.log" 2>/d
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 met=$(grep -c 'rank=1/2' "$T/die/d0/ranks.log" 2>/dev/null)
 if [ "$rc" -eq 0 ] && [ -n "$victim" ] && [ "$met" -ge 2 ] &&
     grep -Eq 'd0: died unexpectedly (at step [0-9]+|before its first progress line) \(node 1: (killed by SIGKILL|exited [0-9]+).*\): restarting' "$T/out3" &&

@@ -33,6 +33,7 @@ export TUNEDECK_STATE_DIR="$T/state" OMP_NUM_THREADS=1
 # the Python checks' shared part (lib/outcheck.py), as lib/suite.sh puts it
 export PYTHONPATH="$here/integration/lib${PYTHONPATH:+:$PYTHONPATH}"
 
+. "$here/integration/lib/procs_left.sh"
 fails=0
 pass() { echo "  ok   $1"; }
 fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
@@ -123,8 +124,7 @@ trial="OMP_NUM_THREADS=1 python3 $ex --tag $mark"
 # here (--no-prune), because this checks the ranks, not the pruning (cli.sh, remote.sh do).
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial" --budget 3 \
     --optimizer random --seed 5 --trial-timeout 120 --no-journal --no-prune --json > "$T/t1.json" 2> "$T/t1.err"
-sleep 0.3
-left=$(pgrep -f -- "--tag $mark" | wc -l)
+left=$(procs_left "--tag $mark")
 if "$PY" - "$T/t1.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -145,8 +145,7 @@ echo "a crashing rank"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial --crash-rank 1" \
     --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
     > "$T/t2.json" 2> "$T/t2.err"
-sleep 0.3
-left=$(pgrep -f -- "--tag $mark" | wc -l)
+left=$(procs_left "--tag $mark")
 if "$PY" - "$T/t2.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
@@ -187,8 +186,7 @@ printf 'name,time,application,num_replicas,batch_size\np0,0,cifar10,1,128\nq0,0,
     --interval 30 --time-scale 6 --duration 45 --status-every 0 --loss-progress \
     --job-dir "$T/jobs" > "$T/live.out" 2> "$T/live.err"
 rc=$?
-sleep 0.3
-left=$(pgrep -f -- "$mark" | wc -l)
+left=$(procs_left "$mark")
 if [ "$rc" -le 1 ] && "$PY" - "$T/live.out" <<'EOF2'
 import re
 from outcheck import out, need

@@ -267,8 +267,7 @@ done
 running=$(marked_hosts)
 wait $TUNE_PID
 TUNE_PID=""
-sleep 0.2
-left=$(pgrep -f "$marker" | wc -l)
+left=$(procs_left "$marker")
 check "a stopped trial leaves no process behind on any host (it ran on $running hosts, $left left)" \
     sh -c "[ $running -eq 3 ] && [ $left -eq 0 ] && grep -q '\"timeout\"' '$T/t5.json'"
 
@@ -292,8 +291,7 @@ EOF
 "$bin" tune --cluster "$T/inv.json" --job "$T/job20.json" --launcher per-host \
     --trial-cmd "sh $T/slow.sh $pmark" --budget 3 --optimizer random --no-journal --json \
     > "$T/t6.json" 2>"$T/t6.err"
-sleep 0.2
-left=$(pgrep -f "$pmark" | wc -l)
+left=$(procs_left "$pmark")
 check "per-host: a slow trial is pruned in warm-up and leaves no process on any host ($left left)" \
     python3 - "$T/t6.json" "$left" <<'EOF'
 import json, sys

@@ -56,8 +56,7 @@ echo "killed j0 group ${pg:-none}" >> "$T/kill.log"
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 
 if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then pass "schedule --live ran to its end (exit $rc)"; else fail "schedule --live exit $rc"; fi
 if python3 - "$T/out" "$T/events.jsonl" <<'PY'
@@ -125,8 +124,7 @@ LIVE_PID=$!
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out2" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -154,8 +152,7 @@ echo "real progress"
     --policy doubling --interval 2 --time-scale 1 --duration 40 --status-every 0 --real-progress \
     --job-dir "$T/jobs3" > "$T/out3" 2> "$T/err3"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out3" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -185,8 +182,7 @@ PY
     --checkpoint-file "ckpt-$mark" \
     --job-dir "$T/jobs4" --events "$T/events4.jsonl" > "$T/out4" 2> "$T/err4"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out4" "$T/events4.jsonl" <<'PY'
 import json, re, sys
 out = open(sys.argv[1]).read()
@@ -216,8 +212,7 @@ PY
     --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0.5 \
     --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs7" > "$T/out7" 2> "$T/err7"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && python3 - "$T/out7" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
@@ -243,8 +238,7 @@ PY
     --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0 \
     --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5" > "$T/out5" 2> "$T/err5"
 rc=$?
-sleep 0.3
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+left=$(procs_left "ckpt-$mark")
 said="b0: a line it printed was refused: progress: field 'loss': expected a number in [-1e+300, 1e+300], found NaN (training diverged?)"
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$(grep -cF "$said" "$T/out5")" -eq 1 ]
 then pass "a job's NaN loss is said once, naming the field"
@@ -338,7 +332,10 @@ echo "a host that goes down mid-run"
 # The sshd of the host j2 runs on stops, its connections with it: the host is drained in the
 # model at once (its runs move), j2 is not restarted there (which died again and left it
 # failed, its GPUs held on the dead host in the model) but where the next decision places
-# it; the sshd back, the pool reconnects and the host is usable again.
+# it; the sshd back, the pool reconnects and the host is usable again. Only sshd died: j2's
+# run goes on there, in the job folder every loopback host shares (as on NFS). The fence
+# keeps the new run off that folder while the old one lives (they ran side by side, both
+# writing the checkpoint), and the old one is stopped, by its mark, once its host answers.
 wait_out() { # PATTERN TENTHS: polls $T/out8 for the extended regex
     _wo=0
     while [ "$_wo" -lt "$2" ] && ! grep -Eq -- "$1" "$T/out8" 2>/dev/null; do
@@ -355,15 +352,26 @@ if wait_out "j2: run 1 on h[1-3] " 300; then
     down=$(sed -n 's/.*j2: run 1 on h\([1-3]\) .*/\1/p' "$T/out8" | head -1)
     harness_stop "$down"
     if wait_out "h$down is down over SSH \(.*\): its runs move" 150 &&
-        wait_out "j2: its run ended .* with h$down, which the scheduler no longer uses: it restarts" 150 &&
-        wait_out "j2: run 2 on h[1-3] " 300 && ! grep -q "j2: run 2 on h$down " "$T/out8"
+        wait_out "j2: its run ended .* with h$down, which the scheduler no longer uses: it restarts" 150
     then pass "a host that goes down is drained and its job restarts elsewhere"
     else fail "host h$down down: $(tail -n 12 "$T/out8")"; fi
+    # the old run still lives (only its sshd died), holding j2's folder
+    stale=$(pgrep -f "ckpt-$mark" | while read -r p; do
+        case "$(readlink /proc/"$p"/cwd 2>/dev/null)" in */jobs8/j2) echo "$p" ;; esac; done | head -n 1)
+    if [ -n "$stale" ] && wait_out "j2: another run of it still holds its folder" 300 &&
+        ! grep -q "j2: run 2 on" "$T/out8"
+    then pass "the new run of j2 waits while the one left on h$down holds its folder (pid $stale)"
+    else fail "fence: stale '$stale': $(tail -n 8 "$T/out8")"; fi
     harness_start "$down"
     # the pool's reconnect back-off is capped at 30 s
     if wait_out "h$down is usable again \(it answers over SSH again\)" 600
     then pass "the host is usable again once it answers"
     else fail "h$down back: $(tail -n 8 "$T/out8")"; fi
+    if wait_out "j2: its run left on h$down when the connection dropped \(process group [0-9]+\): stopped" 300 &&
+        wait_out "j2: run 2 on h[1-3] .* resumed at step|j2: run 2 on h[1-3] .* first step" 300 &&
+        { [ -z "$stale" ] || ! kill -0 "$stale" 2>/dev/null; }
+    then pass "once h$down answers its old run of j2 is stopped by its mark, and j2 runs again"
+    else fail "stale run on h$down: $(tail -n 8 "$T/out8")"; fi
 else
     fail "j2 did not start: $(tail -n 8 "$T/out8")"
 fi
@@ -374,7 +382,6 @@ LIVE_PID=""
 if [ "$rc" -eq 143 ] && ! grep -q "second death\|j2 .* yes " "$T/out8"
 then pass "no death was counted against j2 (exit $rc)"
 else fail "after the host came back: exit $rc: $(tail -n 6 "$T/out8")"; fi
-suite_reap # the job the dead sshd left running on its host (scheduler-live.md, Limits)
 
 # A host down at the start is drained there and usable once it answers (the watch keeps
 # reconnecting it); the first look at the hosts does not undrain it (it did, at once: the

@@ -37,9 +37,9 @@ fail() {
 cp "$WORKER" "$TMP/tunedeck-worker"
 W="$TMP/tunedeck-worker"
 
+. "$(dirname "$0")/lib/procs_left.sh"
 no_leftovers() {
-    sleep 0.2
-    if pgrep -f "$W" >/dev/null; then
+    if [ "$(procs_left "$W")" -gt 0 ]; then
         pgrep -af "$W" >&2
         fail "$1: worker processes left behind"
     fi

@@ -102,3 +102,4 @@ other_job() {
     while [ $n -lt 50 ] && ! squeue -h -t R -j "$other_id" | grep -q .; do sleep 0.1; n=$((n + 1)); done
     echo "$other_id"
 }
+. "$here/integration/lib/procs_left.sh"

@@ -13,23 +13,65 @@ static void parse(const char *text, JournalLog *log)
 
 Test(orphans, the_event_round_trips_through_collect)
 {
-    cJSON *ev = orphans_proc_json(3, "h1", 4242);
+    char mark[ORPHAN_MARK_CHARS + 1];
+    Error err;
+    cr_assert_eq(orphans_mark_new(mark, &err), 0, "%s", err.msg);
+    cr_assert(orphans_mark_ok(mark), "%s", mark);
+    cJSON *ev = orphans_proc_json(3, "h1", 4242, mark);
     char *line = cJSON_PrintUnformatted(ev);
-    char text[512];
+    char text[512], want[256];
     snprintf(text, sizeof text, "{\"event\":\"session\"}\n%s\n", line);
-    cr_assert_str_eq(line,
-                     "{\"event\":\"remote_process\",\"trial\":3,\"machine\":\"h1\",\"pgid\":4242}");
+    snprintf(want, sizeof want,
+             "{\"event\":\"remote_process\",\"trial\":3,\"machine\":\"h1\",\"pgid\":4242,"
+             "\"mark\":\"%s\"}",
+             mark);
+    cr_assert_str_eq(line, want);
     free(line);
     cJSON_Delete(ev);
     JournalLog log;
     OrphanList l;
-    Error err;
     parse(text, &log);
     cr_assert_eq(orphans_collect(&log, &l, &err), 0);
     cr_assert_eq(l.n, 1);
     cr_assert_eq(l.items[0].trial, 3);
     cr_assert_eq(l.items[0].pgid, 4242);
     cr_assert_str_eq(l.items[0].machine, "h1");
+    cr_assert_str_eq(l.items[0].mark, mark);
+    orphans_clear(&l);
+    journal_log_clear(&log);
+}
+
+/* Two launches never share a mark; a journal's mark that is not 32 lowercase hex digits is
+ * no way to know a group (and would reach a shell command): its event is left out, while
+ * one with no mark at all (a journal from before marks) is kept, matched by trial number. */
+Test(orphans, marks_are_fresh_and_a_bad_one_leaves_its_event_out)
+{
+    char a[ORPHAN_MARK_CHARS + 1], b[ORPHAN_MARK_CHARS + 1];
+    Error err;
+    cr_assert_eq(orphans_mark_new(a, &err), 0);
+    cr_assert_eq(orphans_mark_new(b, &err), 0);
+    cr_assert_str_neq(a, b);
+    const char *text =
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":100,"
+        "\"mark\":\"0123456789abcdef0123456789abcdef\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":101}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":102,"
+        "\"mark\":\"0123456789ABCDEF0123456789ABCDEF\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":103,"
+        "\"mark\":\"x; kill -9 -1; 0123456789abcdef0123456789abcd\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":104,"
+        "\"mark\":\"0123456789abcdef0123456789abcde\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":105,"
+        "\"mark\":7}\n";
+    JournalLog log;
+    OrphanList l;
+    parse(text, &log);
+    cr_assert_eq(orphans_collect(&log, &l, &err), 0);
+    cr_assert_eq(l.n, 2, "took %zu", l.n);
+    cr_assert_eq(l.items[0].pgid, 100);
+    cr_assert_str_eq(l.items[0].mark, "0123456789abcdef0123456789abcdef");
+    cr_assert_eq(l.items[1].pgid, 101);
+    cr_assert_str_eq(l.items[1].mark, "");
     orphans_clear(&l);
     journal_log_clear(&log);
 }
@@ -79,10 +121,10 @@ Test(orphans, a_group_id_that_would_mean_everything_is_never_taken)
 Test(orphans, take_moves_only_earlier_trials_groups_on_that_machine)
 {
     OrphanList from = {0}, to = {0};
-    cr_assert_eq(orphans_add(&from, 1, "h2", 100), 0);
-    cr_assert_eq(orphans_add(&from, 1, "h1", 101), 0);
-    cr_assert_eq(orphans_add(&from, 2, "h2", 102), 0);
-    cr_assert_eq(orphans_add(&from, 3, "h2", 103), 0); /* the trial itself: not a leftover */
+    cr_assert_eq(orphans_add(&from, 1, "h2", 100, NULL), 0);
+    cr_assert_eq(orphans_add(&from, 1, "h1", 101, NULL), 0);
+    cr_assert_eq(orphans_add(&from, 2, "h2", 102, NULL), 0);
+    cr_assert_eq(orphans_add(&from, 3, "h2", 103, NULL), 0); /* the trial itself: not a leftover */
     cr_assert_eq(orphans_take(&from, 3, "h2", &to), 0);
     cr_assert_eq(to.n, 2);
     cr_assert(to.items[0].pgid == 100 && to.items[1].pgid == 102);

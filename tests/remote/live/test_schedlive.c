@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,17 +124,23 @@ Test(schedlive, checkpoint_name_must_be_per_job)
     cr_assert_str_eq(ck, "b.ckpt");
 }
 
+#define MARK "0123456789abcdef0123456789abcdef"
+
 Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
 {
     Error e;
-    char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", &e);
+    char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", MARK, &e);
     cr_assert_not_null(t, "%s", e.msg);
     /* the folder private whatever the remote umask, and the hostfile renamed into place so
      * that a symlink planted there is never written through (regression), its name removed
      * first so that a symlink to a folder does not take the file in (regression) */
     cr_assert_str_eq(t, "trap : TERM; (umask 077 && mkdir -p '/d ir/j-0') && "
                         "chmod 700 '/d ir/j-0' && cd '/d ir/j-0' && "
-                        "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB && "
+                        "exec 9>>.tunedeck-run-{node_rank}.lock && if ! flock -n 9; then echo "
+                        "'tunedeck-folder-busy: another run of this job still holds its folder' "
+                        ">&2; exit 75; fi && "
+                        "TUNEDECK_JOB='j-0' && TUNEDECK_RUN_MARK='" MARK "' && "
+                        "export TUNEDECK_JOB TUNEDECK_RUN_MARK && "
                         "CUDA_VISIBLE_DEVICES={gpu_ids} && export CUDA_VISIBLE_DEVICES && "
                         "hf=$(mktemp tunedeck-hostfile.XXXXXX) && "
                         "printf '%s\\n' {hostfile_text} > \"$hf\" && "
@@ -155,16 +162,24 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     free(cmd);
     free(t);
     /* regression: a job folder starting with '-' reached mkdir and cd as their options */
-    char *dash = schedlive_job_template("w", "-m777", "j", &e);
+    char *dash = schedlive_job_template("w", "-m777", "j", MARK, &e);
     cr_assert_not_null(dash, "%s", e.msg);
     cr_assert(strstr(dash, "mkdir -p './-m777/j') && chmod 700 './-m777/j' && cd './-m777/j' && "),
               "%s", dash);
     free(dash);
-    cr_assert_null(schedlive_job_template("w", "d", "../x", &e));
+    cr_assert_null(schedlive_job_template("w", "d", "../x", MARK, &e));
     cr_assert(strstr(e.msg, "'../x'") != NULL, "%s", e.msg);
-    cr_assert_null(schedlive_job_template("w", "d", "a;b", &e));
-    cr_assert_null(schedlive_job_template("w", "d{gpus}", "a", &e));
+    cr_assert_null(schedlive_job_template("w", "d", "a;b", MARK, &e));
+    cr_assert_null(schedlive_job_template("w", "d{gpus}", "a", MARK, &e));
     cr_assert(strstr(e.msg, "d{gpus}") != NULL, "%s", e.msg);
+    /* regression: a folder past the path buffer was cut short, naming another folder that
+     * the job ran and resumed in */
+    char long_dir[5000];
+    memset(long_dir, 'd', sizeof long_dir - 1);
+    long_dir[sizeof long_dir - 1] = 0;
+    cr_assert_null(schedlive_job_template("w", long_dir, "j7", MARK, &e));
+    cr_assert(strstr(e.msg, "job 'j7': its folder ddd") && strstr(e.msg, "is longer than 4095"),
+              "%s", e.msg);
 }
 
 /* A job whose host refuses: the start is reported as a death, restarted once, then the job
@@ -218,7 +233,7 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     cr_assert(j.failed, "%s", log);
     cr_assert(strstr(log, "decision t=0s: start j0") != NULL, "%s", log);
     cr_assert(strstr(log, "j0: died unexpectedly") != NULL, "%s", log);
-    cr_assert(strstr(log, "second death, left stopped") != NULL, "%s", log);
+    cr_assert(strstr(log, "second death in a row, left stopped") != NULL, "%s", log);
     cr_assert_eq(j.runs, 2);
     cr_assert_eq(j.deaths, 2);
     cr_assert_eq(j.step, -1);
@@ -473,8 +488,18 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     node_says(&r, 1, 0, "it answers over SSH again");
     cr_assert(sched_node_drained(r.s, 1), "%s", r.text);
     cr_assert(strstr(r.text, "m1 answers again (it answers over SSH again): it stays drained, as "
-                             "it was before it went away (:undrain m1 to use it)\n"),
+                             "the operator drained it (:undrain m1 to use it)\n"),
               "%s", r.text);
+    /* regression: the operator's :drain of a node that is down already was undone when it
+     * came back (the drain was taken for the backend's) */
+    node_says(&r, 1, 1, "down over SSH (test)");
+    cr_assert_eq(sched_drain_node(r.s, 1, 0, &e), 0, "%s", e.msg); /* :undrain m1 */
+    cr_assert(sched_node_drained(r.s, 1), "down: still drained by the backend");
+    cr_assert_eq(sched_drain_node(r.s, 1, 1, &e), 0, "%s", e.msg); /* :drain m1, down */
+    node_says(&r, 1, 0, "it answers over SSH again");
+    cr_assert(sched_node_drained(r.s, 1), "%s", r.text);
+    cr_assert_eq(sched_drain_node(r.s, 1, 0, &e), 0, "%s", e.msg); /* :undrain m1, up */
+    cr_assert_not(sched_node_drained(r.s, 1), "%s", r.text);
     /* one the backend alone drained is the scheduler's again once it answers */
     node_says(&r, 0, 1, "down over SSH (test)");
     cr_assert(sched_node_drained(r.s, 0), "%s", r.text);
@@ -482,4 +507,125 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     cr_assert_not(sched_node_drained(r.s, 0), "%s", r.text);
     cr_assert(strstr(r.text, "m0 is usable again (it answers over SSH again)\n"), "%s", r.text);
     liverig_close(&r);
+}
+
+/* A backend whose first run finds the job's folder held by another run of it (the fence,
+ * schedlive.h: it exits 75 before the job starts), and whose next run trains. */
+static int fenced_starts;
+
+static void *fenced_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    StandinRun *r = standin_run_new(sizeof(StandinRun));
+    if (fenced_starts++ == 0)
+        snprintf(r->status, sizeof r->status, "exited 75: %s: another run", SCHEDLIVE_FENCE_WORD);
+    return r;
+}
+
+static void fenced_step(void *run)
+{
+    StandinRun *r = run;
+    if (r->status[0])
+        return;
+    TrialEvent ev = {.kind = EVENT_PROGRESS,
+                     .step = r->p.seen + 1,
+                     .epoch = -1,
+                     .loss = NAN,
+                     .examples_per_s = -1};
+    jobctl_progress_note(&r->p, &ev);
+}
+
+static const LiveRunOps FENCED = {.name = "fenced",
+                                  .start = fenced_start,
+                                  .signal = standin_signal,
+                                  .step = fenced_step,
+                                  .rank0_saved = standin_ready,
+                                  STANDIN_OPS};
+
+static int has_stepped(const SchedLiveJob *j)
+{
+    return j->step >= 3;
+}
+
+/* A run kept off the job's folder by another run of it is no death and no run: the start is
+ * tried again (after SCHEDLIVE_FENCE_RETRY_S) and the job trains, said once each way. */
+Test(schedlive, a_start_the_fence_turns_away_is_tried_again_not_counted_as_a_death)
+{
+    static LiveRig r;
+    fenced_starts = 0;
+    liverig_open(&r, two_by_two(), &FENCED, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_stepped, 20000, &j);
+    cr_assert_geq(j.step, 3, "%s", r.text);
+    cr_assert_eq(fenced_starts, 2, "%s", r.text);
+    cr_assert_eq(j.deaths, 0, "%s", r.text);
+    cr_assert_eq(j.failed, 0, "%s", r.text);
+    cr_assert_eq(j.runs, 1, "the turned-away start is no run: %s", r.text);
+    cr_assert(strstr(r.text, "j0: another run of it still holds its folder (one left on a host "
+                             "whose connection dropped?): it starts once that run has stopped, "
+                             "tried every 5 s\n") &&
+                  strstr(r.text, "j0: its folder is free again: the run goes on\n") &&
+                  strstr(r.text, "j0: run 1 on "),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "died unexpectedly"), "%s", r.text);
+    liverig_close(&r);
+}
+
+/* A backend whose every run dies at its first step (a script that raises at once). */
+static void *dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    return standin_run_new(sizeof(StandinRun));
+}
+
+static void dying_step(void *run)
+{
+    StandinRun *r = run;
+    snprintf(r->status, sizeof r->status, "exited 1: boom");
+}
+
+static const LiveRunOps DYING = {.name = "dying",
+                                 .start = dying_start,
+                                 .signal = standin_signal,
+                                 .step = dying_step,
+                                 .rank0_saved = standin_running,
+                                 STANDIN_OPS};
+
+/* A job is left failed at its second death in a row, within death_window_s of the first; a
+ * death later than that is a first again (it was: the second death of the whole run, a day
+ * apart or not). The driver is stepped at chosen times: at t0 run 1 dies and run 2 starts;
+ * 60 s later (window 30 s) run 2 dies as a first death again and run 3 starts; 10 ms after,
+ * run 3's death is the second in a row. */
+Test(schedlive, only_a_second_death_soon_after_the_first_leaves_a_job_failed)
+{
+    static LiveRig r;
+    liverig_open_with(&r, two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 1, .backend = &DYING, .death_window_s = 30});
+    SchedLiveJob j;
+    int64_t t0 = clock_now_ms();
+    for (int i = 0; i < 50 && (schedlive_job(r.l, 0, &j), j.deaths < 1); i++)
+        schedlive_step(r.l, NULL, 0, t0 += 20); /* a tick is 10 ms */
+    cr_assert_eq(j.deaths, 1, "deaths %d: %s", j.deaths, r.text);
+    cr_assert(!j.failed, "%s", r.text);
+    schedlive_step(r.l, NULL, 0, t0 += 60000);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.deaths, 2, "%s", r.text);
+    cr_assert(!j.failed, "a death 60 s after the last (window 30 s) is a first: %s", r.text);
+    cr_assert(strstr(r.text, ": restarting fresh (no checkpoint yet) (its last death was over "
+                             "30 s ago: counted as a first)\n"),
+              "%s", r.text);
+    schedlive_step(r.l, NULL, 0, t0 += 20);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.deaths, 3, "%s", r.text);
+    cr_assert(j.failed, "%s", r.text);
+    cr_assert(strstr(r.text, ": second death in a row, left stopped\n"), "%s", r.text);
+    cr_assert_eq(j.runs, 3, "%s", r.text);
+    schedlive_stop_all(r.l);
+    for (int i = 0; i < 100 && !schedlive_done(r.l); i++)
+        schedlive_step(r.l, NULL, 0, t0 += 20);
+    cr_assert(schedlive_done(r.l), "%s", r.text);
+    schedlive_free(r.l);
+    sched_free(r.s);
+    catalogue_free(r.cat);
+    cluster_free(r.c);
 }

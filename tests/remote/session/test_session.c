@@ -486,7 +486,7 @@ Test(session, on_the_callers_loop_the_quits_stop_of_lost_groups_is_begun_and_end
     cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
     cr_assert_not(session_stop_busy(s));
     cr_assert_eq(session_stop_deadline(s), -1);
-    cr_assert_eq(orphans_add(&s->procs.lost, 1, "m0", 4242), 0);
+    cr_assert_eq(orphans_add(&s->procs.lost, 1, "m0", 4242, NULL), 0);
     n_lost_said = 0;
     session_stop_lost(s, keep_line, NULL);
     cr_assert(session_stop_busy(s), "begun, not waited for");
@@ -525,7 +525,7 @@ Test(session, the_journals_end_waits_for_a_stop_still_under_way)
     s->pool = hostpool_new(&po, &err); /* the session frees it */
     cr_assert_not_null(s->pool, "%s", err.msg);
     cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
-    cr_assert_eq(orphans_add(&s->procs.lost, 1, "m0", 4242), 0);
+    cr_assert_eq(orphans_add(&s->procs.lost, 1, "m0", 4242, NULL), 0);
     n_lost_said = 0;
     session_stop_lost(s, keep_line, NULL);
     cr_assert(session_stop_busy(s), "begun, not waited for");

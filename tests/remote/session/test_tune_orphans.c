@@ -33,9 +33,9 @@ Test(tune_orphans, only_earlier_groups_on_the_trials_machines_are_tried_and_unan
     cr_assert_not_null(pool, "%s", err.msg);
     TuneJournal *tj = tune_journal_new(NULL); /* never begun: its events are dropped */
     OrphanList lost = {0};
-    cr_assert_eq(orphans_add(&lost, 1, "m1", 101), 0); /* not this trial's machine */
-    cr_assert_eq(orphans_add(&lost, 1, "m0", 100), 0); /* tried: no such host in the pool */
-    cr_assert_eq(orphans_add(&lost, 3, "m0", 103), 0); /* the trial itself */
+    cr_assert_eq(orphans_add(&lost, 1, "m1", 101, NULL), 0); /* not this trial's machine */
+    cr_assert_eq(orphans_add(&lost, 1, "m0", 100, NULL), 0); /* tried: no such host in the pool */
+    cr_assert_eq(orphans_add(&lost, 3, "m0", 103, NULL), 0); /* the trial itself */
     char why[256] = "untouched";
     reports = 0;
     int rc = tune_orphans_before_trial(pool, tj, &lost, s, count_report, NULL, why, sizeof why);
@@ -132,7 +132,7 @@ Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswer
     cr_assert_eq(hostpool_add_cluster(pool, c, &err), 0, "%s", err.msg);
     TuneJournal *tj = tune_journal_new(NULL);
     OrphanList lost = {0};
-    cr_assert_eq(orphans_add(&lost, 1, "m0", 100), 0);
+    cr_assert_eq(orphans_add(&lost, 1, "m0", 100, NULL), 0);
     n_said = 0;
     TuneStop *st = NULL;
     cr_assert_eq(tune_orphans_before_trial_begin(pool, tj, &lost, s, keep_report, NULL, &st), 0);
@@ -165,7 +165,7 @@ Test(tune_orphans, a_sweep_in_steps_reports_each_group_and_leaves_the_callers_li
     cr_assert_not_null(pool, "%s", err.msg);
     TuneJournal *tj = tune_journal_new(NULL);
     OrphanList l = {0};
-    cr_assert_eq(orphans_add(&l, 3, "h9", 555), 0);
+    cr_assert_eq(orphans_add(&l, 3, "h9", 555, NULL), 0);
     n_said = 0;
     TuneStop *st = tune_orphans_stop_begin(pool, tj, &l, "interrupted", 0, keep_report, NULL);
     cr_assert_not_null(st);
@@ -204,8 +204,8 @@ Test(tune_orphans, a_sweep_out_of_memory_reports_each_group_not_stopped_out_of_m
     cr_assert_not_null(pool, "%s", err.msg);
     TuneJournal *tj = tune_journal_new(NULL);
     OrphanList l = {0};
-    cr_assert_eq(orphans_add(&l, 3, "h9", 555), 0);
-    cr_assert_eq(orphans_add(&l, 3, "h8", 556), 0);
+    cr_assert_eq(orphans_add(&l, 3, "h9", 555, NULL), 0);
+    cr_assert_eq(orphans_add(&l, 3, "h8", 556, NULL), 0);
     n_said = 0;
     stop_begin_out_of_memory = 1;
     TuneStop *st = tune_orphans_stop_begin(pool, tj, &l, "interrupted", 0, keep_report, NULL);

@@ -1,0 +1,13 @@
+# Sourced by the suites that check no process is left behind (lib/suite.sh, pytorch.sh,
+# worker.sh); not a suite.
+# procs_left PATTERN: how many processes whose command line holds PATTERN are left, once those
+# on their way out are gone: asked again every 0.1 s for up to 10 s while any is there. A
+# process a stop missed outlives that (the suites' jobs run until stopped), and a loaded
+# machine that is slow to reap one that was stopped is not taken for a leftover.
+procs_left() {
+    n=0
+    while [ "$n" -lt 100 ] && pgrep -f -- "$1" > /dev/null 2>&1; do
+        sleep 0.1; n=$((n + 1))
+    done
+    pgrep -f -- "$1" 2>/dev/null | wc -l
+}
