@@ -14,6 +14,7 @@
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/keys.h"
+#include "tui/logview.h"
 #include "tui/trials.h"
 #include "tui/view.h"
 
@@ -626,4 +627,51 @@ Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
     trials_free(&a->table);
     tuner_free(a->tuner);
     free(a);
+}
+
+/* The screen's text with its line breaks and border columns taken out, so that a wrapped
+ * line reads as one. */
+static void unwrap(char *text)
+{
+    char *o = text;
+    for (const char *p = text; *p; p++)
+        if (*p != '\n' && *p != '|')
+            *o++ = *p;
+    *o = 0;
+}
+
+/* Regression: a log line longer than the pane was cut at its width (and stored cut at 159
+ * bytes), so a trial's long failure could not be read whole. The overlay (L) shows each
+ * line wrapped, at any width, newest last, and scrolls back. */
+Test(views, the_log_overlay_shows_a_long_line_whole_at_any_width)
+{
+    static App a;
+    memset(&a, 0, sizeof a);
+    const char *tail = "the_end_of_the_long_line";
+    for (int i = 0; i < 40; i++)
+        app_log(&a, "line %d", i);
+    app_log(&a, "trial 7: failed: %s %s", "the command failed on h2: exit status 3:", "");
+    char longline[400];
+    snprintf(longline, sizeof longline, "trial 8: failed on h3: ");
+    while (strlen(longline) < 330)
+        strcat(longline, "word ");
+    strcat(longline, tail);
+    app_log(&a, "%s", longline);
+    for (int cols = 30; cols <= 100; cols += 35) {
+        resizeterm(30, cols);
+        erase();
+        cr_assert_eq(logview_draw(&a, cols, 30, 0), 0);
+        char *text = fixture_screen_text();
+        unwrap(text);
+        cr_assert(strstr(text, tail), "%d columns: %s", cols, text);
+        cr_assert(strstr(text, "Log "), "%s", text);
+        free(text);
+    }
+    /* scrolled back past the long line, the older ones show; back is clamped to the log */
+    resizeterm(30, 100);
+    erase();
+    cr_assert_eq(logview_draw(&a, 100, 30, 1000), 41);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "line 0") && !strstr(text, tail), "%s", text);
+    free(text);
 }
