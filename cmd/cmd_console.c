@@ -193,37 +193,37 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             ca->no_journal = 1;
             break;
         case 'G':
-            if (flags_long("console", "--gpus-per-node", optarg, 1, 64, &v) < 0)
+            if (flags_long(NULL, "--gpus-per-node", optarg, 1, 64, &v) < 0)
                 return EXIT_USAGE;
             o->gpus_per_node = (int)v;
             break;
         case 'J':
-            if (flags_long("console", "--sched-jobs", optarg, 1, 10000, &v) < 0)
+            if (flags_long(NULL, "--sched-jobs", optarg, 1, 10000, &v) < 0)
                 return EXIT_USAGE;
             o->sched_jobs = (int)v;
             break;
         case 'X':
-            if (flags_double("console", "--sched-speed", optarg, 0.001, 1e6, &o->sched_speed) < 0)
+            if (flags_double(NULL, "--sched-speed", optarg, 0.001, 1e6, &o->sched_speed) < 0)
                 return EXIT_USAGE;
             break;
         case 'b':
-            if (flags_long("console", "--budget", optarg, 1, 100000, &v) < 0)
+            if (flags_long(NULL, "--budget", optarg, 1, 100000, &v) < 0)
                 return EXIT_USAGE;
             sp->budget = (int)v;
             ca->budget_set = 1;
             break;
         case 's':
             ca->setup_flag = 1;
-            if (flags_long("console", "--seed", optarg, 0, 1L << 62, &sp->seed) < 0)
+            if (flags_long(NULL, "--seed", optarg, 0, 1L << 62, &sp->seed) < 0)
                 return EXIT_USAGE;
             break;
         case 'p':
-            if (flags_long("console", "--pace-ms", optarg, 0, 3600000, &v) < 0)
+            if (flags_long(NULL, "--pace-ms", optarg, 0, 3600000, &v) < 0)
                 return EXIT_USAGE;
             o->pace_ms = (int)v;
             break;
         case 'T':
-            if (flags_double("console", "--trial-timeout", optarg, 0.001, 1e7,
+            if (flags_double(NULL, "--trial-timeout", optarg, 0.001, 1e7,
                              &sp->trial_timeout_s) < 0)
                 return EXIT_USAGE;
             break;

@@ -11,8 +11,8 @@ int flags_long(const char *cmd, const char *flag, const char *text, long min, lo
                long *out)
 {
     if (decimal_long(text, min, max, out) < 0) {
-        fprintf(stderr, "tunedeck %s: %s: expected an integer in [%ld, %ld], found '%s'\n", cmd,
-                flag, min, max, text);
+        fprintf(stderr, "tunedeck%s%s: %s: expected an integer in [%ld, %ld], found '%s'\n",
+                cmd ? " " : "", cmd ? cmd : "", flag, min, max, text);
         return -1;
     }
     return 0;
@@ -22,8 +22,8 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
                  double *out)
 {
     if (decimal_double(text, min, max, out) < 0) {
-        fprintf(stderr, "tunedeck %s: %s: expected a number in [%g, %g], found '%s'\n", cmd,
-                flag, min, max, text);
+        fprintf(stderr, "tunedeck%s%s: %s: expected a number in [%g, %g], found '%s'\n",
+                cmd ? " " : "", cmd ? cmd : "", flag, min, max, text);
         return -1;
     }
     return 0;

@@ -6,7 +6,8 @@
 
 /* Parse a strict decimal integer/number in [min, max] (core/base/decimal.h: no spaces, hex,
  * exponent for an integer, inf or nan); on failure print
- * "tunedeck CMD: FLAG: expected ..., found '...'" and return -1. */
+ * "tunedeck CMD: FLAG: expected ..., found '...'" (cmd NULL: the console, which is
+ * `tunedeck` itself: "tunedeck: FLAG: ...") and return -1. */
 int flags_long(const char *cmd, const char *flag, const char *text, long min, long max,
                long *out);
 int flags_double(const char *cmd, const char *flag, const char *text, double min, double max,

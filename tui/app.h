@@ -70,6 +70,8 @@ typedef struct {
 
     int help;     /* help overlay open */
     int help_top; /* its first row shown, when it scrolls */
+    int log_view;    /* log overlay open (L, logview.h) */
+    size_t log_back; /* its lines of the log left out below the newest */
     int confirm_quit;
     int user_paused;
     /* The resume's stop of leftover process groups holds trials until it ends, so trial 1's
@@ -83,7 +85,7 @@ typedef struct {
     char config_file[1024]; /* empty: nowhere to save */
     int config_bad;         /* config_file holds what could not be read: never written over */
 
-    char log[APP_LOG_LINES][160];
+    char log[APP_LOG_LINES][512]; /* whole enough for the log overlay (logview.h) */
     size_t log_n; /* lines ever written */
 
     SimSched *ss;          /* the simulated cluster scheduler, NULL when none */

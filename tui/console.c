@@ -33,7 +33,7 @@ void console_defaults(ConsoleOptions *o)
     o->spec.budget = 60;
     o->spec.seed = 1;
     o->spec.trial_timeout_s = 600;
-    o->spec.keep_hosts = 1;    /* the hosts view shows every host */
+    o->spec.keep_hosts = SESSION_KEEP_USED; /* the hosts view shows every host in use */
     o->spec.async_suggest = 1; /* the screen stays live while the model thinks */
     o->pace_ms = -1;
     o->plot = NULL;  /* the config file's, else braille */
@@ -205,6 +205,8 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     with_screen.on_report = log_line;
     with_screen.report_userdata = a;
     with_screen.stops_on_loop = 1; /* keys and redraws go on while a host takes its seconds */
+    if (o->workload && spec->keep_hosts)
+        with_screen.keep_hosts = SESSION_KEEP_ALL; /* the live scheduler runs on them */
     /* A Slurm cluster alone is watched (its nodes, queue and drains); any other wants work. */
     if (spec->cluster && !spec->job && !o->workload && !spec->slurm &&
         !slurm_inventory_is_slurm_file(spec->cluster))

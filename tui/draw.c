@@ -164,6 +164,33 @@ void draw_seconds(char *out, size_t cap, double s)
         snprintf(out, cap, "%.2g", s);
 }
 
+int draw_seconds_decimals(const double *v, size_t n, int width)
+{
+    int d = 1;
+    double max = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(v[i]) || v[i] <= 0)
+            continue;
+        /* draw_seconds' own: 1 from 100 s, 2 from 0.1 s, two significant digits below */
+        int need = v[i] >= 100 ? 1 : v[i] >= 0.1 ? 2 : 1 - (int)floor(log10(v[i]));
+        need = need < 1 ? 1 : need > 4 ? 4 : need;
+        d = need > d ? need : d;
+        max = v[i] > max ? v[i] : max;
+    }
+    char text[64];
+    while (d > 0 && snprintf(text, sizeof text, "%.*f", d, max) > width)
+        d--;
+    return d;
+}
+
+void draw_seconds_fixed(char *out, size_t cap, double s, int decimals)
+{
+    if (isfinite(s))
+        snprintf(out, cap, "%.*f", decimals, s);
+    else
+        snprintf(out, cap, "-");
+}
+
 void draw_seconds_unit(char *out, size_t cap, double s)
 {
     if (!isfinite(s))

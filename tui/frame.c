@@ -9,6 +9,7 @@
 
 #include "tui/draw.h"
 #include "tui/keys.h"
+#include "tui/logview.h"
 #include "tui/view.h"
 
 static void draw_tabs(const App *a)
@@ -189,6 +190,8 @@ void frame_draw(App *a)
     draw_status(a);
     if (a->help)
         a->help_top = keys_draw_help(COLS, LINES, a->help_top);
+    else if (a->log_view)
+        a->log_back = logview_draw(a, COLS, LINES, a->log_back);
     wnoutrefresh(stdscr);
     doupdate();
     a->frames++;

@@ -100,6 +100,13 @@ static int help_scroll(wint_t ch, int is_key)
     return ch == 'k' ? -1 : ch == 'j' ? 1 : 0;
 }
 
+static void show_log(App *a)
+{
+    a->log_view = 1;
+    a->log_back = 0;
+    a->dirty = 1;
+}
+
 static void open_filter(App *a)
 {
     a->prompt = '/';
@@ -182,6 +189,7 @@ typedef struct {
 static const Binding BINDINGS[] = {
     {KEY_F(1), 1, show_help, 0},
     {'?', 0, show_help, 0},
+    {'L', 0, show_log, 0},
     {KEY_F(3), 1, open_filter, 0},
     {'/', 0, open_filter, 0},
     {':', 0, open_command, 0},
@@ -259,6 +267,18 @@ static void key(App *a, wint_t ch, int is_key)
             a->help_top = a->help_top + step > 0 ? a->help_top + step : 0;
         else
             a->help = 0;
+        a->dirty = 1;
+        return;
+    }
+    if (a->log_view) {
+        /* Up shows older lines, as in the pane; any other key closes it. */
+        int step = help_scroll(ch, is_key);
+        if (step < 0)
+            a->log_back += (size_t)-step;
+        else if (step > 0)
+            a->log_back = a->log_back > (size_t)step ? a->log_back - (size_t)step : 0;
+        else
+            a->log_view = 0;
         a->dirty = 1;
         return;
     }

@@ -16,7 +16,7 @@ const KeyHelp HELP_KEYS[] = {
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc or Ctrl-C clears)"},
     {"global", "Space", "pause / resume tuning and the simulated scheduler"},
     {"global", "q F10 Ctrl-C", "quit (q asks if a trial runs; Ctrl-C, no prompt: exit 130)"},
-    {"global", "Ctrl-L", "redraw the screen"},
+    {"global", "L / Ctrl-L", "the log, each line whole (Up/Down scroll) / redraw the screen"},
     {"trials", "Up Down j k", "select a trial"},
     {"trials", "PgUp PgDn g G", "page, first (also Home), last (End)"},
     {"trials", "s F6 / r", "next sort column / reverse the order"},

@@ -245,8 +245,12 @@ static void draw_jobs(const ClusterSnapshot *s, Rect box, size_t scroll)
     /* A list longer than the pane says which rows show, and how to reach the others. */
     if (p.shown < p.listed)
         snprintf(range, sizeof range, "  %zu-%zu/%zu", p.first + 1, p.first + p.shown, p.listed);
-    snprintf(title, sizeof title, "Jobs%s%s (* pinned)%s", s->jobs_source[0] ? ": " : "",
-             s->jobs_source, range);
+    /* the legend only where a row has the mark */
+    int pinned = 0;
+    for (size_t i = 0; i < s->n_jobs && !pinned; i++)
+        pinned = s->jobs[i].pinned;
+    snprintf(title, sizeof title, "Jobs%s%s%s%s", s->jobs_source[0] ? ": " : "", s->jobs_source,
+             pinned ? " (* pinned)" : "", range);
     Rect r = draw_box(box, title, 0);
     if (r.h < 1)
         return;

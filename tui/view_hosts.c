@@ -55,7 +55,7 @@ static void hosts_draw(const App *a)
     snprintf(title, sizeof title, "Hosts: %zu, %s", c->n_machines,
              a->pool  ? "SSH (a accepts an unknown host key, c reconnects)"
              : a->sim ? "simulated, no SSH"
-                      : "no SSH launcher in this session");
+                      : "not connected: this session's trials run here");
     Rect r = draw_box(l->rect[PANE_HOSTS], title, 0);
     if (r.h < 1)
         return;

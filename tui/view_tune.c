@@ -297,12 +297,31 @@ static void draw_plot(const App *a, Rect box)
 
 /* A trial's row up to its note, and the note: the row cuts a long note (a probe's reason,
  * a failure's message), so the selected trial's shows whole under the table. */
-static int trial_row_lead(const TrialRow *row, char *out, size_t cap)
+enum { SECONDS_W = 8 }; /* the time, best and predicted columns */
+
+/* The decimals of the time, best and predicted columns, alike for all three and every trial
+ * (filtered out or not), so that they line up and keep while the table scrolls or sorts. */
+static int trial_decimals(const TrialTable *t)
 {
-    char t[16], b[16], p[16], e[16];
-    draw_seconds(t, sizeof t, row->time_s);
-    draw_seconds(b, sizeof b, row->best_s);
-    draw_seconds(p, sizeof p, row->pred_s);
+    double *v = malloc((3 * t->n + 1) * sizeof *v);
+    if (!v)
+        return 2;
+    for (size_t i = 0; i < t->n; i++) {
+        v[3 * i] = t->rows[i].time_s;
+        v[3 * i + 1] = t->rows[i].best_s;
+        v[3 * i + 2] = t->rows[i].pred_s;
+    }
+    int d = draw_seconds_decimals(v, 3 * t->n, SECONDS_W);
+    free(v);
+    return d;
+}
+
+static int trial_row_lead(const TrialRow *row, int decimals, char *out, size_t cap)
+{
+    char t[24], b[24], p[24], e[16];
+    draw_seconds_fixed(t, sizeof t, row->time_s, decimals);
+    draw_seconds_fixed(b, sizeof b, row->best_s, decimals);
+    draw_seconds_fixed(p, sizeof p, row->pred_s, decimals);
     if (isfinite(row->err_pct))
         snprintf(e, sizeof e, "%+.0f", row->err_pct);
     else
@@ -330,7 +349,7 @@ static int detail_lines(const App *a, int w, int rows)
         return 0;
     const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
     char lead[128], note[300];
-    int lead_w = trial_row_lead(row, lead, sizeof lead);
+    int lead_w = trial_row_lead(row, trial_decimals(&a->table), lead, sizeof lead);
     trial_note(a, row, note, sizeof note);
     int n = draw_note_lines(note, w - lead_w, w, DETAIL_INDENT, DETAIL_MAX_LINES);
     return n < rows - 1 ? n : rows - 1;
@@ -387,6 +406,7 @@ static void draw_trials(const App *a, Rect box)
     draw_text(r.y, r.x + col, r.w - col, ROLE_DIM, "note");
     int detail = detail_lines(a, r.w, r.h - 1);
     int rows = r.h - 1 - detail;
+    int decimals = trial_decimals(&a->table);
     for (int i = 0; i < rows && a->scroll + (size_t)i < a->table.n_shown; i++) {
         size_t idx = a->scroll + (size_t)i;
         const TrialRow *row = &a->table.rows[a->table.order[idx]];
@@ -401,7 +421,7 @@ static void draw_trials(const App *a, Rect box)
         if (sel)
             st = ROLE_SELECTED;
         char lead[128], note[300];
-        trial_row_lead(row, lead, sizeof lead);
+        trial_row_lead(row, decimals, lead, sizeof lead);
         trial_note(a, row, note, sizeof note);
         draw_textf(y, r.x, r.w, st, "%s%s", lead, note);
     }

@@ -313,7 +313,9 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
     if (open_cluster(s, spec, err) < 0)
         return -1;
     /* Slurm's nodes are reached through Slurm, never by SSH to each. */
-    if (!s->sim && !s->slurm && spec->keep_hosts && open_pool(s, spec, err) < 0)
+    int keep = !s->sim && !s->slurm &&
+               (spec->keep_hosts == SESSION_KEEP_ALL || (spec->keep_hosts && !s->job));
+    if (keep && open_pool(s, spec, err) < 0)
         return -1;
     if (!s->job)
         return 0;

@@ -16,6 +16,13 @@
 #include "remote/slurm/slurm_alloc.h"
 #include "remote/ssh/hostpool.h"
 
+/* SessionSpec.keep_hosts. USED: when the session reaches its hosts at all (it has no job,
+ * so its hosts are watched or the live scheduler's, or its launcher is per-host or single);
+ * a session whose trials all run here (local, sim, slurm) connects none, since each would
+ * only read "down" there for a host nothing uses. ALL: whatever the launcher (the console's
+ * live scheduler beside local tuning). */
+enum { SESSION_KEEP_USED = 1, SESSION_KEEP_ALL = 2 };
+
 typedef struct {
     /* Where the cluster and job come from: the simulator (sim), or an inventory and a job
      * file; on resume the objects the journal recorded (cluster, job then only name the
@@ -39,8 +46,9 @@ typedef struct {
     int stop_when_converged; /* the stop rule from the start */
     const char *ssh_config;  /* NULL: ~/.ssh/config */
     int accept_new_host_keys;
-    /* A pool for every real cluster, each host connected and kept (the console's hosts view
-     * and live scheduler); otherwise only the remote launchers get one, connected on use. */
+    /* SESSION_KEEP_*: whether every host is connected at the start and kept (the console's
+     * hosts view and live scheduler); 0: only the remote launchers get a pool, connected on
+     * use. */
     int keep_hosts;
     int async_suggest;
     /* Tuner events, after the journal has them on disk (NULL: none). */

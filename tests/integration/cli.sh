@@ -324,6 +324,12 @@ exit_is 2 "usage" "$bin" --job $job # the console once tuned the simulator's job
 grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --job alone: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" --sim B:googlenet --job $job
 grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --sim --job: $(cat "$tmp/e")"
+# The console is `tunedeck` itself: every error of its own says "tunedeck:", a bad number
+# included (it said "tunedeck console:" there and "tunedeck:" everywhere else).
+for flag in "--budget x" "--sched-speed 0" "--seed -1"; do
+    exit_is 2 "usage" "$bin" $flag
+    grep -q "^tunedeck: ${flag%% *}: expected " "$tmp/e" || fail "console $flag: $(cat "$tmp/e")"
+done
 # --gpus-per-node is the live scheduler's on SSH hosts: Slurm says its nodes' GPUs, whether
 # --slurm or an inventory with "backend": "slurm" names it (that one was accepted).
 exit_is 2 "usage" "$bin" --slurm --workload examples/live-workload.csv --gpus-per-node 4

@@ -53,6 +53,37 @@ Test(draw, seconds_keep_two_significant_digits_below_a_tenth)
     }
 }
 
+/* Regression: the trial table showed each time with its own decimals (101.3 over 95.12 over
+ * 0.014), so the column did not line up and could not be compared at a glance. A column has
+ * one count: enough for its smallest value's two significant digits, within its width. */
+Test(draw, a_column_of_seconds_has_one_count_of_decimals)
+{
+    static const struct {
+        double v[4];
+        int width, decimals;
+    } CASES[] = {
+        {{0.014, 2.5, 101.3, NAN}, 8, 3},   /* 0.014 needs 3; 101.300 fits */
+        {{0.0042, 250, NAN, NAN}, 8, 4},    /* 250.0000 is 8 wide */
+        {{0.0042, 2500, NAN, NAN}, 8, 3},   /* 2500.0000 would be 9: one fewer */
+        {{95.12, 101.3, 5.104, NAN}, 8, 2}, /* 5.104 needs 2 */
+        {{123.45, 950, NAN, NAN}, 8, 1},
+        {{NAN, NAN, NAN, NAN}, 8, 1},
+        {{0, -1, NAN, NAN}, 8, 1},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        int d = draw_seconds_decimals(CASES[i].v, 4, CASES[i].width);
+        cr_assert_eq(d, CASES[i].decimals, "case %zu: %d", i, d);
+        for (int k = 0; k < 4; k++) {
+            char out[32];
+            draw_seconds_fixed(out, sizeof out, CASES[i].v[k], d);
+            const char *dot = strchr(out, '.');
+            cr_assert(isnan(CASES[i].v[k]) ? strcmp(out, "-") == 0
+                                            : dot && (int)strlen(dot + 1) == d,
+                      "case %zu: %s", i, out);
+        }
+    }
+}
+
 Test(draw, seconds_with_their_unit_fit_six_columns)
 {
     /* The surrogate pane's per-machine times: 0.0072 filled its 6 columns and lost the s, and

@@ -271,6 +271,42 @@ Test(session, keep_hosts_connects_every_host_even_without_a_job)
     session_free(s);
 }
 
+/* Regression (walkthrough): the console with an inventory and --launcher local connected
+ * every host, which the hosts view then showed "down" though the session never used them.
+ * SESSION_KEEP_USED connects them only when something reaches them: a remote launcher, or
+ * no job (watched, or the live scheduler's); SESSION_KEEP_ALL whatever the launcher. */
+Test(session, kept_hosts_are_connected_only_when_the_session_uses_them)
+{
+    static const struct {
+        const char *launcher;
+        int keep, pool, connected;
+    } CASES[] = {{"local", SESSION_KEEP_USED, 0, 0},
+                 {"per-host", SESSION_KEEP_USED, 1, 1},
+                 {"single", SESSION_KEEP_USED, 1, 1},
+                 {"local", SESSION_KEEP_ALL, 1, 1},
+                 {"per-host", 0, 1, 0}};
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        Session *s = session_new(0, NULL);
+        SessionSpec spec = {.cluster = LOOPBACK,
+                            .ssh_config = TEST_SSH_CONFIG,
+                            .job = TINY_JOB,
+                            .launcher = CASES[i].launcher,
+                            .keep_hosts = CASES[i].keep,
+                            .optimizer = "random",
+                            .budget = 1,
+                            .trial_timeout_s = 5};
+        Error err;
+        cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+        cr_assert_eq(s->pool != NULL, CASES[i].pool, "case %zu (%s)", i, CASES[i].launcher);
+        for (size_t m = 0; s->pool && m < hostpool_size(s->pool); m++) {
+            HostInfo hi;
+            hostpool_info(s->pool, m, &hi);
+            cr_assert_eq(hi.state != HOST_IDLE, CASES[i].connected, "case %zu host %zu", i, m);
+        }
+        session_free(s);
+    }
+}
+
 /* Runs a journalled session of `spec` in `dir` to its end and keeps its journal's path. */
 static void run_journalled(const char *dir, SessionSpec *spec, char *path, size_t size)
 {
