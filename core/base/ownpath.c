@@ -31,6 +31,21 @@ const char *ownpath_writers(unsigned mode)
     return mode & 020 ? "its group" : "others";
 }
 
+int ownpath_refused(const OwnpathCheck *c, const char *label, const char *harm, Error *err)
+{
+    if (c->verdict == OWNPATH_NOT_OURS)
+        return error_set(err,
+                         "%s belongs to uid %u, not to you (uid %u) or root: refused, its owner "
+                         "could %s",
+                         label, c->uid, (unsigned)geteuid(), harm);
+    if (c->verdict == OWNPATH_WRITABLE)
+        return error_set(err,
+                         "%s is writable by %s (mode %03o): refused, anyone who can write it "
+                         "could %s; check it, then chmod go-w it",
+                         label, ownpath_writers(c->mode), c->mode, harm);
+    return 0;
+}
+
 int ownpath_folder(const char *path, char *dir, size_t cap)
 {
     const char *slash = strrchr(path, '/');

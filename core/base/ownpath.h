@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "core/base/error.h"
+
 typedef enum {
     OWNPATH_OK,
     OWNPATH_MISSING,   /* nothing there (ENOENT): not an error here, the caller decides */
@@ -31,6 +33,13 @@ OwnpathCheck ownpath_check(const char *path, int allow);
 
 /* Who can write a mode ownpath_check refused: "its group" or "others". */
 const char *ownpath_writers(unsigned mode);
+
+/* The refusal of a path ownpath_check found not ours (NOT_OURS, WRITABLE): -1 with err
+ * "LABEL belongs to uid U, not to you (uid V) or root: refused, its owner could HARM" or
+ * "LABEL is writable by others (mode 646): refused, anyone who can write it could HARM;
+ * check it, then chmod go-w it" (label names the path: "known_hosts file /x"); 0 for any
+ * other verdict, which the caller judges. */
+int ownpath_refused(const OwnpathCheck *c, const char *label, const char *harm, Error *err);
 
 /* The folder path is in ("." for a bare name, "/" for a name under the root) into dir;
  * -1 when it does not fit cap. */

@@ -60,17 +60,9 @@ static int check_path(const char *path, const char *what, int allow, Error *err)
     OwnpathCheck c = ownpath_check(path, OWNPATH_ROOT_OK | allow);
     if (c.verdict == OWNPATH_UNCHECKED)
         return error_set(err, "cannot check %s: %s", path, strerror(c.errno_value));
-    if (c.verdict == OWNPATH_NOT_OURS)
-        return error_set(err,
-                         "known_hosts %s %s belongs to uid %u, not to you (uid %u) or root: "
-                         "refused, its owner could add a key for any host",
-                         what, path, c.uid, (unsigned)geteuid());
-    if (c.verdict == OWNPATH_WRITABLE)
-        return error_set(err,
-                         "known_hosts %s %s is writable by %s (mode %03o): refused, anyone who "
-                         "can write it could add a key for any host; check it, then chmod go-w it",
-                         what, path, ownpath_writers(c.mode), c.mode);
-    return 0;
+    char label[4200];
+    snprintf(label, sizeof label, "known_hosts %s %s", what, path);
+    return ownpath_refused(&c, label, "add a key for any host", err);
 }
 
 static int check_file_and_folder(const char *file, Error *err)

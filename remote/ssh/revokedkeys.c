@@ -316,17 +316,9 @@ static int check_private(const char *path, const char *what, int allow, const ch
                          Error *err)
 {
     OwnpathCheck c = ownpath_check(path, OWNPATH_ROOT_OK | allow);
-    if (c.verdict == OWNPATH_NOT_OURS)
-        error_set(err,
-                  "%s: RevokedHostKeys %s %s belongs to uid %u, not to you (uid %u) or root: "
-                  "refused, its owner could take a revocation out",
-                  where, what, path, c.uid, (unsigned)geteuid());
-    else if (c.verdict == OWNPATH_WRITABLE)
-        error_set(err,
-                  "%s: RevokedHostKeys %s %s is writable by %s (mode %03o): refused, anyone "
-                  "who can write it could take a revocation out; check it, then chmod go-w it",
-                  where, what, path, ownpath_writers(c.mode), c.mode);
-    else
+    char label[4200];
+    snprintf(label, sizeof label, "%s: RevokedHostKeys %s %s", where, what, path);
+    if (ownpath_refused(&c, label, "take a revocation out", err) == 0)
         return 0;
     return error_mark(err, ERROR_INPUT);
 }

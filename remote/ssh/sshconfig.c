@@ -364,19 +364,11 @@ static int check_one(const char *path, const char *what, const char *included, i
                      Error *err)
 {
     OwnpathCheck c = ownpath_check(path, OWNPATH_ROOT_OK | allow);
-    if (c.verdict == OWNPATH_NOT_OURS)
-        error_set(err,
-                  "the ssh configuration %s %s%s belongs to uid %u, not to you (uid %u) or "
-                  "root: refused, its owner could make tunedeck run commands as you "
-                  "(Match exec) or connect elsewhere",
-                  what, path, included, c.uid, (unsigned)geteuid());
-    else if (c.verdict == OWNPATH_WRITABLE)
-        error_set(err,
-                  "the ssh configuration %s %s%s is writable by %s (mode %03o): refused, "
-                  "anyone who can write it could make tunedeck run commands as you "
-                  "(Match exec) or connect elsewhere; check it, then chmod go-w it",
-                  what, path, included, ownpath_writers(c.mode), c.mode);
-    else
+    char label[4200];
+    snprintf(label, sizeof label, "the ssh configuration %s %s%s", what, path, included);
+    if (ownpath_refused(&c, label,
+                        "make tunedeck run commands as you (Match exec) or connect elsewhere",
+                        err) == 0)
         return 0;
     return error_mark(err, ERROR_INPUT);
 }
