@@ -99,6 +99,11 @@ Test(schedlive, checkpoint_name_must_be_per_job)
         {"w --resume {resume}", "", "--checkpoint-file"},
         {"w --resume {resume}", "/shared/ck.pt", "--checkpoint-file"},
         {"w --resume {resume}", "ck`id`.pt", "--checkpoint-file"},
+        /* quoted or escaped in the template: the shell took the quotes off for the job, but
+         * {resume} passed them on, and the resumed job looked for another file (regression) */
+        {"w --checkpoint \"ck.pt\" --resume {resume}", NULL, "inv.json: field 'job_command'"},
+        {"w --checkpoint 'ck.pt' --resume {resume}", NULL, "inv.json: field 'job_command'"},
+        {"w --checkpoint ck\\ 1.pt", NULL, "inv.json: field 'job_command'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         SchedLiveOptions o = {.checkpoint = bad[i].flag};
