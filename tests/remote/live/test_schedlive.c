@@ -104,6 +104,11 @@ Test(schedlive, checkpoint_name_must_be_per_job)
         {"w --checkpoint \"ck.pt\" --resume {resume}", NULL, "inv.json: field 'job_command'"},
         {"w --checkpoint 'ck.pt' --resume {resume}", NULL, "inv.json: field 'job_command'"},
         {"w --checkpoint ck\\ 1.pt", NULL, "inv.json: field 'job_command'"},
+        /* out of the job's folder through "..": one file for every job, as an absolute one
+         * (regression) */
+        {"w --checkpoint ../ck.pt", NULL, "inv.json: field 'job_command'"},
+        {"w --resume {resume}", "sub/../../ck.pt", "--checkpoint-file"},
+        {"w --resume {resume}", "..", "--checkpoint-file"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         SchedLiveOptions o = {.checkpoint = bad[i].flag};
@@ -123,6 +128,9 @@ Test(schedlive, checkpoint_name_must_be_per_job)
                                          sizeof ck, &e),
                  0, "%s", e.msg);
     cr_assert_str_eq(ck, "sub/a.ckpt");
+    cr_assert_eq(schedlive_check_command("w --checkpoint ..a/b..ckpt", "inv.json", &o, ck,
+                                         sizeof ck, &e),
+                 0, "%s", e.msg); /* ".." inside a name leaves nothing */
     o.checkpoint = "b.ckpt";
     cr_assert_eq(schedlive_check_command("w", "inv.json", &o, ck, sizeof ck, &e), 0, "%s", e.msg);
     cr_assert_str_eq(ck, "b.ckpt");
