@@ -496,3 +496,58 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     cr_assert(strstr(r.text, "m0 is usable again (it answers over SSH again)\n"), "%s", r.text);
     liverig_close(&r);
 }
+
+/* The WATCHED backend with the run it started last kept, for a test to end it. */
+static StandinRun *watched_run;
+
+static void *kept_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx;
+    (void)spec;
+    (void)err;
+    return watched_run = standin_run_new(sizeof(StandinRun));
+}
+
+static const LiveRunOps WATCHED_KEPT = {.name = "watched",
+                                        .start = kept_start,
+                                        .signal = standin_signal,
+                                        .step = silent_step,
+                                        .rank0_saved = standin_ready,
+                                        .watch = watched_watch,
+                                        .nodes = watched_nodes,
+                                        STANDIN_OPS};
+
+/* Regression: a run that died with its node in the one driver step where the node went down
+ * and a decision moved the job off it: the decision (enacted first, the run already ended)
+ * asked for the start elsewhere, then the run's end on the unusable node cleared that ask,
+ * and the job never ran again while the model counted it running. The clock is the test's:
+ * the step crosses the model's next decision (60 s at time scale 1). */
+Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_places_it)
+{
+    static LiveRig r;
+    memset(watched, 0, sizeof watched);
+    watched_looks = 1;
+    watched_run = NULL;
+    liverig_open(&r, two_by_two(), &WATCHED_KEPT, 1);
+    int64_t t = clock_now_ms();
+    SchedLiveJob j;
+    for (int i = 0; i < 20 && !(schedlive_job(r.l, 0, &j), j.running); i++)
+        schedlive_step(r.l, NULL, 0, ++t);
+    cr_assert(j.running && watched_run, "%s", r.text);
+    int node = strcmp(j.host, "m0") == 0 ? 0 : 1;
+    cr_assert_eq(j.gpus, 2, "%s", r.text); /* the other node has room for it */
+    StandinRun *first = watched_run;
+    watched[node].unusable = 1;
+    snprintf(watched[node].why, sizeof watched[node].why, "down over SSH (test)");
+    watched_looks++;
+    snprintf(first->status, sizeof first->status, "exited 255");
+    t += 61 * 1000;
+    schedlive_step(r.l, NULL, 0, t);
+    for (int i = 0; i < 5; i++)
+        schedlive_step(r.l, NULL, 0, ++t);
+    schedlive_job(r.l, 0, &j);
+    cr_assert(strstr(r.text, "decision t=60s"), "the step crossed a decision: %s", r.text);
+    cr_assert(j.running && j.runs == 2, "j0 started again: %s", r.text);
+    cr_assert_str_neq(j.host, node == 0 ? "m0" : "m1", "%s", r.text);
+    liverig_close(&r);
+}
