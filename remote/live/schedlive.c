@@ -388,14 +388,16 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             if (down >= 0 && j->want_gpus > 0 && !l->stopping_all) {
                 /* Its host went down (drained in the model: schedlive_nodes.c). A restart
                  * there now would only fail and leave the job failed; the decision that
-                 * moves it off the node starts it. Not the job's death: its node's. */
+                 * moves it off the node starts it. Not the job's death: its node's. That
+                 * decision may have come in this very step, enacted before this end was
+                 * read (need_start set while the run was already over): its start stands. */
                 schedlive_log(l,
                               "%s: its run ended %s (%s) with %s, which the scheduler no longer "
-                              "uses: it restarts %s where the next decision places it",
+                              "uses: it restarts %s where %s decision places it",
                               j->name, schedlive_at_step(at, sizeof at, j->step), j->status,
                               schedlive_machine(l, down),
-                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)");
-                j->need_start = 0;
+                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
+                              j->need_start ? "this" : "the next");
             } else if (count_death(l, j, now) == 1 && j->want_gpus > 0 && !l->stopping_all) {
                 char ago[96] = "";
                 double w = l->o.death_window_s;

@@ -173,18 +173,29 @@ void schedlive_where_text(const char *const *names, const int *slots, const int 
     }
 }
 
+/* A ".." component: the name leaves the job's folder (../ck.pt is DIR/ck.pt, every job's). */
+static int climbs_out(const char *ck)
+{
+    for (const char *p = ck; *p; p += strcspn(p, "/"), p += *p == '/')
+        if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == 0))
+            return 1;
+    return 0;
+}
+
 /* The job command runs in the job's own folder, so a relative name is a file per job. An
- * absolute or home-relative one would be one file for every job of the workload, each
- * resuming from another's checkpoint; an empty one would never be found, so every resize
- * would start the job afresh; so would one the shell expands ($VAR, `cmd`), as {resume}
- * passes the name quoted, unexpanded. */
+ * absolute or home-relative one, or one through "..", would be one file for every job of the
+ * workload, each resuming from another's checkpoint; an empty one would never be found, so
+ * every resize would start the job afresh; so would one the shell expands ($VAR, `cmd`) or
+ * unquotes ("ck.pt" or 'ck.pt': the job writes ck.pt; a backslash escapes), as {resume}
+ * passes the name quoted, as written. */
 static int checkpoint_name_ok(const char *ck, const char *where, Error *err)
 {
-    if (ck[0] && ck[0] != '/' && ck[0] != '~' && !strpbrk(ck, "$`\n"))
+    if (ck[0] && ck[0] != '/' && ck[0] != '~' && !strpbrk(ck, "$`\"'\\\n") && !climbs_out(ck))
         return 0;
     error_set(err,
               "%s: checkpoint '%s': expected a file name relative to the job's folder, without "
-              "'$' or '`' (each job runs in its own folder and resumes from that name as written)",
+              "'..', '$', '`', quotes or '\\' (each job runs in its own folder and resumes from "
+              "that name as written)",
               where, ck);
     return error_mark(err, ERROR_INPUT);
 }

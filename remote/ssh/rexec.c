@@ -220,7 +220,17 @@ void rexec_pump_host(HostPool *p, Host *h)
 void rexec_fail_host(Host *h, const char *why)
 {
     for (RemoteExec *x = h->execs; x; x = x->next) {
-        if (x->phase != X_DONE)
+        /* One that had its exit status (or signal) ended by itself, which the session's
+         * death after it does not change: its end stands, as the pump gives it once the
+         * session is gone (ssh_channel_is_closed then). The DISCONNECT may be read in the
+         * same round as that end, before the pump saw it. */
+        if (x->phase != X_DONE && x->exit_status >= 0)
+            finish(x, EXEC_EXITED, NULL);
+        else if (x->phase != X_DONE && x->exit_signal[0]) {
+            char killed[64];
+            snprintf(killed, sizeof killed, "killed by %s", x->exit_signal);
+            finish(x, EXEC_SIGNALED, killed);
+        } else if (x->phase != X_DONE)
             finish(x, EXEC_SSH_FAILED, why);
         /* The session goes; its channels go with it (ssh_free). */
         if (x->ch)

@@ -709,6 +709,23 @@ for m in open exec mid; do
 done
 check "mid-command: the lines sent before it are kept, in order" sh -c \
     "grep '^f1 \(out\|err\):' '$T/login-mid' | tr '\n' '|' | grep -qxF 'f1 out: one|f1 out: two|f1 err: err line|'"
+# A DISCONNECT read in the same round as a finished command's close: the command's own end
+# (its lines, exit 0) stands. The host went down before its exec was pumped, and the exec
+# was failed with the server's words, its measured run lost.
+/usr/bin/python3 "$root/tests/fixtures/ssh_disconnect.py" 127.0.0.37 "$fport" done "$T/loginhk" &
+HARNESS_PIDS="$HARNESS_PIDS $!"
+echo "[127.0.0.37]:$fport $(cut -d' ' -f1,2 "$T/loginhk.pub")" >> "$T/kh-login"
+sed "s/127\.0\.0\.33/127.0.0.37/" "$T/inv-open.json" > "$T/inv-done.json"
+n=0
+while [ $n -lt 50 ] && ! bash -c "exec 3<>/dev/tcp/127.0.0.37/$fport" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+done
+rc=0
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-done.json" -- echo hi \
+    > "$T/login-done" 2>&1 || rc=$?
+check "a DISCONNECT right after a command's close: its exit 0 and lines stand" sh -c \
+    "[ $rc = 0 ] && grep '^f1 ' '$T/login-done' | tr '\n' '|' | grep -qxF 'f1 out: one|f1 out: two|f1 exit 0|'"
 # A kick mid-session: the fake server runs the commands itself (mode kick) and disconnects
 # while trial 2 runs. Trial 1's measurement stays; trial 2 is unreachable in the server's words
 # (it read "the channel closed without an exit status"); its leftover group is stopped over a

@@ -100,6 +100,16 @@ Test(schedlive, checkpoint_name_must_be_per_job)
         {"w --resume {resume}", "", "--checkpoint-file"},
         {"w --resume {resume}", "/shared/ck.pt", "--checkpoint-file"},
         {"w --resume {resume}", "ck`id`.pt", "--checkpoint-file"},
+        /* quoted or escaped in the template: the shell took the quotes off for the job, but
+         * {resume} passed them on, and the resumed job looked for another file (regression) */
+        {"w --checkpoint \"ck.pt\" --resume {resume}", NULL, "inv.json: field 'job_command'"},
+        {"w --checkpoint 'ck.pt' --resume {resume}", NULL, "inv.json: field 'job_command'"},
+        {"w --checkpoint ck\\ 1.pt", NULL, "inv.json: field 'job_command'"},
+        /* out of the job's folder through "..": one file for every job, as an absolute one
+         * (regression) */
+        {"w --checkpoint ../ck.pt", NULL, "inv.json: field 'job_command'"},
+        {"w --resume {resume}", "sub/../../ck.pt", "--checkpoint-file"},
+        {"w --resume {resume}", "..", "--checkpoint-file"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         SchedLiveOptions o = {.checkpoint = bad[i].flag};
@@ -119,6 +129,9 @@ Test(schedlive, checkpoint_name_must_be_per_job)
                                          sizeof ck, &e),
                  0, "%s", e.msg);
     cr_assert_str_eq(ck, "sub/a.ckpt");
+    cr_assert_eq(schedlive_check_command("w --checkpoint ..a/b..ckpt", "inv.json", &o, ck,
+                                         sizeof ck, &e),
+                 0, "%s", e.msg); /* ".." inside a name leaves nothing */
     o.checkpoint = "b.ckpt";
     cr_assert_eq(schedlive_check_command("w", "inv.json", &o, ck, sizeof ck, &e), 0, "%s", e.msg);
     cr_assert_str_eq(ck, "b.ckpt");
@@ -628,4 +641,59 @@ Test(schedlive, only_a_second_death_soon_after_the_first_leaves_a_job_failed)
     sched_free(r.s);
     catalogue_free(r.cat);
     cluster_free(r.c);
+}
+
+/* The WATCHED backend with the run it started last kept, for a test to end it. */
+static StandinRun *watched_run;
+
+static void *kept_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx;
+    (void)spec;
+    (void)err;
+    return watched_run = standin_run_new(sizeof(StandinRun));
+}
+
+static const LiveRunOps WATCHED_KEPT = {.name = "watched",
+                                        .start = kept_start,
+                                        .signal = standin_signal,
+                                        .step = silent_step,
+                                        .rank0_saved = standin_ready,
+                                        .watch = watched_watch,
+                                        .nodes = watched_nodes,
+                                        STANDIN_OPS};
+
+/* Regression: a run that died with its node in the one driver step where the node went down
+ * and a decision moved the job off it: the decision (enacted first, the run already ended)
+ * asked for the start elsewhere, then the run's end on the unusable node cleared that ask,
+ * and the job never ran again while the model counted it running. The clock is the test's:
+ * the step crosses the model's next decision (60 s at time scale 1). */
+Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_places_it)
+{
+    static LiveRig r;
+    memset(watched, 0, sizeof watched);
+    watched_looks = 1;
+    watched_run = NULL;
+    liverig_open(&r, two_by_two(), &WATCHED_KEPT, 1);
+    int64_t t = clock_now_ms();
+    SchedLiveJob j;
+    for (int i = 0; i < 20 && !(schedlive_job(r.l, 0, &j), j.running); i++)
+        schedlive_step(r.l, NULL, 0, ++t);
+    cr_assert(j.running && watched_run, "%s", r.text);
+    int node = strcmp(j.host, "m0") == 0 ? 0 : 1;
+    cr_assert_eq(j.gpus, 2, "%s", r.text); /* the other node has room for it */
+    StandinRun *first = watched_run;
+    watched[node].unusable = 1;
+    snprintf(watched[node].why, sizeof watched[node].why, "down over SSH (test)");
+    watched_looks++;
+    snprintf(first->status, sizeof first->status, "exited 255");
+    t += 61 * 1000;
+    schedlive_step(r.l, NULL, 0, t);
+    for (int i = 0; i < 5; i++)
+        schedlive_step(r.l, NULL, 0, ++t);
+    schedlive_job(r.l, 0, &j);
+    cr_assert(strstr(r.text, "decision t=60s"), "the step crossed a decision: %s", r.text);
+    cr_assert(j.running && j.runs == 2, "j0 started again: %s", r.text);
+    cr_assert_str_neq(j.host, node == 0 ? "m0" : "m1", "%s", r.text);
+    liverig_close(&r);
 }
