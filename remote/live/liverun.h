@@ -73,8 +73,11 @@ typedef struct LiveRunOps {
     int (*suspended)(const void *run);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
-     * before the first tick. */
-    int (*watch)(void *ctx, const char *const *names, size_t n, Error *err);
+     * before the first tick; unusable[i]: the driver holds it out already for the backend's
+     * reason (schedule --live drained a host that had not answered at the start), so the
+     * backend's "usable" is news about it, and its "unusable" is not. */
+    int (*watch)(void *ctx, const char *const *names, const int *unusable, size_t n,
+                 Error *err);
     /* With watch: node i as last read, *n of them: watch's, then any the backend found
      * since (appended, so an index never changes); NULL until every node has been read once
      * (the driver makes no decision before). *looks counts the reads that changed something. */

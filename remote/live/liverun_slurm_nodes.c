@@ -54,9 +54,11 @@ void liveslurm_nodes_free(LiveSlurm *s)
     s->n_names = 0;
 }
 
-int liveslurm_watch(void *ctx, const char *const *names, size_t n, Error *err)
+int liveslurm_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
+                    Error *err)
 {
     LiveSlurm *s = ctx;
+    (void)unusable; /* Slurm's own states say it: read before any decision */
     liveslurm_nodes_free(s);
     s->have_states = s->have_holds = 0;
     s->names = calloc(n ? n : 1, sizeof *s->names);

@@ -191,7 +191,8 @@ void liveslurm_final_add(LiveSlurm *s, SlurmCall *k);
 
 /* liverun_slurm_nodes.c: LIVERUN_SLURM's watch and nodes; the node-state round (started
  * and collected by the tick); the GPUs other users' jobs hold, after each job round. */
-int liveslurm_watch(void *ctx, const char *const *names, size_t n, Error *err);
+int liveslurm_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
+                    Error *err);
 const LiveNodeState *liveslurm_nodes(void *ctx, size_t *n, long *looks);
 void liveslurm_node_tick(LiveSlurm *s, int64_t now);
 void liveslurm_count_holds(LiveSlurm *s);

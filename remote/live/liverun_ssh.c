@@ -123,7 +123,8 @@ static void ssh_free(void *run)
 
 /* Every host the pool has tried: reconnected whenever it drops (capped back-off), so one
  * that went down can come back; one never asked for (IDLE) is left to the first start. */
-static int ssh_watch(void *ctx, const char *const *names, size_t n, Error *err)
+static int ssh_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
+                     Error *err)
 {
     LiveRunSsh *b = ctx;
     b->nodes = calloc(n ? n : 1, sizeof *b->nodes);
@@ -137,9 +138,11 @@ static int ssh_watch(void *ctx, const char *const *names, size_t n, Error *err)
             hostpool_info(b->pool, i, &hi);
             if (hi.state != HOST_IDLE)
                 hostpool_connect(b->pool, i, 1);
-            /* down already (schedule --live drained it at the start): no news until it
-             * answers */
-            b->nodes[i].unusable = hi.state == HOST_DOWN;
+            /* down already, or still connecting when schedule --live gave up on it and
+             * drained it: no news until it answers (read as usable, a host still connecting
+             * was undrained at the first look, and never drained again if it then failed,
+             * having never connected) */
+            b->nodes[i].unusable = (unusable && unusable[i]) || hi.state == HOST_DOWN;
         }
     }
     return 0;

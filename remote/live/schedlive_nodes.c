@@ -28,7 +28,7 @@ int schedlive_watch_nodes(SchedLive *l, Error *err)
          * the start): the backend's first "down" is no news, its "usable" is */
         l->node_unusable[i] = sched_node_drained_by(l->s, (int)i, SCHED_DRAIN_BACKEND);
     }
-    int rc = l->ops->watch(l->ops_ctx, names, n, err);
+    int rc = l->ops->watch(l->ops_ctx, names, l->node_unusable, n, err);
     free(names);
     return rc;
 }

@@ -108,7 +108,7 @@ static LiveSlurm *watching(const char *first_round, const char *const *names, si
                           .userdata = &said};
     LiveSlurm *s = liveslurm_new(&o, &err);
     cr_assert_not_null(s, "%s", err.msg);
-    cr_assert_eq(LIVERUN_SLURM.watch(s, names, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(LIVERUN_SLURM.watch(s, names, NULL, n, &err), 0, "%s", err.msg);
     return s;
 }
 

@@ -450,10 +450,12 @@ Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
 static LiveNodeState watched[2];
 static long watched_looks;
 
-static int watched_watch(void *ctx, const char *const *names, size_t n, Error *err)
+static int watched_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
+                         Error *err)
 {
     (void)ctx;
     (void)names;
+    (void)unusable;
     (void)err;
     cr_assert_eq(n, 2);
     return 0;
