@@ -398,6 +398,15 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                               schedlive_machine(l, down),
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
                               j->need_start ? "this" : "the next");
+                /* No decision of this step placed it elsewhere: its GPUs go back in the model
+                 * (as a preemption's do), so the next decision places it again. Kept there, a
+                 * node that answers again before that decision left it placed and "running"
+                 * in the model, and a policy that does not resize it never started it. */
+                Error err;
+                if (!j->need_start && sched_evict(l->s, (size_t)(j - l->jobs), &err) < 0)
+                    schedlive_log(l, "%s: %s", j->name, err.msg);
+                else if (!j->need_start)
+                    j->preempt_event = 1; /* the model's stop that follows: said here */
             } else if (count_death(l, j, now) == 1 && j->want_gpus > 0 && !l->stopping_all) {
                 char ago[96] = "";
                 double w = l->o.death_window_s;

@@ -96,3 +96,30 @@ void liverig_close(LiveRig *r)
     catalogue_free(r->cat);
     cluster_free(r->c);
 }
+
+LiveNodeState standin_node[2];
+long standin_looks;
+
+int standin_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
+                  Error *err)
+{
+    (void)ctx, (void)names, (void)unusable, (void)err;
+    cr_assert_eq(n, 2);
+    return 0;
+}
+
+const LiveNodeState *standin_nodes(void *ctx, size_t *n, long *looks)
+{
+    (void)ctx;
+    *n = 2;
+    *looks = standin_looks;
+    return standin_node;
+}
+
+void standin_node_says(LiveRig *r, int node, int unusable, const char *why)
+{
+    standin_node[node].unusable = unusable;
+    snprintf(standin_node[node].why, sizeof standin_node[node].why, "%s", why);
+    standin_looks++;
+    schedlive_step(r->l, NULL, 0, clock_now_ms());
+}

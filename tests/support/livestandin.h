@@ -39,6 +39,15 @@ size_t standin_size(const void *run);
     .running = standin_running, .ready = standin_ready, .progress = standin_progress,              \
     .status = standin_status, .size = standin_size, .free = free
 
+/* A backend's watch of two nodes in the states a test sets (LiveRunOps.watch and nodes:
+ * STANDIN_WATCH_OPS in its ops): standin_node[i], with standin_looks counting the changes. */
+extern LiveNodeState standin_node[2];
+extern long standin_looks;
+int standin_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
+                  Error *err);
+const LiveNodeState *standin_nodes(void *ctx, size_t *n, long *looks);
+#define STANDIN_WATCH_OPS .watch = standin_watch, .nodes = standin_nodes
+
 /* The live driver on `c` (owned from here on) with the doubling policy and j0, its runs
  * through `backend` at `time_scale`, a tick every 0.01 s, no host pool; what it says
  * gathered in log. */
@@ -59,6 +68,9 @@ void liverig_open_with(LiveRig *r, Cluster *c, const SchedLiveOptions *opts);
  * last state in *j. */
 void liverig_run_until(LiveRig *r, int (*done)(const SchedLiveJob *j), int timeout_ms,
                        SchedLiveJob *j);
+
+/* Node `node` is now as the test says (one more look), and the driver takes one step. */
+void standin_node_says(LiveRig *r, int node, int unusable, const char *why);
 
 /* Stops every job, steps the driver until it is done (asserted, 100 steps at most), frees it
  * all. */

@@ -446,45 +446,13 @@ Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
     liverig_close(&r);
 }
 
-/* A backend that watches the two nodes, in the states the test sets. */
-static LiveNodeState watched[2];
-static long watched_looks;
-
-static int watched_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
-                         Error *err)
-{
-    (void)ctx;
-    (void)names;
-    (void)unusable;
-    (void)err;
-    cr_assert_eq(n, 2);
-    return 0;
-}
-
-static const LiveNodeState *watched_nodes(void *ctx, size_t *n, long *looks)
-{
-    (void)ctx;
-    *n = 2;
-    *looks = watched_looks;
-    return watched;
-}
-
 static const LiveRunOps WATCHED = {.name = "watched",
                                    .start = silent_start,
                                    .signal = standin_signal,
                                    .step = silent_step,
                                    .rank0_saved = standin_ready,
-                                   .watch = watched_watch,
-                                   .nodes = watched_nodes,
+                                   STANDIN_WATCH_OPS,
                                    STANDIN_OPS};
-
-static void node_says(LiveRig *r, int node, int unusable, const char *why)
-{
-    watched[node].unusable = unusable;
-    snprintf(watched[node].why, sizeof watched[node].why, "%s", why);
-    watched_looks++;
-    schedlive_step(r->l, NULL, 0, clock_now_ms());
-}
 
 /* Regression: a host the operator drained (:drain) that then went down over SSH and came back
  * was undrained by the backend's "usable again", and jobs were placed on it. The backend's
@@ -492,33 +460,33 @@ static void node_says(LiveRig *r, int node, int unusable, const char *why)
 Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
 {
     static LiveRig r;
-    memset(watched, 0, sizeof watched);
-    watched_looks = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_looks = 1;
     liverig_open(&r, two_by_two(), &WATCHED, 1);
     schedlive_step(r.l, NULL, 0, clock_now_ms());
     Error e;
     cr_assert_eq(sched_drain_node(r.s, 1, 1, &e), 0, "%s", e.msg); /* the operator's :drain m1 */
-    node_says(&r, 1, 1, "down over SSH (test)");
+    standin_node_says(&r, 1, 1, "down over SSH (test)");
     cr_assert(sched_node_drained(r.s, 1));
-    node_says(&r, 1, 0, "it answers over SSH again");
+    standin_node_says(&r, 1, 0, "it answers over SSH again");
     cr_assert(sched_node_drained(r.s, 1), "%s", r.text);
     cr_assert(strstr(r.text, "m1 answers again (it answers over SSH again): it stays drained, as "
                              "the operator drained it (:undrain m1 to use it)\n"),
               "%s", r.text);
     /* regression: the operator's :drain of a node that is down already was undone when it
      * came back (the drain was taken for the backend's) */
-    node_says(&r, 1, 1, "down over SSH (test)");
+    standin_node_says(&r, 1, 1, "down over SSH (test)");
     cr_assert_eq(sched_drain_node(r.s, 1, 0, &e), 0, "%s", e.msg); /* :undrain m1 */
     cr_assert(sched_node_drained(r.s, 1), "down: still drained by the backend");
     cr_assert_eq(sched_drain_node(r.s, 1, 1, &e), 0, "%s", e.msg); /* :drain m1, down */
-    node_says(&r, 1, 0, "it answers over SSH again");
+    standin_node_says(&r, 1, 0, "it answers over SSH again");
     cr_assert(sched_node_drained(r.s, 1), "%s", r.text);
     cr_assert_eq(sched_drain_node(r.s, 1, 0, &e), 0, "%s", e.msg); /* :undrain m1, up */
     cr_assert_not(sched_node_drained(r.s, 1), "%s", r.text);
     /* one the backend alone drained is the scheduler's again once it answers */
-    node_says(&r, 0, 1, "down over SSH (test)");
+    standin_node_says(&r, 0, 1, "down over SSH (test)");
     cr_assert(sched_node_drained(r.s, 0), "%s", r.text);
-    node_says(&r, 0, 0, "it answers over SSH again");
+    standin_node_says(&r, 0, 0, "it answers over SSH again");
     cr_assert_not(sched_node_drained(r.s, 0), "%s", r.text);
     cr_assert(strstr(r.text, "m0 is usable again (it answers over SSH again)\n"), "%s", r.text);
     liverig_close(&r);
@@ -661,8 +629,7 @@ static const LiveRunOps WATCHED_KEPT = {.name = "watched",
                                         .signal = standin_signal,
                                         .step = silent_step,
                                         .rank0_saved = standin_ready,
-                                        .watch = watched_watch,
-                                        .nodes = watched_nodes,
+                                        STANDIN_WATCH_OPS,
                                         STANDIN_OPS};
 
 /* Regression: a run that died with its node in the one driver step where the node went down
@@ -673,8 +640,8 @@ static const LiveRunOps WATCHED_KEPT = {.name = "watched",
 Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_places_it)
 {
     static LiveRig r;
-    memset(watched, 0, sizeof watched);
-    watched_looks = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_looks = 1;
     watched_run = NULL;
     liverig_open(&r, two_by_two(), &WATCHED_KEPT, 1);
     int64_t t = clock_now_ms();
@@ -685,9 +652,9 @@ Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_p
     int node = strcmp(j.host, "m0") == 0 ? 0 : 1;
     cr_assert_eq(j.gpus, 2, "%s", r.text); /* the other node has room for it */
     StandinRun *first = watched_run;
-    watched[node].unusable = 1;
-    snprintf(watched[node].why, sizeof watched[node].why, "down over SSH (test)");
-    watched_looks++;
+    standin_node[node].unusable = 1;
+    snprintf(standin_node[node].why, sizeof standin_node[node].why, "down over SSH (test)");
+    standin_looks++;
     snprintf(first->status, sizeof first->status, "exited 255");
     t += 61 * 1000;
     schedlive_step(r.l, NULL, 0, t);

@@ -11,6 +11,7 @@
 #include "core/sched/sched.h"
 #include "remote/live/schedlive.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/livestandin.h"
 #include "tests/support/ssh_hermetic.h"
 
 static void log_into(void *ud, const char *line)
@@ -81,4 +82,91 @@ Test(schedlive_watch, a_host_drained_while_still_connecting_stays_drained_until_
     catalogue_free(cat);
     cluster_free(c);
     close(fd);
+}
+
+/* A backend whose nodes the test sets (livestandin.h) and whose last run it can end. */
+static StandinRun *last_run;
+
+static void *kept_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    return last_run = standin_run_new(sizeof(StandinRun));
+}
+
+static void quiet_step(void *run)
+{
+    (void)run;
+}
+
+static const LiveRunOps KEPT = {.name = "kept",
+                                .start = kept_start,
+                                .signal = standin_signal,
+                                .step = quiet_step,
+                                .rank0_saved = standin_ready,
+                                STANDIN_WATCH_OPS,
+                                STANDIN_OPS};
+
+/* Regression (h-review's found-not-fixed item): a run that ended with its node, the node
+ * usable again before the next decision: the model still had the job placed there and
+ * running, so a policy that does not resize it (fixed-2) never started it again. Its GPUs now
+ * go back in the model when it ends, and the next decision places it. */
+Test(schedlive_watch, a_job_whose_node_went_down_and_came_back_is_placed_again_by_a_fixed_policy)
+{
+    Error e;
+    Cluster *c = fixture_cluster_json(
+        "{\"name\": \"w\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}, {\"id\": \"gpu1\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m[0-1]\", \"host\": \"127.0.0.1\", \"type\": \"t\"}],"
+        "\"job_command\": \"w --gpus {gpus} --checkpoint c.ckpt --resume {resume}\"}");
+    Catalogue *cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 2;
+    cfg.policy = "fixed-2"; /* never resizes */
+    SchedState *s = sched_new(&cfg, cat, &e);
+    cr_assert_not_null(s, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    memset(standin_node, 0, sizeof standin_node);
+    standin_looks = 1;
+    last_run = NULL;
+    static char log[8192];
+    log[0] = 0;
+    SchedLiveOptions o = {.time_scale = 1, .tick_s = 0.01, .backend = &KEPT, .log = log_into,
+                          .userdata = log};
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    int64_t t = clock_now_ms();
+    SchedLiveJob j;
+    for (int i = 0; i < 50 && !(schedlive_job(l, 0, &j), j.running); i++)
+        schedlive_step(l, NULL, 0, t += 20);
+    cr_assert(j.running && last_run, "%s", log);
+    int node = strcmp(j.host, "m0") == 0 ? 0 : 1;
+    /* its node goes down and the run ends with it, between two decisions */
+    standin_node[node].unusable = 1;
+    snprintf(standin_node[node].why, sizeof standin_node[node].why, "down over SSH (test)");
+    standin_looks++;
+    snprintf(last_run->status, sizeof last_run->status, "exited 255");
+    schedlive_step(l, NULL, 0, t += 20);
+    schedlive_step(l, NULL, 0, t += 20);
+    /* and answers again before the next decision */
+    standin_node[node].unusable = 0;
+    snprintf(standin_node[node].why, sizeof standin_node[node].why, "it answers (test)");
+    standin_looks++;
+    schedlive_step(l, NULL, 0, t += 20);
+    t += 61 * 1000;
+    for (int i = 0; i < 10; i++)
+        schedlive_step(l, NULL, 0, t += 20);
+    schedlive_job(l, 0, &j);
+    cr_assert(j.running && j.runs == 2, "j0 started again: %s", log);
+    cr_assert_eq(j.deaths, 0, "%s", log);
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, t += 20);
+    cr_assert(schedlive_done(l), "%s", log);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
 }
