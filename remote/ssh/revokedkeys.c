@@ -186,8 +186,12 @@ static int parse_krl(const unsigned char *data, size_t len, const char *name,
             rc = section_lists(&body, "SHA-256 digest", 32, key->sha256, 32);
             break;
         case KRL_SIGNATURE:
-            /* A signature vouches for the file; this one is yours already (revokedkeys_file). */
+            /* A signature vouches for the file; this one is yours already (revokedkeys_file).
+             * Its section is two strings, the signing key (read as the body) and the
+             * signature (PROTOCOL.krl section 5): the second is skipped here, or it would be
+             * read as the next section. */
             signed_from = 1;
+            rc = wire_string(&w, "signature", &s, &n);
             break;
         case KRL_EXTENSION:
             rc = section_extension(&body);

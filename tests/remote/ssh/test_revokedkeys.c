@@ -227,3 +227,30 @@ Test(revokedkeys, a_file_that_cannot_be_read_or_that_others_can_write_refuses)
     cr_assert_eq(listed("sub", &err), -1);
     cr_assert(strstr(err.msg, "not a regular file"), "%s", err.msg);
 }
+
+/* PROTOCOL.krl section 5: a signature section is a signing key and a signature, two strings.
+ * Regression: the signature was read as the next section's type and length, so a signed KRL
+ * failed as "section type 0" and refused every host. */
+Test(revokedkeys, a_signature_section_is_two_strings_and_only_signatures_follow_it)
+{
+    run("cd '%s' && ssh-keygen -q -k -f krl k1.pub 2>/dev/null", dir);
+    unsigned char buf[4096];
+    size_t n = read_all("krl", buf, sizeof buf);
+    RevokedKeyQuery *q = query_for("k1");
+    Error err;
+    static const unsigned char sig[] = "\x04\0\0\0\x03key\0\0\0\x04sig!";
+    unsigned char more[4096];
+    memcpy(more, buf, n);
+    memcpy(more + n, sig, sizeof sig - 1);
+    memcpy(more + n + sizeof sig - 1, sig, sizeof sig - 1);
+    size_t signed_len = n + 2 * (sizeof sig - 1);
+    cr_assert_eq(revokedkeys_parse(more, signed_len, "krl", q, &err), 1, "%s", err.msg);
+    /* its signature cut off */
+    cr_assert_eq(revokedkeys_parse(more, n + 8, "krl", q, &err), -1);
+    cr_assert(strstr(err.msg, "expected signature"), "%s", err.msg);
+    /* a key section after it */
+    memcpy(more + signed_len, "\x02\0\0\0\0", 5);
+    cr_assert_eq(revokedkeys_parse(more, signed_len + 5, "krl", q, &err), -1);
+    cr_assert(strstr(err.msg, "section type 2 after a signature"), "%s", err.msg);
+    free(q);
+}
