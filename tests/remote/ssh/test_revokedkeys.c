@@ -254,3 +254,22 @@ Test(revokedkeys, a_signature_section_is_two_strings_and_only_signatures_follow_
     cr_assert(strstr(err.msg, "section type 2 after a signature"), "%s", err.msg);
     free(q);
 }
+
+/* Regression: a line cut short by 4 base64 characters (3 bytes) still decoded with its type
+ * intact and read as a key that revokes nothing; ssh-keygen refuses it. Its fields must fill
+ * the blob. */
+Test(revokedkeys, a_key_line_cut_by_whole_base64_quads_fails_the_file)
+{
+    Error err;
+    run("cd '%s' && sed 's/ \\(AAAA[^ ]*\\).... / \\1 /' k1.pub > cut4 && "
+        "! ssh-keygen -lf cut4 >/dev/null 2>&1",
+        dir);
+    cr_assert_eq(listed("cut4", &err), -1);
+    cr_assert(strstr(err.msg, "cut4:1: expected a public key"), "%s", err.msg);
+    /* the type alone, every field cut */
+    run("cd '%s' && echo 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 typeonly' > typeonly", dir);
+    cr_assert_eq(listed("typeonly", &err), -1);
+    /* RSA and a certificate still read */
+    run("cd '%s' && ssh-keygen -q -s ca -I host -h k1.pub && cat k2.pub k1-cert.pub > mixed", dir);
+    cr_assert_eq(listed("mixed", &err), 2, "%s", err.msg);
+}
