@@ -123,11 +123,14 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
     rc |= shquote_append_raw(&b, &len, " && cd ");
     rc |= shquote_append(&b, &len, path);
     /* The fence (schedlive.h): fd 9 stays open in the shell and the job it starts, so the
-     * lock lasts as long as any process of the run; flock(1) is util-linux's. */
+     * lock lasts as long as any process of the run; flock(1) is util-linux's. Only its 1 is
+     * "held": a host without flock (127) must not read as a busy folder, tried for ever. */
     rc |= shquote_append_raw(&b, &len,
-                             " && exec 9>>" SCHEDLIVE_FENCE_LOCK " && if ! flock -n 9; then "
-                             "echo '" SCHEDLIVE_FENCE_WORD ": another run of this job still "
-                             "holds its folder' >&2; exit 75; fi");
+                             " && exec 9>>" SCHEDLIVE_FENCE_LOCK " && if flock -n 9; then :; "
+                             "else fr=$?; if [ $fr = 1 ]; then echo '" SCHEDLIVE_FENCE_WORD
+                             ": another run of this job still holds its folder' >&2; exit 75; "
+                             "fi; echo \"tunedeck: flock -n failed (status $fr): the job's "
+                             "fence needs util-linux's flock on this host\" >&2; exit $fr; fi");
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     rc |= shquote_append(&b, &len, name);
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");

@@ -186,8 +186,12 @@ static int parse_krl(const unsigned char *data, size_t len, const char *name,
             rc = section_lists(&body, "SHA-256 digest", 32, key->sha256, 32);
             break;
         case KRL_SIGNATURE:
-            /* A signature vouches for the file; this one is yours already (revokedkeys_file). */
+            /* A signature vouches for the file; this one is yours already (revokedkeys_file).
+             * Its section is two strings, the signing key (read as the body) and the
+             * signature (PROTOCOL.krl section 5): the second is skipped here, or it would be
+             * read as the next section. */
             signed_from = 1;
+            rc = wire_string(&w, "signature", &s, &n);
             break;
         case KRL_EXTENSION:
             rc = section_extension(&body);
@@ -239,6 +243,31 @@ static int base64_decode(const char *s, size_t n, unsigned char *out, size_t cap
     return 0;
 }
 
+/* A plain key's blob (RFC 4253 6.6, RFC 5656 3.1, RFC 8709 4, PROTOCOL.u2f) is its type
+ * and one or more fields, each a length-prefixed string or mpint, that fill it exactly: a
+ * line cut short by a multiple of 4 base64 characters still decodes, with its type intact,
+ * and must not pass for a key that revokes nothing. A certificate's blob holds fixed-size
+ * fields as well, and is left to the type check. */
+static int blob_fields_ok(const unsigned char *b, size_t n, const char *type, size_t type_len)
+{
+    static const char CERT[] = "-cert-";
+    for (size_t i = 0; i + sizeof CERT - 1 <= type_len; i++)
+        if (memcmp(type + i, CERT, sizeof CERT - 1) == 0)
+            return 1;
+    size_t at = 0, fields = 0;
+    while (at < n) {
+        if (n - at < 4)
+            return 0;
+        size_t len = (size_t)b[at] << 24 | (size_t)b[at + 1] << 16 | (size_t)b[at + 2] << 8 |
+                     b[at + 3];
+        if (n - at - 4 < len)
+            return 0;
+        at += 4 + len;
+        fields++;
+    }
+    return fields >= 2;
+}
+
 /* One `type base64 [comment]` line per key; '#' comments and blank lines are skipped. A line
  * that is not a key fails the file: ssh would skip it, and a mistyped revocation that
  * revokes nothing is what an operator must hear about. */
@@ -282,7 +311,8 @@ static int parse_list(const unsigned char *data, size_t len, const char *name,
         if (base64_decode(b64, b64_len, blob, cap, &got) < 0 || got < 4 + type_len ||
             ((size_t)blob[0] << 24 | (size_t)blob[1] << 16 | (size_t)blob[2] << 8 | blob[3]) !=
                 type_len ||
-            memcmp(blob + 4, type, type_len) != 0) {
+            memcmp(blob + 4, type, type_len) != 0 ||
+            !blob_fields_ok(blob, got, type, type_len)) {
             free(blob);
             error_set(err,
                       "RevokedHostKeys %s:%ld: expected a public key (\"TYPE BASE64 "

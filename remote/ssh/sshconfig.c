@@ -189,6 +189,12 @@ static int revoked_line(Walk *w, const char *arg, const char *where, Error *err)
                   where);
         return error_mark(err, ERROR_INPUT);
     }
+    if (strcmp(arg, "none") == 0) {
+        /* ssh's value, first come, then cleared (readconf.c's CLEAR_ON_NONE): no file, and
+         * no later line counts. Under a Match exec block it may not apply: later ones do. */
+        w->out->revoked_final = w->applies == SSHMATCH_YES;
+        return 0;
+    }
     if (ownpath_folder(w->ssh_dir, home, sizeof home) < 0 ||
         sshpath_identity_file(arg, home, w->ssh_dir, w->host, file, sizeof file) < 0) {
         error_set(err,

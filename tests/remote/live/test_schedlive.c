@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/base/clock.h"
 #include "core/sched/catalogue.h"
@@ -149,9 +150,11 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
      * first so that a symlink to a folder does not take the file in (regression) */
     cr_assert_str_eq(t, "trap : TERM; (umask 077 && mkdir -p '/d ir/j-0') && "
                         "chmod 700 '/d ir/j-0' && cd '/d ir/j-0' && "
-                        "exec 9>>.tunedeck-run-{node_rank}.lock && if ! flock -n 9; then echo "
+                        "exec 9>>.tunedeck-run-{node_rank}.lock && if flock -n 9; then :; "
+                        "else fr=$?; if [ $fr = 1 ]; then echo "
                         "'tunedeck-folder-busy: another run of this job still holds its folder' "
-                        ">&2; exit 75; fi && "
+                        ">&2; exit 75; fi; echo \"tunedeck: flock -n failed (status $fr): the "
+                        "job's fence needs util-linux's flock on this host\" >&2; exit $fr; fi && "
                         "TUNEDECK_JOB='j-0' && TUNEDECK_RUN_MARK='" MARK "' && "
                         "export TUNEDECK_JOB TUNEDECK_RUN_MARK && "
                         "CUDA_VISIBLE_DEVICES={gpu_ids} && export CUDA_VISIBLE_DEVICES && "
@@ -665,4 +668,65 @@ Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_p
     cr_assert(j.running && j.runs == 2, "j0 started again: %s", r.text);
     cr_assert_str_neq(j.host, node == 0 ? "m0" : "m1", "%s", r.text);
     liverig_close(&r);
+}
+
+/* Runs the job template of "echo ran" in dir/d (rank 0, one host) with /bin/sh and PATH=path;
+ * its exit status, its stderr in err_out. */
+static int run_template(const char *dir, const char *path, char *err_out, size_t cap)
+{
+    Error e;
+    char folder[256], script[300], errf[300], cmd[1200];
+    snprintf(folder, sizeof folder, "%s/d", dir);
+    char *t = schedlive_job_template("echo ran", folder, "j", MARK, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    static const int ids[] = {0};
+    const JobHost h[] = {{"h1", 1, ids}};
+    JobAlloc a = {.gpus = 1, .hosts = h, .n_hosts = 1, .resume = ""};
+    char *c = jobctl_command(t, &a, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    snprintf(script, sizeof script, "%s/script", dir);
+    snprintf(errf, sizeof errf, "%s/err", dir);
+    FILE *f = fopen(script, "w");
+    cr_assert(f);
+    fprintf(f, "%s\n", c);
+    fclose(f);
+    free(c);
+    free(t);
+    snprintf(cmd, sizeof cmd, "PATH='%s' /bin/sh '%s' >/dev/null 2>'%s'", path, script, errf);
+    int st = system(cmd);
+    f = fopen(errf, "r");
+    cr_assert(f);
+    size_t n = fread(err_out, 1, cap - 1, f);
+    err_out[n] = 0;
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Regression: `if ! flock -n 9` read a host without flock (127) as a folder another run
+ * holds, so the job was tried every 5 s for ever under a wrong reason. Only flock's 1 is
+ * the fence; a held lock still is. */
+Test(schedlive, the_fence_is_only_a_held_lock_not_a_missing_flock)
+{
+    char dir[] = "/tmp/td-fence.XXXXXX", bin[64], err[1024], cmd[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(bin, sizeof bin, "%s/bin", dir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir '%s' && for c in mkdir chmod mktemp rm mv; do ln -s \"$(command -v $c)\" "
+             "'%s'/$c || exit 1; done",
+             bin, bin);
+    cr_assert_eq(system(cmd), 0);
+    int rc = run_template(dir, bin, err, sizeof err);
+    cr_assert_eq(rc, 127, "%s", err);
+    cr_assert(strstr(err, "flock -n failed (status 127)") && !strstr(err, SCHEDLIVE_FENCE_WORD),
+              "%s", err);
+    /* with flock, the start gets through; with the lock held elsewhere, it is the fence */
+    snprintf(cmd, sizeof cmd, "ln -s \"$(command -v flock)\" '%s/flock'", bin);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(run_template(dir, bin, err, sizeof err), 0, "%s", err);
+    snprintf(cmd, sizeof cmd,
+             "flock '%s/d/j/.tunedeck-run-0.lock' sh -c 'PATH=%s /bin/sh %s/script 2>%s/err'",
+             dir, bin, dir, dir);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 75);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -227,3 +227,49 @@ Test(revokedkeys, a_file_that_cannot_be_read_or_that_others_can_write_refuses)
     cr_assert_eq(listed("sub", &err), -1);
     cr_assert(strstr(err.msg, "not a regular file"), "%s", err.msg);
 }
+
+/* PROTOCOL.krl section 5: a signature section is a signing key and a signature, two strings.
+ * Regression: the signature was read as the next section's type and length, so a signed KRL
+ * failed as "section type 0" and refused every host. */
+Test(revokedkeys, a_signature_section_is_two_strings_and_only_signatures_follow_it)
+{
+    run("cd '%s' && ssh-keygen -q -k -f krl k1.pub 2>/dev/null", dir);
+    unsigned char buf[4096];
+    size_t n = read_all("krl", buf, sizeof buf);
+    RevokedKeyQuery *q = query_for("k1");
+    Error err;
+    static const unsigned char sig[] = "\x04\0\0\0\x03key\0\0\0\x04sig!";
+    unsigned char more[4096];
+    memcpy(more, buf, n);
+    memcpy(more + n, sig, sizeof sig - 1);
+    memcpy(more + n + sizeof sig - 1, sig, sizeof sig - 1);
+    size_t signed_len = n + 2 * (sizeof sig - 1);
+    cr_assert_eq(revokedkeys_parse(more, signed_len, "krl", q, &err), 1, "%s", err.msg);
+    /* its signature cut off */
+    cr_assert_eq(revokedkeys_parse(more, n + 8, "krl", q, &err), -1);
+    cr_assert(strstr(err.msg, "expected signature"), "%s", err.msg);
+    /* a key section after it */
+    memcpy(more + signed_len, "\x02\0\0\0\0", 5);
+    cr_assert_eq(revokedkeys_parse(more, signed_len + 5, "krl", q, &err), -1);
+    cr_assert(strstr(err.msg, "section type 2 after a signature"), "%s", err.msg);
+    free(q);
+}
+
+/* Regression: a line cut short by 4 base64 characters (3 bytes) still decoded with its type
+ * intact and read as a key that revokes nothing; ssh-keygen refuses it. Its fields must fill
+ * the blob. */
+Test(revokedkeys, a_key_line_cut_by_whole_base64_quads_fails_the_file)
+{
+    Error err;
+    run("cd '%s' && sed 's/ \\(AAAA[^ ]*\\).... / \\1 /' k1.pub > cut4 && "
+        "! ssh-keygen -lf cut4 >/dev/null 2>&1",
+        dir);
+    cr_assert_eq(listed("cut4", &err), -1);
+    cr_assert(strstr(err.msg, "cut4:1: expected a public key"), "%s", err.msg);
+    /* the type alone, every field cut */
+    run("cd '%s' && echo 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 typeonly' > typeonly", dir);
+    cr_assert_eq(listed("typeonly", &err), -1);
+    /* RSA and a certificate still read */
+    run("cd '%s' && ssh-keygen -q -s ca -I host -h k1.pub && cat k2.pub k1-cert.pub > mixed", dir);
+    cr_assert_eq(listed("mixed", &err), 2, "%s", err.msg);
+}
