@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/base/clock.h"
 #include "remote/live/jobctl.h"
@@ -122,4 +123,34 @@ void standin_node_says(LiveRig *r, int node, int unusable, const char *why)
     snprintf(standin_node[node].why, sizeof standin_node[node].why, "%s", why);
     standin_looks++;
     schedlive_step(r->l, NULL, 0, clock_now_ms());
+}
+
+Cluster *standin_cluster(int gpus_a, int gpus_b)
+{
+    Cluster *c = cluster_new("t");
+    DeviceSpec da[8], db[8];
+    memset(da, 0, sizeof da);
+    memset(db, 0, sizeof db);
+    for (int i = 0; i < 8; i++) {
+        snprintf(da[i].id, sizeof da[i].id, "gpu%d", i);
+        da[i].kind = i < gpus_a ? DEVICE_GPU : DEVICE_CPU;
+        db[i] = da[i];
+        db[i].kind = i < gpus_b ? DEVICE_GPU : DEVICE_CPU;
+    }
+    MachineType ta = {.name = "a", .bandwidth_gbps = 10, .devices = da, .n_devices = 8};
+    MachineType tb = {.name = "b", .bandwidth_gbps = 10, .devices = db, .n_devices = 8};
+    long ia = cluster_add_type(c, &ta, NULL), ib = cluster_add_type(c, &tb, NULL);
+    cr_assert(ia >= 0 && ib >= 0);
+    cr_assert_eq(cluster_add_machine(c, "m0", "127.0.0.1", (size_t)ia, NULL), 0);
+    cr_assert_eq(cluster_add_machine(c, "m1", "127.0.0.1", (size_t)ib, NULL), 0);
+    cluster_finish(c);
+    return c;
+}
+
+Cluster *standin_two_by_two(void)
+{
+    Cluster *c = standin_cluster(2, 2);
+    snprintf(c->job_command, sizeof c->job_command,
+             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
+    return c;
 }

@@ -39,6 +39,12 @@ size_t standin_size(const void *run);
     .running = standin_running, .ready = standin_ready, .progress = standin_progress,              \
     .status = standin_status, .size = standin_size, .free = free
 
+/* Machines m0 and m1 (127.0.0.1) with gpus_a and gpus_b GPUs of 8 devices; the caller frees
+ * it (or hands it to a LiveRig). */
+Cluster *standin_cluster(int gpus_a, int gpus_b);
+/* Two nodes of 2 GPUs whose job command checkpoints and resumes. */
+Cluster *standin_two_by_two(void);
+
 /* A backend's watch of two nodes in the states a test sets (LiveRunOps.watch and nodes:
  * STANDIN_WATCH_OPS in its ops): standin_node[i], with standin_looks counting the changes. */
 extern LiveNodeState standin_node[2];

@@ -14,50 +14,20 @@
 #include "tests/support/livestandin.h"
 #include "tests/support/ssh_hermetic.h"
 
-static Cluster *cluster_with(int gpus_a, int gpus_b)
-{
-    Cluster *c = cluster_new("t");
-    DeviceSpec da[8], db[8];
-    memset(da, 0, sizeof da);
-    memset(db, 0, sizeof db);
-    for (int i = 0; i < 8; i++) {
-        snprintf(da[i].id, sizeof da[i].id, "gpu%d", i);
-        da[i].kind = i < gpus_a ? DEVICE_GPU : DEVICE_CPU;
-        db[i] = da[i];
-        db[i].kind = i < gpus_b ? DEVICE_GPU : DEVICE_CPU;
-    }
-    MachineType ta = {.name = "a", .bandwidth_gbps = 10, .devices = da, .n_devices = 8};
-    MachineType tb = {.name = "b", .bandwidth_gbps = 10, .devices = db, .n_devices = 8};
-    long ia = cluster_add_type(c, &ta, NULL), ib = cluster_add_type(c, &tb, NULL);
-    cr_assert(ia >= 0 && ib >= 0);
-    cr_assert_eq(cluster_add_machine(c, "m0", "127.0.0.1", (size_t)ia, NULL), 0);
-    cr_assert_eq(cluster_add_machine(c, "m1", "127.0.0.1", (size_t)ib, NULL), 0);
-    cluster_finish(c);
-    return c;
-}
-
-/* Two nodes of 2 GPUs whose job command checkpoints and resumes. */
-static Cluster *two_by_two(void)
-{
-    Cluster *c = cluster_with(2, 2);
-    snprintf(c->job_command, sizeof c->job_command,
-             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
-    return c;
-}
 
 Test(schedlive, node_sizes_from_the_inventory)
 {
     Error e;
     SchedNodeGroup *g;
     size_t n;
-    Cluster *c = cluster_with(4, 4);
+    Cluster *c = standin_cluster(4, 4);
     cr_assert_eq(schedlive_node_groups(c, 0, &g, &n, &e), 0, "%s", e.msg);
     cr_assert_eq(n, 2, "two machine types are two groups, found %zu", n);
     cr_assert_eq(g[0].gpus_per_node, 4);
     cr_assert_eq(g[1].gpus_per_node, 4);
     free(g);
     cluster_free(c);
-    c = cluster_with(4, 2); /* mixed sizes are the machines' own, not an error */
+    c = standin_cluster(4, 2); /* mixed sizes are the machines' own, not an error */
     cr_assert_eq(schedlive_node_groups(c, 0, &g, &n, &e), 0, "%s", e.msg);
     cr_assert_eq(n, 2);
     cr_assert_eq(g[0].gpus_per_node, 4);
@@ -68,7 +38,7 @@ Test(schedlive, node_sizes_from_the_inventory)
     cr_assert(g[0].gpus_per_node == 8 && g[1].gpus_per_node == 8, "the override sizes all");
     free(g);
     cluster_free(c);
-    c = cluster_with(0, 0);
+    c = standin_cluster(0, 0);
     cr_assert_eq(schedlive_node_groups(c, 0, &g, &n, &e), -1);
     cr_assert(strstr(e.msg, "no GPU") != NULL, "%s", e.msg);
     cluster_free(c);
@@ -219,7 +189,7 @@ Test(schedlive, placement_text_with_indices_or_counts_cut_at_a_whole_host)
 Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
 {
     Error e;
-    Cluster *c = cluster_with(2, 2);
+    Cluster *c = standin_cluster(2, 2);
     c->ssh.port = 1; /* nothing listens: connection refused */
     c->ssh.connect_timeout_s = 2;
     snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
@@ -332,7 +302,7 @@ static int has_resumed(const SchedLiveJob *j)
 Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several)
 {
     static LiveRig r;
-    liverig_open(&r, two_by_two(), &TWO_LINES, 1);
+    liverig_open(&r, standin_two_by_two(), &TWO_LINES, 1);
     SchedLiveJob j;
     liverig_run_until(&r, has_resumed, 5000, &j);
     cr_assert(strstr(r.text, "j0: run 1 on m0 (2 GPUs) first step 1, loss 0.5000\n"), "%s", r.text);
@@ -380,7 +350,7 @@ static int is_running(const SchedLiveJob *j)
 Test(schedlive, a_job_without_progress_lines_has_no_step_epoch_or_rate)
 {
     static LiveRig r;
-    liverig_open(&r, two_by_two(), &SILENT, 1);
+    liverig_open(&r, standin_two_by_two(), &SILENT, 1);
     SchedLiveJob j;
     liverig_run_until(&r, is_running, 5000, &j);
     cr_assert(j.running, "%s", r.text);
@@ -434,7 +404,7 @@ static int at_the_bursts_last_step(const SchedLiveJob *j)
 Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
 {
     static LiveRig r;
-    Cluster *c = cluster_with(2, 2);
+    Cluster *c = standin_cluster(2, 2);
     snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
     liverig_open_with(&r, c,
                       &(SchedLiveOptions){.time_scale = 1,
@@ -465,7 +435,7 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     static LiveRig r;
     memset(standin_node, 0, sizeof standin_node);
     standin_looks = 1;
-    liverig_open(&r, two_by_two(), &WATCHED, 1);
+    liverig_open(&r, standin_two_by_two(), &WATCHED, 1);
     schedlive_step(r.l, NULL, 0, clock_now_ms());
     Error e;
     cr_assert_eq(sched_drain_node(r.s, 1, 1, &e), 0, "%s", e.msg); /* the operator's :drain m1 */
@@ -493,127 +463,6 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     cr_assert_not(sched_node_drained(r.s, 0), "%s", r.text);
     cr_assert(strstr(r.text, "m0 is usable again (it answers over SSH again)\n"), "%s", r.text);
     liverig_close(&r);
-}
-
-/* A backend whose first run finds the job's folder held by another run of it (the fence,
- * schedlive.h: it exits 75 before the job starts), and whose next run trains. */
-static int fenced_starts;
-
-static void *fenced_start(void *ctx, const LiveRunSpec *spec, Error *err)
-{
-    (void)ctx, (void)spec, (void)err;
-    StandinRun *r = standin_run_new(sizeof(StandinRun));
-    if (fenced_starts++ == 0)
-        snprintf(r->status, sizeof r->status, "exited 75: %s: another run", SCHEDLIVE_FENCE_WORD);
-    return r;
-}
-
-static void fenced_step(void *run)
-{
-    StandinRun *r = run;
-    if (r->status[0])
-        return;
-    TrialEvent ev = {.kind = EVENT_PROGRESS,
-                     .step = r->p.seen + 1,
-                     .epoch = -1,
-                     .loss = NAN,
-                     .examples_per_s = -1};
-    jobctl_progress_note(&r->p, &ev);
-}
-
-static const LiveRunOps FENCED = {.name = "fenced",
-                                  .start = fenced_start,
-                                  .signal = standin_signal,
-                                  .step = fenced_step,
-                                  .rank0_saved = standin_ready,
-                                  STANDIN_OPS};
-
-static int has_stepped(const SchedLiveJob *j)
-{
-    return j->step >= 3;
-}
-
-/* A run kept off the job's folder by another run of it is no death and no run: the start is
- * tried again (after SCHEDLIVE_FENCE_RETRY_S) and the job trains, said once each way. */
-Test(schedlive, a_start_the_fence_turns_away_is_tried_again_not_counted_as_a_death)
-{
-    static LiveRig r;
-    fenced_starts = 0;
-    liverig_open(&r, two_by_two(), &FENCED, 1);
-    SchedLiveJob j;
-    liverig_run_until(&r, has_stepped, 20000, &j);
-    cr_assert_geq(j.step, 3, "%s", r.text);
-    cr_assert_eq(fenced_starts, 2, "%s", r.text);
-    cr_assert_eq(j.deaths, 0, "%s", r.text);
-    cr_assert_eq(j.failed, 0, "%s", r.text);
-    cr_assert_eq(j.runs, 1, "the turned-away start is no run: %s", r.text);
-    cr_assert(strstr(r.text, "j0: another run of it still holds its folder (one left on a host "
-                             "whose connection dropped?): it starts once that run has stopped, "
-                             "tried every 5 s\n") &&
-                  strstr(r.text, "j0: its folder is free again: the run goes on\n") &&
-                  strstr(r.text, "j0: run 1 on "),
-              "%s", r.text);
-    cr_assert_null(strstr(r.text, "died unexpectedly"), "%s", r.text);
-    liverig_close(&r);
-}
-
-/* A backend whose every run dies at its first step (a script that raises at once). */
-static void *dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
-{
-    (void)ctx, (void)spec, (void)err;
-    return standin_run_new(sizeof(StandinRun));
-}
-
-static void dying_step(void *run)
-{
-    StandinRun *r = run;
-    snprintf(r->status, sizeof r->status, "exited 1: boom");
-}
-
-static const LiveRunOps DYING = {.name = "dying",
-                                 .start = dying_start,
-                                 .signal = standin_signal,
-                                 .step = dying_step,
-                                 .rank0_saved = standin_running,
-                                 STANDIN_OPS};
-
-/* A job is left failed at its second death in a row, within death_window_s of the first; a
- * death later than that is a first again (it was: the second death of the whole run, a day
- * apart or not). The driver is stepped at chosen times: at t0 run 1 dies and run 2 starts;
- * 60 s later (window 30 s) run 2 dies as a first death again and run 3 starts; 10 ms after,
- * run 3's death is the second in a row. */
-Test(schedlive, only_a_second_death_soon_after_the_first_leaves_a_job_failed)
-{
-    static LiveRig r;
-    liverig_open_with(&r, two_by_two(),
-                      &(SchedLiveOptions){.time_scale = 1, .backend = &DYING, .death_window_s = 30});
-    SchedLiveJob j;
-    int64_t t0 = clock_now_ms();
-    for (int i = 0; i < 50 && (schedlive_job(r.l, 0, &j), j.deaths < 1); i++)
-        schedlive_step(r.l, NULL, 0, t0 += 20); /* a tick is 10 ms */
-    cr_assert_eq(j.deaths, 1, "deaths %d: %s", j.deaths, r.text);
-    cr_assert(!j.failed, "%s", r.text);
-    schedlive_step(r.l, NULL, 0, t0 += 60000);
-    schedlive_job(r.l, 0, &j);
-    cr_assert_eq(j.deaths, 2, "%s", r.text);
-    cr_assert(!j.failed, "a death 60 s after the last (window 30 s) is a first: %s", r.text);
-    cr_assert(strstr(r.text, ": restarting fresh (no checkpoint yet) (its last death was over "
-                             "30 s ago: counted as a first)\n"),
-              "%s", r.text);
-    schedlive_step(r.l, NULL, 0, t0 += 20);
-    schedlive_job(r.l, 0, &j);
-    cr_assert_eq(j.deaths, 3, "%s", r.text);
-    cr_assert(j.failed, "%s", r.text);
-    cr_assert(strstr(r.text, ": second death in a row, left stopped\n"), "%s", r.text);
-    cr_assert_eq(j.runs, 3, "%s", r.text);
-    schedlive_stop_all(r.l);
-    for (int i = 0; i < 100 && !schedlive_done(r.l); i++)
-        schedlive_step(r.l, NULL, 0, t0 += 20);
-    cr_assert(schedlive_done(r.l), "%s", r.text);
-    schedlive_free(r.l);
-    sched_free(r.s);
-    catalogue_free(r.cat);
-    cluster_free(r.c);
 }
 
 /* The WATCHED backend with the run it started last kept, for a test to end it. */
@@ -646,7 +495,7 @@ Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_p
     memset(standin_node, 0, sizeof standin_node);
     standin_looks = 1;
     watched_run = NULL;
-    liverig_open(&r, two_by_two(), &WATCHED_KEPT, 1);
+    liverig_open(&r, standin_two_by_two(), &WATCHED_KEPT, 1);
     int64_t t = clock_now_ms();
     SchedLiveJob j;
     for (int i = 0; i < 20 && !(schedlive_job(r.l, 0, &j), j.running); i++)
@@ -668,65 +517,4 @@ Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_p
     cr_assert(j.running && j.runs == 2, "j0 started again: %s", r.text);
     cr_assert_str_neq(j.host, node == 0 ? "m0" : "m1", "%s", r.text);
     liverig_close(&r);
-}
-
-/* Runs the job template of "echo ran" in dir/d (rank 0, one host) with /bin/sh and PATH=path;
- * its exit status, its stderr in err_out. */
-static int run_template(const char *dir, const char *path, char *err_out, size_t cap)
-{
-    Error e;
-    char folder[256], script[300], errf[300], cmd[1200];
-    snprintf(folder, sizeof folder, "%s/d", dir);
-    char *t = schedlive_job_template("echo ran", folder, "j", MARK, &e);
-    cr_assert_not_null(t, "%s", e.msg);
-    static const int ids[] = {0};
-    const JobHost h[] = {{"h1", 1, ids}};
-    JobAlloc a = {.gpus = 1, .hosts = h, .n_hosts = 1, .resume = ""};
-    char *c = jobctl_command(t, &a, &e);
-    cr_assert_not_null(c, "%s", e.msg);
-    snprintf(script, sizeof script, "%s/script", dir);
-    snprintf(errf, sizeof errf, "%s/err", dir);
-    FILE *f = fopen(script, "w");
-    cr_assert(f);
-    fprintf(f, "%s\n", c);
-    fclose(f);
-    free(c);
-    free(t);
-    snprintf(cmd, sizeof cmd, "PATH='%s' /bin/sh '%s' >/dev/null 2>'%s'", path, script, errf);
-    int st = system(cmd);
-    f = fopen(errf, "r");
-    cr_assert(f);
-    size_t n = fread(err_out, 1, cap - 1, f);
-    err_out[n] = 0;
-    fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* Regression: `if ! flock -n 9` read a host without flock (127) as a folder another run
- * holds, so the job was tried every 5 s for ever under a wrong reason. Only flock's 1 is
- * the fence; a held lock still is. */
-Test(schedlive, the_fence_is_only_a_held_lock_not_a_missing_flock)
-{
-    char dir[] = "/tmp/td-fence.XXXXXX", bin[64], err[1024], cmd[512];
-    cr_assert(mkdtemp(dir));
-    snprintf(bin, sizeof bin, "%s/bin", dir);
-    snprintf(cmd, sizeof cmd,
-             "mkdir '%s' && for c in mkdir chmod mktemp rm mv; do ln -s \"$(command -v $c)\" "
-             "'%s'/$c || exit 1; done",
-             bin, bin);
-    cr_assert_eq(system(cmd), 0);
-    int rc = run_template(dir, bin, err, sizeof err);
-    cr_assert_eq(rc, 127, "%s", err);
-    cr_assert(strstr(err, "flock -n failed (status 127)") && !strstr(err, SCHEDLIVE_FENCE_WORD),
-              "%s", err);
-    /* with flock, the start gets through; with the lock held elsewhere, it is the fence */
-    snprintf(cmd, sizeof cmd, "ln -s \"$(command -v flock)\" '%s/flock'", bin);
-    cr_assert_eq(system(cmd), 0);
-    cr_assert_eq(run_template(dir, bin, err, sizeof err), 0, "%s", err);
-    snprintf(cmd, sizeof cmd,
-             "flock '%s/d/j/.tunedeck-run-0.lock' sh -c 'PATH=%s /bin/sh %s/script 2>%s/err'",
-             dir, bin, dir, dir);
-    cr_assert_eq(WEXITSTATUS(system(cmd)), 75);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
 }

@@ -1,0 +1,197 @@
+/* The live driver and a run's end that is not the job's: a start the fence turned away (its
+ * folder held by another run of it), and deaths counted in a row within death_window_s. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "remote/live/schedlive.h"
+#include "tests/support/livestandin.h"
+
+#define MARK "0123456789abcdef0123456789abcdef"
+
+/* A backend whose first run finds the job's folder held by another run of it (the fence,
+ * schedlive.h: it exits 75 before the job starts), and whose next run trains. */
+static int fenced_starts;
+
+static void *fenced_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    StandinRun *r = standin_run_new(sizeof(StandinRun));
+    if (fenced_starts++ == 0)
+        snprintf(r->status, sizeof r->status, "exited 75: %s: another run", SCHEDLIVE_FENCE_WORD);
+    return r;
+}
+
+static void fenced_step(void *run)
+{
+    StandinRun *r = run;
+    if (r->status[0])
+        return;
+    TrialEvent ev = {.kind = EVENT_PROGRESS,
+                     .step = r->p.seen + 1,
+                     .epoch = -1,
+                     .loss = NAN,
+                     .examples_per_s = -1};
+    jobctl_progress_note(&r->p, &ev);
+}
+
+static const LiveRunOps FENCED = {.name = "fenced",
+                                  .start = fenced_start,
+                                  .signal = standin_signal,
+                                  .step = fenced_step,
+                                  .rank0_saved = standin_ready,
+                                  STANDIN_OPS};
+
+static int has_stepped(const SchedLiveJob *j)
+{
+    return j->step >= 3;
+}
+
+/* A run kept off the job's folder by another run of it is no death and no run: the start is
+ * tried again (after SCHEDLIVE_FENCE_RETRY_S) and the job trains, said once each way. */
+Test(schedlive, a_start_the_fence_turns_away_is_tried_again_not_counted_as_a_death)
+{
+    static LiveRig r;
+    fenced_starts = 0;
+    liverig_open(&r, standin_two_by_two(), &FENCED, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_stepped, 20000, &j);
+    cr_assert_geq(j.step, 3, "%s", r.text);
+    cr_assert_eq(fenced_starts, 2, "%s", r.text);
+    cr_assert_eq(j.deaths, 0, "%s", r.text);
+    cr_assert_eq(j.failed, 0, "%s", r.text);
+    cr_assert_eq(j.runs, 1, "the turned-away start is no run: %s", r.text);
+    cr_assert(strstr(r.text, "j0: another run of it still holds its folder (one left on a host "
+                             "whose connection dropped?): it starts once that run has stopped, "
+                             "tried every 5 s\n") &&
+                  strstr(r.text, "j0: its folder is free again: the run goes on\n") &&
+                  strstr(r.text, "j0: run 1 on "),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "died unexpectedly"), "%s", r.text);
+    liverig_close(&r);
+}
+
+/* A backend whose every run dies at its first step (a script that raises at once). */
+static void *dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    return standin_run_new(sizeof(StandinRun));
+}
+
+static void dying_step(void *run)
+{
+    StandinRun *r = run;
+    snprintf(r->status, sizeof r->status, "exited 1: boom");
+}
+
+static const LiveRunOps DYING = {.name = "dying",
+                                 .start = dying_start,
+                                 .signal = standin_signal,
+                                 .step = dying_step,
+                                 .rank0_saved = standin_running,
+                                 STANDIN_OPS};
+
+/* A job is left failed at its second death in a row, within death_window_s of the first; a
+ * death later than that is a first again (it was: the second death of the whole run, a day
+ * apart or not). The driver is stepped at chosen times: at t0 run 1 dies and run 2 starts;
+ * 60 s later (window 30 s) run 2 dies as a first death again and run 3 starts; 10 ms after,
+ * run 3's death is the second in a row. */
+Test(schedlive, only_a_second_death_soon_after_the_first_leaves_a_job_failed)
+{
+    static LiveRig r;
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 1, .backend = &DYING, .death_window_s = 30});
+    SchedLiveJob j;
+    int64_t t0 = clock_now_ms();
+    for (int i = 0; i < 50 && (schedlive_job(r.l, 0, &j), j.deaths < 1); i++)
+        schedlive_step(r.l, NULL, 0, t0 += 20); /* a tick is 10 ms */
+    cr_assert_eq(j.deaths, 1, "deaths %d: %s", j.deaths, r.text);
+    cr_assert(!j.failed, "%s", r.text);
+    schedlive_step(r.l, NULL, 0, t0 += 60000);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.deaths, 2, "%s", r.text);
+    cr_assert(!j.failed, "a death 60 s after the last (window 30 s) is a first: %s", r.text);
+    cr_assert(strstr(r.text, ": restarting fresh (no checkpoint yet) (its last death was over "
+                             "30 s ago: counted as a first)\n"),
+              "%s", r.text);
+    schedlive_step(r.l, NULL, 0, t0 += 20);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.deaths, 3, "%s", r.text);
+    cr_assert(j.failed, "%s", r.text);
+    cr_assert(strstr(r.text, ": second death in a row, left stopped\n"), "%s", r.text);
+    cr_assert_eq(j.runs, 3, "%s", r.text);
+    schedlive_stop_all(r.l);
+    for (int i = 0; i < 100 && !schedlive_done(r.l); i++)
+        schedlive_step(r.l, NULL, 0, t0 += 20);
+    cr_assert(schedlive_done(r.l), "%s", r.text);
+    schedlive_free(r.l);
+    sched_free(r.s);
+    catalogue_free(r.cat);
+    cluster_free(r.c);
+}
+
+/* Runs the job template of "echo ran" in dir/d (rank 0, one host) with /bin/sh and PATH=path;
+ * its exit status, its stderr in err_out. */
+static int run_template(const char *dir, const char *path, char *err_out, size_t cap)
+{
+    Error e;
+    char folder[256], script[300], errf[300], cmd[1200];
+    snprintf(folder, sizeof folder, "%s/d", dir);
+    char *t = schedlive_job_template("echo ran", folder, "j", MARK, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    static const int ids[] = {0};
+    const JobHost h[] = {{"h1", 1, ids}};
+    JobAlloc a = {.gpus = 1, .hosts = h, .n_hosts = 1, .resume = ""};
+    char *c = jobctl_command(t, &a, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    snprintf(script, sizeof script, "%s/script", dir);
+    snprintf(errf, sizeof errf, "%s/err", dir);
+    FILE *f = fopen(script, "w");
+    cr_assert(f);
+    fprintf(f, "%s\n", c);
+    fclose(f);
+    free(c);
+    free(t);
+    snprintf(cmd, sizeof cmd, "PATH='%s' /bin/sh '%s' >/dev/null 2>'%s'", path, script, errf);
+    int st = system(cmd);
+    f = fopen(errf, "r");
+    cr_assert(f);
+    size_t n = fread(err_out, 1, cap - 1, f);
+    err_out[n] = 0;
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Regression: `if ! flock -n 9` read a host without flock (127) as a folder another run
+ * holds, so the job was tried every 5 s for ever under a wrong reason. Only flock's 1 is
+ * the fence; a held lock still is. */
+Test(schedlive, the_fence_is_only_a_held_lock_not_a_missing_flock)
+{
+    char dir[] = "/tmp/td-fence.XXXXXX", bin[64], err[1024], cmd[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(bin, sizeof bin, "%s/bin", dir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir '%s' && for c in mkdir chmod mktemp rm mv; do ln -s \"$(command -v $c)\" "
+             "'%s'/$c || exit 1; done",
+             bin, bin);
+    cr_assert_eq(system(cmd), 0);
+    int rc = run_template(dir, bin, err, sizeof err);
+    cr_assert_eq(rc, 127, "%s", err);
+    cr_assert(strstr(err, "flock -n failed (status 127)") && !strstr(err, SCHEDLIVE_FENCE_WORD),
+              "%s", err);
+    /* with flock, the start gets through; with the lock held elsewhere, it is the fence */
+    snprintf(cmd, sizeof cmd, "ln -s \"$(command -v flock)\" '%s/flock'", bin);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(run_template(dir, bin, err, sizeof err), 0, "%s", err);
+    snprintf(cmd, sizeof cmd,
+             "flock '%s/d/j/.tunedeck-run-0.lock' sh -c 'PATH=%s /bin/sh %s/script 2>%s/err'",
+             dir, bin, dir, dir);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 75);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
