@@ -347,7 +347,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                               "step %ld: the next run resumes from it",
                               j->name, j->step);
             }
-        } else if (strstr(j->status, SCHEDLIVE_FENCE_WORD)) {
+        } else if (strstr(j->status, "exited 75: " SCHEDLIVE_FENCE_WORD)) {
             /* Not a death: the job never started. Another run of it still holds its folder
              * (left on a host whose sshd died); the backend stops that one when its host
              * answers. The model keeps the placement; the start is tried again. */

@@ -203,6 +203,12 @@ static int revoked_line(Walk *w, const char *arg, const char *where, Error *err)
                   where, arg);
         return error_mark(err, ERROR_INPUT);
     }
+    if (strlen(file) >= sizeof w->out->revoked[0].file) {
+        /* cut short it would name another file (refused as unreadable, with the wrong name) */
+        error_set(err, "%s: RevokedHostKeys %.60s...: longer than %zu bytes once expanded",
+                  where, file, sizeof w->out->revoked[0].file - 1);
+        return error_mark(err, ERROR_INPUT);
+    }
     w->out->revoked_final = w->applies == SSHMATCH_YES;
     return add_file(&w->out->revoked, &w->out->n_revoked, &w->out->cap_revoked, file, where,
                     err);

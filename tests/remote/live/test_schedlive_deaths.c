@@ -76,7 +76,9 @@ Test(schedlive, a_start_the_fence_turns_away_is_tried_again_not_counted_as_a_dea
     liverig_close(&r);
 }
 
-/* A backend whose every run dies at its first step (a script that raises at once). */
+/* A backend whose every run dies at its first step (a script that raises at once), its last
+ * line naming the fence's word in its own message: only exit 75 with that word is the fence
+ * (regression: the word alone was taken for it, and the job retried for ever). */
 static void *dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
     (void)ctx, (void)spec, (void)err;
@@ -86,7 +88,7 @@ static void *dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
 static void dying_step(void *run)
 {
     StandinRun *r = run;
-    snprintf(r->status, sizeof r->status, "exited 1: boom");
+    snprintf(r->status, sizeof r->status, "exited 1: %s: boom", SCHEDLIVE_FENCE_WORD);
 }
 
 static const LiveRunOps DYING = {.name = "dying",

@@ -438,6 +438,16 @@ Test(sshconfig, a_revoked_host_keys_line_without_a_file_or_that_cannot_expand_is
     cr_assert_eq(revoked_for("a", got, sizeof got, &err), -1);
     cr_assert(strstr(err.msg, "config:2: RevokedHostKeys /x/%Z: cannot expand it"), "%s",
               err.msg);
+    /* regression: expanded past the 1023 bytes kept, it was cut short: another file */
+    char line[256] = "Host a\n  RevokedHostKeys ";
+    for (int i = 0; i < 40; i++)
+        strcat(line, "%d"); /* the .ssh folder: over 25 bytes each */
+    strcat(line, "\n");
+    write_file("config", 0600, line);
+    cr_assert_eq(revoked_for("a", got, sizeof got, &err), -1);
+    cr_assert(strstr(err.msg, "config:2: RevokedHostKeys ") &&
+                  strstr(err.msg, "...: longer than 1023 bytes once expanded"),
+              "%s", err.msg);
 }
 
 /* Regression: "none" was read as a file named none, which cannot be read, so the host was
