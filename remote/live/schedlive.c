@@ -247,6 +247,16 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                                   j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
                                   plural_s(j->run_gpus), p->first_step, j->saved_step,
                                   loss_note(ln, sizeof ln, p->first_loss));
+                    /* A run given {resume} that counts from before its checkpoint started
+                     * afresh: a template without {resume}, or a job that ignores it, loses
+                     * every step at each resize while the log said it resumed. */
+                    if (p->first_step <= j->saved_step)
+                        schedlive_log(l,
+                                      "%s: run %d did not resume: its first step %ld is not after "
+                                      "its checkpoint's step %ld (expected {resume} in "
+                                      "job_command, and a job that loads the checkpoint it "
+                                      "names and goes on from its step)",
+                                      j->name, j->runs, p->first_step, j->saved_step);
                 } else {
                     schedlive_log(l, "%s: run %d on %s (%d GPU%s) first step %ld%s", j->name,
                                   j->runs, schedlive_machine(l, j->host), j->run_gpus,

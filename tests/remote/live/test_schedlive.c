@@ -245,6 +245,7 @@ typedef struct {
 
 enum { TWO_LINE_GAP = 240 };
 static long two_line_checkpoint = -1; /* the step the last dead run saved */
+static int two_line_ignores_resume;    /* a job (or template) that drops {resume} */
 
 static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
@@ -252,7 +253,7 @@ static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
     (void)err;
     TwoLineRun *r = standin_run_new(sizeof *r);
     r->resumed = spec->alloc->resume[0] != 0;
-    r->next = r->resumed ? two_line_checkpoint + 1 : 1;
+    r->next = r->resumed && !two_line_ignores_resume ? two_line_checkpoint + 1 : 1;
     return r;
 }
 
@@ -313,6 +314,38 @@ Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several
               "%s", r.text);
     cr_assert_eq(j.resumed_step, 242);
     cr_assert_eq(j.step, 242 + TWO_LINE_GAP, "the latest line is still the job's step");
+    liverig_close(&r);
+}
+
+/* The walkthrough's finding: a job_command without {resume} (or a job that ignores it)
+ * started afresh at each resize while the log said "resumed at step 1 (checkpoint at step
+ * 492)" and nothing more; the driver now says the run did not resume and what it expected. */
+Test(schedlive, a_run_that_starts_before_its_checkpoint_is_said_not_to_have_resumed)
+{
+    static LiveRig r;
+    two_line_ignores_resume = 1;
+    liverig_open(&r, two_by_two(), &TWO_LINES, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_resumed, 5000, &j);
+    two_line_ignores_resume = 0;
+    cr_assert(strstr(r.text, "j0: run 2 on m0 (2 GPUs) resumed at step 1 (checkpoint at step "
+                             "241)"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: run 2 did not resume: its first step 1 is not after its "
+                             "checkpoint's step 241 (expected {resume} in job_command"),
+              "%s", r.text);
+    liverig_close(&r);
+}
+
+/* ... and one that resumes says nothing more. */
+Test(schedlive, a_run_that_resumes_is_not_warned_about)
+{
+    static LiveRig r;
+    liverig_open(&r, two_by_two(), &TWO_LINES, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_resumed, 5000, &j);
+    cr_assert(strstr(r.text, "resumed at step 242"), "%s", r.text);
+    cr_assert(!strstr(r.text, "did not resume"), "%s", r.text);
     liverig_close(&r);
 }
 
