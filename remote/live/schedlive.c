@@ -184,12 +184,17 @@ static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
     if (decile != j->loss_decile_logged) {
         j->loss_decile_logged = decile;
         const ConvModel *m = &j->curve.model;
-        schedlive_log(
-            l,
-            "%s: loss curve 1/(%.3g k + %.3g) + %.3g from %zu points: %.0f%% done at step %ld "
-            "of ~%.0f",
-            j->name, m->theta0, m->theta1, m->theta2, j->curve.n, 100 * f, step,
-            losscurve_total_steps(&j->curve, l->o.loss_tol));
+        double total = losscurve_total_steps(&j->curve, l->o.loss_tol);
+        /* A curve first known after the job passed its end (few progress lines, a fast
+         * job) said "100% done at step 181 of ~26", which reads as a miscount. */
+        char of[80];
+        if ((double)step > total)
+            snprintf(of, sizeof of, " (the curve reached its end at step ~%.0f)", total);
+        else
+            snprintf(of, sizeof of, " of ~%.0f", total);
+        schedlive_log(l, "%s: loss curve 1/(%.3g k + %.3g) + %.3g from %zu points: %.0f%% done "
+                         "at step %ld%s",
+                      j->name, m->theta0, m->theta1, m->theta2, j->curve.n, 100 * f, step, of);
     }
 }
 

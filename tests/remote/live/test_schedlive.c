@@ -402,6 +402,8 @@ Test(schedlive, a_job_without_progress_lines_has_no_step_epoch_or_rate)
  * on the curve 1/(0.002 k + 1) + 0.1, then prints nothing more. */
 enum { BURST_LINES = 8 };
 
+static double burst_slope = 0.002; /* θ0 of the burst's curve */
+
 static void burst_step(void *run)
 {
     StandinRun *r = run;
@@ -412,7 +414,7 @@ static void burst_step(void *run)
         TrialEvent ev = {.kind = EVENT_PROGRESS,
                          .step = step,
                          .epoch = -1,
-                         .loss = 1 / (0.002 * (double)step + 1) + 0.1,
+                         .loss = 1 / (burst_slope * (double)step + 1) + 0.1,
                          .examples_per_s = -1};
         jobctl_progress_note(&r->p, &ev);
     }
@@ -448,6 +450,29 @@ Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
     cr_assert_eq(j.step, 100L * BURST_LINES, "%s", r.text);
     cr_assert(strstr(r.text, "j0: loss curve 1/(0.002 k + 1) + 0.1 from ") != NULL, "%s", r.text);
     cr_assert(j.loss_fraction > 0, "%g", j.loss_fraction);
+    liverig_close(&r);
+}
+
+/* The walkthrough's item: a curve first fitted after the job had passed its end was logged
+ * "100% done at step 800 of ~95", which reads as a miscount; it now says the end is behind. */
+Test(schedlive, a_curve_known_after_its_end_says_the_end_is_behind_the_job)
+{
+    static LiveRig r;
+    Cluster *c = cluster_with(2, 2);
+    snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
+    burst_slope = 0.2; /* within 5% of the way to 0.1 at step 95 */
+    liverig_open_with(&r, c,
+                      &(SchedLiveOptions){.time_scale = 1,
+                                          .backend = &BURST,
+                                          .loss_progress = 1,
+                                          .loss_tol = 0.05});
+    SchedLiveJob j;
+    liverig_run_until(&r, at_the_bursts_last_step, 5000, &j);
+    burst_slope = 0.002;
+    cr_assert(strstr(r.text, "% done at step 500 (the curve reached its end at step ~95)\n") !=
+                  NULL,
+              "%s", r.text);
+    cr_assert(!strstr(r.text, " of ~95"), "%s", r.text);
     liverig_close(&r);
 }
 
