@@ -58,7 +58,7 @@ static const char USAGE[] =
     "the model, so a job finishes when the real one reaches its epoch count.\n"
     "--loss-progress fits each job's loss curve (its progress lines' loss) with the\n"
     "convergence model: its remaining work comes from its own curve (done within 5%\n"
-    "of the way to the fitted asymptote), not from the catalogue.\n"
+    "of the way to the fitted asymptote), not from the catalogue (one of the two).\n"
     "--job-command sets the job command template in place of the inventory's.\n"
     "On Slurm (--slurm, or an inventory with \"backend\": \"slurm\"): the nodes come\n"
     "from the controller (--partition P), each run is a batch job (sbatch on the\n"
@@ -320,6 +320,10 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
     if (schedule_events_over_input(a->events_path, inputs))
         return fail("--events: expected a file other than the --workload or --cluster it reads "
                     "(it would be written over)");
+    /* Both set the model's progress; --loss-progress took over without a word. */
+    if (a->lo.real_progress && a->lo.loss_progress)
+        return fail("--real-progress and --loss-progress: expected one of them (the job's "
+                    "epochs or its loss curve set the model's progress, not both)");
     if (a->slurm && a->cluster_path)
         return fail("--slurm reads the nodes from the controller: give it or --cluster, not "
                     "both (an inventory says \"backend\": \"slurm\" itself)");
@@ -608,21 +612,25 @@ int cmd_schedule_live(int argc, char **argv)
     rc = live_open(&r);
     if (rc == 0) {
         r.ctx = (LogCtx){.t0 = clock_now_s(), .events = r.events};
-        int gpus = 0;
-        for (int m = 0; m < sched_node_count(r.s); m++)
-            gpus += sched_node_gpu_count(r.s, m);
-        printf("live: %zu machines, %d GPUs, policy %s, interval %g s, time x%g, %zu jobs\n",
-               r.cl->n_machines, gpus, a.cfg.policy, a.cfg.interval_s,
-               a.lo.time_scale > 0 ? a.lo.time_scale : 1, sched_job_count(r.s));
         Error err;
         a.lo.log = log_line;
         a.lo.userdata = &r.ctx;
         char ck[512];
-        if (r.slurm)
-            printf("slurm: %zu nodes from the controller (%s), runs as batch jobs\n",
-                   r.cl->n_machines, slurm_ctl_where(r.slurm));
-        /* everything checkable here before any host is connected: a typo costs none */
-        if (schedlive_check(r.s, r.cl, &a.lo, ck, sizeof ck, &err) < 0) {
+        /* everything checkable here before any host is connected: a typo costs none, and a
+         * refused run prints no banner of a run that never starts */
+        int ok = schedlive_check(r.s, r.cl, &a.lo, ck, sizeof ck, &err) == 0;
+        if (ok) {
+            int gpus = 0;
+            for (int m = 0; m < sched_node_count(r.s); m++)
+                gpus += sched_node_gpu_count(r.s, m);
+            printf("live: %zu machines, %d GPUs, policy %s, interval %g s, time x%g, %zu jobs\n",
+                   r.cl->n_machines, gpus, a.cfg.policy, a.cfg.interval_s,
+                   a.lo.time_scale > 0 ? a.lo.time_scale : 1, sched_job_count(r.s));
+            if (r.slurm)
+                printf("slurm: %zu nodes from the controller (%s), runs as batch jobs\n",
+                       r.cl->n_machines, slurm_ctl_where(r.slurm));
+        }
+        if (!ok) {
             rc = schedule_fail_error("schedule --live", &err);
         } else if (!r.slurm && !connect_hosts(&r)) {
             fail("no host is reachable");

@@ -323,6 +323,22 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
 {
     char ctx[256];
     snprintf(ctx, sizeof ctx, "%s: trial", source);
+    /* The block is tunedeck's own settings: a misspelt key ("rank": "per-device") was
+     * ignored, and every trial ran one command per machine instead of one per device. */
+    static const char *const known[] = {"launch", "command", "launch_host", "ranks",
+                                        "master_port"};
+    const cJSON *f;
+    cJSON_ArrayForEach(f, j)
+    {
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] && strcmp(f->string, known[k]) != 0)
+            k++;
+        if (k == sizeof known / sizeof known[0])
+            return error_set(err,
+                             "%s: field '%s': unknown; expected launch, command, launch_host, "
+                             "ranks or master_port",
+                             ctx, f->string);
+    }
     if (jfield_string(j, ctx, "launch", 0, t->launch, sizeof t->launch, err) < 0 ||
         jfield_string(j, ctx, "command", 0, t->command, sizeof t->command, err) < 0 ||
         jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0 ||

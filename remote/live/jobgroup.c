@@ -8,6 +8,8 @@
 
 struct JobGroup {
     JobRun **runs;
+    char **addrs; /* each member's host, for the status of one that fails */
+    size_t n_addrs;
     size_t n;
     int failed;       /* index of the first member that ended badly, -1 for none */
     int propagated;   /* the rest were sent SIGTERM after that */
@@ -23,11 +25,15 @@ JobGroup *jobgroup_start(HostPool *p, const size_t *pool_hosts, int per_host, co
     }
     JobGroup *g = calloc(1, sizeof *g);
     size_t n = per_host ? a->n_hosts : 1;
-    if (!g || !(g->runs = calloc(n, sizeof *g->runs))) {
+    if (!g || !(g->runs = calloc(n, sizeof *g->runs)) ||
+        !(g->addrs = calloc(n, sizeof *g->addrs))) {
+        if (g)
+            free(g->runs);
         free(g);
         error_set(err, "job: out of memory");
         return NULL;
     }
+    g->n_addrs = n;
     g->failed = -1;
     /* Every member's command line is checked before any starts, so a bad template never
      * leaves part of a job running. */
@@ -40,6 +46,13 @@ JobGroup *jobgroup_start(HostPool *p, const size_t *pool_hosts, int per_host, co
             return NULL;
         }
         free(cmd);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(g->addrs[i] = strdup(a->hosts[i].addr ? a->hosts[i].addr : ""))) {
+            jobgroup_free(g);
+            error_set(err, "job: out of memory");
+            return NULL;
+        }
     }
     for (size_t i = 0; i < n; i++) {
         JobAlloc mine = *a;
@@ -87,8 +100,10 @@ void jobgroup_step(JobGroup *g)
     }
     if (!up && !g->status[0]) {
         if (g->failed > 0)
-            snprintf(g->status, sizeof g->status, "node %d: %s", g->failed,
-                     jobctl_status(g->runs[g->failed]));
+            /* the host as well as the rank: "node 1" alone sent the operator to the
+             * placement to find which machine it was */
+            snprintf(g->status, sizeof g->status, "node %d on %s: %s", g->failed,
+                     g->addrs[g->failed], jobctl_status(g->runs[g->failed]));
         else
             snprintf(g->status, sizeof g->status, "%s", jobctl_status(g->runs[0]));
     }
@@ -141,6 +156,9 @@ void jobgroup_free(JobGroup *g)
         return;
     for (size_t i = 0; i < g->n; i++)
         jobctl_free(g->runs[i]);
+    for (size_t i = 0; g->addrs && i < g->n_addrs; i++)
+        free(g->addrs[i]);
+    free(g->addrs);
     free(g->runs);
     free(g);
 }

@@ -189,12 +189,17 @@ static void report_loss(SchedLive *l, LiveJob *j, long step, double loss)
     if (decile != j->loss_decile_logged) {
         j->loss_decile_logged = decile;
         const ConvModel *m = &j->curve.model;
-        schedlive_log(
-            l,
-            "%s: loss curve 1/(%.3g k + %.3g) + %.3g from %zu points: %.0f%% done at step %ld "
-            "of ~%.0f",
-            j->name, m->theta0, m->theta1, m->theta2, j->curve.n, 100 * f, step,
-            losscurve_total_steps(&j->curve, l->o.loss_tol));
+        double total = losscurve_total_steps(&j->curve, l->o.loss_tol);
+        /* A curve first known after the job passed its end (few progress lines, a fast
+         * job) said "100% done at step 181 of ~26", which reads as a miscount. */
+        char of[80];
+        if ((double)step > total)
+            snprintf(of, sizeof of, " (the curve reached its end at step ~%.0f)", total);
+        else
+            snprintf(of, sizeof of, " of ~%.0f", total);
+        schedlive_log(l, "%s: loss curve 1/(%.3g k + %.3g) + %.3g from %zu points: %.0f%% done "
+                         "at step %ld%s",
+                      j->name, m->theta0, m->theta1, m->theta2, j->curve.n, 100 * f, step, of);
     }
 }
 
@@ -267,6 +272,16 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                                   j->name, j->runs, schedlive_machine(l, j->host), j->run_gpus,
                                   plural_s(j->run_gpus), p->first_step, j->saved_step,
                                   loss_note(ln, sizeof ln, p->first_loss));
+                    /* A run given {resume} that counts from before its checkpoint started
+                     * afresh: a template without {resume}, or a job that ignores it, loses
+                     * every step at each resize while the log said it resumed. */
+                    if (p->first_step <= j->saved_step)
+                        schedlive_log(l,
+                                      "%s: run %d did not resume: its first step %ld is not after "
+                                      "its checkpoint's step %ld (expected {resume} in "
+                                      "job_command, and a job that loads the checkpoint it "
+                                      "names and goes on from its step)",
+                                      j->name, j->runs, p->first_step, j->saved_step);
                 } else {
                     schedlive_log(l, "%s: run %d on %s (%d GPU%s) first step %ld%s", j->name,
                                   j->runs, schedlive_machine(l, j->host), j->run_gpus,

@@ -237,6 +237,14 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
     if (schedlive_check_command(c->job_command, inv, o, ck, cap, err) < 0)
         return -1;
     const char *dir = o && o->job_dir ? o->job_dir : "tunedeck-jobs";
+    /* The folder is --job-dir's, not the workload's: checked on its own, so its error names
+     * the flag rather than the workload file the job names come from. */
+    if (!dir[0] || strpbrk(dir, "{}\n")) {
+        error_set(err, "--job-dir: job folder '%s': expected a non-empty path without '{', '}' "
+                       "or newlines",
+                  dir);
+        return -1;
+    }
     for (size_t i = 0; i < sched_job_count(s); i++) {
         SchedJobInfo info;
         sched_job_info(s, i, &info);

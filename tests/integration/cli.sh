@@ -389,6 +389,21 @@ exit_is 3 "bad input" "$bin" schedule --live --cluster "$tmp/closed-inv.json" \
     --workload examples/live-workload.csv --gpus-per-node 1 --duration 5
 grep -q -- "^tunedeck schedule --live: $tmp/closed-inv.json: field 'job_command': expected '--checkpoint FILE' in it" "$tmp/e" ||
     fail "schedule --live, a bad job_command and unreachable hosts: $(cat "$tmp/e")"
+# A bad --job-dir is the flag's error (usage, exit 2), not the workload file's: it was
+# "examples/live-workload.csv: job folder '': ..." (the walkthrough's item)
+exit_is 2 "usage" "$bin" schedule --live --cluster "$tmp/closed-inv.json" \
+    --workload examples/live-workload.csv --gpus-per-node 1 --duration 5 --job-dir '' \
+    --checkpoint-file ck.pt
+grep -q -- "^tunedeck schedule --live: --job-dir: job folder '': expected a non-empty path" "$tmp/e" ||
+    fail "schedule --live --job-dir '': $(cat "$tmp/e")"
+"$bin" schedule --live --cluster "$tmp/closed-inv.json" --workload examples/live-workload.csv \
+    --gpus-per-node 1 --duration 5 --job-dir '' --checkpoint-file ck.pt </dev/null >"$tmp/o" 2>/dev/null
+[ ! -s "$tmp/o" ] || fail "a refused schedule --live printed its run's banner: $(cat "$tmp/o")"
+# --real-progress with --loss-progress: --loss-progress won without a word (the walkthrough's item)
+exit_is 2 "usage" "$bin" schedule --live --cluster "$tmp/closed-inv.json" \
+    --workload examples/live-workload.csv --real-progress --loss-progress
+grep -q -- "^tunedeck schedule --live: --real-progress and --loss-progress: expected one of them" "$tmp/e" ||
+    fail "schedule --live --real-progress --loss-progress: $(cat "$tmp/e")"
 # A partition the controller does not have is bad input naming the partitions it has (it
 # was exit 4, "the controller or login node does not answer", naming none): --partition,
 # and an inventory's "partition" naming the file.

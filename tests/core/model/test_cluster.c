@@ -133,6 +133,11 @@ Test(cluster, rejects_every_bad_field)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
             "\"type\": \"t\"}], \"trial\": {\"master_port\": 70000}}",
             "field 'master_port'");
+    /* the walkthrough's item: a misspelt key ran one command per machine, not per device */
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"trial\": {\"rank\": \"per-device\"}}",
+            "trial: field 'rank': unknown; expected launch, command, launch_host, ranks or "
+            "master_port");
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": {\"name\": \"a\"}}",
             "field 'machines'");
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": "

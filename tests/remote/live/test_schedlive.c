@@ -246,6 +246,7 @@ typedef struct {
 
 enum { TWO_LINE_GAP = 240 };
 static long two_line_checkpoint = -1; /* the step the last dead run saved */
+static int two_line_ignores_resume;    /* a job (or template) that drops {resume} */
 
 static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
@@ -253,7 +254,7 @@ static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
     (void)err;
     TwoLineRun *r = standin_run_new(sizeof *r);
     r->resumed = spec->alloc->resume[0] != 0;
-    r->next = r->resumed ? two_line_checkpoint + 1 : 1;
+    r->next = r->resumed && !two_line_ignores_resume ? two_line_checkpoint + 1 : 1;
     return r;
 }
 
@@ -317,6 +318,38 @@ Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several
     liverig_close(&r);
 }
 
+/* The walkthrough's finding: a job_command without {resume} (or a job that ignores it)
+ * started afresh at each resize while the log said "resumed at step 1 (checkpoint at step
+ * 492)" and nothing more; the driver now says the run did not resume and what it expected. */
+Test(schedlive, a_run_that_starts_before_its_checkpoint_is_said_not_to_have_resumed)
+{
+    static LiveRig r;
+    two_line_ignores_resume = 1;
+    liverig_open(&r, standin_two_by_two(), &TWO_LINES, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_resumed, 5000, &j);
+    two_line_ignores_resume = 0;
+    cr_assert(strstr(r.text, "j0: run 2 on m0 (2 GPUs) resumed at step 1 (checkpoint at step "
+                             "241)"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: run 2 did not resume: its first step 1 is not after its "
+                             "checkpoint's step 241 (expected {resume} in job_command"),
+              "%s", r.text);
+    liverig_close(&r);
+}
+
+/* ... and one that resumes says nothing more. */
+Test(schedlive, a_run_that_resumes_is_not_warned_about)
+{
+    static LiveRig r;
+    liverig_open(&r, standin_two_by_two(), &TWO_LINES, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_resumed, 5000, &j);
+    cr_assert(strstr(r.text, "resumed at step 242"), "%s", r.text);
+    cr_assert(!strstr(r.text, "did not resume"), "%s", r.text);
+    liverig_close(&r);
+}
+
 /* A backend whose runs print no progress line: stopped, they exit 0 (a job asked to stop
  * while it still imports its framework). */
 static void *silent_start(void *ctx, const LiveRunSpec *spec, Error *err)
@@ -370,6 +403,8 @@ Test(schedlive, a_job_without_progress_lines_has_no_step_epoch_or_rate)
  * on the curve 1/(0.002 k + 1) + 0.1, then prints nothing more. */
 enum { BURST_LINES = 8 };
 
+static double burst_slope = 0.002; /* θ0 of the burst's curve */
+
 static void burst_step(void *run)
 {
     StandinRun *r = run;
@@ -380,7 +415,7 @@ static void burst_step(void *run)
         TrialEvent ev = {.kind = EVENT_PROGRESS,
                          .step = step,
                          .epoch = -1,
-                         .loss = 1 / (0.002 * (double)step + 1) + 0.1,
+                         .loss = 1 / (burst_slope * (double)step + 1) + 0.1,
                          .examples_per_s = -1};
         jobctl_progress_note(&r->p, &ev);
     }
@@ -416,6 +451,29 @@ Test(schedlive, every_progress_line_of_one_read_is_a_point_of_the_loss_curve)
     cr_assert_eq(j.step, 100L * BURST_LINES, "%s", r.text);
     cr_assert(strstr(r.text, "j0: loss curve 1/(0.002 k + 1) + 0.1 from ") != NULL, "%s", r.text);
     cr_assert(j.loss_fraction > 0, "%g", j.loss_fraction);
+    liverig_close(&r);
+}
+
+/* The walkthrough's item: a curve first fitted after the job had passed its end was logged
+ * "100% done at step 800 of ~95", which reads as a miscount; it now says the end is behind. */
+Test(schedlive, a_curve_known_after_its_end_says_the_end_is_behind_the_job)
+{
+    static LiveRig r;
+    Cluster *c = standin_cluster(2, 2);
+    snprintf(c->job_command, sizeof c->job_command, "w --gpus {gpus} --checkpoint c.ckpt");
+    burst_slope = 0.2; /* within 5% of the way to 0.1 at step 95 */
+    liverig_open_with(&r, c,
+                      &(SchedLiveOptions){.time_scale = 1,
+                                          .backend = &BURST,
+                                          .loss_progress = 1,
+                                          .loss_tol = 0.05});
+    SchedLiveJob j;
+    liverig_run_until(&r, at_the_bursts_last_step, 5000, &j);
+    burst_slope = 0.002;
+    cr_assert(strstr(r.text, "% done at step 500 (the curve reached its end at step ~95)\n") !=
+                  NULL,
+              "%s", r.text);
+    cr_assert(!strstr(r.text, " of ~95"), "%s", r.text);
     liverig_close(&r);
 }
 
