@@ -318,12 +318,9 @@ const JobProgress *jobctl_progress(const JobRun *j)
     return &j->progress;
 }
 
-int jobctl_end_unseen(const JobRun *j)
+int jobctl_may_linger(const JobRun *j)
 {
-    if (!j->x || !rexec_done(j->x))
-        return 0;
-    ExecOutcome o = rexec_outcome(j->x);
-    return o == EXEC_SSH_FAILED || o == EXEC_CLOSED;
+    return j->x && rexec_done(j->x) && rexec_outcome(j->x) != EXEC_EXITED;
 }
 
 const char *jobctl_status(const JobRun *j)

@@ -86,9 +86,11 @@ void jobctl_step(JobRun *j);
 int jobctl_running(const JobRun *j);
 int jobctl_restarts(const JobRun *j);
 long jobctl_pgid(const JobRun *j); /* 0 until the host reported it */
-/* The run ended and we did not see how: its connection dropped (or we closed it) with no
- * exit status, so its processes may still run on the host. */
-int jobctl_end_unseen(const JobRun *j);
+/* The run ended without its wrapping shell's own exit status (which it gives only once the
+ * job is over): its connection dropped or was closed, or the shell was killed by a signal
+ * (also what sshd reports when its session process is killed, with the job left running),
+ * so its processes may still run on the host. */
+int jobctl_may_linger(const JobRun *j);
 const JobProgress *jobctl_progress(const JobRun *j);
 /* After the job ended: "exited 0", "killed by SIGTERM", "ssh failed: ...". */
 const char *jobctl_status(const JobRun *j);

@@ -100,14 +100,14 @@ static int keep_stale(LiveRunSsh *b, const char *job, const char *host, long pgi
     return 0;
 }
 
-/* A member whose end we did not see (its connection dropped) is kept, to be stopped once its
- * host answers: only its sshd may have died. */
+/* A member whose end its shell did not report (its connection dropped, or a signal ended the
+ * shell, as when only sshd died) is kept, to be stopped once its host answers. */
 static void ssh_free(void *run)
 {
     SshRun *r = run;
     for (size_t i = 0; i < jobgroup_size(r->g); i++) {
         const JobRun *m = jobgroup_member(r->g, i);
-        if (!jobctl_end_unseen(m) || jobctl_pgid(m) < 2)
+        if (!jobctl_may_linger(m) || jobctl_pgid(m) < 2)
             continue;
         HostInfo hi;
         hostpool_info(r->b->pool, r->hosts[i], &hi);
@@ -196,14 +196,14 @@ static void stale_stop_done(LiveRunSsh *b, int64_t now_ms)
     int again = 0;
     for (size_t i = 0; i < b->batch.n; i++) {
         const Orphan *o = &b->batch.items[i];
-        int done = !strcmp(o->result, "stopped") || !strcmp(o->result, "gone");
-        livelog(b->log, b->userdata, "%s: its run left on %s when the connection dropped "
-                                     "(process group %ld): %s",
-                b->batch_job[i], o->machine, o->pgid,
-                !strcmp(o->result, "stopped") ? "stopped"
-                : !strcmp(o->result, "gone")  ? "gone by itself"
-                : o->result[0]                ? o->result
-                                              : "no answer yet, tried again");
+        int gone = !strcmp(o->result, "gone"), done = gone || !strcmp(o->result, "stopped");
+        if (!gone) /* nothing of it left: the usual end, said by no one */
+            livelog(b->log, b->userdata, "%s: its run left on %s when its end was not seen "
+                                         "(process group %ld): %s",
+                    b->batch_job[i], o->machine, o->pgid,
+                    done          ? "stopped"
+                    : o->result[0] ? o->result
+                                   : "no answer yet, tried again");
         size_t k = 0;
         for (size_t j = 0; j < b->stale.n; j++) {
             const Orphan *s = &b->stale.items[j];
@@ -266,7 +266,7 @@ void liverun_ssh_clear(LiveRunSsh *b)
     }
     for (size_t i = 0; i < b->stale.n; i++)
         livelog(b->log, b->userdata,
-                "%s: its run left on %s when the connection dropped (process group %ld) may "
+                "%s: its run left on %s when its end was not seen (process group %ld) may "
                 "still run: the host did not answer again (stop it there by hand)",
                 b->stale_job[i], b->stale.items[i].machine, b->stale.items[i].pgid);
     orphans_clear(&b->stale);
