@@ -254,10 +254,14 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
                                   .log = live_log,
                                   .userdata = a};
         a->ss = simsched_new_live(&lo, err);
-        /* an error that names --job-command is that flag's, not the workload's */
+        /* an error that names a flag (--job-command, --checkpoint-file) or the inventory is
+         * that one's, not the workload's */
+        const char *inv = s->spec.cluster;
         if (!a->ss)
-            return strncmp(err->msg, "--job-command", 13) == 0 ? -1
-                                                                : error_prefix(err, "--workload");
+            return strncmp(err->msg, "--", 2) == 0 ||
+                           (inv && strncmp(err->msg, inv, strlen(inv)) == 0)
+                       ? -1
+                       : error_prefix(err, "--workload");
     }
     if (!a->tuner) {
         /* the live scheduler only, or Slurm watched: open on the view that shows it, not

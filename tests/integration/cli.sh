@@ -365,6 +365,21 @@ exit_is 2 "usage" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
     --checkpoint-file ckpt.pt
 grep -q -- "the console needs a terminal" "$tmp/e" ||
     fail "console --slurm --job-command with --checkpoint-file: $(cat "$tmp/e")"
+# on SSH hosts, an inventory's job_command or a --checkpoint-file is refused naming itself,
+# not the workload (it said "--workload: inv.json: field 'job_command': ...")
+python3 -c "
+import json, sys
+d = json.load(open('examples/loopback-cluster.json'))
+d['job_command'] = 'python3 train.py --resume {resume}'
+json.dump(d, open(sys.argv[1], 'w'))" "$tmp/live-inv.json"
+exit_is 3 "bad input" "$bin" --cluster "$tmp/live-inv.json" --workload examples/live-workload.csv \
+    --gpus-per-node 2
+grep -q -- "^tunedeck: $tmp/live-inv.json: field 'job_command': expected '--checkpoint FILE'" "$tmp/e" ||
+    fail "console inventory job_command without --checkpoint: $(cat "$tmp/e")"
+exit_is 3 "bad input" "$bin" --cluster "$tmp/live-inv.json" --workload examples/live-workload.csv \
+    --gpus-per-node 2 --checkpoint-file /abs/ckpt.pt
+grep -q -- "^tunedeck: --checkpoint-file: " "$tmp/e" ||
+    fail "console --checkpoint-file absolute: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" --sim B:googlenet --checkpoint-file ckpt.pt
 grep -q -- "^tunedeck: --checkpoint-file: expected --workload with it" "$tmp/e" ||
     fail "console --checkpoint-file without --workload: $(cat "$tmp/e")"
