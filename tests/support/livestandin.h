@@ -75,6 +75,11 @@ void liverig_open_with(LiveRig *r, Cluster *c, const SchedLiveOptions *opts);
 void liverig_run_until(LiveRig *r, int (*done)(const SchedLiveJob *j), int timeout_ms,
                        SchedLiveJob *j);
 
+/* A backend whose runs print nothing and end when the test sets their status, over the
+ * watched nodes above; standin_last_run is the run it started last. */
+extern StandinRun *standin_last_run;
+extern const LiveRunOps STANDIN_WATCHED;
+
 /* Node `node` is now as the test says (one more look), and the driver takes one step. */
 void standin_node_says(LiveRig *r, int node, int unusable, const char *why);
 

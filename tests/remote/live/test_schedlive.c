@@ -477,14 +477,6 @@ Test(schedlive, a_curve_known_after_its_end_says_the_end_is_behind_the_job)
     liverig_close(&r);
 }
 
-static const LiveRunOps WATCHED = {.name = "watched",
-                                   .start = silent_start,
-                                   .signal = standin_signal,
-                                   .step = silent_step,
-                                   .rank0_saved = standin_ready,
-                                   STANDIN_WATCH_OPS,
-                                   STANDIN_OPS};
-
 /* Regression: a host the operator drained (:drain) that then went down over SSH and came back
  * was undrained by the backend's "usable again", and jobs were placed on it. The backend's
  * word undoes only the drain it caused. */
@@ -493,7 +485,7 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     static LiveRig r;
     memset(standin_node, 0, sizeof standin_node);
     standin_looks = 1;
-    liverig_open(&r, standin_two_by_two(), &WATCHED, 1);
+    liverig_open(&r, standin_two_by_two(), &STANDIN_WATCHED, 1);
     schedlive_step(r.l, NULL, 0, clock_now_ms());
     Error e;
     cr_assert_eq(sched_drain_node(r.s, 1, 1, &e), 0, "%s", e.msg); /* the operator's :drain m1 */
@@ -523,25 +515,6 @@ Test(schedlive, a_node_the_operator_drained_stays_drained_when_it_comes_back)
     liverig_close(&r);
 }
 
-/* The WATCHED backend with the run it started last kept, for a test to end it. */
-static StandinRun *watched_run;
-
-static void *kept_start(void *ctx, const LiveRunSpec *spec, Error *err)
-{
-    (void)ctx;
-    (void)spec;
-    (void)err;
-    return watched_run = standin_run_new(sizeof(StandinRun));
-}
-
-static const LiveRunOps WATCHED_KEPT = {.name = "watched",
-                                        .start = kept_start,
-                                        .signal = standin_signal,
-                                        .step = silent_step,
-                                        .rank0_saved = standin_ready,
-                                        STANDIN_WATCH_OPS,
-                                        STANDIN_OPS};
-
 /* Regression: a run that died with its node in the one driver step where the node went down
  * and a decision moved the job off it: the decision (enacted first, the run already ended)
  * asked for the start elsewhere, then the run's end on the unusable node cleared that ask,
@@ -552,16 +525,16 @@ Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_p
     static LiveRig r;
     memset(standin_node, 0, sizeof standin_node);
     standin_looks = 1;
-    watched_run = NULL;
-    liverig_open(&r, standin_two_by_two(), &WATCHED_KEPT, 1);
+    standin_last_run = NULL;
+    liverig_open(&r, standin_two_by_two(), &STANDIN_WATCHED, 1);
     int64_t t = clock_now_ms();
     SchedLiveJob j;
     for (int i = 0; i < 20 && !(schedlive_job(r.l, 0, &j), j.running); i++)
         schedlive_step(r.l, NULL, 0, ++t);
-    cr_assert(j.running && watched_run, "%s", r.text);
+    cr_assert(j.running && standin_last_run, "%s", r.text);
     int node = strcmp(j.host, "m0") == 0 ? 0 : 1;
     cr_assert_eq(j.gpus, 2, "%s", r.text); /* the other node has room for it */
-    StandinRun *first = watched_run;
+    StandinRun *first = standin_last_run;
     standin_node[node].unusable = 1;
     snprintf(standin_node[node].why, sizeof standin_node[node].why, "down over SSH (test)");
     standin_looks++;

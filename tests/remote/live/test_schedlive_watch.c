@@ -84,28 +84,6 @@ Test(schedlive_watch, a_host_drained_while_still_connecting_stays_drained_until_
     close(fd);
 }
 
-/* A backend whose nodes the test sets (livestandin.h) and whose last run it can end. */
-static StandinRun *last_run;
-
-static void *kept_start(void *ctx, const LiveRunSpec *spec, Error *err)
-{
-    (void)ctx, (void)spec, (void)err;
-    return last_run = standin_run_new(sizeof(StandinRun));
-}
-
-static void quiet_step(void *run)
-{
-    (void)run;
-}
-
-static const LiveRunOps KEPT = {.name = "kept",
-                                .start = kept_start,
-                                .signal = standin_signal,
-                                .step = quiet_step,
-                                .rank0_saved = standin_ready,
-                                STANDIN_WATCH_OPS,
-                                STANDIN_OPS};
-
 /* Regression (h-review's found-not-fixed item): a run that ended with its node, the node
  * usable again before the next decision: the model still had the job placed there and
  * running, so a policy that does not resize it (fixed-2) never started it again. Its GPUs now
@@ -130,10 +108,13 @@ Test(schedlive_watch, a_job_whose_node_went_down_and_came_back_is_placed_again_b
                  e.msg);
     memset(standin_node, 0, sizeof standin_node);
     standin_looks = 1;
-    last_run = NULL;
+    standin_last_run = NULL;
     static char log[8192];
     log[0] = 0;
-    SchedLiveOptions o = {.time_scale = 1, .tick_s = 0.01, .backend = &KEPT, .log = log_into,
+    SchedLiveOptions o = {.time_scale = 1,
+                          .tick_s = 0.01,
+                          .backend = &STANDIN_WATCHED,
+                          .log = log_into,
                           .userdata = log};
     SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
     cr_assert_not_null(l, "%s", e.msg);
@@ -141,13 +122,13 @@ Test(schedlive_watch, a_job_whose_node_went_down_and_came_back_is_placed_again_b
     SchedLiveJob j;
     for (int i = 0; i < 50 && !(schedlive_job(l, 0, &j), j.running); i++)
         schedlive_step(l, NULL, 0, t += 20);
-    cr_assert(j.running && last_run, "%s", log);
+    cr_assert(j.running && standin_last_run, "%s", log);
     int node = strcmp(j.host, "m0") == 0 ? 0 : 1;
     /* its node goes down and the run ends with it, between two decisions */
     standin_node[node].unusable = 1;
     snprintf(standin_node[node].why, sizeof standin_node[node].why, "down over SSH (test)");
     standin_looks++;
-    snprintf(last_run->status, sizeof last_run->status, "exited 255");
+    snprintf(standin_last_run->status, sizeof standin_last_run->status, "exited 255");
     schedlive_step(l, NULL, 0, t += 20);
     schedlive_step(l, NULL, 0, t += 20);
     /* and answers again before the next decision */
