@@ -336,12 +336,15 @@ echo "a host that goes down mid-run"
 # run goes on there, in the job folder every loopback host shares (as on NFS). The fence
 # keeps the new run off that folder while the old one lives (they ran side by side, both
 # writing the checkpoint), and the old one is stopped, by its mark, once its host answers.
-wait_out() { # PATTERN TENTHS: polls $T/out8 for the extended regex
-    _wo=0
-    while [ "$_wo" -lt "$2" ] && ! grep -Eq -- "$1" "$T/out8" 2>/dev/null; do
+# Each run polled here writes a file of its own: the first look comes before the shell's
+# redirect has emptied the file, so a reused one still held the last run's lines (under load
+# "j0: run 1 on h1" matched there, and CI failed).
+wait_out() { # PATTERN TENTHS: polls $T/$live_out (out8 by default) for the extended regex
+    _wo=0 _wf="$T/${live_out:-out8}"
+    while [ "$_wo" -lt "$2" ] && ! grep -Eq -- "$1" "$_wf" 2>/dev/null; do
         sleep 0.1; _wo=$((_wo + 1))
     done
-    grep -Eq -- "$1" "$T/out8"
+    grep -Eq -- "$1" "$_wf"
 }
 "$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 120 --status-every 0 \
@@ -386,20 +389,21 @@ else fail "after the host came back: exit $rc: $(tail -n 6 "$T/out8")"; fi
 # A host down at the start is drained there and usable once it answers (the watch keeps
 # reconnecting it); the first look at the hosts does not undrain it (it did, at once: the
 # backend's first reading had it usable).
+live_out=out9
 harness_inventory "$T/inv4.json" 1 2 4
 live_inventory "$T/inv4.json" "$build/tunedeck-worker" "$mark"
 "$bin" schedule --live --cluster "$T/inv4.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 120 --status-every 0 \
-    --job-dir "$T/jobs9" > "$T/out8" 2> "$T/err8" &
+    --job-dir "$T/jobs9" > "$T/out9" 2> "$T/err9" &
 LIVE_PID=$!
-if wait_out "j[01]: run 1 on h[12] " 300 && grep -q "^h4: down (.*): drained" "$T/out8" &&
-    ! grep -q "h4 is usable again" "$T/out8"
+if wait_out "j[01]: run 1 on h[12] " 300 && grep -q "^h4: down (.*): drained" "$T/out9" &&
+    ! grep -q "h4 is usable again" "$T/out9"
 then pass "a host down at the start stays drained"
-else fail "h4 down at the start: $(head -n 8 "$T/out8")"; fi
+else fail "h4 down at the start: $(head -n 8 "$T/out9")"; fi
 harness_start 4
 if wait_out "h4 is usable again \(it answers over SSH again\)" 600
 then pass "a host down at the start is usable once it answers"
-else fail "h4 up: $(tail -n 8 "$T/out8")"; fi
+else fail "h4 up: $(tail -n 8 "$T/out9")"; fi
 kill -TERM "$LIVE_PID" 2>/dev/null
 wait "$LIVE_PID"
 LIVE_PID=""
@@ -408,7 +412,7 @@ suite_reap
 
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/out8 "$T"/err8 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/out8 "$T"/err8 "$T"/out9 "$T"/err9 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"
