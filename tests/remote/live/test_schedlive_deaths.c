@@ -254,7 +254,8 @@ Test(schedlive, the_fence_holds_against_an_old_runs_rank_beyond_the_new_runs_hos
 
 /* What must not fence a run: a lock file no process holds (every run leaves its files), one
  * whose name is not a rank's (.tunedeck-run-<digits>.lock), and its own ranks' locks (held by
- * its other hosts as it starts); a rank other than 0 tries no other rank's lock. */
+ * its other hosts as it starts); a rank other than 0 tries no other rank's lock. A rank's
+ * file the try cannot open fails the run (a death, not the fence), naming the file. */
 Test(schedlive, only_a_held_lock_of_a_rank_beyond_the_run_fences_it)
 {
     char dir[] = "/tmp/td-fence.XXXXXX", err[1024], cmd[300];
@@ -288,6 +289,14 @@ Test(schedlive, only_a_held_lock_of_a_rank_beyond_the_run_fences_it)
     cr_assert_eq(run_fenced(dir, path, 2, 1, ".tunedeck-run-2.lock", &ran, err, sizeof err), 0,
                  "%s", err);
     cr_assert(ran, "%s", err);
+    /* a rank's name the try cannot open (a folder) is no fence either: the run fails, naming it */
+    snprintf(cmd, sizeof cmd, "mkdir '%s/d/j/.tunedeck-run-3.lock'", dir);
+    cr_assert_eq(system(cmd), 0);
+    ran = 1;
+    cr_assert_eq(run_fenced(dir, path, 1, 0, NULL, &ran, err, sizeof err), 2, "%s", err);
+    cr_assert(!ran && strstr(err, "tunedeck: flock -n on .tunedeck-run-3.lock failed (status 2)") &&
+                  !strstr(err, SCHEDLIVE_FENCE_WORD),
+              "%s", err);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
