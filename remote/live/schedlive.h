@@ -133,10 +133,10 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);
 /* The per-job template: "trap : TERM; (umask 077 && mkdir -p DIR/NAME) && chmod 700 DIR/NAME
- * && cd DIR/NAME && (the run's fence: SCHEDLIVE_FENCE_LOCK) && TUNEDECK_JOB=NAME
- * TUNEDECK_RUN_MARK=MARK && export ... && TEMPLATE", DIR, NAME and MARK quoted, the hostfile
- * written through mktemp and mv. mark: the run's TUNEDECK_RUN_MARK (orphans.h), by which a
- * stop finds a run left behind. Caller frees. */
+ * && cd DIR/NAME && (the run's fence: SCHEDLIVE_FENCE_LOCK; on rank 0 those beyond {nnodes}
+ * too) && TUNEDECK_JOB=NAME TUNEDECK_RUN_MARK=MARK && export ... && TEMPLATE", DIR, NAME
+ * and MARK quoted, the hostfile written through mktemp and mv. mark: the run's
+ * TUNEDECK_RUN_MARK (orphans.h), by which a stop finds a run left behind. Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
                              const char *mark, Error *err);
 
@@ -146,7 +146,12 @@ char *schedlive_job_template(const char *template_text, const char *job_dir, con
  * running, on a shared job folder) exits 75 (EX_TEMPFAIL) at once, before the job starts,
  * saying SCHEDLIVE_FENCE_WORD on stderr: not a death, the driver starts it again later (the
  * old run is stopped once its host answers: liverun_ssh.c). */
-#define SCHEDLIVE_FENCE_LOCK ".tunedeck-run-{node_rank}.lock"
+#define SCHEDLIVE_FENCE_PREFIX ".tunedeck-run-"
+#define SCHEDLIVE_FENCE_SUFFIX ".lock"
+#define SCHEDLIVE_FENCE_LOCK SCHEDLIVE_FENCE_PREFIX "{node_rank}" SCHEDLIVE_FENCE_SUFFIX
+/* Rank 0 of a run also finds held the lock of any rank beyond its own run's {nnodes}: an old
+ * run's rank left behind when the job shrank (2 hosts -> 1) fences it the same way. */
+#define SCHEDLIVE_FENCE_GLOB SCHEDLIVE_FENCE_PREFIX "*" SCHEDLIVE_FENCE_SUFFIX
 #define SCHEDLIVE_FENCE_WORD "tunedeck-folder-busy"
 enum { SCHEDLIVE_FENCE_RETRY_S = 5 };
 /* A placement as text: "h1:0+1,h2:0" (ids: slots[h] indices per host, in order), or with ids

@@ -131,6 +131,24 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
                              ": another run of this job still holds its folder' >&2; exit 75; "
                              "fi; echo \"tunedeck: flock -n failed (status $fr): the job's "
                              "fence needs util-linux's flock on this host\" >&2; exit $fr; fi");
+    /* A run that shrank (2 hosts -> 1) takes only ranks 0..nnodes-1: an old run's rank left
+     * beyond those would share the folder unfenced. So rank 0 also tries the lock of every
+     * other rank's file there, on fd 8 in flock's own process (released as it exits); a held
+     * one is the fence too. Only rank 0, so that two ranks of this run never see each other's
+     * try as a holder; and no start race: such a rank is an old run already running. A file
+     * with no holder (left by any run) blocks nothing. The name is matched by case and the
+     * run's own ranks by a loop, since ${...} would read as a placeholder (jobctl_command). */
+    rc |= shquote_append_raw(&b, &len,
+                             " && if [ {node_rank} = 0 ]; then for lf in " SCHEDLIVE_FENCE_GLOB
+                             "; do case $lf in " SCHEDLIVE_FENCE_PREFIX SCHEDLIVE_FENCE_SUFFIX
+                             "|" SCHEDLIVE_FENCE_PREFIX "*[!0-9]*" SCHEDLIVE_FENCE_SUFFIX
+                             ") continue;; esac; lr=0; while [ $lr -lt {nnodes} ] && "
+                             "[ \"$lf\" != " SCHEDLIVE_FENCE_PREFIX "$lr" SCHEDLIVE_FENCE_SUFFIX
+                             " ]; do lr=$((lr+1)); done; [ $lr = {nnodes} ] || continue; "
+                             "flock -n 8 8>>\"$lf\" && continue; fr=$?; if [ $fr = 1 ]; then echo '"
+                             SCHEDLIVE_FENCE_WORD ": another run of this job still holds its "
+                             "folder' >&2; exit 75; fi; echo \"tunedeck: flock -n on $lf failed "
+                             "(status $fr)\" >&2; exit $fr; done; fi");
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     rc |= shquote_append(&b, &len, name);
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");

@@ -4,7 +4,9 @@
 # {master_addr}:{master_port} (tests/fixtures/rendezvous_job.py, a TCP rendezvous like
 # torch.distributed's env://). The doubling policy grows it from 1 host to 2 and shrinks it
 # back when a second job arrives; every run resumes from the last checkpoint. Then two jobs
-# packed on one 2-GPU host each see only their own GPU index in CUDA_VISIBLE_DEVICES.
+# packed on one 2-GPU host each see only their own GPU index in CUDA_VISIBLE_DEVICES. A rank
+# killed ends its job's other ranks; and a job that shrinks when one host's sshd dies waits on
+# the fence while the old run's rank left on that host lives.
 set -u
 suite=multihost scratch=multihost suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
@@ -114,6 +116,60 @@ PY
 then
     pass "a dead rank ends its job's other runs; the job restarts on both hosts (ranks met $met times)"
 else fail "a rank dies (exit $rc, victim '$victim', met $met; see $T/out3)"; KEEP=1; fi
+if [ "$left" -eq 0 ]; then pass "no job process left"; else fail "$left job processes left"; fi
+
+echo "an old rank beyond a run that shrank"
+# s0 takes both hosts; then h2's sshd stops, its connections with it. Only sshd died: the old
+# run's rank 1 goes on there, in the job folder both loopback hosts share (as on NFS), and
+# holds .tunedeck-run-1.lock. s0 restarts on h1 alone, a one-host run whose own rank-0 lock
+# is free: rank 0 finds the old rank 1's lock held and the run waits on the fence (before,
+# it ran beside the old rank 1, both writing the checkpoint). Once h2 answers again, the old
+# rank is stopped by its mark and s0 runs.
+after() { # FIRST THEN: whether $T/out4 has a line matching THEN after one matching FIRST
+    awk -v a="$1" -v b="$2" '!seen && $0 ~ a { seen = 1; next } seen && $0 ~ b { found = 1 }
+        END { exit !found }' "$T/out4" 2>/dev/null
+}
+wait_out() { # FIRST THEN TENTHS: polls for that, up to TENTHS tenths of a second
+    _wo=0
+    while [ "$_wo" -lt "$3" ] && ! after "$1" "$2"; do
+        sleep 0.1; _wo=$((_wo + 1))
+    done
+    after "$1" "$2"
+}
+printf 'name,time,application,num_replicas,batch_size\ns0,0,cifar10,2,256\n' > "$T/shrink.csv"
+"$bin" schedule --live --cluster "$T/two.json" --workload "$T/shrink.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 120 --status-every 0 --job-dir "$T/shrink" \
+    > "$T/out4" 2> "$T/err4" &
+LIVE_PID=$!
+n=0
+while [ $n -lt 600 ] && ! grep -q 'rank=1/2' "$T/shrink/s0/ranks.log" 2>/dev/null; do
+    sleep 0.1; n=$((n + 1))
+done
+old1=$(sed -n 's/^pid=\([0-9]*\) rank=1\/2 .*/\1/p' "$T/shrink/s0/ranks.log" 2>/dev/null | head -1)
+if [ -n "$old1" ]; then
+    harness_stop 2
+    if wait_out "h2 is down over SSH" "s0: another run of it still holds its folder" 600 &&
+        ! after "h2 is down over SSH" "s0: run [0-9]+ on" && kill -0 "$old1" 2>/dev/null
+    then pass "a one-host run of s0 waits while the old run's rank 1 (pid $old1) holds its folder"
+    else fail "fence beyond the run's ranks: $(grep "s0:\|h2" "$T/out4" | tail -n 12)"; KEEP=1; fi
+    harness_start 2
+    # the pool's reconnect back-off is capped at 30 s
+    if wait_out "h2 is down over SSH" "s0: its run left on h2 when its end was not seen [(]process group [0-9]+[)]: stopped" 900 &&
+        wait_out "s0: its run left on h2" "s0: run [0-9]+ on h[12] .*(resumed at step|first step)" 600 &&
+        ! kill -0 "$old1" 2>/dev/null
+    then pass "once h2 answers, the old rank 1 is stopped by its mark and s0 runs again"
+    else fail "old rank 1 on h2: $(grep "s0:\|h2" "$T/out4" | tail -n 12)"; KEEP=1; fi
+else
+    fail "s0 did not start on both hosts: $(tail -n 8 "$T/out4")"; KEEP=1
+fi
+kill -TERM "$LIVE_PID" 2>/dev/null
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+left=$(procs_left "ckpt-$mark")
+if [ "$rc" -eq 143 ] && ! grep -q "second death\|died unexpectedly" "$T/out4"
+then pass "no death was counted against s0 (exit $rc)"
+else fail "s0 at the end: exit $rc: $(tail -n 6 "$T/out4")"; KEEP=1; fi
 if [ "$left" -eq 0 ]; then pass "no job process left"; else fail "$left job processes left"; fi
 
 echo "bad input"

@@ -137,36 +137,61 @@ Test(schedlive, only_a_second_death_soon_after_the_first_leaves_a_job_failed)
     cluster_free(r.c);
 }
 
-/* Runs the job template of "echo ran" in dir/d (rank 0, one host) with /bin/sh and PATH=path;
- * its exit status, its stderr in err_out. */
-static int run_template(const char *dir, const char *path, char *err_out, size_t cap)
+/* Runs the job template of "echo ran" in dir/d (node rank `rank` of a run on `nnodes` hosts)
+ * with /bin/sh and PATH=path, while another process holds the lock file `held` in the job's
+ * folder (NULL: none); its exit status, its stderr in err_out, whether the job ran in *ran. */
+static int run_fenced(const char *dir, const char *path, size_t nnodes, size_t rank,
+                      const char *held, int *ran, char *err_out, size_t cap)
 {
     Error e;
-    char folder[256], script[300], errf[300], cmd[1200];
+    char folder[256], script[300], errf[300], outf[300], cmd[2000];
     snprintf(folder, sizeof folder, "%s/d", dir);
     char *t = schedlive_job_template("echo ran", folder, "j", MARK, &e);
     cr_assert_not_null(t, "%s", e.msg);
     static const int ids[] = {0};
-    const JobHost h[] = {{"h1", 1, ids}};
-    JobAlloc a = {.gpus = 1, .hosts = h, .n_hosts = 1, .resume = ""};
+    const JobHost h[] = {{"h1", 1, ids}, {"h2", 1, ids}, {"h3", 1, ids}};
+    cr_assert(nnodes <= sizeof h / sizeof *h);
+    JobAlloc a = {.gpus = (int)nnodes, .hosts = h, .n_hosts = nnodes, .node_rank = rank,
+                  .resume = ""};
     char *c = jobctl_command(t, &a, &e);
     cr_assert_not_null(c, "%s", e.msg);
     snprintf(script, sizeof script, "%s/script", dir);
     snprintf(errf, sizeof errf, "%s/err", dir);
+    snprintf(outf, sizeof outf, "%s/out", dir);
     FILE *f = fopen(script, "w");
     cr_assert(f);
     fprintf(f, "%s\n", c);
     fclose(f);
     free(c);
     free(t);
-    snprintf(cmd, sizeof cmd, "PATH='%s' /bin/sh '%s' >/dev/null 2>'%s'", path, script, errf);
+    if (held)
+        snprintf(cmd, sizeof cmd,
+                 "mkdir -p '%s/j' && flock '%s/j/%s' sh -c \"PATH='%s' /bin/sh '%s'\" >'%s' "
+                 "2>'%s'",
+                 folder, folder, held, path, script, outf, errf);
+    else
+        snprintf(cmd, sizeof cmd, "PATH='%s' /bin/sh '%s' >'%s' 2>'%s'", path, script, outf,
+                 errf);
     int st = system(cmd);
     f = fopen(errf, "r");
     cr_assert(f);
     size_t n = fread(err_out, 1, cap - 1, f);
     err_out[n] = 0;
     fclose(f);
+    char out[64] = "";
+    f = fopen(outf, "r");
+    cr_assert(f);
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    fclose(f);
+    *ran = strcmp(out, "ran\n") == 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_template(const char *dir, const char *path, char *err_out, size_t cap)
+{
+    int ran;
+    return run_fenced(dir, path, 1, 0, NULL, &ran, err_out, cap);
 }
 
 /* Regression: `if ! flock -n 9` read a host without flock (127) as a folder another run
@@ -190,10 +215,88 @@ Test(schedlive, the_fence_is_only_a_held_lock_not_a_missing_flock)
     snprintf(cmd, sizeof cmd, "ln -s \"$(command -v flock)\" '%s/flock'", bin);
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(run_template(dir, bin, err, sizeof err), 0, "%s", err);
+    int ran;
+    cr_assert_eq(run_fenced(dir, bin, 1, 0, ".tunedeck-run-0.lock", &ran, err, sizeof err), 75,
+                 "%s", err);
+    cr_assert(strstr(err, SCHEDLIVE_FENCE_WORD) && !ran, "%s", err);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Regression: the lock was per node rank, so when a job shrank (2 hosts -> 1) an old run's
+ * rank 1, left running on a host whose sshd died, was fenced from nothing: the new run's
+ * rank 0 took its own lock and both wrote the checkpoint. A held lock of a rank beyond the
+ * new run's is the fence too, with the same word and status; only on the new run's rank 0
+ * (the test is a try of the lock, which two ranks of one run must not make at once). */
+Test(schedlive, the_fence_holds_against_an_old_runs_rank_beyond_the_new_runs_hosts)
+{
+    char dir[] = "/tmp/td-fence.XXXXXX", err[1024], cmd[300];
+    cr_assert(mkdtemp(dir));
+    const char *path = getenv("PATH");
+    int ran = 1;
+    cr_assert_eq(run_fenced(dir, path, 1, 0, ".tunedeck-run-1.lock", &ran, err, sizeof err), 75,
+                 "%s", err);
+    cr_assert(strstr(err, SCHEDLIVE_FENCE_WORD ": another run of this job still holds its "
+                          "folder") && !ran,
+              "%s", err);
+    ran = 1;
+    cr_assert_eq(run_fenced(dir, path, 2, 0, ".tunedeck-run-2.lock", &ran, err, sizeof err), 75,
+                 "%s", err);
+    cr_assert(strstr(err, SCHEDLIVE_FENCE_WORD) && !ran, "%s", err);
+    /* the lock of its own rank 0 is still the fence against a run as large as the old one */
+    ran = 1;
+    cr_assert_eq(run_fenced(dir, path, 2, 0, ".tunedeck-run-0.lock", &ran, err, sizeof err), 75,
+                 "%s", err);
+    cr_assert(!ran, "%s", err);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* What must not fence a run: a lock file no process holds (every run leaves its files), one
+ * whose name is not a rank's (.tunedeck-run-<digits>.lock), and its own ranks' locks (held by
+ * its other hosts as it starts); a rank other than 0 tries no other rank's lock. A rank's
+ * file the try cannot open fails the run (a death, not the fence), naming the file. */
+Test(schedlive, only_a_held_lock_of_a_rank_beyond_the_run_fences_it)
+{
+    char dir[] = "/tmp/td-fence.XXXXXX", err[1024], cmd[300];
+    cr_assert(mkdtemp(dir));
+    const char *path = getenv("PATH");
     snprintf(cmd, sizeof cmd,
-             "flock '%s/d/j/.tunedeck-run-0.lock' sh -c 'PATH=%s /bin/sh %s/script 2>%s/err'",
-             dir, bin, dir, dir);
-    cr_assert_eq(WEXITSTATUS(system(cmd)), 75);
+             "mkdir -p '%s/d/j' && : >'%s/d/j/.tunedeck-run-1.lock' && "
+             ": >'%s/d/j/.tunedeck-run-7.lock'",
+             dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    int ran = 0;
+    cr_assert_eq(run_fenced(dir, path, 1, 0, NULL, &ran, err, sizeof err), 0, "%s", err);
+    cr_assert(ran && !err[0], "%s", err);
+    static const char *const not_ranks[] = {".tunedeck-run-1x.lock", ".tunedeck-run-.lock",
+                                            ".tunedeck-run-1.lock.old", ".tunedeck-run-*.lock"};
+    for (size_t i = 0; i < sizeof not_ranks / sizeof *not_ranks; i++) {
+        ran = 0;
+        cr_assert_eq(run_fenced(dir, path, 1, 0, not_ranks[i], &ran, err, sizeof err), 0,
+                     "%s held: %s", not_ranks[i], err);
+        cr_assert(ran, "%s held: %s", not_ranks[i], err);
+    }
+    ran = 0;
+    cr_assert_eq(run_fenced(dir, path, 2, 0, ".tunedeck-run-1.lock", &ran, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert(ran, "%s", err);
+    ran = 0;
+    cr_assert_eq(run_fenced(dir, path, 2, 1, ".tunedeck-run-0.lock", &ran, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert(ran, "%s", err);
+    ran = 0;
+    cr_assert_eq(run_fenced(dir, path, 2, 1, ".tunedeck-run-2.lock", &ran, err, sizeof err), 0,
+                 "%s", err);
+    cr_assert(ran, "%s", err);
+    /* a rank's name the try cannot open (a folder) is no fence either: the run fails, naming it */
+    snprintf(cmd, sizeof cmd, "mkdir '%s/d/j/.tunedeck-run-3.lock'", dir);
+    cr_assert_eq(system(cmd), 0);
+    ran = 1;
+    cr_assert_eq(run_fenced(dir, path, 1, 0, NULL, &ran, err, sizeof err), 2, "%s", err);
+    cr_assert(!ran && strstr(err, "tunedeck: flock -n on .tunedeck-run-3.lock failed (status 2)") &&
+                  !strstr(err, SCHEDLIVE_FENCE_WORD),
+              "%s", err);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
