@@ -231,7 +231,7 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             usage(stdout);
             return 1;
         default:
-            return flags_unknown(NULL, argv[optind - 1]);
+            return flags_unknown(NULL, LONG, argc, argv);
         }
     }
     if (optind < argc) {

@@ -174,7 +174,7 @@ int cmd_hosts(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            return flags_unknown("hosts", argv[optind - 1]);
+            return flags_unknown("hosts", LONG, argc, argv);
         }
     }
     if ((!path && !slurm) || optind < argc) {

@@ -182,7 +182,7 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
             return 0;
         }
         if (c == '?' || c == ':')
-            return flags_unknown(CMD, argv[optind - 1]);
+            return flags_unknown(CMD, LONG, argc, argv);
         int rc = parse_option(a, c, optarg);
         if (rc)
             return rc;

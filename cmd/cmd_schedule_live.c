@@ -307,7 +307,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             usage(stdout);
             return 1;
         default:
-            return flags_unknown("schedule --live", argv[optind - 1]);
+            return flags_unknown("schedule --live", LONG, argc, argv);
         }
         if (bad)
             return EXIT_USAGE;

@@ -57,7 +57,7 @@ int cmd_sim_trial(int argc, char **argv)
         if (c == 's' && flags_long("sim-trial", "--seed", optarg, 0, 1L << 62, &seed) == 0)
             continue;
         if (c != 's')
-            return flags_unknown("sim-trial", argv[optind - 1]);
+            return flags_unknown("sim-trial", LONG, argc, argv);
         return EXIT_USAGE;
     }
     if (optind != argc - 1) {

@@ -126,7 +126,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
             break;
         case 'h': usage(stdout); return 1;
         default:
-            return flags_unknown("tune", argv[optind - 1]);
+            return flags_unknown("tune", LONG, argc, argv);
         }
     }
     if (optind < argc) {

@@ -53,10 +53,104 @@ void flags_help_wrapped(FILE *out, const char *text, int col, int indent)
     fputc('\n', out);
 }
 
-int flags_unknown(const char *cmd, const char *arg)
+/* What each value flag takes, by its name (every command's flag of one name takes the same
+ * kind), for the line that says one came last with nothing after it. A flag without a row is
+ * still named, as taking "a value"; cli.sh checks that every command's value flags have one. */
+static const struct {
+    const char *name, *what;
+} VALUES[] = {
+    {"arrival-mean", "a number of seconds"},
+    {"budget", "an integer"},
+    {"checkpoint-file", "a file name"},
+    {"cluster", "a file"},
+    {"data", "a folder"},
+    {"drain", "a node (NODE[@S])"},
+    {"duration", "a number of seconds"},
+    {"events", "a file"},
+    {"gpu-wait", "a number of seconds"},
+    {"gpus-per-node", "an integer"},
+    {"hold", "NODE=GPUS[@S]"},
+    {"interval", "a number of seconds"},
+    {"job", "a file"},
+    {"job-command", "a command template"},
+    {"job-dir", "a folder"},
+    {"jobs", "an integer"},
+    {"launcher", "a launcher name"},
+    {"login", "a host"},
+    {"max-interval", "a number of seconds"},
+    {"model", "a model name"},
+    {"nodes", "an integer"},
+    {"optimizer", "an optimizer name"},
+    {"pace-ms", "an integer"},
+    {"partition", "a partition name"},
+    {"pin", "JOB=GPUS"},
+    {"plot", "a plot style"},
+    {"policy", "a policy name"},
+    {"resize-cost", "a number of seconds"},
+    {"resume", "a session ID"},
+    {"sched-jobs", "an integer"},
+    {"sched-speed", "a number"},
+    {"seed", "an integer"},
+    {"sim", "a simulator setting"},
+    {"status-every", "a number of seconds"},
+    {"theme", "a theme name or path"},
+    {"time-scale", "a number"},
+    {"trial-cmd", "a command"},
+    {"trial-timeout", "a number of seconds"},
+    {"watch-for", "a number of seconds"},
+    {"workload", "a file"},
+};
+
+/* The option of `longopts` with a required value that ARG names as getopt_long reads it
+ * ("--NAME", or a prefix of one name alone); NULL for an unknown, ambiguous or
+ * "--NAME=VALUE" one, or one that takes no value. */
+static const struct option *value_option(const struct option *longopts, const char *arg)
 {
-    fprintf(stderr, "tunedeck%s%s: unknown or incomplete option '%s' (try --help)\n",
-            cmd ? " " : "", cmd ? cmd : "", arg);
+    if (strncmp(arg, "--", 2) != 0 || strchr(arg, '='))
+        return NULL;
+    const char *name = arg + 2;
+    size_t len = strlen(name);
+    const struct option *found = NULL;
+    int prefixes = 0;
+    for (const struct option *o = longopts; len && o->name; o++) {
+        if (strncmp(o->name, name, len) != 0)
+            continue;
+        if (o->name[len] == '\0') { /* an exact name wins over its longer names */
+            found = o;
+            prefixes = 1;
+            break;
+        }
+        found = o;
+        prefixes++;
+    }
+    return prefixes == 1 && found->has_arg == required_argument ? found : NULL;
+}
+
+void flags_refusal(char *buf, size_t n, const char *cmd, const struct option *longopts, int argc,
+                   char *const *argv, int ind)
+{
+    const char *arg = ind > 0 && ind <= argc ? argv[ind - 1] : "";
+    /* getopt_long refuses a value flag for want of its value only when nothing follows it
+     * (else the next word is the value, whatever it is). */
+    const struct option *o = ind == argc ? value_option(longopts, arg) : NULL;
+    if (!o) {
+        snprintf(buf, n, "tunedeck%s%s: unknown or incomplete option '%s' (try --help)",
+                 cmd ? " " : "", cmd ? cmd : "", arg);
+        return;
+    }
+    const char *what = "a value";
+    for (size_t i = 0; i < sizeof VALUES / sizeof VALUES[0]; i++)
+        if (strcmp(VALUES[i].name, o->name) == 0)
+            what = VALUES[i].what;
+    snprintf(buf, n, "tunedeck%s%s: --%s: expected %s after it", cmd ? " " : "", cmd ? cmd : "",
+             o->name, what);
+}
+
+int flags_unknown(const char *cmd, const struct option *longopts, int argc, char **argv)
+{
+    char line[512];
+    flags_refusal(line, sizeof line, cmd, longopts, argc, argv, optind);
+    fprintf(stderr, "%s\n", line);
     return EXIT_USAGE;
 }
 

@@ -2,6 +2,8 @@
 #ifndef TUNEDECK_FLAGS_H
 #define TUNEDECK_FLAGS_H
 
+#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* Parse a strict decimal integer/number in [min, max] (core/base/decimal.h: no spaces, hex,
@@ -13,10 +15,18 @@ int flags_long(const char *cmd, const char *flag, const char *text, long min, lo
 int flags_double(const char *cmd, const char *flag, const char *text, double min, double max,
                  double *out);
 
-/* An option getopt refused: prints "tunedeck[ CMD]: unknown or incomplete option 'ARG'
- * (try --help)" (CMD NULL for the console, which is `tunedeck` itself) and returns
- * EXIT_USAGE. */
-int flags_unknown(const char *cmd, const char *arg);
+/* An option getopt_long refused (returned '?'): `ind` is its optind after, so argv[ind - 1]
+ * is the refused word. A value flag of `longopts` given last with nothing after it (also by a
+ * prefix getopt_long takes) is named with what it takes: "tunedeck[ CMD]: --budget: expected
+ * an integer after it"; anything else is "tunedeck[ CMD]: unknown or incomplete option 'ARG'
+ * (try --help)" (CMD NULL for the console, which is `tunedeck` itself). The line, without
+ * its newline, goes in buf (n bytes). */
+void flags_refusal(char *buf, size_t n, const char *cmd, const struct option *longopts, int argc,
+                   char *const *argv, int ind);
+
+/* Prints flags_refusal's line for the option getopt_long just refused (at optind) on stderr
+ * and returns EXIT_USAGE. */
+int flags_unknown(const char *cmd, const struct option *longopts, int argc, char **argv);
 
 /* A --help line's long text (a list made elsewhere, such as the simulator's settings),
  * word-wrapped to 80 columns: it goes on from column `col` where the caller left the

@@ -308,7 +308,8 @@ static int parse_ssh(const cJSON *j, const char *source, SshSettings *s, Error *
 {
     char ctx[256];
     snprintf(ctx, sizeof ctx, "%s: ssh", source);
-    return (jfield_string(j, ctx, "user", 0, s->user, sizeof s->user, err) < 0 ||
+    return (inventory_ssh_keys_check(j, source, err) < 0 ||
+            jfield_string(j, ctx, "user", 0, s->user, sizeof s->user, err) < 0 ||
             jfield_int(j, ctx, "port", 0, 1, 65535, &s->port, err) < 0 ||
             jfield_string(j, ctx, "identity", 0, s->identity, sizeof s->identity, err) < 0 ||
             jfield_string(j, ctx, "known_hosts", 0, s->known_hosts, sizeof s->known_hosts,
@@ -449,6 +450,32 @@ int inventory_refuse_secrets(const cJSON *root, const char *source, Error *err)
     if (!cJSON_IsObject(root) || refuse_secrets_in(root, source, 1, err) == 0)
         return 0;
     return error_mark(err, ERROR_INPUT);
+}
+
+int inventory_ssh_keys_check(const cJSON *ssh, const char *source, Error *err)
+{
+    static const char *const known[] = {"user", "port", "identity", "known_hosts",
+                                        "connect_timeout_s"};
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s: ssh", source);
+    /* A password is refused as one, whoever calls first (its advice is the one to give). */
+    if (refuse_secrets_in(ssh, ctx, 0, err) < 0)
+        return error_mark(err, ERROR_INPUT);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, ssh)
+    {
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] && strcmp(f->string, known[k]) != 0)
+            k++;
+        if (k == sizeof known / sizeof known[0]) {
+            error_set(err,
+                      "%s: field '%s': unknown; expected user, port, identity, known_hosts or "
+                      "connect_timeout_s",
+                      ctx, f->string);
+            return error_mark(err, ERROR_INPUT);
+        }
+    }
+    return 0;
 }
 
 Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)

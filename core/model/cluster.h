@@ -75,6 +75,13 @@ typedef struct {
  * such a field would otherwise be ignored in silence, the operator believing it used. */
 int inventory_refuse_secrets(const cJSON *root, const char *source, Error *err);
 
+/* 0 when the inventory's "ssh" object (`ssh`, SSH and Slurm inventories alike) holds only
+ * user, port, identity, known_hosts and connect_timeout_s; -1 with err (ERROR_INPUT) naming
+ * the first other key, "SOURCE: ssh: field 'KEY': unknown; expected ...". A misspelt key
+ * ("identiy") was ignored, and the host was reached with the default identity or
+ * known_hosts. A secret ("password") keeps inventory_refuse_secrets's message. */
+int inventory_ssh_keys_check(const cJSON *ssh, const char *source, Error *err);
+
 /* Parses an inventory object; `source` names the file in error messages. */
 Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err);
 Cluster *cluster_load(const char *path, Error *err);

@@ -211,6 +211,15 @@ const char *schedlive_at_step(char *buf, size_t size, long step)
     return buf;
 }
 
+const char *schedlive_ended(char *buf, size_t size, long step, const char *status)
+{
+    if (step < 0)
+        snprintf(buf, size, "before its first progress line (%s)", status);
+    else
+        snprintf(buf, size, "after step %ld (its last progress line; %s)", step, status);
+    return buf;
+}
+
 /* ", loss 0.1822" for a log line, or nothing when the progress line gave no loss. */
 static const char *loss_note(char *buf, size_t size, double loss)
 {
@@ -246,7 +255,7 @@ static int count_death(SchedLive *l, LiveJob *j, int64_t now)
 
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
-    char at[40], ln[40];
+    char ln[40];
     if (j->run) {
         l->ops->step(j->run);
         note_backend(l, j);
@@ -395,6 +404,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                           schedlive_at_step(at, sizeof at, j->step));
             j->ended_itself = 1;
         } else {
+            char ended[384]; /* its status (300) and where it stood */
             if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
                 j->has_ckpt = 1;
                 j->saved_step = j->step;
@@ -407,9 +417,9 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                  * decision may have come in this very step, enacted before this end was
                  * read (need_start set while the run was already over): its start stands. */
                 schedlive_log(l,
-                              "%s: its run ended %s (%s) with %s, which the scheduler no longer "
+                              "%s: its run ended %s with %s, which the scheduler no longer "
                               "uses: it restarts %s where %s decision places it",
-                              j->name, schedlive_at_step(at, sizeof at, j->step), j->status,
+                              j->name, schedlive_ended(ended, sizeof ended, j->step, j->status),
                               schedlive_machine(l, down),
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
                               j->need_start ? "this" : "the next");
@@ -429,14 +439,14 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                     snprintf(ago, sizeof ago,
                              " (its last death was over %.0f %s ago: counted as a first)",
                              w >= 120 ? w / 60 : w, w >= 120 ? "min" : "s");
-                schedlive_log(l, "%s: died unexpectedly %s (%s): restarting %s%s", j->name,
-                              schedlive_at_step(at, sizeof at, j->step), j->status,
+                schedlive_log(l, "%s: died unexpectedly %s: restarting %s%s", j->name,
+                              schedlive_ended(ended, sizeof ended, j->step, j->status),
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
                               ago);
                 j->need_start = 1;
             } else {
-                schedlive_log(l, "%s: died unexpectedly %s (%s)%s", j->name,
-                              schedlive_at_step(at, sizeof at, j->step), j->status,
+                schedlive_log(l, "%s: died unexpectedly %s%s", j->name,
+                              schedlive_ended(ended, sizeof ended, j->step, j->status),
                               j->want_gpus > 0 && !l->stopping_all
                                   ? ": second death in a row, left stopped"
                                   : "");

@@ -96,6 +96,10 @@ const char *schedlive_machine(const SchedLive *l, int m);
 /* Where a job is, for a log line: "at step N", or "before its first progress line" while it
  * has reported none (its step is -1 then, which no line should show). */
 const char *schedlive_at_step(char *buf, size_t size, long step);
+/* How a run that ended unasked stood, for its line: "after step N (its last progress line;
+ * STATUS)", since it ended some time after the last step it reported, not at it; or "before
+ * its first progress line (STATUS)". Returns buf. */
+const char *schedlive_ended(char *buf, size_t size, long step, const char *status);
 void schedlive_free_want(LiveJob *j);
 
 /* schedlive_enact.c: a decision becomes what the job wants (and the stop of its current

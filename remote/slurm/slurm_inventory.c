@@ -19,7 +19,8 @@ static int parse_ssh(const cJSON *root, const char *source, SshSettings *s, Erro
         return none.msg[0] ? error_set(err, "%s", none.msg) : 0;
     char ctx[256];
     snprintf(ctx, sizeof ctx, "%s: ssh", source);
-    if (jfield_string(j, ctx, "user", 0, s->user, sizeof s->user, err) < 0 ||
+    if (inventory_ssh_keys_check(j, source, err) < 0 ||
+        jfield_string(j, ctx, "user", 0, s->user, sizeof s->user, err) < 0 ||
         jfield_int(j, ctx, "port", 0, 1, 65535, &s->port, err) < 0 ||
         jfield_string(j, ctx, "identity", 0, s->identity, sizeof s->identity, err) < 0 ||
         jfield_string(j, ctx, "known_hosts", 0, s->known_hosts, sizeof s->known_hosts, err) < 0 ||

@@ -267,7 +267,30 @@ check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
 # every command's unknown or incomplete option: one line, never getopt's own and a usage dump
 check_bad "tunedeck schedule: unknown or incomplete option '--bogus'" schedule --bogus
-check_bad "tunedeck schedule: unknown or incomplete option '--workload'" schedule --workload
+# a value flag with nothing after it is named, with what it takes (it said "unknown or
+# incomplete option"): every value flag of every command, read from their option tables
+check_bad "tunedeck tune: --budget: expected an integer after it" tune --budget
+check_bad "tunedeck schedule: --workload: expected a file after it" schedule --workload
+check_bad "tunedeck: --budget: expected an integer after it" --no-journal --budget
+check_bad "tunedeck tune: --budget: expected an integer after it" tune --bud
+for src in "$root"/cmd/cmd_*.c; do
+    case "${src##*/}" in
+    cmd_console.c) words= ;;
+    cmd_tune.c) words=tune ;;
+    cmd_schedule.c) words=schedule ;;
+    cmd_schedule_live.c) words="schedule --live" ;;
+    cmd_hosts.c) words=hosts ;;
+    cmd_simtrial.c) words=sim-trial ;;
+    *) grep -q required_argument "$src" && fail "${src##*/}: value flags unchecked (name its command here)"
+       continue ;;
+    esac
+    for flag in $(grep -o '{"[a-z-]*", required_argument' "$src" | cut -d'"' -f2); do
+        # shellcheck disable=SC2086 # $words: the command's words, none for the console
+        check_bad "tunedeck${words:+ $words}: --$flag: expected " $words --$flag
+        grep -q "expected a value after it" "$tmp/e" &&
+            fail "--$flag has no row in cmd/flags.c's VALUES: $(cat "$tmp/e")"
+    done
+done
 check_bad "tunedeck schedule --live: unknown or incomplete option '--bogus'" schedule --live --bogus
 check_bad "tunedeck sim-trial: unknown or incomplete option '--bogus'" sim-trial --bogus
 check_bad "tunedeck sim-trial: expected one SETTING:NETWORK" sim-trial

@@ -103,11 +103,11 @@ LIVE_PID=""
 left=$(procs_left "ckpt-$mark")
 met=$(grep -c 'rank=1/2' "$T/die/d0/ranks.log" 2>/dev/null)
 if [ "$rc" -eq 0 ] && [ -n "$victim" ] && [ "$met" -ge 2 ] &&
-    grep -Eq 'd0: died unexpectedly (at step [0-9]+|before its first progress line) \(node 1 on 127\.0\.0\.[0-9]+: (killed by SIGKILL|exited [0-9]+).*\): restarting' "$T/out3" &&
+    grep -Eq 'd0: died unexpectedly (after step [0-9]+ \(its last progress line; |before its first progress line \()node 1 on 127\.0\.0\.[0-9]+: (killed by SIGKILL|exited [0-9]+).*\): restarting' "$T/out3" &&
     grep -q 'd0: started on h[12] with 2 GPUs' "$T/out3" && python3 - "$T/out3" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
-death = re.search(r"d0: died unexpectedly at step (\d+) .*\n(?:.*\n)*?.*d0: run \d+ on h\d \(2 GPUs\) "
+death = re.search(r"d0: died unexpectedly after step (\d+) \(its last progress line; .*\n(?:.*\n)*?.*d0: run \d+ on h\d \(2 GPUs\) "
                   r"(?:resumed at step (\d+) \(checkpoint at step (\d+)\)|first step)", out)
 assert death, "no restart after the death"
 if death.group(2):  # rank 0 checkpointed when the others were stopped: resume from there

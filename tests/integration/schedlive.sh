@@ -76,7 +76,8 @@ m = need(r"j0: run 2 on h\d \(4 GPUs\) resumed at step (\d+) \(checkpoint at ste
          "j0 resumed")
 assert int(m.group(1)) == saved + 1 == int(m.group(2)) + 1, (m.group(0), saved)
 # the killed job was reported and restarted from the resize's checkpoint
-need(r"j0: died unexpectedly at step \d+ \((killed by SIGKILL|exited \d+).*\): restarting "
+need(r"j0: died unexpectedly after step \d+ \(its last progress line; (killed by SIGKILL|exited \d+).*\): "
+     r"restarting "
      r"from its checkpoint", "j0 death reported")
 m = need(r"j0: run 3 on h\d \(4 GPUs\) resumed at step (\d+)", "j0 restarted after its death")
 assert int(m.group(1)) == saved + 1, (m.group(0), saved)
@@ -355,7 +356,7 @@ if wait_out "j2: run 1 on h[1-3] " 300; then
     down=$(sed -n 's/.*j2: run 1 on h\([1-3]\) .*/\1/p' "$T/out8" | head -1)
     harness_stop "$down"
     if wait_out "h$down is down over SSH \(.*\): its runs move" 150 &&
-        wait_out "j2: its run ended .* with h$down, which the scheduler no longer uses: it restarts" 150
+        wait_out "j2: its run ended (after step [0-9]+ \\(its last progress line; |before its first progress line \\().* with h$down, which the scheduler no longer uses: it restarts" 150
     then pass "a host that goes down is drained and its job restarts elsewhere"
     else fail "host h$down down: $(tail -n 12 "$T/out8")"; fi
     # the old run still lives (only its sshd died), holding j2's folder

@@ -99,7 +99,7 @@ m = need(r"j0: run 2 on n1 \(8 GPUs\) resumed at step (\d+) \(checkpoint at step
          "j0 resumed at 8 GPUs")
 resumed(m, saved, sys.argv[2], "j0")
 need(r"j0: Slurm job \d+ running on n1:0\+1,n2:0\+1,n3:0\+1\+2\+3 \(the GPUs", "the heterogeneous job's GPUs")
-need(r"j2: died unexpectedly at step \d+ \(slurm: CANCELLED[^)]*\)\): restarting", "the death, Slurm's reason")
+need(r"j2: died unexpectedly after step \d+ \(its last progress line; slurm: CANCELLED[^)]*\)\): restarting", "the death, Slurm's reason")
 need(r"j2: run 2 on n\d", "j2 resubmitted")
 need(r"live run over after [\d.]+ s wall, \d+ s simulated \(interrupted\)", "interrupted")
 for j in ("j0", "j2"):
@@ -287,7 +287,7 @@ if [ "$rc" -eq 130 ] && [ -n "$victim" ] && [ -z "$queue" ] && [ "$left" -eq 0 ]
 import re, sys
 from outcheck import out, need
 from slurmlive import resumed
-d = need(r"solo: died unexpectedly at step (\d+) \(slurm: CANCELLED[^)]*\)\): restarting from "
+d = need(r"solo: died unexpectedly after step (\d+) \(its last progress line; slurm: CANCELLED[^)]*\)\): restarting from "
          r"its checkpoint", "the death, restarted from the checkpoint its late exit line tells")
 m = need(r"solo: run 2 on n\d \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
          "solo resumed", d.end())

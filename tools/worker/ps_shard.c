@@ -2,6 +2,7 @@
  * to shards in shard order, so neither side can wait on the other in a cycle. */
 #include "tools/worker/ps_shard.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,8 +91,19 @@ int ps_shard_run(const PsShardConfig *cfg, Error *err)
                         .count = n,
                         .compute_s = max_compute,
                         .loss = mean_loss};
+        Error sent = {0};
         for (size_t w = 0; w < nw; w++)
-            if (psnet_send(conn[w], &reply, cfg->params, err) < 0) {
+            if (psnet_send(conn[w], &reply, cfg->params, asked < 0 ? &sent : err) < 0) {
+                if (asked < 0) {
+                    /* The step's own failure (its checkpoint) is why the job fails: the STOP
+                     * that could not reach a worker is said after it, never in its place. */
+                    error_prefix(err, "shard %u: step %llu", cfg->shard, (unsigned long long)step);
+                    size_t len = err ? strlen(err->msg) : 0;
+                    if (err)
+                        snprintf(err->msg + len, sizeof err->msg - len,
+                                 "; sending STOP to worker %zu failed too: %s", w, sent.msg);
+                    goto out;
+                }
                 error_prefix(err, "shard %u: step %llu: to worker %zu", cfg->shard,
                              (unsigned long long)step, w);
                 goto out;

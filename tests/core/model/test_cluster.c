@@ -148,6 +148,45 @@ Test(cluster, rejects_every_bad_field)
             "field 'job_launch': expected \"first-host\" or \"per-host\", found \"everywhere\"");
 }
 
+/* Regression: a misspelt ssh key ("identiy", "knwon_hosts") was ignored, and every host was
+ * reached with the default identity or known_hosts. It is refused by name, as bad input (exit
+ * 3), the way the trial block's are; a password there keeps its own advice. */
+Test(cluster, an_unknown_key_of_the_ssh_block_is_refused_by_name)
+{
+    const char *misspelt[] = {"identiy", "knwon_hosts", "User", "timeout"};
+    for (size_t i = 0; i < sizeof misspelt / sizeof *misspelt; i++) {
+        char text[512], want[256];
+        snprintf(text, sizeof text,
+                 "{\"name\": \"x\", \"ssh\": {\"user\": \"ops\", \"%s\": \"~/.ssh/k\"}, " TYPES
+                 ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", \"type\": \"t\"}]}",
+                 misspelt[i]);
+        snprintf(want, sizeof want,
+                 "lab.json: ssh: field '%s': unknown; expected user, port, identity, "
+                 "known_hosts or connect_timeout_s",
+                 misspelt[i]);
+        rejects(text, want);
+        Error err = {0};
+        cr_assert_null(parse(text, &err));
+        cr_assert_eq(err.kind, ERROR_INPUT, "%s", err.msg);
+    }
+    Error err = {0};
+    Cluster *c = parse("{\"name\": \"x\", \"ssh\": {\"user\": \"ops\", \"port\": 22, "
+                       "\"identity\": \"~/.ssh/k\", \"known_hosts\": \"~/.ssh/kh\", "
+                       "\"connect_timeout_s\": 5}, " TYPES
+                       ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", \"type\": \"t\"}]}",
+                       &err);
+    cr_assert_not_null(c, "every key of the ssh block: %s", err.msg);
+    cluster_free(c);
+    /* The password check comes first: a secret is never called a mere unknown key. */
+    Error secret = {0};
+    cJSON *ssh = cJSON_Parse("{\"identiy\": \"k\", \"password\": \"hunter2\"}");
+    cr_assert_eq(inventory_ssh_keys_check(ssh, "lab.json", &secret), -1);
+    cr_assert(strstr(secret.msg, "lab.json: ssh: field 'password': tunedeck never stores"), "%s",
+              secret.msg);
+    cr_assert_eq(secret.kind, ERROR_INPUT);
+    cJSON_Delete(ssh);
+}
+
 /* A password field was ignored in silence: the operator thought it used, and the file held
  * a secret tunedeck never reads. Every place one could be written is refused. */
 Test(cluster, a_password_or_passphrase_field_is_refused_wherever_it_is)

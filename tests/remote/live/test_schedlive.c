@@ -316,8 +316,8 @@ Test(schedlive, a_runs_first_step_is_its_first_line_when_one_read_brings_several
     SchedLiveJob j;
     liverig_run_until(&r, has_resumed, 5000, &j);
     cr_assert(strstr(r.text, "j0: run 1 on m0 (2 GPUs) first step 1, loss 0.5000\n"), "%s", r.text);
-    cr_assert(strstr(r.text, "j0: died unexpectedly at step 241 (exited 1): restarting from its "
-                             "checkpoint"),
+    cr_assert(strstr(r.text, "j0: died unexpectedly after step 241 (its last progress line; "
+                             "exited 1): restarting from its checkpoint"),
               "%s", r.text);
     cr_assert(strstr(r.text, "j0: run 2 on m0 (2 GPUs) resumed at step 242 (checkpoint at step "
                              "241), loss 0.5000\n"),

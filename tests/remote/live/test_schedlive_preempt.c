@@ -196,8 +196,8 @@ Test(schedlive_preempt, a_preemption_is_no_death_and_frees_the_models_gpus_at_on
               "%s", r.text);
     cr_assert(!strstr(r.text, ": stop j0"), "the model's side is no decision line: %s", r.text);
     cr_assert(plan_resumed[2] && plan_resumed[3], "each restart resumes from the checkpoint");
-    cr_assert(strstr(r.text, "j0: died unexpectedly at step 203 (exited 1): restarting from its "
-                          "checkpoint"),
+    cr_assert(strstr(r.text, "j0: died unexpectedly after step 203 (its last progress line; "
+                          "exited 1): restarting from its checkpoint"),
               "the death after a preemption is the first: %s", r.text);
     cr_assert(!strstr(r.text, "second death"), "%s", r.text);
     schedlive_job(r.l, 0, &j);

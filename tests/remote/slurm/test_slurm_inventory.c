@@ -25,6 +25,22 @@ Test(slurm_inventory, a_password_in_the_ssh_block_is_refused)
     cJSON_Delete(j);
 }
 
+/* Regression: the Slurm inventory's ssh block (its login node's) ignored a misspelt key. */
+Test(slurm_inventory, an_unknown_key_of_the_ssh_block_is_refused)
+{
+    cJSON *j = cJSON_Parse("{\"name\": \"s\", \"backend\": \"slurm\", \"login\": \"l1\", "
+                           "\"ssh\": {\"user\": \"ops\", \"knwon_hosts\": \"~/kh\"}}");
+    cr_assert_not_null(j);
+    SlurmTarget t;
+    Error err = {0};
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), -1);
+    cr_assert(strstr(err.msg, "slurm.json: ssh: field 'knwon_hosts': unknown; expected user, "
+                              "port, identity, known_hosts or connect_timeout_s"),
+              "%s", err.msg);
+    cr_assert_eq(err.kind, ERROR_INPUT);
+    cJSON_Delete(j);
+}
+
 static cJSON *inventory(const char *slurm_block)
 {
     char text[512];

@@ -1,12 +1,17 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/model/schedule_cluster.h"
+#include "tools/worker/ps_shard.h"
+#include "tools/worker/psauth.h"
 #include "tools/worker/psnet.h"
 #include "tools/worker/sgd_machine.h"
 #include "tools/worker/sgdplan.h"
@@ -153,4 +158,84 @@ Test(ps_shard, synchronous_steps_equal_full_batch_sgd)
     schedule_free(s);
     cluster_free(c);
     cJSON_Delete(root);
+}
+
+/* A checkpoint that fails, then a STOP that cannot reach the worker: the shard's own
+ * connection to it is found by its local port (this test's process holds every fd) and its
+ * sending side shut, so the send fails every time (EPIPE), with no race on a reset. */
+typedef struct {
+    int port; /* the shard's listening port */
+    int listen_fd;
+} Breaker;
+
+static int checkpoint_fails(void *ud, uint64_t step, double loss, uint32_t examples,
+                            const double *shard, Error *err)
+{
+    (void)step, (void)loss, (void)examples, (void)shard;
+    const Breaker *b = ud;
+    int shut = 0;
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_in a;
+        socklen_t len = sizeof a;
+        if (fd == b->listen_fd || getsockname(fd, (struct sockaddr *)&a, &len) < 0 ||
+            a.sin_family != AF_INET || ntohs(a.sin_port) != b->port)
+            continue;
+        cr_assert_eq(shutdown(fd, SHUT_WR), 0);
+        shut++;
+    }
+    cr_assert_eq(shut, 1, "the shard's connection to its worker was not found");
+    return error_set(err, "writing checkpoint ckpt.bin: No space left on device");
+}
+
+typedef struct {
+    PsShardConfig cfg;
+    Error err;
+    int rc;
+} ShardRun;
+
+static void *run_shard(void *arg)
+{
+    ShardRun *r = arg;
+    r->rc = ps_shard_run(&r->cfg, &r->err);
+    return NULL;
+}
+
+/* Regression: the STOP's send error replaced the checkpoint's ("shard 0: step 1: to worker
+ * 0: send: Broken pipe"), so the job's failure named a symptom, not the cause. */
+Test(ps_shard, a_failed_checkpoint_stays_the_reason_when_the_stop_cannot_be_sent)
+{
+    Error e = {0};
+    int port;
+    int lfd = psnet_listen("127.0.0.1", 0, &port, &e);
+    cr_assert(lfd >= 0, "%s", e.msg);
+    double params[2] = {1, 2}, got[2];
+    Breaker b = {port, lfd};
+    ShardRun r = {.cfg = {.listen_fd = lfd,
+                          .shard = 0,
+                          .n_workers = 1,
+                          .lo = 0,
+                          .hi = 2,
+                          .params = params,
+                          .learning_rate = 0.1,
+                          .connect_timeout_s = 10,
+                          .secret = SECRET,
+                          .on_step = checkpoint_fails,
+                          .userdata = &b}};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, run_shard, &r), 0);
+    int fd = psauth_dial("127.0.0.1", port, SECRET, 0, 0, 10, &e);
+    cr_assert(fd >= 0, "%s", e.msg);
+    PsMsg m;
+    cr_assert_eq(psnet_recv(fd, &m, got, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(m.type, PSMSG_PARAMS);
+    PsMsg push = {.type = PSMSG_PUSH, .iter = 1, .offset = 0, .count = 2, .inputs = 4, .loss = 1};
+    double grad[2] = {0.5, 0.5};
+    cr_assert_eq(psnet_send(fd, &push, grad, &e), 0, "%s", e.msg);
+    pthread_join(th, NULL);
+    cr_assert_eq(r.rc, -1);
+    cr_assert(strstr(r.err.msg, "shard 0: step 1: writing checkpoint ckpt.bin: No space left on "
+                                "device; sending STOP to worker 0 failed too: send: "),
+              "the checkpoint's failure is not the reason: %s", r.err.msg);
+    close(fd);
+    close(lfd);
 }
