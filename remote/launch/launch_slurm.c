@@ -86,6 +86,18 @@ static void note_slurm_end(SlurmRun *r, const char *line)
     }
 }
 
+/* A line of Slurm's own, not the task's: srun's, or slurmstepd's, which names its node on
+ * clusters that run several slurmd per host ("slurmstepd-n1: error: ..."). */
+static int slurm_own_line(const char *line)
+{
+    if (strncmp(line, "srun: ", 6) == 0 || strncmp(line, "slurmstepd: ", 12) == 0)
+        return 1;
+    if (strncmp(line, "slurmstepd-", 11) != 0)
+        return 0;
+    size_t node = strcspn(line + 11, ": \t");
+    return node > 0 && strncmp(line + 11 + node, ": ", 2) == 0;
+}
+
 static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
 {
     (void)machine;
@@ -100,7 +112,7 @@ static void on_log(void *userdata, const char *machine, StreamKind stream, const
             return;
         }
         note_slurm_end(r, line);
-        if (strncmp(line, "srun: ", 6) != 0 && strncmp(line, "slurmstepd: ", 12) != 0)
+        if (!slurm_own_line(line))
             snprintf(r->task_said, sizeof r->task_said, "%s", line);
     }
     if (r->cfg.on_log)
@@ -444,6 +456,17 @@ static int finished(const void *run)
     return r->inner->finished(r->run) && !scancel_pending(r);
 }
 
+/* srun's own last line ("task 0: Exited with exit code 3", "Force Terminated StepId=3.4")
+ * says less than the task's: its last line is added, unless the trial said why in an error
+ * event (then another rank's last word, "Connection reset by peer", says nothing more). */
+static void add_task_said(const SlurmRun *r, Observation *o)
+{
+    if (!r->task_said[0] || strstr(o->reason, r->task_said) || strstr(o->reason, "error event"))
+        return;
+    size_t len = strlen(o->reason);
+    snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", r->task_said);
+}
+
 static Observation *result(void *run)
 {
     SlurmRun *r = run;
@@ -464,17 +487,13 @@ static Observation *result(void *run)
             size_t used = strlen(o->reason);
             if (used + 4 < sizeof o->reason)
                 snprintf(o->reason + used, sizeof o->reason - used, " (%s)", r->slurm_reason);
+            add_task_said(r, o);
         } else {
             o->status = TRIAL_FAILED;
             snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
         }
-    } else if (o->status == TRIAL_FAILED && r->task_said[0] &&
-               !strstr(o->reason, r->task_said) && !strstr(o->reason, "error event")) {
-        /* srun's own last line ("task 0: Exited with exit code 3") says less than the
-         * trial's; a trial that said why in an error event needs no other rank's last word
-         * ("Connection reset by peer") */
-        size_t len = strlen(o->reason);
-        snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", r->task_said);
+    } else if (o->status == TRIAL_FAILED) {
+        add_task_said(r, o);
     }
     return o;
 }

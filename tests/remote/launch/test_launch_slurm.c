@@ -139,3 +139,52 @@ Test(launch_slurm, no_step_reported_is_no_scancel)
 {
     cr_assert_null(launch_slurm_scancel_command(""));
 }
+
+/* A trial through a stand-in srun that reads the schedule, says `lines` on stderr as srun
+ * forwards them (the task's and Slurm's own, in one stream) and exits `status`: the failed
+ * trial's reason. */
+static Observation *failed_trial(const char *lines, int status)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/srun", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ncat > /dev/null\nprintf '%%s\\n' %s >&2\nexit %d\n", lines, status);
+    fclose(f);
+    char env[1024];
+    snprintf(env, sizeof env, "%s:%s", dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    cr_assert_eq(setenv("PATH", env, 1), 0); /* this test's own process (Criterion forks) */
+    s->worker[0] = 1;
+    LaunchConfig cfg = {.command = "true", .slurm_job = "12", .timeout_s = 30};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("slurm"), &cfg, s, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    return o;
+}
+
+/* slurmstepd names its node where several slurmd share a host ("slurmstepd-n1: error: ...",
+ * as the test harness's Slurm prints them): Slurm's line, not the task's last words. */
+Test(launch_slurm, a_node_named_slurmstepd_line_is_not_the_tasks_words)
+{
+    Observation *o = failed_trial("'no dataset at /data/x' 'srun: error: n1: task 0: Exited "
+                                  "with exit code 3' 'slurmstepd-n1: error: task/cgroup: gone'",
+                                  3);
+    cr_assert_not_null(strstr(o->reason, "the task said: no dataset at /data/x"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "the task said: slurmstepd"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* srun cancels the step's other tasks when one fails (--kill-on-bad-exit): Slurm's
+ * "CANCELLED" line is kept beside srun's, and the failed task's own words are not lost. */
+Test(launch_slurm, a_step_srun_cancelled_keeps_the_tasks_words)
+{
+    Observation *o = failed_trial("'RuntimeError: CUDA out of memory' 'slurmstepd: error: *** "
+                                  "STEP 12.4 ON n1 CANCELLED AT 2026-11-27T04:40:00 ***' "
+                                  "'srun: Force Terminated StepId=12.4'",
+                                  143);
+    cr_assert_not_null(strstr(o->reason, "slurm: STEP 12.4 ON n1 CANCELLED AT"), "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "the task said: RuntimeError: CUDA out of memory"), "%s",
+                       o->reason);
+    observation_free(o);
+}
