@@ -37,11 +37,19 @@ enum { BACKSTOP_S = 120, SCANCEL_WAIT_MS = 10000 };
 
 #define STEP_MARK "tunedeck-step "
 
-/* Every task: report the step, name its machine, run the trial command ($1). */
+/* Every task: report the step, name its machine, run the trial command ($1). The command
+ * runs as a child of a shell that outlives SIGTERM (trap :), so a task srun stops because
+ * another failed (--kill-on-bad-exit) exits with its command's status instead of dying of
+ * the signal: srun takes a task killed by a signal for a lost node and drops the output it
+ * has not read yet, the failed task's last words with it (h-srun: 5 of 50 two-node steps on
+ * a loaded machine). The shell's own stderr goes nowhere ("Terminated", which dash says of
+ * a child killed by a signal, is not the task's word); the command's is fd 4, the task's,
+ * given in a subshell: dash applies a simple command's redirections in the shell itself
+ * while it waits, so "sh -c ... 2>&4" had it say "Terminated" there after all. */
 static const char TASK_SCRIPT[] =
     "[ \"${SLURM_PROCID:-0}\" = 0 ] && printf '" STEP_MARK "%s.%s\\n' \"$SLURM_JOB_ID\" "
     "\"$SLURM_STEP_ID\" >&2; TUNEDECK_MACHINE=$SLURMD_NODENAME; export TUNEDECK_MACHINE; "
-    "exec sh -c \"$1\"";
+    "trap : TERM; exec 4>&2 2>/dev/null; (exec 2>&4 4>&- sh -c \"$1\")";
 
 typedef struct {
     const LauncherKind *inner; /* local (srun here) or single (srun on the login node) */
@@ -50,7 +58,9 @@ typedef struct {
     LaunchConfig cfg; /* the caller's: its log sink, the login node's session */
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
     char slurm_reason[256];
-    char task_said[160];  /* the last standard-error line that is not Slurm's own */
+    char task_said[160];  /* the failed task's last words (task_words) */
+    int task_failed;      /* srun has said a task failed */
+    int task_said_final;  /* task_said holds the words before that: later ones are others' */
     int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
     int cancelled;
     int ended;           /* its result was taken: nothing of it runs */
@@ -98,6 +108,32 @@ static int slurm_own_line(const char *line)
     return node > 0 && strncmp(line + 11 + node, ": ", 2) == 0;
 }
 
+/* srun's word that a task failed: "srun: error: n1: task 0: Exited with exit code 3", or a
+ * signal's name in place of the exit ("task 1: Segmentation fault"). */
+static int task_failure_line(const char *line)
+{
+    return strncmp(line, "srun: error: ", 13) == 0 && strstr(line, ": task ") != NULL;
+}
+
+/* The failed task's last words: the last line of the tasks' standard error before srun says
+ * a task failed (a node's slurmstepd sends its output before its tasks' exits); the tasks srun
+ * then stops speak after it ("Connection closed by peer"), and are not the cause. Where none
+ * came before, the first after it. */
+static void task_words(SlurmRun *r, const char *line)
+{
+    if (slurm_own_line(line)) {
+        if (task_failure_line(line)) {
+            r->task_failed = 1;
+            r->task_said_final = r->task_said[0] != 0;
+        }
+        return;
+    }
+    if (r->task_said_final)
+        return;
+    snprintf(r->task_said, sizeof r->task_said, "%s", line);
+    r->task_said_final = r->task_failed;
+}
+
 static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
 {
     (void)machine;
@@ -112,8 +148,7 @@ static void on_log(void *userdata, const char *machine, StreamKind stream, const
             return;
         }
         note_slurm_end(r, line);
-        if (!slurm_own_line(line))
-            snprintf(r->task_said, sizeof r->task_said, "%s", line);
+        task_words(r, line);
     }
     if (r->cfg.on_log)
         r->cfg.on_log(r->cfg.userdata, "slurm", stream, line);

@@ -188,3 +188,59 @@ Test(launch_slurm, a_step_srun_cancelled_keeps_the_tasks_words)
                        o->reason);
     observation_free(o);
 }
+
+/* One task fails; srun then stops the others, whose dying words ("Connection closed by peer")
+ * come after its line that the task failed: the failed task's words are the cause. */
+Test(launch_slurm, the_failed_tasks_words_not_those_srun_stopped_after_it)
+{
+    Observation *o = failed_trial("'RuntimeError: rank 1 crashed' 'srun: error: n2: task 1: "
+                                  "Exited with exit code 1' 'srun: launch/slurm: _step_signal: "
+                                  "Terminating StepId=12.0' 'gloo: Connection closed by peer'",
+                                  1);
+    cr_assert_not_null(strstr(o->reason, "the task said: RuntimeError: rank 1 crashed"), "%s",
+                       o->reason);
+    observation_free(o);
+}
+
+/* Where srun's line came first, the first task line after it is the failed task's. */
+Test(launch_slurm, the_failed_tasks_words_after_sruns_line_when_none_came_before)
+{
+    Observation *o = failed_trial("'srun: error: n1: task 0: Exited with exit code 3' "
+                                  "'no dataset at /data/x' 'gloo: Connection closed by peer'",
+                                  3);
+    cr_assert_not_null(strstr(o->reason, "the task said: no dataset at /data/x"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* The task script itself, run as srun would (a stand-in srun that executes the task in a
+ * session of its own, as slurmstepd does, where the stop reaches its processes alone): a
+ * command stopped by SIGTERM with its process group leaves a task that exits with its status
+ * (srun takes a task killed by a signal for a lost node and drops unread output), and says
+ * nothing of its own ("Terminated") after the command's last words. */
+Test(launch_slurm, a_task_stopped_by_sigterm_exits_with_its_status_and_its_words)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/srun", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nwhile [ $# -gt 0 ] && [ \"$1\" != sh ]; do shift; done\n"
+               "SLURM_PROCID=1 exec setsid -w \"$@\"\n");
+    fclose(f);
+    char env[1024];
+    snprintf(env, sizeof env, "%s:%s", dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    cr_assert_eq(setenv("PATH", env, 1), 0);
+    s->worker[0] = 1;
+    LaunchConfig cfg = {.command = "cat > /dev/null; echo 'my last words' >&2; kill -TERM 0; "
+                                   "sleep 5",
+                        .slurm_job = "12",
+                        .timeout_s = 30};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("slurm"), &cfg, s, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "143"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "SIGTERM"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "Terminated"), "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "my last words"), "%s", o->reason);
+    observation_free(o);
+}
