@@ -86,6 +86,29 @@ static void note_slurm_end(SlurmRun *r, const char *line)
     }
 }
 
+/* A shell's word that a child was ended by a signal: dash's "Terminated" or "Killed" alone,
+ * bash's "sh: line 1:  4242 Terminated   sleep 30". A failing task's siblings print it as
+ * srun (--kill-on-bad-exit) ends them, often after the failing task's own last line (srun
+ * forwards each task's output as it comes): it says nothing of why the trial failed. */
+static int signal_report(const char *line)
+{
+    static const char *const words[] = {"Terminated", "Killed"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        size_t wl = strlen(words[i]);
+        if (strcmp(line, words[i]) == 0)
+            return 1;
+        for (const char *w = strstr(line, words[i]); w; w = strstr(w + 1, words[i])) {
+            const char *p = w; /* "PID<spaces>WORD<space or end>" */
+            while (p > line && p[-1] == ' ')
+                p--;
+            if (p == w || p == line || p[-1] < '0' || p[-1] > '9' || (w[wl] && w[wl] != ' '))
+                continue;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
 {
     (void)machine;
@@ -100,7 +123,8 @@ static void on_log(void *userdata, const char *machine, StreamKind stream, const
             return;
         }
         note_slurm_end(r, line);
-        if (strncmp(line, "srun: ", 6) != 0 && strncmp(line, "slurmstepd: ", 12) != 0)
+        if (strncmp(line, "srun: ", 6) != 0 && strncmp(line, "slurmstepd: ", 12) != 0 &&
+            !(r->task_said[0] && signal_report(line)))
             snprintf(r->task_said, sizeof r->task_said, "%s", line);
     }
     if (r->cfg.on_log)
@@ -444,6 +468,17 @@ static int finished(const void *run)
     return r->inner->finished(r->run) && !scancel_pending(r);
 }
 
+/* srun's own last line ("task 0: Exited with exit code 3"), or a sibling's "Terminated",
+ * says less than the failing task's; a trial that said why in an error event needs no other
+ * rank's last word ("Connection reset by peer"). */
+static void said_too(const SlurmRun *r, Observation *o)
+{
+    if (!r->task_said[0] || strstr(o->reason, r->task_said) || strstr(o->reason, "error event"))
+        return;
+    size_t len = strlen(o->reason);
+    snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", r->task_said);
+}
+
 static Observation *result(void *run)
 {
     SlurmRun *r = run;
@@ -461,6 +496,7 @@ static Observation *result(void *run)
         int own = r->slurm_after_task && o->status == TRIAL_FAILED && o->reason[0] &&
                   strncmp(o->reason, "the command was killed", 22) != 0;
         if (own) {
+            said_too(r, o);
             size_t used = strlen(o->reason);
             if (used + 4 < sizeof o->reason)
                 snprintf(o->reason + used, sizeof o->reason - used, " (%s)", r->slurm_reason);
@@ -468,13 +504,8 @@ static Observation *result(void *run)
             o->status = TRIAL_FAILED;
             snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
         }
-    } else if (o->status == TRIAL_FAILED && r->task_said[0] &&
-               !strstr(o->reason, r->task_said) && !strstr(o->reason, "error event")) {
-        /* srun's own last line ("task 0: Exited with exit code 3") says less than the
-         * trial's; a trial that said why in an error event needs no other rank's last word
-         * ("Connection reset by peer") */
-        size_t len = strlen(o->reason);
-        snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", r->task_said);
+    } else if (o->status == TRIAL_FAILED) {
+        said_too(r, o);
     }
     return o;
 }
