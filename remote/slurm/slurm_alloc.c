@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "remote/slurm/slurm_jobinfo.h"
+
 long slurm_alloc_parse_granted(const char *text)
 {
     static const char MARK[] = "Granted job allocation ";
@@ -55,6 +57,68 @@ static int valid_job_id(const char *id)
     return 1;
 }
 
+int slurm_alloc_check_existing(const char *job, const char *squeue_out, const Cluster *cl,
+                               Error *err)
+{
+    char lists[SLURM_ALLOC_MAX_GROUPS][1024];
+    size_t n = 0;
+    for (const char *p = squeue_out ? squeue_out : ""; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[1100];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        p += len + (end != NULL);
+        if (!line[0])
+            continue;
+        char *bar = strchr(line, '|');
+        if (!bar)
+            return error_set(err, "SLURM_JOB_ID=%s: squeue's line '%.80s': expected STATE|NODES",
+                             job, line);
+        *bar = 0;
+        if (strcmp(line, "RUNNING") != 0) {
+            error_set(err,
+                      "SLURM_JOB_ID=%s: the job is %.24s in Slurm, not RUNNING: expected "
+                      "the allocation tunedeck runs in (unset SLURM_JOB_ID and tunedeck "
+                      "makes its own)",
+                      job, line);
+            return error_mark(err, ERROR_INPUT);
+        }
+        if (n < SLURM_ALLOC_MAX_GROUPS)
+            snprintf(lists[n++], sizeof lists[0], "%s", bar + 1);
+    }
+    if (!n) {
+        error_set(err,
+                  "SLURM_JOB_ID=%s: squeue lists no such job (it ended, or the id is not one): "
+                  "expected the allocation "
+                  "tunedeck runs in (unset SLURM_JOB_ID and tunedeck makes its own)",
+                  job);
+        return error_mark(err, ERROR_INPUT);
+    }
+    char missing[256] = "", held[256] = "";
+    for (size_t k = 0; k < n; k++)
+        snprintf(held + strlen(held), sizeof held - strlen(held), "%s%s", k ? "," : "", lists[k]);
+    size_t n_missing = 0;
+    for (size_t m = 0; m < cl->n_machines; m++) {
+        int in = 0;
+        for (size_t k = 0; k < n && !in; k++)
+            in = slurm_nodelist_contains(lists[k], cl->machines[m].name, NULL) == 1;
+        if (in)
+            continue;
+        if (n_missing++ < 8)
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+                     n_missing > 1 ? "," : "", cl->machines[m].name);
+    }
+    if (!n_missing)
+        return 0;
+    error_set(err,
+              "SLURM_JOB_ID=%s: its allocation holds %s, not %s%s of the inventory's machines "
+              "(every usable node of its partition): expected an allocation of all of them "
+              "(salloc or sbatch with --nodelist), a partition that has only its nodes, or "
+              "SLURM_JOB_ID unset (tunedeck makes its own)",
+              job, held[0] ? held : "no node", missing, n_missing > 8 ? ",..." : "");
+    return error_mark(err, ERROR_INPUT);
+}
+
 int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
                      double wait_s, SlurmAlloc *a, Error *err)
 {
@@ -62,6 +126,28 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
     if (existing && existing[0]) {
         if (!valid_job_id(existing))
             return error_set(err, "SLURM_JOB_ID: expected a job number, found '%s'", existing);
+        /* A stale SLURM_JOB_ID (left in the shell after its allocation ended), or one of
+         * other nodes than the inventory's, would fail every trial of the budget: checked
+         * once, before the first. */
+        const char *argv[] = {"squeue", "-h", "-j", existing, "-o", "%T|%N", NULL};
+        char *out = NULL;
+        int rc = slurm_ctl_run(c, argv, &out, err);
+        if (rc > 0 && strstr(err->msg, "Invalid job id")) {
+            char said[200];
+            snprintf(said, sizeof said, "%s", err->msg);
+            error_set(err,
+                      "SLURM_JOB_ID=%s: Slurm has no such job (squeue: %s): expected the "
+                      "allocation tunedeck runs in (unset SLURM_JOB_ID and tunedeck makes "
+                      "its own)",
+                      existing, said);
+            error_mark(err, ERROR_INPUT);
+        } else if (rc != 0) {
+            error_prefix(err, "SLURM_JOB_ID=%s: squeue", existing);
+        }
+        rc = rc == 0 ? slurm_alloc_check_existing(existing, out, cl, err) : -1;
+        free(out);
+        if (rc < 0)
+            return -1;
         snprintf(a->job_id, sizeof a->job_id, "%s", existing);
         return 0;
     }

@@ -30,6 +30,12 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
 /* Cancels an allocation we made (scancel), and forgets it either way. */
 void slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a);
 
+/* Pure: whether the allocation in SLURM_JOB_ID (job) is one the session can run in, from
+ * `squeue -h -j JOB -o '%T|%N'` (a line per component): listed, every component RUNNING, and
+ * every machine of cl on one of its nodes. -1 with err (ERROR_INPUT) naming what is wrong. */
+int slurm_alloc_check_existing(const char *job, const char *squeue_out, const Cluster *cl,
+                               Error *err);
+
 /* Pure: the job number in salloc's "Granted job allocation N" (-1 when absent). */
 long slurm_alloc_parse_granted(const char *salloc_stderr);
 

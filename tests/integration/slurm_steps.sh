@@ -2,7 +2,8 @@
 # Tuning trials as srun steps of one allocation, against a real private Slurm 22.05
 # (tests/slurm-harness.sh: n1,n2 with gpu:t4:2 and 4 CPUs, n3,n4 with gpu:v100:4 and 8 CPUs;
 # partitions debug and t4): a 3-trial session through srun steps of one heterogeneous
-# allocation, a session inside an existing allocation (SLURM_JOB_ID), and a step Slurm kills
+# allocation, a session inside an existing allocation (SLURM_JOB_ID; one that cannot hold the
+# session, stale or of other nodes, is refused before any trial), and a step Slurm kills
 # at its time limit (60 to 90 s: most of this suite's 1.5 min); no job is left after them.
 # The inventory and the watch are in slurm.sh, trials through a login node in
 # slurm_login.sh. The trap stops every daemon and job it started.
@@ -39,6 +40,24 @@ check "inside an allocation (SLURM_JOB_ID): no new allocation, the trial runs, t
            [ \"\$(squeue -h -j '$outer' -o %T)\" = RUNNING ] &&
            [ \"\$(grep -c _slurm_rpc_allocate_resources '$S/log/slurmctld.log')\" = '$allocs' ]"
 scancel "$outer"
+
+# A SLURM_JOB_ID that cannot hold the session: one left in the shell after its allocation
+# ended, and an allocation of n1 alone for partition t4 (n1, n2). Each failed every trial of
+# the budget with srun's error before; now refused at the start, exit 3, no trial run.
+salloc --no-shell -J part -p t4 -N 1 -w n1 --exclusive --gres=gpu:2 --immediate=20 2> "$T/part.err"
+part=$(squeue -h -n part -o %i)
+for case in "99999:Slurm has no such job" "$part:its allocation holds n1, not n2"; do
+    SLURM_JOB_ID="${case%%:*}" "$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" \
+        --launcher slurm --trial-cmd "$trial" --budget 2 --optimizer random --json \
+        > "$T/t-bad.json" 2> "$T/t-bad.err"
+    rc=$?
+    check "SLURM_JOB_ID=${case%%:*}: refused before any trial, exit 3, '${case#*:}'" \
+        sh -c "[ $rc = 3 ] && grep -q 'SLURM_JOB_ID=${case%%:*}: ${case#*:}' '$T/t-bad.err' &&
+               [ ! -s '$T/t-bad.json' ] || { cat '$T/t-bad.err' '$T/t-bad.json'; exit 1; }"
+done
+check "the allocation tunedeck was refused is left running" \
+    sh -c "[ \"\$(squeue -h -j '$part' -o %T)\" = RUNNING ]"
+scancel "$part"
 
 # Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
 # step 60 to 90 s in; tunedeck's own backstop is two minutes later.

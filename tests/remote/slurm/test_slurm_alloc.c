@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <string.h>
 
 #include "remote/slurm/slurm_alloc.h"
 
@@ -45,4 +46,50 @@ Test(slurm_alloc, one_component_per_gpu_count_in_machine_order)
     cr_assert_eq(counts[1], 2);
     cr_assert_eq(slurm_alloc_machine_gpus(c, 1), 2);
     cluster_free(c);
+}
+
+/* SLURM_JOB_ID checked before the first trial (the walk on the harness: a stale id, and an
+ * allocation of n1 alone for partition t4's n1 and n2, each failed every trial of the budget
+ * with srun's error). */
+static const char *existing_refused(const char *squeue_out)
+{
+    static Error err;
+    Cluster *c = two_shapes();
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(slurm_alloc_check_existing("43", squeue_out, c, &err), -1, "%s accepted",
+                 squeue_out);
+    cr_assert_eq(err.kind, ERROR_INPUT, "%s", err.msg);
+    cluster_free(c);
+    return err.msg;
+}
+
+Test(slurm_alloc, an_allocation_of_every_machine_is_taken)
+{
+    Cluster *c = two_shapes();
+    Error err = {0};
+    cr_assert_eq(slurm_alloc_check_existing("43", "RUNNING|a,b,c\n", c, &err), 0, "%s", err.msg);
+    /* a heterogeneous job: a line per component */
+    cr_assert_eq(slurm_alloc_check_existing("43", "RUNNING|a,c\nRUNNING|b\n", c, &err), 0, "%s",
+                 err.msg);
+    cluster_free(c);
+}
+
+Test(slurm_alloc, an_allocation_without_some_machines_is_refused_naming_them)
+{
+    cr_assert_str_eq(existing_refused("RUNNING|a\nRUNNING|b\n"),
+                     "SLURM_JOB_ID=43: its allocation holds a,b, not c of the inventory's "
+                     "machines (every usable node of its partition): expected an allocation of "
+                     "all of them (salloc or sbatch with --nodelist), a partition that has only "
+                     "its nodes, or SLURM_JOB_ID unset (tunedeck makes its own)");
+}
+
+Test(slurm_alloc, a_job_squeue_does_not_list_or_that_does_not_run_is_refused)
+{
+    cr_assert_str_eq(existing_refused(""),
+                     "SLURM_JOB_ID=43: squeue lists no such job (it ended, or the id is not "
+                     "one): expected the allocation tunedeck runs in (unset SLURM_JOB_ID and "
+                     "tunedeck makes its own)");
+    cr_assert(strstr(existing_refused("COMPLETED|a,b,c\n"),
+                     "SLURM_JOB_ID=43: the job is COMPLETED in Slurm, not RUNNING"));
+    cr_assert(strstr(existing_refused("RUNNING|a,b,c\nPENDING|\n"), "the job is PENDING"));
 }
