@@ -10,19 +10,29 @@
 
 #include "remote/slurm/slurm_jobinfo.h"
 
-long slurm_alloc_parse_granted(const char *text)
+static long job_after(const char *text, const char *mark)
 {
-    static const char MARK[] = "Granted job allocation ";
-    const char *p = strstr(text, MARK);
+    const char *p = strstr(text, mark);
     if (!p)
         return -1;
-    p += strlen(MARK);
+    p += strlen(mark);
     if (!isdigit((unsigned char)*p))
         return -1;
     /* Slurm's job ids are 32-bit: a longer number is not an id we could scancel later. */
     errno = 0;
     long id = strtol(p, NULL, 10);
     return errno == ERANGE || id > 4294967295L ? -1 : id;
+}
+
+long slurm_alloc_parse_granted(const char *text)
+{
+    return job_after(text, "Granted job allocation ");
+}
+
+long slurm_alloc_parse_queued(const char *text)
+{
+    long id = job_after(text, "Granted job allocation ");
+    return id >= 0 ? id : job_after(text, "Pending job allocation ");
 }
 
 int slurm_alloc_machine_gpus(const Cluster *cl, size_t machine)
@@ -212,8 +222,39 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
         free(owned[i]);
     free(owned);
     free(argv);
-    if (rc != 0)
+    if (rc != 0) {
+        /* salloc queues the job before it waits. Cut by our timeout it leaves it pending, to
+         * start once the nodes free up and hold them, whole, with no one to release them: the
+         * job is cancelled. Ended by its own --immediate, salloc has revoked it already (the
+         * scancel then finds nothing). */
+        char said[512];
+        snprintf(said, sizeof said, "%s", slurm_ctl_last_stderr(c));
+        long queued = slurm_alloc_parse_queued(said);
+        if (queued >= 0) {
+            char job[24];
+            snprintf(job, sizeof job, "%ld", queued);
+            const char *cancel[] = {"scancel", job, NULL};
+            Error ignored;
+            slurm_ctl_run(c, cancel, NULL, &ignored);
+        }
+        if (queued >= 0 && (rc < 0 || strstr(said, "queued and waiting for resources"))) {
+            /* The controller answered: it queued the job. salloc's own words when its
+             * --immediate ends are "Unable to allocate resources: Connection timed out". */
+            char within[64] = "in time";
+            if (rc > 0)
+                snprintf(within, sizeof within, "within %.0f s (salloc --immediate)",
+                         wait_s > 1 ? wait_s : 1);
+            error_set(err,
+                      "the session's allocation: Slurm did not start it %s: job %ld waited for "
+                      "the inventory's nodes, busy with other jobs (squeue -w NODES shows "
+                      "them), and was cancelled; try again once they are free, or wait longer "
+                      "with the inventory's \"slurm\": {\"command_timeout_s\": S} (salloc "
+                      "waits a little less)",
+                      within, queued);
+            return error_mark(err, ERROR_REMOTE);
+        }
         return error_prefix(err, "the session's allocation");
+    }
     long id = slurm_alloc_parse_granted(slurm_ctl_last_stderr(c));
     if (id < 0)
         return error_set(err, "salloc granted no allocation it named (it said: %.200s)",

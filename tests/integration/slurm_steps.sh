@@ -57,6 +57,19 @@ for case in "99999:Slurm has no such job" "$part:its allocation holds n1, not n2
 done
 check "the allocation tunedeck was refused is left running" \
     sh -c "[ \"\$(squeue -h -j '$part' -o %T)\" = RUNNING ]"
+
+# The same job keeps n1 busy: a session's own allocation (n1, n2) cannot start. salloc waits
+# 4 s (half the timeout, under 10 s; 5 s less above), says so and revokes its job; before, tunedeck's 8 s timeout cut it ("is slurmctld
+# up?", exit 2) and its job stayed queued, to start and hold n1 and n2 once n1 was free.
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4", "slurm": {"command_timeout_s": 8}}\n' \
+    > "$T/inv-t4-8s.json"
+"$bin" tune --cluster "$T/inv-t4-8s.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial" --budget 1 --optimizer random --json > "$T/t-busy.json" 2> "$T/t-busy.err"
+rc=$?
+check "a busy partition: exit 4, said so, and no job of the session's is left queued" \
+    sh -c "[ $rc = 4 ] && grep -q 'Slurm did not start it within 4 s' '$T/t-busy.err' &&
+           [ -z \"\$(squeue -h -o %j | grep tunedeck-tune)\" ] ||
+           { echo rc=$rc; cat '$T/t-busy.err'; squeue; exit 1; }"
 scancel "$part"
 
 # Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
