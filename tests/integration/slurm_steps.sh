@@ -3,7 +3,8 @@
 # (tests/slurm-harness.sh: n1,n2 with gpu:t4:2 and 4 CPUs, n3,n4 with gpu:v100:4 and 8 CPUs;
 # partitions debug and t4): a 3-trial session through srun steps of one heterogeneous
 # allocation, a session inside an existing allocation (SLURM_JOB_ID; one that cannot hold the
-# session, stale or of other nodes, is refused before any trial), and a step Slurm kills
+# session, stale or of other nodes, is refused before any trial; a busy partition, and a
+# SIGTERM while salloc waits for it), and a step Slurm kills
 # at its time limit (60 to 90 s: most of this suite's 1.5 min); no job is left after them.
 # The inventory and the watch are in slurm.sh, trials through a login node in
 # slurm_login.sh. The trap stops every daemon and job it started.
@@ -70,7 +71,31 @@ check "a busy partition: exit 4, said so, and no job of the session's is left qu
     sh -c "[ $rc = 4 ] && grep -q 'Slurm did not start it within 4 s' '$T/t-busy.err' &&
            [ -z \"\$(squeue -h -o %j | grep tunedeck-tune)\" ] ||
            { echo rc=$rc; cat '$T/t-busy.err'; squeue; exit 1; }"
+
+# SIGTERM (or Ctrl-C) while salloc waits: the nodes free up meanwhile, so salloc is granted
+# the allocation; the session opens, then closes and releases it (143). Before, tunedeck
+# ended at once and salloc, in a process group of its own, was granted an allocation that
+# nobody released.
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4", "slurm": {"command_timeout_s": 60}}\n' \
+    > "$T/inv-t4-60s.json"
+"$bin" tune --cluster "$T/inv-t4-60s.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial" --budget 1 --optimizer random --no-journal > /dev/null 2> "$T/t-term.err" &
+tune=$!
+n=0 # until its salloc has queued its job
+while [ $n -lt 100 ] && [ -z "$(squeue -h -t PD -o %j | grep tunedeck-tune)" ]; do
+    sleep 0.2; n=$((n + 1))
+done
+kill -TERM "$tune"
 scancel "$part"
+wait "$tune"
+rc=$?
+n=0 # its scancel: the job goes (COMPLETING a moment)
+while [ $n -lt 50 ] && [ -n "$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)" ]; do
+    sleep 0.2; n=$((n + 1))
+done
+check "SIGTERM while salloc waits: exit 143, the allocation granted meanwhile is released" \
+    sh -c "[ $rc = 143 ] && [ -z \"\$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)\" ] ||
+           { echo rc=$rc; cat '$T/t-term.err'; squeue; exit 1; }"
 
 # Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
 # step 60 to 90 s in; tunedeck's own backstop is two minutes later.
