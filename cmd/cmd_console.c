@@ -64,7 +64,7 @@ static void usage(FILE *out)
         "  --launcher NAME    %s\n"
         "  --trial-cmd CMD    the trial command for the local launcher\n"
         "  --trial-timeout S  a trial running longer fails (default 600; on Slurm\n"
-        "                     rounded up to whole minutes, srun --time)\n"
+        "                     rounded up to whole minutes, Slurm's time limit)\n"
         "  --theme NAME       a theme from themes/ (default 'default'), or a PATH to one\n"
         "  --plot STYLE       best-so-far plot glyphs (default braille)\n"
         "  --ascii            no Unicode glyphs (boxes, bars, plot)\n"

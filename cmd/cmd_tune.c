@@ -42,7 +42,7 @@ static void usage(FILE *out)
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
             "  --trial-timeout S  a trial running longer fails (default 600; on Slurm\n"
-            "                     rounded up to whole minutes, srun --time)\n"
+            "                     rounded up to whole minutes, Slurm's time limit)\n"
             "  --no-prune         run every trial to its end (by default a trial stops\n"
             "                     once %d of its iterations are all over %gx the best\n"
             "                     trial's time, %gx during warm-up, and the first\n"
