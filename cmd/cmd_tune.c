@@ -41,7 +41,8 @@ static void usage(FILE *out)
             "                     (default bespoke)\n"
             "  --budget N         trials to run (default 10)\n"
             "  --seed N           seed for the optimizer and the simulator (default 1)\n"
-            "  --trial-timeout S  a trial running longer fails (default 600)\n"
+            "  --trial-timeout S  a trial running longer fails (default 600; on Slurm\n"
+            "                     rounded up to whole minutes, Slurm's time limit)\n"
             "  --no-prune         run every trial to its end (by default a trial stops\n"
             "                     once %d of its iterations are all over %gx the best\n"
             "                     trial's time, %gx during warm-up, and the first\n"
@@ -330,27 +331,41 @@ static void wake_only(void *ctx, int64_t now_ms)
     (void)ctx, (void)now_ms;
 }
 
-/* Runs the session until its budget is spent, or until SIGINT/SIGTERM: then it returns the
- * signal, for the caller to close the session (which stops the running trial as a cancel
- * does: its remote processes, its Slurm steps, then the allocation) and to end as the signal
- * would have. The journal stays that of an interrupted session. A signal ignored at start
+static const int INTERRUPTS[2] = {SIGINT, SIGTERM};
+
+/* SIGINT and SIGTERM only note the signal from here on, for the caller to close the session
+ * (which stops the running trial as a cancel does: its remote processes, its Slurm steps,
+ * then the allocation) and to end as the signal would have. From before the session opens:
+ * a signal during the Slurm allocation's salloc (its own process group, which the terminal's
+ * Ctrl-C does not reach) ended tunedeck and left salloc to be granted an allocation no one
+ * released; now the session opens, then is closed, releasing it. A signal ignored at start
  * stays ignored. */
-static int run_interruptible(Tuner *t)
+static void interrupts_note(struct sigaction old[2])
 {
-    struct sigaction sa, old[2];
+    struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
-    const int sigs[2] = {SIGINT, SIGTERM};
     for (int i = 0; i < 2; i++)
-        if (sigaction(sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
-            sigaction(sigs[i], &sa, NULL);
+        if (sigaction(INTERRUPTS[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(INTERRUPTS[i], &sa, NULL);
+}
+
+static void interrupts_restore(const struct sigaction old[2])
+{
+    for (int i = 0; i < 2; i++)
+        sigaction(INTERRUPTS[i], &old[i], NULL);
+}
+
+/* Runs the session until its budget is spent, or until a signal noted (interrupts_note):
+ * then it returns the signal. The journal stays that of an interrupted session. */
+static int run_interruptible(Tuner *t)
+{
     EvLoop *l = evloop_new();
-    if (l && tuner_attach(t, l) > 0 && evloop_wake_every(l, 100, wake_only, NULL) > 0)
+    if (!interrupted_by && l && tuner_attach(t, l) > 0 &&
+        evloop_wake_every(l, 100, wake_only, NULL) > 0)
         evloop_run(l, done_or_interrupted, t, -1);
     evloop_free(l);
-    for (int i = 0; i < 2; i++)
-        sigaction(sigs[i], &old[i], NULL);
     return interrupted_by;
 }
 
@@ -370,8 +385,16 @@ int cmd_tune(int argc, char **argv)
         spec.on_report = report_stderr;
         spec.report_userdata = NULL;
     }
+    struct sigaction old_handlers[2];
+    interrupts_note(old_handlers);
     if (rc || (rc = open_session(&a, ses, &spec))) {
         session_free(ses);
+        interrupts_restore(old_handlers);
+        if (interrupted_by) { /* what failed may be the signal's doing: end as it would */
+            signal(interrupted_by, SIG_DFL);
+            kill(getpid(), interrupted_by);
+            return 128 + interrupted_by;
+        }
         return rc;
     }
     a.budget = spec.budget;
@@ -379,6 +402,7 @@ int cmd_tune(int argc, char **argv)
     Tuner *t = ses->tuner;
     session_stop_interrupted(ses, report_stderr, NULL);
     int sig = run_interruptible(t);
+    interrupts_restore(old_handlers);
     if (sig) {
         session_free(ses);
         signal(sig, SIG_DFL);

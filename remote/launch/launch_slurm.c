@@ -60,7 +60,7 @@ typedef struct {
     char slurm_reason[256];
     char task_said[160];  /* the failed task's last words (task_words) */
     int task_failed;      /* srun has said a task failed */
-    int task_said_final;  /* task_said holds the words before that: later ones are others' */
+    int task_said_final;  /* task_said is the first line after that: later ones are others' */
     int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
     int cancelled;
     int ended;           /* its result was taken: nothing of it runs */
@@ -115,20 +115,41 @@ static int task_failure_line(const char *line)
     return strncmp(line, "srun: error: ", 13) == 0 && strstr(line, ": task ") != NULL;
 }
 
-/* The failed task's last words: the last line of the tasks' standard error before srun says
- * a task failed (a node's slurmstepd sends its output before its tasks' exits); the tasks srun
- * then stops speak after it ("Connection closed by peer"), and are not the cause. Where none
- * came before, the first after it. */
+/* A shell's word that a child was ended by a signal: dash's "Terminated" or "Killed" alone,
+ * bash's "sh: line 1:  4242 Terminated   sleep 30". A failing task's siblings print it as
+ * srun (--kill-on-bad-exit) ends them, often after the failing task's own last line (srun
+ * forwards each task's output as it comes): it says nothing of why the trial failed. */
+static int signal_report(const char *line)
+{
+    static const char *const words[] = {"Terminated", "Killed"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        size_t wl = strlen(words[i]);
+        if (strcmp(line, words[i]) == 0)
+            return 1;
+        for (const char *w = strstr(line, words[i]); w; w = strstr(w + 1, words[i])) {
+            const char *p = w; /* "PID<spaces>WORD<space or end>" */
+            while (p > line && p[-1] == ' ')
+                p--;
+            if (p == w || p == line || p[-1] < '0' || p[-1] > '9' || (w[wl] && w[wl] != ' '))
+                continue;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The failed task's last words. srun says a task failed ("task 0: Exited with exit code 3")
+ * as its exit arrives, and forwards output as it comes: the failed task's last line came
+ * after that line on the harness (the walk), and the tasks srun then stops speak after it
+ * too. So the first task line after srun's word is taken, else the last before it (one task:
+ * its slurmstepd sends the output first). A shell's "Terminated" is never the cause. */
 static void task_words(SlurmRun *r, const char *line)
 {
     if (slurm_own_line(line)) {
-        if (task_failure_line(line)) {
-            r->task_failed = 1;
-            r->task_said_final = r->task_said[0] != 0;
-        }
+        r->task_failed |= task_failure_line(line);
         return;
     }
-    if (r->task_said_final)
+    if (r->task_said_final || (r->task_said[0] && signal_report(line)))
         return;
     snprintf(r->task_said, sizeof r->task_said, "%s", line);
     r->task_said_final = r->task_failed;
@@ -519,10 +540,10 @@ static Observation *result(void *run)
         int own = r->slurm_after_task && o->status == TRIAL_FAILED && o->reason[0] &&
                   strncmp(o->reason, "the command was killed", 22) != 0;
         if (own) {
+            add_task_said(r, o);
             size_t used = strlen(o->reason);
             if (used + 4 < sizeof o->reason)
                 snprintf(o->reason + used, sizeof o->reason - used, " (%s)", r->slurm_reason);
-            add_task_said(r, o);
         } else {
             o->status = TRIAL_FAILED;
             snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);

@@ -13,6 +13,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/ownpath.h"
+#include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 
 enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: signal anyway */
@@ -180,6 +181,19 @@ static void exit_line(SlurmRun *r)
         r->script_rc = (int)rc;
 }
 
+/* A line that may say why the job failed: its error event, else its last line that is
+ * neither protocol nor the batch script's exit line. */
+static void note_said(SlurmRun *r, const TrialEvent *ev)
+{
+    if (ev->kind == EVENT_ERROR && ev->text) {
+        termsafe(r->said, sizeof r->said, ev->text);
+        r->said_error = 1;
+    } else if (ev->kind == EVENT_LOG && ev->text && ev->text[0] && !r->said_error &&
+               strncmp(ev->text, LIVESLURM_EXIT_MARK, strlen(LIVESLURM_EXIT_MARK)) != 0) {
+        termsafe(r->said, sizeof r->said, ev->text);
+    }
+}
+
 /* The job's protocol lines from its output file, from where the last read stopped. */
 static void read_output(SlurmRun *r)
 {
@@ -211,6 +225,7 @@ static void read_output(SlurmRun *r)
                 if (parsed == 0) {
                     if (ev.kind == EVENT_PROGRESS)
                         jobctl_progress_note(&r->progress, &ev);
+                    note_said(r, &ev);
                     trial_event_clear(&ev);
                 }
                 r->plen = 0;

@@ -9,7 +9,12 @@
 
 void liveslurm_run_end(SlurmRun *r, const char *status)
 {
-    snprintf(r->status, sizeof r->status, "%s", status);
+    /* A failed run says why in its own words, as over SSH: "exited 3: no dataset at /data" */
+    int code = -1;
+    if (r->said[0] && sscanf(status, "exited %d", &code) == 1 && code != 0)
+        snprintf(r->status, sizeof r->status, "%s: %s", status, r->said);
+    else
+        snprintf(r->status, sizeof r->status, "%s", status);
     r->ended = 1;
     r->granted[0] = r->waiting[0] = 0;
     r->s->active--;

@@ -205,8 +205,12 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
     if (!s->slurm &&
         !(s->slurm = slurm_target_ctl(&t, o->ssh_config, o->accept_new_host_keys, err)))
         return -1;
-    if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), 60, &s->alloc,
-                         err) < 0)
+    /* salloc's own wait ends 5 s before the command's timeout would cut it (a cut salloc
+     * can leave its job queued): on a busy partition it says so and revokes the job */
+    double timeout_s = t.every.command_timeout_s > 0 ? t.every.command_timeout_s : 30;
+    double wait_s = timeout_s > 10 ? timeout_s - 5 : timeout_s / 2;
+    if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), wait_s,
+                         &s->alloc, err) < 0)
         return error_prefix(err, "--launcher slurm");
     return 0;
 }

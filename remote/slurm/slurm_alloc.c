@@ -8,19 +8,31 @@
 #include <string.h>
 #include <unistd.h>
 
-long slurm_alloc_parse_granted(const char *text)
+#include "remote/slurm/slurm_jobinfo.h"
+
+static long job_after(const char *text, const char *mark)
 {
-    static const char MARK[] = "Granted job allocation ";
-    const char *p = strstr(text, MARK);
+    const char *p = strstr(text, mark);
     if (!p)
         return -1;
-    p += strlen(MARK);
+    p += strlen(mark);
     if (!isdigit((unsigned char)*p))
         return -1;
     /* Slurm's job ids are 32-bit: a longer number is not an id we could scancel later. */
     errno = 0;
     long id = strtol(p, NULL, 10);
     return errno == ERANGE || id > 4294967295L ? -1 : id;
+}
+
+long slurm_alloc_parse_granted(const char *text)
+{
+    return job_after(text, "Granted job allocation ");
+}
+
+long slurm_alloc_parse_queued(const char *text)
+{
+    long id = job_after(text, "Granted job allocation ");
+    return id >= 0 ? id : job_after(text, "Pending job allocation ");
 }
 
 int slurm_alloc_machine_gpus(const Cluster *cl, size_t machine)
@@ -55,6 +67,68 @@ static int valid_job_id(const char *id)
     return 1;
 }
 
+int slurm_alloc_check_existing(const char *job, const char *squeue_out, const Cluster *cl,
+                               Error *err)
+{
+    char lists[SLURM_ALLOC_MAX_GROUPS][1024];
+    size_t n = 0;
+    for (const char *p = squeue_out ? squeue_out : ""; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[1100];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        p += len + (end != NULL);
+        if (!line[0])
+            continue;
+        char *bar = strchr(line, '|');
+        if (!bar)
+            return error_set(err, "SLURM_JOB_ID=%s: squeue's line '%.80s': expected STATE|NODES",
+                             job, line);
+        *bar = 0;
+        if (strcmp(line, "RUNNING") != 0) {
+            error_set(err,
+                      "SLURM_JOB_ID=%s: the job is %.24s in Slurm, not RUNNING: expected "
+                      "the allocation tunedeck runs in (unset SLURM_JOB_ID and tunedeck "
+                      "makes its own)",
+                      job, line);
+            return error_mark(err, ERROR_INPUT);
+        }
+        if (n < SLURM_ALLOC_MAX_GROUPS)
+            snprintf(lists[n++], sizeof lists[0], "%s", bar + 1);
+    }
+    if (!n) {
+        error_set(err,
+                  "SLURM_JOB_ID=%s: squeue lists no such job (it ended, or the id is not one): "
+                  "expected the allocation "
+                  "tunedeck runs in (unset SLURM_JOB_ID and tunedeck makes its own)",
+                  job);
+        return error_mark(err, ERROR_INPUT);
+    }
+    char missing[256] = "", held[256] = "";
+    for (size_t k = 0; k < n; k++)
+        snprintf(held + strlen(held), sizeof held - strlen(held), "%s%s", k ? "," : "", lists[k]);
+    size_t n_missing = 0;
+    for (size_t m = 0; m < cl->n_machines; m++) {
+        int in = 0;
+        for (size_t k = 0; k < n && !in; k++)
+            in = slurm_nodelist_contains(lists[k], cl->machines[m].name, NULL) == 1;
+        if (in)
+            continue;
+        if (n_missing++ < 8)
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+                     n_missing > 1 ? "," : "", cl->machines[m].name);
+    }
+    if (!n_missing)
+        return 0;
+    error_set(err,
+              "SLURM_JOB_ID=%s: its allocation holds %s, not %s%s of the inventory's machines "
+              "(every usable node of its partition): expected an allocation of all of them "
+              "(salloc or sbatch with --nodelist), a partition that has only its nodes, or "
+              "SLURM_JOB_ID unset (tunedeck makes its own)",
+              job, held[0] ? held : "no node", missing, n_missing > 8 ? ",..." : "");
+    return error_mark(err, ERROR_INPUT);
+}
+
 int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
                      double wait_s, SlurmAlloc *a, Error *err)
 {
@@ -62,6 +136,28 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
     if (existing && existing[0]) {
         if (!valid_job_id(existing))
             return error_set(err, "SLURM_JOB_ID: expected a job number, found '%s'", existing);
+        /* A stale SLURM_JOB_ID (left in the shell after its allocation ended), or one of
+         * other nodes than the inventory's, would fail every trial of the budget: checked
+         * once, before the first. */
+        const char *argv[] = {"squeue", "-h", "-j", existing, "-o", "%T|%N", NULL};
+        char *out = NULL;
+        int rc = slurm_ctl_run(c, argv, &out, err);
+        if (rc > 0 && strstr(err->msg, "Invalid job id")) {
+            char said[200];
+            snprintf(said, sizeof said, "%s", err->msg);
+            error_set(err,
+                      "SLURM_JOB_ID=%s: Slurm has no such job (squeue: %s): expected the "
+                      "allocation tunedeck runs in (unset SLURM_JOB_ID and tunedeck makes "
+                      "its own)",
+                      existing, said);
+            error_mark(err, ERROR_INPUT);
+        } else if (rc != 0) {
+            error_prefix(err, "SLURM_JOB_ID=%s: squeue", existing);
+        }
+        rc = rc == 0 ? slurm_alloc_check_existing(existing, out, cl, err) : -1;
+        free(out);
+        if (rc < 0)
+            return -1;
         snprintf(a->job_id, sizeof a->job_id, "%s", existing);
         return 0;
     }
@@ -126,8 +222,39 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
         free(owned[i]);
     free(owned);
     free(argv);
-    if (rc != 0)
+    if (rc != 0) {
+        /* salloc queues the job before it waits. Cut by our timeout it leaves it pending, to
+         * start once the nodes free up and hold them, whole, with no one to release them: the
+         * job is cancelled. Ended by its own --immediate, salloc has revoked it already (the
+         * scancel then finds nothing). */
+        char said[512];
+        snprintf(said, sizeof said, "%s", slurm_ctl_last_stderr(c));
+        long queued = slurm_alloc_parse_queued(said);
+        if (queued >= 0) {
+            char job[24];
+            snprintf(job, sizeof job, "%ld", queued);
+            const char *cancel[] = {"scancel", job, NULL};
+            Error ignored;
+            slurm_ctl_run(c, cancel, NULL, &ignored);
+        }
+        if (queued >= 0 && (rc < 0 || strstr(said, "queued and waiting for resources"))) {
+            /* The controller answered: it queued the job. salloc's own words when its
+             * --immediate ends are "Unable to allocate resources: Connection timed out". */
+            char within[64] = "in time";
+            if (rc > 0)
+                snprintf(within, sizeof within, "within %.0f s (salloc --immediate)",
+                         wait_s > 1 ? wait_s : 1);
+            error_set(err,
+                      "the session's allocation: Slurm did not start it %s: job %ld waited for "
+                      "the inventory's nodes, busy with other jobs (squeue -w NODES shows "
+                      "them), and was cancelled; try again once they are free, or wait longer "
+                      "with the inventory's \"slurm\": {\"command_timeout_s\": S} (salloc "
+                      "waits a little less)",
+                      within, queued);
+            return error_mark(err, ERROR_REMOTE);
+        }
         return error_prefix(err, "the session's allocation");
+    }
     long id = slurm_alloc_parse_granted(slurm_ctl_last_stderr(c));
     if (id < 0)
         return error_set(err, "salloc granted no allocation it named (it said: %.200s)",

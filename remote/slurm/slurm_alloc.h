@@ -24,13 +24,22 @@ int slurm_alloc_machine_gpus(const Cluster *cl, size_t machine);
 size_t slurm_alloc_gpu_groups(const Cluster *cl, int *counts);
 
 /* existing: an allocation to use as it is (NULL or "": salloc one). wait_s: how long Slurm
- * may take to grant it (salloc --immediate). */
+ * may take to grant it (salloc --immediate), below c's command timeout so that salloc gives
+ * up (and revokes its job) first; a job salloc queued and did not hand over is cancelled. */
 int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
                      double wait_s, SlurmAlloc *a, Error *err);
 /* Cancels an allocation we made (scancel), and forgets it either way. */
 void slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a);
 
+/* Pure: whether the allocation in SLURM_JOB_ID (job) is one the session can run in, from
+ * `squeue -h -j JOB -o '%T|%N'` (a line per component): listed, every component RUNNING, and
+ * every machine of cl on one of its nodes. -1 with err (ERROR_INPUT) naming what is wrong. */
+int slurm_alloc_check_existing(const char *job, const char *squeue_out, const Cluster *cl,
+                               Error *err);
+
 /* Pure: the job number in salloc's "Granted job allocation N" (-1 when absent). */
 long slurm_alloc_parse_granted(const char *salloc_stderr);
+/* Pure: the job salloc made, granted or still "Pending job allocation N" (-1 when none). */
+long slurm_alloc_parse_queued(const char *salloc_stderr);
 
 #endif

@@ -88,6 +88,16 @@ int slurm_target_from_json(const cJSON *root, const char *source, SlurmTarget *t
     if (strcmp(backend, "slurm") != 0)
         return error_set(err, "%s: field 'backend': expected \"ssh\" or \"slurm\", found \"%s\"",
                          source, backend);
+    /* An operator's node list written the SSH way would be dropped in silence, and the
+     * session would take every node of the partition instead. */
+    static const char *const not_here[] = {"machines", "machine_types"};
+    for (size_t i = 0; i < sizeof not_here / sizeof *not_here; i++)
+        if (cJSON_GetObjectItemCaseSensitive(root, not_here[i]))
+            return error_set(err,
+                             "%s: field '%s': a Slurm inventory takes its machines from the "
+                             "controller (every usable node of its \"partition\"): expected no "
+                             "'%s' with \"backend\": \"slurm\"",
+                             source, not_here[i], not_here[i]);
     memset(t, 0, sizeof *t);
     t->bandwidth_gbps = 10;
     if (jfield_string(root, source, "login", 0, t->login, sizeof t->login, err) < 0 ||

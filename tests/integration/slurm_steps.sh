@@ -2,7 +2,9 @@
 # Tuning trials as srun steps of one allocation, against a real private Slurm 22.05
 # (tests/slurm-harness.sh: n1,n2 with gpu:t4:2 and 4 CPUs, n3,n4 with gpu:v100:4 and 8 CPUs;
 # partitions debug and t4): a 3-trial session through srun steps of one heterogeneous
-# allocation, a session inside an existing allocation (SLURM_JOB_ID), and a step Slurm kills
+# allocation, a session inside an existing allocation (SLURM_JOB_ID; one that cannot hold the
+# session, stale or of other nodes, is refused before any trial; a busy partition, and a
+# SIGTERM while salloc waits for it), and a step Slurm kills
 # at its time limit (60 to 90 s: most of this suite's 1.5 min); no job is left after them.
 # The inventory and the watch are in slurm.sh, trials through a login node in
 # slurm_login.sh. The trap stops every daemon and job it started.
@@ -39,6 +41,61 @@ check "inside an allocation (SLURM_JOB_ID): no new allocation, the trial runs, t
            [ \"\$(squeue -h -j '$outer' -o %T)\" = RUNNING ] &&
            [ \"\$(grep -c _slurm_rpc_allocate_resources '$S/log/slurmctld.log')\" = '$allocs' ]"
 scancel "$outer"
+
+# A SLURM_JOB_ID that cannot hold the session: one left in the shell after its allocation
+# ended, and an allocation of n1 alone for partition t4 (n1, n2). Each failed every trial of
+# the budget with srun's error before; now refused at the start, exit 3, no trial run.
+salloc --no-shell -J part -p t4 -N 1 -w n1 --exclusive --gres=gpu:2 --immediate=20 2> "$T/part.err"
+part=$(squeue -h -n part -o %i)
+for case in "99999:Slurm has no such job" "$part:its allocation holds n1, not n2"; do
+    SLURM_JOB_ID="${case%%:*}" "$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" \
+        --launcher slurm --trial-cmd "$trial" --budget 2 --optimizer random --json \
+        > "$T/t-bad.json" 2> "$T/t-bad.err"
+    rc=$?
+    check "SLURM_JOB_ID=${case%%:*}: refused before any trial, exit 3, '${case#*:}'" \
+        sh -c "[ $rc = 3 ] && grep -q 'SLURM_JOB_ID=${case%%:*}: ${case#*:}' '$T/t-bad.err' &&
+               [ ! -s '$T/t-bad.json' ] || { cat '$T/t-bad.err' '$T/t-bad.json'; exit 1; }"
+done
+check "the allocation tunedeck was refused is left running" \
+    sh -c "[ \"\$(squeue -h -j '$part' -o %T)\" = RUNNING ]"
+
+# The same job keeps n1 busy: a session's own allocation (n1, n2) cannot start. salloc waits
+# 4 s (half the timeout, under 10 s; 5 s less above), says so and revokes its job; before, tunedeck's 8 s timeout cut it ("is slurmctld
+# up?", exit 2) and its job stayed queued, to start and hold n1 and n2 once n1 was free.
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4", "slurm": {"command_timeout_s": 8}}\n' \
+    > "$T/inv-t4-8s.json"
+"$bin" tune --cluster "$T/inv-t4-8s.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial" --budget 1 --optimizer random --json > "$T/t-busy.json" 2> "$T/t-busy.err"
+rc=$?
+check "a busy partition: exit 4, said so, and no job of the session's is left queued" \
+    sh -c "[ $rc = 4 ] && grep -q 'Slurm did not start it within 4 s' '$T/t-busy.err' &&
+           [ -z \"\$(squeue -h -o %j | grep tunedeck-tune)\" ] ||
+           { echo rc=$rc; cat '$T/t-busy.err'; squeue; exit 1; }"
+
+# SIGTERM (or Ctrl-C) while salloc waits: the nodes free up meanwhile, so salloc is granted
+# the allocation; the session opens, then closes and releases it (143). Before, tunedeck
+# ended at once and salloc, in a process group of its own, was granted an allocation that
+# nobody released.
+printf '{"name": "t4s", "backend": "slurm", "partition": "t4", "slurm": {"command_timeout_s": 60}}\n' \
+    > "$T/inv-t4-60s.json"
+"$bin" tune --cluster "$T/inv-t4-60s.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd "$trial" --budget 1 --optimizer random --no-journal > /dev/null 2> "$T/t-term.err" &
+tune=$!
+n=0 # until its salloc has queued its job
+while [ $n -lt 100 ] && [ -z "$(squeue -h -t PD -o %j | grep tunedeck-tune)" ]; do
+    sleep 0.2; n=$((n + 1))
+done
+kill -TERM "$tune"
+scancel "$part"
+wait "$tune"
+rc=$?
+n=0 # its scancel: the job goes (COMPLETING a moment)
+while [ $n -lt 50 ] && [ -n "$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)" ]; do
+    sleep 0.2; n=$((n + 1))
+done
+check "SIGTERM while salloc waits: exit 143, the allocation granted meanwhile is released" \
+    sh -c "[ $rc = 143 ] && [ -z \"\$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)\" ] ||
+           { echo rc=$rc; cat '$T/t-term.err'; squeue; exit 1; }"
 
 # Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
 # step 60 to 90 s in; tunedeck's own backstop is two minutes later.

@@ -189,13 +189,15 @@ Test(launch_slurm, a_step_srun_cancelled_keeps_the_tasks_words)
     observation_free(o);
 }
 
-/* One task fails; srun then stops the others, whose dying words ("Connection closed by peer")
- * come after its line that the task failed: the failed task's words are the cause. */
+/* One task fails; srun says so, then forwards its last line, then the others it stopped
+ * speak ("Connection closed by peer"): the failed task's words are the cause, not an earlier
+ * warning nor a later farewell. */
 Test(launch_slurm, the_failed_tasks_words_not_those_srun_stopped_after_it)
 {
-    Observation *o = failed_trial("'RuntimeError: rank 1 crashed' 'srun: error: n2: task 1: "
-                                  "Exited with exit code 1' 'srun: launch/slurm: _step_signal: "
-                                  "Terminating StepId=12.0' 'gloo: Connection closed by peer'",
+    Observation *o = failed_trial("'UserWarning: TypedStorage is deprecated' 'srun: error: n2: "
+                                  "task 1: Exited with exit code 1' 'srun: launch/slurm: "
+                                  "_step_signal: Terminating StepId=12.0' 'RuntimeError: rank 1 "
+                                  "crashed' 'gloo: Connection closed by peer'",
                                   1);
     cr_assert_not_null(strstr(o->reason, "the task said: RuntimeError: rank 1 crashed"), "%s",
                        o->reason);
@@ -242,5 +244,63 @@ Test(launch_slurm, a_task_stopped_by_sigterm_exits_with_its_status_and_its_words
     cr_assert_null(strstr(o->reason, "SIGTERM"), "%s", o->reason);
     cr_assert_null(strstr(o->reason, "Terminated"), "%s", o->reason);
     cr_assert_not_null(strstr(o->reason, "my last words"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* srun as the walk on the harness saw it when one task failed (`--kill-on-bad-exit`): its
+ * own lines first, then the failing task's last line, then its sibling's shell saying it was
+ * ended ("Terminated"), exit 143; `stepd` adds slurmstepd's line for the sibling's step. */
+static Observation *failed_step(const char *stepd)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/srun", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "#!/bin/sh\ncat > /dev/null\n"
+            "echo 'tunedeck-step 7.0' >&2\n"
+            "echo 'srun: error: n1: task 0: Exited with exit code 2' >&2\n"
+            "echo 'srun: launch/slurm: _step_signal: Terminating StepId=7.0' >&2\n"
+            "echo 'no dataset at /data/x' >&2\n%s"
+            "echo 'Terminated' >&2\n"
+            "echo 'sh: line 1:  4242 Killed                  sleep 30' >&2\n"
+            "echo 'srun: error: n2: task 1: Exited with exit code 143' >&2\nexit 143\n",
+            stepd);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "");
+    char *with = NULL;
+    cr_assert_geq(asprintf(&with, "%s:%s", dir, saved), 0);
+    setenv("PATH", with, 1);
+    s->worker[0] = s->worker[1] = 1;
+    LaunchConfig cfg = {.command = "python3 trial.py", .slurm_job = "7", .timeout_s = 20};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("slurm"), &cfg, s, &err);
+    setenv("PATH", saved, 1);
+    free(with);
+    free(saved);
+    cr_assert_not_null(o, "%s", err.msg);
+    return o;
+}
+
+Test(launch_slurm, a_failing_tasks_last_line_outlives_its_siblings_terminated)
+{
+    Observation *o = failed_step("");
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert_not_null(strstr(o->reason, "; the task said: no dataset at /data/x"), "%s",
+                       o->reason);
+    observation_free(o);
+}
+
+/* srun's plain CANCELLED of the sibling's step: the failing task's words, then Slurm's. */
+Test(launch_slurm, a_failing_tasks_last_line_comes_before_slurms_cancel)
+{
+    Observation *o = failed_step(
+        "echo 'slurmstepd: error: *** STEP 7.0 ON n2 CANCELLED AT 2026-11-27T03:40:09 ***' >&2\n");
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert_not_null(strstr(o->reason, "; the task said: no dataset at /data/x (slurm: STEP 7.0 "
+                                         "ON n2 CANCELLED AT 2026-11-27T03:40:09)"),
+                       "%s", o->reason);
     observation_free(o);
 }

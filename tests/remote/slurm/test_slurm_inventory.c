@@ -189,3 +189,30 @@ Test(slurm_inventory, command_timeout_s_is_the_controller_connections_timeout)
     slurm_ctl_free(c);
     cJSON_Delete(j);
 }
+
+/* An operator's node list, written as for SSH hosts ("machines"): read it, and the session ran
+ * on every node of the partition instead, silently (the walk on the harness: a node "n9" that
+ * does not exist, and trials ran on n1 and n2). Refused before the controller is asked. */
+Test(slurm_inventory, machines_or_machine_types_in_a_slurm_inventory_are_refused)
+{
+    const char *const files[][2] = {
+        {"{\"backend\": \"slurm\", \"partition\": \"t4\", \"machines\": [{\"name\": \"n9\"}]}",
+         "machines"},
+        {"{\"backend\": \"slurm\", \"machine_types\": {}}", "machine_types"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        cJSON *j = cJSON_Parse(files[i][0]);
+        cr_assert_not_null(j);
+        SlurmCtl *ctl = NULL;
+        Error err = {0};
+        cr_assert_null(slurm_inventory_load(j, "slurm.json", NULL, 0, &ctl, &err), "%s",
+                       files[i][0]);
+        cr_assert_eq(err.kind, ERROR_INPUT, "%s", err.msg);
+        char want[160];
+        snprintf(want, sizeof want, "slurm.json: field '%s': a Slurm inventory takes its machines "
+                 "from the controller", files[i][1]);
+        cr_assert(strstr(err.msg, want), "%s", err.msg);
+        cr_assert_null(ctl);
+        cJSON_Delete(j);
+    }
+}

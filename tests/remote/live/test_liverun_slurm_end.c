@@ -1,0 +1,141 @@
+/* A live Slurm run's end in the driver's words (remote/live/liverun_slurm_end.c), against
+ * stand-in Slurm commands on PATH: a job that fails says why in its own words, the last line
+ * of its output that is not protocol (or its error event), as a run over SSH does
+ * (remote/live/jobctl.c); a job that exits 0 says only that. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "remote/live/liverun_slurm.h"
+#include "tests/support/liveslurm_fixture.h"
+#include "tests/support/standins.h"
+
+static char dir[] = "/tmp/tunedeck-lend.XXXXXX";
+static char log_text[16384];
+static FixtureLog said = {log_text, sizeof log_text};
+
+/* sbatch accepts every job (id 100 on); scontrol shows each in the state and exit code the
+ * file "state" holds ("RUNNING 0" when there is none), on n1 with GPU 0 while running. */
+static const char *const STAND_INS[][2] = {
+    {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
+               "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
+               "echo \"$id $name\" >> \"$D/jobs\"\necho \"$id\"\n"},
+    {"scontrol", "st='RUNNING 0'; [ -f \"$D/state\" ] && st=$(cat \"$D/state\")\n"
+                 "set -- $st\n"
+                 "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
+                 "GroupId=g(1)\\n   JobState=%s Reason=None Dependency=(null)\\n"
+                 "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=%s:0\\n' \"$id\" "
+                 "\"$name\" \"$(id -un)\" $1 $2\n"
+                 "case $1 in RUNNING) printf '     Nodes=n1 CPU_IDs=0 Mem=0 "
+                 "GRES=gpu:1(IDX:0)\\n';; esac\necho; done < \"$D/jobs\"\n"},
+    {"scancel", ":\n"},
+};
+
+static void setup(void)
+{
+    liveslurm_fixture_setup(dir, STAND_INS, sizeof STAND_INS / sizeof *STAND_INS, &said);
+}
+
+static void teardown(void)
+{
+    standins_remove(dir);
+}
+
+TestSuite(liverun_slurm_end, .init = setup, .fini = teardown, .timeout = 15);
+
+static void put(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int granted(void *run)
+{
+    return strcmp(LIVERUN_SLURM.granted(run), "n1:0") == 0;
+}
+
+static int ended(void *run)
+{
+    return !LIVERUN_SLURM.running(run);
+}
+
+/* Driver steps until done(run) holds; the 8 s bound ends a loop that would never end, it is
+ * not a timing threshold. */
+static void steps_until(Backend *b, void *run, int (*done)(void *run))
+{
+    int64_t give_up_ms = clock_now_ms() + 8000;
+    while (clock_now_ms() < give_up_ms && !done(run)) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+    }
+}
+
+/* Job `name` (id 100) runs, writes `output` (the batch script's exit line with `status`
+ * after it, as the script prints it), then Slurm says it ended `state`: the run's status. */
+static char *status_after(const char *name, const char *output, int status, const char *state)
+{
+    Backend b = backend_new(10, &said);
+    Error err;
+    void *run = backend_start(&b, dir, name, "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    steps_until(&b, run, granted);
+    cr_assert(granted(run), "%s", log_text);
+    char path[768];
+    fixture_job_output(dir, name, 100, path, sizeof path);
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f, "%s", path);
+    fprintf(f, "%s\n" LIVESLURM_EXIT_MARK "100 %d\n", output, status);
+    fclose(f);
+    put("state", state);
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    char *st = strdup(LIVERUN_SLURM.status(run));
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+    return st;
+}
+
+/* The walk on the harness: a job command that printed "no dataset" and exited 3 died as
+ * "exited 3" alone, its reason only in DIR/NAME/slurm-ID.NONCE-N.out. */
+Test(liverun_slurm_end, a_failed_job_says_its_last_line)
+{
+    char *st = status_after("fa",
+                            "{\"event\":\"progress\",\"step\":1}\nloading\n"
+                            "no dataset at /data/x\n",
+                            3, "FAILED 3\n");
+    cr_assert_str_eq(st, "exited 3: no dataset at /data/x");
+    free(st);
+}
+
+Test(liverun_slurm_end, a_failed_jobs_error_event_is_not_replaced_by_a_later_line)
+{
+    char *st = status_after("fe",
+                            "{\"event\":\"error\",\"message\":\"CUDA out of memory\"}\n"
+                            "Traceback (most recent call last):\n",
+                            1, "FAILED 1\n");
+    cr_assert_str_eq(st, "exited 1: CUDA out of memory");
+    free(st);
+}
+
+Test(liverun_slurm_end, a_job_that_exits_0_says_only_that)
+{
+    char *st = status_after("ok", "all done\n", 0, "COMPLETED 0\n");
+    cr_assert_str_eq(st, "exited 0");
+    free(st);
+}
+
+/* Text others control is made visible, never sent to the terminal as it is. */
+Test(liverun_slurm_end, a_failed_jobs_words_are_termsafe)
+{
+    char *st = status_after("ts", "bad \033[2J\n", 2, "FAILED 2\n");
+    cr_assert_str_eq(st, "exited 2: bad ^[[2J");
+    free(st);
+}
