@@ -376,3 +376,69 @@ Test(schedlive, the_fence_opens_only_a_plain_file_and_no_failed_open_reads_as_he
         cr_assert_eq(system(cmd), 0);
     }
 }
+
+/* A backend whose first run reports steps 1..5 and dies (rank 0 saved: a checkpoint at 5),
+ * and whose later runs die at once, before any progress line (a job that cannot resume). */
+static int resume_dying_starts;
+
+static void *resume_dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    StandinRun *r = standin_run_new(sizeof(StandinRun));
+    if (resume_dying_starts++ > 0)
+        snprintf(r->status, sizeof r->status, "exited 1: ValueError: cannot resume");
+    return r;
+}
+
+static void resume_dying_step(void *run)
+{
+    StandinRun *r = run;
+    if (r->status[0])
+        return;
+    if (r->p.seen == 5) {
+        snprintf(r->status, sizeof r->status, "exited 1");
+        return;
+    }
+    TrialEvent ev = {.kind = EVENT_PROGRESS,
+                     .step = r->p.seen + 1,
+                     .epoch = -1,
+                     .loss = NAN,
+                     .examples_per_s = -1};
+    jobctl_progress_note(&r->p, &ev);
+}
+
+static const LiveRunOps RESUME_DYING = {.name = "resume-dying",
+                                        .start = resume_dying_start,
+                                        .signal = standin_signal,
+                                        .step = resume_dying_step,
+                                        .rank0_saved = standin_ready,
+                                        STANDIN_OPS};
+
+static int has_failed(const SchedLiveJob *j)
+{
+    return j->failed;
+}
+
+/* Regression: a run that died before its own first progress line was said to have died
+ * "after step 5 (its last progress line; ...)", the step of the run before it: the log read
+ * as if the run that could not resume had trained to step 5. Where a run stood is its own
+ * lines' (docs/scheduler-live.md's "before its first progress line" case). */
+Test(schedlive, a_run_that_dies_before_its_own_first_line_says_so_not_the_last_runs_step)
+{
+    static LiveRig r;
+    resume_dying_starts = 0;
+    liverig_open(&r, standin_two_by_two(), &RESUME_DYING, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_failed, 20000, &j);
+    cr_assert(j.failed, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: died unexpectedly after step 5 (its last progress line; "
+                             "exited 1): restarting from its checkpoint\n"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: died unexpectedly before its first progress line (exited 1: "
+                             "ValueError: cannot resume): second death in a row, left stopped\n"),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "j0: died unexpectedly after step 5 (its last progress line; "
+                                  "exited 1: ValueError"),
+                   "%s", r.text);
+    liverig_close(&r);
+}
