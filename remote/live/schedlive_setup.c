@@ -133,8 +133,8 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
                              "fence needs util-linux's flock on this host\" >&2; exit $fr; fi");
     /* A run that shrank (2 hosts -> 1) takes only ranks 0..nnodes-1: an old run's rank left
      * beyond those would share the folder unfenced. So rank 0 also tries the lock of every
-     * other rank's file there, on fd 8 in flock's own process (released as it exits); a held
-     * one is the fence too. Only rank 0, so that two ranks of this run never see each other's
+     * other rank's file there, on fd 8, open only around the try (closed after its `fi`, so
+     * let go at once and never the job's); a held one is the fence too. Only rank 0, so that two ranks of this run never see each other's
      * try as a holder; and no start race: such a rank is an old run already running. A file
      * with no holder (left by any run) blocks nothing. The name is matched by case and the
      * run's own ranks by a loop, since ${...} would read as a placeholder (jobctl_command).
