@@ -405,6 +405,9 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->ended_itself = 1;
         } else {
             char ended[384]; /* its status (300) and where it stood */
+            /* where this run stood: its own last line, not the run's before it (j->step is
+             * the job's, kept across runs) when it died before printing one */
+            long run_step = j->seen ? j->step : -1;
             if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
                 j->has_ckpt = 1;
                 j->saved_step = j->step;
@@ -419,7 +422,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                 schedlive_log(l,
                               "%s: its run ended %s with %s, which the scheduler no longer "
                               "uses: it restarts %s where %s decision places it",
-                              j->name, schedlive_ended(ended, sizeof ended, j->step, j->status),
+                              j->name, schedlive_ended(ended, sizeof ended, run_step, j->status),
                               schedlive_machine(l, down),
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
                               j->need_start ? "this" : "the next");
@@ -440,13 +443,13 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                              " (its last death was over %.0f %s ago: counted as a first)",
                              w >= 120 ? w / 60 : w, w >= 120 ? "min" : "s");
                 schedlive_log(l, "%s: died unexpectedly %s: restarting %s%s", j->name,
-                              schedlive_ended(ended, sizeof ended, j->step, j->status),
+                              schedlive_ended(ended, sizeof ended, run_step, j->status),
                               j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
                               ago);
                 j->need_start = 1;
             } else {
                 schedlive_log(l, "%s: died unexpectedly %s%s", j->name,
-                              schedlive_ended(ended, sizeof ended, j->step, j->status),
+                              schedlive_ended(ended, sizeof ended, run_step, j->status),
                               j->want_gpus > 0 && !l->stopping_all
                                   ? ": second death in a row, left stopped"
                                   : "");

@@ -98,7 +98,8 @@ const char *schedlive_machine(const SchedLive *l, int m);
 const char *schedlive_at_step(char *buf, size_t size, long step);
 /* How a run that ended unasked stood, for its line: "after step N (its last progress line;
  * STATUS)", since it ended some time after the last step it reported, not at it; or "before
- * its first progress line (STATUS)". Returns buf. */
+ * its first progress line (STATUS)" for step -1 (the caller passes -1 when this run printed
+ * none, whatever the job's step from its runs before). Returns buf. */
 const char *schedlive_ended(char *buf, size_t size, long step, const char *status);
 void schedlive_free_want(LiveJob *j);
 

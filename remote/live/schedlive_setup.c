@@ -133,11 +133,16 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
                              "fence needs util-linux's flock on this host\" >&2; exit $fr; fi");
     /* A run that shrank (2 hosts -> 1) takes only ranks 0..nnodes-1: an old run's rank left
      * beyond those would share the folder unfenced. So rank 0 also tries the lock of every
-     * other rank's file there, on fd 8 in flock's own process (released as it exits); a held
-     * one is the fence too. Only rank 0, so that two ranks of this run never see each other's
+     * other rank's file there, on fd 8, open only around the try (closed after its `fi`, so
+     * let go at once and never the job's); a held one is the fence too. Only rank 0, so that two ranks of this run never see each other's
      * try as a holder; and no start race: such a rank is an old run already running. A file
      * with no holder (left by any run) blocks nothing. The name is matched by case and the
-     * run's own ranks by a loop, since ${...} would read as a placeholder (jobctl_command). */
+     * run's own ranks by a loop, since ${...} would read as a placeholder (jobctl_command).
+     * Only a plain file is opened: `>>` follows a symlink (creating its target, or trying a
+     * lock elsewhere: its own rank 0's is held, a fence for ever) and blocks on a FIFO, so
+     * anything else of such a name fails the run, naming it (a name gone since the glob is
+     * passed over). The open is told from flock's 1 by fr, set only inside the `if`: a
+     * redirection that fails is status 1 in bash (RHEL's, SUSE's sh), the fence's word. */
     rc |= shquote_append_raw(&b, &len,
                              " && if [ {node_rank} = 0 ]; then for lf in " SCHEDLIVE_FENCE_GLOB
                              "; do case $lf in " SCHEDLIVE_FENCE_PREFIX SCHEDLIVE_FENCE_SUFFIX
@@ -145,10 +150,17 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
                              ") continue;; esac; lr=0; while [ $lr -lt {nnodes} ] && "
                              "[ \"$lf\" != " SCHEDLIVE_FENCE_PREFIX "$lr" SCHEDLIVE_FENCE_SUFFIX
                              " ]; do lr=$((lr+1)); done; [ $lr = {nnodes} ] || continue; "
-                             "flock -n 8 8>>\"$lf\" && continue; fr=$?; if [ $fr = 1 ]; then echo '"
+                             "if [ -f \"$lf\" ] && [ ! -h \"$lf\" ]; then :; "
+                             "elif [ -e \"$lf\" ] || [ -h \"$lf\" ]; then echo \"tunedeck: $lf "
+                             "in the job's folder is not a plain file (a rank's lock is one): "
+                             "not opened; remove it\" >&2; exit 2; else continue; fi; "
+                             "fr=open; if flock -n 8; then fr=0; else fr=$?; fi 8>>\"$lf\"; "
+                             "[ $fr = 0 ] && continue; if [ $fr = 1 ]; then echo '"
                              SCHEDLIVE_FENCE_WORD ": another run of this job still holds its "
-                             "folder' >&2; exit 75; fi; echo \"tunedeck: flock -n on $lf failed "
-                             "(status $fr)\" >&2; exit $fr; done; fi");
+                             "folder' >&2; exit 75; fi; if [ $fr = open ]; then echo \"tunedeck: "
+                             "cannot open $lf to try its lock\" >&2; exit 2; fi; "
+                             "echo \"tunedeck: flock -n on $lf failed (status $fr)\" >&2; "
+                             "exit $fr; done; fi");
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     rc |= shquote_append(&b, &len, name);
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");

@@ -1,6 +1,7 @@
 /* The live driver and a run's end that is not the job's: a start the fence turned away (its
  * folder held by another run of it), and deaths counted in a row within death_window_s. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,8 +141,8 @@ Test(schedlive, only_a_second_death_soon_after_the_first_leaves_a_job_failed)
 /* Runs the job template of "echo ran" in dir/d (node rank `rank` of a run on `nnodes` hosts)
  * with /bin/sh and PATH=path, while another process holds the lock file `held` in the job's
  * folder (NULL: none); its exit status, its stderr in err_out, whether the job ran in *ran. */
-static int run_fenced(const char *dir, const char *path, size_t nnodes, size_t rank,
-                      const char *held, int *ran, char *err_out, size_t cap)
+static int run_fenced_in(const char *shell, const char *dir, const char *path, size_t nnodes,
+                         size_t rank, const char *held, int *ran, char *err_out, size_t cap)
 {
     Error e;
     char folder[256], script[300], errf[300], outf[300], cmd[2000];
@@ -166,11 +167,11 @@ static int run_fenced(const char *dir, const char *path, size_t nnodes, size_t r
     free(t);
     if (held)
         snprintf(cmd, sizeof cmd,
-                 "mkdir -p '%s/j' && flock '%s/j/%s' sh -c \"PATH='%s' /bin/sh '%s'\" >'%s' "
+                 "mkdir -p '%s/j' && flock '%s/j/%s' sh -c \"PATH='%s' %s '%s'\" >'%s' "
                  "2>'%s'",
-                 folder, folder, held, path, script, outf, errf);
+                 folder, folder, held, path, shell, script, outf, errf);
     else
-        snprintf(cmd, sizeof cmd, "PATH='%s' /bin/sh '%s' >'%s' 2>'%s'", path, script, outf,
+        snprintf(cmd, sizeof cmd, "PATH='%s' %s '%s' >'%s' 2>'%s'", path, shell, script, outf,
                  errf);
     int st = system(cmd);
     f = fopen(errf, "r");
@@ -186,6 +187,13 @@ static int run_fenced(const char *dir, const char *path, size_t nnodes, size_t r
     fclose(f);
     *ran = strcmp(out, "ran\n") == 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The same with /bin/sh, the shell the job's command runs under (jobctl.c's `sh -c`). */
+static int run_fenced(const char *dir, const char *path, size_t nnodes, size_t rank,
+                      const char *held, int *ran, char *err_out, size_t cap)
+{
+    return run_fenced_in("/bin/sh", dir, path, nnodes, rank, held, ran, err_out, cap);
 }
 
 static int run_template(const char *dir, const char *path, char *err_out, size_t cap)
@@ -289,14 +297,148 @@ Test(schedlive, only_a_held_lock_of_a_rank_beyond_the_run_fences_it)
     cr_assert_eq(run_fenced(dir, path, 2, 1, ".tunedeck-run-2.lock", &ran, err, sizeof err), 0,
                  "%s", err);
     cr_assert(ran, "%s", err);
-    /* a rank's name the try cannot open (a folder) is no fence either: the run fails, naming it */
+    /* a rank's name that is no plain file (a folder) is no fence either: the run fails,
+     * naming it (the_fence_opens_only_a_plain_file has the others) */
     snprintf(cmd, sizeof cmd, "mkdir '%s/d/j/.tunedeck-run-3.lock'", dir);
     cr_assert_eq(system(cmd), 0);
     ran = 1;
     cr_assert_eq(run_fenced(dir, path, 1, 0, NULL, &ran, err, sizeof err), 2, "%s", err);
-    cr_assert(!ran && strstr(err, "tunedeck: flock -n on .tunedeck-run-3.lock failed (status 2)") &&
+    cr_assert(!ran && strstr(err, "tunedeck: .tunedeck-run-3.lock in the job's folder is not a "
+                                  "plain file") &&
                   !strstr(err, SCHEDLIVE_FENCE_WORD),
               "%s", err);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* Regression: rank 0's try opened every rank's name with `8>>"$lf"`, whatever it was. A
+ * symlink was followed: one to a missing file created it wherever it pointed, one to the
+ * run's own lock (held by its fd 9) turned the run away for ever; a FIFO blocked the open,
+ * the run hung before its job. And under bash as sh (RHEL's, SUSE's) a failed open is status
+ * 1, read as flock's "held": a folder of that name was the fence for ever, not a failed run.
+ * Each now fails the run (exit 2) naming the file, opened never, under dash and bash alike. */
+Test(schedlive, the_fence_opens_only_a_plain_file_and_no_failed_open_reads_as_held)
+{
+    const char *shells[] = {"/bin/sh", "/bin/bash --posix"};
+    size_t n_shells = access("/bin/bash", X_OK) == 0 ? 2 : 1;
+    for (size_t s = 0; s < n_shells; s++) {
+        char dir[] = "/tmp/td-fence.XXXXXX", err[1024], cmd[600], j[300], elsewhere[300];
+        cr_assert(mkdtemp(dir));
+        snprintf(j, sizeof j, "%s/d/j", dir);
+        snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+        const char *path = getenv("PATH");
+        static const char *const setups[] = {
+            "mkdir '%s/.tunedeck-run-3.lock'",
+            "ln -s '%s/../../elsewhere' '%s/.tunedeck-run-4.lock'",
+            "ln -s .tunedeck-run-0.lock '%s/.tunedeck-run-5.lock'",
+            "mkfifo '%s/.tunedeck-run-6.lock'",
+        };
+        for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
+            snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", j, j);
+            cr_assert_eq(system(cmd), 0);
+            char setup[600];
+            snprintf(setup, sizeof setup, setups[i], j, j);
+            cr_assert_eq(system(setup), 0, "%s", setup);
+            /* a reader holds the FIFO open, so an open of it for writing returns (the old
+             * try then ran the job) instead of hanging the test */
+            int fifo = -1;
+            if (i == 3) {
+                char fp[400];
+                snprintf(fp, sizeof fp, "%s/.tunedeck-run-6.lock", j);
+                fifo = open(fp, O_RDWR);
+                cr_assert(fifo >= 0);
+            }
+            int ran = 1;
+            int rc = run_fenced_in(shells[s], dir, path, 1, 0, NULL, &ran, err, sizeof err);
+            if (fifo >= 0)
+                close(fifo);
+            cr_assert(rc == 2 && !ran && strstr(err, "in the job's folder is not a plain file") &&
+                          !strstr(err, SCHEDLIVE_FENCE_WORD),
+                      "%s, %s: exit %d: %s", shells[s], setup, rc, err);
+            cr_assert_neq(access(elsewhere, F_OK), 0, "%s: the symlink's target was created",
+                          shells[s]);
+        }
+        /* a plain file the try cannot open is a failed run too, not the fence (root opens
+         * any, so only checked as another user) */
+        if (geteuid() != 0) {
+            snprintf(cmd, sizeof cmd,
+                     "rm -rf '%s' && mkdir -p '%s' && : >'%s/.tunedeck-run-3.lock' && "
+                     "chmod 0 '%s/.tunedeck-run-3.lock'",
+                     j, j, j, j);
+            cr_assert_eq(system(cmd), 0);
+            int ran = 1;
+            int rc = run_fenced_in(shells[s], dir, path, 1, 0, NULL, &ran, err, sizeof err);
+            cr_assert(rc == 2 && !ran && strstr(err, "tunedeck: cannot open .tunedeck-run-3.lock") &&
+                          !strstr(err, SCHEDLIVE_FENCE_WORD),
+                      "%s: exit %d: %s", shells[s], rc, err);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        cr_assert_eq(system(cmd), 0);
+    }
+}
+
+/* A backend whose first run reports steps 1..5 and dies (rank 0 saved: a checkpoint at 5),
+ * and whose later runs die at once, before any progress line (a job that cannot resume). */
+static int resume_dying_starts;
+
+static void *resume_dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    StandinRun *r = standin_run_new(sizeof(StandinRun));
+    if (resume_dying_starts++ > 0)
+        snprintf(r->status, sizeof r->status, "exited 1: ValueError: cannot resume");
+    return r;
+}
+
+static void resume_dying_step(void *run)
+{
+    StandinRun *r = run;
+    if (r->status[0])
+        return;
+    if (r->p.seen == 5) {
+        snprintf(r->status, sizeof r->status, "exited 1");
+        return;
+    }
+    TrialEvent ev = {.kind = EVENT_PROGRESS,
+                     .step = r->p.seen + 1,
+                     .epoch = -1,
+                     .loss = NAN,
+                     .examples_per_s = -1};
+    jobctl_progress_note(&r->p, &ev);
+}
+
+static const LiveRunOps RESUME_DYING = {.name = "resume-dying",
+                                        .start = resume_dying_start,
+                                        .signal = standin_signal,
+                                        .step = resume_dying_step,
+                                        .rank0_saved = standin_ready,
+                                        STANDIN_OPS};
+
+static int has_failed(const SchedLiveJob *j)
+{
+    return j->failed;
+}
+
+/* Regression: a run that died before its own first progress line was said to have died
+ * "after step 5 (its last progress line; ...)", the step of the run before it: the log read
+ * as if the run that could not resume had trained to step 5. Where a run stood is its own
+ * lines' (docs/scheduler-live.md's "before its first progress line" case). */
+Test(schedlive, a_run_that_dies_before_its_own_first_line_says_so_not_the_last_runs_step)
+{
+    static LiveRig r;
+    resume_dying_starts = 0;
+    liverig_open(&r, standin_two_by_two(), &RESUME_DYING, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_failed, 20000, &j);
+    cr_assert(j.failed, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: died unexpectedly after step 5 (its last progress line; "
+                             "exited 1): restarting from its checkpoint\n"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "j0: died unexpectedly before its first progress line (exited 1: "
+                             "ValueError: cannot resume): second death in a row, left stopped\n"),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "j0: died unexpectedly after step 5 (its last progress line; "
+                                  "exited 1: ValueError"),
+                   "%s", r.text);
+    liverig_close(&r);
 }
