@@ -142,11 +142,15 @@ static void draw_status(const App *a)
         /* Space pauses tuning and the simulated scheduler: not offered without either */
         int has = (a->slurm ? SLURM : 0) | (a->pool && !a->slurm ? SSH : 0) |
                   (app_pausable(a) ? PAUSE : 0);
+        /* Paused, Space resumes: the hint says what the key does now (the help says both). */
+        const char *what[N_HINTS];
+        for (int i = 0; i < N_HINTS; i++)
+            what[i] = HINTS[i].where & PAUSE && a->user_paused ? "resume" : HINTS[i].what;
         int shown[N_HINTS] = {0}, used = 0;
         for (int rank = 0; rank < N_HINTS; rank++)
             for (int i = 0; i < N_HINTS; i++) {
                 int where = HINTS[i].where, needs = where & (SSH | SLURM | PAUSE);
-                int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(HINTS[i].what);
+                int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(what[i]);
                 int applies = where == ALL || ((where & here) && (needs & has) == needs);
                 if (applies && HINTS[i].rank == rank && used + w <= r.w) {
                     shown[i] = 1;
@@ -158,7 +162,7 @@ static void draw_status(const App *a)
             if (!shown[i])
                 continue;
             x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i].key);
-            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", HINTS[i].what);
+            x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", what[i]);
         }
     }
 }

@@ -309,25 +309,9 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
             /* The real job: its process, its last progress line. */
             SchedLiveJob lj;
             schedlive_job(s->live, j, &lj);
-            char real[64], ln[24] = "";
-            if (!isnan(lj.loss)) /* a loss may be negative; NAN is "none reported" */
-                snprintf(ln, sizeof ln, " loss %.4f", lj.loss);
-            if (lj.failed)
-                snprintf(real, sizeof real, "FAILED (%s)", lj.status);
-            else if (lj.suspended) /* holds its GPUs, makes no progress */
-                snprintf(real, sizeof real, "suspended %s step %ld%s", lj.gpu_ids, lj.step, ln);
-            else if (lj.step >= 0 && lj.running)
-                snprintf(real, sizeof real, "run %s step %ld%s", lj.gpu_ids, lj.step, ln);
-            else if (lj.step >= 0)
-                snprintf(real, sizeof real, "stop %s step %ld%s", lj.host, lj.step, ln);
-            else
-                snprintf(real, sizeof real, "%s", lj.running ? "starting" : "");
-            if (real[0] && r->note[0]) {
-                char both[sizeof r->note];
-                snprintf(both, sizeof both, "%s; %s", real, r->note);
-                snprintf(r->note, sizeof r->note, "%s", both);
-            } else if (real[0])
-                snprintf(r->note, sizeof r->note, "%s", real);
+            char model[sizeof r->note];
+            snprintf(model, sizeof model, "%s", r->note);
+            simsched_live_note(&lj, model, r->note, sizeof r->note);
         }
     }
     SchedSummary sum;
@@ -340,6 +324,44 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
                  sum.done, sum.jobs, sum.avg_jct_s);
     else
         snprintf(out->jobs_source, sizeof out->jobs_source, "0/%zu done", sum.jobs);
+}
+
+/* A text that filled its cap bytes ends in "..." on a whole UTF-8 character, so that it
+ * never reads as whole. */
+static void mark_cut(char *text, size_t cap)
+{
+    size_t k = cap - 4;
+    while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80)
+        k--;
+    memcpy(text + k, "...", 4);
+}
+
+void simsched_live_note(const SchedLiveJob *lj, const char *model_note, char *out, size_t cap)
+{
+    if (cap < 4)
+        return;
+    /* Composed whole first (a failure's status is a whole ssh error), cut once at the end:
+     * a 64-byte buffer cut "connect to 127.0.0.1 port 22: Connection refused" to "Con",
+     * with nothing to say that more was there. */
+    char real[512], ln[32] = "";
+    if (!isnan(lj->loss)) /* a loss may be negative; NAN is "none reported" */
+        snprintf(ln, sizeof ln, " loss %.4f", lj->loss);
+    if (lj->failed)
+        snprintf(real, sizeof real, "FAILED (%s)", lj->status);
+    else if (lj->suspended) /* holds its GPUs, makes no progress */
+        snprintf(real, sizeof real, "suspended %s step %ld%s", lj->gpu_ids, lj->step, ln);
+    else if (lj->step >= 0 && lj->running)
+        snprintf(real, sizeof real, "run %s step %ld%s", lj->gpu_ids, lj->step, ln);
+    else if (lj->step >= 0)
+        snprintf(real, sizeof real, "stop %s step %ld%s", lj->host, lj->step, ln);
+    else
+        snprintf(real, sizeof real, "%s", lj->running ? "starting" : "");
+    if (strlen(real) == sizeof real - 1)
+        mark_cut(real, sizeof real);
+    size_t n = (size_t)snprintf(out, cap, "%s%s%s", real, real[0] && model_note[0] ? "; " : "",
+                                model_note);
+    if (n >= cap)
+        mark_cut(out, cap);
 }
 
 void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)

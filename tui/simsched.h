@@ -69,6 +69,10 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out);
  * (hosts by name; unknown hosts and indices are skipped). Returns the GPUs marked. */
 int simsched_mark_where(HostLoad *grid, size_t n, const char *where, short owner);
 /* "   840s d resnet110-3 resize 2>4" for event i. */
+/* A live job's note in the job list: what its real process does (FAILED (why), run, stop,
+ * suspended, starting), then the model's `model_note` (why it waits), "; " between; cut to
+ * cap, it ends in "..." (a cut reason never reads as whole). Pure. */
+void simsched_live_note(const SchedLiveJob *lj, const char *model_note, char *out, size_t cap);
 void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap);
 /* The label of job i in the grid: a-z, A-Z, 0-9, then '*'. */
 char simsched_job_label(size_t job);

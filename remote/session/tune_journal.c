@@ -253,11 +253,13 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
         tune_setup_clear(setup);
         return error_mark(err, ERROR_INPUT);
     }
-    /* A later resume may have raised the budget. */
+    /* A later resume may have raised the budget, and the console's :budget changed it (the
+     * `ended` line has the one in force at the end; older journals' have none). */
     for (size_t i = 1; i < tj->log.n; i++) {
         const cJSON *ev = tj->log.events[i];
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(ev, "budget");
-        if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring, "resumed") == 0 &&
+        const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
+        if ((strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0) &&
             cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 100000)
             setup->budget = (long)b->valuedouble;
     }
@@ -336,6 +338,9 @@ void tune_journal_end(TuneJournal *tj, const Tuner *t)
     cJSON_AddStringToObject(ev, "event", "ended");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
     cJSON_AddNumberToObject(ev, "trials", (double)tuner_n_trials(t));
+    /* The budget in force at the end: the console's :budget (and an override launched past
+     * the budget) changes it, and a resume goes on to it, not to the session line's. */
+    cJSON_AddNumberToObject(ev, "budget", (double)tuner_budget(t));
     const TrialRecord *best = tuner_best(t);
     if (best) {
         cJSON_AddNumberToObject(ev, "best_trial", tuner_outside_number(t, best->trial));

@@ -347,6 +347,11 @@ exit_is 2 "usage" "$bin" --job $job # the console once tuned the simulator's job
 grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --job alone: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" --sim B:googlenet --job $job
 grep -q -- "--job: expected --cluster" "$tmp/e" || fail "console --sim --job: $(cat "$tmp/e")"
+# An SSH inventory alone gives the console nothing to do (only a Slurm one is watched):
+# refused before the screen is taken, naming both ways (docs/console.md).
+exit_is 2 "usage" "$bin" --cluster $cl
+grep -q -- "--cluster: expected a --job FILE (tuning) or a --workload FILE" "$tmp/e" ||
+    fail "console --cluster alone: $(cat "$tmp/e")"
 # The console is `tunedeck` itself: every error of its own says "tunedeck:", a bad number
 # included (it said "tunedeck console:" there and "tunedeck:" everywhere else).
 for flag in "--budget x" "--sched-speed 0" "--seed -1"; do

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `tunedeck --resume ID`: the console reopens a session from its journal. A 3-trial headless
 # session reopened in a real tmux and run on to 6 shows trials 1-3 from the journal and 4-6
-# new, and the whole equals an uninterrupted 6-trial run, trial by trial. A full disk under
+# new, and the whole equals an uninterrupted 6-trial run, trial by trial; a :budget typed in
+# the console is the one a resume goes on to. A full disk under
 # the console's journal shows the session stopped, without writing over the screen.
 set -eu
 suite=console_resume scratch=console-resume suite_tmux=1
@@ -42,6 +43,23 @@ for x, y in zip(a, b):
 PY
 "$bin" --resume "$id" --sim B:googlenet 2>"$tmp/err" && fail "--resume with --sim accepted"
 grep -q "from .*journal" "$tmp/err" || fail "unclear --resume error: $(cat "$tmp/err")"
+
+# The console's :budget is the session's budget from then on: a resume goes on to it and
+# `sessions` counts against it (it was lost on quitting: 2/60, and a resume ran to 60). An hour
+# between trials: trial 2 starts only when :budget 2 makes it the last one (next_trial_ms).
+tmux_start b 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/b $bin --sim A:googlenet --optimizer random --pace-ms 3600000 --no-sched 2>$tmp/berr"
+wait_for b "1/60 "
+tmx send-keys -t b ":budget 2" Enter
+wait_for b "2/2 .*done"
+quit b
+TUNEDECK_STATE_DIR="$tmp/b" "$bin" sessions >"$tmp/blist"
+grep -q ' 2/2 ' "$tmp/blist" || fail "sessions after :budget 2: $(cat "$tmp/blist")"
+bid="$(sed -n '2s/ .*//p' "$tmp/blist")"
+TUNEDECK_STATE_DIR="$tmp/b" "$bin" tune --resume "$bid" --json >"$tmp/bafter.json" 2>/dev/null
+python3 - "$tmp/bafter.json" <<'PY' || fail "a resume without --budget did not stop at the console's :budget 2"
+import json, sys
+assert len(json.load(open(sys.argv[1]))["trials"]) == 2
+PY
 
 # A full disk (a file size limit) under the console's journal.
 tmux_start f 120 35 "sh -c 'ulimit -f 24; env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/full $bin --sim A:googlenet --optimizer random --pace-ms 20 --no-sched 2>$tmp/ferr'"

@@ -83,6 +83,11 @@ tmx send-keys -t jobs 2
 wait_for jobs '┌ Jobs: [0-9]+/60 done.*  1-10/60 ' 30
 wait_for jobs '^.a  resnet110-0 '
 wait_for jobs '^ \? help  1-3 views  : command  PgUp/PgDn jobs  Space pause  q quit *$'
+# paused, the hint says what Space does now
+tmx send-keys -t jobs Space
+wait_for jobs '^ \? help  1-3 views  : command  PgUp/PgDn jobs  Space resume  q quit *$'
+tmx send-keys -t jobs Space
+wait_for jobs '^ \? help  1-3 views  : command  PgUp/PgDn jobs  Space pause  q quit *$'
 tmx send-keys -t jobs NPage
 wait_for jobs 'Jobs: [^┐]*  10-19/[0-9]+ '
 not_on_screen jobs '^.a  resnet110-0 '

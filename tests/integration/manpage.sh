@@ -18,6 +18,10 @@ MANWIDTH=80 man --warnings -l "$page" >"$tmp/page80.txt" 2>"$tmp/warn" || fail "
 for section in NAME SYNOPSIS DESCRIPTION COMMANDS FILES ENVIRONMENT "EXIT STATUS"; do
     grep -q "^$section" "$tmp/page80.txt" || fail "no $section section"
 done
+# At a terminal's width no option is split across lines by hyphenation ('--pol-' then
+# 'icy'): a reader searching the pager for --policy would miss it there.
+grep -E -- '--[a-z0-9-]*[a-z0-9](‐|-)$' "$tmp/page80.txt" >"$tmp/split"
+[ -s "$tmp/split" ] && fail "options hyphenated across lines at 80 columns: $(head -3 "$tmp/split" | tr -s ' ')"
 
 # Every --help, as a command line per row (the helpers' too).
 cat >"$tmp/helps" <<HELPS
@@ -39,7 +43,7 @@ while read -r c; do
     grep -q "^$bin $c --help" "$tmp/helps" || fail "command '$c' has no --help check here"
 done <"$tmp/commands"
 
-# The page as plain text, wide enough that no option is hyphenated across lines.
+# The page as plain text, wide enough that no option is cut across lines.
 MANWIDTH=400 man -l "$page" 2>/dev/null | col -b >"$tmp/page.txt"
 while read -r line; do
     # shellcheck disable=SC2086 # a command line, split on purpose

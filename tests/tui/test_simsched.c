@@ -218,3 +218,31 @@ Test(simsched, no_average_jct_before_a_job_is_done)
     free(snap.jobs);
     simsched_free(s);
 }
+
+/* Regression: a live job's failure was cut at 64 bytes inside its reason, with nothing to
+ * say so: "FAILED (ssh to loop-0 failed: connect to 127.0.0.1 port 22: Con; resize 2>4, ...". */
+Test(simsched, a_live_jobs_failure_is_in_its_note_whole_or_cut_with_an_ellipsis)
+{
+    SchedLiveJob lj = {.failed = 1,
+                       .step = -1,
+                       .loss = NAN,
+                       .status = "ssh to loop-0 failed: connect to 127.0.0.1 port 22: "
+                                 "Connection refused"};
+    char note[128];
+    simsched_live_note(&lj, "resize 2>4, restart 27s left", note, sizeof note);
+    cr_assert_str_eq(note, "FAILED (ssh to loop-0 failed: connect to 127.0.0.1 port 22: "
+                           "Connection refused); resize 2>4, restart 27s left");
+    char small[40];
+    simsched_live_note(&lj, "resize 2>4, restart 27s left", small, sizeof small);
+    cr_assert_eq(strlen(small), sizeof small - 1, "%s", small);
+    cr_assert_str_eq(small + strlen(small) - 3, "...", "a cut note ends in ...: %s", small);
+    simsched_live_note(&lj, "", note, sizeof note);
+    cr_assert_str_eq(note, "FAILED (ssh to loop-0 failed: connect to 127.0.0.1 port 22: "
+                           "Connection refused)");
+    SchedLiveJob run = {.running = 1, .step = 41, .loss = 0.25, .gpu_ids = "h1:0,1"};
+    simsched_live_note(&run, "", note, sizeof note);
+    cr_assert_str_eq(note, "run h1:0,1 step 41 loss 0.2500");
+    SchedLiveJob idle = {.step = -1, .loss = NAN};
+    simsched_live_note(&idle, "starting on 2, 27s left", note, sizeof note);
+    cr_assert_str_eq(note, "starting on 2, 27s left", "no real process: the model's note alone");
+}

@@ -349,6 +349,34 @@ Test(session, a_resumed_session_comes_back_from_its_journal_and_goes_on)
     rmdir(dir);
 }
 
+/* Regression: the console's `:budget 40` on a 60-trial session was lost on quitting: the
+ * journal kept 60, so `tunedeck sessions` said 24/60 and a resume went on to 60. */
+Test(session, the_budget_changed_during_a_session_is_the_one_a_resume_goes_on_to)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = sim_spec(4);
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    tuner_set_budget(first->tuner, 2); /* what the console's :budget 2 does */
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(first->tuner), 2);
+    session_journal_end(first);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {0};
+    cr_assert_eq(session_resume(again, path, &rs, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(rs.budget, 2, "the budget at the session's end, not the first line's 4");
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
+
 Test(session, resume_without_a_journal_is_refused)
 {
     Session *s = session_new(0, NULL);
