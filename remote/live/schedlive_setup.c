@@ -134,8 +134,9 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
     /* A run that shrank (2 hosts -> 1) takes only ranks 0..nnodes-1: an old run's rank left
      * beyond those would share the folder unfenced. So rank 0 also tries the lock of every
      * other rank's file there, on fd 8, open only around the try (closed after its `fi`, so
-     * let go at once and never the job's); a held one is the fence too. Only rank 0, so that two ranks of this run never see each other's
-     * try as a holder; and no start race: such a rank is an old run already running. A file
+     * let go at once and never the job's); a held one is the fence too. Only rank 0, so that
+     * two ranks of this run never see each other's try as a holder; and no start race: such
+     * a rank is an old run already running. A file
      * with no holder (left by any run) blocks nothing. The name is matched by case and the
      * run's own ranks by a loop, since ${...} would read as a placeholder (jobctl_command).
      * Only a plain file is opened: `>>` follows a symlink (creating its target, or trying a
