@@ -36,6 +36,16 @@ void standins_remove(char *dir)
     memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
 }
 
+void standins_put(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
 char *standins_recorded(const char *dir, const char *name)
 {
     char path[512];

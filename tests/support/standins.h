@@ -11,6 +11,9 @@
  * (table[i][0] is the name, table[i][1] the body); puts the folder first on PATH. */
 void standins_install(char *dir, const char *const (*table)[2], size_t n);
 
+/* Writes `text` to the file `name` in dir, for a stand-in to read (a state, an answer). */
+void standins_put(const char *dir, const char *name, const char *text);
+
 /* What a stand-in wrote to the file `name` in dir ("" when nothing); the caller frees. */
 char *standins_recorded(const char *dir, const char *name);
 

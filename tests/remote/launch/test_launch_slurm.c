@@ -140,27 +140,37 @@ Test(launch_slurm, no_step_reported_is_no_scancel)
     cr_assert_null(launch_slurm_scancel_command(""));
 }
 
-/* A trial through a stand-in srun that reads the schedule, says `lines` on stderr as srun
- * forwards them (the task's and Slurm's own, in one stream) and exits `status`: the failed
- * trial's reason. */
-static Observation *failed_trial(const char *lines, int status)
+/* srun replaced by a script with this body, first on PATH (this test's own process:
+ * Criterion forks one per test), then a trial of `command` through the slurm launcher. */
+static Observation *trial_through(const char *srun_body, const char *command)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/srun", dir);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\ncat > /dev/null\nprintf '%%s\\n' %s >&2\nexit %d\n", lines, status);
+    fprintf(f, "#!/bin/sh\n%s", srun_body);
     fclose(f);
     char env[1024];
     snprintf(env, sizeof env, "%s:%s", dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-    cr_assert_eq(setenv("PATH", env, 1), 0); /* this test's own process (Criterion forks) */
-    s->worker[0] = 1;
-    LaunchConfig cfg = {.command = "true", .slurm_job = "12", .timeout_s = 30};
+    cr_assert_eq(setenv("PATH", env, 1), 0);
+    LaunchConfig cfg = {.command = command, .slurm_job = "12", .timeout_s = 30};
     Error err;
     Observation *o = launcher_run_blocking(launcher_find("slurm"), &cfg, s, &err);
     cr_assert_not_null(o, "%s", err.msg);
     cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
     return o;
+}
+
+/* A trial through a stand-in srun that reads the schedule, says `lines` on stderr as srun
+ * forwards them (the task's and Slurm's own, in one stream) and exits `status`: the failed
+ * trial's reason. */
+static Observation *failed_trial(const char *lines, int status)
+{
+    char body[1024];
+    snprintf(body, sizeof body, "cat > /dev/null\nprintf '%%s\\n' %s >&2\nexit %d\n", lines,
+             status);
+    s->worker[0] = 1;
+    return trial_through(body, "true");
 }
 
 /* slurmstepd names its node where several slurmd share a host ("slurmstepd-n1: error: ...",
@@ -221,25 +231,11 @@ Test(launch_slurm, the_failed_tasks_words_after_sruns_line_when_none_came_before
  * nothing of its own ("Terminated") after the command's last words. */
 Test(launch_slurm, a_task_stopped_by_sigterm_exits_with_its_status_and_its_words)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/srun", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nwhile [ $# -gt 0 ] && [ \"$1\" != sh ]; do shift; done\n"
-               "SLURM_PROCID=1 exec setsid -w \"$@\"\n");
-    fclose(f);
-    char env[1024];
-    snprintf(env, sizeof env, "%s:%s", dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-    cr_assert_eq(setenv("PATH", env, 1), 0);
     s->worker[0] = 1;
-    LaunchConfig cfg = {.command = "cat > /dev/null; echo 'my last words' >&2; kill -TERM 0; "
-                                   "sleep 5",
-                        .slurm_job = "12",
-                        .timeout_s = 30};
-    Error err;
-    Observation *o = launcher_run_blocking(launcher_find("slurm"), &cfg, s, &err);
-    cr_assert_not_null(o, "%s", err.msg);
-    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    Observation *o = trial_through("while [ $# -gt 0 ] && [ \"$1\" != sh ]; do shift; done\n"
+                                   "SLURM_PROCID=1 exec setsid -w \"$@\"\n",
+                                   "cat > /dev/null; echo 'my last words' >&2; kill -TERM 0; "
+                                   "sleep 5");
     cr_assert_not_null(strstr(o->reason, "143"), "%s", o->reason);
     cr_assert_null(strstr(o->reason, "SIGTERM"), "%s", o->reason);
     cr_assert_null(strstr(o->reason, "Terminated"), "%s", o->reason);
@@ -252,36 +248,19 @@ Test(launch_slurm, a_task_stopped_by_sigterm_exits_with_its_status_and_its_words
  * ended ("Terminated"), exit 143; `stepd` adds slurmstepd's line for the sibling's step. */
 static Observation *failed_step(const char *stepd)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/srun", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f,
-            "#!/bin/sh\ncat > /dev/null\n"
-            "echo 'tunedeck-step 7.0' >&2\n"
-            "echo 'srun: error: n1: task 0: Exited with exit code 2' >&2\n"
-            "echo 'srun: launch/slurm: _step_signal: Terminating StepId=7.0' >&2\n"
-            "echo 'no dataset at /data/x' >&2\n%s"
-            "echo 'Terminated' >&2\n"
-            "echo 'sh: line 1:  4242 Killed                  sleep 30' >&2\n"
-            "echo 'srun: error: n2: task 1: Exited with exit code 143' >&2\nexit 143\n",
-            stepd);
-    fclose(f);
-    cr_assert_eq(chmod(path, 0755), 0);
-    const char *old = getenv("PATH");
-    char *saved = strdup(old ? old : "");
-    char *with = NULL;
-    cr_assert_geq(asprintf(&with, "%s:%s", dir, saved), 0);
-    setenv("PATH", with, 1);
+    char body[1024];
+    snprintf(body, sizeof body,
+             "cat > /dev/null\n"
+             "echo 'tunedeck-step 7.0' >&2\n"
+             "echo 'srun: error: n1: task 0: Exited with exit code 2' >&2\n"
+             "echo 'srun: launch/slurm: _step_signal: Terminating StepId=7.0' >&2\n"
+             "echo 'no dataset at /data/x' >&2\n%s"
+             "echo 'Terminated' >&2\n"
+             "echo 'sh: line 1:  4242 Killed                  sleep 30' >&2\n"
+             "echo 'srun: error: n2: task 1: Exited with exit code 143' >&2\nexit 143\n",
+             stepd);
     s->worker[0] = s->worker[1] = 1;
-    LaunchConfig cfg = {.command = "python3 trial.py", .slurm_job = "7", .timeout_s = 20};
-    Error err;
-    Observation *o = launcher_run_blocking(launcher_find("slurm"), &cfg, s, &err);
-    setenv("PATH", saved, 1);
-    free(with);
-    free(saved);
-    cr_assert_not_null(o, "%s", err.msg);
-    return o;
+    return trial_through(body, "python3 trial.py");
 }
 
 Test(launch_slurm, a_failing_tasks_last_line_outlives_its_siblings_terminated)

@@ -46,16 +46,6 @@ static void teardown(void)
 
 TestSuite(liverun_slurm_end, .init = setup, .fini = teardown, .timeout = 15);
 
-static void put(const char *name, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 static int granted(void *run)
 {
     return strcmp(LIVERUN_SLURM.granted(run), "n1:0") == 0;
@@ -94,7 +84,7 @@ static char *status_after(const char *name, const char *output, int status, cons
     cr_assert_not_null(f, "%s", path);
     fprintf(f, "%s\n" LIVESLURM_EXIT_MARK "100 %d\n", output, status);
     fclose(f);
-    put("state", state);
+    standins_put(dir, "state", state);
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     char *st = strdup(LIVERUN_SLURM.status(run));

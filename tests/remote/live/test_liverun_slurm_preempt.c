@@ -52,16 +52,6 @@ static void teardown(void)
 
 TestSuite(liverun_slurm_preempt, .init = setup, .fini = teardown, .timeout = 15);
 
-static void put(const char *name, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Driver steps (the backend's tick, the run's step) until done(run) holds; the 8 s bound
  * ends a loop that would never end, it is not a timing threshold. */
 static void steps_until(Backend *b, void *run, int (*done)(void *run))
@@ -132,7 +122,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
     Backend b = backend_new_grace(10, &said, 300);
     void *run = started(&b, "rq");
     exit_line("rq", 100, 0);
-    put("state", "PENDING 1\n"); /* requeued: Slurm would start it again */
+    standins_put(dir, "state", "PENDING 1\n"); /* requeued: Slurm would start it again */
     steps_until(&b, run, taken);
     cr_assert_str_eq(LIVERUN_SLURM.preempted(run),
                      "requeued by Slurm (Restarts=1: preempted with PreemptMode=REQUEUE, or its "
@@ -144,7 +134,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
     free(cancels);
     cr_assert(LIVERUN_SLURM.running(run), "ended by Slurm's word, not before");
     cr_assert_str_eq(LIVERUN_SLURM.waiting(run), "", "the copy is no run waiting for GPUs");
-    put("state", "CANCELLED 1\n");
+    standins_put(dir, "state", "CANCELLED 1\n");
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "requeued by Slurm (its copy cancelled)");
@@ -162,7 +152,7 @@ Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_sca
     Backend b = backend_new(10, &said);
     void *run = started(&b, "pe");
     exit_line("pe", 100, 0);
-    put("state", "PREEMPTED 0\n");
+    standins_put(dir, "state", "PREEMPTED 0\n");
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.preempted(run),
@@ -181,7 +171,7 @@ Test(liverun_slurm_preempt, no_exit_line_no_checkpoint)
 {
     Backend b = backend_new_grace(10, &said, 1);
     void *run = started(&b, "nk"); /* killed before it could write one */
-    put("state", "PREEMPTED 0\n");
+    standins_put(dir, "state", "PREEMPTED 0\n");
     steps_until(&b, run, ended);
     cr_assert(taken(run));
     cr_assert(!LIVERUN_SLURM.rank0_saved(run));
@@ -216,7 +206,7 @@ static void rounds_pass(Backend *b, void *run, long more)
 static void *ended_in_slurm_before_its_exit_line(Backend *b, const char *name, const char *state)
 {
     void *run = started(b, name);
-    put("state", state);
+    standins_put(dir, "state", state);
     rounds_pass(b, run, 2);
     cr_assert(LIVERUN_SLURM.running(run),
               "Slurm says it ended; its exit line is awaited, yet it ended: %s (checkpoint %s)",
@@ -290,7 +280,7 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     progress_line("su", 100);
     steps_until(&b, run, has_progress);
     cr_assert(LIVERUN_SLURM.ready(run), "running with a progress line: a TERM may go");
-    put("state", "SUSPENDED 0\n");
+    standins_put(dir, "state", "SUSPENDED 0\n");
     steps_until(&b, run, suspended_said);
     long rounds = liveslurm_rounds(b.s);
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < rounds + 3; i++) {
@@ -306,7 +296,7 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     cr_assert(strstr(log_text, "slurm: Slurm job 100 (tunedeck-live-su."), "%s", log_text);
     cr_assert(LIVERUN_SLURM.suspended(run), "the driver is told: the model counts no progress");
     cr_assert(!LIVERUN_SLURM.ready(run), "no TERM while suspended: a stop waits for the resume");
-    put("state", "RUNNING 0\n");
+    standins_put(dir, "state", "RUNNING 0\n");
     steps_until(&b, run, resumed_said);
     const char *back = strstr(log_text, "is resumed after ");
     cr_assert(back && strstr(back, " s suspended: its progress counts again\n"), "%s", log_text);
@@ -338,7 +328,7 @@ Test(liverun_slurm_preempt, an_earlier_jobs_output_under_the_same_id_is_not_read
           "\n" LIVESLURM_EXIT_MARK "100 0\n",
           f);
     fclose(f);
-    put("state", "PENDING 0\n");
+    standins_put(dir, "state", "PENDING 0\n");
     Backend b = backend_new_grace(10, &said, 300);
     Error err;
     void *run = backend_start(&b, dir, "st", "train", &err);
@@ -352,7 +342,7 @@ Test(liverun_slurm_preempt, an_earlier_jobs_output_under_the_same_id_is_not_read
     free(cancels);
     cr_assert(LIVERUN_SLURM.running(run), "a pending job's stop ends at Slurm's word: %s",
               LIVERUN_SLURM.status(run));
-    put("state", "CANCELLED 0\n");
+    standins_put(dir, "state", "CANCELLED 0\n");
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "cancelled while pending");
