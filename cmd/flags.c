@@ -126,9 +126,25 @@ static const struct option *value_option(const struct option *longopts, const ch
     return prefixes == 1 && found->has_arg == required_argument ? found : NULL;
 }
 
+/* Whether WORD is a group of short options ("-zq") holding the option character C. */
+static int short_group_has(const char *word, int c)
+{
+    return word && word[0] == '-' && word[1] && word[1] != '-' && c > 0 && c < 128 &&
+           strchr(word + 1, c);
+}
+
 void flags_refusal(char *buf, size_t n, const char *cmd, const struct option *longopts, int argc,
                    char *const *argv, int ind)
 {
+    /* A short option refused inside its group ("tune -zq") leaves optind on the group, so
+     * the word before it is another (it was named); getopt's optopt is the one. A long
+     * option refused leaves optopt 0, or, wanting its value, nothing after it. */
+    if ((ind < argc && short_group_has(argv[ind], optopt)) ||
+        (ind > 0 && ind <= argc && short_group_has(argv[ind - 1], optopt))) {
+        snprintf(buf, n, "tunedeck%s%s: unknown or incomplete option '-%c' (try --help)",
+                 cmd ? " " : "", cmd ? cmd : "", optopt);
+        return;
+    }
     const char *arg = ind > 0 && ind <= argc ? argv[ind - 1] : "";
     /* getopt_long refuses a value flag for want of its value only when nothing follows it
      * (else the next word is the value, whatever it is). */

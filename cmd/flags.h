@@ -19,8 +19,9 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
  * is the refused word. A value flag of `longopts` given last with nothing after it (also by a
  * prefix getopt_long takes) is named with what it takes: "tunedeck[ CMD]: --budget: expected
  * an integer after it"; anything else is "tunedeck[ CMD]: unknown or incomplete option 'ARG'
- * (try --help)" (CMD NULL for the console, which is `tunedeck` itself). The line, without
- * its newline, goes in buf (n bytes). */
+ * (try --help)", a short option named alone ('-z' of "-zq", from getopt's optopt) (CMD
+ * NULL for the console, which is `tunedeck` itself). The line, without its newline, goes in
+ * buf (n bytes). */
 void flags_refusal(char *buf, size_t n, const char *cmd, const struct option *longopts, int argc,
                    char *const *argv, int ind);
 

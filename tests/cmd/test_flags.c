@@ -13,7 +13,7 @@ static const struct option LONG[] = {{"budget", required_argument, 0, 'b'},
 /* The line for ARGV as getopt_long refuses it, as a command's parser reaches it. */
 static void refuse(char *line, size_t n, const char *cmd, int argc, char **argv)
 {
-    optind = 1;
+    optind = 0; /* glibc starts afresh (1 would go on inside a group an earlier call left) */
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1 && c != '?')
@@ -68,4 +68,24 @@ Test(flags, an_unknown_ambiguous_or_valued_switch_stays_unknown_or_incomplete)
     char *later[] = {"tune", "--bogus", "--budget", "3", NULL}; /* not the last word */
     refuse(line, sizeof line, "tune", 4, later);
     cr_assert_str_eq(line, "tunedeck tune: unknown or incomplete option '--bogus' (try --help)");
+}
+
+/* Regression: an unknown short option inside its group was named by the word before it
+ * ("tune --budget 3 -zq" said '3'; "tune -zq" said 'tune'). */
+Test(flags, an_unknown_short_option_is_named_alone)
+{
+    char line[256];
+    char *argv[] = {"tune", "--budget", "3", "-zq", NULL};
+    refuse(line, sizeof line, "tune", 4, argv);
+    cr_assert_str_eq(line, "tunedeck tune: unknown or incomplete option '-z' (try --help)");
+    char *first[] = {"tune", "-zq", NULL};
+    refuse(line, sizeof line, "tune", 2, first);
+    cr_assert_str_eq(line, "tunedeck tune: unknown or incomplete option '-z' (try --help)");
+    char *last[] = {"tune", "-hq", NULL}; /* -h is known: the group's last one is refused */
+    optind = 0;
+    opterr = 0;
+    cr_assert_eq(getopt_long(2, last, "h", LONG, NULL), 'h');
+    cr_assert_eq(getopt_long(2, last, "h", LONG, NULL), '?');
+    flags_refusal(line, sizeof line, "tune", LONG, 2, last, optind);
+    cr_assert_str_eq(line, "tunedeck tune: unknown or incomplete option '-q' (try --help)");
 }

@@ -273,6 +273,8 @@ check_bad "tunedeck tune: --budget: expected an integer after it" tune --budget
 check_bad "tunedeck schedule: --workload: expected a file after it" schedule --workload
 check_bad "tunedeck: --budget: expected an integer after it" --no-journal --budget
 check_bad "tunedeck tune: --budget: expected an integer after it" tune --bud
+# an unknown short option inside its group is named alone, not by the word before it ('3')
+check_bad "tunedeck tune: unknown or incomplete option '-z'" tune --budget 3 -zq
 for src in "$root"/cmd/cmd_*.c; do
     case "${src##*/}" in
     cmd_console.c) words= ;;
