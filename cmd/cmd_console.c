@@ -146,6 +146,8 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             sp->slurm = 1;
             break;
         case 'Q':
+            if (flags_name(NULL, "--partition", optarg, "a partition name") < 0)
+                return EXIT_USAGE;
             sp->slurm_partition = optarg;
             break;
         case 'E':

@@ -152,6 +152,8 @@ int cmd_hosts(int argc, char **argv)
             slurm = 1;
             break;
         case 'p':
+            if (flags_name("hosts", "--partition", optarg, "a partition name") < 0)
+                return EXIT_USAGE;
             sa.partition = optarg;
             break;
         case 'l':

@@ -294,6 +294,8 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             a->slurm = 1;
             break;
         case O_PARTITION:
+            if (flags_name("schedule --live", "--partition", optarg, "a partition name") < 0)
+                return EXIT_USAGE;
             a->partition = optarg;
             break;
         case O_LOGIN:

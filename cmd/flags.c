@@ -29,6 +29,15 @@ int flags_double(const char *cmd, const char *flag, const char *text, double min
     return 0;
 }
 
+int flags_name(const char *cmd, const char *flag, const char *text, const char *what)
+{
+    if (text[0])
+        return 0;
+    fprintf(stderr, "tunedeck%s%s: %s: expected %s, found ''\n", cmd ? " " : "", cmd ? cmd : "",
+            flag, what);
+    return -1;
+}
+
 void flags_help_wrapped(FILE *out, const char *text, int col, int indent)
 {
     enum { WIDTH = 80 };

@@ -15,6 +15,10 @@ int flags_long(const char *cmd, const char *flag, const char *text, long min, lo
 int flags_double(const char *cmd, const char *flag, const char *text, double min, double max,
                  double *out);
 
+/* A name that must not be empty (an empty --partition read as "every partition"): on ''
+ * print "tunedeck CMD: FLAG: expected WHAT, found ''" and return -1. */
+int flags_name(const char *cmd, const char *flag, const char *text, const char *what);
+
 /* An option getopt_long refused (returned '?'): `ind` is its optind after, so argv[ind - 1]
  * is the refused word. A value flag of `longopts` given last with nothing after it (also by a
  * prefix getopt_long takes) is named with what it takes: "tunedeck[ CMD]: --budget: expected

@@ -83,8 +83,8 @@ static int open_cluster(Session *s, const SessionSpec *o, Error *err)
         cJSON *root = cJSON_CreateObject();
         if (!root || !cJSON_AddStringToObject(root, "name", "slurm") ||
             !cJSON_AddStringToObject(root, "backend", "slurm") ||
-            !cJSON_AddStringToObject(root, "partition",
-                                     o->slurm_partition ? o->slurm_partition : "") ||
+            (o->slurm_partition &&
+             !cJSON_AddStringToObject(root, "partition", o->slurm_partition)) ||
             (o->job_command && !cJSON_AddStringToObject(root, "job_command", o->job_command))) {
             cJSON_Delete(root);
             return error_set(err, "--slurm: out of memory");

@@ -106,6 +106,11 @@ int slurm_target_from_json(const cJSON *root, const char *source, SlurmTarget *t
         parse_ssh(root, source, &t->ssh, err) < 0 ||
         slurm_intervals_from_json(root, source, &t->every, err) < 0)
         return -1;
+    /* absent: every node the controller lists; an empty name would mean the same, unsaid */
+    if (cJSON_GetObjectItemCaseSensitive(root, "partition") && !t->partition[0])
+        return error_set(err, "%s: field 'partition': expected a partition name, found '' "
+                              "(leave the field out for every partition)",
+                         source);
     return 1;
 }
 

@@ -275,6 +275,11 @@ check_bad "tunedeck: --budget: expected an integer after it" --no-journal --budg
 check_bad "tunedeck tune: --budget: expected an integer after it" tune --bud
 # an unknown short option inside its group is named alone, not by the word before it ('3')
 check_bad "tunedeck tune: unknown or incomplete option '-z'" tune --budget 3 -zq
+# an empty --partition read as every partition, unsaid
+check_bad "tunedeck hosts: --partition: expected a partition name, found ''" hosts --slurm --partition ''
+check_bad "tunedeck schedule --live: --partition: expected a partition name, found ''" \
+    schedule --live --slurm --partition ''
+check_bad "tunedeck: --partition: expected a partition name, found ''" --partition ''
 for src in "$root"/cmd/cmd_*.c; do
     case "${src##*/}" in
     cmd_console.c) words= ;;

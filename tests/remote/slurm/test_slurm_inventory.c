@@ -216,3 +216,21 @@ Test(slurm_inventory, machines_or_machine_types_in_a_slurm_inventory_are_refused
         cJSON_Delete(j);
     }
 }
+
+/* Regression: "partition": "" was taken as no partition, every node the controller lists,
+ * without a word; it is refused, and leaving the field out still means every node. */
+Test(slurm_inventory, an_empty_partition_is_refused)
+{
+    cJSON *j = cJSON_Parse("{\"name\": \"s\", \"backend\": \"slurm\", \"partition\": \"\"}");
+    cr_assert_not_null(j);
+    SlurmTarget t;
+    Error err = {0};
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), -1);
+    cr_assert(strstr(err.msg, "slurm.json: field 'partition': expected a partition name, "
+                              "found ''"),
+              "%s", err.msg);
+    cJSON_DeleteItemFromObject(j, "partition");
+    cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
+    cr_assert_str_eq(t.partition, "");
+    cJSON_Delete(j);
+}
