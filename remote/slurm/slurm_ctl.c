@@ -294,7 +294,15 @@ static void settle(SlurmCall *k)
     if (rc > 0) {
         char line[300];
         last_line(&k->errt, line, sizeof line);
-        error_set(&k->err, "%s exited with status %d%s%s", k->cmd, rc, line[0] ? ": " : "", line);
+        /* Slurm's words for "no slurm.conf and no configless slurmctld found" name neither */
+        const char *hint = !strstr(line, "Could not establish a configuration source") ? ""
+                           : k->c->pool ? " (the login node's Slurm commands find no "
+                                          "configuration: SLURM_CONF there, or another login node)"
+                                        : " (no Slurm configuration here: set SLURM_CONF to the "
+                                          "cluster's slurm.conf, or give the inventory a \"login\" "
+                                          "node where Slurm's commands work)";
+        error_set(&k->err, "%s exited with status %d%s%s%s", k->cmd, rc, line[0] ? ": " : "", line,
+                  hint);
     } else if (rc == 0 && k->out.too_long) {
         rc = error_set(&k->err, "%s: more than %d MiB of output", k->cmd, MAX_OUTPUT >> 20);
     }

@@ -25,3 +25,22 @@ Test(slurm_ctl, counts_calls_and_bytes_of_standard_output)
     cr_assert_eq(slurm_ctl_bytes_read(c), 12 + 3);
     slurm_ctl_free(c);
 }
+
+/* Regression: with no slurm.conf (and no configless slurmctld) a command's error was Slurm's
+ * "Could not establish a configuration source" alone, which names no way out. */
+Test(slurm_ctl, no_configuration_found_says_to_set_slurm_conf)
+{
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    cr_assert_not_null(c);
+    const char *sinfo[] = {"sh", "-c",
+                           "echo 'sinfo: fatal: Could not establish a configuration source' >&2; "
+                           "exit 1",
+                           NULL};
+    cr_assert_eq(slurm_ctl_run(c, sinfo, NULL, &e), 1);
+    cr_assert(strstr(e.msg, "Could not establish a configuration source (no Slurm configuration "
+                            "here: set SLURM_CONF to the cluster's slurm.conf"),
+              "%s", e.msg);
+    slurm_ctl_free(c);
+}
