@@ -33,6 +33,7 @@ MARK="tdfault$$x"  # x: pid 12's mark is not part of pid 123's
 HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 . "$here/integration/lib/tmux.sh"
+. "$here/integration/lib/procs_left.sh"
 tmux_screen="$T/c5.screen"
 tmux_join=1
 TUNE_PID=""
@@ -41,10 +42,11 @@ cleanup() {
     [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
     command -v tmux >/dev/null 2>&1 && tmux_stop
     harness_stop_all
-    # The groups the journals recorded, then anything still carrying this run's marker.
+    # The groups the journals recorded (those still this run's), then anything still
+    # carrying this run's marker.
     for g in $(cat "$T"/state*/sessions/*.jsonl 2>/dev/null |
         sed -n 's/.*"event":"remote_process".*"pgid":\([0-9][0-9]*\).*/\1/p'); do
-        [ "$g" -gt 1 ] && kill -KILL -- "-$g" 2>/dev/null
+        group_kill_marked "$g" "$MARK"
     done
     for p in $(pgrep -f "$MARK" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     [ "${1:-}" = --netns-part ] || rm -rf "$T"

@@ -5,13 +5,15 @@
 set -eu
 bin="${TUNEDECK_BIN:?}"
 work="$(mktemp -d /tmp/td-journal-it.XXXXXX)"
+. "$(dirname "$0")/lib/procs_left.sh"
 tune_pid=""
 cleanup() {
     trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
     [ -n "$tune_pid" ] && kill -9 "$tune_pid" 2>/dev/null || true
-    # A trial the killed session left running: its process group, by the id it wrote.
+    # A trial the killed session left running: its process group, by the id it wrote, while
+    # it is still a trial of this run's (sh $work/trial.sh)
     for f in "$work"/trial*.pid; do
-        [ -e "$f" ] && kill -9 -- "-$(cat "$f")" 2>/dev/null || true
+        [ -e "$f" ] && group_kill_marked "$(cat "$f")" "$work/trial.sh"
     done
     [ -n "${KEEP:-}" ] || rm -rf "$work"
 }

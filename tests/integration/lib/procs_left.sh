@@ -1,5 +1,5 @@
 # Sourced by the suites that check no process is left behind (lib/suite.sh, pytorch.sh,
-# worker.sh); not a suite.
+# worker.sh) or stop what a run left (faults.sh, journal.sh); not a suite.
 # procs_left PATTERN: how many processes whose command line holds PATTERN are left, once those
 # on their way out are gone: asked again every 0.1 s for up to 10 s while any is there. A
 # process a stop missed outlives that (the suites' jobs run until stopped), and a loaded
@@ -10,4 +10,15 @@ procs_left() {
         sleep 0.1; n=$((n + 1))
     done
     pgrep -f -- "$1" 2>/dev/null | wc -l
+}
+
+# group_kill_marked PGID PATTERN: SIGKILL to process group PGID, only while a process of it
+# still holds PATTERN in its command line. A group a journal or pid file recorded earlier may
+# be gone, and its number taken by another suite's group (pid_max is 32768 here, and a full
+# run goes through it): a bare kill -- -PGID at a suite's end once ended console_stop.sh, run
+# beside faults.sh, with SIGKILL.
+group_kill_marked() {
+    [ "$1" -gt 1 ] 2>/dev/null && pgrep -g "$1" -f -- "$2" > /dev/null 2>&1 &&
+        kill -KILL -- "-$1" 2>/dev/null
+    return 0
 }
