@@ -155,6 +155,13 @@ Cluster *standin_two_by_two(void)
     return c;
 }
 
+void standin_says_step(JobProgress *p, long step, double loss)
+{
+    TrialEvent ev = {
+        .kind = EVENT_PROGRESS, .step = step, .epoch = -1, .loss = loss, .examples_per_s = -1};
+    jobctl_progress_note(p, &ev);
+}
+
 StandinRun *standin_last_run;
 
 static void *watched_start(void *ctx, const LiveRunSpec *spec, Error *err)

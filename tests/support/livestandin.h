@@ -23,6 +23,9 @@ typedef struct {
 /* A zeroed run of `size` bytes (at least a StandinRun) with no progress line yet. */
 void *standin_run_new(size_t size);
 
+/* A run's progress line to `p`: `step`, with `loss` (NAN: none), no epoch and no rate. */
+void standin_says_step(JobProgress *p, long step, double loss);
+
 /* The ops most stand-ins share: a signal ends the run (SIGKILL killed, else exited 0); it
  * runs until it has a status; always ready; its progress and status; one process group. */
 int standin_signal(void *run, int signo, Error *err);

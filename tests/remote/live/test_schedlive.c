@@ -281,14 +281,8 @@ static void two_line_step(void *run)
     if (r->base.status[0])
         return;
     if (++r->steps == 1) {
-        for (int i = 0; i < 2; i++, r->next += TWO_LINE_GAP) {
-            TrialEvent ev = {.kind = EVENT_PROGRESS,
-                             .step = r->next,
-                             .epoch = -1,
-                             .loss = i ? 0.25 : 0.5,
-                             .examples_per_s = -1};
-            jobctl_progress_note(&r->base.p, &ev);
-        }
+        for (int i = 0; i < 2; i++, r->next += TWO_LINE_GAP)
+            standin_says_step(&r->base.p, r->next, i ? 0.25 : 0.5);
     } else if (r->steps == 2 && !r->resumed) {
         two_line_checkpoint = r->base.p.step;
         snprintf(r->base.status, sizeof r->base.status, "exited 1");
@@ -428,12 +422,7 @@ static void burst_step(void *run)
         return;
     for (int i = 1; i <= BURST_LINES; i++) {
         long step = 100L * i;
-        TrialEvent ev = {.kind = EVENT_PROGRESS,
-                         .step = step,
-                         .epoch = -1,
-                         .loss = 1 / (burst_slope * (double)step + 1) + 0.1,
-                         .examples_per_s = -1};
-        jobctl_progress_note(&r->p, &ev);
+        standin_says_step(&r->p, step, 1 / (burst_slope * (double)step + 1) + 0.1);
     }
 }
 

@@ -33,12 +33,7 @@ static void fenced_step(void *run)
     StandinRun *r = run;
     if (r->status[0])
         return;
-    TrialEvent ev = {.kind = EVENT_PROGRESS,
-                     .step = r->p.seen + 1,
-                     .epoch = -1,
-                     .loss = NAN,
-                     .examples_per_s = -1};
-    jobctl_progress_note(&r->p, &ev);
+    standin_says_step(&r->p, r->p.seen + 1, NAN);
 }
 
 static const LiveRunOps FENCED = {.name = "fenced",
@@ -399,12 +394,7 @@ static void resume_dying_step(void *run)
         snprintf(r->status, sizeof r->status, "exited 1");
         return;
     }
-    TrialEvent ev = {.kind = EVENT_PROGRESS,
-                     .step = r->p.seen + 1,
-                     .epoch = -1,
-                     .loss = NAN,
-                     .examples_per_s = -1};
-    jobctl_progress_note(&r->p, &ev);
+    standin_says_step(&r->p, r->p.seen + 1, NAN);
 }
 
 static const LiveRunOps RESUME_DYING = {.name = "resume-dying",
