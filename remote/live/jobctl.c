@@ -23,10 +23,7 @@ struct JobRun {
     int restarts, restart_pending;
     char *next_command;
     JobProgress progress;
-    /* the current run's last error event, else its last stderr line; made terminal-safe
-     * when stored, as `schedule --live` prints it (a progress bar's colours and \r) */
-    char said[200];
-    int said_error; /* `said` is an error event's: a later stderr line does not replace it */
+    JobWords said; /* the current run's: its error event, else its last stderr line */
     char status[300];
 };
 
@@ -149,8 +146,8 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
             long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
             if (pgid > 1)
                 j->pgid = pgid;
-        } else if (!j->said_error && line[0]) {
-            termsafe(j->said, sizeof j->said, line);
+        } else {
+            jobctl_words_note(&j->said, line, 0);
         }
         return;
     }
@@ -162,10 +159,8 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
         jobctl_progress_refused(&j->progress, e.msg);
         return;
     }
-    if (ev.kind == EVENT_ERROR && ev.text) {
-        termsafe(j->said, sizeof j->said, ev.text);
-        j->said_error = 1;
-    }
+    if (ev.kind == EVENT_ERROR && ev.text)
+        jobctl_words_note(&j->said, ev.text, 1);
     if (ev.kind == EVENT_PROGRESS)
         jobctl_progress_note(&j->progress, &ev);
     trial_event_clear(&ev);
@@ -196,6 +191,14 @@ void jobctl_progress_note(JobProgress *p, const TrialEvent *ev)
     p->seen++;
 }
 
+void jobctl_words_note(JobWords *w, const char *line, int error)
+{
+    if (!error && (w->from_error || !line[0]))
+        return;
+    termsafe(w->text, sizeof w->text, line);
+    w->from_error |= error;
+}
+
 void jobctl_progress_refused(JobProgress *p, const char *why)
 {
     if (!p->refused++)
@@ -215,8 +218,7 @@ static int launch(JobRun *j, const char *command, Error *err)
     rexec_free(j->x);
     j->pgid = 0;
     j->progress = jobctl_progress_none(); /* progress is the current run's */
-    j->said[0] = 0;
-    j->said_error = 0;
+    j->said = (JobWords){0};
     j->x = hostpool_exec(j->pool, j->host, b, NULL, 0, &o, err);
     free(b);
     return j->x ? 0 : -1;
@@ -280,9 +282,9 @@ void jobctl_step(JobRun *j)
         ExecOutcome o = rexec_outcome(j->x);
         /* A failed run says why in its own words: a training script's exception is its
          * last stderr line (or the error event it printed), not only a status. */
-        if (o == EXEC_EXITED && rexec_exit_status(j->x) != 0 && j->said[0])
+        if (o == EXEC_EXITED && rexec_exit_status(j->x) != 0 && j->said.text[0])
             snprintf(j->status, sizeof j->status, "exited %d: %s", rexec_exit_status(j->x),
-                     j->said);
+                     j->said.text);
         else if (o == EXEC_EXITED)
             snprintf(j->status, sizeof j->status, "exited %d", rexec_exit_status(j->x));
         else

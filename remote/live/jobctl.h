@@ -48,6 +48,16 @@ void jobctl_progress_refused(JobProgress *p, const char *why);
  * point among the latest JOBPROGRESS_POINTS. */
 void jobctl_progress_note(JobProgress *p, const TrialEvent *ev);
 
+/* A failed run's own words, both backends': its last error event's text, which a later line
+ * does not replace, else its last other line; made terminal-safe when stored, as
+ * `schedule --live` prints it (a progress bar's colours and \r). */
+typedef struct {
+    char text[200];
+    int from_error;
+} JobWords;
+/* Notes a line the run printed (error: an error event's text); an empty one says nothing. */
+void jobctl_words_note(JobWords *w, const char *line, int error);
+
 /* Every placeholder a job_command may use. */
 #define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */
 

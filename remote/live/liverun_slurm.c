@@ -13,7 +13,6 @@
 
 #include "core/base/clock.h"
 #include "core/base/ownpath.h"
-#include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 
 enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: signal anyway */
@@ -185,13 +184,11 @@ static void exit_line(SlurmRun *r)
  * neither protocol nor the batch script's exit line. */
 static void note_said(SlurmRun *r, const TrialEvent *ev)
 {
-    if (ev->kind == EVENT_ERROR && ev->text) {
-        termsafe(r->said, sizeof r->said, ev->text);
-        r->said_error = 1;
-    } else if (ev->kind == EVENT_LOG && ev->text && ev->text[0] && !r->said_error &&
-               strncmp(ev->text, LIVESLURM_EXIT_MARK, strlen(LIVESLURM_EXIT_MARK)) != 0) {
-        termsafe(r->said, sizeof r->said, ev->text);
-    }
+    if (ev->kind == EVENT_ERROR && ev->text)
+        jobctl_words_note(&r->said, ev->text, 1);
+    else if (ev->kind == EVENT_LOG && ev->text &&
+             strncmp(ev->text, LIVESLURM_EXIT_MARK, strlen(LIVESLURM_EXIT_MARK)) != 0)
+        jobctl_words_note(&r->said, ev->text, 0);
 }
 
 /* The job's protocol lines from its output file, from where the last read stopped. */

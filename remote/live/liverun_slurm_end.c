@@ -11,8 +11,8 @@ void liveslurm_run_end(SlurmRun *r, const char *status)
 {
     /* A failed run says why in its own words, as over SSH: "exited 3: no dataset at /data" */
     int code = -1;
-    if (r->said[0] && sscanf(status, "exited %d", &code) == 1 && code != 0)
-        snprintf(r->status, sizeof r->status, "%s: %s", status, r->said);
+    if (r->said.text[0] && sscanf(status, "exited %d", &code) == 1 && code != 0)
+        snprintf(r->status, sizeof r->status, "%s: %s", status, r->said.text);
     else
         snprintf(r->status, sizeof r->status, "%s", status);
     r->ended = 1;

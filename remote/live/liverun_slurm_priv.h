@@ -98,11 +98,9 @@ typedef struct {
     size_t plen;
     int partial_cut;
     JobProgress progress;
-    /* The job's last output line that is not protocol (stdout and stderr share the file), or
-     * its error event's text, which a later line does not replace: a failed run's own words,
-     * as over SSH (jobctl.c) */
-    char said[200];
-    int said_error;
+    /* its words: error event, else last output line that is not protocol (stdout and
+     * stderr share the file) nor the batch script's exit line */
+    JobWords said;
     long round_at_submit;
     int ran, ended, saved;
     int stop_asked, kill_asked;                    /* what the driver asked */
