@@ -128,7 +128,7 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+    while ((c = flags_getopt(NULL, argc, argv, LONG, NULL)) != -1) {
         switch (c) {
         case 'S':
             sp->sim = optarg;
@@ -234,7 +234,7 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             usage(stdout);
             return 1;
         default:
-            return flags_unknown(NULL, LONG, argc, argv);
+            return EXIT_USAGE; /* flags_getopt said why */
         }
     }
     if (optind < argc) {

@@ -133,7 +133,7 @@ int cmd_hosts(int argc, char **argv)
     HostsSlurmArgs sa = {.max_interval_s = 30};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+    while ((c = flags_getopt("hosts", argc, argv, LONG, NULL)) != -1) {
         switch (c) {
         case 'c':
             path = optarg;
@@ -176,7 +176,7 @@ int cmd_hosts(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            return flags_unknown("hosts", LONG, argc, argv);
+            return EXIT_USAGE; /* flags_getopt said why */
         }
     }
     if ((!path && !slurm) || optind < argc) {

@@ -176,13 +176,13 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+    while ((c = flags_getopt(CMD, argc, argv, LONG, NULL)) != -1) {
         if (c == O_HELP || c == 'h') {
             schedule_usage(stdout, USAGE);
             return 0;
         }
-        if (c == '?' || c == ':')
-            return flags_unknown(CMD, LONG, argc, argv);
+        if (c == FLAGS_REFUSED)
+            return EXIT_USAGE; /* flags_getopt said why */
         int rc = parse_option(a, c, optarg);
         if (rc)
             return rc;

@@ -232,7 +232,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+    while ((c = flags_getopt("schedule --live", argc, argv, LONG, NULL)) != -1) {
         int bad = 0;
         const char *cmd = "schedule --live";
         switch (c) {
@@ -309,7 +309,7 @@ static int parse_args(int argc, char **argv, LiveArgs *a)
             usage(stdout);
             return 1;
         default:
-            return flags_unknown("schedule --live", LONG, argc, argv);
+            return EXIT_USAGE; /* flags_getopt said why */
         }
         if (bad)
             return EXIT_USAGE;

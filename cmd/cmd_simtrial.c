@@ -49,7 +49,7 @@ int cmd_sim_trial(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
+    while ((c = flags_getopt("sim-trial", argc, argv, LONG, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
@@ -57,7 +57,7 @@ int cmd_sim_trial(int argc, char **argv)
         if (c == 's' && flags_long("sim-trial", "--seed", optarg, 0, 1L << 62, &seed) == 0)
             continue;
         if (c != 's')
-            return flags_unknown("sim-trial", LONG, argc, argv);
+            return EXIT_USAGE; /* flags_getopt said why */
         return EXIT_USAGE;
     }
     if (optind != argc - 1) {

@@ -94,7 +94,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     optind = 1;
     opterr = 0;
     int li = -1;
-    while ((c = getopt_long(argc, argv, "h", LONG, &li)) != -1) {
+    while ((c = flags_getopt("tune", argc, argv, LONG, &li)) != -1) {
         /* By the option's own name: argv[optind - 1] is its value in "--seed 3". */
         if (c > 0 && strchr("ScjltosTNPC", c) && li >= 0)
             a->setup_flag = LONG[li].name;
@@ -127,7 +127,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
             break;
         case 'h': usage(stdout); return 1;
         default:
-            return flags_unknown("tune", LONG, argc, argv);
+            return EXIT_USAGE; /* flags_getopt said why */
         }
     }
     if (optind < argc) {

@@ -110,15 +110,15 @@ static const struct {
     {"workload", "a file"},
 };
 
-/* The option of `longopts` with a required value that ARG names as getopt_long reads it
- * ("--NAME", or a prefix of one name alone); NULL for an unknown, ambiguous or
- * "--NAME=VALUE" one, or one that takes no value. */
-static const struct option *value_option(const struct option *longopts, const char *arg)
+/* The option of `longopts` that ARG names as getopt_long reads it ("--NAME", or a prefix of
+ * one name alone; with "=VALUE" when `with_value`); NULL for an unknown or ambiguous one. */
+static const struct option *named_option(const struct option *longopts, const char *arg,
+                                         int with_value)
 {
-    if (strncmp(arg, "--", 2) != 0 || strchr(arg, '='))
+    if (strncmp(arg, "--", 2) != 0 || (!with_value && strchr(arg, '=')))
         return NULL;
     const char *name = arg + 2;
-    size_t len = strlen(name);
+    size_t len = strcspn(name, "=");
     const struct option *found = NULL;
     int prefixes = 0;
     for (const struct option *o = longopts; len && o->name; o++) {
@@ -132,7 +132,22 @@ static const struct option *value_option(const struct option *longopts, const ch
         found = o;
         prefixes++;
     }
-    return prefixes == 1 && found->has_arg == required_argument ? found : NULL;
+    return prefixes == 1 ? found : NULL;
+}
+
+/* The option with a required value that ARG names alone ("--NAME", not "--NAME=VALUE"). */
+static const struct option *value_option(const struct option *longopts, const char *arg)
+{
+    const struct option *o = named_option(longopts, arg, 0);
+    return o && o->has_arg == required_argument ? o : NULL;
+}
+
+static const char *value_what(const char *name)
+{
+    for (size_t i = 0; i < sizeof VALUES / sizeof VALUES[0]; i++)
+        if (strcmp(VALUES[i].name, name) == 0)
+            return VALUES[i].what;
+    return "a value";
 }
 
 /* Whether WORD is a group of short options ("-zq") holding the option character C. */
@@ -163,21 +178,53 @@ void flags_refusal(char *buf, size_t n, const char *cmd, const struct option *lo
                  cmd ? " " : "", cmd ? cmd : "", arg);
         return;
     }
-    const char *what = "a value";
-    for (size_t i = 0; i < sizeof VALUES / sizeof VALUES[0]; i++)
-        if (strcmp(VALUES[i].name, o->name) == 0)
-            what = VALUES[i].what;
     snprintf(buf, n, "tunedeck%s%s: --%s: expected %s after it", cmd ? " " : "", cmd ? cmd : "",
-             o->name, what);
+             o->name, value_what(o->name));
 }
 
-int flags_unknown(const char *cmd, const struct option *longopts, int argc, char **argv)
+int flags_value_refusal(char *buf, size_t n, const char *cmd, const struct option *longopts,
+                        int argc, char *const *argv, int ind)
+{
+    /* Only a value given as the next word: "--job=--budget" says it means that file. */
+    if (ind < 2 || ind > argc)
+        return 0;
+    const char *value = argv[ind - 1];
+    const struct option *flag = value_option(longopts, argv[ind - 2]);
+    if (!flag || (strcmp(value, "-h") != 0 && !named_option(longopts, value, 1)))
+        return 0;
+    snprintf(buf, n,
+             "tunedeck%s%s: --%s: expected %s after it, found the option '%s' (for a value that "
+             "starts with '-', write --%s=VALUE)",
+             cmd ? " " : "", cmd ? cmd : "", flag->name, value_what(flag->name), value,
+             flag->name);
+    return 1;
+}
+
+/* Prints flags_refusal's line for the option getopt_long just refused (at optind). */
+static void flags_unknown(const char *cmd, const struct option *longopts, int argc, char **argv)
 {
     char line[512];
     flags_refusal(line, sizeof line, cmd, longopts, argc, argv, optind);
     fprintf(stderr, "%s\n", line);
-    return EXIT_USAGE;
 }
+
+int flags_getopt(const char *cmd, int argc, char **argv, const struct option *longopts,
+                 int *longindex)
+{
+    int c = getopt_long(argc, argv, "h", longopts, longindex);
+    char line[512];
+    if (c == '?' || c == ':') {
+        flags_unknown(cmd, longopts, argc, argv);
+        return FLAGS_REFUSED;
+    }
+    if (c != -1 && optarg && optarg == argv[optind - 1] &&
+        flags_value_refusal(line, sizeof line, cmd, longopts, argc, argv, optind)) {
+        fprintf(stderr, "%s\n", line);
+        return FLAGS_REFUSED;
+    }
+    return c;
+}
+
 
 void flags_help_sim(FILE *out, const char *what, const char *note)
 {

@@ -29,9 +29,19 @@ int flags_name(const char *cmd, const char *flag, const char *text, const char *
 void flags_refusal(char *buf, size_t n, const char *cmd, const struct option *longopts, int argc,
                    char *const *argv, int ind);
 
-/* Prints flags_refusal's line for the option getopt_long just refused (at optind) on stderr
- * and returns EXIT_USAGE. */
-int flags_unknown(const char *cmd, const struct option *longopts, int argc, char **argv);
+/* A value flag whose value, the next word, is itself one of `longopts` ("--cluster --live",
+ * the value forgotten) or "-h": puts "tunedeck[ CMD]: --cluster: expected a file after it,
+ * found the option '--live' (...)" in buf and returns 1; else 0. `ind` is optind after the
+ * value, as getopt_long leaves it. */
+int flags_value_refusal(char *buf, size_t n, const char *cmd, const struct option *longopts,
+                        int argc, char *const *argv, int ind);
+
+/* Every command's getopt_long (short options: "-h" alone, opterr 0): returns its answer, but
+ * FLAGS_REFUSED, with the line printed on stderr, for an option flags_refusal names and for a
+ * value flags_value_refusal names. */
+enum { FLAGS_REFUSED = -2 };
+int flags_getopt(const char *cmd, int argc, char **argv, const struct option *longopts,
+                 int *longindex);
 
 /* A --help line's long text (a list made elsewhere, such as the simulator's settings),
  * word-wrapped to 80 columns: it goes on from column `col` where the caller left the

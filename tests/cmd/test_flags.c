@@ -89,3 +89,50 @@ Test(flags, an_unknown_short_option_is_named_alone)
     flags_refusal(line, sizeof line, "tune", LONG, 2, last, optind);
     cr_assert_str_eq(line, "tunedeck tune: unknown or incomplete option '-q' (try --help)");
 }
+
+/* The line flags_value_refusal gives once getopt_long has taken ARGV's first value flag. */
+static int refuse_value(char *line, size_t n, int argc, char **argv)
+{
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1 && !optarg)
+        ;
+    cr_assert_neq(c, -1, "no value flag was taken");
+    line[0] = '\0';
+    return flags_value_refusal(line, n, "tune", LONG, argc, argv, optind);
+}
+
+/* Regression: `schedule --cluster --live` read --live as the file (and as the mode), and said
+ * only "expected --cluster FILE". */
+Test(flags, a_value_that_is_another_option_is_named_as_a_forgotten_value)
+{
+    char line[256];
+    char *argv[] = {"tune", "--json", "--job", "--budget", "3", NULL};
+    cr_assert_eq(refuse_value(line, sizeof line, 5, argv), 1);
+    cr_assert_str_eq(line, "tunedeck tune: --job: expected a file after it, found the option "
+                           "'--budget' (for a value that starts with '-', write --job=VALUE)");
+    char *prefix[] = {"tune", "--bud", "--jso", NULL}; /* both by their prefixes */
+    cr_assert_eq(refuse_value(line, sizeof line, 3, prefix), 1);
+    cr_assert_str_eq(line, "tunedeck tune: --budget: expected an integer after it, found the "
+                           "option '--jso' (for a value that starts with '-', write "
+                           "--budget=VALUE)");
+    char *help[] = {"tune", "--job", "-h", NULL};
+    cr_assert_eq(refuse_value(line, sizeof line, 3, help), 1);
+    char *valued[] = {"tune", "--job", "--budget=3", NULL};
+    cr_assert_eq(refuse_value(line, sizeof line, 3, valued), 1);
+}
+
+Test(flags, a_value_that_only_looks_like_an_option_is_taken)
+{
+    char line[256];
+    char *joined[] = {"tune", "--job=--budget", NULL}; /* said in one word: meant */
+    cr_assert_eq(refuse_value(line, sizeof line, 2, joined), 0);
+    char *other[] = {"tune", "--job", "--not-ours", NULL};
+    cr_assert_eq(refuse_value(line, sizeof line, 3, other), 0);
+    char *ambiguous[] = {"tune", "--job", "--jo", NULL}; /* names no one option */
+    cr_assert_eq(refuse_value(line, sizeof line, 3, ambiguous), 0);
+    char *dash[] = {"tune", "--job", "-", NULL};
+    cr_assert_eq(refuse_value(line, sizeof line, 3, dash), 0);
+    cr_assert_str_eq(line, "");
+}

@@ -273,6 +273,12 @@ check_bad "tunedeck tune: --budget: expected an integer after it" tune --budget
 check_bad "tunedeck schedule: --workload: expected a file after it" schedule --workload
 check_bad "tunedeck: --budget: expected an integer after it" --no-journal --budget
 check_bad "tunedeck tune: --budget: expected an integer after it" tune --bud
+# a value flag followed by another option: its value forgotten, not the option taken as it
+# (`schedule --cluster --live` read --live as the file, and as the mode)
+check_bad "tunedeck schedule --live: --cluster: expected a file after it, found the option '--live'" \
+    schedule --cluster --live --workload w.json
+check_bad "tunedeck tune: --job: expected a file after it, found the option '--budget'" \
+    tune --job --budget 3
 # an unknown short option inside its group is named alone, not by the word before it ('3')
 check_bad "tunedeck tune: unknown or incomplete option '-z'" tune --budget 3 -zq
 # an empty --partition read as every partition, unsaid
@@ -296,6 +302,9 @@ for src in "$root"/cmd/cmd_*.c; do
         check_bad "tunedeck${words:+ $words}: --$flag: expected " $words --$flag
         grep -q "expected a value after it" "$tmp/e" &&
             fail "--$flag has no row in cmd/flags.c's VALUES: $(cat "$tmp/e")"
+        # shellcheck disable=SC2086
+        check_bad "tunedeck${words:+ $words}: --$flag: expected " $words --$flag --help
+        grep -qF "found the option '--help'" "$tmp/e" || fail "--$flag took --help: $(cat "$tmp/e")"
     done
 done
 check_bad "tunedeck schedule --live: unknown or incomplete option '--bogus'" schedule --live --bogus
