@@ -129,8 +129,9 @@ static void summarize(const char *path, const char *id, Summary *s)
             else
                 snprintf(s->target, sizeof s->target, "%s", str(c, "name") ? str(c, "name") : "?");
             s->budget = budget_of(ev, 0);
-        } else if (strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0) {
-            s->budget = budget_of(ev, s->budget); /* ended: the console's :budget kept */
+        } else if (strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0 ||
+                   strcmp(kind, "budget") == 0) {
+            s->budget = budget_of(ev, s->budget); /* budget, ended: the console's :budget */
         } else if (strcmp(kind, "suggested") == 0) {
             unsigned char *m = mark_of(&marks, ev);
             if (!m || *m) {

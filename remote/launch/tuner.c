@@ -543,7 +543,11 @@ int tuner_budget(const Tuner *t)
 
 void tuner_set_budget(Tuner *t, int budget)
 {
-    t->budget = budget < 0 ? 0 : budget;
+    budget = budget < 0 ? 0 : budget;
+    int changed = budget != t->budget;
+    t->budget = budget;
+    if (changed)
+        emit(t, TUNER_EVENT_BUDGET, NULL);
     if (t->phase == PHASE_STOPPED && !t->last_error[0]) {
         t->phase = PHASE_IDLE;
         if (t->converged[0]) { /* more trials wanted: a new streak is needed to stop again */

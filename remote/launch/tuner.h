@@ -18,12 +18,14 @@ typedef struct {
     double started_s, finished_s; /* clock_now_s() */
 } TrialRecord;
 
-/* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why). */
+/* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
+ * BUDGET: tuner_set_budget changed the budget (rec: NULL; tuner_budget says it). */
 typedef enum {
     TUNER_EVENT_SUGGESTED,
     TUNER_EVENT_STARTED,
     TUNER_EVENT_FINISHED,
-    TUNER_EVENT_CONVERGED
+    TUNER_EVENT_CONVERGED,
+    TUNER_EVENT_BUDGET
 } TunerEvent;
 typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
 /* Called after TUNER_EVENT_STARTED, just before a trial is launched (its schedule carries its

@@ -114,6 +114,16 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     TuneJournal *tj = userdata;
     if (!tj || tj->muted || !tj->journal)
         return;
+    if (ev == TUNER_EVENT_BUDGET) {
+        /* Journaled when it changes, not only in `ended`: a console killed outright (SIGKILL,
+         * a lost machine) keeps the :budget it was given. */
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "event", "budget");
+        cJSON_AddNumberToObject(b, "wall_s", (double)time(NULL));
+        cJSON_AddNumberToObject(b, "budget", (double)tuner_budget(tj->tuner));
+        write_event(tj, b);
+        return;
+    }
     /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
     int trial = tuner_outside_number(tj->tuner, rec->trial);
     switch (ev) {
@@ -128,6 +138,7 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         write_event(tj, journal_finished_json(trial, rec->obs));
         break;
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
+    case TUNER_EVENT_BUDGET:
         break;
     }
 }
@@ -259,7 +270,8 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
         const cJSON *ev = tj->log.events[i];
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(ev, "budget");
         const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
-        if ((strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0) &&
+        if ((strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0 ||
+             strcmp(kind, "budget") == 0) &&
             cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 100000)
             setup->budget = (long)b->valuedouble;
     }

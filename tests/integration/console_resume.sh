@@ -61,6 +61,17 @@ import json, sys
 assert len(json.load(open(sys.argv[1]))["trials"]) == 2
 PY
 
+# The :budget is journaled when it is typed: a console killed outright (SIGKILL, no `ended`
+# line) keeps it (it was written only at the clean end: `sessions` said 2/60).
+tmux_start k 120 35 "sh -c 'echo \$\$ > $tmp/k.pid; exec env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/k $bin --sim A:googlenet --optimizer random --pace-ms 3600000 --no-sched 2>$tmp/kerr'"
+wait_for k "1/60 "
+tmx send-keys -t k ":budget 3" Enter
+wait_for k "2/3 "
+kill -KILL "$(cat "$tmp/k.pid")"
+wait_for k "EXITED"
+TUNEDECK_STATE_DIR="$tmp/k" "$bin" sessions >"$tmp/klist"
+grep -q ' 2/3 .*interrupted' "$tmp/klist" || fail "sessions after :budget 3 and SIGKILL: $(cat "$tmp/klist")"
+
 # A full disk (a file size limit) under the console's journal.
 tmux_start f 120 35 "sh -c 'ulimit -f 24; env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/full $bin --sim A:googlenet --optimizer random --pace-ms 20 --no-sched 2>$tmp/ferr'"
 wait_for f "| stopped"

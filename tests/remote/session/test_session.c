@@ -377,6 +377,32 @@ Test(session, the_budget_changed_during_a_session_is_the_one_a_resume_goes_on_to
     rmdir(dir);
 }
 
+/* Regression: the :budget was written only in the `ended` line, so a console killed outright
+ * (SIGKILL: no `ended`) lost it and a resume went on to the session line's budget. */
+Test(session, a_changed_budget_is_journaled_when_it_changes)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = sim_spec(5);
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    tuner_set_budget(first->tuner, 2);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first); /* no session_journal_end: the process was killed */
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {0};
+    cr_assert_eq(session_resume(again, path, &rs, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(rs.budget, 2, "the budget typed, not the first line's 5");
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
+
 Test(session, resume_without_a_journal_is_refused)
 {
     Session *s = session_new(0, NULL);
