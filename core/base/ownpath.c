@@ -31,6 +31,11 @@ const char *ownpath_writers(unsigned mode)
     return mode & 020 ? "its group" : "others";
 }
 
+const char *ownpath_writable_word(unsigned mode)
+{
+    return mode & 002 ? "world-writable" : "group-writable";
+}
+
 int ownpath_refused(const OwnpathCheck *c, const char *label, const char *harm, Error *err)
 {
     if (c->verdict == OWNPATH_NOT_OURS)

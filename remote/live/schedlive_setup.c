@@ -11,6 +11,7 @@
 
 #include "core/base/error.h"
 #include "remote/live/jobctl.h"
+#include "remote/live/liverun.h"
 #include "remote/ssh/shquote.h"
 
 int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
@@ -261,6 +262,27 @@ int schedlive_check_command(const char *job_command, const char *inv, const Sche
     return error_mark(err, ERROR_INPUT);
 }
 
+/* Every job's folder the backend can check before the run (liverun.h's check_folders): one
+ * others can write refuses the run now, not each job as it starts. */
+static int check_folders(const SchedState *s, const SchedLiveOptions *o, const char *dir,
+                         Error *err)
+{
+    if (!o || !o->backend || !o->backend->check_folders)
+        return 0;
+    size_t n = sched_job_count(s);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!names)
+        return error_set(err, "job folders: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        SchedJobInfo info;
+        sched_job_info(s, i, &info);
+        names[i] = info.name;
+    }
+    int rc = o->backend->check_folders(o->backend_ctx, dir, names, n, err);
+    free(names);
+    return rc;
+}
+
 int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOptions *o, char *ck,
                     size_t cap, Error *err)
 {
@@ -286,5 +308,5 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
         if (!wrapped)
             return o && o->workload ? error_prefix(err, "%s", o->workload) : -1;
     }
-    return 0;
+    return check_folders(s, o, dir, err);
 }
