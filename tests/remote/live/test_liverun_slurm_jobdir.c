@@ -110,8 +110,10 @@ Test(liverun_slurm_jobdir, a_world_writable_job_folder_is_said_to_be_so)
 Test(liverun_slurm_jobdir, a_job_folder_in_a_folder_others_can_write_is_refused)
 {
     make_folder("work", 0777); /* not sticky: anyone can swap the job's folder */
-    refused("work", "is world-writable (mode 0777); expected no group/other write (or the "
-                    "sticky bit", "chmod go-w");
+    refused("work",
+            "is world-writable (mode 0777); expected no group/other write (or the "
+            "sticky bit",
+            "chmod go-w");
 }
 
 Test(liverun_slurm_jobdir, another_users_job_folder_is_refused)

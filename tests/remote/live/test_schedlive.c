@@ -569,8 +569,7 @@ static int bad_folder_check(void *ctx, const char *job_dir, const char *const *n
                             Error *err)
 {
     (void)ctx;
-    snprintf(folders_checked, sizeof folders_checked, "%s: %zu %s", job_dir, n,
-             n ? names[0] : "");
+    snprintf(folders_checked, sizeof folders_checked, "%s: %zu %s", job_dir, n, n ? names[0] : "");
     error_set(err, "job %s: its folder %s/%s is world-writable (mode 0777)", names[0], job_dir,
               names[0]);
     return error_mark(err, ERROR_INPUT);

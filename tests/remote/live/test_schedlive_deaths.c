@@ -417,8 +417,8 @@ Test(schedlive, a_ranks_own_lock_is_opened_only_as_a_plain_file)
                     cr_assert(fifo >= 0);
                 }
                 int ran = 1;
-                int rc = run_fenced_in(shells[s], dir, getenv("PATH"), runs[r].nnodes,
-                                       runs[r].rank, NULL, &ran, err, sizeof err);
+                int rc = run_fenced_in(shells[s], dir, getenv("PATH"), runs[r].nnodes, runs[r].rank,
+                                       NULL, &ran, err, sizeof err);
                 if (fifo >= 0)
                     close(fifo);
                 char want[200];
@@ -449,21 +449,21 @@ Test(schedlive, a_ranks_own_lock_it_cannot_open_fails_the_run_in_our_words)
         char dir[] = "/tmp/td-fence.XXXXXX", err[1024], cmd[600];
         cr_assert(mkdtemp(dir));
         int ran = 0;
-        cr_assert_eq(run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err,
-                                   sizeof err),
-                     0, "%s: no lock file yet: %s", shells[s], err);
+        cr_assert_eq(
+            run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err, sizeof err), 0,
+            "%s: no lock file yet: %s", shells[s], err);
         cr_assert(ran, "%s: %s", shells[s], err);
         ran = 0; /* the file that run left, a plain one */
-        cr_assert_eq(run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err,
-                                   sizeof err),
-                     0, "%s: a lock file left before: %s", shells[s], err);
+        cr_assert_eq(
+            run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err, sizeof err), 0,
+            "%s: a lock file left before: %s", shells[s], err);
         cr_assert(ran, "%s: %s", shells[s], err);
         if (geteuid() != 0) {
             snprintf(cmd, sizeof cmd, "chmod 0 '%s/d/j/.tunedeck-run-0.lock'", dir);
             cr_assert_eq(system(cmd), 0);
             ran = 1;
-            int rc = run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err,
-                                   sizeof err);
+            int rc =
+                run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err, sizeof err);
             cr_assert(rc == 2 && !ran &&
                           strstr(err, "tunedeck: cannot open .tunedeck-run-0.lock to take its "
                                       "lock") &&
