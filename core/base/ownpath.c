@@ -28,7 +28,13 @@ OwnpathCheck ownpath_check(const char *path, int allow)
 
 const char *ownpath_writers(unsigned mode)
 {
-    return mode & 020 ? "its group" : "others";
+    /* others first: 0666 is not only its group's to write (it said so) */
+    return mode & 002 ? "others" : "its group";
+}
+
+const char *ownpath_writable_word(unsigned mode)
+{
+    return mode & 002 ? "world-writable" : "group-writable";
 }
 
 int ownpath_refused(const OwnpathCheck *c, const char *label, const char *harm, Error *err)

@@ -31,8 +31,12 @@ typedef struct {
 /* stat(path) (following symlinks) and judge it; allow is OWNPATH_* flags. */
 OwnpathCheck ownpath_check(const char *path, int allow);
 
-/* Who can write a mode ownpath_check refused: "its group" or "others". */
+/* Who can write a mode ownpath_check refused: "others" when they can (0666, 0602: whatever
+ * its group may do), else "its group" (0664). */
 const char *ownpath_writers(unsigned mode);
+/* The same as one word: "world-writable" when others can write (0777, 0602: whatever its
+ * group may do), else "group-writable" (0775). */
+const char *ownpath_writable_word(unsigned mode);
 
 /* The refusal of a path ownpath_check found not ours (NOT_OURS, WRITABLE): -1 with err
  * "LABEL belongs to uid U, not to you (uid V) or root: refused, its owner could HARM" or

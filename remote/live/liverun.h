@@ -90,6 +90,15 @@ typedef struct LiveRunOps {
      * pool's, which the driver polls. */
     size_t (*pollfds)(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
     size_t (*run_pollfds)(void *run, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+    /* Optional: before the run begins, every job's folder (JOB_DIR/NAME, names[i]) that the
+     * backend can check from here; -1 with err (bad input, exit 3) naming the job, the
+     * folder, its owner or mode, what is expected and the fix, so a folder others can write
+     * refuses the run rather than fail each job as it starts (Slurm: the folders are on this
+     * machine's shared file system; a start checks its folder again). NULL for SSH: the
+     * folders are on the hosts, and the wrapper makes each one private at its start
+     * (schedlive_job_template). */
+    int (*check_folders)(void *ctx, const char *job_dir, const char *const *names, size_t n,
+                         Error *err);
     void (*free)(void *run); /* ends a run still up (closing its channels, or scancel) */
 } LiveRunOps;
 

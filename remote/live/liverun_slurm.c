@@ -8,75 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
-#include "core/base/ownpath.h"
 #include "core/model/protocol.h"
 
 enum { READY_AFTER_MS = 10000 }; /* running this long without a progress line: signal anyway */
-
-/* mkdir -p, and the folder's absolute path (the nodes see the same file system). */
-static char *make_dir(const char *job_dir, const char *name, Error *err)
-{
-    char cwd[4096] = "";
-    if (job_dir[0] != '/' && !getcwd(cwd, sizeof cwd)) {
-        error_set(err, "job folder: %s", strerror(errno));
-        return NULL;
-    }
-    char *path = NULL;
-    if (asprintf(&path, "%s%s%s/%s", cwd, cwd[0] ? "/" : "", job_dir, name) < 0) {
-        error_set(err, "job: out of memory");
-        return NULL;
-    }
-    for (char *p = path + 1;; p++) {
-        if (*p == '/' || !*p) {
-            char c = *p;
-            *p = 0;
-            if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-                error_set(err, "job folder %s: %s", path, strerror(errno));
-                free(path);
-                return NULL;
-            }
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    return path;
-}
-
-/* The job folder holds the script sbatch runs as us, on a file system others share: it must
- * be ours and no one else's to write, and so must the folder it is in (unless sticky, like
- * /tmp; root's will do), or another user could plant or swap the script. */
-static int check_job_dir(const char *dir, Error *err)
-{
-    char parent[4096];
-    if (ownpath_folder(dir, parent, sizeof parent) < 0)
-        return error_set(err, "job folder %s: path too long", dir);
-    const char *what[] = {"job folder", "the job folder's parent"}, *path[] = {dir, parent};
-    const int allow[] = {0, OWNPATH_ROOT_OK | OWNPATH_STICKY_OK};
-    for (int i = 0; i < 2; i++) {
-        OwnpathCheck c = ownpath_check(path[i], allow[i]);
-        if (c.verdict == OWNPATH_MISSING || c.verdict == OWNPATH_UNCHECKED)
-            return error_set(err, "cannot check %s %s: %s", what[i], path[i],
-                             strerror(c.errno_value));
-        if (c.verdict == OWNPATH_NOT_OURS)
-            return error_set(err,
-                             "%s %s belongs to uid %u, not to you (uid %u): refused, its owner "
-                             "could change the batch script sbatch runs as you; use a folder of "
-                             "your own (--job-dir)",
-                             what[i], path[i], c.uid, (unsigned)geteuid());
-        if (c.verdict == OWNPATH_WRITABLE)
-            return error_set(err,
-                             "%s %s is writable by %s (mode %03o): refused, anyone who can write "
-                             "it could change the batch script sbatch runs as you; check it, "
-                             "then chmod go-w it",
-                             what[i], path[i], ownpath_writers(c.mode), c.mode);
-    }
-    return 0;
-}
 
 /* Written whole under a new name, then renamed over the script: a symlink or a file someone
  * left at script_path is replaced, never written through. */
@@ -112,8 +49,10 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
 {
     LiveSlurm *s = ctx;
     const JobAlloc *a = spec->alloc;
-    char *dir = make_dir(spec->job_dir, spec->name, err);
-    if (!dir || check_job_dir(dir, err) < 0) {
+    /* checked before the run began (check_folders), and again here: a mode changed since,
+     * or a folder someone else made since, is refused before any sbatch */
+    char *dir = liveslurm_folder_make(spec->job_dir, spec->name, err);
+    if (!dir || liveslurm_folder_trusted(dir, 0, err) < 0) {
         free(dir);
         return NULL;
     }
@@ -510,4 +449,5 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .nodes = liveslurm_nodes,
                                   .pollfds = liveslurm_pollfds,
                                   .run_pollfds = liveslurm_run_pollfds,
+                                  .check_folders = liveslurm_check_folders,
                                   .free = free_run};

@@ -1,8 +1,9 @@
 /* Internal: the live Slurm backend's state, shared by remote/live/liverun_slurm.c (each run:
  * start, signal, read its output), liverun_slurm_end.c (its end, held for its exit line),
  * liverun_slurm_submit.c (each run's own calls: sbatch, the look-up by name, scancel),
- * liverun_slurm_round.c (the scontrol rounds, the controller's outages, which jobs are ours)
- * and liverun_slurm_doubles.c (a second job Slurm took for one submission). Not a public
+ * liverun_slurm_round.c (the scontrol rounds, the controller's outages, which jobs are ours),
+ * liverun_slurm_doubles.c (a second job Slurm took for one submission) and
+ * liverun_slurm_folder.c (the job folders: made, and trusted only when ours). Not a public
  * API. */
 #ifndef TUNEDECK_LIVERUN_SLURM_PRIV_H
 #define TUNEDECK_LIVERUN_SLURM_PRIV_H
@@ -206,5 +207,18 @@ void liveslurm_nodes_free(LiveSlurm *s);
  * claims counted again when they come. */
 void liveslurm_parts_tick(LiveSlurm *s, int64_t now);
 void liveslurm_parts_free(LiveSlurm *s);
+
+/* The job folders (liverun_slurm_folder.c). DIR/NAME as an absolute path (DIR relative to
+ * the working folder), made with the folders on the way (0755); caller frees. */
+char *liveslurm_folder_make(const char *job_dir, const char *name, Error *err);
+/* -1 unless the folder dir and the one it is in are ours and no one else's to write (the
+ * one it is in may be root's, or sticky like /tmp); err names the folder, its owner or mode
+ * ("is world-writable (mode 0777)"), what is expected and the fix (chmod go-w FOLDER).
+ * missing_ok: a folder not there yet passes (the start makes it, ours). */
+int liveslurm_folder_trusted(const char *dir, int missing_ok, Error *err);
+/* LIVERUN_SLURM's check_folders: every job's folder that exists, before the run begins;
+ * err "job NAME: ...", marked bad input. */
+int liveslurm_check_folders(void *ctx, const char *job_dir, const char *const *names, size_t n,
+                            Error *err);
 
 #endif

@@ -126,7 +126,9 @@ int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **
  * --checkpoint word), copied into ck; errors are bad input (exit 3). */
 int schedlive_check_command(const char *job_command, const char *inv, const SchedLiveOptions *o,
                             char *ck, size_t cap, Error *err);
-/* That for c's job_command, and every job of s a name the job's folder can have. */
+/* That for c's job_command, every job of s a name the job's folder can have, and every job's
+ * folder that o's backend can check before the run (its check_folders: Slurm's, on this
+ * machine) ours and no one else's to write. */
 int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOptions *o, char *ck,
                     size_t cap, Error *err);
 /* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into

@@ -11,6 +11,7 @@
 
 #include "core/base/error.h"
 #include "remote/live/jobctl.h"
+#include "remote/live/liverun.h"
 #include "remote/ssh/shquote.h"
 
 int schedlive_node_groups(const Cluster *c, int gpus_override, SchedNodeGroup **groups, size_t *n,
@@ -124,9 +125,23 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
     rc |= shquote_append(&b, &len, path);
     /* The fence (schedlive.h): fd 9 stays open in the shell and the job it starts, so the
      * lock lasts as long as any process of the run; flock(1) is util-linux's. Only its 1 is
-     * "held": a host without flock (127) must not read as a busy folder, tried for ever. */
+     * "held": a host without flock (127) must not read as a busy folder, tried for ever.
+     * The rank's own lock is opened only as a plain file, as rank 0's tries below are: `>>`
+     * follows a symlink (creating its target, or locking a file elsewhere) and blocks on a
+     * FIFO for ever, so anything else of its name fails the run (exit 2), naming it. A file
+     * it cannot open fails it too, in words of ours: the open is tried first in a subshell
+     * (silenced; a failed redirection of a special builtin would end dash itself), then
+     * made with `command exec`, which, should it fail all the same, leaves the shell alive to
+     * say so. No brace group: `{...}` is a placeholder (jobctl_command). */
     rc |= shquote_append_raw(&b, &len,
-                             " && exec 9>>" SCHEDLIVE_FENCE_LOCK " && if flock -n 9; then :; "
+                             " && lf=" SCHEDLIVE_FENCE_LOCK " && if [ -f \"$lf\" ] && "
+                             "[ ! -h \"$lf\" ]; then :; elif [ -e \"$lf\" ] || [ -h \"$lf\" ]; "
+                             "then echo \"tunedeck: $lf in the job's folder is not a plain file "
+                             "(a rank's lock is one): not opened; remove it\" >&2; exit 2; fi && "
+                             "if (: >>\"$lf\") 2>/dev/null && command exec 9>>\"$lf\"; then :; "
+                             "else echo \"tunedeck: cannot open $lf to take its lock\" >&2; "
+                             "exit 2; fi"
+                             " && if flock -n 9; then :; "
                              "else fr=$?; if [ $fr = 1 ]; then echo '" SCHEDLIVE_FENCE_WORD
                              ": another run of this job still holds its folder' >&2; exit 75; "
                              "fi; echo \"tunedeck: flock -n failed (status $fr): the job's "
@@ -261,6 +276,27 @@ int schedlive_check_command(const char *job_command, const char *inv, const Sche
     return error_mark(err, ERROR_INPUT);
 }
 
+/* Every job's folder the backend can check before the run (liverun.h's check_folders): one
+ * others can write refuses the run now, not each job as it starts. */
+static int check_folders(const SchedState *s, const SchedLiveOptions *o, const char *dir,
+                         Error *err)
+{
+    if (!o || !o->backend || !o->backend->check_folders)
+        return 0;
+    size_t n = sched_job_count(s);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!names)
+        return error_set(err, "job folders: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        SchedJobInfo info;
+        sched_job_info(s, i, &info);
+        names[i] = info.name;
+    }
+    int rc = o->backend->check_folders(o->backend_ctx, dir, names, n, err);
+    free(names);
+    return rc;
+}
+
 int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOptions *o, char *ck,
                     size_t cap, Error *err)
 {
@@ -286,5 +322,5 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
         if (!wrapped)
             return o && o->workload ? error_prefix(err, "%s", o->workload) : -1;
     }
-    return 0;
+    return check_folders(s, o, dir, err);
 }

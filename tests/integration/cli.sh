@@ -409,6 +409,23 @@ exit_is 2 "usage" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
     --checkpoint-file ckpt.pt
 grep -q -- "the console needs a terminal" "$tmp/e" ||
     fail "console --slurm --job-command with --checkpoint-file: $(cat "$tmp/e")"
+# schedule --live on Slurm checks every job's folder before the run: a world-writable one
+# refuses it, exit 3, naming the job, the folder, its mode and the fix (each job was refused
+# as it started instead, and the run went on to --duration with every job failed; the
+# message said "its group" for mode 777)
+mkdir -p "$tmp/wjobs/j1" && chmod 777 "$tmp/wjobs/j1"
+exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" schedule --live \
+    --slurm --workload examples/live-workload.csv --job-dir "$tmp/wjobs" --duration 30 \
+    --job-command 'python3 train.py --checkpoint c.pt --resume {resume}'
+grep -q -- "^tunedeck schedule --live: job j1: its folder $tmp/wjobs/j1 is world-writable (mode 0777); expected no group/other write: chmod go-w $tmp/wjobs/j1 " "$tmp/e" ||
+    fail "schedule --live --slurm, a world-writable job folder: $(cat "$tmp/e")"
+# the console's live scheduler on Slurm the same, before it wants a terminal
+chmod 775 "$tmp/wjobs/j1"
+exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
+    --workload examples/live-workload.csv --job-dir "$tmp/wjobs" \
+    --job-command 'python3 train.py --checkpoint c.pt --resume {resume}'
+grep -q -- "job j1: its folder $tmp/wjobs/j1 is group-writable (mode 0775); expected no group/other write: chmod go-w $tmp/wjobs/j1 " "$tmp/e" ||
+    fail "console --slurm, a group-writable job folder: $(cat "$tmp/e")"
 # on SSH hosts, an inventory's job_command or a --checkpoint-file is refused naming itself,
 # not the workload (it said "--workload: inv.json: field 'job_command': ...")
 python3 -c "

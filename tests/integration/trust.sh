@@ -244,7 +244,7 @@ cp "$T/kh.all" "$kh"
 chmod 666 "$kh"
 run "" "$T/w1" --only h3
 check "a known key in a world-writable known_hosts is refused, naming the file and mode" \
-    grep -q "h3 ssh-failed: .*known_hosts file $kh is writable by its group (mode 666): refused" "$T/w1"
+    grep -q "h3 ssh-failed: .*known_hosts file $kh is writable by others (mode 666): refused" "$T/w1"
 check "and nothing ran" sh -c "! grep -q 'h3 exit' '$T/w1'"
 chmod 644 "$kh"
 chmod 775 "$T/h"
@@ -450,7 +450,7 @@ PY
     }
     named '%d/cfg' "$T/e1"
     check "'%d/cfg' is checked as $home/.ssh/cfg, the file libssh reads, and refused" \
-        grep -q "the ssh configuration file $home/.ssh/cfg is writable by its group (mode 666): refused" "$T/e1"
+        grep -q "the ssh configuration file $home/.ssh/cfg is writable by others (mode 666): refused" "$T/e1"
     check "and its Match exec ran nothing" [ ! -e "$T/pwned.e" ]
     named '~/cfg.ok' "$T/e2"
     check "'~/cfg.ok' is read from the home libssh takes, and used" grep -q 'h3 exit 0' "$T/e2"
@@ -539,7 +539,7 @@ printf 'Match exec "touch %s/pwned.1"\n' "$T" > "$T/cfg"
 chmod 666 "$T/cfg"
 TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- true > "$T/x1" 2>&1
 check "a world-writable ssh config is refused, naming it and its mode" \
-    grep -q "the ssh configuration file $T/cfg is writable by its group (mode 666): refused" "$T/x1"
+    grep -q "the ssh configuration file $T/cfg is writable by others (mode 666): refused" "$T/x1"
 check "and its Match exec ran nothing" [ ! -e "$T/pwned.1" ]
 mkdir -p "$T/conf.d"
 printf 'Include "%s/conf.d/*.conf"\nHost nothing-here\n  Port 2\n' "$T" > "$T/cfg"

@@ -53,6 +53,19 @@ Test(ownpath, group_or_others_write_is_refused_and_says_who)
     cr_assert_str_eq(ownpath_writers(c.mode), "others");
 }
 
+/* Regression: a job folder at 0777 (and a known_hosts file, an ssh config, a journal at
+ * 0666) was said to be "writable by its group". */
+Test(ownpath, world_writable_is_said_so_whatever_the_group_may_do)
+{
+    cr_assert_str_eq(ownpath_writable_word(0777), "world-writable");
+    cr_assert_str_eq(ownpath_writable_word(0602), "world-writable");
+    cr_assert_str_eq(ownpath_writable_word(0775), "group-writable");
+    cr_assert_str_eq(ownpath_writable_word(0620), "group-writable");
+    cr_assert_str_eq(ownpath_writers(0777), "others");
+    cr_assert_str_eq(ownpath_writers(0666), "others");
+    cr_assert_str_eq(ownpath_writers(0664), "its group");
+}
+
 Test(ownpath, a_sticky_folder_passes_only_when_asked)
 {
     cr_assert_eq(chmod(dir, 01777), 0);

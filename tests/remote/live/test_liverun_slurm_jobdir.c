@@ -1,7 +1,9 @@
 /* The live Slurm backend's job folder is trusted only when it is ours: another user's, or
  * one writable by group or others (or in such a folder), is refused before any sbatch, and
  * the batch script replaces whatever tunedeck-job.sbatch was there (a symlink is not
- * followed). Stand-in Slurm commands on PATH, as in test_liverun_slurm_submit.c. */
+ * followed). Every job's folder is checked before the run too (check_folders), so such a
+ * folder refuses the run rather than fail each job as it starts. Stand-in Slurm commands on
+ * PATH, as in test_liverun_slurm_submit.c. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,13 +93,27 @@ Test(liverun_slurm_jobdir, a_group_writable_job_folder_is_refused_before_any_sba
 {
     make_folder("work", 0755);
     make_folder("work/j", 0775);
-    refused("work/j", "mode 775", "chmod go-w");
+    refused("work/j", "is group-writable (mode 0775); expected no group/other write", "chmod go-w");
+}
+
+/* Regression: a folder anyone can write was said to be "writable by its group". */
+Test(liverun_slurm_jobdir, a_world_writable_job_folder_is_said_to_be_so)
+{
+    make_folder("work", 0755);
+    make_folder("work/j", 0777);
+    char *path = path_in("work/j"), fix[512];
+    snprintf(fix, sizeof fix, "chmod go-w %s", path);
+    refused("work/j", "is world-writable (mode 0777); expected no group/other write", fix);
+    free(path);
 }
 
 Test(liverun_slurm_jobdir, a_job_folder_in_a_folder_others_can_write_is_refused)
 {
     make_folder("work", 0777); /* not sticky: anyone can swap the job's folder */
-    refused("work", "mode 777", "chmod go-w");
+    refused("work",
+            "is world-writable (mode 0777); expected no group/other write (or the "
+            "sticky bit",
+            "chmod go-w");
 }
 
 Test(liverun_slurm_jobdir, another_users_job_folder_is_refused)
@@ -153,4 +169,59 @@ Test(liverun_slurm_jobdir, a_symlinked_script_is_replaced_not_followed)
     listing = text_of("listing");
     cr_assert_str_eq(listing, "tunedeck-job.sbatch\n", "no temporary file is left");
     free(target), free(link_path), free(theirs), free(ours), free(listing);
+}
+
+/* Before the run: the folders of jobs a, b and c under DIR/work, of which only those that
+ * exist are judged. */
+static int check_before_run(Error *err)
+{
+    static const char *const names[] = {"a", "b", "c"};
+    char *work = path_in("work");
+    cr_assert_not_null(LIVERUN_SLURM.check_folders, "the Slurm backend checks folders up front");
+    int rc = LIVERUN_SLURM.check_folders(NULL, work, names, 3, err);
+    free(work);
+    return rc;
+}
+
+Test(liverun_slurm_jobdir, folders_not_made_yet_pass_the_check_before_the_run)
+{
+    Error err;
+    cr_assert_eq(check_before_run(&err), 0, "nothing there: the starts make them (%s)", err.msg);
+    make_folder("work", 0755);
+    make_folder("work/b", 0700);
+    cr_assert_eq(check_before_run(&err), 0, "%s", err.msg);
+}
+
+/* Regression: a writable folder was found only as each job started, so every job failed
+ * and the run went on to --duration. */
+Test(liverun_slurm_jobdir, a_writable_folder_refuses_the_run_naming_its_job)
+{
+    make_folder("work", 0755);
+    make_folder("work/a", 0700);
+    make_folder("work/b", 0777);
+    Error err;
+    cr_assert_eq(check_before_run(&err), -1, "a world-writable folder passed");
+    cr_assert_eq(err.kind, ERROR_INPUT, "bad input: exit 3");
+    char *path = path_in("work/b"), want[1024];
+    snprintf(want, sizeof want,
+             "job b: its folder %s is world-writable (mode 0777); expected no group/other "
+             "write: chmod go-w %s",
+             path, path);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
+    free(path);
+    char *calls = text_of("sbatch-calls");
+    cr_assert_str_eq(calls, "", "no sbatch ran");
+    free(calls);
+}
+
+Test(liverun_slurm_jobdir, a_writable_job_dir_refuses_the_run)
+{
+    make_folder("work", 0775);
+    Error err;
+    cr_assert_eq(check_before_run(&err), -1, "a group-writable --job-dir passed");
+    char *path = path_in("work");
+    cr_assert(strstr(err.msg, path) && strstr(err.msg, "is group-writable (mode 0775)") &&
+                  strstr(err.msg, "chmod go-w"),
+              "%s", err.msg);
+    free(path);
 }

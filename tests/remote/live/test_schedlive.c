@@ -120,7 +120,13 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
      * first so that a symlink to a folder does not take the file in (regression) */
     cr_assert_str_eq(t, "trap : TERM; (umask 077 && mkdir -p '/d ir/j-0') && "
                         "chmod 700 '/d ir/j-0' && cd '/d ir/j-0' && "
-                        "exec 9>>.tunedeck-run-{node_rank}.lock && if flock -n 9; then :; "
+                        "lf=.tunedeck-run-{node_rank}.lock && if [ -f \"$lf\" ] && "
+                        "[ ! -h \"$lf\" ]; then :; elif [ -e \"$lf\" ] || [ -h \"$lf\" ]; "
+                        "then echo \"tunedeck: $lf in the job's folder is not a plain file "
+                        "(a rank's lock is one): not opened; remove it\" >&2; exit 2; fi && "
+                        "if (: >>\"$lf\") 2>/dev/null && command exec 9>>\"$lf\"; then :; "
+                        "else echo \"tunedeck: cannot open $lf to take its lock\" >&2; "
+                        "exit 2; fi && if flock -n 9; then :; "
                         "else fr=$?; if [ $fr = 1 ]; then echo "
                         "'tunedeck-folder-busy: another run of this job still holds its folder' "
                         ">&2; exit 75; fi; echo \"tunedeck: flock -n failed (status $fr): the "
@@ -553,4 +559,55 @@ Test(schedlive, a_run_that_dies_with_its_node_starts_where_that_steps_decision_p
     cr_assert(j.running && j.runs == 2, "j0 started again: %s", r.text);
     cr_assert_str_neq(j.host, node == 0 ? "m0" : "m1", "%s", r.text);
     liverig_close(&r);
+}
+
+/* A backend that can check every job's folder before the run, and finds j0's writable. */
+static char folders_checked[256];
+static int folder_starts;
+
+static int bad_folder_check(void *ctx, const char *job_dir, const char *const *names, size_t n,
+                            Error *err)
+{
+    (void)ctx;
+    snprintf(folders_checked, sizeof folders_checked, "%s: %zu %s", job_dir, n, n ? names[0] : "");
+    error_set(err, "job %s: its folder %s/%s is world-writable (mode 0777)", names[0], job_dir,
+              names[0]);
+    return error_mark(err, ERROR_INPUT);
+}
+
+static void *counted_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)spec, (void)err;
+    folder_starts++;
+    return standin_run_new(sizeof(StandinRun));
+}
+
+static const LiveRunOps BAD_FOLDER = {.name = "bad-folder",
+                                      .start = counted_start,
+                                      .signal = standin_signal,
+                                      .check_folders = bad_folder_check,
+                                      STANDIN_OPS};
+
+/* Regression: a job folder others could write was found only as each job started, each
+ * job failed in turn and the run went on to --duration: the backend's check of every folder
+ * now refuses the driver (exit 3) before any start. */
+Test(schedlive, a_folder_the_backend_refuses_before_the_run_refuses_the_driver)
+{
+    Error e;
+    Catalogue *cat = fixture_catalogue();
+    SchedState *s = fixture_doubling_with_j0(cat);
+    Cluster *c = standin_two_by_two();
+    SchedLiveOptions o = {.backend = &BAD_FOLDER, .job_dir = "/x/jobs"};
+    folder_starts = 0;
+    SchedLive *l = schedlive_new(s, c, NULL, &o, &e);
+    cr_assert_null(l, "the driver was made");
+    cr_assert_str_eq(folders_checked, "/x/jobs: 1 j0", "every job's folder, under --job-dir");
+    cr_assert_eq(e.kind, ERROR_INPUT, "bad input: exit 3");
+    cr_assert(strstr(e.msg, "job j0: its folder /x/jobs/j0 is world-writable"), "%s", e.msg);
+    char ck[512];
+    cr_assert_eq(schedlive_check(s, c, &o, ck, sizeof ck, &e), -1, "the check before any host");
+    cr_assert_eq(folder_starts, 0);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
 }

@@ -372,6 +372,109 @@ Test(schedlive, the_fence_opens_only_a_plain_file_and_no_failed_open_reads_as_he
     }
 }
 
+/* Regression: a rank's own lock was opened with `exec 9>>` whatever its name held, while rank
+ * 0's tries of other ranks' locks refused anything but a plain file. A symlink was followed
+ * (one to a missing file created it wherever it pointed, and the lock taken was that file's),
+ * a FIFO blocked the open for ever before the job, a folder ended dash with its own words
+ * (bash: status 1). Each now fails the run, exit 2, naming the file, unopened, as rank 0's
+ * tries do: on rank 0 of one host and on rank 1 of two, under dash and bash alike. */
+Test(schedlive, a_ranks_own_lock_is_opened_only_as_a_plain_file)
+{
+    const char *shells[] = {"/bin/sh", "/bin/bash --posix"};
+    size_t n_shells = access("/bin/bash", X_OK) == 0 ? 2 : 1;
+    static const struct {
+        size_t nnodes, rank;
+    } runs[] = {{1, 0}, {2, 1}};
+    static const char *const setups[] = {
+        "mkdir '%s/%s'",
+        "ln -s ../../elsewhere '%s/%s'",
+        ": >'%s/../../theirs' && ln -s ../../theirs '%s/%s'",
+        "mkfifo '%s/%s'",
+    };
+    for (size_t s = 0; s < n_shells; s++)
+        for (size_t r = 0; r < sizeof runs / sizeof *runs; r++)
+            for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
+                char dir[] = "/tmp/td-fence.XXXXXX", err[1024], cmd[900], j[300], lock[64];
+                char elsewhere[300], setup[800];
+                cr_assert(mkdtemp(dir));
+                snprintf(j, sizeof j, "%s/d/j", dir);
+                snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+                snprintf(lock, sizeof lock, ".tunedeck-run-%zu.lock", runs[r].rank);
+                snprintf(cmd, sizeof cmd, "mkdir -p '%s'", j);
+                cr_assert_eq(system(cmd), 0);
+                if (i == 2)
+                    snprintf(setup, sizeof setup, setups[i], j, j, lock);
+                else
+                    snprintf(setup, sizeof setup, setups[i], j, lock);
+                cr_assert_eq(system(setup), 0, "%s", setup);
+                /* a reader holds the FIFO open, so the old open for writing returned (and
+                 * the job ran) instead of hanging the test */
+                int fifo = -1;
+                if (i == 3) {
+                    char fp[400];
+                    snprintf(fp, sizeof fp, "%s/%s", j, lock);
+                    fifo = open(fp, O_RDWR);
+                    cr_assert(fifo >= 0);
+                }
+                int ran = 1;
+                int rc = run_fenced_in(shells[s], dir, getenv("PATH"), runs[r].nnodes, runs[r].rank,
+                                       NULL, &ran, err, sizeof err);
+                if (fifo >= 0)
+                    close(fifo);
+                char want[200];
+                snprintf(want, sizeof want,
+                         "tunedeck: %s in the job's folder is not a plain file (a rank's lock "
+                         "is one): not opened; remove it",
+                         lock);
+                cr_assert(rc == 2 && !ran && strstr(err, want) &&
+                              !strstr(err, SCHEDLIVE_FENCE_WORD),
+                          "%s, rank %zu of %zu, %s: exit %d: %s", shells[s], runs[r].rank,
+                          runs[r].nnodes, setup, rc, err);
+                cr_assert_neq(access(elsewhere, F_OK), 0, "%s: the symlink's target was created",
+                              shells[s]);
+                snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+                cr_assert_eq(system(cmd), 0);
+            }
+}
+
+/* A rank's own lock file it cannot open fails the run in tunedeck's words, exit 2 (dash
+ * ended with its own, bash went on with status 1), never as the fence; and a plain file
+ * left by an earlier run, or none, is taken as before. Root opens any file, so the refusal
+ * is only checked as another user. */
+Test(schedlive, a_ranks_own_lock_it_cannot_open_fails_the_run_in_our_words)
+{
+    const char *shells[] = {"/bin/sh", "/bin/bash --posix"};
+    size_t n_shells = access("/bin/bash", X_OK) == 0 ? 2 : 1;
+    for (size_t s = 0; s < n_shells; s++) {
+        char dir[] = "/tmp/td-fence.XXXXXX", err[1024], cmd[600];
+        cr_assert(mkdtemp(dir));
+        int ran = 0;
+        cr_assert_eq(
+            run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err, sizeof err), 0,
+            "%s: no lock file yet: %s", shells[s], err);
+        cr_assert(ran, "%s: %s", shells[s], err);
+        ran = 0; /* the file that run left, a plain one */
+        cr_assert_eq(
+            run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err, sizeof err), 0,
+            "%s: a lock file left before: %s", shells[s], err);
+        cr_assert(ran, "%s: %s", shells[s], err);
+        if (geteuid() != 0) {
+            snprintf(cmd, sizeof cmd, "chmod 0 '%s/d/j/.tunedeck-run-0.lock'", dir);
+            cr_assert_eq(system(cmd), 0);
+            ran = 1;
+            int rc =
+                run_fenced_in(shells[s], dir, getenv("PATH"), 1, 0, NULL, &ran, err, sizeof err);
+            cr_assert(rc == 2 && !ran &&
+                          strstr(err, "tunedeck: cannot open .tunedeck-run-0.lock to take its "
+                                      "lock") &&
+                          !strstr(err, SCHEDLIVE_FENCE_WORD),
+                      "%s: exit %d: %s", shells[s], rc, err);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        cr_assert_eq(system(cmd), 0);
+    }
+}
+
 /* A backend whose first run reports steps 1..5 and dies (rank 0 saved: a checkpoint at 5),
  * and whose later runs die at once, before any progress line (a job that cannot resume). */
 static int resume_dying_starts;

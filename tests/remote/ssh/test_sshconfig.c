@@ -131,12 +131,12 @@ Test(sshconfig, an_empty_folder_others_can_write_that_an_include_globs_is_refuse
     cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1,
                  "a file dropped there later is read");
     cr_assert(strstr(err.msg, "includes conf.d/*.conf: the ssh configuration folder ") &&
-                  strstr(err.msg, "/conf.d is writable by its group (mode 777)"),
+                  strstr(err.msg, "/conf.d is writable by others (mode 777)"),
               "%s", err.msg);
     cr_assert_eq(chmod(sub, 01777), 0);
     cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1,
                  "sticky: others can still add a file, read before the next check");
-    cr_assert(strstr(err.msg, "/conf.d is writable by its group (mode 777)"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "/conf.d is writable by others (mode 777)"), "%s", err.msg);
 }
 
 Test(sshconfig, a_sticky_folder_holds_only_an_existing_file_an_include_names)
@@ -153,14 +153,14 @@ Test(sshconfig, a_sticky_folder_holds_only_an_existing_file_an_include_names)
     write_file("config", 0600, "Include tmp/later.conf\n");
     cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1, "anyone may create it there");
     cr_assert(strstr(err.msg, "includes tmp/later.conf: the ssh configuration folder ") &&
-                  strstr(err.msg, "/tmp is writable by its group"),
+                  strstr(err.msg, "/tmp is writable by others (mode 777)"),
               "%s", err.msg);
     write_file("config", 0600, "Include tmp/*.conf\n");
     cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1, "a glob reads what others add");
     write_file("config", 0600, "Include tmp/new/x.conf\n");
     cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1,
                  "a missing folder is as open as the one it would be made in");
-    cr_assert(strstr(err.msg, "/tmp is writable by its group"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "/tmp is writable by others"), "%s", err.msg);
 }
 
 Test(sshconfig, the_folders_a_wildcard_in_an_include_folder_matches_are_checked)
@@ -173,7 +173,7 @@ Test(sshconfig, the_folders_a_wildcard_in_an_include_folder_matches_are_checked)
     cr_assert_eq(sshconfig_check_trusted(config, dir, &err), 0, "%s", err.msg);
     cr_assert_eq(chmod(sub, 01777), 0);
     cr_assert_eq(sshconfig_check_trusted(config, dir, &err), -1, "others may add d1/x.conf");
-    cr_assert(strstr(err.msg, "/d1 is writable by its group"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "/d1 is writable by others (mode 777)"), "%s", err.msg);
 }
 
 /* A line anywhere in the files libssh reads, in any Host or Match block, included or not,
