@@ -580,7 +580,7 @@ interrupted TERM 143
 # The trials' own output (stderr, stray stdout) goes to the log beside the journal.
 summary() { # FORMAT(table|json) SIGNAL CODE TWICE(0|1)
     rm -f "$tmp/trial.pid"
-    json=""; [ "$1" = json ] && json=--json
+    second=0 json=""; [ "$1" = json ] && json=--json
     env --default-signal=INT "$bin" tune --sim B:googlenet --launcher local --budget 5 \
         --optimizer random $json --trial-cmd "cat >/dev/null; echo \"trial \$TUNEDECK_TRIAL warms up\" >&2;
             if [ \$TUNEDECK_TRIAL = 3 ]; then trap '' TERM; echo \$\$ >'$tmp/trial.pid.tmp';
@@ -596,7 +596,7 @@ summary() { # FORMAT(table|json) SIGNAL CODE TWICE(0|1)
         while ! grep -q 'stopping the running trial' "$tmp/sum.err" && [ $i -lt 100 ]; do
             sleep 0.05; i=$((i + 1))
         done
-        kill -s "$2" $pid
+        kill -s "$2" $pid 2>/dev/null && second=1 # not when it ended meanwhile
     fi
     wait $pid
     rc=$?
@@ -607,7 +607,7 @@ summary() { # FORMAT(table|json) SIGNAL CODE TWICE(0|1)
     fi
     id=$(sed -n 's/^tunedeck tune: session \([^ ]*\) .*/\1/p' "$tmp/sum.err")
     [ -n "$id" ] || { fail "tune ($1, SIG$2): no session id: $(cat "$tmp/sum.err")"; return; }
-    if [ "$4" = 1 ] && ! grep -q 'still stopping' "$tmp/sum.err"; then
+    if [ "$second" = 1 ] && ! grep -q 'still stopping' "$tmp/sum.err"; then
         fail "tune ($1): the second SIG$2 was not said: $(cat "$tmp/sum.err")"
     fi
     /usr/bin/python3 - "$1" "$2" "$id" "$tmp/sum.out" "$tmp/sum.err" "$TUNEDECK_STATE_DIR/sessions/$id.log" <<'PY' || fail "tune ($1) interrupted by SIG$2: summary: $(cat "$tmp/sum.out" "$tmp/sum.err")"
