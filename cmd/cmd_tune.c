@@ -15,6 +15,7 @@
 #include "cmd/paths.h"
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
+#include "core/journal/triallog.h"
 #include "core/opt/prune.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/session.h"
@@ -62,6 +63,13 @@ static void usage(FILE *out)
             launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
             2 * PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS,
             TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
+    fprintf(out,
+            "\n"
+            "Ctrl-C or SIGTERM stops the running trial, prints the trials so far and the\n"
+            "command that resumes the session, and exits 130 or 143. What trials print\n"
+            "besides the protocol (stderr, other lines) is kept in ID.log beside the\n"
+            "journal, the first %d and last %d KiB of each trial.\n",
+            TRIALLOG_HEAD_BYTES >> 10, TRIALLOG_TAIL_BYTES >> 10);
 }
 
 typedef struct {
