@@ -227,7 +227,8 @@ static const char *resume_command(char *out, size_t cap, const TuneArgs *a, cons
 {
     if (!tune_journal_id(tj)[0])
         return NULL;
-    snprintf(out, cap, "tunedeck tune --resume %s%s", tune_journal_id(tj), a->json ? " --json" : "");
+    snprintf(out, cap, "tunedeck tune --resume %s%s", tune_journal_id(tj),
+             a->json ? " --json" : "");
     return out;
 }
 
@@ -437,12 +438,12 @@ static void wake_only(void *ctx, int64_t now_ms)
 static const int INTERRUPTS[2] = {SIGINT, SIGTERM};
 
 /* SIGINT and SIGTERM only note the signal from here on, for the caller to stop the running
- * trial as a cancel does (its remote processes, its Slurm steps), print the summary, close the
- * session (the allocation) and end as the signal would have; they stay noted until then. From before the session opens:
- * a signal during the Slurm allocation's salloc (its own process group, which the terminal's
- * Ctrl-C does not reach) ended tunedeck and left salloc to be granted an allocation no one
- * released; now the session opens, then is closed, releasing it. A signal ignored at start
- * stays ignored. */
+ * trial as a cancel does (its remote processes, its Slurm steps), print the summary, close
+ * the session (the allocation) and end as the signal would have; they stay noted until then.
+ * From before the session opens: a signal during the Slurm allocation's salloc (its own
+ * process group, which the terminal's Ctrl-C does not reach) ended tunedeck and left salloc
+ * to be granted an allocation no one released; now the session opens, then is closed,
+ * releasing it. A signal ignored at start stays ignored. */
 static void interrupts_note(struct sigaction old[2])
 {
     struct sigaction sa;
