@@ -322,6 +322,10 @@ static void say_journal(const Session *s)
                 "tunedeck tune --resume %s goes on headless)\n",
                 tune_journal_id(tj), tune_journal_path(tj), tune_journal_id(tj),
                 tune_journal_id(tj));
+    if (session_trial_log(s))
+        fprintf(stderr, "tunedeck: what the trials printed besides the protocol (standard "
+                        "error, other lines) is in %s\n",
+                session_trial_log(s));
 }
 
 int cmd_console(int argc, char **argv)

@@ -15,6 +15,7 @@
 #include "cmd/paths.h"
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
+#include "core/journal/triallog.h"
 #include "core/opt/prune.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/session.h"
@@ -62,6 +63,13 @@ static void usage(FILE *out)
             launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
             2 * PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS,
             TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
+    fprintf(out,
+            "\n"
+            "Ctrl-C or SIGTERM stops the running trial, prints the trials so far and the\n"
+            "command that resumes the session, and exits 130 or 143. What trials print\n"
+            "besides the protocol (stderr, other lines) is kept in ID.log beside the\n"
+            "journal, the first %d and last %d KiB of each trial.\n",
+            TRIALLOG_HEAD_BYTES >> 10, TRIALLOG_TAIL_BYTES >> 10);
 }
 
 typedef struct {
@@ -158,7 +166,28 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
     return 0;
 }
 
-static cJSON *trial_json(const TrialRecord *r)
+/* How a session ended, for its summary: interrupted by a signal (0: it was not), why it
+ * stopped early, its journal and trial log. */
+typedef struct {
+    int signal;
+    const char *stopped_early;
+    const Session *ses;
+} Ending;
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* A trial with no outcome in an interrupted session's summary: the one the signal stopped,
+ * which the journal keeps unfinished and a resume marks interrupted (not run again). */
+static void interrupted_reason(char *out, size_t cap, int sig)
+{
+    snprintf(out, cap, "stopped by %s while it ran (a resume marks it interrupted)",
+             signal_name(sig));
+}
+
+static cJSON *trial_json(const TrialRecord *r, const Ending *e)
 {
     cJSON *j = cJSON_CreateObject();
     const Observation *o = r->obs;
@@ -167,9 +196,18 @@ static cJSON *trial_json(const TrialRecord *r)
         cJSON_AddNumberToObject(j, "time_s", o->time_s);
     else
         cJSON_AddNullToObject(j, "time_s");
-    cJSON_AddStringToObject(j, "status", o ? trial_status_name(o->status) : "running");
+    cJSON_AddStringToObject(j, "status", o ? trial_status_name(o->status)
+                                        : e->signal ? "interrupted" : "running");
     if (o && o->reason[0])
         cJSON_AddStringToObject(j, "reason", o->reason);
+    if (!o && e->signal) {
+        char why[128];
+        interrupted_reason(why, sizeof why, e->signal);
+        cJSON_AddStringToObject(j, "reason", why);
+    }
+    size_t lines = session_trial_log_lines(e->ses, r->trial);
+    if (lines)
+        cJSON_AddNumberToObject(j, "log_lines", (double)lines);
     cJSON_AddNumberToObject(j, "suggest_ms", r->suggest_ms);
     if (r->suggestion.has_prediction) {
         cJSON_AddNumberToObject(j, "predicted_s", r->suggestion.mean_s);
@@ -184,10 +222,27 @@ static cJSON *trial_json(const TrialRecord *r)
     return j;
 }
 
-/* stopped_early: why the session stopped before its end, or NULL when it ran to it. */
-static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj,
-                       const char *stopped_early)
+/* The command that goes on with an interrupted session, or NULL without a journal. */
+static const char *resume_command(char *out, size_t cap, const TuneArgs *a, const TuneJournal *tj)
 {
+    if (!tune_journal_id(tj)[0])
+        return NULL;
+    snprintf(out, cap, "tunedeck tune --resume %s%s", tune_journal_id(tj),
+             a->json ? " --json" : "");
+    return out;
+}
+
+static size_t trials_done(const Tuner *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tuner_n_trials(t); i++)
+        n += tuner_trial(t, i)->obs != NULL;
+    return n;
+}
+
+static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj, const Ending *e)
+{
+    const char *stopped_early = e->stopped_early;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "optimizer", tuner_optimizer_name(t));
     if (tune_journal_id(tj)[0])
@@ -206,9 +261,26 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj,
         cJSON_AddStringToObject(root, "stopped_early", stopped_early);
     else
         cJSON_AddNullToObject(root, "stopped_early");
+    /* Interrupted: by which signal, how many trials were done, and how to go on. */
+    if (e->signal) {
+        char cmd[256];
+        const char *resume = resume_command(cmd, sizeof cmd, a, tj);
+        cJSON_AddStringToObject(root, "interrupted", signal_name(e->signal));
+        cJSON_AddNumberToObject(root, "trials_done", (double)trials_done(t));
+        if (resume)
+            cJSON_AddStringToObject(root, "resume", resume);
+        else
+            cJSON_AddNullToObject(root, "resume");
+    } else {
+        cJSON_AddNullToObject(root, "interrupted");
+    }
+    if (session_trial_log(e->ses))
+        cJSON_AddStringToObject(root, "trial_log", session_trial_log(e->ses));
+    else
+        cJSON_AddNullToObject(root, "trial_log");
     cJSON *trials = cJSON_AddArrayToObject(root, "trials");
     for (size_t i = 0; i < tuner_n_trials(t); i++)
-        cJSON_AddItemToArray(trials, trial_json(tuner_trial(t, i)));
+        cJSON_AddItemToArray(trials, trial_json(tuner_trial(t, i), e));
     char *text = cJSON_PrintUnformatted(root);
     puts(text);
     free(text);
@@ -226,7 +298,7 @@ static void format_seconds(char *out, size_t cap, double s)
         snprintf(out, cap, "%.3g", s);
 }
 
-static void print_table(const Tuner *t)
+static void print_table(const Tuner *t, const TuneArgs *a, const TuneJournal *tj, const Ending *e)
 {
     printf("%5s  %-11s %9s %9s %9s %3s %3s %9s  %s\n", "trial", "status", "time_s", "best_s",
            "predicted", "W", "PS", "suggest", "note");
@@ -243,12 +315,21 @@ static void print_table(const Tuner *t)
             format_seconds(time_buf, sizeof time_buf, o->time_s);
         if (o) /* a trial's words reach the operator's terminal: never its controls */
             termsafe(note, sizeof note, o->reason);
+        else if (e->signal)
+            interrupted_reason(note, sizeof note, e->signal);
+        size_t lines = session_trial_log_lines(e->ses, r->trial);
+        if (lines && !ok) { /* where its own words are: the reason is only the last of them */
+            size_t used = strlen(note);
+            snprintf(note + used, sizeof note - used, "%s[%zu line%s in the trial log]",
+                     used ? " " : "", lines, lines == 1 ? "" : "s");
+        }
         if (isfinite(best))
             format_seconds(best_buf, sizeof best_buf, best);
         if (r->suggestion.has_prediction)
             format_seconds(pred_buf, sizeof pred_buf, r->suggestion.mean_s);
         printf("%5d  %-11s %9s %9s %9s %3d %3d %7.1fms  %s\n", r->trial,
-               o ? trial_status_name(o->status) : "running", time_buf, best_buf, pred_buf,
+               o ? trial_status_name(o->status) : e->signal ? "interrupted" : "running",
+               time_buf, best_buf, pred_buf,
                schedule_count_workers(s), schedule_count_ps(s), r->suggest_ms,
                note);
     }
@@ -257,6 +338,18 @@ static void print_table(const Tuner *t)
         char best_buf[32];
         format_seconds(best_buf, sizeof best_buf, b->obs->time_s);
         printf("best: trial %d, %s s per iteration\n", b->trial, best_buf);
+    }
+    if (session_trial_log(e->ses))
+        printf("trial log: %s\n", session_trial_log(e->ses));
+    if (e->signal) {
+        char cmd[256];
+        const char *resume = resume_command(cmd, sizeof cmd, a, tj);
+        printf("interrupted (%s): %zu of %d trials done\n", signal_name(e->signal),
+               trials_done(t), tuner_budget(t));
+        if (resume)
+            printf("resume: %s\n", resume);
+        else
+            printf("resume: not possible: --no-journal kept no journal\n");
     }
 }
 
@@ -316,8 +409,19 @@ static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec
 
 static volatile sig_atomic_t interrupted_by;
 
+/* The first signal ends the session; one more while its trial is being stopped only says
+ * that this goes on: ending here would lose the summary and could leave the trial's
+ * processes (or its Slurm steps and allocation) behind. write(2): async-signal-safe. */
 static void on_interrupt(int sig)
 {
+    if (interrupted_by) {
+        static const char MSG[] = "tunedeck tune: still stopping (the running trial, then "
+                                  "the session); the summary and the command to resume "
+                                  "follow\n";
+        ssize_t n = write(STDERR_FILENO, MSG, sizeof MSG - 1);
+        (void)n;
+        return;
+    }
     interrupted_by = sig;
 }
 
@@ -333,13 +437,13 @@ static void wake_only(void *ctx, int64_t now_ms)
 
 static const int INTERRUPTS[2] = {SIGINT, SIGTERM};
 
-/* SIGINT and SIGTERM only note the signal from here on, for the caller to close the session
- * (which stops the running trial as a cancel does: its remote processes, its Slurm steps,
- * then the allocation) and to end as the signal would have. From before the session opens:
- * a signal during the Slurm allocation's salloc (its own process group, which the terminal's
- * Ctrl-C does not reach) ended tunedeck and left salloc to be granted an allocation no one
- * released; now the session opens, then is closed, releasing it. A signal ignored at start
- * stays ignored. */
+/* SIGINT and SIGTERM only note the signal from here on, for the caller to stop the running
+ * trial as a cancel does (its remote processes, its Slurm steps), print the summary, close
+ * the session (the allocation) and end as the signal would have; they stay noted until then.
+ * From before the session opens: a signal during the Slurm allocation's salloc (its own
+ * process group, which the terminal's Ctrl-C does not reach) ended tunedeck and left salloc
+ * to be granted an allocation no one released; now the session opens, then is closed,
+ * releasing it. A signal ignored at start stays ignored. */
 static void interrupts_note(struct sigaction old[2])
 {
     struct sigaction sa;
@@ -401,38 +505,63 @@ int cmd_tune(int argc, char **argv)
     a.seed = spec.seed;
     Tuner *t = ses->tuner;
     session_stop_interrupted(ses, report_stderr, NULL);
-    int sig = run_interruptible(t);
-    interrupts_restore(old_handlers);
-    if (sig) {
-        session_free(ses);
-        signal(sig, SIG_DFL);
-        kill(getpid(), sig);
-        return 128 + sig;
-    }
+    Ending e = {.signal = run_interruptible(t), .ses = ses};
+    if (!e.signal) /* done: a signal from here on ends tunedeck as it would have */
+        interrupts_restore(old_handlers);
     /* A session stopped early on an error (a leftover group it cannot stop, a journal it
      * cannot write, an optimizer that failed) did not do the work asked: it ends EXIT_FAILED
-     * whatever it measured before, which it still prints and its journal keeps to resume. */
+     * whatever it measured before, which it still prints and its journal keeps to resume.
+     * An interrupted one stops its running trial (waited for, never recorded: the journal
+     * keeps it unfinished, as a killed session's) and prints what it has, with how to go on. */
     Error err;
-    const char *stopped_early = NULL;
-    if (tuner_run_blocking(t, &err) < 0) {
+    if (e.signal) {
+        if (tuner_running(t))
+            fprintf(stderr, "tunedeck tune: %s: stopping the running trial, then the summary\n",
+                    signal_name(e.signal));
+        session_interrupt(ses, signal_name(e.signal));
+    } else if (tuner_run_blocking(t, &err) < 0) {
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
-        stopped_early = err.msg;
+        e.stopped_early = err.msg;
     } else if (tuner_converged(t))
         fprintf(stderr, "tunedeck tune: %s\n", tuner_converged(t));
     /* A part whose connection dropped could not be stopped then (its sshd died, say): what
      * it left running is stopped now, if its host answers again. */
     session_stop_leftovers(ses, report_stderr, NULL);
-    session_journal_end(ses);
+    if (!e.signal) /* an interrupted journal has no `ended` line: sessions shows it so */
+        session_journal_end(ses);
     if (a.json)
-        print_json(t, &a, ses->journal, stopped_early);
+        print_json(t, &a, ses->journal, &e);
     else
-        print_table(t);
-    rc = tuner_best(t) ? EXIT_OK : EXIT_FAILED;
-    if (rc) {
-        fflush(stdout);
-        fprintf(stderr, "tunedeck tune: no trial succeeded\n");
+        print_table(t, &a, ses->journal, &e);
+    fflush(stdout);
+    int failed_trial = 0;
+    for (size_t i = 0; i < tuner_n_trials(t); i++) {
+        const Observation *o = tuner_trial(t, i)->obs;
+        failed_trial |= o && o->status != TRIAL_OK && o->status != TRIAL_PRUNED;
     }
-    if (stopped_early || tune_journal_failed(ses->journal))
+    if (failed_trial && session_trial_log(ses))
+        fprintf(stderr,
+                "tunedeck tune: what the trials printed besides the protocol (standard error, "
+                "other lines) is in %s\n",
+                session_trial_log(ses));
+    if (e.signal) {
+        if (a.json) { /* the table says it on stdout; with --json, said here too */
+            char cmd[256];
+            const char *resume = resume_command(cmd, sizeof cmd, &a, ses->journal);
+            fprintf(stderr, "tunedeck tune: interrupted (%s) after %zu of %d trials; %s%s\n",
+                    signal_name(e.signal), trials_done(t), tuner_budget(t),
+                    resume ? "to go on: " : "not resumable (--no-journal)", resume ? resume : "");
+        }
+        session_free(ses);
+        interrupts_restore(old_handlers);
+        signal(e.signal, SIG_DFL);
+        kill(getpid(), e.signal);
+        return 128 + e.signal;
+    }
+    rc = tuner_best(t) ? EXIT_OK : EXIT_FAILED;
+    if (rc)
+        fprintf(stderr, "tunedeck tune: no trial succeeded\n");
+    if (e.stopped_early || tune_journal_failed(ses->journal))
         rc = EXIT_FAILED; /* said on stderr when it happened */
     session_free(ses);
     return rc;

@@ -653,6 +653,24 @@ void tuner_stop(Tuner *t, const char *reason)
         t->phase = PHASE_STOPPED; /* a running trial or suggestion ends first */
 }
 
+void tuner_halt(Tuner *t)
+{
+    if (t->thread_live) {
+        pthread_join(t->thread, NULL);
+        t->thread_live = 0;
+        suggestion_clear(&t->pending);
+        memset(&t->pending, 0, sizeof t->pending);
+    }
+    if (t->run) {
+        t->cfg.launcher->cancel(t->run);
+        drain_cancelled_run(t);
+        observation_free(t->cfg.launcher->result(t->run));
+        t->cfg.launcher->free(t->run);
+        t->run = NULL;
+    }
+    t->phase = PHASE_STOPPED;
+}
+
 void tuner_cancel(Tuner *t)
 {
     if (t->phase == PHASE_RUNNING)

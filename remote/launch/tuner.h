@@ -90,6 +90,12 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
 /* Stops launching: the trial about to start (if any) is recorded as cancelled with this
  * reason, nothing more starts, and tuner_last_error() says why. Safe from on_event. */
 void tuner_stop(Tuner *t, const char *reason);
+/* The session was interrupted (tune's SIGINT/SIGTERM): the running trial is stopped as
+ * tuner_free stops it (its processes, its steps, waited for) but gets no outcome, so its
+ * record keeps obs NULL and no event is emitted: the journal shows it started and never
+ * finished, as a killed session's, and a resume marks it interrupted. Nothing more starts.
+ * The records stay readable (the caller's summary) until tuner_free. */
+void tuner_halt(Tuner *t);
 /* Stops the running trial; it is recorded as cancelled. */
 void tuner_cancel(Tuner *t);
 const char *tuner_optimizer_name(const Tuner *t);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/base/clock.h"
 #include "core/base/plural.h"
@@ -215,11 +216,52 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
     return 0;
 }
 
+/* The trial log could not be written: said once, where the session says its other notes. */
+static void say_log_error(Session *s)
+{
+    const char *why = s->trial_log ? triallog_error(s->trial_log) : NULL;
+    if (!why || s->log_error_said)
+        return;
+    s->log_error_said = 1;
+    if (s->spec.on_report) {
+        char line[ERROR_MSG_MAX + 64];
+        snprintf(line, sizeof line, "trial log: %s (the trials' own output is not kept)", why);
+        s->spec.on_report(s->spec.report_userdata, line);
+    }
+}
+
+static void end_trial_log(Session *s, int trial, const char *outcome)
+{
+    if (!s->trial_log)
+        return;
+    triallog_end(s->trial_log, trial, outcome, time(NULL));
+    say_log_error(s);
+}
+
+static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
+{
+    Session *s = userdata;
+    if (!s->trial_log)
+        return;
+    triallog_line(s->trial_log, s->log_trial, machine,
+                  stream == STREAM_STDERR ? "stderr" : "stdout", line, time(NULL));
+    say_log_error(s);
+}
+
 /* Every tuner event reaches the journal before the caller acts on it. */
 static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
 {
     Session *s = userdata;
     tune_journal_on_event(s->journal, ev, rec);
+    /* The trial log knows a trial by the journal's number, the one its schedule carries. */
+    if (ev == TUNER_EVENT_STARTED)
+        s->log_trial = rec->suggestion.schedule->trial;
+    if (ev == TUNER_EVENT_FINISHED && rec->obs) {
+        char outcome[ERROR_MSG_MAX + 32];
+        snprintf(outcome, sizeof outcome, "%s%s%s", trial_status_name(rec->obs->status),
+                 rec->obs->reason[0] ? ": " : "", rec->obs->reason);
+        end_trial_log(s, rec->suggestion.schedule->trial, outcome);
+    }
     if (s->spec.on_event)
         s->spec.on_event(s->spec.userdata, ev, rec);
 }
@@ -350,6 +392,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
                    .remote_host = login ? login_host : NULL,
                    .slurm_job = s->alloc.job_id,
                    .slurm_het = s->alloc.het,
+                   .on_log = on_log,
                    .on_proc = on_proc,
                    .on_proc_lost = on_proc_lost,
                    .userdata = s},
@@ -391,6 +434,9 @@ int session_journal_begin(Session *s, Error *err)
         tune_setup_clear(&setup);
     }
     s->journal_open = rc == 0;
+    /* Beside the journal, whose lock keeps it this session's alone; made at a first line. */
+    if (s->journal_open && !(s->trial_log = triallog_new(tune_journal_path(s->journal))))
+        return error_no_memory(err, "trial log");
     return rc;
 }
 
@@ -441,6 +487,28 @@ void session_journal_end(Session *s)
         tune_journal_end(s->journal, s->tuner);
 }
 
+void session_interrupt(Session *s, const char *why)
+{
+    if (!s->tuner)
+        return;
+    tuner_halt(s->tuner);
+    char outcome[ERROR_MSG_MAX + 32];
+    snprintf(outcome, sizeof outcome, "interrupted: %s", why);
+    end_trial_log(s, s->log_trial, outcome);
+}
+
+const char *session_trial_log(const Session *s)
+{
+    return s->trial_log && triallog_written(s->trial_log) ? triallog_path(s->trial_log) : NULL;
+}
+
+size_t session_trial_log_lines(const Session *s, int trial)
+{
+    if (!s->trial_log || !s->tuner)
+        return 0;
+    return triallog_count(s->trial_log, tuner_outside_number(s->tuner, trial));
+}
+
 void session_close(Session *s)
 {
     if (!s)
@@ -449,8 +517,11 @@ void session_close(Session *s)
      * reach the journal before its hosts' connections close. */
     wait_for_stop(s);
     s->verdict_ready = 0;
+    int had_tuner = s->tuner != NULL;
     tuner_free(s->tuner); /* before the pool its runs use */
     s->tuner = NULL;
+    if (had_tuner) /* a trial that ran at the close (the console's quit): what it printed */
+        end_trial_log(s, s->log_trial, "stopped: the session closed while it ran");
     hostpool_free(s->pool);
     s->pool = NULL;
     if (s->slurm)
@@ -473,6 +544,7 @@ void session_free(Session *s)
     if (!s)
         return;
     session_close(s);
+    triallog_free(s->trial_log);
     tune_journal_free(s->journal);
     tune_setup_clear(&s->resumed);
     free(s);

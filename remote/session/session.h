@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 
+#include "core/journal/triallog.h"
 #include "core/model/cluster.h"
 #include "core/model/job.h"
 #include "core/sim/simcluster.h"
@@ -94,6 +95,12 @@ typedef struct {
     int stop_before_trial; /* the stop under way is the next trial's own */
     int verdict_ready, verdict_rc;
     char verdict_why[ERROR_MSG_MAX];
+    /* What its trials print besides the protocol (stderr, other lines), beside the journal
+     * (core/journal/triallog.h); NULL without a journal. log_trial: the trial running now, by
+     * the journal's number. */
+    TrialLog *trial_log;
+    int log_trial;
+    int log_error_said;
 } Session;
 
 /* with_journal: keep one (begun by session_journal_begin) in journal_dir, the journals'
@@ -132,6 +139,15 @@ int session_stop_step(Session *s, int64_t now_ms);
 /* Waits for a leftover stop still under way (its results journaled and reported), then
  * writes the journal's closing line (if it began). */
 void session_journal_end(Session *s);
+/* tune's SIGINT/SIGTERM: the running trial is stopped, waited for and left without an
+ * outcome (tuner_halt: the journal keeps it unfinished, a resume marks it interrupted; its
+ * part of the trial log ends "interrupted: why"); nothing more starts. The records stay for
+ * the caller's summary until session_close. */
+void session_interrupt(Session *s, const char *why);
+/* The trial log's file once a trial printed a line there (NULL: none written, or no
+ * journal), and how many lines trial `trial` (1..n, as TrialRecord.trial) printed. */
+const char *session_trial_log(const Session *s);
+size_t session_trial_log_lines(const Session *s, int trial);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path). */
 void session_close(Session *s);
 void session_free(Session *s); /* closes it too */

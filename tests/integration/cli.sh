@@ -599,4 +599,75 @@ interrupted() { # SIGNAL CODE
 interrupted INT 130
 interrupted TERM 143
 
+# Interrupted mid-session: the summary on stdout (the trials done, the best so far, the
+# running trial interrupted) and the exact command that goes on, in the table and in --json;
+# a second Ctrl-C while the running trial is being stopped (it ignores TERM: the stop waits
+# for its KILL) loses neither the summary nor the trial's end. Before, stdout stayed empty.
+# The trials' own output (stderr, stray stdout) goes to the log beside the journal.
+summary() { # FORMAT(table|json) SIGNAL CODE TWICE(0|1)
+    rm -f "$tmp/trial.pid"
+    second=0 json=""; [ "$1" = json ] && json=--json
+    env --default-signal=INT "$bin" tune --sim B:googlenet --launcher local --budget 5 \
+        --optimizer random $json --trial-cmd "cat >/dev/null; echo \"trial \$TUNEDECK_TRIAL warms up\" >&2;
+            if [ \$TUNEDECK_TRIAL = 3 ]; then trap '' TERM; echo \$\$ >'$tmp/trial.pid.tmp';
+            mv '$tmp/trial.pid.tmp' '$tmp/trial.pid'; while :; do sleep 1; done; fi
+            echo '{\"event\":\"done\",\"time_s\":0.'\$TUNEDECK_TRIAL'}'" \
+        >"$tmp/sum.out" 2>"$tmp/sum.err" &
+    pid=$!
+    i=0
+    while [ ! -s "$tmp/trial.pid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -s "$2" $pid
+    if [ "$4" = 1 ]; then
+        i=0 # the first signal seen: the trial is being stopped (TERM ignored, KILL in 2 s)
+        while ! grep -q 'stopping the running trial' "$tmp/sum.err" && [ $i -lt 100 ]; do
+            sleep 0.05; i=$((i + 1))
+        done
+        kill -s "$2" $pid 2>/dev/null && second=1 # not when it ended meanwhile
+    fi
+    wait $pid
+    rc=$?
+    [ $rc -eq "$3" ] || fail "tune ($1) ended by SIG$2 exited $rc, expected $3: $(cat "$tmp/sum.err")"
+    tpid=$(cat "$tmp/trial.pid" 2>/dev/null)
+    if [ -n "$tpid" ] && kill -0 "$tpid" 2>/dev/null; then
+        fail "tune ($1, SIG$2) left its trial $tpid running"; kill -KILL "$tpid"
+    fi
+    id=$(sed -n 's/^tunedeck tune: session \([^ ]*\) .*/\1/p' "$tmp/sum.err")
+    [ -n "$id" ] || { fail "tune ($1, SIG$2): no session id: $(cat "$tmp/sum.err")"; return; }
+    if [ "$second" = 1 ] && ! grep -q 'still stopping' "$tmp/sum.err"; then
+        fail "tune ($1): the second SIG$2 was not said: $(cat "$tmp/sum.err")"
+    fi
+    /usr/bin/python3 - "$1" "$2" "$id" "$tmp/sum.out" "$tmp/sum.err" "$TUNEDECK_STATE_DIR/sessions/$id.log" <<'PY' || fail "tune ($1) interrupted by SIG$2: summary: $(cat "$tmp/sum.out" "$tmp/sum.err")"
+import json, re, sys
+fmt, sig, sid, out, err, log = sys.argv[1:]
+text = open(out).read()
+resume = "tunedeck tune --resume %s" % sid
+if fmt == "json":
+    r = json.loads(text)
+    assert r["interrupted"] == "SIG" + sig and r["trials_done"] == 2, r
+    assert r["resume"] == resume + " --json", r["resume"]
+    assert r["best_time_s"] == 0.1 and r["best_schedule"], r
+    st = [t["status"] for t in r["trials"]]
+    assert st == ["ok", "ok", "interrupted"], st
+    assert "SIG" + sig in r["trials"][2]["reason"], r["trials"][2]
+    assert r["trial_log"] == log and r["trials"][2]["log_lines"] == 1, r
+    assert "to go on: " + resume in open(err).read()
+else:
+    rows = [l.split()[:2] for l in text.splitlines() if re.match(r"\s+\d+\s", l)]
+    assert rows == [["1", "ok"], ["2", "ok"], ["3", "interrupted"]], text
+    assert "best: trial 1, 0.100 s per iteration\n" in text, text
+    assert "interrupted (SIG%s): 2 of 5 trials done\n" % sig in text, text
+    assert "resume: %s\n" % resume in text, text
+    assert "trial log: %s\n" % log in text, text
+lines = open(log).read()
+for n in (1, 2, 3):
+    assert re.search(r"Z trial %d local stderr: trial %d warms up\n" % (n, n), lines), lines
+assert "trial 3 ended: interrupted: SIG" + sig in lines, lines
+PY
+    "$bin" sessions | grep "^$id " | grep -q 'interrupted (resumable)' ||
+        fail "tune ($1, SIG$2): sessions does not show $id interrupted: $("$bin" sessions)"
+}
+summary table INT 130 0
+summary json TERM 143 0
+summary table INT 130 1
+
 [ $fails -eq 0 ]

@@ -216,12 +216,31 @@ t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "unreachable" and t["reason"].startswith("ssh failed"), t
 EOF
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
-    --trial-cmd "echo broken >&2; exit 3" --budget 1 --optimizer random --json > "$T/t4.json" 2>/dev/null
+    --trial-cmd "echo \"loading on \$TUNEDECK_MACHINE\" >&2; echo stray; echo broken >&2; exit 3" \
+    --budget 1 --optimizer random --json > "$T/t4.json" 2>"$T/t4.err"
 check "the command failing is another (failed, with the host and stderr)" python3 - "$T/t4.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed" and "the command failed on h" in t["reason"], t
 assert "exit status 3: broken" in t["reason"], t
+EOF
+# What each host's part printed besides the protocol is kept in the log beside the journal,
+# tagged with the trial and the host, and the failure says where (before: nowhere).
+check "per-host: every part's stderr and stray stdout are in the trial log, by host" \
+    python3 - "$T/t4.json" "$T/t4.err" <<'EOF'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+log, t = r["trial_log"], r["trials"][0]
+assert log and log.endswith(".log") and r["session"] in log, r
+err = open(sys.argv[2]).read()
+assert "what the trials printed besides the protocol" in err and log in err, err
+text = open(log).read()
+hosts = sorted(m["name"] for m in t["schedule"]["machines"] if m["worker"] or m["ps"])
+for h in hosts:
+    for line in ("%s stderr: loading on %s" % (h, h), "%s stdout: stray" % h, "%s stderr: broken" % h):
+        assert re.search(r"Z trial 1 %s\n" % re.escape(line), text), (line, text)
+assert t["log_lines"] == 3 * len(hosts), (t["log_lines"], hosts)
+assert "Z trial 1 ended: failed: the command failed on h" in text, text
 EOF
 if [ -x "$build/tunedeck-worker" ]; then
     # The reference workload: one worker process per host, PS shards on each host's address.
@@ -301,6 +320,65 @@ assert [x["status"] for x in t] == ["pruned", "pruned", "ok"], t
 assert "probe" in t[0]["reason"], t[0]
 assert "in warm-up" in t[1]["reason"], t[1]
 assert sys.argv[2] == "0", sys.argv[2]
+EOF
+
+# Ctrl-C mid-trial over SSH, twice: trial 1 is done, trial 2 runs on every host; its remote
+# processes are stopped on all three, then the summary (trial 1 ok, trial 2 interrupted, the
+# best so far) and the command that goes on; that command resumes it. Before, stdout stayed
+# empty and the second Ctrl-C ended tunedeck in the middle of the stop.
+imark="tunedeck-int-$$x"
+cat > "$T/int.sh" <<EOF
+[ "\$TUNEDECK_TRIAL" = 2 ] || exec python3 $root/tests/fixtures/trial.py
+echo "trial 2 on \$TUNEDECK_MACHINE: loading" >&2
+touch "$T/int2-\$TUNEDECK_MACHINE"
+exec python3 $root/tests/fixtures/trial.py 30 "\$1"
+EOF
+rm -f "$T"/int2-*
+env --default-signal=INT "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
+    --launcher per-host --trial-cmd "sh $T/int.sh $imark" --budget 3 \
+    --optimizer uniform-devices --no-prune --json > "$T/t7.json" 2> "$T/t7.err" &
+TUNE_PID=$!
+n=0
+while [ "$(ls "$T"/int2-* 2>/dev/null | wc -l)" -lt 3 ] && [ $n -lt 400 ]; do
+    sleep 0.05; n=$((n + 1))
+done
+running=$(ls "$T"/int2-* 2>/dev/null | wc -l)
+kill -INT "$TUNE_PID"
+n=0
+while ! grep -q 'stopping the running trial' "$T/t7.err" && [ $n -lt 100 ]; do
+    sleep 0.05; n=$((n + 1))
+done
+kill -INT "$TUNE_PID" 2>/dev/null
+wait "$TUNE_PID"
+rc=$?
+TUNE_PID=""
+left=$(procs_left "$imark")
+check "Ctrl-C twice mid-trial over SSH (it ran on $running hosts): exit $rc, no process left on any host ($left), the summary and the resume command" \
+    python3 - "$T/t7.json" "$T/t7.err" "$rc" "$running" "$left" <<'EOF'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+err = open(sys.argv[2]).read()
+assert sys.argv[3:] == ["130", "3", "0"], sys.argv[3:]
+assert r["interrupted"] == "SIGINT" and r["trials_done"] == 1, r
+assert [t["status"] for t in r["trials"]] == ["ok", "interrupted"], r["trials"]
+assert r["best_time_s"] == r["trials"][0]["time_s"] and r["best_schedule"], r
+assert r["resume"] == "tunedeck tune --resume %s --json" % r["session"], r
+assert "to go on: " + r["resume"] in err, err
+text = open(r["trial_log"]).read()
+for h in ("h1", "h2", "h3"):
+    assert "trial 2 %s stderr: trial 2 on %s: loading\n" % (h, h) in text, text
+assert "trial 2 ended: interrupted: SIGINT" in text, text
+EOF
+resume=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['resume'])" "$T/t7.json")
+set -- $resume
+shift
+"$bin" "$@" > "$T/t8.json" 2> "$T/t8.err"
+check "the printed command resumes it: trial 2 interrupted, trial 3 runs ($resume)" \
+    python3 - "$T/t8.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [t["status"] for t in r["trials"]] == ["ok", "interrupted", "ok"], r["trials"]
+assert r["interrupted"] is None, r
 EOF
 
 echo "jobs"

@@ -82,6 +82,15 @@ left=$(pgrep -f "login-$$x" | wc -l)
 check "a session stopped by Ctrl-C mid-trial ($running trial processes then; exit $rc) leaves no step, no allocation and no process ($left)" \
     sh -c "[ $running -ge 1 ] && [ $rc -eq 130 ] && [ -z \"\$(squeue -h)\" ] &&
            [ -z \"\$(squeue -h -s)\" ] && [ $left -eq 0 ] && [ ! -e '$T/here/ran' ]"
+check "the Ctrl-C'd session prints its summary: the trial interrupted, the command to resume" \
+    python3 - "$T/l3.json" "$T/l3.err" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["interrupted"] == "SIGINT" and r["trials_done"] == 0, r
+assert [t["status"] for t in r["trials"]] == ["interrupted"], r["trials"]
+assert r["resume"] == "tunedeck tune --resume %s --json" % r["session"], r
+assert "to go on: " + r["resume"] in open(sys.argv[2]).read()
+PY
 
 # Pruning through the login node: a 20-iteration job's first trial is a 5-iteration probe
 # (core/opt/prune.h); the second reports 10 times its time per iteration and is pruned in

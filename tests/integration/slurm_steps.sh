@@ -30,6 +30,33 @@ assert r["best_time_s"] > 0.05
 PY
 check "the session's allocation is gone at the end" sh -c "[ -z \"\$(squeue -h)\" ]"
 
+# What a step's tasks print besides the protocol, and srun's own lines (which name the node
+# and task), go to the trial log beside the journal, tagged "slurm"; the failure says where.
+# Before, only the failed trial's one-line reason was kept.
+printf '{"name": "tdtest", "backend": "slurm", "partition": "t4",\n "trial": {"command": "true"}}\n' \
+    > "$T/inv-t4-only.json"
+"$bin" tune --cluster "$T/inv-t4-only.json" --job "$T/job.json" --launcher slurm \
+    --trial-cmd 'cat >/dev/null; echo "loading on $TUNEDECK_MACHINE" >&2; echo stray; exit 3' \
+    --budget 1 --optimizer random --json > "$T/t-log.json" 2> "$T/t-log.err"
+check "a failed step's stderr, stray stdout and srun's words are in the trial log" \
+    python3 - "$T/t-log.json" "$T/t-log.err" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+t, log = r["trials"][0], r["trial_log"]
+assert t["status"] == "failed" and t["log_lines"] >= 2, t
+err = open(sys.argv[2]).read()
+assert log and log in err and "what the trials printed besides the protocol" in err, err
+text = open(log).read()
+nodes = [m["name"] for m in t["schedule"]["machines"] if m["worker"] or m["ps"]]
+for n in nodes:
+    assert "Z trial 1 slurm stderr: loading on %s\n" % n in text, text
+assert re.search(r"Z trial 1 slurm stdout: stray\n", text), text
+assert re.search(r"Z trial 1 slurm stderr: srun: error: n[12]: task \d+: Exited with exit code 3", text), text
+assert "Z trial 1 ended: failed: " in text, text
+PY
+n=0
+while [ $n -lt 50 ] && [ -n "$(squeue -h)" ]; do sleep 0.2; n=$((n + 1)); done
+
 printf '{"name": "t4s", "backend": "slurm", "partition": "t4"}\n' > "$T/inv-t4.json"
 salloc --no-shell -J outer -p t4 -N 2 --exclusive --gres=gpu:2 --immediate=20 2> "$T/outer.err"
 outer=$(squeue -h -n outer -o %i)

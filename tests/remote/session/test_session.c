@@ -2,9 +2,11 @@
  * journal; a resumed spec comes back from the journal. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "remote/session/session.h"
@@ -638,4 +640,130 @@ Test(session, the_journals_end_waits_for_a_stop_still_under_way)
     fclose(f);
     cr_assert_eq(stop_seen, 1, "the stop's result journaled");
     cr_assert_not_null(strstr(last, "\"event\":\"ended\""), "%s", last);
+}
+
+/* The file `path` whole (the test's small files). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    return text;
+}
+
+/* Before, the launchers' on_log was unset for every session: what a trial printed besides
+ * the protocol was dropped, and a failed trial showed only its one-line reason. */
+Test(session, what_trials_print_besides_the_protocol_is_kept_beside_the_journal)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = sim_spec(2);
+    spec.launcher = "local";
+    spec.trial_cmd = "cat >/dev/null; echo \"step $TUNEDECK_TRIAL: loading\" >&2; "
+                     "echo \"plain words $TUNEDECK_TRIAL\"; printf 'esc \\033]0;title\\n' >&2; "
+                     "[ \"$TUNEDECK_TRIAL\" = 2 ] && { echo 'no dataset' >&2; exit 3; }; "
+                     "echo '{\"event\":\"done\",\"time_s\":0.5}'";
+    spec.trial_timeout_s = 20;
+    Session *s = session_new(1, dir);
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    cr_assert_null(session_trial_log(s), "nothing is made before a line");
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_trial(s->tuner, 1)->obs->status, TRIAL_FAILED);
+    const char *log = session_trial_log(s);
+    cr_assert_not_null(log);
+    char want[4200];
+    snprintf(want, sizeof want, "%s", tune_journal_path(s->journal));
+    strcpy(strstr(want, ".jsonl"), ".log");
+    cr_assert_str_eq(log, want, "beside the journal, its name but .log");
+    cr_assert_eq(session_trial_log_lines(s, 1), 3);
+    cr_assert_eq(session_trial_log_lines(s, 2), 4);
+    struct stat st;
+    cr_assert_eq(stat(log, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600);
+    const char *text = slurp(log);
+    cr_assert(strstr(text, "Z trial 1 local stderr: step 1: loading\n"), "%s", text);
+    cr_assert(strstr(text, "Z trial 1 local stdout: plain words 1\n"), "%s", text);
+    cr_assert(strstr(text, "Z trial 1 ended: ok\n"), "%s", text);
+    cr_assert(strstr(text, "Z trial 2 local stderr: no dataset\n"), "%s", text);
+    cr_assert(strstr(text, "Z trial 2 ended: failed: "), "%s", text);
+    cr_assert(strstr(text, "stderr: esc ^[]0;title\n"), "terminal-safe: %s", text);
+    cr_assert_null(strchr(text, '\033'), "%s", text);
+    session_journal_end(s);
+    session_free(s);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static int trial_2_runs(void *ud)
+{
+    const char *pidfile = ud;
+    return access(pidfile, R_OK) == 0;
+}
+
+/* tune's SIGINT: the running trial is stopped and waited for, but gets no outcome, so the
+ * journal keeps it unfinished (a resume marks it interrupted); the records stay for the
+ * summary, and its lines end "interrupted" in the trial log. */
+Test(session, an_interrupt_stops_the_running_trial_and_leaves_it_without_an_outcome)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char pidfile[4200], cmd[4400];
+    snprintf(pidfile, sizeof pidfile, "%s/trial2.pid", dir);
+    snprintf(cmd, sizeof cmd,
+             "cat >/dev/null; echo \"trial $TUNEDECK_TRIAL says\" >&2; "
+             "if [ \"$TUNEDECK_TRIAL\" = 2 ]; then echo $$ >'%s.tmp'; mv '%s.tmp' '%s'; "
+             "exec sleep 60; fi; echo '{\"event\":\"done\",\"time_s\":0.5}'",
+             pidfile, pidfile, pidfile);
+    SessionSpec spec = sim_spec(3);
+    spec.launcher = "local";
+    spec.trial_cmd = cmd;
+    spec.trial_timeout_s = 120;
+    Seen seen = {0};
+    spec.on_event = count_finished;
+    spec.userdata = &seen;
+    Session *s = session_new(1, dir);
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    EvLoop *l = evloop_new();
+    cr_assert_gt(tuner_attach(s->tuner, l), 0);
+    cr_assert_eq(evloop_run(l, trial_2_runs, pidfile, -1), 1);
+    evloop_free(l);
+    cr_assert(tuner_running(s->tuner));
+    long pid = atol(slurp(pidfile));
+    cr_assert_gt(pid, 1);
+    session_interrupt(s, "SIGINT");
+    cr_assert_eq(kill((pid_t)pid, 0), -1, "the trial's process %ld still runs", pid);
+    cr_assert_eq(seen.finished, 1, "no outcome event for the stopped trial");
+    cr_assert_eq(tuner_n_trials(s->tuner), 2);
+    cr_assert_null(tuner_trial(s->tuner, 1)->obs);
+    cr_assert(tuner_done(s->tuner) && !tuner_running(s->tuner), "nothing more starts");
+    const char *text = slurp(session_trial_log(s));
+    cr_assert(strstr(text, "Z trial 2 local stderr: trial 2 says\n"), "%s", text);
+    cr_assert(strstr(text, "Z trial 2 ended: interrupted: SIGINT\n"), "%s", text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s);
+    text = slurp(path);
+    cr_assert(strstr(text, "{\"event\":\"started\",\"trial\":2,"), "%s", text);
+    cr_assert_null(strstr(text, "{\"event\":\"finished\",\"trial\":2,"), "%s", text);
+    cr_assert_null(strstr(text, "{\"event\":\"ended\""), "%s", text);
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {0};
+    cr_assert_eq(session_resume(again, path, &rs, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    tune_journal_set_quiet(again->journal, 1);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 2);
+    cr_assert_eq(tuner_trial(again->tuner, 1)->obs->status, TRIAL_INTERRUPTED);
+    session_free(again);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -1,0 +1,275 @@
+/* The trials' own output beside the journal (core/journal/triallog.h). */
+#include "core/journal/triallog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/termsafe.h"
+#include "core/journal/journal.h"
+
+typedef struct {
+    int trial;
+    size_t lines;
+} TrialCount;
+
+struct TrialLog {
+    char path[4096];
+    int fd;          /* -1 until the first line */
+    int failed;      /* the file could not be made or written: nothing more is tried */
+    char error[512];
+    int written;
+    /* the trial whose lines come now */
+    int trial;
+    int have_trial, ended;
+    size_t head_bytes;          /* written as they came */
+    char **tail;                /* lines held for its end, oldest first from tail_first */
+    size_t tail_first, tail_n, tail_cap, tail_bytes;
+    size_t left_lines, left_bytes; /* dropped between head and tail */
+    TrialCount *counts;
+    size_t n_counts, cap_counts;
+};
+
+TrialLog *triallog_new(const char *journal_path)
+{
+    TrialLog *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->fd = -1;
+    size_t len = strlen(journal_path), ext = strlen(JOURNAL_EXT);
+    if (len > ext && strcmp(journal_path + len - ext, JOURNAL_EXT) == 0)
+        len -= ext;
+    if (snprintf(l->path, sizeof l->path, "%.*s%s", (int)len, journal_path, TRIALLOG_EXT) >=
+        (int)sizeof l->path) {
+        l->failed = 1;
+        snprintf(l->error, sizeof l->error, "%s...: path too long", TRIALLOG_EXT);
+    }
+    return l;
+}
+
+static void tail_clear(TrialLog *l)
+{
+    for (size_t i = l->tail_first; i < l->tail_first + l->tail_n; i++)
+        free(l->tail[i]);
+    l->tail_first = l->tail_n = l->tail_bytes = 0;
+}
+
+void triallog_free(TrialLog *l)
+{
+    if (!l)
+        return;
+    tail_clear(l);
+    free(l->tail);
+    free(l->counts);
+    if (l->fd >= 0)
+        close(l->fd);
+    free(l);
+}
+
+const char *triallog_path(const TrialLog *l)
+{
+    return l->path;
+}
+
+int triallog_written(const TrialLog *l)
+{
+    return l->written;
+}
+
+const char *triallog_error(const TrialLog *l)
+{
+    return l->failed ? l->error : NULL;
+}
+
+static void fail(TrialLog *l, const char *what, int e)
+{
+    l->failed = 1;
+    snprintf(l->error, sizeof l->error, "%s: %s: %s", l->path, what, strerror(e));
+}
+
+/* Created with the first line, like the journal: 0600 whatever the umask, never through a
+ * link, and only a regular file of ours is appended to. */
+static int ensure_open(TrialLog *l)
+{
+    if (l->fd >= 0)
+        return 0;
+    if (l->failed)
+        return -1;
+    int fd = open(l->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        fail(l, "cannot open to append", errno);
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        close(fd);
+        l->failed = 1;
+        snprintf(l->error, sizeof l->error, "%s: expected a regular file of this user", l->path);
+        return -1;
+    }
+    if (st.st_mode & 077)
+        fchmod(fd, 0600);
+    l->fd = fd;
+    return 0;
+}
+
+/* One whole line per write(2), so a reader never meets half a line of ours mid-file. */
+static void put(TrialLog *l, const char *line, size_t len)
+{
+    if (ensure_open(l) < 0)
+        return;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(l->fd, line + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            fail(l, "cannot write", n < 0 ? errno : ENOSPC);
+            return;
+        }
+        off += (size_t)n;
+    }
+    l->written = 1;
+}
+
+static size_t stamp(char *out, size_t cap, time_t now)
+{
+    struct tm tm;
+    if (!gmtime_r(&now, &tm))
+        memset(&tm, 0, sizeof tm);
+    return strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static TrialCount *count_of(TrialLog *l, int trial, int add)
+{
+    for (size_t i = l->n_counts; i-- > 0;)
+        if (l->counts[i].trial == trial)
+            return &l->counts[i];
+    if (!add)
+        return NULL;
+    if (l->n_counts == l->cap_counts) {
+        size_t cap = l->cap_counts ? 2 * l->cap_counts : 16;
+        TrialCount *g = realloc(l->counts, cap * sizeof *g);
+        if (!g)
+            return NULL;
+        l->counts = g;
+        l->cap_counts = cap;
+    }
+    l->counts[l->n_counts] = (TrialCount){.trial = trial};
+    return &l->counts[l->n_counts++];
+}
+
+size_t triallog_count(const TrialLog *l, int trial)
+{
+    TrialCount *c = count_of((TrialLog *)l, trial, 0);
+    return c ? c->lines : 0;
+}
+
+/* The current trial's held tail, after a note of what was left out before it. */
+static void flush_tail(TrialLog *l, time_t now)
+{
+    if (l->left_lines) {
+        char ts[32], note[256];
+        stamp(ts, sizeof ts, now);
+        int n = snprintf(note, sizeof note,
+                         "%s trial %d: %zu line%s (%zu bytes) left out here: the log keeps each "
+                         "trial's first %d and last %d KiB\n",
+                         ts, l->trial, l->left_lines, l->left_lines == 1 ? "" : "s",
+                         l->left_bytes, TRIALLOG_HEAD_BYTES >> 10, TRIALLOG_TAIL_BYTES >> 10);
+        put(l, note, (size_t)n < sizeof note ? (size_t)n : sizeof note - 1);
+    }
+    for (size_t i = l->tail_first; i < l->tail_first + l->tail_n; i++)
+        put(l, l->tail[i], strlen(l->tail[i]));
+    tail_clear(l);
+    l->left_lines = l->left_bytes = 0;
+}
+
+/* A line past the head is held; the oldest held ones go once the tail is over its size. */
+static void hold(TrialLog *l, char *line, size_t len)
+{
+    if (l->tail_first + l->tail_n == l->tail_cap) {
+        if (l->tail_first) { /* room at the front: move the held lines down */
+            memmove(l->tail, l->tail + l->tail_first, l->tail_n * sizeof *l->tail);
+            l->tail_first = 0;
+        } else {
+            size_t cap = l->tail_cap ? 2 * l->tail_cap : 64;
+            char **g = realloc(l->tail, cap * sizeof *g);
+            if (!g) { /* out of memory: the line is left out, as an old one would be */
+                l->left_lines++;
+                l->left_bytes += len;
+                free(line);
+                return;
+            }
+            l->tail = g;
+            l->tail_cap = cap;
+        }
+    }
+    l->tail[l->tail_first + l->tail_n++] = line;
+    l->tail_bytes += len;
+    while (l->tail_bytes > TRIALLOG_TAIL_BYTES && l->tail_n > 1) {
+        char *old = l->tail[l->tail_first++];
+        l->tail_n--;
+        size_t olen = strlen(old);
+        l->tail_bytes -= olen;
+        l->left_lines++;
+        l->left_bytes += olen;
+        free(old);
+    }
+}
+
+void triallog_line(TrialLog *l, int trial, const char *source, const char *stream,
+                   const char *text, time_t now)
+{
+    if (!l->have_trial || trial != l->trial) {
+        if (l->have_trial && !l->ended)
+            flush_tail(l, now);
+        l->trial = trial;
+        l->have_trial = 1;
+        l->ended = 0;
+        l->head_bytes = 0;
+    }
+    l->ended = 0; /* a late line (a stop's) after its end: held for the next flush */
+    TrialCount *c = count_of(l, trial, 1);
+    if (c)
+        c->lines++;
+    /* Only the first TRIALLOG_LINE_MAX bytes are shown (4 output bytes each at most:
+     * termsafe's \xHH), so the cut is ours, at a known place, never termsafe's. */
+    size_t len = strlen(text), shown = len > TRIALLOG_LINE_MAX ? TRIALLOG_LINE_MAX : len;
+    char safe[4 * TRIALLOG_LINE_MAX + 1], src[128], ts[32];
+    termsafe_n(safe, sizeof safe, text, shown);
+    termsafe(src, sizeof src, source && source[0] ? source : "-");
+    stamp(ts, sizeof ts, now);
+    char more[64] = "";
+    if (shown < len)
+        snprintf(more, sizeof more, " [%zu more bytes cut]", len - shown);
+    size_t cap = strlen(safe) + strlen(src) + strlen(ts) + strlen(more) + 64;
+    char *line = malloc(cap);
+    if (!line)
+        return;
+    int n = snprintf(line, cap, "%s trial %d %s %s: %s%s\n", ts, trial, src, stream, safe, more);
+    size_t ln = (size_t)n < cap ? (size_t)n : cap - 1;
+    if (!l->tail_n && !l->left_lines && l->head_bytes + ln <= TRIALLOG_HEAD_BYTES) {
+        put(l, line, ln);
+        l->head_bytes += ln;
+        free(line);
+        return;
+    }
+    hold(l, line, ln);
+}
+
+void triallog_end(TrialLog *l, int trial, const char *outcome, time_t now)
+{
+    if (!l->have_trial || trial != l->trial || l->ended)
+        return;
+    flush_tail(l, now);
+    l->ended = 1;
+    char ts[32], safe[1024], line[1200];
+    stamp(ts, sizeof ts, now);
+    termsafe(safe, sizeof safe, outcome);
+    int n = snprintf(line, sizeof line, "%s trial %d ended: %s\n", ts, trial, safe);
+    put(l, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
