@@ -76,9 +76,44 @@ static int check_file_and_folder(const char *file, Error *err)
     return 0;
 }
 
+/* Every link on the way from `file` to what it names: a link is repointed by removing it and
+ * making another, which its owner may do even in a sticky folder such as /tmp, and whoever
+ * can write its folder may do too. So each link must be yours or root's, in a folder only
+ * you (or a sticky bit) guard; else the file checked is not the file libssh then reads. */
+static int check_links(const char *file, Error *err)
+{
+    char cur[4096], next[4096], dir[4096];
+    if (snprintf(cur, sizeof cur, "%s", file) >= (int)sizeof cur)
+        return error_set(err, "known_hosts file %.200s...: path too long", file);
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat st;
+        if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
+            return 0; /* the file itself (or missing: created private) */
+        if (st.st_uid != geteuid() && st.st_uid != 0)
+            return error_set(err,
+                             "known_hosts file %s is a link that belongs to uid %u, not to you "
+                             "(uid %u) or root: refused, its owner could point it at a file "
+                             "that lists any key for any host; remove the link",
+                             cur, (unsigned)st.st_uid, (unsigned)geteuid());
+        if (ownpath_folder(cur, dir, sizeof dir) < 0)
+            return error_set(err, "known_hosts link %.200s...: path too long", cur);
+        if (check_path(dir, "folder", OWNPATH_STICKY_OK, err) < 0)
+            return -1;
+        ssize_t n = readlink(cur, next, sizeof next - 1);
+        if (n < 0)
+            return error_set(err, "cannot check %s: %s", cur, strerror(errno));
+        next[n] = 0;
+        int w = next[0] == '/' ? snprintf(cur, sizeof cur, "%s", next)
+                               : snprintf(cur, sizeof cur, "%s/%s", dir, next);
+        if (w < 0 || w >= (int)sizeof cur)
+            return error_set(err, "known_hosts link %.200s...: path too long", file);
+    }
+    return error_set(err, "known_hosts file %s: too many levels of links", file);
+}
+
 int knownhosts_check_private(const char *file, Error *err)
 {
-    if (check_file_and_folder(file, err) < 0)
+    if (check_file_and_folder(file, err) < 0 || check_links(file, err) < 0)
         return -1;
     /* A link is only as safe as the folder of what it points to: whoever can write that
      * folder can put another file in its place. */
@@ -192,7 +227,24 @@ int knownhosts_append(const char *file, const char *line, Error *err)
         return error_set(err, "cannot open %s to add the host key: %s", file, strerror(errno));
     struct stat st;
     char last = '\n';
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+    /* The file opened is checked again, not its name: one created (or put in place of a
+     * missing one) in a shared folder between knownhosts_check_private and this open would
+     * otherwise get the key, and keep whatever its owner adds after it. */
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return error_set(err, "cannot check %s to add the host key: %s", file, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
+        (st.st_mode & 022)) {
+        close(fd);
+        return error_set(err,
+                         "known_hosts file %s changed before the host key was added: it is not "
+                         "a regular file of yours or root's that only its owner can write "
+                         "(uid %u, mode %03o); nothing written",
+                         file, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+    }
+    if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
         last = '\n';
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))

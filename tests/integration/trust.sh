@@ -267,6 +267,28 @@ check "a known_hosts linked into a group-writable folder is refused, naming that
     grep -q "h3 ssh-failed: .*known_hosts folder $T/grp is writable by its group (mode 775)" "$T/w4"
 rm "$kh"
 mv "$T/kh.saved" "$kh"
+# A link in a shared sticky folder (/tmp) that another user owns: it points at a private
+# file now, but its owner may point it at their own file at any moment.
+mkdir "$T/sticky"
+chmod 1777 "$T/sticky"
+ln -s "$kh" "$T/sticky/kh"
+chown -h nobody "$T/sticky/kh"
+python3 - "$T/inv.json" "$T/inv-sticky.json" "$T/sticky/kh" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json" --only h3 \
+    -- true > "$T/w5" 2>&1
+check "a known_hosts link another user owns in a sticky folder is refused, naming it" \
+    grep -q "h3 ssh-failed: .*known_hosts file $T/sticky/kh is a link that belongs to uid" "$T/w5"
+check "and nothing ran" sh -c "! grep -q 'h3 exit' '$T/w5'"
+chown -h 0 "$T/sticky/kh"
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json" --only h3 \
+    -- true > "$T/w6" 2>&1
+check "the same link, yours, is trusted" grep -q 'h3 exit 0' "$T/w6"
+rm -r "$T/sticky"
 
 echo "known_hosts lines read as ssh reads them"
 # '!h1,*' lists a key for every host but h1 (a cluster-wide key that the login node does not
