@@ -311,6 +311,20 @@ echo "[127.0.0.13]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" >> "$kh"
 run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3" --only h3 --accept-new-host-keys
 check "a host key of a type not listed while another type is listed is refused as changed" \
     grep -q "h3 ssh-failed: .*host key for 127.0.0.13 changed" "$T/n3"
+# The same with that other type's line hashed, or listed by a wildcard pattern.
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+echo "[127.0.0.13]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" > "$T/kh.e3"
+ssh-keygen -q -H -f "$T/kh.e3" 2> /dev/null
+cat "$T/kh.e3" >> "$kh"
+run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3h" --only h3 --accept-new-host-keys
+check "the same with the other type's line hashed: changed, never accepted" sh -c \
+    "grep -q '^|1|' '$T/kh.e3' && grep -q 'h3 ssh-failed: .*host key for 127.0.0.13 changed' '$T/n3h'"
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+echo "[127.0.0.1?]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" >> "$kh"
+before="$(md5sum < "$kh")"
+run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3w" --only h3 --accept-new-host-keys
+check "the same with the other type listed by a wildcard: changed, nothing written" sh -c \
+    "grep -q 'h3 ssh-failed: .*host key for 127.0.0.13 changed' '$T/n3w' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
 # libssh checks no certificate: a CA line must not pass the host's own key.
 grep -v '127.0.0.11' "$T/kh.all" > "$kh"
 echo "@cert-authority [127.0.0.11]:$H_PORT $k1" >> "$kh"
