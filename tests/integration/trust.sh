@@ -164,6 +164,31 @@ check "hosts reports the key status 'revoked'" python3 -c "
 import json, sys
 h = {x['name']: x for x in json.load(open('$T/r4.json'))['hosts']}
 assert h['h3']['host_key'] == 'revoked', h['h3']"
+# ssh honours @revoked in every known_hosts it reads: ~/.ssh/known_hosts (and known_hosts2)
+# whatever file the inventory names, and the site's /etc/ssh/ssh_known_hosts, where an admin
+# revokes a stolen host key for everyone. Their keys are not trusted here; their revocations
+# hold (the inventory's file still lists h3's key as valid).
+write_kh
+mkdir -p "$T/revhome/.ssh"
+echo "@revoked * ssh-ed25519 $h3key" > "$T/revhome/.ssh/known_hosts2"
+HOME="$T/revhome" run "" "$T/r5" --only h3 --accept-fingerprint "$fp3"
+check "a key @revoked in ~/.ssh/known_hosts2 is refused though the inventory's file lists it" \
+    grep -q "h3 ssh-failed: .*host key for 127.0.0.13 (SHA256:.*) is marked @revoked in $T/revhome/.ssh/known_hosts2: refused" "$T/r5"
+rm -r "$T/revhome"
+if unshare -m true 2>/dev/null; then
+    mkdir "$T/etcssh"
+    cp -a /etc/ssh/. "$T/etcssh/" 2>/dev/null
+    echo "@revoked 127.0.0.13 ssh-ed25519 $h3key" > "$T/etcssh/ssh_known_hosts"
+    TUNEDECK_SSH_CONFIG=/dev/null unshare -m sh -c 'mount --bind "$1" /etc/ssh && exec timeout 20 "$2" --cluster "$3" --only h3 -- true' \
+        sh "$T/etcssh" "$rexec" "$T/inv.json" > "$T/r6" 2>&1
+    check "a key @revoked in /etc/ssh/ssh_known_hosts (the site's) is refused" \
+        grep -q "h3 ssh-failed: .*is marked @revoked in /etc/ssh/ssh_known_hosts: refused" "$T/r6"
+    rm -rf "$T/etcssh"
+else
+    echo "  skip (unshare -m is not allowed here: /etc/ssh/ssh_known_hosts cannot be replaced)"
+fi
+run "" "$T/r7" --only h3
+check "without those revocations the same key is accepted" grep -q 'h3 exit 0' "$T/r7"
 
 echo "RevokedHostKeys"
 # libssh does not read it; tunedeck does, as ssh does: a key listed in the file, a plain list
