@@ -76,39 +76,75 @@ static int check_file_and_folder(const char *file, Error *err)
     return 0;
 }
 
-/* Every link on the way from `file` to what it names: a link is repointed by removing it and
- * making another, which its owner may do even in a sticky folder such as /tmp, and whoever
- * can write its folder may do too. So each link must be yours or root's, in a folder only
- * you (or a sticky bit) guard; else the file checked is not the file libssh then reads. */
+/* Every link on the way from `file` to what it names, in any component (a folder of the
+ * path may be a link too): a link is repointed by removing it and making another, which its
+ * owner may do even in a sticky folder such as /tmp, and whoever can write its folder may
+ * do too. So each link must be yours or root's, in a folder only you (or a sticky bit)
+ * guard; else the file checked is not the file libssh then reads. A missing component ends
+ * the walk: knownhosts_append creates what is missing, private. */
 static int check_links(const char *file, Error *err)
 {
-    char cur[4096], next[4096], dir[4096];
-    if (snprintf(cur, sizeof cur, "%s", file) >= (int)sizeof cur)
+    char done[4096], rest[8192], link[4096], next[8192];
+    int hops = 0;
+    if (file[0] == '/')
+        snprintf(done, sizeof done, "%s", "");
+    else if (!getcwd(done, sizeof done))
+        return error_set(err, "cannot check %s: %s", file, strerror(errno));
+    if (strcmp(done, "/") == 0)
+        done[0] = 0;
+    if (snprintf(rest, sizeof rest, "%s", file) >= (int)sizeof rest)
         return error_set(err, "known_hosts file %.200s...: path too long", file);
-    for (int hops = 0; hops < 40; hops++) {
+    char *r = rest;
+    while (*r) {
+        while (*r == '/')
+            r++;
+        if (!*r)
+            break;
+        size_t n = strcspn(r, "/");
+        if ((n == 1 && r[0] == '.') || (n == 2 && r[0] == '.' && r[1] == '.')) {
+            if (n == 2) { /* the folder above what is resolved so far: no link there */
+                char *slash = strrchr(done, '/');
+                if (slash)
+                    *slash = 0;
+            }
+            r += n;
+            continue;
+        }
+        size_t dl = strlen(done);
+        if (dl + 1 + n >= sizeof done)
+            return error_set(err, "known_hosts file %.200s...: path too long", file);
+        char here[4096];
+        snprintf(here, sizeof here, "%s/%.*s", done, (int)n, r);
+        r += n;
         struct stat st;
-        if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
-            return 0; /* the file itself (or missing: created private) */
+        if (lstat(here, &st) < 0)
+            return 0;
+        if (!S_ISLNK(st.st_mode)) {
+            snprintf(done, sizeof done, "%s", here);
+            continue;
+        }
+        if (++hops > 40)
+            return error_set(err, "known_hosts file %s: too many levels of links", file);
         if (st.st_uid != geteuid() && st.st_uid != 0)
             return error_set(err,
-                             "known_hosts file %s is a link that belongs to uid %u, not to you "
+                             "known_hosts file %s: the link %s belongs to uid %u, not to you "
                              "(uid %u) or root: refused, its owner could point it at a file "
                              "that lists any key for any host; remove the link",
-                             cur, (unsigned)st.st_uid, (unsigned)geteuid());
-        if (ownpath_folder(cur, dir, sizeof dir) < 0)
-            return error_set(err, "known_hosts link %.200s...: path too long", cur);
-        if (check_path(dir, "folder", OWNPATH_STICKY_OK, err) < 0)
+                             file, here, (unsigned)st.st_uid, (unsigned)geteuid());
+        if (check_path(done[0] ? done : "/", "folder", OWNPATH_STICKY_OK, err) < 0)
             return -1;
-        ssize_t n = readlink(cur, next, sizeof next - 1);
-        if (n < 0)
-            return error_set(err, "cannot check %s: %s", cur, strerror(errno));
-        next[n] = 0;
-        int w = next[0] == '/' ? snprintf(cur, sizeof cur, "%s", next)
-                               : snprintf(cur, sizeof cur, "%s/%s", dir, next);
-        if (w < 0 || w >= (int)sizeof cur)
-            return error_set(err, "known_hosts link %.200s...: path too long", file);
+        ssize_t k = readlink(here, link, sizeof link - 1);
+        if (k < 0)
+            return error_set(err, "cannot check %s: %s", here, strerror(errno));
+        link[k] = 0;
+        if (snprintf(next, sizeof next, "%s/%s", link, r) >= (int)sizeof next)
+            return error_set(err, "known_hosts file %.200s...: path too long", file);
+        snprintf(rest, sizeof rest, "%s", next);
+        r = rest;
+        if (link[0] == '/')
+            done[0] = 0;
     }
-    return error_set(err, "known_hosts file %s: too many levels of links", file);
+    return 0;
 }
 
 int knownhosts_check_private(const char *file, Error *err)

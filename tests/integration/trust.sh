@@ -307,7 +307,7 @@ PY
 TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json" --only h3 \
     -- true > "$T/w5" 2>&1
 check "a known_hosts link another user owns in a sticky folder is refused, naming it" \
-    grep -q "h3 ssh-failed: .*known_hosts file $T/sticky/kh is a link that belongs to uid" "$T/w5"
+    grep -q "h3 ssh-failed: .*known_hosts file $T/sticky/kh: the link $T/sticky/kh belongs to uid" "$T/w5"
 check "and nothing ran" sh -c "! grep -q 'h3 exit' '$T/w5'"
 chown -h 0 "$T/sticky/kh"
 TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json" --only h3 \

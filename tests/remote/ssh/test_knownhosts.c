@@ -210,7 +210,25 @@ Test(knownhosts, a_link_another_user_owns_or_could_replace_is_not_private)
     cr_assert_eq(knownhosts_check_private(link, &err), 0, "%s", err.msg);
     cr_assert_eq(lchown(link, 4242, 4242), 0);
     cr_assert_eq(knownhosts_check_private(link, &err), -1, "a link uid 4242 may repoint");
-    cr_assert(strstr(err.msg, "is a link that belongs to uid 4242"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "the link") && strstr(err.msg, "/tmp/kh belongs to uid 4242"), "%s",
+              err.msg);
+    /* the same through a folder of the path that is such a link: tmp/sshdir -> priv */
+    char sshdir[160], via[200];
+    snprintf(sshdir, sizeof sshdir, "%s/tmp/sshdir", dir);
+    snprintf(via, sizeof via, "%s/tmp/sshdir/kh", dir);
+    cr_assert_eq(symlink(priv, sshdir), 0);
+    cr_assert_eq(knownhosts_check_private(via, &err), 0, "%s", err.msg);
+    cr_assert_eq(lchown(sshdir, 4242, 4242), 0);
+    cr_assert_eq(knownhosts_check_private(via, &err), -1, "a folder link uid 4242 may repoint");
+    cr_assert(strstr(err.msg, "/tmp/sshdir belongs to uid 4242"), "%s", err.msg);
+    /* relative names and '..' are walked the same way */
+    char cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(priv), 0);
+    cr_assert_eq(knownhosts_check_private("../tmp/sshdir/kh", &err), -1);
+    cr_assert(strstr(err.msg, "/tmp/sshdir belongs to uid 4242"), "%s", err.msg);
+    cr_assert_eq(knownhosts_check_private("kh", &err), 0, "%s", err.msg);
+    cr_assert_eq(chdir(cwd), 0);
     /* a link whose own folder is private, to a link in a group-writable folder, to the file */
     snprintf(hop_dir, sizeof hop_dir, "%s/grp", dir);
     snprintf(hop, sizeof hop, "%s/grp/kh", dir);
