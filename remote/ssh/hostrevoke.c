@@ -54,6 +54,13 @@ int host_key_revoked(const Host *h, ssh_key key, const char *b64, Error *err)
             revoked = 1;
             error_set(err, "is marked @revoked in %s", elsewhere[i]);
         }
+    for (size_t i = 0; revoked == 0 && i < h->cfg.n_known; i++)
+        if (strcmp(h->cfg.known[i].file, h->known_file) != 0 &&
+            revoked_in(h->cfg.known[i].file, b64)) {
+            revoked = 1;
+            error_set(err, "is marked @revoked in %s (%s)", h->cfg.known[i].file,
+                      h->cfg.known[i].where);
+        }
     if (revoked != 0 || h->cfg.n_revoked == 0)
         return revoked;
     RevokedKeyQuery *q = calloc(1, sizeof *q);

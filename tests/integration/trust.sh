@@ -187,6 +187,19 @@ if unshare -m true 2>/dev/null; then
 else
     echo "  skip (unshare -m is not allowed here: /etc/ssh/ssh_known_hosts cannot be replaced)"
 fi
+# The same for the files an ssh config's UserKnownHostsFile / GlobalKnownHostsFile name (a
+# site's own list, a second name on the line): their keys are ignored, their @revoked lines hold.
+: > "$T/uk1"
+echo "@revoked * ssh-ed25519 $h3key" > "$T/uk2"
+run "Host 127.0.0.1?\n  UserKnownHostsFile $T/uk1 $T/uk2\n" "$T/r8" --only h3
+check "a key @revoked in a file a UserKnownHostsFile line names is refused, naming file and line" \
+    grep -q "h3 ssh-failed: .*is marked @revoked in $T/uk2 ($T/cfg:2): refused" "$T/r8"
+run "Host *\n  GlobalKnownHostsFile $T/uk2\n" "$T/r9" --only h3
+check "so is one GlobalKnownHostsFile names" \
+    grep -q "h3 ssh-failed: .*is marked @revoked in $T/uk2 ($T/cfg:2): refused" "$T/r9"
+run "Host other\n  UserKnownHostsFile $T/uk2\n" "$T/r10" --only h3
+check "another host's UserKnownHostsFile revokes nothing for h3" grep -q 'h3 exit 0' "$T/r10"
+rm -f "$T/uk1" "$T/uk2"
 run "" "$T/r7" --only h3
 check "without those revocations the same key is accepted" grep -q 'h3 exit 0' "$T/r7"
 
