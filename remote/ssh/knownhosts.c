@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -254,32 +255,64 @@ static int make_parent(const char *file)
     return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-int knownhosts_append(const char *file, const char *line, Error *err)
+/* `file` opened to add a key (created 0600, its folder 0700, when missing), or -1 (err).
+ * The file opened is checked again, not its name: one created (or put in place of a missing
+ * one) in a shared folder between knownhosts_check_private and this open would otherwise
+ * get the key, and keep whatever its owner adds after it. */
+static int open_checked(const char *file, struct stat *st, Error *err)
 {
     int fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 && errno == ENOENT && make_parent(file) == 0)
         fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
         return error_set(err, "cannot open %s to add the host key: %s", file, strerror(errno));
-    struct stat st;
-    char last = '\n';
-    /* The file opened is checked again, not its name: one created (or put in place of a
-     * missing one) in a shared folder between knownhosts_check_private and this open would
-     * otherwise get the key, and keep whatever its owner adds after it. */
-    if (fstat(fd, &st) < 0) {
+    if (fstat(fd, st) < 0) {
         int e = errno;
         close(fd);
         return error_set(err, "cannot check %s to add the host key: %s", file, strerror(e));
     }
-    if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
-        (st.st_mode & 022)) {
+    if (!S_ISREG(st->st_mode) || (st->st_uid != geteuid() && st->st_uid != 0) ||
+        (st->st_mode & 022)) {
         close(fd);
         return error_set(err,
                          "known_hosts file %s changed before the host key was added: it is not "
                          "a regular file of yours or root's that only its owner can write "
                          "(uid %u, mode %03o); nothing written",
-                         file, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+                         file, (unsigned)st->st_uid, (unsigned)(st->st_mode & 0777));
     }
+    return fd;
+}
+
+int knownhosts_lock(const char *file, Error *err)
+{
+    struct stat st;
+    int fd = open_checked(file, &st, err);
+    if (fd < 0)
+        return -1;
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+        ;
+    if (rc < 0) {
+        int e = errno;
+        close(fd);
+        return error_set(err, "cannot lock %s to add the host key: %s", file, strerror(e));
+    }
+    return fd;
+}
+
+void knownhosts_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* the lock goes with its last descriptor */
+}
+
+int knownhosts_append(const char *file, const char *line, Error *err)
+{
+    struct stat st;
+    int fd = open_checked(file, &st, err);
+    if (fd < 0)
+        return -1;
+    char last = '\n';
     if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
         last = '\n';
     size_t n = strlen(line);

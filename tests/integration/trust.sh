@@ -203,6 +203,33 @@ rm -f "$T/uk1" "$T/uk2"
 run "" "$T/r7" --only h3
 check "without those revocations the same key is accepted" grep -q 'h3 exit 0' "$T/r7"
 
+echo "two sessions accepting keys at once"
+# tunedeck re-checks an unknown key under an flock of known_hosts before adding it. Another
+# session holds the lock, waits until this one waits for it (its waiter in /proc/locks), then
+# adds another key for h1, as a second session offered another key (a MITM) would: this one
+# must then refuse h1 as changed, not add its key beside it. Old code: no lock, no waiter, and
+# the holder gives up after 20 s while h1's key is written.
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+ino="$(stat -c %i "$kh")"
+rm -f "$T/held" "$T/waited"
+flock "$kh" sh -c '
+    : > "$1/held"
+    n=0
+    until grep -q -- "-> FLOCK .*:$2 " /proc/locks; do
+        n=$((n + 1)); [ $n -ge 400 ] && exit 0; sleep 0.05
+    done
+    : > "$1/waited"
+    echo "[127.0.0.11]:$3 $4" >> "$5"' sh "$T" "$ino" "$H_PORT" "$other" "$kh" &
+holder=$!
+n=0
+until [ -e "$T/held" ] || [ $n -ge 200 ]; do n=$((n + 1)); sleep 0.05; done
+run "" "$T/c1" --only h1 --accept-new-host-keys
+wait "$holder"
+check "the session that waited for the lock refuses h1 as changed, nothing of its own written" sh -c \
+    "[ -e '$T/waited' ] && grep -q 'h1 ssh-failed: .*host key for 127.0.0.11 changed' '$T/c1' &&
+     [ \"\$(grep -c '127.0.0.11' '$kh')\" = 1 ]"
+write_kh
+
 echo "RevokedHostKeys"
 # libssh does not read it; tunedeck does, as ssh does: a key listed in the file, a plain list
 # or a KRL, is refused as @revoked is, whatever the operator accepts.
