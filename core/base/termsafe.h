@@ -10,7 +10,8 @@
 /* Copies `in` into `out` (cap bytes, always terminated; cut at a whole placeholder or
  * character when it does not fit) with every byte that could drive a terminal made
  * visible: C0 controls and DEL in caret notation (ESC is ^[, CR ^M, BS ^H, LF ^J, TAB ^I),
- * C1 controls (U+0080..U+009F) as <U+0085>, and bytes that are not UTF-8 as \xHH. Valid
+ * C1 controls (U+0080..U+009F) and the bidi controls and Unicode line breaks (U+202E,
+ * U+2066..U+2069, U+2028...) as <U+0085>, and bytes that are not UTF-8 as \xHH. Valid
  * printable UTF-8 is kept as is. Returns the length written. out must not overlap in. */
 size_t termsafe(char *out, size_t cap, const char *in);
 

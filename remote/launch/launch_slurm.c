@@ -155,15 +155,34 @@ static void task_words(SlurmRun *r, const char *line)
     r->task_said_final = r->task_failed;
 }
 
+size_t launch_slurm_step_mark(const char *line, const char *job)
+{
+    /* The task's mark shares its stream with the trial command's own stderr, which may
+     * print anything: only a step of this trial's own allocation ("JOB.STEP", both numbers,
+     * nothing after) is taken, so no line of a trial can make a stop `scancel` another job,
+     * a whole allocation, or another user's step (an operator may be a Slurm admin). The
+     * tasks of a heterogeneous allocation's other components say the leader's id too. */
+    size_t mark = strlen(STEP_MARK), jl = job ? strlen(job) : 0;
+    if (!jl || strncmp(line, STEP_MARK, mark) != 0 || strncmp(line + mark, job, jl) != 0 ||
+        line[mark + jl] != '.')
+        return 0;
+    const char *step = line + mark + jl + 1;
+    size_t sl = strspn(step, "0123456789");
+    if (!sl || sl > 10 || (step[sl] && step[sl] != '\r'))
+        return 0;
+    return jl + 1 + sl;
+}
+
 static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
 {
     (void)machine;
     SlurmRun *r = userdata;
     if (stream == STREAM_STDERR) {
-        if (strncmp(line, STEP_MARK, strlen(STEP_MARK)) == 0) {
+        size_t n = launch_slurm_step_mark(line, r->cfg.slurm_job);
+        if (n) {
             const char *id = line + strlen(STEP_MARK);
-            size_t n = strspn(id, "0123456789._"), used = strlen(r->steps);
-            if (n && used + n + 2 < sizeof r->steps)
+            size_t used = strlen(r->steps);
+            if (used + n + 2 < sizeof r->steps)
                 snprintf(r->steps + used, sizeof r->steps - used, "%s%.*s", used ? " " : "",
                          (int)n, id);
             return;

@@ -358,6 +358,9 @@ static enum ssh_known_hosts_e known_server(Host *h, Error *err)
     return known;
 }
 
+static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_hosts_e known,
+                       int accepting, const char *accepted, Error *errp);
+
 /* tunedeck's own rules, whatever any ssh config says: a key is accepted only when it is
  * listed for the host in our one known_hosts file; revoked and changed keys are always
  * refused; an unknown key is added only by --accept-new-host-keys or when the operator
@@ -403,7 +406,29 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
         return;
     }
     err.msg[0] = 0;
-    switch (known_server(h, &err)) {
+    enum ssh_known_hosts_e known = known_server(h, &err);
+    int accepting =
+        p->opt.accept_new_host_keys || (accepted[0] && strcmp(accepted, h->fingerprint) == 0);
+    int lock = -1;
+    if ((known == SSH_KNOWN_HOSTS_UNKNOWN || known == SSH_KNOWN_HOSTS_NOT_FOUND) && accepting) {
+        /* Another tunedeck (a second session, `hosts` beside the console) may be adding a key
+         * for this host at this moment: checked again under the file's lock and added before
+         * it is let go, so two different keys offered to two sessions at once (a MITM) are
+         * never both written: the second is refused as changed. */
+        lock = knownhosts_lock(file, &err);
+        known = lock < 0 ? SSH_KNOWN_HOSTS_ERROR : known_server(h, &err);
+    }
+    settle_key(p, h, now_ms, known, accepting, accepted, &err);
+    knownhosts_unlock(lock);
+}
+
+/* What check_host_key concludes from libssh's verdict on the key. */
+static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_hosts_e known,
+                       int accepting, const char *accepted, Error *errp)
+{
+    const char *file = h->known_file;
+    Error err = *errp;
+    switch (known) {
     case SSH_KNOWN_HOSTS_OK:
         h->key = HOSTKEY_OK;
         h->offered_fp[0] = 0;
@@ -421,7 +446,7 @@ static void check_host_key(HostPool *p, Host *h, int64_t now_ms)
         return;
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND:
-        if (p->opt.accept_new_host_keys || (accepted[0] && strcmp(accepted, h->fingerprint) == 0)) {
+        if (accepting) {
             if (add_known_host(h, &err) < 0) {
                 h->key = HOSTKEY_ERROR;
                 host_down(p, h, now_ms, "%s", err.msg);

@@ -30,6 +30,9 @@ typedef struct {
     char accept_fp[128];    /* the operator accepted this unknown key, for one attempt */
     char offered_fp[128];   /* the unknown key last offered (HostInfo.offered_fp) */
     char known_file[512];   /* the known_hosts file: the inventory's, else ~/.ssh/known_hosts */
+    /* ~/.ssh/known_hosts and known_hosts2: read for @revoked lines only, as ssh reads them
+     * whatever file the inventory names (hostrevoke.c) */
+    char user_known[2][512];
     char proxy[256];        /* the ssh config asks for a proxy we do not support */
     ssh_key ident_key;      /* the inventory's identity, loaded: the only key offered */
     unsigned open_defaults; /* bit i: ~/.ssh/IDENTITY_DEFAULT_NAMES[i] others may read */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,9 +77,80 @@ static int check_file_and_folder(const char *file, Error *err)
     return 0;
 }
 
+/* Every link on the way from `file` to what it names, in any component (a folder of the
+ * path may be a link too): a link is repointed by removing it and making another, which its
+ * owner may do even in a sticky folder such as /tmp, and whoever can write its folder may
+ * do too. So each link must be yours or root's, in a folder only you (or a sticky bit)
+ * guard; else the file checked is not the file libssh then reads. A missing component ends
+ * the walk: knownhosts_append creates what is missing, private. */
+static int check_links(const char *file, Error *err)
+{
+    char done[4096], rest[8192], link[4096], next[8192];
+    int hops = 0;
+    if (file[0] == '/')
+        snprintf(done, sizeof done, "%s", "");
+    else if (!getcwd(done, sizeof done))
+        return error_set(err, "cannot check %s: %s", file, strerror(errno));
+    if (strcmp(done, "/") == 0)
+        done[0] = 0;
+    if (snprintf(rest, sizeof rest, "%s", file) >= (int)sizeof rest)
+        return error_set(err, "known_hosts file %.200s...: path too long", file);
+    char *r = rest;
+    while (*r) {
+        while (*r == '/')
+            r++;
+        if (!*r)
+            break;
+        size_t n = strcspn(r, "/");
+        if ((n == 1 && r[0] == '.') || (n == 2 && r[0] == '.' && r[1] == '.')) {
+            if (n == 2) { /* the folder above what is resolved so far: no link there */
+                char *slash = strrchr(done, '/');
+                if (slash)
+                    *slash = 0;
+            }
+            r += n;
+            continue;
+        }
+        size_t dl = strlen(done);
+        if (dl + 1 + n >= sizeof done)
+            return error_set(err, "known_hosts file %.200s...: path too long", file);
+        char here[4096];
+        snprintf(here, sizeof here, "%s/%.*s", done, (int)n, r);
+        r += n;
+        struct stat st;
+        if (lstat(here, &st) < 0)
+            return 0;
+        if (!S_ISLNK(st.st_mode)) {
+            snprintf(done, sizeof done, "%s", here);
+            continue;
+        }
+        if (++hops > 40)
+            return error_set(err, "known_hosts file %s: too many levels of links", file);
+        if (st.st_uid != geteuid() && st.st_uid != 0)
+            return error_set(err,
+                             "known_hosts file %s: the link %s belongs to uid %u, not to you "
+                             "(uid %u) or root: refused, its owner could point it at a file "
+                             "that lists any key for any host; remove the link",
+                             file, here, (unsigned)st.st_uid, (unsigned)geteuid());
+        if (check_path(done[0] ? done : "/", "folder", OWNPATH_STICKY_OK, err) < 0)
+            return -1;
+        ssize_t k = readlink(here, link, sizeof link - 1);
+        if (k < 0)
+            return error_set(err, "cannot check %s: %s", here, strerror(errno));
+        link[k] = 0;
+        if (snprintf(next, sizeof next, "%s/%s", link, r) >= (int)sizeof next)
+            return error_set(err, "known_hosts file %.200s...: path too long", file);
+        snprintf(rest, sizeof rest, "%s", next);
+        r = rest;
+        if (link[0] == '/')
+            done[0] = 0;
+    }
+    return 0;
+}
+
 int knownhosts_check_private(const char *file, Error *err)
 {
-    if (check_file_and_folder(file, err) < 0)
+    if (check_file_and_folder(file, err) < 0 || check_links(file, err) < 0)
         return -1;
     /* A link is only as safe as the folder of what it points to: whoever can write that
      * folder can put another file in its place. */
@@ -183,16 +255,65 @@ static int make_parent(const char *file)
     return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-int knownhosts_append(const char *file, const char *line, Error *err)
+/* `file` opened to add a key (created 0600, its folder 0700, when missing), or -1 (err).
+ * The file opened is checked again, not its name: one created (or put in place of a missing
+ * one) in a shared folder between knownhosts_check_private and this open would otherwise
+ * get the key, and keep whatever its owner adds after it. */
+static int open_checked(const char *file, struct stat *st, Error *err)
 {
     int fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 && errno == ENOENT && make_parent(file) == 0)
         fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
         return error_set(err, "cannot open %s to add the host key: %s", file, strerror(errno));
+    if (fstat(fd, st) < 0) {
+        int e = errno;
+        close(fd);
+        return error_set(err, "cannot check %s to add the host key: %s", file, strerror(e));
+    }
+    if (!S_ISREG(st->st_mode) || (st->st_uid != geteuid() && st->st_uid != 0) ||
+        (st->st_mode & 022)) {
+        close(fd);
+        return error_set(err,
+                         "known_hosts file %s changed before the host key was added: it is not "
+                         "a regular file of yours or root's that only its owner can write "
+                         "(uid %u, mode %03o); nothing written",
+                         file, (unsigned)st->st_uid, (unsigned)(st->st_mode & 0777));
+    }
+    return fd;
+}
+
+int knownhosts_lock(const char *file, Error *err)
+{
     struct stat st;
+    int fd = open_checked(file, &st, err);
+    if (fd < 0)
+        return -1;
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+        ;
+    if (rc < 0) {
+        int e = errno;
+        close(fd);
+        return error_set(err, "cannot lock %s to add the host key: %s", file, strerror(e));
+    }
+    return fd;
+}
+
+void knownhosts_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* the lock goes with its last descriptor */
+}
+
+int knownhosts_append(const char *file, const char *line, Error *err)
+{
+    struct stat st;
+    int fd = open_checked(file, &st, err);
+    if (fd < 0)
+        return -1;
     char last = '\n';
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+    if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
         last = '\n';
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))

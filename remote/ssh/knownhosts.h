@@ -32,6 +32,15 @@ int knownhosts_line_excludes(const char *line, const char *host_port);
 int knownhosts_view(const char *file, const char *host_port, char *view, size_t cap,
                     int *view_fd, Error *err);
 
+/* An exclusive flock(2) on `file` (opened, and created private when missing, as
+ * knownhosts_append does), held until knownhosts_unlock: tunedeck re-checks an unknown key
+ * and appends it under it, so two processes accepting keys for one host at once (a MITM
+ * offering each a different key) cannot both write. Waits for another holder. Returns the
+ * descriptor, or -1 (err names the file). */
+int knownhosts_lock(const char *file, Error *err);
+/* Lets go of knownhosts_lock's lock (-1: nothing). */
+void knownhosts_unlock(int fd);
+
 /* Appends `line` (one known_hosts entry, a newline is added) to `file`, creating the file
  * (0600) and its folder (0700) when missing, and starting a new line when the file does
  * not end with one. */

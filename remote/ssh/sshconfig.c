@@ -214,6 +214,27 @@ static int revoked_line(Walk *w, const char *arg, const char *where, Error *err)
                     err);
 }
 
+/* A UserKnownHostsFile or GlobalKnownHostsFile line that may apply to this host: each file
+ * it names is read for @revoked lines only (hostrevoke.c). "none" names no file; a name that
+ * cannot be expanded names none that can be read, and is left out, as a missing file is. */
+static int known_line(Walk *w, const char *const *words, size_t n, int *final,
+                      const char *where, Error *err)
+{
+    char home[1024], file[4096];
+    if (*final || ownpath_folder(w->ssh_dir, home, sizeof home) < 0)
+        return 0; /* ssh keeps the first value that applies */
+    *final = w->applies == SSHMATCH_YES;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(words[i], "none") == 0 ||
+            sshpath_identity_file(words[i], home, w->ssh_dir, w->host, file, sizeof file) < 0 ||
+            strlen(file) >= sizeof w->out->known[0].file)
+            continue;
+        if (add_file(&w->out->known, &w->out->n_known, &w->out->cap_known, file, where, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The user a HostName value sets, into user ("" none). libssh 0.10.6 expands the value
  * (ssh_path_expand_escape, with the host and user it holds at that line; the raw value when
  * that fails) and hands it to SSH_OPTIONS_HOST, which reads `user@host` as a user and a host
@@ -324,6 +345,16 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
         if (strcasecmp(keyword, "revokedhostkeys") == 0) {
             if (w->host && w->applies != SSHMATCH_NO)
                 rc = revoked_line(w, arg, at, err);
+            continue;
+        }
+        if (strcasecmp(keyword, "userknownhostsfile") == 0 ||
+            strcasecmp(keyword, "globalknownhostsfile") == 0) {
+            if (w->host && w->applies != SSHMATCH_NO)
+                rc = known_line(w, words, n,
+                                keyword[0] == 'u' || keyword[0] == 'U'
+                                    ? &w->out->user_known_final
+                                    : &w->out->global_known_final,
+                                at, err);
             continue;
         }
         if (strcasecmp(keyword, "include") != 0) {
@@ -442,6 +473,7 @@ void sshconfig_host_files_free(SshconfigHostFiles *f)
 {
     free(f->ids);
     free(f->revoked);
+    free(f->known);
     *f = (SshconfigHostFiles){0};
 }
 

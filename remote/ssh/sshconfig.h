@@ -43,11 +43,17 @@ typedef struct {
     SshconfigFile *revoked;
     size_t n_revoked, cap_revoked;
     int revoked_final;
+    /* UserKnownHostsFile and GlobalKnownHostsFile: no key of theirs is trusted (one file
+     * decides), but ssh honours their @revoked lines, and so does tunedeck (hostrevoke.c).
+     * As with RevokedHostKeys, the first value of each that surely applies ends its list. */
+    SshconfigFile *known;
+    size_t n_known, cap_known;
+    int user_known_final, global_known_final;
 } SshconfigHostFiles;
 
 void sshconfig_host_files_free(SshconfigHostFiles *f);
 
-/* The IdentityFile and RevokedHostKeys lines of `path` and its Includes that libssh 0.10.6
+/* The IdentityFile, RevokedHostKeys and Known-hosts-file lines of `path` and its Includes that libssh 0.10.6
  * applies to one host (under a Host or Match line that holds for it as libssh decides,
  * sshmatch.h; a Match exec block counts as applying), expanded for `host` as libssh expands
  * them when it connects (sshpath.h), appended to *out, in the files' order. `match` carries what libssh matches from this file to the next one of the same parse

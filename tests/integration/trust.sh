@@ -164,6 +164,71 @@ check "hosts reports the key status 'revoked'" python3 -c "
 import json, sys
 h = {x['name']: x for x in json.load(open('$T/r4.json'))['hosts']}
 assert h['h3']['host_key'] == 'revoked', h['h3']"
+# ssh honours @revoked in every known_hosts it reads: ~/.ssh/known_hosts (and known_hosts2)
+# whatever file the inventory names, and the site's /etc/ssh/ssh_known_hosts, where an admin
+# revokes a stolen host key for everyone. Their keys are not trusted here; their revocations
+# hold (the inventory's file still lists h3's key as valid).
+write_kh
+mkdir -p "$T/revhome/.ssh"
+echo "@revoked * ssh-ed25519 $h3key" > "$T/revhome/.ssh/known_hosts2"
+HOME="$T/revhome" run "" "$T/r5" --only h3 --accept-fingerprint "$fp3"
+check "a key @revoked in ~/.ssh/known_hosts2 is refused though the inventory's file lists it" \
+    grep -q "h3 ssh-failed: .*host key for 127.0.0.13 (SHA256:.*) is marked @revoked in $T/revhome/.ssh/known_hosts2: refused" "$T/r5"
+rm -r "$T/revhome"
+if unshare -m true 2>/dev/null; then
+    mkdir "$T/etcssh"
+    cp -a /etc/ssh/. "$T/etcssh/" 2>/dev/null
+    echo "@revoked 127.0.0.13 ssh-ed25519 $h3key" > "$T/etcssh/ssh_known_hosts"
+    TUNEDECK_SSH_CONFIG=/dev/null unshare -m sh -c 'mount --bind "$1" /etc/ssh && exec timeout 20 "$2" --cluster "$3" --only h3 -- true' \
+        sh "$T/etcssh" "$rexec" "$T/inv.json" > "$T/r6" 2>&1
+    check "a key @revoked in /etc/ssh/ssh_known_hosts (the site's) is refused" \
+        grep -q "h3 ssh-failed: .*is marked @revoked in /etc/ssh/ssh_known_hosts: refused" "$T/r6"
+    rm -rf "$T/etcssh"
+else
+    echo "  skip (unshare -m is not allowed here: /etc/ssh/ssh_known_hosts cannot be replaced)"
+fi
+# The same for the files an ssh config's UserKnownHostsFile / GlobalKnownHostsFile name (a
+# site's own list, a second name on the line): their keys are ignored, their @revoked lines hold.
+: > "$T/uk1"
+echo "@revoked * ssh-ed25519 $h3key" > "$T/uk2"
+run "Host 127.0.0.1?\n  UserKnownHostsFile $T/uk1 $T/uk2\n" "$T/r8" --only h3
+check "a key @revoked in a file a UserKnownHostsFile line names is refused, naming file and line" \
+    grep -q "h3 ssh-failed: .*is marked @revoked in $T/uk2 ($T/cfg:2): refused" "$T/r8"
+run "Host *\n  GlobalKnownHostsFile $T/uk2\n" "$T/r9" --only h3
+check "so is one GlobalKnownHostsFile names" \
+    grep -q "h3 ssh-failed: .*is marked @revoked in $T/uk2 ($T/cfg:2): refused" "$T/r9"
+run "Host other\n  UserKnownHostsFile $T/uk2\n" "$T/r10" --only h3
+check "another host's UserKnownHostsFile revokes nothing for h3" grep -q 'h3 exit 0' "$T/r10"
+rm -f "$T/uk1" "$T/uk2"
+run "" "$T/r7" --only h3
+check "without those revocations the same key is accepted" grep -q 'h3 exit 0' "$T/r7"
+
+echo "two sessions accepting keys at once"
+# tunedeck re-checks an unknown key under an flock of known_hosts before adding it. Another
+# session holds the lock, waits until this one waits for it (its waiter in /proc/locks), then
+# adds another key for h1, as a second session offered another key (a MITM) would: this one
+# must then refuse h1 as changed, not add its key beside it. Old code: no lock, no waiter, and
+# the holder gives up after 20 s while h1's key is written.
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+ino="$(stat -c %i "$kh")"
+rm -f "$T/held" "$T/waited"
+flock "$kh" sh -c '
+    : > "$1/held"
+    n=0
+    until grep -q -- "-> FLOCK .*:$2 " /proc/locks; do
+        n=$((n + 1)); [ $n -ge 400 ] && exit 0; sleep 0.05
+    done
+    : > "$1/waited"
+    echo "[127.0.0.11]:$3 $4" >> "$5"' sh "$T" "$ino" "$H_PORT" "$other" "$kh" &
+holder=$!
+n=0
+until [ -e "$T/held" ] || [ $n -ge 200 ]; do n=$((n + 1)); sleep 0.05; done
+run "" "$T/c1" --only h1 --accept-new-host-keys
+wait "$holder"
+check "the session that waited for the lock refuses h1 as changed, nothing of its own written" sh -c \
+    "[ -e '$T/waited' ] && grep -q 'h1 ssh-failed: .*host key for 127.0.0.11 changed' '$T/c1' &&
+     [ \"\$(grep -c '127.0.0.11' '$kh')\" = 1 ]"
+write_kh
 
 echo "RevokedHostKeys"
 # libssh does not read it; tunedeck does, as ssh does: a key listed in the file, a plain list
@@ -267,6 +332,28 @@ check "a known_hosts linked into a group-writable folder is refused, naming that
     grep -q "h3 ssh-failed: .*known_hosts folder $T/grp is writable by its group (mode 775)" "$T/w4"
 rm "$kh"
 mv "$T/kh.saved" "$kh"
+# A link in a shared sticky folder (/tmp) that another user owns: it points at a private
+# file now, but its owner may point it at their own file at any moment.
+mkdir "$T/sticky"
+chmod 1777 "$T/sticky"
+ln -s "$kh" "$T/sticky/kh"
+chown -h nobody "$T/sticky/kh"
+python3 - "$T/inv.json" "$T/inv-sticky.json" "$T/sticky/kh" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json" --only h3 \
+    -- true > "$T/w5" 2>&1
+check "a known_hosts link another user owns in a sticky folder is refused, naming it" \
+    grep -q "h3 ssh-failed: .*known_hosts file $T/sticky/kh: the link $T/sticky/kh belongs to uid" "$T/w5"
+check "and nothing ran" sh -c "! grep -q 'h3 exit' '$T/w5'"
+chown -h 0 "$T/sticky/kh"
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json" --only h3 \
+    -- true > "$T/w6" 2>&1
+check "the same link, yours, is trusted" grep -q 'h3 exit 0' "$T/w6"
+rm -r "$T/sticky"
 
 echo "known_hosts lines read as ssh reads them"
 # '!h1,*' lists a key for every host but h1 (a cluster-wide key that the login node does not
@@ -289,6 +376,20 @@ echo "[127.0.0.13]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" >> "$kh"
 run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3" --only h3 --accept-new-host-keys
 check "a host key of a type not listed while another type is listed is refused as changed" \
     grep -q "h3 ssh-failed: .*host key for 127.0.0.13 changed" "$T/n3"
+# The same with that other type's line hashed, or listed by a wildcard pattern.
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+echo "[127.0.0.13]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" > "$T/kh.e3"
+ssh-keygen -q -H -f "$T/kh.e3" 2> /dev/null
+cat "$T/kh.e3" >> "$kh"
+run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3h" --only h3 --accept-new-host-keys
+check "the same with the other type's line hashed: changed, never accepted" sh -c \
+    "grep -q '^|1|' '$T/kh.e3' && grep -q 'h3 ssh-failed: .*host key for 127.0.0.13 changed' '$T/n3h'"
+grep -v '127.0.0.13' "$T/kh.all" > "$kh"
+echo "[127.0.0.1?]:$H_PORT $(cut -d' ' -f1,2 "$T/ecdsa.pub")" >> "$kh"
+before="$(md5sum < "$kh")"
+run "Host *\n  HostKeyAlgorithms ssh-ed25519\n" "$T/n3w" --only h3 --accept-new-host-keys
+check "the same with the other type listed by a wildcard: changed, nothing written" sh -c \
+    "grep -q 'h3 ssh-failed: .*host key for 127.0.0.13 changed' '$T/n3w' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
 # libssh checks no certificate: a CA line must not pass the host's own key.
 grep -v '127.0.0.11' "$T/kh.all" > "$kh"
 echo "@cert-authority [127.0.0.11]:$H_PORT $k1" >> "$kh"

@@ -61,3 +61,15 @@ Test(termsafe, error_messages_that_echo_input_are_safe)
     error_prefix(&err, "file '%s'", "a\x9b.json");
     cr_assert_str_eq(err.msg, "file 'a\\x9B.json': expected a number, found '1^M^[[31mok'");
 }
+
+/* A bidi override or isolate reorders what a terminal that lays out bidirectional text shows
+ * (a trial's error could read as another row); line and paragraph separators may break the
+ * line. Shown, not sent; ordinary right-to-left letters are kept. */
+Test(termsafe, bidi_controls_and_unicode_line_breaks_are_shown_not_sent)
+{
+    cr_assert_str_eq(safe("failed\xe2\x80\xae" "ko"), "failed<U+202E>ko");
+    cr_assert_str_eq(safe("a\xe2\x81\xa6" "b\xe2\x81\xa9"), "a<U+2066>b<U+2069>");
+    cr_assert_str_eq(safe("x\xe2\x80\x8fy\xd8\x9c"), "x<U+200F>y<U+061C>");
+    cr_assert_str_eq(safe("1\xe2\x80\xa8" "2\xe2\x80\xa9"), "1<U+2028>2<U+2029>");
+    cr_assert_str_eq(safe("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"), "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d");
+}

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/launch/launch_slurm.h"
 #include "remote/ssh/shquote.h"
@@ -282,4 +285,88 @@ Test(launch_slurm, a_failing_tasks_last_line_comes_before_slurms_cancel)
                                          "ON n2 CANCELLED AT 2026-11-27T03:40:09)"),
                        "%s", o->reason);
     observation_free(o);
+}
+
+/* The task's step mark shares a stream with the trial command's stderr: a trial that prints
+ * marks of its own (another job's step, a whole job, its own allocation without a step) must
+ * not make a stop scancel them. Only the real step of allocation 12 is cancelled. */
+static int said_ready;
+
+static void note_ready(void *ud, const char *machine, StreamKind stream, const char *line)
+{
+    (void)ud, (void)machine, (void)stream;
+    if (strcmp(line, "ready") == 0)
+        said_ready = 1;
+}
+
+Test(launch_slurm, a_stop_cancels_only_the_steps_of_its_own_allocation)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/srun", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ncat > /dev/null\necho 'tunedeck-step 12.0' >&2\n"
+               "printf '%%s\\n' 'tunedeck-step 999' 'tunedeck-step 5.3' 'tunedeck-step 12' "
+               "'tunedeck-step 123.1' 'tunedeck-step 12.1 --me' 'tunedeck-step 12.' "
+               "'tunedeck-step -u' ready >&2\nexec sleep 30\n");
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+    char env[1024];
+    snprintf(env, sizeof env, "%s:%s", dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    cr_assert_eq(setenv("PATH", env, 1), 0);
+    s->worker[0] = 1;
+    LaunchConfig cfg = {.command = "true", .slurm_job = "12", .timeout_s = 60,
+                        .on_log = note_ready};
+    const LauncherKind *k = launcher_find("slurm");
+    Error err;
+    void *r = k->start(&cfg, s, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    while (!said_ready && !k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    cr_assert(said_ready, "the stand-in srun ended before it said all");
+    k->cancel(r);
+    while (!k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    Observation *o = k->result(r);
+    observation_free(o);
+    k->free(r);
+    /* scancel runs as a grandchild, not waited for: its record comes when it comes */
+    snprintf(path, sizeof path, "%s/args", dir);
+    char *args = NULL;
+    for (int i = 0; i < 400 && !args; i++) {
+        size_t len = 0;
+        args = readall_file(path, 1 << 20, &len, &err);
+        if (args && !strstr(args, "--\n")) {
+            free(args);
+            args = NULL;
+        }
+        if (!args)
+            usleep(50 * 1000);
+    }
+    cr_assert_not_null(args, "scancel was never run");
+    cr_assert_str_eq(args, "12.0\n--\n", "a trial's own text chose what scancel ends: %s", args);
+    free(args);
+}
+
+Test(launch_slurm, a_step_mark_names_a_step_of_the_allocation_and_nothing_else)
+{
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.0", "12"), 4);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.31\r", "12"), 5);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12", "12"), 0);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 120.1", "12"), 0);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 1.1", "12"), 0);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.1_2", "12"), 0);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.1 x", "12"), 0);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.0", ""), 0);
+    cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.0", NULL), 0);
 }

@@ -188,3 +188,84 @@ Test(knownhosts, a_link_into_a_folder_others_can_write_is_not_private)
     cr_assert(strstr(err.msg, "known_hosts folder") && strstr(err.msg, "/shared is writable by"),
               "%s", err.msg);
 }
+
+/* A link is repointed by whoever owns it (also in a sticky folder such as /tmp) or can write
+ * its folder: a link another user owns, and a link on the way whose folder others can write,
+ * are not trusted, even when what they point to now is private. */
+Test(knownhosts, a_link_another_user_owns_or_could_replace_is_not_private)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give the link away");
+    char priv[128], file[160], shared[128], link[160], hop_dir[128], hop[160], first[160];
+    snprintf(priv, sizeof priv, "%s/priv", dir);
+    snprintf(file, sizeof file, "%s/priv/kh", dir);
+    snprintf(shared, sizeof shared, "%s/tmp", dir);
+    snprintf(link, sizeof link, "%s/tmp/kh", dir);
+    cr_assert_eq(mkdir(priv, 0700), 0);
+    cr_assert_eq(mkdir(shared, 0700), 0);
+    chmod(shared, 01777);
+    write_file(file, "h1 ssh-ed25519 AAAA\n");
+    chmod(file, 0600);
+    cr_assert_eq(symlink(file, link), 0);
+    Error err;
+    cr_assert_eq(knownhosts_check_private(link, &err), 0, "%s", err.msg);
+    cr_assert_eq(lchown(link, 4242, 4242), 0);
+    cr_assert_eq(knownhosts_check_private(link, &err), -1, "a link uid 4242 may repoint");
+    cr_assert(strstr(err.msg, "the link") && strstr(err.msg, "/tmp/kh belongs to uid 4242"), "%s",
+              err.msg);
+    /* the same through a folder of the path that is such a link: tmp/sshdir -> priv */
+    char sshdir[160], via[200];
+    snprintf(sshdir, sizeof sshdir, "%s/tmp/sshdir", dir);
+    snprintf(via, sizeof via, "%s/tmp/sshdir/kh", dir);
+    cr_assert_eq(symlink(priv, sshdir), 0);
+    cr_assert_eq(knownhosts_check_private(via, &err), 0, "%s", err.msg);
+    cr_assert_eq(lchown(sshdir, 4242, 4242), 0);
+    cr_assert_eq(knownhosts_check_private(via, &err), -1, "a folder link uid 4242 may repoint");
+    cr_assert(strstr(err.msg, "/tmp/sshdir belongs to uid 4242"), "%s", err.msg);
+    /* relative names and '..' are walked the same way */
+    char cwd[4096];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(priv), 0);
+    cr_assert_eq(knownhosts_check_private("../tmp/sshdir/kh", &err), -1);
+    cr_assert(strstr(err.msg, "/tmp/sshdir belongs to uid 4242"), "%s", err.msg);
+    cr_assert_eq(knownhosts_check_private("kh", &err), 0, "%s", err.msg);
+    cr_assert_eq(chdir(cwd), 0);
+    /* a link whose own folder is private, to a link in a group-writable folder, to the file */
+    snprintf(hop_dir, sizeof hop_dir, "%s/grp", dir);
+    snprintf(hop, sizeof hop, "%s/grp/kh", dir);
+    snprintf(first, sizeof first, "%s/priv/first", dir);
+    cr_assert_eq(mkdir(hop_dir, 0770), 0);
+    chmod(hop_dir, 0770);
+    cr_assert_eq(symlink(file, hop), 0);
+    cr_assert_eq(symlink("../grp/kh", first), 0);
+    cr_assert_eq(knownhosts_check_private(first, &err), -1, "the middle link's folder is shared");
+    cr_assert(strstr(err.msg, "known_hosts folder") && strstr(err.msg, "/grp is writable by"),
+              "%s", err.msg);
+    chmod(hop_dir, 0700);
+    cr_assert_eq(knownhosts_check_private(first, &err), 0, "%s", err.msg);
+}
+
+/* The file appended to is the file checked: one that another user owns or others can write
+ * (put there after the check, in a shared folder) gets no key. */
+Test(knownhosts, append_refuses_a_file_others_could_write)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s/kh", dir);
+    write_file(file, "a ssh-ed25519 AAAA1\n");
+    chmod(file, 0666);
+    Error err;
+    cr_assert_eq(knownhosts_append(file, "b ssh-ed25519 AAAA2", &err), -1);
+    cr_assert(strstr(err.msg, file) && strstr(err.msg, "nothing written"), "%s", err.msg);
+    FILE *f = fopen(file, "r");
+    char text[128];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    cr_assert_str_eq(text, "a ssh-ed25519 AAAA1\n");
+    if (geteuid() == 0) {
+        chmod(file, 0644);
+        cr_assert_eq(chown(file, 4242, 4242), 0);
+        cr_assert_eq(knownhosts_append(file, "b ssh-ed25519 AAAA2", &err), -1);
+        cr_assert(strstr(err.msg, "uid 4242"), "%s", err.msg);
+    }
+}
