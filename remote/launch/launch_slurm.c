@@ -129,16 +129,21 @@ static int slurm_own_line(const char *line)
 }
 
 /* srun's word that a task failed: "srun: error: n1: task 0: Exited with exit code 3", or a
- * signal's name in place of the exit ("task 1: Segmentation fault"). Returns the task's
- * number, -1 for another line. */
+ * signal's name in place of the exit ("task 1: Segmentation fault", "Out Of Memory"); tasks
+ * of one node that ended alike are one line ("n1: tasks 0-1: ...", Slurm 22.05
+ * launch_slurm.c _task_finish), whose first is taken. Returns the task's number, -1 for
+ * another line. */
 static long task_failure_line(const char *line)
 {
-    const char *t = strncmp(line, "srun: error: ", 13) == 0 ? strstr(line, ": task ") : NULL;
-    if (!t || t[7] < '0' || t[7] > '9')
+    if (strncmp(line, "srun: error: ", 13) != 0)
+        return -1;
+    const char *t = strstr(line, ": task "), *ts = strstr(line, ": tasks ");
+    t = t ? t + strlen(": task ") : ts ? ts + strlen(": tasks ") : NULL;
+    if (!t || *t < '0' || *t > '9')
         return -1;
     char *end;
-    long task = strtol(t + 7, &end, 10);
-    return *end == ':' ? task : -1;
+    long task = strtol(t, &end, 10);
+    return *end == ':' || *end == '-' || *end == ',' ? task : -1;
 }
 
 /* A shell's word that a child was ended by a signal: dash's "Terminated" or "Killed" alone,

@@ -304,6 +304,22 @@ Test(launch_slurm, a_task_that_speaks_after_the_failure_is_not_taken_for_the_cau
     observation_free(o);
 }
 
+/* srun says so of the tasks of a node that ended alike in one line ("tasks 0-1"); a node's
+ * out-of-memory kill is a failure too. */
+Test(launch_slurm, sruns_other_words_of_a_failure_name_the_task)
+{
+    Observation *o = failed_trial("'srun: error: n2: tasks 1-2: Exited with exit code 3' "
+                                  "'0: epoch 2: loss 0.91' '1: no dataset at /data/x'",
+                                  3);
+    cr_assert_not_null(strstr(o->reason, "; task 1 said: no dataset at /data/x"), "%s", o->reason);
+    observation_free(o);
+    o = failed_trial("'2: allocating 40 GB' 'srun: error: n3: task 2: Out Of Memory' "
+                     "'0: epoch 2: loss 0.91'",
+                     137);
+    cr_assert_not_null(strstr(o->reason, "; task 2 said: allocating 40 GB"), "%s", o->reason);
+    observation_free(o);
+}
+
 /* Twelve tasks: srun right-aligns the numbers to two digits (" 3: ", "11: "). */
 Test(launch_slurm, labels_wider_than_one_digit_name_their_task)
 {
