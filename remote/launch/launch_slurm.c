@@ -75,6 +75,7 @@ typedef struct {
     TaskSaid *said;       /* each task's last words, by its label (task_words) */
     size_t n_said, cap_said;
     long failed_task;     /* the first task srun said failed; -1 before */
+    char failed_word[160]; /* srun's word of it: "n2: task 1: Exited with exit code 3" */
     int labeled;          /* a task's standard error came with its label */
     /* Without a label to go by (an srun that gave none): the failed task's words by order */
     char task_said[160];  /* the failed task's last words (task_words) */
@@ -188,8 +189,10 @@ static void task_words(SlurmRun *r, long task, const char *line)
     r->labeled |= task >= 0;
     if (slurm_own_line(line)) {
         long failed = task < 0 ? task_failure_line(line) : -1;
-        if (failed >= 0 && r->failed_task < 0)
+        if (failed >= 0 && r->failed_task < 0) {
             r->failed_task = failed;
+            snprintf(r->failed_word, sizeof r->failed_word, "%s", line + 13);
+        }
         r->task_failed |= failed >= 0;
         return;
     }
@@ -640,6 +643,23 @@ static void add_task_said(const SlurmRun *r, Observation *o)
     if (!said[0] || strstr(o->reason, said) || strstr(o->reason, "error event"))
         return;
     size_t len = strlen(o->reason);
+    /* The reason's srun line is srun's last, often of a task it stopped after the failure
+     * ("task 0: Exited with exit code 143"): how the task whose words these are failed is
+     * said with them. */
+    if (failed && !strstr(o->reason, r->failed_word)) {
+        /* "n2: task 1: Exited with exit code 3" as "task 1 (n2, exit code 3)" */
+        const char *node_end = strstr(r->failed_word, ": task"), *what = NULL;
+        if (node_end)
+            what = strchr(node_end + 2, ':');
+        if (what && what[1] == ' ') {
+            what += 2;
+            if (strncmp(what, "Exited with ", 12) == 0)
+                what += 12;
+            snprintf(o->reason + len, sizeof o->reason - len, "; task %ld (%.*s, %s) said: %s",
+                     task, (int)(node_end - r->failed_word), r->failed_word, what, said);
+            return;
+        }
+    }
     if (task >= 0)
         snprintf(o->reason + len, sizeof o->reason - len, "; task %ld said: %s", task, said);
     else

@@ -251,8 +251,9 @@ Test(launch_slurm, the_failed_tasks_words_not_those_srun_stopped_after_it)
                                   "_step_signal: Terminating StepId=12.0' '1: RuntimeError: rank 1 "
                                   "crashed' '0: gloo: Connection closed by peer'",
                                   1);
-    cr_assert_not_null(strstr(o->reason, "; task 1 said: RuntimeError: rank 1 crashed"), "%s",
-                       o->reason);
+    cr_assert_not_null(strstr(o->reason, "; task 1 (n2, exit code 1) said: RuntimeError: rank 1 "
+                                         "crashed"),
+                       "%s", o->reason);
     observation_free(o);
 }
 
@@ -430,8 +431,8 @@ Test(launch_slurm, a_failing_tasks_last_line_outlives_its_siblings_terminated)
 {
     Observation *o = failed_step("");
     cr_assert_eq(o->status, TRIAL_FAILED);
-    cr_assert_not_null(strstr(o->reason, "; task 0 said: no dataset at /data/x"), "%s",
-                       o->reason);
+    cr_assert_not_null(strstr(o->reason, "; task 0 (n1, exit code 2) said: no dataset at /data/x"),
+                       "%s", o->reason);
     observation_free(o);
 }
 
@@ -442,8 +443,8 @@ Test(launch_slurm, a_failing_tasks_last_line_comes_before_slurms_cancel)
         "echo '1: slurmstepd: error: *** STEP 7.0 ON n2 CANCELLED AT 2026-11-27T03:40:09 ***' "
         ">&2\n");
     cr_assert_eq(o->status, TRIAL_FAILED);
-    cr_assert_not_null(strstr(o->reason, "; task 0 said: no dataset at /data/x (slurm: STEP 7.0 "
-                                         "ON n2 CANCELLED AT 2026-11-27T03:40:09)"),
+    cr_assert_not_null(strstr(o->reason, "; task 0 (n1, exit code 2) said: no dataset at /data/x "
+                                         "(slurm: STEP 7.0 ON n2 CANCELLED AT 2026-11-27T03:40:09)"),
                        "%s", o->reason);
     observation_free(o);
 }
