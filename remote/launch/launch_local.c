@@ -151,8 +151,10 @@ static void stop_group(LocalRun *r, int64_t now_ms)
     close_fd(&r->in_fd);
 }
 
-static void handle_line(LocalRun *r, char *line, StreamKind stream, int truncated)
+static void handle_line(LocalRun *r, const char *line, StreamKind stream, int truncated)
 {
+    if (r->cfg.on_line && !(line = r->cfg.on_line(r->cfg.userdata, stream, line)))
+        return;
     if (stream == STREAM_STDERR) {
         snprintf(r->last_stderr, sizeof r->last_stderr, "%s", line);
         if (r->cfg.on_log)

@@ -6,7 +6,9 @@
  * login node (LaunchConfig.remote), on that node as the single launcher's command over the
  * session's SSH connection; either way the schedule reaches the tasks
  * on its standard input (--input=all: every task reads it, as protocol v1 says) and their
- * protocol lines come back merged on its standard output. Each task learns its machine from
+ * protocol lines come back merged on its standard output, each with its task's number
+ * (--label: srunlabel.h), so a failed trial's reason is the words of the task srun names as
+ * failed, whatever the others said meanwhile. Each task learns its machine from
  * SLURMD_NODENAME and reports the step id, so a cancel is `scancel JOB.STEP`. Slurm enforces
  * the step's time limit itself; a step it kills (time limit, node failure) is a failed trial
  * with Slurm's own words as the reason. Timings are the protocol's, never Slurm's. */
@@ -22,6 +24,7 @@
 #include "core/base/evloop.h"
 #include "remote/launch/launch_slurm.h"
 #include "remote/launch/rankfan.h"
+#include "remote/launch/srunlabel.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -34,6 +37,8 @@ extern const LauncherKind LAUNCHER_SINGLE;
  * waits for the login node's scancel to answer (a controller that is away keeps scancel
  * retrying there; it goes on without us). */
 enum { BACKSTOP_S = 120, SCANCEL_WAIT_MS = 10000 };
+/* A joined task line is given out at this length, as the inner launchers cut theirs. */
+enum { MAX_LINE = 4 << 20 };
 
 #define STEP_MARK "tunedeck-step "
 
@@ -51,6 +56,13 @@ static const char TASK_SCRIPT[] =
     "\"$SLURM_STEP_ID\" >&2; TUNEDECK_MACHINE=$SLURMD_NODENAME; export TUNEDECK_MACHINE; "
     "trap : TERM; exec 4>&2 2>/dev/null; (exec 2>&4 4>&- sh -c \"$1\")";
 
+/* One task's last words: its last standard-error line that is neither Slurm's nor a shell's
+ * word of a signal. */
+typedef struct {
+    long task;
+    char said[160];
+} TaskSaid;
+
 typedef struct {
     const LauncherKind *inner; /* local (srun here) or single (srun on the login node) */
     void *run;                 /* the inner launcher's run */
@@ -58,7 +70,16 @@ typedef struct {
     LaunchConfig cfg; /* the caller's: its log sink, the login node's session */
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
     char slurm_reason[256];
+    SrunLines *lines;     /* srun --label's lines, read back per task */
+    long line_task;       /* the task of the line being read (on_line); -1: srun's own */
+    TaskSaid *said;       /* each task's last words, by its label (task_words) */
+    size_t n_said, cap_said;
+    long failed_task;     /* the first task srun said failed; -1 before */
+    char failed_word[160]; /* srun's word of it: "n2: task 1: Exited with exit code 3" */
+    int labeled;          /* a task's standard error came with its label */
+    /* Without a label to go by (an srun that gave none): the failed task's words by order */
     char task_said[160];  /* the failed task's last words (task_words) */
+    long task_said_task;  /* whose they were, when labeled */
     int task_failed;      /* srun has said a task failed */
     int task_said_final;  /* task_said is the first line after that: later ones are others' */
     int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
@@ -109,10 +130,21 @@ static int slurm_own_line(const char *line)
 }
 
 /* srun's word that a task failed: "srun: error: n1: task 0: Exited with exit code 3", or a
- * signal's name in place of the exit ("task 1: Segmentation fault"). */
-static int task_failure_line(const char *line)
+ * signal's name in place of the exit ("task 1: Segmentation fault", "Out Of Memory"); tasks
+ * of one node that ended alike are one line ("n1: tasks 0-1: ...", Slurm 22.05
+ * launch_slurm.c _task_finish), whose first is taken. Returns the task's number, -1 for
+ * another line. */
+static long task_failure_line(const char *line)
 {
-    return strncmp(line, "srun: error: ", 13) == 0 && strstr(line, ": task ") != NULL;
+    if (strncmp(line, "srun: error: ", 13) != 0)
+        return -1;
+    const char *t = strstr(line, ": task "), *ts = strstr(line, ": tasks ");
+    t = t ? t + strlen(": task ") : ts ? ts + strlen(": tasks ") : NULL;
+    if (!t || *t < '0' || *t > '9')
+        return -1;
+    char *end;
+    long task = strtol(t, &end, 10);
+    return *end == ':' || *end == '-' || *end == ',' ? task : -1;
 }
 
 /* A shell's word that a child was ended by a signal: dash's "Terminated" or "Killed" alone,
@@ -138,20 +170,53 @@ static int signal_report(const char *line)
     return 0;
 }
 
-/* The failed task's last words. srun says a task failed ("task 0: Exited with exit code 3")
- * as its exit arrives, and forwards output as it comes: the failed task's last line came
- * after that line on the harness (the walk), and the tasks srun then stops speak after it
- * too. So the first task line after srun's word is taken, else the last before it (one task:
- * its slurmstepd sends the output first). A shell's "Terminated" is never the cause. */
-static void task_words(SlurmRun *r, const char *line)
+static TaskSaid *task_said_of(const SlurmRun *r, long task)
 {
+    for (size_t i = 0; i < r->n_said; i++)
+        if (r->said[i].task == task)
+            return &r->said[i];
+    return NULL;
+}
+
+/* Each task's last words, by the label srun put on its line (a task's line is the task's,
+ * whenever it comes); and, for output with no label, the failed task's words by order: srun
+ * says a task failed ("task 0: Exited with exit code 3") as its exit arrives, and forwards
+ * output as it comes, so the failed task's last line often comes after that word, and the
+ * tasks srun then stops speak after it too. There the first task line after srun's word is
+ * taken, else the last before it. A shell's "Terminated" is never the cause. */
+static void task_words(SlurmRun *r, long task, const char *line)
+{
+    r->labeled |= task >= 0;
     if (slurm_own_line(line)) {
-        r->task_failed |= task_failure_line(line);
+        long failed = task < 0 ? task_failure_line(line) : -1;
+        if (failed >= 0 && r->failed_task < 0) {
+            r->failed_task = failed;
+            snprintf(r->failed_word, sizeof r->failed_word, "%s", line + 13);
+        }
+        r->task_failed |= failed >= 0;
         return;
+    }
+    if (task >= 0 && !signal_report(line)) {
+        TaskSaid *t = task_said_of(r, task);
+        if (!t && r->n_said == r->cap_said) {
+            size_t cap = r->cap_said ? r->cap_said * 2 : 8;
+            TaskSaid *grown = realloc(r->said, cap * sizeof *grown);
+            if (grown) {
+                r->said = grown;
+                r->cap_said = cap;
+            }
+        }
+        if (!t && r->n_said < r->cap_said) {
+            t = &r->said[r->n_said++];
+            t->task = task;
+        }
+        if (t)
+            snprintf(t->said, sizeof t->said, "%s", line);
     }
     if (r->task_said_final || (r->task_said[0] && signal_report(line)))
         return;
     snprintf(r->task_said, sizeof r->task_said, "%s", line);
+    r->task_said_task = task;
     r->task_said_final = r->task_failed;
 }
 
@@ -173,25 +238,66 @@ size_t launch_slurm_step_mark(const char *line, const char *job)
     return jl + 1 + sl;
 }
 
+/* A line for the caller's log, with the task's number when it has one ("task 1: ..."). */
+static void log_line(SlurmRun *r, long task, StreamKind stream, const char *line)
+{
+    if (!r->cfg.on_log)
+        return;
+    size_t cap = strlen(line) + 32;
+    char *said = task >= 0 ? malloc(cap) : NULL;
+    if (said)
+        snprintf(said, cap, "task %ld: %s", task, line);
+    r->cfg.on_log(r->cfg.userdata, "slurm", stream, said ? said : line);
+    free(said);
+}
+
+/* A line of standard error: a task's (`task`), or srun's own (-1). */
+static void read_stderr(SlurmRun *r, long task, const char *line)
+{
+    size_t n = launch_slurm_step_mark(line, r->cfg.slurm_job);
+    if (n) {
+        const char *id = line + strlen(STEP_MARK);
+        size_t used = strlen(r->steps);
+        if (used + n + 2 < sizeof r->steps)
+            snprintf(r->steps + used, sizeof r->steps - used, "%s%.*s", used ? " " : "", (int)n,
+                     id);
+        return;
+    }
+    note_slurm_end(r, line);
+    task_words(r, task, line);
+    log_line(r, task, STREAM_STDERR, line);
+}
+
+/* srun --label's line, before the inner launcher reads it, its pieces joined. A task's
+ * standard error is read here and not passed on: the inner launcher gives the command's last
+ * line of standard error as its reason, and that would be whichever task spoke last; srun's
+ * own lines go on. Standard output goes on as the task wrote it (a protocol line parses),
+ * its task kept for on_log. */
+static const char *on_line(void *userdata, StreamKind stream, const char *line)
+{
+    SlurmRun *r = userdata;
+    const char *text;
+    long task;
+    if (!srunlines_push(r->lines, (int)stream, line, &task, &text))
+        return NULL;
+    if (task >= 0 && stream == STREAM_STDERR) {
+        read_stderr(r, task, text);
+        return NULL;
+    }
+    r->line_task = task;
+    return text;
+}
+
 static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
 {
     (void)machine;
     SlurmRun *r = userdata;
-    if (stream == STREAM_STDERR) {
-        size_t n = launch_slurm_step_mark(line, r->cfg.slurm_job);
-        if (n) {
-            const char *id = line + strlen(STEP_MARK);
-            size_t used = strlen(r->steps);
-            if (used + n + 2 < sizeof r->steps)
-                snprintf(r->steps + used, sizeof r->steps - used, "%s%.*s", used ? " " : "",
-                         (int)n, id);
-            return;
-        }
-        note_slurm_end(r, line);
-        task_words(r, line);
-    }
-    if (r->cfg.on_log)
-        r->cfg.on_log(r->cfg.userdata, "slurm", stream, line);
+    long task = r->line_task;
+    r->line_task = -1;
+    if (stream == STREAM_STDERR)
+        read_stderr(r, task, line);
+    else
+        log_line(r, task, stream, line);
 }
 
 /* The machines a step runs on: every worker and parameter server; with per-device ranks only
@@ -253,8 +359,8 @@ static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Sch
     snprintf(gres, sizeof gres, "--gres=gpu:%d", gpus);
     const char *argv[20] = {"srun", jobid, "--job-name=tunedeck-trial", "--nodelist", list, count,
                             "--ntasks-per-node=1", "--input=all", "--kill-on-bad-exit=1",
-                            time};
-    size_t n = 10;
+                            "--label", time};
+    size_t n = 11;
     if (gpus > 0)
         argv[n++] = gres;
     if (cfg->slurm_het) {
@@ -419,8 +525,15 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     r->cfg = *cfg;
+    r->line_task = r->failed_task = r->task_said_task = -1;
+    if (!(r->lines = srunlines_new(MAX_LINE))) {
+        free(r);
+        error_set(err, "slurm launcher: out of memory");
+        return NULL;
+    }
     r->inner = cfg->remote ? &LAUNCHER_SINGLE : &LAUNCHER_LOCAL;
     if (!(r->command = launch_slurm_command(cfg, s, limit_min, err))) {
+        srunlines_free(r->lines);
         free(r);
         return NULL;
     }
@@ -428,6 +541,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     inner.command = r->command;
     inner.timeout_s = limit_min * 60 + BACKSTOP_S;
     inner.on_log = on_log;
+    inner.on_line = on_line;
     /* The step, not a process group, is what a stop reaches; and the callbacks share
      * userdata, which is now this run, not the caller's. */
     inner.on_proc = NULL;
@@ -440,6 +554,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     if (!(r->run = r->inner->start(&inner, s, err))) {
         error_prefix(err, "slurm launcher");
         free(r->command);
+        srunlines_free(r->lines);
         free(r);
         return NULL;
     }
@@ -532,14 +647,42 @@ static int finished(const void *run)
 }
 
 /* srun's own last line ("task 0: Exited with exit code 3", "Force Terminated StepId=3.4")
- * says less than the task's: its last line is added, unless the trial said why in an error
- * event (then another rank's last word, "Connection reset by peer", says nothing more). */
+ * says less than the task's: the last line of the task srun named as failed is added (none
+ * when that task said nothing: another's words would be taken for the cause), unless the
+ * trial said why in an error event (then another rank's last word, "Connection reset by
+ * peer", says nothing more). Where srun named no task, or gave no labels, the words are
+ * taken by order (task_words). */
 static void add_task_said(const SlurmRun *r, Observation *o)
 {
-    if (!r->task_said[0] || strstr(o->reason, r->task_said) || strstr(o->reason, "error event"))
+    const TaskSaid *failed = r->failed_task >= 0 ? task_said_of(r, r->failed_task) : NULL;
+    long task = failed ? failed->task : r->task_said_task;
+    const char *said = failed ? failed->said : r->task_said;
+    if (!failed && r->failed_task >= 0 && r->labeled)
+        return; /* labeled output, and the failed task's holds nothing */
+    if (!said[0] || strstr(o->reason, said) || strstr(o->reason, "error event"))
         return;
     size_t len = strlen(o->reason);
-    snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", r->task_said);
+    /* The reason's srun line is srun's last, often of a task it stopped after the failure
+     * ("task 0: Exited with exit code 143"): how the task whose words these are failed is
+     * said with them. */
+    if (failed && !strstr(o->reason, r->failed_word)) {
+        /* "n2: task 1: Exited with exit code 3" as "task 1 (n2, exit code 3)" */
+        const char *node_end = strstr(r->failed_word, ": task"), *what = NULL;
+        if (node_end)
+            what = strchr(node_end + 2, ':');
+        if (what && what[1] == ' ') {
+            what += 2;
+            if (strncmp(what, "Exited with ", 12) == 0)
+                what += 12;
+            snprintf(o->reason + len, sizeof o->reason - len, "; task %ld (%.*s, %s) said: %s",
+                     task, (int)(node_end - r->failed_word), r->failed_word, what, said);
+            return;
+        }
+    }
+    if (task >= 0)
+        snprintf(o->reason + len, sizeof o->reason - len, "; task %ld said: %s", task, said);
+    else
+        snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", said);
 }
 
 static Observation *result(void *run)
@@ -622,6 +765,8 @@ static void run_free(void *run)
     rexec_free(r->scancel);
     r->inner->free(r->run);
     free(r->command);
+    srunlines_free(r->lines);
+    free(r->said);
     free(r);
 }
 

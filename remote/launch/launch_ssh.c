@@ -69,6 +69,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     if (!p)
         return;
     const char *name = machine_name(r, p);
+    if (r->cfg.on_line && !(line = r->cfg.on_line(r->cfg.userdata, stream, line)))
+        return;
     if (stream == STREAM_STDERR) {
         if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
             long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);

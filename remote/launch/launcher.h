@@ -25,6 +25,11 @@ typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, lon
 /* Every iteration event as it arrives (one per host for per-host trials). Returning non-zero
  * stops the trial as tuner_cancel would: it ends TRIAL_CANCELLED with what it measured. */
 typedef int (*LaunchIterFn)(void *userdata, int iter, double time_s);
+/* Each line of the command's output before it is read, for a command whose lines carry a
+ * prefix of its own (the slurm launcher's `srun --label`): returns the line to read in its
+ * place (valid until the next call) or NULL for none yet (a piece of a longer line). A line
+ * given here that turns out to be log text reaches on_log before the next line comes here. */
+typedef const char *(*LaunchLineFn)(void *userdata, StreamKind stream, const char *line);
 
 typedef struct {
     const char *command;     /* local/per-host/single: the trial command */
@@ -40,6 +45,7 @@ typedef struct {
     int ranks_elsewhere;     /* local: the command starts per-device ranks itself (the slurm
                                 launcher's srun client): no fan-out here */
     LaunchLogFn on_log;
+    LaunchLineFn on_line; /* optional, local/single; shares userdata with on_log */
     LaunchProcFn on_proc; /* optional; shares userdata with on_log */
     /* optional, per-host/single: at the trial's end, a group not seen to end (its connection
      * dropped, its command failed, or its stop went unanswered): it may still run there. */

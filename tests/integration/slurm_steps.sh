@@ -124,6 +124,49 @@ check "SIGTERM while salloc waits: exit 143, the allocation granted meanwhile is
     sh -c "[ $rc = 143 ] && [ -z \"\$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)\" ] ||
            { echo rc=$rc; cat '$T/t-term.err'; squeue; exit 1; }"
 
+# srun --label: each task's lines carry its number. Task 1 fails with its own words; task 0,
+# stopped by srun (--kill-on-bad-exit), says something else on its way out, after srun's word
+# of the failure: the reason is task 1's words, however the lines came (before --label, the
+# first task line after srun's word was taken, and that could be task 0's).
+words="cat > /dev/null; if [ \"\$SLURM_PROCID\" = 1 ]; then sleep 1; echo 'no dataset at /data/tdtest' >&2; exit 3; fi
+trap 'echo \"saving a checkpoint on SIGTERM\" >&2; exit 143' TERM; sleep 30 & wait"
+"$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm --trial-cmd "$words" \
+    --budget 1 --optimizer uniform-devices --no-journal --no-prune --json > "$T/t-words.json" \
+    2> "$T/t-words.err"
+check "a failed task's words are its own, not those another task said after srun's word" \
+    python3 - "$T/t-words.json" <<'PY'
+import json, re, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert sorted(m["name"] for m in t["schedule"]["machines"] if m["worker"]) == ["n1", "n2"], t
+assert t["status"] == "failed", t
+# srun's last line may be of task 0, which it stopped: then task 1's failure is said with
+# its words
+assert re.search(r"; task 1 (\(n2, exit code 3\) )?said: no dataset at /data/tdtest",
+                 t["reason"]), t["reason"]
+assert "task 1: Exited with exit code 3" in t["reason"] or "(n2, exit code 3)" in t["reason"], t
+assert "checkpoint" not in t["reason"], t["reason"]
+PY
+# Protocol lines longer than slurmstepd's 1,024-byte messages, from two tasks at once: srun
+# labels each piece, and the pieces are joined per task (without labels, two tasks' pieces
+# could interleave into one line).
+cat > "$T/long.py" <<'PY'
+import os, sys
+sys.stdin.read()
+pad = " " * (2500 + 7 * int(os.environ["SLURM_PROCID"]))
+print('{"event": "done",%s"time_s": 0.5}' % pad, flush=True)
+PY
+long="python3 $T/long.py"
+"$bin" tune --cluster "$T/inv-t4.json" --job "$T/job.json" --launcher slurm --trial-cmd "$long" \
+    --budget 1 --optimizer uniform-devices --no-journal --no-prune --json > "$T/t-long.json" \
+    2> "$T/t-long.err"
+check "protocol lines of 2.5 KB from two tasks at once are read whole" \
+    python3 - "$T/t-long.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "ok" and abs(t["time_s"] - 0.5) < 1e-9, t
+assert "bad line" not in (t.get("reason") or ""), t
+PY
+
 # Slurm's unit is the minute: a 60 s trial timeout becomes --time=1, and slurmctld kills the
 # step 60 to 90 s in; tunedeck's own backstop is two minutes later.
 start=$(date +%s)

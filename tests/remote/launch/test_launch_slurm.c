@@ -145,7 +145,7 @@ Test(launch_slurm, no_step_reported_is_no_scancel)
 
 /* srun replaced by a script with this body, first on PATH (this test's own process:
  * Criterion forks one per test), then a trial of `command` through the slurm launcher. */
-static Observation *trial_through(const char *srun_body, const char *command)
+static Observation *trial_ending(const char *srun_body, const char *command)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/srun", dir);
@@ -160,13 +160,55 @@ static Observation *trial_through(const char *srun_body, const char *command)
     Error err;
     Observation *o = launcher_run_blocking(launcher_find("slurm"), &cfg, s, &err);
     cr_assert_not_null(o, "%s", err.msg);
+    return o;
+}
+
+static Observation *trial_through(const char *srun_body, const char *command)
+{
+    Observation *o = trial_ending(srun_body, command);
     cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
     return o;
 }
 
+/* srun --label as Slurm 22.05's (tests/remote/launch/test_srunlabel.c): the task script run
+ * once per node of --nodelist, each in a session of its own as slurmstepd runs it, with
+ * SLURM_PROCID, SLURMD_NODENAME and every task the input; each line of a task's output and
+ * error comes labeled with its number ("1: ..."), and at the end srun's word for each task
+ * that failed, and the highest status. TUNEDECK_STANDIN_DIR/rc.N is task N's status once it
+ * has ended and said all it says. */
+static const char LABELING_SRUN[] =
+    "nodes=\n"
+    "while [ $# -gt 0 ] && [ \"$1\" != sh ]; do\n"
+    "    [ \"$1\" = --nodelist ] && nodes=$2\n"
+    "    shift\n"
+    "done\n"
+    "in=$(cat)\n"
+    "d=$(mktemp -d) || exit 1\n"
+    "TUNEDECK_STANDIN_DIR=$d; export TUNEDECK_STANDIN_DIR\n"
+    "i=0\n"
+    "for node in $(echo \"$nodes\" | tr , ' '); do\n"
+    "    ( { { printf '%s\\n' \"$in\" | SLURM_JOB_ID=12 SLURM_STEP_ID=0 SLURM_PROCID=$i \\\n"
+    "        SLURMD_NODENAME=$node setsid -w \"$@\";\n"
+    "        echo $? > \"$d/rc.run.$i\"; } 2>&1 1>&3 3>&- | sed \"s/^/$i: /\" >&2;\n"
+    "    } 3>&1 | sed \"s/^/$i: /\"; mv \"$d/rc.run.$i\" \"$d/rc.$i\" ) &\n"
+    "    i=$((i + 1))\n"
+    "done\n"
+    "wait\n"
+    "rc=0; i=0\n"
+    "for node in $(echo \"$nodes\" | tr , ' '); do\n"
+    "    r=$(cat \"$d/rc.$i\")\n"
+    "    if [ \"$r\" != 0 ]; then\n"
+    "        echo \"srun: error: $node: task $i: Exited with exit code $r\" >&2\n"
+    "        [ \"$r\" -gt $rc ] && rc=$r\n"
+    "    fi\n"
+    "    i=$((i + 1))\n"
+    "done\n"
+    "rm -rf \"$d\"\n"
+    "exit $rc\n";
+
 /* A trial through a stand-in srun that reads the schedule, says `lines` on stderr as srun
- * forwards them (the task's and Slurm's own, in one stream) and exits `status`: the failed
- * trial's reason. */
+ * forwards them (the tasks', labeled with their numbers as --label has srun do, and Slurm's
+ * own, in one stream) and exits `status`: the failed trial's reason. */
 static Observation *failed_trial(const char *lines, int status)
 {
     char body[1024];
@@ -180,11 +222,11 @@ static Observation *failed_trial(const char *lines, int status)
  * as the test harness's Slurm prints them): Slurm's line, not the task's last words. */
 Test(launch_slurm, a_node_named_slurmstepd_line_is_not_the_tasks_words)
 {
-    Observation *o = failed_trial("'no dataset at /data/x' 'srun: error: n1: task 0: Exited "
-                                  "with exit code 3' 'slurmstepd-n1: error: task/cgroup: gone'",
+    Observation *o = failed_trial("'0: no dataset at /data/x' 'srun: error: n1: task 0: Exited "
+                                  "with exit code 3' '0: slurmstepd-n1: error: task/cgroup: gone'",
                                   3);
-    cr_assert_not_null(strstr(o->reason, "the task said: no dataset at /data/x"), "%s", o->reason);
-    cr_assert_null(strstr(o->reason, "the task said: slurmstepd"), "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "; task 0 said: no dataset at /data/x"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "said: slurmstepd"), "%s", o->reason);
     observation_free(o);
 }
 
@@ -192,12 +234,12 @@ Test(launch_slurm, a_node_named_slurmstepd_line_is_not_the_tasks_words)
  * "CANCELLED" line is kept beside srun's, and the failed task's own words are not lost. */
 Test(launch_slurm, a_step_srun_cancelled_keeps_the_tasks_words)
 {
-    Observation *o = failed_trial("'RuntimeError: CUDA out of memory' 'slurmstepd: error: *** "
-                                  "STEP 12.4 ON n1 CANCELLED AT 2026-11-27T04:40:00 ***' "
+    Observation *o = failed_trial("'0: RuntimeError: CUDA out of memory' '0: slurmstepd: error: "
+                                  "*** STEP 12.4 ON n1 CANCELLED AT 2026-11-27T04:40:00 ***' "
                                   "'srun: Force Terminated StepId=12.4'",
                                   143);
     cr_assert_not_null(strstr(o->reason, "slurm: STEP 12.4 ON n1 CANCELLED AT"), "%s", o->reason);
-    cr_assert_not_null(strstr(o->reason, "the task said: RuntimeError: CUDA out of memory"), "%s",
+    cr_assert_not_null(strstr(o->reason, "; task 0 said: RuntimeError: CUDA out of memory"), "%s",
                        o->reason);
     observation_free(o);
 }
@@ -207,23 +249,129 @@ Test(launch_slurm, a_step_srun_cancelled_keeps_the_tasks_words)
  * warning nor a later farewell. */
 Test(launch_slurm, the_failed_tasks_words_not_those_srun_stopped_after_it)
 {
-    Observation *o = failed_trial("'UserWarning: TypedStorage is deprecated' 'srun: error: n2: "
+    Observation *o = failed_trial("'0: UserWarning: TypedStorage is deprecated' 'srun: error: n2: "
                                   "task 1: Exited with exit code 1' 'srun: launch/slurm: "
-                                  "_step_signal: Terminating StepId=12.0' 'RuntimeError: rank 1 "
-                                  "crashed' 'gloo: Connection closed by peer'",
+                                  "_step_signal: Terminating StepId=12.0' '1: RuntimeError: rank 1 "
+                                  "crashed' '0: gloo: Connection closed by peer'",
                                   1);
-    cr_assert_not_null(strstr(o->reason, "the task said: RuntimeError: rank 1 crashed"), "%s",
-                       o->reason);
+    cr_assert_not_null(strstr(o->reason, "; task 1 (n2, exit code 1) said: RuntimeError: rank 1 "
+                                         "crashed"),
+                       "%s", o->reason);
     observation_free(o);
 }
 
-/* Where srun's line came first, the first task line after it is the failed task's. */
+/* An srun that labels nothing (no --label, as before it was given): the words go by order,
+ * the first task line after srun's word, else the last before it. */
+Test(launch_slurm, with_no_label_the_failed_tasks_words_go_by_order)
+{
+    Observation *o = failed_trial("'UserWarning: TypedStorage is deprecated' 'srun: error: n2: "
+                                  "task 1: Exited with exit code 1' 'RuntimeError: rank 1 crashed' "
+                                  "'gloo: Connection closed by peer'",
+                                  1);
+    cr_assert_not_null(strstr(o->reason, "; the task said: RuntimeError: rank 1 crashed"), "%s",
+                       o->reason);
+    observation_free(o);
+    o = failed_trial("'no dataset at /data/x' 'srun: error: n1: task 0: Exited with exit code 3'",
+                     3);
+    cr_assert_not_null(strstr(o->reason, "; the task said: no dataset at /data/x"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* Where srun's line came first, the failed task's line after it is still its own. */
 Test(launch_slurm, the_failed_tasks_words_after_sruns_line_when_none_came_before)
 {
     Observation *o = failed_trial("'srun: error: n1: task 0: Exited with exit code 3' "
-                                  "'no dataset at /data/x' 'gloo: Connection closed by peer'",
+                                  "'0: no dataset at /data/x' '1: gloo: Connection closed by peer'",
                                   3);
-    cr_assert_not_null(strstr(o->reason, "the task said: no dataset at /data/x"), "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "; task 0 said: no dataset at /data/x"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* The case order alone got wrong: srun says task 1 failed, and task 0, which srun has not
+ * stopped yet, speaks first ("loading shard 7"): before --label that line was taken for the
+ * cause. Its label says whose it is; task 1's own line, after it, is the reason. */
+Test(launch_slurm, a_task_that_speaks_after_the_failure_is_not_taken_for_the_cause)
+{
+    Observation *o = failed_trial("'srun: error: n2: task 1: Exited with exit code 3' "
+                                  "'0: loading shard 7 of 9' '1: no dataset at /data/x' "
+                                  "'0: Terminated'",
+                                  3);
+    cr_assert_not_null(strstr(o->reason, "; task 1 said: no dataset at /data/x"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "shard"), "%s", o->reason);
+    observation_free(o);
+    /* the failed task spoke first; another speaks after srun's word */
+    o = failed_trial("'1: no dataset at /data/x' 'srun: error: n2: task 1: Exited with exit "
+                     "code 3' '0: epoch 2: loss 0.91'",
+                     3);
+    cr_assert_not_null(strstr(o->reason, "; task 1 said: no dataset at /data/x"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "epoch"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* srun says so of the tasks of a node that ended alike in one line ("tasks 0-1"); a node's
+ * out-of-memory kill is a failure too. */
+Test(launch_slurm, sruns_other_words_of_a_failure_name_the_task)
+{
+    Observation *o = failed_trial("'srun: error: n2: tasks 1-2: Exited with exit code 3' "
+                                  "'0: epoch 2: loss 0.91' '1: no dataset at /data/x'",
+                                  3);
+    cr_assert_not_null(strstr(o->reason, "; task 1 said: no dataset at /data/x"), "%s", o->reason);
+    observation_free(o);
+    o = failed_trial("'2: allocating 40 GB' 'srun: error: n3: task 2: Out Of Memory' "
+                     "'0: epoch 2: loss 0.91'",
+                     137);
+    cr_assert_not_null(strstr(o->reason, "; task 2 said: allocating 40 GB"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* Twelve tasks: srun right-aligns the numbers to two digits (" 3: ", "11: "). */
+Test(launch_slurm, labels_wider_than_one_digit_name_their_task)
+{
+    Observation *o = failed_trial("' 3: epoch 1: loss 1.20' '11: CUDA error: device-side assert' "
+                                  "'srun: error: n12: task 11: Exited with exit code 1' "
+                                  "' 3: epoch 2: loss 0.97' '10: gloo: Connection closed by peer'",
+                                  1);
+    cr_assert_not_null(strstr(o->reason, "; task 11 said: CUDA error: device-side assert"), "%s",
+                       o->reason);
+    cr_assert_null(strstr(o->reason, "epoch"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* A failed task that said nothing (killed before a word): no other task's line is given as
+ * its words. */
+Test(launch_slurm, a_silent_failed_task_gets_no_other_tasks_words)
+{
+    Observation *o = failed_trial("'0: epoch 1: loss 1.20' 'srun: error: n2: task 1: Exited "
+                                  "with exit code 137' '0: gloo: Connection closed by peer'",
+                                  137);
+    cr_assert_null(strstr(o->reason, "said:"), "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "task 1: Exited with exit code 137"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* Protocol lines come labeled on standard output, and one longer than 1,024 bytes comes in
+ * pieces slurmstepd cut, interleaved with another task's (as the harness's srun printed a
+ * 2,500-byte line of two tasks): each is read as the task wrote it. */
+Test(launch_slurm, labeled_protocol_lines_and_their_pieces_are_read_whole)
+{
+    char pad[2600], path[256];
+    memset(pad, ' ', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    char task0[3000], task1[3000];
+    snprintf(task0, sizeof task0, "{\"event\": \"done\", %s\"time_s\": 4.25}", pad);
+    snprintf(task1, sizeof task1, "{\"event\": \"done\", %s\"time_s\": 4.5}", pad + 10);
+    snprintf(path, sizeof path, "%s/out", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "0: %.1024s\n1: %.1024s\n0: %.1024s\n", task0, task1, task0 + 1024);
+    fprintf(f, "1: %.1024s\n1: %s\n0: %s\n", task1 + 1024, task1 + 2048, task0 + 2048);
+    fclose(f);
+    char body[512];
+    snprintf(body, sizeof body, "cat > /dev/null\ncat '%s'\nexit 0\n", path);
+    s->worker[0] = s->worker[1] = 1;
+    Observation *o = trial_ending(body, "true");
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, 4.5, 1e-9, "%g", o->time_s);
     observation_free(o);
 }
 
@@ -235,14 +383,30 @@ Test(launch_slurm, the_failed_tasks_words_after_sruns_line_when_none_came_before
 Test(launch_slurm, a_task_stopped_by_sigterm_exits_with_its_status_and_its_words)
 {
     s->worker[0] = 1;
-    Observation *o = trial_through("while [ $# -gt 0 ] && [ \"$1\" != sh ]; do shift; done\n"
-                                   "SLURM_PROCID=1 exec setsid -w \"$@\"\n",
-                                   "cat > /dev/null; echo 'my last words' >&2; kill -TERM 0; "
-                                   "sleep 5");
+    Observation *o = trial_through(LABELING_SRUN, "cat > /dev/null; echo 'my last words' >&2; "
+                                                  "kill -TERM 0; sleep 5");
     cr_assert_not_null(strstr(o->reason, "143"), "%s", o->reason);
     cr_assert_null(strstr(o->reason, "SIGTERM"), "%s", o->reason);
     cr_assert_null(strstr(o->reason, "Terminated"), "%s", o->reason);
     cr_assert_not_null(strstr(o->reason, "my last words"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* Two tasks really run by the labeling stand-in: task 1 fails with its own words; task 0,
+ * once task 1 has ended and said all it says, speaks of something else and ends well. Its
+ * line comes after the failed task's, and before the old reading took the last line before
+ * srun's word: task 0's. */
+Test(launch_slurm, a_task_that_speaks_after_the_failed_one_ended_is_not_its_words)
+{
+    s->worker[0] = s->worker[1] = 1;
+    Observation *o = trial_through(
+        LABELING_SRUN, "cat > /dev/null; if [ \"$SLURM_PROCID\" = 1 ]; then "
+                       "echo 'no dataset at /data/x' >&2; exit 3; fi; "
+                       "while [ ! -e \"$TUNEDECK_STANDIN_DIR/rc.1\" ]; do sleep 0.05; done; "
+                       "echo 'checkpoint written to /ckpt/step-40' >&2");
+    cr_assert_not_null(strstr(o->reason, "task 1: Exited with exit code 3"), "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "; task 1 said: no dataset at /data/x"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "checkpoint"), "%s", o->reason);
     observation_free(o);
 }
 
@@ -254,12 +418,12 @@ static Observation *failed_step(const char *stepd)
     char body[1024];
     snprintf(body, sizeof body,
              "cat > /dev/null\n"
-             "echo 'tunedeck-step 7.0' >&2\n"
+             "echo '0: tunedeck-step 7.0' >&2\n"
              "echo 'srun: error: n1: task 0: Exited with exit code 2' >&2\n"
              "echo 'srun: launch/slurm: _step_signal: Terminating StepId=7.0' >&2\n"
-             "echo 'no dataset at /data/x' >&2\n%s"
-             "echo 'Terminated' >&2\n"
-             "echo 'sh: line 1:  4242 Killed                  sleep 30' >&2\n"
+             "echo '0: no dataset at /data/x' >&2\n%s"
+             "echo '1: Terminated' >&2\n"
+             "echo '1: sh: line 1:  4242 Killed                  sleep 30' >&2\n"
              "echo 'srun: error: n2: task 1: Exited with exit code 143' >&2\nexit 143\n",
              stepd);
     s->worker[0] = s->worker[1] = 1;
@@ -270,8 +434,8 @@ Test(launch_slurm, a_failing_tasks_last_line_outlives_its_siblings_terminated)
 {
     Observation *o = failed_step("");
     cr_assert_eq(o->status, TRIAL_FAILED);
-    cr_assert_not_null(strstr(o->reason, "; the task said: no dataset at /data/x"), "%s",
-                       o->reason);
+    cr_assert_not_null(strstr(o->reason, "; task 0 (n1, exit code 2) said: no dataset at /data/x"),
+                       "%s", o->reason);
     observation_free(o);
 }
 
@@ -279,10 +443,11 @@ Test(launch_slurm, a_failing_tasks_last_line_outlives_its_siblings_terminated)
 Test(launch_slurm, a_failing_tasks_last_line_comes_before_slurms_cancel)
 {
     Observation *o = failed_step(
-        "echo 'slurmstepd: error: *** STEP 7.0 ON n2 CANCELLED AT 2026-11-27T03:40:09 ***' >&2\n");
+        "echo '1: slurmstepd: error: *** STEP 7.0 ON n2 CANCELLED AT 2026-11-27T03:40:09 ***' "
+        ">&2\n");
     cr_assert_eq(o->status, TRIAL_FAILED);
-    cr_assert_not_null(strstr(o->reason, "; the task said: no dataset at /data/x (slurm: STEP 7.0 "
-                                         "ON n2 CANCELLED AT 2026-11-27T03:40:09)"),
+    cr_assert_not_null(strstr(o->reason, "; task 0 (n1, exit code 2) said: no dataset at /data/x "
+                                         "(slurm: STEP 7.0 ON n2 CANCELLED AT 2026-11-27T03:40:09)"),
                        "%s", o->reason);
     observation_free(o);
 }
