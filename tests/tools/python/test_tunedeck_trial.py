@@ -126,6 +126,58 @@ class Load(unittest.TestCase):
         t = tunedeck_trial.Trial.load(io.StringIO(json.dumps(SCHEDULE)), env={})
         self.assertEqual((t.global_batch, t.iterations), (32, 4))
 
+    def test_a_malformed_schedule_is_refused_naming_the_field(self):
+        # Regression: wrong types and missing fields surfaced as AttributeError, KeyError,
+        # TypeError or int()'s ValueError from inside the helper, naming no field, and a
+        # batch of 32.7 or true, or inputs of "5", became a number silently.
+        def broken(change):
+            s = json.loads(json.dumps(SCHEDULE))
+            change(s)
+            return s
+        cases = (
+            (lambda s: s.update(machines="h1"), r"field 'machines': expected a list of "
+             r"machines, found \"h1\""),
+            (lambda s: s.pop("machines"), r"field 'machines': expected a list.*found nothing"),
+            (lambda s: s["machines"].__setitem__(1, 5), r"field 'machines\[1\]': expected an "
+             r"object, found 5"),
+            (lambda s: s["machines"][2].pop("name"), r"field 'machines\[2\].name': expected a "
+             r"machine name, found nothing"),
+            (lambda s: s["machines"][0].update(devices=7), r"field 'machines\[0\].devices': "
+             r"expected a list of devices, found 7"),
+            (lambda s: s["machines"][0]["devices"][1].pop("id"),
+             r"field 'machines\[0\].devices\[1\].id': expected a device id, found nothing"),
+            (lambda s: s["machines"][0]["devices"][1].update(inputs="17"),
+             r"field 'machines\[0\].devices\[1\].inputs': expected an integer >= 0, found "
+             r"\"17\""),
+            (lambda s: s["machines"][2]["devices"][1].update(inputs=-10),
+             r"field 'machines\[2\].devices\[1\].inputs': expected an integer >= 0, found -10"),
+            (lambda s: s["machines"][2].update(worker="yes"), r"field 'machines\[2\].worker': "
+             r"expected true or false"),
+            (lambda s: s["job"].update(batch=32.7), r"field 'job.batch': expected an integer "
+             r">= 1, found 32.7"),
+            (lambda s: s["job"].update(batch=True), r"field 'job.batch': .* found true"),
+            (lambda s: s.update(job=[]), r"field 'job': expected an object"),
+            (lambda s: s.update(iterations="x"), r"field 'iterations': expected an integer >= "
+             r"1, found \"x\""),
+            (lambda s: s.update(warmup=-1), r"field 'warmup': expected an integer >= 0"),
+            (lambda s: s["job"].update(batch=40), r"the workers' inputs sum to 32, but "
+             r"job.batch is 40"),
+        )
+        for change, message in cases:
+            for env in ({}, {"RANK": "1", "WORLD_SIZE": "3"}):
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError, message):
+                    tunedeck_trial.Trial(broken(change), env=env, out=io.StringIO())
+        # what is not broken: an integral 32.0 is 32, iterations from the job file
+        t = tunedeck_trial.Trial(broken(lambda s: (s["job"].update(batch=32.0, iterations=9),
+                                                   s.pop("iterations"))), env={})
+        self.assertEqual((t.global_batch, t.iterations), (32, 9))
+
+    def test_a_key_twice_in_the_schedule_is_refused(self):
+        text = json.dumps(SCHEDULE).replace('"batch": 32', '"batch": 32, "batch": 64')
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                    'key "batch" appears twice'):
+            tunedeck_trial.Trial.load(io.StringIO(text), env={})
+
     def test_a_terminal_on_stdin_is_refused_at_once(self):
         # Regression: a script hooked in by hand (python3 train.py at a prompt) waited,
         # silently, for a schedule on the terminal.
@@ -226,7 +278,8 @@ class Live(unittest.TestCase):
                 tunedeck_trial.subprocess.Popen = real
             self.assertEqual(rc, 0)
             for r in ("0", "1"):
-                blk = int(open(os.path.join(d, r)).read().split()[1], 16)
+                with open(os.path.join(d, r)) as f:
+                    blk = int(f.read().split()[1], 16)
                 self.assertTrue(blk & sigterm_bit, "rank %s: SigBlk %x" % (r, blk))
         self.assertEqual(signal.pthread_sigmask(signal.SIG_BLOCK, []), before)
         self.assertEqual(len(calls), 2)
