@@ -330,10 +330,14 @@ class Trial:
         self._emit(ev)
 
     def error(self, message):
+        """An `error` line: the trial's reason. One line, whitespace collapsed: a multi-line
+        message (torch's load_state_dict errors, for one) reached the trial table with its
+        newlines and tabs, and the reason's bounded length ran out on the indentation."""
         where = "rank %d" % self.rank if self.world_size > 1 else "trial"
         if self.machine:
             where += " on %s" % self.machine
-        self._emit({"event": "error", "message": "%s: %s" % (where, message)})
+        text = " ".join(str(message).split())
+        self._emit({"event": "error", "message": "%s: %s" % (where, text)})
 
     @contextlib.contextmanager
     def guard(self):
@@ -345,8 +349,22 @@ class Trial:
             raise
         except BaseException as e:  # noqa: B902 -- KeyboardInterrupt is a failure too
             traceback.print_exc()
-            self.error("%s: %s" % (type(e).__name__, e))
+            self.error(_exception_text(e))
             sys.exit(1)
+
+
+def _exception_text(e):
+    """`ValueError: message`; an exception without a message (a bare `assert`, a
+    `raise RuntimeError()`) says where it was raised instead of ending in ': '."""
+    text = str(e).strip()
+    if text:
+        return "%s: %s" % (type(e).__name__, text)
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return type(e).__name__
+    f = frames[-1]
+    where = "%s line %d" % (os.path.basename(f.filename), f.lineno)
+    return "%s at %s%s" % (type(e).__name__, where, ": " + f.line if f.line else "")
 
 
 class Timer:

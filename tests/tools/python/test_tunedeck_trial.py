@@ -111,6 +111,37 @@ class Lines(unittest.TestCase):
                                        "message": "rank 2 on h2: ValueError: my script broke"}])
 
 
+    def guarded(self, raiser):
+        out = io.StringIO()
+        t = tunedeck_trial.Trial(SCHEDULE, env={"RANK": "2", "WORLD_SIZE": "3"}, out=out)
+        stderr, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            with self.assertRaises(SystemExit):
+                with t.guard():
+                    raiser()
+        finally:
+            sys.stderr = stderr
+        return lines(out)[0]["message"]
+
+    def test_a_multi_line_exception_is_one_line_of_error(self):
+        # Regression: torch's load_state_dict error (a checkpoint of another model) reached
+        # the trial's reason with its newline and tab, shown as ^J^I, and the reason's bounded
+        # length was spent before the shapes.
+        def raiser():
+            raise RuntimeError("Error(s) in loading state_dict for Net:\n\tsize mismatch for "
+                               "fc.weight: copying a param with shape [3, 64]")
+        self.assertEqual(self.guarded(raiser),
+                         "rank 2 on h2: RuntimeError: Error(s) in loading state_dict for Net: "
+                         "size mismatch for fc.weight: copying a param with shape [3, 64]")
+
+    def test_an_exception_without_a_message_says_where_it_was_raised(self):
+        # Regression: a bare assert became "AssertionError: ", with nothing after the colon.
+        def raiser():
+            assert SCHEDULE["trial"] < 0
+        self.assertRegex(self.guarded(raiser),
+                         r"^rank 2 on h2: AssertionError at test_tunedeck_trial.py line \d+: "
+                         r'assert SCHEDULE\["trial"\] < 0$')
+
 class Load(unittest.TestCase):
     def test_a_schedule_that_is_empty_or_not_json_is_refused_naming_its_source(self):
         with tempfile.TemporaryDirectory() as d:
