@@ -30,6 +30,7 @@ typedef struct {
     int stop_wanted;
     int stray_stop; /* the command exited; its group was stopped for what it left running */
     char last_stderr[200];
+    char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
 } Part;
 
 typedef struct {
@@ -99,6 +100,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         return;
     }
     if (ev.kind == EVENT_LOG) {
+        if (!p->first_failed[0])
+            rankfan_notice(line, p->first_failed, sizeof p->first_failed);
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
     } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
@@ -318,8 +321,14 @@ static void note_part_end(SshRun *r, Part *p)
                  rexec_error(p->x));
     } else if (o == EXEC_EXITED && rexec_exit_status(p->x) != 0) {
         r->failure_status = TRIAL_FAILED;
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
-                 name, rexec_exit_status(p->x));
+        /* With per-device ranks, the rank that failed first (its status is the host's):
+         * one that died without a word is named even when a peer's error event follows. */
+        if (p->first_failed[0])
+            snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
+                     p->first_failed);
+        else
+            snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
+                     name, rexec_exit_status(p->x));
         snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }

@@ -9,9 +9,23 @@
 
 enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30 };
 
+/* The failure notice the script prints on standard output (rankfan_notice reads it back). */
+#define NOTICE_HEAD "tunedeck: "
+#define NOTICE_TAIL "; stopping the other ranks of this host"
+
 int rankfan_wanted(const Schedule *s)
 {
     return strcmp(s->cluster->trial.ranks, "per-device") == 0;
+}
+
+int rankfan_notice(const char *line, char *who, size_t cap)
+{
+    size_t head = strlen(NOTICE_HEAD), tail = strlen(NOTICE_TAIL), len = strlen(line);
+    if (len <= head + tail || strncmp(line, NOTICE_HEAD "rank ", head + 5) != 0 ||
+        strcmp(line + len - tail, NOTICE_TAIL) != 0 || !strstr(line, " exited with status "))
+        return 0;
+    snprintf(who, cap, "%.*s", (int)(len - head - tail), line + head);
+    return 1;
 }
 
 int rankfan_master_port(const Cluster *c, int trial)
@@ -139,8 +153,13 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
         append_labels(&b, &len, s, mine, here) < 0 ||
         shquote_append_raw(&b, &len,
                            /* stdout: a log line of the trial, shown beside its output */
-                           "echo \"tunedeck: $what exited with status $fail; stopping the "
-                           "other ranks of this host\"\n"
+                           /* 128+N: killed by signal N (a segfault, the OOM killer) */
+                           "sig=\n"
+                           "if [ \"$fail\" -gt 128 ] && [ \"$fail\" -lt 160 ] && "
+                           "s=$(kill -l $((fail - 128)) 2>/dev/null); then sig=\" (SIG$s)\"; "
+                           "fi\n"
+                           "echo \"" NOTICE_HEAD "$what exited with status $fail$sig" NOTICE_TAIL
+                           "\"\n"
                            "trap '' TERM\n"
                            "kill -TERM 0\n"
                            "t=0\n"
