@@ -435,6 +435,15 @@ def run_ranks(argv, here, first, world, master_addr, master_port, env=None):
     rank that fails stops the others (SIGKILL: a rank whose peer died is stuck in a
     collective). Returns the exit status for this process: 0, the first failure's, or 128 +
     its signal."""
+    # A template without {master_addr} or {master_port} (argparse's default None): the ranks
+    # got MASTER_ADDR=None and looked up a host named "None", or failed on int("None") deep
+    # in torch. Said here, before any rank starts.
+    if master_addr is None or str(master_addr).strip() == "":
+        raise ScheduleError("run_ranks: master_addr: expected rank 0's host ({master_addr} in "
+                            "job_command), found %r" % (master_addr,))
+    if not re.fullmatch(r"[0-9]+", str(master_port)) or not 0 < int(master_port) < 65536:
+        raise ScheduleError("run_ranks: master_port: expected a port 1-65535 ({master_port} in "
+                            "job_command), found %r" % (master_port,))
     asked = [False]
     blocked = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     old = None if blocked else signal.signal(signal.SIGTERM,

@@ -365,6 +365,17 @@ class Live(unittest.TestCase):
             self.assertEqual(p.wait(20), 0)
             self.assertTrue(all(t.endswith("stopped\n") for t in self.read(d).values()))
 
+    def test_a_missing_master_address_or_port_is_refused_before_any_rank(self):
+        # Regression: a job_command without {master_addr} left argparse's None, and the ranks
+        # started with MASTER_ADDR=None (a host named "None") or MASTER_PORT=None.
+        argv = [sys.executable, "-c", "raise SystemExit('a rank started')"]
+        for addr, port, field in ((None, 29555, "master_addr"), ("", 29555, "master_addr"),
+                                  ("10.0.0.1", None, "master_port"),
+                                  ("10.0.0.1", "29x", "master_port"),
+                                  ("10.0.0.1", 0, "master_port")):
+            with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "run_ranks: " + field):
+                tunedeck_trial.run_ranks(argv, 1, 0, 1, addr, port)
+
     def test_a_failing_rank_stops_the_other_and_gives_its_status(self):
         with tempfile.TemporaryDirectory() as d:
             p = self.start(d, "5")
