@@ -146,6 +146,13 @@ Test(cluster, rejects_every_bad_field)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
             "\"type\": \"t\"}], \"job_launch\": \"everywhere\"}",
             "field 'job_launch': expected \"first-host\" or \"per-host\", found \"everywhere\"");
+    /* Regression (a newcomer's walkthrough): the helper's host_ranks({node_rank}) pattern
+     * without "job_launch": "per-host" started only the first host's ranks, and rank 0 waited
+     * for the others until the stop timeout's SIGKILL. */
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
+            "\"type\": \"t\"}], \"job_command\": \"python3 train.py --node-rank {node_rank}\"}",
+            "field 'job_command': {node_rank} is always 0 when the command runs on the "
+            "placement's first host only");
 }
 
 /* Regression: a misspelt ssh key ("identiy", "knwon_hosts") was ignored, and every host was
