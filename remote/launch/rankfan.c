@@ -124,35 +124,33 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
     char count[32];
     snprintf(count, sizeof count, "%zu", here);
     /* The schedule goes to a file every rank reads; TERM from the launcher's stop removes
-     * it on the way out (the ranks get the same TERM). */
+     * it on the way out (the ranks get the same TERM). `scan` finds the first rank that
+     * failed, `notice` says which (stdout: a log line of the trial, which the launchers
+     * read back, rankfan_notice). The TERM of a stop says it too, for a rank that failed
+     * before it (not one the TERM itself ended, status 143): a host whose rank was killed
+     * (SIGKILL, no word of its own) may be stopped, because another host's rank that lost
+     * it ended first, before this script's next look. */
     if (shquote_append_raw(&b, &len,
                            "d=$(mktemp -d \"${TMPDIR:-/tmp}/tunedeck-ranks.XXXXXX\") || exit 1\n"
                            "trap 'rm -rf \"$d\"' EXIT\n"
-                           "trap 'rm -rf \"$d\"; exit 143' TERM INT HUP\n"
-                           "cat > \"$d/in\"\n") < 0)
-        goto nomem;
-    for (size_t i = 0; i < here; i++)
-        if (append_rank(&b, &len, s, &mine[i], world, i, addr, port, command) < 0)
-            goto nomem;
-    if (shquote_append_raw(&b, &len, "n=") < 0 || shquote_append_raw(&b, &len, count) < 0 ||
+                           "n=") < 0 ||
+        shquote_append_raw(&b, &len, count) < 0 ||
         shquote_append_raw(&b, &len,
-                           "\nfail=\nwhile :; do\n"
+                           "\nfail=\n"
+                           "scan() {\n"
                            "    ended=0; i=0\n"
                            "    while [ $i -lt $n ]; do\n"
                            "        if [ -s \"$d/rc.$i\" ]; then\n"
                            "            ended=$((ended + 1)); rc=$(cat \"$d/rc.$i\")\n"
-                           "            if [ \"$rc\" != 0 ] && [ -z \"$fail\" ]; then "
-                           "fail=$rc; who=$i; fi\n"
+                           "            if [ \"$rc\" != 0 ] && [ \"$rc\" != \"$1\" ] && "
+                           "[ -z \"$fail\" ]; then fail=$rc; who=$i; fi\n"
                            "        fi\n"
                            "        i=$((i + 1))\n"
                            "    done\n"
-                           "    [ -n \"$fail\" ] && break\n"
-                           "    [ $ended -eq $n ] && exit 0\n"
-                           "    sleep 0.1\n"
-                           "done\n") < 0 ||
+                           "}\n"
+                           "notice() {\n") < 0 ||
         append_labels(&b, &len, s, mine, here) < 0 ||
         shquote_append_raw(&b, &len,
-                           /* stdout: a log line of the trial, shown beside its output */
                            /* 128+N: killed by signal N (a segfault, the OOM killer) */
                            "sig=\n"
                            "if [ \"$fail\" -gt 128 ] && [ \"$fail\" -lt 160 ] && "
@@ -160,6 +158,22 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "fi\n"
                            "echo \"" NOTICE_HEAD "$what exited with status $fail$sig" NOTICE_TAIL
                            "\"\n"
+                           "}\n"
+                           "trap 'scan 143; [ -n \"$fail\" ] && notice; rm -rf \"$d\"; exit 143' "
+                           "TERM INT HUP\n"
+                           "cat > \"$d/in\"\n") < 0)
+        goto nomem;
+    for (size_t i = 0; i < here; i++)
+        if (append_rank(&b, &len, s, &mine[i], world, i, addr, port, command) < 0)
+            goto nomem;
+    if (shquote_append_raw(&b, &len,
+                           "while :; do\n"
+                           "    scan -\n"
+                           "    [ -n \"$fail\" ] && break\n"
+                           "    [ $ended -eq $n ] && exit 0\n"
+                           "    sleep 0.1\n"
+                           "done\n"
+                           "notice\n"
                            "trap '' TERM\n"
                            "kill -TERM 0\n"
                            "t=0\n"

@@ -173,7 +173,8 @@ if "$PY" - "$T/t3.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
-assert "failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL)" in t["reason"], t["reason"]
+# named whichever host's part ended first (h2's rank that lost it may have): a race
+assert "rank 1 (h1 gpu0) exited with status 137 (SIGKILL)" in t["reason"], t["reason"]
 print("    " + t["reason"])
 EOF
 then pass "the trial's reason names the rank that was killed, not a peer that lost it"
