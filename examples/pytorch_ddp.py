@@ -41,6 +41,7 @@ import argparse
 import datetime
 import os
 import socket
+import signal
 import sys
 import time
 
@@ -190,6 +191,8 @@ def tune(args):
         t = Trainer(trial.rank if distributed else 0, local, device, args.lr, distributed)
         steps = args.steps or trial.iterations
         for it in range(1, steps + 1):
+            if it == 2 and args.kill_rank is not None and trial.rank == args.kill_rank:
+                os.kill(os.getpid(), signal.SIGKILL)  # dies without a word, as if OOM-killed
             start = time.perf_counter()
             loss, compute_s, comm_s, _ = t.train_step()
             trial.iteration(it, time.perf_counter() - start, comm_s=comm_s, compute_s=compute_s)
@@ -288,6 +291,8 @@ def main():
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--report", help="tuning: rank 0 writes its final loss and weight norm here")
     p.add_argument("--crash-rank", type=int, help="tuning: this rank fails (tests)")
+    p.add_argument("--kill-rank", type=int,
+                   help="tuning: this rank is killed (SIGKILL) after its first step (tests)")
     p.add_argument("--live", action="store_true", help="run as a live scheduler job")
     p.add_argument("--world", type=int, default=1, help="live: ranks ({gpus})")
     p.add_argument("--hosts", default="", help="live: the allocation ({hosts}; informative)")

@@ -561,6 +561,19 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     }
     if (parse_job_launch(root, source, c, err) < 0)
         goto fail;
+    /* The command runs once, on the first host: {node_rank} is 0 there, and a script that
+     * starts its host's share of the ranks from it (tunedeck_trial.host_ranks) waits for
+     * the other hosts' ranks, which nothing starts, until the stop timeout kills it. With
+     * one machine no placement has another host, and the two launches are the same. */
+    if (!c->job_launch_per_host && c->n_machines > 1 &&
+        strstr(c->job_command, "{node_rank}")) {
+        error_set(err,
+                  "%s: field 'job_command': {node_rank} is always 0 when the command runs on "
+                  "the placement's first host only (\"job_launch\": \"first-host\", the "
+                  "default): set \"job_launch\": \"per-host\" to run it on every host",
+                  source);
+        goto fail;
+    }
     const cJSON *f;
     cJSON_ArrayForEach(f, root)
     {

@@ -40,6 +40,7 @@ typedef struct {
     int garbage_lines, events;
     char protocol_error[256];
     char last_stderr[200];
+    char first_failed[160]; /* the rank fan-out's notice: the rank that failed first */
     Observation *result;
 } LocalRun;
 
@@ -178,6 +179,8 @@ static void handle_line(LocalRun *r, const char *line, StreamKind stream, int tr
     }
     if (ev.kind == EVENT_LOG) {
         r->garbage_lines++;
+        if (!r->first_failed[0])
+            rankfan_notice(line, r->first_failed, sizeof r->first_failed);
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, "local", stream, line);
     } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
@@ -269,20 +272,30 @@ static void command_outcome(const LocalRun *r, Observation *o)
         o->status = TRIAL_FAILED;
         snprintf(o->reason, sizeof o->reason, "the command was killed by signal %d",
                  WTERMSIG(r->status));
-    } else if (WEXITSTATUS(r->status) != 0 && o->status == TRIAL_OK) {
-        o->status = TRIAL_FAILED;
-        snprintf(o->reason, sizeof o->reason, "the command exited with status %d%s%s",
-                 WEXITSTATUS(r->status), r->last_stderr[0] ? ": " : "", r->last_stderr);
     } else if (WEXITSTATUS(r->status) != 0) {
-        /* A trial that said why in an error event needs no last stderr line: with
-         * per-device ranks that line is another rank's, one that lost its peer
-         * ("Connection closed by peer"), and it would read as the cause. */
-        int said = strncmp(o->reason, "error event: ", 13) == 0;
-        const char *tail = said ? "" : r->last_stderr;
-        char prior[256];
-        snprintf(prior, sizeof prior, "%s", o->reason);
-        snprintf(o->reason, sizeof o->reason, "the command exited with status %d (%s)%s%s",
-                 WEXITSTATUS(r->status), prior, tail[0] ? ": " : "", tail);
+        /* With per-device ranks, the rank that failed first (its status is the command's):
+         * one that died without a word is named even when a peer's error event follows. */
+        char ended[200];
+        if (r->first_failed[0])
+            snprintf(ended, sizeof ended, "the command exited: %s", r->first_failed);
+        else
+            snprintf(ended, sizeof ended, "the command exited with status %d",
+                     WEXITSTATUS(r->status));
+        if (o->status == TRIAL_OK) {
+            o->status = TRIAL_FAILED;
+            snprintf(o->reason, sizeof o->reason, "%s%s%s", ended,
+                     r->last_stderr[0] ? ": " : "", r->last_stderr);
+        } else {
+            /* A trial that said why in an error event needs no last stderr line: with
+             * per-device ranks that line is another rank's, one that lost its peer
+             * ("Connection closed by peer"), and it would read as the cause. */
+            int said = strncmp(o->reason, "error event: ", 13) == 0;
+            const char *tail = said ? "" : r->last_stderr;
+            char prior[256];
+            snprintf(prior, sizeof prior, "%s", o->reason);
+            snprintf(o->reason, sizeof o->reason, "%s (%s)%s%s", ended, prior,
+                     tail[0] ? ": " : "", tail);
+        }
     } else {
         launcher_note_bad_line(o, r->protocol_error);
     }

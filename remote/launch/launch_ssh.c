@@ -30,6 +30,7 @@ typedef struct {
     int stop_wanted;
     int stray_stop; /* the command exited; its group was stopped for what it left running */
     char last_stderr[200];
+    char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
 } Part;
 
 typedef struct {
@@ -46,6 +47,7 @@ typedef struct {
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
     char failure[256];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
+    const Part *failed_part;  /* the part whose end is r->failure */
     TrialStatus failure_status;
     char protocol_error[256];
     char mark[ORPHAN_MARK_CHARS + 1]; /* TUNEDECK_RUN_MARK of this launch (orphans.h) */
@@ -101,6 +103,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         return;
     }
     if (ev.kind == EVENT_LOG) {
+        if (!p->first_failed[0])
+            rankfan_notice(line, p->first_failed, sizeof p->first_failed);
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
     } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
@@ -320,8 +324,15 @@ static void note_part_end(SshRun *r, Part *p)
                  rexec_error(p->x));
     } else if (o == EXEC_EXITED && rexec_exit_status(p->x) != 0) {
         r->failure_status = TRIAL_FAILED;
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
-                 name, rexec_exit_status(p->x));
+        r->failed_part = p;
+        /* With per-device ranks, the rank that failed first (its status is the host's):
+         * one that died without a word is named even when a peer's error event follows. */
+        if (p->first_failed[0])
+            snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
+                     p->first_failed);
+        else
+            snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
+                     name, rexec_exit_status(p->x));
         snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }
@@ -337,6 +348,22 @@ static int part_lost(const Part *p)
     return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
+/* The other hosts' fan-out notices: which host's part ends first is a race, and a rank that
+ * was killed without a word is often on a host stopped after a peer that lost it ended
+ * ("the command failed on h2: rank 2 (h2 cpu) exited with status 1; on h1: rank 1 (h1 gpu0)
+ * exited with status 137 (SIGKILL)"). Appended to r->failure. */
+static void add_other_notices(SshRun *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const Part *p = &r->parts[i];
+        size_t len = strlen(r->failure);
+        if (p == r->failed_part || !p->first_failed[0] || len + 8 >= sizeof r->failure)
+            continue;
+        snprintf(r->failure + len, sizeof r->failure - len, "; on %s: %s", machine_name(r, p),
+                 p->first_failed);
+    }
+}
+
 static void finish(SshRun *r)
 {
     for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
@@ -350,6 +377,8 @@ static void finish(SshRun *r)
              * only the exit status of the part that ended first. */
             const char *said = NULL;
             o->status = r->failure_status;
+            if (r->failed_part)
+                add_other_notices(r);
             if (trial_accumulator_has_error(r->acc, &said))
                 snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
             else

@@ -9,9 +9,23 @@
 
 enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30 };
 
+/* The failure notice the script prints on standard output (rankfan_notice reads it back). */
+#define NOTICE_HEAD "tunedeck: "
+#define NOTICE_TAIL "; stopping the other ranks of this host"
+
 int rankfan_wanted(const Schedule *s)
 {
     return strcmp(s->cluster->trial.ranks, "per-device") == 0;
+}
+
+int rankfan_notice(const char *line, char *who, size_t cap)
+{
+    size_t head = strlen(NOTICE_HEAD), tail = strlen(NOTICE_TAIL), len = strlen(line);
+    if (len <= head + tail || strncmp(line, NOTICE_HEAD "rank ", head + 5) != 0 ||
+        strcmp(line + len - tail, NOTICE_TAIL) != 0 || !strstr(line, " exited with status "))
+        return 0;
+    snprintf(who, cap, "%.*s", (int)(len - head - tail), line + head);
+    return 1;
 }
 
 int rankfan_master_port(const Cluster *c, int trial)
@@ -110,37 +124,56 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
     char count[32];
     snprintf(count, sizeof count, "%zu", here);
     /* The schedule goes to a file every rank reads; TERM from the launcher's stop removes
-     * it on the way out (the ranks get the same TERM). */
+     * it on the way out (the ranks get the same TERM). `scan` finds the first rank that
+     * failed, `notice` says which (stdout: a log line of the trial, which the launchers
+     * read back, rankfan_notice). The TERM of a stop says it too, for a rank that failed
+     * before it (not one the TERM itself ended, status 143): a host whose rank was killed
+     * (SIGKILL, no word of its own) may be stopped, because another host's rank that lost
+     * it ended first, before this script's next look. */
     if (shquote_append_raw(&b, &len,
                            "d=$(mktemp -d \"${TMPDIR:-/tmp}/tunedeck-ranks.XXXXXX\") || exit 1\n"
                            "trap 'rm -rf \"$d\"' EXIT\n"
-                           "trap 'rm -rf \"$d\"; exit 143' TERM INT HUP\n"
+                           "n=") < 0 ||
+        shquote_append_raw(&b, &len, count) < 0 ||
+        shquote_append_raw(&b, &len,
+                           "\nfail=\n"
+                           "scan() {\n"
+                           "    ended=0; i=0\n"
+                           "    while [ $i -lt $n ]; do\n"
+                           "        if [ -s \"$d/rc.$i\" ]; then\n"
+                           "            ended=$((ended + 1)); rc=$(cat \"$d/rc.$i\")\n"
+                           "            if [ \"$rc\" != 0 ] && [ \"$rc\" != \"$1\" ] && "
+                           "[ -z \"$fail\" ]; then fail=$rc; who=$i; fi\n"
+                           "        fi\n"
+                           "        i=$((i + 1))\n"
+                           "    done\n"
+                           "}\n"
+                           "notice() {\n") < 0 ||
+        append_labels(&b, &len, s, mine, here) < 0 ||
+        shquote_append_raw(&b, &len,
+                           /* 128+N: killed by signal N (a segfault, the OOM killer) */
+                           "sig=\n"
+                           "if [ \"$fail\" -gt 128 ] && [ \"$fail\" -lt 160 ] && "
+                           "s=$(kill -l $((fail - 128)) 2>/dev/null); then sig=\" (SIG$s)\"; "
+                           "fi\n"
+                           "echo \"" NOTICE_HEAD "$what exited with status $fail$sig" NOTICE_TAIL
+                           "\"\n"
+                           "}\n"
+                           "trap 'scan 143; [ -n \"$fail\" ] && notice; rm -rf \"$d\"; exit 143' "
+                           "TERM INT HUP\n"
                            "cat > \"$d/in\"\n") < 0)
         goto nomem;
     for (size_t i = 0; i < here; i++)
         if (append_rank(&b, &len, s, &mine[i], world, i, addr, port, command) < 0)
             goto nomem;
-    if (shquote_append_raw(&b, &len, "n=") < 0 || shquote_append_raw(&b, &len, count) < 0 ||
-        shquote_append_raw(&b, &len,
-                           "\nfail=\nwhile :; do\n"
-                           "    ended=0; i=0\n"
-                           "    while [ $i -lt $n ]; do\n"
-                           "        if [ -s \"$d/rc.$i\" ]; then\n"
-                           "            ended=$((ended + 1)); rc=$(cat \"$d/rc.$i\")\n"
-                           "            if [ \"$rc\" != 0 ] && [ -z \"$fail\" ]; then "
-                           "fail=$rc; who=$i; fi\n"
-                           "        fi\n"
-                           "        i=$((i + 1))\n"
-                           "    done\n"
+    if (shquote_append_raw(&b, &len,
+                           "while :; do\n"
+                           "    scan -\n"
                            "    [ -n \"$fail\" ] && break\n"
                            "    [ $ended -eq $n ] && exit 0\n"
                            "    sleep 0.1\n"
-                           "done\n") < 0 ||
-        append_labels(&b, &len, s, mine, here) < 0 ||
-        shquote_append_raw(&b, &len,
-                           /* stdout: a log line of the trial, shown beside its output */
-                           "echo \"tunedeck: $what exited with status $fail; stopping the "
-                           "other ranks of this host\"\n"
+                           "done\n"
+                           "notice\n"
                            "trap '' TERM\n"
                            "kill -TERM 0\n"
                            "t=0\n"

@@ -25,6 +25,13 @@ int rankfan_master_port(const Cluster *c, int trial);
 char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char *command,
                      Error *err);
 
+/* Whether `line` (a line of a part's standard output) is the fan-out's own notice of the
+ * rank that failed first on its host; if so, 1, with "rank 2 (h2 cpu) exited with status 7"
+ * in `who` (cut to `cap`). A rank that dies without a word (a signal, os._exit, the OOM
+ * killer) has no error event of its own: its peers' ("connection reset by peer") come first,
+ * and the launchers name this rank beside them. */
+int rankfan_notice(const char *line, char *who, size_t cap);
+
 /* Whether the schedule's cluster asks for one process per device. */
 int rankfan_wanted(const Schedule *s);
 

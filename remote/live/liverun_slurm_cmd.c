@@ -16,6 +16,10 @@ int liveslurm_check(const char *t, int per_host, Error *err)
         return error_set(err, "\"job_launch\": \"per-host\" is not supported on Slurm: the job "
                               "command runs once, on the allocation's first node (start the "
                               "ranks with srun inside it, or leave job_launch out)");
+    if (strstr(t, "{node_rank}")) /* as for "first-host" over SSH (cluster.c) */
+        return error_set(err, "job_command: {node_rank} is always 0 on Slurm: the job command "
+                              "runs once, on the allocation's first node (start the ranks "
+                              "with srun inside it)");
     if (strstr(t, "{gpu_ids}"))
         return error_set(err, "job_command: {gpu_ids} cannot be known on Slurm before it grants "
                               "the GPUs: the job reads CUDA_VISIBLE_DEVICES, which Slurm sets");

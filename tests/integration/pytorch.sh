@@ -3,7 +3,8 @@
 # batches over 3 ranks give the single-process loss and weights to 1e-9; a 3-trial tuning
 # session over 2 loopback sshd hosts (tests/sshd-harness.sh) with one rank per device
 # (trial.ranks "per-device", env:// rendezvous); a rank that crashes fails the trial with
-# its own error text; a live schedule where the job grows from 1 to 2 ranks and shrinks
+# its own error text, and one killed without a word (SIGKILL) is named in the reason beside
+# its peers' lost-connection errors; a live schedule where the job grows from 1 to 2 ranks and shrinks
 # back, its loss going on from each checkpoint (--loss-progress). One thread per rank and a
 # tiny model keep it short on 2 cores. Every process started here is stopped by the trap:
 # sshd by pid, ranks and live jobs by the run's mark on their command lines.
@@ -74,7 +75,9 @@ then pass "the helper's unit tests (tests/tools/python): batch shares, lines, er
 else fail "the helper's unit tests"; tail -30 "$T/helper-unit.out"; fi
 
 # The harness's keys and port span first: every port this suite uses is in its span (H_PORT
-# to H_PORT+16, leased by the harness): the rendezvous ports are H_PORT+13, +14 and +15.
+# to H_PORT+16, leased by the harness): the rendezvous ports are H_PORT+13 (gradient
+# equivalence), +10 to +12 (the trials: master_port +9 plus the trial number, at most 3;
+# +14 gave trial 3 the port H_PORT+17, outside the span) and +15 (the live job).
 harness_init "$T/h" || exit 1
 
 echo "gradient equivalence"
@@ -113,7 +116,7 @@ harness_inventory "$T/inv.json" 1 2
 import json, sys
 inv = json.load(open(sys.argv[1]))
 inv["trial"] = {"launch": "per-host", "ranks": "per-device",
-                "master_port": int(sys.argv[2]) + 14}
+                "master_port": int(sys.argv[2]) + 9}
 json.dump(inv, open(sys.argv[1], "w"))
 EOF
 cat > "$T/job.json" <<'EOF'
@@ -157,6 +160,27 @@ then pass "the trial fails with the rank's own error text"
 else fail "crashing rank"; tail -20 "$T/t2.err"; fi
 if [ "$left" -eq 0 ]; then pass "no rank left after the crash"
 else fail "$left rank processes left after the crash"; fi
+
+echo "a rank killed without a word"
+# The OOM killer's way: rank 1 gets SIGKILL after its first step, printing nothing; its peers
+# lose it in their next all_reduce and say so in error events ("Connection reset by peer"),
+# which came first and were the whole reason. The fan-out's notice names the rank that died.
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial --kill-rank 1" \
+    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
+    > "$T/t3.json" 2> "$T/t3.err"
+left=$(procs_left "--tag $mark")
+if "$PY" - "$T/t3.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+# named whichever host's part ended first (h2's rank that lost it may have): a race
+assert "rank 1 (h1 gpu0) exited with status 137 (SIGKILL)" in t["reason"], t["reason"]
+print("    " + t["reason"])
+EOF
+then pass "the trial's reason names the rank that was killed, not a peer that lost it"
+else fail "killed rank"; tail -20 "$T/t3.err"; fi
+if [ "$left" -eq 0 ]; then pass "no rank left after the kill"
+else fail "$left rank processes left after the kill"; fi
 
 echo "live: grow and shrink"
 # Two hosts with one GPU each, the job started on every host of its placement (job_launch

@@ -43,14 +43,81 @@ class ScheduleError(ValueError):
     """The schedule (or the environment) does not say what this process should do."""
 
 
+def _field(path, key):
+    return "%s.%s" % (path, key) if path else key
+
+
+def _int(obj, path, key, low, default=None):
+    """obj[key] as an int >= low: a JSON integer (1.0 too, as JSON does not tell them apart),
+    never a bool, a string or a fraction, which int() would turn into a number silently."""
+    value = obj.get(key, default)
+    name = _field(path, key)
+    if value is None:
+        raise ScheduleError("schedule: field '%s': expected an integer >= %d, found nothing"
+                            % (name, low))
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ScheduleError("schedule: field '%s': expected an integer >= %d, found %s"
+                            % (name, low, json.dumps(value)))
+    return value
+
+
+def _typed(obj, path, key, kind, what):
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(value, kind) or (kind is str and not value):
+        found = "nothing" if key not in obj else json.dumps(obj[key])
+        raise ScheduleError("schedule: field '%s': expected %s, found %s"
+                            % (_field(path, key), what, found))
+    return value
+
+
+def _check_machines(schedule):
+    """The machines of a schedule, each checked for what ranks() and Trial read: a bad field
+    is named by its path (machines[1].devices[0].inputs) rather than surfacing as a KeyError
+    or an AttributeError from deep inside."""
+    machines = _typed(schedule, "", "machines", list, "a list of machines")
+    for i, m in enumerate(machines):
+        path = "machines[%d]" % i
+        if not isinstance(m, dict):
+            raise ScheduleError("schedule: field '%s': expected an object, found %s"
+                                % (path, json.dumps(m)))
+        _typed(m, path, "name", str, "a machine name")
+        for role in ("worker", "ps"):
+            if role in m and not isinstance(m[role], bool):
+                raise ScheduleError("schedule: field '%s': expected true or false, found %s"
+                                    % (_field(path, role), json.dumps(m[role])))
+        devices = _typed(m, path, "devices", list, "a list of devices")
+        for j, d in enumerate(devices):
+            dpath = "%s.devices[%d]" % (path, j)
+            if not isinstance(d, dict):
+                raise ScheduleError("schedule: field '%s': expected an object, found %s"
+                                    % (dpath, json.dumps(d)))
+            _typed(d, dpath, "id", str, "a device id")
+            _int(d, dpath, "inputs", 0)
+    return machines
+
+
+def _no_key_twice(pairs):
+    """A JSON object whose key appears twice is refused, as tunedeck refuses it in every
+    file it reads (docs/formats.md): json.loads would keep the last copy without a word."""
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ScheduleError("schedule: key %s appears twice in one object" % json.dumps(key))
+        seen[key] = value
+    return seen
+
+
 def ranks(schedule):
     """Every rank of a schedule: dicts with rank, machine, device, local_rank, local_world
-    and local_batch, in tunedeck's order."""
+    and local_batch, in tunedeck's order. A malformed schedule is a ScheduleError naming the
+    field."""
     out = []
-    for m in schedule.get("machines", []):
+    for m in _check_machines(schedule):
         if not m.get("worker"):
             continue
-        mine = [d for d in m.get("devices", []) if int(d.get("inputs", 0)) > 0]
+        mine = [d for d in m["devices"] if int(d["inputs"]) > 0]
         for i, d in enumerate(mine):
             out.append({"rank": len(out), "machine": m["name"], "device": d["id"],
                         "local_rank": i, "local_world": len(mine),
@@ -115,16 +182,26 @@ class Trial:
         env = os.environ if env is None else env
         self.schedule = schedule
         self._out = out
-        try:
-            self.job = schedule["job"]
-            self.global_batch = int(self.job["batch"])
-            machines = schedule["machines"]
-        except (KeyError, TypeError, ValueError) as e:
-            raise ScheduleError("schedule: expected a job with a batch and machines (%s)" % e)
-        self.trial = int(schedule.get("trial", 0))
-        self.iterations = int(schedule.get("iterations", self.job.get("iterations", 20)))
-        self.warmup = int(schedule.get("warmup", self.job.get("warmup", 0)))
+        if not isinstance(schedule, dict):
+            raise ScheduleError("schedule: expected a JSON object, found %s"
+                                % type(schedule).__name__)
+        self.job = _typed(schedule, "", "job", dict, "an object with the job's fields")
+        self.global_batch = _int(self.job, "job", "batch", 1)
+        machines = _check_machines(schedule)
+        self.trial = _int(schedule, "", "trial", 0, 0)
+        # the schedule's own, else the job file's (a schedule tunedeck wrote has both)
+        where = schedule if "iterations" in schedule else self.job
+        self.iterations = _int(where, "" if where is schedule else "job", "iterations", 1, 20)
+        where = schedule if "warmup" in schedule else self.job
+        self.warmup = _int(where, "" if where is schedule else "job", "warmup", 0, 0)
         self.ranks = ranks(schedule)
+        # The ranks' shares tile the global batch (batch_offset): inputs that do not add up
+        # to it would leave samples out or index past the batch.
+        given = sum(r["local_batch"] for r in self.ranks)
+        if given != self.global_batch:
+            raise ScheduleError("schedule: the workers' inputs sum to %d, but job.batch is %d "
+                                "(a schedule's worker inputs add up to its batch)"
+                                % (given, self.global_batch))
         self.machine = env.get("TUNEDECK_MACHINE", "")
         self.device = env.get("TUNEDECK_DEVICE", "")
         self.master_addr = env.get("MASTER_ADDR", "")
@@ -143,7 +220,7 @@ class Trial:
             self.batch_offset = 0
             if self.machine:
                 m = by_name[self.machine]
-                self.local_batch = sum(int(d.get("inputs", 0)) for d in m.get("devices", []))
+                self.local_batch = sum(int(d["inputs"]) for d in m["devices"])
                 # ranks come machine by machine: this machine's inputs follow the earlier ones'
                 for r in self.ranks:
                     if r["machine"] == self.machine:
@@ -207,7 +284,7 @@ class Trial:
             if not text.strip():
                 raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
                                     "docs/formats.md), found nothing" % where)
-            schedule = json.loads(text)
+            schedule = json.loads(text, object_pairs_hook=_no_key_twice)
         except ScheduleError:
             raise
         except ValueError as e:
@@ -253,10 +330,14 @@ class Trial:
         self._emit(ev)
 
     def error(self, message):
+        """An `error` line: the trial's reason. One line, whitespace collapsed: a multi-line
+        message (torch's load_state_dict errors, for one) reached the trial table with its
+        newlines and tabs, and the reason's bounded length ran out on the indentation."""
         where = "rank %d" % self.rank if self.world_size > 1 else "trial"
         if self.machine:
             where += " on %s" % self.machine
-        self._emit({"event": "error", "message": "%s: %s" % (where, message)})
+        text = " ".join(str(message).split())
+        self._emit({"event": "error", "message": "%s: %s" % (where, text)})
 
     @contextlib.contextmanager
     def guard(self):
@@ -268,8 +349,22 @@ class Trial:
             raise
         except BaseException as e:  # noqa: B902 -- KeyboardInterrupt is a failure too
             traceback.print_exc()
-            self.error("%s: %s" % (type(e).__name__, e))
+            self.error(_exception_text(e))
             sys.exit(1)
+
+
+def _exception_text(e):
+    """`ValueError: message`; an exception without a message (a bare `assert`, a
+    `raise RuntimeError()`) says where it was raised instead of ending in ': '."""
+    text = str(e).strip()
+    if text:
+        return "%s: %s" % (type(e).__name__, text)
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return type(e).__name__
+    f = frames[-1]
+    where = "%s line %d" % (os.path.basename(f.filename), f.lineno)
+    return "%s at %s%s" % (type(e).__name__, where, ": " + f.line if f.line else "")
 
 
 class Timer:
@@ -340,6 +435,15 @@ def run_ranks(argv, here, first, world, master_addr, master_port, env=None):
     rank that fails stops the others (SIGKILL: a rank whose peer died is stuck in a
     collective). Returns the exit status for this process: 0, the first failure's, or 128 +
     its signal."""
+    # A template without {master_addr} or {master_port} (argparse's default None): the ranks
+    # got MASTER_ADDR=None and looked up a host named "None", or failed on int("None") deep
+    # in torch. Said here, before any rank starts.
+    if master_addr is None or str(master_addr).strip() == "":
+        raise ScheduleError("run_ranks: master_addr: expected rank 0's host ({master_addr} in "
+                            "job_command), found %r" % (master_addr,))
+    if not re.fullmatch(r"[0-9]+", str(master_port)) or not 0 < int(master_port) < 65536:
+        raise ScheduleError("run_ranks: master_port: expected a port 1-65535 ({master_port} in "
+                            "job_command), found %r" % (master_port,))
     asked = [False]
     blocked = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     old = None if blocked else signal.signal(signal.SIGTERM,

@@ -146,6 +146,22 @@ Test(cluster, rejects_every_bad_field)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"a\", "
             "\"type\": \"t\"}], \"job_launch\": \"everywhere\"}",
             "field 'job_launch': expected \"first-host\" or \"per-host\", found \"everywhere\"");
+    /* Regression (a newcomer's walkthrough): the helper's host_ranks({node_rank}) pattern
+     * without "job_launch": "per-host" started only the first host's ranks, and rank 0 waited
+     * for the others until the stop timeout's SIGKILL. */
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a[1-2]\", \"host\": "
+            "\"a[1-2]\", \"type\": \"t\"}], "
+            "\"job_command\": \"python3 train.py --node-rank {node_rank}\"}",
+            "field 'job_command': {node_rank} is always 0 when the command runs on the "
+            "placement's first host only");
+    /* one machine: no placement spans hosts, and {node_rank} is 0 either way */
+    Error err;
+    Cluster *one = parse("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", "
+                         "\"host\": \"a\", \"type\": \"t\"}], \"job_command\": "
+                         "\"python3 train.py --node-rank {node_rank}\"}",
+                         &err);
+    cr_assert_not_null(one, "%s", err.msg);
+    cluster_free(one);
 }
 
 /* Regression: a misspelt ssh key ("identiy", "knwon_hosts") was ignored, and every host was

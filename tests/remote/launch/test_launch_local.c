@@ -106,6 +106,29 @@ Test(launch_local, an_error_event_is_the_reason_not_a_later_stderr_line)
     observation_free(o);
 }
 
+Test(launch_local, a_rank_that_died_without_a_word_is_named_beside_a_peers_error_event)
+{
+    /* Regression: rank 2 was killed (no error event of its own); rank 0 lost its peer and
+     * said so first, and the reason read "exited with status 137 (error event: rank 0 ...
+     * Connection reset by peer)", blaming the survivor. The fan-out's notice (rankfan.c)
+     * names the rank that failed first. */
+    Observation *o = run("cat >/dev/null; echo '{\"event\": \"error\", \"message\": "
+                         "\"rank 0 on h1: RuntimeError: Connection reset by peer\"}'; "
+                         "echo 'tunedeck: rank 2 (h2 cpu) exited with status 137; stopping the "
+                         "other ranks of this host'; exit 137",
+                         10);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    cr_assert_str_eq(o->reason,
+                     "the command exited: rank 2 (h2 cpu) exited with status 137 (error event: "
+                     "rank 0 on h1: RuntimeError: Connection reset by peer)");
+    observation_free(o);
+
+    /* a log line that merely looks like it is not the notice */
+    o = run("cat >/dev/null; echo 'tunedeck: rank 2 is slow'; exit 3", 10);
+    cr_assert(strstr(o->reason, "the command exited with status 3"), "%s", o->reason);
+    observation_free(o);
+}
+
 Test(launch_local, garbage_output_fails_and_log_lines_are_kept_apart)
 {
     Observation *o = run("cat >/dev/null; echo 'loading data...'; echo '{\"event\": 5}'; "

@@ -110,6 +110,49 @@ Test(rankfan, the_other_host_gets_its_own_rank_and_the_same_master)
     free(script);
 }
 
+Test(rankfan, a_rank_killed_by_a_signal_is_named_with_it)
+{
+    /* the OOM killer's SIGKILL reads as status 137 alone; the notice names the signal */
+    Error err;
+    char *script = rankfan_script(s, 1, 0, "cat > /dev/null; kill -KILL $$", &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out, who[160];
+    int st = run_script(script, "{}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 137, "status %d: %s", st, out);
+    out[strcspn(out, "\n")] = 0;
+    cr_assert(rankfan_notice(out, who, sizeof who), "%s", out);
+    cr_assert_str_eq(who, "rank 2 (m1 gpu0) exited with status 137 (SIGKILL)");
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_stop_after_a_rank_failed_still_names_that_rank)
+{
+    /* Regression: a host whose rank was killed could be stopped (another host's rank lost it
+     * and ended first) before this script's next look at its ranks: the TERM's trap left
+     * without a word, and the trial's reason named only the peer. Here rank 0 holds the
+     * script (SIGSTOP), lets rank 1 fail, sends the group a TERM, and lets the script go on:
+     * the TERM comes first, and says rank 1's failure. Both ranks find the script's folder
+     * from their standard input ($d/in). */
+    Error err;
+    const char *cmd =
+        "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
+        "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "
+        "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
+        "while [ ! -s \"$d/rc.1\" ]; do sleep 0.01; done; "
+        "trap '' TERM; kill -TERM 0; kill -CONT \"$fan\"";
+    char *script = rankfan_script(s, 0, 0, cmd, &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out, who[160];
+    int st = run_script(script, "{}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "status %d: %s", st, out);
+    out[strcspn(out, "\n")] = 0;
+    cr_assert(rankfan_notice(out, who, sizeof who), "'%s'", out);
+    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
+    free(out);
+    free(script);
+}
+
 Test(rankfan, a_failing_rank_stops_the_others_and_its_status_is_the_hosts)
 {
     Error err;
@@ -125,6 +168,12 @@ Test(rankfan, a_failing_rank_stops_the_others_and_its_status_is_the_hosts)
     int st = run_script(script, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
     cr_assert(strstr(out, "tunedeck: rank 1 (m0 gpu0) exited with status 3"), "%s", out);
+    /* the launchers read that line back to name the rank in the trial's reason */
+    char *nl = strstr(out, "tunedeck: rank 1"), who[160];
+    nl[strcspn(nl, "\n")] = 0;
+    cr_assert(rankfan_notice(nl, who, sizeof who), "%s", nl);
+    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 3");
+    cr_assert_not(rankfan_notice("tunedeck: rank 1 is slow", who, sizeof who));
     char path[128];
     snprintf(path, sizeof path, "%s/sleeper", dir);
     size_t len;

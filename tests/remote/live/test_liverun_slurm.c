@@ -115,6 +115,9 @@ Test(liverun_slurm, refuses_what_slurm_cannot_run)
     cr_assert(strstr(e.msg, "CUDA_VISIBLE_DEVICES"), "%s", e.msg);
     cr_assert_eq(liveslurm_check("train", 1, &e), -1);
     cr_assert(strstr(e.msg, "per-host"), "%s", e.msg);
+    /* a script starting its host's ranks by {node_rank} would wait for the other nodes' */
+    cr_assert_eq(liveslurm_check("python3 train.py --node-rank {node_rank}", 0, &e), -1);
+    cr_assert(strstr(e.msg, "{node_rank} is always 0 on Slurm"), "%s", e.msg);
 }
 
 Test(liverun_slurm, every_submission_has_its_own_job_name_under_the_prefix)

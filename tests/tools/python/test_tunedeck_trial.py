@@ -111,6 +111,37 @@ class Lines(unittest.TestCase):
                                        "message": "rank 2 on h2: ValueError: my script broke"}])
 
 
+    def guarded(self, raiser):
+        out = io.StringIO()
+        t = tunedeck_trial.Trial(SCHEDULE, env={"RANK": "2", "WORLD_SIZE": "3"}, out=out)
+        stderr, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            with self.assertRaises(SystemExit):
+                with t.guard():
+                    raiser()
+        finally:
+            sys.stderr = stderr
+        return lines(out)[0]["message"]
+
+    def test_a_multi_line_exception_is_one_line_of_error(self):
+        # Regression: torch's load_state_dict error (a checkpoint of another model) reached
+        # the trial's reason with its newline and tab, shown as ^J^I, and the reason's bounded
+        # length was spent before the shapes.
+        def raiser():
+            raise RuntimeError("Error(s) in loading state_dict for Net:\n\tsize mismatch for "
+                               "fc.weight: copying a param with shape [3, 64]")
+        self.assertEqual(self.guarded(raiser),
+                         "rank 2 on h2: RuntimeError: Error(s) in loading state_dict for Net: "
+                         "size mismatch for fc.weight: copying a param with shape [3, 64]")
+
+    def test_an_exception_without_a_message_says_where_it_was_raised(self):
+        # Regression: a bare assert became "AssertionError: ", with nothing after the colon.
+        def raiser():
+            assert SCHEDULE["trial"] < 0
+        self.assertRegex(self.guarded(raiser),
+                         r"^rank 2 on h2: AssertionError at test_tunedeck_trial.py line \d+: "
+                         r'assert SCHEDULE\["trial"\] < 0$')
+
 class Load(unittest.TestCase):
     def test_a_schedule_that_is_empty_or_not_json_is_refused_naming_its_source(self):
         with tempfile.TemporaryDirectory() as d:
@@ -125,6 +156,58 @@ class Load(unittest.TestCase):
                     tunedeck_trial.Trial.load(path)
         t = tunedeck_trial.Trial.load(io.StringIO(json.dumps(SCHEDULE)), env={})
         self.assertEqual((t.global_batch, t.iterations), (32, 4))
+
+    def test_a_malformed_schedule_is_refused_naming_the_field(self):
+        # Regression: wrong types and missing fields surfaced as AttributeError, KeyError,
+        # TypeError or int()'s ValueError from inside the helper, naming no field, and a
+        # batch of 32.7 or true, or inputs of "5", became a number silently.
+        def broken(change):
+            s = json.loads(json.dumps(SCHEDULE))
+            change(s)
+            return s
+        cases = (
+            (lambda s: s.update(machines="h1"), r"field 'machines': expected a list of "
+             r"machines, found \"h1\""),
+            (lambda s: s.pop("machines"), r"field 'machines': expected a list.*found nothing"),
+            (lambda s: s["machines"].__setitem__(1, 5), r"field 'machines\[1\]': expected an "
+             r"object, found 5"),
+            (lambda s: s["machines"][2].pop("name"), r"field 'machines\[2\].name': expected a "
+             r"machine name, found nothing"),
+            (lambda s: s["machines"][0].update(devices=7), r"field 'machines\[0\].devices': "
+             r"expected a list of devices, found 7"),
+            (lambda s: s["machines"][0]["devices"][1].pop("id"),
+             r"field 'machines\[0\].devices\[1\].id': expected a device id, found nothing"),
+            (lambda s: s["machines"][0]["devices"][1].update(inputs="17"),
+             r"field 'machines\[0\].devices\[1\].inputs': expected an integer >= 0, found "
+             r"\"17\""),
+            (lambda s: s["machines"][2]["devices"][1].update(inputs=-10),
+             r"field 'machines\[2\].devices\[1\].inputs': expected an integer >= 0, found -10"),
+            (lambda s: s["machines"][2].update(worker="yes"), r"field 'machines\[2\].worker': "
+             r"expected true or false"),
+            (lambda s: s["job"].update(batch=32.7), r"field 'job.batch': expected an integer "
+             r">= 1, found 32.7"),
+            (lambda s: s["job"].update(batch=True), r"field 'job.batch': .* found true"),
+            (lambda s: s.update(job=[]), r"field 'job': expected an object"),
+            (lambda s: s.update(iterations="x"), r"field 'iterations': expected an integer >= "
+             r"1, found \"x\""),
+            (lambda s: s.update(warmup=-1), r"field 'warmup': expected an integer >= 0"),
+            (lambda s: s["job"].update(batch=40), r"the workers' inputs sum to 32, but "
+             r"job.batch is 40"),
+        )
+        for change, message in cases:
+            for env in ({}, {"RANK": "1", "WORLD_SIZE": "3"}):
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError, message):
+                    tunedeck_trial.Trial(broken(change), env=env, out=io.StringIO())
+        # what is not broken: an integral 32.0 is 32, iterations from the job file
+        t = tunedeck_trial.Trial(broken(lambda s: (s["job"].update(batch=32.0, iterations=9),
+                                                   s.pop("iterations"))), env={})
+        self.assertEqual((t.global_batch, t.iterations), (32, 9))
+
+    def test_a_key_twice_in_the_schedule_is_refused(self):
+        text = json.dumps(SCHEDULE).replace('"batch": 32', '"batch": 32, "batch": 64')
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                    'key "batch" appears twice'):
+            tunedeck_trial.Trial.load(io.StringIO(text), env={})
 
     def test_a_terminal_on_stdin_is_refused_at_once(self):
         # Regression: a script hooked in by hand (python3 train.py at a prompt) waited,
@@ -226,7 +309,8 @@ class Live(unittest.TestCase):
                 tunedeck_trial.subprocess.Popen = real
             self.assertEqual(rc, 0)
             for r in ("0", "1"):
-                blk = int(open(os.path.join(d, r)).read().split()[1], 16)
+                with open(os.path.join(d, r)) as f:
+                    blk = int(f.read().split()[1], 16)
                 self.assertTrue(blk & sigterm_bit, "rank %s: SigBlk %x" % (r, blk))
         self.assertEqual(signal.pthread_sigmask(signal.SIG_BLOCK, []), before)
         self.assertEqual(len(calls), 2)
@@ -280,6 +364,17 @@ class Live(unittest.TestCase):
             p.send_signal(signal.SIGTERM)
             self.assertEqual(p.wait(20), 0)
             self.assertTrue(all(t.endswith("stopped\n") for t in self.read(d).values()))
+
+    def test_a_missing_master_address_or_port_is_refused_before_any_rank(self):
+        # Regression: a job_command without {master_addr} left argparse's None, and the ranks
+        # started with MASTER_ADDR=None (a host named "None") or MASTER_PORT=None.
+        argv = [sys.executable, "-c", "raise SystemExit('a rank started')"]
+        for addr, port, field in ((None, 29555, "master_addr"), ("", 29555, "master_addr"),
+                                  ("10.0.0.1", None, "master_port"),
+                                  ("10.0.0.1", "29x", "master_port"),
+                                  ("10.0.0.1", 0, "master_port")):
+            with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "run_ranks: " + field):
+                tunedeck_trial.run_ranks(argv, 1, 0, 1, addr, port)
 
     def test_a_failing_rank_stops_the_other_and_gives_its_status(self):
         with tempfile.TemporaryDirectory() as d:
