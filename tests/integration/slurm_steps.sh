@@ -31,7 +31,8 @@ PY
 check "the session's allocation is gone at the end" sh -c "[ -z \"\$(squeue -h)\" ]"
 
 # What a step's tasks print besides the protocol, and srun's own lines (which name the node
-# and task), go to the trial log beside the journal, tagged "slurm"; the failure says where.
+# and task), go to the trial log beside the journal, tagged "slurm" and a task's lines with
+# its number ("task 1: ..."); the failure says where.
 # Before, only the failed trial's one-line reason was kept.
 printf '{"name": "tdtest", "backend": "slurm", "partition": "t4",\n "trial": {"command": "true"}}\n' \
     > "$T/inv-t4-only.json"
@@ -48,9 +49,9 @@ err = open(sys.argv[2]).read()
 assert log and log in err and "what the trials printed besides the protocol" in err, err
 text = open(log).read()
 nodes = [m["name"] for m in t["schedule"]["machines"] if m["worker"] or m["ps"]]
-for n in nodes:
-    assert "Z trial 1 slurm stderr: loading on %s\n" % n in text, text
-assert re.search(r"Z trial 1 slurm stdout: stray\n", text), text
+for n in nodes:  # each task's line with its task's number (srun --label)
+    assert re.search(r"Z trial 1 slurm stderr: task \d+: loading on %s\n" % n, text), text
+assert re.search(r"Z trial 1 slurm stdout: task \d+: stray\n", text), text
 assert re.search(r"Z trial 1 slurm stderr: srun: error: n[12]: task \d+: Exited with exit code 3", text), text
 assert "Z trial 1 ended: failed: " in text, text
 PY
