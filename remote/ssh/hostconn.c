@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include "core/base/termsafe.h"
 #include "remote/ssh/identities.h"
 #include "remote/ssh/knownhosts.h"
+#include "remote/ssh/sha1.h"
 #include "remote/ssh/shquote.h"
 #include "remote/ssh/sshalgos.h"
 #include "remote/ssh/sshmatch.h"
@@ -323,14 +325,33 @@ static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)
     begin_connect(p, h, now_ms);
 }
 
-/* Adds the server key of this very session (the one just fingerprinted) to known_hosts. */
+/* Adds the server key of this very session (the one just fingerprinted) to known_hosts,
+ * its host name hashed when the ssh config says HashKnownHosts yes (libssh would write it
+ * in clear: it ignores the option), with a fresh salt as ssh uses. */
 static int add_known_host(Host *h, Error *err)
 {
     char *entry = NULL;
     if (ssh_session_export_known_hosts_entry(h->s, &entry) != SSH_OK || !entry)
         return error_set(err, "cannot add the host key to %s: %s", h->known_file,
                          ssh_get_error(h->s));
-    int rc = knownhosts_append(h->known_file, entry, err);
+    int rc = 0;
+    char *line = entry, *hashed = NULL;
+    if (h->cfg.hash_known_hosts) {
+        unsigned char salt[SHA1_BYTES];
+        size_t cap = strlen(entry) + 80;
+        hashed = malloc(cap);
+        if (!hashed)
+            rc = error_set(err, "cannot add the host key to %s: out of memory", h->known_file);
+        else if (getrandom(salt, sizeof salt, 0) != (ssize_t)sizeof salt)
+            rc = error_set(err, "cannot add the host key to %s: no random salt to hash its "
+                           "name (HashKnownHosts yes): %s", h->known_file, strerror(errno));
+        else
+            rc = knownhosts_hash_entry(entry, salt, hashed, cap, err);
+        line = hashed;
+    }
+    if (rc == 0)
+        rc = knownhosts_append(h->known_file, line, err);
+    free(hashed);
     ssh_string_free_char(entry);
     return rc;
 }
