@@ -426,6 +426,28 @@ check "HashKnownHosts no (the first value that applies): the name in clear, as b
 cp "$T/kh.all" "$kh"
 : > "$T/cfg" # later checks read \$T/cfg as the last run left it: empty, as before this block
 
+echo "the handshake asks for the key types the check reads"
+# h8 has an ed25519 and an ecdsa host key. known_hosts lists its ecdsa key, and an ed25519
+# key on a line that excludes it ('!h8,*'). libssh chose which type to ask for from the whole
+# file (ed25519 first), and the check, which rightly leaves that line out, found h8 "changed".
+ssh-keygen -q -t ecdsa -N '' -f "$T/h/host8-ecdsa"
+harness_start 8 "HostKey $T/h/host8-ecdsa"
+HARNESS_TIMEOUT_S=10 harness_inventory "$T/inv8.json" 8
+cp "$T/kh.all" "$kh"
+echo "[127.0.0.18]:$H_PORT $(cut -d' ' -f1,2 "$T/h/host8-ecdsa.pub")" >> "$kh"
+echo "![127.0.0.18]:$H_PORT,[127.0.0.*]:$H_PORT $other" >> "$kh"
+before="$(md5sum < "$kh")"
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv8.json" -- true > "$T/kt1" 2>&1
+check "a host known by its ecdsa key, with an ed25519 key on a line excluding it, logs in" sh -c \
+    "grep -q 'h8 exit 0' '$T/kt1' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+# The line still counts for the hosts it names: its type is asked first for them.
+sed "s/^!\[127.0.0.18\]:$H_PORT,/![127.0.0.17]:$H_PORT,/" "$kh" > "$T/kh.k" && cat "$T/kh.k" > "$kh"
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv8.json" -- true > "$T/kt2" 2>&1
+check "with the line not excluding h8, its ed25519 key there is asked for and is not h8's: changed" \
+    grep -q "h8 ssh-failed: .*host key for 127.0.0.18 changed" "$T/kt2"
+harness_stop 8
+cp "$T/kh.all" "$kh"
+
 echo "a known_hosts name with % is the file tunedeck reads, for libssh too"
 # libssh expands %d, %h, ~ in SSH_OPTIONS_KNOWNHOSTS: "kh%d" was read by tunedeck as written
 # and by libssh as kh<home>/.ssh, so the two disagreed on which keys are known.
