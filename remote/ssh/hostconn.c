@@ -347,8 +347,10 @@ static int add_known_host(Host *h, Error *err)
         if (!hashed)
             rc = error_set(err, "cannot add the host key to %s: out of memory", h->known_file);
         else if (getrandom(salt, sizeof salt, 0) != (ssize_t)sizeof salt)
-            rc = error_set(err, "cannot add the host key to %s: no random salt to hash its "
-                           "name (HashKnownHosts yes): %s", h->known_file, strerror(errno));
+            rc = error_set(err,
+                           "cannot add the host key to %s: no random salt to hash its "
+                           "name (HashKnownHosts yes): %s",
+                           h->known_file, strerror(errno));
         else
             rc = knownhosts_hash_entry(entry, salt, hashed, cap, err);
         line = hashed;
@@ -379,8 +381,8 @@ static int use_handshake_view(Host *h, Error *err)
 {
     char host_port[300], view[sizeof h->known_file];
     host_port_name(h, host_port, sizeof host_port);
-    if (knownhosts_view(h->known_file, host_port, view, sizeof view, &h->handshake_view_fd,
-                        err) < 0)
+    int *fd = &h->handshake_view_fd;
+    if (knownhosts_view(h->known_file, host_port, view, sizeof view, fd, err) < 0)
         return -1;
     if (h->handshake_view_fd >= 0) {
         ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, view);

@@ -276,8 +276,10 @@ int knownhosts_hash_entry(const char *entry, const unsigned char salt[20], char 
     size_t rest_len = strcspn(rest, "\r\n");
     /* One name: a list ("a,b") would need one hashed line per name, libssh never exports it. */
     if (!name_len || !rest_len || memchr(entry, ',', name_len) || entry[0] == '|')
-        return error_set(err, "cannot hash the known_hosts entry \"%.80s\": expected a host "
-                         "name and a key", entry);
+        return error_set(err,
+                         "cannot hash the known_hosts entry \"%.80s\": expected a host "
+                         "name and a key",
+                         entry);
     unsigned char mac[SHA1_BYTES];
     sha1_hmac(salt, SHA1_BYTES, entry, name_len, mac);
     char salt64[32], mac64[32];
