@@ -127,9 +127,12 @@ int config_save(const char *path, const ConsoleConfig *c, Error *err)
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
+    /* A name no one can guess, made by us alone (mkostemp: O_CREAT | O_EXCL, 0600): the
+     * folder is the user's, but a predictable name opened without O_EXCL would follow a link
+     * planted there (or a file left writable) and write the settings through it. */
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
     int rc = 0;
     if (fd < 0) {
         rc = error_set(err, "%s: cannot write: %s", tmp, strerror(errno));

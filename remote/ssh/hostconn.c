@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include "core/base/termsafe.h"
 #include "remote/ssh/identities.h"
 #include "remote/ssh/knownhosts.h"
+#include "remote/ssh/sha1.h"
 #include "remote/ssh/shquote.h"
 #include "remote/ssh/sshalgos.h"
 #include "remote/ssh/sshmatch.h"
@@ -72,6 +74,10 @@ void host_teardown(Host *h)
     if (h->fd >= 0) {
         close(h->fd);
         h->fd = -1;
+    }
+    if (h->handshake_view_fd >= 0) {
+        close(h->handshake_view_fd);
+        h->handshake_view_fd = -1;
     }
 }
 
@@ -323,16 +329,66 @@ static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)
     begin_connect(p, h, now_ms);
 }
 
-/* Adds the server key of this very session (the one just fingerprinted) to known_hosts. */
+/* Adds the server key of this very session (the one just fingerprinted) to known_hosts,
+ * its host name hashed when the ssh config says HashKnownHosts yes (libssh would write it
+ * in clear: it ignores the option), with a fresh salt as ssh uses. */
 static int add_known_host(Host *h, Error *err)
 {
     char *entry = NULL;
     if (ssh_session_export_known_hosts_entry(h->s, &entry) != SSH_OK || !entry)
         return error_set(err, "cannot add the host key to %s: %s", h->known_file,
                          ssh_get_error(h->s));
-    int rc = knownhosts_append(h->known_file, entry, err);
+    int rc = 0;
+    char *line = entry, *hashed = NULL;
+    if (h->cfg.hash_known_hosts) {
+        unsigned char salt[SHA1_BYTES];
+        size_t cap = strlen(entry) + 80;
+        hashed = malloc(cap);
+        if (!hashed)
+            rc = error_set(err, "cannot add the host key to %s: out of memory", h->known_file);
+        else if (getrandom(salt, sizeof salt, 0) != (ssize_t)sizeof salt)
+            rc = error_set(err,
+                           "cannot add the host key to %s: no random salt to hash its "
+                           "name (HashKnownHosts yes): %s",
+                           h->known_file, strerror(errno));
+        else
+            rc = knownhosts_hash_entry(entry, salt, hashed, cap, err);
+        line = hashed;
+    }
+    if (rc == 0)
+        rc = knownhosts_append(h->known_file, line, err);
+    free(hashed);
     ssh_string_free_char(entry);
     return rc;
+}
+
+/* The name known_hosts lists the host under: the host, or "[host]:port" off port 22. */
+static void host_port_name(const Host *h, char *out, size_t cap)
+{
+    if (h->port == 22)
+        snprintf(out, cap, "%s", h->target);
+    else
+        snprintf(out, cap, "[%s]:%d", h->target, h->port);
+}
+
+/* libssh asks the server first for the key types known_hosts lists for the host
+ * (ssh_client_select_hostkeys), reading the file itself: a `!host,*` line counted for the
+ * host there. A host known by one key type, with a key of another type on a line that
+ * excludes it, was asked for that other type, and the check (without that line) then found
+ * the key "changed". The handshake reads the same view of the file as the check, kept open
+ * until the check. */
+static int use_handshake_view(Host *h, Error *err)
+{
+    char host_port[300], view[sizeof h->known_file];
+    host_port_name(h, host_port, sizeof host_port);
+    int *fd = &h->handshake_view_fd;
+    if (knownhosts_view(h->known_file, host_port, view, sizeof view, fd, err) < 0)
+        return -1;
+    if (h->handshake_view_fd >= 0) {
+        ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, view);
+        ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, view);
+    }
+    return 0;
 }
 
 /* libssh's verdict on the server's key, read from the known_hosts file without the lines
@@ -340,10 +396,7 @@ static int add_known_host(Host *h, Error *err)
 static enum ssh_known_hosts_e known_server(Host *h, Error *err)
 {
     char host_port[300], view[sizeof h->known_file];
-    if (h->port == 22)
-        snprintf(host_port, sizeof host_port, "%s", h->target);
-    else
-        snprintf(host_port, sizeof host_port, "[%s]:%d", h->target, h->port);
+    host_port_name(h, host_port, sizeof host_port);
     int view_fd;
     if (knownhosts_view(h->known_file, host_port, view, sizeof view, &view_fd, err) < 0)
         return SSH_KNOWN_HOSTS_ERROR; /* err says why */
@@ -586,6 +639,12 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
         host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port, err.msg);
         return;
     }
+    if (h->handshake_view_fd >= 0) { /* the check reads the file afresh (known_server) */
+        ssh_options_set(h->s, SSH_OPTIONS_KNOWNHOSTS, h->known_file);
+        ssh_options_set(h->s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, h->known_file);
+        close(h->handshake_view_fd);
+        h->handshake_view_fd = -1;
+    }
     check_host_key(p, h, now_ms);
     if (h->state == HOST_AUTH)
         host_auth_step(p, h, now_ms);
@@ -605,6 +664,11 @@ static void tcp_connected(HostPool *p, Host *h, int64_t now_ms)
     }
     ssh_options_set(h->s, SSH_OPTIONS_FD, &h->fd);
     h->fd = -1; /* libssh owns it now */
+    Error err;
+    if (use_handshake_view(h, &err) < 0) {
+        host_down(p, h, now_ms, "%s", err.msg);
+        return;
+    }
     h->state = HOST_HANDSHAKE;
     drive_handshake(p, h, now_ms);
 }

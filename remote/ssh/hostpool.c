@@ -199,6 +199,7 @@ long hostpool_add(HostPool *p, const HostConf *c, Error *err)
     hostconf_expand_home("~/.ssh/known_hosts", home, h->user_known[0], sizeof h->user_known[0]);
     hostconf_expand_home("~/.ssh/known_hosts2", home, h->user_known[1], sizeof h->user_known[1]);
     h->fd = -1;
+    h->handshake_view_fd = -1;
     h->handshake_ms = -1;
     return (long)p->n++;
 }

@@ -23,6 +23,7 @@ typedef struct {
     char last_error[256];
     int keep, attempt, connects, drops, dirty;
     int fd;
+    int handshake_view_fd; /* the known_hosts view libssh reads during the handshake, or -1 */
     ssh_session s;
     ssh_event ev;
     struct ssh_callbacks_struct scb;

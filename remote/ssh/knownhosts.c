@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/base/ownpath.h"
+#include "remote/ssh/sha1.h"
 
 /* Splits off the next blank-separated field of *s. */
 static const char *field(char **s)
@@ -241,6 +242,51 @@ int knownhosts_view(const char *file, const char *host_port, char *view, size_t 
         *view_fd = fd;
         snprintf(view, cap, "/proc/self/fd/%d", fd);
     }
+    return 0;
+}
+
+/* RFC 4648 base64 with padding, as OpenSSH writes a hashed name's two fields. */
+static void base64(const unsigned char *in, size_t n, char *out)
+{
+    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (; n >= 3; in += 3, n -= 3) {
+        *out++ = A[in[0] >> 2];
+        *out++ = A[(in[0] & 3) << 4 | in[1] >> 4];
+        *out++ = A[(in[1] & 15) << 2 | in[2] >> 6];
+        *out++ = A[in[2] & 63];
+    }
+    if (n) {
+        *out++ = A[in[0] >> 2];
+        *out++ = A[(in[0] & 3) << 4 | (n == 2 ? in[1] >> 4 : 0)];
+        *out++ = n == 2 ? A[(in[1] & 15) << 2] : '=';
+        *out++ = '=';
+    }
+    *out = 0;
+}
+
+int knownhosts_hash_entry(const char *entry, const unsigned char salt[20], char *out, size_t cap,
+                          Error *err)
+{
+    while (*entry == ' ' || *entry == '\t')
+        entry++;
+    size_t name_len = strcspn(entry, " \t\r\n");
+    const char *rest = entry + name_len;
+    while (*rest == ' ' || *rest == '\t')
+        rest++;
+    size_t rest_len = strcspn(rest, "\r\n");
+    /* One name: a list ("a,b") would need one hashed line per name, libssh never exports it. */
+    if (!name_len || !rest_len || memchr(entry, ',', name_len) || entry[0] == '|')
+        return error_set(err,
+                         "cannot hash the known_hosts entry \"%.80s\": expected a host "
+                         "name and a key",
+                         entry);
+    unsigned char mac[SHA1_BYTES];
+    sha1_hmac(salt, SHA1_BYTES, entry, name_len, mac);
+    char salt64[32], mac64[32];
+    base64(salt, SHA1_BYTES, salt64);
+    base64(mac, SHA1_BYTES, mac64);
+    if (snprintf(out, cap, "|1|%s|%s %.*s", salt64, mac64, (int)rest_len, rest) >= (int)cap)
+        return error_set(err, "cannot hash the known_hosts entry: longer than %zu bytes", cap);
     return 0;
 }
 

@@ -41,6 +41,13 @@ int knownhosts_lock(const char *file, Error *err);
 /* Lets go of knownhosts_lock's lock (-1: nothing). */
 void knownhosts_unlock(int fd);
 
+/* `entry` (one known_hosts line, "host type key", as libssh exports it) with its host name
+ * hashed as ssh's HashKnownHosts hashes it: "|1|base64(salt)|base64(HMAC-SHA1(salt, name))
+ * type key", name being the host or "[host]:port". `salt` is 20 random bytes (the caller's:
+ * getrandom). -1 (err) when the entry has no key after its name or out is too small. */
+int knownhosts_hash_entry(const char *entry, const unsigned char salt[20], char *out, size_t cap,
+                          Error *err);
+
 /* Appends `line` (one known_hosts entry, a newline is added) to `file`, creating the file
  * (0600) and its folder (0700) when missing, and starting a new line when the file does
  * not end with one. */

@@ -357,6 +357,14 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
                                 at, err);
             continue;
         }
+        if (strcasecmp(keyword, "hashknownhosts") == 0) {
+            if (w->host && w->applies != SSHMATCH_NO && !w->out->hash_known_final) {
+                if (arg && strcasecmp(arg, "yes") == 0)
+                    w->out->hash_known_hosts = 1;
+                w->out->hash_known_final = w->applies == SSHMATCH_YES;
+            }
+            continue;
+        }
         if (strcasecmp(keyword, "include") != 0) {
             /* One weak line refuses the file: say which block holds it, since the
              * operator may not know that one host's legacy block stops them all. */

@@ -49,11 +49,15 @@ typedef struct {
     SshconfigFile *known;
     size_t n_known, cap_known;
     int user_known_final, global_known_final;
+    /* HashKnownHosts, which libssh ignores: a key tunedeck adds is written with its host
+     * name hashed, as ssh would write it. ssh takes the first value that applies; a Match
+     * exec block's "yes" counts too (hashing never changes which keys match). */
+    int hash_known_hosts, hash_known_final;
 } SshconfigHostFiles;
 
 void sshconfig_host_files_free(SshconfigHostFiles *f);
 
-/* The IdentityFile, RevokedHostKeys and Known-hosts-file lines of `path` and its Includes that libssh 0.10.6
+/* The IdentityFile, RevokedHostKeys, Known-hosts-file and HashKnownHosts lines of `path` and its Includes that libssh 0.10.6
  * applies to one host (under a Host or Match line that holds for it as libssh decides,
  * sshmatch.h; a Match exec block counts as applying), expanded for `host` as libssh expands
  * them when it connects (sshpath.h), appended to *out, in the files' order. `match` carries what libssh matches from this file to the next one of the same parse

@@ -405,6 +405,49 @@ run "" "$T/n4" --only h3
 check "a hashed known_hosts entry is honoured" sh -c "grep -q '^|1|' '$T/kh.h3' && grep -q 'h3 exit 0' '$T/n4'"
 cp "$T/kh.all" "$kh"
 
+echo "HashKnownHosts: an accepted key is written as ssh would write it"
+# Debian's /etc/ssh/ssh_config says HashKnownHosts yes; tunedeck wrote the name in clear.
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+run "Host *\n  HashKnownHosts yes\n" "$T/hk1" --only h1 --accept-new-host-keys
+check "HashKnownHosts yes: h1's accepted key is written hashed, its name nowhere in clear" sh -c \
+    "grep -q 'h1 exit 0' '$T/hk1' && tail -n 1 '$kh' | grep -q '^|1|[A-Za-z0-9+/=]*|[A-Za-z0-9+/=]* ssh-ed25519 ' && ! grep -q '127.0.0.11' '$kh'"
+check "ssh-keygen -F finds the hashed line for [127.0.0.11]:port" sh -c \
+    "ssh-keygen -F '[127.0.0.11]:$H_PORT' -f '$kh' | grep -q '^|1|'"
+check "ssh-keygen -F does not find it for another host" sh -c \
+    "! ssh-keygen -F '[127.0.0.12]:$H_PORT' -f '$kh' | grep -q '$(cut -d' ' -f2 "$T/h/host1.pub")'"
+before="$(md5sum < "$kh")"
+run "" "$T/hk2" --only h1
+check "the hashed line is matched on the next connect, nothing more written" sh -c \
+    "grep -q 'h1 exit 0' '$T/hk2' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+grep -v '127.0.0.11' "$T/kh.all" > "$kh"
+run "Host 127.0.0.11\n  HashKnownHosts no\nHost *\n  HashKnownHosts yes\n" "$T/hk3" --only h1 --accept-new-host-keys
+check "HashKnownHosts no (the first value that applies): the name in clear, as before" sh -c \
+    "grep -q 'h1 exit 0' '$T/hk3' && tail -n 1 '$kh' | grep -q '^\[127.0.0.11\]:$H_PORT ssh-ed25519 '"
+cp "$T/kh.all" "$kh"
+: > "$T/cfg" # later checks read \$T/cfg as the last run left it: empty, as before this block
+
+echo "the handshake asks for the key types the check reads"
+# h8 has an ed25519 and an ecdsa host key. known_hosts lists its ecdsa key, and an ed25519
+# key on a line that excludes it ('!h8,*'). libssh chose which type to ask for from the whole
+# file (ed25519 first), and the check, which rightly leaves that line out, found h8 "changed".
+ssh-keygen -q -t ecdsa -N '' -f "$T/h/host8-ecdsa"
+harness_start 8 "HostKey $T/h/host8-ecdsa"
+HARNESS_TIMEOUT_S=10 harness_inventory "$T/inv8.json" 8
+cp "$T/kh.all" "$kh"
+echo "[127.0.0.18]:$H_PORT $(cut -d' ' -f1,2 "$T/h/host8-ecdsa.pub")" >> "$kh"
+echo "![127.0.0.18]:$H_PORT,[127.0.0.*]:$H_PORT $other" >> "$kh"
+before="$(md5sum < "$kh")"
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv8.json" -- true > "$T/kt1" 2>&1
+check "a host known by its ecdsa key, with an ed25519 key on a line excluding it, logs in" sh -c \
+    "grep -q 'h8 exit 0' '$T/kt1' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+# The line still counts for the hosts it names: its type is asked first for them.
+sed "s/^!\[127.0.0.18\]:$H_PORT,/![127.0.0.17]:$H_PORT,/" "$kh" > "$T/kh.k" && cat "$T/kh.k" > "$kh"
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv8.json" -- true > "$T/kt2" 2>&1
+check "with the line not excluding h8, its ed25519 key there is asked for and is not h8's: changed" \
+    grep -q "h8 ssh-failed: .*host key for 127.0.0.18 changed" "$T/kt2"
+harness_stop 8
+cp "$T/kh.all" "$kh"
+
 echo "a known_hosts name with % is the file tunedeck reads, for libssh too"
 # libssh expands %d, %h, ~ in SSH_OPTIONS_KNOWNHOSTS: "kh%d" was read by tunedeck as written
 # and by libssh as kh<home>/.ssh, so the two disagreed on which keys are known.

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +63,48 @@ Test(config, save_creates_folders_and_round_trips)
     cr_assert_str_eq(back.plot, "block");
     cr_assert_eq(config_action_of(&back, 'x'), ACT_QUIT);
     cr_assert_eq(config_action_of(&back, 'q'), -1);
-    char tmp[400];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    cr_assert_neq(access(tmp, F_OK), 0, "no temporary file is left behind");
+    char folder[300];
+    snprintf(folder, sizeof folder, "%s/sub/tunedeck", dir);
+    DIR *d = opendir(folder);
+    cr_assert_not_null(d);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        entries += e->d_name[0] != '.';
+    closedir(d);
+    cr_assert_eq(entries, 1, "no temporary file is left behind beside config.json");
+}
+
+/* Regression: the settings were written through "config.json.tmp.<pid>", opened without
+ * O_EXCL, so a link planted at that name made the save write through it (truncating the
+ * file it points to). */
+Test(config, a_link_planted_at_the_old_temporary_name_is_not_followed)
+{
+    write_file("{}");
+    char victim[300], planted[400];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    fputs("precious\n", f);
+    fclose(f);
+    snprintf(planted, sizeof planted, "%s.tmp.%d", path, (int)getpid());
+    cr_assert_eq(symlink(victim, planted), 0);
+    ConsoleConfig c, back;
+    Error err;
+    config_defaults(&c);
+    snprintf(c.theme, sizeof c.theme, "light");
+    cr_assert_eq(config_save(path, &c, &err), 0, "%s", err.msg);
+    char text[64] = "";
+    f = fopen(victim, "r");
+    cr_assert_not_null(fgets(text, sizeof text, f));
+    fclose(f);
+    cr_assert_str_eq(text, "precious\n", "the file the link points to is untouched");
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "config.json is a regular file, not the planted link");
+    cr_assert_eq(st.st_mode & 0777, 0600);
+    cr_assert_eq(config_load(path, &back, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(back.theme, "light");
+    cr_assert_eq(lstat(planted, &st), 0, "the planted link is left alone");
+    cr_assert(S_ISLNK(st.st_mode));
 }
 
 Test(config, rebinding_a_key_is_read)

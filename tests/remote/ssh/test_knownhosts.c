@@ -269,3 +269,27 @@ Test(knownhosts, append_refuses_a_file_others_could_write)
         cr_assert(strstr(err.msg, "uid 4242"), "%s", err.msg);
     }
 }
+
+/* HashKnownHosts: the name becomes |1|salt|HMAC-SHA1(salt, name), the rest of the line
+ * stays (expected values from Python's hmac module; trust.sh has ssh-keygen -F find one). */
+Test(knownhosts, an_entry_is_hashed_as_ssh_hashes_it)
+{
+    unsigned char salt[20];
+    for (int i = 0; i < 20; i++)
+        salt[i] = (unsigned char)i;
+    char out[256];
+    Error err;
+    cr_assert_eq(knownhosts_hash_entry("[h1]:2222 ssh-ed25519 AAAAkey\n", salt, out, sizeof out,
+                                       &err),
+                 0, "%s", err.msg);
+    cr_assert_str_eq(out, "|1|AAECAwQFBgcICQoLDA0ODxAREhM=|Ad3wqbikoQO0pnP7YEQOueKro6Q= "
+                          "ssh-ed25519 AAAAkey");
+    cr_assert_eq(knownhosts_hash_entry("login.example.org ecdsa-sha2-nistp256 AAAAe", salt, out,
+                                       sizeof out, &err),
+                 0, "%s", err.msg);
+    cr_assert_str_eq(out, "|1|AAECAwQFBgcICQoLDA0ODxAREhM=|LPF65oOoBmUY3aZ1sc39DQN7yEU= "
+                          "ecdsa-sha2-nistp256 AAAAe");
+    cr_assert_eq(knownhosts_hash_entry("h1", salt, out, sizeof out, &err), -1);
+    cr_assert(strstr(err.msg, "expected a host name and a key"), "%s", err.msg);
+    cr_assert_eq(knownhosts_hash_entry("h1 ssh-ed25519 AAAAkey", salt, out, 40, &err), -1);
+}

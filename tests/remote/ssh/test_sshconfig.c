@@ -471,3 +471,35 @@ Test(sshconfig, revoked_host_keys_none_names_no_file_and_ends_the_list_where_it_
     cr_assert_eq(revoked_for("a", got, sizeof got, &err), 0, "%s", err.msg);
     cr_assert_str_eq(got, "later@4");
 }
+
+static int hashes_for(const char *alias)
+{
+    SshpathHost h = {alias, "root", 2222};
+    SshmatchHost m;
+    sshmatch_begin(&m, alias, alias, "root");
+    SshconfigHostFiles files = {0};
+    Error err;
+    cr_assert_eq(sshconfig_host_files(config, ssh_dir, &h, &m, &files, &err), 0, "%s", err.msg);
+    int hash = files.hash_known_hosts;
+    sshconfig_host_files_free(&files);
+    return hash;
+}
+
+/* HashKnownHosts, which libssh ignores: ssh's first value that applies to the host decides
+ * (Debian's /etc/ssh/ssh_config has it under Host *); a Match exec "yes" counts as well. */
+Test(sshconfig, hash_known_hosts_is_the_first_value_that_applies)
+{
+    make_ssh_dir();
+    write_file("config", 0600,
+               "Host other\n  HashKnownHosts no\n"
+               "Host plain\n  HashKnownHosts no\n"
+               "Host *\n  HashKnownHosts yes\n");
+    cr_assert_eq(hashes_for("a"), 1);
+    cr_assert_eq(hashes_for("plain"), 0);
+    write_file("config", 0600, "Host *\n  ForwardX11 no\n");
+    cr_assert_eq(hashes_for("a"), 0, "not said: clear, as ssh's default");
+    write_file("config", 0600, "Match exec true\n  HashKnownHosts yes\nHost *\n  HashKnownHosts no\n");
+    cr_assert_eq(hashes_for("a"), 1);
+    write_file("config", 0600, "HashKnownHosts=yes\n");
+    cr_assert_eq(hashes_for("a"), 1, "key=value, before any Host line");
+}
