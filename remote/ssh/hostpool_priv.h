@@ -89,6 +89,11 @@ int hostpool_config_files(const char *named, const SshpathHost *host, SshmatchHo
  * known_hosts or a RevokedHostKeys file of its config (err says which), 0 when not, -1 when
  * one cannot be read or parsed (err says why: the host is refused, as ssh refuses it). */
 int host_key_revoked(const Host *h, ssh_key key, const char *b64, Error *err);
+/* hostkey.c: once TCP is up, the known_hosts view libssh's handshake reads (-1: err says
+ * why); after the handshake, the server's key checked, and the host's state set from it
+ * (HOST_AUTH when trusted, else down saying why). */
+int host_use_handshake_view(Host *h, Error *err);
+void host_check_key(HostPool *p, Host *h, int64_t now_ms);
 void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
 /* The connection is over: say why, fail what ran on it, and plan the retry. */
 void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
