@@ -222,12 +222,12 @@ def live_rank(args):
         init_group("nccl" if cuda else "gloo")
     t = Trainer(rank, local, device, args.lr, distributed)
     resumed = 0
-    # None on a first start; a checkpoint cut short or of another model stops here, one line
-    # naming the file (tunedeck_trial.CheckpointError)
+    # None on a first start; a checkpoint cut short or of another model (load_state_dict's
+    # size mismatch, inside the loader) stops here, one line naming the file
+    # (tunedeck_trial.CheckpointError)
     ck = tunedeck_trial.load_checkpoint(args.resume,
-                                        lambda f: torch.load(f, map_location=device))
+                                        lambda f: t.load(torch.load(f, map_location=device)))
     if ck is not None:
-        t.load(ck[1])
         resumed = t.step = ck[0]
     if rank == 0:
         sys.stderr.write("rank 0 of %d, local batches %s, from step %d\n" % (world, local, resumed))
