@@ -364,7 +364,7 @@ static int slurm_template_refused(const cJSON *root, const char *source, LiveArg
     char ck[512];
     if (!cJSON_IsString(jc))
         return 0;
-    if (liveslurm_check(jc->valuestring, 0, err) < 0) {
+    if (liveslurm_check(jc->valuestring, 0, 0, err) < 0) {
         error_prefix(err, "%s", source);
         error_mark(err, ERROR_INPUT);
         return 1;

@@ -222,9 +222,13 @@ def live_rank(args):
         init_group("nccl" if cuda else "gloo")
     t = Trainer(rank, local, device, args.lr, distributed)
     resumed = 0
-    if args.resume and os.path.isfile(args.resume):
-        t.load(torch.load(args.resume, map_location=device))
-        resumed = t.step
+    # None on a first start; a checkpoint cut short or of another model (load_state_dict's
+    # size mismatch, inside the loader) stops here, one line naming the file
+    # (tunedeck_trial.CheckpointError)
+    ck = tunedeck_trial.load_checkpoint(args.resume,
+                                        lambda f: t.load(torch.load(f, map_location=device)))
+    if ck is not None:
+        resumed = t.step = ck[0]
     if rank == 0:
         sys.stderr.write("rank 0 of %d, local batches %s, from step %d\n" % (world, local, resumed))
     last, last_step = time.perf_counter(), t.step
@@ -248,9 +252,9 @@ def live_rank(args):
         if args.step_sleep > 0:
             time.sleep(args.step_sleep)
     if rank == 0 and args.checkpoint:
-        tmp = args.checkpoint + ".tmp"
-        torch.save(t.state(), tmp)
-        os.replace(tmp, args.checkpoint)
+        # atomic: a SIGKILL while saving leaves the previous checkpoint whole
+        tunedeck_trial.save_checkpoint(args.checkpoint, t.step,
+                                       lambda f: torch.save(t.state(), f))
         sys.stderr.write("checkpoint at step %d written to %s\n" % (t.step, args.checkpoint))
     if distributed:
         dist.destroy_process_group()

@@ -180,7 +180,8 @@ static int open_live_slurm(App *a, const Session *s, Error *err)
                          "--job-command TEMPLATE, or --cluster an inventory with \"backend\": "
                          "\"slurm\" and \"job_command\" (docs/slurm.md)",
                          source);
-    if (liveslurm_check(s->cluster->job_command, s->cluster->job_launch_per_host, err) < 0)
+    if (liveslurm_check(s->cluster->job_command, s->cluster->job_launch_per_host,
+                        s->cluster->n_machines, err) < 0)
         return error_prefix(err, "%s", source);
     if (s->spec.slurm_partition)
         snprintf(t.partition, sizeof t.partition, "%s", s->spec.slurm_partition);
@@ -218,7 +219,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     if (o->workload && spec->job_command) {
         SchedLiveOptions early = {.job_command_flag = 1, .checkpoint = o->checkpoint_file};
         char ck[512];
-        if (liveslurm_check(spec->job_command, 0, err) < 0) {
+        if (liveslurm_check(spec->job_command, 0, 0, err) < 0) {
             error_prefix(err, "--slurm");
             return error_mark(err, ERROR_INPUT);
         }

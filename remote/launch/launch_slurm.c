@@ -83,6 +83,9 @@ typedef struct {
     int task_failed;      /* srun has said a task failed */
     int task_said_final;  /* task_said is the first line after that: later ones are others' */
     int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
+    /* Every node's fan-out notice of its first failed rank, in arrival order ("; " between):
+     * the inner launcher keeps the first only, and which node's comes first is a race. */
+    char notices[512];
     int cancelled;
     int ended;           /* its result was taken: nothing of it runs */
     size_t steps_sent;   /* how much of steps was cancelled (here: fire and forget) */
@@ -268,6 +271,18 @@ static void read_stderr(SlurmRun *r, long task, const char *line)
     log_line(r, task, STREAM_STDERR, line);
 }
 
+/* A node's rank fan-out saying which of its ranks failed first (rankfan.h): kept, once,
+ * whichever task said it, for the reason (add_notices). */
+static void note_fan_out(SlurmRun *r, const char *line)
+{
+    char who[160];
+    if (!rankfan_notice(line, who, sizeof who) || strstr(r->notices, who))
+        return;
+    size_t len = strlen(r->notices);
+    if (len + strlen(who) + 3 < sizeof r->notices)
+        snprintf(r->notices + len, sizeof r->notices - len, "%s%s", len ? "; " : "", who);
+}
+
 /* srun --label's line, before the inner launcher reads it, its pieces joined. A task's
  * standard error is read here and not passed on: the inner launcher gives the command's last
  * line of standard error as its reason, and that would be whichever task spoke last; srun's
@@ -285,6 +300,7 @@ static const char *on_line(void *userdata, StreamKind stream, const char *line)
         return NULL;
     }
     r->line_task = task;
+    note_fan_out(r, text);
     return text;
 }
 
@@ -685,6 +701,26 @@ static void add_task_said(const SlurmRun *r, Observation *o)
         snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", said);
 }
 
+/* The inner launcher names the first fan-out notice it read ("the command exited: rank 0
+ * (n1 gpu0) exited with status 1"; on the login node "the command failed on LOGIN: ..."); a rank on another node that died without a word (SIGKILL,
+ * a segfault) is often the cause, its notice later: every other node's is said after the
+ * first ("...; rank 2 (n2 gpu0) exited with status 137 (SIGKILL)"), as over SSH. */
+static void add_notices(const SlurmRun *r, Observation *o)
+{
+    size_t first = strcspn(r->notices, ";");
+    if (!r->notices[first])
+        return; /* one notice or none: the inner launcher's reason has it */
+    char head[160];
+    snprintf(head, sizeof head, "%.*s", (int)first, r->notices);
+    char *at = strstr(o->reason, head); /* "exited: ..." here, "failed on LOGIN: ..." there */
+    size_t len = strlen(r->notices + first);
+    if (!at || strlen(o->reason) + len >= sizeof o->reason)
+        return;
+    at += first;
+    memmove(at + len, at, strlen(at) + 1);
+    memcpy(at, r->notices + first, len);
+}
+
 static Observation *result(void *run)
 {
     SlurmRun *r = run;
@@ -694,6 +730,8 @@ static Observation *result(void *run)
     r->ended = r->ended || o;
     if (!o || r->cancelled || o->status == TRIAL_TIMEOUT)
         return o;
+    if (o->status == TRIAL_FAILED)
+        add_notices(r, o);
     if (r->slurm_reason[0]) {
         /* When a task failed on its own (a crashing rank), srun cancels the step's other
          * tasks: the task's words are the cause and come first, whichever line arrived

@@ -146,8 +146,10 @@ size_t liveslurm_pending_claims(const SlurmJobInfoList *jobs, const unsigned cha
 
 /* A job_command Slurm can run: {gpu_ids} is refused (Slurm picks the GPUs and sets
  * CUDA_VISIBLE_DEVICES), and so is "job_launch": "per-host" (the command runs once, on the
- * allocation's first node). err says why and what to do. */
-int liveslurm_check(const char *template_text, int per_host, Error *err);
+ * allocation's first node), and {node_rank} where the cluster has several nodes (`n_nodes`;
+ * 0: not known yet, before the controller was asked: not checked). err says why and what
+ * to do. */
+int liveslurm_check(const char *template_text, int per_host, size_t n_nodes, Error *err);
 /* The line the batch script prints last: LIVESLURM_EXIT_MARK JOBID STATUS. */
 #define LIVESLURM_EXIT_MARK "tunedeck-batch-exit "
 /* The batch script: trap TERM (the shell waits for the job's checkpoint and exits with its

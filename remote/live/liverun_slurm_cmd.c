@@ -10,16 +10,20 @@
 #include "remote/live/liverun_slurm.h"
 #include "remote/ssh/shquote.h"
 
-int liveslurm_check(const char *t, int per_host, Error *err)
+int liveslurm_check(const char *t, int per_host, size_t n_nodes, Error *err)
 {
     if (per_host)
         return error_set(err, "\"job_launch\": \"per-host\" is not supported on Slurm: the job "
                               "command runs once, on the allocation's first node (start the "
                               "ranks with srun inside it, or leave job_launch out)");
-    if (strstr(t, "{node_rank}")) /* as for "first-host" over SSH (cluster.c) */
-        return error_set(err, "job_command: {node_rank} is always 0 on Slurm: the job command "
-                              "runs once, on the allocation's first node (start the ranks "
-                              "with srun inside it)");
+    /* As for "first-host" over SSH (cluster.c): a script that starts its node's share of
+     * the ranks by {node_rank} waits for the other nodes', which nothing starts. With one
+     * node no allocation has another, and {node_rank} 0 is true. */
+    if (n_nodes > 1 && strstr(t, "{node_rank}"))
+        return error_set(err, "job_command: {node_rank} is always 0 on Slurm when the cluster "
+                              "has several nodes (%zu here): the job command runs once, on the "
+                              "allocation's first node (start the ranks with srun inside it)",
+                         n_nodes);
     if (strstr(t, "{gpu_ids}"))
         return error_set(err, "job_command: {gpu_ids} cannot be known on Slurm before it grants "
                               "the GPUs: the job reads CUDA_VISIBLE_DEVICES, which Slurm sets");

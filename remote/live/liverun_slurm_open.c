@@ -41,7 +41,8 @@ int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions
     mine.ctl = *ctl;
     mine.partition = t.partition;
     liveslurm_options_intervals(&mine, &t.every);
-    if (liveslurm_check((*cl)->job_command, (*cl)->job_launch_per_host, err) < 0) {
+    if (liveslurm_check((*cl)->job_command, (*cl)->job_launch_per_host,
+                        (*cl)->n_machines, err) < 0) {
         error_prefix(err, "%s", source);
         error_mark(err, ERROR_INPUT);
     } else if ((*ls = liveslurm_new(&mine, err))) {

@@ -98,6 +98,20 @@ t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
 assert "rank 1 on n1" in t["reason"] and "crashing on purpose" in t["reason"], t["reason"]
 PY
+# The OOM killer's way: rank 3 (n2's first) gets SIGKILL, saying nothing; its peers' error
+# events come first, and n1's fan-out, whose ranks lost it, often ends first. n2's notice,
+# labeled by srun, names it (as over SSH: pytorch.sh), whichever node's came first.
+"$bin" tune --cluster "$T/inv-ranks.json" --job "$T/mlp.json" --launcher slurm \
+    --trial-cmd "$ddp --kill-rank 3" --budget 1 --optimizer uniform-devices --trial-timeout 120 \
+    --no-journal --json > "$T/t6.json" 2> "$T/t6.err"
+check "a rank killed without a word is named in the Slurm trial's reason" \
+    python3 - "$T/t6.json" <<'PY'
+import json, re, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert re.search(r"rank 3 \(n2 \w+\) exited with status 137 \(SIGKILL\)", t["reason"]), t["reason"]
+print("    " + t["reason"])
+PY
 n=0
 while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f -- "--tag slurm-$$x" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))

@@ -26,6 +26,7 @@ Ranks are numbered as core/model/ranks.c numbers them: machine by machine in the
 schedule's order, on worker machines, one per device with inputs > 0.
 """
 import contextlib
+import io
 import json
 import os
 import re
@@ -34,9 +35,10 @@ import subprocess
 import sys
 import time
 import traceback
+import zlib
 
 __all__ = ["Trial", "ranks", "progress", "ScheduleError", "Timer", "LiveStop", "host_ranks",
-           "run_ranks"]
+           "run_ranks", "save_checkpoint", "load_checkpoint", "CheckpointError"]
 
 
 class ScheduleError(ValueError):
@@ -211,8 +213,15 @@ class Trial:
         if self.machine and self.machine not in by_name:
             raise ScheduleError("TUNEDECK_MACHINE=%r: no such machine in the schedule"
                                 % self.machine)
+        world = _env_int(env, "WORLD_SIZE")
         if rank is not None:
-            self._as_rank(rank, _env_int(env, "WORLD_SIZE"), env)
+            self._as_rank(rank, world, env)
+        elif world is not None:
+            # A rank whose RANK got lost (a launcher of the script's own that sets only
+            # WORLD_SIZE) would otherwise train on the whole batch as rank 0, beside the others.
+            raise ScheduleError("environment variable WORLD_SIZE=%d without RANK: expected both "
+                                "(a rank of a per-device trial) or neither (one process)"
+                                % world)
         else:
             # One process for a machine (per-host) or for the whole trial (local, single).
             self.rank, self.world_size = 0, 1
@@ -250,9 +259,14 @@ class Trial:
                                 % (rank, me["device"], self.device))
         self.rank, self.world_size = rank, len(self.ranks)
         self.machine, self.device = me["machine"], me["device"]
-        self.local_rank = _env_int(env, "LOCAL_RANK")
-        if self.local_rank is None:
-            self.local_rank = me["local_rank"]
+        # A LOCAL_RANK that disagrees with the schedule's would pick another rank's GPU.
+        local_rank = _env_int(env, "LOCAL_RANK")
+        if local_rank is not None and local_rank != me["local_rank"]:
+            raise ScheduleError("environment variable LOCAL_RANK=%d: expected %d (RANK=%d is local "
+                                "rank %d of machine %r by the schedule)"
+                                % (local_rank, me["local_rank"], rank, me["local_rank"],
+                                   me["machine"]))
+        self.local_rank = me["local_rank"]
         self.local_world_size = me["local_world"]
         self.local_batch = me["local_batch"]
         self.batch_offset = sum(r["local_batch"] for r in self.ranks[:rank])
@@ -408,9 +422,16 @@ def host_ranks(node_rank, hostfile="tunedeck-hostfile"):
     try:
         with open(hostfile) as f:
             lines = [(n, line.strip()) for n, line in enumerate(f, 1) if line.strip()]
-        slots = [int(line.rsplit(":", 1)[1]) for _, line in lines]
-    except (OSError, IndexError, ValueError) as e:
+    except OSError as e:
         raise ScheduleError("%s: expected one address:slots line per host (%s)" % (hostfile, e))
+    slots = []
+    for n, line in lines:
+        # Decimal digits only, as the scheduler writes them: int() would also take " 2", "+2"
+        text = line.rsplit(":", 1)[1] if ":" in line else None
+        if text is None or not re.fullmatch(r"-?[0-9]+", text):
+            raise ScheduleError("%s: line %d '%s': expected address:slots with slots a decimal "
+                                "integer, found %r" % (hostfile, n, line, text))
+        slots.append(int(text))
     for (n, line), s in zip(lines, slots):
         if s <= 0:
             raise ScheduleError("%s: line %d '%s': expected address:slots with at least 1 slot, "
@@ -419,6 +440,95 @@ def host_ranks(node_rank, hostfile="tunedeck-hostfile"):
         raise ScheduleError("node rank %d: the hostfile %s has %d hosts"
                             % (node_rank, hostfile, len(slots)))
     return sum(slots), sum(slots[:node_rank]), slots[node_rank]
+
+
+# ---- checkpoints: written whole or not at all, the step kept beside the payload ----
+
+class CheckpointError(ValueError):
+    """A checkpoint that is there but cannot be used: one line naming the file and why."""
+
+
+_CKPT_MAGIC = "tunedeck-checkpoint 1"
+
+
+def _fsync_dir(folder):
+    # The rename lives in the folder: without this a crash can lose it after exit 0.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a folder; the rename itself is still atomic
+    finally:
+        os.close(fd)
+
+
+def save_checkpoint(path, step, data):
+    """Writes `data` with `step` to `path` so that `path` is always a whole checkpoint.
+
+    `data` is bytes, or a callable given a binary file to write into (`lambda f:
+    torch.save(state, f)`). It goes to `path + ".tmp"` in the same folder, is flushed and
+    fsync'ed, then os.replace()s `path`, and the folder is fsync'ed: a SIGKILL or a crash
+    at any moment leaves the old checkpoint or the new one, never half of one. A `.tmp`
+    that a killed save left behind is overwritten (the next save) and never read."""
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise CheckpointError("checkpoint %s: step: expected an integer >= 0, found %r"
+                              % (path, step))
+    if callable(data):
+        buf = io.BytesIO()
+        data(buf)
+        data = buf.getvalue()
+    if not isinstance(data, (bytes, bytearray)):
+        raise CheckpointError("checkpoint %s: expected bytes or a callable that writes a binary "
+                              "file, found %s" % (path, type(data).__name__))
+    header = "%s step=%d bytes=%d crc32=%08x\n" % (_CKPT_MAGIC, step, len(data),
+                                                    zlib.crc32(data) & 0xffffffff)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:  # truncates a stale .tmp of a killed save
+        f.write(header.encode("ascii"))
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def load_checkpoint(path, load=None):
+    """None when there is no checkpoint (`path` empty or no such file: a first start),
+    else (step, payload): the bytes saved, or what `load` returns given them as a binary
+    file (`lambda f: torch.load(f, map_location=device)`). A file that is cut short, damaged,
+    not written by save_checkpoint, or that `load` refuses raises CheckpointError, one line
+    naming the file."""
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(256)
+            data = f.read()
+    except OSError as e:
+        raise CheckpointError("checkpoint %s: cannot be read: %s" % (path, e.strerror or e))
+    m = re.fullmatch(r"%s step=([0-9]+) bytes=([0-9]+) crc32=([0-9a-f]{8})\n"
+                     % re.escape(_CKPT_MAGIC), head.decode("ascii", "replace"))
+    if not m:
+        raise CheckpointError("checkpoint %s: expected a first line '%s step=N bytes=N "
+                              "crc32=X' (written by save_checkpoint), found %r"
+                              % (path, _CKPT_MAGIC, head[:60]))
+    step, size, crc = int(m.group(1)), int(m.group(2)), int(m.group(3), 16)
+    if len(data) != size:
+        raise CheckpointError("checkpoint %s: expected %d bytes after its first line, found %d "
+                              "(cut short or appended to)" % (path, size, len(data)))
+    if zlib.crc32(data) & 0xffffffff != crc:
+        raise CheckpointError("checkpoint %s: its bytes do not match their crc32 (damaged)"
+                              % path)
+    if load is None:
+        return step, data
+    try:
+        return step, load(io.BytesIO(data))
+    except Exception as e:  # noqa: BLE001 -- whatever the loader raises, said in one line
+        raise CheckpointError("checkpoint %s: cannot be loaded: %s"
+                              % (path, " ".join(_exception_text(e).split())))
 
 
 def _exit_status(rc):

@@ -535,3 +535,25 @@ Test(launch_slurm, a_step_mark_names_a_step_of_the_allocation_and_nothing_else)
     cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.0", ""), 0);
     cr_assert_eq(launch_slurm_step_mark("tunedeck-step 12.0", NULL), 0);
 }
+
+/* Per-device ranks through srun: rank 2 (n2 gpu0) dies without a word (SIGKILL, as the OOM
+ * killer does), and rank 0 on the other node, which lost its peer, says so in an error
+ * event. The reason names the rank that died, from its node's fan-out notice (srun --label
+ * puts the task's number before it), as over SSH and local. */
+Test(launch_slurm, a_rank_killed_without_a_word_is_named_from_its_nodes_fan_out)
+{
+    snprintf(c->trial.ranks, sizeof c->trial.ranks, "per-device");
+    s->worker[0] = s->worker[1] = 1;
+    s->inputs[1] = 5; /* n1 gpu0: rank 0 */
+    s->inputs[3] = 3; /* n2 cpu: rank 1 */
+    s->inputs[4] = 2; /* n2 gpu0: rank 2 */
+    Observation *o = trial_through(
+        LABELING_SRUN,
+        "cat > /dev/null; case $RANK in 2) kill -KILL $$ ;; 0) sleep 1; echo '{\"event\": "
+        "\"error\", \"message\": \"rank 0: Connection closed by peer\"}'; exit 1 ;; esac; "
+        "sleep 5");
+    cr_assert_not_null(strstr(o->reason, "rank 2 (n2 gpu0) exited with status 137 (SIGKILL)"),
+                       "%s", o->reason);
+    cr_assert_not_null(strstr(o->reason, "Connection closed by peer"), "%s", o->reason);
+    observation_free(o);
+}

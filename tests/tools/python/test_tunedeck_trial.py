@@ -7,6 +7,7 @@ its share of an uneven global batch, the protocol lines it writes, and a live jo
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -60,6 +61,20 @@ class Ranks(unittest.TestCase):
                                         "environment variable RANK: expected a decimal integer"):
                 self.rank(bad)
         self.assertEqual(self.rank("1").rank, 1)
+
+    def test_world_size_without_rank_is_refused(self):
+        # it used to be ignored: the process trained on the whole batch as rank 0
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                    "^environment variable WORLD_SIZE=3 without RANK: expected "
+                                    "both"):
+            tunedeck_trial.Trial(SCHEDULE, env={"WORLD_SIZE": "3"}, out=io.StringIO())
+
+    def test_a_local_rank_against_the_schedule_is_refused(self):
+        self.assertEqual(self.rank(1, LOCAL_RANK="1").local_rank, 1)
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                    r"^environment variable LOCAL_RANK=0: expected 1 \(RANK=1 is "
+                                    r"local rank 1 of machine 'h1'"):
+            self.rank(1, LOCAL_RANK="0")
 
     def test_one_process_per_machine_gets_its_machines_share(self):
         t = tunedeck_trial.Trial(SCHEDULE, env={"TUNEDECK_MACHINE": "h2"}, out=io.StringIO())
@@ -286,6 +301,17 @@ class Live(unittest.TestCase):
                                             r"line 3 '10\.0\.0\.2:%s'.*at least 1 slot" % bad):
                     tunedeck_trial.host_ranks(0, f.name)
 
+    def test_slots_are_decimal_digits_only(self):
+        # int() took " 2" and "+2"
+        for bad in (" 2", "+2", "2.0", "", "x"):
+            with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
+                f.write("10.0.0.1:2\n10.0.0.2:%s\n" % bad)
+                f.flush()
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                            r"line 2 '10\.0\.0\.2:%s': expected address:slots "
+                                            r"with slots a decimal integer" % re.escape(bad)):
+                    tunedeck_trial.host_ranks(0, f.name)
+
     def test_ranks_start_with_sigterm_blocked_without_a_preexec_fn(self):
         """The ranks inherit a mask that blocks SIGTERM, set around Popen in the starter and
         then restored there; preexec_fn (not thread-safe) is not used."""
@@ -381,6 +407,80 @@ class Live(unittest.TestCase):
             p = self.start(d, "5")
             self.assertEqual(p.wait(20), 3)  # (a hang here is a rank not stopped)
             self.assertNotIn("stopped", self.read(d)["4"])  # killed, not stopped
+
+
+class Checkpoint(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "job.ckpt")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_no_checkpoint_is_none(self):
+        self.assertIsNone(tunedeck_trial.load_checkpoint(""))
+        self.assertIsNone(tunedeck_trial.load_checkpoint(None))
+        self.assertIsNone(tunedeck_trial.load_checkpoint(self.path))
+
+    def test_bytes_or_a_writer_round_trip_with_the_step(self):
+        tunedeck_trial.save_checkpoint(self.path, 420, b"state\x00\xff")
+        self.assertEqual(tunedeck_trial.load_checkpoint(self.path), (420, b"state\x00\xff"))
+        tunedeck_trial.save_checkpoint(self.path, 421, lambda f: f.write(b"by a writer"))
+        self.assertEqual(tunedeck_trial.load_checkpoint(self.path, lambda f: f.read().upper()),
+                         (421, b"BY A WRITER"))
+        self.assertEqual(os.listdir(self.dir.name), ["job.ckpt"])
+
+    def test_a_save_killed_before_its_rename_leaves_the_old_one_and_its_tmp_is_replaced(self):
+        tunedeck_trial.save_checkpoint(self.path, 1, b"old")
+        real = os.replace
+
+        def killed(*a):
+            raise KeyboardInterrupt  # as if SIGKILL came between the write and the rename
+        os.replace = killed
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                tunedeck_trial.save_checkpoint(self.path, 2, b"new, never renamed")
+        finally:
+            os.replace = real
+        self.assertTrue(os.path.exists(self.path + ".tmp"))
+        self.assertEqual(tunedeck_trial.load_checkpoint(self.path), (1, b"old"))
+        with open(self.path + ".tmp", "ab") as f:
+            f.write(b"x" * 1000)  # a stale tmp longer than the next save's
+        tunedeck_trial.save_checkpoint(self.path, 3, b"next")
+        self.assertEqual(tunedeck_trial.load_checkpoint(self.path), (3, b"next"))
+        self.assertEqual(os.listdir(self.dir.name), ["job.ckpt"])
+
+    def test_a_damaged_checkpoint_is_one_line_naming_the_file(self):
+        tunedeck_trial.save_checkpoint(self.path, 7, b"0123456789")
+        with open(self.path, "rb") as f:
+            whole = f.read()
+        cases = [(whole[:-3], "expected 10 bytes after its first line, found 7"),
+                 (whole[:-1] + b"X", "do not match their crc32"),
+                 (b"PK\x03\x04 a torch.save file", "expected a first line 'tunedeck-checkpoint 1"),
+                 (b"", "expected a first line")]
+        for data, why in cases:
+            with open(self.path, "wb") as f:
+                f.write(data)
+            with self.assertRaisesRegex(tunedeck_trial.CheckpointError,
+                                        "^checkpoint %s: .*%s" % (self.path, why)) as cm:
+                tunedeck_trial.load_checkpoint(self.path)
+            self.assertNotIn("\n", str(cm.exception))
+
+    def test_a_loader_that_refuses_is_one_line_naming_the_file(self):
+        tunedeck_trial.save_checkpoint(self.path, 7, b"other model")
+
+        def refuse(f):
+            raise RuntimeError("Error(s) in loading state_dict:\n\tsize mismatch for w")
+        with self.assertRaisesRegex(tunedeck_trial.CheckpointError,
+                                    "^checkpoint %s: cannot be loaded: RuntimeError: Error\\(s\\) "
+                                    "in loading state_dict: size mismatch for w$" % self.path):
+            tunedeck_trial.load_checkpoint(self.path, refuse)
+
+    def test_the_module_imports_without_torch(self):
+        out = subprocess.run([sys.executable, "-c", "import sys, tunedeck_trial; "
+                              "print('torch' in sys.modules)"], capture_output=True, text=True,
+                             cwd=os.path.dirname(tunedeck_trial.__file__))
+        self.assertEqual(out.stdout.strip(), "False", out.stderr)
 
 
 if __name__ == "__main__":
