@@ -217,8 +217,13 @@ import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "unreachable" and t["reason"].startswith("ssh failed"), t
 EOF
+# Every part prints its lines, then waits (at most 10 s) until every host of the inventory
+# has, before it fails: a part whose host is slow to start is stopped, lines unprinted, once
+# the first part fails (a loaded full run saw h3 fail before h2 had printed).
+parts=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['machines']))" "$T/inv.json")
+rm -f "$T"/printed.*
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
-    --trial-cmd "echo \"loading on \$TUNEDECK_MACHINE\" >&2; echo stray; echo broken >&2; exit 3" \
+    --trial-cmd "echo \"loading on \$TUNEDECK_MACHINE\" >&2; echo stray; echo broken >&2; touch '$T'/printed.\$TUNEDECK_MACHINE; n=0; while [ \$(ls '$T'/printed.* | wc -l) -lt $parts ] && [ \$n -lt 100 ]; do sleep 0.1; n=\$((n + 1)); done; exit 3" \
     --budget 1 --optimizer random --json > "$T/t4.json" 2>"$T/t4.err"
 check "the command failing is another (failed, with the host and stderr)" python3 - "$T/t4.json" <<'EOF'
 import json, sys
