@@ -218,11 +218,18 @@ void liveslurm_tick(void *ctx, int64_t now)
     double wait_s = liveslurm_backoff_s(s->o.poll_s, s->outage);
     if (wait_s < every_s)
         wait_s = every_s;
-    if (s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000)
+    /* A stop's exit line waits for Slurm to confirm the script is over (liverun_slurm.c): the
+     * round due next goes now, not up to a poll_s later, and the one after it when it would
+     * have (last_round_ms a round ahead), so the rounds stay one a poll_s however many stops
+     * ask; once a round ahead, nothing more is taken early. Not while the controller is away. */
+    int early = s->round_now && s->outage == 0 && s->last_round_ms >= 0 &&
+                s->last_round_ms <= now && now - s->last_round_ms < wait_s * 1000;
+    if (!early && s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000)
         return;
     const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
     Error err;
-    s->last_round_ms = now;
+    s->last_round_ms = early ? s->last_round_ms + (int64_t)(wait_s * 1000) : now;
+    s->round_now = 0;
     if (!(s->round = slurm_call_start(s->o.ctl, argv, &err))) {
         liveslurm_controller_lost(s, err.msg);
         s->outage++;
