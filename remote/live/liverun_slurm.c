@@ -121,11 +121,8 @@ static void exit_line(SlurmRun *r)
     }
     char *end;
     long rc = strtol(p + ml + il + 1, &end, 10);
-    if (end != p + ml + il + 1 && !*end && rc >= 0 && rc < 256) {
+    if (end != p + ml + il + 1 && !*end && rc >= 0 && rc < 256)
         r->script_rc = (int)rc;
-        if (r->stop_asked && !r->round_asked) /* once a run: lines a job prints ask no more */
-            r->round_asked = r->s->round_now = 1; /* Slurm's word on it, at once */
-    }
 }
 
 /* A line that may say why the job failed: its error event, else its last line that is
@@ -281,6 +278,8 @@ static void follow(SlurmRun *r)
      * would count a run still running as stopped with its checkpoint written. Any other end
      * waits for Slurm's word on it: a job someone else cancelled checkpoints and exits 0 too,
      * but it is a death (CANCELLED). */
+    if (r->script_rc >= 0 && r->stop_asked && !r->end_seen_ms && !script_over_in_slurm(r))
+        r->s->round_now = 1; /* Slurm's word on it, at once, within the cadence (tick) */
     if (r->script_rc >= 0 && r->stop_asked && script_over_in_slurm(r)) {
         char st[32];
         snprintf(st, sizeof st, "exited %d", r->script_rc);

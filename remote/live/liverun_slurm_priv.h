@@ -29,7 +29,9 @@ struct LiveSlurm {
     SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
     long rounds;
     int64_t last_round_ms;
-    int round_now; /* a stop's exit line read: the round that confirms it goes at once */
+    int round_now; /* a stop's exit line awaits Slurm's word: a round at once (tick) */
+    int64_t first_round_ms; /* -1 before the first: early rounds stay within the cadence */
+    long rounds_started;
     int active;   /* runs submitted and not seen ended */
     int outage;   /* rounds failed in a row */
     int down;     /* a call found the controller not answering (said once, until one does) */
@@ -108,7 +110,6 @@ typedef struct {
     int stop_asked, kill_asked;                    /* what the driver asked */
     int pending_cancel_sent, term_sent, kill_sent; /* and what went through */
     int script_rc; /* the batch script's exit line: its status; -1 before it */
-    int round_asked; /* its stop's exit line asked for a round at once (liveslurm_tick) */
     int64_t running_since_ms;
     int64_t pending_since_ms; /* first round that saw the job pending; 0 before */
     int pending_said;         /* pending past LIVESLURM_PENDING_SAY_S: said once */
