@@ -11,7 +11,8 @@
 
 const char *sched_job_state_name(SchedJobState st)
 {
-    static const char *const N[] = {"queued", "stalled", "running", "paused", "done", "future", "failed"};
+    static const char *const N[] = {"queued", "stalled", "running", "paused",
+                                    "done",   "future",  "failed"};
     return (unsigned)st < sizeof N / sizeof N[0] ? N[st] : "?";
 }
 

@@ -224,9 +224,9 @@ void liveslurm_tick(void *ctx, int64_t now)
      * within one a poll_s since the first (+1): early rounds use the slack slow answers left,
      * so however many stops ask (or lines a job prints), slurmctld gets no more rounds than
      * the cadence gives. Not while the controller is away. */
-    int early = s->round_now && s->outage == 0 && s->first_round_ms >= 0 &&
-                (double)s->rounds_started <
-                    (double)(now - s->first_round_ms) / (s->o.poll_s * 1000) + 1;
+    int early =
+        s->round_now && s->outage == 0 && s->first_round_ms >= 0 &&
+        (double)s->rounds_started < (double)(now - s->first_round_ms) / (s->o.poll_s * 1000) + 1;
     if (!early && s->last_round_ms >= 0 && now - s->last_round_ms < wait_s * 1000)
         return;
     const char *argv[] = {"scontrol", "show", "-d", "job", NULL};
