@@ -72,6 +72,7 @@ typedef enum {
     SCHED_JOB_PAUSED, /* paused by the operator */
     SCHED_JOB_DONE,
     SCHED_JOB_FUTURE, /* submission time not reached yet */
+    SCHED_JOB_FAILED, /* given up outside the scheduler (sched_abandon): holds no GPU */
 } SchedJobState;
 
 const char *sched_job_state_name(SchedJobState st);
@@ -192,6 +193,12 @@ int sched_hold_gpus(SchedState *s, int node, int gpus, Error *err);
  * enacts as a restart from its checkpoint). Nothing happens to a job holding no GPU. Fails
  * for an unknown job, or out of memory (nothing changed). */
 int sched_evict(SchedState *s, size_t job, Error *err);
+/* The job failed outside the scheduler and will not run again (live mode: it died twice in a
+ * row and is left stopped): its GPUs are given back now, logged as a stop (SCHED_EV_STOP)
+ * when it held any, and no decision places it again, whatever the policy, a pin or
+ * sched_pause say. It keeps its progress and shows as SCHED_JOB_FAILED. Fails for an unknown
+ * or finished job, or out of memory (nothing changed). */
+int sched_abandon(SchedState *s, size_t job, Error *err);
 /* The job's run is suspended outside the scheduler (live mode: Slurm suspended its job for a
  * higher-priority one, PreemptMode=SUSPEND, or an operator's scontrol suspend): it keeps its
  * GPUs (Slurm keeps a suspended job's GRES), so they stay its in the model, but it makes no

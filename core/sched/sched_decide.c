@@ -183,12 +183,15 @@ static void explore_advance(SchedState *s, SJob *j)
         j->explore_stage = SCHED_EXPLORE_STAGES;
 }
 
-/* Paused jobs stop; every other live job becomes a PolicyJob. */
+/* Paused jobs stop; abandoned ones (holding nothing: sched_abandon) are not shown to the
+ * policy at all; every other live job becomes a PolicyJob. */
 static int gather(SchedState *s, Decision *d)
 {
     for (size_t q = 0; q < s->n_live; q++) {
         size_t i = s->live[q];
         SJob *j = &s->jobs[i];
+        if (j->abandoned)
+            continue;
         if (j->paused) {
             if (j->gpus > 0) {
                 int from = j->gpus;

@@ -145,6 +145,19 @@ int sched_evict(SchedState *s, size_t job, Error *err)
     return 0;
 }
 
+int sched_abandon(SchedState *s, size_t job, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "abandon: no job %zu", job);
+    if (s->jobs[job].done)
+        return error_set(err, "abandon '%s': expected a job not done, found it done",
+                         s->jobs[job].name);
+    if (sched_evict(s, job, err) < 0) /* its GPUs back first: out of memory changes nothing */
+        return -1;
+    s->jobs[job].abandoned = 1;
+    return 0;
+}
+
 int sched_set_usable(SchedState *s, int usable, Error *err)
 {
     if (usable == s->usable_gpus)

@@ -26,6 +26,7 @@ typedef struct {
     double gpu_s, lost_gpu_s;
     int pinned, paused;
     int suspended;  /* its run is stopped outside the scheduler, keeping its GPUs (sched_suspend) */
+    int abandoned;  /* failed outside the scheduler: never placed again (sched_abandon) */
     int placed_gen; /* the decision that last placed it */
     SchedResize *resizes;
     size_t n_resizes, cap_resizes;

@@ -11,7 +11,8 @@
 
 const char *sched_job_state_name(SchedJobState st)
 {
-    static const char *const N[] = {"queued", "stalled", "running", "paused", "done", "future"};
+    static const char *const N[] = {"queued", "stalled", "running", "paused",
+                                    "done",   "future",  "failed"};
     return (unsigned)st < sizeof N / sizeof N[0] ? N[st] : "?";
 }
 
@@ -44,6 +45,8 @@ int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *o)
         st = SCHED_JOB_DONE;
     else if (j->submit_s > s->now_s)
         st = SCHED_JOB_FUTURE;
+    else if (j->abandoned)
+        st = SCHED_JOB_FAILED;
     else if (j->paused && j->gpus == 0)
         st = SCHED_JOB_PAUSED;
     else if (j->gpus == 0)
@@ -250,7 +253,9 @@ void sched_summary(const SchedState *s, SchedSummary *o)
 /* Why a live job makes no progress, as the operator would act on it. */
 static void why_waiting(const SchedState *s, const SJob *j, char *buf, size_t n)
 {
-    if (j->paused)
+    if (j->abandoned)
+        snprintf(buf, n, "failed outside the scheduler (it runs no more)");
+    else if (j->paused)
         snprintf(buf, n, "paused");
     else if (j->gpus > 0)
         snprintf(buf, n, "holds %d GPUs but makes no progress", j->gpus);

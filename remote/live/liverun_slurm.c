@@ -105,14 +105,20 @@ fail:
 }
 
 /* The batch script's last line, "tunedeck-batch-exit JOBID STATUS": this job's, not a line
- * the job's own output happens to hold. */
+ * the job's own output happens to hold. The job's command writes to the same file and may
+ * print that very line (its id is in its environment), so only the output's last line
+ * counts (any line after one un-counts it: the script prints its own after the command has
+ * exited), and a stop believes it only once Slurm says the script is over (follow). */
 static void exit_line(SlurmRun *r)
 {
     size_t ml = strlen(LIVESLURM_EXIT_MARK), il = strlen(r->id);
     const char *p = r->partial;
     if (r->partial_cut || strncmp(p, LIVESLURM_EXIT_MARK, ml) != 0 ||
-        strncmp(p + ml, r->id, il) != 0 || p[ml + il] != ' ')
+        strncmp(p + ml, r->id, il) != 0 || p[ml + il] != ' ') {
+        if (r->plen > 0) /* the script's own line is followed by none (it prints '\n' first) */
+            r->script_rc = -1;
         return;
+    }
     char *end;
     long rc = strtol(p + ml + il + 1, &end, 10);
     if (end != p + ml + il + 1 && !*end && rc >= 0 && rc < 256)
@@ -249,14 +255,32 @@ static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
     return 1;
 }
 
+/* Slurm's last round says the batch script is over, with the status its exit line says, but
+ * the job is not ended yet (COMPLETING: its epilog runs). A script killed by a signal printed
+ * no line: one read then is the job's. */
+static int script_over_in_slurm(const SlurmRun *r)
+{
+    const SlurmJobInfo *parts[1];
+    if (r->s->rounds <= r->round_at_submit)
+        return 0;
+    return slurm_jobinfo_components(&r->s->jobs, r->id, parts, 1) > 0 &&
+           strcmp(parts[0]->state, "COMPLETING") == 0 && parts[0]->exit_signal == 0 &&
+           parts[0]->exit_code == r->script_rc;
+}
+
 /* Where the job is, from the last round and its output file. */
 static void follow(SlurmRun *r)
 {
     read_output(r);
-    /* Our own stop: the exit line says how it went at once (the job may still be completing:
-     * Slurm queues what follows). Any other end waits for Slurm's word on it: a job someone
-     * else cancelled checkpoints and exits 0 too, but it is a death (CANCELLED). */
-    if (r->script_rc >= 0 && r->stop_asked) {
+    /* Our own stop: the exit line says how it went as soon as Slurm says the script is over
+     * (COMPLETING: the job's end may take a while, Slurm queues what follows); an exit line
+     * while Slurm still has it RUNNING is one the job's command printed, and believing it
+     * would count a run still running as stopped with its checkpoint written. Any other end
+     * waits for Slurm's word on it: a job someone else cancelled checkpoints and exits 0 too,
+     * but it is a death (CANCELLED). */
+    if (r->script_rc >= 0 && r->stop_asked && !r->end_seen_ms && !script_over_in_slurm(r))
+        r->s->round_now = 1; /* Slurm's word on it, at once, within the cadence (tick) */
+    if (r->script_rc >= 0 && r->stop_asked && script_over_in_slurm(r)) {
         char st[32];
         snprintf(st, sizeof st, "exited %d", r->script_rc);
         r->saved = r->script_rc == 0;

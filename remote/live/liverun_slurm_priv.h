@@ -29,6 +29,9 @@ struct LiveSlurm {
     SlurmCall *round;      /* the round in flight: the driver never waits on slurmctld */
     long rounds;
     int64_t last_round_ms;
+    int round_now;          /* a stop's exit line awaits Slurm's word: a round at once (tick) */
+    int64_t first_round_ms; /* -1 before the first: early rounds stay within the cadence */
+    long rounds_started;
     int active;   /* runs submitted and not seen ended */
     int outage;   /* rounds failed in a row */
     int down;     /* a call found the controller not answering (said once, until one does) */

@@ -454,7 +454,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
                                   ? ": second death in a row, left stopped"
                                   : "");
                 if (j->want_gpus > 0 && !l->stopping_all)
-                    j->failed = 1;
+                    schedlive_fail(l, j);
             }
         }
         l->ops->free(j->run);

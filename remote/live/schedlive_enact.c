@@ -68,6 +68,33 @@ static int pick_port(const SchedLive *l, const LiveJob *j)
     }
 }
 
+/* A failed job is left stopped for good (docs/scheduler-live.md, "Deaths"): the model
+ * gives its GPUs back and never places it again (sched_abandon), so other jobs get them and
+ * no later decision restarts it. The model's stop that follows is said here, not as a
+ * decision. */
+void schedlive_fail(SchedLive *l, LiveJob *j)
+{
+    if (j->failed)
+        return;
+    j->failed = 1;
+    j->need_start = 0;
+    j->resize_pending = 0;
+    size_t idx = (size_t)(j - l->jobs);
+    SchedJobInfo info;
+    if (sched_job_info(l->s, idx, &info) < 0 || info.state == SCHED_JOB_DONE)
+        return; /* finished in the model: it holds nothing and is placed no more */
+    Error err;
+    if (sched_abandon(l->s, idx, &err) < 0) {
+        schedlive_log(l, "%s: %s", j->name, err.msg);
+        return;
+    }
+    if (info.gpus > 0) {
+        j->preempt_event = 1;
+        schedlive_log(l, "%s: failed: its %d GPU%s go back to the scheduler for other jobs",
+                      j->name, info.gpus, plural_s(info.gpus));
+    }
+}
+
 void schedlive_start_run(SchedLive *l, LiveJob *j)
 {
     j->ended_itself = 0;
@@ -83,7 +110,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     if (!ids || !hosts || !names || !slots || !nodes) {
         free(ids), free(hosts), free(names), free(slots), free(nodes);
         snprintf(j->status, sizeof j->status, "not started: out of memory");
-        j->failed = 1;
+        schedlive_fail(l, j);
         return;
     }
     int *next = ids;
@@ -128,7 +155,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
         snprintf(j->status, sizeof j->status, "not started: %s", err.msg);
         schedlive_log(l, "%s: could not start on %s: %s", j->name,
                       schedlive_machine(l, j->want_host), err.msg);
-        j->failed = 1;
+        schedlive_fail(l, j);
         return;
     }
     j->host = j->want_host;
@@ -210,8 +237,9 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
     case SCHED_EV_RESIZE:
         if (ev->n_slots == 0 || ev->gpus_to <= 0)
             return;
+        if (j->failed) /* left stopped (schedlive_fail); the model no longer places it */
+            return;
         set_want(l, j, ev);
-        j->failed = 0;
         if (up) {
             j->stop_wanted = 1;
             j->resize_pending = 1;

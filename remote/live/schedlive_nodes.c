@@ -138,7 +138,9 @@ static int join_node(SchedLive *l, int i, const LiveNodeState *v, int say)
 /* The idle GPUs kept for other users' pending jobs, said once a change of their total. */
 static void say_kept(SchedLive *l, int kept, int nodes)
 {
-    if (kept == l->kept_said)
+    /* Not once the run is ending: no decision will use it, and the round that confirms a
+     * stop's end (liverun_slurm.c) sees other users' jobs start on the GPUs ours free. */
+    if (kept == l->kept_said || l->stopping_all)
         return;
     if (!kept) {
         schedlive_log(l, "other users' pending jobs hold back no idle GPU now");

@@ -108,6 +108,8 @@ void schedlive_free_want(LiveJob *j);
  * NULL. */
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
+/* Leaves the job failed: never started again, its GPUs given back in the model. */
+void schedlive_fail(SchedLive *l, LiveJob *j);
 const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);
 
 /* schedlive_preempt.c: the backend took the job's run off its GPUs for another job (Slurm's

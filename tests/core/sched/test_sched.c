@@ -388,3 +388,36 @@ Test(sched, a_job_due_at_a_decision_takes_part_in_it_whatever_the_clock_rounding
         sched_free(s);
     }
 }
+
+/* sched_abandon (live mode: a job left failed): its GPUs go back at once, logged as a stop,
+ * and no later decision places it, whatever a pin or a resume says; the others use them. */
+Test(sched, an_abandoned_job_gives_its_gpus_back_and_is_never_placed_again)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    int c0 = sched_job_find(s, "cifar10-0");
+    SchedJobInfo info;
+    sched_job_info(s, (size_t)c0, &info);
+    cr_assert_gt(info.gpus, 0, "placed before it is abandoned");
+    size_t events = sched_event_count(s);
+    cr_assert_eq(sched_abandon(s, (size_t)c0, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)c0, &info);
+    cr_assert_eq(info.gpus, 0);
+    cr_assert_eq(info.state, SCHED_JOB_FAILED);
+    cr_assert_str_eq(sched_job_state_name(info.state), "failed");
+    cr_assert_eq(sched_event_count(s), events + 1);
+    cr_assert_eq(sched_event(s, events)->kind, SCHED_EV_STOP);
+    cr_assert_eq(sched_pin(s, (size_t)c0, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pause(s, (size_t)c0, 0, &e), 0, "%s", e.msg);
+    for (int d = 0; d < 20; d++) {
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+        sched_job_info(s, (size_t)c0, &info);
+        cr_assert_eq(info.gpus, 0, "placed again at decision %d", d);
+        fixture_sched_capacity(s);
+    }
+    for (size_t i = events + 1; i < sched_event_count(s); i++)
+        cr_assert_neq(sched_event(s, i)->job, c0, "an event for the abandoned job");
+    cr_assert_eq(sched_abandon(s, 99, &e), -1, "an unknown job is refused");
+    sched_free(s);
+}

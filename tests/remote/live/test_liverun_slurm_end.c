@@ -3,6 +3,7 @@
  * of its output that is not protocol (or its error event), as a run over SSH does
  * (remote/live/jobctl.c); a job that exits 0 says only that. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,4 +129,88 @@ Test(liverun_slurm_end, a_failed_jobs_words_are_termsafe)
     char *st = status_after("ts", "bad \033[2J\n", 2, "FAILED 2\n");
     cr_assert_str_eq(st, "exited 2: bad ^[[2J");
     free(st);
+}
+
+/* Driver steps until `more` job rounds have been read after the call (the last one began
+ * after it, so it saw what the stand-ins said by then), or the run ended. */
+static void rounds_pass(Backend *b, void *run, long more)
+{
+    long until = liveslurm_rounds(b->s) + more;
+    for (int i = 0; i < 800 && liveslurm_rounds(b->s) < until && LIVERUN_SLURM.running(run); i++) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+    }
+}
+
+/* Appends `text` to job 100's output file, as the job (or its batch script) prints it. */
+static void job_prints(const char *name, const char *text)
+{
+    char path[768];
+    fixture_job_output(dir, name, 100, path, sizeof path);
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void *stopped_while_running(Backend *b, const char *name)
+{
+    Error err;
+    void *run = backend_start(b, dir, name, "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    steps_until(b, run, granted);
+    cr_assert(granted(run), "%s", log_text);
+    /* asked again until the TERM has gone, as the driver does */
+    int term = LIVERUN_SLURM.signal(run, SIGTERM, &err);
+    for (int i = 0; i < 500 && term < 0; i++) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+        term = LIVERUN_SLURM.signal(run, SIGTERM, &err);
+    }
+    cr_assert_eq(term, 0, "%s", err.msg);
+    return run;
+}
+
+/* Regression (security review): the job's command shares the batch script's output file and
+ * knows its job id, so it can print the script's exit line itself. Asked to stop, the run
+ * took that line for the script's and ended "exited 0" with its checkpoint counted while the
+ * job still ran. Now a stop believes the line once Slurm says the script is over. */
+Test(liverun_slurm_end, an_exit_line_the_job_prints_does_not_end_a_stop_while_slurm_runs_it)
+{
+    Backend b = backend_new(10, &said);
+    void *run = stopped_while_running(&b, "fk");
+    job_prints("fk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    rounds_pass(&b, run, 3);
+    cr_assert(LIVERUN_SLURM.running(run), "Slurm has it RUNNING, yet it ended: %s (checkpoint %s)",
+              LIVERUN_SLURM.status(run), LIVERUN_SLURM.rank0_saved(run) ? "counted" : "lost");
+    /* the script's own line, then Slurm's word that the script is over */
+    job_prints("fk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    standins_put(dir, "state", "COMPLETING 0\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 0");
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "the script's exit 0: the TERM's checkpoint");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* An exit line followed by more of the job's output is not the script's (it prints its own
+ * after the command has exited, last): a job that printed one and then failed, its script
+ * killed before its line, has no checkpoint counted from that line. exit_grace_s 0: Slurm's
+ * word is concluded from at once, no time margin at stake. */
+Test(liverun_slurm_end, an_exit_line_with_output_after_it_is_not_the_scripts)
+{
+    Backend b = backend_new_grace(10, &said, 0);
+    void *run = stopped_while_running(&b, "fl");
+    job_prints("fl", "\n" LIVESLURM_EXIT_MARK "100 0\nTraceback (most recent call last):\n");
+    standins_put(dir, "state", "FAILED 1\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 1: Traceback (most recent call last):");
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run), "no checkpoint counted from the job's line: %s",
+              log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
 }

@@ -11,6 +11,7 @@
 
 #include "core/base/clock.h"
 #include "remote/live/schedlive.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/livestandin.h"
 
 #define MARK "0123456789abcdef0123456789abcdef"
@@ -534,4 +535,80 @@ Test(schedlive, a_run_that_dies_before_its_own_first_line_says_so_not_the_last_r
                                   "exited 1: ValueError"),
                    "%s", r.text);
     liverig_close(&r);
+}
+
+/* A backend whose runs of j0 die at their first step (exit 1) and whose other runs train. */
+static void *j0_dies_start(void *ctx, const LiveRunSpec *spec, Error *err)
+{
+    (void)ctx, (void)err;
+    StandinRun *r = standin_run_new(sizeof(StandinRun));
+    if (strcmp(spec->name, "j0") == 0)
+        snprintf(r->status, sizeof r->status, "exited 1: boom");
+    return r;
+}
+
+static const LiveRunOps J0_DIES = {.name = "j0-dies",
+                                   .start = j0_dies_start,
+                                   .signal = standin_signal,
+                                   .step = fenced_step,
+                                   .rank0_saved = standin_running,
+                                   STANDIN_OPS};
+
+/* Regression: a job left failed at its second death kept its GPUs in the model, and the
+ * next decision, which grew it (doubling), cleared `failed` and started it again
+ * (schedlive_enact.c), against docs/scheduler-live.md ("left stopped"). Now its GPUs go back
+ * at once, no decision places it again, and j1, arriving later, runs. Stepped at chosen
+ * times: ten decisions (interval 60 s at ×1) after the failure. */
+Test(schedlive, a_job_left_failed_gives_its_gpus_back_and_is_never_started_again)
+{
+    Error e;
+    Catalogue *cat = fixture_catalogue();
+    SchedState *s = fixture_doubling_with_j0(cat);
+    /* j1 arrives at 300 s: until then the doubling policy would grow j0 at each decision */
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j1", "cifar10", 300.0, 1, 128}, &e), 0, "%s",
+                 e.msg);
+    Cluster *c = standin_two_by_two();
+    char text[16384] = "";
+    FixtureLog log = {.text = text, .cap = sizeof text};
+    SchedLive *l = schedlive_new(s, c, NULL,
+                                 &(SchedLiveOptions){.time_scale = 1,
+                                                     .backend = &J0_DIES,
+                                                     .tick_s = 0.01,
+                                                     .log = fixture_log_line,
+                                                     .userdata = &log},
+                                 &e);
+    cr_assert_not_null(l, "%s", e.msg);
+    SchedLiveJob j0, j1;
+    int64_t t = clock_now_ms();
+    for (int i = 0; i < 50 && (schedlive_job(l, 0, &j0), !j0.failed); i++)
+        schedlive_step(l, NULL, 0, t += 20);
+    cr_assert(j0.failed, "%s", text);
+    cr_assert_eq(j0.runs, 2, "%s", text);
+    SchedJobInfo info;
+    cr_assert_eq(sched_job_info(s, 0, &info), 0);
+    cr_assert_eq(info.gpus, 0, "the failed job's GPUs are back in the model: %s", text);
+    cr_assert_eq(info.state, SCHED_JOB_FAILED, "%s", text);
+    cr_assert(strstr(text, "j0: failed: its "), "%s", text);
+    size_t said = strlen(text);
+    for (int d = 0; d < 10; d++)
+        for (int i = 0; i < 10; i++)
+            schedlive_step(l, NULL, 0, t += 6000);
+    schedlive_job(l, 0, &j0);
+    schedlive_job(l, 1, &j1);
+    cr_assert(j0.failed, "%s", text);
+    cr_assert_eq(j0.runs, 2, "a failed job is never started again: %s", text + said);
+    cr_assert_null(strstr(text + said, "j0: started"), "%s", text + said);
+    cr_assert_eq(sched_job_info(s, 0, &info), 0);
+    cr_assert_eq(info.gpus, 0, "no decision placed it again: %s", text + said);
+    cr_assert(j1.running && j1.deaths == 0, "%s", text);
+    fixture_sched_capacity(s);
+    cr_assert(!schedlive_done(l), "j1 still runs: %s", text);
+    schedlive_stop_all(l);
+    for (int i = 0; i < 100 && !schedlive_done(l); i++)
+        schedlive_step(l, NULL, 0, t += 20);
+    cr_assert(schedlive_done(l), "%s", text);
+    schedlive_free(l);
+    sched_free(s);
+    catalogue_free(cat);
+    cluster_free(c);
 }
