@@ -25,6 +25,7 @@
 #include "remote/launch/launch_slurm.h"
 #include "remote/launch/rankfan.h"
 #include "remote/launch/srunlabel.h"
+#include "remote/launch/srunwords.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -56,36 +57,15 @@ static const char TASK_SCRIPT[] =
     "\"$SLURM_STEP_ID\" >&2; TUNEDECK_MACHINE=$SLURMD_NODENAME; export TUNEDECK_MACHINE; "
     "trap : TERM; exec 4>&2 2>/dev/null; (exec 2>&4 4>&- sh -c \"$1\")";
 
-/* One task's last words: its last standard-error line that is neither Slurm's nor a shell's
- * word of a signal. */
-typedef struct {
-    long task;
-    char said[160];
-} TaskSaid;
-
 typedef struct {
     const LauncherKind *inner; /* local (srun here) or single (srun on the login node) */
     void *run;                 /* the inner launcher's run */
     char *command;
     LaunchConfig cfg; /* the caller's: its log sink, the login node's session */
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
-    char slurm_reason[256];
     SrunLines *lines;     /* srun --label's lines, read back per task */
     long line_task;       /* the task of the line being read (on_line); -1: srun's own */
-    TaskSaid *said;       /* each task's last words, by its label (task_words) */
-    size_t n_said, cap_said;
-    long failed_task;     /* the first task srun said failed; -1 before */
-    char failed_word[160]; /* srun's word of it: "n2: task 1: Exited with exit code 3" */
-    int labeled;          /* a task's standard error came with its label */
-    /* Without a label to go by (an srun that gave none): the failed task's words by order */
-    char task_said[160];  /* the failed task's last words (task_words) */
-    long task_said_task;  /* whose they were, when labeled */
-    int task_failed;      /* srun has said a task failed */
-    int task_said_final;  /* task_said is the first line after that: later ones are others' */
-    int slurm_after_task; /* a plain CANCELLED: srun ends a step whose task failed */
-    /* Every node's fan-out notice of its first failed rank, in arrival order ("; " between):
-     * the inner launcher keeps the first only, and which node's comes first is a race. */
-    char notices[512];
+    SrunWords *words;     /* what the step's lines say of why it failed */
     int cancelled;
     int ended;           /* its result was taken: nothing of it runs */
     size_t steps_sent;   /* how much of steps was cancelled (here: fire and forget) */
@@ -93,135 +73,6 @@ typedef struct {
     int64_t scancel_until_ms;
     int64_t backstop_ms; /* past it, the steps are cancelled whatever srun does */
 } SlurmRun;
-
-/* "slurmstepd: error: *** STEP 4.2 ON n1 CANCELLED AT 2026-... DUE TO TIME LIMIT ***" and
- * srun's own "Node failure" lines: Slurm ended the step, and says why. */
-static void note_slurm_end(SlurmRun *r, const char *line)
-{
-    if (r->slurm_reason[0])
-        return;
-    const char *stars = strstr(line, "*** ");
-    if (stars && (strstr(stars, "CANCELLED") || strstr(stars, "DUE TO"))) {
-        const char *end = strstr(stars + 4, " ***");
-        int len = end ? (int)(end - stars - 4) : (int)strlen(stars + 4);
-        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s", len, stars + 4);
-        r->slurm_after_task = !strstr(stars, "DUE TO");
-    } else if (strstr(line, "srun: error: Node failure")) {
-        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 6);
-    } else if (strstr(line, "srun: error: Unable to create step for job")) {
-        /* e.g. "Memory required by task is not available" just after slurmctld restarts,
-         * before it has heard that the steps it missed have ended */
-        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 13);
-    } else if (strstr(line, "Unable to contact slurm controller")) {
-        /* srun gives up after ~9 s; its later lines ("Check SLURM_JOB_ID...") say less */
-        const char *what = strncmp(line, "srun: error: ", 13) == 0 ? line + 13 : line;
-        snprintf(r->slurm_reason, sizeof r->slurm_reason,
-                 "slurm: the controller did not answer: %s", what);
-    }
-}
-
-/* A line of Slurm's own, not the task's: srun's, or slurmstepd's, which names its node on
- * clusters that run several slurmd per host ("slurmstepd-n1: error: ..."). */
-static int slurm_own_line(const char *line)
-{
-    if (strncmp(line, "srun: ", 6) == 0 || strncmp(line, "slurmstepd: ", 12) == 0)
-        return 1;
-    if (strncmp(line, "slurmstepd-", 11) != 0)
-        return 0;
-    size_t node = strcspn(line + 11, ": \t");
-    return node > 0 && strncmp(line + 11 + node, ": ", 2) == 0;
-}
-
-/* srun's word that a task failed: "srun: error: n1: task 0: Exited with exit code 3", or a
- * signal's name in place of the exit ("task 1: Segmentation fault", "Out Of Memory"); tasks
- * of one node that ended alike are one line ("n1: tasks 0-1: ...", Slurm 22.05
- * launch_slurm.c _task_finish), whose first is taken. Returns the task's number, -1 for
- * another line. */
-static long task_failure_line(const char *line)
-{
-    if (strncmp(line, "srun: error: ", 13) != 0)
-        return -1;
-    const char *t = strstr(line, ": task "), *ts = strstr(line, ": tasks ");
-    t = t ? t + strlen(": task ") : ts ? ts + strlen(": tasks ") : NULL;
-    if (!t || *t < '0' || *t > '9')
-        return -1;
-    char *end;
-    long task = strtol(t, &end, 10);
-    return *end == ':' || *end == '-' || *end == ',' ? task : -1;
-}
-
-/* A shell's word that a child was ended by a signal: dash's "Terminated" or "Killed" alone,
- * bash's "sh: line 1:  4242 Terminated   sleep 30". A failing task's siblings print it as
- * srun (--kill-on-bad-exit) ends them, often after the failing task's own last line (srun
- * forwards each task's output as it comes): it says nothing of why the trial failed. */
-static int signal_report(const char *line)
-{
-    static const char *const words[] = {"Terminated", "Killed"};
-    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
-        size_t wl = strlen(words[i]);
-        if (strcmp(line, words[i]) == 0)
-            return 1;
-        for (const char *w = strstr(line, words[i]); w; w = strstr(w + 1, words[i])) {
-            const char *p = w; /* "PID<spaces>WORD<space or end>" */
-            while (p > line && p[-1] == ' ')
-                p--;
-            if (p == w || p == line || p[-1] < '0' || p[-1] > '9' || (w[wl] && w[wl] != ' '))
-                continue;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static TaskSaid *task_said_of(const SlurmRun *r, long task)
-{
-    for (size_t i = 0; i < r->n_said; i++)
-        if (r->said[i].task == task)
-            return &r->said[i];
-    return NULL;
-}
-
-/* Each task's last words, by the label srun put on its line (a task's line is the task's,
- * whenever it comes); and, for output with no label, the failed task's words by order: srun
- * says a task failed ("task 0: Exited with exit code 3") as its exit arrives, and forwards
- * output as it comes, so the failed task's last line often comes after that word, and the
- * tasks srun then stops speak after it too. There the first task line after srun's word is
- * taken, else the last before it. A shell's "Terminated" is never the cause. */
-static void task_words(SlurmRun *r, long task, const char *line)
-{
-    r->labeled |= task >= 0;
-    if (slurm_own_line(line)) {
-        long failed = task < 0 ? task_failure_line(line) : -1;
-        if (failed >= 0 && r->failed_task < 0) {
-            r->failed_task = failed;
-            snprintf(r->failed_word, sizeof r->failed_word, "%s", line + 13);
-        }
-        r->task_failed |= failed >= 0;
-        return;
-    }
-    if (task >= 0 && !signal_report(line)) {
-        TaskSaid *t = task_said_of(r, task);
-        if (!t && r->n_said == r->cap_said) {
-            size_t cap = r->cap_said ? r->cap_said * 2 : 8;
-            TaskSaid *grown = realloc(r->said, cap * sizeof *grown);
-            if (grown) {
-                r->said = grown;
-                r->cap_said = cap;
-            }
-        }
-        if (!t && r->n_said < r->cap_said) {
-            t = &r->said[r->n_said++];
-            t->task = task;
-        }
-        if (t)
-            snprintf(t->said, sizeof t->said, "%s", line);
-    }
-    if (r->task_said_final || (r->task_said[0] && signal_report(line)))
-        return;
-    snprintf(r->task_said, sizeof r->task_said, "%s", line);
-    r->task_said_task = task;
-    r->task_said_final = r->task_failed;
-}
 
 size_t launch_slurm_step_mark(const char *line, const char *job)
 {
@@ -266,21 +117,8 @@ static void read_stderr(SlurmRun *r, long task, const char *line)
                      id);
         return;
     }
-    note_slurm_end(r, line);
-    task_words(r, task, line);
+    srunwords_stderr(r->words, task, line);
     log_line(r, task, STREAM_STDERR, line);
-}
-
-/* A node's rank fan-out saying which of its ranks failed first (rankfan.h): kept, once,
- * whichever task said it, for the reason (add_notices). */
-static void note_fan_out(SlurmRun *r, const char *line)
-{
-    char who[160];
-    if (!rankfan_notice(line, who, sizeof who) || strstr(r->notices, who))
-        return;
-    size_t len = strlen(r->notices);
-    if (len + strlen(who) + 3 < sizeof r->notices)
-        snprintf(r->notices + len, sizeof r->notices - len, "%s%s", len ? "; " : "", who);
 }
 
 /* srun --label's line, before the inner launcher reads it, its pieces joined. A task's
@@ -300,7 +138,7 @@ static const char *on_line(void *userdata, StreamKind stream, const char *line)
         return NULL;
     }
     r->line_task = task;
-    note_fan_out(r, text);
+    srunwords_stdout(r->words, text);
     return text;
 }
 
@@ -541,7 +379,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     r->cfg = *cfg;
-    r->line_task = r->failed_task = r->task_said_task = -1;
+    r->line_task = -1;
+    r->words = srunwords_new();
     if (!(r->lines = srunlines_new(MAX_LINE))) {
         free(r);
         error_set(err, "slurm launcher: out of memory");
@@ -662,65 +501,6 @@ static int finished(const void *run)
     return r->inner->finished(r->run) && !scancel_pending(r);
 }
 
-/* srun's own last line ("task 0: Exited with exit code 3", "Force Terminated StepId=3.4")
- * says less than the task's: the last line of the task srun named as failed is added (none
- * when that task said nothing: another's words would be taken for the cause), unless the
- * trial said why in an error event (then another rank's last word, "Connection reset by
- * peer", says nothing more). Where srun named no task, or gave no labels, the words are
- * taken by order (task_words). */
-static void add_task_said(const SlurmRun *r, Observation *o)
-{
-    const TaskSaid *failed = r->failed_task >= 0 ? task_said_of(r, r->failed_task) : NULL;
-    long task = failed ? failed->task : r->task_said_task;
-    const char *said = failed ? failed->said : r->task_said;
-    if (!failed && r->failed_task >= 0 && r->labeled)
-        return; /* labeled output, and the failed task's holds nothing */
-    if (!said[0] || strstr(o->reason, said) || strstr(o->reason, "error event"))
-        return;
-    size_t len = strlen(o->reason);
-    /* The reason's srun line is srun's last, often of a task it stopped after the failure
-     * ("task 0: Exited with exit code 143"): how the task whose words these are failed is
-     * said with them. */
-    if (failed && !strstr(o->reason, r->failed_word)) {
-        /* "n2: task 1: Exited with exit code 3" as "task 1 (n2, exit code 3)" */
-        const char *node_end = strstr(r->failed_word, ": task"), *what = NULL;
-        if (node_end)
-            what = strchr(node_end + 2, ':');
-        if (what && what[1] == ' ') {
-            what += 2;
-            if (strncmp(what, "Exited with ", 12) == 0)
-                what += 12;
-            snprintf(o->reason + len, sizeof o->reason - len, "; task %ld (%.*s, %s) said: %s",
-                     task, (int)(node_end - r->failed_word), r->failed_word, what, said);
-            return;
-        }
-    }
-    if (task >= 0)
-        snprintf(o->reason + len, sizeof o->reason - len, "; task %ld said: %s", task, said);
-    else
-        snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", said);
-}
-
-/* The inner launcher names the first fan-out notice it read ("the command exited: rank 0
- * (n1 gpu0) exited with status 1"; on the login node "the command failed on LOGIN: ..."); a rank on another node that died without a word (SIGKILL,
- * a segfault) is often the cause, its notice later: every other node's is said after the
- * first ("...; rank 2 (n2 gpu0) exited with status 137 (SIGKILL)"), as over SSH. */
-static void add_notices(const SlurmRun *r, Observation *o)
-{
-    size_t first = strcspn(r->notices, ";");
-    if (!r->notices[first])
-        return; /* one notice or none: the inner launcher's reason has it */
-    char head[160];
-    snprintf(head, sizeof head, "%.*s", (int)first, r->notices);
-    char *at = strstr(o->reason, head); /* "exited: ..." here, "failed on LOGIN: ..." there */
-    size_t len = strlen(r->notices + first);
-    if (!at || strlen(o->reason) + len >= sizeof o->reason)
-        return;
-    at += first;
-    memmove(at + len, at, strlen(at) + 1);
-    memcpy(at, r->notices + first, len);
-}
-
 static Observation *result(void *run)
 {
     SlurmRun *r = run;
@@ -730,27 +510,7 @@ static Observation *result(void *run)
     r->ended = r->ended || o;
     if (!o || r->cancelled || o->status == TRIAL_TIMEOUT)
         return o;
-    if (o->status == TRIAL_FAILED)
-        add_notices(r, o);
-    if (r->slurm_reason[0]) {
-        /* When a task failed on its own (a crashing rank), srun cancels the step's other
-         * tasks: the task's words are the cause and come first, whichever line arrived
-         * first. A step Slurm ended for its own reason (time limit, node failure) is said in
-         * Slurm's words. */
-        int own = r->slurm_after_task && o->status == TRIAL_FAILED && o->reason[0] &&
-                  strncmp(o->reason, "the command was killed", 22) != 0;
-        if (own) {
-            add_task_said(r, o);
-            size_t used = strlen(o->reason);
-            if (used + 4 < sizeof o->reason)
-                snprintf(o->reason + used, sizeof o->reason - used, " (%s)", r->slurm_reason);
-        } else {
-            o->status = TRIAL_FAILED;
-            snprintf(o->reason, sizeof o->reason, "%s", r->slurm_reason);
-        }
-    } else if (o->status == TRIAL_FAILED) {
-        add_task_said(r, o);
-    }
+    srunwords_explain(r->words, o);
     return o;
 }
 
@@ -804,7 +564,7 @@ static void run_free(void *run)
     r->inner->free(r->run);
     free(r->command);
     srunlines_free(r->lines);
-    free(r->said);
+    srunwords_free(r->words);
     free(r);
 }
 
