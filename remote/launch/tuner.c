@@ -114,16 +114,8 @@ void tuner_free(Tuner *t)
 {
     if (!t)
         return;
-    if (t->thread_live)
-        pthread_join(t->thread, NULL);
+    tuner_halt(t); /* the suggestion thread joined, the running trial stopped and freed */
     suggestion_clear(&t->pending);
-    if (t->run) {
-        t->cfg.launcher->cancel(t->run);
-        drain_cancelled_run(t);
-        Observation *o = t->cfg.launcher->result(t->run);
-        observation_free(o);
-        t->cfg.launcher->free(t->run);
-    }
     for (size_t i = 0; i < t->n_trials; i++) {
         suggestion_clear(&t->trials[i].suggestion);
         observation_free(t->trials[i].obs);
