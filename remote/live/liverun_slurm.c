@@ -235,7 +235,14 @@ static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
         return 0;
     if (!r->taken) {
         r->taken = t;
-        r->saved = r->script_rc == 0; /* its script's exit line: the checkpoint the TERM wrote */
+        /* its script's exit line: the checkpoint the TERM wrote, once Slurm's record agrees.
+         * An ended PREEMPTED job has the script's status as its ExitCode (0:9 when KillWait
+         * ran out and the script was killed, whatever line the job's command printed last);
+         * a requeued one has none (slurmctld drops a requeued job's batch status), and the
+         * line is all there is (docs/slurm.md, "The exit line is not taken on the job's
+         * word"). */
+        liveslurm_note_exit(r, t == LIVESLURM_TAKEN_PREEMPTED ? j : NULL);
+        r->saved = liveslurm_line_saved(r);
         if (t == LIVESLURM_TAKEN_PREEMPTED)
             snprintf(r->taken_how, sizeof r->taken_how,
                      "preempted by Slurm (PreemptMode=CANCEL: it ended PREEMPTED)");
@@ -249,7 +256,8 @@ static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
             r->ran = 1; /* it ran, if for less than a round */
     }
     if (slurm_jobinfo_ended(j->state))
-        liveslurm_ended_in_slurm(r, r->taken == LIVESLURM_TAKEN_PREEMPTED
+        liveslurm_ended_in_slurm(r, r->taken == LIVESLURM_TAKEN_PREEMPTED ? j : NULL,
+                                 r->taken == LIVESLURM_TAKEN_PREEMPTED
                                         ? "preempted by Slurm"
                                         : "requeued by Slurm (its copy cancelled)");
     return 1;
@@ -257,11 +265,14 @@ static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
 
 /* Slurm's last round says the batch script is over, with the status its exit line says, but
  * the job is not ended yet (COMPLETING: its epilog runs). A script killed by a signal printed
- * no line: one read then is the job's. */
+ * no line: one read then is the job's. Not once our KILL is asked: scancel makes the job
+ * COMPLETING at once, before its script is killed, with ExitCode 0:0 until the script's end
+ * comes in (slurmctld's job_signal), so COMPLETING then says nothing of the script; the run
+ * waits for the ended job, whose ExitCode is the script's (0:9 when it was killed). */
 static int script_over_in_slurm(const SlurmRun *r)
 {
     const SlurmJobInfo *parts[1];
-    if (r->s->rounds <= r->round_at_submit)
+    if (r->s->rounds <= r->round_at_submit || r->kill_asked)
         return 0;
     return slurm_jobinfo_components(&r->s->jobs, r->id, parts, 1) > 0 &&
            strcmp(parts[0]->state, "COMPLETING") == 0 && parts[0]->exit_signal == 0 &&
@@ -300,7 +311,7 @@ static void follow(SlurmRun *r)
     if (n > 16)
         n = 16;
     if (n == 0) {
-        liveslurm_ended_in_slurm(r, "slurm: the job is gone from the controller");
+        liveslurm_ended_in_slurm(r, NULL, "slurm: the job is gone from the controller");
         return;
     }
     const SlurmJobInfo *j = parts[0];
@@ -327,7 +338,7 @@ static void follow(SlurmRun *r)
     char status[300];
     liveslurm_status_text(j, r->ran, status, sizeof status);
     /* cancelled by someone else, the job may still have checkpointed and exited 0 */
-    liveslurm_ended_in_slurm(r, status);
+    liveslurm_ended_in_slurm(r, j, status);
 }
 
 /* The run's call collected if it answered, where its job is, then the call that is due. */

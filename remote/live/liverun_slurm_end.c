@@ -28,6 +28,39 @@ static int exit_line_may_come(const SlurmRun *r)
     return r->ran || (r->out_path && stat(r->out_path, &st) == 0);
 }
 
+void liveslurm_note_exit(SlurmRun *r, const SlurmJobInfo *j)
+{
+    r->end_exit_known = j != NULL;
+    r->end_exit_code = j ? j->exit_code : 0;
+    r->end_exit_signal = j ? j->exit_signal : 0;
+}
+
+int liveslurm_line_saved(const SlurmRun *r)
+{
+    if (r->script_rc != 0)
+        return 0;
+    return !r->end_exit_known || (r->end_exit_code == 0 && r->end_exit_signal == 0);
+}
+
+/* An exit line of 0 that Slurm's record contradicts is the job's, printed before its script
+ * was killed or failed: said once, as the reason no checkpoint is counted. */
+static void say_line_refuted(SlurmRun *r)
+{
+    if (r->script_rc != 0 || !r->end_exit_known || liveslurm_line_saved(r))
+        return;
+    char slurm_says[64];
+    if (r->end_exit_signal)
+        snprintf(slurm_says, sizeof slurm_says, "its batch script was killed by signal %d",
+                 r->end_exit_signal);
+    else
+        snprintf(slurm_says, sizeof slurm_says, "its batch script exited %d", r->end_exit_code);
+    liveslurm_say(r->s,
+                  "slurm: %s (%s): its output ends in an exit line of status 0, but Slurm says "
+                  "%s (ExitCode=%d:%d): the line is not the script's (the job's command printed "
+                  "it), so no checkpoint is counted from this run",
+                  r->label, r->job_name, slurm_says, r->end_exit_code, r->end_exit_signal);
+}
+
 void liveslurm_end_held(SlurmRun *r)
 {
     if (r->script_rc < 0 && exit_line_may_come(r)) {
@@ -44,12 +77,14 @@ void liveslurm_end_held(SlurmRun *r)
                           ? ""
                           : ", no checkpoint counted from this run");
     }
-    r->saved |= strcmp(r->end_status, "exited 0") == 0 || r->script_rc == 0;
+    say_line_refuted(r);
+    r->saved |= strcmp(r->end_status, "exited 0") == 0 || liveslurm_line_saved(r);
     liveslurm_run_end(r, r->end_status);
 }
 
-void liveslurm_ended_in_slurm(SlurmRun *r, const char *status)
+void liveslurm_ended_in_slurm(SlurmRun *r, const SlurmJobInfo *j, const char *status)
 {
+    liveslurm_note_exit(r, j);
     snprintf(r->end_status, sizeof r->end_status, "%s", status);
     r->end_seen_ms = clock_now_ms();
     r->granted[0] = r->waiting[0] = 0; /* Slurm holds nothing for it now */

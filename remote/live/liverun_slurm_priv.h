@@ -124,6 +124,10 @@ typedef struct {
      * exit_grace_s has passed (liverun_slurm.c, end_held) */
     int64_t end_seen_ms;
     char end_status[300];
+    /* Slurm's record of the batch script's end, with that word (end_exit_known; 0 where
+     * Slurm keeps none: a requeued job, a record gone): ExitCode=CODE:SIGNAL. The exit line's
+     * status counts only where it agrees (liveslurm_line_saved). */
+    int end_exit_known, end_exit_code, end_exit_signal;
     char state[24], waiting[96], granted[256], status[300];
 } SlurmRun;
 
@@ -155,8 +159,17 @@ void liveslurm_run_end(SlurmRun *r, const char *status);
  * read, or exit_grace_s after Slurm said it (then said in the log), the checkpoint counted
  * (rank0_saved) when Slurm says it exited 0 or the line's status is 0. A job that never ran
  * (no round saw it running, no output file) writes no line: ended at once. */
-void liveslurm_ended_in_slurm(SlurmRun *r, const char *status);
+void liveslurm_ended_in_slurm(SlurmRun *r, const SlurmJobInfo *j, const char *status);
 void liveslurm_end_held(SlurmRun *r);
+/* Slurm's word on how the batch script ended, from its record of the ended job j (NULL: none,
+ * as for a requeued job, whose script's status slurmctld drops, or a record gone): what the
+ * exit line is checked against. */
+void liveslurm_note_exit(SlurmRun *r, const SlurmJobInfo *j);
+/* The exit line says the script exited 0 (the TERM's checkpoint written) and Slurm's record,
+ * where it has one, agrees: ExitCode 0:0. The job's command can print the line itself as its
+ * last output and then be killed (SIGKILL at the end of KillWait, a preemption's or our
+ * stop's): Slurm then records the script's SIGKILL (0:9), and the line is not counted. */
+int liveslurm_line_saved(const SlurmRun *r);
 
 /* liverun_slurm_submit.c: collects the run's call if it has answered, then starts the next
  * one it needs (sbatch, or the look-up by name after an unanswered one; the scancel the

@@ -18,8 +18,9 @@ static char dir[] = "/tmp/tunedeck-lend.XXXXXX";
 static char log_text[16384];
 static FixtureLog said = {log_text, sizeof log_text};
 
-/* sbatch accepts every job (id 100 on); scontrol shows each in the state and exit code the
- * file "state" holds ("RUNNING 0" when there is none), on n1 with GPU 0 while running. */
+/* sbatch accepts every job (id 100 on); scontrol shows each in the state, exit code and
+ * signal the file "state" holds ("RUNNING 0", the signal 0 when left out, when there is
+ * none), on n1 with GPU 0 while running. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
@@ -28,8 +29,8 @@ static const char *const STAND_INS[][2] = {
                  "set -- $st\n"
                  "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
                  "GroupId=g(1)\\n   JobState=%s Reason=None Dependency=(null)\\n"
-                 "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=%s:0\\n' \"$id\" "
-                 "\"$name\" \"$(id -un)\" $1 $2\n"
+                 "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=%s:%s\\n' \"$id\" "
+                 "\"$name\" \"$(id -un)\" $1 $2 \"${3:-0}\"\n"
                  "case $1 in RUNNING) printf '     Nodes=n1 CPU_IDs=0 Mem=0 "
                  "GRES=gpu:1(IDX:0)\\n';; esac\necho; done < \"$D/jobs\"\n"},
     {"scancel", ":\n"},
@@ -211,6 +212,142 @@ Test(liverun_slurm_end, an_exit_line_with_output_after_it_is_not_the_scripts)
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 1: Traceback (most recent call last):");
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "no checkpoint counted from the job's line: %s",
               log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Asks for the KILL (the driver's, after the stop timeout) until its scancel has gone. */
+static void killed(Backend *b, void *run)
+{
+    Error err;
+    int rc = LIVERUN_SLURM.signal(run, SIGKILL, &err);
+    for (int i = 0; i < 500 && rc < 0; i++) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+        rc = LIVERUN_SLURM.signal(run, SIGKILL, &err);
+    }
+    cr_assert_eq(rc, 0, "%s", err.msg);
+}
+
+/* Regression: the job's command printed the exit line itself as its last output and ignored
+ * the TERM; the KILL after the stop timeout makes Slurm show the job COMPLETING at once, with
+ * ExitCode 0:0 before its script's end comes in, and the run ended on the line, "exited 0"
+ * with a checkpoint counted the job never wrote. Now COMPLETING after our KILL says nothing
+ * of the script: the ended job's ExitCode does (0:9: its script was killed). */
+Test(liverun_slurm_end, an_exit_line_the_job_prints_before_our_kill_counts_no_checkpoint)
+{
+    Backend b = backend_new(10, &said);
+    void *run = stopped_while_running(&b, "fx");
+    job_prints("fx", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    killed(&b, run);
+    standins_put(dir, "state", "COMPLETING 0\n");
+    rounds_pass(&b, run, 3);
+    cr_assert(LIVERUN_SLURM.running(run), "ended on COMPLETING after our KILL: %s (checkpoint %s)",
+              LIVERUN_SLURM.status(run), LIVERUN_SLURM.rank0_saved(run) ? "counted" : "lost");
+    standins_put(dir, "state", "CANCELLED 0 9\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "slurm: CANCELLED (None)");
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run), "the script was killed: no checkpoint");
+    cr_assert(strstr(log_text, "killed by signal 9 (ExitCode=0:9): the line is not the script's"),
+              "%s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* The same KILL with a job that checkpoints within KillWait: its script exits 0 and prints
+ * its own line, and Slurm records 0:0 for the cancelled job: the checkpoint counts. */
+Test(liverun_slurm_end, a_checkpoint_written_before_our_kill_lands_counts)
+{
+    Backend b = backend_new(10, &said);
+    void *run = stopped_while_running(&b, "fy");
+    killed(&b, run);
+    job_prints("fy", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    standins_put(dir, "state", "CANCELLED 0 0\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "%s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Our stop, and the script exits 3 (the job failed to write its checkpoint): COMPLETING with
+ * ExitCode 3:0 agrees with its line, the run ends "exited 3" with no checkpoint. */
+Test(liverun_slurm_end, a_stop_whose_script_exits_non_zero_counts_no_checkpoint)
+{
+    Backend b = backend_new(10, &said);
+    void *run = stopped_while_running(&b, "n3");
+    job_prints("n3", "checkpoint: disk full\n\n" LIVESLURM_EXIT_MARK "100 3\n");
+    standins_put(dir, "state", "COMPLETING 3\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 3: checkpoint: disk full");
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run), "exit 3 is no checkpoint");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Regression: during our stop the job printed a line of 0 as its last output and its script
+ * exited 3: COMPLETING 3:0 does not end it on the line, and once Slurm says FAILED (exit 3)
+ * the line's 0 counted the checkpoint all the same (the end took any line of 0). Now Slurm's
+ * ExitCode has to agree. */
+Test(liverun_slurm_end, an_exit_line_of_0_that_slurms_exit_code_refutes_counts_no_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 0);
+    void *run = stopped_while_running(&b, "n0");
+    job_prints("n0", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    standins_put(dir, "state", "COMPLETING 3\n");
+    rounds_pass(&b, run, 3);
+    cr_assert(LIVERUN_SLURM.running(run), "ended on a line Slurm's ExitCode refutes: %s",
+              LIVERUN_SLURM.status(run));
+    standins_put(dir, "state", "FAILED 3\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 3");
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run), "Slurm says the script exited 3: %s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Regression: a job Slurm preempts (PreemptMode=CANCEL) whose command printed the exit line
+ * itself and was killed at the end of KillWait had its checkpoint counted from that line:
+ * restarted from a checkpoint it never wrote. Slurm's ExitCode of the PREEMPTED job is its
+ * script's (0:9, killed). */
+Test(liverun_slurm_end, a_preempted_job_killed_after_printing_an_exit_line_counts_no_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 0);
+    Error err;
+    void *run = backend_start(&b, dir, "px", "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    steps_until(&b, run, granted);
+    cr_assert(granted(run), "%s", log_text);
+    job_prints("px", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    standins_put(dir, "state", "PREEMPTED 0 9\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert(LIVERUN_SLURM.preempted(run)[0], "taken, not a death: %s", log_text);
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run), "its script was killed: %s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* And one that wrote its checkpoint on the preemption's TERM: its script's exit 0, ExitCode
+ * 0:0, counted. */
+Test(liverun_slurm_end, a_preempted_job_whose_script_exited_0_counts_its_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 0);
+    Error err;
+    void *run = backend_start(&b, dir, "pk", "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    steps_until(&b, run, granted);
+    cr_assert(granted(run), "%s", log_text);
+    job_prints("pk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    standins_put(dir, "state", "PREEMPTED 0\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert(LIVERUN_SLURM.preempted(run)[0], "%s", log_text);
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "%s", log_text);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }
