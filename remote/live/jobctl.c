@@ -123,6 +123,7 @@ char *jobctl_command(const char *t, const JobAlloc *a, Error *err)
             error_set(err,
                       "job_command: unknown placeholder '{%.*s}': expected one of " JOBCTL_PLACEHOLDERS,
                       (int)(close - open - 1), open + 1);
+            error_mark(err, ERROR_INPUT); /* the template's: the same at every start */
             return NULL;
         }
         p = close + 1;

@@ -40,10 +40,18 @@ typedef struct {
     char gpu_type[32]; /* "" unknown */
 } LiveNodeState;
 
+/* Why a backend refused a start (start returned NULL), so the driver knows whether trying
+ * again can help: LIVERUN_REFUSED_ONCE, something that may pass (an SSH exec that failed, a
+ * script that could not be written, out of memory), is tried once more at a later tick;
+ * LIVERUN_REFUSED_FOR_GOOD, the same every time (bad input: a job folder others can write,
+ * a template or name the backend cannot use), fails the job at once (docs/scheduler-live.md,
+ * "Deaths"). A backend says FOR_GOOD for the errors it marks ERROR_INPUT. */
+typedef enum { LIVERUN_REFUSED_ONCE = 0, LIVERUN_REFUSED_FOR_GOOD } LiveRefusal;
+
 typedef struct LiveRunOps {
     const char *name; /* "ssh", "slurm" */
-    /* Starts a run (its ctx must outlive it); NULL with err when it cannot. */
-    void *(*start)(void *ctx, const LiveRunSpec *spec, Error *err);
+    /* Starts a run (its ctx must outlive it); NULL with err and *refusal when it cannot. */
+    void *(*start)(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err);
     /* SIGTERM: checkpoint and exit; SIGKILL: end it now. */
     int (*signal)(void *run, int signo, Error *err);
     void (*step)(void *run);         /* after the backend's tick */

@@ -45,7 +45,15 @@ static void run_free_fields(SlurmRun *r)
     free(r);
 }
 
-static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
+/* A refusal marked bad input (a folder others can write, the template, the name) is the same
+ * at every start; any other (a folder or script not written, out of memory) may pass. */
+static void *refused(LiveRefusal *refusal, const Error *err)
+{
+    *refusal = err->kind == ERROR_INPUT ? LIVERUN_REFUSED_FOR_GOOD : LIVERUN_REFUSED_ONCE;
+    return NULL;
+}
+
+static void *start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
     LiveSlurm *s = ctx;
     const JobAlloc *a = spec->alloc;
@@ -54,7 +62,7 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     char *dir = liveslurm_folder_make(spec->job_dir, spec->name, err);
     if (!dir || liveslurm_folder_trusted(dir, 0, err) < 0) {
         free(dir);
-        return NULL;
+        return refused(refusal, err);
     }
     char *script = liveslurm_script(spec->command_template, spec->name, a, err);
     char *script_path = NULL;
@@ -77,6 +85,7 @@ static void *start(void *ctx, const LiveRunSpec *spec, Error *err)
     if (liveslurm_job_name(r->job_name, sizeof r->job_name, spec->name, s->nonce,
                            ++s->submissions) < 0) {
         error_set(err, "job name '%s': too long for Slurm", spec->name);
+        error_mark(err, ERROR_INPUT);
         goto fail;
     }
     r->argv = liveslurm_sbatch_argv(r->job_name, r->dir, s->o.partition, spec->node_names, gpus,
@@ -101,7 +110,7 @@ fail:
     free(script);
     free(script_path);
     free(gpus);
-    return NULL;
+    return refused(refusal, err);
 }
 
 /* The batch script's last line, "tunedeck-batch-exit JOBID STATUS": this job's, not a line
@@ -258,8 +267,8 @@ static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
     if (slurm_jobinfo_ended(j->state))
         liveslurm_ended_in_slurm(r, r->taken == LIVESLURM_TAKEN_PREEMPTED ? j : NULL,
                                  r->taken == LIVESLURM_TAKEN_PREEMPTED
-                                        ? "preempted by Slurm"
-                                        : "requeued by Slurm (its copy cancelled)");
+                                     ? "preempted by Slurm"
+                                     : "requeued by Slurm (its copy cancelled)");
     return 1;
 }
 

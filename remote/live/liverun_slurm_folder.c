@@ -56,8 +56,10 @@ char *liveslurm_folder_make(const char *job_dir, const char *name, Error *err)
 int liveslurm_folder_trusted(const char *dir, int missing_ok, Error *err)
 {
     char parent[4096];
-    if (ownpath_folder(dir, parent, sizeof parent) < 0)
-        return error_set(err, "job folder %s: path too long", dir);
+    if (ownpath_folder(dir, parent, sizeof parent) < 0) {
+        error_set(err, "job folder %s: path too long", dir);
+        return error_mark(err, ERROR_INPUT);
+    }
     const char *what[] = {"its folder", "the folder its folder is in,"}, *path[] = {dir, parent};
     const char *comma[] = {"", ","};
     const char *expected[] = {"expected no group/other write",
@@ -70,18 +72,24 @@ int liveslurm_folder_trusted(const char *dir, int missing_ok, Error *err)
         if (c.verdict == OWNPATH_MISSING || c.verdict == OWNPATH_UNCHECKED)
             return error_set(err, "cannot check %s %s%s %s", what[i], path[i], comma[i],
                              strerror(c.errno_value));
-        if (c.verdict == OWNPATH_NOT_OURS)
-            return error_set(err,
-                             "%s %s%s belongs to uid %u, not to you (uid %u): refused, its owner "
-                             "could change the batch script sbatch runs as you; use a folder of "
-                             "your own (--job-dir)",
-                             what[i], path[i], comma[i], c.uid, (unsigned)geteuid());
-        if (c.verdict == OWNPATH_WRITABLE)
-            return error_set(err,
-                             "%s %s%s is %s (mode %04o); %s: chmod go-w %s (anyone who can "
-                             "write it could change the batch script sbatch runs as you)",
-                             what[i], path[i], comma[i], ownpath_writable_word(c.mode), c.mode,
-                             expected[i], path[i]);
+        /* not ours, or others can write it: the same at every start until someone fixes
+         * it (bad input); a folder that could not be checked may be checked next time */
+        if (c.verdict == OWNPATH_NOT_OURS) {
+            error_set(err,
+                      "%s %s%s belongs to uid %u, not to you (uid %u): refused, its owner "
+                      "could change the batch script sbatch runs as you; use a folder of "
+                      "your own (--job-dir)",
+                      what[i], path[i], comma[i], c.uid, (unsigned)geteuid());
+            return error_mark(err, ERROR_INPUT);
+        }
+        if (c.verdict == OWNPATH_WRITABLE) {
+            error_set(err,
+                      "%s %s%s is %s (mode %04o); %s: chmod go-w %s (anyone who can "
+                      "write it could change the batch script sbatch runs as you)",
+                      what[i], path[i], comma[i], ownpath_writable_word(c.mode), c.mode,
+                      expected[i], path[i]);
+            return error_mark(err, ERROR_INPUT);
+        }
     }
     return 0;
 }

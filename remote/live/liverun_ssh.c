@@ -19,8 +19,9 @@ typedef struct {
     char mark[ORPHAN_MARK_CHARS + 1];
 } SshRun;
 
-static void *ssh_start(void *ctx, const LiveRunSpec *s, Error *err)
+static void *ssh_start(void *ctx, const LiveRunSpec *s, LiveRefusal *refusal, Error *err)
 {
+    *refusal = LIVERUN_REFUSED_ONCE;
     LiveRunSsh *b = ctx;
     size_t n = s->alloc->n_hosts;
     SshRun *r = calloc(1, sizeof *r);
@@ -42,6 +43,9 @@ static void *ssh_start(void *ctx, const LiveRunSpec *s, Error *err)
     if (!r->g) {
         free(r->hosts);
         free(r);
+        /* a name, folder or template the wrapper refuses is bad input; an exec that could
+         * not open (its host's connection dropped) may pass next time */
+        *refusal = err->kind == ERROR_INPUT ? LIVERUN_REFUSED_FOR_GOOD : LIVERUN_REFUSED_ONCE;
         return NULL;
     }
     return r;

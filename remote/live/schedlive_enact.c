@@ -95,6 +95,31 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
     }
 }
 
+/* The backend refused the start. One that may pass (an SSH exec that failed once, a script
+ * not written) is tried once more, at the next tick at the soonest (need_start kept, the
+ * placement as wanted then): a blip does not cost the job. One the backend says cannot pass
+ * (bad input), or a second in a row, leaves the job failed (schedlive_fail). */
+static void start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, const char *why)
+{
+    const char *where = schedlive_machine(l, j->want_host);
+    if (refusal == LIVERUN_REFUSED_ONCE && !j->start_refused) {
+        j->start_refused = 1;
+        j->need_start = 1;
+        j->start_after_ms = l->last_ms + (int64_t)(l->o.tick_s * 1000); /* this step's now */
+        snprintf(j->status, sizeof j->status, "not started: %s (tried again)", why);
+        schedlive_log(l, "%s: could not start on %s: %s: tried once more at the next tick", j->name,
+                      where, why);
+        return;
+    }
+    snprintf(j->status, sizeof j->status, "not started: %s", why);
+    schedlive_log(l, "%s: could not start on %s: %s: %s", j->name, where, why,
+                  refusal == LIVERUN_REFUSED_FOR_GOOD
+                      ? "refused for good (trying again cannot change it), left failed"
+                      : "refused again, left failed");
+    j->start_refused = 0;
+    schedlive_fail(l, j);
+}
+
 void schedlive_start_run(SchedLive *l, LiveJob *j)
 {
     j->ended_itself = 0;
@@ -142,7 +167,8 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
                         .alloc = &a,
                         .nodes = nodes,
                         .node_names = names};
-    j->run = l->ops->start(l->ops_ctx, &spec, &err);
+    LiveRefusal refusal = LIVERUN_REFUSED_ONCE;
+    j->run = l->ops->start(l->ops_ctx, &spec, &refusal, &err);
     free(hosts);
     j->need_start = 0;
     j->seen = 0;
@@ -152,12 +178,10 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     j->status[0] = 0;
     if (!j->run) {
         free(ids), free(slots), free(nodes), free(names);
-        snprintf(j->status, sizeof j->status, "not started: %s", err.msg);
-        schedlive_log(l, "%s: could not start on %s: %s", j->name,
-                      schedlive_machine(l, j->want_host), err.msg);
-        schedlive_fail(l, j);
+        start_refused(l, j, refusal, err.msg);
         return;
     }
+    j->start_refused = 0;
     j->host = j->want_host;
     j->run_gpus = j->want_gpus;
     j->run_port = port;

@@ -34,6 +34,10 @@ typedef struct {
      * the next start waits until start_after_ms; fence_said: said once a wait */
     int64_t start_after_ms;
     int fence_said;
+    /* the backend refused its last start with a refusal that may pass
+     * (LIVERUN_REFUSED_ONCE): it is tried once more at a later tick, and a second refusal
+     * in a row fails the job (schedlive_start_run) */
+    int start_refused;
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */
     int64_t stop_sent_ms;

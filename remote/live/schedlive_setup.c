@@ -95,10 +95,12 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
                   "job '%s': live mode needs a name of letters, digits, '.', '_', '-' "
                   "(it names the job's folder)",
                   name);
+        error_mark(err, ERROR_INPUT); /* the same at every start */
         return NULL;
     }
     if (!dir[0] || strpbrk(dir, "{}\n")) {
         error_set(err, "job folder '%s': expected a path without '{', '}' or newlines", dir);
+        error_mark(err, ERROR_INPUT); /* the same at every start */
         return NULL;
     }
     char path[4096];
@@ -108,6 +110,7 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
         /* cut short, it would name another folder: the job would run and resume there */
         error_set(err, "job '%s': its folder %.60s.../%s is longer than %zu bytes", name, dir,
                   name, sizeof path - 1);
+        error_mark(err, ERROR_INPUT); /* the same at every start */
         return NULL;
     }
     char *b = NULL;

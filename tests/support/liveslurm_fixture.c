@@ -65,6 +65,8 @@ void backend_free(Backend *b)
     slurm_ctl_free(b->ctl);
 }
 
+LiveRefusal backend_refusal;
+
 void *backend_start(Backend *b, const char *dir, const char *name, const char *command_template,
                     Error *err)
 {
@@ -79,7 +81,8 @@ void *backend_start(Backend *b, const char *dir, const char *name, const char *c
                         .alloc = &a,
                         .nodes = (int[]){0},
                         .node_names = names};
-    return LIVERUN_SLURM.start(b->s, &spec, err);
+    backend_refusal = LIVERUN_REFUSED_ONCE;
+    return LIVERUN_SLURM.start(b->s, &spec, &backend_refusal, err);
 }
 
 void fixture_job_output(const char *dir, const char *name, long id, char *path, size_t cap)

@@ -35,8 +35,10 @@ Backend backend_new_pending(double timeout_s, FixtureLog *log, double pending_sa
 Backend backend_new_grace(double timeout_s, FixtureLog *log, double exit_grace_s);
 void backend_free(Backend *b);
 
+/* How the last backend_start was refused, when it returned NULL. */
+extern LiveRefusal backend_refusal;
 /* Starts job `name` (command `command_template`) on n1 with GPU 0, in DIR/work/NAME (dir:
- * the test's folder): the run, or NULL with err set. */
+ * the test's folder): the run, or NULL with err set (and backend_refusal). */
 void *backend_start(Backend *b, const char *dir, const char *name, const char *command_template,
                     Error *err);
 

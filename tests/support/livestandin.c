@@ -164,9 +164,9 @@ void standin_says_step(JobProgress *p, long step, double loss)
 
 StandinRun *standin_last_run;
 
-static void *watched_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *watched_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx, (void)spec, (void)err;
+    (void)ctx, (void)spec, (void)err, (void)refusal;
     return standin_last_run = standin_run_new(sizeof(StandinRun));
 }
 

@@ -83,6 +83,9 @@ static void refused(const char *folder, const char *why, const char *fix)
     cr_assert(strstr(err.msg, path), "names the folder: %s", err.msg);
     cr_assert(strstr(err.msg, why), "and its owner or mode: %s", err.msg);
     cr_assert(strstr(err.msg, fix), "and the fix: %s", err.msg);
+    /* the same at every start until someone fixes the folder: the driver fails the job at
+     * once rather than try again */
+    cr_assert_eq(backend_refusal, LIVERUN_REFUSED_FOR_GOOD, "%s", err.msg);
     backend_free(&b);
     char *calls = text_of("sbatch-calls");
     cr_assert_str_eq(calls, "", "no sbatch ran");

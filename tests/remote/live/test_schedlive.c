@@ -270,9 +270,9 @@ enum { TWO_LINE_GAP = 240 };
 static long two_line_checkpoint = -1; /* the step the last dead run saved */
 static int two_line_ignores_resume;    /* a job (or template) that drops {resume} */
 
-static void *two_line_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *two_line_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx;
+    (void)ctx, (void)refusal;
     (void)err;
     TwoLineRun *r = standin_run_new(sizeof *r);
     r->resumed = spec->alloc->resume[0] != 0;
@@ -368,9 +368,9 @@ Test(schedlive, a_run_that_resumes_is_not_warned_about)
 
 /* A backend whose runs print no progress line: stopped, they exit 0 (a job asked to stop
  * while it still imports its framework). */
-static void *silent_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *silent_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx;
+    (void)ctx, (void)refusal;
     (void)spec;
     (void)err;
     return standin_run_new(sizeof(StandinRun));
@@ -575,9 +575,9 @@ static int bad_folder_check(void *ctx, const char *job_dir, const char *const *n
     return error_mark(err, ERROR_INPUT);
 }
 
-static void *counted_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *counted_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx, (void)spec, (void)err;
+    (void)ctx, (void)spec, (void)err, (void)refusal;
     folder_starts++;
     return standin_run_new(sizeof(StandinRun));
 }

@@ -20,9 +20,9 @@
  * schedlive.h: it exits 75 before the job starts), and whose next run trains. */
 static int fenced_starts;
 
-static void *fenced_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *fenced_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx, (void)spec, (void)err;
+    (void)ctx, (void)spec, (void)err, (void)refusal;
     StandinRun *r = standin_run_new(sizeof(StandinRun));
     if (fenced_starts++ == 0)
         snprintf(r->status, sizeof r->status, "exited 75: %s: another run", SCHEDLIVE_FENCE_WORD);
@@ -76,9 +76,9 @@ Test(schedlive, a_start_the_fence_turns_away_is_tried_again_not_counted_as_a_dea
 /* A backend whose every run dies at its first step (a script that raises at once), its last
  * line naming the fence's word in its own message: only exit 75 with that word is the fence
  * (regression: the word alone was taken for it, and the job retried for ever). */
-static void *dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *dying_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx, (void)spec, (void)err;
+    (void)ctx, (void)spec, (void)err, (void)refusal;
     return standin_run_new(sizeof(StandinRun));
 }
 
@@ -480,9 +480,10 @@ Test(schedlive, a_ranks_own_lock_it_cannot_open_fails_the_run_in_our_words)
  * and whose later runs die at once, before any progress line (a job that cannot resume). */
 static int resume_dying_starts;
 
-static void *resume_dying_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *resume_dying_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal,
+                                Error *err)
 {
-    (void)ctx, (void)spec, (void)err;
+    (void)ctx, (void)spec, (void)err, (void)refusal;
     StandinRun *r = standin_run_new(sizeof(StandinRun));
     if (resume_dying_starts++ > 0)
         snprintf(r->status, sizeof r->status, "exited 1: ValueError: cannot resume");
@@ -538,9 +539,9 @@ Test(schedlive, a_run_that_dies_before_its_own_first_line_says_so_not_the_last_r
 }
 
 /* A backend whose runs of j0 die at their first step (exit 1) and whose other runs train. */
-static void *j0_dies_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *j0_dies_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx, (void)err;
+    (void)ctx, (void)err, (void)refusal;
     StandinRun *r = standin_run_new(sizeof(StandinRun));
     if (strcmp(spec->name, "j0") == 0)
         snprintf(r->status, sizeof r->status, "exited 1: boom");

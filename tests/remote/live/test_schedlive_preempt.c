@@ -27,9 +27,9 @@ static int plan_starts;
 static int plan_resumed[8];
 static int plan_signals; /* signals sent to a run after it was preempted */
 
-static void *plan_start(void *ctx, const LiveRunSpec *spec, Error *err)
+static void *plan_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
-    (void)ctx;
+    (void)ctx, (void)refusal;
     (void)err;
     PlanRun *r = calloc(1, sizeof *r);
     r->p = jobctl_progress_none();
