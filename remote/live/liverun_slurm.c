@@ -130,8 +130,11 @@ static void exit_line(SlurmRun *r)
     }
     char *end;
     long rc = strtol(p + ml + il + 1, &end, 10);
-    if (end != p + ml + il + 1 && !*end && rc >= 0 && rc < 256)
+    if (end != p + ml + il + 1 && !*end && rc >= 0 && rc < 256) {
         r->script_rc = (int)rc;
+        r->line_round = r->s->rounds + (r->s->round != NULL); /* one in flight may predate it */
+        r->line_early = 0;
+    }
 }
 
 /* A line that may say why the job failed: its error event, else its last line that is
@@ -247,9 +250,9 @@ static int taken_off(SlurmRun *r, const SlurmJobInfo *j)
         /* its script's exit line: the checkpoint the TERM wrote, once Slurm's record agrees.
          * An ended PREEMPTED job has the script's status as its ExitCode (0:9 when KillWait
          * ran out and the script was killed, whatever line the job's command printed last);
-         * a requeued one has none (slurmctld drops a requeued job's batch status), and the
-         * line is all there is (docs/slurm.md, "The exit line is not taken on the job's
-         * word"). */
+         * a requeued one has none (slurmctld drops a requeued job's batch status): its line
+         * counts unless a round saw the job running, not requeued, after it (line_early;
+         * docs/slurm.md, "The exit line is not taken on the job's word"). */
         liveslurm_note_exit(r, t == LIVESLURM_TAKEN_PREEMPTED ? j : NULL);
         r->saved = liveslurm_line_saved(r);
         if (t == LIVESLURM_TAKEN_PREEMPTED)
@@ -325,6 +328,9 @@ static void follow(SlurmRun *r)
     }
     const SlurmJobInfo *j = parts[0];
     snprintf(r->state, sizeof r->state, "%s", j->state);
+    if (r->script_rc >= 0 && s->rounds > r->line_round && j->restarts == 0 &&
+        strcmp(j->state, "RUNNING") == 0)
+        r->line_early = 1; /* the script is not over, and was not requeued, after its line */
     if (taken_off(r, j))
         return;
     if (strcmp(j->state, "PENDING") == 0) {

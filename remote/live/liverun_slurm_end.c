@@ -39,7 +39,11 @@ int liveslurm_line_saved(const SlurmRun *r)
 {
     if (r->script_rc != 0)
         return 0;
-    return !r->end_exit_known || (r->end_exit_code == 0 && r->end_exit_signal == 0);
+    /* Slurm's record decides where it has one: a genuine line can precede the script's end
+     * in slurmctld by a moment, so line_early would refuse it there by a race */
+    if (r->end_exit_known)
+        return r->end_exit_code == 0 && r->end_exit_signal == 0;
+    return !r->line_early;
 }
 
 /* An exit line of 0 that Slurm's record contradicts is the job's, printed before its script

@@ -110,6 +110,13 @@ typedef struct {
     int stop_asked, kill_asked;                    /* what the driver asked */
     int pending_cancel_sent, term_sent, kill_sent; /* and what went through */
     int script_rc; /* the batch script's exit line: its status; -1 before it */
+    /* That line was read while line_round rounds had been (or were being) read; line_early: a
+     * round begun after it still had the job RUNNING and never requeued. The line then
+     * predates any requeue (slurmctld counts the restart before its TERM goes, and the
+     * script prints its line after the TERM), so where Slurm keeps no record of the script's
+     * status (a requeued job) it is the job's own line (liveslurm_line_saved). */
+    long line_round;
+    int line_early;
     int64_t running_since_ms;
     int64_t pending_since_ms; /* first round that saw the job pending; 0 before */
     int pending_said;         /* pending past LIVESLURM_PENDING_SAY_S: said once */
@@ -157,7 +164,8 @@ void liveslurm_run_end(SlurmRun *r, const char *status);
  * its last progress lines. So the end is held: liveslurm_end_held, now and at each step
  * after (the output file read again first), ends the run as Slurm said once the line is
  * read, or exit_grace_s after Slurm said it (then said in the log), the checkpoint counted
- * (rank0_saved) when Slurm says it exited 0 or the line's status is 0. A job that never ran
+ * (rank0_saved) when Slurm says it exited 0 or the line's status is 0 and Slurm's record of
+ * the ended job (j, NULL for none) agrees (liveslurm_line_saved). A job that never ran
  * (no round saw it running, no output file) writes no line: ended at once. */
 void liveslurm_ended_in_slurm(SlurmRun *r, const SlurmJobInfo *j, const char *status);
 void liveslurm_end_held(SlurmRun *r);
@@ -168,7 +176,9 @@ void liveslurm_note_exit(SlurmRun *r, const SlurmJobInfo *j);
 /* The exit line says the script exited 0 (the TERM's checkpoint written) and Slurm's record,
  * where it has one, agrees: ExitCode 0:0. The job's command can print the line itself as its
  * last output and then be killed (SIGKILL at the end of KillWait, a preemption's or our
- * stop's): Slurm then records the script's SIGKILL (0:9), and the line is not counted. */
+ * stop's): Slurm then records the script's SIGKILL (0:9), and the line is not counted. With
+ * no record (a requeued job), a line a later round saw the job still running after is not
+ * counted either (line_early). */
 int liveslurm_line_saved(const SlurmRun *r);
 
 /* liverun_slurm_submit.c: collects the run's call if it has answered, then starts the next

@@ -18,9 +18,9 @@ static char dir[] = "/tmp/tunedeck-lend.XXXXXX";
 static char log_text[16384];
 static FixtureLog said = {log_text, sizeof log_text};
 
-/* sbatch accepts every job (id 100 on); scontrol shows each in the state, exit code and
- * signal the file "state" holds ("RUNNING 0", the signal 0 when left out, when there is
- * none), on n1 with GPU 0 while running. */
+/* sbatch accepts every job (id 100 on); scontrol shows each in the state, exit code, signal
+ * and restarts the file "state" holds ("RUNNING 0" when there is none; the signal and the
+ * restarts 0 when left out), on n1 with GPU 0 while running. */
 static const char *const STAND_INS[][2] = {
     {"sbatch", "name=\nfor a; do case $a in --job-name=*) name=${a#--job-name=};; esac; done\n"
                "id=$((100 + $(wc -l < \"$D/jobs\")))\n"
@@ -29,8 +29,8 @@ static const char *const STAND_INS[][2] = {
                  "set -- $st\n"
                  "while read -r id name; do printf 'JobId=%s JobName=%s\\n   UserId=%s(1) "
                  "GroupId=g(1)\\n   JobState=%s Reason=None Dependency=(null)\\n"
-                 "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=%s:%s\\n' \"$id\" "
-                 "\"$name\" \"$(id -un)\" $1 $2 \"${3:-0}\"\n"
+                 "   Requeue=1 Restarts=%s BatchFlag=1 Reboot=0 ExitCode=%s:%s\\n' \"$id\" "
+                 "\"$name\" \"$(id -un)\" $1 \"${4:-0}\" $2 \"${3:-0}\"\n"
                  "case $1 in RUNNING) printf '     Nodes=n1 CPU_IDs=0 Mem=0 "
                  "GRES=gpu:1(IDX:0)\\n';; esac\necho; done < \"$D/jobs\"\n"},
     {"scancel", ":\n"},
@@ -344,6 +344,54 @@ Test(liverun_slurm_end, a_preempted_job_whose_script_exited_0_counts_its_checkpo
     cr_assert(granted(run), "%s", log_text);
     job_prints("pk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
     standins_put(dir, "state", "PREEMPTED 0\n");
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert(LIVERUN_SLURM.preempted(run)[0], "%s", log_text);
+    cr_assert(LIVERUN_SLURM.rank0_saved(run), "%s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* A job Slurm requeues (PreemptMode=REQUEUE) has no ExitCode of its script: slurmctld drops a
+ * requeued job's batch status. Its line counts unless a round saw the job still running,
+ * never requeued, after the line was read: the script prints its line after the requeue's
+ * TERM, which slurmctld sends after counting the restart. Regression: the job's command
+ * printed the line long before (and was killed at the end of KillWait): counted. */
+Test(liverun_slurm_end, a_requeued_jobs_exit_line_printed_while_it_still_ran_counts_no_checkpoint)
+{
+    Backend b = backend_new_grace(10, &said, 0);
+    Error err;
+    void *run = backend_start(&b, dir, "rq", "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    steps_until(&b, run, granted);
+    cr_assert(granted(run), "%s", log_text);
+    job_prints("rq", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    rounds_pass(&b, run, 3); /* RUNNING, Restarts=0, after the line */
+    standins_put(dir, "state", "PENDING 0 0 1\n");
+    rounds_pass(&b, run, 2);
+    cr_assert(LIVERUN_SLURM.preempted(run)[0], "requeued: %s", log_text);
+    standins_put(dir, "state", "CANCELLED 0 0 1\n"); /* its copy, cancelled */
+    steps_until(&b, run, ended);
+    cr_assert(ended(run), "%s", log_text);
+    cr_assert(!LIVERUN_SLURM.rank0_saved(run), "a line from before the requeue: %s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* The script's own line, written after the requeue (no round saw the job running after it):
+ * counted, as before. */
+Test(liverun_slurm_end, a_requeued_jobs_exit_line_written_after_the_requeue_counts)
+{
+    Backend b = backend_new_grace(10, &said, 0);
+    Error err;
+    void *run = backend_start(&b, dir, "rk", "train", &err);
+    cr_assert_not_null(run, "%s", err.msg);
+    steps_until(&b, run, granted);
+    cr_assert(granted(run), "%s", log_text);
+    standins_put(dir, "state", "PENDING 0 0 1\n");
+    job_prints("rk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
+    rounds_pass(&b, run, 2);
+    standins_put(dir, "state", "CANCELLED 0 0 1\n");
     steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert(LIVERUN_SLURM.preempted(run)[0], "%s", log_text);
