@@ -106,7 +106,7 @@ static void start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, const c
         j->start_refused = 1;
         j->need_start = 1;
         j->start_after_ms = l->last_ms + (int64_t)(l->o.tick_s * 1000); /* this step's now */
-        snprintf(j->status, sizeof j->status, "not started: %s (tried again)", why);
+        snprintf(j->status, sizeof j->status, "not started: %s (trying again)", why);
         schedlive_log(l, "%s: could not start on %s: %s: tried once more at the next tick", j->name,
                       where, why);
         return;

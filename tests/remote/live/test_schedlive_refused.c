@@ -82,7 +82,7 @@ Test(schedlive, a_start_refused_once_is_tried_again_at_a_later_tick_and_the_job_
     SchedLiveJob j;
     schedlive_job(r.l, 0, &j);
     cr_assert(!j.failed, "%s", r.text);
-    cr_assert(strstr(j.status, "not started: exec on m0 failed: channel open refused (tried "
+    cr_assert(strstr(j.status, "not started: exec on m0 failed: channel open refused (trying "
                                "again)"),
               "the job's status says it: %s", j.status);
     step_until_starts(&r, &t, 2);
