@@ -1,7 +1,7 @@
 /* The `slurm` launcher: each trial is one `srun` step in the session's allocation
  * (LaunchConfig.slurm_job, made by remote/slurm/slurm_alloc), on the machines the schedule
- * uses (machine names are Slurm node names), one task per node with that node's GPUs (one
- * step per GPU count when the nodes differ). The
+ * uses (machine names are Slurm node names), one task per node with that node's GPUs (a
+ * component of one heterogeneous step per GPU count when the nodes differ). The
  * srun client runs here as the local launcher's command, or, when the inventory names a
  * login node (LaunchConfig.remote), on that node as the single launcher's command over the
  * session's SSH connection; either way the schedule reaches the tasks
@@ -82,8 +82,9 @@ size_t launch_slurm_step_mark(const char *line, const char *job)
     /* The task's mark shares its stream with the trial command's own stderr, which may
      * print anything: only a step of this trial's own allocation ("JOB.STEP", both numbers,
      * nothing after) is taken, so no line of a trial can make a stop `scancel` another job,
-     * a whole allocation, or another user's step (an operator may be a Slurm admin). The
-     * tasks of a heterogeneous allocation's other components say the leader's id too. */
+     * a whole allocation, or another user's step (an operator may be a Slurm admin). In a
+     * heterogeneous allocation the id is the leader's, and `scancel LEADER.STEP` ends the
+     * step in every component (seen on the harness). */
     size_t mark = strlen(STEP_MARK), jl = job ? strlen(job) : 0;
     if (!jl || strncmp(line, STEP_MARK, mark) != 0 || strncmp(line + mark, job, jl) != 0 ||
         line[mark + jl] != '.')
