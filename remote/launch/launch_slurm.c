@@ -46,14 +46,15 @@ enum { MAX_LINE = 4 << 20 };
 /* Every task: report the step (the first task), say its node (srunwords.h: srun's word of
  * a failed task numbers it within its component of a heterogeneous step, the label within
  * the whole step; the node joins them), name its machine, run the trial command ($1). The
- * command runs as a child of a shell that outlives SIGTERM (trap :), so a task srun stops because
- * another failed (--kill-on-bad-exit) exits with its command's status instead of dying of
- * the signal: srun takes a task killed by a signal for a lost node and drops the output it
- * has not read yet, the failed task's last words with it (h-srun: 5 of 50 two-node steps on
- * a loaded machine). The shell's own stderr goes nowhere ("Terminated", which dash says of
- * a child killed by a signal, is not the task's word); the command's is fd 4, the task's,
- * given in a subshell: dash applies a simple command's redirections in the shell itself
- * while it waits, so "sh -c ... 2>&4" had it say "Terminated" there after all. */
+ * command runs as a child of a shell that outlives SIGTERM (trap :), so a task srun stops
+ * because another failed (--kill-on-bad-exit) exits with its command's status instead of
+ * dying of the signal: srun takes a task killed by a signal for a lost node and drops the
+ * output it has not read yet, the failed task's last words with it (h-srun: 5 of 50
+ * two-node steps on a loaded machine). The shell's own stderr goes nowhere ("Terminated",
+ * which dash says of a child killed by a signal, is not the task's word); the command's is
+ * fd 4, the task's, given in a subshell: dash applies a simple command's redirections in
+ * the shell itself while it waits, so "sh -c ... 2>&4" had it say "Terminated" there after
+ * all. */
 static const char TASK_SCRIPT[] =
     "[ \"${SLURM_PROCID:-0}\" = 0 ] && printf '" STEP_MARK "%s.%s\\n' \"$SLURM_JOB_ID\" "
     "\"$SLURM_STEP_ID\" >&2; printf '" SRUNWORDS_NODE_MARK "%s\\n' \"$SLURMD_NODENAME\" >&2; "
@@ -125,8 +126,7 @@ static void read_stderr(SlurmRun *r, long task, const char *line)
     if (mark == 2 && r->cfg.on_log) {
         /* once per task: the log says which node the "task N:" lines are of */
         char said[160];
-        snprintf(said, sizeof said, "task %ld runs on %s", task,
-                 srunwords_node_of(r->words, task));
+        snprintf(said, sizeof said, "task %ld runs on %s", task, srunwords_node_of(r->words, task));
         r->cfg.on_log(r->cfg.userdata, "slurm", STREAM_STDERR, said);
     }
     if (mark)

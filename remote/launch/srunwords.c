@@ -256,8 +256,8 @@ static void add_task_said(const SrunWords *r, Observation *o)
     const char *node_end = strstr(r->failed_word, ": task");
     long failed_task = r->failed_task;
     if (failed_task >= 0 && r->marked)
-        failed_task = node_end ? task_on(r, r->failed_word, (size_t)(node_end - r->failed_word))
-                               : -1;
+        failed_task =
+            node_end ? task_on(r, r->failed_word, (size_t)(node_end - r->failed_word)) : -1;
     const TaskSaid *failed = failed_task >= 0 ? task_said_of(r, failed_task) : NULL;
     if (failed && !failed->said[0])
         failed = NULL;

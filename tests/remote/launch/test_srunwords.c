@@ -12,8 +12,7 @@
 
 /* Every line as srun wrote it on its standard error, then the step's end with `reason` (the
  * inner launcher's: srun's last line); the reason srunwords makes of them. */
-static void explain(const char *const *lines, size_t n, const char *reason, char *out,
-                    size_t cap)
+static void explain(const char *const *lines, size_t n, const char *reason, char *out, size_t cap)
 {
     SrunWords *w = srunwords_new();
     for (size_t i = 0; i < n; i++) {
