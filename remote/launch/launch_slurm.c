@@ -1,7 +1,7 @@
 /* The `slurm` launcher: each trial is one `srun` step in the session's allocation
  * (LaunchConfig.slurm_job, made by remote/slurm/slurm_alloc), on the machines the schedule
- * uses (machine names are Slurm node names), one task per node with that node's GPUs (one
- * step per GPU count when the nodes differ). The
+ * uses (machine names are Slurm node names), one task per node with that node's GPUs (a
+ * component of one heterogeneous step per GPU count when the nodes differ). The
  * srun client runs here as the local launcher's command, or, when the inventory names a
  * login node (LaunchConfig.remote), on that node as the single launcher's command over the
  * session's SSH connection; either way the schedule reaches the tasks
@@ -43,18 +43,22 @@ enum { MAX_LINE = 4 << 20 };
 
 #define STEP_MARK "tunedeck-step "
 
-/* Every task: report the step, name its machine, run the trial command ($1). The command
- * runs as a child of a shell that outlives SIGTERM (trap :), so a task srun stops because
- * another failed (--kill-on-bad-exit) exits with its command's status instead of dying of
- * the signal: srun takes a task killed by a signal for a lost node and drops the output it
- * has not read yet, the failed task's last words with it (h-srun: 5 of 50 two-node steps on
- * a loaded machine). The shell's own stderr goes nowhere ("Terminated", which dash says of
- * a child killed by a signal, is not the task's word); the command's is fd 4, the task's,
- * given in a subshell: dash applies a simple command's redirections in the shell itself
- * while it waits, so "sh -c ... 2>&4" had it say "Terminated" there after all. */
+/* Every task: report the step (the first task), say its node (srunwords.h: srun's word of
+ * a failed task numbers it within its component of a heterogeneous step, the label within
+ * the whole step; the node joins them), name its machine, run the trial command ($1). The
+ * command runs as a child of a shell that outlives SIGTERM (trap :), so a task srun stops
+ * because another failed (--kill-on-bad-exit) exits with its command's status instead of
+ * dying of the signal: srun takes a task killed by a signal for a lost node and drops the
+ * output it has not read yet, the failed task's last words with it (h-srun: 5 of 50
+ * two-node steps on a loaded machine). The shell's own stderr goes nowhere ("Terminated",
+ * which dash says of a child killed by a signal, is not the task's word); the command's is
+ * fd 4, the task's, given in a subshell: dash applies a simple command's redirections in
+ * the shell itself while it waits, so "sh -c ... 2>&4" had it say "Terminated" there after
+ * all. */
 static const char TASK_SCRIPT[] =
     "[ \"${SLURM_PROCID:-0}\" = 0 ] && printf '" STEP_MARK "%s.%s\\n' \"$SLURM_JOB_ID\" "
-    "\"$SLURM_STEP_ID\" >&2; TUNEDECK_MACHINE=$SLURMD_NODENAME; export TUNEDECK_MACHINE; "
+    "\"$SLURM_STEP_ID\" >&2; printf '" SRUNWORDS_NODE_MARK "%s\\n' \"$SLURMD_NODENAME\" >&2; "
+    "TUNEDECK_MACHINE=$SLURMD_NODENAME; export TUNEDECK_MACHINE; "
     "trap : TERM; exec 4>&2 2>/dev/null; (exec 2>&4 4>&- sh -c \"$1\")";
 
 typedef struct {
@@ -79,8 +83,9 @@ size_t launch_slurm_step_mark(const char *line, const char *job)
     /* The task's mark shares its stream with the trial command's own stderr, which may
      * print anything: only a step of this trial's own allocation ("JOB.STEP", both numbers,
      * nothing after) is taken, so no line of a trial can make a stop `scancel` another job,
-     * a whole allocation, or another user's step (an operator may be a Slurm admin). The
-     * tasks of a heterogeneous allocation's other components say the leader's id too. */
+     * a whole allocation, or another user's step (an operator may be a Slurm admin). In a
+     * heterogeneous allocation the id is the leader's, and `scancel LEADER.STEP` ends the
+     * step in every component (seen on the harness). */
     size_t mark = strlen(STEP_MARK), jl = job ? strlen(job) : 0;
     if (!jl || strncmp(line, STEP_MARK, mark) != 0 || strncmp(line + mark, job, jl) != 0 ||
         line[mark + jl] != '.')
@@ -117,6 +122,15 @@ static void read_stderr(SlurmRun *r, long task, const char *line)
                      id);
         return;
     }
+    int mark = srunwords_node(r->words, task, line);
+    if (mark == 2 && r->cfg.on_log) {
+        /* once per task: the log says which node the "task N:" lines are of */
+        char said[160];
+        snprintf(said, sizeof said, "task %ld runs on %s", task, srunwords_node_of(r->words, task));
+        r->cfg.on_log(r->cfg.userdata, "slurm", STREAM_STDERR, said);
+    }
+    if (mark)
+        return;
     srunwords_stderr(r->words, task, line);
     log_line(r, task, STREAM_STDERR, line);
 }
@@ -171,10 +185,12 @@ static int machine_gpus(const Cluster *c, size_t m)
     return g;
 }
 
-/* One srun for the machines of the schedule that have `gpus` GPUs: every task gets all of
+/* srun's arguments for the machines of the schedule that have `gpus` GPUs, after `lead`
+ * ("srun", or ":" between the components of one heterogeneous step): every task gets all of
  * its node's GPUs (the step is alone on them; the schedule's inputs say which it uses). */
 static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Schedule *s,
-                       const char *command, int gpus, double limit_min)
+                       const char *command, int gpus, double limit_min, const char *lead,
+                       const char *input)
 {
     /* A heterogeneous allocation's component k holds the k-th distinct GPU count among all
      * the machines (remote/slurm/slurm_alloc.c makes it so). */
@@ -211,8 +227,8 @@ static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Sch
     snprintf(count, sizeof count, "--nodes=%zu", nodes);
     snprintf(time, sizeof time, "--time=%.0f", limit_min);
     snprintf(gres, sizeof gres, "--gres=gpu:%d", gpus);
-    const char *argv[20] = {"srun", jobid, "--job-name=tunedeck-trial", "--nodelist", list, count,
-                            "--ntasks-per-node=1", "--input=all", "--kill-on-bad-exit=1",
+    const char *argv[20] = {lead, jobid, "--job-name=tunedeck-trial", "--nodelist", list, count,
+                            "--ntasks-per-node=1", input, "--kill-on-bad-exit=1",
                             "--label", time};
     size_t n = 11;
     if (gpus > 0)
@@ -234,8 +250,14 @@ static int append_srun(char **b, size_t *len, const LaunchConfig *cfg, const Sch
 }
 
 /* The srun command line, every argument quoted. Nodes whose GPU counts differ cannot share
- * one step's --gres (it is per node, and a --gpus total is spread evenly, not as asked), so
- * each GPU count gets a step of its own, all started at once with the same input. */
+ * one component's --gres (it is per node, and a --gpus total is spread evenly, not as
+ * asked), so each GPU count is a component of one heterogeneous step ("srun A : B"): srun
+ * numbers its tasks through the whole step, the labels of two components never collide,
+ * and one failed task stops every component (--kill-on-bad-exit). Its components read
+ * standard input apart, each from the same file descriptor, so with --input=all on a pipe
+ * the first took the schedule and the others got nothing (seen on the harness): the input
+ * goes to a file of its own, deleted at once and held open as fd 3, which each component
+ * opens again from the start (--input=/dev/fd/3, a new read offset each on Linux). */
 static char *srun_command(const LaunchConfig *cfg, const Schedule *s, const char *command,
                           double limit_min, Error *err)
 {
@@ -260,22 +282,15 @@ static char *srun_command(const LaunchConfig *cfg, const Schedule *s, const char
     int rc = 0;
     if (groups == 1) {
         rc = shquote_append_raw(&b, &len, "exec ") < 0 ||
-             append_srun(&b, &len, cfg, s, command, counts[0], limit_min) < 0;
+             append_srun(&b, &len, cfg, s, command, counts[0], limit_min, "srun",
+                         "--input=all") < 0;
     } else {
-        rc = shquote_append_raw(&b, &len, "in=$(cat); rc=0; ") < 0;
-        for (size_t k = 0; k < groups && !rc; k++) {
-            char pid[48];
-            snprintf(pid, sizeof pid, " & p%zu=$!; ", k);
-            rc = shquote_append_raw(&b, &len, "printf '%s\\n' \"$in\" | ") < 0 ||
-                 append_srun(&b, &len, cfg, s, command, counts[k], limit_min) < 0 ||
-                 shquote_append_raw(&b, &len, pid) < 0;
-        }
-        for (size_t k = 0; k < groups && !rc; k++) {
-            char w[48];
-            snprintf(w, sizeof w, "wait $p%zu || rc=$?; ", k);
-            rc = shquote_append_raw(&b, &len, w) < 0;
-        }
-        rc = rc || shquote_append_raw(&b, &len, "exit $rc") < 0;
+        rc = shquote_append_raw(&b, &len, "f=$(mktemp) && exec 3<>\"$f\" && rm -f \"$f\" && "
+                                          "cat >&3 || exit 1; exec ") < 0;
+        for (size_t k = 0; k < groups && !rc; k++)
+            rc = (k && shquote_append_raw(&b, &len, " ") < 0) ||
+                 append_srun(&b, &len, cfg, s, command, counts[k], limit_min,
+                             k ? ":" : "srun", "--input=/dev/fd/3") < 0;
     }
     if (rc) {
         free(b);

@@ -14,9 +14,11 @@
 enum { SRUNLABEL_PIECE = 1024 };
 
 /* The task number of a labeled line, with *text where the task's own text starts; -1 (and
- * *text = line) for a line that carries no label. srun's "P<component> N: " form, for one
- * step over several components of a heterogeneous job, is not read: tunedeck starts one
- * step per component. */
+ * *text = line) for a line that carries no label. In one step over several components of a
+ * heterogeneous job, srun labels each task with its number in the whole step (the task's
+ * own plus its component's offset: _build_label; seen on the harness: n1 : n3,n4 labeled
+ * 0, 1, 2), so the labels of two components never collide; the "P<component> N: " form,
+ * which 22.05 writes only where it lacks that offset, is not read. */
 long srunlabel_parse(const char *line, const char **text);
 
 typedef struct SrunLines SrunLines;

@@ -2,7 +2,9 @@
  * end of the step (time limit, node failure, a controller away), the task srun names as
  * failed and that task's last words, by its srun --label (or, with no label, by the order of
  * the lines), and every node's rank fan-out notice; put together into the trial's reason
- * once the step is over. */
+ * once the step is over. srun names a failed task by its node and its number within its
+ * component; the label numbers it within the whole step: each task's node mark joins the
+ * two (srunwords.h). */
 #include "remote/launch/srunwords.h"
 
 #include <stdio.h>
@@ -16,6 +18,7 @@
 typedef struct {
     long task;
     char said[160];
+    char node[64]; /* its node mark's, "" before */
 } TaskSaid;
 
 struct SrunWords {
@@ -25,6 +28,7 @@ struct SrunWords {
     long failed_task;     /* the first task srun said failed; -1 before */
     char failed_word[160]; /* srun's word of it: "n2: task 1: Exited with exit code 3" */
     int labeled;          /* a task's standard error came with its label */
+    int marked;           /* a task's node mark came: srun's failed task goes by its node */
     /* Without a label to go by (an srun that gave none): the failed task's words by order */
     char task_said[160];  /* the failed task's last words (task_words) */
     long task_said_task;  /* whose they were, when labeled */
@@ -140,6 +144,57 @@ static TaskSaid *task_said_of(const SrunWords *r, long task)
     return NULL;
 }
 
+/* The task's entry, made when it has none yet; NULL out of memory. */
+static TaskSaid *task_entry(SrunWords *r, long task)
+{
+    TaskSaid *t = task_said_of(r, task);
+    if (t)
+        return t;
+    if (r->n_said == r->cap_said) {
+        size_t cap = r->cap_said ? r->cap_said * 2 : 8;
+        TaskSaid *grown = realloc(r->said, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        r->said = grown;
+        r->cap_said = cap;
+    }
+    t = &r->said[r->n_said++];
+    *t = (TaskSaid){.task = task};
+    return t;
+}
+
+int srunwords_node(SrunWords *r, long task, const char *line)
+{
+    size_t mark = strlen(SRUNWORDS_NODE_MARK);
+    if (strncmp(line, SRUNWORDS_NODE_MARK, mark) != 0)
+        return 0;
+    const char *node = line + mark;
+    size_t len = strcspn(node, " \t\r");
+    if (!len || node[len] || len >= sizeof r->said->node)
+        return 0; /* not a node name: the task's own line */
+    TaskSaid *t = task >= 0 ? task_entry(r, task) : NULL;
+    if (!t || t->node[0])
+        return 1;
+    memcpy(t->node, node, len + 1);
+    r->marked = 1;
+    return 2;
+}
+
+const char *srunwords_node_of(const SrunWords *r, long task)
+{
+    const TaskSaid *t = task_said_of(r, task);
+    return t && t->node[0] ? t->node : NULL;
+}
+
+/* The task whose mark named `node`; -1 when none did. */
+static long task_on(const SrunWords *r, const char *node, size_t len)
+{
+    for (size_t i = 0; i < r->n_said; i++)
+        if (strlen(r->said[i].node) == len && strncmp(r->said[i].node, node, len) == 0)
+            return r->said[i].task;
+    return -1;
+}
+
 /* Each task's last words, by the label srun put on its line (a task's line is the task's,
  * whenever it comes); and, for output with no label, the failed task's words by order: srun
  * says a task failed ("task 0: Exited with exit code 3") as its exit arrives, and forwards
@@ -159,19 +214,7 @@ static void task_words(SrunWords *r, long task, const char *line)
         return;
     }
     if (task >= 0 && !signal_report(line)) {
-        TaskSaid *t = task_said_of(r, task);
-        if (!t && r->n_said == r->cap_said) {
-            size_t cap = r->cap_said ? r->cap_said * 2 : 8;
-            TaskSaid *grown = realloc(r->said, cap * sizeof *grown);
-            if (grown) {
-                r->said = grown;
-                r->cap_said = cap;
-            }
-        }
-        if (!t && r->n_said < r->cap_said) {
-            t = &r->said[r->n_said++];
-            t->task = task;
-        }
+        TaskSaid *t = task_entry(r, task);
         if (t)
             snprintf(t->said, sizeof t->said, "%s", line);
     }
@@ -208,11 +251,20 @@ void srunwords_stdout(SrunWords *r, const char *line)
  * taken by order (task_words). */
 static void add_task_said(const SrunWords *r, Observation *o)
 {
-    const TaskSaid *failed = r->failed_task >= 0 ? task_said_of(r, r->failed_task) : NULL;
+    /* srun's word names the node and the task's number within its component: the node's
+     * mark gives its label (its number in the step); without marks, the two are one */
+    const char *node_end = strstr(r->failed_word, ": task");
+    long failed_task = r->failed_task;
+    if (failed_task >= 0 && r->marked)
+        failed_task =
+            node_end ? task_on(r, r->failed_word, (size_t)(node_end - r->failed_word)) : -1;
+    const TaskSaid *failed = failed_task >= 0 ? task_said_of(r, failed_task) : NULL;
+    if (failed && !failed->said[0])
+        failed = NULL;
     long task = failed ? failed->task : r->task_said_task;
     const char *said = failed ? failed->said : r->task_said;
     if (!failed && r->failed_task >= 0 && r->labeled)
-        return; /* labeled output, and the failed task's holds nothing */
+        return; /* labeled output, and the failed task's holds nothing (or is unknown) */
     if (!said[0] || strstr(o->reason, said) || strstr(o->reason, "error event"))
         return;
     size_t len = strlen(o->reason);
@@ -221,7 +273,7 @@ static void add_task_said(const SrunWords *r, Observation *o)
      * said with them. */
     if (failed && !strstr(o->reason, r->failed_word)) {
         /* "n2: task 1: Exited with exit code 3" as "task 1 (n2, exit code 3)" */
-        const char *node_end = strstr(r->failed_word, ": task"), *what = NULL;
+        const char *what = NULL;
         if (node_end)
             what = strchr(node_end + 2, ':');
         if (what && what[1] == ' ') {
@@ -233,7 +285,12 @@ static void add_task_said(const SrunWords *r, Observation *o)
             return;
         }
     }
-    if (task >= 0)
+    if (failed && failed->task != r->failed_task && node_end)
+        /* srun's line in the reason numbers it otherwise ("n3: task 0"): its node says
+         * which it is */
+        snprintf(o->reason + len, sizeof o->reason - len, "; task %ld (%.*s) said: %s", task,
+                 (int)(node_end - r->failed_word), r->failed_word, said);
+    else if (task >= 0)
         snprintf(o->reason + len, sizeof o->reason - len, "; task %ld said: %s", task, said);
     else
         snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", said);

@@ -8,8 +8,22 @@
 
 typedef struct SrunWords SrunWords;
 
+/* What every task of a step says first on standard error: its node ("tunedeck-node n3"). In
+ * one step over several components of a heterogeneous allocation, srun labels each task
+ * with its number in the whole step, but its own word of a failure numbers it within its
+ * component ("srun: error: n3: task 0: Exited ..." of the step's task 2): the node it names
+ * is what says which task failed. */
+#define SRUNWORDS_NODE_MARK "tunedeck-node "
+
 SrunWords *srunwords_new(void);
 void srunwords_free(SrunWords *w);
+/* Whether `line` (a task's standard error, its label stripped) is the node mark: 0 when
+ * not, 2 when it gave a labeled task its node, 1 for another (the first mark of a task is
+ * kept: a trial that prints one cannot move its task later). A mark is neither a task's
+ * words nor a line for the log as it stands. */
+int srunwords_node(SrunWords *w, long task, const char *line);
+/* The node of `task` as its mark said, or NULL. */
+const char *srunwords_node_of(const SrunWords *w, long task);
 /* A line of standard error, its label stripped: a task's (`task` >= 0), or, -1, srun's own
  * or an unlabeled one. */
 void srunwords_stderr(SrunWords *w, long task, const char *line);

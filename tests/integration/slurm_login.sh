@@ -59,6 +59,22 @@ assert t["status"] == "failed", t
 assert "no dataset at /data/tdtest" in t["reason"] and "exit" in t["reason"], t["reason"]
 PY
 
+# Nodes of two GPU counts (partition debug): one heterogeneous step through the login node's
+# srun, whose components each read the schedule from a file the login node's shell holds as
+# fd 3 (on a pipe, only the first component would read it: trial.py fails on no input).
+sed 's/"partition": "t4"/"partition": "debug"/' "$T/inv-login-t4.json" > "$T/inv-login-debug.json"
+env -u SLURM_CONF PATH="$T/here:$PATH" "$bin" tune --cluster "$T/inv-login-debug.json" \
+    --job "$T/job.json" --launcher slurm --optimizer uniform-devices --json --budget 1 \
+    --trial-cmd "$trial" > "$T/l-het.json" 2> "$T/l-het.err"
+check "nodes of two GPU counts: one step through the login node, every task read the schedule" \
+    python3 - "$T/l-het.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert sorted(m["name"] for m in t["schedule"]["machines"] if m["worker"]) == \
+    ["n1", "n2", "n3", "n4"], t
+assert t["status"] == "ok" and t["time_s"] > 0.05, t
+PY
+
 # Ctrl-C mid-trial (a background job of sh starts with SIGINT ignored: env gives it back).
 env -u SLURM_CONF PATH="$T/here:$PATH" env --default-signal=INT "$bin" tune \
     --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \

@@ -147,6 +147,42 @@ assert re.search(r"; task 1 (\(n2, exit code 3\) )?said: no dataset at /data/tdt
 assert "task 1: Exited with exit code 3" in t["reason"] or "(n2, exit code 3)" in t["reason"], t
 assert "checkpoint" not in t["reason"], t["reason"]
 PY
+# Nodes of two GPU counts (n1,n2: 2; n3,n4: 4) are one heterogeneous step, a component
+# each; srun numbers the tasks through the step, but its word of a failure numbers the task
+# within its component. Task 0 of the second component (n3) fails with its own words while
+# task 0 of the first (n1) keeps talking on stderr: the reason is n3's words, with its node,
+# and the trial log's "task N:" lines are each of their own node. Before, each component was
+# an srun of its own, both labeled a task 0, and the reason quoted n1 ("task 0 ... said:
+# warming up the GPUs"; srun did not stop the other component either).
+hetwords="cat > /dev/null; case \$SLURMD_NODENAME in
+n3) sleep 1; echo 'no dataset at /data/tdtest' >&2; exit 3 ;;
+n1) trap 'echo \"saving a checkpoint\" >&2; exit 143' TERM; i=0
+    while [ \$i -lt 6 ]; do echo 'warming up the GPUs' >&2; sleep 1; i=\$((i + 1)); done ;;
+*) trap 'exit 143' TERM; sleep 6 & wait ;;
+esac"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher slurm --trial-cmd "$hetwords" \
+    --budget 1 --optimizer uniform-devices --no-prune --json > "$T/t-het.json" 2> "$T/t-het.err"
+check "a heterogeneous step: the failed task's own words, with its node, and the log's tasks" \
+    python3 - "$T/t-het.json" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+t = r["trials"][0]
+assert sorted(m["name"] for m in t["schedule"]["machines"] if m["worker"]) == \
+    ["n1", "n2", "n3", "n4"], t
+assert t["status"] == "failed", t
+m = re.search(r"; task (\d+) \(n3(, exit code 3)?\) said: no dataset at /data/tdtest", t["reason"])
+assert m, t["reason"]
+assert "warming" not in t["reason"] and "checkpoint" not in t["reason"], t["reason"]
+log = open(r["trial_log"]).read()
+tasks = {n: re.search(r"slurm stderr: task (\d+) runs on %s\n" % n, log) for n in
+         ("n1", "n2", "n3", "n4")}
+assert all(tasks.values()), log
+tasks = {n: x.group(1) for n, x in tasks.items()}
+assert len(set(tasks.values())) == 4 and tasks["n3"] == m.group(1), (tasks, t["reason"])
+assert "slurm stderr: task %s: no dataset at /data/tdtest\n" % tasks["n3"] in log, log
+assert "slurm stderr: task %s: warming up the GPUs\n" % tasks["n1"] in log, log
+assert not re.search(r"task (?!%s:)\d+: warming" % tasks["n1"], log), log
+PY
 # Protocol lines longer than slurmstepd's 1,024-byte messages, from two tasks at once: srun
 # labels each piece, and the pieces are joined per task (without labels, two tasks' pieces
 # could interleave into one line).

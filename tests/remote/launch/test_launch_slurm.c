@@ -104,7 +104,10 @@ Test(launch_slurm, a_trial_command_reaches_srun_word_for_word)
     free(cmd);
 }
 
-Test(launch_slurm, nodes_of_two_gpu_counts_get_one_step_each_in_their_component)
+/* Nodes of two GPU counts: one srun, one heterogeneous step of one component each
+ * ("srun A : B"), so that srun numbers the tasks through the step (two sruns labeled a task
+ * 0 each); each component reads the schedule whole from the same file (fd 3). */
+Test(launch_slurm, nodes_of_two_gpu_counts_are_one_step_of_a_component_each)
 {
     s->worker[0] = s->worker[2] = 1;
     LaunchConfig cfg = {.command = "true", .slurm_job = "7", .slurm_het = 1};
@@ -112,11 +115,51 @@ Test(launch_slurm, nodes_of_two_gpu_counts_get_one_step_each_in_their_component)
     char *cmd = launch_slurm_command(&cfg, s, 1, &err);
     cr_assert_not_null(cmd, "%s", err.msg);
     char *args = run(cmd);
+    const char *colon = strstr(args, "\n:\n--jobid=7\n");
+    cr_assert_not_null(colon, "%s", args);
     cr_assert_not_null(strstr(args, "--nodelist\nn1\n--nodes=1\n"), "%s", args);
     cr_assert_not_null(strstr(args, "--gres=gpu:2\n--het-group=0\n"), "%s", args);
-    cr_assert_not_null(strstr(args, "--nodelist\nn3\n--nodes=1\n"), "%s", args);
-    cr_assert_not_null(strstr(args, "--gres=gpu:1\n--het-group=1\n"), "%s", args);
+    cr_assert_not_null(strstr(colon, "--nodelist\nn3\n--nodes=1\n"), "%s", args);
+    cr_assert_not_null(strstr(colon, "--gres=gpu:1\n--het-group=1\n"), "%s", args);
+    cr_assert_not_null(strstr(colon, "--input=/dev/fd/3\n"), "%s", args);
+    cr_assert_null(strstr(args, "--input=all"), "%s", args);
+    cr_assert_eq(strstr(args, "\n--\n"), args + strlen(args) - 4, "one srun: %s", args);
     free(args);
+    free(cmd);
+}
+
+/* The input file: every component opens /dev/fd/3 afresh and reads the schedule whole (a
+ * stand-in srun that reads it twice, as two components do), and nothing is left in TMPDIR. */
+Test(launch_slurm, each_component_reads_the_whole_input)
+{
+    s->worker[0] = s->worker[2] = 1;
+    LaunchConfig cfg = {.command = "true", .slurm_job = "7", .slurm_het = 1};
+    Error err;
+    char *cmd = launch_slurm_command(&cfg, s, 1, &err);
+    cr_assert_not_null(cmd, "%s", err.msg);
+    char path[256];
+    snprintf(path, sizeof path, "%s/srun", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ncat /dev/fd/3 /dev/fd/3 > '%s/args'\n", dir);
+    fclose(f);
+    char *quoted = shquote(cmd);
+    cr_assert_not_null(quoted);
+    size_t cap = strlen(quoted) + 4 * strlen(dir) + 128;
+    char *sh = malloc(cap);
+    cr_assert_not_null(sh);
+    snprintf(sh, cap, "mkdir '%s/tmp' && printf '{\"schedule\": 1}\\n' | "
+             "TMPDIR='%s/tmp' PATH='%s':\"$PATH\" sh -c %s && rmdir '%s/tmp'",
+             dir, dir, dir, quoted, dir);
+    cr_assert_eq(system(sh), 0, "%s", sh);
+    free(sh);
+    snprintf(path, sizeof path, "%s/args", dir);
+    size_t len = 0;
+    char *got = readall_file(path, 1 << 20, &len, &err);
+    cr_assert_not_null(got, "%s", err.msg);
+    cr_assert_str_eq(got, "{\"schedule\": 1}\n{\"schedule\": 1}\n");
+    free(got);
+    free(quoted);
     free(cmd);
 }
 
@@ -334,6 +377,23 @@ Test(launch_slurm, labels_wider_than_one_digit_name_their_task)
     cr_assert_not_null(strstr(o->reason, "; task 11 said: CUDA error: device-side assert"), "%s",
                        o->reason);
     cr_assert_null(strstr(o->reason, "epoch"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* A heterogeneous step (n1 : n3): each task says its node first; srun names the failed one
+ * by its node and its number within its component ("n3: task 0"), which is the step's task 1,
+ * and the step's task 0 (n1) speaks after it. The words are n3's, said with its node. */
+Test(launch_slurm, a_heterogeneous_steps_failed_task_is_named_by_its_node)
+{
+    Observation *o = failed_trial("'0: tunedeck-node n1' '1: tunedeck-node n3' "
+                                  "'1: no dataset at /data/x' 'srun: error: n3: task 0: Exited "
+                                  "with exit code 3' '0: warming up the GPUs' 'srun: error: n1: "
+                                  "task 0: Exited with exit code 143'",
+                                  143);
+    cr_assert_not_null(strstr(o->reason, "; task 1 (n3, exit code 3) said: no dataset at /data/x"),
+                       "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "warming"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "tunedeck-node"), "%s", o->reason);
     observation_free(o);
 }
 
