@@ -20,6 +20,7 @@
 #include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
+#include "remote/live/jobdir.h"
 #include "remote/live/liverun_slurm.h"
 #include "remote/live/schedlive.h"
 #include "remote/ssh/hostpool.h"
@@ -470,6 +471,27 @@ static int connect_hosts(LiveRun *r)
     return up;
 }
 
+/* Every job's folder on every host that answered, checked before any job starts (on Slurm
+ * the backend's check_folders did it in schedlive_check): a folder on the way that another
+ * user can write refuses the run (exit 3), as on Slurm. */
+static int check_host_folders(LiveRun *r, Error *err)
+{
+    size_t n = sched_job_count(r->s);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!names)
+        return error_no_memory(err, "job folder check");
+    for (size_t i = 0; i < n; i++) {
+        SchedJobInfo info;
+        sched_job_info(r->s, i, &info);
+        names[i] = info.name;
+    }
+    double ct = r->cl->ssh.connect_timeout_s > 0 ? r->cl->ssh.connect_timeout_s : 5;
+    int rc = jobdir_check_hosts(r->pool, r->a->lo.job_dir ? r->a->lo.job_dir : "tunedeck-jobs",
+                                names, n, ct + 10, err);
+    free(names);
+    return rc;
+}
+
 /* A source after the driver: wakes at the end of --duration; after every step writes the
  * model's new events and stops every job once the run is over. */
 static size_t watch_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
@@ -637,6 +659,8 @@ int cmd_schedule_live(int argc, char **argv)
         } else if (!r.slurm && !connect_hosts(&r)) {
             fail("no host is reachable");
             rc = EXIT_REMOTE;
+        } else if (!r.slurm && check_host_folders(&r, &err) < 0) {
+            rc = schedule_fail_error("schedule --live", &err);
         } else if (!(r.l = schedlive_new(r.s, r.cl, r.pool, &a.lo, &err)))
             rc = schedule_fail_error("schedule --live", &err);
     }

@@ -95,8 +95,9 @@ typedef struct LiveRunOps {
      * folder, its owner or mode, what is expected and the fix, so a folder others can write
      * refuses the run rather than fail each job as it starts (Slurm: the folders are on this
      * machine's shared file system; a start checks its folder again). NULL for SSH: the
-     * folders are on the hosts, and the wrapper makes each one private at its start
-     * (schedlive_job_template). */
+     * folders are on the hosts, which must be connected first: `schedule --live` checks
+     * them on each host with jobdir_check_hosts (remote/live/jobdir.h) once they are, and
+     * the wrapper makes each one private at its start (schedlive_job_template). */
     int (*check_folders)(void *ctx, const char *job_dir, const char *const *names, size_t n,
                          Error *err);
     void (*free)(void *run); /* ends a run still up (closing its channels, or scancel) */
