@@ -235,10 +235,21 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
             return;
         }
         snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
-        host_down(p, h, now_ms,
-                  "unknown host key for %s (%s): refused, it is not in %s; check the "
-                  "fingerprint and accept it with --accept-new-host-keys",
-                  h->target, h->fingerprint, file);
+        char host_port[300];
+        host_port_name(h, host_port, sizeof host_port);
+        int ca_line = knownhosts_cert_authority(file, host_port);
+        if (ca_line > 0) /* trusted there through a CA only, which libssh 0.10 cannot check */
+            host_down(p, h, now_ms,
+                      "unknown host key for %s (%s): refused, %s trusts it only through the "
+                      "@cert-authority line %d, and tunedeck does not use certificate "
+                      "authorities; check the fingerprint and accept the host key itself "
+                      "with --accept-new-host-keys (or add it to %s)",
+                      h->target, h->fingerprint, file, ca_line, file);
+        else
+            host_down(p, h, now_ms,
+                      "unknown host key for %s (%s): refused, it is not in %s; check the "
+                      "fingerprint and accept it with --accept-new-host-keys",
+                      h->target, h->fingerprint, file);
         return;
     case SSH_KNOWN_HOSTS_ERROR:
     default:

@@ -396,6 +396,10 @@ echo "@cert-authority [127.0.0.11]:$H_PORT $k1" >> "$kh"
 run "" "$T/n5" --only h1
 check "a key listed only as @cert-authority is unknown for the host" \
     grep -q 'h1 ssh-failed: .*unknown host key for 127.0.0.11' "$T/n5"
+# ... and the refusal says why, and how to go on: the operator trusted the host through a CA.
+ca_line="$(grep -n '^@cert-authority' "$kh" | head -n 1 | cut -d: -f1)"
+check "the refusal names the @cert-authority line, says no CA is used and how to accept the key" \
+    grep -q "h1 ssh-failed: .*refused, $kh trusts it only through the @cert-authority line $ca_line, and tunedeck does not use certificate authorities; check the fingerprint and accept the host key itself with --accept-new-host-keys" "$T/n5"
 # A hashed entry is read like a plain one.
 grep -v '127.0.0.13' "$T/kh.all" > "$kh"
 grep '127.0.0.13' "$T/kh.all" > "$T/kh.h3"
