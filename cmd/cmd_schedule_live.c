@@ -346,6 +346,7 @@ typedef struct {
     SchedLive *l;
     FILE *events;
     SchedNodeGroup *groups; /* the inventory's node sizes, for the model */
+    unsigned char *folders_checked; /* per machine: its job folders passed before the run */
     LogCtx ctx;
     size_t ev_seen;
 } LiveRun;
@@ -473,7 +474,8 @@ static int connect_hosts(LiveRun *r)
 
 /* Every job's folder on every host that answered, checked before any job starts (on Slurm
  * the backend's check_folders did it in schedlive_check): a folder on the way that another
- * user can write refuses the run (exit 3), as on Slurm. */
+ * user can write refuses the run (exit 3), as on Slurm. A host down now is checked by the
+ * driver once it answers, before any job goes there. */
 static int check_host_folders(LiveRun *r, Error *err)
 {
     size_t n = sched_job_count(r->s);
@@ -486,9 +488,15 @@ static int check_host_folders(LiveRun *r, Error *err)
         names[i] = info.name;
     }
     double ct = r->cl->ssh.connect_timeout_s > 0 ? r->cl->ssh.connect_timeout_s : 5;
-    int rc = jobdir_check_hosts(r->pool, r->a->lo.job_dir ? r->a->lo.job_dir : "tunedeck-jobs",
-                                names, n, ct + 10, err);
+    r->folders_checked = calloc(r->cl->n_machines + 1, 1);
+    int rc = r->folders_checked ? jobdir_check_hosts(r->pool,
+                                                     r->a->lo.job_dir ? r->a->lo.job_dir
+                                                                      : "tunedeck-jobs",
+                                                     names, n, ct + 10, r->folders_checked, err)
+                                : error_no_memory(err, "job folder check");
     free(names);
+    /* the hosts down now are checked by the driver once they answer */
+    r->a->lo.folders_checked = r->folders_checked;
     return rc;
 }
 
@@ -620,6 +628,7 @@ static void live_close(LiveRun *r)
     catalogue_free(r->cat);
     free(r->names);
     free(r->groups);
+    free(r->folders_checked);
     cluster_free(r->cl);
 }
 

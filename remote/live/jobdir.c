@@ -220,23 +220,24 @@ int jobdir_judge(const char *host, const char *job_dir, const char *answer, Erro
     return rc;
 }
 
-/* ---- the check on every ready host ---- */
+/* ---- one host's check, and every ready host's ---- */
 
 enum { ANSWER_MAX = 1 << 20 };
 
-typedef struct {
+struct JobdirProbe {
     RemoteExec *x;
     char *out; /* its standard output, lines joined by '\n' */
     size_t len;
     int too_long;
     char err_line[200]; /* its first line on stderr */
-} Probe;
+    int64_t began_ms;
+};
 
 static void on_line(void *userdata, RemoteExec *x, StreamKind stream, const char *line,
                     int truncated)
 {
     (void)x;
-    Probe *pr = userdata;
+    JobdirProbe *pr = userdata;
     if (stream != STREAM_STDOUT) {
         if (!pr->err_line[0])
             termsafe(pr->err_line, sizeof pr->err_line, line);
@@ -256,26 +257,42 @@ static void on_line(void *userdata, RemoteExec *x, StreamKind stream, const char
     pr->out[pr->len] = 0;
 }
 
-typedef struct {
-    Probe *probes;
-    size_t n;
-} Probes;
-
-static int all_answered(void *ctx)
+JobdirProbe *jobdir_probe_begin(HostPool *p, size_t host, const char *command, Error *err)
 {
-    const Probes *ps = ctx;
-    for (size_t i = 0; i < ps->n; i++)
-        if (ps->probes[i].x && !rexec_done(ps->probes[i].x))
-            return 0;
-    return 1;
+    JobdirProbe *pr = calloc(1, sizeof *pr);
+    if (!pr) {
+        error_no_memory(err, "job folder check");
+        return NULL;
+    }
+    pr->began_ms = clock_now_ms();
+    ExecOptions eo = {.on_line = on_line, .userdata = pr, .max_line = 8192};
+    if (!(pr->x = hostpool_exec(p, host, command, NULL, 0, &eo, err))) {
+        HostInfo hi;
+        hostpool_info(p, host, &hi);
+        error_prefix(err, "%s: the job folder check", hi.name);
+        error_mark(err, ERROR_REMOTE);
+        free(pr);
+        return NULL;
+    }
+    return pr;
+}
+
+int jobdir_probe_done(const JobdirProbe *pr)
+{
+    return rexec_done(pr->x);
+}
+
+int64_t jobdir_probe_began_ms(const JobdirProbe *pr)
+{
+    return pr->began_ms;
 }
 
 /* One host's outcome: its answer judged, or why there is none. */
-static int host_verdict(const Probe *pr, const char *host, const char *job_dir, double timeout_s,
-                        Error *err)
+static int verdict(const JobdirProbe *pr, const char *host, const char *job_dir, Error *err)
 {
     if (!rexec_done(pr->x)) {
-        error_set(err, "%s: the job folder check got no answer within %.0f s", host, timeout_s);
+        error_set(err, "%s: the job folder check got no answer within %.0f s", host,
+                  (double)(clock_now_ms() - pr->began_ms) / 1000);
         return error_mark(err, ERROR_REMOTE);
     }
     if (rexec_outcome(pr->x) != EXEC_EXITED) {
@@ -292,8 +309,33 @@ static int host_verdict(const Probe *pr, const char *host, const char *job_dir, 
     return jobdir_judge(host, job_dir, pr->out ? pr->out : "", err);
 }
 
+int jobdir_probe_end(JobdirProbe *pr, const char *host, const char *job_dir, Error *err)
+{
+    if (!pr)
+        return 0;
+    int rc = verdict(pr, host, job_dir, err);
+    rexec_free(pr->x);
+    free(pr->out);
+    free(pr);
+    return rc;
+}
+
+typedef struct {
+    JobdirProbe **probes;
+    size_t n;
+} Probes;
+
+static int all_answered(void *ctx)
+{
+    const Probes *ps = ctx;
+    for (size_t i = 0; i < ps->n; i++)
+        if (ps->probes[i] && !jobdir_probe_done(ps->probes[i]))
+            return 0;
+    return 1;
+}
+
 int jobdir_check_hosts(HostPool *p, const char *job_dir, const char *const *names, size_t n,
-                       double timeout_s, Error *err)
+                       double timeout_s, unsigned char *checked, Error *err)
 {
     size_t hosts = hostpool_size(p);
     char *cmd = jobdir_command(job_dir, names, n, err);
@@ -307,13 +349,8 @@ int jobdir_check_hosts(HostPool *p, const char *job_dir, const char *const *name
     for (size_t h = 0; h < hosts && rc == 0; h++) {
         HostInfo hi;
         hostpool_info(p, h, &hi);
-        if (hi.state != HOST_READY)
-            continue; /* drained: no job goes there */
-        ExecOptions eo = {.on_line = on_line, .userdata = &ps.probes[h], .max_line = 8192};
-        if (!(ps.probes[h].x = hostpool_exec(p, h, cmd, NULL, 0, &eo, err))) {
-            error_prefix(err, "%s: the job folder check", hi.name);
-            rc = error_mark(err, ERROR_REMOTE);
-        }
+        if (hi.state == HOST_READY && !(ps.probes[h] = jobdir_probe_begin(p, h, cmd, err)))
+            rc = -1; /* one not ready is drained: no job goes there until it is checked */
     }
     free(cmd);
     if (rc == 0) {
@@ -323,14 +360,18 @@ int jobdir_check_hosts(HostPool *p, const char *job_dir, const char *const *name
         evloop_free(loop);
     }
     for (size_t h = 0; h < hosts; h++) {
-        Probe *pr = &ps.probes[h];
-        if (pr->x && rc == 0) {
-            HostInfo hi;
-            hostpool_info(p, h, &hi);
-            rc = host_verdict(pr, hi.name, job_dir, timeout_s, err);
+        if (!ps.probes[h])
+            continue;
+        HostInfo hi;
+        hostpool_info(p, h, &hi);
+        Error e;
+        int ok = jobdir_probe_end(ps.probes[h], hi.name, job_dir, &e) == 0;
+        if (!ok && rc == 0) { /* the first host's refusal, in the pool's order */
+            *err = e;
+            rc = -1;
         }
-        rexec_free(pr->x);
-        free(pr->out);
+        if (checked)
+            checked[h] = (unsigned char)ok;
     }
     free(ps.probes);
     return rc;

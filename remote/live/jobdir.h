@@ -8,6 +8,7 @@
 #define TUNEDECK_JOBDIR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/base/error.h"
 #include "remote/ssh/hostpool.h"
@@ -25,10 +26,21 @@ char *jobdir_command(const char *job_dir, const char *const *names, size_t n, Er
  * came back. */
 int jobdir_judge(const char *host, const char *job_dir, const char *answer, Error *err);
 
-/* Runs the check on every host of the pool that is ready (one command each, all at once)
- * and judges each answer, hosts in order, waiting at most timeout_s; a host that does not
- * answer in time, or whose command fails, is an error (ERROR_REMOTE) naming it. */
+/* One host's check in steps, for a caller on its own loop (the live driver checks a host
+ * that answers only after the run began): begin sends the command (NULL: err, ERROR_REMOTE);
+ * the pool must be stepped until done; end judges the answer as jobdir_judge does (an
+ * unanswered or failed command is ERROR_REMOTE, naming host) and frees the probe. */
+typedef struct JobdirProbe JobdirProbe;
+JobdirProbe *jobdir_probe_begin(HostPool *p, size_t host, const char *command, Error *err);
+int jobdir_probe_done(const JobdirProbe *pr);
+int64_t jobdir_probe_began_ms(const JobdirProbe *pr);
+int jobdir_probe_end(JobdirProbe *pr, const char *host, const char *job_dir, Error *err);
+
+/* Runs the check on every host of the pool that is ready (one command each, all at once),
+ * waiting at most timeout_s, and judges each answer; the first refusal or failure, hosts in
+ * order, is the error (a host that does not answer in time is ERROR_REMOTE). checked (NULL,
+ * or one per host) says which hosts passed: the driver checks the others once they answer. */
 int jobdir_check_hosts(HostPool *p, const char *job_dir, const char *const *names, size_t n,
-                       double timeout_s, Error *err);
+                       double timeout_s, unsigned char *checked, Error *err);
 
 #endif

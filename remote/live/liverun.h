@@ -117,6 +117,17 @@ typedef struct {
     LiveNodeState *nodes;
     size_t n_nodes;
     long looks;
+    /* The job folders' check (remote/live/jobdir.h) of each host not checked before the run
+     * (prechecked: schedule --live's, of the hosts that answered then; NULL: none, as in the
+     * console): such a host is unusable until it answers and its check passes (the watch
+     * connects it); a refusal keeps it so, said once, until it goes down and answers again,
+     * when it is checked afresh. folder_cmd: jobdir_command for the run (schedlive_new). */
+    char *folder_cmd;
+    const char *job_dir;
+    const unsigned char *prechecked;
+    signed char *checked; /* per node: 1 passed, -1 refused, 0 not yet */
+    struct JobdirProbe **probes;
+    int64_t *probe_retry_ms;
     /* Runs left behind: a member whose connection dropped with no exit status may still run
      * on its host (only its sshd died). Each is stopped by its TUNEDECK_RUN_MARK once its
      * host answers (tick); until then the fence (schedlive.h) keeps a new run of the job

@@ -397,8 +397,9 @@ if wait_out "j2: run 1 on h[1-3] " 300; then
     then pass "the new run of j2 waits while the one left on h$down holds its folder (pid $stale)"
     else fail "fence: stale '$stale': $(tail -n 8 "$T/out8")"; fi
     harness_start "$down"
-    # the pool's reconnect back-off is capped at 30 s
-    if wait_out "h$down is usable again \(it answers over SSH again\)" 600
+    # the pool's reconnect back-off is capped at 30 s; back from down, its job folders are
+    # checked again before any job goes there
+    if wait_out "h$down is usable again \(it answers over SSH again and its job folders are checked\)" 600
     then pass "the host is usable again once it answers"
     else fail "h$down back: $(tail -n 8 "$T/out8")"; fi
     if wait_out "j2: its run left on h$down when its end was not seen \(process group [0-9]+\): stopped" 300 &&
@@ -419,7 +420,10 @@ else fail "after the host came back: exit $rc: $(tail -n 6 "$T/out8")"; fi
 
 # A host down at the start is drained there and usable once it answers (the watch keeps
 # reconnecting it); the first look at the hosts does not undrain it (it did, at once: the
-# backend's first reading had it usable).
+# backend's first reading had it usable). Its job folders were not checked before the run, so
+# they are checked once it answers: h4's ls (a stand-in first on its PATH) shows --job-dir
+# world-writable, and h4 takes no job; back from down with the real ls, it is checked afresh
+# and usable.
 live_out=out9
 harness_inventory "$T/inv4.json" 1 2 4
 live_inventory "$T/inv4.json" "$build/tunedeck-worker" "$mark"
@@ -431,9 +435,23 @@ if wait_out "j[01]: run 1 on h[12] " 300 && grep -q "^h4: down (.*): drained" "$
     ! grep -q "h4 is usable again" "$T/out9"
 then pass "a host down at the start stays drained"
 else fail "h4 down at the start: $(head -n 8 "$T/out9")"; fi
+mkdir -p "$T/h/host-bin4"
+cat > "$T/h/host-bin4/ls" <<EOF
+#!/bin/sh
+out="\$(/bin/ls "\$@")" || exit
+case "\$*" in *" $T/jobs9") printf '%s\n' "\$out" | sed 's/^d[^ ]*/drwxrwxrwx/' ;; *) printf '%s\n' "\$out" ;; esac
+EOF
+chmod 755 "$T/h/host-bin4/ls"
 harness_start 4
-if wait_out "h4 is usable again \(it answers over SSH again\)" 600
-then pass "a host down at the start is usable once it answers"
+if wait_out "h4: the --job-dir folder $T/jobs9 is world-writable \(mode 0777\).*chmod go-w $T/jobs9 .*: no job goes there" 600 &&
+    sleep 1 && ! grep -q "h4 is usable again" "$T/out9"
+then pass "a host that answers after the start is checked first: refused, it takes no job"
+else fail "h4 refused: $(tail -n 8 "$T/out9")"; fi
+rm "$T/h/host-bin4/ls"
+harness_stop 4
+harness_start 4
+if wait_out "h4 is usable again \(it answers over SSH again and its job folders are checked\)" 600
+then pass "a host down at the start is usable once it answers and its folders pass"
 else fail "h4 up: $(tail -n 8 "$T/out9")"; fi
 kill -TERM "$LIVE_PID" 2>/dev/null
 wait "$LIVE_PID"
