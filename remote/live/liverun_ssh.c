@@ -200,7 +200,8 @@ static int ssh_watch(void *ctx, const char *const *names, const int *unusable, s
     return 0;
 }
 
-/* A host the pool finds down after it was up is unusable, one that is ready usable again;
+/* A host the pool finds down after it was up is unusable, one that is ready usable again
+ * once its job folders passed (folders_ok);
  * one on its way (connecting, handshake) keeps what it was, so a reconnect does not flap
  * the model. A host never reached stays as the start left it (schedule --live drains it
  * there; a start on it fails as a death, twice then the job is left failed). */
@@ -214,10 +215,7 @@ static const LiveNodeState *ssh_nodes(void *ctx, size_t *n, long *looks)
         LiveNodeState *v = &b->nodes[i];
         int down = hi.state == HOST_DOWN && hi.connects > 0;
         int checked = folders_ok(b, i, &hi, now_ms);
-        int unusable = down                                ? 1
-                       : hi.state == HOST_READY && checked ? 0
-                       : hi.state == HOST_READY            ? 1
-                                                           : v->unusable;
+        int unusable = down ? 1 : hi.state == HOST_READY ? !checked : v->unusable;
         if (unusable == v->unusable)
             continue;
         v->unusable = unusable;
