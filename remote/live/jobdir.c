@@ -2,6 +2,7 @@
  * (remote/live/jobdir.h): a walk of the path on each host, in one command, judged here. */
 #include "remote/live/jobdir.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,8 +141,9 @@ static int judge_entry(const char *host, const char *dir, unsigned me, const cha
     unsigned uid, mode;
     int off = 0;
     if (sscanf(line, "%c %15s %u %n", &kind, mstr, &uid, &off) != 3 || off == 0 ||
-        line[off] != '/' || !strchr("dtlj", kind) || line[1] != ' ' ||
-        mode_parse(mstr, &type, &mode) < 0)
+        line[off] != '/' || !strchr("dtlj", kind) || line[1] != ' ' || line[2] != mstr[0] ||
+        strncmp(line + 2 + strlen(mstr), " ", 1) != 0 ||
+        !isdigit((unsigned char)line[3 + strlen(mstr)]) || mode_parse(mstr, &type, &mode) < 0)
         return bad_answer(host, line, err);
     const char *path = line + off;
     char p[256];

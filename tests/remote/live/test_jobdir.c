@@ -84,6 +84,8 @@ Test(jobdir, a_bad_answer_is_the_hosts_quoted)
         OK_HEAD "end\nd drwx------ 1000 /x\n",       /* after the end */
         OK_HEAD "d drwx------ 1000 x\nend\n",        /* not a path */
         OK_HEAD "d drwx------ me /x\nend\n",         /* not a uid */
+        OK_HEAD "d drwx------ -5 /x\nend\n",         /* not a uid either */
+        OK_HEAD "d  drwx------ 1000 /x\nend\n",      /* not the script's spacing */
         OK_HEAD "d drwxqwx--- 1000 /x\nend\n",       /* not a mode */
         OK_HEAD "j -rwx------ 1000 /x\nend\n",       /* a job folder the walk called a file */
         OK_HEAD "q drwx------ 1000 /x\nend\n",       /* no such line */
