@@ -20,6 +20,7 @@
 #include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
+#include "remote/live/jobdir.h"
 #include "remote/live/liverun_slurm.h"
 #include "remote/live/schedlive.h"
 #include "remote/ssh/hostpool.h"
@@ -345,6 +346,7 @@ typedef struct {
     SchedLive *l;
     FILE *events;
     SchedNodeGroup *groups; /* the inventory's node sizes, for the model */
+    unsigned char *folders_checked; /* per machine: its job folders passed before the run */
     LogCtx ctx;
     size_t ev_seen;
 } LiveRun;
@@ -468,6 +470,34 @@ static int connect_hosts(LiveRun *r)
         sched_drain_node_by(r->s, (int)m, SCHED_DRAIN_BACKEND, 1, NULL);
     }
     return up;
+}
+
+/* Every job's folder on every host that answered, checked before any job starts (on Slurm
+ * the backend's check_folders did it in schedlive_check): a folder on the way that another
+ * user can write refuses the run (exit 3), as on Slurm. A host down now is checked by the
+ * driver once it answers, before any job goes there. */
+static int check_host_folders(LiveRun *r, Error *err)
+{
+    size_t n = sched_job_count(r->s);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!names)
+        return error_no_memory(err, "job folder check");
+    for (size_t i = 0; i < n; i++) {
+        SchedJobInfo info;
+        sched_job_info(r->s, i, &info);
+        names[i] = info.name;
+    }
+    double ct = r->cl->ssh.connect_timeout_s > 0 ? r->cl->ssh.connect_timeout_s : 5;
+    r->folders_checked = calloc(r->cl->n_machines + 1, 1);
+    int rc = r->folders_checked ? jobdir_check_hosts(r->pool,
+                                                     r->a->lo.job_dir ? r->a->lo.job_dir
+                                                                      : "tunedeck-jobs",
+                                                     names, n, ct + 10, r->folders_checked, err)
+                                : error_no_memory(err, "job folder check");
+    free(names);
+    /* the hosts down now are checked by the driver once they answer */
+    r->a->lo.folders_checked = r->folders_checked;
+    return rc;
 }
 
 /* A source after the driver: wakes at the end of --duration; after every step writes the
@@ -598,6 +628,7 @@ static void live_close(LiveRun *r)
     catalogue_free(r->cat);
     free(r->names);
     free(r->groups);
+    free(r->folders_checked);
     cluster_free(r->cl);
 }
 
@@ -637,6 +668,8 @@ int cmd_schedule_live(int argc, char **argv)
         } else if (!r.slurm && !connect_hosts(&r)) {
             fail("no host is reachable");
             rc = EXIT_REMOTE;
+        } else if (!r.slurm && check_host_folders(&r, &err) < 0) {
+            rc = schedule_fail_error("schedule --live", &err);
         } else if (!(r.l = schedlive_new(r.s, r.cl, r.pool, &a.lo, &err)))
             rc = schedule_fail_error("schedule --live", &err);
     }

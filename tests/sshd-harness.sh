@@ -6,7 +6,9 @@
 #   harness_init DIR              keys, stub tools; picks and leases a free port span for this
 #                                 run (tests/port-lease.sh, sourced first)
 #   harness_start I [extra cfg]   starts sshd number I on 127.0.0.(10+I):PORT ($H/host-binI,
-#                                 if present, first on its PATH)
+#                                 if present, first on its PATH; its log $H/sshdI.log at
+#                                 HARNESS_LOGLEVEL, default ERROR: sshd takes a keyword's
+#                                 first value, so an extra LogLevel line would not count)
 #   harness_stop I                stops it (its per-connection children too)
 #   harness_inventory FILE N...   writes an inventory naming hosts h1..hN
 #   harness_stop_all
@@ -101,7 +103,7 @@ AllowAgentForwarding no
 X11Forwarding no
 MaxStartups 2000
 MaxSessions 2000
-LogLevel ERROR
+LogLevel ${HARNESS_LOGLEVEL:-ERROR}
 # SHLVL=1: bash then skips ~/.bashrc, which it would otherwise source for every ssh
 # command (Debian's SSH_SOURCE_BASHRC): a heavy .bashrc would dominate every timing.
 SetEnv PATH=${gpu_path}/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin TUNEDECK_TEST_HOST=$i SHLVL=1

@@ -103,8 +103,9 @@ typedef struct LiveRunOps {
      * folder, its owner or mode, what is expected and the fix, so a folder others can write
      * refuses the run rather than fail each job as it starts (Slurm: the folders are on this
      * machine's shared file system; a start checks its folder again). NULL for SSH: the
-     * folders are on the hosts, and the wrapper makes each one private at its start
-     * (schedlive_job_template). */
+     * folders are on the hosts, which must be connected first: `schedule --live` checks
+     * them on each host with jobdir_check_hosts (remote/live/jobdir.h) once they are, and
+     * the wrapper makes each one private at its start (schedlive_job_template). */
     int (*check_folders)(void *ctx, const char *job_dir, const char *const *names, size_t n,
                          Error *err);
     void (*free)(void *run); /* ends a run still up (closing its channels, or scancel) */
@@ -124,6 +125,17 @@ typedef struct {
     LiveNodeState *nodes;
     size_t n_nodes;
     long looks;
+    /* The job folders' check (remote/live/jobdir.h) of each host not checked before the run
+     * (prechecked: schedule --live's, of the hosts that answered then; NULL: none, as in the
+     * console): such a host is unusable until it answers and its check passes (the watch
+     * connects it); a refusal keeps it so, said once, until it goes down and answers again,
+     * when it is checked afresh. folder_cmd: jobdir_command for the run (schedlive_new). */
+    char *folder_cmd;
+    const char *job_dir;
+    const unsigned char *prechecked;
+    signed char *checked; /* per node: 1 passed, -1 refused, 0 not yet */
+    struct JobdirProbe **probes;
+    int64_t *probe_retry_ms;
     /* Runs left behind: a member whose connection dropped with no exit status may still run
      * on its host (only its sshd died). Each is stopped by its TUNEDECK_RUN_MARK once its
      * host answers (tick); until then the fence (schedlive.h) keeps a new run of the job

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "remote/live/jobdir.h"
 #include "remote/live/jobgroup.h"
 #include "remote/live/liverun.h"
 #include "remote/live/schedlive.h"
@@ -125,6 +126,46 @@ static void ssh_free(void *run)
     free(r);
 }
 
+#define CHECK_WAIT "waiting for its job folders' check"
+enum { CHECK_TIMEOUT_MS = 30000, CHECK_RETRY_MS = 10000 };
+
+/* Host i's job folders (jobdir.h), for a host not checked before the run or back from down:
+ * checked once it answers (one probe at a time), so that no job is placed there before; 1
+ * when they passed. A refusal is said once and holds until the host goes down; a check that
+ * got no answer is tried again after a pause. */
+static int folders_ok(LiveRunSsh *b, size_t i, const HostInfo *hi, int64_t now_ms)
+{
+    if (!b->checked)
+        return 1;
+    if (hi->state == HOST_DOWN && hi->connects > 0 && !b->probes[i])
+        b->checked[i] = 0; /* checked afresh when it answers again */
+    JobdirProbe *pr = b->probes[i];
+    if (pr && (jobdir_probe_done(pr) || now_ms - jobdir_probe_began_ms(pr) > CHECK_TIMEOUT_MS)) {
+        Error e;
+        b->probes[i] = NULL;
+        if (jobdir_probe_end(pr, hi->name, b->job_dir, &e) == 0) {
+            b->checked[i] = 1;
+        } else if (e.kind == ERROR_INPUT) {
+            b->checked[i] = -1;
+            livelog(b->log, b->userdata, "%s: no job goes there", e.msg);
+        } else {
+            b->probe_retry_ms[i] = now_ms + CHECK_RETRY_MS;
+            livelog(b->log, b->userdata, "%s: tried again in %d s", e.msg, CHECK_RETRY_MS / 1000);
+        }
+    }
+    if (hi->state == HOST_IDLE && b->checked[i] == 0)
+        hostpool_connect(b->pool, i, 1); /* connected for its check */
+    if (hi->state == HOST_READY && b->checked[i] == 0 && !b->probes[i] &&
+        now_ms >= b->probe_retry_ms[i]) {
+        Error e;
+        if (!(b->probes[i] = jobdir_probe_begin(b->pool, i, b->folder_cmd, &e))) {
+            b->probe_retry_ms[i] = now_ms + CHECK_RETRY_MS;
+            livelog(b->log, b->userdata, "%s: tried again in %d s", e.msg, CHECK_RETRY_MS / 1000);
+        }
+    }
+    return b->checked[i] == 1;
+}
+
 /* Every host the pool has tried: reconnected whenever it drops (capped back-off), so one
  * that went down can come back; one never asked for (IDLE) is left to the first start. */
 static int ssh_watch(void *ctx, const char *const *names, const int *unusable, size_t n,
@@ -132,7 +173,12 @@ static int ssh_watch(void *ctx, const char *const *names, const int *unusable, s
 {
     LiveRunSsh *b = ctx;
     b->nodes = calloc(n ? n : 1, sizeof *b->nodes);
-    if (!b->nodes)
+    if (b->folder_cmd) {
+        b->checked = calloc(n ? n : 1, sizeof *b->checked);
+        b->probes = calloc(n ? n : 1, sizeof *b->probes);
+        b->probe_retry_ms = calloc(n ? n : 1, sizeof *b->probe_retry_ms);
+    }
+    if (!b->nodes || (b->folder_cmd && (!b->checked || !b->probes || !b->probe_retry_ms)))
         return error_set(err, "live: out of memory");
     b->n_nodes = n;
     for (size_t i = 0; i < n; i++) {
@@ -147,31 +193,45 @@ static int ssh_watch(void *ctx, const char *const *names, const int *unusable, s
              * was undrained at the first look, and never drained again if it then failed,
              * having never connected) */
             b->nodes[i].unusable = (unusable && unusable[i]) || hi.state == HOST_DOWN;
+            if (b->checked && b->prechecked && b->prechecked[i])
+                b->checked[i] = 1;
+            else if (b->checked && !b->nodes[i].unusable) { /* no job before its check */
+                b->nodes[i].unusable = 1;
+                snprintf(b->nodes[i].why, sizeof b->nodes[i].why, "%s", CHECK_WAIT);
+            }
         }
     }
     return 0;
 }
 
-/* A host the pool finds down after it was up is unusable, one that is ready usable again;
+/* A host the pool finds down after it was up is unusable, one that is ready usable again
+ * once its job folders passed (folders_ok);
  * one on its way (connecting, handshake) keeps what it was, so a reconnect does not flap
  * the model. A host never reached stays as the start left it (schedule --live drains it
  * there; a start on it fails as a death, twice then the job is left failed). */
 static const LiveNodeState *ssh_nodes(void *ctx, size_t *n, long *looks)
 {
     LiveRunSsh *b = ctx;
+    int64_t now_ms = clock_now_ms();
     for (size_t i = 0; i < b->n_nodes && i < hostpool_size(b->pool); i++) {
         HostInfo hi;
         hostpool_info(b->pool, i, &hi);
         LiveNodeState *v = &b->nodes[i];
-        int unusable = hi.state == HOST_DOWN && hi.connects > 0 ? 1
-                       : hi.state == HOST_READY                 ? 0
-                                                                : v->unusable;
+        int down = hi.state == HOST_DOWN && hi.connects > 0;
+        int checked = folders_ok(b, i, &hi, now_ms);
+        int unusable = down ? 1 : hi.state == HOST_READY ? !checked : v->unusable;
         if (unusable == v->unusable)
             continue;
         v->unusable = unusable;
-        if (unusable)
+        if (down)
             snprintf(v->why, sizeof v->why, "down over SSH (%s)",
                      hi.last_error[0] ? hi.last_error : "no answer");
+        else if (unusable)
+            snprintf(v->why, sizeof v->why, "%s",
+                     b->checked[i] < 0 ? "refused for its job folders (said above)" : CHECK_WAIT);
+        else if (b->checked)
+            snprintf(v->why, sizeof v->why,
+                     "it answers over SSH again and its job folders are checked");
         else
             snprintf(v->why, sizeof v->why, "it answers over SSH again");
         b->looks++;
@@ -276,6 +336,17 @@ void liverun_ssh_clear(LiveRunSsh *b)
     orphans_clear(&b->stale);
     free(b->stale_job);
     b->stale_job = NULL;
+    for (size_t i = 0; b->probes && i < b->n_nodes; i++)
+        if (b->probes[i])
+            jobdir_probe_end(b->probes[i], "", "", NULL);
+    free(b->probes);
+    free(b->probe_retry_ms);
+    free(b->checked);
+    free(b->folder_cmd);
+    b->probes = NULL;
+    b->probe_retry_ms = NULL;
+    b->checked = NULL;
+    b->folder_cmd = NULL;
     free(b->nodes);
     b->nodes = NULL;
     b->n_nodes = 0;

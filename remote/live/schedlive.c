@@ -13,6 +13,7 @@
 #include "core/base/evloop.h"
 #include "core/base/plural.h"
 #include "core/sched/losscurve.h"
+#include "remote/live/jobdir.h"
 #include "remote/live/liverun.h"
 
 SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
@@ -37,6 +38,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
                           .per_host = c->job_launch_per_host,
                           .log = l->o.log,
                           .userdata = l->o.userdata};
+    l->ssh.job_dir = l->o.job_dir ? l->o.job_dir : "tunedeck-jobs";
+    l->ssh.prechecked = l->o.folders_checked;
     l->ops = l->o.backend ? l->o.backend : &LIVERUN_SSH;
     l->ops_ctx = l->o.backend ? l->o.backend_ctx : &l->ssh;
     if (l->o.time_scale <= 0)
@@ -70,6 +73,18 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     }
     l->events_seen = sched_event_count(s);
     l->last_ms = clock_now_ms();
+    if (!l->o.backend) { /* the hosts' job folders, checked as they answer (liverun_ssh.c) */
+        const char **names = calloc(l->n_jobs ? l->n_jobs : 1, sizeof *names);
+        for (size_t i = 0; names && i < l->n_jobs; i++)
+            names[i] = l->jobs[i].name;
+        l->ssh.folder_cmd = names ? jobdir_command(l->ssh.job_dir, names, l->n_jobs, err) : NULL;
+        free(names);
+        if (!l->ssh.folder_cmd) {
+            error_no_memory(err, "live: job folder check");
+            schedlive_free(l);
+            return NULL;
+        }
+    }
     if (schedlive_watch_nodes(l, err) < 0) {
         schedlive_free(l);
         return NULL;

@@ -62,6 +62,10 @@ typedef struct {
      * backend the pool may be NULL (Slurm: remote/live/liverun_slurm.h). */
     const struct LiveRunOps *backend;
     void *backend_ctx;
+    /* Over SSH: per machine, 1 when its job folders were checked before the run
+     * (jobdir_check_hosts: schedule --live); NULL or 0: the driver checks them once the host
+     * answers, and places no job there before (remote/live/liverun.h). */
+    const unsigned char *folders_checked;
 } SchedLiveOptions;
 
 typedef struct {

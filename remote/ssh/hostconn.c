@@ -89,7 +89,7 @@ void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
     termsafe_inplace(h->last_error, sizeof h->last_error); /* may hold the server's words */
     if (h->state == HOST_READY)
         h->drops++;
-    char why[300];
+    char why[600];
     snprintf(why, sizeof why, "ssh to %s failed: %s", h->conf.name, h->last_error);
     rexec_fail_host(h, why);
     host_teardown(h);

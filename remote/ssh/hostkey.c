@@ -1,7 +1,8 @@
 /* The server's host key, checked by tunedeck's own rules whatever any ssh config says (one
  * known_hosts file decides; revoked and changed keys are refused; an unknown one is added
  * only when accepted), and the known_hosts view the handshake reads, so that libssh asks for
- * the key type the check will look at. Steps of a host's connection (hostconn.c). */
+ * the key type the check will look at, and every rekey held to the type it passed. Steps of a
+ * host's connection (hostconn.c). */
 #include "remote/ssh/hostpool_priv.h"
 
 #include <errno.h>
@@ -99,6 +100,26 @@ static enum ssh_known_hosts_e known_server(Host *h, Error *err)
 static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_hosts_e known,
                        int accepting, const char *accepted, Error *errp);
 
+/* A rekey (libssh's own, or the server's: OpenSSH rekeys after RekeyLimit, about 1 GB by
+ * default) chooses the host-key type afresh: ssh_send_rekex and ssh_packet_kexinit call
+ * ssh_set_client_kex, whose ssh_client_select_hostkeys reads known_hosts again
+ * (ssh_known_hosts_get_algorithms_names), the real file now, `!host` lines counted, and
+ * ssh_packet_newkeys then verifies only the new key's signature, never checking it against
+ * known_hosts nor comparing it with the key checked here. So a host known by its ecdsa key
+ * went on after its first rekey with an ed25519 key that known_hosts lists on a line
+ * excluding it (tests/integration/trust.sh). Pinned to the checked key's type, every rekey
+ * asks for that type alone, and libssh refuses a signature of any other (its check against
+ * the HOSTKEYS option in ssh_packet_newkeys): the connection then drops, and the next one is
+ * checked whole. RSA keys sign with SHA-2 only (sshalgos.c). */
+static int pin_key_type(Host *h, enum ssh_keytypes_e type)
+{
+    const char *algos = type == SSH_KEYTYPE_RSA ? "rsa-sha2-512,rsa-sha2-256"
+                                                : ssh_key_type_to_char(type);
+    if (!algos || type == SSH_KEYTYPE_UNKNOWN)
+        return -1;
+    return ssh_options_set(h->s, SSH_OPTIONS_HOSTKEYS, algos) == SSH_OK ? 0 : -1;
+}
+
 /* tunedeck's own rules, whatever any ssh config says: a key is accepted only when it is
  * listed for the host in our one known_hosts file; revoked and changed keys are always
  * refused; an unknown key is added only by --accept-new-host-keys or when the operator
@@ -128,6 +149,7 @@ void host_check_key(HostPool *p, Host *h, int64_t now_ms)
         host_down(p, h, now_ms, "cannot read the host key of %s", h->target);
         return;
     }
+    enum ssh_keytypes_e type = ssh_key_type(key);
     Error err;
     int revoked = knownhosts_check_private(file, &err) < 0 ? -1
                                                             : host_key_revoked(h, key, b64, &err);
@@ -158,6 +180,12 @@ void host_check_key(HostPool *p, Host *h, int64_t now_ms)
     }
     settle_key(p, h, now_ms, known, accepting, accepted, &err);
     knownhosts_unlock(lock);
+    if (h->state == HOST_AUTH && pin_key_type(h, type) < 0) {
+        h->key = HOSTKEY_ERROR;
+        host_down(p, h, now_ms, "cannot hold the session of %s to its %s host key for rekeys: %s",
+                  h->target, ssh_key_type_to_char(type) ? ssh_key_type_to_char(type) : "unknown",
+                  ssh_get_error(h->s));
+    }
 }
 
 /* What check_host_key concludes from libssh's verdict on the key. */
@@ -207,10 +235,21 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
             return;
         }
         snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
-        host_down(p, h, now_ms,
-                  "unknown host key for %s (%s): refused, it is not in %s; check the "
-                  "fingerprint and accept it with --accept-new-host-keys",
-                  h->target, h->fingerprint, file);
+        char host_port[300];
+        host_port_name(h, host_port, sizeof host_port);
+        int ca_line = knownhosts_cert_authority(file, host_port);
+        if (ca_line > 0) /* trusted there through a CA only, which libssh 0.10 cannot check */
+            host_down(p, h, now_ms,
+                      "unknown host key for %s (%s): refused, %s trusts it only through the "
+                      "@cert-authority line %d, and tunedeck does not use certificate "
+                      "authorities; check the fingerprint and accept the host key itself "
+                      "with --accept-new-host-keys (or add it to %s)",
+                      h->target, h->fingerprint, file, ca_line, file);
+        else
+            host_down(p, h, now_ms,
+                      "unknown host key for %s (%s): refused, it is not in %s; check the "
+                      "fingerprint and accept it with --accept-new-host-keys",
+                      h->target, h->fingerprint, file);
         return;
     case SSH_KNOWN_HOSTS_ERROR:
     default:

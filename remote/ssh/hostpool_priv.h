@@ -20,7 +20,7 @@ typedef struct {
     HostState state;
     HostKeyStatus key;
     char fingerprint[128];
-    char last_error[256];
+    char last_error[512]; /* a host-key refusal names a file, a fingerprint, the fix */
     int keep, attempt, connects, drops, dirty;
     int fd;
     int handshake_view_fd; /* the known_hosts view libssh reads during the handshake, or -1 */

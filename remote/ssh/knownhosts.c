@@ -203,6 +203,38 @@ int knownhosts_line_excludes(const char *line, const char *host_port)
     return 0;
 }
 
+int knownhosts_cert_authority(const char *file, const char *host_port)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0, found = 0;
+    while (!found && getline(&line, &cap, f) >= 0) {
+        n++;
+        char *s = line;
+        const char *marker = field(&s), *hosts = field(&s);
+        if (!marker || !hosts || strcmp(marker, "@cert-authority") != 0)
+            continue;
+        /* as ssh's match_hostname: a negated pattern that matches rules the line out */
+        int named = 0, excluded = 0;
+        for (const char *p = hosts; *p && !excluded;) {
+            size_t len = strcspn(p, ",");
+            int neg = p[0] == '!';
+            if (len > (size_t)neg && pattern_matches(host_port, p + neg, len - neg)) {
+                named |= !neg;
+                excluded |= neg;
+            }
+            p += len + (p[len] == ',');
+        }
+        found = named && !excluded ? n : 0;
+    }
+    free(line);
+    fclose(f);
+    return found;
+}
+
 int knownhosts_view(const char *file, const char *host_port, char *view, size_t cap,
                     int *view_fd, Error *err)
 {

@@ -26,6 +26,13 @@ int knownhosts_check_private(const char *file, Error *err);
  * host, but libssh 0.10 reads each pattern alone and takes the line for the host anyway. */
 int knownhosts_line_excludes(const char *line, const char *host_port);
 
+/* The number of the first line of `file` that trusts a certificate authority for
+ * `host_port` (`@cert-authority PATTERNS KEY`, a plain pattern naming it and no negated one);
+ * 0 when none, or the file cannot be read. libssh 0.10 reads no such line (it checks no
+ * certificate), so a host trusted only through one is unknown: this names the line in the
+ * refusal. A hashed pattern is not read (ssh-keygen -H leaves marked lines in clear). */
+int knownhosts_cert_authority(const char *file, const char *host_port);
+
 /* The known_hosts that libssh should read for `host_port`: `file` itself (view_fd -1) when
  * no line excludes the host, else an in-memory copy without those lines, named
  * /proc/self/fd/N in view (close *view_fd after the check). -1 (err) when the copy fails. */

@@ -31,7 +31,7 @@ struct RemoteExec {
     char exit_signal[32];
     int64_t exited_ms; /* when the exit status or signal arrived; 0 before */
     ExecOutcome outcome;
-    char error[256];
+    char error[600];
 };
 
 

@@ -8,7 +8,9 @@
 # every job is stopped at the end with a checkpoint, and no job process is left (pgrep).
 # A second run (doubling-explore, 2 hosts) moves j0 from h1 to h2 through its checkpoint and
 # starts j0 on h1 only after the preempted j2 has left it. A third (--real-progress) ends a
-# job when the real one has trained its epochs.
+# job when the real one has trained its epochs. First, a --job-dir others can write on the
+# way (through a link too), a job folder open to its group or one another user owns refuses
+# the run before any job starts (exit 3).
 set -u
 suite=schedlive scratch=schedlive suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
@@ -25,6 +27,34 @@ for inv in "$T/inv.json" "$T/inv2.json"; do live_inventory "$inv" "$build/tunede
 # real progress needs a job that trains its epochs in seconds: flat out
 harness_inventory "$T/inv3.json" 1 2
 live_inventory "$T/inv3.json" "$build/tunedeck-worker" "$mark" 0
+
+echo "job folders others can write"
+# --job-dir is checked on every host before any job starts, as Slurm's folders are: a folder
+# on the way that others can write (or one behind a link), a job's own folder open to its
+# group, or one owned by another user refuses the run (exit 3), naming the host, the folder,
+# its mode or owner and the fix; no job starts. A sticky folder (like /tmp) above the jobs
+# will do: the second run below has its jobs under one.
+mkdir -p "$T/open/sub" "$T/gw/jobs/j0" "$T/real" "$T/sticky" "$T/theirs"
+chmod 777 "$T/open" "$T/real"; chmod 775 "$T/gw/jobs/j0"; chmod 1777 "$T/sticky"
+ln -s "$T/real" "$T/via-link"
+folder_refused() { # folder_refused WHAT JOB_DIR PATTERN
+    "$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
+        --time-scale 30 --duration 3 --status-every 0 --job-dir "$2" > "$T/fo" 2> "$T/fe"
+    frc=$?
+    if [ "$frc" -eq 3 ] && grep -q "^tunedeck schedule --live: h1: $3" "$T/fe" && ! grep -q "started on" "$T/fo"
+    then pass "$1: refused before any job starts (exit 3)"
+    else fail "$1: exit $frc, $(cat "$T/fe") $(grep -c "started on" "$T/fo") jobs started"; fi
+}
+folder_refused "a world-writable folder above --job-dir" "$T/open/sub/jobs" \
+    "the folder $T/open on the way to --job-dir $T/open/sub/jobs is world-writable (mode 0777); .*: chmod go-w $T/open "
+folder_refused "a group-writable job folder" "$T/gw/jobs" \
+    "the job folder $T/gw/jobs/j0 is group-writable (mode 0775); expected no group/other write: chmod go-w $T/gw/jobs/j0 "
+folder_refused "a world-writable folder behind a link on the way" "$T/via-link/jobs" \
+    "the folder $T/real on the way to --job-dir $T/via-link/jobs is world-writable (mode 0777)"
+if [ "$(id -u)" = 0 ] && chown nobody "$T/theirs" 2>/dev/null; then
+    folder_refused "a folder another user owns" "$T/theirs" \
+        "the --job-dir folder $T/theirs belongs to uid $(id -u nobody), not to you (uid 0) or root: refused"
+fi
 
 echo "live scheduling"
 # j1's folder was left open by an earlier run with a symlink planted at its hostfile's name:
@@ -120,7 +150,7 @@ echo "moves between hosts"
 # j2 is preempted on h1 while j0 grows onto h1 and h2: j0 may start on h1 only once j2 left.
 "$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling-explore --interval 60 --time-scale 30 --duration 16 --status-every 0 \
-    --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2" &
+    --job-dir "$T/sticky/jobs2" > "$T/out2" 2> "$T/err2" &
 LIVE_PID=$!
 wait "$LIVE_PID"
 rc=$?
@@ -367,8 +397,9 @@ if wait_out "j2: run 1 on h[1-3] " 300; then
     then pass "the new run of j2 waits while the one left on h$down holds its folder (pid $stale)"
     else fail "fence: stale '$stale': $(tail -n 8 "$T/out8")"; fi
     harness_start "$down"
-    # the pool's reconnect back-off is capped at 30 s
-    if wait_out "h$down is usable again \(it answers over SSH again\)" 600
+    # the pool's reconnect back-off is capped at 30 s; back from down, its job folders are
+    # checked again before any job goes there
+    if wait_out "h$down is usable again \(it answers over SSH again and its job folders are checked\)" 600
     then pass "the host is usable again once it answers"
     else fail "h$down back: $(tail -n 8 "$T/out8")"; fi
     if wait_out "j2: its run left on h$down when its end was not seen \(process group [0-9]+\): stopped" 300 &&
@@ -389,7 +420,10 @@ else fail "after the host came back: exit $rc: $(tail -n 6 "$T/out8")"; fi
 
 # A host down at the start is drained there and usable once it answers (the watch keeps
 # reconnecting it); the first look at the hosts does not undrain it (it did, at once: the
-# backend's first reading had it usable).
+# backend's first reading had it usable). Its job folders were not checked before the run, so
+# they are checked once it answers: h4's ls (a stand-in first on its PATH) shows --job-dir
+# world-writable, and h4 takes no job; back from down with the real ls, it is checked afresh
+# and usable.
 live_out=out9
 harness_inventory "$T/inv4.json" 1 2 4
 live_inventory "$T/inv4.json" "$build/tunedeck-worker" "$mark"
@@ -401,9 +435,23 @@ if wait_out "j[01]: run 1 on h[12] " 300 && grep -q "^h4: down (.*): drained" "$
     ! grep -q "h4 is usable again" "$T/out9"
 then pass "a host down at the start stays drained"
 else fail "h4 down at the start: $(head -n 8 "$T/out9")"; fi
+mkdir -p "$T/h/host-bin4"
+cat > "$T/h/host-bin4/ls" <<EOF
+#!/bin/sh
+out="\$(/bin/ls "\$@")" || exit
+case "\$*" in *" $T/jobs9") printf '%s\n' "\$out" | sed 's/^d[^ ]*/drwxrwxrwx/' ;; *) printf '%s\n' "\$out" ;; esac
+EOF
+chmod 755 "$T/h/host-bin4/ls"
 harness_start 4
-if wait_out "h4 is usable again \(it answers over SSH again\)" 600
-then pass "a host down at the start is usable once it answers"
+if wait_out "h4: the --job-dir folder $T/jobs9 is world-writable \(mode 0777\).*chmod go-w $T/jobs9 .*: no job goes there" 600 &&
+    sleep 1 && ! grep -q "h4 is usable again" "$T/out9"
+then pass "a host that answers after the start is checked first: refused, it takes no job"
+else fail "h4 refused: $(tail -n 8 "$T/out9")"; fi
+rm "$T/h/host-bin4/ls"
+harness_stop 4
+harness_start 4
+if wait_out "h4 is usable again \(it answers over SSH again and its job folders are checked\)" 600
+then pass "a host down at the start is usable once it answers and its folders pass"
 else fail "h4 up: $(tail -n 8 "$T/out9")"; fi
 kill -TERM "$LIVE_PID" 2>/dev/null
 wait "$LIVE_PID"

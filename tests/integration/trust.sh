@@ -396,6 +396,10 @@ echo "@cert-authority [127.0.0.11]:$H_PORT $k1" >> "$kh"
 run "" "$T/n5" --only h1
 check "a key listed only as @cert-authority is unknown for the host" \
     grep -q 'h1 ssh-failed: .*unknown host key for 127.0.0.11' "$T/n5"
+# ... and the refusal says why, and how to go on: the operator trusted the host through a CA.
+ca_line="$(grep -n '^@cert-authority' "$kh" | head -n 1 | cut -d: -f1)"
+check "the refusal names the @cert-authority line, says no CA is used and how to accept the key" \
+    grep -q "h1 ssh-failed: .*refused, $kh trusts it only through the @cert-authority line $ca_line, and tunedeck does not use certificate authorities; check the fingerprint and accept the host key itself with --accept-new-host-keys" "$T/n5"
 # A hashed entry is read like a plain one.
 grep -v '127.0.0.13' "$T/kh.all" > "$kh"
 grep '127.0.0.13' "$T/kh.all" > "$T/kh.h3"
@@ -430,16 +434,25 @@ echo "the handshake asks for the key types the check reads"
 # h8 has an ed25519 and an ecdsa host key. known_hosts lists its ecdsa key, and an ed25519
 # key on a line that excludes it ('!h8,*'). libssh chose which type to ask for from the whole
 # file (ed25519 first), and the check, which rightly leaves that line out, found h8 "changed".
+# It rekeys every 32 KiB, logging each key exchange's host-key type.
 ssh-keygen -q -t ecdsa -N '' -f "$T/h/host8-ecdsa"
-harness_start 8 "HostKey $T/h/host8-ecdsa"
+HARNESS_LOGLEVEL=DEBUG1
+harness_start 8 "HostKey $T/h/host8-ecdsa" "RekeyLimit 32K"
+unset HARNESS_LOGLEVEL
 HARNESS_TIMEOUT_S=10 harness_inventory "$T/inv8.json" 8
 cp "$T/kh.all" "$kh"
 echo "[127.0.0.18]:$H_PORT $(cut -d' ' -f1,2 "$T/h/host8-ecdsa.pub")" >> "$kh"
 echo "![127.0.0.18]:$H_PORT,[127.0.0.*]:$H_PORT $other" >> "$kh"
 before="$(md5sum < "$kh")"
-TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv8.json" -- true > "$T/kt1" 2>&1
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv8.json" -- seq 1 20000 > "$T/kt1" 2>&1
 check "a host known by its ecdsa key, with an ed25519 key on a line excluding it, logs in" sh -c \
     "grep -q 'h8 exit 0' '$T/kt1' && [ \"\$(md5sum < '$kh')\" = '$before' ]"
+# A rekey chose the type afresh from the real file (libssh's ssh_client_select_hostkeys) and
+# libssh checks no rekey's key: h8 went on with the ed25519 key the file excludes for it.
+# The session is pinned to the type the check passed.
+kexes="$(grep -c 'kex: host key algorithm:' "$T/h/sshd8.log")"
+check "every rekey of h8's session keeps its checked ecdsa key type ($kexes key exchanges)" sh -c \
+    "[ '$kexes' -ge 3 ] && ! grep 'kex: host key algorithm:' '$T/h/sshd8.log' | grep -qv ecdsa-sha2-nistp256"
 # The line still counts for the hosts it names: its type is asked first for them.
 sed "s/^!\[127.0.0.18\]:$H_PORT,/![127.0.0.17]:$H_PORT,/" "$kh" > "$T/kh.k" && cat "$T/kh.k" > "$kh"
 TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv8.json" -- true > "$T/kt2" 2>&1

@@ -223,8 +223,14 @@ Test(schedlive, a_job_that_cannot_run_is_restarted_once_then_failed)
     cr_assert_eq(hostpool_add_cluster(p, c, &e), 0, "%s", e.msg);
     static char log[8192];
     FixtureLog fl = {.text = log, .cap = sizeof log};
-    SchedLiveOptions o = {
-        .time_scale = 100, .tick_s = 0.05, .log = fixture_log_line, .userdata = &fl};
+    /* the job folders vouched for, as schedule --live's check does for the hosts it reached:
+     * these never answer, and a host not checked would take no job */
+    static const unsigned char checked[2] = {1, 1};
+    SchedLiveOptions o = {.time_scale = 100,
+                          .tick_s = 0.05,
+                          .log = fixture_log_line,
+                          .userdata = &fl,
+                          .folders_checked = checked};
     SchedLive *l = schedlive_new(s, c, p, &o, &e);
     cr_assert_not_null(l, "%s", e.msg);
     SchedLiveJob j;

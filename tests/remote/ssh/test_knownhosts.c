@@ -293,3 +293,22 @@ Test(knownhosts, an_entry_is_hashed_as_ssh_hashes_it)
     cr_assert(strstr(err.msg, "expected a host name and a key"), "%s", err.msg);
     cr_assert_eq(knownhosts_hash_entry("h1 ssh-ed25519 AAAAkey", salt, out, 40, &err), -1);
 }
+
+Test(knownhosts, a_cert_authority_line_for_the_host_is_found_by_its_number)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s/kh", dir);
+    write_file(file, "[h1]:2222 ssh-ed25519 AAAAgood\n"
+                     "# @cert-authority * ssh-ed25519 AAAAcommented\n"
+                     "@cert-authority *.lab,!login.lab ssh-ed25519 AAAAca\n"
+                     "@revoked [h2]:2222 ssh-ed25519 AAAAbad\n"
+                     "  @cert-authority  [h2]:2222,[h3]:* ssh-ed25519 AAAAca2\n");
+    cr_assert_eq(knownhosts_cert_authority(file, "n1.LAB"), 3, "patterns match case-blind");
+    cr_assert_eq(knownhosts_cert_authority(file, "login.lab"), 0, "a negated pattern rules it out");
+    cr_assert_eq(knownhosts_cert_authority(file, "[h2]:2222"), 5);
+    cr_assert_eq(knownhosts_cert_authority(file, "[h3]:22"), 5);
+    cr_assert_eq(knownhosts_cert_authority(file, "[h1]:2222"), 0, "a plain key line is no CA");
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    cr_assert_eq(knownhosts_cert_authority(missing, "h1"), 0);
+}
