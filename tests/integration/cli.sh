@@ -670,4 +670,19 @@ summary table INT 130 0
 summary json TERM 143 0
 summary table INT 130 1
 
+# The resume of that session: its earlier run's trials keep their count of lines in the
+# trial log, read back from it (before, only this run's trials had one: trials 1 to 3 had no
+# log_lines, and the interrupted one lost its note).
+"$bin" tune --resume "$id" --json >"$tmp/res.out" 2>"$tmp/res.err" ||
+    fail "tune --resume $id: $(cat "$tmp/res.err")"
+/usr/bin/python3 - "$tmp/res.out" <<'PY' || fail "tune --resume $id: log_lines: $(cat "$tmp/res.out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = [(t["trial"], t["status"], t.get("log_lines")) for t in r["trials"]]
+assert got == [(1, "ok", 1), (2, "ok", 1), (3, "interrupted", 1), (4, "ok", 1), (5, "ok", 1)], got
+PY
+"$bin" tune --resume "$id" >"$tmp/res.out" 2>"$tmp/res.err"
+grep -q '^ *3  interrupted .*\[1 line in the trial log\]$' "$tmp/res.out" ||
+    fail "tune --resume $id: trial 3's note: $(cat "$tmp/res.out" "$tmp/res.err")"
+
 [ $fails -eq 0 ]
