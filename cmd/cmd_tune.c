@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -284,7 +285,7 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj,
     cJSON *trials = cJSON_AddArrayToObject(root, "trials");
     for (size_t i = 0; i < tuner_n_trials(t); i++)
         cJSON_AddItemToArray(trials, trial_json(tuner_trial(t, i), e));
-    char *text = cJSON_PrintUnformatted(root);
+    char *text = jsonprint_text(root, 0);
     puts(text);
     free(text);
     cJSON_Delete(root);

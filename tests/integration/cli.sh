@@ -685,4 +685,19 @@ PY
 grep -q '^ *3  interrupted .*\[1 line in the trial log\]$' "$tmp/res.out" ||
     fail "tune --resume $id: trial 3's note: $(cat "$tmp/res.out" "$tmp/res.err")"
 
+# --json output never carries a C1 control or a bidirectional control raw (cJSON escapes
+# only below U+0020): a trial's error text holding U+009B (CSI), U+0085, U+202E and U+2066
+# reaches stdout as \u009B..., and a JSON parser reads the same reason back.
+"$bin" tune --sim B:googlenet --launcher local --budget 1 --optimizer random --no-journal \
+    --json --trial-cmd 'cat >/dev/null; echo "{\"event\":\"error\",\"message\":\"a\\u009b2Jb\\u0085c\\u202ed\\u2066e\"}"; exit 1' \
+    >"$tmp/c1.out" 2>"$tmp/c1.err"
+/usr/bin/python3 - "$tmp/c1.out" <<'PY' || fail "tune --json: a trial's controls: $(cat "$tmp/c1.out" "$tmp/c1.err")"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+for cp in ("\u009b", "\u0085", "\u202e", "\u2066"):
+    assert cp.encode() not in raw, (cp, raw)
+r = json.loads(raw)
+assert "a\u009b2Jb\u0085c\u202ed\u2066e" in r["trials"][0]["reason"], r["trials"][0]["reason"]
+PY
+
 [ $fails -eq 0 ]
