@@ -151,6 +151,9 @@ void session_interrupt(Session *s, const char *why);
 const char *session_trial_log(const Session *s);
 size_t session_trial_log_lines(const Session *s, int trial);
 int session_trial_log_left_out(const Session *s, int trial);
+/* Why the trial log could not be written (its path, what failed, the system's reason; what
+ * was written before stays), or NULL. */
+const char *session_trial_log_error(const Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path). */
 void session_close(Session *s);
 void session_free(Session *s); /* closes it too */
