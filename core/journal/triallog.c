@@ -152,11 +152,21 @@ size_t triallog_stamp(char *out, size_t cap, time_t now)
     return strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Kept in trial order, found by bisection: a long session read back, or a rewrite naming
+ * thousands of trials left out, looks up every one of them. Trials come in order, so an
+ * insertion is nearly always at the end. */
 TrialCount *triallog_count_of(TrialLog *l, int trial, int add)
 {
-    for (size_t i = l->n_counts; i-- > 0;)
-        if (l->counts[i].trial == trial)
-            return &l->counts[i];
+    size_t lo = 0, hi = l->n_counts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->counts[mid].trial < trial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < l->n_counts && l->counts[lo].trial == trial)
+        return &l->counts[lo];
     if (!add)
         return NULL;
     if (l->n_counts == l->cap_counts) {
@@ -167,8 +177,10 @@ TrialCount *triallog_count_of(TrialLog *l, int trial, int add)
         l->counts = g;
         l->cap_counts = cap;
     }
-    l->counts[l->n_counts] = (TrialCount){.trial = trial};
-    return &l->counts[l->n_counts++];
+    memmove(&l->counts[lo + 1], &l->counts[lo], (l->n_counts - lo) * sizeof *l->counts);
+    l->n_counts++;
+    l->counts[lo] = (TrialCount){.trial = trial};
+    return &l->counts[lo];
 }
 
 size_t triallog_count(const TrialLog *l, int trial)

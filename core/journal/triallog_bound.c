@@ -46,12 +46,16 @@ int triallog_part_add(TrialLog *l, int trial, off_t off, size_t len)
     return 0;
 }
 
+/* Grown by doubling: at 0, 4, 8, 16... entries (a power of two is full). */
 static int gone_add(LogPart *p, int trial)
 {
-    int *g = realloc(p->gone, (p->n_gone + 1) * sizeof *g);
-    if (!g)
-        return -1;
-    p->gone = g;
+    size_t n = p->n_gone;
+    if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) {
+        int *g = realloc(p->gone, (n ? 2 * n : 4) * sizeof *g);
+        if (!g)
+            return -1;
+        p->gone = g;
+    }
     p->gone[p->n_gone++] = trial;
     return 0;
 }
@@ -203,31 +207,48 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The note that stands where parts [from, to) were: their trials as ranges ("3-7, 9"). */
+/* Sorted, each once; returns the new length. */
+static size_t sort_unique(int *a, size_t n)
+{
+    qsort(a, n, sizeof *a, cmp_int);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || a[i] != a[k - 1])
+            a[k++] = a[i];
+    return k;
+}
+
+/* The note that stands where parts [from, to) were: their trials as ranges ("3-7, 9"), with
+ * the lines they printed; those trials are marked left out. NULL in *out: out of memory. */
 static size_t note_text(TrialLog *l, size_t from, size_t to, char **out)
 {
-    LogPart all = {.trial = TRIALLOG_PART_NOTE};
+    LogPart now = {.trial = TRIALLOG_PART_NOTE}, all = {.trial = TRIALLOG_PART_NOTE};
     size_t lines = 0;
+    int oom = 0;
+    *out = NULL;
     for (size_t i = from; i < to; i++) {
         const LogPart *p = &l->parts[i];
-        if (p->trial == TRIALLOG_PART_NOTE) {
-            for (size_t k = 0; k < p->n_gone; k++)
-                gone_add(&all, p->gone[k]);
-            lines += p->gone_lines;
+        if (p->trial != TRIALLOG_PART_NOTE) {
+            oom |= gone_add(&now, p->trial) < 0;
             continue;
         }
-        size_t k = 0;
-        while (k < all.n_gone && all.gone[k] != p->trial)
-            k++;
-        if (k < all.n_gone)
-            continue; /* a second part of one trial */
-        gone_add(&all, p->trial);
-        const TrialCount *c = triallog_count_of(l, p->trial, 0);
-        lines += c && !c->left_out ? c->lines : 0;
+        for (size_t k = 0; k < p->n_gone; k++) /* an earlier note's, merged */
+            oom |= gone_add(&all, p->gone[k]) < 0;
+        lines += p->gone_lines;
     }
-    qsort(all.gone, all.n_gone, sizeof *all.gone, cmp_int);
-    size_t cap = 256 + 24 * all.n_gone, len = 0;
-    char *s = malloc(cap);
+    now.n_gone = sort_unique(now.gone, now.n_gone);
+    for (size_t k = 0; k < now.n_gone; k++) { /* left out now: their lines, counted once */
+        TrialCount *c = triallog_count_of(l, now.gone[k], 1);
+        if (c) {
+            lines += c->left_out ? 0 : c->lines;
+            c->left_out = 1;
+        }
+        oom |= gone_add(&all, now.gone[k]) < 0;
+    }
+    free(now.gone);
+    all.n_gone = sort_unique(all.gone, all.n_gone);
+    size_t cap = 256 + 24 * all.n_gone, len;
+    char *s = oom ? NULL : malloc(cap);
     if (!s) {
         free(all.gone);
         return 0;
@@ -236,10 +257,10 @@ static size_t note_text(TrialLog *l, size_t from, size_t to, char **out)
     len += (size_t)snprintf(s + len, cap - len, " trials ");
     for (size_t k = 0; k < all.n_gone;) {
         size_t e = k;
-        while (e + 1 < all.n_gone && all.gone[e + 1] <= all.gone[e] + 1)
+        while (e + 1 < all.n_gone && all.gone[e + 1] == all.gone[e] + 1)
             e++;
         len += (size_t)snprintf(s + len, cap - len, "%s%d", k ? ", " : "", all.gone[k]);
-        if (all.gone[e] != all.gone[k])
+        if (e != k)
             len += (size_t)snprintf(s + len, cap - len, "-%d", all.gone[e]);
         k = e + 1;
     }
@@ -247,11 +268,6 @@ static size_t note_text(TrialLog *l, size_t from, size_t to, char **out)
                             " left out here (%zu line%s): the log keeps at most %zu KiB, the "
                             "latest trials and the failed ones first\n",
                             lines, lines == 1 ? "" : "s", l->total_bytes >> 10);
-    for (size_t k = 0; k < all.n_gone; k++) {
-        TrialCount *c = triallog_count_of(l, all.gone[k], 1);
-        if (c)
-            c->left_out = 1;
-    }
     free(all.gone);
     *out = s;
     return len < cap ? len : cap - 1;

@@ -241,3 +241,21 @@ Test(triallog, a_resume_reads_the_log_back_its_counts_and_its_bound_hold_across_
     cr_assert(triallog_left_out(l, 160));
     triallog_free(l);
 }
+
+Test(triallog, a_killed_runs_half_line_is_ended_before_the_next_runs_first)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/20261127-000000-abcdef.log", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("2026-11-27T06:30:01Z trial 1 h1 stderr: whole\n2026-11-27T06:30:01Z trial 1 h1 std", f);
+    fclose(f);
+    chmod(path, 0600);
+    TrialLog *l = triallog_new(journal);
+    cr_assert_eq(triallog_count(l, 1), 2, "the half line is one the trial printed");
+    triallog_line(l, 2, "h1", "stderr", "next run", NOW);
+    cr_assert_str_eq(slurp(path), "2026-11-27T06:30:01Z trial 1 h1 stderr: whole\n"
+                                  "2026-11-27T06:30:01Z trial 1 h1 std\n"
+                                  "2026-11-27T06:30:01Z trial 2 h1 stderr: next run\n");
+    triallog_free(l);
+}
