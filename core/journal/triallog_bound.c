@@ -210,6 +210,8 @@ static int cmp_int(const void *a, const void *b)
 /* Sorted, each once; returns the new length. */
 static size_t sort_unique(int *a, size_t n)
 {
+    if (n < 2)
+        return n; /* a may be NULL: qsort must not see it */
     qsort(a, n, sizeof *a, cmp_int);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
