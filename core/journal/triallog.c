@@ -115,7 +115,12 @@ static int write_all(TrialLog *l, const char *text, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            triallog_fail(l, "cannot write", n < 0 ? errno : ENOSPC);
+            int e = n < 0 ? errno : ENOSPC;
+            /* what part of the line went is cut off again: the file ends with a whole line,
+             * as the journal's does (when even that fails, a resume ends the half line) */
+            if (off && ftruncate(l->fd, l->size) < 0)
+                l->torn = 1;
+            triallog_fail(l, "cannot write", e);
             return -1;
         }
         off += (size_t)n;
