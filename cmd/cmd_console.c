@@ -305,27 +305,48 @@ static int resume_session(ConsoleOptions *o, const ConsoleArgs *ca)
     return 0;
 }
 
-/* After the console: where the session's journal is, or why it stopped. */
-static void say_journal(const Session *s)
+/* After the console: where the session's journal and trial log are, or why one could not be
+ * written. The screen is gone by now, so stderr is the one place left to say it: a write that
+ * failed at the quit itself (the journal's `ended` line, the running trial's end in the trial
+ * log) was said nowhere before. One line per file, naming it; what was written before the
+ * failure stays (the journal's lines are whole, and resume). Returns 1 when a write failed:
+ * the console then ends EXIT_FAILED, as tune does for its journal. */
+static int say_files(const Session *s)
 {
     const TuneJournal *tj = s->journal;
+    int failed = 0;
     if (!s->with_journal)
-        return;
-    if (tune_journal_failed(tj))
-        fprintf(stderr,
-                "tunedeck: the journal %s could not be written (a full disk?); the "
-                "session stopped launching trials then\n",
-                tune_journal_path(tj));
-    else if (tune_journal_id(tj)[0])
+        return 0;
+    if (tune_journal_failed(tj)) {
+        failed = 1;
+        if (tune_journal_error(tj))
+            fprintf(stderr,
+                    "tunedeck: the journal could not be written: %s; no trial was launched "
+                    "after that, and the lines before it are kept\n",
+                    tune_journal_error(tj));
+        else
+            fprintf(stderr,
+                    "tunedeck: the journal %s could not be written (a full disk?); the "
+                    "session stopped launching trials then\n",
+                    tune_journal_path(tj));
+    } else if (tune_journal_id(tj)[0])
         fprintf(stderr,
                 "tunedeck: session %s (journal %s; tunedeck --resume %s opens it again, "
                 "tunedeck tune --resume %s goes on headless)\n",
                 tune_journal_id(tj), tune_journal_path(tj), tune_journal_id(tj),
                 tune_journal_id(tj));
+    if (session_trial_log_error(s)) {
+        failed = 1;
+        fprintf(stderr,
+                "tunedeck: the trial log could not be written: %s; the lines before it are "
+                "kept\n",
+                session_trial_log_error(s));
+    }
     if (session_trial_log(s))
         fprintf(stderr, "tunedeck: what the trials printed besides the protocol (standard "
                         "error, other lines) is in %s\n",
                 session_trial_log(s));
+    return failed;
 }
 
 int cmd_console(int argc, char **argv)
@@ -352,7 +373,7 @@ int cmd_console(int argc, char **argv)
     }
     Error err;
     rc = console_run(&o, &err);
-    int quit_signal = rc > 0 ? rc : 0;
+    int quit_signal = rc > 0 ? rc : 0, files_failed = 0;
     if (rc < 0)
         fprintf(stderr, "tunedeck: %s\n", err.msg);
     else {
@@ -361,14 +382,11 @@ int cmd_console(int argc, char **argv)
                     quit_signal == SIGHUP   ? "SIGHUP"
                     : quit_signal == SIGINT ? "SIGINT"
                                             : "SIGTERM");
-        say_journal(o.session);
+        files_failed = say_files(o.session);
     }
     /* Setup errors are mostly option values (as in tune); a bad file says so in err. A
-     * journal that could not be written fails the session, as in tune. */
-    int status = rc < 0 ? exitcode_for(&err, EXIT_USAGE)
-                 : o.session->with_journal && tune_journal_failed(o.session->journal)
-                     ? EXIT_FAILED
-                     : EXIT_OK;
+     * journal or trial log that could not be written fails the session. */
+    int status = rc < 0 ? exitcode_for(&err, EXIT_USAGE) : files_failed ? EXIT_FAILED : EXIT_OK;
     session_free(o.session);
     if (quit_signal) {
         /* Ended as the signal ends a process (as `tune` does): the shell says 128 + it, and

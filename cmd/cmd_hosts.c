@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -258,7 +259,7 @@ int cmd_hosts(int argc, char **argv)
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "cluster", cl->name);
         cJSON_AddItemToObject(root, "hosts", arr);
-        char *text = cJSON_Print(root);
+        char *text = jsonprint_text(root, 1);
         puts(text);
         free(text);
         cJSON_Delete(root);

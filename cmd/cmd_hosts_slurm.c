@@ -12,6 +12,7 @@
 #include "core/base/jfield.h"
 #include "core/base/clock.h"
 #include "core/base/exitcode.h"
+#include "core/base/jsonprint.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_watch.h"
 
@@ -182,7 +183,7 @@ int hosts_slurm(const HostsSlurmArgs *a)
         cJSON_AddStringToObject(root, "where", slurm_ctl_where(ctl));
         cJSON_AddStringToObject(root, "partition", t.partition);
         cJSON_AddItemToObject(root, "nodes", nodes_json(&nodes));
-        char *text = cJSON_Print(root);
+        char *text = jsonprint_text(root, 1);
         puts(text);
         free(text);
         cJSON_Delete(root);

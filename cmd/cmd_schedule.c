@@ -10,6 +10,7 @@
 #include "cmd/paths.h"
 #include "cmd/schedule_cli.h"
 #include "core/base/exitcode.h"
+#include "core/base/jsonprint.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
 #include "core/sched/schedcluster.h"
@@ -365,7 +366,7 @@ static void print_json(const char *policy, const SchedSummary *m)
     cJSON_AddNumberToObject(o, "resizes_per_job", m->resizes_per_job);
     cJSON_AddNumberToObject(o, "gpu_s_lost_to_resizes", m->gpu_s_lost_to_resizes);
     cJSON_AddNumberToObject(o, "decision_ms_median", m->decision_ms_median);
-    char *text = cJSON_PrintUnformatted(o);
+    char *text = jsonprint_text(o, 0);
     puts(text);
     free(text);
     cJSON_Delete(o);

@@ -16,6 +16,7 @@
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
 #include "core/base/jfield.h"
+#include "core/base/jsonprint.h"
 #include "core/base/plural.h"
 #include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
@@ -112,7 +113,7 @@ static void write_progress(FILE *out, double wall_s, double time_s, const SchedL
     if (j->examples_per_s >= 0)
         cJSON_AddNumberToObject(o, "examples_per_s", j->examples_per_s);
     cJSON_AddNumberToObject(o, "model_progress", j->model_progress);
-    char *text = cJSON_PrintUnformatted(o);
+    char *text = jsonprint_text(o, 0);
     if (text)
         fprintf(out, "%s\n", text);
     free(text);

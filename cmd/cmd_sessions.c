@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/paths.h"
@@ -272,7 +273,7 @@ int cmd_sessions(int argc, char **argv)
     }
     free(names);
     if (json) {
-        char *text = cJSON_Print(arr);
+        char *text = jsonprint_text(arr, 1);
         puts(text);
         free(text);
         cJSON_Delete(arr);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
@@ -68,8 +69,9 @@ static void usage(FILE *out)
             "Ctrl-C or SIGTERM stops the running trial, prints the trials so far and the\n"
             "command that resumes the session, and exits 130 or 143. What trials print\n"
             "besides the protocol (stderr, other lines) is kept in ID.log beside the\n"
-            "journal, the first %d and last %d KiB of each trial.\n",
-            TRIALLOG_HEAD_BYTES >> 10, TRIALLOG_TAIL_BYTES >> 10);
+            "journal, the first %d and last %d KiB of each trial, %d MiB in all (the\n"
+            "latest and the failed trials kept first).\n",
+            TRIALLOG_HEAD_BYTES >> 10, TRIALLOG_TAIL_BYTES >> 10, TRIALLOG_TOTAL_BYTES >> 20);
 }
 
 typedef struct {
@@ -208,6 +210,8 @@ static cJSON *trial_json(const TrialRecord *r, const Ending *e)
     size_t lines = session_trial_log_lines(e->ses, r->trial);
     if (lines)
         cJSON_AddNumberToObject(j, "log_lines", (double)lines);
+    if (session_trial_log_left_out(e->ses, r->trial)) /* to keep the log's total bound */
+        cJSON_AddBoolToObject(j, "log_left_out", 1);
     cJSON_AddNumberToObject(j, "suggest_ms", r->suggest_ms);
     if (r->suggestion.has_prediction) {
         cJSON_AddNumberToObject(j, "predicted_s", r->suggestion.mean_s);
@@ -281,7 +285,7 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj,
     cJSON *trials = cJSON_AddArrayToObject(root, "trials");
     for (size_t i = 0; i < tuner_n_trials(t); i++)
         cJSON_AddItemToArray(trials, trial_json(tuner_trial(t, i), e));
-    char *text = cJSON_PrintUnformatted(root);
+    char *text = jsonprint_text(root, 0);
     puts(text);
     free(text);
     cJSON_Delete(root);
@@ -322,6 +326,10 @@ static void print_table(const Tuner *t, const TuneArgs *a, const TuneJournal *tj
             size_t used = strlen(note);
             snprintf(note + used, sizeof note - used, "%s[%zu line%s in the trial log]",
                      used ? " " : "", lines, lines == 1 ? "" : "s");
+        } else if (!ok && session_trial_log_left_out(e->ses, r->trial)) {
+            size_t used = strlen(note);
+            snprintf(note + used, sizeof note - used, "%s[its lines left out of the trial log]",
+                     used ? " " : "");
         }
         if (isfinite(best))
             format_seconds(best_buf, sizeof best_buf, best);

@@ -664,6 +664,11 @@ int console_run(const ConsoleOptions *o, Error *err)
     if (a->ss && simsched_live(a->ss))
         live_stop(a);
     term_close();
+    /* The screen is gone: what the session reports while it closes (a trial log that cannot
+     * be written, the running trial's end) is kept in the log, never drawn; drawing it read
+     * the tuner session_close had freed (a crash at the quit on a full disk). cmd_console
+     * says on stderr what failed. */
+    a->last_frame_ms = 0;
     close_session(a, o->session);
     int quit_signal = a->quit_signal;
     free(a);

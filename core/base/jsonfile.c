@@ -9,9 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/jsonprint.h"
+
 int jsonfile_write(const char *path, const cJSON *root, Error *err)
 {
-    char *text = cJSON_Print(root);
+    char *text = jsonprint_text(root, 1);
     if (!text)
         return error_no_memory(err, "%s", path);
     FILE *f = fopen(path, "w");

@@ -37,7 +37,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
  * bidirectional text (VTE, Konsole, mlterm): an override or isolate in a remote's words
  * could show a row's text in another order than it holds ("Trojan Source"), and the line and
  * paragraph separators some render as a line break. Shown as <U+XXXX>, like C1 controls. */
-static int reorders(unsigned cp)
+int termsafe_reorders(unsigned cp)
 {
     return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
            (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
@@ -64,7 +64,7 @@ size_t termsafe_n(char *out, size_t cap, const char *in, size_t n)
         } else if ((used = utf8_seq(s + i, n - i, &cp)) == 0) {
             used = 1;
             plen = (size_t)snprintf(piece, sizeof piece, "\\x%02X", c);
-        } else if (cp <= 0x9F || reorders(cp)) {
+        } else if (cp <= 0x9F || termsafe_reorders(cp)) {
             plen = (size_t)snprintf(piece, sizeof piece, "<U+%04X>", cp);
         } else {
             src = in + i;

@@ -22,4 +22,9 @@ size_t termsafe_n(char *out, size_t cap, const char *in, size_t n);
  * Error.msg. */
 void termsafe_inplace(char *text, size_t cap);
 
+/* Whether code point `cp` is one of the bidirectional controls or line separators shown as
+ * <U+XXXX> (U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069, U+2028/9); jsonprint.h
+ * escapes the same. */
+int termsafe_reorders(unsigned cp);
+
 #endif

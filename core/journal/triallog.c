@@ -11,28 +11,7 @@
 
 #include "core/base/termsafe.h"
 #include "core/journal/journal.h"
-
-typedef struct {
-    int trial;
-    size_t lines;
-} TrialCount;
-
-struct TrialLog {
-    char path[4096];
-    int fd;          /* -1 until the first line */
-    int failed;      /* the file could not be made or written: nothing more is tried */
-    char error[512];
-    int written;
-    /* the trial whose lines come now */
-    int trial;
-    int have_trial, ended;
-    size_t head_bytes;          /* written as they came */
-    char **tail;                /* lines held for its end, oldest first from tail_first */
-    size_t tail_first, tail_n, tail_cap, tail_bytes;
-    size_t left_lines, left_bytes; /* dropped between head and tail */
-    TrialCount *counts;
-    size_t n_counts, cap_counts;
-};
+#include "core/journal/triallog_priv.h"
 
 TrialLog *triallog_new(const char *journal_path)
 {
@@ -40,6 +19,7 @@ TrialLog *triallog_new(const char *journal_path)
     if (!l)
         return NULL;
     l->fd = -1;
+    l->total_bytes = TRIALLOG_TOTAL_BYTES;
     size_t len = strlen(journal_path), ext = strlen(JOURNAL_EXT);
     if (len > ext && strcmp(journal_path + len - ext, JOURNAL_EXT) == 0)
         len -= ext;
@@ -47,8 +27,15 @@ TrialLog *triallog_new(const char *journal_path)
         (int)sizeof l->path) {
         l->failed = 1;
         snprintf(l->error, sizeof l->error, "%s...: path too long", TRIALLOG_EXT);
+        return l;
     }
+    triallog_read_back(l);
     return l;
+}
+
+void triallog_set_total(TrialLog *l, size_t total_bytes)
+{
+    l->total_bytes = total_bytes < TRIALLOG_TOTAL_MIN ? TRIALLOG_TOTAL_MIN : total_bytes;
 }
 
 static void tail_clear(TrialLog *l)
@@ -65,6 +52,8 @@ void triallog_free(TrialLog *l)
     tail_clear(l);
     free(l->tail);
     free(l->counts);
+    triallog_parts_clear(l);
+    free(l->parts);
     if (l->fd >= 0)
         close(l->fd);
     free(l);
@@ -85,7 +74,7 @@ const char *triallog_error(const TrialLog *l)
     return l->failed ? l->error : NULL;
 }
 
-static void fail(TrialLog *l, const char *what, int e)
+void triallog_fail(TrialLog *l, const char *what, int e)
 {
     l->failed = 1;
     snprintf(l->error, sizeof l->error, "%s: %s: %s", l->path, what, strerror(e));
@@ -101,7 +90,7 @@ static int ensure_open(TrialLog *l)
         return -1;
     int fd = open(l->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
-        fail(l, "cannot open to append", errno);
+        triallog_fail(l, "cannot open to append", errno);
         return -1;
     }
     struct stat st;
@@ -114,29 +103,53 @@ static int ensure_open(TrialLog *l)
     if (st.st_mode & 077)
         fchmod(fd, 0600);
     l->fd = fd;
+    l->size = st.st_size;
     return 0;
 }
 
-/* One whole line per write(2), so a reader never meets half a line of ours mid-file. */
+static int write_all(TrialLog *l, const char *text, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(l->fd, text + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : ENOSPC;
+            /* what part of the line went is cut off again: the file ends with a whole line,
+             * as the journal's does (when even that fails, a resume ends the half line) */
+            if (off && ftruncate(l->fd, l->size) < 0)
+                l->torn = 1;
+            triallog_fail(l, "cannot write", e);
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/* One whole line per write(2), so a reader never meets half a line of ours mid-file. The
+ * file is first brought under its total bound, if this line would take it past. */
 static void put(TrialLog *l, const char *line, size_t len)
 {
     if (ensure_open(l) < 0)
         return;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(l->fd, line + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            fail(l, "cannot write", n < 0 ? errno : ENOSPC);
+    if (l->torn) { /* a killed run's half line ends here, not in ours */
+        if (write_all(l, "\n", 1) < 0)
             return;
-        }
-        off += (size_t)n;
+        l->torn = 0;
+        l->size++;
+        if (l->n_parts)
+            l->parts[l->n_parts - 1].bytes++;
     }
+    if (triallog_bound(l, len) < 0 || write_all(l, line, len) < 0)
+        return;
+    triallog_part_add(l, l->trial, l->size, len);
+    l->size += (off_t)len;
     l->written = 1;
 }
 
-static size_t stamp(char *out, size_t cap, time_t now)
+size_t triallog_stamp(char *out, size_t cap, time_t now)
 {
     struct tm tm;
     if (!gmtime_r(&now, &tm))
@@ -144,11 +157,21 @@ static size_t stamp(char *out, size_t cap, time_t now)
     return strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static TrialCount *count_of(TrialLog *l, int trial, int add)
+/* Kept in trial order, found by bisection: a long session read back, or a rewrite naming
+ * thousands of trials left out, looks up every one of them. Trials come in order, so an
+ * insertion is nearly always at the end. */
+TrialCount *triallog_count_of(TrialLog *l, int trial, int add)
 {
-    for (size_t i = l->n_counts; i-- > 0;)
-        if (l->counts[i].trial == trial)
-            return &l->counts[i];
+    size_t lo = 0, hi = l->n_counts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->counts[mid].trial < trial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < l->n_counts && l->counts[lo].trial == trial)
+        return &l->counts[lo];
     if (!add)
         return NULL;
     if (l->n_counts == l->cap_counts) {
@@ -159,14 +182,22 @@ static TrialCount *count_of(TrialLog *l, int trial, int add)
         l->counts = g;
         l->cap_counts = cap;
     }
-    l->counts[l->n_counts] = (TrialCount){.trial = trial};
-    return &l->counts[l->n_counts++];
+    memmove(&l->counts[lo + 1], &l->counts[lo], (l->n_counts - lo) * sizeof *l->counts);
+    l->n_counts++;
+    l->counts[lo] = (TrialCount){.trial = trial};
+    return &l->counts[lo];
 }
 
 size_t triallog_count(const TrialLog *l, int trial)
 {
-    TrialCount *c = count_of((TrialLog *)l, trial, 0);
-    return c ? c->lines : 0;
+    TrialCount *c = triallog_count_of((TrialLog *)l, trial, 0);
+    return c && !c->left_out ? c->lines : 0;
+}
+
+int triallog_left_out(const TrialLog *l, int trial)
+{
+    TrialCount *c = triallog_count_of((TrialLog *)l, trial, 0);
+    return c && c->left_out;
 }
 
 /* The current trial's held tail, after a note of what was left out before it. */
@@ -174,7 +205,7 @@ static void flush_tail(TrialLog *l, time_t now)
 {
     if (l->left_lines) {
         char ts[32], note[256];
-        stamp(ts, sizeof ts, now);
+        triallog_stamp(ts, sizeof ts, now);
         int n = snprintf(note, sizeof note,
                          "%s trial %d: %zu line%s (%zu bytes) left out here: the log keeps each "
                          "trial's first %d and last %d KiB\n",
@@ -224,6 +255,7 @@ static void hold(TrialLog *l, char *line, size_t len)
 void triallog_line(TrialLog *l, int trial, const char *source, const char *stream,
                    const char *text, time_t now)
 {
+    l->now = now;
     if (!l->have_trial || trial != l->trial) {
         if (l->have_trial && !l->ended)
             flush_tail(l, now);
@@ -233,7 +265,7 @@ void triallog_line(TrialLog *l, int trial, const char *source, const char *strea
         l->head_bytes = 0;
     }
     l->ended = 0; /* a late line (a stop's) after its end: held for the next flush */
-    TrialCount *c = count_of(l, trial, 1);
+    TrialCount *c = triallog_count_of(l, trial, 1);
     if (c)
         c->lines++;
     /* Only the first TRIALLOG_LINE_MAX bytes are shown (4 output bytes each at most:
@@ -242,7 +274,7 @@ void triallog_line(TrialLog *l, int trial, const char *source, const char *strea
     char safe[4 * TRIALLOG_LINE_MAX + 1], src[128], ts[32];
     termsafe_n(safe, sizeof safe, text, shown);
     termsafe(src, sizeof src, source && source[0] ? source : "-");
-    stamp(ts, sizeof ts, now);
+    triallog_stamp(ts, sizeof ts, now);
     char more[64] = "";
     if (shown < len)
         snprintf(more, sizeof more, " [%zu more bytes cut]", len - shown);
@@ -265,10 +297,16 @@ void triallog_end(TrialLog *l, int trial, const char *outcome, time_t now)
 {
     if (!l->have_trial || trial != l->trial || l->ended)
         return;
+    l->now = now;
     flush_tail(l, now);
     l->ended = 1;
+    TrialCount *c = triallog_count_of(l, trial, 1);
+    if (c) { /* what the total bound keeps first: a trial that went wrong */
+        c->ended = 1;
+        c->failed = strncmp(outcome, "ok", 2) != 0 && strncmp(outcome, "pruned", 6) != 0;
+    }
     char ts[32], safe[1024], line[1200];
-    stamp(ts, sizeof ts, now);
+    triallog_stamp(ts, sizeof ts, now);
     termsafe(safe, sizeof safe, outcome);
     int n = snprintf(line, sizeof line, "%s trial %d ended: %s\n", ts, trial, safe);
     put(l, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

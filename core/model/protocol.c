@@ -10,6 +10,7 @@
 
 #include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
+#include "core/base/jsonprint.h"
 
 void trial_event_clear(TrialEvent *ev)
 {
@@ -321,7 +322,7 @@ char *protocol_format(const TrialEvent *ev)
     case EVENT_LOG:
         break;
     }
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = jsonprint_text(o, 0); /* a terminal may show it: sim-trial's, the worker's */
     cJSON_Delete(o);
     return s;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/jsonprint.h"
 #include "core/sched/sched_priv.h"
 
 const char *sched_job_state_name(SchedJobState st)
@@ -171,7 +172,7 @@ char *sched_event_json(const SchedState *s, const SchedEvent *ev)
         cJSON_AddNumberToObject(slot, "gpus", ev->slots[k].gpus);
         cJSON_AddItemToArray(pl, slot);
     }
-    char *text = cJSON_PrintUnformatted(o);
+    char *text = jsonprint_text(o, 0);
     cJSON_Delete(o);
     return text;
 }

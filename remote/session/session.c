@@ -509,6 +509,18 @@ size_t session_trial_log_lines(const Session *s, int trial)
     return triallog_count(s->trial_log, tuner_outside_number(s->tuner, trial));
 }
 
+const char *session_trial_log_error(const Session *s)
+{
+    return s->trial_log ? triallog_error(s->trial_log) : NULL;
+}
+
+int session_trial_log_left_out(const Session *s, int trial)
+{
+    if (!s->trial_log || !s->tuner)
+        return 0;
+    return triallog_left_out(s->trial_log, tuner_outside_number(s->tuner, trial));
+}
+
 void session_close(Session *s)
 {
     if (!s)

@@ -144,10 +144,16 @@ void session_journal_end(Session *s);
  * part of the trial log ends "interrupted: why"); nothing more starts. The records stay for
  * the caller's summary until session_close. */
 void session_interrupt(Session *s, const char *why);
-/* The trial log's file once a trial printed a line there (NULL: none written, or no
- * journal), and how many lines trial `trial` (1..n, as TrialRecord.trial) printed. */
+/* The trial log's file once a trial printed a line there, in this run or an earlier one of
+ * the session (NULL: none written, or no journal); how many lines trial `trial` (1..n, as
+ * TrialRecord.trial) printed, whichever run it was of (the log read back); and whether they
+ * were left out whole to keep the log's total bound. */
 const char *session_trial_log(const Session *s);
 size_t session_trial_log_lines(const Session *s, int trial);
+int session_trial_log_left_out(const Session *s, int trial);
+/* Why the trial log could not be written (its path, what failed, the system's reason; what
+ * was written before stays), or NULL. */
+const char *session_trial_log_error(const Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path). */
 void session_close(Session *s);
 void session_free(Session *s); /* closes it too */

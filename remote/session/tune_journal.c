@@ -24,6 +24,7 @@ struct TuneJournal {
     char path[4096];
     char dir[4096]; /* the journals' folder main decided; "" none */
     JournalLog log; /* resume: what was read */
+    char error[ERROR_MSG_MAX]; /* the first failed write's message, "" none */
 };
 
 TuneJournal *tune_journal_new(const char *dir)
@@ -66,6 +67,11 @@ int tune_journal_failed(const TuneJournal *tj)
     return tj->journal && journal_failed(tj->journal);
 }
 
+const char *tune_journal_error(const TuneJournal *tj)
+{
+    return tune_journal_failed(tj) && tj->error[0] ? tj->error : NULL;
+}
+
 const char *tune_journal_path(const TuneJournal *tj)
 {
     return tj->path;
@@ -89,6 +95,8 @@ static int write_event(TuneJournal *tj, cJSON *ev)
     int rc = journal_append(tj->journal, ev, &err);
     cJSON_Delete(ev);
     if (rc < 0) {
+        if (!tj->error[0])
+            snprintf(tj->error, sizeof tj->error, "%s", err.msg);
         char reason[ERROR_MSG_MAX + 64];
         snprintf(reason, sizeof reason, "%s; no more trials are launched", err.msg);
         if (!tj->quiet)

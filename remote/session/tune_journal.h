@@ -43,6 +43,9 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
 void tune_journal_end(TuneJournal *tj, const Tuner *t);
 const char *tune_journal_id(const TuneJournal *tj);
 int tune_journal_failed(const TuneJournal *tj); /* a write failed: the session stopped */
+/* Why the first failed write failed ("journal PATH: write failed: No space left on device"),
+ * or NULL. */
+const char *tune_journal_error(const TuneJournal *tj);
 /* No message on stderr when a write fails (the console, whose screen it would break): the
  * session still stops, and the trial not launched says why in its reason. */
 void tune_journal_set_quiet(TuneJournal *tj, int quiet);

@@ -670,4 +670,34 @@ summary table INT 130 0
 summary json TERM 143 0
 summary table INT 130 1
 
+# The resume of that session: its earlier run's trials keep their count of lines in the
+# trial log, read back from it (before, only this run's trials had one: trials 1 to 3 had no
+# log_lines, and the interrupted one lost its note).
+"$bin" tune --resume "$id" --json >"$tmp/res.out" 2>"$tmp/res.err" ||
+    fail "tune --resume $id: $(cat "$tmp/res.err")"
+/usr/bin/python3 - "$tmp/res.out" <<'PY' || fail "tune --resume $id: log_lines: $(cat "$tmp/res.out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = [(t["trial"], t["status"], t.get("log_lines")) for t in r["trials"]]
+assert got == [(1, "ok", 1), (2, "ok", 1), (3, "interrupted", 1), (4, "ok", 1), (5, "ok", 1)], got
+PY
+"$bin" tune --resume "$id" >"$tmp/res.out" 2>"$tmp/res.err"
+grep -q '^ *3  interrupted .*\[1 line in the trial log\]$' "$tmp/res.out" ||
+    fail "tune --resume $id: trial 3's note: $(cat "$tmp/res.out" "$tmp/res.err")"
+
+# --json output never carries a C1 control or a bidirectional control raw (cJSON escapes
+# only below U+0020): a trial's error text holding U+009B (CSI), U+0085, U+202E and U+2066
+# reaches stdout as \u009B..., and a JSON parser reads the same reason back.
+"$bin" tune --sim B:googlenet --launcher local --budget 1 --optimizer random --no-journal \
+    --json --trial-cmd 'cat >/dev/null; echo "{\"event\":\"error\",\"message\":\"a\\u009b2Jb\\u0085c\\u202ed\\u2066e\"}"; exit 1' \
+    >"$tmp/c1.out" 2>"$tmp/c1.err"
+/usr/bin/python3 - "$tmp/c1.out" <<'PY' || fail "tune --json: a trial's controls: $(cat "$tmp/c1.out" "$tmp/c1.err")"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+for cp in ("\u009b", "\u0085", "\u202e", "\u2066"):
+    assert cp.encode() not in raw, (cp, raw)
+r = json.loads(raw)
+assert "a\u009b2Jb\u0085c\u202ed\u2066e" in r["trials"][0]["reason"], r["trials"][0]["reason"]
+PY
+
 [ $fails -eq 0 ]

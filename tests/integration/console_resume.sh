@@ -80,4 +80,41 @@ quit f
 [ ! -s "$tmp/ferr" ] || grep -q "could not be written" "$tmp/ferr" || fail "stderr: $(cat "$tmp/ferr")"
 grep -q "could not be written" "$tmp/ferr" || fail "no word of the failed journal after the console closed"
 grep -q "EXITED rc=1" "$tmp/screen.txt" || fail "a console whose journal failed did not exit 1 (as tune does)"
+
+# A disk that fills while the console runs: what it writes at the quit fails (the running
+# trial's held tail and its end in the trial log; the journal's `ended` line too, unless its
+# last page has room), and each failure is one line on stderr naming the file, the exit is 1,
+# and what was written before stays. Before, the trial log's failure at the quit went to the
+# closed screen's log: said nowhere, and exit 0. A tmpfs of 256 KiB, filled once the trial
+# has printed; the trial's lines past its first 8 KiB are held for its end (24 KiB of them,
+# more than the page a file may still have room in), and the quit drains what it printed.
+mnt="$tmp/small"
+mkdir -p "$mnt"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=256k,mode=0700 tmpfs "$mnt" 2>/dev/null; then
+    suite_stop() { umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || :; }
+    tmux_start q 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$mnt/state $bin --sim A:googlenet --optimizer random --launcher local --pace-ms 20 --no-sched --trial-cmd 'cat >/dev/null; i=0; while [ \$i -lt 400 ]; do echo \"warming up, line \$i ..........................................................................\" >&2; i=\$((i + 1)); done; touch $tmp/printed; exec sleep 600' 2>$tmp/qerr"
+    i=0
+    while ! { [ -e "$tmp/printed" ] && grep -qs 'warming up, line 0 ' "$mnt"/state/sessions/*.log; } && [ $i -lt 300 ]; do
+        sleep 0.1; i=$((i + 1))
+    done
+    grep -qs 'warming up, line 0 ' "$mnt"/state/sessions/*.log || fail "the trial's first line never reached the trial log"
+    dd if=/dev/zero of="$mnt/fill" bs=4k 2>/dev/null || : # the disk is full now
+    quit q
+    grep -q "EXITED rc=1" "$tmp/screen.txt" || fail "a console whose trial log failed at the quit did not exit 1: $(cat "$tmp/qerr")"
+    log="$(ls "$mnt"/state/sessions/*.log)"
+    grep -q "^tunedeck: the trial log could not be written: $log: cannot write: No space left on device; " "$tmp/qerr" ||
+        fail "the trial log's failure at the quit was not said: $(cat "$tmp/qerr")"
+    if grep -q "journal" "$tmp/qerr" && ! grep -q "^tunedeck: session " "$tmp/qerr"; then
+        grep -q "^tunedeck: the journal could not be written: journal .*\.jsonl: write failed: No space left on device" "$tmp/qerr" ||
+            fail "the journal's failure at the quit was not said: $(cat "$tmp/qerr")"
+    fi
+    grep -q 'trial 1 local stderr: warming up, line 0 ' "$log" || fail "the trial log lost what it held: $(cat "$log")"
+    rm -f "$mnt/fill"
+    TUNEDECK_STATE_DIR="$mnt/state" "$bin" sessions >"$tmp/qlist" 2>&1
+    grep -q ' 0/60 .*\(ended\|interrupted (resumable)\)$' "$tmp/qlist" ||
+        fail "the journal is not whole: $(cat "$tmp/qlist")"
+    suite_stop
+else
+    echo "  skipped: a full disk at the quit needs root (mount -t tmpfs)"
+fi
 echo "console_resume: ok"

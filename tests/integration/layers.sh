@@ -1,7 +1,8 @@
 #!/bin/sh
 # The include graph between folders only points down (docs/architecture.md), and no two
 # files include each other through a cycle. Every #include "x/y.h" is root-relative, so the
-# folder of each side is its path minus the file name.
+# folder of each side is its path minus the file name. And JSON tunedeck prints goes through
+# core/base/jsonprint.
 set -eu
 cd "$(dirname "$0")/../.."
 
@@ -74,6 +75,18 @@ if ! tsort "$units" > /dev/null 2> "$units.err"; then
     bad=1
 fi
 rm -f "$units.err"
+
+# JSON that tunedeck prints goes through core/base/jsonprint (C1 and bidirectional controls
+# escaped for the terminal): cJSON's printers are called there alone, and by the files whose
+# JSON tunedeck only reads back or feeds a trial (the journal, the settings file, a trial's
+# schedule on its stdin).
+for file in $(grep -rl 'cJSON_Print' core remote tui cmd tools bench --include='*.c'); do
+    case "$file" in
+        core/base/jsonprint.c|core/journal/journal.c|tui/config.c|core/model/schedule.c) ;;
+        *) echo "layers: $file prints JSON with cJSON_Print*: use jsonprint_text (core/base/jsonprint.h)" >&2
+           bad=1 ;;
+    esac
+done
 
 [ "$bad" -eq 0 ] || exit 1
 echo "layers: $(wc -l < "$edges") includes point down, no cycles"

@@ -149,3 +149,113 @@ Test(triallog, a_link_in_its_place_is_never_followed)
     cr_assert_eq(access(target, F_OK), -1, "nothing written through the link");
     triallog_free(l);
 }
+
+/* A trial printing `lines` lines of about 100 bytes, then ending with `outcome`. */
+static void trial(TrialLog *l, int n, int lines, const char *outcome)
+{
+    char line[128];
+    for (int i = 0; i < lines; i++) {
+        snprintf(line, sizeof line, "trial-%04d line %03d %s", n, i,
+                 "..............................................................");
+        triallog_line(l, n, "h1", "stderr", line, NOW);
+    }
+    triallog_end(l, n, outcome, NOW);
+}
+
+static off_t size_of(const char *path)
+{
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "%s", path);
+    return st.st_size;
+}
+
+Test(triallog, the_whole_log_is_bounded_keeping_the_latest_and_the_failed_trials_whole)
+{
+    TrialLog *l = triallog_new(journal);
+    triallog_set_total(l, TRIALLOG_TOTAL_MIN);
+    /* 300 trials of ~3 KiB each (~900 KiB unbounded); every 25th fails */
+    for (int n = 1; n <= 300; n++) {
+        trial(l, n, 30, n % 25 == 0 ? "failed: exit 1" : "ok");
+        cr_assert_leq(size_of(triallog_path(l)), TRIALLOG_TOTAL_MIN, "after trial %d", n);
+    }
+    const char *text = slurp(triallog_path(l));
+    cr_assert_null(triallog_error(l), "%s", triallog_error(l));
+    /* the latest trials, whole */
+    cr_assert(strstr(text, "trial-0300 line 000"));
+    cr_assert(strstr(text, "trial-0300 line 029"));
+    cr_assert(strstr(text, "trial-0290 line 000"));
+    /* the failed ones, whole, from long before */
+    cr_assert(strstr(text, "trial-0025 line 000"), "the first failed trial is kept");
+    cr_assert(strstr(text, "trial-0025 line 029"));
+    cr_assert(strstr(text, "trial 25 ended: failed: exit 1"));
+    /* an old one that went well is left out, and the log says where */
+    cr_assert_null(strstr(text, "trial-0001 line"));
+    cr_assert(strstr(text, " trials 1-24 left out here (720 lines): the log keeps at most"),
+              "%.400s", text);
+    cr_assert(triallog_left_out(l, 1));
+    cr_assert_eq(triallog_count(l, 1), 0);
+    cr_assert_not(triallog_left_out(l, 25));
+    cr_assert_eq(triallog_count(l, 25), 30);
+    cr_assert_eq(triallog_count(l, 300), 30);
+    triallog_free(l);
+}
+
+Test(triallog, a_resume_reads_the_log_back_its_counts_and_its_bound_hold_across_runs)
+{
+    TrialLog *l = triallog_new(journal);
+    triallog_set_total(l, TRIALLOG_TOTAL_MIN);
+    for (int n = 1; n <= 150; n++)
+        trial(l, n, 30, n == 7 ? "failed: exit 1" : "ok");
+    trial(l, 151, 2000, "failed: lost"); /* a loud one: its middle left out */
+    triallog_line(l, 152, "h1", "stderr", "killed here", NOW); /* never ended */
+    triallog_free(l);
+    /* the next run of the session */
+    l = triallog_new(journal);
+    triallog_set_total(l, TRIALLOG_TOTAL_MIN);
+    cr_assert(triallog_written(l), "an earlier run's log is worth naming");
+    cr_assert_eq(triallog_count(l, 7), 30);
+    cr_assert_eq(triallog_count(l, 150), 30);
+    cr_assert_eq(triallog_count(l, 151), 2000);
+    cr_assert_eq(triallog_count(l, 152), 1);
+    cr_assert(triallog_left_out(l, 1));
+    for (int n = 153; n <= 400; n++) {
+        trial(l, n, 30, "ok");
+        cr_assert_leq(size_of(triallog_path(l)), TRIALLOG_TOTAL_MIN, "after trial %d", n);
+    }
+    const char *text = slurp(triallog_path(l));
+    /* the failed ones of the first run, and the killed one, survive both runs' rewrites */
+    cr_assert(strstr(text, "trial-0007 line 029"));
+    cr_assert(strstr(text, "trial 152 h1 stderr: killed here"));
+    cr_assert(strstr(text, "trial-0151 line 1999"));
+    cr_assert(strstr(text, "trial-0400 line 029"));
+    cr_assert_eq(triallog_count(l, 7), 30);
+    cr_assert_eq(triallog_count(l, 151), 2000);
+    cr_assert_eq(triallog_count(l, 400), 30);
+    /* the notes of both runs' rewrites became one per stretch left out */
+    cr_assert_null(strstr(strstr(text, " left out here (") + 1, "trials 1-6"), "%s", text);
+    triallog_free(l);
+    l = triallog_new(journal);
+    cr_assert_eq(triallog_count(l, 151), 2000);
+    cr_assert_eq(triallog_count(l, 152), 1);
+    cr_assert(triallog_left_out(l, 2));
+    cr_assert(triallog_left_out(l, 160));
+    triallog_free(l);
+}
+
+Test(triallog, a_killed_runs_half_line_is_ended_before_the_next_runs_first)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/20261127-000000-abcdef.log", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("2026-11-27T06:30:01Z trial 1 h1 stderr: whole\n2026-11-27T06:30:01Z trial 1 h1 std", f);
+    fclose(f);
+    chmod(path, 0600);
+    TrialLog *l = triallog_new(journal);
+    cr_assert_eq(triallog_count(l, 1), 2, "the half line is one the trial printed");
+    triallog_line(l, 2, "h1", "stderr", "next run", NOW);
+    cr_assert_str_eq(slurp(path), "2026-11-27T06:30:01Z trial 1 h1 stderr: whole\n"
+                                  "2026-11-27T06:30:01Z trial 1 h1 std\n"
+                                  "2026-11-27T06:30:01Z trial 2 h1 stderr: next run\n");
+    triallog_free(l);
+}
