@@ -49,8 +49,8 @@ static void draw_tabs(const App *a)
     }
     /* narrow: keep the state, which is at the end, and whole fields before it */
     const char *fit = draw_fit_tail(right, r.w - x);
-    int len = (int)strlen(fit);
-    draw_text(0, r.w - len, len, ROLE_TAB, fit);
+    int cols = draw_width(fit); /* columns: the cluster's name may be in any script */
+    draw_text(0, r.w - cols, cols, ROLE_TAB, fit);
 }
 
 static void draw_status(const App *a)

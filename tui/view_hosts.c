@@ -91,8 +91,8 @@ static void hosts_draw(const App *a)
             char name[160], host[160];
             draw_textf(y++, r.x, r.w, sel ? ROLE_SELECTED : ROLE_DIM,
                        "%s %-*s %-*s %-11s %8s %5s  %s", sel ? ">" : " ", name_w,
-                       draw_fit_name(name, sizeof name, c->machines[m].name, name_w), host_w,
-                       draw_fit_name(host, sizeof host, c->machines[m].host, host_w),
+                       draw_fit_cell(name, sizeof name, c->machines[m].name, name_w), host_w,
+                       draw_fit_cell(host, sizeof host, c->machines[m].host, host_w),
                        a->sim ? "simulated" : "-", "-",
                        "-", "n/a");
             continue;
@@ -105,8 +105,8 @@ static void hosts_draw(const App *a)
         char name[160], host[160];
         int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-*s %-*s ",
                              sel ? ">" : " ", name_w,
-                             draw_fit_name(name, sizeof name, h.name, name_w), host_w,
-                             draw_fit_name(host, sizeof host, h.host, host_w));
+                             draw_fit_cell(name, sizeof name, h.name, name_w), host_w,
+                             draw_fit_cell(host, sizeof host, h.host, host_w));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : state_role(h.state),
                           "%-11s ", hostpool_state_name(h.state));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_NORMAL, "%8s %5d  ",

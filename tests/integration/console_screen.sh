@@ -77,6 +77,60 @@ wait_for long 'Quit anyway\? \(y/n\)'
 tmx send-keys -t long y
 wait_for long 'EXITED rc=0' 
 
+# --- names in other scripts: a cell counts terminal columns, not bytes ------------------
+# A job named in Japanese (3 bytes, 2 columns a character) with combining accents (2 bytes,
+# no column) and a cluster named in Japanese. The job list cut and padded the name by bytes,
+# so its row's gpus and state columns sat left of their heads; the top bar's state was placed
+# by bytes, short of the right edge; under LANG=C both showed nothing at all.
+cat > "$tmp/cjk.json" <<'JSON'
+{"name": "東京の計算クラスタ",
+ "machine_types": {"box": {"bandwidth_gbps": 10.0,
+     "devices": [{"id": "cpu", "kind": "cpu", "threads": 8},
+                 {"id": "gpu0", "kind": "gpu", "model": "T4"}]}},
+ "machines": [{"name": "n[0-1]", "type": "box"}],
+ "trial": {"launch": "local", "command": "python3 examples/trial.py"}}
+JSON
+printf '{"name": "%s", "model_mb": 4.0, "mops": 50, "batch": 256, "iterations": 6, "warmup": 2}\n' \
+    "画像認識e$(printf '\314\201\314\201')実験モデル" > "$tmp/cjkjob.json"
+# columns_agree COLS: in the last capture, the job row's GPU count and its pin mark end in the
+# column where the head "gpus" ends, and the top bar reaches the right edge (COLS): columns
+# as a terminal counts them
+columns_agree() {
+    /usr/bin/python3 - "$tmux_screen" "$1" <<'PY'
+import re, sys, unicodedata
+def cols(s):
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF"
+               else 1 for c in s)
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+head = next(l for l in lines if re.search(r"job +gpus state", l))
+row = next(l for l in lines if "tune:" in l)
+gpus = cols(head[: head.index("gpus") + 4])
+m = re.match(r".*?tune:\S+(\s+\S+)*?\s+[0-9]+[* ]", row)  # the count, then the pin's mark
+got = cols(m.group(0)) if m else -1
+top = cols(lines[0]) + 1  # the bar's own trailing blank, which capture-pane drops
+ok = got == gpus and top == int(sys.argv[2])
+if not ok:
+    print(f"gpus ends at {got}, its head at {gpus}; top bar {top} of {sys.argv[2]} columns")
+sys.exit(0 if ok else 1)
+PY
+}
+start cjk 100 30 xterm-256color "$bin" --cluster "$tmp/cjk.json" --job "$tmp/cjkjob.json" --no-sched --no-journal --pace-ms 100
+tmx send-keys -t cjk 2
+wait_for cjk '^.A  tune:…[^ ]*モデル +[0-9]+ '
+wait_for cjk '東京の計算クラスタ \| bespoke \| '
+columns_agree 100 || fail "session cjk: columns counted in bytes"
+tmx resize-window -t cjk -x 60 -y 30
+wait_for cjk '^ 1 Tune  2 Cluster  3 Hosts +[0-9]+/60 \| best '
+quit cjk
+# LANG=C: the name is question marks, one a character, and the rest of the row still shows
+tmux_start cjkc 100 30 "cd '$root'; env TERM=xterm-256color LANG=C LC_ALL=C \
+XDG_CONFIG_HOME=$T/xdg-cjkc TUNEDECK_STATE_DIR=$T/state-cjkc $bin --cluster $tmp/cjk.json \
+--job $tmp/cjkjob.json --no-sched --no-journal --pace-ms 100"
+tmx send-keys -t cjkc 2
+wait_for cjkc '^.A  tune:~\?+ +[0-9]+ +[#.]+ '
+wait_for cjkc '^ 1 Tune  2 Cluster  3 Hosts +\?{9} \| bespoke \| [0-9]+/60 \| best .* \| (tuning|done)$'
+quit cjkc
+
 # --- many jobs: the job list says which rows show, PgDn/PgUp/G/g page it ------------------
 start jobs 100 30 xterm-256color "$bin" --sched-jobs 60 --sched-speed 600 --pace-ms 100 --no-journal
 tmx send-keys -t jobs 2
