@@ -206,7 +206,13 @@ mouse_press edit 2 10 10
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
 tmx send-keys -t edit Enter
-wait_for edit 'override launches as trial [0-9]+'
+wait_for edit 'override launches as trial [0-9]+ \(paused'
+# a second override before the first ran takes its place, and says so (both were promised as
+# the same next trial, and the first never ran)
+tmx send-keys -t edit e
+wait_for edit 'valid: Enter launches'
+tmx send-keys -t edit Enter
+wait_for edit 'override launches as trial [0-9]+ in place of the one queued before \(that one'
 tmx send-keys -t edit Space
 wait_for edit 'ok .*override'
 tmx send-keys -t edit : q u i t Enter
