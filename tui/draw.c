@@ -275,13 +275,8 @@ void draw_seconds_unit(char *out, size_t cap, double s)
         snprintf(out, cap, "<0.1ms");
 }
 
-const char *draw_fit_tail(const char *text, int w)
+const char *draw_tail_cols(const char *text, int w)
 {
-    const char *bar;
-    while (draw_width(text) > w && (bar = strchr(text + 1, '|')))
-        text = bar + 1; /* the space before the next field stays, as a margin */
-    /* the last field alone too wide: its last whole characters that fit (columns, as the
-     * cluster's name may be in any script) */
     int cols = draw_width(text);
     mbstate_t st = {0};
     for (size_t len = strlen(text); len && cols > (w > 0 ? w : 0);) {
@@ -302,6 +297,16 @@ const char *draw_fit_tail(const char *text, int w)
         text += n;
     }
     return text;
+}
+
+const char *draw_fit_tail(const char *text, int w)
+{
+    const char *bar;
+    while (draw_width(text) > w && (bar = strchr(text + 1, '|')))
+        text = bar + 1; /* the space before the next field stays, as a margin */
+    /* the last field alone too wide: its last whole characters that fit (columns, as the
+     * cluster's name may be in any script) */
+    return draw_tail_cols(text, w);
 }
 
 int draw_width(const char *text)

@@ -49,6 +49,9 @@ void draw_seconds_unit(char *out, size_t cap, double s);
  * ("b | c", then "c"); only when the last field alone is too wide, its last w characters.
  * Returns a pointer into text. */
 const char *draw_fit_tail(const char *text, int w);
+/* The end of text that fits in w columns, from a whole character (never a combining mark
+ * cut from its letter). Returns a pointer into text. */
+const char *draw_tail_cols(const char *text, int w);
 /* Text wrapped at spaces over at most max_lines rows; returns the rows used. */
 int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
 /* The rows draw_wrapped would use, drawing nothing. */

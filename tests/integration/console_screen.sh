@@ -121,6 +121,28 @@ wait_for cjk '東京の計算クラスタ \| bespoke \| '
 columns_agree 100 || fail "session cjk: columns counted in bytes"
 tmx resize-window -t cjk -x 60 -y 30
 wait_for cjk '^ 1 Tune  2 Cluster  3 Hosts +[0-9]+/60 \| best '
+# such a name can be typed in a prompt (only ASCII was taken), and Backspace takes a whole
+# character back
+tmx send-keys -t cjk : c o n v e r g e ' '
+acute="$(printf '\314\201')"
+tmx send-keys -t cjk -l "画像e$acute実"
+wait_for cjk "^:converge 画像e$acute実_ *\$"
+tmx send-keys -t cjk BSpace BSpace
+wait_for cjk '^:converge 画像e_ *$'
+tmx send-keys -t cjk Enter
+wait_for cjk "^:converge: expected on or off, found '画像e' *\$"
+# longer than the line, the prompt shows its end in whole characters
+tmx resize-window -t cjk -x 20 -y 30
+tmx send-keys -t cjk : f i l t e r ' '
+tmx send-keys -t cjk -l '一二三四五六七八九十'
+wait_for cjk '^:…[^ ]*八九十_ *$'
+tmux_capture cjk
+/usr/bin/python3 -c '
+import sys, unicodedata
+line = [l for l in open(sys.argv[1], encoding="utf-8").read().splitlines() if l.startswith(":")][0]
+sys.exit(0 if sum(2 if unicodedata.east_asian_width(c) == "W" else 1 for c in line) <= 20 else 1)
+' "$tmux_screen" || fail "session cjk: the prompt is wider than the screen"
+tmx send-keys -t cjk Escape
 quit cjk
 # LANG=C: the name is question marks, one a character, and the rest of the row still shows
 tmux_start cjkc 100 30 "cd '$root'; env TERM=xterm-256color LANG=C LC_ALL=C \

@@ -231,3 +231,16 @@ Test(draw, a_character_wider_than_the_line_is_never_split)
      * after one byte would turn each of its other bytes into a line) */
     cr_assert_eq(draw_wrapped_lines(1, 10, "\xe6\x97\xa5\xe6\x9c\xac"), 2);
 }
+
+Test(draw, tail_cols_is_the_end_in_whole_characters)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    draw_init(0);
+    /* 一二三 (6 columns): 5 columns hold two characters, never half of the first */
+    cr_assert_str_eq(draw_tail_cols("\xe4\xb8\x80\xe4\xba\x8c\xe4\xb8\x89", 5),
+                     "\xe4\xba\x8c\xe4\xb8\x89");
+    /* "é" as e and a combining accent: the accent never starts the tail */
+    cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 1), "b");
+    cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 2), "e\xcc\x81" "b");
+    cr_assert_str_eq(draw_tail_cols("abc", 0), "");
+}
