@@ -166,6 +166,17 @@ static short fit(short c, int colors)
     return (short)((r >= 3 ? 1 : 0) | (g >= 3 ? 2 : 0) | (b >= 3 ? 4 : 0));
 }
 
+void theme_fit_pair(short fg, short bg, int colors, short *fg_out, short *bg_out)
+{
+    *fg_out = fit(fg, colors);
+    *bg_out = fit(bg, colors);
+    if (fg != bg && *fg_out >= 0 && *fg_out == *bg_out) {
+        short b = *bg_out;
+        int light = b == 7 || b == 3 || b == 6 || b == 2;
+        *fg_out = light ? 0 : 7;
+    }
+}
+
 void theme_apply(const Theme *t, int colors)
 {
     for (int i = 0; i < ROLE_COUNT; i++) {
@@ -178,7 +189,9 @@ void theme_apply(const Theme *t, int colors)
         if (s->underline)
             a |= A_UNDERLINE;
         if (colors >= 8 && i + 1 < COLOR_PAIRS) {
-            init_pair((short)(i + 1), fit(s->fg, colors), fit(s->bg, colors));
+            short fg, bg;
+            theme_fit_pair(s->fg, s->bg, colors, &fg, &bg);
+            init_pair((short)(i + 1), fg, bg);
             a |= COLOR_PAIR(i + 1);
         } else if (colors < 8) {
             /* Monochrome: roles that only differ by colour get an attribute instead. */

@@ -234,6 +234,18 @@ wait_for dumb 'EXITED rc=[1-9]'
 start unknown 80 24 no-such-terminal "$bin" --pace-ms 100 --no-journal
 wait_for unknown "TERM='no-such-terminal': no such terminal type"
 wait_for unknown 'EXITED rc=[1-9]'
+# 8 colours (TERM=xterm, screen, linux): the tab bar's white on grey became white on white,
+# so the other tabs and the session's state vanished; its text is now black on white
+for term in xterm screen; do
+    start "c8$term" 80 24 "$term" "$bin" --pace-ms 100 --no-journal --no-sched
+    wait_for "c8$term" 'Trials [0-9]+/60'
+    tmx capture-pane -p -e -t "c8$term" | head -1 > "$tmp/tabs.txt"
+    esc="$(printf '\033')"
+    grep -q "${esc}\[37m${esc}\[47m" "$tmp/tabs.txt" && fail "TERM=$term: the tab bar is white on white"
+    grep -q "${esc}\[30m${esc}\[47m 2 Cluster " "$tmp/tabs.txt" ||
+        fail "TERM=$term: the tab bar is not black on white: $(cat -v "$tmp/tabs.txt")"
+    quit "c8$term"
+done
 # vt100 (no colours) draws and quits
 start vt 80 24 vt100 "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for vt 'Trials [0-9]+/60'
