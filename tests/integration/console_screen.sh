@@ -206,6 +206,16 @@ tmx send-keys -t tiny y
 wait_for tiny 'EXITED rc=0'
 quit narrow
 
+# --- the log overlay (L): the panes under it do not show beside its border ---------------
+start logs 60 15 xterm-256color "$bin" --pace-ms 100 --no-journal --sched-speed 600
+wait_for logs 'Trials [0-9]+/60'
+tmx send-keys -t logs L
+wait_for logs '^ ┌ Log [0-9]+-[0-9]+/[0-9]+ \(Up/Down scroll'
+not_on_screen logs '^[┌└│][┌└│]|[┐┘│][┐┘│]$'
+tmx send-keys -t logs x
+wait_for logs '^ \? help  1-3 views  : command  e edit  Space pause  q quit'
+quit logs
+
 # --- the help: what it lists works; when it all shows, any key closes it, Down too --------
 start help 100 30 xterm-256color "$bin" --sim G40:googlenet --pace-ms 100 --no-journal --no-sched
 wait_for help 'Trials [0-9]+/60'
