@@ -82,10 +82,18 @@ static int read_color(const cJSON *v, const char *ctx, const char *key, short *o
             }
         }
     }
+    /* what was found, by value where it is one: "found a number" would not say which */
+    char found[96];
+    if (cJSON_IsNumber(c))
+        snprintf(found, sizeof found, "%g", c->valuedouble);
+    else if (cJSON_IsString(c))
+        snprintf(found, sizeof found, "'%.80s'", c->valuestring);
+    else
+        snprintf(found, sizeof found, "%s", jfield_type_name(c));
     return error_set(err,
                      "%s: field '%s': expected a colour name (black..white, "
                      "bright-NAME, default) or a number 0-255, found %s",
-                     ctx, key, jfield_type_name(c));
+                     ctx, key, found);
 }
 
 int theme_load(const char *dir, const char *name, Theme *t, Error *err)

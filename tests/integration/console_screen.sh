@@ -193,6 +193,13 @@ wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
 tmx resize-window -t narrow -x 160 -y 10
 tmx send-keys -t narrow : t h e m e Enter
 wait_for narrow '^:theme: expected a theme name \(default, high-contrast, light, .*\) or a file'
+# a theme file's bad colour is named by its value ("found a number" said not which)
+echo '{"roles": {"tab": {"fg": "white", "bg": 300}}}' > "$tmp/bad-theme.json"
+tmx send-keys -t narrow : t h e m e ' '
+tmx send-keys -t narrow -l "$tmp/bad-theme.json"
+tmx send-keys -t narrow Enter
+wait_for narrow "roles\.tab: field 'bg':\$"
+wait_for narrow '^expected a colour name .* or a number 0-255, found 300 *$'
 tmx resize-window -t narrow -x 40 -y 10
 # smaller than any pane: said, not a blank screen; back to a size that fits, drawn again
 tmx resize-window -t tiny -x 12 -y 8

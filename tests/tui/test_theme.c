@@ -158,3 +158,21 @@ Test(theme, no_role_of_a_shipped_theme_loses_its_text_in_8_or_16_colours)
     theme_fit_pair(7, 8, 256, &fg, &bg);
     cr_assert(fg == 7 && bg == 8, "kept in 256 colours: %d on %d", fg, bg);
 }
+
+/* "expected ... a number 0-255, found a number" did not say which number was wrong. */
+Test(theme, a_bad_colour_is_named_by_its_value)
+{
+    Theme t;
+    Error err;
+    write_theme("big", "{\"roles\": {\"tab\": {\"fg\": \"white\", \"bg\": 300}}}");
+    cr_assert_eq(theme_load(dir, "big", &t, &err), -1);
+    cr_assert(strstr(err.msg, "roles.tab: field 'bg': expected a colour name") != NULL, "%s",
+              err.msg);
+    cr_assert(strstr(err.msg, "found 300") != NULL, "%s", err.msg);
+    write_theme("name", "{\"roles\": {\"tab\": {\"fg\": \"grey\"}}}");
+    cr_assert_eq(theme_load(dir, "name", &t, &err), -1);
+    cr_assert(strstr(err.msg, "found 'grey'") != NULL, "%s", err.msg);
+    write_theme("list", "{\"roles\": {\"tab\": {\"fg\": [1]}}}");
+    cr_assert_eq(theme_load(dir, "list", &t, &err), -1);
+    cr_assert(strstr(err.msg, "found an array") != NULL, "%s", err.msg);
+}
