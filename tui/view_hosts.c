@@ -179,11 +179,22 @@ void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
         a->dirty = 1;
 }
 
+/* a and c where this session reaches no host over SSH: said, rather than nothing at all. */
+static void no_ssh(App *a, const char *what)
+{
+    app_message(a, 1, "%s: no SSH in this session (%s)", what,
+                a->sim     ? "the hosts are simulated"
+                : a->slurm ? "Slurm's nodes are reached through Slurm"
+                           : "its trials run here");
+}
+
 /* a: the prompt shows the key the host offered, exactly as the pool saw it. */
 static void hosts_accept_selected(App *a)
 {
-    if (!desk(a))
+    if (!desk(a)) {
+        no_ssh(a, "a: no host key to accept");
         return;
+    }
     Error err;
     if (hostdesk_offered(a->desk, a->host_sel, a->accept_fp, sizeof a->accept_fp, &err) < 0) {
         app_message(a, 1, "%s", err.msg);
@@ -240,10 +251,17 @@ static void hosts_key(App *a, ViewAction action)
         break;
     case VIEW_ACT_DRAIN:
     case VIEW_ACT_UNDRAIN:
-        slurm_offer_drain(a, action == VIEW_ACT_DRAIN);
+        if (a->slurm)
+            slurm_offer_drain(a, action == VIEW_ACT_DRAIN);
+        else
+            app_message(a, 1, "%c: drains a Slurm node, and this cluster is not Slurm "
+                              "(:drain NODE takes a node from the scheduler)",
+                        action == VIEW_ACT_DRAIN ? 'd' : 'u');
         break;
     case VIEW_ACT_RECONNECT:
-        if (desk(a) && hostdesk_reconnect(a->desk, a->host_sel) == 0)
+        if (!desk(a))
+            no_ssh(a, "c: nothing to reconnect");
+        else if (hostdesk_reconnect(a->desk, a->host_sel) == 0)
             app_message(a, 0, "reconnecting");
         break;
     default:

@@ -238,6 +238,13 @@ wait_for help '^.> g2-0 '
 tmx send-keys -t help Down Down
 wait_for help '^.> g2-2 '
 mouse_press_until help 0 10 9 '^.> c4x2-1 '
+# the hosts view's a, c, d and u say why they do nothing here (they said nothing)
+tmx send-keys -t help a
+wait_for help '^a: no host key to accept: no SSH in this session \(the hosts are simulated\)'
+tmx send-keys -t help c
+wait_for help '^c: nothing to reconnect: no SSH in this session \(the hosts are simulated\)'
+tmx send-keys -t help d
+wait_for help '^d: drains a Slurm node, and this cluster is not Slurm \(:drain NODE takes'
 tmx send-keys -t help End
 wait_for help '^.> c4x8-[0-9]+ '
 tmx send-keys -t help g
