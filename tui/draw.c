@@ -80,7 +80,10 @@ Rect draw_box(Rect r, const char *title, int focused)
 static size_t utf8_len(const char *s, size_t len)
 {
     unsigned char b = (unsigned char)s[0];
-    size_t n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 1;
+    size_t n = b >= 0xC2 && b <= 0xDF   ? 2
+               : b >= 0xE0 && b <= 0xEF ? 3
+               : b >= 0xF0 && b <= 0xF4 ? 4
+                                        : 1;
     if (n > len)
         return 1;
     for (size_t i = 1; i < n; i++)

@@ -254,8 +254,9 @@ static void hosts_key(App *a, ViewAction action)
         if (a->slurm)
             slurm_offer_drain(a, action == VIEW_ACT_DRAIN);
         else
-            app_message(a, 1, "%c: drains a Slurm node, and this cluster is not Slurm "
-                              "(:drain NODE takes a node from the scheduler)",
+            app_message(a, 1,
+                        "%c: drains a Slurm node, and this cluster is not Slurm "
+                        "(:drain NODE takes a node from the scheduler)",
                         action == VIEW_ACT_DRAIN ? 'd' : 'u');
         break;
     case VIEW_ACT_RECONNECT:

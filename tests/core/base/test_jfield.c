@@ -1,5 +1,5 @@
-#include <criterion/criterion.h>
 #include <cJSON.h>
+#include <criterion/criterion.h>
 #include <string.h>
 
 #include "core/base/jfield.h"
