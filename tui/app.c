@@ -199,6 +199,10 @@ static void launch_edit(App *a)
         app_message(a, 1, "not launched: %s", err.msg);
         return;
     }
+    /* One override waits at a time: a second (made while paused, or before the running
+     * trial ends) takes the first one's place, and the operator is told the first will not
+     * run, rather than both being promised as the same next trial. */
+    int replaces = tuner_override_pending(a->tuner);
     if (tuner_override(a->tuner, a->editor->s, &err) < 0) {
         app_message(a, 1, "not launched: %s", err.msg);
         return;
@@ -207,8 +211,10 @@ static void launch_edit(App *a)
     if ((int)n >= tuner_budget(a->tuner))
         tuner_set_budget(a->tuner, (int)n + 1);
     a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
-    app_log(a, "override queued as trial %zu", n + 1);
-    app_message(a, 0, "override launches as trial %zu%s", n + 1,
+    app_log(a, "override queued as trial %zu%s", n + 1,
+            replaces ? ", in place of the override queued before" : "");
+    app_message(a, 0, "override launches as trial %zu%s%s", n + 1,
+                replaces ? " in place of the one queued before (that one will not run)" : "",
                 a->user_paused ? " (paused: Space resumes)" : "");
     app_close_editor(a);
 }

@@ -55,10 +55,21 @@ static int sched_command(App *a, const char *word, const char *arg)
         return -1;
     }
     SchedState *st = simsched_state_mut(a->ss);
-    char name[64] = "", count[32] = "";
-    int got = sscanf(arg, "%63s %31s", name, count);
+    char name[64] = "", count[32] = "", more[2] = "";
+    int got = sscanf(arg, "%63s %31s %1s", name, count, more);
     Error err;
     int rc;
+    /* A word too many is refused, not dropped: "drain node01 now" must not read as done
+     * as typed, and a reason is Slurm's alone (slurm_node_command). */
+    int pin = strcmp(word, "pin") == 0;
+    if (pin && got > 2) {
+        app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
+        return -1;
+    }
+    if (!pin && got > 1) {
+        app_message(a, 1, ":%s: expected one name, found '%s'", word, arg);
+        return -1;
+    }
     if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
         int node = -1;
         for (int i = 0; i < sched_node_count(st); i++)

@@ -12,12 +12,13 @@
 
 #include "core/base/termsafe.h"
 
-static int unicode;
+static int unicode, locale_utf8;
 
 void draw_init(int force_ascii)
 {
     const char *cs = nl_langinfo(CODESET);
-    unicode = !force_ascii && cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "utf8") == 0);
+    locale_utf8 = cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "utf8") == 0);
+    unicode = !force_ascii && locale_utf8;
 }
 
 int draw_unicode(void)
@@ -75,6 +76,40 @@ Rect draw_box(Rect r, const char *title, int focused)
     return (Rect){r.x + 1, r.y + 1, r.w - 2, r.h - 2};
 }
 
+/* The bytes of the UTF-8 sequence at s (len bytes left), 1 when none starts there. */
+static size_t utf8_len(const char *s, size_t len)
+{
+    unsigned char b = (unsigned char)s[0];
+    size_t n = b >= 0xC2 && b <= 0xDF   ? 2
+               : b >= 0xE0 && b <= 0xEF ? 3
+               : b >= 0xF0 && b <= 0xF4 ? 4
+                                        : 1;
+    if (n > len)
+        return 1;
+    for (size_t i = 1; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            return 1;
+    return n;
+}
+
+/* The character at s (len > 0 bytes left) into *c, its columns into *cols; returns its
+ * bytes. What is no character in the locale is one '?' of one column: a whole UTF-8
+ * sequence in a locale that is not UTF-8 (LANG=C: a name keeps its columns), else the one
+ * byte. */
+static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int *cols)
+{
+    size_t n = mbrtowc(c, s, len, st);
+    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+        memset(st, 0, sizeof *st);
+        *c = L'?';
+        *cols = 1;
+        return locale_utf8 ? 1 : utf8_len(s, len);
+    }
+    int cw = wcwidth(*c);
+    *cols = cw < 0 ? 1 : cw;
+    return n;
+}
+
 int draw_text(int y, int x, int w, Role role, const char *text)
 {
     if (w <= 0)
@@ -82,23 +117,22 @@ int draw_text(int y, int x, int w, Role role, const char *text)
     /* Whatever the text holds (a trial's error, a host's message), it cannot move the
      * cursor or start an escape sequence: a \r would otherwise rewrite the row. */
     char safe[2048];
-    termsafe(safe, sizeof safe, text);
-    /* Count columns, not bytes. */
+    size_t len = termsafe(safe, sizeof safe, text);
+    /* Count columns, not bytes; character by character, so that what the locale cannot
+     * show (a UTF-8 name under LANG=C) is a '?' rather than the whole text lost. */
     wchar_t buf[512];
-    size_t n = mbstowcs(buf, safe, 511);
-    if (n == (size_t)-1)
-        return 0;
+    int widths[512];
+    size_t n = 0;
+    mbstate_t st = {0};
+    for (size_t at = 0; at < len && n < 511; n++)
+        at += char_at(safe + at, len - at, &st, &buf[n], &widths[n]);
     buf[n] = 0;
-    int cols = 0, widths[512];
+    int cols = 0;
     size_t k = 0;
     while (k < n) {
-        int cw = wcwidth(buf[k]);
-        if (cw < 0)
-            cw = 1;
-        if (cols + cw > w)
+        if (cols + widths[k] > w)
             break;
-        widths[k] = cw;
-        cols += cw;
+        cols += widths[k];
         k++;
     }
     /* Text cut short ends in an ellipsis, so that a cut name or note never reads as whole;
@@ -120,25 +154,60 @@ int draw_text(int y, int x, int w, Role role, const char *text)
 
 const char *draw_fit_name(char *out, size_t cap, const char *name, int w)
 {
+    if (cap)
+        out[0] = 0;
+    if (w <= 0 || cap < 8)
+        return out;
     size_t len = strlen(name);
-    if (w <= 0 || cap < 8) {
-        if (cap)
-            out[0] = 0;
+    int total = draw_width(name);
+    if (total <= w) {
+        snprintf(out, cap, "%s", name);
         return out;
     }
-    if (len <= (size_t)w || w < 3) {
-        snprintf(out, cap, "%.*s", w, name);
+    /* Columns, not bytes: a wide (CJK) character takes two, a combining mark none, and a
+     * cut never falls inside a character nor between one and its marks. The tail gets the
+     * larger half: names of one cluster differ at their end (node-0 ... node-15,
+     * resnet110-0 ... resnet110-39). */
+    int head_w = w < 3 ? w : (w - 1) / 2, used = 0;
+    mbstate_t st = {0};
+    size_t head = 0;
+    while (head < len) {
+        wchar_t c;
+        int cw;
+        size_t n = char_at(name + head, len - head, &st, &c, &cw);
+        if (used + cw > head_w)
+            break;
+        used += cw;
+        head += n;
+    }
+    if (w < 3) {
+        snprintf(out, cap, "%.*s", (int)head, name);
         return out;
     }
-    /* The tail gets the larger half: names of one cluster differ at their end (node-0 ...
-     * node-15, resnet110-0 ... resnet110-39). */
-    size_t head = (size_t)(w - 1) / 2, tail = (size_t)(w - 1) - head;
-    while (head > 0 && ((unsigned char)name[head] & 0xC0) == 0x80)
-        head--; /* never cut inside a UTF-8 sequence */
-    const char *t = name + len - tail;
-    while (*t && ((unsigned char)*t & 0xC0) == 0x80)
-        t++;
-    snprintf(out, cap, "%.*s%s%s", (int)head, name, unicode ? "\xe2\x80\xa6" : "~", t);
+    /* the tail: from the first character (not a mark) whose rest fits what the head left */
+    int tail_w = w - 1 - used, before = used;
+    size_t t = head;
+    while (t < len) {
+        wchar_t c;
+        int cw;
+        size_t n = char_at(name + t, len - t, &st, &c, &cw);
+        if (total - before <= tail_w && cw > 0)
+            break;
+        before += cw;
+        t += n;
+    }
+    snprintf(out, cap, "%.*s%s%s", (int)head, name, unicode ? "\xe2\x80\xa6" : "~", name + t);
+    return out;
+}
+
+const char *draw_fit_cell(char *out, size_t cap, const char *name, int w)
+{
+    draw_fit_name(out, cap, name, w);
+    size_t n = strlen(out);
+    for (int cols = draw_width(out); cols < w && n + 1 < cap; cols++)
+        out[n++] = ' ';
+    if (cap)
+        out[n] = 0;
     return out;
 }
 
@@ -209,29 +278,38 @@ void draw_seconds_unit(char *out, size_t cap, double s)
         snprintf(out, cap, "<0.1ms");
 }
 
-const char *draw_fit_tail(const char *text, int w)
+const char *draw_tail_cols(const char *text, int w)
 {
-    size_t width = w > 0 ? (size_t)w : 0;
-    const char *bar;
-    while (strlen(text) > width && (bar = strchr(text + 1, '|')))
-        text = bar + 1; /* the space before the next field stays, as a margin */
-    size_t len = strlen(text);
-    return len > width ? text + (len - width) : text;
+    int cols = draw_width(text);
+    mbstate_t st = {0};
+    for (size_t len = strlen(text); len && cols > (w > 0 ? w : 0);) {
+        wchar_t c;
+        int cw;
+        size_t n = char_at(text, len, &st, &c, &cw);
+        text += n;
+        len -= n;
+        cols -= cw;
+    }
+    while (*text) { /* never a combining mark without its character */
+        wchar_t c;
+        int cw;
+        memset(&st, 0, sizeof st);
+        size_t n = char_at(text, strlen(text), &st, &c, &cw);
+        if (cw > 0)
+            break;
+        text += n;
+    }
+    return text;
 }
 
-/* The character at s (len > 0 bytes left) into *c, its columns into *cols; returns its
- * bytes. A byte that is no character in the locale counts as one byte and one column. */
-static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int *cols)
+const char *draw_fit_tail(const char *text, int w)
 {
-    size_t n = mbrtowc(c, s, len, st);
-    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-        memset(st, 0, sizeof *st);
-        n = 1;
-        *c = L'?';
-    }
-    int cw = wcwidth(*c);
-    *cols = cw < 0 ? 1 : cw;
-    return n;
+    const char *bar;
+    while (draw_width(text) > w && (bar = strchr(text + 1, '|')))
+        text = bar + 1; /* the space before the next field stays, as a margin */
+    /* the last field alone too wide: its last whole characters that fit (columns, as the
+     * cluster's name may be in any script) */
+    return draw_tail_cols(text, w);
 }
 
 int draw_width(const char *text)

@@ -20,10 +20,15 @@ void draw_fill(Rect r, Role role);
 int draw_text(int y, int x, int w, Role role, const char *text);
 int draw_textf(int y, int x, int w, Role role, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-/* A name (a machine, host, job) fitted to `w` columns in out: whole when it fits, else its
- * head and tail around an ellipsis ("gpu-n…row-b-0"), since a cluster's names differ at the
- * end. Returns out; cap should be at least w * 4 + 4 bytes. */
+/* A name (a machine, host, job) fitted to `w` terminal columns in out: whole when it fits,
+ * else its head and tail around an ellipsis ("gpu-n…row-b-0"), since a cluster's names
+ * differ at the end; never cut inside a character or between one and its combining marks.
+ * Returns out; cap should be at least w * 4 + 4 bytes. */
 const char *draw_fit_name(char *out, size_t cap, const char *name, int w);
+/* The same, padded with spaces to exactly `w` columns: a table cell. printf's "%-12s" pads
+ * to 12 bytes, which a name in another script (3 bytes, 2 columns a character) or with
+ * combining marks would leave short, pulling the next columns left. */
+const char *draw_fit_cell(char *out, size_t cap, const char *name, int w);
 /* A time in seconds for a table cell: "-" when unknown, 1 decimal from 100 s, 2 from 0.1 s,
  * 2 significant digits below (a 14 ms trial is 0.014, not 0.01). */
 void draw_seconds(char *out, size_t cap, double s);
@@ -44,6 +49,9 @@ void draw_seconds_unit(char *out, size_t cap, double s);
  * ("b | c", then "c"); only when the last field alone is too wide, its last w characters.
  * Returns a pointer into text. */
 const char *draw_fit_tail(const char *text, int w);
+/* The end of text that fits in w columns, from a whole character (never a combining mark
+ * cut from its letter). Returns a pointer into text. */
+const char *draw_tail_cols(const char *text, int w);
 /* Text wrapped at spaces over at most max_lines rows; returns the rows used. */
 int draw_wrapped(int y, int x, int w, int max_lines, Role role, const char *text);
 /* The rows draw_wrapped would use, drawing nothing. */

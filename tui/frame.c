@@ -49,8 +49,8 @@ static void draw_tabs(const App *a)
     }
     /* narrow: keep the state, which is at the end, and whole fields before it */
     const char *fit = draw_fit_tail(right, r.w - x);
-    int len = (int)strlen(fit);
-    draw_text(0, r.w - len, len, ROLE_TAB, fit);
+    int cols = draw_width(fit); /* columns: the cluster's name may be in any script */
+    draw_text(0, r.w - cols, cols, ROLE_TAB, fit);
 }
 
 static void draw_status(const App *a)
@@ -96,16 +96,15 @@ static void draw_status(const App *a)
         }
     } else if (a->prompt) {
         /* What is being typed stays in sight: a line longer than the screen shows its end. */
-        size_t len = strlen(a->input);
         int room = r.w - 3; /* the prompt's character, the ellipsis, the cursor */
-        if ((int)len + 2 > r.w && room > 0)
+        if (draw_width(a->input) + 2 > r.w && room > 0)
             draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s%s_", a->prompt,
-                       draw_unicode() ? "\xe2\x80\xa6" : "~", a->input + len - (size_t)room);
+                       draw_unicode() ? "\xe2\x80\xa6" : "~", draw_tail_cols(a->input, room));
         else
             draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
     } else if (a->message[0]) {
         Role role = a->message_bad ? ROLE_BAD : ROLE_STATUS;
-        if ((int)strlen(a->message) > r.w && r.y >= 2) {
+        if (draw_width(a->message) > r.w && r.y >= 2) {
             /* Longer than the line: it takes the row above too (over a pane's border, until
              * the next key), so that an error's list of what was expected reads whole. */
             draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);

@@ -4,9 +4,11 @@
 #include "tui/input.h"
 
 #include <curses.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "tui/command.h"
 #include "tui/keys.h"
@@ -40,11 +42,25 @@ static void prompt_key(App *a, wint_t ch, int is_key)
     } else if (!is_key && ch == KEY_ESC) {
         prompt_cancel(a);
     } else if ((is_key && ch == KEY_BACKSPACE) || (!is_key && (ch == KEY_DEL || ch == 8))) {
+        /* a whole character goes: its UTF-8 continuation bytes with its first one */
+        while (len && ((unsigned char)a->input[len - 1] & 0xC0) == 0x80)
+            len--;
         if (len)
-            a->input[len - 1] = 0;
+            len--;
+        a->input[len] = 0;
     } else if (!is_key && ch >= 32 && ch < 127 && len + 1 < sizeof a->input) {
         a->input[len] = (char)ch;
         a->input[len + 1] = 0;
+    } else if (!is_key && ch >= 0xA0 && iswprint(ch)) {
+        /* A name in another script (a workload's job, a trial's note) can be typed: the
+         * character in the locale's encoding, whole or not at all. */
+        char mb[MB_LEN_MAX];
+        mbstate_t st = {0};
+        size_t n = wcrtomb(mb, (wchar_t)ch, &st);
+        if (n != (size_t)-1 && len + n < sizeof a->input) {
+            memcpy(a->input + len, mb, n);
+            a->input[len + n] = 0;
+        }
     }
     if (a->prompt == '/') {
         snprintf(a->filter, sizeof a->filter, "%s", a->input);

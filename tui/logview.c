@@ -20,7 +20,9 @@ size_t logview_draw(const App *a, int cols, int rows, size_t back)
         return back;
     if (back >= n)
         back = n ? n - 1 : 0;
-    draw_fill(r, ROLE_NORMAL);
+    /* The box leaves a column each side: cleared, so that the borders of the panes under
+     * it do not show beside its own and read as a doubled frame ("┌┌ Log", "└│"). */
+    draw_fill((Rect){0, r.y, cols, r.h}, ROLE_NORMAL);
     /* From the newest line shown upwards, each whole, as many as the box holds; a line
      * taller than the box shows its beginning. */
     int h = r.h - 2, used = 0;

@@ -10,6 +10,7 @@
 #include "core/sched/catalogue.h"
 #include "core/base/clock.h"
 #include "core/base/plural.h"
+#include "tui/draw.h"
 
 struct SimSched {
     SimSchedOptions o;
@@ -379,6 +380,9 @@ void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)
         snprintf(what, sizeof what, "start %d GPU%s", ev->gpus_to, plural_s(ev->gpus_to));
     else
         snprintf(what, sizeof what, "%s", sched_event_kind_name(ev->kind));
-    snprintf(out, cap, "%6.0fs %c %-12s %s", ev->time_s, simsched_job_label((size_t)ev->job),
-             info.name, what);
+    /* the name whole (a decision is read in full) but padded by columns, not bytes, so that
+     * what was decided lines up after a workload's job named in any script */
+    int pad = 12 - draw_width(info.name);
+    snprintf(out, cap, "%6.0fs %c %s%*s %s", ev->time_s, simsched_job_label((size_t)ev->job),
+             info.name, pad > 0 ? pad : 0, "", what);
 }

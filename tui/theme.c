@@ -82,10 +82,18 @@ static int read_color(const cJSON *v, const char *ctx, const char *key, short *o
             }
         }
     }
+    /* what was found, by value where it is one: "found a number" would not say which */
+    char found[96];
+    if (cJSON_IsNumber(c))
+        snprintf(found, sizeof found, "%g", c->valuedouble);
+    else if (cJSON_IsString(c))
+        snprintf(found, sizeof found, "'%.80s'", c->valuestring);
+    else
+        snprintf(found, sizeof found, "%s", jfield_type_name(c));
     return error_set(err,
                      "%s: field '%s': expected a colour name (black..white, "
                      "bright-NAME, default) or a number 0-255, found %s",
-                     ctx, key, jfield_type_name(c));
+                     ctx, key, found);
 }
 
 int theme_load(const char *dir, const char *name, Theme *t, Error *err)
@@ -166,6 +174,17 @@ static short fit(short c, int colors)
     return (short)((r >= 3 ? 1 : 0) | (g >= 3 ? 2 : 0) | (b >= 3 ? 4 : 0));
 }
 
+void theme_fit_pair(short fg, short bg, int colors, short *fg_out, short *bg_out)
+{
+    *fg_out = fit(fg, colors);
+    *bg_out = fit(bg, colors);
+    if (fg != bg && *fg_out >= 0 && *fg_out == *bg_out) {
+        short b = *bg_out;
+        int light = b == 7 || b == 3 || b == 6 || b == 2;
+        *fg_out = light ? 0 : 7;
+    }
+}
+
 void theme_apply(const Theme *t, int colors)
 {
     for (int i = 0; i < ROLE_COUNT; i++) {
@@ -178,7 +197,9 @@ void theme_apply(const Theme *t, int colors)
         if (s->underline)
             a |= A_UNDERLINE;
         if (colors >= 8 && i + 1 < COLOR_PAIRS) {
-            init_pair((short)(i + 1), fit(s->fg, colors), fit(s->bg, colors));
+            short fg, bg;
+            theme_fit_pair(s->fg, s->bg, colors, &fg, &bg);
+            init_pair((short)(i + 1), fg, bg);
             a |= COLOR_PAIR(i + 1);
         } else if (colors < 8) {
             /* Monochrome: roles that only differ by colour get an attribute instead. */

@@ -59,6 +59,11 @@ int theme_load(const char *dir, const char *name, Theme *t, Error *err);
 /* The names of the themes in dir ("default, light, ..."), sorted, in out (empty: none). */
 void theme_names(const char *dir, char *out, size_t cap);
 
+/* A role's colours brought down to a terminal of `colors` colours (8: the basic ones):
+ * each to its nearest, and when two colours that differ become one (the default theme's
+ * tab bar, white on grey, is white on white in 8), the foreground becomes black on a light
+ * background (white, yellow, cyan, green) and white on a dark one, so no text vanishes. */
+void theme_fit_pair(short fg, short bg, int colors, short *fg_out, short *bg_out);
 /* Curses side: registers colour pairs for `colors` colours (0 = monochrome: attributes
  * only) and returns the attribute for a role. */
 void theme_apply(const Theme *t, int colors);

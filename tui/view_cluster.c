@@ -42,7 +42,7 @@ static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
         int y = r.y + i;
         char name[160];
         draw_textf(y, r.x, name_w, h->role[0] ? ROLE_NORMAL : ROLE_DIM, "%-*s", name_w - 1,
-                   draw_fit_name(name, sizeof name, h->name, name_w - 1));
+                   draw_fit_cell(name, sizeof name, h->name, name_w - 1));
         draw_textf(y, r.x + name_w, role_w, ROLE_DIM, "%-4s", h->role);
         int x = r.x + name_w + role_w;
         if (nbars >= 2) {
@@ -107,7 +107,7 @@ static void draw_grid(const ClusterSnapshot *s, Rect box)
         }
         char name[64];
         draw_textf(r.y + y, r.x + x, name_w, h->role[0] ? ROLE_WARN : ROLE_DIM, "%-*s",
-                   name_w - 1, draw_fit_name(name, sizeof name, h->name, name_w - 1));
+                   name_w - 1, draw_fit_cell(name, sizeof name, h->name, name_w - 1));
         for (int g = 0; g < h->n_gpus && x + name_w + g < r.w; g++) {
             int j = h->gpu_job[g];
             if (j == SNAP_GPU_FOREIGN)
@@ -222,7 +222,7 @@ static void draw_job(const ClusterSnapshot *s, size_t i, Rect r, int y, int with
     Role role = stalled ? ROLE_WARN : job_rank(j) >= 4 ? ROLE_DIM : ROLE_NORMAL;
     char name[64];
     int col = 3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ",
-                             draw_fit_name(name, sizeof name, j->name, 12), j->gpus,
+                             draw_fit_cell(name, sizeof name, j->name, 12), j->gpus,
                              j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
     if (col + bar_w + 1 < r.w) {
         if (isfinite(j->progress))

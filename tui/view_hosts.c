@@ -91,8 +91,8 @@ static void hosts_draw(const App *a)
             char name[160], host[160];
             draw_textf(y++, r.x, r.w, sel ? ROLE_SELECTED : ROLE_DIM,
                        "%s %-*s %-*s %-11s %8s %5s  %s", sel ? ">" : " ", name_w,
-                       draw_fit_name(name, sizeof name, c->machines[m].name, name_w), host_w,
-                       draw_fit_name(host, sizeof host, c->machines[m].host, host_w),
+                       draw_fit_cell(name, sizeof name, c->machines[m].name, name_w), host_w,
+                       draw_fit_cell(host, sizeof host, c->machines[m].host, host_w),
                        a->sim ? "simulated" : "-", "-",
                        "-", "n/a");
             continue;
@@ -105,8 +105,8 @@ static void hosts_draw(const App *a)
         char name[160], host[160];
         int col = draw_textf(y, r.x, r.w, sel ? ROLE_SELECTED : ROLE_NORMAL, "%s %-*s %-*s ",
                              sel ? ">" : " ", name_w,
-                             draw_fit_name(name, sizeof name, h.name, name_w), host_w,
-                             draw_fit_name(host, sizeof host, h.host, host_w));
+                             draw_fit_cell(name, sizeof name, h.name, name_w), host_w,
+                             draw_fit_cell(host, sizeof host, h.host, host_w));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : state_role(h.state),
                           "%-11s ", hostpool_state_name(h.state));
         col += draw_textf(y, r.x + col, r.w - col, sel ? ROLE_SELECTED : ROLE_NORMAL, "%8s %5d  ",
@@ -179,11 +179,22 @@ void hosts_step(App *a, const struct pollfd *fds, size_t n, int64_t now_ms)
         a->dirty = 1;
 }
 
+/* a and c where this session reaches no host over SSH: said, rather than nothing at all. */
+static void no_ssh(App *a, const char *what)
+{
+    app_message(a, 1, "%s: no SSH in this session (%s)", what,
+                a->sim     ? "the hosts are simulated"
+                : a->slurm ? "Slurm's nodes are reached through Slurm"
+                           : "its trials run here");
+}
+
 /* a: the prompt shows the key the host offered, exactly as the pool saw it. */
 static void hosts_accept_selected(App *a)
 {
-    if (!desk(a))
+    if (!desk(a)) {
+        no_ssh(a, "a: no host key to accept");
         return;
+    }
     Error err;
     if (hostdesk_offered(a->desk, a->host_sel, a->accept_fp, sizeof a->accept_fp, &err) < 0) {
         app_message(a, 1, "%s", err.msg);
@@ -240,10 +251,18 @@ static void hosts_key(App *a, ViewAction action)
         break;
     case VIEW_ACT_DRAIN:
     case VIEW_ACT_UNDRAIN:
-        slurm_offer_drain(a, action == VIEW_ACT_DRAIN);
+        if (a->slurm)
+            slurm_offer_drain(a, action == VIEW_ACT_DRAIN);
+        else
+            app_message(a, 1,
+                        "%c: drains a Slurm node, and this cluster is not Slurm "
+                        "(:drain NODE takes a node from the scheduler)",
+                        action == VIEW_ACT_DRAIN ? 'd' : 'u');
         break;
     case VIEW_ACT_RECONNECT:
-        if (desk(a) && hostdesk_reconnect(a->desk, a->host_sel) == 0)
+        if (!desk(a))
+            no_ssh(a, "c: nothing to reconnect");
+        else if (hostdesk_reconnect(a->desk, a->host_sel) == 0)
             app_message(a, 0, "reconnecting");
         break;
     default:

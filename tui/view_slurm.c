@@ -92,12 +92,18 @@ static void draw_nodes(const SlurmPanel *p, Rect box, size_t sel, int64_t now_ms
         else
             snprintf(gpus, sizeof gpus, "-");
         Role base = selected ? ROLE_SELECTED : ROLE_NORMAL;
-        int col = draw_textf(y, r.x, r.w, base, "%s %-12s ", selected ? ">" : " ", node->name);
+        /* every cell cut to its column (draw_fit_cell): a long node name or partition list
+         * must not push the next column */
+        char c1[96], c2[96], c3[96], c4[96];
+        int col = draw_textf(y, r.x, r.w, base, "%s %s ", selected ? ">" : " ",
+                             draw_fit_cell(c1, sizeof c1, node->name, 12));
         col +=
             draw_textf(y, r.x + col, r.w - col, selected ? ROLE_SELECTED : node_role(node->state),
                        "%-6s ", slurm_node_state_name(node->state));
-        col += draw_textf(y, r.x + col, r.w - col, base, "%-10s %-9s %8ld %-10s %-14s ",
-                          node->state_raw, cpus, node->mem_mb, gpus, node->partitions);
+        col += draw_textf(y, r.x + col, r.w - col, base, "%s %-9s %8ld %s %s ",
+                          draw_fit_cell(c2, sizeof c2, node->state_raw, 10), cpus, node->mem_mb,
+                          draw_fit_cell(c3, sizeof c3, gpus, 10),
+                          draw_fit_cell(c4, sizeof c4, node->partitions, 14));
         if (node->reason[0])
             draw_text(y, r.x + col, r.w - col, selected ? ROLE_SELECTED : node_role(node->state),
                       node->reason);
@@ -122,11 +128,16 @@ static void draw_queue(const SlurmPanel *p, Rect box)
         const SlurmQueueJob *j = &p->queue->v[i];
         int pending = strcmp(j->state, "PENDING") == 0;
         int y = r.y + 1 + (int)i;
-        int col =
-            draw_textf(y, r.x, r.w, pending ? ROLE_WARN : ROLE_NORMAL,
-                       "%-10s %-10s %-9s %5d %-16s ", j->id, j->user, j->state, j->nodes, j->gres);
-        draw_textf(y, r.x + col, r.w - col, pending ? ROLE_WARN : ROLE_NORMAL, "%-20s %s", j->name,
-                   pending ? j->reason : j->nodelist);
+        /* other users' job names and user names are of any length and script: each is cut
+         * to its column, so that the nodelist, or why a job waits, stays in its own */
+        char c1[96], c2[96], c3[96], c4[96], c5[96];
+        int col = draw_textf(y, r.x, r.w, pending ? ROLE_WARN : ROLE_NORMAL, "%s %s %s %5d %s ",
+                             draw_fit_cell(c1, sizeof c1, j->id, 10),
+                             draw_fit_cell(c2, sizeof c2, j->user, 10),
+                             draw_fit_cell(c3, sizeof c3, j->state, 9), j->nodes,
+                             draw_fit_cell(c4, sizeof c4, j->gres, 16));
+        draw_textf(y, r.x + col, r.w - col, pending ? ROLE_WARN : ROLE_NORMAL, "%s %s",
+                   draw_fit_cell(c5, sizeof c5, j->name, 20), pending ? j->reason : j->nodelist);
     }
 }
 

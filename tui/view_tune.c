@@ -108,7 +108,7 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
         Role rr = s->worker[m] ? ROLE_NORMAL : ROLE_DIM;
         char name[160];
         draw_textf(y, r.x, name_w, rr, "%-*s", name_w,
-                   draw_fit_name(name, sizeof name, c->machines[m].name, name_w));
+                   draw_fit_cell(name, sizeof name, c->machines[m].name, name_w));
         draw_textf(y, r.x + name_w + 1, role_w, rr, "%-4s", role_of(s, m));
         char sh[96];
         device_shares(s, m, sh, sizeof sh);
@@ -186,6 +186,15 @@ static void draw_editor(const App *a, Rect box)
     size_t first = e->cursor >= (size_t)rows ? e->cursor - (size_t)rows + 1 : 0;
     const Schedule *s = e->s;
     int batch = s->job.batch > 0 ? s->job.batch : 1;
+    /* the machines' column: 10, or the longest name up to a third of the pane, so that
+     * every [W] lines up */
+    int name_w = 10;
+    for (size_t m = 0; m < a->cluster->n_machines; m++) {
+        int nw = draw_width(a->cluster->machines[m].name);
+        name_w = nw > name_w ? nw : name_w;
+    }
+    if (name_w > r.w / 3)
+        name_w = r.w / 3 > 10 ? r.w / 3 : 10;
     for (size_t i = first; i < e->n_rows && (int)(i - first) < rows; i++, y++) {
         EditorRow row = e->rows[i];
         int sel = i == e->cursor;
@@ -195,9 +204,8 @@ static void draw_editor(const App *a, Rect box)
         if (row.device < 0) {
             size_t m = row.machine;
             char name[160];
-            draw_textf(y, r.x, r.w, base, "%s %-10s %s %s  %d inputs", sel ? ">" : " ",
-                       draw_fit_name(name, sizeof name, a->cluster->machines[m].name,
-                                     r.w / 3 > 10 ? r.w / 3 : 10),
+            draw_textf(y, r.x, r.w, base, "%s %s %s %s  %d inputs", sel ? ">" : " ",
+                       draw_fit_cell(name, sizeof name, a->cluster->machines[m].name, name_w),
                        s->worker[m] ? "[W]" : "[ ]",
                        s->ps[m] ? "[PS]" : "[  ]", schedule_machine_inputs(s, m));
             continue;

@@ -51,9 +51,11 @@ int jfield_string(const cJSON *obj, const char *ctx, const char *key, int requir
         return error_set(err, "%s: field '%s': expected a string, found %s", ctx, key,
                          jfield_type_name(v));
     size_t n = strlen(v->valuestring);
+    /* The limit is the buffer's, in bytes: a name in Japanese takes 3 a character, so
+     * "at most 63 characters, found 75" for a 25-character name read as a miscount. */
     if (n >= cap)
-        return error_set(err, "%s: field '%s': expected at most %zu characters, found %zu", ctx,
-                         key, cap - 1, n);
+        return error_set(err, "%s: field '%s': expected at most %zu bytes of UTF-8, found %zu",
+                         ctx, key, cap - 1, n);
     memcpy(out, v->valuestring, n + 1);
     return 0;
 }

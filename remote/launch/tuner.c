@@ -587,6 +587,11 @@ int tuner_override(Tuner *t, const Schedule *s, Error *err)
     return 0;
 }
 
+int tuner_override_pending(const Tuner *t)
+{
+    return t->override != NULL;
+}
+
 int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err)
 {
     memset(out, 0, sizeof *out);

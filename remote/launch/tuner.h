@@ -76,6 +76,8 @@ void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
 int tuner_paused(const Tuner *t);
 /* Runs this schedule as the next trial instead of the optimizer's suggestion (validated). */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);
+/* Whether an override waits to be the next trial (a second tuner_override replaces it). */
+int tuner_override_pending(const Tuner *t);
 /* The model's prediction for any schedule; safe while suggest() runs in the background. */
 int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err);
 /* Feeds a trial measured before (a resumed journal) to the optimizer as if just run. */

@@ -75,6 +75,11 @@ tmx send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
 wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
 tmx send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 0 x 1 0 Enter
 wait_for main ":pin: expected JOB GPUS \(0 unpins\), found 'resnet110-0 0x10'"
+# a word too many is refused, not dropped (drain read "node15 now: applied")
+tmx send-keys -t main : d r a i n ' ' n o d e 1 4 ' ' n o w Enter
+wait_for main ":drain: expected one name, found 'node14 now'"
+tmx send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 ' ' 4 Enter
+wait_for main ":pin: expected JOB GPUS \(0 unpins\), found 'resnet110-0 2 4'"
 tmx send-keys -t main : p o l i c y ' ' n o s u c h Enter
 wait_for main ":policy: unknown policy 'nosuch': expected one of doubling"
 tmx send-keys -t main : p o l i c y ' ' o p t i m u s Enter
@@ -201,7 +206,13 @@ mouse_press edit 2 10 10
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
 tmx send-keys -t edit Enter
-wait_for edit 'override launches as trial [0-9]+'
+wait_for edit 'override launches as trial [0-9]+ \(paused'
+# a second override before the first ran takes its place, and says so (both were promised as
+# the same next trial, and the first never ran)
+tmx send-keys -t edit e
+wait_for edit 'valid: Enter launches'
+tmx send-keys -t edit Enter
+wait_for edit 'override launches as trial [0-9]+ in place of the one queued before \(that one'
 tmx send-keys -t edit Space
 wait_for edit 'ok .*override'
 tmx send-keys -t edit : q u i t Enter

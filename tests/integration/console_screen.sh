@@ -77,6 +77,82 @@ wait_for long 'Quit anyway\? \(y/n\)'
 tmx send-keys -t long y
 wait_for long 'EXITED rc=0' 
 
+# --- names in other scripts: a cell counts terminal columns, not bytes ------------------
+# A job named in Japanese (3 bytes, 2 columns a character) with combining accents (2 bytes,
+# no column) and a cluster named in Japanese. The job list cut and padded the name by bytes,
+# so its row's gpus and state columns sat left of their heads; the top bar's state was placed
+# by bytes, short of the right edge; under LANG=C both showed nothing at all.
+cat > "$tmp/cjk.json" <<'JSON'
+{"name": "東京の計算クラスタ",
+ "machine_types": {"box": {"bandwidth_gbps": 10.0,
+     "devices": [{"id": "cpu", "kind": "cpu", "threads": 8},
+                 {"id": "gpu0", "kind": "gpu", "model": "T4"}]}},
+ "machines": [{"name": "n[0-1]", "type": "box"}],
+ "trial": {"launch": "local", "command": "python3 examples/trial.py"}}
+JSON
+printf '{"name": "%s", "model_mb": 4.0, "mops": 50, "batch": 256, "iterations": 6, "warmup": 2}\n' \
+    "画像認識e$(printf '\314\201\314\201')実験モデル" > "$tmp/cjkjob.json"
+# columns_agree COLS: in the last capture, the job row's GPU count and its pin mark end in the
+# column where the head "gpus" ends, and the top bar reaches the right edge (COLS): columns
+# as a terminal counts them
+columns_agree() {
+    /usr/bin/python3 - "$tmux_screen" "$1" <<'PY'
+import re, sys, unicodedata
+def cols(s):
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF"
+               else 1 for c in s)
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+head = next(l for l in lines if re.search(r"job +gpus state", l))
+row = next(l for l in lines if "tune:" in l)
+gpus = cols(head[: head.index("gpus") + 4])
+m = re.match(r".*?tune:\S+(\s+\S+)*?\s+[0-9]+[* ]", row)  # the count, then the pin's mark
+got = cols(m.group(0)) if m else -1
+top = cols(lines[0]) + 1  # the bar's own trailing blank, which capture-pane drops
+ok = got == gpus and top == int(sys.argv[2])
+if not ok:
+    print(f"gpus ends at {got}, its head at {gpus}; top bar {top} of {sys.argv[2]} columns")
+sys.exit(0 if ok else 1)
+PY
+}
+start cjk 100 30 xterm-256color "$bin" --cluster "$tmp/cjk.json" --job "$tmp/cjkjob.json" --no-sched --no-journal --pace-ms 100
+tmx send-keys -t cjk 2
+wait_for cjk '^.A  tune:…[^ ]*モデル +[0-9]+ '
+wait_for cjk '東京の計算クラスタ \| bespoke \| '
+columns_agree 100 || fail "session cjk: columns counted in bytes"
+tmx resize-window -t cjk -x 60 -y 30
+wait_for cjk '^ 1 Tune  2 Cluster  3 Hosts +[0-9]+/60 \| best '
+# such a name can be typed in a prompt (only ASCII was taken), and Backspace takes a whole
+# character back
+tmx send-keys -t cjk : c o n v e r g e ' '
+acute="$(printf '\314\201')"
+tmx send-keys -t cjk -l "画像e$acute実"
+wait_for cjk "^:converge 画像e$acute実_ *\$"
+tmx send-keys -t cjk BSpace BSpace
+wait_for cjk '^:converge 画像e_ *$'
+tmx send-keys -t cjk Enter
+wait_for cjk "^:converge: expected on or off, found '画像e' *\$"
+# longer than the line, the prompt shows its end in whole characters
+tmx resize-window -t cjk -x 20 -y 30
+tmx send-keys -t cjk : f i l t e r ' '
+tmx send-keys -t cjk -l '一二三四五六七八九十'
+wait_for cjk '^:…[^ ]*八九十_ *$'
+tmux_capture cjk
+/usr/bin/python3 -c '
+import sys, unicodedata
+line = [l for l in open(sys.argv[1], encoding="utf-8").read().splitlines() if l.startswith(":")][0]
+sys.exit(0 if sum(2 if unicodedata.east_asian_width(c) == "W" else 1 for c in line) <= 20 else 1)
+' "$tmux_screen" || fail "session cjk: the prompt is wider than the screen"
+tmx send-keys -t cjk Escape
+quit cjk
+# LANG=C: the name is question marks, one a character, and the rest of the row still shows
+tmux_start cjkc 100 30 "cd '$root'; env TERM=xterm-256color LANG=C LC_ALL=C \
+XDG_CONFIG_HOME=$T/xdg-cjkc TUNEDECK_STATE_DIR=$T/state-cjkc $bin --cluster $tmp/cjk.json \
+--job $tmp/cjkjob.json --no-sched --no-journal --pace-ms 100"
+tmx send-keys -t cjkc 2
+wait_for cjkc '^.A  tune:~\?+ +[0-9]+ +[#.]+ '
+wait_for cjkc '^ 1 Tune  2 Cluster  3 Hosts +\?{9} \| bespoke \| [0-9]+/60 \| best .* \| (tuning|done)$'
+quit cjkc
+
 # --- many jobs: the job list says which rows show, PgDn/PgUp/G/g page it ------------------
 start jobs 100 30 xterm-256color "$bin" --sched-jobs 60 --sched-speed 600 --pace-ms 100 --no-journal
 tmx send-keys -t jobs 2
@@ -117,6 +193,13 @@ wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
 tmx resize-window -t narrow -x 160 -y 10
 tmx send-keys -t narrow : t h e m e Enter
 wait_for narrow '^:theme: expected a theme name \(default, high-contrast, light, .*\) or a file'
+# a theme file's bad colour is named by its value ("found a number" said not which)
+echo '{"roles": {"tab": {"fg": "white", "bg": 300}}}' > "$tmp/bad-theme.json"
+tmx send-keys -t narrow : t h e m e ' '
+tmx send-keys -t narrow -l "$tmp/bad-theme.json"
+tmx send-keys -t narrow Enter
+wait_for narrow "roles\.tab: field 'bg':\$"
+wait_for narrow '^expected a colour name .* or a number 0-255, found 300 *$'
 tmx resize-window -t narrow -x 40 -y 10
 # smaller than any pane: said, not a blank screen; back to a size that fits, drawn again
 tmx resize-window -t tiny -x 12 -y 8
@@ -129,6 +212,16 @@ wait_for tiny '^Quit\? \(y/n\)'
 tmx send-keys -t tiny y
 wait_for tiny 'EXITED rc=0'
 quit narrow
+
+# --- the log overlay (L): the panes under it do not show beside its border ---------------
+start logs 60 15 xterm-256color "$bin" --pace-ms 100 --no-journal --sched-speed 600
+wait_for logs 'Trials [0-9]+/60'
+tmx send-keys -t logs L
+wait_for logs '^ ┌ Log [0-9]+-[0-9]+/[0-9]+ \(Up/Down scroll'
+not_on_screen logs '^[┌└│][┌└│]|[┐┘│][┐┘│]$'
+tmx send-keys -t logs x
+wait_for logs '^ \? help  1-3 views  : command  e edit  Space pause  q quit'
+quit logs
 
 # --- the help: what it lists works; when it all shows, any key closes it, Down too --------
 start help 100 30 xterm-256color "$bin" --sim G40:googlenet --pace-ms 100 --no-journal --no-sched
@@ -145,6 +238,13 @@ wait_for help '^.> g2-0 '
 tmx send-keys -t help Down Down
 wait_for help '^.> g2-2 '
 mouse_press_until help 0 10 9 '^.> c4x2-1 '
+# the hosts view's a, c, d and u say why they do nothing here (they said nothing)
+tmx send-keys -t help a
+wait_for help '^a: no host key to accept: no SSH in this session \(the hosts are simulated\)'
+tmx send-keys -t help c
+wait_for help '^c: nothing to reconnect: no SSH in this session \(the hosts are simulated\)'
+tmx send-keys -t help d
+wait_for help '^d: drains a Slurm node, and this cluster is not Slurm \(:drain NODE takes'
 tmx send-keys -t help End
 wait_for help '^.> c4x8-[0-9]+ '
 tmx send-keys -t help g
@@ -158,6 +258,18 @@ wait_for dumb 'EXITED rc=[1-9]'
 start unknown 80 24 no-such-terminal "$bin" --pace-ms 100 --no-journal
 wait_for unknown "TERM='no-such-terminal': no such terminal type"
 wait_for unknown 'EXITED rc=[1-9]'
+# 8 colours (TERM=xterm, screen, linux): the tab bar's white on grey became white on white,
+# so the other tabs and the session's state vanished; its text is now black on white
+for term in xterm screen; do
+    start "c8$term" 80 24 "$term" "$bin" --pace-ms 100 --no-journal --no-sched
+    wait_for "c8$term" 'Trials [0-9]+/60'
+    tmx capture-pane -p -e -t "c8$term" | head -1 > "$tmp/tabs.txt"
+    esc="$(printf '\033')"
+    grep -q "${esc}\[37m${esc}\[47m" "$tmp/tabs.txt" && fail "TERM=$term: the tab bar is white on white"
+    grep -q "${esc}\[30m${esc}\[47m 2 Cluster " "$tmp/tabs.txt" ||
+        fail "TERM=$term: the tab bar is not black on white: $(cat -v "$tmp/tabs.txt")"
+    quit "c8$term"
+done
 # vt100 (no colours) draws and quits
 start vt 80 24 vt100 "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for vt 'Trials [0-9]+/60'

@@ -73,9 +73,12 @@ wait_for 'controller \(here\): answering'
 wait_for '> n1 +idle +idle +0/4 +2000 t4:2'
 wait_for '  n3 +idle +idle +0/8 +4000 v100:4'
 sbatch -o /dev/null -J hold -w n3 --gres=gpu:v100:4 -n 1 --wrap 'sleep 300' > /dev/null
-sbatch -o /dev/null -J waits -w n3 --gres=gpu:v100:4 -n 1 --wrap 'sleep 300' > /dev/null
+# a job name longer than its 20 columns is cut around an ellipsis (it pushed the reason out
+# of its column)
+sbatch -o /dev/null -J waits-for-the-v100-node-long-name -w n3 --gres=gpu:v100:4 -n 1 \
+    --wrap 'sleep 300' > /dev/null
 wait_for 'Slurm queue: 2 jobs, 1 pending' 20
-wait_for 'root +PENDING +1 gres:gpu:v100:4 +waits +Resources'
+wait_for 'root +PENDING +1 gres:gpu:v100:4 +waits-for…-long-name Resources'
 wait_for 'n3 +mixed +mixed +1/8'
 tmx send-keys -t c ':drain nosuch' Enter
 wait_for ':drain: expected a Slurm node name \(e.g. n1\), found .nosuch.'
@@ -119,7 +122,7 @@ took=$(( $(date +%s) - watch_start ))
 tmx send-keys -t c q
 wait_for 'EXITED rc=0'
 scancel -n hold
-scancel -n waits
+scancel -n waits-for-the-v100-node-long-name
 # n3 idle again before the next section checks that it still is (a cancelled job stays
 # COMPLETING up to KillWait, and n3 with it)
 no_job() { [ -z "$(squeue -h)" ]; }

@@ -122,12 +122,63 @@ Test(draw, fit_name_keeps_head_and_tail_around_an_ellipsis)
 
 Test(draw, fit_name_never_cuts_a_utf8_sequence)
 {
+    setlocale(LC_ALL, "C.UTF-8");
     draw_init(1);
     char out[64];
-    /* "é" is two bytes: a cut inside it moves to its start */
+    /* "é" is two bytes and one column: the name is fitted by columns, whole characters */
     draw_fit_name(out, sizeof out, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9-tail", 7);
     cr_assert_eq(strncmp(out, "\xc3\xa9", 2), 0, "%s", out);
-    cr_assert_str_eq(out, "\xc3\xa9~ail");
+    cr_assert_str_eq(out, "\xc3\xa9\xc3\xa9\xc3\xa9~ail");
+}
+
+/* A job named in Japanese, or with combining accents, took fewer columns than its cell: the
+ * name was cut and padded by bytes ("%-12s"), and the job list's gpus and state columns
+ * moved left on its row. */
+Test(draw, fit_name_and_cell_count_columns_of_wide_and_combining_characters)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    draw_init(1);
+    char out[128];
+    /* 画像認識モデル大規模 (10 wide characters, 20 columns) */
+    const char *cjk = "tune:\xe7\x94\xbb\xe5\x83\x8f\xe8\xaa\x8d\xe8\xad\x98\xe3\x83\xa2"
+                      "\xe3\x83\x87\xe3\x83\xab\xe5\xa4\xa7\xe8\xa6\x8f\xe6\xa8\xa1";
+    /* e + two combining acute accents, three times, then -x */
+    const char *marks = "e\xcc\x81\xcc\x81" "e\xcc\x81\xcc\x81" "e\xcc\x81\xcc\x81-combining-x";
+    for (int w = 1; w <= 30; w++) {
+        cr_assert_leq(draw_width(draw_fit_name(out, sizeof out, cjk, w)), w, "w %d: %s", w, out);
+        cr_assert_eq(draw_width(draw_fit_cell(out, sizeof out, cjk, w)), w, "w %d: %s", w, out);
+        cr_assert_eq(draw_width(draw_fit_cell(out, sizeof out, marks, w)), w, "w %d: %s", w, out);
+        /* a cut keeps every mark with its letter: none starts the tail */
+        draw_fit_name(out, sizeof out, marks, w);
+        const char *cut = strchr(out, '~');
+        cr_assert(!cut || strncmp(cut + 1, "\xcc\x81", 2) != 0, "w %d: %s", w, out);
+    }
+    /* "tune:" and the wide tail around the ellipsis; in 11 columns a wide character that
+     * does not fit leaves one, which the cell pads */
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, cjk, 12),
+                     "tune:~\xe5\xa4\xa7\xe8\xa6\x8f\xe6\xa8\xa1");
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, cjk, 11), "tune:~\xe8\xa6\x8f\xe6\xa8\xa1");
+    cr_assert_str_eq(draw_fit_cell(out, sizeof out, cjk, 11), "tune:~\xe8\xa6\x8f\xe6\xa8\xa1 ");
+    cr_assert_str_eq(draw_fit_name(out, sizeof out, marks, 6),
+                     "e\xcc\x81\xcc\x81" "e\xcc\x81\xcc\x81~g-x");
+    cr_assert_str_eq(draw_fit_cell(out, sizeof out, "node-7", 8), "node-7  ");
+}
+
+/* Under LANG=C a UTF-8 name is no text in the locale: each of its characters is one '?'
+ * column, and the rest of the text still shows (a job row once drew nothing at all). */
+Test(draw, text_the_locale_cannot_show_keeps_its_columns_as_question_marks)
+{
+    setlocale(LC_ALL, "C");
+    draw_init(0);
+    cr_assert_eq(draw_width("ab\xe7\x94\xbb\xe5\x83\x8f" "cd"), 6);
+    char out[64];
+    cr_assert_eq(draw_width(draw_fit_cell(out, sizeof out, "\xe7\x94\xbb\xe5\x83\x8f-1", 12)), 12);
+    /* the top bar: fields dropped by columns */
+    cr_assert_str_eq(draw_fit_tail(" \xe6\x9d\xb1\xe4\xba\xac | tuning ", 13),
+                     " \xe6\x9d\xb1\xe4\xba\xac | tuning ");
+    setlocale(LC_ALL, "C.UTF-8");
+    draw_init(0);
+    cr_assert_str_eq(draw_fit_tail(" \xe6\x9d\xb1\xe4\xba\xac | tuning ", 13), " tuning ");
 }
 
 Test(draw, width_counts_terminal_columns_not_bytes)
@@ -179,4 +230,17 @@ Test(draw, a_character_wider_than_the_line_is_never_split)
     /* two 2-column characters in 1-column lines: each takes a line of its own, whole (a cut
      * after one byte would turn each of its other bytes into a line) */
     cr_assert_eq(draw_wrapped_lines(1, 10, "\xe6\x97\xa5\xe6\x9c\xac"), 2);
+}
+
+Test(draw, tail_cols_is_the_end_in_whole_characters)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    draw_init(0);
+    /* 一二三 (6 columns): 5 columns hold two characters, never half of the first */
+    cr_assert_str_eq(draw_tail_cols("\xe4\xb8\x80\xe4\xba\x8c\xe4\xb8\x89", 5),
+                     "\xe4\xba\x8c\xe4\xb8\x89");
+    /* "é" as e and a combining accent: the accent never starts the tail */
+    cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 1), "b");
+    cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 2), "e\xcc\x81" "b");
+    cr_assert_str_eq(draw_tail_cols("abc", 0), "");
 }

@@ -1,8 +1,10 @@
 #include <criterion/criterion.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base/clock.h"
 #include "core/model/cluster.h"
@@ -10,6 +12,7 @@
 #include "core/sched/sched.h"
 #include "remote/ssh/hostpool.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tui/draw.h"
 #include "tui/simsched.h"
 
 static SimSched *make(void)
@@ -245,4 +248,48 @@ Test(simsched, a_live_jobs_failure_is_in_its_note_whole_or_cut_with_an_ellipsis)
     SchedLiveJob idle = {.step = -1, .loss = NAN};
     simsched_live_note(&idle, "starting on 2, 27s left", note, sizeof note);
     cr_assert_str_eq(note, "starting on 2, 27s left", "no real process: the model's note alone");
+}
+
+/* A workload's job named in Japanese (3 bytes, 2 columns a character): its decisions were
+ * padded to 12 bytes, so "start N GPUs" sat columns left of an ASCII-named job's. */
+Test(simsched, a_decision_lines_up_whatever_script_its_job_is_named_in)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    SimSchedOptions o;
+    simsched_defaults(&o);
+    o.tick_ms = 0;
+    o.jobs = 1; /* one arrival (at 0 s), then the workload's two */
+    o.catalogue_dir = TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR;
+    Error err;
+    SimSched *s = simsched_new(&o, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    char path[] = "/tmp/tunedeck-simsched-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("name,time,application,num_replicas,batch_size\n"
+          "\xe7\x94\xbb\xe5\x83\x8f-1,60,cifar10,1,128\nplain-1,60,cifar10,1,128\n",
+          f);
+    fclose(f);
+    SchedState *st = simsched_state_mut(s);
+    cr_assert_eq(sched_load_workload(st, path, &err), 0, "%s", err.msg);
+    unlink(path);
+    cr_assert_geq(sched_advance(st, 600, &err), 0, "%s", err.msg);
+    int cjk = -1, plain = -1;
+    for (size_t i = 0; i < sched_event_count(st); i++) {
+        char text[160];
+        simsched_event_text(s, i, text, sizeof text);
+        const char *start = strstr(text, " start ");
+        if (!start)
+            continue;
+        char head[160];
+        snprintf(head, sizeof head, "%.*s", (int)(start - text), text);
+        if (strstr(text, "\xe7\x94\xbb"))
+            cjk = draw_width(head);
+        else if (strstr(text, "plain-1"))
+            plain = draw_width(head);
+    }
+    cr_assert(cjk > 0 && plain > 0, "both jobs started (%d, %d)", cjk, plain);
+    cr_assert_eq(cjk, plain);
+    simsched_free(s);
 }

@@ -130,3 +130,49 @@ Test(theme, names_are_the_folders_json_files_sorted)
     theme_names("/nonexistent-theme-dir", names, sizeof names);
     cr_assert_str_eq(names, "");
 }
+
+/* In 8 colours (TERM=xterm, screen, linux) the default theme's tab bar, white on grey 8,
+ * became white on white: every tab but the active one, and the session's state, vanished. */
+Test(theme, no_role_of_a_shipped_theme_loses_its_text_in_8_or_16_colours)
+{
+    const char *names[] = {"default",       "solarized-dark", "light",
+                           "high-contrast", "monochrome",     "okabe-ito"};
+    char themes[1024];
+    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        Theme t;
+        Error err;
+        cr_assert_eq(theme_load(themes, names[i], &t, &err), 0, "%s: %s", names[i], err.msg);
+        for (int colors = 8; colors <= 256; colors *= 2)
+            for (int r = 0; r < ROLE_COUNT; r++) {
+                const RoleStyle *s = &t.role[r];
+                short fg, bg;
+                theme_fit_pair(s->fg, s->bg, colors, &fg, &bg);
+                cr_assert(s->fg == s->bg || fg < 0 || fg != bg, "%s %s in %d colours: %d on %d",
+                          names[i], theme_role_name((Role)r), colors, fg, bg);
+            }
+    }
+    short fg, bg;
+    theme_fit_pair(7, 8, 8, &fg, &bg);
+    cr_assert(fg == 0 && bg == 7, "white on grey in 8 colours: %d on %d", fg, bg);
+    theme_fit_pair(7, 8, 256, &fg, &bg);
+    cr_assert(fg == 7 && bg == 8, "kept in 256 colours: %d on %d", fg, bg);
+}
+
+/* "expected ... a number 0-255, found a number" did not say which number was wrong. */
+Test(theme, a_bad_colour_is_named_by_its_value)
+{
+    Theme t;
+    Error err;
+    write_theme("big", "{\"roles\": {\"tab\": {\"fg\": \"white\", \"bg\": 300}}}");
+    cr_assert_eq(theme_load(dir, "big", &t, &err), -1);
+    cr_assert(strstr(err.msg, "roles.tab: field 'bg': expected a colour name") != NULL, "%s",
+              err.msg);
+    cr_assert(strstr(err.msg, "found 300") != NULL, "%s", err.msg);
+    write_theme("name", "{\"roles\": {\"tab\": {\"fg\": \"grey\"}}}");
+    cr_assert_eq(theme_load(dir, "name", &t, &err), -1);
+    cr_assert(strstr(err.msg, "found 'grey'") != NULL, "%s", err.msg);
+    write_theme("list", "{\"roles\": {\"tab\": {\"fg\": [1]}}}");
+    cr_assert_eq(theme_load(dir, "list", &t, &err), -1);
+    cr_assert(strstr(err.msg, "found an array") != NULL, "%s", err.msg);
+}

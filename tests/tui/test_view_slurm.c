@@ -7,6 +7,7 @@
 
 #include "tests/support/fixtures.h"
 #include "tests/support/screen.h"
+#include "tui/draw.h"
 #include "tui/view.h"
 
 static void setup(void)
@@ -103,4 +104,45 @@ Test(view_slurm, a_long_partition_draws_the_rows_that_fit_around_the_selection)
     cr_assert(!strstr(text, "node1001"), "%s", text);
     free(text);
     free(nodes.v);
+}
+
+/* The column where text ends in the screen line that holds it (terminal columns). */
+static int column_of(const char *text, const char *needle)
+{
+    const char *at = strstr(text, needle);
+    cr_assert_not_null(at, "'%s' is not on the screen:\n%s", needle, text);
+    const char *line = at;
+    while (line > text && line[-1] != '\n')
+        line--;
+    char prefix[1024];
+    snprintf(prefix, sizeof prefix, "%.*s", (int)(at - line), line);
+    return draw_width(prefix);
+}
+
+/* Other users' jobs: a user name longer than its 10 columns and a job name longer than its
+ * 20 (one in Japanese) pushed the nodelist, or why the job waits, out of its column. */
+Test(view_slurm, long_and_wide_names_keep_the_queue_columns)
+{
+    SlurmQueue queue;
+    Error err;
+    cr_assert_eq(slurm_queue_parse("7|a-very-long-user-name|PENDING|1|gres:gpu:1||Priority|"
+                                   "imagenet-resnet152-mixed-precision-large-batch\n"
+                                   "8|bob|RUNNING|1|gres:gpu:1|n3|None|"
+                                   "\xe7\x94\xbb\xe5\x83\x8f\xe8\xaa\x8d\xe8\xad\x98\xe3\x81"
+                                   "\xae\xe5\xad\xa6\xe7\xbf\x92\xe3\x82\xb8\xe3\x83\xa7\xe3"
+                                   "\x83\x96\xe5\x90\x8d\xe5\x89\x8d\xe9\x95\xb7\xe3\x81\x84\n",
+                                   "squeue", &queue, &err),
+                 0, "%s", err.msg);
+    SlurmPanel p = {.queue = &queue, .where = "here", .interval_s = 4, .rounds = 1, .calls = 1};
+    slurm_panel_count(&p);
+    erase();
+    view_slurm_draw(&p, (Rect){0, 0, 0, 0}, (Rect){0, 0, 120, 8}, 0, 0);
+    char *text = fixture_screen_text();
+    int head = column_of(text, "nodelist, or why it waits");
+    cr_assert_eq(column_of(text, "Priority"), head, "%s", text);
+    cr_assert_eq(column_of(text, " n3") + 1, head, "%s", text);
+    cr_assert(strstr(text, "a-ve\xe2\x80\xa6-name") != NULL, "the user cut around an ellipsis: %s",
+              text);
+    free(text);
+    slurm_queue_clear(&queue);
 }
