@@ -71,10 +71,6 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
     return 0;
 }
 
-/* A training iteration takes at least a microsecond: 0 or a subnormal is a broken clock
- * and would become the best time. */
-#define TIME_MIN_S 1e-6
-
 /* A loss that is not finite is refused like any bad field, saying what it most likely
  * means. */
 static int progress_loss(const cJSON *root, double *loss, Error *err)
@@ -97,7 +93,7 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
     if (strcmp(event, "iteration") == 0) {
         ev->kind = EVENT_ITERATION;
         if (jfield_int(root, "iteration", "iter", 1, 0, 100000000, &ev->iter, err) < 0 ||
-            jfield_number(root, "iteration", "time_s", 1, TIME_MIN_S, 1e9, &ev->time_s, err) < 0 ||
+            jfield_number(root, "iteration", "time_s", 1, PROTOCOL_TIME_MIN_S, 1e9, &ev->time_s, err) < 0 ||
             jfield_number(root, "iteration", "comm_s", 0, 0, 1e9, &ev->comm_s, err) < 0)
             return -1;
         const cJSON *machines = jfield_array(root, "iteration", "machines", 0, err);
@@ -107,7 +103,7 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
     }
     if (strcmp(event, "done") == 0) {
         ev->kind = EVENT_DONE;
-        return jfield_number(root, "done", "time_s", 0, TIME_MIN_S, 1e9, &ev->time_s, err);
+        return jfield_number(root, "done", "time_s", 0, PROTOCOL_TIME_MIN_S, 1e9, &ev->time_s, err);
     }
     if (strcmp(event, "error") == 0) {
         char msg[1024] = "";
