@@ -10,6 +10,7 @@
 
 #include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
+#include "core/base/termsafe.h"
 
 void trial_event_clear(TrialEvent *ev)
 {
@@ -216,12 +217,24 @@ static int unmark_nonfinite(cJSON *node)
     return 0;
 }
 
-/* The line as a JSON object, Python's non-finite tokens read as numbers; NULL if it is not. */
-static cJSON *parse_object_line(const char *p)
+/* cJSON_Parse with what follows the value: *trailing is set when more than white space
+ * does (`{"event": "done", "time_s": 2} {"time_s": 9}` was read as its first object). */
+static cJSON *parse_whole(const char *p, int *trailing)
 {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(p, &end, 0);
+    *trailing = root && end && end[strspn(end, " \t\r\n")] != '\0';
+    return root;
+}
+
+/* The line as a JSON object, Python's non-finite tokens read as numbers; NULL if it is not.
+ * *trailing as parse_whole's. */
+static cJSON *parse_object_line(const char *p, int *trailing)
+{
+    *trailing = 0;
     if (*p != '{')
         return NULL;
-    cJSON *root = cJSON_Parse(p);
+    cJSON *root = parse_whole(p, trailing);
     if (root)
         return root;
     if (!strstr(p, "NaN") && !strstr(p, "Infinity")) /* the common log line: no copy */
@@ -229,7 +242,7 @@ static cJSON *parse_object_line(const char *p)
     char *marked = mark_nonfinite(p);
     if (!marked)
         return NULL;
-    root = cJSON_Parse(marked);
+    root = parse_whole(marked, trailing);
     free(marked);
     if (root && unmark_nonfinite(root) < 0) {
         cJSON_Delete(root);
@@ -247,19 +260,34 @@ int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
     const char *p = line;
     while (isspace((unsigned char)*p))
         p++;
-    cJSON *root = parse_object_line(p);
+    int trailing = 0;
+    cJSON *root = parse_object_line(p, &trailing);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         ev->kind = EVENT_LOG;
         ev->text = strdup(line);
         return 0;
     }
-    /* A key twice is a bad protocol line, not log text: which copy did the trial mean? */
-    int rc = jdupkey_check(root, err) < 0 ? error_prefix(err, "event line")
-                                          : parse_object(root, ev, err);
+    /* A key twice is a bad protocol line, not log text: which copy did the trial mean? So is
+     * text after the object: was it another event? */
+    int rc = trailing ? error_set(err, "event line: expected one JSON object, found more text "
+                                       "after it")
+             : jdupkey_check(root, err) < 0 ? error_prefix(err, "event line")
+                                            : parse_object(root, ev, err);
     cJSON_Delete(root);
-    if (rc < 0)
+    if (rc < 0) {
         trial_event_clear(ev);
+    } else if (ev->kind == EVENT_ERROR && ev->text) {
+        /* The trial's message becomes the trial's reason in the journal and `tune --json`:
+         * made safe like an error's text (error_set), so no byte there is other than UTF-8
+         * (a strict JSON reader refused the whole `--json` output for one) or a control. */
+        char *safe = malloc(strlen(ev->text) * 4 + 1); /* \xHH: 4 bytes for 1, the most */
+        if (safe) {
+            termsafe(safe, strlen(ev->text) * 4 + 1, ev->text);
+            free(ev->text);
+            ev->text = safe;
+        }
+    }
     return rc;
 }
 
