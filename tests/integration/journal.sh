@@ -299,4 +299,13 @@ for cmd in "tune --resume" "--resume"; do
         fail "$cmd: a budget below the trials run is not named: $(cat "$work/err")"
     cmp -s "$bad" "$work/good.jsonl" || fail "$cmd: a refused budget changed the journal"
 done
+# A sessions folder that cannot be read is an error naming it, not "no sessions" and exit 0
+# (the operator took the journals for gone); a folder not made yet still has none.
+printf 'x\n' >"$work/a-file"
+rc=0
+TUNEDECK_STATE_DIR="$work/a-file" "$bin" sessions >"$work/out" 2>"$work/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "$work/a-file/sessions: cannot list the session journals: Not a directory" \
+    "$work/err" || fail "sessions on an unreadable folder: exit $rc: $(cat "$work/out" "$work/err")"
+TUNEDECK_STATE_DIR="$work/not-made-yet" "$bin" sessions | grep -q "^no sessions in " ||
+    fail "sessions before any session no longer says none"
 echo "journal: ok"
