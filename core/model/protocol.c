@@ -107,12 +107,16 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
         return jfield_number(root, "done", "time_s", 0, PROTOCOL_TIME_MIN_S, 1e9, &ev->time_s, err);
     }
     if (strcmp(event, "error") == 0) {
-        char msg[1024] = "";
         ev->kind = EVENT_ERROR;
-        if (jfield_string(root, "error", "message", 1, msg, sizeof msg, err) < 0)
-            return -1;
-        ev->text = strdup(msg);
-        return 0;
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+        if (!cJSON_IsString(m)) /* says it is missing, or what it is */
+            return jfield_string(root, "error", "message", 1, (char[1]){0}, 1, err);
+        /* A long message is the trial's error all the same (torch's load_state_dict lists
+         * every missing key): it was refused as too long, so a trial that said it failed, and
+         * exited 0, was ok with "first bad line: error: field 'message'..." as its note. Kept
+         * whole here; the reason it becomes is cut where it is stored. */
+        ev->text = strdup(m->valuestring);
+        return ev->text ? 0 : error_no_memory(err, "error: field 'message'");
     }
     if (strcmp(event, "progress") == 0) {
         double step = -1;

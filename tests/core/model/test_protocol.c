@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,4 +280,26 @@ Test(protocol, an_error_message_is_kept_as_safe_utf8_text)
     cr_assert_eq(ev.kind, EVENT_ERROR);
     cr_assert_str_eq(ev.text, "oom \\xFF on ^[[2Jg\xc3\xa9");
     trial_event_clear(&ev);
+}
+
+/* An error message over 1023 characters (torch's load_state_dict lists every missing key) was
+ * refused as too long: the line became a bad line, so a trial that said it failed and exited
+ * 0 was ok, its note "first bad line: error: field 'message'...". It is the error, whole. */
+Test(protocol, a_long_error_message_is_the_error_not_a_bad_line)
+{
+    char line[8192], msg[4001];
+    memset(msg, 'k', sizeof msg - 1);
+    msg[sizeof msg - 1] = 0;
+    snprintf(line, sizeof line, "{\"event\": \"error\", \"message\": \"%s\"}", msg);
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line(line, &ev, &err), 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_ERROR);
+    cr_assert_str_eq(ev.text, msg);
+    trial_event_clear(&ev);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"error\", \"message\": 3}", &ev, &err), -1);
+    cr_assert(strstr(err.msg, "error: field 'message': expected a string, found a number"), "%s",
+              err.msg);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"error\"}", &ev, &err), -1);
+    cr_assert(strstr(err.msg, "error: field 'message' is missing"), "%s", err.msg);
 }
