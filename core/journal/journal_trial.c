@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/base/jfield.h"
+#include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 
 /* A measurement written so that it reads back bit for bit: cJSON prints 15 digits whenever
@@ -64,7 +65,11 @@ cJSON *journal_finished_json(int trial, const Observation *o)
     cJSON_AddStringToObject(j, "event", "finished");
     cJSON_AddNumberToObject(j, "trial", trial);
     cJSON_AddStringToObject(j, "status", trial_status_name(o->status));
-    cJSON_AddStringToObject(j, "reason", o->reason);
+    /* A reason is made with snprintf in many places, each cutting where its bytes ran out,
+     * maybe inside a character: written safe (termsafe), the line is always UTF-8. */
+    char reason[sizeof o->reason];
+    termsafe(reason, sizeof reason, o->reason);
+    cJSON_AddStringToObject(j, "reason", reason);
     add_time(j, "time_s", o->time_s);
     add_time(j, "comm_s", o->comm_s);
     cJSON_AddNumberToObject(j, "iterations", o->iterations_seen);

@@ -315,3 +315,17 @@ Test(journal_trial, a_line_with_a_key_twice_is_skipped_and_the_measured_trials_k
     journal_log_clear(&log);
     observation_free(o);
 }
+
+/* A reason cut by snprintf inside a character (a trial's note in a non-ASCII language, say)
+ * went into the journal as it was: the line was not UTF-8. It is written safe. */
+Test(journal_trial, a_reason_cut_inside_a_character_is_written_as_utf8)
+{
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_FAILED;
+    snprintf(o->reason, sizeof o->reason, "bad: caf\xc3");
+    cJSON *j = journal_finished_json(1, o);
+    const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(j, "reason"));
+    cr_assert_str_eq(r, "bad: caf\\xC3");
+    cJSON_Delete(j);
+    observation_free(o);
+}
