@@ -98,8 +98,12 @@ int jfield_int(const cJSON *obj, const char *ctx, const char *key, int required,
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
         return error_set(err, "%s: field '%s': expected an integer, found %s", ctx, key,
                          cJSON_IsNumber(v) ? "a fraction" : jfield_type_name(v));
+    /* %.0f up to 1e18; past it %g: "1e+300" was written out as its 301 digits */
     if (v->valuedouble < (double)min || v->valuedouble > (double)max)
-        return error_set(err, "%s: field '%s': expected an integer in [%ld, %ld], found %.0f",
+        return error_set(err,
+                         fabs(v->valuedouble) < 1e18
+                             ? "%s: field '%s': expected an integer in [%ld, %ld], found %.0f"
+                             : "%s: field '%s': expected an integer in [%ld, %ld], found %g",
                          ctx, key, min, max, v->valuedouble);
     *out = (int)v->valuedouble;
     return 0;
