@@ -127,6 +127,8 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
             jfield_number(root, "progress", "examples_per_s", 0, 0, 1e15, &ev->examples_per_s,
                           err) < 0)
             return -1;
+        if (step != floor(step)) /* 1.5 was taken as step 1 */
+            return error_set(err, "progress: field 'step': expected an integer, found %g", step);
         ev->step = (long)step;
         return 0;
     }

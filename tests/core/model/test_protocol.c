@@ -303,3 +303,17 @@ Test(protocol, a_long_error_message_is_the_error_not_a_bad_line)
     cr_assert_eq(protocol_parse_line("{\"event\": \"error\"}", &ev, &err), -1);
     cr_assert(strstr(err.msg, "error: field 'message' is missing"), "%s", err.msg);
 }
+
+/* A fractional step ("step": 1.5) was taken as step 1 with nothing said. */
+Test(protocol, a_fractional_progress_step_is_refused)
+{
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 1.5}", &ev, &err), -1);
+    cr_assert(strstr(err.msg, "progress: field 'step': expected an integer, found 1.5"), "%s",
+              err.msg);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 2.0}", &ev, &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(ev.step, 2);
+    trial_event_clear(&ev);
+}
