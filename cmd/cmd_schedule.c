@@ -1,5 +1,6 @@
 /* `tunedeck schedule`: the cluster scheduler on a trace or Poisson arrivals, headless. */
 #include <cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,23 +333,38 @@ static SchedState *build_state(ScheduleArgs *a, const Catalogue *cat, int *rc)
     return s;
 }
 
-static int write_events(const SchedState *s, const char *path)
+/* The --events file is opened before the run: a path that cannot be written was found only
+ * after the whole simulation, which was then thrown away, its summary never printed. */
+static FILE *open_events(const char *path, int *rc)
 {
-    char msg[4200];
     FILE *f = fopen(path, "w");
     if (!f) {
-        snprintf(msg, sizeof msg, "--events: cannot write '%s'", path);
-        return schedule_fail(CMD, msg);
+        char msg[4200];
+        snprintf(msg, sizeof msg, "--events: cannot write '%s': %s", path, strerror(errno));
+        *rc = schedule_fail(CMD, msg);
     }
+    return f;
+}
+
+/* Writes and closes f. A failure (a full disk) is said, with exit 1, and the summary of the
+ * run is still printed: it was measured. */
+static int write_events(const SchedState *s, FILE *f, const char *path)
+{
     for (size_t i = 0; i < sched_event_count(s); i++) {
         char *line = sched_event_json(s, sched_event(s, i));
         if (line)
             fprintf(f, "%s\n", line);
         free(line);
     }
-    if (fclose(f) != 0) {
-        snprintf(msg, sizeof msg, "--events: write to '%s' failed", path);
-        return schedule_fail(CMD, msg);
+    int failed = ferror(f), e = errno;
+    if (fclose(f) != 0 && !failed) {
+        failed = 1;
+        e = errno;
+    }
+    if (failed) {
+        fprintf(stderr, "tunedeck %s: --events: write to '%s' failed: %s\n", CMD, path,
+                strerror(e));
+        return EXIT_FAILED;
     }
     return 0;
 }
@@ -400,19 +416,20 @@ int cmd_schedule(int argc, char **argv)
     NodeChange changes[MAX_CHANGES];
     for (int i = 0; s && rc == 0 && i < a.n_changes; i++)
         rc = parse_change(s, a.changes[i], a.drains[i], &changes[i]);
+    FILE *events = s && rc == 0 && a.events ? open_events(a.events, &rc) : NULL;
     int stopped = 0;
     if (s && rc == 0 && run_with_changes(s, changes, a.n_changes, &err) < 0) {
         schedule_fail(CMD, err.msg);
         stopped = 1; /* the run failed (it could not end): its events so far are still kept */
     }
-    if (s && rc == 0 && a.events)
-        rc = write_events(s, a.events);
+    int events_failed = events && write_events(s, events, a.events) != 0;
     if (stopped && rc == 0)
         rc = EXIT_FAILED;
     if (s && rc == 0) {
         SchedSummary m;
         sched_summary(s, &m);
         print_summary(a.cfg.policy, &m, a.json);
+        rc = events_failed ? EXIT_FAILED : 0;
     }
     sched_free(s);
     catalogue_free(cat);

@@ -1,6 +1,7 @@
 /* `tunedeck schedule --live`: the scheduler in wall-clock time, its decisions enacted on real
  * jobs on the inventory's hosts over SSH, or as Slurm batch jobs (remote/live/schedlive.h). */
 #include <cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -437,7 +438,8 @@ static int live_open(LiveRun *r)
         sched_load_workload(r->s, a->workload, &err) < 0)
         return schedule_fail_error("schedule --live", &err);
     if (a->events_path && !(r->events = fopen(a->events_path, "w"))) {
-        fprintf(stderr, "tunedeck schedule --live: %s: cannot write\n", a->events_path);
+        fprintf(stderr, "tunedeck schedule --live: --events: cannot write '%s': %s\n",
+                a->events_path, strerror(errno));
         return EXIT_USAGE;
     }
     if (r->live_slurm)
@@ -617,10 +619,18 @@ static int report(LiveRun *r)
     return interrupted ? EXIT_SIGNAL_BASE + (int)interrupted : failed ? EXIT_FAILED : EXIT_OK;
 }
 
-static void live_close(LiveRun *r)
+/* Frees the run; -1 when the --events file could not be written whole (a full disk): the
+ * run's end said nothing of it and exited 0 over a cut file. */
+static int live_close(LiveRun *r)
 {
-    if (r->events)
-        fclose(r->events);
+    int events_failed = 0;
+    if (r->events) {
+        events_failed = ferror(r->events) != 0;
+        events_failed |= fclose(r->events) != 0;
+        if (events_failed)
+            fprintf(stderr, "tunedeck schedule --live: --events: write to '%s' failed: %s\n",
+                    r->a->events_path, strerror(errno));
+    }
     schedlive_free(r->l);
     liveslurm_free(r->live_slurm);
     slurm_ctl_free(r->slurm);
@@ -631,6 +641,7 @@ static void live_close(LiveRun *r)
     free(r->groups);
     free(r->folders_checked);
     cluster_free(r->cl);
+    return events_failed ? -1 : 0;
 }
 
 int cmd_schedule_live(int argc, char **argv)
@@ -678,7 +689,8 @@ int cmd_schedule_live(int argc, char **argv)
         drive(&r);
         rc = report(&r);
     }
-    live_close(&r);
+    if (live_close(&r) < 0 && rc == 0)
+        rc = EXIT_FAILED;
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /* `tunedeck sessions`: lists the session journals, newest last, with what each got to. */
 #include <cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,13 @@ int cmd_sessions(int argc, char **argv)
     char **names = NULL;
     size_t n = 0;
     DIR *d = opendir(dir);
+    /* Only a folder not made yet has no sessions: one that cannot be read (no permission, a
+     * file in the path) said "no sessions" and exit 0, as if the journals were gone. */
+    if (!d && errno != ENOENT) {
+        fprintf(stderr, "tunedeck sessions: %s: cannot list the session journals: %s\n", dir,
+                strerror(errno));
+        return EXIT_FAILED;
+    }
     if (d) {
         struct dirent *e;
         size_t ext = strlen(JOURNAL_EXT);
@@ -266,7 +274,9 @@ int cmd_sessions(int argc, char **argv)
             termsafe(target, sizeof target, s.target);
             termsafe(optimizer, sizeof optimizer, s.optimizer);
             termsafe(state, sizeof state, s.state);
-            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", s.id, created, target, optimizer,
+            char id[256]; /* a file's name: any bytes but '/' */
+            termsafe(id, sizeof id, s.id);
+            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", id, created, target, optimizer,
                    trials, best, state, s.problems ? " (has skipped lines)" : "");
         }
         free(names[i]);

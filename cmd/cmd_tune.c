@@ -200,8 +200,11 @@ static cJSON *trial_json(const TrialRecord *r, const Ending *e)
         cJSON_AddNullToObject(j, "time_s");
     cJSON_AddStringToObject(j, "status", o ? trial_status_name(o->status)
                                         : e->signal ? "interrupted" : "running");
-    if (o && o->reason[0])
-        cJSON_AddStringToObject(j, "reason", o->reason);
+    if (o && o->reason[0]) {
+        char reason[sizeof o->reason]; /* cut by snprintf maybe mid-character: made UTF-8 */
+        termsafe(reason, sizeof reason, o->reason);
+        cJSON_AddStringToObject(j, "reason", reason);
+    }
     if (!o && e->signal) {
         char why[128];
         interrupted_reason(why, sizeof why, e->signal);

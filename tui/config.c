@@ -52,8 +52,13 @@ int config_load(const char *path, ConsoleConfig *c, Error *err)
     ConsoleConfig n;
     config_defaults(&n);
     int rc = 0;
+    /* Every key is read or refused: one ignored ("them": a misspelt theme, or a newer
+     * tunedeck's setting) was also dropped by the next save, which writes only these. */
+    static const char *const known[] = {"theme", "plot", "keys", NULL};
     if (!cJSON_IsObject(root))
         rc = error_set(err, "%s: expected a JSON object, found %s", path, jfield_type_name(root));
+    else if (jfield_only(root, path, known, err) < 0)
+        rc = -1;
     if (rc == 0 && (jfield_string(root, path, "theme", 0, n.theme, sizeof n.theme, err) < 0 ||
                     jfield_string(root, path, "plot", 0, n.plot, sizeof n.plot, err) < 0))
         rc = -1;

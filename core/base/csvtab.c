@@ -104,9 +104,21 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
 
 CsvTable *csvtab_load(const char *path, Error *err)
 {
-    char *text = readall_file(path, 0, NULL, err);
+    size_t len = 0;
+    /* Bounded like a JSON file (core/base/jfield.h): a wrong huge file is refused, not read
+     * until memory runs out. */
+    char *text = readall_file(path, CSVTAB_FILE_MAX_BYTES, &len, err);
     if (!text)
         return NULL;
+    /* A NUL ended the text there: every row after it was dropped without a word. */
+    if (strlen(text) != len) {
+        size_t line = 1;
+        for (const char *c = text; *c; c++)
+            line += *c == '\n';
+        error_set(err, "%s:%zu: expected CSV text, found a NUL byte", path, line);
+        free(text);
+        return NULL;
+    }
     CsvTable *t = csvtab_parse(text, path, err);
     free(text);
     return t;

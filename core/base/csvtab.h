@@ -17,7 +17,12 @@ typedef struct {
     char *buf;
 } CsvTable;
 
-/* Reads the whole file; fails on a missing/empty file, a row with the wrong cell count. */
+/* The most a CSV file may hold: 256 MiB. */
+#define CSVTAB_FILE_MAX_BYTES ((size_t)256 << 20)
+
+/* Reads the whole file; fails on a missing/empty file, a row with the wrong cell count, a
+ * NUL byte ("FILE:LINE: expected CSV text, found a NUL byte") or more than
+ * CSVTAB_FILE_MAX_BYTES. */
 CsvTable *csvtab_load(const char *path, Error *err);
 /* Parses text already in memory; `name` is used in messages. */
 CsvTable *csvtab_parse(const char *text, const char *name, Error *err);

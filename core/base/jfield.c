@@ -100,8 +100,12 @@ int jfield_int(const cJSON *obj, const char *ctx, const char *key, int required,
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
         return error_set(err, "%s: field '%s': expected an integer, found %s", ctx, key,
                          cJSON_IsNumber(v) ? "a fraction" : jfield_type_name(v));
+    /* %.0f up to 1e18; past it %g: "1e+300" was written out as its 301 digits */
     if (v->valuedouble < (double)min || v->valuedouble > (double)max)
-        return error_set(err, "%s: field '%s': expected an integer in [%ld, %ld], found %.0f",
+        return error_set(err,
+                         fabs(v->valuedouble) < 1e18
+                             ? "%s: field '%s': expected an integer in [%ld, %ld], found %.0f"
+                             : "%s: field '%s': expected an integer in [%ld, %ld], found %g",
                          ctx, key, min, max, v->valuedouble);
     *out = (int)v->valuedouble;
     return 0;
@@ -144,6 +148,26 @@ const cJSON *jfield_object(const cJSON *obj, const char *ctx, const char *key, i
     return v;
 }
 
+int jfield_only(const cJSON *obj, const char *ctx, const char *const *known, Error *err)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, obj)
+    {
+        size_t k = 0;
+        while (known[k] && strcmp(f->string, known[k]) != 0)
+            k++;
+        if (known[k])
+            continue;
+        char list[512] = "";
+        size_t used = 0;
+        for (k = 0; known[k] && used < sizeof list; k++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                     k == 0 ? "" : known[k + 1] ? ", " : " or ", known[k]);
+        return error_set(err, "%s: field '%s': unknown; expected %s", ctx, f->string, list);
+    }
+    return 0;
+}
+
 /* Line and column of a byte offset, for parse errors a person can find. */
 static void position(const char *text, size_t offset, int *line, int *col)
 {
@@ -164,18 +188,68 @@ const char *jfield_unparsed(const char *text)
     return text[strspn(text, " \t\r\n")] ? "malformed JSON" : "nothing";
 }
 
+/* Length of the UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, at most
+ * U+10FFFF), or 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *p)
+{
+    if (p[0] < 0x80)
+        return 1;
+    size_t n = p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
+               : p[0] >= 0xF0 && p[0] <= 0xF4                                ? 4
+                                                                             : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
+        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
+        return 0;
+    return n;
+}
+
+/* What cJSON reads without a word but must not be kept: bytes that are not UTF-8 (they
+ * reached the journal and `--json` as they were, and a strict JSON reader then refused the
+ * whole output), and a \u0000 escape (it cut the string there: "a\u0000b" became "a").
+ * Called on text cJSON parsed, so a backslash is always inside a string. Returns the
+ * offset of the first such thing and what it is, or NULL. */
+static const char *unkeepable(const char *text, size_t *offset)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t i = 0; p[i];) {
+        if (p[i] == '\\') {
+            if (p[i + 1] == 'u' && strncmp((const char *)p + i + 2, "0000", 4) == 0) {
+                *offset = i;
+                return "a \\u0000 escape (a NUL character, which would cut the string there)";
+            }
+            i += p[i + 1] ? 2 : 1;
+            continue;
+        }
+        size_t n = utf8_seq(p + i);
+        if (!n) {
+            *offset = i;
+            return "a byte that is not UTF-8";
+        }
+        i += n;
+    }
+    return NULL;
+}
+
 cJSON *jfield_parse_file(const char *path, Error *err)
 {
     size_t len = 0;
-    char *buf = readall_file(path, 0, &len, err);
+    /* A bound, so that `--job /dev/zero` or a wrong multi-gigabyte file is refused instead of
+     * read until the kernel's OOM killer ends tunedeck (or a neighbour). */
+    char *buf = readall_file(path, JFIELD_FILE_MAX_BYTES, &len, err);
     if (!buf)
         return NULL;
     if (strlen(buf) != len) {
+        int line, col;
+        position(buf, strlen(buf), &line, &col);
         free(buf);
-        error_set(err, "%s: expected JSON text, found a NUL byte", path);
+        error_set(err, "%s:%d:%d: expected JSON text, found a NUL byte", path, line, col);
         return NULL;
     }
-    const char *end = NULL;
+    const char *end = NULL, *bad = NULL;
+    size_t bad_at = 0;
     cJSON *root = cJSON_ParseWithOpts(buf, &end, 1);
     if (!root) {
         int line, col;
@@ -183,8 +257,16 @@ cJSON *jfield_parse_file(const char *path, Error *err)
         position(buf, off, &line, &col);
         if (len == 0)
             error_set(err, "%s: expected a JSON object, found an empty file", path);
+        else if (!buf[strspn(buf, " \t\r\n")])
+            error_set(err, "%s: expected a JSON object, found only white space", path);
         else
             error_set(err, "%s:%d:%d: malformed JSON", path, line, col);
+    } else if ((bad = unkeepable(buf, &bad_at)) != NULL) {
+        int line, col;
+        position(buf, bad_at, &line, &col);
+        error_set(err, "%s:%d:%d: expected UTF-8 JSON text, found %s", path, line, col, bad);
+        cJSON_Delete(root);
+        root = NULL;
     } else if (jdupkey_check(root, err) < 0) {
         /* cJSON would read the first copy; the operator most likely edited the second */
         error_prefix(err, "%s", path);

@@ -26,14 +26,24 @@ const cJSON *jfield_array(const cJSON *obj, const char *ctx, const char *key, in
 const cJSON *jfield_object(const cJSON *obj, const char *ctx, const char *key, int required,
                            Error *err);
 
+/* Refuses a key of obj that is not in `known` (NULL-terminated): tunedeck's own settings,
+ * where a misspelt key would be ignored and its default used without a word.
+ * "CTX: field 'KEY': unknown; expected a, b or c". */
+int jfield_only(const cJSON *obj, const char *ctx, const char *const *known, Error *err);
+
 /* Describes a JSON value's type for messages: "a string", "null", "an array"... */
 const char *jfield_type_name(const cJSON *v);
 /* What a text cJSON could not parse holds, for "expected ..., found %s": "nothing" when it is
  * only white space (a sender that sent nothing), else "malformed JSON". */
 const char *jfield_unparsed(const char *text);
 
+/* The most a JSON file may hold (a job file, an inventory, a theme...): 256 MiB. */
+#define JFIELD_FILE_MAX_BYTES ((size_t)256 << 20)
+
 /* Reads a whole file and parses it; errors name the file and the parse position. A document
- * with a key twice in one object is refused (core/base/jdupkey.h): "FILE: PATH: key ...". */
+ * with a key twice in one object is refused (core/base/jdupkey.h): "FILE: PATH: key ...";
+ * so is one over JFIELD_FILE_MAX_BYTES, one with bytes that are not UTF-8 or with a \u0000
+ * escape ("FILE:LINE:COL: expected UTF-8 JSON text, found ..."). */
 cJSON *jfield_parse_file(const char *path, Error *err);
 
 #endif

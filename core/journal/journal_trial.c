@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "core/base/jfield.h"
+#include "core/base/termsafe.h"
+#include "core/model/protocol.h"
 
 /* A measurement written so that it reads back bit for bit: cJSON prints 15 digits whenever
  * they come within an epsilon, which loses the last bits, and a resumed optimizer must see
@@ -63,7 +65,11 @@ cJSON *journal_finished_json(int trial, const Observation *o)
     cJSON_AddStringToObject(j, "event", "finished");
     cJSON_AddNumberToObject(j, "trial", trial);
     cJSON_AddStringToObject(j, "status", trial_status_name(o->status));
-    cJSON_AddStringToObject(j, "reason", o->reason);
+    /* A reason is made with snprintf in many places, each cutting where its bytes ran out,
+     * maybe inside a character: written safe (termsafe), the line is always UTF-8. */
+    char reason[sizeof o->reason];
+    termsafe(reason, sizeof reason, o->reason);
+    cJSON_AddStringToObject(j, "reason", reason);
     add_time(j, "time_s", o->time_s);
     add_time(j, "comm_s", o->comm_s);
     cJSON_AddNumberToObject(j, "iterations", o->iterations_seen);
@@ -138,6 +144,15 @@ Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const ch
     }
     if (o->status == TRIAL_OK && o->time_s < 0) {
         error_set(err, "%s: field 'time_s': an ok trial needs its time, found null", ctx);
+        goto fail;
+    }
+    /* A measured time is what protocol v1 accepts: an edited or damaged 0 became the
+     * session's best ("best: trial 3, 0.000 s per iteration") and steered the optimizer. */
+    if ((o->status == TRIAL_OK || o->status == TRIAL_PRUNED) && o->time_s >= 0 &&
+        o->time_s < PROTOCOL_TIME_MIN_S) {
+        error_set(err, "%s: field 'time_s': expected a time of at least %g s for a%s trial, "
+                  "found %g",
+                  ctx, PROTOCOL_TIME_MIN_S, o->status == TRIAL_OK ? "n ok" : " pruned", o->time_s);
         goto fail;
     }
     return o;

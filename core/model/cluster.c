@@ -177,7 +177,11 @@ static int parse_device(const cJSON *j, const char *ctx, DeviceSpec *d, Error *e
     char kind[16] = "";
     if (!cJSON_IsObject(j))
         return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(j));
-    if (jfield_string(j, ctx, "id", 1, d->id, sizeof d->id, err) < 0 ||
+    /* Machines, their types and devices are tunedeck's settings like the ssh and trial
+     * blocks: a misspelt "max_input" lost the GPU's limit, "hots" the machine's address. */
+    static const char *const known[] = {"id", "kind", "threads", "model", "max_inputs", NULL};
+    if (jfield_only(j, ctx, known, err) < 0 ||
+        jfield_string(j, ctx, "id", 1, d->id, sizeof d->id, err) < 0 ||
         jfield_string(j, ctx, "kind", 1, kind, sizeof kind, err) < 0)
         return -1;
     if (!d->id[0]) /* it names the device in schedules and TUNEDECK_DEVICE */
@@ -209,7 +213,9 @@ static int parse_type(const cJSON *j, const char *source, Cluster *c, Error *err
         return error_set(err, "%s: expected a type name of 1 to %zu characters", ctx,
                          sizeof t.name - 1);
     snprintf(t.name, sizeof t.name, "%s", j->string);
-    if (jfield_number(j, ctx, "bandwidth_gbps", 1, 1e-6, 1e6, &t.bandwidth_gbps, err) < 0)
+    static const char *const known[] = {"bandwidth_gbps", "devices", NULL};
+    if (jfield_only(j, ctx, known, err) < 0 ||
+        jfield_number(j, ctx, "bandwidth_gbps", 1, 1e-6, 1e6, &t.bandwidth_gbps, err) < 0)
         return -1;
     const cJSON *devs = jfield_array(j, ctx, "devices", 1, err);
     if (!devs)
@@ -253,7 +259,9 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
         return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(j));
     char name[128], host[256] = "", type[64], user[sizeof((Machine *)0)->user] = "";
     int port = 0;
-    if (jfield_string(j, ctx, "name", 1, name, sizeof name, err) < 0 ||
+    static const char *const known[] = {"name", "host", "type", "port", "user", NULL};
+    if (jfield_only(j, ctx, known, err) < 0 ||
+        jfield_string(j, ctx, "name", 1, name, sizeof name, err) < 0 ||
         jfield_string(j, ctx, "host", 0, host, sizeof host, err) < 0 ||
         jfield_string(j, ctx, "type", 1, type, sizeof type, err) < 0 ||
         jfield_int(j, ctx, "port", 0, 1, 65535, &port, err) < 0 ||
@@ -326,20 +334,10 @@ static int parse_trial(const cJSON *j, const char *source, TrialSettings *t, Err
     snprintf(ctx, sizeof ctx, "%s: trial", source);
     /* The block is tunedeck's own settings: a misspelt key ("rank": "per-device") was
      * ignored, and every trial ran one command per machine instead of one per device. */
-    static const char *const known[] = {"launch", "command", "launch_host", "ranks",
-                                        "master_port"};
-    const cJSON *f;
-    cJSON_ArrayForEach(f, j)
-    {
-        size_t k = 0;
-        while (k < sizeof known / sizeof known[0] && strcmp(f->string, known[k]) != 0)
-            k++;
-        if (k == sizeof known / sizeof known[0])
-            return error_set(err,
-                             "%s: field '%s': unknown; expected launch, command, launch_host, "
-                             "ranks or master_port",
-                             ctx, f->string);
-    }
+    static const char *const known[] = {"launch", "command",     "launch_host",
+                                        "ranks",  "master_port", NULL};
+    if (jfield_only(j, ctx, known, err) < 0)
+        return -1;
     if (jfield_string(j, ctx, "launch", 0, t->launch, sizeof t->launch, err) < 0 ||
         jfield_string(j, ctx, "command", 0, t->command, sizeof t->command, err) < 0 ||
         jfield_string(j, ctx, "launch_host", 0, t->launch_host, sizeof t->launch_host, err) < 0 ||
@@ -455,26 +453,12 @@ int inventory_refuse_secrets(const cJSON *root, const char *source, Error *err)
 int inventory_ssh_keys_check(const cJSON *ssh, const char *source, Error *err)
 {
     static const char *const known[] = {"user", "port", "identity", "known_hosts",
-                                        "connect_timeout_s"};
+                                        "connect_timeout_s", NULL};
     char ctx[256];
     snprintf(ctx, sizeof ctx, "%s: ssh", source);
     /* A password is refused as one, whoever calls first (its advice is the one to give). */
-    if (refuse_secrets_in(ssh, ctx, 0, err) < 0)
+    if (refuse_secrets_in(ssh, ctx, 0, err) < 0 || jfield_only(ssh, ctx, known, err) < 0)
         return error_mark(err, ERROR_INPUT);
-    const cJSON *f;
-    cJSON_ArrayForEach(f, ssh)
-    {
-        size_t k = 0;
-        while (k < sizeof known / sizeof known[0] && strcmp(f->string, known[k]) != 0)
-            k++;
-        if (k == sizeof known / sizeof known[0]) {
-            error_set(err,
-                      "%s: field '%s': unknown; expected user, port, identity, known_hosts or "
-                      "connect_timeout_s",
-                      ctx, f->string);
-            return error_mark(err, ERROR_INPUT);
-        }
-    }
     return 0;
 }
 

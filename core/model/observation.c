@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
+
 typedef struct {
     int seen;
     double time_s, comm_s;
@@ -306,7 +308,10 @@ Observation *trial_accumulator_finish(TrialAccumulator *a)
         o->machine_time_s[m] = summary(a, from, get_machine, m);
     if (a->error) {
         o->status = TRIAL_FAILED;
-        snprintf(o->reason, sizeof o->reason, "error event: %s", a->error);
+        /* Cut at a whole character (termsafe): a message longer than the reason, cut
+         * mid-character, made the journal's and `tune --json`'s text invalid UTF-8. */
+        size_t at = (size_t)snprintf(o->reason, sizeof o->reason, "error event: ");
+        termsafe(o->reason + at, sizeof o->reason - at, a->error);
         return o;
     }
     if (a->has_done) {

@@ -11,6 +11,7 @@
 #include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
 #include "core/base/jsonprint.h"
+#include "core/base/termsafe.h"
 
 void trial_event_clear(TrialEvent *ev)
 {
@@ -72,10 +73,6 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
     return 0;
 }
 
-/* A training iteration takes at least a microsecond: 0 or a subnormal is a broken clock
- * and would become the best time. */
-#define TIME_MIN_S 1e-6
-
 /* A loss that is not finite is refused like any bad field, saying what it most likely
  * means. */
 static int progress_loss(const cJSON *root, double *loss, Error *err)
@@ -98,7 +95,7 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
     if (strcmp(event, "iteration") == 0) {
         ev->kind = EVENT_ITERATION;
         if (jfield_int(root, "iteration", "iter", 1, 0, 100000000, &ev->iter, err) < 0 ||
-            jfield_number(root, "iteration", "time_s", 1, TIME_MIN_S, 1e9, &ev->time_s, err) < 0 ||
+            jfield_number(root, "iteration", "time_s", 1, PROTOCOL_TIME_MIN_S, 1e9, &ev->time_s, err) < 0 ||
             jfield_number(root, "iteration", "comm_s", 0, 0, 1e9, &ev->comm_s, err) < 0)
             return -1;
         const cJSON *machines = jfield_array(root, "iteration", "machines", 0, err);
@@ -108,15 +105,19 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
     }
     if (strcmp(event, "done") == 0) {
         ev->kind = EVENT_DONE;
-        return jfield_number(root, "done", "time_s", 0, TIME_MIN_S, 1e9, &ev->time_s, err);
+        return jfield_number(root, "done", "time_s", 0, PROTOCOL_TIME_MIN_S, 1e9, &ev->time_s, err);
     }
     if (strcmp(event, "error") == 0) {
-        char msg[1024] = "";
         ev->kind = EVENT_ERROR;
-        if (jfield_string(root, "error", "message", 1, msg, sizeof msg, err) < 0)
-            return -1;
-        ev->text = strdup(msg);
-        return 0;
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+        if (!cJSON_IsString(m)) /* says it is missing, or what it is */
+            return jfield_string(root, "error", "message", 1, (char[1]){0}, 1, err);
+        /* A long message is the trial's error all the same (torch's load_state_dict lists
+         * every missing key): it was refused as too long, so a trial that said it failed, and
+         * exited 0, was ok with "first bad line: error: field 'message'..." as its note. Kept
+         * whole here; the reason it becomes is cut where it is stored. */
+        ev->text = strdup(m->valuestring);
+        return ev->text ? 0 : error_no_memory(err, "error: field 'message'");
     }
     if (strcmp(event, "progress") == 0) {
         double step = -1;
@@ -127,6 +128,8 @@ static int parse_object(const cJSON *root, TrialEvent *ev, Error *err)
             jfield_number(root, "progress", "examples_per_s", 0, 0, 1e15, &ev->examples_per_s,
                           err) < 0)
             return -1;
+        if (step != floor(step)) /* 1.5 was taken as step 1 */
+            return error_set(err, "progress: field 'step': expected an integer, found %g", step);
         ev->step = (long)step;
         return 0;
     }
@@ -221,12 +224,24 @@ static int unmark_nonfinite(cJSON *node)
     return 0;
 }
 
-/* The line as a JSON object, Python's non-finite tokens read as numbers; NULL if it is not. */
-static cJSON *parse_object_line(const char *p)
+/* cJSON_Parse with what follows the value: *trailing is set when more than white space
+ * does (`{"event": "done", "time_s": 2} {"time_s": 9}` was read as its first object). */
+static cJSON *parse_whole(const char *p, int *trailing)
 {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(p, &end, 0);
+    *trailing = root && end && end[strspn(end, " \t\r\n")] != '\0';
+    return root;
+}
+
+/* The line as a JSON object, Python's non-finite tokens read as numbers; NULL if it is not.
+ * *trailing as parse_whole's. */
+static cJSON *parse_object_line(const char *p, int *trailing)
+{
+    *trailing = 0;
     if (*p != '{')
         return NULL;
-    cJSON *root = cJSON_Parse(p);
+    cJSON *root = parse_whole(p, trailing);
     if (root)
         return root;
     if (!strstr(p, "NaN") && !strstr(p, "Infinity")) /* the common log line: no copy */
@@ -234,7 +249,7 @@ static cJSON *parse_object_line(const char *p)
     char *marked = mark_nonfinite(p);
     if (!marked)
         return NULL;
-    root = cJSON_Parse(marked);
+    root = parse_whole(marked, trailing);
     free(marked);
     if (root && unmark_nonfinite(root) < 0) {
         cJSON_Delete(root);
@@ -252,19 +267,34 @@ int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
     const char *p = line;
     while (isspace((unsigned char)*p))
         p++;
-    cJSON *root = parse_object_line(p);
+    int trailing = 0;
+    cJSON *root = parse_object_line(p, &trailing);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         ev->kind = EVENT_LOG;
         ev->text = strdup(line);
         return 0;
     }
-    /* A key twice is a bad protocol line, not log text: which copy did the trial mean? */
-    int rc = jdupkey_check(root, err) < 0 ? error_prefix(err, "event line")
-                                          : parse_object(root, ev, err);
+    /* A key twice is a bad protocol line, not log text: which copy did the trial mean? So is
+     * text after the object: was it another event? */
+    int rc = trailing ? error_set(err, "event line: expected one JSON object, found more text "
+                                       "after it")
+             : jdupkey_check(root, err) < 0 ? error_prefix(err, "event line")
+                                            : parse_object(root, ev, err);
     cJSON_Delete(root);
-    if (rc < 0)
+    if (rc < 0) {
         trial_event_clear(ev);
+    } else if (ev->kind == EVENT_ERROR && ev->text) {
+        /* The trial's message becomes the trial's reason in the journal and `tune --json`:
+         * made safe like an error's text (error_set), so no byte there is other than UTF-8
+         * (a strict JSON reader refused the whole `--json` output for one) or a control. */
+        char *safe = malloc(strlen(ev->text) * 4 + 1); /* \xHH: 4 bytes for 1, the most */
+        if (safe) {
+            termsafe(safe, strlen(ev->text) * 4 + 1, ev->text);
+            free(ev->text);
+            ev->text = safe;
+        }
+    }
     return rc;
 }
 

@@ -40,6 +40,10 @@ typedef struct {
     char *text;
 } TrialEvent;
 
+/* A training iteration takes at least a microsecond: 0 or a subnormal is a broken clock
+ * and would become the best time. The least `time_s` a line, or a journal's ok trial, has. */
+#define PROTOCOL_TIME_MIN_S 1e-6
+
 /* Parses one line (without its newline). A line that is not a JSON object becomes
  * EVENT_LOG with the text kept; a JSON object with a bad or unknown event, or with a key
  * twice in one object, is an error. */

@@ -31,7 +31,11 @@ static int read_group(const cJSON *g, const char *ctx, const cJSON *speeds, Sche
     char *type = c->types[c->n_groups];
     if (!cJSON_IsObject(g))
         return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(g));
-    if (jfield_int(g, ctx, "nodes", 1, 1, 1 << 20, &ng->nodes, err) < 0 ||
+    /* A key it does not read ("gpus": 8, "speed": 2 for the group) changed nothing, with
+     * nothing said: the cluster simulated was not the one the operator wrote. */
+    static const char *const known[] = {"nodes", "gpus_per_node", "gpu", NULL};
+    if (jfield_only(g, ctx, known, err) < 0 ||
+        jfield_int(g, ctx, "nodes", 1, 1, 1 << 20, &ng->nodes, err) < 0 ||
         jfield_int(g, ctx, "gpus_per_node", 1, 1, 64, &ng->gpus_per_node, err) < 0 ||
         jfield_string(g, ctx, "gpu", 1, type, sizeof c->types[0], err) < 0)
         return -1;

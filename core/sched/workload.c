@@ -21,9 +21,12 @@ void workload_free(SchedJobSpec *specs, size_t n)
 
 /* A job's name is printed by every report and the console: nothing in it may drive a
  * terminal. */
+/* The longest job name the checks below read whole (live mode asks less of it). */
+#define NAME_MAX_BYTES 511
+
 static int name_printable(const char *name)
 {
-    char safe[512];
+    char safe[4 * NAME_MAX_BYTES + 1];
     termsafe(safe, sizeof safe, name);
     return strcmp(safe, name) == 0;
 }
@@ -90,6 +93,11 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
         if (!*name)
             rc = error_set(err, "%s:%zu: field 'name': expected a job name, found ''", t->path,
                            t->lines[i]);
+        else if (strlen(name) > NAME_MAX_BYTES) /* it was called unprintable */
+            rc = error_set(err,
+                           "%s:%zu: field 'name': expected a job name of at most %d bytes, "
+                           "found %zu bytes",
+                           t->path, t->lines[i], NAME_MAX_BYTES, strlen(name));
         else if (!name_printable(name))
             rc = error_set(err,
                            "%s:%zu: field 'name': expected printable text (no control "

@@ -64,11 +64,13 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
     snprintf(buf, sizeof buf, "%s", line);
     char *f[MAX_FIELDS] = {0};
     size_t n = split(buf, f, MAX_FIELDS);
-    if (n < 2)
+    /* More fields than asked for is not what the query prints (a ',' in a name shifts every
+     * number after it): refused, never read off by one. Fewer are unknowns (see nvsmi.h). */
+    if (n < 2 || n > 6)
         return error_set(err,
                          "nvidia-smi gpu line '%.80s': expected index, uuid, name, "
-                         "utilization, memory used, memory total",
-                         line);
+                         "utilization, memory used, memory total (6 fields), found %zu fields",
+                         line, n);
     char *end;
     long idx = strtol(f[0], &end, 10);
     if (end == f[0] || *end || idx < 0 || idx > INT_MAX)
@@ -102,11 +104,11 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
     size_t n = split(buf, f, MAX_FIELDS);
     char *end;
     long pid = strtol(f[0], &end, 10);
-    if (n < 2 || end == f[0] || *end || pid <= 0)
+    if (n < 2 || n > 3 || end == f[0] || *end || pid <= 0)
         return error_set(err,
                          "nvidia-smi process line '%.80s': expected pid, gpu_uuid, "
-                         "used_memory",
-                         line);
+                         "used_memory (3 fields, the pid above 0), found %zu fields",
+                         line, n);
     out->pid = pid;
     snprintf(out->gpu_uuid, sizeof out->gpu_uuid, "%s", f[1]);
     int k;

@@ -1,7 +1,8 @@
 /* nvidia-smi's csv output (--format=csv,noheader,nounits), parsed: one GPU per
  * --query-gpu=index,uuid,name,utilization.gpu,memory.used,memory.total line, one process
  * per --query-compute-apps=pid,gpu_uuid,used_memory line. "[N/A]", "[Not Supported]" and
- * missing fields are unknown (a validity flag), never zero. Processes join GPUs on UUID:
+ * missing fields are unknown (a validity flag), never zero; more fields than the query asks
+ * for are refused (a comma inside one shifts the numbers). Processes join GPUs on UUID:
  * indices can differ between the two queries (CUDA_VISIBLE_DEVICES, MIG). */
 #ifndef TUNEDECK_NVSMI_H
 #define TUNEDECK_NVSMI_H

@@ -278,10 +278,19 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
         const cJSON *ev = tj->log.events[i];
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(ev, "budget");
         const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
-        if ((strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0 ||
-             strcmp(kind, "budget") == 0) &&
-            cJSON_IsNumber(b) && b->valuedouble >= 1 && b->valuedouble <= 100000)
-            setup->budget = (long)b->valuedouble;
+        if (!b || (strcmp(kind, "resumed") != 0 && strcmp(kind, "ended") != 0 &&
+                   strcmp(kind, "budget") != 0))
+            continue;
+        /* A budget that is not one (1e300, -3, 2.5, "x") was passed over in silence, or cut
+         * to an integer: it is a skipped line like any bad field, said with its line. */
+        char bctx[4300];
+        int budget = 0;
+        Error berr;
+        snprintf(bctx, sizeof bctx, "%s:%zu: %s", tj->path, tj->log.lines[i], kind);
+        if (jfield_int(ev, bctx, "budget", 1, 1, 100000, &budget, &berr) < 0)
+            journal_log_problem(&tj->log, "%s (budget not used)", berr.msg);
+        else
+            setup->budget = budget;
     }
     return 0;
 }

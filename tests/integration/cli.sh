@@ -700,4 +700,21 @@ r = json.loads(raw)
 assert "a\u009b2Jb\u0085c\u202ed\u2066e" in r["trials"][0]["reason"], r["trials"][0]["reason"]
 PY
 
+# A file that never ends (--job /dev/zero, a wrong multi-gigabyte file) was read until the
+# kernel's OOM killer ended tunedeck, or a neighbour: JSON and CSV files are bounded
+# (256 MiB) and refused past it, naming the file, exit 3. The file is sparse: no disk used.
+truncate -s 300M "$tmp/huge"
+printf '{"name":"x","model_mb":1,"batch":8}\n' >"$tmp/huge-ok-job.json"
+too_large() {
+    "$bin" "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 3 ] && grep -q "$tmp/huge: expected at most 268435456 bytes" "$tmp/err" ||
+        fail "$*: exit $rc, expected 3 and the file's bound: $(head -c 300 "$tmp/err")"
+}
+too_large tune --budget 1 --no-journal --cluster "$tmp/huge" --job "$tmp/huge-ok-job.json"
+too_large tune --budget 1 --no-journal --cluster "$root/examples/loopback-cluster.json" \
+    --job "$tmp/huge"
+too_large schedule --workload "$tmp/huge" --policy doubling
+rm -f "$tmp/huge"
+
 [ $fails -eq 0 ]

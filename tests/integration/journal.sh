@@ -299,4 +299,27 @@ for cmd in "tune --resume" "--resume"; do
         fail "$cmd: a budget below the trials run is not named: $(cat "$work/err")"
     cmp -s "$bad" "$work/good.jsonl" || fail "$cmd: a refused budget changed the journal"
 done
+# A sessions folder that cannot be read is an error naming it, not "no sessions" and exit 0
+# (the operator took the journals for gone); a folder not made yet still has none.
+printf 'x\n' >"$work/a-file"
+rc=0
+TUNEDECK_STATE_DIR="$work/a-file" "$bin" sessions >"$work/out" 2>"$work/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "$work/a-file/sessions: cannot list the session journals: Not a directory" \
+    "$work/err" || fail "sessions on an unreadable folder: exit $rc: $(cat "$work/out" "$work/err")"
+TUNEDECK_STATE_DIR="$work/not-made-yet" "$bin" sessions | grep -q "^no sessions in " ||
+    fail "sessions before any session no longer says none"
+# A budget line whose budget is no budget (1e300, 2.5: a damaged or edited line) was passed over
+# in silence or cut to an integer; it is said like any skipped line, with its line number.
+"$bin" tune --sim B:googlenet --optimizer random --budget 2 --json >"$work/bud.json" 2>/dev/null ||
+    fail "tune for the budget lines failed"
+bud_id="$(session_of "$work/bud.json")"
+bud_j="$TUNEDECK_STATE_DIR/sessions/$bud_id.jsonl"
+bud_n=$(($(wc -l <"$bud_j") + 1))
+printf '{"event":"budget","wall_s":1,"budget":1e300}\n{"event":"budget","wall_s":1,"budget":2.5}\n' \
+    >>"$bud_j"
+"$bin" tune --resume "$bud_id" >/dev/null 2>"$work/err" || fail "resume with bad budget lines failed"
+grep -q "$bud_j:$bud_n: budget: field 'budget': expected an integer in \[1, 100000\], found 1e+300 (budget not used)" \
+    "$work/err" || fail "a budget of 1e300 is not said: $(cat "$work/err")"
+grep -q "$bud_j:$((bud_n + 1)): budget: field 'budget': expected an integer, found a fraction (budget not used)" \
+    "$work/err" || fail "a budget of 2.5 is not said: $(cat "$work/err")"
 echo "journal: ok"

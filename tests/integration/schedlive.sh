@@ -228,6 +228,17 @@ PY
 then pass "a job without epochs: said once, its absent figures read '-', its negative loss shown"
 else fail "progress without epoch (exit $rc, $left left)"; fi
 
+# --events on a full disk: the run's events were cut and the run ended 0 with nothing said.
+"$bin" schedule --live --cluster "$T/inv2-noepoch.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 1 --status-every 1 --real-progress \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs10" --events /dev/full > "$T/out10" 2> "$T/err10"
+rc=$?
+left=$(procs_left "ckpt-$mark")
+if [ "$rc" -eq 1 ] && [ "$left" -eq 0 ] &&
+    grep -q -- "--events: write to '/dev/full' failed: No space left on device" "$T/err10"; then
+    pass "--events on a full disk: said, exit 1, every job stopped"
+else fail "--events /dev/full (exit $rc, $left left): $(tail -3 "$T/err10")"; fi
+
 echo "a job with no progress line yet"
 # A job still starting (importing torch, meeting its peers) when the status lines come and the
 # run ends: it has no step, epoch or rate yet. They read "-", and its stop is "before its first

@@ -159,4 +159,22 @@ printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 
     >"$tmp/badcluster.json"
 expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \
     --workload "$fixture" --policy doubling --cluster "$tmp/badcluster.json"
+# --events that cannot be written: a folder is refused before the run, with the reason; a
+# write that fails at the end (a full disk: /dev/full) still prints the run's summary (it was
+# measured; it was thrown away, exit 2) and exits 1 saying why.
+rc=0
+"$bin" schedule --workload "$fixture" --policy doubling --nodes 2 --events "$tmp" \
+    >"$tmp/ev.out" 2>"$tmp/ev.err" || rc=$?
+[ $rc -eq 2 ] && grep -q -- "--events: cannot write '$tmp': Is a directory" "$tmp/ev.err" ||
+    fail "--events FOLDER: exit $rc: $(cat "$tmp/ev.err")"
+[ -s "$tmp/ev.out" ] && fail "--events FOLDER ran the simulation: $(cat "$tmp/ev.out")"
+if [ -w /dev/full ]; then
+    rc=0
+    "$bin" schedule --workload "$fixture" --policy doubling --nodes 2 --json --events /dev/full \
+        >"$tmp/ev.out" 2>"$tmp/ev.err" || rc=$?
+    [ $rc -eq 1 ] && grep -q -- "--events: write to '/dev/full' failed: No space left on device" \
+        "$tmp/ev.err" || fail "--events /dev/full: exit $rc: $(cat "$tmp/ev.err")"
+    /usr/bin/python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["jobs"] > 0' \
+        "$tmp/ev.out" || fail "--events /dev/full lost the summary: $(cat "$tmp/ev.out")"
+fi
 exit 0

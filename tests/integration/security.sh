@@ -43,12 +43,14 @@ umask 000
     --optimizer random --budget 2 --json >"$work/out.json" 2>"$work/err" && fail "the evil trial succeeded?"
 umask 022
 id="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$work/out.json")"
-python3 - "$work/out.json" <<'PY' || fail "the error message did not come back as data"
+python3 - "$work/out.json" <<'PY' || fail "the error message did not come back as data: $(cat "$work/out.json")"
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"]
 assert all(x["status"] == "failed" for x in t), t
 r = t[0]["reason"]
-assert "error event: $(touch" in r and "`touch" in r and "; touch" in r and "\n" in r, r
+# the message's newline is kept, made visible as ^J like every control (termsafe): the
+# reason is one line of UTF-8 text in the journal, the table and --json
+assert "error event: $(touch" in r and "`touch" in r and "; touch" in r and "^J" in r, r
 PY
 "$bin" tune --resume "$id" --budget 3 >"$work/out2" 2>"$work/err2" || true
 "$bin" sessions >/dev/null

@@ -150,3 +150,16 @@ Test(config, a_long_key_and_bad_json_are_refused)
     write_file("not json");
     cr_assert_eq(config_load(path, &c, &err), -1);
 }
+
+/* An unknown key was ignored (a misspelt "them" left the theme as it was, with nothing said)
+ * and the next save (`:theme`, `:plot`) wrote the file again without it: refused at load, the
+ * file is said and never written over (the console's rule for a file it refuses). */
+Test(config, an_unknown_key_is_refused_not_ignored_then_dropped)
+{
+    write_file("{\"them\": \"light\", \"plot\": \"ascii\"}");
+    ConsoleConfig c;
+    Error err;
+    cr_assert_eq(config_load(path, &c, &err), -1);
+    cr_assert(strstr(err.msg, "config.json: field 'them': unknown; expected theme, plot or keys"),
+              "%s", err.msg);
+}

@@ -1,5 +1,8 @@
 #include <criterion/criterion.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "core/base/csvtab.h"
 
 Test(csvtab, reads_header_and_rows_skipping_blank_lines)
@@ -43,4 +46,21 @@ Test(csvtab, missing_file_is_an_error)
     Error e;
     cr_assert_null(csvtab_load("/nonexistent/x.csv", &e));
     cr_assert(strstr(e.msg, "cannot open"), "%s", e.msg);
+}
+
+/* A NUL byte ended the text: the rows after it were dropped and the rest of the workload ran
+ * as if it were the whole, exit 0. */
+Test(csvtab, a_nul_byte_is_refused_with_its_line_not_read_as_the_end)
+{
+    char path[] = "/tmp/tunedeck-csv-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char text[] = "a,b\n1,2\n\0003,4\n5,6\n";
+    cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    Error e;
+    cr_assert_null(csvtab_load(path, &e));
+    cr_assert(strstr(e.msg, ":3: expected CSV text, found a NUL byte"), "%s", e.msg);
+    cr_assert(strstr(e.msg, path), "%s", e.msg);
+    unlink(path);
 }

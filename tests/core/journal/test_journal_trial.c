@@ -83,6 +83,40 @@ Test(journal_trial, an_outcome_with_the_wrong_device_count_is_refused)
     cJSON_Delete(j);
 }
 
+/* A finished line as a resume reads it: exact numbers are raw until printed and read back. */
+static cJSON *finished_read_back(const Observation *o)
+{
+    cJSON *line = journal_finished_json(1, o);
+    char *text = cJSON_PrintUnformatted(line);
+    cJSON *back = cJSON_Parse(text);
+    free(text), cJSON_Delete(line);
+    return back;
+}
+
+/* An ok trial's time of 0 (an edited or damaged line) was read back as measured and became
+ * the session's best, "0.000 s per iteration"; protocol v1 refuses it from a trial. */
+Test(journal_trial, an_ok_or_pruned_outcome_faster_than_a_microsecond_is_refused)
+{
+    TrialStatus statuses[] = {TRIAL_OK, TRIAL_PRUNED};
+    for (size_t k = 0; k < 2; k++) {
+        Observation *o = observation_new(sched);
+        o->status = statuses[k];
+        o->time_s = 0;
+        cJSON *j = finished_read_back(o);
+        Error err;
+        cr_assert_null(journal_finished_parse(j, sched, "j:9: finished", &err));
+        cr_assert(strstr(err.msg, "j:9: finished: field 'time_s': expected a time of at least "
+                                  "1e-06 s for a"),
+                  "%s", err.msg);
+        cJSON_Delete(j);
+        o->time_s = 1e-6; /* the least a trial may report is kept */
+        j = finished_read_back(o);
+        Observation *r = journal_finished_parse(j, sched, "j:9: finished", &err);
+        cr_assert_not_null(r, "%s", err.msg);
+        observation_free(r), observation_free(o), cJSON_Delete(j);
+    }
+}
+
 Test(journal_trial, trials_decode_with_running_ones_left_open)
 {
     Suggestion sg = {.schedule = sched, .has_prediction = 1, .mean_s = 2, .p10_s = 1, .p90_s = 3};
@@ -279,5 +313,19 @@ Test(journal_trial, a_line_with_a_key_twice_is_skipped_and_the_measured_trials_k
     cr_assert_float_eq(t.trials[1].obs->time_s, 3.5, 1e-12);
     journal_trials_clear(&t);
     journal_log_clear(&log);
+    observation_free(o);
+}
+
+/* A reason cut by snprintf inside a character (a trial's note in a non-ASCII language, say)
+ * went into the journal as it was: the line was not UTF-8. It is written safe. */
+Test(journal_trial, a_reason_cut_inside_a_character_is_written_as_utf8)
+{
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_FAILED;
+    snprintf(o->reason, sizeof o->reason, "bad: caf\xc3");
+    cJSON *j = journal_finished_json(1, o);
+    const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(j, "reason"));
+    cr_assert_str_eq(r, "bad: caf\\xC3");
+    cJSON_Delete(j);
     observation_free(o);
 }

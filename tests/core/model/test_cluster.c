@@ -465,3 +465,70 @@ Test(cluster, an_inventory_with_a_key_twice_is_refused_naming_file_path_and_key)
     cr_assert_eq(err.kind, ERROR_INPUT); /* exit status 3, like any bad inventory */
     unlink(path);
 }
+
+/* A misspelt key of a machine, a machine type or a device was ignored and its default used:
+ * "hots" sent tunedeck to the machine's name instead of its address, "max_input" dropped a
+ * GPU's limit, with nothing said. Each is refused naming the key, like the ssh block's. */
+Test(cluster, an_unknown_key_of_a_machine_type_or_device_is_refused_by_name)
+{
+    rejects("{\"name\": \"x\", " TYPES
+            ", \"machines\": [{\"name\": \"a\", \"hots\": \"10.0.0.1\", \"type\": \"t\"}]}",
+            "lab.json: machines[0]: field 'hots': unknown; expected name, host, type, port or "
+            "user");
+    rejects("{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwith_gbps\": 2, "
+            "\"bandwidth_gbps\": 1, \"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, "
+            "\"machines\": [{\"name\": \"a\", \"type\": \"t\"}]}",
+            "lab.json: machine_types.t: field 'bandwith_gbps': unknown; expected "
+            "bandwidth_gbps or devices");
+    rejects("{\"name\": \"x\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, \"devices\": "
+            "[{\"id\": \"gpu0\", \"kind\": \"gpu\", \"max_input\": 64}]}}, "
+            "\"machines\": [{\"name\": \"a\", \"type\": \"t\"}]}",
+            "lab.json: machine_types.t.devices[0]: field 'max_input': unknown; expected id, "
+            "kind, threads, model or max_inputs");
+    /* What cluster_to_json writes reads back: every known key is accepted. */
+    Error err = {0};
+    Cluster *c = parse(LAB, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cJSON *j = cluster_to_json(c);
+    Cluster *back = cluster_from_json(j, "lab.json", &err);
+    cr_assert_not_null(back, "%s", err.msg);
+    cluster_free(back), cluster_free(c), cJSON_Delete(j);
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+}
+
+/* cJSON reads bytes that are not UTF-8 and a \u0000 escape without a word: the first went on
+ * to the journal and `tune --json` as they were (a strict reader then refused the whole
+ * output), the second cut the string ("a\u0000b" was "a"). Both are refused at load, naming
+ * the file, line and column; an escaped backslash before "u0000" is text and is kept. */
+Test(cluster, a_file_with_bytes_that_are_not_utf8_or_a_nul_escape_is_refused_with_its_position)
+{
+    char path[] = "/tmp/tunedeck-test-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    const char *latin1 = "{\"name\": \"x\",\n \"custom\": \"caf\xe9\"}";
+    write_file(path, latin1, strlen(latin1));
+    Error err = {0};
+    cr_assert_null(cluster_load(path, &err));
+    cr_assert(strstr(err.msg, ":2:16: expected UTF-8 JSON text, found a byte that is not UTF-8"),
+              "%s", err.msg);
+    cr_assert(strstr(err.msg, path), "%s", err.msg);
+    const char *nul = "{\"name\": \"x\\u0000y\"}";
+    write_file(path, nul, strlen(nul));
+    cr_assert_null(cluster_load(path, &err));
+    cr_assert(strstr(err.msg, ":1:12: expected UTF-8 JSON text, found a \\u0000 escape"), "%s",
+              err.msg);
+    /* Valid UTF-8 and an escaped backslash are kept; the inventory is then read as usual. */
+    const char *fine = "{\"name\": \"caf\xc3\xa9 \\\\u0000\", \"machines\": 1}";
+    write_file(path, fine, strlen(fine));
+    cr_assert_null(cluster_load(path, &err));
+    cr_assert(strstr(err.msg, "machine_types"), "%s", err.msg);
+    unlink(path);
+}

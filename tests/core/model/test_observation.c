@@ -156,6 +156,29 @@ Test(observation, error_event_fails_the_trial_with_its_message)
     observation_free(o);
 }
 
+/* A message longer than the reason was cut by snprintf wherever the byte count ran out, in
+ * the middle of a character: the reason in the journal and `tune --json` was then not UTF-8.
+ * It is cut at a whole character. */
+Test(observation, a_long_error_message_is_cut_at_a_whole_character)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    char msg[1200] = "x"; /* "x" then "é" (2 bytes) repeated: any cut may land mid-character */
+    for (size_t i = 1; i + 2 < sizeof msg; i += 2)
+        memcpy(msg + i, "\xc3\xa9", 2);
+    msg[sizeof msg - 1] = 0;
+    TrialEvent ev = {.kind = EVENT_ERROR, .text = msg};
+    Error err;
+    trial_accumulator_add(a, &ev, &err);
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    size_t n = strlen(o->reason);
+    cr_assert_gt(n, 200, "%s", o->reason);
+    /* "error event: " is 13 bytes, then "x": every "é" after it starts at an even offset */
+    cr_assert_eq((n - 14) % 2, 0, "cut mid-character: %zu bytes: %s", n, o->reason);
+    observation_free(o);
+}
+
 Test(observation, unknown_machine_or_device_is_rejected)
 {
     TrialAccumulator *a = trial_accumulator_new(sched);

@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,5 +242,78 @@ Test(protocol, nan_words_inside_strings_or_elsewhere_are_left_alone)
                  0, "%s", err.msg);
     cr_assert_eq(ev.kind, EVENT_ERROR);
     cr_assert_str_eq(ev.text, "loss NaN");
+    trial_event_clear(&ev);
+}
+
+/* Text after the object was ignored: `{"event": "done", "time_s": 2} {"time_s": 9}` (two lines
+ * run together, or a stray write) was read as a done of 2 s. It is a protocol error now;
+ * trailing white space (a CR of a CRLF line too) is still nothing. */
+Test(protocol, text_after_the_object_is_a_protocol_error_not_ignored)
+{
+    TrialEvent ev;
+    Error err;
+    const char *bad[] = {"{\"event\": \"done\", \"time_s\": 2} garbage",
+                         "{\"event\": \"done\", \"time_s\": 2}{\"event\": \"done\", \"time_s\": 9}",
+                         "{\"event\": \"progress\", \"step\": 1, \"loss\": NaN} x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(protocol_parse_line(bad[i], &ev, &err), -1, "%s", bad[i]);
+        cr_assert(strstr(err.msg, "event line: expected one JSON object, found more text after it"),
+                  "%s", err.msg);
+    }
+    cr_assert_eq(protocol_parse_line("{\"event\": \"done\", \"time_s\": 2} \t\r", &ev, &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_DONE);
+    cr_assert_float_eq(ev.time_s, 2, 0);
+    trial_event_clear(&ev);
+}
+
+/* An error event's message became the trial's reason as the trial sent it: a byte that is not
+ * UTF-8 made `tune --json` output no strict JSON reader takes, an escape reached terminals. */
+Test(protocol, an_error_message_is_kept_as_safe_utf8_text)
+{
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line("{\"event\": \"error\", \"message\": \"oom \xff on \\u001b[2J"
+                                     "g\xc3\xa9\"}",
+                                     &ev, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_ERROR);
+    cr_assert_str_eq(ev.text, "oom \\xFF on ^[[2Jg\xc3\xa9");
+    trial_event_clear(&ev);
+}
+
+/* An error message over 1023 characters (torch's load_state_dict lists every missing key) was
+ * refused as too long: the line became a bad line, so a trial that said it failed and exited
+ * 0 was ok, its note "first bad line: error: field 'message'...". It is the error, whole. */
+Test(protocol, a_long_error_message_is_the_error_not_a_bad_line)
+{
+    char line[8192], msg[4001];
+    memset(msg, 'k', sizeof msg - 1);
+    msg[sizeof msg - 1] = 0;
+    snprintf(line, sizeof line, "{\"event\": \"error\", \"message\": \"%s\"}", msg);
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line(line, &ev, &err), 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_ERROR);
+    cr_assert_str_eq(ev.text, msg);
+    trial_event_clear(&ev);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"error\", \"message\": 3}", &ev, &err), -1);
+    cr_assert(strstr(err.msg, "error: field 'message': expected a string, found a number"), "%s",
+              err.msg);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"error\"}", &ev, &err), -1);
+    cr_assert(strstr(err.msg, "error: field 'message' is missing"), "%s", err.msg);
+}
+
+/* A fractional step ("step": 1.5) was taken as step 1 with nothing said. */
+Test(protocol, a_fractional_progress_step_is_refused)
+{
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 1.5}", &ev, &err), -1);
+    cr_assert(strstr(err.msg, "progress: field 'step': expected an integer, found 1.5"), "%s",
+              err.msg);
+    cr_assert_eq(protocol_parse_line("{\"event\": \"progress\", \"step\": 2.0}", &ev, &err), 0,
+                 "%s", err.msg);
+    cr_assert_eq(ev.step, 2);
     trial_event_clear(&ev);
 }

@@ -83,3 +83,13 @@ Test(schedcluster, bad_descriptions_name_the_field)
     refused("[1, 2]", "object", NULL);
     refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [", "malformed", NULL);
 }
+
+/* A node group's key the reader does not know ("speed" for the group, "gpus" for
+ * gpus_per_node beside it) changed nothing, with nothing said. */
+Test(schedcluster, an_unknown_key_of_a_node_group_is_refused_by_name)
+{
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 1, \"gpus_per_node\": "
+            "4, \"gpu\": \"T4\", \"speed\": 2}]}",
+            ": node_groups[0]: field 'speed': unknown; expected nodes, gpus_per_node or gpu",
+            NULL);
+}

@@ -1,4 +1,6 @@
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "core/sched/catalogue.h"
 #include "core/sched/workload.h"
@@ -81,4 +83,23 @@ Test(workload, the_first_repeated_name_in_file_order_is_named_with_its_first_lin
            "w.csv:4: field 'name': job 'b' appears twice (first at line 3)");
     reject(HEADER "a,0,bert,1,128\nx,1,bert,1,128\na,2,bert,1,128\na,3,bert,1,128\n",
            "w.csv:4: field 'name': job 'a' appears twice (first at line 2)");
+}
+
+/* A name of 512 bytes or more, printable as it is, was refused as "expected printable text
+ * (no control characters or invalid UTF-8)": the operator looked for a control that was not
+ * there. Its length is what is named; 511 bytes are still read. */
+Test(workload, a_name_too_long_is_refused_as_too_long)
+{
+    char text[2048], name[600];
+    memset(name, 'a', 520);
+    name[520] = 0;
+    snprintf(text, sizeof text, HEADER "%s,0,bert,1,128\n", name);
+    reject(text, "w.csv:2: field 'name': expected a job name of at most 511 bytes, found 520 bytes");
+    name[511] = 0;
+    snprintf(text, sizeof text, HEADER "%s,0,bert,1,128\n", name);
+    Error err;
+    SchedJobSpec *s = NULL;
+    size_t n = 0;
+    cr_assert_eq(workload_parse(text, "w.csv", cat, &s, &n, &err), 0, "%s", err.msg);
+    workload_free(s, n);
 }

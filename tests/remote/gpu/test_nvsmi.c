@@ -130,3 +130,21 @@ Test(nvsmi, nan_utilization_is_an_error_not_a_value)
     cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-aaaa, Tesla, nan, 2, 3", &g, &e), -1);
     cr_assert(strstr(e.msg, "utilization.gpu"), "%s", e.msg);
 }
+
+/* A line with more fields than the query asks for was read from its first six (its first
+ * three for a process): a ',' inside a field shifts every number after it, so the line is
+ * refused, naming the count, rather than read off by one. */
+Test(nvsmi, more_fields_than_the_query_is_an_error_not_read_off_by_one)
+{
+    GpuSample g;
+    GpuProcess p;
+    Error err;
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-a, NVIDIA A100, 80GB, 87, 30521, 40960", &g, &err),
+                 -1);
+    cr_assert(strstr(err.msg, "(6 fields), found 7 fields"), "%s", err.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-a, Tesla, 16, 87, 30521, 40960", &g, &err), -1,
+                 "a name with a comma read 16 as its utilization");
+    cr_assert_eq(nvsmi_parse_app_line("4242, GPU-a, 30500, 7", &p, &err), -1);
+    cr_assert(strstr(err.msg, "(3 fields, the pid above 0), found 4 fields"), "%s", err.msg);
+    cr_assert_eq(nvsmi_parse_app_line("4242, GPU-a, 30500", &p, &err), 0, "%s", err.msg);
+}
