@@ -686,19 +686,27 @@ grep -q '^ *3  interrupted .*\[1 line in the trial log\]$' "$tmp/res.out" ||
     fail "tune --resume $id: trial 3's note: $(cat "$tmp/res.out" "$tmp/res.err")"
 
 # --json output never carries a C1 control or a bidirectional control raw (cJSON escapes
-# only below U+0020): a trial's error text holding U+009B (CSI), U+0085, U+202E and U+2066
-# reaches stdout as \u009B..., and a JSON parser reads the same reason back.
-"$bin" tune --sim B:googlenet --launcher local --budget 1 --optimizer random --no-journal \
-    --json --trial-cmd 'cat >/dev/null; echo "{\"event\":\"error\",\"message\":\"a\\u009b2Jb\\u0085c\\u202ed\\u2066e\"}"; exit 1' \
+# only below U+0020). A trial's error text holding U+009B (CSI), U+0085, U+202E and U+2066
+# is made terminal-safe where it is read (<U+009B>); a path is kept as it is: a state folder
+# named with them reaches stdout in `trial_log` as \u009B..., and a JSON parser reads the
+# same path back.
+c1dir="$tmp/st-a$(printf '\302\233')2Jb$(printf '\302\205')c$(printf '\342\200\256')d$(printf '\342\201\246')e"
+mkdir -p "$c1dir"
+TUNEDECK_STATE_DIR="$c1dir" "$bin" tune --sim B:googlenet --launcher local --budget 1 \
+    --optimizer random --json \
+    --trial-cmd 'cat >/dev/null; echo said >&2; echo "{\"event\":\"error\",\"message\":\"a\\u009b2Jb\\u0085c\\u202ed\\u2066e\"}"; exit 1' \
     >"$tmp/c1.out" 2>"$tmp/c1.err"
-/usr/bin/python3 - "$tmp/c1.out" <<'PY' || fail "tune --json: a trial's controls: $(cat "$tmp/c1.out" "$tmp/c1.err")"
-import json, sys
+/usr/bin/python3 - "$tmp/c1.out" "$c1dir" <<'PY' || fail "tune --json: controls in a reason and a path: $(cat "$tmp/c1.out" "$tmp/c1.err")"
+import json, os, sys
 raw = open(sys.argv[1], "rb").read()
 for cp in ("\u009b", "\u0085", "\u202e", "\u2066"):
     assert cp.encode() not in raw, (cp, raw)
 r = json.loads(raw)
-assert "a\u009b2Jb\u0085c\u202ed\u2066e" in r["trials"][0]["reason"], r["trials"][0]["reason"]
+assert "a<U+009B>2Jb<U+0085>c<U+202E>d<U+2066>e" in r["trials"][0]["reason"], r["trials"][0]["reason"]
+d = os.fsencode(sys.argv[2]).decode()
+assert r["trial_log"] and r["trial_log"].startswith(d + "/"), (r["trial_log"], d)
 PY
+rm -rf "$c1dir"
 
 # A file that never ends (--job /dev/zero, a wrong multi-gigabyte file) was read until the
 # kernel's OOM killer ended tunedeck, or a neighbour: JSON and CSV files are bounded
