@@ -56,6 +56,20 @@ if [ "$(id -u)" = 0 ] && chown nobody "$T/theirs" 2>/dev/null; then
         "the --job-dir folder $T/theirs belongs to uid $(id -u nobody), not to you (uid 0) or root: refused"
 fi
 
+echo "a job name too long for its folder"
+# a workload takes names of 511 bytes, a folder 255: a longer name failed only at mkdir, when
+# its job first started, mid-run. Refused before any job starts (exit 3), naming the job.
+long=$(printf '%0300d' 0 | tr 0 a)
+{ echo "name,time,application,num_replicas,batch_size"; echo "j0,0,cifar10,1,128"; echo "$long,0,ncf,1,32768"; } > "$T/long-name.csv"
+"$bin" schedule --live --cluster "$T/inv2.json" --workload "$T/long-name.csv" \
+    --time-scale 30 --duration 3 --status-every 0 --job-dir "$T/long-jobs" > "$T/fo" 2> "$T/fe"
+frc=$?
+if [ "$frc" -eq 3 ] && grep -qF "$T/long-name.csv: job 'aaaa" "$T/fe" &&
+    grep -qF "live mode needs a name of at most 255 bytes (it names the job's folder), found 300 bytes" "$T/fe" &&
+    ! grep -q "started on" "$T/fo"
+then pass "a job name over 255 bytes: refused before any job starts (exit 3)"
+else fail "a job name over 255 bytes: exit $frc, $(cat "$T/fe") $(grep -c "started on" "$T/fo") jobs started"; fi
+
 echo "live scheduling"
 # j1's folder was left open by an earlier run with a symlink planted at its hostfile's name:
 # the driver tightens the folder to 0700 and replaces the link; the file it points at stays.
