@@ -288,6 +288,20 @@ int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
     return rc;
 }
 
+int protocol_parse_line_n(const char *line, size_t len, TrialEvent *ev, Error *err)
+{
+    size_t nul_at = strlen(line);
+    const char *p = line;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (nul_at < len && *p == '{') {
+        memset(ev, 0, sizeof *ev);
+        return error_set(err, "event line: expected JSON text, found a NUL byte at byte %zu",
+                         nul_at + 1);
+    }
+    return protocol_parse_line(line, ev, err);
+}
+
 char *protocol_format(const TrialEvent *ev)
 {
     if (ev->kind == EVENT_LOG)
