@@ -300,6 +300,25 @@ if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$(grep -cF "$said" "$T/out5")" -eq
 then pass "a job's NaN loss is said once, naming the field"
 else fail "a diverged loss (exit $rc, $left left): $(grep -F 'refused' "$T/out5" | head -3)"; fi
 
+echo "a NUL byte in a progress line"
+# The NUL ended the line as a C string, the rest (a second event here) dropped unseen: the line
+# is a refused protocol line naming the byte, said once per run.
+python3 - "$T/inv2.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s nul" % (sys.argv[2], sys.argv[3])
+json.dump(inv, open(sys.argv[1].replace(".json", "-nul.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-nul.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5n" > "$T/out5n" 2> "$T/err5n"
+rc=$?
+left=$(procs_left "ckpt-$mark")
+said="b0: a line it printed was refused: event line: expected JSON text, found a NUL byte at byte "
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$(grep -cF "$said" "$T/out5n")" -eq 1 ]
+then pass "a progress line with a NUL byte is refused naming the byte, said once"
+else fail "a NUL byte in a progress line (exit $rc, $left left): $(grep -F 'refused' "$T/out5n" | head -3) $(tail -3 "$T/err5n")"; fi
+
 echo "a job that fails says why"
 # A training script that raises: the death and the failure name its last stderr line, not
 # only "exited 1", its colour codes made visible rather than sent to the terminal. Its second
