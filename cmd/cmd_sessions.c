@@ -250,13 +250,24 @@ int cmd_sessions(int argc, char **argv)
         snprintf(trials, sizeof trials, "%d/%ld", s.finished, s.budget);
         if (s.best_s >= 0)
             snprintf(best, sizeof best, "%.3f", s.best_s);
+        /* The journal's strings and the file's name are outside text: never a terminal's
+         * controls, and never bytes that are not UTF-8 (a name of any bytes but '/' made the
+         * whole `--json` output invalid for a strict reader). Both forms show them alike. */
+        char created[128], target[512], optimizer[256], state[sizeof s.state * 4];
+        char id[sizeof s.id * 4], jpath[sizeof path * 4];
+        termsafe(created, sizeof created, s.created);
+        termsafe(target, sizeof target, s.target);
+        termsafe(optimizer, sizeof optimizer, s.optimizer);
+        termsafe(state, sizeof state, s.state);
+        termsafe(id, sizeof id, s.id);
+        termsafe(jpath, sizeof jpath, path);
         if (json) {
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "id", s.id);
-            cJSON_AddStringToObject(o, "journal", path);
-            cJSON_AddStringToObject(o, "created", s.created);
-            cJSON_AddStringToObject(o, "target", s.target);
-            cJSON_AddStringToObject(o, "optimizer", s.optimizer);
+            cJSON_AddStringToObject(o, "id", id);
+            cJSON_AddStringToObject(o, "journal", jpath);
+            cJSON_AddStringToObject(o, "created", created);
+            cJSON_AddStringToObject(o, "target", target);
+            cJSON_AddStringToObject(o, "optimizer", optimizer);
             cJSON_AddNumberToObject(o, "budget", (double)s.budget);
             cJSON_AddNumberToObject(o, "trials", s.finished);
             cJSON_AddNumberToObject(o, "ok", s.ok);
@@ -264,18 +275,10 @@ int cmd_sessions(int argc, char **argv)
                 cJSON_AddNumberToObject(o, "best_time_s", s.best_s);
             else
                 cJSON_AddNullToObject(o, "best_time_s");
-            cJSON_AddStringToObject(o, "state", s.state);
+            cJSON_AddStringToObject(o, "state", state);
             cJSON_AddNumberToObject(o, "problems", s.problems);
             cJSON_AddItemToArray(arr, o);
         } else {
-            /* The journal's strings are outside text: never a terminal's controls. */
-            char created[128], target[512], optimizer[256], state[1024];
-            termsafe(created, sizeof created, s.created);
-            termsafe(target, sizeof target, s.target);
-            termsafe(optimizer, sizeof optimizer, s.optimizer);
-            termsafe(state, sizeof state, s.state);
-            char id[256]; /* a file's name: any bytes but '/' */
-            termsafe(id, sizeof id, s.id);
             printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", id, created, target, optimizer,
                    trials, best, state, s.problems ? " (has skipped lines)" : "");
         }

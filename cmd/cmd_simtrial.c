@@ -73,7 +73,8 @@ int cmd_sim_trial(int argc, char **argv)
         return EXIT_USAGE;
     }
     char *text = readall_stream(stdin, 16 << 20, NULL, &err);
-    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    int trailing = 0;
+    cJSON *root = text ? jfield_parse_whole(text, &trailing) : NULL;
     const char *found = text && !root ? jfield_unparsed(text) : NULL;
     free(text);
     int rc = 0;
@@ -87,6 +88,11 @@ int cmd_sim_trial(int argc, char **argv)
                  found);
         fail(msg);
         rc = EXIT_BAD_INPUT;
+    } else if (trailing) { /* a second schedule, or garbage: which was meant? */
+        fail("standard input: expected one protocol v1 schedule object, found more text after "
+             "it");
+        rc = EXIT_BAD_INPUT;
+        cJSON_Delete(root);
     } else if (jdupkey_check(root, &err) < 0) {
         error_prefix(&err, "standard input");
         fail(err.msg);

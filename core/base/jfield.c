@@ -183,9 +183,49 @@ static void position(const char *text, size_t offset, int *line, int *col)
     }
 }
 
+/* Whether brackets outside strings open more than cJSON's nesting limit before `upto`
+ * bytes: cJSON then fails as if the text were malformed, which sent people looking for a
+ * typo in a generated file that was only deep. */
+static int too_deep(const char *text, size_t upto)
+{
+    size_t depth = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < upto && text[i]; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\' && text[i + 1])
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '{' || c == '[') {
+            if (++depth > CJSON_NESTING_LIMIT)
+                return 1;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    return 0;
+}
+
+#define JFIELD_STR2(x) #x
+#define JFIELD_STR(x) JFIELD_STR2(x)
+#define TOO_DEEP_TEXT "JSON nested more than " JFIELD_STR(CJSON_NESTING_LIMIT) " deep"
+
 const char *jfield_unparsed(const char *text)
 {
-    return text[strspn(text, " \t\r\n")] ? "malformed JSON" : "nothing";
+    if (!text[strspn(text, " \t\r\n")])
+        return "nothing";
+    return too_deep(text, (size_t)-1) ? TOO_DEEP_TEXT : "malformed JSON";
+}
+
+cJSON *jfield_parse_whole(const char *text, int *trailing)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    *trailing = root && end && end[strspn(end, " \t\r\n")] != '\0';
+    return root;
 }
 
 /* Length of the UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, at most
@@ -259,6 +299,9 @@ cJSON *jfield_parse_file(const char *path, Error *err)
             error_set(err, "%s: expected a JSON object, found an empty file", path);
         else if (!buf[strspn(buf, " \t\r\n")])
             error_set(err, "%s: expected a JSON object, found only white space", path);
+        else if (too_deep(buf, off + 1))
+            error_set(err, "%s:%d:%d: expected JSON nested at most %d deep, found deeper", path,
+                      line, col, CJSON_NESTING_LIMIT);
         else
             error_set(err, "%s:%d:%d: malformed JSON", path, line, col);
     } else if ((bad = unkeepable(buf, &bad_at)) != NULL) {

@@ -73,6 +73,7 @@ static char *take(LineBuf *b, size_t line_len, size_t consumed, int *truncated)
         return NULL;
     memcpy(line, b->data, line_len);
     line[line_len] = 0;
+    b->last_len = line_len;
     memmove(b->data, b->data + consumed, b->len - consumed);
     b->len -= consumed;
     if (truncated)

@@ -9,6 +9,7 @@ typedef struct {
     char *data;
     size_t len, cap, max_line;
     int overflow;   /* the line being assembled passed max_line: its tail is dropped */
+    size_t last_len; /* bytes of the line last popped, NULs in it counted (strlen stops at one) */
 } LineBuf;
 
 void linebuf_init(LineBuf *b, size_t max_line);

@@ -29,5 +29,10 @@ cJSON *job_to_json(const JobSpec *j);
 int job_copy(JobSpec *dst, const JobSpec *src);
 void job_clear(JobSpec *j);
 const char *job_sync_name(JobSync s);
+/* The first field tunedeck does not read whose name is within edit distance 2 of one it does
+ * (1 for keys of four bytes or fewer), with that key in *meant; NULL when none is. Such a
+ * field is still passed to the trial: only a warning is due ("synch" left "sync" at its
+ * default without a word). */
+const char *job_misspelt_key(const JobSpec *j, const char **meant);
 
 #endif

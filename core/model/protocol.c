@@ -224,24 +224,14 @@ static int unmark_nonfinite(cJSON *node)
     return 0;
 }
 
-/* cJSON_Parse with what follows the value: *trailing is set when more than white space
- * does (`{"event": "done", "time_s": 2} {"time_s": 9}` was read as its first object). */
-static cJSON *parse_whole(const char *p, int *trailing)
-{
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(p, &end, 0);
-    *trailing = root && end && end[strspn(end, " \t\r\n")] != '\0';
-    return root;
-}
-
 /* The line as a JSON object, Python's non-finite tokens read as numbers; NULL if it is not.
- * *trailing as parse_whole's. */
+ * *trailing as jfield_parse_whole's. */
 static cJSON *parse_object_line(const char *p, int *trailing)
 {
     *trailing = 0;
     if (*p != '{')
         return NULL;
-    cJSON *root = parse_whole(p, trailing);
+    cJSON *root = jfield_parse_whole(p, trailing);
     if (root)
         return root;
     if (!strstr(p, "NaN") && !strstr(p, "Infinity")) /* the common log line: no copy */
@@ -249,7 +239,7 @@ static cJSON *parse_object_line(const char *p, int *trailing)
     char *marked = mark_nonfinite(p);
     if (!marked)
         return NULL;
-    root = parse_whole(marked, trailing);
+    root = jfield_parse_whole(marked, trailing);
     free(marked);
     if (root && unmark_nonfinite(root) < 0) {
         cJSON_Delete(root);
@@ -296,6 +286,20 @@ int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
         }
     }
     return rc;
+}
+
+int protocol_parse_line_n(const char *line, size_t len, TrialEvent *ev, Error *err)
+{
+    size_t nul_at = strlen(line);
+    const char *p = line;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (nul_at < len && *p == '{') {
+        memset(ev, 0, sizeof *ev);
+        return error_set(err, "event line: expected JSON text, found a NUL byte at byte %zu",
+                         nul_at + 1);
+    }
+    return protocol_parse_line(line, ev, err);
 }
 
 char *protocol_format(const TrialEvent *ev)

@@ -48,6 +48,11 @@ typedef struct {
  * EVENT_LOG with the text kept; a JSON object with a bad or unknown event, or with a key
  * twice in one object, is an error. */
 int protocol_parse_line(const char *line, TrialEvent *ev, Error *err);
+/* The same for a line of `len` bytes that may hold a NUL byte (which would end the C string
+ * there, the rest dropped unseen): a line that starts as a JSON object and holds one is a
+ * protocol error naming the byte's position ("event line: expected JSON text, found a NUL
+ * byte at byte 17"); log text with one is read up to it. */
+int protocol_parse_line_n(const char *line, size_t len, TrialEvent *ev, Error *err);
 void trial_event_clear(TrialEvent *ev);
 
 /* Serialises an event as one JSON line (no trailing newline); caller frees. */

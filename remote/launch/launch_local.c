@@ -152,10 +152,15 @@ static void stop_group(LocalRun *r, int64_t now_ms)
     close_fd(&r->in_fd);
 }
 
-static void handle_line(LocalRun *r, const char *line, StreamKind stream, int truncated)
+/* len: the line's bytes, a NUL in it counted (the protocol reader refuses such a line). */
+static void handle_line(LocalRun *r, const char *line, size_t len, StreamKind stream,
+                        int truncated)
 {
+    const char *given = line;
     if (r->cfg.on_line && !(line = r->cfg.on_line(r->cfg.userdata, stream, line)))
         return;
+    if (line != given) /* the hook's own text */
+        len = strlen(line);
     if (stream == STREAM_STDERR) {
         snprintf(r->last_stderr, sizeof r->last_stderr, "%s", line);
         if (r->cfg.on_log)
@@ -164,7 +169,7 @@ static void handle_line(LocalRun *r, const char *line, StreamKind stream, int tr
     }
     TrialEvent ev;
     Error perr;
-    if (truncated || protocol_parse_line(line, &ev, &perr) < 0) {
+    if (truncated || protocol_parse_line_n(line, len, &ev, &perr) < 0) {
         r->garbage_lines++;
         if (!r->protocol_error[0])
             snprintf(r->protocol_error, sizeof r->protocol_error, "%s",
@@ -206,7 +211,7 @@ static void drain(LocalRun *r, int *fd, LineBuf *b, StreamKind stream)
             int cut;
             char *line;
             while ((line = linebuf_pop(b, &cut))) {
-                handle_line(r, line, stream, cut);
+                handle_line(r, line, b->last_len, stream, cut);
                 free(line);
             }
             continue;
@@ -215,7 +220,7 @@ static void drain(LocalRun *r, int *fd, LineBuf *b, StreamKind stream)
             int cut;
             char *line = linebuf_finish(b, &cut);
             if (line) {
-                handle_line(r, line, stream, cut);
+                handle_line(r, line, b->last_len, stream, cut);
                 free(line);
             }
             close_fd(fd);

@@ -71,8 +71,11 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     if (!p)
         return;
     const char *name = machine_name(r, p);
+    const char *given = line;
     if (r->cfg.on_line && !(line = r->cfg.on_line(r->cfg.userdata, stream, line)))
         return;
+    /* a NUL in the line counts: the protocol reader refuses such a line, not half of it */
+    size_t len = line == given ? rexec_line_len(x) : strlen(line);
     if (stream == STREAM_STDERR) {
         if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
             long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
@@ -90,7 +93,7 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     }
     TrialEvent ev;
     Error perr;
-    if (cut || protocol_parse_line(line, &ev, &perr) < 0) {
+    if (cut || protocol_parse_line_n(line, len, &ev, &perr) < 0) {
         if (!r->protocol_error[0])
             snprintf(r->protocol_error, sizeof r->protocol_error, "%s: %s", name,
                      cut ? "a line longer than 4 MiB" : perr.msg);

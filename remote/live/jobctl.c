@@ -139,7 +139,6 @@ char *jobctl_command(const char *t, const JobAlloc *a, Error *err)
 static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int cut)
 {
     JobRun *j = ud;
-    (void)x;
     if (s == STREAM_STDERR) {
         /* Only the wrapper's first line: the job's own stderr could print the mark too, and a
          * group of 1 or less would make the later `kill -- -PGID` hit every process. */
@@ -156,7 +155,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
     Error e;
     if (cut)
         return;
-    if (protocol_parse_line(line, &ev, &e) < 0) {
+    if (protocol_parse_line_n(line, rexec_line_len(x), &ev, &e) < 0) {
         jobctl_progress_refused(&j->progress, e.msg);
         return;
     }

@@ -173,7 +173,7 @@ static void read_output(SlurmRun *r)
                 exit_line(r);
                 TrialEvent ev;
                 Error e;
-                int parsed = r->partial_cut ? 1 : protocol_parse_line(r->partial, &ev, &e);
+                int parsed = r->partial_cut ? 1 : protocol_parse_line_n(r->partial, r->plen, &ev, &e);
                 if (parsed < 0)
                     jobctl_progress_refused(&r->progress, e.msg);
                 if (parsed == 0) {

@@ -138,6 +138,8 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
 /* The file name after `--checkpoint` in a template (e.g. "tiny-job.ckpt"); copies into
  * out; -1 when there is none. */
 int schedlive_template_checkpoint(const char *template_text, char *out, size_t cap);
+/* The longest job name live mode takes: it names the job's folder (NAME_MAX on Linux). */
+#define SCHEDLIVE_NAME_MAX 255
 /* The per-job template: "trap : TERM; (umask 077 && mkdir -p DIR/NAME) && chmod 700 DIR/NAME
  * && cd DIR/NAME && (the run's fence: SCHEDLIVE_FENCE_LOCK; on rank 0 those beyond {nnodes}
  * too) && TUNEDECK_JOB=NAME TUNEDECK_RUN_MARK=MARK && export ... && TEMPLATE", DIR, NAME

@@ -98,6 +98,16 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
         error_mark(err, ERROR_INPUT); /* the same at every start */
         return NULL;
     }
+    if (strlen(name) > SCHEDLIVE_NAME_MAX) {
+        /* a workload takes 511 bytes; a folder's name only 255 (NAME_MAX), and mkdir said so
+         * mid-run, when the job was first started */
+        error_set(err,
+                  "job '%.40s...': live mode needs a name of at most %d bytes (it names the "
+                  "job's folder), found %zu bytes",
+                  name, SCHEDLIVE_NAME_MAX, strlen(name));
+        error_mark(err, ERROR_INPUT); /* the same at every start */
+        return NULL;
+    }
     if (!dir[0] || strpbrk(dir, "{}\n")) {
         error_set(err, "job folder '%s': expected a path without '{', '}' or newlines", dir);
         error_mark(err, ERROR_INPUT); /* the same at every start */

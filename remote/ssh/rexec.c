@@ -30,6 +30,7 @@ struct RemoteExec {
     int exit_status;
     char exit_signal[32];
     int64_t exited_ms; /* when the exit status or signal arrived; 0 before */
+    size_t line_len;   /* the line on_line is given, in bytes: a NUL in it ends the string */
     ExecOutcome outcome;
     char error[600];
 };
@@ -40,11 +41,13 @@ static void deliver(RemoteExec *x, LineBuf *b, StreamKind stream, int at_end)
     int cut;
     char *line;
     while ((line = linebuf_pop(b, &cut))) {
+        x->line_len = b->last_len;
         if (x->opt.on_line)
             x->opt.on_line(x->opt.userdata, x, stream, line, cut);
         free(line);
     }
     if (at_end && (line = linebuf_finish(b, &cut))) {
+        x->line_len = b->last_len;
         if (x->opt.on_line)
             x->opt.on_line(x->opt.userdata, x, stream, line, cut);
         free(line);
@@ -281,6 +284,11 @@ RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const c
 int64_t rexec_exited_ms(const RemoteExec *x)
 {
     return x->exited_ms;
+}
+
+size_t rexec_line_len(const RemoteExec *x)
+{
+    return x->line_len;
 }
 
 int rexec_done(const RemoteExec *x)

@@ -24,6 +24,9 @@ typedef enum {
  * free the exec. */
 typedef void (*ExecLineFn)(void *userdata, RemoteExec *x, StreamKind stream, const char *line,
                            int truncated);
+/* Inside on_line: the length in bytes of the line it was given, a NUL byte in it counted
+ * (the C string ends at one; the protocol reader refuses such a line rather than read half). */
+size_t rexec_line_len(const RemoteExec *x);
 
 typedef struct {
     ExecLineFn on_line;

@@ -262,6 +262,14 @@ check_bad "--duration: expected a number in [0.001, 1e+09], found 'nan'" \
 check_bad "--optimizer: unknown optimizer 'magic'" tune --sim B:googlenet --optimizer magic
 check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launcher pigeon
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''
+# a misspelt key ("synch" for "sync") was passed to the trial and its default used without a
+# word: still passed, still exit 0, but said; a key far from every known one is not
+printf '{"name":"j","model_mb":1,"batch":8,"iterations":3,"warmup":1,"synch":"allreduce","learning_rate":0.1}' >"$tmp/synch.json"
+rc=0; "$bin" tune --cluster $cl --job "$tmp/synch.json" --launcher local --no-journal --budget 1 \
+    --optimizer random --trial-cmd 'python3 examples/trial.py' >"$tmp/o" 2>"$tmp/e" || rc=$?
+[ "$rc" = 0 ] && grep -qF "tunedeck tune: $tmp/synch.json: key 'synch' is not one tunedeck reads; did you mean 'sync'?" "$tmp/e" ||
+    fail "a misspelt job key: exit $rc: $(cat "$tmp/e")"
+grep -q "learning_rate" "$tmp/e" && fail "a job key far from every known one was warned about: $(cat "$tmp/e")"
 check_bad "--trial-cmd: the sim launcher runs the simulator itself" tune --sim B:googlenet --trial-cmd true
 check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
@@ -328,6 +336,10 @@ grep -q "standard input: expected a protocol v1 schedule object, found nothing$"
 grep -q "found malformed JSON" "$tmp/e" && fail "sim-trial empty input said malformed"
 printf 'not json' | "$bin" sim-trial B:googlenet 2>&1 | grep -q "found malformed JSON$" ||
     fail "sim-trial garbage no longer says malformed JSON"
+# text after the schedule object (a second schedule, garbage) was dropped without a word
+rc=0; printf '{"protocol": 1} {"protocol": 1}' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" || rc=$?
+[ "$rc" = 3 ] && grep -q "standard input: expected one protocol v1 schedule object, found more text after it" "$tmp/e" ||
+    fail "sim-trial with text after its schedule: exit $rc: $(cat "$tmp/e")"
 
 # Exit status: one meaning per code across every command and helper (core/base/exitcode.h,
 # tunedeck(1) EXIT STATUS): 2 usage, 3 bad input file, 4 remote failure, 128+signal.

@@ -85,6 +85,21 @@ grep -q '^zz-empty .*not resumable: journal .*/zz-empty.jsonl: expected a "sessi
     fail "an empty journal is not said to be unresumable: $(grep zz-empty "$work/list")"
 grep -q '^zz-huge .* 0/0 ' "$work/list" || fail "budget 1e999 listed as: $(grep zz-huge "$work/list")"
 rm -f "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+# A journal's file name may be any bytes but '/', and its strings any bytes: --json printed
+# them raw, so one byte that is not UTF-8 made the whole output invalid for a strict reader.
+# Shown as the table shows them (\xHH, docs/journal.md).
+printf '{"event":"session","id":"zz","budget":2,"optimizer":"r\376x"}\n' >"$TUNEDECK_STATE_DIR/sessions/zz-$(printf '\377')bad.jsonl"
+chmod 600 "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
+"$bin" sessions --json >"$work/bad-utf8.json" || fail "sessions --json with a non-UTF-8 name failed"
+/usr/bin/python3 - "$work/bad-utf8.json" <<'PY' || fail "sessions --json with a non-UTF-8 name: $(cat -v "$work/bad-utf8.json")"
+import json, sys
+rows = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+row = [r for r in rows if r["id"].startswith("zz-")][0]
+assert row["id"] == "zz-\\xFFbad", row
+assert row["journal"].endswith("/zz-\\xFFbad.jsonl"), row
+assert row["optimizer"] == "r\\xFEx", row
+PY
+rm -f "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
 # A session line without a field resume needs (it was listed as resumable, then refused): the
 # list says not resumable with resume's own reason, file and field, and --resume says the same.
 lacking="$TUNEDECK_STATE_DIR/sessions/zz-lacking.jsonl"

@@ -56,6 +56,20 @@ if [ "$(id -u)" = 0 ] && chown nobody "$T/theirs" 2>/dev/null; then
         "the --job-dir folder $T/theirs belongs to uid $(id -u nobody), not to you (uid 0) or root: refused"
 fi
 
+echo "a job name too long for its folder"
+# a workload takes names of 511 bytes, a folder 255: a longer name failed only at mkdir, when
+# its job first started, mid-run. Refused before any job starts (exit 3), naming the job.
+long=$(printf '%0300d' 0 | tr 0 a)
+{ echo "name,time,application,num_replicas,batch_size"; echo "j0,0,cifar10,1,128"; echo "$long,0,ncf,1,32768"; } > "$T/long-name.csv"
+"$bin" schedule --live --cluster "$T/inv2.json" --workload "$T/long-name.csv" \
+    --time-scale 30 --duration 3 --status-every 0 --job-dir "$T/long-jobs" > "$T/fo" 2> "$T/fe"
+frc=$?
+if [ "$frc" -eq 3 ] && grep -qF "$T/long-name.csv: job 'aaaa" "$T/fe" &&
+    grep -qF "live mode needs a name of at most 255 bytes (it names the job's folder), found 300 bytes" "$T/fe" &&
+    ! grep -q "started on" "$T/fo"
+then pass "a job name over 255 bytes: refused before any job starts (exit 3)"
+else fail "a job name over 255 bytes: exit $frc, $(cat "$T/fe") $(grep -c "started on" "$T/fo") jobs started"; fi
+
 echo "live scheduling"
 # j1's folder was left open by an earlier run with a symlink planted at its hostfile's name:
 # the driver tightens the folder to 0700 and replaces the link; the file it points at stays.
@@ -285,6 +299,25 @@ said="b0: a line it printed was refused: progress: field 'loss': expected a numb
 if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$(grep -cF "$said" "$T/out5")" -eq 1 ]
 then pass "a job's NaN loss is said once, naming the field"
 else fail "a diverged loss (exit $rc, $left left): $(grep -F 'refused' "$T/out5" | head -3)"; fi
+
+echo "a NUL byte in a progress line"
+# The NUL ended the line as a C string, the rest (a second event here) dropped unseen: the line
+# is a refused protocol line naming the byte, said once per run.
+python3 - "$T/inv2.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s nul" % (sys.argv[2], sys.argv[3])
+json.dump(inv, open(sys.argv[1].replace(".json", "-nul.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv2-nul.json" --workload "$root/tests/fixtures/schedlive-real.csv" \
+    --policy doubling --interval 2 --time-scale 1 --duration 2 --status-every 0 \
+    --checkpoint-file "ckpt-$mark" --job-dir "$T/jobs5n" > "$T/out5n" 2> "$T/err5n"
+rc=$?
+left=$(procs_left "ckpt-$mark")
+said="b0: a line it printed was refused: event line: expected JSON text, found a NUL byte at byte "
+if [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$(grep -cF "$said" "$T/out5n")" -eq 1 ]
+then pass "a progress line with a NUL byte is refused naming the byte, said once"
+else fail "a NUL byte in a progress line (exit $rc, $left left): $(grep -F 'refused' "$T/out5n" | head -3) $(tail -3 "$T/err5n")"; fi
 
 echo "a job that fails says why"
 # A training script that raises: the death and the failure name its last stderr line, not

@@ -319,6 +319,10 @@ grep -q "malformed JSON" "$TMP/bad.out" || fail "malformed schedule: no reason g
 rc=0; printf ' \n' | "$W" --all-local > "$TMP/bad.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] && grep -q "standard input: expected a protocol v1 schedule object, found nothing" "$TMP/bad.out" ||
     fail "an empty schedule: exit $rc: $(cat "$TMP/bad.out")"
+# text after the schedule object (a second schedule, garbage) was dropped without a word
+rc=0; { cat "$TMP/sched.json"; echo ' x'; } | "$W" --all-local > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "standard input: expected one protocol v1 schedule object, found more text after it" "$TMP/bad.out" ||
+    fail "a schedule with text after it: exit $rc: $(cat "$TMP/bad.out")"
 # one machine of a per-host trial cannot make the job's secret up: without one it refuses
 rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base "$base" < "$TMP/sched.json" > "$TMP/bad.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] || fail "per-host without ps_secret: exit $rc, expected 3: $(cat "$TMP/bad.out")"

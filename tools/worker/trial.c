@@ -24,11 +24,18 @@ static void drop_json(cJSON **root)
 
 int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err)
 {
-    cJSON *root = cJSON_Parse(text);
+    int trailing = 0;
+    cJSON *root = jfield_parse_whole(text, &trailing);
     const char *found = root ? NULL : jfield_unparsed(text);
     explicit_bzero(text, len);
     if (!root) {
         error_set(err, "%s: expected a protocol v1 schedule object, found %s", source, found);
+        return error_mark(err, ERROR_INPUT);
+    }
+    if (trailing) { /* a second schedule, or garbage: which was meant? */
+        error_set(err, "%s: expected one protocol v1 schedule object, found more text after it",
+                  source);
+        drop_json(&root); /* a ps_secret in it is wiped */
         return error_mark(err, ERROR_INPUT);
     }
     if (jdupkey_check(root, err) < 0) { /* the first copy is not surely the one meant */

@@ -1,6 +1,9 @@
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base/jfield.h"
 
@@ -17,5 +20,57 @@ Test(jfield, a_string_too_long_is_counted_in_bytes_and_says_so)
     cr_assert_eq(jfield_string(o, "job.json", "name", 1, out, sizeof out, &err), -1);
     cr_assert_str_eq(err.msg,
                      "job.json: field 'name': expected at most 63 bytes of UTF-8, found 75");
+    cJSON_Delete(o);
+}
+
+/* A file nested past cJSON's limit (1000) was said to be "malformed JSON": a generated file
+ * that was only deep sent its reader looking for a typo. */
+Test(jfield, a_file_nested_too_deeply_says_so_with_its_line)
+{
+    char path[] = "/tmp/td-jfield-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"a\":\n", f);
+    for (int i = 0; i < 1200; i++)
+        fputc('[', f);
+    for (int i = 0; i < 1200; i++)
+        fputc(']', f);
+    fputs("}\n", f);
+    fclose(f);
+    Error err;
+    cJSON *root = jfield_parse_file(path, &err);
+    unlink(path);
+    cr_assert_null(root);
+    cr_assert(strstr(err.msg, path) == err.msg, "%s", err.msg);
+    cr_assert(strstr(err.msg, ":2:") != NULL, "no line 2: %s", err.msg);
+    cr_assert(strstr(err.msg, "expected JSON nested at most 1000 deep, found deeper"), "%s",
+              err.msg);
+}
+
+Test(jfield, unparsed_text_nested_too_deeply_says_so)
+{
+    char text[2100];
+    memset(text, '[', 1050);
+    memset(text + 1050, ']', 1050);
+    text[2100 - 1] = 0;
+    cr_assert_null(cJSON_Parse(text));
+    cr_assert_str_eq(jfield_unparsed(text), "JSON nested more than 1000 deep");
+    cr_assert_str_eq(jfield_unparsed("[1,"), "malformed JSON");
+    /* brackets inside strings are not nesting */
+    cr_assert_str_eq(jfield_unparsed("{\"a\": \"[[[[\" x"), "malformed JSON");
+}
+
+/* `{...} {...}` on standard input was read as its first object, the rest dropped. */
+Test(jfield, parse_whole_says_what_follows_the_value)
+{
+    int trailing = -1;
+    cJSON *o = jfield_parse_whole("{\"a\": 1} \n\t", &trailing);
+    cr_assert_not_null(o);
+    cr_assert_eq(trailing, 0);
+    cJSON_Delete(o);
+    o = jfield_parse_whole("{\"a\": 1} {\"a\": 2}", &trailing);
+    cr_assert_not_null(o);
+    cr_assert_eq(trailing, 1);
     cJSON_Delete(o);
 }

@@ -57,3 +57,22 @@ Test(linebuf, overlong_line_is_cut_and_flagged_with_bounded_memory)
     free(line);
     linebuf_clear(&b);
 }
+
+/* A NUL byte ends the C string a line is handed out as: its whole length is kept, so that the
+ * protocol reader can refuse the line rather than read half of it. */
+Test(linebuf, the_last_lines_length_counts_a_nul_in_it)
+{
+    LineBuf b;
+    linebuf_init(&b, 100);
+    cr_assert_eq(linebuf_append(&b, "ab\0cd\nxyz\r\n", 11), 0);
+    int cut;
+    char *line = linebuf_pop(&b, &cut);
+    cr_assert_str_eq(line, "ab");
+    cr_assert_eq(b.last_len, 5);
+    free(line);
+    line = linebuf_pop(&b, &cut);
+    cr_assert_str_eq(line, "xyz");
+    cr_assert_eq(b.last_len, 3);
+    free(line);
+    linebuf_clear(&b);
+}

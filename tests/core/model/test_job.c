@@ -191,3 +191,35 @@ Test(job, a_job_file_with_a_key_twice_is_refused_naming_the_key)
     cr_assert_eq(e.kind, ERROR_INPUT);
     unlink(path);
 }
+
+/* "synch" for "sync" was passed to the trial and "sync" left at its default without a word:
+ * the key is still kept, and named with the key it most likely meant. */
+Test(job, a_misspelt_key_is_kept_and_named_with_the_key_meant)
+{
+    static const struct {
+        const char *key, *meant;
+    } cases[] = {{"synch", "sync"},           {"iteration", "iterations"},
+                 {"Batch", "batch"},          {"wramup", "warmup"},
+                 {"colective", "collective"}, {"model_MB", "model_mb"},
+                 {"learning_rate", NULL},     {"mode", NULL},
+                 {"seed", NULL},              {"optimizer", NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "{\"name\": \"j\", \"model_mb\": 1, \"batch\": 8, \"%s\": 1}",
+                 cases[i].key);
+        cJSON *root = cJSON_Parse(text);
+        JobSpec j;
+        Error err;
+        cr_assert_eq(job_from_json(root, "job.json", &j, &err), 0, "%s", err.msg);
+        cr_assert_not_null(cJSON_GetObjectItemCaseSensitive(j.extra, cases[i].key));
+        const char *meant = NULL, *key = job_misspelt_key(&j, &meant);
+        if (cases[i].meant) {
+            cr_assert_str_eq(key, cases[i].key);
+            cr_assert_str_eq(meant, cases[i].meant, "%s", cases[i].key);
+        } else {
+            cr_assert_null(key, "%s warned as %s", cases[i].key, meant);
+        }
+        job_clear(&j);
+        cJSON_Delete(root);
+    }
+}

@@ -317,3 +317,24 @@ Test(protocol, a_fractional_progress_step_is_refused)
     cr_assert_eq(ev.step, 2);
     trial_event_clear(&ev);
 }
+
+/* A NUL byte ended the C string there: `{"event":"done","time_s":2}` NUL `garbage` was read as
+ * the done event, the rest dropped unseen. */
+Test(protocol, a_line_with_a_nul_byte_is_refused_naming_its_position)
+{
+    static const char line[] = "{\"event\":\"done\",\"time_s\":2}\0{\"x\":1}";
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line_n(line, sizeof line - 1, &ev, &err), -1);
+    cr_assert_str_eq(err.msg, "event line: expected JSON text, found a NUL byte at byte 28");
+    /* log text with one is log text, read up to it */
+    static const char log[] = "loss went down\0 more";
+    cr_assert_eq(protocol_parse_line_n(log, sizeof log - 1, &ev, &err), 0);
+    cr_assert_eq(ev.kind, EVENT_LOG);
+    cr_assert_str_eq(ev.text, "loss went down");
+    trial_event_clear(&ev);
+    /* without a NUL, the same as protocol_parse_line */
+    cr_assert_eq(protocol_parse_line_n(line, strlen(line), &ev, &err), 0, "%s", err.msg);
+    cr_assert_eq(ev.kind, EVENT_DONE);
+    trial_event_clear(&ev);
+}

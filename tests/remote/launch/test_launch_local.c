@@ -162,6 +162,22 @@ Test(launch_local, a_line_with_a_key_twice_is_a_refused_line)
     observation_free(o);
 }
 
+/* A NUL byte cut a line there, the rest dropped unseen: `{"event":"done","time_s":2.5}` then
+ * NUL and a second event read as the done event alone. Refused, naming the byte. */
+Test(launch_local, a_line_with_a_nul_byte_is_a_refused_line)
+{
+    Observation *o = run("cat >/dev/null; echo '{\"event\":\"iteration\",\"iter\":1,"
+                         "\"time_s\":2}'; printf '{\"event\":\"progress\",\"step\":1}\\000"
+                         "{\"event\":\"error\",\"message\":\"x\"}\\n'; "
+                         "echo '{\"event\":\"done\",\"time_s\":2.5}'",
+                         10);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert(strstr(o->reason, "first bad line: event line: expected JSON text, found a NUL "
+                                "byte at byte 30"),
+              "%s", o->reason);
+    observation_free(o);
+}
+
 Test(launch_local, an_ok_trial_with_a_refused_line_says_the_first_in_its_note)
 {
     /* a diverged run's loss (Python's bare NaN) among good lines: the trial measured its

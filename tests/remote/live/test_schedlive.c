@@ -110,6 +110,26 @@ Test(schedlive, checkpoint_name_must_be_per_job)
 
 #define MARK "0123456789abcdef0123456789abcdef"
 
+/* A workload takes names of 511 bytes, a folder only 255: a longer one failed at mkdir when
+ * its job first started, mid-run. Refused before, naming the job and the limit. */
+Test(schedlive, a_job_name_longer_than_a_folder_name_is_refused_before_the_run)
+{
+    char name[300];
+    memset(name, 'a', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    Error e;
+    cr_assert_null(schedlive_job_template("w", "/d", name, MARK, &e));
+    cr_assert_eq(e.kind, ERROR_INPUT);
+    cr_assert(strstr(e.msg, "job 'aaaa") == e.msg, "%s", e.msg);
+    cr_assert(strstr(e.msg, "live mode needs a name of at most 255 bytes (it names the job's "
+                            "folder), found 299 bytes"),
+              "%s", e.msg);
+    name[255] = 0;
+    char *t = schedlive_job_template("w", "/d", name, MARK, &e);
+    cr_assert_not_null(t, "255 bytes: %s", e.msg);
+    free(t);
+}
+
 Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
 {
     Error e;
