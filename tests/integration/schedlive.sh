@@ -468,11 +468,15 @@ else fail "after the host came back: exit $rc: $(tail -n 6 "$T/out8")"; fi
 # they are checked once it answers: h4's ls (a stand-in first on its PATH) shows --job-dir
 # world-writable, and h4 takes no job; back from down with the real ls, it is checked afresh
 # and usable.
+# A job arriving late (j3, at 220 s wall) keeps the run going while h4 is stopped, started and
+# reconnected under load: with only the fixture's jobs it ended at 79 s, all done, before h4
+# answered (CI, load average 13).
 live_out=out9
 harness_inventory "$T/inv4.json" 1 2 4
 live_inventory "$T/inv4.json" "$build/tunedeck-worker" "$mark"
-"$bin" schedule --live --cluster "$T/inv4.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
-    --policy doubling --interval 60 --time-scale 30 --duration 120 --status-every 0 \
+{ cat "$root/tests/fixtures/schedlive-workload.csv"; echo "j3,6600,ncf,1,32768"; } > "$T/late.csv"
+"$bin" schedule --live --cluster "$T/inv4.json" --workload "$T/late.csv" \
+    --policy doubling --interval 60 --time-scale 30 --duration 300 --status-every 0 \
     --job-dir "$T/jobs9" > "$T/out9" 2> "$T/err9" &
 LIVE_PID=$!
 if wait_out "j[01]: run 1 on h[12] " 300 && grep -q "^h4: down (.*): drained" "$T/out9" &&
