@@ -79,7 +79,11 @@ int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
     for (const char *p = gres; *p;) {
         char item[128];
         p = gres_next_item(p, item, sizeof item);
-        item[strcspn(item, "(")] = 0; /* "(S:0-1)", "(IDX:0,2)": where, not how many */
+        size_t head = strcspn(item, "(");
+        /* a GPU item cut before its count would read as another count */
+        if (head == sizeof item - 1 && strncmp(item, "gpu:", 4) == 0)
+            return -1;
+        item[head] = 0; /* "(S:0-1)", "(IDX:0,2)": where, not how many */
         /* name[:type]:count, or name alone (one) */
         char *first = strchr(item, ':');
         if (strncmp(item, "gpu", 3) == 0 && (item[3] == ':' || item[3] == 0)) {
@@ -243,8 +247,8 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
     char first_type[sizeof n->gpu_type];
     n->gpus = slurm_gres_gpus(null_to_empty(f[3]), first_type, sizeof first_type);
     if (n->gpus < 0)
-        return error_set(err, "%s: field 'gres': expected gpu[:TYPE]:COUNT with COUNT at least 0, "
-                         "found '%s'", ctx, f[3]);
+        return error_set(err, "%s: field 'gres': expected gpu[:TYPE]:COUNT items of at most 127 "
+                         "bytes, COUNT at least 0, found '%.200s'", ctx, f[3]);
     if (n->gpus > SLURM_MAX_GPUS)
         return error_set(err, "%s: field 'gres': expected at most %d GPUs a node, found '%s'", ctx,
                          SLURM_MAX_GPUS, f[3]);

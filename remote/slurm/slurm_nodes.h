@@ -68,7 +68,8 @@ void slurm_nodes_clear(SlurmNodes *nodes);
 const char *slurm_node_state_name(SlurmNodeState s);
 /* "gpu:t4:2", "gpu:2(S:0-1)", "gpu:a100:4,shard:8": the GPUs it names (all types
  * together; type gets the first one's); 0 for "(null)"; SLURM_MAX_GPUS + 1 for anything
- * above SLURM_MAX_GPUS; -1 for a negative count ("gpu:t4:-2"), a wrong answer. */
+ * above SLURM_MAX_GPUS; -1 for a wrong answer: a negative count ("gpu:t4:-2"), or an item
+ * of 127 bytes or more before its '(' (it would be cut before its count). */
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap);
 /* Every GPU type the GRES names, "a100,t4" for "gpu:a100:2,gpu:t4:2" (a node with several
  * takes a job of any of them); "" when it names none or they do not fit cap. */

@@ -285,6 +285,11 @@ Test(slurm_nodes, a_negative_gpu_count_or_more_cpus_allocated_than_the_total_is_
     cr_assert(strstr(e.msg, "line 1") && strstr(e.msg, "'gres'") && strstr(e.msg, "gpu:t4:-2"),
               "%s", e.msg);
     cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:-1|idle|x|p|0/4/0/4|h|\n", "sinfo", &ns, &e), -1);
+    char long_type[300];
+    snprintf(long_type, sizeof long_type, "n1|4|2000|gpu:%0150d:8|idle|x|p|0/4/0/4|h|\n", 0);
+    cr_assert_eq(slurm_nodes_parse(long_type, "sinfo", &ns, &e), -1,
+                 "an item cut before its count read as one GPU");
+    cr_assert(strstr(e.msg, "'gres'"), "%s", e.msg);
     cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|6/0/0/4|h|\n", "sinfo", &ns, &e),
                  -1, "6 of 4 CPUs allocated");
     cr_assert(strstr(e.msg, "'cpu counts'") && strstr(e.msg, "6/0/0/4"), "%s", e.msg);
