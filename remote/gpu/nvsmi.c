@@ -44,13 +44,15 @@ static int number(const char *text, double max, double *out, int *known, const c
     *out = 0;
     if (!text || !text[0] || text[0] == '[' || strcmp(text, "N/A") == 0)
         return 0;
-    size_t digits = strspn(text, "0123456789.");
-    const char *dot = memchr(text, '.', digits);
-    if (!digits || (dot && memchr(dot + 1, '.', digits - (size_t)(dot + 1 - text))))
+    /* a '-' is let through to be refused by the range below, which says what fits */
+    const char *num = text + (text[0] == '-');
+    size_t digits = strspn(num, "0123456789.");
+    const char *dot = memchr(num, '.', digits);
+    if (!digits || (dot && memchr(dot + 1, '.', digits - (size_t)(dot + 1 - num))))
         return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
     char *end;
     double v = strtod(text, &end);
-    if (end != text + digits) /* "." alone, or strtod read past the digits */
+    if (end != num + digits) /* "." alone, or strtod read past the digits */
         return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
     while (*end == ' ')
         end++;
