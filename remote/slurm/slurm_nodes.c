@@ -247,8 +247,10 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
     char first_type[sizeof n->gpu_type];
     n->gpus = slurm_gres_gpus(null_to_empty(f[3]), first_type, sizeof first_type);
     if (n->gpus < 0)
-        return error_set(err, "%s: field 'gres': expected gpu[:TYPE]:COUNT items of at most 127 "
-                         "bytes, COUNT at least 0, found '%.200s'", ctx, f[3]);
+        return error_set(err,
+                         "%s: field 'gres': expected gpu[:TYPE]:COUNT items of at most 127 "
+                         "bytes, COUNT at least 0, found '%.200s'",
+                         ctx, f[3]);
     if (n->gpus > SLURM_MAX_GPUS)
         return error_set(err, "%s: field 'gres': expected at most %d GPUs a node, found '%s'", ctx,
                          SLURM_MAX_GPUS, f[3]);
@@ -445,9 +447,10 @@ Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double b
         const SlurmNode *n = &nodes->v[i];
         char shape[sizeof((MachineType *)0)->name];
         if (slurm_node_shape(n, shape, sizeof shape) < 0) {
-            error_set(err, "slurm: node '%s': expected a shape name of at most %zu bytes for its "
-                      "CPUs, memory and GPU types, found '%s...'", n->name, sizeof shape - 1,
-                      shape);
+            error_set(err,
+                      "slurm: node '%s': expected a shape name of at most %zu bytes for its "
+                      "CPUs, memory and GPU types, found '%s...'",
+                      n->name, sizeof shape - 1, shape);
             cluster_free(c);
             return NULL;
         }

@@ -16,7 +16,7 @@ typedef struct {
     char state[24];   /* RUNNING, PENDING, ... */
     int nodes;
     char gres[64];    /* "gres:gpu:2", "N/A" */
-    char nodelist[128]; /* one too long ends in "..." (hosts --slurm shows it) */
+    char nodelist[128];          /* one too long ends in "..." (hosts --slurm shows it) */
     unsigned long nodelist_hash; /* of the whole nodelist, to tell a change past the cut */
     char reason[64];  /* pending reason ("Resources", "Priority"), "None" */
     char name[128];

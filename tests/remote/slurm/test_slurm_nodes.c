@@ -290,10 +290,11 @@ Test(slurm_nodes, a_negative_gpu_count_or_more_cpus_allocated_than_the_total_is_
     cr_assert_eq(slurm_nodes_parse(long_type, "sinfo", &ns, &e), -1,
                  "an item cut before its count read as one GPU");
     cr_assert(strstr(e.msg, "'gres'"), "%s", e.msg);
-    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|6/0/0/4|h|\n", "sinfo", &ns, &e),
-                 -1, "6 of 4 CPUs allocated");
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|6/0/0/4|h|\n", "sinfo", &ns, &e), -1,
+                 "6 of 4 CPUs allocated");
     cr_assert(strstr(e.msg, "'cpu counts'") && strstr(e.msg, "6/0/0/4"), "%s", e.msg);
-    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|2/x/0/4|h|\n", "sinfo", &ns, &e), -1);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|2/x/0/4|h|\n", "sinfo", &ns, &e),
+                 -1);
     cr_assert(strstr(e.msg, "expected A/I/O/T") && strstr(e.msg, "2/x/0/4"), "%s", e.msg);
     cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|2/2/0|h|\n", "sinfo", &ns, &e), -1);
     cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|2/2/0/4/1|h|\n", "sinfo", &ns, &e),

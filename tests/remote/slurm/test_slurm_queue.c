@@ -97,11 +97,10 @@ Test(slurm_queue, a_node_count_that_is_not_a_number_is_an_error_not_zero)
 {
     SlurmQueue q;
     Error e;
-    const char *bad[] = {"1|root|RUNNING|two|gres:gpu:1|n1|None|x\n",
-                         "1|root|RUNNING|-1|gres:gpu:1|n1|None|x\n",
-                         "1|root|RUNNING|2x|gres:gpu:1|n1|None|x\n",
-                         "1|root|RUNNING||gres:gpu:1|n1|None|x\n",
-                         "1|root|RUNNING|99999999999|gres:gpu:1|n1|None|x\n"};
+    const char *bad[] = {
+        "1|root|RUNNING|two|gres:gpu:1|n1|None|x\n", "1|root|RUNNING|-1|gres:gpu:1|n1|None|x\n",
+        "1|root|RUNNING|2x|gres:gpu:1|n1|None|x\n", "1|root|RUNNING||gres:gpu:1|n1|None|x\n",
+        "1|root|RUNNING|99999999999|gres:gpu:1|n1|None|x\n"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cr_assert_eq(slurm_queue_parse(bad[i], "squeue", &q, &e), -1, "%s", bad[i]);
         cr_assert(strstr(e.msg, "squeue: line 1") && strstr(e.msg, "'nodes'") &&
