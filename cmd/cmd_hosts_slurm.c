@@ -24,13 +24,12 @@ static void on_signal(int sig)
     stop_watching = 1;
 }
 
+/* The machine type the inventory gives the node (slurm_node_shape); "?" when too long for
+ * one (the inventory refuses that node). */
 static void shape(const SlurmNode *n, char *out, size_t cap)
 {
-    if (n->gpus)
-        snprintf(out, cap, "%dcpu-%ldmb-%sx%d", n->cpus, n->mem_mb,
-                 n->gpu_type[0] ? n->gpu_type : "gpu", n->gpus);
-    else
-        snprintf(out, cap, "%dcpu-%ldmb", n->cpus, n->mem_mb);
+    if (slurm_node_shape(n, out, cap) < 0)
+        snprintf(out, cap, "?");
 }
 
 static cJSON *nodes_json(const SlurmNodes *ns)
@@ -66,10 +65,7 @@ static void print_table(const SlurmNodes *ns, const SlurmQueue *q)
         const SlurmNode *n = &ns->v[i];
         char cpus[32], gpus[48], type[64];
         snprintf(cpus, sizeof cpus, "%d/%d", n->cpus_alloc, n->cpus);
-        if (n->gpus)
-            snprintf(gpus, sizeof gpus, "%s:%d", n->gpu_type[0] ? n->gpu_type : "gpu", n->gpus);
-        else
-            snprintf(gpus, sizeof gpus, "-");
+        slurm_node_gpus_label(n, gpus, sizeof gpus);
         shape(n, type, sizeof type);
         printf("%-12s %-6s %-9s %8ld %-10s %-12s %-14s %-22s %s\n", n->name,
                slurm_node_state_name(n->state), cpus, n->mem_mb, gpus,

@@ -86,11 +86,7 @@ static void draw_nodes(const SlurmPanel *p, Rect box, size_t sel, int64_t now_ms
             draw_fill((Rect){r.x, y, r.w, 1}, ROLE_SELECTED);
         char cpus[24], gpus[48];
         snprintf(cpus, sizeof cpus, "%d/%d", node->cpus_alloc, node->cpus);
-        if (node->gpus)
-            snprintf(gpus, sizeof gpus, "%s:%d", node->gpu_type[0] ? node->gpu_type : "gpu",
-                     node->gpus);
-        else
-            snprintf(gpus, sizeof gpus, "-");
+        slurm_node_gpus_label(node, gpus, sizeof gpus);
         Role base = selected ? ROLE_SELECTED : ROLE_NORMAL;
         /* every cell cut to its column (draw_fit_cell): a long node name or partition list
          * must not push the next column */

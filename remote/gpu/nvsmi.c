@@ -34,7 +34,9 @@ static size_t split(char *s, char **f, size_t cap)
 
 /* A number in [0, max], or unknown for "[N/A]", "[Not Supported]", "N/A" and empty fields.
  * "nan", "inf" and negative values are refused: a value marked known is a real one (found by
- * tests/fuzz/fuzz_nvsmi.c: "-100" and "nan" were accepted as a known utilization). */
+ * tests/fuzz/fuzz_nvsmi.c: "-100" and "nan" were accepted as a known utilization). So are
+ * hex ("0x10"), exponents and signs, which strtod takes and nvidia-smi never prints: digits
+ * with at most one '.' only. */
 static int number(const char *text, double max, double *out, int *known, const char *what,
                   Error *err)
 {
@@ -42,8 +44,16 @@ static int number(const char *text, double max, double *out, int *known, const c
     *out = 0;
     if (!text || !text[0] || text[0] == '[' || strcmp(text, "N/A") == 0)
         return 0;
+    /* a '-' is let through to be refused by the range below, which says what fits */
+    const char *num = text + (text[0] == '-');
+    size_t digits = strspn(num, "0123456789.");
+    const char *dot = memchr(num, '.', digits);
+    if (!digits || (dot && memchr(dot + 1, '.', digits - (size_t)(dot + 1 - num))))
+        return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
     char *end;
     double v = strtod(text, &end);
+    if (end != num + digits) /* "." alone, or strtod read past the digits */
+        return error_set(err, "%s: expected a number or [N/A], found '%s'", what, text);
     while (*end == ' ')
         end++;
     /* Tolerate a unit when nounits was not honoured ("1024 MiB", "37 %"). */
@@ -57,10 +67,23 @@ static int number(const char *text, double max, double *out, int *known, const c
     return 0;
 }
 
+/* A line that does not fit the buffer is refused: cut, its last field would read as a
+ * smaller number than nvidia-smi printed. */
+static int line_fits(const char *line, size_t cap, const char *what, Error *err)
+{
+    size_t len = strlen(line);
+    if (len < cap)
+        return 0;
+    return error_set(err, "nvidia-smi %s line '%.80s...': expected at most %zu bytes, found %zu",
+                     what, line, cap - 1, len);
+}
+
 int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     char buf[512];
+    if (line_fits(line, sizeof buf, "gpu", err) < 0)
+        return -1;
     snprintf(buf, sizeof buf, "%s", line);
     char *f[MAX_FIELDS] = {0};
     size_t n = split(buf, f, MAX_FIELDS);
@@ -92,6 +115,15 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
     if (number(n > 5 ? f[5] : NULL, 1e9, &out->mem_total_mib, &k, "memory.total", err) < 0)
         return -1;
     out->has_mem_total = (unsigned)k;
+    /* A GPU with no memory, or more in use than it has, is a wrong answer, not a reading. */
+    if (out->has_mem_total && out->mem_total_mib <= 0)
+        return error_set(err, "nvidia-smi gpu line: memory.total: expected above 0 MiB, found '%s'",
+                         f[5]);
+    if (out->has_mem_used && out->has_mem_total && out->mem_used_mib > out->mem_total_mib)
+        return error_set(err,
+                         "nvidia-smi gpu line: memory.used: expected at most memory.total (%s "
+                         "MiB), found '%s'",
+                         f[5], f[4]);
     return 0;
 }
 
@@ -99,6 +131,8 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     char buf[512];
+    if (line_fits(line, sizeof buf, "process", err) < 0)
+        return -1;
     snprintf(buf, sizeof buf, "%s", line);
     char *f[MAX_FIELDS] = {0};
     size_t n = split(buf, f, MAX_FIELDS);

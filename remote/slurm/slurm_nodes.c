@@ -54,26 +54,36 @@ int slurm_node_name_ok(const char *name, size_t cap)
     return strcmp(safe, name) == 0;
 }
 
+/* The next GRES item of a comma list into item ("gpu:t4:2(S:0-1)" whole); returns where the
+ * one after starts. Parentheses hold socket or index lists, which may contain commas of
+ * their own. */
+static const char *gres_next_item(const char *p, char *item, size_t cap)
+{
+    const char *end = p + strcspn(p, ",");
+    const char *paren = memchr(p, '(', (size_t)(end - p));
+    if (paren) {
+        const char *close = strchr(paren, ')');
+        end = close ? close + 1 + strcspn(close + 1, ",") : p + strlen(p);
+    }
+    size_t len = (size_t)(end - p) < cap ? (size_t)(end - p) : cap - 1;
+    memcpy(item, p, len);
+    item[len] = 0;
+    return *end ? end + 1 : end;
+}
+
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
 {
     if (type_cap)
         type[0] = 0;
     int total = 0;
-    const char *p = gres;
-    while (*p) {
-        const char *end = p + strcspn(p, ",");
-        /* Parentheses hold socket or index lists, which may contain commas of their own. */
-        const char *paren = memchr(p, '(', (size_t)(end - p));
-        if (paren) {
-            const char *close = strchr(paren, ')');
-            end = close ? close + 1 + strcspn(close + 1, ",") : p + strlen(p);
-        }
-        size_t len = (size_t)((paren ? paren : end) - p);
+    for (const char *p = gres; *p;) {
         char item[128];
-        if (len >= sizeof item)
-            len = sizeof item - 1;
-        memcpy(item, p, len);
-        item[len] = 0;
+        p = gres_next_item(p, item, sizeof item);
+        size_t head = strcspn(item, "(");
+        /* a GPU item cut before its count would read as another count */
+        if (head == sizeof item - 1 && strncmp(item, "gpu:", 4) == 0)
+            return -1;
+        item[head] = 0; /* "(S:0-1)", "(IDX:0,2)": where, not how many */
         /* name[:type]:count, or name alone (one) */
         char *first = strchr(item, ':');
         if (strncmp(item, "gpu", 3) == 0 && (item[3] == ':' || item[3] == 0)) {
@@ -82,6 +92,8 @@ int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
             long count = last ? strtol(last + 1, &tail, 10) : 1;
             if (last && (tail == last + 1 || *tail)) /* "gpu:t4" alone: one of that type */
                 count = 1, last = NULL;
+            if (count < 0) /* "gpu:t4:-2": a wrong answer, not no GPU */
+                return -1;
             if (count > 0) /* saturates: the caller refuses more than SLURM_MAX_GPUS */
                 total = count > SLURM_MAX_GPUS || total + count > SLURM_MAX_GPUS
                             ? SLURM_MAX_GPUS + 1
@@ -93,7 +105,6 @@ int slurm_gres_gpus(const char *gres, char *type, size_t type_cap)
                 termsafe_n(type, type_cap, first + 1, (size_t)(tend - first - 1));
             }
         }
-        p = *end ? end + 1 : end;
     }
     return total;
 }
@@ -105,16 +116,8 @@ void slurm_gres_gpu_types(const char *gres, char *out, size_t cap)
     out[0] = 0;
     size_t used = 0;
     for (const char *p = gres; *p;) {
-        const char *end = p + strcspn(p, ",");
-        const char *paren = memchr(p, '(', (size_t)(end - p));
-        if (paren) { /* an index list's commas are its own */
-            const char *close = strchr(paren, ')');
-            end = close ? close + 1 + strcspn(close + 1, ",") : p + strlen(p);
-        }
         char item[128], type[64];
-        size_t len = (size_t)(end - p) < sizeof item ? (size_t)(end - p) : sizeof item - 1;
-        memcpy(item, p, len);
-        item[len] = 0;
+        p = gres_next_item(p, item, sizeof item);
         if (slurm_gres_gpus(item, type, sizeof type) > 0 && type[0]) {
             size_t tl = strlen(type);
             int seen = 0;
@@ -130,8 +133,48 @@ void slurm_gres_gpu_types(const char *gres, char *out, size_t cap)
             if (!seen)
                 used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "," : "", type);
         }
-        p = *end ? end + 1 : end;
     }
+}
+
+/* The GPUs of each type, in the GRES's order: "gpu:t4:2,gpu:v100:2" is two T4s and two
+ * V100s, not four of the first type (what reading one type a node made of it). The total
+ * is checked by the caller (slurm_gres_gpus); this only splits it. */
+static int gres_kinds(const char *gres, SlurmGpuKind *kinds, int *n_kinds)
+{
+    *n_kinds = 0;
+    for (const char *p = gres; *p;) {
+        char item[128], type[sizeof kinds->type];
+        p = gres_next_item(p, item, sizeof item);
+        int count = slurm_gres_gpus(item, type, sizeof type);
+        if (count <= 0)
+            continue;
+        int k = 0;
+        while (k < *n_kinds && strcmp(kinds[k].type, type) != 0)
+            k++;
+        if (k == SLURM_MAX_GPU_KINDS)
+            return -1;
+        if (k == *n_kinds) {
+            snprintf(kinds[k].type, sizeof kinds[k].type, "%s", type);
+            kinds[k].count = 0;
+            (*n_kinds)++;
+        }
+        kinds[k].count += count; /* both at most the total, which is at most SLURM_MAX_GPUS */
+    }
+    return 0;
+}
+
+void slurm_node_gpus_label(const SlurmNode *n, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    out[0] = 0;
+    size_t used = 0;
+    for (int k = 0; k < n->n_gpu_kinds && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%s:%d", k ? "," : "",
+                                 n->gpu_kinds[k].type[0] ? n->gpu_kinds[k].type : "gpu",
+                                 n->gpu_kinds[k].count);
+    if (!n->n_gpu_kinds)
+        snprintf(out, cap, "-");
 }
 
 static int parse_int_field(const char *s, long lo, long hi, long *out)
@@ -201,10 +244,20 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
         return error_set(err, "%s: field '%s': expected megabytes, found '%s'", ctx, NAMES[2],
                          f[2]);
     n->mem_mb = v;
-    n->gpus = slurm_gres_gpus(null_to_empty(f[3]), n->gpu_type, sizeof n->gpu_type);
+    char first_type[sizeof n->gpu_type];
+    n->gpus = slurm_gres_gpus(null_to_empty(f[3]), first_type, sizeof first_type);
+    if (n->gpus < 0)
+        return error_set(err,
+                         "%s: field 'gres': expected gpu[:TYPE]:COUNT items of at most 127 "
+                         "bytes, COUNT at least 0, found '%.200s'",
+                         ctx, f[3]);
     if (n->gpus > SLURM_MAX_GPUS)
         return error_set(err, "%s: field 'gres': expected at most %d GPUs a node, found '%s'", ctx,
                          SLURM_MAX_GPUS, f[3]);
+    if (gres_kinds(null_to_empty(f[3]), n->gpu_kinds, &n->n_gpu_kinds) < 0)
+        return error_set(err, "%s: field 'gres': expected at most %d GPU types a node, found '%s'",
+                         ctx, SLURM_MAX_GPU_KINDS, f[3]);
+    slurm_gres_gpu_types(null_to_empty(f[3]), n->gpu_type, sizeof n->gpu_type);
     if (!f[4][0])
         return error_set(err, "%s: field 'state': expected a node state, found nothing", ctx);
     termsafe(n->state_raw, sizeof n->state_raw, f[4]);
@@ -213,13 +266,28 @@ static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)
      * nothing in it may drive a terminal. */
     termsafe(n->features, sizeof n->features, null_to_empty(f[5]));
     add_partition(n, f[6]);
-    /* alloc/idle/other/total */
-    char *slash = strchr(f[7], '/');
-    if (slash)
-        *slash = 0;
-    if (!slash || parse_int_field(f[7], 0, 1 << 20, &v) < 0)
+    /* alloc/idle/other/total: each a count, and no more allocated than there are */
+    long aiot[4];
+    char counts[96];
+    snprintf(counts, sizeof counts, "%s", f[7]);
+    char *cp = strlen(f[7]) < sizeof counts ? counts : NULL;
+    int k = 0;
+    for (; k < 4 && cp; k++) {
+        char *slash = strchr(cp, '/');
+        if (slash)
+            *slash = 0;
+        if ((k < 3) != (slash != NULL) || parse_int_field(cp, 0, 1 << 20, &aiot[k]) < 0)
+            break;
+        cp = slash ? slash + 1 : NULL;
+    }
+    if (k < 4)
         return error_set(err, "%s: field '%s': expected A/I/O/T, found '%s'", ctx, NAMES[7], f[7]);
-    n->cpus_alloc = (int)v;
+    if (aiot[0] > aiot[3])
+        return error_set(err,
+                         "%s: field '%s': expected at most the node's %ld CPUs allocated, found "
+                         "'%s'",
+                         ctx, NAMES[7], aiot[3], f[7]);
+    n->cpus_alloc = (int)aiot[0];
     if (strlen(f[8]) >= sizeof n->addr || strpbrk(f[8], " \t'\"\\$`;"))
         return error_set(err, "%s: field '%s': expected a host name or address, found '%s'", ctx,
                          NAMES[8], f[8]);
@@ -323,20 +391,22 @@ void slurm_nodes_clear(SlurmNodes *nodes)
     nodes->n = 0;
 }
 
-static void shape_name(const SlurmNode *n, char *out, size_t cap)
+int slurm_node_shape(const SlurmNode *n, char *out, size_t cap)
 {
-    if (n->gpus)
-        snprintf(out, cap, "%dcpu-%ldmb-%sx%d", n->cpus, n->mem_mb,
-                 n->gpu_type[0] ? n->gpu_type : "gpu", n->gpus);
-    else
-        snprintf(out, cap, "%dcpu-%ldmb", n->cpus, n->mem_mb);
+    size_t used = (size_t)snprintf(out, cap, "%dcpu-%ldmb", n->cpus, n->mem_mb);
+    for (int k = 0; k < n->n_gpu_kinds && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "-%sx%d",
+                                 n->gpu_kinds[k].type[0] ? n->gpu_kinds[k].type : "gpu",
+                                 n->gpu_kinds[k].count);
+    return used < cap ? 0 : -1;
 }
 
-static long add_shape(Cluster *c, const SlurmNode *n, double bandwidth_gbps, Error *err)
+static long add_shape(Cluster *c, const SlurmNode *n, const char *shape, double bandwidth_gbps,
+                      Error *err)
 {
     MachineType t;
     memset(&t, 0, sizeof t);
-    shape_name(n, t.name, sizeof t.name);
+    snprintf(t.name, sizeof t.name, "%s", shape);
     t.bandwidth_gbps = bandwidth_gbps;
     t.n_devices = 1 + (size_t)n->gpus;
     t.devices = calloc(t.n_devices, sizeof *t.devices);
@@ -345,16 +415,19 @@ static long add_shape(Cluster *c, const SlurmNode *n, double bandwidth_gbps, Err
     snprintf(t.devices[0].id, sizeof t.devices[0].id, "cpu");
     t.devices[0].kind = DEVICE_CPU;
     t.devices[0].threads = n->cpus;
-    for (int g = 0; g < n->gpus; g++) {
-        DeviceSpec *d = &t.devices[1 + g];
-        snprintf(d->id, sizeof d->id, "gpu%d", g);
-        d->kind = DEVICE_GPU;
-        const char *model = n->gpu_type[0] ? n->gpu_type : "gpu";
-        size_t k = 0;
-        for (; model[k] && k < sizeof d->model - 1; k++)
-            d->model[k] = (char)toupper((unsigned char)model[k]);
-        d->model[k] = 0;
-    }
+    /* each kind's GPUs in turn, each of its own model: gpu0-1 T4, gpu2-3 V100 */
+    int g = 0;
+    for (int k = 0; k < n->n_gpu_kinds; k++)
+        for (int i = 0; i < n->gpu_kinds[k].count && g < n->gpus; i++, g++) {
+            DeviceSpec *d = &t.devices[1 + g];
+            snprintf(d->id, sizeof d->id, "gpu%d", g);
+            d->kind = DEVICE_GPU;
+            const char *model = n->gpu_kinds[k].type[0] ? n->gpu_kinds[k].type : "gpu";
+            size_t m = 0;
+            for (; model[m] && m < sizeof d->model - 1; m++)
+                d->model[m] = (char)toupper((unsigned char)model[m]);
+            d->model[m] = 0;
+        }
     long idx = cluster_add_type(c, &t, err);
     free(t.devices);
     return idx;
@@ -371,12 +444,19 @@ Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double b
     if (!c)
         abort();
     for (size_t i = 0; i < nodes->n; i++) {
-        char shape[64];
-        shape_name(&nodes->v[i], shape, sizeof shape);
+        const SlurmNode *n = &nodes->v[i];
+        char shape[sizeof((MachineType *)0)->name];
+        if (slurm_node_shape(n, shape, sizeof shape) < 0) {
+            error_set(err,
+                      "slurm: node '%s': expected a shape name of at most %zu bytes for its "
+                      "CPUs, memory and GPU types, found '%s...'",
+                      n->name, sizeof shape - 1, shape);
+            cluster_free(c);
+            return NULL;
+        }
         long t = cluster_find_type(c, shape);
         if (t < 0)
-            t = add_shape(c, &nodes->v[i], bandwidth_gbps, err);
-        const SlurmNode *n = &nodes->v[i];
+            t = add_shape(c, n, shape, bandwidth_gbps, err);
         if (t < 0 || cluster_add_machine(c, n->name, n->addr[0] ? n->addr : n->name, (size_t)t,
                                          err) < 0) {
             cluster_free(c);

@@ -16,6 +16,15 @@
 /* More GPUs than this on one node is a broken line, not a node (each GPU becomes a device). */
 #define SLURM_MAX_GPUS 1024
 
+/* GPU types on one node: real nodes have two (gpu:t4:2,gpu:v100:2); more than this is a
+ * broken line. */
+#define SLURM_MAX_GPU_KINDS 4
+
+typedef struct {
+    char type[32]; /* "t4"; empty when the GRES names no type (gpu:2) */
+    int count;
+} SlurmGpuKind;
+
 typedef enum {
     SLURM_NODE_IDLE,
     SLURM_NODE_MIXED,
@@ -29,8 +38,11 @@ typedef struct {
     char name[64];
     int cpus;
     long mem_mb;
-    char gpu_type[32]; /* "t4"; empty when the GRES names no type */
-    int gpus;
+    char gpu_type[32]; /* "t4"; "t4,v100" for a node of both; empty when the GRES names no
+                          type (or they do not fit) */
+    int gpus;          /* all types together */
+    SlurmGpuKind gpu_kinds[SLURM_MAX_GPU_KINDS]; /* each type's count, in the GRES's order */
+    int n_gpu_kinds;
     SlurmNodeState state;
     char state_raw[32];    /* as sinfo printed it ("drained", "down*", "idle~") */
     char features[128];    /* comma list; empty for none */
@@ -48,17 +60,26 @@ typedef struct {
 
 /* Parses `sinfo -N -h -o SLURM_SINFO_FORMAT` output; a node listed once per partition
  * becomes one node with every partition. source names the output in errors ("sinfo"),
- * with the line and the field at fault. */
+ * with the line and the field at fault: a negative GPU count, more than SLURM_MAX_GPUS
+ * GPUs or SLURM_MAX_GPU_KINDS types, more CPUs allocated than the node's total. */
 int slurm_nodes_parse(const char *text, const char *source, SlurmNodes *out, Error *err);
 void slurm_nodes_clear(SlurmNodes *nodes);
 
 const char *slurm_node_state_name(SlurmNodeState s);
-/* "gpu:t4:2", "gpu:2(S:0-1)", "gpu:a100:4,shard:8": the GPUs it names; 0 for "(null)";
- * SLURM_MAX_GPUS + 1 for anything above SLURM_MAX_GPUS. */
+/* "gpu:t4:2", "gpu:2(S:0-1)", "gpu:a100:4,shard:8": the GPUs it names (all types
+ * together; type gets the first one's); 0 for "(null)"; SLURM_MAX_GPUS + 1 for anything
+ * above SLURM_MAX_GPUS; -1 for a wrong answer: a negative count ("gpu:t4:-2"), or an item
+ * of 127 bytes or more before its '(' (it would be cut before its count). */
 int slurm_gres_gpus(const char *gres, char *type, size_t type_cap);
 /* Every GPU type the GRES names, "a100,t4" for "gpu:a100:2,gpu:t4:2" (a node with several
  * takes a job of any of them); "" when it names none or they do not fit cap. */
 void slurm_gres_gpu_types(const char *gres, char *out, size_t cap);
+
+/* The machine type a node makes: "8cpu-4000mb-v100x4", "8cpu-4000mb-t4x2-v100x2"; -1 when
+ * it does not fit cap (a cut name could match another shape's). */
+int slurm_node_shape(const SlurmNode *n, char *out, size_t cap);
+/* "t4:2", "t4:2,v100:2", "gpu:4" (untyped), "-" (none): the node's GPUs as printed. */
+void slurm_node_gpus_label(const SlurmNode *n, char *out, size_t cap);
 
 /* 1 when `name`, a node name Slurm gave, can be used and printed as it is: 1 to cap-1
  * bytes, no blank, nothing that would drive a terminal (core/base/termsafe). A node name
@@ -66,8 +87,9 @@ void slurm_gres_gpu_types(const char *gres, char *out, size_t cap);
 int slurm_node_name_ok(const char *name, size_t cap);
 
 /* The inventory: machines named after the nodes (in sinfo's order) with their NodeAddr as
- * the host (a rank's MASTER_ADDR), types named after
- * their shape ("8cpu-4000mb-v100x4"), every GPU a device of model TYPE upper-cased. */
+ * the host (a rank's MASTER_ADDR), types named after their shape ("8cpu-4000mb-v100x4",
+ * "8cpu-4000mb-t4x2-v100x2"), every GPU a device of model TYPE upper-cased (a node of two
+ * types: its first type's GPUs first, each of its own model). */
 Cluster *slurm_nodes_cluster(const SlurmNodes *nodes, const char *name, double bandwidth_gbps,
                              Error *err);
 

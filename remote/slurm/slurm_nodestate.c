@@ -57,6 +57,11 @@ static int parse_line(char *line, const char *ctx, SlurmNodeStatus *s, Error *er
     s->unusable = slurm_node_unusable(state);
     char type[64];
     s->gpus = slurm_gres_gpus(strcmp(gres, "(null)") ? gres : "", type, sizeof type);
+    if (s->gpus < 0) /* "gpu:t4:-2" read as no GPU would hide the node's GPUs */
+        return error_set(err,
+                         "%s: field 'gres': expected gpu[:TYPE]:COUNT items of at most 127 "
+                         "bytes, COUNT at least 0, found '%.80s'",
+                         ctx, gres);
     /* all of them: a node of a100 and t4 GPUs takes a gpu:t4 job */
     slurm_gres_gpu_types(strcmp(gres, "(null)") ? gres : "", s->gpu_type, sizeof s->gpu_type);
     return 0;

@@ -1,6 +1,7 @@
 /* Parsing squeue's fixed columns (remote/slurm/slurm_queue.h). */
 #include "remote/slurm/slurm_queue.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,38 @@
 enum { QUEUE_FIELDS = 8 }; /* SLURM_SQUEUE_FORMAT's */
 
 /* Other users' names, reasons and the rest are printed (hosts --slurm, schedule --live):
- * nothing in them may drive a terminal. */
+ * nothing in them may drive a terminal. One too long for its column ends in "..." so the cut
+ * shows: a 200-node list cut silently read as the whole of it. */
 static void copy_field(char *dst, size_t cap, const char *src)
 {
-    termsafe(dst, cap, src);
+    char probe[512];
+    if (termsafe(probe, sizeof probe, src) < cap || cap < 8) {
+        termsafe(dst, cap, src);
+        return;
+    }
+    size_t len = termsafe(dst, cap - 3, src); /* cut at a whole character or placeholder */
+    memcpy(dst + len, "...", 4);
+}
+
+/* FNV-1a of the whole field, so a change past the shown part of a long nodelist counts. */
+static unsigned long field_hash(const char *s)
+{
+    unsigned long h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* %D: the nodes a job holds, or the fewest a pending one asks for; atoi read "x" as 0. */
+static int parse_nodes(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < 0 || v > 1 << 20 || (s[0] < '0' || s[0] > '9'))
+        return -1;
+    *out = (int)v;
+    return 0;
 }
 
 int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err)
@@ -59,14 +88,22 @@ int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Err
                 abort();
             out->v = grown;
         }
-        SlurmQueueJob *j = &out->v[out->n++];
+        SlurmQueueJob *j = &out->v[out->n];
         memset(j, 0, sizeof *j);
+        if (parse_nodes(f[3], &j->nodes) < 0) {
+            error_set(err, "%s: line %zu: field 'nodes': expected a node count, found '%.40s'",
+                      source, lineno, f[3]);
+            free(line);
+            slurm_queue_clear(out);
+            return -1;
+        }
+        out->n++;
         copy_field(j->id, sizeof j->id, f[0]);
         copy_field(j->user, sizeof j->user, f[1]);
         copy_field(j->state, sizeof j->state, f[2]);
-        j->nodes = atoi(f[3]);
         copy_field(j->gres, sizeof j->gres, f[4]);
         copy_field(j->nodelist, sizeof j->nodelist, f[5]);
+        j->nodelist_hash = field_hash(f[5]);
         copy_field(j->reason, sizeof j->reason, f[6]);
         copy_field(j->name, sizeof j->name, f[7]);
         free(line);
@@ -136,7 +173,8 @@ int slurm_queue_moves_nodes(const SlurmQueue *before, const SlurmQueue *now)
         const SlurmQueueJob *b = was(sorted, before->n, j);
         int pending = strcmp(j->state, "PENDING") == 0;
         if (is_running(j))
-            moved = !b || !is_running(b) || strcmp(b->nodelist, j->nodelist) != 0;
+            moved = !b || !is_running(b) || strcmp(b->nodelist, j->nodelist) != 0 ||
+                    b->nodelist_hash != j->nodelist_hash;
         else if (is_node_failure(j->state))
             moved = !b || strcmp(b->state, j->state) != 0;
         else if (pending && b && (is_running(b) || strcmp(b->state, "COMPLETING") == 0))

@@ -16,7 +16,8 @@ typedef struct {
     char state[24];   /* RUNNING, PENDING, ... */
     int nodes;
     char gres[64];    /* "gres:gpu:2", "N/A" */
-    char nodelist[128];
+    char nodelist[128];          /* one too long ends in "..." (hosts --slurm shows it) */
+    unsigned long nodelist_hash; /* of the whole nodelist, to tell a change past the cut */
     char reason[64];  /* pending reason ("Resources", "Priority"), "None" */
     char name[128];
 } SlurmQueueJob;
@@ -26,7 +27,9 @@ typedef struct {
     size_t n;
 } SlurmQueue;
 
-/* Parses `squeue -h -o SLURM_SQUEUE_FORMAT`; the job name (last) may hold '|'. */
+/* Parses `squeue -h -o SLURM_SQUEUE_FORMAT`; the job name (last) may hold '|'. A node count
+ * that is not a whole number is an error naming the line; a text field too long for its
+ * column is kept cut, ending in "...". */
 int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err);
 void slurm_queue_clear(SlurmQueue *q);
 

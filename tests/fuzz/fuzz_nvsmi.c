@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         GpuProcess p;
         if (nvsmi_parse_gpu_line(line, &g, &err) == 0) {
             if ((g.has_util && !(g.util_pct >= 0 && g.util_pct <= 100)) ||
-                (g.has_mem_total && !(g.mem_total_mib >= 0)))
+                (g.has_mem_total && !(g.mem_total_mib > 0)) ||
+                (g.has_mem_used && g.has_mem_total && g.mem_used_mib > g.mem_total_mib))
                 abort(); /* a value marked known must be a real one */
             if (n_gpus < 16)
                 gpus[n_gpus++] = g;

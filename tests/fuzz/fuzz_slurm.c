@@ -14,9 +14,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Error err;
     SlurmNodes nodes;
     if (slurm_nodes_parse(text, "sinfo", &nodes, &err) == 0) {
-        for (size_t i = 0; i < nodes.n; i++)
-            if (nodes.v[i].cpus < 1 || nodes.v[i].gpus < 0 || nodes.v[i].mem_mb < 0)
-                abort(); /* parsed counts are real ones */
+        for (size_t i = 0; i < nodes.n; i++) {
+            const SlurmNode *n = &nodes.v[i];
+            int kinds = 0;
+            for (int k = 0; k < n->n_gpu_kinds; k++)
+                kinds += n->gpu_kinds[k].count;
+            if (n->cpus < 1 || n->gpus < 0 || n->mem_mb < 0 || n->cpus_alloc < 0 ||
+                kinds != n->gpus)
+                abort(); /* parsed counts are real ones; the types add up to the GPUs */
+        }
         Cluster *c = nodes.n ? slurm_nodes_cluster(&nodes, "fuzz", 10, &err) : NULL;
         if (c && c->n_machines != nodes.n)
             abort();
@@ -35,9 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     SlurmQueue q;
-    if (slurm_queue_parse(text, "squeue", &q, &err) == 0)
+    if (slurm_queue_parse(text, "squeue", &q, &err) == 0) {
+        for (size_t i = 0; i < q.n; i++)
+            if (q.v[i].nodes < 0)
+                abort();
         slurm_queue_clear(&q);
-    else if (!err.msg[0])
+    } else if (!err.msg[0])
         abort();
     SlurmJobInfoList jobs;
     if (slurm_jobinfo_parse(text, "scontrol", &jobs, &err) == 0) {

@@ -148,3 +148,53 @@ Test(nvsmi, more_fields_than_the_query_is_an_error_not_read_off_by_one)
     cr_assert(strstr(err.msg, "(3 fields, the pid above 0), found 4 fields"), "%s", err.msg);
     cr_assert_eq(nvsmi_parse_app_line("4242, GPU-a, 30500", &p, &err), 0, "%s", err.msg);
 }
+
+Test(nvsmi, memory_used_above_total_or_a_total_of_zero_is_an_error)
+{
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 10, 16000, 15360", &g, &e), -1);
+    cr_assert(strstr(e.msg, "memory.used") && strstr(e.msg, "16000") && strstr(e.msg, "15360"),
+              "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 10, 0, 0", &g, &e), -1);
+    cr_assert(strstr(e.msg, "memory.total") && strstr(e.msg, "above 0"), "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 10, 15360, 15360", &g, &e), 0, "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 10, 16000, [N/A]", &g, &e), 0,
+                 "an unknown total bounds nothing");
+}
+
+Test(nvsmi, hex_exponents_and_signs_are_errors_not_values)
+{
+    GpuSample g;
+    GpuProcess p;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 0x10, 1, 2", &g, &e), -1);
+    cr_assert(strstr(e.msg, "utilization.gpu") && strstr(e.msg, "0x10"), "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 1, 0x1p4, 100", &g, &e), -1);
+    cr_assert(strstr(e.msg, "memory.used"), "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 1, 1e3, 2000", &g, &e), -1);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, +1, 1, 2", &g, &e), -1);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 1.5.2, 1, 2", &g, &e), -1);
+    cr_assert_eq(nvsmi_parse_app_line("42, GPU-abc, 0x400", &p, &e), -1);
+    cr_assert(strstr(e.msg, "used_memory"), "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("0, GPU-abc, T4, 37.5, 1024 MiB, 15360", &g, &e), 0, "%s",
+                 e.msg);
+    cr_assert_float_eq(g.util_pct, 37.5, 1e-9);
+}
+
+Test(nvsmi, a_line_longer_than_the_buffer_is_an_error_not_cut)
+{
+    /* cut at 511 bytes, "15360" would have read as "153" */
+    char line[600];
+    int pad = 511 - (int)strlen("0, GPU-abc, , 10, 100, 153");
+    snprintf(line, sizeof line, "0, GPU-abc, %*s, 10, 100, 15360", pad, "T4");
+    GpuSample g;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line(line, &g, &e), -1);
+    cr_assert(strstr(e.msg, "at most 511 bytes"), "%s", e.msg);
+    char app[600];
+    snprintf(app, sizeof app, "42, GPU-%0*d, 100", 520, 7);
+    GpuProcess p;
+    cr_assert_eq(nvsmi_parse_app_line(app, &p, &e), -1);
+    cr_assert(strstr(e.msg, "process line") && strstr(e.msg, "511"), "%s", e.msg);
+}

@@ -218,3 +218,89 @@ Test(slurm_nodes, a_node_name_that_would_drive_a_terminal_is_refused_and_a_gpu_t
     cr_assert_str_eq(ns.v[0].gpu_type, "t4^[]0;x^G");
     slurm_nodes_clear(&ns);
 }
+
+/* Regression: "gpu:t4:2,gpu:v100:2" was read as 4 T4s (one type a node, the first). */
+Test(slurm_nodes, a_node_of_two_gpu_types_gets_devices_of_both_models)
+{
+    const char *text = "m1|8|4000|gpu:t4:2(S:0),gpu:v100:2(S:1)|idle|x|p|0/8/0/8|h1|none\n"
+                       "m2|8|4000|gpu:t4:4|idle|x|p|0/8/0/8|h2|none\n";
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(ns.v[0].gpus, 4);
+    Cluster *c = slurm_nodes_cluster(&ns, "lab", 10, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    cr_assert_eq(c->n_types, 2, "not the same shape as 4 T4s");
+    cr_assert_str_eq(c->types[0].name, "8cpu-4000mb-t4x2-v100x2");
+    cr_assert_eq(c->types[0].n_devices, 5);
+    cr_assert_str_eq(c->types[0].devices[1].model, "T4");
+    cr_assert_str_eq(c->types[0].devices[2].model, "T4");
+    cr_assert_str_eq(c->types[0].devices[3].model, "V100");
+    cr_assert_str_eq(c->types[0].devices[4].id, "gpu3");
+    cr_assert_str_eq(c->types[0].devices[4].model, "V100");
+    cr_assert_str_eq(c->types[1].name, "8cpu-4000mb-t4x4");
+    cluster_free(c);
+    slurm_nodes_clear(&ns);
+}
+
+Test(slurm_nodes, gpu_kinds_and_labels_as_slurm_22_05_prints_the_gres)
+{
+    const char *text = "a|8|4000|gpu:t4:2(S:0-1)|idle|x|p|0/8/0/8|h|none\n"
+                       "b|8|4000|gpu:2|idle|x|p|0/8/0/8|h|none\n"
+                       "c|8|4000|gpu:t4:2,gpu:v100:2,gpu:t4:1|idle|x|p|0/8/0/8|h|none\n"
+                       "d|8|4000|(null)|idle|x|p|0/8/0/8|h|none\n";
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    char label[64], shape[64];
+    cr_assert_eq(ns.v[0].n_gpu_kinds, 1);
+    cr_assert_str_eq(ns.v[0].gpu_kinds[0].type, "t4", "the socket list is not in the type");
+    slurm_node_gpus_label(&ns.v[0], label, sizeof label);
+    cr_assert_str_eq(label, "t4:2");
+    slurm_node_gpus_label(&ns.v[1], label, sizeof label);
+    cr_assert_str_eq(label, "gpu:2", "untyped");
+    cr_assert_eq(slurm_node_shape(&ns.v[1], shape, sizeof shape), 0);
+    cr_assert_str_eq(shape, "8cpu-4000mb-gpux2");
+    cr_assert_eq(ns.v[2].n_gpu_kinds, 2, "the same type twice is one kind");
+    cr_assert_eq(ns.v[2].gpus, 5);
+    cr_assert_str_eq(ns.v[2].gpu_type, "t4,v100");
+    slurm_node_gpus_label(&ns.v[2], label, sizeof label);
+    cr_assert_str_eq(label, "t4:3,v100:2");
+    slurm_node_gpus_label(&ns.v[3], label, sizeof label);
+    cr_assert_str_eq(label, "-");
+    slurm_nodes_clear(&ns);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:a:1,gpu:b:1,gpu:c:1,gpu:d:1,gpu:e:1|idle|x|p|"
+                                   "0/4/0/4|h|\n",
+                                   "sinfo", &ns, &e),
+                 -1);
+    cr_assert(strstr(e.msg, "'gres'") && strstr(e.msg, "at most 4 GPU types"), "%s", e.msg);
+}
+
+Test(slurm_nodes, a_negative_gpu_count_or_more_cpus_allocated_than_the_total_is_an_error)
+{
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:t4:-2|idle|x|p|0/4/0/4|h|\n", "sinfo", &ns, &e),
+                 -1, "a negative count was read as no GPU");
+    cr_assert(strstr(e.msg, "line 1") && strstr(e.msg, "'gres'") && strstr(e.msg, "gpu:t4:-2"),
+              "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|gpu:-1|idle|x|p|0/4/0/4|h|\n", "sinfo", &ns, &e), -1);
+    char long_type[300];
+    snprintf(long_type, sizeof long_type, "n1|4|2000|gpu:%0150d:8|idle|x|p|0/4/0/4|h|\n", 0);
+    cr_assert_eq(slurm_nodes_parse(long_type, "sinfo", &ns, &e), -1,
+                 "an item cut before its count read as one GPU");
+    cr_assert(strstr(e.msg, "'gres'"), "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|6/0/0/4|h|\n", "sinfo", &ns, &e), -1,
+                 "6 of 4 CPUs allocated");
+    cr_assert(strstr(e.msg, "'cpu counts'") && strstr(e.msg, "6/0/0/4"), "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|2/x/0/4|h|\n", "sinfo", &ns, &e),
+                 -1);
+    cr_assert(strstr(e.msg, "expected A/I/O/T") && strstr(e.msg, "2/x/0/4"), "%s", e.msg);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|2/2/0|h|\n", "sinfo", &ns, &e), -1);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|2/2/0/4/1|h|\n", "sinfo", &ns, &e),
+                 -1);
+    cr_assert_eq(slurm_nodes_parse("n1|4|2000|(null)|mixed|x|p|4/0/0/4|h|\n", "sinfo", &ns, &e), 0,
+                 "%s", e.msg);
+    cr_assert_eq(ns.v[0].cpus_alloc, 4);
+    slurm_nodes_clear(&ns);
+}

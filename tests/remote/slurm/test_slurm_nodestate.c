@@ -108,3 +108,11 @@ Test(slurm_nodestate, remote_text_is_made_visible_and_a_hostile_node_name_refuse
     cr_assert_eq(slurm_nodestate_parse("n\033[2J1|idle|(null)|none\n", "sinfo", &st, &e), -1);
     cr_assert(strstr(e.msg, "expected a node name"), "%s", e.msg);
 }
+
+Test(slurm_nodestate, a_negative_gpu_count_is_an_error_not_no_gpu)
+{
+    SlurmNodeStatuses l;
+    Error e;
+    cr_assert_eq(slurm_nodestate_parse("a|idle|gpu:t4:-2|none\n", "sinfo", &l, &e), -1);
+    cr_assert(strstr(e.msg, "'gres'") && strstr(e.msg, "gpu:t4:-2"), "%s", e.msg);
+}

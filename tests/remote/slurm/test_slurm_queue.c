@@ -92,3 +92,47 @@ Test(slurm_queue, control_bytes_in_a_name_user_or_reason_are_made_visible)
     cr_assert_str_eq(q.v[0].name, "x^[]0;t^G|y");
     slurm_queue_clear(&q);
 }
+
+Test(slurm_queue, a_node_count_that_is_not_a_number_is_an_error_not_zero)
+{
+    SlurmQueue q;
+    Error e;
+    const char *bad[] = {
+        "1|root|RUNNING|two|gres:gpu:1|n1|None|x\n", "1|root|RUNNING|-1|gres:gpu:1|n1|None|x\n",
+        "1|root|RUNNING|2x|gres:gpu:1|n1|None|x\n", "1|root|RUNNING||gres:gpu:1|n1|None|x\n",
+        "1|root|RUNNING|99999999999|gres:gpu:1|n1|None|x\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(slurm_queue_parse(bad[i], "squeue", &q, &e), -1, "%s", bad[i]);
+        cr_assert(strstr(e.msg, "squeue: line 1") && strstr(e.msg, "'nodes'") &&
+                      strstr(e.msg, "expected a node count"),
+                  "%s", e.msg);
+        cr_assert_eq(q.n, 0);
+    }
+    cr_assert_eq(slurm_queue_parse("1|root|RUNNING|3|gres:gpu:1|n[1-3]|None|x\n", "squeue", &q, &e),
+                 0, "%s", e.msg);
+    cr_assert_eq(q.v[0].nodes, 3);
+    slurm_queue_clear(&q);
+}
+
+Test(slurm_queue, a_nodelist_too_long_for_its_column_shows_the_cut_and_still_counts_a_change)
+{
+    char list[200], line[300], other[300];
+    for (int i = 0; i < 40; i++)
+        snprintf(list + 4 * i, sizeof list - 4 * (size_t)i, "n%02d,", i);
+    list[strlen(list) - 1] = 0; /* 159 bytes */
+    snprintf(line, sizeof line, "1|root|RUNNING|40|gres:gpu:1|%s|None|x\n", list);
+    SlurmQueue q;
+    Error e;
+    cr_assert_eq(slurm_queue_parse(line, "squeue", &q, &e), 0, "%s", e.msg);
+    size_t len = strlen(q.v[0].nodelist);
+    cr_assert_eq(len, sizeof q.v[0].nodelist - 1);
+    cr_assert_str_eq(q.v[0].nodelist + len - 3, "...", "the cut is visible: %s", q.v[0].nodelist);
+    cr_assert(strncmp(q.v[0].nodelist, list, len - 3) == 0);
+    slurm_queue_clear(&q);
+    /* the same job on other nodes past the shown part: the nodes moved */
+    snprintf(other, sizeof other, "%s", line);
+    char *last = strstr(other, "n39");
+    last[2] = '8';
+    cr_assert(moves(line, other), "a change past the cut is a change");
+    cr_assert(!moves(line, line));
+}
