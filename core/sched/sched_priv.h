@@ -114,9 +114,6 @@ int sched_set_usable(SchedState *s, int usable, Error *err);
 /* GPUs of the node a placement may take now: none on a drained node, else those no job
  * holds less those held by someone else. */
 int sched_node_available(const SchedState *s, int node);
-/* Keeps (0, the default) or drops (1) each job's estimated speeds between decisions; the
- * decisions are the same either way (tests and bench/schedscale.c compare them). */
-void sched_speed_per_decision(SchedState *s, int on);
 /* One decision (core/sched/sched_decide.c). */
 int sched_decide(SchedState *s, Error *err);
 /* Appends to the decision log and the job's resize history; -1 when out of memory, having

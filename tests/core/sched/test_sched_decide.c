@@ -2,14 +2,13 @@
  * more GPUs than are usable, and every policy finishes a small workload on clusters of 1..8
  * usable GPUs, with a drained node, and when a drain or a hold shrinks the cluster mid-run.
  * Every run has a bounded simulated horizon, so a scheduler that never finishes fails the
- * test instead of hanging it. */
+ * test instead of hanging it. Speeds kept between decisions decide as recomputed ones. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
-#include "core/sched/sched_priv.h" /* sched_speed_per_decision */
 #include "tests/support/fixtures.h"
 
 #define FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv"
@@ -205,8 +204,7 @@ Test(sched_decide, an_exploration_stage_ends_at_its_decision_however_time_is_sli
 /* One random run of `policy`, switched to `then` at 2 h, with an 8-GPU node joining at 1 h
  * (the largest node, which the speeds' packing uses, grows from 4 to 8); speeds recomputed
  * at every decision when per_decision. */
-static SchedState *random_run(const char *policy, const char *then, unsigned seed,
-                              int per_decision)
+static SchedState *random_run(const char *policy, const char *then, unsigned seed, int per_decision)
 {
     static const char *const MODELS[] = {"cifar10", "ncf", "bert", "imagenet", "deepspeech2"};
     SchedState *s = cluster(policy, 12, 0);
@@ -261,10 +259,11 @@ Test(sched_decide, speeds_kept_between_decisions_decide_as_speeds_recomputed_eac
                 for (size_t k = 0; same && k < a->n_slots; k++)
                     same = a->slots[k].node == b->slots[k].node &&
                            a->slots[k].gpus == b->slots[k].gpus;
-                cr_assert(same, "%s seed %u: event %zu differs (job %d %d->%d at %g s, "
-                                "expected job %d %d->%d at %g s)",
-                          PAIRS[p][0], seed, i, a->job, a->gpus_from, a->gpus_to, a->time_s,
-                          b->job, b->gpus_from, b->gpus_to, b->time_s);
+                cr_assert(same,
+                          "%s seed %u: event %zu differs (job %d %d->%d at %g s, "
+                          "expected job %d %d->%d at %g s)",
+                          PAIRS[p][0], seed, i, a->job, a->gpus_from, a->gpus_to, a->time_s, b->job,
+                          b->gpus_from, b->gpus_to, b->time_s);
             }
             sched_free(kept), sched_free(fresh);
         }
