@@ -199,10 +199,12 @@ const char *sched_policy_name(const SchedState *s)
 void sched_job_retire(SJob *j)
 {
     free(j->slots), free(j->obs), free(j->spd), free(j->spd_valid);
+    free(j->spd_conf);
     j->slots = NULL;
     j->obs = NULL;
     j->spd = NULL;
     j->spd_valid = NULL;
+    j->spd_conf = NULL;
     j->n_slots = j->cap_slots = j->n_obs = j->cap_obs = 0;
 }
 
@@ -315,8 +317,11 @@ void sched_job_observe(SJob *j, int nodes, double step_s)
     }
     j->obs[j->n_obs++] = (TputPoint){j->gpus, nodes, j->conf.atomic, step_s};
     Error e;
-    if (j->n_obs >= 2 && tputmodel_fit_best(&j->own, j->obs, j->n_obs, &e) == 0)
-        j->own_ok = 1;
+    if (j->n_obs >= 2) {
+        j->own_fits++; /* even a failed fit may have written `own` */
+        if (tputmodel_fit_best(&j->own, j->obs, j->n_obs, &e) == 0)
+            j->own_ok = 1;
+    }
 }
 
 int sched_job_finish(SchedState *s, size_t i)

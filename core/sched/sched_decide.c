@@ -58,6 +58,59 @@ typedef struct {
     const size_t *active;
 } SpeedCtx;
 
+/* A job's speed on w GPUs depends on w and, through job_config, only on its epoch (the
+ * gain), its exploration stage, its own throughput fit, the largest node (packing) and the
+ * policy (sched_set_policy: knowledge, batch choice); its model and owner's batch never
+ * change. The cache is dropped when one of these moves, not at every decision: a queue of
+ * thousands of waiting jobs, whose speeds cannot change, was re-estimated at every decision
+ * (jobmodel_best: 11 batches each), which made a long trace quadratic in its jobs
+ * (bench/schedscale.c, docs/benchmarks.md). */
+static void speed_cache_check(const SchedState *s, SJob *j)
+{
+    if ((!s->speed_per_decision || j->spd_gen == s->gen) && j->spd_epoch == j->epoch &&
+        j->spd_stage == j->explore_stage && j->spd_fits == j->own_fits &&
+        j->spd_node_gpus == s->max_node_gpus && j->spd_pol == s->pol)
+        return;
+    memset(j->spd_valid, 0, SCHED_SPEED_CACHE * sizeof *j->spd_valid);
+    j->spd_epoch = j->epoch;
+    j->spd_stage = j->explore_stage;
+    j->spd_fits = j->own_fits;
+    j->spd_node_gpus = s->max_node_gpus;
+    j->spd_gen = s->gen;
+    j->spd_pol = s->pol;
+}
+
+void sched_speed_per_decision(SchedState *s, int on)
+{
+    s->speed_per_decision = on;
+}
+
+/* job_config through the cache (powers of two only): -1 when w GPUs cannot run the job. */
+static int cached_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate)
+{
+    speed_cache_check(s, j);
+    int k = -1;
+    if ((w & (w - 1)) == 0) {
+        k = 0;
+        while ((1 << k) < w)
+            k++;
+        if (j->spd_valid[k]) {
+            *c = j->spd_conf[k];
+            *rate = j->spd[k];
+            return j->spd_valid[k] > 0 ? 0 : -1;
+        }
+    }
+    int rc = job_config(s, j, w, c, rate);
+    if (rc < 0)
+        *rate = 0;
+    if (k >= 0) {
+        j->spd[k] = *rate;
+        j->spd_conf[k] = *c;
+        j->spd_valid[k] = rc < 0 ? -1 : 1;
+    }
+    return rc;
+}
+
 static double speed_cb(void *ud, size_t i, int w)
 {
     SpeedCtx *ctx = ud;
@@ -65,22 +118,9 @@ static double speed_cb(void *ud, size_t i, int w)
     SJob *j = &s->jobs[ctx->active[i]];
     if (w < 1 || w > sched_job_max_gpus(s, j))
         return 0;
-    int k = -1;
-    if ((w & (w - 1)) == 0) {
-        k = 0;
-        while ((1 << k) < w)
-            k++;
-        if (j->spd_valid[k] == s->gen)
-            return j->spd[k];
-    }
-    JobConfig c;
+    JobConfig c = {0};
     double rate = 0;
-    if (job_config(s, j, w, &c, &rate) < 0)
-        rate = 0;
-    if (k >= 0) {
-        j->spd[k] = rate;
-        j->spd_valid[k] = s->gen;
-    }
+    cached_config(s, j, w, &c, &rate);
     return rate;
 }
 
@@ -152,7 +192,8 @@ static int admit_arrivals(SchedState *s)
         if (!j->done) { /* a live driver may report a job done before it arrives */
             j->spd = calloc(SCHED_SPEED_CACHE, sizeof *j->spd);
             j->spd_valid = calloc(SCHED_SPEED_CACHE, sizeof *j->spd_valid);
-            if (!j->spd || !j->spd_valid)
+            j->spd_conf = calloc(SCHED_SPEED_CACHE, sizeof *j->spd_conf);
+            if (!j->spd || !j->spd_valid || !j->spd_conf)
                 return -1;
             s->live[s->n_live++] = s->next_arrival;
             s->last_progress_s = s->now_s; /* a new job may run where the others could not */
@@ -476,7 +517,12 @@ static void retune_batches(SchedState *s, Decision *d)
         SJob *j = &s->jobs[d->active[k]];
         JobConfig conf;
         double rate;
-        if (j->gpus > 0 && job_config(s, j, j->gpus, &conf, &rate) == 0)
+        if (j->gpus == 0)
+            continue;
+        /* the old way (sched_speed_per_decision) recomputed it here, uncached */
+        int rc = s->speed_per_decision ? job_config(s, j, j->gpus, &conf, &rate)
+                                       : cached_config(s, j, j->gpus, &conf, &rate);
+        if (rc == 0)
             j->conf = conf;
     }
 }

@@ -37,9 +37,15 @@ typedef struct {
     size_t n_obs, cap_obs;
     TputModel own;
     int own_ok;
-    /* per-decision speed cache, indexed by log2 GPUs: from arrival until the job finishes */
+    unsigned own_fits; /* tputmodel fits tried on obs: a change of `own` for the speed cache */
+    /* speed cache, indexed by log2 GPUs: from arrival until the job finishes. An entry holds
+     * while what a speed depends on stays (sched_decide.c, speed_cb): the key below. */
     double *spd;
-    int *spd_valid;
+    JobConfig *spd_conf;
+    int *spd_valid; /* 0: not known, 1: spd and spd_conf hold, -1: w GPUs cannot run it */
+    int spd_epoch, spd_stage, spd_node_gpus, spd_gen;
+    unsigned spd_fits;
+    const Policy *spd_pol;
 } SJob;
 
 typedef struct {
@@ -95,6 +101,7 @@ struct SchedState {
     double over_gpu_s;
     uint64_t rng;
     int gen;
+    int speed_per_decision; /* 1: speeds recomputed every decision, the old way (tests, bench) */
 };
 
 /* Shared by core/sched/sched.c, sched_decide.c and sched_input.c. */

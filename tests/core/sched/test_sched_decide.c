@@ -2,7 +2,7 @@
  * more GPUs than are usable, and every policy finishes a small workload on clusters of 1..8
  * usable GPUs, with a drained node, and when a drain or a hold shrinks the cluster mid-run.
  * Every run has a bounded simulated horizon, so a scheduler that never finishes fails the
- * test instead of hanging it. */
+ * test instead of hanging it. Speeds kept between decisions decide as recomputed ones. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -199,4 +199,72 @@ Test(sched_decide, an_exploration_stage_ends_at_its_decision_however_time_is_sli
         cr_assert_float_eq(grew, 180, 1e-9, "run %d: the job grew to 2 GPUs at %g s", run, grew);
         sched_free(s);
     }
+}
+
+/* One random run of `policy`, switched to `then` at 2 h, with an 8-GPU node joining at 1 h
+ * (the largest node, which the speeds' packing uses, grows from 4 to 8); speeds recomputed
+ * at every decision when per_decision. */
+static SchedState *random_run(const char *policy, const char *then, unsigned seed, int per_decision)
+{
+    static const char *const MODELS[] = {"cifar10", "ncf", "bert", "imagenet", "deepspeech2"};
+    SchedState *s = cluster(policy, 12, 0);
+    sched_speed_per_decision(s, per_decision);
+    Error e;
+    double t = 0;
+    for (int k = 0; k < 40; k++) {
+        seed = seed * 1103515245u + 12345u;
+        t += (seed >> 16) % 600;
+        seed = seed * 1103515245u + 12345u;
+        char name[16];
+        snprintf(name, sizeof name, "j%d", k);
+        SchedJobSpec spec = {name, MODELS[(seed >> 16) % 5], t, 1 << ((seed >> 20) % 5), 0};
+        cr_assert_eq(sched_submit(s, &spec, &e), 0, "%s", e.msg);
+    }
+    while (!sched_finished(s) && sched_now(s) < 40000) {
+        if (sched_now(s) == 3600)
+            cr_assert_geq(sched_add_node(s, "big", 8, "T4", 1.0, &e), 0, "%s", e.msg);
+        if (sched_now(s) == 7200)
+            cr_assert_eq(sched_set_policy(s, then, &e), 0, "%s", e.msg);
+        cr_assert_eq(sched_advance(s, 600, &e), 0, "%s", e.msg);
+    }
+    return s;
+}
+
+/* Each job's speeds are kept across decisions until its epoch, exploration stage or own fit,
+ * the largest node or the policy changes (sched_decide.c, speed_cb); they used to be
+ * recomputed at every decision, which made long traces quadratic. Kept or recomputed, every
+ * event (time, kind, job, GPUs, batch, placement) is the same, for each adaptive policy on
+ * random workloads whose jobs pass epochs, explore, refit, and see a node join and the
+ * policy change. */
+Test(sched_decide, speeds_kept_between_decisions_decide_as_speeds_recomputed_each_time)
+{
+    static const char *const PAIRS[][2] = {{"doubling", "optimus"},
+                                           {"doubling-explore", "doubling"},
+                                           {"doubling-seed", "doubling-explore"},
+                                           {"pollux", "doubling"},
+                                           {"optimus", "pollux"}};
+    for (size_t p = 0; p < sizeof PAIRS / sizeof PAIRS[0]; p++)
+        for (unsigned seed = 1; seed <= 3; seed++) {
+            SchedState *kept = random_run(PAIRS[p][0], PAIRS[p][1], seed, 0);
+            SchedState *fresh = random_run(PAIRS[p][0], PAIRS[p][1], seed, 1);
+            size_t n = sched_event_count(fresh);
+            cr_assert_eq(sched_event_count(kept), n, "%s seed %u: %zu events, expected %zu",
+                         PAIRS[p][0], seed, sched_event_count(kept), n);
+            cr_assert_gt(n, 40, "%s seed %u: the run decided little", PAIRS[p][0], seed);
+            for (size_t i = 0; i < n; i++) {
+                const SchedEvent *a = sched_event(kept, i), *b = sched_event(fresh, i);
+                int same = a->time_s == b->time_s && a->kind == b->kind && a->job == b->job &&
+                           a->gpus_from == b->gpus_from && a->gpus_to == b->gpus_to &&
+                           a->batch_size == b->batch_size && a->n_slots == b->n_slots;
+                for (size_t k = 0; same && k < a->n_slots; k++)
+                    same = a->slots[k].node == b->slots[k].node &&
+                           a->slots[k].gpus == b->slots[k].gpus;
+                cr_assert(same,
+                          "%s seed %u: event %zu differs (job %d %d->%d at %g s, "
+                          "expected job %d %d->%d at %g s)",
+                          PAIRS[p][0], seed, i, a->job, a->gpus_from, a->gpus_to, a->time_s, b->job,
+                          b->gpus_from, b->gpus_to, b->time_s);
+            }
+            sched_free(kept), sched_free(fresh);
+        }
 }
