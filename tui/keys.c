@@ -9,7 +9,7 @@
 const KeyHelp HELP_KEYS[] = {
     {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next, Shift-Tab: back)"},
     {"global", "? F1", "this help (Up/Down scroll it when long; other keys close it)"},
-    {"global", ":", "command: budget N, converge on|off, pause, resume, quit,"},
+    {"global", ":", "command: budget N, converge on|off, pause, resume, quit[!],"},
     {"global", "", "  plot STYLE, sort COLUMN, filter TEXT, theme NAME; scheduler:"},
     {"global", "", "  pin JOB GPUS, pause/resume JOB, (un)drain NODE, policy NAME;"},
     {"global", "", "  on Slurm: drain NODE [REASON], undrain NODE (scontrol, asks)"},
