@@ -307,9 +307,11 @@ const char *draw_fit_tail(const char *text, int w)
     const char *bar;
     while (draw_width(text) > w && (bar = strchr(text + 1, '|')))
         text = bar + 1; /* the space before the next field stays, as a margin */
-    /* the last field alone too wide: its last whole characters that fit (columns, as the
-     * cluster's name may be in any script) */
-    return draw_tail_cols(text, w);
+    /* the last field (the state) alone too wide: the word without the margin before it, or
+     * nothing; a fragment ("g" of "tuning" at 30 columns) reads as a word of its own */
+    if (draw_width(text) > w && text[0] == ' ')
+        text++;
+    return draw_width(text) <= w ? text : text + strlen(text);
 }
 
 int draw_width(const char *text)

@@ -46,8 +46,8 @@ void draw_seconds_fixed(char *out, size_t cap, double s, int decimals);
 void draw_seconds_unit(char *out, size_t cap, double s);
 
 /* The tail of "a | b | c" that fits in w columns, whole fields dropped from the left
- * ("b | c", then "c"); only when the last field alone is too wide, its last w characters.
- * Returns a pointer into text. */
+ * ("b | c", then "c"); when the last field alone is too wide, it without its leading space,
+ * or "" (never part of a word). Returns a pointer into text. */
 const char *draw_fit_tail(const char *text, int w);
 /* The end of text that fits in w columns, from a whole character (never a combining mark
  * cut from its letter). Returns a pointer into text. */

@@ -25,9 +25,13 @@ Test(draw, fit_tail_drops_whole_fields_from_the_left_never_part_of_one)
     cr_assert_str_eq(draw_fit_tail(BAR, 10), " tuning ");
 }
 
-Test(draw, fit_tail_cuts_the_last_field_only_when_it_alone_is_too_wide)
+Test(draw, fit_tail_shows_the_last_field_whole_or_not_at_all)
 {
-    cr_assert_str_eq(draw_fit_tail(BAR, 5), "ning ");
+    /* "g" of "tuning" showed at 30 columns, a fragment that reads as a word of its own */
+    cr_assert_str_eq(draw_fit_tail(BAR, 7), "tuning ", "the margin before it goes first");
+    cr_assert_str_eq(draw_fit_tail(BAR, 6), "");
+    cr_assert_str_eq(draw_fit_tail(BAR, 5), "");
+    cr_assert_str_eq(draw_fit_tail(BAR, 1), "");
     cr_assert_str_eq(draw_fit_tail(BAR, 0), "");
     cr_assert_str_eq(draw_fit_tail(BAR, -3), "");
 }
