@@ -260,6 +260,19 @@ void draw_seconds_fixed(char *out, size_t cap, double s, int decimals)
         snprintf(out, cap, "-");
 }
 
+void draw_percent_signed(char *out, size_t cap, double pct)
+{
+    if (!isfinite(pct)) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    char text[32];
+    snprintf(text, sizeof text, "%+.0f", pct);
+    /* under half a percent either way rounds to a signed zero, "-0" or "+0", which reads as
+     * an error with a direction; printf's own rounding decides, so 0.5 stays "0" as it prints */
+    snprintf(out, cap, "%s", strcmp(text + 1, "0") == 0 ? "0" : text);
+}
+
 void draw_seconds_unit(char *out, size_t cap, double s)
 {
     if (!isfinite(s))

@@ -44,6 +44,9 @@ void draw_seconds_fixed(char *out, size_t cap, double s, int decimals);
  * ("1000s") and past 27 h minutes ("3333m"): at most 6 columns, down to 0.1 ms ("<0.1ms"
  * below); "-" when unknown. */
 void draw_seconds_unit(char *out, size_t cap, double s);
+/* A percentage with its sign and no decimals ("+25", "-3"), "0" for anything that rounds to
+ * zero (never "-0" or "+0"), "-" when not finite. */
+void draw_percent_signed(char *out, size_t cap, double pct);
 
 /* The tail of "a | b | c" that fits in w columns, whole fields dropped from the left
  * ("b | c", then "c"); when the last field alone is too wide, it without its leading space,

@@ -42,6 +42,23 @@ Test(draw, fit_tail_never_returns_more_than_the_width)
         cr_assert_leq(strlen(draw_fit_tail(BAR, w)), (size_t)w, "w %d", w);
 }
 
+Test(draw, percent_under_half_a_percent_is_zero_without_a_sign)
+{
+    /* err% showed "-0" and "+0" for a prediction within half a percent */
+    char out[16];
+    static const struct {
+        double pct;
+        const char *want;
+    } cases[] = {{-0.4, "0"}, {0.4, "0"},   {0.0, "0"},    {-0.0, "0"}, {0.5, "0"},
+                 {0.6, "+1"}, {-0.6, "-1"}, {25.0, "+25"}, {-3.2, "-3"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        draw_percent_signed(out, sizeof out, cases[i].pct);
+        cr_assert_str_eq(out, cases[i].want, "%g", cases[i].pct);
+    }
+    draw_percent_signed(out, sizeof out, NAN);
+    cr_assert_str_eq(out, "-");
+}
+
 Test(draw, seconds_keep_two_significant_digits_below_a_tenth)
 {
     /* A 14 ms trial (the loopback examples) showed as 0.01, and 3 ms as 0.00. */
