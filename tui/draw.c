@@ -42,6 +42,21 @@ void draw_fill(Rect r, Role role)
     attrset(A_NORMAL);
 }
 
+void draw_fill_around(Rect r, int cols, int rows)
+{
+    /* rows 1 to rows-2 only: the tab bar and the status line stay */
+    Rect m = {r.x - 1, r.y > 1 ? r.y - 1 : 1, r.w + 2, 0};
+    int bottom = r.y + r.h < rows - 1 ? r.y + r.h + 1 : rows - 1;
+    m.h = bottom - m.y;
+    if (m.x < 0) {
+        m.x = 0;
+        m.w = cols;
+    }
+    if (m.x + m.w > cols)
+        m.w = cols - m.x;
+    draw_fill(m, ROLE_NORMAL);
+}
+
 Rect draw_box(Rect r, const char *title, int focused)
 {
     if (r.w < 2 || r.h < 2)

@@ -15,6 +15,10 @@ int draw_unicode(void);
 /* A bordered box with a title; returns the inner rectangle. */
 Rect draw_box(Rect r, const char *title, int focused);
 void draw_fill(Rect r, Role role);
+/* An overlay's box r and a blank column and row around it on a cols x rows screen (not over
+ * the tab bar or the status line), so that the panes under it never touch its border and
+ * read as part of it ("┌┌ Keys", "└│"). */
+void draw_fill_around(Rect r, int cols, int rows);
 /* Text at (x, y) cut to `w` columns, ending in an ellipsis ("~" in ASCII) when more than
  * spaces is cut; returns columns written. */
 int draw_text(int y, int x, int w, Role role, const char *text);
