@@ -137,6 +137,8 @@ int app_pausable(const App *a);
 /* Space and :pause/:resume: app_set_pause, or where nothing pauses, a message saying so. */
 void app_ask_pause(App *a, int paused);
 void app_set_pause(App *a, int paused);
+/* q, F10 and :quit: quits, or while trials or live jobs run, asks first (:quit! does not). */
+void app_ask_quit(App *a);
 /* Whether new trials wait: the operator's pause or a hold. The tuner is paused exactly then. */
 int app_trials_held(const App *a);
 void app_log(App *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

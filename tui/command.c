@@ -210,8 +210,18 @@ int command_run(App *a, const char *line)
         }
         app_log(a, "override: policy %s -> %s (at the next decision)", was, arg);
         app_message(a, 0, "policy %s: applied at the next scheduling decision", arg);
-    } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) {
-        a->quit = 1;
+    } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0 || strcmp(word, "quit!") == 0 ||
+               strcmp(word, "q!") == 0) {
+        if (arg[0]) {
+            app_message(a, 1, ":%s: expected nothing after it, found '%s'", word, arg);
+            return -1;
+        }
+        /* As q does: a typed :quit must not drop a running trial unasked; vi's forced form
+         * quits at once, the operator having said so. */
+        if (word[strlen(word) - 1] == '!')
+            a->quit = 1;
+        else
+            app_ask_quit(a);
     } else {
         app_message(a, 1,
                     "unknown command '%s': expected budget, converge, pause, resume, pin, drain, "

@@ -42,6 +42,21 @@ void draw_fill(Rect r, Role role)
     attrset(A_NORMAL);
 }
 
+void draw_fill_around(Rect r, int cols, int rows)
+{
+    /* rows 1 to rows-2 only: the tab bar and the status line stay */
+    Rect m = {r.x - 1, r.y > 1 ? r.y - 1 : 1, r.w + 2, 0};
+    int bottom = r.y + r.h < rows - 1 ? r.y + r.h + 1 : rows - 1;
+    m.h = bottom - m.y;
+    if (m.x < 0) {
+        m.x = 0;
+        m.w = cols;
+    }
+    if (m.x + m.w > cols)
+        m.w = cols - m.x;
+    draw_fill(m, ROLE_NORMAL);
+}
+
 Rect draw_box(Rect r, const char *title, int focused)
 {
     if (r.w < 2 || r.h < 2)
@@ -260,6 +275,19 @@ void draw_seconds_fixed(char *out, size_t cap, double s, int decimals)
         snprintf(out, cap, "-");
 }
 
+void draw_percent_signed(char *out, size_t cap, double pct)
+{
+    if (!isfinite(pct)) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    char text[32];
+    snprintf(text, sizeof text, "%+.0f", pct);
+    /* under half a percent either way rounds to a signed zero, "-0" or "+0", which reads as
+     * an error with a direction; printf's own rounding decides, so 0.5 stays "0" as it prints */
+    snprintf(out, cap, "%s", strcmp(text + 1, "0") == 0 ? "0" : text);
+}
+
 void draw_seconds_unit(char *out, size_t cap, double s)
 {
     if (!isfinite(s))
@@ -307,9 +335,11 @@ const char *draw_fit_tail(const char *text, int w)
     const char *bar;
     while (draw_width(text) > w && (bar = strchr(text + 1, '|')))
         text = bar + 1; /* the space before the next field stays, as a margin */
-    /* the last field alone too wide: its last whole characters that fit (columns, as the
-     * cluster's name may be in any script) */
-    return draw_tail_cols(text, w);
+    /* the last field (the state) alone too wide: the word without the margin before it, or
+     * nothing; a fragment ("g" of "tuning" at 30 columns) reads as a word of its own */
+    if (draw_width(text) > w && text[0] == ' ')
+        text++;
+    return draw_width(text) <= w ? text : text + strlen(text);
 }
 
 int draw_width(const char *text)

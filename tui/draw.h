@@ -15,6 +15,10 @@ int draw_unicode(void);
 /* A bordered box with a title; returns the inner rectangle. */
 Rect draw_box(Rect r, const char *title, int focused);
 void draw_fill(Rect r, Role role);
+/* An overlay's box r and a blank column and row around it on a cols x rows screen (not over
+ * the tab bar or the status line), so that the panes under it never touch its border and
+ * read as part of it ("┌┌ Keys", "└│"). */
+void draw_fill_around(Rect r, int cols, int rows);
 /* Text at (x, y) cut to `w` columns, ending in an ellipsis ("~" in ASCII) when more than
  * spaces is cut; returns columns written. */
 int draw_text(int y, int x, int w, Role role, const char *text);
@@ -44,10 +48,13 @@ void draw_seconds_fixed(char *out, size_t cap, double s, int decimals);
  * ("1000s") and past 27 h minutes ("3333m"): at most 6 columns, down to 0.1 ms ("<0.1ms"
  * below); "-" when unknown. */
 void draw_seconds_unit(char *out, size_t cap, double s);
+/* A percentage with its sign and no decimals ("+25", "-3"), "0" for anything that rounds to
+ * zero (never "-0" or "+0"), "-" when not finite. */
+void draw_percent_signed(char *out, size_t cap, double pct);
 
 /* The tail of "a | b | c" that fits in w columns, whole fields dropped from the left
- * ("b | c", then "c"); only when the last field alone is too wide, its last w characters.
- * Returns a pointer into text. */
+ * ("b | c", then "c"); when the last field alone is too wide, it without its leading space,
+ * or "" (never part of a word). Returns a pointer into text. */
 const char *draw_fit_tail(const char *text, int w);
 /* The end of text that fits in w columns, from a whole character (never a combining mark
  * cut from its letter). Returns a pointer into text. */

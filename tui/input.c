@@ -183,18 +183,6 @@ static void previous_view(App *a)
     a->view = (a->view + VIEW_COUNT - 1) % VIEW_COUNT;
 }
 
-/* Quitting while trials or live jobs run asks first (once the live run is over, nothing
- * runs: it asked "Live jobs run: quitting checkpoints and stops them" with none left). */
-static void ask_quit(App *a)
-{
-    SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
-    if ((a->tuner && (tuner_running(a->tuner) || (!tuner_done(a->tuner) && !a->user_paused))) ||
-        (live && !schedlive_done(live)))
-        a->confirm_quit = 1;
-    else
-        a->quit = 1;
-}
-
 typedef struct {
     int key; /* a character, or with is_key a curses KEY_* code */
     int is_key;
@@ -212,8 +200,8 @@ static const Binding BINDINGS[] = {
     {KEY_F(6), 1, next_sort, 0},
     {'s', 0, next_sort, 0},
     {'r', 0, reverse_sort, 0},
-    {KEY_F(10), 1, ask_quit, 0},
-    {'q', 0, ask_quit, 0},
+    {KEY_F(10), 1, app_ask_quit, 0},
+    {'q', 0, app_ask_quit, 0},
     {'1', 0, show_view_1, 0},
     {'2', 0, show_view_2, 0},
     {'3', 0, show_view_3, 0},

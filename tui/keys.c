@@ -9,7 +9,7 @@
 const KeyHelp HELP_KEYS[] = {
     {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next, Shift-Tab: back)"},
     {"global", "? F1", "this help (Up/Down scroll it when long; other keys close it)"},
-    {"global", ":", "command: budget N, converge on|off, pause, resume, quit,"},
+    {"global", ":", "command: budget N, converge on|off, pause, resume, quit[!],"},
     {"global", "", "  plot STYLE, sort COLUMN, filter TEXT, theme NAME; scheduler:"},
     {"global", "", "  pin JOB GPUS, pause/resume JOB, (un)drain NODE, policy NAME;"},
     {"global", "", "  on Slurm: drain NODE [REASON], undrain NODE (scontrol, asks)"},
@@ -49,6 +49,9 @@ typedef struct {
 } HelpRow;
 
 enum { HELP_HANG = 2 };
+
+/* 94: at 100 columns its text is as wide as it was before the padding (92 wide, none) */
+enum { HELP_BOX_W = 94, HELP_PAD = 1 };
 
 enum { HELP_KEY_COLS = 8 + 19, HELP_MIN_TEXT = 20, HELP_MAX_ROWS = 512 };
 
@@ -91,18 +94,18 @@ static int help_rows(int w, HelpRow *rows)
 int keys_help_fits(int cols, int rows)
 {
     static HelpRow list[HELP_MAX_ROWS];
-    Rect r = layout_overlay(cols, rows, 92, HELP_MAX_ROWS);
-    int n = help_rows(r.w - 2, list);
-    r = layout_overlay(cols, rows, 92, n + 2);
+    Rect r = layout_overlay(cols, rows, HELP_BOX_W, HELP_MAX_ROWS);
+    int n = help_rows(r.w - 2 - 2 * HELP_PAD, list);
+    r = layout_overlay(cols, rows, HELP_BOX_W, n + 2);
     return r.h - 2 >= n;
 }
 
 int keys_draw_help(int cols, int rows, int top)
 {
     static HelpRow list[HELP_MAX_ROWS];
-    Rect r = layout_overlay(cols, rows, 92, HELP_MAX_ROWS);
-    int n = help_rows(r.w - 2, list);
-    r = layout_overlay(cols, rows, 92, n + 2);
+    Rect r = layout_overlay(cols, rows, HELP_BOX_W, HELP_MAX_ROWS);
+    int n = help_rows(r.w - 2 - 2 * HELP_PAD, list);
+    r = layout_overlay(cols, rows, HELP_BOX_W, n + 2);
     if (r.w < 4 || r.h < 3)
         return 0;
     int shown = r.h - 2;
@@ -110,25 +113,15 @@ int keys_draw_help(int cols, int rows, int top)
         top = n - shown;
     if (top < 0)
         top = 0;
-    /* A blank column around the box (rows 1 to rows-2: the tabs and the status line stay),
-     * so that the panes under it do not touch its border and read as part of it. */
-    Rect margin = {r.x - 1, r.y > 1 ? r.y - 1 : 1, r.w + 2, 0};
-    int bottom = r.y + r.h < rows - 1 ? r.y + r.h + 1 : rows - 1;
-    margin.h = bottom - margin.y;
-    if (margin.x < 0) {
-        margin.x = 0;
-        margin.w = cols;
-    }
-    if (margin.x + margin.w > cols)
-        margin.w = cols - margin.x;
-    draw_fill(margin, ROLE_NORMAL);
-    draw_fill(r, ROLE_NORMAL);
+    draw_fill_around(r, cols, rows);
     char title[96];
     if (shown >= n)
         snprintf(title, sizeof title, "Keys (any key closes)");
     else
         snprintf(title, sizeof title, "Keys %d-%d/%d (Up/Down scroll)", top + 1, top + shown, n);
     Rect in = draw_box(r, title, 1);
+    in.x += HELP_PAD; /* a blank column inside each border: full rows touched the right one */
+    in.w -= 2 * HELP_PAD;
     int beside = in.w - HELP_KEY_COLS >= HELP_MIN_TEXT;
     for (int y = 0; y < in.h && top + y < n; y++) {
         const HelpRow *row = &list[top + y];

@@ -134,10 +134,12 @@ static void hosts_draw(const App *a)
         }
     }
     if (a->confirm_accept) {
-        Rect o = layout_overlay(a->layout.cols, a->layout.rows, 84, 7);
-        draw_fill(o, ROLE_NORMAL);
+        Rect o = layout_overlay(a->layout.cols, a->layout.rows, 86, 7);
+        draw_fill_around(o, a->layout.cols, a->layout.rows);
         Rect in = draw_box(o, "Accept an unknown host key?", 1);
-        if (in.h >= 4) {
+        in.x++; /* a blank column inside each border, as the help has */
+        in.w -= 2;
+        if (in.h >= 4 && in.w > 0) {
             draw_textf(in.y, in.x, in.w, ROLE_NORMAL, "host %s (%s) offers the key",
                        c->machines[a->accept_host].name, a->accept_where);
             draw_text(in.y + 1, in.x + 2, in.w - 2, ROLE_KEY, a->accept_fp);

@@ -330,10 +330,7 @@ static int trial_row_lead(const TrialRow *row, int decimals, char *out, size_t c
     draw_seconds_fixed(t, sizeof t, row->time_s, decimals);
     draw_seconds_fixed(b, sizeof b, row->best_s, decimals);
     draw_seconds_fixed(p, sizeof p, row->pred_s, decimals);
-    if (isfinite(row->err_pct))
-        snprintf(e, sizeof e, "%+.0f", row->err_pct);
-    else
-        snprintf(e, sizeof e, "-");
+    draw_percent_signed(e, sizeof e, row->err_pct);
     return snprintf(out, cap, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  ", row->rec->trial,
                     row->status, t, b, p, e, row->workers, row->ps);
 }

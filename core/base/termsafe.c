@@ -80,6 +80,24 @@ size_t termsafe_n(char *out, size_t cap, const char *in, size_t n)
     return o;
 }
 
+size_t termsafe_char(char *out, size_t cap, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    unsigned cp = 0;
+    size_t used = u[0] < 0x80 ? (u[0] != 0) : utf8_seq(u, strnlen(s, 4), &cp);
+    if (!used && u[0])
+        used = 1; /* a byte that starts no character: \xE8 */
+    char shown[24];
+    termsafe_n(shown, sizeof shown, s, used);
+    /* the code point too: 'e' with an accent reads as 'e' in a hurry, and a name's
+     * lookalikes (Cyrillic 'a') are told apart only by it */
+    if (cp > 0x9F && !termsafe_reorders(cp))
+        snprintf(out, cap, "'%s' (U+%04X)", shown, cp);
+    else
+        snprintf(out, cap, "'%s'", shown);
+    return used;
+}
+
 size_t termsafe(char *out, size_t cap, const char *in)
 {
     return termsafe_n(out, cap, in, strlen(in));

@@ -22,6 +22,12 @@ size_t termsafe_n(char *out, size_t cap, const char *in, size_t n);
  * Error.msg. */
 void termsafe_inplace(char *text, size_t cap);
 
+/* The one character at s (its whole UTF-8 sequence, or one byte that is not one) as an error
+ * message names it: quoted and shown as termsafe does, with its code point when it is not
+ * ASCII: "';'", "'^A'", a stray byte "'\xE8'", an e with a grave accent as itself and
+ * "(U+00E8)". Returns the bytes it spans (at least 1; 0 at the end of s). */
+size_t termsafe_char(char *out, size_t cap, const char *s);
+
 /* Whether code point `cp` is one of the bidirectional controls or line separators shown as
  * <U+XXXX> (U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069, U+2028/9); jsonprint.h
  * escapes the same. */

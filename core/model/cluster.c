@@ -7,9 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/base/jfield.h"
+#include "core/base/termsafe.h"
 #include "core/model/hostrange.h"
 #include "core/model/jobtemplate.h"
-#include "core/base/jfield.h"
 
 Cluster *cluster_new(const char *name)
 {
@@ -65,12 +66,14 @@ static int machine_name_check(const char *name, Error *err)
         unsigned char ch = (unsigned char)*p;
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
               ch == '-' || ch == '.' || ch == '_')) {
-            char shown[8]; /* a byte no terminal shows alone (é's first byte) as \xC3 */
-            snprintf(shown, sizeof shown, ch >= 32 && ch < 127 ? "%c" : "\\x%02X", ch);
+            /* as the host check names it: the whole character, not its first byte (\xC3
+             * of an e with an accent) nor '?' */
+            char shown[48];
+            termsafe_char(shown, sizeof shown, p);
             return error_set(err,
-                             "machine '%s': unexpected character '%s': expected letters, "
+                             "machine '%s': unexpected character %s at %zu: expected letters, "
                              "digits, '-', '.' or '_' only",
-                             name, shown);
+                             name, shown, (size_t)(p - name) + 1);
         }
     }
     return 0;

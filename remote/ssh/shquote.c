@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
+
 static int grow(char **buf, size_t *len, const char *bytes, size_t n)
 {
     char *g = realloc(*buf, *len + n + 1);
@@ -82,11 +84,14 @@ int host_name_valid(const char *host, Error *err)
         unsigned char c = (unsigned char)host[i];
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                  c == '-' || c == '.' || c == '_' || c == ':' || c == '[' || c == ']';
-        if (!ok)
+        if (!ok) {
+            char shown[48]; /* 'è' (U+00E8), '\xE8': it showed '?' for both */
+            termsafe_char(shown, sizeof shown, host + i);
             return error_set(err,
-                             "host '%s': unexpected character '%c' at %zu: expected letters, "
+                             "host '%s': unexpected character %s at %zu: expected letters, "
                              "digits, '-', '.', '_', ':' or '[ ]' (IPv6) only",
-                             host, c >= 32 && c < 127 ? c : '?', i + 1);
+                             host, shown, i + 1);
+        }
     }
     return 0;
 }
@@ -118,13 +123,19 @@ int user_name_valid(const char *user, Error *err)
         unsigned char c = (unsigned char)user[i];
         int bad =
             c <= ' ' || c == 0x7f || strchr("'`\";&<>|(){}*?[%", c) || (c == '$' && i + 1 < n);
-        if (bad)
+        if (bad) {
+            char shown[48];
+            termsafe_char(shown, sizeof shown, user + i);
+            size_t at = 1; /* in characters: a name may hold non-ASCII ones before it */
+            for (size_t k = 0; k < i; k++)
+                at += ((unsigned char)user[k] & 0xC0) != 0x80;
             return error_set(err,
-                             "user '%s': unexpected character '%c' at %zu: expected no blank, "
+                             "user '%s': unexpected character %s at %zu: expected no blank, "
                              "control byte, quote or any of ;&<>|(){}*?[%%, and a '$' only "
                              "last (an ssh config's Match exec hands the name to a shell as "
                              "%%r)",
-                             user, c > ' ' && c < 127 ? c : '?', i + 1);
+                             user, shown, at);
+        }
     }
     return 0;
 }

@@ -215,7 +215,15 @@ tmx send-keys -t edit Enter
 wait_for edit 'override launches as trial [0-9]+ in place of the one queued before \(that one'
 tmx send-keys -t edit Space
 wait_for edit 'ok .*override'
+# :quit asks as q does while tuning runs (it quit at once, a running trial dropped unasked);
+# a word after it is refused; :quit! is vi's forced form and quits without asking
 tmx send-keys -t edit : q u i t Enter
+wait_for edit 'Quit anyway\? \(y/n\)'
+tmx send-keys -t edit n
+wait_for edit '\? help'
+tmx send-keys -t edit : q u i t Space n o w Enter
+wait_for edit ":quit: expected nothing after it, found 'now'"
+tmx send-keys -t edit : q u i t ! Enter
 wait_exit edit 0
 
 # --- with a model (the default optimizer): the editor's prediction follows the edit -------

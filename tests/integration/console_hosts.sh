@@ -44,6 +44,24 @@ tmx send-keys -t c j a
 wait_for 'Accept an unknown host key\?'
 wait_for "$fp2" 10 F
 wait_for "host h2 (127.0.0.12 port $H_PORT) offers the key" 10 F
+# the box stands clear of the hosts pane, a blank column and row around it, and its text a
+# column in from each border (the pane's text touched it, and its text its left border)
+/usr/bin/python3 - "$T/screen.txt" <<'PY' || fail "the accept box has no blank margin: $(cat "$T/screen.txt")"
+import sys
+rows = open(sys.argv[1], encoding="utf-8").read().split("\n")
+top = next(i for i, r in enumerate(rows) if "Accept an unknown host key?" in r)
+left = rows[top].index("\u250c")
+right = rows[top].index("\u2510")
+bottom = next(i for i in range(top, len(rows)) if rows[i][left:left + 1] == "\u2514")
+cell = lambda y, x: rows[y][x:x + 1] or " "
+for y in (top - 1, bottom + 1):
+    assert all(cell(y, x) == " " for x in range(left - 1, right + 2)), rows[y]
+for y in range(top, bottom + 1):
+    assert cell(y, left - 1) == " " and cell(y, right + 1) == " ", rows[y]
+for y in range(top + 1, bottom):
+    assert cell(y, left + 1) == " " and cell(y, right - 1) == " ", rows[y]
+assert "\u2502 host h2 (" in "\n".join(rows)
+PY
 tmx send-keys -t c n
 wait_for 'host key not accepted'
 listed 127.0.0.12 && fail "a refused key reached known_hosts"

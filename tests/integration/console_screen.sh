@@ -228,7 +228,9 @@ start help 100 30 xterm-256color "$bin" --sim G40:googlenet --pace-ms 100 --no-j
 wait_for help 'Trials [0-9]+/60'
 tmx send-keys -t help '?'
 wait_for help 'Keys \(any key closes\)'
-wait_for help '^.  .│cluster Up Down j k +scroll the per-host loads; PgUp PgDn g G: the job list'
+# the box 94 wide at 100 columns: a pane's border, a pane column, the blank margin, its border,
+# the blank column inside it
+wait_for help '^.. │ cluster Up Down j k +scroll the per-host loads; PgUp PgDn g G: the job list'
 tmx send-keys -t help Down
 wait_for help 'Surrogate: trial'
 not_on_screen help 'Keys \('

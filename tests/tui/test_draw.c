@@ -25,9 +25,13 @@ Test(draw, fit_tail_drops_whole_fields_from_the_left_never_part_of_one)
     cr_assert_str_eq(draw_fit_tail(BAR, 10), " tuning ");
 }
 
-Test(draw, fit_tail_cuts_the_last_field_only_when_it_alone_is_too_wide)
+Test(draw, fit_tail_shows_the_last_field_whole_or_not_at_all)
 {
-    cr_assert_str_eq(draw_fit_tail(BAR, 5), "ning ");
+    /* "g" of "tuning" showed at 30 columns, a fragment that reads as a word of its own */
+    cr_assert_str_eq(draw_fit_tail(BAR, 7), "tuning ", "the margin before it goes first");
+    cr_assert_str_eq(draw_fit_tail(BAR, 6), "");
+    cr_assert_str_eq(draw_fit_tail(BAR, 5), "");
+    cr_assert_str_eq(draw_fit_tail(BAR, 1), "");
     cr_assert_str_eq(draw_fit_tail(BAR, 0), "");
     cr_assert_str_eq(draw_fit_tail(BAR, -3), "");
 }
@@ -36,6 +40,23 @@ Test(draw, fit_tail_never_returns_more_than_the_width)
 {
     for (int w = 0; w <= (int)strlen(BAR) + 1; w++)
         cr_assert_leq(strlen(draw_fit_tail(BAR, w)), (size_t)w, "w %d", w);
+}
+
+Test(draw, percent_under_half_a_percent_is_zero_without_a_sign)
+{
+    /* err% showed "-0" and "+0" for a prediction within half a percent */
+    char out[16];
+    static const struct {
+        double pct;
+        const char *want;
+    } cases[] = {{-0.4, "0"}, {0.4, "0"},   {0.0, "0"},    {-0.0, "0"}, {0.5, "0"},
+                 {0.6, "+1"}, {-0.6, "-1"}, {25.0, "+25"}, {-3.2, "-3"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        draw_percent_signed(out, sizeof out, cases[i].pct);
+        cr_assert_str_eq(out, cases[i].want, "%g", cases[i].pct);
+    }
+    draw_percent_signed(out, sizeof out, NAN);
+    cr_assert_str_eq(out, "-");
 }
 
 Test(draw, seconds_keep_two_significant_digits_below_a_tenth)

@@ -295,6 +295,36 @@ Test(views, help_overlay_scrolls_to_every_key_on_small_screens)
     }
 }
 
+/* The help's text keeps a blank column inside each border: a full row's text touched the
+ * right one, and every row's the left one ("│global  1 2 3"). */
+Test(views, help_overlay_text_keeps_a_blank_column_inside_each_border)
+{
+    static const int SIZES[][2] = {{100, 30}, {80, 24}, {60, 15}, {40, 10}};
+    const char *bar = "\xe2\x94\x82"; /* │ */
+    for (size_t s = 0; s < sizeof SIZES / sizeof SIZES[0]; s++) {
+        int cols = SIZES[s][0], rows = SIZES[s][1];
+        resizeterm(rows, cols);
+        erase();
+        keys_draw_help(cols, rows, 0);
+        char *text = fixture_screen_text();
+        int boxed = 0;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            char *left = strstr(line, bar), *right = left ? strstr(left + 3, bar) : NULL;
+            if (!right)
+                continue;
+            while (strstr(right + 3, bar))
+                right = strstr(right + 3, bar);
+            boxed++;
+            cr_assert_eq(left[3], ' ', "%dx%d: text touches the left border: %s", cols, rows, line);
+            cr_assert_eq(right[-1], ' ', "%dx%d: text touches the right border: %s", cols, rows,
+                         line);
+        }
+        cr_assert_gt(boxed, 3, "%dx%d: no box drawn", cols, rows);
+        free(text);
+    }
+    resizeterm(30, 100);
+}
+
 /* A job list longer than its pane scrolls, says which rows show, and never goes past its
  * last page; a long job name keeps its column (cut in the middle). */
 Test(views, cluster_job_list_scrolls_and_fits_long_names)
@@ -516,7 +546,7 @@ Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
     cr_assert_null(strstr(text, "#"), "a pane's border touches the overlay: %s", text);
     /* "command: budget N, ..." wraps before "resume"; the rest hangs under it */
     const char *cmd = strstr(text, "command: budget N");
-    const char *resume = strstr(text, "resume, quit,");
+    const char *resume = strstr(text, "resume, quit[!],");
     cr_assert(cmd && resume, "%s", text);
     const char *cmd_line = cmd, *resume_line = resume;
     while (cmd_line > text && cmd_line[-1] != '\n')

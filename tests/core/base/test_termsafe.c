@@ -73,3 +73,25 @@ Test(termsafe, bidi_controls_and_unicode_line_breaks_are_shown_not_sent)
     cr_assert_str_eq(safe("1\xe2\x80\xa8" "2\xe2\x80\xa9"), "1<U+2028>2<U+2029>");
     cr_assert_str_eq(safe("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"), "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d");
 }
+
+/* A name refused for one character says which, whole and readably: the host check showed
+ * '?' for any byte past ASCII, the machine check the first byte of it ('\xC3'). */
+Test(termsafe, one_character_is_named_whole_with_its_code_point)
+{
+    char out[48];
+    cr_assert_eq(termsafe_char(out, sizeof out, ";x"), 1);
+    cr_assert_str_eq(out, "';'");
+    cr_assert_eq(termsafe_char(out, sizeof out, "\xc3\xa8x"), 2);
+    cr_assert_str_eq(out, "'\xc3\xa8' (U+00E8)");
+    cr_assert_eq(termsafe_char(out, sizeof out, "\xe8x"), 1, "a Latin-1 byte, not UTF-8");
+    cr_assert_str_eq(out, "'\\xE8'");
+    cr_assert_eq(termsafe_char(out, sizeof out, "\xc3"), 1, "a sequence cut short");
+    cr_assert_str_eq(out, "'\\xC3'");
+    cr_assert_eq(termsafe_char(out, sizeof out, "\x01"), 1);
+    cr_assert_str_eq(out, "'^A'");
+    cr_assert_eq(termsafe_char(out, sizeof out, "\xe2\x80\xae"), 3);
+    cr_assert_str_eq(out, "'<U+202E>'");
+    cr_assert_eq(termsafe_char(out, sizeof out, "\xf0\x9f\x98\x80"), 4);
+    cr_assert_str_eq(out, "'\xf0\x9f\x98\x80' (U+1F600)");
+    cr_assert_eq(termsafe_char(out, sizeof out, ""), 0);
+}

@@ -282,10 +282,11 @@ Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"-oProxyCommand=x\", "
             "\"host\": \"h\", \"type\": \"t\"}]}",
             "not starting with '-'");
-    /* a byte of a multi-byte character was shown as '?' */
+    /* a multi-byte character was shown as '?', then as its first byte ('\xC3'); now whole,
+     * with its code point, as the host check names it */
     rejects("{\"name\": \"x\", " TYPES
             ", \"machines\": [{\"name\": \"n\u00e9\", \"type\": \"t\"}]}",
-            "unexpected character '\\xC3'");
+            "machine 'n\xc3\xa9': unexpected character '\xc3\xa9' (U+00E9) at 2");
 }
 
 Test(cluster, job_command_placeholders_are_checked_at_load)

@@ -96,6 +96,11 @@ Test(shquote, host_names_with_metacharacters_are_refused)
     /* libssh's SSH_OPTIONS_HOST would read it as a user and a host */
     cr_assert_eq(host_name_valid("alice@10.1.0.7", &e), -1);
     cr_assert(strstr(e.msg, "unexpected character '@'"), "%s", e.msg);
+    /* a non-ASCII character showed as '?', where the machine-name check showed '\xE8' */
+    cr_assert_eq(host_name_valid("cach\xc3\xa8", &e), -1);
+    cr_assert(strstr(e.msg, "unexpected character '\xc3\xa8' (U+00E8) at 5"), "%s", e.msg);
+    cr_assert_eq(host_name_valid("cach\xe8", &e), -1);
+    cr_assert(strstr(e.msg, "unexpected character '\\xE8' at 5"), "%s", e.msg);
 }
 
 Test(shquote, user_names_sites_use_are_accepted)
@@ -158,6 +163,8 @@ Test(shquote, user_names_with_shell_syntax_are_refused)
     }
     cr_assert_eq(user_name_valid("x$(id)", &err), -1);
     cr_assert(strstr(err.msg, "unexpected character '$' at 2"), "%s", err.msg);
+    cr_assert_eq(user_name_valid("\xc3\xa9x\x01", &err), -1);
+    cr_assert(strstr(err.msg, "unexpected character '^A' at 3"), "%s", err.msg);
     cr_assert_eq(user_name_valid("-x", &err), -1);
     cr_assert(strstr(err.msg, "not starting with '-'"), "%s", err.msg);
     cr_assert_eq(user_name_valid("DOMAIN\\", &err), -1);
