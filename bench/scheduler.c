@@ -341,19 +341,9 @@ static cJSON *mixed_cluster(const Catalogue *cat, const char *data, int quick)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL;
-    int quick = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else if (strcmp(argv[i], "--quick") == 0)
-            quick = 1;
-        else {
-            fprintf(stderr, "usage: scheduler [--out FILE.json] [--quick]\n");
-            return 2;
-        }
-    }
-    if (benchargs_out_writable("scheduler bench", out) < 0)
+    const char *out;
+    int quick;
+    if (benchargs_out_quick("scheduler", argc, argv, &out, &quick) < 0)
         return 2;
     char data[4096];
     const char *home = getenv("TUNEDECK_HOME");

@@ -2,6 +2,7 @@
 #include "bench/args/benchargs.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "core/base/error.h"
 #include "core/base/jsonfile.h"
@@ -21,4 +22,21 @@ int benchargs_out_writable(const char *who, const char *out)
         return 0;
     fprintf(stderr, "%s: --out %s\n", who, err.msg);
     return -1;
+}
+
+int benchargs_out_quick(const char *who, int argc, char **argv, const char **out, int *quick)
+{
+    *out = NULL;
+    *quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+            *out = argv[++i];
+        else if (strcmp(argv[i], "--quick") == 0)
+            *quick = 1;
+        else {
+            fprintf(stderr, "usage: %s [--out FILE.json] [--quick]\n", who);
+            return -1;
+        }
+    }
+    return benchargs_out_writable(who, *out);
 }
