@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "bench/args/benchargs.h"
+#include "bench/args/benchdata.h"
 #include "core/base/jsonfile.h"
-#include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
 #include "core/sched/workload.h"
 
@@ -116,14 +116,9 @@ int main(int argc, char **argv)
     if (benchargs_out_quick("schedscale", argc, argv, &out, &quick) < 0)
         return 2;
     char data[4096];
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(data, sizeof data, "%s/" CATALOGUE_SUBDIR, home && *home ? home : TUNEDECK_SOURCE_DIR);
-    Error e;
-    Catalogue *cat = catalogue_load(data, &e);
-    if (!cat) {
-        fprintf(stderr, "schedscale: %s\n", e.msg);
+    Catalogue *cat = benchdata_catalogue("schedscale", data, sizeof data);
+    if (!cat)
         return 1;
-    }
     int sizes = quick ? NSIZES - 1 : NSIZES, most = SIZES[sizes - 1];
     char(*names)[32] = malloc((size_t)most * sizeof *names);
     SchedJobSpec *w[WORKLOADS] = {0};

@@ -14,9 +14,9 @@
 #include <time.h>
 
 #include "bench/args/benchargs.h"
+#include "bench/args/benchdata.h"
 #include "core/base/clock.h"
 #include "core/base/jsonfile.h"
-#include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
 #include "core/sched/schedcluster.h"
 
@@ -346,14 +346,9 @@ int main(int argc, char **argv)
     if (benchargs_out_quick("scheduler", argc, argv, &out, &quick) < 0)
         return 2;
     char data[4096];
-    const char *home = getenv("TUNEDECK_HOME");
-    snprintf(data, sizeof data, "%s/" CATALOGUE_SUBDIR, home && *home ? home : TUNEDECK_SOURCE_DIR);
-    Error e;
-    Catalogue *cat = catalogue_load(data, &e);
-    if (!cat) {
-        fprintf(stderr, "scheduler bench: %s\n", e.msg);
+    Catalogue *cat = benchdata_catalogue("scheduler", data, sizeof data);
+    if (!cat)
         return 1;
-    }
     printf("scheduler benchmark (OpenBLAS core: %s)%s\n", openblas_get_corename(),
            quick ? " [quick: 2 workloads per load, up to 4,096 GPUs and 10,000 jobs]" : "");
     cJSON *root = cJSON_CreateObject();
