@@ -79,6 +79,28 @@ else
         tmux_capture shot
         cmp -s "$tmux_screen" "$root/docs/screenshot.txt" ||
             fail "docs/screenshot.txt is not what the console draws (regenerate it, README.md too): $(diff "$root/docs/screenshot.txt" "$tmux_screen" | head -6)"
+        # The cluster view of the same moment: its simulated scheduler runs in wall-clock
+        # time, so only what does not depend on it is compared: the tab bar, the tuning
+        # workers' pane (the left 50 columns of its rows) and the status line.
+        tmx send-keys -t shot 2
+        if tmux_wait shot 'Tuning workers: trial 20' 20; then
+            /usr/bin/python3 - "$root/docs/screenshot-cluster.txt" "$tmux_screen" >"$tmp/cluster" <<'PY'
+import sys
+doc, real = (open(f, encoding="utf-8").read().splitlines() for f in sys.argv[1:3])
+def part(lines):
+    return [lines[0]] + [l[:50] for l in lines[1:16]] + [lines[-1]] if len(lines) >= 17 else lines
+for i, (a, b) in enumerate(zip(part(doc), part(real))):
+    if a != b:
+        print("line %d: %r, the console draws %r" % (i + 1 if i < 16 else len(doc), a, b))
+        break
+else:
+    if len(doc) != len(real):
+        print("%d lines, the console draws %d" % (len(doc), len(real)))
+PY
+            [ -s "$tmp/cluster" ] && fail "docs/screenshot-cluster.txt is not what the console draws: $(cat "$tmp/cluster")"
+        else
+            fail "'2' did not show the cluster view: $(head -2 "$tmux_screen")"
+        fi
     else
         fail "':budget 60' while paused did not show 20/60 paused: $(sed -n '1p;$p' "$tmux_screen")"
     fi
