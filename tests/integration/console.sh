@@ -311,9 +311,13 @@ wait_exit crash 139
 
 # --- settings: a rebound key, and :theme saved atomically to config.json -------------------
 mkdir -p "$tmp/xdg-conf/tunedeck"
-printf '{"keys": {"quit": "x", "help": "h"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
+printf '{"keys": {"quit": "x", "help": "h", "view-hosts": "9"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
 start conf 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched
 wait_for conf '^.    1  pruned '
+# The tab bar and the key hints name the keys as bound (they said 3 and "q quit", and q no
+# longer quit).
+wait_for conf '^ 1 Tune  2 Cluster  9 Hosts '
+wait_for conf '^ h help  1/2/9 views .* x quit *$'
 tmx send-keys -t conf h
 wait_for conf 'Keys \(any key closes\)'
 tmx send-keys -t conf Escape q

@@ -143,4 +143,25 @@ while read -r v; do
     grep -qw -- "$v" "$tmp/environment" || fail "the programs read \$$v, which the man page's ENVIRONMENT does not name"
 done <"$tmp/vars"
 
+# The console's config.json actions (tui/config.c's ACTION_NAMES) are the ones README.md and
+# the man page list for "keys" (a newcomer has no other place to learn their names).
+/usr/bin/python3 - "$root" >"$tmp/actions" <<'PY'
+import re, subprocess, sys
+root = sys.argv[1]
+src = open(root + "/tui/config.c", encoding="utf-8").read()
+m = re.search(r"ACTION_NAMES\[ACT_COUNT\] = \{(.*?)\};", src, re.S)
+names = re.findall(r'"([a-z-]+)"', m.group(1)) if m else []
+if len(names) < 5:
+    sys.exit("tui/config.c: no ACTION_NAMES found: the check did not read it")
+readme = open(root + "/README.md", encoding="utf-8").read()
+man = subprocess.run(["man", "-l", root + "/docs/man/tunedeck.1"], capture_output=True, text=True,
+                     env={"MANWIDTH": "400", "PATH": "/usr/bin:/bin"}).stdout
+for n in names:
+    if "`%s`" % n not in readme:
+        print("README.md does not list the config.json action '%s'" % n)
+    if not re.search(r"\b%s\b" % re.escape(n), man.split("config.json", 1)[-1]):
+        print("the man page does not list the config.json action '%s'" % n)
+PY
+[ -s "$tmp/actions" ] && fail "$(head -3 "$tmp/actions")"
+
 [ $fails -eq 0 ]
