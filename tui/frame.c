@@ -212,8 +212,19 @@ void frame_draw(App *a)
     view_get(a->view)->draw(a);
     draw_too_small(a);
     draw_status(a);
-    if (a->help)
-        a->help_top = keys_draw_help(COLS, LINES, a->help_top);
+    if (a->help) {
+        /* The help lists the default keys; the ones config.json moved are named in its title. */
+        char rebound[160] = "";
+        ConsoleConfig defaults;
+        config_defaults(&defaults);
+        for (int i = 0, n = 0; i < ACT_COUNT; i++)
+            if (a->config.keys[i] != defaults.keys[i] && n < (int)sizeof rebound)
+                n += snprintf(rebound + n, sizeof rebound - (size_t)n, "%s%s %s", n ? ", " : "",
+                              a->config.keys[i] == ' ' ? "Space"
+                                                       : (char[]){a->config.keys[i], 0},
+                              config_action_name((KeyAction)i));
+        a->help_top = keys_draw_help(COLS, LINES, a->help_top, rebound);
+    }
     else if (a->log_view)
         a->log_back = logview_draw(a, COLS, LINES, a->log_back);
     wnoutrefresh(stdscr);
