@@ -194,8 +194,16 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
         snprintf(msg, sizeof msg, "unexpected argument '%s'", argv[optind]);
         return schedule_fail(CMD, msg);
     }
-    if (!a->cfg.policy)
-        return schedule_fail(CMD, "--policy: expected a policy name (see --help)");
+    if (!a->cfg.policy) {
+        /* The names themselves: the operator left it out, so say what to give (a pointer to
+           --help alone sent a newcomer there to find the list). */
+        char msg[600];
+        size_t n = (size_t)snprintf(msg, sizeof msg, "--policy P is required: expected one of");
+        for (const char *const *p = sched_policy_names(); *p && n < sizeof msg; p++)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %s",
+                                  p == sched_policy_names() ? "" : ",", *p);
+        return schedule_fail(CMD, msg);
+    }
     if (!a->workload == !(a->arrival_s > 0))
         return schedule_fail(
             CMD, "expected exactly one of --workload FILE and --arrival-mean S --jobs N");

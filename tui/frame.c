@@ -17,9 +17,9 @@ static void draw_tabs(const App *a)
     Rect r = a->layout.rect[PANE_TABS];
     draw_fill(r, ROLE_TAB);
     int x = 0;
-    for (int v = 0; v < VIEW_COUNT; v++)
-        x += draw_textf(0, x, r.w - x, v == (int)a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, " %d %s ",
-                        v + 1, view_get((ViewId)v)->name);
+    for (int v = 0; v < VIEW_COUNT; v++) /* each tab with its key as config.json binds it */
+        x += draw_textf(0, x, r.w - x, v == (int)a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, " %c %s ",
+                        a->config.keys[ACT_VIEW_TUNE + v], view_get((ViewId)v)->name);
     const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
     char best_s[32] = "-";
     if (best) {
@@ -117,22 +117,41 @@ static void draw_status(const App *a)
          * screen the least needed go first, so that how to quit and how to get help always
          * show. */
         enum { ALL = 0, TUNE = 1, CLUSTER = 2, HOSTS = 4, SSH = 8, SLURM = 16, PAUSE = 32 };
+        /* act: the config.json action whose key the hint shows (a rebound "quit": "x" says
+         * "x quit", not a q that no longer quits); -1 for the keys that cannot be rebound,
+         * VIEWS for the three view keys. */
+        enum { FIXED = -1, VIEWS = -2 };
         static const struct {
             const char *key, *what;
             int rank; /* 0: the last to go */
             int where;
-        } HINTS[] = {{"?", "help", 0, ALL},
-                     {"1-3", "views", 2, ALL},
-                     {"/", "filter", 6, TUNE},
-                     {":", "command", 3, ALL},
-                     {"e", "edit", 5, TUNE},
-                     {"PgUp/PgDn", "jobs", 5, CLUSTER},
-                     {"a", "accept key", 5, HOSTS | SSH},
-                     {"c", "reconnect", 6, HOSTS | SSH},
-                     {"d/u", "drain/undrain", 5, HOSTS | SLURM},
-                     {"Space", "pause", 4, TUNE | CLUSTER | HOSTS | PAUSE},
-                     {"q", "quit", 1, ALL}};
+            int act;
+        } HINTS[] = {{"?", "help", 0, ALL, ACT_HELP},
+                     {"1-3", "views", 2, ALL, VIEWS},
+                     {"/", "filter", 6, TUNE, ACT_FILTER},
+                     {":", "command", 3, ALL, ACT_COMMAND},
+                     {"e", "edit", 5, TUNE, ACT_EDIT},
+                     {"PgUp/PgDn", "jobs", 5, CLUSTER, FIXED},
+                     {"a", "accept key", 5, HOSTS | SSH, FIXED},
+                     {"c", "reconnect", 6, HOSTS | SSH, FIXED},
+                     {"d/u", "drain/undrain", 5, HOSTS | SLURM, FIXED},
+                     {"Space", "pause", 4, TUNE | CLUSTER | HOSTS | PAUSE, ACT_PAUSE},
+                     {"q", "quit", 1, ALL, ACT_QUIT}};
         enum { N_HINTS = sizeof HINTS / sizeof HINTS[0] };
+        char bound[N_HINTS][8];
+        const char *key[N_HINTS];
+        const char *v = a->config.keys + ACT_VIEW_TUNE;
+        for (int i = 0; i < N_HINTS; i++) {
+            int act = HINTS[i].act;
+            key[i] = bound[i];
+            if (act == VIEWS && (v[0] != '1' || v[1] != '2' || v[2] != '3'))
+                snprintf(bound[i], sizeof bound[i], "%c/%c/%c", v[0], v[1], v[2]);
+            else if (act >= 0 && a->config.keys[act] != HINTS[i].key[0])
+                snprintf(bound[i], sizeof bound[i], "%s",
+                         a->config.keys[act] == ' ' ? "Space" : (char[]){a->config.keys[act], 0});
+            else
+                key[i] = HINTS[i].key;
+        }
         /* without tuning (the live scheduler only) the tune view has no trial to filter
          * or edit */
         int here = a->view == VIEW_TUNE      ? (a->tuner ? TUNE : 0)
@@ -149,7 +168,7 @@ static void draw_status(const App *a)
         for (int rank = 0; rank < N_HINTS; rank++)
             for (int i = 0; i < N_HINTS; i++) {
                 int where = HINTS[i].where, needs = where & (SSH | SLURM | PAUSE);
-                int w = 3 + (int)strlen(HINTS[i].key) + (int)strlen(what[i]);
+                int w = 3 + (int)strlen(key[i]) + (int)strlen(what[i]);
                 int applies = where == ALL || ((where & here) && (needs & has) == needs);
                 if (applies && HINTS[i].rank == rank && used + w <= r.w) {
                     shown[i] = 1;
@@ -160,7 +179,7 @@ static void draw_status(const App *a)
         for (int i = 0; i < N_HINTS; i++) {
             if (!shown[i])
                 continue;
-            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", HINTS[i].key);
+            x += draw_textf(r.y, x, r.w - x, ROLE_KEY, " %s", key[i]);
             x += draw_textf(r.y, x, r.w - x, ROLE_STATUS, " %s ", what[i]);
         }
     }
@@ -175,8 +194,10 @@ static void draw_too_small(const App *a)
             return;
     }
     int y = LINES > 2 ? 1 : 0;
-    draw_wrapped(y, 0, COLS, LINES - y - (LINES > 2), ROLE_WARN,
-                 "Terminal too small: enlarge it (q quits)");
+    char text[64]; /* the quit key as config.json binds it */
+    snprintf(text, sizeof text, "Terminal too small: enlarge it (%s quits)",
+             a->config.keys[ACT_QUIT] == ' ' ? "Space" : (char[]){a->config.keys[ACT_QUIT], 0});
+    draw_wrapped(y, 0, COLS, LINES - y - (LINES > 2), ROLE_WARN, text);
 }
 
 void frame_draw(App *a)
@@ -191,8 +212,19 @@ void frame_draw(App *a)
     view_get(a->view)->draw(a);
     draw_too_small(a);
     draw_status(a);
-    if (a->help)
-        a->help_top = keys_draw_help(COLS, LINES, a->help_top);
+    if (a->help) {
+        /* The help lists the default keys; the ones config.json moved are named in its title. */
+        char rebound[160] = "";
+        ConsoleConfig defaults;
+        config_defaults(&defaults);
+        for (int i = 0, n = 0; i < ACT_COUNT; i++)
+            if (a->config.keys[i] != defaults.keys[i] && n < (int)sizeof rebound)
+                n += snprintf(rebound + n, sizeof rebound - (size_t)n, "%s%s %s", n ? ", " : "",
+                              a->config.keys[i] == ' ' ? "Space"
+                                                       : (char[]){a->config.keys[i], 0},
+                              config_action_name((KeyAction)i));
+        a->help_top = keys_draw_help(COLS, LINES, a->help_top, rebound);
+    }
     else if (a->log_view)
         a->log_back = logview_draw(a, COLS, LINES, a->log_back);
     wnoutrefresh(stdscr);

@@ -100,7 +100,7 @@ int keys_help_fits(int cols, int rows)
     return r.h - 2 >= n;
 }
 
-int keys_draw_help(int cols, int rows, int top)
+int keys_draw_help(int cols, int rows, int top, const char *rebound)
 {
     static HelpRow list[HELP_MAX_ROWS];
     Rect r = layout_overlay(cols, rows, HELP_BOX_W, HELP_MAX_ROWS);
@@ -114,11 +114,14 @@ int keys_draw_help(int cols, int rows, int top)
     if (top < 0)
         top = 0;
     draw_fill_around(r, cols, rows);
-    char title[96];
+    char title[160];
+    int moved = rebound && rebound[0];
     if (shown >= n)
-        snprintf(title, sizeof title, "Keys (any key closes)");
+        snprintf(title, sizeof title, "Keys (any key closes)%s%s", moved ? "; rebound: " : "",
+                 moved ? rebound : "");
     else
-        snprintf(title, sizeof title, "Keys %d-%d/%d (Up/Down scroll)", top + 1, top + shown, n);
+        snprintf(title, sizeof title, "Keys %d-%d/%d (Up/Down scroll)%s%s", top + 1, top + shown,
+                 n, moved ? "; rebound: " : "", moved ? rebound : "");
     Rect in = draw_box(r, title, 1);
     in.x += HELP_PAD; /* a blank column inside each border: full rows touched the right one */
     in.w -= 2 * HELP_PAD;

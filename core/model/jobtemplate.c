@@ -26,11 +26,16 @@ int jobtemplate_check(const char *t, Error *err)
             if (!close)
                 break; /* no placeholder: a lone '{' is the operator's text */
             size_t n = (size_t)(close - p - 1);
+            /* Braces around what no placeholder is named like (awk's '{print $1}'): the
+             * operator meant them literally, so say where they go instead. */
+            int name_like = n > 0 && strspn(p + 1, "abcdefghijklmnopqrstuvwxyz0123456789_") >= n;
             if (!known(p + 1, n))
                 return error_set(err,
                                  "unknown placeholder '{%.*s}': expected one of "
-                                 JOBTEMPLATE_PLACEHOLDERS,
-                                 (int)n, p + 1);
+                                 JOBTEMPLATE_PLACEHOLDERS "%s",
+                                 (int)n, p + 1,
+                                 name_like ? "" : " (every {...} is a placeholder: put literal "
+                                                  "braces in a script the command runs)");
             if (quote)
                 return error_set(err,
                                  "placeholder '{%.*s}' inside %s quotes: tunedeck quotes every "

@@ -327,6 +327,9 @@ done
 check_bad "--resume: '--seed' comes from the session's journal" tune --resume x --seed 3
 check_bad "examples: cannot read: Is a directory" tune --cluster examples --job $job
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
+# No --policy: the message names the policies to choose from (it sent the operator to --help).
+check_bad "tunedeck schedule: --policy P is required: expected one of doubling, doubling-explore," \
+    schedule --arrival-mean 500 --jobs 20
 printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
 grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
 # nothing at all is said as nothing, not as a syntax error to look for (it said malformed JSON)

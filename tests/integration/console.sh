@@ -311,11 +311,16 @@ wait_exit crash 139
 
 # --- settings: a rebound key, and :theme saved atomically to config.json -------------------
 mkdir -p "$tmp/xdg-conf/tunedeck"
-printf '{"keys": {"quit": "x", "help": "h"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
+printf '{"keys": {"quit": "x", "help": "h", "view-hosts": "9"}}\n' > "$tmp/xdg-conf/tunedeck/config.json"
 start conf 100 30 xterm-256color "$bin" --pace-ms 100 --no-sched
 wait_for conf '^.    1  pruned '
+# The tab bar and the key hints name the keys as bound (they said 3 and "q quit", and q no
+# longer quit).
+wait_for conf '^ 1 Tune  2 Cluster  9 Hosts '
+wait_for conf '^ h help  1/2/9 views .* x quit *$'
 tmx send-keys -t conf h
-wait_for conf 'Keys \(any key closes\)'
+# the help lists the default keys; its title names the ones config.json moved
+wait_for conf 'Keys \(any key closes\); rebound: x quit, h help, 9 view-hosts'
 tmx send-keys -t conf Escape q
 not_on_screen conf 'Quit anyway'
 tmx send-keys -t conf : t h e m e ' ' l i g h t Enter

@@ -2,12 +2,18 @@
 # The documents a newcomer reads hold together: every relative link in README.md and
 # docs/*.md names a file that exists and, with a #fragment, a heading of that file (GitHub's
 # anchor for it); the README's text screenshot is docs/screenshot.txt, which docs/console.md
-# says it is. Whether the screenshot still matches the console is console.sh's and the
-# walkthrough's; this only keeps the two copies one.
+# says it is. And they say what the program does today: the screenshot is what the console
+# draws (redrawn in tmux the way docs/console.md says it was taken), the README's sample of
+# `tune` is what that command prints (every column but the timing one), and every
+# environment variable the program reads is in the man page's ENVIRONMENT.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+bin="${TUNEDECK_BIN:-$root/build/tunedeck}"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+T="$tmp" # lib/tmux.sh's scratch folder
+tmux_screen="$tmp/screen.txt"
+. "$root/tests/integration/lib/tmux.sh"
+trap 'tmux_stop; rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 fails=0
 fail() { echo "docs: FAIL: $*"; fails=$((fails + 1)); }
@@ -57,5 +63,105 @@ awk '/^## The console/ { c = 1 } c && /^```/ { if (f) exit; f = 1; next } f' "$r
 [ -s "$tmp/shot" ] || fail "no screenshot under '## The console' in README.md"
 cmp -s "$tmp/shot" "$root/docs/screenshot.txt" ||
     fail "README.md's screenshot differs from docs/screenshot.txt: $(diff "$tmp/shot" "$root/docs/screenshot.txt" | head -4)"
+
+# The screenshot is the default console at 100 x 30 paused at trial 20 of 60 (docs/console.md).
+# Reached without a race: a budget of 20 ends there by itself, Space pauses, and ':budget 60'
+# raises the budget without launching a trial while paused. The trials are the seed's, so
+# the screen is the same on every machine; pace only sets how fast they come.
+tmux_console shot 100 30 xterm-256color "$bin" --budget 20 --pace-ms 50
+if ! tmux_wait shot ' 20/20 .*\| done' 120; then
+    fail "the console did not reach trial 20 of 20: $(head -1 "$tmux_screen")"
+else
+    tmx send-keys -t shot Space
+    tmux_wait shot '\| paused$' 20 || fail "Space did not pause: $(head -1 "$tmux_screen")"
+    tmx send-keys -t shot : b u d g e t Space 6 0 Enter
+    if tmux_wait shot ' 20/60 .*\| paused$' 20 && tmux_wait shot 'Space resume  q quit' 20; then
+        tmux_capture shot
+        cmp -s "$tmux_screen" "$root/docs/screenshot.txt" ||
+            fail "docs/screenshot.txt is not what the console draws (regenerate it, README.md too): $(diff "$root/docs/screenshot.txt" "$tmux_screen" | head -6)"
+        # The cluster view of the same moment: its simulated scheduler runs in wall-clock
+        # time, so only what does not depend on it is compared: the tab bar, the tuning
+        # workers' pane (the left 50 columns of its rows) and the status line.
+        tmx send-keys -t shot 2
+        if tmux_wait shot 'Tuning workers: trial 20' 20; then
+            /usr/bin/python3 - "$root/docs/screenshot-cluster.txt" "$tmux_screen" >"$tmp/cluster" <<'PY'
+import sys
+doc, real = (open(f, encoding="utf-8").read().splitlines() for f in sys.argv[1:3])
+def part(lines):
+    return [lines[0]] + [l[:50] for l in lines[1:16]] + [lines[-1]] if len(lines) >= 17 else lines
+for i, (a, b) in enumerate(zip(part(doc), part(real))):
+    if a != b:
+        print("line %d: %r, the console draws %r" % (i + 1 if i < 16 else len(doc), a, b))
+        break
+else:
+    if len(doc) != len(real):
+        print("%d lines, the console draws %d" % (len(doc), len(real)))
+PY
+            [ -s "$tmp/cluster" ] && fail "docs/screenshot-cluster.txt is not what the console draws: $(cat "$tmp/cluster")"
+        else
+            fail "'2' did not show the cluster view: $(head -2 "$tmux_screen")"
+        fi
+    else
+        fail "':budget 60' while paused did not show 20/60 paused: $(sed -n '1p;$p' "$tmux_screen")"
+    fi
+fi
+
+# The README's sample of `tune`: each row it shows is the row the command prints today, but
+# for the suggest column (milliseconds of this machine's CPU).
+/usr/bin/python3 - "$root/README.md" "$bin" >"$tmp/sample" 2>&1 <<'PY'
+import re, subprocess, sys
+readme, binary = sys.argv[1], sys.argv[2]
+m = re.search(r"```\n\$ build/tunedeck (tune [^\n]*)\n(.*?)```", open(readme, encoding="utf-8").read(), re.S)
+if not m:
+    sys.exit("README.md: no '$ build/tunedeck tune ...' sample found")
+args, shown = m.group(1).split(), m.group(2).splitlines()
+real = subprocess.run([binary] + args, capture_output=True, text=True).stdout.splitlines()
+def cols(line):  # trial status time_s best_s predicted W PS [suggest] note
+    f = line.split(None, 8)
+    return f[:7] + [" ".join(f[8:]).strip()] if len(f) >= 8 and f[0].isdigit() else [line.strip()]
+rows = {cols(l)[0]: cols(l) for l in real}
+compared = 0
+for line in shown:
+    if line.strip() in ("", "..."):
+        continue
+    want = cols(line)
+    got = rows.get(want[0])
+    compared += 1
+    if got != want:
+        print("README.md's sample of 'tunedeck %s': %r, the command prints %r" % (" ".join(args), line.strip(), " ".join(got) if got else "no such row"))
+if compared < 3:
+    print("only %d lines of the README's tune sample compared" % compared)
+PY
+[ -s "$tmp/sample" ] && fail "$(head -5 "$tmp/sample")"
+
+# Every environment variable the programs read is in the man page's ENVIRONMENT section.
+sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$root/docs/man/tunedeck.1" >"$tmp/environment"
+grep -rhoE 'getenv\("[A-Za-z_][A-Za-z0-9_]*"\)' "$root/cmd" "$root/core" "$root/remote" "$root/tui" \
+    "$root/tools" --include='*.c' | sed 's/getenv("\(.*\)")/\1/' | sort -u >"$tmp/vars"
+[ "$(wc -l <"$tmp/vars")" -ge 5 ] || fail "only $(wc -l <"$tmp/vars") getenv() calls found: the check did not read the sources"
+while read -r v; do
+    grep -qw -- "$v" "$tmp/environment" || fail "the programs read \$$v, which the man page's ENVIRONMENT does not name"
+done <"$tmp/vars"
+
+# The console's config.json actions (tui/config.c's ACTION_NAMES) are the ones README.md and
+# the man page list for "keys" (a newcomer has no other place to learn their names).
+/usr/bin/python3 - "$root" >"$tmp/actions" <<'PY'
+import re, subprocess, sys
+root = sys.argv[1]
+src = open(root + "/tui/config.c", encoding="utf-8").read()
+m = re.search(r"ACTION_NAMES\[ACT_COUNT\] = \{(.*?)\};", src, re.S)
+names = re.findall(r'"([a-z-]+)"', m.group(1)) if m else []
+if len(names) < 5:
+    sys.exit("tui/config.c: no ACTION_NAMES found: the check did not read it")
+readme = open(root + "/README.md", encoding="utf-8").read()
+man = subprocess.run(["man", "-l", root + "/docs/man/tunedeck.1"], capture_output=True, text=True,
+                     env={"MANWIDTH": "400", "PATH": "/usr/bin:/bin"}).stdout
+for n in names:
+    if "`%s`" % n not in readme:
+        print("README.md does not list the config.json action '%s'" % n)
+    if not re.search(r"\b%s\b" % re.escape(n), man.split("config.json", 1)[-1]):
+        print("the man page does not list the config.json action '%s'" % n)
+PY
+[ -s "$tmp/actions" ] && fail "$(head -3 "$tmp/actions")"
 
 [ $fails -eq 0 ]

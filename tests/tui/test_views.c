@@ -245,12 +245,27 @@ Test(views, cluster_grid_draws_gpus_kept_for_pending_jobs_with_a_legend)
 Test(views, help_overlay_lists_every_key)
 {
     erase();
-    cr_assert_eq(keys_draw_help(100, 30, 0), 0);
+    cr_assert_eq(keys_draw_help(100, 30, 0, NULL), 0);
     char *text = fixture_screen_text();
     for (size_t i = 0; i < HELP_KEYS_COUNT; i++) {
         cr_assert(strstr(text, HELP_KEYS[i].keys), "missing key '%s': %s", HELP_KEYS[i].keys, text);
         cr_assert(strstr(text, HELP_KEYS[i].what), "missing '%s'", HELP_KEYS[i].what);
     }
+    free(text);
+}
+
+/* Keys config.json moved are named in the title: the table under it lists the defaults. */
+Test(views, help_overlay_names_rebound_keys)
+{
+    erase();
+    keys_draw_help(100, 30, 0, "x quit, h help");
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "Keys (any key closes); rebound: x quit, h help"), "%s", text);
+    free(text);
+    erase();
+    keys_draw_help(100, 30, 0, "");
+    text = fixture_screen_text();
+    cr_assert_null(strstr(text, "rebound"), "%s", text);
     free(text);
 }
 
@@ -279,7 +294,7 @@ Test(views, help_overlay_scrolls_to_every_key_on_small_screens)
         cr_assert_not_null(all);
         for (int top = 0, drawn = -1;; top += rows - 4) { /* a page: the box's inner rows */
             erase();
-            int now = keys_draw_help(cols, rows, top);
+            int now = keys_draw_help(cols, rows, top, NULL);
             if (now == drawn)
                 break; /* the last row is on screen: scrolling stops */
             drawn = now;
@@ -305,7 +320,7 @@ Test(views, help_overlay_text_keeps_a_blank_column_inside_each_border)
         int cols = SIZES[s][0], rows = SIZES[s][1];
         resizeterm(rows, cols);
         erase();
-        keys_draw_help(cols, rows, 0);
+        keys_draw_help(cols, rows, 0, NULL);
         char *text = fixture_screen_text();
         int boxed = 0;
         for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -540,7 +555,7 @@ Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
     erase();
     for (int y = 1; y < 23; y++) /* a pane's borders where the margin goes */
         mvaddstr(y, 0, "#"), mvaddstr(y, 79, "#");
-    keys_draw_help(80, 24, 0);
+    keys_draw_help(80, 24, 0, NULL);
     char *text = fixture_screen_text();
     resizeterm(30, 100);
     cr_assert_null(strstr(text, "#"), "a pane's border touches the overlay: %s", text);

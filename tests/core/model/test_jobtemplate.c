@@ -30,6 +30,12 @@ Test(jobtemplate, unknown_placeholders_are_refused)
     refuses("run {}", "unknown placeholder '{}'");
     /* every {...} is substituted, so awk's braces are refused here, not when a job starts */
     refuses("awk '{print $1}' f; run {gpus}", "unknown placeholder '{print $1}'");
+    /* ...and the message says where literal braces go; a misspelt name is only misspelt */
+    refuses("awk '{print $1}' f", "(every {...} is a placeholder: put literal braces in a "
+                                  "script the command runs)");
+    Error e = {0};
+    cr_assert_eq(jobtemplate_check("run {gpu}", &e), -1);
+    cr_assert_null(strstr(e.msg, "literal braces"), "%s", e.msg);
 }
 
 Test(jobtemplate, placeholders_inside_quotes_are_refused)
