@@ -15,6 +15,7 @@
 # 6, 7. An sbatch Slurm refuses for good (a partition it does not have, a job no node can
 #    hold): the job fails at once with Slurm's words, no death; 8. one a busy controller
 #    turns away for now (a stand-in sbatch): tried once more, the job runs.
+# 9. A job's progress line with a NUL byte: refused naming the byte, said once.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -305,5 +306,28 @@ print(once.group(0))
 PY
 then pass "a busy controller's refusal: the start is tried once more at the next tick and the job runs, no death"
 else fail "busy controller's refusal (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "a NUL byte in a job's progress line"
+# The job's output file is read with its bytes' count, as over SSH (schedlive.sh): a line with
+# a NUL byte is a refused protocol line naming the byte (the NUL ended it as a C string, the
+# event after it dropped unseen), said once per run.
+python3 - "$T/inv.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s nul" % (sys.argv[2], sys.argv[3])
+json.dump(inv, open(sys.argv[1].replace(".json", "-nul.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv-nul.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 1 --duration 6 --status-every 0 --checkpoint-file "ckpt-$mark" \
+    --job-dir "$T/jobs9" \
+    > "$T/out9" 2> "$T/err9"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+said="solo: a line it printed was refused: event line: expected JSON text, found a NUL byte at byte [0-9]+$"
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && [ "$(grep -cE "$said" "$T/out9")" -eq 1 ]
+then pass "a progress line with a NUL byte is refused naming the byte, said once"
+else fail "a NUL byte in a Slurm job's progress line (exit $rc, queue '$queue', $left processes): $(grep -F 'refused' "$T/out9" | head -3)"; fi
 
 slurmlive_done
