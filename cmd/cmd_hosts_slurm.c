@@ -48,6 +48,15 @@ static cJSON *nodes_json(const SlurmNodes *ns)
         cJSON_AddNumberToObject(o, "memory_mb", (double)n->mem_mb);
         cJSON_AddStringToObject(o, "gpu_type", n->gpu_type);
         cJSON_AddNumberToObject(o, "gpus", n->gpus);
+        /* each type's count: gpu_type ("t4,v100") and gpus (their total) say neither how
+         * many of each a mixed node has; kept as they were for the readers that use them */
+        cJSON *kinds = cJSON_AddArrayToObject(o, "gpu_types");
+        for (int k = 0; kinds && k < n->n_gpu_kinds; k++) {
+            cJSON *kind = cJSON_CreateObject();
+            cJSON_AddStringToObject(kind, "type", n->gpu_kinds[k].type);
+            cJSON_AddNumberToObject(kind, "count", n->gpu_kinds[k].count);
+            cJSON_AddItemToArray(kinds, kind);
+        }
         cJSON_AddStringToObject(o, "features", n->features);
         cJSON_AddStringToObject(o, "partitions", n->partitions);
         cJSON_AddStringToObject(o, "machine_type", type);

@@ -507,6 +507,29 @@ grep -qF "$tmp/slurm-gpu.json: partition 'gpu'" "$tmp/e" ||
 exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
     --partition gpu
 grep -qF "(its partitions: debug, t4)" "$tmp/e" || fail "console --partition gpu: $(cat "$tmp/e")"
+# hosts --slurm --json gives each GPU type's count of a mixed node (gpu_types), beside
+# gpu_type ("t4,v100") and gpus (their total), which said neither how many of each; a
+# stand-in sinfo lists a node of two T4s and a V100, an untyped node and one without GPUs.
+mkdir -p "$tmp/mixslurm"
+cat > "$tmp/mixslurm/sinfo" <<'EOF'
+#!/bin/sh
+echo "m1|8|4000|gpu:t4:2,gpu:v100:1|idle|mixed|debug|0/8/0/8|127.0.0.1|none"
+echo "m2|4|2000|gpu:2(S:0-1)|idle|plain|debug|0/4/0/4|127.0.0.1|none"
+echo "m3|4|2000|(null)|idle|cpu|debug|0/4/0/4|127.0.0.1|none"
+EOF
+chmod +x "$tmp/mixslurm/sinfo"
+if env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --slurm --json > "$tmp/mix.json" 2> "$tmp/e"; then
+    /usr/bin/python3 - "$tmp/mix.json" <<'PY' || fail "hosts --slurm --json gpu_types: $(cat "$tmp/mix.json")"
+import json, sys
+n = {x["name"]: x for x in json.load(open(sys.argv[1]))["nodes"]}
+assert n["m1"]["gpu_types"] == [{"type": "t4", "count": 2}, {"type": "v100", "count": 1}], n["m1"]
+assert n["m1"]["gpu_type"] == "t4,v100" and n["m1"]["gpus"] == 3, n["m1"]
+assert n["m2"]["gpu_types"] == [{"type": "", "count": 2}] and n["m2"]["gpus"] == 2, n["m2"]
+assert n["m3"]["gpu_types"] == [] and n["m3"]["gpus"] == 0, n["m3"]
+PY
+else
+    fail "hosts --slurm --json with a stand-in sinfo: $(cat "$tmp/e")"
+fi
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored
