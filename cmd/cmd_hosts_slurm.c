@@ -13,6 +13,7 @@
 #include "core/base/clock.h"
 #include "core/base/exitcode.h"
 #include "core/base/jsonprint.h"
+#include "core/model/cluster.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_watch.h"
 
@@ -150,6 +151,9 @@ int hosts_slurm(const HostsSlurmArgs *a)
     snprintf(t.login, sizeof t.login, "%s", a->login ? a->login : "");
     if (a->inventory) {
         cJSON *root = jfield_parse_file(a->inventory, &err);
+        char warning[ERROR_MSG_MAX];
+        if (root && inventory_misspelt_warning(root, a->inventory, warning, sizeof warning))
+            fprintf(stderr, "tunedeck hosts: %s\n", warning);
         int is = root ? slurm_target_from_json(root, a->inventory, &t, &err) : -1;
         cJSON_Delete(root);
         if (is <= 0) {

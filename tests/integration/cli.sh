@@ -270,6 +270,26 @@ rc=0; "$bin" tune --cluster $cl --job "$tmp/synch.json" --launcher local --no-jo
 [ "$rc" = 0 ] && grep -qF "tunedeck tune: $tmp/synch.json: key 'synch' is not one tunedeck reads; did you mean 'sync'?" "$tmp/e" ||
     fail "a misspelt job key: exit $rc: $(cat "$tmp/e")"
 grep -q "learning_rate" "$tmp/e" && fail "a job key far from every known one was warned about: $(cat "$tmp/e")"
+# The same warning for an inventory's misspelt key (it was carried in silence, the field
+# meant left at its default), by every command that reads one: tune, schedule --live (whose
+# refusal of the missing job_command now comes with the slip that caused it) and hosts.
+sed 's/"name": "lab",/"name": "lab", "job_comand": "train {gpus}",/' $cl > "$tmp/slip-inv.json"
+rc=0; "$bin" tune --cluster "$tmp/slip-inv.json" --job $job --launcher local --no-journal --budget 1 \
+    --optimizer random --trial-cmd 'python3 examples/trial.py' >"$tmp/o" 2>"$tmp/e" || rc=$?
+[ "$rc" = 0 ] && grep -qF "tunedeck tune: $tmp/slip-inv.json: key 'job_comand' is not one tunedeck reads; did you mean 'job_command'?" "$tmp/e" ||
+    fail "a misspelt inventory key (tune): exit $rc: $(cat "$tmp/e")"
+rc=0; "$bin" schedule --live --cluster "$tmp/slip-inv.json" --workload examples/live-workload.csv \
+    --gpus-per-node 1 </dev/null >/dev/null 2>"$tmp/e" || rc=$?
+[ "$rc" = 3 ] && grep -qF "tunedeck schedule --live: $tmp/slip-inv.json: key 'job_comand' is not one tunedeck reads; did you mean 'job_command'?" "$tmp/e" ||
+    fail "a misspelt inventory key (schedule --live): exit $rc: $(cat "$tmp/e")"
+grep -qF "field 'job_command': live mode needs the job command template" "$tmp/e" ||
+    fail "schedule --live without job_command: $(cat "$tmp/e")"
+printf '{"name": "slip", "ssh": {"port": 1, "connect_timeout_s": 1},\n "machine_types": {"c": {"bandwidth_gbps": 1, "devices": [{"id": "cpu", "kind": "cpu"}]}},\n "machines": [{"name": "m0", "host": "127.0.0.1", "type": "c"}], "job_comand": "x"}\n' \
+    > "$tmp/slip-plain.json"
+"$bin" hosts --cluster "$tmp/slip-plain.json" </dev/null >/dev/null 2>"$tmp/e"
+grep -qF "tunedeck hosts: $tmp/slip-plain.json: key 'job_comand' is not one tunedeck reads; did you mean 'job_command'?" "$tmp/e" ||
+    fail "a misspelt inventory key (hosts): $(cat "$tmp/e")"
+[ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts said it more than once: $(cat "$tmp/e")"
 check_bad "--trial-cmd: the sim launcher runs the simulator itself" tune --sim B:googlenet --trial-cmd true
 check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
@@ -530,6 +550,13 @@ PY
 else
     fail "hosts --slurm --json with a stand-in sinfo: $(cat "$tmp/e")"
 fi
+# and a Slurm inventory's ("partiton": Slurm's default partition was used without a word)
+printf '{"name": "s", "backend": "slurm", "partiton": "gpu"}\n' > "$tmp/slip-slurm.json"
+env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-slurm.json" \
+    </dev/null >/dev/null 2>"$tmp/e"
+grep -qF "tunedeck hosts: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
+    fail "a misspelt Slurm inventory key (hosts): $(cat "$tmp/e")"
+[ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts --slurm said it more than once: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored
