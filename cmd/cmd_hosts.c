@@ -15,6 +15,7 @@
 #include "core/base/evloop.h"
 #include "core/base/jfield.h"
 #include "core/base/exitcode.h"
+#include "core/model/cluster.h"
 #include "remote/gpu/gpuwatch.h"
 
 static void usage(FILE *out)
@@ -212,6 +213,9 @@ int cmd_hosts(int argc, char **argv)
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
         return exitcode_for(&err, EXIT_USAGE);
     }
+    char warning[ERROR_MSG_MAX];
+    if (inventory_misspelt_warning(cl->extra, path, warning, sizeof warning))
+        fprintf(stderr, "tunedeck hosts: %s\n", warning);
     HostPoolOptions po = {.accept_new_host_keys = accept,
                           .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
     HostPool *p = hostpool_new(&po, &err);

@@ -13,6 +13,7 @@
 #include "core/base/clock.h"
 #include "core/base/exitcode.h"
 #include "core/base/jsonprint.h"
+#include "core/model/cluster.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_watch.h"
 
@@ -48,6 +49,15 @@ static cJSON *nodes_json(const SlurmNodes *ns)
         cJSON_AddNumberToObject(o, "memory_mb", (double)n->mem_mb);
         cJSON_AddStringToObject(o, "gpu_type", n->gpu_type);
         cJSON_AddNumberToObject(o, "gpus", n->gpus);
+        /* each type's count: gpu_type ("t4,v100") and gpus (their total) say neither how
+         * many of each a mixed node has; kept as they were for the readers that use them */
+        cJSON *kinds = cJSON_AddArrayToObject(o, "gpu_types");
+        for (int k = 0; kinds && k < n->n_gpu_kinds; k++) {
+            cJSON *kind = cJSON_CreateObject();
+            cJSON_AddStringToObject(kind, "type", n->gpu_kinds[k].type);
+            cJSON_AddNumberToObject(kind, "count", n->gpu_kinds[k].count);
+            cJSON_AddItemToArray(kinds, kind);
+        }
         cJSON_AddStringToObject(o, "features", n->features);
         cJSON_AddStringToObject(o, "partitions", n->partitions);
         cJSON_AddStringToObject(o, "machine_type", type);
@@ -141,6 +151,9 @@ int hosts_slurm(const HostsSlurmArgs *a)
     snprintf(t.login, sizeof t.login, "%s", a->login ? a->login : "");
     if (a->inventory) {
         cJSON *root = jfield_parse_file(a->inventory, &err);
+        char warning[ERROR_MSG_MAX];
+        if (root && inventory_misspelt_warning(root, a->inventory, warning, sizeof warning))
+            fprintf(stderr, "tunedeck hosts: %s\n", warning);
         int is = root ? slurm_target_from_json(root, a->inventory, &t, &err) : -1;
         cJSON_Delete(root);
         if (is <= 0) {

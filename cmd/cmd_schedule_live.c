@@ -316,6 +316,10 @@ static int open_inventory(LiveRun *r, Error *err)
     cJSON *root = a->cluster_path ? jfield_parse_file(a->cluster_path, err) : cJSON_CreateObject();
     if (!root)
         return error_mark(err, ERROR_INPUT);
+    char warning[ERROR_MSG_MAX];
+    if (a->cluster_path &&
+        inventory_misspelt_warning(root, a->cluster_path, warning, sizeof warning))
+        fprintf(stderr, "tunedeck schedule --live: %s\n", warning);
     if (!a->cluster_path) {
         set_field(root, "name", "slurm");
         set_field(root, "backend", "slurm");

@@ -407,16 +407,6 @@ static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec
         fprintf(stderr, "tunedeck tune: %s\n", err.msg);
         return exitcode_for(&err, EXIT_USAGE);
     }
-    const char *meant = NULL, *key = a->job && !a->resume && ses->job
-                                          ? job_misspelt_key(ses->job, &meant)
-                                          : NULL;
-    if (key) { /* still passed to the trial, as the docs say; only said */
-        char safe[256];
-        termsafe(safe, sizeof safe, key); /* "\u001b" in a key is read as an escape */
-        fprintf(stderr, "tunedeck tune: %s: key '%s' is not one tunedeck reads; did you mean "
-                        "'%s'?\n",
-                a->job, safe, meant);
-    }
     if (session_journal_begin(ses, &err) < 0) {
         fprintf(stderr, "tunedeck tune: %s%s\n", err.msg,
                 a->resume ? "" : " (--no-journal runs without one)");

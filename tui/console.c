@@ -104,6 +104,15 @@ static void log_line(void *ud, const char *line)
     }
 }
 
+/* A file's misspelt key (the session's on_warning): printed to stderr it would land under
+ * the screen, so it goes to the log and the message line, which the frame shows. */
+static void warn_line(void *ud, const char *line)
+{
+    App *a = ud;
+    app_message(a, 1, "%s", line);
+    log_line(ud, line);
+}
+
 /* The live driver's lines (decisions, starts, checkpoints, deaths) go to the log pane. */
 static void live_log(void *ud, const char *line)
 {
@@ -204,6 +213,7 @@ static int open_session(App *a, const ConsoleOptions *o, Error *err)
     with_screen.on_event = on_tuner_event;
     with_screen.userdata = a;
     with_screen.on_report = log_line;
+    with_screen.on_warning = warn_line;
     with_screen.report_userdata = a;
     with_screen.stops_on_loop = 1; /* keys and redraws go on while a host takes its seconds */
     if (o->workload && spec->keep_hosts)

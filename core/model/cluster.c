@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/base/jfield.h"
+#include "core/base/nearkey.h"
 #include "core/base/termsafe.h"
 #include "core/model/hostrange.h"
 #include "core/model/jobtemplate.h"
@@ -409,6 +410,19 @@ static int parse_job_launch(const cJSON *root, const char *source, Cluster *c, E
 static const char *const KNOWN_FIELDS[] = {"name",  "ssh",   "machine_types", "machines",
                                            "trial", "job_command", "job_launch",
                                            "job_master_port", NULL};
+
+/* What an inventory holds besides KNOWN_FIELDS that tunedeck reads elsewhere: a Slurm
+ * inventory's own fields (remote/slurm/slurm_inventory.h), kept in extra. */
+static const char *const INVENTORY_KEYS[] = {"name",      "ssh",         "machine_types",
+                                             "machines",  "trial",       "job_command",
+                                             "job_launch", "job_master_port", "backend",
+                                             "login",     "partition",   "slurm",
+                                             "bandwidth_gbps", NULL};
+
+int inventory_misspelt_warning(const cJSON *fields, const char *source, char *out, size_t cap)
+{
+    return nearkey_warning(fields, INVENTORY_KEYS, source, out, cap);
+}
 
 static int known_field(const char *key)
 {

@@ -82,6 +82,14 @@ int inventory_refuse_secrets(const cJSON *root, const char *source, Error *err);
  * known_hosts. A secret ("password") keeps inventory_refuse_secrets's message. */
 int inventory_ssh_keys_check(const cJSON *ssh, const char *source, Error *err);
 
+/* An inventory's key that tunedeck does not read but is one slip from one it does
+ * ("job_comand", "partiton"): carried through in extra without a word, the field meant left
+ * at its default. The warning, as every reader of an inventory gives it (nearkey_warning:
+ * "SOURCE: key 'partiton' is not one tunedeck reads; did you mean 'partition'?"), for the
+ * inventory object or a Cluster's extra (a Slurm inventory's own fields are known); 1 when
+ * written, 0 when none. */
+int inventory_misspelt_warning(const cJSON *fields, const char *source, char *out, size_t cap);
+
 /* Parses an inventory object; `source` names the file in error messages. */
 Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err);
 Cluster *cluster_load(const char *path, Error *err);

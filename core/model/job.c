@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/jfield.h"
+#include "core/base/nearkey.h"
 
 static const char *const KNOWN[] = {"name", "model_mb", "mops", "batch", "iterations", "warmup",
                                     "sync", "collective", NULL};
@@ -18,50 +19,14 @@ static int known(const char *key)
     return 0;
 }
 
-/* Edit distance (insertions, deletions, substitutions, swaps of neighbours), stopping at
- * 3: only "close or not" is asked. Keys longer than 63 bytes are never close. */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 63 || m > 63 || (n > m ? n - m : m - n) > 2)
-        return 3;
-    int d[64][64];
-    for (size_t i = 0; i <= n; i++)
-        for (size_t j = 0; j <= m; j++) {
-            if (i == 0 || j == 0) {
-                d[i][j] = (int)(i + j);
-                continue;
-            }
-            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-            int best = sub < del ? sub : del;
-            best = best < ins ? best : ins;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[n][m] < 3 ? d[n][m] : 3;
-}
-
 const char *job_misspelt_key(const JobSpec *j, const char **meant)
 {
-    const cJSON *f;
-    if (!j->extra)
-        return NULL;
-    cJSON_ArrayForEach(f, j->extra)
-    {
-        for (const char *const *k = KNOWN; *k; k++) {
-            /* two edits of a four-letter key reach other words ("mode" for "mops") */
-            int most = strlen(*k) <= 4 ? 1 : 2;
-            int d = edit_distance(f->string, *k);
-            if (d >= 1 && d <= most) {
-                *meant = *k;
-                return f->string;
-            }
-        }
-    }
-    return NULL;
+    return nearkey_find(j->extra, KNOWN, meant);
+}
+
+int job_misspelt_warning(const JobSpec *j, const char *source, char *out, size_t cap)
+{
+    return nearkey_warning(j->extra, KNOWN, source, out, cap);
 }
 
 const char *job_sync_name(JobSync s)

@@ -2,6 +2,8 @@
 #ifndef TUNEDECK_JOB_H
 #define TUNEDECK_JOB_H
 
+#include <stddef.h>
+
 #include "core/base/error.h"
 #include "core/model/allreduce.h"
 
@@ -34,5 +36,8 @@ const char *job_sync_name(JobSync s);
  * field is still passed to the trial: only a warning is due ("synch" left "sync" at its
  * default without a word). */
 const char *job_misspelt_key(const JobSpec *j, const char **meant);
+/* Its warning, as every reader of a job file gives it (nearkey_warning): "SOURCE: key 'synch'
+ * is not one tunedeck reads; did you mean 'sync'?"; 1 when written, 0 when none. */
+int job_misspelt_warning(const JobSpec *j, const char *source, char *out, size_t cap);
 
 #endif

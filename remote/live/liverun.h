@@ -79,6 +79,13 @@ typedef struct LiveRunOps {
      * its size, and counts no progress for it until this says 0 again (sched_suspend). Its
      * ready() is 0 meanwhile: a stop waits for the resume. */
     int (*suspended)(const void *run);
+    /* Optional, for a backend whose start only begins the request (Slurm: start returns
+     * the run before sbatch answers): once the run has ended (status non-empty) because the
+     * backend's request was refused after all (sbatch answered with an error, or without a
+     * job id), why (the backend's words) and *refusal, as start's would be; NULL for any
+     * other end. The driver takes it as a refused start (no death, no run), tried once more
+     * or left failed (docs/scheduler-live.md, "Deaths"). */
+    const char *(*refused)(const void *run, LiveRefusal *refusal);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
      * before the first tick; unusable[i]: the driver holds it out already for the backend's

@@ -459,6 +459,15 @@ static int suspended(const void *run)
     return !r->ended && r->suspended_ms != 0;
 }
 
+static const char *refused_start(const void *run, LiveRefusal *refusal)
+{
+    const SlurmRun *r = run;
+    if (!r->ended || !r->refused)
+        return NULL;
+    *refusal = r->refusal;
+    return r->refused_why;
+}
+
 static const char *waiting(const void *run)
 {
     const SlurmRun *r = run;
@@ -494,6 +503,7 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .waiting = waiting,
                                   .preempted = preempted,
                                   .suspended = suspended,
+                                  .refused = refused_start,
                                   .tick = liveslurm_tick,
                                   .watch = liveslurm_watch,
                                   .nodes = liveslurm_nodes,

@@ -173,6 +173,12 @@ long liveslurm_parse_jobid(const char *out);
  * node's SSH failing): the request is retried. 0 when Slurm answered and refused it
  * ("Requested node configuration is not available"): it fails with Slurm's words. */
 int liveslurm_no_controller(const char *error_text);
+/* How a refused sbatch's error (slurm_ctl_run's err: "sbatch exited with status 1: sbatch:
+ * error: Batch job submission failed: WORDS") is taken: LIVERUN_REFUSED_FOR_GOOD for a
+ * request the cluster can never take (an invalid partition, account, QOS or GRES, a node
+ * configuration no node has, an accounting/QOS limit), LIVERUN_REFUSED_ONCE for the rest
+ * (the controller's "try again" answers, and words not known). Pure. */
+LiveRefusal liveslurm_sbatch_refusal(const char *error_text);
 /* The wait before the next try after `fails` failed tries in a row: poll_s times 2, 4, 8,
  * then 16 for every later one (the scontrol rounds' back-off too). */
 double liveslurm_backoff_s(double poll_s, int fails);

@@ -242,6 +242,53 @@ int liveslurm_no_controller(const char *e)
     return 0;
 }
 
+/* Slurm 22.05's words (src/common/slurm_errno.c) for a submission the controller answered
+ * and refused, as `sbatch: error: Batch job submission failed: WORDS` quotes them. */
+LiveRefusal liveslurm_sbatch_refusal(const char *e)
+{
+    /* The request itself is wrong for this cluster: it fails the same way every time. */
+    static const char *const for_good[] = {
+        "Invalid partition name specified",                /* ESLURM_INVALID_PARTITION_NAME */
+        "No partition specified or system default partition", /* ..._DEFAULT_PARTITION_NOT_SET */
+        "User's group not permitted to use this partition",
+        "Access/permission denied",
+        "Requested nodes not in this partition",
+        "Requested node configuration is not available", /* more GPUs than a node has, ... */
+        "Node count specification invalid",
+        "More processors requested than permitted",
+        "Invalid node name specified",
+        "Invalid account or account/partition combination specified",
+        "Invalid qos specification",
+        "Invalid wckey specification",
+        "Job violates accounting/QOS policy", /* a size or submit limit (AccountingStorageEnforce) */
+        "Requested time limit is invalid",
+        "Invalid generic resource (gres) specification",
+        "Invalid GRES specification",
+        "Requested GRES option unsupported",
+        "Invalid Trackable RESource (TRES) specification",
+        "Memory required by task is not available",
+        "Invalid feature specification",
+        "Access denied to requested reservation",
+        "Requested reservation is invalid",
+        "Pathname of a file, directory or other parameter too long",
+        "Invalid user id",
+        "Invalid group id",
+    };
+    for (size_t i = 0; e && i < sizeof for_good / sizeof *for_good; i++)
+        if (strstr(e, for_good[i]))
+            return LIVERUN_REFUSED_FOR_GOOD;
+    /* Everything else may pass: the controller's own "try again" answers (sbatch retries
+     * these itself first, up to 15 times): "Resource temporarily unavailable" (EAGAIN: busy),
+     * "Unable to create job record, try again" (the job queue full), "Requested nodes are
+     * busy"; a controller in standby ("Slurm backup controller in standby mode", "Controller
+     * is in standby mode, try a different controller"); submissions disabled for a while
+     * ("System submissions disabled"); and words this list does not know. One more try, and
+     * a second refusal in a row fails the job (schedlive_enact.c). The controller that does
+     * not answer at all (liveslurm_no_controller) is no refusal: its sbatch is retried with
+     * the back-off, however long the outage. */
+    return LIVERUN_REFUSED_ONCE;
+}
+
 double liveslurm_backoff_s(double poll_s, int fails)
 {
     if (fails < 1)

@@ -135,6 +135,12 @@ typedef struct {
      * Slurm keeps none: a requeued job, a record gone): ExitCode=CODE:SIGNAL. The exit line's
      * status counts only where it agrees (liveslurm_line_saved). */
     int end_exit_known, end_exit_code, end_exit_signal;
+    /* Slurm answered its sbatch and refused the job (or sbatch's answer held no job id):
+     * the run ended "not started", which the driver takes as a refused start, not a death
+     * (LiveRunOps.refused): how, and why in sbatch's words */
+    int refused;
+    LiveRefusal refusal;
+    char refused_why[300];
     char state[24], waiting[96], granted[256], status[300];
 } SlurmRun;
 

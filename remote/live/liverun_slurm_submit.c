@@ -98,21 +98,33 @@ static void start_cancel(SlurmRun *r, int which)
     start_call(r, RUN_CALL_SCANCEL, which, argv);
 }
 
+/* A refused sbatch ends the run "not started" and says how (LiveRunOps.refused): Slurm's
+ * refusal by its words (liveslurm_sbatch_refusal); an exit 0 without a job id may pass (its
+ * job, if Slurm took one, is cancelled by name when the run is freed). */
 static void sbatch_answered(SlurmRun *r, int rc, const char *out, const Error *err)
 {
-    char st[300];
     long id = rc == 0 ? liveslurm_parse_jobid(out) : -1;
-    if (rc != 0)
-        snprintf(st, sizeof st, "not started: %s", err->msg);
-    else if (id < 0)
-        snprintf(st, sizeof st,
-                 "not started: sbatch --parsable answered '%.60s': expected a job id", out);
-    if (rc != 0 || id < 0) {
-        r->maybe_submitted = rc == 0; /* sbatch took a job: cancelled by name when freed */
-        liveslurm_run_end(r, st);
+    if (rc == 0 && id >= 0) {
+        took_id(r, id);
         return;
     }
-    took_id(r, id);
+    r->refused = 1;
+    if (rc != 0) {
+        r->refusal = liveslurm_sbatch_refusal(err->msg);
+        snprintf(r->refused_why, sizeof r->refused_why, "%s", err->msg);
+    } else {
+        size_t n = strcspn(out, "\n");
+        r->refusal = LIVERUN_REFUSED_ONCE;
+        snprintf(r->refused_why, sizeof r->refused_why,
+                 "sbatch --parsable exited 0 but %s%.*s%s: expected a job id, as '123' or "
+                 "'123;CLUSTER'",
+                 n ? "answered '" : "printed no job id", n > 60 ? 60 : (int)n, out,
+                 n ? "'" : "");
+    }
+    r->maybe_submitted = rc == 0; /* sbatch took a job: cancelled by name when freed */
+    char st[sizeof r->refused_why + 16];
+    snprintf(st, sizeof st, "not started: %s", r->refused_why);
+    liveslurm_run_end(r, st);
 }
 
 static void lookup_answered(SlurmRun *r, int rc, const char *out, const Error *err)

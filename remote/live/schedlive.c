@@ -373,7 +373,18 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         /* the process ended */
         snprintf(j->status, sizeof j->status, "%s", l->ops->status(j->run));
         int asked = j->stop_wanted || j->stopping;
-        if (j->preempted) {
+        /* The backend's request was refused after its start returned (Slurm: sbatch's
+         * error): a refused start, not a death; a stop asked meanwhile is only a stop. */
+        LiveRefusal how = LIVERUN_REFUSED_ONCE;
+        const char *refused_why = !j->preempted && !asked && !l->stopping_all && l->ops->refused
+                                      ? l->ops->refused(j->run, &how)
+                                      : NULL;
+        if (!refused_why)
+            j->start_refused = 0;
+        if (refused_why) {
+            j->runs--; /* the job never ran */
+            schedlive_start_refused(l, j, how, refused_why);
+        } else if (j->preempted) {
             /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
              * is usually while its copy is pending, before the exit line that says the TERM
              * wrote a checkpoint reached its output: read again now that the run is over, so

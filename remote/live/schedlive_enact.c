@@ -99,7 +99,7 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
  * not written) is tried once more, at the next tick at the soonest (need_start kept, the
  * placement as wanted then): a blip does not cost the job. One the backend says cannot pass
  * (bad input), or a second in a row, leaves the job failed (schedlive_fail). */
-static void start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, const char *why)
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, const char *why)
 {
     const char *where = schedlive_machine(l, j->want_host);
     if (refusal == LIVERUN_REFUSED_ONCE && !j->start_refused) {
@@ -178,10 +178,13 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     j->status[0] = 0;
     if (!j->run) {
         free(ids), free(slots), free(nodes), free(names);
-        start_refused(l, j, refusal, err.msg);
+        schedlive_start_refused(l, j, refusal, err.msg);
         return;
     }
-    j->start_refused = 0;
+    /* A backend that refuses after the start (LiveRunOps.refused) clears it once the run
+     * ends otherwise (schedlive.c), so two refusals in a row still fail the job. */
+    if (!l->ops->refused)
+        j->start_refused = 0;
     j->host = j->want_host;
     j->run_gpus = j->want_gpus;
     j->run_port = port;

@@ -112,6 +112,10 @@ void schedlive_free_want(LiveJob *j);
  * NULL. */
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
+/* The backend refused the job's start (start's NULL, or LiveRunOps.refused once the run
+ * ended): one that may pass is tried once more at the next tick, one for good (or a second
+ * in a row) leaves the job failed; why is said in the log and the job's status. */
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, const char *why);
 /* Leaves the job failed: never started again, its GPUs given back in the model. */
 void schedlive_fail(SchedLive *l, LiveJob *j);
 const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);

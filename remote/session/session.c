@@ -68,6 +68,14 @@ static int journal_setting_refused(const Session *s, const char *field, Error *e
     return error_mark(err, ERROR_INPUT);
 }
 
+/* A file's misspelt key (its warning in line, if any), to on_warning or else on_report. */
+static void say_misspelt(const SessionSpec *o, int any, const char *line)
+{
+    TuneOrphanReportFn say = o->on_warning ? o->on_warning : o->on_report;
+    if (any && say)
+        say(o->report_userdata, line);
+}
+
 /* The simulator, or the inventory and job (from files, or as a journal recorded them). */
 static int open_cluster(Session *s, const SessionSpec *o, Error *err)
 {
@@ -102,12 +110,19 @@ static int open_cluster(Session *s, const SessionSpec *o, Error *err)
     if (!s->owned_cluster)
         return -1;
     s->cluster = s->owned_cluster;
+    char line[ERROR_MSG_MAX];
+    if (o->cluster && !o->cluster_json && !o->slurm)
+        say_misspelt(o, inventory_misspelt_warning(s->cluster->extra, o->cluster, line,
+                                                   sizeof line),
+                     line);
     if (!o->job)
         return 0;
     if ((o->job_json ? job_from_json(o->job_json, o->job, &s->owned_job, err)
                      : job_load(o->job, &s->owned_job, err)) < 0)
         return -1;
     s->job = &s->owned_job;
+    if (!o->job_json) /* still passed to the trial, as the docs say; only said */
+        say_misspelt(o, job_misspelt_warning(s->job, o->job, line, sizeof line), line);
     return 0;
 }
 

@@ -59,6 +59,11 @@ typedef struct {
      * line each (NULL: said nowhere, journaled only). */
     TuneOrphanReportFn on_report;
     void *report_userdata;
+    /* A key of the inventory or job file that tunedeck does not read but is one slip from one
+     * it does ("synch": inventory_misspelt_warning, job_misspelt_warning), said once as the
+     * files are read, with report_userdata (NULL: through on_report; files from a journal
+     * are not said again). */
+    TuneOrphanReportFn on_warning;
     /* The caller's loop steps the pool (the console's does, for its hosts view): a leftover
      * stop (before a trial, on resume, at the end) is begun and left to that loop, ended by
      * session_stop_step, instead of waited for; the tuner's trial waits meanwhile

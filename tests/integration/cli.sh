@@ -270,6 +270,26 @@ rc=0; "$bin" tune --cluster $cl --job "$tmp/synch.json" --launcher local --no-jo
 [ "$rc" = 0 ] && grep -qF "tunedeck tune: $tmp/synch.json: key 'synch' is not one tunedeck reads; did you mean 'sync'?" "$tmp/e" ||
     fail "a misspelt job key: exit $rc: $(cat "$tmp/e")"
 grep -q "learning_rate" "$tmp/e" && fail "a job key far from every known one was warned about: $(cat "$tmp/e")"
+# The same warning for an inventory's misspelt key (it was carried in silence, the field
+# meant left at its default), by every command that reads one: tune, schedule --live (whose
+# refusal of the missing job_command now comes with the slip that caused it) and hosts.
+sed 's/"name": "lab",/"name": "lab", "job_comand": "train {gpus}",/' $cl > "$tmp/slip-inv.json"
+rc=0; "$bin" tune --cluster "$tmp/slip-inv.json" --job $job --launcher local --no-journal --budget 1 \
+    --optimizer random --trial-cmd 'python3 examples/trial.py' >"$tmp/o" 2>"$tmp/e" || rc=$?
+[ "$rc" = 0 ] && grep -qF "tunedeck tune: $tmp/slip-inv.json: key 'job_comand' is not one tunedeck reads; did you mean 'job_command'?" "$tmp/e" ||
+    fail "a misspelt inventory key (tune): exit $rc: $(cat "$tmp/e")"
+rc=0; "$bin" schedule --live --cluster "$tmp/slip-inv.json" --workload examples/live-workload.csv \
+    --gpus-per-node 1 </dev/null >/dev/null 2>"$tmp/e" || rc=$?
+[ "$rc" = 3 ] && grep -qF "tunedeck schedule --live: $tmp/slip-inv.json: key 'job_comand' is not one tunedeck reads; did you mean 'job_command'?" "$tmp/e" ||
+    fail "a misspelt inventory key (schedule --live): exit $rc: $(cat "$tmp/e")"
+grep -qF "field 'job_command': live mode needs the job command template" "$tmp/e" ||
+    fail "schedule --live without job_command: $(cat "$tmp/e")"
+printf '{"name": "slip", "ssh": {"port": 1, "connect_timeout_s": 1},\n "machine_types": {"c": {"bandwidth_gbps": 1, "devices": [{"id": "cpu", "kind": "cpu"}]}},\n "machines": [{"name": "m0", "host": "127.0.0.1", "type": "c"}], "job_comand": "x"}\n' \
+    > "$tmp/slip-plain.json"
+"$bin" hosts --cluster "$tmp/slip-plain.json" </dev/null >/dev/null 2>"$tmp/e"
+grep -qF "tunedeck hosts: $tmp/slip-plain.json: key 'job_comand' is not one tunedeck reads; did you mean 'job_command'?" "$tmp/e" ||
+    fail "a misspelt inventory key (hosts): $(cat "$tmp/e")"
+[ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts said it more than once: $(cat "$tmp/e")"
 check_bad "--trial-cmd: the sim launcher runs the simulator itself" tune --sim B:googlenet --trial-cmd true
 check_bad "unknown command 'tuen'" tuen
 check_bad "unknown or incomplete option '--bogus'" tune --bogus
@@ -510,6 +530,36 @@ grep -qF "$tmp/slurm-gpu.json: partition 'gpu'" "$tmp/e" ||
 exit_is 3 "bad input" env -u SLURM_CONF PATH="$tmp/fakeslurm:$PATH" "$bin" --slurm \
     --partition gpu
 grep -qF "(its partitions: debug, t4)" "$tmp/e" || fail "console --partition gpu: $(cat "$tmp/e")"
+# hosts --slurm --json gives each GPU type's count of a mixed node (gpu_types), beside
+# gpu_type ("t4,v100") and gpus (their total), which said neither how many of each; a
+# stand-in sinfo lists a node of two T4s and a V100, an untyped node and one without GPUs.
+mkdir -p "$tmp/mixslurm"
+cat > "$tmp/mixslurm/sinfo" <<'EOF'
+#!/bin/sh
+echo "m1|8|4000|gpu:t4:2,gpu:v100:1|idle|mixed|debug|0/8/0/8|127.0.0.1|none"
+echo "m2|4|2000|gpu:2(S:0-1)|idle|plain|debug|0/4/0/4|127.0.0.1|none"
+echo "m3|4|2000|(null)|idle|cpu|debug|0/4/0/4|127.0.0.1|none"
+EOF
+chmod +x "$tmp/mixslurm/sinfo"
+if env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --slurm --json > "$tmp/mix.json" 2> "$tmp/e"; then
+    /usr/bin/python3 - "$tmp/mix.json" <<'PY' || fail "hosts --slurm --json gpu_types: $(cat "$tmp/mix.json")"
+import json, sys
+n = {x["name"]: x for x in json.load(open(sys.argv[1]))["nodes"]}
+assert n["m1"]["gpu_types"] == [{"type": "t4", "count": 2}, {"type": "v100", "count": 1}], n["m1"]
+assert n["m1"]["gpu_type"] == "t4,v100" and n["m1"]["gpus"] == 3, n["m1"]
+assert n["m2"]["gpu_types"] == [{"type": "", "count": 2}] and n["m2"]["gpus"] == 2, n["m2"]
+assert n["m3"]["gpu_types"] == [] and n["m3"]["gpus"] == 0, n["m3"]
+PY
+else
+    fail "hosts --slurm --json with a stand-in sinfo: $(cat "$tmp/e")"
+fi
+# and a Slurm inventory's ("partiton": Slurm's default partition was used without a word)
+printf '{"name": "s", "backend": "slurm", "partiton": "gpu"}\n' > "$tmp/slip-slurm.json"
+env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-slurm.json" \
+    </dev/null >/dev/null 2>"$tmp/e"
+grep -qF "tunedeck hosts: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
+    fail "a misspelt Slurm inventory key (hosts): $(cat "$tmp/e")"
+[ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts --slurm said it more than once: $(cat "$tmp/e")"
 exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored

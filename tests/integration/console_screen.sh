@@ -80,6 +80,20 @@ tmx send-keys -t long y
 # the quit takes 5 s even idle; 10 s was too little under CI's load (it failed there)
 wait_for long 'EXITED rc=0' 30
 
+# --- a misspelt key of the job or inventory file: said on the screen ----------------------
+# tune said "key 'synch' is not one tunedeck reads; did you mean 'sync'?" and the console
+# nothing (on stderr it would land under the screen): the message line and the log say it,
+# the inventory's ("job_launh") too.
+sed 's/"name": "long-names",/"name": "long-names", "job_launh": "per-host",/' "$tmp/long.json" > "$tmp/slip.json"
+printf '{"name": "slip", "model_mb": 4.0, "batch": 256, "iterations": 6, "warmup": 2, "synch": "allreduce"}\n' \
+    > "$tmp/slipjob.json"
+start slip 200 30 xterm-256color "$bin" --cluster "$tmp/slip.json" --job "$tmp/slipjob.json" --no-sched --no-journal --budget 400
+wait_for slip "slipjob\\.json: key 'synch' is not one tunedeck reads; did you mean 'sync'\\?"
+tmx send-keys -t slip L
+wait_for slip "slip\\.json: key 'job_launh' is not one tunedeck reads; did you mean 'job_launch'\\?"
+tmx send-keys -t slip Escape
+quit slip
+
 # --- names in other scripts: a cell counts terminal columns, not bytes ------------------
 # A job named in Japanese (3 bytes, 2 columns a character) with combining accents (2 bytes,
 # no column) and a cluster named in Japanese. The job list cut and padded the name by bytes,

@@ -210,6 +210,19 @@ EOF
     --budget 1 --optimizer random --json > "$T/t2.json" 2>"$T/t2.err"
 check "the single launcher runs one command for the trial" \
     python3 -c "import json,sys; r=json.load(open('$T/t2.json')); assert r['trials'][0]['status']=='ok', r"
+# A line with a NUL byte, read over the SSH channel: refused naming the byte (the NUL cut it as
+# a C string, the event after it dropped unseen), the trial measured all the same, as with
+# the local launcher (tests/remote/launch/test_launch_local.c).
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "printf '{\"event\":\"progress\",\"step\":1}\\000{\"event\":\"error\",\"message\":\"x\"}\\n'; $trial" \
+    --budget 1 --optimizer random --json > "$T/t2n.json" 2>"$T/t2n.err"
+check "per-host over SSH: a line with a NUL byte is refused naming the byte" python3 - "$T/t2n.json" <<'EOF'
+import json, re, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "ok", t
+assert re.match(r"first bad line: h\d: event line: expected JSON text, found a NUL byte at byte 30$",
+                t["reason"]), t
+EOF
 "$bin" tune --cluster "$T/inv4.json" --job "$T/job.json" --launcher per-host --trial-cmd "$trial" \
     --budget 1 --optimizer uniform-devices --json > "$T/t3.json" 2>"$T/t3.err"
 check "ssh failing is its own outcome (unreachable)" python3 - "$T/t3.json" <<'EOF'

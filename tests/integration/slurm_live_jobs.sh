@@ -12,6 +12,10 @@
 # 4. Another user's pending job (sbatch --uid=nobody) that Slurm would start before a
 #    resubmission of ours: the GPU it would take is held back and `new` does not grow into
 #    a wait; 5. the same with that job in partition debug, which overlaps ours.
+# 6, 7. An sbatch Slurm refuses for good (a partition it does not have, a job no node can
+#    hold): the job fails at once with Slurm's words, no death; 8. one a busy controller
+#    turns away for now (a stand-in sbatch): tried once more, the job runs.
+# 9. A job's progress line with a NUL byte: refused naming the byte, said once.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -227,5 +231,103 @@ echo "another user's pending job in an overlapping partition"
 pending_section 5 debug gpu:t4:2 \
     "a pending job of a partition sharing our nodes keeps its GPU out of growth too" \
     "pending job of another user in partition debug"
+
+# refused_section N ENV INVENTORY WORDS TITLE: the run with ENV (an SBATCH_* input variable,
+# which sbatch takes where its command line does not say) in tunedeck's environment, so
+# that Slurm refuses the job's sbatch in WORDS: the job is left failed at once, by Slurm's
+# words, with one sbatch and no death; the run ends by itself (exit 1: a job failed).
+refused_section() {
+    env "$2" "$bin" schedule --live --cluster "$3" --workload "$T/solo.csv" --policy doubling \
+        --interval 60 --time-scale 1 --duration 30 --status-every 0 --job-dir "$T/jobs$1" \
+        > "$T/out$1" 2> "$T/err$1"
+    rc=$?
+    settle
+    queue="$(squeue -h)"
+    left=$(pgrep -f "ckpt-$mark" | wc -l)
+    if [ "$rc" -eq 1 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out$1" "$4" <<'PY'
+import re, sys
+from outcheck import out, need
+words = sys.argv[2]
+said = need(r"solo: could not start on n\d: sbatch exited with status 1: sbatch: error: Batch job "
+            r"submission failed: %s: refused for good \(trying again cannot change it\), left "
+            r"failed$" % re.escape(words), "the refusal for good, in Slurm's words")
+need(r"every job has ended \(0 completed, 1 failed\)", "the run over at once", said.end())
+assert "died" not in out, "a refused start is no death"
+assert out.count("could not start") == 1, "one sbatch, not tried again"
+print(said.group(0))
+PY
+    then pass "$5"
+    else fail "$5 (exit $rc, queue '$queue', $left processes)"; fi
+}
+
+echo "an sbatch Slurm refuses for good"
+# Regression: Slurm's refusal ended the run "not started" and the driver took it for the
+# job's death: submitted again fresh, then "second death in a row, left stopped".
+# A partition Slurm does not have (the inventory names none, so SBATCH_PARTITION is sbatch's),
+python3 - "$T/inv.json" "$T/inv-nopart.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["partition"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+refused_section 6 SBATCH_PARTITION=nope "$T/inv-nopart.json" "Invalid partition name specified" \
+    "a partition Slurm does not have: the job fails at once with Slurm's words, no death, one sbatch"
+# and a job larger than any node (more memory per node than any has: no GPU count can be
+# asked beyond what the scheduler saw, and this is the same refusal Slurm gives to that).
+refused_section 7 SBATCH_MEM_PER_NODE=999999 "$T/inv.json" \
+    "Requested node configuration is not available" \
+    "a job no node can hold: the job fails at once with Slurm's words, no death, one sbatch"
+
+echo "an sbatch the controller turns away for now"
+# A stand-in sbatch answers the first submission as a busy slurmctld does once sbatch's own
+# retries are spent, then hands the next to the real one: the start is tried once more at
+# the next tick and the job runs, with no death.
+mkdir -p "$T/busy"
+printf '#!/bin/sh\nif [ ! -f "%s/busy/once" ]; then : > "%s/busy/once"; echo "sbatch: error: Batch job submission failed: Resource temporarily unavailable" >&2; exit 1; fi\nexec "%s" "$@"\n' \
+    "$T" "$T" "$real_sbatch" > "$T/busy/sbatch"
+chmod +x "$T/busy/sbatch"
+PATH="$T/busy:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
+    --policy doubling --interval 60 --time-scale 1 --duration 10 --status-every 0 \
+    --job-dir "$T/jobs8" > "$T/out8" 2> "$T/err8"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out8" <<'PY'
+from outcheck import out, need
+once = need(r"solo: could not start on n\d: sbatch exited with status 1: sbatch: error: Batch job "
+            r"submission failed: Resource temporarily unavailable: tried once more at the next "
+            r"tick$", "the refusal that may pass")
+run = need(r"solo: Slurm job \d+ running on n\d:", "the second sbatch's job runs", once.end())
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
+     run.end())
+assert "died" not in out and "left failed" not in out, "no death, not failed"
+print(once.group(0))
+PY
+then pass "a busy controller's refusal: the start is tried once more at the next tick and the job runs, no death"
+else fail "busy controller's refusal (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "a NUL byte in a job's progress line"
+# The job's output file is read with its bytes' count, as over SSH (schedlive.sh): a line with
+# a NUL byte is a refused protocol line naming the byte (the NUL ended it as a C string, the
+# event after it dropped unseen), said once per run.
+python3 - "$T/inv.json" "$root/tests/fixtures/job.sh" "$mark" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec sh %s {gpus} {hosts} {resume} ckpt-%s nul" % (sys.argv[2], sys.argv[3])
+json.dump(inv, open(sys.argv[1].replace(".json", "-nul.json"), "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv-nul.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 1 --duration 6 --status-every 0 --checkpoint-file "ckpt-$mark" \
+    --job-dir "$T/jobs9" \
+    > "$T/out9" 2> "$T/err9"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+said="solo: a line it printed was refused: event line: expected JSON text, found a NUL byte at byte [0-9]+$"
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && [ "$(grep -cE "$said" "$T/out9")" -eq 1 ]
+then pass "a progress line with a NUL byte is refused naming the byte, said once"
+else fail "a NUL byte in a Slurm job's progress line (exit $rc, queue '$queue', $left processes): $(grep -F 'refused' "$T/out9" | head -3)"; fi
 
 slurmlive_done

@@ -533,3 +533,34 @@ Test(cluster, a_file_with_bytes_that_are_not_utf8_or_a_nul_escape_is_refused_wit
     cr_assert(strstr(err.msg, "machine_types"), "%s", err.msg);
     unlink(path);
 }
+
+/* Regression: a misspelt inventory key ("job_comand", a Slurm inventory's "partiton") was
+ * carried in extra without a word, and the field meant left at its default (no job command,
+ * Slurm's default partition); tune warned only of a job file's. The same warning now, for the
+ * file's object or a Cluster's extra; a Slurm inventory's own keys are no slip. */
+Test(cluster, a_misspelt_inventory_key_is_warned_with_the_key_meant)
+{
+    char out[256];
+    cJSON *o = cJSON_Parse("{\"name\": \"s\", \"backend\": \"slurm\", \"partiton\": \"gpu\"}");
+    cr_assert_eq(inventory_misspelt_warning(o, "slurm.json", out, sizeof out), 1);
+    cr_assert_str_eq(out, "slurm.json: key 'partiton' is not one tunedeck reads; did you mean "
+                          "'partition'?");
+    cJSON_Delete(o);
+    o = cJSON_Parse("{\"name\": \"s\", \"backend\": \"slurm\", \"partition\": \"gpu\", \"login\": "
+                    "\"l\", \"slurm\": {}, \"bandwidth_gbps\": 10, \"job_command\": \"x\"}");
+    cr_assert_eq(inventory_misspelt_warning(o, "slurm.json", out, sizeof out), 0, "%s", out);
+    cJSON_Delete(o);
+    Error err;
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s, \"job_comand\": \"train\"}", (int)strlen(LAB) - 1, LAB);
+    o = cJSON_Parse(text);
+    cr_assert_not_null(o, "%s", text);
+    Cluster *c = cluster_from_json(o, "lab.json", &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(inventory_misspelt_warning(c->extra, "lab.json", out, sizeof out), 1);
+    cr_assert(strstr(out, "key 'job_comand' is not one tunedeck reads; did you mean "
+                          "'job_command'?"),
+              "%s", out);
+    cluster_free(c);
+    cJSON_Delete(o);
+}

@@ -214,6 +214,41 @@ Test(liverun_slurm, controller_not_answering_is_told_from_a_refusal)
     cr_assert_not(liveslurm_no_controller(""));
 }
 
+/* Slurm 22.05's own words (src/common/slurm_errno.c) as sbatch quotes them after "Batch job
+ * submission failed: ": what can never pass fails the job at once, the rest is tried once
+ * more. */
+Test(liverun_slurm, a_refused_sbatch_is_for_good_by_slurms_words)
+{
+    static const char *const for_good[] = {
+        "Invalid partition name specified",
+        "Requested node configuration is not available",
+        "Invalid account or account/partition combination specified",
+        "Invalid qos specification",
+        "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)",
+        "Invalid generic resource (gres) specification",
+    };
+    static const char *const once[] = {
+        "Resource temporarily unavailable",
+        "Unable to create job record, try again",
+        "Requested nodes are busy",
+        "Slurm backup controller in standby mode",
+        "Something Slurm 23 may say",
+    };
+    char e[300];
+    for (size_t i = 0; i < sizeof for_good / sizeof *for_good; i++) {
+        snprintf(e, sizeof e,
+                 "sbatch exited with status 1: sbatch: error: Batch job submission failed: %s",
+                 for_good[i]);
+        cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_FOR_GOOD, "%s", e);
+    }
+    for (size_t i = 0; i < sizeof once / sizeof *once; i++) {
+        snprintf(e, sizeof e,
+                 "sbatch exited with status 1: sbatch: error: Batch job submission failed: %s",
+                 once[i]);
+        cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_ONCE, "%s", e);
+    }
+}
+
 Test(liverun_slurm, retries_back_off_like_the_rounds)
 {
     cr_assert_float_eq(liveslurm_backoff_s(1, 0), 1, 1e-9);

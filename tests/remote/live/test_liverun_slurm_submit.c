@@ -266,6 +266,13 @@ Test(liverun_slurm_submit, an_sbatch_slurm_refuses_ends_the_run_with_slurms_word
     cr_assert_str_eq(LIVERUN_SLURM.status(run),
                      "not started: sbatch exited with status 1: sbatch: error: Batch job "
                      "submission failed: Requested node configuration is not available");
+    /* a refused start for the driver, not a death (regression: it was a death, so the job
+     * was submitted again fresh and then left stopped as "died twice") */
+    LiveRefusal how = LIVERUN_REFUSED_ONCE;
+    const char *why = LIVERUN_SLURM.refused(run, &how);
+    cr_assert_not_null(why, "the end is a refused start");
+    cr_assert_eq(how, LIVERUN_REFUSED_FOR_GOOD, "Slurm's words say trying again cannot help");
+    cr_assert(strstr(why, "Requested node configuration is not available"), "%s", why);
     char *looks = standins_recorded(dir, "squeue-calls");
     cr_assert_str_eq(looks, "", "a refusal is an answer: nothing to look up");
     free(looks);
@@ -394,6 +401,37 @@ Test(liverun_slurm_submit, a_refused_look_up_after_a_lost_answer_leaves_no_job)
 Test(liverun_slurm_submit, an_sbatch_answer_without_a_job_id_leaves_no_job)
 {
     ended_unsure_cancels_by_name("garbled", 10);
+}
+
+/* An exit 0 without a job id is a refused start that may pass, naming what was expected. */
+Test(liverun_slurm_submit, an_sbatch_answer_without_a_job_id_is_a_refusal_that_may_pass)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "garbled");
+    for (int i = 0; i < 500 && LIVERUN_SLURM.running(run); i++)
+        tick(&b, &run, 1);
+    cr_assert_not(LIVERUN_SLURM.running(run));
+    LiveRefusal how = LIVERUN_REFUSED_FOR_GOOD;
+    const char *why = LIVERUN_SLURM.refused(run, &how);
+    cr_assert_not_null(why);
+    cr_assert_eq(how, LIVERUN_REFUSED_ONCE);
+    cr_assert_str_eq(why, "sbatch --parsable exited 0 but answered 'Submitted batch job 100': "
+                          "expected a job id, as '123' or '123;CLUSTER'");
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* A run that ran and ended is no refusal. */
+Test(liverun_slurm_submit, a_submitted_run_is_no_refusal)
+{
+    Backend b = backend(10);
+    void *run = start(&b, "fine");
+    for (int i = 0; i < 500 && !strstr(LIVERUN_SLURM.label(run), "Slurm job 1"); i++)
+        tick(&b, &run, 1);
+    LiveRefusal how;
+    cr_assert_null(LIVERUN_SLURM.refused(run, &how));
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
 }
 
 Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_cancelled_once)

@@ -13,9 +13,15 @@
 #include "tests/support/ssh_hermetic.h"
 
 /* The backend's answer to each start, in order: 'o' refused once (may pass), 'g' refused for
- * good; past the plan's end, a run that trains. */
+ * good; 'O' and 'G' the same, but after start returned a run (as Slurm's sbatch answers
+ * later: LiveRunOps.refused); past the plan's end, a run that trains. */
 static const char *plan;
 static int starts;
+
+typedef struct {
+    StandinRun head;
+    char late; /* 'O' or 'G': refused after the start */
+} PlannedRun;
 
 static void *planned_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
@@ -32,13 +38,30 @@ static void *planned_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refu
         error_set(err, "job folder /j/j0 is world-writable (mode 0777)");
         return NULL;
     }
-    return standin_run_new(sizeof(StandinRun));
+    PlannedRun *r = standin_run_new(sizeof(PlannedRun));
+    r->late = c == 'O' || c == 'G' ? c : 0;
+    return r;
+}
+
+/* A run whose request the backend found refused after start returned: it ends "not
+ * started" at its first step, and says how through LiveRunOps.refused. */
+static const char *late_refused(const void *run, LiveRefusal *refusal)
+{
+    const PlannedRun *r = run;
+    if (!r->late || !r->head.status[0])
+        return NULL;
+    *refusal = r->late == 'G' ? LIVERUN_REFUSED_FOR_GOOD : LIVERUN_REFUSED_ONCE;
+    return r->late == 'G' ? "sbatch: Invalid partition name specified"
+                          : "sbatch: Resource temporarily unavailable";
 }
 
 static void training_step(void *run)
 {
-    StandinRun *r = run;
-    if (!r->status[0])
+    PlannedRun *pr = run;
+    StandinRun *r = &pr->head;
+    if (pr->late && !r->status[0])
+        snprintf(r->status, sizeof r->status, "not started: refused");
+    else if (!r->status[0])
         standin_says_step(&r->p, r->p.seen + 1, NAN);
 }
 
@@ -47,6 +70,7 @@ static const LiveRunOps PLANNED = {.name = "planned",
                                    .signal = standin_signal,
                                    .step = training_step,
                                    .rank0_saved = standin_ready,
+                                   .refused = late_refused,
                                    STANDIN_OPS};
 
 static int failed(const SchedLiveJob *j)
@@ -135,6 +159,66 @@ Test(schedlive, a_start_refused_twice_in_a_row_fails_the_job)
                   strstr(r.text, "j0: could not start on m0: exec on m0 failed: channel open "
                                  "refused: refused again, left failed\n"),
               "%s", r.text);
+    liverig_close(&r);
+}
+
+/* Regression: over Slurm the start returns a run before sbatch answers, so a refusal
+ * (Slurm's "Invalid partition name specified") ended the run and counted as the job's death:
+ * restarted fresh, then "second death in a row". Now it is a refused start, said so. */
+Test(schedlive, a_start_refused_after_it_returned_for_good_fails_the_job_without_a_death)
+{
+    static LiveRig r;
+    plan = "G";
+    starts = 0;
+    liverig_open(&r, standin_two_by_two(), &PLANNED, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, failed, 20000, &j);
+    cr_assert(j.failed, "%s", r.text);
+    cr_assert_eq(starts, 1, "tried again: %s", r.text);
+    cr_assert_eq(j.deaths, 0, "a refused start is no death: %s", r.text);
+    cr_assert_eq(j.runs, 0, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: could not start on m0: sbatch: Invalid partition name "
+                             "specified: refused for good (trying again cannot change it), "
+                             "left failed\n"),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "died"), "%s", r.text);
+    cr_assert(strstr(j.status, "not started: sbatch: Invalid partition name specified"), "%s",
+              j.status);
+    liverig_close(&r);
+}
+
+/* One that may pass is tried once more, and the job trains; two in a row fail it (the run
+ * the first start returned does not clear the first refusal). */
+Test(schedlive, a_start_refused_after_it_returned_once_is_tried_again_and_the_job_trains)
+{
+    static LiveRig r;
+    plan = "O";
+    starts = 0;
+    liverig_open(&r, standin_two_by_two(), &PLANNED, 1);
+    int64_t t = clock_now_ms();
+    step_until_starts(&r, &t, 2);
+    SchedLiveJob j;
+    liverig_run_until(&r, has_stepped, 20000, &j);
+    cr_assert_eq(j.failed, 0, "%s", r.text);
+    cr_assert_eq(j.deaths, 0, "%s", r.text);
+    cr_assert_eq(j.runs, 1, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: could not start on m0: sbatch: Resource temporarily "
+                             "unavailable: tried once more at the next tick\n"),
+              "%s", r.text);
+    liverig_close(&r);
+}
+
+Test(schedlive, a_start_refused_after_it_returned_twice_in_a_row_fails_the_job)
+{
+    static LiveRig r;
+    plan = "OO";
+    starts = 0;
+    liverig_open(&r, standin_two_by_two(), &PLANNED, 1);
+    SchedLiveJob j;
+    liverig_run_until(&r, failed, 20000, &j);
+    cr_assert_eq(starts, 2, "%s", r.text);
+    cr_assert_eq(j.deaths, 0, "%s", r.text);
+    cr_assert(strstr(r.text, "refused again, left failed\n"), "%s", r.text);
     liverig_close(&r);
 }
 
