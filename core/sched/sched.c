@@ -393,9 +393,10 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         StepSource truth = {j->app, NULL, s->max_node_gpus};
         double speed = sched_slots_speed(s, j->slots, j->n_slots);
         if (t > 0) {
-            double step_s;
-            jobmodel_rate(&truth, &j->conf, per_node, nn, j->epoch, &step_s);
-            sched_job_observe(j, nn, step_s / speed);
+            /* the micro-step, what the own fit models (jobmodel.h), not the whole step */
+            double micro_s;
+            jobmodel_rate(&truth, &j->conf, per_node, nn, j->epoch, &micro_s);
+            sched_job_observe(j, nn, micro_s / speed);
             j->explore_run_s += t;
         }
         while (t > 0 && !j->done) {

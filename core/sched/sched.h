@@ -222,8 +222,9 @@ const char *sched_policy_name(const SchedState *s);
 
 /* Live mode: a real job's measured progress replaces the simulated one. epochs_done is
  * fractional (12.5 = half-way through the 13th epoch); a job reaching its epoch count is
- * finished now. step_s > 0 is its measured step time on its current allocation, which
- * refines the job's own throughput model (used by `doubling-explore`). */
+ * finished now. step_s > 0 is its measured time of one micro-step (its per-GPU batch with
+ * the synchronisation; without gradient accumulation, its step) on its current allocation,
+ * which refines the job's own throughput model (used by `doubling-explore`). */
 int sched_report_progress(SchedState *s, size_t job, double epochs_done, double step_s, Error *err);
 
 typedef struct {

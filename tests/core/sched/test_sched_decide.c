@@ -149,6 +149,23 @@ Test(sched_decide, every_policy_finishes_on_one_to_eight_gpus_with_and_without_a
             }
 }
 
+/* Bug: doubling-explore stopped "stuck" on 300-job workloads (any cluster, with or without
+ * drains, holds and pins): a job's own throughput fit was fed whole accumulated steps as
+ * micro-steps, came out with no compute cost (0 s a step on one GPU), and the policy never
+ * gave the job a GPU again. Ten jobs of that run (Pollux workloads 1 and 2) on 16 × 4 GPUs:
+ * imagenet at batch 6400 waited for ever after exploring (jobmodel.h). */
+Test(sched_decide, an_explored_job_is_scheduled_after_its_refit)
+{
+    SchedState *s = fixture_sched(cat, "doubling-explore", 16, NULL, 0);
+    Error e;
+    cr_assert_eq(sched_load_workload(s, TUNEDECK_SOURCE_DIR "/tests/fixtures/"
+                                        "workload-explore-refit.csv",
+                                     &e),
+                 0, "%s", e.msg);
+    run_to_end(s, "doubling-explore, ten jobs on 16 x 4 GPUs");
+    sched_free(s);
+}
+
 /* And when the capacity shrinks mid-run: a node drains, or someone else takes GPUs,
  * while jobs run and explore on it. */
 Test(sched_decide, every_policy_finishes_when_a_drain_or_a_hold_shrinks_the_cluster)
