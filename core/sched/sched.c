@@ -181,6 +181,19 @@ SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
     return s;
 }
 
+/* Fits the job's own model on each observation not yet covered, one fit per observation as
+ * they came, so a fit caught up late ends as one made at every observation would. */
+static void own_refit(SJob *j)
+{
+    Error e;
+    for (size_t k = j->own_fitted + 1 > 2 ? j->own_fitted + 1 : 2; k <= j->n_obs; k++) {
+        j->own_fits++; /* even a failed fit may have written `own` */
+        if (tputmodel_fit_best(&j->own, j->obs, k, &e) == 0)
+            j->own_ok = 1;
+    }
+    j->own_fitted = j->n_obs;
+}
+
 int sched_set_policy(SchedState *s, const char *name, Error *err)
 {
     const Policy *pol = policy_find(name ? name : "");
@@ -190,7 +203,7 @@ int sched_set_policy(SchedState *s, const char *name, Error *err)
     s->cfg.policy = pol->name;
     if (pol->knowledge == POLICY_KNOWS_EXPLORE) /* its estimates read the own fits */
         for (size_t q = 0; q < s->n_live; q++)
-            sched_job_refit(&s->jobs[s->live[q]]);
+            own_refit(&s->jobs[s->live[q]]);
     return 0;
 }
 
@@ -305,21 +318,10 @@ void sched_release(SchedState *s, size_t job)
 
 /* ---- simulation between decisions ---- */
 
-void sched_job_refit(SJob *j)
-{
-    Error e;
-    for (size_t k = j->own_fitted + 1 > 2 ? j->own_fitted + 1 : 2; k <= j->n_obs; k++) {
-        j->own_fits++; /* even a failed fit may have written `own` */
-        if (tputmodel_fit_best(&j->own, j->obs, k, &e) == 0)
-            j->own_ok = 1;
-    }
-    j->own_fitted = j->n_obs;
-}
-
 /* Only an exploring policy reads the own fit (sched_decide.c, knowledge_source). Under any
  * other the observations are kept and the fit waits: sched_set_policy catches it up when
- * such a policy takes over. Fitting at every new placement under `doubling` was 5-10% of a
- * run (perf on bench/schedscale) for a model nobody read. The old way
+ * such a policy takes over. Fitting at every new placement under `doubling` was about 10% of
+ * a run (perf on bench/schedscale, callgrind on schedule) for a model nobody read. The old way
  * (sched_speed_per_decision) fits at every observation, for the tests to compare. */
 static int own_fit_read(const SchedState *s)
 {
@@ -341,7 +343,7 @@ void sched_job_observe(const SchedState *s, SJob *j, int nodes, double step_s)
     }
     j->obs[j->n_obs++] = (TputPoint){j->gpus, nodes, j->conf.atomic, step_s};
     if (own_fit_read(s))
-        sched_job_refit(j);
+        own_refit(j);
 }
 
 int sched_job_finish(SchedState *s, size_t i)

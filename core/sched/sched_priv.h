@@ -38,7 +38,7 @@ typedef struct {
     TputModel own;
     int own_ok;
     unsigned own_fits; /* tputmodel fits tried on obs: a change of `own` for the speed cache */
-    size_t own_fitted; /* obs the fits have covered; the rest wait for sched_job_refit */
+    size_t own_fitted; /* obs the fits have covered; the rest wait for an exploring policy */
     /* speed cache, indexed by log2 GPUs: from arrival until the job finishes. An entry holds
      * while what a speed depends on stays (sched_decide.c, speed_cb): the key below. */
     double *spd;
@@ -128,11 +128,8 @@ double sched_slots_speed(const SchedState *s, const SchedSlot *slots, size_t n);
 void sched_job_retire(SJob *j);
 int sched_job_max_gpus(const SchedState *s, const SJob *j);
 /* Records a measured micro-step time on the job's current allocation; refits its own model
- * when the policy reads it (sched_job_refit). */
+ * while the policy reads it (core/sched/sched.c). */
 void sched_job_observe(const SchedState *s, SJob *j, int nodes, double step_s);
-/* Fits the job's own model on each observation not yet covered, one fit per observation as
- * they came, so a fit caught up late ends as one made at every observation would. */
-void sched_job_refit(SJob *j);
 /* Frees a job marked done (finish_s set) and logs its finish event. */
 int sched_job_finish(SchedState *s, size_t job);
 /* The simulation cannot end (core/sched/sched_report.c): fills err with the jobs that wait,

@@ -12,6 +12,7 @@
 #include "tests/support/fixtures.h"
 
 #define FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv"
+#define REFIT_FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-explore-refit.csv"
 #define HORIZON_S 2e6 /* simulated; the slowest case here (1 GPU) finishes in about 1e5 s */
 
 FIXTURE_CATALOGUE_SUITE(sched_decide);
@@ -158,10 +159,7 @@ Test(sched_decide, an_explored_job_is_scheduled_after_its_refit)
 {
     SchedState *s = fixture_sched(cat, "doubling-explore", 16, NULL, 0);
     Error e;
-    cr_assert_eq(sched_load_workload(s, TUNEDECK_SOURCE_DIR "/tests/fixtures/"
-                                        "workload-explore-refit.csv",
-                                     &e),
-                 0, "%s", e.msg);
+    cr_assert_eq(sched_load_workload(s, REFIT_FIXTURE, &e), 0, "%s", e.msg);
     run_to_end(s, "doubling-explore, ten jobs on 16 x 4 GPUs");
     sched_free(s);
 }
