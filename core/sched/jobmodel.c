@@ -53,13 +53,13 @@ static void step_of(const StepSource *src, const JobConfig *c, const int *per_no
 }
 
 double jobmodel_rate(const StepSource *src, const JobConfig *c, const int *per_node, int n_nodes,
-                     int epoch, double *step_s)
+                     int epoch, double *micro_step_s)
 {
     double step, sync;
     step_of(src, c, per_node, n_nodes, &step, &sync);
     double total = step + (step - sync) * c->accum;
-    if (step_s)
-        *step_s = total;
+    if (micro_step_s)
+        *micro_step_s = step;
     if (!(total > 0))
         return 0;
     return app_gain(src->app, c->batch, epoch) / total;

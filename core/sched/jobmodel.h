@@ -27,9 +27,14 @@ typedef struct {
  * max_local (the artifact's update_local_bsz). -1 when w GPUs cannot share the batch
  * (fewer than min_local samples each). */
 int jobmodel_fixed(const AppModel *a, int batch, int w, JobConfig *out);
-/* Step time (with accumulation) and progress per second on a placement (GPUs per node). */
+/* Progress per second on a placement (GPUs per node). A step is accum + 1 micro-steps and
+ * one synchronisation; micro_step_s (if not NULL) gets the time of one micro-step of
+ * c->atomic samples per GPU with its synchronisation: what a throughput model (tputmodel.h)
+ * predicts, so what a job's own fit must be fitted on. The whole step with accumulation is
+ * the wrong quantity: paired with the micro-step's batch it makes the step time fall with
+ * the GPUs at a fixed per-GPU batch, which no model with non-negative terms can fit. */
 double jobmodel_rate(const StepSource *src, const JobConfig *c, const int *per_node, int n_nodes,
-                     int epoch, double *step_s);
+                     int epoch, double *micro_step_s);
 /* The same on a packed placement of w GPUs (what an estimate assumes). */
 double jobmodel_rate_packed(const StepSource *src, const JobConfig *c, int w, int epoch);
 /* The batch that maximizes estimated progress per second on w GPUs, between the model's

@@ -181,6 +181,19 @@ SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err)
     return s;
 }
 
+/* Fits the job's own model on each observation not yet covered, one fit per observation as
+ * they came, so a fit caught up late ends as one made at every observation would. */
+static void own_refit(SJob *j)
+{
+    Error e;
+    for (size_t k = j->own_fitted + 1 > 2 ? j->own_fitted + 1 : 2; k <= j->n_obs; k++) {
+        j->own_fits++; /* even a failed fit may have written `own` */
+        if (tputmodel_fit_best(&j->own, j->obs, k, &e) == 0)
+            j->own_ok = 1;
+    }
+    j->own_fitted = j->n_obs;
+}
+
 int sched_set_policy(SchedState *s, const char *name, Error *err)
 {
     const Policy *pol = policy_find(name ? name : "");
@@ -188,6 +201,9 @@ int sched_set_policy(SchedState *s, const char *name, Error *err)
         return policy_error(err, "", name);
     s->pol = pol;
     s->cfg.policy = pol->name;
+    if (pol->knowledge == POLICY_KNOWS_EXPLORE) /* its estimates read the own fits */
+        for (size_t q = 0; q < s->n_live; q++)
+            own_refit(&s->jobs[s->live[q]]);
     return 0;
 }
 
@@ -205,7 +221,7 @@ void sched_job_retire(SJob *j)
     j->spd = NULL;
     j->spd_valid = NULL;
     j->spd_conf = NULL;
-    j->n_slots = j->cap_slots = j->n_obs = j->cap_obs = 0;
+    j->n_slots = j->cap_slots = j->n_obs = j->cap_obs = j->own_fitted = 0;
 }
 
 void sched_free(SchedState *s)
@@ -302,7 +318,17 @@ void sched_release(SchedState *s, size_t job)
 
 /* ---- simulation between decisions ---- */
 
-void sched_job_observe(SJob *j, int nodes, double step_s)
+/* Only an exploring policy reads the own fit (sched_decide.c, knowledge_source). Under any
+ * other the observations are kept and the fit waits: sched_set_policy catches it up when
+ * such a policy takes over. Fitting at every new placement under `doubling` was about 10% of
+ * a run (perf on bench/schedscale, callgrind on schedule) for a model nobody read. The old way
+ * (sched_speed_per_decision) fits at every observation, for the tests to compare. */
+static int own_fit_read(const SchedState *s)
+{
+    return s->pol->knowledge == POLICY_KNOWS_EXPLORE || s->speed_per_decision;
+}
+
+void sched_job_observe(const SchedState *s, SJob *j, int nodes, double step_s)
 {
     if (j->n_obs && j->obs[j->n_obs - 1].gpus == j->gpus && j->obs[j->n_obs - 1].nodes == nodes &&
         j->obs[j->n_obs - 1].local_batch == j->conf.atomic)
@@ -316,12 +342,8 @@ void sched_job_observe(SJob *j, int nodes, double step_s)
         j->cap_obs = cap;
     }
     j->obs[j->n_obs++] = (TputPoint){j->gpus, nodes, j->conf.atomic, step_s};
-    Error e;
-    if (j->n_obs >= 2) {
-        j->own_fits++; /* even a failed fit may have written `own` */
-        if (tputmodel_fit_best(&j->own, j->obs, j->n_obs, &e) == 0)
-            j->own_ok = 1;
-    }
+    if (own_fit_read(s))
+        own_refit(j);
 }
 
 int sched_job_finish(SchedState *s, size_t i)
@@ -393,9 +415,10 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         StepSource truth = {j->app, NULL, s->max_node_gpus};
         double speed = sched_slots_speed(s, j->slots, j->n_slots);
         if (t > 0) {
-            double step_s;
-            jobmodel_rate(&truth, &j->conf, per_node, nn, j->epoch, &step_s);
-            sched_job_observe(j, nn, step_s / speed);
+            /* the micro-step, what the own fit models (jobmodel.h), not the whole step */
+            double micro_s;
+            jobmodel_rate(&truth, &j->conf, per_node, nn, j->epoch, &micro_s);
+            sched_job_observe(s, j, nn, micro_s / speed);
             j->explore_run_s += t;
         }
         while (t > 0 && !j->done) {

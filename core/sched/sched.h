@@ -212,9 +212,11 @@ int sched_suspend(SchedState *s, size_t job, int suspended, Error *err);
  * node count before), or -1 with err. */
 int sched_add_node(SchedState *s, const char *name, int gpus, const char *type, double speed,
                    Error *err);
-/* Keeps (on = 0, the default) or drops (1) each job's estimated speeds between decisions.
- * The decisions are the same either way, only slower with 1 on long queues: it is there so
- * that the unit tests and bench/schedscale.c can compare the two (core/sched/sched_decide.c). */
+/* Keeps (on = 0, the default) or drops (1) each job's estimated speeds between decisions;
+ * 1 also fits each job's own throughput model at every observation whatever the policy
+ * (0 fits it only while an exploring policy reads it: core/sched/sched.c). The decisions
+ * are the same either way, only slower with 1: it is the old way, there so that the unit
+ * tests and bench/schedscale.c can compare the two (core/sched/sched_decide.c). */
 void sched_speed_per_decision(SchedState *s, int on);
 /* Switches the policy (a name of sched_policy_names()) from the next decision on. */
 int sched_set_policy(SchedState *s, const char *name, Error *err);
@@ -222,8 +224,9 @@ const char *sched_policy_name(const SchedState *s);
 
 /* Live mode: a real job's measured progress replaces the simulated one. epochs_done is
  * fractional (12.5 = half-way through the 13th epoch); a job reaching its epoch count is
- * finished now. step_s > 0 is its measured step time on its current allocation, which
- * refines the job's own throughput model (used by `doubling-explore`). */
+ * finished now. step_s > 0 is its measured time of one micro-step (its per-GPU batch with
+ * the synchronisation; without gradient accumulation, its step) on its current allocation,
+ * which refines the job's own throughput model (used by `doubling-explore`). */
 int sched_report_progress(SchedState *s, size_t job, double epochs_done, double step_s, Error *err);
 
 typedef struct {

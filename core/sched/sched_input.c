@@ -237,6 +237,6 @@ int sched_report_progress(SchedState *s, size_t job, double epochs_done, double 
     j->epoch = e;
     j->progress = lo + (epochs_done - e) * (hi - lo);
     if (step_s > 0 && j->gpus > 0)
-        sched_job_observe(j, (int)j->n_slots, step_s);
+        sched_job_observe(s, j, (int)j->n_slots, step_s);
     return 0;
 }

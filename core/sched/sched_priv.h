@@ -38,6 +38,7 @@ typedef struct {
     TputModel own;
     int own_ok;
     unsigned own_fits; /* tputmodel fits tried on obs: a change of `own` for the speed cache */
+    size_t own_fitted; /* obs the fits have covered; the rest wait for an exploring policy */
     /* speed cache, indexed by log2 GPUs: from arrival until the job finishes. An entry holds
      * while what a speed depends on stays (sched_decide.c, speed_cb): the key below. */
     double *spd;
@@ -126,8 +127,9 @@ double sched_slots_speed(const SchedState *s, const SchedSlot *slots, size_t n);
 /* Frees what only a live job needs (after its GPUs are released). */
 void sched_job_retire(SJob *j);
 int sched_job_max_gpus(const SchedState *s, const SJob *j);
-/* Records a measured step time on the job's current allocation; refits its own model. */
-void sched_job_observe(SJob *j, int nodes, double step_s);
+/* Records a measured micro-step time on the job's current allocation; refits its own model
+ * while the policy reads it (core/sched/sched.c). */
+void sched_job_observe(const SchedState *s, SJob *j, int nodes, double step_s);
 /* Frees a job marked done (finish_s set) and logs its finish event. */
 int sched_job_finish(SchedState *s, size_t job);
 /* The simulation cannot end (core/sched/sched_report.c): fills err with the jobs that wait,
