@@ -96,14 +96,13 @@ Lookup *lookup_start(const char *name, const char *service)
     return l;
 }
 
+/* gai_error, not `done`: the result is glibc's to say (a notice thread it could not start
+ * would leave `done` unset for good); `done` only says who frees. */
 int lookup_result(Lookup *l, struct addrinfo **ai)
 {
-    pthread_mutex_lock(&mu);
-    int done = l->done;
-    pthread_mutex_unlock(&mu);
-    if (!done)
-        return EAI_INPROGRESS;
     int rc = gai_error(&l->cb);
+    if (rc == EAI_INPROGRESS)
+        return rc;
     if (rc == 0 && ai) {
         *ai = l->cb.ar_result;
         l->cb.ar_result = NULL;
