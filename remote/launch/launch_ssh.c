@@ -265,6 +265,12 @@ static void kill_part(SshRun *r, Part *p)
 {
     if (p->killer || !p->x || rexec_done(p->x))
         return;
+    if (!p->pgid && !rexec_sent(p->x)) {
+        /* Never sent to its host (not connected yet): nothing runs there to kill or wait
+         * for, and closed now it never will. */
+        rexec_close(p->x);
+        return;
+    }
     if (!p->pgid) {
         p->stop_wanted = 1; /* killed as soon as its group is known */
         return;

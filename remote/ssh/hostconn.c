@@ -26,6 +26,7 @@
 #include "core/base/termsafe.h"
 #include "remote/ssh/identities.h"
 #include "remote/ssh/knownhosts.h"
+#include "remote/ssh/lookup.h"
 #include "remote/ssh/shquote.h"
 #include "remote/ssh/sshalgos.h"
 #include "remote/ssh/sshmatch.h"
@@ -33,16 +34,10 @@
 
 void host_teardown(Host *h)
 {
-    if (h->gaip) {
-        if (gai_cancel(h->gaip) == EAI_NOTCANCELED)
-            while (gai_error(h->gaip) == EAI_INPROGRESS)
-                usleep(1000); /* only at pool teardown: the lookup thread must finish */
-        if (h->gaip->ar_result)
-            freeaddrinfo(h->gaip->ar_result);
-        free((char *)h->gai.ar_name); /* a lookup torn down in flight kept its name */
-        h->gai.ar_name = NULL;
-        h->gaip = NULL;
-    }
+    /* A lookup still running is let go of, never waited for: glibc cannot stop it, and one
+     * against a silent DNS server runs for its whole timeout (lookup.h). */
+    lookup_drop(h->lookup);
+    h->lookup = NULL;
     if (h->ai) {
         freeaddrinfo(h->ai);
         h->ai = NULL;
@@ -252,19 +247,8 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
         return;
     }
     h->ai = NULL;
-    memset(&h->gai, 0, sizeof h->gai);
-    static const struct addrinfo NAME_HINTS = {.ai_socktype = SOCK_STREAM,
-                                               .ai_flags = AI_NUMERICSERV};
-    /* name may be bare itself: copied straight, never printed onto its own buffer. */
-    h->gai.ar_name = strdup(name);
-    h->gai.ar_service = h->port_text;
-    h->gai.ar_request = &NAME_HINTS;
-    h->gaip = &h->gai;
-    struct sigevent sev = {.sigev_notify = SIGEV_NONE};
-    if (!h->gai.ar_name || getaddrinfo_a(GAI_NOWAIT, &h->gaip, 1, &sev) != 0) {
-        free((char *)h->gai.ar_name);
-        h->gai.ar_name = NULL;
-        h->gaip = NULL;
+    /* name may be bare itself: lookup_start copies it. */
+    if (!(h->lookup = lookup_start(name, h->port_text))) {
         host_down(p, h, now_ms, "cannot start resolving %s", h->target);
         return;
     }
@@ -312,18 +296,15 @@ static void begin_connect(HostPool *p, Host *h, int64_t now_ms)
 
 static void poll_resolver(HostPool *p, Host *h, int64_t now_ms)
 {
-    int rc = gai_error(h->gaip);
+    int rc = lookup_result(h->lookup, &h->ai);
     if (rc == EAI_INPROGRESS)
         return;
-    free((char *)h->gai.ar_name);
-    h->gai.ar_name = NULL;
-    h->gaip = NULL;
+    lookup_drop(h->lookup);
+    h->lookup = NULL;
     if (rc != 0) {
         host_down(p, h, now_ms, "cannot resolve %s: %s", h->target, gai_strerror(rc));
         return;
     }
-    h->ai = h->gai.ar_result;
-    h->gai.ar_result = NULL;
     begin_connect(p, h, now_ms);
 }
 

@@ -10,6 +10,7 @@
 
 #include "remote/ssh/backoff.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/ssh/lookup.h"
 #include "remote/ssh/sshconfig.h"
 
 /* An exec channel (rexec.c owns its fields): a host keeps the list of its own. */
@@ -47,11 +48,9 @@ typedef struct {
     char warning[300];      /* HostInfo.warning */
     char target[256];    /* after ~/.ssh/config: HostName */
     int port;
-    struct gaicb gai;
-    struct gaicb *gaip;
+    Lookup *lookup; /* the name's lookup while HOST_RESOLVING (lookup.h) */
     char port_text[8];
     struct addrinfo *ai;
-    int ai_async; /* ai from getaddrinfo_a (freed the same way) */
     int64_t started_ms, deadline_ms, retry_at_ms, last_rx_ms, next_ka_ms;
     double handshake_ms;
     RemoteExec *execs;

@@ -27,6 +27,7 @@ struct RemoteExec {
     struct ssh_channel_callbacks_struct cb;
     LineBuf out, err;
     int eof_sent, closed_by_peer;
+    int exec_sent; /* ssh_channel_request_exec was called: the command may run on the host */
     int exit_status;
     char exit_signal[32];
     int64_t exited_ms; /* when the exit status or signal arrived; 0 before */
@@ -178,6 +179,7 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
         x->phase = X_EXECING;
         /* fall through */
     case X_EXECING:
+        x->exec_sent = 1; /* an SSH_AGAIN may have sent it, its answer not read yet */
         rc = ssh_channel_request_exec(x->ch, x->command);
         if (rc == SSH_AGAIN || session_died(h))
             return;
@@ -294,6 +296,11 @@ size_t rexec_line_len(const RemoteExec *x)
 int rexec_done(const RemoteExec *x)
 {
     return x->phase == X_DONE;
+}
+
+int rexec_sent(const RemoteExec *x)
+{
+    return x->exec_sent;
 }
 
 ExecOutcome rexec_outcome(const RemoteExec *x)

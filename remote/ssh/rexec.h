@@ -40,6 +40,10 @@ typedef struct {
 RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
                           size_t input_len, const ExecOptions *o, Error *err);
 int rexec_done(const RemoteExec *x);
+/* 0 while the command cannot have started on its host: its exec request has not been sent
+ * (the host not connected yet, or the channel not yet asked for). Closed then, nothing of it
+ * ever runs there. */
+int rexec_sent(const RemoteExec *x);
 /* When the command's exit status (or signal) arrived, 0 before: the channel may stay open
  * after it while a stray descendant still holds the command's output. */
 int64_t rexec_exited_ms(const RemoteExec *x);
