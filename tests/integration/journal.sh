@@ -133,6 +133,46 @@ for f in "$TUNEDECK_STATE_DIR"/sessions/*.jsonl; do
     [ "$(stat -c %a "$f")" = 600 ] || fail "$f is not 0600"
 done
 
+# 2b. Power loss: every line is fsync'd, and so is the name. A new journal (and the folders made
+# for it) is synced into its folder before the first trial starts: a file fsync'd into a
+# folder whose entry never reached the disk is lost whole (regression: the folder was never
+# synced). Traced with strace, where ptrace is allowed.
+if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
+    fresh="$work/fresh/state"
+    TUNEDECK_STATE_DIR="$fresh" strace -f -qq -e trace=mkdir,openat,fsync,write -o "$work/strace" \
+        "$bin" tune --sim B:googlenet --optimizer random --budget 1 >/dev/null 2>&1 ||
+        fail "tune under strace: $(tail -5 "$work/strace")"
+    python3 - "$work/strace" "$fresh" <<'PY' || fail "the journal's name is not made durable"
+import re, sys
+trace, fresh = open(sys.argv[1]).read().splitlines(), sys.argv[2]
+sessions = fresh + "/sessions"
+dirs = {}        # fd -> folder opened O_DIRECTORY, while open
+synced = []      # (line, folder)
+created = started = None
+made = {}        # folder -> the line its mkdir succeeded on
+for n, l in enumerate(trace):
+    m = re.search(r'mkdir\("([^"]+)", \w+\) = 0', l)
+    if m: made[m.group(1)] = n
+    m = re.search(r'openat\(AT_FDCWD, "([^"]+)", [^)]*O_DIRECTORY[^)]*\) = (\d+)', l)
+    if m: dirs[m.group(2)] = m.group(1)
+    m = re.search(r'fsync\((\d+)\) += 0', l)
+    if m and m.group(1) in dirs: synced.append((n, dirs[m.group(1)]))
+    if created is None and re.search(r'openat\(AT_FDCWD, "%s/[^"]+\.jsonl", [^)]*O_CREAT' % re.escape(sessions), l):
+        created = n
+    if started is None and '\\"event\\":\\"started\\"' in l:
+        started = n
+assert created is not None and started is not None, (created, started)
+assert any(created < n < started and d == sessions for n, d in synced), \
+    "no fsync of %s between the journal's creation (line %d) and trial 1's start (line %d)" % (sessions, created + 1, started + 1)
+for d in (fresh, sessions):   # each folder made for it is synced into its parent
+    parent = d.rsplit("/", 1)[0]
+    assert d in made, (d, "not made")
+    assert any(made[d] < n < started and p == parent for n, p in synced), "mkdir %s: its parent %s never synced" % (d, parent)
+PY
+else
+    echo "journal: strace cannot trace here: the fsync checks (2b) skipped"
+fi
+
 # 3. SIGKILL mid-trial: trial 2 hangs; resume marks it interrupted and goes on.
 cat >"$work/trial.sh" <<SH
 #!/bin/sh
