@@ -176,7 +176,7 @@ fi
 # 3. SIGKILL mid-trial: trial 2 hangs; resume marks it interrupted and goes on.
 cat >"$work/trial.sh" <<SH
 #!/bin/sh
-echo \$\$ >"$work/trial\$TUNEDECK_TRIAL.pid"
+ps -o pgid= -p \$\$ | tr -d ' ' >"$work/trial\$TUNEDECK_TRIAL.pid" # its process group
 [ "\$TUNEDECK_TRIAL" = 2 ] && [ ! -e "$work/resumed" ] && sleep 60
 exec "$bin" sim-trial B:googlenet --seed 3
 SH
@@ -196,7 +196,16 @@ i=0
 until [ -s "$work/trial2.pid" ] || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
 sleep 0.2
 kill -9 "$tune_pid"; wait "$tune_pid" 2>/dev/null || true; tune_pid=""
-kill -9 -- "-$(cat "$work/trial2.pid")" 2>/dev/null || true
+# Trial 2, which prints nothing, stops on its own once its tunedeck is gone: the keeper of its
+# group reads the end of tunedeck's lifeline (regression: its sleep 60 ran on, beside the
+# resumed session's trials, until it ended or the next line it printed met a closed pipe).
+g="$(cat "$work/trial2.pid")"
+n=0
+while pgrep -g "$g" >/dev/null 2>&1 && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+if pgrep -g "$g" -f "$work/trial.sh" >/dev/null 2>&1 || pgrep -g "$g" -x sleep >/dev/null 2>&1; then
+    group_kill_marked "$g" "$work/trial.sh"
+    fail "trial 2's process group $g still runs 30 s after its tunedeck was killed"
+fi
 id="$(basename "$target" .jsonl)"
 "$bin" sessions | grep "$id" | grep -q "interrupted" || fail "sessions does not show $id interrupted"
 touch "$work/resumed"
