@@ -527,7 +527,7 @@ echo "schedule --live killed outright"
 live_out=out10
 "$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 300 --status-every 0 \
-    --job-dir "$T/jobs10" > "$T/out10" 2> "$T/err10" &
+    --job-dir "$T/jobs10" --events "$T/events10.jsonl" > "$T/out10" 2> "$T/err10" &
 LIVE_PID=$!
 if wait_out "j0: run 1 on h[12] .*first step" 600 && wait_out "j1: run 1 on h[12] .*first step" 600; then
     kill -KILL "$LIVE_PID"; wait "$LIVE_PID" 2>/dev/null; LIVE_PID=""
@@ -535,6 +535,17 @@ if wait_out "j0: run 1 on h[12] .*first step" 600 && wait_out "j1: run 1 on h[12
     if [ "$left" -eq 0 ] && [ -s "$T/jobs10/j0/ckpt-$mark" ]
     then pass "a killed live run's jobs stop on their own, j0 with its checkpoint"
     else fail "killed live run: $left job processes left, j0's folder: $(ls -A "$T/jobs10/j0" | tr '\n' ' ')"; fi
+    # --events holds what was decided up to the kill, in whole lines (regression: fully
+    # buffered, the file of a run killed in its first 4 KiB was empty)
+    if python3 - "$T/events10.jsonl" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+assert text.endswith("\n"), "a torn last line"
+ev = [json.loads(l) for l in text.splitlines()]
+assert any("j0" in json.dumps(e) for e in ev), ev
+PY
+    then pass "a killed live run's --events file holds its decisions, whole lines"
+    else fail "killed live run's --events: '$(head -c 300 "$T/events10.jsonl")'"; fi
 else
     fail "killed live run: j0 and j1 never ran: $(tail -n 8 "$T/out10")"
 fi
