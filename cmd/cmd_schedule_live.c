@@ -375,6 +375,10 @@ static int live_open(LiveRun *r)
                 a->events_path, strerror(errno));
         return EXIT_USAGE;
     }
+    /* A line goes out as it is made: fully buffered, a run killed outright (SIGKILL) lost
+     * every decision and progress record of its last 4 KiB, and cut the file mid-line. */
+    if (r->events)
+        setvbuf(r->events, NULL, _IOLBF, 0);
     if (r->live_slurm)
         return 0;
     HostPoolOptions po = {.accept_new_host_keys = a->accept,

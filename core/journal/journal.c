@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/dirsync.h"
 #include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
 #include "core/base/ownpath.h"
@@ -43,22 +44,36 @@ int journal_dir(const char *dir, const char *xdg, const char *home, char *out, s
     return 0;
 }
 
+static int mkdir_durable(const char *path, Error *err)
+{
+    if (mkdir(path, 0700) < 0)
+        return errno == EEXIST
+                   ? 0
+                   : error_set(err, "journal: cannot create %s: %s", path, strerror(errno));
+    if (dirsync_parent(path) < 0)
+        return error_set(err, "journal: cannot sync the folder that holds %s: %s", path,
+                         strerror(errno));
+    return 0;
+}
+
 int journal_dir_ensure(const char *dir, Error *err)
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
         return error_set(err, "journal: folder path too long");
-    /* mkdir -p, each new level 0700: nothing of a session is anyone else's business. */
+    /* mkdir -p, each new level 0700: nothing of a session is anyone else's business. A level
+     * made here is synced into its parent, so that a power loss cannot take the folder (and
+     * the journal the session then fsyncs into it) away. */
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = 0;
-        if (mkdir(path, 0700) < 0 && errno != EEXIST)
-            return error_set(err, "journal: cannot create %s: %s", path, strerror(errno));
+        if (mkdir_durable(path, err) < 0)
+            return -1;
         *p = '/';
     }
-    if (mkdir(path, 0700) < 0 && errno != EEXIST)
-        return error_set(err, "journal: cannot create %s: %s", path, strerror(errno));
+    if (mkdir_durable(path, err) < 0)
+        return -1;
     struct stat st;
     if (lstat(path, &st) < 0)
         return error_set(err, "journal: %s: %s", path, strerror(errno));
@@ -151,6 +166,15 @@ Journal *journal_create(const char *dir, const char *id, Error *err)
     }
     fchmod(fd, 0600);             /* whatever the umask said */
     flock(fd, LOCK_EX | LOCK_NB); /* a new file: nobody else holds it */
+    /* The file's name is an entry of the folder: without the folder's own fsync a power loss
+     * can take the whole journal away, every line fsync'd into it included. */
+    if (dirsync(dir) < 0) {
+        error_set(err, "journal: cannot sync the folder %s after creating %s: %s", dir, path,
+                  strerror(errno));
+        close(fd);
+        unlink(path);
+        return NULL;
+    }
     Journal *j = journal_wrap(fd, path, 0);
     if (!j)
         error_no_memory(err, "journal");

@@ -360,6 +360,11 @@ static int rewrite(TrialLog *l, const char *keep, char *tmp, LogPart **new_parts
         size += (off_t)len;
         i = j;
     }
+    /* The new file's lines are on disk before its name replaces the old file's: renamed
+     * first, a power loss could leave the log empty (a file system that does not order the
+     * data before the rename, as ext4's auto_da_alloc does, may). */
+    if (rc == 0 && fsync(out) < 0)
+        rc = -1;
     int e = errno;
     close(in);
     if (rc == 0 && rename(tmp, l->path) < 0) {

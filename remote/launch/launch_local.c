@@ -12,6 +12,7 @@
 #include "core/base/clock.h"
 #include "core/base/linebuf.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/lifeline.h"
 #include "remote/launch/rankfan.h"
 
 /* EXIT_POLL_MS: how soon an exit is noticed while a stray descendant holds the output open;
@@ -30,6 +31,7 @@ typedef struct {
     TrialAccumulator *acc;
     pid_t pid;
     int in_fd, out_fd, err_fd;
+    int lifeline_fd; /* the write end only we hold: closed, or we die, the keeper stops it */
     char *input;
     size_t input_len, input_sent;
     LineBuf out, err;
@@ -65,10 +67,11 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     /* Marked close-on-exec at birth so no other child forked meanwhile inherits them; dup2
      * clears the flag on the child's 0, 1 and 2. */
-    int fds[6] = {-1, -1, -1, -1, -1, -1};
-    int *pin = fds, *pout = fds + 2, *perr = fds + 4;
+    int fds[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    int *pin = fds, *pout = fds + 2, *perr = fds + 4, *life = fds + 6;
     LocalRun *r = NULL;
-    if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0) {
+    if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0 ||
+        pipe2(life, O_CLOEXEC) < 0) {
         error_set(err, "local launcher: pipe: %s", strerror(errno));
         goto fail;
     }
@@ -97,8 +100,23 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         goto fail;
     }
     if (pid == 0) {
-        /* Its own process group, so a stop reaches everything the command started. */
+        /* Its own process group, so a stop reaches everything the command started. This
+         * process leads it and keeps the command (lifeline.h): the command is its child. */
         setpgid(0, 0);
+        pid_t cmd = fork();
+        if (cmd < 0)
+            _exit(127);
+        if (cmd > 0) {
+            for (int fd = 0; fd < 1024; fd++)
+                if (fd != life[0])
+                    close(fd);
+            int null = open("/dev/null", O_RDWR); /* 0, 1, 2: nothing of tunedeck's held */
+            if (null == 0) {
+                dup2(0, 1);
+                dup2(0, 2);
+            }
+            lifeline_keep(cmd, life[0], KILL_GRACE_MS);
+        }
         dup2(pin[0], 0);
         dup2(pout[1], 1);
         dup2(perr[1], 2);
@@ -117,6 +135,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     close(pin[0]);
     close(pout[1]);
     close(perr[1]);
+    close(life[0]);
+    r->lifeline_fd = life[1];
     r->cfg = *cfg;
     r->schedule = s;
     r->pid = pid;
@@ -132,7 +152,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     r->deadline_ms = clock_now_ms() + (int64_t)(timeout_s * 1000);
     return r;
 fail:
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 8; i++)
         if (fds[i] >= 0)
             close(fds[i]);
     if (r) {
@@ -394,6 +414,7 @@ static void run_free(void *run)
     close_fd(&r->in_fd);
     close_fd(&r->out_fd);
     close_fd(&r->err_fd);
+    close_fd(&r->lifeline_fd);
     linebuf_clear(&r->out);
     linebuf_clear(&r->err);
     trial_accumulator_free(r->acc);

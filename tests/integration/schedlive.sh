@@ -421,7 +421,18 @@ wait_out() { # PATTERN TENTHS: polls $T/$live_out (out8 by default) for the exte
     done
     grep -Eq -- "$1" "$_wf"
 }
-"$bin" schedule --live --cluster "$T/inv.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
+# The old run must outlive its sshd here, as a job that never looks at its output does:
+# tunedeck-worker ends once its output is closed (its progress line meets EPIPE: "schedule
+# --live killed outright" below), so its lines pass through a relay that ignores SIGPIPE and
+# a failed write (and the group's TERM: it ends when the worker's output does).
+python3 - "$T/inv.json" "$T/inv8.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] += (" | (trap '' PIPE TERM; while IFS= read -r l; do "
+                       "printf '%s\\n' \"$l\" 2>/dev/null; done)")
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+"$bin" schedule --live --cluster "$T/inv8.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
     --policy doubling --interval 60 --time-scale 30 --duration 120 --status-every 0 \
     --job-dir "$T/jobs8" > "$T/out8" 2> "$T/err8" &
 LIVE_PID=$!
@@ -507,9 +518,42 @@ LIVE_PID=""
 harness_stop 4
 suite_reap
 
+echo "schedule --live killed outright"
+# SIGKILL of schedule --live: no stop ever reaches its jobs, but their SSH channels close with
+# it. tunedeck-worker's progress line then meets a closed pipe: the job checkpoints and ends
+# as on SIGTERM, its fence let go, so a new run of the workload starts it at once
+# (regression: the jobs trained on for ever, and a new run's jobs waited on their fences,
+# exit 75, for as long as the old ones lived).
+live_out=out10
+"$bin" schedule --live --cluster "$T/inv2.json" --workload "$root/tests/fixtures/schedlive-workload.csv" \
+    --policy doubling --interval 60 --time-scale 30 --duration 300 --status-every 0 \
+    --job-dir "$T/jobs10" --events "$T/events10.jsonl" > "$T/out10" 2> "$T/err10" &
+LIVE_PID=$!
+if wait_out "j0: run 1 on h[12] .*first step" 600 && wait_out "j1: run 1 on h[12] .*first step" 600; then
+    kill -KILL "$LIVE_PID"; wait "$LIVE_PID" 2>/dev/null; LIVE_PID=""
+    left=$(procs_left "ckpt-$mark")
+    if [ "$left" -eq 0 ] && [ -s "$T/jobs10/j0/ckpt-$mark" ]
+    then pass "a killed live run's jobs stop on their own, j0 with its checkpoint"
+    else fail "killed live run: $left job processes left, j0's folder: $(ls -A "$T/jobs10/j0" | tr '\n' ' ')"; fi
+    # --events holds what was decided up to the kill, in whole lines (regression: fully
+    # buffered, the file of a run killed in its first 4 KiB was empty)
+    if python3 - "$T/events10.jsonl" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+assert text.endswith("\n"), "a torn last line"
+ev = [json.loads(l) for l in text.splitlines()]
+assert any("j0" in json.dumps(e) for e in ev), ev
+PY
+    then pass "a killed live run's --events file holds its decisions, whole lines"
+    else fail "killed live run's --events: '$(head -c 300 "$T/events10.jsonl")'"; fi
+else
+    fail "killed live run: j0 and j1 never ran: $(tail -n 8 "$T/out10")"
+fi
+suite_reap
+
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/out8 "$T"/err8 "$T"/out9 "$T"/err9 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/out8 "$T"/err8 "$T"/out9 "$T"/err9 "$T"/out10 "$T"/err10 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"

@@ -97,18 +97,21 @@ static void note_line(IterTimes *t, const char *line)
     trial_event_clear(&ev);
 }
 
-static void relay(Child *c, FILE *out, IterTimes *t, int at_end)
+/* -1 when a line met a closed pipe (EPIPE: SIGPIPE is ignored for the PS sockets): whoever
+ * read us is gone. */
+static int relay(Child *c, FILE *out, IterTimes *t, int at_end)
 {
     char *line;
-    int cut;
+    int cut, gone = 0;
     while ((line = at_end ? linebuf_finish(&c->buf, &cut) : linebuf_pop(&c->buf, &cut))) {
-        fprintf(out, "%s\n", line);
-        fflush(out);
+        if ((fprintf(out, "%s\n", line) < 0 || fflush(out) != 0) && errno == EPIPE)
+            gone = 1;
         note_line(t, line);
         free(line);
         if (at_end)
             break;
     }
+    return gone ? -1 : 0;
 }
 
 int sgd_local_run(const SgdLocalConfig *cfg, FILE *out, Error *err)
@@ -181,7 +184,7 @@ int sgd_local_run(const SgdLocalConfig *cfg, FILE *out, Error *err)
         close(listen_fd[k]);
         listen_fd[k] = -1;
     }
-    int forwarded = 0, failed = 0;
+    int forwarded = 0, failed = 0, unread = 0;
     for (;;) {
         struct pollfd pfd[512];
         size_t idx[512], n = 0;
@@ -192,7 +195,11 @@ int sgd_local_run(const SgdLocalConfig *cfg, FILE *out, Error *err)
             }
         if (n == 0)
             break;
-        if (cfg->stop && *cfg->stop && !forwarded) {
+        /* No one reads us any more (the live scheduler or tune that ran us was killed, its
+         * SSH channel or pipe closed): the stop that will never be asked is taken now, the
+         * same as on SIGTERM (a job writes its checkpoint), rather than train on for ever
+         * on GPUs no one counts, holding the job's folder against its next run. */
+        if (((cfg->stop && *cfg->stop) || unread) && !forwarded) {
             for (size_t i = 0; i < n_kids; i++)
                 if (plan->machine_shard[kids[i].machine] >= 0)
                     kill(kids[i].pid, SIGTERM);
@@ -211,9 +218,14 @@ int sgd_local_run(const SgdLocalConfig *cfg, FILE *out, Error *err)
             ssize_t got = read(k->fd, buf, sizeof buf);
             if (got > 0) {
                 linebuf_append(&k->buf, buf, (size_t)got);
-                relay(k, out, &times, 0);
+                if (relay(k, out, &times, 0) < 0 && !unread) {
+                    unread = 1;
+                    fprintf(stderr, "tunedeck-worker: its output is closed (whoever read it "
+                                    "is gone): stopping\n");
+                }
             } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-                relay(k, out, &times, 1);
+                if (relay(k, out, &times, 1) < 0)
+                    unread = 1;
                 close(k->fd);
                 k->fd = -1;
                 waitpid(k->pid, &k->status, 0);

@@ -18,7 +18,11 @@ procs_left() {
 # run goes through it): a bare kill -- -PGID at a suite's end once ended console_stop.sh, run
 # beside faults.sh, with SIGKILL.
 group_kill_marked() {
-    [ "$1" -gt 1 ] 2>/dev/null && pgrep -g "$1" -f -- "$2" > /dev/null 2>&1 &&
-        kill -KILL -- "-$1" 2>/dev/null
+    # No "--" before the group: dash's kill reads it as a number and fails (exit 2), which
+    # under set -e ended the caller's cleanup there, the group left running. A group gone
+    # between the pgrep and the kill is not a failure either.
+    if [ "$1" -gt 1 ] 2>/dev/null && pgrep -g "$1" -f -- "$2" > /dev/null 2>&1; then
+        kill -KILL "-$1" 2>/dev/null || :
+    fi
     return 0
 }
