@@ -295,6 +295,18 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
     return 0;
 }
 
+void tune_journal_release_events(TuneJournal *tj)
+{
+    JournalLog *log = &tj->log;
+    for (size_t i = 0; i < log->n; i++)
+        cJSON_Delete(log->events[i]);
+    free(log->events);
+    free(log->lines);
+    log->events = NULL;
+    log->lines = NULL;
+    log->n = 0;
+}
+
 size_t tune_journal_trials(const TuneJournal *tj)
 {
     return journal_trials_count(&tj->log);

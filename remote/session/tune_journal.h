@@ -57,6 +57,11 @@ const char *tune_journal_path(const TuneJournal *tj);
 int tune_journal_append(TuneJournal *tj, cJSON *ev);
 /* Resume: the journal as it was read (before this session appended to it). */
 const JournalLog *tune_journal_log(const TuneJournal *tj);
+/* Resume: the read journal's events freed once nothing reads them again (the trials are in
+ * the tuner, the interrupted groups collected); its problems are kept. Parsed, a 41 MB
+ * journal of 20,000 trials held 370 MB for the whole session. tune_journal_log has no
+ * events after it, and tune_journal_trials counts none. */
+void tune_journal_release_events(TuneJournal *tj);
 
 void tune_setup_clear(TuneSetup *s);
 
