@@ -7,6 +7,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -305,6 +308,9 @@ void tune_journal_release_events(TuneJournal *tj)
     log->events = NULL;
     log->lines = NULL;
     log->n = 0;
+#ifdef __GLIBC__
+    malloc_trim(0); /* the freed parse is scattered over the heap: given back, not kept */
+#endif
 }
 
 size_t tune_journal_trials(const TuneJournal *tj)
