@@ -150,7 +150,7 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         filter = "";
     /* the rows kept: a filter that changed (or one too long to keep) matches all again */
     size_t keep = strlen(filter) < sizeof t->filter && strcmp(filter, t->filter) == 0 ? t->n : 0;
-    if (keep > n)
+    if (keep > n || t->rebuild_all)
         keep = 0; /* fewer trials than built: another tuner's */
     if (n > t->cap || !t->rows) {
         size_t cap = n > 2 * t->cap ? n : 2 * t->cap;
@@ -183,7 +183,7 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         if (r->matched)
             t->order[t->n_shown++] = i;
     }
-    if (sort == TRIAL_COL_NUMBER) { /* the rows are in trial order already */
+    if (sort == TRIAL_COL_NUMBER && !t->rebuild_all) { /* the rows are in trial order already */
         for (size_t i = 0; descending && i < t->n_shown / 2; i++) {
             size_t k = t->order[i];
             t->order[i] = t->order[t->n_shown - 1 - i];

@@ -37,6 +37,8 @@ typedef struct {
     size_t *order; /* indices into rows that pass the filter, sorted */
     size_t n_shown;
     char filter[256]; /* the filter the rows were matched with */
+    int rebuild_all;  /* every row built again and sorted at each build, as before the rows
+                         were kept: bench/trialtable's baseline */
 } TrialTable;
 
 /* Rebuilds from the records (recs[i] is trial i+1). A row built from a finished trial is
