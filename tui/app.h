@@ -91,6 +91,7 @@ typedef struct {
     SimSched *ss;          /* the simulated cluster scheduler, NULL when none */
     LiveSlurm *live_slurm; /* --workload on Slurm: the live jobs' backend (outlives ss) */
     size_t ss_events_seen; /* scheduler events already logged */
+    int ss_stale;          /* a key may have changed the scheduler: read it at the next frame */
 
     HostPool *pool;          /* SSH sessions to the inventory's hosts; NULL on the simulator */
     size_t host_sel;         /* selected row of the hosts view */

@@ -418,8 +418,10 @@ static void terminal_step(void *ctx, const struct pollfd *fds, size_t n, int64_t
             term_resize();
         a->dirty = 1;
     }
-    if (n == 2 && (fds[1].revents & (POLLIN | POLLHUP)))
+    if (n == 2 && (fds[1].revents & (POLLIN | POLLHUP))) {
         input_handle(a);
+        a->ss_stale = a->ss != NULL; /* a pin or a pause shows without waiting for a tick */
+    }
     /* A closed terminal whose SIGHUP went elsewhere (to a session leader that outlives us,
      * say) is the same hang-up: otherwise nothing would ever end the loop, which would
      * spin on it. */
@@ -466,14 +468,19 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
     (void)fds;
     (void)n;
     App *a = ctx;
-    if (a->ss && simsched_live(a->ss))
-        sched_changed(a); /* the driver stepped with the pool (hosts_step) */
-    if (a->ss && !a->user_paused) {
-        int64_t due = simsched_deadline(a->ss);
-        if (due >= 0 && now >= due) {
-            Error serr;
-            if (simsched_tick(a->ss, now, &serr) < 0)
-                app_log(a, "sched: %s", serr.msg);
+    if (a->ss) {
+        /* The simulated scheduler advances every tick; the live driver steps with the pool
+         * (hosts_step) on every poll, and is read every tick too: a snapshot of every job
+         * and a redraw on each poll was the console's whole idle CPU with thousands of jobs.
+         * A new decision, or a key that may have changed the scheduler (a pin, a pause),
+         * shows at once. */
+        Error serr;
+        int ticked = a->user_paused && !simsched_live(a->ss) ? 0 : simsched_tick(a->ss, now, &serr);
+        if (ticked < 0)
+            app_log(a, "sched: %s", serr.msg);
+        if (ticked || a->ss_stale ||
+            sched_event_count(simsched_state(a->ss)) != a->ss_events_seen) {
+            a->ss_stale = 0;
             sched_changed(a);
         }
     }

@@ -138,8 +138,12 @@ SchedState *simsched_state_mut(SimSched *s)
 
 int64_t simsched_deadline(const SimSched *s)
 {
-    if (s->live || s->paused || sched_finished(s->state))
-        return -1; /* live: the driver advances the state from the console's poll */
+    /* live: the driver advances the state from the console's poll; this is when the screen
+     * next reads it (the operator's pause is for tuning, not for the live jobs) */
+    if (s->live)
+        return s->last_ms + s->o.tick_ms;
+    if (s->paused || sched_finished(s->state))
+        return -1;
     return s->last_ms + s->o.tick_ms;
 }
 
@@ -152,11 +156,17 @@ void simsched_set_paused(SimSched *s, int paused)
 
 int simsched_tick(SimSched *s, int64_t now_ms, Error *err)
 {
-    if (s->live || s->paused || sched_finished(s->state) || now_ms < s->last_ms + s->o.tick_ms)
+    if (now_ms < s->last_ms + s->o.tick_ms)
+        return 0;
+    if (s->live) { /* the driver moved it: only the screen's reading is due */
+        s->last_ms = now_ms;
+        return 1;
+    }
+    if (s->paused || sched_finished(s->state))
         return 0;
     double dt = (double)(now_ms - s->last_ms) / 1000.0 * s->o.speed;
     s->last_ms = now_ms;
-    return sched_advance(s->state, dt, err);
+    return sched_advance(s->state, dt, err) < 0 ? -1 : 1;
 }
 
 char simsched_job_label(size_t job)

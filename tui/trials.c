@@ -125,35 +125,71 @@ static int compare(const void *a, const void *b)
     return c ? c : x->rec->trial - y->rec->trial;
 }
 
+/* A row's own fields, from its record (the best-so-far is the table's, in trials_build). */
+static void row_fill(TrialRow *r, const TrialRecord *rec, const char *filter)
+{
+    r->rec = rec;
+    r->trial = rec->trial;
+    const Observation *o = rec->obs;
+    r->final = o != NULL;
+    int ok = o && o->status == TRIAL_OK;
+    r->time_s = ok ? o->time_s : NAN;
+    r->pred_s = rec->suggestion.has_prediction ? rec->suggestion.mean_s : NAN;
+    r->err_pct =
+        ok && !isnan(r->pred_s) && r->time_s > 0 ? (r->pred_s - r->time_s) / r->time_s * 100.0 : NAN;
+    r->workers = schedule_count_workers(rec->suggestion.schedule);
+    r->ps = schedule_count_ps(rec->suggestion.schedule);
+    snprintf(r->status, sizeof r->status, "%s", o ? trial_status_name(o->status) : "running");
+    r->matched = trials_match(r, filter);
+}
+
 void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
                   int descending, const char *filter)
 {
-    free(t->rows);
-    free(t->order);
-    t->rows = calloc(n ? n : 1, sizeof *t->rows);
-    t->order = calloc(n ? n : 1, sizeof *t->order);
+    if (!filter)
+        filter = "";
+    /* the rows kept: a filter that changed (or one too long to keep) matches all again */
+    size_t keep = strlen(filter) < sizeof t->filter && strcmp(filter, t->filter) == 0 ? t->n : 0;
+    if (keep > n || t->rebuild_all)
+        keep = 0; /* fewer trials than built: another tuner's */
+    if (n > t->cap || !t->rows) {
+        size_t cap = n > 2 * t->cap ? n : 2 * t->cap;
+        cap = cap ? cap : 16;
+        TrialRow *rows = realloc(t->rows, cap * sizeof *rows);
+        if (rows)
+            t->rows = rows;
+        size_t *order = rows ? realloc(t->order, cap * sizeof *order) : NULL;
+        if (order)
+            t->order = order;
+        if (!rows || !order) { /* out of memory: the table shows what it had */
+            t->n_shown = t->n < t->n_shown ? t->n : t->n_shown;
+            return;
+        }
+        t->cap = cap;
+    }
+    snprintf(t->filter, sizeof t->filter, "%s", strlen(filter) < sizeof t->filter ? filter : "");
     t->n = n;
     t->n_shown = 0;
     double best = NAN;
     for (size_t i = 0; i < n; i++) {
         TrialRow *r = &t->rows[i];
-        const TrialRecord *rec = recs[i];
-        r->rec = rec;
-        const Observation *o = rec->obs;
-        int ok = o && o->status == TRIAL_OK;
-        r->time_s = ok ? o->time_s : NAN;
-        if (ok && (isnan(best) || r->time_s < best))
+        if (i < keep && r->final && r->trial == recs[i]->trial && recs[i]->obs)
+            r->rec = recs[i]; /* the same finished trial: only its record may have moved */
+        else
+            row_fill(r, recs[i], filter);
+        if (!isnan(r->time_s) && (isnan(best) || r->time_s < best))
             best = r->time_s;
         r->best_s = best;
-        r->pred_s = rec->suggestion.has_prediction ? rec->suggestion.mean_s : NAN;
-        r->err_pct = ok && !isnan(r->pred_s) && r->time_s > 0
-                         ? (r->pred_s - r->time_s) / r->time_s * 100.0
-                         : NAN;
-        r->workers = schedule_count_workers(rec->suggestion.schedule);
-        r->ps = schedule_count_ps(rec->suggestion.schedule);
-        snprintf(r->status, sizeof r->status, "%s", o ? trial_status_name(o->status) : "running");
-        if (trials_match(r, filter))
+        if (r->matched)
             t->order[t->n_shown++] = i;
+    }
+    if (sort == TRIAL_COL_NUMBER && !t->rebuild_all) { /* the rows are in trial order already */
+        for (size_t i = 0; descending && i < t->n_shown / 2; i++) {
+            size_t k = t->order[i];
+            t->order[i] = t->order[t->n_shown - 1 - i];
+            t->order[t->n_shown - 1 - i] = k;
+        }
+        return;
     }
     sort_table = t;
     sort_col = sort;

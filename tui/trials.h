@@ -20,6 +20,9 @@ typedef enum {
 
 typedef struct {
     const TrialRecord *rec;
+    int trial;   /* rec->trial when built */
+    int final;   /* built from a finished trial: kept by the next build (trials_build) */
+    int matched; /* passed the filter it was built with */
     double time_s;  /* NAN unless ok */
     double best_s;  /* best ok time up to and including this trial; NAN before any */
     double pred_s;  /* NAN without a prediction */
@@ -30,12 +33,20 @@ typedef struct {
 
 typedef struct {
     TrialRow *rows; /* every trial in trial order */
-    size_t n;
+    size_t n, cap;
     size_t *order; /* indices into rows that pass the filter, sorted */
     size_t n_shown;
+    char filter[256]; /* the filter the rows were matched with */
+    int rebuild_all;  /* every row built again and sorted at each build, as before the rows
+                         were kept: bench/trialtable's baseline */
 } TrialTable;
 
-/* Rebuilds from the records (recs[i] is trial i+1). */
+/* Rebuilds from the records (recs[i] is trial i+1). A row built from a finished trial is
+ * kept when the same trial is in its place and the filter is the same: a rebuild at every
+ * trial event formatted and matched every trial again, and sorted them, which over a long
+ * session (tens of thousands of trials on the simulator) was most of the console's CPU.
+ * What the table shows is what a build from nothing shows; the order by trial number is
+ * laid out without sorting. */
 void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
                   int descending, const char *filter);
 void trials_free(TrialTable *t);

@@ -335,9 +335,10 @@ static int trial_row_lead(const TrialRow *row, int decimals, char *out, size_t c
                     row->status, t, b, p, e, row->workers, row->ps);
 }
 
-static void trial_note(const App *a, const TrialRow *row, char *out, size_t cap)
+/* best: tuner_best, looked up once a frame (it reads every trial; looked up for each row,
+ * it was a fifth of a long session's CPU) */
+static void trial_note(const TrialRecord *best, const TrialRow *row, char *out, size_t cap)
 {
-    const TrialRecord *best = a->tuner ? tuner_best(a->tuner) : NULL;
     const Observation *o = row->rec->obs;
     snprintf(out, cap, "%s%s%s", best && row->rec == best ? "best " : "",
              row->rec->overridden ? "override " : "", o && o->reason[0] ? o->reason : "");
@@ -355,7 +356,7 @@ static int detail_lines(const App *a, int w, int rows)
     const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
     char lead[128], note[300];
     int lead_w = trial_row_lead(row, trial_decimals(&a->table), lead, sizeof lead);
-    trial_note(a, row, note, sizeof note);
+    trial_note(a->tuner ? tuner_best(a->tuner) : NULL, row, note, sizeof note);
     int n = draw_note_lines(note, w - lead_w, w, DETAIL_INDENT, DETAIL_MAX_LINES);
     return n < rows - 1 ? n : rows - 1;
 }
@@ -427,14 +428,14 @@ static void draw_trials(const App *a, Rect box)
             st = ROLE_SELECTED;
         char lead[128], note[300];
         trial_row_lead(row, decimals, lead, sizeof lead);
-        trial_note(a, row, note, sizeof note);
+        trial_note(best, row, note, sizeof note);
         draw_textf(y, r.x, r.w, st, "%s%s", lead, note);
     }
     if (detail > 0) {
         /* under the table, as the cluster view puts a job's long note under its row */
         const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
         char note[300];
-        trial_note(a, row, note, sizeof note);
+        trial_note(best, row, note, sizeof note);
         draw_note_below(r.y + 1 + rows, r.x, r.w, DETAIL_INDENT, detail, ROLE_DIM, note);
     }
     if (a->table.n_shown == 0)

@@ -431,6 +431,8 @@ int session_journal_begin(Session *s, Error *err)
     int rc;
     if (s->resume) {
         rc = tune_journal_resume(s->journal, s->tuner, s->cluster, s->spec.budget, err);
+        if (rc == 0 && !s->pool) /* no interrupted group to stop (session_stop_interrupted) */
+            tune_journal_release_events(s->journal);
     } else {
         TuneSetup setup;
         memset(&setup, 0, sizeof setup);
@@ -470,7 +472,9 @@ void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userd
     if (!s->resume || !s->journal_open || !s->pool)
         return;
     wait_for_stop(s);
-    sweep(s, tune_orphans_stop_interrupted_begin(s->pool, s->journal, report, userdata));
+    TuneStop *st = tune_orphans_stop_interrupted_begin(s->pool, s->journal, report, userdata);
+    tune_journal_release_events(s->journal); /* the groups to stop are the stop's own now */
+    sweep(s, st);
 }
 
 void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata)

@@ -7,6 +7,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,6 +239,8 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
     return 0;
 }
 
+static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err);
+
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err)
 {
     memset(setup, 0, sizeof *setup);
@@ -248,6 +253,26 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
                          tj->path);
     if (journal_check_owned(tj->path, err) < 0 || journal_load(tj->path, &tj->log, err) < 0)
         return -1;
+    return setup_from_log(tj, setup, err);
+}
+
+int tune_journal_load_log(TuneJournal *tj, const char *path, JournalLog *log, TuneSetup *setup,
+                          Error *err)
+{
+    memset(setup, 0, sizeof *setup);
+    journal_log_clear(&tj->log);
+    tj->log = *log; /* taken, whatever comes of it */
+    memset(log, 0, sizeof *log);
+    if (snprintf(tj->path, sizeof tj->path, "%s", path) >= (int)sizeof tj->path)
+        return error_set(err, "journal: path too long"); /* as journal_path says it */
+    if (journal_check_owned(tj->path, err) < 0)
+        return -1;
+    return setup_from_log(tj, setup, err);
+}
+
+/* The session line and the budgets of the journal read into tj->log, as a resume takes them. */
+static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err)
+{
     if (tj->log.n == 0 ||
         strcmp(cJSON_GetObjectItemCaseSensitive(tj->log.events[0], "event")->valuestring,
                "session") != 0) {
@@ -293,6 +318,21 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
             setup->budget = budget;
     }
     return 0;
+}
+
+void tune_journal_release_events(TuneJournal *tj)
+{
+    JournalLog *log = &tj->log;
+    for (size_t i = 0; i < log->n; i++)
+        cJSON_Delete(log->events[i]);
+    free(log->events);
+    free(log->lines);
+    log->events = NULL;
+    log->lines = NULL;
+    log->n = 0;
+#ifdef __GLIBC__
+    malloc_trim(0); /* the freed parse is scattered over the heap: given back, not kept */
+#endif
 }
 
 size_t tune_journal_trials(const TuneJournal *tj)

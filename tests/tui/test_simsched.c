@@ -171,6 +171,48 @@ Test(simsched, live_gpus_per_node_sizes_cpu_only_machines)
     cluster_free(c);
 }
 
+/* Live, the driver moves the state on every poll of the console, and the screen reads it
+ * once a tick, not at each poll: a snapshot of every job and a redraw at every poll was the
+ * console's whole CPU with a 3,000-job workload (a redraw 30 times a second while nothing
+ * changed). The deadline says when the next reading is due, paused or not (Space pauses
+ * tuning, never the live jobs), and a tick before it reads nothing. */
+Test(simsched, live_mode_is_read_once_a_tick_not_at_every_poll)
+{
+    Cluster *c;
+    HostPool *p;
+    Error err;
+    SimSched *s = live_on_loopback(2, &c, &p, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    int64_t due = simsched_deadline(s);
+    cr_assert_geq(due, 0, "live: a deadline for the screen's next reading");
+    cr_assert_eq(simsched_tick(s, due - 1, &err), 0, "not due yet: nothing to read");
+    cr_assert_eq(simsched_deadline(s), due);
+    cr_assert_eq(simsched_tick(s, due, &err), 1, "due: the screen reads the state");
+    int64_t next = simsched_deadline(s);
+    cr_assert_gt(next, due, "the next reading is a tick later");
+    cr_assert_eq(simsched_tick(s, due, &err), 0, "a second poll at the same moment reads nothing");
+    simsched_set_paused(s, 1);
+    cr_assert_eq(simsched_deadline(s), next, "the live jobs run on through a pause");
+    cr_assert_eq(simsched_tick(s, next, &err), 1);
+    simsched_free(s);
+    hostpool_free(p);
+    cluster_free(c);
+}
+
+/* The simulated scheduler's tick says whether it advanced: the console redraws after one
+ * that did, not after one that was not due. */
+Test(simsched, a_tick_says_whether_it_advanced)
+{
+    SimSched *s = make();
+    Error err;
+    int64_t due = simsched_deadline(s);
+    cr_assert_eq(simsched_tick(s, due - 1, &err), 0);
+    double t0 = sched_now(simsched_state(s));
+    cr_assert_eq(simsched_tick(s, due + 1000, &err), 1);
+    cr_assert_gt(sched_now(simsched_state(s)), t0);
+    simsched_free(s);
+}
+
 /* The job list's "rsz" counts a job's resizes and stops (every re-allocation after a start,
  * as `schedule --json`'s resizes_per_job and `schedule --live`'s "resz" count them), not its
  * start: a job that had only started showed 1, one resized once 2. */

@@ -106,3 +106,64 @@ Test(trials, a_column_is_found_by_name_or_by_its_header)
     cr_assert_eq(trials_column_find("speed"), -1);
     cr_assert_eq(trials_column_find(""), -1);
 }
+
+/* Two tables alike: the rows the table shows and their order. */
+static void assert_same_table(const TrialTable *kept, const TrialTable *fresh)
+{
+    cr_assert_eq(kept->n, fresh->n);
+    cr_assert_eq(kept->n_shown, fresh->n_shown);
+    for (size_t i = 0; i < fresh->n_shown; i++)
+        cr_assert_eq(kept->order[i], fresh->order[i], "order[%zu]", i);
+    for (size_t i = 0; i < fresh->n; i++) {
+        const TrialRow *k = &kept->rows[i], *f = &fresh->rows[i];
+        cr_assert_eq(k->rec, f->rec, "row %zu: its record where it is now", i);
+        cr_assert_str_eq(k->status, f->status, "row %zu", i);
+        cr_assert_eq(isnan(k->best_s), isnan(f->best_s), "row %zu", i);
+        if (!isnan(f->best_s))
+            cr_assert_float_eq(k->best_s, f->best_s, 1e-12, "row %zu", i);
+        cr_assert_eq(isnan(k->time_s), isnan(f->time_s), "row %zu", i);
+    }
+}
+
+/* The table is rebuilt at every trial event and keeps the rows of finished trials (a long
+ * session rebuilt tens of thousands at each): a rebuild shows what a build from nothing
+ * shows. The running trial that finished is read again (its status, its time, the
+ * best-so-far it sets), records that moved (the tuner's array grew) are pointed at where
+ * they are, a new filter matches every row again, and the order by trial number, laid out
+ * without sorting, is the sorted one both ways. */
+Test(trials, a_rebuild_shows_what_a_fresh_build_shows)
+{
+    TrialTable kept = {0}, fresh = {0};
+    trials_build(&kept, ptr, 3, TRIAL_COL_NUMBER, 0, "");
+    trials_build(&kept, ptr, 4, TRIAL_COL_NUMBER, 0, "");
+    cr_assert_str_eq(kept.rows[3].status, "running");
+    /* trial 4 finishes, the fastest yet, in a tuner whose records moved */
+    recs[3].obs = observation_new(recs[3].suggestion.schedule);
+    recs[3].obs->status = TRIAL_OK;
+    recs[3].obs->time_s = 10;
+    TrialRecord moved[4];
+    const TrialRecord *mptr[4];
+    for (int i = 0; i < 4; i++) {
+        moved[i] = recs[i];
+        mptr[i] = &moved[i];
+    }
+    trials_build(&kept, mptr, 4, TRIAL_COL_NUMBER, 0, "");
+    trials_build(&fresh, mptr, 4, TRIAL_COL_NUMBER, 0, "");
+    cr_assert_str_eq(kept.rows[3].status, "ok", "the trial that finished is read again");
+    cr_assert_float_eq(kept.rows[3].best_s, 10, 1e-12);
+    assert_same_table(&kept, &fresh);
+    const char *filters[] = {"failed", "ok", "override", "", "#4"};
+    for (size_t f = 0; f < sizeof filters / sizeof filters[0]; f++)
+        for (int desc = 0; desc < 2; desc++)
+            for (int col = 0; col < TRIAL_COL_COUNT; col++) {
+                trials_free(&fresh);
+                trials_build(&kept, mptr, 4, (TrialColumn)col, desc, filters[f]);
+                trials_build(&fresh, mptr, 4, (TrialColumn)col, desc, filters[f]);
+                assert_same_table(&kept, &fresh);
+            }
+    trials_build(&kept, mptr, 4, TRIAL_COL_NUMBER, 1, "");
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_eq(kept.order[i], 3 - i, "newest first");
+    trials_free(&kept);
+    trials_free(&fresh);
+}

@@ -182,3 +182,49 @@ Test(tuner_replay, stop_from_the_finished_event_keeps_the_outcome_and_starts_not
     tuner_free(t);
     simcluster_free(sim);
 }
+
+/* tuner_best is kept as outcomes come (it was a scan of every trial, at each iteration of a
+ * trial and at every frame): the fastest ok trial, the first of a tie, never a faster trial
+ * that failed or was pruned, and the same after the tuner's array of trials grew. */
+Test(tuner_replay, the_best_is_the_first_fastest_ok_trial)
+{
+    Error err;
+    SimCluster *sim = fixture_sim("B:googlenet");
+    Tuner *t = tuner_on(sim, "random", 100);
+    cr_assert_null(tuner_best(t), "no trial yet");
+    const double times[] = {5, 3, 4, 3, 1, 0.5, 3, 2, 2};
+    const TrialStatus status[] = {TRIAL_OK,     TRIAL_OK, TRIAL_OK,     TRIAL_OK, TRIAL_FAILED,
+                                  TRIAL_PRUNED, TRIAL_OK, TRIAL_OK,     TRIAL_OK};
+    const int best_after[] = {1, 2, 2, 2, 2, 2, 2, 8, 8}; /* trial numbers */
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        Suggestion sg;
+        memset(&sg, 0, sizeof sg);
+        sg.schedule = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+        Observation *o = observation_new(sg.schedule);
+        o->status = status[i];
+        o->time_s = times[i];
+        tuner_replay(t, &sg, o, 0);
+        observation_free(o);
+        schedule_free(sg.schedule);
+        const TrialRecord *b = tuner_best(t);
+        cr_assert_not_null(b);
+        cr_assert_eq(b->trial, best_after[i], "after trial %zu: best #%d", i + 1, b->trial);
+    }
+    /* past the first 32 (the array grows): still the first 2 s trial */
+    for (int i = 0; i < 40; i++) {
+        Suggestion sg;
+        memset(&sg, 0, sizeof sg);
+        sg.schedule = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+        Observation *o = observation_new(sg.schedule);
+        o->status = TRIAL_OK;
+        o->time_s = 2;
+        tuner_replay(t, &sg, o, 0);
+        observation_free(o);
+        schedule_free(sg.schedule);
+    }
+    cr_assert_eq(tuner_best(t)->trial, 8);
+    cr_assert_float_eq(tuner_best(t)->obs->time_s, 2, 1e-12);
+    (void)err;
+    tuner_free(t);
+    simcluster_free(sim);
+}
