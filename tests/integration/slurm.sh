@@ -4,7 +4,7 @@
 # inventory read from the controller, here and through a login node over SSH
 # (tests/sshd-harness.sh), PyTorch ranks per device through srun, and the watch's back-off
 # and a controller that goes away mid-watch. Tuning trials as srun steps are in
-# slurm_steps.sh, trials through the login node in slurm_login.sh. About 1.5 min. The trap
+# slurm_steps.sh, trials through the login node in slurm_login.sh. About 2 min. The trap
 # stops every daemon and job it started.
 set -u
 suite=slurm scratch=slurm suite_slurm=1 suite_sshd=1
@@ -112,6 +112,59 @@ assert t["status"] == "failed", t
 assert re.search(r"rank 3 \(n2 \w+\) exited with status 137 \(SIGKILL\)", t["reason"]), t["reason"]
 print("    " + t["reason"])
 PY
+# Nodes of two GPU counts: n2 (2 GPUs) and n3 (4), n1 and n4 drained so the inventory holds
+# just these two. One heterogeneous step, a component per GPU count; RANK, LOCAL_RANK and the
+# rendezvous come from the schedule (rankfan), not from Slurm's SLURM_PROCID (which numbers
+# the tasks, one per node, through the whole step). Each rank writes its environment first.
+echo "PyTorch ranks over nodes of two GPU counts (one heterogeneous step)"
+scontrol update nodename=n1,n4 state=drain reason="tunedeck test: mixed"
+printf '{"name": "mixr", "backend": "slurm", "partition": "debug",
+ "trial": {"ranks": "per-device", "master_port": %d}}\n' $((S_CTLD_PORT + 6)) > "$T/inv-mix.json"
+mkdir -p "$T/mixenv"
+envdump="env | grep -E '^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|TUNEDECK_MACHINE|TUNEDECK_DEVICE|SLURM_PROCID|SLURM_LOCALID)=' > $T/mixenv/\$\$;"
+"$bin" tune --cluster "$T/inv-mix.json" --job "$T/mlp.json" --launcher slurm \
+    --trial-cmd "$envdump $ddp" --budget 1 --optimizer uniform-gpus --trial-timeout 120 \
+    --no-journal --no-prune --json > "$T/mix.json" 2> "$T/mix.err"
+check "a PyTorch DDP trial over n2 (2 GPUs) and n3 (4 GPUs): distinct ranks, one rendezvous, timings" \
+    python3 - "$T/mix.json" "$T/mixenv" <<'PY'
+import json, os, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "ok" and t["time_s"] > 0, t
+want = []
+for m in t["schedule"]["machines"]:
+    mine = [d for d in m["devices"] if m["worker"] and d["inputs"] > 0]
+    want += [(m["name"], d["id"], i, len(mine)) for i, d in enumerate(mine)]
+assert sorted(set(w[0] for w in want)) == ["n2", "n3"], want
+envs = []
+for f in os.listdir(sys.argv[2]):
+    envs.append(dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(sys.argv[2], f))))
+assert len(envs) == len(want), (len(envs), want)
+envs.sort(key=lambda e: int(e["RANK"]))
+assert [int(e["RANK"]) for e in envs] == list(range(len(want))), envs
+for e, (node, dev, local, lw) in zip(envs, want):
+    assert e["WORLD_SIZE"] == str(len(want)) and e["TUNEDECK_MACHINE"] == node, (e, node)
+    assert (e["TUNEDECK_DEVICE"], e["LOCAL_RANK"], e["LOCAL_WORLD_SIZE"]) == (dev, str(local), str(lw)), e
+assert len({(e["MASTER_ADDR"], e["MASTER_PORT"]) for e in envs}) == 1, envs
+print("    %d ranks; (node, SLURM_PROCID, SLURM_LOCALID): %s" % (len(envs), sorted({(
+      e["TUNEDECK_MACHINE"], e.get("SLURM_PROCID"), e.get("SLURM_LOCALID")) for e in envs})))
+PY
+# rank 3 is n3's second: the second component's rank fails, its words are the reason
+"$bin" tune --cluster "$T/inv-mix.json" --job "$T/mlp.json" --launcher slurm \
+    --trial-cmd "$ddp --crash-rank 3" --budget 1 --optimizer uniform-gpus --trial-timeout 120 \
+    --no-journal --json > "$T/mix2.json" 2> "$T/mix2.err"
+check "a rank of the second component that crashes fails the trial with its own words" \
+    python3 - "$T/mix2.json" <<'PY'
+import json, re, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+# the failed rank and the words are rank 3's, not those of a peer that lost it (n2's ranks
+# fail too, "Connection reset by peer", and their fan-out's notice follows)
+assert re.match(r"the command exited: rank 3 \(n3 gpu\d\) exited with status 1 \(error event: "
+                r"rank 3 on n3: RuntimeError: crashing on purpose", t["reason"]), t["reason"]
+print("    " + t["reason"])
+PY
+scontrol update nodename=n1,n4 state=resume
+
 n=0
 while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f -- "--tag slurm-$$x" > /dev/null; }; do
     sleep 0.2; n=$((n + 1))
