@@ -790,4 +790,11 @@ too_large tune --budget 1 --no-journal --cluster "$root/examples/loopback-cluste
 too_large schedule --workload "$tmp/huge" --policy doubling
 rm -f "$tmp/huge"
 
+# The console's --trial-cmd help names every launcher that reads it: the README gives it to
+# --slurm too, and the help once said "for the local launcher" only.
+"$bin" console --help | sed -n '/^  --trial-cmd/,/^  --trial-timeout/p' >"$tmp/tc.help"
+for w in local per-host single slurm; do
+    grep -qw -- "$w" "$tmp/tc.help" || fail "console --help's --trial-cmd does not name the $w launcher: $(cat "$tmp/tc.help")"
+done
+
 [ $fails -eq 0 ]
