@@ -347,9 +347,13 @@ done
 check_bad "--resume: '--seed' comes from the session's journal" tune --resume x --seed 3
 check_bad "examples: cannot read: Is a directory" tune --cluster examples --job $job
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
-# No --policy: the message names the policies to choose from (it sent the operator to --help).
-check_bad "tunedeck schedule: --policy P is required: expected one of doubling, doubling-explore," \
-    schedule --arrival-mean 500 --jobs 20
+# No --policy: doubling, as schedule --live defaults to (the simulated one required it, with
+# a message naming the policies; one default for both is what an operator expects).
+"$bin" schedule --arrival-mean 500 --jobs 20 --json >"$tmp/o" 2>"$tmp/e" ||
+    fail "schedule without --policy exited $?: $(cat "$tmp/e")"
+grep -q '"policy": *"doubling"' "$tmp/o" || fail "schedule without --policy: not doubling: $(cat "$tmp/o")"
+"$bin" schedule --help | grep -qF -- "--policy P picks the policy (default doubling" ||
+    fail "schedule --help does not give --policy's default"
 printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
 grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
 # nothing at all is said as nothing, not as a syntax error to look for (it said malformed JSON)
