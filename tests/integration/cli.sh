@@ -557,6 +557,17 @@ PY
 else
     fail "hosts --slurm --json with a stand-in sinfo: $(cat "$tmp/e")"
 fi
+# No table tunedeck prints ends a row in blanks (an idle node's empty reason column did):
+# hosts --slurm here, tune's and sessions' below; slurm.sh, remote.sh and schedlive.sh check
+# hosts --cluster, a Slurm inventory's and schedule --live's.
+env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --slurm >"$tmp/mix.txt" 2>&1
+grep -n '[[:blank:]]$' "$tmp/mix.txt" && fail "hosts --slurm: rows end in blanks (above)"
+grep -q '^m3 ' "$tmp/mix.txt" || fail "hosts --slurm's table: no m3 row: $(cat "$tmp/mix.txt")"
+"$bin" tune --sim B:googlenet --budget 2 >"$tmp/tt.txt" 2>&1 || fail "tune --sim --budget 2: $(cat "$tmp/tt.txt")"
+grep -n '[[:blank:]]$' "$tmp/tt.txt" && fail "tune's table: rows end in blanks (above)"
+grep -q '^    1  ' "$tmp/tt.txt" || fail "tune's table: no trial 1 row: $(cat "$tmp/tt.txt")"
+"$bin" sessions >"$tmp/ss.txt" 2>&1
+grep -n '[[:blank:]]$' "$tmp/ss.txt" && fail "sessions' table: rows end in blanks (above)"
 # and a Slurm inventory's ("partiton": Slurm's default partition was used without a word)
 printf '{"name": "s", "backend": "slurm", "partiton": "gpu"}\n' > "$tmp/slip-slurm.json"
 env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-slurm.json" \
@@ -564,7 +575,8 @@ env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-s
 grep -qF "tunedeck hosts: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
     fail "a misspelt Slurm inventory key (hosts): $(cat "$tmp/e")"
 [ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts --slurm said it more than once: $(cat "$tmp/e")"
-exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
+# (without --policy it runs doubling now: an unknown policy is the usage error)
+exit_is 2 "usage" "$bin" schedule --policy nope --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored
 exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv --model bert
