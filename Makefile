@@ -44,8 +44,8 @@ CMD_OBJ    := $(call obj,$(call srcs,cmd))
 # The reference workload's own code links only into tunedeck-worker and the tests.
 WORKER_OBJ := $(call obj,$(call srcs,tools/worker))
 TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui tests/tools tests/cmd -name 'test_*.c')))
-# cmd/'s shared flag parser (not main, nor a command), which tests/cmd tests.
-TEST_OBJ   += $(BUILD)/cmd/flags.o
+# cmd/'s shared flag parser and table rows (not main, nor a command), which tests/cmd tests.
+TEST_OBJ   += $(BUILD)/cmd/flags.o $(BUILD)/cmd/table_row.o
 # Helpers the unit tests share (fixtures, the low-memory child).
 TEST_OBJ   += $(call obj,$(call srcs,tests/support))
 TOOL_SRC   := $(wildcard tools/*.c)

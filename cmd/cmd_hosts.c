@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/table_row.h"
 #include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
@@ -268,8 +269,8 @@ int cmd_hosts(int argc, char **argv)
         free(text);
         cJSON_Delete(root);
     } else {
-        printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n", "machine", "host", "state", "handshake",
-               "host key", "gpus", "fingerprint / last error");
+        table_row(stdout, "%-16s %-18s %-6s %9s %-9s %-12s %s", "machine", "host", "state",
+                  "handshake", "host key", "gpus", "fingerprint / last error");
         cJSON *h;
         cJSON_ArrayForEach(h, arr)
         {
@@ -291,9 +292,9 @@ int cmd_hosts(int argc, char **argv)
             termsafe(gpu, sizeof gpu, gpus);
             termsafe(note, sizeof note,
                      le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
-            printf("%-16s %-18s %-6s %9s %-9s %-12s %s\n", name, host,
-                   cJSON_IsTrue(cJSON_GetObjectItem(h, "reachable")) ? "up" : "down", lat,
-                   cJSON_GetObjectItem(h, "host_key")->valuestring, gpu, note);
+            table_row(stdout, "%-16s %-18s %-6s %9s %-9s %-12s %s", name, host,
+                      cJSON_IsTrue(cJSON_GetObjectItem(h, "reachable")) ? "up" : "down", lat,
+                      cJSON_GetObjectItem(h, "host_key")->valuestring, gpu, note);
         }
         cJSON_Delete(arr);
     }

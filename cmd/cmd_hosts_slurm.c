@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cmd/hosts_slurm.h"
+#include "cmd/table_row.h"
 #include "core/base/jfield.h"
 #include "core/base/clock.h"
 #include "core/base/exitcode.h"
@@ -69,27 +70,27 @@ static cJSON *nodes_json(const SlurmNodes *ns)
 
 static void print_table(const SlurmNodes *ns, const SlurmQueue *q)
 {
-    printf("%-12s %-6s %-9s %8s %-10s %-12s %-14s %-22s %s\n", "node", "state", "cpus", "mem_mb",
-           "gpus", "features", "partitions", "machine type", "reason");
+    table_row(stdout, "%-12s %-6s %-9s %8s %-10s %-12s %-14s %-22s %s", "node", "state", "cpus",
+              "mem_mb", "gpus", "features", "partitions", "machine type", "reason");
     for (size_t i = 0; i < ns->n; i++) {
         const SlurmNode *n = &ns->v[i];
         char cpus[32], gpus[48], type[64];
         snprintf(cpus, sizeof cpus, "%d/%d", n->cpus_alloc, n->cpus);
         slurm_node_gpus_label(n, gpus, sizeof gpus);
         shape(n, type, sizeof type);
-        printf("%-12s %-6s %-9s %8ld %-10s %-12s %-14s %-22s %s\n", n->name,
-               slurm_node_state_name(n->state), cpus, n->mem_mb, gpus,
-               n->features[0] ? n->features : "-", n->partitions, type, n->reason);
+        table_row(stdout, "%-12s %-6s %-9s %8ld %-10s %-12s %-14s %-22s %s", n->name,
+                  slurm_node_state_name(n->state), cpus, n->mem_mb, gpus,
+                  n->features[0] ? n->features : "-", n->partitions, type, n->reason);
     }
     if (!q)
         return;
-    printf("\n%-10s %-10s %-9s %5s %-16s %-14s %s\n", "job", "user", "state", "nodes", "gres",
-           "nodelist", "reason / name");
+    table_row(stdout, "\n%-10s %-10s %-9s %5s %-16s %-14s %s", "job", "user", "state", "nodes",
+              "gres", "nodelist", "reason / name");
     for (size_t i = 0; i < q->n; i++) {
         const SlurmQueueJob *j = &q->v[i];
         int pending = strcmp(j->state, "PENDING") == 0;
-        printf("%-10s %-10s %-9s %5d %-16s %-14s %s\n", j->id, j->user, j->state, j->nodes,
-               j->gres, j->nodelist[0] ? j->nodelist : "-", pending ? j->reason : j->name);
+        table_row(stdout, "%-10s %-10s %-9s %5d %-16s %-14s %s", j->id, j->user, j->state, j->nodes,
+                  j->gres, j->nodelist[0] ? j->nodelist : "-", pending ? j->reason : j->name);
     }
 }
 

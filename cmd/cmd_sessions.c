@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/table_row.h"
 #include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
@@ -243,8 +244,8 @@ int cmd_sessions(int argc, char **argv)
     if (!json && n == 0)
         printf("no sessions in %s\n", dir);
     else if (!json)
-        printf("%-24s %-20s %-18s %-16s %7s %9s  %s\n", "id", "created", "target", "optimizer",
-               "trials", "best_s", "state");
+        table_row(stdout, "%-24s %-20s %-18s %-16s %7s %9s  %s", "id", "created", "target",
+                  "optimizer", "trials", "best_s", "state");
     for (size_t i = 0; i < n; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s%s", dir, names[i], JOURNAL_EXT);
@@ -283,8 +284,8 @@ int cmd_sessions(int argc, char **argv)
             cJSON_AddNumberToObject(o, "problems", s.problems);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-24s %-20s %-18s %-16s %7s %9s  %s%s\n", id, created, target, optimizer,
-                   trials, best, state, s.problems ? " (has skipped lines)" : "");
+            table_row(stdout, "%-24s %-20s %-18s %-16s %7s %9s  %s%s", id, created, target,
+                      optimizer, trials, best, state, s.problems ? " (has skipped lines)" : "");
         }
         free(names[i]);
     }

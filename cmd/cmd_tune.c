@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/table_row.h"
 #include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
@@ -307,8 +308,8 @@ static void format_seconds(char *out, size_t cap, double s)
 
 static void print_table(const Tuner *t, const TuneArgs *a, const TuneJournal *tj, const Ending *e)
 {
-    printf("%5s  %-11s %9s %9s %9s %3s %3s %9s  %s\n", "trial", "status", "time_s", "best_s",
-           "predicted", "W", "PS", "suggest", "note");
+    table_row(stdout, "%5s  %-11s %9s %9s %9s %3s %3s %9s  %s", "trial", "status", "time_s",
+              "best_s", "predicted", "W", "PS", "suggest", "note");
     double best = INFINITY;
     for (size_t i = 0; i < tuner_n_trials(t); i++) {
         const TrialRecord *r = tuner_trial(t, i);
@@ -338,11 +339,12 @@ static void print_table(const Tuner *t, const TuneArgs *a, const TuneJournal *tj
             format_seconds(best_buf, sizeof best_buf, best);
         if (r->suggestion.has_prediction)
             format_seconds(pred_buf, sizeof pred_buf, r->suggestion.mean_s);
-        printf("%5d  %-11s %9s %9s %9s %3d %3d %7.1fms  %s\n", r->trial,
-               o ? trial_status_name(o->status) : e->signal ? "interrupted" : "running",
-               time_buf, best_buf, pred_buf,
-               schedule_count_workers(s), schedule_count_ps(s), r->suggest_ms,
-               note);
+        table_row(stdout, "%5d  %-11s %9s %9s %9s %3d %3d %7.1fms  %s", r->trial,
+                  o           ? trial_status_name(o->status)
+                  : e->signal ? "interrupted"
+                              : "running",
+                  time_buf, best_buf, pred_buf, schedule_count_workers(s), schedule_count_ps(s),
+                  r->suggest_ms, note);
     }
     const TrialRecord *b = tuner_best(t);
     if (b) {

@@ -53,6 +53,10 @@ void paths_resolve(void)
         snprintf(home, sizeof home, "%s", env);
     else if (!beside_binary(home))
         snprintf(home, sizeof home, "%s", TUNEDECK_SOURCE_DIR);
+    /* Exported, so the commands tunedeck starts here (trial commands: the shipped
+     * inventories name "$TUNEDECK_HOME/examples/...") find the examples wherever they are
+     * installed, not only from the source tree's top folder. */
+    setenv("TUNEDECK_HOME", home, 1);
     snprintf(catalogue, sizeof catalogue, "%s/%s", home, CATALOGUE_SUBDIR);
     snprintf(themes, sizeof themes, "%s/themes", home);
     if (journal_dir(getenv("TUNEDECK_STATE_DIR"), getenv("XDG_STATE_HOME"), getenv("HOME"),

@@ -8,8 +8,9 @@
 
 /* Resolves them all; called once by main. The data home, in order: $TUNEDECK_HOME;
  * PREFIX/share/tunedeck beside an installed binary (found from /proc/self/exe, so a DESTDIR
- * tree works where it lies); the source tree the binary was built from. The sessions
- * folder: journal_dir over $TUNEDECK_STATE_DIR, $XDG_STATE_HOME and $HOME. */
+ * tree works where it lies); the source tree the binary was built from. It is exported as
+ * TUNEDECK_HOME for the commands tunedeck starts (the example inventories' trial commands).
+ * The sessions folder: journal_dir over $TUNEDECK_STATE_DIR, $XDG_STATE_HOME and $HOME. */
 void paths_resolve(void);
 
 /* The folder holding data/, themes/ and examples/. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cmd/schedule_live_status.h"
+#include "cmd/table_row.h"
 #include "core/base/clock.h"
 #include "core/base/jsonprint.h"
 #include "core/base/plural.h"
@@ -82,9 +83,9 @@ void schedule_live_status(SchedLive *l, double t0, FILE *events, int to_stdout)
 /* The closing table, a row per job; returns 1 when a job failed. */
 int schedule_live_table(SchedLive *l)
 {
-    printf("%-12s %-10s %8s %6s %5s %7s %6s %10s %8s %10s %10s  %s\n", "job", "model", "model%",
-           "runs", "resz", "deaths", "failed", "steps", "epoch", "last_loss", "ex/s",
-           "last status");
+    table_row(stdout, "%-12s %-10s %8s %6s %5s %7s %6s %10s %8s %10s %10s  %s", "job", "model",
+              "model%", "runs", "resz", "deaths", "failed", "steps", "epoch", "last_loss", "ex/s",
+              "last status");
     int failed = 0;
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
@@ -93,13 +94,13 @@ int schedule_live_table(SchedLive *l)
         /* a job that never reported progress has no figures at all */
         int none = j.step < 0;
         char st[32], ep[32], lo[32], eps[32];
-        printf("%-12s %-10s %7.1f%% %6d %5d %7d %6s %10s %8s %10s %10s  %s\n", j.name, j.model,
-               100 * j.model_progress, j.runs, j.resizes, j.deaths, j.failed ? "yes" : "no",
-               figure(st, sizeof st, "%.0f", (double)j.step),
-               none ? "-" : figure(ep, sizeof ep, "%.2f", j.epoch),
-               none ? "-" : loss_figure(lo, sizeof lo, j.loss),
-               none ? "-" : figure(eps, sizeof eps, "%.0f", j.examples_per_s),
-               j.status[0] ? j.status : "-");
+        table_row(stdout, "%-12s %-10s %7.1f%% %6d %5d %7d %6s %10s %8s %10s %10s  %s", j.name,
+                  j.model, 100 * j.model_progress, j.runs, j.resizes, j.deaths,
+                  j.failed ? "yes" : "no", figure(st, sizeof st, "%.0f", (double)j.step),
+                  none ? "-" : figure(ep, sizeof ep, "%.2f", j.epoch),
+                  none ? "-" : loss_figure(lo, sizeof lo, j.loss),
+                  none ? "-" : figure(eps, sizeof eps, "%.0f", j.examples_per_s),
+                  j.status[0] ? j.status : "-");
     }
     return failed;
 }

@@ -63,11 +63,24 @@ def term_pending():
 
 # The process that only starts a live job's ranks never trains: it skips importing torch,
 # which takes seconds, so its ranks start sooner.
+# A python3 without torch (a pyenv one ahead of Debian's on PATH) is told apart from a bug:
+# need_torch() raises with the interpreter's name and what to do, and tune() reports it as
+# the trial's error line.
+TORCH_MISSING = None
 if "--live" in sys.argv and "RANK" not in os.environ:
     torch = dist = None
 else:
-    import torch  # noqa: E402
-    import torch.distributed as dist  # noqa: E402
+    try:
+        import torch  # noqa: E402
+        import torch.distributed as dist  # noqa: E402
+    except ImportError as e:
+        torch = dist = None
+        TORCH_MISSING = e
+
+
+def need_torch():
+    if TORCH_MISSING is not None:
+        raise ImportError(tunedeck_trial.missing_module(TORCH_MISSING, "torch", "python3-torch"))
 
 IN_FEATURES, HIDDEN, CLASSES, SAMPLES = 32, 64, 4, 4096
 RENDEZVOUS_TIMEOUT_S = 60
@@ -179,6 +192,7 @@ def tune(args):
     """One trial: the schedule on stdin, this process one of its ranks."""
     trial = tunedeck_trial.Trial.load(args.schedule)
     with trial.guard():
+        need_torch()
         if args.crash_rank is not None and trial.rank == args.crash_rank:
             raise RuntimeError("crashing on purpose (--crash-rank %d)" % args.crash_rank)
         all_gpus = all(r["device"].startswith("gpu") for r in trial.ranks)
@@ -209,6 +223,7 @@ def tune(args):
 
 def live_rank(args):
     """One rank of a live job (started by live_main with the env:// variables)."""
+    need_torch()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = [args.batch // world + (1 if r < args.batch % world else 0) for r in range(world)]
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))

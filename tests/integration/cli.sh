@@ -347,9 +347,13 @@ done
 check_bad "--resume: '--seed' comes from the session's journal" tune --resume x --seed 3
 check_bad "examples: cannot read: Is a directory" tune --cluster examples --job $job
 check_bad "examples: cannot read: Is a directory" schedule --policy doubling --workload examples
-# No --policy: the message names the policies to choose from (it sent the operator to --help).
-check_bad "tunedeck schedule: --policy P is required: expected one of doubling, doubling-explore," \
-    schedule --arrival-mean 500 --jobs 20
+# No --policy: doubling, as schedule --live defaults to (the simulated one required it, with
+# a message naming the policies; one default for both is what an operator expects).
+"$bin" schedule --arrival-mean 500 --jobs 20 --json >"$tmp/o" 2>"$tmp/e" ||
+    fail "schedule without --policy exited $?: $(cat "$tmp/e")"
+grep -q '"policy": *"doubling"' "$tmp/o" || fail "schedule without --policy: not doubling: $(cat "$tmp/o")"
+"$bin" schedule --help | grep -qF -- "--policy P picks the policy (default doubling" ||
+    fail "schedule --help does not give --policy's default"
 printf 'not json' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" && fail "sim-trial accepted garbage"
 grep -q "standard input" "$tmp/e" || fail "sim-trial garbage error: $(cat "$tmp/e")"
 # nothing at all is said as nothing, not as a syntax error to look for (it said malformed JSON)
@@ -553,6 +557,17 @@ PY
 else
     fail "hosts --slurm --json with a stand-in sinfo: $(cat "$tmp/e")"
 fi
+# No table tunedeck prints ends a row in blanks (an idle node's empty reason column did):
+# hosts --slurm here, tune's and sessions' below; slurm.sh, remote.sh and schedlive.sh check
+# hosts --cluster, a Slurm inventory's and schedule --live's.
+env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --slurm >"$tmp/mix.txt" 2>&1
+grep -n '[[:blank:]]$' "$tmp/mix.txt" && fail "hosts --slurm: rows end in blanks (above)"
+grep -q '^m3 ' "$tmp/mix.txt" || fail "hosts --slurm's table: no m3 row: $(cat "$tmp/mix.txt")"
+"$bin" tune --sim B:googlenet --budget 2 >"$tmp/tt.txt" 2>&1 || fail "tune --sim --budget 2: $(cat "$tmp/tt.txt")"
+grep -n '[[:blank:]]$' "$tmp/tt.txt" && fail "tune's table: rows end in blanks (above)"
+grep -q '^    1  ' "$tmp/tt.txt" || fail "tune's table: no trial 1 row: $(cat "$tmp/tt.txt")"
+"$bin" sessions >"$tmp/ss.txt" 2>&1
+grep -n '[[:blank:]]$' "$tmp/ss.txt" && fail "sessions' table: rows end in blanks (above)"
 # and a Slurm inventory's ("partiton": Slurm's default partition was used without a word)
 printf '{"name": "s", "backend": "slurm", "partiton": "gpu"}\n' > "$tmp/slip-slurm.json"
 env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-slurm.json" \
@@ -560,7 +575,8 @@ env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-s
 grep -qF "tunedeck hosts: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
     fail "a misspelt Slurm inventory key (hosts): $(cat "$tmp/e")"
 [ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts --slurm said it more than once: $(cat "$tmp/e")"
-exit_is 2 "usage" "$bin" schedule --workload examples/live-workload.csv
+# (without --policy it runs doubling now: an unknown policy is the usage error)
+exit_is 2 "usage" "$bin" schedule --policy nope --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
 # options the other way of giving jobs or nodes would drop are refused, not ignored
 exit_is 2 "usage" "$bin" schedule --policy doubling --workload examples/live-workload.csv --model bert
@@ -793,5 +809,12 @@ too_large tune --budget 1 --no-journal --cluster "$root/examples/loopback-cluste
     --job "$tmp/huge"
 too_large schedule --workload "$tmp/huge" --policy doubling
 rm -f "$tmp/huge"
+
+# The console's --trial-cmd help names every launcher that reads it: the README gives it to
+# --slurm too, and the help once said "for the local launcher" only.
+"$bin" console --help | sed -n '/^  --trial-cmd/,/^  --trial-timeout/p' >"$tmp/tc.help"
+for w in local per-host single slurm; do
+    grep -qw -- "$w" "$tmp/tc.help" || fail "console --help's --trial-cmd does not name the $w launcher: $(cat "$tmp/tc.help")"
+done
 
 [ $fails -eq 0 ]

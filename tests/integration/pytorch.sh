@@ -73,6 +73,23 @@ else fail "trial helper"; cat "$T"/helper*.out; fi
 if python3 "$here/tools/python/test_tunedeck_trial.py" > "$T/helper-unit.out" 2>&1
 then pass "the helper's unit tests (tests/tools/python): batch shares, lines, errors"
 else fail "the helper's unit tests"; tail -30 "$T/helper-unit.out"; fi
+# The README's command where the python3 first on PATH has no torch (a pyenv one ahead of
+# Debian's; here a venv of Debian's without its packages): the trial's reason names that
+# interpreter and where Debian's torch is, not only "No module named 'torch'".
+if /usr/bin/python3 -m venv --without-pip "$T/notorch" >"$T/venv.out" 2>&1; then
+    (cd "$root" && PATH="$T/notorch/bin:$PATH" "$bin" tune --cluster examples/pytorch-cluster.json \
+        --job examples/pytorch-job.json --budget 1 --no-journal --json >"$T/nt.json" 2>"$T/nt.err")
+    if "$PY" - "$T/nt.json" "$T/notorch/bin/python3" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+for words in ("No module named 'torch' in %s;" % sys.argv[2],
+              "Debian's python3-torch is for /usr/bin/python3"):
+    assert words in t["reason"], (words, t["reason"])
+EOF
+    then pass "without torch in the python3 on PATH, the trial says which interpreter and where torch is"
+    else fail "the trial without torch: $(cat "$T/nt.json" "$T/nt.err" | tail -5)"; fi
+else fail "python3 -m venv: $(tail -2 "$T/venv.out")"; fi
 
 # The harness's keys and port span first: every port this suite uses is in its span (H_PORT
 # to H_PORT+16, leased by the harness): the rendezvous ports are H_PORT+13 (gradient

@@ -142,6 +142,9 @@ json.dump(inv, open(sys.argv[2], "w"))
 EOF
 TUNEDECK_SSH_CONFIG="$T/ssh_config" "$rexec" --cluster "$T/inv-alias.json" -- sh -c 'echo $TUNEDECK_TEST_HOST' > "$T/c1" 2>&1
 check "an ssh_config Host alias with HostName/Port/User is honoured" grep -qx 'a1 out: 1' "$T/c1"
+"$bin" hosts --cluster "$T/inv.json" > "$T/ht.txt" 2>&1
+check "hosts --cluster's table: every host a row, none ending in blanks" \
+    sh -c '! grep -n "[[:blank:]]\$" "$1" && [ "$(grep -c " up " "$1")" -ge 1 ]' _ "$T/ht.txt"
 TUNEDECK_SSH_CONFIG="$T/no-such-config" "$bin" hosts --cluster "$T/inv.json" > "$T/c2" 2>&1
 echo "rc=$?" >> "$T/c2"
 check "hosts refuses a TUNEDECK_SSH_CONFIG it cannot read as bad input (exit 3)" \

@@ -103,6 +103,8 @@ LIVE_PID=""
 left=$(procs_left "ckpt-$mark")
 
 if [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then pass "schedule --live ran to its end (exit $rc)"; else fail "schedule --live exit $rc"; fi
+check "schedule --live's closing table: no row ends in blanks" \
+    sh -c '! grep -n "[[:blank:]]\$" "$1" && grep -q "^job  *model " "$1"' _ "$T/out"
 if python3 - "$T/out" "$T/events.jsonl" <<'PY'
 import json, re, sys
 from outcheck import out, need

@@ -47,6 +47,10 @@ printf '{"name": "tdtest", "backend": "slurm", "partition": "debug",\n "trial": 
 "$bin" hosts --cluster "$T/inv.json" --json > "$T/h4.json" 2> "$T/h4.err"
 check "an inventory with \"backend\": \"slurm\" reads the controller too" \
     python3 -c "import json; d=json.load(open('$T/h4.json')); assert len(d['nodes']) == 4 and d['partition'] == 'debug', d"
+# An idle node has no reason: its row must not end in the padding of that column.
+"$bin" hosts --cluster "$T/inv.json" > "$T/h3c.out" 2>&1
+check "no row of hosts --slurm's or a Slurm inventory's table ends in blanks" \
+    sh -c "! grep -n '[[:blank:]]\$' '$T/h2.out' '$T/h3.out' '$T/h3c.out' && grep -q '^n1 ' '$T/h3c.out'"
 
 echo "login node over ssh"
 slurm_login_start

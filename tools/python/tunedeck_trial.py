@@ -367,6 +367,25 @@ class Trial:
             sys.exit(1)
 
 
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def missing_module(e, module, debian_package, executable=None):
+    """The text for an ImportError of a script's framework (torch): which interpreter ran it
+    and what to do. The trial ran `python3` from the PATH tunedeck was started with; a pyenv
+    or venv python3 ahead of Debian's lacks the modules of Debian's packages, which belong to
+    /usr/bin/python3, and "No module named 'torch'" alone did not say so. Short: the trial
+    table's reason is bounded (256 bytes) and a rank's prefix comes before it."""
+    exe = executable if executable is not None else (sys.executable or "python3")
+    text = "No module named '%s' in %s" % (module, exe)
+    if getattr(e, "name", module) not in (None, module):
+        text = "%s (%s)" % (text, str(e).strip())  # torch itself found, one of its own missing
+    if exe != DEBIAN_PYTHON:
+        return "%s; Debian's %s is for %s: put /usr/bin first on PATH" % (
+            text, debian_package, DEBIAN_PYTHON)
+    return "%s: apt install %s" % (text, debian_package)
+
+
 def _exception_text(e):
     """`ValueError: message`; an exception without a message (a bare `assert`, a
     `raise RuntimeError()`) says where it was raised instead of ending in ': '."""

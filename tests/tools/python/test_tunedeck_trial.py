@@ -476,6 +476,20 @@ class Checkpoint(unittest.TestCase):
                                     "in loading state_dict: size mismatch for w$" % self.path):
             tunedeck_trial.load_checkpoint(self.path, refuse)
 
+    def test_a_missing_framework_names_the_interpreter_and_debians_python(self):
+        # Regression: a pyenv python3 ahead of Debian's on PATH failed the trial with
+        # "No module named 'torch'" alone.
+        e = ModuleNotFoundError("No module named 'torch'")
+        text = tunedeck_trial.missing_module(e, "torch", "python3-torch",
+                                             executable="/home/u/.pyenv/versions/3.11/bin/python3")
+        self.assertEqual(text, "No module named 'torch' in /home/u/.pyenv/versions/3.11/bin/"
+                               "python3; Debian's python3-torch is for /usr/bin/python3: put "
+                               "/usr/bin first on PATH")
+        own = tunedeck_trial.missing_module(e, "torch", "python3-torch",
+                                            executable="/usr/bin/python3")
+        self.assertEqual(own, "No module named 'torch' in /usr/bin/python3: apt install "
+                              "python3-torch")
+
     def test_the_module_imports_without_torch(self):
         out = subprocess.run([sys.executable, "-c", "import sys, tunedeck_trial; "
                               "print('torch' in sys.modules)"], capture_output=True, text=True,
