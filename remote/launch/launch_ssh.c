@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/orphans.h"
@@ -275,14 +276,11 @@ static void kill_part(SshRun *r, Part *p)
         p->stop_wanted = 1; /* killed as soon as its group is known */
         return;
     }
-    char cmd[512];
-    /* TERM lets the trial checkpoint or clean up; KILL after 2 s leaves nothing behind. */
-    snprintf(cmd, sizeof cmd,
-             "kill -TERM -- -%ld 2>/dev/null; n=0; while kill -0 -- -%ld 2>/dev/null; do "
-             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -%ld 2>/dev/null; break; fi; "
-             "sleep 0.1; done; true",
-             p->pgid, p->pgid, p->pgid);
+    char *cmd = groupstop_command(p->pgid);
+    if (!cmd)
+        return; /* out of memory: the stop deadline gives up on this part */
     p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, NULL, NULL);
+    free(cmd);
 }
 
 static void stop_all(SshRun *r, int64_t now_ms)

@@ -257,7 +257,7 @@ int jobctl_signal(JobRun *j, int signo, Error *err)
     if (!name)
         return error_set(err, "job: unknown signal %d", signo);
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "kill -%s -- -%ld", name, j->pgid);
+    snprintf(cmd, sizeof cmd, "kill -%s -%ld", name, j->pgid);
     rexec_free(j->signaller);
     j->signaller = hostpool_exec(j->pool, j->host, cmd, NULL, 0, NULL, err);
     return j->signaller ? 0 : -1;
