@@ -123,7 +123,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     trial_event_clear(&ev);
 }
 
-/* sh -c 'report pgid; export the trial's environment; exec the command', all quoted. */
+/* sh -c 'report pgid; export the trial's environment; start the guard that stops the group
+ * if the session dies (groupstop.h); exec the command', all quoted. */
 static char *remote_command(const char *command, const char *machine, int trial,
                             const char *mark)
 {
@@ -140,7 +141,8 @@ static char *remote_command(const char *command, const char *machine, int trial,
         shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
         shquote_append(&b, &len, mark) < 0 ||
         shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
-                                     "TUNEDECK_RUN_MARK; exec sh -c ") < 0 ||
+                                     "TUNEDECK_RUN_MARK; " GROUPSTOP_GUARD_SH("20")
+                                     "exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return NULL;

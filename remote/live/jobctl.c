@@ -10,6 +10,7 @@
 #include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 #include "remote/ssh/rexec.h"
+#include "remote/ssh/groupstop.h"
 #include "remote/ssh/shquote.h"
 
 #define PGID_MARK "tunedeck-pgid "
@@ -209,7 +210,12 @@ static int launch(JobRun *j, const char *command, Error *err)
 {
     char *b = NULL;
     size_t len = 0;
-    if (shquote_append_raw(&b, &len, "printf '" PGID_MARK "%s\\n' \"$$\" >&2; exec sh -c ") < 0 ||
+    /* The guard stops the job's group once its sshd session is gone (schedule --live killed
+     * outright: groupstop.h): TERM, the job checkpoints, KILL once its shell ended or after
+     * the live scheduler's stop_timeout_s (20 s, never set otherwise). */
+    if (shquote_append_raw(&b, &len,
+                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
+                               "200") "exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return error_set(err, "job: out of memory");

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,4 +109,49 @@ Test(groupstop, the_command_stops_a_group_in_dash_and_bash)
         cr_assert_eq(w, c, "%s: the group is still running", SHELLS[i]);
         cr_assert(WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "%s", SHELLS[i]);
     }
+}
+
+/* The guard: a command whose sshd session process dies (here: its parent, killed) has its
+ * group stopped. This process is the subreaper, as init would be: the orphaned command and
+ * the guard are reparented to it, and it reaps them. Regression: nothing stopped a remote
+ * command that did not write when tunedeck died (no pty, no SIGHUP). */
+Test(groupstop, the_guard_stops_the_group_once_its_session_parent_is_gone)
+{
+    cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t session = fork();
+    cr_assert(session >= 0);
+    if (session == 0) {
+        pid_t c = fork();
+        if (c == 0) {
+            setpgid(0, 0); /* sshd's setsid: the command leads its group */
+            execl("/bin/sh", "sh", "-c",
+                  GROUPSTOP_GUARD_SH("20") "exec sleep 300", (char *)NULL);
+            _exit(127);
+        }
+        setpgid(c, c);
+        long cl = c;
+        if (write(fds[1], &cl, sizeof cl) != (ssize_t)sizeof cl)
+            _exit(1);
+        for (;;)
+            pause(); /* the session process, until the test kills it */
+    }
+    close(fds[1]);
+    long c = 0;
+    cr_assert_eq(read(fds[0], &c, sizeof c), (ssize_t)sizeof c);
+    close(fds[0]);
+    /* the guard runs once the shell got to exec: its group holds more than the leader */
+    char probe[64];
+    snprintf(probe, sizeof probe, "[ $(pgrep -g %ld | wc -l) -ge 2 ]", c);
+    while (system(probe) != 0)
+        usleep(50 * 1000);
+    kill(session, SIGKILL);
+    waitpid(session, NULL, 0);
+    int st = 0;
+    cr_assert_eq(waitpid((pid_t)c, &st, 0), (pid_t)c); /* it ends: nothing else would end it */
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
+    kill((pid_t)-c, SIGKILL); /* the guard, if its KILL has not come yet */
+    while (waitpid(-1, NULL, 0) > 0)
+        ;
 }
