@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/dirsync.h"
 #include "core/base/jfield.h"
 
 static const char *const ACTION_NAMES[ACT_COUNT] = {
@@ -157,6 +158,9 @@ int config_save(const char *path, const ConsoleConfig *c, Error *err)
         close(fd);
         if (rc == 0 && rename(tmp, path) < 0)
             rc = error_set(err, "%s: cannot replace: %s", path, strerror(errno));
+        else if (rc == 0 && dirsync_parent(path) < 0) /* the new name, durable too */
+            rc = error_set(err, "%s: cannot sync the folder that holds it: %s", path,
+                           strerror(errno));
         if (rc < 0)
             unlink(tmp);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/orphans.h"
@@ -122,7 +123,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     trial_event_clear(&ev);
 }
 
-/* sh -c 'report pgid; export the trial's environment; exec the command', all quoted. */
+/* sh -c 'report pgid; export the trial's environment; start the guard that stops the group
+ * if the session dies (groupstop.h); exec the command', all quoted. */
 static char *remote_command(const char *command, const char *machine, int trial,
                             const char *mark)
 {
@@ -139,7 +141,8 @@ static char *remote_command(const char *command, const char *machine, int trial,
         shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
         shquote_append(&b, &len, mark) < 0 ||
         shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
-                                     "TUNEDECK_RUN_MARK; exec sh -c ") < 0 ||
+                                     "TUNEDECK_RUN_MARK; " GROUPSTOP_GUARD_SH("20")
+                                     "exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return NULL;
@@ -275,14 +278,11 @@ static void kill_part(SshRun *r, Part *p)
         p->stop_wanted = 1; /* killed as soon as its group is known */
         return;
     }
-    char cmd[512];
-    /* TERM lets the trial checkpoint or clean up; KILL after 2 s leaves nothing behind. */
-    snprintf(cmd, sizeof cmd,
-             "kill -TERM -- -%ld 2>/dev/null; n=0; while kill -0 -- -%ld 2>/dev/null; do "
-             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -%ld 2>/dev/null; break; fi; "
-             "sleep 0.1; done; true",
-             p->pgid, p->pgid, p->pgid);
+    char *cmd = groupstop_command(p->pgid);
+    if (!cmd)
+        return; /* out of memory: the stop deadline gives up on this part */
     p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, NULL, NULL);
+    free(cmd);
 }
 
 static void stop_all(SshRun *r, int64_t now_ms)

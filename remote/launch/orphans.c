@@ -127,10 +127,10 @@ static char *stop_command(const OrphanList *l, const char *machine)
              "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"$want\"; "
              "then found=1; break; fi; done; "
              "if [ -z \"$found\" ]; then echo \"$g gone\"; continue; fi; "
-             "if ! kill -TERM -- -$g 2>/dev/null; then "
+             "if ! kill -TERM -$g 2>/dev/null; then "
              "if pgrep -g $g >/dev/null 2>&1; then echo \"$g refused\"; else echo \"$g gone\"; fi; "
              "continue; fi; n=0; while live $g; do "
-             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -- -$g 2>/dev/null; fi; "
+             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -$g 2>/dev/null; fi; "
              "if [ $n -ge 30 ]; then break; fi; sleep 0.1; done; "
              "if live $g; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "
              "done");

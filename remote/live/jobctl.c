@@ -10,6 +10,7 @@
 #include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 #include "remote/ssh/rexec.h"
+#include "remote/ssh/groupstop.h"
 #include "remote/ssh/shquote.h"
 
 #define PGID_MARK "tunedeck-pgid "
@@ -209,7 +210,12 @@ static int launch(JobRun *j, const char *command, Error *err)
 {
     char *b = NULL;
     size_t len = 0;
-    if (shquote_append_raw(&b, &len, "printf '" PGID_MARK "%s\\n' \"$$\" >&2; exec sh -c ") < 0 ||
+    /* The guard stops the job's group once its sshd session is gone (schedule --live killed
+     * outright: groupstop.h): TERM, the job checkpoints, KILL once its shell ended or after
+     * the live scheduler's stop_timeout_s (20 s, never set otherwise). */
+    if (shquote_append_raw(&b, &len,
+                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
+                               "200") "exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return error_set(err, "job: out of memory");
@@ -257,7 +263,7 @@ int jobctl_signal(JobRun *j, int signo, Error *err)
     if (!name)
         return error_set(err, "job: unknown signal %d", signo);
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "kill -%s -- -%ld", name, j->pgid);
+    snprintf(cmd, sizeof cmd, "kill -%s -%ld", name, j->pgid);
     rexec_free(j->signaller);
     j->signaller = hostpool_exec(j->pool, j->host, cmd, NULL, 0, NULL, err);
     return j->signaller ? 0 : -1;

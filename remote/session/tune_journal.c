@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/base/decimal.h"
+#include "core/base/dirsync.h"
 #include "core/base/jfield.h"
 #include "core/journal/journal_trial.h"
 
@@ -194,6 +195,18 @@ int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error 
         cJSON_AddItemToObject(h, "job", cJSON_Duplicate(setup->job, 1));
     int rc = journal_append(tj->journal, h, err);
     cJSON_Delete(h);
+    if (rc < 0) {
+        /* A journal without its session line is one --resume refuses: better none (a full
+         * disk or a file size limit leaves it empty). Its name goes the way it came: the
+         * folder synced, so that it does not come back after a power loss. */
+        journal_close(tj->journal);
+        tj->journal = NULL;
+        if (unlink(tj->path) == 0)
+            dirsync_parent(tj->path);
+        size_t len = err ? strlen(err->msg) : 0;
+        if (err)
+            snprintf(err->msg + len, sizeof err->msg - len, "; the file was removed");
+    }
     return rc;
 }
 

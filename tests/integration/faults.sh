@@ -41,6 +41,7 @@ cleanup() {
     trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
     [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
     command -v tmux >/dev/null 2>&1 && tmux_stop
+    thaw_sessions
     harness_stop_all
     # The groups the journals recorded (those still this run's), then anything still
     # carrying this run's marker.
@@ -166,6 +167,22 @@ helpers_up() {
     return 1
 }
 journal_of() { ls "$1"/sessions/*.jsonl 2>/dev/null | head -n 1; }
+# freeze_sessions: SIGSTOP every sshd session process (each listener's children) before tune
+# is SIGKILLed, as if its machine had lost power: sshd never sees the connection end, so the
+# trial's guard (remote/ssh/groupstop.h: it stops the group once its sshd session process is
+# gone) leaves it running, and --resume's stop is what ends it. thaw_sessions ends them.
+frozen=""
+freeze_sessions() {
+    for f in "$H"/sshd*.pid; do
+        for c in $(pgrep -P "$(cat "$f")" 2>/dev/null); do
+            kill -STOP "$c" 2>/dev/null && frozen="$frozen $c"
+        done
+    done
+}
+thaw_sessions() {
+    for c in $frozen; do kill -KILL "$c" 2>/dev/null; done
+    frozen=""
+}
 # session_bg PART: the 3-trial session of parts 2, 2b and 2c in the background (TUNE_PID), its
 # journal under $T/statePART, its result in $T/sPART.json, its stderr in $T/sPART.err.
 session_bg() {
@@ -300,6 +317,7 @@ TUNE_PID=$!
 wait_for "$T/state1/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
 check "trial 2 started its helper on 3 hosts" helpers_up 2 3 20
 j1="$(journal_of "$T/state1")"
+freeze_sessions
 kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 rm -f "$T/slow-2"
 cp "$j1" "$T/before.jsonl"
@@ -311,6 +329,7 @@ before_alive=$(alive_in "$T/groups2")
 check "the killed trial left processes behind ($before_alive of 3 groups alive)" [ "$before_alive" = 3 ]
 id="$(basename "$j1" .jsonl)"
 "$bin" tune --resume "$id" --json > "$T/r1.json" 2> "$T/r1.err"
+thaw_sessions
 check "tune --resume after SIGKILL keeps every finished trial and interrupts the running one" \
     python3 - "$T/before.jsonl" "$T/r1.json" "$j1" <<'EOF'
 import json, sys
@@ -346,6 +365,7 @@ touch "$T/slow-5"
 TUNE_PID=$!
 wait_for "$j1" '"event":"remote_process","trial":5,' 3 20
 up=0; helpers_up 5 3 20 || up=1
+freeze_sessions
 kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 check "after the gap the file's trial 5 ran with TUNEDECK_TRIAL=5 (its helper up on 3 hosts)" \
     sh -c "[ $up = 0 ] && ! grep -q '\"event\":\"started\",\"trial\":6,' '$j1'"
@@ -355,6 +375,7 @@ sleep 0.3
 before_alive=$(alive_in "$T/groups5")
 check "the killed trial 5 left processes behind ($before_alive of 3 groups alive)" [ "$before_alive" = 3 ]
 "$bin" tune --resume "$id" --budget 5 --json > "$T/r1b.json" 2> "$T/r1b.err"
+thaw_sessions
 check "the second resume stopped trial 5's groups by the file's number and journaled it" \
     sh -c "[ \$(grep -c 'interrupted trial 5: process group [0-9]* on h[123]: stopped' '$T/r1b.err') -eq 3 ] &&
            [ \$(grep -c '\"event\":\"remote_process_stop\",\"trial\":5,.*\"result\":\"stopped\"' '$j1') -eq 3 ]"
@@ -590,6 +611,7 @@ else
     wait_for "$T/state5/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
     check "the console's trial 2 started its helper on 3 hosts" helpers_up 2 3 20
     j5="$(journal_of "$T/state5")"
+    freeze_sessions
     kill -KILL "$TUNE_PID"; TUNE_PID=""
     tmux_stop
     rm -f "$T/slow-2"
@@ -604,6 +626,7 @@ else
     pane_wait 'interrupted trial 2: process group [0-9]+ on h[123]: stopped' 20
     check "the resumed console says in its log that it stopped trial 2's process groups" [ $? -eq 0 ]
     wait_for "$j5" '"event":"finished","trial":3' 1 20
+    thaw_sessions
     check "the orphans are stopped and journaled before the resumed console launches trial 3" \
         python3 - "$j5" <<'EOF'
 import json, sys

@@ -325,6 +325,16 @@ assert "no more trials are launched" in r["stopped_early"], r["stopped_early"]
 assert r["best_time_s"] is not None and 0 < len(r["trials"]) < 50, r
 PY
 echo "journal: full disk made with $how and with RLIMIT_FSIZE"
+# The very first (session) line cannot be written: no empty journal is left behind, one that
+# --resume would refuse. stderr goes through a pipe, out of the file size limit's reach.
+rm -rf "$work/small3"
+(ulimit -f 0; TUNEDECK_STATE_DIR="$work/small3" "$bin" tune --sim A:googlenet --optimizer random \
+    --budget 3 2>&1 && echo "rc=0" || echo "rc=$?") | cat >"$work/full3.err"
+grep -q "write failed: .*; the file was removed" "$work/full3.err" ||
+    fail "a journal whose session line failed: not said: $(cat "$work/full3.err")"
+grep -qx "rc=1" "$work/full3.err" || fail "a journal whose session line failed: expected exit 1"
+[ -d "$work/small3/sessions" ] && [ -z "$(ls -A "$work/small3/sessions")" ] ||
+    fail "a journal whose session line failed was left behind: $(ls -la "$work/small3/sessions" 2>&1)"
 
 # 6. --resume refuses setup flags and unknown ids with clear errors.
 "$bin" tune --resume "$id" --sim A:googlenet 2>"$work/err" && fail "--resume with --sim accepted"

@@ -392,6 +392,48 @@ for h in ("h1", "h2", "h3"):
     assert "trial 2 %s stderr: trial 2 on %s: loading\n" % (h, h) in text, text
 assert "trial 2 ended: interrupted: SIGINT" in text, text
 EOF
+
+# SIGKILL of tune mid-trial: its connections close, but a remote command with no pty gets no
+# SIGHUP and a quiet one never meets EPIPE. Each part's guard (remote/ssh/groupstop.h) sees
+# its sshd session process gone and stops the group (regression: a trial that did not write
+# ran on for ever on every host, until a --resume stopped it).
+kmark="tunedeck-sigkill-$$x"  # x: pid 12's mark is not part of pid 123's
+ln -sf "$(command -v sleep)" "$T/$kmark"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "cat >/dev/null; exec $T/$kmark 300" --budget 1 --optimizer uniform-devices \
+    --no-journal > /dev/null 2>&1 &
+TUNE_PID=$!
+n=0
+while [ "$(pgrep -fx "$T/$kmark 300" | wc -l)" -lt 3 ] && [ $n -lt 400 ]; do
+    sleep 0.05; n=$((n + 1))
+done
+running=$(pgrep -fx "$T/$kmark 300" | wc -l)
+kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+left=$(procs_left "$kmark")
+check "SIGKILL of tune mid-trial: a quiet trial stops on every host with its session (it ran on $running hosts, $left left)" \
+    [ "$running $left" = "3 0" ]
+for p in $(pgrep -f "$kmark"); do kill -KILL "$p" 2>/dev/null; done
+# The same for a live job (remote/live/jobctl.c), whose client (schedule --live, here
+# tunedeck-jobctl) is SIGKILLed while the job is quiet: its guard stops it.
+python3 - "$T/inv.json" "$T/invq.json" "$T/$kmark" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = "exec %s 300" % sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+EOF
+"$jobctl" "$T/invq.json" "$T/ckptq" > /dev/null 2>&1 &
+TUNE_PID=$!
+n=0
+while [ "$(pgrep -fx "$T/$kmark 300" | wc -l)" -lt 1 ] && [ $n -lt 400 ]; do
+    sleep 0.05; n=$((n + 1))
+done
+running=$(pgrep -fx "$T/$kmark 300" | wc -l)
+kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+left=$(procs_left "$kmark")
+check "SIGKILL of a live job's client: a quiet job stops with its session ($running ran, $left left)" \
+    [ "$running $left" = "1 0" ]
+for p in $(pgrep -f "$kmark"); do kill -KILL "$p" 2>/dev/null; done
+
 resume=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['resume'])" "$T/t7.json")
 set -- $resume
 shift

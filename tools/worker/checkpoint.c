@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/dirsync.h"
 #include "tools/worker/lebytes.h"
 
 static const char MAGIC[8] = {'T', 'D', 'C', 'K', 'P', 'T', '0', '1'};
@@ -80,6 +81,11 @@ int checkpoint_save(const char *path, const Checkpoint *c, Error *err)
         unlink(tmp);
         return error_set(err, "%s: cannot rename into place: %s", path, strerror(e));
     }
+    /* The new name is an entry of the folder: without the folder's fsync a power loss can
+     * bring back the old checkpoint (or none) although this one's bytes reached the disk. */
+    if (dirsync_parent(path) < 0)
+        return error_set(err, "%s: cannot sync the folder that holds it: %s", path,
+                         strerror(errno));
     return 0;
 }
 
