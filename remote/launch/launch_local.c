@@ -140,7 +140,10 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         close_span(3, ~0U);
         setenv("TUNEDECK_TRIAL", trial, 1);
         setenv("TUNEDECK_MACHINE", "", 1);
+        /* Ignored in tunedeck (hostpool.c, tune_journal.c), and an ignored signal stays
+         * ignored across exec: the trial gets them as a shell would give them. */
         signal(SIGPIPE, SIG_DFL);
+        signal(SIGXFSZ, SIG_DFL);
         execl("/bin/sh", "sh", "-c", fan ? fan : cfg->command, (char *)NULL);
         _exit(127);
     }

@@ -341,3 +341,25 @@ Test(launch_local, no_descriptor_above_1024_reaches_the_keeper_or_the_trial)
     cr_assert_null(strstr(o->reason, " 1501"), "%s", o->reason);
     observation_free(o);
 }
+
+/* Regression: tunedeck ignores SIGXFSZ (a journal past the file size limit is a failed write
+ * to report, tune_journal_new) and an ignored signal stays ignored across exec: a trial
+ * writing a checkpoint past `ulimit -f` got EFBIG from a write it does not check instead of
+ * dying of the signal, as it would started from a shell. */
+Test(launch_local, the_trial_starts_with_the_signals_tunedeck_ignores_at_default)
+{
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    Observation *o = run("cat >/dev/null; echo ign $(sed -n 's/^SigIgn:[[:space:]]*//p' "
+                         "/proc/$$/status) >&2; exit 3",
+                         10);
+    signal(SIGXFSZ, old_xfsz);
+    signal(SIGPIPE, old_pipe);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    const char *ign = strstr(o->reason, "ign ");
+    cr_assert_not_null(ign, "%s", o->reason);
+    unsigned long long mask = strtoull(ign + 4, NULL, 16);
+    cr_assert_eq(mask & (1ULL << (SIGXFSZ - 1)), 0, "SIGXFSZ ignored: %s", o->reason);
+    cr_assert_eq(mask & (1ULL << (SIGPIPE - 1)), 0, "SIGPIPE ignored: %s", o->reason);
+    observation_free(o);
+}
