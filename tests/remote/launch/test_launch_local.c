@@ -363,3 +363,15 @@ Test(launch_local, the_trial_starts_with_the_signals_tunedeck_ignores_at_default
     cr_assert_eq(mask & (1ULL << (SIGPIPE - 1)), 0, "SIGPIPE ignored: %s", o->reason);
     observation_free(o);
 }
+
+/* The command is the keeper's child (lifeline.h): the keeper ends the way the command did, so
+ * the launcher still reads the command's signal, not the keeper's own status. */
+Test(launch_local, a_trial_killed_by_a_signal_is_reported_with_that_signal)
+{
+    Observation *o = run("cat >/dev/null; kill -USR1 $$", 10);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    char want[64];
+    snprintf(want, sizeof want, "killed by signal %d", SIGUSR1);
+    cr_assert(strstr(o->reason, want), "%s", o->reason);
+    observation_free(o);
+}
