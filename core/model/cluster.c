@@ -407,17 +407,18 @@ static int parse_job_launch(const cJSON *root, const char *source, Cluster *c, E
     return 0;
 }
 
-static const char *const KNOWN_FIELDS[] = {"name",  "ssh",   "machine_types", "machines",
-                                           "trial", "job_command", "job_launch",
-                                           "job_master_port", NULL};
+/* The fields this reader takes; spelt once, for KNOWN_FIELDS and INVENTORY_KEYS alike: a field
+ * added to one list only would be read but warned about as a slip from another. */
+#define CLUSTER_FIELDS                                                                        \
+    "name", "ssh", "machine_types", "machines", "trial", "job_command", "job_launch",          \
+        "job_master_port"
+
+static const char *const KNOWN_FIELDS[] = {CLUSTER_FIELDS, NULL};
 
 /* What an inventory holds besides KNOWN_FIELDS that tunedeck reads elsewhere: a Slurm
  * inventory's own fields (remote/slurm/slurm_inventory.h), kept in extra. */
-static const char *const INVENTORY_KEYS[] = {"name",      "ssh",         "machine_types",
-                                             "machines",  "trial",       "job_command",
-                                             "job_launch", "job_master_port", "backend",
-                                             "login",     "partition",   "slurm",
-                                             "bandwidth_gbps", NULL};
+static const char *const INVENTORY_KEYS[] = {CLUSTER_FIELDS, "backend", "login", "partition",
+                                             "slurm", "bandwidth_gbps", NULL};
 
 int inventory_misspelt_warning(const cJSON *fields, const char *source, char *out, size_t cap)
 {

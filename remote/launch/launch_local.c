@@ -59,6 +59,21 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* Closes descriptors lo..hi, however high `ulimit -n` lets them go: a loop to 1024 left the
+ * rest open (the soft limit is often far above it: 20,000, or a million in a container), and
+ * the keeper, which never execs, kept another trial's lifeline write end for good. After
+ * fork(), before exec: close_range is one system call; the loop is for kernels before 5.9. */
+static void close_span(unsigned lo, unsigned hi)
+{
+    if (lo > hi || close_range(lo, hi, 0) == 0)
+        return;
+    long max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 1 << 20)
+        max = 1 << 20; /* a loop past a million would take seconds; nothing opens that many */
+    for (long fd = lo; fd <= (long)hi && fd < max; fd++)
+        close((int)fd);
+}
+
 static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
 {
     if (!cfg->command || !cfg->command[0]) {
@@ -107,9 +122,9 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         if (cmd < 0)
             _exit(127);
         if (cmd > 0) {
-            for (int fd = 0; fd < 1024; fd++)
-                if (fd != life[0])
-                    close(fd);
+            if (life[0] > 0)
+                close_span(0, (unsigned)life[0] - 1);
+            close_span((unsigned)life[0] + 1, ~0U);
             int null = open("/dev/null", O_RDWR); /* 0, 1, 2: nothing of tunedeck's held */
             if (null == 0) {
                 dup2(0, 1);
@@ -122,11 +137,13 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         dup2(perr[1], 2);
         for (int fd = 0; fd < 3; fd++) /* dup2 onto itself keeps close-on-exec */
             fcntl(fd, F_SETFD, 0);
-        for (int fd = 3; fd < 1024; fd++)
-            close(fd);
+        close_span(3, ~0U);
         setenv("TUNEDECK_TRIAL", trial, 1);
         setenv("TUNEDECK_MACHINE", "", 1);
+        /* Ignored in tunedeck (hostpool.c, tune_journal.c), and an ignored signal stays
+         * ignored across exec: the trial gets them as a shell would give them. */
         signal(SIGPIPE, SIG_DFL);
+        signal(SIGXFSZ, SIG_DFL);
         execl("/bin/sh", "sh", "-c", fan ? fan : cfg->command, (char *)NULL);
         _exit(127);
     }

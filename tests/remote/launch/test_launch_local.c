@@ -1,10 +1,12 @@
 /* The local launcher against real subprocesses: the simulator as a trial command, and
  * shell scripts that fail, hang, print garbage or leave children behind. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/sim/simcluster.h"
@@ -302,4 +304,74 @@ Test(launch_local, every_trial_gets_a_fresh_secret_on_stdin_only)
     char rm[128];
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     cr_assert_eq(system(rm), 0);
+}
+
+/* Regression: the trial's process and its keeper closed descriptors below 1024 only. With
+ * `ulimit -n` above it (20,000 on the build machine, a million in many containers) a console
+ * with many hosts and trials holds higher ones: a copy of another trial's lifeline write end
+ * kept by this trial's keeper (which never execs, so close-on-exec does not help) means that
+ * trial's keeper never reads end of file when tunedeck dies, and a descriptor opened without
+ * close-on-exec (a library's) went into the trial. */
+Test(launch_local, no_descriptor_above_1024_reaches_the_keeper_or_the_trial)
+{
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < 1600) {
+        if (rl.rlim_max < 1600)
+            cr_skip_test("RLIMIT_NOFILE's hard limit %ld leaves no room for fd 1500",
+                         (long)rl.rlim_max);
+        rl.rlim_cur = 1600;
+        cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    cr_assert_eq(dup3(p[1], 1500, O_CLOEXEC), 1500); /* as another trial's lifeline */
+    cr_assert_eq(dup2(p[1], 1501), 1501);            /* as a library's, no close-on-exec */
+    close(p[0]);
+    close(p[1]);
+    /* the keeper is the command's parent; its descriptors and the command's own, on stderr */
+    Observation *o = run("cat >/dev/null; echo keeper $(ls /proc/$PPID/fd) trial "
+                         "$(ls /proc/$$/fd) >&2; exit 3",
+                         10);
+    close(1500);
+    close(1501);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    cr_assert(strstr(o->reason, "keeper "), "the descriptors were listed: %s", o->reason);
+    cr_assert_null(strstr(o->reason, " 1500"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, " 1501"), "%s", o->reason);
+    observation_free(o);
+}
+
+/* Regression: tunedeck ignores SIGXFSZ (a journal past the file size limit is a failed write
+ * to report, tune_journal_new) and an ignored signal stays ignored across exec: a trial
+ * writing a checkpoint past `ulimit -f` got EFBIG from a write it does not check instead of
+ * dying of the signal, as it would started from a shell. */
+Test(launch_local, the_trial_starts_with_the_signals_tunedeck_ignores_at_default)
+{
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    Observation *o = run("cat >/dev/null; echo ign $(sed -n 's/^SigIgn:[[:space:]]*//p' "
+                         "/proc/$$/status) >&2; exit 3",
+                         10);
+    signal(SIGXFSZ, old_xfsz);
+    signal(SIGPIPE, old_pipe);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    const char *ign = strstr(o->reason, "ign ");
+    cr_assert_not_null(ign, "%s", o->reason);
+    unsigned long long mask = strtoull(ign + 4, NULL, 16);
+    cr_assert_eq(mask & (1ULL << (SIGXFSZ - 1)), 0, "SIGXFSZ ignored: %s", o->reason);
+    cr_assert_eq(mask & (1ULL << (SIGPIPE - 1)), 0, "SIGPIPE ignored: %s", o->reason);
+    observation_free(o);
+}
+
+/* The command is the keeper's child (lifeline.h): the keeper ends the way the command did, so
+ * the launcher still reads the command's signal, not the keeper's own status. */
+Test(launch_local, a_trial_killed_by_a_signal_is_reported_with_that_signal)
+{
+    Observation *o = run("cat >/dev/null; kill -USR1 $$", 10);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    char want[64];
+    snprintf(want, sizeof want, "killed by signal %d", SIGUSR1);
+    cr_assert(strstr(o->reason, want), "%s", o->reason);
+    observation_free(o);
 }
