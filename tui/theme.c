@@ -185,6 +185,21 @@ void theme_fit_pair(short fg, short bg, int colors, short *fg_out, short *bg_out
     }
 }
 
+int theme_job_repeats(const Theme *t, int colors, int job)
+{
+    short fg, bg;
+    const RoleStyle *s = &t->role[ROLE_JOB0 + job];
+    theme_fit_pair(s->fg, s->bg, colors, &fg, &bg);
+    for (int k = 0; k < job; k++) {
+        const RoleStyle *o = &t->role[ROLE_JOB0 + k];
+        short ofg, obg;
+        theme_fit_pair(o->fg, o->bg, colors, &ofg, &obg);
+        if (ofg == fg && obg == bg && o->reverse == s->reverse)
+            return 1;
+    }
+    return 0;
+}
+
 void theme_apply(const Theme *t, int colors)
 {
     for (int i = 0; i < ROLE_COUNT; i++) {
@@ -201,6 +216,8 @@ void theme_apply(const Theme *t, int colors)
             theme_fit_pair(s->fg, s->bg, colors, &fg, &bg);
             init_pair((short)(i + 1), fg, bg);
             a |= COLOR_PAIR(i + 1);
+            if (i >= ROLE_JOB0 && i <= ROLE_JOB7 && theme_job_repeats(t, colors, i - ROLE_JOB0))
+                a ^= A_REVERSE; /* its bright colour became an earlier job's: keep them apart */
         } else if (colors < 8) {
             /* Monochrome: roles that only differ by colour get an attribute instead. */
             if (i == ROLE_TAB_ACTIVE || (i >= ROLE_JOB0 && i <= ROLE_JOB7))

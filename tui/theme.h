@@ -64,6 +64,11 @@ void theme_names(const char *dir, char *out, size_t cap);
  * tab bar, white on grey, is white on white in 8), the foreground becomes black on a light
  * background (white, yellow, cyan, green) and white on a dark one, so no text vanishes. */
 void theme_fit_pair(short fg, short bg, int colors, short *fg_out, short *bg_out);
+/* Whether job colour `job` (0-7), brought down to `colors` colours, is an earlier job's
+ * (in 8 colours the default theme's bright red and green of jobs 6 and 7 are jobs 0 and 1's
+ * red and green); theme_apply shows such a job reversed, so the cluster view keeps every
+ * job of a screen apart by colour, not by its letter alone. */
+int theme_job_repeats(const Theme *t, int colors, int job);
 /* Curses side: registers colour pairs for `colors` colours (0 = monochrome: attributes
  * only) and returns the attribute for a role. */
 void theme_apply(const Theme *t, int colors);

@@ -159,6 +159,38 @@ Test(theme, no_role_of_a_shipped_theme_loses_its_text_in_8_or_16_colours)
     cr_assert(fg == 7 && bg == 8, "kept in 256 colours: %d on %d", fg, bg);
 }
 
+/* In 8 colours jobs 6 and 7 of the default theme (bright red, bright green) became jobs 0
+ * and 1 (red, green): two jobs of one cluster view in one colour. */
+Test(theme, every_job_colour_of_a_shipped_theme_stays_apart_in_8_colours)
+{
+    const char *names[] = {"default",       "solarized-dark", "light",
+                           "high-contrast", "monochrome",     "okabe-ito"};
+    char themes[1024];
+    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        Theme t;
+        Error err;
+        cr_assert_eq(theme_load(themes, names[i], &t, &err), 0, "%s: %s", names[i], err.msg);
+        for (int colors = 8; colors <= 256; colors *= 2) {
+            short fg[8], bg[8];
+            int rev[8];
+            for (int j = 0; j < 8; j++) {
+                const RoleStyle *s = &t.role[ROLE_JOB0 + j];
+                theme_fit_pair(s->fg, s->bg, colors, &fg[j], &bg[j]);
+                rev[j] = s->reverse ^ theme_job_repeats(&t, colors, j);
+            }
+            for (int j = 0; j < 8; j++)
+                for (int k = 0; k < j; k++)
+                    cr_assert(fg[j] != fg[k] || bg[j] != bg[k] || rev[j] != rev[k],
+                              "%s in %d colours: job %d looks like job %d", names[i], colors, j,
+                              k);
+        }
+    }
+    Theme d;
+    theme_default(&d);
+    cr_assert(!theme_job_repeats(&d, 256, 6) && theme_job_repeats(&d, 8, 6));
+}
+
 /* "expected ... a number 0-255, found a number" did not say which number was wrong. */
 Test(theme, a_bad_colour_is_named_by_its_value)
 {
