@@ -484,12 +484,16 @@ else fail "after the host came back: exit $rc: $(tail -n 6 "$T/out8")"; fi
 # A job arriving late (j3, at 220 s wall) keeps the run going while h4 is stopped, started and
 # reconnected under load: with only the fixture's jobs it ended at 79 s, all done, before h4
 # answered (CI, load average 13).
+# Each wait for h4 allows 3 minutes: on an idle machine h4 is checked 1.4 s after its sshd
+# starts, but under load 16 (four suites beside three other test runs) neither wait's 60 s
+# was enough ("h4 refused", "h4 up"; the run's own log had nothing of h4 in that time). The
+# watch's reconnect back-off reaches 30 s (hostpool.c) after connects that time out.
 live_out=out9
 harness_inventory "$T/inv4.json" 1 2 4
 live_inventory "$T/inv4.json" "$build/tunedeck-worker" "$mark"
 { cat "$root/tests/fixtures/schedlive-workload.csv"; echo "j3,6600,ncf,1,32768"; } > "$T/late.csv"
 "$bin" schedule --live --cluster "$T/inv4.json" --workload "$T/late.csv" \
-    --policy doubling --interval 60 --time-scale 30 --duration 300 --status-every 0 \
+    --policy doubling --interval 60 --time-scale 30 --duration 900 --status-every 0 \
     --job-dir "$T/jobs9" > "$T/out9" 2> "$T/err9" &
 LIVE_PID=$!
 if wait_out "j[01]: run 1 on h[12] " 300 && grep -q "^h4: down (.*): drained" "$T/out9" &&
@@ -504,14 +508,14 @@ case "\$*" in *" $T/jobs9") printf '%s\n' "\$out" | sed 's/^d[^ ]*/drwxrwxrwx/' 
 EOF
 chmod 755 "$T/h/host-bin4/ls"
 harness_start 4
-if wait_out "h4: the --job-dir folder $T/jobs9 is world-writable \(mode 0777\).*chmod go-w $T/jobs9 .*: no job goes there" 600 &&
+if wait_out "h4: the --job-dir folder $T/jobs9 is world-writable \(mode 0777\).*chmod go-w $T/jobs9 .*: no job goes there" 1800 &&
     sleep 1 && ! grep -q "h4 is usable again" "$T/out9"
 then pass "a host that answers after the start is checked first: refused, it takes no job"
 else fail "h4 refused: $(tail -n 8 "$T/out9")"; fi
 rm "$T/h/host-bin4/ls"
 harness_stop 4
 harness_start 4
-if wait_out "h4 is usable again \(it answers over SSH again and its job folders are checked\)" 600
+if wait_out "h4 is usable again \(it answers over SSH again and its job folders are checked\)" 1800
 then pass "a host down at the start is usable once it answers and its folders pass"
 else fail "h4 up: $(tail -n 8 "$T/out9")"; fi
 kill -TERM "$LIVE_PID" 2>/dev/null
