@@ -46,7 +46,7 @@ typedef struct {
     int rebuild_all;  /* every row built again and sorted at each build, as before the rows
                          were kept: bench/trialtable's baseline */
     int resort_all;   /* rows kept, but every shown row sorted again at each build, as before
-                         the order was kept: bench/tablecosts' baseline */
+                         the order was kept: bench/consolescale's baseline */
     int decimals;     /* of the time, best and predicted columns: alike for all three and
                          every trial (filtered out or not), so that they line up and keep
                          while the table scrolls or sorts; kept at each build */
@@ -67,7 +67,7 @@ typedef struct {
 void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
                   int descending, const char *filter);
 /* The table's decimals found by reading every row, as the view did at every frame (twice):
- * what TrialTable.decimals keeps, for the tests and bench/tablecosts. */
+ * what TrialTable.decimals keeps, for the tests and bench/consolescale. */
 int trials_decimals_scan(const TrialTable *t);
 void trials_free(TrialTable *t);
 const char *trials_column_name(TrialColumn c);
