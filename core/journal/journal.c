@@ -383,7 +383,10 @@ static int add_event(JournalLog *log, cJSON *ev, size_t line)
     return 0;
 }
 
-int journal_parse(const char *text, size_t len, const char *source, JournalLog *out, Error *err)
+/* each: NULL keeps every event (journal_parse); else each is handed it and only the first
+ * is kept (journal_scan). */
+static int parse_text(const char *text, size_t len, const char *source, JournalLog *out,
+                      JournalEach each, void *ud, Error *err)
 {
     memset(out, 0, sizeof *out);
     size_t pos = 0, line = 0;
@@ -412,6 +415,12 @@ int journal_parse(const char *text, size_t len, const char *source, JournalLog *
             journal_log_problem(out, "%s:%zu: corrupted line skipped: %s", source, line, perr.msg);
             continue;
         }
+        if (each)
+            each(ud, ev, line);
+        if (each && out->n > 0) {
+            cJSON_Delete(ev);
+            continue;
+        }
         if (add_event(out, ev, line) < 0) {
             cJSON_Delete(ev);
             journal_log_clear(out);
@@ -421,7 +430,12 @@ int journal_parse(const char *text, size_t len, const char *source, JournalLog *
     return 0;
 }
 
-int journal_load(const char *path, JournalLog *out, Error *err)
+int journal_parse(const char *text, size_t len, const char *source, JournalLog *out, Error *err)
+{
+    return parse_text(text, len, source, out, NULL, NULL, err);
+}
+
+static int load(const char *path, JournalLog *out, JournalEach each, void *ud, Error *err)
 {
     memset(out, 0, sizeof *out);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -458,9 +472,19 @@ int journal_load(const char *path, JournalLog *out, Error *err)
     close(fd);
     if (!buf)
         return error_no_memory(err, "journal %s", path);
-    int rc = journal_parse(buf, len, path, out, err);
+    int rc = parse_text(buf, len, path, out, each, ud, err);
     free(buf);
     return rc;
+}
+
+int journal_load(const char *path, JournalLog *out, Error *err)
+{
+    return load(path, out, NULL, NULL, err);
+}
+
+int journal_scan(const char *path, JournalLog *out, JournalEach each, void *ud, Error *err)
+{
+    return load(path, out, each, ud, err);
 }
 
 void journal_log_clear(JournalLog *log)
