@@ -140,6 +140,10 @@ static void take(void *ud, const cJSON *ev, size_t line)
     }
 }
 
+/* The fields take() reads: a line whose others are plain is skimmed, not parsed whole. */
+static const char *const READ[] = {"created", "optimizer", "sim",     "cluster", "budget",
+                                   "trial",   "status",    "time_s",  "stopped"};
+
 void session_summary_read(const char *path, const char *id, SessionSummary *s, int whole)
 {
     memset(s, 0, sizeof *s);
@@ -155,7 +159,8 @@ void session_summary_read(const char *path, const char *id, SessionSummary *s, i
         }
         for (size_t i = 0; i < log.n; i++)
             take(&p, log.events[i], log.lines[i]);
-    } else if (journal_scan(path, &log, take, &p, &err) < 0) {
+    } else if (journal_scan(path, &log, READ, sizeof READ / sizeof READ[0], take, &p, &err) <
+               0) {
         free(p.marks.state);
         memset(s, 0, sizeof *s);
         snprintf(s->id, sizeof s->id, "%s", id);
