@@ -44,8 +44,9 @@ CMD_OBJ    := $(call obj,$(call srcs,cmd))
 # The reference workload's own code links only into tunedeck-worker and the tests.
 WORKER_OBJ := $(call obj,$(call srcs,tools/worker))
 TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui tests/tools tests/cmd -name 'test_*.c')))
-# cmd/'s shared flag parser and table rows (not main, nor a command), which tests/cmd tests.
-TEST_OBJ   += $(BUILD)/cmd/flags.o $(BUILD)/cmd/table_row.o
+# cmd/'s shared flag parser, table rows and session summary (not main, nor a command),
+# which tests/cmd tests.
+TEST_OBJ   += $(BUILD)/cmd/flags.o $(BUILD)/cmd/table_row.o $(BUILD)/cmd/session_summary.o
 # Helpers the unit tests share (fixtures, the low-memory child).
 TEST_OBJ   += $(call obj,$(call srcs,tests/support))
 TOOL_SRC   := $(wildcard tools/*.c)
@@ -88,6 +89,11 @@ $(BUILD)/bench/optimizer_allreduce: $(BUILD)/bench/optimizer_allreduce.o \
 FRAME_BENCHES := $(BUILD)/bench/console $(BUILD)/bench/slurm_frame
 $(FRAME_BENCHES): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(call obj,$(call srcs,bench/frame)) \
                                    $(BENCH_ARGS_OBJ) $(LIB_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
+
+# bench/sessionlist measures `tunedeck sessions`' summary of a journal (cmd/session_summary).
+$(BUILD)/bench/sessionlist: $(BUILD)/bench/sessionlist.o $(BUILD)/cmd/session_summary.o \
+                            $(BENCH_ARGS_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_ARGS_OBJ) $(LIB_OBJ)

@@ -12,10 +12,9 @@
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/paths.h"
+#include "cmd/session_summary.h"
 #include "core/base/exitcode.h"
 #include "core/journal/journal.h"
-#include "core/model/observation.h"
-#include "remote/session/tune_journal.h"
 
 static void usage(FILE *out)
 {
@@ -23,160 +22,6 @@ static void usage(FILE *out)
                  "Lists the session journals ($TUNEDECK_STATE_DIR/sessions, else\n"
                  "$XDG_STATE_HOME/tunedeck/sessions, else ~/.local/state/tunedeck/sessions).\n"
                  "Resume one with `tunedeck tune --resume ID`.\n");
-}
-
-typedef struct {
-    char id[JOURNAL_ID_MAX], created[32], target[128], optimizer[64];
-    char state[ERROR_MSG_MAX + 32];
-    int suggested, finished, ok, problems;
-    long budget;
-    double best_s;
-} Summary;
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double num(const cJSON *o, const char *key, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-/* Which trials were suggested and which finished: a line that resume would skip (a trial
- * never suggested or finished twice, an unknown status, an ok without its time) is a
- * problem, never a count. */
-typedef struct {
-    unsigned char *state; /* per trial number: 1 suggested, 2 finished */
-    size_t cap;
-} TrialMarks;
-
-static unsigned char *mark_of(TrialMarks *m, const cJSON *ev)
-{
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "trial");
-    if (!cJSON_IsNumber(t) || t->valuedouble < 1 || t->valuedouble > 1e6 ||
-        t->valuedouble != (double)(long)t->valuedouble)
-        return NULL;
-    size_t i = (size_t)t->valuedouble;
-    if (i >= m->cap) {
-        size_t cap = i * 2 + 16;
-        unsigned char *g = realloc(m->state, cap);
-        if (!g)
-            return NULL;
-        memset(g + m->cap, 0, cap - m->cap);
-        m->state = g;
-        m->cap = cap;
-    }
-    return &m->state[i];
-}
-
-static int status_known(const char *name)
-{
-    TrialStatus status;
-    return trial_status_from_name(name, &status) == 0;
-}
-
-/* An event's budget as resume reads it (1 to 100000 trials); `dflt` for any other value
- * (casting 1e999 to long is undefined and printed a negative budget). */
-static long budget_of(const cJSON *ev, long dflt)
-{
-    double b = num(ev, "budget", -1);
-    return b >= 1 && b <= 100000 ? (long)b : dflt;
-}
-
-/* Why `tune --resume` would refuse the journal at path, read into log (taken), in its words
- * (its file, line and field): the same reading of the session line, so that the list never
- * calls resumable what resume refuses, of the same reading of the file (it was read twice,
- * half of the listing's time). 0 when it would read it. */
-static int resume_refusal(const char *path, JournalLog *log, char *why, size_t cap)
-{
-    TuneJournal *tj = tune_journal_new(NULL);
-    TuneSetup setup;
-    Error err;
-    int rc = tj ? tune_journal_load_log(tj, path, log, &setup, &err)
-                : error_set(&err, "out of memory");
-    journal_log_clear(log); /* not taken without a TuneJournal */
-    if (rc == 0)
-        tune_setup_clear(&setup);
-    else
-        snprintf(why, cap, "%s", err.msg);
-    tune_journal_free(tj);
-    return rc;
-}
-
-static void summarize(const char *path, const char *id, Summary *s)
-{
-    memset(s, 0, sizeof *s);
-    snprintf(s->id, sizeof s->id, "%s", id);
-    s->best_s = -1;
-    JournalLog log;
-    Error err;
-    if (journal_load(path, &log, &err) < 0) {
-        snprintf(s->state, sizeof s->state, "unreadable: %s", err.msg);
-        return;
-    }
-    s->problems = (int)log.n_problems;
-    TrialMarks marks = {NULL, 0};
-    const char *last = NULL;
-    for (size_t i = 0; i < log.n; i++) {
-        const cJSON *ev = log.events[i];
-        const char *kind = str(ev, "event");
-        last = kind;
-        if (strcmp(kind, "session") == 0) {
-            snprintf(s->created, sizeof s->created, "%s",
-                     str(ev, "created") ? str(ev, "created") : "?");
-            snprintf(s->optimizer, sizeof s->optimizer, "%s",
-                     str(ev, "optimizer") ? str(ev, "optimizer") : "?");
-            const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "cluster");
-            if (str(ev, "sim"))
-                snprintf(s->target, sizeof s->target, "sim %s", str(ev, "sim"));
-            else
-                snprintf(s->target, sizeof s->target, "%s", str(c, "name") ? str(c, "name") : "?");
-            s->budget = budget_of(ev, 0);
-        } else if (strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0 ||
-                   strcmp(kind, "budget") == 0) {
-            s->budget = budget_of(ev, s->budget); /* budget, ended: the console's :budget */
-        } else if (strcmp(kind, "suggested") == 0) {
-            unsigned char *m = mark_of(&marks, ev);
-            if (!m || *m) {
-                s->problems++;
-                continue;
-            }
-            *m = 1;
-            s->suggested++;
-        } else if (strcmp(kind, "finished") == 0) {
-            unsigned char *m = mark_of(&marks, ev);
-            const char *status = str(ev, "status");
-            double t = num(ev, "time_s", -1);
-            if (!m || *m != 1 || !status_known(status) ||
-                (strcmp(status, "ok") == 0 && !(t > 0))) {
-                s->problems++;
-                continue;
-            }
-            *m = 2;
-            s->finished++;
-            if (status && strcmp(status, "ok") == 0 && t >= 0) {
-                s->ok++;
-                if (s->best_s < 0 || t < s->best_s)
-                    s->best_s = t;
-            }
-        }
-    }
-    char why[ERROR_MSG_MAX];
-    int ended = last && strcmp(last, "ended") == 0;
-    int stopped = ended && str(log.events[log.n - 1], "stopped");
-    if (journal_in_use(path))
-        snprintf(s->state, sizeof s->state, "running");
-    else if (resume_refusal(path, &log, why, sizeof why) < 0)
-        snprintf(s->state, sizeof s->state, "not resumable: %s", why);
-    else if (ended)
-        snprintf(s->state, sizeof s->state, "%s", stopped ? "stopped early" : "ended");
-    else
-        snprintf(s->state, sizeof s->state, "interrupted (resumable)");
-    free(marks.state);
-    journal_log_clear(&log);
 }
 
 static int by_name(const void *a, const void *b)
@@ -249,8 +94,8 @@ int cmd_sessions(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s%s", dir, names[i], JOURNAL_EXT);
-        Summary s;
-        summarize(path, names[i], &s);
+        SessionSummary s;
+        session_summary_read(path, names[i], &s, 0);
         char trials[32], best[32] = "-";
         snprintf(trials, sizeof trials, "%d/%ld", s.finished, s.budget);
         if (s.best_s >= 0)

@@ -39,6 +39,10 @@ void app_rebuild_table(App *a)
 {
     size_t n = a->tuner ? tuner_n_trials(a->tuner) : 0;
     const TrialRecord **recs = malloc((n ? n : 1) * sizeof *recs);
+    if (!recs) { /* as trials_build does: the table shows what it had, and says why */
+        app_message(a, 1, "out of memory: the trial table was not updated");
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         recs[i] = tuner_trial(a->tuner, i);
     size_t keep = a->sel < a->table.n_shown ? a->table.order[a->sel] : (size_t)-1;

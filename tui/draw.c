@@ -248,6 +248,24 @@ void draw_seconds(char *out, size_t cap, double s)
         snprintf(out, cap, "%.2g", s);
 }
 
+int draw_seconds_need(double s)
+{
+    if (!isfinite(s) || s <= 0)
+        return 0;
+    /* draw_seconds' own: 1 from 100 s, 2 from 0.1 s, two significant digits below */
+    int need = s >= 100 ? 1 : s >= 0.1 ? 2 : 1 - (int)floor(log10(s));
+    return need < 1 ? 1 : need > 4 ? 4 : need;
+}
+
+int draw_seconds_fit(int need, double max, int width)
+{
+    int d = need > 1 ? need : 1;
+    char text[64];
+    while (d > 0 && snprintf(text, sizeof text, "%.*f", d, max) > width)
+        d--;
+    return d;
+}
+
 int draw_seconds_decimals(const double *v, size_t n, int width)
 {
     int d = 1;
@@ -255,16 +273,11 @@ int draw_seconds_decimals(const double *v, size_t n, int width)
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(v[i]) || v[i] <= 0)
             continue;
-        /* draw_seconds' own: 1 from 100 s, 2 from 0.1 s, two significant digits below */
-        int need = v[i] >= 100 ? 1 : v[i] >= 0.1 ? 2 : 1 - (int)floor(log10(v[i]));
-        need = need < 1 ? 1 : need > 4 ? 4 : need;
+        int need = draw_seconds_need(v[i]);
         d = need > d ? need : d;
         max = v[i] > max ? v[i] : max;
     }
-    char text[64];
-    while (d > 0 && snprintf(text, sizeof text, "%.*f", d, max) > width)
-        d--;
-    return d;
+    return draw_seconds_fit(d, max, width);
 }
 
 void draw_seconds_fixed(char *out, size_t cap, double s, int decimals)

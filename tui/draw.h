@@ -41,6 +41,11 @@ void draw_seconds(char *out, size_t cap, double s);
  * two significant digits below; at most 4), fewer when its largest would then be wider than
  * `width`. */
 int draw_seconds_decimals(const double *v, size_t n, int width);
+/* Its two halves, for a column kept as rows come (tui/trials.c): the decimals one value
+ * needs (0 for one not finite or not above 0), and the decimals of a column whose values
+ * need at most `need` and whose largest is `max`. */
+int draw_seconds_need(double s);
+int draw_seconds_fit(int need, double max, int width);
 /* s with `decimals` decimals ("-" when not finite). */
 void draw_seconds_fixed(char *out, size_t cap, double s, int decimals);
 /* The same with its unit, for a narrow cell that has no column head to name it: "5.10s",

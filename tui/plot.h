@@ -54,6 +54,15 @@ int plot_range(const PlotSeries *series, size_t n_series, double *y_min, double 
 int plot_time_range(const double *best, const double *pred, size_t n, double *y_min,
                     double *y_max);
 
+/* plot_time_range as it was: every value sorted for the 90th percentile, at every frame.
+ * The baseline of bench/plot and of the tests, which check both give the same range. */
+int plot_time_range_sorted(const double *best, const double *pred, size_t n, double *y_min,
+                           double *y_max);
+
+/* The k-th smallest (from 0) of v's n finite values (k < n), as v[k] of v sorted; reorders
+ * v. Average O(n): the plot's 90th percentile at every frame. */
+double plot_select(double *v, size_t n, size_t k);
+
 /* How many trials (n, with a measured and a predicted time each, NaN for none) lie above
  * y_max, off the scale: a trial counts once when either of its points is above. */
 size_t plot_trials_above(const double *meas, const double *pred, size_t n, double y_max);

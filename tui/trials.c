@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tui/draw.h"
+
 /* One table for the names `:sort` takes and the headers the table draws (view_tune.c):
  * a header renamed there is still found here. */
 static const struct {
@@ -46,6 +48,7 @@ void trials_free(TrialTable *t)
 {
     free(t->rows);
     free(t->order);
+    free(t->moved);
     memset(t, 0, sizeof *t);
 }
 
@@ -141,6 +144,58 @@ static void row_fill(TrialRow *r, const TrialRecord *rec, const char *filter)
     r->ps = schedule_count_ps(rec->suggestion.schedule);
     snprintf(r->status, sizeof r->status, "%s", o ? trial_status_name(o->status) : "running");
     r->matched = trials_match(r, filter);
+    /* The best-so-far needs nothing of its own: it is one of the times before it. */
+    int nt = draw_seconds_need(r->time_s), np = draw_seconds_need(r->pred_s);
+    r->need = nt > np ? nt : np;
+    r->top_s = 0;
+    if (nt && r->time_s > r->top_s)
+        r->top_s = r->time_s;
+    if (np && r->pred_s > r->top_s)
+        r->top_s = r->pred_s;
+}
+
+int trials_decimals_scan(const TrialTable *t)
+{
+    double *v = malloc((3 * t->n + 1) * sizeof *v);
+    if (!v)
+        return 2;
+    for (size_t i = 0; i < t->n; i++) {
+        v[3 * i] = t->rows[i].time_s;
+        v[3 * i + 1] = t->rows[i].best_s;
+        v[3 * i + 2] = t->rows[i].pred_s;
+    }
+    int d = draw_seconds_decimals(v, 3 * t->n, TRIALS_SECONDS_W);
+    free(v);
+    return d;
+}
+
+static int same_time(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+/* The kept order less its moved rows is still sorted (the others' keys did not change, and
+ * compare is a total order: ties go by trial number); the moved rows that match are sorted
+ * alone and merged in from the back. */
+static void place_moved(TrialTable *t, size_t n_moved)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < t->n_shown; i++)
+        if (!t->rows[t->order[i]].moved)
+            t->order[m++] = t->order[i];
+    size_t k = 0;
+    for (size_t i = 0; i < n_moved; i++)
+        if (t->rows[t->moved[i]].matched)
+            t->moved[k++] = t->moved[i];
+    qsort(t->moved, k, sizeof *t->moved, compare);
+    size_t i = m, j = k, w = m + k;
+    while (j > 0) {
+        if (i > 0 && compare(&t->order[i - 1], &t->moved[j - 1]) > 0)
+            t->order[--w] = t->order[--i];
+        else
+            t->order[--w] = t->moved[--j];
+    }
+    t->n_shown = m + k;
 }
 
 void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
@@ -161,28 +216,50 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         size_t *order = rows ? realloc(t->order, cap * sizeof *order) : NULL;
         if (order)
             t->order = order;
-        if (!rows || !order) { /* out of memory: the table shows what it had */
+        size_t *moved = order ? realloc(t->moved, cap * sizeof *moved) : NULL;
+        if (moved)
+            t->moved = moved;
+        if (!rows || !order || !moved) { /* out of memory: the table shows what it had */
             t->n_shown = t->n < t->n_shown ? t->n : t->n_shown;
             return;
         }
         t->cap = cap;
     }
+    /* The order kept from the last build, where every row it held is still here, matched
+     * by the same filter, and sorted by the same column the same way. */
+    int kept_order = sort != TRIAL_COL_NUMBER && !t->rebuild_all && !t->resort_all &&
+                     t->sorted && t->sort_col == sort && t->sort_desc == descending &&
+                     keep == t->n;
     snprintf(t->filter, sizeof t->filter, "%s", strlen(filter) < sizeof t->filter ? filter : "");
     t->n = n;
-    t->n_shown = 0;
-    double best = NAN;
+    if (!kept_order)
+        t->n_shown = 0;
+    size_t n_moved = 0;
+    double best = NAN, top = 0;
+    int need = 1;
     for (size_t i = 0; i < n; i++) {
         TrialRow *r = &t->rows[i];
-        if (i < keep && r->final && r->trial == recs[i]->trial && recs[i]->obs)
+        int kept = i < keep && r->final && r->trial == recs[i]->trial && recs[i]->obs;
+        if (kept)
             r->rec = recs[i]; /* the same finished trial: only its record may have moved */
         else
             row_fill(r, recs[i], filter);
         if (!isnan(r->time_s) && (isnan(best) || r->time_s < best))
             best = r->time_s;
+        /* a kept row's place changes only with its best-so-far, under a sort by it */
+        r->moved = !kept || (sort == TRIAL_COL_BEST && !same_time(r->best_s, best));
         r->best_s = best;
-        if (r->matched)
+        need = r->need > need ? r->need : need;
+        top = r->top_s > top ? r->top_s : top;
+        if (kept_order && r->moved)
+            t->moved[n_moved++] = i;
+        else if (!kept_order && r->matched)
             t->order[t->n_shown++] = i;
     }
+    t->decimals = draw_seconds_fit(need, top, TRIALS_SECONDS_W);
+    t->sorted = 1;
+    t->sort_col = sort;
+    t->sort_desc = descending;
     if (sort == TRIAL_COL_NUMBER && !t->rebuild_all) { /* the rows are in trial order already */
         for (size_t i = 0; descending && i < t->n_shown / 2; i++) {
             size_t k = t->order[i];
@@ -194,6 +271,9 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
     sort_table = t;
     sort_col = sort;
     sort_desc = descending;
-    qsort(t->order, t->n_shown, sizeof *t->order, compare);
+    if (kept_order)
+        place_moved(t, n_moved);
+    else
+        qsort(t->order, t->n_shown, sizeof *t->order, compare);
     sort_table = NULL;
 }

@@ -28,8 +28,14 @@ typedef struct {
     double pred_s;  /* NAN without a prediction */
     double err_pct; /* (pred - time) / time * 100; NAN unless both exist */
     int workers, ps;
+    int need;       /* decimals its time and prediction need (draw_seconds_need), 0 none */
+    double top_s;   /* the larger of its time and prediction above 0, else 0 */
+    int moved;      /* its place in a sorted order may have changed at this build */
     char status[16]; /* "ok", "running", "failed"... */
 } TrialRow;
+
+/* The width of the time, best and predicted columns (the table's decimals fit it). */
+#define TRIALS_SECONDS_W 8
 
 typedef struct {
     TrialRow *rows; /* every trial in trial order */
@@ -39,6 +45,15 @@ typedef struct {
     char filter[256]; /* the filter the rows were matched with */
     int rebuild_all;  /* every row built again and sorted at each build, as before the rows
                          were kept: bench/trialtable's baseline */
+    int resort_all;   /* rows kept, but every shown row sorted again at each build, as before
+                         the order was kept: bench/consolescale's baseline */
+    int decimals;     /* of the time, best and predicted columns: alike for all three and
+                         every trial (filtered out or not), so that they line up and keep
+                         while the table scrolls or sorts; kept at each build */
+    int sorted;       /* order holds the rows sorted by sort_col, sort_desc */
+    TrialColumn sort_col;
+    int sort_desc;
+    size_t *moved;    /* scratch: the rows to place again in a kept order */
 } TrialTable;
 
 /* Rebuilds from the records (recs[i] is trial i+1). A row built from a finished trial is
@@ -46,9 +61,14 @@ typedef struct {
  * trial event formatted and matched every trial again, and sorted them, which over a long
  * session (tens of thousands of trials on the simulator) was most of the console's CPU.
  * What the table shows is what a build from nothing shows; the order by trial number is
- * laid out without sorting. */
+ * laid out without sorting, and an order by another column is kept: only the rows whose
+ * place may have changed (new, running, or a best-so-far that changed under a sort by it)
+ * are sorted and merged in, where sorting every row at each event was O(n log n). */
 void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
                   int descending, const char *filter);
+/* The table's decimals found by reading every row, as the view did at every frame (twice):
+ * what TrialTable.decimals keeps, for the tests and bench/consolescale. */
+int trials_decimals_scan(const TrialTable *t);
 void trials_free(TrialTable *t);
 const char *trials_column_name(TrialColumn c);
 /* The header the table draws over the column, and its width there (negative: left-aligned,

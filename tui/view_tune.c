@@ -305,25 +305,9 @@ static void draw_plot(const App *a, Rect box)
 
 /* A trial's row up to its note, and the note: the row cuts a long note (a probe's reason,
  * a failure's message), so the selected trial's shows whole under the table. */
-enum { SECONDS_W = 8 }; /* the time, best and predicted columns */
-
-/* The decimals of the time, best and predicted columns, alike for all three and every trial
- * (filtered out or not), so that they line up and keep while the table scrolls or sorts. */
-static int trial_decimals(const TrialTable *t)
-{
-    double *v = malloc((3 * t->n + 1) * sizeof *v);
-    if (!v)
-        return 2;
-    for (size_t i = 0; i < t->n; i++) {
-        v[3 * i] = t->rows[i].time_s;
-        v[3 * i + 1] = t->rows[i].best_s;
-        v[3 * i + 2] = t->rows[i].pred_s;
-    }
-    int d = draw_seconds_decimals(v, 3 * t->n, SECONDS_W);
-    free(v);
-    return d;
-}
-
+/* The decimals of the time, best and predicted columns: TrialTable.decimals, kept at each
+ * build (read from every trial twice a frame, they were a frame's largest cost over a long
+ * session). */
 static int trial_row_lead(const TrialRow *row, int decimals, char *out, size_t cap)
 {
     char t[24], b[24], p[24], e[16];
@@ -355,7 +339,7 @@ static int detail_lines(const App *a, int w, int rows)
         return 0;
     const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
     char lead[128], note[300];
-    int lead_w = trial_row_lead(row, trial_decimals(&a->table), lead, sizeof lead);
+    int lead_w = trial_row_lead(row, a->table.decimals, lead, sizeof lead);
     trial_note(a->tuner ? tuner_best(a->tuner) : NULL, row, note, sizeof note);
     int n = draw_note_lines(note, w - lead_w, w, DETAIL_INDENT, DETAIL_MAX_LINES);
     return n < rows - 1 ? n : rows - 1;
@@ -412,7 +396,7 @@ static void draw_trials(const App *a, Rect box)
     draw_text(r.y, r.x + col, r.w - col, ROLE_DIM, "note");
     int detail = detail_lines(a, r.w, r.h - 1);
     int rows = r.h - 1 - detail;
-    int decimals = trial_decimals(&a->table);
+    int decimals = a->table.decimals;
     for (int i = 0; i < rows && a->scroll + (size_t)i < a->table.n_shown; i++) {
         size_t idx = a->scroll + (size_t)i;
         const TrialRow *row = &a->table.rows[a->table.order[idx]];

@@ -18,6 +18,7 @@
 #include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
 #include "core/base/ownpath.h"
+#include "core/journal/journal_skim.h"
 
 struct Journal {
     int fd;
@@ -383,8 +384,18 @@ static int add_event(JournalLog *log, cJSON *ev, size_t line)
     return 0;
 }
 
-int journal_parse(const char *text, size_t len, const char *source, JournalLog *out, Error *err)
+/* What journal_scan asks of the lines: NULL each keeps every event (journal_parse). */
+typedef struct {
+    const char *const *keys;
+    size_t n_keys;
+    JournalEach each; /* handed every valid event; only the first is kept */
+    void *ud;
+} Scan;
+
+static int parse_text(const char *text, size_t len, const char *source, JournalLog *out,
+                      const Scan *scan, Error *err)
 {
+    JournalEach each = scan ? scan->each : NULL;
     memset(out, 0, sizeof *out);
     size_t pos = 0, line = 0;
     while (pos < len) {
@@ -408,8 +419,21 @@ int journal_parse(const char *text, size_t len, const char *source, JournalLog *
             continue;
         cJSON *ev;
         Error perr;
+        /* the first event is kept whole (a resume's check reads it); after it, a line the skim
+         * vouches for is not parsed whole */
+        if (each && out->n > 0 && journal_skim_line(start, n, scan->keys, scan->n_keys, &ev)) {
+            each(scan->ud, ev, line);
+            cJSON_Delete(ev);
+            continue;
+        }
         if (journal_parse_line(start, n, &ev, &perr) < 0) {
             journal_log_problem(out, "%s:%zu: corrupted line skipped: %s", source, line, perr.msg);
+            continue;
+        }
+        if (each)
+            each(scan->ud, ev, line);
+        if (each && out->n > 0) {
+            cJSON_Delete(ev);
             continue;
         }
         if (add_event(out, ev, line) < 0) {
@@ -421,7 +445,12 @@ int journal_parse(const char *text, size_t len, const char *source, JournalLog *
     return 0;
 }
 
-int journal_load(const char *path, JournalLog *out, Error *err)
+int journal_parse(const char *text, size_t len, const char *source, JournalLog *out, Error *err)
+{
+    return parse_text(text, len, source, out, NULL, err);
+}
+
+static int load(const char *path, JournalLog *out, const Scan *scan, Error *err)
 {
     memset(out, 0, sizeof *out);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -458,9 +487,21 @@ int journal_load(const char *path, JournalLog *out, Error *err)
     close(fd);
     if (!buf)
         return error_no_memory(err, "journal %s", path);
-    int rc = journal_parse(buf, len, path, out, err);
+    int rc = parse_text(buf, len, path, out, scan, err);
     free(buf);
     return rc;
+}
+
+int journal_load(const char *path, JournalLog *out, Error *err)
+{
+    return load(path, out, NULL, err);
+}
+
+int journal_scan(const char *path, JournalLog *out, const char *const *keys, size_t n_keys,
+                 JournalEach each, void *ud, Error *err)
+{
+    Scan scan = {keys, n_keys, each, ud};
+    return load(path, out, &scan, err);
 }
 
 void journal_log_clear(JournalLog *log)

@@ -67,6 +67,17 @@ int journal_parse_line(const char *line, size_t len, cJSON **out, Error *err);
  * `source` names the file in problems. */
 int journal_parse(const char *text, size_t len, const char *source, JournalLog *out, Error *err);
 int journal_load(const char *path, JournalLog *out, Error *err);
+/* A valid event as journal_scan reads it (line: its line number); not kept past the call. */
+typedef void (*JournalEach)(void *ud, const cJSON *ev, size_t line);
+/* As journal_load, with the same checks and the same problems, but each valid event is handed
+ * to each(ud, ev, line) as it is read and only the first is kept in out (n is 0 or 1): what
+ * `tunedeck sessions` needs of hundreds of journals, whose parse trees it held whole, each
+ * one's until it was summarized (most of its time went to malloc and free). The events after
+ * the first may hold only "event" and the top-level fields keys[0..n_keys) names (at most
+ * 16), with the values a whole parse gives them: a line the skim vouches for
+ * (core/journal/journal_skim.h) is not parsed whole. */
+int journal_scan(const char *path, JournalLog *out, const char *const *keys, size_t n_keys,
+                 JournalEach each, void *ud, Error *err);
 void journal_log_clear(JournalLog *log);
 /* Adds a problem line to a log (decoders above the file format report through it too). */
 void journal_log_problem(JournalLog *log, const char *fmt, ...)

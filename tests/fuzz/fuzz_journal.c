@@ -1,12 +1,46 @@
 /* Fuzzes the session journal reader (core/journal/journal.c) and the trials rebuilt from it
- * (core/journal/journal_trial.c) against setting B: any bytes give a log and a list of problems. */
+ * (core/journal/journal_trial.c) against setting B: any bytes give a log and a list of problems;
+ * and the skim (core/journal/journal_skim.c): a line it vouches for is one the whole parse
+ * takes, with the same event and fields. */
 #include <cJSON.h>
+#include <string.h>
 
+#include "core/journal/journal_skim.h"
 #include "core/journal/journal_trial.h"
 #include "tests/fuzz/fuzz_common.h"
 
+static void check_skim(const char *line, size_t len)
+{
+    static const char *const KEYS[] = {"trial", "status", "time_s", "budget", "stopped"};
+    cJSON *mini, *whole;
+    Error err;
+    if (!journal_skim_line(line, len, KEYS, 5, &mini))
+        return;
+    if (journal_parse_line(line, len, &whole, &err) < 0)
+        abort(); /* vouched for a line the parse refuses */
+    for (size_t k = 0; k < 5; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(mini, KEYS[k]);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(whole, KEYS[k]);
+        if ((a == NULL) != (b == NULL) || (a && (a->type & 0xff) != (b->type & 0xff)) ||
+            (a && cJSON_IsNumber(a) && memcmp(&a->valuedouble, &b->valuedouble, 8) != 0) ||
+            (a && cJSON_IsString(a) && strcmp(a->valuestring, b->valuestring) != 0))
+            abort();
+    }
+    if (strcmp(cJSON_GetObjectItemCaseSensitive(mini, "event")->valuestring,
+               cJSON_GetObjectItemCaseSensitive(whole, "event")->valuestring) != 0)
+        abort();
+    cJSON_Delete(mini);
+    cJSON_Delete(whole);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    for (size_t at = 0; at < size;) {
+        const char *nl = memchr(data + at, '\n', size - at);
+        size_t len = nl ? (size_t)(nl - (const char *)data) - at : size - at;
+        check_skim((const char *)data + at, len);
+        at += len + 1;
+    }
     JournalLog log;
     Error err;
     if (journal_parse((const char *)data, size, "fuzz.jsonl", &log, &err) < 0)

@@ -1,5 +1,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tui/plot.h"
 
@@ -165,4 +167,83 @@ Test(plot, trials_above_the_scale_count_once_each)
     double low[4] = {0.01, 0.01, NAN, 0.02}, low_pred[4] = {NAN, 0.01, 0.01, 0.02};
     cr_assert_eq(plot_trials_above(low, low_pred, 4, 1.0), 0);
     cr_assert_eq(plot_trials_above(meas, pred, 1, 1.0), 1);
+}
+
+static unsigned xorshift(unsigned *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The 90th percentile by selection (at every frame) is the sorted array's, for every k, over
+ * random arrays with long runs of equal values (a best-so-far's plateaus), sorted ones and
+ * reversed ones (many seeds and sizes). */
+Test(plot, selection_finds_what_a_sort_puts_at_k)
+{
+    enum { MAXN = 300 };
+    double v[MAXN], sorted[MAXN], work[MAXN];
+    for (unsigned seed = 1; seed <= 400; seed++) {
+        unsigned r = seed * 2654435761u | 1;
+        size_t n = 1 + xorshift(&r) % MAXN;
+        unsigned distinct = 1 + xorshift(&r) % (seed % 3 == 0 ? 4 : 1000);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (double)(xorshift(&r) % distinct) * 0.25 - 3;
+        if (seed % 5 == 1) /* sorted, or reversed */
+            qsort(v, n, sizeof *v, cmp_dbl);
+        if (seed % 10 == 1)
+            for (size_t i = 0; i < n / 2; i++) {
+                double t = v[i];
+                v[i] = v[n - 1 - i];
+                v[n - 1 - i] = t;
+            }
+        memcpy(sorted, v, n * sizeof *v);
+        qsort(sorted, n, sizeof *v, cmp_dbl);
+        for (size_t k = 0; k < n; k += 1 + n / 17) {
+            memcpy(work, v, n * sizeof *v);
+            cr_assert_eq(plot_select(work, n, k), sorted[k], "seed %u n %zu k %zu", seed, n, k);
+        }
+        memcpy(work, v, n * sizeof *v);
+        cr_assert_eq(plot_select(work, n, n * 9 / 10), sorted[n * 9 / 10]);
+    }
+}
+
+/* The plot's range with selection equals the range with the sort it replaced, over random
+ * sessions: best-so-far curves with plateaus, predictions near and far (prior-bound ones
+ * past PLOT_PRED_FAR), gaps before the first measured trial. */
+Test(plot, time_range_by_selection_equals_the_sorted_one)
+{
+    enum { MAXN = 500 };
+    double best[MAXN], pred[MAXN];
+    for (unsigned seed = 1; seed <= 400; seed++) {
+        unsigned r = seed * 2246822519u | 1;
+        size_t n = xorshift(&r) % MAXN;
+        double b = NAN;
+        for (size_t i = 0; i < n; i++) {
+            if (xorshift(&r) % 3 == 0) {
+                double t = 0.01 + (double)(xorshift(&r) % 500) * 0.01;
+                b = isnan(b) || t < b ? t : b;
+            }
+            best[i] = b;
+            unsigned p = xorshift(&r) % 10;
+            pred[i] = p == 0   ? NAN
+                      : p == 1 ? 40.0 + (double)(xorshift(&r) % 100) /* far */
+                               : 0.01 + (double)(xorshift(&r) % 600) * 0.01;
+        }
+        double lo1 = 0, hi1 = 0, lo2 = 0, hi2 = 0;
+        int ok1 = plot_time_range(best, pred, n, &lo1, &hi1);
+        int ok2 = plot_time_range_sorted(best, pred, n, &lo2, &hi2);
+        cr_assert_eq(ok1, ok2, "seed %u", seed);
+        if (ok1) {
+            cr_assert_eq(lo1, lo2, "seed %u n %zu: lo %g against %g", seed, n, lo1, lo2);
+            cr_assert_eq(hi1, hi2, "seed %u n %zu: hi %g against %g", seed, n, hi1, hi2);
+        }
+    }
 }

@@ -167,3 +167,131 @@ Test(trials, a_rebuild_shows_what_a_fresh_build_shows)
     trials_free(&kept);
     trials_free(&fresh);
 }
+
+/* Random sequences of what a session does to the table (trials start and finish in any
+ * order, records move, the filter and the sort change, another tuner's fewer trials): the
+ * table kept from build to build (its rows, its decimals, its sorted order with only the
+ * moved rows placed again) equals every row built again and sorted (rebuild_all), and its
+ * decimals those read from every row (trials_decimals_scan), after every event. */
+enum { RAND_MAX_TRIALS = 160, RAND_SCHEDULES = 3 };
+
+static unsigned rand_next(unsigned *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* A few values alike (ties, plateaus of the best-so-far), tiny and large ones (every
+ * decimals count, and a largest one too wide for the column). */
+static double rand_time(unsigned *s)
+{
+    static const double T[] = {0.00042, 0.0031, 0.012, 0.25, 0.25, 1.5, 1.5, 1.5,
+                               7.0,     42.0,   99.99, 150,  2048, 123456.7, 0};
+    return T[rand_next(s) % (sizeof T / sizeof T[0])];
+}
+
+static void assert_same_random(const TrialTable *kept, const TrialTable *fresh, unsigned seed,
+                               int step)
+{
+    cr_assert_eq(kept->n, fresh->n, "seed %u step %d", seed, step);
+    cr_assert_eq(kept->n_shown, fresh->n_shown, "seed %u step %d", seed, step);
+    for (size_t i = 0; i < fresh->n_shown; i++)
+        cr_assert_eq(kept->order[i], fresh->order[i], "seed %u step %d order[%zu]", seed, step,
+                     i);
+    for (size_t i = 0; i < fresh->n; i++) {
+        const TrialRow *k = &kept->rows[i], *f = &fresh->rows[i];
+        cr_assert_eq(k->rec, f->rec, "seed %u step %d row %zu", seed, step, i);
+        cr_assert_str_eq(k->status, f->status);
+        cr_assert(k->best_s == f->best_s || (isnan(k->best_s) && isnan(f->best_s)),
+                  "seed %u step %d row %zu", seed, step, i);
+    }
+    int scanned = trials_decimals_scan(fresh);
+    cr_assert_eq(kept->decimals, scanned, "seed %u step %d: decimals kept %d, read %d", seed,
+                 step, kept->decimals, scanned);
+    cr_assert_eq(fresh->decimals, scanned);
+}
+
+Test(trials_random, a_kept_table_equals_one_rebuilt_and_sorted_after_every_event)
+{
+    Error err;
+    SimCluster *s = simcluster_new("B:googlenet", &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    const Cluster *c = simcluster_cluster(s);
+    Schedule *sch[RAND_SCHEDULES];
+    for (int k = 0; k < RAND_SCHEDULES; k++) {
+        sch[k] = schedule_new(c, simcluster_job(s));
+        for (size_t m = 0; m < c->n_machines; m++)
+            sch[k]->worker[m] = (unsigned char)(m <= (size_t)k);
+    }
+    static const char *FILTERS[] = {"", "", "", "ok", "failed", "#1", "override", "running",
+                                    "ok #2"};
+    enum { NF = sizeof FILTERS / sizeof FILTERS[0] };
+    static TrialRecord buf[2][RAND_MAX_TRIALS];
+    const TrialRecord *ptr2[RAND_MAX_TRIALS];
+    for (unsigned seed = 1; seed <= 300; seed++) {
+        unsigned r = seed * 2654435761u | 1;
+        memset(buf, 0, sizeof buf);
+        int cur = 0;
+        size_t n = 0;
+        TrialColumn sort = (TrialColumn)(rand_next(&r) % TRIAL_COL_COUNT);
+        int desc = (int)(rand_next(&r) % 2);
+        const char *filter = "";
+        TrialTable kept = {0};
+        for (int step = 0; step < 400; step++) {
+            unsigned what = rand_next(&r) % 100;
+            if (what < 40 && n < RAND_MAX_TRIALS) { /* a trial starts */
+                TrialRecord *t = &buf[cur][n];
+                memset(t, 0, sizeof *t);
+                t->trial = (int)n + 1;
+                t->suggestion.schedule = sch[rand_next(&r) % RAND_SCHEDULES];
+                t->suggestion.has_prediction = rand_next(&r) % 4 != 0;
+                t->suggestion.mean_s = rand_time(&r);
+                t->overridden = rand_next(&r) % 5 == 0;
+                n++;
+            } else if (what < 80 && n > 0) { /* a running trial finishes, any of them */
+                size_t i = rand_next(&r) % n;
+                TrialRecord *t = &buf[cur][i];
+                if (!t->obs) {
+                    t->obs = observation_new(t->suggestion.schedule);
+                    unsigned st = rand_next(&r) % 10;
+                    t->obs->status = st < 6   ? TRIAL_OK
+                                     : st < 8 ? TRIAL_FAILED
+                                     : st < 9 ? TRIAL_PRUNED
+                                              : TRIAL_INTERRUPTED;
+                    t->obs->time_s = rand_time(&r);
+                    if (t->obs->status == TRIAL_FAILED)
+                        snprintf(t->obs->reason, sizeof t->obs->reason, "out of memory");
+                }
+            } else if (what < 88) { /* the tuner's records moved */
+                memcpy(buf[1 - cur], buf[cur], n * sizeof buf[0][0]);
+                memset(buf[cur], 0xa5, sizeof buf[cur]); /* the old place is garbage now */
+                cur = 1 - cur;
+            } else if (what < 94) {
+                sort = (TrialColumn)(rand_next(&r) % TRIAL_COL_COUNT);
+                desc = (int)(rand_next(&r) % 2);
+            } else if (what < 98) {
+                filter = FILTERS[rand_next(&r) % NF];
+            } else if (n > 0) { /* another tuner's, with fewer trials: they end here */
+                size_t to = rand_next(&r) % n;
+                for (size_t i = to; i < n; i++)
+                    observation_free(buf[cur][i].obs);
+                n = to;
+            }
+            for (size_t i = 0; i < n; i++)
+                ptr2[i] = &buf[cur][i];
+            trials_build(&kept, ptr2, n, sort, desc, filter);
+            TrialTable fresh = {.rebuild_all = 1};
+            trials_build(&fresh, ptr2, n, sort, desc, filter);
+            assert_same_random(&kept, &fresh, seed, step);
+            trials_free(&fresh);
+        }
+        for (size_t i = 0; i < n; i++)
+            observation_free(buf[cur][i].obs);
+        trials_free(&kept);
+    }
+    for (int k = 0; k < RAND_SCHEDULES; k++)
+        schedule_free(sch[k]);
+    simcluster_free(s);
+}

@@ -1,0 +1,176 @@
+/* `tunedeck sessions`' summary of a journal read in one pass (journal_scan) against every
+ * event parsed and held first (journal_load, as it was read before): the same fields and the
+ * same state, word for word, for a real journal (tests/fixtures/journals) and thousands of
+ * damaged copies of it. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/session_summary.h"
+#include "tests/support/fixtures.h"
+
+static unsigned next(unsigned *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0, "%s", path);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+static void assert_same(const char *path, const char *what)
+{
+    SessionSummary whole, one;
+    session_summary_read(path, "id", &whole, 1);
+    session_summary_read(path, "id", &one, 0);
+    cr_assert_str_eq(one.state, whole.state, "%s", what);
+    cr_assert_str_eq(one.created, whole.created, "%s", what);
+    cr_assert_str_eq(one.target, whole.target, "%s", what);
+    cr_assert_str_eq(one.optimizer, whole.optimizer, "%s", what);
+    cr_assert_eq(one.suggested, whole.suggested, "%s", what);
+    cr_assert_eq(one.finished, whole.finished, "%s", what);
+    cr_assert_eq(one.ok, whole.ok, "%s", what);
+    cr_assert_eq(one.problems, whole.problems, "%s: %d against %d", what, one.problems,
+                 whole.problems);
+    cr_assert_eq(one.budget, whole.budget, "%s", what);
+    cr_assert(one.best_s == whole.best_s, "%s", what);
+}
+
+/* A line of the journal, as [start, end) of its text. */
+typedef struct {
+    size_t start, end;
+} Span;
+
+Test(session_summary, one_pass_reads_every_journal_as_the_whole_parse_did)
+{
+    char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
+    size_t len = strlen(text);
+    Span lines[256];
+    size_t n = 0;
+    for (size_t p = 0; p < len && n < 256;) {
+        const char *nl = memchr(text + p, '\n', len - p);
+        size_t e = nl ? (size_t)(nl - text) + 1 : len;
+        lines[n++] = (Span){p, e};
+        p = e;
+    }
+    char dir[] = "/tmp/tunedeck-summary-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/s.jsonl", dir);
+    write_file(path, text, len);
+    assert_same(path, "the journal as written");
+    SessionSummary s;
+    session_summary_read(path, "id", &s, 0);
+    cr_assert_str_eq(s.state, "ended");
+    cr_assert_eq(s.finished, 10);
+    cr_assert_eq(s.budget, 10);
+    cr_assert_eq(s.problems, 0);
+
+    char *out = malloc(2 * len + 4096);
+    cr_assert_not_null(out);
+    for (unsigned seed = 1; seed <= 1500; seed++) {
+        unsigned r = seed * 2654435761u | 1;
+        size_t o = 0;
+        int damages = 1 + (int)(next(&r) % 4);
+        for (size_t i = 0; i < n; i++) {
+            const char *l = text + lines[i].start;
+            size_t ll = lines[i].end - lines[i].start;
+            unsigned d = damages > 0 && next(&r) % 8 == 0 ? next(&r) % 8 : 99;
+            if (d != 99)
+                damages--;
+            switch (d) {
+            case 0: /* the line lost */
+                break;
+            case 1: /* written twice */
+                memcpy(out + o, l, ll);
+                o += ll;
+                memcpy(out + o, l, ll);
+                o += ll;
+                break;
+            case 2: { /* a byte changed */
+                memcpy(out + o, l, ll);
+                size_t at = next(&r) % (ll > 1 ? ll - 1 : 1);
+                static const char B[] = "{}[]\",:0a\\ -.e\x01\xff";
+                out[o + at] = B[next(&r) % (sizeof B - 1)];
+                o += ll;
+                break;
+            }
+            case 3: /* cut short, its newline kept */
+                if (ll > 2) {
+                    size_t keep = next(&r) % (ll - 1);
+                    memcpy(out + o, l, keep);
+                    o += keep;
+                    out[o++] = '\n';
+                }
+                break;
+            case 4: /* a key twice */
+                if (ll > 2) {
+                    memcpy(out + o, "{\"event\":\"x\",", 13);
+                    memcpy(out + o + 13, l + 1, ll - 1);
+                    o += ll + 12;
+                }
+                break;
+            case 5: /* swapped with the next */
+                if (i + 1 < n) {
+                    const char *l2 = text + lines[i + 1].start;
+                    size_t ll2 = lines[i + 1].end - lines[i + 1].start;
+                    memcpy(out + o, l2, ll2);
+                    o += ll2;
+                }
+                memcpy(out + o, l, ll);
+                o += ll;
+                i++;
+                break;
+            case 6: /* a blank line and one that is no object */
+                memcpy(out + o, "  \n[1,2]\n", 9);
+                o += 9;
+                memcpy(out + o, l, ll);
+                o += ll;
+                break;
+            case 7: { /* a field's name changed: the field is missing */
+                memcpy(out + o, l, ll);
+                static const char *K[] = {"\"trial\"", "\"budget\"", "\"status\"",
+                                          "\"time_s\"", "\"event\"", "\"optimizer\""};
+                char *t = memmem(out + o, ll, K[next(&r) % 6], 5);
+                if (t)
+                    t[2] = 'X';
+                o += ll;
+                break;
+            }
+            default:
+                memcpy(out + o, l, ll);
+                o += ll;
+            }
+        }
+        if (next(&r) % 6 == 0 && o > 3) /* a torn last line */
+            o -= 1 + next(&r) % (o / 50 + 1);
+        write_file(path, out, o);
+        char what[64];
+        snprintf(what, sizeof what, "seed %u", seed);
+        assert_same(path, what);
+    }
+    free(out);
+    free(text);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A journal that cannot be read says so alike both ways. */
+Test(session_summary, an_unreadable_journal_is_said_alike)
+{
+    assert_same("/nonexistent/s.jsonl", "missing");
+    SessionSummary s;
+    session_summary_read("/nonexistent/s.jsonl", "x", &s, 0);
+    cr_assert(strncmp(s.state, "unreadable: ", 12) == 0, "%s", s.state);
+}
