@@ -194,7 +194,7 @@ void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
     /* The group's TERM (a cancel, a timeout, Ctrl-C's stop) is the command's to answer; the
-     * keeper answers it by stopping what left the group, and outlives it to hand the
+     * keeper passes it on to what left the group, and outlives them all to hand the
      * command's end on. */
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
@@ -211,16 +211,20 @@ void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
     sigaction(SIGCHLD, &sa, NULL);
     Keeper k = {.self = getpid(), .cmd = cmd};
     int lifeline_open = 1;
-    int64_t kill_at = -1; /* set once a stop began */
+    int stopping = 0;     /* the group had its TERM: tunedeck's stop, or the keeper's own */
+    int64_t kill_at = -1; /* when everything below is KILLed */
     for (;;) {
         if (!reap(&k, 0))
             k.cmd_done ? hand_on(k.status) : _exit(1); /* nothing below: nothing to keep */
-        if (kill_at < 0 && k.cmd_done) {
-            stop_leftovers(&k, note_fd, grace_ms);
-            kill_at = now_ms() + grace_ms;
-        }
-        if (kill_at < 0 && got_term) {
+        if (!stopping && got_term) {
+            /* tunedeck's stop: the KILL stays its call (the lifeline closed after the TERM),
+             * or follows the command's end below */
+            stopping = 1;
             proctree_walk(k.self, 1, term_outside_group, &k);
+        }
+        if (kill_at < 0 && k.cmd_done) {
+            if (!stopping) /* TERMed already when stopping */
+                stop_leftovers(&k, note_fd, grace_ms);
             kill_at = now_ms() + grace_ms;
         }
         if (kill_at >= 0 && now_ms() >= kill_at) {
@@ -241,7 +245,8 @@ void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
          * after its TERM, that it wants the KILL now. */
         if (n > 0 && lifeline_open && pf.revents) {
             lifeline_open = 0;
-            if (kill_at < 0) {
+            if (!stopping) {
+                stopping = 1;
                 kill(0, SIGTERM); /* the keeper's own TERM only sets got_term */
                 proctree_walk(k.self, 1, term_outside_group, &k);
                 kill_at = now_ms() + grace_ms;

@@ -11,14 +11,16 @@
  * On Linux the keeper is a child subreaper (PR_SET_CHILD_SUBREAPER): a daemon the trial
  * started in a session of its own (`setsid`, a double fork) leaves the group that a stop
  * reaches, but once orphaned it becomes the keeper's child. The keeper stops everything below
- * it, adopted or not, whenever the trial ends: stopped by tunedeck (the group's TERM), with
- * tunedeck gone (the lifeline), or by the command's own exit while something it started runs
- * on. The trial is over when its command is: leftovers are stopped (TERM, KILL after the
- * grace), said on the trial's stderr in a line starting LIFELINE_NOTE, and the command's own
- * status is handed on unchanged.
- *
- * tunedeck's side: a stop is the group's TERM; closing the lifeline after it means "KILL now"
- * (a KILL of the group would kill the keeper first, and what it adopted would escape to init). */
+ * it, adopted or not, whenever the trial ends:
+ *  - tunedeck's stop, the group's TERM: passed on to what left the group; the KILL of all
+ *    comes when tunedeck closes the lifeline after it ("KILL now": a KILL of the group would
+ *    end the keeper first, and what it adopted would escape to init), or a grace after the
+ *    command's end;
+ *  - tunedeck gone, the lifeline's end of file: TERM to the group and to what left it, KILL
+ *    of everything below after the grace;
+ *  - the command's own exit while something it started runs on: the trial is over, so the
+ *    leftovers are stopped (TERM, KILL after the grace) and said on the trial's stderr in a
+ *    line starting LIFELINE_NOTE. The command's own status is handed on unchanged. */
 #ifndef TUNEDECK_LIFELINE_H
 #define TUNEDECK_LIFELINE_H
 
