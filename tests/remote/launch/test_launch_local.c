@@ -573,3 +573,27 @@ Test(launch_local, a_daemon_of_the_trial_stops_when_tunedeck_is_killed)
     cr_assert_gt(d, 0, "the daemon never started");
     cr_assert(gone, "the trial's setsid daemon %d runs on after its tunedeck was killed", (int)d);
 }
+
+/* The keeper dumps no core of its own (its core limit is 0 from its start); the trial keeps
+ * the limit it was started with. Regression: the keeper's limit was set only when it handed
+ * on a signal, so a keeper killed or crashing before that could dump one. */
+Test(launch_local, the_keeper_has_no_core_limit_and_the_trial_keeps_its_own)
+{
+    struct rlimit old, rl;
+    cr_assert_eq(getrlimit(RLIMIT_CORE, &old), 0);
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < 8192)
+        cr_skip_test("RLIMIT_CORE's hard limit %ld leaves no room for 8192",
+                     (long)old.rlim_max);
+    rl = old;
+    rl.rlim_cur = 8192;
+    cr_assert_eq(setrlimit(RLIMIT_CORE, &rl), 0);
+    Observation *o = run("cat >/dev/null; echo keeper $(sed -n 's/^Max core file size *//p' "
+                         "/proc/$PPID/limits) trial $(sed -n 's/^Max core file size *//p' "
+                         "/proc/$$/limits) >&2; exit 3",
+                         10);
+    setrlimit(RLIMIT_CORE, &old);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    cr_assert(strstr(o->reason, "keeper 0 "), "the keeper's limit: %s", o->reason);
+    cr_assert(strstr(o->reason, "trial 8192 "), "the trial's limit: %s", o->reason);
+    observation_free(o);
+}
