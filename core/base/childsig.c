@@ -25,8 +25,8 @@ void childsig_reset(void)
         struct sigaction sa;
         if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) < 0)
             continue; /* glibc's own real-time signals refuse sigaction: never ours */
-        int caught = (sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL &&
-                                                    sa.sa_handler != SIG_IGN);
+        int caught =
+            (sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN);
         int ours_ignored = sa.sa_handler == SIG_IGN && (sig == SIGPIPE || sig == SIGXFSZ);
         if (caught || ours_ignored) {
             struct sigaction dfl = {.sa_handler = SIG_DFL};

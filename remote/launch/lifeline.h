@@ -40,7 +40,6 @@ void lifeline_adopt(void);
  * leftovers; -1 for none) should already be closed: a copy of the lifeline's write end held
  * here, or by another keeper, would keep it from ever reading end of file. `grace_ms`:
  * between the TERM and the KILL. */
-void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
-    __attribute__((noreturn));
+void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms) __attribute__((noreturn));
 
 #endif

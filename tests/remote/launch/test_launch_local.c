@@ -424,9 +424,9 @@ Test(launch_local, the_trial_has_no_handler_or_blocked_signal_of_tunedecks_at_it
 
 /* A daemon of the trial's: a session of its own (so outside the trial's process group), TERM
  * ignored (so only the KILL ends it); its pid in DIR/daemon. */
-#define DAEMON(dir)                                                                            \
-    "setsid sh -c 'trap \"\" TERM; echo $$ >" dir "/d.tmp; mv " dir "/d.tmp " dir "/daemon; " \
-    "exec sleep 1000' </dev/null >/dev/null 2>&1 & "                                         \
+#define DAEMON(dir)                                                                                \
+    "setsid sh -c 'trap \"\" TERM; echo $$ >" dir "/d.tmp; mv " dir "/d.tmp " dir "/daemon; "      \
+    "exec sleep 1000' </dev/null >/dev/null 2>&1 & "                                               \
     "until [ -s " dir "/daemon ]; do sleep 0.05; done; "
 
 static pid_t daemon_pid(const char *dir, int wait_s)
@@ -524,8 +524,8 @@ Test(launch_local, a_daemon_left_by_a_trial_that_ended_is_stopped_and_said)
     char dir[] = "/tmp/tunedeck-daemon-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     snprintf(cmd, sizeof cmd,
-             "cat >/dev/null; " DAEMON("%s") "echo '{\"event\":\"done\",\"time_s\":1.5}'", dir,
-             dir, dir, dir);
+             "cat >/dev/null; " DAEMON("%s") "echo '{\"event\":\"done\",\"time_s\":1.5}'", dir, dir,
+             dir, dir);
     logged[0] = 0;
     LaunchConfig cfg = {.command = cmd, .timeout_s = 30, .on_log = log_line};
     Error err;
@@ -582,8 +582,7 @@ Test(launch_local, the_keeper_has_no_core_limit_and_the_trial_keeps_its_own)
     struct rlimit old, rl;
     cr_assert_eq(getrlimit(RLIMIT_CORE, &old), 0);
     if (old.rlim_max != RLIM_INFINITY && old.rlim_max < 8192)
-        cr_skip_test("RLIMIT_CORE's hard limit %ld leaves no room for 8192",
-                     (long)old.rlim_max);
+        cr_skip_test("RLIMIT_CORE's hard limit %ld leaves no room for 8192", (long)old.rlim_max);
     rl = old;
     rl.rlim_cur = 8192;
     cr_assert_eq(setrlimit(RLIMIT_CORE, &rl), 0);
