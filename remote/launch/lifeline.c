@@ -128,7 +128,8 @@ static void kill_one(const ProcInfo *p, void *ud)
  * nothing it started can be running then. */
 static void kill_all(Keeper *k)
 {
-    proctree_walk(k->self, 1, kill_one, k);
+    if (proctree_walk(k->self, 1, kill_one, k) < 0)
+        kill(0, SIGKILL); /* no /proc to walk: the group, the keeper with it, as before */
     do
         proctree_walk(k->self, 0, kill_one, k);
     while (reap(k, 1));

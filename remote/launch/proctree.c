@@ -95,7 +95,7 @@ int proctree_walk(pid_t self, int below, void (*visit)(const ProcInfo *p, void *
 {
     int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0)
-        return 0;
+        return -1;
     int count = 0;
     char buf[8192] __attribute__((aligned(8)));
     for (;;) {

@@ -1,6 +1,6 @@
 /* The processes below a process, read from /proc: what a keeper (lifeline.h) has adopted as
  * a child subreaper, and what sits below it. Only system calls, no allocation: the keeper is
- * a fork of tunedeck, which may have threads. Linux only; elsewhere nothing is found. */
+ * a fork of tunedeck, which may have threads. Linux only. */
 #ifndef TUNEDECK_PROCTREE_H
 #define TUNEDECK_PROCTREE_H
 
@@ -15,8 +15,9 @@ typedef struct {
 int proctree_info(pid_t pid, ProcInfo *out);
 
 /* Calls `visit` for every process whose parent is `self` (`below` 0), or for every process
- * whose chain of parents reaches `self` (`below` 1); returns how many were visited. A process
- * born or gone during the walk may be missed: callers walk again until nothing is left. */
+ * whose chain of parents reaches `self` (`below` 1); returns how many were visited, or -1
+ * when /proc cannot be read. A process born or gone during the walk may be missed: callers
+ * walk again until nothing is left. */
 int proctree_walk(pid_t self, int below, void (*visit)(const ProcInfo *p, void *ud), void *ud);
 
 #endif
