@@ -16,6 +16,7 @@
 
 #include "bench/args/benchargs.h"
 #include "bench/frame/benchframe.h"
+#include "core/base/childsig.h"
 #include "core/base/clock.h"
 #include "core/base/median.h"
 #include "core/base/jsonfile.h"
@@ -114,7 +115,13 @@ static void console_cpu_pct(const char *bin, double window_s, double *busy, doub
     *busy = *idle = NAN;
     int master;
     struct winsize ws = {.ws_row = 30, .ws_col = 100};
+    sigset_t mask;
+    childsig_block(&mask); /* the console starts with no handler of ours */
     pid_t pid = forkpty(&master, NULL, NULL, &ws);
+    if (pid == 0)
+        childsig_reset();
+    else
+        childsig_restore(&mask);
     if (pid < 0)
         return;
     if (pid == 0) {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/base/childsig.h"
 #include "core/base/clock.h"
 #include "core/base/jdupkey.h"
 #include "core/opt/flatsched.h"
@@ -119,7 +120,7 @@ cJSON *pypeer_start(PyPeer *p, const char *python, const char *script, Error *er
         close(in[1]);
         return NULL;
     }
-    pid_t pid = fork();
+    pid_t pid = childsig_fork(); /* the peer starts with no handler of ours */
     if (pid < 0) {
         error_set(err, "fork: %s", strerror(errno));
         for (int i = 0; i < 2; i++) {

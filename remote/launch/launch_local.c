@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/base/childsig.h"
 #include "core/base/clock.h"
 #include "core/base/linebuf.h"
 #include "remote/launch/launcher.h"
@@ -108,7 +110,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     r->acc = trial_accumulator_new(s);
     char trial[32];
     snprintf(trial, sizeof trial, "%d", s->trial);
-    pid_t pid = fork();
+    pid_t pid = childsig_fork();
     if (pid < 0) {
         error_set(err, "local launcher: fork: %s", strerror(errno));
         free(fan);
@@ -116,21 +118,28 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     if (pid == 0) {
         /* Its own process group, so a stop reaches everything the command started. This
-         * process leads it and keeps the command (lifeline.h): the command is its child. */
+         * process leads it and keeps the command (lifeline.h): the command is its child, and
+         * what the command leaves outside the group becomes its child too. */
         setpgid(0, 0);
-        pid_t cmd = fork();
+        lifeline_adopt();
+        pid_t cmd = childsig_fork();
         if (cmd < 0)
             _exit(127);
         if (cmd > 0) {
-            if (life[0] > 0)
-                close_span(0, (unsigned)life[0] - 1);
-            close_span((unsigned)life[0] + 1, ~0U);
+            /* the lifeline and the trial's stderr (for the note on leftovers) kept, no
+             * other descriptor of tunedeck's */
+            unsigned lo = (unsigned)(life[0] < perr[1] ? life[0] : perr[1]);
+            unsigned hi = (unsigned)(life[0] < perr[1] ? perr[1] : life[0]);
+            if (lo > 0)
+                close_span(0, lo - 1);
+            close_span(lo + 1, hi - 1);
+            close_span(hi + 1, ~0U);
             int null = open("/dev/null", O_RDWR); /* 0, 1, 2: nothing of tunedeck's held */
             if (null == 0) {
                 dup2(0, 1);
                 dup2(0, 2);
             }
-            lifeline_keep(cmd, life[0], KILL_GRACE_MS);
+            lifeline_keep(cmd, life[0], perr[1], KILL_GRACE_MS);
         }
         dup2(pin[0], 0);
         dup2(pout[1], 1);
@@ -140,10 +149,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         close_span(3, ~0U);
         setenv("TUNEDECK_TRIAL", trial, 1);
         setenv("TUNEDECK_MACHINE", "", 1);
-        /* Ignored in tunedeck (hostpool.c, tune_journal.c), and an ignored signal stays
-         * ignored across exec: the trial gets them as a shell would give them. */
-        signal(SIGPIPE, SIG_DFL);
-        signal(SIGXFSZ, SIG_DFL);
+        /* childsig_fork: the trial starts with no handler of tunedeck's, with SIGPIPE and
+         * SIGXFSZ (ignored in tunedeck) at default, and no signal blocked */
         execl("/bin/sh", "sh", "-c", fan ? fan : cfg->command, (char *)NULL);
         _exit(127);
     }
@@ -199,7 +206,9 @@ static void handle_line(LocalRun *r, const char *line, size_t len, StreamKind st
     if (line != given) /* the hook's own text */
         len = strlen(line);
     if (stream == STREAM_STDERR) {
-        snprintf(r->last_stderr, sizeof r->last_stderr, "%s", line);
+        /* the keeper's note on leftovers is for the log, not the trial's reason */
+        if (strncmp(line, LIFELINE_NOTE, strlen(LIFELINE_NOTE)) != 0)
+            snprintf(r->last_stderr, sizeof r->last_stderr, "%s", line);
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, "local", stream, line);
         return;
@@ -294,6 +303,8 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     if (r->err_fd >= 0 && n < cap)
         fds[n++] = (struct pollfd){.fd = r->err_fd, .events = POLLIN};
     int64_t next = r->kill_at_ms ? r->kill_at_ms : r->deadline_ms;
+    if (r->kill_at_ms && clock_now_ms() >= r->kill_at_ms)
+        next = r->kill_at_ms + KILL_GRACE_MS; /* the keeper's KILL asked for: its end polled */
     /* Once output has closed, the exit status is collected by polling waitpid. */
     if (r->out_fd < 0 && r->err_fd < 0) {
         int64_t reap = clock_now_ms() + REAP_POLL_MS;
@@ -374,8 +385,15 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
         r->timed_out = 1;
         stop_group(r, now_ms);
     }
-    if (!r->exited && r->kill_at_ms && now_ms >= r->kill_at_ms)
-        kill(-r->pid, SIGKILL);
+    /* The KILL is the keeper's (lifeline.h): a KILL of the group would end the keeper first,
+     * and what it adopted from outside the group would run on. Closing the lifeline after
+     * the TERM asks it for the KILL now; a keeper that has not ended a grace later goes with
+     * its group. */
+    if (!r->exited && r->kill_at_ms && now_ms >= r->kill_at_ms) {
+        close_fd(&r->lifeline_fd);
+        if (now_ms >= r->kill_at_ms + KILL_GRACE_MS)
+            kill(-r->pid, SIGKILL);
+    }
     if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
         r->exited = 1;
         r->exited_ms = now_ms;
@@ -425,8 +443,17 @@ static void run_free(void *run)
     if (!r)
         return;
     if (!r->exited) {
+        /* the keeper's stop at once (its TERM, then the lifeline closed: KILL now), so what
+         * it adopted goes too; the group's KILL only when the keeper does not end */
+        kill(-r->pid, SIGTERM);
+        close_fd(&r->lifeline_fd);
+        int64_t give_up = clock_now_ms() + KILL_GRACE_MS;
+        pid_t w;
+        while ((w = waitpid(r->pid, &r->status, WNOHANG)) == 0 && clock_now_ms() < give_up)
+            nanosleep(&(struct timespec){0, REAP_POLL_MS * 1000000L}, NULL);
         kill(-r->pid, SIGKILL);
-        waitpid(r->pid, &r->status, 0);
+        if (w == 0)
+            waitpid(r->pid, &r->status, 0);
     }
     close_fd(&r->in_fd);
     close_fd(&r->out_fd);

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/base/childsig.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "remote/launch/launch_slurm.h"
@@ -439,7 +440,7 @@ static void scancel_here(const char *steps)
     char copy[256];
     const char *argv[16];
     steps_argv(steps, copy, sizeof copy, argv, 16);
-    pid_t child = fork();
+    pid_t child = childsig_fork(); /* scancel starts with no handler of ours */
     if (child < 0)
         return;
     if (child > 0) {

@@ -1,19 +1,51 @@
 /* The keeper of a local trial's process group: the command's end is handed on as its own,
- * tunedeck's end (the lifeline pipe's end of file) stops the group. */
+ * tunedeck's end (the lifeline pipe's end of file) stops the group, and whatever is left
+ * below the keeper when the trial ends, in its group or adopted from outside it, is stopped
+ * before the keeper ends (lifeline.h). */
 #include "remote/launch/lifeline.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "remote/launch/proctree.h"
+
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+}
+
 static void on_child(int sig)
 {
     (void)sig; /* only wakes ppoll */
+}
+
+static void keeper_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGCHLD);
+}
+
+void lifeline_adopt(void)
+{
+    sigset_t set;
+    keeper_signals(&set);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+#ifdef PR_SET_CHILD_SUBREAPER
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
 }
 
 /* Ends this process the way the command ended, so the launcher reads the same status. */
@@ -21,14 +53,12 @@ static void hand_on(int status)
 {
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none); /* the command dumped its core, if any; not the keeper */
         signal(sig, SIG_DFL);
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, sig);
         sigprocmask(SIG_UNBLOCK, &set, NULL);
-        raise(sig);
+        raise(sig); /* no core of the keeper's own: RLIMIT_CORE is 0 here */
         _exit(128 + sig);
     }
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
@@ -41,48 +71,189 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void lifeline_keep(pid_t cmd, int lifeline_fd, int grace_ms)
+typedef struct {
+    pid_t self, cmd;
+    int status, cmd_done;
+    /* the note on leftovers, built without stdio (a fork of a process with threads) */
+    char note[512];
+    size_t note_len;
+    int listed;
+} Keeper;
+
+/* Reaps every child that has ended (adopted ones too: they are the keeper's to reap); 1 while
+ * a child is left, 0 when none is. */
+static int reap(Keeper *k, int block)
 {
-    /* The group's TERM (a cancel, a timeout, Ctrl-C's stop) is the command's to answer: the
-     * keeper outlives it to hand the command's end on. KILL still ends both. */
-    signal(SIGTERM, SIG_IGN);
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, block ? 0 : WNOHANG);
+        if (w > 0) {
+            if (w == k->cmd) {
+                k->status = st;
+                k->cmd_done = 1;
+            }
+            if (block)
+                return 1;
+            continue;
+        }
+        if (w == 0)
+            return 1;
+        if (errno == EINTR)
+            continue;
+        return 0; /* ECHILD */
+    }
+}
+
+static void term_outside_group(const ProcInfo *p, void *ud)
+{
+    const Keeper *k = ud;
+    if (p->pgid != k->self) /* the group had its TERM from whoever stops it */
+        kill(p->pid, SIGTERM);
+}
+
+static void term_one(const ProcInfo *p, void *ud)
+{
+    (void)ud;
+    kill(p->pid, SIGTERM);
+}
+
+static void kill_one(const ProcInfo *p, void *ud)
+{
+    (void)ud;
+    kill(p->pid, SIGKILL);
+}
+
+/* KILLs everything below the keeper and reaps it. A killed process's children become the
+ * keeper's (it is their subreaper), so the walk goes on until the keeper has no child left:
+ * nothing it started can be running then. */
+static void kill_all(Keeper *k)
+{
+    if (proctree_walk(k->self, 1, kill_one, k) < 0)
+        kill(0, SIGKILL); /* no /proc to walk: the group, the keeper with it, as before */
+    do
+        proctree_walk(k->self, 0, kill_one, k);
+    while (reap(k, 1));
+}
+
+static void note_add(Keeper *k, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > sizeof k->note - 1 - k->note_len)
+        n = sizeof k->note - 1 - k->note_len;
+    memcpy(k->note + k->note_len, s, n);
+    k->note_len += n;
+}
+
+static void note_add_num(Keeper *k, unsigned long v)
+{
+    char tmp[24], out[24];
+    size_t n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = 0;
+    note_add(k, out);
+}
+
+static void note_leftover(const ProcInfo *p, void *ud)
+{
+    Keeper *k = ud;
+    if (k->listed++ == 4) {
+        note_add(k, ", ...");
+        return;
+    }
+    if (k->listed > 4)
+        return;
+    note_add(k, k->listed > 1 ? ", " : "");
+    note_add_num(k, (unsigned long)p->pid);
+    note_add(k, " ");
+    note_add(k, p->comm);
+    if (p->pgid != k->self)
+        note_add(k, " (outside the trial's process group)");
+}
+
+/* The command ended by itself and left processes running: the trial is over, so they are
+ * stopped, and the trial's log says which. */
+static void stop_leftovers(Keeper *k, int note_fd, int grace_ms)
+{
+    note_add(k, LIFELINE_NOTE "the trial's command ended and left processes running (");
+    proctree_walk(k->self, 1, note_leftover, k);
+    note_add(k, "); stopping them: TERM, KILL after ");
+    note_add_num(k, (unsigned long)grace_ms);
+    note_add(k, " ms\n");
+    if (note_fd >= 0 && k->listed > 0)
+        (void)!write(note_fd, k->note, k->note_len);
+    proctree_walk(k->self, 1, term_one, k);
+}
+
+void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
+{
+    /* The keeper never dumps a core of its own (the command's is the command's business):
+     * set here, after the command was forked, so the trial keeps the operator's limit. */
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    /* The group's TERM (a cancel, a timeout, Ctrl-C's stop) is the command's to answer; the
+     * keeper passes it on to what left the group, and outlives them all to hand the
+     * command's end on. */
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    sigset_t chld, during;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &chld, &during);
+    sigset_t mine, during;
+    keeper_signals(&mine);
+    sigprocmask(SIG_BLOCK, &mine, &during);
+    sigdelset(&during, SIGTERM);
     sigdelset(&during, SIGCHLD);
-    struct sigaction sa = {.sa_handler = on_child};
+    struct sigaction sa = {.sa_handler = on_term};
     sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_child;
     sigaction(SIGCHLD, &sa, NULL);
-    int64_t kill_at = -1;
+    Keeper k = {.self = getpid(), .cmd = cmd};
+    int lifeline_open = 1;
+    int stopping = 0;     /* the group had its TERM: tunedeck's stop, or the keeper's own */
+    int64_t kill_at = -1; /* when everything below is KILLed */
     for (;;) {
-        int status;
-        pid_t w = waitpid(cmd, &status, WNOHANG);
-        if (w == cmd) {
-            if (kill_at >= 0)
-                kill(0, SIGKILL); /* tunedeck is gone: whatever the command left goes too */
-            hand_on(status);
+        if (!reap(&k, 0))
+            k.cmd_done ? hand_on(k.status) : _exit(1); /* nothing below: nothing to keep */
+        if (!stopping && got_term) {
+            /* tunedeck's stop: the KILL stays its call (the lifeline closed after the TERM),
+             * or follows the command's end below */
+            stopping = 1;
+            proctree_walk(k.self, 1, term_outside_group, &k);
         }
-        if (w < 0 && errno != EINTR)
-            _exit(1); /* no command to wait for: nothing to keep */
+        if (kill_at < 0 && k.cmd_done) {
+            if (!stopping) /* TERMed already when stopping */
+                stop_leftovers(&k, note_fd, grace_ms);
+            kill_at = now_ms() + grace_ms;
+        }
+        if (kill_at >= 0 && now_ms() >= kill_at) {
+            kill_all(&k);
+            k.cmd_done ? hand_on(k.status) : _exit(1);
+        }
         struct pollfd pf = {.fd = lifeline_fd, .events = POLLIN};
         struct timespec ts, *tmo = NULL;
         if (kill_at >= 0) {
             int64_t left = kill_at - now_ms();
-            if (left <= 0)
-                kill(0, SIGKILL); /* the group, the keeper included */
+            left = left > 0 ? left : 0;
             ts.tv_sec = left / 1000;
             ts.tv_nsec = (left % 1000) * 1000000;
             tmo = &ts;
         }
-        int n = ppoll(kill_at >= 0 ? NULL : &pf, kill_at >= 0 ? 0 : 1, tmo, &during);
-        /* Nobody writes to the lifeline: readable (end of file) means tunedeck is gone. */
-        if (n > 0 && kill_at < 0) {
-            kill(0, SIGTERM);
-            kill_at = now_ms() + grace_ms;
+        int n = ppoll(lifeline_open ? &pf : NULL, lifeline_open ? 1 : 0, tmo, &during);
+        /* Nobody writes to the lifeline: readable (end of file) means tunedeck is gone, or,
+         * after its TERM, that it wants the KILL now. */
+        if (n > 0 && lifeline_open && pf.revents) {
+            lifeline_open = 0;
+            if (!stopping) {
+                stopping = 1;
+                kill(0, SIGTERM); /* the keeper's own TERM only sets got_term */
+                proctree_walk(k.self, 1, term_outside_group, &k);
+                kill_at = now_ms() + grace_ms;
+            } else {
+                kill_at = now_ms();
+            }
         }
     }
 }

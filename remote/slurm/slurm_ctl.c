@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/base/childsig.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "remote/ssh/hostpool.h"
@@ -185,7 +186,7 @@ static int start_here(SlurmCall *k, const char *const *argv, Error *err)
         close(po[1]);
         return error_set(err, "%s: pipe: %s", argv[0], strerror(errno));
     }
-    pid_t pid = fork();
+    pid_t pid = childsig_fork(); /* the command starts with no handler of ours */
     if (pid < 0) {
         for (int i = 0; i < 2; i++)
             close(po[i]), close(pe[i]);
@@ -197,7 +198,6 @@ static int start_here(SlurmCall *k, const char *const *argv, Error *err)
         dup2(devnull, 0);
         dup2(po[1], 1);
         dup2(pe[1], 2);
-        signal(SIGPIPE, SIG_DFL);
         execvp(argv[0], (char *const *)argv);
         dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);

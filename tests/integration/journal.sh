@@ -15,6 +15,9 @@ cleanup() {
     for f in "$work"/trial*.pid; do
         [ -e "$f" ] && group_kill_marked "$(cat "$f")" "$work/trial.sh"
     done
+    # trial 2's daemon, while it is still this run's sleep (its session is its own)
+    d="$(cat "$work/daemon.pid" 2>/dev/null || true)"
+    [ -n "$d" ] && [ "$(ps -o comm= -p "$d" 2>/dev/null)" = sleep ] && kill -KILL "$d" 2>/dev/null
     [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -177,7 +180,12 @@ fi
 cat >"$work/trial.sh" <<SH
 #!/bin/sh
 ps -o pgid= -p \$\$ | tr -d ' ' >"$work/trial\$TUNEDECK_TRIAL.pid" # its process group
-[ "\$TUNEDECK_TRIAL" = 2 ] && [ ! -e "$work/resumed" ] && sleep 60
+if [ "\$TUNEDECK_TRIAL" = 2 ] && [ ! -e "$work/resumed" ]; then
+    # a daemon in a session of its own, TERM ignored: outside the group a stop reaches
+    setsid sh -c 'trap "" TERM; echo \$\$ >"$work/daemon.tmp"; mv "$work/daemon.tmp" "$work/daemon.pid"
+        exec sleep 1000' </dev/null >/dev/null 2>&1 &
+    sleep 60
+fi
 exec "$bin" sim-trial B:googlenet --seed 3
 SH
 "$bin" tune --sim B:googlenet --launcher local --trial-cmd "sh $work/trial.sh" --optimizer random \
@@ -193,7 +201,7 @@ done
 # trial 2's script has written its pid (its group is killed below by it): a loaded machine can
 # take longer than the 0.2 s this waited, leaving trial 2's sleep 60 behind
 i=0
-until [ -s "$work/trial2.pid" ] || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
+until { [ -s "$work/trial2.pid" ] && [ -s "$work/daemon.pid" ]; } || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
 sleep 0.2
 kill -9 "$tune_pid"; wait "$tune_pid" 2>/dev/null || true; tune_pid=""
 # Trial 2, which prints nothing, stops on its own once its tunedeck is gone: the keeper of its
@@ -205,6 +213,18 @@ while pgrep -g "$g" >/dev/null 2>&1 && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)
 if pgrep -g "$g" -f "$work/trial.sh" >/dev/null 2>&1 || pgrep -g "$g" -x sleep >/dev/null 2>&1; then
     group_kill_marked "$g" "$work/trial.sh"
     fail "trial 2's process group $g still runs 30 s after its tunedeck was killed"
+fi
+# ... and so does its daemon, which left the group: its keeper adopted it (a child subreaper)
+# and stops what is below it too (regression: the daemon ran on, reparented to init).
+d="$(cat "$work/daemon.pid" 2>/dev/null || true)"
+[ -n "$d" ] || fail "trial 2's daemon never started"
+n=0
+while kill -0 "$d" 2>/dev/null && [ "$(ps -o stat= -p "$d" | cut -c1)" != Z ] && [ $n -lt 300 ]; do
+    sleep 0.1; n=$((n + 1))
+done
+if kill -0 "$d" 2>/dev/null && [ "$(ps -o stat= -p "$d" | cut -c1)" != Z ]; then
+    kill -KILL "$d"
+    fail "trial 2's setsid daemon $d still runs 30 s after its tunedeck was killed"
 fi
 id="$(basename "$target" .jsonl)"
 "$bin" sessions | grep "$id" | grep -q "interrupted" || fail "sessions does not show $id interrupted"

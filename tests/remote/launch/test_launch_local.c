@@ -7,11 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/sim/simcluster.h"
 #include "core/base/clock.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/lifeline.h"
+#include "tests/support/execprobe.h"
 #include "tests/support/fixtures.h"
 
 static SimCluster *sim;
@@ -373,5 +376,223 @@ Test(launch_local, a_trial_killed_by_a_signal_is_reported_with_that_signal)
     char want[64];
     snprintf(want, sizeof want, "killed by signal %d", SIGUSR1);
     cr_assert(strstr(o->reason, want), "%s", o->reason);
+    observation_free(o);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig; /* as tunedeck's own (cmd_tune.c): a flag, the process goes on */
+}
+
+/* Regression: the keeper and the command were forked with tunedeck's handlers and mask, and
+ * kept them until exec: a stop's TERM in that window ran tunedeck's handler in the child,
+ * which went on to exec the trial, and only the KILL after the grace ended it. Checked in the
+ * child at its exec (execprobe.h), not by racing a signal into the window. */
+Test(launch_local, the_trial_has_no_handler_or_blocked_signal_of_tunedecks_at_its_exec)
+{
+    char path[] = "/tmp/tunedeck-execprobe-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    struct sigaction sa = {.sa_handler = on_signal}, old_term, old_int;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &old_int);
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    sigset_t usr2, before;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &usr2, &before);
+    setenv(EXECPROBE_ENV, path, 1);
+    Observation *o = run("cat >/dev/null; echo '{\"event\":\"done\",\"time_s\":1}'", 10);
+    unsetenv(EXECPROBE_ENV);
+    sigprocmask(SIG_SETMASK, &before, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGINT, &old_int, NULL);
+    signal(SIGPIPE, old_pipe);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    observation_free(o);
+    unsigned long long blocked, ignored, caught;
+    int read = execprobe_read(path, &blocked, &ignored, &caught);
+    unlink(path);
+    cr_assert_eq(read, 0, "the launcher's exec did not pass through the probe");
+    cr_assert_eq(caught & (1ULL << (SIGTERM - 1)), 0, "SIGTERM runs tunedeck's handler");
+    cr_assert_eq(caught & (1ULL << (SIGINT - 1)), 0, "SIGINT runs tunedeck's handler");
+    cr_assert_eq(blocked, 0, "signals blocked at the trial's exec: %llx", blocked);
+    cr_assert_eq(ignored & (1ULL << (SIGPIPE - 1)), 0, "SIGPIPE ignored");
+}
+
+/* A daemon of the trial's: a session of its own (so outside the trial's process group), TERM
+ * ignored (so only the KILL ends it); its pid in DIR/daemon. */
+#define DAEMON(dir)                                                                                \
+    "setsid sh -c 'trap \"\" TERM; echo $$ >" dir "/d.tmp; mv " dir "/d.tmp " dir "/daemon; "      \
+    "exec sleep 1000' </dev/null >/dev/null 2>&1 & "                                               \
+    "until [ -s " dir "/daemon ]; do sleep 0.05; done; "
+
+static pid_t daemon_pid(const char *dir, int wait_s)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/daemon", dir);
+    for (int i = 0; i <= wait_s * 20; i++) {
+        FILE *f = fopen(path, "r");
+        long pid = 0;
+        if (f) {
+            if (fscanf(f, "%ld", &pid) != 1)
+                pid = 0;
+            fclose(f);
+        }
+        if (pid > 0)
+            return (pid_t)pid;
+        usleep(50000);
+    }
+    return 0;
+}
+
+/* The daemon is gone (its keeper reaped it: not even a zombie); killed here when not, so the
+ * test leaves nothing behind. */
+static int daemon_gone(pid_t pid, int wait_s)
+{
+    for (int i = 0; i <= wait_s * 20; i++) {
+        if (kill(pid, 0) < 0)
+            return 1;
+        usleep(50000);
+    }
+    kill(pid, SIGKILL);
+    return 0;
+}
+
+static void pump_until(const LauncherKind *k, void *r, const char *dir, pid_t *daemon)
+{
+    for (int i = 0; i < 400 && !k->finished(r) && !(*daemon = daemon_pid(dir, 0)); i++) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 50);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+}
+
+static char logged[4096];
+
+static void log_line(void *ud, const char *machine, StreamKind stream, const char *line)
+{
+    (void)ud;
+    (void)machine;
+    (void)stream;
+    size_t len = strlen(logged);
+    snprintf(logged + len, sizeof logged - len, "%s\n", line);
+}
+
+/* Regression: a daemon the trial started in a session of its own left the group a stop
+ * reaches; it ran on after the trial was cancelled. The keeper is its subreaper now. */
+Test(launch_local, a_cancel_stops_a_daemon_the_trial_started_with_setsid)
+{
+    char dir[] = "/tmp/tunedeck-daemon-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cat >/dev/null; " DAEMON("%s") "sleep 300", dir, dir, dir, dir);
+    LaunchConfig cfg = {.command = cmd, .timeout_s = 60};
+    const LauncherKind *k = launcher_find("local");
+    Error err;
+    void *r = k->start(&cfg, sched, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    pid_t d = 0;
+    pump_until(k, r, dir, &d);
+    cr_assert_gt(d, 0, "the daemon never started");
+    k->cancel(r);
+    while (!k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    Observation *o = k->result(r);
+    k->free(r);
+    cr_assert_eq(o->status, TRIAL_CANCELLED, "%s", o->reason);
+    observation_free(o);
+    int gone = daemon_gone(d, 0);
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+    cr_assert(gone, "the trial's setsid daemon %d runs on after its cancel", (int)d);
+}
+
+/* A trial that ends by itself and leaves a daemon: the trial is over and keeps its result;
+ * the daemon is stopped, and the trial's log says so. */
+Test(launch_local, a_daemon_left_by_a_trial_that_ended_is_stopped_and_said)
+{
+    char dir[] = "/tmp/tunedeck-daemon-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cat >/dev/null; " DAEMON("%s") "echo '{\"event\":\"done\",\"time_s\":1.5}'", dir, dir,
+             dir, dir);
+    logged[0] = 0;
+    LaunchConfig cfg = {.command = cmd, .timeout_s = 30, .on_log = log_line};
+    Error err;
+    Observation *o = launcher_run_blocking(launcher_find("local"), &cfg, sched, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    pid_t d = daemon_pid(dir, 0);
+    int gone = d > 0 && daemon_gone(d, 0);
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+    cr_assert_eq(o->status, TRIAL_OK, "%s", o->reason);
+    cr_assert_float_eq(o->time_s, 1.5, 1e-12);
+    observation_free(o);
+    cr_assert_gt(d, 0, "the daemon never started");
+    cr_assert(gone, "the trial's setsid daemon %d runs on after the trial ended", (int)d);
+    cr_assert(strstr(logged, LIFELINE_NOTE), "no note in the log: %s", logged);
+    cr_assert(strstr(logged, "sleep (outside the trial's process group)"), "%s", logged);
+}
+
+/* Regression: with tunedeck SIGKILLed, the keeper stopped its group (the lifeline), but a
+ * daemon in a session of its own ran on. Here tunedeck is a forked child of the test. */
+Test(launch_local, a_daemon_of_the_trial_stops_when_tunedeck_is_killed)
+{
+    char dir[] = "/tmp/tunedeck-daemon-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    /* this tunedeck never writes the input: the trial does not read it */
+    snprintf(cmd, sizeof cmd, DAEMON("%s") "sleep 300", dir, dir, dir, dir);
+    pid_t tunedeck = fork();
+    cr_assert_geq(tunedeck, 0);
+    if (tunedeck == 0) {
+        LaunchConfig cfg = {.command = cmd, .timeout_s = 60};
+        Error err;
+        if (!launcher_find("local")->start(&cfg, sched, &err))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    pid_t d = daemon_pid(dir, 20);
+    kill(tunedeck, SIGKILL);
+    waitpid(tunedeck, NULL, 0);
+    int gone = d > 0 && daemon_gone(d, 20); /* TERM ignored: the KILL after the grace */
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+    cr_assert_gt(d, 0, "the daemon never started");
+    cr_assert(gone, "the trial's setsid daemon %d runs on after its tunedeck was killed", (int)d);
+}
+
+/* The keeper dumps no core of its own (its core limit is 0 from its start); the trial keeps
+ * the limit it was started with. Regression: the keeper's limit was set only when it handed
+ * on a signal, so a keeper killed or crashing before that could dump one. */
+Test(launch_local, the_keeper_has_no_core_limit_and_the_trial_keeps_its_own)
+{
+    struct rlimit old, rl;
+    cr_assert_eq(getrlimit(RLIMIT_CORE, &old), 0);
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < 8192)
+        cr_skip_test("RLIMIT_CORE's hard limit %ld leaves no room for 8192", (long)old.rlim_max);
+    rl = old;
+    rl.rlim_cur = 8192;
+    cr_assert_eq(setrlimit(RLIMIT_CORE, &rl), 0);
+    Observation *o = run("cat >/dev/null; echo keeper $(sed -n 's/^Max core file size *//p' "
+                         "/proc/$PPID/limits) trial $(sed -n 's/^Max core file size *//p' "
+                         "/proc/$$/limits) >&2; exit 3",
+                         10);
+    setrlimit(RLIMIT_CORE, &old);
+    cr_assert_eq(o->status, TRIAL_FAILED, "%s", o->reason);
+    cr_assert(strstr(o->reason, "keeper 0 "), "the keeper's limit: %s", o->reason);
+    cr_assert(strstr(o->reason, "trial 8192 "), "the trial's limit: %s", o->reason);
     observation_free(o);
 }

@@ -1,7 +1,11 @@
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remote/slurm/slurm_ctl.h"
+#include "tests/support/execprobe.h"
 #include "tests/support/ssh_hermetic.h"
 
 /* The counters the controller-load benchmark reads: every command is one call, and the
@@ -43,4 +47,45 @@ Test(slurm_ctl, no_configuration_found_says_to_set_slurm_conf)
                             "here: set SLURM_CONF to the cluster's slurm.conf"),
               "%s", e.msg);
     slurm_ctl_free(c);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+}
+
+/* Regression: a Slurm command run here was forked with tunedeck's handlers (only SIGPIPE was
+ * reset): a TERM between its fork and its exec ran tunedeck's handler in the child. Checked
+ * in the child at its exec (execprobe.h). */
+Test(slurm_ctl, a_command_here_has_no_handler_or_blocked_signal_of_ours_at_its_exec)
+{
+    char path[] = "/tmp/tunedeck-execprobe-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    struct sigaction sa = {.sa_handler = on_signal}, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigset_t usr2, before;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &usr2, &before);
+    setenv(EXECPROBE_ENV, path, 1);
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    cr_assert_not_null(c);
+    const char *argv[] = {"true", NULL};
+    int rc = slurm_ctl_run(c, argv, NULL, &e);
+    slurm_ctl_free(c);
+    unsetenv(EXECPROBE_ENV);
+    sigprocmask(SIG_SETMASK, &before, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    unsigned long long blocked, ignored, caught;
+    int read = execprobe_read(path, &blocked, &ignored, &caught);
+    unlink(path);
+    cr_assert_eq(read, 0, "the exec did not pass through the probe");
+    cr_assert_eq(caught & (1ULL << (SIGTERM - 1)), 0, "SIGTERM runs our handler");
+    cr_assert_eq(blocked, 0, "signals blocked at the command's exec: %llx", blocked);
 }
