@@ -49,6 +49,9 @@ run() { # run CONFIG-TEXT OUT [rexec args...]
 
 echo "ssh config cannot switch host-key checking off"
 # An Include brings the same lines from another file (private, so that it is read at all).
+# The last lines are the other options libssh 0.10.6 reads (or skips): none logs in another
+# way (tunedeck asks for no agent or X11 forwarding, and offers keys only: no GSSAPI, so no
+# delegated credentials, no password), none shares a connection another process made.
 printf 'StrictHostKeyChecking no\nUserKnownHostsFile %s\nGlobalKnownHostsFile %s\n' \
     "$T/kh.all" "$T/kh.all" > "$T/inc-weak"
 chmod 600 "$T/inc-weak"
@@ -60,7 +63,11 @@ for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
     "StrictHostKeyChecking=no" "NoHostAuthenticationForLocalhost yes" "UpdateHostKeys yes" \
     "VerifyHostKeyDNS yes" "RevokedHostKeys /dev/null" "HashKnownHosts yes" \
     "Include $T/inc-weak" "Match exec true\n  StrictHostKeyChecking no\n  UserKnownHostsFile $T/kh.all" \
-    "Match all\n  GlobalKnownHostsFile $T/kh.all\n  StrictHostKeyChecking accept-new"; do
+    "Match all\n  GlobalKnownHostsFile $T/kh.all\n  StrictHostKeyChecking accept-new" \
+    "ForwardAgent yes\n  ForwardX11 yes" "GSSAPIAuthentication yes\n  GSSAPIDelegateCredentials yes" \
+    "PasswordAuthentication yes\n  KbdInteractiveAuthentication yes" \
+    "ControlMaster auto\n  ControlPath $T/cm-%r@%h:%p\n  ControlPersist yes" \
+    "Compression yes\n  IdentityAgent /dev/null\n  BindAddress 127.0.0.1"; do
     n=$((n + 1))
     write_kh
     before="$(md5sum < "$kh")"
