@@ -217,6 +217,11 @@ char *liveslurm_output_path(const char *dir, const char *job_name, const char *i
 /* 1 when job_name is one liveslurm_job_name gave for this nonce: a job of this driver's,
  * even before its sbatch has answered. */
 int liveslurm_named_by(const char *job_name, unsigned nonce);
+/* 1 when j is a job of this driver's by its name alone (before its sbatch has answered):
+ * named by the nonce and of `user`. Names are anyone's to choose, and squeue shows ours to
+ * every user: another user's job named like ours is still another user's, whose GPUs are
+ * taken. */
+int liveslurm_ours_by_name(const SlurmJobInfo *j, const char *user, unsigned nonce);
 /* The job id in the look-up's answer (`squeue --noheader --format=%i`: "12", or "12+0" for
  * a heterogeneous job's parts, one a line): -1 when it lists none, -2 when the answer is
  * not that. */

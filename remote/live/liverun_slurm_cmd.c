@@ -188,6 +188,11 @@ int liveslurm_named_by(const char *job_name, unsigned nonce)
            strstr(job_name + strlen(LIVESLURM_NAME_PREFIX), own) != NULL;
 }
 
+int liveslurm_ours_by_name(const SlurmJobInfo *j, const char *user, unsigned nonce)
+{
+    return strcmp(j->user, user) == 0 && liveslurm_named_by(j->name, nonce);
+}
+
 long liveslurm_parse_lookup(const char *out)
 {
     while (*out == ' ' || *out == '\n' || *out == '\r')

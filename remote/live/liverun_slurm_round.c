@@ -91,7 +91,7 @@ long liveslurm_node_rounds(const LiveSlurm *s)
 int liveslurm_is_foreign(const LiveSlurm *s, const SlurmJobInfo *j)
 {
     /* ours before its id is: taken by slurmctld, its sbatch's answer not collected yet */
-    if (liveslurm_named_by(j->name, s->nonce))
+    if (liveslurm_ours_by_name(j, s->user, s->nonce))
         return 0;
     return !strlist_has(&s->ours, j->het_id[0] ? j->het_id : j->id);
 }

@@ -340,6 +340,40 @@ static int record_done(SlurmJobInfo *j, size_t line_no, Error *err)
     return 0;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    const SlurmJobInfo *x = *(const SlurmJobInfo *const *)a, *y = *(const SlurmJobInfo *const *)b;
+    return strcmp(x->id, y->id);
+}
+
+/* Slurm prints a job's name, comment and paths as their owner gave them, newlines too, so
+ * any user's `sbatch -J $'x\nJobId=7 ...'` writes whole records into the answer: one for a
+ * job of ours (failed, or another user's) would come first and be believed. Slurm's own
+ * records always come too, each from its own JobId line, so a forged one for a job that
+ * exists lists that id twice: then no record of the answer can be told real, and none is
+ * used. (A forged record for an id Slurm does not list cannot be told from a real one.) */
+static int ids_unique(const SlurmJobInfoList *l, Error *err)
+{
+    if (l->n < 2)
+        return 0;
+    const SlurmJobInfo **v = malloc(l->n * sizeof *v);
+    if (!v)
+        return error_set(err, "out of memory");
+    for (size_t i = 0; i < l->n; i++)
+        v[i] = &l->v[i];
+    qsort(v, l->n, sizeof *v, by_id);
+    int rc = 0;
+    for (size_t i = 1; i < l->n && rc == 0; i++)
+        if (strcmp(v[i - 1]->id, v[i]->id) == 0)
+            rc = error_set(err,
+                           "job %s is listed twice: another job's name, comment or path holds "
+                           "text that reads as a record of its own (Slurm prints them as their "
+                           "owner gave them, newlines too); no record of this answer is used",
+                           v[i]->id);
+    free(v);
+    return rc;
+}
+
 int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *out, Error *err)
 {
     memset(out, 0, sizeof *out);
@@ -386,6 +420,8 @@ int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *
         }
     }
     if (cur && record_done(cur, line_no, err) < 0)
+        goto bad;
+    if (ids_unique(out, err) < 0)
         goto bad;
     return 0;
 bad:

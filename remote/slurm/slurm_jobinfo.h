@@ -57,7 +57,9 @@ typedef struct {
 } SlurmJobInfoList;
 
 /* Parses `scontrol show -d job [ID]` output; "No jobs in the system" is an empty list. A
- * record without JobId or JobState is refused (err names the source and the line). */
+ * record without JobId or JobState is refused (err names the source and the line), and so
+ * is an answer listing one JobId twice: another user's job name (or comment, or path) that
+ * holds newlines and a record of its own, which no record of the answer can be told from. */
 int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *out, Error *err);
 void slurm_jobinfo_clear(SlurmJobInfoList *l);
 

@@ -45,70 +45,106 @@ static int parse_nodes(const char *s, int *out)
     return 0;
 }
 
-int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err)
+/* One record (the name, last, may hold '|' and, between marks, newlines): appended to out.
+ * Modifies rec. */
+static int parse_record(char *rec, const char *source, size_t lineno, SlurmQueue *out,
+                        size_t *cap, Error *err)
+{
+    char *f[QUEUE_FIELDS];
+    char *q = rec;
+    int i = 0;
+    for (; i < QUEUE_FIELDS; i++) {
+        f[i] = q;
+        if (i == QUEUE_FIELDS - 1)
+            break;
+        char *bar = strchr(q, '|');
+        if (!bar)
+            break;
+        *bar = 0;
+        q = bar + 1;
+    }
+    if (i < QUEUE_FIELDS - 1)
+        return error_set(err, "%s: line %zu: expected %d fields separated by '|' (%s)", source,
+                         lineno, QUEUE_FIELDS, SLURM_SQUEUE_FORMAT);
+    int nodes;
+    if (parse_nodes(f[3], &nodes) < 0)
+        return error_set(err, "%s: line %zu: field 'nodes': expected a node count, found '%.40s'",
+                         source, lineno, f[3]);
+    if (out->n == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        SlurmQueueJob *grown = realloc(out->v, *cap * sizeof *grown);
+        if (!grown)
+            abort();
+        out->v = grown;
+    }
+    SlurmQueueJob *j = &out->v[out->n++];
+    memset(j, 0, sizeof *j);
+    j->nodes = nodes;
+    copy_field(j->id, sizeof j->id, f[0]);
+    copy_field(j->user, sizeof j->user, f[1]);
+    copy_field(j->state, sizeof j->state, f[2]);
+    copy_field(j->gres, sizeof j->gres, f[4]);
+    copy_field(j->nodelist, sizeof j->nodelist, f[5]);
+    j->nodelist_hash = field_hash(f[5]);
+    copy_field(j->reason, sizeof j->reason, f[6]);
+    copy_field(j->name, sizeof j->name, f[7]);
+    return 0;
+}
+
+/* Where the record starting at p ends: at "|MARK" before a newline or the end, *next after
+ * it; NULL when no mark follows. */
+static const char *record_end(const char *p, const char *mark, const char **next)
+{
+    size_t ml = strlen(mark);
+    for (const char *bar = strchr(p, '|'); bar; bar = strchr(bar + 1, '|')) {
+        if (strncmp(bar + 1, mark, ml) == 0 && (bar[1 + ml] == '\n' || bar[1 + ml] == 0)) {
+            *next = bar + 1 + ml + (bar[1 + ml] == '\n');
+            return bar;
+        }
+    }
+    return NULL;
+}
+
+int slurm_queue_parse_marked(const char *text, const char *mark, const char *source,
+                             SlurmQueue *out, Error *err)
 {
     out->v = NULL;
     out->n = 0;
-    size_t cap = 0, lineno = 0;
+    size_t cap = 0, lineno = 1;
     const char *p = text;
     while (*p) {
-        size_t len = strcspn(p, "\n");
-        lineno++;
-        char *line = strndup(p, len);
-        if (!line)
-            abort();
-        p += len + (p[len] == '\n');
-        if (!line[0]) {
-            free(line);
+        if (*p == '\n') {
+            p++, lineno++;
             continue;
         }
-        char *f[QUEUE_FIELDS];
-        char *q = line;
-        int i = 0;
-        for (; i < QUEUE_FIELDS; i++) {
-            f[i] = q;
-            if (i == QUEUE_FIELDS - 1)
-                break;
-            char *bar = strchr(q, '|');
-            if (!bar)
-                break;
-            *bar = 0;
-            q = bar + 1;
-        }
-        if (i < QUEUE_FIELDS - 1) {
-            free(line);
+        const char *next = NULL;
+        const char *end = mark ? record_end(p, mark, &next) : NULL;
+        if (mark && !end) {
             slurm_queue_clear(out);
-            return error_set(err, "%s: line %zu: expected %d fields separated by '|' (%s)",
-                             source, lineno, QUEUE_FIELDS, SLURM_SQUEUE_FORMAT);
+            return error_set(err, "%s: line %zu: expected a record ending in '|%s' (%s|%s)",
+                             source, lineno, mark, SLURM_SQUEUE_FORMAT, mark);
         }
-        if (out->n == cap) {
-            cap = cap ? cap * 2 : 16;
-            SlurmQueueJob *grown = realloc(out->v, cap * sizeof *grown);
-            if (!grown)
-                abort();
-            out->v = grown;
-        }
-        SlurmQueueJob *j = &out->v[out->n];
-        memset(j, 0, sizeof *j);
-        if (parse_nodes(f[3], &j->nodes) < 0) {
-            error_set(err, "%s: line %zu: field 'nodes': expected a node count, found '%.40s'",
-                      source, lineno, f[3]);
-            free(line);
+        size_t len = mark ? (size_t)(end - p) : strcspn(p, "\n");
+        if (!mark)
+            next = p + len + (p[len] == '\n');
+        char *rec = strndup(p, len);
+        if (!rec)
+            abort();
+        int rc = parse_record(rec, source, lineno, out, &cap, err);
+        free(rec);
+        if (rc < 0) {
             slurm_queue_clear(out);
             return -1;
         }
-        out->n++;
-        copy_field(j->id, sizeof j->id, f[0]);
-        copy_field(j->user, sizeof j->user, f[1]);
-        copy_field(j->state, sizeof j->state, f[2]);
-        copy_field(j->gres, sizeof j->gres, f[4]);
-        copy_field(j->nodelist, sizeof j->nodelist, f[5]);
-        j->nodelist_hash = field_hash(f[5]);
-        copy_field(j->reason, sizeof j->reason, f[6]);
-        copy_field(j->name, sizeof j->name, f[7]);
-        free(line);
+        for (; p < next; p++)
+            lineno += *p == '\n';
     }
     return 0;
+}
+
+int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err)
+{
+    return slurm_queue_parse_marked(text, NULL, source, out, err);
 }
 
 void slurm_queue_clear(SlurmQueue *q)

@@ -31,6 +31,14 @@ typedef struct {
  * that is not a whole number is an error naming the line; a text field too long for its
  * column is kept cut, ending in "...". */
 int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Error *err);
+/* The same for `squeue -h -o SLURM_SQUEUE_FORMAT"|"MARK`: each record ends in "|MARK" at
+ * the end of a line, and a name's newlines stay inside its record. Slurm prints a job's
+ * name as its owner gave it, newlines too, so without a mark that user could not be told
+ * from Slurm: `sbatch -J $'x\n7|ops|COMPLETED|...'` wrote a row of its own (a job of
+ * someone else's, ended), and a bare newline made every round fail. MARK is random and new
+ * to each watch (slurm_watch.c), so no name submitted before it can hold it. */
+int slurm_queue_parse_marked(const char *text, const char *mark, const char *source,
+                             SlurmQueue *out, Error *err);
 void slurm_queue_clear(SlurmQueue *q);
 
 /* The queue says some node changed state since `before` (the previous look at it), in a

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/secret.h"
+
 /* Which rounds ask for the node table. At 1,024 nodes sinfo's node table costs slurmctld
  * about 3 ms a request against 0.2-0.4 ms for the queue (bench/slurm_scale.sh), so a round
  * is `squeue` first, then `sinfo` only when
@@ -44,6 +46,10 @@ struct SlurmWatch {
     long rounds;
     int64_t last_end_ms;
     int64_t round_start_ms;
+    /* squeue's format with a mark of this watch's own after the name (slurm_queue.h: a
+     * name's newlines cannot forge a row) */
+    char mark[17];
+    char squeue_format[sizeof SLURM_SQUEUE_FORMAT + 18];
 };
 
 SlurmWatch *slurm_watch_new(SlurmCtl *c, const char *partition, double min_interval_s,
@@ -53,6 +59,15 @@ SlurmWatch *slurm_watch_new(SlurmCtl *c, const char *partition, double min_inter
     if (!w)
         return NULL;
     w->ctl = c;
+    unsigned char raw[8];
+    Error err;
+    if (secret_random(raw, sizeof raw, &err) < 0) {
+        free(w);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(w->mark + 2 * i, 3, "%02x", raw[i]);
+    snprintf(w->squeue_format, sizeof w->squeue_format, "%s|%s", SLURM_SQUEUE_FORMAT, w->mark);
     snprintf(w->partition, sizeof w->partition, "%s", partition ? partition : "");
     /* At most two calls a round: a round every 2 s keeps the controller at one call a
      * second. */
@@ -158,7 +173,7 @@ static void back_off(SlurmWatch *w, int changed, int64_t now_ms)
 static void argvs(const SlurmWatch *w, const char **sinfo, const char **squeue)
 {
     const char *si[] = {"sinfo", "-N", "-h", "-o", SLURM_SINFO_FORMAT, NULL, NULL, NULL};
-    const char *sq[] = {"squeue", "-h", "-o", SLURM_SQUEUE_FORMAT, NULL, NULL, NULL};
+    const char *sq[] = {"squeue", "-h", "-o", w->squeue_format, NULL, NULL, NULL};
     memcpy(sinfo, si, sizeof si);
     memcpy(squeue, sq, sizeof sq);
     if (w->partition[0]) {
@@ -171,7 +186,7 @@ static void argvs(const SlurmWatch *w, const char **sinfo, const char **squeue)
  * for the node table too (the rule at the top). 1 ask, 0 not, -1 it does not parse (err). */
 static int queue_in(SlurmWatch *w, Error *err)
 {
-    if (slurm_queue_parse(w->queue_text, "squeue", &w->next_queue, err) < 0)
+    if (slurm_queue_parse_marked(w->queue_text, w->mark, "squeue", &w->next_queue, err) < 0)
         return -1;
     int64_t max_age_ms = (int64_t)(NODES_EVERY * w->min_s * 1000);
     w->asking_nodes = w->want_nodes || w->round_start_ms - w->nodes_ms >= max_age_ms ||

@@ -8,6 +8,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/linebuf.h"
+#include "core/base/termsafe.h"
 #include "remote/ssh/hostpool_priv.h"
 
 enum { DEFAULT_MAX_LINE = 4 << 20 };
@@ -80,7 +81,12 @@ static void on_exit_signal(ssh_session s, ssh_channel ch, const char *signal, in
 {
     (void)s, (void)ch, (void)core, (void)errmsg, (void)lang;
     RemoteExec *x = userdata;
-    snprintf(x->exit_signal, sizeof x->exit_signal, "SIG%s", signal ? signal : "?");
+    /* The name is the server's own string (RFC 4254 6.10), not one of a known few: it goes
+     * into every failure built from it ("killed by SIG..."), some printed as they are (a
+     * stop's result on tune's stderr, schedule --live's log), so it is made visible here. */
+    char raw[sizeof x->exit_signal];
+    snprintf(raw, sizeof raw, "SIG%s", signal ? signal : "?");
+    termsafe(x->exit_signal, sizeof x->exit_signal, raw);
     if (!x->exited_ms)
         x->exited_ms = clock_now_ms();
 }

@@ -48,6 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         slurm_queue_clear(&q);
     } else if (!err.msg[0])
         abort();
+    /* the watch's form: rows end in "|m1" (a short mark, so the fuzzer finds it) */
+    if (slurm_queue_parse_marked(text, "m1", "squeue", &q, &err) == 0) {
+        for (size_t i = 0; i < q.n; i++)
+            if (q.v[i].nodes < 0)
+                abort();
+        slurm_queue_clear(&q);
+    } else if (!err.msg[0])
+        abort();
     SlurmJobInfoList jobs;
     if (slurm_jobinfo_parse(text, "scontrol", &jobs, &err) == 0) {
         for (size_t i = 0; i < jobs.n; i++) {

@@ -182,6 +182,18 @@ calls=$(sed -n 's/^watched: \([0-9]*\) controller calls/\1/p' "$T/w1.out")
 check "a quiet cluster watched for 9 s: never more than a call a second, fewer with back-off ($calls calls)" \
     sh -c "[ -n '$calls' ] && [ '$calls' -le 10 ] && [ '$calls' -ge 2 ]"
 
+# Slurm prints a job's name as its owner gave it, newlines too: another user's held job whose
+# name holds a row of its own (a job 999 of root's, ended). The watch read that row as a
+# second job; a name's bare first line failed every round ('expected 8 fields').
+if [ "$(id -u)" = 0 ]; then
+    forged="$(sbatch --parsable --uid=nobody -H -p t4 -o /dev/null --wrap 'sleep 60' \
+        -J "$(printf 'x\n999|root|COMPLETED|1|N/A|n1|None|forged')")"
+    "$bin" hosts --slurm --watch --watch-for 3 > "$T/w0.out" 2>&1
+    check "another user's job name with a newline and a row of its own: one job read, none forged" \
+        sh -c "grep -q 'nodes, 1 jobs ' '$T/w0.out' && ! grep -q 'did not answer' '$T/w0.out'"
+    scancel "$forged"
+fi
+
 # The watch's table once, the controller stopped until a round fails (sinfo's own retries
 # take some 10 s), started again until the table shows again; then TERM, which ends the
 # watch after its round with that round's status (0: the controller answered). --watch-for

@@ -49,6 +49,9 @@ run() { # run CONFIG-TEXT OUT [rexec args...]
 
 echo "ssh config cannot switch host-key checking off"
 # An Include brings the same lines from another file (private, so that it is read at all).
+# The last lines are the other options libssh 0.10.6 reads (or skips): none logs in another
+# way (tunedeck asks for no agent or X11 forwarding, and offers keys only: no GSSAPI, so no
+# delegated credentials, no password), none shares a connection another process made.
 printf 'StrictHostKeyChecking no\nUserKnownHostsFile %s\nGlobalKnownHostsFile %s\n' \
     "$T/kh.all" "$T/kh.all" > "$T/inc-weak"
 chmod 600 "$T/inc-weak"
@@ -60,7 +63,11 @@ for line in "StrictHostKeyChecking no" "StrictHostKeyChecking accept-new" \
     "StrictHostKeyChecking=no" "NoHostAuthenticationForLocalhost yes" "UpdateHostKeys yes" \
     "VerifyHostKeyDNS yes" "RevokedHostKeys /dev/null" "HashKnownHosts yes" \
     "Include $T/inc-weak" "Match exec true\n  StrictHostKeyChecking no\n  UserKnownHostsFile $T/kh.all" \
-    "Match all\n  GlobalKnownHostsFile $T/kh.all\n  StrictHostKeyChecking accept-new"; do
+    "Match all\n  GlobalKnownHostsFile $T/kh.all\n  StrictHostKeyChecking accept-new" \
+    "ForwardAgent yes\n  ForwardX11 yes" "GSSAPIAuthentication yes\n  GSSAPIDelegateCredentials yes" \
+    "PasswordAuthentication yes\n  KbdInteractiveAuthentication yes" \
+    "ControlMaster auto\n  ControlPath $T/cm-%r@%h:%p\n  ControlPersist yes" \
+    "Compression yes\n  IdentityAgent /dev/null\n  BindAddress 127.0.0.1"; do
     n=$((n + 1))
     write_kh
     before="$(md5sum < "$kh")"
@@ -918,6 +925,33 @@ PY2
 check "the kicked trial's group was stopped before trial 3" \
     grep -q "stopped trial 2's leftover process group [0-9]* on h1 before trial 3" "$T/kick.err"
 check "and none of its processes is left" sh -c "! pgrep -f '[t]rial.py 0.2 $kickmark' >/dev/null"
+# A live job on a server (the fake, running what it is sent) that ends it with an exit-signal
+# whose name is its own string ("TERM" ESC ]0;owned BEL ESC [2J: RFC 4254 names no set). The
+# failure built from it ("killed by SIG...") reached schedule --live's log lines raw, where a
+# server's DISCONNECT words come made visible.
+/usr/bin/python3 "$root/tests/fixtures/ssh_disconnect.py" 127.0.0.38 "$fport" kicksig "$T/loginhk" &
+HARNESS_PIDS="$HARNESS_PIDS $!"
+echo "[127.0.0.38]:$fport $(cut -d' ' -f1,2 "$T/loginhk.pub")" >> "$T/kh-login"
+python3 - "$T/inv-kick.json" "$T/inv-kicksig.json" <<'PY2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machines"][0]["host"] = "127.0.0.38"
+inv["machine_types"]["g"]["devices"].append({"id": "gpu1", "kind": "gpu", "model": "A100"})
+inv["job_command"] = "exec sleep 30 # tunedeck-kicksig ckpt-kicksig"
+json.dump(inv, open(sys.argv[2], "w"))
+PY2
+n=0
+while [ $n -lt 50 ] && ! bash -c "exec 3<>/dev/tcp/127.0.0.38/$fport" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+done
+TUNEDECK_SSH_CONFIG=/dev/null timeout 60 "$bin" schedule --live --cluster "$T/inv-kicksig.json" \
+    --workload "$root/tests/fixtures/schedlive-real.csv" --policy doubling --interval 2 \
+    --time-scale 1 --duration 20 --status-every 0 --checkpoint-file ckpt-kicksig \
+    --job-dir "$T/jobs-kicksig" > "$T/kicksig.out" 2>&1
+check "schedule --live shows a server's own signal name made visible" \
+    grep -qF 'killed by SIGTERM^[]0;owned^G^[[2J' "$T/kicksig.out"
+check "and prints no raw control byte of it" raw_controls "$T/kicksig.out"
 timeout 20 "$rexec" --cluster "$T/inv.json" --only h3 -- \
     sh -c 'printf "a\033[2Jb\rc\302\233d\377\n"; printf "e\033]0;t\007\n" >&2' > "$T/s3" 2>&1
 check "remote stdout and stderr reach rexec's terminal made visible" sh -c \

@@ -155,6 +155,19 @@ Test(liverun_slurm, a_job_is_told_ours_by_the_nonce_in_its_name)
     cr_assert_not(liveslurm_named_by("tunedeck-live-j0", 0xabc123), "an older tunedeck's");
 }
 
+/* squeue shows every user our jobs' names, nonce and all: another user's job named like one
+ * of ours (running on GPUs the model would then think free) is not ours. The console's and
+ * the driver's "is it foreign" asked the name alone. */
+Test(liverun_slurm, a_job_named_like_ours_by_another_user_is_not_ours)
+{
+    SlurmJobInfo j = {.id = "40", .user = "root", .state = "RUNNING"};
+    cr_assert_eq(liveslurm_job_name(j.name, sizeof j.name, "j0", 0xabc123, 7), 0);
+    cr_assert(liveslurm_ours_by_name(&j, "root", 0xabc123));
+    cr_assert_not(liveslurm_ours_by_name(&j, "root", 0xabc124), "another tunedeck's");
+    snprintf(j.user, sizeof j.user, "nobody");
+    cr_assert_not(liveslurm_ours_by_name(&j, "root", 0xabc123), "another user's");
+}
+
 Test(liverun_slurm, the_look_up_by_name_finds_the_job_id_or_none)
 {
     cr_assert_eq(liveslurm_parse_lookup("12\n"), 12);

@@ -97,6 +97,12 @@ static void fake_command(const char *dir, const char *name, const char *body)
     chmod(path, 0755);
 }
 
+/* A fake squeue prints its file with the mark the watch asked for after each row (the part
+ * of -o's format after its last '|'), as Slurm does (slurm_queue.h). */
+#define SQUEUE_MARKS                                                                       \
+    "m=; while [ $# -gt 0 ]; do [ \"$1\" = -o ] && m=\"${2##*|}\"; shift; done; "      \
+    "exec /bin/sed \"s/\\$/|$m/\" "
+
 /* The operator's drain goes through, and the next round (2 s after the last) reads the node
  * table though it is younger than the watch's 10 s: the panel shows the node drained at once.
  * Fakes first on PATH: sinfo prints DIR/nodes.txt (the captured busy cluster, n4 idle), and
@@ -109,7 +115,7 @@ Test(slurm_desk, a_drain_that_went_through_is_shown_at_the_next_round)
     const char *fx = TUNEDECK_SOURCE_DIR "/tests/fixtures/slurm";
     snprintf(body, sizeof body, "exec /bin/cat '%s/nodes.txt'", dir);
     fake_command(dir, "sinfo", body);
-    snprintf(body, sizeof body, "exec /bin/cat '%s/squeue-22.05.txt'", fx);
+    snprintf(body, sizeof body, SQUEUE_MARKS "'%s/squeue-22.05.txt'", fx);
     fake_command(dir, "squeue", body);
     snprintf(body, sizeof body, "/bin/cp '%s/sinfo-22.05.txt' '%s/nodes.txt'", fx, dir);
     fake_command(dir, "scontrol", body);

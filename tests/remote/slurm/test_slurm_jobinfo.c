@@ -313,3 +313,37 @@ Test(slurm_jobinfo, captured_preemptions_requeued_and_cancelled)
     slurm_jobinfo_clear(&l);
     free(text);
 }
+
+/* Slurm prints a job's name as its owner gave it, newlines too (captured, README): another
+ * user's held job 1 named "a\n   JobState=...\nJobId=2 ... JobState=FAILED ...\nJobId=99 ..."
+ * wrote a record for our job 2, failed, before Slurm's own (running). The old parser took
+ * the answer whole, and slurm_jobinfo_find("2") found the forged record: our job read as
+ * failed, by another user's word. */
+Test(slurm_jobinfo, a_job_name_forging_a_record_of_a_listed_job_refuses_the_answer)
+{
+    char *text = fixture_read("slurm/scontrol-job-22.05-forged.txt");
+    SlurmJobInfoList l;
+    Error e;
+    cr_assert_eq(slurm_jobinfo_parse(text, "scontrol show -d job", &l, &e), -1);
+    cr_assert(strstr(e.msg, "job 2 is listed twice"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "no record of this answer is used"), "%s", e.msg);
+    cr_assert_eq(l.n, 0);
+    free(text);
+}
+
+/* Ids are unique in Slurm's own answers, heterogeneous components included (JobId 9 and 10
+ * of HetJobId 9): the check refuses none of them. */
+Test(slurm_jobinfo, every_captured_answer_lists_each_id_once)
+{
+    const char *files[] = {"slurm/scontrol-job-22.05.txt", "slurm/scontrol-job-22.05-ended.txt",
+                           "slurm/scontrol-job-22.05-het.txt", "slurm/scontrol-job-22.05-pending.txt",
+                           "slurm/scontrol-job-22.05-preempted.txt"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *text = fixture_read(files[i]);
+        SlurmJobInfoList l;
+        Error e;
+        cr_assert_eq(slurm_jobinfo_parse(text, files[i], &l, &e), 0, "%s", e.msg);
+        slurm_jobinfo_clear(&l);
+        free(text);
+    }
+}

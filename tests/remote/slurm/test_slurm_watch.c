@@ -35,6 +35,12 @@ Test(slurm_watch, backs_off_when_the_controller_does_not_answer)
     slurm_ctl_free(c);
 }
 
+/* A fake squeue prints its file with the mark the watch asked for after each row (the part
+ * of -o's format after its last '|'), as Slurm does (slurm_queue.h). */
+#define SQUEUE_MARKS                                                                       \
+    "m=; while [ $# -gt 0 ]; do [ \"$1\" = -o ] && m=\"${2##*|}\"; shift; done; "      \
+    "exec /bin/sed \"s/\\$/|$m/\" "
+
 /* Commands named sinfo and squeue that print the captured Slurm 22.05 output, first on PATH:
  * the watch's round on a caller's loop, from start to parsed state. */
 static char *fake_slurm_dir(const char *sinfo_fixture)
@@ -48,8 +54,8 @@ static char *fake_slurm_dir(const char *sinfo_fixture)
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         FILE *f = fopen(path, "w");
         cr_assert_not_null(f);
-        fprintf(f, "#!/bin/sh\nexec /bin/cat '%s/tests/fixtures/slurm/%s'\n", TUNEDECK_SOURCE_DIR,
-                fixtures[i]);
+        fprintf(f, "#!/bin/sh\n%s'%s/tests/fixtures/slurm/%s'\n",
+                i ? SQUEUE_MARKS : "exec /bin/cat ", TUNEDECK_SOURCE_DIR, fixtures[i]);
         fclose(f);
         chmod(path, 0755);
     }
@@ -163,7 +169,7 @@ static void fake_start(Fake *f)
     snprintf(script, sizeof script,
              "#!/bin/sh\nif [ -e '%s/down' ]; then\n"
              "  echo 'squeue: error: slurm_load_jobs error: Unable to contact slurm controller "
-             "(connect failure)' >&2\n  exit 1\nfi\nexec /bin/cat '%s/queue.txt'\n",
+             "(connect failure)' >&2\n  exit 1\nfi\n" SQUEUE_MARKS "'%s/queue.txt'\n",
              f->dir, f->dir);
     fake_write(f, "squeue", script);
     char path[128];
@@ -341,4 +347,52 @@ Test(slurm_watch_rule, the_loops_second_round_asks_the_queue_alone)
     cr_assert_eq(slurm_ctl_calls(f.ctl), 3, "one squeue");
     cr_assert_eq(slurm_watch_node_tables(f.w), 1);
     fake_stop(&f);
+}
+
+/* Another user's job names holding newlines and a row of their own (captured from Slurm
+ * 22.05, fixtures README): a fake squeue prints what Slurm printed for the format asked,
+ * with the watch's own mark (whatever follows %j) where Slurm put the captured one. The
+ * watch without a mark read job 3's name as a row: a job 2 of root's, COMPLETED. */
+Test(slurm_watch, a_job_name_with_newlines_forges_no_row)
+{
+    char dir[] = "/tmp/td-slurmforge.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *fx = TUNEDECK_SOURCE_DIR "/tests/fixtures/slurm";
+    char path[300];
+    snprintf(path, sizeof path, "%s/sinfo", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nexec /bin/cat '%s/sinfo-22.05.txt'\n", fx);
+    fclose(f);
+    chmod(path, 0755);
+    snprintf(path, sizeof path, "%s/squeue", dir);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "#!/bin/sh\nm=; while [ $# -gt 0 ]; do [ \"$1\" = -o ] && m=\"$2\"; shift; done\n"
+            "case \"$m\" in *'%%j') exec /bin/cat '%s/squeue-22.05-forged.txt' ;; esac\n"
+            "exec /bin/sed \"s/0123456789abcdef/${m##*|}/\" '%s/squeue-22.05-forged-marked.txt'\n",
+            fx, fx);
+    fclose(f);
+    chmod(path, 0755);
+    setenv("PATH", dir, 1);
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    SlurmWatch *w = slurm_watch_new(c, NULL, 2, 8);
+    evloop_run_source(watch_pollfds, watch_step, w, round_ended, w, clock_now_ms() + 10000);
+    cr_assert_eq(slurm_watch_take(w, &e), 1, "%s", e.msg);
+    const SlurmQueue *q = slurm_watch_queue(w);
+    for (size_t i = 0; i < q->n; i++)
+        cr_assert(strcmp(q->v[i].state, "COMPLETED") != 0, "a forged row: job %s of %s, %s",
+                  q->v[i].id, q->v[i].user, q->v[i].state);
+    cr_assert_eq(q->n, 3, "jobs 3, 1 and 2");
+    cr_assert_str_eq(q->v[2].id, "2");
+    cr_assert_str_eq(q->v[2].state, "RUNNING");
+    slurm_watch_free(w);
+    slurm_ctl_free(c);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/sinfo", dir);
+    unlink(path);
+    rmdir(dir);
 }
