@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
+
 static void on_child(int sig)
 {
     (void)sig; /* only wakes ppoll */
@@ -32,13 +34,6 @@ static void hand_on(int status)
         _exit(128 + sig);
     }
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void lifeline_keep(pid_t cmd, int lifeline_fd, int grace_ms)
@@ -71,7 +66,7 @@ void lifeline_keep(pid_t cmd, int lifeline_fd, int grace_ms)
         struct pollfd pf = {.fd = lifeline_fd, .events = POLLIN};
         struct timespec ts, *tmo = NULL;
         if (kill_at >= 0) {
-            int64_t left = kill_at - now_ms();
+            int64_t left = kill_at - clock_now_ms();
             if (left <= 0)
                 kill(0, SIGKILL); /* the group, the keeper included */
             ts.tv_sec = left / 1000;
@@ -82,7 +77,7 @@ void lifeline_keep(pid_t cmd, int lifeline_fd, int grace_ms)
         /* Nobody writes to the lifeline: readable (end of file) means tunedeck is gone. */
         if (n > 0 && kill_at < 0) {
             kill(0, SIGTERM);
-            kill_at = now_ms() + grace_ms;
+            kill_at = clock_now_ms() + grace_ms;
         }
     }
 }
