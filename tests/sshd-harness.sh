@@ -10,6 +10,7 @@
 #                                 HARNESS_LOGLEVEL, default ERROR: sshd takes a keyword's
 #                                 first value, so an extra LogLevel line would not count)
 #   harness_stop I                stops it (its per-connection children too)
+#   harness_drop I                ends every connection it serves; it keeps listening
 #   harness_inventory FILE N...   writes an inventory naming hosts h1..hN
 #   harness_stop_all
 
@@ -134,20 +135,54 @@ EOF
     grep -qF "$line" "$H/known_hosts" 2>/dev/null || echo "$line" >> "$H/known_hosts"
 }
 
-# Stops sshd I and every connection it serves (its children, by pid). Safe under `set -e`
-# (callers' traps run it): every step that may find its process gone is allowed to fail.
+# harness_end_sessions LISTENER: ends every connection the sshd LISTENER serves, as when its
+# session processes die with the commands' shells: each session process (a child of the
+# listener; the harness logs in as root, whose session process is that child itself) is
+# frozen, its children (each command's shell, the leader of the command's group) are killed
+# and seen dead (zombies: it cannot reap them while frozen), and only then is it killed. What
+# a shell started runs on in its group, for tunedeck to stop. The order is what makes it
+# deterministic: a command's guard (remote/ssh/groupstop.h) that finds its session process
+# gone while its shell still runs stops the group itself (the case of a tunedeck killed
+# outright, remote.sh), one that finds the shell dead leaves the group to tunedeck. Killed
+# in one go, either could die first on a loaded machine, and a leftover the suite left on
+# purpose was at times stopped by its guard before tunedeck met it.
+harness_end_sessions() {
+    _hes=$(pgrep -P "$1" 2>/dev/null || true)
+    for c in $_hes; do kill -STOP "$c" 2>/dev/null || true; done
+    for c in $_hes; do
+        for g in $(pgrep -P "$c" 2>/dev/null || true); do
+            kill -KILL "$g" 2>/dev/null || true
+            _hes_n=0
+            while [ "$_hes_n" -lt 200 ]; do
+                case "$(sed 's/.*) //' "/proc/$g/stat" 2>/dev/null || true)" in '' | Z*) break ;; esac
+                sleep 0.05; _hes_n=$((_hes_n + 1))
+            done
+        done
+        kill -KILL "$c" 2>/dev/null || true
+    done
+}
+
+# Stops sshd I and every connection it serves (harness_end_sessions). The listener is frozen
+# first, so that it takes no new connection in between. Safe under `set -e` (callers' traps
+# run it): every step that may find its process gone is allowed to fail.
 harness_stop() {
     i="$1"
     [ -f "$H/sshd$i.pid" ] || return 0
     pid=$(cat "$H/sshd$i.pid")
     rm -f "$H/sshd$i.pid"
-    kill -CONT "$pid" 2>/dev/null || true
-    for c in $(pgrep -P "$pid" 2>/dev/null || true); do
-        for g in $(pgrep -P "$c" 2>/dev/null || true); do kill -KILL "$g" 2>/dev/null || true; done
-        kill -KILL "$c" 2>/dev/null || true
-    done
+    kill -STOP "$pid" 2>/dev/null || true
+    harness_end_sessions "$pid"
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
+}
+
+# harness_drop I: every connection sshd I serves ends (harness_end_sessions), as when the
+# sessions' sshd processes die; the listener stays, so the host takes the next connection at
+# once. (Stopping sshd and starting it again for that leaves a window in which a client's
+# reconnect, a tenth of a second or so after the drop, meets "Connection refused".)
+harness_drop() {
+    [ -f "$H/sshd$1.pid" ] || return 0
+    harness_end_sessions "$(cat "$H/sshd$1.pid")"
 }
 
 harness_stop_all() {

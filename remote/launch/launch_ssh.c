@@ -123,8 +123,9 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     trial_event_clear(&ev);
 }
 
-/* sh -c 'report pgid; export the trial's environment; start the guard that stops the group
- * if the session dies (groupstop.h); exec the command', all quoted. */
+/* sh -c 'report pgid; start the guard that stops the group if the session dies
+ * (groupstop.h: before the exports, so the guard's environment has no TUNEDECK_RUN_MARK);
+ * export the trial's environment; exec the command', all quoted. */
 static char *remote_command(const char *command, const char *machine, int trial,
                             const char *mark)
 {
@@ -133,16 +134,15 @@ static char *remote_command(const char *command, const char *machine, int trial,
     char *b = NULL;
     size_t len = 0;
     if (shquote_append_raw(&b, &len,
-                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; "
-                           "TUNEDECK_MACHINE=") < 0 ||
+                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
+                               "20") "TUNEDECK_MACHINE=") < 0 ||
         shquote_append(&b, &len, machine) < 0 ||
         shquote_append_raw(&b, &len, " TUNEDECK_TRIAL=") < 0 ||
         shquote_append(&b, &len, trial_text) < 0 ||
         shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
         shquote_append(&b, &len, mark) < 0 ||
         shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
-                                     "TUNEDECK_RUN_MARK; " GROUPSTOP_GUARD_SH("20")
-                                     "exec sh -c ") < 0 ||
+                                     "TUNEDECK_RUN_MARK; exec sh -c ") < 0 ||
         shquote_append(&b, &len, command) < 0) {
         free(b);
         return NULL;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "remote/launch/proctree.h"
 
 static volatile sig_atomic_t got_term;
@@ -62,13 +63,6 @@ static void hand_on(int status)
         _exit(128 + sig);
     }
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 typedef struct {
@@ -226,16 +220,16 @@ void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
         if (kill_at < 0 && k.cmd_done) {
             if (!stopping) /* TERMed already when stopping */
                 stop_leftovers(&k, note_fd, grace_ms);
-            kill_at = now_ms() + grace_ms;
+            kill_at = clock_now_ms() + grace_ms;
         }
-        if (kill_at >= 0 && now_ms() >= kill_at) {
+        if (kill_at >= 0 && clock_now_ms() >= kill_at) {
             kill_all(&k);
             k.cmd_done ? hand_on(k.status) : _exit(1);
         }
         struct pollfd pf = {.fd = lifeline_fd, .events = POLLIN};
         struct timespec ts, *tmo = NULL;
         if (kill_at >= 0) {
-            int64_t left = kill_at - now_ms();
+            int64_t left = kill_at - clock_now_ms();
             left = left > 0 ? left : 0;
             ts.tv_sec = left / 1000;
             ts.tv_nsec = (left % 1000) * 1000000;
@@ -250,9 +244,9 @@ void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
                 stopping = 1;
                 kill(0, SIGTERM); /* the keeper's own TERM only sets got_term */
                 proctree_walk(k.self, 1, term_outside_group, &k);
-                kill_at = now_ms() + grace_ms;
+                kill_at = clock_now_ms() + grace_ms;
             } else {
-                kill_at = now_ms();
+                kill_at = clock_now_ms();
             }
         }
     }

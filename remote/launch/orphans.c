@@ -8,6 +8,7 @@
 #include "core/base/clock.h"
 #include "core/base/secret.h"
 #include "core/base/evloop.h"
+#include "remote/ssh/groupstop.h"
 #include "remote/ssh/rexec.h"
 
 cJSON *orphans_proc_json(int trial, const char *machine, long pgid, const char *mark)
@@ -102,19 +103,13 @@ void orphans_clear(OrphanList *l)
  * journal reaches the shell as text. */
 static char *stop_command(const OrphanList *l, const char *machine)
 {
-    size_t cap = 1024 + l->n * (48 + ORPHAN_MARK_CHARS), len;
+    size_t cap = 1024 + sizeof GROUPSTOP_LIVE_SH + l->n * (48 + ORPHAN_MARK_CHARS), len;
     char *cmd = malloc(cap);
     if (!cmd)
         return NULL;
-    /* live G: a process of group G that is not a zombie. kill -0 counts zombies, and one
-     * whose parent died waits for init to reap it (a container's init may take a second or
-     * more): such a group is stopped, it holds no device or port, and must not read as
-     * "alive after SIGKILL". */
-    len = (size_t)snprintf(cmd, cap,
-                           "live() { for p in $(pgrep -g $1 2>/dev/null); do "
-                           "s=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null); "
-                           "case $s in ''|Z*) ;; *) return 0 ;; esac; done; return 1; }; "
-                           "for gt in");
+    /* live G, as a stop asks it (groupstop.h): a zombie left in a stopped group must not read
+     * as "alive after SIGKILL". */
+    len = (size_t)snprintf(cmd, cap, "%s; for gt in", GROUPSTOP_LIVE_SH);
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->items[i].machine, machine) == 0)
             len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d:%s", l->items[i].pgid,

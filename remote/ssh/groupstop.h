@@ -33,16 +33,26 @@
  * guard), and when $$ is gone or a zombie (the command ended, or was killed with its
  * session: what it left behind is the launcher's to stop, as before; its pid cannot be
  * another's while the guard keeps the group's id in use). Its own output goes nowhere: it
- * holds no channel open. A session whose client vanished without closing its connection (a
- * power loss) keeps its sshd process until TCP notices: that is still the journal's
- * --resume stop (remote.md). */
+ * holds no channel open.
+ *
+ * The guard is a shell of its own (`sh -c GUARD tunedeck-guard $$ $PPID`), not a subshell of
+ * the wrapping one: a subshell's command line is its parent's, which holds the command (and
+ * whatever names it: a test's marker, a job's paths), so `pgrep -f` on the command counted
+ * the guard for up to a second after the command ended. Its text is fixed, in single quotes
+ * (so it holds none): the two pids are its arguments, nothing of the command reaches it. Put
+ * before the wrapping shell exports the trial's variables, its environment carries no
+ * TUNEDECK_RUN_MARK either: the orphan stop (orphans.c) takes a group for the launch's by
+ * the command's own processes, not by the guard's.
+ *
+ * A session whose client vanished without closing its connection (a power loss) keeps its
+ * sshd process until TCP notices: that is still the journal's --resume stop (remote.md). */
 #define GROUPSTOP_GUARD_SH(kill_ticks)                                                           \
-    "( ( trap - TERM; g=$$ p=$PPID; exec </dev/null >/dev/null 2>&1; "                          \
-    "[ -r /proc/$g/stat ] || exit 0; while :; do s=; read -r s </proc/$g/stat || exit 0; "      \
-    "s=${s##*) }; set -- $s; case $1 in Z*|X*) exit 0 ;; esac; [ \"$2\" = \"$p\" ] || break; " \
-    "sleep 1; done; trap '' TERM; kill -TERM -$g; n=0; while [ $n -lt " kill_ticks " ]; do "  \
-    "s=; read -r s </proc/$g/stat || break; s=${s##*) }; case $s in Z*|X*) break ;; esac; "     \
-    "sleep 0.1; n=$((n+1)); done; kill -KILL -$g ) & ); "
+    "( sh -c '[ -r /proc/$1/stat ] || exit 0; g=$1 p=$2; while :; do s=; "                      \
+    "read -r s </proc/$g/stat || exit 0; s=${s##*) }; set -- $s; case $1 in Z*|X*) exit 0 ;; "  \
+    "esac; [ \"$2\" = \"$p\" ] || break; sleep 1; done; trap \"\" TERM; kill -TERM -$g; n=0; "  \
+    "while [ $n -lt " kill_ticks " ]; do s=; read -r s </proc/$g/stat || break; "               \
+    "s=${s##*) }; case $s in Z*|X*) break ;; esac; sleep 0.1; n=$((n+1)); done; "               \
+    "kill -KILL -$g' tunedeck-guard \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 & ); "
 
 /* The command that stops group pgid (> 1): TERM, then KILL once it has had 2 s; it ends
  * when no process but zombies is left, or just after the KILL. Caller frees; NULL when

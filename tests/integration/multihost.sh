@@ -156,7 +156,7 @@ if [ -n "$old1" ]; then
     # the pool's reconnect back-off is capped at 30 s
     if wait_out "h2 is down over SSH" "s0: its run left on h2 when its end was not seen [(]process group [0-9]+[)]: stopped" 900 &&
         wait_out "s0: its run left on h2" "s0: run [0-9]+ on h[12] .*(resumed at step|first step)" 600 &&
-        ! kill -0 "$old1" 2>/dev/null
+        ! running_pid "$old1"
     then pass "once h2 answers, the old rank 1 is stopped by its mark and s0 runs again"
     else fail "old rank 1 on h2: $(grep "s0:\|h2" "$T/out4" | tail -n 12)"; KEEP=1; fi
 else

@@ -1,4 +1,6 @@
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,23 +113,92 @@ Test(groupstop, the_command_stops_a_group_in_dash_and_bash)
     }
 }
 
-/* The guard: a command whose sshd session process dies (here: its parent, killed) has its
- * group stopped. This process is the subreaper, as init would be: the orphaned command and
- * the guard are reparented to it, and it reaps them. Regression: nothing stopped a remote
- * command that did not write when tunedeck died (no pty, no SIGHUP). */
-Test(groupstop, the_guard_stops_the_group_once_its_session_parent_is_gone)
+/* What /proc/PID/stat says of a process: its state letter (0 once it is gone), its parent and
+ * its group. */
+static char proc_state(pid_t pid, pid_t *ppid, pid_t *pgrp)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *r = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
+    char st = 0;
+    long pp = 0, pg = 0;
+    if (!r || sscanf(r + 1, " %c %ld %ld", &st, &pp, &pg) != 3)
+        return 0;
+    if (ppid)
+        *ppid = (pid_t)pp;
+    if (pgrp)
+        *pgrp = (pid_t)pg;
+    return st;
+}
+
+/* A process's command line, its arguments joined by spaces ("" once it is gone). */
+static void proc_cmdline(pid_t pid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(out, 1, cap - 1, f);
+    fclose(f);
+    out[n] = 0;
+    for (size_t i = 0; n && i < n - 1; i++)
+        if (!out[i])
+            out[i] = ' ';
+}
+
+/* A process of group g, other than g, whose command line is `want` exactly; 0 if none now. */
+static pid_t member_named(pid_t g, const char *want)
+{
+    DIR *d = opendir("/proc");
+    cr_assert_not_null(d);
+    pid_t found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        pid_t pid = (pid_t)atol(e->d_name), pg = 0;
+        char line[8192];
+        if (pid <= 0 || pid == g || !proc_state(pid, NULL, &pg) || pg != g)
+            continue;
+        proc_cmdline(pid, line, sizeof line);
+        if (strcmp(line, want) == 0)
+            found = pid;
+    }
+    closedir(d);
+    return found;
+}
+
+/* The remote side of one command: a "session" process (sshd's, here this process's child)
+ * whose child runs `shell -c GUARD command` as the leader of a group of its own (sshd's
+ * setsid). This process is the subreaper, as init would be: what is orphaned is reparented
+ * to it, and it reaps it. Returns the leader; *session its parent, *guard the guard, found
+ * by its child `sleep 1` (so found only once the guard is in its loop). */
+static pid_t start_guarded(const char *shell, const char *command, pid_t *session, pid_t *guard)
 {
     cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", GROUPSTOP_GUARD_SH("20"), command);
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
-    pid_t session = fork();
-    cr_assert(session >= 0);
-    if (session == 0) {
+    *session = fork();
+    cr_assert(*session >= 0);
+    if (*session == 0) {
+        /* A test that fails leaves nothing behind: the session dies with it, and the guard
+         * then stops the group; nothing of it holds the test's output open. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         pid_t c = fork();
         if (c == 0) {
-            setpgid(0, 0); /* sshd's setsid: the command leads its group */
-            execl("/bin/sh", "sh", "-c",
-                  GROUPSTOP_GUARD_SH("20") "exec sleep 300", (char *)NULL);
+            setpgid(0, 0);
+            int null = open("/dev/null", O_RDWR);
+            if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                _exit(126);
+            execlp(shell, shell, "-c", text, (char *)NULL);
             _exit(127);
         }
         setpgid(c, c);
@@ -141,17 +212,84 @@ Test(groupstop, the_guard_stops_the_group_once_its_session_parent_is_gone)
     long c = 0;
     cr_assert_eq(read(fds[0], &c, sizeof c), (ssize_t)sizeof c);
     close(fds[0]);
-    /* the guard runs once the shell got to exec: its group holds more than the leader */
-    char probe[64];
-    snprintf(probe, sizeof probe, "[ $(pgrep -g %ld | wc -l) -ge 2 ]", c);
-    while (system(probe) != 0)
-        usleep(50 * 1000);
+    pid_t sleeper;
+    while (!(sleeper = member_named((pid_t)c, "sleep 1")) ||
+           !proc_state(sleeper, guard, NULL))
+        usleep(20 * 1000);
+    return (pid_t)c;
+}
+
+/* The end of a test: what is left of group g killed, every child reaped. */
+static void end_guarded(pid_t g, pid_t session)
+{
     kill(session, SIGKILL);
-    waitpid(session, NULL, 0);
-    int st = 0;
-    cr_assert_eq(waitpid((pid_t)c, &st, 0), (pid_t)c); /* it ends: nothing else would end it */
-    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
-    kill((pid_t)-c, SIGKILL); /* the guard, if its KILL has not come yet */
+    kill(-g, SIGKILL);
     while (waitpid(-1, NULL, 0) > 0)
         ;
+}
+
+/* The guard: a command whose sshd session process dies (here: its parent, killed) has its
+ * group stopped, whichever shell the login runs. Regression: nothing stopped a remote command
+ * that did not write when tunedeck died (no pty, no SIGHUP). */
+Test(groupstop, the_guard_stops_the_group_once_its_session_parent_is_gone)
+{
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
+        pid_t session, guard;
+        pid_t c = start_guarded(SHELLS[i], "exec sleep 300", &session, &guard);
+        kill(session, SIGKILL);
+        waitpid(session, NULL, 0);
+        int st = 0;
+        cr_assert_eq(waitpid(c, &st, 0), c); /* it ends: nothing else would end it */
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "%s: status %d", SHELLS[i], st);
+        end_guarded(c, session);
+    }
+}
+
+/* Regression: the guard was a subshell of the wrapping shell, so its command line was the
+ * wrapping shell's, the trial's command included: `pgrep -f` on a trial's name counted it
+ * for up to a second after the trial ended (faults.sh counted 9 on 3 hosts). Its own shell
+ * now: `sh -c GUARD tunedeck-guard PGID PPID`, nothing of the command in it. */
+Test(groupstop, the_guards_command_line_holds_nothing_of_the_command)
+{
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
+        pid_t session, guard;
+        pid_t c = start_guarded(SHELLS[i], ": guard-test-mark; exec sleep 300", &session, &guard);
+        char line[8192], want[64];
+        proc_cmdline(guard, line, sizeof line);
+        snprintf(want, sizeof want, " tunedeck-guard %ld %ld", (long)c, (long)session);
+        cr_assert_null(strstr(line, "guard-test-mark"), "%s: the guard's command line: %s",
+                       SHELLS[i], line);
+        cr_assert_not_null(strstr(line, want), "%s: the guard's command line: %s", SHELLS[i],
+                           line);
+        end_guarded(c, session);
+    }
+}
+
+/* A command killed with its session (its leader dead before the session process): what it
+ * left running is the launcher's to stop (the orphan stop before the host's next trial,
+ * faults.sh part 2), so the guard ends without a signal. Here the leader is a zombie when the
+ * session dies; the guard's exit status says whether it stopped the group (its own KILL ends
+ * it then). */
+Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
+{
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
+        pid_t session, guard;
+        pid_t c = start_guarded(SHELLS[i], "sleep 299 & exec sleep 300", &session, &guard);
+        pid_t left;
+        while (!(left = member_named(c, "sleep 299")))
+            usleep(20 * 1000);
+        kill(c, SIGKILL);
+        while (proc_state(c, NULL, NULL) != 'Z') /* its parent, paused, does not reap it */
+            usleep(20 * 1000);
+        kill(session, SIGKILL);
+        waitpid(session, NULL, 0);
+        int st = 0;
+        cr_assert_eq(waitpid(guard, &st, 0), guard);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the guard ended with status %d",
+                  SHELLS[i], st);
+        char state = proc_state(left, NULL, NULL);
+        cr_assert(state && state != 'Z', "%s: what the command left is stopped (%c)", SHELLS[i],
+                  state ? state : '-');
+        end_guarded(c, session);
+    }
 }
