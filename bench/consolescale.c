@@ -16,24 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench/args/benchargs.h"
-#include "core/base/jsonfile.h"
-#include "core/sim/simcluster.h"
+#include "bench/args/benchtrials.h"
 #include "tui/plot.h"
 #include "tui/trials.h"
 
 static const size_t SIZES[] = {1000, 5000, 20000};
 #define NSIZES (int)(sizeof SIZES / sizeof SIZES[0])
 enum { EVENTS = 200, FRAMES = 200 };
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Trial i's outcome, as bench/trialtable's: ok with a time that wanders (a new best now and
  * then), every 7th failed; a prediction near it, and a far one (the prior) for the first. */
@@ -60,13 +51,13 @@ static void series(const TrialRecord *recs, size_t n, double *best, double *pred
 }
 
 /* CPU seconds per frame of the plot's range; *lo, *hi: the range. */
-static double plot_frames(const double *best, const double *pred, size_t n, int before,
-                          double *lo, double *hi)
+static double plot_frames(const double *best, const double *pred, size_t n, int before, double *lo,
+                          double *hi)
 {
-    double t0 = cpu_s();
+    double t0 = benchtrials_cpu_s();
     for (int f = 0; f < FRAMES; f++)
         (before ? plot_time_range_sorted : plot_time_range)(best, pred, n, lo, hi);
-    return (cpu_s() - t0) / FRAMES;
+    return (benchtrials_cpu_s() - t0) / FRAMES;
 }
 
 /* Builds the table of the first n trials under `sort`, then times EVENTS events past them
@@ -83,7 +74,7 @@ static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, Trial
     }
     trials_build(t, ptr, n, sort, 0, "");
     volatile int d = 0;
-    double t0 = cpu_s();
+    double t0 = benchtrials_cpu_s();
     for (size_t i = n; i < n + EVENTS / 2; i++) {
         for (int half = 0; half < 2; half++) {
             if (half)
@@ -95,7 +86,7 @@ static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, Trial
                 d = t->decimals + t->decimals;
         }
     }
-    double per = (cpu_s() - t0) / EVENTS;
+    double per = (benchtrials_cpu_s() - t0) / EVENTS;
     *decimals = d / 2;
     return per;
 }
@@ -128,29 +119,21 @@ int main(int argc, char **argv)
     int quick;
     if (benchargs_out_quick("consolescale", argc, argv, &out, &quick) < 0)
         return 2;
-    Error e;
-    SimCluster *sim = simcluster_new("B:googlenet", &e);
-    if (!sim) {
-        fprintf(stderr, "consolescale: %s\n", e.msg);
-        return 1;
-    }
     int sizes = quick ? NSIZES - 1 : NSIZES;
     size_t most = SIZES[sizes - 1] + EVENTS / 2;
-    TrialRecord *recs = calloc(most, sizeof *recs);
-    const TrialRecord **ptr = calloc(most, sizeof *ptr);
+    BenchTrials bt;
+    if (benchtrials_make("consolescale", most, finish, &bt) < 0)
+        return 1;
+    TrialRecord *recs = bt.recs;
+    const TrialRecord **ptr = bt.ptr;
     double *best = calloc(most, sizeof *best), *pred = calloc(most, sizeof *pred);
-    if (!recs || !ptr || !best || !pred) {
+    if (!best || !pred) {
         fprintf(stderr, "consolescale: out of memory\n");
         return 1;
     }
-    for (size_t i = 0; i < most; i++) {
-        recs[i].trial = (int)i + 1;
-        recs[i].suggestion.schedule = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
-        finish(&recs[i], i);
-        ptr[i] = &recs[i];
-    }
     printf("CPU per frame (plot) or per trial event (the rest); before: the old way, this run\n"
-           "%-14s %8s %12s %12s %8s\n", "what", "trials", "before_ms", "now_ms", "ratio");
+           "%-14s %8s %12s %12s %8s\n",
+           "what", "trials", "before_ms", "now_ms", "ratio");
     cJSON *res = cJSON_CreateArray();
     int rc = 0;
     for (int k = 0; k < sizes && rc == 0; k++) {
@@ -194,26 +177,12 @@ int main(int argc, char **argv)
             cJSON_AddItemToArray(res, row(NAME[s], n, b, now));
         }
     }
-    if (rc == 0 && out) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "bench", "consolescale");
-        cJSON_AddItemToObject(doc, "results", res);
-        res = NULL;
-        if (jsonfile_write(out, doc, &e) < 0) {
-            fprintf(stderr, "consolescale: %s\n", e.msg);
-            rc = 1;
-        }
-        cJSON_Delete(doc);
-    }
-    cJSON_Delete(res);
-    for (size_t i = 0; i < most; i++) {
-        observation_free(recs[i].obs);
-        schedule_free(recs[i].suggestion.schedule);
-    }
-    free(recs);
-    free(ptr);
+    if (rc == 0 && benchtrials_write("consolescale", out, res) < 0)
+        rc = 1;
+    else if (rc != 0)
+        cJSON_Delete(res);
     free(best);
     free(pred);
-    simcluster_free(sim);
+    benchtrials_free(&bt);
     return rc;
 }

@@ -9,23 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench/args/benchargs.h"
-#include "core/base/jsonfile.h"
-#include "core/sim/simcluster.h"
+#include "bench/args/benchtrials.h"
 #include "tui/trials.h"
 
 static const size_t SIZES[] = {1000, 5000, 20000};
 #define NSIZES (int)(sizeof SIZES / sizeof SIZES[0])
 enum { EVENTS = 200 };
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Trial i's outcome: ok with a time that wanders (a new best now and then), every 7th
  * failed. */
@@ -40,8 +31,7 @@ static void finish(TrialRecord *r, size_t i)
 
 /* Builds the table of the first n trials, then times EVENTS events past them (each trial
  * started, then finished). Returns the CPU seconds per event. */
-static double run(TrialRecord *recs, const TrialRecord **ptr, size_t n, int before,
-                  TrialTable *t)
+static double run(TrialRecord *recs, const TrialRecord **ptr, size_t n, int before, TrialTable *t)
 {
     memset(t, 0, sizeof *t);
     t->rebuild_all = before;
@@ -50,13 +40,13 @@ static double run(TrialRecord *recs, const TrialRecord **ptr, size_t n, int befo
         recs[i].obs = NULL;
     }
     trials_build(t, ptr, n, TRIAL_COL_NUMBER, 0, "");
-    double t0 = cpu_s();
+    double t0 = benchtrials_cpu_s();
     for (size_t i = n; i < n + EVENTS / 2; i++) {
         trials_build(t, ptr, i + 1, TRIAL_COL_NUMBER, 0, ""); /* started */
         finish(&recs[i], i);
         trials_build(t, ptr, i + 1, TRIAL_COL_NUMBER, 0, ""); /* finished */
     }
-    return (cpu_s() - t0) / EVENTS;
+    return (benchtrials_cpu_s() - t0) / EVENTS;
 }
 
 static int same(const TrialTable *a, const TrialTable *b)
@@ -77,28 +67,16 @@ int main(int argc, char **argv)
     int quick;
     if (benchargs_out_quick("trialtable", argc, argv, &out, &quick) < 0)
         return 2;
-    Error e;
-    SimCluster *sim = simcluster_new("B:googlenet", &e);
-    if (!sim) {
-        fprintf(stderr, "trialtable: %s\n", e.msg);
-        return 1;
-    }
     int sizes = quick ? NSIZES - 1 : NSIZES;
     size_t most = SIZES[sizes - 1] + EVENTS / 2;
-    TrialRecord *recs = calloc(most, sizeof *recs);
-    const TrialRecord **ptr = calloc(most, sizeof *ptr);
-    if (!recs || !ptr) {
-        fprintf(stderr, "trialtable: out of memory\n");
+    BenchTrials bt;
+    if (benchtrials_make("trialtable", most, finish, &bt) < 0)
         return 1;
-    }
-    for (size_t i = 0; i < most; i++) {
-        recs[i].trial = (int)i + 1;
-        recs[i].suggestion.schedule = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
-        finish(&recs[i], i);
-        ptr[i] = &recs[i];
-    }
+    TrialRecord *recs = bt.recs;
+    const TrialRecord **ptr = bt.ptr;
     printf("the trial table rebuilt at each trial event (start, finish), CPU per event\n"
-           "%8s %14s %14s %8s\n", "trials", "before_ms", "now_ms", "ratio");
+           "%8s %14s %14s %8s\n",
+           "trials", "before_ms", "now_ms", "ratio");
     cJSON *res = cJSON_CreateArray();
     int rc = 0;
     for (int k = 0; k < sizes && rc == 0; k++) {
@@ -119,24 +97,10 @@ int main(int argc, char **argv)
         trials_free(&before);
         trials_free(&now);
     }
-    if (rc == 0 && out) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "bench", "trialtable");
-        cJSON_AddItemToObject(doc, "results", res);
-        res = NULL;
-        if (jsonfile_write(out, doc, &e) < 0) {
-            fprintf(stderr, "trialtable: %s\n", e.msg);
-            rc = 1;
-        }
-        cJSON_Delete(doc);
-    }
-    cJSON_Delete(res);
-    for (size_t i = 0; i < most; i++) {
-        observation_free(recs[i].obs);
-        schedule_free(recs[i].suggestion.schedule);
-    }
-    free(recs);
-    free(ptr);
-    simcluster_free(sim);
+    if (rc == 0 && benchtrials_write("trialtable", out, res) < 0)
+        rc = 1;
+    else if (rc != 0)
+        cJSON_Delete(res);
+    benchtrials_free(&bt);
     return rc;
 }

@@ -31,17 +31,25 @@ static void teardown(void)
 
 TestSuite(theme, .init = setup, .fini = teardown);
 
+static const char *const SHIPPED[] = {"default",       "solarized-dark", "light",
+                                      "high-contrast", "monochrome",     "okabe-ito"};
+#define N_SHIPPED (sizeof SHIPPED / sizeof SHIPPED[0])
+
+/* The shipped theme SHIPPED[i], from this source tree's themes/. */
+static void load_shipped(size_t i, Theme *t)
+{
+    char themes[1024];
+    Error err;
+    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
+    cr_assert_eq(theme_load(themes, SHIPPED[i], t, &err), 0, "%s: %s", SHIPPED[i], err.msg);
+}
+
 Test(theme, every_shipped_theme_loads)
 {
-    const char *names[] = {"default",       "solarized-dark", "light",
-                           "high-contrast", "monochrome",     "okabe-ito"};
-    char themes[1024];
-    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < N_SHIPPED; i++) {
         Theme t;
-        Error err;
-        cr_assert_eq(theme_load(themes, names[i], &t, &err), 0, "%s: %s", names[i], err.msg);
-        cr_assert_str_eq(t.name, names[i]);
+        load_shipped(i, &t);
+        cr_assert_str_eq(t.name, SHIPPED[i]);
     }
 }
 
@@ -135,21 +143,16 @@ Test(theme, names_are_the_folders_json_files_sorted)
  * became white on white: every tab but the active one, and the session's state, vanished. */
 Test(theme, no_role_of_a_shipped_theme_loses_its_text_in_8_or_16_colours)
 {
-    const char *names[] = {"default",       "solarized-dark", "light",
-                           "high-contrast", "monochrome",     "okabe-ito"};
-    char themes[1024];
-    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < N_SHIPPED; i++) {
         Theme t;
-        Error err;
-        cr_assert_eq(theme_load(themes, names[i], &t, &err), 0, "%s: %s", names[i], err.msg);
+        load_shipped(i, &t);
         for (int colors = 8; colors <= 256; colors *= 2)
             for (int r = 0; r < ROLE_COUNT; r++) {
                 const RoleStyle *s = &t.role[r];
                 short fg, bg;
                 theme_fit_pair(s->fg, s->bg, colors, &fg, &bg);
                 cr_assert(s->fg == s->bg || fg < 0 || fg != bg, "%s %s in %d colours: %d on %d",
-                          names[i], theme_role_name((Role)r), colors, fg, bg);
+                          SHIPPED[i], theme_role_name((Role)r), colors, fg, bg);
             }
     }
     short fg, bg;
@@ -163,14 +166,9 @@ Test(theme, no_role_of_a_shipped_theme_loses_its_text_in_8_or_16_colours)
  * and 1 (red, green): two jobs of one cluster view in one colour. */
 Test(theme, every_job_colour_of_a_shipped_theme_stays_apart_in_8_colours)
 {
-    const char *names[] = {"default",       "solarized-dark", "light",
-                           "high-contrast", "monochrome",     "okabe-ito"};
-    char themes[1024];
-    snprintf(themes, sizeof themes, "%s/themes", TUNEDECK_SOURCE_DIR);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < N_SHIPPED; i++) {
         Theme t;
-        Error err;
-        cr_assert_eq(theme_load(themes, names[i], &t, &err), 0, "%s: %s", names[i], err.msg);
+        load_shipped(i, &t);
         for (int colors = 8; colors <= 256; colors *= 2) {
             short fg[8], bg[8];
             int rev[8];
@@ -182,7 +180,7 @@ Test(theme, every_job_colour_of_a_shipped_theme_stays_apart_in_8_colours)
             for (int j = 0; j < 8; j++)
                 for (int k = 0; k < j; k++)
                     cr_assert(fg[j] != fg[k] || bg[j] != bg[k] || rev[j] != rev[k],
-                              "%s in %d colours: job %d looks like job %d", names[i], colors, j,
+                              "%s in %d colours: job %d looks like job %d", SHIPPED[i], colors, j,
                               k);
         }
     }
