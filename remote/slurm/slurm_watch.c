@@ -46,11 +46,26 @@ struct SlurmWatch {
     long rounds;
     int64_t last_end_ms;
     int64_t round_start_ms;
-    /* squeue's format with a mark of this watch's own after the name (slurm_queue.h: a
-     * name's newlines cannot forge a row) */
+    /* squeue's format with a mark of this round's own after the name (slurm_queue.h: a
+     * name's newlines cannot forge a row; new_mark) */
     char mark[17];
     char squeue_format[sizeof SLURM_SQUEUE_FORMAT + 18];
 };
+
+/* A new mark for the round about to ask squeue. The format is on squeue's command line,
+ * which every user of a login node can read in ps while it runs: a mark kept for the whole
+ * watch could be read there once and put into a job's name (`scontrol update JobName=`) to
+ * forge rows from then on. A mark of one round is worth nothing after its answer. */
+static int new_mark(SlurmWatch *w, Error *err)
+{
+    unsigned char raw[8];
+    if (secret_random(raw, sizeof raw, err) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(w->mark + 2 * i, 3, "%02x", raw[i]);
+    snprintf(w->squeue_format, sizeof w->squeue_format, "%s|%s", SLURM_SQUEUE_FORMAT, w->mark);
+    return 0;
+}
 
 SlurmWatch *slurm_watch_new(SlurmCtl *c, const char *partition, double min_interval_s,
                             double max_interval_s)
@@ -59,15 +74,11 @@ SlurmWatch *slurm_watch_new(SlurmCtl *c, const char *partition, double min_inter
     if (!w)
         return NULL;
     w->ctl = c;
-    unsigned char raw[8];
     Error err;
-    if (secret_random(raw, sizeof raw, &err) < 0) {
+    if (new_mark(w, &err) < 0) {
         free(w);
         return NULL;
     }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(w->mark + 2 * i, 3, "%02x", raw[i]);
-    snprintf(w->squeue_format, sizeof w->squeue_format, "%s|%s", SLURM_SQUEUE_FORMAT, w->mark);
     snprintf(w->partition, sizeof w->partition, "%s", partition ? partition : "");
     /* At most two calls a round: a round every 2 s keeps the controller at one call a
      * second. */
@@ -250,7 +261,7 @@ int slurm_watch_poll(SlurmWatch *w, int64_t now_ms, Error *err)
     w->round_start_ms = now_ms;
     w->asking_nodes = 0;
     char *nt = NULL;
-    if (slurm_ctl_run(w->ctl, squeue, &w->queue_text, err) != 0)
+    if (new_mark(w, err) < 0 || slurm_ctl_run(w->ctl, squeue, &w->queue_text, err) != 0)
         return round_end(w, NULL, 0, now_ms, err);
     int ask = queue_in(w, err);
     if (ask < 0)
@@ -285,7 +296,7 @@ void slurm_watch_step(SlurmWatch *w, const struct pollfd *fds, size_t n, int64_t
             return;
         w->round_start_ms = now_ms;
         w->asking_nodes = 0;
-        if (!(w->call = slurm_call_start(w->ctl, squeue, &w->err)))
+        if (new_mark(w, &w->err) < 0 || !(w->call = slurm_call_start(w->ctl, squeue, &w->err)))
             end_async(w, NULL, 0, now_ms);
         return;
     }

@@ -396,3 +396,58 @@ Test(slurm_watch, a_job_name_with_newlines_forges_no_row)
     unlink(path);
     rmdir(dir);
 }
+
+/* The mark is on squeue's command line, which any user of the login node can read in ps
+ * while it runs. Read there in one round and put into a job's name (`scontrol update
+ * JobName=`), a mark kept for the whole watch let that name end its own row and forge the
+ * next (a job 7 of root's holding 2 GPUs of n1): the fake squeue's first round saves the mark
+ * it was given, and its second round prints the name holding that mark. */
+Test(slurm_watch, a_mark_seen_in_ps_forges_no_row_in_a_later_round)
+{
+    char dir[] = "/tmp/td-slurmmark.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[300], sinfo[300], seen[300];
+    snprintf(sinfo, sizeof sinfo, "%s/sinfo", dir);
+    FILE *f = fopen(sinfo, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nexec /bin/cat '%s/tests/fixtures/slurm/sinfo-22.05.txt'\n",
+            TUNEDECK_SOURCE_DIR);
+    fclose(f);
+    chmod(sinfo, 0755);
+    snprintf(seen, sizeof seen, "%s/seen", dir);
+    snprintf(path, sizeof path, "%s/squeue", dir);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "#!/bin/sh\nm=; while [ $# -gt 0 ]; do [ \"$1\" = -o ] && m=\"${2##*|}\"; shift; done\n"
+            "if [ ! -e '%s' ]; then printf %%s \"$m\" > '%s'\n"
+            "  printf '2|root|RUNNING|1|N/A|n1|None|tunedeck-live-1.00abcd-r1|%%s\\n' \"$m\"\n"
+            "  exit 0\nfi\nold=$(/bin/cat '%s')\n"
+            "printf '3|nobody|PENDING|1|N/A||JobHeldUser|x|%%s\\n' \"$old\"\n"
+            "printf '7|root|RUNNING|1|gres:gpu:2|n1|None|phantom|%%s\\n' \"$m\"\n"
+            "printf '2|root|RUNNING|1|N/A|n1|None|tunedeck-live-1.00abcd-r1|%%s\\n' \"$m\"\n",
+            seen, seen, seen);
+    fclose(f);
+    chmod(path, 0755);
+    setenv("PATH", dir, 1);
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    SlurmWatch *w = slurm_watch_new(c, NULL, 2, 8);
+    cr_assert_geq(slurm_watch_poll(w, 1000, &e), 0, "%s", e.msg);
+    cr_assert_eq(slurm_watch_queue(w)->n, 1);
+    cr_assert_geq(slurm_watch_poll(w, 100000, &e), 0, "%s", e.msg);
+    const SlurmQueue *q = slurm_watch_queue(w);
+    for (size_t i = 0; i < q->n; i++)
+        cr_assert(strcmp(q->v[i].id, "7") != 0, "a forged row: job %s of %s, %s on %s",
+                  q->v[i].id, q->v[i].user, q->v[i].state, q->v[i].nodelist);
+    cr_assert_eq(q->n, 2, "job 3, whose name holds the old mark, and job 2");
+    cr_assert_str_eq(q->v[0].id, "3");
+    cr_assert(strstr(q->v[0].name, "phantom") != NULL, "%s", q->v[0].name);
+    slurm_watch_free(w);
+    slurm_ctl_free(c);
+    unlink(path);
+    unlink(sinfo);
+    unlink(seen);
+    rmdir(dir);
+}
