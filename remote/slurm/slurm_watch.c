@@ -173,6 +173,22 @@ static int seen_changed(char **seen, const char *text)
     return changed;
 }
 
+/* Takes the round's mark off the end of each row, in place: the mark is new each round
+ * (new_mark), and the queue has not changed because the mark did. */
+static void strip_mark(char *text, const char *mark)
+{
+    size_t ml = strlen(mark);
+    char *out = text;
+    for (const char *p = text; *p;) {
+        if (p[0] == '|' && strncmp(p + 1, mark, ml) == 0 && (p[1 + ml] == '\n' || !p[1 + ml])) {
+            p += 1 + ml;
+            continue;
+        }
+        *out++ = *p++;
+    }
+    *out = 0;
+}
+
 static void back_off(SlurmWatch *w, int changed, int64_t now_ms)
 {
     w->interval_s = changed ? w->min_s : w->interval_s * 2;
@@ -233,6 +249,8 @@ static int round_end(SlurmWatch *w, char *nt, int ok, int64_t now_ms, Error *err
      * round and is what moves on a busy cluster. A node table that changed on its own
      * reading (often the lagging image of a queue change already seen: the node a job
      * left turning idle) is shown, but does not bring the wait back to the minimum. */
+    if (qt)
+        strip_mark(qt, w->mark);
     int queue_changed = seen_changed(&w->queue_seen, qt) || w->down_since_ms != 0;
     int changed = queue_changed;
     free(qt);
