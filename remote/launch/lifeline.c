@@ -140,14 +140,8 @@ static void note_add(Keeper *k, const char *s)
 
 static void note_add_num(Keeper *k, unsigned long v)
 {
-    char tmp[24], out[24];
-    size_t n = 0;
-    do
-        tmp[n++] = (char)('0' + v % 10);
-    while ((v /= 10) > 0);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    out[n] = 0;
+    char out[24];
+    out[proctree_decimal(out, v)] = 0;
     note_add(k, out);
 }
 

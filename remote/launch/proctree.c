@@ -22,7 +22,7 @@ static long parse_long(const char **p)
     return neg ? -v : v;
 }
 
-static size_t put_ulong(char *buf, unsigned long v)
+size_t proctree_decimal(char *buf, unsigned long v)
 {
     char tmp[24];
     size_t n = 0;
@@ -37,7 +37,7 @@ static size_t put_ulong(char *buf, unsigned long v)
 int proctree_info(pid_t pid, ProcInfo *out)
 {
     char path[48] = "/proc/";
-    size_t n = 6 + put_ulong(path + 6, (unsigned long)pid);
+    size_t n = 6 + proctree_decimal(path + 6, (unsigned long)pid);
     memcpy(path + n, "/stat", 6);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -4,6 +4,7 @@
 #ifndef TUNEDECK_PROCTREE_H
 #define TUNEDECK_PROCTREE_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 typedef struct {
@@ -19,5 +20,9 @@ int proctree_info(pid_t pid, ProcInfo *out);
  * when /proc cannot be read. A process born or gone during the walk may be missed: callers
  * walk again until nothing is left. */
 int proctree_walk(pid_t self, int below, void (*visit)(const ProcInfo *p, void *ud), void *ud);
+
+/* Writes v in decimal to buf (room for 20 digits), without a NUL; returns how many digits.
+ * No stdio, for the same reason (the /proc paths here, the keeper's note). */
+size_t proctree_decimal(char *buf, unsigned long v);
 
 #endif
