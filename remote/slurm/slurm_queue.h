@@ -36,7 +36,7 @@ int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Err
  * name as its owner gave it, newlines too, so without a mark that user could not be told
  * from Slurm: `sbatch -J $'x\n7|ops|COMPLETED|...'` wrote a row of its own (a job of
  * someone else's, ended), and a bare newline made every round fail. MARK is random and new
- * to each watch (slurm_watch.c), so no name submitted before it can hold it. */
+ * to each round (slurm_watch.c), so no name submitted before that round can hold it. */
 int slurm_queue_parse_marked(const char *text, const char *mark, const char *source,
                              SlurmQueue *out, Error *err);
 void slurm_queue_clear(SlurmQueue *q);
