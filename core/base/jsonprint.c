@@ -7,58 +7,47 @@
 #include <string.h>
 
 #include "core/base/termsafe.h"
+#include "core/base/utf8.h"
 
-/* The code point a terminal would act on at s (its UTF-8 length in *len), or 0. cJSON's text
- * holds bytes above 0x7F only inside strings, as they were given: a well-formed sequence there
- * is escaped to the same code point; anything else is left as it is. */
-static unsigned acted_on(const unsigned char *s, size_t *len)
+/* What stands for the character at s (n bytes left, its length in *len): the \uXXXX escape
+ * of a code point a terminal would act on, or of U+FFFD for bytes that are not UTF-8 (cJSON
+ * passes a string's bytes on as they were given, and text that is not UTF-8 is no JSON: RFC
+ * 8259 §8.1, and strict readers refuse the whole output); 0 when it is kept as it is. cJSON's
+ * text holds bytes above 0x7F only inside strings, so no replacement touches its syntax: a
+ * maximal subpart never takes an ASCII byte. */
+static int escaped(const char *s, size_t n, size_t *len)
 {
-    unsigned cp;
-    if (s[0] == 0x7F) {
-        *len = 1;
-        return 0x7F;
-    }
-    if ((s[0] & 0xE0) == 0xC0 && s[0] >= 0xC2 && (s[1] & 0xC0) == 0x80) {
-        cp = (unsigned)(s[0] & 0x1F) << 6 | (s[1] & 0x3F);
-        *len = 2;
-    } else if ((s[0] & 0xF0) == 0xE0 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80) {
-        cp = (unsigned)(s[0] & 0x0F) << 12 | (unsigned)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
-        *len = 3;
-        if (cp < 0x800)
-            return 0; /* overlong: not a code point */
-    } else {
-        return 0;
-    }
-    return (cp >= 0x80 && cp <= 0x9F) || termsafe_reorders(cp) ? cp : 0;
+    int cp;
+    *len = utf8_next(s, n, &cp);
+    if (cp == UTF8_INVALID)
+        return UTF8_REPLACEMENT;
+    return cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || termsafe_reorders((unsigned)cp) ? cp : 0;
 }
 
 char *jsonprint_escape(char *text)
 {
     if (!text)
         return NULL;
-    size_t n = 0, extra = 0, len;
-    for (const unsigned char *s = (const unsigned char *)text; *s; s += n) {
-        n = 1;
-        if (*s >= 0x7F && acted_on(s, &len)) {
-            extra += 6 - len;
-            n = len;
-        }
-    }
+    size_t size = strlen(text), extra = 0, len;
+    for (size_t i = 0; i < size; i += len)
+        if ((unsigned char)text[i] < 0x7F)
+            len = 1;
+        else if (escaped(text + i, size - i, &len))
+            extra += 6 - len; /* an escape is 6 bytes, what it stands for at most 3 */
     if (!extra)
         return text;
-    size_t size = strlen(text) + extra + 1;
-    char *out = malloc(size), *o = out;
+    char *out = malloc(size + extra + 1), *o = out;
     if (!out) {
         free(text);
         return NULL;
     }
-    for (const unsigned char *s = (const unsigned char *)text; *s;) {
-        unsigned cp = *s >= 0x7F ? acted_on(s, &len) : 0;
+    for (size_t i = 0; i < size; i += len) {
+        int cp = (unsigned char)text[i] < 0x7F ? (len = 1, 0) : escaped(text + i, size - i, &len);
         if (cp) {
-            o += snprintf(o, 7, "\\u%04X", cp);
-            s += len;
+            o += snprintf(o, 7, "\\u%04X", (unsigned)cp);
         } else {
-            *o++ = (char)*s++;
+            memcpy(o, text + i, len);
+            o += len;
         }
     }
     *o = 0;

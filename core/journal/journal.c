@@ -17,6 +17,7 @@
 #include "core/base/dirsync.h"
 #include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
+#include "core/base/jsonprint.h"
 #include "core/base/ownpath.h"
 #include "core/journal/journal_skim.h"
 
@@ -251,7 +252,10 @@ int journal_append(Journal *j, const cJSON *event, Error *err)
     if (j->failed)
         return error_set(err, "journal %s: an earlier write failed; nothing more is written",
                          j->path);
-    char *text = cJSON_PrintUnformatted(event);
+    /* jsonprint's text: bytes that are not UTF-8 in a trial's words or a name made the line
+     * no JSON for any strict reader (Python's json refused it); tunedeck's own reader takes
+     * the escapes back as the same code points. */
+    char *text = jsonprint_text(event, 0);
     if (!text) {
         j->failed = 1;
         return error_no_memory(err, "journal %s", j->path);

@@ -17,6 +17,7 @@
 #include "core/base/decimal.h"
 #include "core/base/dirsync.h"
 #include "core/base/jfield.h"
+#include "core/base/utf8.h"
 #include "core/journal/journal_trial.h"
 
 struct TuneJournal {
@@ -155,11 +156,59 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     }
 }
 
+static int is_utf8(const char *s)
+{
+    size_t n = strlen(s);
+    return utf8_valid_len(s, n) == n;
+}
+
+/* The first key under item whose name or string value is not UTF-8, or NULL. */
+static const char *not_utf8(const cJSON *item)
+{
+    for (const cJSON *c = item ? item->child : NULL; c; c = c->next) {
+        const char *key = c->string ? c->string : "?";
+        if ((c->string && !is_utf8(c->string)) || (cJSON_IsString(c) && !is_utf8(c->valuestring)))
+            return key;
+        const char *bad = not_utf8(c);
+        if (bad)
+            return bad;
+    }
+    return NULL;
+}
+
+/* What a resume runs again must read back as it was: a journal is UTF-8 JSON, whose writer
+ * puts U+FFFD for bytes that are not UTF-8 (jsonprint.h), and a command of other bytes would
+ * come back another command. Refused before a file is made. */
+static int check_resumable(const TuneSetup *setup, Error *err)
+{
+    const char *flag = !is_utf8(setup->trial_cmd) ? "--trial-cmd"
+                       : !is_utf8(setup->sim)     ? "--sim"
+                                                  : NULL;
+    if (flag)
+        return error_set(err,
+                         "journal: %s holds bytes that are not UTF-8: a journal is UTF-8 JSON, and "
+                         "a resume would not run the same",
+                         flag);
+    const char *file = "cluster", *key = not_utf8(setup->cluster);
+    if (!key) {
+        file = "job";
+        key = not_utf8(setup->job);
+    }
+    if (key)
+        return error_set(err,
+                         "journal: the %s's field '%s' holds bytes that are not UTF-8: a journal "
+                         "is UTF-8 JSON, and a resume would not get them back",
+                         file, key);
+    return 0;
+}
+
 int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error *err)
 {
     if (!tj->dir[0])
         return error_set(err, "journal: no state folder: set TUNEDECK_STATE_DIR, "
                               "XDG_STATE_HOME or HOME");
+    if (check_resumable(setup, err) < 0)
+        return -1;
     journal_new_id(tj->id, sizeof tj->id);
     tj->journal = journal_create(tj->dir, tj->id, err);
     if (!tj->journal)

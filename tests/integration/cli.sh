@@ -793,6 +793,38 @@ assert r["trial_log"] and r["trial_log"].startswith(d + "/"), (r["trial_log"], d
 PY
 rm -rf "$c1dir"
 
+# --json output is UTF-8 JSON whatever bytes it carries (RFC 8259 §8.1): a state folder
+# named with bytes that are not UTF-8 (0xFF, an overlong '/', an encoded surrogate, a cut
+# sequence) reached stdout raw in `trial_log`, and a strict reader refused the whole object.
+# Each maximal subpart is \uFFFD, as Python's own decoder replaces it.
+u8dir="$tmp/st-a$(printf '\377')b$(printf '\300\257')c$(printf '\355\240\200')d$(printf '\342\202')"
+mkdir -p "$u8dir"
+TUNEDECK_STATE_DIR="$u8dir" "$bin" tune --sim B:googlenet --launcher local --budget 1 \
+    --optimizer random --json \
+    --trial-cmd 'cat >/dev/null; echo said >&2; echo "{\"event\":\"done\",\"time_s\":1}"' \
+    >"$tmp/u8.out" 2>"$tmp/u8.err"
+/usr/bin/python3 - "$tmp/u8.out" "$u8dir" <<'PY' || fail "tune --json: a path that is not UTF-8: $(cat "$tmp/u8.out" "$tmp/u8.err")"
+import json, os, sys
+r = json.loads(open(sys.argv[1], "rb").read())  # bytes: decoded as strict UTF-8
+d = os.fsencode(sys.argv[2]).decode("utf-8", "replace")
+assert r["trial_log"] and r["trial_log"].startswith(d + "/"), (r["trial_log"], d)
+assert d.count("\ufffd") == 7, d
+PY
+# The journal is UTF-8 JSON too, so what a resume runs again cannot be bytes that are not
+# UTF-8 (they would come back as U+FFFD, another command): refused before a file is made;
+# --no-journal runs it.
+u8cmd='cat >/dev/null; echo "{\"event\":\"done\",\"time_s\":1}" # '"$(printf '\377')"
+TUNEDECK_STATE_DIR="$tmp/u8state" "$bin" tune --sim B:googlenet --launcher local --budget 1 \
+    --optimizer random --trial-cmd "$u8cmd" >"$tmp/u8.out" 2>"$tmp/u8.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q -- '--trial-cmd holds bytes that are not UTF-8' "$tmp/u8.err" &&
+    [ -z "$(find "$tmp/u8state" -name '*.jsonl' 2>/dev/null)" ] ||
+    fail "tune --trial-cmd with a byte that is not UTF-8: exit $rc: $(cat "$tmp/u8.err")"
+"$bin" tune --sim B:googlenet --launcher local --budget 1 --optimizer random --no-journal \
+    --trial-cmd "$u8cmd" >"$tmp/u8.out" 2>"$tmp/u8.err" ||
+    fail "tune --no-journal --trial-cmd with a byte that is not UTF-8: $(cat "$tmp/u8.err")"
+rm -rf "$u8dir"
+
 # A file that never ends (--job /dev/zero, a wrong multi-gigabyte file) was read until the
 # kernel's OOM killer ended tunedeck, or a neighbour: JSON and CSV files are bounded
 # (256 MiB) and refused past it, naming the file, exit 3. The file is sparse: no disk used.

@@ -78,11 +78,11 @@ rm -f "$units.err"
 
 # JSON that tunedeck prints goes through core/base/jsonprint (C1 and bidirectional controls
 # escaped for the terminal): cJSON's printers are called there alone, and by the files whose
-# JSON tunedeck only reads back or feeds a trial (the journal, the settings file, a trial's
-# schedule on its stdin).
+# JSON tunedeck only reads back or feeds a trial (the settings file, a trial's schedule on
+# its stdin).
 for file in $(grep -rl 'cJSON_Print' core remote tui cmd tools bench --include='*.c'); do
     case "$file" in
-        core/base/jsonprint.c|core/journal/journal.c|tui/config.c|core/model/schedule.c) ;;
+        core/base/jsonprint.c|tui/config.c|core/model/schedule.c) ;;
         *) echo "layers: $file prints JSON with cJSON_Print*: use jsonprint_text (core/base/jsonprint.h)" >&2
            bad=1 ;;
     esac

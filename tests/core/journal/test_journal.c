@@ -124,6 +124,35 @@ Test(journal, appended_events_read_back_in_order)
     journal_close(j);
 }
 
+/* A trial's words or a name holding bytes that are not UTF-8 reached the journal raw: the
+ * line was no JSON for a strict reader. Written as \uFFFD (one per maximal subpart), beside a
+ * C1 control escaped, and read back by tunedeck's reader as those code points. */
+Test(journal, bytes_that_are_not_utf8_are_written_as_replacement_characters)
+{
+    char *dir = tmpdir();
+    Error err;
+    Journal *j = journal_create(dir, "u8", &err);
+    cJSON *ev = event("note", 1);
+    cJSON_AddStringToObject(ev, "text", "a\xff" "b\xe2\x82" "c\xed\xa0\x80" "d\xc2\x9b" "e\xc3\xa9");
+    cr_assert_eq(journal_append(j, ev, &err), 0, "%s", err.msg);
+    cJSON_Delete(ev);
+    FILE *f = fopen(journal_file(j), "r");
+    char line[512];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    cr_assert(strstr(line, "\"text\":\"a\\uFFFDb\\uFFFDc\\uFFFD\\uFFFD\\uFFFDd\\u009Be\xc3\xa9\"}\n"),
+              "%s", line);
+    JournalLog log;
+    cr_assert_eq(journal_load(journal_file(j), &log, &err), 0, "%s", err.msg);
+    cr_assert_eq(log.n, 1);
+    cr_assert_eq(log.n_problems, 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(log.events[0], "text")->valuestring,
+                     "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                     "d\xc2\x9b" "e\xc3\xa9");
+    journal_log_clear(&log);
+    journal_close(j);
+}
+
 Test(journal, a_torn_last_line_is_dropped_and_the_rest_kept)
 {
     const char *text = "{\"event\":\"a\"}\n{\"event\":\"b\"}\n{\"event\":\"c\",\"x\":[1,";
