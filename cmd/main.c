@@ -1,11 +1,13 @@
 /* tunedeck's entry point: dispatches to a subcommand, or opens the console. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/commands.h"
 #include "cmd/paths.h"
 #include "core/base/exitcode.h"
+#include "core/base/secret.h"
 
 #define TUNEDECK_VERSION "0.1.0"
 
@@ -45,6 +47,10 @@ static int stdout_written(int rc)
 
 int main(int argc, char **argv)
 {
+    /* First: every command may come to hold keys or secrets (secret.h). */
+    Error err;
+    if (secret_no_core_dumps_unless(getenv("TUNEDECK_DUMPABLE"), &err) < 0)
+        fprintf(stderr, "tunedeck: %s\n", err.msg);
     paths_resolve();
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {
         printf("tunedeck %s\n", TUNEDECK_VERSION);

@@ -15,6 +15,7 @@
 #include "core/base/exitcode.h"
 #include "core/base/evloop.h"
 #include "core/base/readall.h"
+#include "core/base/secret.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -130,6 +131,9 @@ int main(int argc, char **argv)
                                          {"sh", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
+    Error nodump_err; /* it loads the same keys as tunedeck (secret.h) */
+    if (secret_no_core_dumps_unless(getenv("TUNEDECK_DUMPABLE"), &nodump_err) < 0)
+        fprintf(stderr, "tunedeck-rexec: %s\n", nodump_err.msg);
     const char *accept_fp = NULL;
     const char *cluster_path = NULL, *only = NULL, *stdin_path = NULL, *sh = NULL;
     int accept = 0, stats = 0, keep = 0;

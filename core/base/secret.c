@@ -113,6 +113,13 @@ int secret_no_core_dumps(Error *err)
     return error_set(err, "cannot keep the secret out of core files: prctl: %s", strerror(errno));
 }
 
+int secret_no_core_dumps_unless(const char *dumpable, Error *err)
+{
+    if (dumpable && strcmp(dumpable, "1") == 0)
+        return 0;
+    return secret_no_core_dumps(err) < 0 ? -1 : 1;
+}
+
 void secret_wipe_free(void *p)
 {
     if (!p)

@@ -29,6 +29,15 @@ void secret_wipe_free(void *p);
  * as long as it runs: a crash would put the secret it holds in a file anyone with the user's
  * rights reads later. Children it forks inherit this. */
 int secret_no_core_dumps(Error *err);
+/* The same for tunedeck and tunedeck-rexec from their start, since any of their commands
+ * may come to hold the private keys libssh loads from IdentityFile, trials' secrets and
+ * session keys (ssh-agent does so: OpenSSH's platform_disable_tracing), unless `dumpable`
+ * (TUNEDECK_DUMPABLE's value, NULL when unset) is "1", the way to get a core or attach a
+ * debugger. A fork keeps it (the local keeper holds a copy of that memory); a program
+ * exec'd (a trial, ssh, Slurm's commands) starts dumpable again, as the kernel makes every
+ * exec that changes no credentials. 1 when made not dumpable, 0 when left on request, -1
+ * (err) when prctl failed. */
+int secret_no_core_dumps_unless(const char *dumpable, Error *err);
 /* Equal in constant time: how long it takes does not depend on where a and b differ. */
 int secret_equal(const unsigned char *a, const unsigned char *b, size_t n);
 

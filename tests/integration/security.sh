@@ -73,4 +73,42 @@ before="$(md5sum <"$work/copy.jsonl")"
 "$bin" tune --resume linked --budget 3 >/dev/null 2>"$work/err3" && fail "resumed through a link"
 [ "$(md5sum <"$work/copy.jsonl")" = "$before" ] || fail "a linked journal was written"
 grep -q "cannot open" "$work/err3" || fail "unclear refusal of a linked journal: $(cat "$work/err3")"
+# tunedeck holds private keys libssh loaded, trials' secrets and session keys: a crash writes
+# no core of it and, as with ssh-agent, no other process of the user may ptrace it or read its
+# /proc files (prctl PR_SET_DUMPABLE 0 from its start, core/base/secret.h). TUNEDECK_DUMPABLE=1
+# keeps a core for debugging, which also shows that this machine writes the core where the
+# check looks; where it does not (a core_pattern piped or elsewhere), the core check is skipped.
+# Not dumpable, /proc/PID/environ (and every private file there) is root's: seen where the
+# suite does not run as root.
+crash() { # $1: the folder tunedeck runs (and crashes) in; the rest: env assignments
+    dir=$1
+    shift
+    mkdir -p "$dir"
+    (cd "$dir" && ulimit -c unlimited 2>/dev/null && exec env "$@" "$bin" tune --sim B:googlenet \
+        --launcher local --budget 1 --optimizer random --no-journal \
+        --trial-cmd "cat >/dev/null; : >'$dir/started'; exec sleep 60") >/dev/null 2>&1 &
+    pid=$!
+    n=0
+    while [ ! -e "$dir/started" ] && [ $n -lt 600 ] && kill -0 "$pid" 2>/dev/null; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    [ -e "$dir/started" ] || fail "tune never started its trial (${*:-TUNEDECK_DUMPABLE unset})"
+    owner=$(stat -c %u "/proc/$pid/environ")
+    kill -SEGV "$pid"
+    { wait "$pid"; } 2>/dev/null || true
+}
+crash "$work/dump1" TUNEDECK_DUMPABLE=1
+[ "$(id -u)" = 0 ] || [ "$owner" = "$(id -u)" ] ||
+    fail "TUNEDECK_DUMPABLE=1: /proc/PID/environ of tunedeck belongs to uid $owner, not to us"
+dumps_here=$(ls "$work/dump1" | grep -c '^core' || true)
+crash "$work/dump0" TUNEDECK_DUMPABLE=
+[ "$(id -u)" = 0 ] || [ "$owner" = 0 ] ||
+    fail "tunedeck is dumpable: /proc/PID/environ belongs to uid $owner, not root's"
+if [ "$dumps_here" -gt 0 ]; then
+    if ls "$work/dump0" | grep -q '^core'; then fail "a crash of tunedeck wrote a core: $(ls "$work/dump0")"; fi
+else
+    echo "security: the core check skipped: no core written here even with TUNEDECK_DUMPABLE=1 (core_pattern $(cat /proc/sys/kernel/core_pattern))"
+fi
+rm -rf "$work/dump0" "$work/dump1"
 echo "security: ok"

@@ -3,6 +3,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/base/secret.h"
 
@@ -70,4 +72,62 @@ Test(secret, no_core_dumps_once_asked)
     Error e = {0};
     cr_assert_eq(secret_no_core_dumps(&e), 0, "%s", e.msg);
     cr_assert_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+}
+
+/* PR_GET_DUMPABLE in a child after secret_no_core_dumps_unless(value), with what it returned. */
+static void dumpable_after(const char *value, int *rc, int *dumpable)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        Error err;
+        int out[2] = {secret_no_core_dumps_unless(value, &err), prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)};
+        _exit(write(fds[1], out, sizeof out) == sizeof out ? 0 : 1);
+    }
+    close(fds[1]);
+    int got[2];
+    cr_assert_eq(read(fds[0], got, sizeof got), (ssize_t)sizeof got);
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    *rc = got[0];
+    *dumpable = got[1];
+}
+
+Test(secret, not_dumpable_from_the_start_unless_asked)
+{
+    static const char *const NOT_ONE[] = {NULL, "", "0", "yes", "1 "};
+    int rc, dumpable;
+    for (size_t i = 0; i < sizeof NOT_ONE / sizeof NOT_ONE[0]; i++) {
+        dumpable_after(NOT_ONE[i], &rc, &dumpable);
+        cr_assert_eq(rc, 1, "TUNEDECK_DUMPABLE=%s", NOT_ONE[i] ? NOT_ONE[i] : "(unset)");
+        cr_assert_eq(dumpable, 0, "TUNEDECK_DUMPABLE=%s", NOT_ONE[i] ? NOT_ONE[i] : "(unset)");
+    }
+    dumpable_after("1", &rc, &dumpable);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(dumpable, 1);
+}
+
+/* The local keeper is a fork of tunedeck holding a copy of its memory: it stays not
+ * dumpable (an exec'd program, a trial, starts dumpable again: prctl(2)). */
+Test(secret, a_fork_keeps_it_not_dumpable)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        Error err;
+        secret_no_core_dumps_unless(NULL, &err);
+        pid_t child = fork();
+        if (child == 0)
+            _exit(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : 1);
+        int st;
+        waitpid(child, &st, 0);
+        _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFEXITED(st));
+    cr_assert_eq(WEXITSTATUS(st), 0, "exit %d", WEXITSTATUS(st));
 }
