@@ -111,19 +111,31 @@ static void term_one(const ProcInfo *p, void *ud)
     kill(p->pid, SIGTERM);
 }
 
+static void stop_one(const ProcInfo *p, void *ud)
+{
+    (void)ud;
+    kill(p->pid, SIGSTOP);
+}
+
 static void kill_one(const ProcInfo *p, void *ud)
 {
     (void)ud;
     kill(p->pid, SIGKILL);
 }
 
-/* KILLs everything below the keeper and reaps it. A killed process's children become the
- * keeper's (it is their subreaper), so the walk goes on until the keeper has no child left:
- * nothing it started can be running then. */
+/* KILLs everything below the keeper and reaps it. All are stopped first, then KILLed: KILLed
+ * one by one in /proc's order, by pid, a shell's foreground child whose pid is below the
+ * shell's (pids wrap) went first, and the shell, still running while the walk went on, wrote
+ * "Killed" on the trial's stderr: a line in the trial's log that the trial never wrote (cli.sh's
+ * "summary json TERM" saw it once under load). A stopped process runs none of its own code,
+ * and a KILL still ends it. A killed process's children become the keeper's (it is their
+ * subreaper), so the walk goes on until the keeper has no child left: nothing it started can
+ * be running then. */
 static void kill_all(Keeper *k)
 {
-    if (proctree_walk(k->self, 1, kill_one, k) < 0)
+    if (proctree_walk(k->self, 1, stop_one, k) < 0)
         kill(0, SIGKILL); /* no /proc to walk: the group, the keeper with it, as before */
+    proctree_walk(k->self, 1, kill_one, k);
     do
         proctree_walk(k->self, 0, kill_one, k);
     while (reap(k, 1));

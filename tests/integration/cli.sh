@@ -755,6 +755,29 @@ summary table INT 130 0
 summary json TERM 143 0
 summary table INT 130 1
 
+# A stop's KILL lets no process of the trial say what it saw: the keeper KILLed what is below
+# it one by one in /proc's order, by pid, and where the pids had wrapped a shell's foreground
+# child went before the shell, which wrote "Killed" on the trial's stderr while the walk went
+# on (a second line in the trial's log: "summary json TERM" above failed so once under load).
+# Now everything below is stopped, then KILLed. Made certain in a pid namespace of its own
+# (root only; skipped elsewhere): the pids wrap between the shell and its foreground sleep,
+# and 300 processes below the keeper lie between the two in the walk.
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+    unshare --pid --fork --mount-proc sh -c '
+        echo 20000 >/proc/sys/kernel/ns_last_pid
+        TUNEDECK_STATE_DIR="$2" "$1" tune --sim B:googlenet --launcher local --budget 1 \
+            --optimizer random --trial-timeout 3 --trial-cmd "cat >/dev/null; trap \"\" TERM
+                echo 2 >/proc/sys/kernel/ns_last_pid
+                (sleep 0.5; i=0; while [ \$i -lt 300 ]; do sleep 60 & i=\$((i + 1)); done; wait) &
+                echo ready >&2; sleep 60"' sh "$bin" "$tmp/wrapstate" >"$tmp/wrap.out" 2>&1
+    [ "$(grep -c ' trial 1 local stderr: ' "$tmp"/wrapstate/sessions/*.log)" = 1 ] ||
+        fail "a trial stopped by its KILL said more than it wrote: $(cat "$tmp"/wrapstate/sessions/*.log "$tmp/wrap.out")"
+    grep -q ' trial 1 ended: timeout' "$tmp"/wrapstate/sessions/*.log ||
+        fail "the pid-wrap trial did not time out: $(cat "$tmp"/wrapstate/sessions/*.log "$tmp/wrap.out")"
+else
+    echo "cli: the KILL-order check skipped: no pid namespace here (unshare --pid needs root)"
+fi
+
 # The resume of that session: its earlier run's trials keep their count of lines in the
 # trial log, read back from it (before, only this run's trials had one: trials 1 to 3 had no
 # log_lines, and the interrupted one lost its note).
