@@ -12,6 +12,7 @@
 #include "core/base/jfield.h"
 #include "core/base/jsonprint.h"
 #include "core/base/termsafe.h"
+#include "core/base/utf8.h"
 
 void trial_event_clear(TrialEvent *ev)
 {
@@ -22,6 +23,19 @@ void trial_event_clear(TrialEvent *ev)
     free(ev->machines);
     free(ev->text);
     memset(ev, 0, sizeof *ev);
+}
+
+/* A machine's name and a device's id name the schedule's, which are UTF-8 (its files are):
+ * bytes that are not could match none, and printed back (protocol_format, through
+ * jsonprint) each would become a U+FFFD of three bytes, past the field's bound. */
+static int utf8_field(const char *s, const char *ctx, const char *key, Error *err)
+{
+    size_t n = strlen(s), ok = utf8_valid_len(s, n);
+    if (ok < n)
+        return error_set(err, "%s: field '%s': expected UTF-8 text, found a byte that is not "
+                              "UTF-8 at byte %zu",
+                         ctx, key, ok + 1);
+    return 0;
 }
 
 static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
@@ -42,6 +56,7 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
         if (!cJSON_IsObject(m))
             return error_set(err, "%s: expected an object, found %s", ctx, jfield_type_name(m));
         if (jfield_string(m, ctx, "name", 1, mm->name, sizeof mm->name, err) < 0 ||
+            utf8_field(mm->name, ctx, "name", err) < 0 ||
             jfield_number(m, ctx, "compute_s", 0, 0, 1e9, &mm->compute_s, err) < 0)
             return -1;
         const cJSON *devs = jfield_array(m, ctx, "devices", 0, err);
@@ -65,6 +80,7 @@ static int parse_machines(const cJSON *arr, TrialEvent *ev, Error *err)
                 return error_set(err, "%s: expected an object, found %s", dctx,
                                  jfield_type_name(d));
             if (jfield_string(d, dctx, "id", 1, dm->id, sizeof dm->id, err) < 0 ||
+                utf8_field(dm->id, dctx, "id", err) < 0 ||
                 jfield_int(d, dctx, "inputs", 0, 0, 100000000, &dm->inputs, err) < 0 ||
                 jfield_number(d, dctx, "time_s", 1, 0, 1e9, &dm->time_s, err) < 0)
                 return -1;

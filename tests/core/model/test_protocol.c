@@ -105,6 +105,26 @@ Test(protocol, rejects_bad_events_with_the_field)
     rejects("{\"event\": \"progress\", \"loss\": 1}", "field 'step'");
 }
 
+/* A machine's name or a device's id that is not UTF-8 names nothing in the schedule, and
+ * printed back (jsonprint's \uFFFD, three bytes each) it outgrew its field: the fuzzer's "what
+ * we print, we must read" found a name of 100 0xFF bytes. Refused, naming the field. */
+Test(protocol, a_name_or_id_that_is_not_utf8_is_refused)
+{
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1, \"machines\": [{\"name\": "
+            "\"c4\xff" "x\"}]}",
+            "machines[0]: field 'name': expected UTF-8 text, found a byte that is not UTF-8 at byte 3");
+    rejects("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1, \"machines\": [{\"name\": "
+            "\"a\", \"devices\": [{\"id\": \"gpu\xe2\x82\", \"time_s\": 1}]}]}",
+            "machines[0].devices[0]: field 'id': expected UTF-8 text");
+    TrialEvent ev;
+    Error err;
+    cr_assert_eq(protocol_parse_line("{\"event\": \"iteration\", \"iter\": 1, \"time_s\": 1, "
+                                     "\"machines\": [{\"name\": \"\xe7\xaf\x80\xe7\x82\xb9\"}]}",
+                                     &ev, &err),
+                 0, "%s", err.msg);
+    trial_event_clear(&ev);
+}
+
 /* Regression: cJSON read the first copy of a key, so {"event":"done","time_s":1,"time_s":9}
  * was a done of 1 s; which copy the trial meant cannot be known: the line is refused. */
 Test(protocol, a_key_twice_is_a_bad_protocol_line_naming_the_path)
