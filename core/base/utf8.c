@@ -30,13 +30,16 @@ size_t utf8_next(const char *s, size_t n, int *cp)
         *cp = c;
         return 1;
     }
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, value = c & 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, value = c & 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, value = c & 0x07;
-    else {
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        value = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        value = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        value = c & 0x07;
+    } else {
         *cp = UTF8_INVALID; /* a continuation byte, C0, C1 or F5..FF: no sequence starts */
         return 1;
     }
