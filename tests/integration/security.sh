@@ -84,9 +84,9 @@ crash() { # $1: the folder tunedeck runs (and crashes) in; the rest: env assignm
     dir=$1
     shift
     mkdir -p "$dir"
-    (cd "$dir" && ulimit -c unlimited 2>/dev/null && exec env "$@" "$bin" tune --sim B:googlenet \
+    (cd "$dir" && { ulimit -c unlimited 2>/dev/null || true; exec env "$@" "$bin" tune --sim B:googlenet \
         --launcher local --budget 1 --optimizer random --no-journal \
-        --trial-cmd "cat >/dev/null; : >'$dir/started'; exec sleep 60") >/dev/null 2>&1 &
+        --trial-cmd "cat >/dev/null; : >'$dir/started'; exec sleep 60"; }) >/dev/null 2>&1 &
     pid=$!
     n=0
     while [ ! -e "$dir/started" ] && [ $n -lt 600 ] && kill -0 "$pid" 2>/dev/null; do
