@@ -10,6 +10,7 @@
 
 #include "core/base/jdupkey.h"
 #include "core/base/readall.h"
+#include "core/base/utf8.h"
 
 const char *jfield_type_name(const cJSON *v)
 {
@@ -228,24 +229,6 @@ cJSON *jfield_parse_whole(const char *text, int *trailing)
     return root;
 }
 
-/* Length of the UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, at most
- * U+10FFFF), or 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *p)
-{
-    if (p[0] < 0x80)
-        return 1;
-    size_t n = p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
-               : p[0] >= 0xF0 && p[0] <= 0xF4                                ? 4
-                                                                             : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
-        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
-        return 0;
-    return n;
-}
-
 /* What cJSON reads without a word but must not be kept: bytes that are not UTF-8 (they
  * reached the journal and `--json` as they were, and a strict JSON reader then refused the
  * whole output), and a \u0000 escape (it cut the string there: "a\u0000b" became "a").
@@ -254,6 +237,7 @@ static size_t utf8_seq(const unsigned char *p)
 static const char *unkeepable(const char *text, size_t *offset)
 {
     const unsigned char *p = (const unsigned char *)text;
+    size_t len = strlen(text);
     for (size_t i = 0; p[i];) {
         if (p[i] == '\\') {
             if (p[i + 1] == 'u' && strncmp((const char *)p + i + 2, "0000", 4) == 0) {
@@ -263,8 +247,9 @@ static const char *unkeepable(const char *text, size_t *offset)
             i += p[i + 1] ? 2 : 1;
             continue;
         }
-        size_t n = utf8_seq(p + i);
-        if (!n) {
+        int cp;
+        size_t n = utf8_next(text + i, len - i, &cp);
+        if (cp == UTF8_INVALID) {
             *offset = i;
             return "a byte that is not UTF-8";
         }

@@ -5,31 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when it is not one; *cp gets
- * the code point. Overlong forms, surrogates and code points past U+10FFFF are invalid. */
+#include "core/base/utf8.h"
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when it is not one (an overlong
+ * form, a surrogate, past U+10FFFF, cut short: utf8.h); *cp gets the code point. */
 static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
 {
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, min = 0x80, c &= 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, min = 0x800, c &= 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, min = 0x10000, c &= 0x07;
-    else
+    int v;
+    size_t len = utf8_next((const char *)s, n, &v);
+    if (v == UTF8_INVALID)
         return 0;
-    if (n < len)
-        return 0;
-    for (size_t k = 1; k < len; k++) {
-        if ((s[k] & 0xC0) != 0x80)
-            return 0;
-        c = c << 6 | (s[k] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
+    *cp = (unsigned)v;
     return len;
 }
 
