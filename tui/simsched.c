@@ -367,6 +367,10 @@ void simsched_live_note(const SchedLiveJob *lj, const char *model_note, char *ou
         snprintf(real, sizeof real, "stop %s step %ld%s", lj->host, lj->step, ln);
     else
         snprintf(real, sizeof real, "%s", lj->running ? "starting" : "");
+    if (lj->ceiling_gpus > 0 && !lj->failed) { /* the cluster refused it more GPUs */
+        size_t k = strlen(real);
+        snprintf(real + k, sizeof real - k, "%sceiling %d", k ? " " : "", lj->ceiling_gpus);
+    }
     if (strlen(real) == sizeof real - 1)
         mark_cut(real, sizeof real);
     size_t n = (size_t)snprintf(out, cap, "%s%s%s", real, real[0] && model_note[0] ? "; " : "",

@@ -45,8 +45,20 @@ typedef struct {
  * script that could not be written, out of memory), is tried once more at a later tick;
  * LIVERUN_REFUSED_FOR_GOOD, the same every time (bad input: a job folder others can write,
  * a template or name the backend cannot use), fails the job at once (docs/scheduler-live.md,
- * "Deaths"). A backend says FOR_GOOD for the errors it marks ERROR_INPUT. */
-typedef enum { LIVERUN_REFUSED_ONCE = 0, LIVERUN_REFUSED_FOR_GOOD } LiveRefusal;
+ * "Deaths"). A backend says FOR_GOOD for the errors it marks ERROR_INPUT. The cluster's
+ * limits (Slurm's) say more: LIVERUN_REFUSED_TOO_BIG, a limit on one job's size (a
+ * partition's MaxNodes, a QOS's MaxTRESPerJob), for good at this size but not below it: the
+ * driver gives the job a ceiling under it and it goes on at the size it had
+ * (schedlive_ceiling.c); LIVERUN_REFUSED_FOR_NOW, a limit on how many jobs one may have
+ * (MaxSubmitJobs), which passes once others end: tried again with a back-off, never failing
+ * the job; LIVERUN_REFUSED_LIMIT, one of those two where the words do not say which. */
+typedef enum {
+    LIVERUN_REFUSED_ONCE = 0,
+    LIVERUN_REFUSED_FOR_GOOD,
+    LIVERUN_REFUSED_TOO_BIG,
+    LIVERUN_REFUSED_FOR_NOW,
+    LIVERUN_REFUSED_LIMIT,
+} LiveRefusal;
 
 typedef struct LiveRunOps {
     const char *name; /* "ssh", "slurm" */

@@ -176,8 +176,13 @@ int liveslurm_no_controller(const char *error_text);
 /* How a refused sbatch's error (slurm_ctl_run's err: "sbatch exited with status 1: sbatch:
  * error: Batch job submission failed: WORDS") is taken: LIVERUN_REFUSED_FOR_GOOD for a
  * request the cluster can never take (an invalid partition, account, QOS or GRES, a node
- * configuration no node has, an accounting/QOS limit), LIVERUN_REFUSED_ONCE for the rest
- * (the controller's "try again" answers, and words not known). Pure. */
+ * configuration no node has, a time limit); LIVERUN_REFUSED_TOO_BIG for a limit on the
+ * job's size (a partition's MaxNodes under EnforcePartLimits, "Node count specification
+ * invalid"; a QOS or association limit whose reason sbatch names first, "QOSMaxNodePerJob-
+ * Limit"); LIVERUN_REFUSED_FOR_NOW for a limit on the jobs one may submit (its reason
+ * "...SubmitJob..."); LIVERUN_REFUSED_LIMIT for "Job violates accounting/QOS policy" with no
+ * reason named (either); LIVERUN_REFUSED_ONCE for the rest (the controller's "try again"
+ * answers, and words not known). Pure. */
 LiveRefusal liveslurm_sbatch_refusal(const char *error_text);
 /* The wait before the next try after `fails` failed tries in a row: poll_s times 2, 4, 8,
  * then 16 for every later one (the scontrol rounds' back-off too). */

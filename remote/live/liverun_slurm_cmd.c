@@ -247,6 +247,29 @@ int liveslurm_no_controller(const char *e)
     return 0;
 }
 
+/* ESLURM_ACCOUNTING_POLICY ("Job violates accounting/QOS policy (job submit limit, user's
+ * size and/or time limits)") covers limits of two kinds, which slurmctld tells apart only in
+ * the reason it sends with the error and sbatch prints first (`sbatch: error:
+ * QOSMaxSubmitJobPerUserLimit`; the names are job_reason_string's, as libslurm 22.05 holds
+ * them): a count of jobs (MaxSubmitJobs, GrpSubmitJobs: "SubmitJob" in the name) clears as
+ * other jobs end; a wall time or CPU-minutes limit does not depend on the size and never
+ * clears (tunedeck asks no time); any other QOS or association reason is a size limit
+ * (MaxTRESPerJob, MaxNodesPerJob, GrpTRES with DenyOnLimit: slurmctld checks the job alone
+ * against it at submission). No reason named: either. */
+static LiveRefusal accounting_refusal(const char *e)
+{
+    if (strstr(e, "SubmitJob"))
+        return LIVERUN_REFUSED_FOR_NOW;
+    if (strstr(e, "WallDuration") || strstr(e, "Minutes"))
+        return LIVERUN_REFUSED_FOR_GOOD;
+    for (const char *p = e; (p = strstr(p, "error: ")) != NULL;) {
+        p += strlen("error: ");
+        if (strncmp(p, "QOS", 3) == 0 || strncmp(p, "Assoc", 5) == 0)
+            return LIVERUN_REFUSED_TOO_BIG;
+    }
+    return LIVERUN_REFUSED_LIMIT;
+}
+
 /* Slurm 22.05's words (src/common/slurm_errno.c) for a submission the controller answered
  * and refused, as `sbatch: error: Batch job submission failed: WORDS` quotes them. */
 LiveRefusal liveslurm_sbatch_refusal(const char *e)
@@ -259,13 +282,10 @@ LiveRefusal liveslurm_sbatch_refusal(const char *e)
         "Access/permission denied",
         "Requested nodes not in this partition",
         "Requested node configuration is not available", /* more GPUs than a node has, ... */
-        "Node count specification invalid",
-        "More processors requested than permitted",
         "Invalid node name specified",
         "Invalid account or account/partition combination specified",
         "Invalid qos specification",
         "Invalid wckey specification",
-        "Job violates accounting/QOS policy", /* a size or submit limit (AccountingStorageEnforce) */
         "Requested time limit is invalid",
         "Invalid generic resource (gres) specification",
         "Invalid GRES specification",
@@ -282,6 +302,14 @@ LiveRefusal liveslurm_sbatch_refusal(const char *e)
     for (size_t i = 0; e && i < sizeof for_good / sizeof *for_good; i++)
         if (strstr(e, for_good[i]))
             return LIVERUN_REFUSED_FOR_GOOD;
+    /* A limit on the job's size: a partition's MaxNodes (EnforcePartLimits=ALL, captured on
+     * the harness: tests/fixtures/slurm/sbatch-22.05-too-big.err), MaxCPUsPerNode, a CPU
+     * limit. A smaller job may pass. */
+    if (e && (strstr(e, "Node count specification invalid") ||
+              strstr(e, "More processors requested than permitted")))
+        return LIVERUN_REFUSED_TOO_BIG;
+    if (e && strstr(e, "Job violates accounting/QOS policy"))
+        return accounting_refusal(e);
     /* Everything else may pass: the controller's own "try again" answers (sbatch retries
      * these itself first, up to 15 times): "Resource temporarily unavailable" (EAGAIN: busy),
      * "Unable to create job record, try again" (the job queue full), "Requested nodes are

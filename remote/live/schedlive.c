@@ -379,11 +379,14 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         const char *refused_why = !j->preempted && !asked && !l->stopping_all && l->ops->refused
                                       ? l->ops->refused(j->run, &how)
                                       : NULL;
-        if (!refused_why)
+        if (!refused_why) {
             j->start_refused = 0;
+            j->limit_tries = 0;
+            j->ran_gpus = j->run_gpus; /* the backend took it at that size */
+        }
         if (refused_why) {
             j->runs--; /* the job never ran */
-            schedlive_start_refused(l, j, how, refused_why);
+            schedlive_start_refused(l, j, how, j->run_gpus, refused_why);
         } else if (j->preempted) {
             /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
              * is usually while its copy is pending, before the exit line that says the TERM
@@ -610,6 +613,7 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .preemptions = j->preemptions,
                           .suspended = j->suspended,
                           .failed = j->failed,
+                          .ceiling_gpus = info.ceiling_gpus,
                           .step = j->step,
                           .loss = j->loss,
                           .examples_per_s = j->eps,
