@@ -127,18 +127,50 @@ HostPool *slurm_ctl_login_pool(SlurmCtl *c, const char **host)
     return c->pool;
 }
 
+/* The line of t->buf that ends before `end` (newlines skipped): [*start, returned end). */
+static size_t line_before(const Text *t, size_t end, size_t *start)
+{
+    while (end && (t->buf[end - 1] == '\n' || t->buf[end - 1] == '\r'))
+        end--;
+    size_t s = end;
+    while (s && t->buf[s - 1] != '\n')
+        s--;
+    *start = s;
+    return end;
+}
+
+/* "sbatch: error: QOSMaxSubmitJobPerUserLimit": a Slurm command's error line of one word,
+ * the reason slurmctld sent with its error code (job_reason_string's name), which the
+ * command prints before the error's own words. */
+static int reason_line(const char *p, size_t n)
+{
+    const char *tag = memmem(p, n, ": error: ", 9);
+    if (!tag || tag == p)
+        return 0;
+    size_t k = (size_t)(tag - p) + 9;
+    if (k >= n)
+        return 0;
+    for (; k < n; k++)
+        if (!((p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z')))
+            return 0;
+    return 1;
+}
+
+/* The last line, with the one before it when that is a reason line: "Job violates
+ * accounting/QOS policy" says only which error; the reason says which limit (a count of
+ * jobs, which clears, or a size, which does not: liveslurm_sbatch_refusal). */
 static void last_line(const Text *t, char *out, size_t cap)
 {
     out[0] = 0;
     if (!t->buf)
         return;
-    size_t end = t->len;
-    while (end && (t->buf[end - 1] == '\n' || t->buf[end - 1] == '\r'))
-        end--;
-    size_t start = end;
-    while (start && t->buf[start - 1] != '\n')
-        start--;
-    snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
+    size_t start, end = line_before(t, t->len, &start);
+    size_t rs, re = line_before(t, start, &rs);
+    if (re > rs && reason_line(t->buf + rs, re - rs))
+        snprintf(out, cap, "%.*s; %.*s", (int)(re - rs), t->buf + rs, (int)(end - start),
+                 t->buf + start);
+    else
+        snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
 }
 
 typedef struct {
@@ -287,7 +319,8 @@ static int outcome_login(SlurmCall *k, Error *err)
     return rc;
 }
 
-/* What slurm_ctl_run returns: a non-zero exit quotes the last standard-error line. */
+/* What slurm_ctl_run returns: a non-zero exit quotes the last standard-error line (and a
+ * reason line before it). */
 static void settle(SlurmCall *k)
 {
     int rc = k->c->pool ? outcome_login(k, &k->err) : outcome_here(k, &k->err);

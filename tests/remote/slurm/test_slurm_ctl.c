@@ -49,6 +49,36 @@ Test(slurm_ctl, no_configuration_found_says_to_set_slurm_conf)
     slurm_ctl_free(c);
 }
 
+/* The reason slurmctld sends with an error, which sbatch prints on the line before the
+ * error's own words, is kept with them: "Job violates accounting/QOS policy" alone does not
+ * say whether a count of jobs (which clears) or a size (which does not) is over. Any other
+ * line before the last is not. */
+Test(slurm_ctl, a_failed_commands_error_keeps_the_reason_line_before_its_last_line)
+{
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    cr_assert_not_null(c);
+    const char *qos[] = {"sh", "-c",
+                         "echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2; echo 'sbatch: "
+                         "error: Batch job submission failed: Job violates accounting/QOS "
+                         "policy' >&2; exit 1",
+                         NULL};
+    cr_assert_eq(slurm_ctl_run(c, qos, NULL, &e), 1);
+    cr_assert_str_eq(e.msg, "sh exited with status 1: sbatch: error: "
+                            "QOSMaxSubmitJobPerUserLimit; sbatch: error: Batch job submission "
+                            "failed: Job violates accounting/QOS policy");
+    const char *other[] = {"sh", "-c",
+                           "echo 'sbatch: error: some words here' >&2; echo 'sbatch: error: "
+                           "Batch job submission failed: Node count specification invalid' >&2; "
+                           "exit 1",
+                           NULL};
+    cr_assert_eq(slurm_ctl_run(c, other, NULL, &e), 1);
+    cr_assert_str_eq(e.msg, "sh exited with status 1: sbatch: error: Batch job submission "
+                            "failed: Node count specification invalid");
+    slurm_ctl_free(c);
+}
+
 static void on_signal(int sig)
 {
     (void)sig;

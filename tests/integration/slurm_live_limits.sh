@@ -1,0 +1,118 @@
+#!/bin/sh
+# The live scheduler on Slurm when a submission is over one of the cluster's limits (its
+# siblings: slurm_live.sh, slurm_live_jobs.sh, slurm_live_outage.sh), against the private
+# Slurm 22.05 of tests/slurm-harness.sh with EnforcePartLimits=ALL and partition t4 (n1, n2:
+# gpu:t4:2) limited to one node a job (scontrol update MaxNodes=1), tunedeck-worker in job
+# mode as the job command.
+#
+# 1. A grow Slurm refuses for its size: doubling grows solo 2 -> 4 GPUs (two nodes), sbatch
+#    answers "Node count specification invalid"; the job goes on at 2 GPUs from its
+#    checkpoint, its ceiling (3 GPUs) is said, journaled in --events and shown on the status
+#    lines, no later decision asks for more, and its progress goes on.
+# 2. A submission turned away by a count of jobs (a stand-in sbatch says what slurmctld says
+#    for MaxSubmitJobs, which needs slurmdbd, once): the job waits 10 s and runs, never failed.
+# After each run: no Slurm job (squeue) and no job process left. The trap stops every daemon
+# and job it started.
+set -u
+suite=slurm_live_limits scratch=slurm-live-limits suite_slurm=1
+. "$(dirname "$0")/lib/suite.sh"
+. "$here/integration/lib/slurmlive.sh"
+slurmlive_start EnforcePartLimits=ALL
+scontrol update PartitionName=t4 MaxNodes=1 || { echo "$suite: MaxNodes=1 not set" >&2; exit 1; }
+live_inventory
+
+echo "a grow refused for its size"
+# x30: the resize 2 -> 4 at t=120 s comes 4 s in; the decisions of the 12 s after it would
+# try the grow again (the old code failed the job at the first refusal).
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 16 --status-every 1 --job-dir "$T/jobs1" \
+    --events "$T/events1" > "$T/out1" 2> "$T/err1"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out1" "$T/events1" "$T/jobs1" <<'PY'
+import json, re, sys
+from outcheck import out, need
+from slurmlive import resumed
+grow = need(r"decision t=120s: resize solo 2 -> 4 GPUs on n1:2,n2:2", "the grow decision")
+stop = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "checkpointed",
+            grow.end())
+said = need(r"solo: the cluster refused it at 4 GPUs \(sbatch exited with status 1: sbatch: error: "
+            r"Batch job submission failed: Node count specification invalid\): its ceiling is now "
+            r"3 GPUs, which no decision goes past; it goes on at the 2 GPUs it had, from its "
+            r"checkpoint$", "the refusal and the ceiling, in Slurm's words", stop.end())
+need(r"solo: under its ceiling of 3 GPUs: resize 4 -> 2 GPUs on n1:2$", "the fall back",
+     said.end())
+m = need(r"solo: run 2 on n1 \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+         "resumed at its size", said.end())
+resumed(m, int(stop.group(1)), sys.argv[3], "solo")
+run = need(r"solo: Slurm job \d+ running on n1:0\+1", "running again", m.end())
+assert out.count("refused it at") == 1, "the grow was tried again"
+assert not re.search(r"decision t=\d+s: resize solo 2 -> 4", out[said.end():]), "grew again"
+assert "left failed" not in out and "died" not in out, "failed or died"
+steps = [int(s) for s in re.findall(
+    r"^\[ *[\d.]+s\]   solo .* real running 2 GPUs \(ceiling 3 GPUs\) step (\d+)", out[run.end():],
+    re.M)]
+assert len(steps) >= 4 and steps[-1] > steps[0] > int(m.group(1)), ("progress goes on", steps)
+end = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "the end",
+           run.end())
+assert int(end.group(1)) > steps[-1] - 1, (end.group(0), steps)
+rows = [l.split() for l in out.splitlines() if l.startswith("solo ")]
+assert rows and rows[-1][6] == "no" and rows[-1][-2:] == ["exited", "0"], rows
+ev = [json.loads(l) for l in open(sys.argv[2])]
+back = [e for e in ev if e.get("event") == "resize" and e.get("ceiling_gpus") == 3]
+assert len(back) == 1 and back[0]["gpus_from"] == 4 and back[0]["gpus"] == 2, back
+assert back[0]["placement"] == [{"host": "n1", "gpus": 2}], back
+assert not [e for e in ev if e.get("event") in ("start", "resize") and e["gpus"] > 3
+            and e["time_s"] > back[0]["time_s"]], "a decision over the ceiling"
+prog = [e for e in ev if e.get("event") == "progress" and e.get("ceiling_gpus") == 3]
+assert prog and prog[-1]["step"] > prog[0]["step"], prog
+print("%s; resumed at %s; steps %d -> %d under it, checkpoint at %s at the end" %
+      (said.group(0)[:60] + "...", m.group(1), steps[0], steps[-1], end.group(1)))
+PY
+then pass "a grow Slurm refuses for its size: the job goes on at its size from its checkpoint under a ceiling, never grown again, journaled, nothing left"
+else fail "grow refused (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "a submission turned away by a count of jobs"
+# A stand-in sbatch answers the first submission as slurmctld answers one over a QOS's
+# MaxSubmitJobsPerUser (the reason it sends, then the error's words), then hands the next to
+# the real one: the job waits 10 s (not failed, not tried at the next tick) and runs.
+real_sbatch=$(command -v sbatch)
+mkdir -p "$T/count"
+cat > "$T/count/sbatch" <<STANDIN
+#!/bin/sh
+if [ ! -f "$T/count/once" ]; then
+    : > "$T/count/once"
+    echo "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2
+    echo "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)" >&2
+    exit 1
+fi
+exec "$real_sbatch" "\$@"
+STANDIN
+chmod +x "$T/count/sbatch"
+PATH="$T/count:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
+    --policy doubling --interval 60 --time-scale 1 --duration 16 --status-every 0 \
+    --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out2" <<'PY'
+import re
+from outcheck import out, need
+said = need(r"^\[ *([\d.]+)s\] solo: could not start on n1: sbatch exited with status 1: sbatch: "
+            r"error: QOSMaxSubmitJobPerUserLimit.*Job violates accounting/QOS policy .*: a limit "
+            r"on how many jobs the cluster takes, which clears as other jobs end: tried again in "
+            r"10 s$", "the count of jobs, waited out")
+run = need(r"^\[ *([\d.]+)s\] solo: Slurm job \d+ running on n1:", "it runs after", said.end())
+assert float(run.group(1)) - float(said.group(1)) >= 10, (said.group(0), run.group(0))
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
+     run.end())
+assert "left failed" not in out and "died" not in out, "failed or died"
+print(said.group(0)[:80] + "...")
+PY
+then pass "a count of jobs turns a submission away: the job waits 10 s and runs, never failed, nothing left"
+else fail "count of jobs (exit $rc, queue '$queue', $left processes)"; fi
+
+slurmlive_done
