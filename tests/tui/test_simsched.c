@@ -290,6 +290,11 @@ Test(simsched, a_live_jobs_failure_is_in_its_note_whole_or_cut_with_an_ellipsis)
     SchedLiveJob idle = {.step = -1, .loss = NAN};
     simsched_live_note(&idle, "starting on 2, 27s left", note, sizeof note);
     cr_assert_str_eq(note, "starting on 2, 27s left", "no real process: the model's note alone");
+    /* the cluster refused the job more GPUs: its ceiling, where the operator looks */
+    SchedLiveJob capped = {.running = 1, .step = 374, .loss = NAN, .gpu_ids = "n1:0+1",
+                           .ceiling_gpus = 3};
+    simsched_live_note(&capped, "", note, sizeof note);
+    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3");
 }
 
 /* A workload's job named in Japanese (3 bytes, 2 columns a character): its decisions were
