@@ -48,19 +48,25 @@ static void too_big(SchedLive *l, LiveJob *j, int gpus, const char *why)
     }
     int ceiling = gpus - 1;
     int keep = j->ran_gpus > 0 && j->ran_gpus <= ceiling ? j->ran_gpus : 0;
-    SchedJobInfo info;
+    SchedJobInfo info = {0};
     Error err;
-    if (sched_job_info(l->s, idx, &info) < 0 ||
-        sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
+    if (sched_job_info(l->s, idx, &info) == 0 && info.state == SCHED_JOB_DONE) {
+        /* the model finished it while the submission was under way: nothing to go on with */
+        j->need_start = 0;
+        snprintf(j->status, sizeof j->status, "not started: %s", why);
+        schedlive_log(l, "%s: the cluster refused it at %d GPUs (%s); the model has finished it",
+                      j->name, gpus, why);
+        return;
+    }
+    if (sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
         snprintf(j->status, sizeof j->status, "not started: %s", why);
         schedlive_log(l, "%s: could not start on %s: %s: left failed (%s)", j->name,
-                      schedlive_machine(l, j->want_host), why,
-                      info.state == SCHED_JOB_DONE ? "done in the model" : err.msg);
+                      schedlive_machine(l, j->want_host), why, err.msg);
         schedlive_fail(l, j);
         return;
     }
-    /* The model's fall back (an event, enacted at this step's end) places it; a job the model
-     * no longer holds above the ceiling starts at what a later decision wanted. */
+    /* The model's fall back (an event, enacted at the driver's next step) places it; a job the
+     * model no longer holds above the ceiling starts at what a later decision wanted. */
     j->need_start = info.gpus <= ceiling && j->want_gpus > 0;
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);
