@@ -255,10 +255,13 @@ int liveslurm_no_controller(const char *e)
  * other jobs end; a wall time or CPU-minutes limit does not depend on the size and never
  * clears (tunedeck asks no time); any other QOS or association reason is a size limit
  * (MaxTRESPerJob, MaxNodesPerJob, GrpTRES with DenyOnLimit: slurmctld checks the job alone
- * against it at submission). No reason named: either. */
+ * against it at submission). A job_submit plugin may answer with the same code and words of
+ * its own (throttle's, below). No reason named, or words not known: either. */
 static LiveRefusal accounting_refusal(const char *e)
 {
-    if (strstr(e, "SubmitJob"))
+    /* job_submit/throttle's "Reached jobs per hour limit" (SchedulerParameters=
+     * jobs_per_user_per_hour): a count too, of the last hour's submissions */
+    if (strstr(e, "SubmitJob") || strstr(e, "jobs per hour"))
         return LIVERUN_REFUSED_FOR_NOW;
     if (strstr(e, "WallDuration") || strstr(e, "Minutes"))
         return LIVERUN_REFUSED_FOR_GOOD;

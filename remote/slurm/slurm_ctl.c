@@ -139,21 +139,16 @@ static size_t line_before(const Text *t, size_t end, size_t *start)
     return end;
 }
 
-/* "sbatch: error: QOSMaxSubmitJobPerUserLimit": a Slurm command's error line of one word,
- * the reason slurmctld sent with its error code (job_reason_string's name), which the
- * command prints before the error's own words. */
-static int reason_line(const char *p, size_t n)
+/* The line before sbatch's "Batch job submission failed: WORDS" that says why in words of
+ * slurmctld's own (the err_msg it sends with the error code, which sbatch prints first): the
+ * limit's reason ("sbatch: error: QOSMaxSubmitJobPerUserLimit", job_reason_string's name), or a
+ * job_submit plugin's ("sbatch: error: Reached jobs per hour limit", job_submit/throttle's,
+ * captured on the harness: tests/fixtures/slurm/sbatch-22.05-throttled.err). */
+static int reason_line(const char *p, size_t n, const char *last, size_t last_n)
 {
-    const char *tag = memmem(p, n, ": error: ", 9);
-    if (!tag || tag == p)
-        return 0;
-    size_t k = (size_t)(tag - p) + 9;
-    if (k >= n)
-        return 0;
-    for (; k < n; k++)
-        if (!((p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z')))
-            return 0;
-    return 1;
+    static const char failed[] = "Batch job submission failed: ", error[] = ": error: ";
+    return memmem(last, last_n, failed, sizeof failed - 1) &&
+           memmem(p, n, error, sizeof error - 1) != NULL;
 }
 
 /* The last line, with the one before it when that is a reason line: "Job violates
@@ -166,7 +161,7 @@ static void last_line(const Text *t, char *out, size_t cap)
         return;
     size_t start, end = line_before(t, t->len, &start);
     size_t rs, re = line_before(t, start, &rs);
-    if (re > rs && reason_line(t->buf + rs, re - rs))
+    if (re > rs && reason_line(t->buf + rs, re - rs, t->buf + start, end - start))
         snprintf(out, cap, "%.*s; %.*s", (int)(re - rs), t->buf + rs, (int)(end - start),
                  t->buf + start);
     else

@@ -9,8 +9,9 @@
 #    answers "Node count specification invalid"; the job goes on at 2 GPUs from its
 #    checkpoint, its ceiling (3 GPUs) is said, journaled in --events and shown on the status
 #    lines, no later decision asks for more, and its progress goes on.
-# 2. A submission turned away by a count of jobs (a stand-in sbatch says what slurmctld says
-#    for MaxSubmitJobs, which needs slurmdbd, once): the job waits 10 s and runs, never failed.
+# 2. A submission turned away by a count of jobs (job_submit/throttle's jobs_per_user_per_hour,
+#    the one count limit that needs no slurmdbd): the job waits 10 s and, the limit lifted,
+#    runs, never failed.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every daemon
 # and job it started.
 set -u
@@ -75,44 +76,44 @@ then pass "a grow Slurm refuses for its size: the job goes on at its size from i
 else fail "grow refused (exit $rc, queue '$queue', $left processes)"; fi
 
 echo "a submission turned away by a count of jobs"
-# A stand-in sbatch answers the first submission as slurmctld answers one over a QOS's
-# MaxSubmitJobsPerUser (the reason it sends, then the error's words), then hands the next to
-# the real one: the job waits 10 s (not failed, not tried at the next tick) and runs.
-real_sbatch=$(command -v sbatch)
-mkdir -p "$T/count"
-cat > "$T/count/sbatch" <<STANDIN
-#!/bin/sh
-if [ ! -f "$T/count/once" ]; then
-    : > "$T/count/once"
-    echo "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2
-    echo "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)" >&2
-    exit 1
-fi
-exec "$real_sbatch" "\$@"
-STANDIN
-chmod +x "$T/count/sbatch"
-PATH="$T/count:$PATH" "$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" \
-    --policy doubling --interval 60 --time-scale 1 --duration 16 --status-every 0 \
-    --job-dir "$T/jobs2" > "$T/out2" 2> "$T/err2"
-rc=$?
+# job_submit/throttle (SchedulerParameters jobs_per_user_per_hour=1), loaded by scontrol
+# reconfigure, counts the hour's submissions from then on: one filler job takes the hour's one,
+# so solo's first sbatch is turned away with the plugin's words and slurmctld's "Job violates
+# accounting/QOS policy". Once tunedeck has said when it tries again, the plugin is taken out
+# (reconfigure: a count that clears, as other jobs end or the hour passes), and the retry 10 s
+# after the refusal runs the job. Real words, no stand-in: the QOS count limits need slurmdbd.
+sed -i 's/^SchedulerParameters=bf_interval=1$/SchedulerParameters=bf_interval=1,jobs_per_user_per_hour=1/' "$SLURM_CONF"
+echo "JobSubmitPlugins=throttle" >> "$SLURM_CONF"
+scontrol reconfigure || { echo "$suite: throttle not loaded" >&2; exit 1; }
+printf '#!/bin/sh\ntrue\n' > "$T/filler.sh"
+sbatch --parsable --partition=debug --nodelist=n3 --output=/dev/null "$T/filler.sh" > /dev/null ||
+    { echo "$suite: the filler job was refused" >&2; exit 1; }
 settle
-queue="$(squeue -h)"
-left=$(pgrep -f "ckpt-$mark" | wc -l)
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 1 --duration 18 --status-every 0 --job-dir "$T/jobs2" \
+    > "$T/out2" 2> "$T/err2" &
+LIVE_PID=$!
+wait_line "$T/out2" "tried again in 10 s" 100
+sed -i '/^JobSubmitPlugins=throttle$/d' "$SLURM_CONF"
+scontrol reconfigure
+live_ended
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out2" <<'PY'
-import re
 from outcheck import out, need
 said = need(r"^\[ *([\d.]+)s\] solo: could not start on n1: sbatch exited with status 1: sbatch: "
-            r"error: QOSMaxSubmitJobPerUserLimit.*Job violates accounting/QOS policy .*: a limit "
-            r"on how many jobs the cluster takes, which clears as other jobs end: tried again in "
-            r"10 s$", "the count of jobs, waited out")
+            r"error: Reached jobs per hour limit; sbatch: error: Batch job submission failed: Job "
+            r"violates accounting/QOS policy \(job submit limit, user's size and/or time limits\): "
+            r"a limit on how many jobs the cluster takes, which clears as other jobs end: tried "
+            r"again in 10 s$", "the count of jobs, waited out, in Slurm's words")
 run = need(r"^\[ *([\d.]+)s\] solo: Slurm job \d+ running on n1:", "it runs after", said.end())
 assert float(run.group(1)) - float(said.group(1)) >= 10, (said.group(0), run.group(0))
 need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "checkpointed at the end",
      run.end())
-assert "left failed" not in out and "died" not in out, "failed or died"
-print(said.group(0)[:80] + "...")
+assert out.count("could not start") == 1, "tried again before its back-off"
+assert "left failed" not in out and "died" not in out and "ceiling" not in out, \
+    "failed, died or capped"
+print(said.group(0)[:100] + "...")
 PY
-then pass "a count of jobs turns a submission away: the job waits 10 s and runs, never failed, nothing left"
+then pass "a count of jobs turns a submission away (job_submit/throttle): the job waits 10 s and runs, never failed, nothing left"
 else fail "count of jobs (exit $rc, queue '$queue', $left processes)"; fi
 
 slurmlive_done

@@ -274,6 +274,15 @@ Test(liverun_slurm, a_refused_sbatch_over_a_limit_says_which_kind_of_limit)
                                           "submission failed: More processors requested than "
                                           "permitted"),
                  LIVERUN_REFUSED_TOO_BIG);
+    /* job_submit/throttle's count of the last hour's jobs, as the harness answered it */
+    char *t = fixture_read("slurm/sbatch-22.05-throttled.err");
+    size_t first = strcspn(t, "\n");
+    t[first] = 0;
+    char *last = t + first + 1;
+    last[strcspn(last, "\n")] = 0;
+    snprintf(e, sizeof e, "sbatch exited with status 1: %s; %s", t, last); /* as slurm_ctl says */
+    free(t);
+    cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_FOR_NOW, "%s", e);
     static const char *const qos = "sbatch: error: Batch job submission failed: Job violates "
                                    "accounting/QOS policy (job submit limit, user's size and/or "
                                    "time limits)";
