@@ -77,6 +77,17 @@ Test(simsched, events_read_as_text)
     char text[160];
     simsched_event_text(s, 0, text, sizeof text);
     cr_assert(strstr(text, "s a resnet110-0") && strstr(text, "start "), "%s", text);
+    /* a fall back under a ceiling is no decision, and the decision pane says so */
+    SchedJobInfo info;
+    sched_job_info(st, 0, &info);
+    cr_assert_gt(info.gpus, 1, "resnet110-0 runs on more than one GPU");
+    size_t n = sched_event_count(st);
+    cr_assert_eq(sched_set_ceiling(simsched_state_mut(s), 0, info.gpus - 1, 1, &err), 0, "%s",
+                 err.msg);
+    simsched_event_text(s, n, text, sizeof text);
+    char want[64];
+    snprintf(want, sizeof want, "resize %d>1 (ceiling %d)", info.gpus, info.gpus - 1);
+    cr_assert(strstr(text, want), "%s", text);
     simsched_free(s);
 }
 
