@@ -98,6 +98,13 @@ typedef struct LiveRunOps {
      * other end. The driver takes it as a refused start (no death, no run), tried once more
      * or left failed (docs/scheduler-live.md, "Deaths"). */
     const char *(*refused)(const void *run, LiveRefusal *refusal);
+    /* Optional: while the run waits for its allocation on a limit of its size that it cannot
+     * pass as it is, the backend's reason (Slurm: a pending job's PartitionNodeLimit, or a
+     * QOS's or association's per-job limit, "QOSMaxGRESPerJob": a limit slurmctld takes the
+     * job under rather than refuse it, without EnforcePartLimits or DenyOnLimit); NULL
+     * otherwise. The driver cancels the run and takes it as a start refused
+     * LIVERUN_REFUSED_TOO_BIG (a ceiling, and the job back at the size it had). */
+    const char *(*over_limit)(const void *run);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
      * before the first tick; unusable[i]: the driver holds it out already for the backend's

@@ -468,6 +468,12 @@ static const char *refused_start(const void *run, LiveRefusal *refusal)
     return r->refused_why;
 }
 
+static const char *over_limit(const void *run)
+{
+    const SlurmRun *r = run;
+    return !r->ended && !r->ran && liveslurm_size_reason(r->waiting) ? r->waiting : NULL;
+}
+
 static const char *waiting(const void *run)
 {
     const SlurmRun *r = run;
@@ -504,6 +510,7 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .preempted = preempted,
                                   .suspended = suspended,
                                   .refused = refused_start,
+                                  .over_limit = over_limit,
                                   .tick = liveslurm_tick,
                                   .watch = liveslurm_watch,
                                   .nodes = liveslurm_nodes,

@@ -184,6 +184,11 @@ int liveslurm_no_controller(const char *error_text);
  * reason named (either); LIVERUN_REFUSED_ONCE for the rest (the controller's "try again"
  * answers, and words not known). Pure. */
 LiveRefusal liveslurm_sbatch_refusal(const char *error_text);
+/* 1 when a pending job's reason is a limit on its size that it never passes as it is: the
+ * partition's (PartitionNodeLimit) or a QOS's or association's per-job one (QOSMax...PerJob...,
+ * AssocMax...PerJob..., but no wall time or CPU-minutes limit, which the size does not
+ * change). Limits over several jobs (per user, Grp...) clear as other jobs end: 0. Pure. */
+int liveslurm_size_reason(const char *reason);
 /* The wait before the next try after `fails` failed tries in a row: poll_s times 2, 4, 8,
  * then 16 for every later one (the scontrol rounds' back-off too). */
 double liveslurm_backoff_s(double poll_s, int fails);

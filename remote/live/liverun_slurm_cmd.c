@@ -325,6 +325,15 @@ LiveRefusal liveslurm_sbatch_refusal(const char *e)
     return LIVERUN_REFUSED_ONCE;
 }
 
+int liveslurm_size_reason(const char *reason)
+{
+    if (strcmp(reason, "PartitionNodeLimit") == 0)
+        return 1;
+    if (strncmp(reason, "QOSMax", 6) != 0 && strncmp(reason, "AssocMax", 8) != 0)
+        return 0;
+    return strstr(reason, "PerJob") && !strstr(reason, "Minutes") && !strstr(reason, "Wall");
+}
+
 double liveslurm_backoff_s(double poll_s, int fails)
 {
     if (fails < 1)

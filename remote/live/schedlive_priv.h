@@ -42,6 +42,10 @@ typedef struct {
      * goes on at when a larger one is refused for a limit (schedlive_ceiling.c) */
     int ran_gpus;
     int limit_tries; /* starts in a row turned away by a count of jobs (the back-off's) */
+    /* its run waits on a limit of its size (LiveRunOps.over_limit) and is being cancelled:
+     * its end is a start refused for its size, why the backend's reason */
+    int limit_wait;
+    char limit_why[96];
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */
     int64_t stop_sent_ms;

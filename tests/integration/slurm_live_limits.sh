@@ -12,6 +12,8 @@
 # 2. A submission turned away by a count of jobs (job_submit/throttle's jobs_per_user_per_hour,
 #    the one count limit that needs no slurmdbd): the job waits 10 s and, the limit lifted,
 #    runs, never failed.
+# 3. The grow of 1 without EnforcePartLimits: Slurm takes the job and holds it pending
+#    (PartitionNodeLimit); tunedeck cancels it and goes on as for a refusal.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every daemon
 # and job it started.
 set -u
@@ -115,5 +117,43 @@ print(said.group(0)[:100] + "...")
 PY
 then pass "a count of jobs turns a submission away (job_submit/throttle): the job waits 10 s and runs, never failed, nothing left"
 else fail "count of jobs (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "a grow Slurm takes but holds pending on its partition's limit"
+# Without EnforcePartLimits slurmctld takes the grown job and leaves it pending for ever
+# (PartitionNodeLimit): tunedeck cancels it and goes on as for a refusal. (reconfigure reads
+# t4 from slurm.conf again: its MaxNodes is set anew.)
+sed -i '/^EnforcePartLimits=ALL$/d' "$SLURM_CONF"
+scontrol reconfigure && scontrol update PartitionName=t4 MaxNodes=1 ||
+    { echo "$suite: EnforcePartLimits not lifted" >&2; exit 1; }
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 14 --status-every 1 --job-dir "$T/jobs3" \
+    > "$T/out3" 2> "$T/err3"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out3" "$T/jobs3" <<'PY'
+import re, sys
+from outcheck import out, need
+from slurmlive import resumed
+grow = need(r"decision t=120s: resize solo 2 -> 4 GPUs on n1:2,n2:2", "the grow decision")
+stop = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "checkpointed",
+            grow.end())
+held = need(r"solo: Slurm job (\d+) waits on PartitionNodeLimit, a limit on its size: cancelled$",
+            "the pending job cancelled", stop.end())
+said = need(r"solo: the cluster refused it at 4 GPUs \(Slurm job %s waits on PartitionNodeLimit, a "
+            r"limit on its size\): its ceiling is now 3 GPUs, which no decision goes past; it goes "
+            r"on at the 2 GPUs it had, from its checkpoint$" % held.group(1), "the ceiling",
+            held.end())
+m = need(r"solo: run 2 on n1 \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
+         "resumed at its size", said.end())
+resumed(m, int(stop.group(1)), sys.argv[2], "solo")
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "the end", m.end())
+assert out.count("a limit on its size: cancelled") == 1, "the grow was tried again"
+assert "left failed" not in out and "died" not in out, "failed or died"
+print(held.group(0))
+PY
+then pass "a grow held pending on its partition's limit (no EnforcePartLimits) is cancelled: the job goes on at its size under a ceiling, nothing left"
+else fail "grow held pending (exit $rc, queue '$queue', $left processes)"; fi
 
 slurmlive_done

@@ -306,6 +306,22 @@ Test(liverun_slurm, a_refused_sbatch_over_a_limit_says_which_kind_of_limit)
     }
 }
 
+/* A pending job's reason that is a limit of its size it never passes as it is (the job was
+ * taken under it: no EnforcePartLimits, no DenyOnLimit), against those that clear. */
+Test(liverun_slurm, a_pending_reason_says_whether_it_is_a_limit_of_the_jobs_size)
+{
+    static const char *const size[] = {"PartitionNodeLimit", "QOSMaxGRESPerJob",
+                                       "QOSMaxNodePerJobLimit", "AssocMaxCpuPerJobLimit"};
+    static const char *const other[] = {"Resources",         "Priority",
+                                        "QOSMaxGRESPerUser", "AssocGrpGRES",
+                                        "QOSMaxWallDurationPerJobLimit", "None",
+                                        "QOSMaxCpuMinutesPerJobLimit",   ""};
+    for (size_t i = 0; i < sizeof size / sizeof *size; i++)
+        cr_assert(liveslurm_size_reason(size[i]), "%s", size[i]);
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        cr_assert_not(liveslurm_size_reason(other[i]), "%s", other[i]);
+}
+
 Test(liverun_slurm, retries_back_off_like_the_rounds)
 {
     cr_assert_float_eq(liveslurm_backoff_s(1, 0), 1, 1e-9);

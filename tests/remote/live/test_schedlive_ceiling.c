@@ -15,7 +15,7 @@
 /* Starts asking for more than `too_big` GPUs are refused TOO_BIG; the first `limited` starts
  * (whatever their size) are refused with `limited_kind`. Each start's size, whether it
  * resumed and the driver's time when it came are kept. */
-static int too_big, limited;
+static int too_big, limited, pend_over; /* pend_over: over too_big it pends, not refused */
 static LiveRefusal limited_kind;
 static int starts, asked[64], resumed[64];
 static int64_t now_ms, started_ms[64];
@@ -23,7 +23,7 @@ static int64_t now_ms, started_ms[64];
 typedef struct {
     StandinRun head;
     LiveRefusal refusal; /* meaningful with refused */
-    int refused;
+    int refused, pending;
     const char *why;
 } LimitRun;
 
@@ -45,16 +45,36 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
                      ? "sbatch: QOSMaxSubmitJobPerUserLimit"
                      : "sbatch: Job violates accounting/QOS policy";
     } else if (too_big > 0 && spec->alloc->gpus > too_big) {
-        r->refused = 1;
+        r->refused = !pend_over;
+        r->pending = pend_over;
         r->refusal = LIVERUN_REFUSED_TOO_BIG;
         r->why = "sbatch: Node count specification invalid";
     }
     return r;
 }
 
+/* A job Slurm took but holds pending on its partition's MaxNodes: ended by its cancel. */
+static const char *limit_over(const void *run)
+{
+    const LimitRun *r = run;
+    return r->pending && !r->head.status[0] ? "PartitionNodeLimit" : NULL;
+}
+
+static int limit_signal(void *run, int signo, Error *err)
+{
+    LimitRun *r = run;
+    if (r->pending) {
+        snprintf(r->head.status, sizeof r->head.status, "cancelled while pending");
+        return 0;
+    }
+    return standin_signal(run, signo, err);
+}
+
 static void limit_step(void *run)
 {
     LimitRun *r = run;
+    if (r->pending)
+        return; /* no line while it waits */
     if (r->refused && !r->head.status[0])
         snprintf(r->head.status, sizeof r->head.status, "not started: refused");
     else if (!r->head.status[0])
@@ -72,15 +92,17 @@ static const char *limit_refused(const void *run, LiveRefusal *refusal)
 
 static const LiveRunOps LIMITED = {.name = "limited",
                                    .start = limit_start,
-                                   .signal = standin_signal,
+                                   .signal = limit_signal,
                                    .step = limit_step,
                                    .rank0_saved = standin_ready,
                                    .refused = limit_refused,
+                                   .over_limit = limit_over,
                                    STANDIN_OPS};
 
 static void plan(int over, int first_limited, LiveRefusal kind)
 {
     too_big = over;
+    pend_over = 0;
     limited = first_limited;
     limited_kind = kind;
     starts = 0;
@@ -126,6 +148,38 @@ Test(schedlive_ceiling, a_grow_refused_for_its_size_keeps_the_job_at_its_size_un
                   strstr(r.text, "j0: under its ceiling of 3 GPUs: resize 4 -> 2 GPUs on m"),
               "%s", r.text);
     cr_assert_null(strstr(r.text, "left failed"), "%s", r.text);
+    cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* Without EnforcePartLimits Slurm takes the grown job and holds it pending for ever
+ * (PartitionNodeLimit): the driver cancels it and goes on as for a refusal. Regression: the
+ * job waited in the queue, its run stopped for good. */
+Test(schedlive_ceiling, a_grow_held_pending_on_a_limit_of_its_size_is_cancelled_and_kept_at_its_size)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    pend_over = 1;
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    run_steps(&r, 150);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_geq(starts, 3, "%s", r.text);
+    cr_assert_eq(asked[1], 4, "%s", r.text);
+    cr_assert_eq(asked[2], 2, "back at its size: %s", r.text);
+    cr_assert(resumed[2], "%s", r.text);
+    for (int i = 2; i < starts && i < 64; i++)
+        cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs: %s", i, asked[i], r.text);
+    cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text);
+    cr_assert_eq(j.runs, 2, "the pending one never ran: %s", r.text);
+    cr_assert(strstr(r.text, "j0: its run waits on PartitionNodeLimit, a limit on its size: "
+                             "cancelled\n") &&
+                  strstr(r.text, "j0: the cluster refused it at 4 GPUs (its run waits on "
+                                 "PartitionNodeLimit, a limit on its size): its ceiling is now 3 "
+                                 "GPUs"),
+              "%s", r.text);
     cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
     liverig_close(&r);
 }
