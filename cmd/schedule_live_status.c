@@ -24,6 +24,8 @@ static void write_progress(FILE *out, double wall_s, double time_s, const SchedL
     if (j->suspended) /* only while it is: a record without it is not suspended */
         cJSON_AddBoolToObject(o, "suspended", 1);
     cJSON_AddNumberToObject(o, "gpus", j->gpus);
+    if (j->ceiling_gpus > 0) /* the cluster refused it more (left out while it did not) */
+        cJSON_AddNumberToObject(o, "ceiling_gpus", j->ceiling_gpus);
     cJSON_AddNumberToObject(o, "step", (double)j->step);
     /* what the job's progress lines did not say (the protocol's -1) is left out */
     if (j->epoch >= 0)
@@ -64,14 +66,17 @@ void schedule_live_status(SchedLive *l, double t0, FILE *events, int to_stdout)
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
         schedlive_job(l, i, &j);
-        char st[32], ep[32], lo[32], eps[32];
+        char st[32], ep[32], lo[32], eps[32], ceil[40] = "";
         const char *state = j.suspended ? "suspended" : j.running ? "running" : "stopped";
+        if (j.ceiling_gpus > 0)
+            snprintf(ceil, sizeof ceil, " (ceiling %d GPU%s)", j.ceiling_gpus,
+                     plural_s(j.ceiling_gpus));
         /* a running job that has printed no progress line yet has no step: "-", not -1 */
         if (to_stdout && (j.running || j.step >= 0))
-            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s step %s epoch %s "
+            printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s%s step %s epoch %s "
                    "loss %s %s ex/s\n",
                    clock_now_s() - t0, j.name, j.model, 100 * j.model_progress, state, j.gpus,
-                   plural_s(j.gpus), figure(st, sizeof st, "%.0f", (double)j.step),
+                   plural_s(j.gpus), ceil, figure(st, sizeof st, "%.0f", (double)j.step),
                    figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (events && j.step >= 0)

@@ -15,7 +15,7 @@ case "$jobs" in '' | *[!0-9]* | 0*) echo "run-integration: TEST_JOBS must be a p
 # The slow suites start first so that the short ones fill the gaps beside them; the wall
 # time is then about the longest suite's, not their sum. Keep this list to the suites over
 # ~30 s (the printed times say which).
-slow_first="slurm_live_jobs slurm_live sanitize slurm_live_outage slurm_live_preempt slurm_steps slurm_login console_slurm_outage pytorch fuzz slurm schedlive faults console"
+slow_first="slurm_live_jobs slurm_live sanitize slurm_live_outage slurm_live_preempt slurm_live_limits slurm_steps slurm_login console_slurm_outage pytorch fuzz slurm schedlive faults console"
 
 all=""
 for suite in "$here"/integration/*.sh; do

@@ -367,6 +367,10 @@ void simsched_live_note(const SchedLiveJob *lj, const char *model_note, char *ou
         snprintf(real, sizeof real, "stop %s step %ld%s", lj->host, lj->step, ln);
     else
         snprintf(real, sizeof real, "%s", lj->running ? "starting" : "");
+    if (lj->ceiling_gpus > 0 && !lj->failed) { /* the cluster refused it more GPUs */
+        size_t k = strlen(real);
+        snprintf(real + k, sizeof real - k, "%sceiling %d", k ? " " : "", lj->ceiling_gpus);
+    }
     if (strlen(real) == sizeof real - 1)
         mark_cut(real, sizeof real);
     size_t n = (size_t)snprintf(out, cap, "%s%s%s", real, real[0] && model_note[0] ? "; " : "",
@@ -390,6 +394,10 @@ void simsched_event_text(const SimSched *s, size_t i, char *out, size_t cap)
         snprintf(what, sizeof what, "start %d GPU%s", ev->gpus_to, plural_s(ev->gpus_to));
     else
         snprintf(what, sizeof what, "%s", sched_event_kind_name(ev->kind));
+    if (ev->ceiling_gpus > 0) { /* no decision: the cluster refused it more GPUs */
+        size_t k = strlen(what);
+        snprintf(what + k, sizeof what - k, " (ceiling %d)", ev->ceiling_gpus);
+    }
     /* the name whole (a decision is read in full) but padded by columns, not bytes, so that
      * what was decided lines up after a workload's job named in any script */
     int pad = 12 - draw_width(info.name);

@@ -125,6 +125,10 @@ int policy_decide(const Policy *p, const PolicyInput *in, int *gpus)
         int used = 0;
         for (size_t k = 0; k < m; k++) {
             int g = subg[k] < 0 ? 0 : subg[k];
+            /* No policy gives a job more than it may have (its batch limits, a ceiling the
+             * cluster set: sched_set_ceiling), whatever its own rule. */
+            if (g > sub[k].max_gpus)
+                g = sub[k].max_gpus;
             if (used + g > cap)
                 g = cap - used;
             gpus[rest[k]] = g;

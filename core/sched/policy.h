@@ -56,7 +56,7 @@ const char *const *policy_names(void);
 const char *policy_names_joined(void);
 
 /* Runs the policy around pins and exploration phases, then clamps to capacity: the single
- * entry point the simulator uses. No job is shown, pinned or explored at more than
+ * entry point the simulator uses. No job is shown, pinned, explored or given more than
  * min(its max_gpus, capacity). Returns -1 only on allocation failure. */
 int policy_decide(const Policy *p, const PolicyInput *in, int *gpus);
 

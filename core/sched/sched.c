@@ -255,10 +255,13 @@ void sched_free(SchedState *s)
 
 /* The usable GPUs, not the cluster's total: a job that asks for more than a drain or
  * others' holds leave runs at what is left, and exploration skips the stages that do not
- * fit, instead of waiting for GPUs that may never come back. */
+ * fit, instead of waiting for GPUs that may never come back. A ceiling (sched_set_ceiling)
+ * bounds it the same way, so every policy, pin and exploration stage stays under it. */
 int sched_job_max_gpus(const SchedState *s, const SJob *j)
 {
     int m = jobmodel_max_gpus(j->app, s->pol->adaptive_batch ? 0 : j->req_batch);
+    if (j->ceiling > 0 && j->ceiling < m)
+        m = j->ceiling;
     return m < s->usable_gpus ? m : s->usable_gpus;
 }
 
@@ -293,8 +296,14 @@ int sched_log_event(SchedState *s, SchedEventKind kind, size_t job, int from, in
             return -1;
         memcpy(slots, j->slots, n * sizeof *slots);
     }
-    s->events[s->n_events++] =
-        (SchedEvent){s->now_s, kind, (int)job, from, to, to ? j->conf.batch : 0, n, slots};
+    s->events[s->n_events++] = (SchedEvent){.time_s = s->now_s,
+                                            .kind = kind,
+                                            .job = (int)job,
+                                            .gpus_from = from,
+                                            .gpus_to = to,
+                                            .batch_size = to ? j->conf.batch : 0,
+                                            .n_slots = n,
+                                            .slots = slots};
     if (kind != SCHED_EV_FINISH) {
         j->resizes[j->n_resizes++] = (SchedResize){s->now_s, from, to};
         j->n_allocs += to > 0;

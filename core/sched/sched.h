@@ -98,6 +98,7 @@ typedef struct {
     int pinned_gpus; /* 0 = not pinned */
     int paused;
     int suspended; /* sched_suspend: holds its GPUs, makes no progress */
+    int ceiling_gpus; /* the most GPUs it may be given (sched_set_ceiling); 0 none */
     size_t n_resizes;
     const SchedResize *resizes; /* owned by the state; valid until the next sched_advance */
 } SchedJobInfo;
@@ -124,6 +125,9 @@ typedef struct {
     int batch_size;         /* global batch after */
     size_t n_slots;         /* placement after (0 for stop/finish) */
     const SchedSlot *slots; /* owned by the state */
+    /* > 0: not a decision but the job lowered under the ceiling a backend's refusal set
+     * (sched_set_ceiling): a resize to the size it keeps, or a stop; 0 otherwise */
+    int ceiling_gpus;
 } SchedEvent;
 
 SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err);
@@ -206,6 +210,19 @@ int sched_abandon(SchedState *s, size_t job, Error *err);
  * keep it at its size (as a pin would): a resize is a checkpoint its stopped processes cannot
  * write. 0 when it is resumed. Fails for an unknown job. */
 int sched_suspend(SchedState *s, size_t job, int suspended, Error *err);
+/* The job may be given at most `gpus` GPUs from now on (live mode: Slurm refused its job at
+ * gpus + 1 or more, a limit of the cluster's that the model does not know: a partition's
+ * MaxNodes, a QOS's MaxTRESPerJob). Every later decision, whatever the policy, keeps it
+ * there, as it keeps a job within its batch limits; a pin above it is refused. A ceiling
+ * only comes down: one at or above the job's present ceiling changes nothing. When the job
+ * holds more GPUs now, it keeps `keep` of them (1..gpus, none when 0), its largest slots
+ * first, and gives the rest back: logged as a resize to `keep` (a stop for 0) that carries
+ * ceiling_gpus, which a live driver enacts as a start at that size (from its checkpoint);
+ * with none kept the job waits queued for a decision to place it within the ceiling.
+ * `gpus` must be >= 1 (a job that cannot run at 1 GPU is the caller's to fail: sched_abandon).
+ * Fails for an unknown or finished job, a keep out of range, a keep the job's batch cannot
+ * be split over, or out of memory (nothing changed). */
+int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err);
 /* A node joins the running cluster (core/sched/sched_grow.c): named `name` (not one of the
  * scheduler's), with `gpus` GPUs (1..64) of `type` ("" unknown) at `speed` (1 = the measured
  * GPUs), usable from now on; the next decision may place jobs there. Returns its index (the

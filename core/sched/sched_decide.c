@@ -37,7 +37,7 @@ static int exploring(const SchedState *s, const SJob *j)
     return s->pol->knowledge == POLICY_KNOWS_EXPLORE && j->explore_stage < SCHED_EXPLORE_STAGES;
 }
 
-static int job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate)
+int sched_job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate)
 {
     StepSource src = knowledge_source(s, j);
     if (s->pol->adaptive_batch && !exploring(s, j))
@@ -100,7 +100,7 @@ static int cached_config(const SchedState *s, SJob *j, int w, JobConfig *c, doub
             return j->spd_valid[k] > 0 ? 0 : -1;
         }
     }
-    int rc = job_config(s, j, w, c, rate);
+    int rc = sched_job_config(s, j, w, c, rate);
     if (rc < 0)
         *rate = 0;
     if (k >= 0) {
@@ -408,7 +408,7 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
             c++;
         JobConfig conf;
         double rate;
-        if (c == cur || job_config(s, j, j->gpus, &conf, &rate) < 0 || !(rate > 0))
+        if (c == cur || sched_job_config(s, j, j->gpus, &conf, &rate) < 0 || !(rate > 0))
             continue;
         double left_s = (app_total_progress(j->app) - j->progress) / rate;
         double stay_s = left_s / s->class_speed[cur];
@@ -459,7 +459,7 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         int ns = take_for(s, &pool, want, d);
         JobConfig conf;
         double rate;
-        if (ns < 0 || job_config(s, j, want, &conf, &rate) < 0) {
+        if (ns < 0 || sched_job_config(s, j, want, &conf, &rate) < 0) {
             j->gpus = 0; /* cannot happen while policies respect capacity and limits */
             if (from && sched_log_event(s, SCHED_EV_STOP, ji, from, 0) < 0)
                 rc = error_no_memory(err, "scheduler");
@@ -520,7 +520,7 @@ static void retune_batches(SchedState *s, Decision *d)
         if (j->gpus == 0)
             continue;
         /* the old way (sched_speed_per_decision) recomputed it here, uncached */
-        int rc = s->speed_per_decision ? job_config(s, j, j->gpus, &conf, &rate)
+        int rc = s->speed_per_decision ? sched_job_config(s, j, j->gpus, &conf, &rate)
                                        : cached_config(s, j, j->gpus, &conf, &rate);
         if (rc == 0)
             j->conf = conf;

@@ -106,9 +106,14 @@ int sched_pin(SchedState *s, size_t job, int gpus, Error *err)
     if (gpus < 0 || gpus > sched_usable_gpus(s))
         return error_set(err, "pin '%s': expected 0..%d GPUs (the usable cluster), found %d",
                          s->jobs[job].name, sched_usable_gpus(s), gpus);
-    if (gpus > sched_job_max_gpus(s, &s->jobs[job]))
-        return error_set(err, "pin '%s': expected at most %d GPUs (its batch limits), found %d",
-                         s->jobs[job].name, sched_job_max_gpus(s, &s->jobs[job]), gpus);
+    const SJob *j = &s->jobs[job];
+    if (gpus > sched_job_max_gpus(s, j))
+        return error_set(err, "pin '%s': expected at most %d GPUs (%s), found %d", j->name,
+                         sched_job_max_gpus(s, j),
+                         j->ceiling > 0 && j->ceiling == sched_job_max_gpus(s, j)
+                             ? "its ceiling: the cluster refused it a larger size"
+                             : "its batch limits",
+                         gpus);
     s->jobs[job].pinned = gpus;
     return 0;
 }

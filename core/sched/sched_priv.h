@@ -27,6 +27,7 @@ typedef struct {
     int pinned, paused;
     int suspended;  /* its run is stopped outside the scheduler, keeping its GPUs (sched_suspend) */
     int abandoned;  /* failed outside the scheduler: never placed again (sched_abandon) */
+    int ceiling;    /* > 0: the most GPUs it may be given (sched_set_ceiling); 0 none */
     int placed_gen; /* the decision that last placed it */
     SchedResize *resizes;
     size_t n_resizes, cap_resizes;
@@ -127,6 +128,9 @@ double sched_slots_speed(const SchedState *s, const SchedSlot *slots, size_t n);
 /* Frees what only a live job needs (after its GPUs are released). */
 void sched_job_retire(SJob *j);
 int sched_job_max_gpus(const SchedState *s, const SJob *j);
+/* The job's configuration (batch) and estimated rate on w GPUs, as the policy's knowledge
+ * allows (core/sched/sched_decide.c); -1 when w GPUs cannot run it. */
+int sched_job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate);
 /* Records a measured micro-step time on the job's current allocation; refits its own model
  * while the policy reads it (core/sched/sched.c). */
 void sched_job_observe(const SchedState *s, SJob *j, int nodes, double step_s);

@@ -81,6 +81,7 @@ int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *o)
                         .pinned_gpus = j->pinned,
                         .paused = j->paused,
                         .suspended = j->suspended,
+                        .ceiling_gpus = j->ceiling,
                         .n_resizes = j->n_resizes,
                         .resizes = j->resizes};
     return 0;
@@ -165,6 +166,8 @@ char *sched_event_json(const SchedState *s, const SchedEvent *ev)
     cJSON_AddNumberToObject(o, "gpus", ev->gpus_to);
     if (ev->gpus_to)
         cJSON_AddNumberToObject(o, "batch_size", ev->batch_size);
+    if (ev->ceiling_gpus > 0) /* the model lowered the job under a backend's refusal */
+        cJSON_AddNumberToObject(o, "ceiling_gpus", ev->ceiling_gpus);
     cJSON *pl = cJSON_AddArrayToObject(o, "placement");
     for (size_t k = 0; pl && k < ev->n_slots; k++) {
         cJSON *slot = cJSON_CreateObject();

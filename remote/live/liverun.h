@@ -45,8 +45,20 @@ typedef struct {
  * script that could not be written, out of memory), is tried once more at a later tick;
  * LIVERUN_REFUSED_FOR_GOOD, the same every time (bad input: a job folder others can write,
  * a template or name the backend cannot use), fails the job at once (docs/scheduler-live.md,
- * "Deaths"). A backend says FOR_GOOD for the errors it marks ERROR_INPUT. */
-typedef enum { LIVERUN_REFUSED_ONCE = 0, LIVERUN_REFUSED_FOR_GOOD } LiveRefusal;
+ * "Deaths"). A backend says FOR_GOOD for the errors it marks ERROR_INPUT. The cluster's
+ * limits (Slurm's) say more: LIVERUN_REFUSED_TOO_BIG, a limit on one job's size (a
+ * partition's MaxNodes, a QOS's MaxTRESPerJob), for good at this size but not below it: the
+ * driver gives the job a ceiling under it and it goes on at the size it had
+ * (schedlive_ceiling.c); LIVERUN_REFUSED_FOR_NOW, a limit on how many jobs one may have
+ * (MaxSubmitJobs), which passes once others end: tried again with a back-off, never failing
+ * the job; LIVERUN_REFUSED_LIMIT, one of those two where the words do not say which. */
+typedef enum {
+    LIVERUN_REFUSED_ONCE = 0,
+    LIVERUN_REFUSED_FOR_GOOD,
+    LIVERUN_REFUSED_TOO_BIG,
+    LIVERUN_REFUSED_FOR_NOW,
+    LIVERUN_REFUSED_LIMIT,
+} LiveRefusal;
 
 typedef struct LiveRunOps {
     const char *name; /* "ssh", "slurm" */
@@ -86,6 +98,13 @@ typedef struct LiveRunOps {
      * other end. The driver takes it as a refused start (no death, no run), tried once more
      * or left failed (docs/scheduler-live.md, "Deaths"). */
     const char *(*refused)(const void *run, LiveRefusal *refusal);
+    /* Optional: while the run waits for its allocation on a limit of its size that it cannot
+     * pass as it is, the backend's reason (Slurm: a pending job's PartitionNodeLimit, or a
+     * QOS's or association's per-job limit, "QOSMaxGRESPerJob": a limit slurmctld takes the
+     * job under rather than refuse it, without EnforcePartLimits or DenyOnLimit); NULL
+     * otherwise. The driver cancels the run and takes it as a start refused
+     * LIVERUN_REFUSED_TOO_BIG (a ceiling, and the job back at the size it had). */
+    const char *(*over_limit)(const void *run);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
      * before the first tick; unusable[i]: the driver holds it out already for the backend's

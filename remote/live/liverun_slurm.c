@@ -336,6 +336,12 @@ static void follow(SlurmRun *r)
     if (strcmp(j->state, "PENDING") == 0) {
         /* "None": Slurm's word for a pending job it is about to start */
         snprintf(r->waiting, sizeof r->waiting, "%s", strcmp(j->reason, "None") ? j->reason : "");
+        if (!liveslurm_size_reason(r->waiting)) {
+            r->over_limit_ms = 0;
+        } else if (!r->over_limit_ms) {
+            r->over_limit_ms = clock_now_ms();
+            s->look_now = 1; /* the nodes' states, read now rather than within node_round_s */
+        }
         say_still_pending(r, j);
         return;
     }
@@ -468,6 +474,17 @@ static const char *refused_start(const void *run, LiveRefusal *refusal)
     return r->refused_why;
 }
 
+/* Pending on a limit of its size, and the nodes' states read since it was first seen so:
+ * PartitionNodeLimit also stands for a requested node down or drained, which the driver then
+ * knows (its run moves instead). */
+static const char *over_limit(const void *run)
+{
+    const SlurmRun *r = run;
+    return !r->ended && !r->ran && r->over_limit_ms && r->s->states_asked_ms >= r->over_limit_ms
+               ? r->waiting
+               : NULL;
+}
+
 static const char *waiting(const void *run)
 {
     const SlurmRun *r = run;
@@ -504,6 +521,7 @@ const LiveRunOps LIVERUN_SLURM = {.name = "slurm",
                                   .preempted = preempted,
                                   .suspended = suspended,
                                   .refused = refused_start,
+                                  .over_limit = over_limit,
                                   .tick = liveslurm_tick,
                                   .watch = liveslurm_watch,
                                   .nodes = liveslurm_nodes,

@@ -176,9 +176,19 @@ int liveslurm_no_controller(const char *error_text);
 /* How a refused sbatch's error (slurm_ctl_run's err: "sbatch exited with status 1: sbatch:
  * error: Batch job submission failed: WORDS") is taken: LIVERUN_REFUSED_FOR_GOOD for a
  * request the cluster can never take (an invalid partition, account, QOS or GRES, a node
- * configuration no node has, an accounting/QOS limit), LIVERUN_REFUSED_ONCE for the rest
- * (the controller's "try again" answers, and words not known). Pure. */
+ * configuration no node has, a time limit); LIVERUN_REFUSED_TOO_BIG for a limit on the
+ * job's size (a partition's MaxNodes under EnforcePartLimits, "Node count specification
+ * invalid"; a QOS or association limit whose reason sbatch names first, "QOSMaxNodePerJob-
+ * Limit"); LIVERUN_REFUSED_FOR_NOW for a limit on the jobs one may submit (its reason
+ * "...SubmitJob..."); LIVERUN_REFUSED_LIMIT for "Job violates accounting/QOS policy" with no
+ * reason named (either); LIVERUN_REFUSED_ONCE for the rest (the controller's "try again"
+ * answers, and words not known). Pure. */
 LiveRefusal liveslurm_sbatch_refusal(const char *error_text);
+/* 1 when a pending job's reason is a limit on its size that it never passes as it is: the
+ * partition's (PartitionNodeLimit) or a QOS's or association's per-job one (QOSMax...PerJob...,
+ * AssocMax...PerJob..., but no wall time or CPU-minutes limit, which the size does not
+ * change). Limits over several jobs (per user, Grp...) clear as other jobs end: 0. Pure. */
+int liveslurm_size_reason(const char *reason);
 /* The wait before the next try after `fails` failed tries in a row: poll_s times 2, 4, 8,
  * then 16 for every later one (the scontrol rounds' back-off too). */
 double liveslurm_backoff_s(double poll_s, int fails);

@@ -247,6 +247,32 @@ int liveslurm_no_controller(const char *e)
     return 0;
 }
 
+/* ESLURM_ACCOUNTING_POLICY ("Job violates accounting/QOS policy (job submit limit, user's
+ * size and/or time limits)") covers limits of two kinds, which slurmctld tells apart only in
+ * the reason it sends with the error and sbatch prints first (`sbatch: error:
+ * QOSMaxSubmitJobPerUserLimit`; the names are job_reason_string's, as libslurm 22.05 holds
+ * them): a count of jobs (MaxSubmitJobs, GrpSubmitJobs: "SubmitJob" in the name) clears as
+ * other jobs end; a wall time or CPU-minutes limit does not depend on the size and never
+ * clears (tunedeck asks no time); any other QOS or association reason is a size limit
+ * (MaxTRESPerJob, MaxNodesPerJob, GrpTRES with DenyOnLimit: slurmctld checks the job alone
+ * against it at submission). A job_submit plugin may answer with the same code and words of
+ * its own (throttle's, below). No reason named, or words not known: either. */
+static LiveRefusal accounting_refusal(const char *e)
+{
+    /* job_submit/throttle's "Reached jobs per hour limit" (SchedulerParameters=
+     * jobs_per_user_per_hour): a count too, of the last hour's submissions */
+    if (strstr(e, "SubmitJob") || strstr(e, "jobs per hour"))
+        return LIVERUN_REFUSED_FOR_NOW;
+    if (strstr(e, "WallDuration") || strstr(e, "Minutes"))
+        return LIVERUN_REFUSED_FOR_GOOD;
+    for (const char *p = e; (p = strstr(p, "error: ")) != NULL;) {
+        p += strlen("error: ");
+        if (strncmp(p, "QOS", 3) == 0 || strncmp(p, "Assoc", 5) == 0)
+            return LIVERUN_REFUSED_TOO_BIG;
+    }
+    return LIVERUN_REFUSED_LIMIT;
+}
+
 /* Slurm 22.05's words (src/common/slurm_errno.c) for a submission the controller answered
  * and refused, as `sbatch: error: Batch job submission failed: WORDS` quotes them. */
 LiveRefusal liveslurm_sbatch_refusal(const char *e)
@@ -259,13 +285,10 @@ LiveRefusal liveslurm_sbatch_refusal(const char *e)
         "Access/permission denied",
         "Requested nodes not in this partition",
         "Requested node configuration is not available", /* more GPUs than a node has, ... */
-        "Node count specification invalid",
-        "More processors requested than permitted",
         "Invalid node name specified",
         "Invalid account or account/partition combination specified",
         "Invalid qos specification",
         "Invalid wckey specification",
-        "Job violates accounting/QOS policy", /* a size or submit limit (AccountingStorageEnforce) */
         "Requested time limit is invalid",
         "Invalid generic resource (gres) specification",
         "Invalid GRES specification",
@@ -282,6 +305,14 @@ LiveRefusal liveslurm_sbatch_refusal(const char *e)
     for (size_t i = 0; e && i < sizeof for_good / sizeof *for_good; i++)
         if (strstr(e, for_good[i]))
             return LIVERUN_REFUSED_FOR_GOOD;
+    /* A limit on the job's size: a partition's MaxNodes (EnforcePartLimits=ALL, captured on
+     * the harness: tests/fixtures/slurm/sbatch-22.05-too-big.err), MaxCPUsPerNode, a CPU
+     * limit. A smaller job may pass. */
+    if (e && (strstr(e, "Node count specification invalid") ||
+              strstr(e, "More processors requested than permitted")))
+        return LIVERUN_REFUSED_TOO_BIG;
+    if (e && strstr(e, "Job violates accounting/QOS policy"))
+        return accounting_refusal(e);
     /* Everything else may pass: the controller's own "try again" answers (sbatch retries
      * these itself first, up to 15 times): "Resource temporarily unavailable" (EAGAIN: busy),
      * "Unable to create job record, try again" (the job queue full), "Requested nodes are
@@ -292,6 +323,15 @@ LiveRefusal liveslurm_sbatch_refusal(const char *e)
      * not answer at all (liveslurm_no_controller) is no refusal: its sbatch is retried with
      * the back-off, however long the outage. */
     return LIVERUN_REFUSED_ONCE;
+}
+
+int liveslurm_size_reason(const char *reason)
+{
+    if (strcmp(reason, "PartitionNodeLimit") == 0)
+        return 1;
+    if (strncmp(reason, "QOSMax", 6) != 0 && strncmp(reason, "AssocMax", 8) != 0)
+        return 0;
+    return strstr(reason, "PerJob") && !strstr(reason, "Minutes") && !strstr(reason, "Wall");
 }
 
 double liveslurm_backoff_s(double poll_s, int fails)

@@ -291,6 +291,7 @@ static void collect_nodes(LiveSlurm *s)
     liveslurm_controller_back(s);
     s->node_outage = 0;
     s->node_rounds++;
+    s->states_asked_ms = s->last_node_round_ms; /* set when this round was asked */
     if (st.n == 0) {
         /* The partition renamed or removed (sinfo -p then answers nothing): that says
          * nothing of the nodes, and draining them all would stop every run. Kept as read. */

@@ -44,6 +44,10 @@ struct LiveSlurm {
     SlurmCall *node_round;
     long node_rounds, looks;
     int64_t last_node_round_ms;
+    /* when the last node round that answered was asked (-1 none): a job pending on a limit of
+     * its size is taken as over it only once the nodes' states are read since (Slurm's
+     * PartitionNodeLimit also says a node is down or drained) */
+    int64_t states_asked_ms;
     int node_outage; /* node rounds failed in a row */
     int have_states, have_holds, look_now;
     StrList left_out;   /* usable nodes not added for their GPUs (none, too many): said once */
@@ -119,6 +123,7 @@ typedef struct {
     int line_early;
     int64_t running_since_ms;
     int64_t pending_since_ms; /* first round that saw the job pending; 0 before */
+    int64_t over_limit_ms; /* first round that saw it pending on a limit of its size; 0 */
     int pending_said;         /* pending past LIVESLURM_PENDING_SAY_S: said once */
     /* Slurm took it off its GPUs (liveslurm_taken): how, said once by the driver through
      * LiveRunOps.preempted; a requeued copy is cancelled (requeue_cancel_sent once that

@@ -53,6 +53,7 @@ LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err)
     if (s->o.exit_grace_s <= 0)
         s->o.exit_grace_s = LIVESLURM_EXIT_GRACE_S;
     s->last_round_ms = s->last_node_round_ms = s->last_part_round_ms = -1;
+    s->states_asked_ms = -1;
     s->first_round_ms = -1;
     const struct passwd *pw = getpwuid(geteuid());
     if (pw)

@@ -256,6 +256,25 @@ static int run_on_unusable(const SchedLive *l, const LiveJob *j)
     return -1;
 }
 
+/* A run the backend says waits on a limit of its size (LiveRunOps.over_limit: Slurm took the
+ * job but will never start it as it is) is cancelled, and its end taken as a start refused
+ * for its size (serve_job): the job gets a ceiling and goes on at the size it had, as when
+ * sbatch refuses it at once. Not while its nodes are out of the model's use: Slurm's
+ * PartitionNodeLimit also stands for nodes down or drained, which the node rounds handle. */
+static void over_limit(SchedLive *l, LiveJob *j)
+{
+    if (!l->ops->over_limit || j->limit_wait || j->stop_wanted || j->stopping || l->stopping_all)
+        return;
+    const char *why = l->ops->over_limit(j->run);
+    if (!why || run_on_unusable(l, j) >= 0)
+        return;
+    j->limit_wait = 1;
+    j->stop_wanted = 1;
+    snprintf(j->limit_why, sizeof j->limit_why, "%s waits on %s, a limit on its size",
+             l->ops->label ? l->ops->label(j->run) : "its run", why);
+    schedlive_log(l, "%s: %s: cancelled", j->name, j->limit_why);
+}
+
 /* Counts a death; returns how many there have been in a row, each within death_window_s of
  * the one before: a job that dies once a day is restarted each time, one that dies again
  * soon after a restart is left failed. */
@@ -351,6 +370,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
     if (j->run && l->ops->running(j->run)) {
         if (j->preempted)
             return; /* the backend clears what is left of it; nothing to signal */
+        over_limit(l, j);
         if (j->stop_wanted && !j->stopping && l->ops->ready(j->run)) {
             Error err;
             if (l->ops->signal(j->run, SIGTERM, &err) == 0) {
@@ -379,11 +399,19 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         const char *refused_why = !j->preempted && !asked && !l->stopping_all && l->ops->refused
                                       ? l->ops->refused(j->run, &how)
                                       : NULL;
-        if (!refused_why)
+        /* cancelled on a limit of its size before it printed a line (one that started
+         * meanwhile and was stopped is an end like any other) */
+        int limited = j->limit_wait && j->seen == 0 && !l->stopping_all;
+        j->limit_wait = 0;
+        if (!refused_why && !limited) {
             j->start_refused = 0;
-        if (refused_why) {
+            j->limit_tries = 0;
+            j->ran_gpus = j->run_gpus; /* the backend took it at that size */
+        }
+        if (refused_why || limited) {
             j->runs--; /* the job never ran */
-            schedlive_start_refused(l, j, how, refused_why);
+            schedlive_start_refused(l, j, refused_why ? how : LIVERUN_REFUSED_TOO_BIG,
+                                    j->run_gpus, refused_why ? refused_why : j->limit_why);
         } else if (j->preempted) {
             /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
              * is usually while its copy is pending, before the exit line that says the TERM
@@ -610,6 +638,7 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .preemptions = j->preemptions,
                           .suspended = j->suspended,
                           .failed = j->failed,
+                          .ceiling_gpus = info.ceiling_gpus,
                           .step = j->step,
                           .loss = j->loss,
                           .examples_per_s = j->eps,

@@ -82,6 +82,8 @@ typedef struct {
     int preemptions;  /* runs the backend took off their GPUs for another job (Slurm) */
     int suspended;    /* its run is suspended (Slurm): it keeps its GPUs, makes no progress */
     int failed;       /* died again after its one restart: left stopped */
+    int ceiling_gpus; /* the most GPUs the scheduler gives it: the cluster refused it more
+                         (sched_set_ceiling); 0 none */
     long step;        /* last progress line of any run (-1: none yet) */
     double loss;      /* last progress line's loss, any sign; NAN: none given */
     double examples_per_s, epoch; /* -1: not given */
@@ -162,6 +164,10 @@ char *schedlive_job_template(const char *template_text, const char *job_dir, con
 #define SCHEDLIVE_FENCE_GLOB SCHEDLIVE_FENCE_PREFIX "*" SCHEDLIVE_FENCE_SUFFIX
 #define SCHEDLIVE_FENCE_WORD "tunedeck-folder-busy"
 enum { SCHEDLIVE_FENCE_RETRY_S = 5 };
+/* A start the cluster turned away by a count of jobs (Slurm's MaxSubmitJobs) is tried again
+ * after this long, doubled at each refusal in a row up to the most (remote/live/
+ * schedlive_ceiling.c). */
+enum { SCHEDLIVE_LIMIT_RETRY_S = 10, SCHEDLIVE_LIMIT_RETRY_MAX_S = 160 };
 /* A placement as text: "h1:0+1,h2:0" (ids: slots[h] indices per host, in order), or with ids
  * NULL each host's count, "h1:2,h2:1". Cut at a whole host when out is short. */
 void schedlive_where_text(const char *const *names, const int *slots, const int *ids, size_t n,

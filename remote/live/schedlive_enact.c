@@ -99,8 +99,14 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
  * not written) is tried once more, at the next tick at the soonest (need_start kept, the
  * placement as wanted then): a blip does not cost the job. One the backend says cannot pass
  * (bad input), or a second in a row, leaves the job failed (schedlive_fail). */
-void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, const char *why)
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus,
+                             const char *why)
 {
+    if (refusal == LIVERUN_REFUSED_TOO_BIG || refusal == LIVERUN_REFUSED_FOR_NOW ||
+        refusal == LIVERUN_REFUSED_LIMIT) {
+        schedlive_limit_refused(l, j, refusal, gpus, why);
+        return;
+    }
     const char *where = schedlive_machine(l, j->want_host);
     if (refusal == LIVERUN_REFUSED_ONCE && !j->start_refused) {
         j->start_refused = 1;
@@ -178,7 +184,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     j->status[0] = 0;
     if (!j->run) {
         free(ids), free(slots), free(nodes), free(names);
-        schedlive_start_refused(l, j, refusal, err.msg);
+        schedlive_start_refused(l, j, refusal, j->want_gpus, err.msg);
         return;
     }
     /* A backend that refuses after the start (LiveRunOps.refused) clears it once the run
@@ -254,9 +260,15 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
     for (size_t i = 0; i < ev->n_slots && pl < sizeof place - 64; i++)
         pl += (size_t)snprintf(place + pl, sizeof place - pl, "%s%s:%d", i ? "," : "",
                                schedlive_machine(l, ev->slots[i].node), ev->slots[i].gpus);
-    schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPU%s%s%s", ev->time_s,
-                  sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
-                  plural_s(ev->gpus_to), place[0] ? " on " : "", place);
+    if (ev->ceiling_gpus > 0) /* the model's fall back under a refusal: said as such */
+        schedlive_log(l, "%s: under its ceiling of %d GPU%s: %s %d -> %d GPU%s%s%s", j->name,
+                      ev->ceiling_gpus, plural_s(ev->ceiling_gpus),
+                      sched_event_kind_name(ev->kind), ev->gpus_from, ev->gpus_to,
+                      plural_s(ev->gpus_to), place[0] ? " on " : "", place);
+    else
+        schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPU%s%s%s", ev->time_s,
+                      sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
+                      plural_s(ev->gpus_to), place[0] ? " on " : "", place);
     int up = j->run && l->ops->running(j->run) && !j->preempted; /* a taken run is no stop's */
     char at[48];
     switch (ev->kind) {

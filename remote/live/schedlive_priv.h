@@ -38,6 +38,14 @@ typedef struct {
      * (LIVERUN_REFUSED_ONCE): it is tried once more at a later tick, and a second refusal
      * in a row fails the job (schedlive_start_run) */
     int start_refused;
+    /* the GPUs of its last run the backend took (not refused), 0 before any: the size it
+     * goes on at when a larger one is refused for a limit (schedlive_ceiling.c) */
+    int ran_gpus;
+    int limit_tries; /* starts in a row turned away by a count of jobs (the back-off's) */
+    /* its run waits on a limit of its size (LiveRunOps.over_limit) and is being cancelled:
+     * its end is a start refused for its size, why the backend's reason */
+    int limit_wait;
+    char limit_why[96];
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */
     int64_t stop_sent_ms;
@@ -112,10 +120,19 @@ void schedlive_free_want(LiveJob *j);
  * NULL. */
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
-/* The backend refused the job's start (start's NULL, or LiveRunOps.refused once the run
- * ended): one that may pass is tried once more at the next tick, one for good (or a second
- * in a row) leaves the job failed; why is said in the log and the job's status. */
-void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, const char *why);
+/* The backend refused the job's start at `gpus` GPUs (start's NULL, or LiveRunOps.refused
+ * once the run ended): one that may pass is tried once more at the next tick, one for good
+ * (or a second in a row) leaves the job failed, one for the cluster's limits goes to
+ * schedlive_limit_refused; why is said in the log and the job's status. */
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus,
+                             const char *why);
+/* schedlive_ceiling.c: a start refused for a limit (TOO_BIG, FOR_NOW, LIMIT) at `gpus` GPUs:
+ * a size limit sets the job's ceiling in the model (sched_set_ceiling) below `gpus`, and the
+ * job goes on at the size it last ran at (ran_gpus) or waits for a decision within it; at
+ * 1 GPU it is left failed. A count of jobs is tried again after a back-off (10 s, doubled
+ * up to SCHEDLIVE_LIMIT_RETRY_MAX_S), the job never failed for it. */
+void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus,
+                             const char *why);
 /* Leaves the job failed: never started again, its GPUs given back in the model. */
 void schedlive_fail(SchedLive *l, LiveJob *j);
 const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);

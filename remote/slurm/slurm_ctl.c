@@ -127,18 +127,45 @@ HostPool *slurm_ctl_login_pool(SlurmCtl *c, const char **host)
     return c->pool;
 }
 
+/* The line of t->buf that ends before `end` (newlines skipped): [*start, returned end). */
+static size_t line_before(const Text *t, size_t end, size_t *start)
+{
+    while (end && (t->buf[end - 1] == '\n' || t->buf[end - 1] == '\r'))
+        end--;
+    size_t s = end;
+    while (s && t->buf[s - 1] != '\n')
+        s--;
+    *start = s;
+    return end;
+}
+
+/* The line before sbatch's "Batch job submission failed: WORDS" that says why in words of
+ * slurmctld's own (the err_msg it sends with the error code, which sbatch prints first): the
+ * limit's reason ("sbatch: error: QOSMaxSubmitJobPerUserLimit", job_reason_string's name), or a
+ * job_submit plugin's ("sbatch: error: Reached jobs per hour limit", job_submit/throttle's,
+ * captured on the harness: tests/fixtures/slurm/sbatch-22.05-throttled.err). */
+static int reason_line(const char *p, size_t n, const char *last, size_t last_n)
+{
+    static const char failed[] = "Batch job submission failed: ", error[] = ": error: ";
+    return memmem(last, last_n, failed, sizeof failed - 1) &&
+           memmem(p, n, error, sizeof error - 1) != NULL;
+}
+
+/* The last line, with the one before it when that is a reason line: "Job violates
+ * accounting/QOS policy" says only which error; the reason says which limit (a count of
+ * jobs, which clears, or a size, which does not: liveslurm_sbatch_refusal). */
 static void last_line(const Text *t, char *out, size_t cap)
 {
     out[0] = 0;
     if (!t->buf)
         return;
-    size_t end = t->len;
-    while (end && (t->buf[end - 1] == '\n' || t->buf[end - 1] == '\r'))
-        end--;
-    size_t start = end;
-    while (start && t->buf[start - 1] != '\n')
-        start--;
-    snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
+    size_t start, end = line_before(t, t->len, &start);
+    size_t rs, re = line_before(t, start, &rs);
+    if (re > rs && reason_line(t->buf + rs, re - rs, t->buf + start, end - start))
+        snprintf(out, cap, "%.*s; %.*s", (int)(re - rs), t->buf + rs, (int)(end - start),
+                 t->buf + start);
+    else
+        snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
 }
 
 typedef struct {
@@ -287,7 +314,8 @@ static int outcome_login(SlurmCall *k, Error *err)
     return rc;
 }
 
-/* What slurm_ctl_run returns: a non-zero exit quotes the last standard-error line. */
+/* What slurm_ctl_run returns: a non-zero exit quotes the last standard-error line (and a
+ * reason line before it). */
 static void settle(SlurmCall *k)
 {
     int rc = k->c->pool ? outcome_login(k, &k->err) : outcome_here(k, &k->err);

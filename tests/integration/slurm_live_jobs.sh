@@ -248,9 +248,12 @@ refused_section() {
 import re, sys
 from outcheck import out, need
 words = sys.argv[2]
-said = need(r"solo: could not start on n\d: sbatch exited with status 1: sbatch: error: Batch job "
-            r"submission failed: %s: refused for good \(trying again cannot change it\), left "
-            r"failed$" % re.escape(words), "the refusal for good, in Slurm's words")
+# sbatch's own line before slurmctld's words, when it prints one ("invalid partition
+# specified: nope"), is kept with them
+said = need(r"solo: could not start on n\d: sbatch exited with status 1: (?:sbatch: error: [^;\n]*; )?"
+            r"sbatch: error: Batch job submission failed: %s: refused for good \(trying again "
+            r"cannot change it\), left failed$" % re.escape(words),
+            "the refusal for good, in Slurm's words")
 need(r"every job has ended \(0 completed, 1 failed\)", "the run over at once", said.end())
 assert "died" not in out, "a refused start is no death"
 assert out.count("could not start") == 1, "one sbatch, not tried again"

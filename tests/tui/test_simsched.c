@@ -77,6 +77,17 @@ Test(simsched, events_read_as_text)
     char text[160];
     simsched_event_text(s, 0, text, sizeof text);
     cr_assert(strstr(text, "s a resnet110-0") && strstr(text, "start "), "%s", text);
+    /* a fall back under a ceiling is no decision, and the decision pane says so */
+    SchedJobInfo info;
+    sched_job_info(st, 0, &info);
+    cr_assert_gt(info.gpus, 1, "resnet110-0 runs on more than one GPU");
+    size_t n = sched_event_count(st);
+    cr_assert_eq(sched_set_ceiling(simsched_state_mut(s), 0, info.gpus - 1, 1, &err), 0, "%s",
+                 err.msg);
+    simsched_event_text(s, n, text, sizeof text);
+    char want[64];
+    snprintf(want, sizeof want, "resize %d>1 (ceiling %d)", info.gpus, info.gpus - 1);
+    cr_assert(strstr(text, want), "%s", text);
     simsched_free(s);
 }
 
@@ -290,6 +301,11 @@ Test(simsched, a_live_jobs_failure_is_in_its_note_whole_or_cut_with_an_ellipsis)
     SchedLiveJob idle = {.step = -1, .loss = NAN};
     simsched_live_note(&idle, "starting on 2, 27s left", note, sizeof note);
     cr_assert_str_eq(note, "starting on 2, 27s left", "no real process: the model's note alone");
+    /* the cluster refused the job more GPUs: its ceiling, where the operator looks */
+    SchedLiveJob capped = {.running = 1, .step = 374, .loss = NAN, .gpu_ids = "n1:0+1",
+                           .ceiling_gpus = 3};
+    simsched_live_note(&capped, "", note, sizeof note);
+    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3");
 }
 
 /* A workload's job named in Japanese (3 bytes, 2 columns a character): its decisions were

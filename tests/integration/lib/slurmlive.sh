@@ -1,7 +1,8 @@
 # What the live scheduler's Slurm suites share (slurm_live.sh, slurm_live_outage.sh,
-# slurm_live_jobs.sh, slurm_live_preempt.sh): sourced after lib/suite.sh (with
-# suite_slurm=1); not a suite. Sets mark (this run's marker: the jobs' checkpoint name, so
-# pgrep finds their processes and no other run's) and job (tunedeck-worker in job mode as
+# slurm_live_jobs.sh, slurm_live_preempt.sh, slurm_live_limits.sh): sourced after
+# lib/suite.sh (with suite_slurm=1); not a suite. Sets mark (this run's marker: the jobs'
+# checkpoint name, so pgrep finds their processes and no other run's) and job
+# (tunedeck-worker in job mode as
 # the job command: it checkpoints on SIGTERM and resumes at any size), and LIVE_PID, the run in the background that suite_stop
 # kills (and LAG_PID, slurm_live.sh's lib/lagmirror.py); suite_reap kills what the jobs leave.
 #   slurmlive_start [LINE]...  the harness's four nodes in T/s, with LINEs added to its

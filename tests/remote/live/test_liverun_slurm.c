@@ -237,7 +237,6 @@ Test(liverun_slurm, a_refused_sbatch_is_for_good_by_slurms_words)
         "Requested node configuration is not available",
         "Invalid account or account/partition combination specified",
         "Invalid qos specification",
-        "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)",
         "Invalid generic resource (gres) specification",
     };
     static const char *const once[] = {
@@ -260,6 +259,67 @@ Test(liverun_slurm, a_refused_sbatch_is_for_good_by_slurms_words)
                  once[i]);
         cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_ONCE, "%s", e);
     }
+}
+
+/* Regression: a limit on the job's size ("Node count specification invalid", a partition's
+ * MaxNodes; a QOS's MaxTRESPerJob) was for good, and a grow Slurm refused failed a job that
+ * had run at its old size a moment before. A size limit passes smaller; a count of jobs
+ * (MaxSubmitJobs) passes later; the accounting words without their reason say neither. */
+Test(liverun_slurm, a_refused_sbatch_over_a_limit_says_which_kind_of_limit)
+{
+    char e[400];
+    failed_call("sbatch", "sbatch-22.05-too-big.err", e, sizeof e);
+    cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_TOO_BIG, "%s", e);
+    cr_assert_eq(liveslurm_sbatch_refusal("sbatch exited with status 1: sbatch: error: Batch job "
+                                          "submission failed: More processors requested than "
+                                          "permitted"),
+                 LIVERUN_REFUSED_TOO_BIG);
+    /* job_submit/throttle's count of the last hour's jobs, as the harness answered it */
+    char *t = fixture_read("slurm/sbatch-22.05-throttled.err");
+    size_t first = strcspn(t, "\n");
+    t[first] = 0;
+    char *last = t + first + 1;
+    last[strcspn(last, "\n")] = 0;
+    snprintf(e, sizeof e, "sbatch exited with status 1: %s; %s", t, last); /* as slurm_ctl says */
+    free(t);
+    cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_FOR_NOW, "%s", e);
+    static const char *const qos = "sbatch: error: Batch job submission failed: Job violates "
+                                   "accounting/QOS policy (job submit limit, user's size and/or "
+                                   "time limits)";
+    static const struct {
+        const char *reason;
+        LiveRefusal kind;
+    } cases[] = {
+        {"", LIVERUN_REFUSED_LIMIT},
+        {"QOSMaxSubmitJobPerUserLimit", LIVERUN_REFUSED_FOR_NOW},
+        {"AssocGrpSubmitJobsLimit", LIVERUN_REFUSED_FOR_NOW},
+        {"QOSMaxNodePerJobLimit", LIVERUN_REFUSED_TOO_BIG},
+        {"QOSMaxGRESPerJob", LIVERUN_REFUSED_TOO_BIG},
+        {"AssocGrpGRES", LIVERUN_REFUSED_TOO_BIG},
+        {"QOSMaxWallDurationPerJobLimit", LIVERUN_REFUSED_FOR_GOOD},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(e, sizeof e, "sbatch exited with status 1: %s%s%s%s",
+                 cases[i].reason[0] ? "sbatch: error: " : "", cases[i].reason,
+                 cases[i].reason[0] ? "\n" : "", qos);
+        cr_assert_eq(liveslurm_sbatch_refusal(e), cases[i].kind, "%s", e);
+    }
+}
+
+/* A pending job's reason that is a limit of its size it never passes as it is (the job was
+ * taken under it: no EnforcePartLimits, no DenyOnLimit), against those that clear. */
+Test(liverun_slurm, a_pending_reason_says_whether_it_is_a_limit_of_the_jobs_size)
+{
+    static const char *const size[] = {"PartitionNodeLimit", "QOSMaxGRESPerJob",
+                                       "QOSMaxNodePerJobLimit", "AssocMaxCpuPerJobLimit"};
+    static const char *const other[] = {"Resources",         "Priority",
+                                        "QOSMaxGRESPerUser", "AssocGrpGRES",
+                                        "QOSMaxWallDurationPerJobLimit", "None",
+                                        "QOSMaxCpuMinutesPerJobLimit",   ""};
+    for (size_t i = 0; i < sizeof size / sizeof *size; i++)
+        cr_assert(liveslurm_size_reason(size[i]), "%s", size[i]);
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        cr_assert_not(liveslurm_size_reason(other[i]), "%s", other[i]);
 }
 
 Test(liverun_slurm, retries_back_off_like_the_rounds)

@@ -49,6 +49,45 @@ Test(slurm_ctl, no_configuration_found_says_to_set_slurm_conf)
     slurm_ctl_free(c);
 }
 
+/* Why slurmctld refused a submission, which sbatch prints on the line before the error's own
+ * words (the limit's reason, or a job_submit plugin's words: job_submit/throttle's, captured on
+ * the harness), is kept with them: "Job violates accounting/QOS policy" alone does not say
+ * whether a count of jobs (which clears) or a size (which does not) is over. A line before
+ * any other last line is not. */
+Test(slurm_ctl, a_refused_submissions_error_keeps_the_reason_line_before_its_last_line)
+{
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    cr_assert_not_null(c);
+    const char *throttled[] = {"sh", "-c",
+                               "cat " TUNEDECK_SOURCE_DIR
+                               "/tests/fixtures/slurm/sbatch-22.05-throttled.err >&2; exit 1",
+                               NULL};
+    cr_assert_eq(slurm_ctl_run(c, throttled, NULL, &e), 1);
+    cr_assert_str_eq(e.msg, "sh exited with status 1: sbatch: error: Reached jobs per hour limit; "
+                            "sbatch: error: Batch job submission failed: Job violates "
+                            "accounting/QOS policy (job submit limit, user's size and/or time "
+                            "limits)");
+    const char *qos[] = {"sh", "-c",
+                         "echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2; echo 'sbatch: "
+                         "error: Batch job submission failed: Job violates accounting/QOS "
+                         "policy' >&2; exit 1",
+                         NULL};
+    cr_assert_eq(slurm_ctl_run(c, qos, NULL, &e), 1);
+    cr_assert_str_eq(e.msg, "sh exited with status 1: sbatch: error: "
+                            "QOSMaxSubmitJobPerUserLimit; sbatch: error: Batch job submission "
+                            "failed: Job violates accounting/QOS policy");
+    const char *other[] = {"sh", "-c",
+                           "echo 'scancel: error: Kill job error on job id 41: done' >&2; echo "
+                           "'scancel: error: Kill job error on job id 42: done' >&2; exit 1",
+                           NULL};
+    cr_assert_eq(slurm_ctl_run(c, other, NULL, &e), 1);
+    cr_assert_str_eq(e.msg, "sh exited with status 1: scancel: error: Kill job error on job id "
+                            "42: done");
+    slurm_ctl_free(c);
+}
+
 static void on_signal(int sig)
 {
     (void)sig;

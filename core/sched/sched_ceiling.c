@@ -1,0 +1,111 @@
+/* A job's ceiling (sched_set_ceiling): the most GPUs it may be given, learnt from outside the
+ * model (Slurm refused its job at a larger size), and the fall back under it of a job that
+ * holds more: it keeps part of its own GPUs rather than wait for the next decision. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sched/sched_priv.h"
+
+/* Gives back `drop` of the job's GPUs on `node` (the highest indices it holds). */
+static void give_back(SchedState *s, size_t job, int node, int drop)
+{
+    int *row = s->owner + s->node_off[node];
+    for (int g = s->node_gpus[node] - 1; g >= 0 && drop > 0; g--)
+        if (row[g] == (int)job) {
+            row[g] = -1;
+            s->node_free[node]++;
+            drop--;
+        }
+}
+
+/* How many GPUs of each slot the job keeps, `keep` in all: its largest slots first (the
+ * fewest nodes, as a placement would take them), the lower node on a tie. */
+static void kept_per_slot(const SJob *j, int keep, int *kept)
+{
+    memset(kept, 0, j->n_slots * sizeof *kept);
+    while (keep > 0) {
+        size_t best = j->n_slots;
+        for (size_t k = 0; k < j->n_slots; k++)
+            if (!kept[k] && (best == j->n_slots || j->slots[k].gpus > j->slots[best].gpus))
+                best = k;
+        if (best == j->n_slots)
+            break;
+        kept[best] = j->slots[best].gpus < keep ? j->slots[best].gpus : keep;
+        keep -= kept[best];
+    }
+}
+
+/* The job, holding more than its ceiling, keeps `keep` of its GPUs (logged as a resize) or
+ * none (a stop), the event marked with the ceiling. Nothing changes on failure. */
+static int fall_back(SchedState *s, size_t job, int keep, Error *err)
+{
+    SJob *j = &s->jobs[job];
+    int from = j->gpus;
+    if (keep == 0) {
+        if (sched_log_event(s, SCHED_EV_STOP, job, from, 0) < 0)
+            return error_no_memory(err, "scheduler");
+        s->events[s->n_events - 1].ceiling_gpus = j->ceiling;
+        sched_release(s, job);
+        j->gpus = 0;
+        j->stall_left_s = 0;
+        return 0;
+    }
+    JobConfig conf;
+    double rate;
+    if (sched_job_config(s, j, keep, &conf, &rate) < 0)
+        return error_set(err, "ceiling '%s': its batch cannot run on %d GPUs", j->name, keep);
+    int *kept = malloc(j->n_slots * sizeof *kept);
+    SchedSlot *old = malloc(j->n_slots * sizeof *old);
+    if (!kept || !old) {
+        free(kept), free(old);
+        return error_no_memory(err, "scheduler");
+    }
+    kept_per_slot(j, keep, kept);
+    size_t n_old = j->n_slots, n = 0;
+    memcpy(old, j->slots, n_old * sizeof *old);
+    JobConfig old_conf = j->conf;
+    for (size_t k = 0; k < n_old; k++) /* in node order still */
+        if (kept[k] > 0)
+            j->slots[n++] = (SchedSlot){old[k].node, kept[k]};
+    j->n_slots = n;
+    j->conf = conf; /* the event's batch */
+    if (sched_log_event(s, SCHED_EV_RESIZE, job, from, keep) < 0) {
+        memcpy(j->slots, old, n_old * sizeof *old);
+        j->n_slots = n_old;
+        j->conf = old_conf;
+        free(kept), free(old);
+        return error_no_memory(err, "scheduler");
+    }
+    s->events[s->n_events - 1].ceiling_gpus = j->ceiling;
+    for (size_t k = 0; k < n_old; k++)
+        give_back(s, job, old[k].node, old[k].gpus - kept[k]);
+    free(kept), free(old);
+    j->gpus = keep;
+    j->stall_left_s = s->cfg.resize_cost_s; /* a restart, as every resize */
+    j->placed_gen = s->gen;
+    return 0;
+}
+
+int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "ceiling: no job %zu", job);
+    SJob *j = &s->jobs[job];
+    if (j->done)
+        return error_set(err, "ceiling '%s': expected a job not done, found it done", j->name);
+    if (gpus < 1)
+        return error_set(err, "ceiling '%s': expected at least 1 GPU, found %d", j->name, gpus);
+    int ceiling = j->ceiling > 0 && j->ceiling < gpus ? j->ceiling : gpus;
+    if (keep < 0 || keep > ceiling)
+        return error_set(err, "ceiling '%s': expected to keep 0..%d GPUs, found %d", j->name,
+                         ceiling, keep);
+    int was = j->ceiling;
+    j->ceiling = ceiling;
+    if (j->gpus <= ceiling)
+        return 0;
+    if (fall_back(s, job, keep, err) < 0) {
+        j->ceiling = was;
+        return -1;
+    }
+    return 0;
+}

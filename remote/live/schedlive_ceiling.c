@@ -1,0 +1,109 @@
+/* A start the cluster refused for one of its limits (LiveRefusal TOO_BIG, FOR_NOW, LIMIT:
+ * Slurm's MaxNodes, MaxTRESPerJob, MaxSubmitJobs): a size too big becomes the job's ceiling
+ * in the model and the job goes on at the size it had; a count of jobs is waited out. A job
+ * that ran a moment ago is never failed for asking to grow (docs/scheduler-live.md). */
+#include <stdio.h>
+
+#include "core/base/plural.h"
+#include "remote/live/schedlive_priv.h"
+
+/* The wait before the next try of a start turned away by a count of jobs: 10 s, doubled at
+ * each refusal in a row up to SCHEDLIVE_LIMIT_RETRY_MAX_S. Such a limit clears only as other
+ * jobs end, which may be minutes; trying at once would only ask slurmctld again. */
+static int retry_s(int tries)
+{
+    int s = SCHEDLIVE_LIMIT_RETRY_S;
+    for (int i = 1; i < tries && s < SCHEDLIVE_LIMIT_RETRY_MAX_S; i++)
+        s *= 2;
+    return s < SCHEDLIVE_LIMIT_RETRY_MAX_S ? s : SCHEDLIVE_LIMIT_RETRY_MAX_S;
+}
+
+static void for_now(SchedLive *l, LiveJob *j, const char *why, const char *taken)
+{
+    int wait_s = retry_s(++j->limit_tries);
+    j->need_start = 1;
+    j->start_after_ms = l->last_ms + (int64_t)wait_s * 1000;
+    snprintf(j->status, sizeof j->status, "not started: %s (a limit on jobs: tried again in %d s)",
+             why, wait_s);
+    schedlive_log(
+        l,
+        "%s: could not start on %s: %s: %sa limit on how many jobs the cluster takes, which "
+        "clears as other jobs end: tried again in %d s",
+        j->name, schedlive_machine(l, j->want_host), why, taken, wait_s);
+}
+
+/* The job's size `gpus` is over a limit: its ceiling becomes gpus - 1 and it keeps the size
+ * it last ran at (when under it), else waits for a decision within it. */
+static void too_big(SchedLive *l, LiveJob *j, int gpus, const char *why)
+{
+    size_t idx = (size_t)(j - l->jobs);
+    if (gpus <= 1) {
+        snprintf(j->status, sizeof j->status, "not started: %s", why);
+        schedlive_log(l,
+                      "%s: could not start on %s: %s: refused at 1 GPU, the smallest size (trying "
+                      "again cannot change it), left failed",
+                      j->name, schedlive_machine(l, j->want_host), why);
+        schedlive_fail(l, j);
+        return;
+    }
+    int ceiling = gpus - 1;
+    int keep = j->ran_gpus > 0 && j->ran_gpus <= ceiling ? j->ran_gpus : 0;
+    SchedJobInfo info = {0};
+    Error err;
+    if (sched_job_info(l->s, idx, &info) == 0 && info.state == SCHED_JOB_DONE) {
+        /* the model finished it while the submission was under way: nothing to go on with */
+        j->need_start = 0;
+        snprintf(j->status, sizeof j->status, "not started: %s", why);
+        schedlive_log(l, "%s: the cluster refused it at %d GPUs (%s); the model has finished it",
+                      j->name, gpus, why);
+        return;
+    }
+    if (sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
+        snprintf(j->status, sizeof j->status, "not started: %s", why);
+        schedlive_log(l, "%s: could not start on %s: %s: left failed (%s)", j->name,
+                      schedlive_machine(l, j->want_host), why, err.msg);
+        schedlive_fail(l, j);
+        return;
+    }
+    /* The model's fall back (an event, enacted at the driver's next step) places it; a job the
+     * model no longer holds above the ceiling starts at what a later decision wanted. */
+    j->need_start = info.gpus <= ceiling && j->want_gpus > 0;
+    snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
+             ceiling);
+    if (keep)
+        schedlive_log(
+            l,
+            "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s, which no "
+            "decision goes past; it goes on at the %d GPU%s it had, from its checkpoint",
+            j->name, gpus, why, ceiling, plural_s(ceiling), keep, plural_s(keep));
+    else
+        schedlive_log(
+            l,
+            "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s, which no "
+            "decision goes past; the next decision places it within it",
+            j->name, gpus, why, ceiling, plural_s(ceiling));
+}
+
+void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, const char *why)
+{
+    j->start_refused = 0; /* a limit is no blip: the "once more" rule is not for it */
+    if (how == LIVERUN_REFUSED_FOR_NOW) {
+        for_now(l, j, why, "");
+        return;
+    }
+    if (how == LIVERUN_REFUSED_LIMIT) {
+        /* The words do not say whether the size or the count of jobs is over. A size the job
+         * has run at since the run began, or 1 GPU, passed the size limits (or nothing can):
+         * a count then. A larger one is taken for a size limit: a ceiling costs growth,
+         * while a count taken for a size would be tried and refused at every decision, each
+         * try a checkpoint and a stop of a job that was running. */
+        if (gpus <= 1 || gpus <= j->ran_gpus) {
+            char taken[160];
+            snprintf(taken, sizeof taken, "at %d GPU%s, %s, the words are taken for ", gpus,
+                     plural_s(gpus), gpus <= 1 ? "the smallest size" : "a size it ran at");
+            for_now(l, j, why, taken);
+            return;
+        }
+    }
+    too_big(l, j, gpus, why);
+}

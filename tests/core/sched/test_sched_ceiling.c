@@ -1,0 +1,153 @@
+/* A job's ceiling (sched_set_ceiling): the most GPUs the cluster lets it have, learnt when it
+ * refused the job a larger size. No policy gives it more; a job holding more falls back in
+ * place, the event marked with the ceiling. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
+#include "tests/support/fixtures.h"
+
+#define FIXTURE TUNEDECK_SOURCE_DIR "/tests/fixtures/workload-small.csv"
+
+FIXTURE_CATALOGUE_SUITE(sched_ceiling);
+
+/* The most GPUs any event of the run gave job `job` (the workload run to its end). */
+static int most_given(const char *policy, int job, int ceiling)
+{
+    SchedState *s = fixture_sched(cat, policy, 4, NULL, 0);
+    Error e;
+    cr_assert_eq(sched_load_workload(s, FIXTURE, &e), 0, "%s", e.msg);
+    if (ceiling)
+        cr_assert_eq(sched_set_ceiling(s, (size_t)job, ceiling, 0, &e), 0, "%s", e.msg);
+    while (!sched_finished(s) && sched_now(s) < 1e6)
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s: %s", policy, e.msg);
+    cr_assert(sched_finished(s), "%s left jobs unfinished", policy);
+    int most = 0;
+    for (size_t i = 0; i < sched_event_count(s); i++) {
+        const SchedEvent *ev = sched_event(s, i);
+        if (ev->job == job && ev->gpus_to > most)
+            most = ev->gpus_to;
+    }
+    SchedJobInfo info;
+    sched_job_info(s, (size_t)job, &info);
+    cr_assert_eq(info.ceiling_gpus, ceiling, "%s", policy);
+    sched_free(s);
+    return most;
+}
+
+/* cifar10-4 asks 16 GPUs (batch 4096), cifar10-0 asks 6: without a ceiling some policy gives
+ * each more than 3; with one of 3, none does, and every job still finishes. */
+Test(sched_ceiling, no_policy_gives_a_job_more_than_its_ceiling)
+{
+    const int jobs[] = {0, 2};
+    for (size_t k = 0; k < sizeof jobs / sizeof *jobs; k++) {
+        int over = 0;
+        for (const char *const *p = sched_policy_names(); *p; p++) {
+            over |= most_given(*p, jobs[k], 0) > 3;
+            int most = most_given(*p, jobs[k], 3);
+            cr_assert_leq(most, 3, "%s gave job %d %d GPUs over its ceiling of 3", *p, jobs[k],
+                          most);
+            cr_assert_gt(most, 0, "%s never ran job %d", *p, jobs[k]);
+        }
+        cr_assert(over, "no policy gives job %d more than 3 GPUs: the test proves nothing",
+                  jobs[k]);
+    }
+}
+
+/* One job of fixed-N on 2 nodes of 4 GPUs, placed by the first decision. */
+static SchedState *placed(const char *policy)
+{
+    SchedState *s = fixture_sched(cat, policy, 2, NULL, 0);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 1, 512}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    return s;
+}
+
+Test(sched_ceiling, a_job_over_its_new_ceiling_keeps_part_of_its_gpus_logged_as_a_resize)
+{
+    SchedState *s = placed("fixed-8");
+    Error e;
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 8);
+    size_t before = sched_event_count(s);
+    cr_assert_eq(sched_set_ceiling(s, 0, 7, 4, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_event_count(s), before + 1);
+    const SchedEvent *ev = sched_event(s, before);
+    cr_assert_eq(ev->kind, SCHED_EV_RESIZE);
+    cr_assert_eq(ev->gpus_from, 8);
+    cr_assert_eq(ev->gpus_to, 4);
+    cr_assert_eq(ev->ceiling_gpus, 7);
+    cr_assert_eq(ev->n_slots, 1, "the fewest nodes");
+    cr_assert_eq(ev->slots[0].node, 0);
+    cr_assert_eq(ev->slots[0].gpus, 4);
+    cr_assert_gt(ev->batch_size, 0);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 4);
+    cr_assert_eq(info.ceiling_gpus, 7);
+    cr_assert_eq(info.state, SCHED_JOB_STALLED, "a restart, as every resize");
+    fixture_sched_capacity(s);
+    int owners[4];
+    sched_node_gpus(s, 1, owners, 4);
+    for (int g = 0; g < 4; g++)
+        cr_assert_eq(owners[g], -1, "node 1's GPU %d still held", g);
+    char *json = sched_event_json(s, ev);
+    cr_assert(strstr(json, "\"ceiling_gpus\":7") && strstr(json, "\"event\":\"resize\""), "%s",
+              json);
+    free(json);
+    /* fixed-8 wants 8: the later decisions give it at most 7 */
+    for (int i = 0; i < 10; i++) {
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+        sched_job_info(s, 0, &info);
+        cr_assert_leq(info.gpus, 7);
+    }
+    fixture_sched_capacity(s);
+    sched_free(s);
+}
+
+Test(sched_ceiling, a_job_keeping_none_waits_queued_for_a_decision_within_its_ceiling)
+{
+    SchedState *s = placed("fixed-4");
+    Error e;
+    size_t before = sched_event_count(s);
+    cr_assert_eq(sched_set_ceiling(s, 0, 2, 0, &e), 0, "%s", e.msg);
+    const SchedEvent *ev = sched_event(s, before);
+    cr_assert_eq(ev->kind, SCHED_EV_STOP);
+    cr_assert_eq(ev->ceiling_gpus, 2);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.state, SCHED_JOB_QUEUED);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 2, "placed again, within its ceiling");
+    cr_assert_eq(sched_event(s, before + 1)->ceiling_gpus, 0, "a decision, not a fall back");
+    sched_free(s);
+}
+
+Test(sched_ceiling, a_ceiling_only_comes_down_and_refuses_pins_and_bad_values)
+{
+    SchedState *s = placed("fixed-2");
+    Error e;
+    cr_assert_eq(sched_set_ceiling(s, 0, 3, 2, &e), 0, "%s", e.msg);
+    size_t events = sched_event_count(s);
+    cr_assert_eq(sched_set_ceiling(s, 0, 6, 2, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_gpus, 3, "raised");
+    cr_assert_eq(sched_event_count(s), events, "under its ceiling: nothing moves");
+    cr_assert_eq(sched_pin(s, 0, 4, &e), -1);
+    cr_assert(strstr(e.msg, "expected at most 3 GPUs (its ceiling"), "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 0, 3, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_ceiling(s, 0, 0, 0, &e), -1);
+    cr_assert(strstr(e.msg, "expected at least 1 GPU"), "%s", e.msg);
+    cr_assert_eq(sched_set_ceiling(s, 0, 1, 2, &e), -1);
+    cr_assert(strstr(e.msg, "expected to keep 0..1 GPUs, found 2"), "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_gpus, 3, "a refused call changes nothing");
+    cr_assert_eq(sched_set_ceiling(s, 5, 1, 0, &e), -1);
+    sched_free(s);
+}

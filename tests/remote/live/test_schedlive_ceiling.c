@@ -1,0 +1,264 @@
+/* The live driver when the cluster refuses a start for one of its limits
+ * (remote/live/schedlive_ceiling.c): a size over a limit becomes the job's ceiling and the job
+ * goes on at the size it had; a count of jobs is waited out with a back-off; neither fails a
+ * job that can still run. The stand-in refuses as Slurm's sbatch does: after the start
+ * returned its run (LiveRunOps.refused). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "remote/live/schedlive.h"
+#include "tests/support/livestandin.h"
+
+/* Starts asking for more than `too_big` GPUs are refused TOO_BIG; the first `limited` starts
+ * (whatever their size) are refused with `limited_kind`. Each start's size, whether it
+ * resumed and the driver's time when it came are kept. */
+static int too_big, limited, pend_over; /* pend_over: over too_big it pends, not refused */
+static LiveRefusal limited_kind;
+static int starts, asked[64], resumed[64];
+static int64_t now_ms, started_ms[64];
+
+typedef struct {
+    StandinRun head;
+    LiveRefusal refusal; /* meaningful with refused */
+    int refused, pending;
+    const char *why;
+} LimitRun;
+
+static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
+{
+    (void)ctx, (void)refusal, (void)err;
+    LimitRun *r = standin_run_new(sizeof(LimitRun));
+    if (starts < 64) {
+        asked[starts] = spec->alloc->gpus;
+        resumed[starts] = spec->alloc->resume[0] != 0;
+        started_ms[starts] = now_ms;
+    }
+    starts++;
+    if (limited > 0) {
+        limited--;
+        r->refused = 1;
+        r->refusal = limited_kind;
+        r->why = limited_kind == LIVERUN_REFUSED_FOR_NOW
+                     ? "sbatch: QOSMaxSubmitJobPerUserLimit"
+                     : "sbatch: Job violates accounting/QOS policy";
+    } else if (too_big > 0 && spec->alloc->gpus > too_big) {
+        r->refused = !pend_over;
+        r->pending = pend_over;
+        r->refusal = LIVERUN_REFUSED_TOO_BIG;
+        r->why = "sbatch: Node count specification invalid";
+    }
+    return r;
+}
+
+/* A job Slurm took but holds pending on its partition's MaxNodes: ended by its cancel. */
+static const char *limit_over(const void *run)
+{
+    const LimitRun *r = run;
+    return r->pending && !r->head.status[0] ? "PartitionNodeLimit" : NULL;
+}
+
+static int limit_signal(void *run, int signo, Error *err)
+{
+    LimitRun *r = run;
+    if (r->pending) {
+        snprintf(r->head.status, sizeof r->head.status, "cancelled while pending");
+        return 0;
+    }
+    return standin_signal(run, signo, err);
+}
+
+static void limit_step(void *run)
+{
+    LimitRun *r = run;
+    if (r->pending)
+        return; /* no line while it waits */
+    if (r->refused && !r->head.status[0])
+        snprintf(r->head.status, sizeof r->head.status, "not started: refused");
+    else if (!r->head.status[0])
+        standin_says_step(&r->head.p, r->head.p.seen + 1, NAN);
+}
+
+static const char *limit_refused(const void *run, LiveRefusal *refusal)
+{
+    const LimitRun *r = run;
+    if (!r->refused || !r->head.status[0])
+        return NULL;
+    *refusal = r->refusal;
+    return r->why;
+}
+
+static const LiveRunOps LIMITED = {.name = "limited",
+                                   .start = limit_start,
+                                   .signal = limit_signal,
+                                   .step = limit_step,
+                                   .rank0_saved = standin_ready,
+                                   .refused = limit_refused,
+                                   .over_limit = limit_over,
+                                   STANDIN_OPS};
+
+static void plan(int over, int first_limited, LiveRefusal kind)
+{
+    too_big = over;
+    pend_over = 0;
+    limited = first_limited;
+    limited_kind = kind;
+    starts = 0;
+    memset(asked, 0, sizeof asked);
+}
+
+/* Steps the driver n times, 20 ms of its time apart (×1000: 20 s of the model's each, a
+ * decision every third step). */
+static void run_steps(LiveRig *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        schedlive_step(r->l, NULL, 0, now_ms += 20);
+}
+
+/* Regression: the cluster's refusal of a grow (Slurm's "Node count specification invalid",
+ * a partition's MaxNodes) was for good, and failed a job that had run at 2 GPUs a moment
+ * before. It goes on at 2 GPUs from its checkpoint, and doubling never asks for more than
+ * its ceiling (3) again: no loop of checkpoint, refusal and resubmission. */
+Test(schedlive_ceiling, a_grow_refused_for_its_size_keeps_the_job_at_its_size_under_a_ceiling)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    run_steps(&r, 150); /* ~3,000 s of the model: some 50 decisions */
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "a grow's refusal failed the job: %s", r.text);
+    cr_assert_geq(starts, 3, "%s", r.text);
+    cr_assert_eq(asked[0], 2, "%s", r.text);
+    cr_assert_eq(asked[1], 4, "the grow: %s", r.text);
+    cr_assert_eq(asked[2], 2, "back at its size: %s", r.text);
+    cr_assert(resumed[2], "from its checkpoint: %s", r.text);
+    for (int i = 2; i < starts && i < 64; i++)
+        cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs, over its ceiling: %s", i, asked[i],
+                      r.text);
+    cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text);
+    cr_assert_eq(j.deaths, 0, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 3 GPUs, which no "
+                             "decision goes past; it goes on at the 2 GPUs it had, from its "
+                             "checkpoint\n") &&
+                  strstr(r.text, "j0: under its ceiling of 3 GPUs: resize 4 -> 2 GPUs on m"),
+              "%s", r.text);
+    cr_assert_null(strstr(r.text, "left failed"), "%s", r.text);
+    cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* Without EnforcePartLimits Slurm takes the grown job and holds it pending for ever
+ * (PartitionNodeLimit): the driver cancels it and goes on as for a refusal. Regression: the
+ * job waited in the queue, its run stopped for good. */
+Test(schedlive_ceiling, a_grow_held_pending_on_a_limit_of_its_size_is_cancelled_and_kept_at_its_size)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    pend_over = 1;
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    run_steps(&r, 150);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_geq(starts, 3, "%s", r.text);
+    cr_assert_eq(asked[1], 4, "%s", r.text);
+    cr_assert_eq(asked[2], 2, "back at its size: %s", r.text);
+    cr_assert(resumed[2], "%s", r.text);
+    for (int i = 2; i < starts && i < 64; i++)
+        cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs: %s", i, asked[i], r.text);
+    cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text);
+    cr_assert_eq(j.runs, 2, "the pending one never ran: %s", r.text);
+    cr_assert(strstr(r.text, "j0: its run waits on PartitionNodeLimit, a limit on its size: "
+                             "cancelled\n") &&
+                  strstr(r.text, "j0: the cluster refused it at 4 GPUs (its run waits on "
+                                 "PartitionNodeLimit, a limit on its size): its ceiling is now 3 "
+                                 "GPUs"),
+              "%s", r.text);
+    cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* The accounting words without their reason (LIMIT) at a first start of 2 GPUs are taken for
+ * a size limit: ceiling 1, and the next decision starts it at 1; refused again at 1 GPU,
+ * where no size is smaller, they are taken for a count of jobs: tried again 10 s later,
+ * never failed. */
+Test(schedlive_ceiling, accounting_words_without_a_reason_lower_a_first_start_then_wait)
+{
+    static LiveRig r;
+    plan(0, 2, LIVERUN_REFUSED_LIMIT);
+    /* ×10: the model does not finish the job while its start waits out the 10 s */
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 10);
+    now_ms = clock_now_ms();
+    run_steps(&r, 330); /* the decision at t=60 s */
+    cr_assert_eq(starts, 2, "%s", r.text);
+    cr_assert_eq(asked[0], 2, "%s", r.text);
+    cr_assert_eq(asked[1], 1, "the next decision, within the ceiling: %s", r.text);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert(strstr(j.status, "(a limit on jobs: tried again in 10 s)"), "%s", j.status);
+    cr_assert(strstr(r.text, "at 1 GPU, the smallest size, the words are taken for a limit on "
+                             "how many jobs the cluster takes, which clears as other jobs end: "
+                             "tried again in 10 s\n"),
+              "%s", r.text);
+    run_steps(&r, 520); /* 10 s of the driver's time */
+    cr_assert_eq(starts, 3, "%s", r.text);
+    cr_assert_geq(started_ms[2] - started_ms[1], 10000, "%s", r.text);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_eq(j.ceiling_gpus, 1, "%s", r.text);
+    cr_assert_geq(j.step, 1, "it trains: %s", r.text);
+    liverig_close(&r);
+}
+
+/* A count of jobs (Slurm's MaxSubmitJobs: FOR_NOW) is waited out, 10 s, then 20, then 40:
+ * the job is never failed for it, and its size is left alone (no ceiling). */
+Test(schedlive_ceiling, a_count_of_jobs_is_waited_out_with_a_back_off_and_never_fails_the_job)
+{
+    static LiveRig r;
+    plan(0, 3, LIVERUN_REFUSED_FOR_NOW);
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1);
+    now_ms = clock_now_ms();
+    run_steps(&r, 4000); /* 80 s of the driver's time */
+    cr_assert_eq(starts, 4, "%s", r.text);
+    cr_assert_geq(started_ms[1] - started_ms[0], 10000, "%s", r.text);
+    cr_assert_lt(started_ms[1] - started_ms[0], 11000, "%s", r.text);
+    cr_assert_geq(started_ms[2] - started_ms[1], 20000, "%s", r.text);
+    cr_assert_geq(started_ms[3] - started_ms[2], 40000, "%s", r.text);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(asked[i], asked[0], "its size moved: %s", r.text);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_eq(j.ceiling_gpus, 0, "%s", r.text);
+    cr_assert_eq(j.runs, 1, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: could not start on m0: sbatch: QOSMaxSubmitJobPerUserLimit: a "
+                             "limit on how many jobs the cluster takes, which clears as other jobs "
+                             "end: tried again in 40 s\n"),
+              "%s", r.text);
+    liverig_close(&r);
+}
+
+/* A size limit at 1 GPU, the smallest size: nothing smaller can pass, so the job fails. */
+Test(schedlive_ceiling, a_size_refused_at_one_gpu_fails_the_job)
+{
+    static LiveRig r;
+    plan(0, 99, LIVERUN_REFUSED_TOO_BIG);
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    run_steps(&r, 30);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert(j.failed, "%s", r.text);
+    cr_assert_eq(starts, 2, "2 GPUs, then 1: %s", r.text);
+    cr_assert(strstr(r.text, "refused at 1 GPU, the smallest size (trying again cannot change "
+                             "it), left failed\n"),
+              "%s", r.text);
+    liverig_close(&r);
+}
