@@ -89,24 +89,20 @@ static void take_answer(LiveSlurmById *b, size_t i, int rc, const char *text, co
         }
 }
 
-/* Every record of `from` that `keep` says yes to, moved to the end of `to`. */
-static int move_records(SlurmJobInfoList *to, SlurmJobInfoList *from, const LiveSlurmById *b,
-                        int (*keep)(const SlurmJobInfo *, const LiveSlurmById *))
+/* Every record of `from` that `keep` says yes to, moved to the end of `to` (room made for
+ * them by the caller). */
+static void move_records(SlurmJobInfoList *to, SlurmJobInfoList *from, const LiveSlurmById *b,
+                         int (*keep)(const SlurmJobInfo *, const LiveSlurmById *))
 {
     for (size_t i = 0; i < from->n; i++) {
         SlurmJobInfo *j = &from->v[i];
         if (!keep(j, b))
             continue;
-        SlurmJobInfo *grown = realloc(to->v, (to->n + 1) * sizeof *grown);
-        if (!grown)
-            return -1;
-        to->v = grown;
         to->v[to->n++] = *j;
         to->n_doubtful += j->doubtful != 0;
         j->nodes = NULL; /* to's now */
         j->n_nodes = 0;
     }
-    return 0;
 }
 
 static int any(const SlurmJobInfo *j, const LiveSlurmById *b)
@@ -161,14 +157,17 @@ int liveslurm_byid_collect(LiveSlurm *s, SlurmJobInfoList *jobs, Error *err)
     if (b->done < b->n)
         return 0;
     memset(jobs, 0, sizeof *jobs);
-    int rc = move_records(jobs, &b->answer, b, not_read_by_id);
-    for (size_t i = 0; rc == 0 && i < b->n; i++)
-        rc = move_records(jobs, &b->got[i], b, any);
-    liveslurm_byid_free(s);
-    if (rc < 0) {
-        slurm_jobinfo_clear(jobs);
+    size_t room = b->answer.n;
+    for (size_t i = 0; i < b->n; i++)
+        room += b->got[i].n;
+    if (!(jobs->v = malloc((room ? room : 1) * sizeof *jobs->v))) {
+        liveslurm_byid_free(s);
         return error_set(err, "scontrol show -d job: out of memory");
     }
+    move_records(jobs, &b->answer, b, not_read_by_id);
+    for (size_t i = 0; i < b->n; i++)
+        move_records(jobs, &b->got[i], b, any);
+    liveslurm_byid_free(s);
     return 1;
 }
 
