@@ -28,6 +28,18 @@ int strlist_has(const StrList *l, const char *s)
     return 0;
 }
 
+void strlist_remove(StrList *l, const char *s)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->v[i], s) == 0)
+            free(l->v[i]);
+        else
+            l->v[kept++] = l->v[i];
+    }
+    l->n = kept;
+}
+
 void strlist_free(StrList *l)
 {
     for (size_t i = 0; i < l->n; i++)

@@ -14,6 +14,8 @@ typedef struct {
 int strlist_add(StrList *l, const char *s);
 /* 1 when s is in the list (whole strings compared, not prefixes). */
 int strlist_has(const StrList *l, const char *s);
+/* Takes s out of the list (every copy of it); the others keep their order. */
+void strlist_remove(StrList *l, const char *s);
 /* Frees every string and the list, and leaves it empty (ready for reuse). */
 void strlist_free(StrList *l);
 

@@ -502,6 +502,7 @@ static void free_run(void *run)
     liveslurm_run_calls_end(r); /* nothing is left behind: its call, its job */
     if (!r->ended)
         r->s->active--;
+    liveslurm_unfollow(r->s, r->id);
     run_free_fields(r);
 }
 

@@ -358,7 +358,8 @@ size_t liveslurm_leftovers(const SlurmJobInfoList *jobs, const char *user,
         ids[0] = 0;
     for (size_t i = 0; i < jobs->n; i++) {
         const SlurmJobInfo *j = &jobs->v[i];
-        if (strncmp(j->name, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)) != 0 ||
+        if (j->doubtful ||
+            strncmp(j->name, LIVESLURM_NAME_PREFIX, strlen(LIVESLURM_NAME_PREFIX)) != 0 ||
             strcmp(j->user, user) != 0 || slurm_jobinfo_ended(j->state) ||
             (j->het_id[0] && strcmp(j->het_id, j->id) != 0) || liveslurm_named_by(j->name, nonce))
             continue;
@@ -383,7 +384,7 @@ size_t liveslurm_doubles(const SlurmJobInfoList *jobs, const char *user, const c
     for (size_t i = 0; i < jobs->n; i++) {
         const SlurmJobInfo *j = &jobs->v[i];
         const char *own = j->het_id[0] ? j->het_id : j->id;
-        if (strcmp(j->name, job_name) != 0 || strcmp(j->user, user) != 0 ||
+        if (j->doubtful || strcmp(j->name, job_name) != 0 || strcmp(j->user, user) != 0 ||
             slurm_jobinfo_ended(j->state) || strcmp(own, j->id) != 0 || strcmp(own, id) == 0)
             continue;
         if (n < cap)

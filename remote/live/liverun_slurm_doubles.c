@@ -25,18 +25,24 @@ int liveslurm_doubted_add(LiveSlurm *s, const char *job_name, const char *id)
     return 0;
 }
 
+/* The scancel names our user and the submission's name beside the ids: Slurm then cancels a
+ * listed id only if it is a job of ours under that name (an id that is not, or is no job,
+ * is left alone, and scancel still exits 0). The ids come from the round's answer, where a
+ * record another user's job name forged can name any id (one Slurm does not list, or hands
+ * to our next submission by the time the scancel goes): by itself it never cancels a job of
+ * ours. One submission's doubles a call, then, the name being one. */
 void liveslurm_doubles_cancel(LiveSlurm *s)
 {
     if (s->double_cancel)
         return;
     s->n_flying = 0;
-    for (size_t i = 0; i < s->n_doubted && s->n_flying < LIVESLURM_DOUBLES_PER_CALL; i++) {
+    for (size_t i = 0; i < s->n_doubted && !s->n_flying; i++) {
         const LiveSlurmDoubted *d = &s->doubted[i];
         char ids[LIVESLURM_DOUBLES_PER_CALL][32];
         size_t n =
             liveslurm_doubles(&s->jobs, s->user, d->name, d->id, ids, LIVESLURM_DOUBLES_PER_CALL);
         for (size_t k = 0; k < n && k < LIVESLURM_DOUBLES_PER_CALL; k++) {
-            if (strlist_has(&s->doubles_done, ids[k]) || s->n_flying == LIVESLURM_DOUBLES_PER_CALL)
+            if (strlist_has(&s->doubles_done, ids[k]))
                 continue;
             LiveSlurmDouble *f = &s->flying[s->n_flying++];
             snprintf(f->id, sizeof f->id, "%s", ids[k]);
@@ -46,10 +52,13 @@ void liveslurm_doubles_cancel(LiveSlurm *s)
     }
     if (!s->n_flying)
         return;
-    const char *argv[LIVESLURM_DOUBLES_PER_CALL + 2] = {"scancel"};
+    char user[80], name[200];
+    snprintf(user, sizeof user, "--user=%s", s->user);
+    snprintf(name, sizeof name, "--name=%s", s->flying[0].name);
+    const char *argv[LIVESLURM_DOUBLES_PER_CALL + 4] = {"scancel", user, name};
     for (size_t i = 0; i < s->n_flying; i++)
-        argv[1 + i] = s->flying[i].id;
-    argv[1 + s->n_flying] = NULL;
+        argv[3 + i] = s->flying[i].id;
+    argv[3 + s->n_flying] = NULL;
     Error err;
     if (!(s->double_cancel = slurm_call_start(s->o.ctl, argv, &err))) {
         if (liveslurm_no_controller(err.msg))

@@ -18,6 +18,7 @@ void liveslurm_run_end(SlurmRun *r, const char *status)
     r->ended = 1;
     r->granted[0] = r->waiting[0] = 0;
     r->s->active--;
+    liveslurm_unfollow(r->s, r->id); /* no round needs its record any more */
 }
 
 /* A line may still come: the job ran (a round saw it running, or its script created the

@@ -2,6 +2,7 @@
  * start, signal, read its output), liverun_slurm_end.c (its end, held for its exit line),
  * liverun_slurm_submit.c (each run's own calls: sbatch, the look-up by name, scancel),
  * liverun_slurm_round.c (the scontrol rounds, the controller's outages, which jobs are ours),
+ * liverun_slurm_byid.c (our jobs read by id when a round's answer holds forged records),
  * liverun_slurm_doubles.c (a second job Slurm took for one submission) and
  * liverun_slurm_folder.c (the job folders: made, and trusted only when ours). Not a public
  * API. */
@@ -21,6 +22,7 @@ typedef struct {
     char id[32], kept[32], name[192];
 } LiveSlurmDouble;
 enum { LIVESLURM_DOUBLES_PER_CALL = 16 }; /* more wait for the next round */
+typedef struct LiveSlurmById LiveSlurmById; /* liverun_slurm_byid.c */
 
 struct LiveSlurm {
     LiveSlurmOptions o;
@@ -36,6 +38,9 @@ struct LiveSlurm {
     int outage;   /* rounds failed in a row */
     int down;     /* a call found the controller not answering (said once, until one does) */
     StrList ours; /* ids of our runs, for telling foreign jobs apart */
+    StrList followed;    /* those of runs not ended: read by id when an answer is doubtful */
+    LiveSlurmById *byid; /* a round whose answer was doubtful, reading ours by id; or NULL */
+    int doubt_said;      /* rounds' answers hold doubtful records: said once, until not */
     /* the driver's nodes (watch; liverun_slurm_nodes.c) */
     char **names;
     size_t n_names;
@@ -154,8 +159,13 @@ typedef struct {
 /* Said once an outage, whichever call (round, sbatch, scancel) meets it first; and its end. */
 void liveslurm_controller_lost(LiveSlurm *s, const char *why);
 void liveslurm_controller_back(LiveSlurm *s);
-/* A job id that is ours (told apart from other users' jobs); -1 when out of memory. */
+/* A job id that is ours (told apart from other users' jobs), followed until its run ends
+ * (liveslurm_unfollow); -1 when out of memory. */
 int liveslurm_remember(LiveSlurm *s, const char *id);
+void liveslurm_unfollow(LiveSlurm *s, const char *id);
+/* A round is under way (its scontrol in flight, or ours read by id): a job id known now is
+ * not in its answer. */
+int liveslurm_round_flying(const LiveSlurm *s);
 /* LIVERUN_SLURM's tick: starts a round when one is due, collects one in flight. */
 void liveslurm_tick(void *ctx, int64_t now);
 /* A job that is not ours (another user's, or one tunedeck did not start in this run). */
@@ -211,6 +221,18 @@ size_t liveslurm_run_pollfds(void *run, struct pollfd *fds, size_t cap, int64_t 
 void liveslurm_run_calls_end(SlurmRun *r);
 /* Waits for those scancels (each until it ends or its own deadline) and frees them. */
 void liveslurm_finals_wait(LiveSlurm *s);
+
+/* liverun_slurm_byid.c: a round whose answer holds doubtful records (slurm_jobinfo_read):
+ * each followed job of ours is read by id (scontrol show -d job ID, a few at a time), its
+ * text all ours and Slurm's. start takes the answer (answer left empty); collect steps the
+ * calls without waiting: 0 while some fly, 1 with the round's jobs in *jobs (ours from their
+ * own answers, none for a job Slurm no longer lists; every other record of the answer,
+ * doubtful ones still marked), -1 with err when a call failed (as a round whose scontrol
+ * failed). Either end frees the state; liveslurm_byid_free stops calls still in flight. */
+int liveslurm_byid_start(LiveSlurm *s, SlurmJobInfoList *answer, Error *err);
+int liveslurm_byid_collect(LiveSlurm *s, SlurmJobInfoList *jobs, Error *err);
+size_t liveslurm_byid_pollfds(LiveSlurm *s, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
+void liveslurm_byid_free(LiveSlurm *s);
 
 /* liverun_slurm_doubles.c: a submission whose sbatch once went unanswered (r->unanswered)
  * and has its job now is watched for a second job under its name; after each job round such

@@ -72,10 +72,12 @@ void liveslurm_free(LiveSlurm *s)
     liveslurm_doubles_free(s);
     liveslurm_finals_wait(s); /* the driver freed its runs first */
     slurm_call_free(s->round);
+    liveslurm_byid_free(s);
     slurm_jobinfo_clear(&s->jobs);
     liveslurm_nodes_free(s);
     liveslurm_parts_free(s);
     strlist_free(&s->ours);
+    strlist_free(&s->followed);
     free(s);
 }
 
@@ -149,6 +151,8 @@ size_t liveslurm_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *dea
         n += slurm_call_pollfds(s->double_cancel, fds + n, cap - n, deadline_ms);
     if (s->part_round && n < cap)
         n += slurm_call_pollfds(s->part_round, fds + n, cap - n, deadline_ms);
+    if (s->byid && n < cap)
+        n += liveslurm_byid_pollfds(s, fds + n, cap - n, deadline_ms);
     return n;
 }
 
@@ -168,27 +172,21 @@ static void say_leftovers(LiveSlurm *s)
                       plural_of(n, "it", "them"), ids, plural_of(n, "it", "them"));
 }
 
-static void collect_round(LiveSlurm *s)
+static void round_failed(LiveSlurm *s, const char *why)
 {
-    if (!liveslurm_call_poll(s->round))
-        return;
-    char *text = NULL;
-    Error err;
-    SlurmJobInfoList jobs;
-    int rc = slurm_call_finish(s->round, &text, &err);
-    s->round = NULL;
-    if (rc != 0 || slurm_jobinfo_parse(text, "scontrol show -d job", &jobs, &err) < 0) {
-        free(text);
-        liveslurm_controller_lost(s, err.msg);
-        s->outage++;
-        s->last_round_ms = clock_now_ms(); /* the wait counts from the failure */
-        return;
-    }
-    free(text);
+    liveslurm_controller_lost(s, why);
+    s->outage++;
+    s->last_round_ms = clock_now_ms(); /* the wait counts from the failure */
+}
+
+/* The round's jobs (taken: *jobs left empty) replace the last round's. */
+static void round_done(LiveSlurm *s, SlurmJobInfoList *jobs)
+{
     liveslurm_controller_back(s);
     s->outage = 0;
     slurm_jobinfo_clear(&s->jobs);
-    s->jobs = jobs;
+    s->jobs = *jobs;
+    memset(jobs, 0, sizeof *jobs);
     s->rounds++;
     liveslurm_count_holds(s);
     liveslurm_doubles_cancel(s);
@@ -196,6 +194,63 @@ static void collect_round(LiveSlurm *s)
         s->leftovers_said = 1;
         say_leftovers(s);
     }
+}
+
+static void collect_byid(LiveSlurm *s)
+{
+    SlurmJobInfoList jobs;
+    Error err;
+    int rc = liveslurm_byid_collect(s, &jobs, &err);
+    if (rc < 0)
+        round_failed(s, err.msg);
+    else if (rc > 0)
+        round_done(s, &jobs);
+}
+
+/* Another user's job name (comment, path) can hold records of its own, and scontrol has no
+ * way to mark where Slurm's end: an answer holding one that can be caught (an id listed
+ * twice, a record left without its state) is not thrown away, which would let any user of
+ * the cluster stop the scheduler's rounds for as long as that job is listed. Our jobs are
+ * read by id instead (liverun_slurm_byid.c), where no other user's text comes, and other
+ * users' jobs count as every record of theirs says: the real one is among them, so the
+ * GPUs they hold are never missed, and a forged one only holds more back (as a forged
+ * record of an id Slurm does not list always could). */
+static void collect_round(LiveSlurm *s)
+{
+    if (!liveslurm_call_poll(s->round))
+        return;
+    char *text = NULL;
+    Error err, doubt;
+    SlurmJobInfoList jobs;
+    int rc = slurm_call_finish(s->round, &text, &err);
+    s->round = NULL;
+    if (rc != 0 || slurm_jobinfo_read(text, "scontrol show -d job", &jobs, &doubt, &err) < 0) {
+        free(text);
+        round_failed(s, err.msg);
+        return;
+    }
+    free(text);
+    if (!jobs.n_doubtful) {
+        if (s->doubt_said)
+            liveslurm_say(s, "slurm: scontrol's answer holds no forged record any more: our "
+                             "jobs are read from it again");
+        s->doubt_said = 0;
+        round_done(s, &jobs);
+        return;
+    }
+    if (!s->doubt_said)
+        liveslurm_say(s,
+                      "slurm: %s; while its answer holds such records, our jobs are read one by "
+                      "one (scontrol show -d job ID), and other users' jobs count as every "
+                      "record of theirs says",
+                      doubt.msg);
+    s->doubt_said = 1;
+    if (liveslurm_byid_start(s, &jobs, &err) < 0) {
+        slurm_jobinfo_clear(&jobs);
+        round_failed(s, err.msg);
+        return;
+    }
+    collect_byid(s);
 }
 
 /* One `scontrol show -d job` for every job, at most once per poll_s, while a run is up (or
@@ -210,6 +265,10 @@ void liveslurm_tick(void *ctx, int64_t now)
     liveslurm_doubles_collect(s);
     if (s->round) {
         collect_round(s);
+        return;
+    }
+    if (s->byid) {
+        collect_byid(s);
         return;
     }
     double every_s = s->active || s->o.poll_idle ? s->o.poll_s : s->names ? s->o.node_poll_s : 0;
@@ -247,5 +306,17 @@ void liveslurm_tick(void *ctx, int64_t now)
 
 int liveslurm_remember(LiveSlurm *s, const char *id)
 {
-    return strlist_add(&s->ours, id);
+    if (strlist_add(&s->ours, id) < 0)
+        return -1;
+    return strlist_add(&s->followed, id);
+}
+
+void liveslurm_unfollow(LiveSlurm *s, const char *id)
+{
+    strlist_remove(&s->followed, id);
+}
+
+int liveslurm_round_flying(const LiveSlurm *s)
+{
+    return s->round != NULL || s->byid != NULL;
 }

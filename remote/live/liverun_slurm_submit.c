@@ -36,7 +36,7 @@ static void took_id(SlurmRun *r, long id)
         return;
     }
     snprintf(r->label, sizeof r->label, "Slurm job %ld", id);
-    r->round_at_submit = s->rounds + (s->round != NULL); /* one in flight cannot hold it */
+    r->round_at_submit = s->rounds + liveslurm_round_flying(s); /* one under way cannot hold it */
     r->maybe_submitted = 0;
     if (r->unanswered) /* slurmctld may still take the unanswered one after the look-up */
         (void)liveslurm_doubted_add(s, r->job_name, r->id);

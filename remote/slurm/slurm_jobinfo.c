@@ -269,6 +269,7 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
         const char *paren = memchr(v, '(', vl);
         copy_n(j->user, sizeof j->user, v, paren ? (size_t)(paren - v) : vl);
     }
+    take(line, len, "HetJobIdSet=", j->het_set, sizeof j->het_set);
     take(line, len, "JobState=", j->state, sizeof j->state);
     take(line, len, "Reason=", j->reason, sizeof j->reason);
     take(line, len, "NodeList=", j->nodelist, sizeof j->nodelist);
@@ -346,39 +347,55 @@ static int by_id(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
+/* The first reason found to doubt a record goes to doubt (NULL: not wanted). */
+static void doubt_record(SlurmJobInfoList *l, SlurmJobInfo *j, Error *doubt, const Error *why)
+{
+    if (!j->doubtful) {
+        j->doubtful = 1;
+        l->n_doubtful++;
+    }
+    if (doubt && !doubt->msg[0])
+        *doubt = *why;
+}
+
 /* Slurm prints a job's name, comment and paths as their owner gave them, newlines too, so
  * any user's `sbatch -J $'x\nJobId=7 ...'` writes whole records into the answer: one for a
  * job of ours (failed, or another user's) would come first and be believed. Slurm's own
  * records always come too, each from its own JobId line, so a forged one for a job that
- * exists lists that id twice: then no record of the answer can be told real, and none is
- * used. (A forged record for an id Slurm does not list cannot be told from a real one.) */
-static int ids_unique(const SlurmJobInfoList *l, Error *err)
+ * exists lists that id twice: then neither record of the id can be told real, and both are
+ * doubted. (A forged record for an id Slurm does not list cannot be told from a real one.) */
+static int doubt_twice_listed(SlurmJobInfoList *l, Error *doubt, Error *err)
 {
     if (l->n < 2)
         return 0;
-    const SlurmJobInfo **v = malloc(l->n * sizeof *v);
+    SlurmJobInfo **v = malloc(l->n * sizeof *v);
     if (!v)
         return error_set(err, "out of memory");
     for (size_t i = 0; i < l->n; i++)
         v[i] = &l->v[i];
     qsort(v, l->n, sizeof *v, by_id);
-    int rc = 0;
-    for (size_t i = 1; i < l->n && rc == 0; i++)
-        if (strcmp(v[i - 1]->id, v[i]->id) == 0)
-            rc = error_set(err,
-                           "job %s is listed twice: another job's name, comment or path holds "
-                           "text that reads as a record of its own (Slurm prints them as their "
-                           "owner gave them, newlines too); no record of this answer is used",
-                           v[i]->id);
+    for (size_t i = 1; i < l->n; i++) {
+        if (strcmp(v[i - 1]->id, v[i]->id) != 0 || !v[i]->id[0])
+            continue;
+        Error why;
+        error_set(&why,
+                  "job %s is listed twice: another job's name, comment or path holds text "
+                  "that reads as a record of its own (Slurm prints them as their owner gave "
+                  "them, newlines too)",
+                  v[i]->id);
+        doubt_record(l, v[i - 1], doubt, &why);
+        doubt_record(l, v[i], doubt, &why);
+    }
     free(v);
-    return rc;
+    return 0;
 }
 
-int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *out, Error *err)
+/* Every record of the answer, the doubtful ones marked; -1 for text that is no answer. */
+static int read_records(const char *text, SlurmJobInfoList *out, Error *doubt, Error *err)
 {
-    memset(out, 0, sizeof *out);
     size_t cap = 0, line_no = 0;
     SlurmJobInfo *cur = NULL;
+    Error why;
     for (const char *p = text; *p;) {
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
@@ -393,15 +410,13 @@ int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *
         if (!len)
             continue;
         if (!indented && len >= 6 && memcmp(line, "JobId=", 6) == 0) {
-            if (cur && record_done(cur, line_no - 1, err) < 0)
-                goto bad;
+            if (cur && record_done(cur, line_no - 1, &why) < 0)
+                doubt_record(out, cur, doubt, &why);
             if (out->n == cap) {
                 size_t nc = cap ? cap * 2 : 16;
                 SlurmJobInfo *grown = realloc(out->v, nc * sizeof *grown);
-                if (!grown) {
-                    error_set(err, "out of memory");
-                    goto bad;
-                }
+                if (!grown)
+                    return error_set(err, "out of memory");
                 out->v = grown;
                 cap = nc;
             }
@@ -411,24 +426,46 @@ int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *
         } else if (!cur) {
             if (len >= 21 && memcmp(line, "No jobs in the system", 21) == 0)
                 continue;
-            error_set(err, "line %zu: expected a record starting with JobId=", line_no);
-            goto bad;
+            return error_set(err, "line %zu: expected a record starting with JobId=", line_no);
         }
-        if (record_line(cur, line, len, err) < 0) {
-            error_prefix(err, "line %zu", line_no);
-            goto bad;
+        if (record_line(cur, line, len, &why) < 0) {
+            error_prefix(&why, "line %zu", line_no);
+            doubt_record(out, cur, doubt, &why);
         }
     }
-    if (cur && record_done(cur, line_no, err) < 0)
-        goto bad;
-    if (ids_unique(out, err) < 0)
-        goto bad;
+    if (cur && record_done(cur, line_no, &why) < 0)
+        doubt_record(out, cur, doubt, &why);
+    return doubt_twice_listed(out, doubt, err);
+}
+
+int slurm_jobinfo_read(const char *text, const char *source, SlurmJobInfoList *out, Error *doubt,
+                       Error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (doubt)
+        doubt->msg[0] = 0;
+    if (read_records(text, out, doubt, err) < 0) {
+        error_prefix(err, "%s", source);
+        error_mark(err, ERROR_INPUT);
+        slurm_jobinfo_clear(out);
+        return -1;
+    }
+    if (doubt && doubt->msg[0]) {
+        error_prefix(doubt, "%s", source);
+        error_mark(doubt, ERROR_INPUT);
+    }
     return 0;
-bad:
-    error_prefix(err, "%s", source);
-    error_mark(err, ERROR_INPUT);
-    slurm_jobinfo_clear(out);
-    return -1;
+}
+
+int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *out, Error *err)
+{
+    if (slurm_jobinfo_read(text, source, out, err, err) < 0)
+        return -1;
+    if (out->n_doubtful) { /* err holds the first doubt */
+        slurm_jobinfo_clear(out);
+        return -1;
+    }
+    return 0;
 }
 
 void slurm_jobinfo_clear(SlurmJobInfoList *l)
@@ -437,7 +474,7 @@ void slurm_jobinfo_clear(SlurmJobInfoList *l)
         free(l->v[i].nodes);
     free(l->v);
     l->v = NULL;
-    l->n = 0;
+    l->n = l->n_doubtful = 0;
 }
 
 int slurm_nodelist_expand(const char *list, char ***names, size_t *n, Error *err)
@@ -463,23 +500,53 @@ int slurm_nodelist_contains(const char *list, const char *name, Error *err)
 const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id)
 {
     for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].id, id) == 0)
+        if (!l->v[i].doubtful && strcmp(l->v[i].id, id) == 0)
             return &l->v[i];
     return NULL;
+}
+
+/* Whether the id set ("9-10", "9,11-12") holds id, compared as numbers. */
+static int set_holds(const char *set, const char *id)
+{
+    long long want;
+    size_t len = strlen(set), at = 0, il;
+    if (number(id, strlen(id), &want) < 0)
+        return 0;
+    for (const char *item; (item = next_item(set, len, &at, &il, ""));) {
+        const char *dash = memchr(item, '-', il);
+        size_t first_len = dash ? (size_t)(dash - item) : il;
+        long long a, b;
+        if (number(item, first_len, &a) < 0)
+            return 0;
+        b = a;
+        if (dash && number(dash + 1, il - first_len - 1, &b) < 0)
+            return 0;
+        if (want >= a && want <= b)
+            return 1;
+    }
+    return 0;
 }
 
 size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id, const SlurmJobInfo **out,
                                 size_t cap)
 {
+    const SlurmJobInfo *lead = slurm_jobinfo_find(l, id);
+    if (!lead || (lead->het_id[0] && strcmp(lead->het_id, id) != 0))
+        return 0; /* a component is followed through its leader */
     size_t n = 0;
+    if (cap)
+        out[n] = lead;
+    n++;
+    if (!lead->het_id[0])
+        return n;
     for (size_t i = 0; i < l->n; i++) {
         const SlurmJobInfo *j = &l->v[i];
-        int mine = j->het_id[0] ? strcmp(j->het_id, id) == 0 : strcmp(j->id, id) == 0;
-        if (mine) {
-            if (n < cap)
-                out[n] = j;
-            n++;
-        }
+        if (j == lead || j->doubtful || strcmp(j->het_id, id) != 0 ||
+            !set_holds(lead->het_set, j->id))
+            continue;
+        if (n < cap)
+            out[n] = j;
+        n++;
     }
     return n;
 }

@@ -26,6 +26,7 @@ typedef struct {
     char id[32];     /* JobId */
     char het_id[32]; /* HetJobId: the heterogeneous job this is a component of; "" if none */
     int het_offset;  /* HetJobOffset */
+    char het_set[64]; /* HetJobIdSet= ("9-10"): every component's id, on each component */
     char name[128];  /* JobName (may hold spaces) */
     char user[64];   /* UserId without "(uid)" */
     char state[24];  /* PENDING, RUNNING, COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL... */
@@ -49,11 +50,15 @@ typedef struct {
     char sched_nodes[256];  /* SchedNodeList=: the nodes the scheduler planned it on; "" */
     SlurmJobNode *nodes; /* the detail lines, expanded one per node (none while pending) */
     size_t n_nodes;
+    /* slurm_jobinfo_read: the record cannot be told real (its id is listed twice, or it lacks
+     * JobId or JobState, or a value of it does not read); never one of slurm_jobinfo_parse */
+    int doubtful;
 } SlurmJobInfo;
 
 typedef struct {
     SlurmJobInfo *v;
     size_t n;
+    size_t n_doubtful; /* records marked doubtful (slurm_jobinfo_read) */
 } SlurmJobInfoList;
 
 /* Parses `scontrol show -d job [ID]` output; "No jobs in the system" is an empty list. A
@@ -61,12 +66,24 @@ typedef struct {
  * is an answer listing one JobId twice: another user's job name (or comment, or path) that
  * holds newlines and a record of its own, which no record of the answer can be told from. */
 int slurm_jobinfo_parse(const char *text, const char *source, SlurmJobInfoList *out, Error *err);
+/* The same answer read whole, for the records that can still be used: every record is kept,
+ * and those slurm_jobinfo_parse would refuse the answer for (an id listed twice: each of
+ * its records; one without JobId or JobState, or with a value that does not read) are
+ * marked doubtful, out->n_doubtful counting them and doubt (when not NULL) saying the first
+ * as slurm_jobinfo_parse would. -1 (err) only for text that is no answer: its first line no
+ * record (a command's error), or out of memory. */
+int slurm_jobinfo_read(const char *text, const char *source, SlurmJobInfoList *out, Error *doubt,
+                       Error *err);
 void slurm_jobinfo_clear(SlurmJobInfoList *l);
 
-/* The record whose JobId is id, or NULL. */
+/* The record whose JobId is id, or NULL; never a doubtful one. */
 const SlurmJobInfo *slurm_jobinfo_find(const SlurmJobInfoList *l, const char *id);
-/* The job's component records: the record of id and, for a heterogeneous job, every record
- * whose HetJobId is id. Writes up to cap pointers, returns how many there are. */
+/* The job's component records, the record of id first: that record alone or, when it leads a
+ * heterogeneous job (HetJobId=id), with the records whose HetJobId is id and whose id its
+ * HetJobIdSet lists. The leader is Slurm's own (a forged record of a listed id makes the
+ * answer doubtful), so a forged record of an id Slurm does not list never joins a job as a
+ * component. Doubtful records never count. Writes up to cap pointers, returns how many there
+ * are (0 when no record has the id). */
 size_t slurm_jobinfo_components(const SlurmJobInfoList *l, const char *id, const SlurmJobInfo **out,
                                 size_t cap);
 

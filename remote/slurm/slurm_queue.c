@@ -147,6 +147,44 @@ int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Err
     return slurm_queue_parse_marked(text, NULL, source, out, err);
 }
 
+static int job_order(const void *pa, const void *pb)
+{
+    const SlurmQueueJob *a = *(const SlurmQueueJob *const *)pa,
+                        *b = *(const SlurmQueueJob *const *)pb;
+    int c;
+    if ((c = strcmp(a->id, b->id)) || (c = strcmp(a->user, b->user)) ||
+        (c = strcmp(a->state, b->state)) || (c = (a->nodes > b->nodes) - (a->nodes < b->nodes)) ||
+        (c = strcmp(a->gres, b->gres)) || (c = strcmp(a->nodelist, b->nodelist)) ||
+        (c = (a->nodelist_hash > b->nodelist_hash) - (a->nodelist_hash < b->nodelist_hash)) ||
+        (c = strcmp(a->reason, b->reason)))
+        return c;
+    return strcmp(a->name, b->name);
+}
+
+/* The queue's jobs, sorted by every field; NULL when out of memory. */
+static const SlurmQueueJob **sorted_jobs(const SlurmQueue *q)
+{
+    const SlurmQueueJob **v = malloc((q->n ? q->n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < q->n; i++)
+        v[i] = &q->v[i];
+    qsort(v, q->n, sizeof *v, job_order);
+    return v;
+}
+
+int slurm_queue_same(const SlurmQueue *a, const SlurmQueue *b)
+{
+    if (a->n != b->n)
+        return 0;
+    const SlurmQueueJob **x = sorted_jobs(a), **y = sorted_jobs(b);
+    int same = x && y;
+    for (size_t i = 0; same && i < a->n; i++)
+        same = job_order(&x[i], &y[i]) == 0;
+    free(x), free(y);
+    return same;
+}
+
 void slurm_queue_clear(SlurmQueue *q)
 {
     free(q->v);

@@ -41,6 +41,12 @@ int slurm_queue_parse_marked(const char *text, const char *mark, const char *sou
                              SlurmQueue *out, Error *err);
 void slurm_queue_clear(SlurmQueue *q);
 
+/* The two queues hold the same jobs with the same fields, in whatever order (squeue's order
+ * moves with priorities): 1, else 0 (also when out of memory, as a change is the safe
+ * answer). What the watch compares rounds on: the rows as parsed, the round's mark already
+ * off them, so a new mark is never a change. */
+int slurm_queue_same(const SlurmQueue *a, const SlurmQueue *b);
+
 /* The queue says some node changed state since `before` (the previous look at it), in a
  * way the node table shows: a job started running (or runs on other nodes now), went back
  * to pending (requeued: a node failed under it, or it was preempted), shows a node failure

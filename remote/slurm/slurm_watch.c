@@ -30,7 +30,8 @@ struct SlurmWatch {
     int64_t due_ms;
     SlurmNodes nodes;
     SlurmQueue queue;
-    char *nodes_seen, *queue_seen; /* each output's lines, sorted: a change is any difference */
+    char *nodes_seen; /* sinfo's lines, sorted: a change is any difference */
+    int queue_read;   /* w->queue is a round's (the first round's is a change) */
     int want_nodes;   /* the next round asks for the node table, whatever its age */
     int64_t nodes_ms; /* when the round that read the node table began */
     long node_tables;
@@ -97,7 +98,6 @@ void slurm_watch_free(SlurmWatch *w)
     slurm_queue_clear(&w->queue);
     slurm_queue_clear(&w->next_queue);
     free(w->nodes_seen);
-    free(w->queue_seen);
     slurm_call_free(w->call);
     free(w->queue_text);
     free(w);
@@ -173,22 +173,6 @@ static int seen_changed(char **seen, const char *text)
     return changed;
 }
 
-/* Takes the round's mark off the end of each row, in place: the mark is new each round
- * (new_mark), and the queue has not changed because the mark did. */
-static void strip_mark(char *text, const char *mark)
-{
-    size_t ml = strlen(mark);
-    char *out = text;
-    for (const char *p = text; *p;) {
-        if (p[0] == '|' && strncmp(p + 1, mark, ml) == 0 && (p[1 + ml] == '\n' || !p[1 + ml])) {
-            p += 1 + ml;
-            continue;
-        }
-        *out++ = *p++;
-    }
-    *out = 0;
-}
-
 static void back_off(SlurmWatch *w, int changed, int64_t now_ms)
 {
     w->interval_s = changed ? w->min_s : w->interval_s * 2;
@@ -249,10 +233,10 @@ static int round_end(SlurmWatch *w, char *nt, int ok, int64_t now_ms, Error *err
      * round and is what moves on a busy cluster. A node table that changed on its own
      * reading (often the lagging image of a queue change already seen: the node a job
      * left turning idle) is shown, but does not bring the wait back to the minimum. */
-    if (qt)
-        strip_mark(qt, w->mark);
-    int queue_changed = seen_changed(&w->queue_seen, qt) || w->down_since_ms != 0;
+    int queue_changed =
+        !w->queue_read || !slurm_queue_same(&w->queue, &w->next_queue) || w->down_since_ms != 0;
     int changed = queue_changed;
+    w->queue_read = 1;
     free(qt);
     slurm_queue_clear(&w->queue);
     w->queue = w->next_queue;

@@ -70,6 +70,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err.msg[0]) {
         abort();
     }
+    /* the live round's reading: every record kept, the doubtful ones marked and counted */
+    Error doubt;
+    if (slurm_jobinfo_read(text, "scontrol", &jobs, &doubt, &err) == 0) {
+        size_t doubted = 0;
+        for (size_t i = 0; i < jobs.n; i++) {
+            const SlurmJobInfo *parts[4];
+            size_t n = slurm_jobinfo_components(&jobs, jobs.v[i].id, parts, 4);
+            for (size_t k = 0; k < n && k < 4; k++)
+                if (parts[k]->doubtful)
+                    abort();
+            doubted += jobs.v[i].doubtful != 0;
+        }
+        if (doubted != jobs.n_doubtful || (doubted && !doubt.msg[0]))
+            abort();
+        slurm_jobinfo_clear(&jobs);
+    } else if (!err.msg[0]) {
+        abort();
+    }
     free(text);
     return 0;
 }

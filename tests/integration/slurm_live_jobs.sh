@@ -16,6 +16,8 @@
 #    hold): the job fails at once with Slurm's words, no death; 8. one a busy controller
 #    turns away for now (a stand-in sbatch): tried once more, the job runs.
 # 9. A job's progress line with a NUL byte: refused naming the byte, said once.
+# 10. Another user's job renamed to forge a failed record of ours in scontrol's answer: our
+#     jobs are read by id, the run goes on, nothing of ours is taken as failed.
 # After each run: no Slurm job (squeue) and no job process left. The trap stops every
 # daemon and job it started.
 set -u
@@ -332,5 +334,49 @@ said="solo: a line it printed was refused: event line: expected JSON text, found
 if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && [ "$(grep -cE "$said" "$T/out9")" -eq 1 ]
 then pass "a progress line with a NUL byte is refused naming the byte, said once"
 else fail "a NUL byte in a Slurm job's progress line (exit $rc, queue '$queue', $left processes): $(grep -F 'refused' "$T/out9" | head -3)"; fi
+
+echo "another user's job name forges a record of ours"
+# Slurm prints a job's name as its owner gave it, newlines too: nobody's held job, renamed
+# once solo runs (scontrol update JobName=, as its owner may), writes a record "JobId=SOLO ...
+# JobState=FAILED" into every scontrol answer and leaves its own without JobState. The rounds
+# go on: solo is read by id (its record all ours) and never taken as failed, late, started
+# after the forgery, is seen running, and the end's checkpoints are confirmed by rounds as
+# always. (The old round refused such an answer whole: the controller counted as not
+# answering for as long as the job was listed, and no decision was acted on.)
+printf 'name,time,application,num_replicas,batch_size\nsolo,0,cifar10,1,128\nlate,150,ncf,1,32768\n' > "$T/forge.csv"
+forger=$(sbatch --parsable --uid=nobody --chdir=/ -H -p t4 -J forger -o /dev/null --wrap 'sleep 120')
+: > "$T/out10"
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/forge.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 12 --status-every 0 --job-dir "$T/jobs10" \
+    > "$T/out10" 2> "$T/err10" &
+LIVE_PID=$!
+wait_line "$T/out10" "solo: Slurm job .* running" 300
+solo_id=$(sed -n 's/.*solo: Slurm job \([0-9]*\) running.*/\1/p' "$T/out10" | head -1)
+[ -n "$solo_id" ] && scontrol update JobId="$forger" JobName="$(printf 'a\nJobId=%s JobName=x\n   UserId=root(0) GroupId=root(0)\n   JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0' "$solo_id")"
+forged="$(scontrol show -d job | grep -c "^JobId=$solo_id ")"
+wait "$LIVE_PID"
+rc=$?
+LIVE_PID=""
+scancel "$forger"
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$forged" = 2 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] &&
+    python3 - "$T/out10" "$solo_id" <<'PY'
+import re, sys
+from outcheck import out, need
+solo = sys.argv[2]
+doubt = need(r"slurm: scontrol show -d job: [^\n]*; while its answer holds such records, our jobs "
+             r"are read one by one", "the forgery caught, said")
+assert len(re.findall("our jobs are read one by one", out)) == 1, "said once"
+need(r"late: Slurm job \d+ running on n\d:", "late, started after it, seen running", doubt.end())
+need(r"solo: stopped at step \d+ \(epoch [\d.]+\), checkpoint written", "solo checkpointed at the end",
+     doubt.end())
+assert "did not answer" not in out, "no round lost to it"
+assert "died" not in out and "left failed" not in out, "nothing of ours failed"
+print(doubt.group(0)[:160])
+PY
+then pass "a job name forging a failed record of ours: our jobs read by id, the run goes on, nothing failed"
+else fail "forged record of ours (exit $rc, listed twice: '$forged', queue '$queue', $left processes)"; fi
 
 slurmlive_done

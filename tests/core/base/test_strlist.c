@@ -44,3 +44,18 @@ Test(strlist, grows_past_its_first_allocation_and_is_empty_once_freed)
     cr_assert(strlist_has(&l, "again"));
     strlist_free(&l);
 }
+
+Test(strlist, remove_takes_every_copy_and_keeps_the_others_in_order)
+{
+    StrList l = {0};
+    const char *in[] = {"12", "13", "12", "14"};
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_eq(strlist_add(&l, in[i]), 0);
+    strlist_remove(&l, "12");
+    cr_assert_eq(l.n, 2);
+    cr_assert_str_eq(l.v[0], "13");
+    cr_assert_str_eq(l.v[1], "14");
+    strlist_remove(&l, "1"); /* whole strings, not prefixes */
+    cr_assert_eq(l.n, 2);
+    strlist_free(&l);
+}

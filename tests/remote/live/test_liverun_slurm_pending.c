@@ -305,7 +305,7 @@ Test(liverun_slurm_pending, huge_task_counts_take_all_not_less_than_nothing)
     j.num_nodes = 2;
     j.gpus_per_task = 40000;
     j.num_tasks = 60000;
-    SlurmJobInfoList l = {&j, 1};
+    SlurmJobInfoList l = {.v = &j, .n = 1};
     const char *ids[] = {"7", NULL};
     int c[2];
     cr_assert_eq(claims_for(&l, ids, "t4", NULL, 0, IDLE_T4, c), 1);

@@ -112,6 +112,22 @@ static char *by_name(size_t n)
     return want;
 }
 
+/* The scancel of a second job (liverun_slurm_doubles.c): limited to our user's jobs under the
+ * submission's name, so an id from a forged record never cancels a job of ours; `times`
+ * lines of it. */
+static char *double_cancels(const char *id, int times)
+{
+    char *filters = by_name(0), *want = NULL, *line = NULL;
+    filters[strlen(filters) - 1] = 0;
+    cr_assert_geq(asprintf(&line, "%s %s\n", filters, id), 0);
+    want = calloc((size_t)times, strlen(line) + 1);
+    cr_assert_not_null(want);
+    for (int i = 0; i < times; i++)
+        strcat(want, line);
+    free(filters), free(line);
+    return want;
+}
+
 static Backend backend(double timeout_s)
 {
     return backend_new(timeout_s, &said);
@@ -449,8 +465,8 @@ Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_canc
     long seen = liveslurm_rounds(b.s);
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
         tick(&b, &run, 1);
-    char *cancels = standins_recorded(dir, "scancel-calls");
-    cr_assert_str_eq(cancels, "100\n", "the double, once; not the run's job: %s", log_text);
+    char *cancels = standins_recorded(dir, "scancel-calls"), *dbl = double_cancels("100", 1);
+    cr_assert_str_eq(cancels, dbl, "the double, once; not the run's job: %s", log_text);
     const char *said = strstr(log_text, "has a second job, Slurm job 100");
     cr_assert(said, "%s", log_text);
     cr_assert(strstr(said, "cancelled; Slurm job 101 is the run's"), "%s", log_text);
@@ -462,9 +478,9 @@ Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_canc
     backend_free(&b);
     cancels = standins_recorded(dir, "scancel-calls");
     char *want = NULL, *name_line = by_name(1);
-    cr_assert_geq(asprintf(&want, "100\n%s", name_line), 0);
+    cr_assert_geq(asprintf(&want, "%s%s", dbl, name_line), 0);
     cr_assert_str_eq(cancels, want, "the run's own job at the end, by its name: %s", cancels);
-    free(cancels), free(want), free(name_line);
+    free(cancels), free(want), free(name_line), free(dbl);
 }
 
 Test(liverun_slurm_submit, a_second_job_no_round_saw_is_cancelled_by_name_at_the_end)
@@ -499,9 +515,9 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
     long seen = liveslurm_rounds(b.s);
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
         tick(&b, &run, 1);
-    char *cancels = standins_recorded(dir, "scancel-calls");
-    cr_assert_str_eq(cancels, "100\n100\n100\n", "refused twice, then cancelled, then no more: %s",
-                     log_text);
+    char *cancels = standins_recorded(dir, "scancel-calls"), *dbl = double_cancels("100", 3);
+    cr_assert_str_eq(cancels, dbl, "refused twice, then cancelled, then no more: %s", log_text);
+    free(dbl);
     const char *refused = strstr(log_text, "Slurm job 100 (");
     cr_assert(refused && strstr(refused, "scancel refused"), "%s", log_text);
     const char *then = strstr(refused + 1, "Slurm job 100 (");

@@ -188,3 +188,43 @@ Test(slurm_queue, marked_rows_keep_a_name_with_newlines_whole_and_forge_nothing)
     cr_assert_str_eq(q.v[1].name, "a|b^Jc");
     slurm_queue_clear(&q);
 }
+
+/* The watch compares rounds on the parsed rows (slurm_watch.c): two rounds' answers under
+ * different marks, the rows in another order, are the same queue; a field that moves is
+ * not. The mark is taken off by the one function that ends a record (record_end), so the
+ * comparison can never disagree with the parse on where a row ends. */
+Test(slurm_queue, rounds_under_different_marks_in_another_order_are_the_same_queue)
+{
+    char *text = fixture_read("slurm/squeue-22.05-forged-marked.txt");
+    SlurmQueue a, b, c;
+    Error e;
+    cr_assert_eq(slurm_queue_parse_marked(text, "0123456789abcdef", "squeue", &a, &e), 0, "%s",
+                 e.msg);
+    const char *other = "2|root|RUNNING|1|N/A|n1|None|tunedeck-live-1.00abcd-r1|fedcba9876543210\n";
+    cr_assert_eq(slurm_queue_parse_marked(other, "fedcba9876543210", "squeue", &b, &e), 0, "%s",
+                 e.msg);
+    cr_assert_not(slurm_queue_same(&a, &b), "3 jobs against 1");
+    slurm_queue_clear(&b);
+    /* the same text, rows reversed, under another round's mark */
+    char *swapped = strdup(text);
+    for (char *m; (m = strstr(swapped, "0123456789abcdef"));)
+        memcpy(m, "fedcba9876543210", 16);
+    cr_assert_eq(slurm_queue_parse_marked(swapped, "fedcba9876543210", "squeue", &b, &e), 0, "%s",
+                 e.msg);
+    SlurmQueueJob t = b.v[0];
+    b.v[0] = b.v[2];
+    b.v[2] = t;
+    cr_assert(slurm_queue_same(&a, &b));
+    cr_assert(slurm_queue_same(&b, &a));
+    cr_assert_eq(slurm_queue_parse_marked(swapped, "fedcba9876543210", "squeue", &c, &e), 0, "%s",
+                 e.msg);
+    snprintf(c.v[2].state, sizeof c.v[2].state, "COMPLETING");
+    cr_assert_not(slurm_queue_same(&a, &c), "a state moved");
+    snprintf(c.v[2].state, sizeof c.v[2].state, "%s", a.v[2].state);
+    c.v[1].nodelist_hash ^= 1;
+    cr_assert_not(slurm_queue_same(&a, &c), "the nodes past the column's cut moved");
+    SlurmQueue none = {0};
+    cr_assert(slurm_queue_same(&none, &(SlurmQueue){0}));
+    slurm_queue_clear(&a), slurm_queue_clear(&b), slurm_queue_clear(&c);
+    free(swapped), free(text);
+}
