@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -303,23 +304,35 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 #define NONE_MARK "0123456789abcdef0123456789abcde3"
 #define OTHER_MARK "fedcba9876543210fedcba9876543210"
 
-/* The shells a stop's text runs in: dash, bash, and busybox's ash with busybox's own grep,
- * tr, sed and sleep (a grep that stops at a NUL, no pgrep) where busybox is installed. */
+/* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
+ * its own grep, tr, sed and sleep (no pgrep), once as it is (grep -z) and once with a grep
+ * that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ through
+ * tr). */
+enum { N_STOP_SHELLS = 4 };
 static int shell_line(size_t i, const char *path, char *out, size_t cap)
 {
     static const char *const bb[] = {"/usr/bin/busybox", "/bin/busybox"};
     if (i < 2)
         return snprintf(out, cap, "%s %s", SHELLS[i], path), 1;
-    for (size_t b = 0; i == 2 && b < 2; b++) {
+    for (size_t b = 0; b < 2; b++) {
         if (access(bb[b], X_OK) != 0)
             continue;
         char dir[] = "/tmp/test-groupstop-bb-XXXXXX";
         cr_assert_not_null(mkdtemp(dir));
         static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat"};
         char link[128];
-        for (size_t t = 0; t < 5; t++) {
+        for (size_t t = i == 3; t < 5; t++) {
             snprintf(link, sizeof link, "%s/%s", dir, tools[t]);
             cr_assert_eq(symlink(bb[b], link), 0);
+        }
+        if (i == 3) {
+            snprintf(link, sizeof link, "%s/grep", dir);
+            FILE *g = fopen(link, "w");
+            cr_assert_not_null(g);
+            fprintf(g, "#!%s sh\ncase \"$1\" in -*z*) exit 2 ;; esac\nexec %s grep \"$@\"\n", bb[b],
+                    bb[b]);
+            fclose(g);
+            cr_assert_eq(chmod(link, 0755), 0);
         }
         return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb[b], path,
                         dir),
@@ -356,7 +369,7 @@ static int run_in(size_t i, const char *text, char *out, size_t cap, int *status
  * the KILL; another launch's mark is left alone. */
 Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other, .timeout = 60)
 {
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
         pid_t c = group_child(0);
         pid_t d = marked_daemon(MARK, 1), o = marked_daemon(OTHER_MARK, 0);
         char *cmd = groupstop_command(c, MARK, 0);
@@ -384,7 +397,7 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other, .timeout = 6
  * the local keeper's note does, and stops it. */
 Test(groupstop, the_stop_after_the_end_names_what_the_command_left, .timeout = 60)
 {
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
         pid_t c = group_child(0); /* a leftover in the group, unmarked: stopped, not named */
         pid_t d = marked_daemon(END_MARK, 0);
         char *cmd = groupstop_command(c, END_MARK, 1);
@@ -412,7 +425,7 @@ Test(groupstop, the_stop_after_the_end_names_what_the_command_left, .timeout = 6
 /* Nothing marked left: no note, and the stop is over at once. */
 Test(groupstop, the_stop_after_the_end_says_nothing_when_nothing_was_left)
 {
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
         pid_t z = group_child(1);
         waitpid(z, NULL, 0);
         char *cmd = groupstop_command(z, NONE_MARK, 1);
