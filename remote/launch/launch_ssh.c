@@ -27,7 +27,10 @@ enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
 /* How the remote side reports its process group before anything else. */
 #define PGID_MARK "tunedeck-pgid "
 
+typedef struct SshRun SshRun;
+
 typedef struct {
+    SshRun *run; /* its trial's: the killer's lines come with the part */
     size_t machine, host;
     RemoteExec *x, *killer;
     long pgid;
@@ -44,7 +47,7 @@ typedef struct {
     char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
 } Part;
 
-typedef struct {
+struct SshRun {
     LaunchConfig cfg;
     const Schedule *schedule;
     HostPool *pool;
@@ -62,7 +65,7 @@ typedef struct {
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
-} SshRun;
+};
 
 static const char *machine_name(const SshRun *r, const Part *p)
 {
@@ -217,6 +220,8 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         r->parts[i].host = (size_t)h;
     }
     for (size_t i = 0; i < r->n; i++)
+        r->parts[i].run = r;
+    for (size_t i = 0; i < r->n; i++)
         if (orphans_mark_new(r->parts[i].mark, err) < 0) {
             error_prefix(err, "%s launcher", lname);
             goto fail;
@@ -277,11 +282,12 @@ static void *start_single(const LaunchConfig *cfg, const Schedule *s, Error *err
 /* A stop's lines: the note on what a command that ended left running goes to the log. */
 static void killer_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
 {
-    SshRun *r = ud;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->parts[i].killer == x && stream == STREAM_STDOUT && !cut && r->cfg.on_log &&
-            strncmp(line, GROUPSTOP_NOTE, strlen(GROUPSTOP_NOTE)) == 0)
-            r->cfg.on_log(r->cfg.userdata, machine_name(r, &r->parts[i]), STREAM_STDERR, line);
+    const Part *p = ud;
+    SshRun *r = p->run;
+    (void)x;
+    if (stream == STREAM_STDOUT && !cut && r->cfg.on_log &&
+        strncmp(line, GROUPSTOP_NOTE, strlen(GROUPSTOP_NOTE)) == 0)
+        r->cfg.on_log(r->cfg.userdata, machine_name(r, p), STREAM_STDERR, line);
 }
 
 static void start_killer(SshRun *r, Part *p, int ended, int64_t now_ms)
@@ -289,7 +295,7 @@ static void start_killer(SshRun *r, Part *p, int ended, int64_t now_ms)
     char *cmd = groupstop_command(p->pgid, p->mark, ended);
     if (!cmd)
         return; /* out of memory: the stop deadline gives up on this part */
-    ExecOptions eo = {.on_line = killer_line, .userdata = r, .max_line = 4096};
+    ExecOptions eo = {.on_line = killer_line, .userdata = p, .max_line = 4096};
     p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, &eo, NULL);
     p->ended_stop = ended;
     p->killer_until_ms = now_ms + KILL_WAIT_MS;
@@ -424,9 +430,8 @@ static void finish(SshRun *r)
 {
     for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
         if (part_lost(&r->parts[i]))
-            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial,
-                                machine_name(r, &r->parts[i]), r->parts[i].pgid,
-                                r->parts[i].mark);
+            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial, machine_name(r, &r->parts[i]),
+                                r->parts[i].pgid, r->parts[i].mark);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {
@@ -478,8 +483,7 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
             if (!p->killer || p->ended_stop)
                 note_part_end(r, p);
         }
-        if (p->ended_stop && p->killer && !rexec_done(p->killer) &&
-            now_ms >= p->killer_until_ms)
+        if (p->ended_stop && p->killer && !rexec_done(p->killer) && now_ms >= p->killer_until_ms)
             rexec_close(p->killer); /* unanswered: the part is lost (part_lost) */
         killers += p->killer && !rexec_done(p->killer);
     }
