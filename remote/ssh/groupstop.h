@@ -1,6 +1,6 @@
 /* The remote shell text that stops what a trial started on a host: its process group and
- * every process of the user that carries the launch's TUNEDECK_RUN_MARK (a daemon that left
- * the group with setsid); TERM, wait while one that is not a zombie is left, KILL after 2 s.
+ * every process of the user that carries the trial's TUNEDECK_RUN_MARK there (a daemon that
+ * left the group with setsid); TERM, wait while one that is not a zombie is left, KILL after 2 s.
  * Asked for by a stop, after the command's own end, or by the group's own guard once the SSH
  * session that started it is gone. */
 #ifndef TUNEDECK_GROUPSTOP_H
