@@ -179,7 +179,7 @@ static void stop_answer(const char *shell, const OrphanList *l, char *out, size_
  * nothing of the group was left, though a daemon the trial had started with setsid() (a group
  * of its own) still ran with the launch's mark. Now the marked processes are stopped with the
  * group, a TERM they ignore answered by the KILL; another launch's are left alone. */
-Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone, .timeout = 60)
+Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone)
 {
     static const char *const shells[] = {"sh", "bash"};
     for (size_t i = 0; i < 2; i++) {

@@ -367,7 +367,7 @@ static int run_in(size_t i, const char *text, char *out, size_t cap, int *status
  * started with setsid() (a group of its own) ran on after every stop. Now every process
  * marked with the launch's TUNEDECK_RUN_MARK is stopped too, a TERM it ignores answered by
  * the KILL; another launch's mark is left alone. */
-Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other, .timeout = 60)
+Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
 {
     for (size_t i = 0; i < N_STOP_SHELLS; i++) {
         pid_t c = group_child(0);
@@ -395,7 +395,7 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other, .timeout = 6
 
 /* A command that ended by itself and left a daemon: the stop of what it left names it, as
  * the local keeper's note does, and stops it. */
-Test(groupstop, the_stop_after_the_end_names_what_the_command_left, .timeout = 60)
+Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
 {
     for (size_t i = 0; i < N_STOP_SHELLS; i++) {
         pid_t c = group_child(0); /* a leftover in the group, unmarked: stopped, not named */
@@ -451,7 +451,7 @@ Test(groupstop, a_mark_that_is_not_32_hex_digits_marks_nothing)
 /* Regression: the guard stopped the group of a command whose session died, and a daemon the
  * command had started with setsid() ran on. It reads the mark from the command's environment
  * when it stops, and a daemon that ignores TERM gets the KILL. */
-Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command, .timeout = 60)
+Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
 {
     for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
         char dir[] = "/tmp/test-groupstop-d-XXXXXX";
