@@ -3,7 +3,9 @@
  * slurm launcher's login node), reads the schedule on standard input, and
  * its protocol lines from all hosts are merged by iteration. The remote command runs in a
  * process group of its own (sshd starts each session with setsid); stopping it is a kill
- * of that group over a second channel, so nothing of the trial outlives a stop. */
+ * of that group, and of every process that carries the part's TUNEDECK_RUN_MARK (a daemon
+ * that left the group), over a second channel, so nothing of the trial outlives a stop. A
+ * command that ends by itself gets the same stop for what it left running (groupstop.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,23 +20,34 @@
 #include "remote/ssh/shquote.h"
 
 /* STRAY_GRACE_MS: how long a command that exited may keep its output open (a stray
- * descendant holding it) before its process group is stopped and the part counts as ended. */
+ * descendant holding it) before its process group is stopped and the part counts as ended.
+ * KILL_WAIT_MS also bounds the stop of what a command that ended left running. */
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
 
 /* How the remote side reports its process group before anything else. */
 #define PGID_MARK "tunedeck-pgid "
 
+typedef struct SshRun SshRun;
+
 typedef struct {
+    SshRun *run; /* its trial's: the killer's lines come with the part */
     size_t machine, host;
     RemoteExec *x, *killer;
     long pgid;
     int stop_wanted;
-    int stray_stop; /* the command exited; its group was stopped for what it left running */
+    /* the command ended by itself; killer is the stop of what it left running, given up at
+     * killer_until_ms */
+    int ended_stop;
+    int64_t killer_until_ms;
+    /* TUNEDECK_RUN_MARK of this part (orphans.h): one per host, so that the stop of a part that
+     * ended (or its orphan stop) never reaches another part's processes on a machine that two
+     * of the schedule's machines share */
+    char mark[ORPHAN_MARK_CHARS + 1];
     char last_stderr[200];
     char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
 } Part;
 
-typedef struct {
+struct SshRun {
     LaunchConfig cfg;
     const Schedule *schedule;
     HostPool *pool;
@@ -51,9 +64,8 @@ typedef struct {
     const Part *failed_part;  /* the part whose end is r->failure */
     TrialStatus failure_status;
     char protocol_error[256];
-    char mark[ORPHAN_MARK_CHARS + 1]; /* TUNEDECK_RUN_MARK of this launch (orphans.h) */
     Observation *result;
-} SshRun;
+};
 
 static const char *machine_name(const SshRun *r, const Part *p)
 {
@@ -84,7 +96,7 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
                 return;
             p->pgid = pgid;
             if (r->cfg.on_proc)
-                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid, r->mark);
+                r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid, p->mark);
             return;
         }
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
@@ -207,10 +219,13 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         }
         r->parts[i].host = (size_t)h;
     }
-    if (orphans_mark_new(r->mark, err) < 0) {
-        error_prefix(err, "%s launcher", lname);
-        goto fail;
-    }
+    for (size_t i = 0; i < r->n; i++)
+        r->parts[i].run = r;
+    for (size_t i = 0; i < r->n; i++)
+        if (orphans_mark_new(r->parts[i].mark, err) < 0) {
+            error_prefix(err, "%s launcher", lname);
+            goto fail;
+        }
     r->acc = trial_accumulator_new(s);
     size_t input_len = 0;
     char *input = launcher_trial_input(s, &input_len, err);
@@ -227,9 +242,9 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             launcher_input_free(input, input_len);
             goto fail;
         }
-        char *cmd = remote_command(fan ? fan : cfg->command,
-                                   single ? "" : machine_name(r, &r->parts[i]), s->trial,
-                                   r->mark);
+        char *cmd =
+            remote_command(fan ? fan : cfg->command, single ? "" : machine_name(r, &r->parts[i]),
+                           s->trial, r->parts[i].mark);
         free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
@@ -264,6 +279,43 @@ static void *start_single(const LaunchConfig *cfg, const Schedule *s, Error *err
     return start_common(cfg, s, 1, err);
 }
 
+/* A stop's lines: the note on what a command that ended left running goes to the log. */
+static void killer_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
+{
+    const Part *p = ud;
+    SshRun *r = p->run;
+    (void)x;
+    if (stream == STREAM_STDOUT && !cut && r->cfg.on_log &&
+        strncmp(line, GROUPSTOP_NOTE, strlen(GROUPSTOP_NOTE)) == 0)
+        r->cfg.on_log(r->cfg.userdata, machine_name(r, p), STREAM_STDERR, line);
+}
+
+static void start_killer(SshRun *r, Part *p, int ended, int64_t now_ms)
+{
+    char *cmd = groupstop_command(p->pgid, p->mark, ended);
+    if (!cmd)
+        return; /* out of memory: the stop deadline gives up on this part */
+    ExecOptions eo = {.on_line = killer_line, .userdata = p, .max_line = 4096};
+    p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, &eo, NULL);
+    p->ended_stop = ended;
+    p->killer_until_ms = now_ms + KILL_WAIT_MS;
+    free(cmd);
+}
+
+/* The command ended by itself (its exit status or signal came; the channel may still be open,
+ * a stray holding its output): what it left running, in its group or marked, is stopped, and
+ * the trial's log names it. A part whose connection failed is not asked (the orphan stop
+ * before its host's next trial is, once the host answers). */
+static void stop_ended_part(SshRun *r, Part *p, int64_t now_ms)
+{
+    if (p->killer || p->ended_stop || !p->x || !p->pgid)
+        return;
+    if (rexec_done(p->x) && rexec_outcome(p->x) != EXEC_EXITED &&
+        rexec_outcome(p->x) != EXEC_SIGNALED)
+        return;
+    start_killer(r, p, 1, now_ms);
+}
+
 static void kill_part(SshRun *r, Part *p)
 {
     if (p->killer || !p->x || rexec_done(p->x))
@@ -278,11 +330,7 @@ static void kill_part(SshRun *r, Part *p)
         p->stop_wanted = 1; /* killed as soon as its group is known */
         return;
     }
-    char *cmd = groupstop_command(p->pgid);
-    if (!cmd)
-        return; /* out of memory: the stop deadline gives up on this part */
-    p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, NULL, NULL);
-    free(cmd);
+    start_killer(r, p, 0, clock_now_ms());
 }
 
 static void stop_all(SshRun *r, int64_t now_ms)
@@ -305,6 +353,8 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
         int64_t exited = p->x && !p->killer && !rexec_done(p->x) ? rexec_exited_ms(p->x) : 0;
         if (exited && exited + STRAY_GRACE_MS < next)
             next = exited + STRAY_GRACE_MS;
+        if (p->ended_stop && p->killer && !rexec_done(p->killer) && p->killer_until_ms < next)
+            next = p->killer_until_ms;
     }
     if (*deadline_ms < 0 || next < *deadline_ms)
         *deadline_ms = next;
@@ -347,13 +397,16 @@ static void note_part_end(SshRun *r, Part *p)
 }
 
 /* A group we never saw end. Only a stop whose command ran to its end, or a command that
- * exited 0 (a trial that finished), is known to leave nothing: a dropped connection kills
+ * exited 0 (a trial that finished) where no stop of what it left was tried, is known to leave
+ * nothing: a dropped connection kills
  * nothing, and the exit status or signal that arrives as sshd's session dies, or a command
  * that failed, says nothing of the processes its group started in the background. */
 static int part_lost(const Part *p)
 {
     if (!p->pgid || (p->killer && rexec_outcome(p->killer) == EXEC_EXITED))
         return 0;
+    if (p->ended_stop) /* the stop of what it left went unanswered */
+        return 1;
     return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
@@ -377,8 +430,8 @@ static void finish(SshRun *r)
 {
     for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
         if (part_lost(&r->parts[i]))
-            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial,
-                                machine_name(r, &r->parts[i]), r->parts[i].pgid, r->mark);
+            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial, machine_name(r, &r->parts[i]),
+                                r->parts[i].pgid, r->parts[i].mark);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure[0]) {
@@ -418,14 +471,20 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
         /* The command exited, but a stray descendant holds its output open: the part is
          * over; stop its group so the channel closes with the command's own status. */
         int64_t exited = rexec_done(p->x) ? 0 : rexec_exited_ms(p->x);
-        if (exited && !p->killer && now_ms >= exited + STRAY_GRACE_MS && p->pgid) {
-            p->stray_stop = 1;
-            kill_part(r, p);
-        }
-        if (!rexec_done(p->x))
+        if (exited && !p->killer && now_ms >= exited + STRAY_GRACE_MS && p->pgid)
+            stop_ended_part(r, p, now_ms);
+        if (!rexec_done(p->x)) {
             running++;
-        else if (!p->killer || p->stray_stop)
-            note_part_end(r, p);
+        } else {
+            /* The command ended by itself: a daemon it left (outside its group: nothing of
+             * the channel holds it) is stopped before the trial counts as over, as the local
+             * keeper does. */
+            stop_ended_part(r, p, now_ms);
+            if (!p->killer || p->ended_stop)
+                note_part_end(r, p);
+        }
+        if (p->ended_stop && p->killer && !rexec_done(p->killer) && now_ms >= p->killer_until_ms)
+            rexec_close(p->killer); /* unanswered: the part is lost (part_lost) */
         killers += p->killer && !rexec_done(p->killer);
     }
     if (r->failure[0] && !r->stopping && running)

@@ -18,8 +18,9 @@ typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stre
                             const char *line);
 /* per-host/single: a remote part of trial `trial` reports its process group on `machine`
  * (sshd makes each command a session leader), so a journal can find it after a crash. */
-/* A trial's process group on a machine, and the launch's mark: the random TUNEDECK_RUN_MARK
- * its processes carry, by which a later stop knows them from any other (orphans.h). */
+/* A trial's process group on a machine, and its mark: the random TUNEDECK_RUN_MARK its
+ * processes on that machine carry (one per launch and machine), by which a later stop knows
+ * them from any other, even those that left the group (orphans.h). */
 typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid,
                              const char *mark);
 /* Every iteration event as it arrives (one per host for per-host trials). Returning non-zero

@@ -94,41 +94,53 @@ void orphans_clear(OrphanList *l)
     memset(l, 0, sizeof *l);
 }
 
-/* One command per host: for each "PGID:TRIAL:MARK" triple, kills group PGID only if one of
- * its processes carries TUNEDECK_RUN_MARK=MARK (TUNEDECK_TRIAL=TRIAL when MARK is "-": a
- * group journaled before marks) (TERM, KILL after 2 s), and prints "PGID stopped",
- * "PGID gone", "PGID refused" (not ours to signal) or "PGID survived" (a process other than
- * a zombie still there 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
+/* One command per host: for each "PGID:TRIAL:MARK" triple, stops group PGID if one of its
+ * processes carries TUNEDECK_RUN_MARK=MARK (TUNEDECK_TRIAL=TRIAL when MARK is "-": a group
+ * journaled before marks), and every process of the user that carries the mark wherever it
+ * is (`marked`, groupstop.h: a daemon that left the group with setsid, or what is left of a
+ * group that is gone) (TERM, KILL after 2 s), and prints "PGID stopped", "PGID gone" (nothing
+ * of it), "PGID refused" (not ours to signal) or "PGID survived" (a process other than a
+ * zombie still there 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
  * numbers and hex marks (orphans_mark_ok) are put into the command: nothing else from the
  * journal reaches the shell as text. */
-static char *stop_command(const OrphanList *l, const char *machine)
+char *orphans_stop_command(const OrphanList *l, const char *machine)
 {
-    size_t cap = 1024 + sizeof GROUPSTOP_LIVE_SH + l->n * (48 + ORPHAN_MARK_CHARS), len;
+    static const char head[] =
+        GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; for gt in";
+    /* left: the group (when it is the launch's) or a marked process still runs; `marked` is
+     * asked again only when what was seen is gone (a process forked on its way out). */
+    static const char body[] =
+        "; do g=${gt%%:*}; m=${gt##*:}; t=${gt#*:}; t=${t%%:*}; "
+        "want=\"TUNEDECK_RUN_MARK=$m\"; [ \"$m\" = - ] && want=\"TUNEDECK_TRIAL=$t\"; "
+        "found=; for p in $(pgrep -g $g 2>/dev/null); do "
+        "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"$want\"; "
+        "then found=1; break; fi; done; k=; marked \"$m\"; "
+        "if [ -z \"$found$k\" ]; then echo \"$g gone\"; continue; fi; "
+        "ok=; if [ -n \"$found\" ] && kill -TERM -$g 2>/dev/null; then ok=1; fi; "
+        "for q in $k; do kill -TERM $q 2>/dev/null && ok=1; done; "
+        "if [ -z \"$ok\" ]; then if { [ -n \"$found\" ] && pgrep -g $g >/dev/null 2>&1; } || "
+        "up $k; then echo \"$g refused\"; else echo \"$g gone\"; fi; continue; fi; "
+        "left() { { [ -n \"$found\" ] && live $g; } || up $k || marked \"$m\"; }; "
+        "n=0; while left; do n=$((n+1)); if [ $n -ge 20 ]; then "
+        "[ -n \"$found\" ] && kill -KILL -$g 2>/dev/null; "
+        "for q in $k; do kill -KILL $q 2>/dev/null; done; fi; "
+        "if [ $n -ge 30 ]; then break; fi; sleep 0.1; done; "
+        "if left; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "
+        "done";
+    size_t cap = sizeof head + sizeof body + l->n * (48 + ORPHAN_MARK_CHARS), len;
     char *cmd = malloc(cap);
     if (!cmd)
         return NULL;
     /* live G, as a stop asks it (groupstop.h): a zombie left in a stopped group must not read
-     * as "alive after SIGKILL". */
-    len = (size_t)snprintf(cmd, cap, "%s; for gt in", GROUPSTOP_LIVE_SH);
+     * as "alive after SIGKILL". The shell text holds '%': put in as text, never as a format. */
+    memcpy(cmd, head, sizeof head);
+    len = sizeof head - 1;
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->items[i].machine, machine) == 0)
             len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d:%s", l->items[i].pgid,
                                     l->items[i].trial,
                                     orphans_mark_ok(l->items[i].mark) ? l->items[i].mark : "-");
-    snprintf(cmd + len, cap - len,
-             "; do g=${gt%%%%:*}; m=${gt##*:}; t=${gt#*:}; t=${t%%%%:*}; "
-             "want=\"TUNEDECK_RUN_MARK=$m\"; [ \"$m\" = - ] && want=\"TUNEDECK_TRIAL=$t\"; "
-             "found=; for p in $(pgrep -g $g 2>/dev/null); do "
-             "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"$want\"; "
-             "then found=1; break; fi; done; "
-             "if [ -z \"$found\" ]; then echo \"$g gone\"; continue; fi; "
-             "if ! kill -TERM -$g 2>/dev/null; then "
-             "if pgrep -g $g >/dev/null 2>&1; then echo \"$g refused\"; else echo \"$g gone\"; fi; "
-             "continue; fi; n=0; while live $g; do "
-             "n=$((n+1)); if [ $n -ge 20 ]; then kill -KILL -$g 2>/dev/null; fi; "
-             "if [ $n -ge 30 ]; then break; fi; sleep 0.1; done; "
-             "if live $g; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "
-             "done");
+    memcpy(cmd + len, body, sizeof body);
     return cmd;
 }
 
@@ -194,7 +206,7 @@ OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
         s->l = l;
         s->machine = o->machine;
         long h = hostpool_find(pool, o->machine);
-        char *cmd = h < 0 ? NULL : stop_command(l, o->machine);
+        char *cmd = h < 0 ? NULL : orphans_stop_command(l, o->machine);
         ExecOptions eo = {.on_line = on_line, .userdata = s, .max_line = 4096};
         Error err;
         if (h < 0)

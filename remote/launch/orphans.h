@@ -3,10 +3,12 @@
  * session journals it as a "remote_process" event as soon as it is known, and a resume
  * finds the groups of trials that never finished and stops them over SSH. A group is only
  * killed if one of its processes still carries the launch's mark, TUNEDECK_RUN_MARK (128
- * random bits the launcher makes for each launch of a trial), in its environment: a process
- * group id reused since by something else, another session's trial with the same number
- * included, is left alone. A group journaled without a mark (by a tunedeck before marks) is
- * matched by TUNEDECK_TRIAL alone, as it was then. */
+ * random bits the launcher makes for each launch of a trial on each host), in its
+ * environment: a process group id reused since by something else, another session's trial
+ * with the same number included, is left alone. The processes that carry the mark are
+ * stopped too, wherever they are (a daemon that left the group with setsid). A group
+ * journaled without a mark (by a tunedeck before marks) is matched by TUNEDECK_TRIAL alone, as
+ * it was then. */
 #ifndef TUNEDECK_ORPHANS_H
 #define TUNEDECK_ORPHANS_H
 
@@ -46,10 +48,15 @@ typedef struct {
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err);
 /* Appends one group (-1: out of memory); mark NULL or one orphans_mark_ok accepts. */
 int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark);
-/* Stops every group that still runs a process of its trial (TERM, KILL after 2 s, given up
- * 1 s later): one SSH command per host, all hosts at once, waiting at most timeout_s; fills
- * each item's result ("stopped", "gone" or "not stopped: why"). Returns how many were
- * stopped. */
+/* The shell command that stops machine's groups of l: each group that still runs a process
+ * of its trial, and the processes that carry its mark outside it; one "PGID RESULT" line per
+ * group. Caller frees; NULL when memory runs out. */
+char *orphans_stop_command(const OrphanList *l, const char *machine);
+/* Stops every group that still runs a process of its trial, and every process that carries
+ * its mark (a daemon of the trial that left the group with setsid, what is left of a group
+ * that is gone) (TERM, KILL after 2 s, given up 1 s later): one SSH command per host, all
+ * hosts at once, waiting at most timeout_s; fills each item's result ("stopped", "gone" or
+ * "not stopped: why"). Returns how many were stopped. */
 int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s);
 /* The same stop in steps, for a caller whose own loop must go on meanwhile (the console reads
  * keys and redraws): begin sends the commands (NULL: out of memory, nothing sent); the

@@ -210,9 +210,10 @@ static int launch(JobRun *j, const char *command, Error *err)
 {
     char *b = NULL;
     size_t len = 0;
-    /* The guard stops the job's group once its sshd session is gone (schedule --live killed
-     * outright: groupstop.h): TERM, the job checkpoints, KILL once its shell ended or after
-     * the live scheduler's stop_timeout_s (20 s, never set otherwise). */
+    /* The guard stops the job's group, and the processes that carry its run's mark, once its
+     * sshd session is gone (schedule --live killed outright: groupstop.h): TERM, the job
+     * checkpoints, KILL once its shell and the marked processes ended or after the live
+     * scheduler's stop_timeout_s (20 s, never set otherwise). */
     if (shquote_append_raw(&b, &len,
                            "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
                                "200") "exec sh -c ") < 0 ||

@@ -1,6 +1,8 @@
-/* The remote shell text that stops a process group: TERM, wait while a process of it that
- * is not a zombie is left, KILL after 2 s; asked for by a stop, or by the group's own guard
- * once the SSH session that started it is gone. */
+/* The remote shell text that stops what a trial started on a host: its process group and
+ * every process of the user that carries the trial's TUNEDECK_RUN_MARK there (a daemon that
+ * left the group with setsid); TERM, wait while one that is not a zombie is left, KILL after 2 s.
+ * Asked for by a stop, after the command's own end, or by the group's own guard once the SSH
+ * session that started it is gone. */
 #ifndef TUNEDECK_GROUPSTOP_H
 #define TUNEDECK_GROUPSTOP_H
 
@@ -20,20 +22,55 @@
     "Z*|X*) ;; '') kill -0 \"$p\" 2>/dev/null && return 0 ;; *) return 0 ;; esac; done; "        \
     "return 1; }"
 
+/* marked M: sets k to the pids of the processes whose environment (/proc/PID/environ)
+ * holds TUNEDECK_RUN_MARK=M, and exits 0 when there is one. sshd's setsid makes the trial's
+ * shell a group leader, but a process the trial started that called setsid() (a daemon, a
+ * data-loader server, `setsid cmd &`) is in a group of its own, which no kill of the trial's
+ * group reaches: the mark, inherited with the environment, is what still names it. Only the
+ * user's own processes can be read (environ is 0400 and ptrace-checked), so the mark stays
+ * theirs, and a zombie's reads empty (never "still running"). M must be 32 lowercase hex
+ * digits, else nothing is marked.
+ * Cost: one grep over every environ (the kernel's own read of each; another user's fails at
+ * open), no fork per process, however many the host runs: `grep -z` (GNU's, busybox's since
+ * 1.2x) matches the NUL-separated entry whole; a grep without -z that reads past a NUL
+ * matches the entry's text; where grep does neither (an old busybox: asked each time, with
+ * a line holding a NUL), each readable environ goes through `tr`, two forks per process of
+ * the user's. No single quote here: it is in the guard. */
+#define GROUPSTOP_MARKED_SH                                                                      \
+    "marked() { k=; case $1 in *[!0-9a-f]*) return 1 ;; esac; [ ${#1} -eq 32 ] || return 1; "    \
+    "mw=TUNEDECK_RUN_MARK=$1; if printf \"x\\000$mw\\000\" | grep -qzxF -e \"$mw\" 2>/dev/null; " \
+    "then mo=-lzxF; elif printf \"x\\000$mw\\n\" | grep -qF -e \"$mw\" 2>/dev/null; then "       \
+    "mo=-lF; else mo=; fi; if [ -n \"$mo\" ]; then for mf in $(cd /proc && grep $mo -e \"$mw\" " \
+    "[0-9]*/environ 2>/dev/null); do k=\"$k ${mf%/environ}\"; done; else for mf in "             \
+    "/proc/[0-9]*/environ; do [ -r \"$mf\" ] && tr \"\\000\" \"\\n\" 2>/dev/null <\"$mf\" | "     \
+    "grep -qxF -e \"$mw\" && { mf=${mf%/environ}; k=\"$k ${mf#/proc/}\"; }; done; fi; "          \
+    "[ -n \"$k\" ]; }"
+
+/* up PID...: exit 0 while one of the pids is a process that is not a zombie (builtins only;
+ * one gone reads as gone). */
+#define GROUPSTOP_UP_SH                                                                          \
+    "up() { for uq in \"$@\"; do us=; read -r us 2>/dev/null </proc/$uq/stat || continue; "      \
+    "us=${us##*) }; case $us in Z*|X*) ;; *) return 0 ;; esac; done; return 1; }"
+
+/* The line a stop after the command's own end prints (on its stdout) when the command left
+ * marked processes running; the launcher hands it to the trial's log. */
+#define GROUPSTOP_NOTE "tunedeck: "
+
 /* The guard, put by the command's wrapping shell (sshd's session leader, $$ its group)
  * before it execs the command: a process left apart (two forks: no child of the command,
  * which may wait for any child) that checks every second that $$'s parent is still the sshd
  * session process that started it ($PPID). With no pty, nothing tells a remote command that
  * tunedeck died (SIGKILL, a crash): its connection closes, sshd's session process exits, and
  * the command, reparented, runs on until it writes (EPIPE), which a quiet one may not do for
- * hours. Then the guard stops the group: TERM, then KILL once $$ has ended (a job's
- * wrapping shell waits for its checkpoint) or after `kill_ticks` tenths of a second (a
- * decimal in the text), whichever comes first: the guard itself is of the group, and waiting
- * on the whole group would wait on itself. It ends at once where /proc is absent (no
- * guard), and when $$ is gone or a zombie (the command ended, or was killed with its
- * session: what it left behind is the launcher's to stop, as before; its pid cannot be
- * another's while the guard keeps the group's id in use). Its own output goes nowhere: it
- * holds no channel open.
+ * hours. Then the guard stops the group and the processes that carry the group's mark
+ * (`marked`: a setsid daemon of the trial): TERM, then KILL once $$ and every marked process
+ * have ended (a job's wrapping shell waits for its checkpoint) or after `kill_ticks` tenths of
+ * a second (a decimal in the text), whichever comes first: the guard itself is of the group,
+ * and waiting on the whole group would wait on itself; the marked ones are KILLed first, as
+ * the group's KILL ends the guard. It ends at once where /proc is absent (no guard), and when
+ * $$ is gone or a zombie (the command ended, or was killed with its session: what it left
+ * behind is the launcher's to stop, as before; its pid cannot be another's while the guard
+ * keeps the group's id in use). Its own output goes nowhere: it holds no channel open.
  *
  * The guard is a shell of its own (`sh -c GUARD tunedeck-guard $$ $PPID`), not a subshell of
  * the wrapping one: a subshell's command line is its parent's, which holds the command (and
@@ -41,22 +78,34 @@
  * the guard for up to a second after the command ended. Its text is fixed, in single quotes
  * (so it holds none): the two pids are its arguments, nothing of the command reaches it. Put
  * before the wrapping shell exports the trial's variables, its environment carries no
- * TUNEDECK_RUN_MARK either: the orphan stop (orphans.c) takes a group for the launch's by
- * the command's own processes, not by the guard's.
+ * TUNEDECK_RUN_MARK either (the orphan stop, orphans.c, takes a group for the launch's by the
+ * command's own processes, not by the guard's, and `marked` never finds the guard). The mark
+ * is read when it stops, from the environment of $$ (the command, exec'd with the trial's
+ * variables) or else of a process of the group (a live job's shell exports it itself), into a
+ * variable of its own: its command line and environment stay free of it. One that is not 32
+ * hex digits is none (a group stop alone, as before).
  *
  * A session whose client vanished without closing its connection (a power loss) keeps its
  * sshd process until TCP notices: that is still the journal's --resume stop (remote.md). */
 #define GROUPSTOP_GUARD_SH(kill_ticks)                                                           \
     "( sh -c '[ -r /proc/$1/stat ] || exit 0; g=$1 p=$2; while :; do s=; "                      \
     "read -r s </proc/$g/stat || exit 0; s=${s##*) }; set -- $s; case $1 in Z*|X*) exit 0 ;; "  \
-    "esac; [ \"$2\" = \"$p\" ] || break; sleep 1; done; trap \"\" TERM; kill -TERM -$g; n=0; "  \
-    "while [ $n -lt " kill_ticks " ]; do s=; read -r s </proc/$g/stat || break; "               \
-    "s=${s##*) }; case $s in Z*|X*) break ;; esac; sleep 0.1; n=$((n+1)); done; "               \
+    "esac; [ \"$2\" = \"$p\" ] || break; sleep 1; done; trap \"\" TERM; " GROUPSTOP_MARKED_SH   \
+    "; " GROUPSTOP_UP_SH "; m=; for q in $g $(pgrep -g $g 2>/dev/null); do "                    \
+    "m=$(tr \"\\000\" \"\\n\" 2>/dev/null </proc/$q/environ | "                                  \
+    "sed -n \"s/^TUNEDECK_RUN_MARK=//p\"); case $m in *[!0-9a-f]*) m= ;; esac; "                 \
+    "[ ${#m} -eq 32 ] && break; m=; done; kill -TERM -$g; marked \"$m\" && "                     \
+    "kill -TERM $k 2>/dev/null; n=0; while [ $n -lt " kill_ticks " ]; do s=; "                   \
+    "read -r s 2>/dev/null </proc/$g/stat; s=${s##*) }; case $s in \"\"|Z*|X*) up $k || "       \
+    "break ;; esac; sleep 0.1; n=$((n+1)); done; marked \"$m\" && kill -KILL $k 2>/dev/null; "   \
     "kill -KILL -$g' tunedeck-guard \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 & ); "
 
-/* The command that stops group pgid (> 1): TERM, then KILL once it has had 2 s; it ends
- * when no process but zombies is left, or just after the KILL. Caller frees; NULL when
- * memory runs out. */
-char *groupstop_command(long pgid);
+/* The command that stops group pgid (> 1) and the processes marked with `mark` (32 hex
+ * digits; NULL or "" for none): TERM, then KILL once they have had 2 s; it ends when no
+ * process but zombies is left of either, or just after the KILL. With `ended` (the command
+ * ended by itself and the stop is for what it left), it first prints a line starting
+ * GROUPSTOP_NOTE naming up to four marked processes still running, those outside the group
+ * said so, when there is one. Caller frees; NULL when memory runs out. */
+char *groupstop_command(long pgid, const char *mark, int ended);
 
 #endif

@@ -83,7 +83,11 @@ fi
 # cannot empty, as a process stuck in the kernel would: a parent leaves the group (for a
 # group of its own, in the same session), keeps a never-reaped zombie child in it, which
 # keeps the group's id in use, and puts a new live child into it whenever the last one
-# dies. The parent and its children carry the marker; killing them all ends it. With
+# dies. The parent and its children carry the marker; killing them all ends it. The parent
+# runs without the launch's TUNEDECK_RUN_MARK (its children, `sleep`, get it back): a stop
+# also stops the processes that carry the mark outside the group (a daemon of the trial), so
+# a marked parent would be killed and the group emptied, which a process really stuck in the
+# kernel, needing no parent outside, would not let happen. With
 # $T/other-user-N-MACHINE present instead, the helper of trial N on that machine runs as
 # nobody (a data loader started under a service account, say), its name still the marker's.
 setup_trial() {
@@ -106,8 +110,9 @@ if [ -e "$T/slow-\$TUNEDECK_TRIAL" ]; then
     fi
     if [ -e "$T/stuck-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" ]; then
         up="$T/stuck-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
-        python3 -c 'import os, sys, time
+        env -u TUNEDECK_RUN_MARK python3 -c 'import os, shutil, sys, time
 group = os.getpgrp()
+sleep = shutil.which("sleep")
 if os.fork() == 0:
     os._exit(0)
 os.setpgid(0, 0)
@@ -123,8 +128,7 @@ while time.time() < end:
     child = os.fork()
     if child == 0:
         os.setpgid(0, group)
-        time.sleep(300)
-        os._exit(0)
+        os.execve(sleep, [sys.argv[1], "300"], dict(os.environ, TUNEDECK_RUN_MARK=sys.argv[3]))
     try:
         os.setpgid(child, group)  # by the parent too: in the group before the child first runs
     except OSError:
@@ -133,7 +137,7 @@ while time.time() < end:
         open(sys.argv[2], "w").close()
     os.waitpid(child, 0)
     if time.time() - born < 0.01:
-        time.sleep(0.05)  # a child that cannot live: no real-time busy loop' "stuck-$MARK" "\$up" \
+        time.sleep(0.05)  # a child that cannot live: no real-time busy loop' "stuck-$MARK" "\$up" "\$TUNEDECK_RUN_MARK" \
             9>&- </dev/null >/dev/null 2>&1 &
         # ready once the group holds a live child of the parent that left it
         n=0; while [ ! -e "\$up" ] && [ \$n -lt 1200 ]; do sleep 0.05; n=\$((n + 1)); done

@@ -434,6 +434,62 @@ check "SIGKILL of a live job's client: a quiet job stops with its session ($runn
     [ "$running $left" = "1 0" ]
 for p in $(pgrep -f "$kmark"); do kill -KILL "$p" 2>/dev/null; done
 
+# A trial's daemon: a process the trial starts with setsid (a group and session of its own, as
+# a data-loader server or `setsid cmd &` has) that ignores TERM. The stop (here the trial's
+# timeout), the guard (tune SIGKILLed) and the command's own end each stop it on every host
+# (regression: each signalled the trial's process group only, and the daemon ran on). It is up
+# (its TERM ignored) before the trial goes on: it says so in $T/dup-TAG-MACHINE.
+dmark="tunedeck-daemon-$$x"  # x: pid 12's mark is not part of pid 123's
+ln -sf "$(command -v sleep)" "$T/$dmark"
+daemon_cmd() { # daemon_cmd TAG: the trial command's start, which leaves the daemon running
+    # (the schedule on its stdin left to what follows)
+    printf '%s' "setsid sh -c 'trap \"\" TERM; : > $T/dup-$1-\$TUNEDECK_MACHINE; exec $T/$dmark 300' </dev/null >/dev/null 2>&1 & until [ -e $T/dup-$1-\$TUNEDECK_MACHINE ]; do sleep 0.05; done; "
+}
+daemons_up() { # daemons_up TAG: until the 3 hosts' daemons of TAG are up (10 s at most)
+    n=0
+    while [ "$(ls "$T" | grep -c "^dup-$1-")" -lt 3 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+    ls "$T" | grep -c "^dup-$1-"
+}
+daemon_reap() { for p in $(pgrep -f "$dmark"); do kill -KILL "$p" 2>/dev/null; done; }
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "$(daemon_cmd stop)cat >/dev/null; exec sleep 300" --budget 1 --optimizer uniform-devices \
+    --trial-timeout 10 --no-journal --json > "$T/d1.json" 2> "$T/d1.err" &
+TUNE_PID=$!
+running=$(daemons_up stop)
+wait "$TUNE_PID"; TUNE_PID=""
+left=$(procs_left "$dmark")
+check "a stopped trial's setsid daemon that ignores TERM is stopped on every host ($running ran, $left left)" \
+    sh -c "[ '$running $left' = '3 0' ] && grep -q '\"timeout\"' '$T/d1.json'"
+daemon_reap
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "$(daemon_cmd guard)cat >/dev/null; exec sleep 300" --budget 1 --optimizer uniform-devices \
+    --no-journal > /dev/null 2>&1 &
+TUNE_PID=$!
+running=$(daemons_up guard)
+kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+left=$(procs_left "$dmark")
+check "SIGKILL of tune: the guard stops the trial's setsid daemon on every host ($running ran, $left left)" \
+    [ "$running $left" = "3 0" ]
+daemon_reap
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "$(daemon_cmd end)exec $trial" --budget 1 --optimizer uniform-devices \
+    --json > "$T/d3.json" 2> "$T/d3.err"
+left=$(procs_left "$dmark")
+check "a trial that ends and leaves a setsid daemon: ok, the daemon stopped on every host and named in its log ($left left)" \
+    python3 - "$T/d3.json" "$left" <<'EOF'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+assert sys.argv[2] == "0", sys.argv[2]
+assert [t["status"] for t in r["trials"]] == ["ok"], r["trials"]
+text = open(r["trial_log"]).read()
+for h in ("h1", "h2", "h3"):
+    pat = (r"trial 1 %s stderr: tunedeck: the trial's command ended and left processes running "
+           r"\([0-9]+ tunedeck-daemon \(outside the trial's process group\)\); stopping "
+           r"them: TERM, KILL after 2000 ms\n" % h)
+    assert re.search(pat, text), text
+EOF
+daemon_reap
+
 resume=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['resume'])" "$T/t7.json")
 set -- $resume
 shift

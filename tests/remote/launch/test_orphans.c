@@ -1,9 +1,14 @@
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
 #include "remote/launch/orphans.h"
+#include "tests/support/marked.h"
 
 static void parse(const char *text, JournalLog *log)
 {
@@ -148,4 +153,76 @@ Test(orphans, only_a_group_its_host_answered_for_and_that_was_not_stopped_still_
     o.answered = 0; /* no answer: undecided, tried again later */
     snprintf(o.result, sizeof o.result, "not stopped: no answer within 15 s");
     cr_assert_not(orphans_still_running(&o));
+}
+
+/* The host's answer to the stop of l's groups on h1, run by `shell` as the login would. */
+static void stop_answer(const char *shell, const OrphanList *l, char *out, size_t cap)
+{
+    char *cmd = orphans_stop_command(l, "h1");
+    cr_assert_not_null(cmd);
+    char path[] = "/tmp/test-orphans-XXXXXX", line[128];
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+    close(fd);
+    free(cmd);
+    snprintf(line, sizeof line, "%s %s", shell, path);
+    FILE *p = popen(line, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    pclose(p);
+    unlink(path);
+}
+
+/* Regression: a resume's stop signalled the trial's process group only, and said "gone" when
+ * nothing of the group was left, though a daemon the trial had started with setsid() (a group
+ * of its own) still ran with the launch's mark. Now the marked processes are stopped with the
+ * group, a TERM they ignore answered by the KILL; another launch's are left alone. */
+Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone)
+{
+    static const char *const shells[] = {"sh", "bash"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *mark =
+            i ? "00000000000000000000000000000b01" : "00000000000000000000000000000a01";
+        pid_t gone = fork();
+        cr_assert(gone >= 0);
+        if (gone == 0)
+            _exit(0);
+        waitpid(gone, NULL, 0); /* its group, the trial's, holds nothing now */
+        pid_t d = marked_daemon(mark, 1);
+        pid_t o = marked_daemon("00000000000000000000000000000c01", 0);
+        OrphanList l = {0};
+        cr_assert_eq(orphans_add(&l, 3, "h1", gone, mark), 0);
+        char out[256], want[64];
+        stop_answer(shells[i], &l, out, sizeof out);
+        orphans_clear(&l);
+        int ds = ended_status(d);
+        pid_t ow = waitpid(o, NULL, WNOHANG);
+        kill(d, SIGKILL), kill(o, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        snprintf(want, sizeof want, "%ld stopped\n", (long)gone);
+        cr_assert_str_eq(out, want, "%s", shells[i]);
+        cr_assert(ds != -1, "%s: the marked daemon runs on after the stop", shells[i]);
+        cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "%s: status %d", shells[i], ds);
+        cr_assert_eq(ow, 0, "%s: another launch's process was stopped", shells[i]);
+    }
+}
+
+/* Nothing of the group and nothing marked: "gone", as before. */
+Test(orphans, a_group_that_left_nothing_marked_is_gone)
+{
+    pid_t gone = fork();
+    cr_assert(gone >= 0);
+    if (gone == 0)
+        _exit(0);
+    waitpid(gone, NULL, 0);
+    OrphanList l = {0};
+    cr_assert_eq(orphans_add(&l, 3, "h1", gone, "00000000000000000000000000000d01"), 0);
+    char out[256], want[64];
+    stop_answer("sh", &l, out, sizeof out);
+    orphans_clear(&l);
+    snprintf(want, sizeof want, "%ld gone\n", (long)gone);
+    cr_assert_str_eq(out, want);
 }

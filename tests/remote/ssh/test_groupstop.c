@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "remote/ssh/groupstop.h"
+#include "tests/support/marked.h"
 
 /* A child in a process group of its own: it exits at once (a zombie, not reaped until the
  * caller waits for it) or waits until killed. */
@@ -91,7 +93,7 @@ Test(groupstop, the_command_stops_a_group_in_dash_and_bash)
 {
     for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
         pid_t c = group_child(0);
-        char *cmd = groupstop_command(c);
+        char *cmd = groupstop_command(c, NULL, 0);
         cr_assert_not_null(cmd);
         char path[] = "/tmp/test-groupstop-XXXXXX";
         int fd = mkstemp(path);
@@ -291,5 +293,199 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
         cr_assert(state && state != 'Z', "%s: what the command left is stopped (%c)", SHELLS[i],
                   state ? state : '-');
         end_guarded(c, session);
+    }
+}
+
+/* One mark per test: criterion runs them side by side, and each stop takes every process of
+ * its mark. */
+#define MARK "0123456789abcdef0123456789abcde0"
+#define END_MARK "0123456789abcdef0123456789abcde1"
+#define GUARD_MARK "0123456789abcdef0123456789abcde2"
+#define NONE_MARK "0123456789abcdef0123456789abcde3"
+#define OTHER_MARK "fedcba9876543210fedcba9876543210"
+
+/* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
+ * its own grep, tr, sed and sleep (no pgrep), once as it is (grep -z) and once with a grep
+ * that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ through
+ * tr). */
+enum { N_STOP_SHELLS = 4 };
+static int shell_line(size_t i, const char *path, char *out, size_t cap)
+{
+    static const char *const bb[] = {"/usr/bin/busybox", "/bin/busybox"};
+    if (i < 2)
+        return snprintf(out, cap, "%s %s", SHELLS[i], path), 1;
+    for (size_t b = 0; b < 2; b++) {
+        if (access(bb[b], X_OK) != 0)
+            continue;
+        char dir[] = "/tmp/test-groupstop-bb-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat"};
+        char link[128];
+        for (size_t t = i == 3; t < 5; t++) {
+            snprintf(link, sizeof link, "%s/%s", dir, tools[t]);
+            cr_assert_eq(symlink(bb[b], link), 0);
+        }
+        if (i == 3) {
+            snprintf(link, sizeof link, "%s/grep", dir);
+            FILE *g = fopen(link, "w");
+            cr_assert_not_null(g);
+            fprintf(g, "#!%s sh\ncase \"$1\" in -*z*) exit 2 ;; esac\nexec %s grep \"$@\"\n", bb[b],
+                    bb[b]);
+            fclose(g);
+            cr_assert_eq(chmod(link, 0755), 0);
+        }
+        return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb[b], path,
+                        dir),
+               1;
+    }
+    return 0;
+}
+
+/* Runs `text` in shell i; its stdout in out. 0 when the shell is not there. */
+static int run_in(size_t i, const char *text, char *out, size_t cap, int *status)
+{
+    char path[] = "/tmp/test-groupstop-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char line[512];
+    if (!shell_line(i, path, line, sizeof line)) {
+        unlink(path);
+        return 0;
+    }
+    FILE *p = popen(line, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    *status = pclose(p);
+    unlink(path);
+    return 1;
+}
+
+/* Regression: a stop signalled the trial's process group only, and a daemon the trial had
+ * started with setsid() (a group of its own) ran on after every stop. Now every process
+ * marked with the launch's TUNEDECK_RUN_MARK is stopped too, a TERM it ignores answered by
+ * the KILL; another launch's mark is left alone. */
+Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t c = group_child(0);
+        pid_t d = marked_daemon(MARK, 1), o = marked_daemon(OTHER_MARK, 0);
+        char *cmd = groupstop_command(c, MARK, 0);
+        cr_assert_not_null(cmd);
+        char out[4096];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
+        pid_t ow = waitpid(o, NULL, WNOHANG);
+        kill(c, SIGKILL), kill(d, SIGKILL), kill(o, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue; /* no busybox here */
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d", i, st);
+        cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "shell %zu", i);
+        cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the stop", i);
+        cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: status %d", i, ds);
+        cr_assert_eq(ow, 0, "shell %zu: another launch's process was stopped", i);
+    }
+}
+
+/* A command that ended by itself and left a daemon: the stop of what it left names it, as
+ * the local keeper's note does, and stops it. */
+Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t c = group_child(0); /* a leftover in the group, unmarked: stopped, not named */
+        pid_t d = marked_daemon(END_MARK, 0);
+        char *cmd = groupstop_command(c, END_MARK, 1);
+        char out[4096], want[512];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
+        kill(c, SIGKILL), kill(d, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        snprintf(want, sizeof want,
+                 GROUPSTOP_NOTE "the trial's command ended and left processes running (%ld sleep "
+                                "(outside the trial's process group)); stopping them: TERM, KILL "
+                                "after 2000 ms\n",
+                 (long)d);
+        cr_assert_str_eq(out, want, "shell %zu: %s", i, out);
+        cr_assert(cs != -1 && ds != -1, "shell %zu: something runs on", i);
+        cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGTERM, "shell %zu: status %d", i, ds);
+    }
+}
+
+/* Nothing marked left: no note, and the stop is over at once. */
+Test(groupstop, the_stop_after_the_end_says_nothing_when_nothing_was_left)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t z = group_child(1);
+        waitpid(z, NULL, 0);
+        char *cmd = groupstop_command(z, NONE_MARK, 1);
+        char out[4096];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        if (ran)
+            cr_assert_str_eq(out, "", "shell %zu", i);
+    }
+}
+
+/* A mark that is not one is no mark: only the group is stopped. */
+Test(groupstop, a_mark_that_is_not_32_hex_digits_marks_nothing)
+{
+    char *cmd = groupstop_command(77, "0123; rm -rf /", 1);
+    cr_assert_not_null(cmd);
+    cr_assert_null(strstr(cmd, "rm -rf"));
+    cr_assert_not_null(strstr(cmd, "g=77 m=-;"));
+    free(cmd);
+}
+
+/* Regression: the guard stopped the group of a command whose session died, and a daemon the
+ * command had started with setsid() ran on. It reads the mark from the command's environment
+ * when it stops, and a daemon that ignores TERM gets the KILL. */
+Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
+{
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
+        char dir[] = "/tmp/test-groupstop-d-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        char command[512], file[64];
+        snprintf(file, sizeof file, "%s/pid", dir);
+        snprintf(command, sizeof command,
+                 "TUNEDECK_RUN_MARK=" GUARD_MARK "; export TUNEDECK_RUN_MARK; "
+                 "setsid sh -c 'trap \"\" TERM; echo $$ > %s.new; mv %s.new %s; exec sleep 302' "
+                 "& exec sleep 300",
+                 file, file, file);
+        pid_t session, guard;
+        pid_t c = start_guarded(SHELLS[i], command, &session, &guard);
+        long d = 0;
+        for (int n = 0; n < 1000 && !d; n++) {
+            FILE *f = fopen(file, "r");
+            if (!f || fscanf(f, "%ld", &d) != 1)
+                usleep(10 * 1000);
+            if (f)
+                fclose(f);
+        }
+        cr_assert_gt(d, 0, "%s: the daemon never started", SHELLS[i]);
+        pid_t dg = 0;
+        while (proc_state((pid_t)d, NULL, &dg) && dg != (pid_t)d) /* its setsid done */
+            usleep(10 * 1000);
+        kill(session, SIGKILL);
+        waitpid(session, NULL, 0);
+        int cs = ended_status(c), ds = ended_status((pid_t)d);
+        kill((pid_t)d, SIGKILL);
+        end_guarded(c, session);
+        unlink(file);
+        rmdir(dir);
+        cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "%s", SHELLS[i]);
+        cr_assert(ds != -1, "%s: the daemon runs on after the guard's stop", SHELLS[i]);
+        cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "%s: status %d", SHELLS[i], ds);
     }
 }
