@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="build-essential pkg-config libncursesw5-dev libssh-dev libgsl-dev libopenblas-dev \
 libcjson-dev libcriterion-dev openssh-server openssh-client tmux python3 python3-optuna python3-torch python3-cryptography pdsh \
-iproute2 procps clang libclang-rt-dev valgrind \
+iproute2 procps busybox clang libclang-rt-dev valgrind \
 dpkg-dev debhelper fakeroot man-db groff-base bash-completion zsh lintian slurm-wlm munge"
 
 missing=""
