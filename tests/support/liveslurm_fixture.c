@@ -1,5 +1,6 @@
 /* The live Slurm backend's test set-up (tests/support/liveslurm_fixture.h). */
 #include "tests/support/liveslurm_fixture.h"
+#include "core/base/clock.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/standins.h"
 
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void fixture_log_line(void *ud, const char *line)
 {
@@ -63,6 +65,16 @@ void backend_free(Backend *b)
 {
     liveslurm_free(b->s);
     slurm_ctl_free(b->ctl);
+}
+
+void backend_steps_until(Backend *b, void *run, int (*done)(void *run))
+{
+    int64_t give_up_ms = clock_now_ms() + 8000;
+    while (clock_now_ms() < give_up_ms && !done(run)) {
+        LIVERUN_SLURM.tick(b->s, clock_now_ms());
+        LIVERUN_SLURM.step(run);
+        usleep(10000);
+    }
 }
 
 LiveRefusal backend_refusal;

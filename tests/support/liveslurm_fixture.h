@@ -35,6 +35,10 @@ Backend backend_new_pending(double timeout_s, FixtureLog *log, double pending_sa
 Backend backend_new_grace(double timeout_s, FixtureLog *log, double exit_grace_s);
 void backend_free(Backend *b);
 
+/* Driver steps (the backend's tick, the run's step, every 10 ms) until done(run) holds; the
+ * 8 s bound ends a loop that would never end, it is not a timing threshold. */
+void backend_steps_until(Backend *b, void *run, int (*done)(void *run));
+
 /* How the last backend_start was refused, when it returned NULL. */
 extern LiveRefusal backend_refusal;
 /* Starts job `name` (command `command_template`) on n1 with GPU 0, in DIR/work/NAME (dir:

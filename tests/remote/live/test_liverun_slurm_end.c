@@ -58,18 +58,6 @@ static int ended(void *run)
     return !LIVERUN_SLURM.running(run);
 }
 
-/* Driver steps until done(run) holds; the 8 s bound ends a loop that would never end, it is
- * not a timing threshold. */
-static void steps_until(Backend *b, void *run, int (*done)(void *run))
-{
-    int64_t give_up_ms = clock_now_ms() + 8000;
-    while (clock_now_ms() < give_up_ms && !done(run)) {
-        LIVERUN_SLURM.tick(b->s, clock_now_ms());
-        LIVERUN_SLURM.step(run);
-        usleep(10000);
-    }
-}
-
 /* Job `name` (id 100) runs, writes `output` (the batch script's exit line with `status`
  * after it, as the script prints it), then Slurm says it ended `state`: the run's status. */
 static char *status_after(const char *name, const char *output, int status, const char *state)
@@ -78,7 +66,7 @@ static char *status_after(const char *name, const char *output, int status, cons
     Error err;
     void *run = backend_start(&b, dir, name, "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(&b, run, granted);
+    backend_steps_until(&b, run, granted);
     cr_assert(granted(run), "%s", log_text);
     char path[768];
     fixture_job_output(dir, name, 100, path, sizeof path);
@@ -87,7 +75,7 @@ static char *status_after(const char *name, const char *output, int status, cons
     fprintf(f, "%s\n" LIVESLURM_EXIT_MARK "100 %d\n", output, status);
     fclose(f);
     standins_put(dir, "state", state);
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     char *st = strdup(LIVERUN_SLURM.status(run));
     LIVERUN_SLURM.free(run);
@@ -160,7 +148,7 @@ static void *stopped_while_running(Backend *b, const char *name)
     Error err;
     void *run = backend_start(b, dir, name, "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(b, run, granted);
+    backend_steps_until(b, run, granted);
     cr_assert(granted(run), "%s", log_text);
     /* asked again until the TERM has gone, as the driver does */
     int term = LIVERUN_SLURM.signal(run, SIGTERM, &err);
@@ -189,7 +177,7 @@ Test(liverun_slurm_end, an_exit_line_the_job_prints_does_not_end_a_stop_while_sl
     /* the script's own line, then Slurm's word that the script is over */
     job_prints("fk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
     standins_put(dir, "state", "COMPLETING 0\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 0");
     cr_assert(LIVERUN_SLURM.rank0_saved(run), "the script's exit 0: the TERM's checkpoint");
@@ -207,7 +195,7 @@ Test(liverun_slurm_end, an_exit_line_with_output_after_it_is_not_the_scripts)
     void *run = stopped_while_running(&b, "fl");
     job_prints("fl", "\n" LIVESLURM_EXIT_MARK "100 0\nTraceback (most recent call last):\n");
     standins_put(dir, "state", "FAILED 1\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 1: Traceback (most recent call last):");
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "no checkpoint counted from the job's line: %s",
@@ -246,7 +234,7 @@ Test(liverun_slurm_end, an_exit_line_the_job_prints_before_our_kill_counts_no_ch
     cr_assert(LIVERUN_SLURM.running(run), "ended on COMPLETING after our KILL: %s (checkpoint %s)",
               LIVERUN_SLURM.status(run), LIVERUN_SLURM.rank0_saved(run) ? "counted" : "lost");
     standins_put(dir, "state", "CANCELLED 0 9\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "slurm: CANCELLED (None)");
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "the script was killed: no checkpoint");
@@ -265,7 +253,7 @@ Test(liverun_slurm_end, a_checkpoint_written_before_our_kill_lands_counts)
     killed(&b, run);
     job_prints("fy", "\n" LIVESLURM_EXIT_MARK "100 0\n");
     standins_put(dir, "state", "CANCELLED 0 0\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert(LIVERUN_SLURM.rank0_saved(run), "%s", log_text);
     LIVERUN_SLURM.free(run);
@@ -280,7 +268,7 @@ Test(liverun_slurm_end, a_stop_whose_script_exits_non_zero_counts_no_checkpoint)
     void *run = stopped_while_running(&b, "n3");
     job_prints("n3", "checkpoint: disk full\n\n" LIVESLURM_EXIT_MARK "100 3\n");
     standins_put(dir, "state", "COMPLETING 3\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 3: checkpoint: disk full");
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "exit 3 is no checkpoint");
@@ -302,7 +290,7 @@ Test(liverun_slurm_end, an_exit_line_of_0_that_slurms_exit_code_refutes_counts_n
     cr_assert(LIVERUN_SLURM.running(run), "ended on a line Slurm's ExitCode refutes: %s",
               LIVERUN_SLURM.status(run));
     standins_put(dir, "state", "FAILED 3\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "exited 3");
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "Slurm says the script exited 3: %s", log_text);
@@ -320,11 +308,11 @@ Test(liverun_slurm_end, a_preempted_job_killed_after_printing_an_exit_line_count
     Error err;
     void *run = backend_start(&b, dir, "px", "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(&b, run, granted);
+    backend_steps_until(&b, run, granted);
     cr_assert(granted(run), "%s", log_text);
     job_prints("px", "\n" LIVESLURM_EXIT_MARK "100 0\n");
     standins_put(dir, "state", "PREEMPTED 0 9\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert(LIVERUN_SLURM.preempted(run)[0], "taken, not a death: %s", log_text);
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "its script was killed: %s", log_text);
@@ -340,11 +328,11 @@ Test(liverun_slurm_end, a_preempted_job_whose_script_exited_0_counts_its_checkpo
     Error err;
     void *run = backend_start(&b, dir, "pk", "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(&b, run, granted);
+    backend_steps_until(&b, run, granted);
     cr_assert(granted(run), "%s", log_text);
     job_prints("pk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
     standins_put(dir, "state", "PREEMPTED 0\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert(LIVERUN_SLURM.preempted(run)[0], "%s", log_text);
     cr_assert(LIVERUN_SLURM.rank0_saved(run), "%s", log_text);
@@ -363,7 +351,7 @@ Test(liverun_slurm_end, a_requeued_jobs_exit_line_printed_while_it_still_ran_cou
     Error err;
     void *run = backend_start(&b, dir, "rq", "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(&b, run, granted);
+    backend_steps_until(&b, run, granted);
     cr_assert(granted(run), "%s", log_text);
     job_prints("rq", "\n" LIVESLURM_EXIT_MARK "100 0\n");
     rounds_pass(&b, run, 3); /* RUNNING, Restarts=0, after the line */
@@ -371,7 +359,7 @@ Test(liverun_slurm_end, a_requeued_jobs_exit_line_printed_while_it_still_ran_cou
     rounds_pass(&b, run, 2);
     cr_assert(LIVERUN_SLURM.preempted(run)[0], "requeued: %s", log_text);
     standins_put(dir, "state", "CANCELLED 0 0 1\n"); /* its copy, cancelled */
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "a line from before the requeue: %s", log_text);
     LIVERUN_SLURM.free(run);
@@ -386,13 +374,13 @@ Test(liverun_slurm_end, a_requeued_jobs_exit_line_written_after_the_requeue_coun
     Error err;
     void *run = backend_start(&b, dir, "rk", "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(&b, run, granted);
+    backend_steps_until(&b, run, granted);
     cr_assert(granted(run), "%s", log_text);
     standins_put(dir, "state", "PENDING 0 0 1\n");
     job_prints("rk", "\n" LIVESLURM_EXIT_MARK "100 0\n");
     rounds_pass(&b, run, 2);
     standins_put(dir, "state", "CANCELLED 0 0 1\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert(LIVERUN_SLURM.preempted(run)[0], "%s", log_text);
     cr_assert(LIVERUN_SLURM.rank0_saved(run), "%s", log_text);

@@ -48,17 +48,6 @@ static void teardown(void)
 
 TestSuite(liverun_slurm_limits, .init = setup, .fini = teardown, .timeout = 20);
 
-/* Driver steps until done(run) holds; the 8 s bound ends a loop that would never end. */
-static void steps_until(Backend *b, void *run, int (*done)(void *run))
-{
-    int64_t give_up_ms = clock_now_ms() + 8000;
-    while (clock_now_ms() < give_up_ms && !done(run)) {
-        LIVERUN_SLURM.tick(b->s, clock_now_ms());
-        LIVERUN_SLURM.step(run);
-        usleep(10000);
-    }
-}
-
 static int waits(void *run)
 {
     return LIVERUN_SLURM.waiting(run)[0] != 0;
@@ -89,7 +78,7 @@ static void *pending_on(Backend *b, const char *reason)
     cr_assert_eq(LIVERUN_SLURM.watch(b->s, names, (int[]){0}, 1, &err), 0, "%s", err.msg);
     void *run = backend_start(b, dir, "big", "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(b, run, waits);
+    backend_steps_until(b, run, waits);
     cr_assert_str_eq(LIVERUN_SLURM.waiting(run), reason, "%s", log_text);
     return run;
 }
@@ -108,7 +97,7 @@ Test(liverun_slurm_limits, a_job_pending_on_its_partitions_limit_is_over_it_once
     }
     int asked = sinfo_calls();
     standins_put(dir, "go", "");
-    steps_until(&b, run, over);
+    backend_steps_until(&b, run, over);
     cr_assert_str_eq(LIVERUN_SLURM.over_limit(run), "PartitionNodeLimit", "%s", log_text);
     /* the first round (watch) and the one the sighting asked for, not node_round_s (10 s) later */
     cr_assert_geq(asked, 1, "%s", log_text);

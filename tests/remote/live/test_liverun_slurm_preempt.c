@@ -52,18 +52,6 @@ static void teardown(void)
 
 TestSuite(liverun_slurm_preempt, .init = setup, .fini = teardown, .timeout = 15);
 
-/* Driver steps (the backend's tick, the run's step) until done(run) holds; the 8 s bound
- * ends a loop that would never end, it is not a timing threshold. */
-static void steps_until(Backend *b, void *run, int (*done)(void *run))
-{
-    int64_t give_up_ms = clock_now_ms() + 8000;
-    while (clock_now_ms() < give_up_ms && !done(run)) {
-        LIVERUN_SLURM.tick(b->s, clock_now_ms());
-        LIVERUN_SLURM.step(run);
-        usleep(10000);
-    }
-}
-
 static int granted(void *run)
 {
     return strcmp(LIVERUN_SLURM.granted(run), "n1:0") == 0;
@@ -97,7 +85,7 @@ static void *started(Backend *b, const char *name)
     Error err;
     void *run = backend_start(b, dir, name, "train", &err);
     cr_assert_not_null(run, "%s", err.msg);
-    steps_until(b, run, granted);
+    backend_steps_until(b, run, granted);
     cr_assert(granted(run), "%s", log_text);
     return run;
 }
@@ -123,7 +111,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
     void *run = started(&b, "rq");
     exit_line("rq", 100, 0);
     standins_put(dir, "state", "PENDING 1\n"); /* requeued: Slurm would start it again */
-    steps_until(&b, run, taken);
+    backend_steps_until(&b, run, taken);
     cr_assert_str_eq(LIVERUN_SLURM.preempted(run),
                      "requeued by Slurm (Restarts=1: preempted with PreemptMode=REQUEUE, or its "
                      "node failed; now PENDING): its requeued copy is cancelled");
@@ -135,7 +123,7 @@ Test(liverun_slurm_preempt, a_requeued_job_is_taken_its_copy_cancelled_then_it_e
     cr_assert(LIVERUN_SLURM.running(run), "ended by Slurm's word, not before");
     cr_assert_str_eq(LIVERUN_SLURM.waiting(run), "", "the copy is no run waiting for GPUs");
     standins_put(dir, "state", "CANCELLED 1\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "requeued by Slurm (its copy cancelled)");
     cr_assert(LIVERUN_SLURM.rank0_saved(run), "the checkpoint its exit line told is counted");
@@ -153,7 +141,7 @@ Test(liverun_slurm_preempt, a_job_ended_preempted_is_taken_at_once_without_a_sca
     void *run = started(&b, "pe");
     exit_line("pe", 100, 0);
     standins_put(dir, "state", "PREEMPTED 0\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.preempted(run),
                      "preempted by Slurm (PreemptMode=CANCEL: it ended PREEMPTED)");
@@ -172,7 +160,7 @@ Test(liverun_slurm_preempt, no_exit_line_no_checkpoint)
     Backend b = backend_new_grace(10, &said, 1);
     void *run = started(&b, "nk"); /* killed before it could write one */
     standins_put(dir, "state", "PREEMPTED 0\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(taken(run));
     cr_assert(!LIVERUN_SLURM.rank0_saved(run));
     const char *gave_up = strstr(log_text, "gave up waiting for it");
@@ -213,7 +201,7 @@ static void *ended_in_slurm_before_its_exit_line(Backend *b, const char *name, c
               LIVERUN_SLURM.status(run), LIVERUN_SLURM.rank0_saved(run) ? "counted" : "lost");
     cr_assert_str_eq(LIVERUN_SLURM.granted(run), "", "it holds no GPU in Slurm");
     exit_line(name, 100, 0);
-    steps_until(b, run, ended);
+    backend_steps_until(b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert(LIVERUN_SLURM.rank0_saved(run), "its late exit line says the checkpoint was written");
     cr_assert_null(strstr(log_text, "gave up"), "%s", log_text);
@@ -278,10 +266,10 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     Backend b = backend_new(10, &said);
     void *run = started(&b, "su");
     progress_line("su", 100);
-    steps_until(&b, run, has_progress);
+    backend_steps_until(&b, run, has_progress);
     cr_assert(LIVERUN_SLURM.ready(run), "running with a progress line: a TERM may go");
     standins_put(dir, "state", "SUSPENDED 0\n");
-    steps_until(&b, run, suspended_said);
+    backend_steps_until(&b, run, suspended_said);
     long rounds = liveslurm_rounds(b.s);
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < rounds + 3; i++) {
         LIVERUN_SLURM.tick(b.s, clock_now_ms());
@@ -297,7 +285,7 @@ Test(liverun_slurm_preempt, a_suspended_job_is_said_once_with_its_end_and_keeps_
     cr_assert(LIVERUN_SLURM.suspended(run), "the driver is told: the model counts no progress");
     cr_assert(!LIVERUN_SLURM.ready(run), "no TERM while suspended: a stop waits for the resume");
     standins_put(dir, "state", "RUNNING 0\n");
-    steps_until(&b, run, resumed_said);
+    backend_steps_until(&b, run, resumed_said);
     const char *back = strstr(log_text, "is resumed after ");
     cr_assert(back && strstr(back, " s suspended: its progress counts again\n"), "%s", log_text);
     cr_assert(!LIVERUN_SLURM.suspended(run));
@@ -343,7 +331,7 @@ Test(liverun_slurm_preempt, an_earlier_jobs_output_under_the_same_id_is_not_read
     cr_assert(LIVERUN_SLURM.running(run), "a pending job's stop ends at Slurm's word: %s",
               LIVERUN_SLURM.status(run));
     standins_put(dir, "state", "CANCELLED 0\n");
-    steps_until(&b, run, ended);
+    backend_steps_until(&b, run, ended);
     cr_assert(ended(run), "%s", log_text);
     cr_assert_str_eq(LIVERUN_SLURM.status(run), "cancelled while pending");
     cr_assert(!LIVERUN_SLURM.rank0_saved(run), "no checkpoint: it never ran");
