@@ -44,9 +44,10 @@ CMD_OBJ    := $(call obj,$(call srcs,cmd))
 # The reference workload's own code links only into tunedeck-worker and the tests.
 WORKER_OBJ := $(call obj,$(call srcs,tools/worker))
 TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui tests/tools tests/cmd -name 'test_*.c')))
-# cmd/'s shared flag parser, table rows and session summary (not main, nor a command),
-# which tests/cmd tests.
-TEST_OBJ   += $(BUILD)/cmd/flags.o $(BUILD)/cmd/table_row.o $(BUILD)/cmd/session_summary.o
+# cmd/'s shared flag parser, table rows, session summary and live run's end (not main, nor
+# a command), which tests/cmd tests.
+TEST_OBJ   += $(BUILD)/cmd/flags.o $(BUILD)/cmd/table_row.o $(BUILD)/cmd/session_summary.o \
+              $(BUILD)/cmd/live_end.o
 # Helpers the unit tests share (fixtures, the low-memory child).
 TEST_OBJ   += $(call obj,$(call srcs,tests/support))
 TOOL_SRC   := $(wildcard tools/*.c)

@@ -10,6 +10,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/live_end.h"
 #include "cmd/paths.h"
 #include "cmd/schedule_cli.h"
 #include "cmd/schedule_live_status.h"
@@ -280,6 +281,7 @@ typedef struct {
     unsigned char *folders_checked; /* per machine: its job folders passed before the run */
     LogCtx ctx;
     size_t ev_seen;
+    LiveEnd end; /* --duration's */
 } LiveRun;
 
 static void set_field(cJSON *root, const char *key, const char *value)
@@ -447,11 +449,7 @@ static size_t watch_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *
     (void)fds;
     (void)cap;
     const LiveRun *r = ctx;
-    if (r->a->duration > 0) {
-        int64_t end = (int64_t)((r->ctx.t0 + r->a->duration) * 1000);
-        if (*deadline_ms < 0 || end < *deadline_ms)
-            *deadline_ms = end;
-    }
+    live_end_deadline(&r->end, deadline_ms);
     return 0;
 }
 
@@ -459,16 +457,13 @@ static void watch_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
 {
     (void)fds;
     (void)n;
-    (void)now_ms;
     LiveRun *r = ctx;
     for (; r->events && r->ev_seen < sched_event_count(r->s); r->ev_seen++) {
         char *line = sched_event_json(r->s, sched_event(r->s, r->ev_seen));
         fprintf(r->events, "%s\n", line);
         free(line);
     }
-    double now = clock_now_s();
-    if (interrupted || sched_finished(r->s) ||
-        (r->a->duration > 0 && now - r->ctx.t0 >= r->a->duration))
+    if (interrupted || sched_finished(r->s) || live_end_due(&r->end, now_ms))
         schedlive_stop_all(r->l);
 }
 
@@ -508,6 +503,7 @@ static void drive(LiveRun *r)
     struct sigaction old_int, old_term;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    live_end_init(&r->end, r->ctx.t0, r->a->duration);
     EvLoop *loop = evloop_new();
     if (!loop || schedlive_attach(r->l, loop) < 0 ||
         evloop_add(loop, watch_pollfds, watch_step, r) < 0 ||
