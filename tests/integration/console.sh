@@ -234,10 +234,21 @@ if "$bin" tune --help | grep -q bespoke; then
     wait_for pred '\| paused'
     tmx send-keys -t pred g e
     wait_for pred 'predicted [0-9.]+ s \[[0-9.]+-[0-9.]+\] if run'
-    p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
-    # g2-0: its GPU becomes the source, 8 inputs go to its CPU
-    c0="$(sed -n 's/^.>   cpu *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt")"
-    [ -n "$c0" ] || fail "the editor does not start on g2-0's cpu"
+    # The prediction and the cursor's row, read from one whole frame: a capture can catch
+    # curses mid-way through drawing the editor over the table (CI once saw the prediction
+    # line drawn and the machine rows not yet, lines scrolled and blank), and a prediction
+    # read from such a capture, or none, would make the check below pass on any value.
+    i=0
+    while :; do
+        p0="$(sed -n 's/.*predicted \([0-9.]*\) s \[\([0-9.-]*\)\] if run.*/\1 \2/p' "$tmp/screen.txt")"
+        # g2-0: its GPU becomes the source, 8 inputs go to its CPU
+        c0="$(sed -n 's/^.>   cpu *\([0-9][0-9]*\) .*/\1/p' "$tmp/screen.txt")"
+        [ -n "$p0" ] && [ -n "$c0" ] && break
+        i=$((i + 1))
+        [ "$i" -lt 100 ] || fail "the editor does not start on g2-0's cpu"
+        sleep 0.05
+        tmux_capture pred
+    done
     tmx send-keys -t pred j m k +
     wait_for pred ">   cpu +$((c0 + 8)) "
     wait_for pred 'gpu0 .* source'
