@@ -124,14 +124,19 @@ static int run_finished(void *ctx)
     return r->k->finished(r->run);
 }
 
+int launcher_wait(const LauncherKind *k, void *run)
+{
+    OneRun r = {k, run};
+    return evloop_run_source(k->pollfds, k->step, run, run_finished, &r, -1) < 0 ? -1 : 0;
+}
+
 Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
                                    const Schedule *s, Error *err)
 {
     void *run = k->start(cfg, s, err);
     if (!run)
         return NULL;
-    OneRun r = {k, run};
-    if (evloop_run_source(k->pollfds, k->step, run, run_finished, &r, -1) < 0)
+    if (launcher_wait(k, run) < 0)
         k->cancel(run);
     Observation *o = k->result(run);
     if (!o)

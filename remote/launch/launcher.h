@@ -101,6 +101,9 @@ char *launcher_trial_input(const Schedule *s, size_t *len, Error *err);
 /* Wipes the input (it holds the secret) and frees it; NULL is fine. */
 void launcher_input_free(char *input, size_t len);
 
+/* Drives a started run (k->start) with its own poll loop until it has finished: 0, or -1
+ * when poll failed (errno; the run is not finished then). */
+int launcher_wait(const LauncherKind *k, void *run);
 /* Runs one trial to the end with its own poll loop (headless use and tests). */
 Observation *launcher_run_blocking(const LauncherKind *k, const LaunchConfig *cfg,
                                    const Schedule *s, Error *err);

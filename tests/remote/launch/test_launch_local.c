@@ -1,6 +1,7 @@
 /* The local launcher against real subprocesses: the simulator as a trial command, and
  * shell scripts that fail, hang, print garbage or leave children behind. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -233,13 +234,7 @@ Test(launch_local, cancel_is_recorded_as_cancelled)
     void *r = k->start(&cfg, sched, &err);
     cr_assert_not_null(r, "%s", err.msg);
     k->cancel(r);
-    while (!k->finished(r)) {
-        struct pollfd fds[8];
-        int64_t deadline = -1;
-        size_t n = k->pollfds(r, fds, 8, &deadline);
-        int rc = poll(fds, n, 100);
-        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
+    cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
     Observation *o = k->result(r);
     cr_assert_eq(o->status, TRIAL_CANCELLED);
     observation_free(o);
@@ -499,13 +494,7 @@ Test(launch_local, a_cancel_stops_a_daemon_the_trial_started_with_setsid)
     pump_until(k, r, dir, &d);
     cr_assert_gt(d, 0, "the daemon never started");
     k->cancel(r);
-    while (!k->finished(r)) {
-        struct pollfd fds[8];
-        int64_t deadline = -1;
-        size_t n = k->pollfds(r, fds, 8, &deadline);
-        int rc = poll(fds, n, 100);
-        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
+    cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
     Observation *o = k->result(r);
     k->free(r);
     cr_assert_eq(o->status, TRIAL_CANCELLED, "%s", o->reason);

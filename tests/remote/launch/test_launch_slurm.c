@@ -2,6 +2,7 @@
  * that record their arguments: what a trial command and the step ids become after the
  * shell (here, or on the login node) has parsed the quoting. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -555,13 +556,7 @@ Test(launch_slurm, a_stop_cancels_only_the_steps_of_its_own_allocation)
     }
     cr_assert(said_ready, "the stand-in srun ended before it said all");
     k->cancel(r);
-    while (!k->finished(r)) {
-        struct pollfd fds[8];
-        int64_t deadline = -1;
-        size_t n = k->pollfds(r, fds, 8, &deadline);
-        int rc = poll(fds, n, 100);
-        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
+    cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
     Observation *o = k->result(r);
     observation_free(o);
     k->free(r);
