@@ -19,6 +19,7 @@
 
 #include "bench/args/benchargs.h"
 #include "bench/args/benchtrials.h"
+#include "core/base/clock.h"
 #include "tui/plot.h"
 #include "tui/trials.h"
 
@@ -54,10 +55,10 @@ static void series(const TrialRecord *recs, size_t n, double *best, double *pred
 static double plot_frames(const double *best, const double *pred, size_t n, int before, double *lo,
                           double *hi)
 {
-    double t0 = benchtrials_cpu_s();
+    double t0 = clock_cpu_s();
     for (int f = 0; f < FRAMES; f++)
         (before ? plot_time_range_sorted : plot_time_range)(best, pred, n, lo, hi);
-    return (benchtrials_cpu_s() - t0) / FRAMES;
+    return (clock_cpu_s() - t0) / FRAMES;
 }
 
 /* Builds the table of the first n trials under `sort`, then times EVENTS events past them
@@ -74,7 +75,7 @@ static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, Trial
     }
     trials_build(t, ptr, n, sort, 0, "");
     volatile int d = 0;
-    double t0 = benchtrials_cpu_s();
+    double t0 = clock_cpu_s();
     for (size_t i = n; i < n + EVENTS / 2; i++) {
         for (int half = 0; half < 2; half++) {
             if (half)
@@ -86,7 +87,7 @@ static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, Trial
                 d = t->decimals + t->decimals;
         }
     }
-    double per = (benchtrials_cpu_s() - t0) / EVENTS;
+    double per = (clock_cpu_s() - t0) / EVENTS;
     *decimals = d / 2;
     return per;
 }

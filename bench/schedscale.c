@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench/args/benchargs.h"
 #include "bench/args/benchdata.h"
+#include "core/base/clock.h"
 #include "core/base/jsonfile.h"
 #include "core/sched/sched.h"
 #include "core/sched/workload.h"
@@ -35,13 +35,6 @@ static int row_cmp(const void *pa, const void *pb)
     return a->k < b->k ? -1 : a->k > b->k;
 }
 
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 typedef struct {
     double cpu_s, avg_jct_s;
     size_t events;
@@ -54,7 +47,7 @@ static int run_trace(const Catalogue *cat, const Row *rows, int n, int per_decis
     sched_config_default(&cfg);
     cfg.policy = "doubling";
     Error e;
-    double t0 = cpu_s();
+    double t0 = clock_cpu_s();
     SchedState *s = sched_new(&cfg, cat, &e);
     if (!s) {
         fprintf(stderr, "schedscale: %s\n", e.msg);
@@ -74,7 +67,7 @@ static int run_trace(const Catalogue *cat, const Row *rows, int n, int per_decis
     }
     SchedSummary sum;
     sched_summary(s, &sum);
-    *out = (Run){cpu_s() - t0, sum.avg_jct_s, sched_event_count(s)};
+    *out = (Run){clock_cpu_s() - t0, sum.avg_jct_s, sched_event_count(s)};
     sched_free(s);
     return 0;
 }

@@ -11,22 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench/args/benchargs.h"
 #include "cmd/session_summary.h"
+#include "core/base/clock.h"
 #include "core/base/jsonfile.h"
 #include "core/base/readall.h"
 
 enum { TRIALS = 300, JOURNALS = 400, QUICK_JOURNALS = 40 };
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The fixture's line of `kind` for trial k (1-based), or NULL. */
 static const char *find_line(const char *text, const char *kind, int k, size_t *len)
@@ -123,18 +116,18 @@ int main(int argc, char **argv)
     SessionSummary *now = calloc((size_t)n, sizeof *now);
     double b = 0, w = 0;
     if (rc == 0 && before && now) {
-        double t0 = cpu_s();
+        double t0 = clock_cpu_s();
         for (int i = 0; i < n; i++) {
             snprintf(path, sizeof path, "%s/s%03d.jsonl", dir, i);
             session_summary_read(path, "s", &before[i], 1);
         }
-        double t1 = cpu_s();
+        double t1 = clock_cpu_s();
         for (int i = 0; i < n; i++) {
             snprintf(path, sizeof path, "%s/s%03d.jsonl", dir, i);
             session_summary_read(path, "s", &now[i], 0);
         }
         b = t1 - t0;
-        w = cpu_s() - t1;
+        w = clock_cpu_s() - t1;
         for (int i = 0; i < n && rc == 0; i++)
             if (!same(&before[i], &now[i]) || now[i].finished != TRIALS) {
                 fprintf(stderr, "sessionlist: journal %d: the two summaries differ (%s; %s)\n",

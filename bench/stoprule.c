@@ -33,14 +33,6 @@
 #define TOO_EARLY 1.05 /* a rule must not stop before the search is within this */
 enum { MAX_CELLS = 24, MAX_SEEDS = 50, MAX_BUDGET = 200, MAX_RULES = 16 };
 
-/* This process's CPU time: the default run is sized by it, the machine being shared. */
-static double clock_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 typedef struct {
     int n; /* trials run (the budget unless the session failed) */
     StopTrial t[MAX_BUDGET];

@@ -12,6 +12,7 @@
 
 #include "bench/args/benchargs.h"
 #include "bench/args/benchtrials.h"
+#include "core/base/clock.h"
 #include "tui/trials.h"
 
 static const size_t SIZES[] = {1000, 5000, 20000};
@@ -40,13 +41,13 @@ static double run(TrialRecord *recs, const TrialRecord **ptr, size_t n, int befo
         recs[i].obs = NULL;
     }
     trials_build(t, ptr, n, TRIAL_COL_NUMBER, 0, "");
-    double t0 = benchtrials_cpu_s();
+    double t0 = clock_cpu_s();
     for (size_t i = n; i < n + EVENTS / 2; i++) {
         trials_build(t, ptr, i + 1, TRIAL_COL_NUMBER, 0, ""); /* started */
         finish(&recs[i], i);
         trials_build(t, ptr, i + 1, TRIAL_COL_NUMBER, 0, ""); /* finished */
     }
-    return (benchtrials_cpu_s() - t0) / EVENTS;
+    return (clock_cpu_s() - t0) / EVENTS;
 }
 
 static int same(const TrialTable *a, const TrialTable *b)

@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "core/base/jsonfile.h"
 
@@ -47,13 +46,6 @@ void benchtrials_free(BenchTrials *t)
     if (t->sim)
         simcluster_free(t->sim);
     *t = (BenchTrials){0};
-}
-
-double benchtrials_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int benchtrials_write(const char *who, const char *out, cJSON *res)

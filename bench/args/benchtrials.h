@@ -23,8 +23,6 @@ int benchtrials_make(const char *who, size_t n, void (*finish)(TrialRecord *r, s
                      BenchTrials *out);
 void benchtrials_free(BenchTrials *t);
 
-/* CPU seconds this process has used. */
-double benchtrials_cpu_s(void);
 
 /* Writes {"bench": who, "results": res} to out (nothing when out is NULL) and frees res;
  * 0, or -1 after printing "WHO: WHY". */
