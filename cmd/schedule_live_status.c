@@ -66,17 +66,17 @@ void schedule_live_status(SchedLive *l, double t0, FILE *events, int to_stdout)
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
         schedlive_job(l, i, &j);
-        char st[32], ep[32], lo[32], eps[32], ceil[40] = "";
+        char st[32], ep[32], lo[32], eps[32], ceiling[40] = "";
         const char *state = j.suspended ? "suspended" : j.running ? "running" : "stopped";
         if (j.ceiling_gpus > 0)
-            snprintf(ceil, sizeof ceil, " (ceiling %d GPU%s)", j.ceiling_gpus,
+            snprintf(ceiling, sizeof ceiling, " (ceiling %d GPU%s)", j.ceiling_gpus,
                      plural_s(j.ceiling_gpus));
         /* a running job that has printed no progress line yet has no step: "-", not -1 */
         if (to_stdout && (j.running || j.step >= 0))
             printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s%s step %s epoch %s "
                    "loss %s %s ex/s\n",
                    clock_now_s() - t0, j.name, j.model, 100 * j.model_progress, state, j.gpus,
-                   plural_s(j.gpus), ceil, figure(st, sizeof st, "%.0f", (double)j.step),
+                   plural_s(j.gpus), ceiling, figure(st, sizeof st, "%.0f", (double)j.step),
                    figure(ep, sizeof ep, "%.2f", j.epoch), loss_figure(lo, sizeof lo, j.loss),
                    figure(eps, sizeof eps, "%.0f", j.examples_per_s));
         if (events && j.step >= 0)

@@ -41,13 +41,10 @@ static int fall_back(SchedState *s, size_t job, int keep, Error *err)
 {
     SJob *j = &s->jobs[job];
     int from = j->gpus;
-    if (keep == 0) {
-        if (sched_log_event(s, SCHED_EV_STOP, job, from, 0) < 0)
-            return error_no_memory(err, "scheduler");
+    if (keep == 0) { /* the job holds GPUs and is not done: sched_evict logs its stop */
+        if (sched_evict(s, job, err) < 0)
+            return -1;
         s->events[s->n_events - 1].ceiling_gpus = j->ceiling;
-        sched_release(s, job);
-        j->gpus = 0;
-        j->stall_left_s = 0;
         return 0;
     }
     JobConfig conf;

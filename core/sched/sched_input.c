@@ -107,10 +107,10 @@ int sched_pin(SchedState *s, size_t job, int gpus, Error *err)
         return error_set(err, "pin '%s': expected 0..%d GPUs (the usable cluster), found %d",
                          s->jobs[job].name, sched_usable_gpus(s), gpus);
     const SJob *j = &s->jobs[job];
-    if (gpus > sched_job_max_gpus(s, j))
-        return error_set(err, "pin '%s': expected at most %d GPUs (%s), found %d", j->name,
-                         sched_job_max_gpus(s, j),
-                         j->ceiling > 0 && j->ceiling == sched_job_max_gpus(s, j)
+    int most = sched_job_max_gpus(s, j);
+    if (gpus > most)
+        return error_set(err, "pin '%s': expected at most %d GPUs (%s), found %d", j->name, most,
+                         j->ceiling > 0 && j->ceiling == most
                              ? "its ceiling: the cluster refused it a larger size"
                              : "its batch limits",
                          gpus);

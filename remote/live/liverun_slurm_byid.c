@@ -89,26 +89,20 @@ static void take_answer(LiveSlurmById *b, size_t i, int rc, const char *text, co
         }
 }
 
-/* Every record of `from` that `keep` says yes to, moved to the end of `to` (room made for
- * them by the caller). */
+/* Every record of `from` that `keep` says yes to (NULL: every record), moved to the end of
+ * `to` (room made for them by the caller). */
 static void move_records(SlurmJobInfoList *to, SlurmJobInfoList *from, const LiveSlurmById *b,
                          int (*keep)(const SlurmJobInfo *, const LiveSlurmById *))
 {
     for (size_t i = 0; i < from->n; i++) {
         SlurmJobInfo *j = &from->v[i];
-        if (!keep(j, b))
+        if (keep && !keep(j, b))
             continue;
         to->v[to->n++] = *j;
         to->n_doubtful += j->doubtful != 0;
         j->nodes = NULL; /* to's now */
         j->n_nodes = 0;
     }
-}
-
-static int any(const SlurmJobInfo *j, const LiveSlurmById *b)
-{
-    (void)j, (void)b;
-    return 1;
 }
 
 /* Not a record of a job read by id: those come from its own answer. */
@@ -166,7 +160,7 @@ int liveslurm_byid_collect(LiveSlurm *s, SlurmJobInfoList *jobs, Error *err)
     }
     move_records(jobs, &b->answer, b, not_read_by_id);
     for (size_t i = 0; i < b->n; i++)
-        move_records(jobs, &b->got[i], b, any);
+        move_records(jobs, &b->got[i], b, NULL);
     liveslurm_byid_free(s);
     return 1;
 }

@@ -260,15 +260,16 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
     for (size_t i = 0; i < ev->n_slots && pl < sizeof place - 64; i++)
         pl += (size_t)snprintf(place + pl, sizeof place - pl, "%s%s:%d", i ? "," : "",
                                schedlive_machine(l, ev->slots[i].node), ev->slots[i].gpus);
-    if (ev->ceiling_gpus > 0) /* the model's fall back under a refusal: said as such */
-        schedlive_log(l, "%s: under its ceiling of %d GPU%s: %s %d -> %d GPU%s%s%s", j->name,
-                      ev->ceiling_gpus, plural_s(ev->ceiling_gpus),
-                      sched_event_kind_name(ev->kind), ev->gpus_from, ev->gpus_to,
-                      plural_s(ev->gpus_to), place[0] ? " on " : "", place);
+    /* The model's fall back under a refusal is said as such, not as a decision. */
+    char said[256]; /* a job name is at most 127 bytes */
+    if (ev->ceiling_gpus > 0)
+        snprintf(said, sizeof said, "%s: under its ceiling of %d GPU%s: %s", j->name,
+                 ev->ceiling_gpus, plural_s(ev->ceiling_gpus), sched_event_kind_name(ev->kind));
     else
-        schedlive_log(l, "decision t=%.0fs: %s %s %d -> %d GPU%s%s%s", ev->time_s,
-                      sched_event_kind_name(ev->kind), j->name, ev->gpus_from, ev->gpus_to,
-                      plural_s(ev->gpus_to), place[0] ? " on " : "", place);
+        snprintf(said, sizeof said, "decision t=%.0fs: %s %s", ev->time_s,
+                 sched_event_kind_name(ev->kind), j->name);
+    schedlive_log(l, "%s %d -> %d GPU%s%s%s", said, ev->gpus_from, ev->gpus_to,
+                  plural_s(ev->gpus_to), place[0] ? " on " : "", place);
     int up = j->run && l->ops->running(j->run) && !j->preempted; /* a taken run is no stop's */
     char at[48];
     switch (ev->kind) {
