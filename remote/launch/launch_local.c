@@ -362,6 +362,21 @@ static void finish(LocalRun *r)
     r->result = o;
 }
 
+/* 1 when the keeper has ended, its status in r->status. Whatever it left in its group is
+ * KILLed first, while the keeper is still a zombie: its pid, the group's id, can name no
+ * other group until it is reaped (once reaped and its group empty, a KILL of -pid could reach
+ * a new group that reused the id). */
+static int keeper_reaped(LocalRun *r)
+{
+    siginfo_t info;
+    info.si_pid = 0; /* what WNOHANG leaves when the keeper runs on (waitid(2)) */
+    if (waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 || info.si_pid == 0)
+        return 0;
+    kill(-r->pid, SIGKILL);
+    waitpid(r->pid, &r->status, 0);
+    return 1;
+}
+
 static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
 {
     LocalRun *r = run;
@@ -394,11 +409,9 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
         if (now_ms >= r->kill_at_ms + KILL_GRACE_MS)
             kill(-r->pid, SIGKILL);
     }
-    if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
+    if (!r->exited && keeper_reaped(r)) {
         r->exited = 1;
         r->exited_ms = now_ms;
-        /* Whatever the command left behind in its group goes with it. */
-        kill(-r->pid, SIGKILL);
     }
     /* An exited command is over once its output closes, or soon after its exit when a stray
      * descendant (outside its group) still holds the output open. */
@@ -444,16 +457,18 @@ static void run_free(void *run)
         return;
     if (!r->exited) {
         /* the keeper's stop at once (its TERM, then the lifeline closed: KILL now), so what
-         * it adopted goes too; the group's KILL only when the keeper does not end */
+         * it adopted goes too; then the group's KILL, before the keeper is reaped when it
+         * ends (keeper_reaped), else once the grace is over */
         kill(-r->pid, SIGTERM);
         close_fd(&r->lifeline_fd);
         int64_t give_up = clock_now_ms() + KILL_GRACE_MS;
-        pid_t w;
-        while ((w = waitpid(r->pid, &r->status, WNOHANG)) == 0 && clock_now_ms() < give_up)
+        int reaped;
+        while (!(reaped = keeper_reaped(r)) && clock_now_ms() < give_up)
             nanosleep(&(struct timespec){0, REAP_POLL_MS * 1000000L}, NULL);
-        kill(-r->pid, SIGKILL);
-        if (w == 0)
+        if (!reaped) {
+            kill(-r->pid, SIGKILL);
             waitpid(r->pid, &r->status, 0);
+        }
     }
     close_fd(&r->in_fd);
     close_fd(&r->out_fd);
