@@ -33,18 +33,18 @@
  * Cost: one grep over every environ (the kernel's own read of each; another user's fails at
  * open), no fork per process, however many the host runs: `grep -z` (GNU's, busybox's since
  * 1.2x) matches the NUL-separated entry whole; a grep without -z that reads past a NUL
- * matches the entry's text; where grep does neither (an old busybox: asked each time, with
- * a line holding a NUL), each readable environ goes through `tr`, two forks per process of
- * the user's. No single quote here: it is in the guard. */
-#define GROUPSTOP_MARKED_SH                                                                      \
-    "marked() { k=; case $1 in *[!0-9a-f]*) return 1 ;; esac; [ ${#1} -eq 32 ] || return 1; "    \
-    "mw=TUNEDECK_RUN_MARK=$1; if printf \"x\\000$mw\\000\" | grep -qzxF -e \"$mw\" 2>/dev/null; " \
-    "then mo=-lzxF; elif printf \"x\\000$mw\\n\" | grep -qF -e \"$mw\" 2>/dev/null; then "       \
-    "mo=-lF; else mo=; fi; if [ -n \"$mo\" ]; then for mf in $(cd /proc && grep $mo -e \"$mw\" " \
-    "[0-9]*/environ 2>/dev/null); do k=\"$k ${mf%/environ}\"; done; else for mf in "             \
-    "/proc/[0-9]*/environ; do [ -r \"$mf\" ] && tr \"\\000\" \"\\n\" 2>/dev/null <\"$mf\" | "     \
-    "grep -qxF -e \"$mw\" && { mf=${mf%/environ}; k=\"$k ${mf#/proc/}\"; }; done; fi; "          \
-    "[ -n \"$k\" ]; }"
+ * matches the entry's text; where grep does neither (an old busybox: asked once a shell,
+ * with a line holding a NUL; `mo` keeps the answer), each readable environ goes through
+ * `tr`, two forks per process of the user's. No single quote here: it is in the guard. */
+#define GROUPSTOP_MARKED_SH                                                                        \
+    "unset mo; marked() { k=; case $1 in *[!0-9a-f]*) return 1 ;; esac; [ ${#1} -eq 32 ] || "      \
+    "return 1; mw=TUNEDECK_RUN_MARK=$1; [ -n \"${mo+x}\" ] || if printf \"x\\000$mw\\000\" | "     \
+    "grep -qzxF -e \"$mw\" 2>/dev/null; then mo=-lzxF; elif printf \"x\\000$mw\\n\" | grep -qF "   \
+    "-e \"$mw\" 2>/dev/null; then mo=-lF; else mo=; fi; if [ -n \"$mo\" ]; then for mf in $(cd "   \
+    "/proc && grep $mo -e \"$mw\" [0-9]*/environ 2>/dev/null); do k=\"$k ${mf%/environ}\"; "       \
+    "done; else for mf in /proc/[0-9]*/environ; do [ -r \"$mf\" ] && tr \"\\000\" \"\\n\" "        \
+    "2>/dev/null <\"$mf\" | grep -qxF -e \"$mw\" && { mf=${mf%/environ}; k=\"$k ${mf#/proc/}\"; "  \
+    "}; done; fi; [ -n \"$k\" ]; }"
 
 /* up PID...: exit 0 while one of the pids is a process that is not a zombie (builtins only;
  * one gone reads as gone). */
