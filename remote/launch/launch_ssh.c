@@ -5,7 +5,8 @@
  * process group of its own (sshd starts each session with setsid); stopping it is a kill
  * of that group, and of every process that carries the part's TUNEDECK_RUN_MARK (a daemon
  * that left the group), over a second channel, so nothing of the trial outlives a stop. A
- * command that ends by itself gets the same stop for what it left running (groupstop.h). */
+ * command that ends by itself gets the same stop for what it left running from the shell that
+ * wraps it on the host, on the trial's own channel (groupstop.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 
 /* STRAY_GRACE_MS: how long a command that exited may keep its output open (a stray
  * descendant holding it) before its process group is stopped and the part counts as ended.
- * KILL_WAIT_MS also bounds the stop of what a command that ended left running. */
+ * KILL_WAIT_MS also bounds such a stop of what a command that ended left running. */
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
 
 /* How the remote side reports its process group before anything else. */
@@ -36,8 +37,10 @@ typedef struct {
     long pgid;
     int stop_wanted;
     /* the command ended by itself; killer is the stop of what it left running, given up at
-     * killer_until_ms */
+     * killer_until_ms: asked only where the wrapping shell's own stop did not say it was over
+     * (end_stopped) or a stray still holds the output */
     int ended_stop;
+    int end_stopped; /* the wrapping shell said GROUPSTOP_ENDED: nothing of the part is left */
     int64_t killer_until_ms;
     /* TUNEDECK_RUN_MARK of this part (orphans.h): one per host, so that the stop of a part that
      * ended (or its orphan stop) never reaches another part's processes on a machine that two
@@ -99,7 +102,14 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
                 r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid, p->mark);
             return;
         }
-        snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
+        /* the wrapping shell's own lines: its stop's note is the trial log's, not the
+         * command's last word on a failure */
+        if (strcmp(line, GROUPSTOP_ENDED) == 0) {
+            p->end_stopped = 1;
+            return;
+        }
+        if (strncmp(line, GROUPSTOP_NOTE, strlen(GROUPSTOP_NOTE)) != 0)
+            snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
         return;
@@ -137,7 +147,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
 
 /* sh -c 'report pgid; start the guard that stops the group if the session dies
  * (groupstop.h: before the exports, so the guard's environment has no TUNEDECK_RUN_MARK);
- * export the trial's environment; exec the command', all quoted. */
+ * export the trial's environment and the command; exec the wrapping shell that runs the
+ * command and stops what it left', all quoted. */
 static char *remote_command(const char *command, const char *machine, int trial,
                             const char *mark)
 {
@@ -153,9 +164,12 @@ static char *remote_command(const char *command, const char *machine, int trial,
         shquote_append(&b, &len, trial_text) < 0 ||
         shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
         shquote_append(&b, &len, mark) < 0 ||
+        shquote_append_raw(&b, &len, " " GROUPSTOP_CMD_VAR "=") < 0 ||
+        shquote_append(&b, &len, command) < 0 ||
         shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
-                                     "TUNEDECK_RUN_MARK; exec sh -c ") < 0 ||
-        shquote_append(&b, &len, command) < 0) {
+                                     "TUNEDECK_RUN_MARK " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
+        shquote_append(&b, &len, groupstop_trial_sh) < 0 ||
+        shquote_append_raw(&b, &len, " tunedeck-trial") < 0) {
         free(b);
         return NULL;
     }
@@ -303,12 +317,16 @@ static void start_killer(SshRun *r, Part *p, int ended, int64_t now_ms)
 }
 
 /* The command ended by itself (its exit status or signal came; the channel may still be open,
- * a stray holding its output): what it left running, in its group or marked, is stopped, and
- * the trial's log names it. A part whose connection failed is not asked (the orphan stop
- * before its host's next trial is, once the host answers). */
+ * a stray holding its output) and what it left running, in its group or marked, may run on:
+ * it is stopped over a channel of its own, and the trial's log names it. Its wrapping shell
+ * stops it on the trial's own channel and says so: a part whose channel closed after that
+ * asks nothing more. A part whose connection failed is not asked (the orphan stop before its
+ * host's next trial is, once the host answers). */
 static void stop_ended_part(SshRun *r, Part *p, int64_t now_ms)
 {
     if (p->killer || p->ended_stop || !p->x || !p->pgid)
+        return;
+    if (rexec_done(p->x) && p->end_stopped)
         return;
     if (rexec_done(p->x) && rexec_outcome(p->x) != EXEC_EXITED &&
         rexec_outcome(p->x) != EXEC_SIGNALED)
@@ -396,14 +414,17 @@ static void note_part_end(SshRun *r, Part *p)
     }
 }
 
-/* A group we never saw end. Only a stop whose command ran to its end, or a command that
- * exited 0 (a trial that finished) where no stop of what it left was tried, is known to leave
- * nothing: a dropped connection kills
- * nothing, and the exit status or signal that arrives as sshd's session dies, or a command
- * that failed, says nothing of the processes its group started in the background. */
+/* A group we never saw end. Only a stop whose command ran to its end, a wrapping shell that
+ * said its stop of what the command left was over, or a command that exited 0 (a trial that
+ * finished) where no stop of what it left was tried, is known to leave nothing: a dropped
+ * connection kills nothing, and the exit status or signal that arrives as sshd's session
+ * dies, or a command that failed, says nothing of the processes its group started in the
+ * background. */
 static int part_lost(const Part *p)
 {
     if (!p->pgid || (p->killer && rexec_outcome(p->killer) == EXEC_EXITED))
+        return 0;
+    if (p->end_stopped && !p->ended_stop) /* its wrapping shell stopped what it left */
         return 0;
     if (p->ended_stop) /* the stop of what it left went unanswered */
         return 1;
@@ -478,7 +499,7 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
         } else {
             /* The command ended by itself: a daemon it left (outside its group: nothing of
              * the channel holds it) is stopped before the trial counts as over, as the local
-             * keeper does. */
+             * keeper does: by the wrapping shell (end_stopped), else over a channel. */
             stop_ended_part(r, p, now_ms);
             if (!p->killer || p->ended_stop)
                 note_part_end(r, p);

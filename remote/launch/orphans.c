@@ -98,9 +98,11 @@ void orphans_clear(OrphanList *l)
  * processes carries TUNEDECK_RUN_MARK=MARK (TUNEDECK_TRIAL=TRIAL when MARK is "-": a group
  * journaled before marks), and every process of the user that carries the mark wherever it
  * is (`marked`, groupstop.h: a daemon that left the group with setsid, or what is left of a
- * group that is gone) (TERM, KILL after 2 s), and prints "PGID stopped", "PGID gone" (nothing
- * of it), "PGID refused" (not ours to signal) or "PGID survived" (a process other than a
- * zombie still there 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
+ * group that is gone) (TERM, KILL after 2 s): whether the group is the launch's is read off
+ * that one look (a process it lists in group PGID; `carrying` for the trial's number), never
+ * from each member's environ again. Prints "PGID stopped", "PGID gone" (nothing of it), "PGID
+ * refused" (not ours to signal) or "PGID survived" (a process other than a zombie still there
+ * 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
  * numbers and hex marks (orphans_mark_ok) are put into the command: nothing else from the
  * journal reaches the shell as text. */
 char *orphans_stop_command(const OrphanList *l, const char *machine)
@@ -111,10 +113,9 @@ char *orphans_stop_command(const OrphanList *l, const char *machine)
      * asked again only when what was seen is gone (a process forked on its way out). */
     static const char body[] =
         "; do g=${gt%%:*}; m=${gt##*:}; t=${gt#*:}; t=${t%%:*}; "
-        "want=\"TUNEDECK_RUN_MARK=$m\"; [ \"$m\" = - ] && want=\"TUNEDECK_TRIAL=$t\"; "
-        "found=; for p in $(pgrep -g $g 2>/dev/null); do "
-        "if tr '\\0' '\\n' </proc/$p/environ 2>/dev/null | grep -qxF \"$want\"; "
-        "then found=1; break; fi; done; k=; marked \"$m\"; "
+        "if [ \"$m\" = - ]; then carrying \"TUNEDECK_TRIAL=$t\"; else marked \"$m\"; fi; "
+        "found=; for q in $k; do s=; read -r s 2>/dev/null </proc/$q/stat; s=${s##*) }; "
+        "set -- $s; [ \"$3\" = \"$g\" ] && { found=1; break; }; done; [ \"$m\" = - ] && k=; "
         "if [ -z \"$found$k\" ]; then echo \"$g gone\"; continue; fi; "
         "ok=; if [ -n \"$found\" ] && kill -TERM -$g 2>/dev/null; then ok=1; fi; "
         "for q in $k; do kill -TERM $q 2>/dev/null && ok=1; done; "

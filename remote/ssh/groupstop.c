@@ -1,5 +1,5 @@
-/* The remote shell text that stops a trial's process group and its marked processes
- * (groupstop.h). */
+/* The remote shell text that stops a trial's process group and its marked processes, and
+ * the trial's wrapping shell that runs that stop at its command's end (groupstop.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,3 +42,28 @@ char *groupstop_command(long pgid, const char *mark, int ended)
         snprintf(cmd, len + 1, "%s%s%s%s", head, vars, note, stop);
     return cmd;
 }
+
+/* The stop's loop is the one above without `live $g`: the wrapping shell is of its group (as
+ * is whatever it forks to look), so the group's TERM is all it can ask of the group; a process
+ * that left the group, or stayed in it, carries the mark. The command is a child in the group,
+ * not an exec: the shell must outlive it to stop what it left. TERM: a trap of its own (a
+ * handler, not "ignore", which the command would inherit), then ignored once the command has
+ * ended (its own TERM to the group). Its own stderr is /dev/null while the command runs (the
+ * command's is the channel's): each shell says "Killed" (bash: "line 1: PID Killed ...") of a
+ * command a signal ended, which the trial's log and failure would then hold; the command's
+ * redirection is made in a subshell that execs it, since dash and ash make a command's own in
+ * the waiting shell, which then said it there. Only a signal whose default is to end a
+ * process is raised again: a command that exits 147 by itself must not stop (SIGSTOP) it. */
+const char groupstop_trial_sh[] =
+    GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; "
+    "m=$TUNEDECK_RUN_MARK c=$" GROUPSTOP_CMD_VAR "; unset " GROUPSTOP_CMD_VAR "; tq=; "
+    "trap \"tq=1\" TERM; exec 3>&2 2>/dev/null; (exec sh -c \"$c\" 2>&3 3>&-); st=$?; "
+    "exec 2>&3 3>&-; "
+    "trap \"\" TERM; unset TUNEDECK_RUN_MARK; "
+    "if [ -z \"$tq\" ]; then s=; read -r s 2>/dev/null </proc/$$/stat; s=${s##*) }; set -- $s; "
+    "g=$3; marked \"$m\"; { " NOTE_SH "} >&2; [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
+    "[ -n \"$k\" ] && kill -TERM $k 2>/dev/null; n=0; while up $k || marked \"$m\"; do "
+    "n=$((n+1)); if [ $n -ge 20 ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
+    "marked \"$m\" && kill -KILL $k 2>/dev/null; break; fi; sleep 0.1; done; "
+    "echo " GROUPSTOP_ENDED " >&2; fi; case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
+    "ulimit -c 0 2>/dev/null; kill -$((st-128)) $$ ;; esac; exit $st";

@@ -1,7 +1,8 @@
 /* The remote shell text that stops what a trial started on a host: its process group and
  * every process of the user that carries the trial's TUNEDECK_RUN_MARK there (a daemon that
  * left the group with setsid); TERM, wait while one that is not a zombie is left, KILL after 2 s.
- * Asked for by a stop, after the command's own end, or by the group's own guard once the SSH
+ * Run by the trial's own wrapping shell once its command has ended (no channel of its own),
+ * asked for over a second channel by a stop, and run by the group's own guard once the SSH
  * session that started it is gone. */
 #ifndef TUNEDECK_GROUPSTOP_H
 #define TUNEDECK_GROUPSTOP_H
@@ -22,29 +23,34 @@
     "Z*|X*) ;; '') kill -0 \"$p\" 2>/dev/null && return 0 ;; *) return 0 ;; esac; done; "        \
     "return 1; }"
 
-/* marked M: sets k to the pids of the processes whose environment (/proc/PID/environ)
- * holds TUNEDECK_RUN_MARK=M, and exits 0 when there is one. sshd's setsid makes the trial's
- * shell a group leader, but a process the trial started that called setsid() (a daemon, a
- * data-loader server, `setsid cmd &`) is in a group of its own, which no kill of the trial's
- * group reaches: the mark, inherited with the environment, is what still names it. Only the
- * user's own processes can be read (environ is 0400 and ptrace-checked), so the mark stays
- * theirs, and a zombie's reads empty (never "still running"). M must be 32 lowercase hex
- * digits, else nothing is marked.
+/* carrying E: sets k to the pids of the processes whose environment (/proc/PID/environ)
+ * holds the entry E whole (NAME=VALUE), but the shell that asks ($$: the trial's wrapping
+ * shell carries its own mark), and exits 0 when there is one. marked M: the same for
+ * TUNEDECK_RUN_MARK=M. sshd's setsid makes the trial's shell a group leader, but a process
+ * the trial started that called setsid() (a daemon, a data-loader server, `setsid cmd &`) is
+ * in a group of its own, which no kill of the trial's group reaches: the mark, inherited with
+ * the environment, is what still names it. Only the user's own processes can be read (environ
+ * is 0400 and ptrace-checked), so the mark stays theirs, and a zombie's reads empty (never
+ * "still running"). M must be 32 lowercase hex digits, else nothing is marked. The one
+ * environ check of the remote side: the stops here and the orphan stop (orphans.c) ask it.
  * Cost: one grep over every environ (the kernel's own read of each; another user's fails at
  * open), no fork per process, however many the host runs: `grep -z` (GNU's, busybox's since
  * 1.2x) matches the NUL-separated entry whole; a grep without -z that reads past a NUL
- * matches the entry's text; where grep does neither (an old busybox: asked once a shell,
- * with a line holding a NUL; `mo` keeps the answer), each readable environ goes through
- * `tr`, two forks per process of the user's. No single quote here: it is in the guard. */
+ * matches the entry's text, so each process it lists (a few) is read again through `tr` for
+ * the entry whole; where grep does neither (an old busybox: asked once a shell, with a line
+ * holding a NUL; `mo` keeps the answer), each readable environ goes through `tr`, two forks
+ * per process of the user's. No single quote here: it is in the guard. */
 #define GROUPSTOP_MARKED_SH                                                                        \
-    "unset mo; marked() { k=; case $1 in *[!0-9a-f]*) return 1 ;; esac; [ ${#1} -eq 32 ] || "      \
-    "return 1; mw=TUNEDECK_RUN_MARK=$1; [ -n \"${mo+x}\" ] || if printf \"x\\000$mw\\000\" | "     \
+    "unset mo; carrying() { k=; mw=$1; [ -n \"${mo+x}\" ] || if printf \"x\\000$mw\\000\" | "     \
     "grep -qzxF -e \"$mw\" 2>/dev/null; then mo=-lzxF; elif printf \"x\\000$mw\\n\" | grep -qF "   \
     "-e \"$mw\" 2>/dev/null; then mo=-lF; else mo=; fi; if [ -n \"$mo\" ]; then for mf in $(cd "   \
-    "/proc && grep $mo -e \"$mw\" [0-9]*/environ 2>/dev/null); do k=\"$k ${mf%/environ}\"; "       \
-    "done; else for mf in /proc/[0-9]*/environ; do [ -r \"$mf\" ] && tr \"\\000\" \"\\n\" "        \
-    "2>/dev/null <\"$mf\" | grep -qxF -e \"$mw\" && { mf=${mf%/environ}; k=\"$k ${mf#/proc/}\"; "  \
-    "}; done; fi; [ -n \"$k\" ]; }"
+    "/proc && grep $mo -e \"$mw\" [0-9]*/environ 2>/dev/null); do mf=${mf%/environ}; "             \
+    "[ \"$mf\" = \"$$\" ] && continue; [ $mo = -lF ] && { tr \"\\000\" \"\\n\" 2>/dev/null "       \
+    "</proc/$mf/environ | grep -qxF -e \"$mw\" || continue; }; k=\"$k $mf\"; done; else for mf "   \
+    "in /proc/[0-9]*/environ; do [ -r \"$mf\" ] && tr \"\\000\" \"\\n\" 2>/dev/null <\"$mf\" | "  \
+    "grep -qxF -e \"$mw\" && { mf=${mf%/environ}; mf=${mf#/proc/}; [ \"$mf\" = \"$$\" ] || "      \
+    "k=\"$k $mf\"; }; done; fi; [ -n \"$k\" ]; }; marked() { k=; case $1 in *[!0-9a-f]*) "        \
+    "return 1 ;; esac; [ ${#1} -eq 32 ] || return 1; carrying TUNEDECK_RUN_MARK=$1; }"
 
 /* up PID...: exit 0 while one of the pids is a process that is not a zombie (builtins only;
  * one gone reads as gone). */
@@ -52,9 +58,33 @@
     "up() { for uq in \"$@\"; do us=; read -r us 2>/dev/null </proc/$uq/stat || continue; "      \
     "us=${us##*) }; case $us in Z*|X*) ;; *) return 0 ;; esac; done; return 1; }"
 
-/* The line a stop after the command's own end prints (on its stdout) when the command left
- * marked processes running; the launcher hands it to the trial's log. */
+/* The line a stop after the command's own end prints (the wrapping shell's on its stderr, a
+ * stop over a channel of its own on its stdout) when the command left marked processes
+ * running; the launcher hands it to the trial's log. */
 #define GROUPSTOP_NOTE "tunedeck: "
+
+/* The line (stderr) the trial's wrapping shell prints once its stop of what the command left
+ * is over: nothing of the trial runs on there, and no stop of its own is asked for. */
+#define GROUPSTOP_ENDED "tunedeck-ended"
+
+/* The variable that hands the trial's command to its wrapping shell (unset before it runs). */
+#define GROUPSTOP_CMD_VAR "TUNEDECK_TRIAL_COMMAND"
+
+/* The trial's wrapping shell: `exec sh -c <this> tunedeck-trial`, by the login shell that sshd
+ * started (the session and group leader, whose pid it keeps), with TUNEDECK_RUN_MARK and
+ * GROUPSTOP_CMD_VAR exported. It runs the command (`sh -c "$command"`, a child in its group,
+ * with the trial's environment), and once that has ended by itself it stops, itself, what the
+ * command left: the group's other processes (TERM; only when it leads the group) and the
+ * processes `marked` finds (TERM, KILL after 2 s), naming them in a GROUPSTOP_NOTE line, then
+ * says GROUPSTOP_ENDED; all on stderr. So a trial's end costs no second exec channel, and one
+ * that left nothing is over after one grep. It then ends as its command did: its exit status,
+ * or the same signal (raised on itself, no core), for what sshd reports as the trial's result.
+ * A TERM to it (a stop over a channel of its own, or the guard: they signal the group) waits
+ * for the command, which has its own TERM, and skips its stop: the stop that sent it does it.
+ * The mark is in its environment (the guard reads it there), never on a command line: the
+ * command is handed over in a variable, so its command line holds neither (`pgrep -f` on the
+ * command finds the command alone, as when the command was exec'd). */
+extern const char groupstop_trial_sh[];
 
 /* The guard, put by the command's wrapping shell (sshd's session leader, $$ its group)
  * before it execs the command: a process left apart (two forks: no child of the command,
@@ -69,8 +99,8 @@
  * and waiting on the whole group would wait on itself; the marked ones are KILLed first, as
  * the group's KILL ends the guard. It ends at once where /proc is absent (no guard), and when
  * $$ is gone or a zombie (the command ended, or was killed with its session: what it left
- * behind is the launcher's to stop, as before; its pid cannot be another's while the guard
- * keeps the group's id in use). Its own output goes nowhere: it holds no channel open.
+ * behind is the wrapping shell's, or the launcher's, to stop; its pid cannot be another's
+ * while the guard keeps the group's id in use). Its own output goes nowhere: it holds no channel open.
  *
  * The guard is a shell of its own (`sh -c GUARD tunedeck-guard $$ $PPID`), not a subshell of
  * the wrapping one: a subshell's command line is its parent's, which holds the command (and
@@ -80,8 +110,8 @@
  * before the wrapping shell exports the trial's variables, its environment carries no
  * TUNEDECK_RUN_MARK either (the orphan stop, orphans.c, takes a group for the launch's by the
  * command's own processes, not by the guard's, and `marked` never finds the guard). The mark
- * is read when it stops, from the environment of $$ (the command, exec'd with the trial's
- * variables) or else of a process of the group (a live job's shell exports it itself), into a
+ * is read when it stops, from the environment of $$ (the trial's wrapping shell, exec'd with
+ * the trial's variables) or else of a process of the group (a live job's shell exports it itself), into a
  * variable of its own: its command line and environment stay free of it. One that is not 32
  * hex digits is none (a group stop alone, as before).
  *
@@ -103,7 +133,9 @@
 /* The command that stops group pgid (> 1) and the processes marked with `mark` (32 hex
  * digits; NULL or "" for none): TERM, then KILL once they have had 2 s; it ends when no
  * process but zombies is left of either, or just after the KILL. With `ended` (the command
- * ended by itself and the stop is for what it left), it first prints a line starting
+ * ended by itself and the stop is for what it left: a stray that holds its output after the
+ * wrapping shell's own stop, or a wrapping shell that never said GROUPSTOP_ENDED), it first
+ * prints a line starting
  * GROUPSTOP_NOTE naming up to four marked processes still running, those outside the group
  * said so, when there is one. Caller frees; NULL when memory runs out. */
 char *groupstop_command(long pgid, const char *mark, int ended);

@@ -309,15 +309,15 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
  * that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ through
  * tr). */
 enum { N_STOP_SHELLS = 4 };
-static int shell_line(size_t i, const char *path, char *out, size_t cap)
+
+/* Shell i >= 2: busybox's path, its tools linked in dir (a mkdtemp template; i == 3: a grep
+ * that refuses -z and stops at a NUL); NULL where busybox is not installed. */
+static const char *busybox_tools(size_t i, char *dir)
 {
     static const char *const bb[] = {"/usr/bin/busybox", "/bin/busybox"};
-    if (i < 2)
-        return snprintf(out, cap, "%s %s", SHELLS[i], path), 1;
     for (size_t b = 0; b < 2; b++) {
         if (access(bb[b], X_OK) != 0)
             continue;
-        char dir[] = "/tmp/test-groupstop-bb-XXXXXX";
         cr_assert_not_null(mkdtemp(dir));
         static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat"};
         char link[128];
@@ -334,11 +334,21 @@ static int shell_line(size_t i, const char *path, char *out, size_t cap)
             fclose(g);
             cr_assert_eq(chmod(link, 0755), 0);
         }
-        return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb[b], path,
-                        dir),
-               1;
+        return bb[b];
     }
-    return 0;
+    return NULL;
+}
+
+static int shell_line(size_t i, const char *path, char *out, size_t cap)
+{
+    if (i < 2)
+        return snprintf(out, cap, "%s %s", SHELLS[i], path), 1;
+    char dir[] = "/tmp/test-groupstop-bb-XXXXXX";
+    const char *bb = busybox_tools(i, dir);
+    if (!bb)
+        return 0;
+    return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb, path, dir),
+           1;
 }
 
 /* Runs `text` in shell i; its stdout in out. 0 when the shell is not there. */
@@ -487,5 +497,197 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
         cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "%s", SHELLS[i]);
         cr_assert(ds != -1, "%s: the daemon runs on after the guard's stop", SHELLS[i]);
         cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "%s: status %d", SHELLS[i], ds);
+    }
+}
+
+/* The trial's wrapping shell (groupstop_trial_sh) in shell i, started as the login shell sshd
+ * starts would exec it: a session and group of its own, TUNEDECK_RUN_MARK=mark and the command
+ * in its environment, stdin /dev/null. Its stdout and stderr, together, in out; its wait status
+ * in *status. With term_at_up, its group gets a TERM (a stop's) once "up" was said. 0 when the
+ * shell is not there. */
+#define TRIAL_MARK "0123456789abcdef0123456789abcde4"
+#define TRIAL_NONE_MARK "0123456789abcdef0123456789abcde5"
+#define TRIAL_TERM_MARK "0123456789abcdef0123456789abcde6"
+static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
+                     size_t cap, int *status)
+{
+    char dir[] = "/tmp/test-groupstop-tb-XXXXXX";
+    const char *bb = i < 2 ? NULL : busybox_tools(i, dir);
+    if (i >= 2 && !bb)
+        return 0;
+    char path[] = "/tmp/test-groupstop-t-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    size_t len = strlen(groupstop_trial_sh);
+    cr_assert_eq(write(fd, groupstop_trial_sh, len), (ssize_t)len);
+    close(fd);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t c = fork();
+    cr_assert(c >= 0);
+    if (c == 0) {
+        setsid();
+        int null = open("/dev/null", O_RDONLY);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+            _exit(126);
+        close(p[0]), close(p[1]), close(null);
+        setenv("TUNEDECK_RUN_MARK", mark, 1);
+        setenv(GROUPSTOP_CMD_VAR, command, 1);
+        if (bb) {
+            char pathvar[128];
+            snprintf(pathvar, sizeof pathvar, "%s:/usr/bin:/bin", dir);
+            setenv("PATH", pathvar, 1);
+            execl(bb, "busybox", "sh", path, (char *)NULL);
+        } else {
+            execlp(SHELLS[i], SHELLS[i], path, (char *)NULL);
+        }
+        _exit(127);
+    }
+    close(p[1]);
+    size_t n = 0;
+    int termed = 0;
+    ssize_t r;
+    out[0] = 0;
+    while (n + 1 < cap && (r = read(p[0], out + n, cap - 1 - n)) > 0) {
+        n += (size_t)r;
+        out[n] = 0;
+        if (term_at_up && !termed && strstr(out, "up\n"))
+            termed = kill(-c, SIGTERM) == 0;
+    }
+    close(p[0]);
+    cr_assert_eq(waitpid(c, status, 0), c);
+    unlink(path);
+    if (bb) {
+        char rm[96];
+        snprintf(rm, sizeof rm, "rm -rf %s", dir);
+        cr_assert_eq(system(rm), 0);
+    }
+    return 1;
+}
+
+/* Until pid has ended (gone, or a zombie that init reaps): 10 s at most; 0 if it runs on. */
+static int gone_within_10s(pid_t pid)
+{
+    for (int n = 0; n < 1000; n++) {
+        char state = proc_state(pid, NULL, NULL);
+        if (!state || state == 'Z')
+            return 1;
+        usleep(10 * 1000);
+    }
+    return 0;
+}
+
+/* Regression (exec-channel count): what a trial's command left was stopped by a second SSH
+ * exec per host, which the trial waited for. Now the trial's own wrapping shell stops it once
+ * the command has ended: a marked daemon outside the group (TERM ignored: KILLed) and a child
+ * left in the group, named in the note on its stderr as the local keeper names them; then it
+ * says it is done, and ends with the command's status. Another launch's process is left. */
+Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeout = 120)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        char file[] = "/tmp/test-groupstop-tp-XXXXXX";
+        int fd = mkstemp(file);
+        cr_assert(fd >= 0);
+        close(fd);
+        pid_t d = marked_daemon(TRIAL_MARK, 1), o = marked_daemon(OTHER_MARK, 0);
+        char command[256], out[4096], name[128];
+        snprintf(command, sizeof command, "sleep 301 & echo $! > %s; echo out; exit 3", file);
+        int st = 0;
+        int ran = run_trial(i, command, TRIAL_MARK, 0, out, sizeof out, &st);
+        int ds = ran ? ended_status(d) : -1;
+        pid_t ow = waitpid(o, NULL, WNOHANG);
+        long left = 0;
+        FILE *f = fopen(file, "r");
+        if (f && fscanf(f, "%ld", &left) != 1)
+            left = 0;
+        if (f)
+            fclose(f);
+        unlink(file);
+        int left_gone = left > 0 && gone_within_10s((pid_t)left);
+        kill(d, SIGKILL), kill(o, SIGKILL);
+        if (left > 0)
+            kill((pid_t)left, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue; /* no busybox here */
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "shell %zu: status %d: %s", i, st, out);
+        cr_assert(strncmp(out, "out\n" GROUPSTOP_NOTE "the trial's command ended and left "
+                               "processes running (",
+                          strlen("out\n" GROUPSTOP_NOTE) + 50) == 0,
+                  "shell %zu: %s", i, out);
+        snprintf(name, sizeof name, "%ld sleep (outside the trial's process group)", (long)d);
+        cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
+        snprintf(name, sizeof name, "%ld sleep", left);
+        cr_assert_not_null(strstr(out, name), "shell %zu: the group's leftover: %s", i, out);
+        cr_assert_not_null(strstr(out, "); stopping them: TERM, KILL after 2000 ms\n"
+                                       GROUPSTOP_ENDED "\n"),
+                           "shell %zu: %s", i, out);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i,
+                  ds);
+        cr_assert(left_gone, "shell %zu: the group's leftover runs on", i);
+        cr_assert_eq(ow, 0, "shell %zu: another launch's process was stopped", i);
+    }
+}
+
+/* Nothing left: no note, and it ends as its command did: an exit status, a signal (raised
+ * again, no "Killed" of the shell's in the log), a status above 128 that is no signal's (it
+ * must not stop itself with SIGSTOP); the command has no descriptor of the shell's. The shell
+ * carries the mark: it must never find itself (it would have named and KILLed itself). */
+Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_command_did,
+     .timeout = 120)
+{
+    static const struct {
+        const char *command;
+        int sig, status;
+    } cases[] = {
+        {"exit 0", 0, 0},
+        {"echo said >&2; kill -USR1 $$", SIGUSR1, 0},
+        {"kill -KILL $$", SIGKILL, 0},
+        {"exit 147", 0, 147},
+        {"[ -e /proc/$$/fd/3 ] && echo fd3; exit 0", 0, 0},
+    };
+    for (size_t i = 0; i < N_STOP_SHELLS; i++)
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            char out[4096];
+            int st = 0;
+            if (!run_trial(i, cases[c].command, TRIAL_NONE_MARK, 0, out, sizeof out, &st))
+                continue;
+            const char *want = cases[c].sig == SIGUSR1 ? "said\n" GROUPSTOP_ENDED "\n"
+                                                       : GROUPSTOP_ENDED "\n";
+            cr_assert_str_eq(out, want, "shell %zu, %s", i, cases[c].command);
+            if (cases[c].sig)
+                cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == cases[c].sig && !WCOREDUMP(st),
+                          "shell %zu, %s: status %d", i, cases[c].command, st);
+            else
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == cases[c].status,
+                          "shell %zu, %s: status %d", i, cases[c].command, st);
+        }
+}
+
+/* A stop (TERM to the group) while the command runs: the shell waits for the command, which
+ * has its own TERM (a checkpoint; its stderr quiet: a shell says "Terminated" of its sleep),
+ * ends with its status, and leaves the stop to the stop that
+ * sent it: no note, no "ended", a marked process untouched. */
+Test(groupstop, a_term_to_the_trial_shell_waits_for_its_command_and_skips_its_own_stop,
+     .timeout = 120)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t d = marked_daemon(TRIAL_TERM_MARK, 0);
+        char out[4096];
+        int st = 0;
+        int ran = run_trial(i,
+                            "trap 'echo termed; exit 5' TERM; exec 2>/dev/null; echo up; "
+                            "while :; do sleep 0.1; done",
+                            TRIAL_TERM_MARK, 1, out, sizeof out, &st);
+        pid_t dw = waitpid(d, NULL, WNOHANG);
+        kill(d, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        cr_assert_str_eq(out, "up\ntermed\n", "shell %zu: %s", i, out);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 5, "shell %zu: status %d", i, st);
+        cr_assert_eq(dw, 0, "shell %zu: the marked process was stopped", i);
     }
 }
