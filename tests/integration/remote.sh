@@ -16,6 +16,9 @@ has() { grep -qF -- "$2" "$1"; }
 
 harness_init "$T/h"
 touch "$T/h/nogpu3"
+# VERBOSE: sshd logs each exec channel ("Starting session: command"), which "exec channels"
+# counts (every start of a host here, its restarts too: a log is appended to)
+HARNESS_LOGLEVEL=VERBOSE
 for i in 1 2 3; do harness_start "$i"; done
 HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv.json" 1 2 3
 HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv4.json" 1 2 3 4
@@ -434,6 +437,24 @@ check "SIGKILL of a live job's client: a quiet job stops with its session ($runn
     [ "$running $left" = "1 0" ]
 for p in $(pgrep -f "$kmark"); do kill -KILL "$p" 2>/dev/null; done
 
+# exec channels: how many a trial opens, as the hosts' sshd logged them. One per host (its
+# command's); what the command left is stopped by the shell that wraps it there, on that
+# channel (remote/ssh/groupstop.h). Regression: the stop of what it left was a second exec
+# per host, asked for and waited on at every trial's end, though nothing was left (6 here).
+# A run of 2 trials less a run of 1: what a run asks once (the hosts' GPU state) cancels out.
+sessions() { cat "$T"/h/sshd[123].log | grep -c 'Starting session: command'; }
+run_sessions() { # run_sessions BUDGET: the exec channels one run of BUDGET trials opened
+    _rs0=$(sessions)
+    "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+        --trial-cmd "exec $trial" --budget "$1" --optimizer uniform-devices --no-journal \
+        --json > "$T/c$1.json" 2> "$T/c$1.err" || echo "tune failed" >> "$T/c$1.err"
+    echo $(($(sessions) - _rs0))
+}
+one_trial=$(run_sessions 1)
+two_trials=$(run_sessions 2)
+check "a trial that ends opens one exec channel per host, 3 on 3 hosts (run of 1: $one_trial, run of 2: $two_trials)" \
+    sh -c "[ \$(($two_trials - $one_trial)) -eq 3 ] && ! grep -q 'tune failed' '$T/c1.err' '$T/c2.err'"
+
 # A trial's daemon: a process the trial starts with setsid (a group and session of its own, as
 # a data-loader server or `setsid cmd &` has) that ignores TERM. The stop (here the trial's
 # timeout), the guard (tune SIGKILLed) and the command's own end each stop it on every host
@@ -466,20 +487,32 @@ daemon_reap
     --no-journal > /dev/null 2>&1 &
 TUNE_PID=$!
 running=$(daemons_up guard)
+# Each host's mark, read from its daemon's environment: no command line holds one (the wrapping
+# shell's, the command's, the guard's), while the trial runs.
+marks=$(for p in $(pgrep -f "$dmark"); do
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | sed -n 's/^TUNEDECK_RUN_MARK=//p'
+done | sort -u)
+printf '%s\n' $marks > "$T/marks" # a pattern file: grep's own command line holds none
+shown=$(cd /proc && grep -laFf "$T/marks" [0-9]*/cmdline 2>/dev/null | wc -l)
+check "no command line holds a trial's mark while it runs ($(echo $marks | wc -w) marks, on $shown command lines)" \
+    [ "$(echo $marks | wc -w) $shown" = "3 0" ]
 kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 left=$(procs_left "$dmark")
 check "SIGKILL of tune: the guard stops the trial's setsid daemon on every host ($running ran, $left left)" \
     [ "$running $left" = "3 0" ]
 daemon_reap
+s0=$(sessions)
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
     --trial-cmd "$(daemon_cmd end)exec $trial" --budget 1 --optimizer uniform-devices \
     --json > "$T/d3.json" 2> "$T/d3.err"
+d3_sessions=$(($(sessions) - s0))
 left=$(procs_left "$dmark")
-check "a trial that ends and leaves a setsid daemon: ok, the daemon stopped on every host and named in its log ($left left)" \
-    python3 - "$T/d3.json" "$left" <<'EOF'
+check "a trial that ends and leaves a setsid daemon: ok, the daemon stopped on every host and named in its log, no exec channel more than a trial that left nothing ($left left, $d3_sessions channels, $one_trial)" \
+    python3 - "$T/d3.json" "$left" "$d3_sessions" "$one_trial" <<'EOF'
 import json, re, sys
 r = json.load(open(sys.argv[1]))
 assert sys.argv[2] == "0", sys.argv[2]
+assert sys.argv[3] == sys.argv[4], (sys.argv[3], sys.argv[4])
 assert [t["status"] for t in r["trials"]] == ["ok"], r["trials"]
 text = open(r["trial_log"]).read()
 for h in ("h1", "h2", "h3"):

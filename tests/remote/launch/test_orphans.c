@@ -1,5 +1,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -225,4 +227,98 @@ Test(orphans, a_group_that_left_nothing_marked_is_gone)
     orphans_clear(&l);
     snprintf(want, sizeof want, "%ld gone\n", (long)gone);
     cr_assert_str_eq(out, want);
+}
+
+/* A process (sleep) leading a group of its own whose environment holds only `entry`: a
+ * trial's command as the orphan stop meets it. The caller reaps it. */
+static pid_t group_with(const char *entry)
+{
+    pid_t c = fork();
+    cr_assert(c >= 0);
+    if (c == 0) {
+        setpgid(0, 0);
+        char *envp[] = {(char *)entry, NULL};
+        execle("/bin/sleep", "sleep", "300", (char *)NULL, envp);
+        _exit(127);
+    }
+    setpgid(c, c);
+    char path[64], name[32];
+    snprintf(path, sizeof path, "/proc/%ld/comm", (long)c);
+    for (;;) { /* its environment is the exec's once it is sleep */
+        FILE *f = fopen(path, "r");
+        int got = f && fgets(name, sizeof name, f);
+        if (f)
+            fclose(f);
+        if (got && strcmp(name, "sleep\n") == 0)
+            return c;
+        usleep(10 * 1000);
+    }
+}
+
+/* Whether a group is the launch's is read off `marked`'s one look (before: a tr | grep of
+ * each member's environ beside it): a group whose process carries the mark is stopped, one
+ * whose process carries another's is gone to this stop and left running. */
+Test(orphans, a_group_is_the_launchs_when_a_process_of_it_carries_the_mark)
+{
+    static const char *const shells[] = {"sh", "bash"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *mark =
+            i ? "00000000000000000000000000000b02" : "00000000000000000000000000000a02";
+        char entry[64];
+        snprintf(entry, sizeof entry, "TUNEDECK_RUN_MARK=%s", mark);
+        pid_t ours = group_with(entry);
+        pid_t other = group_with("TUNEDECK_RUN_MARK=00000000000000000000000000000c02");
+        OrphanList l = {0};
+        cr_assert_eq(orphans_add(&l, 3, "h1", ours, mark), 0);
+        cr_assert_eq(orphans_add(&l, 3, "h1", other, mark), 0);
+        char out[256], want[96];
+        stop_answer(shells[i], &l, out, sizeof out);
+        orphans_clear(&l);
+        int os = ended_status(ours);
+        pid_t ow = waitpid(other, NULL, WNOHANG);
+        kill(ours, SIGKILL), kill(other, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        snprintf(want, sizeof want, "%ld stopped\n%ld gone\n", (long)ours, (long)other);
+        cr_assert_str_eq(out, want, "%s", shells[i]);
+        cr_assert(os != -1 && WIFSIGNALED(os) && WTERMSIG(os) == SIGTERM, "%s", shells[i]);
+        cr_assert_eq(ow, 0, "%s: another launch's group was stopped", shells[i]);
+    }
+}
+
+/* A group journaled before marks is the launch's by TUNEDECK_TRIAL, the entry whole: trial 3
+ * is not trial 31, also where grep has no -z and `carrying` matches text inside the environ
+ * (a grep that refuses -z: it reads each one it lists again, whole). */
+Test(orphans, a_group_journaled_without_a_mark_is_taken_by_its_whole_trial_number)
+{
+    char dir[] = "/tmp/test-orphans-g-XXXXXX", grep[64], shell[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(grep, sizeof grep, "%s/grep", dir);
+    FILE *g = fopen(grep, "w");
+    cr_assert_not_null(g);
+    fprintf(g, "#!/bin/sh\ncase \"$1\" in -*z*) exit 2 ;; esac\nexec /bin/grep \"$@\"\n");
+    fclose(g);
+    cr_assert_eq(chmod(grep, 0755), 0);
+    const char *shells[] = {"sh", "bash", shell};
+    snprintf(shell, sizeof shell, "PATH=%s:/usr/bin:/bin sh", dir);
+    for (size_t i = 0; i < 3; i++) {
+        pid_t three = group_with("TUNEDECK_TRIAL=3"), other = group_with("TUNEDECK_TRIAL=31");
+        OrphanList l = {0};
+        cr_assert_eq(orphans_add(&l, 3, "h1", three, NULL), 0);
+        cr_assert_eq(orphans_add(&l, 3, "h1", other, NULL), 0);
+        char out[256], want[96];
+        stop_answer(shells[i], &l, out, sizeof out);
+        orphans_clear(&l);
+        int ts = ended_status(three);
+        pid_t ow = waitpid(other, NULL, WNOHANG);
+        kill(three, SIGKILL), kill(other, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        snprintf(want, sizeof want, "%ld stopped\n%ld gone\n", (long)three, (long)other);
+        cr_assert_str_eq(out, want, "%s", shells[i]);
+        cr_assert(ts != -1 && WIFSIGNALED(ts) && WTERMSIG(ts) == SIGTERM, "%s", shells[i]);
+        cr_assert_eq(ow, 0, "%s: trial 31's group was stopped", shells[i]);
+    }
+    unlink(grep);
+    rmdir(dir);
 }
