@@ -6,9 +6,9 @@
 int peerloss_said(const char *text)
 {
     /* gloo's transport (tcp/pair.cc) and torch's TCPStore give strerror's words or their
-     * own; NCCL's watchdog says the remote process exited. Seen with torch 1.13: a rank
-     * that raised before init_process_group stops its host's ranks, rank 0's store with
-     * them, and the other hosts' ranks fail with "Connection reset by peer". */
+     * own; NCCL's watchdog says the remote process exited. Seen with torch 1.13 on the Slurm
+     * harness: a rank that raised at step 2 took every peer down in that step's all_reduce,
+     * each with "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [ADDR]:PORT". */
     static const char *const words[] = {
         "Connection reset by peer",
         "Connection closed by peer",

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/model/peerloss.h"
 #include "remote/launch/rankfan.h"
 
 /* One task's last words: its last standard-error line that is neither Slurm's nor a shell's
@@ -297,11 +298,12 @@ static void add_task_said(const SrunWords *r, Observation *o)
 }
 
 /* The notice of the rank the trial's error event names ("error event: rank 3 on n3: ..."),
- * as an offset into notices and its length; 0 when none. */
+ * as an offset into notices and its length; 0 when none, or when the event is a lost peer's
+ * (a rank killed without a word has no event: a peer's notice must not go before its). */
 static int notice_of_error(const SrunWords *r, const char *reason, size_t *at, size_t *len)
 {
     const char *ev = strstr(reason, "error event: rank ");
-    if (!ev)
+    if (!ev || peerloss_said(ev))
         return 0;
     char *end;
     long rank = strtol(ev + strlen("error event: rank "), &end, 10);

@@ -652,3 +652,29 @@ Test(launch_slurm, a_peers_lost_connection_forwarded_first_is_not_the_reason)
                      "purpose (--crash-rank 1 at step 2))");
     observation_free(o);
 }
+
+/* A rank killed without a word (rank 3, n2) has no error event; the event is a peer's that
+ * lost it (rank 2, n1), whose notice came second: the killed rank's notice stays first. */
+Test(launch_slurm, a_peers_notice_never_goes_before_a_rank_killed_without_a_word)
+{
+    snprintf(c->trial.ranks, sizeof c->trial.ranks, "per-device");
+    s->worker[0] = s->worker[1] = 1;
+    s->inputs[1] = 5; /* n1 gpu0 */
+    s->inputs[3] = 3; /* n2 cpu */
+    Observation *o = trial_through(
+        "cat > /dev/null\n"
+        "printf '%s\\n' '0: tunedeck-node n1' '1: tunedeck-node n2' >&2\n"
+        "printf '%s\\n' '1: tunedeck: rank 3 (n2 cpu) exited with status 137 (SIGKILL); "
+        "stopping the other ranks of this host' "
+        "'0: {\"event\": \"error\", \"message\": \"rank 2 on n1: RuntimeError: "
+        "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:52903\"}' "
+        "'0: tunedeck: rank 2 (n1 gpu1) exited with status 1; stopping the other ranks of this "
+        "host'\n"
+        "printf '%s\\n' 'srun: error: n2: task 1: Exited with exit code 137' >&2\n"
+        "exit 137\n",
+        "true");
+    const char *want = "the command exited: rank 3 (n2 cpu) exited with status 137 (SIGKILL); "
+                       "rank 2 (n1 gpu1) exited with status 1 (error event: rank 2 on n1: ";
+    cr_assert(strncmp(o->reason, want, strlen(want)) == 0, "%s", o->reason);
+    observation_free(o);
+}
