@@ -73,8 +73,8 @@ static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, 
         shquote_append_raw(b, len, " < \"$d/in\" & echo $! > \"$d/pid.") < 0 ||
         shquote_append_raw(b, len, slot_text) < 0 ||
         shquote_append_raw(b, len, "\"; wait $!; echo $? > \"$d/rc.") < 0 ||
+        shquote_append_raw(b, len, slot_text) < 0 || shquote_append_raw(b, len, "\"; echo ") < 0 ||
         shquote_append_raw(b, len, slot_text) < 0 ||
-        shquote_append_raw(b, len, "\"; echo ") < 0 || shquote_append_raw(b, len, slot_text) < 0 ||
         shquote_append_raw(b, len, " >> \"$d/ended\") &\n") < 0)
         return -1;
     return 0;
