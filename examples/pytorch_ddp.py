@@ -193,7 +193,8 @@ def tune(args):
     trial = tunedeck_trial.Trial.load(args.schedule)
     with trial.guard():
         need_torch()
-        if args.crash_rank is not None and trial.rank == args.crash_rank:
+        crash = args.crash_rank is not None and trial.rank == args.crash_rank
+        if crash and not args.crash_step:
             raise RuntimeError("crashing on purpose (--crash-rank %d)" % args.crash_rank)
         all_gpus = all(r["device"].startswith("gpu") for r in trial.ranks)
         device = device_for(trial.device or "cpu", all_gpus)
@@ -205,6 +206,11 @@ def tune(args):
         t = Trainer(trial.rank if distributed else 0, local, device, args.lr, distributed)
         steps = args.steps or trial.iterations
         for it in range(1, steps + 1):
+            if crash and it == args.crash_step:
+                # after the rendezvous: its peers fail in the step's all_reduce, each with
+                # gloo's "Connection closed by peer", as when a rank runs out of memory
+                raise RuntimeError("crashing on purpose (--crash-rank %d at step %d)"
+                                   % (args.crash_rank, it))
             if it == 2 and args.kill_rank is not None and trial.rank == args.kill_rank:
                 os.kill(os.getpid(), signal.SIGKILL)  # dies without a word, as if OOM-killed
             start = time.perf_counter()
@@ -310,6 +316,9 @@ def main():
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--report", help="tuning: rank 0 writes its final loss and weight norm here")
     p.add_argument("--crash-rank", type=int, help="tuning: this rank fails (tests)")
+    p.add_argument("--crash-step", type=int, default=0,
+                   help="tuning: --crash-rank fails at this step, after the rendezvous "
+                        "(default: before it)")
     p.add_argument("--kill-rank", type=int,
                    help="tuning: this rank is killed (SIGKILL) after its first step (tests)")
     p.add_argument("--live", action="store_true", help="run as a live scheduler job")

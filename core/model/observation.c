@@ -1,6 +1,7 @@
 /* Observations and the accumulator that builds one from a trial's events: iteration lines
  * from several hosts are merged by `iter`; part measurements are averaged after warm-up. */
 #include "core/model/observation.h"
+#include "core/model/peerloss.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,8 +170,17 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
         }
         return 0;
     case EVENT_ERROR:
-        if (!a->error)
-            a->error = strdup(ev->text ? ev->text : "error event");
+        /* The first error is the trial's, but a peer's lost connection gives way to the
+         * first cause that follows it: the ranks of several hosts reach us through
+         * separate streams (SSH channels, srun's per-node forwarding), so the crashed
+         * rank's own words may arrive after a peer's (core/model/peerloss.h). */
+        if (!a->error || (peerloss_said(a->error) && !peerloss_said(ev->text))) {
+            char *text = strdup(ev->text ? ev->text : "error event");
+            if (text) {
+                free(a->error);
+                a->error = text;
+            }
+        }
         return 0;
     case EVENT_ITERATION:
         break;

@@ -73,7 +73,9 @@ static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, 
         shquote_append_raw(b, len, " < \"$d/in\" & echo $! > \"$d/pid.") < 0 ||
         shquote_append_raw(b, len, slot_text) < 0 ||
         shquote_append_raw(b, len, "\"; wait $!; echo $? > \"$d/rc.") < 0 ||
-        shquote_append_raw(b, len, slot_text) < 0 || shquote_append_raw(b, len, "\") &\n") < 0)
+        shquote_append_raw(b, len, slot_text) < 0 || shquote_append_raw(b, len, "\"; echo ") < 0 ||
+        shquote_append_raw(b, len, slot_text) < 0 ||
+        shquote_append_raw(b, len, " >> \"$d/ended\") &\n") < 0)
         return -1;
     return 0;
 }
@@ -125,7 +127,10 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
     snprintf(count, sizeof count, "%zu", here);
     /* The schedule goes to a file every rank reads; TERM from the launcher's stop removes
      * it on the way out (the ranks get the same TERM). `scan` finds the first rank that
-     * failed, `notice` says which (stdout: a log line of the trial, which the launchers
+     * failed, in the order the ranks ended ($d/ended, one slot a line, appended as each
+     * ends: not the slots' order, since the peers of a rank that crashed mid-step fail a
+     * moment later, "Connection closed by peer", and one look can find several ended),
+     * `notice` says which (stdout: a log line of the trial, which the launchers
      * read back, rankfan_notice). The TERM of a stop says it too, for a rank that failed
      * before it (not one the TERM itself ended, status 143): a host whose rank was killed
      * (SIGKILL, no word of its own) may be stopped, because another host's rank that lost
@@ -138,15 +143,13 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
         shquote_append_raw(&b, &len,
                            "\nfail=\n"
                            "scan() {\n"
-                           "    ended=0; i=0\n"
-                           "    while [ $i -lt $n ]; do\n"
-                           "        if [ -s \"$d/rc.$i\" ]; then\n"
-                           "            ended=$((ended + 1)); rc=$(cat \"$d/rc.$i\")\n"
-                           "            if [ \"$rc\" != 0 ] && [ \"$rc\" != \"$1\" ] && "
+                           "    ended=0\n"
+                           "    [ -f \"$d/ended\" ] || return 0\n"
+                           "    while read -r i; do\n"
+                           "        ended=$((ended + 1)); rc=$(cat \"$d/rc.$i\")\n"
+                           "        if [ \"$rc\" != 0 ] && [ \"$rc\" != \"$1\" ] && "
                            "[ -z \"$fail\" ]; then fail=$rc; who=$i; fi\n"
-                           "        fi\n"
-                           "        i=$((i + 1))\n"
-                           "    done\n"
+                           "    done < \"$d/ended\"\n"
                            "}\n"
                            "notice() {\n") < 0 ||
         append_labels(&b, &len, s, mine, here) < 0 ||

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/model/peerloss.h"
 #include "remote/launch/rankfan.h"
 
 /* One task's last words: its last standard-error line that is neither Slurm's nor a shell's
@@ -296,10 +297,41 @@ static void add_task_said(const SrunWords *r, Observation *o)
         snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", said);
 }
 
+/* The notice of the rank the trial's error event names ("error event: rank 3 on n3: ..."),
+ * as an offset into notices and its length; 0 when none, or when the event is a lost peer's
+ * (a rank killed without a word has no event: a peer's notice must not go before its). */
+static int notice_of_error(const SrunWords *r, const char *reason, size_t *at, size_t *len)
+{
+    const char *ev = strstr(reason, "error event: rank ");
+    if (!ev || peerloss_said(ev))
+        return 0;
+    char *end;
+    long rank = strtol(ev + strlen("error event: rank "), &end, 10);
+    if (end == ev + strlen("error event: rank ") || strncmp(end, " on ", 4) != 0)
+        return 0;
+    char head[32];
+    snprintf(head, sizeof head, "rank %ld (", rank);
+    for (const char *n = r->notices; *n;) {
+        size_t l = strcspn(n, ";");
+        if (strncmp(n, head, strlen(head)) == 0) {
+            *at = (size_t)(n - r->notices);
+            *len = l;
+            return 1;
+        }
+        n += l;
+        n += strspn(n, "; ");
+    }
+    return 0;
+}
+
 /* The inner launcher names the first fan-out notice it read ("the command exited: rank 0
- * (n1 gpu0) exited with status 1"; on the login node "the command failed on LOGIN: ..."); a rank on another node that died without a word (SIGKILL,
- * a segfault) is often the cause, its notice later: every other node's is said after the
- * first ("...; rank 2 (n2 gpu0) exited with status 137 (SIGKILL)"), as over SSH. */
+ * (n1 gpu0) exited with status 1"; on the login node "the command failed on LOGIN: ..."); a
+ * rank on another node that died without a word (SIGKILL, a segfault) is often the cause, its
+ * notice later: every other node's is said after the first ("...; rank 2 (n2 gpu0) exited
+ * with status 137 (SIGKILL)"), as over SSH. Which node's notice srun forwards first is a race
+ * (each node's output comes its own way): the notice of the rank whose error event is the
+ * trial's (a cause, not a peer's lost connection: observation.c) goes first, so the reason
+ * names the rank that crashed, not a peer on another node that lost it and ended sooner. */
 static void add_notices(const SrunWords *r, Observation *o)
 {
     size_t first = strcspn(r->notices, ";");
@@ -308,12 +340,25 @@ static void add_notices(const SrunWords *r, Observation *o)
     char head[160];
     snprintf(head, sizeof head, "%.*s", (int)first, r->notices);
     char *at = strstr(o->reason, head); /* "exited: ..." here, "failed on LOGIN: ..." there */
-    size_t len = strlen(r->notices + first);
-    if (!at || strlen(o->reason) + len >= sizeof o->reason)
+    if (!at)
         return;
-    at += first;
-    memmove(at + len, at, strlen(at) + 1);
-    memcpy(at, r->notices + first, len);
+    char all[sizeof r->notices];
+    size_t cause, cause_len;
+    if (notice_of_error(r, o->reason, &cause, &cause_len) && cause > 0) {
+        /* the cause's notice, then the others in the order they came */
+        size_t rest = cause + cause_len;
+        rest += strspn(r->notices + rest, "; ");
+        snprintf(all, sizeof all, "%.*s; %.*s%s%s", (int)cause_len, r->notices + cause,
+                 (int)(cause >= 2 ? cause - 2 : 0), r->notices, r->notices[rest] ? "; " : "",
+                 r->notices + rest);
+    } else {
+        snprintf(all, sizeof all, "%s", r->notices);
+    }
+    size_t len = strlen(all);
+    if (strlen(o->reason) - first + len >= sizeof o->reason)
+        return;
+    memmove(at + len, at + first, strlen(at + first) + 1);
+    memcpy(at, all, len);
 }
 
 void srunwords_explain(const SrunWords *r, Observation *o)

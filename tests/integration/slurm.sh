@@ -92,15 +92,23 @@ ranks = [m["name"] for m in t["schedule"]["machines"] if m["worker"]
          for d in m["devices"] if d["inputs"] > 0]
 assert len(ranks) == 6 and sorted(set(ranks)) == ["n1", "n2"], ranks
 PY
+# Rank 1 raises at step 2, after the rendezvous: every peer then fails in that step's
+# all_reduce ("Connection closed by peer"), n1's beside it and n2's, whose lines srun may
+# forward before n1's. The reason is rank 1's alone, its node's notice first: nothing of
+# the peers' lost connections is taken for the cause, whichever node's lines came first.
 "$bin" tune --cluster "$T/inv-ranks.json" --job "$T/mlp.json" --launcher slurm \
-    --trial-cmd "$ddp --crash-rank 1" --budget 1 --optimizer uniform-devices --trial-timeout 120 \
-    --no-journal --json > "$T/t5.json" 2> "$T/t5.err"
-check "a rank that crashes fails the trial with the rank's own error text" \
+    --trial-cmd "$ddp --crash-rank 1 --crash-step 2" --budget 1 --optimizer uniform-devices \
+    --trial-timeout 120 --no-journal --json > "$T/t5.json" 2> "$T/t5.err"
+check "a rank that crashes mid-step fails the trial with its own words, not a peer's lost connection" \
     python3 - "$T/t5.json" <<'PY'
-import json, sys
+import json, re, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
-assert "rank 1 on n1" in t["reason"] and "crashing on purpose" in t["reason"], t["reason"]
+assert re.match(r"the command exited: rank 1 \(n1 gpu0\) exited with status 1(; rank \d \(n2 \w+\) "
+                r"exited with status \d+)? \(error event: rank 1 on n1: RuntimeError: crashing on "
+                r"purpose \(--crash-rank 1 at step 2\)\)", t["reason"]), t["reason"]
+assert "by peer" not in t["reason"], t["reason"]
+print("    " + t["reason"])
 PY
 # The OOM killer's way: rank 3 (n2's first) gets SIGKILL, saying nothing; its peers' error
 # events come first, and n1's fan-out, whose ranks lost it, often ends first. n2's notice,
@@ -124,13 +132,17 @@ echo "PyTorch ranks over nodes of two GPU counts (one heterogeneous step)"
 scontrol update nodename=n1,n4 state=drain reason="tunedeck test: mixed"
 printf '{"name": "mixr", "backend": "slurm", "partition": "debug",
  "trial": {"ranks": "per-device", "master_port": %d}}\n' $((S_CTLD_PORT + 6)) > "$T/inv-mix.json"
-mkdir -p "$T/mixenv"
+# Each rank also keeps its protocol lines (tee) for the timing check, and rank 0 reports
+# its final loss and weights (--report) for the gradient check below.
+mkdir -p "$T/mixenv" "$T/mixout"
 envdump="env | grep -E '^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|TUNEDECK_MACHINE|TUNEDECK_DEVICE|SLURM_PROCID|SLURM_LOCALID)=' > $T/mixenv/\$\$;"
 "$bin" tune --cluster "$T/inv-mix.json" --job "$T/mlp.json" --launcher slurm \
-    --trial-cmd "$envdump $ddp" --budget 1 --optimizer uniform-gpus --trial-timeout 120 \
-    --no-journal --no-prune --json > "$T/mix.json" 2> "$T/mix.err"
-check "a PyTorch DDP trial over n2 (2 GPUs) and n3 (4 GPUs): distinct ranks, one rendezvous, timings" \
-    python3 - "$T/mix.json" "$T/mixenv" <<'PY'
+    --trial-cmd "$envdump $ddp --report $T/mixreport.txt | tee $T/mixout/\$\$" --budget 1 \
+    --optimizer uniform-gpus --trial-timeout 120 --no-journal --no-prune --json \
+    > "$T/mix.json" 2> "$T/mix.err"
+n2addr=$(scontrol show node n2 | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p')
+check "a PyTorch DDP trial over n2 (2 GPUs) and n3 (4 GPUs): distinct ranks, one rendezvous at n2, timings" \
+    python3 - "$T/mix.json" "$T/mixenv" "$T/mixout" "$n2addr" $((S_CTLD_PORT + 6)) <<'PY'
 import json, os, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "ok" and t["time_s"] > 0, t
@@ -148,23 +160,60 @@ assert [int(e["RANK"]) for e in envs] == list(range(len(want))), envs
 for e, (node, dev, local, lw) in zip(envs, want):
     assert e["WORLD_SIZE"] == str(len(want)) and e["TUNEDECK_MACHINE"] == node, (e, node)
     assert (e["TUNEDECK_DEVICE"], e["LOCAL_RANK"], e["LOCAL_WORLD_SIZE"]) == (dev, str(local), str(lw)), e
-assert len({(e["MASTER_ADDR"], e["MASTER_PORT"]) for e in envs}) == 1, envs
-print("    %d ranks; (node, SLURM_PROCID, SLURM_LOCALID): %s" % (len(envs), sorted({(
-      e["TUNEDECK_MACHINE"], e.get("SLURM_PROCID"), e.get("SLURM_LOCALID")) for e in envs})))
+# rank 0 is n2's first: its NodeAddr, and the inventory's port + trial % 100, for every rank
+port = int(sys.argv[5]) + t["trial"] % 100
+assert {(e["MASTER_ADDR"], e["MASTER_PORT"]) for e in envs} == {(sys.argv[4], str(port))}, envs
+# every rank's done line, the components' both: the trial's time is the slowest rank's
+done, inputs = [], {}
+for f in os.listdir(sys.argv[3]):
+    for l in open(os.path.join(sys.argv[3], f)):
+        ev = json.loads(l) if l.startswith("{") else {}
+        if ev.get("event") == "done":
+            done.append(ev["time_s"])
+        for m in ev.get("machines", []) if ev.get("event") == "iteration" else []:
+            for d in m["devices"]:
+                inputs[(m["name"], d["id"])] = d["inputs"]
+assert len(done) == len(want), done
+assert abs(t["time_s"] - max(done)) <= 1e-6 * max(done), (t["time_s"], done)
+# each rank trained on its device's inputs by the schedule (6, 6, 5, 5, 5, 5 of 32)
+sched = {(m["name"], d["id"]): d["inputs"] for m in t["schedule"]["machines"] for d in m["devices"]
+         if d["inputs"] > 0}
+assert inputs == sched, (inputs, sched)
+print("    %d ranks; (node, SLURM_PROCID, SLURM_LOCALID): %s; time %.4f s = slowest of %s" % (
+      len(envs), sorted({(e["TUNEDECK_MACHINE"], e.get("SLURM_PROCID"), e.get("SLURM_LOCALID"))
+                         for e in envs}), t["time_s"], sorted(round(x, 4) for x in done)))
 PY
-# rank 3 is n3's second: the second component's rank fails, its words are the reason
+# The same steps in one process with the whole global batch (the schedule, no RANK): the
+# ranks' shares, weighted by local_batch / global_batch and summed across the two
+# components, give its loss and weights (float64; as pytorch.sh checks over sshd).
+python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["trials"][0]["schedule"]))' \
+    "$T/mix.json" > "$T/mixsched.json" 2> /dev/null
+"$PY" "$root/examples/pytorch_ddp.py" --schedule "$T/mixsched.json" --report "$T/mixsingle.txt" \
+    --tag "slurm-$$x" > "$T/mixsingle.out" 2>&1
+check "the 6 ranks' uneven local batches over the two components train exactly as one process" \
+    python3 - "$T/mixsingle.txt" "$T/mixreport.txt" <<'PY'
+import sys
+a = open(sys.argv[1]).read().split()
+b = open(sys.argv[2]).read().split()
+la, na, lb, nb = float(a[1]), float(a[3]), float(b[1]), float(b[3])
+assert abs(la - lb) <= 1e-9 * abs(la) and abs(na - nb) <= 1e-9 * abs(na), (a, b)
+print("    loss %s vs %s, weight norm %s vs %s" % (a[1], b[1], a[3], b[3]))
+PY
+# rank 3 is n3's second: the second component's rank fails at step 2, its words are the
+# reason; its peers, n3's and n2's, fail in that step's all_reduce ("Connection closed by
+# peer"), and n2's fan-out's notice follows rank 3's whichever srun forwarded first
 "$bin" tune --cluster "$T/inv-mix.json" --job "$T/mlp.json" --launcher slurm \
-    --trial-cmd "$ddp --crash-rank 3" --budget 1 --optimizer uniform-gpus --trial-timeout 120 \
-    --no-journal --json > "$T/mix2.json" 2> "$T/mix2.err"
-check "a rank of the second component that crashes fails the trial with its own words" \
+    --trial-cmd "$ddp --crash-rank 3 --crash-step 2" --budget 1 --optimizer uniform-gpus \
+    --trial-timeout 120 --no-journal --json > "$T/mix2.json" 2> "$T/mix2.err"
+check "a rank of the second component that crashes mid-step fails the trial with its own words" \
     python3 - "$T/mix2.json" <<'PY'
 import json, re, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
-# the failed rank and the words are rank 3's, not those of a peer that lost it (n2's ranks
-# fail too, "Connection reset by peer", and their fan-out's notice follows)
-assert re.match(r"the command exited: rank 3 \(n3 gpu\d\) exited with status 1 \(error event: "
-                r"rank 3 on n3: RuntimeError: crashing on purpose", t["reason"]), t["reason"]
+assert re.match(r"the command exited: rank 3 \(n3 gpu1\) exited with status 1(; rank \d \(n2 \w+\) "
+                r"exited with status \d+)? \(error event: rank 3 on n3: RuntimeError: crashing on "
+                r"purpose \(--crash-rank 3 at step 2\)\)", t["reason"]), t["reason"]
+assert "by peer" not in t["reason"], t["reason"]
 print("    " + t["reason"])
 PY
 scontrol update nodename=n1,n4 state=resume

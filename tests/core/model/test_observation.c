@@ -156,6 +156,44 @@ Test(observation, error_event_fails_the_trial_with_its_message)
     observation_free(o);
 }
 
+/* Regression: the ranks of two hosts reach the launcher through two streams (srun's per-node
+ * forwarding, two SSH channels), so a peer's lost connection may come before the crashed
+ * rank's own error event. The reason was the first event, the peer's; it is the crash's. */
+Test(observation, a_peers_lost_connection_gives_way_to_the_crashed_ranks_error)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    char peer[] = "rank 3 on n2: RuntimeError: Connection reset by peer";
+    char crash[] = "rank 1 on n1: RuntimeError: crashing on purpose (--crash-rank 1)";
+    char later[] = "rank 4 on n2: RuntimeError: out of memory";
+    TrialEvent ev[] = {{.kind = EVENT_ERROR, .text = peer},
+                       {.kind = EVENT_ERROR, .text = crash},
+                       {.kind = EVENT_ERROR, .text = later}};
+    Error err;
+    for (size_t i = 0; i < 3; i++)
+        trial_accumulator_add(a, &ev[i], &err);
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert_str_eq(o->reason, "error event: rank 1 on n1: RuntimeError: crashing on purpose "
+                                "(--crash-rank 1)");
+    observation_free(o);
+}
+
+/* Only lost connections: the first is the reason, as before. */
+Test(observation, only_lost_connections_keep_the_first)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    char one[] = "rank 2 on n1: RuntimeError: [pair.cc:598] Connection closed by peer [n2]:1";
+    char two[] = "rank 0 on n2: RuntimeError: Connection reset by peer";
+    TrialEvent ev[] = {{.kind = EVENT_ERROR, .text = one}, {.kind = EVENT_ERROR, .text = two}};
+    Error err;
+    for (size_t i = 0; i < 2; i++)
+        trial_accumulator_add(a, &ev[i], &err);
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert(strstr(o->reason, "Connection closed by peer [n2]:1"), "%s", o->reason);
+    observation_free(o);
+}
+
 /* A message longer than the reason was cut by snprintf wherever the byte count ran out, in
  * the middle of a character: the reason in the journal and `tune --json` was then not UTF-8.
  * It is cut at a whole character. */

@@ -612,3 +612,69 @@ Test(launch_slurm, a_rank_killed_without_a_word_is_named_from_its_nodes_fan_out)
     cr_assert_not_null(strstr(o->reason, "Connection closed by peer"), "%s", o->reason);
     observation_free(o);
 }
+
+/* Regression, on the lines srun gave for a PyTorch trial whose rank 1 (n1) raised at step 2
+ * (slurm.sh, examples/pytorch_ddp.py --crash-rank 1 --crash-step 2), with n2's lines first:
+ * each node's output comes its own way, and n2's ranks, which lost rank 1 in the step's
+ * all_reduce, may be forwarded before n1's. The reason was n2's: "the command exited: rank 3
+ * (n2 cpu) ...; rank 1 (n1 gpu0) ... (error event: rank 3 on n2: ... Connection closed by
+ * peer ...)"; it is the crashed rank's, its notice first. */
+Test(launch_slurm, a_peers_lost_connection_forwarded_first_is_not_the_reason)
+{
+    snprintf(c->trial.ranks, sizeof c->trial.ranks, "per-device");
+    s->worker[0] = s->worker[1] = 1;
+    s->inputs[1] = 5; /* n1 gpu0 */
+    s->inputs[3] = 3; /* n2 cpu */
+    Observation *o = trial_through(
+        "cat > /dev/null\n"
+        "printf '%s\\n' '0: tunedeck-node n1' '1: tunedeck-node n2' "
+        "'1: RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+        "[127.0.0.1]:49895' >&2\n"
+        "printf '%s\\n' '1: {\"event\": \"error\", \"message\": \"rank 3 on n2: RuntimeError: "
+        "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:49895\"}' "
+        "'1: tunedeck: rank 3 (n2 cpu) exited with status 1; stopping the other ranks of this "
+        "host' "
+        "'0: {\"event\": \"error\", \"message\": \"rank 1 on n1: RuntimeError: crashing on "
+        "purpose (--crash-rank 1 at step 2)\"}' "
+        "'0: {\"event\": \"error\", \"message\": \"rank 0 on n1: RuntimeError: "
+        "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:17811\"}' "
+        "'0: tunedeck: rank 1 (n1 gpu0) exited with status 1; stopping the other ranks of this "
+        "host'\n"
+        "printf '%s\\n' '0: RuntimeError: crashing on purpose (--crash-rank 1 at step 2)' "
+        "'srun: error: n2: task 1: Exited with exit code 1' "
+        "'srun: launch/slurm: _step_signal: Terminating StepId=1.0' "
+        "'srun: error: n1: task 0: Exited with exit code 1' >&2\n"
+        "exit 1\n",
+        "true");
+    cr_assert_str_eq(o->reason,
+                     "the command exited: rank 1 (n1 gpu0) exited with status 1; rank 3 (n2 cpu) "
+                     "exited with status 1 (error event: rank 1 on n1: RuntimeError: crashing on "
+                     "purpose (--crash-rank 1 at step 2))");
+    observation_free(o);
+}
+
+/* A rank killed without a word (rank 3, n2) has no error event; the event is a peer's that
+ * lost it (rank 2, n1), whose notice came second: the killed rank's notice stays first. */
+Test(launch_slurm, a_peers_notice_never_goes_before_a_rank_killed_without_a_word)
+{
+    snprintf(c->trial.ranks, sizeof c->trial.ranks, "per-device");
+    s->worker[0] = s->worker[1] = 1;
+    s->inputs[1] = 5; /* n1 gpu0 */
+    s->inputs[3] = 3; /* n2 cpu */
+    Observation *o = trial_through(
+        "cat > /dev/null\n"
+        "printf '%s\\n' '0: tunedeck-node n1' '1: tunedeck-node n2' >&2\n"
+        "printf '%s\\n' '1: tunedeck: rank 3 (n2 cpu) exited with status 137 (SIGKILL); "
+        "stopping the other ranks of this host' "
+        "'0: {\"event\": \"error\", \"message\": \"rank 2 on n1: RuntimeError: "
+        "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:52903\"}' "
+        "'0: tunedeck: rank 2 (n1 gpu1) exited with status 1; stopping the other ranks of this "
+        "host'\n"
+        "printf '%s\\n' 'srun: error: n2: task 1: Exited with exit code 137' >&2\n"
+        "exit 137\n",
+        "true");
+    const char *want = "the command exited: rank 3 (n2 cpu) exited with status 137 (SIGKILL); "
+                       "rank 2 (n1 gpu1) exited with status 1 (error event: rank 2 on n1: ";
+    cr_assert(strncmp(o->reason, want, strlen(want)) == 0, "%s", o->reason);
+    observation_free(o);
+}

@@ -139,13 +139,39 @@ Test(rankfan, a_stop_after_a_rank_failed_still_names_that_rank)
         "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
         "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "
         "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
-        "while [ ! -s \"$d/rc.1\" ]; do sleep 0.01; done; "
+        "until grep -qx 1 \"$d/ended\" 2> /dev/null; do sleep 0.01; done; "
         "trap '' TERM; kill -TERM 0; kill -CONT \"$fan\"";
     char *script = rankfan_script(s, 0, 0, cmd, &err);
     cr_assert_not_null(script, "%s", err.msg);
     char *out, who[160];
     int st = run_script(script, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "status %d: %s", st, out);
+    out[strcspn(out, "\n")] = 0;
+    cr_assert(rankfan_notice(out, who, sizeof who), "'%s'", out);
+    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
+    free(out);
+    free(script);
+}
+
+/* Regression: a rank that crashes mid-step takes its peers down a moment later ("Connection
+ * closed by peer"), and one look of the script could find both ended: it named the lower
+ * slot, a peer (rank 0, status 4), not the rank that failed first (rank 1, status 9). Here
+ * rank 0 holds the script (SIGSTOP), waits for rank 1 to end, ends itself, and lets the
+ * script go on: its first look finds both. */
+Test(rankfan, the_rank_that_ended_first_is_named_not_the_lowest)
+{
+    Error err;
+    const char *cmd =
+        "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
+        "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "
+        "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
+        "while [ ! -s \"$d/rc.1\" ]; do sleep 0.01; done; sleep 0.2; "
+        "(sleep 0.3; kill -CONT \"$fan\") & exit 4";
+    char *script = rankfan_script(s, 0, 0, cmd, &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out, who[160];
+    int st = run_script(script, "{}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 9, "status %d: %s", st, out);
     out[strcspn(out, "\n")] = 0;
     cr_assert(rankfan_notice(out, who, sizeof who), "'%s'", out);
     cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
