@@ -7,7 +7,7 @@
  *            view reading every row's times for the decimals twice (before,
  *            trials_decimals_scan, as the frame did), or the decimals the build kept;
  *   sort     one trial event under a sort by time and by best-so-far: every shown row
- *            sorted again (before, TrialTable.resort_all) or the order kept.
+ *            sorted again (before: built by number, rows kept, then trials_sort) or the order kept.
  * Prints the CPU time of each and the before/now ratio; the two ways must give the same
  * range, decimals and order, or it fails. Usage: consolescale [--out FILE.json] [--quick]
  * (--quick: no 20,000) */
@@ -68,7 +68,7 @@ static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, Trial
                      int before, int frame, TrialTable *t, int *decimals)
 {
     memset(t, 0, sizeof *t);
-    t->resort_all = before && !frame;
+    int resort = before && !frame; /* an order by number is laid out, never kept */
     for (size_t i = n; i < n + EVENTS / 2; i++) { /* the events' trials: not run yet */
         observation_free(recs[i].obs);
         recs[i].obs = NULL;
@@ -80,7 +80,10 @@ static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, Trial
         for (int half = 0; half < 2; half++) {
             if (half)
                 finish(&recs[i], i);
-            trials_build(t, ptr, i + 1, sort, 0, ""); /* started, then finished */
+            /* started, then finished */
+            trials_build(t, ptr, i + 1, resort ? TRIAL_COL_NUMBER : sort, 0, "");
+            if (resort)
+                trials_sort(t, sort, 0);
             if (frame && before)
                 d = trials_decimals_scan(t) + trials_decimals_scan(t);
             else if (frame)
