@@ -94,7 +94,6 @@ static int sort_desc;
  * until sort_table is NULL again. */
 static void sort_begin(TrialTable *t, TrialColumn sort, int desc)
 {
-    t->sorted = 1;
     t->sort_col = sort;
     t->sort_desc = desc;
     sort_table = t;
@@ -239,7 +238,7 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
     }
     /* The order kept from the last build, where every row it held is still here, matched
      * by the same filter, and sorted by the same column the same way. */
-    int kept_order = sort != TRIAL_COL_NUMBER && t->sorted && t->sort_col == sort &&
+    int kept_order = sort != TRIAL_COL_NUMBER && t->sort_col == sort &&
                      t->sort_desc == descending && keep == t->n;
     snprintf(t->filter, sizeof t->filter, "%s", strlen(filter) < sizeof t->filter ? filter : "");
     t->n = n;

@@ -46,7 +46,8 @@ typedef struct {
     int decimals;     /* of the time, best and predicted columns: alike for all three and
                          every trial (filtered out or not), so that they line up and keep
                          while the table scrolls or sorts; kept at each build */
-    int sorted;       /* order holds the rows sorted by sort_col, sort_desc */
+    /* order holds the rows sorted so; a table never built (all zero) says by number, whose
+       order is laid out at each build and never kept */
     TrialColumn sort_col;
     int sort_desc;
     size_t *moved;    /* scratch: the rows to place again in a kept order */
