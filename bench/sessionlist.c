@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench/args/benchargs.h"
+#include "bench/args/journalwhole.h"
 #include "cmd/session_summary.h"
 #include "core/base/clock.h"
 #include "core/base/jsonfile.h"
@@ -61,18 +62,6 @@ static int write_journal(FILE *f, const char *text, int n_fixture)
     fprintf(f, "{\"event\":\"ended\",\"wall_s\":1795791151,\"trials\":%d,\"budget\":%d}\n",
             TRIALS, TRIALS);
     return ferror(f) ? -1 : 0;
-}
-
-/* The listing's reading before journal_scan: every event parsed and held (journal_load),
- * then handed on as journal_scan hands them. */
-static int read_whole(const char *path, JournalLog *log, const char *const *keys, size_t n_keys,
-                      JournalEach each, void *ud, Error *err)
-{
-    (void)keys, (void)n_keys; /* every field is parsed */
-    int rc = journal_load(path, log, err);
-    for (size_t i = 0; rc == 0 && i < log->n; i++)
-        each(ud, log->events[i], log->lines[i]);
-    return rc;
 }
 
 static int same(const SessionSummary *a, const SessionSummary *b)
@@ -131,7 +120,7 @@ int main(int argc, char **argv)
         double t0 = clock_cpu_s();
         for (int i = 0; i < n; i++) {
             snprintf(path, sizeof path, "%s/s%03d.jsonl", dir, i);
-            session_summary_read_by(path, "s", &before[i], read_whole);
+            session_summary_read_by(path, "s", &before[i], journalwhole_read);
         }
         double t1 = clock_cpu_s();
         for (int i = 0; i < n; i++) {

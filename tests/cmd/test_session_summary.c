@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/args/journalwhole.h"
 #include "cmd/session_summary.h"
 #include "tests/support/fixtures.h"
 
@@ -29,21 +30,10 @@ static void write_file(const char *path, const char *text, size_t len)
     close(fd);
 }
 
-/* journal_scan's way to hand on events, with all of them parsed and held first. */
-static int read_whole(const char *path, JournalLog *log, const char *const *keys, size_t n_keys,
-                      JournalEach each, void *ud, Error *err)
-{
-    (void)keys, (void)n_keys; /* every field is parsed */
-    int rc = journal_load(path, log, err);
-    for (size_t i = 0; rc == 0 && i < log->n; i++)
-        each(ud, log->events[i], log->lines[i]);
-    return rc;
-}
-
 static void assert_same(const char *path, const char *what)
 {
     SessionSummary whole, one;
-    session_summary_read_by(path, "id", &whole, read_whole);
+    session_summary_read_by(path, "id", &whole, journalwhole_read);
     session_summary_read(path, "id", &one);
     cr_assert_str_eq(one.state, whole.state, "%s", what);
     cr_assert_str_eq(one.created, whole.created, "%s", what);
