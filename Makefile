@@ -48,6 +48,9 @@ TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui t
 # a command), which tests/cmd tests.
 TEST_OBJ   += $(BUILD)/cmd/flags.o $(BUILD)/cmd/table_row.o $(BUILD)/cmd/session_summary.o \
               $(BUILD)/cmd/live_end.o
+# The old, whole reading of a journal, bench/sessionlist's baseline, that the summary's test
+# holds the one pass to (bench/args/journalwhole.h).
+TEST_OBJ   += $(BUILD)/bench/args/journalwhole.o
 # Helpers the unit tests share (fixtures, the low-memory child).
 TEST_OBJ   += $(call obj,$(call srcs,tests/support))
 TOOL_SRC   := $(wildcard tools/*.c)

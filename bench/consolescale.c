@@ -7,7 +7,7 @@
  *            view reading every row's times for the decimals twice (before,
  *            trials_decimals_scan, as the frame did), or the decimals the build kept;
  *   sort     one trial event under a sort by time and by best-so-far: every shown row
- *            sorted again (before, TrialTable.resort_all) or the order kept.
+ *            sorted again (before: built by number, rows kept, then trials_sort) or the order kept.
  * Prints the CPU time of each and the before/now ratio; the two ways must give the same
  * range, decimals and order, or it fails. Usage: consolescale [--out FILE.json] [--quick]
  * (--quick: no 20,000) */
@@ -17,23 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/args/benchargs.h"
 #include "bench/args/benchtrials.h"
 #include "core/base/clock.h"
 #include "tui/plot.h"
 #include "tui/trials.h"
 
-static const size_t SIZES[] = {1000, 5000, 20000};
-#define NSIZES (int)(sizeof SIZES / sizeof SIZES[0])
-enum { EVENTS = 200, FRAMES = 200 };
+enum { EVENTS = BENCHTRIALS_EVENTS, FRAMES = 200 };
 
-/* Trial i's outcome, as bench/trialtable's: ok with a time that wanders (a new best now and
- * then), every 7th failed; a prediction near it, and a far one (the prior) for the first. */
+/* Trial i's outcome (benchtrials_outcome), with a prediction near it, and a far one (the
+ * prior) for the first. */
 static void finish(TrialRecord *r, size_t i)
 {
-    r->obs = observation_new(r->suggestion.schedule);
-    r->obs->status = i % 7 == 3 ? TRIAL_FAILED : TRIAL_OK;
-    r->obs->time_s = 5.0 + (double)((i * 7919) % 1000) / 100.0;
+    benchtrials_outcome(r, i);
     r->suggestion.has_prediction = 1;
     r->suggestion.mean_s = i == 0 ? 400.0 : r->obs->time_s * (0.8 + (double)(i % 5) / 10.0);
 }
@@ -64,15 +59,14 @@ static double plot_frames(const double *best, const double *pred, size_t n, int 
 /* Builds the table of the first n trials under `sort`, then times EVENTS events past them
  * (each trial started, then finished); with `frame`, each event is followed by a frame's
  * decimals (two scans before, the kept field now). Returns CPU seconds per event. */
-static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, TrialColumn sort,
-                     int before, int frame, TrialTable *t, int *decimals)
+static double events(BenchTrials *bt, size_t n, TrialColumn sort, int before, int frame,
+                     TrialTable *t, int *decimals)
 {
+    TrialRecord *recs = bt->recs;
+    const TrialRecord **ptr = bt->ptr;
     memset(t, 0, sizeof *t);
-    t->resort_all = before && !frame;
-    for (size_t i = n; i < n + EVENTS / 2; i++) { /* the events' trials: not run yet */
-        observation_free(recs[i].obs);
-        recs[i].obs = NULL;
-    }
+    int resort = before && !frame; /* an order by number is laid out, never kept */
+    benchtrials_unrun(bt, n);
     trials_build(t, ptr, n, sort, 0, "");
     volatile int d = 0;
     double t0 = clock_cpu_s();
@@ -80,7 +74,10 @@ static double events(TrialRecord *recs, const TrialRecord **ptr, size_t n, Trial
         for (int half = 0; half < 2; half++) {
             if (half)
                 finish(&recs[i], i);
-            trials_build(t, ptr, i + 1, sort, 0, ""); /* started, then finished */
+            /* started, then finished */
+            trials_build(t, ptr, i + 1, resort ? TRIAL_COL_NUMBER : sort, 0, "");
+            if (resort)
+                trials_sort(t, sort, 0);
             if (frame && before)
                 d = trials_decimals_scan(t) + trials_decimals_scan(t);
             else if (frame)
@@ -116,29 +113,24 @@ static cJSON *row(const char *what, size_t n, double b, double now)
 
 int main(int argc, char **argv)
 {
-    const char *out;
-    int quick;
-    if (benchargs_out_quick("consolescale", argc, argv, &out, &quick) < 0)
-        return 2;
-    int sizes = quick ? NSIZES - 1 : NSIZES;
-    size_t most = SIZES[sizes - 1] + EVENTS / 2;
     BenchTrials bt;
-    if (benchtrials_make("consolescale", most, finish, &bt) < 0)
-        return 1;
+    int rc = benchtrials_start("consolescale", argc, argv, finish, &bt);
+    if (rc != 0)
+        return rc;
     TrialRecord *recs = bt.recs;
-    const TrialRecord **ptr = bt.ptr;
-    double *best = calloc(most, sizeof *best), *pred = calloc(most, sizeof *pred);
+    double *best = calloc(bt.n, sizeof *best), *pred = calloc(bt.n, sizeof *pred);
     if (!best || !pred) {
         fprintf(stderr, "consolescale: out of memory\n");
-        return 1;
+        free(best);
+        free(pred);
+        return benchtrials_end("consolescale", &bt, NULL, 1);
     }
     printf("CPU per frame (plot) or per trial event (the rest); before: the old way, this run\n"
            "%-14s %8s %12s %12s %8s\n",
            "what", "trials", "before_ms", "now_ms", "ratio");
     cJSON *res = cJSON_CreateArray();
-    int rc = 0;
-    for (int k = 0; k < sizes && rc == 0; k++) {
-        size_t n = SIZES[k];
+    for (int k = 0; k < bt.sizes && rc == 0; k++) {
+        size_t n = BENCHTRIALS_SIZES[k];
         for (size_t i = 0; i < n; i++)
             if (!recs[i].obs)
                 finish(&recs[i], i);
@@ -154,8 +146,8 @@ int main(int argc, char **argv)
 
         TrialTable tb, tn;
         int db, dn;
-        b = events(recs, ptr, n, TRIAL_COL_NUMBER, 1, 1, &tb, &db);
-        now = events(recs, ptr, n, TRIAL_COL_NUMBER, 0, 1, &tn, &dn);
+        b = events(&bt, n, TRIAL_COL_NUMBER, 1, 1, &tb, &db);
+        now = events(&bt, n, TRIAL_COL_NUMBER, 0, 1, &tn, &dn);
         if (db != dn || !same_order(&tb, &tn)) {
             fprintf(stderr, "consolescale: %zu trials: the decimals differ\n", n);
             rc = 1;
@@ -167,8 +159,8 @@ int main(int argc, char **argv)
         static const TrialColumn BY[] = {TRIAL_COL_TIME, TRIAL_COL_BEST};
         static const char *NAME[] = {"sort time", "sort best"};
         for (int s = 0; s < 2; s++) {
-            b = events(recs, ptr, n, BY[s], 1, 0, &tb, &db);
-            now = events(recs, ptr, n, BY[s], 0, 0, &tn, &dn);
+            b = events(&bt, n, BY[s], 1, 0, &tb, &db);
+            now = events(&bt, n, BY[s], 0, 0, &tn, &dn);
             if (!same_order(&tb, &tn)) {
                 fprintf(stderr, "consolescale: %zu trials: the %s orders differ\n", n, NAME[s]);
                 rc = 1;
@@ -178,12 +170,7 @@ int main(int argc, char **argv)
             cJSON_AddItemToArray(res, row(NAME[s], n, b, now));
         }
     }
-    if (rc == 0 && benchtrials_write("consolescale", out, res) < 0)
-        rc = 1;
-    else if (rc != 0)
-        cJSON_Delete(res);
     free(best);
     free(pred);
-    benchtrials_free(&bt);
-    return rc;
+    return benchtrials_end("consolescale", &bt, res, rc);
 }

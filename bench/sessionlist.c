@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench/args/benchargs.h"
+#include "bench/args/journalwhole.h"
 #include "cmd/session_summary.h"
 #include "core/base/clock.h"
 #include "core/base/jsonfile.h"
@@ -119,12 +120,12 @@ int main(int argc, char **argv)
         double t0 = clock_cpu_s();
         for (int i = 0; i < n; i++) {
             snprintf(path, sizeof path, "%s/s%03d.jsonl", dir, i);
-            session_summary_read(path, "s", &before[i], 1);
+            session_summary_read_by(path, "s", &before[i], journalwhole_read);
         }
         double t1 = clock_cpu_s();
         for (int i = 0; i < n; i++) {
             snprintf(path, sizeof path, "%s/s%03d.jsonl", dir, i);
-            session_summary_read(path, "s", &now[i], 0);
+            session_summary_read(path, "s", &now[i]);
         }
         b = t1 - t0;
         w = clock_cpu_s() - t1;

@@ -1,7 +1,7 @@
 /* bench/trialtable: the console's trial table over a long session. The table is rebuilt at
  * every trial event (a trial starts, a trial finishes); with a history of N trials, 200 more
  * events are timed with the rows of finished trials kept (now) against every row built again
- * and sorted (before; TrialTable.rebuild_all), both in this run on the same records. Prints
+ * and sorted (before: a table built from nothing at each event, then trials_sort), both in this run on the same records. Prints
  * the CPU seconds per event and the before/now ratio at N = 1,000, 5,000 and 20,000 trials
  * (the simulator with --pace-ms 0 ran 20,000 in 10 minutes). Both tables must end alike, or
  * it fails. Usage: trialtable [--out FILE.json] [--quick]  (--quick: no 20,000) */
@@ -10,42 +10,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/args/benchargs.h"
 #include "bench/args/benchtrials.h"
 #include "core/base/clock.h"
 #include "tui/trials.h"
 
-static const size_t SIZES[] = {1000, 5000, 20000};
-#define NSIZES (int)(sizeof SIZES / sizeof SIZES[0])
-enum { EVENTS = 200 };
+enum { EVENTS = BENCHTRIALS_EVENTS };
 
-/* Trial i's outcome: ok with a time that wanders (a new best now and then), every 7th
- * failed. */
+/* Trial i's outcome (benchtrials_outcome), predicted a little slow. */
 static void finish(TrialRecord *r, size_t i)
 {
-    r->obs = observation_new(r->suggestion.schedule);
-    r->obs->status = i % 7 == 3 ? TRIAL_FAILED : TRIAL_OK;
-    r->obs->time_s = 5.0 + (double)((i * 7919) % 1000) / 100.0;
+    benchtrials_outcome(r, i);
     r->suggestion.has_prediction = 1;
     r->suggestion.mean_s = r->obs->time_s * 1.1;
 }
 
+/* One build of the table of n trials by number: kept from the last (now), or the way before
+ * rows were kept, every row built again and sorted. */
+static void build(TrialTable *t, const TrialRecord **ptr, size_t n, int before)
+{
+    if (before)
+        trials_free(t);
+    trials_build(t, ptr, n, TRIAL_COL_NUMBER, 0, "");
+    if (before)
+        trials_sort(t, TRIAL_COL_NUMBER, 0);
+}
+
 /* Builds the table of the first n trials, then times EVENTS events past them (each trial
  * started, then finished). Returns the CPU seconds per event. */
-static double run(TrialRecord *recs, const TrialRecord **ptr, size_t n, int before, TrialTable *t)
+static double run(BenchTrials *bt, size_t n, int before, TrialTable *t)
 {
+    TrialRecord *recs = bt->recs;
+    const TrialRecord **ptr = bt->ptr;
     memset(t, 0, sizeof *t);
-    t->rebuild_all = before;
-    for (size_t i = n; i < n + EVENTS / 2; i++) { /* the events' trials: not run yet */
-        observation_free(recs[i].obs);
-        recs[i].obs = NULL;
-    }
-    trials_build(t, ptr, n, TRIAL_COL_NUMBER, 0, "");
+    benchtrials_unrun(bt, n);
+    build(t, ptr, n, before);
     double t0 = clock_cpu_s();
     for (size_t i = n; i < n + EVENTS / 2; i++) {
-        trials_build(t, ptr, i + 1, TRIAL_COL_NUMBER, 0, ""); /* started */
+        build(t, ptr, i + 1, before); /* started */
         finish(&recs[i], i);
-        trials_build(t, ptr, i + 1, TRIAL_COL_NUMBER, 0, ""); /* finished */
+        build(t, ptr, i + 1, before); /* finished */
     }
     return (clock_cpu_s() - t0) / EVENTS;
 }
@@ -64,33 +67,26 @@ static int same(const TrialTable *a, const TrialTable *b)
 
 int main(int argc, char **argv)
 {
-    const char *out;
-    int quick;
-    if (benchargs_out_quick("trialtable", argc, argv, &out, &quick) < 0)
-        return 2;
-    int sizes = quick ? NSIZES - 1 : NSIZES;
-    size_t most = SIZES[sizes - 1] + EVENTS / 2;
     BenchTrials bt;
-    if (benchtrials_make("trialtable", most, finish, &bt) < 0)
-        return 1;
-    TrialRecord *recs = bt.recs;
-    const TrialRecord **ptr = bt.ptr;
+    int rc = benchtrials_start("trialtable", argc, argv, finish, &bt);
+    if (rc != 0)
+        return rc;
     printf("the trial table rebuilt at each trial event (start, finish), CPU per event\n"
            "%8s %14s %14s %8s\n",
            "trials", "before_ms", "now_ms", "ratio");
     cJSON *res = cJSON_CreateArray();
-    int rc = 0;
-    for (int k = 0; k < sizes && rc == 0; k++) {
+    for (int k = 0; k < bt.sizes && rc == 0; k++) {
+        size_t size = BENCHTRIALS_SIZES[k];
         TrialTable before, now;
-        double b = run(recs, ptr, SIZES[k], 1, &before);
-        double n = run(recs, ptr, SIZES[k], 0, &now);
+        double b = run(&bt, size, 1, &before);
+        double n = run(&bt, size, 0, &now);
         if (!same(&before, &now)) {
-            fprintf(stderr, "trialtable: %zu trials: the two tables differ\n", SIZES[k]);
+            fprintf(stderr, "trialtable: %zu trials: the two tables differ\n", size);
             rc = 1;
         }
-        printf("%8zu %14.4f %14.4f %8.1f\n", SIZES[k], b * 1e3, n * 1e3, n > 0 ? b / n : 0);
+        printf("%8zu %14.4f %14.4f %8.1f\n", size, b * 1e3, n * 1e3, n > 0 ? b / n : 0);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "trials", (double)SIZES[k]);
+        cJSON_AddNumberToObject(o, "trials", (double)size);
         cJSON_AddNumberToObject(o, "before_s_per_event", b);
         cJSON_AddNumberToObject(o, "now_s_per_event", n);
         cJSON_AddNumberToObject(o, "ratio", n > 0 ? b / n : 0);
@@ -98,10 +94,5 @@ int main(int argc, char **argv)
         trials_free(&before);
         trials_free(&now);
     }
-    if (rc == 0 && benchtrials_write("trialtable", out, res) < 0)
-        rc = 1;
-    else if (rc != 0)
-        cJSON_Delete(res);
-    benchtrials_free(&bt);
-    return rc;
+    return benchtrials_end("trialtable", &bt, res, rc);
 }

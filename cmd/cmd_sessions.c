@@ -95,7 +95,7 @@ int cmd_sessions(int argc, char **argv)
         char path[4200];
         snprintf(path, sizeof path, "%s/%s%s", dir, names[i], JOURNAL_EXT);
         SessionSummary s;
-        session_summary_read(path, names[i], &s, 0);
+        session_summary_read(path, names[i], &s);
         char trials[32], best[32] = "-";
         snprintf(trials, sizeof trials, "%d/%ld", s.finished, s.budget);
         if (s.best_s >= 0)

@@ -144,7 +144,13 @@ static void take(void *ud, const cJSON *ev, size_t line)
 static const char *const READ[] = {"created", "optimizer", "sim",     "cluster", "budget",
                                    "trial",   "status",    "time_s",  "stopped"};
 
-void session_summary_read(const char *path, const char *id, SessionSummary *s, int whole)
+void session_summary_read(const char *path, const char *id, SessionSummary *s)
+{
+    session_summary_read_by(path, id, s, journal_scan);
+}
+
+void session_summary_read_by(const char *path, const char *id, SessionSummary *s,
+                             SummaryReader read)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->id, sizeof s->id, "%s", id);
@@ -152,15 +158,7 @@ void session_summary_read(const char *path, const char *id, SessionSummary *s, i
     JournalLog log;
     Error err;
     Pass p = {s, {NULL, 0}, 0, 0};
-    if (whole) {
-        if (journal_load(path, &log, &err) < 0) {
-            snprintf(s->state, sizeof s->state, "unreadable: %s", err.msg);
-            return;
-        }
-        for (size_t i = 0; i < log.n; i++)
-            take(&p, log.events[i], log.lines[i]);
-    } else if (journal_scan(path, &log, READ, sizeof READ / sizeof READ[0], take, &p, &err) <
-               0) {
+    if (read(path, &log, READ, sizeof READ / sizeof READ[0], take, &p, &err) < 0) {
         free(p.marks.state);
         memset(s, 0, sizeof *s);
         snprintf(s->id, sizeof s->id, "%s", id);

@@ -14,9 +14,15 @@ typedef struct {
     double best_s; /* -1: no ok trial */
 } SessionSummary;
 
-/* Summarizes the journal at path, named id. whole: every event parsed and held first
- * (journal_load), as the listing did before journal_scan; kept as the baseline of the tests
- * and bench/sessionlist, which check both ways agree. */
-void session_summary_read(const char *path, const char *id, SessionSummary *s, int whole);
+/* Summarizes the journal at path, named id, in one pass (journal_scan). */
+void session_summary_read(const char *path, const char *id, SessionSummary *s);
+
+/* How a summary reads the journal's events: journal_scan, or a reader with its signature.
+ * The tests and bench/sessionlist pass one that parses and holds every event first
+ * (journal_load, as the listing did before journal_scan), to check both ways agree. */
+typedef int (*SummaryReader)(const char *path, JournalLog *out, const char *const *keys,
+                             size_t n_keys, JournalEach each, void *ud, Error *err);
+void session_summary_read_by(const char *path, const char *id, SessionSummary *s,
+                             SummaryReader read);
 
 #endif

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "core/base/termsafe.h"
+#include "core/base/utf8.h"
 
 static int unicode, locale_utf8;
 
@@ -91,26 +92,11 @@ Rect draw_box(Rect r, const char *title, int focused)
     return (Rect){r.x + 1, r.y + 1, r.w - 2, r.h - 2};
 }
 
-/* The bytes of the UTF-8 sequence at s (len bytes left), 1 when none starts there. */
-static size_t utf8_len(const char *s, size_t len)
-{
-    unsigned char b = (unsigned char)s[0];
-    size_t n = b >= 0xC2 && b <= 0xDF   ? 2
-               : b >= 0xE0 && b <= 0xEF ? 3
-               : b >= 0xF0 && b <= 0xF4 ? 4
-                                        : 1;
-    if (n > len)
-        return 1;
-    for (size_t i = 1; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80)
-            return 1;
-    return n;
-}
-
 /* The character at s (len > 0 bytes left) into *c, its columns into *cols; returns its
- * bytes. What is no character in the locale is one '?' of one column: a whole UTF-8
- * sequence in a locale that is not UTF-8 (LANG=C: a name keeps its columns), else the one
- * byte. */
+ * bytes. What is no character in the locale is one '?' of one column: in a locale that is
+ * not UTF-8 (LANG=C), a whole UTF-8 character (a name keeps its columns) or one maximal
+ * subpart of an ill-formed stretch, as utf8.h reads it (one '?' where jsonprint writes one
+ * U+FFFD); in a UTF-8 locale the one byte mbrtowc refused. */
 static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int *cols)
 {
     size_t n = mbrtowc(c, s, len, st);
@@ -118,7 +104,8 @@ static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int 
         memset(st, 0, sizeof *st);
         *c = L'?';
         *cols = 1;
-        return locale_utf8 ? 1 : utf8_len(s, len);
+        int cp;
+        return locale_utf8 ? 1 : utf8_next(s, len, &cp);
     }
     int cw = wcwidth(*c);
     *cols = cw < 0 ? 1 : cw;

@@ -90,6 +90,17 @@ static const TrialTable *sort_table;
 static TrialColumn sort_col;
 static int sort_desc;
 
+/* The order is sorted by `sort` from here: the table says so, and compare's context is set
+ * until sort_table is NULL again. */
+static void sort_begin(TrialTable *t, TrialColumn sort, int desc)
+{
+    t->sort_col = sort;
+    t->sort_desc = desc;
+    sort_table = t;
+    sort_col = sort;
+    sort_desc = desc;
+}
+
 static double key(const TrialRow *r)
 {
     switch (sort_col) {
@@ -205,7 +216,7 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         filter = "";
     /* the rows kept: a filter that changed (or one too long to keep) matches all again */
     size_t keep = strlen(filter) < sizeof t->filter && strcmp(filter, t->filter) == 0 ? t->n : 0;
-    if (keep > n || t->rebuild_all)
+    if (keep > n)
         keep = 0; /* fewer trials than built: another tuner's */
     if (n > t->cap || !t->rows) {
         size_t cap = n > 2 * t->cap ? n : 2 * t->cap;
@@ -227,9 +238,8 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
     }
     /* The order kept from the last build, where every row it held is still here, matched
      * by the same filter, and sorted by the same column the same way. */
-    int kept_order = sort != TRIAL_COL_NUMBER && !t->rebuild_all && !t->resort_all &&
-                     t->sorted && t->sort_col == sort && t->sort_desc == descending &&
-                     keep == t->n;
+    int kept_order = sort != TRIAL_COL_NUMBER && t->sort_col == sort &&
+                     t->sort_desc == descending && keep == t->n;
     snprintf(t->filter, sizeof t->filter, "%s", strlen(filter) < sizeof t->filter ? filter : "");
     t->n = n;
     if (!kept_order)
@@ -257,23 +267,24 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
             t->order[t->n_shown++] = i;
     }
     t->decimals = draw_seconds_fit(need, top, TRIALS_SECONDS_W);
-    t->sorted = 1;
-    t->sort_col = sort;
-    t->sort_desc = descending;
-    if (sort == TRIAL_COL_NUMBER && !t->rebuild_all) { /* the rows are in trial order already */
+    sort_begin(t, sort, descending);
+    if (sort == TRIAL_COL_NUMBER) { /* the rows are in trial order already */
         for (size_t i = 0; descending && i < t->n_shown / 2; i++) {
             size_t k = t->order[i];
             t->order[i] = t->order[t->n_shown - 1 - i];
             t->order[t->n_shown - 1 - i] = k;
         }
-        return;
-    }
-    sort_table = t;
-    sort_col = sort;
-    sort_desc = descending;
-    if (kept_order)
+    } else if (kept_order) {
         place_moved(t, n_moved);
-    else
+    } else {
         qsort(t->order, t->n_shown, sizeof *t->order, compare);
+    }
+    sort_table = NULL;
+}
+
+void trials_sort(TrialTable *t, TrialColumn sort, int descending)
+{
+    sort_begin(t, sort, descending);
+    qsort(t->order, t->n_shown, sizeof *t->order, compare);
     sort_table = NULL;
 }

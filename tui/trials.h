@@ -43,14 +43,11 @@ typedef struct {
     size_t *order; /* indices into rows that pass the filter, sorted */
     size_t n_shown;
     char filter[256]; /* the filter the rows were matched with */
-    int rebuild_all;  /* every row built again and sorted at each build, as before the rows
-                         were kept: bench/trialtable's baseline */
-    int resort_all;   /* rows kept, but every shown row sorted again at each build, as before
-                         the order was kept: bench/consolescale's baseline */
     int decimals;     /* of the time, best and predicted columns: alike for all three and
                          every trial (filtered out or not), so that they line up and keep
                          while the table scrolls or sorts; kept at each build */
-    int sorted;       /* order holds the rows sorted by sort_col, sort_desc */
+    /* order holds the rows sorted so; a table never built (all zero) says by number, whose
+       order is laid out at each build and never kept */
     TrialColumn sort_col;
     int sort_desc;
     size_t *moved;    /* scratch: the rows to place again in a kept order */
@@ -66,6 +63,10 @@ typedef struct {
  * are sorted and merged in, where sorting every row at each event was O(n log n). */
 void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, TrialColumn sort,
                   int descending, const char *filter);
+/* Sorts the shown rows by `sort` from nothing, whatever order they hold: what a build does
+ * when it keeps no order. The tests and benchmarks sort a built table again with it, to check
+ * or to time what the build kept. */
+void trials_sort(TrialTable *t, TrialColumn sort, int descending);
 /* The table's decimals found by reading every row, as the view did at every frame (twice):
  * what TrialTable.decimals keeps, for the tests and bench/consolescale. */
 int trials_decimals_scan(const TrialTable *t);

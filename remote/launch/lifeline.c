@@ -72,6 +72,7 @@ typedef struct {
     char note[512];
     size_t note_len;
     int listed;
+    int to_reap; /* children KILLed by kill_all's last walk, not yet reaped */
 } Keeper;
 
 /* Reaps every child that has ended (adopted ones too: they are the keeper's to reap); 1 while
@@ -105,12 +106,6 @@ static void term_outside_group(const ProcInfo *p, void *ud)
         kill(p->pid, SIGTERM);
 }
 
-static void term_one(const ProcInfo *p, void *ud)
-{
-    (void)ud;
-    kill(p->pid, SIGTERM);
-}
-
 static void stop_one(const ProcInfo *p, void *ud)
 {
     (void)ud;
@@ -119,8 +114,10 @@ static void stop_one(const ProcInfo *p, void *ud)
 
 static void kill_one(const ProcInfo *p, void *ud)
 {
-    (void)ud;
+    Keeper *k = ud;
     kill(p->pid, SIGKILL);
+    if (p->ppid == k->self)
+        k->to_reap++;
 }
 
 /* KILLs everything below the keeper and reaps it. All are stopped first, then KILLed: KILLed
@@ -128,17 +125,23 @@ static void kill_one(const ProcInfo *p, void *ud)
  * shell's (pids wrap) went first, and the shell, still running while the walk went on, wrote
  * "Killed" on the trial's stderr: a line in the trial's log that the trial never wrote (cli.sh's
  * "summary json TERM" saw it once under load). A stopped process runs none of its own code,
- * and a KILL still ends it. A killed process's children become the keeper's (it is their
- * subreaper), so the walk goes on until the keeper has no child left: nothing it started can
- * be running then. */
+ * and a KILL still ends it.
+ * The children the KILL walk saw are certain to end, so the keeper waits for that many. A
+ * killed process's children become the keeper's (it is their subreaper), and a process born
+ * while a walk went on may have been missed by it: so while a child is left once those are
+ * reaped, it walks again. It ends when the keeper has no child left: nothing it started can be
+ * running then. One walk more for each such round, not for each child (a walk a child before,
+ * each of them reading the stat of every process on the machine). */
 static void kill_all(Keeper *k)
 {
     if (proctree_walk(k->self, 1, stop_one, k) < 0)
         kill(0, SIGKILL); /* no /proc to walk: the group, the keeper with it, as before */
-    proctree_walk(k->self, 1, kill_one, k);
-    do
-        proctree_walk(k->self, 0, kill_one, k);
-    while (reap(k, 1));
+    do {
+        k->to_reap = 0;
+        proctree_walk(k->self, 1, kill_one, k);
+        while (k->to_reap-- > 0 && reap(k, 1))
+            ;
+    } while (reap(k, 0));
 }
 
 static void note_add(Keeper *k, const char *s)
@@ -157,9 +160,11 @@ static void note_add_num(Keeper *k, unsigned long v)
     note_add(k, out);
 }
 
-static void note_leftover(const ProcInfo *p, void *ud)
+/* One walk both names a leftover and TERMs it: the note lists just what had the TERM. */
+static void term_leftover(const ProcInfo *p, void *ud)
 {
     Keeper *k = ud;
+    kill(p->pid, SIGTERM);
     if (k->listed++ == 4) {
         note_add(k, ", ...");
         return;
@@ -175,17 +180,17 @@ static void note_leftover(const ProcInfo *p, void *ud)
 }
 
 /* The command ended by itself and left processes running: the trial is over, so they are
- * stopped, and the trial's log says which. */
+ * stopped, and the trial's log says which. The note is written once its walk has sent the
+ * TERMs (it names what that walk saw): a line a leftover writes on its TERM may come before it. */
 static void stop_leftovers(Keeper *k, int note_fd, int grace_ms)
 {
     note_add(k, LIFELINE_NOTE "the trial's command ended and left processes running (");
-    proctree_walk(k->self, 1, note_leftover, k);
+    proctree_walk(k->self, 1, term_leftover, k);
     note_add(k, "); stopping them: TERM, KILL after ");
     note_add_num(k, (unsigned long)grace_ms);
     note_add(k, " ms\n");
     if (note_fd >= 0 && k->listed > 0)
         (void)!write(note_fd, k->note, k->note_len);
-    proctree_walk(k->self, 1, term_one, k);
 }
 
 void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/args/journalwhole.h"
 #include "cmd/session_summary.h"
 #include "tests/support/fixtures.h"
 
@@ -32,8 +33,8 @@ static void write_file(const char *path, const char *text, size_t len)
 static void assert_same(const char *path, const char *what)
 {
     SessionSummary whole, one;
-    session_summary_read(path, "id", &whole, 1);
-    session_summary_read(path, "id", &one, 0);
+    session_summary_read_by(path, "id", &whole, journalwhole_read);
+    session_summary_read(path, "id", &one);
     cr_assert_str_eq(one.state, whole.state, "%s", what);
     cr_assert_str_eq(one.created, whole.created, "%s", what);
     cr_assert_str_eq(one.target, whole.target, "%s", what);
@@ -71,7 +72,7 @@ Test(session_summary, one_pass_reads_every_journal_as_the_whole_parse_did)
     write_file(path, text, len);
     assert_same(path, "the journal as written");
     SessionSummary s;
-    session_summary_read(path, "id", &s, 0);
+    session_summary_read(path, "id", &s);
     cr_assert_str_eq(s.state, "ended");
     cr_assert_eq(s.finished, 10);
     cr_assert_eq(s.budget, 10);
@@ -171,6 +172,6 @@ Test(session_summary, an_unreadable_journal_is_said_alike)
 {
     assert_same("/nonexistent/s.jsonl", "missing");
     SessionSummary s;
-    session_summary_read("/nonexistent/s.jsonl", "x", &s, 0);
+    session_summary_read("/nonexistent/s.jsonl", "x", &s);
     cr_assert(strncmp(s.state, "unreadable: ", 12) == 0, "%s", s.state);
 }

@@ -202,6 +202,24 @@ Test(draw, text_the_locale_cannot_show_keeps_its_columns_as_question_marks)
     cr_assert_str_eq(draw_fit_tail(" \xe6\x9d\xb1\xe4\xba\xac | tuning ", 13), " tuning ");
 }
 
+/* Under LANG=C an ill-formed UTF-8 stretch is one '?' per maximal subpart, as utf8.h reads
+ * it and jsonprint writes U+FFFD. Regression: draw.c's own decoder took a lead byte and its
+ * continuation bytes whole, so an overlong '/' (E0 80 AF) was one '?' of one column, where a
+ * UTF-8 locale shows three; and a sequence cut short was one '?' a byte. */
+Test(draw, an_ill_formed_sequence_under_lang_c_is_one_question_mark_per_maximal_subpart)
+{
+    setlocale(LC_ALL, "C");
+    draw_init(0);
+    cr_assert_eq(draw_width("a\xe0\x80\xafz"), 5, "an overlong '/': E0, 80, AF");
+    cr_assert_eq(draw_width("a\xed\xa0\x80z"), 5, "an encoded surrogate: ED, A0, 80");
+    cr_assert_eq(draw_width("a\xf4\x90\x80\x80z"), 6, "past U+10FFFF: F4, 90, 80, 80");
+    cr_assert_eq(draw_width("a\xe2\x82z"), 3, "a euro sign cut short: E2 82 is one");
+    cr_assert_eq(draw_width("a\xe2\x82\xacz"), 3, "the whole euro sign is one, as before");
+    setlocale(LC_ALL, "C.UTF-8");
+    draw_init(0);
+    cr_assert_eq(draw_width("a\xe0\x80\xafz"), 5, "a UTF-8 locale: one '?' a byte");
+}
+
 Test(draw, width_counts_terminal_columns_not_bytes)
 {
     setlocale(LC_ALL, "C.UTF-8");
