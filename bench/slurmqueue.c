@@ -66,8 +66,8 @@ int main(int argc, char **argv)
     /* before: each comparison sorts its own copies */
     double t0 = clock_cpu_s();
     for (int r = 1; r < ROUNDS; r++)
-        old_ans[r] = slurm_queue_moves_nodes(&qs[r - 1], &qs[r]) * 2 +
-                     slurm_queue_same(&qs[r - 1], &qs[r]);
+        old_ans[r] =
+            slurm_queue_moves_nodes(&qs[r - 1], &qs[r]) * 2 + slurm_queue_same(&qs[r - 1], &qs[r]);
     double old_s = clock_cpu_s() - t0;
     /* now: each queue's index sorted once, when its answer is parsed */
     t0 = clock_cpu_s();
@@ -76,15 +76,15 @@ int main(int argc, char **argv)
     for (int r = 1; r < ROUNDS; r++) {
         if (slurm_queue_index(&qs[r]) < 0)
             abort();
-        new_ans[r] = slurm_queue_moves_nodes(&qs[r - 1], &qs[r]) * 2 +
-                     slurm_queue_same(&qs[r - 1], &qs[r]);
+        new_ans[r] =
+            slurm_queue_moves_nodes(&qs[r - 1], &qs[r]) * 2 + slurm_queue_same(&qs[r - 1], &qs[r]);
     }
     double new_s = clock_cpu_s() - t0;
     int moved = 0;
     for (int r = 1; r < ROUNDS; r++) {
         if (old_ans[r] != new_ans[r]) {
-            fprintf(stderr, "slurmqueue: round %d: the two ways disagree (%d, %d)\n", r,
-                    old_ans[r], new_ans[r]);
+            fprintf(stderr, "slurmqueue: round %d: the two ways disagree (%d, %d)\n", r, old_ans[r],
+                    new_ans[r]);
             return 1;
         }
         moved += old_ans[r] >= 2;

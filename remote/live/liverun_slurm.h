@@ -41,8 +41,9 @@ typedef struct {
                               LIVESLURM_PENDING_SAY_S */
     double exit_grace_s;   /* the wait for a job's exit line once Slurm says it ended;
                               default LIVESLURM_EXIT_GRACE_S */
-    double ceiling_retry_s, ceiling_retry_max_s; /* the driver's (SchedLiveOptions), kept
-                              here for it from the inventory: liveslurm_ceiling_retry */
+    /* the driver's (SchedLiveOptions), kept here for it from the inventory's "slurm" block:
+     * liveslurm_ceiling_retry */
+    double ceiling_retry_s, ceiling_retry_max_s;
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
     LiveLogFn log;         /* controller trouble, once per outage (remote/live/livelog.h) */
@@ -185,7 +186,8 @@ int liveslurm_no_controller(const char *error_text);
  * configuration no node has, a time limit); LIVERUN_REFUSED_TOO_BIG for a limit on the
  * job's size (a QOS or association limit whose reason sbatch names first, "QOSMaxGRESPerJob"),
  * _TOO_MANY_NODES where that limit counts nodes (a partition's MaxNodes under
- * EnforcePartLimits, "Node count specification invalid"; "QOSMaxNodePerJobLimit"); LIVERUN_REFUSED_FOR_NOW for a limit on the jobs one may submit (its reason
+ * EnforcePartLimits, "Node count specification invalid"; "QOSMaxNodePerJobLimit");
+ * LIVERUN_REFUSED_FOR_NOW for a limit on the jobs one may submit (its reason
  * "...SubmitJob..."); LIVERUN_REFUSED_LIMIT for "Job violates accounting/QOS policy" with no
  * reason named (either); LIVERUN_REFUSED_ONCE for the rest (the controller's "try again"
  * answers, and words not known). Pure. */

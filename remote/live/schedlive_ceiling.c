@@ -111,10 +111,11 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
                  plural_s(keep));
     else
         snprintf(then, sizeof then, "the next decision places it within it");
-    schedlive_log(l,
-                  "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s%s, which "
-                  "no decision goes past for %d s (then it may be tried larger again); %s",
-                  j->name, gpus, why, ceiling, plural_s(ceiling), how_said, hold_s, then);
+    schedlive_log(
+        l,
+        "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s%s, which "
+        "no decision goes past for %d s (then it may be tried larger again); %s",
+        j->name, gpus, why, ceiling, plural_s(ceiling), how_said, hold_s, then);
 }
 
 void schedlive_ceilings_expire(SchedLive *l, int64_t now)

@@ -99,8 +99,8 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
  * not written) is tried once more, at the next tick at the soonest (need_start kept, the
  * placement as wanted then): a blip does not cost the job. One the backend says cannot pass
  * (bad input), or a second in a row, leaves the job failed (schedlive_fail). */
-void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus,
-                             size_t nodes, const char *why)
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus, size_t nodes,
+                             const char *why)
 {
     if (refusal == LIVERUN_REFUSED_TOO_BIG || refusal == LIVERUN_REFUSED_FOR_NOW ||
         refusal == LIVERUN_REFUSED_LIMIT || refusal == LIVERUN_REFUSED_TOO_MANY_NODES) {

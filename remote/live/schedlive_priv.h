@@ -126,14 +126,15 @@ void schedlive_free_want(LiveJob *j);
  * NULL. */
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
-/* The backend refused the job's start at `gpus` GPUs on `nodes` nodes (start's NULL, or LiveRunOps.refused
- * once the run ended): one that may pass is tried once more at the next tick, one for good
- * (or a second in a row) leaves the job failed, one for the cluster's limits goes to
- * schedlive_limit_refused; why is said in the log and the job's status. */
-void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus,
-                             size_t nodes, const char *why);
-/* schedlive_ceiling.c: a start refused for a limit (TOO_BIG, FOR_NOW, LIMIT) at `gpus` GPUs:
- * a size limit sets the job's ceiling in the model (sched_set_ceiling) below `gpus`, and the
+/* The backend refused the job's start at `gpus` GPUs on `nodes` nodes (start's NULL, or
+ * LiveRunOps.refused once the run ended): one that may pass is tried once more at the next
+ * tick, one for good (or a second in a row) leaves the job failed, one for the cluster's
+ * limits goes to schedlive_limit_refused; why is said in the log and the job's status. */
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus, size_t nodes,
+                             const char *why);
+/* schedlive_ceiling.c: a start refused for a limit (TOO_BIG, TOO_MANY_NODES, FOR_NOW, LIMIT)
+ * at `gpus` GPUs on `nodes` nodes: a size limit sets the job's ceiling in the model
+ * (sched_set_ceiling) below `gpus` (below `nodes` for a limit on nodes) for a back-off, and the
  * job goes on at the size it last ran at (ran_gpus) or waits for a decision within it; at
  * 1 GPU it is left failed. A count of jobs is tried again after a back-off (10 s, doubled
  * up to SCHEDLIVE_LIMIT_RETRY_MAX_S), the job never failed for it. */

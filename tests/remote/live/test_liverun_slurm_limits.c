@@ -92,7 +92,8 @@ Test(liverun_slurm_limits, a_job_pending_on_its_partitions_limit_is_over_it_once
     while (clock_now_ms() < until) {
         LIVERUN_SLURM.tick(b.s, clock_now_ms());
         LIVERUN_SLURM.step(run);
-        cr_assert_null(LIVERUN_SLURM.over_limit(run, NULL), "before the nodes' states: %s", log_text);
+        cr_assert_null(LIVERUN_SLURM.over_limit(run, NULL), "before the nodes' states: %s",
+                       log_text);
         usleep(10000);
     }
     int asked = sinfo_calls();

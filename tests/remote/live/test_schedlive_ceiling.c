@@ -125,8 +125,9 @@ static void run_steps(LiveRig *r, int n)
 }
 
 /* Regression: the cluster's refusal of a grow (a QOS's MaxTRESPerJob on GPUs) was for good,
- * and failed a job that had run at 2 GPUs a moment before. It goes on at 2 GPUs from its checkpoint, and doubling never asks for more than
- * its ceiling (3) again: no loop of checkpoint, refusal and resubmission. */
+ * and failed a job that had run at 2 GPUs a moment before. It goes on at 2 GPUs from its
+ * checkpoint, and doubling never asks for more than its ceiling (3) again: no loop of
+ * checkpoint, refusal and resubmission. */
 Test(schedlive_ceiling, a_grow_refused_for_its_size_keeps_the_job_at_its_size_under_a_ceiling)
 {
     static LiveRig r;
@@ -319,7 +320,8 @@ Test(schedlive_ceiling, a_grow_held_pending_on_a_node_limit_gets_the_ceiling_of_
  * again, up to 2 s): the grow is tried again after 1 s, then 2 s, then 2 s; once the limit is
  * raised, the next try after the back-off runs the job at 4 GPUs. Regression: a ceiling
  * lasted the run, so a limit an operator raised was never tried again. */
-Test(schedlive_ceiling, a_ceiling_is_lifted_after_its_back_off_and_the_job_grows_once_the_limit_is_raised)
+Test(schedlive_ceiling,
+     a_ceiling_is_lifted_after_its_back_off_and_the_job_grows_once_the_limit_is_raised)
 {
     static LiveRig r;
     plan(2, 0, LIVERUN_REFUSED_ONCE);
