@@ -346,6 +346,7 @@ static int open_inventory(LiveRun *r, Error *err)
         return rc;
     a->lo.backend = &LIVERUN_SLURM;
     a->lo.backend_ctx = r->live_slurm;
+    liveslurm_ceiling_retry(r->live_slurm, &a->lo);
     return 0;
 }
 

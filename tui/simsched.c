@@ -100,6 +100,7 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     if (o->slurm) {
         lo.backend = &LIVERUN_SLURM;
         lo.backend_ctx = o->slurm;
+        liveslurm_ceiling_retry(o->slurm, &lo);
         s->slurm = o->slurm;
     }
     if (!s->state || sched_load_workload(s->state, o->workload, err) < 0 ||

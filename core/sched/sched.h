@@ -223,6 +223,15 @@ int sched_suspend(SchedState *s, size_t job, int suspended, Error *err);
  * Fails for an unknown or finished job, a keep out of range, a keep the job's batch cannot
  * be split over, or out of memory (nothing changed). */
 int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err);
+/* The job's ceiling is lifted (live mode: its back-off has passed, and the cluster's limit
+ * may have been raised meanwhile): later decisions may give it more again, up to its batch
+ * limits. Nothing changes for a job without one. Fails for an unknown job. */
+int sched_lift_ceiling(SchedState *s, size_t job, Error *err);
+/* The most GPUs a job placed over at most `nodes` nodes can hold: the GPUs of the `nodes`
+ * largest nodes not drained, as placement takes whole nodes, the largest first, for a job
+ * that does not fit in one (core/sched/placement.h). What a ceiling under a limit on a job's
+ * node count is (a partition's MaxNodes). 0 for nodes < 1 (or out of memory). */
+int sched_most_gpus_on_nodes(const SchedState *s, int nodes);
 /* A node joins the running cluster (core/sched/sched_grow.c): named `name` (not one of the
  * scheduler's), with `gpus` GPUs (1..64) of `type` ("" unknown) at `speed` (1 = the measured
  * GPUs), usable from now on; the next decision may place jobs there. Returns its index (the

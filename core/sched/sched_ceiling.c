@@ -1,6 +1,7 @@
 /* A job's ceiling (sched_set_ceiling): the most GPUs it may be given, learnt from outside the
  * model (Slurm refused its job at a larger size), and the fall back under it of a job that
- * holds more: it keeps part of its own GPUs rather than wait for the next decision. */
+ * holds more: it keeps part of its own GPUs rather than wait for the next decision; its lift
+ * (the live driver's back-off passed), and the GPUs a limit on nodes leaves a job. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,4 +106,34 @@ int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err)
         return -1;
     }
     return 0;
+}
+
+int sched_lift_ceiling(SchedState *s, size_t job, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "ceiling: no job %zu", job);
+    s->jobs[job].ceiling = 0;
+    return 0;
+}
+
+int sched_most_gpus_on_nodes(const SchedState *s, int nodes)
+{
+    /* The largest nodes first, as placement_take fills whole nodes: a selection of `nodes`
+     * maxima, each pass taking the largest not yet taken (a few nodes, a few passes). */
+    int total = 0, n = s->cfg.nodes;
+    unsigned char *taken = calloc(n > 0 ? (size_t)n : 1, 1);
+    if (!taken)
+        return 0; /* the caller's GPU rule then (a ceiling one GPU under the refused size) */
+    for (int k = 0; k < nodes; k++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (!taken[i] && !s->drained[i] && (best < 0 || s->node_gpus[i] > s->node_gpus[best]))
+                best = i;
+        if (best < 0)
+            break;
+        taken[best] = 1;
+        total += s->node_gpus[best];
+    }
+    free(taken);
+    return total;
 }

@@ -51,13 +51,16 @@ typedef struct {
  * driver gives the job a ceiling under it and it goes on at the size it had
  * (schedlive_ceiling.c); LIVERUN_REFUSED_FOR_NOW, a limit on how many jobs one may have
  * (MaxSubmitJobs), which passes once others end: tried again with a back-off, never failing
- * the job; LIVERUN_REFUSED_LIMIT, one of those two where the words do not say which. */
+ * the job; LIVERUN_REFUSED_LIMIT, one of those two where the words do not say which;
+ * LIVERUN_REFUSED_TOO_MANY_NODES, TOO_BIG where the limit counts the job's nodes (MaxNodes,
+ * MaxNodesPerJob): the ceiling is what fits on one node fewer, not one GPU fewer. */
 typedef enum {
     LIVERUN_REFUSED_ONCE = 0,
     LIVERUN_REFUSED_FOR_GOOD,
     LIVERUN_REFUSED_TOO_BIG,
     LIVERUN_REFUSED_FOR_NOW,
     LIVERUN_REFUSED_LIMIT,
+    LIVERUN_REFUSED_TOO_MANY_NODES,
 } LiveRefusal;
 
 typedef struct LiveRunOps {
@@ -102,9 +105,10 @@ typedef struct LiveRunOps {
      * pass as it is, the backend's reason (Slurm: a pending job's PartitionNodeLimit, or a
      * QOS's or association's per-job limit, "QOSMaxGRESPerJob": a limit slurmctld takes the
      * job under rather than refuse it, without EnforcePartLimits or DenyOnLimit); NULL
-     * otherwise. The driver cancels the run and takes it as a start refused
-     * LIVERUN_REFUSED_TOO_BIG (a ceiling, and the job back at the size it had). */
-    const char *(*over_limit)(const void *run);
+     * otherwise. The driver cancels the run and takes it as a start refused *refusal
+     * (when not NULL): LIVERUN_REFUSED_TOO_BIG, or _TOO_MANY_NODES where the limit counts the
+     * job's nodes (PartitionNodeLimit): a ceiling, and the job back at the size it had. */
+    const char *(*over_limit)(const void *run, LiveRefusal *refusal);
     void (*tick)(void *ctx, int64_t now_ms); /* once per driver step, before the runs */
     /* The driver's nodes (node i named names[i], copied) for the backend to watch, once
      * before the first tick; unusable[i]: the driver holds it out already for the backend's

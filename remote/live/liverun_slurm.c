@@ -477,12 +477,15 @@ static const char *refused_start(const void *run, LiveRefusal *refusal)
 /* Pending on a limit of its size, and the nodes' states read since it was first seen so:
  * PartitionNodeLimit also stands for a requested node down or drained, which the driver then
  * knows (its run moves instead). */
-static const char *over_limit(const void *run)
+static const char *over_limit(const void *run, LiveRefusal *refusal)
 {
     const SlurmRun *r = run;
-    return !r->ended && !r->ran && r->over_limit_ms && r->s->states_asked_ms >= r->over_limit_ms
-               ? r->waiting
-               : NULL;
+    if (r->ended || r->ran || !r->over_limit_ms || r->s->states_asked_ms < r->over_limit_ms)
+        return NULL;
+    if (refusal)
+        *refusal = liveslurm_nodes_reason(r->waiting) ? LIVERUN_REFUSED_TOO_MANY_NODES
+                                                      : LIVERUN_REFUSED_TOO_BIG;
+    return r->waiting;
 }
 
 static const char *waiting(const void *run)

@@ -14,6 +14,7 @@
 
 #include "remote/live/livelog.h"
 #include "remote/live/liverun.h"
+#include "remote/live/schedlive.h"
 #include "remote/slurm/slurm_ctl.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_jobinfo.h"
@@ -40,6 +41,9 @@ typedef struct {
                               LIVESLURM_PENDING_SAY_S */
     double exit_grace_s;   /* the wait for a job's exit line once Slurm says it ended;
                               default LIVESLURM_EXIT_GRACE_S */
+    /* the driver's (SchedLiveOptions), kept here for it from the inventory's "slurm" block:
+     * liveslurm_ceiling_retry */
+    double ceiling_retry_s, ceiling_retry_max_s;
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
     LiveLogFn log;         /* controller trouble, once per outage (remote/live/livelog.h) */
@@ -59,6 +63,9 @@ int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions
  * pending_say_s, exit_grace_s) over o's; those it leaves out (0) keep o's.
  * (liverun_slurm_open.c) */
 void liveslurm_options_intervals(LiveSlurmOptions *o, const SlurmIntervals *every);
+/* The ceiling's back-off the inventory's "slurm" block sets (ceiling_retry_s,
+ * ceiling_retry_max_s) over the driver's options o (those it leaves out keep o's). */
+void liveslurm_ceiling_retry(const LiveSlurm *s, SchedLiveOptions *o);
 
 /* ctx of LIVERUN_SLURM; the SlurmCtl must outlive it. */
 LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err);
@@ -177,9 +184,10 @@ int liveslurm_no_controller(const char *error_text);
  * error: Batch job submission failed: WORDS") is taken: LIVERUN_REFUSED_FOR_GOOD for a
  * request the cluster can never take (an invalid partition, account, QOS or GRES, a node
  * configuration no node has, a time limit); LIVERUN_REFUSED_TOO_BIG for a limit on the
- * job's size (a partition's MaxNodes under EnforcePartLimits, "Node count specification
- * invalid"; a QOS or association limit whose reason sbatch names first, "QOSMaxNodePerJob-
- * Limit"); LIVERUN_REFUSED_FOR_NOW for a limit on the jobs one may submit (its reason
+ * job's size (a QOS or association limit whose reason sbatch names first, "QOSMaxGRESPerJob"),
+ * _TOO_MANY_NODES where that limit counts nodes (a partition's MaxNodes under
+ * EnforcePartLimits, "Node count specification invalid"; "QOSMaxNodePerJobLimit");
+ * LIVERUN_REFUSED_FOR_NOW for a limit on the jobs one may submit (its reason
  * "...SubmitJob..."); LIVERUN_REFUSED_LIMIT for "Job violates accounting/QOS policy" with no
  * reason named (either); LIVERUN_REFUSED_ONCE for the rest (the controller's "try again"
  * answers, and words not known). Pure. */
@@ -189,6 +197,10 @@ LiveRefusal liveslurm_sbatch_refusal(const char *error_text);
  * AssocMax...PerJob..., but no wall time or CPU-minutes limit, which the size does not
  * change). Limits over several jobs (per user, Grp...) clear as other jobs end: 0. Pure. */
 int liveslurm_size_reason(const char *reason);
+/* 1 when such a reason, or a refused sbatch's words, count the job's nodes rather than its
+ * GPUs: PartitionNodeLimit, "Node count specification invalid" (a partition's MaxNodes),
+ * QOSMaxNodePerJobLimit, AssocMaxNodePerJobLimit (MaxNodesPerJob). Pure. */
+int liveslurm_nodes_reason(const char *text);
 /* The wait before the next try after `fails` failed tries in a row: poll_s times 2, 4, 8,
  * then 16 for every later one (the scontrol rounds' back-off too). */
 double liveslurm_backoff_s(double poll_s, int fails);

@@ -310,9 +310,13 @@ LiveRefusal liveslurm_sbatch_refusal(const char *e)
      * limit. A smaller job may pass. */
     if (e && (strstr(e, "Node count specification invalid") ||
               strstr(e, "More processors requested than permitted")))
-        return LIVERUN_REFUSED_TOO_BIG;
-    if (e && strstr(e, "Job violates accounting/QOS policy"))
-        return accounting_refusal(e);
+        return liveslurm_nodes_reason(e) ? LIVERUN_REFUSED_TOO_MANY_NODES : LIVERUN_REFUSED_TOO_BIG;
+    if (e && strstr(e, "Job violates accounting/QOS policy")) {
+        LiveRefusal how = accounting_refusal(e);
+        return how == LIVERUN_REFUSED_TOO_BIG && liveslurm_nodes_reason(e)
+                   ? LIVERUN_REFUSED_TOO_MANY_NODES
+                   : how;
+    }
     /* Everything else may pass: the controller's own "try again" answers (sbatch retries
      * these itself first, up to 15 times): "Resource temporarily unavailable" (EAGAIN: busy),
      * "Unable to create job record, try again" (the job queue full), "Requested nodes are
@@ -332,6 +336,12 @@ int liveslurm_size_reason(const char *reason)
     if (strncmp(reason, "QOSMax", 6) != 0 && strncmp(reason, "AssocMax", 8) != 0)
         return 0;
     return strstr(reason, "PerJob") && !strstr(reason, "Minutes") && !strstr(reason, "Wall");
+}
+
+int liveslurm_nodes_reason(const char *text)
+{
+    return strstr(text, "PartitionNodeLimit") || strstr(text, "Node count specification invalid") ||
+           strstr(text, "MaxNodePerJob");
 }
 
 double liveslurm_backoff_s(double poll_s, int fails)

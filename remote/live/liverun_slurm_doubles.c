@@ -55,16 +55,36 @@ void liveslurm_doubles_cancel(LiveSlurm *s)
     char user[80], name[200];
     snprintf(user, sizeof user, "--user=%s", s->user);
     snprintf(name, sizeof name, "--name=%s", s->flying[0].name);
-    const char *argv[LIVESLURM_DOUBLES_PER_CALL + 4] = {"scancel", user, name};
+    /* -v: scancel names each job it signals ("Terminating job 12"), so the log says a cancel
+     * only where one was sent; the filters leave a listed id that is not ours unnamed. */
+    const char *argv[LIVESLURM_DOUBLES_PER_CALL + 5] = {"scancel", "-v", user, name};
     for (size_t i = 0; i < s->n_flying; i++)
-        argv[3 + i] = s->flying[i].id;
-    argv[3 + s->n_flying] = NULL;
+        argv[4 + i] = s->flying[i].id;
+    argv[4 + s->n_flying] = NULL;
     Error err;
     if (!(s->double_cancel = slurm_call_start(s->o.ctl, argv, &err))) {
         if (liveslurm_no_controller(err.msg))
             liveslurm_controller_lost(s, err.msg);
         s->n_flying = 0; /* found again by the next round */
     }
+}
+
+/* 1 when scancel -v's standard error says it signalled job `id`: "scancel: Terminating job
+ * ID" (its default, SIGKILL), or "Signal N to job ID", and no "Kill job error on job id ID"
+ * (slurmctld refused it). */
+static int scancel_sent(const char *err_text, const char *id)
+{
+    static const char *const said[] = {"Terminating job ", " to job "};
+    int sent = 0;
+    size_t n = strlen(id);
+    for (size_t k = 0; k < sizeof said / sizeof *said && !sent; k++)
+        for (const char *p = err_text; !sent && (p = strstr(p, said[k])); p++) {
+            const char *q = p + strlen(said[k]);
+            sent = strncmp(q, id, n) == 0 && (q[n] == 0 || q[n] == '\n' || q[n] == ' ');
+        }
+    char refused[96];
+    snprintf(refused, sizeof refused, "Kill job error on job id %s:", id);
+    return sent && !strstr(err_text, refused);
 }
 
 void liveslurm_doubles_collect(LiveSlurm *s)
@@ -90,7 +110,13 @@ void liveslurm_doubles_collect(LiveSlurm *s)
         char what[300];
         if (rc == 0) {
             (void)strlist_add(&s->doubles_done, f->id); /* out of memory: again, harmless */
-            snprintf(what, sizeof what, "cancelled");
+            if (scancel_sent(slurm_ctl_last_stderr(s->o.ctl), f->id))
+                snprintf(what, sizeof what, "cancelled");
+            else /* filtered out: the round's record that named it was not ours */
+                snprintf(what, sizeof what,
+                         "scancel cancelled nothing (Slurm has no job of ours under that name "
+                         "with that id: the record that listed it was another user's, or it "
+                         "had ended)");
         } else if (strlist_has(&s->doubles_refused, f->id) ||
                    strlist_add(&s->doubles_refused, f->id) < 0) {
             continue; /* said already (or no memory to keep it said): retried in silence */

@@ -13,6 +13,10 @@ void liveslurm_options_intervals(LiveSlurmOptions *o, const SlurmIntervals *ever
         o->pending_say_s = every->pending_say_s;
     if (every->exit_grace_s > 0)
         o->exit_grace_s = every->exit_grace_s;
+    if (every->ceiling_retry_s > 0)
+        o->ceiling_retry_s = every->ceiling_retry_s;
+    if (every->ceiling_retry_max_s > 0)
+        o->ceiling_retry_max_s = every->ceiling_retry_max_s;
 }
 
 int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions *o, Cluster **cl,

@@ -81,6 +81,14 @@ void liveslurm_free(LiveSlurm *s)
     free(s);
 }
 
+void liveslurm_ceiling_retry(const LiveSlurm *s, SchedLiveOptions *o)
+{
+    if (s->o.ceiling_retry_s > 0)
+        o->ceiling_retry_s = s->o.ceiling_retry_s;
+    if (s->o.ceiling_retry_max_s > 0)
+        o->ceiling_retry_max_s = s->o.ceiling_retry_max_s;
+}
+
 long liveslurm_rounds(const LiveSlurm *s)
 {
     return s->rounds;

@@ -52,6 +52,12 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         l->o.stop_timeout_s = 20;
     if (l->o.death_window_s <= 0)
         l->o.death_window_s = 3600;
+    if (l->o.ceiling_retry_s <= 0)
+        l->o.ceiling_retry_s = SCHEDLIVE_CEILING_RETRY_S;
+    if (l->o.ceiling_retry_max_s <= 0)
+        l->o.ceiling_retry_max_s = SCHEDLIVE_CEILING_RETRY_MAX_S;
+    if (l->o.ceiling_retry_max_s < l->o.ceiling_retry_s)
+        l->o.ceiling_retry_max_s = l->o.ceiling_retry_s;
     if (!l->o.job_dir)
         l->o.job_dir = "tunedeck-jobs";
     l->checkpoint = strdup(ck);
@@ -265,10 +271,12 @@ static void over_limit(SchedLive *l, LiveJob *j)
 {
     if (!l->ops->over_limit || j->limit_wait || j->stop_wanted || j->stopping || l->stopping_all)
         return;
-    const char *why = l->ops->over_limit(j->run);
+    LiveRefusal how = LIVERUN_REFUSED_TOO_BIG;
+    const char *why = l->ops->over_limit(j->run, &how);
     if (!why || run_on_unusable(l, j) >= 0)
         return;
     j->limit_wait = 1;
+    j->limit_how = how;
     j->stop_wanted = 1;
     snprintf(j->limit_why, sizeof j->limit_why, "%s waits on %s, a limit on its size",
              l->ops->label ? l->ops->label(j->run) : "its run", why);
@@ -407,11 +415,13 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
             j->start_refused = 0;
             j->limit_tries = 0;
             j->ran_gpus = j->run_gpus; /* the backend took it at that size */
+            if (j->ceiling_gpus && !j->ceiling_until_ms && j->run_gpus > j->ceiling_gpus)
+                j->ceiling_refusals = j->ceiling_gpus = 0; /* the limit was raised: forgotten */
         }
         if (refused_why || limited) {
             j->runs--; /* the job never ran */
-            schedlive_start_refused(l, j, refused_why ? how : LIVERUN_REFUSED_TOO_BIG,
-                                    j->run_gpus, refused_why ? refused_why : j->limit_why);
+            schedlive_start_refused(l, j, refused_why ? how : j->limit_how, j->run_gpus,
+                                    j->n_run_nodes, refused_why ? refused_why : j->limit_why);
         } else if (j->preempted) {
             /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
              * is usually while its copy is pending, before the exit line that says the TERM
@@ -560,6 +570,7 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
         hostpool_step(l->pool, fds, n, now);
     if (l->ops->tick)
         l->ops->tick(l->ops_ctx, now);
+    schedlive_ceilings_expire(l, now); /* before the model's next decision */
     if (!schedlive_sync_nodes(l))
         l->last_ms = now; /* the model's clock starts once the backend has seen the cluster */
     else if (!l->stopping_all && now > l->last_ms) {

@@ -43,6 +43,12 @@ typedef struct {
     /* A job is left failed at its second death within this long (wall time) of the one
      * before; a death later than that is counted as a first again. Default 3600. */
     double death_window_s;
+    /* A ceiling (a size the cluster refused the job: schedlive_ceiling.c) holds this long
+     * (wall time), then decisions may try the job larger again, as the limit may have been
+     * raised; each refusal that sets it again doubles it, up to ceiling_retry_max_s.
+     * Defaults SCHEDLIVE_CEILING_RETRY_S, _MAX_S (a Slurm inventory's "slurm" block sets
+     * them: ceiling_retry_s, ceiling_retry_max_s). */
+    double ceiling_retry_s, ceiling_retry_max_s;
     const char *job_dir;    /* default "tunedeck-jobs" (relative: the remote user's home) */
     const char *workload;   /* the workload's file, named when one of its jobs is refused */
     const char *inventory;  /* the inventory's file, named when its job_command is refused;
@@ -168,6 +174,10 @@ enum { SCHEDLIVE_FENCE_RETRY_S = 5 };
  * after this long, doubled at each refusal in a row up to the most (remote/live/
  * schedlive_ceiling.c). */
 enum { SCHEDLIVE_LIMIT_RETRY_S = 10, SCHEDLIVE_LIMIT_RETRY_MAX_S = 160 };
+/* A ceiling's first back-off and its most: a grow refused again costs a checkpoint and a
+ * stop, so at most one such try every hour once the limit stays; an operator who raises it
+ * sees the job grow within 5 minutes of a first refusal. */
+enum { SCHEDLIVE_CEILING_RETRY_S = 300, SCHEDLIVE_CEILING_RETRY_MAX_S = 3600 };
 /* A placement as text: "h1:0+1,h2:0" (ids: slots[h] indices per host, in order), or with ids
  * NULL each host's count, "h1:2,h2:1". Cut at a whole host when out is short. */
 void schedlive_where_text(const char *const *names, const int *slots, const int *ids, size_t n,

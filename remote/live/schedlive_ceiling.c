@@ -1,7 +1,8 @@
-/* A start the cluster refused for one of its limits (LiveRefusal TOO_BIG, FOR_NOW, LIMIT:
- * Slurm's MaxNodes, MaxTRESPerJob, MaxSubmitJobs): a size too big becomes the job's ceiling
- * in the model and the job goes on at the size it had; a count of jobs is waited out. A job
- * that ran a moment ago is never failed for asking to grow (docs/scheduler-live.md). */
+/* A start the cluster refused for one of its limits (LiveRefusal TOO_BIG, TOO_MANY_NODES,
+ * FOR_NOW, LIMIT: Slurm's MaxTRESPerJob, MaxNodes, MaxSubmitJobs): a size too big becomes the
+ * job's ceiling in the model for a back-off, and the job goes on at the size it had; a count
+ * of jobs is waited out. A job that ran a moment ago is never failed for asking to grow
+ * (docs/scheduler-live.md). */
 #include <stdio.h>
 
 #include "core/base/plural.h"
@@ -32,9 +33,39 @@ static void for_now(SchedLive *l, LiveJob *j, const char *why, const char *taken
         j->name, schedlive_machine(l, j->want_host), why, taken, wait_s);
 }
 
-/* The job's size `gpus` is over a limit: its ceiling becomes gpus - 1 and it keeps the size
- * it last ran at (when under it), else waits for a decision within it. */
-static void too_big(SchedLive *l, LiveJob *j, int gpus, const char *why)
+/* How long the job's next ceiling holds: ceiling_retry_s, doubled at each refusal in a row
+ * that set one (the limit stayed), up to ceiling_retry_max_s. */
+static double ceiling_hold_s(const SchedLive *l, int refusals)
+{
+    double s = l->o.ceiling_retry_s;
+    for (int i = 1; i < refusals && s < l->o.ceiling_retry_max_s; i++)
+        s *= 2;
+    return s < l->o.ceiling_retry_max_s ? s : l->o.ceiling_retry_max_s;
+}
+
+/* The ceiling under a refused size of `gpus` GPUs on `nodes` nodes: one GPU fewer, or, where
+ * the limit counts nodes, what one node fewer holds as placement fills nodes (one GPU fewer
+ * would often still need as many nodes, and be refused once more). *how_said: why, for the
+ * log ("" for the GPU rule). */
+static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t nodes,
+                         char *how_said, size_t cap)
+{
+    how_said[0] = 0;
+    if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2)
+        return gpus - 1;
+    int fit = sched_most_gpus_on_nodes(l->s, (int)nodes - 1);
+    if (fit < 1 || fit >= gpus)
+        return gpus - 1;
+    snprintf(how_said, cap, " (what %zu node%s hold%s: the limit counts nodes)", nodes - 1,
+             plural_s((int)nodes - 1), nodes - 1 == 1 ? "s" : "");
+    return fit;
+}
+
+/* The job's size `gpus` is over a limit: its ceiling becomes the size under it (ceiling_under)
+ * for a while (ceiling_hold_s) and it keeps the size it last ran at (when under it), else
+ * waits for a decision within it. */
+static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
+                    const char *why)
 {
     size_t idx = (size_t)(j - l->jobs);
     if (gpus <= 1) {
@@ -46,7 +77,8 @@ static void too_big(SchedLive *l, LiveJob *j, int gpus, const char *why)
         schedlive_fail(l, j);
         return;
     }
-    int ceiling = gpus - 1;
+    char how_said[96];
+    int ceiling = ceiling_under(l, how, gpus, nodes, how_said, sizeof how_said);
     int keep = j->ran_gpus > 0 && j->ran_gpus <= ceiling ? j->ran_gpus : 0;
     SchedJobInfo info = {0};
     Error err;
@@ -68,23 +100,46 @@ static void too_big(SchedLive *l, LiveJob *j, int gpus, const char *why)
     /* The model's fall back (an event, enacted at the driver's next step) places it; a job the
      * model no longer holds above the ceiling starts at what a later decision wanted. */
     j->need_start = info.gpus <= ceiling && j->want_gpus > 0;
+    int hold_s = (int)ceiling_hold_s(l, ++j->ceiling_refusals);
+    j->ceiling_gpus = ceiling;
+    j->ceiling_until_ms = l->last_ms + (int64_t)hold_s * 1000;
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);
+    char then[160];
     if (keep)
-        schedlive_log(
-            l,
-            "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s, which no "
-            "decision goes past; it goes on at the %d GPU%s it had, from its checkpoint",
-            j->name, gpus, why, ceiling, plural_s(ceiling), keep, plural_s(keep));
+        snprintf(then, sizeof then, "it goes on at the %d GPU%s it had, from its checkpoint", keep,
+                 plural_s(keep));
     else
-        schedlive_log(
-            l,
-            "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s, which no "
-            "decision goes past; the next decision places it within it",
-            j->name, gpus, why, ceiling, plural_s(ceiling));
+        snprintf(then, sizeof then, "the next decision places it within it");
+    schedlive_log(
+        l,
+        "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s%s, which "
+        "no decision goes past for %d s (then it may be tried larger again); %s",
+        j->name, gpus, why, ceiling, plural_s(ceiling), how_said, hold_s, then);
 }
 
-void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, const char *why)
+void schedlive_ceilings_expire(SchedLive *l, int64_t now)
+{
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        LiveJob *j = &l->jobs[i];
+        if (!j->ceiling_until_ms || now < j->ceiling_until_ms || j->failed)
+            continue;
+        j->ceiling_until_ms = 0;
+        Error err;
+        if (sched_lift_ceiling(l->s, i, &err) < 0)
+            continue; /* an index of ours: cannot fail */
+        schedlive_log(l,
+                      "%s: its ceiling of %d GPU%s is lifted (%g s passed): decisions may give it "
+                      "more again, as the cluster's limit may have been raised (a refusal sets "
+                      "it again, for %d s)",
+                      j->name, j->ceiling_gpus, plural_s(j->ceiling_gpus),
+                      ceiling_hold_s(l, j->ceiling_refusals),
+                      (int)ceiling_hold_s(l, j->ceiling_refusals + 1));
+    }
+}
+
+void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
+                             const char *why)
 {
     j->start_refused = 0; /* a limit is no blip: the "once more" rule is not for it */
     if (how == LIVERUN_REFUSED_FOR_NOW) {
@@ -105,5 +160,5 @@ void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus
             return;
         }
     }
-    too_big(l, j, gpus, why);
+    too_big(l, j, how, gpus, nodes, why);
 }

@@ -99,12 +99,12 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
  * not written) is tried once more, at the next tick at the soonest (need_start kept, the
  * placement as wanted then): a blip does not cost the job. One the backend says cannot pass
  * (bad input), or a second in a row, leaves the job failed (schedlive_fail). */
-void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus,
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus, size_t nodes,
                              const char *why)
 {
     if (refusal == LIVERUN_REFUSED_TOO_BIG || refusal == LIVERUN_REFUSED_FOR_NOW ||
-        refusal == LIVERUN_REFUSED_LIMIT) {
-        schedlive_limit_refused(l, j, refusal, gpus, why);
+        refusal == LIVERUN_REFUSED_LIMIT || refusal == LIVERUN_REFUSED_TOO_MANY_NODES) {
+        schedlive_limit_refused(l, j, refusal, gpus, nodes, why);
         return;
     }
     const char *where = schedlive_machine(l, j->want_host);
@@ -184,7 +184,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     j->status[0] = 0;
     if (!j->run) {
         free(ids), free(slots), free(nodes), free(names);
-        schedlive_start_refused(l, j, refusal, j->want_gpus, err.msg);
+        schedlive_start_refused(l, j, refusal, j->want_gpus, n, err.msg);
         return;
     }
     /* A backend that refuses after the start (LiveRunOps.refused) clears it once the run

@@ -45,7 +45,13 @@ typedef struct {
     /* its run waits on a limit of its size (LiveRunOps.over_limit) and is being cancelled:
      * its end is a start refused for its size, why the backend's reason */
     int limit_wait;
+    LiveRefusal limit_how; /* TOO_BIG, or TOO_MANY_NODES where the limit counts nodes */
     char limit_why[96];
+    /* its ceiling (schedlive_ceiling.c): the size refusals of it in a row that set one (the
+     * back-off's doubling), the last one's GPUs (kept once lifted: a run taken above it says
+     * the limit was raised) and when it is lifted (0: none held) */
+    int ceiling_refusals, ceiling_gpus;
+    int64_t ceiling_until_ms;
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */
     int64_t stop_sent_ms;
@@ -120,19 +126,24 @@ void schedlive_free_want(LiveJob *j);
  * NULL. */
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
-/* The backend refused the job's start at `gpus` GPUs (start's NULL, or LiveRunOps.refused
- * once the run ended): one that may pass is tried once more at the next tick, one for good
- * (or a second in a row) leaves the job failed, one for the cluster's limits goes to
- * schedlive_limit_refused; why is said in the log and the job's status. */
-void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus,
+/* The backend refused the job's start at `gpus` GPUs on `nodes` nodes (start's NULL, or
+ * LiveRunOps.refused once the run ended): one that may pass is tried once more at the next
+ * tick, one for good (or a second in a row) leaves the job failed, one for the cluster's
+ * limits goes to schedlive_limit_refused; why is said in the log and the job's status. */
+void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus, size_t nodes,
                              const char *why);
-/* schedlive_ceiling.c: a start refused for a limit (TOO_BIG, FOR_NOW, LIMIT) at `gpus` GPUs:
- * a size limit sets the job's ceiling in the model (sched_set_ceiling) below `gpus`, and the
+/* schedlive_ceiling.c: a start refused for a limit (TOO_BIG, TOO_MANY_NODES, FOR_NOW, LIMIT)
+ * at `gpus` GPUs on `nodes` nodes: a size limit sets the job's ceiling in the model
+ * (sched_set_ceiling) below `gpus` (below `nodes` for a limit on nodes) for a back-off, and the
  * job goes on at the size it last ran at (ran_gpus) or waits for a decision within it; at
  * 1 GPU it is left failed. A count of jobs is tried again after a back-off (10 s, doubled
  * up to SCHEDLIVE_LIMIT_RETRY_MAX_S), the job never failed for it. */
-void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus,
+void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
                              const char *why);
+/* Lifts each ceiling whose back-off has passed by `now` (ceiling_retry_s, doubled at each
+ * refusal that set one again, up to ceiling_retry_max_s), so later decisions may try the job
+ * larger again: the cluster's limit may have been raised meanwhile. */
+void schedlive_ceilings_expire(SchedLive *l, int64_t now);
 /* Leaves the job failed: never started again, its GPUs given back in the model. */
 void schedlive_fail(SchedLive *l, LiveJob *j);
 const LiveJob *schedlive_blocker(const SchedLive *l, const LiveJob *j);

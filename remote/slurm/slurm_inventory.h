@@ -19,6 +19,9 @@
 #define SLURM_NODE_ROUND_MIN_S 0.5
 #define SLURM_PENDING_SAY_MIN_S 1.0
 #define SLURM_INTERVAL_MAX_S 3600.0
+/* A ceiling's back-off: from a second (the test suites) to a day. */
+#define SLURM_CEILING_RETRY_MIN_S 1.0
+#define SLURM_CEILING_RETRY_MAX_S 86400.0
 /* The wait for a job's exit line after Slurm says it ended: every death of a job whose
  * batch script was killed (no line will come) waits it out, so it is kept short. */
 #define SLURM_EXIT_GRACE_MIN_S 1.0
@@ -27,12 +30,15 @@
 /* The "slurm" block: 0 where the inventory leaves a value out, so each user keeps its own
  * default (slurm_ctl 30 s; the live backend 1, 10, 30 and 5 s: remote/live/liverun_slurm.h). */
 typedef struct {
-    double command_timeout_s; /* each Slurm command's answer (sbatch, scontrol, sinfo...) */
-    double job_round_s;       /* live scheduler: between two scontrol rounds */
-    double node_round_s;      /* live scheduler: between two node-state rounds (sinfo) */
-    double pending_say_s;     /* live scheduler: a job of ours pending this long is said */
-    double exit_grace_s;      /* live scheduler: how long a job's output file is read again,
-                                 after Slurm says it ended, for its batch script's exit line */
+    double command_timeout_s;   /* each Slurm command's answer (sbatch, scontrol, sinfo...) */
+    double job_round_s;         /* live scheduler: between two scontrol rounds */
+    double node_round_s;        /* live scheduler: between two node-state rounds (sinfo) */
+    double pending_say_s;       /* live scheduler: a job of ours pending this long is said */
+    double exit_grace_s;        /* live scheduler: how long a job's output file is read again,
+                                   after Slurm says it ended, for its batch script's exit line */
+    double ceiling_retry_s;     /* live scheduler: how long a job's ceiling holds (a size Slurm
+                                   refused it), doubled at each refusal that sets it again... */
+    double ceiling_retry_max_s; /* ...up to this */
 } SlurmIntervals;
 
 typedef struct {

@@ -110,6 +110,7 @@ int slurm_queue_parse_marked(const char *text, const char *mark, const char *sou
 {
     out->v = NULL;
     out->n = 0;
+    out->sorted = NULL;
     size_t cap = 0, lineno = 1;
     const char *p = text;
     while (*p) {
@@ -173,22 +174,39 @@ static const SlurmQueueJob **sorted_jobs(const SlurmQueue *q)
     return v;
 }
 
+int slurm_queue_index(SlurmQueue *q)
+{
+    free(q->sorted);
+    q->sorted = sorted_jobs(q);
+    return q->sorted ? 0 : -1;
+}
+
+/* The queue's index, or a new one the caller frees (*own) when it has none. */
+static const SlurmQueueJob **index_of(const SlurmQueue *q, const SlurmQueueJob ***own)
+{
+    *own = q->sorted ? NULL : sorted_jobs(q);
+    return q->sorted ? q->sorted : *own;
+}
+
 int slurm_queue_same(const SlurmQueue *a, const SlurmQueue *b)
 {
     if (a->n != b->n)
         return 0;
-    const SlurmQueueJob **x = sorted_jobs(a), **y = sorted_jobs(b);
+    const SlurmQueueJob **own_x, **own_y;
+    const SlurmQueueJob **x = index_of(a, &own_x), **y = index_of(b, &own_y);
     int same = x && y;
     for (size_t i = 0; same && i < a->n; i++)
         same = job_order(&x[i], &y[i]) == 0;
-    free(x), free(y);
+    free(own_x), free(own_y);
     return same;
 }
 
 void slurm_queue_clear(SlurmQueue *q)
 {
     free(q->v);
+    free(q->sorted);
     q->v = NULL;
+    q->sorted = NULL;
     q->n = 0;
 }
 
@@ -224,7 +242,8 @@ static int by_id(const void *a, const void *b)
     return strcmp((*(const SlurmQueueJob *const *)a)->id, (*(const SlurmQueueJob *const *)b)->id);
 }
 
-/* The same job a look before: before's jobs sorted by id, so a long queue costs n log n. */
+/* The same job a look before: before's jobs sorted by id (or by every field, the id first:
+ * its index), so a long queue costs n log n. */
 static const SlurmQueueJob *was(const SlurmQueueJob *const *sorted, size_t n,
                                 const SlurmQueueJob *j)
 {
@@ -235,12 +254,15 @@ static const SlurmQueueJob *was(const SlurmQueueJob *const *sorted, size_t n,
 
 int slurm_queue_moves_nodes(const SlurmQueue *before, const SlurmQueue *now)
 {
-    const SlurmQueueJob **sorted = malloc((before->n ? before->n : 1) * sizeof *sorted);
-    if (!sorted)
-        abort();
-    for (size_t i = 0; i < before->n; i++)
-        sorted[i] = &before->v[i];
-    qsort(sorted, before->n, sizeof *sorted, by_id);
+    const SlurmQueueJob **own = NULL, **sorted = before->sorted;
+    if (!sorted) {
+        if (!(own = malloc((before->n ? before->n : 1) * sizeof *own)))
+            abort();
+        for (size_t i = 0; i < before->n; i++)
+            own[i] = &before->v[i];
+        qsort(own, before->n, sizeof *own, by_id);
+        sorted = own;
+    }
     int moved = 0;
     for (size_t i = 0; i < now->n && !moved; i++) {
         const SlurmQueueJob *j = &now->v[i];
@@ -256,6 +278,6 @@ int slurm_queue_moves_nodes(const SlurmQueue *before, const SlurmQueue *now)
         else if (pending && is_node_reason(j->reason))
             moved = !b || strcmp(b->reason, j->reason) != 0;
     }
-    free(sorted);
+    free(own);
     return moved;
 }

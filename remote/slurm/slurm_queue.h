@@ -25,6 +25,9 @@ typedef struct {
 typedef struct {
     SlurmQueueJob *v;
     size_t n;
+    /* v's jobs sorted by every field, the id first (slurm_queue_index), or NULL: what
+     * slurm_queue_same and slurm_queue_moves_nodes would otherwise sort anew at each call */
+    const SlurmQueueJob **sorted;
 } SlurmQueue;
 
 /* Parses `squeue -h -o SLURM_SQUEUE_FORMAT`; the job name (last) may hold '|'. A node count
@@ -40,6 +43,10 @@ int slurm_queue_parse(const char *text, const char *source, SlurmQueue *out, Err
 int slurm_queue_parse_marked(const char *text, const char *mark, const char *source,
                              SlurmQueue *out, Error *err);
 void slurm_queue_clear(SlurmQueue *q);
+/* Sorts the queue's index once (q->sorted), for every comparison it is in after: the watch
+ * compares each round's queue with the one before, then keeps it as the next round's
+ * `before`. 0, or -1 out of memory (the comparisons then sort for themselves, as without). */
+int slurm_queue_index(SlurmQueue *q);
 
 /* The two queues hold the same jobs with the same fields, in whatever order (squeue's order
  * moves with priorities): 1, else 0 (also when out of memory, as a change is the safe

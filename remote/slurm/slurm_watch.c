@@ -199,6 +199,9 @@ static int queue_in(SlurmWatch *w, Error *err)
 {
     if (slurm_queue_parse_marked(w->queue_text, w->mark, "squeue", &w->next_queue, err) < 0)
         return -1;
+    /* one sort for this round's two comparisons and the next round's (as its `before`);
+     * out of memory, each comparison sorts for itself */
+    (void)slurm_queue_index(&w->next_queue);
     int64_t max_age_ms = (int64_t)(NODES_EVERY * w->min_s * 1000);
     w->asking_nodes = w->want_nodes || w->round_start_ms - w->nodes_ms >= max_age_ms ||
                       slurm_queue_moves_nodes(&w->queue, &w->next_queue);

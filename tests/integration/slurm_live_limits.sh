@@ -7,8 +7,14 @@
 #
 # 1. A grow Slurm refuses for its size: doubling grows solo 2 -> 4 GPUs (two nodes), sbatch
 #    answers "Node count specification invalid"; the job goes on at 2 GPUs from its
-#    checkpoint, its ceiling (3 GPUs) is said, journaled in --events and shown on the status
-#    lines, no later decision asks for more, and its progress goes on.
+#    checkpoint, its ceiling (2 GPUs: what one node holds, the limit counting nodes) is said,
+#    journaled in --events and shown on the status lines, no later decision asks for more,
+#    and its progress goes on.
+# 1b. A first start over the node limit (fixed-4: 4 GPUs on two nodes) is refused once: the
+#    ceiling of one node fewer (2 GPUs) runs, where one GPU fewer (3, still two nodes) was
+#    refused a second time.
+# 1c. The operator raises MaxNodes while a ceiling holds (ceiling_retry_s 3 in the inventory):
+#    once lifted, doubling grows the job to 4 GPUs on both nodes.
 # 2. A submission turned away by a count of jobs (job_submit/throttle's jobs_per_user_per_hour,
 #    the one count limit that needs no slurmdbd): the job waits 10 s and, the limit lifted,
 #    runs, never failed.
@@ -43,9 +49,10 @@ stop = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written",
             grow.end())
 said = need(r"solo: the cluster refused it at 4 GPUs \(sbatch exited with status 1: sbatch: error: "
             r"Batch job submission failed: Node count specification invalid\): its ceiling is now "
-            r"3 GPUs, which no decision goes past; it goes on at the 2 GPUs it had, from its "
-            r"checkpoint$", "the refusal and the ceiling, in Slurm's words", stop.end())
-need(r"solo: under its ceiling of 3 GPUs: resize 4 -> 2 GPUs on n1:2$", "the fall back",
+            r"2 GPUs \(what 1 node holds: the limit counts nodes\), which no decision goes past "
+            r"for 300 s \(then it may be tried larger again\); it goes on at the 2 GPUs it had, "
+            r"from its checkpoint$", "the refusal and the ceiling, in Slurm's words", stop.end())
+need(r"solo: under its ceiling of 2 GPUs: resize 4 -> 2 GPUs on n1:2$", "the fall back",
      said.end())
 m = need(r"solo: run 2 on n1 \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
          "resumed at its size", said.end())
@@ -55,7 +62,7 @@ assert out.count("refused it at") == 1, "the grow was tried again"
 assert not re.search(r"decision t=\d+s: resize solo 2 -> 4", out[said.end():]), "grew again"
 assert "left failed" not in out and "died" not in out, "failed or died"
 steps = [int(s) for s in re.findall(
-    r"^\[ *[\d.]+s\]   solo .* real running 2 GPUs \(ceiling 3 GPUs\) step (\d+)", out[run.end():],
+    r"^\[ *[\d.]+s\]   solo .* real running 2 GPUs \(ceiling 2 GPUs\) step (\d+)", out[run.end():],
     re.M)]
 assert len(steps) >= 4 and steps[-1] > steps[0] > int(m.group(1)), ("progress goes on", steps)
 end = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "the end",
@@ -64,18 +71,72 @@ assert int(end.group(1)) > steps[-1] - 1, (end.group(0), steps)
 rows = [l.split() for l in out.splitlines() if l.startswith("solo ")]
 assert rows and rows[-1][6] == "no" and rows[-1][-2:] == ["exited", "0"], rows
 ev = [json.loads(l) for l in open(sys.argv[2])]
-back = [e for e in ev if e.get("event") == "resize" and e.get("ceiling_gpus") == 3]
+back = [e for e in ev if e.get("event") == "resize" and e.get("ceiling_gpus") == 2]
 assert len(back) == 1 and back[0]["gpus_from"] == 4 and back[0]["gpus"] == 2, back
 assert back[0]["placement"] == [{"host": "n1", "gpus": 2}], back
-assert not [e for e in ev if e.get("event") in ("start", "resize") and e["gpus"] > 3
+assert not [e for e in ev if e.get("event") in ("start", "resize") and e["gpus"] > 2
             and e["time_s"] > back[0]["time_s"]], "a decision over the ceiling"
-prog = [e for e in ev if e.get("event") == "progress" and e.get("ceiling_gpus") == 3]
+prog = [e for e in ev if e.get("event") == "progress" and e.get("ceiling_gpus") == 2]
 assert prog and prog[-1]["step"] > prog[0]["step"], prog
 print("%s; resumed at %s; steps %d -> %d under it, checkpoint at %s at the end" %
       (said.group(0)[:60] + "...", m.group(1), steps[0], steps[-1], end.group(1)))
 PY
 then pass "a grow Slurm refuses for its size: the job goes on at its size from its checkpoint under a ceiling, never grown again, journaled, nothing left"
 else fail "grow refused (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "a first start over a node limit costs one refusal"
+# fixed-4 asks 4 GPUs, two nodes, from the start: refused, the ceiling is what one node holds
+# (2 GPUs) and the next decision (2 s later at x30) starts it there. One GPU fewer (3) would
+# still need two nodes: a second refusal (the old ceiling's).
+"$bin" schedule --live --cluster "$T/inv.json" --workload "$T/solo.csv" --policy fixed-4 \
+    --interval 60 --time-scale 30 --duration 9 --status-every 0 --job-dir "$T/jobs1b" \
+    > "$T/out1b" 2> "$T/err1b"
+rc=$?
+settle
+queue="$(squeue -h)"
+left=$(pgrep -f "ckpt-$mark" | wc -l)
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out1b" <<'PY'
+from outcheck import out, need
+said = need(r"solo: the cluster refused it at 4 GPUs \(sbatch exited with status 1: .*Node count "
+            r"specification invalid\): its ceiling is now 2 GPUs \(what 1 node holds: the limit "
+            r"counts nodes\), which no decision goes past for 300 s \(then it may be tried larger "
+            r"again\); the next decision places it within it$", "the node ceiling")
+need(r"solo: Slurm job \d+ running on n[12]:0\+1", "running at 2 GPUs", said.end())
+assert out.count("refused it at") == 1, "refused again (at 3 GPUs?)"
+assert "left failed" not in out and "died" not in out, "failed or died"
+print(said.group(0)[:90] + "...")
+PY
+then pass "a first start over a partition's MaxNodes: one refusal, then it runs at what one node fewer holds"
+else fail "node ceiling (exit $rc, queue '$queue', $left processes)"; fi
+
+echo "a ceiling lifted after its back-off once the operator raised the limit"
+# ceiling_retry_s 3: the grow refused at ~4 s holds 3 s; MaxNodes is raised meanwhile, and the
+# first decision after the lift grows solo to both nodes.
+quick_inventory retry '{"ceiling_retry_s": 3}'
+"$bin" schedule --live --cluster "$T/retry.json" --workload "$T/solo.csv" --policy doubling \
+    --interval 60 --time-scale 30 --duration 17 --status-every 0 --job-dir "$T/jobs1c" \
+    > "$T/out1c" 2> "$T/err1c" &
+LIVE_PID=$!
+wait_line "$T/out1c" "its ceiling is now 2 GPUs" 150
+scontrol update PartitionName=t4 MaxNodes=2
+live_ended
+scontrol update PartitionName=t4 MaxNodes=1 || { echo "$suite: MaxNodes=1 not set again" >&2; exit 1; }
+if [ "$rc" -eq 0 ] && [ -z "$queue" ] && [ "$left" -eq 0 ] && python3 - "$T/out1c" <<'PY'
+from outcheck import out, need
+said = need(r"^\[ *([\d.]+)s\] solo: the cluster refused it at 4 GPUs .*its ceiling is now 2 GPUs "
+            r".*which no decision goes past for 3 s", "the ceiling, for 3 s")
+lift = need(r"^\[ *([\d.]+)s\] solo: its ceiling of 2 GPUs is lifted \(3 s passed\): decisions may "
+            r"give it more again, as the cluster's limit may have been raised \(a refusal sets it "
+            r"again, for 6 s\)$", "lifted", said.end())
+assert float(lift.group(1)) - float(said.group(1)) >= 3, (said.group(0), lift.group(0))
+need(r"decision t=\d+s: resize solo 2 -> 4 GPUs on n1:2,n2:2$", "grown again", lift.end())
+run = need(r"solo: Slurm job \d+ running on n1:0\+1,n2:0\+1", "running on both nodes", lift.end())
+assert out.count("refused it at") == 1, "refused again"
+assert "left failed" not in out and "died" not in out, "failed or died"
+print(lift.group(0)[:90] + "...")
+PY
+then pass "a ceiling is lifted after its back-off: with MaxNodes raised meanwhile the job grows to both nodes, nothing left"
+else fail "ceiling lifted (exit $rc, queue '$queue', $left processes)"; fi
 
 echo "a submission turned away by a count of jobs"
 # job_submit/throttle (SchedulerParameters jobs_per_user_per_hour=1), loaded by scontrol
@@ -142,9 +203,10 @@ stop = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written",
 held = need(r"solo: Slurm job (\d+) waits on PartitionNodeLimit, a limit on its size: cancelled$",
             "the pending job cancelled", stop.end())
 said = need(r"solo: the cluster refused it at 4 GPUs \(Slurm job %s waits on PartitionNodeLimit, a "
-            r"limit on its size\): its ceiling is now 3 GPUs, which no decision goes past; it goes "
-            r"on at the 2 GPUs it had, from its checkpoint$" % held.group(1), "the ceiling",
-            held.end())
+            r"limit on its size\): its ceiling is now 2 GPUs \(what 1 node holds: the limit counts "
+            r"nodes\), which no decision goes past for 300 s \(then it may be tried larger "
+            r"again\); it goes on at the 2 GPUs it had, from its checkpoint$" % held.group(1),
+            "the ceiling", held.end())
 m = need(r"solo: run 2 on n1 \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
          "resumed at its size", said.end())
 resumed(m, int(stop.group(1)), sys.argv[2], "solo")

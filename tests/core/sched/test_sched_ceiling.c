@@ -151,3 +151,46 @@ Test(sched_ceiling, a_ceiling_only_comes_down_and_refuses_pins_and_bad_values)
     cr_assert_eq(sched_set_ceiling(s, 5, 1, 0, &e), -1);
     sched_free(s);
 }
+
+/* A lifted ceiling lets decisions give the job more again (fixed-4 under a ceiling of 2
+ * gets its 4 back); one set again after the lift holds as a new one. */
+Test(sched_ceiling, a_lifted_ceiling_lets_decisions_give_more_again)
+{
+    SchedState *s = placed("fixed-4");
+    Error e;
+    cr_assert_eq(sched_set_ceiling(s, 0, 2, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 2);
+    cr_assert_eq(sched_lift_ceiling(s, 0, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_gpus, 0);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.gpus, 4, "grown past the lifted ceiling");
+    cr_assert_eq(sched_set_ceiling(s, 0, 3, 2, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_gpus, 3, "set again");
+    cr_assert_eq(info.gpus, 2);
+    cr_assert_eq(sched_lift_ceiling(s, 7, &e), -1);
+    sched_free(s);
+}
+
+/* What at most k nodes hold, as placement fills them (the largest first), drained ones out:
+ * nodes of 8, 4, 4 and 2 GPUs. */
+Test(sched_ceiling, the_most_gpus_on_k_nodes_takes_the_largest_usable_nodes)
+{
+    const SchedNodeGroup groups[] = {{"T4", 2, 4, 1}, {"V100", 1, 8, 1}, {"K80", 1, 2, 1}};
+    SchedState *s = fixture_sched(cat, "doubling", 0, groups, 3);
+    cr_assert_eq(sched_most_gpus_on_nodes(s, 0), 0);
+    cr_assert_eq(sched_most_gpus_on_nodes(s, 1), 8);
+    cr_assert_eq(sched_most_gpus_on_nodes(s, 2), 12);
+    cr_assert_eq(sched_most_gpus_on_nodes(s, 3), 16);
+    cr_assert_eq(sched_most_gpus_on_nodes(s, 9), 18, "every node");
+    Error e;
+    cr_assert_eq(sched_drain_node(s, 2, 1, &e), 0, "%s", e.msg); /* the 8-GPU node */
+    cr_assert_eq(sched_most_gpus_on_nodes(s, 1), 4);
+    cr_assert_eq(sched_most_gpus_on_nodes(s, 2), 8);
+    sched_free(s);
+}

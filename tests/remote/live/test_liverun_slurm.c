@@ -269,7 +269,8 @@ Test(liverun_slurm, a_refused_sbatch_over_a_limit_says_which_kind_of_limit)
 {
     char e[400];
     failed_call("sbatch", "sbatch-22.05-too-big.err", e, sizeof e);
-    cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_TOO_BIG, "%s", e);
+    /* a partition's MaxNodes counts nodes: its ceiling is what fits on one node fewer */
+    cr_assert_eq(liveslurm_sbatch_refusal(e), LIVERUN_REFUSED_TOO_MANY_NODES, "%s", e);
     cr_assert_eq(liveslurm_sbatch_refusal("sbatch exited with status 1: sbatch: error: Batch job "
                                           "submission failed: More processors requested than "
                                           "permitted"),
@@ -293,7 +294,7 @@ Test(liverun_slurm, a_refused_sbatch_over_a_limit_says_which_kind_of_limit)
         {"", LIVERUN_REFUSED_LIMIT},
         {"QOSMaxSubmitJobPerUserLimit", LIVERUN_REFUSED_FOR_NOW},
         {"AssocGrpSubmitJobsLimit", LIVERUN_REFUSED_FOR_NOW},
-        {"QOSMaxNodePerJobLimit", LIVERUN_REFUSED_TOO_BIG},
+        {"QOSMaxNodePerJobLimit", LIVERUN_REFUSED_TOO_MANY_NODES},
         {"QOSMaxGRESPerJob", LIVERUN_REFUSED_TOO_BIG},
         {"AssocGrpGRES", LIVERUN_REFUSED_TOO_BIG},
         {"QOSMaxWallDurationPerJobLimit", LIVERUN_REFUSED_FOR_GOOD},
@@ -320,6 +321,22 @@ Test(liverun_slurm, a_pending_reason_says_whether_it_is_a_limit_of_the_jobs_size
         cr_assert(liveslurm_size_reason(size[i]), "%s", size[i]);
     for (size_t i = 0; i < sizeof other / sizeof *other; i++)
         cr_assert_not(liveslurm_size_reason(other[i]), "%s", other[i]);
+}
+
+/* Which size limits count nodes (a ceiling on one node fewer) rather than GPUs (one GPU
+ * fewer): the partition's MaxNodes, in both its forms, and MaxNodesPerJob. */
+Test(liverun_slurm, a_size_limit_says_whether_it_counts_nodes)
+{
+    static const char *const nodes[] = {"PartitionNodeLimit", "QOSMaxNodePerJobLimit",
+                                        "AssocMaxNodePerJobLimit",
+                                        "Batch job submission failed: Node count specification "
+                                        "invalid"};
+    static const char *const gpus[] = {"QOSMaxGRESPerJob", "AssocMaxCpuPerJobLimit",
+                                       "More processors requested than permitted"};
+    for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++)
+        cr_assert(liveslurm_nodes_reason(nodes[i]), "%s", nodes[i]);
+    for (size_t i = 0; i < sizeof gpus / sizeof *gpus; i++)
+        cr_assert_not(liveslurm_nodes_reason(gpus[i]), "%s", gpus[i]);
 }
 
 Test(liverun_slurm, retries_back_off_like_the_rounds)

@@ -55,7 +55,7 @@ static int waits(void *run)
 
 static int over(void *run)
 {
-    return LIVERUN_SLURM.over_limit(run) != NULL;
+    return LIVERUN_SLURM.over_limit(run, NULL) != NULL;
 }
 
 static int sinfo_calls(void)
@@ -92,13 +92,14 @@ Test(liverun_slurm_limits, a_job_pending_on_its_partitions_limit_is_over_it_once
     while (clock_now_ms() < until) {
         LIVERUN_SLURM.tick(b.s, clock_now_ms());
         LIVERUN_SLURM.step(run);
-        cr_assert_null(LIVERUN_SLURM.over_limit(run), "before the nodes' states: %s", log_text);
+        cr_assert_null(LIVERUN_SLURM.over_limit(run, NULL), "before the nodes' states: %s",
+                       log_text);
         usleep(10000);
     }
     int asked = sinfo_calls();
     standins_put(dir, "go", "");
     backend_steps_until(&b, run, over);
-    cr_assert_str_eq(LIVERUN_SLURM.over_limit(run), "PartitionNodeLimit", "%s", log_text);
+    cr_assert_str_eq(LIVERUN_SLURM.over_limit(run, NULL), "PartitionNodeLimit", "%s", log_text);
     /* the first round (watch) and the one the sighting asked for, not node_round_s (10 s) later */
     cr_assert_geq(asked, 1, "%s", log_text);
     cr_assert_leq(sinfo_calls(), 3, "%s", log_text);
@@ -115,7 +116,7 @@ Test(liverun_slurm_limits, a_job_pending_on_resources_is_not_over_a_limit)
     while (clock_now_ms() < until) {
         LIVERUN_SLURM.tick(b.s, clock_now_ms());
         LIVERUN_SLURM.step(run);
-        cr_assert_null(LIVERUN_SLURM.over_limit(run), "%s", log_text);
+        cr_assert_null(LIVERUN_SLURM.over_limit(run, NULL), "%s", log_text);
         usleep(10000);
     }
     LIVERUN_SLURM.free(run);

@@ -67,6 +67,8 @@ static const char *const STAND_INS[][2] = {
      "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
      "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
     {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"
+                "[ \"$1\" = -v ] && [ ! -f \"$D/not-ours\" ] && for a; do case $a in -*) ;; *) "
+                "echo \"scancel: Terminating job $a\" >&2;; esac; done\n"
                 "[ -f \"$D/refuse-twice\" ] && [ $(wc -l < \"$D/scancel-calls\") -le 2 ] && { echo "
                 "\"scancel: error: Kill job error on job id $1: Job/step already completing or "
                 "completed\" >&2; exit 1; }\n"
@@ -113,13 +115,13 @@ static char *by_name(size_t n)
 }
 
 /* The scancel of a second job (liverun_slurm_doubles.c): limited to our user's jobs under the
- * submission's name, so an id from a forged record never cancels a job of ours; `times`
- * lines of it. */
+ * submission's name, so an id from a forged record never cancels a job of ours, and verbose,
+ * so that what it cancelled is known; `times` lines of it. */
 static char *double_cancels(const char *id, int times)
 {
     char *filters = by_name(0), *want = NULL, *line = NULL;
     filters[strlen(filters) - 1] = 0;
-    cr_assert_geq(asprintf(&line, "%s %s\n", filters, id), 0);
+    cr_assert_geq(asprintf(&line, "-v %s %s\n", filters, id), 0);
     want = calloc((size_t)times, strlen(line) + 1);
     cr_assert_not_null(want);
     for (int i = 0; i < times; i++)
@@ -481,6 +483,27 @@ Test(liverun_slurm_submit, a_job_slurm_took_after_the_look_up_found_none_is_canc
     cr_assert_geq(asprintf(&want, "%s%s", dbl, name_line), 0);
     cr_assert_str_eq(cancels, want, "the run's own job at the end, by its name: %s", cancels);
     free(cancels), free(want), free(name_line), free(dbl);
+}
+
+/* Regression: a filtered scancel that cancelled nothing (the id was not a job of ours under
+ * the name: a forged record's) exits 0 all the same, and the log said "cancelled". */
+Test(liverun_slurm_submit, a_second_job_the_filtered_scancel_did_not_cancel_is_not_said_cancelled)
+{
+    Backend b = backend(10);
+    touch("not-ours"); /* scancel -v names no job: the filters left id 100 out */
+    void *run = start(&b, "twice");
+    for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
+        tick(&b, &run, 1);
+    for (int i = 0; i < 500 && !strstr(log_text, "second job"); i++)
+        tick(&b, &run, 1);
+    const char *said = strstr(log_text, "has a second job, Slurm job 100");
+    cr_assert(said, "%s", log_text);
+    cr_assert(strstr(said, "scancel cancelled nothing (Slurm has no job of ours under that name "
+                           "with that id"),
+              "%s", log_text);
+    cr_assert_null(strstr(log_text, ": cancelled;"), "claimed a cancel: %s", log_text);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
 }
 
 Test(liverun_slurm_submit, a_second_job_no_round_saw_is_cancelled_by_name_at_the_end)

@@ -17,6 +17,7 @@
  * resumed and the driver's time when it came are kept. */
 static int too_big, limited, pend_over; /* pend_over: over too_big it pends, not refused */
 static LiveRefusal limited_kind;
+static int over_nodes; /* the limit over too_big counts nodes (MaxNodes), not GPUs */
 static int starts, asked[64], resumed[64];
 static int64_t now_ms, started_ms[64];
 
@@ -47,17 +48,22 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
     } else if (too_big > 0 && spec->alloc->gpus > too_big) {
         r->refused = !pend_over;
         r->pending = pend_over;
-        r->refusal = LIVERUN_REFUSED_TOO_BIG;
-        r->why = "sbatch: Node count specification invalid";
+        r->refusal = over_nodes ? LIVERUN_REFUSED_TOO_MANY_NODES : LIVERUN_REFUSED_TOO_BIG;
+        r->why = over_nodes ? "sbatch: Node count specification invalid"
+                            : "sbatch: error: QOSMaxGRESPerJob";
     }
     return r;
 }
 
-/* A job Slurm took but holds pending on its partition's MaxNodes: ended by its cancel. */
-static const char *limit_over(const void *run)
+/* A job Slurm took but holds pending on its partition's MaxNodes (or a QOS's MaxTRESPerJob):
+ * ended by its cancel. */
+static const char *limit_over(const void *run, LiveRefusal *refusal)
 {
     const LimitRun *r = run;
-    return r->pending && !r->head.status[0] ? "PartitionNodeLimit" : NULL;
+    if (!r->pending || r->head.status[0])
+        return NULL;
+    *refusal = over_nodes ? LIVERUN_REFUSED_TOO_MANY_NODES : LIVERUN_REFUSED_TOO_BIG;
+    return over_nodes ? "PartitionNodeLimit" : "QOSMaxGRESPerJob";
 }
 
 static int limit_signal(void *run, int signo, Error *err)
@@ -103,6 +109,7 @@ static void plan(int over, int first_limited, LiveRefusal kind)
 {
     too_big = over;
     pend_over = 0;
+    over_nodes = 0;
     limited = first_limited;
     limited_kind = kind;
     starts = 0;
@@ -117,10 +124,10 @@ static void run_steps(LiveRig *r, int n)
         schedlive_step(r->l, NULL, 0, now_ms += 20);
 }
 
-/* Regression: the cluster's refusal of a grow (Slurm's "Node count specification invalid",
- * a partition's MaxNodes) was for good, and failed a job that had run at 2 GPUs a moment
- * before. It goes on at 2 GPUs from its checkpoint, and doubling never asks for more than
- * its ceiling (3) again: no loop of checkpoint, refusal and resubmission. */
+/* Regression: the cluster's refusal of a grow (a QOS's MaxTRESPerJob on GPUs) was for good,
+ * and failed a job that had run at 2 GPUs a moment before. It goes on at 2 GPUs from its
+ * checkpoint, and doubling never asks for more than its ceiling (3) again: no loop of
+ * checkpoint, refusal and resubmission. */
 Test(schedlive_ceiling, a_grow_refused_for_its_size_keeps_the_job_at_its_size_under_a_ceiling)
 {
     static LiveRig r;
@@ -141,10 +148,10 @@ Test(schedlive_ceiling, a_grow_refused_for_its_size_keeps_the_job_at_its_size_un
                       r.text);
     cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text);
     cr_assert_eq(j.deaths, 0, "%s", r.text);
-    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
-                             "specification invalid): its ceiling is now 3 GPUs, which no "
-                             "decision goes past; it goes on at the 2 GPUs it had, from its "
-                             "checkpoint\n") &&
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
+                             "QOSMaxGRESPerJob): its ceiling is now 3 GPUs, which no decision "
+                             "goes past for 300 s (then it may be tried larger again); it goes "
+                             "on at the 2 GPUs it had, from its checkpoint\n") &&
                   strstr(r.text, "j0: under its ceiling of 3 GPUs: resize 4 -> 2 GPUs on m"),
               "%s", r.text);
     cr_assert_null(strstr(r.text, "left failed"), "%s", r.text);
@@ -174,10 +181,10 @@ Test(schedlive_ceiling, a_grow_held_pending_on_a_limit_of_its_size_is_cancelled_
         cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs: %s", i, asked[i], r.text);
     cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text);
     cr_assert_eq(j.runs, 2, "the pending one never ran: %s", r.text);
-    cr_assert(strstr(r.text, "j0: its run waits on PartitionNodeLimit, a limit on its size: "
+    cr_assert(strstr(r.text, "j0: its run waits on QOSMaxGRESPerJob, a limit on its size: "
                              "cancelled\n") &&
                   strstr(r.text, "j0: the cluster refused it at 4 GPUs (its run waits on "
-                                 "PartitionNodeLimit, a limit on its size): its ceiling is now 3 "
+                                 "QOSMaxGRESPerJob, a limit on its size): its ceiling is now 3 "
                                  "GPUs"),
               "%s", r.text);
     cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
@@ -260,5 +267,96 @@ Test(schedlive_ceiling, a_size_refused_at_one_gpu_fails_the_job)
     cr_assert(strstr(r.text, "refused at 1 GPU, the smallest size (trying again cannot change "
                              "it), left failed\n"),
               "%s", r.text);
+    liverig_close(&r);
+}
+
+/* A limit on the job's node count (a partition's MaxNodes: "Node count specification
+ * invalid") refusing 4 GPUs on two 2-GPU nodes: the ceiling is what one node holds, 2 GPUs.
+ * Regression: it was 3 GPUs (one GPU fewer), which still needs two nodes here, so a size
+ * of 3 was one more refused checkpoint away. */
+Test(schedlive_ceiling, a_limit_on_nodes_sets_the_ceiling_to_what_one_node_fewer_holds)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    over_nodes = 1;
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    run_steps(&r, 150);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_eq(asked[1], 4, "the grow: %s", r.text);
+    cr_assert_eq(asked[2], 2, "back at its size: %s", r.text);
+    cr_assert_eq(j.ceiling_gpus, 2, "%s", r.text);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 2 GPUs (what 1 node "
+                             "holds: the limit counts nodes), which no decision goes past for "
+                             "300 s"),
+              "%s", r.text);
+    liverig_close(&r);
+}
+
+/* The same held pending (PartitionNodeLimit, no EnforcePartLimits): ceiling 2 as well. */
+Test(schedlive_ceiling, a_grow_held_pending_on_a_node_limit_gets_the_ceiling_of_one_node_fewer)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    over_nodes = 1;
+    pend_over = 1;
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    run_steps(&r, 150);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_eq(j.ceiling_gpus, 2, "%s", r.text);
+    cr_assert(strstr(r.text, "(its run waits on PartitionNodeLimit, a limit on its size): its "
+                             "ceiling is now 2 GPUs (what 1 node holds"),
+              "%s", r.text);
+    liverig_close(&r);
+}
+
+/* A ceiling holds for its back-off only (here 1 s, doubled at each refusal that sets it
+ * again, up to 2 s): the grow is tried again after 1 s, then 2 s, then 2 s; once the limit is
+ * raised, the next try after the back-off runs the job at 4 GPUs. Regression: a ceiling
+ * lasted the run, so a limit an operator raised was never tried again. */
+Test(schedlive_ceiling,
+     a_ceiling_is_lifted_after_its_back_off_and_the_job_grows_once_the_limit_is_raised)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 100,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 1,
+                                          .ceiling_retry_max_s = 2});
+    now_ms = clock_now_ms();
+    run_steps(&r, 400); /* 8 s of the driver's time */
+    int64_t tried[8];
+    int n = 0;
+    for (int i = 0; i < starts && i < 64 && n < 8; i++)
+        if (asked[i] == 4)
+            tried[n++] = started_ms[i];
+    cr_assert_geq(n, 3, "the grow tried again once its ceiling was lifted: %s", r.text);
+    cr_assert_geq(tried[1] - tried[0], 1000, "%s", r.text);
+    cr_assert_geq(tried[2] - tried[1], 2000, "doubled: %s", r.text);
+    if (n > 3)
+        cr_assert_geq(tried[3] - tried[2], 2000, "capped: %s", r.text);
+    cr_assert(strstr(r.text, "j0: its ceiling of 3 GPUs is lifted (1 s passed): decisions may "
+                             "give it more again, as the cluster's limit may have been raised (a "
+                             "refusal sets it again, for 2 s)\n"),
+              "%s", r.text);
+    cr_assert(strstr(r.text, "which no decision goes past for 2 s"), "%s", r.text);
+    too_big = 0; /* the operator raises the limit */
+    int before = starts;
+    run_steps(&r, 250);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_gt(starts, before, "%s", r.text);
+    cr_assert_eq(asked[starts - 1], 4, "%s", r.text);
+    cr_assert_eq(j.gpus, 4, "it runs at 4 GPUs: %s", r.text);
+    cr_assert_eq(j.ceiling_gpus, 0, "%s", r.text);
+    cr_assert_eq(j.deaths, 0, "%s", r.text);
     liverig_close(&r);
 }

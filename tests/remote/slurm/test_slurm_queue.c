@@ -35,6 +35,10 @@ static int moves(const char *before, const char *now)
     cr_assert_eq(slurm_queue_parse(before, "before", &b, &e), 0, "%s", e.msg);
     cr_assert_eq(slurm_queue_parse(now, "now", &n, &e), 0, "%s", e.msg);
     int r = slurm_queue_moves_nodes(&b, &n);
+    /* the watch's way, each queue's index sorted once (slurm_queue_index): the same answer */
+    cr_assert_eq(slurm_queue_index(&b), 0);
+    cr_assert_eq(slurm_queue_index(&n), 0);
+    cr_assert_eq(slurm_queue_moves_nodes(&b, &n), r, "indexed, the answer moved");
     slurm_queue_clear(&b);
     slurm_queue_clear(&n);
     return r;
@@ -216,6 +220,10 @@ Test(slurm_queue, rounds_under_different_marks_in_another_order_are_the_same_que
     b.v[2] = t;
     cr_assert(slurm_queue_same(&a, &b));
     cr_assert(slurm_queue_same(&b, &a));
+    cr_assert_eq(slurm_queue_index(&a), 0); /* the watch's way: the same answers */
+    cr_assert(slurm_queue_same(&a, &b));
+    cr_assert_eq(slurm_queue_index(&b), 0);
+    cr_assert(slurm_queue_same(&b, &a));
     cr_assert_eq(slurm_queue_parse_marked(swapped, "fedcba9876543210", "squeue", &c, &e), 0, "%s",
                  e.msg);
     snprintf(c.v[2].state, sizeof c.v[2].state, "COMPLETING");
@@ -223,6 +231,8 @@ Test(slurm_queue, rounds_under_different_marks_in_another_order_are_the_same_que
     snprintf(c.v[2].state, sizeof c.v[2].state, "%s", a.v[2].state);
     c.v[1].nodelist_hash ^= 1;
     cr_assert_not(slurm_queue_same(&a, &c), "the nodes past the column's cut moved");
+    cr_assert_eq(slurm_queue_index(&c), 0);
+    cr_assert_not(slurm_queue_same(&a, &c), "indexed: the nodes past the cut moved");
     SlurmQueue none = {0};
     cr_assert(slurm_queue_same(&none, &(SlurmQueue){0}));
     slurm_queue_clear(&a), slurm_queue_clear(&b), slurm_queue_clear(&c);
