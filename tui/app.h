@@ -150,6 +150,9 @@ void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(pr
 void app_open_editor(App *a);
 void app_close_editor(App *a);
 void app_editor_key(App *a, int ch);
+/* x: takes the override queued last out of the queue, unrun (the tuner's queue; the budget
+ * an override raised stays raised, as :budget N lowers it). */
+void app_drop_override(App *a);
 /* Asks the tuner's model about the edited schedule (and checks it) after an edit. */
 void app_refresh_prediction(App *a);
 

@@ -42,10 +42,13 @@ static void draw_tabs(const App *a)
                             : tuner_converged(a->tuner) ? "converged"
                             : tuner_done(a->tuner)      ? "done"
                                                         : "tuning";
-        snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
+        char queued[32] = ""; /* the operator's overrides waiting to run */
+        if (tuner_overrides(a->tuner))
+            snprintf(queued, sizeof queued, " | %zu queued", tuner_overrides(a->tuner));
+        snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s%s | %s ",
                  a->sim ? simcluster_spec(a->sim) : a->cluster->name,
                  tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
-                 best_s, state);
+                 best_s, queued, state);
     }
     /* narrow: keep the state, which is at the end, and whole fields before it */
     const char *fit = draw_fit_tail(right, r.w - x);

@@ -21,6 +21,7 @@ const KeyHelp HELP_KEYS[] = {
     {"trials", "PgUp PgDn g G", "page, first (also Home), last (End)"},
     {"trials", "s F6 / r", "next sort column / reverse the order"},
     {"trials", "e Enter", "edit the selected trial's schedule as an override"},
+    {"trials", "X", "drop the override queued last (queued ones run first, in order)"},
     {"cluster", "Up Down j k", "scroll the per-host loads; PgUp PgDn g G: the job list"},
     {"hosts", "Up Down j k", "select a host (Slurm: a node); PgUp PgDn g G: page, ends"},
     {"hosts", "a / c, d / u", "accept unknown host key / reconnect; Slurm: drain / undrain"},

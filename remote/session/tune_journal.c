@@ -137,13 +137,29 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         write_event(tj, b);
         return;
     }
+    if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED) {
+        /* The queue a resume restores: nothing the operator planned is lost with the console. */
+        cJSON *q = cJSON_CreateObject();
+        cJSON_AddStringToObject(q, "event",
+                                ev == TUNER_EVENT_QUEUED ? "override_queued" : "override_dropped");
+        cJSON_AddNumberToObject(q, "override", rec->override_id);
+        cJSON_AddNumberToObject(q, "wall_s", (double)time(NULL));
+        if (ev == TUNER_EVENT_QUEUED)
+            cJSON_AddItemToObject(q, "schedule", schedule_to_json(rec->suggestion.schedule));
+        write_event(tj, q);
+        return;
+    }
     /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
     int trial = tuner_outside_number(tj->tuner, rec->trial);
     switch (ev) {
-    case TUNER_EVENT_SUGGESTED:
-        write_event(
-            tj, journal_suggested_json(trial, rec->overridden, &rec->suggestion, rec->suggest_ms));
+    case TUNER_EVENT_SUGGESTED: {
+        cJSON *sg =
+            journal_suggested_json(trial, rec->overridden, &rec->suggestion, rec->suggest_ms);
+        if (rec->override_id > 0) /* the queued override it takes out of the queue */
+            cJSON_AddNumberToObject(sg, "override", rec->override_id);
+        write_event(tj, sg);
         break;
+    }
     case TUNER_EVENT_STARTED:
         write_event(tj, journal_started_json(trial));
         break;
@@ -152,6 +168,8 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         break;
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
     case TUNER_EVENT_BUDGET:
+    case TUNER_EVENT_QUEUED:
+    case TUNER_EVENT_DROPPED:
         break;
     }
 }
@@ -402,6 +420,87 @@ size_t tune_journal_trials(const TuneJournal *tj)
     return journal_trials_count(&tj->log);
 }
 
+/* The overrides queued and neither run nor dropped, in the order queued. */
+typedef struct {
+    int id;
+    Schedule *s;
+} QueuedOverride;
+
+static void queue_forget(QueuedOverride *q, size_t *n, int id)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (q[i].id == id) {
+            schedule_free(q[i].s);
+            memmove(q + i, q + i + 1, (*n - i - 1) * sizeof *q);
+            (*n)--;
+            return;
+        }
+}
+
+/* Resume: the operator's queue as the journal left it. An override whose trial was suggested
+ * (started or not) is a trial of the journal, replayed or marked interrupted, and is not
+ * queued again; one queued and not yet run goes back in the queue, in its place. A line
+ * that does not fit is a problem like any skipped line: said, and the rest kept. */
+static void restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored)
+{
+    QueuedOverride q[TUNER_OVERRIDES_MAX * 4];
+    size_t n = 0;
+    int last = 0;
+    *restored = 0;
+    for (size_t i = 1; i < tj->log.n; i++) {
+        const cJSON *ev = tj->log.events[i];
+        const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
+        int queued = strcmp(kind, "override_queued") == 0;
+        int dropped = strcmp(kind, "override_dropped") == 0;
+        int suggested = strcmp(kind, "suggested") == 0;
+        if (!queued && !dropped && !suggested)
+            continue;
+        char ctx[4300];
+        snprintf(ctx, sizeof ctx, "%s:%zu: %s", tj->path, tj->log.lines[i], kind);
+        int id = 0;
+        Error e;
+        if (jfield_int(ev, ctx, "override", queued || dropped, 1, INT_MAX, &id, &e) < 0) {
+            journal_log_problem(&tj->log, "%s (override not restored)", e.msg);
+            continue;
+        }
+        if (id == 0)
+            continue; /* an optimizer's trial, or an override from before the queue */
+        if (id > last)
+            last = id;
+        if (!queued) {
+            queue_forget(q, &n, id);
+            continue;
+        }
+        const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, &e);
+        char sctx[4400];
+        snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
+        Schedule *s = sj ? schedule_from_json(sj, c, sctx, &e) : NULL;
+        if (!s) {
+            journal_log_problem(&tj->log, "%s (override not restored)", e.msg);
+            continue;
+        }
+        if (n == sizeof q / sizeof q[0]) {
+            journal_log_problem(&tj->log,
+                                "%s: more overrides wait than the queue holds (%d): "
+                                "override %d not restored",
+                                ctx, TUNER_OVERRIDES_MAX, id);
+            schedule_free(s);
+            continue;
+        }
+        q[n++] = (QueuedOverride){id, s};
+    }
+    tuner_override_ids_from(t, last);
+    for (size_t i = 0; i < n; i++) {
+        Error e;
+        if (tuner_override_restore(t, q[i].id, q[i].s, &e) < 0)
+            journal_log_problem(&tj->log, "%s: override %d not restored: %s", tj->path, q[i].id,
+                                e.msg);
+        else
+            (*restored)++;
+        schedule_free(q[i].s);
+    }
+}
+
 int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err)
 {
     JournalTrials jt;
@@ -458,6 +557,17 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
                     r->trial);
     }
     journal_trials_clear(&jt);
+    if (rc == 0) {
+        size_t before = tj->log.n_problems, restored;
+        restore_overrides(tj, t, c, &restored);
+        for (size_t i = before; i < tj->log.n_problems && !tj->quiet; i++)
+            fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
+        if (restored && !tj->quiet)
+            fprintf(stderr,
+                    "tunedeck tune: %zu override%s queued before the session ended run%s "
+                    "first\n",
+                    restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
+    }
     return rc;
 }
 
