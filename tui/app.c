@@ -227,9 +227,9 @@ static void launch_edit(App *a)
         tuner_set_budget(a->tuner, trial);
     a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
     app_log(a, "override queued as trial %d (%zu queued)", trial, queued);
-    app_message(a, 0, "override launches as trial %d%s%s; %c drops the last queued", trial,
-                queued > 1 ? ", after the overrides queued before it" : "",
-                a->user_paused ? " (paused: Space resumes)" : "", a->config.keys[ACT_DROP]);
+    app_message(a, 0, "override launches as trial %d (%zu queued, %c drops the last)%s", trial,
+                queued, a->config.keys[ACT_DROP],
+                a->user_paused ? " (paused: Space resumes)" : "");
     app_close_editor(a);
 }
 
