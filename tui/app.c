@@ -228,8 +228,7 @@ static void launch_edit(App *a)
     a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
     app_log(a, "override queued as trial %d (%zu queued)", trial, queued);
     app_message(a, 0, "override launches as trial %d (%zu queued, %c drops the last)%s", trial,
-                queued, a->config.keys[ACT_DROP],
-                a->user_paused ? " (paused: Space resumes)" : "");
+                queued, a->config.keys[ACT_DROP], a->user_paused ? " (paused: Space resumes)" : "");
     app_close_editor(a);
 }
 

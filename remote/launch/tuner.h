@@ -83,7 +83,8 @@ int tuner_paused(const Tuner *t);
 /* The operator's overrides wait in a FIFO queue: each runs as the next trial, in the order
  * queued, before the optimizer suggests again. At most TUNER_OVERRIDES_MAX wait: an operator
  * planning more is told so rather than one being dropped. */
-enum { TUNER_OVERRIDES_MAX = 16 };
+/* Ids stay below TUNER_OVERRIDE_ID_MAX (a damaged journal's huge id cannot overflow them). */
+enum { TUNER_OVERRIDES_MAX = 16, TUNER_OVERRIDE_ID_MAX = 1000000000 };
 /* Queues this schedule (validated first) behind those already queued. -1 with why in err when
  * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);

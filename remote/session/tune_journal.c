@@ -457,9 +457,9 @@ static void restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_
             continue;
         char ctx[4300];
         snprintf(ctx, sizeof ctx, "%s:%zu: %s", tj->path, tj->log.lines[i], kind);
-        int id = 0;
+        int id = 0, needed = queued || dropped;
         Error e;
-        if (jfield_int(ev, ctx, "override", queued || dropped, 1, INT_MAX, &id, &e) < 0) {
+        if (jfield_int(ev, ctx, "override", needed, 1, TUNER_OVERRIDE_ID_MAX, &id, &e) < 0) {
             journal_log_problem(&tj->log, "%s (override not restored)", e.msg);
             continue;
         }

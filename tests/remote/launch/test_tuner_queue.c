@@ -105,8 +105,8 @@ Test(tuner_queue, two_overrides_run_in_the_order_queued_before_the_optimizer_res
         const TrialRecord *r = tuner_trial(t, (size_t)i);
         cr_assert(r->overridden, "trial %d is the operator's", i + 1);
         cr_assert_eq(r->override_id, i + 1);
-        cr_assert(schedule_equal(r->suggestion.schedule, s[i]), "trial %d ran override %d",
-                  i + 1, i + 1);
+        cr_assert(schedule_equal(r->suggestion.schedule, s[i]), "trial %d ran override %d", i + 1,
+                  i + 1);
         cr_assert_eq(r->obs->status == TRIAL_OK || r->obs->status == TRIAL_PRUNED, 1, "%s",
                      r->obs->reason);
     }
