@@ -115,13 +115,18 @@ void app_ask_pause(App *a, int paused)
     app_set_pause(a, paused);
 }
 
+int app_quit_drops_overrides(const App *a)
+{
+    return a->tuner && tuner_overrides(a->tuner) && !a->journaled;
+}
+
 /* Quitting while trials or live jobs run asks first (once the live run is over, nothing
  * runs: it asked "Live jobs run: quitting checkpoints and stops them" with none left). */
 void app_ask_quit(App *a)
 {
     SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
     if ((a->tuner && (tuner_running(a->tuner) || (!tuner_done(a->tuner) && !a->user_paused))) ||
-        (live && !schedlive_done(live)))
+        (live && !schedlive_done(live)) || app_quit_drops_overrides(a))
         a->confirm_quit = 1;
     else
         a->quit = 1;

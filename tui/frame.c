@@ -64,9 +64,12 @@ static void draw_status(const App *a)
     draw_fill(r, ROLE_STATUS);
     if (a->confirm_quit) {
         SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
-        const char *q = live && !schedlive_done(live)
-                            ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
-                            : "Tuning is running. Quit anyway? (y/n)";
+        const char *q =
+            live && !schedlive_done(live)
+                ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
+            : app_quit_drops_overrides(a)
+                ? "Overrides are queued and no journal keeps them: quitting drops them. Quit? (y/n)"
+                : "Tuning is running. Quit anyway? (y/n)";
         /* too narrow for why: the question and its answers stay whole */
         draw_text(r.y, 0, r.w, ROLE_WARN, (int)strlen(q) <= r.w ? q : "Quit? (y/n)");
     } else if (a->confirm_drain) {

@@ -270,6 +270,25 @@ wait_for edit ":quit: expected nothing after it, found 'now'"
 tmx send-keys -t edit : q u i t ! Enter
 wait_exit edit 0
 
+# --- without a journal, quitting with overrides queued asks: nothing would keep them ------
+start nj 120 30 xterm-256color "$bin" --pace-ms 3600000 --no-sched --no-journal
+wait_for nj '^. +1  (ok|pruned) '
+tmx send-keys -t nj Space
+wait_for nj '\| paused'
+tmx send-keys -t nj e
+wait_for nj 'valid: Enter launches'
+tmx send-keys -t nj Enter
+wait_for nj '\| 1 queued \| paused'
+tmx send-keys -t nj q
+wait_for nj 'no journal keeps them: quitting drops them\. Quit\? \(y/n\)'
+tmx send-keys -t nj n
+wait_for nj '\| 1 queued \| paused'
+tmx send-keys -t nj X
+wait_for nj 'dropped; 0 still queued'
+# nothing queued, paused, nothing running: q quits at once, as before
+tmx send-keys -t nj q
+wait_exit nj 0
+
 # --- with a model (the default optimizer): the editor's prediction follows the edit -------
 if "$bin" tune --help | grep -q bespoke; then
     start pred 100 30 xterm-256color "$bin" --pace-ms 100
