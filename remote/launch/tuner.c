@@ -11,6 +11,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/journal/journal_override.h"
 #include "core/opt/prune.h"
 #include "core/opt/stoprule.h"
 
@@ -625,9 +626,9 @@ static int queue_push(Tuner *t, int id, const Schedule *s, Error *err)
 
 int tuner_override(Tuner *t, const Schedule *s, Error *err)
 {
-    if (t->last_override_id >= TUNER_OVERRIDE_ID_MAX)
+    if (t->last_override_id >= JOURNAL_OVERRIDE_ID_MAX)
         return error_set(err, "override: every override id up to %d is taken",
-                         TUNER_OVERRIDE_ID_MAX);
+                         JOURNAL_OVERRIDE_ID_MAX);
     if (queue_push(t, t->last_override_id + 1, s, err) < 0)
         return -1;
     emit_queue(t, TUNER_EVENT_QUEUED, t->queue_id[t->n_queue - 1], t->queue[t->n_queue - 1]);
@@ -636,16 +637,16 @@ int tuner_override(Tuner *t, const Schedule *s, Error *err)
 
 void tuner_override_ids_from(Tuner *t, int last)
 {
-    if (last > TUNER_OVERRIDE_ID_MAX)
-        last = TUNER_OVERRIDE_ID_MAX;
+    if (last > JOURNAL_OVERRIDE_ID_MAX)
+        last = JOURNAL_OVERRIDE_ID_MAX;
     if (last > t->last_override_id)
         t->last_override_id = last;
 }
 
 int tuner_override_restore(Tuner *t, int id, const Schedule *s, Error *err)
 {
-    if (id <= 0 || id > TUNER_OVERRIDE_ID_MAX)
-        return error_set(err, "override id %d: expected 1 to %d", id, TUNER_OVERRIDE_ID_MAX);
+    if (id <= 0 || id > JOURNAL_OVERRIDE_ID_MAX)
+        return error_set(err, "override id %d: expected 1 to %d", id, JOURNAL_OVERRIDE_ID_MAX);
     return queue_push(t, id, s, err);
 }
 

@@ -83,8 +83,7 @@ int tuner_paused(const Tuner *t);
 /* The operator's overrides wait in a FIFO queue: each runs as the next trial, in the order
  * queued, before the optimizer suggests again. At most TUNER_OVERRIDES_MAX wait: an operator
  * planning more is told so rather than one being dropped. */
-/* Ids stay below TUNER_OVERRIDE_ID_MAX (a damaged journal's huge id cannot overflow them). */
-enum { TUNER_OVERRIDES_MAX = 16, TUNER_OVERRIDE_ID_MAX = 1000000000 };
+enum { TUNER_OVERRIDES_MAX = 16 };
 /* Queues this schedule (validated first) behind those already queued. -1 with why in err when
  * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);
@@ -101,8 +100,8 @@ int tuner_override_id(const Tuner *t, size_t i);
 int tuner_override_trial(const Tuner *t, size_t i);
 /* Takes the i-th override out of the queue unrun (emits TUNER_EVENT_DROPPED); -1 if none. */
 int tuner_override_drop(Tuner *t, size_t i);
-/* Resume: the last override id the journal used (queued, dropped or run), so that the ids of
- * overrides queued from now on are new ones. */
+/* Resume: the last override id the journal used (queued, dropped or run; at most
+ * JOURNAL_OVERRIDE_ID_MAX), so that the ids of overrides queued from now on are new ones. */
 void tuner_override_ids_from(Tuner *t, int last);
 /* Resume: puts an override the journal shows queued and never run back in the queue under
  * its id, validated against this tuner's cluster, without an event (it is journaled). */

@@ -18,6 +18,7 @@
 #include "core/base/dirsync.h"
 #include "core/base/jfield.h"
 #include "core/base/utf8.h"
+#include "core/journal/journal_override.h"
 #include "core/journal/journal_trial.h"
 
 struct TuneJournal {
@@ -139,14 +140,10 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     }
     if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED) {
         /* The queue a resume restores: nothing the operator planned is lost with the console. */
-        cJSON *q = cJSON_CreateObject();
-        cJSON_AddStringToObject(q, "event",
-                                ev == TUNER_EVENT_QUEUED ? "override_queued" : "override_dropped");
-        cJSON_AddNumberToObject(q, "override", rec->override_id);
-        cJSON_AddNumberToObject(q, "wall_s", (double)time(NULL));
-        if (ev == TUNER_EVENT_QUEUED)
-            cJSON_AddItemToObject(q, "schedule", schedule_to_json(rec->suggestion.schedule));
-        write_event(tj, q);
+        int id = rec->override_id;
+        write_event(tj, ev == TUNER_EVENT_QUEUED
+                            ? journal_override_queued_json(id, rec->suggestion.schedule)
+                            : journal_override_dropped_json(id));
         return;
     }
     /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
@@ -420,85 +417,28 @@ size_t tune_journal_trials(const TuneJournal *tj)
     return journal_trials_count(&tj->log);
 }
 
-/* The overrides queued and neither run nor dropped, in the order queued. */
-typedef struct {
-    int id;
-    Schedule *s;
-} QueuedOverride;
-
-static void queue_forget(QueuedOverride *q, size_t *n, int id)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (q[i].id == id) {
-            schedule_free(q[i].s);
-            memmove(q + i, q + i + 1, (*n - i - 1) * sizeof *q);
-            (*n)--;
-            return;
-        }
-}
-
 /* Resume: the operator's queue as the journal left it. An override whose trial was suggested
  * (started or not) is a trial of the journal, replayed or marked interrupted, and is not
- * queued again; one queued and not yet run goes back in the queue, in its place. A line
- * that does not fit is a problem like any skipped line: said, and the rest kept. */
-static void restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored)
+ * queued again; one queued and not yet run goes back in the queue, in its place. More than
+ * the queue holds (a damaged journal) are said, not dropped unseen. */
+static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored,
+                             Error *err)
 {
-    QueuedOverride q[TUNER_OVERRIDES_MAX * 4];
-    size_t n = 0;
-    int last = 0;
+    JournalOverrides jo;
     *restored = 0;
-    for (size_t i = 1; i < tj->log.n; i++) {
-        const cJSON *ev = tj->log.events[i];
-        const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
-        int queued = strcmp(kind, "override_queued") == 0;
-        int dropped = strcmp(kind, "override_dropped") == 0;
-        int suggested = strcmp(kind, "suggested") == 0;
-        if (!queued && !dropped && !suggested)
-            continue;
-        char ctx[4300];
-        snprintf(ctx, sizeof ctx, "%s:%zu: %s", tj->path, tj->log.lines[i], kind);
-        int id = 0, needed = queued || dropped;
+    if (journal_overrides_decode(&tj->log, c, tj->path, &jo, err) < 0)
+        return -1;
+    tuner_override_ids_from(t, jo.last_id);
+    for (size_t i = 0; i < jo.n; i++) {
         Error e;
-        if (jfield_int(ev, ctx, "override", needed, 1, TUNER_OVERRIDE_ID_MAX, &id, &e) < 0) {
-            journal_log_problem(&tj->log, "%s (override not restored)", e.msg);
-            continue;
-        }
-        if (id == 0)
-            continue; /* an optimizer's trial, or an override from before the queue */
-        if (id > last)
-            last = id;
-        if (!queued) {
-            queue_forget(q, &n, id);
-            continue;
-        }
-        const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, &e);
-        char sctx[4400];
-        snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
-        Schedule *s = sj ? schedule_from_json(sj, c, sctx, &e) : NULL;
-        if (!s) {
-            journal_log_problem(&tj->log, "%s (override not restored)", e.msg);
-            continue;
-        }
-        if (n == sizeof q / sizeof q[0]) {
-            journal_log_problem(&tj->log,
-                                "%s: more overrides wait than the queue holds (%d): "
-                                "override %d not restored",
-                                ctx, TUNER_OVERRIDES_MAX, id);
-            schedule_free(s);
-            continue;
-        }
-        q[n++] = (QueuedOverride){id, s};
-    }
-    tuner_override_ids_from(t, last);
-    for (size_t i = 0; i < n; i++) {
-        Error e;
-        if (tuner_override_restore(t, q[i].id, q[i].s, &e) < 0)
-            journal_log_problem(&tj->log, "%s: override %d not restored: %s", tj->path, q[i].id,
-                                e.msg);
+        if (tuner_override_restore(t, jo.waiting[i].id, jo.waiting[i].schedule, &e) < 0)
+            journal_log_problem(&tj->log, "%s: override %d not restored: %s", tj->path,
+                                jo.waiting[i].id, e.msg);
         else
             (*restored)++;
-        schedule_free(q[i].s);
     }
+    journal_overrides_clear(&jo);
+    return 0;
 }
 
 int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err)
@@ -558,8 +498,8 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
     }
     journal_trials_clear(&jt);
     if (rc == 0) {
-        size_t before = tj->log.n_problems, restored;
-        restore_overrides(tj, t, c, &restored);
+        size_t before = tj->log.n_problems, restored = 0;
+        rc = restore_overrides(tj, t, c, &restored, err);
         for (size_t i = before; i < tj->log.n_problems && !tj->quiet; i++)
             fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
         if (restored && !tj->quiet)
