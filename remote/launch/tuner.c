@@ -632,6 +632,12 @@ int tuner_override(Tuner *t, const Schedule *s, Error *err)
     if (queue_push(t, t->last_override_id + 1, s, err) < 0)
         return -1;
     emit_queue(t, TUNER_EVENT_QUEUED, t->queue_id[t->n_queue - 1], t->queue[t->n_queue - 1]);
+    /* The stop rule ends the optimizer's suggestions, not the operator's trials: the queue
+     * runs, and the rule decides again after it (an override is not a trial it counts). */
+    if (t->phase == PHASE_STOPPED && t->converged[0] && !t->last_error[0]) {
+        t->converged[0] = 0;
+        t->phase = PHASE_IDLE;
+    }
     return 0;
 }
 

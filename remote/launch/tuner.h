@@ -85,7 +85,8 @@ int tuner_paused(const Tuner *t);
  * planning more is told so rather than one being dropped. */
 enum { TUNER_OVERRIDES_MAX = 16 };
 /* Queues this schedule (validated first) behind those already queued. -1 with why in err when
- * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. */
+ * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. A session the stop rule ended
+ * goes on for the queue (the rule decides again after it). */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);
 /* Whether an override waits to be run (tuner_overrides(t) > 0). */
 int tuner_override_pending(const Tuner *t);

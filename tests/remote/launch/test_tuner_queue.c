@@ -203,3 +203,38 @@ Test(tuner_queue, restored_overrides_keep_their_ids_and_new_ones_follow_the_jour
     tuner_free(t);
     free_all(s, 2);
 }
+
+/* Regression: an override made after the stop rule ended the session never ran (the tuner
+ * stayed stopped while the budget was not spent), though the message promised its trial. */
+Test(tuner_queue, an_override_runs_after_the_stop_rule_ended_the_session_and_the_rule_stops_again)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "bespoke",
+                       .seed = 3,
+                       .budget = 40,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .stop_when_converged = 1};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    size_t n = tuner_n_trials(t);
+    cr_assert_lt(n, 40);
+    cr_assert_not_null(tuner_converged(t), "the rule stopped it");
+    Schedule *mine = NULL;
+    simcluster_best_known(sim, &mine);
+    cr_assert_eq(tuner_override(t, mine, &err), 0, "%s", err.msg);
+    cr_assert_not(tuner_done(t), "the override is still to run");
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_gt(tuner_n_trials(t), n, "the override ran");
+    cr_assert(tuner_trial(t, n)->overridden, "as the next trial");
+    cr_assert(schedule_equal(tuner_trial(t, n)->suggestion.schedule, mine));
+    /* the rule decides again with the override's measurement (the best it improves may
+     * start a new streak), and stops the optimizer's trials again before the budget */
+    cr_assert_lt(tuner_n_trials(t), 40);
+    cr_assert_not_null(tuner_converged(t), "stopped by the rule again");
+    schedule_free(mine);
+    tuner_free(t);
+}
