@@ -115,13 +115,18 @@ void app_ask_pause(App *a, int paused)
     app_set_pause(a, paused);
 }
 
+int app_quit_drops_overrides(const App *a)
+{
+    return a->tuner && tuner_overrides(a->tuner) && !a->journaled;
+}
+
 /* Quitting while trials or live jobs run asks first (once the live run is over, nothing
  * runs: it asked "Live jobs run: quitting checkpoints and stops them" with none left). */
 void app_ask_quit(App *a)
 {
     SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
     if ((a->tuner && (tuner_running(a->tuner) || (!tuner_done(a->tuner) && !a->user_paused))) ||
-        (live && !schedlive_done(live)))
+        (live && !schedlive_done(live)) || app_quit_drops_overrides(a))
         a->confirm_quit = 1;
     else
         a->quit = 1;
@@ -215,23 +220,20 @@ static void launch_edit(App *a)
         app_message(a, 1, "not launched: %s", err.msg);
         return;
     }
-    /* One override waits at a time: a second (made while paused, or before the running
-     * trial ends) takes the first one's place, and the operator is told the first will not
-     * run, rather than both being promised as the same next trial. */
-    int replaces = tuner_override_pending(a->tuner);
+    /* Overrides queue in order behind those made before (while paused, or before the running
+     * trial ends): each is promised its own trial, and none takes another's place. */
     if (tuner_override(a->tuner, a->editor->s, &err) < 0) {
         app_message(a, 1, "not launched: %s", err.msg);
         return;
     }
-    size_t n = tuner_n_trials(a->tuner);
-    if ((int)n >= tuner_budget(a->tuner))
-        tuner_set_budget(a->tuner, (int)n + 1);
+    size_t queued = tuner_overrides(a->tuner);
+    int trial = tuner_override_trial(a->tuner, queued - 1);
+    if (trial > tuner_budget(a->tuner))
+        tuner_set_budget(a->tuner, trial);
     a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
-    app_log(a, "override queued as trial %zu%s", n + 1,
-            replaces ? ", in place of the override queued before" : "");
-    app_message(a, 0, "override launches as trial %zu%s%s", n + 1,
-                replaces ? " in place of the one queued before (that one will not run)" : "",
-                a->user_paused ? " (paused: Space resumes)" : "");
+    app_log(a, "override queued as trial %d (%zu queued)", trial, queued);
+    app_message(a, 0, "override launches as trial %d (%zu queued, %c drops the last)%s", trial,
+                queued, a->config.keys[ACT_DROP], a->user_paused ? " (paused: Space resumes)" : "");
     app_close_editor(a);
 }
 
@@ -302,6 +304,20 @@ void app_editor_key(App *a, int ch)
     }
     if (e->version != before)
         a->pred_stale = 1;
+    a->dirty = 1;
+}
+
+void app_drop_override(App *a)
+{
+    size_t n = a->tuner ? tuner_overrides(a->tuner) : 0;
+    if (n == 0) {
+        app_message(a, 1, "no override is queued (e edits a trial's schedule as one)");
+        return;
+    }
+    int trial = tuner_override_trial(a->tuner, n - 1);
+    tuner_override_drop(a->tuner, n - 1);
+    app_log(a, "override queued as trial %d dropped (%zu queued)", trial, n - 1);
+    app_message(a, 0, "override queued as trial %d dropped; %zu still queued", trial, n - 1);
     a->dirty = 1;
 }
 

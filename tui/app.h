@@ -73,6 +73,9 @@ typedef struct {
     int log_view;    /* log overlay open (L, logview.h) */
     size_t log_back; /* its lines of the log left out below the newest */
     int confirm_quit;
+    /* the session's journal was begun: it keeps the queued overrides for a --resume (without
+     * one, quitting with overrides queued asks first) */
+    int journaled;
     int user_paused;
     /* The resume's stop of leftover process groups holds trials until it ends, so trial 1's
      * `started` line follows the stop's lines in the journal (console.c's StopWatch). */
@@ -138,7 +141,9 @@ int app_pausable(const App *a);
 /* Space and :pause/:resume: app_set_pause, or where nothing pauses, a message saying so. */
 void app_ask_pause(App *a, int paused);
 void app_set_pause(App *a, int paused);
-/* q, F10 and :quit: quits, or while trials or live jobs run, asks first (:quit! does not). */
+/* q, F10 and :quit: quits, or while trials or live jobs run, asks first (:quit! does not); so
+ * it does while overrides wait that no journal keeps (app_quit_drops_overrides). */
+int app_quit_drops_overrides(const App *a);
 void app_ask_quit(App *a);
 /* Whether new trials wait: the operator's pause or a hold. The tuner is paused exactly then. */
 int app_trials_held(const App *a);
@@ -150,6 +155,9 @@ void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(pr
 void app_open_editor(App *a);
 void app_close_editor(App *a);
 void app_editor_key(App *a, int ch);
+/* x: takes the override queued last out of the queue, unrun (the tuner's queue; the budget
+ * an override raised stays raised, as :budget N lowers it). */
+void app_drop_override(App *a);
 /* Asks the tuner's model about the edited schedule (and checks it) after an edit. */
 void app_refresh_prediction(App *a);
 

@@ -15,9 +15,10 @@
 
 static const char *const ACTION_NAMES[ACT_COUNT] = {
     "quit", "help",    "filter",    "command",      "pause",      "edit",
-    "sort", "reverse", "view-tune", "view-cluster", "view-hosts",
+    "sort", "reverse", "view-tune", "view-cluster", "view-hosts", "drop",
 };
-static const char DEFAULT_KEYS[ACT_COUNT] = {'q', '?', '/', ':', ' ', 'e', 's', 'r', '1', '2', '3'};
+static const char DEFAULT_KEYS[ACT_COUNT] = {'q', '?', '/', ':', ' ', 'e',
+                                             's', 'r', '1', '2', '3', 'X'};
 
 void config_defaults(ConsoleConfig *c)
 {
@@ -77,8 +78,8 @@ int config_load(const char *path, ConsoleConfig *c, Error *err)
         if (a < 0) {
             rc = error_set(err,
                            "%s: keys: unknown action '%s' (expected quit, help, filter, "
-                           "command, pause, edit, sort, reverse, view-tune, view-cluster "
-                           "or view-hosts)",
+                           "command, pause, edit, sort, reverse, view-tune, view-cluster, "
+                           "view-hosts or drop)",
                            path, k->string);
         } else if (!cJSON_IsString(k) || strlen(k->valuestring) != 1 || k->valuestring[0] < 32 ||
                    k->valuestring[0] > 126) {

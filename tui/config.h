@@ -21,6 +21,7 @@ typedef enum {
     ACT_VIEW_TUNE,
     ACT_VIEW_CLUSTER,
     ACT_VIEW_HOSTS,
+    ACT_DROP, /* the override queued last taken out of the queue */
     ACT_COUNT
 } KeyAction;
 

@@ -328,6 +328,7 @@ static int begin_journal(App *a, const ConsoleOptions *o, Error *err)
     Error jerr;
     if (session_journal_begin(s, &jerr) == 0) {
         a->table_stale = 1;
+        a->journaled = 1;
         return 0;
     }
     if (o->journal_required)
@@ -619,6 +620,17 @@ static void app_start(App *a, const ConsoleOptions *o, int config_bad, const Err
         app_log(a, "session: %s on %s, optimizer %s, budget %d", a->job->name,
                 a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
                 tuner_budget(a->tuner));
+    size_t queued = a->tuner ? tuner_overrides(a->tuner) : 0;
+    if (queued == 1) /* a resume's: the journal kept the queue */
+        app_log(a,
+                "1 override queued before the session ended runs first as trial %d (%c drops it)",
+                tuner_override_trial(a->tuner, 0), a->config.keys[ACT_DROP]);
+    else if (queued > 1)
+        app_log(a,
+                "%zu overrides queued before the session ended run first as trials %d-%d (%c "
+                "drops the last)",
+                queued, tuner_override_trial(a->tuner, 0),
+                tuner_override_trial(a->tuner, queued - 1), a->config.keys[ACT_DROP]);
     if (a->slurm)
         app_log(a,
                 "slurm: watching %s%s%s through the controller (%s); the hosts view (3) "

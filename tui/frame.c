@@ -42,10 +42,13 @@ static void draw_tabs(const App *a)
                             : tuner_converged(a->tuner) ? "converged"
                             : tuner_done(a->tuner)      ? "done"
                                                         : "tuning";
-        snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s | %s ",
+        char queued[32] = ""; /* the operator's overrides waiting to run */
+        if (tuner_overrides(a->tuner))
+            snprintf(queued, sizeof queued, " | %zu queued", tuner_overrides(a->tuner));
+        snprintf(right, sizeof right, " %s | %s | %zu/%d | best %s%s | %s ",
                  a->sim ? simcluster_spec(a->sim) : a->cluster->name,
                  tuner_optimizer_name(a->tuner), tuner_n_trials(a->tuner), tuner_budget(a->tuner),
-                 best_s, state);
+                 best_s, queued, state);
     }
     /* narrow: keep the state, which is at the end, and whole fields before it */
     const char *fit = draw_fit_tail(right, r.w - x);
@@ -61,9 +64,12 @@ static void draw_status(const App *a)
     draw_fill(r, ROLE_STATUS);
     if (a->confirm_quit) {
         SchedLive *live = a->ss ? simsched_live(a->ss) : NULL;
-        const char *q = live && !schedlive_done(live)
-                            ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
-                            : "Tuning is running. Quit anyway? (y/n)";
+        const char *q =
+            live && !schedlive_done(live)
+                ? "Live jobs run: quitting checkpoints and stops them. Quit? (y/n)"
+            : app_quit_drops_overrides(a)
+                ? "Overrides are queued and no journal keeps them: quitting drops them. Quit? (y/n)"
+                : "Tuning is running. Quit anyway? (y/n)";
         /* too narrow for why: the question and its answers stay whole */
         draw_text(r.y, 0, r.w, ROLE_WARN, (int)strlen(q) <= r.w ? q : "Quit? (y/n)");
     } else if (a->confirm_drain) {

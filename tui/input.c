@@ -208,6 +208,7 @@ static const Binding BINDINGS[] = {
     {'\t', 0, next_view, 0},
     {KEY_BTAB, 1, previous_view, 0},
     {' ', 0, toggle_pause, 0},
+    {'X', 0, app_drop_override, 0},
     {KEY_CTRL_L, 0, repaint, 0},
     {KEY_PPAGE, 1, NULL, VIEW_ACT_PAGE_UP},
     {KEY_NPAGE, 1, NULL, VIEW_ACT_PAGE_DOWN},

@@ -20,7 +20,7 @@ const KeyHelp HELP_KEYS[] = {
     {"trials", "Up Down j k", "select a trial"},
     {"trials", "PgUp PgDn g G", "page, first (also Home), last (End)"},
     {"trials", "s F6 / r", "next sort column / reverse the order"},
-    {"trials", "e Enter", "edit the selected trial's schedule as an override"},
+    {"trials", "e Enter / X", "edit the selected trial as an override / drop the last queued"},
     {"cluster", "Up Down j k", "scroll the per-host loads; PgUp PgDn g G: the job list"},
     {"hosts", "Up Down j k", "select a host (Slurm: a node); PgUp PgDn g G: page, ends"},
     {"hosts", "a / c, d / u", "accept unknown host key / reconnect; Slurm: drain / undrain"},

@@ -345,14 +345,41 @@ static int detail_lines(const App *a, int w, int rows)
     return n < rows - 1 ? n : rows - 1;
 }
 
+/* The lines at the foot of the table that the queued overrides take (the next to run first),
+ * under the trials as the trials they will be: at most half of the rows, the rest counted
+ * on the last of them. */
+static int queue_lines(const App *a, int rows)
+{
+    size_t n = a->tuner ? tuner_overrides(a->tuner) : 0;
+    int most = rows / 2;
+    return n == 0 || most < 1 ? 0 : (size_t)most < n ? most : (int)n;
+}
+
 int view_trials_rows(const App *a)
 {
     if (!a->layout.shown[PANE_TRIALS])
         return 1;
     Rect box = a->layout.rect[PANE_TRIALS];
     int rows = box.h - 3; /* the borders and the column heads */
+    rows -= queue_lines(a, rows);
     rows -= detail_lines(a, box.w - 2, rows);
     return rows < 1 ? 1 : rows;
+}
+
+/* The queued overrides' rows, from line y: the trial each will run as, "queued", its roles. */
+static void draw_queue(const App *a, int y, int x, int w, int lines, int decimals)
+{
+    size_t n = tuner_overrides(a->tuner);
+    for (int i = 0; i < lines; i++) {
+        char dash[24], more[48] = "";
+        draw_seconds_fixed(dash, sizeof dash, NAN, decimals);
+        const Schedule *s = tuner_override_at(a->tuner, (size_t)i);
+        if (i == lines - 1 && n > (size_t)lines)
+            snprintf(more, sizeof more, " (+%zu more queued)", n - (size_t)lines);
+        draw_textf(y + i, x, w, ROLE_WARN, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  override%s",
+                   tuner_override_trial(a->tuner, (size_t)i), "queued", dash, dash, dash, "-",
+                   schedule_count_workers(s), schedule_count_ps(s), more);
+    }
 }
 
 void view_trials_clamp_scroll(App *a)
@@ -394,8 +421,9 @@ static void draw_trials(const App *a, Rect box)
         col += draw_text(r.y, r.x + col, r.w - col, (int)a->sort == c ? ROLE_TITLE : ROLE_DIM, h);
     }
     draw_text(r.y, r.x + col, r.w - col, ROLE_DIM, "note");
-    int detail = detail_lines(a, r.w, r.h - 1);
-    int rows = r.h - 1 - detail;
+    int queued = queue_lines(a, r.h - 1);
+    int detail = detail_lines(a, r.w, r.h - 1 - queued);
+    int rows = r.h - 1 - queued - detail;
     int decimals = a->table.decimals;
     for (int i = 0; i < rows && a->scroll + (size_t)i < a->table.n_shown; i++) {
         size_t idx = a->scroll + (size_t)i;
@@ -422,6 +450,8 @@ static void draw_trials(const App *a, Rect box)
         trial_note(best, row, note, sizeof note);
         draw_note_below(r.y + 1 + rows, r.x, r.w, DETAIL_INDENT, detail, ROLE_DIM, note);
     }
+    if (queued > 0)
+        draw_queue(a, r.y + 1 + rows + detail, r.x, r.w, queued, decimals);
     if (a->table.n_shown == 0)
         draw_text(r.y + 1, r.x, r.w, ROLE_DIM,
                   a->table.n ? "no trial matches the filter (/ to change it)" : "no trial yet");

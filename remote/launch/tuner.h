@@ -12,6 +12,7 @@
 typedef struct {
     int trial;              /* 1-based */
     int overridden;         /* the operator's schedule, not the optimizer's */
+    int override_id;        /* the queued override it ran (tuner_override_id); 0: none */
     Suggestion suggestion;  /* the schedule run and what the model predicted for it */
     double suggest_ms;      /* wall time suggest() took */
     Observation *obs;       /* NULL while the trial runs */
@@ -19,13 +20,18 @@ typedef struct {
 } TrialRecord;
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
- * BUDGET: tuner_set_budget changed the budget (rec: NULL; tuner_budget says it). */
+ * BUDGET: tuner_set_budget changed the budget (rec: NULL; tuner_budget says it).
+ * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
+ * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no
+ * prediction), so the journal keeps the queue a resume restores. */
 typedef enum {
     TUNER_EVENT_SUGGESTED,
     TUNER_EVENT_STARTED,
     TUNER_EVENT_FINISHED,
     TUNER_EVENT_CONVERGED,
-    TUNER_EVENT_BUDGET
+    TUNER_EVENT_BUDGET,
+    TUNER_EVENT_QUEUED,
+    TUNER_EVENT_DROPPED
 } TunerEvent;
 typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *rec);
 /* Called after TUNER_EVENT_STARTED, just before a trial is launched (its schedule carries its
@@ -74,10 +80,33 @@ int tuner_budget(const Tuner *t);
 void tuner_set_budget(Tuner *t, int budget);
 void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
 int tuner_paused(const Tuner *t);
-/* Runs this schedule as the next trial instead of the optimizer's suggestion (validated). */
+/* The operator's overrides wait in a FIFO queue: each runs as the next trial, in the order
+ * queued, before the optimizer suggests again. At most TUNER_OVERRIDES_MAX wait: an operator
+ * planning more is told so rather than one being dropped. */
+enum { TUNER_OVERRIDES_MAX = 16 };
+/* Queues this schedule (validated first) behind those already queued. -1 with why in err when
+ * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. A session the stop rule ended
+ * goes on for the queue (the rule decides again after it). */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);
-/* Whether an override waits to be the next trial (a second tuner_override replaces it). */
+/* Whether an override waits to be run (tuner_overrides(t) > 0). */
 int tuner_override_pending(const Tuner *t);
+/* The queued overrides, 0 the next to run. */
+size_t tuner_overrides(const Tuner *t);
+const Schedule *tuner_override_at(const Tuner *t, size_t i);
+/* Its id: 1, 2, ... in the order queued over the whole session (the journal's), kept by a
+ * resume. 0 when there is no such override. */
+int tuner_override_id(const Tuner *t, size_t i);
+/* The trial number (TrialRecord.trial) the i-th queued override will run as, if nothing is
+ * dropped before it: after the trials so far and a suggestion being made. */
+int tuner_override_trial(const Tuner *t, size_t i);
+/* Takes the i-th override out of the queue unrun (emits TUNER_EVENT_DROPPED); -1 if none. */
+int tuner_override_drop(Tuner *t, size_t i);
+/* Resume: the last override id the journal used (queued, dropped or run; at most
+ * JOURNAL_OVERRIDE_ID_MAX), so that the ids of overrides queued from now on are new ones. */
+void tuner_override_ids_from(Tuner *t, int last);
+/* Resume: puts an override the journal shows queued and never run back in the queue under
+ * its id, validated against this tuner's cluster, without an event (it is journaled). */
+int tuner_override_restore(Tuner *t, int id, const Schedule *s, Error *err);
 /* The model's prediction for any schedule; safe while suggest() runs in the background. */
 int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err);
 /* Feeds a trial measured before (a resumed journal) to the optimizer as if just run. */

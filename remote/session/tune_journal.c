@@ -18,6 +18,7 @@
 #include "core/base/dirsync.h"
 #include "core/base/jfield.h"
 #include "core/base/utf8.h"
+#include "core/journal/journal_override.h"
 #include "core/journal/journal_trial.h"
 
 struct TuneJournal {
@@ -137,13 +138,25 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         write_event(tj, b);
         return;
     }
+    if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED) {
+        /* The queue a resume restores: nothing the operator planned is lost with the console. */
+        int id = rec->override_id;
+        write_event(tj, ev == TUNER_EVENT_QUEUED
+                            ? journal_override_queued_json(id, rec->suggestion.schedule)
+                            : journal_override_dropped_json(id));
+        return;
+    }
     /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
     int trial = tuner_outside_number(tj->tuner, rec->trial);
     switch (ev) {
-    case TUNER_EVENT_SUGGESTED:
-        write_event(
-            tj, journal_suggested_json(trial, rec->overridden, &rec->suggestion, rec->suggest_ms));
+    case TUNER_EVENT_SUGGESTED: {
+        cJSON *sg =
+            journal_suggested_json(trial, rec->overridden, &rec->suggestion, rec->suggest_ms);
+        if (rec->override_id > 0) /* the queued override it takes out of the queue */
+            cJSON_AddNumberToObject(sg, "override", rec->override_id);
+        write_event(tj, sg);
         break;
+    }
     case TUNER_EVENT_STARTED:
         write_event(tj, journal_started_json(trial));
         break;
@@ -152,6 +165,8 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         break;
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
     case TUNER_EVENT_BUDGET:
+    case TUNER_EVENT_QUEUED:
+    case TUNER_EVENT_DROPPED:
         break;
     }
 }
@@ -402,6 +417,30 @@ size_t tune_journal_trials(const TuneJournal *tj)
     return journal_trials_count(&tj->log);
 }
 
+/* Resume: the operator's queue as the journal left it. An override whose trial was suggested
+ * (started or not) is a trial of the journal, replayed or marked interrupted, and is not
+ * queued again; one queued and not yet run goes back in the queue, in its place. More than
+ * the queue holds (a damaged journal) are said, not dropped unseen. */
+static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored,
+                             Error *err)
+{
+    JournalOverrides jo;
+    *restored = 0;
+    if (journal_overrides_decode(&tj->log, c, tj->path, &jo, err) < 0)
+        return -1;
+    tuner_override_ids_from(t, jo.last_id);
+    for (size_t i = 0; i < jo.n; i++) {
+        Error e;
+        if (tuner_override_restore(t, jo.waiting[i].id, jo.waiting[i].schedule, &e) < 0)
+            journal_log_problem(&tj->log, "%s: override %d not restored: %s", tj->path,
+                                jo.waiting[i].id, e.msg);
+        else
+            (*restored)++;
+    }
+    journal_overrides_clear(&jo);
+    return 0;
+}
+
 int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err)
 {
     JournalTrials jt;
@@ -458,6 +497,17 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
                     r->trial);
     }
     journal_trials_clear(&jt);
+    if (rc == 0) {
+        size_t before = tj->log.n_problems, restored = 0;
+        rc = restore_overrides(tj, t, c, &restored, err);
+        for (size_t i = before; i < tj->log.n_problems && !tj->quiet; i++)
+            fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
+        if (restored && !tj->quiet)
+            fprintf(stderr,
+                    "tunedeck tune: %zu override%s queued before the session ended run%s "
+                    "first\n",
+                    restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
+    }
     return rc;
 }
 

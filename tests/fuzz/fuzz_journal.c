@@ -1,10 +1,12 @@
-/* Fuzzes the session journal reader (core/journal/journal.c) and the trials rebuilt from it
- * (core/journal/journal_trial.c) against setting B: any bytes give a log and a list of problems;
+/* Fuzzes the session journal reader (core/journal/journal.c), the trials rebuilt from it
+ * (core/journal/journal_trial.c) and the overrides left queued (journal_override.c) against
+ * setting B: any bytes give a log and a list of problems;
  * and the skim (core/journal/journal_skim.c): a line it vouches for is one the whole parse
  * takes, with the same event and fields. */
 #include <cJSON.h>
 #include <string.h>
 
+#include "core/journal/journal_override.h"
 #include "core/journal/journal_skim.h"
 #include "core/journal/journal_trial.h"
 #include "tests/fuzz/fuzz_common.h"
@@ -58,6 +60,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     journal_trials_clear(&t);
+    /* the override queue a resume restores: every one waiting has its schedule and an id the
+     * journal used */
+    JournalOverrides o;
+    if (journal_overrides_decode(&log, simcluster_cluster(fuzz_sim()), "fuzz.jsonl", &o, &err) < 0)
+        abort();
+    for (size_t i = 0; i < o.n; i++)
+        if (!o.waiting[i].schedule || o.waiting[i].id < 1 || o.waiting[i].id > o.last_id ||
+            o.last_id > JOURNAL_OVERRIDE_ID_MAX)
+            abort();
+    journal_overrides_clear(&o);
     journal_log_clear(&log);
     return 0;
 }

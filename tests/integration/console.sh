@@ -206,15 +206,59 @@ mouse_press edit 2 10 10
 wait_for edit "gpu0 +$((before + 8)) "
 wait_for edit 'valid: Enter launches'
 tmx send-keys -t edit Enter
-wait_for edit 'override launches as trial [0-9]+ \(paused'
-# a second override before the first ran takes its place, and says so (both were promised as
-# the same next trial, and the first never ran)
+wait_for edit 'override launches as trial [0-9]+ \(1 queued, X drops the last\) \(paused'
+tmux_capture edit
+first="$(sed -n 's/.*override launches as trial \([0-9][0-9]*\) (1 queued.*/\1/p' "$tmp/screen.txt" | head -1)"
+[ -n "$first" ] || fail "no trial number in the override's message"
+second=$((first + 1))
+# a second override made while paused queues behind the first (it took the first one's
+# place, and the first never ran): 16 inputs moved where the first moved 8
+tmx send-keys -t edit e
+wait_for edit 'valid: Enter launches'
+tmx send-keys -t edit m j + +
+wait_for edit "gpu0 +$((before + 16)) "
+wait_for edit 'valid: Enter launches'
+tmx send-keys -t edit Enter
+wait_for edit "override launches as trial $second \\(2 queued"
+# both show, in order, as queued rows under the trials, and the tab bar counts them
+wait_for edit "^. +$first  queued .*override"
+wait_for edit "^. +$second  queued .*override"
+wait_for edit '\| 2 queued \| paused'
+# a third, unchanged, and X drops it (the one queued last): the two planned stay
 tmx send-keys -t edit e
 wait_for edit 'valid: Enter launches'
 tmx send-keys -t edit Enter
-wait_for edit 'override launches as trial [0-9]+ in place of the one queued before \(that one'
+wait_for edit "override launches as trial $((second + 1)) \\(3 queued"
+wait_for edit '\| 3 queued \| paused'
+tmx send-keys -t edit X
+wait_for edit "override queued as trial $((second + 1)) dropped; 2 still queued"
+wait_for edit '\| 2 queued \| paused'
+not_on_screen edit "^. +$((second + 1))  queued"
+# resumed, both run in the order queued, each as the operator's
 tmx send-keys -t edit Space
-wait_for edit 'ok .*override'
+wait_for edit "^. +$first  (ok|pruned) .*override"
+wait_for edit "^. +$second  (ok|pruned) .*override"
+tmx send-keys -t edit Space
+wait_for edit '\| paused'
+not_on_screen edit '^. +[0-9]+  queued '
+# which ran as which: the editor opened on each trial shows its inputs (the table's first row
+# is trial 1; j moves down one)
+tmx send-keys -t edit g
+i=1; while [ $i -lt "$first" ]; do tmx send-keys -t edit j; i=$((i + 1)); done
+tmx send-keys -t edit e
+wait_for edit "editing trial $first's schedule"
+wait_for edit "gpu0 +$((before + 8)) "
+tmx send-keys -t edit Escape
+wait_for edit 'edit discarded'
+tmx send-keys -t edit j e
+wait_for edit "editing trial $second's schedule"
+wait_for edit "gpu0 +$((before + 16)) "
+tmx send-keys -t edit Escape
+wait_for edit 'edit discarded'
+# with nothing queued, X says so
+tmx send-keys -t edit X
+wait_for edit 'no override is queued'
+tmx send-keys -t edit Space
 # :quit asks as q does while tuning runs (it quit at once, a running trial dropped unasked);
 # a word after it is refused; :quit! is vi's forced form and quits without asking
 tmx send-keys -t edit : q u i t Enter
@@ -225,6 +269,25 @@ tmx send-keys -t edit : q u i t Space n o w Enter
 wait_for edit ":quit: expected nothing after it, found 'now'"
 tmx send-keys -t edit : q u i t ! Enter
 wait_exit edit 0
+
+# --- without a journal, quitting with overrides queued asks: nothing would keep them ------
+start nj 120 30 xterm-256color "$bin" --pace-ms 3600000 --no-sched --no-journal
+wait_for nj '^. +1  (ok|pruned) '
+tmx send-keys -t nj Space
+wait_for nj '\| paused'
+tmx send-keys -t nj e
+wait_for nj 'valid: Enter launches'
+tmx send-keys -t nj Enter
+wait_for nj '\| 1 queued \| paused'
+tmx send-keys -t nj q
+wait_for nj 'no journal keeps them: quitting drops them\. Quit\? \(y/n\)'
+tmx send-keys -t nj n
+wait_for nj '\| 1 queued \| paused'
+tmx send-keys -t nj X
+wait_for nj 'dropped; 0 still queued'
+# nothing queued, paused, nothing running: q quits at once, as before
+tmx send-keys -t nj q
+wait_exit nj 0
 
 # --- with a model (the default optimizer): the editor's prediction follows the edit -------
 if "$bin" tune --help | grep -q bespoke; then

@@ -61,6 +61,47 @@ import json, sys
 assert len(json.load(open(sys.argv[1]))["trials"]) == 2
 PY
 
+# Overrides queued and not yet run when the console quits come back on --resume, queued in
+# their order, and run as the next trials; none of them runs twice. An hour between trials:
+# trial 2 waits while two overrides are queued (paused) and the console quits.
+tmux_start o 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/o $bin --sim A:googlenet --optimizer random --pace-ms 3600000 --no-sched 2>$tmp/oerr"
+wait_for o "1/60 "
+tmx send-keys -t o Space
+wait_for o "| paused"
+for n in 1 2; do
+    tmx send-keys -t o e
+    wait_for o "valid: Enter launches"
+    tmx send-keys -t o Enter
+    wait_for o "| $n queued | paused"
+done
+tmx send-keys -t o q
+wait_for o "EXITED rc=0"
+TUNEDECK_STATE_DIR="$tmp/o" "$bin" sessions >"$tmp/olist"
+oid="$(sed -n '2s/ .*//p' "$tmp/olist")"
+ojournal="$(find "$tmp/o" -name '*.jsonl' | head -1)"
+[ "$(grep -c '"event":"override_queued"' "$ojournal")" -eq 2 ] ||
+    fail "the journal does not hold both queued overrides"
+tmux_start o2 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/o $bin --resume $oid --budget 3 --pace-ms 20 --no-sched 2>$tmp/o2err"
+wait_for o2 "3/3 .*done"
+for n in 2 3; do
+    grep -qE "^│ +$n +(ok|pruned) .*override" "$tmp/screen.txt" || fail "trial $n did not run the override"
+done
+# the log says so (L shows it whole)
+tmx send-keys -t o2 L
+wait_for o2 "2 overrides queued before the session ended run first as trials 2-3"
+tmx send-keys -t o2 a
+quit o2
+TUNEDECK_STATE_DIR="$tmp/o" "$bin" tune --resume "$oid" --budget 4 --json >"$tmp/oafter.json" 2>"$tmp/oafter.err"
+grep -q "override.*queued before" "$tmp/oafter.err" && fail "a second resume queued again an override that ran"
+python3 - "$tmp/oafter.json" "$ojournal" <<'PY' || fail "the second resume ran an override twice"
+import json, sys
+assert len(json.load(open(sys.argv[1]))["trials"]) == 4
+sg = [e for e in map(json.loads, open(sys.argv[2])) if e["event"] == "suggested"]
+assert [e["trial"] for e in sg] == [1, 2, 3, 4], sg
+assert [e["overridden"] for e in sg] == [False, True, True, False], sg
+assert [e.get("override") for e in sg] == [None, 1, 2, None], sg
+PY
+
 # The :budget is journaled when it is typed: a console killed outright (SIGKILL, no `ended`
 # line) keeps it (it was written only at the clean end: `sessions` said 2/60).
 tmux_start k 120 35 "sh -c 'echo \$\$ > $tmp/k.pid; exec env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/k $bin --sim A:googlenet --optimizer random --pace-ms 3600000 --no-sched 2>$tmp/kerr'"

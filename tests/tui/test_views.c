@@ -674,6 +674,64 @@ Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
     free(a);
 }
 
+/* The operator's queued overrides show under the trials as the trials they will be, the next
+ * first, marked queued; they take at most half the table's rows (the last then counts the
+ * rest), and the selected trial stays on screen. */
+Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 20,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
+    a->follow = 1;
+    app_rebuild_table(a);
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0;
+    int plain_rows = view_trials_rows(a);
+    const Schedule *s = tuner_trial(a->tuner, 0)->suggestion.schedule;
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(tuner_override(a->tuner, s, &err), 0, "%s", err.msg);
+    cr_assert_eq(view_trials_rows(a), plain_rows - 2, "a row each");
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "   21  queued "), "%s", text);
+    cr_assert(strstr(text, "   22  queued "), "%s", text);
+    cr_assert(strstr(text, "   21  queued ") < strstr(text, "   22  queued "), "the next first");
+    cr_assert(strstr(text, "   20  ok") || strstr(text, "   20  pruned"),
+              "the newest trial, selected, stays on screen: %s", text);
+    free(text);
+
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(tuner_override(a->tuner, s, &err), 0, "%s", err.msg);
+    int half = (plain_rows) / 2;
+    cr_assert_eq(view_trials_rows(a), plain_rows - half, "at most half the rows");
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    text = fixture_screen_text();
+    char more[64];
+    snprintf(more, sizeof more, "override (+%d more queued)", 12 - half);
+    cr_assert(strstr(text, more), "'%s': %s", more, text);
+    free(text);
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
+}
+
 /* The screen's text with its line breaks and border columns taken out, so that a wrapped
  * line reads as one. */
 static void unwrap(char *text)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "tests/support/fixtures.h"
@@ -33,6 +34,8 @@ static void on_event(void *ud, TunerEvent ev, const TrialRecord *rec)
 {
     Seen *s = ud;
     (void)rec;
+    if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED)
+        return; /* the queue's: test_tuner_queue.c */
     char c = ev == TUNER_EVENT_SUGGESTED ? 's' : ev == TUNER_EVENT_STARTED ? 'b' : 'f';
     s->suggested += ev == TUNER_EVENT_SUGGESTED;
     s->started += ev == TUNER_EVENT_STARTED;
@@ -106,6 +109,38 @@ Test(tuner, override_runs_the_operators_schedule_next)
     cr_assert_eq(tuner_override(t, bad, &err), -1);
     cr_assert(strstr(err.msg, "parameter server"), "%s", err.msg);
     schedule_free(bad);
+    schedule_free(mine);
+    tuner_free(t);
+}
+
+/* Regression: one override waited at a time, and a second made while paused took the first
+ * one's place, so an operator who planned two experiments got only the second. */
+Test(tuner, a_second_override_runs_after_the_first_not_in_its_place)
+{
+    Seen seen = {0};
+    Tuner *t = make("uniform-gpus", 3, 0, &seen);
+    Schedule *mine = NULL;
+    simcluster_best_known(sim, &mine);
+    Error err;
+    Optimizer *o = optimizer_new("random", simcluster_cluster(sim), simcluster_job(sim), 5, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    Suggestion other;
+    cr_assert_eq(optimizer_suggest(o, &other, &err), 0, "%s", err.msg);
+    cr_assert_not(schedule_equal(mine, other.schedule));
+    tuner_set_paused(t, 1);
+    cr_assert_eq(tuner_override(t, mine, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override(t, other.schedule, &err), 0, "%s", err.msg);
+    tuner_set_paused(t, 0);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(t), 3);
+    cr_assert(tuner_trial(t, 0)->overridden && tuner_trial(t, 1)->overridden);
+    cr_assert(schedule_equal(tuner_trial(t, 0)->suggestion.schedule, mine),
+              "the first override queued runs first");
+    cr_assert(schedule_equal(tuner_trial(t, 1)->suggestion.schedule, other.schedule),
+              "the second runs next");
+    cr_assert_not(tuner_trial(t, 2)->overridden);
+    suggestion_clear(&other);
+    optimizer_free(o);
     schedule_free(mine);
     tuner_free(t);
 }

@@ -1,0 +1,106 @@
+/* The override queue's journal events, and the overrides a journal left waiting. */
+#include "core/journal/journal_override.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/jfield.h"
+
+cJSON *journal_override_queued_json(int id, const Schedule *s)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "event", "override_queued");
+    cJSON_AddNumberToObject(j, "override", id);
+    cJSON_AddNumberToObject(j, "wall_s", (double)time(NULL));
+    cJSON_AddItemToObject(j, "schedule", schedule_to_json(s));
+    return j;
+}
+
+cJSON *journal_override_dropped_json(int id)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "event", "override_dropped");
+    cJSON_AddNumberToObject(j, "override", id);
+    cJSON_AddNumberToObject(j, "wall_s", (double)time(NULL));
+    return j;
+}
+
+void journal_overrides_clear(JournalOverrides *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        schedule_free(o->waiting[i].schedule);
+    free(o->waiting);
+    memset(o, 0, sizeof *o);
+}
+
+/* The override of this id leaves the waiting ones (dropped, or run as a trial). */
+static void forget(JournalOverrides *o, int id)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (o->waiting[i].id == id) {
+            schedule_free(o->waiting[i].schedule);
+            memmove(o->waiting + i, o->waiting + i + 1, (o->n - i - 1) * sizeof *o->waiting);
+            o->n--;
+            return;
+        }
+}
+
+int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *source,
+                             JournalOverrides *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = 0;
+    for (size_t i = 0; i < log->n; i++) {
+        const cJSON *ev = log->events[i];
+        const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
+        int queued = strcmp(kind, "override_queued") == 0;
+        int dropped = strcmp(kind, "override_dropped") == 0;
+        /* a suggested line naming an override is the trial that took it out of the queue */
+        if (!queued && !dropped && strcmp(kind, "suggested") != 0)
+            continue;
+        char ctx[4300];
+        snprintf(ctx, sizeof ctx, "%s:%zu: %s", source, log->lines[i], kind);
+        int id = 0, needed = queued || dropped;
+        Error e;
+        if (jfield_int(ev, ctx, "override", needed, 1, JOURNAL_OVERRIDE_ID_MAX, &id, &e) < 0) {
+            journal_log_problem(log, "%s (override not restored)", e.msg);
+            continue;
+        }
+        if (id == 0)
+            continue; /* the optimizer's trial, or an override from before the queue */
+        if (id > out->last_id)
+            out->last_id = id;
+        if (!queued) {
+            forget(out, id);
+            continue;
+        }
+        const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, &e);
+        char sctx[4400];
+        snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
+        Schedule *s = sj ? schedule_from_json(sj, c, sctx, &e) : NULL;
+        if (s && schedule_validate(s, &e) < 0) {
+            schedule_free(s);
+            s = NULL;
+        }
+        if (!s) {
+            journal_log_problem(log, "%s (override not restored)", e.msg);
+            continue;
+        }
+        if (out->n == cap) {
+            size_t grown_cap = cap ? cap * 2 : 8;
+            JournalOverride *grown = realloc(out->waiting, grown_cap * sizeof *grown);
+            if (!grown) {
+                schedule_free(s);
+                journal_overrides_clear(out);
+                return error_set(err, "journal: out of memory");
+            }
+            out->waiting = grown;
+            cap = grown_cap;
+        }
+        out->waiting[out->n++] = (JournalOverride){id, s};
+    }
+    return 0;
+}

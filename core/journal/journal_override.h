@@ -1,0 +1,36 @@
+/* The operator's override queue in the session journal: the "override_queued" and
+ * "override_dropped" events as JSON, and the overrides a journal left waiting (queued, neither
+ * dropped nor taken by a "suggested" line naming their id), which a resume queues again. */
+#ifndef TUNEDECK_JOURNAL_OVERRIDE_H
+#define TUNEDECK_JOURNAL_OVERRIDE_H
+
+#include "core/journal/journal.h"
+#include "core/model/schedule.h"
+
+/* Ids run 1..JOURNAL_OVERRIDE_ID_MAX: a damaged line's huge id cannot overflow the next. */
+enum { JOURNAL_OVERRIDE_ID_MAX = 1000000000 };
+
+/* {"event":"override_queued","override":ID,"wall_s":unix time,"schedule":{protocol v1 input}} */
+cJSON *journal_override_queued_json(int id, const Schedule *s);
+/* {"event":"override_dropped","override":ID,"wall_s":unix time} */
+cJSON *journal_override_dropped_json(int id);
+
+typedef struct {
+    int id;
+    Schedule *schedule; /* on the cluster decoded against (owned) */
+} JournalOverride;
+
+typedef struct {
+    JournalOverride *waiting; /* in the order queued */
+    size_t n;
+    int last_id; /* the largest id any line used (queued, dropped or run); 0 none */
+} JournalOverrides;
+
+/* The overrides still waiting at the journal's end. A line that does not fit (a field missing,
+ * a schedule the cluster refuses) is reported in log->problems with its line, "(override not
+ * restored)", and skipped. Fails only when memory runs out. */
+int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *source,
+                             JournalOverrides *out, Error *err);
+void journal_overrides_clear(JournalOverrides *o);
+
+#endif

@@ -1,0 +1,116 @@
+/* The override queue's journal lines: written, read back, and the overrides left waiting found
+ * from them (what a resume queues again); a line that does not fit is said, the rest kept. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/journal/journal_override.h"
+#include "core/journal/journal_trial.h"
+#include "core/sim/simcluster.h"
+#include "tests/support/fixtures.h"
+
+static SimCluster *sim;
+static Schedule *a, *b;
+
+static void setup(void)
+{
+    sim = fixture_sim("B:googlenet");
+    a = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+    a->worker[0] = a->ps[0] = 1;
+    a->inputs[0] = simcluster_job(sim)->batch;
+    b = schedule_copy(a);
+    b->worker[1] = 1;
+    b->inputs[0] -= 8;
+    b->inputs[simcluster_cluster(sim)->machines[1].first_device] = 8;
+}
+
+static void teardown(void)
+{
+    schedule_free(a);
+    schedule_free(b);
+    simcluster_free(sim);
+}
+
+TestSuite(journal_override, .init = setup, .fini = teardown);
+
+/* Appends the event's line to text (taking the event). */
+static void add(char *text, size_t cap, cJSON *ev)
+{
+    char *line = cJSON_PrintUnformatted(ev);
+    cr_assert(strlen(text) + strlen(line) + 2 < cap);
+    strcat(text, line);
+    strcat(text, "\n");
+    free(line);
+    cJSON_Delete(ev);
+}
+
+static cJSON *suggested(int trial, int override, const Schedule *s)
+{
+    Suggestion sg;
+    memset(&sg, 0, sizeof sg);
+    sg.schedule = (Schedule *)s;
+    cJSON *j = journal_suggested_json(trial, override > 0, &sg, 0);
+    if (override > 0)
+        cJSON_AddNumberToObject(j, "override", override);
+    return j;
+}
+
+Test(journal_override, the_ones_neither_run_nor_dropped_wait_in_the_order_queued)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    add(text, sizeof text, journal_override_queued_json(2, b));
+    add(text, sizeof text, journal_override_queued_json(3, a));
+    add(text, sizeof text, journal_override_queued_json(4, b));
+    add(text, sizeof text, suggested(1, 1, a)); /* ran (or began to): not queued again */
+    add(text, sizeof text, journal_override_dropped_json(3));
+    add(text, sizeof text, suggested(2, 0, a)); /* the optimizer's own */
+    JournalLog log;
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j.jsonl", &log, &err), 0, "%s", err.msg);
+    JournalOverrides o;
+    cr_assert_eq(journal_overrides_decode(&log, simcluster_cluster(sim), "j.jsonl", &o, &err), 0);
+    cr_assert_eq(log.n_problems, 0, "%s", log.n_problems ? log.problems[0] : "");
+    cr_assert_eq(o.n, 2);
+    cr_assert_eq(o.waiting[0].id, 2);
+    cr_assert_eq(o.waiting[1].id, 4);
+    cr_assert(schedule_equal(o.waiting[0].schedule, b));
+    cr_assert_eq(o.last_id, 4);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}
+
+Test(journal_override, a_line_that_does_not_fit_is_said_with_its_line_and_the_rest_kept)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    strcat(text, "{\"event\":\"override_queued\",\"override\":2,\"wall_s\":1}\n");
+    strcat(text, "{\"event\":\"override_dropped\",\"override\":-5,\"wall_s\":1}\n");
+    cJSON *bad = journal_override_queued_json(4, a);
+    cJSON_ReplaceItemInObject(bad, "schedule", cJSON_CreateString("lost"));
+    add(text, sizeof text, bad);
+    strcat(text, "{\"event\":\"override_queued\",\"override\":5e9,\"wall_s\":1}\n");
+    JournalLog log;
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j.jsonl", &log, &err), 0, "%s", err.msg);
+    JournalOverrides o;
+    cr_assert_eq(journal_overrides_decode(&log, simcluster_cluster(sim), "j.jsonl", &o, &err), 0);
+    cr_assert_eq(o.n, 1, "the good one kept");
+    cr_assert_eq(o.waiting[0].id, 1);
+    cr_assert_eq(log.n_problems, 4);
+    const char *want[] = {"j.jsonl:2: override_queued: field 'schedule'",
+                          "j.jsonl:3: override_dropped: field 'override'",
+                          "j.jsonl:4: override_queued: field 'schedule'",
+                          "j.jsonl:5: override_queued: field 'override'"};
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert(strstr(log.problems[i], want[i]), "%s", log.problems[i]);
+        cr_assert(strstr(log.problems[i], "(override not restored)"), "%s", log.problems[i]);
+    }
+    cr_assert_eq(o.last_id, 4, "an id read is taken, even where its schedule is not");
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}

@@ -1,0 +1,240 @@
+/* The operator's overrides queue in order: each runs as the next trial, none takes another's
+ * place, a full queue says so, a dropped one never runs, a resume restores the queue's ids. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/opt/optimizer.h"
+#include "core/sim/simcluster.h"
+#include "remote/launch/tuner.h"
+#include "tests/support/fixtures.h"
+
+static SimCluster *sim;
+
+static void setup(void)
+{
+    sim = fixture_sim("B:googlenet");
+}
+
+static void teardown(void)
+{
+    simcluster_free(sim);
+}
+
+TestSuite(tuner_queue, .init = setup, .fini = teardown, .timeout = 30);
+
+typedef struct {
+    int queued, dropped;
+    int ids[8]; /* the queued and dropped events' override ids, in order */
+    size_t n_ids;
+} Seen;
+
+static void on_event(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    Seen *s = ud;
+    if (ev != TUNER_EVENT_QUEUED && ev != TUNER_EVENT_DROPPED)
+        return;
+    cr_assert_eq(rec->trial, 0, "a queue event's record is no trial");
+    cr_assert_not_null(rec->suggestion.schedule, "the journal writes the schedule queued");
+    s->queued += ev == TUNER_EVENT_QUEUED;
+    s->dropped += ev == TUNER_EVENT_DROPPED;
+    if (s->n_ids < 8)
+        s->ids[s->n_ids++] = ev == TUNER_EVENT_QUEUED ? rec->override_id : -rec->override_id;
+}
+
+static Tuner *make(int budget, Seen *seen)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "uniform-gpus",
+                       .seed = 3,
+                       .budget = budget,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .on_event = on_event,
+                       .userdata = seen};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    return t;
+}
+
+/* n valid schedules, each different from the others (a random optimizer's suggestions). */
+static void schedules(Schedule **out, size_t n)
+{
+    Error err;
+    Optimizer *o = optimizer_new("random", simcluster_cluster(sim), simcluster_job(sim), 5, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    for (size_t i = 0; i < n; i++) {
+        Suggestion sg;
+        cr_assert_eq(optimizer_suggest(o, &sg, &err), 0, "%s", err.msg);
+        out[i] = schedule_copy(sg.schedule);
+        suggestion_clear(&sg);
+        for (size_t j = 0; j < i; j++)
+            cr_assert_not(schedule_equal(out[i], out[j]), "schedules %zu and %zu alike", j, i);
+    }
+    optimizer_free(o);
+}
+
+static void free_all(Schedule **s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        schedule_free(s[i]);
+}
+
+/* Regression: a second override took the first one's place, so an operator who paused and
+ * planned two experiments got only the second. */
+Test(tuner_queue, two_overrides_run_in_the_order_queued_before_the_optimizer_resumes)
+{
+    Seen seen = {0};
+    Tuner *t = make(4, &seen);
+    Schedule *s[2];
+    schedules(s, 2);
+    Error err;
+    tuner_set_paused(t, 1);
+    cr_assert_eq(tuner_override(t, s[0], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override(t, s[1], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_overrides(t), 2, "both wait");
+    cr_assert_eq(tuner_override_trial(t, 0), 1);
+    cr_assert_eq(tuner_override_trial(t, 1), 2);
+    cr_assert(schedule_equal(tuner_override_at(t, 0), s[0]), "the first queued runs first");
+    tuner_set_paused(t, 0);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(t), 4);
+    for (int i = 0; i < 2; i++) {
+        const TrialRecord *r = tuner_trial(t, (size_t)i);
+        cr_assert(r->overridden, "trial %d is the operator's", i + 1);
+        cr_assert_eq(r->override_id, i + 1);
+        cr_assert(schedule_equal(r->suggestion.schedule, s[i]), "trial %d ran override %d", i + 1,
+                  i + 1);
+        cr_assert_eq(r->obs->status == TRIAL_OK || r->obs->status == TRIAL_PRUNED, 1, "%s",
+                     r->obs->reason);
+    }
+    for (size_t i = 2; i < 4; i++)
+        cr_assert_not(tuner_trial(t, i)->overridden, "then the optimizer's own");
+    cr_assert_eq(tuner_overrides(t), 0);
+    cr_assert_eq(seen.queued, 2);
+    tuner_free(t);
+    free_all(s, 2);
+}
+
+Test(tuner_queue, a_full_queue_refuses_one_more_and_says_why)
+{
+    Seen seen = {0};
+    Tuner *t = make(2, &seen);
+    Schedule *s[1];
+    schedules(s, 1);
+    Error err;
+    for (int i = 0; i < TUNER_OVERRIDES_MAX; i++)
+        cr_assert_eq(tuner_override(t, s[0], &err), 0, "%d: %s", i, err.msg);
+    cr_assert_eq(tuner_override(t, s[0], &err), -1);
+    cr_assert_not_null(strstr(err.msg, "the override queue is full (16 wait"), "%s", err.msg);
+    cr_assert_eq(tuner_overrides(t), TUNER_OVERRIDES_MAX, "the queued ones are all kept");
+    cr_assert_eq(seen.queued, TUNER_OVERRIDES_MAX, "the refused one is not journaled");
+    tuner_free(t);
+    free_all(s, 1);
+}
+
+Test(tuner_queue, an_invalid_override_is_refused_and_not_queued)
+{
+    Seen seen = {0};
+    Tuner *t = make(2, &seen);
+    Schedule *s[1];
+    schedules(s, 1);
+    Schedule *bad = schedule_copy(s[0]);
+    memset(bad->ps, 0, bad->cluster->n_machines);
+    Error err;
+    cr_assert_eq(tuner_override(t, s[0], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override(t, bad, &err), -1);
+    cr_assert_not_null(strstr(err.msg, "parameter server"), "%s", err.msg);
+    cr_assert_eq(tuner_overrides(t), 1, "the valid one stays, alone");
+    schedule_free(bad);
+    tuner_free(t);
+    free_all(s, 1);
+}
+
+Test(tuner_queue, a_dropped_override_never_runs_and_the_rest_keep_their_order)
+{
+    Seen seen = {0};
+    Tuner *t = make(3, &seen);
+    Schedule *s[3];
+    schedules(s, 3);
+    Error err;
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(tuner_override(t, s[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override_drop(t, 1), 0);
+    cr_assert_eq(tuner_override_drop(t, 5), -1, "no such override");
+    cr_assert_eq(tuner_overrides(t), 2);
+    cr_assert_eq(tuner_override_id(t, 0), 1);
+    cr_assert_eq(tuner_override_id(t, 1), 3, "ids are the override's, not its place");
+    cr_assert_eq(tuner_override_trial(t, 1), 2, "it moved up to the second trial");
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert(schedule_equal(tuner_trial(t, 0)->suggestion.schedule, s[0]));
+    cr_assert(schedule_equal(tuner_trial(t, 1)->suggestion.schedule, s[2]));
+    cr_assert_eq(tuner_trial(t, 1)->override_id, 3);
+    cr_assert_not(tuner_trial(t, 2)->overridden);
+    int want[] = {1, 2, 3, -2};
+    cr_assert_eq(seen.n_ids, 4);
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_eq(seen.ids[i], want[i], "event %zu: %d", i, seen.ids[i]);
+    tuner_free(t);
+    free_all(s, 3);
+}
+
+/* A resume puts back what the journal shows queued under the same ids, silently (it is in
+ * the journal), and new overrides take ids never used in that journal. */
+Test(tuner_queue, restored_overrides_keep_their_ids_and_new_ones_follow_the_journals)
+{
+    Seen seen = {0};
+    Tuner *t = make(3, &seen);
+    Schedule *s[2];
+    schedules(s, 2);
+    Error err;
+    tuner_override_ids_from(t, 7);
+    cr_assert_eq(tuner_override_restore(t, 6, s[0], &err), 0, "%s", err.msg);
+    cr_assert_eq(seen.queued, 0, "a restore is not journaled again");
+    cr_assert_eq(tuner_override(t, s[1], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override_id(t, 0), 6);
+    cr_assert_eq(tuner_override_id(t, 1), 8);
+    cr_assert_eq(tuner_override_restore(t, 0, s[0], &err), -1);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_trial(t, 0)->override_id, 6);
+    cr_assert_eq(tuner_trial(t, 1)->override_id, 8);
+    tuner_free(t);
+    free_all(s, 2);
+}
+
+/* Regression: an override made after the stop rule ended the session never ran (the tuner
+ * stayed stopped while the budget was not spent), though the message promised its trial. */
+Test(tuner_queue, an_override_runs_after_the_stop_rule_ended_the_session_and_the_rule_stops_again)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "bespoke",
+                       .seed = 3,
+                       .budget = 40,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .stop_when_converged = 1};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    size_t n = tuner_n_trials(t);
+    cr_assert_lt(n, 40);
+    cr_assert_not_null(tuner_converged(t), "the rule stopped it");
+    Schedule *mine = NULL;
+    simcluster_best_known(sim, &mine);
+    cr_assert_eq(tuner_override(t, mine, &err), 0, "%s", err.msg);
+    cr_assert_not(tuner_done(t), "the override is still to run");
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_gt(tuner_n_trials(t), n, "the override ran");
+    cr_assert(tuner_trial(t, n)->overridden, "as the next trial");
+    cr_assert(schedule_equal(tuner_trial(t, n)->suggestion.schedule, mine));
+    /* the rule decides again with the override's measurement (the best it improves may
+     * start a new streak), and stops the optimizer's trials again before the budget */
+    cr_assert_lt(tuner_n_trials(t), 40);
+    cr_assert_not_null(tuner_converged(t), "stopped by the rule again");
+    schedule_free(mine);
+    tuner_free(t);
+}

@@ -1,0 +1,205 @@
+/* The operator's override queue in the journal: what ran is replayed once, what was dropped
+ * stays dropped, and what waited comes back queued on --resume, in its order. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/opt/optimizer.h"
+#include "remote/session/session.h"
+
+static char state_dir[] = "/tmp/tunedeck-session-overrides.XXXXXX";
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(state_dir));
+    setenv("TUNEDECK_STATE_DIR", state_dir, 1);
+}
+
+static void teardown(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", state_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(session_overrides, .init = setup, .fini = teardown, .timeout = 60);
+
+/* n different valid schedules for the session's cluster (a random optimizer's). */
+static void schedules(const Session *s, Schedule **out, size_t n)
+{
+    Error err;
+    Optimizer *o = optimizer_new("random", s->cluster, s->job, 9, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    for (size_t i = 0; i < n; i++) {
+        Suggestion sg;
+        cr_assert_eq(optimizer_suggest(o, &sg, &err), 0, "%s", err.msg);
+        out[i] = schedule_copy(sg.schedule);
+        suggestion_clear(&sg);
+    }
+    optimizer_free(o);
+}
+
+/* A schedule as the journal writes it: comparable across the clusters of two sessions. */
+static char *text_of(const Schedule *s)
+{
+    cJSON *j = schedule_to_json(s);
+    char *t = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return t;
+}
+
+static int same(const Schedule *s, const char *text)
+{
+    Schedule *c = schedule_copy(s);
+    c->trial = 0; /* the number it ran as is not its roles */
+    char *t = text_of(c);
+    schedule_free(c);
+    int eq = strcmp(t, text) == 0;
+    free(t);
+    return eq;
+}
+
+/* The schedule of that text on this session's cluster. */
+static Schedule *on(const Session *s, const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    Error err;
+    Schedule *out = schedule_from_json(j, s->cluster, "test", &err);
+    cJSON_Delete(j);
+    cr_assert_not_null(out, "%s", err.msg);
+    return out;
+}
+
+/* How many lines of the file hold `needle`. */
+static int lines_with(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[65536];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+Test(session_overrides, a_resume_runs_the_queued_overrides_left_and_none_twice)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 2,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[4];
+    schedules(first, s, 4);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(tuner_override(first->tuner, s[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override_drop(first->tuner, 2), 0); /* the third: never to run */
+    /* the budget of 2 runs the first two; the fourth waits when the console is killed */
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(first->tuner), 2);
+    cr_assert_eq(tuner_overrides(first->tuner), 1);
+    char path[4096], *text[4];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    for (int i = 0; i < 4; i++) {
+        text[i] = text_of(s[i]);
+        schedule_free(s[i]); /* of the first session's cluster */
+    }
+    session_free(first); /* no `ended` line: killed */
+    cr_assert_eq(lines_with(path, "\"event\":\"override_queued\""), 4);
+    cr_assert_eq(lines_with(path, "\"event\":\"override_dropped\",\"override\":3"), 1);
+    cr_assert_eq(lines_with(path, "\"override\":1"), 2, "queued, then taken by trial 1");
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 4};
+    cr_assert_eq(session_resume(again, path, &rs, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 2, "the overrides that ran are replayed");
+    cr_assert(tuner_trial(again->tuner, 0)->overridden && tuner_trial(again->tuner, 1)->overridden);
+    cr_assert_eq(tuner_overrides(again->tuner), 1, "only the one that waited is queued again");
+    cr_assert_eq(tuner_override_id(again->tuner, 0), 4);
+    cr_assert(same(tuner_override_at(again->tuner, 0), text[3]));
+    /* a new override takes an id the journal never used */
+    Schedule *third_again = on(again, text[2]);
+    cr_assert_eq(tuner_override(again->tuner, third_again, &err), 0, "%s", err.msg);
+    schedule_free(third_again);
+    cr_assert_eq(tuner_override_id(again->tuner, 1), 5);
+    cr_assert_eq(tuner_run_blocking(again->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 4);
+    cr_assert(same(tuner_trial(again->tuner, 0)->suggestion.schedule, text[0]));
+    cr_assert(same(tuner_trial(again->tuner, 1)->suggestion.schedule, text[1]));
+    cr_assert(same(tuner_trial(again->tuner, 2)->suggestion.schedule, text[3]),
+              "the waiting override runs first");
+    cr_assert(same(tuner_trial(again->tuner, 3)->suggestion.schedule, text[2]));
+    session_journal_end(again);
+    session_free(again);
+
+    /* a second resume finds nothing left queued: each ran once */
+    Session *third = session_new(1, dir);
+    SessionSpec rs3 = {.budget = 5};
+    cr_assert_eq(session_resume(third, path, &rs3, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(third, &rs3, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(third, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(third->tuner), 4);
+    cr_assert_eq(tuner_overrides(third->tuner), 0, "nothing run is queued again");
+    session_free(third);
+    for (int i = 0; i < 4; i++)
+        free(text[i]);
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(session_overrides, a_queued_line_the_cluster_refuses_is_said_and_the_rest_restored)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    tuner_set_paused(first->tuner, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    schedule_free(s[0]);
+    session_free(first);
+    /* a damaged queued line: its schedule lost */
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"event\":\"override_queued\",\"override\":2,\"wall_s\":1}\n");
+    fclose(f);
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {0};
+    cr_assert_eq(session_resume(again, path, &rs, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_overrides(again->tuner), 1, "the good one is back");
+    const char *const *problems;
+    size_t n = tune_journal_problems(again->journal, &problems);
+    int said = 0;
+    for (size_t i = 0; i < n; i++)
+        said += strstr(problems[i], "override_queued") && strstr(problems[i], "schedule") &&
+                strstr(problems[i], "override not restored");
+    cr_assert_eq(said, 1, "the bad line is said with its line and field");
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
