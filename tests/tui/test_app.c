@@ -8,6 +8,7 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/low_memory.h"
 #include "tui/app.h"
+#include "tests/support/timeout.h"
 
 static SimCluster *sim;
 static App *a;
@@ -36,7 +37,7 @@ static void teardown(void)
     simcluster_free(sim);
 }
 
-TestSuite(app, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(app, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 /* Space twice during the resume's stop of leftovers must not let trial 1 start (its
  * `started` line would come before the stop's lines in the journal). */

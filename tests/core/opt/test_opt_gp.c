@@ -6,6 +6,7 @@
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/timeout.h"
 
 static Optimizer *gp_or_die(SimCluster *sim, uint64_t seed)
 {
@@ -108,7 +109,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* The model must pay for itself: with 20 trials on setting B, the median over seeds of gp's
  * best beats the median best of random search at the same budget. */
-Test(opt_gp, beats_random_search_median_on_b_googlenet, .timeout = 120)
+Test(opt_gp, beats_random_search_median_on_b_googlenet, .timeout = TEST_TIMEOUT_S)
 {
     SimCluster *sim = fixture_sim("B:googlenet");
     enum { TRIALS = 20, GP_SEEDS = 3, RANDOM_SEEDS = 9 };

@@ -17,6 +17,7 @@
 #include "remote/launch/lifeline.h"
 #include "tests/support/execprobe.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/timeout.h"
 
 static SimCluster *sim;
 static Schedule *sched;
@@ -39,7 +40,7 @@ static void teardown(void)
     simcluster_free(sim);
 }
 
-TestSuite(launch_local, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(launch_local, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static Observation *run(const char *command, double timeout_s)
 {

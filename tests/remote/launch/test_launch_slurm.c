@@ -15,6 +15,7 @@
 #include "remote/launch/launch_slurm.h"
 #include "remote/ssh/shquote.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/timeout.h"
 
 static Cluster *c;
 static Schedule *s;
@@ -61,7 +62,7 @@ static void teardown(void)
     cluster_free(c);
 }
 
-TestSuite(launch_slurm, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(launch_slurm, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 /* Runs `command` with the stand-ins first on PATH, then returns what they recorded. */
 static char *run(const char *command)

@@ -12,6 +12,7 @@
 #include "remote/ssh/hostpool.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/timeout.h"
 
 /* A listening socket that never accepts: TCP connects, SSH never answers, so the host stays
  * in its handshake and a command for it stays queued. */
@@ -31,7 +32,7 @@ static int listener(int *port)
  * waited KILL_WAIT_MS (5 s) for process groups that could never exist, so quitting a console
  * whose hosts never connected took 5 s. The stop is over in the step after the cancel,
  * whatever the clock says: no deadline is involved. */
-Test(launch_ssh, a_cancel_ends_at_once_when_no_part_reached_its_host, .timeout = 30)
+Test(launch_ssh, a_cancel_ends_at_once_when_no_part_reached_its_host, .timeout = TEST_TIMEOUT_S)
 {
     Cluster *c = fixture_cluster_json(
         "{\"name\": \"q\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["

@@ -14,6 +14,7 @@
 #include "remote/launch/launcher.h"
 #include "remote/launch/rankfan.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/timeout.h"
 
 static Cluster *c;
 static Schedule *s;
@@ -46,7 +47,7 @@ static void teardown(void)
     cluster_free(c);
 }
 
-TestSuite(rankfan, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(rankfan, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 /* Runs the script as the launchers do (a process group of its own, the schedule on stdin);
  * returns its wait status, its stdout in *out (caller frees). */

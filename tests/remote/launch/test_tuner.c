@@ -10,6 +10,7 @@
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/timeout.h"
 
 static SimCluster *sim;
 
@@ -23,7 +24,7 @@ static void teardown(void)
     simcluster_free(sim);
 }
 
-TestSuite(tuner, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(tuner, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 typedef struct {
     int suggested, started, finished;

@@ -12,6 +12,7 @@
 #include "core/opt/stoprule.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
+#include "tests/support/timeout.h"
 
 static Tuner *on_sim(SimCluster *sim, const char *optimizer, int budget, int no_prune, uint64_t seed)
 {
@@ -39,7 +40,7 @@ static SimCluster *sim_new(const char *spec)
     return sim;
 }
 
-TestSuite(tuner_prune, .timeout = 60);
+TestSuite(tuner_prune, .timeout = TEST_TIMEOUT_S);
 
 Test(tuner_prune, random_search_prunes_slow_schedules_and_no_prune_runs_them)
 {

@@ -8,6 +8,7 @@
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/timeout.h"
 
 static SimCluster *sim;
 
@@ -21,7 +22,7 @@ static void teardown(void)
     simcluster_free(sim);
 }
 
-TestSuite(tuner_queue, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(tuner_queue, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 typedef struct {
     int queued, dropped;

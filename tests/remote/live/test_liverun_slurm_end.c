@@ -13,6 +13,7 @@
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
+#include "tests/support/timeout.h"
 
 static char dir[] = "/tmp/tunedeck-lend.XXXXXX";
 static char log_text[16384];
@@ -46,7 +47,7 @@ static void teardown(void)
     standins_remove(dir);
 }
 
-TestSuite(liverun_slurm_end, .init = setup, .fini = teardown, .timeout = 15);
+TestSuite(liverun_slurm_end, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static int granted(void *run)
 {

@@ -15,6 +15,7 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
+#include "tests/support/timeout.h"
 
 static char dir[] = "/tmp/tunedeck-lforged.XXXXXX";
 static char log_text[16384];
@@ -51,7 +52,7 @@ static void teardown(void)
     standins_remove(dir);
 }
 
-TestSuite(liverun_slurm_forged, .init = setup, .fini = teardown, .timeout = 20);
+TestSuite(liverun_slurm_forged, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 /* The stand-in's file `name` holds the captured fixture `fixture`. */
 static void put_fixture(const char *name, const char *fixture)

@@ -15,6 +15,7 @@
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
+#include "tests/support/timeout.h"
 
 static char dir[] = "/tmp/tunedeck-ljobdir.XXXXXX";
 
@@ -36,7 +37,7 @@ static void teardown(void)
     standins_remove(dir);
 }
 
-TestSuite(liverun_slurm_jobdir, .init = setup, .fini = teardown, .timeout = 15);
+TestSuite(liverun_slurm_jobdir, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static char *path_in(const char *name)
 {

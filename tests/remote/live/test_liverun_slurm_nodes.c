@@ -14,6 +14,7 @@
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/standins.h"
+#include "tests/support/timeout.h"
 
 /* sinfo -h -N -o '%N|%T|%G|%E' -p t4 after `scontrol update PartitionName=t4 Nodes=...` */
 static const char ROUND[] = "n1|mixed|gpu:t4:2|none\n"
@@ -124,7 +125,7 @@ static const LiveNodeState *after_rounds(LiveSlurm *s, long more, size_t *n)
     return LIVERUN_SLURM.nodes(s, n, &looks);
 }
 
-Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = 15)
+Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = TEST_TIMEOUT_S)
 {
     SlurmCtl *ctl;
     const char *names[] = {"n1", "n2"};
@@ -154,7 +155,7 @@ Test(liverun_slurm_nodes, a_round_that_lists_no_node_drains_none, .timeout = 15)
     standins_remove(dir);
 }
 
-Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .timeout = 15)
+Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .timeout = TEST_TIMEOUT_S)
 {
     SlurmCtl *ctl;
     const char *names[] = {"n1"};
@@ -189,7 +190,7 @@ Test(liverun_slurm_nodes, a_node_back_with_fewer_gpus_in_its_gres_is_left, .time
     standins_remove(dir);
 }
 
-Test(liverun_slurm_nodes, a_node_left_out_for_its_gpus_is_said_once, .timeout = 15)
+Test(liverun_slurm_nodes, a_node_left_out_for_its_gpus_is_said_once, .timeout = TEST_TIMEOUT_S)
 {
     SlurmCtl *ctl;
     const char *names[] = {"n1"};
@@ -231,7 +232,7 @@ Test(liverun_slurm_nodes, a_node_left_out_for_its_gpus_is_said_once, .timeout = 
 /* The captured round with other users' pending jobs (none of its jobs ours: root's two
  * running jobs hold n1's GPU 0 and both of n2's): nobody's 12, planned on n1 for 2 GPUs,
  * has room for the one left there; 14 (n[1-2]) and 15 find none; 13 is held. */
-Test(liverun_slurm_nodes, pending_jobs_claims_come_with_the_job_round, .timeout = 15)
+Test(liverun_slurm_nodes, pending_jobs_claims_come_with_the_job_round, .timeout = TEST_TIMEOUT_S)
 {
     char *text = fixture_read("slurm/scontrol-job-22.05-pending.txt");
     SlurmCtl *ctl;

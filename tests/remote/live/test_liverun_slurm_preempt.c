@@ -17,6 +17,7 @@
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
+#include "tests/support/timeout.h"
 
 static char dir[] = "/tmp/tunedeck-lpreempt.XXXXXX";
 static char log_text[16384];
@@ -50,7 +51,7 @@ static void teardown(void)
     standins_remove(dir);
 }
 
-TestSuite(liverun_slurm_preempt, .init = setup, .fini = teardown, .timeout = 15);
+TestSuite(liverun_slurm_preempt, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static int granted(void *run)
 {

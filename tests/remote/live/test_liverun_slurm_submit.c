@@ -19,6 +19,7 @@
 #include "remote/live/liverun_slurm.h"
 #include "tests/support/liveslurm_fixture.h"
 #include "tests/support/standins.h"
+#include "tests/support/timeout.h"
 
 static char dir[] = "/tmp/tunedeck-lsubmit.XXXXXX";
 static char log_text[16384];
@@ -87,7 +88,7 @@ static void teardown(void)
     standins_remove(dir);
 }
 
-TestSuite(liverun_slurm_submit, .init = setup, .fini = teardown, .timeout = 15);
+TestSuite(liverun_slurm_submit, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static size_t lines(const char *text)
 {
@@ -556,9 +557,8 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
 
 /* The stand-in scontrol keeps the job pending (Resources): past pending_say_s it is said,
  * with Slurm's reason, once however many rounds follow. The 10 s bound only guards against
- * a hang (a loaded machine may take long to say it), inside the suite's timeout: a test's
- * own .timeout beside the suite's makes Criterion 2.4's runner leak under --jobs 2, which
- * the ASan run reports. "Once" is checked over later rounds. */
+ * a hang (a loaded machine may take long to say it), inside the suite's timeout (one value
+ * for every test: tests/support/timeout.h says why). "Once" is checked over later rounds. */
 Test(liverun_slurm_submit, a_job_of_ours_pending_past_the_bound_is_said_once_with_the_reason)
 {
     Backend b = backend_new_pending(5, &said, 0.3);

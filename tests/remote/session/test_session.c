@@ -12,6 +12,7 @@
 #include "remote/session/session.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/timeout.h"
 
 #define LOOPBACK TUNEDECK_SOURCE_DIR "/examples/loopback-cluster.json"
 #define TINY_JOB TUNEDECK_SOURCE_DIR "/examples/tiny-job.json"
@@ -31,7 +32,7 @@ static void teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-TestSuite(session, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(session, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static SessionSpec sim_spec(int budget)
 {

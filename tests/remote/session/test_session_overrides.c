@@ -9,6 +9,7 @@
 
 #include "core/opt/optimizer.h"
 #include "remote/session/session.h"
+#include "tests/support/timeout.h"
 
 static char state_dir[] = "/tmp/tunedeck-session-overrides.XXXXXX";
 
@@ -25,7 +26,7 @@ static void teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-TestSuite(session_overrides, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(session_overrides, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 /* n different valid schedules for the session's cluster (a random optimizer's). */
 static void schedules(const Session *s, Schedule **out, size_t n)

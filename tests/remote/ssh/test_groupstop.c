@@ -12,6 +12,7 @@
 
 #include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
+#include "tests/support/timeout.h"
 
 /* A child in a process group of its own: it exits at once (a zombie, not reaped until the
  * caller waits for it) or waits until killed. */
@@ -582,7 +583,7 @@ static int gone_within_10s(pid_t pid)
  * the command has ended: a marked daemon outside the group (TERM ignored: KILLed) and a child
  * left in the group, named in the note on its stderr as the local keeper names them; then it
  * says it is done, and ends with the command's status. Another launch's process is left. */
-Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeout = 120)
+Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeout = TEST_TIMEOUT_S)
 {
     for (size_t i = 0; i < N_STOP_SHELLS; i++) {
         char file[] = "/tmp/test-groupstop-tp-XXXXXX";
@@ -635,7 +636,7 @@ Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeo
  * must not stop itself with SIGSTOP); the command has no descriptor of the shell's. The shell
  * carries the mark: it must never find itself (it would have named and KILLed itself). */
 Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_command_did,
-     .timeout = 120)
+     .timeout = TEST_TIMEOUT_S)
 {
     static const struct {
         const char *command;
@@ -670,7 +671,7 @@ Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_comman
  * ends with its status, and leaves the stop to the stop that
  * sent it: no note, no "ended", a marked process untouched. */
 Test(groupstop, a_term_to_the_trial_shell_waits_for_its_command_and_skips_its_own_stop,
-     .timeout = 120)
+     .timeout = TEST_TIMEOUT_S)
 {
     for (size_t i = 0; i < N_STOP_SHELLS; i++) {
         pid_t d = marked_daemon(TRIAL_TERM_MARK, 0);

@@ -11,6 +11,7 @@
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/timeout.h"
 
 /* A listening socket that never accepts: TCP connects, SSH never answers (a blackhole). */
 static int listener(int *port)
@@ -245,7 +246,7 @@ Test(hostpool, an_ssh_config_name_is_checked_where_libssh_reads_it)
 
 /* Regression: a FIFO named as the configuration blocked the open forever (no writer ever
  * comes); it is refused by name, without waiting. The timeout only ends a hang. */
-Test(hostpool, an_ssh_config_that_is_a_fifo_is_refused_without_blocking, .timeout = 20)
+Test(hostpool, an_ssh_config_that_is_a_fifo_is_refused_without_blocking, .timeout = TEST_TIMEOUT_S)
 {
     char dir[] = "/tmp/tunedeck-fifo-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
