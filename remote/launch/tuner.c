@@ -35,11 +35,7 @@ struct Tuner {
     size_t n_trials, cap_trials;
     size_t best; /* 1 + the index of tuner_best's trial, kept by record_outcome; 0: none */
     void *run;                 /* the launcher's run of the current trial */
-    /* the operator's queued overrides, queue[0] the next to run, and their ids */
-    Schedule *queue[TUNER_OVERRIDES_MAX];
-    int queue_id[TUNER_OVERRIDES_MAX];
-    size_t n_queue;
-    int last_override_id;      /* ids only grow, over resumes too (tuner_override_restore) */
+    OverrideQueue queue;       /* the operator's overrides; ids grow over resumes too */
     int stop_requested;        /* tuner_stop(): launch nothing more */
     int cancel_requested;      /* tuner_cancel() while PREPARING: the trial is not launched */
     PruneWatch prune;          /* the running trial's iteration stream */
@@ -128,8 +124,7 @@ void tuner_free(Tuner *t)
     }
     free(t->trials);
     prune_watch_clear(&t->prune);
-    for (size_t i = 0; i < t->n_queue; i++)
-        schedule_free(t->queue[i]);
+    overridequeue_clear(&t->queue);
     optimizer_free(t->opt);
     pthread_mutex_destroy(&t->opt_lock);
     if (t->wake[0] >= 0)
@@ -366,17 +361,14 @@ static int converged(Tuner *t)
 
 static void begin_trial(Tuner *t)
 {
-    if (!t->n_queue && converged(t)) {
+    if (!t->queue.n && converged(t)) {
         t->phase = PHASE_STOPPED;
         emit(t, TUNER_EVENT_CONVERGED, &t->trials[t->n_trials - 1]);
         return;
     }
-    if (t->n_queue) {
-        Schedule *mine = t->queue[0];
-        int id = t->queue_id[0];
-        t->n_queue--;
-        memmove(t->queue, t->queue + 1, t->n_queue * sizeof t->queue[0]);
-        memmove(t->queue_id, t->queue_id + 1, t->n_queue * sizeof t->queue_id[0]);
+    int id;
+    Schedule *mine = overridequeue_take(&t->queue, 0, &id);
+    if (mine) {
         Suggestion sg;
         memset(&sg, 0, sizeof sg);
         pthread_mutex_lock(&t->opt_lock);
@@ -604,34 +596,15 @@ static void emit_queue(Tuner *t, TunerEvent ev, int id, Schedule *s)
     emit(t, ev, &rec);
 }
 
-static int queue_push(Tuner *t, int id, const Schedule *s, Error *err)
-{
-    if (schedule_validate(s, err) < 0)
-        return -1;
-    if (t->n_queue >= TUNER_OVERRIDES_MAX)
-        return error_set(err,
-                         "the override queue is full (%d wait to run): drop one or let "
-                         "them run first",
-                         TUNER_OVERRIDES_MAX);
-    Schedule *copy = schedule_copy(s);
-    if (!copy)
-        return error_set(err, "override: out of memory");
-    t->queue[t->n_queue] = copy;
-    t->queue_id[t->n_queue] = id;
-    t->n_queue++;
-    if (id > t->last_override_id)
-        t->last_override_id = id;
-    return 0;
-}
-
 int tuner_override(Tuner *t, const Schedule *s, Error *err)
 {
-    if (t->last_override_id >= JOURNAL_OVERRIDE_ID_MAX)
+    OverrideQueue *q = &t->queue;
+    if (q->last_id >= JOURNAL_OVERRIDE_ID_MAX)
         return error_set(err, "override: every override id up to %d is taken",
                          JOURNAL_OVERRIDE_ID_MAX);
-    if (queue_push(t, t->last_override_id + 1, s, err) < 0)
+    if (overridequeue_push(q, q->last_id + 1, s, err) < 0)
         return -1;
-    emit_queue(t, TUNER_EVENT_QUEUED, t->queue_id[t->n_queue - 1], t->queue[t->n_queue - 1]);
+    emit_queue(t, TUNER_EVENT_QUEUED, q->id[q->n - 1], q->s[q->n - 1]);
     /* The stop rule ends the optimizer's suggestions, not the operator's trials: the queue
      * runs, and the rule decides again after it (an override is not a trial it counts). */
     if (t->phase == PHASE_STOPPED && t->converged[0] && !t->last_error[0]) {
@@ -645,35 +618,35 @@ void tuner_override_ids_from(Tuner *t, int last)
 {
     if (last > JOURNAL_OVERRIDE_ID_MAX)
         last = JOURNAL_OVERRIDE_ID_MAX;
-    if (last > t->last_override_id)
-        t->last_override_id = last;
+    if (last > t->queue.last_id)
+        t->queue.last_id = last;
 }
 
 int tuner_override_restore(Tuner *t, int id, const Schedule *s, Error *err)
 {
     if (id <= 0 || id > JOURNAL_OVERRIDE_ID_MAX)
         return error_set(err, "override id %d: expected 1 to %d", id, JOURNAL_OVERRIDE_ID_MAX);
-    return queue_push(t, id, s, err);
+    return overridequeue_push(&t->queue, id, s, err);
 }
 
 int tuner_override_pending(const Tuner *t)
 {
-    return t->n_queue > 0;
+    return t->queue.n > 0;
 }
 
 size_t tuner_overrides(const Tuner *t)
 {
-    return t->n_queue;
+    return t->queue.n;
 }
 
 const Schedule *tuner_override_at(const Tuner *t, size_t i)
 {
-    return i < t->n_queue ? t->queue[i] : NULL;
+    return i < t->queue.n ? t->queue.s[i] : NULL;
 }
 
 int tuner_override_id(const Tuner *t, size_t i)
 {
-    return i < t->n_queue ? t->queue_id[i] : 0;
+    return i < t->queue.n ? t->queue.id[i] : 0;
 }
 
 int tuner_override_trial(const Tuner *t, size_t i)
@@ -684,13 +657,10 @@ int tuner_override_trial(const Tuner *t, size_t i)
 
 int tuner_override_drop(Tuner *t, size_t i)
 {
-    if (i >= t->n_queue)
+    int id;
+    Schedule *s = overridequeue_take(&t->queue, i, &id);
+    if (!s)
         return -1;
-    Schedule *s = t->queue[i];
-    int id = t->queue_id[i];
-    t->n_queue--;
-    memmove(t->queue + i, t->queue + i + 1, (t->n_queue - i) * sizeof t->queue[0]);
-    memmove(t->queue_id + i, t->queue_id + i + 1, (t->n_queue - i) * sizeof t->queue_id[0]);
     emit_queue(t, TUNER_EVENT_DROPPED, id, s);
     schedule_free(s);
     return 0;

@@ -8,6 +8,7 @@
 #include "core/opt/optimizer.h"
 #include "core/opt/stoprule.h"
 #include "remote/launch/launcher.h"
+#include "remote/launch/overridequeue.h"
 
 typedef struct {
     int trial;              /* 1-based */
@@ -80,10 +81,10 @@ int tuner_budget(const Tuner *t);
 void tuner_set_budget(Tuner *t, int budget);
 void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
 int tuner_paused(const Tuner *t);
-/* The operator's overrides wait in a FIFO queue: each runs as the next trial, in the order
- * queued, before the optimizer suggests again. At most TUNER_OVERRIDES_MAX wait: an operator
- * planning more is told so rather than one being dropped. */
-enum { TUNER_OVERRIDES_MAX = 16 };
+/* The operator's overrides wait in a FIFO queue (overridequeue.h): each runs as the next
+ * trial, in the order queued, before the optimizer suggests again. At most
+ * TUNER_OVERRIDES_MAX wait: an operator planning more is told so rather than one being lost. */
+enum { TUNER_OVERRIDES_MAX = OVERRIDEQUEUE_MAX };
 /* Queues this schedule (validated first) behind those already queued. -1 with why in err when
  * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. A session the stop rule ended
  * goes on for the queue (the rule decides again after it). */
