@@ -77,6 +77,16 @@ static const char *machine_name(const SshRun *r, const Part *p)
     return r->schedule->cluster->machines[p->machine].name;
 }
 
+/* A line of a part's stderr: the trial log's, and the command's last word on a failure,
+ * except the wrapping shell's note on what the command left. */
+static void stderr_line(SshRun *r, Part *p, const char *name, const char *line)
+{
+    if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) != 0)
+        snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
+    if (r->cfg.on_log)
+        r->cfg.on_log(r->cfg.userdata, name, STREAM_STDERR, line);
+}
+
 static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
 {
     SshRun *r = ud;
@@ -102,16 +112,18 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
                 r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid, p->mark);
             return;
         }
-        /* the wrapping shell's own lines: its stop's note is the trial log's, not the
-         * command's last word on a failure */
-        if (strcmp(line, GROUPSTOP_ENDED) == 0) {
+        /* the wrapping shell's end line, after the command's last line when that had no
+         * newline (they share the stream) */
+        size_t el = strlen(GROUPSTOP_ENDED);
+        if (len >= el && memcmp(line + len - el, GROUPSTOP_ENDED, el) == 0) {
             p->end_stopped = 1;
+            char *own = len > el ? strndup(line, len - el) : NULL;
+            if (own)
+                stderr_line(r, p, name, own);
+            free(own);
             return;
         }
-        if (strncmp(line, GROUPSTOP_NOTE, strlen(GROUPSTOP_NOTE)) != 0)
-            snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
-        if (r->cfg.on_log)
-            r->cfg.on_log(r->cfg.userdata, name, stream, line);
+        stderr_line(r, p, name, line);
         return;
     }
     TrialEvent ev;
@@ -395,18 +407,20 @@ static void note_part_end(SshRun *r, Part *p)
             snprintf(r->failure, sizeof r->failure, "ssh failed: %s", e);
         else
             snprintf(r->failure, sizeof r->failure, "ssh failed on %s: %s", name, e);
-    } else if (o == EXEC_SIGNALED) {
-        r->failure_status = TRIAL_FAILED;
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
-                 rexec_error(p->x));
-    } else if (o == EXEC_EXITED && rexec_exit_status(p->x) != 0) {
+    } else if (o == EXEC_SIGNALED || (o == EXEC_EXITED && rexec_exit_status(p->x) != 0)) {
         r->failure_status = TRIAL_FAILED;
         r->failed_part = p;
         /* With per-device ranks, the rank that failed first (its status is the host's):
-         * one that died without a word is named even when a peer's error event follows. */
+         * one that died without a word is named even when a peer's error event follows.
+         * A signal reads as a status does: the wrapping shell ends by the signal a status
+         * above 128 names (groupstop.h), so a fan-out that passes on 137 for a rank the
+         * kernel killed comes back as SIGKILL. */
         if (p->first_failed[0])
             snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
                      p->first_failed);
+        else if (o == EXEC_SIGNALED)
+            snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
+                     rexec_error(p->x));
         else
             snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
                      name, rexec_exit_status(p->x));

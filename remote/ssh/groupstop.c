@@ -15,8 +15,7 @@
     "continue ;; esac; c=$((c+1)); if [ $c -gt 4 ]; then l=\"$l, ...\"; break; fi; "               \
     "[ $c -gt 1 ] && l=\"$l, \"; l=\"$l$q $nm\"; [ \"$3\" = \"$g\" ] || "                          \
     "l=\"$l (outside the trial's process group)\"; done; [ -n \"$l\" ] && printf \"%s\\n\" "       \
-    "\"" GROUPSTOP_NOTE "the trial's command ended and left processes running ($l); stopping "     \
-    "them: TERM, KILL after 2000 ms\"; fi; "
+    "\"" GROUPSTOP_LEFT_NOTE "$l); stopping them: TERM, KILL after 2000 ms\"; fi; "
 
 char *groupstop_command(long pgid, const char *mark, int ended)
 {
@@ -56,14 +55,14 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * process is raised again: a command that exits 147 by itself must not stop (SIGSTOP) it. */
 const char groupstop_trial_sh[] =
     GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; "
-    "m=$TUNEDECK_RUN_MARK c=$" GROUPSTOP_CMD_VAR "; unset " GROUPSTOP_CMD_VAR "; tq=; "
-    "trap \"tq=1\" TERM; exec 3>&2 2>/dev/null; (exec sh -c \"$c\" 2>&3 3>&-); st=$?; "
+    "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR "; unset " GROUPSTOP_CMD_VAR "; tq=; "
+    "trap \"tq=1\" TERM; exec 3>&2 2>/dev/null; (exec sh -c \"$tc\" 2>&3 3>&-); st=$?; "
     "exec 2>&3 3>&-; "
     "trap \"\" TERM; unset TUNEDECK_RUN_MARK; "
     "if [ -z \"$tq\" ]; then s=; read -r s 2>/dev/null </proc/$$/stat; s=${s##*) }; set -- $s; "
     "g=$3; marked \"$m\"; { " NOTE_SH "} >&2; [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
-    "[ -n \"$k\" ] && kill -TERM $k 2>/dev/null; n=0; while up $k || marked \"$m\"; do "
+    "if [ -n \"$k\" ]; then kill -TERM $k 2>/dev/null; n=0; while up $k || marked \"$m\"; do "
     "n=$((n+1)); if [ $n -ge 20 ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
-    "marked \"$m\" && kill -KILL $k 2>/dev/null; break; fi; sleep 0.1; done; "
-    "echo " GROUPSTOP_ENDED " >&2; fi; case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
+    "marked \"$m\" && kill -KILL $k 2>/dev/null; break; fi; sleep 0.1; done; fi; "
+    "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
     "ulimit -c 0 2>/dev/null; kill -$((st-128)) $$ ;; esac; exit $st";

@@ -41,10 +41,10 @@
  * holding a NUL; `mo` keeps the answer), each readable environ goes through `tr`, two forks
  * per process of the user's. No single quote here: it is in the guard. */
 #define GROUPSTOP_MARKED_SH                                                                        \
-    "unset mo; carrying() { k=; mw=$1; [ -n \"${mo+x}\" ] || if printf \"x\\000$mw\\000\" | "     \
-    "grep -qzxF -e \"$mw\" 2>/dev/null; then mo=-lzxF; elif printf \"x\\000$mw\\n\" | grep -qF "   \
-    "-e \"$mw\" 2>/dev/null; then mo=-lF; else mo=; fi; if [ -n \"$mo\" ]; then for mf in $(cd "   \
-    "/proc && grep $mo -e \"$mw\" [0-9]*/environ 2>/dev/null); do mf=${mf%/environ}; "             \
+    "unset mo; carrying() { k=; mw=$1; [ -n \"${mo+x}\" ] || if printf \"x\\000%s\\000\" \"$mw\" | "\
+    "grep -qzxF -e \"$mw\" 2>/dev/null; then mo=-lzxF; elif printf \"x\\000%s\\n\" \"$mw\" | "  \
+    "grep -qF -e \"$mw\" 2>/dev/null; then mo=-lF; else mo=; fi; if [ -n \"$mo\" ]; then for mf in $(cd "   \
+    "/proc && exec grep $mo -e \"$mw\" [0-9]*/environ 2>/dev/null); do mf=${mf%/environ}; "             \
     "[ \"$mf\" = \"$$\" ] && continue; [ $mo = -lF ] && { tr \"\\000\" \"\\n\" 2>/dev/null "       \
     "</proc/$mf/environ | grep -qxF -e \"$mw\" || continue; }; k=\"$k $mf\"; done; else for mf "   \
     "in /proc/[0-9]*/environ; do [ -r \"$mf\" ] && tr \"\\000\" \"\\n\" 2>/dev/null <\"$mf\" | "  \
@@ -62,9 +62,14 @@
  * stop over a channel of its own on its stdout) when the command left marked processes
  * running; the launcher hands it to the trial's log. */
 #define GROUPSTOP_NOTE "tunedeck: "
+/* Its head where it names what a command left (the only such line the launcher keeps out of
+ * a failure's last word: a command's own "tunedeck: ..." line, a Slurm step's, stays it). */
+#define GROUPSTOP_LEFT_NOTE GROUPSTOP_NOTE "the trial's command ended and left processes running ("
 
 /* The line (stderr) the trial's wrapping shell prints once its stop of what the command left
- * is over: nothing of the trial runs on there, and no stop of its own is asked for. */
+ * is over: nothing of the trial runs on there, and no stop of its own is asked for. The
+ * command shares that stderr, so a last line it left without a newline comes before it on
+ * the same line: the launcher reads it as the line's end. */
 #define GROUPSTOP_ENDED "tunedeck-ended"
 
 /* The variable that hands the trial's command to its wrapping shell (unset before it runs). */
@@ -77,10 +82,14 @@
  * command left: the group's other processes (TERM; only when it leads the group) and the
  * processes `marked` finds (TERM, KILL after 2 s), naming them in a GROUPSTOP_NOTE line, then
  * says GROUPSTOP_ENDED; all on stderr. So a trial's end costs no second exec channel, and one
- * that left nothing is over after one grep. It then ends as its command did: its exit status,
- * or the same signal (raised on itself, no core), for what sshd reports as the trial's result.
- * A TERM to it (a stop over a channel of its own, or the guard: they signal the group) waits
- * for the command, which has its own TERM, and skips its stop: the stop that sent it does it.
+ * that left nothing is over after one grep. Where it cannot read its own group (no /proc) it
+ * stops nothing and does not say GROUPSTOP_ENDED: the launcher's stop over a channel of its
+ * own does it, as before. It then ends as its command did: its exit status, or the signal an
+ * exit status above 128 names (raised on itself, no core), for what sshd reports as the
+ * trial's result: a status of 137 passed on by a script reads as SIGKILL (the launcher treats
+ * both alike). A TERM to it (a stop over a channel of its own, or the guard: they signal the
+ * group; or the command's own `kill 0`) waits for the command, which has its own TERM, and
+ * skips its stop: then the launcher's stop over a channel of its own does it.
  * The mark is in its environment (the guard reads it there), never on a command line: the
  * command is handed over in a variable, so its command line holds neither (`pgrep -f` on the
  * command finds the command alone, as when the command was exec'd). */

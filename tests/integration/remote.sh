@@ -250,6 +250,22 @@ t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed" and "the command failed on h" in t["reason"], t
 assert "exit status 3: broken" in t["reason"], t
 EOF
+# The command's last stderr line without a newline shares its line with the wrapping shell's
+# end line, and a command's own "tunedeck: " line is its last word: both stay the reason
+# (before: "boomtunedeck-ended" was no end line, and every "tunedeck: " line was dropped).
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd "printf 'tunedeck: own words, no newline' >&2; exit 3" \
+    --budget 1 --optimizer random --json > "$T/t4b.json" 2>"$T/t4b.err"
+check "a command's own last line, unended and in tunedeck's words, is still its failure's" \
+    python3 - "$T/t4b.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["trials"][0]
+assert t["status"] == "failed", t
+assert "exit status 3: tunedeck: own words, no newline" in t["reason"], t
+text = open(r["trial_log"]).read()
+assert "tunedeck-ended" not in text, text
+EOF2
 # What each host's part printed besides the protocol is kept in the log beside the journal,
 # tagged with the trial and the host, and the failure says where (before: nowhere).
 check "per-host: every part's stderr and stray stdout are in the trial log, by host" \
