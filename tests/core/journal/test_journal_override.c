@@ -114,3 +114,62 @@ Test(journal_override, a_line_that_does_not_fit_is_said_with_its_line_and_the_re
     journal_overrides_clear(&o);
     journal_log_clear(&log);
 }
+
+/* Ids only grow: a queued line whose id is not above every id before it is a repeat (a line
+ * written twice) or a stray, and queuing it again would run that override twice on --resume. */
+Test(journal_override, a_queued_line_whose_id_does_not_grow_is_said_and_not_queued_again)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    add(text, sizeof text, journal_override_queued_json(2, b));
+    add(text, sizeof text, journal_override_queued_json(2, b)); /* repeated */
+    add(text, sizeof text, suggested(1, 1, a));
+    add(text, sizeof text, journal_override_queued_json(1, a)); /* stray: 1 ran already */
+    JournalLog log;
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j.jsonl", &log, &err), 0, "%s", err.msg);
+    JournalOverrides o;
+    cr_assert_eq(journal_overrides_decode(&log, simcluster_cluster(sim), "j.jsonl", &o, &err), 0);
+    cr_assert_eq(o.n, 1, "override 2 waits once; 1 ran and is not queued again");
+    cr_assert_eq(o.waiting[0].id, 2);
+    cr_assert(schedule_equal(o.waiting[0].schedule, b));
+    cr_assert_eq(o.last_id, 2);
+    cr_assert_eq(log.n_problems, 2);
+    cr_assert(strstr(log.problems[0], "j.jsonl:3: override_queued: expected an id above 2 (a "
+                                      "repeated or stray line; override not restored)"),
+              "%s", log.problems[0]);
+    cr_assert(strstr(log.problems[1], "j.jsonl:5: override_queued: expected an id above 2"), "%s",
+              log.problems[1]);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}
+
+/* A trial's line with a malformed override field: the trial ran, which override it took is
+ * unknown, so the queue is left as it is and the message says that (not "override not
+ * restored", which speaks of a queued line). */
+Test(journal_override, a_trial_line_with_a_malformed_override_field_takes_none_from_the_queue)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    cJSON *bad = suggested(1, 1, a);
+    cJSON_ReplaceItemInObject(bad, "override", cJSON_CreateString("one"));
+    add(text, sizeof text, bad);
+    JournalLog log;
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j.jsonl", &log, &err), 0, "%s", err.msg);
+    JournalOverrides o;
+    cr_assert_eq(journal_overrides_decode(&log, simcluster_cluster(sim), "j.jsonl", &o, &err), 0);
+    cr_assert_eq(o.n, 1);
+    cr_assert_eq(o.waiting[0].id, 1);
+    cr_assert_eq(log.n_problems, 1);
+    cr_assert(strstr(log.problems[0], "j.jsonl:2: suggested: field 'override'"), "%s",
+              log.problems[0]);
+    cr_assert(strstr(log.problems[0], "(which override this trial ran is unknown: none is taken "
+                                      "from the queue)"),
+              "%s", log.problems[0]);
+    cr_assert_null(strstr(log.problems[0], "override not restored"), "%s", log.problems[0]);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}
