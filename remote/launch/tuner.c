@@ -649,11 +649,6 @@ int tuner_override_restore(Tuner *t, int id, const Schedule *s, Error *err)
     return overridequeue_push(&t->queue, id, s, err);
 }
 
-int tuner_override_pending(const Tuner *t)
-{
-    return t->queue.n > 0;
-}
-
 size_t tuner_overrides(const Tuner *t)
 {
     return t->queue.n;

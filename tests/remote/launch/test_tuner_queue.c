@@ -128,12 +128,12 @@ Test(tuner_queue, a_full_queue_refuses_one_more_and_says_why)
     Schedule *s[1];
     schedules(s, 1);
     Error err;
-    for (int i = 0; i < TUNER_OVERRIDES_MAX; i++)
+    for (int i = 0; i < OVERRIDEQUEUE_MAX; i++)
         cr_assert_eq(tuner_override(t, s[0], &err), 0, "%d: %s", i, err.msg);
     cr_assert_eq(tuner_override(t, s[0], &err), -1);
     cr_assert_not_null(strstr(err.msg, "the override queue is full (16 wait"), "%s", err.msg);
-    cr_assert_eq(tuner_overrides(t), TUNER_OVERRIDES_MAX, "the queued ones are all kept");
-    cr_assert_eq(seen.queued, TUNER_OVERRIDES_MAX, "the refused one is not journaled");
+    cr_assert_eq(tuner_overrides(t), OVERRIDEQUEUE_MAX, "the queued ones are all kept");
+    cr_assert_eq(seen.queued, OVERRIDEQUEUE_MAX, "the refused one is not journaled");
     tuner_free(t);
     free_all(s, 1);
 }
