@@ -51,10 +51,7 @@ static cJSON *suggested(int trial, int override, const Schedule *s)
     Suggestion sg;
     memset(&sg, 0, sizeof sg);
     sg.schedule = (Schedule *)s;
-    cJSON *j = journal_suggested_json(trial, override > 0, &sg, 0);
-    if (override > 0)
-        cJSON_AddNumberToObject(j, "override", override);
-    return j;
+    return journal_suggested_json(trial, override > 0, override, &sg, 0);
 }
 
 Test(journal_override, the_ones_neither_run_nor_dropped_wait_in_the_order_queued)
