@@ -713,6 +713,10 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
         differs = !schedule_equal(again.schedule, sg->schedule);
     }
     TrialRecord *rec = add_record(t);
+    if (!rec) {
+        suggestion_clear(&again);
+        return error_set(err, "tuner: out of memory for trial %zu's record", t->n_trials + 1);
+    }
     if (!overridden && !differs) {
         /* The re-made suggestion is the one that ran, with all its part predictions. */
         rec->suggestion = again;

@@ -113,7 +113,8 @@ void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double s
  * suggest() runs again first, so that its random state and model advance exactly as they did
  * and the next suggestion is the one it would have made. Returns 1 when the re-made schedule
  * differs from the journal's (the optimizer or its inputs changed), 0 when it is the same,
- * -1 when suggest() failed. Emits only TUNER_EVENT_FINISHED. */
+ * -1 with why in err when suggest() failed or memory for the trial's record ran out. Emits
+ * only TUNER_EVENT_FINISHED. */
 int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
                        double suggest_ms, Error *err);
 /* Stops launching: the trial about to start (if any) is recorded as cancelled with this

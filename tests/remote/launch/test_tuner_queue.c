@@ -289,3 +289,43 @@ Test(tuner_queue, no_memory_for_the_trials_record_leaves_the_override_queued)
     tuner_free(t);
     free_all(s, 1);
 }
+
+typedef struct {
+    Tuner *t;
+    Suggestion sg;
+    Observation *o;
+} Replay;
+
+static int replay_without_memory(void *ud)
+{
+    Replay *r = ud;
+    Error err;
+    err.msg[0] = '\0';
+    exhaust_memory();
+    /* an override's trial: replayed without suggest(), straight to its record */
+    if (tuner_replay_trial(r->t, &r->sg, 1, r->o, 0, &err) != -1)
+        return 20;
+    if (tuner_n_trials(r->t) != 0)
+        return 21;
+    return strstr(err.msg, "out of memory") ? 0 : 22;
+}
+
+/* Regression: a resume's replayed trial wrote its record through NULL when memory ran out;
+ * the resume now fails with the reason. */
+Test(tuner_queue, no_memory_for_a_replayed_trials_record_fails_the_replay)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    Seen seen = {0};
+    Replay r = {.t = make(2, &seen)};
+    Schedule *s[1];
+    schedules(s, 1);
+    r.sg.schedule = s[0];
+    r.o = observation_new(s[0]);
+    r.o->status = TRIAL_OK;
+    r.o->time_s = 1.0;
+    cr_assert_eq(low_memory_run(1 << 20, replay_without_memory, &r), 0);
+    observation_free(r.o);
+    tuner_free(r.t);
+    free_all(s, 1);
+}
