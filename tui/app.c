@@ -117,7 +117,9 @@ void app_ask_pause(App *a, int paused)
 
 int app_quit_drops_overrides(const App *a)
 {
-    return a->tuner && tuner_overrides(a->tuner) && !a->journaled;
+    /* derived, never a flag: a journal whose write failed (a full disk) keeps nothing more */
+    return a->tuner && tuner_overrides(a->tuner) &&
+           !(a->journal && !tune_journal_failed(a->journal));
 }
 
 /* Quitting while trials or live jobs run asks first (once the live run is over, nothing

@@ -10,6 +10,7 @@
 #include "remote/slurm/slurm_desk.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/tuner.h"
+#include "remote/session/tune_journal.h"
 #include "tui/config.h"
 #include "tui/editor.h"
 #include "tui/layout.h"
@@ -73,9 +74,10 @@ typedef struct {
     int log_view;    /* log overlay open (L, logview.h) */
     size_t log_back; /* its lines of the log left out below the newest */
     int confirm_quit;
-    /* the session's journal was begun: it keeps the queued overrides for a --resume (without
-     * one, quitting with overrides queued asks first) */
-    int journaled;
+    /* the session's journal, once begun (NULL none): while its writes succeed it keeps the
+     * queued overrides for a --resume; without one, or after a write failed, quitting with
+     * overrides queued asks first (app_quit_drops_overrides) */
+    TuneJournal *journal;
     int user_paused;
     /* The resume's stop of leftover process groups holds trials until it ends, so trial 1's
      * `started` line follows the stop's lines in the journal (console.c's StopWatch). */

@@ -328,7 +328,7 @@ static int begin_journal(App *a, const ConsoleOptions *o, Error *err)
     Error jerr;
     if (session_journal_begin(s, &jerr) == 0) {
         a->table_stale = 1;
-        a->journaled = 1;
+        a->journal = s->journal;
         return 0;
     }
     if (o->journal_required)

@@ -303,6 +303,15 @@ static void draw_plot(const App *a, Rect box)
     free(pred);
 }
 
+/* A row's columns up to its note, of a trial or a queued override (one format: the queue's
+ * rows line up under the trials'). */
+static int row_lead(char *out, size_t cap, int trial, const char *status, const char *time,
+                    const char *best, const char *pred, const char *err, int workers, int ps)
+{
+    return snprintf(out, cap, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  ", trial, status, time,
+                    best, pred, err, workers, ps);
+}
+
 /* A trial's row up to its note, and the note: the row cuts a long note (a probe's reason,
  * a failure's message), so the selected trial's shows whole under the table. */
 /* The decimals of the time, best and predicted columns: TrialTable.decimals, kept at each
@@ -315,8 +324,7 @@ static int trial_row_lead(const TrialRow *row, int decimals, char *out, size_t c
     draw_seconds_fixed(b, sizeof b, row->best_s, decimals);
     draw_seconds_fixed(p, sizeof p, row->pred_s, decimals);
     draw_percent_signed(e, sizeof e, row->err_pct);
-    return snprintf(out, cap, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  ", row->rec->trial,
-                    row->status, t, b, p, e, row->workers, row->ps);
+    return row_lead(out, cap, row->rec->trial, row->status, t, b, p, e, row->workers, row->ps);
 }
 
 /* best: tuner_best, looked up once a frame (it reads every trial; looked up for each row,
@@ -370,15 +378,16 @@ int view_trials_rows(const App *a)
 static void draw_queue(const App *a, int y, int x, int w, int lines, int decimals)
 {
     size_t n = tuner_overrides(a->tuner);
+    char dash[24];
+    draw_seconds_fixed(dash, sizeof dash, NAN, decimals);
     for (int i = 0; i < lines; i++) {
-        char dash[24], more[48] = "";
-        draw_seconds_fixed(dash, sizeof dash, NAN, decimals);
+        char lead[128], more[48] = "";
         const Schedule *s = tuner_override_at(a->tuner, (size_t)i);
         if (i == lines - 1 && n > (size_t)lines)
             snprintf(more, sizeof more, " (+%zu more queued)", n - (size_t)lines);
-        draw_textf(y + i, x, w, ROLE_WARN, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  override%s",
-                   tuner_override_trial(a->tuner, (size_t)i), "queued", dash, dash, dash, "-",
-                   schedule_count_workers(s), schedule_count_ps(s), more);
+        row_lead(lead, sizeof lead, tuner_override_trial(a->tuner, (size_t)i), "queued", dash,
+                 dash, dash, "-", schedule_count_workers(s), schedule_count_ps(s));
+        draw_textf(y + i, x, w, ROLE_WARN, "%soverride%s", lead, more);
     }
 }
 

@@ -66,11 +66,25 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
         int id = 0, needed = queued || dropped;
         Error e;
         if (jfield_int(ev, ctx, "override", needed, 1, JOURNAL_OVERRIDE_ID_MAX, &id, &e) < 0) {
-            journal_log_problem(log, "%s (override not restored)", e.msg);
+            /* a trial's line: it ran, but which override it took is unknown, so none is */
+            journal_log_problem(log,
+                                queued || dropped ? "%s (override not restored)"
+                                                  : "%s (which override this trial ran is "
+                                                    "unknown: none is taken from the queue)",
+                                e.msg);
             continue;
         }
         if (id == 0)
             continue; /* the optimizer's trial, or an override from before the queue */
+        /* ids only grow and the tuner never reuses one: a queued line at or below one seen is
+         * a repeat or a stray, and queuing it again would run an override twice */
+        if (queued && id <= out->last_id) {
+            journal_log_problem(log,
+                                "%s: expected an id above %d (a repeated or stray line; "
+                                "override not restored)",
+                                ctx, out->last_id);
+            continue;
+        }
         if (id > out->last_id)
             out->last_id = id;
         if (!queued) {

@@ -27,8 +27,10 @@ typedef struct {
 } JournalOverrides;
 
 /* The overrides still waiting at the journal's end. A line that does not fit (a field missing,
- * a schedule the cluster refuses) is reported in log->problems with its line, "(override not
- * restored)", and skipped. Fails only when memory runs out. */
+ * a schedule the cluster refuses, a queued id not above every id before it: a repeated or stray
+ * line) is reported in log->problems with its line, "(override not restored)", and skipped; a
+ * "suggested" line whose override field is malformed is reported as such, and takes none from
+ * the queue. Fails only when memory runs out. */
 int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *source,
                              JournalOverrides *out, Error *err);
 void journal_overrides_clear(JournalOverrides *o);

@@ -29,7 +29,8 @@ static void add_time(cJSON *o, const char *key, double v)
     cJSON_AddItemToObject(o, key, exact_time(v));
 }
 
-cJSON *journal_suggested_json(int trial, int overridden, const Suggestion *sg, double suggest_ms)
+cJSON *journal_suggested_json(int trial, int overridden, int override_id, const Suggestion *sg,
+                              double suggest_ms)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "event", "suggested");
@@ -46,6 +47,8 @@ cJSON *journal_suggested_json(int trial, int overridden, const Suggestion *sg, d
         cJSON_AddNullToObject(j, "prediction");
     }
     cJSON_AddItemToObject(j, "schedule", schedule_to_json(sg->schedule));
+    if (override_id > 0)
+        cJSON_AddNumberToObject(j, "override", override_id);
     return j;
 }
 

@@ -7,8 +7,10 @@
 #include "core/opt/optimizer.h"
 
 /* {"event":"suggested","trial":N,"overridden":b,"suggest_ms":x,"prediction":{...}|null,
- *  "schedule":{protocol v1 input}} */
-cJSON *journal_suggested_json(int trial, int overridden, const Suggestion *sg, double suggest_ms);
+ *  "schedule":{protocol v1 input},"override":ID} where override_id > 0 (the queued override
+ *  the trial takes out of the queue: journal_override.h reads it back); no "override" else */
+cJSON *journal_suggested_json(int trial, int overridden, int override_id, const Suggestion *sg,
+                              double suggest_ms);
 /* {"event":"started","trial":N,"wall_s":unix time} */
 cJSON *journal_started_json(int trial);
 /* {"event":"finished","trial":N,"status":"ok","reason":"","time_s":x|null,"comm_s":x|null,

@@ -173,8 +173,9 @@ int trial_accumulator_add(TrialAccumulator *a, const TrialEvent *ev, Error *err)
         /* The first error is the trial's, but a peer's lost connection gives way to the
          * first cause that follows it: the ranks of several hosts reach us through
          * separate streams (SSH channels, srun's per-node forwarding), so the crashed
-         * rank's own words may arrive after a peer's (core/model/peerloss.h). */
-        if (!a->error || (peerloss_said(a->error) && !peerloss_said(ev->text))) {
+         * rank's own words may arrive after a peer's (core/model/peerloss.h). An error
+         * without text is no cause: it would only put "error event" in the peer's place. */
+        if (!a->error || (peerloss_said(a->error) && ev->text && !peerloss_said(ev->text))) {
             char *text = strdup(ev->text ? ev->text : "error event");
             if (text) {
                 free(a->error);

@@ -5,8 +5,11 @@
 #ifndef TUNEDECK_PEERLOSS_H
 #define TUNEDECK_PEERLOSS_H
 
-/* 1 when `text` holds the words gloo, TCPStore or NCCL use for a peer gone away
- * ("Connection reset by peer", "Connection closed by peer", "Broken pipe", ...); else 0. */
+/* 1 when `text` holds the words gloo, TCPStore or NCCL use for a peer gone away: "Connection
+ * closed by peer" or "remote process exited" anywhere; "Connection reset by peer" or "Broken
+ * pipe" only beside a mark of torch's C++ transport ("RuntimeError", "gloo", "c10d",
+ * "TCPStore", "ProcessGroup", "NCCL"), since a rank's own Python BrokenPipeError or
+ * ConnectionResetError (its data pipeline) is a cause. Else 0. */
 int peerloss_said(const char *text);
 
 #endif

@@ -301,9 +301,23 @@ static void prepare(Tuner *t)
     t->phase = PHASE_RUNNING;
 }
 
+/* No room for the next trial's record: the session stops as on any failure of its own, with
+ * the reason in last_error (tuner_last_error, the run's error). */
+static void stop_out_of_memory(Tuner *t)
+{
+    snprintf(t->last_error, sizeof t->last_error,
+             "tuner: out of memory for trial %zu's record", t->n_trials + 1);
+    t->phase = PHASE_STOPPED;
+}
+
 static void accept_suggestion(Tuner *t, Suggestion *sg, double ms)
 {
     TrialRecord *rec = add_record(t);
+    if (!rec) {
+        suggestion_clear(sg);
+        stop_out_of_memory(t);
+        return;
+    }
     rec->suggestion = *sg;
     memset(sg, 0, sizeof *sg);
     rec->suggest_ms = ms;
@@ -366,9 +380,16 @@ static void begin_trial(Tuner *t)
         emit(t, TUNER_EVENT_CONVERGED, &t->trials[t->n_trials - 1]);
         return;
     }
-    int id;
-    Schedule *mine = overridequeue_take(&t->queue, 0, &id);
-    if (mine) {
+    if (t->queue.n) {
+        /* the record first: without one the override stays queued, for the journal's
+         * resume to run (taken first, it was lost, and the record written through NULL) */
+        TrialRecord *rec = add_record(t);
+        if (!rec) {
+            stop_out_of_memory(t);
+            return;
+        }
+        int id;
+        Schedule *mine = overridequeue_take(&t->queue, 0, &id);
         Suggestion sg;
         memset(&sg, 0, sizeof sg);
         pthread_mutex_lock(&t->opt_lock);
@@ -380,7 +401,6 @@ static void begin_trial(Tuner *t)
         pthread_mutex_unlock(&t->opt_lock);
         schedule_free(sg.schedule);
         sg.schedule = mine;
-        TrialRecord *rec = add_record(t);
         rec->suggestion = sg;
         rec->overridden = 1;
         rec->override_id = id;
@@ -629,11 +649,6 @@ int tuner_override_restore(Tuner *t, int id, const Schedule *s, Error *err)
     return overridequeue_push(&t->queue, id, s, err);
 }
 
-int tuner_override_pending(const Tuner *t)
-{
-    return t->queue.n > 0;
-}
-
 size_t tuner_overrides(const Tuner *t)
 {
     return t->queue.n;
@@ -698,6 +713,10 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
         differs = !schedule_equal(again.schedule, sg->schedule);
     }
     TrialRecord *rec = add_record(t);
+    if (!rec) {
+        suggestion_clear(&again);
+        return error_set(err, "tuner: out of memory for trial %zu's record", t->n_trials + 1);
+    }
     if (!overridden && !differs) {
         /* The re-made suggestion is the one that ran, with all its part predictions. */
         rec->suggestion = again;

@@ -83,14 +83,11 @@ void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
 int tuner_paused(const Tuner *t);
 /* The operator's overrides wait in a FIFO queue (overridequeue.h): each runs as the next
  * trial, in the order queued, before the optimizer suggests again. At most
- * TUNER_OVERRIDES_MAX wait: an operator planning more is told so rather than one being lost. */
-enum { TUNER_OVERRIDES_MAX = OVERRIDEQUEUE_MAX };
+ * OVERRIDEQUEUE_MAX wait: an operator planning more is told so rather than one being lost. */
 /* Queues this schedule (validated first) behind those already queued. -1 with why in err when
  * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. A session the stop rule ended
  * goes on for the queue (the rule decides again after it). */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);
-/* Whether an override waits to be run (tuner_overrides(t) > 0). */
-int tuner_override_pending(const Tuner *t);
 /* The queued overrides, 0 the next to run. */
 size_t tuner_overrides(const Tuner *t);
 const Schedule *tuner_override_at(const Tuner *t, size_t i);
@@ -116,7 +113,8 @@ void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double s
  * suggest() runs again first, so that its random state and model advance exactly as they did
  * and the next suggestion is the one it would have made. Returns 1 when the re-made schedule
  * differs from the journal's (the optimizer or its inputs changed), 0 when it is the same,
- * -1 when suggest() failed. Emits only TUNER_EVENT_FINISHED. */
+ * -1 with why in err when suggest() failed or memory for the trial's record ran out. Emits
+ * only TUNER_EVENT_FINISHED. */
 int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
                        double suggest_ms, Error *err);
 /* Stops launching: the trial about to start (if any) is recorded as cancelled with this

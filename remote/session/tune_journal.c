@@ -128,7 +128,20 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     TuneJournal *tj = userdata;
     if (!tj || tj->muted || !tj->journal)
         return;
-    if (ev == TUNER_EVENT_BUDGET) {
+    /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
+    int trial = rec ? tuner_outside_number(tj->tuner, rec->trial) : 0;
+    switch (ev) {
+    case TUNER_EVENT_SUGGESTED:
+        write_event(tj, journal_suggested_json(trial, rec->overridden, rec->override_id,
+                                               &rec->suggestion, rec->suggest_ms));
+        break;
+    case TUNER_EVENT_STARTED:
+        write_event(tj, journal_started_json(trial));
+        break;
+    case TUNER_EVENT_FINISHED:
+        write_event(tj, journal_finished_json(trial, rec->obs));
+        break;
+    case TUNER_EVENT_BUDGET: {
         /* Journaled when it changes, not only in `ended`: a console killed outright (SIGKILL,
          * a lost machine) keeps the :budget it was given. */
         cJSON *b = cJSON_CreateObject();
@@ -136,37 +149,16 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         cJSON_AddNumberToObject(b, "wall_s", (double)time(NULL));
         cJSON_AddNumberToObject(b, "budget", (double)tuner_budget(tj->tuner));
         write_event(tj, b);
-        return;
-    }
-    if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED) {
-        /* The queue a resume restores: nothing the operator planned is lost with the console. */
-        int id = rec->override_id;
-        write_event(tj, ev == TUNER_EVENT_QUEUED
-                            ? journal_override_queued_json(id, rec->suggestion.schedule)
-                            : journal_override_dropped_json(id));
-        return;
-    }
-    /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
-    int trial = tuner_outside_number(tj->tuner, rec->trial);
-    switch (ev) {
-    case TUNER_EVENT_SUGGESTED: {
-        cJSON *sg =
-            journal_suggested_json(trial, rec->overridden, &rec->suggestion, rec->suggest_ms);
-        if (rec->override_id > 0) /* the queued override it takes out of the queue */
-            cJSON_AddNumberToObject(sg, "override", rec->override_id);
-        write_event(tj, sg);
         break;
     }
-    case TUNER_EVENT_STARTED:
-        write_event(tj, journal_started_json(trial));
+    /* The queue a resume restores: nothing the operator planned is lost with the console. */
+    case TUNER_EVENT_QUEUED:
+        write_event(tj, journal_override_queued_json(rec->override_id, rec->suggestion.schedule));
         break;
-    case TUNER_EVENT_FINISHED:
-        write_event(tj, journal_finished_json(trial, rec->obs));
+    case TUNER_EVENT_DROPPED:
+        write_event(tj, journal_override_dropped_json(rec->override_id));
         break;
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
-    case TUNER_EVENT_BUDGET:
-    case TUNER_EVENT_QUEUED:
-    case TUNER_EVENT_DROPPED:
         break;
     }
 }

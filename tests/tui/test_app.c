@@ -1,10 +1,15 @@
 /* The console's App outside a terminal (tui/app.c): what pauses the tuner. */
+#include <cJSON.h>
 #include <criterion/criterion.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
+#include "remote/session/tune_journal.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/low_memory.h"
 #include "tui/app.h"
@@ -101,4 +106,46 @@ Test(app, a_table_rebuild_without_memory_keeps_the_table_and_says_so)
     app_rebuild_table(a);
     cr_assert_eq(a->table.n_shown, 2);
     cr_assert_eq(low_memory_run(1 << 20, rebuild_without_memory, a), 0);
+}
+
+/* Regression: quitting with overrides queued asked only where no journal was begun (a flag set
+ * once); after a journal write failed (a full disk: the session stopped), the queue was kept
+ * nowhere, yet the quit did not ask and the overrides were lost. A real journal whose write
+ * fails: the file size limit (RLIMIT_FSIZE) at the journal's size. */
+Test(app, quitting_asks_while_overrides_wait_that_no_working_journal_keeps)
+{
+    Schedule *s = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[0] = simcluster_job(sim)->batch;
+    Error err;
+    tuner_set_paused(a->tuner, 1);
+    cr_assert_eq(tuner_override(a->tuner, s, &err), 0, "%s", err.msg);
+    schedule_free(s);
+    cr_assert(app_quit_drops_overrides(a), "no journal: the queue would be lost");
+
+    char dir[] = "/tmp/tunedeck-test-app-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    TuneJournal *tj = tune_journal_new(dir);
+    cr_assert_not_null(tj);
+    tune_journal_set_quiet(tj, 1);
+    TuneSetup setup = {.sim = "B:googlenet", .optimizer = "random", .launcher = "sim",
+                       .seed = 3, .budget = 2};
+    cr_assert_eq(tune_journal_start(tj, a->tuner, &setup, &err), 0, "%s", err.msg);
+    a->journal = tj;
+    cr_assert_not(app_quit_drops_overrides(a), "the journal keeps the queue for a --resume");
+
+    struct stat st;
+    cr_assert_eq(stat(tune_journal_path(tj), &st), 0);
+    struct rlimit lim = {(rlim_t)st.st_size, (rlim_t)st.st_size};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "note");
+    cr_assert_eq(tune_journal_append(tj, ev), -1);
+    cr_assert(tune_journal_failed(tj));
+    cr_assert(app_quit_drops_overrides(a), "the journal stopped: nothing keeps the queue");
+
+    a->journal = NULL;
+    unlink(tune_journal_path(tj));
+    rmdir(dir);
+    tune_journal_free(tj);
 }

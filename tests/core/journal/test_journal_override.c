@@ -51,10 +51,7 @@ static cJSON *suggested(int trial, int override, const Schedule *s)
     Suggestion sg;
     memset(&sg, 0, sizeof sg);
     sg.schedule = (Schedule *)s;
-    cJSON *j = journal_suggested_json(trial, override > 0, &sg, 0);
-    if (override > 0)
-        cJSON_AddNumberToObject(j, "override", override);
-    return j;
+    return journal_suggested_json(trial, override > 0, override, &sg, 0);
 }
 
 Test(journal_override, the_ones_neither_run_nor_dropped_wait_in_the_order_queued)
@@ -111,6 +108,65 @@ Test(journal_override, a_line_that_does_not_fit_is_said_with_its_line_and_the_re
         cr_assert(strstr(log.problems[i], "(override not restored)"), "%s", log.problems[i]);
     }
     cr_assert_eq(o.last_id, 4, "an id read is taken, even where its schedule is not");
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}
+
+/* Ids only grow: a queued line whose id is not above every id before it is a repeat (a line
+ * written twice) or a stray, and queuing it again would run that override twice on --resume. */
+Test(journal_override, a_queued_line_whose_id_does_not_grow_is_said_and_not_queued_again)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    add(text, sizeof text, journal_override_queued_json(2, b));
+    add(text, sizeof text, journal_override_queued_json(2, b)); /* repeated */
+    add(text, sizeof text, suggested(1, 1, a));
+    add(text, sizeof text, journal_override_queued_json(1, a)); /* stray: 1 ran already */
+    JournalLog log;
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j.jsonl", &log, &err), 0, "%s", err.msg);
+    JournalOverrides o;
+    cr_assert_eq(journal_overrides_decode(&log, simcluster_cluster(sim), "j.jsonl", &o, &err), 0);
+    cr_assert_eq(o.n, 1, "override 2 waits once; 1 ran and is not queued again");
+    cr_assert_eq(o.waiting[0].id, 2);
+    cr_assert(schedule_equal(o.waiting[0].schedule, b));
+    cr_assert_eq(o.last_id, 2);
+    cr_assert_eq(log.n_problems, 2);
+    cr_assert(strstr(log.problems[0], "j.jsonl:3: override_queued: expected an id above 2 (a "
+                                      "repeated or stray line; override not restored)"),
+              "%s", log.problems[0]);
+    cr_assert(strstr(log.problems[1], "j.jsonl:5: override_queued: expected an id above 2"), "%s",
+              log.problems[1]);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}
+
+/* A trial's line with a malformed override field: the trial ran, which override it took is
+ * unknown, so the queue is left as it is and the message says that (not "override not
+ * restored", which speaks of a queued line). */
+Test(journal_override, a_trial_line_with_a_malformed_override_field_takes_none_from_the_queue)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    cJSON *bad = suggested(1, 1, a);
+    cJSON_ReplaceItemInObject(bad, "override", cJSON_CreateString("one"));
+    add(text, sizeof text, bad);
+    JournalLog log;
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j.jsonl", &log, &err), 0, "%s", err.msg);
+    JournalOverrides o;
+    cr_assert_eq(journal_overrides_decode(&log, simcluster_cluster(sim), "j.jsonl", &o, &err), 0);
+    cr_assert_eq(o.n, 1);
+    cr_assert_eq(o.waiting[0].id, 1);
+    cr_assert_eq(log.n_problems, 1);
+    cr_assert(strstr(log.problems[0], "j.jsonl:2: suggested: field 'override'"), "%s",
+              log.problems[0]);
+    cr_assert(strstr(log.problems[0], "(which override this trial ran is unknown: none is taken "
+                                      "from the queue)"),
+              "%s", log.problems[0]);
+    cr_assert_null(strstr(log.problems[0], "override not restored"), "%s", log.problems[0]);
     journal_overrides_clear(&o);
     journal_log_clear(&log);
 }

@@ -123,8 +123,8 @@ Test(journal_trial, trials_decode_with_running_ones_left_open)
     Observation *o = observation_new(sched);
     o->status = TRIAL_FAILED;
     snprintf(o->reason, sizeof o->reason, "boom");
-    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 1.5), journal_started_json(1),
-                   journal_finished_json(1, o), journal_suggested_json(2, 1, &sg, 0),
+    cJSON *ev[] = {journal_suggested_json(1, 0, 0, &sg, 1.5), journal_started_json(1),
+                   journal_finished_json(1, o), journal_suggested_json(2, 1, 0, &sg, 0),
                    journal_started_json(2)};
     JournalLog log;
     log_of(&log, ev, 5);
@@ -150,7 +150,7 @@ Test(journal_trial, events_that_do_not_fit_are_reported_and_skipped)
     Suggestion sg = {.schedule = sched};
     Observation *o = observation_new(sched);
     o->status = TRIAL_CANCELLED;
-    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0), journal_suggested_json(1, 0, &sg, 0),
+    cJSON *ev[] = {journal_suggested_json(1, 0, 0, &sg, 0), journal_suggested_json(1, 0, 0, &sg, 0),
                    journal_finished_json(1, o), journal_finished_json(1, o),
                    journal_finished_json(9, o)};
     JournalLog log;
@@ -181,14 +181,14 @@ Test(journal_trial, trials_after_a_lost_suggestion_are_kept)
     Observation *o = observation_new(sched);
     o->status = TRIAL_OK;
     o->time_s = 3.5;
-    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0),
+    cJSON *ev[] = {journal_suggested_json(1, 0, 0, &sg, 0),
                    journal_finished_json(1, o),
                    journal_started_json(2),
                    journal_finished_json(2, o),
-                   journal_suggested_json(3, 0, &sg, 0),
+                   journal_suggested_json(3, 0, 0, &sg, 0),
                    journal_started_json(3),
                    journal_finished_json(3, o),
-                   journal_suggested_json(4, 0, &sg, 0),
+                   journal_suggested_json(4, 0, 0, &sg, 0),
                    journal_started_json(4)};
     JournalLog log;
     log_of(&log, ev, 9);
@@ -219,14 +219,14 @@ Test(journal_trial, trials_after_a_lost_suggestion_are_kept)
 Test(journal_trial, the_count_of_trials_follows_the_decoders_numbering)
 {
     Suggestion sg = {.schedule = sched};
-    cJSON *unnumbered = journal_suggested_json(9, 0, &sg, 0);
+    cJSON *unnumbered = journal_suggested_json(9, 0, 0, &sg, 0);
     cJSON_DeleteItemFromObject(unnumbered, "trial");
-    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0),
-                   journal_suggested_json(1, 0, &sg, 0),
-                   journal_suggested_json(4, 0, &sg, 0),
-                   journal_suggested_json(2, 0, &sg, 0),
+    cJSON *ev[] = {journal_suggested_json(1, 0, 0, &sg, 0),
+                   journal_suggested_json(1, 0, 0, &sg, 0),
+                   journal_suggested_json(4, 0, 0, &sg, 0),
+                   journal_suggested_json(2, 0, 0, &sg, 0),
                    unnumbered,
-                   journal_suggested_json(5, 0, &sg, 0),
+                   journal_suggested_json(5, 0, 0, &sg, 0),
                    journal_started_json(7)};
     JournalLog log;
     log_of(&log, ev, 7);
@@ -274,9 +274,9 @@ Test(journal_trial, a_line_with_a_key_twice_is_skipped_and_the_measured_trials_k
     Observation *o = observation_new(sched);
     o->status = TRIAL_OK;
     o->time_s = 3.5;
-    cJSON *ev[] = {journal_suggested_json(1, 0, &sg, 0), journal_finished_json(1, o),
-                   journal_suggested_json(2, 0, &sg, 0), journal_finished_json(2, o),
-                   journal_suggested_json(3, 0, &sg, 0), journal_finished_json(3, o)};
+    cJSON *ev[] = {journal_suggested_json(1, 0, 0, &sg, 0), journal_finished_json(1, o),
+                   journal_suggested_json(2, 0, 0, &sg, 0), journal_finished_json(2, o),
+                   journal_suggested_json(3, 0, 0, &sg, 0), journal_finished_json(3, o)};
     char text[1 << 16] = "";
     for (size_t i = 0; i < 6; i++) {
         char *line = cJSON_PrintUnformatted(ev[i]);

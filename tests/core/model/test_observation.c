@@ -194,6 +194,22 @@ Test(observation, only_lost_connections_keep_the_first)
     observation_free(o);
 }
 
+/* An error event without text is no cause: it kept the peer's words out with a bare "error
+ * event" (peerloss_said(NULL) is 0, so "not a lost peer" held for it). */
+Test(observation, an_error_without_text_does_not_replace_a_lost_peers_words)
+{
+    TrialAccumulator *a = trial_accumulator_new(sched);
+    char peer[] = "rank 3 on n2: RuntimeError: [pair.cc:598] Connection closed by peer [n1]:7";
+    TrialEvent ev[] = {{.kind = EVENT_ERROR, .text = peer}, {.kind = EVENT_ERROR, .text = NULL}};
+    Error err;
+    for (size_t i = 0; i < 2; i++)
+        trial_accumulator_add(a, &ev[i], &err);
+    Observation *o = trial_accumulator_finish(a);
+    trial_accumulator_free(a);
+    cr_assert(strstr(o->reason, "Connection closed by peer [n1]:7"), "%s", o->reason);
+    observation_free(o);
+}
+
 /* A message longer than the reason was cut by snprintf wherever the byte count ran out, in
  * the middle of a character: the reason in the journal and `tune --json` was then not UTF-8.
  * It is cut at a whole character. */

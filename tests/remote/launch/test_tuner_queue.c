@@ -1,6 +1,7 @@
 /* The operator's overrides queue in order: each runs as the next trial, none takes another's
  * place, a full queue says so, a dropped one never runs, a resume restores the queue's ids. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/low_memory.h"
 #include "tests/support/timeout.h"
 
 static SimCluster *sim;
@@ -126,12 +128,12 @@ Test(tuner_queue, a_full_queue_refuses_one_more_and_says_why)
     Schedule *s[1];
     schedules(s, 1);
     Error err;
-    for (int i = 0; i < TUNER_OVERRIDES_MAX; i++)
+    for (int i = 0; i < OVERRIDEQUEUE_MAX; i++)
         cr_assert_eq(tuner_override(t, s[0], &err), 0, "%d: %s", i, err.msg);
     cr_assert_eq(tuner_override(t, s[0], &err), -1);
     cr_assert_not_null(strstr(err.msg, "the override queue is full (16 wait"), "%s", err.msg);
-    cr_assert_eq(tuner_overrides(t), TUNER_OVERRIDES_MAX, "the queued ones are all kept");
-    cr_assert_eq(seen.queued, TUNER_OVERRIDES_MAX, "the refused one is not journaled");
+    cr_assert_eq(tuner_overrides(t), OVERRIDEQUEUE_MAX, "the queued ones are all kept");
+    cr_assert_eq(seen.queued, OVERRIDEQUEUE_MAX, "the refused one is not journaled");
     tuner_free(t);
     free_all(s, 1);
 }
@@ -238,4 +240,92 @@ Test(tuner_queue, an_override_runs_after_the_stop_rule_ended_the_session_and_the
     cr_assert_not_null(tuner_converged(t), "stopped by the rule again");
     schedule_free(mine);
     tuner_free(t);
+}
+
+/* Takes every byte the address space has left, down to the smallest block, so that the next
+ * allocation fails (the child exits with what it took). */
+static void *volatile hog;
+
+static void exhaust_memory(void)
+{
+    for (size_t size = 1 << 20; size >= 16; size /= 2)
+        for (void **p; (p = malloc(size));) {
+            *p = hog;
+            hog = p;
+        }
+}
+
+static int begin_without_memory(void *ud)
+{
+    Tuner *t = ud;
+    exhaust_memory();
+    tuner_set_paused(t, 0);
+    tuner_step(t, NULL, 0, 0); /* begins trial 1: wrote its record through NULL */
+    if (tuner_n_trials(t) != 0)
+        return 20;
+    if (tuner_overrides(t) != 1)
+        return 21; /* taken from the queue and lost */
+    if (tuner_running(t))
+        return 22;
+    const char *why = tuner_last_error(t);
+    return why && strstr(why, "out of memory") ? 0 : 23;
+}
+
+/* Regression: a trial's override was taken from the queue before its record was made; without
+ * memory for the record the next line wrote through NULL (and the override was lost). It
+ * stays queued, and the session stops with the reason. */
+Test(tuner_queue, no_memory_for_the_trials_record_leaves_the_override_queued)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    Seen seen = {0};
+    Tuner *t = make(2, &seen);
+    Schedule *s[1];
+    schedules(s, 1);
+    Error err;
+    tuner_set_paused(t, 1);
+    cr_assert_eq(tuner_override(t, s[0], &err), 0, "%s", err.msg);
+    cr_assert_eq(low_memory_run(1 << 20, begin_without_memory, t), 0);
+    tuner_free(t);
+    free_all(s, 1);
+}
+
+typedef struct {
+    Tuner *t;
+    Suggestion sg;
+    Observation *o;
+} Replay;
+
+static int replay_without_memory(void *ud)
+{
+    Replay *r = ud;
+    Error err;
+    err.msg[0] = '\0';
+    exhaust_memory();
+    /* an override's trial: replayed without suggest(), straight to its record */
+    if (tuner_replay_trial(r->t, &r->sg, 1, r->o, 0, &err) != -1)
+        return 20;
+    if (tuner_n_trials(r->t) != 0)
+        return 21;
+    return strstr(err.msg, "out of memory") ? 0 : 22;
+}
+
+/* Regression: a resume's replayed trial wrote its record through NULL when memory ran out;
+ * the resume now fails with the reason. */
+Test(tuner_queue, no_memory_for_a_replayed_trials_record_fails_the_replay)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    Seen seen = {0};
+    Replay r = {.t = make(2, &seen)};
+    Schedule *s[1];
+    schedules(s, 1);
+    r.sg.schedule = s[0];
+    r.o = observation_new(s[0]);
+    r.o->status = TRIAL_OK;
+    r.o->time_s = 1.0;
+    cr_assert_eq(low_memory_run(1 << 20, replay_without_memory, &r), 0);
+    observation_free(r.o);
+    tuner_free(r.t);
+    free_all(s, 1);
 }
