@@ -5,6 +5,7 @@
 
 #include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+#include "remote/live/liverun_slurm_priv.h"
 #include "tests/support/fixtures.h"
 
 #ifndef TUNEDECK_SOURCE_DIR
@@ -483,4 +484,19 @@ Test(liverun_slurm, the_inventory_intervals_override_only_what_they_set)
     cr_assert_float_eq(o.node_poll_s, 2, 1e-12);
     cr_assert_float_eq(o.pending_say_s, 60, 1e-12);
     cr_assert_float_eq(o.exit_grace_s, 20, 1e-12);
+}
+
+/* Regression: Slurm 22.05's scancel exits 1 when one listed id has ended, yet cancels the
+ * others and names them; the cancelled one was logged "refused" and cancelled again at every
+ * round. (The words are scancel 22.05's verbose and error lines, written here, not captured.) */
+Test(liverun_slurm, a_scancel_that_failed_on_an_ended_id_still_counts_the_others_cancelled)
+{
+    const char *err = "scancel: Terminating job 13\n"
+                      "scancel: error: Kill job error on job id 12: Invalid job id specified\n";
+    cr_assert_eq(liveslurm_cancel_outcome(1, err, "13"), LIVESLURM_CANCEL_SENT);
+    cr_assert_eq(liveslurm_cancel_outcome(1, err, "12"), LIVESLURM_CANCEL_REFUSED);
+    cr_assert_eq(liveslurm_cancel_outcome(0, "", "14"), LIVESLURM_CANCEL_NOTHING);
+    cr_assert_not(liveslurm_scancel_sent("scancel: Terminating job 130\n", "13"));
+    cr_assert_not(liveslurm_scancel_sent("scancel: Signal 9 to job 13\n", "13"),
+                  "no --signal is passed: \" to job \" is no word of ours");
 }
