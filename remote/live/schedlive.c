@@ -414,7 +414,13 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         if (!refused_why && !limited) {
             j->start_refused = 0;
             j->limit_tries = 0;
-            j->ran_gpus = j->run_gpus; /* the backend took it at that size */
+        }
+        /* Only a run seen running says its size passed the cluster's limits: one stopped or
+         * preempted while pending may have waited on a limit whose reason no round had read
+         * yet (LiveRunOps.over_limit), and would make a size refusal read as a count one
+         * (schedlive_limit_refused) or forget a ceiling the limit still holds. */
+        if (!refused_why && !limited && j->seen > 0) {
+            j->ran_gpus = j->run_gpus; /* the backend ran it at that size */
             if (j->ceiling_gpus && !j->ceiling_until_ms && j->run_gpus > j->ceiling_gpus)
                 j->ceiling_refusals = j->ceiling_gpus = 0; /* the limit was raised: forgotten */
         }

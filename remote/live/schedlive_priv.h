@@ -38,7 +38,7 @@ typedef struct {
      * (LIVERUN_REFUSED_ONCE): it is tried once more at a later tick, and a second refusal
      * in a row fails the job (schedlive_start_run) */
     int start_refused;
-    /* the GPUs of its last run the backend took (not refused), 0 before any: the size it
+    /* the GPUs of its last run seen running (a progress line), 0 before any: the size it
      * goes on at when a larger one is refused for a limit (schedlive_ceiling.c) */
     int ran_gpus;
     int limit_tries; /* starts in a row turned away by a count of jobs (the back-off's) */
