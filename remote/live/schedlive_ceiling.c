@@ -3,6 +3,7 @@
  * job's ceiling in the model for a back-off, and the job goes on at the size it had; a count
  * of jobs is waited out. A job that ran a moment ago is never failed for asking to grow
  * (docs/scheduler-live.md). */
+#include <math.h>
 #include <stdio.h>
 
 #include "core/base/plural.h"
@@ -100,9 +101,10 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     /* The model's fall back (an event, enacted at the driver's next step) places it; a job the
      * model no longer holds above the ceiling starts at what a later decision wanted. */
     j->need_start = info.gpus <= ceiling && j->want_gpus > 0;
-    int hold_s = (int)ceiling_hold_s(l, ++j->ceiling_refusals);
+    /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
+    double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
     j->ceiling_gpus = ceiling;
-    j->ceiling_until_ms = l->last_ms + (int64_t)hold_s * 1000;
+    j->ceiling_until_ms = l->last_ms + llround(hold_s * 1000);
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);
     char then[160];
@@ -114,7 +116,7 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     schedlive_log(
         l,
         "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s%s, which "
-        "no decision goes past for %d s (then it may be tried larger again); %s",
+        "no decision goes past for %g s (then it may be tried larger again); %s",
         j->name, gpus, why, ceiling, plural_s(ceiling), how_said, hold_s, then);
 }
 
@@ -131,10 +133,10 @@ void schedlive_ceilings_expire(SchedLive *l, int64_t now)
         schedlive_log(l,
                       "%s: its ceiling of %d GPU%s is lifted (%g s passed): decisions may give it "
                       "more again, as the cluster's limit may have been raised (a refusal sets "
-                      "it again, for %d s)",
+                      "it again, for %g s)",
                       j->name, j->ceiling_gpus, plural_s(j->ceiling_gpus),
                       ceiling_hold_s(l, j->ceiling_refusals),
-                      (int)ceiling_hold_s(l, j->ceiling_refusals + 1));
+                      ceiling_hold_s(l, j->ceiling_refusals + 1));
     }
 }
 
