@@ -5,6 +5,7 @@
  * (docs/scheduler-live.md). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/base/plural.h"
 #include "remote/live/schedlive_priv.h"
@@ -122,14 +123,29 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
 
 void schedlive_ceilings_expire(SchedLive *l, int64_t now)
 {
+    if (l->stopping_all)
+        return; /* the run is ending: no decision is made that a lift could change */
     for (size_t i = 0; i < l->n_jobs; i++) {
         LiveJob *j = &l->jobs[i];
-        if (!j->ceiling_until_ms || now < j->ceiling_until_ms || j->failed)
+        if (!j->ceiling_until_ms)
+            continue;
+        SchedJobInfo info;
+        if (j->failed || j->ended_itself ||
+            (sched_job_info(l->s, i, &info) == 0 && info.state == SCHED_JOB_DONE)) {
+            j->ceiling_until_ms = 0; /* nothing to lift it for: not looked at again */
+            continue;
+        }
+        if (now < j->ceiling_until_ms)
             continue;
         j->ceiling_until_ms = 0;
         Error err;
         if (sched_lift_ceiling(l->s, i, &err) < 0)
             continue; /* an index of ours: cannot fail */
+        /* the console shows the status line: a job still waiting said "(ceiling N)" */
+        char *said = strstr(j->status, " (ceiling ");
+        if (said)
+            snprintf(said, sizeof j->status - (size_t)(said - j->status), " (ceiling %d lifted)",
+                     j->ceiling_gpus);
         schedlive_log(l,
                       "%s: its ceiling of %d GPU%s is lifted (%g s passed): decisions may give it "
                       "more again, as the cluster's limit may have been raised (a refusal sets "

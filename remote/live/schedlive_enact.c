@@ -78,6 +78,7 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
         return;
     j->failed = 1;
     j->need_start = 0;
+    j->ceiling_until_ms = 0; /* no lift to wait for */
     j->resize_pending = 0;
     size_t idx = (size_t)(j - l->jobs);
     SchedJobInfo info;

@@ -388,3 +388,24 @@ Test(schedlive_ceiling, a_back_off_of_a_fraction_of_a_second_holds_that_long)
               "%s", r.text);
     liverig_close(&r);
 }
+
+/* Regression: a ceiling was lifted (and said lifted) while the run was stopping all, when no
+ * decision comes that the lift could change. */
+Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 100,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 1,
+                                          .ceiling_retry_max_s = 2});
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 400 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "its ceiling is now 3 GPUs"), "%s", r.text);
+    schedlive_stop_all(r.l);
+    run_steps(&r, 150); /* 3 s of the driver's time: past the 1 s hold */
+    cr_assert_null(strstr(r.text, "is lifted"), "%s", r.text);
+    liverig_close(&r);
+}
