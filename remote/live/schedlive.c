@@ -427,7 +427,8 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         if (refused_why || limited) {
             j->runs--; /* the job never ran */
             schedlive_start_refused(l, j, refused_why ? how : j->limit_how, j->run_gpus,
-                                    j->n_run_nodes, refused_why ? refused_why : j->limit_why);
+                                    j->n_run_nodes, j->run_slot_gpus,
+                                    refused_why ? refused_why : j->limit_why);
         } else if (j->preempted) {
             /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
              * is usually while its copy is pending, before the exit line that says the TERM

@@ -45,17 +45,17 @@ static double ceiling_hold_s(const SchedLive *l, int refusals)
     return s < l->o.ceiling_retry_max_s ? s : l->o.ceiling_retry_max_s;
 }
 
-/* The ceiling under a refused size of `gpus` GPUs on `nodes` nodes: one GPU fewer, or, where
- * the limit counts nodes, what one node fewer holds as placement fills nodes (one GPU fewer
- * would often still need as many nodes, and be refused once more). *how_said: why, for the
- * log ("" for the GPU rule). */
+/* The ceiling under a refused size of `gpus` GPUs on `nodes` nodes (slot_gpus on each): one
+ * GPU fewer, or, where the limit counts nodes, what one node fewer holds
+ * (sched_node_ceiling: one GPU fewer would often still need as many nodes, and be refused
+ * once more). *how_said: why, for the log ("" for the GPU rule). */
 static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t nodes,
-                         char *how_said, size_t cap)
+                         const int *slot_gpus, char *how_said, size_t cap)
 {
     how_said[0] = 0;
-    if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2)
+    if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2 || !slot_gpus)
         return gpus - 1;
-    int fit = sched_most_gpus_on_nodes(l->s, (int)nodes - 1);
+    int fit = sched_node_ceiling(l->s, slot_gpus, nodes);
     if (fit < 1 || fit >= gpus)
         return gpus - 1;
     snprintf(how_said, cap, " (what %zu node%s hold%s: the limit counts nodes)", nodes - 1,
@@ -67,7 +67,7 @@ static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t n
  * for a while (ceiling_hold_s) and it keeps the size it last ran at (when under it), else
  * waits for a decision within it. */
 static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
-                    const char *why)
+                    const int *slot_gpus, const char *why)
 {
     size_t idx = (size_t)(j - l->jobs);
     if (gpus <= 1) {
@@ -80,7 +80,7 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
         return;
     }
     char how_said[96];
-    int ceiling = ceiling_under(l, how, gpus, nodes, how_said, sizeof how_said);
+    int ceiling = ceiling_under(l, how, gpus, nodes, slot_gpus, how_said, sizeof how_said);
     int keep = j->ran_gpus > 0 && j->ran_gpus <= ceiling ? j->ran_gpus : 0;
     SchedJobInfo info = {0};
     Error err;
@@ -157,7 +157,7 @@ void schedlive_ceilings_expire(SchedLive *l, int64_t now)
 }
 
 void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
-                             const char *why)
+                             const int *slot_gpus, const char *why)
 {
     j->start_refused = 0; /* a limit is no blip: the "once more" rule is not for it */
     if (how == LIVERUN_REFUSED_FOR_NOW) {
@@ -178,5 +178,5 @@ void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus
             return;
         }
     }
-    too_big(l, j, how, gpus, nodes, why);
+    too_big(l, j, how, gpus, nodes, slot_gpus, why);
 }
