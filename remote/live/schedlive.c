@@ -56,6 +56,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         l->o.ceiling_retry_s = SCHEDLIVE_CEILING_RETRY_S;
     if (l->o.ceiling_retry_max_s <= 0)
         l->o.ceiling_retry_max_s = SCHEDLIVE_CEILING_RETRY_MAX_S;
+    /* one set over the other's default (ceiling_retry_s 7200 alone): the first hold holds; the
+     * inventory refuses both set the wrong way round (slurm_intervals_from_json) */
     if (l->o.ceiling_retry_max_s < l->o.ceiling_retry_s)
         l->o.ceiling_retry_max_s = l->o.ceiling_retry_s;
     if (!l->o.job_dir)
