@@ -500,3 +500,23 @@ Test(liverun_slurm, a_scancel_that_failed_on_an_ended_id_still_counts_the_others
     cr_assert_not(liveslurm_scancel_sent("scancel: Signal 9 to job 13\n", "13"),
                   "no --signal is passed: \" to job \" is no word of ours");
 }
+
+/* scancel -v --user=U --name=N's standard error, captured from Slurm 22.05 (with the exit
+ * status each had): ours (0), another name's filter (0), an ended id (1), an ended id beside
+ * ours (1, ours cancelled). */
+Test(liverun_slurm, scancel_verbose_words_from_slurm_22_05_say_which_ids_were_cancelled)
+{
+    char *ours = fixture_read("slurm/scancel-22.05-ours.err");
+    char *other = fixture_read("slurm/scancel-22.05-other-name.err");
+    char *ended = fixture_read("slurm/scancel-22.05-ended.err");
+    char *mixed = fixture_read("slurm/scancel-22.05-ended-and-ours.err");
+    cr_assert(liveslurm_scancel_sent(ours, "1"), "%s", ours);
+    cr_assert_eq(liveslurm_cancel_outcome(0, ours, "1"), LIVESLURM_CANCEL_SENT);
+    cr_assert_not(liveslurm_scancel_sent(other, "1"), "%s", other);
+    cr_assert_eq(liveslurm_cancel_outcome(0, other, "1"), LIVESLURM_CANCEL_NOTHING);
+    cr_assert_not(liveslurm_scancel_sent(ended, "3"), "%s", ended);
+    cr_assert_eq(liveslurm_cancel_outcome(1, ended, "3"), LIVESLURM_CANCEL_REFUSED);
+    cr_assert_eq(liveslurm_cancel_outcome(1, mixed, "4"), LIVESLURM_CANCEL_SENT, "%s", mixed);
+    cr_assert_eq(liveslurm_cancel_outcome(1, mixed, "3"), LIVESLURM_CANCEL_REFUSED, "%s", mixed);
+    free(ours), free(other), free(ended), free(mixed);
+}
