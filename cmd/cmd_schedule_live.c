@@ -346,7 +346,12 @@ static int open_inventory(LiveRun *r, Error *err)
         return rc;
     a->lo.backend = &LIVERUN_SLURM;
     a->lo.backend_ctx = r->live_slurm;
-    liveslurm_ceiling_retry(r->live_slurm, &a->lo);
+    double first_s, most_s; /* 0: the driver's default */
+    liveslurm_ceiling_retry(r->live_slurm, &first_s, &most_s);
+    if (first_s > 0)
+        a->lo.ceiling_retry_s = first_s;
+    if (most_s > 0)
+        a->lo.ceiling_retry_max_s = most_s;
     return 0;
 }
 

@@ -100,7 +100,12 @@ SimSched *simsched_new_live(const SimSchedLiveOptions *o, Error *err)
     if (o->slurm) {
         lo.backend = &LIVERUN_SLURM;
         lo.backend_ctx = o->slurm;
-        liveslurm_ceiling_retry(o->slurm, &lo);
+        double first_s, most_s; /* 0: the driver's default */
+        liveslurm_ceiling_retry(o->slurm, &first_s, &most_s);
+        if (first_s > 0)
+            lo.ceiling_retry_s = first_s;
+        if (most_s > 0)
+            lo.ceiling_retry_max_s = most_s;
         s->slurm = o->slurm;
     }
     if (!s->state || sched_load_workload(s->state, o->workload, err) < 0 ||

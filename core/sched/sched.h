@@ -232,6 +232,12 @@ int sched_lift_ceiling(SchedState *s, size_t job, Error *err);
  * that does not fit in one (core/sched/placement.h). What a ceiling under a limit on a job's
  * node count is (a partition's MaxNodes). 0 for nodes < 1 (or out of memory). */
 int sched_most_gpus_on_nodes(const SchedState *s, int nodes);
+/* The ceiling under a placement of `nodes` nodes (slot_gpus GPUs on each) refused for its node
+ * count: what one node fewer of that placement leaves (its GPUs less its smallest node's), or
+ * what the nodes - 1 largest nodes hold where that is less. A placement the model spread over
+ * more nodes than its size needs would otherwise get a ceiling that one node fewer holds
+ * whole, and be placed over as many nodes again. The size less one for nodes < 2. */
+int sched_node_ceiling(const SchedState *s, const int *slot_gpus, size_t nodes);
 /* A node joins the running cluster (core/sched/sched_grow.c): named `name` (not one of the
  * scheduler's), with `gpus` GPUs (1..64) of `type` ("" unknown) at `speed` (1 = the measured
  * GPUs), usable from now on; the next decision may place jobs there. Returns its index (the

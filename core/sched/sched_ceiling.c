@@ -116,6 +116,21 @@ int sched_lift_ceiling(SchedState *s, size_t job, Error *err)
     return 0;
 }
 
+int sched_node_ceiling(const SchedState *s, const int *slot_gpus, size_t nodes)
+{
+    int gpus = 0, fewest = 0;
+    for (size_t i = 0; i < nodes; i++) {
+        gpus += slot_gpus[i];
+        if (i == 0 || slot_gpus[i] < fewest)
+            fewest = slot_gpus[i];
+    }
+    if (nodes < 2)
+        return gpus - 1;
+    int under = gpus - fewest;
+    int fit = sched_most_gpus_on_nodes(s, (int)nodes - 1);
+    return fit >= 1 && fit < under ? fit : under;
+}
+
 int sched_most_gpus_on_nodes(const SchedState *s, int nodes)
 {
     /* The largest nodes first, as placement_take fills whole nodes: a selection of `nodes`

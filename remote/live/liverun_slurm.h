@@ -14,7 +14,6 @@
 
 #include "remote/live/livelog.h"
 #include "remote/live/liverun.h"
-#include "remote/live/schedlive.h"
 #include "remote/slurm/slurm_ctl.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_jobinfo.h"
@@ -41,8 +40,8 @@ typedef struct {
                               LIVESLURM_PENDING_SAY_S */
     double exit_grace_s;   /* the wait for a job's exit line once Slurm says it ended;
                               default LIVESLURM_EXIT_GRACE_S */
-    /* the driver's (SchedLiveOptions), kept here for it from the inventory's "slurm" block:
-     * liveslurm_ceiling_retry */
+    /* the driver's (SchedLiveOptions), carried from the inventory's "slurm" block, never read
+     * by the backend: liveslurm_ceiling_retry */
     double ceiling_retry_s, ceiling_retry_max_s;
     int poll_idle;         /* poll while no run is submitted too (the console's grid of
                               other jobs); else only while one is */
@@ -63,9 +62,10 @@ int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions
  * pending_say_s, exit_grace_s) over o's; those it leaves out (0) keep o's.
  * (liverun_slurm_open.c) */
 void liveslurm_options_intervals(LiveSlurmOptions *o, const SlurmIntervals *every);
-/* The ceiling's back-off the inventory's "slurm" block sets (ceiling_retry_s,
- * ceiling_retry_max_s) over the driver's options o (those it leaves out keep o's). */
-void liveslurm_ceiling_retry(const LiveSlurm *s, SchedLiveOptions *o);
+/* The ceiling's back-off the inventory's "slurm" block sets, for the driver's options
+ * (SchedLiveOptions.ceiling_retry_s, ceiling_retry_max_s): 0 where it leaves one out. The
+ * backend only carries them. */
+void liveslurm_ceiling_retry(const LiveSlurm *s, double *retry_s, double *retry_max_s);
 
 /* ctx of LIVERUN_SLURM; the SlurmCtl must outlive it. */
 LiveSlurm *liveslurm_new(const LiveSlurmOptions *o, Error *err);

@@ -70,21 +70,30 @@ void liveslurm_doubles_cancel(LiveSlurm *s)
 }
 
 /* 1 when scancel -v's standard error says it signalled job `id`: "scancel: Terminating job
- * ID" (its default, SIGKILL), or "Signal N to job ID", and no "Kill job error on job id ID"
+ * ID" (its default, SIGKILL: no --signal is passed), and no "Kill job error on job id ID"
  * (slurmctld refused it). */
-static int scancel_sent(const char *err_text, const char *id)
+int liveslurm_scancel_sent(const char *err_text, const char *id)
 {
-    static const char *const said[] = {"Terminating job ", " to job "};
+    static const char said[] = "Terminating job ";
     int sent = 0;
     size_t n = strlen(id);
-    for (size_t k = 0; k < sizeof said / sizeof *said && !sent; k++)
-        for (const char *p = err_text; !sent && (p = strstr(p, said[k])); p++) {
-            const char *q = p + strlen(said[k]);
-            sent = strncmp(q, id, n) == 0 && (q[n] == 0 || q[n] == '\n' || q[n] == ' ');
-        }
+    for (const char *p = err_text; !sent && (p = strstr(p, said)); p++) {
+        const char *q = p + strlen(said);
+        sent = strncmp(q, id, n) == 0 && (q[n] == 0 || q[n] == '\n' || q[n] == ' ');
+    }
     char refused[96];
     snprintf(refused, sizeof refused, "Kill job error on job id %s:", id);
     return sent && !strstr(err_text, refused);
+}
+
+/* Per id, the -v words first: Slurm 22.05's scancel exits 1 when one listed id has ended
+ * ("Kill job error on job id A: Invalid job id specified") yet cancels the others, and says
+ * "Terminating job B" for each of them. */
+LiveSlurmCancelled liveslurm_cancel_outcome(int rc, const char *err_text, const char *id)
+{
+    if (liveslurm_scancel_sent(err_text, id))
+        return LIVESLURM_CANCEL_SENT;
+    return rc == 0 ? LIVESLURM_CANCEL_NOTHING : LIVESLURM_CANCEL_REFUSED;
 }
 
 void liveslurm_doubles_collect(LiveSlurm *s)
@@ -108,9 +117,11 @@ void liveslurm_doubles_collect(LiveSlurm *s)
     for (size_t i = 0; i < s->n_flying; i++) {
         const LiveSlurmDouble *f = &s->flying[i];
         char what[300];
-        if (rc == 0) {
+        LiveSlurmCancelled got =
+            liveslurm_cancel_outcome(rc, slurm_ctl_last_stderr(s->o.ctl), f->id);
+        if (got != LIVESLURM_CANCEL_REFUSED) {
             (void)strlist_add(&s->doubles_done, f->id); /* out of memory: again, harmless */
-            if (scancel_sent(slurm_ctl_last_stderr(s->o.ctl), f->id))
+            if (got == LIVESLURM_CANCEL_SENT)
                 snprintf(what, sizeof what, "cancelled");
             else /* filtered out: the round's record that named it was not ours */
                 snprintf(what, sizeof what,

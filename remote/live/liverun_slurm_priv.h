@@ -245,6 +245,14 @@ int liveslurm_doubted_add(LiveSlurm *s, const char *job_name, const char *id);
 void liveslurm_doubles_cancel(LiveSlurm *s);
 /* Collects that scancel once it has answered (each tick). */
 void liveslurm_doubles_collect(LiveSlurm *s);
+/* What scancel -v did to one listed id, from its exit status and standard error. */
+typedef enum {
+    LIVESLURM_CANCEL_SENT,    /* "Terminating job ID" */
+    LIVESLURM_CANCEL_NOTHING, /* exit 0, the id unnamed: not ours under that name, or ended */
+    LIVESLURM_CANCEL_REFUSED, /* exit non-zero and the id unnamed: tried again */
+} LiveSlurmCancelled;
+int liveslurm_scancel_sent(const char *err_text, const char *id);
+LiveSlurmCancelled liveslurm_cancel_outcome(int rc, const char *err_text, const char *id);
 /* For liveslurm_free: the one in flight goes with the last scancels (liveslurm_finals_wait);
  * the records are freed. */
 void liveslurm_doubles_free(LiveSlurm *s);

@@ -81,12 +81,10 @@ void liveslurm_free(LiveSlurm *s)
     free(s);
 }
 
-void liveslurm_ceiling_retry(const LiveSlurm *s, SchedLiveOptions *o)
+void liveslurm_ceiling_retry(const LiveSlurm *s, double *retry_s, double *retry_max_s)
 {
-    if (s->o.ceiling_retry_s > 0)
-        o->ceiling_retry_s = s->o.ceiling_retry_s;
-    if (s->o.ceiling_retry_max_s > 0)
-        o->ceiling_retry_max_s = s->o.ceiling_retry_max_s;
+    *retry_s = s->o.ceiling_retry_s;
+    *retry_max_s = s->o.ceiling_retry_max_s;
 }
 
 long liveslurm_rounds(const LiveSlurm *s)

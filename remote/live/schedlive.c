@@ -56,6 +56,8 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
         l->o.ceiling_retry_s = SCHEDLIVE_CEILING_RETRY_S;
     if (l->o.ceiling_retry_max_s <= 0)
         l->o.ceiling_retry_max_s = SCHEDLIVE_CEILING_RETRY_MAX_S;
+    /* one set over the other's default (ceiling_retry_s 7200 alone): the first hold holds; the
+     * inventory refuses both set the wrong way round (slurm_intervals_from_json) */
     if (l->o.ceiling_retry_max_s < l->o.ceiling_retry_s)
         l->o.ceiling_retry_max_s = l->o.ceiling_retry_s;
     if (!l->o.job_dir)
@@ -414,14 +416,21 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         if (!refused_why && !limited) {
             j->start_refused = 0;
             j->limit_tries = 0;
-            j->ran_gpus = j->run_gpus; /* the backend took it at that size */
+        }
+        /* Only a run seen running says its size passed the cluster's limits: one stopped or
+         * preempted while pending may have waited on a limit whose reason no round had read
+         * yet (LiveRunOps.over_limit), and would make a size refusal read as a count one
+         * (schedlive_limit_refused) or forget a ceiling the limit still holds. */
+        if (!refused_why && !limited && j->seen > 0) {
+            j->ran_gpus = j->run_gpus; /* the backend ran it at that size */
             if (j->ceiling_gpus && !j->ceiling_until_ms && j->run_gpus > j->ceiling_gpus)
                 j->ceiling_refusals = j->ceiling_gpus = 0; /* the limit was raised: forgotten */
         }
         if (refused_why || limited) {
             j->runs--; /* the job never ran */
             schedlive_start_refused(l, j, refused_why ? how : j->limit_how, j->run_gpus,
-                                    j->n_run_nodes, refused_why ? refused_why : j->limit_why);
+                                    j->n_run_nodes, j->run_slot_gpus,
+                                    refused_why ? refused_why : j->limit_why);
         } else if (j->preempted) {
             /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
              * is usually while its copy is pending, before the exit line that says the TERM

@@ -3,7 +3,9 @@
  * job's ceiling in the model for a back-off, and the job goes on at the size it had; a count
  * of jobs is waited out. A job that ran a moment ago is never failed for asking to grow
  * (docs/scheduler-live.md). */
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/base/plural.h"
 #include "remote/live/schedlive_priv.h"
@@ -43,17 +45,17 @@ static double ceiling_hold_s(const SchedLive *l, int refusals)
     return s < l->o.ceiling_retry_max_s ? s : l->o.ceiling_retry_max_s;
 }
 
-/* The ceiling under a refused size of `gpus` GPUs on `nodes` nodes: one GPU fewer, or, where
- * the limit counts nodes, what one node fewer holds as placement fills nodes (one GPU fewer
- * would often still need as many nodes, and be refused once more). *how_said: why, for the
- * log ("" for the GPU rule). */
+/* The ceiling under a refused size of `gpus` GPUs on `nodes` nodes (slot_gpus on each): one
+ * GPU fewer, or, where the limit counts nodes, what one node fewer holds
+ * (sched_node_ceiling: one GPU fewer would often still need as many nodes, and be refused
+ * once more). *how_said: why, for the log ("" for the GPU rule). */
 static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t nodes,
-                         char *how_said, size_t cap)
+                         const int *slot_gpus, char *how_said, size_t cap)
 {
     how_said[0] = 0;
-    if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2)
+    if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2 || !slot_gpus)
         return gpus - 1;
-    int fit = sched_most_gpus_on_nodes(l->s, (int)nodes - 1);
+    int fit = sched_node_ceiling(l->s, slot_gpus, nodes);
     if (fit < 1 || fit >= gpus)
         return gpus - 1;
     snprintf(how_said, cap, " (what %zu node%s hold%s: the limit counts nodes)", nodes - 1,
@@ -65,7 +67,7 @@ static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t n
  * for a while (ceiling_hold_s) and it keeps the size it last ran at (when under it), else
  * waits for a decision within it. */
 static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
-                    const char *why)
+                    const int *slot_gpus, const char *why)
 {
     size_t idx = (size_t)(j - l->jobs);
     if (gpus <= 1) {
@@ -78,7 +80,7 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
         return;
     }
     char how_said[96];
-    int ceiling = ceiling_under(l, how, gpus, nodes, how_said, sizeof how_said);
+    int ceiling = ceiling_under(l, how, gpus, nodes, slot_gpus, how_said, sizeof how_said);
     int keep = j->ran_gpus > 0 && j->ran_gpus <= ceiling ? j->ran_gpus : 0;
     SchedJobInfo info = {0};
     Error err;
@@ -100,9 +102,10 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     /* The model's fall back (an event, enacted at the driver's next step) places it; a job the
      * model no longer holds above the ceiling starts at what a later decision wanted. */
     j->need_start = info.gpus <= ceiling && j->want_gpus > 0;
-    int hold_s = (int)ceiling_hold_s(l, ++j->ceiling_refusals);
+    /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
+    double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
     j->ceiling_gpus = ceiling;
-    j->ceiling_until_ms = l->last_ms + (int64_t)hold_s * 1000;
+    j->ceiling_until_ms = l->last_ms + llround(hold_s * 1000);
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);
     char then[160];
@@ -114,32 +117,47 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     schedlive_log(
         l,
         "%s: the cluster refused it at %d GPUs (%s): its ceiling is now %d GPU%s%s, which "
-        "no decision goes past for %d s (then it may be tried larger again); %s",
+        "no decision goes past for %g s (then it may be tried larger again); %s",
         j->name, gpus, why, ceiling, plural_s(ceiling), how_said, hold_s, then);
 }
 
 void schedlive_ceilings_expire(SchedLive *l, int64_t now)
 {
+    if (l->stopping_all)
+        return; /* the run is ending: no decision is made that a lift could change */
     for (size_t i = 0; i < l->n_jobs; i++) {
         LiveJob *j = &l->jobs[i];
-        if (!j->ceiling_until_ms || now < j->ceiling_until_ms || j->failed)
+        if (!j->ceiling_until_ms)
+            continue;
+        SchedJobInfo info;
+        if (j->failed || j->ended_itself ||
+            (sched_job_info(l->s, i, &info) == 0 && info.state == SCHED_JOB_DONE)) {
+            j->ceiling_until_ms = 0; /* nothing to lift it for: not looked at again */
+            continue;
+        }
+        if (now < j->ceiling_until_ms)
             continue;
         j->ceiling_until_ms = 0;
         Error err;
         if (sched_lift_ceiling(l->s, i, &err) < 0)
             continue; /* an index of ours: cannot fail */
+        /* the console shows the status line: a job still waiting said "(ceiling N)" */
+        char *said = strstr(j->status, " (ceiling ");
+        if (said)
+            snprintf(said, sizeof j->status - (size_t)(said - j->status), " (ceiling %d lifted)",
+                     j->ceiling_gpus);
         schedlive_log(l,
                       "%s: its ceiling of %d GPU%s is lifted (%g s passed): decisions may give it "
                       "more again, as the cluster's limit may have been raised (a refusal sets "
-                      "it again, for %d s)",
+                      "it again, for %g s)",
                       j->name, j->ceiling_gpus, plural_s(j->ceiling_gpus),
                       ceiling_hold_s(l, j->ceiling_refusals),
-                      (int)ceiling_hold_s(l, j->ceiling_refusals + 1));
+                      ceiling_hold_s(l, j->ceiling_refusals + 1));
     }
 }
 
 void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
-                             const char *why)
+                             const int *slot_gpus, const char *why)
 {
     j->start_refused = 0; /* a limit is no blip: the "once more" rule is not for it */
     if (how == LIVERUN_REFUSED_FOR_NOW) {
@@ -160,5 +178,5 @@ void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus
             return;
         }
     }
-    too_big(l, j, how, gpus, nodes, why);
+    too_big(l, j, how, gpus, nodes, slot_gpus, why);
 }

@@ -78,6 +78,7 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
         return;
     j->failed = 1;
     j->need_start = 0;
+    j->ceiling_until_ms = 0; /* no lift to wait for */
     j->resize_pending = 0;
     size_t idx = (size_t)(j - l->jobs);
     SchedJobInfo info;
@@ -100,11 +101,11 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
  * placement as wanted then): a blip does not cost the job. One the backend says cannot pass
  * (bad input), or a second in a row, leaves the job failed (schedlive_fail). */
 void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus, size_t nodes,
-                             const char *why)
+                             const int *slot_gpus, const char *why)
 {
     if (refusal == LIVERUN_REFUSED_TOO_BIG || refusal == LIVERUN_REFUSED_FOR_NOW ||
         refusal == LIVERUN_REFUSED_LIMIT || refusal == LIVERUN_REFUSED_TOO_MANY_NODES) {
-        schedlive_limit_refused(l, j, refusal, gpus, nodes, why);
+        schedlive_limit_refused(l, j, refusal, gpus, nodes, slot_gpus, why);
         return;
     }
     const char *where = schedlive_machine(l, j->want_host);
@@ -184,7 +185,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
     j->status[0] = 0;
     if (!j->run) {
         free(ids), free(slots), free(nodes), free(names);
-        schedlive_start_refused(l, j, refusal, j->want_gpus, n, err.msg);
+        schedlive_start_refused(l, j, refusal, j->want_gpus, n, j->want_slot_gpus, err.msg);
         return;
     }
     /* A backend that refuses after the start (LiveRunOps.refused) clears it once the run

@@ -38,7 +38,7 @@ typedef struct {
      * (LIVERUN_REFUSED_ONCE): it is tried once more at a later tick, and a second refusal
      * in a row fails the job (schedlive_start_run) */
     int start_refused;
-    /* the GPUs of its last run the backend took (not refused), 0 before any: the size it
+    /* the GPUs of its last run seen running (a progress line), 0 before any: the size it
      * goes on at when a larger one is refused for a limit (schedlive_ceiling.c) */
     int ran_gpus;
     int limit_tries; /* starts in a row turned away by a count of jobs (the back-off's) */
@@ -126,20 +126,22 @@ void schedlive_free_want(LiveJob *j);
  * NULL. */
 void schedlive_enact(SchedLive *l, const SchedEvent *ev);
 void schedlive_start_run(SchedLive *l, LiveJob *j);
-/* The backend refused the job's start at `gpus` GPUs on `nodes` nodes (start's NULL, or
+/* The backend refused the job's start at `gpus` GPUs on `nodes` nodes, slot_gpus GPUs on each
+ * (the placement it asked for; NULL: not known) (start's NULL, or
  * LiveRunOps.refused once the run ended): one that may pass is tried once more at the next
  * tick, one for good (or a second in a row) leaves the job failed, one for the cluster's
  * limits goes to schedlive_limit_refused; why is said in the log and the job's status. */
 void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int gpus, size_t nodes,
-                             const char *why);
+                             const int *slot_gpus, const char *why);
 /* schedlive_ceiling.c: a start refused for a limit (TOO_BIG, TOO_MANY_NODES, FOR_NOW, LIMIT)
  * at `gpus` GPUs on `nodes` nodes: a size limit sets the job's ceiling in the model
- * (sched_set_ceiling) below `gpus` (below `nodes` for a limit on nodes) for a back-off, and the
+ * (sched_set_ceiling) below `gpus` (below `nodes` for a limit on nodes: sched_node_ceiling of
+ * the placement slot_gpus) for a back-off, and the
  * job goes on at the size it last ran at (ran_gpus) or waits for a decision within it; at
  * 1 GPU it is left failed. A count of jobs is tried again after a back-off (10 s, doubled
  * up to SCHEDLIVE_LIMIT_RETRY_MAX_S), the job never failed for it. */
 void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
-                             const char *why);
+                             const int *slot_gpus, const char *why);
 /* Lifts each ceiling whose back-off has passed by `now` (ceiling_retry_s, doubled at each
  * refusal that set one again, up to ceiling_retry_max_s), so later decisions may try the job
  * larger again: the cluster's limit may have been raised meanwhile. */

@@ -78,6 +78,13 @@ int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals
             0)
             return -1;
     }
+    /* a most under the first hold would cut every hold to it: a slip, not a wish */
+    if (out->ceiling_retry_s > 0 && out->ceiling_retry_max_s > 0 &&
+        out->ceiling_retry_max_s < out->ceiling_retry_s)
+        return error_set(err,
+                         "%s: field 'ceiling_retry_max_s': expected at least ceiling_retry_s "
+                         "(%g s, the first hold, which it caps as it doubles), found %g",
+                         where, out->ceiling_retry_s, out->ceiling_retry_max_s);
     return 0;
 }
 

@@ -254,15 +254,10 @@ static const SlurmQueueJob *was(const SlurmQueueJob *const *sorted, size_t n,
 
 int slurm_queue_moves_nodes(const SlurmQueue *before, const SlurmQueue *now)
 {
-    const SlurmQueueJob **own = NULL, **sorted = before->sorted;
-    if (!sorted) {
-        if (!(own = malloc((before->n ? before->n : 1) * sizeof *own)))
-            abort();
-        for (size_t i = 0; i < before->n; i++)
-            own[i] = &before->v[i];
-        qsort(own, before->n, sizeof *own, by_id);
-        sorted = own;
-    }
+    const SlurmQueueJob **own;
+    const SlurmQueueJob **sorted = index_of(before, &own);
+    if (!sorted)
+        abort();
     int moved = 0;
     for (size_t i = 0; i < now->n && !moved; i++) {
         const SlurmQueueJob *j = &now->v[i];

@@ -194,3 +194,21 @@ Test(sched_ceiling, the_most_gpus_on_k_nodes_takes_the_largest_usable_nodes)
     cr_assert_eq(sched_most_gpus_on_nodes(s, 2), 8);
     sched_free(s);
 }
+
+/* Regression: a placement refused for its node count whose nodes - 1 largest hold as many GPUs
+ * as it asked (4+4+2 over three nodes, where two hold 12) got a ceiling of one GPU fewer (9),
+ * which the model spreads over three nodes again: refused once more, GPU by GPU. One node
+ * fewer of that placement leaves 8. */
+Test(sched_ceiling, a_node_ceiling_is_what_one_node_fewer_of_the_refused_placement_leaves)
+{
+    const SchedNodeGroup groups[] = {{"T4", 2, 4, 1}, {"V100", 1, 8, 1}, {"K80", 1, 2, 1}};
+    SchedState *s = fixture_sched(cat, "doubling", 0, groups, 3);
+    cr_assert_eq(sched_node_ceiling(s, (const int[]){4, 4, 2}, 3), 8);
+    cr_assert_eq(sched_node_ceiling(s, (const int[]){2, 2}, 2), 2);
+    cr_assert_eq(sched_node_ceiling(s, (const int[]){4}, 1), 3, "one node: one GPU fewer");
+    Error e;
+    cr_assert_eq(sched_drain_node(s, 2, 1, &e), 0, "%s", e.msg); /* the 8-GPU node */
+    cr_assert_eq(sched_node_ceiling(s, (const int[]){8, 4, 4}, 3), 8,
+                 "what the two largest usable nodes hold, where that is less");
+    sched_free(s);
+}

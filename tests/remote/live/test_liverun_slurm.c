@@ -5,6 +5,7 @@
 
 #include "core/base/readall.h"
 #include "remote/live/liverun_slurm.h"
+#include "remote/live/liverun_slurm_priv.h"
 #include "tests/support/fixtures.h"
 
 #ifndef TUNEDECK_SOURCE_DIR
@@ -483,4 +484,39 @@ Test(liverun_slurm, the_inventory_intervals_override_only_what_they_set)
     cr_assert_float_eq(o.node_poll_s, 2, 1e-12);
     cr_assert_float_eq(o.pending_say_s, 60, 1e-12);
     cr_assert_float_eq(o.exit_grace_s, 20, 1e-12);
+}
+
+/* Regression: Slurm 22.05's scancel exits 1 when one listed id has ended, yet cancels the
+ * others and names them; the cancelled one was logged "refused" and cancelled again at every
+ * round. (The words are scancel 22.05's verbose and error lines, written here, not captured.) */
+Test(liverun_slurm, a_scancel_that_failed_on_an_ended_id_still_counts_the_others_cancelled)
+{
+    const char *err = "scancel: Terminating job 13\n"
+                      "scancel: error: Kill job error on job id 12: Invalid job id specified\n";
+    cr_assert_eq(liveslurm_cancel_outcome(1, err, "13"), LIVESLURM_CANCEL_SENT);
+    cr_assert_eq(liveslurm_cancel_outcome(1, err, "12"), LIVESLURM_CANCEL_REFUSED);
+    cr_assert_eq(liveslurm_cancel_outcome(0, "", "14"), LIVESLURM_CANCEL_NOTHING);
+    cr_assert_not(liveslurm_scancel_sent("scancel: Terminating job 130\n", "13"));
+    cr_assert_not(liveslurm_scancel_sent("scancel: Signal 9 to job 13\n", "13"),
+                  "no --signal is passed: \" to job \" is no word of ours");
+}
+
+/* scancel -v --user=U --name=N's standard error, captured from Slurm 22.05 (with the exit
+ * status each had): ours (0), another name's filter (0), an ended id (1), an ended id beside
+ * ours (1, ours cancelled). */
+Test(liverun_slurm, scancel_verbose_words_from_slurm_22_05_say_which_ids_were_cancelled)
+{
+    char *ours = fixture_read("slurm/scancel-22.05-ours.err");
+    char *other = fixture_read("slurm/scancel-22.05-other-name.err");
+    char *ended = fixture_read("slurm/scancel-22.05-ended.err");
+    char *mixed = fixture_read("slurm/scancel-22.05-ended-and-ours.err");
+    cr_assert(liveslurm_scancel_sent(ours, "1"), "%s", ours);
+    cr_assert_eq(liveslurm_cancel_outcome(0, ours, "1"), LIVESLURM_CANCEL_SENT);
+    cr_assert_not(liveslurm_scancel_sent(other, "1"), "%s", other);
+    cr_assert_eq(liveslurm_cancel_outcome(0, other, "1"), LIVESLURM_CANCEL_NOTHING);
+    cr_assert_not(liveslurm_scancel_sent(ended, "3"), "%s", ended);
+    cr_assert_eq(liveslurm_cancel_outcome(1, ended, "3"), LIVESLURM_CANCEL_REFUSED);
+    cr_assert_eq(liveslurm_cancel_outcome(1, mixed, "4"), LIVESLURM_CANCEL_SENT, "%s", mixed);
+    cr_assert_eq(liveslurm_cancel_outcome(1, mixed, "3"), LIVESLURM_CANCEL_REFUSED, "%s", mixed);
+    free(ours), free(other), free(ended), free(mixed);
 }

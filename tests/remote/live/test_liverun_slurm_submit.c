@@ -35,7 +35,9 @@ static FixtureLog said = {log_text, sizeof log_text};
  * finds a job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending
  * (running once a file "running" is there; with a file "hold-rounds", only once "go" is); scancel
  * records its arguments (scancel-calls), a TERM's after 0.5 s; with a file "refuse-twice", it
- * refuses its first two calls (as Slurm does for a job already ended); with a file "barrier",
+ * refuses its first two calls (as Slurm does for a job already ended), naming each id refused
+ * and no "Terminating job" for it (tests/fixtures/slurm/scancel-22.05-ended.err); with a file
+ * "barrier",
  * each waits (up to 5 s) for a second scancel to have started, and says in "alone" when none
  * did. */
 static const char *const STAND_INS[][2] = {
@@ -68,11 +70,12 @@ static const char *const STAND_INS[][2] = {
      "GroupId=g(1)\\n   JobState=%s Reason=Resources Dependency=(null)\\n"
      "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
     {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"
-                "[ \"$1\" = -v ] && [ ! -f \"$D/not-ours\" ] && for a; do case $a in -*) ;; *) "
-                "echo \"scancel: Terminating job $a\" >&2;; esac; done\n"
-                "[ -f \"$D/refuse-twice\" ] && [ $(wc -l < \"$D/scancel-calls\") -le 2 ] && { echo "
-                "\"scancel: error: Kill job error on job id $1: Job/step already completing or "
-                "completed\" >&2; exit 1; }\n"
+                "r=; [ -f \"$D/refuse-twice\" ] && [ $(wc -l < \"$D/scancel-calls\") -le 2 ] && r=1\n"
+                "for a; do case $a in -*) ;; *) if [ -n \"$r\" ]; then echo \"scancel: error: Kill "
+                "job error on job id $a: Job/step already completing or completed\" >&2; elif "
+                "[ \"$1\" = -v ] && [ ! -f \"$D/not-ours\" ]; then echo \"scancel: Terminating "
+                "job $a\" >&2; fi;; esac; done\n"
+                "[ -n \"$r\" ] && exit 1\n"
                 "[ -f \"$D/barrier\" ] || exit 0\n"
                 "for i in $(seq 100); do [ $(wc -l < \"$D/scancel-calls\") -ge 2 ] && exit 0; "
                 "sleep 0.05; done\necho \"$*\" >> \"$D/alone\"\n"},

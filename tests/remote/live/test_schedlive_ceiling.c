@@ -360,3 +360,52 @@ Test(schedlive_ceiling,
     cr_assert_eq(j.deaths, 0, "%s", r.text);
     liverig_close(&r);
 }
+
+/* Regression: ceiling_retry_s is a fraction of seconds where asked; 1.5 s held 1 s (cut to
+ * whole seconds) while the log said 1.5. */
+Test(schedlive_ceiling, a_back_off_of_a_fraction_of_a_second_holds_that_long)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 100,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 1.5,
+                                          .ceiling_retry_max_s = 3});
+    now_ms = clock_now_ms();
+    run_steps(&r, 300); /* 6 s of the driver's time */
+    int64_t tried[8];
+    int n = 0;
+    for (int i = 0; i < starts && i < 64 && n < 8; i++)
+        if (asked[i] == 4)
+            tried[n++] = started_ms[i];
+    cr_assert_geq(n, 2, "%s", r.text);
+    cr_assert_geq(tried[1] - tried[0], 1500, "%s", r.text);
+    cr_assert(strstr(r.text, "which no decision goes past for 1.5 s"), "%s", r.text);
+    cr_assert(strstr(r.text, "j0: its ceiling of 3 GPUs is lifted (1.5 s passed): decisions may "
+                             "give it more again, as the cluster's limit may have been raised (a "
+                             "refusal sets it again, for 3 s)\n"),
+              "%s", r.text);
+    liverig_close(&r);
+}
+
+/* Regression: a ceiling was lifted (and said lifted) while the run was stopping all, when no
+ * decision comes that the lift could change. */
+Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 100,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 1,
+                                          .ceiling_retry_max_s = 2});
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 400 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "its ceiling is now 3 GPUs"), "%s", r.text);
+    schedlive_stop_all(r.l);
+    run_steps(&r, 150); /* 3 s of the driver's time: past the 1 s hold */
+    cr_assert_null(strstr(r.text, "is lifted"), "%s", r.text);
+    liverig_close(&r);
+}

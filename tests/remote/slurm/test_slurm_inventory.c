@@ -240,3 +240,11 @@ Test(slurm_inventory, an_empty_partition_is_refused)
     cr_assert_str_eq(t.partition, "");
     cJSON_Delete(j);
 }
+
+/* Regression: a most under the first hold was taken, and the driver raised it in silence. */
+Test(slurm_inventory, a_ceiling_retry_max_under_the_ceiling_retry_is_refused)
+{
+    refused("{\"ceiling_retry_s\": 600, \"ceiling_retry_max_s\": 300}",
+            "slurm.json: slurm: field 'ceiling_retry_max_s': expected at least ceiling_retry_s "
+            "(600 s, the first hold, which it caps as it doubles), found 300");
+}
