@@ -91,12 +91,8 @@ struct linux_dirent64 {
     char d_name[];
 };
 
-unsigned long *proctree_walk_count;
-
 int proctree_walk(pid_t self, int below, void (*visit)(const ProcInfo *p, void *ud), void *ud)
 {
-    if (proctree_walk_count)
-        (*proctree_walk_count)++;
     int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0)
         return -1;

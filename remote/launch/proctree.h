@@ -21,10 +21,6 @@ int proctree_info(pid_t pid, ProcInfo *out);
  * walk again until nothing is left. */
 int proctree_walk(pid_t self, int below, void (*visit)(const ProcInfo *p, void *ud), void *ud);
 
-/* When not NULL, every proctree_walk adds one here: tests count the walks a keeper's stop
- * takes (a shared mapping, since the keeper is a fork). NULL in tunedeck itself. */
-extern unsigned long *proctree_walk_count;
-
 /* Writes v in decimal to buf (room for 20 digits), without a NUL; returns how many digits.
  * No stdio, for the same reason (the /proc paths here, the keeper's note). */
 size_t proctree_decimal(char *buf, unsigned long v);

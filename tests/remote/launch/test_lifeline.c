@@ -1,5 +1,6 @@
-/* The keeper's stop of what a command left: how many /proc walks it takes, counted through
- * proctree_walk_count (each walk reads the stat of every process on the machine). */
+/* The keeper's stop of what a command left: how many /proc walks it takes, counted by a
+ * --wrap of proctree_walk (the Makefile's UNIT_WRAP; each walk reads the stat of every
+ * process on the machine). */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -10,6 +11,19 @@
 #include "remote/launch/proctree.h"
 
 enum { LEFTOVERS = 3 };
+
+/* When not NULL, each walk adds one here: a shared mapping, since the keeper is a fork. */
+static unsigned long *walk_count;
+
+int __real_proctree_walk(pid_t self, int below, void (*visit)(const ProcInfo *p, void *ud),
+                         void *ud);
+int __wrap_proctree_walk(pid_t self, int below, void (*visit)(const ProcInfo *p, void *ud),
+                         void *ud)
+{
+    if (walk_count)
+        (*walk_count)++;
+    return __real_proctree_walk(self, below, visit, ud);
+}
 
 /* Regression: the leftovers were walked twice (once named, once TERMed), and the KILL walked
  * /proc again for each child it reaped: 2 + 2 + (LEFTOVERS + 1) walks here. Now one walk
@@ -26,7 +40,7 @@ Test(lifeline, a_commands_leftovers_are_stopped_in_three_walks_however_many_they
     cr_assert_geq(keeper, 0);
     if (keeper == 0) {
         close(life[1]); /* the test holds the write end: the lifeline stays open */
-        proctree_walk_count = walks;
+        walk_count = walks;
         lifeline_adopt();
         pid_t cmd = fork();
         if (cmd == 0) {
