@@ -1,0 +1,82 @@
+/* The operator's overrides in a tuning session: queued in order, each run as the next trial,
+ * dropped unrun, restored by a resume; the budget raised so that each runs, and given back
+ * when one is dropped. */
+#include <string.h>
+
+#include "core/journal/journal_override.h"
+#include "remote/launch/tuner_priv.h"
+
+static void emit_queue(Tuner *t, TunerEvent ev, int id, Schedule *s)
+{
+    TrialRecord rec;
+    memset(&rec, 0, sizeof rec);
+    rec.overridden = 1;
+    rec.override_id = id;
+    rec.suggestion.schedule = s;
+    tuner_emit(t, ev, &rec);
+}
+
+int tuner_override(Tuner *t, const Schedule *s, Error *err)
+{
+    OverrideQueue *q = &t->queue;
+    if (q->last_id >= JOURNAL_OVERRIDE_ID_MAX)
+        return error_set(err, "override: every override id up to %d is taken",
+                         JOURNAL_OVERRIDE_ID_MAX);
+    if (overridequeue_push(q, q->last_id + 1, s, err) < 0)
+        return -1;
+    emit_queue(t, TUNER_EVENT_QUEUED, q->id[q->n - 1], q->s[q->n - 1]);
+    /* The stop rule ends the optimizer's suggestions, not the operator's trials: the queue
+     * runs, and the rule decides again after it (an override is not a trial it counts). */
+    if (t->phase == PHASE_STOPPED && t->converged[0] && !t->last_error[0]) {
+        t->converged[0] = 0;
+        t->phase = PHASE_IDLE;
+    }
+    return 0;
+}
+
+void tuner_override_ids_from(Tuner *t, int last)
+{
+    if (last > JOURNAL_OVERRIDE_ID_MAX)
+        last = JOURNAL_OVERRIDE_ID_MAX;
+    if (last > t->queue.last_id)
+        t->queue.last_id = last;
+}
+
+int tuner_override_restore(Tuner *t, int id, const Schedule *s, Error *err)
+{
+    if (id <= 0 || id > JOURNAL_OVERRIDE_ID_MAX)
+        return error_set(err, "override id %d: expected 1 to %d", id, JOURNAL_OVERRIDE_ID_MAX);
+    return overridequeue_push(&t->queue, id, s, err);
+}
+
+size_t tuner_overrides(const Tuner *t)
+{
+    return t->queue.n;
+}
+
+const Schedule *tuner_override_at(const Tuner *t, size_t i)
+{
+    return i < t->queue.n ? t->queue.s[i] : NULL;
+}
+
+int tuner_override_id(const Tuner *t, size_t i)
+{
+    return i < t->queue.n ? t->queue.id[i] : 0;
+}
+
+int tuner_override_trial(const Tuner *t, size_t i)
+{
+    /* a suggestion being made takes the next trial: the queue waits for it */
+    return (int)t->n_trials + (t->phase == PHASE_SUGGESTING) + (int)i + 1;
+}
+
+int tuner_override_drop(Tuner *t, size_t i)
+{
+    int id;
+    Schedule *s = overridequeue_take(&t->queue, i, &id);
+    if (!s)
+        return -1;
+    emit_queue(t, TUNER_EVENT_DROPPED, id, s);
+    schedule_free(s);
+    return 0;
+}

@@ -1,0 +1,68 @@
+/* Internal: the tuning session's state, shared by remote/launch/tuner.c (its life and loop),
+ * tuner_trial.c (a trial begun, launched and recorded), tuner_converge.c (the stop rule),
+ * tuner_override.c (the operator's queue) and tuner_replay.c (a resume's trials). Not a
+ * public API. */
+#ifndef TUNEDECK_TUNER_PRIV_H
+#define TUNEDECK_TUNER_PRIV_H
+
+#include <pthread.h>
+
+#include "core/opt/prune.h"
+#include "remote/launch/tuner.h"
+
+/* PREPARING: the trial is started (its event emitted) but before_launch said it is not ready
+ * yet (a leftover group being stopped on its hosts): asked again on every step. */
+typedef enum { PHASE_IDLE, PHASE_SUGGESTING, PHASE_PREPARING, PHASE_RUNNING, PHASE_STOPPED } Phase;
+
+/* While PREPARING the tuner asks again at least this often: the hook waits on something the
+ * caller's loop steps after the tuner (the hosts' pool), so its answer may land after the
+ * tuner's step of that round. */
+enum { TUNER_PREPARE_RECHECK_MS = 50 };
+
+struct Tuner {
+    TunerConfig cfg;
+    Optimizer *opt;
+    pthread_mutex_t opt_lock;
+    Phase phase;
+    int budget, paused;
+    int number_offset; /* tuner_set_number_offset */
+    TrialRecord *trials;
+    size_t n_trials, cap_trials;
+    size_t best; /* 1 + the index of tuner_best's trial, kept by tuner_record_outcome; 0: none */
+    void *run;                 /* the launcher's run of the current trial */
+    OverrideQueue queue;       /* the operator's overrides; ids grow over resumes too */
+    int stop_requested;        /* tuner_stop(): launch nothing more */
+    int cancel_requested;      /* tuner_cancel() while PREPARING: the trial is not launched */
+    PruneWatch prune;          /* the running trial's iteration stream */
+    /* the stop rule */
+    int stop_when_converged;
+    size_t converged_from;     /* trials before this index do not count (budget raised) */
+    char converged[ERROR_MSG_MAX];
+    char last_error[ERROR_MSG_MAX];
+    /* background suggestion */
+    pthread_t thread;
+    int thread_live;
+    int wake[2];
+    Suggestion pending;
+    int pending_rc;
+    double pending_ms;
+    Error pending_err;
+};
+
+void tuner_emit(Tuner *t, TunerEvent ev, const TrialRecord *rec);
+/* A new zeroed record at the end, numbered; NULL when memory runs out. */
+TrialRecord *tuner_add_record(Tuner *t);
+/* The one place a trial gets its outcome (o, kept; NULL: none): the best, the optimizer,
+ * TUNER_EVENT_FINISHED. */
+void tuner_record_outcome(Tuner *t, TrialRecord *rec, Observation *o);
+/* The next trial from IDLE: a queued override, or the optimizer's suggestion (in the
+ * background when async_suggest), unless the stop rule ends the session. */
+void tuner_begin_trial(Tuner *t);
+/* A suggestion made in the background (PHASE_SUGGESTING) is in: join it and launch it. */
+void tuner_collect_suggestion(Tuner *t);
+/* PHASE_PREPARING: before_launch asked again, and the trial launched once it lets go. */
+void tuner_prepare(Tuner *t);
+/* Whether the stop rule ends the optimizer's suggestions now (tuner->converged says why). */
+int tuner_converged_now(Tuner *t);
+
+#endif

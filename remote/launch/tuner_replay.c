@@ -1,0 +1,49 @@
+/* A resume's trials fed back to the tuning session: the optimizer's suggestions re-made so
+ * its random state and model advance as they did, and the journaled outcomes observed. */
+#include <pthread.h>
+#include <string.h>
+
+#include "remote/launch/tuner_priv.h"
+
+void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms)
+{
+    tuner_replay_trial(t, sg, 0, o, suggest_ms, NULL);
+}
+
+int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
+                       double suggest_ms, Error *err)
+{
+    Suggestion again;
+    memset(&again, 0, sizeof again);
+    int differs = 0;
+    if (!overridden) {
+        pthread_mutex_lock(&t->opt_lock);
+        int rc = optimizer_suggest(t->opt, &again, err);
+        pthread_mutex_unlock(&t->opt_lock);
+        if (rc < 0) {
+            suggestion_clear(&again);
+            return -1;
+        }
+        differs = !schedule_equal(again.schedule, sg->schedule);
+    }
+    TrialRecord *rec = tuner_add_record(t);
+    if (!rec) {
+        suggestion_clear(&again);
+        return error_set(err, "tuner: out of memory for trial %zu's record", t->n_trials + 1);
+    }
+    if (!overridden && !differs) {
+        /* The re-made suggestion is the one that ran, with all its part predictions. */
+        rec->suggestion = again;
+        rec->suggestion.schedule->trial = sg->schedule->trial;
+    } else {
+        suggestion_clear(&again);
+        rec->suggestion = *sg;
+        rec->suggestion.schedule = schedule_copy(sg->schedule);
+        rec->suggestion.machine_mean_s = rec->suggestion.machine_p10_s = NULL;
+        rec->suggestion.machine_p90_s = rec->suggestion.device_mean_s = NULL;
+    }
+    rec->overridden = overridden;
+    rec->suggest_ms = suggest_ms;
+    tuner_record_outcome(t, rec, observation_copy(o));
+    return differs;
+}
