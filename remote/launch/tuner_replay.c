@@ -42,8 +42,16 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
         rec->suggestion.machine_mean_s = rec->suggestion.machine_p10_s = NULL;
         rec->suggestion.machine_p90_s = rec->suggestion.device_mean_s = NULL;
     }
+    Observation *measured = observation_copy(o);
+    if (!rec->suggestion.schedule || !measured) {
+        /* the record goes: one without its schedule or outcome would be read through NULL */
+        observation_free(measured);
+        suggestion_clear(&rec->suggestion);
+        t->n_trials--;
+        return error_set(err, "tuner: out of memory for trial %zu's record", t->n_trials + 1);
+    }
     rec->overridden = overridden;
     rec->suggest_ms = suggest_ms;
-    tuner_record_outcome(t, rec, observation_copy(o));
+    tuner_record_outcome(t, rec, measured);
     return differs;
 }

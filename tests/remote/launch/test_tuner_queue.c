@@ -1,6 +1,9 @@
 /* The operator's overrides queue in order: each runs as the next trial, none takes another's
  * place, a full queue says so, a dropped one never runs, a resume restores the queue's ids. */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -328,4 +331,104 @@ Test(tuner_queue, no_memory_for_a_replayed_trials_record_fails_the_replay)
     observation_free(r.o);
     tuner_free(r.t);
     free_all(s, 1);
+}
+
+static int replay_copies_without_memory(void *ud)
+{
+    Replay *r = ud;
+    Error err;
+    err.msg[0] = '\0';
+    exhaust_memory();
+    /* room for the record is left from trial 1 (records grow 32 at a time): what fails is
+     * the copy of the trial's schedule and outcome it keeps */
+    if (tuner_replay_trial(r->t, &r->sg, 1, r->o, 0, &err) != -1)
+        return 20;
+    if (tuner_n_trials(r->t) != 1)
+        return 21; /* a record kept with no schedule or no outcome */
+    return strstr(err.msg, "out of memory for trial 2's record") ? 0 : 22;
+}
+
+/* Regression: past its record's check, a replayed trial's copies of its schedule and outcome
+ * went unchecked: without memory the record kept a NULL schedule and the optimizer observed
+ * NULL (the child crashed). The replay now fails with the reason and keeps no record. */
+Test(tuner_queue, no_memory_for_a_replayed_trials_copies_fails_the_replay)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    Seen seen = {0};
+    Replay r = {.t = make(3, &seen)};
+    Schedule *s[1];
+    schedules(s, 1);
+    r.sg.schedule = s[0];
+    r.o = observation_new(s[0]);
+    r.o->status = TRIAL_OK;
+    r.o->time_s = 1.0;
+    Error err;
+    cr_assert_eq(tuner_replay_trial(r.t, &r.sg, 1, r.o, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(low_memory_run(1 << 20, replay_copies_without_memory, &r), 0);
+    observation_free(r.o);
+    tuner_free(r.t);
+    free_all(s, 1);
+}
+
+/* The process's threads, as the kernel lists them. */
+static int threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* The suggestion is made on its thread with memory to spare; then none is left for the
+ * record it needs. */
+static int accept_without_memory(void *ud)
+{
+    Tuner *t = ud;
+    tuner_step(t, NULL, 0, 0); /* the suggestion's thread starts */
+    struct pollfd fds[4];
+    int64_t deadline_ms = -1;
+    size_t n = tuner_pollfds(t, fds, 4, &deadline_ms);
+    if (!tuner_running(t) || n != 1)
+        return 20; /* no thread: the suggestion was made in line */
+    if (poll(fds, n, -1) != 1)
+        return 21;
+    /* the thread's exit gives its cache of freed memory back: once it is gone, or the record
+     * could be made from that */
+    while (threads() > 1)
+        sched_yield();
+    exhaust_memory();
+    tuner_step(t, fds, n, 0); /* the suggestion is in: its record is made */
+    if (tuner_n_trials(t) != 0)
+        return 22;
+    if (tuner_running(t) || !tuner_done(t))
+        return 23;
+    const char *why = tuner_last_error(t);
+    return why && strstr(why, "out of memory for trial 1's record") ? 0 : 24;
+}
+
+/* The optimizer's suggestion without memory for its trial's record stops the session with the
+ * reason (as an override's does), the suggestion freed, nothing written through NULL. */
+Test(tuner_queue, no_memory_for_a_suggestions_record_stops_the_session)
+{
+    if (!low_memory_supported())
+        cr_skip_test("RLIMIT_AS does not work under AddressSanitizer");
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "uniform-gpus",
+                       .seed = 3,
+                       .budget = 2,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .async_suggest = 1};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    /* room for the thread's stack: only the record is to go without */
+    cr_assert_eq(low_memory_run(64 << 20, accept_without_memory, t), 0);
+    tuner_free(t);
 }
