@@ -230,8 +230,7 @@ static void launch_edit(App *a)
     }
     size_t queued = tuner_overrides(a->tuner);
     int trial = tuner_override_trial(a->tuner, queued - 1);
-    if (trial > tuner_budget(a->tuner))
-        tuner_set_budget(a->tuner, trial);
+    tuner_override_fit_budget(a->tuner); /* given back if it is dropped */
     a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
     app_log(a, "override queued as trial %d (%zu queued)", trial, queued);
     app_message(a, 0, "override launches as trial %d (%zu queued, %c drops the last)%s", trial,

@@ -262,6 +262,12 @@ int tuner_budget(const Tuner *t)
 
 void tuner_set_budget(Tuner *t, int budget)
 {
+    t->budget_raised = 0; /* the operator's number: no override's raise is in it to give back */
+    tuner_budget_to(t, budget);
+}
+
+void tuner_budget_to(Tuner *t, int budget)
+{
     budget = budget < 0 ? 0 : budget;
     int changed = budget != t->budget;
     t->budget = budget;

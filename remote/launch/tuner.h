@@ -78,6 +78,7 @@ const TrialRecord *tuner_trial(const Tuner *t, size_t i);
 const TrialRecord *tuner_best(const Tuner *t); /* fastest ok trial, or NULL */
 const char *tuner_last_error(const Tuner *t);  /* why the session stopped early, or NULL */
 int tuner_budget(const Tuner *t);
+/* The operator's budget: from now on no override's raise is in it to give back. */
 void tuner_set_budget(Tuner *t, int budget);
 void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
 int tuner_paused(const Tuner *t);
@@ -97,7 +98,13 @@ int tuner_override_id(const Tuner *t, size_t i);
 /* The trial number (TrialRecord.trial) the i-th queued override will run as, if nothing is
  * dropped before it: after the trials so far and a suggestion being made. */
 int tuner_override_trial(const Tuner *t, size_t i);
-/* Takes the i-th override out of the queue unrun (emits TUNER_EVENT_DROPPED); -1 if none. */
+/* Raises the budget, where it is short, to the trial the last queued override runs as (the
+ * console's override launched past the budget: each is promised its trial); emits
+ * TUNER_EVENT_BUDGET when it changes. The raise is remembered for tuner_override_drop. */
+void tuner_override_fit_budget(Tuner *t);
+/* Takes the i-th override out of the queue unrun (emits TUNER_EVENT_DROPPED); -1 if none.
+ * What tuner_override_fit_budget raised the budget by and the queue no longer needs is given
+ * back (TUNER_EVENT_BUDGET); a budget set by tuner_set_budget since is the operator's, kept. */
 int tuner_override_drop(Tuner *t, size_t i);
 /* Resume: the last override id the journal used (queued, dropped or run; at most
  * JOURNAL_OVERRIDE_ID_MAX), so that the ids of overrides queued from now on are new ones. */

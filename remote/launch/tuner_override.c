@@ -70,6 +70,34 @@ int tuner_override_trial(const Tuner *t, size_t i)
     return (int)t->n_trials + (t->phase == PHASE_SUGGESTING) + (int)i + 1;
 }
 
+void tuner_override_fit_budget(Tuner *t)
+{
+    if (!t->queue.n)
+        return;
+    int last = tuner_override_trial(t, t->queue.n - 1);
+    if (last <= t->budget)
+        return;
+    t->budget_raised += last - t->budget;
+    tuner_budget_to(t, last);
+}
+
+/* What was raised for the queue and is no longer needed goes back: the budget falls to the
+ * operator's own, or to what the trials begun and those still queued need if that is more
+ * (an override that ran used its raise). A budget never raised for overrides stays. */
+static void give_back_budget(Tuner *t)
+{
+    if (t->budget_raised <= 0)
+        return;
+    int own = t->budget - t->budget_raised;
+    int needed = (int)t->n_trials + (t->phase == PHASE_SUGGESTING) + (int)t->queue.n;
+    int to = needed > own ? needed : own;
+    if (to >= t->budget)
+        return;
+    t->budget_raised -= t->budget - to;
+    t->budget = to;
+    tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
+}
+
 int tuner_override_drop(Tuner *t, size_t i)
 {
     int id;
@@ -78,5 +106,6 @@ int tuner_override_drop(Tuner *t, size_t i)
         return -1;
     emit_queue(t, TUNER_EVENT_DROPPED, id, s);
     schedule_free(s);
+    give_back_budget(t);
     return 0;
 }

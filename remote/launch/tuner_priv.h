@@ -25,6 +25,9 @@ struct Tuner {
     pthread_mutex_t opt_lock;
     Phase phase;
     int budget, paused;
+    /* Trials the budget was raised by so that queued overrides run (tuner_override_fit_budget);
+     * the operator's own budget is budget minus this. 0 once the budget is set outright. */
+    int budget_raised;
     int number_offset; /* tuner_set_number_offset */
     TrialRecord *trials;
     size_t n_trials, cap_trials;
@@ -64,5 +67,8 @@ void tuner_collect_suggestion(Tuner *t);
 void tuner_prepare(Tuner *t);
 /* Whether the stop rule ends the optimizer's suggestions now (tuner->converged says why). */
 int tuner_converged_now(Tuner *t);
+/* Sets the budget (at least 0; TUNER_EVENT_BUDGET when it changes) and lets a session the
+ * budget or the stop rule ended go on. budget_raised is the caller's to keep. */
+void tuner_budget_to(Tuner *t, int budget);
 
 #endif

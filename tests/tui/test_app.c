@@ -13,6 +13,7 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/low_memory.h"
 #include "tui/app.h"
+#include "tui/editor.h"
 #include "tests/support/timeout.h"
 
 static SimCluster *sim;
@@ -148,4 +149,39 @@ Test(app, quitting_asks_while_overrides_wait_that_no_working_journal_keeps)
     unlink(tune_journal_path(tj));
     rmdir(dir);
     tune_journal_free(tj);
+}
+
+/* Launches this schedule from the editor as an override (Enter). */
+static void launch_override(const Schedule *s)
+{
+    a->editor = editor_new(s);
+    cr_assert_not_null(a->editor);
+    app_editor_key(a, '\n');
+    cr_assert_null(a->editor, "not launched: %s", a->message);
+}
+
+/* Regression: an override launched past the budget raised it to the trial it runs as; dropping
+ * it kept the raise, so the optimizer ran a trial more than the operator asked for. */
+Test(app, dropping_an_override_gives_back_the_budget_raised_for_it)
+{
+    Schedule *s = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[0] = simcluster_job(sim)->batch;
+    tuner_set_paused(a->tuner, 1);
+    for (int i = 0; i < 3; i++) /* trials 1-3 on a budget of 2: the third raises it */
+        launch_override(s);
+    cr_assert_eq(tuner_budget(a->tuner), 3);
+    app_drop_override(a);
+    cr_assert_eq(tuner_budget(a->tuner), 2, "the raise for the dropped override is given back");
+    app_drop_override(a);
+    cr_assert_eq(tuner_budget(a->tuner), 2, "no raise was made for this one: none is given");
+
+    /* a budget the operator types is theirs: a drop after it keeps it */
+    launch_override(s);
+    launch_override(s);
+    cr_assert_eq(tuner_budget(a->tuner), 3);
+    tuner_set_budget(a->tuner, 3);
+    app_drop_override(a);
+    cr_assert_eq(tuner_budget(a->tuner), 3, "the operator's :budget 3 stays");
+    schedule_free(s);
 }

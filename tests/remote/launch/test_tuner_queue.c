@@ -432,3 +432,31 @@ Test(tuner_queue, no_memory_for_a_suggestions_record_stops_the_session)
     cr_assert_eq(low_memory_run(64 << 20, accept_without_memory, t), 0);
     tuner_free(t);
 }
+
+/* The budget raised so that queued overrides run falls back as they are dropped, wherever in
+ * the queue, to what the rest need; an override that ran keeps the trial it was raised for. */
+Test(tuner_queue, a_drop_gives_back_only_the_raise_the_queue_no_longer_needs)
+{
+    Seen seen = {0};
+    Tuner *t = make(1, &seen);
+    Schedule *s[3];
+    schedules(s, 3);
+    Error err;
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg); /* the optimizer's trial 1 */
+    cr_assert_eq(tuner_override(t, s[0], &err), 0, "%s", err.msg);
+    tuner_override_fit_budget(t);
+    cr_assert_eq(tuner_budget(t), 2, "raised for the override to run as trial 2");
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert(tuner_trial(t, 1)->overridden);
+    for (int i = 1; i < 3; i++)
+        cr_assert_eq(tuner_override(t, s[i], &err), 0, "%s", err.msg);
+    tuner_override_fit_budget(t);
+    cr_assert_eq(tuner_budget(t), 4);
+    cr_assert_eq(tuner_override_drop(t, 0), 0);
+    cr_assert_eq(tuner_budget(t), 3, "the one left runs as trial 3");
+    cr_assert_eq(tuner_override_drop(t, 0), 0);
+    cr_assert_eq(tuner_budget(t), 2, "trial 2 ran on its raise: that one stays");
+    cr_assert(tuner_done(t));
+    tuner_free(t);
+    free_all(s, 3);
+}
