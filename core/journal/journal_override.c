@@ -48,6 +48,48 @@ static void forget(JournalOverrides *o, int id)
         }
 }
 
+/* The override of this id goes first: it was taken from the head of the queue for a trial
+ * that never started, and runs before those queued behind it. */
+static void to_head(JournalOverrides *o, int id)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (o->waiting[i].id == id) {
+            JournalOverride w = o->waiting[i];
+            memmove(o->waiting + 1, o->waiting, i * sizeof *o->waiting);
+            w.unstarted = 1;
+            o->waiting[0] = w;
+            return;
+        }
+}
+
+static int names_trial(const cJSON *ev, int trial)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev, "trial");
+    return cJSON_IsNumber(n) && n->valuedouble == trial;
+}
+
+/* Whether the trial of the suggested line at index i began: a `started` line for it, or an
+ * outcome other than the one a resume gives a trial it found unfinished (`interrupted`),
+ * before the next suggested line (one trial at a time: its lines come before the next's). */
+static int trial_began(const JournalLog *log, size_t i, int trial)
+{
+    for (size_t k = i + 1; k < log->n; k++) {
+        const cJSON *ev = log->events[k];
+        const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
+        if (strcmp(kind, "suggested") == 0)
+            return 0;
+        if (!names_trial(ev, trial))
+            continue;
+        if (strcmp(kind, "started") == 0)
+            return 1;
+        if (strcmp(kind, "finished") == 0) {
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(ev, "status");
+            return !cJSON_IsString(st) || strcmp(st->valuestring, "interrupted") != 0;
+        }
+    }
+    return 0;
+}
+
 int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *source,
                              JournalOverrides *out, Error *err)
 {
@@ -87,8 +129,19 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
         }
         if (id > out->last_id)
             out->last_id = id;
-        if (!queued) {
+        if (dropped) {
             forget(out, id);
+            continue;
+        }
+        if (!queued) {
+            /* The session died between the trial's suggested line and its start: the trial
+             * is marked interrupted, and the override, never run, waits again. */
+            int trial = 0;
+            if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, &trial, &e) == 0 &&
+                !trial_began(log, i, trial))
+                to_head(out, id);
+            else
+                forget(out, id);
             continue;
         }
         const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, &e);
@@ -114,7 +167,7 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
             out->waiting = grown;
             cap = grown_cap;
         }
-        out->waiting[out->n++] = (JournalOverride){id, s};
+        out->waiting[out->n++] = (JournalOverride){id, s, 0};
     }
     return 0;
 }

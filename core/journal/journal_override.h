@@ -1,6 +1,7 @@
 /* The operator's override queue in the session journal: the "override_queued" and
  * "override_dropped" events as JSON, and the overrides a journal left waiting (queued, neither
- * dropped nor taken by a "suggested" line naming their id), which a resume queues again. */
+ * dropped nor taken by a started trial whose "suggested" line names their id), which a resume
+ * queues again. */
 #ifndef TUNEDECK_JOURNAL_OVERRIDE_H
 #define TUNEDECK_JOURNAL_OVERRIDE_H
 
@@ -18,6 +19,7 @@ cJSON *journal_override_dropped_json(int id);
 typedef struct {
     int id;
     Schedule *schedule; /* on the cluster decoded against (owned) */
+    int unstarted;      /* taken by a trial that never started (the session died first) */
 } JournalOverride;
 
 typedef struct {
@@ -26,7 +28,10 @@ typedef struct {
     int last_id; /* the largest id any line used (queued, dropped or run); 0 none */
 } JournalOverrides;
 
-/* The overrides still waiting at the journal's end. A line that does not fit (a field missing,
+/* The overrides still waiting at the journal's end. One whose trial's suggested line has no
+ * `started` line, nor an outcome but the `interrupted` a resume gives it, never ran (the
+ * session died between the two lines): it waits again, at the head, marked unstarted, once
+ * however many such lines name it. A line that does not fit (a field missing,
  * a schedule the cluster refuses, a queued id not above every id before it: a repeated or stray
  * line) is reported in log->problems with its line, "(override not restored)", and skipped; a
  * "suggested" line whose override field is malformed is reported as such, and takes none from

@@ -409,10 +409,12 @@ size_t tune_journal_trials(const TuneJournal *tj)
     return journal_trials_count(&tj->log);
 }
 
-/* Resume: the operator's queue as the journal left it. An override whose trial was suggested
- * (started or not) is a trial of the journal, replayed or marked interrupted, and is not
- * queued again; one queued and not yet run goes back in the queue, in its place. More than
- * the queue holds (a damaged journal) are said, not dropped unseen. */
+/* Resume: the operator's queue as the journal left it. An override whose trial started is a
+ * trial of the journal, replayed or marked interrupted, and is not queued again; one queued
+ * and not yet run goes back in the queue, in its place; one whose trial was suggested and
+ * never started goes back at the head (its trial, marked interrupted, spent a trial of the
+ * budget: the budget is raised for it as for an override launched past it). More than the
+ * queue holds (a damaged journal) are said, not dropped unseen. */
 static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored,
                              Error *err)
 {
@@ -421,15 +423,20 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
     if (journal_overrides_decode(&tj->log, c, tj->path, &jo, err) < 0)
         return -1;
     tuner_override_ids_from(t, jo.last_id);
+    int unstarted = 0;
     for (size_t i = 0; i < jo.n; i++) {
         Error e;
-        if (tuner_override_restore(t, jo.waiting[i].id, jo.waiting[i].schedule, &e) < 0)
+        if (tuner_override_restore(t, jo.waiting[i].id, jo.waiting[i].schedule, &e) < 0) {
             journal_log_problem(&tj->log, "%s: override %d not restored: %s", tj->path,
                                 jo.waiting[i].id, e.msg);
-        else
-            (*restored)++;
+            continue;
+        }
+        (*restored)++;
+        unstarted += jo.waiting[i].unstarted;
     }
     journal_overrides_clear(&jo);
+    if (unstarted)
+        tuner_override_fit_budget(t);
     return 0;
 }
 

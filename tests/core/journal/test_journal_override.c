@@ -63,6 +63,7 @@ Test(journal_override, the_ones_neither_run_nor_dropped_wait_in_the_order_queued
     add(text, sizeof text, journal_override_queued_json(3, a));
     add(text, sizeof text, journal_override_queued_json(4, b));
     add(text, sizeof text, suggested(1, 1, a)); /* ran (or began to): not queued again */
+    add(text, sizeof text, journal_started_json(1));
     add(text, sizeof text, journal_override_dropped_json(3));
     add(text, sizeof text, suggested(2, 0, a)); /* the optimizer's own */
     JournalLog log;
@@ -122,6 +123,7 @@ Test(journal_override, a_queued_line_whose_id_does_not_grow_is_said_and_not_queu
     add(text, sizeof text, journal_override_queued_json(2, b));
     add(text, sizeof text, journal_override_queued_json(2, b)); /* repeated */
     add(text, sizeof text, suggested(1, 1, a));
+    add(text, sizeof text, journal_started_json(1));
     add(text, sizeof text, journal_override_queued_json(1, a)); /* stray: 1 ran already */
     JournalLog log;
     Error err;
@@ -136,7 +138,7 @@ Test(journal_override, a_queued_line_whose_id_does_not_grow_is_said_and_not_queu
     cr_assert(strstr(log.problems[0], "j.jsonl:3: override_queued: expected an id above 2 (a "
                                       "repeated or stray line; override not restored)"),
               "%s", log.problems[0]);
-    cr_assert(strstr(log.problems[1], "j.jsonl:5: override_queued: expected an id above 2"), "%s",
+    cr_assert(strstr(log.problems[1], "j.jsonl:6: override_queued: expected an id above 2"), "%s",
               log.problems[1]);
     journal_overrides_clear(&o);
     journal_log_clear(&log);
@@ -167,6 +169,79 @@ Test(journal_override, a_trial_line_with_a_malformed_override_field_takes_none_f
                                       "from the queue)"),
               "%s", log.problems[0]);
     cr_assert_null(strstr(log.problems[0], "override not restored"), "%s", log.problems[0]);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}
+
+static JournalOverrides decode(const char *text, JournalLog *log)
+{
+    Error err;
+    cr_assert_eq(journal_parse(text, strlen(text), "j.jsonl", log, &err), 0, "%s", err.msg);
+    JournalOverrides o;
+    cr_assert_eq(journal_overrides_decode(log, simcluster_cluster(sim), "j.jsonl", &o, &err), 0);
+    cr_assert_eq(log->n_problems, 0, "%s", log->n_problems ? log->problems[0] : "");
+    return o;
+}
+
+/* Regression: an override whose trial was suggested and never started (the console died
+ * between the two lines) was taken from the queue by its suggested line; the resume marked
+ * the trial interrupted and the operator's override was lost. It waits again, at the head,
+ * once: the interrupted outcome a resume gives the trial does not take it, a second resume
+ * finds it waiting still, and the trial that runs it at last does take it. */
+Test(journal_override, an_override_whose_trial_never_started_waits_again_at_the_head)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    add(text, sizeof text, journal_override_queued_json(2, b));
+    add(text, sizeof text, suggested(1, 1, a)); /* killed here */
+    JournalLog log;
+    JournalOverrides o = decode(text, &log);
+    cr_assert_eq(o.n, 2, "the override of the trial never started is queued again");
+    cr_assert_eq(o.waiting[0].id, 1);
+    cr_assert(o.waiting[0].unstarted);
+    cr_assert(schedule_equal(o.waiting[0].schedule, a));
+    cr_assert_eq(o.waiting[1].id, 2);
+    cr_assert_not(o.waiting[1].unstarted);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+
+    /* the resume's lines: the trial interrupted; then killed again before it ran the queue */
+    Observation *gone = observation_new(a);
+    gone->status = TRIAL_INTERRUPTED;
+    add(text, sizeof text, journal_finished_json(1, gone));
+    observation_free(gone);
+    o = decode(text, &log);
+    cr_assert_eq(o.n, 2, "an interrupted outcome is no start: it still waits, once");
+    cr_assert_eq(o.waiting[0].id, 1);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+
+    /* the next resume runs it as trial 2 */
+    add(text, sizeof text, suggested(2, 1, a));
+    add(text, sizeof text, journal_started_json(2));
+    o = decode(text, &log);
+    cr_assert_eq(o.n, 1, "run at last: taken");
+    cr_assert_eq(o.waiting[0].id, 2);
+    journal_overrides_clear(&o);
+    journal_log_clear(&log);
+}
+
+/* A trial with an outcome of its own ran, its started line lost or not: its override is not
+ * queued again (it would run twice). */
+Test(journal_override, a_trial_with_an_outcome_of_its_own_took_its_override)
+{
+    static char text[1 << 17];
+    text[0] = 0;
+    add(text, sizeof text, journal_override_queued_json(1, a));
+    add(text, sizeof text, suggested(1, 1, a));
+    Observation *ran = observation_new(a);
+    ran->status = TRIAL_FAILED;
+    add(text, sizeof text, journal_finished_json(1, ran));
+    observation_free(ran);
+    JournalLog log;
+    JournalOverrides o = decode(text, &log);
+    cr_assert_eq(o.n, 0);
     journal_overrides_clear(&o);
     journal_log_clear(&log);
 }

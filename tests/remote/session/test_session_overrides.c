@@ -204,3 +204,87 @@ Test(session_overrides, a_queued_line_the_cluster_refuses_is_said_and_the_rest_r
     unlink(path);
     rmdir(dir);
 }
+
+/* Drops the lines of the file that hold any of the needles. */
+static void drop_lines(const char *path, const char *const *needles, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char kept[1 << 20], line[65536];
+    kept[0] = 0;
+    while (fgets(line, sizeof line, f)) {
+        int drop = 0;
+        for (size_t i = 0; i < n; i++)
+            drop |= strstr(line, needles[i]) != NULL;
+        if (!drop)
+            strcat(kept, line);
+    }
+    fclose(f);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(kept, f);
+    fclose(f);
+}
+
+/* Regression: the console died between an override's suggested line and its trial's start;
+ * the resume marked the trial interrupted and never queued the override again, so the
+ * operator's override was lost. It runs first on --resume, the budget raised for it (its
+ * interrupted trial spent one), and a second resume finds it run. */
+Test(session_overrides, an_override_whose_trial_never_started_runs_on_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    char *text = text_of(s[0]);
+    schedule_free(s[0]);
+    session_free(first); /* no `ended` line: killed */
+    /* killed between trial 1's suggested line and its start */
+    const char *const after[] = {"\"event\":\"started\"", "\"event\":\"finished\""};
+    drop_lines(path, after, 2);
+    cr_assert_eq(lines_with(path, "\"event\":\"suggested\""), 1);
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 1};
+    cr_assert_eq(session_resume(again, path, &rs, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 1);
+    cr_assert_eq(tuner_trial(again->tuner, 0)->obs->status, TRIAL_INTERRUPTED);
+    cr_assert_eq(tuner_overrides(again->tuner), 1, "the override waits again");
+    cr_assert_eq(tuner_override_id(again->tuner, 0), 1);
+    cr_assert_eq(tuner_budget(again->tuner), 2, "a trial more for it: trial 1 spent one");
+    cr_assert_eq(tuner_run_blocking(again->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 2);
+    const TrialRecord *r = tuner_trial(again->tuner, 1);
+    cr_assert(r->overridden && r->override_id == 1);
+    cr_assert(same(r->suggestion.schedule, text));
+    session_journal_end(again);
+    session_free(again);
+    cr_assert_eq(lines_with(path, "\"event\":\"budget\""), 1, "the raise is journaled");
+
+    Session *third = session_new(1, dir);
+    SessionSpec rs3 = {.budget = 3};
+    cr_assert_eq(session_resume(third, path, &rs3, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(third, &rs3, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(third, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(third->tuner), 2);
+    cr_assert_eq(tuner_overrides(third->tuner), 0, "it ran: not queued again");
+    session_free(third);
+    free(text);
+    unlink(path);
+    rmdir(dir);
+}
