@@ -228,8 +228,7 @@ int tuner_done(const Tuner *t)
 
 int tuner_running(const Tuner *t)
 {
-    return t->phase == PHASE_RUNNING || t->phase == PHASE_SUGGESTING ||
-           t->phase == PHASE_PREPARING;
+    return t->phase == PHASE_RUNNING || t->phase == PHASE_SUGGESTING || t->phase == PHASE_PREPARING;
 }
 
 size_t tuner_n_trials(const Tuner *t)

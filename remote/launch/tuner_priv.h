@@ -32,14 +32,14 @@ struct Tuner {
     TrialRecord *trials;
     size_t n_trials, cap_trials;
     size_t best; /* 1 + the index of tuner_best's trial, kept by tuner_record_outcome; 0: none */
-    void *run;                 /* the launcher's run of the current trial */
-    OverrideQueue queue;       /* the operator's overrides; ids grow over resumes too */
-    int stop_requested;        /* tuner_stop(): launch nothing more */
-    int cancel_requested;      /* tuner_cancel() while PREPARING: the trial is not launched */
-    PruneWatch prune;          /* the running trial's iteration stream */
+    void *run;   /* the launcher's run of the current trial */
+    OverrideQueue queue;  /* the operator's overrides; ids grow over resumes too */
+    int stop_requested;   /* tuner_stop(): launch nothing more */
+    int cancel_requested; /* tuner_cancel() while PREPARING: the trial is not launched */
+    PruneWatch prune;     /* the running trial's iteration stream */
     /* the stop rule */
     int stop_when_converged;
-    size_t converged_from;     /* trials before this index do not count (budget raised) */
+    size_t converged_from; /* trials before this index do not count (budget raised) */
     char converged[ERROR_MSG_MAX];
     char last_error[ERROR_MSG_MAX];
     /* background suggestion */

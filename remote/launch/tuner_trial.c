@@ -82,10 +82,10 @@ void tuner_prepare(Tuner *t)
 {
     TrialRecord *rec = &t->trials[t->n_trials - 1];
     char why[ERROR_MSG_MAX];
-    int ready = t->cfg.before_launch ? t->cfg.before_launch(t->cfg.userdata,
-                                                            rec->suggestion.schedule, why,
-                                                            sizeof why)
-                                     : 0;
+    int ready =
+        t->cfg.before_launch
+            ? t->cfg.before_launch(t->cfg.userdata, rec->suggestion.schedule, why, sizeof why)
+            : 0;
     if (ready > 0)
         return; /* still PREPARING: asked again on the next step */
     if (ready < 0) {
@@ -131,8 +131,8 @@ void tuner_prepare(Tuner *t)
  * the reason in last_error (tuner_last_error, the run's error). */
 static void stop_out_of_memory(Tuner *t)
 {
-    snprintf(t->last_error, sizeof t->last_error,
-             "tuner: out of memory for trial %zu's record", t->n_trials + 1);
+    snprintf(t->last_error, sizeof t->last_error, "tuner: out of memory for trial %zu's record",
+             t->n_trials + 1);
     t->phase = PHASE_STOPPED;
 }
 
