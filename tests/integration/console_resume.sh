@@ -91,6 +91,30 @@ tmx send-keys -t o2 L
 wait_for o2 "2 overrides queued before the session ended run first as trials 2-3"
 tmx send-keys -t o2 a
 quit o2
+# The console killed between an override's `suggested` line and its trial's start (a copy of
+# the session cut after trial 3's suggested line): the resume marks trial 3 interrupted and
+# runs override 2 again, first, as trial 4. Before, the override was lost.
+cp -R "$tmp/o" "$tmp/u"
+ujournal="$tmp/u/${ojournal#"$tmp/o/"}"
+python3 - "$ujournal" <<'PY' || fail "the copy could not be cut"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines(True)
+cut = next(i for i, l in enumerate(lines)
+           if json.loads(l)["event"] == "suggested" and json.loads(l)["trial"] == 3)
+open(sys.argv[1], "w").writelines(lines[:cut + 1])
+PY
+TUNEDECK_STATE_DIR="$tmp/u" "$bin" tune --resume "$oid" --budget 4 --json >"$tmp/uafter.json" 2>"$tmp/uafter.err" ||
+    fail "the resume of a session killed before an override's start failed: $(cat "$tmp/uafter.err")"
+grep -q "1 override queued before the session ended runs first" "$tmp/uafter.err" ||
+    fail "the override whose trial never started was not queued again: $(cat "$tmp/uafter.err")"
+python3 - "$ujournal" <<'PY' || fail "the override whose trial never started did not run on --resume"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sg = [e for e in ev if e["event"] == "suggested"]
+assert [e.get("override") for e in sg] == [None, 1, 2, 2], sg
+fin = {e["trial"]: e["status"] for e in ev if e["event"] == "finished"}
+assert fin[3] == "interrupted" and fin[4] in ("ok", "pruned"), fin
+PY
 TUNEDECK_STATE_DIR="$tmp/o" "$bin" tune --resume "$oid" --budget 4 --json >"$tmp/oafter.json" 2>"$tmp/oafter.err"
 grep -q "override.*queued before" "$tmp/oafter.err" && fail "a second resume queued again an override that ran"
 python3 - "$tmp/oafter.json" "$ojournal" <<'PY' || fail "the second resume ran an override twice"
