@@ -80,7 +80,7 @@ typedef struct {
     TuneJournal *journal;
     int user_paused;
     /* The resume's stop of leftover process groups holds trials until it ends, so trial 1's
-     * `started` line follows the stop's lines in the journal (console.c's StopWatch). */
+     * `started` line follows the stop's lines in the journal (tui/console_stops.h's StopWatch). */
     int stop_hold;
     const PlotStyle *plot_style;
 
