@@ -132,8 +132,9 @@ static size_t frame_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *
     (void)fds;
     (void)cap;
     App *a = ctx;
-    if (a->table_stale || a->pred_stale)
-        *deadline_ms = min_deadline(*deadline_ms, clock_now_ms() + (a->pred_stale ? 50 : 0));
+    int retry = a->pred_stale || a->queue_pred_stale; /* the model was busy: ask again soon */
+    if (a->table_stale || retry)
+        *deadline_ms = min_deadline(*deadline_ms, clock_now_ms() + (retry ? 50 : 0));
     if (a->dirty)
         *deadline_ms = min_deadline(*deadline_ms, a->last_frame_ms + FRAME_MS);
     return 0;
@@ -163,6 +164,12 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
     if (a->table_stale) {
         a->table_stale = 0;
         app_rebuild_table(a);
+    }
+    if (a->queue_pred_stale) {
+        int got = queuepred_update(&a->queue_pred, a->tuner);
+        a->queue_pred_stale = got < 0; /* busy with a suggestion: the next frame asks again */
+        if (got)
+            a->dirty = 1;
     }
     if (a->editor && a->pred_stale)
         app_refresh_prediction(a);

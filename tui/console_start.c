@@ -80,5 +80,6 @@ void console_app_start(App *a, const ConsoleOptions *o, int config_bad, const Er
     if (a->ss && simsched_live(a->ss))
         app_log(a, "live scheduler: %s on %s (%zu machines), policy %s, time x%g", o->workload,
                 a->cluster->name, a->cluster->n_machines, o->policy, o->sched_speed);
+    a->queue_pred_stale = 1; /* a resume's queue is restored without an event */
     a->dirty = 1;
 }

@@ -715,6 +715,22 @@ Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
               "the newest trial, selected, stays on screen: %s", text);
     free(text);
 
+    /* the predicted column: what the cache holds (tui/queuepred.h), as a suggested trial's
+     * row shows its prediction; none is a dash (here the random optimizer's) */
+    cr_assert_eq(queuepred_update(&a->queue_pred, a->tuner), 1);
+    cr_assert(isnan(queuepred_mean_s(&a->queue_pred, tuner_override_id(a->tuner, 0))));
+    a->queue_pred.v[1].mean_s = 4.25;
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    text = fixture_screen_text();
+    char *row21 = strstr(text, "   21  queued "), *row22 = strstr(text, "   22  queued ");
+    cr_assert(row21 && row22, "%s", text);
+    *strchr(row21, '\n') = 0;
+    *strchr(row22, '\n') = 0;
+    cr_assert_not_null(strstr(row22, "queued           -         -      4.25  "), "%s", row22);
+    cr_assert_not_null(strstr(row21, "queued           -         -         -  "), "%s", row21);
+    free(text);
+
     for (int i = 0; i < 10; i++)
         cr_assert_eq(tuner_override(a->tuner, s, &err), 0, "%s", err.msg);
     int half = (plain_rows) / 2;
