@@ -27,7 +27,8 @@ static int64_t min_deadline(int64_t a, int64_t b)
 
 /* The console's sources on the loop, in the order they step: the terminal (keys, signals,
  * the pacing of simulated trials), the tuner, the hosts' pool, then the frame (the scheduler's
- * tick, the trial table, the editor's prediction, the redraw at most every FRAME_MS). */
+ * tick, the trial table, the queued rows' and the editor's predictions, the redraw at most
+ * every FRAME_MS). */
 static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
 {
     App *a = ctx;
@@ -59,9 +60,9 @@ static size_t terminal_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_
 }
 
 /* SIGTERM, SIGHUP, SIGINT (a Ctrl-C with no prompt open): as `q` then `y` (the same stops
- * and waits, in stop_step and console_run), the journal kept to resume; the exit status says
- * which signal (cmd/cmd_console.c). A second signal changes nothing: SIGKILL is the way to
- * cut the wait. */
+ * and waits, in console_stop_step and console_run), the journal kept to resume; the exit
+ * status says which signal (cmd/cmd_console.c). A second signal changes nothing: SIGKILL is
+ * the way to cut the wait. */
 static void quit_on_signal(App *a, int signo, const char *why)
 {
     if (a->quit_signal)

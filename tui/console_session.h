@@ -4,7 +4,7 @@
 
 #include "core/base/error.h"
 #include "tui/app.h"
-#include "tui/console.h"
+#include "tui/console_options.h"
 
 /* Opens o->session with the console's callbacks (userdata a), then the Slurm desk, the live
  * scheduler or the simulated one; fills a's pointers to what the session owns. -1 with err

@@ -68,7 +68,7 @@ void console_app_start(App *a, const ConsoleOptions *o, int config_bad, const Er
     else if (queued > 1)
         app_log(a,
                 "%zu overrides queued before the session ended run first as trials %d-%d (%c "
-                "drops the last)",
+                "drops the last, :unqueue N any)",
                 queued, tuner_override_trial(a->tuner, 0),
                 tuner_override_trial(a->tuner, queued - 1), a->config.keys[ACT_DROP]);
     if (a->slurm)

@@ -5,7 +5,7 @@
 
 #include "core/base/error.h"
 #include "tui/app.h"
-#include "tui/console.h"
+#include "tui/console_options.h"
 
 /* The settings file and the plot style; NULL with err on a bad --plot. cerr, *config_bad:
  * what was wrong with the settings file (said once the screen is up). Freed with free(). */

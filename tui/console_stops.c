@@ -9,7 +9,7 @@
 #include "tui/frame.h"
 
 /* Resume: what the killed session's unfinished trials left running is stopped first: begun
- * here, run by the loop (stop_step), and the first trial waits for it. */
+ * here, run by the loop (console_stop_step), and the first trial waits for it. */
 void console_stop_interrupted(App *a, Session *s)
 {
     if (a->pool)
