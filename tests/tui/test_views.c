@@ -559,9 +559,9 @@ Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
     char *text = fixture_screen_text();
     resizeterm(30, 100);
     cr_assert_null(strstr(text, "#"), "a pane's border touches the overlay: %s", text);
-    /* "command: budget N, ..." wraps before "resume"; the rest hangs under it */
+    /* "command: budget N, ..." wraps before "pause, resume"; the rest hangs under it */
     const char *cmd = strstr(text, "command: budget N");
-    const char *resume = strstr(text, "resume, quit[!],");
+    const char *resume = strstr(text, "pause, resume,");
     cr_assert(cmd && resume, "%s", text);
     const char *cmd_line = cmd, *resume_line = resume;
     while (cmd_line > text && cmd_line[-1] != '\n')
