@@ -10,7 +10,7 @@ void console_defaults(ConsoleOptions *o)
     o->spec.seed = 1;
     o->spec.trial_timeout_s = 600;
     o->spec.keep_hosts = SESSION_KEEP_USED; /* the hosts view shows every host in use */
-    o->spec.async_suggest = 1; /* the screen stays live while the model thinks */
+    o->spec.async_suggest = 1;              /* the screen stays live while the model thinks */
     o->pace_ms = -1;
     o->plot = NULL;  /* the config file's, else braille */
     o->theme = NULL; /* the config file's, else default */

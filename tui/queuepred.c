@@ -22,7 +22,7 @@ static const QueuedPrediction *find(const QueuePredictions *q, int id)
 
 int queuepred_update(QueuePredictions *q, Tuner *t)
 {
-    QueuedPrediction v[OVERRIDEQUEUE_MAX];
+    QueuedPrediction v[OVERRIDEQUEUE_MAX] = {{0}};
     size_t n = t ? tuner_overrides(t) : 0, model = t ? model_trials(t) : 0;
     int changed = n != q->n, busy = 0;
     for (size_t i = 0; i < n && i < OVERRIDEQUEUE_MAX; i++) {
