@@ -7,7 +7,7 @@
  * - a frame: the cluster view with one machine per Slurm node (8 GPUs each, a job on most,
  *   as bench/console does), diffed as the console draws it, against a bare ncurses
  *   full-screen refresh measured in the same run and against the console's frame budget
- *   (a frame at most every 33 ms, tui/console.c);
+ *   (a frame at most every 33 ms, tui/console_loop.c);
  * - the Slurm panel's frame (frame_slurm_panel): the hosts view on a Slurm cluster
  *   (tui/view_slurm.c), against the same bare refresh and budget.
  *
@@ -34,7 +34,7 @@
 
 enum { COLS_B = 200, ROWS_B = 60, FRAMES = 150, ROUNDS = 41 };
 
-static const double FRAME_BUDGET_MS = 33.0; /* tui/console.c: a frame at most every 33 ms */
+static const double FRAME_BUDGET_MS = 33.0; /* tui/console_loop.c: a frame at most every 33 ms */
 
 typedef struct {
     char *buf;

@@ -308,6 +308,19 @@ void app_editor_key(App *a, int ch)
     a->dirty = 1;
 }
 
+/* Takes the i-th queued override out (the tuner journals it: override_dropped); those after
+ * it run one trial earlier. */
+static void drop_queued(App *a, size_t i, size_t n)
+{
+    int trial = tuner_override_trial(a->tuner, i);
+    tuner_override_drop(a->tuner, i);
+    const char *after = i + 1 < n ? " (those after it run one trial earlier)" : "";
+    app_log(a, "override queued as trial %d dropped (%zu queued)%s", trial, n - 1, after);
+    app_message(a, 0, "override queued as trial %d dropped; %zu still queued%s", trial, n - 1,
+                after);
+    a->dirty = 1;
+}
+
 void app_drop_override(App *a)
 {
     size_t n = a->tuner ? tuner_overrides(a->tuner) : 0;
@@ -315,11 +328,30 @@ void app_drop_override(App *a)
         app_message(a, 1, "no override is queued (e edits a trial's schedule as one)");
         return;
     }
-    int trial = tuner_override_trial(a->tuner, n - 1);
-    tuner_override_drop(a->tuner, n - 1);
-    app_log(a, "override queued as trial %d dropped (%zu queued)", trial, n - 1);
-    app_message(a, 0, "override queued as trial %d dropped; %zu still queued", trial, n - 1);
-    a->dirty = 1;
+    drop_queued(a, n - 1, n);
+}
+
+int app_unqueue_override(App *a, long trial)
+{
+    size_t n = a->tuner ? tuner_overrides(a->tuner) : 0;
+    if (n == 0) {
+        app_message(a, 1, ":unqueue: no override is queued (e edits a trial's schedule as one)");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (tuner_override_trial(a->tuner, i) == trial) {
+            drop_queued(a, i, n);
+            return 0;
+        }
+    int first = tuner_override_trial(a->tuner, 0), last = tuner_override_trial(a->tuner, n - 1);
+    if (n == 1)
+        app_message(a, 1, ":unqueue: trial %ld is not queued; the queued override is trial %d",
+                    trial, first);
+    else
+        app_message(a, 1,
+                    ":unqueue: trial %ld is not queued; the queued overrides are trials %d-%d",
+                    trial, first, last);
+    return -1;
 }
 
 void app_select_trial(App *a, long delta)

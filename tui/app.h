@@ -15,6 +15,7 @@
 #include "tui/editor.h"
 #include "tui/layout.h"
 #include "tui/plot.h"
+#include "tui/queuepred.h"
 #include "tui/simsched.h"
 #include "tui/snapshot.h"
 #include "tui/trials.h"
@@ -48,6 +49,8 @@ typedef struct {
 
     /* the trial table */
     TrialTable table;
+    QueuePredictions queue_pred; /* the queued overrides' rows' predicted times */
+    int queue_pred_stale; /* an override was queued or dropped, or a trial finished */
     TrialColumn sort;
     int sort_desc;
     char filter[64];
@@ -80,7 +83,7 @@ typedef struct {
     TuneJournal *journal;
     int user_paused;
     /* The resume's stop of leftover process groups holds trials until it ends, so trial 1's
-     * `started` line follows the stop's lines in the journal (console.c's StopWatch). */
+     * `started` line follows the stop's lines in the journal (tui/console_stops.h's StopWatch). */
     int stop_hold;
     const PlotStyle *plot_style;
 
@@ -160,6 +163,10 @@ void app_editor_key(App *a, int ch);
 /* x: takes the override queued last out of the queue, unrun (the tuner's queue; the budget
  * an override raised stays raised, as :budget N lowers it). */
 void app_drop_override(App *a);
+/* :unqueue N: takes the override queued as trial N (the number its queued row shows) out,
+ * unrun, as x does the last; -1 after saying why on the message line when no override is
+ * queued as trial N. */
+int app_unqueue_override(App *a, long trial);
 /* Asks the tuner's model about the edited schedule (and checks it) after an edit. */
 void app_refresh_prediction(App *a);
 

@@ -1,5 +1,6 @@
-/* The `:` command line: tuning (budget, converge, pause, plot, sort, filter, theme) and scheduler
- * overrides (pin, pause/resume a job, drain a node, policy), each explained when it is refused. */
+/* The `:` command line: tuning (budget, unqueue, converge, pause, plot, sort, filter, theme)
+ * and scheduler overrides (pin, pause/resume a job, drain a node, policy), each explained
+ * when it is refused. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,21 @@ int command_run(App *a, const char *line)
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);
+    } else if (strcmp(word, "unqueue") == 0) {
+        long n;
+        if (decimal_long(arg, 1, INT_MAX, &n) < 0) {
+            app_message(a, 1,
+                        ":unqueue: expected the trial number of a queued override (its row in "
+                        "the trial table), found '%s'",
+                        arg);
+            return -1;
+        }
+        if (!a->tuner) {
+            app_message(a, 1, ":unqueue: no tuning in this session (--job FILE tunes)");
+            return -1;
+        }
+        if (app_unqueue_override(a, n) < 0)
+            return -1;
     } else if (strcmp(word, "converge") == 0) {
         int on = strcmp(arg, "on") == 0;
         if (!on && strcmp(arg, "off") != 0) {
@@ -224,8 +240,9 @@ int command_run(App *a, const char *line)
             app_ask_quit(a);
     } else {
         app_message(a, 1,
-                    "unknown command '%s': expected budget, converge, pause, resume, pin, drain, "
-                    "undrain, plot, sort, filter, theme, policy or quit (? lists the keys)",
+                    "unknown command '%s': expected budget, unqueue, converge, pause, resume, "
+                    "pin, drain, undrain, plot, sort, filter, theme, policy or quit (? lists the "
+                    "keys)",
                     word);
         return -1;
     }

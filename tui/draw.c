@@ -93,23 +93,65 @@ Rect draw_box(Rect r, const char *title, int focused)
 }
 
 /* The character at s (len > 0 bytes left) into *c, its columns into *cols; returns its
- * bytes. What is no character in the locale is one '?' of one column: in a locale that is
- * not UTF-8 (LANG=C), a whole UTF-8 character (a name keeps its columns) or one maximal
- * subpart of an ill-formed stretch, as utf8.h reads it (one '?' where jsonprint writes one
- * U+FFFD); in a UTF-8 locale the one byte mbrtowc refused. */
+ * bytes. Columns as draw_text shows them, so that a width measured here is the one drawn:
+ * a control in caret notation (^[, two columns) and a C1 or bidirectional control as
+ * <U+XXXX> (eight), as termsafe writes them; an ill-formed stretch of UTF-8 as one '?' per
+ * maximal subpart, as utf8.h reads it (where jsonprint writes one U+FFFD), in every locale;
+ * and in a locale that is not UTF-8 (LANG=C) a whole UTF-8 character it cannot show as one
+ * '?' (a name keeps its columns). */
 static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int *cols)
 {
+    unsigned char b = (unsigned char)s[0];
+    if (b < 0x20 || b == 0x7F) {
+        *c = L'^';
+        *cols = 2;
+        return 1;
+    }
+    int cp = 0;
+    size_t seq = b < 0x80 ? 1 : utf8_next(s, len, &cp);
+    if (cp == UTF8_INVALID) {
+        memset(st, 0, sizeof *st);
+        *c = L'?';
+        *cols = 1;
+        return seq;
+    }
+    if (b >= 0x80 && (cp <= 0x9F || termsafe_reorders((unsigned)cp))) {
+        *c = L'<';
+        *cols = (int)strlen("<U+0000>");
+        return seq;
+    }
     size_t n = mbrtowc(c, s, len, st);
     if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
         memset(st, 0, sizeof *st);
         *c = L'?';
         *cols = 1;
-        int cp;
-        return locale_utf8 ? 1 : utf8_next(s, len, &cp);
+        return seq;
     }
     int cw = wcwidth(*c);
     *cols = cw < 0 ? 1 : cw;
     return n;
+}
+
+/* in with each maximal subpart of an ill-formed UTF-8 stretch as one '?' (what char_at
+ * counts), for termsafe, which would show each such byte as \xHH; cut at a whole
+ * character to fit cap. */
+static void ill_formed_as_question_marks(char *out, size_t cap, const char *in)
+{
+    size_t o = 0;
+    for (size_t at = 0, len = strlen(in); at < len;) {
+        int cp = 0;
+        size_t n = (unsigned char)in[at] < 0x80 ? 1 : utf8_next(in + at, len - at, &cp);
+        size_t put = cp == UTF8_INVALID ? 1 : n;
+        if (o + put + 1 > cap)
+            break;
+        if (cp == UTF8_INVALID)
+            out[o] = '?';
+        else
+            memcpy(out + o, in + at, n);
+        o += put;
+        at += n;
+    }
+    out[o] = 0;
 }
 
 int draw_text(int y, int x, int w, Role role, const char *text)
@@ -118,8 +160,9 @@ int draw_text(int y, int x, int w, Role role, const char *text)
         return 0;
     /* Whatever the text holds (a trial's error, a host's message), it cannot move the
      * cursor or start an escape sequence: a \r would otherwise rewrite the row. */
-    char safe[2048];
-    size_t len = termsafe(safe, sizeof safe, text);
+    char whole[2048], safe[2048];
+    ill_formed_as_question_marks(whole, sizeof whole, text);
+    size_t len = termsafe(safe, sizeof safe, whole);
     /* Count columns, not bytes; character by character, so that what the locale cannot
      * show (a UTF-8 name under LANG=C) is a '?' rather than the whole text lost. */
     wchar_t buf[512];

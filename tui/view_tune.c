@@ -374,19 +374,24 @@ int view_trials_rows(const App *a)
     return rows < 1 ? 1 : rows;
 }
 
-/* The queued overrides' rows, from line y: the trial each will run as, "queued", its roles. */
+/* The queued overrides' rows, from line y: the trial each will run as, "queued", its
+ * predicted time as a suggested trial's row shows it (kept in a->queue_pred, asked when it
+ * was queued or the model learnt since: never here), its roles. */
 static void draw_queue(const App *a, int y, int x, int w, int lines, int decimals)
 {
     size_t n = tuner_overrides(a->tuner);
     char dash[24];
     draw_seconds_fixed(dash, sizeof dash, NAN, decimals);
     for (int i = 0; i < lines; i++) {
-        char lead[128], more[48] = "";
+        char lead[128], more[48] = "", pred[24];
         const Schedule *s = tuner_override_at(a->tuner, (size_t)i);
         if (i == lines - 1 && n > (size_t)lines)
             snprintf(more, sizeof more, " (+%zu more queued)", n - (size_t)lines);
+        draw_seconds_fixed(pred, sizeof pred,
+                           queuepred_mean_s(&a->queue_pred, tuner_override_id(a->tuner, (size_t)i)),
+                           decimals);
         row_lead(lead, sizeof lead, tuner_override_trial(a->tuner, (size_t)i), "queued", dash,
-                 dash, dash, "-", schedule_count_workers(s), schedule_count_ps(s));
+                 dash, pred, "-", schedule_count_workers(s), schedule_count_ps(s));
         draw_textf(y + i, x, w, ROLE_WARN, "%soverride%s", lead, more);
     }
 }

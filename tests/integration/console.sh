@@ -89,6 +89,19 @@ tmx send-keys -t main 3
 wait_for main 'c4x8-2 +c4x8-2.sim +simulated'
 tmx send-keys -t main Tab
 wait_for main 'Surrogate'
+# a queued override's row shows the model's predicted time, as a suggested trial's does
+# (it showed a dash)
+tmx send-keys -t main Space
+wait_for main '\| paused'
+tmx send-keys -t main e
+wait_for main 'Override editor'
+tmx send-keys -t main Enter
+wait_for main 'override launches as trial [0-9]+ \(1 queued'
+wait_for main '^. +[0-9]+  queued +- +- +[0-9][0-9.]*  '
+tmx send-keys -t main X
+wait_for main 'dropped; 0 still queued'
+tmx send-keys -t main Space
+wait_for main 'best [0-9.]+ s \| tuning'
 
 tmx send-keys -t main '?'
 wait_for main 'Keys \(any key closes\)'
@@ -224,17 +237,38 @@ wait_for edit "override launches as trial $second \\(2 queued"
 wait_for edit "^. +$first  queued .*override"
 wait_for edit "^. +$second  queued .*override"
 wait_for edit '\| 2 queued \| paused'
-# a third, unchanged, and X drops it (the one queued last): the two planned stay
+# a third (24 inputs moved) and a fourth (unchanged); X drops the fourth (the one queued
+# last), then :unqueue drops the middle one of the three left (the second): the first and
+# the third stay, the third moved up to the second's trial
 tmx send-keys -t edit e
+wait_for edit 'valid: Enter launches'
+tmx send-keys -t edit m j + + +
+wait_for edit "gpu0 +$((before + 24)) "
 wait_for edit 'valid: Enter launches'
 tmx send-keys -t edit Enter
 wait_for edit "override launches as trial $((second + 1)) \\(3 queued"
-wait_for edit '\| 3 queued \| paused'
+tmx send-keys -t edit e
+wait_for edit 'valid: Enter launches'
+tmx send-keys -t edit Enter
+wait_for edit "override launches as trial $((second + 2)) \\(4 queued"
+wait_for edit '\| 4 queued \| paused'
 tmx send-keys -t edit X
-wait_for edit "override queued as trial $((second + 1)) dropped; 2 still queued"
+wait_for edit "override queued as trial $((second + 2)) dropped; 3 still queued"
+wait_for edit '\| 3 queued \| paused'
+not_on_screen edit "^. +$((second + 2))  queued"
+# a trial number no queued row shows is refused, naming those that are
+tmx send-keys -t edit -l ":unqueue $((second + 5))"
+tmx send-keys -t edit Enter
+wait_for edit ":unqueue: trial $((second + 5)) is not queued; the queued overrides are trials $first-$((second + 1))"
+wait_for edit '\| 3 queued \| paused'
+tmx send-keys -t edit -l ":unqueue $second"
+tmx send-keys -t edit Enter
+wait_for edit "override queued as trial $second dropped; 2 still queued \\(those after it run one trial earlier\\)"
 wait_for edit '\| 2 queued \| paused'
+wait_for edit "^. +$first  queued .*override"
+wait_for edit "^. +$second  queued .*override"
 not_on_screen edit "^. +$((second + 1))  queued"
-# resumed, both run in the order queued, each as the operator's
+# resumed, both run next in the order queued, each as the operator's
 tmx send-keys -t edit Space
 wait_for edit "^. +$first  (ok|pruned) .*override"
 wait_for edit "^. +$second  (ok|pruned) .*override"
@@ -252,7 +286,7 @@ tmx send-keys -t edit Escape
 wait_for edit 'edit discarded'
 tmx send-keys -t edit j e
 wait_for edit "editing trial $second's schedule"
-wait_for edit "gpu0 +$((before + 16)) "
+wait_for edit "gpu0 +$((before + 24)) "
 tmx send-keys -t edit Escape
 wait_for edit 'edit discarded'
 # with nothing queued, X says so

@@ -217,7 +217,63 @@ Test(draw, an_ill_formed_sequence_under_lang_c_is_one_question_mark_per_maximal_
     cr_assert_eq(draw_width("a\xe2\x82\xacz"), 3, "the whole euro sign is one, as before");
     setlocale(LC_ALL, "C.UTF-8");
     draw_init(0);
-    cr_assert_eq(draw_width("a\xe0\x80\xafz"), 5, "a UTF-8 locale: one '?' a byte");
+    cr_assert_eq(draw_width("a\xe0\x80\xafz"), 5, "a UTF-8 locale: the same three");
+    cr_assert_eq(draw_width("a\xe2\x82z"), 3, "a UTF-8 locale: E2 82 is one too");
+}
+
+/* The row on screen from column 0, up to its first blank run of `w` or the line's end. */
+static char *drawn_row(int row)
+{
+    char *text = fixture_screen_text();
+    char *line = text;
+    for (int i = 0; i < row && strchr(line, '\n'); i++)
+        line = strchr(line, '\n') + 1;
+    char *end = strchr(line, '\n');
+    if (end)
+        *end = 0;
+    for (size_t n = strlen(line); n > 0 && line[n - 1] == ' '; n--)
+        line[n - 1] = 0;
+    char *out = strdup(line);
+    free(text);
+    return out;
+}
+
+/* Regression: draw_text showed a byte that is not UTF-8 as \xHH (four columns, termsafe's
+ * form) where draw_width, draw_fit_name and draw_fit_cell count one, so a host or job name
+ * with such a byte, fitted to its cell, ran four columns over it per byte and, cut with an
+ * ellipsis, lost its end. Drawn and measured alike now: one '?' per maximal subpart. */
+Test(draw, an_ill_formed_name_draws_in_the_columns_its_width_counts)
+{
+    fixture_screen_open(6, 40);
+    draw_init(0);
+    const char *name = "ab\xff" "cd\xe2\x82" "-1";
+    int w = draw_width(name);
+    cr_assert_eq(w, 8);
+    cr_assert_eq(draw_text(0, 0, w, ROLE_NORMAL, name), w, "drawn in its width, not cut");
+    char out[64];
+    cr_assert_eq(draw_text(1, 0, 40, ROLE_NORMAL, draw_fit_cell(out, sizeof out, name, 5)), 5);
+    char *row0 = drawn_row(0), *row1 = drawn_row(1);
+    fixture_screen_close();
+    cr_assert_str_eq(row0, "ab?cd?-1");
+    cr_assert_eq(draw_width(row1), 5, "the fitted cell drew '%s'", row1);
+    free(row0);
+    free(row1);
+}
+
+/* The same for controls, which draw_text shows as termsafe writes them: ESC as ^[ (two
+ * columns), U+0085 as <U+0085> (eight); their width counted one each before. */
+Test(draw, a_control_in_a_name_is_counted_as_it_is_drawn)
+{
+    fixture_screen_open(6, 40);
+    draw_init(0);
+    const char *name = "a\x1b" "b\xc2\x85" "c";
+    int w = draw_width(name);
+    cr_assert_eq(w, 1 + 2 + 1 + 8 + 1);
+    cr_assert_eq(draw_text(0, 0, 40, ROLE_NORMAL, name), w);
+    char *row0 = drawn_row(0);
+    fixture_screen_close();
+    cr_assert_str_eq(row0, "a^[b<U+0085>c");
+    free(row0);
 }
 
 Test(draw, width_counts_terminal_columns_not_bytes)

@@ -559,9 +559,9 @@ Test(views, help_overlay_has_a_margin_and_hangs_wrapped_text)
     char *text = fixture_screen_text();
     resizeterm(30, 100);
     cr_assert_null(strstr(text, "#"), "a pane's border touches the overlay: %s", text);
-    /* "command: budget N, ..." wraps before "resume"; the rest hangs under it */
+    /* "command: budget N, ..." wraps before "pause, resume"; the rest hangs under it */
     const char *cmd = strstr(text, "command: budget N");
-    const char *resume = strstr(text, "resume, quit[!],");
+    const char *resume = strstr(text, "pause, resume,");
     cr_assert(cmd && resume, "%s", text);
     const char *cmd_line = cmd, *resume_line = resume;
     while (cmd_line > text && cmd_line[-1] != '\n')
@@ -713,6 +713,22 @@ Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
     cr_assert(strstr(text, "   21  queued ") < strstr(text, "   22  queued "), "the next first");
     cr_assert(strstr(text, "   20  ok") || strstr(text, "   20  pruned"),
               "the newest trial, selected, stays on screen: %s", text);
+    free(text);
+
+    /* the predicted column: what the cache holds (tui/queuepred.h), as a suggested trial's
+     * row shows its prediction; none is a dash (here the random optimizer's) */
+    cr_assert_eq(queuepred_update(&a->queue_pred, a->tuner), 1);
+    cr_assert(isnan(queuepred_mean_s(&a->queue_pred, tuner_override_id(a->tuner, 0))));
+    a->queue_pred.v[1].mean_s = 4.25;
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    text = fixture_screen_text();
+    char *row21 = strstr(text, "   21  queued "), *row22 = strstr(text, "   22  queued ");
+    cr_assert(row21 && row22, "%s", text);
+    *strchr(row21, '\n') = 0;
+    *strchr(row22, '\n') = 0;
+    cr_assert_not_null(strstr(row22, "queued           -         -      4.25  "), "%s", row22);
+    cr_assert_not_null(strstr(row21, "queued           -         -         -  "), "%s", row21);
     free(text);
 
     for (int i = 0; i < 10; i++)
