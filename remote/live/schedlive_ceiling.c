@@ -92,7 +92,11 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
                       j->name, gpus, why);
         return;
     }
-    if (sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
+    /* A limit on nodes caps the nodes too: a ceiling in GPUs alone may still be placed over
+     * as many nodes (mixed node sizes, GPUs others hold) and be refused once more. */
+    int node_cap = how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes >= 2 ? (int)nodes - 1 : 0;
+    if ((node_cap > 0 && sched_set_node_ceiling(l->s, idx, node_cap, &err) < 0) ||
+        sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
         snprintf(j->status, sizeof j->status, "not started: %s", why);
         schedlive_log(l, "%s: could not start on %s: %s: left failed (%s)", j->name,
                       schedlive_machine(l, j->want_host), why, err.msg);

@@ -10,6 +10,7 @@
 
 #include "core/base/clock.h"
 #include "remote/live/schedlive.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/livestandin.h"
 
 /* Starts asking for more than `too_big` GPUs are refused TOO_BIG; the first `limited` starts
@@ -18,7 +19,8 @@
 static int too_big, limited, pend_over; /* pend_over: over too_big it pends, not refused */
 static LiveRefusal limited_kind;
 static int over_nodes; /* the limit over too_big counts nodes (MaxNodes), not GPUs */
-static int starts, asked[64], resumed[64];
+static int max_nodes; /* > 0: a start over more nodes is refused (MaxNodes), whatever its size */
+static int starts, asked[64], asked_nodes[64], resumed[64];
 static int64_t now_ms, started_ms[64];
 
 typedef struct {
@@ -34,6 +36,7 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
     LimitRun *r = standin_run_new(sizeof(LimitRun));
     if (starts < 64) {
         asked[starts] = spec->alloc->gpus;
+        asked_nodes[starts] = (int)spec->alloc->n_hosts;
         resumed[starts] = spec->alloc->resume[0] != 0;
         started_ms[starts] = now_ms;
     }
@@ -45,6 +48,10 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
         r->why = limited_kind == LIVERUN_REFUSED_FOR_NOW
                      ? "sbatch: QOSMaxSubmitJobPerUserLimit"
                      : "sbatch: Job violates accounting/QOS policy";
+    } else if (max_nodes > 0 && spec->alloc->n_hosts > (size_t)max_nodes) {
+        r->refused = 1;
+        r->refusal = LIVERUN_REFUSED_TOO_MANY_NODES;
+        r->why = "sbatch: Node count specification invalid";
     } else if (too_big > 0 && spec->alloc->gpus > too_big) {
         r->refused = !pend_over;
         r->pending = pend_over;
@@ -105,9 +112,21 @@ static const LiveRunOps LIMITED = {.name = "limited",
                                    .over_limit = limit_over,
                                    STANDIN_OPS};
 
+/* The same, over the watched nodes (standin_node: GPUs other users hold). */
+static const LiveRunOps LIMITED_WATCHED = {.name = "limited",
+                                           .start = limit_start,
+                                           .signal = limit_signal,
+                                           .step = limit_step,
+                                           .rank0_saved = standin_ready,
+                                           .refused = limit_refused,
+                                           .over_limit = limit_over,
+                                           STANDIN_OPS,
+                                           STANDIN_WATCH_OPS};
+
 static void plan(int over, int first_limited, LiveRefusal kind)
 {
     too_big = over;
+    max_nodes = 0;
     pend_over = 0;
     over_nodes = 0;
     limited = first_limited;
@@ -407,5 +426,78 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
     schedlive_stop_all(r.l);
     run_steps(&r, 150); /* 3 s of the driver's time: past the 1 s hold */
     cr_assert_null(strstr(r.text, "is lifted"), "%s", r.text);
+    liverig_close(&r);
+}
+
+/* The rig of liverig_open on two nodes of 4 GPUs (the model's too), watched. */
+static void open_two_by_four(LiveRig *r)
+{
+    Error e;
+    r->c = standin_cluster(4, 4);
+    snprintf(r->c->job_command, sizeof r->c->job_command,
+             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
+    r->cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 4;
+    cfg.policy = "doubling";
+    r->s = sched_new(&cfg, r->cat, &e);
+    cr_assert_not_null(r->s, "%s", e.msg);
+    cr_assert_eq(sched_submit(r->s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    r->text[0] = 0;
+    r->log = (FixtureLog){.text = r->text, .cap = sizeof r->text};
+    SchedLiveOptions o = {.time_scale = 1000,
+                          .backend = &LIMITED_WATCHED,
+                          .tick_s = 0.01,
+                          .log = fixture_log_line,
+                          .userdata = &r->log};
+    r->l = schedlive_new(r->s, r->c, NULL, &o, &e);
+    cr_assert_not_null(r->l, "%s", e.msg);
+}
+
+/* Regression: a node limit's ceiling was a GPU count only, so a placement the model made
+ * around other users' GPUs could spread it over more nodes than the limit again. On two
+ * 4-GPU nodes under MaxNodes=1, the grow to 8 is refused and the job goes on at 4 on one
+ * node; then other users take a GPU of each node: the job moves, and 4 GPUs would now need
+ * both nodes (3+1), which Slurm refuses once more. Its node ceiling keeps it on one node, at
+ * what that node holds free. */
+Test(schedlive_ceiling, a_node_ceiling_keeps_the_job_on_that_many_nodes_around_others_gpus)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_looks = 1;
+    open_two_by_four(&r);
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 4 GPUs (what 1 node "
+                             "holds: the limit counts nodes)"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "%s", r.text);
+    int refused_at = starts;
+    run_steps(&r, 30);
+    standin_node[0].held_gpus = standin_node[1].held_gpus = 1; /* other users' jobs */
+    standin_looks++;
+    run_steps(&r, 150);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_gt(starts, refused_at, "%s", r.text);
+    for (int i = refused_at; i < starts && i < 64; i++)
+        cr_assert_eq(asked_nodes[i], 1, "start %d asked for %d GPUs on %d nodes: %s", i,
+                     asked[i], asked_nodes[i], r.text);
+    const char *first = strstr(r.text, "the cluster refused it");
+    cr_assert_null(strstr(first + 1, "the cluster refused it"), "refused again: %s", r.text);
+    cr_assert(strstr(r.text, "m0: 1 of its 4 GPUs are held by other users' jobs"), "%s",
+              r.text);
+    cr_assert_leq(j.gpus, 3, "%s", r.text);
+    cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
     liverig_close(&r);
 }
