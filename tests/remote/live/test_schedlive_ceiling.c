@@ -18,6 +18,7 @@
  * resumed and the driver's time when it came are kept. */
 static int too_big, limited, pend_over; /* pend_over: over too_big it pends, not refused */
 static LiveRefusal limited_kind;
+static void *last_run; /* the LimitRun started last */
 static int over_nodes; /* the limit over too_big counts nodes (MaxNodes), not GPUs */
 static int max_nodes; /* > 0: a start over more nodes is refused (MaxNodes), whatever its size */
 static int starts, asked[64], asked_nodes[64], resumed[64];
@@ -34,6 +35,7 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
 {
     (void)ctx, (void)refusal, (void)err;
     LimitRun *r = standin_run_new(sizeof(LimitRun));
+    last_run = r;
     if (starts < 64) {
         asked[starts] = spec->alloc->gpus;
         asked_nodes[starts] = (int)spec->alloc->n_hosts;
@@ -499,5 +501,79 @@ Test(schedlive_ceiling, a_node_ceiling_keeps_the_job_on_that_many_nodes_around_o
               r.text);
     cr_assert_leq(j.gpus, 3, "%s", r.text);
     cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* The back-off doubles at each refusal in a row that sets a ceiling, and starts afresh once a
+ * run is seen at a size above a lifted ceiling (the limit was raised): a limit lowered again
+ * later holds its first back-off (1 s here), not the doubled one the old refusals reached. */
+Test(schedlive_ceiling, a_run_above_a_lifted_ceiling_resets_the_back_off)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 100,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 1,
+                                          .ceiling_retry_max_s = 4});
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 600 && !strstr(r.text, "which no decision goes past for 2 s"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "which no decision goes past for 2 s"), "doubled: %s", r.text);
+    too_big = 0; /* the operator raises the limit */
+    for (int i = 0; i < 600 && !strstr(r.text, "(4 GPUs) resumed at step"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "(4 GPUs) resumed at step"), "runs at 4: %s", r.text);
+    too_big = 2; /* lowered again; the run at 4 dies, and its restart at 4 is refused */
+    size_t said = strlen(r.text);
+    snprintf(((StandinRun *)last_run)->status, sizeof((StandinRun *)last_run)->status,
+             "exited 1");
+    for (int i = 0; i < 200 && !strstr(r.text + said, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
+                                     "QOSMaxGRESPerJob): its ceiling is now 3 GPUs, which no "
+                                     "decision goes past for 1 s"),
+              "the first back-off again: %s", r.text + said);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    liverig_close(&r);
+}
+
+/* A job that waits (its first start refused, nothing kept) shows its ceiling with the time
+ * until its lift, and its status, which said "(ceiling N)", says it lifted once it is (before
+ * the next decision starts it). */
+Test(schedlive_ceiling, a_waiting_jobs_ceiling_shows_its_time_left_then_its_lift)
+{
+    static LiveRig r;
+    plan(1, 0, LIVERUN_REFUSED_ONCE);
+    /* ×1: the next decision, which would start it at 1 GPU, is 60 s away */
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 1,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 30,
+                                          .ceiling_retry_max_s = 30});
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 100 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    char said[96];
+    cr_assert_str_eq(j.status, "not started at 2 GPUs: sbatch: error: QOSMaxGRESPerJob (ceiling 1)",
+                     "%s", r.text);
+    cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said),
+                     "ceiling 1 GPU, retry in 30s");
+    now_ms += 20000;
+    run_steps(&r, 1);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said),
+                     "ceiling 1 GPU, retry in 10s");
+    now_ms += 10000; /* past the hold, before the model's decision at 60 s */
+    run_steps(&r, 1);
+    cr_assert(strstr(r.text, "j0: its ceiling of 1 GPU is lifted (30 s passed)"), "%s", r.text);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said), "", "lifted");
+    cr_assert_str_eq(j.status,
+                     "not started at 2 GPUs: sbatch: error: QOSMaxGRESPerJob (ceiling 1 lifted)");
     liverig_close(&r);
 }
