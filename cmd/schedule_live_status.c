@@ -66,11 +66,10 @@ void schedule_live_status(SchedLive *l, double t0, FILE *events, int to_stdout)
     for (size_t i = 0; i < schedlive_job_count(l); i++) {
         SchedLiveJob j;
         schedlive_job(l, i, &j);
-        char st[32], ep[32], lo[32], eps[32], ceiling[40] = "";
+        char st[32], ep[32], lo[32], eps[32], said[96], ceiling[100] = "";
         const char *state = j.suspended ? "suspended" : j.running ? "running" : "stopped";
-        if (j.ceiling_gpus > 0)
-            snprintf(ceiling, sizeof ceiling, " (ceiling %d GPU%s)", j.ceiling_gpus,
-                     plural_s(j.ceiling_gpus));
+        if (schedlive_ceiling_text(&j, said, sizeof said)[0])
+            snprintf(ceiling, sizeof ceiling, " (%s)", said);
         /* a running job that has printed no progress line yet has no step: "-", not -1 */
         if (to_stdout && (j.running || j.step >= 0))
             printf("[%7.2fs]   %-12s %-10s model %5.1f%% | real %s %d GPU%s%s step %s epoch %s "

@@ -373,9 +373,10 @@ void simsched_live_note(const SchedLiveJob *lj, const char *model_note, char *ou
         snprintf(real, sizeof real, "stop %s step %ld%s", lj->host, lj->step, ln);
     else
         snprintf(real, sizeof real, "%s", lj->running ? "starting" : "");
-    if (lj->ceiling_gpus > 0 && !lj->failed) { /* the cluster refused it more GPUs */
-        size_t k = strlen(real);
-        snprintf(real + k, sizeof real - k, "%sceiling %d", k ? " " : "", lj->ceiling_gpus);
+    char ceiling[96];
+    if (!lj->failed && schedlive_ceiling_text(lj, ceiling, sizeof ceiling)[0]) {
+        size_t k = strlen(real); /* the cluster refused it more GPUs */
+        snprintf(real + k, sizeof real - k, "%s%s", k ? " " : "", ceiling);
     }
     if (strlen(real) == sizeof real - 1)
         mark_cut(real, sizeof real);

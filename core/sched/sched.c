@@ -256,12 +256,17 @@ void sched_free(SchedState *s)
 /* The usable GPUs, not the cluster's total: a job that asks for more than a drain or
  * others' holds leave runs at what is left, and exploration skips the stages that do not
  * fit, instead of waiting for GPUs that may never come back. A ceiling (sched_set_ceiling)
- * bounds it the same way, so every policy, pin and exploration stage stays under it. */
+ * bounds it the same way, so every policy, pin and exploration stage stays under it, and a
+ * node ceiling by what its nodes hold that others do not (sched_set_node_ceiling). */
 int sched_job_max_gpus(const SchedState *s, const SJob *j)
 {
     int m = jobmodel_max_gpus(j->app, s->pol->adaptive_batch ? 0 : j->req_batch);
     if (j->ceiling > 0 && j->ceiling < m)
         m = j->ceiling;
+    if (j->ceiling_nodes > 0) {
+        int fit = sched_job_node_ceiling_gpus(s, j);
+        m = fit < m ? fit : m;
+    }
     return m < s->usable_gpus ? m : s->usable_gpus;
 }
 

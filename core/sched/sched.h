@@ -99,6 +99,7 @@ typedef struct {
     int paused;
     int suspended; /* sched_suspend: holds its GPUs, makes no progress */
     int ceiling_gpus; /* the most GPUs it may be given (sched_set_ceiling); 0 none */
+    int ceiling_nodes; /* the most nodes it may be placed over (sched_set_node_ceiling); 0 none */
     size_t n_resizes;
     const SchedResize *resizes; /* owned by the state; valid until the next sched_advance */
 } SchedJobInfo;
@@ -223,9 +224,19 @@ int sched_suspend(SchedState *s, size_t job, int suspended, Error *err);
  * Fails for an unknown or finished job, a keep out of range, a keep the job's batch cannot
  * be split over, or out of memory (nothing changed). */
 int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err);
+/* The job may be placed over at most `nodes` nodes from now on (live mode: Slurm refused it
+ * over nodes + 1, a partition's MaxNodes). Placement keeps it there: in the fastest class
+ * that holds it on that many nodes, else anywhere on as few, else at what the largest free
+ * blocks of that many nodes hold (a decision's size lowered, not one more refusal); no
+ * decision gives it more than those nodes hold beyond others' holds (sched_hold_gpus), nor
+ * moves it to a faster class. Set it before the ceiling in GPUs (sched_set_ceiling), whose
+ * fall back then keeps at most that many of the job's slots. A node ceiling only comes down.
+ * Fails for an unknown or finished job, or nodes < 1 (nothing changed). */
+int sched_set_node_ceiling(SchedState *s, size_t job, int nodes, Error *err);
 /* The job's ceiling is lifted (live mode: its back-off has passed, and the cluster's limit
- * may have been raised meanwhile): later decisions may give it more again, up to its batch
- * limits. Nothing changes for a job without one. Fails for an unknown job. */
+ * may have been raised meanwhile), its node ceiling with it: later decisions may give it more
+ * again, up to its batch limits. Nothing changes for a job without one. Fails for an unknown
+ * job. */
 int sched_lift_ceiling(SchedState *s, size_t job, Error *err);
 /* The most GPUs a job placed over at most `nodes` nodes can hold: the GPUs of the `nodes`
  * largest nodes not drained, as placement takes whole nodes, the largest first, for a job

@@ -1,7 +1,8 @@
 /* A job's ceiling (sched_set_ceiling): the most GPUs it may be given, learnt from outside the
  * model (Slurm refused its job at a larger size), and the fall back under it of a job that
  * holds more: it keeps part of its own GPUs rather than wait for the next decision; its lift
- * (the live driver's back-off passed), and the GPUs a limit on nodes leaves a job. */
+ * (the live driver's back-off passed); the GPUs a limit on nodes leaves a job, and its node
+ * ceiling, which placement keeps it within (sched_set_node_ceiling). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +21,13 @@ static void give_back(SchedState *s, size_t job, int node, int drop)
 }
 
 /* How many GPUs of each slot the job keeps, `keep` in all: its largest slots first (the
- * fewest nodes, as a placement would take them), the lower node on a tie. */
+ * fewest nodes, as a placement would take them), the lower node on a tie; on its node
+ * ceiling's count of slots at most. */
 static void kept_per_slot(const SJob *j, int keep, int *kept)
 {
     memset(kept, 0, j->n_slots * sizeof *kept);
-    while (keep > 0) {
+    for (int slots = 0; keep > 0 && (j->ceiling_nodes < 1 || slots < j->ceiling_nodes);
+         slots++) {
         size_t best = j->n_slots;
         for (size_t k = 0; k < j->n_slots; k++)
             if (!kept[k] && (best == j->n_slots || j->slots[k].gpus > j->slots[best].gpus))
@@ -99,8 +102,17 @@ int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err)
                          ceiling, keep);
     int was = j->ceiling;
     j->ceiling = ceiling;
-    if (j->gpus <= ceiling)
+    if (j->gpus <= ceiling && (j->ceiling_nodes < 1 || j->n_slots <= (size_t)j->ceiling_nodes))
         return 0;
+    /* a node ceiling keeps what its count of the job's largest slots hold, at most */
+    int *kept = j->ceiling_nodes > 0 ? malloc(j->n_slots * sizeof *kept) : NULL;
+    if (kept) {
+        kept_per_slot(j, keep, kept);
+        keep = 0;
+        for (size_t k = 0; k < j->n_slots; k++)
+            keep += kept[k];
+        free(kept);
+    }
     if (fall_back(s, job, keep, err) < 0) {
         j->ceiling = was;
         return -1;
@@ -113,6 +125,23 @@ int sched_lift_ceiling(SchedState *s, size_t job, Error *err)
     if (job >= s->n_jobs)
         return error_set(err, "ceiling: no job %zu", job);
     s->jobs[job].ceiling = 0;
+    s->jobs[job].ceiling_nodes = 0;
+    return 0;
+}
+
+int sched_set_node_ceiling(SchedState *s, size_t job, int nodes, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "node ceiling: no job %zu", job);
+    SJob *j = &s->jobs[job];
+    if (j->done)
+        return error_set(err, "node ceiling '%s': expected a job not done, found it done",
+                         j->name);
+    if (nodes < 1)
+        return error_set(err, "node ceiling '%s': expected at least 1 node, found %d", j->name,
+                         nodes);
+    if (j->ceiling_nodes < 1 || nodes < j->ceiling_nodes)
+        j->ceiling_nodes = nodes;
     return 0;
 }
 
@@ -131,24 +160,102 @@ int sched_node_ceiling(const SchedState *s, const int *slot_gpus, size_t nodes)
     return fit >= 1 && fit < under ? fit : under;
 }
 
-int sched_most_gpus_on_nodes(const SchedState *s, int nodes)
+/* The sum of the `k` largest of n counts (negative ones count 0): a selection of k maxima,
+ * each pass taking the largest not yet taken (a few nodes, a few passes). -1 out of memory. */
+static int largest_sum(const int *count, int n, int k)
 {
-    /* The largest nodes first, as placement_take fills whole nodes: a selection of `nodes`
-     * maxima, each pass taking the largest not yet taken (a few nodes, a few passes). */
-    int total = 0, n = s->cfg.nodes;
+    int total = 0;
     unsigned char *taken = calloc(n > 0 ? (size_t)n : 1, 1);
     if (!taken)
-        return 0; /* the caller's GPU rule then (a ceiling one GPU under the refused size) */
-    for (int k = 0; k < nodes; k++) {
+        return -1;
+    for (int pass = 0; pass < k; pass++) {
         int best = -1;
         for (int i = 0; i < n; i++)
-            if (!taken[i] && !s->drained[i] && (best < 0 || s->node_gpus[i] > s->node_gpus[best]))
+            if (!taken[i] && count[i] > 0 && (best < 0 || count[i] > count[best]))
                 best = i;
         if (best < 0)
             break;
         taken[best] = 1;
-        total += s->node_gpus[best];
+        total += count[best];
     }
     free(taken);
     return total;
+}
+
+int sched_most_gpus_on_nodes(const SchedState *s, int nodes)
+{
+    /* The largest nodes first, as placement_take fills whole nodes. */
+    int n = s->cfg.nodes, *count = malloc((n > 0 ? (size_t)n : 1) * sizeof *count);
+    if (!count)
+        return 0; /* the caller's GPU rule then (a ceiling one GPU under the refused size) */
+    for (int i = 0; i < n; i++)
+        count[i] = s->drained[i] ? 0 : s->node_gpus[i];
+    int total = largest_sum(count, n, nodes);
+    free(count);
+    return total < 0 ? 0 : total;
+}
+
+int sched_job_node_ceiling_gpus(const SchedState *s, const SJob *j)
+{
+    /* What Slurm holds free for us, as the live driver's watch reads it (others' jobs held:
+     * sched_hold_gpus), not the nodes' sizes: our own jobs are the policy's to share. */
+    int n = s->cfg.nodes, *count = malloc((n > 0 ? (size_t)n : 1) * sizeof *count);
+    if (!count)
+        return 0; /* no size until memory allows one: the job waits, placed nowhere */
+    for (int i = 0; i < n; i++)
+        count[i] = s->drained[i] ? 0 : s->node_gpus[i] - s->held[i];
+    int total = largest_sum(count, n, j->ceiling_nodes);
+    free(count);
+    return total < 0 ? 0 : total;
+}
+
+static void give_slots(PlacementPool *pool, const int *nodes, const int *gp, int ns)
+{
+    for (int k = 0; k < ns; k++)
+        placement_give(pool, nodes[k], gp[k]);
+}
+
+/* `want` within class cls (-1: any) on at most `cap` nodes, or -1 with the pool as it was. */
+static int take_within(PlacementPool *pool, int cls, int want, int cap, int *nodes, int *gp,
+                       int max_slots)
+{
+    int ns = cls < 0 ? placement_take(pool, want, nodes, gp, max_slots)
+                     : placement_take_class(pool, cls, want, nodes, gp, max_slots);
+    if (ns > cap) {
+        give_slots(pool, nodes, gp, ns);
+        return -1;
+    }
+    return ns;
+}
+
+int sched_take_node_capped(const SchedState *s, PlacementPool *pool, SJob *j, int *want,
+                           int *nodes, int *gp)
+{
+    int cap = j->ceiling_nodes, n = s->cfg.nodes;
+    /* a ring runs at its slowest GPU's pace: the fastest class that holds it on `cap` nodes */
+    for (int c = 0; s->n_classes > 1 && c < s->n_classes; c++)
+        if (placement_class_total(pool, c) >= *want) {
+            int ns = take_within(pool, c, *want, cap, nodes, gp, n);
+            if (ns >= 0)
+                return ns;
+        }
+    if (placement_pool_total(pool) >= *want) {
+        int ns = take_within(pool, -1, *want, cap, nodes, gp, n);
+        if (ns >= 0)
+            return ns;
+    }
+    /* Placement takes the largest free blocks first, so the `cap` largest hold the most any
+     * placement on `cap` nodes can: the job runs at that (or the most its batch splits over
+     * below it) rather than ask Slurm for more nodes than it refused. */
+    int fit = largest_sum(pool->free, pool->n_nodes, cap);
+    JobConfig conf;
+    double rate;
+    while (fit >= 1 && sched_job_config(s, j, fit, &conf, &rate) < 0)
+        fit--;
+    if (fit < 1)
+        return -1;
+    int ns = take_within(pool, -1, fit, cap, nodes, gp, n);
+    if (ns >= 0)
+        *want = fit;
+    return ns;
 }

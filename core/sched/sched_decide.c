@@ -401,7 +401,8 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
         size_t ji = d->active[k];
         SJob *j = &s->jobs[ji];
         int cur = slowest_class(s, j);
-        if (j->gpus == 0 || j->placed_gen == s->gen || cur == 0)
+        /* a node ceiling's job stays: the faster class may need more nodes than it allows */
+        if (j->gpus == 0 || j->placed_gen == s->gen || cur == 0 || j->ceiling_nodes > 0)
             continue;
         int c = 0;
         while (c < cur && placement_class_total(pool, c) < j->gpus)
@@ -456,7 +457,8 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         size_t ji = d->active[d->order[q].job];
         SJob *j = &s->jobs[ji];
         int from = j->gpus, want = d->order[q].want;
-        int ns = take_for(s, &pool, want, d);
+        int ns = j->ceiling_nodes > 0 ? sched_take_node_capped(s, &pool, j, &want, d->nodes, d->gp)
+                                      : take_for(s, &pool, want, d);
         JobConfig conf;
         double rate;
         if (ns < 0 || sched_job_config(s, j, want, &conf, &rate) < 0) {

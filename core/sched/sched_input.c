@@ -112,6 +112,9 @@ int sched_pin(SchedState *s, size_t job, int gpus, Error *err)
         return error_set(err, "pin '%s': expected at most %d GPUs (%s), found %d", j->name, most,
                          j->ceiling > 0 && j->ceiling == most
                              ? "its ceiling: the cluster refused it a larger size"
+                         : j->ceiling_nodes > 0
+                             ? "what the nodes of its node ceiling hold: the cluster refused "
+                               "it more nodes"
                              : "its batch limits",
                          gpus);
     s->jobs[job].pinned = gpus;

@@ -5,6 +5,7 @@
 
 #include "core/sched/catalogue.h"
 #include "core/sched/jobmodel.h"
+#include "core/sched/placement.h"
 #include "core/sched/policy.h"
 #include "core/sched/sched.h"
 
@@ -28,6 +29,7 @@ typedef struct {
     int suspended;  /* its run is stopped outside the scheduler, keeping its GPUs (sched_suspend) */
     int abandoned;  /* failed outside the scheduler: never placed again (sched_abandon) */
     int ceiling;    /* > 0: the most GPUs it may be given (sched_set_ceiling); 0 none */
+    int ceiling_nodes; /* > 0: the most nodes it may be placed over (sched_set_node_ceiling) */
     int placed_gen; /* the decision that last placed it */
     SchedResize *resizes;
     size_t n_resizes, cap_resizes;
@@ -128,6 +130,16 @@ double sched_slots_speed(const SchedState *s, const SchedSlot *slots, size_t n);
 /* Frees what only a live job needs (after its GPUs are released). */
 void sched_job_retire(SJob *j);
 int sched_job_max_gpus(const SchedState *s, const SJob *j);
+/* core/sched/sched_ceiling.c: the GPUs the job's ceiling_nodes largest nodes hold that no one
+ * else does (not drained, less others' holds): the most a decision may give it there. */
+int sched_job_node_ceiling_gpus(const SchedState *s, const SJob *j);
+/* Places a job under a node ceiling: `*want` GPUs within the fastest class that holds them on
+ * at most ceiling_nodes nodes, else anywhere on as few; where no placement of `*want` fits on
+ * that many nodes (others' holds, our other jobs), the most its batch can run on what the
+ * ceiling_nodes largest free blocks hold, *want lowered to it. Slots into nodes/gp (capacity
+ * s->cfg.nodes); returns their count, or -1 with the pool as it was (nothing fits). */
+int sched_take_node_capped(const SchedState *s, PlacementPool *pool, SJob *j, int *want,
+                           int *nodes, int *gp);
 /* The job's configuration (batch) and estimated rate on w GPUs, as the policy's knowledge
  * allows (core/sched/sched_decide.c); -1 when w GPUs cannot run it. */
 int sched_job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *rate);

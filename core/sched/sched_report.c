@@ -82,6 +82,7 @@ int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *o)
                         .paused = j->paused,
                         .suspended = j->suspended,
                         .ceiling_gpus = j->ceiling,
+                        .ceiling_nodes = j->ceiling_nodes,
                         .n_resizes = j->n_resizes,
                         .resizes = j->resizes};
     return 0;

@@ -93,6 +93,13 @@ LiveSlurmCancelled liveslurm_cancel_outcome(int rc, const char *err_text, const 
 {
     if (liveslurm_scancel_sent(err_text, id))
         return LIVESLURM_CANCEL_SENT;
+    /* An id that had ended is no refusal: nothing is left to cancel, nor to try again. (A job
+     * still completing, "Job/step already completing or completed", is listed a while yet:
+     * refused, and tried again while a round lists it.) */
+    char gone[96];
+    snprintf(gone, sizeof gone, "Kill job error on job id %s: Invalid job id specified", id);
+    if (strstr(err_text, gone))
+        return LIVESLURM_CANCEL_ENDED;
     return rc == 0 ? LIVESLURM_CANCEL_NOTHING : LIVESLURM_CANCEL_REFUSED;
 }
 
@@ -123,6 +130,10 @@ void liveslurm_doubles_collect(LiveSlurm *s)
             (void)strlist_add(&s->doubles_done, f->id); /* out of memory: again, harmless */
             if (got == LIVESLURM_CANCEL_SENT)
                 snprintf(what, sizeof what, "cancelled");
+            else if (got == LIVESLURM_CANCEL_ENDED)
+                snprintf(what, sizeof what,
+                         "it had ended before scancel reached it (Slurm: Invalid job id "
+                         "specified): nothing to cancel");
             else /* filtered out: the round's record that named it was not ours */
                 snprintf(what, sizeof what,
                          "scancel cancelled nothing (Slurm has no job of ours under that name "

@@ -250,6 +250,9 @@ typedef enum {
     LIVESLURM_CANCEL_SENT,    /* "Terminating job ID" */
     LIVESLURM_CANCEL_NOTHING, /* exit 0, the id unnamed: not ours under that name, or ended */
     LIVESLURM_CANCEL_REFUSED, /* exit non-zero and the id unnamed: tried again */
+    /* "Kill job error on job id ID: Invalid job id specified": Slurm no longer has the job,
+     * which had ended (exit 1 where it was the only id; scancel 22.05, filtered by name) */
+    LIVESLURM_CANCEL_ENDED,
 } LiveSlurmCancelled;
 int liveslurm_scancel_sent(const char *err_text, const char *id);
 LiveSlurmCancelled liveslurm_cancel_outcome(int rc, const char *err_text, const char *id);

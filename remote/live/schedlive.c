@@ -659,6 +659,10 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .suspended = j->suspended,
                           .failed = j->failed,
                           .ceiling_gpus = info.ceiling_gpus,
+                          .ceiling_nodes = info.ceiling_nodes,
+                          .ceiling_left_s = info.ceiling_gpus && j->ceiling_until_ms > l->last_ms
+                                                ? (double)(j->ceiling_until_ms - l->last_ms) / 1000
+                                                : 0,
                           .step = j->step,
                           .loss = j->loss,
                           .examples_per_s = j->eps,

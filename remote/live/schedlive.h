@@ -90,6 +90,8 @@ typedef struct {
     int failed;       /* died again after its one restart: left stopped */
     int ceiling_gpus; /* the most GPUs the scheduler gives it: the cluster refused it more
                          (sched_set_ceiling); 0 none */
+    int ceiling_nodes; /* the most nodes: the limit refused counts nodes; 0 none */
+    double ceiling_left_s; /* wall time until its ceiling is lifted (as of the last step) */
     long step;        /* last progress line of any run (-1: none yet) */
     double loss;      /* last progress line's loss, any sign; NAN: none given */
     double examples_per_s, epoch; /* -1: not given */
@@ -123,6 +125,10 @@ double schedlive_sim_time(const SchedLive *l);
 int schedlive_node_kept(const SchedLive *l, int node);
 
 size_t schedlive_job_count(const SchedLive *l);
+/* The job's ceiling as its status lines and the console's job list say it, with the wall time
+ * until its lift, when a larger size may be tried: "ceiling 2 GPUs, retry in 4m10s" ("ceiling
+ * 2 GPUs on 1 node, ..." where the limit counts nodes); "" without one. Returns buf. */
+const char *schedlive_ceiling_text(const SchedLiveJob *j, char *buf, size_t size);
 void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out);
 
 /* ---- pure helpers (schedlive_setup.c, unit-tested) ---- */

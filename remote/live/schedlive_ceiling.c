@@ -92,7 +92,11 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
                       j->name, gpus, why);
         return;
     }
-    if (sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
+    /* A limit on nodes caps the nodes too: a ceiling in GPUs alone may still be placed over
+     * as many nodes (mixed node sizes, GPUs others hold) and be refused once more. */
+    int node_cap = how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes >= 2 ? (int)nodes - 1 : 0;
+    if ((node_cap > 0 && sched_set_node_ceiling(l->s, idx, node_cap, &err) < 0) ||
+        sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
         snprintf(j->status, sizeof j->status, "not started: %s", why);
         schedlive_log(l, "%s: could not start on %s: %s: left failed (%s)", j->name,
                       schedlive_machine(l, j->want_host), why, err.msg);
@@ -179,4 +183,38 @@ void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus
         }
     }
     too_big(l, j, how, gpus, nodes, slot_gpus, why);
+}
+
+/* A wall time for a person: "45s", "4m10s", "1h05m", rounded up (a lift "in 0s" would be
+ * one still to come). */
+static void said_s(char *buf, size_t size, double t_s)
+{
+    long s = (long)ceil(t_s);
+    if (s < 60)
+        snprintf(buf, size, "%lds", s);
+    else if (s < 3600)
+        snprintf(buf, size, "%ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(buf, size, "%ldh%02ldm", s / 3600, (s % 3600 + 59) / 60);
+}
+
+const char *schedlive_ceiling_text(const SchedLiveJob *j, char *buf, size_t size)
+{
+    if (!size)
+        return buf;
+    buf[0] = 0;
+    if (j->ceiling_gpus <= 0)
+        return buf;
+    char nodes[32] = "", left[48] = "";
+    if (j->ceiling_nodes > 0)
+        snprintf(nodes, sizeof nodes, " on %d node%s", j->ceiling_nodes,
+                 plural_s(j->ceiling_nodes));
+    if (j->ceiling_left_s > 0) {
+        char t[24];
+        said_s(t, sizeof t, j->ceiling_left_s);
+        snprintf(left, sizeof left, ", retry in %s", t);
+    }
+    snprintf(buf, size, "ceiling %d GPU%s%s%s", j->ceiling_gpus, plural_s(j->ceiling_gpus),
+             nodes, left);
+    return buf;
 }

@@ -62,7 +62,8 @@ assert out.count("refused it at") == 1, "the grow was tried again"
 assert not re.search(r"decision t=\d+s: resize solo 2 -> 4", out[said.end():]), "grew again"
 assert "left failed" not in out and "died" not in out, "failed or died"
 steps = [int(s) for s in re.findall(
-    r"^\[ *[\d.]+s\]   solo .* real running 2 GPUs \(ceiling 2 GPUs\) step (\d+)", out[run.end():],
+    r"^\[ *[\d.]+s\]   solo .* real running 2 GPUs \(ceiling 2 GPUs on 1 node, retry in "
+    r"\d+(?:s|m\d\ds)\) step (\d+)", out[run.end():],
     re.M)]
 assert len(steps) >= 4 and steps[-1] > steps[0] > int(m.group(1)), ("progress goes on", steps)
 end = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "the end",

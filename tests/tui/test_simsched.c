@@ -305,7 +305,16 @@ Test(simsched, a_live_jobs_failure_is_in_its_note_whole_or_cut_with_an_ellipsis)
     SchedLiveJob capped = {.running = 1, .step = 374, .loss = NAN, .gpu_ids = "n1:0+1",
                            .ceiling_gpus = 3};
     simsched_live_note(&capped, "", note, sizeof note);
-    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3");
+    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3 GPUs");
+    /* with the time until its lift, and the nodes where the limit counts them */
+    capped.ceiling_left_s = 249.2;
+    capped.ceiling_nodes = 1;
+    simsched_live_note(&capped, "", note, sizeof note);
+    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3 GPUs on 1 node, retry in 4m10s");
+    capped.ceiling_left_s = 3600;
+    capped.ceiling_nodes = 0;
+    simsched_live_note(&capped, "", note, sizeof note);
+    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3 GPUs, retry in 1h00m");
 }
 
 /* A workload's job named in Japanese (3 bytes, 2 columns a character): its decisions were

@@ -212,3 +212,77 @@ Test(sched_ceiling, a_node_ceiling_is_what_one_node_fewer_of_the_refused_placeme
                  "what the two largest usable nodes hold, where that is less");
     sched_free(s);
 }
+
+/* Two fast nodes of 2 GPUs and one slow node of 4; fixed-4's job j0 (cifar10, batch 512). */
+static SchedState *fast_two_by_two_slow_four(void)
+{
+    const SchedNodeGroup groups[] = {{"V100", 2, 2, 1.0}, {"K80", 1, 4, 0.5}};
+    SchedState *s = fixture_sched(cat, "fixed-4", 0, groups, 2);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 1, 512}, &e), 0, "%s",
+                 e.msg);
+    return s;
+}
+
+/* Regression: a ceiling counted GPUs only, so placement, which keeps a job in the fastest
+ * class that holds it, spread it over both 2-GPU fast nodes where the cluster allows one
+ * node (MaxNodes); the slow 4-GPU node holds it on one. GPUs others take there lower it to
+ * what is left (no second node), and the lift gives the fast class back. */
+Test(sched_ceiling, a_node_ceiling_keeps_placement_on_that_many_nodes_across_classes_and_holds)
+{
+    SchedState *s = fast_two_by_two_slow_four();
+    Error e;
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert(info.gpus == 4 && info.nodes == 2, "uncapped: the fast class, %d GPUs on %d nodes",
+              info.gpus, info.nodes);
+    sched_free(s);
+
+    s = fast_two_by_two_slow_four();
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1);
+    cr_assert(info.gpus == 4 && info.nodes == 1, "%d GPUs on %d nodes", info.gpus, info.nodes);
+    cr_assert_eq(sched_hold_gpus(s, 2, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert(info.gpus == 3 && info.nodes == 1, "held around: %d GPUs on %d nodes", info.gpus,
+              info.nodes);
+    fixture_sched_capacity(s);
+    cr_assert_eq(sched_lift_ceiling(s, 0, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 0, "lifted with the ceiling");
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert(info.gpus == 4 && info.nodes == 2, "lifted: %d GPUs on %d nodes", info.gpus,
+              info.nodes);
+    sched_free(s);
+}
+
+/* A job over more nodes than a new node ceiling falls back to its largest slots on that many
+ * nodes, whatever it asked to keep: 2+2 under one node keeps 2 (a resize), and a node
+ * ceiling only comes down. */
+Test(sched_ceiling, a_node_ceiling_under_the_jobs_nodes_keeps_its_largest_slots_on_that_many)
+{
+    SchedState *s = fast_two_by_two_slow_four();
+    Error e;
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 0, &e), -1);
+    cr_assert_eq(sched_set_node_ceiling(s, 9, 1, &e), -1);
+    size_t before = sched_event_count(s);
+    cr_assert_eq(sched_set_ceiling(s, 0, 4, 4, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_event_count(s), before + 1);
+    const SchedEvent *ev = sched_event(s, before);
+    cr_assert_eq(ev->kind, SCHED_EV_RESIZE);
+    cr_assert_eq(ev->gpus_to, 2);
+    cr_assert_eq(ev->n_slots, 1);
+    SchedJobInfo info;
+    sched_job_info(s, 0, &info);
+    cr_assert(info.gpus == 2 && info.nodes == 1 && info.ceiling_nodes == 1);
+    fixture_sched_capacity(s);
+    sched_free(s);
+}

@@ -494,7 +494,12 @@ Test(liverun_slurm, a_scancel_that_failed_on_an_ended_id_still_counts_the_others
     const char *err = "scancel: Terminating job 13\n"
                       "scancel: error: Kill job error on job id 12: Invalid job id specified\n";
     cr_assert_eq(liveslurm_cancel_outcome(1, err, "13"), LIVESLURM_CANCEL_SENT);
-    cr_assert_eq(liveslurm_cancel_outcome(1, err, "12"), LIVESLURM_CANCEL_REFUSED);
+    cr_assert_eq(liveslurm_cancel_outcome(1, err, "12"), LIVESLURM_CANCEL_ENDED);
+    cr_assert_eq(liveslurm_cancel_outcome(1,
+                                          "scancel: error: Kill job error on job id 12: "
+                                          "Access/permission denied\n",
+                                          "12"),
+                 LIVESLURM_CANCEL_REFUSED);
     cr_assert_eq(liveslurm_cancel_outcome(0, "", "14"), LIVESLURM_CANCEL_NOTHING);
     cr_assert_not(liveslurm_scancel_sent("scancel: Terminating job 130\n", "13"));
     cr_assert_not(liveslurm_scancel_sent("scancel: Signal 9 to job 13\n", "13"),
@@ -503,7 +508,9 @@ Test(liverun_slurm, a_scancel_that_failed_on_an_ended_id_still_counts_the_others
 
 /* scancel -v --user=U --name=N's standard error, captured from Slurm 22.05 (with the exit
  * status each had): ours (0), another name's filter (0), an ended id (1), an ended id beside
- * ours (1, ours cancelled). */
+ * ours (1, ours cancelled); and scancel -v ID of a job that had just completed, without the
+ * filters (0: "Terminating job 1", then "Job/step already completing or completed").
+ * Regression: an ended id was taken for a refusal ("scancel refused"). */
 Test(liverun_slurm, scancel_verbose_words_from_slurm_22_05_say_which_ids_were_cancelled)
 {
     char *ours = fixture_read("slurm/scancel-22.05-ours.err");
@@ -515,8 +522,11 @@ Test(liverun_slurm, scancel_verbose_words_from_slurm_22_05_say_which_ids_were_ca
     cr_assert_not(liveslurm_scancel_sent(other, "1"), "%s", other);
     cr_assert_eq(liveslurm_cancel_outcome(0, other, "1"), LIVESLURM_CANCEL_NOTHING);
     cr_assert_not(liveslurm_scancel_sent(ended, "3"), "%s", ended);
-    cr_assert_eq(liveslurm_cancel_outcome(1, ended, "3"), LIVESLURM_CANCEL_REFUSED);
+    cr_assert_eq(liveslurm_cancel_outcome(1, ended, "3"), LIVESLURM_CANCEL_ENDED);
     cr_assert_eq(liveslurm_cancel_outcome(1, mixed, "4"), LIVESLURM_CANCEL_SENT, "%s", mixed);
-    cr_assert_eq(liveslurm_cancel_outcome(1, mixed, "3"), LIVESLURM_CANCEL_REFUSED, "%s", mixed);
-    free(ours), free(other), free(ended), free(mixed);
+    cr_assert_eq(liveslurm_cancel_outcome(1, mixed, "3"), LIVESLURM_CANCEL_ENDED, "%s", mixed);
+    char *done = fixture_read("slurm/scancel-22.05-completed.err");
+    cr_assert_not(liveslurm_scancel_sent(done, "1"), "its kill came too late: %s", done);
+    cr_assert_eq(liveslurm_cancel_outcome(0, done, "1"), LIVESLURM_CANCEL_NOTHING, "%s", done);
+    free(ours), free(other), free(ended), free(mixed), free(done);
 }

@@ -36,7 +36,8 @@ static FixtureLog said = {log_text, sizeof log_text};
  * (running once a file "running" is there; with a file "hold-rounds", only once "go" is); scancel
  * records its arguments (scancel-calls), a TERM's after 0.5 s; with a file "refuse-twice", it
  * refuses its first two calls (as Slurm does for a job already ended), naming each id refused
- * and no "Terminating job" for it (tests/fixtures/slurm/scancel-22.05-ended.err); with a file
+ * and no "Terminating job" for it; with a file "gone", it says each id had ended (Invalid job
+ * id specified) and exits 1 (tests/fixtures/slurm/scancel-22.05-ended.err); with a file
  * "barrier",
  * each waits (up to 5 s) for a second scancel to have started, and says in "alone" when none
  * did. */
@@ -71,7 +72,10 @@ static const char *const STAND_INS[][2] = {
      "   ExitCode=0:0\\n\\n' \"$id\" \"$name\" \"$(id -un)\" $state; done < \"$D/jobs\"\n"},
     {"scancel", "case $* in *TERM*) sleep 0.5;; esac\necho \"$*\" >> \"$D/scancel-calls\"\n"
                 "r=; [ -f \"$D/refuse-twice\" ] && [ $(wc -l < \"$D/scancel-calls\") -le 2 ] && r=1\n"
-                "for a; do case $a in -*) ;; *) if [ -n \"$r\" ]; then echo \"scancel: error: Kill "
+                "[ -f \"$D/gone\" ] && r=gone\n"
+                "for a; do case $a in -*) ;; *) if [ \"$r\" = gone ]; then echo \"scancel: error: "
+                "Kill job error on job id $a: Invalid job id specified\" >&2; elif [ -n \"$r\" ]; "
+                "then echo \"scancel: error: Kill "
                 "job error on job id $a: Job/step already completing or completed\" >&2; elif "
                 "[ \"$1\" = -v ] && [ ! -f \"$D/not-ours\" ]; then echo \"scancel: Terminating "
                 "job $a\" >&2; fi;; esac; done\n"
@@ -554,6 +558,33 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
     cr_assert_null(strstr(then + 1, "Slurm job 100 ("), "said once each: %s", log_text);
     cr_assert(LIVERUN_SLURM.running(run), "the run goes on with its job");
     free(cancels);
+    LIVERUN_SLURM.free(run);
+    backend_free(&b);
+}
+
+/* Regression: a second job that had ended by the time its scancel went (scancel -v naming
+ * only it exits 1: "Kill job error on job id 100: Invalid job id specified") was logged
+ * "scancel refused (tried again while Slurm lists it)". It is said to have ended, and the
+ * scancel goes once. */
+Test(liverun_slurm_submit, a_second_job_that_had_ended_before_its_cancel_is_said_ended)
+{
+    Backend b = backend(10);
+    touch("gone");
+    void *run = start(&b, "twice");
+    for (int i = 0; i < 1000 && !strstr(log_text, "Slurm job 100 ("); i++)
+        tick(&b, &run, 1);
+    long seen = liveslurm_rounds(b.s);
+    for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
+        tick(&b, &run, 1);
+    char *cancels = standins_recorded(dir, "scancel-calls"), *dbl = double_cancels("100", 1);
+    cr_assert_str_eq(cancels, dbl, "once, not again: %s", log_text);
+    cr_assert(strstr(log_text, "Slurm job 100 (its sbatch got no answer, the look-up by name "
+                               "found none, and Slurm took it after all): it had ended before "
+                               "scancel reached it (Slurm: Invalid job id specified): nothing to "
+                               "cancel; Slurm job 101 is the run's"),
+              "%s", log_text);
+    cr_assert_null(strstr(log_text, "scancel refused"), "%s", log_text);
+    free(cancels), free(dbl);
     LIVERUN_SLURM.free(run);
     backend_free(&b);
 }

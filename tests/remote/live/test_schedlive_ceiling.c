@@ -10,6 +10,7 @@
 
 #include "core/base/clock.h"
 #include "remote/live/schedlive.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/livestandin.h"
 
 /* Starts asking for more than `too_big` GPUs are refused TOO_BIG; the first `limited` starts
@@ -17,8 +18,10 @@
  * resumed and the driver's time when it came are kept. */
 static int too_big, limited, pend_over; /* pend_over: over too_big it pends, not refused */
 static LiveRefusal limited_kind;
+static void *last_run; /* the LimitRun started last */
 static int over_nodes; /* the limit over too_big counts nodes (MaxNodes), not GPUs */
-static int starts, asked[64], resumed[64];
+static int max_nodes; /* > 0: a start over more nodes is refused (MaxNodes), whatever its size */
+static int starts, asked[64], asked_nodes[64], resumed[64];
 static int64_t now_ms, started_ms[64];
 
 typedef struct {
@@ -32,8 +35,10 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
 {
     (void)ctx, (void)refusal, (void)err;
     LimitRun *r = standin_run_new(sizeof(LimitRun));
+    last_run = r;
     if (starts < 64) {
         asked[starts] = spec->alloc->gpus;
+        asked_nodes[starts] = (int)spec->alloc->n_hosts;
         resumed[starts] = spec->alloc->resume[0] != 0;
         started_ms[starts] = now_ms;
     }
@@ -45,6 +50,10 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
         r->why = limited_kind == LIVERUN_REFUSED_FOR_NOW
                      ? "sbatch: QOSMaxSubmitJobPerUserLimit"
                      : "sbatch: Job violates accounting/QOS policy";
+    } else if (max_nodes > 0 && spec->alloc->n_hosts > (size_t)max_nodes) {
+        r->refused = 1;
+        r->refusal = LIVERUN_REFUSED_TOO_MANY_NODES;
+        r->why = "sbatch: Node count specification invalid";
     } else if (too_big > 0 && spec->alloc->gpus > too_big) {
         r->refused = !pend_over;
         r->pending = pend_over;
@@ -105,9 +114,21 @@ static const LiveRunOps LIMITED = {.name = "limited",
                                    .over_limit = limit_over,
                                    STANDIN_OPS};
 
+/* The same, over the watched nodes (standin_node: GPUs other users hold). */
+static const LiveRunOps LIMITED_WATCHED = {.name = "limited",
+                                           .start = limit_start,
+                                           .signal = limit_signal,
+                                           .step = limit_step,
+                                           .rank0_saved = standin_ready,
+                                           .refused = limit_refused,
+                                           .over_limit = limit_over,
+                                           STANDIN_OPS,
+                                           STANDIN_WATCH_OPS};
+
 static void plan(int over, int first_limited, LiveRefusal kind)
 {
     too_big = over;
+    max_nodes = 0;
     pend_over = 0;
     over_nodes = 0;
     limited = first_limited;
@@ -407,5 +428,152 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
     schedlive_stop_all(r.l);
     run_steps(&r, 150); /* 3 s of the driver's time: past the 1 s hold */
     cr_assert_null(strstr(r.text, "is lifted"), "%s", r.text);
+    liverig_close(&r);
+}
+
+/* The rig of liverig_open on two nodes of 4 GPUs (the model's too), watched. */
+static void open_two_by_four(LiveRig *r)
+{
+    Error e;
+    r->c = standin_cluster(4, 4);
+    snprintf(r->c->job_command, sizeof r->c->job_command,
+             "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
+    r->cat = fixture_catalogue();
+    SchedConfig cfg;
+    sched_config_default(&cfg);
+    cfg.nodes = 2;
+    cfg.gpus_per_node = 4;
+    cfg.policy = "doubling";
+    r->s = sched_new(&cfg, r->cat, &e);
+    cr_assert_not_null(r->s, "%s", e.msg);
+    cr_assert_eq(sched_submit(r->s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    r->text[0] = 0;
+    r->log = (FixtureLog){.text = r->text, .cap = sizeof r->text};
+    SchedLiveOptions o = {.time_scale = 1000,
+                          .backend = &LIMITED_WATCHED,
+                          .tick_s = 0.01,
+                          .log = fixture_log_line,
+                          .userdata = &r->log};
+    r->l = schedlive_new(r->s, r->c, NULL, &o, &e);
+    cr_assert_not_null(r->l, "%s", e.msg);
+}
+
+/* Regression: a node limit's ceiling was a GPU count only, so a placement the model made
+ * around other users' GPUs could spread it over more nodes than the limit again. On two
+ * 4-GPU nodes under MaxNodes=1, the grow to 8 is refused and the job goes on at 4 on one
+ * node; then other users take a GPU of each node: the job moves, and 4 GPUs would now need
+ * both nodes (3+1), which Slurm refuses once more. Its node ceiling keeps it on one node, at
+ * what that node holds free. */
+Test(schedlive_ceiling, a_node_ceiling_keeps_the_job_on_that_many_nodes_around_others_gpus)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_looks = 1;
+    open_two_by_four(&r);
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 4 GPUs (what 1 node "
+                             "holds: the limit counts nodes)"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "%s", r.text);
+    int refused_at = starts;
+    run_steps(&r, 30);
+    standin_node[0].held_gpus = standin_node[1].held_gpus = 1; /* other users' jobs */
+    standin_looks++;
+    run_steps(&r, 150);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_gt(starts, refused_at, "%s", r.text);
+    for (int i = refused_at; i < starts && i < 64; i++)
+        cr_assert_eq(asked_nodes[i], 1, "start %d asked for %d GPUs on %d nodes: %s", i,
+                     asked[i], asked_nodes[i], r.text);
+    const char *first = strstr(r.text, "the cluster refused it");
+    cr_assert_null(strstr(first + 1, "the cluster refused it"), "refused again: %s", r.text);
+    cr_assert(strstr(r.text, "m0: 1 of its 4 GPUs are held by other users' jobs"), "%s",
+              r.text);
+    cr_assert_leq(j.gpus, 3, "%s", r.text);
+    cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* The back-off doubles at each refusal in a row that sets a ceiling, and starts afresh once a
+ * run is seen at a size above a lifted ceiling (the limit was raised): a limit lowered again
+ * later holds its first back-off (1 s here), not the doubled one the old refusals reached. */
+Test(schedlive_ceiling, a_run_above_a_lifted_ceiling_resets_the_back_off)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 100,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 1,
+                                          .ceiling_retry_max_s = 4});
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 600 && !strstr(r.text, "which no decision goes past for 2 s"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "which no decision goes past for 2 s"), "doubled: %s", r.text);
+    too_big = 0; /* the operator raises the limit */
+    for (int i = 0; i < 600 && !strstr(r.text, "(4 GPUs) resumed at step"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "(4 GPUs) resumed at step"), "runs at 4: %s", r.text);
+    too_big = 2; /* lowered again; the run at 4 dies, and its restart at 4 is refused */
+    size_t said = strlen(r.text);
+    snprintf(((StandinRun *)last_run)->status, sizeof((StandinRun *)last_run)->status,
+             "exited 1");
+    for (int i = 0; i < 200 && !strstr(r.text + said, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
+                                     "QOSMaxGRESPerJob): its ceiling is now 3 GPUs, which no "
+                                     "decision goes past for 1 s"),
+              "the first back-off again: %s", r.text + said);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    liverig_close(&r);
+}
+
+/* A job that waits (its first start refused, nothing kept) shows its ceiling with the time
+ * until its lift, and its status, which said "(ceiling N)", says it lifted once it is (before
+ * the next decision starts it). */
+Test(schedlive_ceiling, a_waiting_jobs_ceiling_shows_its_time_left_then_its_lift)
+{
+    static LiveRig r;
+    plan(1, 0, LIVERUN_REFUSED_ONCE);
+    /* ×1: the next decision, which would start it at 1 GPU, is 60 s away */
+    liverig_open_with(&r, standin_two_by_two(),
+                      &(SchedLiveOptions){.time_scale = 1,
+                                          .backend = &LIMITED,
+                                          .ceiling_retry_s = 30,
+                                          .ceiling_retry_max_s = 30});
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 100 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    char said[96];
+    cr_assert_str_eq(j.status, "not started at 2 GPUs: sbatch: error: QOSMaxGRESPerJob (ceiling 1)",
+                     "%s", r.text);
+    cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said),
+                     "ceiling 1 GPU, retry in 30s");
+    now_ms += 20000;
+    run_steps(&r, 1);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said),
+                     "ceiling 1 GPU, retry in 10s");
+    now_ms += 10000; /* past the hold, before the model's decision at 60 s */
+    run_steps(&r, 1);
+    cr_assert(strstr(r.text, "j0: its ceiling of 1 GPU is lifted (30 s passed)"), "%s", r.text);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said), "", "lifted");
+    cr_assert_str_eq(j.status,
+                     "not started at 2 GPUs: sbatch: error: QOSMaxGRESPerJob (ceiling 1 lifted)");
     liverig_close(&r);
 }
