@@ -78,8 +78,7 @@ int rankcause_event(RankCause *c, const char *text)
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,
                        const char *error_event)
 {
-    long cause = error_event && !peerloss_said(error_event) ? leading_rank(error_event, "on ")
-                                                             : -1;
+    long cause = error_event && !peerloss_said(error_event) ? leading_rank(error_event, "on ") : -1;
     for (size_t i = 0; cause >= 0 && i < n; i++)
         if (rankcause_notice_rank(notices[i]) == cause)
             return i;
