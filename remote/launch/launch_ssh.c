@@ -67,6 +67,7 @@ struct SshRun {
     char failure[256];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     const Part *failed_part;  /* the part whose failure r->failure names */
+    const Part *ended_first;  /* the failed part that ended first, when another leads */
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
@@ -402,25 +403,30 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     return n;
 }
 
-/* The failure of part `p`, a command that failed (not by our stop), or a part whose fan-out
- * named its first failed rank, as r->failure (and its last stderr line). With per-device
- * ranks, the rank that failed first there (its status is the host's): one that died without
- * a word is named even when a peer's error event follows. A signal reads as a status does:
+/* What failed in part `p`, a command that failed (not by our stop) or a part whose fan-out
+ * named its first failed rank: with per-device ranks, the rank that failed first there (its
+ * status is the host's), so one that died without a word is named even when a peer's error
+ * event follows; else the command's signal or exit status. A signal reads as a status does:
  * the wrapping shell ends by the signal a status above 128 names (groupstop.h), so a fan-out
  * that passes on 137 for a rank the kernel killed comes back as SIGKILL. */
+static void failed_words(const Part *p, char *out, size_t cap)
+{
+    if (p->first_failed[0])
+        snprintf(out, cap, "%s", p->first_failed);
+    else if (rexec_outcome(p->x) == EXEC_SIGNALED)
+        snprintf(out, cap, "%s", rexec_error(p->x));
+    else
+        snprintf(out, cap, "exit status %d", rexec_exit_status(p->x));
+}
+
+/* Part `p`'s failure as r->failure, its last stderr line kept to say after it. */
 static void name_failed_part(SshRun *r, const Part *p)
 {
-    const char *name = machine_name(r, p);
+    char words[sizeof r->failure];
+    failed_words(p, words, sizeof words);
     r->failed_part = p;
-    if (p->first_failed[0])
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
-                 p->first_failed);
-    else if (rexec_outcome(p->x) == EXEC_SIGNALED)
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
-                 rexec_error(p->x));
-    else
-        snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d", name,
-                 rexec_exit_status(p->x));
+    snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", machine_name(r, p),
+             words);
     snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
 }
 
@@ -486,27 +492,32 @@ static void choose_failed_part(SshRun *r)
         const char *said = NULL;
         trial_accumulator_has_error(r->acc, &said);
         size_t first = rankcause_first(r->causes, notice, n, said);
-        if (part[first] != r->failed_part)
+        if (part[first] != r->failed_part) {
+            r->ended_first = r->failed_part;
             name_failed_part(r, part[first]);
+        }
     } /* else out of memory: the first part to end leads, as it ended */
     free(part);
     free(notice);
 }
 
-/* The other hosts' fan-out notices, after the leading one: a rank that was killed without a
- * word is often on a host stopped after a peer that lost it ended, and more than one host
- * may hold a rank that failed of its own ("the command failed on h1: rank 1 (h1 gpu0) exited
- * with status 137 (SIGKILL); on h2: rank 2 (h2 cpu) exited with status 1"). Appended to
- * r->failure. */
+/* The other hosts' fan-out notices, after the leading one, and how the part that ended first
+ * failed when another leads: a rank that was killed without a word is often on a host
+ * stopped after a peer that lost it ended, and more than one host may hold a rank that failed
+ * of its own ("the command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL);
+ * on h2: rank 2 (h2 cpu) exited with status 1"). Appended to r->failure. */
 static void add_other_notices(SshRun *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         const Part *p = &r->parts[i];
         size_t len = strlen(r->failure);
-        if (p == r->failed_part || !p->first_failed[0] || len + 8 >= sizeof r->failure)
+        if (p == r->failed_part || (!p->first_failed[0] && p != r->ended_first) ||
+            len + 8 >= sizeof r->failure)
             continue;
+        char words[sizeof r->failure];
+        failed_words(p, words, sizeof words);
         snprintf(r->failure + len, sizeof r->failure - len, "; on %s: %s", machine_name(r, p),
-                 p->first_failed);
+                 words);
     }
 }
 
