@@ -480,8 +480,8 @@ static void choose_failed_part(SshRun *r)
 {
     const Part **part = malloc(r->n * sizeof *part);
     const char **notice = malloc(r->n * sizeof *notice);
-    size_t n = 0;
     if (part && notice) {
+        size_t n = 0;
         part[n] = r->failed_part;
         notice[n++] = r->failed_part->first_failed;
         for (size_t i = 0; i < r->n; i++)
