@@ -16,6 +16,7 @@
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/orphans.h"
+#include "remote/launch/rankcause.h"
 #include "remote/launch/rankfan.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -56,6 +57,7 @@ struct SshRun {
     HostPool *pool;
     char where[64]; /* cfg.remote_host: named instead of a machine */
     TrialAccumulator *acc;
+    RankCause *causes; /* what each rank's error events said: which part's failure leads */
     Part *parts;
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
@@ -64,7 +66,8 @@ struct SshRun {
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
     char failure[256];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
-    const Part *failed_part;  /* the part whose end is r->failure */
+    const Part *failed_part;  /* the part whose failure r->failure names */
+    const Part *ended_first;  /* the failed part that ended first, when another leads */
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
@@ -140,6 +143,10 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         trial_event_clear(&ev);
         return;
     }
+    /* Out of memory here, the reason is still whole: only which host's failure leads it
+     * may go by which ended first. */
+    if (ev.kind == EVENT_ERROR)
+        (void)rankcause_event(r->causes, ev.text);
     if (ev.kind == EVENT_LOG) {
         if (!p->first_failed[0])
             rankfan_notice(line, p->first_failed, sizeof p->first_failed);
@@ -253,6 +260,10 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             goto fail;
         }
     r->acc = trial_accumulator_new(s);
+    if (!(r->causes = rankcause_new())) {
+        error_set(err, "%s launcher: out of memory", lname);
+        goto fail;
+    }
     size_t input_len = 0;
     char *input = launcher_trial_input(s, &input_len, err);
     if (!input) {
@@ -290,6 +301,7 @@ fail:
     for (size_t i = 0; i < r->n; i++)
         rexec_free(r->parts[i].x);
     trial_accumulator_free(r->acc);
+    rankcause_free(r->causes);
     free(r->parts);
     free(r);
     return NULL;
@@ -391,6 +403,33 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     return n;
 }
 
+/* What failed in part `p`, a command that failed (not by our stop) or a part whose fan-out
+ * named its first failed rank: with per-device ranks, the rank that failed first there (its
+ * status is the host's), so one that died without a word is named even when a peer's error
+ * event follows; else the command's signal or exit status. A signal reads as a status does:
+ * the wrapping shell ends by the signal a status above 128 names (groupstop.h), so a fan-out
+ * that passes on 137 for a rank the kernel killed comes back as SIGKILL. */
+static void failed_words(const Part *p, char *out, size_t cap)
+{
+    if (p->first_failed[0])
+        snprintf(out, cap, "%s", p->first_failed);
+    else if (rexec_outcome(p->x) == EXEC_SIGNALED)
+        snprintf(out, cap, "%s", rexec_error(p->x));
+    else
+        snprintf(out, cap, "exit status %d", rexec_exit_status(p->x));
+}
+
+/* Part `p`'s failure as r->failure, its last stderr line kept to say after it. */
+static void name_failed_part(SshRun *r, const Part *p)
+{
+    char words[sizeof r->failure];
+    failed_words(p, words, sizeof words);
+    r->failed_part = p;
+    snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", machine_name(r, p),
+             words);
+    snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
+}
+
 /* The first part that went wrong on its own (not by our stop) names the trial's failure. */
 static void note_part_end(SshRun *r, Part *p)
 {
@@ -409,22 +448,7 @@ static void note_part_end(SshRun *r, Part *p)
             snprintf(r->failure, sizeof r->failure, "ssh failed on %s: %s", name, e);
     } else if (o == EXEC_SIGNALED || (o == EXEC_EXITED && rexec_exit_status(p->x) != 0)) {
         r->failure_status = TRIAL_FAILED;
-        r->failed_part = p;
-        /* With per-device ranks, the rank that failed first (its status is the host's):
-         * one that died without a word is named even when a peer's error event follows.
-         * A signal reads as a status does: the wrapping shell ends by the signal a status
-         * above 128 names (groupstop.h), so a fan-out that passes on 137 for a rank the
-         * kernel killed comes back as SIGKILL. */
-        if (p->first_failed[0])
-            snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
-                     p->first_failed);
-        else if (o == EXEC_SIGNALED)
-            snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", name,
-                     rexec_error(p->x));
-        else
-            snprintf(r->failure, sizeof r->failure, "the command failed on %s: exit status %d",
-                     name, rexec_exit_status(p->x));
-        snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
+        name_failed_part(r, p);
     }
 }
 
@@ -445,19 +469,55 @@ static int part_lost(const Part *p)
     return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
-/* The other hosts' fan-out notices: which host's part ends first is a race, and a rank that
- * was killed without a word is often on a host stopped after a peer that lost it ended
- * ("the command failed on h2: rank 2 (h2 cpu) exited with status 1; on h1: rank 1 (h1 gpu0)
- * exited with status 137 (SIGKILL)"). Appended to r->failure. */
+/* Which host's failure leads the reason. Which part ends first is a race: a rank that crashed
+ * mid-training takes its peers down in their next collective ("Connection closed by peer"),
+ * and a peer's host may end before the crashed rank's (its fan-out still stopping the rank's
+ * neighbours, its channel still open). Of the part that ended first and every part whose
+ * fan-out named a failed rank, the one rankcause_first picks leads: the notice of the rank
+ * whose error event is the trial's cause, else of a rank that said more than a lost peer's
+ * words (one killed without a word said none), else the first to end. */
+static void choose_failed_part(SshRun *r)
+{
+    const Part **part = malloc(r->n * sizeof *part);
+    const char **notice = malloc(r->n * sizeof *notice);
+    if (part && notice) {
+        size_t n = 0;
+        part[n] = r->failed_part;
+        notice[n++] = r->failed_part->first_failed;
+        for (size_t i = 0; i < r->n; i++)
+            if (&r->parts[i] != r->failed_part && r->parts[i].first_failed[0]) {
+                part[n] = &r->parts[i];
+                notice[n++] = r->parts[i].first_failed;
+            }
+        const char *said = NULL;
+        trial_accumulator_has_error(r->acc, &said);
+        size_t first = rankcause_first(r->causes, notice, n, said);
+        if (part[first] != r->failed_part) {
+            r->ended_first = r->failed_part;
+            name_failed_part(r, part[first]);
+        }
+    } /* else out of memory: the first part to end leads, as it ended */
+    free(part);
+    free(notice);
+}
+
+/* The other hosts' fan-out notices, after the leading one, and how the part that ended first
+ * failed when another leads: a rank that was killed without a word is often on a host
+ * stopped after a peer that lost it ended, and more than one host may hold a rank that failed
+ * of its own ("the command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL);
+ * on h2: rank 2 (h2 cpu) exited with status 1"). Appended to r->failure. */
 static void add_other_notices(SshRun *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         const Part *p = &r->parts[i];
         size_t len = strlen(r->failure);
-        if (p == r->failed_part || !p->first_failed[0] || len + 8 >= sizeof r->failure)
+        if (p == r->failed_part || (!p->first_failed[0] && p != r->ended_first) ||
+            len + 8 >= sizeof r->failure)
             continue;
+        char words[sizeof r->failure];
+        failed_words(p, words, sizeof words);
         snprintf(r->failure + len, sizeof r->failure - len, "; on %s: %s", machine_name(r, p),
-                 p->first_failed);
+                 words);
     }
 }
 
@@ -474,8 +534,10 @@ static void finish(SshRun *r)
              * only the exit status of the part that ended first. */
             const char *said = NULL;
             o->status = r->failure_status;
-            if (r->failed_part)
+            if (r->failed_part) {
+                choose_failed_part(r);
                 add_other_notices(r);
+            }
             if (trial_accumulator_has_error(r->acc, &said))
                 snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
             else
@@ -573,6 +635,7 @@ static void run_free(void *run)
         rexec_free(r->parts[i].killer);
     }
     trial_accumulator_free(r->acc);
+    rankcause_free(r->causes);
     observation_free(r->result);
     free(r->parts);
     free(r);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/model/peerloss.h"
+#include "remote/launch/rankcause.h"
 #include "remote/launch/rankfan.h"
 
 /* One task's last words: its last standard-error line that is neither Slurm's nor a shell's
@@ -297,31 +297,35 @@ static void add_task_said(const SrunWords *r, Observation *o)
         snprintf(o->reason + len, sizeof o->reason - len, "; the task said: %s", said);
 }
 
-/* The notice of the rank the trial's error event names ("error event: rank 3 on n3: ..."),
- * as an offset into notices and its length; 0 when none, or when the event is a lost peer's
- * (a rank killed without a word has no event: a peer's notice must not go before its). */
+/* The notice of the rank the trial's error event names ("error event: rank 3 on n3: ..."), as
+ * an offset into notices and its length, when rankcause_first puts it before the first; 0
+ * when it does not (a lost peer's event: a rank killed without a word has none, and a peer's
+ * notice must not go before its). */
 static int notice_of_error(const SrunWords *r, const char *reason, size_t *at, size_t *len)
 {
-    const char *ev = strstr(reason, "error event: rank ");
-    if (!ev || peerloss_said(ev))
+    const char *ev = strstr(reason, "error event: ");
+    if (!ev)
         return 0;
-    char *end;
-    long rank = strtol(ev + strlen("error event: rank "), &end, 10);
-    if (end == ev + strlen("error event: rank ") || strncmp(end, " on ", 4) != 0)
-        return 0;
-    char head[32];
-    snprintf(head, sizeof head, "rank %ld (", rank);
-    for (const char *n = r->notices; *n;) {
-        size_t l = strcspn(n, ";");
-        if (strncmp(n, head, strlen(head)) == 0) {
-            *at = (size_t)(n - r->notices);
-            *len = l;
-            return 1;
+    char copy[sizeof r->notices];
+    const char *list[sizeof r->notices / 2];
+    size_t off[sizeof r->notices / 2], n = 0;
+    memcpy(copy, r->notices, sizeof copy);
+    for (char *p = copy; *p && n < sizeof list / sizeof *list;) {
+        size_t l = strcspn(p, ";");
+        list[n] = p;
+        off[n++] = (size_t)(p - copy);
+        p += l;
+        if (*p) {
+            *p++ = '\0';
+            p += strspn(p, " ");
         }
-        n += l;
-        n += strspn(n, "; ");
     }
-    return 0;
+    size_t i = rankcause_first(NULL, list, n, ev + strlen("error event: "));
+    if (i == 0)
+        return 0;
+    *at = off[i];
+    *len = strlen(list[i]);
+    return 1;
 }
 
 /* The inner launcher names the first fan-out notice it read ("the command exited: rank 0
@@ -344,7 +348,7 @@ static void add_notices(const SrunWords *r, Observation *o)
         return;
     char all[sizeof r->notices];
     size_t cause, cause_len;
-    if (notice_of_error(r, o->reason, &cause, &cause_len) && cause > 0) {
+    if (notice_of_error(r, o->reason, &cause, &cause_len)) {
         /* the cause's notice, then the others in the order they came */
         size_t rest = cause + cause_len;
         rest += strspn(r->notices + rest, "; ");

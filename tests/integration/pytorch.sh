@@ -3,8 +3,9 @@
 # batches over 3 ranks give the single-process loss and weights to 1e-9; a 3-trial tuning
 # session over 2 loopback sshd hosts (tests/sshd-harness.sh) with one rank per device
 # (trial.ranks "per-device", env:// rendezvous); a rank that crashes fails the trial with
-# its own error text, and one killed without a word (SIGKILL) is named in the reason beside
-# its peers' lost-connection errors; a live schedule where the job grows from 1 to 2 ranks and shrinks
+# its own error text, one killed without a word (SIGKILL) leads the reason before its peers'
+# lost-connection errors, and one that crashes mid-training leads it though a peer's host
+# ended first; a live schedule where the job grows from 1 to 2 ranks and shrinks
 # back, its loss going on from each checkpoint (--loss-progress). One thread per rank and a
 # tiny model keep it short on 2 cores. Every process started here is stopped by the trap:
 # sshd by pid, ranks and live jobs by the run's mark on their command lines.
@@ -21,8 +22,10 @@ mark="tdpt$$x"  # x: pid 12's mark is not part of pid 123's
 stop_ranks() { # ranks carry --tag MARK, live jobs ckpt-MARK
     for p in $(pgrep -f -- "$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 }
+holder=
 cleanup() {
     trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
+    [ -n "$holder" ] && kill "$holder" 2>/dev/null
     harness_stop_all
     stop_ranks
     [ -n "${KEEP:-}" ] || rm -rf "$T"
@@ -190,14 +193,61 @@ if "$PY" - "$T/t3.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
-# named whichever host's part ended first (h2's rank that lost it may have): a race
-assert "rank 1 (h1 gpu0) exited with status 137 (SIGKILL)" in t["reason"], t["reason"]
+# first whichever host's part ended first (h2's, whose ranks lost it, may have): its peers'
+# words are a lost peer's, and it said none
+head = "the command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL)"
+assert t["reason"].startswith(head), t["reason"]
 print("    " + t["reason"])
 EOF
-then pass "the trial's reason names the rank that was killed, not a peer that lost it"
+then pass "the trial's reason names the rank that was killed first, not a peer that lost it"
 else fail "killed rank"; tail -20 "$T/t3.err"; fi
 if [ "$left" -eq 0 ]; then pass "no rank left after the kill"
 else fail "$left rank processes left after the kill"; fi
+
+echo "a rank that crashes mid-training, its host ending last"
+# Rank 1 (h1 gpu0) raises at step 2, after the rendezvous, and h2's ranks lose it in that
+# step's all_reduce (gloo's "Connection closed by peer"). Which host's part ends first is a
+# race; here h2's does, for certain: before rank 1 starts, a process of this script (no part of
+# the trial, so no stop reaches it) opens rank 1's standard output, the h1 part's SSH channel,
+# and holds it open until tunedeck's stop of the failed trial gives up on that part (5 s after
+# h2's ended). The reason began "the command failed on h2: rank 2 (h2 cpu) exited with status
+# 1; on h1: rank 1 ...": the crashed rank must lead, with its own words.
+rm -f "$T/hold.pid" "$T/held"
+(i=0
+ while [ ! -s "$T/hold.pid" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+ pid=$(cat "$T/hold.pid" 2>/dev/null)
+ if [ -n "$pid" ] && [ -w "/proc/$pid/fd/1" ]; then
+     exec 3>"/proc/$pid/fd/1"
+     echo held > "$T/held"
+ else
+     echo "not held (rank 1's pid '$pid')" > "$T/held"
+ fi
+ exec sleep 300) &
+holder=$!
+hold="if [ \"\$RANK\" = 1 ]; then echo \$\$ > $T/hold.pid; while [ ! -e $T/held ]; do sleep 0.1; done; fi; "
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
+    --trial-cmd "$hold$trial --crash-rank 1 --crash-step 2" \
+    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
+    > "$T/t4.json" 2> "$T/t4.err"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+holder=
+left=$(procs_left "--tag $mark")
+if [ "$(cat "$T/held" 2>/dev/null)" = held ] && "$PY" - "$T/t4.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+head = "the command failed on h1: rank 1 (h1 gpu0) exited with status 1"
+assert t["reason"].startswith(head), t["reason"]
+assert "rank 1 on h1: RuntimeError: crashing on purpose (--crash-rank 1 at step 2)" in t["reason"], t["reason"]
+# h2's notice follows: a peer that lost it (rank 2 or 3, whichever ended first there)
+assert "; on h2: rank " in t["reason"], t["reason"]
+print("    " + t["reason"])
+EOF
+then pass "the crashed rank's host leads the reason, with its words, though a peer's host ended first"
+else fail "crash mid-training ($(cat "$T/held" 2>/dev/null))"; tail -20 "$T/t4.err"; fi
+if [ "$left" -eq 0 ]; then pass "no rank left after the crash mid-training"
+else fail "$left rank processes left after the crash mid-training"; fi
 
 echo "live: grow and shrink"
 # Two hosts with one GPU each, the job started on every host of its placement (job_launch
