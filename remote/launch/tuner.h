@@ -80,6 +80,13 @@ const char *tuner_last_error(const Tuner *t);  /* why the session stopped early,
 int tuner_budget(const Tuner *t);
 /* The operator's budget: from now on no override's raise is in it to give back. */
 void tuner_set_budget(Tuner *t, int budget);
+/* How much of the budget tuner_override_fit_budget raised for the queue, to be given back when
+ * an override is dropped; 0 after tuner_set_budget. The journal keeps it beside the budget
+ * (its `raised`), or a resumed session would keep a raise nobody asked for. */
+int tuner_budget_raised(const Tuner *t);
+/* Resume: that part of the budget as the journal last said it (held within 0..budget); no
+ * event: it is journaled. */
+void tuner_restore_budget_raised(Tuner *t, int raised);
 void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
 int tuner_paused(const Tuner *t);
 /* The operator's overrides wait in a FIFO queue (overridequeue.h): each runs as the next

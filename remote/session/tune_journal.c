@@ -123,6 +123,14 @@ const JournalLog *tune_journal_log(const TuneJournal *tj)
     return &tj->log;
 }
 
+/* Beside every budget a line holds: how much of it overrides raised (tuner_budget_raised),
+ * for a resume to give back when one is dropped. Absent (older journals, or none raised): 0. */
+static void add_raised(cJSON *ev, const Tuner *t)
+{
+    if (tuner_budget_raised(t) > 0)
+        cJSON_AddNumberToObject(ev, "raised", (double)tuner_budget_raised(t));
+}
+
 void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
 {
     TuneJournal *tj = userdata;
@@ -148,6 +156,7 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         cJSON_AddStringToObject(b, "event", "budget");
         cJSON_AddNumberToObject(b, "wall_s", (double)time(NULL));
         cJSON_AddNumberToObject(b, "budget", (double)tuner_budget(tj->tuner));
+        add_raised(b, tj->tuner);
         write_event(tj, b);
         break;
     }
@@ -381,10 +390,19 @@ static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err)
         int budget = 0;
         Error berr;
         snprintf(bctx, sizeof bctx, "%s:%zu: %s", tj->path, tj->log.lines[i], kind);
-        if (jfield_int(ev, bctx, "budget", 1, 1, 100000, &budget, &berr) < 0)
+        if (jfield_int(ev, bctx, "budget", 1, 1, 100000, &budget, &berr) < 0) {
             journal_log_problem(&tj->log, "%s (budget not used)", berr.msg);
-        else
-            setup->budget = budget;
+            continue;
+        }
+        setup->budget = budget;
+        /* The part overrides raised comes with each budget: a line without it (a :budget, an
+         * older journal) says none, and one out of 0..budget is said and taken as none. */
+        int raised = 0;
+        if (jfield_int(ev, bctx, "raised", 0, 0, budget, &raised, &berr) < 0) {
+            journal_log_problem(&tj->log, "%s (taken as 0)", berr.msg);
+            raised = 0;
+        }
+        setup->budget_raised = raised;
     }
     return 0;
 }
@@ -460,6 +478,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
     cJSON_AddNumberToObject(ev, "budget", (double)budget);
+    add_raised(ev, t);
     cJSON_AddNumberToObject(ev, "trials", (double)jt.n);
     cJSON *interrupted = cJSON_AddArrayToObject(ev, "interrupted");
     for (size_t i = 0; i < jt.n; i++)
@@ -521,6 +540,7 @@ void tune_journal_end(TuneJournal *tj, const Tuner *t)
     /* The budget in force at the end: the console's :budget (and an override launched past
      * the budget) changes it, and a resume goes on to it, not to the session line's. */
     cJSON_AddNumberToObject(ev, "budget", (double)tuner_budget(t));
+    add_raised(ev, t);
     const TrialRecord *best = tuner_best(t);
     if (best) {
         cJSON_AddNumberToObject(ev, "best_trial", tuner_outside_number(t, best->trial));

@@ -288,3 +288,118 @@ Test(session_overrides, an_override_whose_trial_never_started_runs_on_resume)
     unlink(path);
     rmdir(dir);
 }
+
+/* A session of the sim with these trials run, its journal's path in path; the session open. */
+static Session *ran(const char *dir, int budget, char *path, size_t cap)
+{
+    Error err;
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = budget,
+                        .trial_timeout_s = 600};
+    Session *s = session_new(1, dir);
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    snprintf(path, cap, "%s", tune_journal_path(s->journal));
+    return s;
+}
+
+/* Resumes the journal at path, with budget when budget_set. */
+static Session *resumed(const char *dir, const char *path, int budget, int budget_set)
+{
+    Error err;
+    Session *s = session_new(1, dir);
+    SessionSpec rs = {.budget = budget};
+    cr_assert_eq(session_resume(s, path, &rs, budget_set, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(s, &rs, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    return s;
+}
+
+/* Regression: the budget's raise for a queued override lived only in memory, so after a
+ * resume dropping the override gave nothing back and the optimizer ran a trial nobody asked
+ * for. The raise is journaled beside the budget and restored; a --budget is the operator's. */
+Test(session_overrides, a_raise_for_an_override_is_given_back_after_a_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    cr_assert_eq(tuner_n_trials(first->tuner), 3);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    tuner_override_fit_budget(first->tuner); /* as the console does */
+    cr_assert_eq(tuner_budget(first->tuner), 4);
+    session_journal_end(first); /* quit */
+    session_free(first);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 4);
+    cr_assert_eq(tuner_overrides(again->tuner), 1);
+    cr_assert_eq(tuner_override_drop(again->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(again->tuner), 3, "the raise for the dropped override goes back");
+    session_journal_end(again);
+    session_free(again);
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(third->tuner), 3);
+    cr_assert_eq(tuner_budget_raised(third->tuner), 0);
+    session_free(third);
+
+    /* queued again, then the operator's --budget: no raise in it to give back */
+    Session *fourth = resumed(dir, path, 0, 0);
+    schedules(fourth, s, 1);
+    cr_assert_eq(tuner_override(fourth->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    tuner_override_fit_budget(fourth->tuner);
+    session_free(fourth); /* killed: no `ended` line */
+    Session *fifth = resumed(dir, path, 4, 1);
+    cr_assert_eq(tuner_budget_raised(fifth->tuner), 0);
+    cr_assert_eq(tuner_override_drop(fifth->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(fifth->tuner), 4, "--budget 4 is the operator's");
+    session_free(fifth);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* The same for the raise a resume makes for an override whose trial never started: a second
+ * resume still knows it, and dropping the override gives it back. */
+Test(session_overrides, a_resumes_raise_for_an_unstarted_override_outlives_a_second_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    const char *const after[] = {"\"event\":\"started\"", "\"event\":\"finished\""};
+    drop_lines(path, after, 2);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 2, "raised for the override's trial");
+    session_free(again); /* killed before it ran */
+
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(third->tuner), 2);
+    cr_assert_eq(tuner_overrides(third->tuner), 1);
+    cr_assert_eq(tuner_override_drop(third->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(third->tuner), 1, "the resume's raise goes back");
+    session_free(third);
+    unlink(path);
+    rmdir(dir);
+}
