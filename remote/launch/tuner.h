@@ -21,7 +21,9 @@ typedef struct {
 } TrialRecord;
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
- * BUDGET: tuner_set_budget changed the budget (rec: NULL; tuner_budget says it).
+ * BUDGET: the budget changed (rec: NULL; tuner_budget says it, tuner_budget_raised how much
+ * of it overrides raised): tuner_set_budget, tuner_override_fit_budget raising it for the
+ * queue, or tuner_override_drop giving that back.
  * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
  * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no
  * prediction), so the journal keeps the queue a resume restores. */
