@@ -113,7 +113,9 @@ int tuner_override_trial(const Tuner *t, size_t i);
 void tuner_override_fit_budget(Tuner *t);
 /* Takes the i-th override out of the queue unrun (emits TUNER_EVENT_DROPPED); -1 if none.
  * What tuner_override_fit_budget raised the budget by and the queue no longer needs is given
- * back (TUNER_EVENT_BUDGET); a budget set by tuner_set_budget since is the operator's, kept. */
+ * back (TUNER_EVENT_BUDGET); a budget set by tuner_set_budget since is the operator's, kept.
+ * The budget is given back before TUNER_EVENT_DROPPED is emitted, so that its handler sees
+ * (and the journal's line holds) the budget the drop leaves. */
 int tuner_override_drop(Tuner *t, size_t i);
 /* Resume: the last override id the journal used (queued, dropped or run; at most
  * JOURNAL_OVERRIDE_ID_MAX), so that the ids of overrides queued from now on are new ones. */

@@ -403,3 +403,49 @@ Test(session_overrides, a_resumes_raise_for_an_unstarted_override_outlives_a_sec
     unlink(path);
     rmdir(dir);
 }
+
+/* Cuts the file's last line off (a session killed before it was written). */
+static void cut_last_line(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    cr_assert(n > 1 && text[n - 1] == '\n');
+    n--;
+    while (n > 0 && text[n - 1] != '\n')
+        n--;
+    cr_assert_eq(truncate(path, (off_t)n), 0);
+}
+
+/* Regression: dropping an override wrote override_dropped, then the budget it gave back; a
+ * session killed between the two lines came back with the override gone and its raise kept.
+ * The override_dropped line holds the budget it leaves. */
+Test(session_overrides, a_drop_cut_before_its_budget_line_still_gives_the_raise_back)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    tuner_override_fit_budget(first->tuner);
+    cr_assert_eq(tuner_budget(first->tuner), 4);
+    cr_assert_eq(tuner_override_drop(first->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(first->tuner), 3);
+    session_free(first); /* killed */
+    cr_assert_eq(lines_with(path, "\"event\":\"override_dropped\""), 1);
+    cut_last_line(path); /* the budget line after it */
+    cr_assert_eq(lines_with(path, "\"event\":\"budget\""), 1, "only the raise's is left");
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_overrides(again->tuner), 0);
+    cr_assert_eq(tuner_budget(again->tuner), 3, "the drop gave the raise back");
+    cr_assert_eq(tuner_budget_raised(again->tuner), 0);
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
