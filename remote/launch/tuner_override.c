@@ -72,9 +72,16 @@ int tuner_override_trial(const Tuner *t, size_t i)
 
 void tuner_override_fit_budget(Tuner *t)
 {
-    if (!t->queue.n)
+    tuner_override_fit_budget_first(t, t->queue.n);
+}
+
+void tuner_override_fit_budget_first(Tuner *t, size_t n)
+{
+    if (n > t->queue.n)
+        n = t->queue.n;
+    if (!n)
         return;
-    int last = tuner_override_trial(t, t->queue.n - 1);
+    int last = tuner_override_trial(t, n - 1);
     if (last <= t->budget)
         return;
     t->budget_raised += last - t->budget;

@@ -438,8 +438,9 @@ size_t tune_journal_trials(const TuneJournal *tj)
  * trial of the journal, replayed or marked interrupted, and is not queued again; one queued
  * and not yet run goes back in the queue, in its place; one whose trial was suggested and
  * never started goes back at the head (its trial, marked interrupted, spent a trial of the
- * budget: the budget is raised for it as for an override launched past it). More than the
- * queue holds (a damaged journal) are said, not dropped unseen. */
+ * budget: the budget is raised, where short, by the trial it needs, as for an override launched
+ * past it, and no more: those queued behind it keep the budget they had, a --budget's
+ * included). More than the queue holds (a damaged journal) are said, not dropped unseen. */
 static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored,
                              Error *err)
 {
@@ -448,7 +449,7 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
     if (journal_overrides_decode(&tj->log, c, tj->path, &jo, err) < 0)
         return -1;
     tuner_override_ids_from(t, jo.last_id);
-    int unstarted = 0;
+    size_t unstarted = 0; /* restored at the head: to_head put them first */
     for (size_t i = 0; i < jo.n; i++) {
         Error e;
         if (tuner_override_restore(t, jo.waiting[i].id, jo.waiting[i].schedule, &e) < 0) {
@@ -457,11 +458,10 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
             continue;
         }
         (*restored)++;
-        unstarted += jo.waiting[i].unstarted;
+        unstarted += (size_t)jo.waiting[i].unstarted;
     }
     journal_overrides_clear(&jo);
-    if (unstarted)
-        tuner_override_fit_budget(t);
+    tuner_override_fit_budget_first(t, unstarted);
     return 0;
 }
 

@@ -449,3 +449,42 @@ Test(session_overrides, a_drop_cut_before_its_budget_line_still_gives_the_raise_
     unlink(path);
     rmdir(dir);
 }
+
+/* Regression: a resume raised the budget for an override whose trial never started up to the
+ * last queued override's trial, past an explicit --budget (2 became 4). It raises by what the
+ * unstarted one needs, and only where the budget is short. */
+Test(session_overrides, a_resume_raises_only_for_the_unstarted_override)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[3];
+    schedules(first, s, 3);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(tuner_override(first->tuner, s[i], &err), 0, "%s", err.msg);
+        schedule_free(s[i]);
+    }
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    const char *const after[] = {"\"event\":\"started\"", "\"event\":\"finished\""};
+    drop_lines(path, after, 2); /* trial 1, override 1's, never started */
+
+    Session *again = resumed(dir, path, 2, 1);
+    cr_assert_eq(tuner_overrides(again->tuner), 3);
+    cr_assert_eq(tuner_budget(again->tuner), 2, "--budget 2 covers the unstarted one's trial");
+    session_free(again);
+    Session *third = resumed(dir, path, 1, 1);
+    cr_assert_eq(tuner_budget(third->tuner), 2, "--budget 1: raised by the one trial it needs");
+    session_free(third);
+    unlink(path);
+    rmdir(dir);
+}
