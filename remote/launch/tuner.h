@@ -27,9 +27,15 @@ typedef struct {
  * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
  * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no
  * prediction), so the journal keeps the queue a resume restores. */
+/* STARTED: the trial is begun (its number, the prune rule's reset) and before_launch is asked;
+ * LAUNCHED: before_launch let it go and nothing cancelled it: the launcher starts it right
+ * after (rec: the trial). A trial cancelled or halted while before_launch held it (a leftover
+ * group being stopped) had STARTED and never LAUNCHED: the journal's `started` line is
+ * written at LAUNCHED, so that a resume knows it never ran. */
 typedef enum {
     TUNER_EVENT_SUGGESTED,
     TUNER_EVENT_STARTED,
+    TUNER_EVENT_LAUNCHED,
     TUNER_EVENT_FINISHED,
     TUNER_EVENT_CONVERGED,
     TUNER_EVENT_BUDGET,

@@ -99,6 +99,8 @@ void tuner_prepare(Tuner *t)
         t->phase = PHASE_STOPPED;
         return;
     }
+    if (!t->stop_requested && !t->cancel_requested)
+        tuner_emit(t, TUNER_EVENT_LAUNCHED, rec); /* may stop it: a failed journal write */
     if (t->stop_requested || t->cancel_requested) { /* asked for while PREPARING */
         Observation *o = observation_new(rec->suggestion.schedule);
         o->status = TRIAL_CANCELLED;

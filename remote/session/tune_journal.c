@@ -143,7 +143,12 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         write_event(tj, journal_suggested_json(trial, rec->overridden, rec->override_id,
                                                &rec->suggestion, rec->suggest_ms));
         break;
+    /* `started` when the launcher is about to start it, not when before_launch begins to
+     * hold it: a session killed while it held (stopping a leftover group, seconds) never ran
+     * the trial, and a resume must say so and queue its override again (docs/journal.md). */
     case TUNER_EVENT_STARTED:
+        break;
+    case TUNER_EVENT_LAUNCHED:
         write_event(tj, journal_started_json(trial));
         break;
     case TUNER_EVENT_FINISHED:

@@ -488,3 +488,81 @@ Test(session_overrides, a_resume_raises_only_for_the_unstarted_override)
     unlink(path);
     rmdir(dir);
 }
+
+/* before_launch that never lets the trial go: a leftover group being stopped, for seconds. */
+static int not_yet(void *ud, const Schedule *s, char *why, size_t cap)
+{
+    (void)ud, (void)s, (void)why, (void)cap;
+    return 1;
+}
+
+/* Regression: the journal's `started` line was written when before_launch began to hold the
+ * trial (stopping a leftover group on its hosts, which lasts seconds); a session killed there
+ * came back with the trial "interrupted ... while it ran" and its override forgotten. The line
+ * is written when the launcher is about to start the trial (TUNER_EVENT_LAUNCHED). */
+Test(session_overrides, an_override_held_before_launch_when_killed_runs_on_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    /* the session's journal, fed by a tuner whose hook holds every trial (the session's own
+     * holds one only while its hosts stop a group, which the sim has none of) */
+    TunerConfig cfg = {.cluster = first->cluster,
+                       .job = first->job,
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 1,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = first->sim, .seed = 3},
+                       .on_event = tune_journal_on_event,
+                       .before_launch = not_yet,
+                       .userdata = first->journal};
+    Tuner *held = tuner_new(&cfg, &err);
+    cr_assert_not_null(held, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(held, s[0], &err), 0, "%s", err.msg);
+    char *text = text_of(s[0]);
+    schedule_free(s[0]);
+    tuner_step(held, NULL, 0, 0);
+    cr_assert(tuner_running(held), "held by before_launch");
+    cr_assert_eq(lines_with(path, "\"event\":\"suggested\""), 1);
+    cr_assert_eq(lines_with(path, "\"event\":\"started\""), 0, "not launched: not started");
+    tuner_halt(held); /* the console quit, or tune's SIGTERM */
+    tuner_free(held);
+    session_free(first); /* no `ended` line */
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_n_trials(again->tuner), 1);
+    const Observation *o = tuner_trial(again->tuner, 0)->obs;
+    cr_assert_eq(o->status, TRIAL_INTERRUPTED);
+    cr_assert(strstr(o->reason, "was about to start"), "%s", o->reason);
+    cr_assert_eq(tuner_overrides(again->tuner), 1, "the override waits again");
+    cr_assert(same(tuner_override_at(again->tuner, 0), text));
+    cr_assert_eq(tuner_budget(again->tuner), 2, "its trial raised as for any unstarted one");
+    session_free(again);
+    free(text);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A trial that launches has its `started` line before its outcome, as before. */
+Test(session_overrides, a_launched_trial_is_journaled_started)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 2, path, sizeof path);
+    session_free(first);
+    cr_assert_eq(lines_with(path, "\"event\":\"started\""), 2);
+    unlink(path);
+    rmdir(dir);
+}
