@@ -265,6 +265,16 @@ void tuner_set_budget(Tuner *t, int budget)
     tuner_budget_to(t, budget);
 }
 
+int tuner_budget_raised(const Tuner *t)
+{
+    return t->budget_raised;
+}
+
+void tuner_restore_budget_raised(Tuner *t, int raised)
+{
+    t->budget_raised = raised < 0 ? 0 : raised > t->budget ? t->budget : raised;
+}
+
 void tuner_budget_to(Tuner *t, int budget)
 {
     budget = budget < 0 ? 0 : budget;

@@ -21,13 +21,21 @@ typedef struct {
 } TrialRecord;
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
- * BUDGET: tuner_set_budget changed the budget (rec: NULL; tuner_budget says it).
+ * BUDGET: the budget changed (rec: NULL; tuner_budget says it, tuner_budget_raised how much
+ * of it overrides raised): tuner_set_budget, tuner_override_fit_budget raising it for the
+ * queue, or tuner_override_drop giving that back.
  * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
  * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no
  * prediction), so the journal keeps the queue a resume restores. */
+/* STARTED: the trial is begun (its number, the prune rule's reset) and before_launch is asked;
+ * LAUNCHED: before_launch let it go and nothing cancelled it: the launcher starts it right
+ * after (rec: the trial). A trial cancelled or halted while before_launch held it (a leftover
+ * group being stopped) had STARTED and never LAUNCHED: the journal's `started` line is
+ * written at LAUNCHED, so that a resume knows it never ran. */
 typedef enum {
     TUNER_EVENT_SUGGESTED,
     TUNER_EVENT_STARTED,
+    TUNER_EVENT_LAUNCHED,
     TUNER_EVENT_FINISHED,
     TUNER_EVENT_CONVERGED,
     TUNER_EVENT_BUDGET,
@@ -80,6 +88,13 @@ const char *tuner_last_error(const Tuner *t);  /* why the session stopped early,
 int tuner_budget(const Tuner *t);
 /* The operator's budget: from now on no override's raise is in it to give back. */
 void tuner_set_budget(Tuner *t, int budget);
+/* How much of the budget tuner_override_fit_budget raised for the queue, to be given back when
+ * an override is dropped; 0 after tuner_set_budget. The journal keeps it beside the budget
+ * (its `raised`), or a resumed session would keep a raise nobody asked for. */
+int tuner_budget_raised(const Tuner *t);
+/* Resume: that part of the budget as the journal last said it (held within 0..budget); no
+ * event: it is journaled. */
+void tuner_restore_budget_raised(Tuner *t, int raised);
 void tuner_set_paused(Tuner *t, int paused); /* paused: no new trial starts */
 int tuner_paused(const Tuner *t);
 /* The operator's overrides wait in a FIFO queue (overridequeue.h): each runs as the next
@@ -102,9 +117,14 @@ int tuner_override_trial(const Tuner *t, size_t i);
  * console's override launched past the budget: each is promised its trial); emits
  * TUNER_EVENT_BUDGET when it changes. The raise is remembered for tuner_override_drop. */
 void tuner_override_fit_budget(Tuner *t);
+/* The same for the first n queued overrides only (a resume's, for those whose trial never
+ * started: the rest were fitted, or not, when queued, and a --budget stands for them). */
+void tuner_override_fit_budget_first(Tuner *t, size_t n);
 /* Takes the i-th override out of the queue unrun (emits TUNER_EVENT_DROPPED); -1 if none.
  * What tuner_override_fit_budget raised the budget by and the queue no longer needs is given
- * back (TUNER_EVENT_BUDGET); a budget set by tuner_set_budget since is the operator's, kept. */
+ * back (TUNER_EVENT_BUDGET); a budget set by tuner_set_budget since is the operator's, kept.
+ * The budget is given back before TUNER_EVENT_DROPPED is emitted, so that its handler sees
+ * (and the journal's line holds) the budget the drop leaves. */
 int tuner_override_drop(Tuner *t, size_t i);
 /* Resume: the last override id the journal used (queued, dropped or run; at most
  * JOURNAL_OVERRIDE_ID_MAX), so that the ids of overrides queued from now on are new ones. */

@@ -72,9 +72,16 @@ int tuner_override_trial(const Tuner *t, size_t i)
 
 void tuner_override_fit_budget(Tuner *t)
 {
-    if (!t->queue.n)
+    tuner_override_fit_budget_first(t, t->queue.n);
+}
+
+void tuner_override_fit_budget_first(Tuner *t, size_t n)
+{
+    if (n > t->queue.n)
+        n = t->queue.n;
+    if (!n)
         return;
-    int last = tuner_override_trial(t, t->queue.n - 1);
+    int last = tuner_override_trial(t, n - 1);
     if (last <= t->budget)
         return;
     t->budget_raised += last - t->budget;
@@ -83,19 +90,20 @@ void tuner_override_fit_budget(Tuner *t)
 
 /* What was raised for the queue and is no longer needed goes back: the budget falls to the
  * operator's own, or to what the trials begun and those still queued need if that is more
- * (an override that ran used its raise). A budget never raised for overrides stays. */
-static void give_back_budget(Tuner *t)
+ * (an override that ran used its raise). A budget never raised for overrides stays. Returns
+ * whether it changed; the caller emits. */
+static int give_back_budget(Tuner *t)
 {
     if (t->budget_raised <= 0)
-        return;
+        return 0;
     int own = t->budget - t->budget_raised;
     int needed = (int)t->n_trials + (t->phase == PHASE_SUGGESTING) + (int)t->queue.n;
     int to = needed > own ? needed : own;
     if (to >= t->budget)
-        return;
+        return 0;
     t->budget_raised -= t->budget - to;
     t->budget = to;
-    tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
+    return 1;
 }
 
 int tuner_override_drop(Tuner *t, size_t i)
@@ -104,8 +112,12 @@ int tuner_override_drop(Tuner *t, size_t i)
     Schedule *s = overridequeue_take(&t->queue, i, &id);
     if (!s)
         return -1;
+    /* The budget given back before DROPPED is emitted: the journal's override_dropped line
+     * carries it, so no cut of the file leaves the override gone and its raise kept. */
+    int changed = give_back_budget(t);
     emit_queue(t, TUNER_EVENT_DROPPED, id, s);
     schedule_free(s);
-    give_back_budget(t);
+    if (changed)
+        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
     return 0;
 }

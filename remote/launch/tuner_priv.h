@@ -26,7 +26,8 @@ struct Tuner {
     Phase phase;
     int budget, paused;
     /* Trials the budget was raised by so that queued overrides run (tuner_override_fit_budget);
-     * the operator's own budget is budget minus this. 0 once the budget is set outright. */
+     * the operator's own budget is budget minus this. 0 once the budget is set outright.
+     * Journaled beside the budget (`raised`) and restored by a resume. */
     int budget_raised;
     int number_offset; /* tuner_set_number_offset */
     TrialRecord *trials;

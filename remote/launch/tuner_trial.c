@@ -99,6 +99,9 @@ void tuner_prepare(Tuner *t)
         t->phase = PHASE_STOPPED;
         return;
     }
+    /* its handler may stop it (a failed journal write): then it is not launched either */
+    if (!t->stop_requested && !t->cancel_requested)
+        tuner_emit(t, TUNER_EVENT_LAUNCHED, rec);
     if (t->stop_requested || t->cancel_requested) { /* asked for while PREPARING */
         Observation *o = observation_new(rec->suggestion.schedule);
         o->status = TRIAL_CANCELLED;

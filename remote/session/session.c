@@ -55,6 +55,8 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
                          spec->budget, done, plural_s(done), tune_journal_path(s->journal), done);
     if (!budget_set) /* a journal cut before its `ended` line may have run past its budget */
         spec->budget = (int)rs->budget > done ? (int)rs->budget : done;
+    else /* the operator's number: no override's raise in it to give back */
+        rs->budget_raised = 0;
     return 0;
 }
 
@@ -430,6 +432,9 @@ int session_journal_begin(Session *s, Error *err)
         return 0;
     int rc;
     if (s->resume) {
+        /* before the resume's lines, which say it, and its own raise for an unstarted
+         * override, which adds to it */
+        tuner_restore_budget_raised(s->tuner, (int)s->resumed.budget_raised);
         rc = tune_journal_resume(s->journal, s->tuner, s->cluster, s->spec.budget, err);
         if (rc == 0 && !s->pool) /* no interrupted group to stop (session_stop_interrupted) */
             tune_journal_release_events(s->journal);

@@ -123,6 +123,14 @@ const JournalLog *tune_journal_log(const TuneJournal *tj)
     return &tj->log;
 }
 
+/* Beside every budget a line holds: how much of it overrides raised (tuner_budget_raised),
+ * for a resume to give back when one is dropped. Absent (older journals, or none raised): 0. */
+static void add_raised(cJSON *ev, const Tuner *t)
+{
+    if (tuner_budget_raised(t) > 0)
+        cJSON_AddNumberToObject(ev, "raised", (double)tuner_budget_raised(t));
+}
+
 void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
 {
     TuneJournal *tj = userdata;
@@ -135,7 +143,12 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         write_event(tj, journal_suggested_json(trial, rec->overridden, rec->override_id,
                                                &rec->suggestion, rec->suggest_ms));
         break;
+    /* `started` when the launcher is about to start it, not when before_launch begins to
+     * hold it: a session killed while it held (stopping a leftover group, seconds) never ran
+     * the trial, and a resume must say so and queue its override again (docs/journal.md). */
     case TUNER_EVENT_STARTED:
+        break;
+    case TUNER_EVENT_LAUNCHED:
         write_event(tj, journal_started_json(trial));
         break;
     case TUNER_EVENT_FINISHED:
@@ -148,6 +161,7 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         cJSON_AddStringToObject(b, "event", "budget");
         cJSON_AddNumberToObject(b, "wall_s", (double)time(NULL));
         cJSON_AddNumberToObject(b, "budget", (double)tuner_budget(tj->tuner));
+        add_raised(b, tj->tuner);
         write_event(tj, b);
         break;
     }
@@ -155,9 +169,15 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     case TUNER_EVENT_QUEUED:
         write_event(tj, journal_override_queued_json(rec->override_id, rec->suggestion.schedule));
         break;
-    case TUNER_EVENT_DROPPED:
-        write_event(tj, journal_override_dropped_json(rec->override_id));
+    case TUNER_EVENT_DROPPED: {
+        /* With the budget it leaves (tuner_override_drop gave its raise back first): one
+         * line, so a session killed before the `budget` line after it still gives it back. */
+        cJSON *d = journal_override_dropped_json(rec->override_id);
+        cJSON_AddNumberToObject(d, "budget", (double)tuner_budget(tj->tuner));
+        add_raised(d, tj->tuner);
+        write_event(tj, d);
         break;
+    }
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
         break;
     }
@@ -367,13 +387,14 @@ static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err)
         return error_mark(err, ERROR_INPUT);
     }
     /* A later resume may have raised the budget, and the console's :budget changed it (the
-     * `ended` line has the one in force at the end; older journals' have none). */
+     * `ended` line has the one in force at the end; older journals' have none), as did
+     * dropping an override (its line has the budget it left; older journals' have none). */
     for (size_t i = 1; i < tj->log.n; i++) {
         const cJSON *ev = tj->log.events[i];
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(ev, "budget");
         const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
         if (!b || (strcmp(kind, "resumed") != 0 && strcmp(kind, "ended") != 0 &&
-                   strcmp(kind, "budget") != 0))
+                   strcmp(kind, "budget") != 0 && strcmp(kind, "override_dropped") != 0))
             continue;
         /* A budget that is not one (1e300, -3, 2.5, "x") was passed over in silence, or cut
          * to an integer: it is a skipped line like any bad field, said with its line. */
@@ -381,10 +402,19 @@ static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err)
         int budget = 0;
         Error berr;
         snprintf(bctx, sizeof bctx, "%s:%zu: %s", tj->path, tj->log.lines[i], kind);
-        if (jfield_int(ev, bctx, "budget", 1, 1, 100000, &budget, &berr) < 0)
+        if (jfield_int(ev, bctx, "budget", 1, 1, 100000, &budget, &berr) < 0) {
             journal_log_problem(&tj->log, "%s (budget not used)", berr.msg);
-        else
-            setup->budget = budget;
+            continue;
+        }
+        setup->budget = budget;
+        /* The part overrides raised comes with each budget: a line without it (a :budget, an
+         * older journal) says none, and one out of 0..budget is said and taken as none. */
+        int raised = 0;
+        if (jfield_int(ev, bctx, "raised", 0, 0, budget, &raised, &berr) < 0) {
+            journal_log_problem(&tj->log, "%s (taken as 0)", berr.msg);
+            raised = 0;
+        }
+        setup->budget_raised = raised;
     }
     return 0;
 }
@@ -413,8 +443,9 @@ size_t tune_journal_trials(const TuneJournal *tj)
  * trial of the journal, replayed or marked interrupted, and is not queued again; one queued
  * and not yet run goes back in the queue, in its place; one whose trial was suggested and
  * never started goes back at the head (its trial, marked interrupted, spent a trial of the
- * budget: the budget is raised for it as for an override launched past it). More than the
- * queue holds (a damaged journal) are said, not dropped unseen. */
+ * budget: the budget is raised, where short, by the trial it needs, as for an override launched
+ * past it, and no more: those queued behind it keep the budget they had, a --budget's
+ * included). More than the queue holds (a damaged journal) are said, not dropped unseen. */
 static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored,
                              Error *err)
 {
@@ -423,7 +454,7 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
     if (journal_overrides_decode(&tj->log, c, tj->path, &jo, err) < 0)
         return -1;
     tuner_override_ids_from(t, jo.last_id);
-    int unstarted = 0;
+    size_t unstarted = 0; /* restored at the head: to_head put them first */
     for (size_t i = 0; i < jo.n; i++) {
         Error e;
         if (tuner_override_restore(t, jo.waiting[i].id, jo.waiting[i].schedule, &e) < 0) {
@@ -432,11 +463,10 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
             continue;
         }
         (*restored)++;
-        unstarted += jo.waiting[i].unstarted;
+        unstarted += (size_t)jo.waiting[i].unstarted;
     }
     journal_overrides_clear(&jo);
-    if (unstarted)
-        tuner_override_fit_budget(t);
+    tuner_override_fit_budget_first(t, unstarted);
     return 0;
 }
 
@@ -460,6 +490,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
     cJSON_AddNumberToObject(ev, "budget", (double)budget);
+    add_raised(ev, t);
     cJSON_AddNumberToObject(ev, "trials", (double)jt.n);
     cJSON *interrupted = cJSON_AddArrayToObject(ev, "interrupted");
     for (size_t i = 0; i < jt.n; i++)
@@ -521,6 +552,7 @@ void tune_journal_end(TuneJournal *tj, const Tuner *t)
     /* The budget in force at the end: the console's :budget (and an override launched past
      * the budget) changes it, and a resume goes on to it, not to the session line's. */
     cJSON_AddNumberToObject(ev, "budget", (double)tuner_budget(t));
+    add_raised(ev, t);
     const TrialRecord *best = tuner_best(t);
     if (best) {
         cJSON_AddNumberToObject(ev, "best_trial", tuner_outside_number(t, best->trial));

@@ -14,6 +14,7 @@ typedef struct {
     char launcher[32];
     char trial_cmd[4096]; /* empty: none */
     long seed, budget;
+    long budget_raised; /* of budget, what overrides raised it by (the lines' `raised`) */
     double timeout_s;
     int no_prune;            /* --no-prune: trials always ran to their end */
     int stop_when_converged; /* --stop-when-converged */

@@ -35,8 +35,8 @@ static void on_event(void *ud, TunerEvent ev, const TrialRecord *rec)
 {
     Seen *s = ud;
     (void)rec;
-    if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED)
-        return; /* the queue's: test_tuner_queue.c */
+    if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED || ev == TUNER_EVENT_LAUNCHED)
+        return; /* the queue's: test_tuner_queue.c; LAUNCHED: test_session_overrides.c */
     char c = ev == TUNER_EVENT_SUGGESTED ? 's' : ev == TUNER_EVENT_STARTED ? 'b' : 'f';
     s->suggested += ev == TUNER_EVENT_SUGGESTED;
     s->started += ev == TUNER_EVENT_STARTED;

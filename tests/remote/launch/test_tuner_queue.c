@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/clock.h"
 #include "core/opt/optimizer.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
@@ -384,6 +385,10 @@ static int threads(void)
     return n;
 }
 
+/* How long the suggestion's thread is given to exit once it has written its wake byte: it
+ * has only to return, so this is far past what it takes, and only ends a wait that would not. */
+enum { THREAD_EXIT_WAIT_S = 5 };
+
 /* The suggestion is made on its thread with memory to spare; then none is left for the
  * record it needs. */
 static int accept_without_memory(void *ud)
@@ -398,9 +403,14 @@ static int accept_without_memory(void *ud)
     if (poll(fds, n, -1) != 1)
         return 21;
     /* the thread's exit gives its cache of freed memory back: once it is gone, or the record
-     * could be made from that */
-    while (threads() > 1)
+     * could be made from that. Bounded: a thread that never leaves is this test's failure
+     * (its own code), not a hang until the suite's timeout. */
+    double give_up_s = clock_now_s() + THREAD_EXIT_WAIT_S;
+    while (threads() > 1) {
+        if (clock_now_s() > give_up_s)
+            return 25;
         sched_yield();
+    }
     exhaust_memory();
     tuner_step(t, fds, n, 0); /* the suggestion is in: its record is made */
     if (tuner_n_trials(t) != 0)

@@ -288,3 +288,281 @@ Test(session_overrides, an_override_whose_trial_never_started_runs_on_resume)
     unlink(path);
     rmdir(dir);
 }
+
+/* A session of the sim with these trials run, its journal's path in path; the session open. */
+static Session *ran(const char *dir, int budget, char *path, size_t cap)
+{
+    Error err;
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = budget,
+                        .trial_timeout_s = 600};
+    Session *s = session_new(1, dir);
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    snprintf(path, cap, "%s", tune_journal_path(s->journal));
+    return s;
+}
+
+/* Resumes the journal at path, with budget when budget_set. */
+static Session *resumed(const char *dir, const char *path, int budget, int budget_set)
+{
+    Error err;
+    Session *s = session_new(1, dir);
+    SessionSpec rs = {.budget = budget};
+    cr_assert_eq(session_resume(s, path, &rs, budget_set, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(s, &rs, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    return s;
+}
+
+/* Regression: the budget's raise for a queued override lived only in memory, so after a
+ * resume dropping the override gave nothing back and the optimizer ran a trial nobody asked
+ * for. The raise is journaled beside the budget and restored; a --budget is the operator's. */
+Test(session_overrides, a_raise_for_an_override_is_given_back_after_a_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    cr_assert_eq(tuner_n_trials(first->tuner), 3);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    tuner_override_fit_budget(first->tuner); /* as the console does */
+    cr_assert_eq(tuner_budget(first->tuner), 4);
+    session_journal_end(first); /* quit */
+    session_free(first);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 4);
+    cr_assert_eq(tuner_overrides(again->tuner), 1);
+    cr_assert_eq(tuner_override_drop(again->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(again->tuner), 3, "the raise for the dropped override goes back");
+    session_journal_end(again);
+    session_free(again);
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(third->tuner), 3);
+    cr_assert_eq(tuner_budget_raised(third->tuner), 0);
+    session_free(third);
+
+    /* queued again, then the operator's --budget: no raise in it to give back */
+    Session *fourth = resumed(dir, path, 0, 0);
+    schedules(fourth, s, 1);
+    cr_assert_eq(tuner_override(fourth->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    tuner_override_fit_budget(fourth->tuner);
+    session_free(fourth); /* killed: no `ended` line */
+    Session *fifth = resumed(dir, path, 4, 1);
+    cr_assert_eq(tuner_budget_raised(fifth->tuner), 0);
+    cr_assert_eq(tuner_override_drop(fifth->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(fifth->tuner), 4, "--budget 4 is the operator's");
+    session_free(fifth);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* The same for the raise a resume makes for an override whose trial never started: a second
+ * resume still knows it, and dropping the override gives it back. */
+Test(session_overrides, a_resumes_raise_for_an_unstarted_override_outlives_a_second_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    const char *const after[] = {"\"event\":\"started\"", "\"event\":\"finished\""};
+    drop_lines(path, after, 2);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 2, "raised for the override's trial");
+    session_free(again); /* killed before it ran */
+
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(third->tuner), 2);
+    cr_assert_eq(tuner_overrides(third->tuner), 1);
+    cr_assert_eq(tuner_override_drop(third->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(third->tuner), 1, "the resume's raise goes back");
+    session_free(third);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Cuts the file's last line off (a session killed before it was written). */
+static void cut_last_line(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    cr_assert(n > 1 && text[n - 1] == '\n');
+    n--;
+    while (n > 0 && text[n - 1] != '\n')
+        n--;
+    cr_assert_eq(truncate(path, (off_t)n), 0);
+}
+
+/* Regression: dropping an override wrote override_dropped, then the budget it gave back; a
+ * session killed between the two lines came back with the override gone and its raise kept.
+ * The override_dropped line holds the budget it leaves. */
+Test(session_overrides, a_drop_cut_before_its_budget_line_still_gives_the_raise_back)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    tuner_override_fit_budget(first->tuner);
+    cr_assert_eq(tuner_budget(first->tuner), 4);
+    cr_assert_eq(tuner_override_drop(first->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(first->tuner), 3);
+    session_free(first); /* killed */
+    cr_assert_eq(lines_with(path, "\"event\":\"override_dropped\""), 1);
+    cut_last_line(path); /* the budget line after it */
+    cr_assert_eq(lines_with(path, "\"event\":\"budget\""), 1, "only the raise's is left");
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_overrides(again->tuner), 0);
+    cr_assert_eq(tuner_budget(again->tuner), 3, "the drop gave the raise back");
+    cr_assert_eq(tuner_budget_raised(again->tuner), 0);
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Regression: a resume raised the budget for an override whose trial never started up to the
+ * last queued override's trial, past an explicit --budget (2 became 4). It raises by what the
+ * unstarted one needs, and only where the budget is short. */
+Test(session_overrides, a_resume_raises_only_for_the_unstarted_override)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[3];
+    schedules(first, s, 3);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(tuner_override(first->tuner, s[i], &err), 0, "%s", err.msg);
+        schedule_free(s[i]);
+    }
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    const char *const after[] = {"\"event\":\"started\"", "\"event\":\"finished\""};
+    drop_lines(path, after, 2); /* trial 1, override 1's, never started */
+
+    Session *again = resumed(dir, path, 2, 1);
+    cr_assert_eq(tuner_overrides(again->tuner), 3);
+    cr_assert_eq(tuner_budget(again->tuner), 2, "--budget 2 covers the unstarted one's trial");
+    session_free(again);
+    Session *third = resumed(dir, path, 1, 1);
+    cr_assert_eq(tuner_budget(third->tuner), 2, "--budget 1: raised by the one trial it needs");
+    session_free(third);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* before_launch that never lets the trial go: a leftover group being stopped, for seconds. */
+static int not_yet(void *ud, const Schedule *s, char *why, size_t cap)
+{
+    (void)ud, (void)s, (void)why, (void)cap;
+    return 1;
+}
+
+/* Regression: the journal's `started` line was written when before_launch began to hold the
+ * trial (stopping a leftover group on its hosts, which lasts seconds); a session killed there
+ * came back with the trial "interrupted ... while it ran" and its override forgotten. The line
+ * is written when the launcher is about to start the trial (TUNER_EVENT_LAUNCHED). */
+Test(session_overrides, an_override_held_before_launch_when_killed_runs_on_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    /* the session's journal, fed by a tuner whose hook holds every trial (the session's own
+     * holds one only while its hosts stop a group, which the sim has none of) */
+    TunerConfig cfg = {.cluster = first->cluster,
+                       .job = first->job,
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 1,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = first->sim, .seed = 3},
+                       .on_event = tune_journal_on_event,
+                       .before_launch = not_yet,
+                       .userdata = first->journal};
+    Tuner *held = tuner_new(&cfg, &err);
+    cr_assert_not_null(held, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(held, s[0], &err), 0, "%s", err.msg);
+    char *text = text_of(s[0]);
+    schedule_free(s[0]);
+    tuner_step(held, NULL, 0, 0);
+    cr_assert(tuner_running(held), "held by before_launch");
+    cr_assert_eq(lines_with(path, "\"event\":\"suggested\""), 1);
+    cr_assert_eq(lines_with(path, "\"event\":\"started\""), 0, "not launched: not started");
+    tuner_halt(held); /* the console quit, or tune's SIGTERM */
+    tuner_free(held);
+    session_free(first); /* no `ended` line */
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_n_trials(again->tuner), 1);
+    const Observation *o = tuner_trial(again->tuner, 0)->obs;
+    cr_assert_eq(o->status, TRIAL_INTERRUPTED);
+    cr_assert(strstr(o->reason, "was about to start"), "%s", o->reason);
+    cr_assert_eq(tuner_overrides(again->tuner), 1, "the override waits again");
+    cr_assert(same(tuner_override_at(again->tuner, 0), text));
+    cr_assert_eq(tuner_budget(again->tuner), 2, "its trial raised as for any unstarted one");
+    session_free(again);
+    free(text);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A trial that launches has its `started` line before its outcome, as before. */
+Test(session_overrides, a_launched_trial_is_journaled_started)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 2, path, sizeof path);
+    session_free(first);
+    cr_assert_eq(lines_with(path, "\"event\":\"started\""), 2);
+    unlink(path);
+    rmdir(dir);
+}
