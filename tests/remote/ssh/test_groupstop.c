@@ -504,11 +504,13 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
 /* The trial's wrapping shell (groupstop_trial_sh) in shell i, started as the login shell sshd
  * starts would exec it: a session and group of its own, TUNEDECK_RUN_MARK=mark and the command
  * in its environment, stdin /dev/null. Its stdout and stderr, together, in out; its wait status
- * in *status. With term_at_up, its group gets a TERM (a stop's) once "up" was said. 0 when the
- * shell is not there. */
+ * in *status. With term_at_up, it gets a stop's URG and its group a TERM once "up" was said
+ * (groupstop_command's order). 0 when the shell is not there. */
 #define TRIAL_MARK "0123456789abcdef0123456789abcde4"
 #define TRIAL_NONE_MARK "0123456789abcdef0123456789abcde5"
 #define TRIAL_TERM_MARK "0123456789abcdef0123456789abcde6"
+#define TRIAL_KILL0_MARK "0123456789abcdef0123456789abcde7"
+#define TRIAL_UNMARKED_MARK "0123456789abcdef0123456789abcde8"
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -552,8 +554,8 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
     while (n + 1 < cap && (r = read(p[0], out + n, cap - 1 - n)) > 0) {
         n += (size_t)r;
         out[n] = 0;
-        if (term_at_up && !termed && strstr(out, "up\n"))
-            termed = kill(-c, SIGTERM) == 0;
+        if (term_at_up && !termed && strstr(out, "up\n")) /* as a stop does: URG, then TERM */
+            termed = kill(c, SIGURG) == 0 && kill(-c, SIGTERM) == 0;
     }
     close(p[0]);
     cr_assert_eq(waitpid(c, status, 0), c);
@@ -656,7 +658,7 @@ Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_comman
                 continue;
             const char *want = cases[c].sig == SIGUSR1 ? "said\n" GROUPSTOP_ENDED "\n"
                                                        : GROUPSTOP_ENDED "\n";
-            cr_assert_str_eq(out, want, "shell %zu, %s", i, cases[c].command);
+            cr_assert_str_eq(out, want, "shell %zu, %s: %s", i, cases[c].command, out);
             if (cases[c].sig)
                 cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == cases[c].sig && !WCOREDUMP(st),
                           "shell %zu, %s: status %d", i, cases[c].command, st);
@@ -666,7 +668,7 @@ Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_comman
         }
 }
 
-/* A stop (TERM to the group) while the command runs: the shell waits for the command, which
+/* A stop (URG to the shell, TERM to the group) while the command runs: the shell waits for the command, which
  * has its own TERM (a checkpoint; its stderr quiet: a shell says "Terminated" of its sleep),
  * ends with its status, and leaves the stop to the stop that
  * sent it: no note, no "ended", a marked process untouched. */
@@ -690,5 +692,82 @@ Test(groupstop, a_term_to_the_trial_shell_waits_for_its_command_and_skips_its_ow
         cr_assert_str_eq(out, "up\ntermed\n", "shell %zu: %s", i, out);
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 5, "shell %zu: status %d", i, st);
         cr_assert_eq(dw, 0, "shell %zu: the marked process was stopped", i);
+    }
+}
+
+/* The pid a command wrote in file (0 if none). */
+static long pid_in(const char *file)
+{
+    long pid = 0;
+    FILE *f = fopen(file, "r");
+    if (f && fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    return pid;
+}
+
+/* Regression: the wrapping shell TERMed the other processes of its group but neither waited
+ * for them nor KILLed them, and only marked ones were named: a process the command left in
+ * the group that emptied its environment (no mark) and ignores TERM outlived the trial. Now
+ * it is named, waited for, and KILLed after the grace, as marked ones are. */
+Test(groupstop, the_trial_shell_kills_an_unmarked_group_member_that_ignores_term,
+     .timeout = TEST_TIMEOUT_S)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        char file[] = "/tmp/test-groupstop-tu-XXXXXX";
+        int fd = mkstemp(file);
+        cr_assert(fd >= 0);
+        close(fd);
+        char command[256], out[4096], name[64];
+        snprintf(command, sizeof command,
+                 "env -i sh -c 'trap \"\" TERM; echo $$ > %s; exec sleep 304' >/dev/null 2>&1 & "
+                 "while [ ! -s %s ]; do sleep 0.01; done; sleep 0.1; exit 0",
+                 file, file);
+        int st = 0;
+        int ran = run_trial(i, command, TRIAL_UNMARKED_MARK, 0, out, sizeof out, &st);
+        long left = pid_in(file);
+        unlink(file);
+        int left_gone = left > 0 && gone_within_10s((pid_t)left);
+        if (left > 0)
+            kill((pid_t)left, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d: %s", i, st, out);
+        snprintf(name, sizeof name, "(%ld sleep); stopping them", left);
+        cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
+        cr_assert_not_null(strstr(out, "\n" GROUPSTOP_ENDED "\n"), "shell %zu: %s", i, out);
+        cr_assert(left_gone, "shell %zu: the unmarked leftover runs on: %s", i, out);
+    }
+}
+
+/* Regression: a TERM from the command's own `kill 0` (its group, the wrapping shell with it)
+ * made the shell skip its stop as if a stop had sent it, and a marked daemon the command left
+ * waited for the launcher's stop over a second exec channel. A TERM without a stop's URG now
+ * leaves the shell's own stop to run: the daemon is named and KILLed, the shell says it is done
+ * and ends by the command's TERM. */
+Test(groupstop, a_commands_own_kill_0_still_gets_the_trial_shells_own_stop,
+     .timeout = TEST_TIMEOUT_S)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t d = marked_daemon(TRIAL_KILL0_MARK, 1);
+        char out[4096], name[96];
+        int st = 0;
+        int ran = run_trial(i, "exec 2>/dev/null; sleep 305 & kill 0; wait", TRIAL_KILL0_MARK, 0,
+                            out, sizeof out, &st);
+        int ds = ran ? ended_status(d) : -1;
+        kill(d, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        snprintf(name, sizeof name, "%ld sleep (outside the trial's process group)", (long)d);
+        cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
+        cr_assert_not_null(strstr(out, "\n" GROUPSTOP_ENDED "\n"), "shell %zu: %s", i, out);
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "shell %zu: status %d", i, st);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i,
+                  ds);
     }
 }
