@@ -91,5 +91,6 @@ const char groupstop_trial_sh[] =
     "n=$((n+1)); if [ $n -ge 20 ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
     "kill -KILL $gm 2>/dev/null; sleep 0.1; marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
     "kill -KILL $gm 2>/dev/null; break; fi; sleep 0.1; done; fi; "
-    "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
+    "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; [ \"$0\" = " GROUPSTOP_JOB_NAME " ] || "
+    "case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
     "ulimit -c 0 2>/dev/null; kill -$((st-128)) $$ ;; esac; exit $st";

@@ -75,6 +75,11 @@
 /* The variable that hands the trial's command to its wrapping shell (unset before it runs). */
 #define GROUPSTOP_CMD_VAR "TUNEDECK_TRIAL_COMMAND"
 
+/* The name ($0) under which the wrapping shell runs a live job (jobctl.c) rather than a trial:
+ * it ends with the job's exit status as is (a status above 128 raises no signal), as the
+ * `sh -c` that ran the job did: a signalled channel is a job whose end was not seen. */
+#define GROUPSTOP_JOB_NAME "tunedeck-job"
+
 /* The variable, exported by GROUPSTOP_GUARD_SH, that hands the guard's pid to the wrapping
  * shell (unset before the command runs): the guard is of the trial's group and carries no mark,
  * and is no leftover of the command's. */
