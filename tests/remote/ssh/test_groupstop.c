@@ -511,6 +511,7 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
 #define TRIAL_TERM_MARK "0123456789abcdef0123456789abcde6"
 #define TRIAL_KILL0_MARK "0123456789abcdef0123456789abcde7"
 #define TRIAL_UNMARKED_MARK "0123456789abcdef0123456789abcde8"
+#define TRIAL_JOB_MARK "0123456789abcdef0123456789abcde9"
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -770,4 +771,35 @@ Test(groupstop, a_commands_own_kill_0_still_gets_the_trial_shells_own_stop,
         cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i,
                   ds);
     }
+}
+
+/* A live job's run (jobctl.c) is the wrapping shell as GROUPSTOP_JOB_NAME: a status above 128
+ * is handed on as a status (a signalled channel is a run whose end was not seen), as the plain
+ * `sh -c` it replaced did; as tunedeck-trial it is raised. */
+Test(groupstop, the_wrapping_shell_as_a_job_hands_on_a_status_above_128_as_is)
+{
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++)
+        for (int job = 0; job < 2; job++) {
+            pid_t c = fork();
+            cr_assert(c >= 0);
+            if (c == 0) {
+                setsid();
+                int null = open("/dev/null", O_RDWR);
+                if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                    _exit(126);
+                setenv("TUNEDECK_RUN_MARK", TRIAL_JOB_MARK, 1);
+                setenv(GROUPSTOP_CMD_VAR, "exit 137", 1);
+                execlp(SHELLS[i], SHELLS[i], "-c", groupstop_trial_sh,
+                       job ? GROUPSTOP_JOB_NAME : "tunedeck-trial", (char *)NULL);
+                _exit(127);
+            }
+            int st = 0;
+            cr_assert_eq(waitpid(c, &st, 0), c);
+            if (job)
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 137, "%s: status %d", SHELLS[i],
+                          st);
+            else
+                cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: status %d", SHELLS[i],
+                          st);
+        }
 }
