@@ -11,7 +11,7 @@
  * one that emptied its environment carries no mark), as the local keeper names them (pid and
  * name; "outside the trial's process group" for one that left it). */
 #define NOTE_SH                                                                                    \
-    "if [ -n \"$k$gm\" ]; then l=; c=0; nq=; for q in $k $gm; do case \" $nq \" in *\" $q \"*) " \
+    "if [ -n \"$k$gm\" ]; then l=; c=0; nq=; for q in $k $gm; do case \" $nq \" in *\" $q \"*) "   \
     "continue ;; esac; nq=\"$nq $q\"; s=; read -r s 2>/dev/null </proc/$q/stat "                   \
     "|| continue; nm=${s#*(}; nm=${nm%)*}; s=${s##*) }; set -- $s; case $1 in Z*|X*) "             \
     "continue ;; esac; c=$((c+1)); if [ $c -gt 4 ]; then l=\"$l, ...\"; break; fi; "               \
@@ -51,12 +51,12 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * hold what is not the trial's). pgrep lists the group where it can, else every stat is read
  * (builtins only, as `live`). */
 #define MEMBERS_SH                                                                                 \
-    "members() { gm=; [ \"$g\" = \"$$\" ] || return 1; ml=$(pgrep -g \"$g\" 2>/dev/null); "         \
+    "members() { gm=; [ \"$g\" = \"$$\" ] || return 1; ml=$(pgrep -g \"$g\" 2>/dev/null); "        \
     "case $? in 0|1) ;; *) ml=; for mp in /proc/[0-9]*/stat; do mp=${mp%/stat}; "                  \
     "ml=\"$ml ${mp#/proc/}\"; done ;; esac; for mp in $ml; do ms=; read -r ms 2>/dev/null "        \
     "</proc/$mp/stat || continue; ms=${ms##*) }; set -- $ms; [ \"$3\" = \"$g\" ] || continue; "    \
     "case $1 in Z*|X*) continue ;; esac; [ \"$mp\" = \"$$\" ] || [ \"$2\" = \"$$\" ] || "          \
-    "[ \"$mp\" = \"$gd\" ] || [ \"$2\" = \"$gd\" ] && continue; gm=\"$gm $mp\"; done; "          \
+    "[ \"$mp\" = \"$gd\" ] || [ \"$2\" = \"$gd\" ] && continue; gm=\"$gm $mp\"; done; "            \
     "[ -n \"$gm\" ]; }"
 
 /* The stop's loop is the one above without `live $g`: the wrapping shell is of its group (as
@@ -77,15 +77,16 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * redirection is made in a subshell that execs it, since dash and ash make a command's own in
  * the waiting shell, which then said it there. Only a signal whose default is to end a
  * process is raised again: a command that exits 147 by itself must not stop (SIGSTOP) it. */
-const char groupstop_trial_sh[] =
-    GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; "
-    "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR " gd=$" GROUPSTOP_GUARD_VAR "; unset "
-    GROUPSTOP_CMD_VAR " " GROUPSTOP_GUARD_VAR "; ts=; "
+const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
+    "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; "
+    "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR " gd=$" GROUPSTOP_GUARD_VAR
+    "; unset " GROUPSTOP_CMD_VAR " " GROUPSTOP_GUARD_VAR "; ts=; "
     "trap \"ts=1\" URG; trap : TERM; exec 3>&2 2>/dev/null; (exec sh -c \"$tc\" 2>&3 3>&-); st=$?; "
     "exec 2>&3 3>&-; "
     "trap \"\" TERM; unset TUNEDECK_RUN_MARK; "
     "if [ -z \"$ts\" ]; then s=; read -r s 2>/dev/null </proc/$$/stat; s=${s##*) }; set -- $s; "
-    "g=$3; marked \"$m\"; members; { " NOTE_SH "} >&2; [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
+    "g=$3; marked \"$m\"; members; { " NOTE_SH
+    "} >&2; [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
     "[ -n \"$k\" ] && kill -TERM $k 2>/dev/null; "
     "if [ -n \"$k$gm\" ]; then n=0; while up $k || marked \"$m\" || members; do "
     "n=$((n+1)); if [ $n -ge 20 ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; members && "

@@ -112,16 +112,17 @@ extern const char groupstop_trial_sh[];
 /* The guard, put by the command's wrapping shell (sshd's session leader, $$ its group)
  * before it execs the command: a process left apart (forked by a command substitution that
  * then ends: no child of the command, which may wait for any child; its pid is exported in
- * GROUPSTOP_GUARD_VAR, so the wrapping shell does not take it for a leftover) that checks every second that $$'s parent is still the sshd
- * session process that started it ($PPID). With no pty, nothing tells a remote command that
- * tunedeck died (SIGKILL, a crash): its connection closes, sshd's session process exits, and
- * the command, reparented, runs on until it writes (EPIPE), which a quiet one may not do for
- * hours. Then the guard stops the group and the processes that carry the group's mark
- * (`marked`: a setsid daemon of the trial): SIGURG to $$ (a stop: its wrapping shell leaves the
- * stop to it), TERM, then KILL once $$ and every marked process
- * have ended (a job's wrapping shell waits for its checkpoint) or after `kill_ticks` tenths of
- * a second (a decimal in the text), whichever comes first: the guard itself is of the group,
- * and waiting on the whole group would wait on itself; the marked ones are KILLed first, as
+ * GROUPSTOP_GUARD_VAR, so the wrapping shell does not take it for a leftover) that checks
+ * every second that $$'s parent is still the sshd session process that started it ($PPID).
+ * With no pty, nothing tells a remote command that tunedeck died (SIGKILL, a crash): its
+ * connection closes, sshd's session process exits, and the command, reparented, runs on until
+ * it writes (EPIPE), which a quiet one may not do for hours. Then the guard stops the group and
+ * the processes that carry the group's mark (`marked`: a setsid daemon of the trial): SIGURG
+ * to $$ (a stop: its wrapping shell leaves the stop to it), TERM, then KILL once $$ and every
+ * marked process have ended (a job's wrapping shell waits for its checkpoint) or after
+ * `kill_ticks` tenths of a second (a decimal in the text), whichever comes first: the guard
+ * itself is of the group, and waiting on the whole group would wait on itself; the marked ones
+ * are KILLed first, as
  * the group's KILL ends the guard. It ends at once where /proc is absent (no guard), and when
  * $$ is gone or a zombie (the command ended, or was killed with its session: what it left
  * behind is the wrapping shell's, or the launcher's, to stop; its pid cannot be another's
@@ -149,7 +150,7 @@ extern const char groupstop_trial_sh[];
     "; " GROUPSTOP_UP_SH "; m=; for q in $g $(pgrep -g $g 2>/dev/null); do "                    \
     "m=$(tr \"\\000\" \"\\n\" 2>/dev/null </proc/$q/environ | "                                  \
     "sed -n \"s/^TUNEDECK_RUN_MARK=//p\"); case $m in *[!0-9a-f]*) m= ;; esac; "                 \
-    "[ ${#m} -eq 32 ] && break; m=; done; kill -URG $g; kill -TERM -$g; marked \"$m\" && "                     \
+    "[ ${#m} -eq 32 ] && break; m=; done; kill -URG $g; kill -TERM -$g; marked \"$m\" && "     \
     "kill -TERM $k 2>/dev/null; n=0; while [ $n -lt " kill_ticks " ]; do s=; "                   \
     "read -r s 2>/dev/null </proc/$g/stat; s=${s##*) }; case $s in \"\"|Z*|X*) up $k || "       \
     "break ;; esac; sleep 0.1; n=$((n+1)); done; marked \"$m\" && kill -KILL $k 2>/dev/null; "   \

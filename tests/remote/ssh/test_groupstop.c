@@ -216,8 +216,7 @@ static pid_t start_guarded(const char *shell, const char *command, pid_t *sessio
     cr_assert_eq(read(fds[0], &c, sizeof c), (ssize_t)sizeof c);
     close(fds[0]);
     pid_t sleeper;
-    while (!(sleeper = member_named((pid_t)c, "sleep 1")) ||
-           !proc_state(sleeper, guard, NULL))
+    while (!(sleeper = member_named((pid_t)c, "sleep 1")) || !proc_state(sleeper, guard, NULL))
         usleep(20 * 1000);
     return (pid_t)c;
 }
@@ -262,8 +261,7 @@ Test(groupstop, the_guards_command_line_holds_nothing_of_the_command)
         snprintf(want, sizeof want, " tunedeck-guard %ld %ld", (long)c, (long)session);
         cr_assert_null(strstr(line, "guard-test-mark"), "%s: the guard's command line: %s",
                        SHELLS[i], line);
-        cr_assert_not_null(strstr(line, want), "%s: the guard's command line: %s", SHELLS[i],
-                           line);
+        cr_assert_not_null(strstr(line, want), "%s: the guard's command line: %s", SHELLS[i], line);
         end_guarded(c, session);
     }
 }
@@ -348,8 +346,7 @@ static int shell_line(size_t i, const char *path, char *out, size_t cap)
     const char *bb = busybox_tools(i, dir);
     if (!bb)
         return 0;
-    return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb, path, dir),
-           1;
+    return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb, path, dir), 1;
 }
 
 /* Runs `text` in shell i; its stdout in out. 0 when the shell is not there. */
@@ -616,19 +613,19 @@ Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeo
         if (!ran)
             continue; /* no busybox here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "shell %zu: status %d: %s", i, st, out);
-        cr_assert(strncmp(out, "out\n" GROUPSTOP_NOTE "the trial's command ended and left "
-                               "processes running (",
+        cr_assert(strncmp(out,
+                          "out\n" GROUPSTOP_NOTE "the trial's command ended and left "
+                          "processes running (",
                           strlen("out\n" GROUPSTOP_NOTE) + 50) == 0,
                   "shell %zu: %s", i, out);
         snprintf(name, sizeof name, "%ld sleep (outside the trial's process group)", (long)d);
         cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
         snprintf(name, sizeof name, "%ld sleep", left);
         cr_assert_not_null(strstr(out, name), "shell %zu: the group's leftover: %s", i, out);
-        cr_assert_not_null(strstr(out, "); stopping them: TERM, KILL after 2000 ms\n"
-                                       GROUPSTOP_ENDED "\n"),
-                           "shell %zu: %s", i, out);
-        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i,
-                  ds);
+        cr_assert_not_null(
+            strstr(out, "); stopping them: TERM, KILL after 2000 ms\n" GROUPSTOP_ENDED "\n"),
+            "shell %zu: %s", i, out);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i, ds);
         cr_assert(left_gone, "shell %zu: the group's leftover runs on", i);
         cr_assert_eq(ow, 0, "shell %zu: another launch's process was stopped", i);
     }
@@ -657,8 +654,8 @@ Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_comman
             int st = 0;
             if (!run_trial(i, cases[c].command, TRIAL_NONE_MARK, 0, out, sizeof out, &st))
                 continue;
-            const char *want = cases[c].sig == SIGUSR1 ? "said\n" GROUPSTOP_ENDED "\n"
-                                                       : GROUPSTOP_ENDED "\n";
+            const char *want =
+                cases[c].sig == SIGUSR1 ? "said\n" GROUPSTOP_ENDED "\n" : GROUPSTOP_ENDED "\n";
             cr_assert_str_eq(out, want, "shell %zu, %s: %s", i, cases[c].command, out);
             if (cases[c].sig)
                 cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == cases[c].sig && !WCOREDUMP(st),
@@ -669,10 +666,10 @@ Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_comman
         }
 }
 
-/* A stop (URG to the shell, TERM to the group) while the command runs: the shell waits for the command, which
- * has its own TERM (a checkpoint; its stderr quiet: a shell says "Terminated" of its sleep),
- * ends with its status, and leaves the stop to the stop that
- * sent it: no note, no "ended", a marked process untouched. */
+/* A stop (URG to the shell, TERM to the group) while the command runs: the shell waits for the
+ * command, which has its own TERM (a checkpoint; its stderr quiet: a shell says "Terminated" of its
+ * sleep), ends with its status, and leaves the stop to the stop that sent it: no note, no "ended",
+ * a marked process untouched. */
 Test(groupstop, a_term_to_the_trial_shell_waits_for_its_command_and_skips_its_own_stop,
      .timeout = TEST_TIMEOUT_S)
 {
@@ -768,8 +765,7 @@ Test(groupstop, a_commands_own_kill_0_still_gets_the_trial_shells_own_stop,
         cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
         cr_assert_not_null(strstr(out, "\n" GROUPSTOP_ENDED "\n"), "shell %zu: %s", i, out);
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "shell %zu: status %d", i, st);
-        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i,
-                  ds);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i, ds);
     }
 }
 
@@ -796,8 +792,7 @@ Test(groupstop, the_wrapping_shell_as_a_job_hands_on_a_status_above_128_as_is)
             int st = 0;
             cr_assert_eq(waitpid(c, &st, 0), c);
             if (job)
-                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 137, "%s: status %d", SHELLS[i],
-                          st);
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 137, "%s: status %d", SHELLS[i], st);
             else
                 cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: status %d", SHELLS[i],
                           st);
