@@ -509,6 +509,7 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
 #define TRIAL_KILL0_MARK "0123456789abcdef0123456789abcde7"
 #define TRIAL_UNMARKED_MARK "0123456789abcdef0123456789abcde8"
 #define TRIAL_JOB_MARK "0123456789abcdef0123456789abcde9"
+#define TRIAL_GUARDED_MARK "0123456789abcdef0123456789abcdea"
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -797,4 +798,54 @@ Test(groupstop, the_wrapping_shell_as_a_job_hands_on_a_status_above_128_as_is)
                 cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: status %d", SHELLS[i],
                           st);
         }
+}
+
+/* The guard (of the trial's group, no mark, in `sleep 1`) is no leftover of the command's: the
+ * login shell hands its pid to the wrapping shell (GROUPSTOP_GUARD_VAR), which neither names
+ * nor waits for it. Without that, every trial's log named "sh" and "sleep" as left running. */
+Test(groupstop, the_trial_shell_does_not_take_its_guard_for_a_leftover, .timeout = TEST_TIMEOUT_S)
+{
+    char path[] = "/tmp/test-groupstop-g-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    size_t len = strlen(groupstop_trial_sh);
+    cr_assert_eq(write(fd, groupstop_trial_sh, len), (ssize_t)len);
+    close(fd);
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
+        char login[4096];
+        /* as launch_ssh.c's login: the guard, then the mark exported, then the wrapping shell;
+         * the guard is in its loop (`sleep 1`) by the time the command has ended */
+        snprintf(login, sizeof login,
+                 "%sTUNEDECK_RUN_MARK=" TRIAL_GUARDED_MARK "; export TUNEDECK_RUN_MARK; sleep 0.2; "
+                 "exec %s -c \"$(cat %s)\" tunedeck-trial",
+                 GROUPSTOP_GUARD_SH("20"), SHELLS[i], path);
+        int p[2];
+        cr_assert_eq(pipe(p), 0);
+        pid_t c = fork();
+        cr_assert(c >= 0);
+        if (c == 0) {
+            setsid();
+            int null = open("/dev/null", O_RDONLY);
+            if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+                _exit(126);
+            close(p[0]), close(p[1]), close(null);
+            setenv(GROUPSTOP_CMD_VAR, "exit 0", 1); /* the mark after the guard, as launch_ssh.c */
+            execlp(SHELLS[i], SHELLS[i], "-c", login, (char *)NULL);
+            _exit(127);
+        }
+        close(p[1]);
+        char out[4096];
+        size_t n = 0;
+        ssize_t r;
+        while (n + 1 < sizeof out && (r = read(p[0], out + n, sizeof out - 1 - n)) > 0)
+            n += (size_t)r;
+        out[n] = 0;
+        close(p[0]);
+        int st = 0;
+        cr_assert_eq(waitpid(c, &st, 0), c);
+        kill(-c, SIGKILL); /* the guard, once the test has looked */
+        cr_assert_str_eq(out, GROUPSTOP_ENDED "\n", "%s: %s", SHELLS[i], out);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", SHELLS[i], st);
+    }
+    unlink(path);
 }
