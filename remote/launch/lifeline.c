@@ -72,6 +72,9 @@ typedef struct {
     char note[512];
     size_t note_len;
     int listed;
+    /* the leftovers the note's walk found, TERMed once the note is out (no malloc in a fork
+     * of a process with threads); more than this many: a walk of its own TERMs them all */
+    pid_t found[64];
     int to_reap; /* children KILLed by kill_all's last walk, not yet reaped */
 } Keeper;
 
@@ -160,11 +163,12 @@ static void note_add_num(Keeper *k, unsigned long v)
     note_add(k, out);
 }
 
-/* One walk both names a leftover and TERMs it: the note lists just what had the TERM. */
-static void term_leftover(const ProcInfo *p, void *ud)
+/* One walk names a leftover and keeps its pid for the TERM: the note lists what is TERMed. */
+static void list_leftover(const ProcInfo *p, void *ud)
 {
     Keeper *k = ud;
-    kill(p->pid, SIGTERM);
+    if ((size_t)k->listed < sizeof k->found / sizeof *k->found)
+        k->found[k->listed] = p->pid;
     if (k->listed++ == 4) {
         note_add(k, ", ...");
         return;
@@ -179,18 +183,32 @@ static void term_leftover(const ProcInfo *p, void *ud)
         note_add(k, " (outside the trial's process group)");
 }
 
+static void term_one(const ProcInfo *p, void *ud)
+{
+    (void)ud;
+    kill(p->pid, SIGTERM);
+}
+
 /* The command ended by itself and left processes running: the trial is over, so they are
- * stopped, and the trial's log says which. The note is written once its walk has sent the
- * TERMs (it names what that walk saw): a line a leftover writes on its TERM may come before it. */
+ * stopped, and the trial's log says which. The note is written before the TERMs (it names what
+ * its walk saw), so a line a leftover writes on its TERM comes after it in the log. A process
+ * born after the walk has its KILL with the rest after the grace. */
 static void stop_leftovers(Keeper *k, int note_fd, int grace_ms)
 {
     note_add(k, LIFELINE_NOTE "the trial's command ended and left processes running (");
-    proctree_walk(k->self, 1, term_leftover, k);
+    proctree_walk(k->self, 1, list_leftover, k);
     note_add(k, "); stopping them: TERM, KILL after ");
     note_add_num(k, (unsigned long)grace_ms);
     note_add(k, " ms\n");
     if (note_fd >= 0 && k->listed > 0)
         (void)!write(note_fd, k->note, k->note_len);
+    size_t cap = sizeof k->found / sizeof *k->found;
+    if ((size_t)k->listed > cap) {
+        proctree_walk(k->self, 1, term_one, k);
+        return;
+    }
+    for (int i = 0; i < k->listed; i++)
+        kill(k->found[i], SIGTERM);
 }
 
 void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)

@@ -147,9 +147,20 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
             long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
             if (pgid > 1)
                 j->pgid = pgid;
-        } else {
-            jobctl_words_note(&j->said, line, 0);
+            return;
         }
+        /* the wrapping shell's own lines are not the job's words: its note on what the job
+         * left, and its end line (after the job's last line when that had no newline) */
+        if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) == 0)
+            return;
+        size_t len = strlen(line), el = strlen(GROUPSTOP_ENDED);
+        if (len >= el && strcmp(line + len - el, GROUPSTOP_ENDED) == 0) {
+            char own[sizeof j->said.text];
+            snprintf(own, sizeof own, "%.*s", (int)(len - el), line);
+            jobctl_words_note(&j->said, own, 0);
+            return;
+        }
+        jobctl_words_note(&j->said, line, 0);
         return;
     }
     TrialEvent ev;
@@ -213,11 +224,18 @@ static int launch(JobRun *j, const char *command, Error *err)
     /* The guard stops the job's group, and the processes that carry its run's mark, once its
      * sshd session is gone (schedule --live killed outright: groupstop.h): TERM, the job
      * checkpoints, KILL once its shell and the marked processes ended or after the live
-     * scheduler's stop_timeout_s (20 s, never set otherwise). */
+     * scheduler's stop_timeout_s (20 s, never set otherwise). The command runs under the
+     * trials' wrapping shell (groupstop_trial_sh, as `tunedeck-job`: it ends with the job's
+     * exit status as is, no signal raised, as the `sh -c` it replaces did), handed over in a
+     * variable: once the job has ended, by itself or on a stop's TERM after its checkpoint,
+     * what it left in its group is stopped on this channel. */
     if (shquote_append_raw(&b, &len,
                            "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
-                               "200") "exec sh -c ") < 0 ||
-        shquote_append(&b, &len, command) < 0) {
+                               "200") GROUPSTOP_CMD_VAR "=") < 0 ||
+        shquote_append(&b, &len, command) < 0 ||
+        shquote_append_raw(&b, &len, "; export " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
+        shquote_append(&b, &len, groupstop_trial_sh) < 0 ||
+        shquote_append_raw(&b, &len, " " GROUPSTOP_JOB_NAME) < 0) {
         free(b);
         return error_set(err, "job: out of memory");
     }

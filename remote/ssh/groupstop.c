@@ -6,11 +6,13 @@
 
 #include "remote/ssh/groupstop.h"
 
-/* The note on leftovers: each marked process still running (k, as `marked` found them), as
- * the local keeper names them (pid and name; "outside the trial's process group" for one
- * that left it). */
+/* The note on leftovers: each marked process still running (k, as `marked` found them) and,
+ * in the trial's wrapping shell, each other process of its group (gm, as `members` found them:
+ * one that emptied its environment carries no mark), as the local keeper names them (pid and
+ * name; "outside the trial's process group" for one that left it). */
 #define NOTE_SH                                                                                    \
-    "if [ -n \"$k\" ]; then l=; c=0; for q in $k; do s=; read -r s 2>/dev/null </proc/$q/stat "    \
+    "if [ -n \"$k$gm\" ]; then l=; c=0; nq=; for q in $k $gm; do case \" $nq \" in *\" $q \"*) "   \
+    "continue ;; esac; nq=\"$nq $q\"; s=; read -r s 2>/dev/null </proc/$q/stat "                   \
     "|| continue; nm=${s#*(}; nm=${nm%)*}; s=${s##*) }; set -- $s; case $1 in Z*|X*) "             \
     "continue ;; esac; c=$((c+1)); if [ $c -gt 4 ]; then l=\"$l, ...\"; break; fi; "               \
     "[ $c -gt 1 ] && l=\"$l, \"; l=\"$l$q $nm\"; [ \"$3\" = \"$g\" ] || "                          \
@@ -26,7 +28,8 @@ char *groupstop_command(long pgid, const char *mark, int ended)
      * as a format. */
     static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; ";
     static const char stop[] =
-        "kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && kill -TERM $k 2>/dev/null; n=0; "
+        "kill -URG $g 2>/dev/null; kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
+        "kill -TERM $k 2>/dev/null; n=0; "
         "while live $g || up $k || marked \"$m\"; do n=$((n+1)); if [ $n -ge 20 ]; then "
         "kill -KILL -$g 2>/dev/null; marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
         "marked \"$m\" && kill -KILL $k 2>/dev/null; break; fi; sleep 0.1; done; true";
@@ -34,7 +37,7 @@ char *groupstop_command(long pgid, const char *mark, int ended)
     const char *m = mark && n == 32 && !mark[n] ? mark : "-";
     const char *note = ended ? NOTE_SH : "";
     char vars[128];
-    snprintf(vars, sizeof vars, "g=%ld m=%s; marked \"$m\"; ", pgid, m);
+    snprintf(vars, sizeof vars, "g=%ld m=%s; gm=; marked \"$m\"; ", pgid, m);
     size_t len = strlen(head) + strlen(vars) + strlen(note) + strlen(stop);
     char *cmd = malloc(len + 1);
     if (cmd)
@@ -42,27 +45,53 @@ char *groupstop_command(long pgid, const char *mark, int ended)
     return cmd;
 }
 
+/* members: sets gm to the processes of the wrapping shell's group g that are not zombies, but
+ * the shell itself, what it forks to look (its children) and the guard (pid gd, and its `sleep`),
+ * and exits 0 when there is one; never one where the shell does not lead g (a group that may
+ * hold what is not the trial's). pgrep lists the group where it can, else every stat is read
+ * (builtins only, as `live`). */
+#define MEMBERS_SH                                                                                 \
+    "members() { gm=; [ \"$g\" = \"$$\" ] || return 1; ml=$(pgrep -g \"$g\" 2>/dev/null); "        \
+    "case $? in 0|1) ;; *) ml=; for mp in /proc/[0-9]*/stat; do mp=${mp%/stat}; "                  \
+    "ml=\"$ml ${mp#/proc/}\"; done ;; esac; for mp in $ml; do ms=; read -r ms 2>/dev/null "        \
+    "</proc/$mp/stat || continue; ms=${ms##*) }; set -- $ms; [ \"$3\" = \"$g\" ] || continue; "    \
+    "case $1 in Z*|X*) continue ;; esac; [ \"$mp\" = \"$$\" ] || [ \"$2\" = \"$$\" ] || "          \
+    "[ \"$mp\" = \"$gd\" ] || [ \"$2\" = \"$gd\" ] && continue; gm=\"$gm $mp\"; done; "            \
+    "[ -n \"$gm\" ]; }"
+
 /* The stop's loop is the one above without `live $g`: the wrapping shell is of its group (as
- * is whatever it forks to look), so the group's TERM is all it can ask of the group; a process
- * that left the group, or stayed in it, carries the mark. The command is a child in the group,
+ * is whatever it forks to look), so it waits on the group's other processes as `members` lists
+ * them, and on the processes that left the group, or stayed in it, that carry the mark; what is
+ * left of either after 2 s is KILLed. The command is a child in the group,
  * not an exec: the shell must outlive it to stop what it left. TERM: a trap of its own (a
  * handler, not "ignore", which the command would inherit), then ignored once the command has
- * ended (its own TERM to the group). Its own stderr is /dev/null while the command runs (the
+ * ended (its own TERM to the group). A TERM alone (the command's own `kill 0`, which reaches the
+ * shell as a member of the group) changes nothing: the shell still stops what the command left.
+ * A stop (groupstop_command, the guard) says it is one with an URG to the shell before its TERM
+ * (ignored by default, so harmless to any other process): then the shell leaves the stop to the
+ * stop that sent it, which is under way and names nothing as left by a command that ended. The
+ * URG comes first from the same process, so it has been handled by the time the command's end
+ * is seen. Its own stderr is /dev/null while the command runs (the
  * command's is the channel's): each shell says "Killed" (bash: "line 1: PID Killed ...") of a
  * command a signal ended, which the trial's log and failure would then hold; the command's
  * redirection is made in a subshell that execs it, since dash and ash make a command's own in
  * the waiting shell, which then said it there. Only a signal whose default is to end a
  * process is raised again: a command that exits 147 by itself must not stop (SIGSTOP) it. */
-const char groupstop_trial_sh[] =
-    GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; "
-    "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR "; unset " GROUPSTOP_CMD_VAR "; tq=; "
-    "trap \"tq=1\" TERM; exec 3>&2 2>/dev/null; (exec sh -c \"$tc\" 2>&3 3>&-); st=$?; "
+const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
+    "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; "
+    "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR " gd=$" GROUPSTOP_GUARD_VAR
+    "; unset " GROUPSTOP_CMD_VAR " " GROUPSTOP_GUARD_VAR "; ts=; "
+    "trap \"ts=1\" URG; trap : TERM; exec 3>&2 2>/dev/null; (exec sh -c \"$tc\" 2>&3 3>&-); st=$?; "
     "exec 2>&3 3>&-; "
     "trap \"\" TERM; unset TUNEDECK_RUN_MARK; "
-    "if [ -z \"$tq\" ]; then s=; read -r s 2>/dev/null </proc/$$/stat; s=${s##*) }; set -- $s; "
-    "g=$3; marked \"$m\"; { " NOTE_SH "} >&2; [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
-    "if [ -n \"$k\" ]; then kill -TERM $k 2>/dev/null; n=0; while up $k || marked \"$m\"; do "
-    "n=$((n+1)); if [ $n -ge 20 ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
-    "marked \"$m\" && kill -KILL $k 2>/dev/null; break; fi; sleep 0.1; done; fi; "
-    "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
+    "if [ -z \"$ts\" ]; then s=; read -r s 2>/dev/null </proc/$$/stat; s=${s##*) }; set -- $s; "
+    "g=$3; marked \"$m\"; members; { " NOTE_SH
+    "} >&2; [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
+    "[ -n \"$k\" ] && kill -TERM $k 2>/dev/null; "
+    "if [ -n \"$k$gm\" ]; then n=0; while up $k || marked \"$m\" || members; do "
+    "n=$((n+1)); if [ $n -ge 20 ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
+    "kill -KILL $gm 2>/dev/null; sleep 0.1; marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
+    "kill -KILL $gm 2>/dev/null; break; fi; sleep 0.1; done; fi; "
+    "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; [ \"$0\" = " GROUPSTOP_JOB_NAME " ] || "
+    "case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
     "ulimit -c 0 2>/dev/null; kill -$((st-128)) $$ ;; esac; exit $st";

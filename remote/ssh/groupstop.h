@@ -75,37 +75,54 @@
 /* The variable that hands the trial's command to its wrapping shell (unset before it runs). */
 #define GROUPSTOP_CMD_VAR "TUNEDECK_TRIAL_COMMAND"
 
+/* The name ($0) under which the wrapping shell runs a live job (jobctl.c) rather than a trial:
+ * it ends with the job's exit status as is (a status above 128 raises no signal), as the
+ * `sh -c` that ran the job did: a signalled channel is a job whose end was not seen. */
+#define GROUPSTOP_JOB_NAME "tunedeck-job"
+
+/* The variable, exported by GROUPSTOP_GUARD_SH, that hands the guard's pid to the wrapping
+ * shell (unset before the command runs): the guard is of the trial's group and carries no mark,
+ * and is no leftover of the command's. */
+#define GROUPSTOP_GUARD_VAR "TUNEDECK_GUARD_PID"
+
 /* The trial's wrapping shell: `exec sh -c <this> tunedeck-trial`, by the login shell that sshd
- * started (the session and group leader, whose pid it keeps), with TUNEDECK_RUN_MARK and
- * GROUPSTOP_CMD_VAR exported. It runs the command (`sh -c "$command"`, a child in its group,
- * with the trial's environment), and once that has ended by itself it stops, itself, what the
- * command left: the group's other processes (TERM; only when it leads the group) and the
- * processes `marked` finds (TERM, KILL after 2 s), naming them in a GROUPSTOP_NOTE line, then
- * says GROUPSTOP_ENDED; all on stderr. So a trial's end costs no second exec channel, and one
- * that left nothing is over after one grep. Where it cannot read its own group (no /proc) it
- * stops nothing and does not say GROUPSTOP_ENDED: the launcher's stop over a channel of its
- * own does it, as before. It then ends as its command did: its exit status, or the signal an
- * exit status above 128 names (raised on itself, no core), for what sshd reports as the
- * trial's result: a status of 137 passed on by a script reads as SIGKILL (the launcher treats
- * both alike). A TERM to it (a stop over a channel of its own, or the guard: they signal the
- * group; or the command's own `kill 0`) waits for the command, which has its own TERM, and
- * skips its stop: then the launcher's stop over a channel of its own does it.
+ * started (the session and group leader, whose pid it keeps), with TUNEDECK_RUN_MARK,
+ * GROUPSTOP_CMD_VAR and GROUPSTOP_GUARD_VAR exported. It runs the command (`sh -c "$command"`,
+ * a child in its group, with the trial's environment), and once that has ended it stops, itself,
+ * what the command left: the group's other processes (only when it leads the group; the guard
+ * and what the shell forks are not of them) and the processes `marked` finds, naming them in a
+ * GROUPSTOP_NOTE line first, then TERM, a wait while one is left, KILL after 2 s; then it says
+ * GROUPSTOP_ENDED; all on stderr. A group member that emptied its environment (no mark) and
+ * ignores TERM is KILLed as a marked one is. So a trial's end costs no second exec channel, and
+ * one that left nothing is over after one grep and one pgrep. Where it cannot read its own group
+ * (no /proc) it stops nothing and does not say GROUPSTOP_ENDED: the launcher's stop over a
+ * channel of its own does it, as before. It then ends as its command did: its exit status, or
+ * the signal an exit status above 128 names (raised on itself, no core), for what sshd reports
+ * as the trial's result: a status of 137 passed on by a script reads as SIGKILL (the launcher
+ * treats both alike). A TERM to it while the command runs is the command's to answer: it waits
+ * for the command. A stop (over a channel of its own, or the guard's) sends it SIGURG before its
+ * TERM (default: ignored, so harmless to a process that is no such shell): then it skips its own
+ * stop, which the stop that sent it is doing; a TERM without it (the command's own `kill 0`)
+ * still gets the shell's own stop on the trial's channel.
  * The mark is in its environment (the guard reads it there), never on a command line: the
  * command is handed over in a variable, so its command line holds neither (`pgrep -f` on the
  * command finds the command alone, as when the command was exec'd). */
 extern const char groupstop_trial_sh[];
 
 /* The guard, put by the command's wrapping shell (sshd's session leader, $$ its group)
- * before it execs the command: a process left apart (two forks: no child of the command,
- * which may wait for any child) that checks every second that $$'s parent is still the sshd
- * session process that started it ($PPID). With no pty, nothing tells a remote command that
- * tunedeck died (SIGKILL, a crash): its connection closes, sshd's session process exits, and
- * the command, reparented, runs on until it writes (EPIPE), which a quiet one may not do for
- * hours. Then the guard stops the group and the processes that carry the group's mark
- * (`marked`: a setsid daemon of the trial): TERM, then KILL once $$ and every marked process
- * have ended (a job's wrapping shell waits for its checkpoint) or after `kill_ticks` tenths of
- * a second (a decimal in the text), whichever comes first: the guard itself is of the group,
- * and waiting on the whole group would wait on itself; the marked ones are KILLed first, as
+ * before it execs the command: a process left apart (forked by a command substitution that
+ * then ends: no child of the command, which may wait for any child; its pid is exported in
+ * GROUPSTOP_GUARD_VAR, so the wrapping shell does not take it for a leftover) that checks
+ * every second that $$'s parent is still the sshd session process that started it ($PPID).
+ * With no pty, nothing tells a remote command that tunedeck died (SIGKILL, a crash): its
+ * connection closes, sshd's session process exits, and the command, reparented, runs on until
+ * it writes (EPIPE), which a quiet one may not do for hours. Then the guard stops the group and
+ * the processes that carry the group's mark (`marked`: a setsid daemon of the trial): SIGURG
+ * to $$ (a stop: its wrapping shell leaves the stop to it), TERM, then KILL once $$ and every
+ * marked process have ended (a job's wrapping shell waits for its checkpoint) or after
+ * `kill_ticks` tenths of a second (a decimal in the text), whichever comes first: the guard
+ * itself is of the group, and waiting on the whole group would wait on itself; the marked ones
+ * are KILLed first, as
  * the group's KILL ends the guard. It ends at once where /proc is absent (no guard), and when
  * $$ is gone or a zombie (the command ended, or was killed with its session: what it left
  * behind is the wrapping shell's, or the launcher's, to stop; its pid cannot be another's
@@ -127,17 +144,18 @@ extern const char groupstop_trial_sh[];
  * A session whose client vanished without closing its connection (a power loss) keeps its
  * sshd process until TCP notices: that is still the journal's --resume stop (remote.md). */
 #define GROUPSTOP_GUARD_SH(kill_ticks)                                                           \
-    "( sh -c '[ -r /proc/$1/stat ] || exit 0; g=$1 p=$2; while :; do s=; "                      \
+    GROUPSTOP_GUARD_VAR "=$(sh -c '[ -r /proc/$1/stat ] || exit 0; g=$1 p=$2; while :; do s=; " \
     "read -r s </proc/$g/stat || exit 0; s=${s##*) }; set -- $s; case $1 in Z*|X*) exit 0 ;; "  \
     "esac; [ \"$2\" = \"$p\" ] || break; sleep 1; done; trap \"\" TERM; " GROUPSTOP_MARKED_SH   \
     "; " GROUPSTOP_UP_SH "; m=; for q in $g $(pgrep -g $g 2>/dev/null); do "                    \
     "m=$(tr \"\\000\" \"\\n\" 2>/dev/null </proc/$q/environ | "                                  \
     "sed -n \"s/^TUNEDECK_RUN_MARK=//p\"); case $m in *[!0-9a-f]*) m= ;; esac; "                 \
-    "[ ${#m} -eq 32 ] && break; m=; done; kill -TERM -$g; marked \"$m\" && "                     \
+    "[ ${#m} -eq 32 ] && break; m=; done; kill -URG $g; kill -TERM -$g; marked \"$m\" && "     \
     "kill -TERM $k 2>/dev/null; n=0; while [ $n -lt " kill_ticks " ]; do s=; "                   \
     "read -r s 2>/dev/null </proc/$g/stat; s=${s##*) }; case $s in \"\"|Z*|X*) up $k || "       \
     "break ;; esac; sleep 0.1; n=$((n+1)); done; marked \"$m\" && kill -KILL $k 2>/dev/null; "   \
-    "kill -KILL -$g' tunedeck-guard \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 & ); "
+    "kill -KILL -$g' tunedeck-guard \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 & echo $!); " \
+    "export " GROUPSTOP_GUARD_VAR "; "
 
 /* The command that stops group pgid (> 1) and the processes marked with `mark` (32 hex
  * digits; NULL or "" for none): TERM, then KILL once they have had 2 s; it ends when no

@@ -564,9 +564,28 @@ ckpt = int(re.search(r"checkpoint at restart: step (\d+)", lines).group(1))
 assert int(restarted.group(1)) > ckpt >= int(started.group(1)), (restarted.group(1), ckpt)
 EOF
 
+# A live job whose command leaves a process in its group that emptied its environment (no
+# mark) and ignores TERM, at each of its two runs: the job's wrapping shell (groupstop.h) KILLs
+# it after the grace at each run's end, on the job's own channel. Regression: the job ran under
+# a plain `sh -c` and such a process outlived it (2 left).
+lmark="tunedeck-jobleft-$$x"
+ln -sf "$(command -v sleep)" "$T/$lmark"
+python3 - "$T/inv.json" "$T/invl.json" "$root/tests/fixtures/job.sh" "$T/ckptl" "$T/$lmark" <<'EOF2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["job_command"] = ("env -i sh -c 'trap \"\" TERM; exec %s 296' </dev/null >/dev/null 2>&1 & "
+                      "exec sh %s {gpus} {hosts} {resume} %s" % (sys.argv[5], sys.argv[3], sys.argv[4]))
+json.dump(inv, open(sys.argv[2], "w"))
+EOF2
+"$jobctl" "$T/invl.json" "$T/ckptl" > "$T/j2" 2>&1
+left=$(pgrep -fx "$T/$lmark 296" | wc -l)
+check "a live job's unmarked leftover that ignores TERM is stopped at each run's end ($left left)" \
+    sh -c "[ $left -eq 0 ] && grep -q \"stopped: .* status 'exited 0'\" '$T/j2'"
+for p in $(pgrep -f "$lmark"); do kill -KILL "$p" 2>/dev/null; done
+
 if [ "$fails" -ne 0 ]; then
     echo "remote: $fails failed"
-    for f in "$T"/*.err "$T"/o* "$T"/k* "$T"/r1 "$T"/j1; do [ -s "$f" ] && { echo "--- $f"; head -c 2000 "$f"; }; done
+    for f in "$T"/*.err "$T"/o* "$T"/k* "$T"/r1 "$T"/j1 "$T"/j2; do [ -s "$f" ] && { echo "--- $f"; head -c 2000 "$f"; }; done
     exit 1
 fi
 echo "remote: all passed"

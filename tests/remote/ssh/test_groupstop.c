@@ -216,8 +216,7 @@ static pid_t start_guarded(const char *shell, const char *command, pid_t *sessio
     cr_assert_eq(read(fds[0], &c, sizeof c), (ssize_t)sizeof c);
     close(fds[0]);
     pid_t sleeper;
-    while (!(sleeper = member_named((pid_t)c, "sleep 1")) ||
-           !proc_state(sleeper, guard, NULL))
+    while (!(sleeper = member_named((pid_t)c, "sleep 1")) || !proc_state(sleeper, guard, NULL))
         usleep(20 * 1000);
     return (pid_t)c;
 }
@@ -262,8 +261,7 @@ Test(groupstop, the_guards_command_line_holds_nothing_of_the_command)
         snprintf(want, sizeof want, " tunedeck-guard %ld %ld", (long)c, (long)session);
         cr_assert_null(strstr(line, "guard-test-mark"), "%s: the guard's command line: %s",
                        SHELLS[i], line);
-        cr_assert_not_null(strstr(line, want), "%s: the guard's command line: %s", SHELLS[i],
-                           line);
+        cr_assert_not_null(strstr(line, want), "%s: the guard's command line: %s", SHELLS[i], line);
         end_guarded(c, session);
     }
 }
@@ -348,8 +346,7 @@ static int shell_line(size_t i, const char *path, char *out, size_t cap)
     const char *bb = busybox_tools(i, dir);
     if (!bb)
         return 0;
-    return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb, path, dir),
-           1;
+    return snprintf(out, cap, "PATH=%s %s sh %s; r=$?; rm -rf %s; exit $r", dir, bb, path, dir), 1;
 }
 
 /* Runs `text` in shell i; its stdout in out. 0 when the shell is not there. */
@@ -504,11 +501,15 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
 /* The trial's wrapping shell (groupstop_trial_sh) in shell i, started as the login shell sshd
  * starts would exec it: a session and group of its own, TUNEDECK_RUN_MARK=mark and the command
  * in its environment, stdin /dev/null. Its stdout and stderr, together, in out; its wait status
- * in *status. With term_at_up, its group gets a TERM (a stop's) once "up" was said. 0 when the
- * shell is not there. */
+ * in *status. With term_at_up, it gets a stop's URG and its group a TERM once "up" was said
+ * (groupstop_command's order). 0 when the shell is not there. */
 #define TRIAL_MARK "0123456789abcdef0123456789abcde4"
 #define TRIAL_NONE_MARK "0123456789abcdef0123456789abcde5"
 #define TRIAL_TERM_MARK "0123456789abcdef0123456789abcde6"
+#define TRIAL_KILL0_MARK "0123456789abcdef0123456789abcde7"
+#define TRIAL_UNMARKED_MARK "0123456789abcdef0123456789abcde8"
+#define TRIAL_JOB_MARK "0123456789abcdef0123456789abcde9"
+#define TRIAL_GUARDED_MARK "0123456789abcdef0123456789abcdea"
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -552,8 +553,8 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
     while (n + 1 < cap && (r = read(p[0], out + n, cap - 1 - n)) > 0) {
         n += (size_t)r;
         out[n] = 0;
-        if (term_at_up && !termed && strstr(out, "up\n"))
-            termed = kill(-c, SIGTERM) == 0;
+        if (term_at_up && !termed && strstr(out, "up\n")) /* as a stop does: URG, then TERM */
+            termed = kill(c, SIGURG) == 0 && kill(-c, SIGTERM) == 0;
     }
     close(p[0]);
     cr_assert_eq(waitpid(c, status, 0), c);
@@ -613,19 +614,19 @@ Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeo
         if (!ran)
             continue; /* no busybox here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "shell %zu: status %d: %s", i, st, out);
-        cr_assert(strncmp(out, "out\n" GROUPSTOP_NOTE "the trial's command ended and left "
-                               "processes running (",
+        cr_assert(strncmp(out,
+                          "out\n" GROUPSTOP_NOTE "the trial's command ended and left "
+                          "processes running (",
                           strlen("out\n" GROUPSTOP_NOTE) + 50) == 0,
                   "shell %zu: %s", i, out);
         snprintf(name, sizeof name, "%ld sleep (outside the trial's process group)", (long)d);
         cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
         snprintf(name, sizeof name, "%ld sleep", left);
         cr_assert_not_null(strstr(out, name), "shell %zu: the group's leftover: %s", i, out);
-        cr_assert_not_null(strstr(out, "); stopping them: TERM, KILL after 2000 ms\n"
-                                       GROUPSTOP_ENDED "\n"),
-                           "shell %zu: %s", i, out);
-        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i,
-                  ds);
+        cr_assert_not_null(
+            strstr(out, "); stopping them: TERM, KILL after 2000 ms\n" GROUPSTOP_ENDED "\n"),
+            "shell %zu: %s", i, out);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i, ds);
         cr_assert(left_gone, "shell %zu: the group's leftover runs on", i);
         cr_assert_eq(ow, 0, "shell %zu: another launch's process was stopped", i);
     }
@@ -654,9 +655,9 @@ Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_comman
             int st = 0;
             if (!run_trial(i, cases[c].command, TRIAL_NONE_MARK, 0, out, sizeof out, &st))
                 continue;
-            const char *want = cases[c].sig == SIGUSR1 ? "said\n" GROUPSTOP_ENDED "\n"
-                                                       : GROUPSTOP_ENDED "\n";
-            cr_assert_str_eq(out, want, "shell %zu, %s", i, cases[c].command);
+            const char *want =
+                cases[c].sig == SIGUSR1 ? "said\n" GROUPSTOP_ENDED "\n" : GROUPSTOP_ENDED "\n";
+            cr_assert_str_eq(out, want, "shell %zu, %s: %s", i, cases[c].command, out);
             if (cases[c].sig)
                 cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == cases[c].sig && !WCOREDUMP(st),
                           "shell %zu, %s: status %d", i, cases[c].command, st);
@@ -666,10 +667,10 @@ Test(groupstop, the_trial_shell_that_left_nothing_says_so_and_ends_as_its_comman
         }
 }
 
-/* A stop (TERM to the group) while the command runs: the shell waits for the command, which
- * has its own TERM (a checkpoint; its stderr quiet: a shell says "Terminated" of its sleep),
- * ends with its status, and leaves the stop to the stop that
- * sent it: no note, no "ended", a marked process untouched. */
+/* A stop (URG to the shell, TERM to the group) while the command runs: the shell waits for the
+ * command, which has its own TERM (a checkpoint; its stderr quiet: a shell says "Terminated" of its
+ * sleep), ends with its status, and leaves the stop to the stop that sent it: no note, no "ended",
+ * a marked process untouched. */
 Test(groupstop, a_term_to_the_trial_shell_waits_for_its_command_and_skips_its_own_stop,
      .timeout = TEST_TIMEOUT_S)
 {
@@ -691,4 +692,160 @@ Test(groupstop, a_term_to_the_trial_shell_waits_for_its_command_and_skips_its_ow
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 5, "shell %zu: status %d", i, st);
         cr_assert_eq(dw, 0, "shell %zu: the marked process was stopped", i);
     }
+}
+
+/* The pid a command wrote in file (0 if none). */
+static long pid_in(const char *file)
+{
+    long pid = 0;
+    FILE *f = fopen(file, "r");
+    if (f && fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    return pid;
+}
+
+/* Regression: the wrapping shell TERMed the other processes of its group but neither waited
+ * for them nor KILLed them, and only marked ones were named: a process the command left in
+ * the group that emptied its environment (no mark) and ignores TERM outlived the trial. Now
+ * it is named, waited for, and KILLed after the grace, as marked ones are. */
+Test(groupstop, the_trial_shell_kills_an_unmarked_group_member_that_ignores_term,
+     .timeout = TEST_TIMEOUT_S)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        char file[] = "/tmp/test-groupstop-tu-XXXXXX";
+        int fd = mkstemp(file);
+        cr_assert(fd >= 0);
+        close(fd);
+        char command[256], out[4096], name[64];
+        snprintf(command, sizeof command,
+                 "env -i sh -c 'trap \"\" TERM; echo $$ > %s; exec sleep 304' >/dev/null 2>&1 & "
+                 "while [ ! -s %s ]; do sleep 0.01; done; sleep 0.1; exit 0",
+                 file, file);
+        int st = 0;
+        int ran = run_trial(i, command, TRIAL_UNMARKED_MARK, 0, out, sizeof out, &st);
+        long left = pid_in(file);
+        unlink(file);
+        int left_gone = left > 0 && gone_within_10s((pid_t)left);
+        if (left > 0)
+            kill((pid_t)left, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d: %s", i, st, out);
+        snprintf(name, sizeof name, "(%ld sleep); stopping them", left);
+        cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
+        cr_assert_not_null(strstr(out, "\n" GROUPSTOP_ENDED "\n"), "shell %zu: %s", i, out);
+        cr_assert(left_gone, "shell %zu: the unmarked leftover runs on: %s", i, out);
+    }
+}
+
+/* Regression: a TERM from the command's own `kill 0` (its group, the wrapping shell with it)
+ * made the shell skip its stop as if a stop had sent it, and a marked daemon the command left
+ * waited for the launcher's stop over a second exec channel. A TERM without a stop's URG now
+ * leaves the shell's own stop to run: the daemon is named and KILLed, the shell says it is done
+ * and ends by the command's TERM. */
+Test(groupstop, a_commands_own_kill_0_still_gets_the_trial_shells_own_stop,
+     .timeout = TEST_TIMEOUT_S)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t d = marked_daemon(TRIAL_KILL0_MARK, 1);
+        char out[4096], name[96];
+        int st = 0;
+        int ran = run_trial(i, "exec 2>/dev/null; sleep 305 & kill 0; wait", TRIAL_KILL0_MARK, 0,
+                            out, sizeof out, &st);
+        int ds = ran ? ended_status(d) : -1;
+        kill(d, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        snprintf(name, sizeof name, "%ld sleep (outside the trial's process group)", (long)d);
+        cr_assert_not_null(strstr(out, name), "shell %zu: %s", i, out);
+        cr_assert_not_null(strstr(out, "\n" GROUPSTOP_ENDED "\n"), "shell %zu: %s", i, out);
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "shell %zu: status %d", i, st);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i, ds);
+    }
+}
+
+/* A live job's run (jobctl.c) is the wrapping shell as GROUPSTOP_JOB_NAME: a status above 128
+ * is handed on as a status (a signalled channel is a run whose end was not seen), as the plain
+ * `sh -c` it replaced did; as tunedeck-trial it is raised. */
+Test(groupstop, the_wrapping_shell_as_a_job_hands_on_a_status_above_128_as_is)
+{
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++)
+        for (int job = 0; job < 2; job++) {
+            pid_t c = fork();
+            cr_assert(c >= 0);
+            if (c == 0) {
+                setsid();
+                int null = open("/dev/null", O_RDWR);
+                if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                    _exit(126);
+                setenv("TUNEDECK_RUN_MARK", TRIAL_JOB_MARK, 1);
+                setenv(GROUPSTOP_CMD_VAR, "exit 137", 1);
+                execlp(SHELLS[i], SHELLS[i], "-c", groupstop_trial_sh,
+                       job ? GROUPSTOP_JOB_NAME : "tunedeck-trial", (char *)NULL);
+                _exit(127);
+            }
+            int st = 0;
+            cr_assert_eq(waitpid(c, &st, 0), c);
+            if (job)
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 137, "%s: status %d", SHELLS[i], st);
+            else
+                cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: status %d", SHELLS[i],
+                          st);
+        }
+}
+
+/* The guard (of the trial's group, no mark, in `sleep 1`) is no leftover of the command's: the
+ * login shell hands its pid to the wrapping shell (GROUPSTOP_GUARD_VAR), which neither names
+ * nor waits for it. Without that, every trial's log named "sh" and "sleep" as left running. */
+Test(groupstop, the_trial_shell_does_not_take_its_guard_for_a_leftover, .timeout = TEST_TIMEOUT_S)
+{
+    char path[] = "/tmp/test-groupstop-g-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    size_t len = strlen(groupstop_trial_sh);
+    cr_assert_eq(write(fd, groupstop_trial_sh, len), (ssize_t)len);
+    close(fd);
+    for (size_t i = 0; i < sizeof SHELLS / sizeof *SHELLS; i++) {
+        char login[4096];
+        /* as launch_ssh.c's login: the guard, then the mark exported, then the wrapping shell;
+         * the guard is in its loop (`sleep 1`) by the time the command has ended */
+        snprintf(login, sizeof login,
+                 "%sTUNEDECK_RUN_MARK=" TRIAL_GUARDED_MARK "; export TUNEDECK_RUN_MARK; sleep 0.2; "
+                 "exec %s -c \"$(cat %s)\" tunedeck-trial",
+                 GROUPSTOP_GUARD_SH("20"), SHELLS[i], path);
+        int p[2];
+        cr_assert_eq(pipe(p), 0);
+        pid_t c = fork();
+        cr_assert(c >= 0);
+        if (c == 0) {
+            setsid();
+            int null = open("/dev/null", O_RDONLY);
+            if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+                _exit(126);
+            close(p[0]), close(p[1]), close(null);
+            setenv(GROUPSTOP_CMD_VAR, "exit 0", 1); /* the mark after the guard, as launch_ssh.c */
+            execlp(SHELLS[i], SHELLS[i], "-c", login, (char *)NULL);
+            _exit(127);
+        }
+        close(p[1]);
+        char out[4096];
+        size_t n = 0;
+        ssize_t r;
+        while (n + 1 < sizeof out && (r = read(p[0], out + n, sizeof out - 1 - n)) > 0)
+            n += (size_t)r;
+        out[n] = 0;
+        close(p[0]);
+        int st = 0;
+        cr_assert_eq(waitpid(c, &st, 0), c);
+        kill(-c, SIGKILL); /* the guard, once the test has looked */
+        cr_assert_str_eq(out, GROUPSTOP_ENDED "\n", "%s: %s", SHELLS[i], out);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", SHELLS[i], st);
+    }
+    unlink(path);
 }
