@@ -164,7 +164,8 @@ void app_refresh_prediction(App *a)
     suggestion_clear(&a->pred);
     memset(&a->pred, 0, sizeof a->pred);
     Error err;
-    if (tuner_predict(a->tuner, e->s, &a->pred, &err) == 0) {
+    int rc = tuner_predict(a->tuner, e->s, &a->pred, &err);
+    if (rc == 0) {
         a->pred_ok = 1;
         a->pred_why[0] = 0;
         if (!a->pred.has_prediction)
@@ -175,7 +176,7 @@ void app_refresh_prediction(App *a)
         suggestion_clear(&a->pred);
         memset(&a->pred, 0, sizeof a->pred);
         snprintf(a->pred_why, sizeof a->pred_why, "%s", err.msg);
-        if (strstr(err.msg, "busy")) {
+        if (rc == TUNER_PREDICT_BUSY) {
             a->dirty = 1;
             return; /* stays stale: the loop asks again in 50 ms */
         }

@@ -185,3 +185,35 @@ Test(app, dropping_an_override_gives_back_the_budget_raised_for_it)
     cr_assert_eq(tuner_budget(a->tuner), 3, "the operator's :budget 3 stays");
     schedule_free(s);
 }
+
+/* Regression: a busy model was told by "busy" in the error's text, so an edit whose error
+ * named a machine busybox-3 was asked again every 50 ms, for ever. */
+Test(app, an_error_naming_a_busy_machine_is_not_a_busy_model)
+{
+    Cluster *c = (Cluster *)simcluster_cluster(sim); /* the test's own simulated cluster */
+    snprintf(c->machines[1].name, sizeof c->machines[1].name, "busybox-3");
+    TunerConfig cfg = {.cluster = c,
+                       .job = simcluster_job(sim),
+                       .optimizer = "bespoke", /* a model: the schedule is validated */
+                       .seed = 3,
+                       .budget = 2,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    tuner_free(a->tuner);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[0] = simcluster_job(sim)->batch;
+    s->inputs[c->machines[1].first_device] = 1; /* not a worker: an error naming it */
+    a->editor = editor_new(s);
+    schedule_free(s);
+    cr_assert_not_null(a->editor);
+    a->pred_stale = 1;
+    app_refresh_prediction(a);
+    cr_assert_not(a->pred_ok);
+    cr_assert(strstr(a->pred_why, "busybox-3"), "%s", a->pred_why);
+    cr_assert_not(a->pred_stale, "asked once: the error will not get better");
+    app_close_editor(a);
+}
