@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "tui/queuepred.h"
 #include "tui/term.h"
 #include "tui/theme.h"
 
@@ -172,18 +173,27 @@ void app_refresh_prediction(App *a)
             snprintf(a->pred_why, sizeof a->pred_why, "%s has no model",
                      tuner_optimizer_name(a->tuner));
     } else {
+        /* a retry while busy shows what the last one did: no redraw every 50 ms for it */
+        int shown = !a->pred_ok && strcmp(a->pred_why, err.msg) == 0;
         a->pred_ok = 0;
         suggestion_clear(&a->pred);
         memset(&a->pred, 0, sizeof a->pred);
         snprintf(a->pred_why, sizeof a->pred_why, "%s", err.msg);
         if (rc == TUNER_PREDICT_BUSY) {
-            a->dirty = 1;
+            a->dirty |= !shown;
             return; /* stays stale: the loop asks again in 50 ms */
         }
     }
     a->pred_version = e->version;
     a->pred_stale = 0;
     a->dirty = 1;
+}
+
+void app_refresh_queue_predictions(App *a)
+{
+    if (queuepred_update(&a->queue_pred, a->tuner) > 0)
+        a->dirty = 1;
+    a->queue_pred_stale = a->queue_pred.busy;
 }
 
 void app_open_editor(App *a)

@@ -167,7 +167,12 @@ void app_drop_override(App *a);
  * unrun, as x does the last; -1 after saying why on the message line when no override is
  * queued as trial N. */
 int app_unqueue_override(App *a, long trial);
-/* Asks the tuner's model about the edited schedule (and checks it) after an edit. */
+/* Asks the tuner's model about the edited schedule (and checks it) after an edit; while a
+ * suggestion holds the model it stays stale (asked again), redrawn only when what it shows
+ * changed. */
 void app_refresh_prediction(App *a);
+/* Brings the queued rows' predictions up to the tuner's queue (queuepred.h); while the model is
+ * busy they stay stale (asked again), redrawn only when a row changed. */
+void app_refresh_queue_predictions(App *a);
 
 #endif

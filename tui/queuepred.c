@@ -50,7 +50,8 @@ int queuepred_update(QueuePredictions *q, Tuner *t)
     }
     q->n = n < OVERRIDEQUEUE_MAX ? n : OVERRIDEQUEUE_MAX;
     memcpy(q->v, v, q->n * sizeof *v);
-    return busy ? -1 : changed;
+    q->busy = busy;
+    return changed;
 }
 
 double queuepred_mean_s(const QueuePredictions *q, int id)

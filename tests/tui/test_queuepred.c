@@ -124,9 +124,13 @@ Test(queuepred, a_busy_model_is_told_by_its_code_and_asked_again)
     pthread_mutex_lock(&t->opt_lock);
     cr_assert_eq(tuner_predict(t, tuner_override_at(t, 0), &sg, &err), TUNER_PREDICT_BUSY);
     QueuePredictions q = {0};
-    cr_assert_eq(queuepred_update(&q, t), -1, "busy: ask again soon");
+    cr_assert_eq(queuepred_update(&q, t), 1, "a new row, its time not known yet");
+    cr_assert(q.busy, "busy: ask again soon");
     cr_assert(isnan(queuepred_mean_s(&q, tuner_override_id(t, 0))));
+    cr_assert_eq(queuepred_update(&q, t), 0, "still busy: no row changed, nothing to redraw");
+    cr_assert(q.busy);
     pthread_mutex_unlock(&t->opt_lock);
     cr_assert_eq(queuepred_update(&q, t), 1);
+    cr_assert_not(q.busy);
     cr_assert_float_eq(queuepred_mean_s(&q, tuner_override_id(t, 0)), predicted(0), 1e-9);
 }
