@@ -160,25 +160,43 @@ int draw_text(int y, int x, int w, Role role, const char *text)
         return 0;
     /* Whatever the text holds (a trial's error, a host's message), it cannot move the
      * cursor or start an escape sequence: a \r would otherwise rewrite the row. */
-    char whole[2048], safe[2048];
+    char whole[2048];
     ill_formed_as_question_marks(whole, sizeof whole, text);
-    size_t len = termsafe(safe, sizeof safe, whole);
     /* Count columns, not bytes; character by character, so that what the locale cannot
-     * show (a UTF-8 name under LANG=C) is a '?' rather than the whole text lost. */
+     * show (a UTF-8 name under LANG=C) is a '?' rather than the whole text lost. Each raw
+     * character is escaped on its own and its escape's first wide character marked, so
+     * that a cut never halves an escape (^[ or <U+0085>) into a bare ^ or <U. */
     wchar_t buf[512];
     int widths[512];
-    size_t n = 0;
-    mbstate_t st = {0};
-    for (size_t at = 0; at < len && n < 511; n++)
-        at += char_at(safe + at, len - at, &st, &buf[n], &widths[n]);
+    unsigned char starts[512];
+    size_t n = 0, len = strlen(whole);
+    mbstate_t raw_st = {0}, st = {0};
+    for (size_t at = 0; at < len;) {
+        wchar_t c;
+        int cw;
+        size_t unit = char_at(whole + at, len - at, &raw_st, &c, &cw);
+        char safe[64];
+        size_t sl = termsafe_n(safe, sizeof safe, whole + at, unit);
+        if (n + sl > 511) /* bytes bound its wide characters: a unit is kept whole or not */
+            break;
+        for (size_t e = 0, first = n; e < sl; n++) {
+            e += char_at(safe + e, sl - e, &st, &buf[n], &widths[n]);
+            starts[n] = n == first;
+        }
+        at += unit;
+    }
     buf[n] = 0;
     int cols = 0;
     size_t k = 0;
     while (k < n) {
-        if (cols + widths[k] > w)
+        size_t end = k + 1;
+        int unit_w = widths[k];
+        while (end < n && !starts[end])
+            unit_w += widths[end++];
+        if (cols + unit_w > w)
             break;
-        cols += widths[k];
-        k++;
+        cols += unit_w;
+        k = end;
     }
     /* Text cut short ends in an ellipsis, so that a cut name or note never reads as whole;
      * padding cut at a pane's edge is no loss. */
@@ -187,7 +205,9 @@ int draw_text(int y, int x, int w, Role role, const char *text)
         rest++;
     if (rest < n && w >= 2) {
         while (k > 0 && cols + 1 > w)
-            cols -= widths[--k];
+            do
+                cols -= widths[--k];
+            while (k > 0 && !starts[k]);
         buf[k++] = unicode ? L'\x2026' : L'~';
         cols++;
     }

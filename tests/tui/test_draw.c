@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <locale.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,4 +339,34 @@ Test(draw, tail_cols_is_the_end_in_whole_characters)
     cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 1), "b");
     cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 2), "e\xcc\x81" "b");
     cr_assert_str_eq(draw_tail_cols("abc", 0), "");
+}
+
+/* Regression: draw_text's cut counted columns on the escaped text, so it could halve an
+ * escape: "abcdefgh" ESC "Z" at 10 columns drew "abcdefgh^…", and ESC alone at 1 a bare '^'.
+ * An escape is one unit now, kept whole or cut whole. */
+Test(draw, a_cut_never_halves_an_escaped_control)
+{
+    fixture_screen_open(8, 40);
+    draw_init(0);
+    cr_assert_eq(draw_text(0, 0, 10, ROLE_NORMAL, "abcdefgh\x1bZ"), 9);
+    cr_assert_eq(draw_text(1, 0, 1, ROLE_NORMAL, "\x1b"), 0, "no half of ^[ at one column");
+    cr_assert_eq(draw_text(2, 0, 12, ROLE_NORMAL, "abcde\xc2\x85xyz"), 6);
+    cr_assert_eq(draw_text(3, 0, 11, ROLE_NORMAL, "a\x1b" "b\xc2\x85" "c"), 5);
+    cr_assert_eq(draw_text(4, 0, 13, ROLE_NORMAL, "a\x1b" "b\xc2\x85" "c"), 13, "fits whole");
+    char *row[5];
+    for (int i = 0; i < 5; i++)
+        row[i] = drawn_row(i);
+    fixture_screen_close();
+    const char *ell = draw_unicode() ? "\xe2\x80\xa6" : "~";
+    char want[64];
+    snprintf(want, sizeof want, "abcdefgh%s", ell);
+    cr_assert_str_eq(row[0], want);
+    cr_assert_str_eq(row[1], "");
+    snprintf(want, sizeof want, "abcde%s", ell);
+    cr_assert_str_eq(row[2], want);
+    snprintf(want, sizeof want, "a^[b%s", ell);
+    cr_assert_str_eq(row[3], want);
+    cr_assert_str_eq(row[4], "a^[b<U+0085>c");
+    for (int i = 0; i < 5; i++)
+        free(row[i]);
 }
