@@ -97,8 +97,8 @@ Rect draw_box(Rect r, const char *title, int focused)
  * a control in caret notation (^[, two columns) and a C1 or bidirectional control as
  * <U+XXXX> (eight), as termsafe writes them; an ill-formed stretch of UTF-8 as one '?' per
  * maximal subpart, as utf8.h reads it (where jsonprint writes one U+FFFD), in every locale;
- * and in a locale that is not UTF-8 (LANG=C) a whole UTF-8 character it cannot show as one
- * '?' (a name keeps its columns). */
+ * and in a locale that is not UTF-8 (LANG=C, an 8-bit one) a whole UTF-8 character it cannot
+ * show as one '?' (a name keeps its columns). */
 static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int *cols)
 {
     unsigned char b = (unsigned char)s[0];
@@ -118,6 +118,15 @@ static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int 
     if (b >= 0x80 && (cp <= 0x9F || termsafe_reorders((unsigned)cp))) {
         *c = L'<';
         *cols = (int)strlen("<U+0000>");
+        return seq;
+    }
+    /* A single-byte locale (C, ISO-8859-1) takes any byte as a character of its own: its
+     * mbrtowc read "é" (C3 A9) as "Ã" and a stray byte, two columns where one '?' is
+     * promised. */
+    if (b >= 0x80 && MB_CUR_MAX == 1) {
+        memset(st, 0, sizeof *st);
+        *c = L'?';
+        *cols = 1;
         return seq;
     }
     size_t n = mbrtowc(c, s, len, st);

@@ -370,3 +370,34 @@ Test(draw, a_cut_never_halves_an_escaped_control)
     for (int i = 0; i < 5; i++)
         free(row[i]);
 }
+
+/* Regression: in an 8-bit locale (here ISO-8859-1, built with localedef into a folder of the
+ * test's own: none is installed on the test machines) mbrtowc took each byte of a UTF-8
+ * character as a character, so "é" (C3 A9) was "Ã" and a '?', two columns where one '?' is
+ * promised, and a name fitted to its cell ran over it. */
+Test(draw, a_utf8_character_in_an_8_bit_locale_is_one_question_mark)
+{
+    char dir[] = "/tmp/tunedeck-test-locale-XXXXXX", cmd[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "localedef -i en_US -f ISO-8859-1 %s/en_US.ISO-8859-1 >/dev/null 2>&1", dir);
+    int built = system(cmd) == 0;
+    setenv("LOCPATH", dir, 1);
+    int set = built && setlocale(LC_ALL, "en_US.ISO-8859-1") != NULL;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (!set) {
+        cr_assert_eq(system(cmd), 0);
+        cr_skip_test("no ISO-8859-1 locale could be built here (localedef)");
+    }
+    draw_init(0);
+    cr_assert_eq(draw_width("\xc3\xa9t\xc3\xa9"), 3, "\"été\": one '?' each é");
+    cr_assert_eq(draw_width("\xe6\x97\xa5"), 1, "a CJK character: one '?'");
+    cr_assert_eq(draw_width("a\xe2\x82z"), 3, "E2 82 cut short: one, as in every locale");
+    cr_assert_eq(draw_width("a\xffz"), 3);
+    cr_assert_eq(draw_width("a\xc2\x85z"), 10, "a C1 control: <U+0085> as everywhere");
+    char out[64];
+    cr_assert_eq(draw_width(draw_fit_cell(out, sizeof out, "n\xc3\xa9ud-\xc3\xa9t\xc3\xa9-1", 6)),
+                 6);
+    setlocale(LC_ALL, "C");
+    cr_assert_eq(system(cmd), 0);
+}
