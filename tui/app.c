@@ -323,12 +323,16 @@ void app_editor_key(App *a, int ch)
  * it run one trial earlier. */
 static void drop_queued(App *a, size_t i, size_t n)
 {
-    int trial = tuner_override_trial(a->tuner, i);
+    int trial = tuner_override_trial(a->tuner, i), was = tuner_budget(a->tuner);
     tuner_override_drop(a->tuner, i);
     const char *after = i + 1 < n ? " (those after it run one trial earlier)" : "";
-    app_log(a, "override queued as trial %d dropped (%zu queued)%s", trial, n - 1, after);
-    app_message(a, 0, "override queued as trial %d dropped; %zu still queued%s", trial, n - 1,
-                after);
+    /* the raise made for it given back (tuner_override_drop): said, as :budget N says it */
+    char budget[64] = "";
+    if (tuner_budget(a->tuner) != was)
+        snprintf(budget, sizeof budget, "; budget %d -> %d", was, tuner_budget(a->tuner));
+    app_log(a, "override queued as trial %d dropped (%zu queued)%s%s", trial, n - 1, after, budget);
+    app_message(a, 0, "override queued as trial %d dropped; %zu still queued%s%s", trial, n - 1,
+                after, budget);
     a->dirty = 1;
 }
 

@@ -174,8 +174,10 @@ Test(app, dropping_an_override_gives_back_the_budget_raised_for_it)
     cr_assert_eq(tuner_budget(a->tuner), 3);
     app_drop_override(a);
     cr_assert_eq(tuner_budget(a->tuner), 2, "the raise for the dropped override is given back");
+    cr_assert(strstr(a->message, "; budget 3 -> 2"), "and said: %s", a->message);
     app_drop_override(a);
     cr_assert_eq(tuner_budget(a->tuner), 2, "no raise was made for this one: none is given");
+    cr_assert_null(strstr(a->message, "budget"), "%s", a->message);
 
     /* a budget the operator types is theirs: a drop after it keeps it */
     launch_override(s);
