@@ -176,8 +176,8 @@ int draw_text(int y, int x, int w, Role role, const char *text)
      * character is escaped on its own and its escape's first wide character marked, so
      * that a cut never halves an escape (^[ or <U+0085>) into a bare ^ or <U. */
     wchar_t buf[512];
-    int widths[512];
-    unsigned char starts[512];
+    int widths[512] = {0}; /* cppcheck cannot tell that only the first n are read */
+    unsigned char starts[512] = {0};
     size_t n = 0, len = strlen(whole);
     mbstate_t raw_st = {0}, st = {0};
     for (size_t at = 0; at < len;) {
