@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "tui/queuepred.h"
 #include "tui/term.h"
 #include "tui/theme.h"
 
@@ -164,25 +165,35 @@ void app_refresh_prediction(App *a)
     suggestion_clear(&a->pred);
     memset(&a->pred, 0, sizeof a->pred);
     Error err;
-    if (tuner_predict(a->tuner, e->s, &a->pred, &err) == 0) {
+    int rc = tuner_predict(a->tuner, e->s, &a->pred, &err);
+    if (rc == 0) {
         a->pred_ok = 1;
         a->pred_why[0] = 0;
         if (!a->pred.has_prediction)
             snprintf(a->pred_why, sizeof a->pred_why, "%s has no model",
                      tuner_optimizer_name(a->tuner));
     } else {
+        /* a retry while busy shows what the last one did: no redraw every 50 ms for it */
+        int shown = !a->pred_ok && strcmp(a->pred_why, err.msg) == 0;
         a->pred_ok = 0;
         suggestion_clear(&a->pred);
         memset(&a->pred, 0, sizeof a->pred);
         snprintf(a->pred_why, sizeof a->pred_why, "%s", err.msg);
-        if (strstr(err.msg, "busy")) {
-            a->dirty = 1;
+        if (rc == TUNER_PREDICT_BUSY) {
+            a->dirty |= !shown;
             return; /* stays stale: the loop asks again in 50 ms */
         }
     }
     a->pred_version = e->version;
     a->pred_stale = 0;
     a->dirty = 1;
+}
+
+void app_refresh_queue_predictions(App *a)
+{
+    if (queuepred_update(&a->queue_pred, a->tuner) > 0)
+        a->dirty = 1;
+    a->queue_pred_stale = a->queue_pred.busy;
 }
 
 void app_open_editor(App *a)
@@ -312,12 +323,16 @@ void app_editor_key(App *a, int ch)
  * it run one trial earlier. */
 static void drop_queued(App *a, size_t i, size_t n)
 {
-    int trial = tuner_override_trial(a->tuner, i);
+    int trial = tuner_override_trial(a->tuner, i), was = tuner_budget(a->tuner);
     tuner_override_drop(a->tuner, i);
     const char *after = i + 1 < n ? " (those after it run one trial earlier)" : "";
-    app_log(a, "override queued as trial %d dropped (%zu queued)%s", trial, n - 1, after);
-    app_message(a, 0, "override queued as trial %d dropped; %zu still queued%s", trial, n - 1,
-                after);
+    /* the raise made for it given back (tuner_override_drop): said, as :budget N says it */
+    char budget[64] = "";
+    if (tuner_budget(a->tuner) != was)
+        snprintf(budget, sizeof budget, "; budget %d -> %d", was, tuner_budget(a->tuner));
+    app_log(a, "override queued as trial %d dropped (%zu queued)%s%s", trial, n - 1, after, budget);
+    app_message(a, 0, "override queued as trial %d dropped; %zu still queued%s%s", trial, n - 1,
+                after, budget);
     a->dirty = 1;
 }
 

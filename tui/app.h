@@ -160,14 +160,19 @@ void app_message(App *a, int bad, const char *fmt, ...) __attribute__((format(pr
 void app_open_editor(App *a);
 void app_close_editor(App *a);
 void app_editor_key(App *a, int ch);
-/* x: takes the override queued last out of the queue, unrun (the tuner's queue; the budget
- * an override raised stays raised, as :budget N lowers it). */
+/* X: takes the override queued last out of the queue, unrun (the tuner's queue; the budget
+ * raised for it, if any, is given back as tuner_override_drop does, and said). */
 void app_drop_override(App *a);
 /* :unqueue N: takes the override queued as trial N (the number its queued row shows) out,
- * unrun, as x does the last; -1 after saying why on the message line when no override is
+ * unrun, as X does the last; -1 after saying why on the message line when no override is
  * queued as trial N. */
 int app_unqueue_override(App *a, long trial);
-/* Asks the tuner's model about the edited schedule (and checks it) after an edit. */
+/* Asks the tuner's model about the edited schedule (and checks it) after an edit; while a
+ * suggestion holds the model it stays stale (asked again), redrawn only when what it shows
+ * changed. */
 void app_refresh_prediction(App *a);
+/* Brings the queued rows' predictions up to the tuner's queue (queuepred.h); while the model is
+ * busy they stay stale (asked again), redrawn only when a row changed. */
+void app_refresh_queue_predictions(App *a);
 
 #endif

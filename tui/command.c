@@ -241,8 +241,7 @@ int command_run(App *a, const char *line)
     } else {
         app_message(a, 1,
                     "unknown command '%s': expected budget, unqueue, converge, pause, resume, "
-                    "pin, drain, undrain, plot, sort, filter, theme, policy or quit (? lists the "
-                    "keys)",
+                    "pin, drain, undrain, plot, sort, filter, theme, policy or quit (? help)",
                     word);
         return -1;
     }

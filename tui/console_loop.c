@@ -166,12 +166,8 @@ static void frame_step(void *ctx, const struct pollfd *fds, size_t n, int64_t no
         a->table_stale = 0;
         app_rebuild_table(a);
     }
-    if (a->queue_pred_stale) {
-        int got = queuepred_update(&a->queue_pred, a->tuner);
-        a->queue_pred_stale = got < 0; /* busy with a suggestion: the next frame asks again */
-        if (got)
-            a->dirty = 1;
-    }
+    if (a->queue_pred_stale)
+        app_refresh_queue_predictions(a);
     if (a->editor && a->pred_stale)
         app_refresh_prediction(a);
     if (a->dirty && clock_now_ms() - a->last_frame_ms >= FRAME_MS) {

@@ -97,8 +97,8 @@ Rect draw_box(Rect r, const char *title, int focused)
  * a control in caret notation (^[, two columns) and a C1 or bidirectional control as
  * <U+XXXX> (eight), as termsafe writes them; an ill-formed stretch of UTF-8 as one '?' per
  * maximal subpart, as utf8.h reads it (where jsonprint writes one U+FFFD), in every locale;
- * and in a locale that is not UTF-8 (LANG=C) a whole UTF-8 character it cannot show as one
- * '?' (a name keeps its columns). */
+ * and in a locale that is not UTF-8 (LANG=C, an 8-bit one) a whole UTF-8 character it cannot
+ * show as one '?' (a name keeps its columns). */
 static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int *cols)
 {
     unsigned char b = (unsigned char)s[0];
@@ -118,6 +118,15 @@ static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int 
     if (b >= 0x80 && (cp <= 0x9F || termsafe_reorders((unsigned)cp))) {
         *c = L'<';
         *cols = (int)strlen("<U+0000>");
+        return seq;
+    }
+    /* A single-byte locale (C, ISO-8859-1) takes any byte as a character of its own: its
+     * mbrtowc read "é" (C3 A9) as "Ã" and a stray byte, two columns where one '?' is
+     * promised. */
+    if (b >= 0x80 && MB_CUR_MAX == 1) {
+        memset(st, 0, sizeof *st);
+        *c = L'?';
+        *cols = 1;
         return seq;
     }
     size_t n = mbrtowc(c, s, len, st);
@@ -160,25 +169,43 @@ int draw_text(int y, int x, int w, Role role, const char *text)
         return 0;
     /* Whatever the text holds (a trial's error, a host's message), it cannot move the
      * cursor or start an escape sequence: a \r would otherwise rewrite the row. */
-    char whole[2048], safe[2048];
+    char whole[2048];
     ill_formed_as_question_marks(whole, sizeof whole, text);
-    size_t len = termsafe(safe, sizeof safe, whole);
     /* Count columns, not bytes; character by character, so that what the locale cannot
-     * show (a UTF-8 name under LANG=C) is a '?' rather than the whole text lost. */
+     * show (a UTF-8 name under LANG=C) is a '?' rather than the whole text lost. Each raw
+     * character is escaped on its own and its escape's first wide character marked, so
+     * that a cut never halves an escape (^[ or <U+0085>) into a bare ^ or <U. */
     wchar_t buf[512];
-    int widths[512];
-    size_t n = 0;
-    mbstate_t st = {0};
-    for (size_t at = 0; at < len && n < 511; n++)
-        at += char_at(safe + at, len - at, &st, &buf[n], &widths[n]);
+    int widths[512] = {0}; /* cppcheck cannot tell that only the first n are read */
+    unsigned char starts[512] = {0};
+    size_t n = 0, len = strlen(whole);
+    mbstate_t raw_st = {0}, st = {0};
+    for (size_t at = 0; at < len;) {
+        wchar_t c;
+        int cw;
+        size_t unit = char_at(whole + at, len - at, &raw_st, &c, &cw);
+        char safe[64];
+        size_t sl = termsafe_n(safe, sizeof safe, whole + at, unit);
+        if (n + sl > 511) /* bytes bound its wide characters: a unit is kept whole or not */
+            break;
+        for (size_t e = 0, first = n; e < sl; n++) {
+            e += char_at(safe + e, sl - e, &st, &buf[n], &widths[n]);
+            starts[n] = n == first;
+        }
+        at += unit;
+    }
     buf[n] = 0;
     int cols = 0;
     size_t k = 0;
     while (k < n) {
-        if (cols + widths[k] > w)
+        size_t end = k + 1;
+        int unit_w = widths[k];
+        while (end < n && !starts[end])
+            unit_w += widths[end++];
+        if (cols + unit_w > w)
             break;
-        cols += widths[k];
-        k++;
+        cols += unit_w;
+        k = end;
     }
     /* Text cut short ends in an ellipsis, so that a cut name or note never reads as whole;
      * padding cut at a pane's edge is no loss. */
@@ -187,7 +214,9 @@ int draw_text(int y, int x, int w, Role role, const char *text)
         rest++;
     if (rest < n && w >= 2) {
         while (k > 0 && cols + 1 > w)
-            cols -= widths[--k];
+            do
+                cols -= widths[--k];
+            while (k > 0 && !starts[k]);
         buf[k++] = unicode ? L'\x2026' : L'~';
         cols++;
     }

@@ -35,14 +35,13 @@ int queuepred_update(QueuePredictions *q, Tuner *t)
         Suggestion sg;
         Error err;
         q->asked++;
-        if (tuner_predict(t, tuner_override_at(t, i), &sg, &err) < 0) {
-            /* "busy": a suggestion holds the model; anything else will not get better */
-            if (strstr(err.msg, "busy")) {
-                busy = 1;
-                continue;
-            }
-            sg.has_prediction = 0;
+        int rc = tuner_predict(t, tuner_override_at(t, i), &sg, &err);
+        if (rc == TUNER_PREDICT_BUSY) {
+            busy = 1;
+            continue;
         }
+        if (rc < 0) /* anything but busy will not get better */
+            sg.has_prediction = 0;
         double mean_s = sg.has_prediction ? sg.mean_s : NAN;
         suggestion_clear(&sg);
         changed |= !(mean_s == v[i].mean_s || (isnan(mean_s) && isnan(v[i].mean_s)));
@@ -51,7 +50,8 @@ int queuepred_update(QueuePredictions *q, Tuner *t)
     }
     q->n = n < OVERRIDEQUEUE_MAX ? n : OVERRIDEQUEUE_MAX;
     memcpy(q->v, v, q->n * sizeof *v);
-    return busy ? -1 : changed;
+    q->busy = busy;
+    return changed;
 }
 
 double queuepred_mean_s(const QueuePredictions *q, int id)

@@ -18,13 +18,15 @@ typedef struct {
     QueuedPrediction v[OVERRIDEQUEUE_MAX]; /* in queue order, as at the last update */
     size_t n;
     unsigned long asked; /* tuner_predict calls made, for the tests */
+    int busy; /* the last update found the model busy for one of them: ask again soon */
 } QueuePredictions;
 
 /* Brings the cache up to the tuner's queue: an override it holds for the model as it is now
  * keeps its prediction (a drop or a trial started asks nothing); a new one, or all after a
- * trial finished (the model observed it), are asked. Returns 1 when something changed, 0 when
- * nothing did, -1 when the model was busy with a suggestion for one of them (it keeps its
- * last prediction, if any: ask again soon). t may be NULL (nothing queued). */
+ * trial finished (the model observed it), are asked. Returns 1 when something changed (a row
+ * to redraw), 0 when nothing did; apart from that, q->busy says whether the model was busy with
+ * a suggestion for one of them (it keeps its last prediction, if any: ask again soon). t may
+ * be NULL (nothing queued). */
 int queuepred_update(QueuePredictions *q, Tuner *t);
 /* The prediction for the override of that id; NAN when none is known. */
 double queuepred_mean_s(const QueuePredictions *q, int id);

@@ -180,6 +180,18 @@ int trials_decimals_scan(const TrialTable *t)
     return d;
 }
 
+int trials_decimals_with(const TrialTable *t, const double *more_s, size_t n)
+{
+    int need = t->need > 1 ? t->need : 1;
+    double top = t->top_s;
+    for (size_t i = 0; i < n; i++) {
+        int d = draw_seconds_need(more_s[i]);
+        need = d > need ? d : need;
+        top = d && more_s[i] > top ? more_s[i] : top;
+    }
+    return draw_seconds_fit(need, top, TRIALS_SECONDS_W);
+}
+
 static int same_time(double a, double b)
 {
     return a == b || (isnan(a) && isnan(b));
@@ -266,6 +278,8 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         else if (!kept_order && r->matched)
             t->order[t->n_shown++] = i;
     }
+    t->need = need;
+    t->top_s = top;
     t->decimals = draw_seconds_fit(need, top, TRIALS_SECONDS_W);
     sort_begin(t, sort, descending);
     if (sort == TRIAL_COL_NUMBER) { /* the rows are in trial order already */

@@ -46,6 +46,8 @@ typedef struct {
     int decimals;     /* of the time, best and predicted columns: alike for all three and
                          every trial (filtered out or not), so that they line up and keep
                          while the table scrolls or sorts; kept at each build */
+    int need;         /* the most decimals a row needs and the largest time, that decimals */
+    double top_s;     /* fits: kept so that other rows' times join the fit (trials_decimals_with) */
     /* order holds the rows sorted so; a table never built (all zero) says by number, whose
        order is laid out at each build and never kept */
     TrialColumn sort_col;
@@ -70,6 +72,9 @@ void trials_sort(TrialTable *t, TrialColumn sort, int descending);
 /* The table's decimals found by reading every row, as the view did at every frame (twice):
  * what TrialTable.decimals keeps, for the tests and bench/consolescale. */
 int trials_decimals_scan(const TrialTable *t);
+/* The decimals of the table's time columns fitted to its rows and n more times shown in the
+ * same columns (the queued overrides' predictions: NAN for none), so that those line up too. */
+int trials_decimals_with(const TrialTable *t, const double *more_s, size_t n);
 void trials_free(TrialTable *t);
 const char *trials_column_name(TrialColumn c);
 /* The header the table draws over the column, and its width there (negative: left-aligned,

@@ -438,7 +438,12 @@ static void draw_trials(const App *a, Rect box)
     int queued = queue_lines(a, r.h - 1);
     int detail = detail_lines(a, r.w, r.h - 1 - queued);
     int rows = r.h - 1 - queued - detail;
-    int decimals = a->table.decimals;
+    /* the queued rows' predictions share the columns: they join the fit, or an override
+     * predicted at 1500 s beside trials of 8 ms printed 1500.0000, a column too wide */
+    double queued_s[OVERRIDEQUEUE_MAX];
+    for (size_t i = 0; i < a->queue_pred.n; i++)
+        queued_s[i] = a->queue_pred.v[i].mean_s;
+    int decimals = trials_decimals_with(&a->table, queued_s, a->queue_pred.n);
     for (int i = 0; i < rows && a->scroll + (size_t)i < a->table.n_shown; i++) {
         size_t idx = a->scroll + (size_t)i;
         const TrialRow *row = &a->table.rows[a->table.order[idx]];

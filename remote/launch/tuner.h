@@ -132,7 +132,12 @@ void tuner_override_ids_from(Tuner *t, int last);
 /* Resume: puts an override the journal shows queued and never run back in the queue under
  * its id, validated against this tuner's cluster, without an event (it is journaled). */
 int tuner_override_restore(Tuner *t, int id, const Schedule *s, Error *err);
-/* The model's prediction for any schedule; safe while suggest() runs in the background. */
+/* tuner_predict's answer while a suggestion holds the model: ask again later. Its own code, so
+ * that no caller tells it by the message (a machine named busybox-3 is not a busy model). */
+enum { TUNER_PREDICT_BUSY = -2 };
+/* The model's prediction for any schedule; safe while suggest() runs in the background. 0, -1
+ * with err when the model cannot predict it (it will not get better), or TUNER_PREDICT_BUSY
+ * with err saying so. */
 int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err);
 /* Feeds a trial measured before (a resumed journal) to the optimizer as if just run. */
 void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms);

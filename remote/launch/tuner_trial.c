@@ -245,8 +245,10 @@ void tuner_begin_trial(Tuner *t)
 int tuner_predict(Tuner *t, const Schedule *s, Suggestion *out, Error *err)
 {
     memset(out, 0, sizeof *out);
-    if (pthread_mutex_trylock(&t->opt_lock) != 0)
-        return error_set(err, "the model is busy with a suggestion; try again");
+    if (pthread_mutex_trylock(&t->opt_lock) != 0) {
+        error_set(err, "the model is busy with a suggestion; try again");
+        return TUNER_PREDICT_BUSY;
+    }
     int rc = optimizer_predict(t->opt, s, out, err);
     pthread_mutex_unlock(&t->opt_lock);
     return rc;

@@ -56,7 +56,7 @@ wait_for long '^.> gpu-node-i…en-row-b-0 very-long-hostna…u-node-0\.invalid 
 # a message longer than the status line takes the row above too, and reads whole
 tmx send-keys -t long : f r o b n i c a t e Enter
 wait_for long '^unknown command .frobnicate.: expected budget, '
-wait_for long '^undrain, plot, sort, filter, theme, policy or quit \(\? lists the keys\) *$'
+wait_for long '^undrain, plot, sort, filter, theme, policy or quit \(\? help\) *$'
 tmx send-keys -t long x
 wait_for long '^└─+┘$'
 # the hints are the view's: on SSH hosts, accepting a key and reconnecting

@@ -9,6 +9,7 @@
 
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
+#include "remote/launch/tuner_priv.h" /* its opt_lock: a suggestion holding the model */
 #include "remote/session/tune_journal.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/low_memory.h"
@@ -173,8 +174,10 @@ Test(app, dropping_an_override_gives_back_the_budget_raised_for_it)
     cr_assert_eq(tuner_budget(a->tuner), 3);
     app_drop_override(a);
     cr_assert_eq(tuner_budget(a->tuner), 2, "the raise for the dropped override is given back");
+    cr_assert(strstr(a->message, "; budget 3 -> 2"), "and said: %s", a->message);
     app_drop_override(a);
     cr_assert_eq(tuner_budget(a->tuner), 2, "no raise was made for this one: none is given");
+    cr_assert_null(strstr(a->message, "budget"), "%s", a->message);
 
     /* a budget the operator types is theirs: a drop after it keeps it */
     launch_override(s);
@@ -184,4 +187,68 @@ Test(app, dropping_an_override_gives_back_the_budget_raised_for_it)
     app_drop_override(a);
     cr_assert_eq(tuner_budget(a->tuner), 3, "the operator's :budget 3 stays");
     schedule_free(s);
+}
+
+/* Regression: a busy model was told by "busy" in the error's text, so an edit whose error
+ * named a machine busybox-3 was asked again every 50 ms, for ever. */
+Test(app, an_error_naming_a_busy_machine_is_not_a_busy_model)
+{
+    Cluster *c = (Cluster *)simcluster_cluster(sim); /* the test's own simulated cluster */
+    snprintf(c->machines[1].name, sizeof c->machines[1].name, "busybox-3");
+    TunerConfig cfg = {.cluster = c,
+                       .job = simcluster_job(sim),
+                       .optimizer = "bespoke", /* a model: the schedule is validated */
+                       .seed = 3,
+                       .budget = 2,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    tuner_free(a->tuner);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[0] = simcluster_job(sim)->batch;
+    s->inputs[c->machines[1].first_device] = 1; /* not a worker: an error naming it */
+    a->editor = editor_new(s);
+    schedule_free(s);
+    cr_assert_not_null(a->editor);
+    a->pred_stale = 1;
+    app_refresh_prediction(a);
+    cr_assert_not(a->pred_ok);
+    cr_assert(strstr(a->pred_why, "busybox-3"), "%s", a->pred_why);
+    cr_assert_not(a->pred_stale, "asked once: the error will not get better");
+    app_close_editor(a);
+}
+
+/* Regression: while a suggestion held the model, the queued rows' and the editor's retries every
+ * 50 ms each marked the screen dirty (queuepred's -1 read as "changed"), so the whole console
+ * was redrawn 20 times a second for as long as a suggestion ran. */
+Test(app, a_busy_model_is_asked_again_without_a_redraw_each_time)
+{
+    Schedule *s = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[0] = simcluster_job(sim)->batch;
+    Error err;
+    cr_assert_eq(tuner_override(a->tuner, s, &err), 0, "%s", err.msg);
+    a->editor = editor_new(s);
+    schedule_free(s);
+    cr_assert_not_null(a->editor);
+    pthread_mutex_lock(&a->tuner->opt_lock);
+    a->queue_pred_stale = a->pred_stale = 1;
+    app_refresh_queue_predictions(a);
+    app_refresh_prediction(a);
+    cr_assert(a->dirty, "the new queued row and the busy note are drawn once");
+    for (int i = 0; i < 3; i++) {
+        a->dirty = 0;
+        app_refresh_queue_predictions(a);
+        app_refresh_prediction(a);
+        cr_assert(a->queue_pred_stale && a->pred_stale, "asked again while busy");
+        cr_assert_not(a->dirty, "retry %d: nothing new to draw", i);
+    }
+    pthread_mutex_unlock(&a->tuner->opt_lock);
+    app_refresh_queue_predictions(a);
+    app_refresh_prediction(a);
+    cr_assert_not(a->queue_pred_stale || a->pred_stale, "asked once the model is free");
+    app_close_editor(a);
 }

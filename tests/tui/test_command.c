@@ -13,6 +13,7 @@
 #include "tests/support/timeout.h"
 #include "tui/app.h"
 #include "tui/command.h"
+#include "tui/draw.h"
 
 static SimCluster *sim;
 static TuneJournal *tj;
@@ -131,4 +132,19 @@ Test(command, unqueue_refuses_a_trial_that_is_not_queued_and_keeps_the_queue)
     cr_assert_str_eq(a->message, ":unqueue: trial 4 is not queued; the queued overrides are "
                                  "trials 1-3");
     cr_assert_eq(journal_lines_with("override_dropped"), 0);
+}
+
+/* Regression: with unqueue in its list the unknown command's message grew past two rows at
+ * 80 columns (the status line and the row above it, all a message gets): its end, how to get
+ * help, was cut. A typo of up to 16 characters keeps it in two. */
+Test(command, an_unknown_command_says_what_is_expected_in_two_rows_at_80_columns)
+{
+    const char *typos[] = {"frobnicate", "unqueue-override"};
+    for (size_t i = 0; i < sizeof typos / sizeof typos[0]; i++) {
+        cr_assert_eq(command_run(a, typos[i]), -1);
+        cr_assert(a->message_bad);
+        cr_assert(strstr(a->message, "unknown command"), "%s", a->message);
+        cr_assert(strstr(a->message, "unqueue"), "%s", a->message);
+        cr_assert_leq(draw_wrapped_lines(80, 3, a->message), 2, "%s", a->message);
+    }
 }

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <locale.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,4 +339,65 @@ Test(draw, tail_cols_is_the_end_in_whole_characters)
     cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 1), "b");
     cr_assert_str_eq(draw_tail_cols("ae\xcc\x81" "b", 2), "e\xcc\x81" "b");
     cr_assert_str_eq(draw_tail_cols("abc", 0), "");
+}
+
+/* Regression: draw_text's cut counted columns on the escaped text, so it could halve an
+ * escape: "abcdefgh" ESC "Z" at 10 columns drew "abcdefgh^…", and ESC alone at 1 a bare '^'.
+ * An escape is one unit now, kept whole or cut whole. */
+Test(draw, a_cut_never_halves_an_escaped_control)
+{
+    fixture_screen_open(8, 40);
+    draw_init(0);
+    cr_assert_eq(draw_text(0, 0, 10, ROLE_NORMAL, "abcdefgh\x1bZ"), 9);
+    cr_assert_eq(draw_text(1, 0, 1, ROLE_NORMAL, "\x1b"), 0, "no half of ^[ at one column");
+    cr_assert_eq(draw_text(2, 0, 12, ROLE_NORMAL, "abcde\xc2\x85xyz"), 6);
+    cr_assert_eq(draw_text(3, 0, 11, ROLE_NORMAL, "a\x1b" "b\xc2\x85" "c"), 5);
+    cr_assert_eq(draw_text(4, 0, 13, ROLE_NORMAL, "a\x1b" "b\xc2\x85" "c"), 13, "fits whole");
+    char *row[5];
+    for (int i = 0; i < 5; i++)
+        row[i] = drawn_row(i);
+    fixture_screen_close();
+    const char *ell = draw_unicode() ? "\xe2\x80\xa6" : "~";
+    char want[64];
+    snprintf(want, sizeof want, "abcdefgh%s", ell);
+    cr_assert_str_eq(row[0], want);
+    cr_assert_str_eq(row[1], "");
+    snprintf(want, sizeof want, "abcde%s", ell);
+    cr_assert_str_eq(row[2], want);
+    snprintf(want, sizeof want, "a^[b%s", ell);
+    cr_assert_str_eq(row[3], want);
+    cr_assert_str_eq(row[4], "a^[b<U+0085>c");
+    for (int i = 0; i < 5; i++)
+        free(row[i]);
+}
+
+/* Regression: in an 8-bit locale (here ISO-8859-1, built with localedef into a folder of the
+ * test's own: none is installed on the test machines) mbrtowc took each byte of a UTF-8
+ * character as a character, so "é" (C3 A9) was "Ã" and a '?', two columns where one '?' is
+ * promised, and a name fitted to its cell ran over it. */
+Test(draw, a_utf8_character_in_an_8_bit_locale_is_one_question_mark)
+{
+    char dir[] = "/tmp/tunedeck-test-locale-XXXXXX", cmd[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "localedef -i en_US -f ISO-8859-1 %s/en_US.ISO-8859-1 >/dev/null 2>&1", dir);
+    int built = system(cmd) == 0;
+    setenv("LOCPATH", dir, 1);
+    int set = built && setlocale(LC_ALL, "en_US.ISO-8859-1") != NULL;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (!set) {
+        cr_assert_eq(system(cmd), 0);
+        cr_skip_test("no ISO-8859-1 locale could be built here (localedef)");
+    }
+    draw_init(0);
+    cr_assert_eq(draw_width("\xc3\xa9t\xc3\xa9"), 3, "\"été\": one '?' each é");
+    cr_assert_eq(draw_width("\xe6\x97\xa5"), 1, "a CJK character: one '?'");
+    cr_assert_eq(draw_width("a\xe2\x82z"), 3, "E2 82 cut short: one, as in every locale");
+    cr_assert_eq(draw_width("a\xffz"), 3);
+    cr_assert_eq(draw_width("a\xc2\x85z"), 10, "a C1 control: <U+0085> as everywhere");
+    char out[64];
+    cr_assert_eq(draw_width(draw_fit_cell(out, sizeof out, "n\xc3\xa9ud-\xc3\xa9t\xc3\xa9-1", 6)),
+                 6);
+    setlocale(LC_ALL, "C");
+    cr_assert_eq(system(cmd), 0);
 }

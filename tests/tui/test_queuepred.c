@@ -5,6 +5,7 @@
 
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
+#include "remote/launch/tuner_priv.h" /* its opt_lock: a suggestion holding the model */
 #include "tests/support/fixtures.h"
 #include "tests/support/timeout.h"
 #include "tui/queuepred.h"
@@ -110,4 +111,26 @@ Test(queuepred, an_optimizer_without_a_model_predicts_none)
     cr_assert_eq(queuepred_update(&q, r), 0);
     cr_assert_eq(q.asked, 1);
     tuner_free(r);
+}
+
+/* A suggestion holding the model: tuner_predict says so by its code, and the override is asked
+ * again once the model is free. */
+Test(queuepred, a_busy_model_is_told_by_its_code_and_asked_again)
+{
+    Error err;
+    cr_assert_eq(tuner_override(t, tuner_trial(t, 0)->suggestion.schedule, &err), 0, "%s",
+                 err.msg);
+    Suggestion sg;
+    pthread_mutex_lock(&t->opt_lock);
+    cr_assert_eq(tuner_predict(t, tuner_override_at(t, 0), &sg, &err), TUNER_PREDICT_BUSY);
+    QueuePredictions q = {0};
+    cr_assert_eq(queuepred_update(&q, t), 1, "a new row, its time not known yet");
+    cr_assert(q.busy, "busy: ask again soon");
+    cr_assert(isnan(queuepred_mean_s(&q, tuner_override_id(t, 0))));
+    cr_assert_eq(queuepred_update(&q, t), 0, "still busy: no row changed, nothing to redraw");
+    cr_assert(q.busy);
+    pthread_mutex_unlock(&t->opt_lock);
+    cr_assert_eq(queuepred_update(&q, t), 1);
+    cr_assert_not(q.busy);
+    cr_assert_float_eq(queuepred_mean_s(&q, tuner_override_id(t, 0)), predicted(0), 1e-9);
 }

@@ -748,6 +748,81 @@ Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
     free(a);
 }
 
+/* Regression: the queued rows' predictions were not part of the time columns' fit, so an
+ * override predicted at 1500 s beside trials of 8 ms printed 1500.0000 in the 8-column field
+ * and pushed the rest of its row a column right. */
+Test(views, a_queued_prediction_joins_the_time_columns_fit)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    TunerConfig cfg = {.cluster = c,
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 20,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    enum { N = 3 };
+    TrialRecord recs[N];
+    const TrialRecord *ptr[N];
+    memset(recs, 0, sizeof recs);
+    for (int i = 0; i < N; i++) {
+        recs[i].trial = i + 1;
+        recs[i].suggestion.schedule = schedule_new(c, simcluster_job(sim));
+        recs[i].obs = observation_new(recs[i].suggestion.schedule);
+        recs[i].obs->status = TRIAL_OK;
+        recs[i].obs->time_s = 0.008;
+        ptr[i] = &recs[i];
+    }
+    trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
+    cr_assert_eq(a->table.decimals, 4, "8 ms alone: four decimals");
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[0] = simcluster_job(sim)->batch;
+    cr_assert_eq(tuner_override(a->tuner, s, &err), 0, "%s", err.msg);
+    schedule_free(s);
+    queuepred_update(&a->queue_pred, a->tuner);
+    cr_assert_eq(a->queue_pred.n, 1);
+    a->queue_pred.v[0].mean_s = 1500;
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0;
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    char *trial = strstr(text, "    1  ok "), *queued = strstr(text, "  queued ");
+    cr_assert(trial && queued, "%s", text);
+    /* the roles column (0/0 for the trials, 1/1 for the override) starts at one column */
+    char *trial_roles = strstr(trial, "0/0"), *queued_roles = strstr(queued, "1/1");
+    cr_assert(trial_roles && queued_roles, "%s", text);
+    long trial_col = trial_roles - text, queued_col = queued_roles - text;
+    for (char *p = text; p < trial_roles; p++)
+        if (*p == '\n')
+            trial_col = trial_roles - p - 1;
+    for (char *p = text; p < queued_roles; p++)
+        if (*p == '\n')
+            queued_col = queued_roles - p - 1;
+    *strchr(trial, '\n') = 0;
+    *strchr(queued, '\n') = 0;
+    cr_assert_not_null(strstr(trial, "   0.008 "), "three decimals for all: %s", trial);
+    cr_assert_not_null(strstr(queued, "-  1500.000 "), "%s", queued);
+    cr_assert_eq(queued_col, trial_col, "the queued row shifted:\n%s\n%s", trial, queued);
+    free(text);
+    for (int i = 0; i < N; i++) {
+        observation_free(recs[i].obs);
+        schedule_free(recs[i].suggestion.schedule);
+    }
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
+}
+
 /* The screen's text with its line breaks and border columns taken out, so that a wrapped
  * line reads as one. */
 static void unwrap(char *text)
