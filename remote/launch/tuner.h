@@ -17,6 +17,10 @@ typedef struct {
     Suggestion suggestion;  /* the schedule run and what the model predicted for it */
     double suggest_ms;      /* wall time suggest() took */
     Observation *obs;       /* NULL while the trial runs */
+    /* The launcher was asked to start it (after TUNER_EVENT_LAUNCHED): 0 while before_launch
+     * holds it, so a trial halted then is told apart from one halted while it ran. 0 for
+     * replayed trials (tuner_replay_trial: their outcome says what became of them). */
+    int launched;
     double started_s, finished_s; /* clock_now_s() */
 } TrialRecord;
 
