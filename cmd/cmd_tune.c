@@ -15,6 +15,7 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "cmd/paths.h"
+#include "cmd/tune_interrupted.h"
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
 #include "core/journal/triallog.h"
@@ -177,19 +178,6 @@ typedef struct {
     const Session *ses;
 } Ending;
 
-static const char *signal_name(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
-}
-
-/* A trial with no outcome in an interrupted session's summary: the one the signal stopped,
- * which the journal keeps unfinished and a resume marks interrupted (not run again). */
-static void interrupted_reason(char *out, size_t cap, int sig)
-{
-    snprintf(out, cap, "stopped by %s while it ran (a resume marks it interrupted)",
-             signal_name(sig));
-}
-
 static cJSON *trial_json(const TrialRecord *r, const Ending *e)
 {
     cJSON *j = cJSON_CreateObject();
@@ -208,7 +196,7 @@ static cJSON *trial_json(const TrialRecord *r, const Ending *e)
     }
     if (!o && e->signal) {
         char why[128];
-        interrupted_reason(why, sizeof why, e->signal);
+        tune_interrupted_reason(why, sizeof why, e->signal, r);
         cJSON_AddStringToObject(j, "reason", why);
     }
     size_t lines = session_trial_log_lines(e->ses, r->trial);
@@ -273,7 +261,7 @@ static void print_json(const Tuner *t, const TuneArgs *a, const TuneJournal *tj,
     if (e->signal) {
         char cmd[256];
         const char *resume = resume_command(cmd, sizeof cmd, a, tj);
-        cJSON_AddStringToObject(root, "interrupted", signal_name(e->signal));
+        cJSON_AddStringToObject(root, "interrupted", tune_signal_name(e->signal));
         cJSON_AddNumberToObject(root, "trials_done", (double)trials_done(t));
         if (resume)
             cJSON_AddStringToObject(root, "resume", resume);
@@ -324,7 +312,7 @@ static void print_table(const Tuner *t, const TuneArgs *a, const TuneJournal *tj
         if (o) /* a trial's words reach the operator's terminal: never its controls */
             termsafe(note, sizeof note, o->reason);
         else if (e->signal)
-            interrupted_reason(note, sizeof note, e->signal);
+            tune_interrupted_reason(note, sizeof note, e->signal, r);
         size_t lines = session_trial_log_lines(e->ses, r->trial);
         if (lines && !ok) { /* where its own words are: the reason is only the last of them */
             size_t used = strlen(note);
@@ -357,7 +345,7 @@ static void print_table(const Tuner *t, const TuneArgs *a, const TuneJournal *tj
     if (e->signal) {
         char cmd[256];
         const char *resume = resume_command(cmd, sizeof cmd, a, tj);
-        printf("interrupted (%s): %zu of %d trials done\n", signal_name(e->signal),
+        printf("interrupted (%s): %zu of %d trials done\n", tune_signal_name(e->signal),
                trials_done(t), tuner_budget(t));
         if (resume)
             printf("resume: %s\n", resume);
@@ -530,8 +518,8 @@ int cmd_tune(int argc, char **argv)
     if (e.signal) {
         if (tuner_running(t))
             fprintf(stderr, "tunedeck tune: %s: stopping the running trial, then the summary\n",
-                    signal_name(e.signal));
-        session_interrupt(ses, signal_name(e.signal));
+                    tune_signal_name(e.signal));
+        session_interrupt(ses, tune_signal_name(e.signal));
     } else if (tuner_run_blocking(t, &err) < 0) {
         fprintf(stderr, "tunedeck tune: the session stopped early: %s\n", err.msg);
         e.stopped_early = err.msg;
@@ -562,7 +550,7 @@ int cmd_tune(int argc, char **argv)
             char cmd[256];
             const char *resume = resume_command(cmd, sizeof cmd, &a, ses->journal);
             fprintf(stderr, "tunedeck tune: interrupted (%s) after %zu of %d trials; %s%s\n",
-                    signal_name(e.signal), trials_done(t), tuner_budget(t),
+                    tune_signal_name(e.signal), trials_done(t), tuner_budget(t),
                     resume ? "to go on: " : "not resumable (--no-journal)", resume ? resume : "");
         }
         session_free(ses);

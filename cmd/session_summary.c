@@ -111,9 +111,10 @@ static void take(void *ud, const cJSON *ev, size_t line)
             snprintf(s->target, sizeof s->target, "%s", str(c, "name") ? str(c, "name") : "?");
         s->budget = budget_of(ev, 0);
     } else if (strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0 ||
-               strcmp(kind, "budget") == 0 || strcmp(kind, "override_dropped") == 0) {
-        /* budget, ended: the console's :budget; override_dropped: the raise it gave back
-         * (older journals' have no budget there: kept) */
+               strcmp(kind, "budget") == 0 || strcmp(kind, "override_queued") == 0 ||
+               strcmp(kind, "override_dropped") == 0) {
+        /* budget, ended: the console's :budget; override_queued, override_dropped: the raise
+         * for the override, or given back (older journals' have no budget there: kept) */
         s->budget = budget_of(ev, s->budget);
     } else if (strcmp(kind, "suggested") == 0) {
         unsigned char *m = mark_of(&p->marks, ev);

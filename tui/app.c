@@ -235,13 +235,13 @@ static void launch_edit(App *a)
     }
     /* Overrides queue in order behind those made before (while paused, or before the running
      * trial ends): each is promised its own trial, and none takes another's place. */
-    if (tuner_override(a->tuner, a->editor->s, &err) < 0) {
+    /* The budget raised for it (given back if it is dropped) in the same journal line. */
+    if (tuner_override_fitted(a->tuner, a->editor->s, &err) < 0) {
         app_message(a, 1, "not launched: %s", err.msg);
         return;
     }
     size_t queued = tuner_overrides(a->tuner);
     int trial = tuner_override_trial(a->tuner, queued - 1);
-    tuner_override_fit_budget(a->tuner); /* given back if it is dropped */
     a->next_trial_ms = clock_now_ms(); /* no pacing wait for the operator's own trial */
     app_log(a, "override queued as trial %d (%zu queued)", trial, queued);
     app_message(a, 0, "override launches as trial %d (%zu queued, %c drops the last)%s", trial,

@@ -277,11 +277,15 @@ void tuner_restore_budget_raised(Tuner *t, int raised)
 
 void tuner_budget_to(Tuner *t, int budget)
 {
+    if (tuner_budget_set(t, budget))
+        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
+}
+
+int tuner_budget_set(Tuner *t, int budget)
+{
     budget = budget < 0 ? 0 : budget;
     int changed = budget != t->budget;
     t->budget = budget;
-    if (changed)
-        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
     if (t->phase == PHASE_STOPPED && !t->last_error[0]) {
         t->phase = PHASE_IDLE;
         if (t->converged[0]) { /* more trials wanted: a new streak is needed to stop again */
@@ -289,6 +293,7 @@ void tuner_budget_to(Tuner *t, int budget)
             t->converged_from = t->n_trials;
         }
     }
+    return changed;
 }
 
 void tuner_set_paused(Tuner *t, int paused)

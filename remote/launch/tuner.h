@@ -17,13 +17,17 @@ typedef struct {
     Suggestion suggestion;  /* the schedule run and what the model predicted for it */
     double suggest_ms;      /* wall time suggest() took */
     Observation *obs;       /* NULL while the trial runs */
+    /* The launcher was asked to start it (after TUNER_EVENT_LAUNCHED): 0 while before_launch
+     * holds it, so a trial halted then is told apart from one halted while it ran. 0 for
+     * replayed trials (tuner_replay_trial: their outcome says what became of them). */
+    int launched;
     double started_s, finished_s; /* clock_now_s() */
 } TrialRecord;
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
  * BUDGET: the budget changed (rec: NULL; tuner_budget says it, tuner_budget_raised how much
- * of it overrides raised): tuner_set_budget, tuner_override_fit_budget raising it for the
- * queue, or tuner_override_drop giving that back.
+ * of it overrides raised): tuner_set_budget, tuner_override_fitted or
+ * tuner_override_fit_budget raising it for the queue, or tuner_override_drop giving that back.
  * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
  * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no
  * prediction), so the journal keeps the queue a resume restores. */
@@ -104,6 +108,11 @@ int tuner_paused(const Tuner *t);
  * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. A session the stop rule ended
  * goes on for the queue (the rule decides again after it). */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);
+/* The same, and the budget raised where short to the trial it runs as, as
+ * tuner_override_fit_budget does (the console: each override is promised its trial). The raise
+ * comes before TUNER_EVENT_QUEUED, so that its handler sees (and the journal's line holds) the
+ * budget that runs it; TUNER_EVENT_BUDGET follows when it changed. */
+int tuner_override_fitted(Tuner *t, const Schedule *s, Error *err);
 /* The queued overrides, 0 the next to run. */
 size_t tuner_overrides(const Tuner *t);
 const Schedule *tuner_override_at(const Tuner *t, size_t i);

@@ -16,7 +16,25 @@ static void emit_queue(Tuner *t, TunerEvent ev, int id, Schedule *s)
     tuner_emit(t, ev, &rec);
 }
 
-int tuner_override(Tuner *t, const Schedule *s, Error *err)
+/* The budget raised, where short, to the trial the n-th queued override runs as (the raise
+ * remembered for a drop to give back). Returns whether it changed; the caller emits. */
+static int raise_for_first(Tuner *t, size_t n)
+{
+    if (n > t->queue.n)
+        n = t->queue.n;
+    if (!n)
+        return 0;
+    int last = tuner_override_trial(t, n - 1);
+    if (last <= t->budget)
+        return 0;
+    t->budget_raised += last - t->budget;
+    return tuner_budget_set(t, last);
+}
+
+/* Queues s; with fit, raises the budget (where short) to the trial it runs as before
+ * TUNER_EVENT_QUEUED, so that the journal's override_queued line holds the budget that runs
+ * it: no cut of the file keeps the override queued without it. */
+static int queue(Tuner *t, const Schedule *s, int fit, Error *err)
 {
     OverrideQueue *q = &t->queue;
     if (q->last_id >= JOURNAL_OVERRIDE_ID_MAX)
@@ -24,14 +42,27 @@ int tuner_override(Tuner *t, const Schedule *s, Error *err)
                          JOURNAL_OVERRIDE_ID_MAX);
     if (overridequeue_push(q, q->last_id + 1, s, err) < 0)
         return -1;
-    emit_queue(t, TUNER_EVENT_QUEUED, q->id[q->n - 1], q->s[q->n - 1]);
     /* The stop rule ends the optimizer's suggestions, not the operator's trials: the queue
      * runs, and the rule decides again after it (an override is not a trial it counts). */
     if (t->phase == PHASE_STOPPED && t->converged[0] && !t->last_error[0]) {
         t->converged[0] = 0;
         t->phase = PHASE_IDLE;
     }
+    int raised = fit && raise_for_first(t, q->n);
+    emit_queue(t, TUNER_EVENT_QUEUED, q->id[q->n - 1], q->s[q->n - 1]);
+    if (raised)
+        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
     return 0;
+}
+
+int tuner_override(Tuner *t, const Schedule *s, Error *err)
+{
+    return queue(t, s, 0, err);
+}
+
+int tuner_override_fitted(Tuner *t, const Schedule *s, Error *err)
+{
+    return queue(t, s, 1, err);
 }
 
 void tuner_override_ids_from(Tuner *t, int last)
@@ -77,15 +108,8 @@ void tuner_override_fit_budget(Tuner *t)
 
 void tuner_override_fit_budget_first(Tuner *t, size_t n)
 {
-    if (n > t->queue.n)
-        n = t->queue.n;
-    if (!n)
-        return;
-    int last = tuner_override_trial(t, n - 1);
-    if (last <= t->budget)
-        return;
-    t->budget_raised += last - t->budget;
-    tuner_budget_to(t, last);
+    if (raise_for_first(t, n))
+        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
 }
 
 /* What was raised for the queue and is no longer needed goes back: the budget falls to the

@@ -71,5 +71,8 @@ int tuner_converged_now(Tuner *t);
 /* Sets the budget (at least 0; TUNER_EVENT_BUDGET when it changes) and lets a session the
  * budget or the stop rule ended go on. budget_raised is the caller's to keep. */
 void tuner_budget_to(Tuner *t, int budget);
+/* The same without the event: whether it changed (the caller emits, once its own event that
+ * carries the budget is out). */
+int tuner_budget_set(Tuner *t, int budget);
 
 #endif

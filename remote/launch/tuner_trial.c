@@ -113,6 +113,7 @@ void tuner_prepare(Tuner *t)
         return;
     }
     Error err;
+    rec->launched = 1;
     LaunchConfig lc = t->cfg.launch;
     if (!t->cfg.no_prune) {
         lc.on_iteration = on_iteration;

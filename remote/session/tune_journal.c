@@ -166,16 +166,17 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
         break;
     }
     /* The queue a resume restores: nothing the operator planned is lost with the console. */
+    /* Each with the budget it leaves (tuner_override_fitted raised it for the override,
+     * tuner_override_drop gave the raise back, before the event): one line, so a session
+     * killed before the `budget` line after it keeps the two together. */
     case TUNER_EVENT_QUEUED:
-        write_event(tj, journal_override_queued_json(rec->override_id, rec->suggestion.schedule));
-        break;
     case TUNER_EVENT_DROPPED: {
-        /* With the budget it leaves (tuner_override_drop gave its raise back first): one
-         * line, so a session killed before the `budget` line after it still gives it back. */
-        cJSON *d = journal_override_dropped_json(rec->override_id);
-        cJSON_AddNumberToObject(d, "budget", (double)tuner_budget(tj->tuner));
-        add_raised(d, tj->tuner);
-        write_event(tj, d);
+        cJSON *o = ev == TUNER_EVENT_QUEUED
+                       ? journal_override_queued_json(rec->override_id, rec->suggestion.schedule)
+                       : journal_override_dropped_json(rec->override_id);
+        cJSON_AddNumberToObject(o, "budget", (double)tuner_budget(tj->tuner));
+        add_raised(o, tj->tuner);
+        write_event(tj, o);
         break;
     }
     case TUNER_EVENT_CONVERGED: /* re-derived on resume from the replayed suggestions */
@@ -388,13 +389,15 @@ static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err)
     }
     /* A later resume may have raised the budget, and the console's :budget changed it (the
      * `ended` line has the one in force at the end; older journals' have none), as did
-     * dropping an override (its line has the budget it left; older journals' have none). */
+     * queuing or dropping an override (its line has the budget it left; older journals'
+     * have none). */
     for (size_t i = 1; i < tj->log.n; i++) {
         const cJSON *ev = tj->log.events[i];
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(ev, "budget");
         const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
         if (!b || (strcmp(kind, "resumed") != 0 && strcmp(kind, "ended") != 0 &&
-                   strcmp(kind, "budget") != 0 && strcmp(kind, "override_dropped") != 0))
+                   strcmp(kind, "budget") != 0 && strcmp(kind, "override_queued") != 0 &&
+                   strcmp(kind, "override_dropped") != 0))
             continue;
         /* A budget that is not one (1e300, -3, 2.5, "x") was passed over in silence, or cut
          * to an integer: it is a skipped line like any bad field, said with its line. */

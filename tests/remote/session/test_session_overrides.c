@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/session_summary.h"
 #include "core/opt/optimizer.h"
 #include "remote/session/session.h"
 #include "tests/support/timeout.h"
@@ -565,4 +566,92 @@ Test(session_overrides, a_launched_trial_is_journaled_started)
     cr_assert_eq(lines_with(path, "\"event\":\"started\""), 2);
     unlink(path);
     rmdir(dir);
+}
+
+/* Regression: queuing an override past the budget wrote override_queued, then the budget
+ * raised for it; a session killed between the two lines came back with the override queued
+ * and no trial left to run it (or the optimizer's trial taken by it). The override_queued line
+ * holds the budget that runs it, for a resume and for `tunedeck sessions` alike. */
+Test(session_overrides, a_queue_cut_before_its_budget_line_still_raises_for_it)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override_fitted(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    cr_assert_eq(tuner_budget(first->tuner), 4);
+    session_free(first); /* killed */
+    cut_last_line(path); /* the budget line after it */
+    cr_assert_eq(lines_with(path, "\"event\":\"override_queued\""), 1);
+    cr_assert_eq(lines_with(path, "\"event\":\"budget\""), 0, "only the queue's line is left");
+
+    SessionSummary sum;
+    session_summary_read(path, "id", &sum);
+    cr_assert_eq(sum.budget, 4, "tunedeck sessions: the raise is in the override_queued line");
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_overrides(again->tuner), 1);
+    cr_assert_eq(tuner_budget(again->tuner), 4, "the override keeps its trial");
+    cr_assert_eq(tuner_budget_raised(again->tuner), 1, "and a drop can give it back");
+    cr_assert_eq(tuner_override_drop(again->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(again->tuner), 3);
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Replaces the first `from` in the file with `to`. */
+static void replace_in(const char *path, const char *from, const char *to)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char text[1 << 20], out[(1 << 20) + 256];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "%s", from);
+    snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(out, f);
+    fclose(f);
+}
+
+/* The override_queued line's budget read as any budget line's: an older journal's line
+ * without one keeps the budget before it; one that is not a budget is said with its line and
+ * not used. */
+Test(session_overrides, an_override_queued_line_without_a_good_budget_keeps_the_one_before)
+{
+    for (size_t k = 0; k < 2; k++) {
+        Error err;
+        char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+        cr_assert_not_null(mkdtemp(dir));
+        Session *first = ran(dir, 3, path, sizeof path);
+        Schedule *s[1];
+        schedules(first, s, 1);
+        cr_assert_eq(tuner_override_fitted(first->tuner, s[0], &err), 0, "%s", err.msg);
+        schedule_free(s[0]);
+        session_free(first);
+        cut_last_line(path); /* the budget line */
+        replace_in(path, ",\"budget\":4,\"raised\":1}", k ? ",\"budget\":2.5}" : "}");
+
+        Session *again = resumed(dir, path, 0, 0);
+        cr_assert_eq(tuner_overrides(again->tuner), 1);
+        cr_assert_eq(tuner_budget(again->tuner), 3, "case %zu", k);
+        cr_assert_eq(tuner_budget_raised(again->tuner), 0);
+        const char *const *problems;
+        size_t n = tune_journal_problems(again->journal, &problems);
+        int said = 0;
+        for (size_t i = 0; i < n; i++)
+            said += strstr(problems[i], "override_queued: field 'budget'") &&
+                    strstr(problems[i], "(budget not used)");
+        cr_assert_eq(said, (int)k, "case %zu: the bad budget said with its line", k);
+        session_free(again);
+        unlink(path);
+        rmdir(dir);
+    }
 }
