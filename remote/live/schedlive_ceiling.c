@@ -186,7 +186,8 @@ void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus
 }
 
 /* A wall time for a person: "45s", "4m10s", "1h05m", rounded up (a lift "in 0s" would be
- * one still to come). */
+ * one still to come). Hours round up to whole minutes before they are split: 7170 s is
+ * "2h00m", where rounding the minutes of the hour alone said "1h60m". */
 static void said_s(char *buf, size_t size, double t_s)
 {
     long s = (long)ceil(t_s);
@@ -194,8 +195,10 @@ static void said_s(char *buf, size_t size, double t_s)
         snprintf(buf, size, "%lds", s);
     else if (s < 3600)
         snprintf(buf, size, "%ldm%02lds", s / 60, s % 60);
-    else
-        snprintf(buf, size, "%ldh%02ldm", s / 3600, (s % 3600 + 59) / 60);
+    else {
+        long m = (s + 59) / 60;
+        snprintf(buf, size, "%ldh%02ldm", m / 60, m % 60);
+    }
 }
 
 const char *schedlive_ceiling_text(const SchedLiveJob *j, char *buf, size_t size)
