@@ -132,8 +132,9 @@ void liveslurm_doubles_collect(LiveSlurm *s)
                 snprintf(what, sizeof what, "cancelled");
             else if (got == LIVESLURM_CANCEL_ENDED)
                 snprintf(what, sizeof what,
-                         "it had ended before scancel reached it (Slurm: Invalid job id "
-                         "specified): nothing to cancel");
+                         "Slurm no longer has job %s running (ended, or not ours): nothing to "
+                         "cancel",
+                         f->id);
             else /* filtered out: the round's record that named it was not ours */
                 snprintf(what, sizeof what,
                          "scancel cancelled nothing (Slurm has no job of ours under that name "

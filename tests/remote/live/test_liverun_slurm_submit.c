@@ -579,9 +579,9 @@ Test(liverun_slurm_submit, a_second_job_that_had_ended_before_its_cancel_is_said
     char *cancels = standins_recorded(dir, "scancel-calls"), *dbl = double_cancels("100", 1);
     cr_assert_str_eq(cancels, dbl, "once, not again: %s", log_text);
     cr_assert(strstr(log_text, "Slurm job 100 (its sbatch got no answer, the look-up by name "
-                               "found none, and Slurm took it after all): it had ended before "
-                               "scancel reached it (Slurm: Invalid job id specified): nothing to "
-                               "cancel; Slurm job 101 is the run's"),
+                               "found none, and Slurm took it after all): Slurm no longer has job "
+                               "100 running (ended, or not ours): nothing to cancel; Slurm job "
+                               "101 is the run's"),
               "%s", log_text);
     cr_assert_null(strstr(log_text, "scancel refused"), "%s", log_text);
     free(cancels), free(dbl);
