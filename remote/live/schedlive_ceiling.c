@@ -95,6 +95,7 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     /* A limit on nodes caps the nodes too: a ceiling in GPUs alone may still be placed over
      * as many nodes (mixed node sizes, GPUs others hold) and be refused once more. */
     int node_cap = how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes >= 2 ? (int)nodes - 1 : 0;
+    size_t events = sched_event_count(l->s);
     if ((node_cap > 0 && sched_set_node_ceiling(l->s, idx, node_cap, &err) < 0) ||
         sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
         snprintf(j->status, sizeof j->status, "not started: %s", why);
@@ -104,8 +105,15 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
         return;
     }
     /* The model's fall back (an event, enacted at the driver's next step) places it; a job the
-     * model no longer holds above the ceiling starts at what a later decision wanted. */
-    j->need_start = info.gpus <= ceiling && j->want_gpus > 0;
+     * model holds within both ceilings without one starts at what a later decision wanted,
+     * only where that placement is itself within them: the refused one never goes again. */
+    int fell_back = sched_event_count(l->s) > events;
+    if (sched_job_info(l->s, idx, &info) < 0)
+        info.gpus = info.nodes = 0;
+    int want_within = j->want_gpus > 0 && j->want_gpus <= ceiling &&
+                      (node_cap < 1 || j->n_want_hosts <= (size_t)node_cap);
+    j->need_start = !fell_back && info.gpus <= ceiling &&
+                    (node_cap < 1 || info.nodes <= node_cap) && want_within;
     /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
     double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
     j->ceiling_gpus = ceiling;
