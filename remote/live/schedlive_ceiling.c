@@ -64,8 +64,10 @@ static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t n
 }
 
 /* The job's size `gpus` is over a limit: its ceiling becomes the size under it (ceiling_under)
- * for a while (ceiling_hold_s) and it keeps the size it last ran at (when under it), else
- * waits for a decision within it. */
+ * for a while (ceiling_hold_s) and it keeps the size it last ran at (when under it; under a
+ * node ceiling, what its largest slots on that many nodes hold), else waits for a decision
+ * within it. Where the model cannot take the ceiling the job is left failed; a node ceiling
+ * set just before stays, harmless on a job no decision places again. */
 static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
                     const int *slot_gpus, const char *why)
 {
@@ -121,7 +123,13 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);
     char then[160];
-    if (keep)
+    if (keep && fell_back && info.gpus > 0 && info.gpus < keep && info.ceiling_nodes > 0)
+        /* the fall back keeps what the job's largest slots on its node ceiling hold */
+        snprintf(then, sizeof then,
+                 "it goes on at %d of the %d GPUs it had (what its largest slots on %d node%s "
+                 "hold), from its checkpoint",
+                 info.gpus, keep, info.ceiling_nodes, plural_s(info.ceiling_nodes));
+    else if (keep)
         snprintf(then, sizeof then, "it goes on at the %d GPU%s it had, from its checkpoint", keep,
                  plural_s(keep));
     else
