@@ -56,6 +56,7 @@ int sched_job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *
 typedef struct {
     SchedState *s;
     const size_t *active;
+    const PolicyJob *pj; /* max_gpus as gather counted it: the state does not move meanwhile */
 } SpeedCtx;
 
 /* A job's speed on w GPUs depends on w and, through job_config, only on its epoch (the
@@ -116,7 +117,9 @@ static double speed_cb(void *ud, size_t i, int w)
     SpeedCtx *ctx = ud;
     SchedState *s = ctx->s;
     SJob *j = &s->jobs[ctx->active[i]];
-    if (w < 1 || w > sched_job_max_gpus(s, j))
+    /* not sched_job_max_gpus: under a node ceiling it allocates and scans the nodes, and
+     * a policy asks many sizes of each job at every decision */
+    if (w < 1 || w > ctx->pj[i].max_gpus)
         return 0;
     JobConfig c = {0};
     double rate = 0;
@@ -601,7 +604,7 @@ int sched_decide(SchedState *s, Error *err)
     int rc = 0;
     if (gather(s, &d) < 0)
         rc = error_no_memory(err, "scheduler");
-    SpeedCtx ctx = {s, d.active};
+    SpeedCtx ctx = {s, d.active, d.pj};
     PolicyInput in = {.jobs = d.pj,
                       .n = d.m,
                       .capacity = sched_usable_gpus(s),
