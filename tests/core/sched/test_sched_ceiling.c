@@ -296,14 +296,12 @@ Test(sched_ceiling, a_node_capped_job_that_cannot_grow_keeps_its_place_without_a
 {
     SchedState *s = fixture_sched(cat, "doubling", 2, NULL, 0);
     Error e;
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A", "cifar10", 0.0, 2, 512}, &e), 0, "%s",
-                 e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A", "cifar10", 0.0, 2, 512}, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_pin(s, 0, 2, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
     /* someone else's GPUs beside A send C to the other node, then leave */
     cr_assert_eq(sched_hold_gpus(s, 0, 2, &e), 0, "%s", e.msg);
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", 1.0, 2, 512}, &e), 0, "%s",
-                 e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", 1.0, 2, 512}, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_pin(s, 1, 2, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_submit(s, &(SchedJobSpec){"X", "cifar10", 100.0, 1, 512}, &e), 0, "%s",
                  e.msg);
