@@ -77,6 +77,11 @@ void placement_give(PlacementPool *p, int node, int k)
     take_from(p, node, -k);
 }
 
+void placement_take_on(PlacementPool *p, int node, int k)
+{
+    take_from(p, node, k);
+}
+
 /* Lowest-numbered node with exactly `f` free GPUs (the bucket counts say one exists). */
 static int node_with(const PlacementPool *p, int f)
 {

@@ -30,6 +30,8 @@ int placement_take_class(PlacementPool *p, int cls, int want, int *nodes_out, in
                          int max_slots);
 /* Puts k GPUs of a node back into the pool (a job that leaves it). */
 void placement_give(PlacementPool *p, int node, int k);
+/* Takes k GPUs of one node (a job kept where it was); the caller knows they are free. */
+void placement_take_on(PlacementPool *p, int node, int k);
 /* Fewest nodes that can hold w GPUs of this size: ceil(w / gpus_per_node). */
 int placement_min_nodes(int w, int gpus_per_node);
 

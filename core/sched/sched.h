@@ -216,13 +216,16 @@ int sched_suspend(SchedState *s, size_t job, int suspended, Error *err);
  * MaxNodes, a QOS's MaxTRESPerJob). Every later decision, whatever the policy, keeps it
  * there, as it keeps a job within its batch limits; a pin above it is refused. A ceiling
  * only comes down: one at or above the job's present ceiling changes nothing. When the job
- * holds more GPUs now, it keeps `keep` of them (1..gpus, none when 0), its largest slots
- * first, and gives the rest back: logged as a resize to `keep` (a stop for 0) that carries
+ * holds more GPUs now (or lies over more nodes than its node ceiling), it keeps `keep` of
+ * them (1..gpus, none when 0; under a node ceiling at most what its largest slots on that
+ * many nodes hold: sched_job_info says what it kept), its largest slots first, and gives the
+ * rest back: logged as a resize to `keep` (a stop for 0) that carries
  * ceiling_gpus, which a live driver enacts as a start at that size (from its checkpoint);
  * with none kept the job waits queued for a decision to place it within the ceiling.
  * `gpus` must be >= 1 (a job that cannot run at 1 GPU is the caller's to fail: sched_abandon).
  * Fails for an unknown or finished job, a keep out of range, a keep the job's batch cannot
- * be split over, or out of memory (nothing changed). */
+ * be split over, or out of memory (nothing changed by this call: a node ceiling set before
+ * it stays). */
 int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err);
 /* The job may be placed over at most `nodes` nodes from now on (live mode: Slurm refused it
  * over nodes + 1, a partition's MaxNodes). Placement keeps it there: in the fastest class

@@ -104,8 +104,14 @@ int sched_set_ceiling(SchedState *s, size_t job, int gpus, int keep, Error *err)
     j->ceiling = ceiling;
     if (j->gpus <= ceiling && (j->ceiling_nodes < 1 || j->n_slots <= (size_t)j->ceiling_nodes))
         return 0;
-    /* a node ceiling keeps what its count of the job's largest slots hold, at most */
-    int *kept = j->ceiling_nodes > 0 ? malloc(j->n_slots * sizeof *kept) : NULL;
+    /* a node ceiling keeps what its count of the job's largest slots hold, at most; without
+     * the memory to count them, keep as asked could leave it over its nodes */
+    size_t n_kept = j->n_slots ? j->n_slots : 1;
+    int *kept = j->ceiling_nodes > 0 ? malloc(n_kept * sizeof *kept) : NULL;
+    if (j->ceiling_nodes > 0 && !kept) {
+        j->ceiling = was;
+        return error_no_memory(err, "scheduler");
+    }
     if (kept) {
         kept_per_slot(j, keep, kept);
         keep = 0;

@@ -56,6 +56,7 @@ int sched_job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *
 typedef struct {
     SchedState *s;
     const size_t *active;
+    const PolicyJob *pj; /* max_gpus as gather counted it: the state does not move meanwhile */
 } SpeedCtx;
 
 /* A job's speed on w GPUs depends on w and, through job_config, only on its epoch (the
@@ -116,7 +117,9 @@ static double speed_cb(void *ud, size_t i, int w)
     SpeedCtx *ctx = ud;
     SchedState *s = ctx->s;
     SJob *j = &s->jobs[ctx->active[i]];
-    if (w < 1 || w > sched_job_max_gpus(s, j))
+    /* not sched_job_max_gpus: under a node ceiling it allocates and scans the nodes, and
+     * a policy asks many sizes of each job at every decision */
+    if (w < 1 || w > ctx->pj[i].max_gpus)
         return 0;
     JobConfig c = {0};
     double rate = 0;
@@ -140,13 +143,14 @@ typedef struct {
     PlaceOrder *placed; /* placed jobs (want = GPUs gained), for the log */
     size_t n_order, n_placed;
     int *nodes, *gp;     /* one placement's slots */
-    unsigned char *move; /* jobs that no longer fit beside GPUs held by someone else */
+    unsigned char *move; /* jobs that must leave their nodes: drained, or beside others' holds */
+    size_t *was_slots;   /* slots each held before release_moved (still in its slots array) */
 } Decision;
 
 static void decision_free(Decision *d)
 {
     free(d->active), free(d->pj), free(d->target), free(d->order), free(d->placed);
-    free(d->nodes), free(d->gp), free(d->move);
+    free(d->nodes), free(d->gp), free(d->move), free(d->was_slots);
 }
 
 static int decision_init(Decision *d, size_t n_live, int n_nodes)
@@ -161,8 +165,9 @@ static int decision_init(Decision *d, size_t n_live, int n_nodes)
     d->nodes = malloc((size_t)n_nodes * sizeof *d->nodes);
     d->gp = malloc((size_t)n_nodes * sizeof *d->gp);
     d->move = calloc(n, 1);
+    d->was_slots = calloc(n, sizeof *d->was_slots);
     if (!d->active || !d->pj || !d->target || !d->order || !d->placed || !d->nodes || !d->gp ||
-        !d->move) {
+        !d->move || !d->was_slots) {
         decision_free(d);
         return -1;
     }
@@ -316,9 +321,10 @@ static int release_moved(SchedState *s, Decision *d)
     for (size_t k = 0; k < d->m; k++) {
         size_t i = d->active[k];
         SJob *j = &s->jobs[i];
-        int moved = j->gpus != d->target[k] || (j->gpus && (on_drained(s, j) || d->move[k]));
-        if (!moved)
+        d->move[k] = j->gpus && (on_drained(s, j) || d->move[k]);
+        if (j->gpus == d->target[k] && !d->move[k])
             continue;
+        d->was_slots[k] = j->n_slots;
         if (j->gpus)
             sched_release(s, i);
         if (d->target[k] > 0) {
@@ -434,6 +440,34 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
     return 0;
 }
 
+/* A job within a node ceiling that placement could only give what it already holds, or less
+ * (our other jobs fill the nodes its limit counted free), keeps its old slots when they are
+ * still free and nothing forces it off them (a drain, others' holds): placing it again would
+ * be a restart for nothing, at every decision while the policy asks more. 1 when kept (the
+ * taken slots given back to the pool), 0 when it must take what placement gave. */
+static int keep_old_place(SchedState *s, Decision *d, PlacementPool *pool, size_t k, int ns)
+{
+    SJob *j = &s->jobs[d->active[k]];
+    size_t n_old = d->was_slots[k];
+    if (d->move[k] || j->gpus < 1 || n_old < 1 || n_old > (size_t)j->ceiling_nodes)
+        return 0;
+    for (size_t q = 0; q < n_old; q++) {
+        int node = j->slots[q].node, back = 0;
+        for (int t = 0; t < ns; t++)
+            back += d->nodes[t] == node ? d->gp[t] : 0;
+        if (pool->free[node] + back < j->slots[q].gpus)
+            return 0;
+    }
+    for (int t = 0; t < ns; t++)
+        placement_give(pool, d->nodes[t], d->gp[t]);
+    for (size_t q = 0; q < n_old; q++) {
+        d->nodes[q] = j->slots[q].node;
+        d->gp[q] = j->slots[q].gpus;
+        placement_take_on(pool, d->nodes[q], d->gp[q]);
+    }
+    return 1;
+}
+
 /* Biggest jobs first onto the fewest nodes (seed §4.3), fastest GPUs first in a mixed
  * cluster; each placed job stalls. Then jobs on slower GPUs may move to faster ones. */
 static int place_moved(SchedState *s, Decision *d, Error *err)
@@ -459,6 +493,14 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         int from = j->gpus, want = d->order[q].want;
         int ns = j->ceiling_nodes > 0 ? sched_take_node_capped(s, &pool, j, &want, d->nodes, d->gp)
                                       : take_for(s, &pool, want, d);
+        if (ns >= 0 && want < d->order[q].want && want <= from &&
+            keep_old_place(s, d, &pool, d->order[q].job, ns)) {
+            if (occupy(s, ji, d->nodes, d->gp, (int)d->was_slots[d->order[q].job]) < 0) {
+                rc = error_no_memory(err, "scheduler");
+                break;
+            }
+            continue; /* its size, batch and run unchanged: no event, no stall */
+        }
         JobConfig conf;
         double rate;
         if (ns < 0 || sched_job_config(s, j, want, &conf, &rate) < 0) {
@@ -562,7 +604,7 @@ int sched_decide(SchedState *s, Error *err)
     int rc = 0;
     if (gather(s, &d) < 0)
         rc = error_no_memory(err, "scheduler");
-    SpeedCtx ctx = {s, d.active};
+    SpeedCtx ctx = {s, d.active, d.pj};
     PolicyInput in = {.jobs = d.pj,
                       .n = d.m,
                       .capacity = sched_usable_gpus(s),

@@ -93,13 +93,19 @@ LiveSlurmCancelled liveslurm_cancel_outcome(int rc, const char *err_text, const 
 {
     if (liveslurm_scancel_sent(err_text, id))
         return LIVESLURM_CANCEL_SENT;
-    /* An id that had ended is no refusal: nothing is left to cancel, nor to try again. (A job
-     * still completing, "Job/step already completing or completed", is listed a while yet:
-     * refused, and tried again while a round lists it.) */
-    char gone[96];
-    snprintf(gone, sizeof gone, "Kill job error on job id %s: Invalid job id specified", id);
-    if (strstr(err_text, gone))
-        return LIVESLURM_CANCEL_ENDED;
+    /* An id Slurm no longer has is no refusal: nothing is left to cancel, nor to try again.
+     * Under the --user/--name filters production always passes, Slurm 22.05 says "Invalid job
+     * id specified" for any id it has not running, a job just completing included (and an
+     * id a forged record named, whoever's it was); unfiltered, a completing job is "Job/step
+     * already completing or completed": ended as well, never retried. */
+    static const char *const ended[] = {"Invalid job id specified",
+                                        "Job/step already completing or completed"};
+    for (size_t k = 0; k < sizeof ended / sizeof *ended; k++) {
+        char gone[128];
+        snprintf(gone, sizeof gone, "Kill job error on job id %s: %s", id, ended[k]);
+        if (strstr(err_text, gone))
+            return LIVESLURM_CANCEL_ENDED;
+    }
     return rc == 0 ? LIVESLURM_CANCEL_NOTHING : LIVESLURM_CANCEL_REFUSED;
 }
 
@@ -132,8 +138,9 @@ void liveslurm_doubles_collect(LiveSlurm *s)
                 snprintf(what, sizeof what, "cancelled");
             else if (got == LIVESLURM_CANCEL_ENDED)
                 snprintf(what, sizeof what,
-                         "it had ended before scancel reached it (Slurm: Invalid job id "
-                         "specified): nothing to cancel");
+                         "Slurm no longer has job %s running (ended, or not ours): nothing to "
+                         "cancel",
+                         f->id);
             else /* filtered out: the round's record that named it was not ours */
                 snprintf(what, sizeof what,
                          "scancel cancelled nothing (Slurm has no job of ours under that name "

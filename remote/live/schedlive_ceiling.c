@@ -64,8 +64,10 @@ static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t n
 }
 
 /* The job's size `gpus` is over a limit: its ceiling becomes the size under it (ceiling_under)
- * for a while (ceiling_hold_s) and it keeps the size it last ran at (when under it), else
- * waits for a decision within it. */
+ * for a while (ceiling_hold_s) and it keeps the size it last ran at (when under it; under a
+ * node ceiling, what its largest slots on that many nodes hold), else waits for a decision
+ * within it. Where the model cannot take the ceiling the job is left failed; a node ceiling
+ * set just before stays, harmless on a job no decision places again. */
 static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
                     const int *slot_gpus, const char *why)
 {
@@ -95,6 +97,7 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     /* A limit on nodes caps the nodes too: a ceiling in GPUs alone may still be placed over
      * as many nodes (mixed node sizes, GPUs others hold) and be refused once more. */
     int node_cap = how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes >= 2 ? (int)nodes - 1 : 0;
+    size_t events = sched_event_count(l->s);
     if ((node_cap > 0 && sched_set_node_ceiling(l->s, idx, node_cap, &err) < 0) ||
         sched_set_ceiling(l->s, idx, ceiling, keep, &err) < 0) {
         snprintf(j->status, sizeof j->status, "not started: %s", why);
@@ -104,8 +107,15 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
         return;
     }
     /* The model's fall back (an event, enacted at the driver's next step) places it; a job the
-     * model no longer holds above the ceiling starts at what a later decision wanted. */
-    j->need_start = info.gpus <= ceiling && j->want_gpus > 0;
+     * model holds within both ceilings without one starts at what a later decision wanted,
+     * only where that placement is itself within them: the refused one never goes again. */
+    int fell_back = sched_event_count(l->s) > events;
+    if (sched_job_info(l->s, idx, &info) < 0)
+        info.gpus = info.nodes = 0;
+    int want_within = j->want_gpus > 0 && j->want_gpus <= ceiling &&
+                      (node_cap < 1 || j->n_want_hosts <= (size_t)node_cap);
+    j->need_start = !fell_back && info.gpus <= ceiling &&
+                    (node_cap < 1 || info.nodes <= node_cap) && want_within;
     /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
     double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
     j->ceiling_gpus = ceiling;
@@ -113,7 +123,13 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);
     char then[160];
-    if (keep)
+    if (keep && fell_back && info.gpus > 0 && info.gpus < keep && info.ceiling_nodes > 0)
+        /* the fall back keeps what the job's largest slots on its node ceiling hold */
+        snprintf(then, sizeof then,
+                 "it goes on at %d of the %d GPUs it had (what its largest slots on %d node%s "
+                 "hold), from its checkpoint",
+                 info.gpus, keep, info.ceiling_nodes, plural_s(info.ceiling_nodes));
+    else if (keep)
         snprintf(then, sizeof then, "it goes on at the %d GPU%s it had, from its checkpoint", keep,
                  plural_s(keep));
     else
@@ -186,7 +202,8 @@ void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus
 }
 
 /* A wall time for a person: "45s", "4m10s", "1h05m", rounded up (a lift "in 0s" would be
- * one still to come). */
+ * one still to come). Hours round up to whole minutes before they are split: 7170 s is
+ * "2h00m", where rounding the minutes of the hour alone said "1h60m". */
 static void said_s(char *buf, size_t size, double t_s)
 {
     long s = (long)ceil(t_s);
@@ -194,8 +211,10 @@ static void said_s(char *buf, size_t size, double t_s)
         snprintf(buf, size, "%lds", s);
     else if (s < 3600)
         snprintf(buf, size, "%ldm%02lds", s / 60, s % 60);
-    else
-        snprintf(buf, size, "%ldh%02ldm", s / 3600, (s % 3600 + 59) / 60);
+    else {
+        long m = (s + 59) / 60;
+        snprintf(buf, size, "%ldh%02ldm", m / 60, m % 60);
+    }
 }
 
 const char *schedlive_ceiling_text(const SchedLiveJob *j, char *buf, size_t size)

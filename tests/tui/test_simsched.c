@@ -315,6 +315,13 @@ Test(simsched, a_live_jobs_failure_is_in_its_note_whole_or_cut_with_an_ellipsis)
     capped.ceiling_nodes = 0;
     simsched_live_note(&capped, "", note, sizeof note);
     cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3 GPUs, retry in 1h00m");
+    /* regression: the minutes of the hour rounded up alone said "1h60m" */
+    capped.ceiling_left_s = 7170;
+    simsched_live_note(&capped, "", note, sizeof note);
+    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3 GPUs, retry in 2h00m");
+    capped.ceiling_left_s = 3661;
+    simsched_live_note(&capped, "", note, sizeof note);
+    cr_assert_str_eq(note, "run n1:0+1 step 374 ceiling 3 GPUs, retry in 1h02m");
 }
 
 /* A workload's job named in Japanese (3 bytes, 2 columns a character): its decisions were

@@ -286,3 +286,47 @@ Test(sched_ceiling, a_node_ceiling_under_the_jobs_nodes_keeps_its_largest_slots_
     fixture_sched_capacity(s);
     sched_free(s);
 }
+
+/* Regression: the policy's limit for a one-node job counted others' holds, not our own jobs,
+ * so doubling asked 4 where our jobs A and C leave 2 free on each of two 4-GPU nodes; the
+ * capped placement fell back to 2 on one node, and every later decision released the job and
+ * placed it again at 2: a "resize 2 -> 2" and a restart at each interval. A fall back to no
+ * more than it holds, unforced, keeps its GPUs where they are. */
+Test(sched_ceiling, a_node_capped_job_that_cannot_grow_keeps_its_place_without_a_restart)
+{
+    SchedState *s = fixture_sched(cat, "doubling", 2, NULL, 0);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A", "cifar10", 0.0, 2, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 0, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    /* someone else's GPUs beside A send C to the other node, then leave */
+    cr_assert_eq(sched_hold_gpus(s, 0, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", 1.0, 2, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 1, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"X", "cifar10", 100.0, 1, 512}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 2, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_hold_gpus(s, 0, 0, &e), 0, "%s", e.msg);
+    SchedJobInfo a, c;
+    sched_job_info(s, 0, &a);
+    sched_job_info(s, 1, &c);
+    cr_assert(a.gpus == 2 && c.gpus == 2 && a.nodes == 1 && c.nodes == 1);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    SchedJobInfo x;
+    sched_job_info(s, 2, &x);
+    cr_assert(x.gpus == 2 && x.nodes == 1, "X: %d GPUs on %d nodes", x.gpus, x.nodes);
+    for (int i = 0; i < 5; i++) {
+        size_t before = sched_event_count(s);
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+        for (size_t k = before; k < sched_event_count(s); k++)
+            cr_assert_neq(sched_event(s, k)->job, 2, "decision %d: X %s %d -> %d", i,
+                          sched_event(s, k)->kind == SCHED_EV_RESIZE ? "resized" : "moved",
+                          sched_event(s, k)->gpus_from, sched_event(s, k)->gpus_to);
+        sched_job_info(s, 2, &x);
+        cr_assert(x.gpus == 2 && x.nodes == 1 && x.state == SCHED_JOB_RUNNING,
+                  "decision %d: X %d GPUs on %d nodes, state %d", i, x.gpus, x.nodes, x.state);
+    }
+    fixture_sched_capacity(s);
+    sched_free(s);
+}

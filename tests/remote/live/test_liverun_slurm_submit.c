@@ -35,8 +35,9 @@ static FixtureLog said = {log_text, sizeof log_text};
  * finds a job by --name=, except for *badlook* (refused); scontrol shows every recorded job pending
  * (running once a file "running" is there; with a file "hold-rounds", only once "go" is); scancel
  * records its arguments (scancel-calls), a TERM's after 0.5 s; with a file "refuse-twice", it
- * refuses its first two calls (as Slurm does for a job already ended), naming each id refused
- * and no "Terminating job" for it; with a file "gone", it says each id had ended (Invalid job
+ * refuses its first two calls (as Slurm 22.05 words a job it cannot alter yet,
+ * ESLURM_TRANSITION_STATE_NO_UPDATE: written, not captured), naming each id refused and no
+ * "Terminating job" for it; with a file "gone", it says each id had ended (Invalid job
  * id specified) and exits 1 (tests/fixtures/slurm/scancel-22.05-ended.err); with a file
  * "barrier",
  * each waits (up to 5 s) for a second scancel to have started, and says in "alone" when none
@@ -76,7 +77,7 @@ static const char *const STAND_INS[][2] = {
                 "for a; do case $a in -*) ;; *) if [ \"$r\" = gone ]; then echo \"scancel: error: "
                 "Kill job error on job id $a: Invalid job id specified\" >&2; elif [ -n \"$r\" ]; "
                 "then echo \"scancel: error: Kill "
-                "job error on job id $a: Job/step already completing or completed\" >&2; elif "
+                "job error on job id $a: Job can not be altered now, try again later\" >&2; elif "
                 "[ \"$1\" = -v ] && [ ! -f \"$D/not-ours\" ]; then echo \"scancel: Terminating "
                 "job $a\" >&2; fi;; esac; done\n"
                 "[ -n \"$r\" ] && exit 1\n"
@@ -536,7 +537,7 @@ Test(liverun_slurm_submit, a_second_job_no_round_saw_is_cancelled_by_name_at_the
 Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tried_again)
 {
     Backend b = backend(10);
-    touch("refuse-twice"); /* as when one of several ids had just ended */
+    touch("refuse-twice"); /* as for a job Slurm cannot alter yet */
     void *run = start(&b, "twice");
     for (int i = 0; i < 500 && strncmp(LIVERUN_SLURM.label(run), "Slurm job", 9) != 0; i++)
         tick(&b, &run, 1);
@@ -579,9 +580,9 @@ Test(liverun_slurm_submit, a_second_job_that_had_ended_before_its_cancel_is_said
     char *cancels = standins_recorded(dir, "scancel-calls"), *dbl = double_cancels("100", 1);
     cr_assert_str_eq(cancels, dbl, "once, not again: %s", log_text);
     cr_assert(strstr(log_text, "Slurm job 100 (its sbatch got no answer, the look-up by name "
-                               "found none, and Slurm took it after all): it had ended before "
-                               "scancel reached it (Slurm: Invalid job id specified): nothing to "
-                               "cancel; Slurm job 101 is the run's"),
+                               "found none, and Slurm took it after all): Slurm no longer has job "
+                               "100 running (ended, or not ours): nothing to cancel; Slurm job "
+                               "101 is the run's"),
               "%s", log_text);
     cr_assert_null(strstr(log_text, "scancel refused"), "%s", log_text);
     free(cancels), free(dbl);
