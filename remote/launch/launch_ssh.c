@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/model/ranks.h"
 #include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
@@ -143,10 +144,8 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         trial_event_clear(&ev);
         return;
     }
-    /* Out of memory here, the reason is still whole: only which host's failure leads it
-     * may go by which ended first. */
     if (ev.kind == EVENT_ERROR)
-        (void)rankcause_event(r->causes, ev.text);
+        rankcause_event(r->causes, ev.text);
     if (ev.kind == EVENT_LOG) {
         if (!p->first_failed[0])
             rankfan_notice(line, p->first_failed, sizeof p->first_failed);
@@ -193,6 +192,19 @@ static char *remote_command(const char *command, const char *machine, int trial,
         return NULL;
     }
     return b;
+}
+
+/* The trial's world size, for what its ranks said; 0 (nothing kept) for a schedule whose
+ * devices have no inputs. */
+static size_t world_of(const Schedule *s)
+{
+    Rank *ranks;
+    size_t world = 0;
+    Error ignored;
+    if (ranks_from_schedule(s, &ranks, &world, &ignored) < 0)
+        return 0;
+    free(ranks);
+    return world;
 }
 
 static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single, Error *err)
@@ -260,7 +272,7 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             goto fail;
         }
     r->acc = trial_accumulator_new(s);
-    if (!(r->causes = rankcause_new())) {
+    if (!(r->causes = rankcause_new(world_of(s)))) {
         error_set(err, "%s launcher: out of memory", lname);
         goto fail;
     }

@@ -10,13 +10,14 @@
 /* What each rank said in its error events: a cause, or only a lost peer's words. */
 typedef struct RankCause RankCause;
 
-RankCause *rankcause_new(void); /* NULL out of memory */
+/* For a trial of `world` ranks (ranks_from_schedule); NULL out of memory. */
+RankCause *rankcause_new(size_t world);
 void rankcause_free(RankCause *c);
 
 /* An error event's text as the trial helper writes it ("rank 3 on n3: RuntimeError: ..."):
  * its rank said a cause, or lost a peer (peerloss_said). A cause said once stays one. Text
- * that names no rank is passed over. 0, or -1 out of memory (what was known stays). */
-int rankcause_event(RankCause *c, const char *text);
+ * that names no rank, or a rank outside the world, is passed over. */
+void rankcause_event(RankCause *c, const char *text);
 
 /* The rank a fan-out notice names ("rank 2 (h2 cpu) exited with status 1": rankfan_notice's
  * `who`), or -1. */
