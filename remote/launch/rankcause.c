@@ -68,12 +68,33 @@ void rankcause_event(RankCause *c, const char *text)
         c->said[rank] = peerloss_said(text) ? SAID_LOST_PEER : SAID_CAUSE;
 }
 
+/* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names
+ * ("rank 0 (h1 gpu0) exited ..."): a rank number alone is not enough, since a user's script
+ * that numbers its ranks per host (LOCAL_RANK) has a "rank 0" on every host. The host is what
+ * stands between the notice's "(" and the last space before its ")". */
+static int same_host(const char *event, const char *notice)
+{
+    const char *host = strchr(notice, '(');
+    const char *close = host ? strchr(host, ')') : NULL;
+    const char *on = strstr(event, " on ");
+    if (!close || !on)
+        return 0;
+    host++;
+    const char *end = close;
+    while (end > host && end[-1] != ' ')
+        end--;
+    if (end == host)
+        return 0;
+    size_t len = (size_t)(end - 1 - host);
+    return len > 0 && strncmp(on + 4, host, len) == 0 && on[4 + len] == ':';
+}
+
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,
                        const char *error_event)
 {
     long cause = error_event && !peerloss_said(error_event) ? leading_rank(error_event, "on ") : -1;
     for (size_t i = 0; cause >= 0 && i < n; i++)
-        if (rankcause_notice_rank(notices[i]) == cause)
+        if (rankcause_notice_rank(notices[i]) == cause && same_host(error_event, notices[i]))
             return i;
     for (size_t i = 0; i < n; i++) {
         if (said_of(c, rankcause_notice_rank(notices[i])) != SAID_LOST_PEER)

@@ -24,10 +24,11 @@ void rankcause_event(RankCause *c, const char *text);
 long rankcause_notice_rank(const char *who);
 
 /* Of `n` fan-out notices (NULL or "" for a part without one), in the order their parts ended,
- * the index of the one to name first: that of the rank the trial's `error_event` names
- * ("rank 3 on n3: ...") when that event is a cause, not a lost peer; else the first whose
- * rank `c` (NULL: nothing known) did not see say only a lost peer's words, since a rank
- * killed without a word (SIGKILL: status 137) says nothing at all; else 0. */
+ * the index of the one to name first: that of the rank and host the trial's `error_event`
+ * names ("rank 3 on n3: ..." for "rank 3 (n3 gpu1) ...") when that event is a cause, not a
+ * lost peer; else the first whose rank `c` (NULL: nothing known) did not see say only a lost
+ * peer's words, since a rank killed without a word (SIGKILL: status 137) says nothing at all;
+ * else 0. */
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,
                        const char *error_event);
 

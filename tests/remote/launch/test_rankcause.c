@@ -164,3 +164,23 @@ Test(rankcause, events_of_ranks_outside_the_world_are_not_kept)
                  "a rank beyond the world was kept as a lost peer");
     rankcause_free(c);
 }
+
+/* Regression: an event and a notice were matched by rank number alone. A user's script that
+ * numbers its ranks per host (LOCAL_RANK) sends "rank 0 on h2: ..." for h2's crash, and h1's
+ * notice "rank 0 (h1 gpu0)", a peer that lost it, led the reason. */
+Test(rankcause, a_cause_event_moves_only_the_notice_of_its_own_host)
+{
+    const char *notices[] = {"rank 1 (h2 cpu) exited with status 1",
+                             "rank 0 (h1 gpu0) exited with status 1",
+                             "rank 0 (h2 cpu) exited with status 1"};
+    cr_assert_eq(rankcause_first(NULL, notices, N(notices), "rank 0 on h2: ValueError: bad shard"),
+                 2);
+    cr_assert_eq(rankcause_first(NULL, notices, N(notices), "rank 0 on h: ValueError: bad shard"),
+                 0, "a host that only begins the notice's host matched it");
+    cr_assert_eq(rankcause_first(NULL, notices, N(notices), "rank 0 on h1x: ValueError: x"), 0,
+                 "a host the notice's host only begins matched it");
+    /* a host with a space in its name: its device is the notice's last word */
+    const char *spaced[] = {"rank 1 (h2 cpu) exited with status 1",
+                            "rank 0 (big box gpu0) exited with status 1"};
+    cr_assert_eq(rankcause_first(NULL, spaced, N(spaced), "rank 0 on big box: ValueError: x"), 1);
+}
