@@ -217,8 +217,13 @@ rm -f "$T/hold.pid" "$T/held"
  while [ ! -s "$T/hold.pid" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
  pid=$(cat "$T/hold.pid" 2>/dev/null)
  if [ -n "$pid" ] && [ -w "/proc/$pid/fd/1" ]; then
-     exec 3>"/proc/$pid/fd/1"
-     echo held > "$T/held"
+     # a plain `exec` whose redirection fails ends dash (a special builtin), so rank 1 would
+     # wait for "$T/held" until the trial's timeout; `command exec` only fails
+     if command exec 3>"/proc/$pid/fd/1" 2>/dev/null; then
+         echo held > "$T/held"
+     else
+         echo "not held (rank 1's pid '$pid': its output could not be opened)" > "$T/held"
+     fi
  else
      echo "not held (rank 1's pid '$pid')" > "$T/held"
  fi
