@@ -444,7 +444,9 @@ static void name_failed_part(SshRun *r, const Part *p)
     snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
 }
 
-/* The first part that went wrong on its own (not by our stop) names the trial's failure. */
+/* The first part that went wrong on its own (not by our stop) names the trial's failure, for
+ * now: when the trial finishes, choose_failed_part may name another part's failed rank
+ * instead (the cause before the peers that lost it), this one then said after it. */
 static void note_part_end(SshRun *r, Part *p)
 {
     if (r->stopping || r->failure[0])

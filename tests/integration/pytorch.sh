@@ -193,8 +193,8 @@ if "$PY" - "$T/t3.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
-# first whichever host's part ended first (h2's, whose ranks lost it, may have): its peers'
-# words are a lost peer's, and it said none
+# rank 1 leads whichever host's part ended first (h2's may have, its ranks having lost rank
+# 1): its peers said only a lost peer's words, and rank 1 said nothing at all
 head = "the command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL)"
 assert t["reason"].startswith(head), t["reason"]
 print("    " + t["reason"])
