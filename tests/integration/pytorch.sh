@@ -265,7 +265,9 @@ echo "a rank that crashes mid-training, the host that ended first without a noti
 # after h1's leading notice its failure is said as its channel told it ("; on h2: " then a
 # signal or status, not a rank).
 hold_rank1
-fanout="\$(cut -d' ' -f4 /proc/\$PPID/stat)"
+# The SIGKILLed fan-out cannot remove its directory (its EXIT trap): rank 2 does, found by
+# its standard input ("$d/in").
+fanout="\$(cut -d' ' -f4 /proc/\$PPID/stat); d=\$(dirname \$(readlink /proc/\$\$/fd/0)); case \$d in */tunedeck-ranks.*) rm -rf \$d ;; esac"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
     --trial-cmd "$hold$trial --crash-rank 1 --crash-step 2; rc=\$?; case \$RANK in 2) kill -9 $fanout ;; 3) sleep 20 ;; esac; exit \$rc" \
     --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
