@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/model/ranks.h"
 #include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/launch/launcher.h"
@@ -49,6 +50,7 @@ typedef struct {
     char mark[ORPHAN_MARK_CHARS + 1];
     char last_stderr[200];
     char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
+    unsigned failed_seq;    /* 1 for the first part whose notice came, 2 for the next ... */
 } Part;
 
 struct SshRun {
@@ -57,7 +59,8 @@ struct SshRun {
     HostPool *pool;
     char where[64]; /* cfg.remote_host: named instead of a machine */
     TrialAccumulator *acc;
-    RankCause *causes; /* what each rank's error events said: which part's failure leads */
+    RankCause *causes;      /* what each rank's error events said: which part's failure leads */
+    unsigned notices_heard; /* fan-out notices so far: the parts' failed_seq */
     Part *parts;
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
@@ -143,13 +146,11 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         trial_event_clear(&ev);
         return;
     }
-    /* Out of memory here, the reason is still whole: only which host's failure leads it
-     * may go by which ended first. */
     if (ev.kind == EVENT_ERROR)
-        (void)rankcause_event(r->causes, ev.text);
+        rankcause_event(r->causes, ev.text);
     if (ev.kind == EVENT_LOG) {
-        if (!p->first_failed[0])
-            rankfan_notice(line, p->first_failed, sizeof p->first_failed);
+        if (!p->first_failed[0] && rankfan_notice(line, p->first_failed, sizeof p->first_failed))
+            p->failed_seq = ++r->notices_heard;
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
     } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
@@ -193,6 +194,19 @@ static char *remote_command(const char *command, const char *machine, int trial,
         return NULL;
     }
     return b;
+}
+
+/* The trial's world size, for what its ranks said; 0 (nothing kept) for a schedule whose
+ * devices have no inputs. */
+static size_t world_of(const Schedule *s)
+{
+    Rank *ranks;
+    size_t world = 0;
+    Error ignored;
+    if (ranks_from_schedule(s, &ranks, &world, &ignored) < 0)
+        return 0;
+    free(ranks);
+    return world;
 }
 
 static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single, Error *err)
@@ -260,7 +274,7 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             goto fail;
         }
     r->acc = trial_accumulator_new(s);
-    if (!(r->causes = rankcause_new())) {
+    if (!(r->causes = rankcause_new(world_of(s)))) {
         error_set(err, "%s launcher: out of memory", lname);
         goto fail;
     }
@@ -430,7 +444,9 @@ static void name_failed_part(SshRun *r, const Part *p)
     snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
 }
 
-/* The first part that went wrong on its own (not by our stop) names the trial's failure. */
+/* The first part that went wrong on its own (not by our stop) names the trial's failure, for
+ * now: when the trial finishes, choose_failed_part may name another part's failed rank
+ * instead (the cause before the peers that lost it), this one then said after it. */
 static void note_part_end(SshRun *r, Part *p)
 {
     if (r->stopping || r->failure[0])
@@ -484,11 +500,21 @@ static void choose_failed_part(SshRun *r)
         size_t n = 0;
         part[n] = r->failed_part;
         notice[n++] = r->failed_part->first_failed;
-        for (size_t i = 0; i < r->n; i++)
-            if (&r->parts[i] != r->failed_part && r->parts[i].first_failed[0]) {
-                part[n] = &r->parts[i];
-                notice[n++] = r->parts[i].first_failed;
+        /* the others in the order their notices came (a fan-out says its notice as its
+         * ranks fail, before its part ends), not the inventory's: with two ranks killed
+         * without a word, the first to fail leads */
+        for (size_t i = 0; i < r->n; i++) {
+            const Part *p = &r->parts[i];
+            if (p == r->failed_part || !p->first_failed[0])
+                continue;
+            size_t at = n++;
+            for (; at > 1 && part[at - 1]->failed_seq > p->failed_seq; at--) {
+                part[at] = part[at - 1];
+                notice[at] = notice[at - 1];
             }
+            part[at] = p;
+            notice[at] = p->first_failed;
+        }
         const char *said = NULL;
         trial_accumulator_has_error(r->acc, &said);
         size_t first = rankcause_first(r->causes, notice, n, said);

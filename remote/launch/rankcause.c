@@ -6,19 +6,27 @@
 
 #include "core/model/peerloss.h"
 
-typedef struct {
-    long rank;
-    int lost; /* every word of it so far was a lost peer's */
-} RankSaid;
+/* What a rank said in its error events. */
+enum { SAID_NOTHING, SAID_LOST_PEER, SAID_CAUSE };
 
+/* Memory follows the schedule, never the numbers a trial sends (observation.c): one byte per
+ * rank of the world, so a trial that names ranks beyond it (a bug, or a user's own numbering)
+ * costs nothing and every lookup is an index. */
 struct RankCause {
-    RankSaid *said;
-    size_t n, cap;
+    unsigned char *said;
+    size_t world;
 };
 
-RankCause *rankcause_new(void)
+RankCause *rankcause_new(size_t world)
 {
-    return calloc(1, sizeof(RankCause));
+    RankCause *c = calloc(1, sizeof *c);
+    if (c && !(c->said = calloc(world ? world : 1, 1))) {
+        free(c);
+        return NULL;
+    }
+    if (c)
+        c->world = world;
+    return c;
 }
 
 void rankcause_free(RankCause *c)
@@ -44,35 +52,41 @@ long rankcause_notice_rank(const char *who)
     return leading_rank(who, "(");
 }
 
-static RankSaid *said_of(const RankCause *c, long rank)
+/* What rank `rank` said; SAID_NOTHING for one outside the world or with nothing known. */
+static int said_of(const RankCause *c, long rank)
 {
-    for (size_t i = 0; c && i < c->n; i++)
-        if (c->said[i].rank == rank)
-            return &c->said[i];
-    return NULL;
+    return c && rank >= 0 && (size_t)rank < c->world ? c->said[rank] : SAID_NOTHING;
 }
 
-int rankcause_event(RankCause *c, const char *text)
+void rankcause_event(RankCause *c, const char *text)
 {
     long rank = leading_rank(text, "on ");
-    if (rank < 0)
+    if (!c || rank < 0 || (size_t)rank >= c->world)
+        return;
+    /* a cause said once stays one */
+    if (c->said[rank] != SAID_CAUSE)
+        c->said[rank] = peerloss_said(text) ? SAID_LOST_PEER : SAID_CAUSE;
+}
+
+/* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names
+ * ("rank 0 (h1 gpu0) exited ..."): a rank number alone is not enough, since a user's script
+ * that numbers its ranks per host (LOCAL_RANK) has a "rank 0" on every host. The host is what
+ * stands between the notice's "(" and the last space before its ")". */
+static int same_host(const char *event, const char *notice)
+{
+    const char *host = strchr(notice, '(');
+    const char *close = host ? strchr(host, ')') : NULL;
+    const char *on = strstr(event, " on ");
+    if (!close || !on)
         return 0;
-    int lost = peerloss_said(text);
-    RankSaid *s = said_of(c, rank);
-    if (s) {
-        s->lost &= lost;
+    host++;
+    const char *end = close;
+    while (end > host && end[-1] != ' ')
+        end--;
+    if (end == host)
         return 0;
-    }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 8;
-        RankSaid *grown = realloc(c->said, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        c->said = grown;
-        c->cap = cap;
-    }
-    c->said[c->n++] = (RankSaid){.rank = rank, .lost = lost};
-    return 0;
+    size_t len = (size_t)(end - 1 - host);
+    return len > 0 && strncmp(on + 4, host, len) == 0 && on[4 + len] == ':';
 }
 
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,
@@ -80,11 +94,10 @@ size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,
 {
     long cause = error_event && !peerloss_said(error_event) ? leading_rank(error_event, "on ") : -1;
     for (size_t i = 0; cause >= 0 && i < n; i++)
-        if (rankcause_notice_rank(notices[i]) == cause)
+        if (rankcause_notice_rank(notices[i]) == cause && same_host(error_event, notices[i]))
             return i;
     for (size_t i = 0; i < n; i++) {
-        const RankSaid *s = said_of(c, rankcause_notice_rank(notices[i]));
-        if (!s || !s->lost)
+        if (said_of(c, rankcause_notice_rank(notices[i])) != SAID_LOST_PEER)
             return i;
     }
     return 0;

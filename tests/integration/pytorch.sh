@@ -193,8 +193,8 @@ if "$PY" - "$T/t3.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
-# first whichever host's part ended first (h2's, whose ranks lost it, may have): its peers'
-# words are a lost peer's, and it said none
+# rank 1 leads whichever host's part ended first (h2's may have, its ranks having lost rank
+# 1): its peers said only a lost peer's words, and rank 1 said nothing at all
 head = "the command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL)"
 assert t["reason"].startswith(head), t["reason"]
 print("    " + t["reason"])
@@ -204,26 +204,36 @@ else fail "killed rank"; tail -20 "$T/t3.err"; fi
 if [ "$left" -eq 0 ]; then pass "no rank left after the kill"
 else fail "$left rank processes left after the kill"; fi
 
+# hold_rank1: in the background ($holder), a process of this script (no part of the trial,
+# so no stop reaches it) opens rank 1's standard output, the h1 part's SSH channel, once rank 1
+# wrote its pid to $T/hold.pid, and holds it open until tunedeck's stop of the failed trial
+# gives up on that part (5 s after another part ended): h1's part ends last, for certain.
+hold_rank1() {
+    rm -f "$T/hold.pid" "$T/held"
+    (i=0
+     while [ ! -s "$T/hold.pid" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+     pid=$(cat "$T/hold.pid" 2>/dev/null)
+     if [ -n "$pid" ] && [ -w "/proc/$pid/fd/1" ]; then
+         # a plain `exec` whose redirection fails ends dash (a special builtin), so rank 1 would
+         # wait for "$T/held" until the trial's timeout; `command exec` only fails
+         if command exec 3>"/proc/$pid/fd/1" 2>/dev/null; then
+             echo held > "$T/held"
+         else
+             echo "not held (rank 1's pid '$pid': its output could not be opened)" > "$T/held"
+         fi
+     else
+         echo "not held (rank 1's pid '$pid')" > "$T/held"
+     fi
+     exec sleep 300) &
+    holder=$!
+}
+
 echo "a rank that crashes mid-training, its host ending last"
 # Rank 1 (h1 gpu0) raises at step 2, after the rendezvous, and h2's ranks lose it in that
 # step's all_reduce (gloo's "Connection closed by peer"). Which host's part ends first is a
-# race; here h2's does, for certain: before rank 1 starts, a process of this script (no part of
-# the trial, so no stop reaches it) opens rank 1's standard output, the h1 part's SSH channel,
-# and holds it open until tunedeck's stop of the failed trial gives up on that part (5 s after
-# h2's ended). The reason began "the command failed on h2: rank 2 (h2 cpu) exited with status
+# race; here h2's does, for certain (hold_rank1). The reason began "the command failed on h2: rank 2 (h2 cpu) exited with status
 # 1; on h1: rank 1 ...": the crashed rank must lead, with its own words.
-rm -f "$T/hold.pid" "$T/held"
-(i=0
- while [ ! -s "$T/hold.pid" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
- pid=$(cat "$T/hold.pid" 2>/dev/null)
- if [ -n "$pid" ] && [ -w "/proc/$pid/fd/1" ]; then
-     exec 3>"/proc/$pid/fd/1"
-     echo held > "$T/held"
- else
-     echo "not held (rank 1's pid '$pid')" > "$T/held"
- fi
- exec sleep 300) &
-holder=$!
+hold_rank1
 hold="if [ \"\$RANK\" = 1 ]; then echo \$\$ > $T/hold.pid; while [ ! -e $T/held ]; do sleep 0.1; done; fi; "
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
     --trial-cmd "$hold$trial --crash-rank 1 --crash-step 2" \
@@ -248,6 +258,38 @@ then pass "the crashed rank's host leads the reason, with its words, though a pe
 else fail "crash mid-training ($(cat "$T/held" 2>/dev/null))"; tail -20 "$T/t4.err"; fi
 if [ "$left" -eq 0 ]; then pass "no rank left after the crash mid-training"
 else fail "$left rank processes left after the crash mid-training"; fi
+
+echo "a rank that crashes mid-training, the host that ended first without a notice"
+# As above, but h2's fan-out is SIGKILLed by rank 2 once it lost rank 1 (rank 3 waits, so the
+# fan-out sees no rank of it fail): h2's part ends first with no notice of a failed rank, and
+# after h1's leading notice its failure is said as its channel told it ("; on h2: " then a
+# signal or status, not a rank).
+hold_rank1
+# The SIGKILLed fan-out cannot remove its directory (its EXIT trap): rank 2 does, found by
+# its standard input ("$d/in").
+fanout="\$(cut -d' ' -f4 /proc/\$PPID/stat); d=\$(dirname \$(readlink /proc/\$\$/fd/0)); case \$d in */tunedeck-ranks.*) rm -rf \$d ;; esac"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
+    --trial-cmd "$hold$trial --crash-rank 1 --crash-step 2; rc=\$?; case \$RANK in 2) kill -9 $fanout ;; 3) sleep 20 ;; esac; exit \$rc" \
+    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
+    > "$T/t5.json" 2> "$T/t5.err"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+holder=
+left=$(procs_left "--tag $mark")
+if [ "$(cat "$T/held" 2>/dev/null)" = held ] && "$PY" - "$T/t5.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+head = "the command failed on h1: rank 1 (h1 gpu0) exited with status 1; on h2: "
+assert t["reason"].startswith(head), t["reason"]
+assert not t["reason"][len(head):].startswith("rank "), t["reason"]
+assert "error event: rank 1 on h1: RuntimeError: crashing on purpose" in t["reason"], t["reason"]
+print("    " + t["reason"])
+EOF
+then pass "the host that ended first without a notice is said after the crashed rank's"
+else fail "crash mid-training, no notice on h2 ($(cat "$T/held" 2>/dev/null))"; tail -20 "$T/t5.err"; fi
+if [ "$left" -eq 0 ]; then pass "no rank left after the fan-out's kill"
+else fail "$left rank processes left after the fan-out's kill"; fi
 
 echo "live: grow and shrink"
 # Two hosts with one GPU each, the job started on every host of its placement (job_launch
