@@ -145,12 +145,15 @@ typedef struct {
     int *nodes, *gp;     /* one placement's slots */
     unsigned char *move; /* jobs that must leave their nodes: drained, or beside others' holds */
     size_t *was_slots;   /* slots each held before release_moved (still in its slots array) */
+    /* s->owner before release_moved, copied at the first node-capped job it releases (NULL
+     * while none): which GPU numbers such a job ran on, for keep_old_place and occupy */
+    int *was_owner;
 } Decision;
 
 static void decision_free(Decision *d)
 {
     free(d->active), free(d->pj), free(d->target), free(d->order), free(d->placed);
-    free(d->nodes), free(d->gp), free(d->move), free(d->was_slots);
+    free(d->nodes), free(d->gp), free(d->move), free(d->was_slots), free(d->was_owner);
 }
 
 static int decision_init(Decision *d, size_t n_live, int n_nodes)
@@ -325,6 +328,16 @@ static int release_moved(SchedState *s, Decision *d)
         if (j->gpus == d->target[k] && !d->move[k])
             continue;
         d->was_slots[k] = j->n_slots;
+        /* Every node-capped job's entries are still whole here (jobs released before hold
+         * -1, read as free before: only occupy's preference reads them). Without such a
+         * job, occupy takes the lowest free numbers, as it always did. */
+        if (j->gpus && j->ceiling_nodes > 0 && d->target[k] > 0 && !d->was_owner) {
+            size_t n_gpus = s->node_off[s->cfg.nodes - 1] + (size_t)s->node_gpus[s->cfg.nodes - 1];
+            d->was_owner = malloc(n_gpus * sizeof *d->was_owner);
+            if (!d->was_owner)
+                return -1;
+            memcpy(d->was_owner, s->owner, n_gpus * sizeof *d->was_owner);
+        }
         if (j->gpus)
             sched_release(s, i);
         if (d->target[k] > 0) {
@@ -353,8 +366,18 @@ static int slot_cmp(const void *a, const void *b)
     return ((const SchedSlot *)a)->node - ((const SchedSlot *)b)->node;
 }
 
-/* Marks the job's GPUs on each slot's node as its own. */
-static int occupy(SchedState *s, size_t ji, const int *nodes, const int *gp, int ns)
+/* Whether a free GPU suits a job in occupy's pass: 0, one no other job held before the
+ * decision (fewer GPU numbers change); 1, also one a job without a node ceiling held (the
+ * numbers of a node-capped job placed later stay free for it to keep: keep_old_place); 2, any. */
+static int free_for(const SchedState *s, size_t ji, int before, int pass)
+{
+    return pass == 2 || before < 0 || before == (int)ji ||
+           (pass == 1 && s->jobs[before].ceiling_nodes < 1);
+}
+
+/* Marks the job's GPUs on each slot's node as its own, in free_for's order when `was`
+ * (Decision.was_owner) says who held them before, else the lowest free. */
+static int occupy(SchedState *s, size_t ji, const int *nodes, const int *gp, int ns, const int *was)
 {
     SJob *j = &s->jobs[ji];
     if ((size_t)ns > j->cap_slots) {
@@ -368,11 +391,13 @@ static int occupy(SchedState *s, size_t ji, const int *nodes, const int *gp, int
     for (int t = 0; t < ns; t++) {
         j->slots[t] = (SchedSlot){nodes[t], gp[t]};
         int *row = s->owner + s->node_off[nodes[t]], left = gp[t];
-        for (int g = 0; g < s->node_gpus[nodes[t]] && left > 0; g++)
-            if (row[g] < 0) {
-                row[g] = (int)ji;
-                left--;
-            }
+        const int *before = was ? was + s->node_off[nodes[t]] : NULL;
+        for (int pass = before ? 0 : 2; pass < 3; pass++)
+            for (int g = 0; g < s->node_gpus[nodes[t]] && left > 0; g++)
+                if (row[g] < 0 && (!before || free_for(s, ji, before[g], pass))) {
+                    row[g] = (int)ji;
+                    left--;
+                }
         s->node_free[nodes[t]] -= gp[t];
     }
     qsort(j->slots, j->n_slots, sizeof *j->slots, slot_cmp);
@@ -431,7 +456,7 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
         }
         sched_release(s, ji);
         int ns = placement_take_class(pool, c, j->gpus, d->nodes, d->gp, s->cfg.nodes);
-        if (ns < 0 || occupy(s, ji, d->nodes, d->gp, ns) < 0)
+        if (ns < 0 || occupy(s, ji, d->nodes, d->gp, ns, d->was_owner) < 0)
             return -1; /* the class total said it fits */
         j->conf = conf;
         j->stall_left_s = s->cfg.resize_cost_s;
@@ -440,16 +465,21 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
     return 0;
 }
 
-/* A job within a node ceiling that placement could only give what it already holds, or less
- * (our other jobs fill the nodes its limit counted free), keeps its old slots when they are
- * still free and nothing forces it off them (a drain, others' holds): placing it again would
- * be a restart for nothing, at every decision while the policy asks more. 1 when kept (the
- * taken slots given back to the pool), 0 when it must take what placement gave. */
+/* A job within a node ceiling whose placement could only fall back to exactly what it holds
+ * (our other jobs fill the nodes its limit counted free) keeps its old GPUs when those very
+ * GPUs are still free and nothing forces it off them (a drain, others' holds): placing it
+ * again would be a restart for nothing, at every decision while the policy asks more. The
+ * same count elsewhere on its nodes will not do: its process runs on those GPU numbers, and a
+ * job placed before it in this decision may have needed them (occupy takes them last), which
+ * the live driver would start beside it on the same GPUs. 1 when kept
+ * (the taken slots back in the pool, its old GPUs its own again), 0 when it must take what
+ * placement gave. */
 static int keep_old_place(SchedState *s, Decision *d, PlacementPool *pool, size_t k, int ns)
 {
-    SJob *j = &s->jobs[d->active[k]];
+    size_t ji = d->active[k];
+    SJob *j = &s->jobs[ji];
     size_t n_old = d->was_slots[k];
-    if (d->move[k] || j->gpus < 1 || n_old < 1 || n_old > (size_t)j->ceiling_nodes)
+    if (d->move[k] || !d->was_owner || j->gpus < 1 || n_old < 1 || n_old > (size_t)j->ceiling_nodes)
         return 0;
     for (size_t q = 0; q < n_old; q++) {
         int node = j->slots[q].node, back = 0;
@@ -457,13 +487,23 @@ static int keep_old_place(SchedState *s, Decision *d, PlacementPool *pool, size_
             back += d->nodes[t] == node ? d->gp[t] : 0;
         if (pool->free[node] + back < j->slots[q].gpus)
             return 0;
+        const int *was = d->was_owner + s->node_off[node], *now = s->owner + s->node_off[node];
+        for (int g = 0; g < s->node_gpus[node]; g++)
+            if (was[g] == (int)ji && now[g] >= 0)
+                return 0;
     }
     for (int t = 0; t < ns; t++)
         placement_give(pool, d->nodes[t], d->gp[t]);
+    j->n_slots = n_old;
     for (size_t q = 0; q < n_old; q++) {
-        d->nodes[q] = j->slots[q].node;
-        d->gp[q] = j->slots[q].gpus;
-        placement_take_on(pool, d->nodes[q], d->gp[q]);
+        int node = j->slots[q].node;
+        int *row = s->owner + s->node_off[node];
+        const int *was = d->was_owner + s->node_off[node];
+        placement_take_on(pool, node, j->slots[q].gpus);
+        for (int g = 0; g < s->node_gpus[node]; g++)
+            if (was[g] == (int)ji)
+                row[g] = (int)ji;
+        s->node_free[node] -= j->slots[q].gpus;
     }
     return 1;
 }
@@ -493,14 +533,14 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         int from = j->gpus, want = d->order[q].want;
         int ns = j->ceiling_nodes > 0 ? sched_take_node_capped(s, &pool, j, &want, d->nodes, d->gp)
                                       : take_for(s, &pool, want, d);
-        if (ns >= 0 && want < d->order[q].want && want <= from &&
-            keep_old_place(s, d, &pool, d->order[q].job, ns)) {
-            if (occupy(s, ji, d->nodes, d->gp, (int)d->was_slots[d->order[q].job]) < 0) {
-                rc = error_no_memory(err, "scheduler");
-                break;
-            }
-            continue; /* its size, batch and run unchanged: no event, no stall */
-        }
+        /* Exactly what it holds, and less than the policy asked. Below it, with its GPUs
+         * free (keep_old_place's count), the fall back began at them or more and came down
+         * because its batch no longer runs on that many (validity only falls as GPUs grow;
+         * sched_set_policy, adaptive to the owner's batch): it shrinks to a size that runs,
+         * not stays on its old batch. */
+        if (ns >= 0 && want < d->order[q].want && want == from &&
+            keep_old_place(s, d, &pool, d->order[q].job, ns))
+            continue; /* its GPUs, size, batch and run unchanged: no event, no stall */
         JobConfig conf;
         double rate;
         if (ns < 0 || sched_job_config(s, j, want, &conf, &rate) < 0) {
@@ -509,7 +549,7 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
                 rc = error_no_memory(err, "scheduler");
             continue;
         }
-        if (occupy(s, ji, d->nodes, d->gp, ns) < 0) {
+        if (occupy(s, ji, d->nodes, d->gp, ns, d->was_owner) < 0) {
             rc = error_no_memory(err, "scheduler");
             break;
         }

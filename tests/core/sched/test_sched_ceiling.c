@@ -330,3 +330,98 @@ Test(sched_ceiling, a_node_capped_job_that_cannot_grow_keeps_its_place_without_a
     fixture_sched_capacity(s);
     sched_free(s);
 }
+
+/* Two 8-GPU nodes: n_capped jobs of one node at most (A0, A1) run on node 0's GPUs from 0, two
+ * each; F on 6 of node 1. Then the policy asks a new job C for 6 and each A for ask[a] (3: one
+ * node cannot give it now): the decision is made, what each GPU's owner was before it in
+ * before[16], after it in after[16]; returns the index of the first event it logged. */
+static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int *before,
+                                int *after)
+{
+    Error e;
+    for (int a = 0; a < n_capped; a++) {
+        char name[4] = {'A', (char)('0' + a), 0};
+        cr_assert_eq(sched_submit(s, &(SchedJobSpec){name, "cifar10", 0.0, 2, 512}, &e), 0, "%s",
+                     e.msg);
+        cr_assert_eq(sched_pin(s, (size_t)a, 2, &e), 0, "%s", e.msg);
+        cr_assert_eq(sched_set_node_ceiling(s, (size_t)a, 1, &e), 0, "%s", e.msg);
+    }
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    /* someone else's GPUs beside the A send F to the other node, then leave */
+    cr_assert_eq(sched_hold_gpus(s, 0, 8 - 2 * n_capped, &e), 0, "%s", e.msg);
+    size_t f = (size_t)n_capped, c = f + 1;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"F", "cifar10", 1.0, 6, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, f, 6, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_hold_gpus(s, 0, 0, &e), 0, "%s", e.msg);
+    for (int n = 0; n < 2; n++)
+        sched_node_gpus(s, n, before + 8 * n, 8);
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(before[g], g < 2 * n_capped ? g / 2 : -1, "node 0 GPU %d", g);
+    cr_assert(before[8] == (int)f && before[13] == (int)f && before[14] == -1, "F on node 1");
+
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), 6, 512}, &e), 0,
+                 "%s", e.msg);
+    cr_assert_eq(sched_pin(s, c, 6, &e), 0, "%s", e.msg);
+    for (int a = 0; a < n_capped; a++)
+        cr_assert_eq(sched_pin(s, (size_t)a, ask[a], &e), 0, "%s", e.msg);
+    size_t first = sched_event_count(s);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    for (int n = 0; n < 2; n++)
+        sched_node_gpus(s, n, after + 8 * n, 8);
+    SchedJobInfo ci;
+    sched_job_info(s, c, &ci);
+    cr_assert(ci.gpus == 6 && ci.nodes == 1, "C: %d GPUs on %d nodes", ci.gpus, ci.nodes);
+    fixture_sched_capacity(s);
+    return first;
+}
+
+static int logged_since(const SchedState *s, size_t first, int job)
+{
+    for (size_t k = first; k < sched_event_count(s); k++)
+        if (sched_event(s, k)->job == job)
+            return 1;
+    return 0;
+}
+
+/* Its process runs on the GPU numbers it had: a job the decision logs nothing for (no restart)
+ * must hold exactly those in the model, which the live driver starts the others around. */
+static void unlogged_jobs_keep_their_gpus(const SchedState *s, size_t first, int n_jobs,
+                                          const int *before, const int *after)
+{
+    for (int job = 0; job < n_jobs; job++)
+        for (int g = 0; g < 16 && !logged_since(s, first, job); g++)
+            cr_assert_eq(before[g] == job, after[g] == job,
+                         "job %d moved on or off node %d GPU %d with no event", job, g / 8, g % 8);
+}
+
+/* Regression: a node-capped job kept in place got whatever GPU numbers of its node were left,
+ * not its own: C, placed first (the bigger), took the lowest free, A0's 0-1, and A0 was kept
+ * with no event on 6-7, where it does not run; live, C would start on A0's GPUs. C now takes
+ * the numbers no job held before, and A0 keeps its own without a restart. */
+Test(sched_ceiling, a_node_capped_job_kept_in_place_keeps_its_own_gpu_numbers)
+{
+    const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    int before[16], after[16];
+    size_t first = capped_beside_new(s, 1, (const int[]){3}, before, after);
+    unlogged_jobs_keep_their_gpus(s, first, 3, before, after);
+    cr_assert_not(logged_since(s, first, 0), "A0 restarted where it could stay");
+    cr_assert(after[0] == 0 && after[1] == 0 && after[2] == 2, "A0 on 0-1, C from 2");
+    sched_free(s);
+}
+
+/* Where C needs a node-capped job's GPUs all the same (A0 and A1 hold 0-3, A1 shrinks to 1, C
+ * takes 4-7 and A0's 0-1), A0 falls back to 2 on node 0, which has 2 free: A1's numbers. The
+ * free count alone kept it there with no event; it is placed again, with its event. */
+Test(sched_ceiling, a_node_capped_job_whose_gpus_another_took_is_placed_again)
+{
+    const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    int before[16], after[16];
+    size_t first = capped_beside_new(s, 2, (const int[]){3, 1}, before, after);
+    unlogged_jobs_keep_their_gpus(s, first, 4, before, after);
+    cr_assert(after[0] == 3 && after[1] == 3, "C took A0's GPUs: the case this test is about");
+    cr_assert(logged_since(s, first, 0), "A0 lost its GPUs to C with no event");
+    sched_free(s);
+}
