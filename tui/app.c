@@ -196,6 +196,11 @@ void app_refresh_queue_predictions(App *a)
     a->queue_pred_stale = a->queue_pred.busy;
 }
 
+int app_prediction_retry_due(const App *a)
+{
+    return (a->editor && a->pred_stale) || a->queue_pred_stale;
+}
+
 void app_open_editor(App *a)
 {
     const TrialRecord *rec = NULL;
@@ -221,6 +226,7 @@ void app_close_editor(App *a)
 {
     editor_free(a->editor);
     a->editor = NULL;
+    a->pred_stale = 0; /* no editor's prediction is left to ask for */
     suggestion_clear(&a->pred);
     memset(&a->pred, 0, sizeof a->pred);
     a->dirty = 1;

@@ -174,5 +174,8 @@ void app_refresh_prediction(App *a);
 /* Brings the queued rows' predictions up to the tuner's queue (queuepred.h); while the model is
  * busy they stay stale (asked again), redrawn only when a row changed. */
 void app_refresh_queue_predictions(App *a);
+/* Whether a prediction the busy model refused is to be asked again soon (the loop wakes in
+ * 50 ms for it): the editor's only while the editor is open, since nothing asks it after. */
+int app_prediction_retry_due(const App *a);
 
 #endif

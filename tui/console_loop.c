@@ -133,7 +133,7 @@ static size_t frame_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *
     (void)fds;
     (void)cap;
     App *a = ctx;
-    int retry = a->pred_stale || a->queue_pred_stale; /* the model was busy: ask again soon */
+    int retry = app_prediction_retry_due(a); /* the model was busy: ask again soon */
     if (a->table_stale || retry)
         *deadline_ms = min_deadline(*deadline_ms, clock_now_ms() + (retry ? 50 : 0));
     if (a->dirty)

@@ -136,6 +136,16 @@ static size_t char_at(const char *s, size_t len, mbstate_t *st, wchar_t *c, int 
         *cols = 1;
         return seq;
     }
+    /* A multibyte locale other than UTF-8 (GB18030, Big5) reads the UTF-8 bytes as its own
+     * characters of other lengths: "\xe3\x81\x82" as E3 81 and a stray 82. The text is
+     * UTF-8, so a character is cut where UTF-8 cuts it, or draw_text (which escapes each unit
+     * on its own: E3 81 as \xE3\x81) and draw_width disagree. */
+    if (b >= 0x80 && n != seq) {
+        memset(st, 0, sizeof *st);
+        *c = L'?';
+        *cols = 1;
+        return seq;
+    }
     int cw = wcwidth(*c);
     *cols = cw < 0 ? 1 : cw;
     return n;

@@ -71,22 +71,34 @@ void rankcause_event(RankCause *c, const char *text)
 /* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names
  * ("rank 0 (h1 gpu0) exited ..."): a rank number alone is not enough, since a user's script
  * that numbers its ranks per host (LOCAL_RANK) has a "rank 0" on every host. The host is what
- * stands between the notice's "(" and the last space before its ")". */
+ * stands between "rank N (" and the last space before the ")" that ends before " exited with
+ * status", read from that end since a host may hold a parenthesis (gpu(1)) or a space. A
+ * notice cut short (first_failed's 160 bytes) before that ")" still names its host when the
+ * event's host is followed there by a space. */
 static int same_host(const char *event, const char *notice)
 {
     const char *host = strchr(notice, '(');
-    const char *close = host ? strchr(host, ')') : NULL;
     const char *on = strstr(event, " on ");
-    if (!close || !on)
+    if (!host || !on)
         return 0;
     host++;
-    const char *end = close;
+    const char *ev = on + 4;
+    const char *tail = NULL;
+    for (const char *t = host; (t = strstr(t, ") exited with status")) != NULL; t++)
+        tail = t;
+    if (!tail) {
+        size_t len = 0;
+        while (host[len] && host[len] == ev[len])
+            len++;
+        return len > 0 && host[len] == ' ' && ev[len] == ':';
+    }
+    const char *end = tail;
     while (end > host && end[-1] != ' ')
         end--;
     if (end == host)
         return 0;
     size_t len = (size_t)(end - 1 - host);
-    return len > 0 && strncmp(on + 4, host, len) == 0 && on[4 + len] == ':';
+    return len > 0 && strncmp(ev, host, len) == 0 && ev[len] == ':';
 }
 
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,

@@ -266,13 +266,16 @@ echo "a rank that crashes mid-training, the host that ended first without a noti
 # As above, but h2's fan-out is SIGKILLed by rank 2 once it lost rank 1 (rank 3 waits, so the
 # fan-out sees no rank of it fail): h2's part ends first with no notice of a failed rank, and
 # after h1's leading notice its failure is said as its channel told it ("; on h2: " then a
-# signal or status, not a rank).
+# signal or status, not a rank). Rank 3's wait is a python3 that carries --tag MARK, as the
+# ranks do: a bare sleep was seen by neither procs_left nor stop_ranks, so a stop that missed
+# it went unnoticed and it outlived the test. It waits far longer than procs_left does, so a
+# rank the trial's stop missed is counted, not outwaited.
 hold_rank1
 # The SIGKILLed fan-out cannot remove its directory (its EXIT trap): rank 2 does, found by
 # its standard input ("$d/in").
 fanout="\$(cut -d' ' -f4 /proc/\$PPID/stat); d=\$(dirname \$(readlink /proc/\$\$/fd/0)); case \$d in */tunedeck-ranks.*) rm -rf \$d ;; esac"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
-    --trial-cmd "$hold$trial --crash-rank 1 --crash-step 2; rc=\$?; case \$RANK in 2) kill -9 $fanout ;; 3) sleep 20 ;; esac; exit \$rc" \
+    --trial-cmd "$hold$trial --crash-rank 1 --crash-step 2; rc=\$?; case \$RANK in 2) kill -9 $fanout ;; 3) python3 -c 'import time; time.sleep(60)' --tag $mark ;; esac; exit \$rc" \
     --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
     > "$T/t5.json" 2> "$T/t5.err"
 kill "$holder" 2>/dev/null

@@ -252,3 +252,22 @@ Test(app, a_busy_model_is_asked_again_without_a_redraw_each_time)
     cr_assert_not(a->queue_pred_stale || a->pred_stale, "asked once the model is free");
     app_close_editor(a);
 }
+
+/* Regression: Esc while the model was busy left the editor's prediction stale, and only an
+ * open editor asks it again, so the loop woke every 50 ms for ever after. */
+Test(app, closing_the_editor_while_the_model_is_busy_ends_its_retries)
+{
+    Schedule *s = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+    s->worker[0] = s->ps[0] = 1;
+    s->inputs[0] = simcluster_job(sim)->batch;
+    a->editor = editor_new(s);
+    schedule_free(s);
+    cr_assert_not_null(a->editor);
+    pthread_mutex_lock(&a->tuner->opt_lock);
+    a->pred_stale = 1;
+    app_refresh_prediction(a);
+    cr_assert(app_prediction_retry_due(a), "a busy model is asked again while editing");
+    app_close_editor(a);
+    cr_assert_not(app_prediction_retry_due(a), "no editor: nothing to ask again");
+    pthread_mutex_unlock(&a->tuner->opt_lock);
+}

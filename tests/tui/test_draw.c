@@ -401,3 +401,34 @@ Test(draw, a_utf8_character_in_an_8_bit_locale_is_one_question_mark)
     setlocale(LC_ALL, "C");
     cr_assert_eq(system(cmd), 0);
 }
+
+/* Regression: in a multibyte locale other than UTF-8 (here GB18030, built as the ISO-8859-1
+ * one above) mbrtowc cut "あ" (E3 81 82) into E3 81, a character of its own, and a stray 82:
+ * draw_text escaped E3 81 as \xE3\x81, eight columns more than draw_width had counted. */
+Test(draw, a_utf8_character_in_a_gb18030_locale_is_one_question_mark)
+{
+    char dir[] = "/tmp/tunedeck-test-locale-XXXXXX", cmd[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "localedef -i zh_CN -f GB18030 %s/zh_CN.GB18030 >/dev/null 2>&1",
+             dir);
+    int built = system(cmd) == 0;
+    setenv("LOCPATH", dir, 1);
+    fixture_screen_open(4, 40);
+    int set = built && setlocale(LC_ALL, "zh_CN.GB18030") != NULL;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (!set) {
+        fixture_screen_close();
+        cr_assert_eq(system(cmd), 0);
+        cr_skip_test("no GB18030 locale could be built here (localedef)");
+    }
+    draw_init(0);
+    const char *text = "a\xe3\x81\x82z";
+    cr_assert_eq(draw_width(text), 3, "\"aあz\": one '?' for あ");
+    cr_assert_eq(draw_text(0, 0, 20, ROLE_NORMAL, text), draw_width(text),
+                 "drawn as wide as measured");
+    cr_assert_eq(draw_width("\xe6\x97\xa5\xe6\x97\xa5"), 2, "日日: one '?' each");
+    cr_assert_eq(draw_text(1, 0, 20, ROLE_NORMAL, "\xe6\x97\xa5\xe6\x97\xa5"), 2);
+    setlocale(LC_ALL, "C.UTF-8");
+    fixture_screen_close();
+    cr_assert_eq(system(cmd), 0);
+}

@@ -184,3 +184,26 @@ Test(rankcause, a_cause_event_moves_only_the_notice_of_its_own_host)
                             "rank 0 (big box gpu0) exited with status 1"};
     cr_assert_eq(rankcause_first(NULL, spaced, N(spaced), "rank 0 on big box: ValueError: x"), 1);
 }
+
+/* Regression: the notice's host was read between its first "(" and first ")", so a machine
+ * named gpu(1) never matched its own notice, and a notice cut short (first_failed holds 160
+ * bytes) before its ")" matched nothing. */
+Test(rankcause, a_host_with_parentheses_or_a_cut_notice_still_matches)
+{
+    const char *paren[] = {"rank 1 (h2 cpu) exited with status 1",
+                           "rank 0 (gpu(2) cuda:0) exited with status 1",
+                           "rank 0 (gpu(1) cuda:0) exited with status 1"};
+    cr_assert_eq(rankcause_first(NULL, paren, N(paren), "rank 0 on gpu(1): ValueError: x"), 2);
+    cr_assert_eq(rankcause_first(NULL, paren, N(paren), "rank 0 on gpu(2): ValueError: x"), 1);
+    cr_assert_eq(rankcause_first(NULL, paren, N(paren), "rank 0 on gpu(: ValueError: x"), 0,
+                 "a host that only begins the notice's host matched it");
+    char cut[160];
+    snprintf(cut, sizeof cut, "rank 0 (%0150d gpu0) exited with status 1", 7);
+    char host[200];
+    snprintf(host, sizeof host, "rank 0 on %0150d: ValueError: x", 7);
+    const char *cuts[] = {"rank 1 (h2 cpu) exited with status 1",
+                          "rank 0 (h1 gpu0) exited with status 1", cut};
+    cr_assert_eq(rankcause_first(NULL, cuts, N(cuts), host), 2, "%s", cut);
+    cr_assert_eq(rankcause_first(NULL, cuts, N(cuts), "rank 0 on 0000: ValueError: x"), 0,
+                 "a host that only begins the cut notice's host matched it");
+}
