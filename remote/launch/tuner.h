@@ -26,7 +26,8 @@ typedef struct {
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
  * BUDGET: the budget changed (rec: NULL; tuner_budget says it, tuner_budget_raised how much
- * of it overrides raised): tuner_set_budget, tuner_override_fitted or
+ * of it overrides raised), or only that part of it: tuner_set_budget (of the same number, it
+ * makes a raise the operator's), tuner_override_fitted or
  * tuner_override_fit_budget raising it for the queue, or tuner_override_drop giving that back.
  * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
  * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no

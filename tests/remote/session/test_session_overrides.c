@@ -749,3 +749,32 @@ Test(session_overrides, a_resume_does_not_fund_an_override_the_operators_budget_
     unlink(path);
     rmdir(dir);
 }
+
+/* Regression: `:budget 4` on a budget of 4 raised 1 for an override made the raise the
+ * operator's in memory only (the number did not change, so no `budget` line): after a resume
+ * the journal's `raised` 1 came back, and dropping the override lowered the budget to 3. */
+Test(session_overrides, a_budget_of_the_same_number_is_journaled_as_the_operators)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override_fitted(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    cr_assert_eq(tuner_budget(first->tuner), 4);
+    cr_assert_eq(tuner_budget_raised(first->tuner), 1);
+    tuner_set_budget(first->tuner, 4); /* the console's :budget 4 */
+    cr_assert_eq(tuner_budget_raised(first->tuner), 0);
+    session_free(first); /* killed */
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 4);
+    cr_assert_eq(tuner_budget_raised(again->tuner), 0, "the :budget made it the operator's");
+    cr_assert_eq(tuner_override_drop(again->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(again->tuner), 4, "nothing raised to give back");
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
