@@ -624,7 +624,7 @@ static void replace_in(const char *path, const char *from, const char *to)
 
 /* The override_queued line's budget read as any budget line's: an older journal's line
  * without one keeps the budget before it; one that is not a budget is said with its line and
- * not used. */
+ * not used, by a resume and by `tunedeck sessions` alike (regression: it took 2.5 as 2). */
 Test(session_overrides, an_override_queued_line_without_a_good_budget_keeps_the_one_before)
 {
     for (size_t k = 0; k < 2; k++) {
@@ -639,6 +639,10 @@ Test(session_overrides, an_override_queued_line_without_a_good_budget_keeps_the_
         session_free(first);
         cut_last_line(path); /* the budget line */
         replace_in(path, ",\"budget\":4,\"raised\":1}", k ? ",\"budget\":2.5}" : "}");
+        /* `tunedeck sessions` reads it by the same rule (it took 2.5 as 2) */
+        SessionSummary sum;
+        session_summary_read(path, "id", &sum);
+        cr_assert_eq(sum.budget, 3, "case %zu: tunedeck sessions", k);
 
         Session *again = resumed(dir, path, 0, 0);
         cr_assert_eq(tuner_overrides(again->tuner), 1);
