@@ -4,6 +4,7 @@
 #include "cmd/session_summary.h"
 
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,16 @@ static int status_known(const char *name)
     return trial_status_from_name(name, &status) == 0;
 }
 
-/* An event's budget as resume reads it (1 to 100000 trials); `dflt` for any other value
- * (casting 1e999 to long is undefined and printed a negative budget). */
-static long budget_of(const cJSON *ev, long dflt)
+/* An event's budget as resume reads it (1 to 100000 trials: the session line's any number,
+ * cut to an integer; a later line's a whole one, or resume keeps the budget before it);
+ * `dflt` for any other value (casting 1e999 to long is undefined and printed a negative
+ * budget). */
+static long budget_of(const cJSON *ev, int whole, long dflt)
 {
     double b = num(ev, "budget", -1);
-    return b >= 1 && b <= 100000 ? (long)b : dflt;
+    if (!(b >= 1 && b <= 100000) || (whole && b != floor(b)))
+        return dflt;
+    return (long)b;
 }
 
 /* Why `tune --resume` would refuse the journal at path, read into log (taken), in its words
@@ -109,13 +114,13 @@ static void take(void *ud, const cJSON *ev, size_t line)
             snprintf(s->target, sizeof s->target, "sim %s", str(ev, "sim"));
         else
             snprintf(s->target, sizeof s->target, "%s", str(c, "name") ? str(c, "name") : "?");
-        s->budget = budget_of(ev, 0);
+        s->budget = budget_of(ev, 0, 0);
     } else if (strcmp(kind, "resumed") == 0 || strcmp(kind, "ended") == 0 ||
                strcmp(kind, "budget") == 0 || strcmp(kind, "override_queued") == 0 ||
                strcmp(kind, "override_dropped") == 0) {
         /* budget, ended: the console's :budget; override_queued, override_dropped: the raise
          * for the override, or given back (older journals' have no budget there: kept) */
-        s->budget = budget_of(ev, s->budget);
+        s->budget = budget_of(ev, 1, s->budget);
     } else if (strcmp(kind, "suggested") == 0) {
         unsigned char *m = mark_of(&p->marks, ev);
         if (!m || *m) {

@@ -50,13 +50,14 @@ static void forget(JournalOverrides *o, int id)
 
 /* The override of this id goes first: it was taken from the head of the queue for a trial
  * that never started, and runs before those queued behind it. */
-static void to_head(JournalOverrides *o, int id)
+static void to_head(JournalOverrides *o, int id, int trial)
 {
     for (size_t i = 0; i < o->n; i++)
         if (o->waiting[i].id == id) {
             JournalOverride w = o->waiting[i];
             memmove(o->waiting + 1, o->waiting, i * sizeof *o->waiting);
             w.unstarted = 1;
+            w.trial = trial;
             o->waiting[0] = w;
             return;
         }
@@ -139,7 +140,7 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
             int trial = 0;
             if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, &trial, &e) == 0 &&
                 !trial_began(log, i, trial))
-                to_head(out, id);
+                to_head(out, id, trial);
             else
                 forget(out, id);
             continue;
@@ -167,7 +168,7 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
             out->waiting = grown;
             cap = grown_cap;
         }
-        out->waiting[out->n++] = (JournalOverride){id, s, 0};
+        out->waiting[out->n++] = (JournalOverride){id, s, 0, 0};
     }
     return 0;
 }

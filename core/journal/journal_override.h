@@ -20,6 +20,7 @@ typedef struct {
     int id;
     Schedule *schedule; /* on the cluster decoded against (owned) */
     int unstarted;      /* taken by a trial that never started (the session died first) */
+    int trial;          /* unstarted: that trial's number in the file (its last suggested line) */
 } JournalOverride;
 
 typedef struct {

@@ -261,8 +261,12 @@ int tuner_budget(const Tuner *t)
 
 void tuner_set_budget(Tuner *t, int budget)
 {
-    t->budget_raised = 0; /* the operator's number: no override's raise is in it to give back */
-    tuner_budget_to(t, budget);
+    /* The operator's number: no override's raise is in it to give back. The number in force
+     * that clears a raise changes the budget too (the journal's `raised` would outlive it). */
+    int had_raise = t->budget_raised > 0;
+    t->budget_raised = 0;
+    if (tuner_budget_set(t, budget) || had_raise)
+        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
 }
 
 int tuner_budget_raised(const Tuner *t)

@@ -26,7 +26,8 @@ typedef struct {
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
  * BUDGET: the budget changed (rec: NULL; tuner_budget says it, tuner_budget_raised how much
- * of it overrides raised): tuner_set_budget, tuner_override_fitted or
+ * of it overrides raised), or only that part of it: tuner_set_budget (of the same number, it
+ * makes a raise the operator's), tuner_override_fitted or
  * tuner_override_fit_budget raising it for the queue, or tuner_override_drop giving that back.
  * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
  * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no
@@ -126,9 +127,9 @@ int tuner_override_trial(const Tuner *t, size_t i);
  * console's override launched past the budget: each is promised its trial); emits
  * TUNER_EVENT_BUDGET when it changes. The raise is remembered for tuner_override_drop. */
 void tuner_override_fit_budget(Tuner *t);
-/* The same for the first n queued overrides only (a resume's, for those whose trial never
- * started: the rest were fitted, or not, when queued, and a --budget stands for them). */
-void tuner_override_fit_budget_first(Tuner *t, size_t n);
+/* Resume: the budget raised to `to` where short, the raise counted as the overrides' (for
+ * tuner_override_drop to give back). Emits nothing: the resume's own line says the budget. */
+void tuner_override_raise_budget_to(Tuner *t, int to);
 /* Takes the i-th override out of the queue unrun (emits TUNER_EVENT_DROPPED); -1 if none.
  * What tuner_override_fit_budget raised the budget by and the queue no longer needs is given
  * back (TUNER_EVENT_BUDGET); a budget set by tuner_set_budget since is the operator's, kept.

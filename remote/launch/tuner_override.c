@@ -103,13 +103,16 @@ int tuner_override_trial(const Tuner *t, size_t i)
 
 void tuner_override_fit_budget(Tuner *t)
 {
-    tuner_override_fit_budget_first(t, t->queue.n);
+    if (raise_for_first(t, t->queue.n))
+        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
 }
 
-void tuner_override_fit_budget_first(Tuner *t, size_t n)
+void tuner_override_raise_budget_to(Tuner *t, int to)
 {
-    if (raise_for_first(t, n))
-        tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
+    if (to <= t->budget)
+        return;
+    t->budget_raised += to - t->budget;
+    tuner_budget_set(t, to);
 }
 
 /* What was raised for the queue and is no longer needed goes back: the budget falls to the

@@ -33,6 +33,7 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
     if (tune_journal_load(s->journal, id_or_path, rs, err) < 0)
         return -1;
     s->resume = 1;
+    s->resume_budget_set = budget_set;
     spec->sim = rs->sim[0] ? rs->sim : NULL;
     spec->cluster = spec->job = rs->sim[0] ? NULL : tune_journal_path(s->journal);
     spec->cluster_json = rs->cluster;
@@ -435,7 +436,7 @@ int session_journal_begin(Session *s, Error *err)
         /* before the resume's lines, which say it, and its own raise for an unstarted
          * override, which adds to it */
         tuner_restore_budget_raised(s->tuner, (int)s->resumed.budget_raised);
-        rc = tune_journal_resume(s->journal, s->tuner, s->cluster, s->spec.budget, err);
+        rc = tune_journal_resume(s->journal, s->tuner, s->cluster, s->resume_budget_set, err);
         if (rc == 0 && !s->pool) /* no interrupted group to stop (session_stop_interrupted) */
             tune_journal_release_events(s->journal);
     } else {

@@ -88,6 +88,7 @@ typedef struct {
     int with_journal;
     TuneSetup resumed; /* what a resumed session was started with */
     int resume;
+    int resume_budget_set; /* resumed with the operator's --budget, not the journal's */
     int journal_open; /* journal_begin succeeded */
     TuneProcs procs;  /* the remote process groups its trials started */
     /* The slurm launcher, or an inventory with "backend": "slurm": the controller (here or

@@ -442,22 +442,22 @@ size_t tune_journal_trials(const TuneJournal *tj)
     return journal_trials_count(&tj->log);
 }
 
-/* Resume: the operator's queue as the journal left it. An override whose trial started is a
- * trial of the journal, replayed or marked interrupted, and is not queued again; one queued
- * and not yet run goes back in the queue, in its place; one whose trial was suggested and
- * never started goes back at the head (its trial, marked interrupted, spent a trial of the
- * budget: the budget is raised, where short, by the trial it needs, as for an override launched
- * past it, and no more: those queued behind it keep the budget they had, a --budget's
- * included). More than the queue holds (a damaged journal) are said, not dropped unseen. */
-static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored,
-                             Error *err)
+/* Resume: the operator's queue as the journal left it, restored before the trials are
+ * replayed (they do not touch it) so that the `resumed` line can say the budget it needs. An
+ * override whose trial started is a trial of the journal, replayed or marked interrupted, and
+ * is not queued again; one queued and not yet run goes back in the queue, in its place; one
+ * whose trial was suggested and never started goes back at the head. More than the queue holds
+ * (a damaged journal) are said, not dropped unseen. *unstarted: how many went back at the
+ * head; *fresh: of those, how many this resume marks their trial interrupted (no outcome in
+ * jt yet: a second resume finds the `interrupted` the first one wrote). */
+static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, const JournalTrials *jt,
+                             size_t *restored, size_t *unstarted, size_t *fresh, Error *err)
 {
     JournalOverrides jo;
-    *restored = 0;
+    *restored = *unstarted = *fresh = 0;
     if (journal_overrides_decode(&tj->log, c, tj->path, &jo, err) < 0)
         return -1;
     tuner_override_ids_from(t, jo.last_id);
-    size_t unstarted = 0; /* restored at the head: to_head put them first */
     for (size_t i = 0; i < jo.n; i++) {
         Error e;
         if (tuner_override_restore(t, jo.waiting[i].id, jo.waiting[i].schedule, &e) < 0) {
@@ -466,19 +466,46 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
             continue;
         }
         (*restored)++;
-        unstarted += (size_t)jo.waiting[i].unstarted;
+        if (!jo.waiting[i].unstarted)
+            continue;
+        (*unstarted)++;
+        for (size_t k = 0; k < jt->n; k++)
+            if (jt->trials[k].journal_trial == jo.waiting[i].trial && !jt->trials[k].obs)
+                (*fresh)++;
     }
     journal_overrides_clear(&jo);
-    tuner_override_fit_budget_first(t, unstarted);
     return 0;
 }
 
-int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err)
+/* The budget a resume goes on with, the queue restored and before its trials are replayed
+ * (n of them; the i-th queued override runs as trial n + i + 1). An override whose trial never
+ * started spent a trial of the budget. An explicit --budget is raised, where short, by the
+ * trial the unstarted ones need and no more: those behind them keep the --budget. The
+ * journal's budget is raised by one trial for each override whose trial this resume marks
+ * interrupted, up to the last queued one's trial: the overrides behind it keep the trials they
+ * had (one left without by the operator's :budget stays so), and a second resume, finding the
+ * trial already marked, raises nothing again. */
+static int resume_budget(const Tuner *t, size_t n, size_t restored, size_t unstarted,
+                         size_t fresh, int budget_given)
+{
+    int budget = tuner_budget(t);
+    if (budget_given)
+        return unstarted ? (int)(n + unstarted) : budget;
+    int to = budget + (int)fresh, last = (int)(n + restored);
+    return to > last ? last : to;
+}
+
+int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_given, Error *err)
 {
     JournalTrials jt;
     tj->tuner = t;
     if (journal_trials_decode(&tj->log, c, tj->path, &jt, err) < 0)
         return -1;
+    size_t restored = 0, unstarted = 0, fresh = 0;
+    if (restore_overrides(tj, t, c, &jt, &restored, &unstarted, &fresh, err) < 0) {
+        journal_trials_clear(&jt);
+        return -1;
+    }
     for (size_t i = 0; i < tj->log.n_problems && !tj->quiet; i++)
         fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
     tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
@@ -489,10 +516,14 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
     /* Numbers in the file only grow: the trials to come go on after its last one, in the
      * journal, in TUNEDECK_TRIAL and in the process groups journaled for them alike. */
     tuner_set_number_offset(t, jt.n ? jt.trials[jt.n - 1].journal_trial - (int)jt.n : 0);
+    /* Raised before the `resumed` line, which holds it: a session killed after the
+     * `interrupted` lines below comes back with the raise, and does not make it twice. */
+    tuner_override_raise_budget_to(t, resume_budget(t, jt.n, restored, unstarted, fresh,
+                                                    budget_given));
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
-    cJSON_AddNumberToObject(ev, "budget", (double)budget);
+    cJSON_AddNumberToObject(ev, "budget", (double)tuner_budget(t));
     add_raised(ev, t);
     cJSON_AddNumberToObject(ev, "trials", (double)jt.n);
     cJSON *interrupted = cJSON_AddArrayToObject(ev, "interrupted");
@@ -530,17 +561,10 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget
                     r->trial);
     }
     journal_trials_clear(&jt);
-    if (rc == 0) {
-        size_t before = tj->log.n_problems, restored = 0;
-        rc = restore_overrides(tj, t, c, &restored, err);
-        for (size_t i = before; i < tj->log.n_problems && !tj->quiet; i++)
-            fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
-        if (restored && !tj->quiet)
-            fprintf(stderr,
-                    "tunedeck tune: %zu override%s queued before the session ended run%s "
-                    "first\n",
-                    restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
-    }
+    if (rc == 0 && restored && !tj->quiet)
+        fprintf(stderr,
+                "tunedeck tune: %zu override%s queued before the session ended run%s first\n",
+                restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
     return rc;
 }
 

@@ -44,7 +44,10 @@ size_t tune_journal_trials(const TuneJournal *tj);
 /* Resume, step 2: replays its trials into a fresh tuner (running ones become interrupted)
  * and reopens the journal to go on. Problems (skipped lines) go to stderr. */
 /* `c` is the cluster the tuner runs on (every schedule refers to it). */
-int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, long budget, Error *err);
+/* budget_given: the tuner's budget is the operator's --budget, not the journal's (a resume
+ * raises them differently for an override whose trial never started: tune_journal.c). */
+int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_given,
+                        Error *err);
 /* Writes the closing line of a session. */
 void tune_journal_end(TuneJournal *tj, const Tuner *t);
 const char *tune_journal_id(const TuneJournal *tj);

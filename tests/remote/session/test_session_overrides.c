@@ -275,7 +275,8 @@ Test(session_overrides, an_override_whose_trial_never_started_runs_on_resume)
     cr_assert(same(r->suggestion.schedule, text));
     session_journal_end(again);
     session_free(again);
-    cr_assert_eq(lines_with(path, "\"event\":\"budget\""), 1, "the raise is journaled");
+    cr_assert_eq(lines_with(path, "\"budget\":2,\"raised\":1,\"trials\":1"), 1,
+                 "the raise is journaled, in the resumed line");
 
     Session *third = session_new(1, dir);
     SessionSpec rs3 = {.budget = 3};
@@ -623,7 +624,7 @@ static void replace_in(const char *path, const char *from, const char *to)
 
 /* The override_queued line's budget read as any budget line's: an older journal's line
  * without one keeps the budget before it; one that is not a budget is said with its line and
- * not used. */
+ * not used, by a resume and by `tunedeck sessions` alike (regression: it took 2.5 as 2). */
 Test(session_overrides, an_override_queued_line_without_a_good_budget_keeps_the_one_before)
 {
     for (size_t k = 0; k < 2; k++) {
@@ -638,6 +639,10 @@ Test(session_overrides, an_override_queued_line_without_a_good_budget_keeps_the_
         session_free(first);
         cut_last_line(path); /* the budget line */
         replace_in(path, ",\"budget\":4,\"raised\":1}", k ? ",\"budget\":2.5}" : "}");
+        /* `tunedeck sessions` reads it by the same rule (it took 2.5 as 2) */
+        SessionSummary sum;
+        session_summary_read(path, "id", &sum);
+        cr_assert_eq(sum.budget, 3, "case %zu: tunedeck sessions", k);
 
         Session *again = resumed(dir, path, 0, 0);
         cr_assert_eq(tuner_overrides(again->tuner), 1);
@@ -654,4 +659,126 @@ Test(session_overrides, an_override_queued_line_without_a_good_budget_keeps_the_
         unlink(path);
         rmdir(dir);
     }
+}
+
+/* Cuts the file after its first line holding needle (a session killed right after it). */
+static void cut_after(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[65536];
+    off_t at = 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        at += (off_t)strlen(line);
+        found = strstr(line, needle) != NULL;
+    }
+    fclose(f);
+    cr_assert(found, "%s", needle);
+    cr_assert_eq(truncate(path, at), 0);
+}
+
+/* A session of 3 trials, overrides 1 and 2 queued as the console does (budget 5, raised 2),
+ * then :budget `own` when above 0, killed after trial 4 took override 1 and before it started. */
+static void killed_before_override_1_started(const char *dir, char *path, size_t cap, int own)
+{
+    Error err;
+    Session *first = ran(dir, 3, path, cap);
+    Schedule *s[2];
+    schedules(first, s, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(tuner_override_fitted(first->tuner, s[i], &err), 0, "%s", err.msg);
+        schedule_free(s[i]);
+    }
+    cr_assert_eq(tuner_budget(first->tuner), 5);
+    cr_assert_eq(tuner_budget_raised(first->tuner), 2);
+    if (own > 0)
+        tuner_set_budget(first->tuner, own);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    session_free(first);
+    cut_after(path, "\"event\":\"suggested\",\"trial\":4,");
+}
+
+/* Regression: a resume with the journal's budget raised it only where the unstarted override's
+ * own trial was short of it: override 1 went back as trial 5 (within the budget of 5 raised for
+ * both), and override 2, raised for as trial 5, became trial 6, past the budget, and never ran.
+ * The resume raises by the trial it marks interrupted, in its `resumed` line; a second resume,
+ * finding the trial marked, raises nothing again. */
+Test(session_overrides, a_resume_keeps_a_trial_for_every_override_raised_for)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    killed_before_override_1_started(dir, path, sizeof path, 0);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_n_trials(again->tuner), 4);
+    cr_assert_eq(tuner_overrides(again->tuner), 2);
+    cr_assert_eq(tuner_override_id(again->tuner, 0), 1, "override 1 first, as trial 5");
+    cr_assert_eq(tuner_budget(again->tuner), 6, "override 2 keeps a trial: 6");
+    cr_assert_eq(tuner_budget_raised(again->tuner), 3);
+    session_free(again); /* killed at once */
+    cr_assert_eq(lines_with(path, "\"event\":\"resumed\""), 1);
+    cr_assert_eq(lines_with(path, "\"budget\":6,\"raised\":3,\"trials\":4"), 1,
+                 "the resumed line holds the raise");
+    cr_assert_eq(lines_with(path, "\"event\":\"budget\""), 2, "the two queued ones' alone");
+
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(third->tuner), 6, "not raised again");
+    cr_assert_eq(tuner_budget_raised(third->tuner), 3);
+    cr_assert_eq(tuner_overrides(third->tuner), 2);
+    cr_assert_eq(tuner_run_blocking(third->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(third->tuner), 6);
+    cr_assert_eq(tuner_overrides(third->tuner), 0, "both ran");
+    cr_assert(tuner_trial(third->tuner, 5)->overridden);
+    session_free(third);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* An override the operator's :budget left without a trial stays so: the resume raises for the
+ * interrupted trial alone. */
+Test(session_overrides, a_resume_does_not_fund_an_override_the_operators_budget_left_out)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    killed_before_override_1_started(dir, path, sizeof path, 4);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_n_trials(again->tuner), 4);
+    cr_assert_eq(tuner_overrides(again->tuner), 2);
+    cr_assert_eq(tuner_budget(again->tuner), 5, "override 1's trial, not override 2's");
+    cr_assert_eq(tuner_budget_raised(again->tuner), 1);
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Regression: `:budget 4` on a budget of 4 raised 1 for an override made the raise the
+ * operator's in memory only (the number did not change, so no `budget` line): after a resume
+ * the journal's `raised` 1 came back, and dropping the override lowered the budget to 3. */
+Test(session_overrides, a_budget_of_the_same_number_is_journaled_as_the_operators)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override_fitted(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    cr_assert_eq(tuner_budget(first->tuner), 4);
+    cr_assert_eq(tuner_budget_raised(first->tuner), 1);
+    tuner_set_budget(first->tuner, 4); /* the console's :budget 4 */
+    cr_assert_eq(tuner_budget_raised(first->tuner), 0);
+    session_free(first); /* killed */
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 4);
+    cr_assert_eq(tuner_budget_raised(again->tuner), 0, "the :budget made it the operator's");
+    cr_assert_eq(tuner_override_drop(again->tuner, 0), 0);
+    cr_assert_eq(tuner_budget(again->tuner), 4, "nothing raised to give back");
+    session_free(again);
+    unlink(path);
+    rmdir(dir);
 }
