@@ -231,7 +231,7 @@ static int launch(JobRun *j, const char *command, Error *err)
      * what it left in its group is stopped on this channel. */
     if (shquote_append_raw(&b, &len,
                            "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
-                               "200") GROUPSTOP_CMD_VAR "=") < 0 ||
+                               GROUPSTOP_JOB_TICKS) GROUPSTOP_CMD_VAR "=") < 0 ||
         shquote_append(&b, &len, command) < 0 ||
         shquote_append_raw(&b, &len, "; export " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
         shquote_append(&b, &len, groupstop_trial_sh) < 0 ||

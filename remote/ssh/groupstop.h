@@ -66,6 +66,17 @@
  * a failure's last word: a command's own "tunedeck: ..." line, a Slurm step's, stays it). */
 #define GROUPSTOP_LEFT_NOTE GROUPSTOP_NOTE "the trial's command ended and left processes running ("
 
+/* The note's tail where the stop sends the TERM itself (the stop over a channel of its own,
+ * the wrapping shell after a command that ended by itself). */
+#define GROUPSTOP_STOPPING "stopping them: TERM, KILL after 2000 ms"
+/* Its head where the wrapping shell had a TERM with no stop's URG before it (a live job's
+ * resize or stop: jobctl_signal; the command's own `kill 0`): the group had its TERM and may be
+ * checkpointing, so it is sent none again; the tail is the wait before the KILL. */
+#define GROUPSTOP_HAD_TERM "the group had a TERM: waiting for them, KILL after "
+/* That wait in tenths of a second for a live job (`tunedeck-job`): the live scheduler's
+ * stop_timeout_s (20 s), which a checkpoint is given; a trial's is 2 s, as its stop's. */
+#define GROUPSTOP_JOB_TICKS "200"
+
 /* The line (stderr) the trial's wrapping shell prints once its stop of what the command left
  * is over: nothing of the trial runs on there, and no stop of its own is asked for. The
  * command shares that stderr, so a last line it left without a newline comes before it on
@@ -103,7 +114,8 @@
  * for the command. A stop (over a channel of its own, or the guard's) sends it SIGURG before its
  * TERM (default: ignored, so harmless to a process that is no such shell): then it skips its own
  * stop, which the stop that sent it is doing; a TERM without it (the command's own `kill 0`)
- * still gets the shell's own stop on the trial's channel.
+ * still gets the shell's own stop on the trial's channel, with no second TERM to the group
+ * (GROUPSTOP_HAD_TERM: its checkpoint is waited for, 20 s for a job, 2 s for a trial).
  * The mark is in its environment (the guard reads it there), never on a command line: the
  * command is handed over in a variable, so its command line holds neither (`pgrep -f` on the
  * command finds the command alone, as when the command was exec'd). */

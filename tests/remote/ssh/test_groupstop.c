@@ -502,7 +502,10 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
  * starts would exec it: a session and group of its own, TUNEDECK_RUN_MARK=mark and the command
  * in its environment, stdin /dev/null. Its stdout and stderr, together, in out; its wait status
  * in *status. With term_at_up, it gets a stop's URG and its group a TERM once "up" was said
- * (groupstop_command's order). 0 when the shell is not there. */
+ * (groupstop_command's order); with term_at_up 2, only the group's TERM (a live job's resize or
+ * stop: jobctl_signal). It runs as `tunedeck-trial`, or as run_as where that is set. 0 when the
+ * shell is not there. */
+static const char *run_as;
 #define TRIAL_MARK "0123456789abcdef0123456789abcde4"
 #define TRIAL_NONE_MARK "0123456789abcdef0123456789abcde5"
 #define TRIAL_TERM_MARK "0123456789abcdef0123456789abcde6"
@@ -510,6 +513,7 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
 #define TRIAL_UNMARKED_MARK "0123456789abcdef0123456789abcde8"
 #define TRIAL_JOB_MARK "0123456789abcdef0123456789abcde9"
 #define TRIAL_GUARDED_MARK "0123456789abcdef0123456789abcdea"
+#define TRIAL_CKPT_MARK "0123456789abcdef0123456789abcdeb"
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -539,8 +543,12 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
             char pathvar[128];
             snprintf(pathvar, sizeof pathvar, "%s:/usr/bin:/bin", dir);
             setenv("PATH", pathvar, 1);
+            if (run_as)
+                execl(bb, "busybox", "sh", "-c", groupstop_trial_sh, run_as, (char *)NULL);
             execl(bb, "busybox", "sh", path, (char *)NULL);
         } else {
+            if (run_as)
+                execlp(SHELLS[i], SHELLS[i], "-c", groupstop_trial_sh, run_as, (char *)NULL);
             execlp(SHELLS[i], SHELLS[i], path, (char *)NULL);
         }
         _exit(127);
@@ -554,7 +562,7 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
         n += (size_t)r;
         out[n] = 0;
         if (term_at_up && !termed && strstr(out, "up\n")) /* as a stop does: URG, then TERM */
-            termed = kill(c, SIGURG) == 0 && kill(-c, SIGTERM) == 0;
+            termed = (term_at_up == 2 || kill(c, SIGURG) == 0) && kill(-c, SIGTERM) == 0;
     }
     close(p[0]);
     cr_assert_eq(waitpid(c, status, 0), c);
@@ -767,6 +775,39 @@ Test(groupstop, a_commands_own_kill_0_still_gets_the_trial_shells_own_stop,
         cr_assert_not_null(strstr(out, "\n" GROUPSTOP_ENDED "\n"), "shell %zu: %s", i, out);
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "shell %zu: status %d", i, st);
         cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: %d", i, ds);
+    }
+}
+
+/* Regression (a live job's checkpoint KILLed after 2 s): a resize or stop TERMs the job's group
+ * with no stop's URG (jobctl_signal) and gives the job stop_timeout_s (20 s) to checkpoint. The
+ * job's top shell ended at once while its child still checkpointed (`bash run.sh` with python
+ * as a child, `cmd & wait`), and the wrapping shell, seeing its command end, TERMed the group
+ * again and KILLed the child 2 s later: its checkpoint never finished. Now a TERM the wrapping
+ * shell had itself is the group's: it sends none again and waits for the checkpoint (a job's
+ * 20 s) before any KILL. Fails on the old code: "ckpt-start" twice, no "ckpt-done". */
+Test(groupstop, a_jobs_checkpointing_child_outlives_its_top_shell_and_is_not_termed_again,
+     .timeout = TEST_TIMEOUT_S)
+{
+    run_as = GROUPSTOP_JOB_NAME;
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        char out[4096];
+        int st = 0;
+        int ran = run_trial(i,
+                            "trap 'exit 0' TERM; sh -c 'trap \"echo ckpt-start; sleep 3; "
+                            "echo ckpt-done; exit 0\" TERM; echo up; exec 2>/dev/null; "
+                            "while :; do sleep 0.1; done' & wait",
+                            TRIAL_CKPT_MARK, 2, out, sizeof out, &st);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        /* the note may come before or after the child's first line */
+        const char *start = strstr(out, "\nckpt-start\n");
+        cr_assert_not_null(start, "shell %zu: %s", i, out);
+        cr_assert_null(strstr(start + 1, "\nckpt-start\n"), "shell %zu: TERMed again: %s", i, out);
+        cr_assert_not_null(strstr(start, "\nckpt-done\n"), "shell %zu: %s", i, out);
+        cr_assert_not_null(strstr(out, GROUPSTOP_HAD_TERM), "shell %zu: %s", i, out);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d: %s", i, st, out);
     }
 }
 
