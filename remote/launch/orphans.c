@@ -119,7 +119,7 @@ char *orphans_stop_command(const OrphanList *l, const char *machine)
         "if [ -z \"$found$k\" ]; then echo \"$g gone\"; continue; fi; "
         "ok=; if [ -n \"$found\" ] && kill -TERM -$g 2>/dev/null; then ok=1; fi; "
         "for q in $k; do kill -TERM $q 2>/dev/null && ok=1; done; "
-        "if [ -z \"$ok\" ]; then if { [ -n \"$found\" ] && pgrep -g $g >/dev/null 2>&1; } || "
+        "if [ -z \"$ok\" ]; then if { [ -n \"$found\" ] && live $g; } || "
         "up $k; then echo \"$g refused\"; else echo \"$g gone\"; fi; continue; fi; "
         "left() { { [ -n \"$found\" ] && live $g; } || up $k || marked \"$m\"; }; "
         "n=0; while left; do n=$((n+1)); if [ $n -ge 20 ]; then "

@@ -50,10 +50,12 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * the shell itself, what it forks to look (its children) and the guard (pid gd, and its `sleep`),
  * and exits 0 when there is one; never one where the shell does not lead g (a group that may
  * hold what is not the trial's). pgrep lists the group where it can, else every stat is read
- * (builtins only, as `live`). */
+ * (builtins only, as `live`): g is the shell's own group, so a pgrep that can list it lists the
+ * shell and exits 0; any other status (busybox's pgrep has no -g: its usage, exit 1, which
+ * procps uses for "none") is "cannot list". */
 #define MEMBERS_SH                                                                                 \
     "members() { gm=; [ \"$g\" = \"$$\" ] || return 1; ml=$(pgrep -g \"$g\" 2>/dev/null); "        \
-    "case $? in 0|1) ;; *) ml=; for mp in /proc/[0-9]*/stat; do mp=${mp%/stat}; "                  \
+    "case $? in 0) ;; *) ml=; for mp in /proc/[0-9]*/stat; do mp=${mp%/stat}; "                  \
     "ml=\"$ml ${mp#/proc/}\"; done ;; esac; for mp in $ml; do ms=; read -r ms 2>/dev/null "        \
     "</proc/$mp/stat || continue; ms=${ms##*) }; set -- $ms; [ \"$3\" = \"$g\" ] || continue; "    \
     "case $1 in Z*|X*) continue ;; esac; [ \"$mp\" = \"$$\" ] || [ \"$2\" = \"$$\" ] || "          \

@@ -10,15 +10,22 @@
 /* live G: exit 0 while group G holds a process that is not a zombie. `kill -0 -G` counts
  * zombies, and a group member whose parent died waits for init to reap it (a container's
  * init may take a second or more), so a stop that asked kill -0 waited out its cap on a
- * group already stopped. Reads the state from /proc/PID/stat with builtins only; where
- * pgrep cannot list a group (absent, or busybox's without -g: exit status above 1) it asks
- * kill -0 of the group, and of a process whose stat it cannot read (no /proc) kill -0 of
- * that process, as before: never "stopped" where it cannot tell. No "--" before a group in
- * any kill here: dash's kill (a login shell that is /bin/sh) reads it as a number and fails,
- * and the signal named first keeps "-PGID" an operand in every shell. */
+ * group already stopped. Reads the state from /proc/PID/stat with builtins only. pgrep lists
+ * the group where it can: whether it can is asked once a shell (`pq`), of group 0, pgrep's
+ * own, never empty: busybox's pgrep has no -g and exits 1 with its usage, the status of a
+ * group that is empty, so a status is never trusted without that probe. Where it cannot, every
+ * stat is read; where /proc is absent it asks kill -0 of the group, and of a process whose
+ * stat it cannot read kill -0 of that process, as before: never "stopped" where it cannot
+ * tell. No "--" before a group in any kill here: dash's kill (a login shell that is /bin/sh)
+ * reads it as a number and fails, and the signal named first keeps "-PGID" an operand in
+ * every shell. */
 #define GROUPSTOP_LIVE_SH                                                                        \
-    "live() { l=$(pgrep -g \"$1\" 2>/dev/null); case $? in 0) ;; 1) return 1 ;; "                 \
-    "*) kill -0 -\"$1\" 2>/dev/null; return ;; esac; "                                         \
+    "unset pq; live() { [ -n \"${pq+x}\" ] || { pq=; pgrep -g 0 >/dev/null 2>&1 && pq=1; }; "    \
+    "if [ -z \"$pq\" ]; then [ -r /proc/self/stat ] || { kill -0 -\"$1\" 2>/dev/null; return; }; " \
+    "lg=$1; for p in /proc/[0-9]*/stat; do s=; read -r s 2>/dev/null <$p || continue; "         \
+    "s=${s##*) }; set -- $s; [ \"$3\" = \"$lg\" ] || continue; case $1 in Z*|X*) ;; *) "         \
+    "return 0 ;; esac; done; return 1; fi; l=$(pgrep -g \"$1\" 2>/dev/null); case $? in 0) ;; "  \
+    "1) return 1 ;; *) kill -0 -\"$1\" 2>/dev/null; return ;; esac; "                             \
     "for p in $l; do s=; read -r s 2>/dev/null </proc/$p/stat; s=${s##*) }; case $s in "         \
     "Z*|X*) ;; '') kill -0 \"$p\" 2>/dev/null && return 0 ;; *) return 0 ;; esac; done; "        \
     "return 1; }"

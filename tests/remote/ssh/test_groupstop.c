@@ -38,10 +38,26 @@ static pid_t group_child(int exit_now)
 /* The remote login shell: dash (/bin/sh) or bash. */
 static const char *const SHELLS[] = {"sh", "bash"};
 
-/* The exit status of `live G` run by `shell` as the remote side would. */
-static int live_status_in(const char *shell, pid_t g)
+/* A pgrep as busybox's (dir/pgrep, dir made): no -g, which it answers with its usage and exit
+ * status 1, procps's status for "none matched"; otherwise the host's pgrep. */
+static void busybox_like_pgrep(const char *dir)
 {
-    char cmd[64];
+    char path[128];
+    snprintf(path, sizeof path, "%s/pgrep", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ncase \" $* \" in *\" -g\"*) echo 'BusyBox v1.36.1 multi-call binary.' "
+               ">&2; echo 'Usage: pgrep [-flanovx] [-s SID|-P PPID|PATTERN]' >&2; exit 1 ;; "
+               "esac\nexec /usr/bin/pgrep \"$@\"\n");
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
+/* The exit status of `live G` run by `shell` as the remote side would; with dir, that dir
+ * first in PATH. */
+static int live_status_with(const char *shell, pid_t g, const char *dir)
+{
+    char cmd[256];
     /* the snippet holds single quotes: handed over in a file, not quoted */
     char path[] = "/tmp/test-groupstop-XXXXXX";
     int fd = mkstemp(path);
@@ -49,11 +65,19 @@ static int live_status_in(const char *shell, pid_t g)
     FILE *f = fdopen(fd, "w");
     fprintf(f, "%s\nlive %ld\n", GROUPSTOP_LIVE_SH, (long)g);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s %s", shell, path);
+    if (dir)
+        snprintf(cmd, sizeof cmd, "PATH=%s:$PATH %s %s", dir, shell, path);
+    else
+        snprintf(cmd, sizeof cmd, "%s %s", shell, path);
     int st = system(cmd);
     unlink(path);
     cr_assert(WIFEXITED(st), "sh did not exit: %d", st);
     return WEXITSTATUS(st);
+}
+
+static int live_status_in(const char *shell, pid_t g)
+{
+    return live_status_with(shell, g, NULL);
 }
 
 /* The same answer from every shell, or -1. */
@@ -79,6 +103,33 @@ Test(groupstop, a_group_with_a_running_process_is_live)
     cr_assert_eq(live_status(c), 0);
     kill(c, SIGKILL);
     waitpid(c, NULL, 0);
+}
+
+/* Regression: busybox's pgrep has no -g and exits 1 with its usage, procps's status for an
+ * empty group: `live` read a running group as gone (a second-channel stop then took a live
+ * group for stopped). Now a pgrep that cannot list pgrep's own group (0) is not asked, and
+ * every stat is read. Fails on the old code (a running group: 1). */
+Test(groupstop, a_busybox_pgrep_without_g_does_not_read_as_an_empty_group)
+{
+    char dir[] = "/tmp/test-groupstop-pg-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    busybox_like_pgrep(dir);
+    pid_t r = group_child(0), z = group_child(1);
+    int rs[2], zs[2];
+    for (size_t i = 0; i < 2; i++) {
+        rs[i] = live_status_with(SHELLS[i], r, dir);
+        zs[i] = live_status_with(SHELLS[i], z, dir);
+    }
+    kill(r, SIGKILL);
+    waitpid(r, NULL, 0);
+    waitpid(z, NULL, 0);
+    char rm[96];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    cr_assert_eq(system(rm), 0);
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(rs[i], 0, "%s: a running group read as gone", SHELLS[i]);
+        cr_assert_eq(zs[i], 1, "%s: a group of a zombie read as live", SHELLS[i]);
+    }
 }
 
 Test(groupstop, a_group_that_is_gone_is_not_live)
@@ -304,7 +355,7 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 #define OTHER_MARK "fedcba9876543210fedcba9876543210"
 
 /* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
- * its own grep, tr, sed and sleep (no pgrep), once as it is (grep -z) and once with a grep
+ * its own grep, tr, sed and sleep and a pgrep as busybox's (no -g), once as it is (grep -z) and once with a grep
  * that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ through
  * tr). */
 enum { N_STOP_SHELLS = 4 };
@@ -318,6 +369,7 @@ static const char *busybox_tools(size_t i, char *dir)
         if (access(bb[b], X_OK) != 0)
             continue;
         cr_assert_not_null(mkdtemp(dir));
+        busybox_like_pgrep(dir);
         static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat"};
         char link[128];
         for (size_t t = i == 3; t < 5; t++) {
