@@ -28,7 +28,7 @@ char *groupstop_command(long pgid, const char *mark, int ended)
      * as a format. */
     static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; ";
     static const char stop[] =
-        "kill -URG $g 2>/dev/null; kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
+        "kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
         "kill -TERM $k 2>/dev/null; n=0; "
         "while live $g || up $k || marked \"$m\"; do n=$((n+1)); if [ $n -ge 20 ]; then "
         "kill -KILL -$g 2>/dev/null; marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
@@ -36,13 +36,16 @@ char *groupstop_command(long pgid, const char *mark, int ended)
     size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
     const char *m = mark && n == 32 && !mark[n] ? mark : "-";
     const char *note = ended ? NOTE_SH : "";
+    /* The URG tells a running wrapping shell that this is a stop; after the command's end that
+     * shell is gone, and pid g may be another's by now. */
+    const char *urg = ended ? "" : "kill -URG $g 2>/dev/null; ";
     char vars[192];
     snprintf(vars, sizeof vars, "g=%ld m=%s; nw=\"" GROUPSTOP_STOPPING "\"; gm=; marked \"$m\"; ",
              pgid, m);
-    size_t len = strlen(head) + strlen(vars) + strlen(note) + strlen(stop);
+    size_t len = strlen(head) + strlen(vars) + strlen(note) + strlen(urg) + strlen(stop);
     char *cmd = malloc(len + 1);
     if (cmd)
-        snprintf(cmd, len + 1, "%s%s%s%s", head, vars, note, stop);
+        snprintf(cmd, len + 1, "%s%s%s%s%s", head, vars, note, urg, stop);
     return cmd;
 }
 

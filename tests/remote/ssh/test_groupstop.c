@@ -942,3 +942,18 @@ Test(groupstop, the_trial_shell_does_not_take_its_guard_for_a_leftover, .timeout
     }
     unlink(path);
 }
+
+/* Regression: the stop after the command's end sent its URG to pid g too, which by then is no
+ * wrapping shell (it has ended) and may be another process's pid. Only a stop of a running
+ * command says it is one, before its TERM. Fails on the old code (an URG in both). */
+Test(groupstop, only_a_stop_of_a_running_command_sends_the_urg)
+{
+    char *running = groupstop_command(4242, MARK, 0), *ended = groupstop_command(4242, MARK, 1);
+    cr_assert_not_null(running);
+    cr_assert_not_null(ended);
+    const char *urg = strstr(running, "kill -URG $g"), *term = strstr(running, "kill -TERM -$g");
+    cr_assert(urg && term && urg < term, "%s", running);
+    cr_assert_null(strstr(ended, "-URG"), "%s", ended);
+    free(running);
+    free(ended);
+}
