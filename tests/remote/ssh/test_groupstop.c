@@ -12,6 +12,7 @@
 
 #include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
+#include "tests/support/testmark.h"
 #include "tests/support/timeout.h"
 
 /* A child in a process group of its own: it exits at once (a zombie, not reaped until the
@@ -348,11 +349,11 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 
 /* One mark per test: criterion runs them side by side, and each stop takes every process of
  * its mark. */
-#define MARK "0123456789abcdef0123456789abcde0"
-#define END_MARK "0123456789abcdef0123456789abcde1"
-#define GUARD_MARK "0123456789abcdef0123456789abcde2"
-#define NONE_MARK "0123456789abcdef0123456789abcde3"
-#define OTHER_MARK "fedcba9876543210fedcba9876543210"
+#define MARK test_mark(0x0)
+#define END_MARK test_mark(0x1)
+#define GUARD_MARK test_mark(0x2)
+#define NONE_MARK test_mark(0x3)
+#define OTHER_MARK test_mark(0xff)
 
 /* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
  * its own grep, tr, sed and sleep and a pgrep as busybox's (no -g), once as it is (grep -z) and once with a grep
@@ -519,10 +520,10 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
         char command[512], file[64];
         snprintf(file, sizeof file, "%s/pid", dir);
         snprintf(command, sizeof command,
-                 "TUNEDECK_RUN_MARK=" GUARD_MARK "; export TUNEDECK_RUN_MARK; "
+                 "TUNEDECK_RUN_MARK=%s; export TUNEDECK_RUN_MARK; "
                  "setsid sh -c 'trap \"\" TERM; echo $$ > %s.new; mv %s.new %s; exec sleep 302' "
                  "& exec sleep 300",
-                 file, file, file);
+                 GUARD_MARK, file, file, file);
         pid_t session, guard;
         pid_t c = start_guarded(SHELLS[i], command, &session, &guard);
         long d = 0;
@@ -558,14 +559,14 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
  * stop: jobctl_signal). It runs as `tunedeck-trial`, or as run_as where that is set. 0 when the
  * shell is not there. */
 static const char *run_as;
-#define TRIAL_MARK "0123456789abcdef0123456789abcde4"
-#define TRIAL_NONE_MARK "0123456789abcdef0123456789abcde5"
-#define TRIAL_TERM_MARK "0123456789abcdef0123456789abcde6"
-#define TRIAL_KILL0_MARK "0123456789abcdef0123456789abcde7"
-#define TRIAL_UNMARKED_MARK "0123456789abcdef0123456789abcde8"
-#define TRIAL_JOB_MARK "0123456789abcdef0123456789abcde9"
-#define TRIAL_GUARDED_MARK "0123456789abcdef0123456789abcdea"
-#define TRIAL_CKPT_MARK "0123456789abcdef0123456789abcdeb"
+#define TRIAL_MARK test_mark(0x4)
+#define TRIAL_NONE_MARK test_mark(0x5)
+#define TRIAL_TERM_MARK test_mark(0x6)
+#define TRIAL_KILL0_MARK test_mark(0x7)
+#define TRIAL_UNMARKED_MARK test_mark(0x8)
+#define TRIAL_JOB_MARK test_mark(0x9)
+#define TRIAL_GUARDED_MARK test_mark(0xa)
+#define TRIAL_CKPT_MARK test_mark(0xb)
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -909,9 +910,9 @@ Test(groupstop, the_trial_shell_does_not_take_its_guard_for_a_leftover, .timeout
         /* as launch_ssh.c's login: the guard, then the mark exported, then the wrapping shell;
          * the guard is in its loop (`sleep 1`) by the time the command has ended */
         snprintf(login, sizeof login,
-                 "%sTUNEDECK_RUN_MARK=" TRIAL_GUARDED_MARK "; export TUNEDECK_RUN_MARK; sleep 0.2; "
+                 "%sTUNEDECK_RUN_MARK=%s; export TUNEDECK_RUN_MARK; sleep 0.2; "
                  "exec %s -c \"$(cat %s)\" tunedeck-trial",
-                 GROUPSTOP_GUARD_SH("20"), SHELLS[i], path);
+                 GROUPSTOP_GUARD_SH("20"), TRIAL_GUARDED_MARK, SHELLS[i], path);
         int p[2];
         cr_assert_eq(pipe(p), 0);
         pid_t c = fork();
