@@ -49,6 +49,8 @@ typedef struct {
      * of the schedule's machines share */
     char mark[ORPHAN_MARK_CHARS + 1];
     char last_stderr[200];
+    int left_noted; /* the wrapping shell's GROUPSTOP_LEFT_NOTE came: later lines are not the
+                       command's */
     char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
     unsigned failed_seq;    /* 1 for the first part whose notice came, 2 for the next ... */
 } Part;
@@ -84,10 +86,13 @@ static const char *machine_name(const SshRun *r, const Part *p)
 }
 
 /* A line of a part's stderr: the trial log's, and the command's last word on a failure,
- * except the wrapping shell's note on what the command left. */
+ * except the wrapping shell's note on what the command left and what the leftovers print
+ * after it (a "Terminated" of theirs is not the command's failure): the command had ended. */
 static void stderr_line(SshRun *r, Part *p, const char *name, const char *line)
 {
-    if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) != 0)
+    if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) == 0)
+        p->left_noted = 1;
+    else if (!p->left_noted)
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
     if (r->cfg.on_log)
         r->cfg.on_log(r->cfg.userdata, name, STREAM_STDERR, line);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,6 +190,34 @@ static void term_one(const ProcInfo *p, void *ud)
     kill(p->pid, SIGTERM);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+/* Writes the note, blocked 500 ms at most: where tunedeck does not drain the trial's stderr (a
+ * full pipe) the keeper must not wait between its walk and its TERMs, while the pids it listed
+ * may end and be taken by others. An interval timer with no SA_RESTART makes a blocked write
+ * return (what it wrote, or EINTR); its repeat catches a first tick that came before the write
+ * began. Never O_NONBLOCK: the pipe's description is shared with the leftovers, whose writes
+ * would then fail. A note cut short or lost is the price; the TERMs are what counts. */
+static void write_bounded(int fd, const char *b, size_t n)
+{
+    struct sigaction sa = {.sa_handler = on_alarm}, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &old);
+    sigset_t alarm_only, prev;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    sigprocmask(SIG_UNBLOCK, &alarm_only, &prev);
+    struct itimerval t = {.it_value = {0, 500 * 1000}, .it_interval = {0, 100 * 1000}}, off = {0};
+    setitimer(ITIMER_REAL, &t, NULL);
+    (void)!write(fd, b, n);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    sigaction(SIGALRM, &old, NULL);
+}
+
 /* The command ended by itself and left processes running: the trial is over, so they are
  * stopped, and the trial's log says which. The note is written before the TERMs (it names what
  * its walk saw), so a line a leftover writes on its TERM comes after it in the log. A process
@@ -201,7 +230,7 @@ static void stop_leftovers(Keeper *k, int note_fd, int grace_ms)
     note_add_num(k, (unsigned long)grace_ms);
     note_add(k, " ms\n");
     if (note_fd >= 0 && k->listed > 0)
-        (void)!write(note_fd, k->note, k->note_len);
+        write_bounded(note_fd, k->note, k->note_len);
     size_t cap = sizeof k->found / sizeof *k->found;
     if ((size_t)k->listed > cap) {
         proctree_walk(k->self, 1, term_one, k);

@@ -110,16 +110,19 @@ char *orphans_stop_command(const OrphanList *l, const char *machine)
     static const char head[] =
         GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; for gt in";
     /* left: the group (when it is the launch's) or a marked process still runs; `marked` is
-     * asked again only when what was seen is gone (a process forked on its way out). */
+     * asked again only when what was seen is gone (a process forked on its way out). The URG
+     * before the group's TERM, only to a group found to be the launch's, tells its wrapping
+     * shell, if it still runs, that this is a stop (groupstop.h): it leaves the stop to this one. */
     static const char body[] =
         "; do g=${gt%%:*}; m=${gt##*:}; t=${gt#*:}; t=${t%%:*}; "
         "if [ \"$m\" = - ]; then carrying \"TUNEDECK_TRIAL=$t\"; else marked \"$m\"; fi; "
         "found=; for q in $k; do s=; read -r s 2>/dev/null </proc/$q/stat; s=${s##*) }; "
         "set -- $s; [ \"$3\" = \"$g\" ] && { found=1; break; }; done; [ \"$m\" = - ] && k=; "
         "if [ -z \"$found$k\" ]; then echo \"$g gone\"; continue; fi; "
-        "ok=; if [ -n \"$found\" ] && kill -TERM -$g 2>/dev/null; then ok=1; fi; "
+        "ok=; [ -n \"$found\" ] && kill -URG $g 2>/dev/null; "
+        "if [ -n \"$found\" ] && kill -TERM -$g 2>/dev/null; then ok=1; fi; "
         "for q in $k; do kill -TERM $q 2>/dev/null && ok=1; done; "
-        "if [ -z \"$ok\" ]; then if { [ -n \"$found\" ] && pgrep -g $g >/dev/null 2>&1; } || "
+        "if [ -z \"$ok\" ]; then if { [ -n \"$found\" ] && live $g; } || "
         "up $k; then echo \"$g refused\"; else echo \"$g gone\"; fi; continue; fi; "
         "left() { { [ -n \"$found\" ] && live $g; } || up $k || marked \"$m\"; }; "
         "n=0; while left; do n=$((n+1)); if [ $n -ge 20 ]; then "

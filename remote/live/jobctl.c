@@ -149,18 +149,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
                 j->pgid = pgid;
             return;
         }
-        /* the wrapping shell's own lines are not the job's words: its note on what the job
-         * left, and its end line (after the job's last line when that had no newline) */
-        if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) == 0)
-            return;
-        size_t len = strlen(line), el = strlen(GROUPSTOP_ENDED);
-        if (len >= el && strcmp(line + len - el, GROUPSTOP_ENDED) == 0) {
-            char own[sizeof j->said.text];
-            snprintf(own, sizeof own, "%.*s", (int)(len - el), line);
-            jobctl_words_note(&j->said, own, 0);
-            return;
-        }
-        jobctl_words_note(&j->said, line, 0);
+        jobctl_words_stderr(&j->said, line);
         return;
     }
     TrialEvent ev;
@@ -211,6 +200,25 @@ void jobctl_words_note(JobWords *w, const char *line, int error)
     w->from_error |= error;
 }
 
+void jobctl_words_stderr(JobWords *w, const char *line)
+{
+    if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) == 0) {
+        w->left_noted = 1;
+        return;
+    }
+    size_t len = strlen(line), el = strlen(GROUPSTOP_ENDED);
+    if (len >= el && strcmp(line + len - el, GROUPSTOP_ENDED) == 0) {
+        char own[sizeof w->text];
+        snprintf(own, sizeof own, "%.*s", (int)(len - el), line);
+        if (!w->left_noted)
+            jobctl_words_note(w, own, 0);
+        w->left_noted = 0;
+        return;
+    }
+    if (!w->left_noted)
+        jobctl_words_note(w, line, 0);
+}
+
 void jobctl_progress_refused(JobProgress *p, const char *why)
 {
     if (!p->refused++)
@@ -231,7 +239,7 @@ static int launch(JobRun *j, const char *command, Error *err)
      * what it left in its group is stopped on this channel. */
     if (shquote_append_raw(&b, &len,
                            "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
-                               "200") GROUPSTOP_CMD_VAR "=") < 0 ||
+                               GROUPSTOP_JOB_TICKS) GROUPSTOP_CMD_VAR "=") < 0 ||
         shquote_append(&b, &len, command) < 0 ||
         shquote_append_raw(&b, &len, "; export " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
         shquote_append(&b, &len, groupstop_trial_sh) < 0 ||

@@ -54,9 +54,15 @@ void jobctl_progress_note(JobProgress *p, const TrialEvent *ev);
 typedef struct {
     char text[200];
     int from_error;
+    int left_noted; /* the wrapping shell named what the run left: later lines are theirs */
 } JobWords;
 /* Notes a line the run printed (error: an error event's text); an empty one says nothing. */
 void jobctl_words_note(JobWords *w, const char *line, int error);
+/* Notes a line of an SSH run's stderr, which its wrapping shell (groupstop.h) shares: its note
+ * on what the job left and its end line are not the job's words, nor is what the leftovers
+ * print between the two (a "Terminated" of theirs would read as the failure's cause); the
+ * job's last line without a newline, before the end line, is. */
+void jobctl_words_stderr(JobWords *w, const char *line);
 
 /* Every placeholder a job_command may use. */
 #define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */

@@ -17,7 +17,7 @@
     "continue ;; esac; c=$((c+1)); if [ $c -gt 4 ]; then l=\"$l, ...\"; break; fi; "               \
     "[ $c -gt 1 ] && l=\"$l, \"; l=\"$l$q $nm\"; [ \"$3\" = \"$g\" ] || "                          \
     "l=\"$l (outside the trial's process group)\"; done; [ -n \"$l\" ] && printf \"%s\\n\" "       \
-    "\"" GROUPSTOP_LEFT_NOTE "$l); stopping them: TERM, KILL after 2000 ms\"; fi; "
+    "\"" GROUPSTOP_LEFT_NOTE "$l); $nw\"; fi; "
 
 char *groupstop_command(long pgid, const char *mark, int ended)
 {
@@ -28,7 +28,7 @@ char *groupstop_command(long pgid, const char *mark, int ended)
      * as a format. */
     static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; ";
     static const char stop[] =
-        "kill -URG $g 2>/dev/null; kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
+        "kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
         "kill -TERM $k 2>/dev/null; n=0; "
         "while live $g || up $k || marked \"$m\"; do n=$((n+1)); if [ $n -ge 20 ]; then "
         "kill -KILL -$g 2>/dev/null; marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
@@ -36,12 +36,16 @@ char *groupstop_command(long pgid, const char *mark, int ended)
     size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
     const char *m = mark && n == 32 && !mark[n] ? mark : "-";
     const char *note = ended ? NOTE_SH : "";
-    char vars[128];
-    snprintf(vars, sizeof vars, "g=%ld m=%s; gm=; marked \"$m\"; ", pgid, m);
-    size_t len = strlen(head) + strlen(vars) + strlen(note) + strlen(stop);
+    /* The URG tells a running wrapping shell that this is a stop; after the command's end that
+     * shell is gone, and pid g may be another's by now. */
+    const char *urg = ended ? "" : "kill -URG $g 2>/dev/null; ";
+    char vars[192];
+    snprintf(vars, sizeof vars, "g=%ld m=%s; nw=\"" GROUPSTOP_STOPPING "\"; gm=; marked \"$m\"; ",
+             pgid, m);
+    size_t len = strlen(head) + strlen(vars) + strlen(note) + strlen(urg) + strlen(stop);
     char *cmd = malloc(len + 1);
     if (cmd)
-        snprintf(cmd, len + 1, "%s%s%s%s", head, vars, note, stop);
+        snprintf(cmd, len + 1, "%s%s%s%s%s", head, vars, note, urg, stop);
     return cmd;
 }
 
@@ -49,10 +53,12 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * the shell itself, what it forks to look (its children) and the guard (pid gd, and its `sleep`),
  * and exits 0 when there is one; never one where the shell does not lead g (a group that may
  * hold what is not the trial's). pgrep lists the group where it can, else every stat is read
- * (builtins only, as `live`). */
+ * (builtins only, as `live`): g is the shell's own group, so a pgrep that can list it lists the
+ * shell and exits 0; any other status (busybox's pgrep has no -g: its usage, exit 1, which
+ * procps uses for "none") is "cannot list". */
 #define MEMBERS_SH                                                                                 \
     "members() { gm=; [ \"$g\" = \"$$\" ] || return 1; ml=$(pgrep -g \"$g\" 2>/dev/null); "        \
-    "case $? in 0|1) ;; *) ml=; for mp in /proc/[0-9]*/stat; do mp=${mp%/stat}; "                  \
+    "case $? in 0) ;; *) ml=; for mp in /proc/[0-9]*/stat; do mp=${mp%/stat}; "                  \
     "ml=\"$ml ${mp#/proc/}\"; done ;; esac; for mp in $ml; do ms=; read -r ms 2>/dev/null "        \
     "</proc/$mp/stat || continue; ms=${ms##*) }; set -- $ms; [ \"$3\" = \"$g\" ] || continue; "    \
     "case $1 in Z*|X*) continue ;; esac; [ \"$mp\" = \"$$\" ] || [ \"$2\" = \"$$\" ] || "          \
@@ -65,8 +71,12 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * left of either after 2 s is KILLed. The command is a child in the group,
  * not an exec: the shell must outlive it to stop what it left. TERM: a trap of its own (a
  * handler, not "ignore", which the command would inherit), then ignored once the command has
- * ended (its own TERM to the group). A TERM alone (the command's own `kill 0`, which reaches the
- * shell as a member of the group) changes nothing: the shell still stops what the command left.
+ * ended (its own TERM to the group). A TERM alone (a live job's resize or stop, jobctl_signal;
+ * the command's own `kill 0`: both reach the shell as a member of the group) still gets the
+ * shell's own stop of what the command left, but the group had its TERM and may be checkpointing
+ * (a top shell that ended at once, its child still writing): it is sent none again (only the
+ * marked processes outside the group are), and the KILL waits a job's 20 s (the live scheduler's
+ * stop_timeout_s, after which its own KILL comes too) or a trial's 2 s.
  * A stop (groupstop_command, the guard) says it is one with an URG to the shell before its TERM
  * (ignored by default, so harmless to any other process): then the shell leaves the stop to the
  * stop that sent it, which is under way and names nothing as left by a command that ended. The
@@ -81,15 +91,19 @@ const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
     "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; "
     "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR " gd=$" GROUPSTOP_GUARD_VAR
     "; unset " GROUPSTOP_CMD_VAR " " GROUPSTOP_GUARD_VAR "; ts=; "
-    "trap \"ts=1\" URG; trap : TERM; exec 3>&2 2>/dev/null; (exec sh -c \"$tc\" 2>&3 3>&-); st=$?; "
-    "exec 2>&3 3>&-; "
+    "trap \"ts=1\" URG; trap \"tt=1\" TERM; tt=; exec 3>&2 2>/dev/null; "
+    "(exec sh -c \"$tc\" 2>&3 3>&-); st=$?; exec 2>&3 3>&-; "
     "trap \"\" TERM; unset TUNEDECK_RUN_MARK; "
     "if [ -z \"$ts\" ]; then s=; read -r s 2>/dev/null </proc/$$/stat; s=${s##*) }; set -- $s; "
-    "g=$3; marked \"$m\"; members; { " NOTE_SH
-    "} >&2; [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
-    "[ -n \"$k\" ] && kill -TERM $k 2>/dev/null; "
+    "g=$3; marked \"$m\"; members; nl=20 nw=\"" GROUPSTOP_STOPPING "\" kt=$k; "
+    "if [ -n \"$tt\" ]; then kt=; for q in $k; do s=; read -r s 2>/dev/null </proc/$q/stat "
+    "|| continue; s=${s##*) }; set -- $s; [ \"$3\" = \"$g\" ] || kt=\"$kt $q\"; done; "
+    "nw=\"" GROUPSTOP_HAD_TERM "2000 ms\"; [ \"$0\" = " GROUPSTOP_JOB_NAME " ] && "
+    "nl=" GROUPSTOP_JOB_TICKS " nw=\"" GROUPSTOP_HAD_TERM GROUPSTOP_JOB_TICKS "00 ms\"; fi; { " NOTE_SH
+    "} >&2; [ -z \"$tt\" ] && [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
+    "[ -n \"$kt\" ] && kill -TERM $kt 2>/dev/null; "
     "if [ -n \"$k$gm\" ]; then n=0; while up $k || marked \"$m\" || members; do "
-    "n=$((n+1)); if [ $n -ge 20 ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
+    "n=$((n+1)); if [ $n -ge $nl ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
     "kill -KILL $gm 2>/dev/null; sleep 0.1; marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
     "kill -KILL $gm 2>/dev/null; break; fi; sleep 0.1; done; fi; "
     "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; [ \"$0\" = " GROUPSTOP_JOB_NAME " ] || "

@@ -10,15 +10,22 @@
 /* live G: exit 0 while group G holds a process that is not a zombie. `kill -0 -G` counts
  * zombies, and a group member whose parent died waits for init to reap it (a container's
  * init may take a second or more), so a stop that asked kill -0 waited out its cap on a
- * group already stopped. Reads the state from /proc/PID/stat with builtins only; where
- * pgrep cannot list a group (absent, or busybox's without -g: exit status above 1) it asks
- * kill -0 of the group, and of a process whose stat it cannot read (no /proc) kill -0 of
- * that process, as before: never "stopped" where it cannot tell. No "--" before a group in
- * any kill here: dash's kill (a login shell that is /bin/sh) reads it as a number and fails,
- * and the signal named first keeps "-PGID" an operand in every shell. */
+ * group already stopped. Reads the state from /proc/PID/stat with builtins only. pgrep lists
+ * the group where it can: whether it can is asked once a shell (`pq`), of group 0, pgrep's
+ * own, never empty: busybox's pgrep has no -g and exits 1 with its usage, the status of a
+ * group that is empty, so a status is never trusted without that probe. Where it cannot, every
+ * stat is read; where /proc is absent it asks kill -0 of the group, and of a process whose
+ * stat it cannot read kill -0 of that process, as before: never "stopped" where it cannot
+ * tell. No "--" before a group in any kill here: dash's kill (a login shell that is /bin/sh)
+ * reads it as a number and fails, and the signal named first keeps "-PGID" an operand in
+ * every shell. */
 #define GROUPSTOP_LIVE_SH                                                                        \
-    "live() { l=$(pgrep -g \"$1\" 2>/dev/null); case $? in 0) ;; 1) return 1 ;; "                 \
-    "*) kill -0 -\"$1\" 2>/dev/null; return ;; esac; "                                         \
+    "unset pq; live() { [ -n \"${pq+x}\" ] || { pq=; pgrep -g 0 >/dev/null 2>&1 && pq=1; }; "    \
+    "if [ -z \"$pq\" ]; then [ -r /proc/self/stat ] || { kill -0 -\"$1\" 2>/dev/null; return; }; " \
+    "lg=$1; for p in /proc/[0-9]*/stat; do s=; read -r s 2>/dev/null <$p || continue; "         \
+    "s=${s##*) }; set -- $s; [ \"$3\" = \"$lg\" ] || continue; case $1 in Z*|X*) ;; *) "         \
+    "return 0 ;; esac; done; return 1; fi; l=$(pgrep -g \"$1\" 2>/dev/null); case $? in 0) ;; "  \
+    "1) return 1 ;; *) kill -0 -\"$1\" 2>/dev/null; return ;; esac; "                             \
     "for p in $l; do s=; read -r s 2>/dev/null </proc/$p/stat; s=${s##*) }; case $s in "         \
     "Z*|X*) ;; '') kill -0 \"$p\" 2>/dev/null && return 0 ;; *) return 0 ;; esac; done; "        \
     "return 1; }"
@@ -66,6 +73,17 @@
  * a failure's last word: a command's own "tunedeck: ..." line, a Slurm step's, stays it). */
 #define GROUPSTOP_LEFT_NOTE GROUPSTOP_NOTE "the trial's command ended and left processes running ("
 
+/* The note's tail where the stop sends the TERM itself (the stop over a channel of its own,
+ * the wrapping shell after a command that ended by itself). */
+#define GROUPSTOP_STOPPING "stopping them: TERM, KILL after 2000 ms"
+/* Its head where the wrapping shell had a TERM with no stop's URG before it (a live job's
+ * resize or stop: jobctl_signal; the command's own `kill 0`): the group had its TERM and may be
+ * checkpointing, so it is sent none again; the tail is the wait before the KILL. */
+#define GROUPSTOP_HAD_TERM "the group had a TERM: waiting for them, KILL after "
+/* That wait in tenths of a second for a live job (`tunedeck-job`): the live scheduler's
+ * stop_timeout_s (20 s), which a checkpoint is given; a trial's is 2 s, as its stop's. */
+#define GROUPSTOP_JOB_TICKS "200"
+
 /* The line (stderr) the trial's wrapping shell prints once its stop of what the command left
  * is over: nothing of the trial runs on there, and no stop of its own is asked for. The
  * command shares that stderr, so a last line it left without a newline comes before it on
@@ -103,7 +121,8 @@
  * for the command. A stop (over a channel of its own, or the guard's) sends it SIGURG before its
  * TERM (default: ignored, so harmless to a process that is no such shell): then it skips its own
  * stop, which the stop that sent it is doing; a TERM without it (the command's own `kill 0`)
- * still gets the shell's own stop on the trial's channel.
+ * still gets the shell's own stop on the trial's channel, with no second TERM to the group
+ * (GROUPSTOP_HAD_TERM: its checkpoint is waited for, 20 s for a job, 2 s for a trial).
  * The mark is in its environment (the guard reads it there), never on a command line: the
  * command is handed over in a variable, so its command line holds neither (`pgrep -f` on the
  * command finds the command alone, as when the command was exec'd). */

@@ -566,7 +566,8 @@ EOF
 
 # A live job whose command leaves a process in its group that emptied its environment (no
 # mark) and ignores TERM, at each of its two runs: the job's wrapping shell (groupstop.h) KILLs
-# it after the grace at each run's end, on the job's own channel. Regression: the job ran under
+# it at each run's end, on the job's own channel: after the job's stop_timeout_s (20 s), as the
+# run ended on a TERM its group had (a restart, a stop: a checkpoint's time). Regression: the job ran under
 # a plain `sh -c` and such a process outlived it (2 left).
 lmark="tunedeck-jobleft-$$x"
 ln -sf "$(command -v sleep)" "$T/$lmark"

@@ -2,6 +2,7 @@
  * --wrap of proctree_walk (the Makefile's UNIT_WRAP; each walk reads the stat of every
  * process on the machine). */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "remote/launch/lifeline.h"
 #include "remote/launch/proctree.h"
+#include "tests/support/timeout.h"
 
 enum { LEFTOVERS = 3 };
 
@@ -157,4 +159,46 @@ Test(lifeline, the_note_on_leftovers_comes_before_their_answer_to_the_term)
     close(life[1]);
     cr_assert(strncmp(buf, LIFELINE_NOTE, strlen(LIFELINE_NOTE)) == 0, "the log: %s", buf);
     cr_assert_not_null(strstr(buf, " ms\ntermed\n"), "the log: %s", buf);
+}
+
+/* Regression: the note went out with a plain write between the walk and the TERMs: where
+ * tunedeck did not drain the trial's stderr (a full pipe) the keeper blocked there for good,
+ * its leftovers never TERMed, while the pids it had listed could be reused. Now the write gives
+ * up after a short while and the TERMs go out. Fails on the old code (the keeper never ends:
+ * the test's timeout). */
+Test(lifeline, a_full_stderr_pipe_does_not_keep_the_leftovers_from_their_term,
+     .timeout = TEST_TIMEOUT_S)
+{
+    int life[2], out[2];
+    cr_assert_eq(pipe(life), 0);
+    cr_assert_eq(pipe(out), 0);
+    /* filled here, then blocking again, as the keeper gets it */
+    int fl = fcntl(out[1], F_GETFL);
+    cr_assert_eq(fcntl(out[1], F_SETFL, fl | O_NONBLOCK), 0);
+    char fill[4096] = {0};
+    while (write(out[1], fill, sizeof fill) > 0)
+        ;
+    cr_assert_eq(fcntl(out[1], F_SETFL, fl), 0);
+    pid_t keeper = fork();
+    cr_assert_geq(keeper, 0);
+    if (keeper == 0) {
+        close(life[1]);
+        close(out[0]);
+        lifeline_adopt();
+        pid_t cmd = fork();
+        if (cmd == 0) {
+            if (fork() == 0)
+                for (;;)
+                    pause();
+            _exit(0);
+        }
+        lifeline_keep(cmd, life[0], out[1], 10000);
+    }
+    close(life[0]);
+    close(out[1]);
+    int st;
+    cr_assert_eq(waitpid(keeper, &st, 0), keeper);
+    close(life[1]);
+    close(out[0]);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the command's exit 0 handed on: %#x", st);
 }

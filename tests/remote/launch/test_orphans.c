@@ -11,6 +11,7 @@
 
 #include "remote/launch/orphans.h"
 #include "tests/support/marked.h"
+#include "tests/support/testmark.h"
 
 static void parse(const char *text, JournalLog *log)
 {
@@ -185,15 +186,14 @@ Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone)
 {
     static const char *const shells[] = {"sh", "bash"};
     for (size_t i = 0; i < 2; i++) {
-        const char *mark =
-            i ? "00000000000000000000000000000b01" : "00000000000000000000000000000a01";
+        const char *mark = i ? test_mark(0xb01) : test_mark(0xa01);
         pid_t gone = fork();
         cr_assert(gone >= 0);
         if (gone == 0)
             _exit(0);
         waitpid(gone, NULL, 0); /* its group, the trial's, holds nothing now */
         pid_t d = marked_daemon(mark, 1);
-        pid_t o = marked_daemon("00000000000000000000000000000c01", 0);
+        pid_t o = marked_daemon(test_mark(0xc01), 0);
         OrphanList l = {0};
         cr_assert_eq(orphans_add(&l, 3, "h1", gone, mark), 0);
         char out[256], want[64];
@@ -221,7 +221,7 @@ Test(orphans, a_group_that_left_nothing_marked_is_gone)
         _exit(0);
     waitpid(gone, NULL, 0);
     OrphanList l = {0};
-    cr_assert_eq(orphans_add(&l, 3, "h1", gone, "00000000000000000000000000000d01"), 0);
+    cr_assert_eq(orphans_add(&l, 3, "h1", gone, test_mark(0xd01)), 0);
     char out[256], want[64];
     stop_answer("sh", &l, out, sizeof out);
     orphans_clear(&l);
@@ -262,12 +262,12 @@ Test(orphans, a_group_is_the_launchs_when_a_process_of_it_carries_the_mark)
 {
     static const char *const shells[] = {"sh", "bash"};
     for (size_t i = 0; i < 2; i++) {
-        const char *mark =
-            i ? "00000000000000000000000000000b02" : "00000000000000000000000000000a02";
-        char entry[64];
+        const char *mark = i ? test_mark(0xb02) : test_mark(0xa02);
+        char entry[64], other_entry[64];
         snprintf(entry, sizeof entry, "TUNEDECK_RUN_MARK=%s", mark);
+        snprintf(other_entry, sizeof other_entry, "TUNEDECK_RUN_MARK=%s", test_mark(0xc02));
         pid_t ours = group_with(entry);
-        pid_t other = group_with("TUNEDECK_RUN_MARK=00000000000000000000000000000c02");
+        pid_t other = group_with(other_entry);
         OrphanList l = {0};
         cr_assert_eq(orphans_add(&l, 3, "h1", ours, mark), 0);
         cr_assert_eq(orphans_add(&l, 3, "h1", other, mark), 0);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "remote/live/jobctl.h"
+#include "remote/ssh/groupstop.h"
 
 /* A run's progress before its first line says "not given" as JobProgress documents it,
  * not a loss of 0 (a loss may be 0 or negative: only NAN says none). */
@@ -160,4 +161,26 @@ Test(jobctl, progress_keeps_the_first_line_and_the_latest)
     cr_assert_float_eq(p.loss, 0.12, 1e-12);
     cr_assert_float_eq(p.epoch, 30.3, 1e-12);
     cr_assert_float_eq(p.examples_per_s, 6e4, 1e-9);
+}
+
+/* Regression: what a job left printed after the wrapping shell's note on it (a TERMed
+ * leftover's "Terminated") replaced the job's own last words: a failure read `exited 1:
+ * Terminated`. Lines between the note and the end line are the leftovers'; the job's own last
+ * line, and a later run's words, still count. Fails when the note does not end the job's words
+ * (checked: the old filter, moved here, kept "Terminated"). */
+Test(jobctl, what_the_job_left_prints_after_the_note_is_not_its_last_word)
+{
+    JobWords w = {0};
+    jobctl_words_stderr(&w, "Traceback (most recent call last):");
+    jobctl_words_stderr(&w, "ValueError: bad shape");
+    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); stopping them: TERM, KILL after 2000 ms");
+    jobctl_words_stderr(&w, "Terminated");
+    jobctl_words_stderr(&w, "loader: shutting down" GROUPSTOP_ENDED);
+    cr_assert_str_eq(w.text, "ValueError: bad shape");
+    JobWords own = {0};
+    jobctl_words_stderr(&own, "first");
+    jobctl_words_stderr(&own, "no newline at its end" GROUPSTOP_ENDED);
+    cr_assert_str_eq(own.text, "no newline at its end");
+    jobctl_words_stderr(&own, "after the end line");
+    cr_assert_str_eq(own.text, "after the end line");
 }

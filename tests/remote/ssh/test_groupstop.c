@@ -12,6 +12,7 @@
 
 #include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
+#include "tests/support/testmark.h"
 #include "tests/support/timeout.h"
 
 /* A child in a process group of its own: it exits at once (a zombie, not reaped until the
@@ -38,10 +39,26 @@ static pid_t group_child(int exit_now)
 /* The remote login shell: dash (/bin/sh) or bash. */
 static const char *const SHELLS[] = {"sh", "bash"};
 
-/* The exit status of `live G` run by `shell` as the remote side would. */
-static int live_status_in(const char *shell, pid_t g)
+/* A pgrep as busybox's (dir/pgrep, dir made): no -g, which it answers with its usage and exit
+ * status 1, procps's status for "none matched"; otherwise the host's pgrep. */
+static void busybox_like_pgrep(const char *dir)
 {
-    char cmd[64];
+    char path[128];
+    snprintf(path, sizeof path, "%s/pgrep", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\ncase \" $* \" in *\" -g\"*) echo 'BusyBox v1.36.1 multi-call binary.' "
+               ">&2; echo 'Usage: pgrep [-flanovx] [-s SID|-P PPID|PATTERN]' >&2; exit 1 ;; "
+               "esac\nexec /usr/bin/pgrep \"$@\"\n");
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
+/* The exit status of `live G` run by `shell` as the remote side would; with dir, that dir
+ * first in PATH. */
+static int live_status_with(const char *shell, pid_t g, const char *dir)
+{
+    char cmd[256];
     /* the snippet holds single quotes: handed over in a file, not quoted */
     char path[] = "/tmp/test-groupstop-XXXXXX";
     int fd = mkstemp(path);
@@ -49,11 +66,19 @@ static int live_status_in(const char *shell, pid_t g)
     FILE *f = fdopen(fd, "w");
     fprintf(f, "%s\nlive %ld\n", GROUPSTOP_LIVE_SH, (long)g);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s %s", shell, path);
+    if (dir)
+        snprintf(cmd, sizeof cmd, "PATH=%s:$PATH %s %s", dir, shell, path);
+    else
+        snprintf(cmd, sizeof cmd, "%s %s", shell, path);
     int st = system(cmd);
     unlink(path);
     cr_assert(WIFEXITED(st), "sh did not exit: %d", st);
     return WEXITSTATUS(st);
+}
+
+static int live_status_in(const char *shell, pid_t g)
+{
+    return live_status_with(shell, g, NULL);
 }
 
 /* The same answer from every shell, or -1. */
@@ -79,6 +104,33 @@ Test(groupstop, a_group_with_a_running_process_is_live)
     cr_assert_eq(live_status(c), 0);
     kill(c, SIGKILL);
     waitpid(c, NULL, 0);
+}
+
+/* Regression: busybox's pgrep has no -g and exits 1 with its usage, procps's status for an
+ * empty group: `live` read a running group as gone (a second-channel stop then took a live
+ * group for stopped). Now a pgrep that cannot list pgrep's own group (0) is not asked, and
+ * every stat is read. Fails on the old code (a running group: 1). */
+Test(groupstop, a_busybox_pgrep_without_g_does_not_read_as_an_empty_group)
+{
+    char dir[] = "/tmp/test-groupstop-pg-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    busybox_like_pgrep(dir);
+    pid_t r = group_child(0), z = group_child(1);
+    int rs[2], zs[2];
+    for (size_t i = 0; i < 2; i++) {
+        rs[i] = live_status_with(SHELLS[i], r, dir);
+        zs[i] = live_status_with(SHELLS[i], z, dir);
+    }
+    kill(r, SIGKILL);
+    waitpid(r, NULL, 0);
+    waitpid(z, NULL, 0);
+    char rm[96];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    cr_assert_eq(system(rm), 0);
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(rs[i], 0, "%s: a running group read as gone", SHELLS[i]);
+        cr_assert_eq(zs[i], 1, "%s: a group of a zombie read as live", SHELLS[i]);
+    }
 }
 
 Test(groupstop, a_group_that_is_gone_is_not_live)
@@ -297,14 +349,14 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 
 /* One mark per test: criterion runs them side by side, and each stop takes every process of
  * its mark. */
-#define MARK "0123456789abcdef0123456789abcde0"
-#define END_MARK "0123456789abcdef0123456789abcde1"
-#define GUARD_MARK "0123456789abcdef0123456789abcde2"
-#define NONE_MARK "0123456789abcdef0123456789abcde3"
-#define OTHER_MARK "fedcba9876543210fedcba9876543210"
+#define MARK test_mark(0x0)
+#define END_MARK test_mark(0x1)
+#define GUARD_MARK test_mark(0x2)
+#define NONE_MARK test_mark(0x3)
+#define OTHER_MARK test_mark(0xff)
 
 /* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
- * its own grep, tr, sed and sleep (no pgrep), once as it is (grep -z) and once with a grep
+ * its own grep, tr, sed and sleep and a pgrep as busybox's (no -g), once as it is (grep -z) and once with a grep
  * that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ through
  * tr). */
 enum { N_STOP_SHELLS = 4 };
@@ -318,6 +370,7 @@ static const char *busybox_tools(size_t i, char *dir)
         if (access(bb[b], X_OK) != 0)
             continue;
         cr_assert_not_null(mkdtemp(dir));
+        busybox_like_pgrep(dir);
         static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat"};
         char link[128];
         for (size_t t = i == 3; t < 5; t++) {
@@ -467,10 +520,10 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
         char command[512], file[64];
         snprintf(file, sizeof file, "%s/pid", dir);
         snprintf(command, sizeof command,
-                 "TUNEDECK_RUN_MARK=" GUARD_MARK "; export TUNEDECK_RUN_MARK; "
+                 "TUNEDECK_RUN_MARK=%s; export TUNEDECK_RUN_MARK; "
                  "setsid sh -c 'trap \"\" TERM; echo $$ > %s.new; mv %s.new %s; exec sleep 302' "
                  "& exec sleep 300",
-                 file, file, file);
+                 GUARD_MARK, file, file, file);
         pid_t session, guard;
         pid_t c = start_guarded(SHELLS[i], command, &session, &guard);
         long d = 0;
@@ -502,14 +555,18 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
  * starts would exec it: a session and group of its own, TUNEDECK_RUN_MARK=mark and the command
  * in its environment, stdin /dev/null. Its stdout and stderr, together, in out; its wait status
  * in *status. With term_at_up, it gets a stop's URG and its group a TERM once "up" was said
- * (groupstop_command's order). 0 when the shell is not there. */
-#define TRIAL_MARK "0123456789abcdef0123456789abcde4"
-#define TRIAL_NONE_MARK "0123456789abcdef0123456789abcde5"
-#define TRIAL_TERM_MARK "0123456789abcdef0123456789abcde6"
-#define TRIAL_KILL0_MARK "0123456789abcdef0123456789abcde7"
-#define TRIAL_UNMARKED_MARK "0123456789abcdef0123456789abcde8"
-#define TRIAL_JOB_MARK "0123456789abcdef0123456789abcde9"
-#define TRIAL_GUARDED_MARK "0123456789abcdef0123456789abcdea"
+ * (groupstop_command's order); with term_at_up 2, only the group's TERM (a live job's resize or
+ * stop: jobctl_signal). It runs as `tunedeck-trial`, or as run_as where that is set. 0 when the
+ * shell is not there. */
+static const char *run_as;
+#define TRIAL_MARK test_mark(0x4)
+#define TRIAL_NONE_MARK test_mark(0x5)
+#define TRIAL_TERM_MARK test_mark(0x6)
+#define TRIAL_KILL0_MARK test_mark(0x7)
+#define TRIAL_UNMARKED_MARK test_mark(0x8)
+#define TRIAL_JOB_MARK test_mark(0x9)
+#define TRIAL_GUARDED_MARK test_mark(0xa)
+#define TRIAL_CKPT_MARK test_mark(0xb)
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -539,8 +596,12 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
             char pathvar[128];
             snprintf(pathvar, sizeof pathvar, "%s:/usr/bin:/bin", dir);
             setenv("PATH", pathvar, 1);
+            if (run_as)
+                execl(bb, "busybox", "sh", "-c", groupstop_trial_sh, run_as, (char *)NULL);
             execl(bb, "busybox", "sh", path, (char *)NULL);
         } else {
+            if (run_as)
+                execlp(SHELLS[i], SHELLS[i], "-c", groupstop_trial_sh, run_as, (char *)NULL);
             execlp(SHELLS[i], SHELLS[i], path, (char *)NULL);
         }
         _exit(127);
@@ -554,7 +615,7 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
         n += (size_t)r;
         out[n] = 0;
         if (term_at_up && !termed && strstr(out, "up\n")) /* as a stop does: URG, then TERM */
-            termed = kill(c, SIGURG) == 0 && kill(-c, SIGTERM) == 0;
+            termed = (term_at_up == 2 || kill(c, SIGURG) == 0) && kill(-c, SIGTERM) == 0;
     }
     close(p[0]);
     cr_assert_eq(waitpid(c, status, 0), c);
@@ -770,6 +831,39 @@ Test(groupstop, a_commands_own_kill_0_still_gets_the_trial_shells_own_stop,
     }
 }
 
+/* Regression (a live job's checkpoint KILLed after 2 s): a resize or stop TERMs the job's group
+ * with no stop's URG (jobctl_signal) and gives the job stop_timeout_s (20 s) to checkpoint. The
+ * job's top shell ended at once while its child still checkpointed (`bash run.sh` with python
+ * as a child, `cmd & wait`), and the wrapping shell, seeing its command end, TERMed the group
+ * again and KILLed the child 2 s later: its checkpoint never finished. Now a TERM the wrapping
+ * shell had itself is the group's: it sends none again and waits for the checkpoint (a job's
+ * 20 s) before any KILL. Fails on the old code: "ckpt-start" twice, no "ckpt-done". */
+Test(groupstop, a_jobs_checkpointing_child_outlives_its_top_shell_and_is_not_termed_again,
+     .timeout = TEST_TIMEOUT_S)
+{
+    run_as = GROUPSTOP_JOB_NAME;
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        char out[4096];
+        int st = 0;
+        int ran = run_trial(i,
+                            "trap 'exit 0' TERM; sh -c 'trap \"echo ckpt-start; sleep 3; "
+                            "echo ckpt-done; exit 0\" TERM; echo up; exec 2>/dev/null; "
+                            "while :; do sleep 0.1; done' & wait",
+                            TRIAL_CKPT_MARK, 2, out, sizeof out, &st);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        /* the note may come before or after the child's first line */
+        const char *start = strstr(out, "\nckpt-start\n");
+        cr_assert_not_null(start, "shell %zu: %s", i, out);
+        cr_assert_null(strstr(start + 1, "\nckpt-start\n"), "shell %zu: TERMed again: %s", i, out);
+        cr_assert_not_null(strstr(start, "\nckpt-done\n"), "shell %zu: %s", i, out);
+        cr_assert_not_null(strstr(out, GROUPSTOP_HAD_TERM), "shell %zu: %s", i, out);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d: %s", i, st, out);
+    }
+}
+
 /* A live job's run (jobctl.c) is the wrapping shell as GROUPSTOP_JOB_NAME: a status above 128
  * is handed on as a status (a signalled channel is a run whose end was not seen), as the plain
  * `sh -c` it replaced did; as tunedeck-trial it is raised. */
@@ -816,9 +910,9 @@ Test(groupstop, the_trial_shell_does_not_take_its_guard_for_a_leftover, .timeout
         /* as launch_ssh.c's login: the guard, then the mark exported, then the wrapping shell;
          * the guard is in its loop (`sleep 1`) by the time the command has ended */
         snprintf(login, sizeof login,
-                 "%sTUNEDECK_RUN_MARK=" TRIAL_GUARDED_MARK "; export TUNEDECK_RUN_MARK; sleep 0.2; "
+                 "%sTUNEDECK_RUN_MARK=%s; export TUNEDECK_RUN_MARK; sleep 0.2; "
                  "exec %s -c \"$(cat %s)\" tunedeck-trial",
-                 GROUPSTOP_GUARD_SH("20"), SHELLS[i], path);
+                 GROUPSTOP_GUARD_SH("20"), TRIAL_GUARDED_MARK, SHELLS[i], path);
         int p[2];
         cr_assert_eq(pipe(p), 0);
         pid_t c = fork();
@@ -848,4 +942,19 @@ Test(groupstop, the_trial_shell_does_not_take_its_guard_for_a_leftover, .timeout
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", SHELLS[i], st);
     }
     unlink(path);
+}
+
+/* Regression: the stop after the command's end sent its URG to pid g too, which by then is no
+ * wrapping shell (it has ended) and may be another process's pid. Only a stop of a running
+ * command says it is one, before its TERM. Fails on the old code (an URG in both). */
+Test(groupstop, only_a_stop_of_a_running_command_sends_the_urg)
+{
+    char *running = groupstop_command(4242, MARK, 0), *ended = groupstop_command(4242, MARK, 1);
+    cr_assert_not_null(running);
+    cr_assert_not_null(ended);
+    const char *urg = strstr(running, "kill -URG $g"), *term = strstr(running, "kill -TERM -$g");
+    cr_assert(urg && term && urg < term, "%s", running);
+    cr_assert_null(strstr(ended, "-URG"), "%s", ended);
+    free(running);
+    free(ended);
 }
