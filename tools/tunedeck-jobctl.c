@@ -103,9 +103,10 @@ int main(int argc, char **argv)
         goto fail;
     report(j, "started");
     JobAlloc b = {.gpus = 1, .hosts = both, .n_hosts = 1, .resume = argv[2]};
-    /* a run's end waits up to the job's stop_timeout_s (20 s) for what it left in its group
-     * after the TERM (groupstop.h): the remote suite's leftover ignores TERM */
-    if (jobctl_restart(j, &b, &err) < 0 || !serve(j, restarted, 30) ||
+    /* a run's end waits up to the job's stop_timeout_s (20 s, by the host's clock) for what it
+     * left in its group after the TERM (groupstop.h): the remote suite's leftover ignores TERM;
+     * 45 s leaves a loaded host its SSH round trips and the restart */
+    if (jobctl_restart(j, &b, &err) < 0 || !serve(j, restarted, 45) ||
         !serve(j, progress_after_restart, 10))
         goto fail;
     report(j, "restarted");
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
         printf("checkpoint at restart: step %ld\n", ck_step);
     if (ck)
         fclose(ck);
-    if (jobctl_signal(j, SIGTERM, &err) < 0 || !serve(j, stopped, 30))
+    if (jobctl_signal(j, SIGTERM, &err) < 0 || !serve(j, stopped, 45))
         goto fail;
     report(j, "stopped");
     rc = 0;

@@ -65,10 +65,22 @@ char *groupstop_command(long pgid, const char *mark, int ended)
     "[ \"$mp\" = \"$gd\" ] || [ \"$2\" = \"$gd\" ] && continue; gm=\"$gm $mp\"; done; "            \
     "[ -n \"$gm\" ]; }"
 
+/* tk: sets t to the tenths of a second since boot, from /proc/uptime ("SECONDS.HH", the kernel's
+ * own two decimals) with builtins only, and exits 0; 1 where it cannot be read. The wait before
+ * the KILL is a deadline on that clock: a pass of the loop also runs `marked` (a grep over every
+ * environ) and `members` (a pgrep, or a read of every stat), which on a loaded host or one with
+ * thousands of processes cost as much as its `sleep 0.1` or far more, so a count of passes made
+ * a 20 s wait 27 s and more (past what a live job's stop is given before its own KILL). Where
+ * there is no /proc/uptime the passes are counted, as before. */
+#define TENTHS_SH                                                                                  \
+    "tk() { t=; read -r ut _ 2>/dev/null </proc/uptime || return 1; case $ut in "                 \
+    "[0-9]*.[0-9]*) ;; *) return 1 ;; esac; uw=${ut%.*} uf=${ut#*.}; uf=${uf%\"${uf#?}\"}; "     \
+    "case $uw$uf in *[!0-9]*) return 1 ;; esac; t=$(($uw*10+$uf)); }"
+
 /* The stop's loop is the one above without `live $g`: the wrapping shell is of its group (as
  * is whatever it forks to look), so it waits on the group's other processes as `members` lists
  * them, and on the processes that left the group, or stayed in it, that carry the mark; what is
- * left of either after 2 s is KILLed. The command is a child in the group,
+ * left of either after 2 s (by tk's clock) is KILLed. The command is a child in the group,
  * not an exec: the shell must outlive it to stop what it left. TERM: a trap of its own (a
  * handler, not "ignore", which the command would inherit), then ignored once the command has
  * ended (its own TERM to the group). A TERM alone (a live job's resize or stop, jobctl_signal;
@@ -88,7 +100,7 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * the waiting shell, which then said it there. Only a signal whose default is to end a
  * process is raised again: a command that exits 147 by itself must not stop (SIGSTOP) it. */
 const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
-    "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; "
+    "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; " TENTHS_SH "; "
     "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR " gd=$" GROUPSTOP_GUARD_VAR
     "; unset " GROUPSTOP_CMD_VAR " " GROUPSTOP_GUARD_VAR "; ts=; "
     "trap \"ts=1\" URG; trap \"tt=1\" TERM; tt=; exec 3>&2 2>/dev/null; "
@@ -102,8 +114,9 @@ const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
     "nl=" GROUPSTOP_JOB_TICKS " nw=\"" GROUPSTOP_HAD_TERM GROUPSTOP_JOB_TICKS "00 ms\"; fi; { " NOTE_SH
     "} >&2; [ -z \"$tt\" ] && [ \"$g\" = \"$$\" ] && kill -TERM -$g 2>/dev/null; "
     "[ -n \"$kt\" ] && kill -TERM $kt 2>/dev/null; "
-    "if [ -n \"$k$gm\" ]; then n=0; while up $k || marked \"$m\" || members; do "
-    "n=$((n+1)); if [ $n -ge $nl ]; then marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
+    "if [ -n \"$k$gm\" ]; then n=0 dl=; tk && dl=$((t+nl)); while up $k || marked \"$m\" || "
+    "members; do n=$((n+1)); if { [ -n \"$dl\" ] && { ! tk || [ $t -ge $dl ]; }; } || "
+    "{ [ -z \"$dl\" ] && [ $n -ge $nl ]; }; then marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
     "kill -KILL $gm 2>/dev/null; sleep 0.1; marked \"$m\" && kill -KILL $k 2>/dev/null; members && "
     "kill -KILL $gm 2>/dev/null; break; fi; sleep 0.1; done; fi; "
     "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; [ \"$0\" = " GROUPSTOP_JOB_NAME " ] || "

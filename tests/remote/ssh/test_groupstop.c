@@ -803,6 +803,66 @@ Test(groupstop, the_trial_shell_kills_an_unmarked_group_member_that_ignores_term
     }
 }
 
+/* Regression (CI risk: a live job's 20 s wait ran 27 s on a loaded host): the wait before the
+ * KILL counted passes of its loop (20 for a trial), not time, and each pass also runs `marked`
+ * and `members`, which on a loaded host or one with thousands of processes cost as much as the
+ * pass's `sleep 0.1` or far more. Here each `sleep` of the wrapping shell takes 0.3 s and logs a
+ * line: with a deadline of 2 s the KILL comes after 8 or so (10 at most: tenths read coarse),
+ * where the old loop slept 20 times (checked: fails on the old code with 20). dash and bash only:
+ * their PATH is this process's (busybox's is its tools' folder; its loop runs in the other tests). */
+Test(groupstop, the_trial_shells_wait_before_the_kill_is_time_not_passes,
+     .timeout = TEST_TIMEOUT_S)
+{
+    char dir[] = "/tmp/test-groupstop-sl-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fake[128], log[128], path[4096];
+    snprintf(fake, sizeof fake, "%s/sleep", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    FILE *f = fopen(fake, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\necho x >> %s\nexec /bin/sleep 0.3\n", log);
+    fclose(f);
+    cr_assert_eq(chmod(fake, 0755), 0);
+    const char *old = getenv("PATH");
+    snprintf(path, sizeof path, "%s:%s", dir, old ? old : "/usr/bin:/bin");
+    cr_assert_eq(setenv("PATH", path, 1), 0);
+    for (size_t i = 0; i < 2; i++) {
+        char file[] = "/tmp/test-groupstop-tw-XXXXXX";
+        int fd = mkstemp(file);
+        cr_assert(fd >= 0);
+        close(fd);
+        unlink(log);
+        char command[384], out[4096];
+        snprintf(command, sizeof command,
+                 "env -i /bin/sh -c 'trap \"\" TERM; echo $$ > %s; exec /bin/sleep 306' "
+                 ">/dev/null 2>&1 & while [ ! -s %s ]; do /bin/sleep 0.01; done; exit 0",
+                 file, file);
+        int st = 0;
+        int ran = run_trial(i, command, TRIAL_UNMARKED_MARK, 0, out, sizeof out, &st);
+        long left = pid_in(file);
+        unlink(file);
+        int left_gone = left > 0 && gone_within_10s((pid_t)left);
+        if (left > 0)
+            kill((pid_t)left, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        int sleeps = 0;
+        FILE *l = fopen(log, "r");
+        for (int c; l && (c = fgetc(l)) != EOF;)
+            sleeps += c == '\n';
+        if (l)
+            fclose(l);
+        cr_assert(left_gone, "shell %zu: the leftover runs on: %s", i, out);
+        cr_assert_not_null(strstr(out, "\n" GROUPSTOP_ENDED "\n"), "shell %zu: %s", i, out);
+        cr_assert(sleeps >= 1 && sleeps <= 10, "shell %zu: %d passes before the KILL", i, sleeps);
+    }
+    unlink(log);
+    unlink(fake);
+    rmdir(dir);
+}
+
 /* Regression: a TERM from the command's own `kill 0` (its group, the wrapping shell with it)
  * made the shell skip its stop as if a stop had sent it, and a marked daemon the command left
  * waited for the launcher's stop over a second exec channel. A TERM without a stop's URG now
