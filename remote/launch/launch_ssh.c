@@ -87,12 +87,16 @@ static const char *machine_name(const SshRun *r, const Part *p)
 
 /* A line of a part's stderr: the trial log's, and the command's last word on a failure,
  * except the wrapping shell's note on what the command left and what the leftovers print
- * after it (a "Terminated" of theirs is not the command's failure): the command had ended. */
+ * after it (a "Terminated" of theirs is not the command's failure): the command had ended. What
+ * comes before the note on its line is the command's own last line, left with no newline. */
 static void stderr_line(SshRun *r, Part *p, const char *name, const char *line)
 {
-    if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) == 0)
+    const char *note = groupstop_left_note(line);
+    if (note) {
+        if (note > line && !p->left_noted)
+            snprintf(p->last_stderr, sizeof p->last_stderr, "%.*s", (int)(note - line), line);
         p->left_noted = 1;
-    else if (!p->left_noted)
+    } else if (!p->left_noted)
         snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
     if (r->cfg.on_log)
         r->cfg.on_log(r->cfg.userdata, name, STREAM_STDERR, line);

@@ -202,7 +202,13 @@ void jobctl_words_note(JobWords *w, const char *line, int error)
 
 void jobctl_words_stderr(JobWords *w, const char *line)
 {
-    if (strncmp(line, GROUPSTOP_LEFT_NOTE, strlen(GROUPSTOP_LEFT_NOTE)) == 0) {
+    const char *note = groupstop_left_note(line);
+    if (note) {
+        if (note > line && !w->left_noted) {
+            char own[sizeof w->text];
+            snprintf(own, sizeof own, "%.*s", (int)(note - line), line);
+            jobctl_words_note(w, own, 0);
+        }
         w->left_noted = 1;
         return;
     }

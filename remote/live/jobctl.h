@@ -61,7 +61,7 @@ void jobctl_words_note(JobWords *w, const char *line, int error);
 /* Notes a line of an SSH run's stderr, which its wrapping shell (groupstop.h) shares: its note
  * on what the job left and its end line are not the job's words, nor is what the leftovers
  * print between the two (a "Terminated" of theirs would read as the failure's cause); the
- * job's last line without a newline, before the end line, is. */
+ * job's last line without a newline, before the note or the end line on its line, is. */
 void jobctl_words_stderr(JobWords *w, const char *line);
 
 /* Every placeholder a job_command may use. */

@@ -122,3 +122,8 @@ const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
     "[ -n \"$g\" ] && echo " GROUPSTOP_ENDED " >&2; fi; [ \"$0\" = " GROUPSTOP_JOB_NAME " ] || "
     "case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
     "ulimit -c 0 2>/dev/null; kill -$((st-128)) $$ ;; esac; exit $st";
+
+const char *groupstop_left_note(const char *line)
+{
+    return strstr(line, GROUPSTOP_LEFT_NOTE);
+}

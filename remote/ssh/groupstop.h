@@ -73,6 +73,12 @@
  * a failure's last word: a command's own "tunedeck: ..." line, a Slurm step's, stays it). */
 #define GROUPSTOP_LEFT_NOTE GROUPSTOP_NOTE "the trial's command ended and left processes running ("
 
+/* Where GROUPSTOP_LEFT_NOTE starts in a line of the wrapping shell's stderr, or NULL. The
+ * command shares that stderr, so a last line it left without a newline (`ValueError: x`) comes
+ * before the note on the same line: the text before it is the command's own, as before
+ * GROUPSTOP_ENDED. Both readers of that stderr ask it (launch_ssh.c, jobctl.c). */
+const char *groupstop_left_note(const char *line);
+
 /* The note's tail where the stop sends the TERM itself (the stop over a channel of its own,
  * the wrapping shell after a command that ended by itself). */
 #define GROUPSTOP_STOPPING "stopping them: TERM, KILL after 2000 ms"

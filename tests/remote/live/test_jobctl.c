@@ -163,6 +163,21 @@ Test(jobctl, progress_keeps_the_first_line_and_the_latest)
     cr_assert_float_eq(p.examples_per_s, 6e4, 1e-9);
 }
 
+/* Regression: a job whose last stderr output had no newline (`ValueError: x`) had the wrapping
+ * shell's note glued to it on one line; that line was not taken for the note, became the job's
+ * last words, and a leftover's "Terminated" after it then replaced them. The text before the
+ * note is the job's own; what follows is the leftovers'. Fails on the old code ("Terminated"). */
+Test(jobctl, a_note_glued_to_the_jobs_last_output_still_ends_its_words)
+{
+    JobWords w = {0};
+    jobctl_words_stderr(&w, "Traceback (most recent call last):");
+    jobctl_words_stderr(&w, "ValueError: x" GROUPSTOP_LEFT_NOTE "123 python); stopping them");
+    cr_assert_str_eq(w.text, "ValueError: x");
+    jobctl_words_stderr(&w, "Terminated");
+    jobctl_words_stderr(&w, GROUPSTOP_ENDED);
+    cr_assert_str_eq(w.text, "ValueError: x");
+}
+
 /* Regression: what a job left printed after the wrapping shell's note on it (a TERMed
  * leftover's "Terminated") replaced the job's own last words: a failure read `exited 1:
  * Terminated`. Lines between the note and the end line are the leftovers'; the job's own last

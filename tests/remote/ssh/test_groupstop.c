@@ -1018,3 +1018,14 @@ Test(groupstop, only_a_stop_of_a_running_command_sends_the_urg)
     free(running);
     free(ended);
 }
+
+/* The note is found where the command's last output, with no newline, comes before it on its
+ * line (both readers of the wrapping shell's stderr ask this: launch_ssh.c, jobctl.c). */
+Test(groupstop, the_left_note_is_found_after_output_with_no_newline)
+{
+    const char *line = "ValueError: x" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING;
+    cr_assert_eq(groupstop_left_note(line), line + strlen("ValueError: x"));
+    const char *alone = GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING;
+    cr_assert_eq(groupstop_left_note(alone), alone);
+    cr_assert_null(groupstop_left_note("tunedeck: a command's own line"));
+}
