@@ -218,7 +218,6 @@ void jobctl_words_stderr(JobWords *w, const char *line)
         snprintf(own, sizeof own, "%.*s", (int)(len - el), line);
         if (!w->left_noted)
             jobctl_words_note(w, own, 0);
-        w->left_noted = 0;
         return;
     }
     if (!w->left_noted)

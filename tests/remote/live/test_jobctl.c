@@ -178,6 +178,20 @@ Test(jobctl, a_note_glued_to_the_jobs_last_output_still_ends_its_words)
     cr_assert_str_eq(w.text, "ValueError: x");
 }
 
+/* Regression: the end line undid the note (left_noted reset), so a stray the note named that
+ * printed after the end line (its "Terminated" on the KILL's way) became the job's last words
+ * again; launch_ssh.c never undid it. A run's words start afresh at its restart (jobctl_restart
+ * zeroes them), not at the end line. Fails on the old code ("Terminated"). */
+Test(jobctl, a_stray_that_prints_after_the_end_line_is_not_the_jobs_last_word)
+{
+    JobWords w = {0};
+    jobctl_words_stderr(&w, "ValueError: bad shape");
+    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); stopping them");
+    jobctl_words_stderr(&w, GROUPSTOP_ENDED);
+    jobctl_words_stderr(&w, "Terminated");
+    cr_assert_str_eq(w.text, "ValueError: bad shape");
+}
+
 /* Regression: what a job left printed after the wrapping shell's note on it (a TERMed
  * leftover's "Terminated") replaced the job's own last words: a failure read `exited 1:
  * Terminated`. Lines between the note and the end line are the leftovers'; the job's own last
