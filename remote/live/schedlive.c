@@ -15,6 +15,7 @@
 #include "core/sched/losscurve.h"
 #include "remote/live/jobdir.h"
 #include "remote/live/liverun.h"
+#include "remote/ssh/groupstop.h"
 
 SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const SchedLiveOptions *o,
                          Error *err)
@@ -49,7 +50,7 @@ SchedLive *schedlive_new(SchedState *s, const Cluster *c, HostPool *p, const Sch
     if (!(l->o.loss_tol > 0 && l->o.loss_tol < 1))
         l->o.loss_tol = 0.05;
     if (l->o.stop_timeout_s <= 0)
-        l->o.stop_timeout_s = 20;
+        l->o.stop_timeout_s = GROUPSTOP_JOB_WAIT_S; /* the job's wrapping shell waits as long */
     if (l->o.death_window_s <= 0)
         l->o.death_window_s = 3600;
     if (l->o.ceiling_retry_s <= 0)

@@ -86,9 +86,13 @@ const char *groupstop_left_note(const char *line);
  * resize or stop: jobctl_signal; the command's own `kill 0`): the group had its TERM and may be
  * checkpointing, so it is sent none again; the tail is the wait before the KILL. */
 #define GROUPSTOP_HAD_TERM "the group had a TERM: waiting for them, KILL after "
-/* That wait in tenths of a second for a live job (`tunedeck-job`): the live scheduler's
- * stop_timeout_s (20 s), which a checkpoint is given; a trial's is 2 s, as its stop's. */
-#define GROUPSTOP_JOB_TICKS "200"
+/* That wait in seconds for a live job (`tunedeck-job`): the live scheduler's default
+ * stop_timeout_s (schedlive.c takes it from here), which a checkpoint is given before its KILL;
+ * a trial's is 2 s, as its stop's. GROUPSTOP_JOB_TICKS: the same in tenths, as shell text. */
+#define GROUPSTOP_JOB_WAIT_S 20
+#define GROUPSTOP_TEXT_(x) #x
+#define GROUPSTOP_TEXT(x) GROUPSTOP_TEXT_(x)
+#define GROUPSTOP_JOB_TICKS GROUPSTOP_TEXT(GROUPSTOP_JOB_WAIT_S) "0"
 
 /* The line (stderr) the trial's wrapping shell prints once its stop of what the command left
  * is over: nothing of the trial runs on there, and no stop of its own is asked for. The
