@@ -71,11 +71,14 @@ char *groupstop_command(long pgid, const char *mark, int ended)
  * environ) and `members` (a pgrep, or a read of every stat), which on a loaded host or one with
  * thousands of processes cost as much as its `sleep 0.1` or far more, so a count of passes made
  * a 20 s wait 27 s and more (past what a live job's stop is given before its own KILL). Where
- * there is no /proc/uptime the passes are counted, as before. */
+ * there is no /proc/uptime the passes are counted, as before. The whole seconds lose their
+ * leading zeros first: `$((08))` is an octal error that ends the shell (no KILL, no end line),
+ * and the kernel never pads, but a container's stand-in /proc may. */
 #define TENTHS_SH                                                                                  \
     "tk() { t=; read -r ut _ 2>/dev/null </proc/uptime || return 1; case $ut in "                 \
     "[0-9]*.[0-9]*) ;; *) return 1 ;; esac; uw=${ut%.*} uf=${ut#*.}; uf=${uf%\"${uf#?}\"}; "     \
-    "case $uw$uf in *[!0-9]*) return 1 ;; esac; t=$(($uw*10+$uf)); }"
+    "case $uw$uf in *[!0-9]*) return 1 ;; esac; uw=${uw#\"${uw%%[!0]*}\"}; "                     \
+    "t=$((${uw:-0}*10+$uf)); }"
 
 /* The stop's loop is the one above without `live $g`: the wrapping shell is of its group (as
  * is whatever it forks to look), so it waits on the group's other processes as `members` lists
@@ -123,7 +126,34 @@ const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
     "case $st in 129|13[0-9]|14[0-3]) trap - TERM; "
     "ulimit -c 0 2>/dev/null; kill -$((st-128)) $$ ;; esac; exit $st";
 
+/* The note is always the tail of its line: "...); " and the stop's own words to the end. Only
+ * that counts, so a command that prints the note's words itself (a grep of old logs:
+ * "logs/a.log:tunedeck: the trial's command ended and left processes running (...") is not
+ * taken for it, which would keep its later lines, a real traceback among them, from being its
+ * last words. */
+static int note_tail(const char *t)
+{
+    static const char stopping[] = "); " GROUPSTOP_STOPPING, had[] = "); " GROUPSTOP_HAD_TERM;
+    if (strcmp(t, stopping) == 0)
+        return 1;
+    if (strncmp(t, had, sizeof had - 1) != 0)
+        return 0;
+    t += sizeof had - 1;
+    size_t digits = strspn(t, "0123456789");
+    return digits > 0 && strcmp(t + digits, " ms") == 0;
+}
+
 const char *groupstop_left_note(const char *line)
 {
-    return strstr(line, GROUPSTOP_LEFT_NOTE);
+    const char *note = NULL;
+    for (const char *at = strstr(line, GROUPSTOP_LEFT_NOTE); at;
+         at = strstr(at + 1, GROUPSTOP_LEFT_NOTE))
+        note = at;
+    if (!note)
+        return NULL;
+    /* the names' list may hold ") " itself (a process named so): the tail is the last "); " */
+    const char *tail = NULL;
+    for (const char *at = strstr(note, "); "); at; at = strstr(at + 1, "); "))
+        tail = at;
+    return tail && note_tail(tail) ? note : NULL;
 }

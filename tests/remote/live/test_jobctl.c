@@ -171,7 +171,7 @@ Test(jobctl, a_note_glued_to_the_jobs_last_output_still_ends_its_words)
 {
     JobWords w = {0};
     jobctl_words_stderr(&w, "Traceback (most recent call last):");
-    jobctl_words_stderr(&w, "ValueError: x" GROUPSTOP_LEFT_NOTE "123 python); stopping them");
+    jobctl_words_stderr(&w, "ValueError: x" GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
     cr_assert_str_eq(w.text, "ValueError: x");
     jobctl_words_stderr(&w, "Terminated");
     jobctl_words_stderr(&w, GROUPSTOP_ENDED);
@@ -186,7 +186,7 @@ Test(jobctl, a_stray_that_prints_after_the_end_line_is_not_the_jobs_last_word)
 {
     JobWords w = {0};
     jobctl_words_stderr(&w, "ValueError: bad shape");
-    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); stopping them");
+    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
     jobctl_words_stderr(&w, GROUPSTOP_ENDED);
     jobctl_words_stderr(&w, "Terminated");
     cr_assert_str_eq(w.text, "ValueError: bad shape");
@@ -202,7 +202,7 @@ Test(jobctl, what_the_job_left_prints_after_the_note_is_not_its_last_word)
     JobWords w = {0};
     jobctl_words_stderr(&w, "Traceback (most recent call last):");
     jobctl_words_stderr(&w, "ValueError: bad shape");
-    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); stopping them: TERM, KILL after 2000 ms");
+    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
     jobctl_words_stderr(&w, "Terminated");
     jobctl_words_stderr(&w, "loader: shutting down" GROUPSTOP_ENDED);
     cr_assert_str_eq(w.text, "ValueError: bad shape");

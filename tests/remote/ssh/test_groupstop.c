@@ -1029,3 +1029,83 @@ Test(groupstop, the_left_note_is_found_after_output_with_no_newline)
     cr_assert_eq(groupstop_left_note(alone), alone);
     cr_assert_null(groupstop_left_note("tunedeck: a command's own line"));
 }
+
+/* The wrapping shell's clock (tk, in groupstop_trial_sh) on uptimes the kernel prints and on a
+ * whole part with leading zeros, which only a stand-in /proc writes: `$((08))` is an octal
+ * error that would end the shell before its stop. Run as the shipped text, its /proc/uptime
+ * put in a file, in each shell the trial may find. */
+Test(groupstop, the_trial_shells_clock_reads_uptime_in_tenths_and_base_10)
+{
+    static const struct {
+        const char *uptime, *want;
+    } cases[] = {
+        {"12345.67 890.12", "123456"}, {"08.09 1.00", "80"}, {"000.50 1.00", "5"},
+        {"0.07 0.00", "0"},            {"123 4", "none"},   {"x.5 1", "none"},
+    };
+    const char *start = strstr(groupstop_trial_sh, "tk() {");
+    cr_assert_not_null(start);
+    const char *end = strstr(start, "+$uf)); }");
+    cr_assert_not_null(end);
+    end += strlen("+$uf)); }");
+    char dir[] = "/tmp/test-groupstop-tk-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char file[96], script[128];
+    snprintf(file, sizeof file, "%s/uptime", dir);
+    snprintf(script, sizeof script, "%s/tk.sh", dir);
+    /* the function with its /proc/uptime read from the file */
+    char def[1024];
+    size_t n = 0;
+    for (const char *p = start; p < end && n + 96 < sizeof def;) {
+        if (strncmp(p, "/proc/uptime", 12) == 0) {
+            n += (size_t)snprintf(def + n, sizeof def - n, "%s", file);
+            p += 12;
+        } else
+            def[n++] = *p++;
+    }
+    def[n] = '\0';
+    cr_assert(strstr(def, file) && !strstr(def, "/proc/uptime"));
+    static const char *const shells[] = {"sh", "bash", "busybox sh"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        FILE *f = fopen(file, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "%s\n", cases[c].uptime);
+        fclose(f);
+        f = fopen(script, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "%s; if tk; then echo \"$t\"; else echo none; fi\n", def);
+        fclose(f);
+        for (size_t s = 0; s < sizeof shells / sizeof *shells; s++) {
+            char cmd[256], out[64] = "";
+            snprintf(cmd, sizeof cmd, "command -v %.7s >/dev/null && %s %s 2>&1", shells[s],
+                     shells[s], script);
+            FILE *p = popen(cmd, "r");
+            cr_assert_not_null(p);
+            size_t got = fread(out, 1, sizeof out - 1, p);
+            out[got] = '\0';
+            int st = pclose(p);
+            if (WIFEXITED(st) && WEXITSTATUS(st) != 0 && !got)
+                continue; /* no such shell here */
+            out[strcspn(out, "\n")] = '\0';
+            cr_assert_str_eq(out, cases[c].want, "%s, uptime '%s'", shells[s], cases[c].uptime);
+        }
+    }
+    unlink(file), unlink(script), rmdir(dir);
+}
+
+/* Only the wrapping shell's note counts: it is the tail of its line, the stop's own words to
+ * the end. The note's words in the command's own output (a grep of old logs) are not it. */
+Test(groupstop, only_the_note_as_its_lines_tail_is_the_wrapping_shells)
+{
+    const char *grep =
+        "logs/a.log:" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING " (old)";
+    cr_assert_null(groupstop_left_note(grep));
+    cr_assert_null(groupstop_left_note("logs/a.log:" GROUPSTOP_LEFT_NOTE "12 python"));
+    const char *had = GROUPSTOP_LEFT_NOTE "12 a); b); " GROUPSTOP_HAD_TERM "20000 ms";
+    cr_assert_eq(groupstop_left_note(had), had);
+    cr_assert_null(groupstop_left_note(GROUPSTOP_LEFT_NOTE "12 x); " GROUPSTOP_HAD_TERM " ms"));
+    const char *twice =
+        "x " GROUPSTOP_LEFT_NOTE "1 y " GROUPSTOP_LEFT_NOTE "2 z); " GROUPSTOP_STOPPING;
+    cr_assert_eq(groupstop_left_note(twice), strstr(strstr(twice, GROUPSTOP_LEFT_NOTE) + 1,
+                                                    GROUPSTOP_LEFT_NOTE),
+                 "the last one");
+}
