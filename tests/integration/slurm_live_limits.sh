@@ -57,17 +57,19 @@ need(r"solo: under its ceiling of 2 GPUs: resize 4 -> 2 GPUs on n1:2$", "the fal
 m = need(r"solo: run 2 on n1 \(2 GPUs\) resumed at step (\d+) \(checkpoint at step (\d+)\)",
          "resumed at its size", said.end())
 resumed(m, int(stop.group(1)), sys.argv[3], "solo")
-run = need(r"solo: Slurm job \d+ running on n1:0\+1", "running again", m.end())
+# the poller's running line and the rank's first line race: either may come first
+run = need(r"solo: Slurm job \d+ running on n1:0\+1", "running again", said.end())
+after = max(run.end(), m.end())
 assert out.count("refused it at") == 1, "the grow was tried again"
 assert not re.search(r"decision t=\d+s: resize solo 2 -> 4", out[said.end():]), "grew again"
 assert "left failed" not in out and "died" not in out, "failed or died"
 steps = [int(s) for s in re.findall(
     r"^\[ *[\d.]+s\]   solo .* real running 2 GPUs \(ceiling 2 GPUs on 1 node, retry in "
-    r"\d+(?:s|m\d\ds)\) step (\d+)", out[run.end():],
+    r"\d+(?:s|m\d\ds)\) step (\d+)", out[after:],
     re.M)]
 assert len(steps) >= 4 and steps[-1] > steps[0] > int(m.group(1)), ("progress goes on", steps)
 end = need(r"solo: stopped at step (\d+) \(epoch [\d.]+\), checkpoint written", "the end",
-           run.end())
+           after)
 assert int(end.group(1)) > steps[-1] - 1, (end.group(0), steps)
 rows = [l.split() for l in out.splitlines() if l.startswith("solo ")]
 assert rows and rows[-1][6] == "no" and rows[-1][-2:] == ["exited", "0"], rows
