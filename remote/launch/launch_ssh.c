@@ -52,7 +52,9 @@ typedef struct {
     int left_noted; /* the wrapping shell's GROUPSTOP_LEFT_NOTE came: later lines are not the
                        command's */
     char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
-    unsigned failed_seq;    /* 1 for the first part whose notice came, 2 for the next ... */
+    /* 1 for the first part whose notice came, 2 for the next ...; the part that ended first
+     * without one is stamped as it ends */
+    unsigned failed_seq;
 } Part;
 
 struct SshRun {
@@ -62,7 +64,7 @@ struct SshRun {
     char where[64]; /* cfg.remote_host: named instead of a machine */
     TrialAccumulator *acc;
     RankCause *causes;      /* what each rank's error events said: which part's failure leads */
-    unsigned notices_heard; /* fan-out notices so far: the parts' failed_seq */
+    unsigned notices_heard; /* fan-out notices (and that end) so far: the parts' failed_seq */
     Part *parts;
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
@@ -72,7 +74,6 @@ struct SshRun {
     char failure[256];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     const Part *failed_part;  /* the part whose failure r->failure names */
-    const Part *ended_first;  /* the failed part that ended first, when another leads */
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
@@ -473,6 +474,9 @@ static void note_part_end(SshRun *r, Part *p)
             snprintf(r->failure, sizeof r->failure, "ssh failed on %s: %s", name, e);
     } else if (o == EXEC_SIGNALED || (o == EXEC_EXITED && rexec_exit_status(p->x) != 0)) {
         r->failure_status = TRIAL_FAILED;
+        /* without a notice, its end is its place in the reason's timeline */
+        if (!p->failed_seq)
+            p->failed_seq = ++r->notices_heard;
         name_failed_part(r, p);
     }
 }
@@ -494,66 +498,55 @@ static int part_lost(const Part *p)
     return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
-/* Which host's failure leads the reason. Which part ends first is a race: a rank that crashed
- * mid-training takes its peers down in their next collective ("Connection closed by peer"),
- * and a peer's host may end before the crashed rank's (its fan-out still stopping the rank's
- * neighbours, its channel still open). Of the part that ended first and every part whose
- * fan-out named a failed rank, the one rankcause_first picks leads: the notice of the rank
- * whose error event is the trial's cause, else of a rank that said more than a lost peer's
- * words (one killed without a word said none), else the first to end. */
-static void choose_failed_part(SshRun *r)
-{
-    const Part **part = malloc(r->n * sizeof *part);
-    const char **notice = malloc(r->n * sizeof *notice);
-    if (part && notice) {
-        size_t n = 0;
-        part[n] = r->failed_part;
-        notice[n++] = r->failed_part->first_failed;
-        /* the others in the order their notices came (a fan-out says its notice as its
-         * ranks fail, before its part ends), not the inventory's: with two ranks killed
-         * without a word, the first to fail leads */
-        for (size_t i = 0; i < r->n; i++) {
-            const Part *p = &r->parts[i];
-            if (p == r->failed_part || !p->first_failed[0])
-                continue;
-            size_t at = n++;
-            for (; at > 1 && part[at - 1]->failed_seq > p->failed_seq; at--) {
-                part[at] = part[at - 1];
-                notice[at] = notice[at - 1];
-            }
-            part[at] = p;
-            notice[at] = p->first_failed;
-        }
-        const char *said = NULL;
-        trial_accumulator_has_error(r->acc, &said);
-        size_t first = rankcause_first(r->causes, notice, n, said);
-        if (part[first] != r->failed_part) {
-            r->ended_first = r->failed_part;
-            name_failed_part(r, part[first]);
-        }
-    } /* else out of memory: the first part to end leads, as it ended */
-    free(part);
-    free(notice);
-}
-
 /* The other hosts' fan-out notices, after the leading one, and how the part that ended first
  * failed when another leads: a rank that was killed without a word is often on a host
  * stopped after a peer that lost it ended, and more than one host may hold a rank that failed
  * of its own ("the command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL);
- * on h2: rank 2 (h2 cpu) exited with status 1"). Appended to r->failure. */
-static void add_other_notices(SshRun *r)
+ * on h2: rank 2 (h2 cpu) exited with status 1"). `order` (rankcause_order's, `n` of them)
+ * names them as they came after the leader's, not in the inventory's order, so the reason
+ * reads as a timeline. Appended to r->failure. */
+static void add_other_notices(SshRun *r, const size_t *order, size_t n)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        const Part *p = &r->parts[i];
+    for (size_t i = 1; i < n; i++) {
+        const Part *p = &r->parts[order[i]];
         size_t len = strlen(r->failure);
-        if (p == r->failed_part || (!p->first_failed[0] && p != r->ended_first) ||
-            len + 8 >= sizeof r->failure)
-            continue;
+        if (len + 8 >= sizeof r->failure)
+            break;
         char words[sizeof r->failure];
         failed_words(p, words, sizeof words);
         snprintf(r->failure + len, sizeof r->failure - len, "; on %s: %s", machine_name(r, p),
                  words);
     }
+}
+
+/* Which host's failure leads the reason. Which part ends first is a race: a rank that crashed
+ * mid-training takes its peers down in their next collective ("Connection closed by peer"),
+ * and a peer's host may end before the crashed rank's (its fan-out still stopping the rank's
+ * neighbours, its channel still open). Of the part that ended first and every part whose
+ * fan-out named a failed rank, the one rankcause_order picks leads: the notice of the rank
+ * whose error event is the trial's cause, else of a rank that said more than a lost peer's
+ * words on its own host (one killed without a word said none), else the first to end. */
+static void choose_failed_part(SshRun *r)
+{
+    unsigned *came = malloc(r->n * sizeof *came);
+    size_t *order = malloc(r->n * sizeof *order);
+    const char **notice = malloc(r->n * sizeof *notice);
+    if (came && order && notice) {
+        for (size_t i = 0; i < r->n; i++) {
+            came[i] = r->parts[i].failed_seq;
+            notice[i] = r->parts[i].first_failed;
+        }
+        const char *said = NULL;
+        trial_accumulator_has_error(r->acc, &said);
+        size_t ended_first = (size_t)(r->failed_part - r->parts);
+        size_t n = rankcause_order(r->causes, notice, came, r->n, ended_first, said, order);
+        if (n && order[0] != ended_first)
+            name_failed_part(r, &r->parts[order[0]]);
+        add_other_notices(r, order, n);
+    } /* else out of memory: the part that ended first leads, named alone */
+    free(came);
+    free(order);
+    free(notice);
 }
 
 static void finish(SshRun *r)
@@ -569,10 +562,8 @@ static void finish(SshRun *r)
              * only the exit status of the part that ended first. */
             const char *said = NULL;
             o->status = r->failure_status;
-            if (r->failed_part) {
+            if (r->failed_part)
                 choose_failed_part(r);
-                add_other_notices(r);
-            }
             if (trial_accumulator_has_error(r->acc, &said))
                 snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
             else

@@ -207,3 +207,148 @@ Test(rankcause, a_host_with_parentheses_or_a_cut_notice_still_matches)
     cr_assert_eq(rankcause_first(NULL, cuts, N(cuts), "rank 0 on 0000: ValueError: x"), 0,
                  "a host that only begins the cut notice's host matched it");
 }
+
+/* Regression: what a rank said was kept by its number alone, and a script that numbers its
+ * ranks per host has a "rank 0" on every host. h1 holds rank 0, SIGKILLed without a word;
+ * h2 holds ranks 1 to 3, which call themselves 0 to 2 and lose it. h2's "rank 0 on h2" made
+ * h1's rank 0 a lost peer, and h2, which ended first, led the reason. */
+Test(rankcause, a_lost_peers_words_count_only_from_that_rank_on_its_own_host)
+{
+    const char *events[] = {
+        "rank 0 on h2: RuntimeError: Connection closed by peer [127.0.0.11]:40147",
+        "rank 1 on h2: RuntimeError: Connection closed by peer [127.0.0.11]:40147",
+        "rank 2 on h2: RuntimeError: Connection closed by peer [127.0.0.11]:40147"};
+    RankCause *c = heard(events, N(events));
+    const char *notices[] = {"rank 1 (h2 cpu0) exited with status 1",
+                             "rank 0 (h1 gpu0) exited with status 137 (SIGKILL)"};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), events[0]), 1);
+    rankcause_free(c);
+}
+
+/* Regression, the other way round: rank 2 on h2 lost its peer, rank 1 on h1 died without a
+ * word, and h1's script (numbering its own) said a cause as "rank 2 on h1", which made h2's
+ * rank 2 one that said more than a lost peer's words: h2 led. */
+Test(rankcause, a_cause_said_on_another_host_is_not_the_ranks_own)
+{
+    const char *other = "rank 2 on h1: ValueError: bad shard";
+    const char *events[] = {PEER_2, other};
+    RankCause *c = heard(events, N(events));
+    const char *notices[] = {"rank 2 (h2 cpu) exited with status 1",
+                             "rank 1 (h1 gpu0) exited with status 137 (SIGKILL)"};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), other), 1);
+    rankcause_free(c);
+}
+
+/* Regression: a trial's flood of events under a rank number of the world, from hosts of its
+ * own, marked that rank: every one of them is passed over once the world's worth of (rank,
+ * host) pairs is kept, and none is rank 1 on h1, which said nothing and leads. */
+Test(rankcause, a_flood_of_events_from_other_hosts_is_passed_over)
+{
+    RankCause *c = rankcause_new(WORLD);
+    cr_assert_not_null(c);
+    rankcause_event(c, PEER_2);
+    char event[80];
+    for (int host = 0; host < 20000; host++) {
+        snprintf(event, sizeof event, "rank 1 on x%d: RuntimeError: Connection closed by peer",
+                 host);
+        rankcause_event(c, event);
+    }
+    const char *notices[] = {"rank 2 (h2 cpu) exited with status 1",
+                             "rank 1 (h1 gpu0) exited with status 137 (SIGKILL)"};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), PEER_2), 1);
+    rankcause_free(c);
+}
+
+/* An event without the helper's "rank N on HOST: " names no host: passed over, as text that
+ * names no rank is. */
+Test(rankcause, an_event_without_a_host_is_passed_over)
+{
+    RankCause *c = rankcause_new(WORLD);
+    rankcause_event(c, "rank 2 on h2 Connection closed by peer");
+    rankcause_event(c, "rank 2 on : Connection closed by peer");
+    const char *notices[] = {"rank 2 (h2 cpu) exited with status 1",
+                             "rank 0 (h1 cpu) exited with status 1"};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), NULL), 0);
+    rankcause_free(c);
+}
+
+/* The harness's hosts in the inventory's order, for rankcause_order: h1, h2, h3. */
+static const char *const HOST[] = {"h1", "h2", "h3"};
+
+/* The reason rankcause_order's order makes, as launch_ssh.c writes it. */
+static void reason(const size_t *order, size_t n, const char *const *notices, char *out, size_t cap)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s: %s", i ? "; on " : "", HOST[order[i]],
+                                notices[order[i]]);
+}
+
+/* Regression: over SSH the notices after the leading one were said in the inventory's order
+ * (h1, h2, h3), whatever order they came in. h3's rank 4 crashed; h2's rank 2 lost it and
+ * its notice came first, h1's rank 0 last; h2 ended first. The reason reads as a timeline:
+ * the cause, then h2, then h1. */
+Test(rankcause, the_others_follow_the_leader_in_the_order_their_notices_came)
+{
+    const char *crash = "rank 4 on h3: RuntimeError: crashing on purpose";
+    const char *events[] = {PEER_2, crash, PEER_0};
+    RankCause *c = heard(events, N(events));
+    const char *notices[] = {"rank 0 (h1 cpu) exited with status 1",
+                             "rank 2 (h2 cpu) exited with status 1",
+                             "rank 4 (h3 cpu) exited with status 1"};
+    const unsigned came[] = {3, 1, 2};
+    size_t order[3];
+    size_t n = rankcause_order(c, notices, came, 3, 1, crash, order);
+    char out[512];
+    reason(order, n, notices, out, sizeof out);
+    cr_assert_str_eq(out, "h3: rank 4 (h3 cpu) exited with status 1; "
+                          "on h2: rank 2 (h2 cpu) exited with status 1; "
+                          "on h1: rank 0 (h1 cpu) exited with status 1");
+    rankcause_free(c);
+}
+
+/* The part that ended first without a notice (a fan-out that failed before its ranks) is
+ * named where its end came; a part with neither is not named. */
+Test(rankcause, a_part_without_a_notice_is_named_where_it_ended)
+{
+    const char *crash = "rank 4 on h3: RuntimeError: crashing on purpose";
+    const char *notices[] = {"", "rank 2 (h2 cpu) exited with status 1",
+                             "rank 4 (h3 cpu) exited with status 1"};
+    const unsigned came[] = {2, 3, 1};
+    size_t order[3];
+    size_t n = rankcause_order(NULL, notices, came, 3, 0, crash, order);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(order[0], 2);
+    cr_assert_eq(order[1], 0);
+    cr_assert_eq(order[2], 1);
+    const unsigned unnamed[] = {0, 2, 1};
+    n = rankcause_order(NULL, notices, unnamed, 3, 2, NULL, order);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(order[0], 2);
+    cr_assert_eq(order[1], 1);
+}
+
+/* Two ranks on two hosts SIGKILLed without a word (the OOM killer's way): neither said
+ * anything, their peers only lost peers. The part that ended first leads whichever notice
+ * came first, and both are named. */
+Test(rankcause, of_two_ranks_killed_without_a_word_the_first_to_end_leads_and_both_are_named)
+{
+    const char *events[] = {PEER_0, PEER_2};
+    RankCause *c = heard(events, N(events));
+    const char *notices[] = {"rank 1 (h1 gpu0) exited with status 137 (SIGKILL)",
+                             "rank 3 (h2 cpu) exited with status 137 (SIGKILL)"};
+    size_t order[2];
+    char out[512];
+    /* h2 ended first, h1's notice came first */
+    const unsigned came[] = {1, 2};
+    size_t n = rankcause_order(c, notices, came, 2, 1, PEER_0, order);
+    reason(order, n, notices, out, sizeof out);
+    cr_assert_str_eq(out, "h2: rank 3 (h2 cpu) exited with status 137 (SIGKILL); "
+                          "on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL)");
+    /* h1 ended first */
+    n = rankcause_order(c, notices, came, 2, 0, PEER_2, order);
+    reason(order, n, notices, out, sizeof out);
+    cr_assert_str_eq(out, "h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL); "
+                          "on h2: rank 3 (h2 cpu) exited with status 137 (SIGKILL)");
+    rankcause_free(c);
+}
