@@ -444,3 +444,26 @@ Test(sched_ceiling, a_node_capped_job_keeps_its_gpus_where_a_restarting_ones_fre
     cr_assert(logged_since(s, first, 1), "A1 shrinks: its event");
     sched_free(s);
 }
+
+/* keep_old_place is only for a fall back to exactly what the job holds (want == from): A0,
+ * node-capped at 2 and asking 4, finds 3 on its node once C (5, placed first) took its share;
+ * it grows to 3 with its event, not kept at 2 on its old GPUs (which are still free). */
+Test(sched_ceiling, a_node_capped_job_that_can_grow_part_of_the_way_grows_with_its_event)
+{
+    const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    int before[16], after[16];
+    size_t first = capped_beside_new(s, 1, (const int[]){4}, 5, before, after);
+    unlogged_jobs_keep_their_gpus(s, first, 3, before, after);
+    SchedJobInfo a;
+    sched_job_info(s, 0, &a);
+    cr_assert(a.gpus == 3 && a.nodes == 1, "A0: %d GPUs on %d nodes", a.gpus, a.nodes);
+    int resized = 0;
+    for (size_t k = first; k < sched_event_count(s); k++) {
+        const SchedEvent *ev = sched_event(s, k);
+        resized |= ev->job == 0 && ev->kind == SCHED_EV_RESIZE && ev->gpus_from == 2 &&
+                   ev->gpus_to == 3;
+    }
+    cr_assert(resized, "A0's resize 2 -> 3 logged");
+    sched_free(s);
+}
