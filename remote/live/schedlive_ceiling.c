@@ -54,8 +54,8 @@ static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t n
 {
     how_said[0] = 0;
     if (how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes < 2)
-        snprintf(how_said, cap, " (one node is over no limit on nodes: the words are taken for "
-                                "a limit on GPUs)");
+        snprintf(how_said, cap,
+                 " (one node is over no limit on nodes: the words are taken for a limit on GPUs)");
     if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2 || !slot_gpus)
         return gpus - 1;
     int fit = sched_node_ceiling(l->s, slot_gpus, nodes);

@@ -360,8 +360,8 @@ static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int
         cr_assert_eq(before[g], g < 2 * n_capped ? g / 2 : -1, "node 0 GPU %d", g);
     cr_assert(before[8] == (int)f && before[13] == (int)f && before[14] == -1, "F on node 1");
 
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), c_gpus, 512}, &e),
-                 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), c_gpus, 512}, &e), 0,
+                 "%s", e.msg);
     cr_assert_eq(sched_pin(s, c, c_gpus, &e), 0, "%s", e.msg);
     for (int a = 0; a < n_capped; a++)
         cr_assert_eq(sched_pin(s, (size_t)a, ask[a], &e), 0, "%s", e.msg);
@@ -461,8 +461,8 @@ Test(sched_ceiling, a_node_capped_job_that_can_grow_part_of_the_way_grows_with_i
     int resized = 0;
     for (size_t k = first; k < sched_event_count(s); k++) {
         const SchedEvent *ev = sched_event(s, k);
-        resized |= ev->job == 0 && ev->kind == SCHED_EV_RESIZE && ev->gpus_from == 2 &&
-                   ev->gpus_to == 3;
+        resized |=
+            ev->job == 0 && ev->kind == SCHED_EV_RESIZE && ev->gpus_from == 2 && ev->gpus_to == 3;
     }
     cr_assert(resized, "A0's resize 2 -> 3 logged");
     sched_free(s);

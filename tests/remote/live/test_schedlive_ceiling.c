@@ -641,8 +641,9 @@ Test(schedlive_ceiling, a_run_on_more_nodes_than_a_lifted_node_ceiling_resets_th
     cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
                              "nodes), which no decision goes past for 1 s"),
               "%s", r.text);
-    max_nodes = 2; /* the operator raises the limit */
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 2; /* other users' jobs */
+    /* the operator raises the limit; other users' jobs take 2 GPUs of each node */
+    max_nodes = 2;
+    standin_node[0].held_gpus = standin_node[1].held_gpus = 2;
     standin_looks++;
     size_t said = strlen(r.text);
     int ran_wide = 0;
