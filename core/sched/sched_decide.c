@@ -315,6 +315,27 @@ static void mark_over_held(const SchedState *s, Decision *d)
     }
 }
 
+/* A node-capped job released here that restarts whatever placement gives it (it shrinks,
+ * stops or must move: keep_old_place is only for one asked more that falls back to what it
+ * holds) has no GPU numbers to keep: they read as never held (as those of jobs released
+ * before the copy), so the jobs placed in this decision take them before the numbers of a
+ * capped job that may keep its place, whose process would otherwise restart for nothing. */
+static void forget_unkept(const SchedState *s, Decision *d)
+{
+    for (size_t k = 0; k < d->m && d->was_owner; k++) {
+        size_t i = d->active[k];
+        const SJob *j = &s->jobs[i];
+        if (j->ceiling_nodes < 1 || d->was_slots[k] < 1 || (!d->move[k] && d->target[k] > j->gpus))
+            continue;
+        for (size_t q = 0; q < d->was_slots[k]; q++) {
+            int *was = d->was_owner + s->node_off[j->slots[q].node];
+            for (int g = 0; g < s->node_gpus[j->slots[q].node]; g++)
+                if (was[g] == (int)i)
+                    was[g] = -1;
+        }
+    }
+}
+
 /* Jobs whose size changes (or that sit on a drained node, or no longer fit beside GPUs held
  * by someone else) give their GPUs back; those that keep some are queued for placement, the
  * others are logged as stopped. */
@@ -350,6 +371,7 @@ static int release_moved(SchedState *s, Decision *d)
                 return -1;
         }
     }
+    forget_unkept(s, d);
     return 0;
 }
 

@@ -153,11 +153,20 @@ void liveslurm_doubles_collect(LiveSlurm *s)
             snprintf(what, sizeof what, "scancel refused (tried again while Slurm lists it): %s",
                      err.msg);
         }
-        liveslurm_say(s,
-                      "slurm: %s has a second job, Slurm job %s (its sbatch got no answer, the "
-                      "look-up by name found none, and Slurm took it after all): %s; Slurm job "
-                      "%s is the run's",
-                      f->name, f->id, what, f->kept);
+        /* Only a cancel scancel -v names (under --user and --name) shows the job was ours;
+         * otherwise the round's record may have been another user's, forged under the name. */
+        if (got == LIVESLURM_CANCEL_SENT)
+            liveslurm_say(s,
+                          "slurm: %s has a second job, Slurm job %s (its sbatch got no answer, "
+                          "the look-up by name found none, and Slurm took it after all): %s; "
+                          "Slurm job %s is the run's",
+                          f->name, f->id, what, f->kept);
+        else
+            liveslurm_say(s,
+                          "slurm: a round listed Slurm job %s under %s, whose sbatch got no "
+                          "answer (a second job if Slurm took that sbatch after all, or another "
+                          "user's record under the name): %s; Slurm job %s is the run's",
+                          f->id, f->name, what, f->kept);
     }
     s->n_flying = 0;
 }

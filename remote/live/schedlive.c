@@ -424,8 +424,13 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
          * (schedlive_limit_refused) or forget a ceiling the limit still holds. */
         if (!refused_why && !limited && j->seen > 0) {
             j->ran_gpus = j->run_gpus; /* the backend ran it at that size */
-            if (j->ceiling_gpus && !j->ceiling_until_ms && j->run_gpus > j->ceiling_gpus)
-                j->ceiling_refusals = j->ceiling_gpus = 0; /* the limit was raised: forgotten */
+            /* Past a lifted ceiling in what its limit counts, the limit was raised: the
+             * doubling starts afresh. Nodes for a limit on nodes (more GPUs on as few nodes
+             * says nothing of it), GPUs otherwise. */
+            if (j->ceiling_gpus && !j->ceiling_until_ms &&
+                (j->ceiling_node_cap > 0 ? j->n_run_nodes > (size_t)j->ceiling_node_cap
+                                         : j->run_gpus > j->ceiling_gpus))
+                j->ceiling_refusals = j->ceiling_gpus = j->ceiling_node_cap = 0;
         }
         if (refused_why || limited) {
             j->runs--; /* the job never ran */

@@ -53,6 +53,9 @@ static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t n
                          const int *slot_gpus, char *how_said, size_t cap)
 {
     how_said[0] = 0;
+    if (how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes < 2)
+        snprintf(how_said, cap,
+                 " (one node is over no limit on nodes: the words are taken for a limit on GPUs)");
     if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2 || !slot_gpus)
         return gpus - 1;
     int fit = sched_node_ceiling(l->s, slot_gpus, nodes);
@@ -81,7 +84,7 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
         schedlive_fail(l, j);
         return;
     }
-    char how_said[96];
+    char how_said[128];
     int ceiling = ceiling_under(l, how, gpus, nodes, slot_gpus, how_said, sizeof how_said);
     int keep = j->ran_gpus > 0 && j->ran_gpus <= ceiling ? j->ran_gpus : 0;
     SchedJobInfo info = {0};
@@ -95,7 +98,9 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
         return;
     }
     /* A limit on nodes caps the nodes too: a ceiling in GPUs alone may still be placed over
-     * as many nodes (mixed node sizes, GPUs others hold) and be refused once more. */
+     * as many nodes (mixed node sizes, GPUs others hold) and be refused once more. One node
+     * is over no limit on nodes: no cap, the refusal one on GPUs throughout (ceiling_under),
+     * its back-off's reset included. */
     int node_cap = how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes >= 2 ? (int)nodes - 1 : 0;
     size_t events = sched_event_count(l->s);
     if ((node_cap > 0 && sched_set_node_ceiling(l->s, idx, node_cap, &err) < 0) ||
@@ -119,6 +124,7 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
     double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
     j->ceiling_gpus = ceiling;
+    j->ceiling_node_cap = node_cap;
     j->ceiling_until_ms = l->last_ms + llround(hold_s * 1000);
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);

@@ -48,9 +48,10 @@ typedef struct {
     LiveRefusal limit_how; /* TOO_BIG, or TOO_MANY_NODES where the limit counts nodes */
     char limit_why[96];
     /* its ceiling (schedlive_ceiling.c): the size refusals of it in a row that set one (the
-     * back-off's doubling), the last one's GPUs (kept once lifted: a run taken above it says
-     * the limit was raised) and when it is lifted (0: none held) */
-    int ceiling_refusals, ceiling_gpus;
+     * back-off's doubling), the last one's GPUs and node cap (0: a limit on GPUs; both kept
+     * once lifted: a run seen past what the limit counts, more GPUs or more nodes, says it was
+     * raised) and when it is lifted (0: none held) */
+    int ceiling_refusals, ceiling_gpus, ceiling_node_cap;
     int64_t ceiling_until_ms;
     int stop_wanted; /* SIGTERM the current run (once its process group is known) */
     int stopping;    /* SIGTERM sent */

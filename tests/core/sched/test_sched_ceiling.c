@@ -332,11 +332,11 @@ Test(sched_ceiling, a_node_capped_job_that_cannot_grow_keeps_its_place_without_a
 }
 
 /* Two 8-GPU nodes: n_capped jobs of one node at most (A0, A1) run on node 0's GPUs from 0, two
- * each; F on 6 of node 1. Then the policy asks a new job C for 6 and each A for ask[a] (3: one
- * node cannot give it now): the decision is made, what each GPU's owner was before it in
+ * each; F on 6 of node 1. Then the policy asks a new job C for c_gpus and each A for ask[a]
+ * (3: one node cannot give it now): the decision is made, what each GPU's owner was before it in
  * before[16], after it in after[16]; returns the index of the first event it logged. */
-static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int *before,
-                                int *after)
+static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int c_gpus,
+                                int *before, int *after)
 {
     Error e;
     for (int a = 0; a < n_capped; a++) {
@@ -360,9 +360,9 @@ static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int
         cr_assert_eq(before[g], g < 2 * n_capped ? g / 2 : -1, "node 0 GPU %d", g);
     cr_assert(before[8] == (int)f && before[13] == (int)f && before[14] == -1, "F on node 1");
 
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), 6, 512}, &e), 0,
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), c_gpus, 512}, &e), 0,
                  "%s", e.msg);
-    cr_assert_eq(sched_pin(s, c, 6, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, c, c_gpus, &e), 0, "%s", e.msg);
     for (int a = 0; a < n_capped; a++)
         cr_assert_eq(sched_pin(s, (size_t)a, ask[a], &e), 0, "%s", e.msg);
     size_t first = sched_event_count(s);
@@ -371,7 +371,7 @@ static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int
         sched_node_gpus(s, n, after + 8 * n, 8);
     SchedJobInfo ci;
     sched_job_info(s, c, &ci);
-    cr_assert(ci.gpus == 6 && ci.nodes == 1, "C: %d GPUs on %d nodes", ci.gpus, ci.nodes);
+    cr_assert(ci.gpus == c_gpus && ci.nodes == 1, "C: %d GPUs on %d nodes", ci.gpus, ci.nodes);
     fixture_sched_capacity(s);
     return first;
 }
@@ -404,24 +404,66 @@ Test(sched_ceiling, a_node_capped_job_kept_in_place_keeps_its_own_gpu_numbers)
     const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
     SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
     int before[16], after[16];
-    size_t first = capped_beside_new(s, 1, (const int[]){3}, before, after);
+    size_t first = capped_beside_new(s, 1, (const int[]){3}, 6, before, after);
     unlogged_jobs_keep_their_gpus(s, first, 3, before, after);
     cr_assert_not(logged_since(s, first, 0), "A0 restarted where it could stay");
     cr_assert(after[0] == 0 && after[1] == 0 && after[2] == 2, "A0 on 0-1, C from 2");
     sched_free(s);
 }
 
-/* Where C needs a node-capped job's GPUs all the same (A0 and A1 hold 0-3, A1 shrinks to 1, C
- * takes 4-7 and A0's 0-1), A0 falls back to 2 on node 0, which has 2 free: A1's numbers. The
- * free count alone kept it there with no event; it is placed again, with its event. */
+/* Where C needs a node-capped job's GPUs all the same (A0 and A1 hold 0-3, A1 stays at 2, A0
+ * asks 3, which one node cannot give it; C takes 4-7 and A0's 0), A0 falls back to 2, which
+ * node 1 has free. A free count alone would have kept it with no event; it is placed again,
+ * with its event. */
 Test(sched_ceiling, a_node_capped_job_whose_gpus_another_took_is_placed_again)
 {
     const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
     SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
     int before[16], after[16];
-    size_t first = capped_beside_new(s, 2, (const int[]){3, 1}, before, after);
+    size_t first = capped_beside_new(s, 2, (const int[]){3, 2}, 5, before, after);
     unlogged_jobs_keep_their_gpus(s, first, 4, before, after);
-    cr_assert(after[0] == 3 && after[1] == 3, "C took A0's GPUs: the case this test is about");
+    cr_assert(after[0] == 3, "C took A0's GPU 0: the case this test is about");
     cr_assert(logged_since(s, first, 0), "A0 lost its GPUs to C with no event");
+    sched_free(s);
+}
+
+/* Regression: in the same decision A1 shrinks to 1 (it restarts whatever it gets), yet C took
+ * A0's 0-1, the lowest of the numbers node-capped jobs held, and A0, kept at its 2 GPUs, was
+ * placed again: a restart of a job whose GPU count did not change. C now takes the numbers of
+ * the job that restarts anyway, A1's 2-3, and A0 keeps its own with no event. */
+Test(sched_ceiling, a_node_capped_job_keeps_its_gpus_where_a_restarting_ones_free_the_room)
+{
+    const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    int before[16], after[16];
+    size_t first = capped_beside_new(s, 2, (const int[]){3, 1}, 6, before, after);
+    unlogged_jobs_keep_their_gpus(s, first, 4, before, after);
+    cr_assert_not(logged_since(s, first, 0), "A0 restarted at the 2 GPUs it had");
+    cr_assert(after[0] == 0 && after[1] == 0, "A0 on its own 0-1");
+    cr_assert(after[2] == 3 && after[3] == 3, "C on A1's 2-3");
+    cr_assert(logged_since(s, first, 1), "A1 shrinks: its event");
+    sched_free(s);
+}
+
+/* keep_old_place is only for a fall back to exactly what the job holds (want == from): A0,
+ * node-capped at 2 and asking 4, finds 3 on its node once C (5, placed first) took its share;
+ * it grows to 3 with its event, not kept at 2 on its old GPUs (which are still free). */
+Test(sched_ceiling, a_node_capped_job_that_can_grow_part_of_the_way_grows_with_its_event)
+{
+    const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    int before[16], after[16];
+    size_t first = capped_beside_new(s, 1, (const int[]){4}, 5, before, after);
+    unlogged_jobs_keep_their_gpus(s, first, 3, before, after);
+    SchedJobInfo a;
+    sched_job_info(s, 0, &a);
+    cr_assert(a.gpus == 3 && a.nodes == 1, "A0: %d GPUs on %d nodes", a.gpus, a.nodes);
+    int resized = 0;
+    for (size_t k = first; k < sched_event_count(s); k++) {
+        const SchedEvent *ev = sched_event(s, k);
+        resized |=
+            ev->job == 0 && ev->kind == SCHED_EV_RESIZE && ev->gpus_from == 2 && ev->gpus_to == 3;
+    }
+    cr_assert(resized, "A0's resize 2 -> 3 logged");
     sched_free(s);
 }

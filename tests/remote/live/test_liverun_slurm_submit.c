@@ -505,10 +505,15 @@ Test(liverun_slurm_submit, a_second_job_the_filtered_scancel_did_not_cancel_is_n
         tick(&b, &run, 1);
     for (int i = 0; i < 500 && !strstr(log_text, "second job"); i++)
         tick(&b, &run, 1);
-    const char *said = strstr(log_text, "has a second job, Slurm job 100");
+    /* Regression too: the line began "NAME has a second job", claiming the job was ours */
+    cr_assert_null(strstr(log_text, "has a second job"), "claimed it ours: %s", log_text);
+    const char *said = strstr(log_text, "slurm: a round listed Slurm job 100 under "
+                                        "tunedeck-live-twice.");
     cr_assert(said, "%s", log_text);
-    cr_assert(strstr(said, "scancel cancelled nothing (Slurm has no job of ours under that name "
-                           "with that id"),
+    cr_assert(strstr(said, ", whose sbatch got no answer (a second job if Slurm took that sbatch "
+                           "after all, or another user's record under the name): scancel "
+                           "cancelled nothing (Slurm has no job of ours under that name with "
+                           "that id"),
               "%s", log_text);
     cr_assert_null(strstr(log_text, ": cancelled;"), "claimed a cancel: %s", log_text);
     LIVERUN_SLURM.free(run);
@@ -550,13 +555,16 @@ Test(liverun_slurm_submit, a_refused_cancel_of_a_second_job_is_said_once_and_tri
     char *cancels = standins_recorded(dir, "scancel-calls"), *dbl = double_cancels("100", 3);
     cr_assert_str_eq(cancels, dbl, "refused twice, then cancelled, then no more: %s", log_text);
     free(dbl);
-    const char *refused = strstr(log_text, "Slurm job 100 (");
+    /* refused, the job is not known ours: listed, not claimed */
+    const char *refused = strstr(log_text, "a round listed Slurm job 100 under ");
     cr_assert(refused && strstr(refused, "scancel refused"), "%s", log_text);
-    const char *then = strstr(refused + 1, "Slurm job 100 (");
+    cr_assert_null(strstr(refused + 1, "a round listed Slurm job 100"), "said once: %s", log_text);
+    const char *then = strstr(refused + 1, "has a second job, Slurm job 100 (");
     cr_assert(then, "%s", log_text);
     cr_assert(strstr(then, ": cancelled; Slurm job 101 is the run's"), "said once each: %s",
               log_text);
-    cr_assert_null(strstr(then + 1, "Slurm job 100 ("), "said once each: %s", log_text);
+    cr_assert_null(strstr(then + strlen("has a second job, Slurm job 100 ("), "Slurm job 100 ("),
+                   "said once each: %s", log_text);
     cr_assert(LIVERUN_SLURM.running(run), "the run goes on with its job");
     free(cancels);
     LIVERUN_SLURM.free(run);
@@ -572,17 +580,19 @@ Test(liverun_slurm_submit, a_second_job_that_had_ended_before_its_cancel_is_said
     Backend b = backend(10);
     touch("gone");
     void *run = start(&b, "twice");
-    for (int i = 0; i < 1000 && !strstr(log_text, "Slurm job 100 ("); i++)
+    for (int i = 0; i < 1000 && !strstr(log_text, "Slurm job 100 under"); i++)
         tick(&b, &run, 1);
     long seen = liveslurm_rounds(b.s);
     for (int i = 0; i < 500 && liveslurm_rounds(b.s) < seen + 5; i++)
         tick(&b, &run, 1);
     char *cancels = standins_recorded(dir, "scancel-calls"), *dbl = double_cancels("100", 1);
     cr_assert_str_eq(cancels, dbl, "once, not again: %s", log_text);
-    cr_assert(strstr(log_text, "Slurm job 100 (its sbatch got no answer, the look-up by name "
-                               "found none, and Slurm took it after all): Slurm no longer has job "
-                               "100 running (ended, or not ours): nothing to cancel; Slurm job "
-                               "101 is the run's"),
+    /* ended, or never ours: the line does not say it was a second job of ours */
+    cr_assert_null(strstr(log_text, "has a second job"), "claimed it ours: %s", log_text);
+    cr_assert(strstr(log_text, ", whose sbatch got no answer (a second job if Slurm took that "
+                               "sbatch after all, or another user's record under the name): "
+                               "Slurm no longer has job 100 running (ended, or not ours): nothing "
+                               "to cancel; Slurm job 101 is the run's"),
               "%s", log_text);
     cr_assert_null(strstr(log_text, "scancel refused"), "%s", log_text);
     free(cancels), free(dbl);

@@ -47,8 +47,9 @@ static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusa
         limited--;
         r->refused = 1;
         r->refusal = limited_kind;
-        r->why = limited_kind == LIVERUN_REFUSED_FOR_NOW
-                     ? "sbatch: QOSMaxSubmitJobPerUserLimit"
+        r->why = limited_kind == LIVERUN_REFUSED_FOR_NOW ? "sbatch: QOSMaxSubmitJobPerUserLimit"
+                 : limited_kind == LIVERUN_REFUSED_TOO_MANY_NODES
+                     ? "sbatch: Node count specification invalid"
                      : "sbatch: Job violates accounting/QOS policy";
     } else if (max_nodes > 0 && spec->alloc->n_hosts > (size_t)max_nodes) {
         r->refused = 1;
@@ -431,8 +432,9 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
     liverig_close(&r);
 }
 
-/* The rig of liverig_open on two nodes of 4 GPUs (the model's too), watched. */
-static void open_two_by_four(LiveRig *r)
+/* The rig of liverig_open on two nodes of 4 GPUs (the model's too), watched; a ceiling's
+ * back-off retry_s, doubled up to retry_max_s (0: the defaults). */
+static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s)
 {
     Error e;
     r->c = standin_cluster(4, 4);
@@ -454,9 +456,16 @@ static void open_two_by_four(LiveRig *r)
                           .backend = &LIMITED_WATCHED,
                           .tick_s = 0.01,
                           .log = fixture_log_line,
-                          .userdata = &r->log};
+                          .userdata = &r->log,
+                          .ceiling_retry_s = retry_s,
+                          .ceiling_retry_max_s = retry_max_s};
     r->l = schedlive_new(r->s, r->c, NULL, &o, &e);
     cr_assert_not_null(r->l, "%s", e.msg);
+}
+
+static void open_two_by_four(LiveRig *r)
+{
+    open_two_by_four_with(r, 0, 0);
 }
 
 /* Regression: a node limit's ceiling was a GPU count only, so a placement the model made
@@ -575,5 +584,86 @@ Test(schedlive_ceiling, a_waiting_jobs_ceiling_shows_its_time_left_then_its_lift
     cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said), "", "lifted");
     cr_assert_str_eq(j.status,
                      "not started at 2 GPUs: sbatch: error: QOSMaxGRESPerJob (ceiling 1 lifted)");
+    liverig_close(&r);
+}
+
+/* A placement on one node is over no limit on nodes, whatever the words say: its refusal is
+ * one on GPUs (one GPU fewer, no node ceiling), and the log says so rather than leave "Node
+ * count specification invalid" beside a ceiling in GPUs unexplained. Regression: the ceiling
+ * was the same, but the log said nothing of the words taken for a limit on GPUs. */
+Test(schedlive_ceiling, a_node_limit_refusal_on_one_node_is_taken_for_a_limit_on_gpus)
+{
+    static LiveRig r;
+    plan(0, 1, LIVERUN_REFUSED_TOO_MANY_NODES);
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 100 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert_eq(asked[0], 2, "%s", r.text);
+    cr_assert_eq(asked_nodes[0], 1, "the case this test is about: %s", r.text);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 2 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 1 GPU (one node is over "
+                             "no limit on nodes: the words are taken for a limit on GPUs), which "
+                             "no decision goes past for 300 s"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_gpus, 1, "%s", r.text);
+    cr_assert_eq(info.ceiling_nodes, 0, "no node ceiling: %s", r.text);
+    run_steps(&r, 30);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_eq(asked[starts - 1], 1, "started within its ceiling: %s", r.text);
+    char said[96];
+    cr_assert_str_eq(schedlive_ceiling_text(&j, said, sizeof said),
+                     "ceiling 1 GPU, retry in 5m00s");
+    liverig_close(&r);
+}
+
+/* Under a limit on nodes the back-off starts afresh once a run is seen on more nodes than its
+ * lifted node ceiling (the limit was raised), even at no more GPUs than the ceiling: on two
+ * 4-GPU nodes under MaxNodes=1 the grow to 8 is refused (ceiling 4 on 1 node, 1 s); the
+ * operator raises the limit while others hold 2 GPUs of each node, and after the lift the job
+ * runs at 4 GPUs as 2+2. The limit lowered again, the next refusal holds 1 s, not the 2 s of a
+ * second refusal in a row. Regression: only a run above the ceiling's GPUs reset it. */
+Test(schedlive_ceiling, a_run_on_more_nodes_than_a_lifted_node_ceiling_resets_the_back_off)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_looks = 1;
+    open_two_by_four_with(&r, 1, 4);
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
+                             "nodes), which no decision goes past for 1 s"),
+              "%s", r.text);
+    /* the operator raises the limit; other users' jobs take 2 GPUs of each node */
+    max_nodes = 2;
+    standin_node[0].held_gpus = standin_node[1].held_gpus = 2;
+    standin_looks++;
+    size_t said = strlen(r.text);
+    int ran_wide = 0;
+    for (int i = 0; i < 1000 && !ran_wide; i++) {
+        run_steps(&r, 1);
+        SchedLiveJob j;
+        schedlive_job(r.l, 0, &j);
+        ran_wide = j.running && j.gpus == 4 && j.step > 0 && strstr(r.text + said, "m0:2,m1:2");
+    }
+    cr_assert(ran_wide, "runs at 4 GPUs over both nodes: %s", r.text + said);
+    run_steps(&r, 10);
+    max_nodes = 1; /* lowered again */
+    standin_node[0].held_gpus = standin_node[1].held_gpus = 0;
+    standin_looks++;
+    said = strlen(r.text);
+    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text + said, "(sbatch: Node count specification invalid): its ceiling is "
+                                    "now 4 GPUs (what 1 node holds: the limit counts nodes), "
+                                    "which no decision goes past for 1 s"),
+              "the first back-off again: %s", r.text);
     liverig_close(&r);
 }
