@@ -782,3 +782,46 @@ Test(session_overrides, a_budget_of_the_same_number_is_journaled_as_the_operator
     unlink(path);
     rmdir(dir);
 }
+
+/* Regression: a :budget typed after a first resume, down to the trials done, left override 1
+ * (its trial never started) without a trial; a second resume raised nothing (the interrupted
+ * trial already marked), so the override came back queued and never ran, on every resume after.
+ * Any resume gives an unstarted override its trial, as --budget does; the overrides behind it
+ * keep the operator's :budget. */
+Test(session_overrides, an_unstarted_override_the_operators_budget_left_out_runs_on_a_later_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    killed_before_override_1_started(dir, path, sizeof path, 0);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 6);
+    cr_assert_eq(tuner_override_id(again->tuner, 0), 1);
+    tuner_set_budget(again->tuner, 4); /* the console's :budget 4: the trials done */
+    session_journal_end(again);        /* quit */
+    session_free(again);
+
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_overrides(third->tuner), 2);
+    cr_assert_eq(tuner_override_id(third->tuner, 0), 1);
+    cr_assert_eq(tuner_budget(third->tuner), 5, "override 1's trial, not override 2's");
+    cr_assert_eq(tuner_budget_raised(third->tuner), 1, "a raise a drop gives back");
+    cr_assert_eq(lines_with(path, "\"budget\":5,\"raised\":1,\"trials\":4"), 1,
+                 "the resumed line holds the raise");
+    cr_assert_eq(tuner_run_blocking(third->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(third->tuner), 5);
+    cr_assert(tuner_trial(third->tuner, 4)->overridden);
+    cr_assert_eq(tuner_trial(third->tuner, 4)->override_id, 1);
+    cr_assert_eq(tuner_overrides(third->tuner), 1, "override 2 waits for a :budget");
+    cr_assert_eq(tuner_override_id(third->tuner, 0), 2);
+    session_journal_end(third);
+    session_free(third);
+
+    Session *fourth = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(fourth->tuner), 5, "override 2 is not raised for");
+    cr_assert_eq(tuner_overrides(fourth->tuner), 1);
+    session_free(fourth);
+    unlink(path);
+    rmdir(dir);
+}
