@@ -825,3 +825,69 @@ Test(session_overrides, an_unstarted_override_the_operators_budget_left_out_runs
     unlink(path);
     rmdir(dir);
 }
+
+/* Pins a choice (docs/journal.md, "Resuming"): an override's trial that ran, whose `started`
+ * and `finished` lines were both lost with the journal's tail (its `started` line torn), is
+ * read as the file says: a trial that never started. It is marked interrupted with no time
+ * (its measurement never counted: not the best, not observed as measured) and the override
+ * runs again, once, as the next trial, the budget raised for it. Losing an fsync'd `started`
+ * line is outside the journal's contract (a torn line is a write that never completed, and
+ * the launch waits for it); whether the first run happened or not, its result is gone, and
+ * running it again is the only way the operator gets the trial they asked for. */
+Test(session_overrides, an_override_whose_started_and_finished_lines_were_lost_runs_again)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(first->tuner), 1);
+    cr_assert_not_null(tuner_trial(first->tuner, 0)->obs);
+    TrialStatus ran = tuner_trial(first->tuner, 0)->obs->status;
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first); /* killed */
+    cut_after(path, "\"event\":\"suggested\",\"trial\":1,");
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f);
+    fputs("{\"event\":\"started\",\"trial\":1,\"wal", f); /* the torn tail */
+    fclose(f);
+
+    Session *again = resumed(dir, path, 0, 0);
+    const char *const *problems;
+    size_t n = tune_journal_problems(again->journal, &problems);
+    cr_assert(n >= 1 && strstr(problems[n - 1], "torn last line"), "the torn line is said");
+    cr_assert_eq(tuner_n_trials(again->tuner), 1);
+    const TrialRecord *lost = tuner_trial(again->tuner, 0);
+    cr_assert_eq(lost->obs->status, TRIAL_INTERRUPTED);
+    cr_assert_not_null(strstr(lost->obs->reason, "was about to start"), "%s", lost->obs->reason);
+    cr_assert_null(tuner_best(again->tuner), "its lost time never counted");
+    cr_assert_eq(tuner_overrides(again->tuner), 1);
+    cr_assert_eq(tuner_override_id(again->tuner, 0), 1);
+    cr_assert_eq(tuner_budget(again->tuner), 2);
+    cr_assert_eq(tuner_run_blocking(again->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 2);
+    const TrialRecord *r = tuner_trial(again->tuner, 1);
+    cr_assert(r->overridden && r->override_id == 1);
+    cr_assert_eq(r->obs->status, ran, "the same schedule on the same simulator");
+    session_journal_end(again);
+    session_free(again);
+    cr_assert_eq(lines_with(path, "\"override\":1"), 3, "queued, and taken by trials 1 and 2");
+
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_overrides(third->tuner), 0, "it ran: not queued a third time");
+    cr_assert_eq(tuner_budget(third->tuner), 2);
+    session_free(third);
+    unlink(path);
+    rmdir(dir);
+}
