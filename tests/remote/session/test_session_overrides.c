@@ -891,3 +891,49 @@ Test(session_overrides, an_override_whose_started_and_finished_lines_were_lost_r
     unlink(path);
     rmdir(dir);
 }
+
+/* `tunedeck sessions` says the budget of the journal at path that a resume goes on with:
+ * resumed here (with the journal's budget, then killed) to compare. */
+static void sessions_agrees_with_resume(const char *dir, const char *path, int expected)
+{
+    SessionSummary sum;
+    session_summary_read(path, "id", &sum);
+    cr_assert_eq(sum.budget, expected, "tunedeck sessions: %ld, expected %d (%s)", sum.budget,
+                 expected, sum.state);
+    Session *s = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(s->tuner), expected, "the resume");
+    session_free(s);
+}
+
+/* Regression: `tunedeck sessions` showed the last line's budget, where a resume goes on with at
+ * least the trials already run and raises for an override whose trial never started: an
+ * interrupted session read 3/5 (and 4/4) and resumed to 6 (and 5). It now says the resume's
+ * budget, by the resume's own rule (journal_resume_budget). */
+Test(session_overrides, tunedeck_sessions_says_the_budget_a_resume_goes_on_with)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    /* raised for overrides 1 and 2; override 1's trial never started */
+    killed_before_override_1_started(dir, path, sizeof path, 0);
+    sessions_agrees_with_resume(dir, path, 6);
+    sessions_agrees_with_resume(dir, path, 6); /* the trial marked: not raised again */
+    unlink(path);
+
+    /* :budget 4 left override 2 out */
+    killed_before_override_1_started(dir, path, sizeof path, 4);
+    sessions_agrees_with_resume(dir, path, 5);
+    /* then a :budget down to the trials done, and quit: override 1 still gets its trial */
+    Session *s = resumed(dir, path, 0, 0);
+    tuner_set_budget(s->tuner, 4);
+    session_journal_end(s);
+    session_free(s);
+    sessions_agrees_with_resume(dir, path, 5);
+    unlink(path);
+
+    /* a journal whose budget is short of its trials (cut before the lines that raised it) */
+    session_free(ran(dir, 3, path, sizeof path));
+    replace_in(path, "\"budget\":3", "\"budget\":2");
+    sessions_agrees_with_resume(dir, path, 3);
+    unlink(path);
+    rmdir(dir);
+}
