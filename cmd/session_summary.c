@@ -96,7 +96,7 @@ static int resume_refusal(const char *path, JournalLog *log, char *why, size_t c
 typedef struct {
     SessionSummary *s;
     TrialMarks marks;
-    JournalOverrideTally queue; /* what a resume queues again, for the budget it goes on with */
+    JournalOverrideTally queue;   /* what a resume queues again, for the budget it goes on with */
     int last_ended, last_stopped; /* of the last valid event */
 } Pass;
 
@@ -175,8 +175,8 @@ static long resume_budget(Pass *p)
 }
 
 /* The fields take() reads: a line whose others are plain is skimmed, not parsed whole. */
-static const char *const READ[] = {"created", "optimizer", "sim",     "cluster", "budget",
-                                   "trial",   "status",    "time_s",  "stopped", "override"};
+static const char *const READ[] = {"created", "optimizer", "sim",    "cluster", "budget",
+                                   "trial",   "status",    "time_s", "stopped", "override"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {

@@ -23,7 +23,7 @@ typedef struct {
     int last_id;
     /* the last suggested line that took an override, until the next one says no more of it */
     int taken_id, taken_trial, taken_state; /* state: 0 none, 1 open, 2 began, 3 did not */
-    int failed; /* out of memory: the counts are short */
+    int failed;                             /* out of memory: the counts are short */
 } JournalOverrideTally;
 
 /* One valid event (a string "event" at least), in the file's order. */

@@ -542,11 +542,23 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
                     "the journal records (was it changed?); the journal's trials are kept\n",
                     r->trial);
     }
+    size_t n = jt.n;
     journal_trials_clear(&jt);
-    if (rc == 0 && restored && !tj->quiet)
+    /* Those the operator's :budget left without a trial wait: said, or `tune` would end with
+     * them queued after saying they run. */
+    int room = tuner_budget(t) - (int)n;
+    size_t waiting = room < 0 ? restored : restored > (size_t)room ? restored - (size_t)room : 0;
+    if (rc == 0 && restored && !tj->quiet && !waiting)
         fprintf(stderr,
                 "tunedeck tune: %zu override%s queued before the session ended run%s first\n",
                 restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
+    else if (rc == 0 && !tj->quiet && waiting)
+        fprintf(stderr,
+                "tunedeck tune: of the %zu override%s queued before the session ended, %zu "
+                "run%s first and %zu wait%s past the budget of %d (--budget %zu runs %s)\n",
+                restored, restored == 1 ? "" : "s", restored - waiting,
+                restored - waiting == 1 ? "s" : "", waiting, waiting == 1 ? "s" : "",
+                tuner_budget(t), n + restored, waiting == 1 ? "it" : "them");
     return rc;
 }
 

@@ -937,3 +937,32 @@ Test(session_overrides, tunedeck_sessions_says_the_budget_a_resume_goes_on_with)
     unlink(path);
     rmdir(dir);
 }
+
+/* Regression: `tune --resume` said every restored override "runs first", and then ended with
+ * those the operator's :budget had left without a trial still queued. It says which wait, and
+ * the --budget that runs them. */
+Test(session_overrides, a_resume_says_which_restored_overrides_wait_past_the_budget)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096], said[] = "/tmp/td-ovr-err-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    killed_before_override_1_started(dir, path, sizeof path, 4);
+    int fd = mkstemp(said), err_fd = dup(2);
+    cr_assert(fd >= 0 && err_fd >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    Session *again = resumed(dir, path, 0, 0);
+    fflush(stderr);
+    dup2(err_fd, 2);
+    close(err_fd);
+    close(fd);
+    cr_assert_eq(tuner_budget(again->tuner), 5);
+    session_free(again);
+    cr_assert_eq(lines_with(said, "tunedeck tune: of the 2 overrides queued before the session "
+                                  "ended, 1 runs first and 1 waits past the budget of 5 "
+                                  "(--budget 6 runs it)"),
+                 1);
+    cr_assert_eq(lines_with(said, "run first"), 0);
+    unlink(said);
+    unlink(path);
+    rmdir(dir);
+}
