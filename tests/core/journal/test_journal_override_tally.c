@@ -76,7 +76,8 @@ static void random_journal(unsigned *seed, char *text, size_t cap)
             add(text, cap, journal_override_dropped_json(queued[rand_r(seed) % nq]));
         } else if (r < 37) {
             cJSON *j = suggested(++trial, nq ? queued[0] : 0);
-            cJSON_ReplaceItemInObject(j, "override", cJSON_CreateString("x"));
+            cJSON_DeleteItemFromObject(j, "override");
+            cJSON_AddStringToObject(j, "override", "x");
             add(text, cap, j);
         } else {
             int id = nq && rand_r(seed) % 2 ? queued[rand_r(seed) % nq] : 0;
