@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/journal/journal_override.h"
+#include "core/journal/journal_override_tally.h"
 #include "core/model/observation.h"
+#include "remote/launch/overridequeue.h"
 #include "remote/session/tune_journal.h"
 
 static const char *str(const cJSON *o, const char *key)
@@ -93,6 +96,7 @@ static int resume_refusal(const char *path, JournalLog *log, char *why, size_t c
 typedef struct {
     SessionSummary *s;
     TrialMarks marks;
+    JournalOverrideTally queue;   /* what a resume queues again, for the budget it goes on with */
     int last_ended, last_stopped; /* of the last valid event */
 } Pass;
 
@@ -102,6 +106,7 @@ static void take(void *ud, const cJSON *ev, size_t line)
     Pass *p = ud;
     SessionSummary *s = p->s;
     const char *kind = str(ev, "event");
+    journal_override_tally_take(&p->queue, ev);
     p->last_ended = strcmp(kind, "ended") == 0;
     p->last_stopped = str(ev, "stopped") != NULL;
     if (strcmp(kind, "session") == 0) {
@@ -148,9 +153,30 @@ static void take(void *ud, const cJSON *ev, size_t line)
     }
 }
 
+/* The budget `tune --resume` (or the console's) goes on with, without --budget: the journal's,
+ * at least its trials (a journal cut before its `ended` line may have run past it), raised
+ * for the overrides whose trial never started (journal_resume_budget, the resume's rule). */
+static long resume_budget(Pass *p)
+{
+    const SessionSummary *s = p->s;
+    JournalOverrideTally *q = &p->queue;
+    journal_override_tally_end(q);
+    size_t trials = (size_t)s->suggested;
+    int budget = s->budget > (long)trials ? (int)s->budget : (int)trials;
+    /* a resume restores as many as the queue holds, the unstarted first */
+    size_t restored = q->n < OVERRIDEQUEUE_MAX ? q->n : OVERRIDEQUEUE_MAX;
+    size_t unstarted = q->unstarted < restored ? q->unstarted : restored, fresh = 0;
+    for (size_t i = 0; i < unstarted; i++) {
+        /* marked interrupted by this resume: no outcome yet (an earlier resume's is one) */
+        size_t t = (size_t)q->waiting[i].trial;
+        fresh += t < p->marks.cap && p->marks.state[t] == 1;
+    }
+    return journal_resume_budget(budget, trials, restored, unstarted, fresh, 0);
+}
+
 /* The fields take() reads: a line whose others are plain is skimmed, not parsed whole. */
-static const char *const READ[] = {"created", "optimizer", "sim",     "cluster", "budget",
-                                   "trial",   "status",    "time_s",  "stopped"};
+static const char *const READ[] = {"created", "optimizer", "sim",    "cluster", "budget",
+                                   "trial",   "status",    "time_s", "stopped", "override"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {
@@ -165,9 +191,12 @@ void session_summary_read_by(const char *path, const char *id, SessionSummary *s
     s->best_s = -1;
     JournalLog log;
     Error err;
-    Pass p = {s, {NULL, 0}, 0, 0};
+    Pass p;
+    memset(&p, 0, sizeof p);
+    p.s = s;
     if (read(path, &log, READ, sizeof READ / sizeof READ[0], take, &p, &err) < 0) {
         free(p.marks.state);
+        journal_override_tally_clear(&p.queue);
         memset(s, 0, sizeof *s);
         snprintf(s->id, sizeof s->id, "%s", id);
         s->best_s = -1;
@@ -186,6 +215,9 @@ void session_summary_read_by(const char *path, const char *id, SessionSummary *s
         snprintf(s->state, sizeof s->state, "%s", stopped ? "stopped early" : "ended");
     else
         snprintf(s->state, sizeof s->state, "interrupted (resumable)");
+    if (strcmp(s->state, "running") != 0 && strncmp(s->state, "not resumable", 13) != 0)
+        s->budget = resume_budget(&p);
     free(p.marks.state);
+    journal_override_tally_clear(&p.queue);
     journal_log_clear(&log);
 }

@@ -71,6 +71,9 @@ void console_app_start(App *a, const ConsoleOptions *o, int config_bad, const Er
                 "drops the last, :unqueue N any)",
                 queued, tuner_override_trial(a->tuner, 0),
                 tuner_override_trial(a->tuner, queued - 1), a->config.keys[ACT_DROP]);
+    /* the operator's :budget may have left some without a trial: they wait for another */
+    if (queued && tuner_override_trial(a->tuner, queued - 1) > tuner_budget(a->tuner))
+        app_log(a, "the overrides queued past trial %d wait for a :budget", tuner_budget(a->tuner));
     if (a->slurm)
         app_log(a,
                 "slurm: watching %s%s%s through the controller (%s); the hosts view (3) "

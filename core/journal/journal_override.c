@@ -172,3 +172,28 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
     }
     return 0;
 }
+
+/* An override whose trial never started spent a trial of the budget. The journal's budget is
+ * raised by one trial for each such override whose trial this resume marks interrupted, up to
+ * the last queued override's trial: those queued behind it keep the trials they had (one left
+ * without by the operator's :budget stays so), and a second resume, finding the trial already
+ * marked, raises nothing again. Whatever the budget, the unstarted overrides themselves get
+ * their trials, as they do under --budget: the operator never saw them run, and a :budget is
+ * not a drop (only X and :unqueue drop one, with a line saying so); a :budget typed after an
+ * earlier resume that left the head override without its trial would otherwise keep it
+ * queued forever, each resume restoring it and running none. */
+int journal_resume_budget(int budget, size_t trials, size_t restored, size_t unstarted,
+                          size_t fresh, int budget_given)
+{
+    int to = budget;
+    if (!budget_given) {
+        int raised = budget + (int)fresh, last = (int)(trials + restored);
+        if (raised > last)
+            raised = last;
+        if (raised > to)
+            to = raised;
+    }
+    if (unstarted && (int)(trials + unstarted) > to)
+        to = (int)(trials + unstarted);
+    return to;
+}

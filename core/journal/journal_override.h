@@ -41,4 +41,12 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
                              JournalOverrides *out, Error *err);
 void journal_overrides_clear(JournalOverrides *o);
 
+/* The budget a resume goes on with (never below `budget`, the one it starts from: the
+ * journal's, at least its trials, or --budget when budget_given), given its `trials`, the
+ * overrides restored to the queue (the i-th runs as trial trials + i + 1), the `unstarted`
+ * ones at its head (their trial never started) and, of those, the ones `fresh` this resume
+ * marks interrupted. Shared by the resume and `tunedeck sessions`, which shows it. */
+int journal_resume_budget(int budget, size_t trials, size_t restored, size_t unstarted,
+                          size_t fresh, int budget_given);
+
 #endif

@@ -477,24 +477,6 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, const 
     return 0;
 }
 
-/* The budget a resume goes on with, the queue restored and before its trials are replayed
- * (n of them; the i-th queued override runs as trial n + i + 1). An override whose trial never
- * started spent a trial of the budget. An explicit --budget is raised, where short, by the
- * trial the unstarted ones need and no more: those behind them keep the --budget. The
- * journal's budget is raised by one trial for each override whose trial this resume marks
- * interrupted, up to the last queued one's trial: the overrides behind it keep the trials they
- * had (one left without by the operator's :budget stays so), and a second resume, finding the
- * trial already marked, raises nothing again. */
-static int resume_budget(const Tuner *t, size_t n, size_t restored, size_t unstarted,
-                         size_t fresh, int budget_given)
-{
-    int budget = tuner_budget(t);
-    if (budget_given)
-        return unstarted ? (int)(n + unstarted) : budget;
-    int to = budget + (int)fresh, last = (int)(n + restored);
-    return to > last ? last : to;
-}
-
 int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_given, Error *err)
 {
     JournalTrials jt;
@@ -518,8 +500,8 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     tuner_set_number_offset(t, jt.n ? jt.trials[jt.n - 1].journal_trial - (int)jt.n : 0);
     /* Raised before the `resumed` line, which holds it: a session killed after the
      * `interrupted` lines below comes back with the raise, and does not make it twice. */
-    tuner_override_raise_budget_to(t, resume_budget(t, jt.n, restored, unstarted, fresh,
-                                                    budget_given));
+    tuner_override_raise_budget_to(t, journal_resume_budget(tuner_budget(t), jt.n, restored,
+                                                            unstarted, fresh, budget_given));
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
@@ -560,11 +542,23 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
                     "the journal records (was it changed?); the journal's trials are kept\n",
                     r->trial);
     }
+    size_t n = jt.n;
     journal_trials_clear(&jt);
-    if (rc == 0 && restored && !tj->quiet)
+    /* Those the operator's :budget left without a trial wait: said, or `tune` would end with
+     * them queued after saying they run. */
+    int room = tuner_budget(t) - (int)n;
+    size_t waiting = room < 0 ? restored : restored > (size_t)room ? restored - (size_t)room : 0;
+    if (rc == 0 && restored && !tj->quiet && !waiting)
         fprintf(stderr,
                 "tunedeck tune: %zu override%s queued before the session ended run%s first\n",
                 restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
+    else if (rc == 0 && !tj->quiet && waiting)
+        fprintf(stderr,
+                "tunedeck tune: of the %zu override%s queued before the session ended, %zu "
+                "run%s first and %zu wait%s past the budget of %d (--budget %zu runs %s)\n",
+                restored, restored == 1 ? "" : "s", restored - waiting,
+                restored - waiting == 1 ? "s" : "", waiting, waiting == 1 ? "s" : "",
+                tuner_budget(t), n + restored, waiting == 1 ? "it" : "them");
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* Fuzzes the session journal reader (core/journal/journal.c), the trials rebuilt from it
- * (core/journal/journal_trial.c) and the overrides left queued (journal_override.c) against
+ * (core/journal/journal_trial.c) and the overrides left queued (journal_override.c, and
+ * journal_override_tally.c, which must agree) against
  * setting B: any bytes give a log and a list of problems;
  * and the skim (core/journal/journal_skim.c): a line it vouches for is one the whole parse
  * takes, with the same event and fields. */
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "core/journal/journal_override.h"
+#include "core/journal/journal_override_tally.h"
 #include "core/journal/journal_skim.h"
 #include "core/journal/journal_trial.h"
 #include "tests/fuzz/fuzz_common.h"
@@ -69,6 +71,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!o.waiting[i].schedule || o.waiting[i].id < 1 || o.waiting[i].id > o.last_id ||
             o.last_id > JOURNAL_OVERRIDE_ID_MAX)
             abort();
+    /* the line-by-line count `tunedeck sessions` makes of it: the same ids used, and no fewer
+     * waiting (it does not read schedules, which the decode may refuse) */
+    JournalOverrideTally tally;
+    memset(&tally, 0, sizeof tally);
+    for (size_t i = 0; i < log.n; i++)
+        journal_override_tally_take(&tally, log.events[i]);
+    journal_override_tally_end(&tally);
+    if (tally.last_id != o.last_id || (!tally.failed && tally.n < o.n) ||
+        tally.unstarted > tally.n)
+        abort();
+    for (size_t i = 0; i < tally.n; i++)
+        if (tally.waiting[i].id < 1 || tally.waiting[i].id > tally.last_id)
+            abort();
+    journal_override_tally_clear(&tally);
     journal_overrides_clear(&o);
     journal_log_clear(&log);
     return 0;

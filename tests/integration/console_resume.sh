@@ -81,6 +81,7 @@ oid="$(sed -n '2s/ .*//p' "$tmp/olist")"
 ojournal="$(find "$tmp/o" -name '*.jsonl' | head -1)"
 [ "$(grep -c '"event":"override_queued"' "$ojournal")" -eq 2 ] ||
     fail "the journal does not hold both queued overrides"
+cp -R "$tmp/o" "$tmp/w" # for the budget that leaves one waiting, below
 tmux_start o2 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/o $bin --resume $oid --budget 3 --pace-ms 20 --no-sched 2>$tmp/o2err"
 wait_for o2 "3/3 .*done"
 for n in 2 3; do
@@ -91,6 +92,14 @@ tmx send-keys -t o2 L
 wait_for o2 "2 overrides queued before the session ended run first as trials 2-3"
 tmx send-keys -t o2 a
 quit o2
+# A budget that leaves the second override without a trial: the log says it waits (it said
+# both run first, and the session ended with one still queued).
+tmux_start w 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/w $bin --resume $oid --budget 2 --pace-ms 20 --no-sched 2>$tmp/werr"
+wait_for w "2/2 .*done"
+tmx send-keys -t w L
+wait_for w "the overrides queued past trial 2 wait for a :budget"
+tmx send-keys -t w a
+quit w
 # The console killed between an override's `suggested` line and its trial's start (a copy of
 # the session cut after trial 3's suggested line): the resume marks trial 3 interrupted and
 # runs override 2 again, first, as trial 4. Before, the override was lost.

@@ -782,3 +782,187 @@ Test(session_overrides, a_budget_of_the_same_number_is_journaled_as_the_operator
     unlink(path);
     rmdir(dir);
 }
+
+/* Regression: a :budget typed after a first resume, down to the trials done, left override 1
+ * (its trial never started) without a trial; a second resume raised nothing (the interrupted
+ * trial already marked), so the override came back queued and never ran, on every resume after.
+ * Any resume gives an unstarted override its trial, as --budget does; the overrides behind it
+ * keep the operator's :budget. */
+Test(session_overrides, an_unstarted_override_the_operators_budget_left_out_runs_on_a_later_resume)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    killed_before_override_1_started(dir, path, sizeof path, 0);
+
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 6);
+    cr_assert_eq(tuner_override_id(again->tuner, 0), 1);
+    tuner_set_budget(again->tuner, 4); /* the console's :budget 4: the trials done */
+    session_journal_end(again);        /* quit */
+    session_free(again);
+
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_overrides(third->tuner), 2);
+    cr_assert_eq(tuner_override_id(third->tuner, 0), 1);
+    cr_assert_eq(tuner_budget(third->tuner), 5, "override 1's trial, not override 2's");
+    cr_assert_eq(tuner_budget_raised(third->tuner), 1, "a raise a drop gives back");
+    cr_assert_eq(lines_with(path, "\"budget\":5,\"raised\":1,\"trials\":4"), 1,
+                 "the resumed line holds the raise");
+    cr_assert_eq(tuner_run_blocking(third->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(third->tuner), 5);
+    cr_assert(tuner_trial(third->tuner, 4)->overridden);
+    cr_assert_eq(tuner_trial(third->tuner, 4)->override_id, 1);
+    cr_assert_eq(tuner_overrides(third->tuner), 1, "override 2 waits for a :budget");
+    cr_assert_eq(tuner_override_id(third->tuner, 0), 2);
+    session_journal_end(third);
+    session_free(third);
+
+    Session *fourth = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(fourth->tuner), 5, "override 2 is not raised for");
+    cr_assert_eq(tuner_overrides(fourth->tuner), 1);
+    session_free(fourth);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Pins a choice (docs/journal.md, "Resuming"): an override's trial that ran, whose `started`
+ * and `finished` lines were both lost with the journal's tail (its `started` line torn), is
+ * read as the file says: a trial that never started. It is marked interrupted with no time
+ * (its measurement never counted: not the best, not observed as measured) and the override
+ * runs again, once, as the next trial, the budget raised for it. Losing an fsync'd `started`
+ * line is outside the journal's contract (a torn line is a write that never completed, and
+ * the launch waits for it); whether the first run happened or not, its result is gone, and
+ * running it again is the only way the operator gets the trial they asked for. */
+Test(session_overrides, an_override_whose_started_and_finished_lines_were_lost_runs_again)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet",
+                        .optimizer = "random",
+                        .seed = 3,
+                        .budget = 1,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    Schedule *s[1];
+    schedules(first, s, 1);
+    cr_assert_eq(tuner_override(first->tuner, s[0], &err), 0, "%s", err.msg);
+    schedule_free(s[0]);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(first->tuner), 1);
+    cr_assert_not_null(tuner_trial(first->tuner, 0)->obs);
+    TrialStatus ran = tuner_trial(first->tuner, 0)->obs->status;
+    snprintf(path, sizeof path, "%s", tune_journal_path(first->journal));
+    session_free(first); /* killed */
+    cut_after(path, "\"event\":\"suggested\",\"trial\":1,");
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f);
+    fputs("{\"event\":\"started\",\"trial\":1,\"wal", f); /* the torn tail */
+    fclose(f);
+
+    Session *again = resumed(dir, path, 0, 0);
+    const char *const *problems;
+    size_t n = tune_journal_problems(again->journal, &problems);
+    cr_assert(n >= 1 && strstr(problems[n - 1], "torn last line"), "the torn line is said");
+    cr_assert_eq(tuner_n_trials(again->tuner), 1);
+    const TrialRecord *lost = tuner_trial(again->tuner, 0);
+    cr_assert_eq(lost->obs->status, TRIAL_INTERRUPTED);
+    cr_assert_not_null(strstr(lost->obs->reason, "was about to start"), "%s", lost->obs->reason);
+    cr_assert_null(tuner_best(again->tuner), "its lost time never counted");
+    cr_assert_eq(tuner_overrides(again->tuner), 1);
+    cr_assert_eq(tuner_override_id(again->tuner, 0), 1);
+    cr_assert_eq(tuner_budget(again->tuner), 2);
+    cr_assert_eq(tuner_run_blocking(again->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 2);
+    const TrialRecord *r = tuner_trial(again->tuner, 1);
+    cr_assert(r->overridden && r->override_id == 1);
+    cr_assert_eq(r->obs->status, ran, "the same schedule on the same simulator");
+    session_journal_end(again);
+    session_free(again);
+    cr_assert_eq(lines_with(path, "\"override\":1"), 3, "queued, and taken by trials 1 and 2");
+
+    Session *third = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_overrides(third->tuner), 0, "it ran: not queued a third time");
+    cr_assert_eq(tuner_budget(third->tuner), 2);
+    session_free(third);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* `tunedeck sessions` says the budget of the journal at path that a resume goes on with:
+ * resumed here (with the journal's budget, then killed) to compare. */
+static void sessions_agrees_with_resume(const char *dir, const char *path, int expected)
+{
+    SessionSummary sum;
+    session_summary_read(path, "id", &sum);
+    cr_assert_eq(sum.budget, expected, "tunedeck sessions: %ld, expected %d (%s)", sum.budget,
+                 expected, sum.state);
+    Session *s = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(s->tuner), expected, "the resume");
+    session_free(s);
+}
+
+/* Regression: `tunedeck sessions` showed the last line's budget, where a resume goes on with at
+ * least the trials already run and raises for an override whose trial never started: an
+ * interrupted session read 3/5 (and 4/4) and resumed to 6 (and 5). It now says the resume's
+ * budget, by the resume's own rule (journal_resume_budget). */
+Test(session_overrides, tunedeck_sessions_says_the_budget_a_resume_goes_on_with)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    /* raised for overrides 1 and 2; override 1's trial never started */
+    killed_before_override_1_started(dir, path, sizeof path, 0);
+    sessions_agrees_with_resume(dir, path, 6);
+    sessions_agrees_with_resume(dir, path, 6); /* the trial marked: not raised again */
+    unlink(path);
+
+    /* :budget 4 left override 2 out */
+    killed_before_override_1_started(dir, path, sizeof path, 4);
+    sessions_agrees_with_resume(dir, path, 5);
+    /* then a :budget down to the trials done, and quit: override 1 still gets its trial */
+    Session *s = resumed(dir, path, 0, 0);
+    tuner_set_budget(s->tuner, 4);
+    session_journal_end(s);
+    session_free(s);
+    sessions_agrees_with_resume(dir, path, 5);
+    unlink(path);
+
+    /* a journal whose budget is short of its trials (cut before the lines that raised it) */
+    session_free(ran(dir, 3, path, sizeof path));
+    replace_in(path, "\"budget\":3", "\"budget\":2");
+    sessions_agrees_with_resume(dir, path, 3);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Regression: `tune --resume` said every restored override "runs first", and then ended with
+ * those the operator's :budget had left without a trial still queued. It says which wait, and
+ * the --budget that runs them. */
+Test(session_overrides, a_resume_says_which_restored_overrides_wait_past_the_budget)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096], said[] = "/tmp/td-ovr-err-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    killed_before_override_1_started(dir, path, sizeof path, 4);
+    int fd = mkstemp(said), err_fd = dup(2);
+    cr_assert(fd >= 0 && err_fd >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    Session *again = resumed(dir, path, 0, 0);
+    fflush(stderr);
+    dup2(err_fd, 2);
+    close(err_fd);
+    close(fd);
+    cr_assert_eq(tuner_budget(again->tuner), 5);
+    session_free(again);
+    cr_assert_eq(lines_with(said, "tunedeck tune: of the 2 overrides queued before the session "
+                                  "ended, 1 runs first and 1 waits past the budget of 5 "
+                                  "(--budget 6 runs it)"),
+                 1);
+    cr_assert_eq(lines_with(said, "run first"), 0);
+    unlink(said);
+    unlink(path);
+    rmdir(dir);
+}
