@@ -49,6 +49,20 @@ char *groupstop_command(long pgid, const char *mark, int ended)
     return cmd;
 }
 
+char *groupstop_kill_command(long pgid, const char *mark)
+{
+    static const char head[] = GROUPSTOP_MARKED_SH "; ";
+    size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
+    const char *m = mark && n == 32 && !mark[n] ? mark : "-";
+    char tail[160];
+    snprintf(tail, sizeof tail, "marked %s; kill -KILL -%ld $k 2>/dev/null; true", m, pgid);
+    size_t len = strlen(head) + strlen(tail);
+    char *cmd = malloc(len + 1);
+    if (cmd)
+        snprintf(cmd, len + 1, "%s%s", head, tail);
+    return cmd;
+}
+
 /* members: sets gm to the processes of the wrapping shell's group g that are not zombies, but
  * the shell itself, what it forks to look (its children) and the guard (pid gd, and its `sleep`),
  * and exits 0 when there is one; never one where the shell does not lead g (a group that may

@@ -166,8 +166,8 @@ extern const char groupstop_trial_sh[];
  * TUNEDECK_RUN_MARK either (the orphan stop, orphans.c, takes a group for the launch's by the
  * command's own processes, not by the guard's, and `marked` never finds the guard). The mark
  * is read when it stops, from the environment of $$ (the trial's wrapping shell, exec'd with
- * the trial's variables) or else of a process of the group (a live job's shell exports it itself), into a
- * variable of its own: its command line and environment stay free of it. One that is not 32
+ * the trial's variables, a live job's with its run's mark too) or else of a process of the group,
+ * into a variable of its own: its command line and environment stay free of it. One that is not 32
  * hex digits is none (a group stop alone, as before).
  *
  * A session whose client vanished without closing its connection (a power loss) keeps its
@@ -195,5 +195,13 @@ extern const char groupstop_trial_sh[];
  * GROUPSTOP_NOTE naming up to four marked processes still running, those outside the group
  * said so, when there is one. Caller frees; NULL when memory runs out. */
 char *groupstop_command(long pgid, const char *mark, int ended);
+
+/* The command that KILLs group pgid (> 1) and, with `mark` (32 hex digits; NULL or "" for
+ * none), every process marked with it: a live job's last word on a stop it did not answer
+ * (schedlive's stop_timeout_s, jobctl_signal). That KILL also ends the job's wrapping shell,
+ * whose own stop of the marked processes outside the group (a setsid daemon) then never comes.
+ * One `kill` sends all, the group's first: the shell's end, which lets the next run start,
+ * comes after the marked ones had theirs. Caller frees; NULL when memory runs out. */
+char *groupstop_kill_command(long pgid, const char *mark);
 
 #endif

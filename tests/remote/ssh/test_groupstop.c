@@ -353,6 +353,7 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 #define END_MARK test_mark(0x1)
 #define GUARD_MARK test_mark(0x2)
 #define NONE_MARK test_mark(0x3)
+#define KILL_MARK test_mark(0xc)
 #define OTHER_MARK test_mark(0xff)
 
 /* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
@@ -451,6 +452,48 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
         cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the stop", i);
         cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: status %d", i, ds);
         cr_assert_eq(ow, 0, "shell %zu: another launch's process was stopped", i);
+    }
+}
+
+/* Regression: a live job's KILL at stop_timeout_s (jobctl_signal) was `kill -KILL -PGID`, the
+ * group only: it ended the job's wrapping shell, whose own stop of a setsid daemon of the job
+ * that ignores TERM never came, and the daemon ran on, on the GPUs of the job's next run. Now
+ * the KILL reaches every process marked with the run's mark too, and none of another mark. */
+Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t c = group_child(0);
+        pid_t d = marked_daemon(KILL_MARK, 1), o = marked_daemon(OTHER_MARK, 0);
+        char *cmd = groupstop_kill_command(c, KILL_MARK);
+        cr_assert_not_null(cmd);
+        char out[4096];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
+        pid_t ow = waitpid(o, NULL, WNOHANG);
+        kill(c, SIGKILL), kill(d, SIGKILL), kill(o, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue; /* no busybox here */
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d", i, st);
+        cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGKILL, "shell %zu", i);
+        cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the KILL", i);
+        cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: status %d", i, ds);
+        cr_assert_eq(ow, 0, "shell %zu: another run's process was killed", i);
+    }
+}
+
+/* With no mark (or one that is not 32 hex digits) the KILL is the group's alone. */
+Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
+{
+    static const char *const none[] = {NULL, "", "not-a-mark"};
+    for (size_t n = 0; n < 3; n++) {
+        char *cmd = groupstop_kill_command(4242, none[n]);
+        cr_assert_not_null(cmd);
+        cr_assert_not_null(strstr(cmd, "marked -; kill -KILL -4242 $k"), "%s", cmd);
+        free(cmd);
     }
 }
 
@@ -1109,3 +1152,4 @@ Test(groupstop, only_the_note_as_its_lines_tail_is_the_wrapping_shells)
                                                     GROUPSTOP_LEFT_NOTE),
                  "the last one");
 }
+
