@@ -205,26 +205,18 @@ void jobctl_words_note(JobWords *w, const char *line, int error)
 
 void jobctl_words_stderr(JobWords *w, const char *line)
 {
-    const char *note = groupstop_left_note(line);
-    if (note) {
-        if (note > line && !w->left_noted) {
-            char own[sizeof w->text];
-            snprintf(own, sizeof own, "%.*s", (int)(note - line), line);
-            jobctl_words_note(w, own, 0);
-        }
-        w->left_noted = 1;
+    size_t len = strlen(line);
+    int ended;
+    long own = groupstop_own_part(line, len, &w->left_noted, &ended);
+    if (own < 0)
         return;
-    }
-    size_t len = strlen(line), el = strlen(GROUPSTOP_ENDED);
-    if (len >= el && strcmp(line + len - el, GROUPSTOP_ENDED) == 0) {
-        char own[sizeof w->text];
-        snprintf(own, sizeof own, "%.*s", (int)(len - el), line);
-        if (!w->left_noted)
-            jobctl_words_note(w, own, 0);
-        return;
-    }
-    if (!w->left_noted)
+    if ((size_t)own == len) {
         jobctl_words_note(w, line, 0);
+        return;
+    }
+    char text[sizeof w->text];
+    snprintf(text, sizeof text, "%.*s", (int)own, line);
+    jobctl_words_note(w, text, 0);
 }
 
 void jobctl_progress_refused(JobProgress *p, const char *why)

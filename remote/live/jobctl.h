@@ -58,10 +58,11 @@ typedef struct {
 } JobWords;
 /* Notes a line the run printed (error: an error event's text); an empty one says nothing. */
 void jobctl_words_note(JobWords *w, const char *line, int error);
-/* Notes a line of an SSH run's stderr, which its wrapping shell (groupstop.h) shares: its note
- * on what the job left and its end line are not the job's words, nor is what the leftovers
- * print between the two (a "Terminated" of theirs would read as the failure's cause); the
- * job's last line without a newline, before the note or the end line on its line, is. */
+/* Notes a line of an SSH run's stderr, which its wrapping shell (groupstop.h) shares, as
+ * groupstop_own_part reads it (a trial's launcher reads it so too): its note on what the job
+ * left and its end line are not the job's words, nor is what the leftovers print after the
+ * note (a "Terminated" of theirs would read as the failure's cause); the job's last line
+ * without a newline, before the note or the end line on its line, is. */
 void jobctl_words_stderr(JobWords *w, const char *line);
 
 /* Every placeholder a job_command may use. */

@@ -76,8 +76,20 @@
 /* Where GROUPSTOP_LEFT_NOTE starts in a line of the wrapping shell's stderr, or NULL. The
  * command shares that stderr, so a last line it left without a newline (`ValueError: x`) comes
  * before the note on the same line: the text before it is the command's own, as before
- * GROUPSTOP_ENDED. Both readers of that stderr ask it (launch_ssh.c, jobctl.c). */
+ * GROUPSTOP_ENDED. Both readers of that stderr ask it through groupstop_own_part. */
 const char *groupstop_left_note(const char *line);
+
+/* The command's own part of a line of its wrapping shell's stderr (len bytes), which the
+ * command shares: how many of the line's first bytes are the command's words, or -1 for none.
+ * Not the command's: the shell's end line (GROUPSTOP_ENDED as the line's tail: *ended is set,
+ * else cleared), its note on what the command left (groupstop_left_note: *left_noted is set),
+ * and every line after that note (what the leftovers print while they are stopped: a
+ * "Terminated" of theirs is no failure's cause). A last line the command left without a
+ * newline, before the note or the end line on the same line, is its own; an empty line it
+ * printed is its own too (0). *left_noted: 0 at the run's start, kept by the caller from line
+ * to line. The one reading of that stderr, for both of its readers: a trial's (launch_ssh.c,
+ * its failure's last words) and a live job's (jobctl_words_stderr). */
+long groupstop_own_part(const char *line, size_t len, int *left_noted, int *ended);
 
 /* The note's tail where the stop sends the TERM itself (the stop over a channel of its own,
  * the wrapping shell after a command that ended by itself). */

@@ -1153,3 +1153,61 @@ Test(groupstop, only_the_note_as_its_lines_tail_is_the_wrapping_shells)
                  "the last one");
 }
 
+/* The command's own part of its wrapping shell's stderr, as both of its readers take it: a
+ * trial's last words (launch_ssh.c) and a live job's (jobctl_words_stderr). */
+#define OWN(line, noted, ended) groupstop_own_part(line, strlen(line), noted, ended)
+
+Test(groupstop, a_commands_own_line_is_its_own_whole_an_empty_one_too)
+{
+    int noted = 0, ended = 1;
+    cr_assert_eq(OWN("Traceback (most recent call last):", &noted, &ended), 34);
+    cr_assert(!noted && !ended);
+    cr_assert_eq(OWN("", &noted, &ended), 0, "an empty line the command printed is its own");
+    const char *grep = "logs/a.log:" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING " (old)";
+    cr_assert_eq(OWN(grep, &noted, &ended), (long)strlen(grep), "the note's words are not it");
+    cr_assert(!noted);
+}
+
+Test(groupstop, the_end_line_is_not_the_commands_but_what_comes_before_it_on_its_line_is)
+{
+    int noted = 0, ended = 0;
+    cr_assert_eq(OWN(GROUPSTOP_ENDED, &noted, &ended), -1);
+    cr_assert(ended && !noted);
+    cr_assert_eq(OWN("ValueError: x" GROUPSTOP_ENDED, &noted, &ended), 13);
+    cr_assert(ended);
+    cr_assert_eq(OWN("tunedeck-ended, or so it says", &noted, &ended), 29);
+    cr_assert(!ended, "only as the line's tail");
+}
+
+Test(groupstop, the_note_and_every_line_after_it_are_not_the_commands)
+{
+    int noted = 0, ended = 0;
+    cr_assert_eq(OWN("ValueError: x" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING, &noted,
+                     &ended),
+                 13, "its last line with no newline, before the note");
+    cr_assert(noted && !ended);
+    cr_assert_eq(OWN("Terminated", &noted, &ended), -1, "a leftover's word");
+    cr_assert_eq(OWN("loader: shutting down" GROUPSTOP_ENDED, &noted, &ended), -1);
+    cr_assert(ended);
+    cr_assert_eq(OWN("x" GROUPSTOP_LEFT_NOTE "3 y); " GROUPSTOP_HAD_TERM "20000 ms", &noted,
+                     &ended),
+                 -1, "a second note: the first counted");
+    int fresh = 0;
+    cr_assert_eq(OWN(GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING, &fresh, &ended), -1,
+                 "a note alone holds nothing of the command's");
+    cr_assert(fresh);
+}
+
+/* A line is read as the launcher gets it, with its length: a NUL the command printed ends its
+ * text for the note, but the end line is still found at the line's end. */
+Test(groupstop, a_nul_in_a_line_ends_its_text_but_not_its_end_line)
+{
+    static const char line[] = "bad\0byte" GROUPSTOP_ENDED;
+    int noted = 0, ended = 0;
+    cr_assert_eq(groupstop_own_part(line, sizeof line - 1, &noted, &ended), 8);
+    cr_assert(ended && !noted);
+    static const char note[] = "x\0y" GROUPSTOP_LEFT_NOTE "1 z); " GROUPSTOP_STOPPING;
+    cr_assert_eq(groupstop_own_part(note, sizeof note - 1, &noted, &ended), (long)sizeof note - 1,
+                 "the note after a NUL is not looked for, as a string's look never saw it");
+    cr_assert(!noted && !ended);
+}
