@@ -602,6 +602,8 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
  * stop: jobctl_signal). It runs as `tunedeck-trial`, or as run_as where that is set. 0 when the
  * shell is not there. */
 static const char *run_as;
+/* The wrapping shell's text run_trial runs, where not groupstop_trial_sh (a stand-in clock). */
+static const char *trial_text;
 #define TRIAL_MARK test_mark(0x4)
 #define TRIAL_NONE_MARK test_mark(0x5)
 #define TRIAL_TERM_MARK test_mark(0x6)
@@ -610,6 +612,7 @@ static const char *run_as;
 #define TRIAL_JOB_MARK test_mark(0x9)
 #define TRIAL_GUARDED_MARK test_mark(0xa)
 #define TRIAL_CKPT_MARK test_mark(0xb)
+#define TRIAL_CLOCK_MARK test_mark(0xd)
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -620,8 +623,9 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
     char path[] = "/tmp/test-groupstop-t-XXXXXX";
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
-    size_t len = strlen(groupstop_trial_sh);
-    cr_assert_eq(write(fd, groupstop_trial_sh, len), (ssize_t)len);
+    const char *text = trial_text ? trial_text : groupstop_trial_sh;
+    size_t len = strlen(text);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
     close(fd);
     int p[2];
     cr_assert_eq(pipe(p), 0);
@@ -640,11 +644,11 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
             snprintf(pathvar, sizeof pathvar, "%s:/usr/bin:/bin", dir);
             setenv("PATH", pathvar, 1);
             if (run_as)
-                execl(bb, "busybox", "sh", "-c", groupstop_trial_sh, run_as, (char *)NULL);
+                execl(bb, "busybox", "sh", "-c", text, run_as, (char *)NULL);
             execl(bb, "busybox", "sh", path, (char *)NULL);
         } else {
             if (run_as)
-                execlp(SHELLS[i], SHELLS[i], "-c", groupstop_trial_sh, run_as, (char *)NULL);
+                execlp(SHELLS[i], SHELLS[i], "-c", text, run_as, (char *)NULL);
             execlp(SHELLS[i], SHELLS[i], path, (char *)NULL);
         }
         _exit(127);
@@ -902,6 +906,96 @@ Test(groupstop, the_trial_shells_wait_before_the_kill_is_time_not_passes,
         cr_assert(sleeps >= 1 && sleeps <= 10, "shell %zu: %d passes before the KILL", i, sleeps);
     }
     unlink(log);
+    unlink(fake);
+    rmdir(dir);
+}
+
+/* The wait before the KILL where the wrapping shell had a TERM: a live job's 20 s (the live
+ * scheduler's stop_timeout_s, GROUPSTOP_JOB_WAIT_S, for its checkpoint), a trial's 2 s, by the
+ * host's clock, with no 20 s in the test: the shipped text is run with its /proc/uptime put in
+ * a file, and a stand-in `sleep` (the loop's) moves that clock 2 s at each call. A leftover in
+ * the group that ignores TERM is KILLed once the clock reached the deadline: after 10 sleeps
+ * as a job, 1 as a trial, then the one sleep after the KILL. dash and bash only (busybox's
+ * PATH is its tools' folder). */
+Test(groupstop, a_had_terms_wait_is_20_s_of_the_clock_for_a_job_and_2_s_for_a_trial,
+     .timeout = TEST_TIMEOUT_S)
+{
+    char dir[] = "/tmp/test-groupstop-ck-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fake[128], clock[128], path[4096];
+    snprintf(fake, sizeof fake, "%s/sleep", dir);
+    snprintf(clock, sizeof clock, "%s/uptime", dir);
+    FILE *f = fopen(fake, "w");
+    cr_assert_not_null(f);
+    /* uptime as the kernel prints it: whole seconds, two decimals, then idle time */
+    fprintf(f, "#!/bin/sh\nread -r u _ < %s\nu=${u%%.*}\necho \"$((u + 2)).00 1.00\" > %s\n"
+               "exec /bin/sleep 0.01\n",
+            clock, clock);
+    fclose(f);
+    cr_assert_eq(chmod(fake, 0755), 0);
+    const char *old = getenv("PATH");
+    snprintf(path, sizeof path, "%s:%s", dir, old ? old : "/usr/bin:/bin");
+    cr_assert_eq(setenv("PATH", path, 1), 0);
+    /* the shipped text, its one /proc/uptime the file */
+    const char *at = strstr(groupstop_trial_sh, "/proc/uptime");
+    cr_assert(at && !strstr(at + 1, "/proc/uptime"));
+    size_t text_cap = strlen(groupstop_trial_sh) + sizeof clock;
+    char *text = malloc(text_cap);
+    cr_assert_not_null(text);
+    snprintf(text, text_cap, "%.*s%s%s", (int)(at - groupstop_trial_sh), groupstop_trial_sh, clock,
+             at + strlen("/proc/uptime"));
+    trial_text = text;
+    static const struct {
+        const char *as;
+        long sleeps;
+        const char *note;
+    } runs[] = {
+        {GROUPSTOP_JOB_NAME, GROUPSTOP_JOB_WAIT_S / 2 + 1, GROUPSTOP_HAD_TERM GROUPSTOP_JOB_TICKS "00 ms"},
+        {NULL, 2, GROUPSTOP_HAD_TERM "2000 ms"},
+    };
+    for (size_t r = 0; r < 2; r++) {
+        run_as = runs[r].as;
+        for (size_t i = 0; i < 2; i++) {
+            f = fopen(clock, "w");
+            cr_assert_not_null(f);
+            fprintf(f, "1000.00 1.00\n");
+            fclose(f);
+            char file[] = "/tmp/test-groupstop-ckl-XXXXXX";
+            int fd = mkstemp(file);
+            cr_assert(fd >= 0);
+            close(fd);
+            char command[384], out[4096];
+            snprintf(command, sizeof command,
+                     "env -i /bin/sh -c 'trap \"\" TERM; echo $$ > %s; exec /bin/sleep 307' "
+                     ">/dev/null 2>&1 & while [ ! -s %s ]; do /bin/sleep 0.01; done; echo up; "
+                     "exec /bin/sleep 300",
+                     file, file);
+            int st = 0;
+            int ran = run_trial(i, command, TRIAL_CLOCK_MARK, 2, out, sizeof out, &st);
+            long left = pid_in(file);
+            unlink(file);
+            int left_gone = left > 0 && gone_within_10s((pid_t)left);
+            if (left > 0)
+                kill((pid_t)left, SIGKILL);
+            while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+            if (!ran)
+                continue;
+            long now = 0;
+            f = fopen(clock, "r");
+            cr_assert(f && fscanf(f, "%ld", &now) == 1);
+            fclose(f);
+            const char *as = runs[r].as ? runs[r].as : "tunedeck-trial";
+            cr_assert(left_gone, "%s in shell %zu: the leftover runs on: %s", as, i, out);
+            cr_assert_not_null(strstr(out, runs[r].note), "%s in shell %zu: %s", as, i, out);
+            cr_assert_eq((now - 1000) / 2, runs[r].sleeps, "%s in shell %zu: %ld sleeps of 2 s: %s",
+                         as, i, (now - 1000) / 2, out);
+        }
+    }
+    run_as = NULL;
+    trial_text = NULL;
+    free(text);
+    unlink(clock);
     unlink(fake);
     rmdir(dir);
 }
