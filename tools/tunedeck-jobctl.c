@@ -9,6 +9,7 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
+#include "remote/launch/orphans.h"
 #include "remote/live/jobctl.h"
 
 static HostPool *pool;
@@ -93,7 +94,12 @@ int main(int argc, char **argv)
     const JobHost both[] = {{.addr = cl->machines[0].name, .gpus = 1, .gpu_ids = first_gpu},
                             {.addr = cl->machines[1].name, .gpus = 1, .gpu_ids = first_gpu}};
     JobAlloc a = {.gpus = 2, .hosts = both, .n_hosts = 2, .resume = ""};
-    JobRun *j = jobctl_start(pool, 0, cl->job_command, &a, &err);
+    /* a run's mark, as schedule --live gives each (its command inherits it here): the remote
+     * suite's job leaves a setsid daemon that only the mark names */
+    char mark[ORPHAN_MARK_CHARS + 1];
+    JobRun *j = orphans_mark_new(mark, &err) < 0
+                    ? NULL
+                    : jobctl_start(pool, 0, cl->job_command, &a, mark, &err);
     int rc = 1;
     if (!j) {
         fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);

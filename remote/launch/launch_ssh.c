@@ -86,21 +86,30 @@ static const char *machine_name(const SshRun *r, const Part *p)
     return r->schedule->cluster->machines[p->machine].name;
 }
 
-/* A line of a part's stderr: the trial log's, and the command's last word on a failure,
- * except the wrapping shell's note on what the command left and what the leftovers print
- * after it (a "Terminated" of theirs is not the command's failure): the command had ended. What
- * comes before the note on its line is the command's own last line, left with no newline. */
-static void stderr_line(SshRun *r, Part *p, const char *name, const char *line)
+/* A line of a part's stderr (len bytes): the trial log's, and the command's last word on a
+ * failure, as groupstop_own_part reads it (not the wrapping shell's note on what the command
+ * left, its end line, or what the leftovers print after the note: a "Terminated" of theirs is not
+ * the command's failure; what comes before the note or the end line on its line is the
+ * command's own last line, left with no newline). */
+static void stderr_line(SshRun *r, Part *p, const char *name, const char *line, size_t len)
 {
-    const char *note = groupstop_left_note(line);
-    if (note) {
-        if (note > line && !p->left_noted)
-            snprintf(p->last_stderr, sizeof p->last_stderr, "%.*s", (int)(note - line), line);
-        p->left_noted = 1;
-    } else if (!p->left_noted)
-        snprintf(p->last_stderr, sizeof p->last_stderr, "%s", line);
-    if (r->cfg.on_log)
-        r->cfg.on_log(r->cfg.userdata, name, STREAM_STDERR, line);
+    int ended;
+    long own = groupstop_own_part(line, len, &p->left_noted, &ended);
+    if (own >= 0)
+        snprintf(p->last_stderr, sizeof p->last_stderr, "%.*s", (int)own, line);
+    if (!ended) {
+        if (r->cfg.on_log)
+            r->cfg.on_log(r->cfg.userdata, name, STREAM_STDERR, line);
+        return;
+    }
+    /* the wrapping shell's end line: the log keeps what the command printed before it on its
+     * line (they share the stream), not the end line's words */
+    p->end_stopped = 1;
+    size_t el = strlen(GROUPSTOP_ENDED);
+    char *mine = len > el ? strndup(line, len - el) : NULL;
+    if (mine && r->cfg.on_log)
+        r->cfg.on_log(r->cfg.userdata, name, STREAM_STDERR, mine);
+    free(mine);
 }
 
 static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
@@ -128,18 +137,7 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
                 r->cfg.on_proc(r->cfg.userdata, r->schedule->trial, name, p->pgid, p->mark);
             return;
         }
-        /* the wrapping shell's end line, after the command's last line when that had no
-         * newline (they share the stream) */
-        size_t el = strlen(GROUPSTOP_ENDED);
-        if (len >= el && memcmp(line + len - el, GROUPSTOP_ENDED, el) == 0) {
-            p->end_stopped = 1;
-            char *own = len > el ? strndup(line, len - el) : NULL;
-            if (own)
-                stderr_line(r, p, name, own);
-            free(own);
-            return;
-        }
-        stderr_line(r, p, name, line);
+        stderr_line(r, p, name, line, len);
         return;
     }
     TrialEvent ev;

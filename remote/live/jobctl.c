@@ -20,6 +20,9 @@ struct JobRun {
     size_t host;
     char *template_text;
     RemoteExec *x, *signaller;
+    /* The run's TUNEDECK_RUN_MARK, "" for none: handed to its wrapping shell, whose stop finds
+     * by it what the job started with setsid (outside its group), and put in a KILL. */
+    char mark[33];
     long pgid;
     int restarts, restart_pending;
     char *next_command;
@@ -202,26 +205,18 @@ void jobctl_words_note(JobWords *w, const char *line, int error)
 
 void jobctl_words_stderr(JobWords *w, const char *line)
 {
-    const char *note = groupstop_left_note(line);
-    if (note) {
-        if (note > line && !w->left_noted) {
-            char own[sizeof w->text];
-            snprintf(own, sizeof own, "%.*s", (int)(note - line), line);
-            jobctl_words_note(w, own, 0);
-        }
-        w->left_noted = 1;
+    size_t len = strlen(line);
+    int ended;
+    long own = groupstop_own_part(line, len, &w->left_noted, &ended);
+    if (own < 0)
         return;
-    }
-    size_t len = strlen(line), el = strlen(GROUPSTOP_ENDED);
-    if (len >= el && strcmp(line + len - el, GROUPSTOP_ENDED) == 0) {
-        char own[sizeof w->text];
-        snprintf(own, sizeof own, "%.*s", (int)(len - el), line);
-        if (!w->left_noted)
-            jobctl_words_note(w, own, 0);
-        return;
-    }
-    if (!w->left_noted)
+    if ((size_t)own == len) {
         jobctl_words_note(w, line, 0);
+        return;
+    }
+    char text[sizeof w->text];
+    snprintf(text, sizeof text, "%.*s", (int)own, line);
+    jobctl_words_note(w, text, 0);
 }
 
 void jobctl_progress_refused(JobProgress *p, const char *why)
@@ -241,11 +236,17 @@ static int launch(JobRun *j, const char *command, Error *err)
      * trials' wrapping shell (groupstop_trial_sh, as `tunedeck-job`: it ends with the job's
      * exit status as is, no signal raised, as the `sh -c` it replaces did), handed over in a
      * variable: once the job has ended, by itself or on a stop's TERM after its checkpoint,
-     * what it left in its group is stopped on this channel. */
+     * what it left in its group is stopped on this channel. The run's mark is exported to that
+     * shell as a trial's is, and from it to the command: its stop also finds what left the
+     * group with setsid (a data-loader server), which a mark exported inside the command never
+     * told it. */
     if (shquote_append_raw(&b, &len,
                            "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
                                GROUPSTOP_JOB_TICKS) GROUPSTOP_CMD_VAR "=") < 0 ||
         shquote_append(&b, &len, command) < 0 ||
+        (j->mark[0] && (shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
+                        shquote_append(&b, &len, j->mark) < 0 ||
+                        shquote_append_raw(&b, &len, "; export TUNEDECK_RUN_MARK") < 0)) ||
         shquote_append_raw(&b, &len, "; export " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
         shquote_append(&b, &len, groupstop_trial_sh) < 0 ||
         shquote_append_raw(&b, &len, " " GROUPSTOP_JOB_NAME) < 0) {
@@ -262,8 +263,13 @@ static int launch(JobRun *j, const char *command, Error *err)
     return j->x ? 0 : -1;
 }
 
-JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a, Error *err)
+JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a,
+                     const char *mark, Error *err)
 {
+    if (mark && mark[0] && (strlen(mark) != 32 || mark[strspn(mark, "0123456789abcdef")])) {
+        error_set(err, "job: run mark '%.40s': expected 32 lowercase hex digits", mark);
+        return NULL;
+    }
     char *cmd = jobctl_command(t, a, err);
     if (!cmd)
         return NULL;
@@ -276,6 +282,7 @@ JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a,
     }
     j->pool = p;
     j->host = host;
+    snprintf(j->mark, sizeof j->mark, "%s", mark ? mark : "");
     if (launch(j, cmd, err) < 0) {
         free(cmd);
         jobctl_free(j);
@@ -294,10 +301,18 @@ int jobctl_signal(JobRun *j, int signo, Error *err)
     const char *name = sigabbrev_np(signo);
     if (!name)
         return error_set(err, "job: unknown signal %d", signo);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "kill -%s -%ld", name, j->pgid);
+    /* The KILL (stop_timeout_s after the TERM) also reaches the run's marked processes that
+     * left its group: it ends the wrapping shell, whose own stop of them then never comes. */
+    char text[128], *cmd = text;
+    if (signo == SIGKILL && j->mark[0]) {
+        if (!(cmd = groupstop_kill_command(j->pgid, j->mark)))
+            return error_set(err, "job: out of memory");
+    } else
+        snprintf(text, sizeof text, "kill -%s -%ld", name, j->pgid);
     rexec_free(j->signaller);
     j->signaller = hostpool_exec(j->pool, j->host, cmd, NULL, 0, NULL, err);
+    if (cmd != text)
+        free(cmd);
     return j->signaller ? 0 : -1;
 }
 
@@ -351,6 +366,11 @@ int jobctl_restarts(const JobRun *j)
 long jobctl_pgid(const JobRun *j)
 {
     return j->pgid;
+}
+
+const char *jobctl_mark(const JobRun *j)
+{
+    return j->mark;
 }
 
 const JobProgress *jobctl_progress(const JobRun *j)

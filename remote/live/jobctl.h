@@ -58,10 +58,11 @@ typedef struct {
 } JobWords;
 /* Notes a line the run printed (error: an error event's text); an empty one says nothing. */
 void jobctl_words_note(JobWords *w, const char *line, int error);
-/* Notes a line of an SSH run's stderr, which its wrapping shell (groupstop.h) shares: its note
- * on what the job left and its end line are not the job's words, nor is what the leftovers
- * print between the two (a "Terminated" of theirs would read as the failure's cause); the
- * job's last line without a newline, before the note or the end line on its line, is. */
+/* Notes a line of an SSH run's stderr, which its wrapping shell (groupstop.h) shares, as
+ * groupstop_own_part reads it (a trial's launcher reads it so too): its note on what the job
+ * left and its end line are not the job's words, nor is what the leftovers print after the
+ * note (a "Terminated" of theirs would read as the failure's cause); the job's last line
+ * without a newline, before the note or the end line on its line, is. */
 void jobctl_words_stderr(JobWords *w, const char *line);
 
 /* Every placeholder a job_command may use. */
@@ -90,10 +91,14 @@ typedef struct {
  * with an unknown {placeholder} is refused. Caller frees. */
 char *jobctl_command(const char *template_text, const JobAlloc *a, Error *err);
 
-/* Starts the job on `host` of the pool (the pool must outlive it). */
+/* Starts the job on `host` of the pool (the pool must outlive it). mark: the run's
+ * TUNEDECK_RUN_MARK (32 lowercase hex digits; NULL or "" for none), exported by its wrapping
+ * shell to the command, as a trial's launch does, so that the stop at the run's end (and the
+ * guard's) finds what the job started with setsid; kept for the run's restarts. */
 JobRun *jobctl_start(HostPool *p, size_t host, const char *template_text, const JobAlloc *a,
-                     Error *err);
-/* Sends a signal (SIGTERM: checkpoint and exit) to the job's process group. */
+                     const char *mark, Error *err);
+/* Sends a signal (SIGTERM: checkpoint and exit) to the job's process group; SIGKILL also to
+ * every process that carries the run's mark (groupstop_kill_command). */
 int jobctl_signal(JobRun *j, int signo, Error *err);
 /* Stops the job (SIGTERM) and starts it again with a new allocation once it has exited. */
 int jobctl_restart(JobRun *j, const JobAlloc *a, Error *err);
@@ -102,6 +107,7 @@ void jobctl_step(JobRun *j);
 int jobctl_running(const JobRun *j);
 int jobctl_restarts(const JobRun *j);
 long jobctl_pgid(const JobRun *j); /* 0 until the host reported it */
+const char *jobctl_mark(const JobRun *j); /* the run's mark given to jobctl_start, or "" */
 /* The run ended without its wrapping shell's own exit status (which it gives only once the
  * job is over): its connection dropped or was closed, or the shell was killed by a signal
  * (also what sshd reports when its session process is killed, with the job left running),

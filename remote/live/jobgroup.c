@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remote/launch/orphans.h"
+
 struct JobGroup {
     JobRun **runs;
     char **addrs; /* each member's host, for the status of one that fails */
@@ -57,7 +59,9 @@ JobGroup *jobgroup_start(HostPool *p, const size_t *pool_hosts, int per_host, co
     for (size_t i = 0; i < n; i++) {
         JobAlloc mine = *a;
         mine.node_rank = i;
-        if (!(g->runs[i] = jobctl_start(p, pool_hosts[i], t, &mine, err))) {
+        char mark[ORPHAN_MARK_CHARS + 1];
+        if (orphans_mark_new(mark, err) < 0 ||
+            !(g->runs[i] = jobctl_start(p, pool_hosts[i], t, &mine, mark, err))) {
             jobgroup_free(g); /* closing their channels ends the members already started */
             return NULL;
         }

@@ -10,7 +10,10 @@
 
 typedef struct JobGroup JobGroup;
 
-/* pool_hosts[i] is the host pool's index of a->hosts[i]. */
+/* pool_hosts[i] is the host pool's index of a->hosts[i]. Each member gets a fresh run mark of
+ * its own (jobctl_start, jobctl_mark), as each host's part of a trial does: a stop of one
+ * member (its wrapping shell's at its end, its KILL, a stale-run stop) never reaches another
+ * member's processes on a machine that two of the placement's hosts share. */
 JobGroup *jobgroup_start(HostPool *p, const size_t *pool_hosts, int per_host,
                          const char *template_text, const JobAlloc *a, Error *err);
 /* Signals every running member (each one's process group). */

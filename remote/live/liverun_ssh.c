@@ -10,14 +10,13 @@
 #include "remote/live/schedlive.h"
 #include "remote/ssh/hostpool.h"
 
-/* A run over SSH: its group, what a stop of it left behind needs (its hosts, its mark), and
- * the backend it belongs to. */
+/* A run over SSH: its group, what a stop of it left behind needs (its hosts; each member's
+ * mark is its JobRun's), and the backend it belongs to. */
 typedef struct {
     JobGroup *g;
     LiveRunSsh *b;
     size_t *hosts; /* member i's pool host */
     char job[64];
-    char mark[ORPHAN_MARK_CHARS + 1];
 } SshRun;
 
 static void *ssh_start(void *ctx, const LiveRunSpec *s, LiveRefusal *refusal, Error *err)
@@ -33,10 +32,8 @@ static void *ssh_start(void *ctx, const LiveRunSpec *s, LiveRefusal *refusal, Er
     }
     r->b = b;
     snprintf(r->job, sizeof r->job, "%s", s->name);
-    char *t = orphans_mark_new(r->mark, err) < 0
-                  ? NULL
-                  : schedlive_job_template(s->command_template, s->job_dir, s->name, r->mark,
-                                           err);
+    /* no mark in the text: each member's wrapping shell exports its own (jobgroup_start) */
+    char *t = schedlive_job_template(s->command_template, s->job_dir, s->name, NULL, err);
     for (size_t h = 0; h < n; h++)
         r->hosts[h] = (size_t)s->nodes[h];
     r->g = t ? jobgroup_start(b->pool, r->hosts, b->per_host, t, s->alloc, err) : NULL;
@@ -116,7 +113,7 @@ static void ssh_free(void *run)
             continue;
         HostInfo hi;
         hostpool_info(r->b->pool, r->hosts[i], &hi);
-        if (keep_stale(r->b, r->job, hi.name, jobctl_pgid(m), r->mark) < 0)
+        if (keep_stale(r->b, r->job, hi.name, jobctl_pgid(m), jobctl_mark(m)) < 0)
             livelog(r->b->log, r->b->userdata,
                     "%s: out of memory: its run left on %s (process group %ld) is not stopped",
                     r->job, hi.name, jobctl_pgid(m));

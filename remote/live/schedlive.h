@@ -158,7 +158,9 @@ int schedlive_template_checkpoint(const char *template_text, char *out, size_t c
  * && cd DIR/NAME && (the run's fence: SCHEDLIVE_FENCE_LOCK; on rank 0 those beyond {nnodes}
  * too) && TUNEDECK_JOB=NAME TUNEDECK_RUN_MARK=MARK && export ... && TEMPLATE", DIR, NAME
  * and MARK quoted, the hostfile written through mktemp and mv. mark: the run's
- * TUNEDECK_RUN_MARK (orphans.h), by which a stop finds a run left behind. Caller frees. */
+ * TUNEDECK_RUN_MARK (orphans.h), by which a stop finds a run left behind; NULL for none in the
+ * text (live SSH runs: each member's wrapping shell exports its own, jobctl_start, and the
+ * text's `export` passes it on). Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
                              const char *mark, Error *err);
 

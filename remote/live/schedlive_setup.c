@@ -192,8 +192,10 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
                              "exit $fr; done; fi");
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     rc |= shquote_append(&b, &len, name);
-    rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");
-    rc |= shquote_append(&b, &len, mark);
+    if (mark) { /* else the wrapping shell's, already in the environment (jobctl_start) */
+        rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");
+        rc |= shquote_append(&b, &len, mark);
+    }
     /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
      * one node cannot touch each other's; Horovod and MPI read the hostfile. It is written
      * to a new file mktemp makes and renamed into place, so a symlink planted at its name is

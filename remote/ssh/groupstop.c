@@ -49,6 +49,20 @@ char *groupstop_command(long pgid, const char *mark, int ended)
     return cmd;
 }
 
+char *groupstop_kill_command(long pgid, const char *mark)
+{
+    static const char head[] = GROUPSTOP_MARKED_SH "; ";
+    size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
+    const char *m = mark && n == 32 && !mark[n] ? mark : "-";
+    char tail[160];
+    snprintf(tail, sizeof tail, "marked %s; kill -KILL -%ld $k 2>/dev/null; true", m, pgid);
+    size_t len = strlen(head) + strlen(tail);
+    char *cmd = malloc(len + 1);
+    if (cmd)
+        snprintf(cmd, len + 1, "%s%s", head, tail);
+    return cmd;
+}
+
 /* members: sets gm to the processes of the wrapping shell's group g that are not zombies, but
  * the shell itself, what it forks to look (its children) and the guard (pid gd, and its `sleep`),
  * and exits 0 when there is one; never one where the shell does not lead g (a group that may
@@ -130,30 +144,63 @@ const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
  * that counts, so a command that prints the note's words itself (a grep of old logs:
  * "logs/a.log:tunedeck: the trial's command ended and left processes running (...") is not
  * taken for it, which would keep its later lines, a real traceback among them, from being its
- * last words. */
-static int note_tail(const char *t)
+ * last words. t: the tail's start, end: the line's. */
+static int note_tail(const char *t, const char *end)
 {
     static const char stopping[] = "); " GROUPSTOP_STOPPING, had[] = "); " GROUPSTOP_HAD_TERM;
-    if (strcmp(t, stopping) == 0)
+    size_t n = (size_t)(end - t);
+    if (n == sizeof stopping - 1 && memcmp(t, stopping, n) == 0)
         return 1;
-    if (strncmp(t, had, sizeof had - 1) != 0)
+    if (n < sizeof had - 1 || memcmp(t, had, sizeof had - 1) != 0)
         return 0;
     t += sizeof had - 1;
-    size_t digits = strspn(t, "0123456789");
-    return digits > 0 && strcmp(t + digits, " ms") == 0;
+    size_t digits = 0;
+    while (t + digits < end && t[digits] >= '0' && t[digits] <= '9')
+        digits++;
+    return digits > 0 && (size_t)(end - t) == digits + 3 && memcmp(t + digits, " ms", 3) == 0;
+}
+
+/* The last occurrence of needle (nn bytes) in the n bytes at s, or NULL. */
+static const char *last_in(const char *s, size_t n, const char *needle, size_t nn)
+{
+    const char *last = NULL;
+    for (const char *at = memmem(s, n, needle, nn); at;
+         at = memmem(at + 1, n - (size_t)(at + 1 - s), needle, nn))
+        last = at;
+    return last;
+}
+
+/* groupstop_left_note on the n bytes at line (none of them NUL). */
+static const char *left_note_n(const char *line, size_t n)
+{
+    static const char head[] = GROUPSTOP_LEFT_NOTE;
+    const char *note = last_in(line, n, head, sizeof head - 1);
+    if (!note)
+        return NULL;
+    /* the names' list may hold ") " itself (a process named so): the tail is the last "); " */
+    const char *tail = last_in(note, n - (size_t)(note - line), "); ", 3);
+    return tail && note_tail(tail, line + n) ? note : NULL;
 }
 
 const char *groupstop_left_note(const char *line)
 {
-    const char *note = NULL;
-    for (const char *at = strstr(line, GROUPSTOP_LEFT_NOTE); at;
-         at = strstr(at + 1, GROUPSTOP_LEFT_NOTE))
-        note = at;
-    if (!note)
-        return NULL;
-    /* the names' list may hold ") " itself (a process named so): the tail is the last "); " */
-    const char *tail = NULL;
-    for (const char *at = strstr(note, "); "); at; at = strstr(at + 1, "); "))
-        tail = at;
-    return tail && note_tail(tail) ? note : NULL;
+    return left_note_n(line, strlen(line));
+}
+
+long groupstop_own_part(const char *line, size_t len, int *left_noted, int *ended)
+{
+    static const char end_line[] = GROUPSTOP_ENDED;
+    size_t el = sizeof end_line - 1;
+    *ended = len >= el && memcmp(line + len - el, end_line, el) == 0;
+    size_t own = *ended ? len - el : len;
+    /* as a string: a NUL the command printed ends its text, as it ends the note's look */
+    const char *note = left_note_n(line, strnlen(line, own));
+    if (note) {
+        int was = *left_noted;
+        *left_noted = 1;
+        return !was && note > line ? (long)(note - line) : -1;
+    }
+    if (*left_noted || (*ended && own == 0))
+        return -1;
+    return (long)own;
 }

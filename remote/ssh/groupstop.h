@@ -76,8 +76,20 @@
 /* Where GROUPSTOP_LEFT_NOTE starts in a line of the wrapping shell's stderr, or NULL. The
  * command shares that stderr, so a last line it left without a newline (`ValueError: x`) comes
  * before the note on the same line: the text before it is the command's own, as before
- * GROUPSTOP_ENDED. Both readers of that stderr ask it (launch_ssh.c, jobctl.c). */
+ * GROUPSTOP_ENDED. Both readers of that stderr ask it through groupstop_own_part. */
 const char *groupstop_left_note(const char *line);
+
+/* The command's own part of a line of its wrapping shell's stderr (len bytes), which the
+ * command shares: how many of the line's first bytes are the command's words, or -1 for none.
+ * Not the command's: the shell's end line (GROUPSTOP_ENDED as the line's tail: *ended is set,
+ * else cleared), its note on what the command left (groupstop_left_note: *left_noted is set),
+ * and every line after that note (what the leftovers print while they are stopped: a
+ * "Terminated" of theirs is no failure's cause). A last line the command left without a
+ * newline, before the note or the end line on the same line, is its own; an empty line it
+ * printed is its own too (0). *left_noted: 0 at the run's start, kept by the caller from line
+ * to line. The one reading of that stderr, for both of its readers: a trial's (launch_ssh.c,
+ * its failure's last words) and a live job's (jobctl_words_stderr). */
+long groupstop_own_part(const char *line, size_t len, int *left_noted, int *ended);
 
 /* The note's tail where the stop sends the TERM itself (the stop over a channel of its own,
  * the wrapping shell after a command that ended by itself). */
@@ -166,8 +178,8 @@ extern const char groupstop_trial_sh[];
  * TUNEDECK_RUN_MARK either (the orphan stop, orphans.c, takes a group for the launch's by the
  * command's own processes, not by the guard's, and `marked` never finds the guard). The mark
  * is read when it stops, from the environment of $$ (the trial's wrapping shell, exec'd with
- * the trial's variables) or else of a process of the group (a live job's shell exports it itself), into a
- * variable of its own: its command line and environment stay free of it. One that is not 32
+ * the trial's variables, a live job's with its run's mark too) or else of a process of the group,
+ * into a variable of its own: its command line and environment stay free of it. One that is not 32
  * hex digits is none (a group stop alone, as before).
  *
  * A session whose client vanished without closing its connection (a power loss) keeps its
@@ -195,5 +207,13 @@ extern const char groupstop_trial_sh[];
  * GROUPSTOP_NOTE naming up to four marked processes still running, those outside the group
  * said so, when there is one. Caller frees; NULL when memory runs out. */
 char *groupstop_command(long pgid, const char *mark, int ended);
+
+/* The command that KILLs group pgid (> 1) and, with `mark` (32 hex digits; NULL or "" for
+ * none), every process marked with it: a live job's last word on a stop it did not answer
+ * (schedlive's stop_timeout_s, jobctl_signal). That KILL also ends the job's wrapping shell,
+ * whose own stop of the marked processes outside the group (a setsid daemon) then never comes.
+ * One `kill` sends all, the group's first: the shell's end, which lets the next run start,
+ * comes after the marked ones had theirs. Caller frees; NULL when memory runs out. */
+char *groupstop_kill_command(long pgid, const char *mark);
 
 #endif

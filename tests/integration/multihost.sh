@@ -61,10 +61,14 @@ pair = [r for r in runs if r["rank"].endswith("/2")]
 assert sorted(r["rank"] for r in pair) == ["0/2", "1/2"], runs
 assert pair[0]["start"] == pair[1]["start"] == grow.group(1), pair  # rank 1 got rank 0's step
 assert pair[0]["hostfile"] == "127.0.0.11:1,127.0.0.12:1", pair
+# each rank's own mark (the two hosts are one machine here): one rank's stop never reaches the
+# other's processes; a run's every rank carries one
+assert all(re.fullmatch(r"[0-9a-f]{32}", r["mark"]) for r in runs), runs
+assert pair[0]["mark"] != pair[1]["mark"], pair
 print("r0: 1 -> 2 hosts at step %s (both ranks met), back to 1 at step %s"
       % (grow.group(1), back.group(1)))
 PY
-then pass "ranks on two hosts meet at {master_addr}:{master_port}; 1 -> 2 hosts -> 1 through checkpoints"
+then pass "ranks on two hosts meet at {master_addr}:{master_port}; 1 -> 2 hosts -> 1 through checkpoints; each rank a run mark of its own"
 else fail "a job across two hosts (exit $rc; see $T/out)"; KEEP=1; fi
 if [ "$left" -eq 0 ]; then pass "no job process left"; else fail "$left job processes left"; fi
 

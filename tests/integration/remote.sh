@@ -569,20 +569,35 @@ EOF
 # it at each run's end, on the job's own channel: after the job's stop_timeout_s (20 s), as the
 # run ended on a TERM its group had (a restart, a stop: a checkpoint's time). Regression: the job ran under
 # a plain `sh -c` and such a process outlived it (2 left).
+# Each run also starts a daemon with setsid (a group and session of its own, as a data-loader
+# server has) that ignores TERM, up before the job goes on ($T/jd-PID): only the run's mark, in
+# its environment, names it, and the same stop KILLs it (no wait more). Regression: the mark
+# was exported by the job's command alone, the wrapping shell never knew it, and the daemon
+# outlived every run (2 left).
 lmark="tunedeck-jobleft-$$x"
+jdmark="tunedeck-jobdaemon-$$x"
 ln -sf "$(command -v sleep)" "$T/$lmark"
-python3 - "$T/inv.json" "$T/invl.json" "$root/tests/fixtures/job.sh" "$T/ckptl" "$T/$lmark" <<'EOF2'
+ln -sf "$(command -v sleep)" "$T/$jdmark"
+python3 - "$T/inv.json" "$T/invl.json" "$root/tests/fixtures/job.sh" "$T/ckptl" "$T/$lmark" "$T/$jdmark" "$T" <<'EOF2'
 import json, sys
 inv = json.load(open(sys.argv[1]))
 inv["job_command"] = ("env -i sh -c 'trap \"\" TERM; exec %s 296' </dev/null >/dev/null 2>&1 & "
-                      "exec sh %s {gpus} {hosts} {resume} %s" % (sys.argv[5], sys.argv[3], sys.argv[4]))
+                      "setsid sh -c 'trap \"\" TERM; : > %s/jd-'$$'; exec %s 297' "
+                      "</dev/null >/dev/null 2>&1 & until [ -e %s/jd-$$ ]; do sleep 0.05; done; "
+                      "exec sh %s {gpus} {hosts} {resume} %s"
+                      % (sys.argv[5], sys.argv[7], sys.argv[6], sys.argv[7], sys.argv[3], sys.argv[4]))
 json.dump(inv, open(sys.argv[2], "w"))
 EOF2
 "$jobctl" "$T/invl.json" "$T/ckptl" > "$T/j2" 2>&1
 left=$(pgrep -fx "$T/$lmark 296" | wc -l)
 check "a live job's unmarked leftover that ignores TERM is stopped at each run's end ($left left)" \
     sh -c "[ $left -eq 0 ] && grep -q \"stopped: .* status 'exited 0'\" '$T/j2'"
+ran=$(ls "$T" | grep -c '^jd-')
+left=$(pgrep -fx "$T/$jdmark 297" | wc -l)
+check "a live job's setsid daemon that ignores TERM is stopped at each run's end ($ran ran, $left left)" \
+    [ "$ran $left" = "2 0" ]
 for p in $(pgrep -f "$lmark"); do kill -KILL "$p" 2>/dev/null; done
+for p in $(pgrep -f "$jdmark"); do kill -KILL "$p" 2>/dev/null; done
 
 if [ "$fails" -ne 0 ]; then
     echo "remote: $fails failed"

@@ -130,6 +130,19 @@ Test(schedlive, a_job_name_longer_than_a_folder_name_is_refused_before_the_run)
     free(t);
 }
 
+/* Live SSH runs pass no mark: each member's wrapping shell exports its own (jobctl_start), and
+ * the text passes it on to the job rather than set one mark for every member of the run. */
+Test(schedlive, job_template_without_a_mark_passes_the_wrapping_shells_on)
+{
+    Error e;
+    char *t = schedlive_job_template("w", "/d", "j-0", NULL, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cr_assert_null(strstr(t, "TUNEDECK_RUN_MARK="), "%s", t);
+    cr_assert_not_null(strstr(t, "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB TUNEDECK_RUN_MARK && "),
+                       "%s", t);
+    free(t);
+}
+
 Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
 {
     Error e;

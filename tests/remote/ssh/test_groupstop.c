@@ -353,6 +353,7 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 #define END_MARK test_mark(0x1)
 #define GUARD_MARK test_mark(0x2)
 #define NONE_MARK test_mark(0x3)
+#define KILL_MARK test_mark(0xc)
 #define OTHER_MARK test_mark(0xff)
 
 /* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
@@ -451,6 +452,48 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
         cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the stop", i);
         cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: status %d", i, ds);
         cr_assert_eq(ow, 0, "shell %zu: another launch's process was stopped", i);
+    }
+}
+
+/* Regression: a live job's KILL at stop_timeout_s (jobctl_signal) was `kill -KILL -PGID`, the
+ * group only: it ended the job's wrapping shell, whose own stop of a setsid daemon of the job
+ * that ignores TERM never came, and the daemon ran on, on the GPUs of the job's next run. Now
+ * the KILL reaches every process marked with the run's mark too, and none of another mark. */
+Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
+{
+    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+        pid_t c = group_child(0);
+        pid_t d = marked_daemon(KILL_MARK, 1), o = marked_daemon(OTHER_MARK, 0);
+        char *cmd = groupstop_kill_command(c, KILL_MARK);
+        cr_assert_not_null(cmd);
+        char out[4096];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
+        pid_t ow = waitpid(o, NULL, WNOHANG);
+        kill(c, SIGKILL), kill(d, SIGKILL), kill(o, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue; /* no busybox here */
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d", i, st);
+        cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGKILL, "shell %zu", i);
+        cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the KILL", i);
+        cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: status %d", i, ds);
+        cr_assert_eq(ow, 0, "shell %zu: another run's process was killed", i);
+    }
+}
+
+/* With no mark (or one that is not 32 hex digits) the KILL is the group's alone. */
+Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
+{
+    static const char *const none[] = {NULL, "", "not-a-mark"};
+    for (size_t n = 0; n < 3; n++) {
+        char *cmd = groupstop_kill_command(4242, none[n]);
+        cr_assert_not_null(cmd);
+        cr_assert_not_null(strstr(cmd, "marked -; kill -KILL -4242 $k"), "%s", cmd);
+        free(cmd);
     }
 }
 
@@ -559,6 +602,8 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
  * stop: jobctl_signal). It runs as `tunedeck-trial`, or as run_as where that is set. 0 when the
  * shell is not there. */
 static const char *run_as;
+/* The wrapping shell's text run_trial runs, where not groupstop_trial_sh (a stand-in clock). */
+static const char *trial_text;
 #define TRIAL_MARK test_mark(0x4)
 #define TRIAL_NONE_MARK test_mark(0x5)
 #define TRIAL_TERM_MARK test_mark(0x6)
@@ -567,6 +612,7 @@ static const char *run_as;
 #define TRIAL_JOB_MARK test_mark(0x9)
 #define TRIAL_GUARDED_MARK test_mark(0xa)
 #define TRIAL_CKPT_MARK test_mark(0xb)
+#define TRIAL_CLOCK_MARK test_mark(0xd)
 static int run_trial(size_t i, const char *command, const char *mark, int term_at_up, char *out,
                      size_t cap, int *status)
 {
@@ -577,8 +623,9 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
     char path[] = "/tmp/test-groupstop-t-XXXXXX";
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
-    size_t len = strlen(groupstop_trial_sh);
-    cr_assert_eq(write(fd, groupstop_trial_sh, len), (ssize_t)len);
+    const char *text = trial_text ? trial_text : groupstop_trial_sh;
+    size_t len = strlen(text);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
     close(fd);
     int p[2];
     cr_assert_eq(pipe(p), 0);
@@ -597,11 +644,11 @@ static int run_trial(size_t i, const char *command, const char *mark, int term_a
             snprintf(pathvar, sizeof pathvar, "%s:/usr/bin:/bin", dir);
             setenv("PATH", pathvar, 1);
             if (run_as)
-                execl(bb, "busybox", "sh", "-c", groupstop_trial_sh, run_as, (char *)NULL);
+                execl(bb, "busybox", "sh", "-c", text, run_as, (char *)NULL);
             execl(bb, "busybox", "sh", path, (char *)NULL);
         } else {
             if (run_as)
-                execlp(SHELLS[i], SHELLS[i], "-c", groupstop_trial_sh, run_as, (char *)NULL);
+                execlp(SHELLS[i], SHELLS[i], "-c", text, run_as, (char *)NULL);
             execlp(SHELLS[i], SHELLS[i], path, (char *)NULL);
         }
         _exit(127);
@@ -863,6 +910,96 @@ Test(groupstop, the_trial_shells_wait_before_the_kill_is_time_not_passes,
     rmdir(dir);
 }
 
+/* The wait before the KILL where the wrapping shell had a TERM: a live job's 20 s (the live
+ * scheduler's stop_timeout_s, GROUPSTOP_JOB_WAIT_S, for its checkpoint), a trial's 2 s, by the
+ * host's clock, with no 20 s in the test: the shipped text is run with its /proc/uptime put in
+ * a file, and a stand-in `sleep` (the loop's) moves that clock 2 s at each call. A leftover in
+ * the group that ignores TERM is KILLed once the clock reached the deadline: after 10 sleeps
+ * as a job, 1 as a trial, then the one sleep after the KILL. dash and bash only (busybox's
+ * PATH is its tools' folder). */
+Test(groupstop, a_had_terms_wait_is_20_s_of_the_clock_for_a_job_and_2_s_for_a_trial,
+     .timeout = TEST_TIMEOUT_S)
+{
+    char dir[] = "/tmp/test-groupstop-ck-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fake[128], clock[128], path[4096];
+    snprintf(fake, sizeof fake, "%s/sleep", dir);
+    snprintf(clock, sizeof clock, "%s/uptime", dir);
+    FILE *f = fopen(fake, "w");
+    cr_assert_not_null(f);
+    /* uptime as the kernel prints it: whole seconds, two decimals, then idle time */
+    fprintf(f, "#!/bin/sh\nread -r u _ < %s\nu=${u%%.*}\necho \"$((u + 2)).00 1.00\" > %s\n"
+               "exec /bin/sleep 0.01\n",
+            clock, clock);
+    fclose(f);
+    cr_assert_eq(chmod(fake, 0755), 0);
+    const char *old = getenv("PATH");
+    snprintf(path, sizeof path, "%s:%s", dir, old ? old : "/usr/bin:/bin");
+    cr_assert_eq(setenv("PATH", path, 1), 0);
+    /* the shipped text, its one /proc/uptime the file */
+    const char *at = strstr(groupstop_trial_sh, "/proc/uptime");
+    cr_assert(at && !strstr(at + 1, "/proc/uptime"));
+    size_t text_cap = strlen(groupstop_trial_sh) + sizeof clock;
+    char *text = malloc(text_cap);
+    cr_assert_not_null(text);
+    snprintf(text, text_cap, "%.*s%s%s", (int)(at - groupstop_trial_sh), groupstop_trial_sh, clock,
+             at + strlen("/proc/uptime"));
+    trial_text = text;
+    static const struct {
+        const char *as;
+        long sleeps;
+        const char *note;
+    } runs[] = {
+        {GROUPSTOP_JOB_NAME, GROUPSTOP_JOB_WAIT_S / 2 + 1, GROUPSTOP_HAD_TERM GROUPSTOP_JOB_TICKS "00 ms"},
+        {NULL, 2, GROUPSTOP_HAD_TERM "2000 ms"},
+    };
+    for (size_t r = 0; r < 2; r++) {
+        run_as = runs[r].as;
+        for (size_t i = 0; i < 2; i++) {
+            f = fopen(clock, "w");
+            cr_assert_not_null(f);
+            fprintf(f, "1000.00 1.00\n");
+            fclose(f);
+            char file[] = "/tmp/test-groupstop-ckl-XXXXXX";
+            int fd = mkstemp(file);
+            cr_assert(fd >= 0);
+            close(fd);
+            char command[384], out[4096];
+            snprintf(command, sizeof command,
+                     "env -i /bin/sh -c 'trap \"\" TERM; echo $$ > %s; exec /bin/sleep 307' "
+                     ">/dev/null 2>&1 & while [ ! -s %s ]; do /bin/sleep 0.01; done; echo up; "
+                     "exec /bin/sleep 300",
+                     file, file);
+            int st = 0;
+            int ran = run_trial(i, command, TRIAL_CLOCK_MARK, 2, out, sizeof out, &st);
+            long left = pid_in(file);
+            unlink(file);
+            int left_gone = left > 0 && gone_within_10s((pid_t)left);
+            if (left > 0)
+                kill((pid_t)left, SIGKILL);
+            while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+            if (!ran)
+                continue;
+            long now = 0;
+            f = fopen(clock, "r");
+            cr_assert(f && fscanf(f, "%ld", &now) == 1);
+            fclose(f);
+            const char *as = runs[r].as ? runs[r].as : "tunedeck-trial";
+            cr_assert(left_gone, "%s in shell %zu: the leftover runs on: %s", as, i, out);
+            cr_assert_not_null(strstr(out, runs[r].note), "%s in shell %zu: %s", as, i, out);
+            cr_assert_eq((now - 1000) / 2, runs[r].sleeps, "%s in shell %zu: %ld sleeps of 2 s: %s",
+                         as, i, (now - 1000) / 2, out);
+        }
+    }
+    run_as = NULL;
+    trial_text = NULL;
+    free(text);
+    unlink(clock);
+    unlink(fake);
+    rmdir(dir);
+}
+
 /* Regression: a TERM from the command's own `kill 0` (its group, the wrapping shell with it)
  * made the shell skip its stop as if a stop had sent it, and a marked daemon the command left
  * waited for the launcher's stop over a second exec channel. A TERM without a stop's URG now
@@ -1108,4 +1245,63 @@ Test(groupstop, only_the_note_as_its_lines_tail_is_the_wrapping_shells)
     cr_assert_eq(groupstop_left_note(twice), strstr(strstr(twice, GROUPSTOP_LEFT_NOTE) + 1,
                                                     GROUPSTOP_LEFT_NOTE),
                  "the last one");
+}
+
+/* The command's own part of its wrapping shell's stderr, as both of its readers take it: a
+ * trial's last words (launch_ssh.c) and a live job's (jobctl_words_stderr). */
+#define OWN(line, noted, ended) groupstop_own_part(line, strlen(line), noted, ended)
+
+Test(groupstop, a_commands_own_line_is_its_own_whole_an_empty_one_too)
+{
+    int noted = 0, ended = 1;
+    cr_assert_eq(OWN("Traceback (most recent call last):", &noted, &ended), 34);
+    cr_assert(!noted && !ended);
+    cr_assert_eq(OWN("", &noted, &ended), 0, "an empty line the command printed is its own");
+    const char *grep = "logs/a.log:" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING " (old)";
+    cr_assert_eq(OWN(grep, &noted, &ended), (long)strlen(grep), "the note's words are not it");
+    cr_assert(!noted);
+}
+
+Test(groupstop, the_end_line_is_not_the_commands_but_what_comes_before_it_on_its_line_is)
+{
+    int noted = 0, ended = 0;
+    cr_assert_eq(OWN(GROUPSTOP_ENDED, &noted, &ended), -1);
+    cr_assert(ended && !noted);
+    cr_assert_eq(OWN("ValueError: x" GROUPSTOP_ENDED, &noted, &ended), 13);
+    cr_assert(ended);
+    cr_assert_eq(OWN("tunedeck-ended, or so it says", &noted, &ended), 29);
+    cr_assert(!ended, "only as the line's tail");
+}
+
+Test(groupstop, the_note_and_every_line_after_it_are_not_the_commands)
+{
+    int noted = 0, ended = 0;
+    cr_assert_eq(OWN("ValueError: x" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING, &noted,
+                     &ended),
+                 13, "its last line with no newline, before the note");
+    cr_assert(noted && !ended);
+    cr_assert_eq(OWN("Terminated", &noted, &ended), -1, "a leftover's word");
+    cr_assert_eq(OWN("loader: shutting down" GROUPSTOP_ENDED, &noted, &ended), -1);
+    cr_assert(ended);
+    cr_assert_eq(OWN("x" GROUPSTOP_LEFT_NOTE "3 y); " GROUPSTOP_HAD_TERM "20000 ms", &noted,
+                     &ended),
+                 -1, "a second note: the first counted");
+    int fresh = 0;
+    cr_assert_eq(OWN(GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING, &fresh, &ended), -1,
+                 "a note alone holds nothing of the command's");
+    cr_assert(fresh);
+}
+
+/* A line is read as the launcher gets it, with its length: a NUL the command printed ends its
+ * text for the note, but the end line is still found at the line's end. */
+Test(groupstop, a_nul_in_a_line_ends_its_text_but_not_its_end_line)
+{
+    static const char line[] = "bad\0byte" GROUPSTOP_ENDED;
+    int noted = 0, ended = 0;
+    cr_assert_eq(groupstop_own_part(line, sizeof line - 1, &noted, &ended), 8);
+    cr_assert(ended && !noted);
+    static const char note[] = "x\0y" GROUPSTOP_LEFT_NOTE "1 z); " GROUPSTOP_STOPPING;
+    cr_assert_eq(groupstop_own_part(note, sizeof note - 1, &noted, &ended), (long)sizeof note - 1,
+                 "the note after a NUL is not looked for, as a string's look never saw it");
+    cr_assert(!noted && !ended);
 }
