@@ -52,7 +52,7 @@ wait_for long '│gp…b-0 (·|[A-Z]) gp…b-1 '
 # the job list: the name keeps its 12 columns, so gpus and state stay in theirs
 wait_for long '^.A  tune:…nt-n42 +[0-9]+ '
 tmx send-keys -t long 3
-wait_for long '^.> gpu-node-i…en-row-b-0 very-long-hostna…u-node-0\.invalid (down|connecting) '
+wait_for long '^.> gpu-node-i…en-row-b-0 very-long-hostna…u-node-0\.invalid (down|connecting|resolving) '
 # a message longer than the status line takes the row above too, and reads whole
 tmx send-keys -t long : f r o b n i c a t e Enter
 wait_for long '^unknown command .frobnicate.: expected budget, '
@@ -64,9 +64,9 @@ wait_for long '^ \? help  1-3 views  : command  a accept key  c reconnect  Space
 # wider: the columns grow to the whole names; narrower: they keep 10 and 18 columns, and
 # the host's last error, cut, ends in an ellipsis
 tmx resize-window -t long -x 200 -y 30
-wait_for long '^.> gpu-node-in-the-very-long-named-rack-number-seventeen-row-b-0 very-long-hostname-of-the-datacenter-gpu-node-0\.invalid (down|connecting) '
+wait_for long '^.> gpu-node-in-the-very-long-named-rack-number-seventeen-row-b-0 very-long-hostname-of-the-datacenter-gpu-node-0\.invalid (down|connecting|resolving) '
 tmx resize-window -t long -x 60 -y 30
-wait_for long '^.> gpu-…w-b-0 very-lon…0\.invalid (down|connecting) '
+wait_for long '^.> gpu-…w-b-0 very-lon…0\.invalid (down|connecting|resolving) '
 wait_for long '^.    cannot resolve very-long-hostname-of-the-.*…│$'
 tmx resize-window -t long -x 100 -y 30
 # q quits from the override editor too (it asks while tuning runs)
