@@ -63,8 +63,10 @@ struct SshRun {
     HostPool *pool;
     char where[64]; /* cfg.remote_host: named instead of a machine */
     TrialAccumulator *acc;
-    RankCause *causes;      /* what each rank's error events said: which part's failure leads */
-    unsigned notices_heard; /* fan-out notices (and that end) so far: the parts' failed_seq */
+    RankCause *causes; /* what each rank's error events said: which part's failure leads */
+    /* how many parts have failed so far, by a fan-out notice or (the part that ended first
+     * without one) by its end: the last failed_seq given */
+    unsigned failures_seen;
     Part *parts;
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
@@ -158,7 +160,7 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         rankcause_event(r->causes, ev.text);
     if (ev.kind == EVENT_LOG) {
         if (!p->first_failed[0] && rankfan_notice(line, p->first_failed, sizeof p->first_failed))
-            p->failed_seq = ++r->notices_heard;
+            p->failed_seq = ++r->failures_seen;
         if (r->cfg.on_log)
             r->cfg.on_log(r->cfg.userdata, name, stream, line);
     } else if (trial_accumulator_add(r->acc, &ev, &perr) < 0) {
@@ -282,7 +284,13 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             goto fail;
         }
     r->acc = trial_accumulator_new(s);
-    if (!(r->causes = rankcause_new(world_of(s)))) {
+    /* the events' and notices' hosts are the parts' machine names (TUNEDECK_MACHINE) */
+    const char **names = malloc((r->n ? r->n : 1) * sizeof *names);
+    for (size_t i = 0; names && i < r->n; i++)
+        names[i] = machine_name(r, &r->parts[i]);
+    r->causes = names ? rankcause_new(world_of(s), names, r->n) : NULL;
+    free(names);
+    if (!r->causes) {
         error_set(err, "%s launcher: out of memory", lname);
         goto fail;
     }
@@ -474,7 +482,7 @@ static void note_part_end(SshRun *r, Part *p)
         r->failure_status = TRIAL_FAILED;
         /* without a notice, its end is its place in the reason's timeline */
         if (!p->failed_seq)
-            p->failed_seq = ++r->notices_heard;
+            p->failed_seq = ++r->failures_seen;
         name_failed_part(r, p);
     }
 }
@@ -496,25 +504,19 @@ static int part_lost(const Part *p)
     return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
-/* The other hosts' fan-out notices, after the leading one, and how the part that ended first
- * failed when another leads: a rank that was killed without a word is often on a host
- * stopped after a peer that lost it ended, and more than one host may hold a rank that failed
- * of its own ("the command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL);
- * on h2: rank 2 (h2 cpu) exited with status 1"). `order` (rankcause_order's, `n` of them)
- * names them as they came after the leader's, not in the inventory's order, so the reason
- * reads as a timeline. Appended to r->failure. */
-static void add_other_notices(SshRun *r, const size_t *order, size_t n)
+/* Part `p`'s failure after the leading one's in r->failure ("; on h2: rank 2 (h2 cpu) exited
+ * with status 1"): a rank that was killed without a word is often on a host stopped after a
+ * peer that lost it ended, and more than one host may hold a rank that failed of its own ("the
+ * command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL); on h2: rank 2 (h2
+ * cpu) exited with status 1"). */
+static void add_other_notice(SshRun *r, const Part *p)
 {
-    for (size_t i = 1; i < n; i++) {
-        const Part *p = &r->parts[order[i]];
-        size_t len = strlen(r->failure);
-        if (len + 8 >= sizeof r->failure)
-            break;
-        char words[sizeof r->failure];
-        failed_words(p, words, sizeof words);
-        snprintf(r->failure + len, sizeof r->failure - len, "; on %s: %s", machine_name(r, p),
-                 words);
-    }
+    size_t len = strlen(r->failure);
+    if (len + 8 >= sizeof r->failure)
+        return;
+    char words[sizeof r->failure];
+    failed_words(p, words, sizeof words);
+    snprintf(r->failure + len, sizeof r->failure - len, "; on %s: %s", machine_name(r, p), words);
 }
 
 /* Which host's failure leads the reason. Which part ends first is a race: a rank that crashed
@@ -523,7 +525,9 @@ static void add_other_notices(SshRun *r, const size_t *order, size_t n)
  * neighbours, its channel still open). Of the part that ended first and every part whose
  * fan-out named a failed rank, the one rankcause_order picks leads: the notice of the rank
  * whose error event is the trial's cause, else of a rank that said more than a lost peer's
- * words on its own host (one killed without a word said none), else the first to end. */
+ * words on its own host (one killed without a word said none), else the first to end. The
+ * others follow as their notices came (rankcause_order), not in the inventory's order, so the
+ * reason reads as a timeline. */
 static void choose_failed_part(SshRun *r)
 {
     unsigned *came = malloc(r->n * sizeof *came);
@@ -540,8 +544,15 @@ static void choose_failed_part(SshRun *r)
         size_t n = rankcause_order(r->causes, notice, came, r->n, ended_first, said, order);
         if (n && order[0] != ended_first)
             name_failed_part(r, &r->parts[order[0]]);
-        add_other_notices(r, order, n);
-    } /* else out of memory: the part that ended first leads, named alone */
+        for (size_t i = 1; i < n; i++)
+            add_other_notice(r, &r->parts[order[i]]);
+    } else {
+        /* out of memory: the part that ended first leads, every other failed part still named,
+         * in the inventory's order */
+        for (size_t i = 0; i < r->n; i++)
+            if (&r->parts[i] != r->failed_part && r->parts[i].failed_seq)
+                add_other_notice(r, &r->parts[i]);
+    }
     free(came);
     free(order);
     free(notice);

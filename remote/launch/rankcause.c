@@ -9,40 +9,42 @@
 /* What a rank said in its error events, in this order: a cause outweighs a lost peer. */
 enum { SAID_NOTHING, SAID_LOST_PEER, SAID_CAUSE };
 
-/* The longest host an event may name and be kept: an inventory machine's name is shorter
- * (cluster.c reads it into 128 bytes), and only a machine's rank has a notice. */
-#define HOST_MAX 255
-
-/* What one rank on one host said: keyed by both, since a script that numbers its ranks per
- * host (LOCAL_RANK) has a "rank 0" on every host, and only a rank's words on its own host are
- * its own. */
-typedef struct {
-    char *key; /* the event's words before its message, "rank 3 on n3:"; NULL: a free slot */
-    size_t key_len;
-    long rank;
-    unsigned char said;
-} Said;
-
-/* Memory follows the schedule, never the numbers or hosts a trial sends (observation.c): the
- * first `world` (rank, host) pairs heard are kept, one per rank of the world, in a table of
- * twice as many slots, so a lookup stays a probe or two; a rank beyond the world, or a pair
- * past them (a trial's flood of events from hosts of its own), costs nothing. */
+/* What each rank said on each host of the schedule: keyed by both, since a script that numbers
+ * its ranks per host (LOCAL_RANK) has a "rank 0" on every host, and only a rank's words on its
+ * own host are its own. Memory follows the schedule, never the numbers or hosts a trial sends
+ * (observation.c): one byte per rank of the world and host, fixed when made, and an event of a
+ * rank beyond the world or of a host that is no machine of the schedule (a trial's own flood)
+ * is not kept and pushes nothing out. */
 struct RankCause {
-    Said *slot;
-    size_t cap, used, world;
+    size_t world, nhosts;
+    char **host; /* the schedule's machine names, each with ':' after it: an event's "h1:" */
+    unsigned char *said; /* [rank * nhosts + host index] */
 };
 
-RankCause *rankcause_new(size_t world)
+RankCause *rankcause_new(size_t world, const char *const *hosts, size_t nhosts)
 {
     RankCause *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->world = world;
-    c->cap = world ? 2 * world : 1;
-    if (world > ((size_t)-1) / 2 / sizeof *c->slot ||
-        !(c->slot = calloc(c->cap, sizeof *c->slot))) {
-        free(c);
+    size_t cells = world * nhosts;
+    if ((nhosts && cells / nhosts != world) || !(c->said = calloc(cells ? cells : 1, 1)) ||
+        !(c->host = calloc(nhosts ? nhosts : 1, sizeof *c->host))) {
+        rankcause_free(c);
         return NULL;
+    }
+    for (; c->nhosts < nhosts; c->nhosts++) {
+        const char *h = hosts[c->nhosts] ? hosts[c->nhosts] : "";
+        size_t len = strlen(h);
+        char *copy = malloc(len + 2);
+        if (!copy) {
+            rankcause_free(c);
+            return NULL;
+        }
+        memcpy(copy, h, len);
+        copy[len] = ':';
+        copy[len + 1] = '\0';
+        c->host[c->nhosts] = copy;
     }
     return c;
 }
@@ -51,9 +53,10 @@ void rankcause_free(RankCause *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->cap; i++)
-        free(c->slot[i].key);
-    free(c->slot);
+    for (size_t i = 0; c->host && i < c->nhosts; i++)
+        free(c->host[i]);
+    free(c->host);
+    free(c->said);
     free(c);
 }
 
@@ -72,21 +75,20 @@ long rankcause_notice_rank(const char *who)
     return leading_rank(who, "(");
 }
 
-/* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names
- * ("rank 0 (h1 gpu0) exited ..."): a rank number alone is not enough, since a user's script
- * that numbers its ranks per host (LOCAL_RANK) has a "rank 0" on every host. The host is what
- * stands between "rank N (" and the last space before the ")" that ends before " exited with
- * status", read from that end since a host may hold a parenthesis (gpu(1)) or a space. A
- * notice cut short (first_failed's 160 bytes) before that ")" still names its host when the
- * event's host is followed there by a space. */
-static int same_host(const char *event, const char *notice)
+/* Whether the host `ev` begins with, followed by ':' (an error event's text after "rank 0 on ",
+ * "h1: ..."), is the host notice `notice` names ("rank 0 (h1 gpu0) exited ..."): a rank
+ * number alone is not enough, since a user's script that numbers its ranks per host
+ * (LOCAL_RANK) has a "rank 0" on every host. The host is what stands between "rank N (" and the
+ * last space before the ")" that ends before " exited with status", read from that end since a
+ * host may hold a parenthesis (gpu(1)) or a space. A notice cut short (first_failed's 160
+ * bytes) before that ")" still names its host when the event's host is followed there by a
+ * space. */
+static int host_is_notices(const char *ev, const char *notice)
 {
     const char *host = strchr(notice, '(');
-    const char *on = strstr(event, " on ");
-    if (!host || !on)
+    if (!host)
         return 0;
     host++;
-    const char *ev = on + 4;
     const char *tail = NULL;
     for (const char *t = host; (t = strstr(t, ") exited with status")) != NULL; t++)
         tail = t;
@@ -105,13 +107,11 @@ static int same_host(const char *event, const char *notice)
     return len > 0 && strncmp(ev, host, len) == 0 && ev[len] == ':';
 }
 
-/* FNV-1a (Fowler, Noll, Vo): a key's slot. */
-static size_t key_hash(const char *key, size_t len)
+/* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names. */
+static int same_host(const char *event, const char *notice)
 {
-    size_t h = (size_t)14695981039346656037ULL;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)key[i]) * (size_t)1099511628211ULL;
-    return h;
+    const char *on = strstr(event, " on ");
+    return on && host_is_notices(on + 4, notice);
 }
 
 void rankcause_event(RankCause *c, const char *text)
@@ -120,43 +120,31 @@ void rankcause_event(RankCause *c, const char *text)
     if (!c || rank < 0 || (size_t)rank >= c->world)
         return;
     /* the trial helper writes "rank 3 on n3: " before the message */
-    const char *host = strstr(text, " on ") + 4;
-    const char *colon = strstr(host, ": ");
-    if (!colon || colon == host || (size_t)(colon - host) > HOST_MAX)
-        return;
-    size_t len = (size_t)(colon + 1 - text);
+    const char *ev = strstr(text, " on ") + 4;
     unsigned char said = peerloss_said(text) ? SAID_LOST_PEER : SAID_CAUSE;
-    size_t i = key_hash(text, len) % c->cap;
-    for (; c->slot[i].key; i = (i + 1) % c->cap) {
-        Said *s = &c->slot[i];
-        if (s->key_len == len && memcmp(s->key, text, len) == 0) {
-            /* a cause said once stays one */
-            if (s->said != SAID_CAUSE)
-                s->said = said;
-            return;
-        }
+    unsigned char *row = c->said + (size_t)rank * c->nhosts;
+    /* every host's name is tried, as same_host would: one that holds a ':' may begin another */
+    for (size_t h = 0; h < c->nhosts; h++) {
+        const char *name = c->host[h];
+        size_t len = strlen(name);
+        if (len > 1 && strncmp(ev, name, len) == 0 && row[h] != SAID_CAUSE) /* stays a cause */
+            row[h] = said;
     }
-    char *key = c->used < c->world ? malloc(len + 1) : NULL;
-    if (!key) /* the world's worth kept, or no memory: passed over */
-        return;
-    memcpy(key, text, len);
-    key[len] = '\0';
-    c->slot[i] = (Said){.key = key, .key_len = len, .rank = rank, .said = said};
-    c->used++;
 }
 
-/* What the rank and host a notice names said; SAID_NOTHING with nothing known. Every slot is
+/* What the rank and host a notice names said; SAID_NOTHING with nothing known. Every host is
  * looked at, since a notice cut short names its host only in part: once per failed host as a
  * trial ends, never per event. */
 static int said_of(const RankCause *c, const char *notice)
 {
     long rank = rankcause_notice_rank(notice);
+    if (!c || rank < 0 || (size_t)rank >= c->world)
+        return SAID_NOTHING;
+    const unsigned char *row = c->said + (size_t)rank * c->nhosts;
     int said = SAID_NOTHING;
-    for (size_t i = 0; c && rank >= 0 && i < c->cap; i++) {
-        const Said *s = &c->slot[i];
-        if (s->key && s->rank == rank && s->said > said && same_host(s->key, notice))
-            said = s->said;
-    }
+    for (size_t h = 0; h < c->nhosts; h++)
+        if (row[h] > said && host_is_notices(c->host[h], notice))
+            said = row[h];
     return said;
 }
 

@@ -11,15 +11,19 @@
  * peer's words. */
 typedef struct RankCause RankCause;
 
-/* For a trial of `world` ranks (ranks_from_schedule); NULL out of memory. */
-RankCause *rankcause_new(size_t world);
+/* For a trial of `world` ranks (ranks_from_schedule) on the `nhosts` hosts `hosts` (the
+ * schedule's machine names, as its fan-out notices and the trial helper's events name them;
+ * copied: the caller's array and names may go once this returns). NULL out of memory, or
+ * where world * nhosts bytes cannot be counted. */
+RankCause *rankcause_new(size_t world, const char *const *hosts, size_t nhosts);
 void rankcause_free(RankCause *c);
 
 /* An error event's text as the trial helper writes it ("rank 3 on n3: RuntimeError: ..."):
  * rank 3 on host n3 said a cause, or lost a peer (peerloss_said); only a notice of that rank
  * on that host ("rank 3 (n3 gpu1) ...") counts it. A cause said once stays one. Text that
- * names no rank and host before ": ", a rank outside the world, or a rank and host past the
- * first `world` pairs heard, is passed over. */
+ * names no rank, a rank outside the world, or no host of rankcause_new's followed by ':' after
+ * "rank N on ", is passed over and takes no room: what the trial sends never pushes out what
+ * a rank of the schedule said. */
 void rankcause_event(RankCause *c, const char *text);
 
 /* The rank a fan-out notice names ("rank 2 (h2 cpu) exited with status 1": rankfan_notice's
@@ -36,14 +40,13 @@ long rankcause_notice_rank(const char *who);
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,
                        const char *error_event);
 
-/* The order a multi-host trial's reason names its failed parts in: of `n` parts (indices into
- * notices[] and came[], a notice as rankcause_first takes it), the one to lead, as
- * rankcause_first picks it from the part that ended first (`ended_first`) and the others in the
- * order their notices came (a fan-out says its notice as its rank fails, before its part ends),
- * then the others as they came, so the reason reads as a timeline. came[i]: when part i's
- * notice came or, for the part that ended first without one, when it ended (1, 2, ... in the
- * order they happened); 0: part i is not named. Fills order[] (room for n) and returns how
- * many it holds, order[0] the leader. */
+/* The order a multi-host trial's reason names its failed parts in, of `n` parts (indices into
+ * notices[], a notice as rankcause_first takes it, and came[]): the leader, the part
+ * rankcause_first picks from [`ended_first`, then the others by came], then the others by
+ * came, so the reason reads as a timeline. came[i]: when part i's notice came (a fan-out says
+ * it as its rank fails, before its part ends) or, for the part that ended first without one,
+ * when it ended (1, 2, ... in the order they happened); came[i] == 0: part i is not named.
+ * Fills order[] (room for n) and returns how many it holds, order[0] the leader. */
 size_t rankcause_order(const RankCause *c, const char *const *notices, const unsigned *came,
                        size_t n, size_t ended_first, const char *error_event, size_t *order);
 

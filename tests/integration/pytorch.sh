@@ -5,7 +5,8 @@
 # (trial.ranks "per-device", env:// rendezvous); a rank that crashes fails the trial with
 # its own error text, one killed without a word (SIGKILL) leads the reason before its peers'
 # lost-connection errors, and one that crashes mid-training leads it though a peer's host
-# ended first; a live schedule where the job grows from 1 to 2 ranks and shrinks
+# ended first; with a third host, the hosts after the leading one are named in the order their
+# notices came; a live schedule where the job grows from 1 to 2 ranks and shrinks
 # back, its loss going on from each checkpoint (--loss-progress). One thread per rank and a
 # tiny model keep it short on 2 cores. Every process started here is stopped by the trap:
 # sshd by pid, ranks and live jobs by the run's mark on their command lines.
@@ -300,6 +301,54 @@ then pass "the host that ended first without a notice is said after the crashed 
 else fail "crash mid-training, no notice on h2 ($(cat "$T/held" 2>/dev/null))"; tail -20 "$T/t5.err"; fi
 if [ "$left" -eq 0 ]; then pass "no rank left after the fan-out's kill"
 else fail "$left rank processes left after the fan-out's kill"; fi
+
+echo "three hosts' notices, said as they came"
+# h3's rank 0 says a cause and fails first, then h2's, then h1's (each waits until the host
+# before it has said its notice: its fan-out's TERM reached that host's LOCAL_RANK 1, which
+# ignores it and keeps its part open until the fan-out's KILL, so no part ends before all three
+# notices are said). The reason names h3, then h2 and h1 as their notices came; it named
+# them in the inventory's order (h1, h2) when launch_ssh.c ignored rankcause_order's order.
+harness_start 3
+harness_inventory "$T/inv3.json" 1 2 3
+"$PY" - "$T/inv3.json" "$H_PORT" <<'EOF2'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["trial"] = {"launch": "per-host", "ranks": "per-device", "master_port": int(sys.argv[2]) + 9}
+json.dump(inv, open(sys.argv[1], "w"))
+EOF2
+rm -f "$T"/said.*
+cat > "$T/order.sh" <<EOF2
+case \$TUNEDECK_MACHINE in h3) before= ;; h2) before=h3 ;; *) before=h2 ;; esac
+if [ "\$LOCAL_RANK" != 0 ]; then
+    # the fan-out's TERM comes right after its notice: this host's notice is said
+    trap ': > "$T/said.\$TUNEDECK_MACHINE"' TERM
+    i=0; while [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+    exit 0
+fi
+i=0
+while [ -n "\$before" ] && [ ! -e "$T/said.\$before" ] && [ \$i -lt 600 ]; do
+    sleep 0.1; i=\$((i + 1))
+done
+[ "\$TUNEDECK_MACHINE" = h3 ] &&
+    echo "{\"event\": \"error\", \"message\": \"rank \$RANK on h3: ValueError: bad shard\"}"
+exit 1
+EOF2
+"$bin" tune --cluster "$T/inv3.json" --job "$T/job.json" --trial-cmd "sh $T/order.sh" \
+    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
+    > "$T/t6.json" 2> "$T/t6.err"
+if [ -e "$T/said.h1" ] && "$PY" - "$T/t6.json" <<'EOF2'
+import json, re, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "failed", t
+assert re.match(r"the command failed on h3: rank \d+ \(h3 cpu\) exited with status 1; "
+                r"on h2: rank \d+ \(h2 cpu\) exited with status 1; "
+                r"on h1: rank \d+ \(h1 cpu\) exited with status 1; "
+                r"error event: rank \d+ on h3: ValueError: bad shard$", t["reason"]), t["reason"]
+print("    " + t["reason"])
+EOF2
+then pass "the other hosts follow the leading one in the order their notices came"
+else fail "three hosts' notices ($(ls "$T" | grep said. | tr '\n' ' '))"; tail -20 "$T/t6.err"; fi
+harness_stop 3
 
 echo "live: grow and shrink"
 # Two hosts with one GPU each, the job started on every host of its placement (job_launch

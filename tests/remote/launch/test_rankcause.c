@@ -4,6 +4,7 @@
  * launcher's old reason named the first whatever it said. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "remote/launch/rankcause.h"
 
@@ -23,9 +24,12 @@ static const char *const PEER_0 =
 static const char *const CRASH_1 =
     "rank 1 on h1: RuntimeError: crashing on purpose (--crash-rank 1 at step 2)";
 
+/* The harness's hosts in the inventory's order: h1, h2, h3. */
+static const char *const HOST[] = {"h1", "h2", "h3"};
+
 static RankCause *heard(const char *const *events, size_t n)
 {
-    RankCause *c = rankcause_new(WORLD);
+    RankCause *c = rankcause_new(WORLD, HOST, N(HOST));
     cr_assert_not_null(c);
     for (size_t i = 0; i < n; i++)
         rankcause_event(c, events[i]);
@@ -136,7 +140,7 @@ Test(rankcause, a_notice_or_event_names_its_rank_exactly)
     cr_assert_eq(rankcause_first(NULL, notices, N(notices), "rank 1 on h1: crashing"), 0);
     cr_assert_eq(rankcause_first(NULL, notices, N(notices), "rank 10 on h3: crashing"), 1);
     /* text that names no rank is passed over */
-    RankCause *c = rankcause_new(WORLD);
+    RankCause *c = rankcause_new(WORLD, HOST, N(HOST));
     rankcause_event(c, "Connection closed by peer");
     rankcause_event(c, NULL);
     cr_assert_eq(rankcause_first(c, notices, N(notices), NULL), 0);
@@ -149,7 +153,7 @@ Test(rankcause, a_notice_or_event_names_its_rank_exactly)
  * (none of ours ever names one) counts as a rank that said nothing. */
 Test(rankcause, events_of_ranks_outside_the_world_are_not_kept)
 {
-    RankCause *c = rankcause_new(WORLD);
+    RankCause *c = rankcause_new(WORLD, HOST, N(HOST));
     cr_assert_not_null(c);
     char event[64];
     for (long rank = WORLD; rank < WORLD + 20000; rank++) {
@@ -239,31 +243,83 @@ Test(rankcause, a_cause_said_on_another_host_is_not_the_ranks_own)
     rankcause_free(c);
 }
 
-/* Regression: a trial's flood of events under a rank number of the world, from hosts of its
- * own, marked that rank: every one of them is passed over once the world's worth of (rank,
- * host) pairs is kept, and none is rank 1 on h1, which said nothing and leads. */
-Test(rankcause, a_flood_of_events_from_other_hosts_is_passed_over)
+/* Regression: the first `world` (rank, host) pairs heard were kept and the rest passed over,
+ * and the harness's real traffic alone (ranks 0 to 3, each on its host) fills `world` pairs:
+ * any other pair heard before a real one (a host of no notice, "rank 03" for "rank 3", an
+ * event whose first ": " comes late and reads as host "h1 RuntimeError") pushed it out. Ranks
+ * 2, 3 and 0 lost their peer, then the trial's own words came, then rank 1 on h1 said it lost
+ * its peer too; it read as a rank that said nothing and led h2, which ended first. */
+Test(rankcause, pairs_heard_before_a_real_ranks_event_do_not_push_it_out)
 {
-    RankCause *c = rankcause_new(WORLD);
+    RankCause *c = heard((const char *[]){PEER_2, PEER_3, PEER_0}, 3);
+    const char *bogus[] = {"rank 1 on x: RuntimeError: Connection closed by peer",
+                           "rank 03 on h1: RuntimeError: Connection closed by peer",
+                           "rank 1 on h1 RuntimeError: [pair.cc:598]: Connection closed by peer",
+                           "rank 2 on h9: RuntimeError: Connection closed by peer",
+                           "rank 0 on h: RuntimeError: Connection closed by peer"};
+    for (size_t i = 0; i < N(bogus); i++)
+        rankcause_event(c, bogus[i]);
+    rankcause_event(c, "rank 1 on h1: RuntimeError: Connection closed by peer");
+    const char *notices[] = {"rank 2 (h2 cpu) exited with status 1",
+                             "rank 1 (h1 gpu0) exited with status 1"};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), PEER_2), 0,
+                 "rank 1 on h1's lost peer was pushed out and it led");
+    rankcause_free(c);
+}
+
+/* What is kept follows the schedule, not what the trial sends: a flood of events from hosts of
+ * no notice keeps nothing and bounds nothing, and afterwards every rank on every host, more
+ * pairs than the world holds ranks (a script that numbers its ranks per host), is still heard.
+ * Only rank 3 on h3 said nothing, and its notice, the last, leads. */
+Test(rankcause, a_flood_from_other_hosts_keeps_nothing_and_every_ranks_words_on_every_host_count)
+{
+    RankCause *c = rankcause_new(WORLD, HOST, N(HOST));
     cr_assert_not_null(c);
-    rankcause_event(c, PEER_2);
     char event[80];
     for (int host = 0; host < 20000; host++) {
-        snprintf(event, sizeof event, "rank 1 on x%d: RuntimeError: Connection closed by peer",
-                 host);
+        snprintf(event, sizeof event, "rank %d on x%d: RuntimeError: Connection closed by peer",
+                 host % WORLD, host);
         rankcause_event(c, event);
     }
-    const char *notices[] = {"rank 2 (h2 cpu) exited with status 1",
-                             "rank 1 (h1 gpu0) exited with status 137 (SIGKILL)"};
-    cr_assert_eq(rankcause_first(c, notices, N(notices), PEER_2), 1);
+    const char *notices[WORLD * N(HOST)];
+    char text[WORLD * N(HOST)][64];
+    for (size_t i = 0; i < WORLD * N(HOST); i++) {
+        size_t rank = i % WORLD;
+        const char *host = HOST[i / WORLD];
+        snprintf(text[i], sizeof text[i], "rank %zu (%s cpu) exited with status 1", rank, host);
+        notices[i] = text[i];
+        if (i + 1 < WORLD * N(HOST)) {
+            snprintf(event, sizeof event, "rank %zu on %s: RuntimeError: Connection closed by peer",
+                     rank, host);
+            rankcause_event(c, event);
+        }
+    }
+    cr_assert_eq(rankcause_first(c, notices, N(notices), NULL), N(notices) - 1);
     rankcause_free(c);
+}
+
+/* The hosts are rankcause_new's copies: the caller's names may go. */
+Test(rankcause, the_hosts_are_kept_as_copies)
+{
+    char h1[] = "h1", h2[] = "h2";
+    const char *hosts[] = {h1, h2};
+    RankCause *c = rankcause_new(WORLD, hosts, N(hosts));
+    cr_assert_not_null(c);
+    strcpy(h1, "zz");
+    strcpy(h2, "zz");
+    rankcause_event(c, PEER_2);
+    const char *notices[] = {"rank 1 (h1 gpu0) exited with status 1",
+                             "rank 2 (h2 cpu) exited with status 1"};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), PEER_2), 0);
+    rankcause_free(c);
+    cr_assert_null(rankcause_new((size_t)-1, hosts, 2), "world * hosts overflowed");
 }
 
 /* An event without the helper's "rank N on HOST: " names no host: passed over, as text that
  * names no rank is. */
 Test(rankcause, an_event_without_a_host_is_passed_over)
 {
-    RankCause *c = rankcause_new(WORLD);
+    RankCause *c = rankcause_new(WORLD, HOST, N(HOST));
     rankcause_event(c, "rank 2 on h2 Connection closed by peer");
     rankcause_event(c, "rank 2 on : Connection closed by peer");
     const char *notices[] = {"rank 2 (h2 cpu) exited with status 1",
@@ -271,9 +327,6 @@ Test(rankcause, an_event_without_a_host_is_passed_over)
     cr_assert_eq(rankcause_first(c, notices, N(notices), NULL), 0);
     rankcause_free(c);
 }
-
-/* The harness's hosts in the inventory's order, for rankcause_order: h1, h2, h3. */
-static const char *const HOST[] = {"h1", "h2", "h3"};
 
 /* The reason rankcause_order's order makes, as launch_ssh.c writes it. */
 static void reason(const size_t *order, size_t n, const char *const *notices, char *out, size_t cap)
