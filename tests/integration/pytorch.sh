@@ -316,7 +316,7 @@ inv = json.load(open(sys.argv[1]))
 inv["trial"] = {"launch": "per-host", "ranks": "per-device", "master_port": int(sys.argv[2]) + 9}
 json.dump(inv, open(sys.argv[1], "w"))
 EOF2
-rm -f "$T"/said.*
+rm -f "$T"/said.* "$T"/up.*
 cat > "$T/order.sh" <<EOF2
 case \$TUNEDECK_MACHINE in h3) before= ;; h2) before=h3 ;; *) before=h2 ;; esac
 if [ "\$LOCAL_RANK" != 0 ]; then
@@ -325,6 +325,13 @@ if [ "\$LOCAL_RANK" != 0 ]; then
     i=0; while [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
     exit 0
 fi
+# h3 fails once every host's ranks run, so the fan-out's 3 s before its KILL need cover only
+# the notices' chain, not the other hosts' starts
+: > "$T/up.\$TUNEDECK_MACHINE"
+i=0
+while [ -z "\$before" ] && { [ ! -e "$T/up.h1" ] || [ ! -e "$T/up.h2" ]; } && [ \$i -lt 600 ]; do
+    sleep 0.1; i=\$((i + 1))
+done
 i=0
 while [ -n "\$before" ] && [ ! -e "$T/said.\$before" ] && [ \$i -lt 600 ]; do
     sleep 0.1; i=\$((i + 1))
