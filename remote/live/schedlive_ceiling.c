@@ -48,8 +48,8 @@ static double ceiling_hold_s(const SchedLive *l, int refusals)
 /* The ceiling under a refused size of `gpus` GPUs on `nodes` nodes (slot_gpus on each): one
  * GPU fewer, or, where the limit counts nodes, what one node fewer holds
  * (sched_node_ceiling: one GPU fewer would often still need as many nodes, and be refused
- * once more). *how_said: why, for the log ("" where nothing is to be said: the GPU rule
- * on GPU words, or one GPU fewer where what one node fewer holds is no smaller). */
+ * once more). *how_said: why, for the log; "" where nothing is to be said (words of a limit
+ * on GPUs, a placement not known, or one node fewer holding no fewer than one GPU fewer). */
 static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t nodes,
                          const int *slot_gpus, char *how_said, size_t cap)
 {
