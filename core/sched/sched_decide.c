@@ -8,6 +8,7 @@
 
 #include "core/base/clock.h"
 #include "core/sched/placement.h"
+#include "core/sched/sched_keep.h"
 #include "core/sched/sched_priv.h"
 
 #define EXPLORE_STAGE_S 150.0 /* the seed: 2.5 minutes at each of 1, 2, 4, 8 GPUs */
@@ -128,27 +129,6 @@ static double speed_cb(void *ud, size_t i, int w)
 }
 
 /* ---- the decision's working set ---- */
-
-typedef struct {
-    int want;
-    size_t job;
-} PlaceOrder;
-
-typedef struct {
-    size_t m;       /* live, unpaused jobs shown to the policy */
-    size_t *active; /* job index of each */
-    PolicyJob *pj;
-    int *target;        /* GPUs the policy gives each */
-    PlaceOrder *order;  /* jobs to place (want = GPUs), biggest first */
-    PlaceOrder *placed; /* placed jobs (want = GPUs gained), for the log */
-    size_t n_order, n_placed;
-    int *nodes, *gp;     /* one placement's slots */
-    unsigned char *move; /* jobs that must leave their nodes: drained, or beside others' holds */
-    size_t *was_slots;   /* slots each held before release_moved (still in its slots array) */
-    /* s->owner before release_moved, copied at the first node-capped job it releases (NULL
-     * while none): which GPU numbers such a job ran on, for keep_old_place and occupy */
-    int *was_owner;
-} Decision;
 
 static void decision_free(Decision *d)
 {
@@ -315,27 +295,6 @@ static void mark_over_held(const SchedState *s, Decision *d)
     }
 }
 
-/* A node-capped job released here that restarts whatever placement gives it (it shrinks,
- * stops or must move: keep_old_place is only for one asked more that falls back to what it
- * holds) has no GPU numbers to keep: they read as never held (as those of jobs released
- * before the copy), so the jobs placed in this decision take them before the numbers of a
- * capped job that may keep its place, whose process would otherwise restart for nothing. */
-static void forget_unkept(const SchedState *s, Decision *d)
-{
-    for (size_t k = 0; k < d->m && d->was_owner; k++) {
-        size_t i = d->active[k];
-        const SJob *j = &s->jobs[i];
-        if (j->ceiling_nodes < 1 || d->was_slots[k] < 1 || (!d->move[k] && d->target[k] > j->gpus))
-            continue;
-        for (size_t q = 0; q < d->was_slots[k]; q++) {
-            int *was = d->was_owner + s->node_off[j->slots[q].node];
-            for (int g = 0; g < s->node_gpus[j->slots[q].node]; g++)
-                if (was[g] == (int)i)
-                    was[g] = -1;
-        }
-    }
-}
-
 /* Jobs whose size changes (or that sit on a drained node, or no longer fit beside GPUs held
  * by someone else) give their GPUs back; those that keep some are queued for placement, the
  * others are logged as stopped. */
@@ -349,9 +308,11 @@ static int release_moved(SchedState *s, Decision *d)
         if (j->gpus == d->target[k] && !d->move[k])
             continue;
         d->was_slots[k] = j->n_slots;
-        /* Every node-capped job's entries are still whole here (jobs released before hold
-         * -1, read as free before: only occupy's preference reads them). Without such a
-         * job, occupy takes the lowest free numbers, as it always did. */
+        /* The copy holds every job's numbers as they were before this loop (jobs it
+         * released before hold -1, read as free: only occupy's order and the keeping read
+         * them); sched_forget_unkept then clears those of the capped jobs that cannot keep
+         * their place. Without such a job, occupy takes the lowest free numbers, as it
+         * always did. */
         if (j->gpus && j->ceiling_nodes > 0 && d->target[k] > 0 && !d->was_owner) {
             size_t n_gpus = s->node_off[s->cfg.nodes - 1] + (size_t)s->node_gpus[s->cfg.nodes - 1];
             d->was_owner = malloc(n_gpus * sizeof *d->was_owner);
@@ -371,7 +332,7 @@ static int release_moved(SchedState *s, Decision *d)
                 return -1;
         }
     }
-    forget_unkept(s, d);
+    sched_forget_unkept(s, d);
     return 0;
 }
 
@@ -388,17 +349,8 @@ static int slot_cmp(const void *a, const void *b)
     return ((const SchedSlot *)a)->node - ((const SchedSlot *)b)->node;
 }
 
-/* Whether a free GPU suits a job in occupy's pass: 0, one no other job held before the
- * decision (fewer GPU numbers change); 1, also one a job without a node ceiling held (the
- * numbers of a node-capped job placed later stay free for it to keep: keep_old_place); 2, any. */
-static int free_for(const SchedState *s, size_t ji, int before, int pass)
-{
-    return pass == 2 || before < 0 || before == (int)ji ||
-           (pass == 1 && s->jobs[before].ceiling_nodes < 1);
-}
-
-/* Marks the job's GPUs on each slot's node as its own, in free_for's order when `was`
- * (Decision.was_owner) says who held them before, else the lowest free. */
+/* Marks the job's GPUs on each slot's node as its own, in sched_keep_free_for's order when
+ * `was` (Decision.was_owner) says who held them before, else the lowest free. */
 static int occupy(SchedState *s, size_t ji, const int *nodes, const int *gp, int ns, const int *was)
 {
     SJob *j = &s->jobs[ji];
@@ -416,7 +368,7 @@ static int occupy(SchedState *s, size_t ji, const int *nodes, const int *gp, int
         const int *before = was ? was + s->node_off[nodes[t]] : NULL;
         for (int pass = before ? 0 : 2; pass < 3; pass++)
             for (int g = 0; g < s->node_gpus[nodes[t]] && left > 0; g++)
-                if (row[g] < 0 && (!before || free_for(s, ji, before[g], pass))) {
+                if (row[g] < 0 && (!before || sched_keep_free_for(s, ji, before[g], pass))) {
                     row[g] = (int)ji;
                     left--;
                 }
@@ -487,49 +439,6 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
     return 0;
 }
 
-/* A job within a node ceiling whose placement could only fall back to exactly what it holds
- * (our other jobs fill the nodes its limit counted free) keeps its old GPUs when those very
- * GPUs are still free and nothing forces it off them (a drain, others' holds): placing it
- * again would be a restart for nothing, at every decision while the policy asks more. The
- * same count elsewhere on its nodes will not do: its process runs on those GPU numbers, and a
- * job placed before it in this decision may have needed them (occupy takes them last), which
- * the live driver would start beside it on the same GPUs. 1 when kept
- * (the taken slots back in the pool, its old GPUs its own again), 0 when it must take what
- * placement gave. */
-static int keep_old_place(SchedState *s, Decision *d, PlacementPool *pool, size_t k, int ns)
-{
-    size_t ji = d->active[k];
-    SJob *j = &s->jobs[ji];
-    size_t n_old = d->was_slots[k];
-    if (d->move[k] || !d->was_owner || j->gpus < 1 || n_old < 1 || n_old > (size_t)j->ceiling_nodes)
-        return 0;
-    for (size_t q = 0; q < n_old; q++) {
-        int node = j->slots[q].node, back = 0;
-        for (int t = 0; t < ns; t++)
-            back += d->nodes[t] == node ? d->gp[t] : 0;
-        if (pool->free[node] + back < j->slots[q].gpus)
-            return 0;
-        const int *was = d->was_owner + s->node_off[node], *now = s->owner + s->node_off[node];
-        for (int g = 0; g < s->node_gpus[node]; g++)
-            if (was[g] == (int)ji && now[g] >= 0)
-                return 0;
-    }
-    for (int t = 0; t < ns; t++)
-        placement_give(pool, d->nodes[t], d->gp[t]);
-    j->n_slots = n_old;
-    for (size_t q = 0; q < n_old; q++) {
-        int node = j->slots[q].node;
-        int *row = s->owner + s->node_off[node];
-        const int *was = d->was_owner + s->node_off[node];
-        placement_take_on(pool, node, j->slots[q].gpus);
-        for (int g = 0; g < s->node_gpus[node]; g++)
-            if (was[g] == (int)ji)
-                row[g] = (int)ji;
-        s->node_free[node] -= j->slots[q].gpus;
-    }
-    return 1;
-}
-
 /* Biggest jobs first onto the fewest nodes (seed §4.3), fastest GPUs first in a mixed
  * cluster; each placed job stalls. Then jobs on slower GPUs may move to faster ones. */
 static int place_moved(SchedState *s, Decision *d, Error *err)
@@ -556,12 +465,12 @@ static int place_moved(SchedState *s, Decision *d, Error *err)
         int ns = j->ceiling_nodes > 0 ? sched_take_node_capped(s, &pool, j, &want, d->nodes, d->gp)
                                       : take_for(s, &pool, want, d);
         /* Exactly what it holds, and less than the policy asked. Below it, with its GPUs
-         * free (keep_old_place's count), the fall back began at them or more and came down
-         * because its batch no longer runs on that many (validity only falls as GPUs grow;
-         * sched_set_policy, adaptive to the owner's batch): it shrinks to a size that runs,
-         * not stays on its old batch. */
+         * free (sched_keep_old_place's count), the fall back began at them or more and came
+         * down because its batch no longer runs on that many (validity only falls as GPUs
+         * grow; sched_set_policy, adaptive to the owner's batch): it shrinks to a size that
+         * runs, not stays on its old batch. */
         if (ns >= 0 && want < d->order[q].want && want == from &&
-            keep_old_place(s, d, &pool, d->order[q].job, ns))
+            sched_keep_old_place(s, d, &pool, d->order[q].job, ns))
             continue; /* its GPUs, size, batch and run unchanged: no event, no stall */
         JobConfig conf;
         double rate;

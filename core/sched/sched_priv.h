@@ -1,5 +1,6 @@
 /* Internal: the scheduler state's job and state records, shared by core/sched/sched.c (state,
- * simulation), sched_decide.c (decisions), sched_input.c and sched_report.c. Not a public API. */
+ * simulation), sched_decide.c and sched_keep.c (decisions), sched_input.c, sched_grow.c,
+ * sched_ceiling.c and sched_report.c. Not a public API. */
 #ifndef TUNEDECK_SCHED_JOB_H
 #define TUNEDECK_SCHED_JOB_H
 

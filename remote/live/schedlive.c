@@ -421,17 +421,11 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         /* Only a run seen running says its size passed the cluster's limits: one stopped or
          * preempted while pending may have waited on a limit whose reason no round had read
          * yet (LiveRunOps.over_limit), and would make a size refusal read as a count one
-         * (schedlive_limit_refused) or forget a ceiling the limit still holds. */
-        if (!refused_why && !limited && j->seen > 0) {
-            j->ran_gpus = j->run_gpus; /* the backend ran it at that size */
-            /* Past a lifted ceiling in what its limit counts, the limit was raised: the
-             * doubling starts afresh. Nodes for a limit on nodes (more GPUs on as few nodes
-             * says nothing of it), GPUs otherwise. */
-            if (j->ceiling_gpus && !j->ceiling_until_ms &&
-                (j->ceiling_node_cap > 0 ? j->n_run_nodes > (size_t)j->ceiling_node_cap
-                                         : j->run_gpus > j->ceiling_gpus))
-                j->ceiling_refusals = j->ceiling_gpus = j->ceiling_node_cap = 0;
-        }
+         * (schedlive_limit_refused) or forget a ceiling the limit still holds.
+         * A preempted run was counted when the backend took it (schedlive_preempted), before
+         * its size was cleared. */
+        if (!refused_why && !limited && j->seen > 0 && !j->preempted)
+            schedlive_ran(j);
         if (refused_why || limited) {
             j->runs--; /* the job never ran */
             schedlive_start_refused(l, j, refused_why ? how : j->limit_how, j->run_gpus,

@@ -48,12 +48,13 @@ static double ceiling_hold_s(const SchedLive *l, int refusals)
 /* The ceiling under a refused size of `gpus` GPUs on `nodes` nodes (slot_gpus on each): one
  * GPU fewer, or, where the limit counts nodes, what one node fewer holds
  * (sched_node_ceiling: one GPU fewer would often still need as many nodes, and be refused
- * once more). *how_said: why, for the log ("" for the GPU rule). */
+ * once more). *how_said: why, for the log; "" where nothing is to be said (words of a limit
+ * on GPUs, a placement not known, or one node fewer holding no fewer than one GPU fewer). */
 static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t nodes,
                          const int *slot_gpus, char *how_said, size_t cap)
 {
     how_said[0] = 0;
-    if (how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes < 2)
+    if (how == LIVERUN_REFUSED_TOO_MANY_NODES && nodes == 1) /* 0: the placement is not known */
         snprintf(how_said, cap,
                  " (one node is over no limit on nodes: the words are taken for a limit on GPUs)");
     if (how != LIVERUN_REFUSED_TOO_MANY_NODES || nodes < 2 || !slot_gpus)
@@ -64,6 +65,18 @@ static int ceiling_under(const SchedLive *l, LiveRefusal how, int gpus, size_t n
     snprintf(how_said, cap, " (what %zu node%s hold%s: the limit counts nodes)", nodes - 1,
              plural_s((int)nodes - 1), nodes - 1 == 1 ? "s" : "");
     return fit;
+}
+
+void schedlive_ran(LiveJob *j)
+{
+    j->ran_gpus = j->run_gpus;
+    /* Past a lifted ceiling in what its limit counts, the limit was raised: the doubling
+     * starts afresh. Nodes for a limit on nodes (more GPUs on as few nodes says nothing of
+     * it), GPUs otherwise. */
+    if (j->ceiling_gpus && !j->ceiling_until_ms &&
+        (j->ceiling_node_cap > 0 ? j->n_run_nodes > (size_t)j->ceiling_node_cap
+                                 : j->run_gpus > j->ceiling_gpus))
+        j->ceiling_refusals = j->ceiling_gpus = j->ceiling_node_cap = 0;
 }
 
 /* The job's size `gpus` is over a limit: its ceiling becomes the size under it (ceiling_under)
@@ -123,8 +136,13 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
                     (node_cap < 1 || info.nodes <= node_cap) && want_within;
     /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
     double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
+    /* While a ceiling holds the model keeps the fewest nodes of any refusal
+     * (sched_set_node_ceiling): so does the back-off's reset, which reads the cap */
+    if (!j->ceiling_until_ms || !j->ceiling_gpus)
+        j->ceiling_node_cap = node_cap;
+    else if (node_cap > 0 && (j->ceiling_node_cap < 1 || node_cap < j->ceiling_node_cap))
+        j->ceiling_node_cap = node_cap;
     j->ceiling_gpus = ceiling;
-    j->ceiling_node_cap = node_cap;
     j->ceiling_until_ms = l->last_ms + llround(hold_s * 1000);
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
              ceiling);

@@ -39,6 +39,10 @@ int schedlive_preempted(SchedLive *l, LiveJob *j)
         else
             j->preempt_event = 1;
     }
+    /* A run seen running passed the cluster's limits at its size: counted now, while its
+     * size is still known (its end, later, finds it cleared). */
+    if (j->seen > 0)
+        schedlive_ran(j);
     /* whatever was asked of the run before goes: a later decision starts the job again */
     j->need_start = j->resize_pending = 0;
     j->stop_wanted = j->stopping = j->killed = 0;

@@ -143,6 +143,11 @@ void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int 
  * up to SCHEDLIVE_LIMIT_RETRY_MAX_S), the job never failed for it. */
 void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t nodes,
                              const int *slot_gpus, const char *why);
+/* schedlive_ceiling.c: the job's current run was seen running (a progress line) at run_gpus on
+ * n_run_nodes: the size it goes on at when a larger one is refused (ran_gpus), and, past a
+ * lifted ceiling in what its limit counts, the back-off starts afresh. Called once per run,
+ * at its end or when the backend takes it (schedlive_preempted), before its size is cleared. */
+void schedlive_ran(LiveJob *j);
 /* Lifts each ceiling whose back-off has passed by `now` (ceiling_retry_s, doubled at each
  * refusal that set one again, up to ceiling_retry_max_s), so later decisions may try the job
  * larger again: the cluster's limit may have been raised meanwhile. */

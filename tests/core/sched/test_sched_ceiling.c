@@ -332,10 +332,11 @@ Test(sched_ceiling, a_node_capped_job_that_cannot_grow_keeps_its_place_without_a
 }
 
 /* Two 8-GPU nodes: n_capped jobs of one node at most (A0, A1) run on node 0's GPUs from 0, two
- * each; F on 6 of node 1. Then the policy asks a new job C for c_gpus and each A for ask[a]
- * (3: one node cannot give it now): the decision is made, what each GPU's owner was before it in
+ * each; F on 6 of node 1. Then, with other users holding held1 of node 1's GPUs, the policy
+ * asks a new job C for c_gpus and each A for ask[a] (a pin; 0 leaves it to fixed-1, which
+ * gives it 1 GPU if any is left): the decision is made, what each GPU's owner was before it in
  * before[16], after it in after[16]; returns the index of the first event it logged. */
-static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int c_gpus,
+static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int c_gpus, int held1,
                                 int *before, int *after)
 {
     Error e;
@@ -362,6 +363,7 @@ static size_t capped_beside_new(SchedState *s, int n_capped, const int *ask, int
 
     cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), c_gpus, 512}, &e), 0,
                  "%s", e.msg);
+    cr_assert_eq(sched_hold_gpus(s, 1, held1, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_pin(s, c, c_gpus, &e), 0, "%s", e.msg);
     for (int a = 0; a < n_capped; a++)
         cr_assert_eq(sched_pin(s, (size_t)a, ask[a], &e), 0, "%s", e.msg);
@@ -404,26 +406,82 @@ Test(sched_ceiling, a_node_capped_job_kept_in_place_keeps_its_own_gpu_numbers)
     const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
     SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
     int before[16], after[16];
-    size_t first = capped_beside_new(s, 1, (const int[]){3}, 6, before, after);
+    size_t first = capped_beside_new(s, 1, (const int[]){3}, 6, 0, before, after);
     unlogged_jobs_keep_their_gpus(s, first, 3, before, after);
     cr_assert_not(logged_since(s, first, 0), "A0 restarted where it could stay");
     cr_assert(after[0] == 0 && after[1] == 0 && after[2] == 2, "A0 on 0-1, C from 2");
     sched_free(s);
 }
 
-/* Where C needs a node-capped job's GPUs all the same (A0 and A1 hold 0-3, A1 stays at 2, A0
- * asks 3, which one node cannot give it; C takes 4-7 and A0's 0), A0 falls back to 2, which
- * node 1 has free. A free count alone would have kept it with no event; it is placed again,
- * with its event. */
+/* Where C needs a node-capped job's GPUs all the same, A0 must be placed again even where its
+ * node still shows as many free as it holds. Three 8-GPU nodes: A0 and A1, one node at most,
+ * hold node 0's 0-1 and 2-3; other users hold 6 of each other node. C asks 6, A0 and A1 ask 3
+ * each (12: all there is). C, placed first, takes 4-7, then A0's 0-1; A0 falls back to 2 with
+ * node 0 showing 2 free (A1's 2-3): the free count passes, and only the GPU numbers say that
+ * A0's were taken. Kept on a count alone it would run on C's GPUs with no event. */
 Test(sched_ceiling, a_node_capped_job_whose_gpus_another_took_is_placed_again)
+{
+    const SchedNodeGroup groups[] = {{"V100", 3, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    Error e;
+    for (int a = 0; a < 2; a++) {
+        char name[4] = {'A', (char)('0' + a), 0};
+        cr_assert_eq(sched_submit(s, &(SchedJobSpec){name, "cifar10", 0.0, 2, 512}, &e), 0, "%s",
+                     e.msg);
+        cr_assert_eq(sched_pin(s, (size_t)a, 2, &e), 0, "%s", e.msg);
+        cr_assert_eq(sched_set_node_ceiling(s, (size_t)a, 1, &e), 0, "%s", e.msg);
+    }
+    for (int n = 1; n < 3; n++)
+        cr_assert_eq(sched_hold_gpus(s, n, 8, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    for (int n = 1; n < 3; n++)
+        cr_assert_eq(sched_hold_gpus(s, n, 6, &e), 0, "%s", e.msg);
+    int before[24], after[24];
+    for (int n = 0; n < 3; n++)
+        sched_node_gpus(s, n, before + 8 * n, 8);
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(before[g], g < 4 ? g / 2 : -1, "node 0 GPU %d", g);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), 6, 512}, &e), 0,
+                 "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 2, 6, &e), 0, "%s", e.msg);
+    for (int a = 0; a < 2; a++)
+        cr_assert_eq(sched_pin(s, (size_t)a, 3, &e), 0, "%s", e.msg);
+    size_t first = sched_event_count(s);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    for (int n = 0; n < 3; n++)
+        sched_node_gpus(s, n, after + 8 * n, 8);
+    SchedJobInfo ci;
+    sched_job_info(s, 2, &ci);
+    cr_assert(ci.gpus == 6 && ci.nodes == 1, "C: %d GPUs on %d nodes", ci.gpus, ci.nodes);
+    cr_assert(after[0] == 2 && after[1] == 2, "C took A0's GPUs 0-1: the case this test is about");
+    cr_assert(logged_since(s, first, 0), "A0 lost its GPUs to C with no event");
+    for (int job = 0; job < 3; job++)
+        for (int g = 0; g < 24 && !logged_since(s, first, job); g++)
+            cr_assert_eq(before[g] == job, after[g] == job,
+                         "job %d moved on or off node %d GPU %d with no event", job, g / 8, g % 8);
+    fixture_sched_capacity(s);
+    sched_free(s);
+}
+
+/* A node-capped job that stops (the policy gives it 0: A1, unpinned, finds no GPU left once
+ * the pins of A0, F and C fill what others' hold on node 1 leaves) restarts nothing it could
+ * keep: C, 6, takes the numbers no job held (4-7), then A1's 2-3, not A0's 0-1; A0, asking 3,
+ * falls back to its 2 and keeps 0-1 with no event. Were A1's numbers kept for it, C would take
+ * A0's and A0 would restart. */
+Test(sched_ceiling, a_node_capped_job_that_stops_frees_its_gpu_numbers_for_a_new_job)
 {
     const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
     SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
     int before[16], after[16];
-    size_t first = capped_beside_new(s, 2, (const int[]){3, 2}, 5, before, after);
+    size_t first = capped_beside_new(s, 2, (const int[]){3, 0}, 6, 1, before, after);
     unlogged_jobs_keep_their_gpus(s, first, 4, before, after);
-    cr_assert(after[0] == 3, "C took A0's GPU 0: the case this test is about");
-    cr_assert(logged_since(s, first, 0), "A0 lost its GPUs to C with no event");
+    SchedJobInfo a1;
+    sched_job_info(s, 1, &a1);
+    cr_assert(a1.gpus == 0 && logged_since(s, first, 1), "A1 stopped, with its event: %d GPUs",
+              a1.gpus);
+    cr_assert(after[2] == 3 && after[3] == 3, "C on A1's 2-3");
+    cr_assert_not(logged_since(s, first, 0), "A0 restarted at the 2 GPUs it had");
+    cr_assert(after[0] == 0 && after[1] == 0, "A0 on its own 0-1");
     sched_free(s);
 }
 
@@ -436,7 +494,7 @@ Test(sched_ceiling, a_node_capped_job_keeps_its_gpus_where_a_restarting_ones_fre
     const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
     SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
     int before[16], after[16];
-    size_t first = capped_beside_new(s, 2, (const int[]){3, 1}, 6, before, after);
+    size_t first = capped_beside_new(s, 2, (const int[]){3, 1}, 6, 0, before, after);
     unlogged_jobs_keep_their_gpus(s, first, 4, before, after);
     cr_assert_not(logged_since(s, first, 0), "A0 restarted at the 2 GPUs it had");
     cr_assert(after[0] == 0 && after[1] == 0, "A0 on its own 0-1");
@@ -445,15 +503,16 @@ Test(sched_ceiling, a_node_capped_job_keeps_its_gpus_where_a_restarting_ones_fre
     sched_free(s);
 }
 
-/* keep_old_place is only for a fall back to exactly what the job holds (want == from): A0,
- * node-capped at 2 and asking 4, finds 3 on its node once C (5, placed first) took its share;
- * it grows to 3 with its event, not kept at 2 on its old GPUs (which are still free). */
+/* sched_keep_old_place is only for a fall back to exactly what the job holds (want == from): A0,
+ * capped at one node, holding 2 and asking 4, finds 3 on its node once C (5, placed first)
+ * took its share; it grows to 3 with its event, not kept at 2 on its old GPUs (which are still
+ * free). */
 Test(sched_ceiling, a_node_capped_job_that_can_grow_part_of_the_way_grows_with_its_event)
 {
     const SchedNodeGroup groups[] = {{"V100", 2, 8, 1.0}};
     SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
     int before[16], after[16];
-    size_t first = capped_beside_new(s, 1, (const int[]){4}, 5, before, after);
+    size_t first = capped_beside_new(s, 1, (const int[]){4}, 5, 0, before, after);
     unlogged_jobs_keep_their_gpus(s, first, 3, before, after);
     SchedJobInfo a;
     sched_job_info(s, 0, &a);

@@ -29,6 +29,7 @@ typedef struct {
     LiveRefusal refusal; /* meaningful with refused */
     int refused, pending;
     const char *why;
+    char how[48]; /* the backend took it off its GPUs (LiveRunOps.preempted) */
 } LimitRun;
 
 static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
@@ -114,6 +115,22 @@ static const LiveRunOps LIMITED = {.name = "limited",
                                    .refused = limit_refused,
                                    .over_limit = limit_over,
                                    STANDIN_OPS};
+
+static const char *limit_preempted(const void *run)
+{
+    return ((const LimitRun *)run)->how;
+}
+
+/* The same, its runs preempted where a test says so. */
+static const LiveRunOps LIMITED_PREEMPTED = {.name = "limited",
+                                             .start = limit_start,
+                                             .signal = limit_signal,
+                                             .step = limit_step,
+                                             .rank0_saved = standin_ready,
+                                             .refused = limit_refused,
+                                             .over_limit = limit_over,
+                                             .preempted = limit_preempted,
+                                             STANDIN_OPS};
 
 /* The same, over the watched nodes (standin_node: GPUs other users hold). */
 static const LiveRunOps LIMITED_WATCHED = {.name = "limited",
@@ -665,5 +682,154 @@ Test(schedlive_ceiling, a_run_on_more_nodes_than_a_lifted_node_ceiling_resets_th
                                     "now 4 GPUs (what 1 node holds: the limit counts nodes), "
                                     "which no decision goes past for 1 s"),
               "the first back-off again: %s", r.text);
+    liverig_close(&r);
+}
+
+/* A run seen running passed the cluster's limits at its size even when the backend later took
+ * it (a preemption): the accounting words without their reason at a size it ran at are then a
+ * count of jobs, waited out, not a size limit. Regression: the preemption cleared the run's
+ * size before its end was counted, so the job had "run at 0 GPUs"; its restart at 4, refused
+ * with those words, set a ceiling of 3 (and a run seen past a lifted ceiling never reset its
+ * back-off when it was preempted). */
+Test(schedlive_ceiling, a_preempted_run_still_counts_as_the_size_the_job_ran_at)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open(&r, standin_two_by_two(), &LIMITED_PREEMPTED, 1000);
+    now_ms = clock_now_ms();
+    SchedLiveJob j;
+    int seen_at_4 = 0;
+    for (int i = 0; i < 600 && seen_at_4 < 5; i++) {
+        run_steps(&r, 1);
+        schedlive_job(r.l, 0, &j);
+        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
+    }
+    cr_assert_eq(seen_at_4, 5, "runs at 4 GPUs: %s", r.text);
+    LimitRun *taken = last_run;
+    snprintf(taken->how, sizeof taken->how, "preempted by the test");
+    run_steps(&r, 2);
+    cr_assert(strstr(r.text, "j0: run preempted by the test"), "%s", r.text);
+    limited = 1; /* its next start meets the accounting words */
+    limited_kind = LIVERUN_REFUSED_LIMIT;
+    snprintf(taken->head.status, sizeof taken->head.status, "requeued (its copy cancelled)");
+    size_t said = strlen(r.text);
+    for (int i = 0; i < 600 && !strstr(r.text + said, "could not start"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text + said, "j0: could not start on m0: sbatch: Job violates "
+                                     "accounting/QOS policy: at 4 GPUs, a size it ran at, the "
+                                     "words are taken for a limit on how many jobs"),
+              "%s", r.text + said);
+    cr_assert_null(strstr(r.text, "its ceiling is now"), "%s", r.text);
+    liverig_close(&r);
+}
+
+/* Under a limit on nodes, more GPUs on no more nodes than the lifted node ceiling say nothing
+ * of the limit: the back-off goes on doubling. On two 4-GPU nodes under MaxNodes=1, with
+ * others holding a GPU of each, the grow to 4 is placed 3+1 and refused (ceiling 3 on 1 node,
+ * 1 s); after the lift, with node 1 all others', the job runs at 4 GPUs on node 0; node 1
+ * freed, its grow to 8 over both nodes is refused once more, and holds the doubled 2 s. The
+ * rule before a835d507 (a run above the ceiling's GPUs) took that run for a raised limit and
+ * held 1 s; no test pinned the difference. */
+Test(schedlive_ceiling, more_gpus_on_no_more_nodes_than_a_node_ceiling_keep_the_back_off)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_node[0].held_gpus = standin_node[1].held_gpus = 1;
+    standin_looks = 1;
+    open_two_by_four_with(&r, 1, 4);
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 3 GPUs (what 1 node "
+                             "holds: the limit counts nodes), which no decision goes past for 1 s"),
+              "%s", r.text);
+    /* node 0 free, node 1 all others': the grow after the lift is 4 on node 0 */
+    standin_node[0].held_gpus = 0;
+    standin_node[1].held_gpus = 4;
+    standin_looks++;
+    size_t said = strlen(r.text);
+    SchedLiveJob j;
+    int seen_at_4 = 0;
+    for (int i = 0; i < 1000 && seen_at_4 < 5; i++) {
+        run_steps(&r, 1);
+        schedlive_job(r.l, 0, &j);
+        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
+    }
+    cr_assert(seen_at_4 == 5 && strstr(r.text + said, "is lifted") &&
+                  strstr(r.text + said, "(GPUs m0:0+1+2+3)"),
+              "runs at 4 GPUs on one node after the lift: %s", r.text + said);
+    cr_assert_null(strstr(r.text + said, "its ceiling is now"), "%s", r.text + said);
+    standin_node[1].held_gpus = 0;
+    standin_looks++;
+    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                                    "specification invalid): its ceiling is now 4 GPUs (what 1 "
+                                    "node holds: the limit counts nodes), which no decision goes "
+                                    "past for 2 s"),
+              "the doubled back-off: %s", r.text + said);
+    liverig_close(&r);
+}
+
+/* A refusal on GPUs while a node ceiling holds leaves the model's node ceiling (the fewest
+ * nodes of both: sched_set_node_ceiling), and the back-off's reset reads the same: on two
+ * 4-GPU nodes under MaxNodes=1 the grow to 8 is refused (4 on 1 node, 0.1 s), then the
+ * job's 4 on one node is refused for its GPUs (3, 0.2 s). After the lift it runs at 4 on one
+ * node, which says nothing of a limit on nodes; its grow to 8 holds the doubled 0.4 s.
+ * Regression: the driver kept only the last refusal's kind, read the run at 4 as past a
+ * ceiling on GPUs and started the back-off afresh (0.1 s). */
+Test(schedlive_ceiling, a_gpu_refusal_while_a_node_ceiling_holds_keeps_the_node_rule)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_looks = 1;
+    open_two_by_four_with(&r, 0.1, 0.4); /* the job is done some 2,000 s in */
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
+                             "nodes), which no decision goes past for 0.1 s"),
+              "%s", r.text);
+    limited = 1; /* the next start, at 4 on one node, meets a limit on GPUs */
+    limited_kind = LIVERUN_REFUSED_TOO_BIG;
+    /* node 1 all others' until the job has run at 4 on node 0 after the lift */
+    standin_node[1].held_gpus = 4;
+    standin_looks++;
+    size_t said = strlen(r.text);
+    for (int i = 0; i < 600 && !strstr(r.text + said, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: Job violates "
+                                    "accounting/QOS policy): its ceiling is now 3 GPUs, which no "
+                                    "decision goes past for 0.2 s"),
+              "%s", r.text + said);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "the model keeps the node ceiling: %s", r.text);
+    said = strlen(r.text);
+    SchedLiveJob j;
+    int seen_at_4 = 0;
+    for (int i = 0; i < 1000 && seen_at_4 < 5; i++) {
+        run_steps(&r, 1);
+        schedlive_job(r.l, 0, &j);
+        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
+    }
+    cr_assert(seen_at_4 == 5 && strstr(r.text + said, "is lifted") &&
+                  strstr(r.text + said, "(GPUs m0:0+1+2+3)"),
+              "runs at 4 GPUs on one node after the lift: %s", r.text + said);
+    standin_node[1].held_gpus = 0;
+    standin_looks++;
+    said = strlen(r.text);
+    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                                    "specification invalid): its ceiling is now 4 GPUs (what 1 "
+                                    "node holds: the limit counts nodes), which no decision goes "
+                                    "past for 0.4 s"),
+              "the back-off doubled on: %s", r.text + said);
     liverig_close(&r);
 }
