@@ -21,6 +21,8 @@ typedef struct {
     Schedule *schedule; /* on the cluster decoded against (owned) */
     int unstarted;      /* taken by a trial that never started (the session died first) */
     int trial;          /* unstarted: that trial's number in the file (its last suggested line) */
+    int fresh;          /* unstarted, and the resume marks its trial interrupted now (no outcome
+                         * nor an earlier resume's mark): the budget is raised for it */
 } JournalOverride;
 
 typedef struct {

@@ -898,7 +898,8 @@ static void sessions_agrees_with_resume(const char *dir, const char *path, int e
 {
     SessionSummary sum;
     session_summary_read(path, "id", &sum);
-    cr_assert_eq(sum.budget, expected, "tunedeck sessions: %ld, expected %d (%s)", sum.budget,
+    cr_assert_eq(sum.resume_budget, expected, "tunedeck sessions: %ld, expected %d (%s)",
+                 sum.resume_budget,
                  expected, sum.state);
     Session *s = resumed(dir, path, 0, 0);
     cr_assert_eq(tuner_budget(s->tuner), expected, "the resume");
@@ -934,6 +935,30 @@ Test(session_overrides, tunedeck_sessions_says_the_budget_a_resume_goes_on_with)
     session_free(ran(dir, 3, path, sizeof path));
     replace_in(path, "\"budget\":3", "\"budget\":2");
     sessions_agrees_with_resume(dir, path, 3);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Regression: a resume killed after its `resumed` line (which holds the raise for trial 4,
+ * the unstarted override's) and before trial 4's `finished ... interrupted` line: the next
+ * resume found the trial without an outcome, took it for fresh and raised a second time (6).
+ * A trial an earlier `resumed` line lists as interrupted is marked, in the resume and in
+ * `tunedeck sessions` alike. */
+Test(session_overrides, a_resume_killed_before_the_interrupted_line_raises_once)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    /* :budget 4 left override 2 out: the raise is for override 1 alone, to 5 */
+    killed_before_override_1_started(dir, path, sizeof path, 4);
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 5);
+    session_free(again);
+    const char *finished[] = {"\"event\":\"finished\",\"trial\":4,"};
+    cr_assert_eq(lines_with(path, finished[0]), 1);
+    drop_lines(path, finished, 1); /* killed before it was written */
+    cr_assert_eq(lines_with(path, "\"interrupted\":[4]"), 1, "the resumed line lists it");
+    sessions_agrees_with_resume(dir, path, 5);
+    sessions_agrees_with_resume(dir, path, 5);
     unlink(path);
     rmdir(dir);
 }
