@@ -556,6 +556,13 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
         fprintf(stderr,
                 "tunedeck tune: %zu override%s queued before the session ended run%s first\n",
                 restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
+    else if (rc == 0 && !tj->quiet && waiting == restored)
+        fprintf(stderr,
+                "tunedeck tune: the %zu override%s queued before the session ended wait%s past "
+                "the budget of %d (--budget %zu runs %s)\n",
+                restored, restored == 1 ? "" : "s",
+                restored == 1 ? "s" : "", tuner_budget(t), n + restored,
+                restored == 1 ? "it" : "them");
     else if (rc == 0 && !tj->quiet && waiting)
         fprintf(stderr,
                 "tunedeck tune: of the %zu override%s queued before the session ended, %zu "
