@@ -556,7 +556,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
         fprintf(stderr,
                 "tunedeck tune: %zu override%s queued before the session ended run%s first\n",
                 restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
-    else if (rc == 0 && !tj->quiet && waiting == restored)
+    else if (rc == 0 && !tj->quiet && restored && waiting == restored)
         fprintf(stderr,
                 "tunedeck tune: the %zu override%s queued before the session ended wait%s past "
                 "the budget of %d (--budget %zu runs %s)\n",

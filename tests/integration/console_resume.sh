@@ -125,7 +125,8 @@ fin = {e["trial"]: e["status"] for e in ev if e["event"] == "finished"}
 assert fin[3] == "interrupted" and fin[4] in ("ok", "pruned"), fin
 PY
 TUNEDECK_STATE_DIR="$tmp/o" "$bin" tune --resume "$oid" --budget 4 --json >"$tmp/oafter.json" 2>"$tmp/oafter.err"
-grep -q "override.*queued before" "$tmp/oafter.err" && fail "a second resume queued again an override that ran"
+grep -q "override.*queued before" "$tmp/oafter.err" &&
+    fail "a second resume queued again an override that ran: $(cat "$tmp/oafter.err")"
 python3 - "$tmp/oafter.json" "$ojournal" <<'PY' || fail "the second resume ran an override twice"
 import json, sys
 assert len(json.load(open(sys.argv[1]))["trials"]) == 4

@@ -817,7 +817,8 @@ Test(session_overrides, an_unstarted_override_the_operators_budget_left_out_runs
     cr_assert_eq(tuner_overrides(third->tuner), 2);
     cr_assert_eq(tuner_override_id(third->tuner, 0), 1);
     cr_assert_eq(tuner_budget(third->tuner), 5, "override 1's trial, not override 2's");
-    cr_assert_eq(tuner_budget_raised(third->tuner), 1, "a raise a drop gives back");
+    cr_assert_eq(tuner_budget_raised(third->tuner), 1,
+                 "a raise a drop gives back where nothing queued behind needs it");
     cr_assert_eq(lines_with(path, "\"budget\":5,\"raised\":1,\"trials\":4"), 1,
                  "the resumed line holds the raise");
     cr_assert_eq(tuner_run_blocking(third->tuner, &err), 0, "%s", err.msg);
