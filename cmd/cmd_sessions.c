@@ -97,7 +97,8 @@ int cmd_sessions(int argc, char **argv)
         SessionSummary s;
         session_summary_read(path, names[i], &s);
         char trials[32], best[32] = "-";
-        snprintf(trials, sizeof trials, "%d/%ld", s.finished, s.budget);
+        snprintf(trials, sizeof trials, "%d/%ld", s.finished,
+                 s.resume_budget ? s.resume_budget : s.budget);
         if (s.best_s >= 0)
             snprintf(best, sizeof best, "%.3f", s.best_s);
         /* The journal's strings and the file's name are outside text: never a terminal's
@@ -119,6 +120,10 @@ int cmd_sessions(int argc, char **argv)
             cJSON_AddStringToObject(o, "target", target);
             cJSON_AddStringToObject(o, "optimizer", optimizer);
             cJSON_AddNumberToObject(o, "budget", (double)s.budget);
+            if (s.resume_budget)
+                cJSON_AddNumberToObject(o, "resume_budget", (double)s.resume_budget);
+            else
+                cJSON_AddNullToObject(o, "resume_budget");
             cJSON_AddNumberToObject(o, "trials", s.finished);
             cJSON_AddNumberToObject(o, "ok", s.ok);
             if (s.best_s >= 0)

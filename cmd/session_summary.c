@@ -27,31 +27,56 @@ static double num(const cJSON *o, const char *key, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
-/* Which trials were suggested and which finished: a line that resume would skip (a trial
- * never suggested or finished twice, an unknown status, an ok without its time) is a
- * problem, never a count. */
+/* The trials kept (journal_suggested_follows' rule, the resume's: the tally counts them) and
+ * which finished: a line that resume would skip (a trial not kept or finished twice, an
+ * unknown status, an ok without its time) is a problem, never a count. Kept numbers only
+ * grow: a finished line's trial is found by bisection, whatever its number. */
 typedef struct {
-    unsigned char *state; /* per trial number: 1 suggested, 2 finished */
-    size_t cap;
+    int *trial;
+    unsigned char *finished;
+    size_t n, cap;
 } TrialMarks;
+
+static int mark_kept(TrialMarks *m, int trial)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        int *t = realloc(m->trial, cap * sizeof *t);
+        if (!t)
+            return -1;
+        m->trial = t;
+        unsigned char *f = realloc(m->finished, cap);
+        if (!f)
+            return -1;
+        m->finished = f;
+        m->cap = cap;
+    }
+    m->trial[m->n] = trial;
+    m->finished[m->n++] = 0;
+    return 0;
+}
 
 static unsigned char *mark_of(TrialMarks *m, const cJSON *ev)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "trial");
-    if (!cJSON_IsNumber(t) || t->valuedouble < 1 || t->valuedouble > 1e6 ||
-        t->valuedouble != (double)(long)t->valuedouble)
+    if (!cJSON_IsNumber(t))
         return NULL;
-    size_t i = (size_t)t->valuedouble;
-    if (i >= m->cap) {
-        size_t cap = i * 2 + 16;
-        unsigned char *g = realloc(m->state, cap);
-        if (!g)
-            return NULL;
-        memset(g + m->cap, 0, cap - m->cap);
-        m->state = g;
-        m->cap = cap;
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->trial[mid] < t->valuedouble)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return &m->state[i];
+    return lo < m->n && m->trial[lo] == t->valuedouble ? &m->finished[lo] : NULL;
+}
+
+static void marks_clear(TrialMarks *m)
+{
+    free(m->trial);
+    free(m->finished);
+    memset(m, 0, sizeof *m);
 }
 
 static int status_known(const char *name)
@@ -106,7 +131,9 @@ static void take(void *ud, const cJSON *ev, size_t line)
     Pass *p = ud;
     SessionSummary *s = p->s;
     const char *kind = str(ev, "event");
-    journal_override_tally_take(&p->queue, ev);
+    size_t trials = p->queue.trials;
+    Error scratch;
+    journal_override_tally_take(&p->queue, ev, "", &scratch);
     p->last_ended = strcmp(kind, "ended") == 0;
     p->last_stopped = str(ev, "stopped") != NULL;
     if (strcmp(kind, "session") == 0) {
@@ -127,23 +154,21 @@ static void take(void *ud, const cJSON *ev, size_t line)
          * for the override, or given back (older journals' have no budget there: kept) */
         s->budget = budget_of(ev, 1, s->budget);
     } else if (strcmp(kind, "suggested") == 0) {
-        unsigned char *m = mark_of(&p->marks, ev);
-        if (!m || *m) {
+        if (p->queue.trials == trials || mark_kept(&p->marks, p->queue.last_trial) < 0) {
             s->problems++;
             return;
         }
-        *m = 1;
         s->suggested++;
     } else if (strcmp(kind, "finished") == 0) {
         unsigned char *m = mark_of(&p->marks, ev);
         const char *status = str(ev, "status");
         double t = num(ev, "time_s", -1);
-        if (!m || *m != 1 || !status_known(status) ||
+        if (!m || *m || !status_known(status) ||
             (strcmp(status, "ok") == 0 && !(t > 0))) {
             s->problems++;
             return;
         }
-        *m = 2;
+        *m = 1;
         s->finished++;
         if (status && strcmp(status, "ok") == 0 && t >= 0) {
             s->ok++;
@@ -161,22 +186,20 @@ static long resume_budget(Pass *p)
     const SessionSummary *s = p->s;
     JournalOverrideTally *q = &p->queue;
     journal_override_tally_end(q);
-    size_t trials = (size_t)s->suggested;
+    size_t trials = q->trials;
     int budget = s->budget > (long)trials ? (int)s->budget : (int)trials;
     /* a resume restores as many as the queue holds, the unstarted first */
     size_t restored = q->n < OVERRIDEQUEUE_MAX ? q->n : OVERRIDEQUEUE_MAX;
     size_t unstarted = q->unstarted < restored ? q->unstarted : restored, fresh = 0;
-    for (size_t i = 0; i < unstarted; i++) {
-        /* marked interrupted by this resume: no outcome yet (an earlier resume's is one) */
-        size_t t = (size_t)q->waiting[i].trial;
-        fresh += t < p->marks.cap && p->marks.state[t] == 1;
-    }
+    for (size_t i = 0; i < unstarted; i++)
+        fresh += q->waiting[i].fresh != 0; /* marked interrupted by this resume */
     return journal_resume_budget(budget, trials, restored, unstarted, fresh, 0);
 }
 
 /* The fields take() reads: a line whose others are plain is skimmed, not parsed whole. */
 static const char *const READ[] = {"created", "optimizer", "sim",    "cluster", "budget",
-                                   "trial",   "status",    "time_s", "stopped", "override"};
+                                   "trial",   "status",    "time_s", "stopped", "override",
+                                   "interrupted"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {
@@ -195,7 +218,7 @@ void session_summary_read_by(const char *path, const char *id, SessionSummary *s
     memset(&p, 0, sizeof p);
     p.s = s;
     if (read(path, &log, READ, sizeof READ / sizeof READ[0], take, &p, &err) < 0) {
-        free(p.marks.state);
+        marks_clear(&p.marks);
         journal_override_tally_clear(&p.queue);
         memset(s, 0, sizeof *s);
         snprintf(s->id, sizeof s->id, "%s", id);
@@ -216,8 +239,8 @@ void session_summary_read_by(const char *path, const char *id, SessionSummary *s
     else
         snprintf(s->state, sizeof s->state, "interrupted (resumable)");
     if (strcmp(s->state, "running") != 0 && strncmp(s->state, "not resumable", 13) != 0)
-        s->budget = resume_budget(&p);
-    free(p.marks.state);
+        s->resume_budget = resume_budget(&p);
+    marks_clear(&p.marks);
     journal_override_tally_clear(&p.queue);
     journal_log_clear(&log);
 }

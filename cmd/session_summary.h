@@ -10,7 +10,9 @@ typedef struct {
     char id[JOURNAL_ID_MAX], created[32], target[128], optimizer[64];
     char state[ERROR_MSG_MAX + 32];
     int suggested, finished, ok, problems;
-    long budget;
+    long budget;        /* the journal's: the session line's, or the last line to change it */
+    long resume_budget; /* the one a resume goes on with (journal_resume_budget); 0 when
+                         * the session runs or a resume refuses the journal */
     double best_s; /* -1: no ok trial */
 } SessionSummary;
 

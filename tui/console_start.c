@@ -8,6 +8,7 @@
 #include "tui/console_events.h"
 #include "tui/console_stops.h"
 #include "tui/draw.h"
+#include "tui/restored_note.h"
 #include "tui/view.h"
 
 /* The settings file and the plot style; NULL with err on a bad --plot. cerr, *config_bad:
@@ -61,19 +62,12 @@ void console_app_start(App *a, const ConsoleOptions *o, int config_bad, const Er
                 a->sim ? simcluster_spec(a->sim) : a->cluster->name, tuner_optimizer_name(a->tuner),
                 tuner_budget(a->tuner));
     size_t queued = a->tuner ? tuner_overrides(a->tuner) : 0;
-    if (queued == 1) /* a resume's: the journal kept the queue */
-        app_log(a,
-                "1 override queued before the session ended runs first as trial %d (%c drops it)",
-                tuner_override_trial(a->tuner, 0), a->config.keys[ACT_DROP]);
-    else if (queued > 1)
-        app_log(a,
-                "%zu overrides queued before the session ended run first as trials %d-%d (%c "
-                "drops the last, :unqueue N any)",
-                queued, tuner_override_trial(a->tuner, 0),
-                tuner_override_trial(a->tuner, queued - 1), a->config.keys[ACT_DROP]);
-    /* the operator's :budget may have left some without a trial: they wait for another */
-    if (queued && tuner_override_trial(a->tuner, queued - 1) > tuner_budget(a->tuner))
-        app_log(a, "the overrides queued past trial %d wait for a :budget", tuner_budget(a->tuner));
+    if (queued) { /* a resume's: the journal kept the queue */
+        char note[512];
+        restored_note(note, sizeof note, queued, tuner_override_trial(a->tuner, 0),
+                      tuner_budget(a->tuner), a->config.keys[ACT_DROP]);
+        app_log(a, "%s", note);
+    }
     if (a->slurm)
         app_log(a,
                 "slurm: watching %s%s%s through the controller (%s); the hosts view (3) "

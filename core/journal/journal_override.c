@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/base/jfield.h"
+#include "core/journal/journal_override_tally.h"
 
 cJSON *journal_override_queued_json(int id, const Schedule *s)
 {
@@ -36,141 +37,87 @@ void journal_overrides_clear(JournalOverrides *o)
     memset(o, 0, sizeof *o);
 }
 
-/* The override of this id leaves the waiting ones (dropped, or run as a trial). */
-static void forget(JournalOverrides *o, int id)
+/* The schedule of the queued line at event i, or NULL with the problem said. */
+static Schedule *queued_schedule(JournalLog *log, size_t i, const Cluster *c, const char *ctx)
 {
-    for (size_t i = 0; i < o->n; i++)
-        if (o->waiting[i].id == id) {
-            schedule_free(o->waiting[i].schedule);
-            memmove(o->waiting + i, o->waiting + i + 1, (o->n - i - 1) * sizeof *o->waiting);
-            o->n--;
-            return;
-        }
-}
-
-/* The override of this id goes first: it was taken from the head of the queue for a trial
- * that never started, and runs before those queued behind it. */
-static void to_head(JournalOverrides *o, int id, int trial)
-{
-    for (size_t i = 0; i < o->n; i++)
-        if (o->waiting[i].id == id) {
-            JournalOverride w = o->waiting[i];
-            memmove(o->waiting + 1, o->waiting, i * sizeof *o->waiting);
-            w.unstarted = 1;
-            w.trial = trial;
-            o->waiting[0] = w;
-            return;
-        }
-}
-
-static int names_trial(const cJSON *ev, int trial)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev, "trial");
-    return cJSON_IsNumber(n) && n->valuedouble == trial;
-}
-
-/* Whether the trial of the suggested line at index i began: a `started` line for it, or an
- * outcome other than the one a resume gives a trial it found unfinished (`interrupted`),
- * before the next suggested line (one trial at a time: its lines come before the next's). */
-static int trial_began(const JournalLog *log, size_t i, int trial)
-{
-    for (size_t k = i + 1; k < log->n; k++) {
-        const cJSON *ev = log->events[k];
-        const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
-        if (strcmp(kind, "suggested") == 0)
-            return 0;
-        if (!names_trial(ev, trial))
-            continue;
-        if (strcmp(kind, "started") == 0)
-            return 1;
-        if (strcmp(kind, "finished") == 0) {
-            const cJSON *st = cJSON_GetObjectItemCaseSensitive(ev, "status");
-            return !cJSON_IsString(st) || strcmp(st->valuestring, "interrupted") != 0;
-        }
+    Error e;
+    const cJSON *sj = jfield_object(log->events[i], ctx, "schedule", 1, &e);
+    char sctx[4400];
+    snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
+    Schedule *s = sj ? schedule_from_json(sj, c, sctx, &e) : NULL;
+    if (s && schedule_validate(s, &e) < 0) {
+        schedule_free(s);
+        s = NULL;
     }
-    return 0;
+    if (!s)
+        journal_log_problem(log, "%s (override not restored)", e.msg);
+    return s;
 }
 
+/* The queue's rule is the tally's (journal_override_tally.h), run over the events; this reads
+ * the schedules, says what does not fit, and leaves out the overrides whose schedule the
+ * cluster refuses (their ids still count: the next is above them). */
 int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *source,
                              JournalOverrides *out, Error *err)
 {
     memset(out, 0, sizeof *out);
-    size_t cap = 0;
+    JournalOverrideTally t;
+    memset(&t, 0, sizeof t);
+    Schedule **at = log->n ? calloc(log->n, sizeof *at) : NULL; /* per queued line */
+    if (log->n && !at)
+        return error_set(err, "journal: out of memory");
     for (size_t i = 0; i < log->n; i++) {
         const cJSON *ev = log->events[i];
         const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
         int queued = strcmp(kind, "override_queued") == 0;
         int dropped = strcmp(kind, "override_dropped") == 0;
-        /* a suggested line naming an override is the trial that took it out of the queue */
-        if (!queued && !dropped && strcmp(kind, "suggested") != 0)
-            continue;
-        char ctx[4300];
-        snprintf(ctx, sizeof ctx, "%s:%zu: %s", source, log->lines[i], kind);
-        int id = 0, needed = queued || dropped;
+        char ctx[4300] = "";
+        if (queued || dropped || strcmp(kind, "suggested") == 0)
+            snprintf(ctx, sizeof ctx, "%s:%zu: %s", source, log->lines[i], kind);
+        int last_id = t.last_id;
         Error e;
-        if (jfield_int(ev, ctx, "override", needed, 1, JOURNAL_OVERRIDE_ID_MAX, &id, &e) < 0) {
+        switch (journal_override_tally_take(&t, ev, ctx, &e)) {
+        case TALLY_LINE_QUEUED:
+            at[i] = queued_schedule(log, i, c, ctx);
+            break;
+        case TALLY_LINE_BAD_ID:
             /* a trial's line: it ran, but which override it took is unknown, so none is */
             journal_log_problem(log,
                                 queued || dropped ? "%s (override not restored)"
                                                   : "%s (which override this trial ran is "
                                                     "unknown: none is taken from the queue)",
                                 e.msg);
-            continue;
-        }
-        if (id == 0)
-            continue; /* the optimizer's trial, or an override from before the queue */
-        /* ids only grow and the tuner never reuses one: a queued line at or below one seen is
-         * a repeat or a stray, and queuing it again would run an override twice */
-        if (queued && id <= out->last_id) {
+            break;
+        case TALLY_LINE_STRAY:
             journal_log_problem(log,
                                 "%s: expected an id above %d (a repeated or stray line; "
                                 "override not restored)",
-                                ctx, out->last_id);
-            continue;
+                                ctx, last_id);
+            break;
+        case TALLY_LINE_OTHER:
+            break;
         }
-        if (id > out->last_id)
-            out->last_id = id;
-        if (dropped) {
-            forget(out, id);
-            continue;
-        }
-        if (!queued) {
-            /* The session died between the trial's suggested line and its start: the trial
-             * is marked interrupted, and the override, never run, waits again. */
-            int trial = 0;
-            if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, &trial, &e) == 0 &&
-                !trial_began(log, i, trial))
-                to_head(out, id, trial);
-            else
-                forget(out, id);
-            continue;
-        }
-        const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, &e);
-        char sctx[4400];
-        snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
-        Schedule *s = sj ? schedule_from_json(sj, c, sctx, &e) : NULL;
-        if (s && schedule_validate(s, &e) < 0) {
-            schedule_free(s);
-            s = NULL;
-        }
-        if (!s) {
-            journal_log_problem(log, "%s (override not restored)", e.msg);
-            continue;
-        }
-        if (out->n == cap) {
-            size_t grown_cap = cap ? cap * 2 : 8;
-            JournalOverride *grown = realloc(out->waiting, grown_cap * sizeof *grown);
-            if (!grown) {
-                schedule_free(s);
-                journal_overrides_clear(out);
-                return error_set(err, "journal: out of memory");
-            }
-            out->waiting = grown;
-            cap = grown_cap;
-        }
-        out->waiting[out->n++] = (JournalOverride){id, s, 0, 0};
     }
-    return 0;
+    journal_override_tally_end(&t);
+    int rc = 0;
+    out->last_id = t.last_id;
+    if (t.failed || (t.n && !(out->waiting = calloc(t.n, sizeof *out->waiting))))
+        rc = error_set(err, "journal: out of memory");
+    for (size_t k = 0; rc == 0 && k < t.n; k++) {
+        const JournalTallied *w = &t.waiting[k];
+        if (!at[w->event])
+            continue; /* its schedule refused, said above */
+        out->waiting[out->n++] =
+            (JournalOverride){w->id, at[w->event], k < t.unstarted, w->trial, w->fresh};
+        at[w->event] = NULL;
+    }
+    for (size_t i = 0; i < log->n; i++)
+        schedule_free(at[i]);
+    free(at);
+    journal_override_tally_clear(&t);
+    if (rc < 0)
+        journal_overrides_clear(out);
+    return rc;
 }
 
 /* An override whose trial never started spent a trial of the budget. The journal's budget is

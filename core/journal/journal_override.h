@@ -1,7 +1,10 @@
 /* The operator's override queue in the session journal: the "override_queued" and
- * "override_dropped" events as JSON, and the overrides a journal left waiting (queued, neither
+ * "override_dropped" events as JSON; the overrides a journal left waiting (queued, neither
  * dropped nor taken by a started trial whose "suggested" line names their id), which a resume
- * queues again. */
+ * queues again (the rule is journal_override_tally.h's, shared with `tunedeck sessions`); and
+ * the budget a resume goes on with for them (journal_resume_budget: raised by one trial for
+ * each override whose trial this resume marks interrupted, and never short of the trials the
+ * unstarted ones run as). */
 #ifndef TUNEDECK_JOURNAL_OVERRIDE_H
 #define TUNEDECK_JOURNAL_OVERRIDE_H
 
@@ -21,6 +24,8 @@ typedef struct {
     Schedule *schedule; /* on the cluster decoded against (owned) */
     int unstarted;      /* taken by a trial that never started (the session died first) */
     int trial;          /* unstarted: that trial's number in the file (its last suggested line) */
+    int fresh;          /* unstarted, and the resume marks its trial interrupted now (no outcome
+                         * nor an earlier resume's mark): the budget is raised for it */
 } JournalOverride;
 
 typedef struct {
@@ -29,14 +34,16 @@ typedef struct {
     int last_id; /* the largest id any line used (queued, dropped or run); 0 none */
 } JournalOverrides;
 
-/* The overrides still waiting at the journal's end. One whose trial's suggested line has no
- * `started` line, nor an outcome but the `interrupted` a resume gives it, never ran (the
- * session died between the two lines): it waits again, at the head, marked unstarted, once
- * however many such lines name it. A line that does not fit (a field missing,
- * a schedule the cluster refuses, a queued id not above every id before it: a repeated or stray
- * line) is reported in log->problems with its line, "(override not restored)", and skipped; a
- * "suggested" line whose override field is malformed is reported as such, and takes none from
- * the queue. Fails only when memory runs out. */
+/* The overrides still waiting at the journal's end, by the tally's rule
+ * (journal_override_tally.h) run over the events; the schedules read here. One whose trial's
+ * suggested line has no `started` line, nor an outcome but the `interrupted` a resume gives it,
+ * never ran (the session died between the two lines): it waits again, at the head, marked
+ * unstarted, once however many such lines name it, and fresh where this resume marks its trial
+ * interrupted (no `finished` line for it, nor an earlier `resumed` line listing it). A line
+ * that does not fit (a field missing, a schedule the cluster refuses, a queued id not above
+ * every id before it: a repeated or stray line) is reported in log->problems with its line,
+ * "(override not restored)", and skipped; a "suggested" line whose override field is malformed
+ * is reported as such, and takes none from the queue. Fails only when memory runs out. */
 int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *source,
                              JournalOverrides *out, Error *err);
 void journal_overrides_clear(JournalOverrides *o);

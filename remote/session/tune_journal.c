@@ -448,8 +448,9 @@ size_t tune_journal_trials(const TuneJournal *tj)
  * is not queued again; one queued and not yet run goes back in the queue, in its place; one
  * whose trial was suggested and never started goes back at the head. More than the queue holds
  * (a damaged journal) are said, not dropped unseen. *unstarted: how many went back at the
- * head; *fresh: of those, how many this resume marks their trial interrupted (no outcome in
- * jt yet: a second resume finds the `interrupted` the first one wrote). */
+ * head; *fresh: of those, how many this resume marks their trial interrupted (no outcome,
+ * nor an earlier resume's mark: a second resume finds the `interrupted` the first one wrote,
+ * in its `resumed` line if it was killed before the trial's `finished` line). */
 static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, const JournalTrials *jt,
                              size_t *restored, size_t *unstarted, size_t *fresh, Error *err)
 {
@@ -469,7 +470,10 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, const 
         if (!jo.waiting[i].unstarted)
             continue;
         (*unstarted)++;
-        for (size_t k = 0; k < jt->n; k++)
+        /* fresh by the tally's rule (`tunedeck sessions` says the same budget), and a trial
+         * this resume keeps: one whose schedule it refuses gets no mark, so no raise (the
+         * next resume would make it again) */
+        for (size_t k = 0; k < jt->n && jo.waiting[i].fresh; k++)
             if (jt->trials[k].journal_trial == jo.waiting[i].trial && !jt->trials[k].obs)
                 (*fresh)++;
     }
@@ -552,6 +556,13 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
         fprintf(stderr,
                 "tunedeck tune: %zu override%s queued before the session ended run%s first\n",
                 restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "");
+    else if (rc == 0 && !tj->quiet && restored && waiting == restored)
+        fprintf(stderr,
+                "tunedeck tune: the %zu override%s queued before the session ended wait%s past "
+                "the budget of %d (--budget %zu runs %s)\n",
+                restored, restored == 1 ? "" : "s",
+                restored == 1 ? "s" : "", tuner_budget(t), n + restored,
+                restored == 1 ? "it" : "them");
     else if (rc == 0 && !tj->quiet && waiting)
         fprintf(stderr,
                 "tunedeck tune: of the %zu override%s queued before the session ended, %zu "

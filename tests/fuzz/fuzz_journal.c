@@ -1,6 +1,6 @@
 /* Fuzzes the session journal reader (core/journal/journal.c), the trials rebuilt from it
- * (core/journal/journal_trial.c) and the overrides left queued (journal_override.c, and
- * journal_override_tally.c, which must agree) against
+ * (core/journal/journal_trial.c) and the overrides left queued (journal_override.c, on the
+ * rule of journal_override_tally.c, which counts the trials as journal_trial.c does) against
  * setting B: any bytes give a log and a list of problems;
  * and the skim (core/journal/journal_skim.c): a line it vouches for is one the whole parse
  * takes, with the same event and fields. */
@@ -61,29 +61,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             cJSON_Delete(j);
         }
     }
-    journal_trials_clear(&t);
     /* the override queue a resume restores: every one waiting has its schedule and an id the
-     * journal used */
+     * journal used, once; the unstarted lead; only an unstarted one's trial is marked fresh */
     JournalOverrides o;
     if (journal_overrides_decode(&log, simcluster_cluster(fuzz_sim()), "fuzz.jsonl", &o, &err) < 0)
         abort();
-    for (size_t i = 0; i < o.n; i++)
-        if (!o.waiting[i].schedule || o.waiting[i].id < 1 || o.waiting[i].id > o.last_id ||
-            o.last_id > JOURNAL_OVERRIDE_ID_MAX)
+    for (size_t i = 0; i < o.n; i++) {
+        const JournalOverride *w = &o.waiting[i];
+        if (!w->schedule || w->id < 1 || w->id > o.last_id || o.last_id > JOURNAL_OVERRIDE_ID_MAX ||
+            (w->fresh && !w->unstarted) || (i && w->unstarted && !o.waiting[i - 1].unstarted))
             abort();
-    /* the line-by-line count `tunedeck sessions` makes of it: the same ids used, and no fewer
-     * waiting (it does not read schedules, which the decode may refuse) */
+        for (size_t k = 0; k < i; k++)
+            if (o.waiting[k].id == w->id)
+                abort();
+    }
+    journal_trials_clear(&t);
+    /* the trials the tally counts for `tunedeck sessions` are the ones a resume's budget is
+     * checked against */
     JournalOverrideTally tally;
     memset(&tally, 0, sizeof tally);
     for (size_t i = 0; i < log.n; i++)
-        journal_override_tally_take(&tally, log.events[i]);
+        journal_override_tally_take(&tally, log.events[i], "", &err);
     journal_override_tally_end(&tally);
-    if (tally.last_id != o.last_id || (!tally.failed && tally.n < o.n) ||
-        tally.unstarted > tally.n)
+    if (!tally.failed && tally.trials != journal_trials_count(&log))
         abort();
-    for (size_t i = 0; i < tally.n; i++)
-        if (tally.waiting[i].id < 1 || tally.waiting[i].id > tally.last_id)
-            abort();
     journal_override_tally_clear(&tally);
     journal_overrides_clear(&o);
     journal_log_clear(&log);

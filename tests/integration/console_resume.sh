@@ -92,12 +92,12 @@ tmx send-keys -t o2 L
 wait_for o2 "2 overrides queued before the session ended run first as trials 2-3"
 tmx send-keys -t o2 a
 quit o2
-# A budget that leaves the second override without a trial: the log says it waits (it said
-# both run first, and the session ended with one still queued).
+# A budget that leaves the second override without a trial: the log says, in one line, which
+# runs and which waits (it said both run first, then that those past trial 2 wait).
 tmux_start w 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/w $bin --resume $oid --budget 2 --pace-ms 20 --no-sched 2>$tmp/werr"
 wait_for w "2/2 .*done"
 tmx send-keys -t w L
-wait_for w "the overrides queued past trial 2 wait for a :budget"
+wait_for w "1 runs first as trial 2 and 1 waits past the budget of 2"
 tmx send-keys -t w a
 quit w
 # The console killed between an override's `suggested` line and its trial's start (a copy of
@@ -125,7 +125,8 @@ fin = {e["trial"]: e["status"] for e in ev if e["event"] == "finished"}
 assert fin[3] == "interrupted" and fin[4] in ("ok", "pruned"), fin
 PY
 TUNEDECK_STATE_DIR="$tmp/o" "$bin" tune --resume "$oid" --budget 4 --json >"$tmp/oafter.json" 2>"$tmp/oafter.err"
-grep -q "override.*queued before" "$tmp/oafter.err" && fail "a second resume queued again an override that ran"
+grep -q "override.*queued before" "$tmp/oafter.err" &&
+    fail "a second resume queued again an override that ran: $(cat "$tmp/oafter.err")"
 python3 - "$tmp/oafter.json" "$ojournal" <<'PY' || fail "the second resume ran an override twice"
 import json, sys
 assert len(json.load(open(sys.argv[1]))["trials"]) == 4

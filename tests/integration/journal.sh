@@ -77,6 +77,14 @@ grep -q '"status":"pruned"' "$work/probe.json" || fail "the first trial was no p
 "$bin" sessions | grep "$(session_of "$work/probe.json")" >"$work/probe.row"
 grep -q ' 3/3 ' "$work/probe.row" || fail "sessions does not count the pruned trial: $(cat "$work/probe.row")"
 grep -q 'skipped' "$work/probe.row" && fail "sessions calls a pruned trial a skipped line: $(cat "$work/probe.row")"
+# --json: `budget` the journal's, `resume_budget` the one a resume goes on with.
+"$bin" sessions --json >"$work/probe-list.json"
+/usr/bin/python3 - "$work/probe-list.json" "$(session_of "$work/probe.json")" <<'PY' ||
+import json, sys
+row = next(r for r in json.load(open(sys.argv[1])) if r["id"] == sys.argv[2])
+assert row["budget"] == 3 and row["resume_budget"] == 3, row
+PY
+    fail "sessions --json: budget and resume_budget: $(cat "$work/probe-list.json")"
 
 # A journal with no session line is listed as one resume refuses, not as resumable; a budget
 # no resume would read is not printed (1e999 once showed as -9223372036854775808).

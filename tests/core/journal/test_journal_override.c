@@ -245,3 +245,19 @@ Test(journal_override, a_trial_with_an_outcome_of_its_own_took_its_override)
     journal_overrides_clear(&o);
     journal_log_clear(&log);
 }
+
+/* The resume's budget rule, as `tunedeck sessions` and the resume use it. */
+Test(journal_override, the_resume_budget_gives_each_unstarted_override_its_trial)
+{
+    /* 4 trials, overrides 1 (unstarted, its trial 4 newly interrupted) and 2 queued */
+    cr_assert_eq(journal_resume_budget(5, 4, 2, 1, 1, 0), 6);
+    cr_assert_eq(journal_resume_budget(4, 4, 2, 1, 1, 0), 5, "override 2 left out by :budget");
+    /* a second resume: trial 4 already marked; a :budget of 4 since */
+    cr_assert_eq(journal_resume_budget(6, 4, 2, 1, 0, 0), 6);
+    cr_assert_eq(journal_resume_budget(4, 4, 2, 1, 0, 0), 5);
+    /* --budget: raised for the unstarted one only */
+    cr_assert_eq(journal_resume_budget(4, 4, 3, 1, 1, 1), 5);
+    cr_assert_eq(journal_resume_budget(9, 4, 3, 1, 1, 1), 9);
+    /* no unstarted override: the budget stands */
+    cr_assert_eq(journal_resume_budget(4, 4, 2, 0, 0, 0), 4);
+}

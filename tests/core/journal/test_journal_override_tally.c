@@ -1,6 +1,7 @@
-/* The line-by-line count of the overrides a journal left waiting (what `tunedeck sessions`
- * uses) agrees with journal_overrides_decode (what a resume queues) on random journals of
- * queued, dropped, suggested, started and finished lines, damaged ones among them. */
+/* journal_overrides_decode (what a resume queues) is the line-by-line tally (what `tunedeck
+ * sessions` counts) less the overrides whose schedule it refuses, on random journals of
+ * queued, dropped, suggested, started and finished lines, damaged ones among them: the tally's
+ * event index finds each one's queued line. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -70,7 +71,10 @@ static void random_journal(unsigned *seed, char *text, size_t cap)
         int r = rand_r(seed) % 100;
         if (r < 25 && nq < 64) {
             int id = rand_r(seed) % 10 == 0 && next_id > 1 ? next_id - 1 : next_id++;
-            add(text, cap, journal_override_queued_json(id, a));
+            cJSON *j = journal_override_queued_json(id, a);
+            if (rand_r(seed) % 8 == 0)
+                cJSON_DeleteItemFromObject(j, "schedule"); /* refused by the decode */
+            add(text, cap, j);
             queued[nq++] = id;
         } else if (r < 32 && nq) {
             add(text, cap, journal_override_dropped_json(queued[rand_r(seed) % nq]));
@@ -86,6 +90,14 @@ static void random_journal(unsigned *seed, char *text, size_t cap)
              * an outcome, 3 and interrupted, 4 an outcome alone (started lost), 5 the
              * interrupted a resume gives a trial that never started */
             int fate = rand_r(seed) % 6;
+            /* the console queues and drops while a trial is suggested and starting */
+            while (rand_r(seed) % 3 == 0) {
+                if (rand_r(seed) % 2 && nq < 64) {
+                    add(text, cap, journal_override_queued_json(next_id, a));
+                    queued[nq++] = next_id++;
+                } else if (nq)
+                    add(text, cap, journal_override_dropped_json(queued[rand_r(seed) % nq]));
+            }
             if (fate >= 1 && fate <= 3)
                 add(text, cap, journal_started_json(trial));
             if (fate == 2 || fate == 4)
@@ -100,7 +112,7 @@ Test(journal_override_tally, agrees_with_the_resumes_decode)
 {
     static char text[1 << 18];
     unsigned seed = 7;
-    int unstarted_seen = 0;
+    int unstarted_seen = 0, refused_seen = 0;
     for (int k = 0; k < 3000; k++) {
         random_journal(&seed, text, sizeof text);
         JournalLog log;
@@ -110,41 +122,40 @@ Test(journal_override_tally, agrees_with_the_resumes_decode)
         cr_assert_eq(journal_overrides_decode(&log, simcluster_cluster(sim), "j", &o, &err), 0);
         JournalOverrideTally t;
         memset(&t, 0, sizeof t);
-        for (size_t i = 0; i < log.n; i++)
-            journal_override_tally_take(&t, log.events[i]);
+        for (size_t i = 0; i < log.n; i++) {
+            Error e;
+            journal_override_tally_take(&t, log.events[i], "", &e);
+        }
         journal_override_tally_end(&t);
-        cr_assert_eq(t.n, o.n, "journal %d:\n%s", k, text);
+        /* the decode's queue is the tally's, less the overrides whose queued line (found by
+         * the tally's event index) has a schedule the decode refuses */
         cr_assert_eq(t.last_id, o.last_id, "journal %d:\n%s", k, text);
-        size_t unstarted = 0;
-        for (size_t i = 0; i < o.n; i++) {
-            cr_assert_eq(t.waiting[i].id, o.waiting[i].id, "journal %d, %zu:\n%s", k, i, text);
-            unstarted += o.waiting[i].unstarted != 0;
-            if (o.waiting[i].unstarted) {
-                cr_assert_eq(i, unstarted - 1, "the unstarted lead the queue");
-                cr_assert_eq(t.waiting[i].trial, o.waiting[i].trial, "journal %d:\n%s", k, text);
+        size_t unstarted = 0, kept = 0, t_unstarted = 0;
+        for (size_t i = 0; i < t.n; i++) {
+            const cJSON *line = log.events[t.waiting[i].event];
+            cr_assert_eq(cJSON_GetObjectItemCaseSensitive(line, "override")->valueint,
+                         t.waiting[i].id, "journal %d:\n%s", k, text);
+            if (!cJSON_GetObjectItemCaseSensitive(line, "schedule"))
+                continue;
+            t_unstarted += i < t.unstarted;
+            cr_assert_lt(kept, o.n, "journal %d:\n%s", k, text);
+            const JournalOverride *w = &o.waiting[kept++];
+            cr_assert_eq(t.waiting[i].id, w->id, "journal %d, %zu:\n%s", k, i, text);
+            cr_assert_eq(i < t.unstarted, w->unstarted != 0, "journal %d:\n%s", k, text);
+            unstarted += w->unstarted != 0;
+            if (w->unstarted) {
+                cr_assert_eq(kept - 1, unstarted - 1, "the unstarted lead the queue");
+                cr_assert_eq(t.waiting[i].trial, w->trial, "journal %d:\n%s", k, text);
             }
         }
-        cr_assert_eq(t.unstarted, unstarted, "journal %d:\n%s", k, text);
+        cr_assert_eq(kept, o.n, "journal %d:\n%s", k, text);
+        refused_seen += kept < t.n;
+        cr_assert_eq(t_unstarted, unstarted, "journal %d:\n%s", k, text);
         unstarted_seen += unstarted > 0;
         journal_override_tally_clear(&t);
         journal_overrides_clear(&o);
         journal_log_clear(&log);
     }
     cr_assert_gt(unstarted_seen, 100, "the journals reach the case");
-}
-
-/* The resume's budget rule, as `tunedeck sessions` and the resume use it. */
-Test(journal_override_tally, the_resume_budget_gives_each_unstarted_override_its_trial)
-{
-    /* 4 trials, overrides 1 (unstarted, its trial 4 newly interrupted) and 2 queued */
-    cr_assert_eq(journal_resume_budget(5, 4, 2, 1, 1, 0), 6);
-    cr_assert_eq(journal_resume_budget(4, 4, 2, 1, 1, 0), 5, "override 2 left out by :budget");
-    /* a second resume: trial 4 already marked; a :budget of 4 since */
-    cr_assert_eq(journal_resume_budget(6, 4, 2, 1, 0, 0), 6);
-    cr_assert_eq(journal_resume_budget(4, 4, 2, 1, 0, 0), 5);
-    /* --budget: raised for the unstarted one only */
-    cr_assert_eq(journal_resume_budget(4, 4, 3, 1, 1, 1), 5);
-    cr_assert_eq(journal_resume_budget(9, 4, 3, 1, 1, 1), 9);
-    /* no unstarted override: the budget stands */
-    cr_assert_eq(journal_resume_budget(4, 4, 2, 0, 0, 0), 4);
+    cr_assert_gt(refused_seen, 100, "and the refused schedule");
 }

@@ -2,6 +2,7 @@
  * stays dropped, and what waited comes back queued on --resume, in its order. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,20 @@
 
 static char state_dir[] = "/tmp/tunedeck-session-overrides.XXXXXX";
 
+static char said[sizeof state_dir + 16]; /* what the resumes wrote on stderr */
+
+/* The resumes' messages go to a file the tests read (they were printed amid `make unit`'s
+ * output, as if something had gone wrong). */
 static void setup(void)
 {
     cr_assert_not_null(mkdtemp(state_dir));
     setenv("TUNEDECK_STATE_DIR", state_dir, 1);
+    snprintf(said, sizeof said, "%s/stderr", state_dir);
+    int fd = open(said, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(fd >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    close(fd);
 }
 
 static void teardown(void)
@@ -806,7 +817,8 @@ Test(session_overrides, an_unstarted_override_the_operators_budget_left_out_runs
     cr_assert_eq(tuner_overrides(third->tuner), 2);
     cr_assert_eq(tuner_override_id(third->tuner, 0), 1);
     cr_assert_eq(tuner_budget(third->tuner), 5, "override 1's trial, not override 2's");
-    cr_assert_eq(tuner_budget_raised(third->tuner), 1, "a raise a drop gives back");
+    cr_assert_eq(tuner_budget_raised(third->tuner), 1,
+                 "a raise a drop gives back where nothing queued behind needs it");
     cr_assert_eq(lines_with(path, "\"budget\":5,\"raised\":1,\"trials\":4"), 1,
                  "the resumed line holds the raise");
     cr_assert_eq(tuner_run_blocking(third->tuner, &err), 0, "%s", err.msg);
@@ -898,7 +910,8 @@ static void sessions_agrees_with_resume(const char *dir, const char *path, int e
 {
     SessionSummary sum;
     session_summary_read(path, "id", &sum);
-    cr_assert_eq(sum.budget, expected, "tunedeck sessions: %ld, expected %d (%s)", sum.budget,
+    cr_assert_eq(sum.resume_budget, expected, "tunedeck sessions: %ld, expected %d (%s)",
+                 sum.resume_budget,
                  expected, sum.state);
     Session *s = resumed(dir, path, 0, 0);
     cr_assert_eq(tuner_budget(s->tuner), expected, "the resume");
@@ -922,6 +935,10 @@ Test(session_overrides, tunedeck_sessions_says_the_budget_a_resume_goes_on_with)
     /* :budget 4 left override 2 out */
     killed_before_override_1_started(dir, path, sizeof path, 4);
     sessions_agrees_with_resume(dir, path, 5);
+    cr_assert_eq(lines_with(said, "tunedeck tune: of the 2 overrides queued before the session "
+                                  "ended, 1 runs first and 1 waits past the budget of 5 "
+                                  "(--budget 6 runs it)"),
+                 1, "the resume says which waits");
     /* then a :budget down to the trials done, and quit: override 1 still gets its trial */
     Session *s = resumed(dir, path, 0, 0);
     tuner_set_budget(s->tuner, 4);
@@ -938,23 +955,39 @@ Test(session_overrides, tunedeck_sessions_says_the_budget_a_resume_goes_on_with)
     rmdir(dir);
 }
 
+/* Regression: a resume killed after its `resumed` line (which holds the raise for trial 4,
+ * the unstarted override's) and before trial 4's `finished ... interrupted` line: the next
+ * resume found the trial without an outcome, took it for fresh and raised a second time (6).
+ * A trial an earlier `resumed` line lists as interrupted is marked, in the resume and in
+ * `tunedeck sessions` alike. */
+Test(session_overrides, a_resume_killed_before_the_interrupted_line_raises_once)
+{
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    /* :budget 4 left override 2 out: the raise is for override 1 alone, to 5 */
+    killed_before_override_1_started(dir, path, sizeof path, 4);
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 5);
+    session_free(again);
+    const char *finished[] = {"\"event\":\"finished\",\"trial\":4,"};
+    cr_assert_eq(lines_with(path, finished[0]), 1);
+    drop_lines(path, finished, 1); /* killed before it was written */
+    cr_assert_eq(lines_with(path, "\"interrupted\":[4]"), 1, "the resumed line lists it");
+    sessions_agrees_with_resume(dir, path, 5);
+    sessions_agrees_with_resume(dir, path, 5);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* Regression: `tune --resume` said every restored override "runs first", and then ended with
  * those the operator's :budget had left without a trial still queued. It says which wait, and
  * the --budget that runs them. */
 Test(session_overrides, a_resume_says_which_restored_overrides_wait_past_the_budget)
 {
-    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096], said[] = "/tmp/td-ovr-err-XXXXXX";
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
     cr_assert_not_null(mkdtemp(dir));
     killed_before_override_1_started(dir, path, sizeof path, 4);
-    int fd = mkstemp(said), err_fd = dup(2);
-    cr_assert(fd >= 0 && err_fd >= 0);
-    fflush(stderr);
-    dup2(fd, 2);
     Session *again = resumed(dir, path, 0, 0);
-    fflush(stderr);
-    dup2(err_fd, 2);
-    close(err_fd);
-    close(fd);
     cr_assert_eq(tuner_budget(again->tuner), 5);
     session_free(again);
     cr_assert_eq(lines_with(said, "tunedeck tune: of the 2 overrides queued before the session "
@@ -962,7 +995,35 @@ Test(session_overrides, a_resume_says_which_restored_overrides_wait_past_the_bud
                                   "(--budget 6 runs it)"),
                  1);
     cr_assert_eq(lines_with(said, "run first"), 0);
-    unlink(said);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Regression: with none of the restored overrides within the budget, `tune --resume` said
+ * "of the 2 overrides ..., 0 run first and 2 wait". */
+Test(session_overrides, a_resume_with_no_room_says_the_overrides_wait)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-ovr-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    Session *first = ran(dir, 3, path, sizeof path);
+    Schedule *s[2];
+    schedules(first, s, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(tuner_override_fitted(first->tuner, s[i], &err), 0, "%s", err.msg);
+        schedule_free(s[i]);
+    }
+    tuner_set_budget(first->tuner, 3); /* the operator's :budget: no room left */
+    session_journal_end(first);
+    session_free(first);
+    Session *again = resumed(dir, path, 0, 0);
+    cr_assert_eq(tuner_budget(again->tuner), 3);
+    cr_assert_eq(tuner_overrides(again->tuner), 2);
+    session_free(again);
+    cr_assert_eq(lines_with(said, "tunedeck tune: the 2 overrides queued before the session "
+                                  "ended wait past the budget of 3 (--budget 5 runs them)"),
+                 1);
+    cr_assert_eq(lines_with(said, "0 run"), 0);
     unlink(path);
     rmdir(dir);
 }

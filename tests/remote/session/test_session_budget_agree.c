@@ -1,0 +1,181 @@
+/* `tunedeck sessions` says the budget a resume goes on with: on random journals (a session's
+ * lines, then queued, dropped, suggested, started, finished, resumed and budget lines as a
+ * console and its resumes write them, damaged ones among them: a repeated id, a stray lower
+ * trial number, a trial number past 1e6, a resume killed before its `finished` lines), the
+ * summary's resume_budget is the budget the resume takes. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/session_summary.h"
+#include "core/journal/journal_override.h"
+#include "core/journal/journal_trial.h"
+#include "core/opt/optimizer.h"
+#include "remote/session/session.h"
+#include "tests/support/timeout.h"
+
+static char state_dir[] = "/tmp/tunedeck-budget-agree.XXXXXX";
+
+static void setup(void)
+{
+    cr_assert_not_null(mkdtemp(state_dir));
+    setenv("TUNEDECK_STATE_DIR", state_dir, 1);
+}
+
+static void teardown(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", state_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(session_budget_agree, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
+
+static void add(FILE *f, cJSON *ev)
+{
+    char *line = cJSON_PrintUnformatted(ev);
+    fprintf(f, "%s\n", line);
+    free(line);
+    cJSON_Delete(ev);
+}
+
+static cJSON *with_budget(cJSON *ev, int budget)
+{
+    cJSON_AddNumberToObject(ev, "budget", budget);
+    return ev;
+}
+
+static cJSON *finished(int trial, const Schedule *s, TrialStatus status)
+{
+    Observation *o = observation_new(s);
+    o->status = status;
+    o->time_s = status == TRIAL_OK ? 0.5 : -1;
+    cJSON *j = journal_finished_json(trial, o);
+    observation_free(o);
+    return j;
+}
+
+/* Random lines after the session's: what a console, killed now and then, and its resumes
+ * write. */
+static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial)
+{
+    int next_id = 1, queued[64], nq = 0, budget = 3;
+    for (int step = 0, steps = 2 + rand_r(seed) % 14; step < steps; step++) {
+        int r = rand_r(seed) % 100;
+        if (r < 25 && nq < 64) {
+            int id = rand_r(seed) % 10 == 0 && next_id > 1 ? next_id - 1 : next_id++;
+            cJSON *j = journal_override_queued_json(id, s);
+            add(f, rand_r(seed) % 2 ? with_budget(j, ++budget) : j);
+            queued[nq++] = id;
+        } else if (r < 32 && nq) {
+            add(f, journal_override_dropped_json(queued[rand_r(seed) % nq]));
+        } else if (r < 38) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "event", "budget");
+            budget = 1 + rand_r(seed) % 12;
+            add(f, with_budget(j, budget));
+        } else {
+            int number = ++trial;
+            if (rand_r(seed) % 12 == 0)
+                number = trial += 1000000; /* past 1e6: a resume keeps it */
+            else if (rand_r(seed) % 12 == 0)
+                number = trial - 2; /* a stray lower number: a resume skips the line */
+            Suggestion sg;
+            memset(&sg, 0, sizeof sg);
+            sg.schedule = (Schedule *)s;
+            int id = nq && rand_r(seed) % 2 ? queued[rand_r(seed) % nq] : 0;
+            add(f, journal_suggested_json(number, id > 0, id, &sg, 0));
+            /* its lines kept: 0 none, 1 started, 2 and an outcome, 3 the interrupted a resume
+             * gives, 4 a resume's `resumed` line naming it and no more (killed there) */
+            int fate = rand_r(seed) % 5;
+            while (rand_r(seed) % 3 == 0 && nq < 64) { /* queued while it starts */
+                add(f, journal_override_queued_json(next_id, s));
+                queued[nq++] = next_id++;
+            }
+            if (fate == 1 || fate == 2)
+                add(f, journal_started_json(number));
+            if (fate == 2)
+                add(f, finished(number, s, TRIAL_OK));
+            if (fate == 3)
+                add(f, finished(number, s, TRIAL_INTERRUPTED));
+            if (fate == 4) {
+                cJSON *j = cJSON_CreateObject();
+                cJSON_AddStringToObject(j, "event", "resumed");
+                cJSON_AddNumberToObject(j, "budget", budget);
+                cJSON *in = cJSON_AddArrayToObject(j, "interrupted");
+                cJSON_AddItemToArray(in, cJSON_CreateNumber(number));
+                add(f, j);
+            }
+        }
+    }
+}
+
+Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
+{
+    Error err;
+    char dir[] = "/tmp/td-budget-agree-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet", .optimizer = "random", .seed = 3, .budget = 3,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    const char *own = tune_journal_path(first->journal);
+    const Schedule *s = tuner_trial(first->tuner, 0)->suggestion.schedule; /* first's */
+    /* the session's lines and its 3 trials, without its `ended` */
+    FILE *f = fopen(own, "r");
+    cr_assert_not_null(f);
+    static char base[1 << 16], line[1 << 14];
+    base[0] = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strstr(line, "\"event\":\"ended\""))
+            strcat(base, line);
+    fclose(f);
+    /* another file: first holds its own (in use), and its schedule is needed for the lines */
+    snprintf(path, sizeof path, "%s/agree.jsonl", dir);
+
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2); /* the resumes' problems */
+    unsigned seed = 11;
+    int raised_seen = 0;
+    for (int k = 0; k < 120; k++) {
+        f = fopen(path, "w");
+        fputs(base, f);
+        random_tail(&seed, f, s, 3);
+        fclose(f);
+        static char text[1 << 18];
+        f = fopen(path, "r");
+        text[fread(text, 1, sizeof text - 1, f)] = 0;
+        fclose(f);
+        SessionSummary sum;
+        session_summary_read(path, "id", &sum);
+        dup2(quiet, 2);
+        Session *again = session_new(1, dir);
+        SessionSpec rs = {.budget = 0};
+        int rc = session_resume(again, path, &rs, 0, &err);
+        if (rc == 0)
+            rc = session_open(again, &rs, &err);
+        if (rc == 0)
+            rc = session_journal_begin(again, &err);
+        dup2(saved, 2);
+        cr_assert_eq(rc, 0, "journal %d: %s\n%s", k, err.msg, text);
+        cr_assert_eq(sum.resume_budget, tuner_budget(again->tuner),
+                     "journal %d: sessions says %ld, the resume takes %d:\n%s", k,
+                     sum.resume_budget, tuner_budget(again->tuner), text);
+        raised_seen += sum.resume_budget > sum.budget;
+        session_free(again);
+    }
+    close(quiet);
+    close(saved);
+    cr_assert_gt(raised_seen, 5, "the journals reach the raise");
+    char own_path[4096];
+    snprintf(own_path, sizeof own_path, "%s", own);
+    session_free(first);
+    unlink(own_path);
+    unlink(path);
+    rmdir(dir);
+}
