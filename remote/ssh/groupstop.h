@@ -212,8 +212,17 @@ char *groupstop_command(long pgid, const char *mark, int ended);
  * none), every process marked with it: a live job's last word on a stop it did not answer
  * (schedlive's stop_timeout_s, jobctl_signal). That KILL also ends the job's wrapping shell,
  * whose own stop of the marked processes outside the group (a setsid daemon) then never comes.
- * One `kill` sends all, the group's first: the shell's end, which lets the next run start,
- * comes after the marked ones had theirs. Caller frees; NULL when memory runs out. */
+ * The marked ones are KILLed first, then the group: the shell's end, which lets the next run
+ * start, comes after the marked ones had theirs; then the marked ones are looked for once more
+ * (one that forked a setsid child between the look and its KILL). Caller frees; NULL when
+ * memory runs out. */
 char *groupstop_kill_command(long pgid, const char *mark);
+
+/* `text` as `exec sh -c 'TEXT'` (quoted as shquote does), for the remote login shell that sshd
+ * hands a command to: the stops' texts use sh's word splitting of an unquoted `$k` (a list of
+ * pids), which zsh, a login shell remote.md names as supported, does not do (`kill -KILL "1 2"`
+ * kills nothing). Frees text (NULL passes through); caller frees; NULL when memory runs out.
+ * groupstop_command, groupstop_kill_command and the orphan stop (orphans.c) go through it. */
+char *groupstop_under_sh(char *text);
 
 #endif

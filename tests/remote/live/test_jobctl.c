@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,4 +213,77 @@ Test(jobctl, what_the_job_left_prints_after_the_note_is_not_its_last_word)
     cr_assert_str_eq(own.text, "no newline at its end");
     jobctl_words_stderr(&own, "after the end line");
     cr_assert_str_eq(own.text, "after the end line");
+}
+
+#define RUN_MARK "0123456789abcdef0123456789abcdef"
+
+/* Regression: nothing held jobctl_signal's SIGKILL to groupstop_kill_command: a `kill -KILL
+ * -PGID` put back (the group alone: the wrapping shell dies, a setsid daemon of the job that
+ * ignores TERM runs on) passed every test. */
+Test(jobctl, a_kill_of_a_marked_run_is_groupstops_kill_and_reaches_its_mark)
+{
+    Error err;
+    char *text = jobctl_signal_text(SIGKILL, 4242, RUN_MARK, &err);
+    char *want = groupstop_kill_command(4242, RUN_MARK);
+    cr_assert_not_null(text, "%s", err.msg);
+    cr_assert_not_null(want);
+    cr_assert_str_eq(text, want);
+    cr_assert_not_null(strstr(text, "marked " RUN_MARK));
+    free(text);
+    free(want);
+}
+
+Test(jobctl, a_term_and_an_unmarked_kill_go_to_the_group_alone)
+{
+    Error err;
+    char *term = jobctl_signal_text(SIGTERM, 4242, RUN_MARK, &err);
+    char *kill_none = jobctl_signal_text(SIGKILL, 4242, "", &err);
+    char *kill_null = jobctl_signal_text(SIGKILL, 4242, NULL, &err);
+    cr_assert_str_eq(term, "kill -TERM -4242");
+    cr_assert_str_eq(kill_none, "kill -KILL -4242");
+    cr_assert_str_eq(kill_null, "kill -KILL -4242");
+    free(term);
+    free(kill_none);
+    free(kill_null);
+    cr_assert_null(jobctl_signal_text(12345, 4242, RUN_MARK, &err));
+    cr_assert_not_null(strstr(err.msg, "unknown signal 12345"), "%s", err.msg);
+}
+
+/* Regression: nothing held that the run's mark is exported after the guard started (whose
+ * environment must carry none: `marked` would find it, and the orphan stop take the guard for
+ * the run's), nor that it is exported at all. */
+Test(jobctl, the_launch_exports_the_mark_after_the_guard_and_none_without_one)
+{
+    char *text = jobctl_launch_text("python train.py", RUN_MARK);
+    cr_assert_not_null(text);
+    const char *guard = strstr(text, "export " GROUPSTOP_GUARD_VAR);
+    const char *mark = strstr(text, " TUNEDECK_RUN_MARK='" RUN_MARK "'; export TUNEDECK_RUN_MARK;");
+    cr_assert_not_null(guard, "%s", text);
+    cr_assert_not_null(mark, "%s", text);
+    cr_assert_gt(mark, guard, "%s", text);
+    cr_assert_null(strstr(strstr(text, RUN_MARK) + 1, RUN_MARK), "the mark is given once: %s",
+                   text);
+    cr_assert_not_null(strstr(text, "exec sh -c "), "%s", text);
+    free(text);
+    for (int n = 0; n < 2; n++) {
+        text = jobctl_launch_text("python train.py", n ? "" : NULL);
+        cr_assert_not_null(text);
+        cr_assert_null(strstr(text, "export TUNEDECK_RUN_MARK"), "%s", text);
+        free(text);
+    }
+}
+
+/* A mark that is not 32 lowercase hex digits is refused before anything starts (no pool is
+ * touched: none is given). */
+Test(jobctl, a_bad_mark_is_refused_at_the_start)
+{
+    static const char *const bad[] = {"0123456789ABCDEF0123456789ABCDEF", "0123",
+                                      RUN_MARK "0", "0123456789abcdef0123456789abcde'"};
+    const JobHost h = {.addr = "h1", .gpus = 1, .gpu_ids = (const int[]){0}};
+    const JobAlloc a = {.gpus = 1, .hosts = &h, .n_hosts = 1, .resume = ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Error err = {0};
+        cr_assert_null(jobctl_start(NULL, 0, "train {gpus}", &a, bad[i], &err));
+        cr_assert_not_null(strstr(err.msg, "expected 32 lowercase hex digits"), "%s", err.msg);
+    }
 }

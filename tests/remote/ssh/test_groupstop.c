@@ -356,11 +356,13 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 #define KILL_MARK test_mark(0xc)
 #define OTHER_MARK test_mark(0xff)
 
-/* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
- * its own grep, tr, sed and sleep and a pgrep as busybox's (no -g), once as it is (grep -z) and once with a grep
- * that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ through
- * tr). */
-enum { N_STOP_SHELLS = 4 };
+/* The shells a stop's text runs in: dash, bash, where busybox is installed its ash with its own
+ * sh, grep, tr, sed and sleep and a pgrep as busybox's (no -g), once as it is (grep -z) and once
+ * with a grep that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ
+ * through tr); the stops' texts, which sshd hands to the login shell, also where zsh is installed
+ * in zsh, a login shell that splits no unquoted `$k` (the text runs itself under sh:
+ * groupstop_under_sh). */
+enum { N_STOP_SHELLS = 4, N_LOGIN_SHELLS = 5 };
 
 /* Shell i >= 2: busybox's path, its tools linked in dir (a mkdtemp template; i == 3: a grep
  * that refuses -z and stops at a NUL); NULL where busybox is not installed. */
@@ -372,9 +374,9 @@ static const char *busybox_tools(size_t i, char *dir)
             continue;
         cr_assert_not_null(mkdtemp(dir));
         busybox_like_pgrep(dir);
-        static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat"};
+        static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat", "sh"};
         char link[128];
-        for (size_t t = i == 3; t < 5; t++) {
+        for (size_t t = i == 3; t < 6; t++) {
             snprintf(link, sizeof link, "%s/%s", dir, tools[t]);
             cr_assert_eq(symlink(bb[b], link), 0);
         }
@@ -396,6 +398,10 @@ static int shell_line(size_t i, const char *path, char *out, size_t cap)
 {
     if (i < 2)
         return snprintf(out, cap, "%s %s", SHELLS[i], path), 1;
+    if (i == 4)
+        return access("/usr/bin/zsh", X_OK) == 0 || access("/bin/zsh", X_OK) == 0
+                   ? (snprintf(out, cap, "zsh %s", path), 1)
+                   : 0;
     char dir[] = "/tmp/test-groupstop-bb-XXXXXX";
     const char *bb = busybox_tools(i, dir);
     if (!bb)
@@ -431,7 +437,7 @@ static int run_in(size_t i, const char *text, char *out, size_t cap, int *status
  * the KILL; another launch's mark is left alone. */
 Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t c = group_child(0);
         pid_t d = marked_daemon(MARK, 1), o = marked_daemon(OTHER_MARK, 0);
         char *cmd = groupstop_command(c, MARK, 0);
@@ -446,7 +452,7 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
-            continue; /* no busybox here */
+            continue; /* no busybox (or zsh) here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d", i, st);
         cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "shell %zu", i);
         cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the stop", i);
@@ -455,13 +461,13 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
     }
 }
 
-/* Regression: a live job's KILL at stop_timeout_s (jobctl_signal) was `kill -KILL -PGID`, the
- * group only: it ended the job's wrapping shell, whose own stop of a setsid daemon of the job
- * that ignores TERM never came, and the daemon ran on, on the GPUs of the job's next run. Now
- * the KILL reaches every process marked with the run's mark too, and none of another mark. */
+/* The KILL a live job's stop sends at stop_timeout_s (jobctl_signal, whose use of it
+ * test_jobctl.c holds) reaches the group and every process marked with the run's mark (a setsid
+ * daemon of the job that ignores TERM, whose wrapping shell's own stop never comes once the
+ * group's KILL ended it), and none of another mark. */
 Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t c = group_child(0);
         pid_t d = marked_daemon(KILL_MARK, 1), o = marked_daemon(OTHER_MARK, 0);
         char *cmd = groupstop_kill_command(c, KILL_MARK);
@@ -476,13 +482,32 @@ Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
-            continue; /* no busybox here */
+            continue; /* no busybox (or zsh) here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d", i, st);
         cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGKILL, "shell %zu", i);
         cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the KILL", i);
         cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: status %d", i, ds);
         cr_assert_eq(ow, 0, "shell %zu: another run's process was killed", i);
     }
+}
+
+/* Regression: the KILL looked for the marked processes once, before anything was sent: one
+ * that forked a setsid child in between left that child marked and running. Now the marked
+ * ones are KILLed first, then the group (whose KILL ends the wrapping shell: the next run may
+ * start), then the marked ones are looked for once more. */
+Test(groupstop, the_kill_sends_the_marked_ones_theirs_first_and_looks_again_after_the_group)
+{
+    char *cmd = groupstop_kill_command(4242, KILL_MARK);
+    cr_assert_not_null(cmd);
+    char look[128];
+    snprintf(look, sizeof look, "marked %s && kill -KILL $k", KILL_MARK);
+    const char *first = strstr(cmd, look);
+    const char *group = strstr(cmd, "kill -KILL -4242 ");
+    cr_assert_not_null(first, "%s", cmd);
+    cr_assert_not_null(group, "%s", cmd);
+    cr_assert_lt(first, group, "%s", cmd);
+    cr_assert_not_null(strstr(group, look), "%s", cmd);
+    free(cmd);
 }
 
 /* With no mark (or one that is not 32 hex digits) the KILL is the group's alone. */
@@ -492,7 +517,8 @@ Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
     for (size_t n = 0; n < 3; n++) {
         char *cmd = groupstop_kill_command(4242, none[n]);
         cr_assert_not_null(cmd);
-        cr_assert_not_null(strstr(cmd, "marked -; kill -KILL -4242 $k"), "%s", cmd);
+        cr_assert_not_null(strstr(cmd, "marked - && kill -KILL $k 2>/dev/null; kill -KILL -4242 "),
+                           "%s", cmd);
         free(cmd);
     }
 }
@@ -501,7 +527,7 @@ Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
  * the local keeper's note does, and stops it. */
 Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t c = group_child(0); /* a leftover in the group, unmarked: stopped, not named */
         pid_t d = marked_daemon(END_MARK, 0);
         char *cmd = groupstop_command(c, END_MARK, 1);
@@ -529,7 +555,7 @@ Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
 /* Nothing marked left: no note, and the stop is over at once. */
 Test(groupstop, the_stop_after_the_end_says_nothing_when_nothing_was_left)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t z = group_child(1);
         waitpid(z, NULL, 0);
         char *cmd = groupstop_command(z, NONE_MARK, 1);
@@ -720,7 +746,7 @@ Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeo
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
-            continue; /* no busybox here */
+            continue; /* no busybox (or zsh) here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "shell %zu: status %d: %s", i, st, out);
         cr_assert(strncmp(out,
                           "out\n" GROUPSTOP_NOTE "the trial's command ended and left "
