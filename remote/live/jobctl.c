@@ -155,7 +155,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
                 j->pgid = pgid;
             return;
         }
-        jobctl_words_stderr(&j->said, line);
+        jobctl_words_stderr(&j->said, line, rexec_line_len(x));
         return;
     }
     TrialEvent ev;
@@ -206,9 +206,8 @@ void jobctl_words_note(JobWords *w, const char *line, int error)
     w->from_error |= error;
 }
 
-void jobctl_words_stderr(JobWords *w, const char *line)
+void jobctl_words_stderr(JobWords *w, const char *line, size_t len)
 {
-    size_t len = strlen(line);
     int ended;
     long own = groupstop_own_part(line, len, &w->left_noted, &ended);
     if (own < 0)

@@ -62,8 +62,9 @@ void jobctl_words_note(JobWords *w, const char *line, int error);
  * groupstop_own_part reads it (a trial's launcher reads it so too): its note on what the job
  * left and its end line are not the job's words, nor is what the leftovers print after the
  * note (a "Terminated" of theirs would read as the failure's cause); the job's last line
- * without a newline, before the note or the end line on its line, is. */
-void jobctl_words_stderr(JobWords *w, const char *line);
+ * without a newline, before the note or the end line on its line, is. len: the line's length
+ * as the channel gave it (rexec_line_len), past a NUL the job printed, as a trial's is read. */
+void jobctl_words_stderr(JobWords *w, const char *line, size_t len);
 
 /* Every placeholder a job_command may use. */
 #define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */

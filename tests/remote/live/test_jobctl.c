@@ -7,6 +7,9 @@
 #include "remote/live/jobctl.h"
 #include "remote/ssh/groupstop.h"
 
+/* A line of text with no NUL, as the channel hands it with its length. */
+#define WORDS(w, line) jobctl_words_stderr((w), (line), strlen(line))
+
 /* A run's progress before its first line says "not given" as JobProgress documents it,
  * not a loss of 0 (a loss may be 0 or negative: only NAN says none). */
 Test(jobctl, progress_before_any_line_gives_nothing)
@@ -171,11 +174,11 @@ Test(jobctl, progress_keeps_the_first_line_and_the_latest)
 Test(jobctl, a_note_glued_to_the_jobs_last_output_still_ends_its_words)
 {
     JobWords w = {0};
-    jobctl_words_stderr(&w, "Traceback (most recent call last):");
-    jobctl_words_stderr(&w, "ValueError: x" GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
+    WORDS(&w, "Traceback (most recent call last):");
+    WORDS(&w, "ValueError: x" GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
     cr_assert_str_eq(w.text, "ValueError: x");
-    jobctl_words_stderr(&w, "Terminated");
-    jobctl_words_stderr(&w, GROUPSTOP_ENDED);
+    WORDS(&w, "Terminated");
+    WORDS(&w, GROUPSTOP_ENDED);
     cr_assert_str_eq(w.text, "ValueError: x");
 }
 
@@ -186,10 +189,10 @@ Test(jobctl, a_note_glued_to_the_jobs_last_output_still_ends_its_words)
 Test(jobctl, a_stray_that_prints_after_the_end_line_is_not_the_jobs_last_word)
 {
     JobWords w = {0};
-    jobctl_words_stderr(&w, "ValueError: bad shape");
-    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
-    jobctl_words_stderr(&w, GROUPSTOP_ENDED);
-    jobctl_words_stderr(&w, "Terminated");
+    WORDS(&w, "ValueError: bad shape");
+    WORDS(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
+    WORDS(&w, GROUPSTOP_ENDED);
+    WORDS(&w, "Terminated");
     cr_assert_str_eq(w.text, "ValueError: bad shape");
 }
 
@@ -201,18 +204,32 @@ Test(jobctl, a_stray_that_prints_after_the_end_line_is_not_the_jobs_last_word)
 Test(jobctl, what_the_job_left_prints_after_the_note_is_not_its_last_word)
 {
     JobWords w = {0};
-    jobctl_words_stderr(&w, "Traceback (most recent call last):");
-    jobctl_words_stderr(&w, "ValueError: bad shape");
-    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
-    jobctl_words_stderr(&w, "Terminated");
-    jobctl_words_stderr(&w, "loader: shutting down" GROUPSTOP_ENDED);
+    WORDS(&w, "Traceback (most recent call last):");
+    WORDS(&w, "ValueError: bad shape");
+    WORDS(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
+    WORDS(&w, "Terminated");
+    WORDS(&w, "loader: shutting down" GROUPSTOP_ENDED);
     cr_assert_str_eq(w.text, "ValueError: bad shape");
     JobWords own = {0};
-    jobctl_words_stderr(&own, "first");
-    jobctl_words_stderr(&own, "no newline at its end" GROUPSTOP_ENDED);
+    WORDS(&own, "first");
+    WORDS(&own, "no newline at its end" GROUPSTOP_ENDED);
     cr_assert_str_eq(own.text, "no newline at its end");
-    jobctl_words_stderr(&own, "after the end line");
+    WORDS(&own, "after the end line");
     cr_assert_str_eq(own.text, "after the end line");
+}
+
+/* A live job's stderr line is read with the length the channel gave, as a trial's is
+ * (groupstop_own_part): a NUL the job printed before the wrapping shell's end line ends its
+ * words, and the end line is still found at the line's tail. (Not a regression test: the
+ * words stop at the NUL either way, and the note is not looked for past a NUL; the length
+ * makes the two readers of that stderr one reading.) */
+Test(jobctl, a_nul_before_the_end_line_ends_the_jobs_words)
+{
+    JobWords e = {0};
+    WORDS(&e, "Traceback (most recent call last):");
+    static const char end[] = "bad\0byte" GROUPSTOP_ENDED;
+    jobctl_words_stderr(&e, end, sizeof end - 1);
+    cr_assert_str_eq(e.text, "bad");
 }
 
 #define RUN_MARK "0123456789abcdef0123456789abcdef"
