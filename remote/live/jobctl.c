@@ -10,8 +10,8 @@
 #include "core/base/termsafe.h"
 #include "core/model/protocol.h"
 #include "remote/launch/orphans.h"
-#include "remote/ssh/rexec.h"
 #include "remote/ssh/groupstop.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 #define PGID_MARK "tunedeck-pgid "
@@ -279,8 +279,8 @@ static int launch(JobRun *j, const char *command, Error *err)
     return j->x ? 0 : -1;
 }
 
-JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a,
-                     const char *mark, Error *err)
+JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a, const char *mark,
+                     Error *err)
 {
     if (mark && mark[0] && !orphans_mark_ok(mark)) {
         error_set(err, "job: run mark '%.40s': expected 32 lowercase hex digits", mark);

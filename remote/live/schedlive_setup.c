@@ -87,8 +87,7 @@ static int name_ok(const char *n)
     return strcmp(n, ".") != 0 && strcmp(n, "..") != 0;
 }
 
-char *schedlive_job_template(const char *t, const char *dir, const char *name,
-                             Error *err)
+char *schedlive_job_template(const char *t, const char *dir, const char *name, Error *err)
 {
     if (!name_ok(name)) {
         error_set(err,

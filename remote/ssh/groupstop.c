@@ -32,8 +32,8 @@ char *groupstop_under_sh(char *text)
 {
     char *b = NULL;
     size_t len = 0;
-    if (text && (shquote_append_raw(&b, &len, "exec sh -c ") < 0 ||
-                 shquote_append(&b, &len, text) < 0)) {
+    if (text &&
+        (shquote_append_raw(&b, &len, "exec sh -c ") < 0 || shquote_append(&b, &len, text) < 0)) {
         free(b);
         b = NULL;
     }
@@ -195,7 +195,8 @@ static const char *last_in(const char *s, size_t n, const char *needle, size_t n
     return last;
 }
 
-/* groupstop_left_note on the n bytes at line (none of them NUL). */
+/* Where GROUPSTOP_LEFT_NOTE starts as the tail of the n bytes at line (none of them NUL), or
+ * NULL: a last line the command left without a newline comes before it on the same line. */
 static const char *left_note_n(const char *line, size_t n)
 {
     static const char head[] = GROUPSTOP_LEFT_NOTE;
@@ -205,11 +206,6 @@ static const char *left_note_n(const char *line, size_t n)
     /* the names' list may hold ") " itself (a process named so): the tail is the last "); " */
     const char *tail = last_in(note, n - (size_t)(note - line), "); ", 3);
     return tail && note_tail(tail, line + n) ? note : NULL;
-}
-
-const char *groupstop_left_note(const char *line)
-{
-    return left_note_n(line, strlen(line));
 }
 
 long groupstop_own_part(const char *line, size_t len, int *left_noted, int *ended)

@@ -294,8 +294,8 @@ Test(jobctl, the_launch_exports_the_mark_after_the_guard_and_none_without_one)
  * touched: none is given). */
 Test(jobctl, a_bad_mark_is_refused_at_the_start)
 {
-    static const char *const bad[] = {"0123456789ABCDEF0123456789ABCDEF", "0123",
-                                      RUN_MARK "0", "0123456789abcdef0123456789abcde'"};
+    static const char *const bad[] = {"0123456789ABCDEF0123456789ABCDEF", "0123", RUN_MARK "0",
+                                      "0123456789abcdef0123456789abcde'"};
     const JobHost h = {.addr = "h1", .gpus = 1, .gpu_ids = (const int[]){0}};
     const JobAlloc a = {.gpus = 1, .hosts = &h, .n_hosts = 1, .resume = ""};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

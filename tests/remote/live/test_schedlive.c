@@ -108,7 +108,6 @@ Test(schedlive, checkpoint_name_must_be_per_job)
     cr_assert_str_eq(ck, "b.ckpt");
 }
 
-
 /* A workload takes names of 511 bytes, a folder only 255: a longer one failed at mkdir when
  * its job first started, mid-run. Refused before, naming the job and the limit. */
 Test(schedlive, a_job_name_longer_than_a_folder_name_is_refused_before_the_run)
