@@ -66,8 +66,9 @@ static int progress_after_restart(JobRun *j)
 static void report(JobRun *j, const char *when)
 {
     const JobProgress *p = jobctl_progress(j);
-    printf("%s: pgid %ld progress step %ld epoch %.2f examples_per_s %.0f status '%s'\n", when,
-           jobctl_pgid(j), p->step, p->epoch, p->examples_per_s, jobctl_status(j));
+    printf("%s: pgid %ld progress step %ld epoch %.2f examples_per_s %.0f status '%s' mark %s\n",
+           when, jobctl_pgid(j), p->step, p->epoch, p->examples_per_s, jobctl_status(j),
+           jobctl_mark(j));
     fflush(stdout);
 }
 

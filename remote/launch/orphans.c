@@ -33,7 +33,7 @@ int orphans_mark_new(char *mark, Error *err)
 {
     unsigned char bytes[ORPHAN_MARK_CHARS / 2];
     if (secret_random(bytes, sizeof bytes, err) < 0)
-        return error_prefix(err, "a trial's mark");
+        return error_prefix(err, "a run's mark");
     for (size_t i = 0; i < sizeof bytes; i++)
         snprintf(mark + 2 * i, 3, "%02x", bytes[i]);
     return 0;
@@ -145,7 +145,7 @@ char *orphans_stop_command(const OrphanList *l, const char *machine)
                                     l->items[i].trial,
                                     orphans_mark_ok(l->items[i].mark) ? l->items[i].mark : "-");
     memcpy(cmd + len, body, sizeof body);
-    return cmd;
+    return groupstop_under_sh(cmd); /* its `$k` split as sh splits it, under a zsh login too */
 }
 
 typedef struct {

@@ -9,8 +9,9 @@
 
 #include "core/base/termsafe.h"
 #include "core/model/protocol.h"
-#include "remote/ssh/rexec.h"
+#include "remote/launch/orphans.h"
 #include "remote/ssh/groupstop.h"
+#include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
 
 #define PGID_MARK "tunedeck-pgid "
@@ -20,9 +21,11 @@ struct JobRun {
     size_t host;
     char *template_text;
     RemoteExec *x, *signaller;
-    /* The run's TUNEDECK_RUN_MARK, "" for none: handed to its wrapping shell, whose stop finds
-     * by it what the job started with setsid (outside its group), and put in a KILL. */
-    char mark[33];
+    /* The current run's TUNEDECK_RUN_MARK, "" for none: handed to its wrapping shell, whose
+     * stop finds by it what the job started with setsid (outside its group), and put in a KILL.
+     * Each run has its own (launch): the old run's guard, or a KILL of it still in flight, must
+     * not reach the new run's processes, nor the new run's stop the old run's. */
+    char mark[ORPHAN_MARK_CHARS + 1];
     long pgid;
     int restarts, restart_pending;
     char *next_command;
@@ -152,7 +155,7 @@ static void on_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int
                 j->pgid = pgid;
             return;
         }
-        jobctl_words_stderr(&j->said, line);
+        jobctl_words_stderr(&j->said, line, rexec_line_len(x));
         return;
     }
     TrialEvent ev;
@@ -203,9 +206,8 @@ void jobctl_words_note(JobWords *w, const char *line, int error)
     w->from_error |= error;
 }
 
-void jobctl_words_stderr(JobWords *w, const char *line)
+void jobctl_words_stderr(JobWords *w, const char *line, size_t len)
 {
-    size_t len = strlen(line);
     int ended;
     long own = groupstop_own_part(line, len, &w->left_noted, &ended);
     if (own < 0)
@@ -225,7 +227,7 @@ void jobctl_progress_refused(JobProgress *p, const char *why)
         termsafe(p->first_refused, sizeof p->first_refused, why);
 }
 
-static int launch(JobRun *j, const char *command, Error *err)
+char *jobctl_launch_text(const char *command, const char *mark)
 {
     char *b = NULL;
     size_t len = 0;
@@ -244,15 +246,29 @@ static int launch(JobRun *j, const char *command, Error *err)
                            "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
                                GROUPSTOP_JOB_TICKS) GROUPSTOP_CMD_VAR "=") < 0 ||
         shquote_append(&b, &len, command) < 0 ||
-        (j->mark[0] && (shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
-                        shquote_append(&b, &len, j->mark) < 0 ||
-                        shquote_append_raw(&b, &len, "; export TUNEDECK_RUN_MARK") < 0)) ||
+        (mark && mark[0] &&
+         (shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
+          shquote_append(&b, &len, mark) < 0 ||
+          shquote_append_raw(&b, &len, "; export TUNEDECK_RUN_MARK") < 0)) ||
         shquote_append_raw(&b, &len, "; export " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
         shquote_append(&b, &len, groupstop_trial_sh) < 0 ||
         shquote_append_raw(&b, &len, " " GROUPSTOP_JOB_NAME) < 0) {
         free(b);
-        return error_set(err, "job: out of memory");
+        return NULL;
     }
+    return b;
+}
+
+static int launch(JobRun *j, const char *command, Error *err)
+{
+    /* A run started with a mark gets a fresh one at each launch: a restart's old run may still
+     * be stopping (its guard, a KILL in flight, its wrapping shell's own stop all go by the
+     * mark they were given), and the mark must name one run's processes only. */
+    if (j->mark[0] && orphans_mark_new(j->mark, err) < 0)
+        return -1;
+    char *b = jobctl_launch_text(command, j->mark);
+    if (!b)
+        return error_set(err, "job: out of memory");
     ExecOptions o = {.on_line = on_line, .userdata = j};
     rexec_free(j->x);
     j->pgid = 0;
@@ -263,10 +279,10 @@ static int launch(JobRun *j, const char *command, Error *err)
     return j->x ? 0 : -1;
 }
 
-JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a,
-                     const char *mark, Error *err)
+JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a, const char *mark,
+                     Error *err)
 {
-    if (mark && mark[0] && (strlen(mark) != 32 || mark[strspn(mark, "0123456789abcdef")])) {
+    if (mark && mark[0] && !orphans_mark_ok(mark)) {
         error_set(err, "job: run mark '%.40s': expected 32 lowercase hex digits", mark);
         return NULL;
     }
@@ -292,27 +308,40 @@ JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a,
     return j;
 }
 
+char *jobctl_signal_text(int signo, long pgid, const char *mark, Error *err)
+{
+    const char *name = sigabbrev_np(signo);
+    if (!name) {
+        error_set(err, "job: unknown signal %d", signo);
+        return NULL;
+    }
+    /* The KILL (stop_timeout_s after the TERM) also reaches the run's marked processes that
+     * left its group: it ends the wrapping shell, whose own stop of them then never comes. */
+    char *cmd;
+    if (signo == SIGKILL && mark && mark[0])
+        cmd = groupstop_kill_command(pgid, mark);
+    else {
+        char text[64];
+        snprintf(text, sizeof text, "kill -%s -%ld", name, pgid);
+        cmd = strdup(text);
+    }
+    if (!cmd)
+        error_set(err, "job: out of memory");
+    return cmd;
+}
+
 int jobctl_signal(JobRun *j, int signo, Error *err)
 {
     if (!j->x || rexec_done(j->x))
         return error_set(err, "job: not running");
     if (!j->pgid)
         return error_set(err, "job: its process group is not known yet");
-    const char *name = sigabbrev_np(signo);
-    if (!name)
-        return error_set(err, "job: unknown signal %d", signo);
-    /* The KILL (stop_timeout_s after the TERM) also reaches the run's marked processes that
-     * left its group: it ends the wrapping shell, whose own stop of them then never comes. */
-    char text[128], *cmd = text;
-    if (signo == SIGKILL && j->mark[0]) {
-        if (!(cmd = groupstop_kill_command(j->pgid, j->mark)))
-            return error_set(err, "job: out of memory");
-    } else
-        snprintf(text, sizeof text, "kill -%s -%ld", name, j->pgid);
+    char *cmd = jobctl_signal_text(signo, j->pgid, j->mark, err);
+    if (!cmd)
+        return -1;
     rexec_free(j->signaller);
     j->signaller = hostpool_exec(j->pool, j->host, cmd, NULL, 0, NULL, err);
-    if (cmd != text)
-        free(cmd);
+    free(cmd);
     return j->signaller ? 0 : -1;
 }
 
@@ -343,8 +372,22 @@ void jobctl_step(JobRun *j)
         else
             snprintf(j->status, sizeof j->status, "%s", rexec_error(j->x));
     }
-    if (j->restart_pending && j->x && rexec_done(j->x)) {
+    /* The relaunch waits for the signal sent to the old run to have been delivered: the new
+     * run's processes are not there when it lands. */
+    if (j->restart_pending && j->x && rexec_done(j->x) &&
+        (!j->signaller || rexec_done(j->signaller))) {
         j->restart_pending = 0;
+        /* An old run that ended without its shell's exit status may still run on the host,
+         * on the GPUs the new allocation counts on: no relaunch, which the caller is told. */
+        if (jobctl_may_linger(j)) {
+            char was[sizeof j->status];
+            snprintf(was, sizeof was, "%s", j->status);
+            snprintf(j->status, sizeof j->status,
+                     "not restarted: the run ended without its exit status (%.200s), its "
+                     "processes may still run on the host",
+                     was);
+            return;
+        }
         j->status[0] = 0;
         j->restarts++;
         Error e;

@@ -62,8 +62,9 @@ void jobctl_words_note(JobWords *w, const char *line, int error);
  * groupstop_own_part reads it (a trial's launcher reads it so too): its note on what the job
  * left and its end line are not the job's words, nor is what the leftovers print after the
  * note (a "Terminated" of theirs would read as the failure's cause); the job's last line
- * without a newline, before the note or the end line on its line, is. */
-void jobctl_words_stderr(JobWords *w, const char *line);
+ * without a newline, before the note or the end line on its line, is. len: the line's length
+ * as the channel gave it (rexec_line_len), past a NUL the job printed, as a trial's is read. */
+void jobctl_words_stderr(JobWords *w, const char *line, size_t len);
 
 /* Every placeholder a job_command may use. */
 #define JOBCTL_PLACEHOLDERS JOBTEMPLATE_PLACEHOLDERS /* one list, checked at load too */
@@ -92,22 +93,33 @@ typedef struct {
 char *jobctl_command(const char *template_text, const JobAlloc *a, Error *err);
 
 /* Starts the job on `host` of the pool (the pool must outlive it). mark: the run's
- * TUNEDECK_RUN_MARK (32 lowercase hex digits; NULL or "" for none), exported by its wrapping
- * shell to the command, as a trial's launch does, so that the stop at the run's end (and the
- * guard's) finds what the job started with setsid; kept for the run's restarts. */
+ * TUNEDECK_RUN_MARK (ORPHAN_MARK_CHARS lowercase hex digits, orphans_mark_ok; NULL or "" for
+ * none; another is refused), exported by its wrapping shell to the command, as a trial's
+ * launch does, so that the stop at the run's end (and the guard's) finds what the job started
+ * with setsid. Each restart of a job started with a mark gets a fresh one (orphans_mark_new):
+ * the old run's guard, KILL or own stop goes by the old mark and never reaches the new run. */
 JobRun *jobctl_start(HostPool *p, size_t host, const char *template_text, const JobAlloc *a,
                      const char *mark, Error *err);
+/* The text a run's exec channel is given: the guard, then the command handed to the wrapping
+ * shell (groupstop_trial_sh) with mark (NULL or "" for none) exported to it. Caller frees;
+ * NULL when memory runs out. */
+char *jobctl_launch_text(const char *command, const char *mark);
 /* Sends a signal (SIGTERM: checkpoint and exit) to the job's process group; SIGKILL also to
  * every process that carries the run's mark (groupstop_kill_command). */
 int jobctl_signal(JobRun *j, int signo, Error *err);
-/* Stops the job (SIGTERM) and starts it again with a new allocation once it has exited. */
+/* jobctl_signal's remote text for group pgid and the run's mark (NULL or "" for none). Caller
+ * frees; NULL (err) for a signal with no name or when memory runs out. */
+char *jobctl_signal_text(int signo, long pgid, const char *mark, Error *err);
+/* Stops the job (SIGTERM) and starts it again with a new allocation and a fresh mark once it
+ * has exited and the signal sent to it was delivered. An old run that ended without its exit
+ * status (jobctl_may_linger) is not restarted: jobctl_status says so. */
 int jobctl_restart(JobRun *j, const JobAlloc *a, Error *err);
 /* Call after every hostpool_step: launches a pending restart. */
 void jobctl_step(JobRun *j);
 int jobctl_running(const JobRun *j);
 int jobctl_restarts(const JobRun *j);
 long jobctl_pgid(const JobRun *j); /* 0 until the host reported it */
-const char *jobctl_mark(const JobRun *j); /* the run's mark given to jobctl_start, or "" */
+const char *jobctl_mark(const JobRun *j); /* the current run's mark, or "" */
 /* The run ended without its wrapping shell's own exit status (which it gives only once the
  * job is over): its connection dropped or was closed, or the shell was killed by a signal
  * (also what sshd reports when its session process is killed, with the job left running),

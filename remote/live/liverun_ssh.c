@@ -33,7 +33,7 @@ static void *ssh_start(void *ctx, const LiveRunSpec *s, LiveRefusal *refusal, Er
     r->b = b;
     snprintf(r->job, sizeof r->job, "%s", s->name);
     /* no mark in the text: each member's wrapping shell exports its own (jobgroup_start) */
-    char *t = schedlive_job_template(s->command_template, s->job_dir, s->name, NULL, err);
+    char *t = schedlive_job_template(s->command_template, s->job_dir, s->name, err);
     for (size_t h = 0; h < n; h++)
         r->hosts[h] = (size_t)s->nodes[h];
     r->g = t ? jobgroup_start(b->pool, r->hosts, b->per_host, t, s->alloc, err) : NULL;

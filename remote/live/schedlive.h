@@ -156,13 +156,12 @@ int schedlive_template_checkpoint(const char *template_text, char *out, size_t c
 #define SCHEDLIVE_NAME_MAX 255
 /* The per-job template: "trap : TERM; (umask 077 && mkdir -p DIR/NAME) && chmod 700 DIR/NAME
  * && cd DIR/NAME && (the run's fence: SCHEDLIVE_FENCE_LOCK; on rank 0 those beyond {nnodes}
- * too) && TUNEDECK_JOB=NAME TUNEDECK_RUN_MARK=MARK && export ... && TEMPLATE", DIR, NAME
- * and MARK quoted, the hostfile written through mktemp and mv. mark: the run's
- * TUNEDECK_RUN_MARK (orphans.h), by which a stop finds a run left behind; NULL for none in the
- * text (live SSH runs: each member's wrapping shell exports its own, jobctl_start, and the
- * text's `export` passes it on). Caller frees. */
+ * too) && TUNEDECK_JOB=NAME && export TUNEDECK_JOB TUNEDECK_RUN_MARK && ... && TEMPLATE", DIR
+ * and NAME quoted, the hostfile written through mktemp and mv. The text sets no
+ * TUNEDECK_RUN_MARK: each member's wrapping shell exports its run's own (jobctl_start), and
+ * the text's `export` passes it on. Caller frees. */
 char *schedlive_job_template(const char *template_text, const char *job_dir, const char *name,
-                             const char *mark, Error *err);
+                             Error *err);
 
 /* The fence between two runs of one job (docs/scheduler-live.md, "Fence"): each node rank of a
  * run holds an flock on this file in the job's folder for as long as any of its processes

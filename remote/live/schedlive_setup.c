@@ -87,8 +87,7 @@ static int name_ok(const char *n)
     return strcmp(n, ".") != 0 && strcmp(n, "..") != 0;
 }
 
-char *schedlive_job_template(const char *t, const char *dir, const char *name, const char *mark,
-                             Error *err)
+char *schedlive_job_template(const char *t, const char *dir, const char *name, Error *err)
 {
     if (!name_ok(name)) {
         error_set(err,
@@ -192,10 +191,6 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, c
                              "exit $fr; done; fi");
     rc |= shquote_append_raw(&b, &len, " && TUNEDECK_JOB=");
     rc |= shquote_append(&b, &len, name);
-    if (mark) { /* else the wrapping shell's, already in the environment (jobctl_start) */
-        rc |= shquote_append_raw(&b, &len, " && TUNEDECK_RUN_MARK=");
-        rc |= shquote_append(&b, &len, mark);
-    }
     /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
      * one node cannot touch each other's; Horovod and MPI read the hostfile. It is written
      * to a new file mktemp makes and renamed into place, so a symlink planted at its name is
@@ -331,8 +326,7 @@ int schedlive_check(const SchedState *s, const Cluster *c, const SchedLiveOption
         SchedJobInfo info;
         sched_job_info(s, i, &info);
         /* checked once here, so a bad name never reaches a start */
-        char *wrapped = schedlive_job_template(c->job_command, dir, info.name,
-                                               "00000000000000000000000000000000", err);
+        char *wrapped = schedlive_job_template(c->job_command, dir, info.name, err);
         free(wrapped);
         if (!wrapped)
             return o && o->workload ? error_prefix(err, "%s", o->workload) : -1;

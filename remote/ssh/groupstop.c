@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "remote/ssh/groupstop.h"
+#include "remote/ssh/shquote.h"
 
 /* The note on leftovers: each marked process still running (k, as `marked` found them) and,
  * in the trial's wrapping shell, each other process of its group (gm, as `members` found them:
@@ -18,6 +19,27 @@
     "[ $c -gt 1 ] && l=\"$l, \"; l=\"$l$q $nm\"; [ \"$3\" = \"$g\" ] || "                          \
     "l=\"$l (outside the trial's process group)\"; done; [ -n \"$l\" ] && printf \"%s\\n\" "       \
     "\"" GROUPSTOP_LEFT_NOTE "$l); $nw\"; fi; "
+
+/* The mark a stop's text names: `mark` where it is 32 lowercase hex digits, else "-" (which
+ * `marked` finds on no process). */
+static const char *mark_or_none(const char *mark)
+{
+    size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
+    return mark && n == 32 && !mark[n] ? mark : "-";
+}
+
+char *groupstop_under_sh(char *text)
+{
+    char *b = NULL;
+    size_t len = 0;
+    if (text &&
+        (shquote_append_raw(&b, &len, "exec sh -c ") < 0 || shquote_append(&b, &len, text) < 0)) {
+        free(b);
+        b = NULL;
+    }
+    free(text);
+    return b;
+}
 
 char *groupstop_command(long pgid, const char *mark, int ended)
 {
@@ -33,34 +55,37 @@ char *groupstop_command(long pgid, const char *mark, int ended)
         "while live $g || up $k || marked \"$m\"; do n=$((n+1)); if [ $n -ge 20 ]; then "
         "kill -KILL -$g 2>/dev/null; marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
         "marked \"$m\" && kill -KILL $k 2>/dev/null; break; fi; sleep 0.1; done; true";
-    size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
-    const char *m = mark && n == 32 && !mark[n] ? mark : "-";
     const char *note = ended ? NOTE_SH : "";
     /* The URG tells a running wrapping shell that this is a stop; after the command's end that
      * shell is gone, and pid g may be another's by now. */
     const char *urg = ended ? "" : "kill -URG $g 2>/dev/null; ";
     char vars[192];
     snprintf(vars, sizeof vars, "g=%ld m=%s; nw=\"" GROUPSTOP_STOPPING "\"; gm=; marked \"$m\"; ",
-             pgid, m);
+             pgid, mark_or_none(mark));
     size_t len = strlen(head) + strlen(vars) + strlen(note) + strlen(urg) + strlen(stop);
     char *cmd = malloc(len + 1);
     if (cmd)
         snprintf(cmd, len + 1, "%s%s%s%s%s", head, vars, note, urg, stop);
-    return cmd;
+    return groupstop_under_sh(cmd);
 }
 
 char *groupstop_kill_command(long pgid, const char *mark)
 {
+    /* The marked processes first, then the group (whose KILL ends the wrapping shell, which
+     * lets the next run start), then a second look: a marked process that forked a setsid
+     * child between the first look and its KILL left that child marked and running. */
     static const char head[] = GROUPSTOP_MARKED_SH "; ";
-    size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
-    const char *m = mark && n == 32 && !mark[n] ? mark : "-";
-    char tail[160];
-    snprintf(tail, sizeof tail, "marked %s; kill -KILL -%ld $k 2>/dev/null; true", m, pgid);
+    const char *m = mark_or_none(mark);
+    char tail[256];
+    snprintf(tail, sizeof tail,
+             "marked %s && kill -KILL $k 2>/dev/null; kill -KILL -%ld 2>/dev/null; "
+             "marked %s && kill -KILL $k 2>/dev/null; true",
+             m, pgid, m);
     size_t len = strlen(head) + strlen(tail);
     char *cmd = malloc(len + 1);
     if (cmd)
         snprintf(cmd, len + 1, "%s%s", head, tail);
-    return cmd;
+    return groupstop_under_sh(cmd);
 }
 
 /* members: sets gm to the processes of the wrapping shell's group g that are not zombies, but
@@ -170,7 +195,8 @@ static const char *last_in(const char *s, size_t n, const char *needle, size_t n
     return last;
 }
 
-/* groupstop_left_note on the n bytes at line (none of them NUL). */
+/* Where GROUPSTOP_LEFT_NOTE starts as the tail of the n bytes at line (none of them NUL), or
+ * NULL: a last line the command left without a newline comes before it on the same line. */
 static const char *left_note_n(const char *line, size_t n)
 {
     static const char head[] = GROUPSTOP_LEFT_NOTE;
@@ -180,11 +206,6 @@ static const char *left_note_n(const char *line, size_t n)
     /* the names' list may hold ") " itself (a process named so): the tail is the last "); " */
     const char *tail = last_in(note, n - (size_t)(note - line), "); ", 3);
     return tail && note_tail(tail, line + n) ? note : NULL;
-}
-
-const char *groupstop_left_note(const char *line)
-{
-    return left_note_n(line, strlen(line));
 }
 
 long groupstop_own_part(const char *line, size_t len, int *left_noted, int *ended)

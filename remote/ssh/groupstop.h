@@ -73,16 +73,11 @@
  * a failure's last word: a command's own "tunedeck: ..." line, a Slurm step's, stays it). */
 #define GROUPSTOP_LEFT_NOTE GROUPSTOP_NOTE "the trial's command ended and left processes running ("
 
-/* Where GROUPSTOP_LEFT_NOTE starts in a line of the wrapping shell's stderr, or NULL. The
- * command shares that stderr, so a last line it left without a newline (`ValueError: x`) comes
- * before the note on the same line: the text before it is the command's own, as before
- * GROUPSTOP_ENDED. Both readers of that stderr ask it through groupstop_own_part. */
-const char *groupstop_left_note(const char *line);
-
 /* The command's own part of a line of its wrapping shell's stderr (len bytes), which the
  * command shares: how many of the line's first bytes are the command's words, or -1 for none.
  * Not the command's: the shell's end line (GROUPSTOP_ENDED as the line's tail: *ended is set,
- * else cleared), its note on what the command left (groupstop_left_note: *left_noted is set),
+ * else cleared), its note on what the command left (GROUPSTOP_LEFT_NOTE as the tail of the
+ * line, after the command's last line if it left one without a newline: *left_noted is set),
  * and every line after that note (what the leftovers print while they are stopped: a
  * "Terminated" of theirs is no failure's cause). A last line the command left without a
  * newline, before the note or the end line on the same line, is its own; an empty line it
@@ -167,7 +162,8 @@ extern const char groupstop_trial_sh[];
  * the group's KILL ends the guard. It ends at once where /proc is absent (no guard), and when
  * $$ is gone or a zombie (the command ended, or was killed with its session: what it left
  * behind is the wrapping shell's, or the launcher's, to stop; its pid cannot be another's
- * while the guard keeps the group's id in use). Its own output goes nowhere: it holds no channel open.
+ * while the guard keeps the group's id in use). Its own output goes nowhere: it holds no channel
+ * open.
  *
  * The guard is a shell of its own (`sh -c GUARD tunedeck-guard $$ $PPID`), not a subshell of
  * the wrapping one: a subshell's command line is its parent's, which holds the command (and
@@ -212,8 +208,17 @@ char *groupstop_command(long pgid, const char *mark, int ended);
  * none), every process marked with it: a live job's last word on a stop it did not answer
  * (schedlive's stop_timeout_s, jobctl_signal). That KILL also ends the job's wrapping shell,
  * whose own stop of the marked processes outside the group (a setsid daemon) then never comes.
- * One `kill` sends all, the group's first: the shell's end, which lets the next run start,
- * comes after the marked ones had theirs. Caller frees; NULL when memory runs out. */
+ * The marked ones are KILLed first, then the group: the shell's end, which lets the next run
+ * start, comes after the marked ones had theirs; then the marked ones are looked for once more
+ * (one that forked a setsid child between the look and its KILL). Caller frees; NULL when
+ * memory runs out. */
 char *groupstop_kill_command(long pgid, const char *mark);
+
+/* `text` as `exec sh -c 'TEXT'` (quoted as shquote does), for the remote login shell that sshd
+ * hands a command to: the stops' texts use sh's word splitting of an unquoted `$k` (a list of
+ * pids), which zsh, a login shell remote.md names as supported, does not do (`kill -KILL "1 2"`
+ * kills nothing). Frees text (NULL passes through); caller frees; NULL when memory runs out.
+ * groupstop_command, groupstop_kill_command and the orphan stop (orphans.c) go through it. */
+char *groupstop_under_sh(char *text);
 
 #endif

@@ -553,13 +553,17 @@ EOF
 
 echo "jobs"
 "$jobctl" "$T/inv.json" "$T/ckpt" > "$T/j1" 2>&1
-check "a job starts, restarts at a new size from its checkpoint, and stops" python3 - "$T/j1" "$T/ckpt" <<'EOF'
+# Each run of the job has a mark of its own. Regression: a restart kept the old run's, so the old
+# run's guard (or a KILL of it still on its way) reached the new run's processes, and the new
+# run's stop the old run's leftovers.
+check "a job starts, restarts at a new size from its checkpoint under a fresh mark, and stops" python3 - "$T/j1" "$T/ckpt" <<'EOF'
 import re, sys
 lines = open(sys.argv[1]).read()
-started = re.search(r"started: pgid \d+ progress step (\d+) .* examples_per_s 200", lines)
-restarted = re.search(r"restarted: pgid \d+ progress step (\d+) .* examples_per_s 100", lines)
+started = re.search(r"started: pgid \d+ progress step (\d+) .* examples_per_s 200 .* mark ([0-9a-f]{32})\n", lines)
+restarted = re.search(r"restarted: pgid \d+ progress step (\d+) .* examples_per_s 100 .* mark ([0-9a-f]{32})\n", lines)
 stopped = re.search(r"stopped: .* status 'exited 0'", lines)
 assert started and restarted and stopped, lines
+assert started.group(2) != restarted.group(2), lines
 ckpt = int(re.search(r"checkpoint at restart: step (\d+)", lines).group(1))
 assert int(restarted.group(1)) > ckpt >= int(started.group(1)), (restarted.group(1), ckpt)
 EOF

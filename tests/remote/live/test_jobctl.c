@@ -1,10 +1,14 @@
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "remote/live/jobctl.h"
 #include "remote/ssh/groupstop.h"
+
+/* A line of text with no NUL, as the channel hands it with its length. */
+#define WORDS(w, line) jobctl_words_stderr((w), (line), strlen(line))
 
 /* A run's progress before its first line says "not given" as JobProgress documents it,
  * not a loss of 0 (a loss may be 0 or negative: only NAN says none). */
@@ -170,11 +174,11 @@ Test(jobctl, progress_keeps_the_first_line_and_the_latest)
 Test(jobctl, a_note_glued_to_the_jobs_last_output_still_ends_its_words)
 {
     JobWords w = {0};
-    jobctl_words_stderr(&w, "Traceback (most recent call last):");
-    jobctl_words_stderr(&w, "ValueError: x" GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
+    WORDS(&w, "Traceback (most recent call last):");
+    WORDS(&w, "ValueError: x" GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
     cr_assert_str_eq(w.text, "ValueError: x");
-    jobctl_words_stderr(&w, "Terminated");
-    jobctl_words_stderr(&w, GROUPSTOP_ENDED);
+    WORDS(&w, "Terminated");
+    WORDS(&w, GROUPSTOP_ENDED);
     cr_assert_str_eq(w.text, "ValueError: x");
 }
 
@@ -185,10 +189,10 @@ Test(jobctl, a_note_glued_to_the_jobs_last_output_still_ends_its_words)
 Test(jobctl, a_stray_that_prints_after_the_end_line_is_not_the_jobs_last_word)
 {
     JobWords w = {0};
-    jobctl_words_stderr(&w, "ValueError: bad shape");
-    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
-    jobctl_words_stderr(&w, GROUPSTOP_ENDED);
-    jobctl_words_stderr(&w, "Terminated");
+    WORDS(&w, "ValueError: bad shape");
+    WORDS(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
+    WORDS(&w, GROUPSTOP_ENDED);
+    WORDS(&w, "Terminated");
     cr_assert_str_eq(w.text, "ValueError: bad shape");
 }
 
@@ -200,16 +204,103 @@ Test(jobctl, a_stray_that_prints_after_the_end_line_is_not_the_jobs_last_word)
 Test(jobctl, what_the_job_left_prints_after_the_note_is_not_its_last_word)
 {
     JobWords w = {0};
-    jobctl_words_stderr(&w, "Traceback (most recent call last):");
-    jobctl_words_stderr(&w, "ValueError: bad shape");
-    jobctl_words_stderr(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
-    jobctl_words_stderr(&w, "Terminated");
-    jobctl_words_stderr(&w, "loader: shutting down" GROUPSTOP_ENDED);
+    WORDS(&w, "Traceback (most recent call last):");
+    WORDS(&w, "ValueError: bad shape");
+    WORDS(&w, GROUPSTOP_LEFT_NOTE "123 python); " GROUPSTOP_STOPPING);
+    WORDS(&w, "Terminated");
+    WORDS(&w, "loader: shutting down" GROUPSTOP_ENDED);
     cr_assert_str_eq(w.text, "ValueError: bad shape");
     JobWords own = {0};
-    jobctl_words_stderr(&own, "first");
-    jobctl_words_stderr(&own, "no newline at its end" GROUPSTOP_ENDED);
+    WORDS(&own, "first");
+    WORDS(&own, "no newline at its end" GROUPSTOP_ENDED);
     cr_assert_str_eq(own.text, "no newline at its end");
-    jobctl_words_stderr(&own, "after the end line");
+    WORDS(&own, "after the end line");
     cr_assert_str_eq(own.text, "after the end line");
+}
+
+/* A live job's stderr line is read with the length the channel gave, as a trial's is
+ * (groupstop_own_part): a NUL the job printed before the wrapping shell's end line ends its
+ * words, and the end line is still found at the line's tail. (Not a regression test: the
+ * words stop at the NUL either way, and the note is not looked for past a NUL; the length
+ * makes the two readers of that stderr one reading.) */
+Test(jobctl, a_nul_before_the_end_line_ends_the_jobs_words)
+{
+    JobWords e = {0};
+    WORDS(&e, "Traceback (most recent call last):");
+    static const char end[] = "bad\0byte" GROUPSTOP_ENDED;
+    jobctl_words_stderr(&e, end, sizeof end - 1);
+    cr_assert_str_eq(e.text, "bad");
+}
+
+#define RUN_MARK "0123456789abcdef0123456789abcdef"
+
+/* Regression: nothing held jobctl_signal's SIGKILL to groupstop_kill_command: a `kill -KILL
+ * -PGID` put back (the group alone: the wrapping shell dies, a setsid daemon of the job that
+ * ignores TERM runs on) passed every test. */
+Test(jobctl, a_kill_of_a_marked_run_is_groupstops_kill_and_reaches_its_mark)
+{
+    Error err;
+    char *text = jobctl_signal_text(SIGKILL, 4242, RUN_MARK, &err);
+    char *want = groupstop_kill_command(4242, RUN_MARK);
+    cr_assert_not_null(text, "%s", err.msg);
+    cr_assert_not_null(want);
+    cr_assert_str_eq(text, want);
+    cr_assert_not_null(strstr(text, "marked " RUN_MARK));
+    free(text);
+    free(want);
+}
+
+Test(jobctl, a_term_and_an_unmarked_kill_go_to_the_group_alone)
+{
+    Error err;
+    char *term = jobctl_signal_text(SIGTERM, 4242, RUN_MARK, &err);
+    char *kill_none = jobctl_signal_text(SIGKILL, 4242, "", &err);
+    char *kill_null = jobctl_signal_text(SIGKILL, 4242, NULL, &err);
+    cr_assert_str_eq(term, "kill -TERM -4242");
+    cr_assert_str_eq(kill_none, "kill -KILL -4242");
+    cr_assert_str_eq(kill_null, "kill -KILL -4242");
+    free(term);
+    free(kill_none);
+    free(kill_null);
+    cr_assert_null(jobctl_signal_text(12345, 4242, RUN_MARK, &err));
+    cr_assert_not_null(strstr(err.msg, "unknown signal 12345"), "%s", err.msg);
+}
+
+/* Regression: nothing held that the run's mark is exported after the guard started (whose
+ * environment must carry none: `marked` would find it, and the orphan stop take the guard for
+ * the run's), nor that it is exported at all. */
+Test(jobctl, the_launch_exports_the_mark_after_the_guard_and_none_without_one)
+{
+    char *text = jobctl_launch_text("python train.py", RUN_MARK);
+    cr_assert_not_null(text);
+    const char *guard = strstr(text, "export " GROUPSTOP_GUARD_VAR);
+    const char *mark = strstr(text, " TUNEDECK_RUN_MARK='" RUN_MARK "'; export TUNEDECK_RUN_MARK;");
+    cr_assert_not_null(guard, "%s", text);
+    cr_assert_not_null(mark, "%s", text);
+    cr_assert_gt(mark, guard, "%s", text);
+    cr_assert_null(strstr(strstr(text, RUN_MARK) + 1, RUN_MARK), "the mark is given once: %s",
+                   text);
+    cr_assert_not_null(strstr(text, "exec sh -c "), "%s", text);
+    free(text);
+    for (int n = 0; n < 2; n++) {
+        text = jobctl_launch_text("python train.py", n ? "" : NULL);
+        cr_assert_not_null(text);
+        cr_assert_null(strstr(text, "export TUNEDECK_RUN_MARK"), "%s", text);
+        free(text);
+    }
+}
+
+/* A mark that is not 32 lowercase hex digits is refused before anything starts (no pool is
+ * touched: none is given). */
+Test(jobctl, a_bad_mark_is_refused_at_the_start)
+{
+    static const char *const bad[] = {"0123456789ABCDEF0123456789ABCDEF", "0123", RUN_MARK "0",
+                                      "0123456789abcdef0123456789abcde'"};
+    const JobHost h = {.addr = "h1", .gpus = 1, .gpu_ids = (const int[]){0}};
+    const JobAlloc a = {.gpus = 1, .hosts = &h, .n_hosts = 1, .resume = ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Error err = {0};
+        cr_assert_null(jobctl_start(NULL, 0, "train {gpus}", &a, bad[i], &err));
+        cr_assert_not_null(strstr(err.msg, "expected 32 lowercase hex digits"), "%s", err.msg);
+    }
 }

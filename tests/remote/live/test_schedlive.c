@@ -108,8 +108,6 @@ Test(schedlive, checkpoint_name_must_be_per_job)
     cr_assert_str_eq(ck, "b.ckpt");
 }
 
-#define MARK "0123456789abcdef0123456789abcdef"
-
 /* A workload takes names of 511 bytes, a folder only 255: a longer one failed at mkdir when
  * its job first started, mid-run. Refused before, naming the job and the limit. */
 Test(schedlive, a_job_name_longer_than_a_folder_name_is_refused_before_the_run)
@@ -118,24 +116,24 @@ Test(schedlive, a_job_name_longer_than_a_folder_name_is_refused_before_the_run)
     memset(name, 'a', sizeof name - 1);
     name[sizeof name - 1] = 0;
     Error e;
-    cr_assert_null(schedlive_job_template("w", "/d", name, MARK, &e));
+    cr_assert_null(schedlive_job_template("w", "/d", name, &e));
     cr_assert_eq(e.kind, ERROR_INPUT);
     cr_assert(strstr(e.msg, "job 'aaaa") == e.msg, "%s", e.msg);
     cr_assert(strstr(e.msg, "live mode needs a name of at most 255 bytes (it names the job's "
                             "folder), found 299 bytes"),
               "%s", e.msg);
     name[255] = 0;
-    char *t = schedlive_job_template("w", "/d", name, MARK, &e);
+    char *t = schedlive_job_template("w", "/d", name, &e);
     cr_assert_not_null(t, "255 bytes: %s", e.msg);
     free(t);
 }
 
-/* Live SSH runs pass no mark: each member's wrapping shell exports its own (jobctl_start), and
+/* The text sets no mark: each member's wrapping shell exports its own (jobctl_start), and
  * the text passes it on to the job rather than set one mark for every member of the run. */
 Test(schedlive, job_template_without_a_mark_passes_the_wrapping_shells_on)
 {
     Error e;
-    char *t = schedlive_job_template("w", "/d", "j-0", NULL, &e);
+    char *t = schedlive_job_template("w", "/d", "j-0", &e);
     cr_assert_not_null(t, "%s", e.msg);
     cr_assert_null(strstr(t, "TUNEDECK_RUN_MARK="), "%s", t);
     cr_assert_not_null(strstr(t, "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB TUNEDECK_RUN_MARK && "),
@@ -146,7 +144,7 @@ Test(schedlive, job_template_without_a_mark_passes_the_wrapping_shells_on)
 Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
 {
     Error e;
-    char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", MARK, &e);
+    char *t = schedlive_job_template("w --gpus {gpus}", "/d ir", "j-0", &e);
     cr_assert_not_null(t, "%s", e.msg);
     /* the folder private whatever the remote umask, and the hostfile renamed into place so
      * that a symlink planted there is never written through (regression), its name removed
@@ -180,8 +178,7 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
                         "$lf to try its lock\" >&2; exit 2; fi; "
                         "echo \"tunedeck: flock -n on $lf failed (status $fr)\" "
                         ">&2; exit $fr; done; fi && "
-                        "TUNEDECK_JOB='j-0' && TUNEDECK_RUN_MARK='" MARK "' && "
-                        "export TUNEDECK_JOB TUNEDECK_RUN_MARK && "
+                        "TUNEDECK_JOB='j-0' && export TUNEDECK_JOB TUNEDECK_RUN_MARK && "
                         "CUDA_VISIBLE_DEVICES={gpu_ids} && export CUDA_VISIBLE_DEVICES && "
                         "hf=$(mktemp tunedeck-hostfile.XXXXXX) && "
                         "printf '%s\\n' {hostfile_text} > \"$hf\" && "
@@ -203,22 +200,22 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     free(cmd);
     free(t);
     /* regression: a job folder starting with '-' reached mkdir and cd as their options */
-    char *dash = schedlive_job_template("w", "-m777", "j", MARK, &e);
+    char *dash = schedlive_job_template("w", "-m777", "j", &e);
     cr_assert_not_null(dash, "%s", e.msg);
     cr_assert(strstr(dash, "mkdir -p './-m777/j') && chmod 700 './-m777/j' && cd './-m777/j' && "),
               "%s", dash);
     free(dash);
-    cr_assert_null(schedlive_job_template("w", "d", "../x", MARK, &e));
+    cr_assert_null(schedlive_job_template("w", "d", "../x", &e));
     cr_assert(strstr(e.msg, "'../x'") != NULL, "%s", e.msg);
-    cr_assert_null(schedlive_job_template("w", "d", "a;b", MARK, &e));
-    cr_assert_null(schedlive_job_template("w", "d{gpus}", "a", MARK, &e));
+    cr_assert_null(schedlive_job_template("w", "d", "a;b", &e));
+    cr_assert_null(schedlive_job_template("w", "d{gpus}", "a", &e));
     cr_assert(strstr(e.msg, "d{gpus}") != NULL, "%s", e.msg);
     /* regression: a folder past the path buffer was cut short, naming another folder that
      * the job ran and resumed in */
     char long_dir[5000];
     memset(long_dir, 'd', sizeof long_dir - 1);
     long_dir[sizeof long_dir - 1] = 0;
-    cr_assert_null(schedlive_job_template("w", long_dir, "j7", MARK, &e));
+    cr_assert_null(schedlive_job_template("w", long_dir, "j7", &e));
     cr_assert(strstr(e.msg, "job 'j7': its folder ddd") && strstr(e.msg, "is longer than 4095"),
               "%s", e.msg);
 }

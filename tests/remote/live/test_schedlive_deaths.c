@@ -14,7 +14,6 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/livestandin.h"
 
-#define MARK "0123456789abcdef0123456789abcdef"
 
 /* A backend whose first run finds the job's folder held by another run of it (the fence,
  * schedlive.h: it exits 75 before the job starts), and whose next run trains. */
@@ -143,7 +142,7 @@ static int run_fenced_in(const char *shell, const char *dir, const char *path, s
     Error e;
     char folder[256], script[300], errf[300], outf[300], cmd[2000];
     snprintf(folder, sizeof folder, "%s/d", dir);
-    char *t = schedlive_job_template("echo ran", folder, "j", MARK, &e);
+    char *t = schedlive_job_template("echo ran", folder, "j", &e);
     cr_assert_not_null(t, "%s", e.msg);
     static const int ids[] = {0};
     const JobHost h[] = {{"h1", 1, ids}, {"h2", 1, ids}, {"h3", 1, ids}};

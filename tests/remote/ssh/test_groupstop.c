@@ -356,11 +356,13 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
 #define KILL_MARK test_mark(0xc)
 #define OTHER_MARK test_mark(0xff)
 
-/* The shells a stop's text runs in: dash, bash, and where busybox is installed its ash with
- * its own grep, tr, sed and sleep and a pgrep as busybox's (no -g), once as it is (grep -z) and once with a grep
- * that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ through
- * tr). */
-enum { N_STOP_SHELLS = 4 };
+/* The shells a stop's text runs in: dash, bash, where busybox is installed its ash with its own
+ * sh, grep, tr, sed and sleep and a pgrep as busybox's (no -g), once as it is (grep -z) and once
+ * with a grep that refuses -z and stops at a NUL (an old busybox's: the stop reads each environ
+ * through tr); the stops' texts, which sshd hands to the login shell, also where zsh is installed
+ * in zsh, a login shell that splits no unquoted `$k` (the text runs itself under sh:
+ * groupstop_under_sh). */
+enum { N_STOP_SHELLS = 4, N_LOGIN_SHELLS = 5 };
 
 /* Shell i >= 2: busybox's path, its tools linked in dir (a mkdtemp template; i == 3: a grep
  * that refuses -z and stops at a NUL); NULL where busybox is not installed. */
@@ -372,9 +374,9 @@ static const char *busybox_tools(size_t i, char *dir)
             continue;
         cr_assert_not_null(mkdtemp(dir));
         busybox_like_pgrep(dir);
-        static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat"};
+        static const char *const tools[] = {"grep", "tr", "sed", "sleep", "cat", "sh"};
         char link[128];
-        for (size_t t = i == 3; t < 5; t++) {
+        for (size_t t = i == 3; t < 6; t++) {
             snprintf(link, sizeof link, "%s/%s", dir, tools[t]);
             cr_assert_eq(symlink(bb[b], link), 0);
         }
@@ -396,6 +398,10 @@ static int shell_line(size_t i, const char *path, char *out, size_t cap)
 {
     if (i < 2)
         return snprintf(out, cap, "%s %s", SHELLS[i], path), 1;
+    if (i == 4)
+        return access("/usr/bin/zsh", X_OK) == 0 || access("/bin/zsh", X_OK) == 0
+                   ? (snprintf(out, cap, "zsh %s", path), 1)
+                   : 0;
     char dir[] = "/tmp/test-groupstop-bb-XXXXXX";
     const char *bb = busybox_tools(i, dir);
     if (!bb)
@@ -431,7 +437,7 @@ static int run_in(size_t i, const char *text, char *out, size_t cap, int *status
  * the KILL; another launch's mark is left alone. */
 Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t c = group_child(0);
         pid_t d = marked_daemon(MARK, 1), o = marked_daemon(OTHER_MARK, 0);
         char *cmd = groupstop_command(c, MARK, 0);
@@ -446,7 +452,7 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
-            continue; /* no busybox here */
+            continue; /* no busybox (or zsh) here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d", i, st);
         cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "shell %zu", i);
         cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the stop", i);
@@ -455,13 +461,13 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
     }
 }
 
-/* Regression: a live job's KILL at stop_timeout_s (jobctl_signal) was `kill -KILL -PGID`, the
- * group only: it ended the job's wrapping shell, whose own stop of a setsid daemon of the job
- * that ignores TERM never came, and the daemon ran on, on the GPUs of the job's next run. Now
- * the KILL reaches every process marked with the run's mark too, and none of another mark. */
+/* The KILL a live job's stop sends at stop_timeout_s (jobctl_signal, whose use of it
+ * test_jobctl.c holds) reaches the group and every process marked with the run's mark (a setsid
+ * daemon of the job that ignores TERM, whose wrapping shell's own stop never comes once the
+ * group's KILL ended it), and none of another mark. */
 Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t c = group_child(0);
         pid_t d = marked_daemon(KILL_MARK, 1), o = marked_daemon(OTHER_MARK, 0);
         char *cmd = groupstop_kill_command(c, KILL_MARK);
@@ -476,13 +482,32 @@ Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
-            continue; /* no busybox here */
+            continue; /* no busybox (or zsh) here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shell %zu: status %d", i, st);
         cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGKILL, "shell %zu", i);
         cr_assert(ds != -1, "shell %zu: the marked daemon runs on after the KILL", i);
         cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "shell %zu: status %d", i, ds);
         cr_assert_eq(ow, 0, "shell %zu: another run's process was killed", i);
     }
+}
+
+/* Regression: the KILL looked for the marked processes once, before anything was sent: one
+ * that forked a setsid child in between left that child marked and running. Now the marked
+ * ones are KILLed first, then the group (whose KILL ends the wrapping shell: the next run may
+ * start), then the marked ones are looked for once more. */
+Test(groupstop, the_kill_sends_the_marked_ones_theirs_first_and_looks_again_after_the_group)
+{
+    char *cmd = groupstop_kill_command(4242, KILL_MARK);
+    cr_assert_not_null(cmd);
+    char look[128];
+    snprintf(look, sizeof look, "marked %s && kill -KILL $k", KILL_MARK);
+    const char *first = strstr(cmd, look);
+    const char *group = strstr(cmd, "kill -KILL -4242 ");
+    cr_assert_not_null(first, "%s", cmd);
+    cr_assert_not_null(group, "%s", cmd);
+    cr_assert_lt(first, group, "%s", cmd);
+    cr_assert_not_null(strstr(group, look), "%s", cmd);
+    free(cmd);
 }
 
 /* With no mark (or one that is not 32 hex digits) the KILL is the group's alone. */
@@ -492,7 +517,8 @@ Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
     for (size_t n = 0; n < 3; n++) {
         char *cmd = groupstop_kill_command(4242, none[n]);
         cr_assert_not_null(cmd);
-        cr_assert_not_null(strstr(cmd, "marked -; kill -KILL -4242 $k"), "%s", cmd);
+        cr_assert_not_null(strstr(cmd, "marked - && kill -KILL $k 2>/dev/null; kill -KILL -4242 "),
+                           "%s", cmd);
         free(cmd);
     }
 }
@@ -501,7 +527,7 @@ Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
  * the local keeper's note does, and stops it. */
 Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t c = group_child(0); /* a leftover in the group, unmarked: stopped, not named */
         pid_t d = marked_daemon(END_MARK, 0);
         char *cmd = groupstop_command(c, END_MARK, 1);
@@ -529,7 +555,7 @@ Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
 /* Nothing marked left: no note, and the stop is over at once. */
 Test(groupstop, the_stop_after_the_end_says_nothing_when_nothing_was_left)
 {
-    for (size_t i = 0; i < N_STOP_SHELLS; i++) {
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
         pid_t z = group_child(1);
         waitpid(z, NULL, 0);
         char *cmd = groupstop_command(z, NONE_MARK, 1);
@@ -720,7 +746,7 @@ Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeo
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
-            continue; /* no busybox here */
+            continue; /* no busybox (or zsh) here */
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "shell %zu: status %d: %s", i, st, out);
         cr_assert(strncmp(out,
                           "out\n" GROUPSTOP_NOTE "the trial's command ended and left "
@@ -928,8 +954,9 @@ Test(groupstop, a_had_terms_wait_is_20_s_of_the_clock_for_a_job_and_2_s_for_a_tr
     FILE *f = fopen(fake, "w");
     cr_assert_not_null(f);
     /* uptime as the kernel prints it: whole seconds, two decimals, then idle time */
-    fprintf(f, "#!/bin/sh\nread -r u _ < %s\nu=${u%%.*}\necho \"$((u + 2)).00 1.00\" > %s\n"
-               "exec /bin/sleep 0.01\n",
+    fprintf(f,
+            "#!/bin/sh\nread -r u _ < %s\nu=${u%%.*}\necho \"$((u + 2)).00 1.00\" > %s\n"
+            "exec /bin/sleep 0.01\n",
             clock, clock);
     fclose(f);
     cr_assert_eq(chmod(fake, 0755), 0);
@@ -950,7 +977,8 @@ Test(groupstop, a_had_terms_wait_is_20_s_of_the_clock_for_a_job_and_2_s_for_a_tr
         long sleeps;
         const char *note;
     } runs[] = {
-        {GROUPSTOP_JOB_NAME, GROUPSTOP_JOB_WAIT_S / 2 + 1, GROUPSTOP_HAD_TERM GROUPSTOP_JOB_TICKS "00 ms"},
+        {GROUPSTOP_JOB_NAME, GROUPSTOP_JOB_WAIT_S / 2 + 1,
+         GROUPSTOP_HAD_TERM GROUPSTOP_JOB_TICKS "00 ms"},
         {NULL, 2, GROUPSTOP_HAD_TERM "2000 ms"},
     };
     for (size_t r = 0; r < 2; r++) {
@@ -1158,13 +1186,21 @@ Test(groupstop, only_a_stop_of_a_running_command_sends_the_urg)
 
 /* The note is found where the command's last output, with no newline, comes before it on its
  * line (both readers of the wrapping shell's stderr ask this: launch_ssh.c, jobctl.c). */
+/* Where groupstop_own_part finds the wrapping shell's note in a line read first: its offset,
+ * or -1 for none. */
+static long note_at(const char *line)
+{
+    int noted = 0, ended = 0;
+    long own = groupstop_own_part(line, strlen(line), &noted, &ended);
+    return noted ? (own < 0 ? 0 : own) : -1;
+}
+
 Test(groupstop, the_left_note_is_found_after_output_with_no_newline)
 {
     const char *line = "ValueError: x" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING;
-    cr_assert_eq(groupstop_left_note(line), line + strlen("ValueError: x"));
-    const char *alone = GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING;
-    cr_assert_eq(groupstop_left_note(alone), alone);
-    cr_assert_null(groupstop_left_note("tunedeck: a command's own line"));
+    cr_assert_eq(note_at(line), (long)strlen("ValueError: x"));
+    cr_assert_eq(note_at(GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING), 0);
+    cr_assert_eq(note_at("tunedeck: a command's own line"), -1);
 }
 
 /* The wrapping shell's clock (tk, in groupstop_trial_sh) on uptimes the kernel prints and on a
@@ -1235,15 +1271,14 @@ Test(groupstop, only_the_note_as_its_lines_tail_is_the_wrapping_shells)
 {
     const char *grep =
         "logs/a.log:" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING " (old)";
-    cr_assert_null(groupstop_left_note(grep));
-    cr_assert_null(groupstop_left_note("logs/a.log:" GROUPSTOP_LEFT_NOTE "12 python"));
-    const char *had = GROUPSTOP_LEFT_NOTE "12 a); b); " GROUPSTOP_HAD_TERM "20000 ms";
-    cr_assert_eq(groupstop_left_note(had), had);
-    cr_assert_null(groupstop_left_note(GROUPSTOP_LEFT_NOTE "12 x); " GROUPSTOP_HAD_TERM " ms"));
+    cr_assert_eq(note_at(grep), -1);
+    cr_assert_eq(note_at("logs/a.log:" GROUPSTOP_LEFT_NOTE "12 python"), -1);
+    cr_assert_eq(note_at(GROUPSTOP_LEFT_NOTE "12 a); b); " GROUPSTOP_HAD_TERM "20000 ms"), 0);
+    cr_assert_eq(note_at(GROUPSTOP_LEFT_NOTE "12 x); " GROUPSTOP_HAD_TERM " ms"), -1);
     const char *twice =
         "x " GROUPSTOP_LEFT_NOTE "1 y " GROUPSTOP_LEFT_NOTE "2 z); " GROUPSTOP_STOPPING;
-    cr_assert_eq(groupstop_left_note(twice), strstr(strstr(twice, GROUPSTOP_LEFT_NOTE) + 1,
-                                                    GROUPSTOP_LEFT_NOTE),
+    cr_assert_eq(note_at(twice),
+                 strstr(strstr(twice, GROUPSTOP_LEFT_NOTE) + 1, GROUPSTOP_LEFT_NOTE) - twice,
                  "the last one");
 }
 
@@ -1276,16 +1311,16 @@ Test(groupstop, the_end_line_is_not_the_commands_but_what_comes_before_it_on_its
 Test(groupstop, the_note_and_every_line_after_it_are_not_the_commands)
 {
     int noted = 0, ended = 0;
-    cr_assert_eq(OWN("ValueError: x" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING, &noted,
-                     &ended),
-                 13, "its last line with no newline, before the note");
+    cr_assert_eq(
+        OWN("ValueError: x" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING, &noted, &ended),
+        13, "its last line with no newline, before the note");
     cr_assert(noted && !ended);
     cr_assert_eq(OWN("Terminated", &noted, &ended), -1, "a leftover's word");
     cr_assert_eq(OWN("loader: shutting down" GROUPSTOP_ENDED, &noted, &ended), -1);
     cr_assert(ended);
-    cr_assert_eq(OWN("x" GROUPSTOP_LEFT_NOTE "3 y); " GROUPSTOP_HAD_TERM "20000 ms", &noted,
-                     &ended),
-                 -1, "a second note: the first counted");
+    cr_assert_eq(
+        OWN("x" GROUPSTOP_LEFT_NOTE "3 y); " GROUPSTOP_HAD_TERM "20000 ms", &noted, &ended), -1,
+        "a second note: the first counted");
     int fresh = 0;
     cr_assert_eq(OWN(GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING, &fresh, &ended), -1,
                  "a note alone holds nothing of the command's");
