@@ -75,15 +75,23 @@ long rankcause_notice_rank(const char *who)
     return leading_rank(who, "(");
 }
 
-/* Whether the host `ev` begins with, followed by ':' (an error event's text after "rank 0 on ",
- * "h1: ..."), is the host notice `notice` names ("rank 0 (h1 gpu0) exited ..."): a rank
- * number alone is not enough, since a user's script that numbers its ranks per host
- * (LOCAL_RANK) has a "rank 0" on every host. The host is what stands between "rank N (" and the
- * last space before the ")" that ends before " exited with status", read from that end since a
- * host may hold a parenthesis (gpu(1)) or a space. A notice cut short (first_failed's 160
- * bytes) before that ")" still names its host when the event's host is followed there by a
- * space. */
-static int host_is_notices(const char *ev, const char *notice)
+/* Whether the ':' at ev[len] ends the host's name: followed by `after`, the helper's space in
+ * an event ("a: ...") or the end of a stored "a:", since a name may hold ':' ("a:b: ..." and
+ * the stored "a:b:" are not of host "a") or ": " (the stored "a: b:" is not "a"). */
+static int name_ends(const char *ev, size_t len, char after)
+{
+    return ev[len] == ':' && ev[len + 1] == after;
+}
+
+/* Whether the host `ev` begins with, followed by ':' and `after` (an error event's text after
+ * "rank 0 on ", "h1: ...", with ' '; a stored "h1:" with '\0'), is the host notice `notice` names
+ * ("rank 0 (h1 gpu0) exited ..."): a rank number alone is not enough, since a user's script that
+ * numbers its ranks per host (LOCAL_RANK) has a "rank 0" on every host. The host is what stands
+ * between "rank N (" and the last space before the ")" that ends before " exited with status", read
+ * from that end since a host may hold a parenthesis (gpu(1)) or a space. A notice cut short
+ * (first_failed's 160 bytes) before that ")" still names its host when the event's host is followed
+ * there by a space. */
+static int host_is_notices(const char *ev, const char *notice, char after)
 {
     const char *host = strchr(notice, '(');
     if (!host)
@@ -96,7 +104,7 @@ static int host_is_notices(const char *ev, const char *notice)
         size_t len = 0;
         while (host[len] && host[len] == ev[len])
             len++;
-        return len > 0 && host[len] == ' ' && ev[len] == ':';
+        return len > 0 && host[len] == ' ' && name_ends(ev, len, after);
     }
     const char *end = tail;
     while (end > host && end[-1] != ' ')
@@ -104,14 +112,14 @@ static int host_is_notices(const char *ev, const char *notice)
     if (end == host)
         return 0;
     size_t len = (size_t)(end - 1 - host);
-    return len > 0 && strncmp(ev, host, len) == 0 && ev[len] == ':';
+    return len > 0 && strncmp(ev, host, len) == 0 && name_ends(ev, len, after);
 }
 
 /* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names. */
 static int same_host(const char *event, const char *notice)
 {
     const char *on = strstr(event, " on ");
-    return on && host_is_notices(on + 4, notice);
+    return on && host_is_notices(on + 4, notice, ' ');
 }
 
 void rankcause_event(RankCause *c, const char *text)
@@ -123,13 +131,21 @@ void rankcause_event(RankCause *c, const char *text)
     const char *ev = strstr(text, " on ") + 4;
     unsigned char said = peerloss_said(text) ? SAID_LOST_PEER : SAID_CAUSE;
     unsigned char *row = c->said + (size_t)rank * c->nhosts;
-    /* every host's name is tried, as same_host would: one that holds a ':' may begin another */
+    /* The stored "name:" must be followed by the helper's space, since "a:" begins "a:b: ...".
+     * A name holding ": " may still begin another ("a" and "a: b"); the longest is the
+     * event's, so one event marks one host's row. */
+    size_t best = c->nhosts, best_len = 0;
     for (size_t h = 0; h < c->nhosts; h++) {
         const char *name = c->host[h];
         size_t len = strlen(name);
-        if (len > 1 && strncmp(ev, name, len) == 0 && row[h] != SAID_CAUSE) /* stays a cause */
-            row[h] = said;
+        if (len > 1 && len > best_len && strncmp(ev, name, len) == 0 &&
+            (ev[len] == ' ' || ev[len] == '\0')) {
+            best = h;
+            best_len = len;
+        }
     }
+    if (best < c->nhosts && row[best] != SAID_CAUSE) /* stays a cause */
+        row[best] = said;
 }
 
 /* What the rank and host a notice names said; SAID_NOTHING with nothing known. Every host is
@@ -143,7 +159,7 @@ static int said_of(const RankCause *c, const char *notice)
     const unsigned char *row = c->said + (size_t)rank * c->nhosts;
     int said = SAID_NOTHING;
     for (size_t h = 0; h < c->nhosts; h++)
-        if (row[h] > said && host_is_notices(c->host[h], notice))
+        if (row[h] > said && host_is_notices(c->host[h], notice, '\0'))
             said = row[h];
     return said;
 }

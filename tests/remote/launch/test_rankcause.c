@@ -243,6 +243,52 @@ Test(rankcause, a_cause_said_on_another_host_is_not_the_ranks_own)
     rankcause_free(c);
 }
 
+/* Rank 0 on `lost` lost its peer, rank 0 on `cause` (whose name begins with `lost`'s) said a
+ * cause; `lost`'s notice came first. Which notice leads, with the events' rows alone (no
+ * error event) or with the cause's event as the trial's. */
+static void names_apart(const char *lost, const char *cause, int with_error_event)
+{
+    const char *hosts[] = {lost, cause};
+    RankCause *c = rankcause_new(1, hosts, N(hosts));
+    cr_assert_not_null(c);
+    char peer[128], said[128], lost_notice[96], cause_notice[96];
+    snprintf(peer, sizeof peer, "rank 0 on %s: RuntimeError: Connection closed by peer", lost);
+    snprintf(said, sizeof said, "rank 0 on %s: ValueError: bad shard", cause);
+    snprintf(lost_notice, sizeof lost_notice, "rank 0 (%s cpu) exited with status 1", lost);
+    snprintf(cause_notice, sizeof cause_notice, "rank 0 (%s cpu) exited with status 1", cause);
+    rankcause_event(c, peer);
+    rankcause_event(c, said);
+    const char *notices[] = {lost_notice, cause_notice};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), with_error_event ? said : NULL), 1,
+                 "%s's cause read as %s's", cause, lost);
+    rankcause_free(c);
+}
+
+/* n1's stored "n1:" never began "n10: ..." */
+Test(rankcause, a_name_that_begins_another_is_not_its_host)
+{
+    names_apart("n1", "n10", 0);
+    names_apart("n1", "n10", 1);
+}
+
+/* Regression: a name holding ':' ("a:b", an IPv6 literal) begins with another's "a:", so the
+ * event "rank 0 on a:b: ..." marked both rows (and read as of a's notice), and a's notice read
+ * a cause a never said. */
+Test(rankcause, a_name_holding_a_colon_is_not_the_host_it_begins_with)
+{
+    names_apart("a", "a:b", 0);
+    names_apart("a", "a:b", 1);
+    names_apart("2001:db8::1", "2001:db8::1:5", 0);
+    names_apart("2001:db8::1", "2001:db8::1:5", 1);
+}
+
+/* A name holding ": " still begins another's event ("a: b: ..." is "a" followed by ": "): the
+ * longest name that fits is the event's, so a's row keeps only what a said. */
+Test(rankcause, of_names_that_fit_an_event_the_longest_is_its_host)
+{
+    names_apart("a", "a: b", 0);
+}
+
 /* Regression: the first `world` (rank, host) pairs heard were kept and the rest passed over,
  * and the harness's real traffic alone (ranks 0 to 3, each on its host) fills `world` pairs:
  * any other pair heard before a real one (a host of no notice, "rank 03" for "rank 3", an
