@@ -130,18 +130,21 @@ static void too_big(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus, size_t 
     int fell_back = sched_event_count(l->s) > events;
     if (sched_job_info(l->s, idx, &info) < 0)
         info.gpus = info.nodes = 0;
-    int want_within = j->want_gpus > 0 && j->want_gpus <= ceiling &&
-                      (node_cap < 1 || j->n_want_hosts <= (size_t)node_cap);
-    j->need_start = !fell_back && info.gpus <= ceiling &&
-                    (node_cap < 1 || info.nodes <= node_cap) && want_within;
-    /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
-    double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
     /* While a ceiling holds the model keeps the fewest nodes of any refusal
-     * (sched_set_node_ceiling): so does the back-off's reset, which reads the cap */
+     * (sched_set_node_ceiling): so do the checks below and the back-off's reset, which read the
+     * cap. A refusal on GPUs under a held node ceiling has no node cap of its own (node_cap 0),
+     * yet a placement over the held one would be refused again. */
     if (!j->ceiling_until_ms || !j->ceiling_gpus)
         j->ceiling_node_cap = node_cap;
     else if (node_cap > 0 && (j->ceiling_node_cap < 1 || node_cap < j->ceiling_node_cap))
         j->ceiling_node_cap = node_cap;
+    int cap = j->ceiling_node_cap;
+    int want_within =
+        j->want_gpus > 0 && j->want_gpus <= ceiling && (cap < 1 || j->n_want_hosts <= (size_t)cap);
+    j->need_start =
+        !fell_back && info.gpus <= ceiling && (cap < 1 || info.nodes <= cap) && want_within;
+    /* in ms: ceiling_retry_s is a double (1.5 s holds 1.5 s, not 1) */
+    double hold_s = ceiling_hold_s(l, ++j->ceiling_refusals);
     j->ceiling_gpus = ceiling;
     j->ceiling_until_ms = l->last_ms + llround(hold_s * 1000);
     snprintf(j->status, sizeof j->status, "not started at %d GPUs: %s (ceiling %d)", gpus, why,
@@ -257,7 +260,7 @@ const char *schedlive_ceiling_text(const SchedLiveJob *j, char *buf, size_t size
         said_s(t, sizeof t, j->ceiling_left_s);
         snprintf(left, sizeof left, ", retry in %s", t);
     }
-    snprintf(buf, size, "ceiling %d GPU%s%s%s", j->ceiling_gpus, plural_s(j->ceiling_gpus),
-             nodes, left);
+    snprintf(buf, size, "ceiling %d GPU%s%s%s", j->ceiling_gpus, plural_s(j->ceiling_gpus), nodes,
+             left);
     return buf;
 }
