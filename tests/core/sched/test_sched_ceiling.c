@@ -526,3 +526,70 @@ Test(sched_ceiling, a_node_capped_job_that_can_grow_part_of_the_way_grows_with_i
     cr_assert(resized, "A0's resize 2 -> 3 logged");
     sched_free(s);
 }
+
+/* A node-capped job over more nodes than its ceiling restarts whatever placement gives it, even
+ * asked more: its GPU numbers are forgotten like those of one that shrinks. Three 8-GPU nodes:
+ * A0 (one node at most) holds node 0's 0-1, B 2+2 over nodes 0 (2-3) and 1, F 6 of node 2.
+ * Then B is capped at one node (no fall back yet: sched_set_node_ceiling alone) and asks 5, A0
+ * asks 3, new C asks 6, and other users hold 3 of node 1. C, on node 0, takes the numbers no
+ * job held (4-7), then B's 2-3, not A0's 0-1; B goes to node 1, and A0, finding no node with
+ * 3 free, falls back to its 2 and keeps 0-1 with no event. Were B's numbers kept for it (as
+ * for a job within its node ceiling), C would take A0's and A0 would restart. */
+Test(sched_ceiling, a_capped_job_over_more_nodes_than_its_ceiling_frees_its_numbers_first)
+{
+    const SchedNodeGroup groups[] = {{"V100", 3, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A0", "cifar10", 0.0, 2, 512}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_pin(s, 0, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    /* others' GPUs leave F 6 of node 2 and B 2 on each of nodes 0 and 1, then leave */
+    const int held[] = {4, 6, 2};
+    for (int n = 0; n < 3; n++)
+        cr_assert_eq(sched_hold_gpus(s, n, held[n], &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"B", "cifar10", 1.0, 4, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 1, 4, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"F", "cifar10", 1.0, 6, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 2, 6, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    const int held_then[] = {0, 3, 0};
+    for (int n = 0; n < 3; n++)
+        cr_assert_eq(sched_hold_gpus(s, n, held_then[n], &e), 0, "%s", e.msg);
+    int before[24], after[24];
+    for (int n = 0; n < 3; n++)
+        sched_node_gpus(s, n, before + 8 * n, 8);
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(before[g], g < 4 ? g / 2 : -1, "node 0 GPU %d", g);
+    SchedJobInfo b;
+    sched_job_info(s, 1, &b);
+    cr_assert(b.gpus == 4 && b.nodes == 2 && before[8] == 1 && before[16] == 2,
+              "B: %d GPUs on %d nodes", b.gpus, b.nodes);
+
+    cr_assert_eq(sched_set_node_ceiling(s, 1, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), 6, 512}, &e), 0,
+                 "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 3, 6, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 1, 5, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 0, 3, &e), 0, "%s", e.msg);
+    size_t first = sched_event_count(s);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    for (int n = 0; n < 3; n++)
+        sched_node_gpus(s, n, after + 8 * n, 8);
+    SchedJobInfo ci;
+    sched_job_info(s, 3, &ci);
+    cr_assert(ci.gpus == 6 && ci.nodes == 1, "C: %d GPUs on %d nodes", ci.gpus, ci.nodes);
+    sched_job_info(s, 1, &b);
+    cr_assert(b.gpus == 5 && b.nodes == 1 && after[8] == 1, "B: %d GPUs on %d nodes", b.gpus,
+              b.nodes);
+    for (int job = 0; job < 4; job++)
+        for (int g = 0; g < 24 && !logged_since(s, first, job); g++)
+            cr_assert_eq(before[g] == job, after[g] == job,
+                         "job %d moved on or off node %d GPU %d with no event", job, g / 8, g % 8);
+    cr_assert_not(logged_since(s, first, 0), "A0 restarted at the 2 GPUs it had");
+    cr_assert(after[0] == 0 && after[1] == 0, "A0 on its own 0-1");
+    cr_assert(after[2] == 3 && after[3] == 3, "C on B's 2-3");
+    fixture_sched_capacity(s);
+    sched_free(s);
+}
