@@ -9,10 +9,9 @@
 #define TUNEDECK_JOURNAL_OVERRIDE_H
 
 #include "core/journal/journal.h"
+#include "core/journal/journal_override_tally.h"
 #include "core/model/schedule.h"
 
-/* Ids run 1..JOURNAL_OVERRIDE_ID_MAX: a damaged line's huge id cannot overflow the next. */
-enum { JOURNAL_OVERRIDE_ID_MAX = 1000000000 };
 
 /* {"event":"override_queued","override":ID,"wall_s":unix time,"schedule":{protocol v1 input}} */
 cJSON *journal_override_queued_json(int id, const Schedule *s);

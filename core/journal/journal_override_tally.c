@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "core/base/jfield.h"
-#include "core/journal/journal_override.h"
 #include "core/journal/journal_trial.h"
 
 static void forget(JournalOverrideTally *t, int id)

@@ -14,6 +14,9 @@
 
 #include "core/base/error.h"
 
+/* Ids run 1..JOURNAL_OVERRIDE_ID_MAX: a damaged line's huge id cannot overflow the next. */
+enum { JOURNAL_OVERRIDE_ID_MAX = 1000000000 };
+
 typedef struct {
     int id;
     int trial;    /* unstarted: the trial that took it and never began (the file's number); 0 */
