@@ -54,17 +54,30 @@ static int names_taken(const JournalOverrideTally *t, const cJSON *ev)
     return t->taken == TALLY_TAKEN_OPEN && cJSON_IsNumber(n) && n->valuedouble == t->taken_trial;
 }
 
+/* A mark that comes after its trial was settled (a damaged journal: another
+ * suggested line followed before the resume) still marks it: the next resume raises nothing
+ * for it again. */
+static void marked(JournalOverrideTally *t, double trial)
+{
+    for (size_t i = 0; i < t->unstarted; i++)
+        if (t->waiting[i].trial == trial)
+            t->waiting[i].fresh = 0;
+}
+
 /* A resume's `interrupted` names the trials it marks: one killed before writing their
  * `finished` lines has marked them all the same (and raised the budget for them). */
 static void take_resumed(JournalOverrideTally *t, const cJSON *ev)
 {
-    const cJSON *marked = cJSON_GetObjectItemCaseSensitive(ev, "interrupted");
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(ev, "interrupted");
     const cJSON *n;
-    if (t->taken != TALLY_TAKEN_OPEN || !cJSON_IsArray(marked))
+    if (!cJSON_IsArray(names))
         return;
-    cJSON_ArrayForEach(n, marked)
-        if (cJSON_IsNumber(n) && n->valuedouble == t->taken_trial)
-            t->taken = TALLY_TAKEN_MARKED;
+    cJSON_ArrayForEach(n, names)
+        if (cJSON_IsNumber(n)) {
+            marked(t, n->valuedouble);
+            if (t->taken == TALLY_TAKEN_OPEN && n->valuedouble == t->taken_trial)
+                t->taken = TALLY_TAKEN_MARKED;
+        }
 }
 
 static JournalTallyLine queue(JournalOverrideTally *t, int id)
@@ -96,6 +109,9 @@ JournalTallyLine journal_override_tally_take(JournalOverrideTally *t, const cJSO
     if (strcmp(kind, "finished") == 0) {
         /* an outcome of its own: it began; the `interrupted` a resume gives: it did not */
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(ev, "status");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(ev, "trial");
+        if (cJSON_IsNumber(n))
+            marked(t, n->valuedouble);
         if (names_taken(t, ev))
             t->taken = !cJSON_IsString(st) || strcmp(st->valuestring, "interrupted") != 0
                            ? TALLY_TAKEN_BEGAN

@@ -64,6 +64,7 @@ static cJSON *finished(int trial, const Schedule *s, TrialStatus status)
 static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial)
 {
     int next_id = 1, queued[64], nq = 0, budget = 3;
+    int open_trials[64], nopen = 0; /* no outcome yet: a real resume names them all */
     for (int step = 0, steps = 2 + rand_r(seed) % 14; step < steps; step++) {
         int r = rand_r(seed) % 100;
         if (r < 25 && nq < 64) {
@@ -102,13 +103,23 @@ static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial)
                 add(f, finished(number, s, TRIAL_OK));
             if (fate == 3)
                 add(f, finished(number, s, TRIAL_INTERRUPTED));
+            if ((fate == 0 || fate == 1) && number == trial && nopen < 64)
+                open_trials[nopen++] = number;
             if (fate == 4) {
                 cJSON *j = cJSON_CreateObject();
                 cJSON_AddStringToObject(j, "event", "resumed");
                 cJSON_AddNumberToObject(j, "budget", budget);
                 cJSON *in = cJSON_AddArrayToObject(j, "interrupted");
+                /* the earlier trials still without an outcome too: a fate-0 trial that took
+                 * an override and was followed by more suggested lines is named only here */
+                for (int i = 0; i < nopen; i++)
+                    cJSON_AddItemToArray(in, cJSON_CreateNumber(open_trials[i]));
                 cJSON_AddItemToArray(in, cJSON_CreateNumber(number));
                 add(f, j);
+                if (rand_r(seed) % 2) /* not killed: its `finished` lines follow */
+                    for (int i = 0; i < nopen; i++)
+                        add(f, finished(open_trials[i], s, TRIAL_INTERRUPTED));
+                nopen = 0;
             }
         }
     }
@@ -178,4 +189,103 @@ Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
     unlink(own_path);
     unlink(path);
     rmdir(dir);
+}
+
+static int resume_budget_of(const char *dir, const char *path)
+{
+    Error err;
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 0};
+    int rc = session_resume(again, path, &rs, 0, &err);
+    if (rc == 0)
+        rc = session_open(again, &rs, &err);
+    if (rc == 0)
+        rc = session_journal_begin(again, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    int budget = tuner_budget(again->tuner);
+    session_free(again);
+    return budget;
+}
+
+/* Override 1 taken by trial 4, which never started, and trial 5 suggested after it (a damaged
+ * journal), override 2 still queued: the resume names both in its `interrupted` and writes their `finished` lines. Those
+ * lines come after trial 4 was settled, and still mark it: no second raise, killed before its
+ * `finished` lines or not, and sessions says so too. */
+Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
+{
+    Error err;
+    char dir[] = "/tmp/td-budget-later-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = {.sim = "B:googlenet", .optimizer = "random", .seed = 3, .budget = 3,
+                        .trial_timeout_s = 600};
+    Session *first = session_new(1, dir);
+    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
+    const Schedule *s = tuner_trial(first->tuner, 0)->suggestion.schedule;
+    FILE *f = fopen(tune_journal_path(first->journal), "r");
+    cr_assert_not_null(f);
+    static char text[1 << 16], line[1 << 14];
+    text[0] = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strstr(line, "\"event\":\"ended\""))
+            strcat(text, line);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/later.jsonl", dir);
+    f = fopen(path, "w");
+    fputs(text, f);
+    add(f, journal_override_queued_json(1, s));
+    add(f, journal_override_queued_json(2, s)); /* room under the cap for a second raise */
+    Suggestion sg;
+    memset(&sg, 0, sizeof sg);
+    sg.schedule = (Schedule *)s;
+    add(f, journal_suggested_json(4, 1, 1, &sg, 0));
+    add(f, journal_suggested_json(5, 0, 0, &sg, 0));
+    fclose(f);
+
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
+    dup2(quiet, 2);
+    int raised = resume_budget_of(dir, path); /* writes resumed{interrupted:[4,5]}, finished */
+    dup2(saved, 2);
+    f = fopen(path, "r");
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    char *resumed = strstr(text, "\"event\":\"resumed\"");
+    cr_assert_not_null(resumed, "%s", text);
+    cr_assert_not_null(strstr(resumed, "\"status\":\"interrupted\""), "%s", text);
+    SessionSummary sum;
+    session_summary_read(path, "id", &sum);
+    cr_assert_eq(sum.resume_budget, raised, "sessions says %ld after the resume's %d:\n%s",
+                 sum.resume_budget, raised, text);
+    dup2(quiet, 2);
+    int again = resume_budget_of(dir, path);
+    dup2(saved, 2);
+    cr_assert_eq(again, raised, "the next resume takes %d, not %d:\n%s", again, raised, text);
+
+    /* killed after its `resumed` line: the next resume finds the marks there */
+    f = fopen(path, "r");
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    resumed = strstr(text, "\"event\":\"resumed\"");
+    char *cut = strchr(resumed, '\n');
+    cr_assert_not_null(cut);
+    f = fopen(path, "w");
+    fwrite(text, 1, (size_t)(cut + 1 - text), f);
+    fclose(f);
+    session_summary_read(path, "id", &sum);
+    dup2(quiet, 2);
+    again = resume_budget_of(dir, path);
+    dup2(saved, 2);
+    close(quiet);
+    close(saved);
+    cr_assert_eq(again, raised, "killed, the next resume takes %d, not %d", again, raised);
+    cr_assert_eq(sum.resume_budget, raised, "killed, sessions says %ld, not %d",
+                 sum.resume_budget, raised);
+    char own[4096];
+    snprintf(own, sizeof own, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    unlink(own);
 }
