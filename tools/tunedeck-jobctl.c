@@ -1,5 +1,6 @@
 /* tunedeck-jobctl: drives one live-mode job through the remote layer's job control, for the
- * integration test: start at one size, restart at another from its checkpoint, stop.
+ * integration test: start at one size, restart at another from its checkpoint, KILL and
+ * restart again, stop.
  * Prints the job's progress and status lines as they happen. */
 #include <signal.h>
 #include <stdio.h>
@@ -63,6 +64,11 @@ static int progress_after_restart(JobRun *j)
     return jobctl_progress(j)->seen >= 2 && jobctl_pgid(j);
 }
 
+static int restarted_again(JobRun *j)
+{
+    return jobctl_restarts(j) > 1 && jobctl_running(j);
+}
+
 static void report(JobRun *j, const char *when)
 {
     const JobProgress *p = jobctl_progress(j);
@@ -106,6 +112,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tunedeck-jobctl: %s\n", err.msg);
         goto out;
     }
+    printf("given mark %s\n", mark);
     if (!serve(j, progress_twice, 10))
         goto fail;
     report(j, "started");
@@ -123,6 +130,15 @@ int main(int argc, char **argv)
         printf("checkpoint at restart: step %ld\n", ck_step);
     if (ck)
         fclose(ck);
+    /* the KILL jobctl.h documents for a stop not answered, then a restart: the run's channel
+     * ends signalled by our own KILL, which must not read as a run that may linger */
+    if (jobctl_signal(j, SIGKILL, &err) < 0 || !serve(j, stopped, 45))
+        goto fail;
+    report(j, "killed");
+    if (jobctl_restart(j, &b, &err) < 0 || !serve(j, restarted_again, 45) ||
+        !serve(j, progress_after_restart, 10))
+        goto fail;
+    report(j, "restarted after kill");
     if (jobctl_signal(j, SIGTERM, &err) < 0 || !serve(j, stopped, 45))
         goto fail;
     report(j, "stopped");

@@ -28,6 +28,9 @@ struct JobRun {
     char mark[ORPHAN_MARK_CHARS + 1];
     long pgid;
     int restarts, restart_pending;
+    /* This run's KILL (jobctl_signal) was delivered: its channel then ends signalled, which
+     * says nothing of a run left behind (the KILL reached its group and marked processes). */
+    int kill_sent, kill_delivered;
     char *next_command;
     JobProgress progress;
     JobWords said; /* the current run's: its error event, else its last stderr line */
@@ -261,17 +264,13 @@ char *jobctl_launch_text(const char *command, const char *mark)
 
 static int launch(JobRun *j, const char *command, Error *err)
 {
-    /* A run started with a mark gets a fresh one at each launch: a restart's old run may still
-     * be stopping (its guard, a KILL in flight, its wrapping shell's own stop all go by the
-     * mark they were given), and the mark must name one run's processes only. */
-    if (j->mark[0] && orphans_mark_new(j->mark, err) < 0)
-        return -1;
     char *b = jobctl_launch_text(command, j->mark);
     if (!b)
         return error_set(err, "job: out of memory");
     ExecOptions o = {.on_line = on_line, .userdata = j};
     rexec_free(j->x);
     j->pgid = 0;
+    j->kill_sent = j->kill_delivered = 0;
     j->progress = jobctl_progress_none(); /* progress is the current run's */
     j->said = (JobWords){0};
     j->x = hostpool_exec(j->pool, j->host, b, NULL, 0, &o, err);
@@ -330,6 +329,14 @@ char *jobctl_signal_text(int signo, long pgid, const char *mark, Error *err)
     return cmd;
 }
 
+/* Notes whether the KILL sent to the run was delivered: its sender's channel exited 0. */
+static void note_signaller(JobRun *j)
+{
+    if (j->kill_sent && j->signaller && rexec_done(j->signaller) &&
+        rexec_outcome(j->signaller) == EXEC_EXITED && rexec_exit_status(j->signaller) == 0)
+        j->kill_delivered = 1;
+}
+
 int jobctl_signal(JobRun *j, int signo, Error *err)
 {
     if (!j->x || rexec_done(j->x))
@@ -339,22 +346,52 @@ int jobctl_signal(JobRun *j, int signo, Error *err)
     char *cmd = jobctl_signal_text(signo, j->pgid, j->mark, err);
     if (!cmd)
         return -1;
+    note_signaller(j);
     rexec_free(j->signaller);
+    j->kill_sent = 0;
     j->signaller = hostpool_exec(j->pool, j->host, cmd, NULL, 0, NULL, err);
     free(cmd);
-    return j->signaller ? 0 : -1;
+    if (!j->signaller)
+        return -1;
+    j->kill_sent = signo == SIGKILL;
+    return 0;
+}
+
+/* The old run may still hold the host: it ended without its exit status, and not on a KILL
+ * of ours that was delivered. */
+static int lingers(JobRun *j)
+{
+    note_signaller(j);
+    return jobctl_may_linger(j) && !j->kill_delivered;
+}
+
+int jobctl_relaunch_due(int pending, int x_done, int signaller_done, int lingers_on)
+{
+    if (!pending || !x_done || !signaller_done)
+        return 0;
+    return lingers_on ? -1 : 1;
 }
 
 int jobctl_restart(JobRun *j, const JobAlloc *a, Error *err)
 {
+    /* Refused at once, every time: a relaunch would share the host with what is left. A KILL
+     * of ours still on its way is waited for (jobctl_step) before that is known. */
+    int kill_in_flight = j->kill_sent && j->signaller && !rexec_done(j->signaller);
+    if (!jobctl_running(j) && !kill_in_flight && lingers(j))
+        return error_set(err,
+                         "job: not restarted: its last run ended without its exit status "
+                         "(%.200s), its processes may still run on the host",
+                         j->status);
     char *cmd = jobctl_command(j->template_text, a, err);
     if (!cmd)
         return -1;
+    if (jobctl_running(j) && jobctl_signal(j, SIGTERM, err) < 0) {
+        free(cmd);
+        return -1; /* nothing pending: the run goes on as it was */
+    }
     free(j->next_command);
     j->next_command = cmd;
     j->restart_pending = 1;
-    if (jobctl_running(j) && jobctl_signal(j, SIGTERM, err) < 0)
-        return -1;
     return 0;
 }
 
@@ -374,12 +411,16 @@ void jobctl_step(JobRun *j)
     }
     /* The relaunch waits for the signal sent to the old run to have been delivered: the new
      * run's processes are not there when it lands. */
-    if (j->restart_pending && j->x && rexec_done(j->x) &&
-        (!j->signaller || rexec_done(j->signaller))) {
+    int due = jobctl_relaunch_due(j->restart_pending, j->x && rexec_done(j->x),
+                                  !j->signaller || rexec_done(j->signaller),
+                                  j->restart_pending && lingers(j));
+    if (due != 0) {
         j->restart_pending = 0;
         /* An old run that ended without its shell's exit status may still run on the host,
          * on the GPUs the new allocation counts on: no relaunch, which the caller is told. */
-        if (jobctl_may_linger(j)) {
+        if (due < 0) {
+            if (strncmp(j->status, "not restarted", 13) == 0)
+                return;
             char was[sizeof j->status];
             snprintf(was, sizeof was, "%s", j->status);
             snprintf(j->status, sizeof j->status,
@@ -391,7 +432,12 @@ void jobctl_step(JobRun *j)
         j->status[0] = 0;
         j->restarts++;
         Error e;
-        if (launch(j, j->next_command, &e) < 0) /* said by jobctl_status, not lost */
+        /* A relaunch of a run started with a mark gets a fresh one (the first launch exports
+         * the caller's): the old run may still be stopping (its guard, a KILL in flight, its
+         * wrapping shell's own stop go by the mark they were given), and a mark must name one
+         * run's processes only. */
+        if ((j->mark[0] && orphans_mark_new(j->mark, &e) < 0) ||
+            launch(j, j->next_command, &e) < 0) /* said by jobctl_status, not lost */
             snprintf(j->status, sizeof j->status, "restart failed: %s", e.msg);
     }
 }

@@ -96,8 +96,9 @@ char *jobctl_command(const char *template_text, const JobAlloc *a, Error *err);
  * TUNEDECK_RUN_MARK (ORPHAN_MARK_CHARS lowercase hex digits, orphans_mark_ok; NULL or "" for
  * none; another is refused), exported by its wrapping shell to the command, as a trial's
  * launch does, so that the stop at the run's end (and the guard's) finds what the job started
- * with setsid. Each restart of a job started with a mark gets a fresh one (orphans_mark_new):
- * the old run's guard, KILL or own stop goes by the old mark and never reaches the new run. */
+ * with setsid: the first run exports this one as given. Each relaunch of a job started with a
+ * mark gets a fresh one (orphans_mark_new): the old run's guard, KILL or own stop goes by the
+ * old mark and never reaches the new run. */
 JobRun *jobctl_start(HostPool *p, size_t host, const char *template_text, const JobAlloc *a,
                      const char *mark, Error *err);
 /* The text a run's exec channel is given: the guard, then the command handed to the wrapping
@@ -112,8 +113,16 @@ int jobctl_signal(JobRun *j, int signo, Error *err);
 char *jobctl_signal_text(int signo, long pgid, const char *mark, Error *err);
 /* Stops the job (SIGTERM) and starts it again with a new allocation and a fresh mark once it
  * has exited and the signal sent to it was delivered. An old run that ended without its exit
- * status (jobctl_may_linger) is not restarted: jobctl_status says so. */
+ * status (jobctl_may_linger), other than on a SIGKILL of jobctl_signal that was delivered, is
+ * not restarted: jobctl_status says so, and every later call fails at once (-1, err). The way
+ * out: stop what is left of it on the host (its group jobctl_pgid, its processes that carry
+ * jobctl_mark), then jobctl_free it and jobctl_start the job again. -1 with nothing pending
+ * when the TERM cannot be sent. */
 int jobctl_restart(JobRun *j, const JobAlloc *a, Error *err);
+/* jobctl_step's decision on a pending restart: 0 wait (nothing pending, the old run or the
+ * signal sent to it not over yet), 1 relaunch, -1 refuse (lingers_on: the old run may still run
+ * on the host). */
+int jobctl_relaunch_due(int pending, int x_done, int signaller_done, int lingers_on);
 /* Call after every hostpool_step: launches a pending restart. */
 void jobctl_step(JobRun *j);
 int jobctl_running(const JobRun *j);
@@ -126,7 +135,8 @@ const char *jobctl_mark(const JobRun *j); /* the current run's mark, or "" */
  * so its processes may still run on the host. */
 int jobctl_may_linger(const JobRun *j);
 const JobProgress *jobctl_progress(const JobRun *j);
-/* After the job ended: "exited 0", "killed by SIGTERM", "ssh failed: ...". */
+/* After the job ended: "exited 0", "killed by SIGTERM", "ssh failed: ..."; after a restart
+ * refused, "not restarted: ..."; after a relaunch that could not start, "restart failed: ...". */
 const char *jobctl_status(const JobRun *j);
 void jobctl_free(JobRun *j);
 

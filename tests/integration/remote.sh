@@ -556,21 +556,28 @@ echo "jobs"
 # Each run of the job has a mark of its own. Regression: a restart kept the old run's, so the old
 # run's guard (or a KILL of it still on its way) reached the new run's processes, and the new
 # run's stop the old run's leftovers.
-check "a job starts, restarts at a new size from its checkpoint under a fresh mark, and stops" python3 - "$T/j1" "$T/ckpt" <<'EOF'
+# The first run carries the mark the tool gave (regression: the first launch replaced it, so
+# jobgroup_start's own was never exported). A restart after our own KILL goes ahead (regression:
+# the KILL ended the channel signalled and read as a run that may linger: always refused).
+check "a job starts under the given mark, restarts at a new size from its checkpoint under a fresh mark, restarts after a KILL, and stops" python3 - "$T/j1" "$T/ckpt" <<'EOF'
 import re, sys
 lines = open(sys.argv[1]).read()
+given = re.search(r"given mark ([0-9a-f]{32})\n", lines)
 started = re.search(r"started: pgid \d+ progress step (\d+) .* examples_per_s 200 .* mark ([0-9a-f]{32})\n", lines)
-restarted = re.search(r"restarted: pgid \d+ progress step (\d+) .* examples_per_s 100 .* mark ([0-9a-f]{32})\n", lines)
+restarted = re.search(r"\nrestarted: pgid \d+ progress step (\d+) .* examples_per_s 100 .* mark ([0-9a-f]{32})\n", lines)
+again = re.search(r"restarted after kill: pgid \d+ .* mark ([0-9a-f]{32})\n", lines)
 stopped = re.search(r"stopped: .* status 'exited 0'", lines)
-assert started and restarted and stopped, lines
-assert started.group(2) != restarted.group(2), lines
+assert given and started and restarted and again and stopped, lines
+assert given.group(1) == started.group(2), lines
+assert started.group(2) != restarted.group(2) != again.group(1), lines
 ckpt = int(re.search(r"checkpoint at restart: step (\d+)", lines).group(1))
 assert int(restarted.group(1)) > ckpt >= int(started.group(1)), (restarted.group(1), ckpt)
 EOF
 
 # A live job whose command leaves a process in its group that emptied its environment (no
-# mark) and ignores TERM, at each of its two runs: the job's wrapping shell (groupstop.h) KILLs
-# it at each run's end, on the job's own channel: after the job's stop_timeout_s (20 s), as the
+# mark) and ignores TERM, at each of its runs (the tool KILLs the second, which reaches them
+# too): the job's wrapping shell (groupstop.h) KILLs it at each run's end, on the job's own
+# channel: after the job's stop_timeout_s (20 s), as the
 # run ended on a TERM its group had (a restart, a stop: a checkpoint's time). Regression: the job ran under
 # a plain `sh -c` and such a process outlived it (2 left).
 # Each run also starts a daemon with setsid (a group and session of its own, as a data-loader
@@ -599,7 +606,7 @@ check "a live job's unmarked leftover that ignores TERM is stopped at each run's
 ran=$(ls "$T" | grep -c '^jd-')
 left=$(pgrep -fx "$T/$jdmark 297" | wc -l)
 check "a live job's setsid daemon that ignores TERM is stopped at each run's end ($ran ran, $left left)" \
-    [ "$ran $left" = "2 0" ]
+    [ "$ran $left" = "3 0" ]
 for p in $(pgrep -f "$lmark"); do kill -KILL "$p" 2>/dev/null; done
 for p in $(pgrep -f "$jdmark"); do kill -KILL "$p" 2>/dev/null; done
 

@@ -1,11 +1,18 @@
 #include <criterion/criterion.h>
+#include <netinet/in.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "core/base/clock.h"
+#include "remote/launch/orphans.h"
 #include "remote/live/jobctl.h"
 #include "remote/ssh/groupstop.h"
+#include "remote/ssh/rexec.h"
+#include "tests/support/ssh_hermetic.h"
 
 /* A line of text with no NUL, as the channel hands it with its length. */
 #define WORDS(w, line) jobctl_words_stderr((w), (line), strlen(line))
@@ -303,4 +310,87 @@ Test(jobctl, a_bad_mark_is_refused_at_the_start)
         cr_assert_null(jobctl_start(NULL, 0, "train {gpus}", &a, bad[i], &err));
         cr_assert_not_null(strstr(err.msg, "expected 32 lowercase hex digits"), "%s", err.msg);
     }
+}
+
+/* A restart waits for the old run and the signal sent to it, then relaunches unless the old run
+ * may still hold the host. Regression: a run ended by our own delivered KILL counted as one that
+ * may linger (its channel ends signalled), so a restart after the documented KILL was always
+ * refused; jobctl_step now hands lingers_on as false for it. */
+Test(jobctl, relaunch_waits_for_the_run_and_its_signal_then_refuses_only_a_lingering_run)
+{
+    cr_assert_eq(jobctl_relaunch_due(0, 1, 1, 0), 0);
+    cr_assert_eq(jobctl_relaunch_due(1, 0, 1, 0), 0);
+    cr_assert_eq(jobctl_relaunch_due(1, 1, 0, 0), 0);
+    cr_assert_eq(jobctl_relaunch_due(1, 0, 1, 1), 0, "a running run is waited for, not refused");
+    cr_assert_eq(jobctl_relaunch_due(1, 1, 1, 0), 1);
+    cr_assert_eq(jobctl_relaunch_due(1, 1, 1, 1), -1);
+}
+
+/* A pool of one host on a port that refuses (nobody listens there once closed). */
+static HostPool *refusing_pool(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    socklen_t len = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &len);
+    close(fd);
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG};
+    Error e;
+    HostPool *p = hostpool_new(&o, &e);
+    cr_assert_not_null(p, "%s", e.msg);
+    HostConf c = {.port = ntohs(sa.sin_port), .connect_timeout_s = 5};
+    strcpy(c.name, "gone");
+    strcpy(c.host, "127.0.0.1");
+    strcpy(c.known_hosts, "/dev/null");
+    cr_assert_eq(hostpool_add(p, &c, &e), 0, "%s", e.msg);
+    return p;
+}
+
+/* Regression: the first launch replaced the caller's mark with a fresh one, so the mark
+ * jobgroup_start made (and kept to stop the run's leftovers by) was never exported. */
+Test(jobctl, the_first_run_carries_the_callers_mark)
+{
+    HostPool *p = refusing_pool();
+    char mark[ORPHAN_MARK_CHARS + 1];
+    Error e;
+    cr_assert_eq(orphans_mark_new(mark, &e), 0, "%s", e.msg);
+    JobAlloc a = {.gpus = 1, .resume = ""};
+    JobRun *j = jobctl_start(p, 0, "true", &a, mark, &e);
+    cr_assert_not_null(j, "%s", e.msg);
+    cr_assert_str_eq(jobctl_mark(j), mark);
+    jobctl_free(j);
+    hostpool_free(p);
+}
+
+/* A run whose connection failed may still run for all we know: its restart is refused at once
+ * and every time, with nothing left pending and its status said once. Regression: the refusal
+ * came only at the next step, each later restart was refused again by nesting the status in a
+ * new "not restarted: ... (not restarted: ...", and none returned an error. */
+Test(jobctl, a_run_that_may_linger_is_refused_a_restart_at_once_every_time)
+{
+    HostPool *p = refusing_pool();
+    Error e;
+    JobAlloc a = {.gpus = 1, .resume = ""};
+    JobRun *j = jobctl_start(p, 0, "true", &a, "", &e);
+    cr_assert_not_null(j, "%s", e.msg);
+    hostpool_connect(p, 0, 0);
+    hostpool_run_until_settled(p, clock_now_ms() + 10000);
+    for (int i = 0; i < 100 && jobctl_running(j); i++) {
+        hostpool_run_until_settled(p, clock_now_ms() + 100);
+        jobctl_step(j);
+    }
+    jobctl_step(j);
+    cr_assert(!jobctl_running(j) && jobctl_may_linger(j), "%s", jobctl_status(j));
+    char was[300];
+    snprintf(was, sizeof was, "%s", jobctl_status(j));
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(jobctl_restart(j, &a, &e), -1, "restart %d", i);
+        cr_assert(strstr(e.msg, "not restarted") && strstr(e.msg, "may still run"), "%s", e.msg);
+        jobctl_step(j);
+        cr_assert_eq(jobctl_restarts(j), 0);
+        cr_assert(!strstr(jobctl_status(j), "(not restarted"), "%s", jobctl_status(j));
+    }
+    jobctl_free(j);
+    hostpool_free(p);
 }

@@ -14,7 +14,6 @@
 #include "tests/support/fixtures.h"
 #include "tests/support/livestandin.h"
 
-
 /* A backend whose first run finds the job's folder held by another run of it (the fence,
  * schedlive.h: it exits 75 before the job starts), and whose next run trains. */
 static int fenced_starts;

@@ -396,8 +396,19 @@ static const char *busybox_tools(size_t i, char *dir)
 
 static int shell_line(size_t i, const char *path, char *out, size_t cap)
 {
-    if (i < 2)
+    if (i == 0)
         return snprintf(out, cap, "%s %s", SHELLS[i], path), 1;
+    if (i == 1) {
+        /* The text runs itself again under `sh` (groupstop_under_sh), found in PATH: bash's
+         * case has its own sh, as busybox's has, else it tests dash twice. */
+        char dir[] = "/tmp/test-groupstop-bash-XXXXXX", link[64];
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(link, sizeof link, "%s/sh", dir);
+        cr_assert_eq(symlink("/bin/bash", link), 0);
+        return snprintf(out, cap, "PATH=%s:\"$PATH\" bash %s; r=$?; rm -rf %s; exit $r", dir, path,
+                        dir),
+               1;
+    }
     if (i == 4)
         return access("/usr/bin/zsh", X_OK) == 0 || access("/bin/zsh", X_OK) == 0
                    ? (snprintf(out, cap, "zsh %s", path), 1)
@@ -1184,8 +1195,6 @@ Test(groupstop, only_a_stop_of_a_running_command_sends_the_urg)
     free(ended);
 }
 
-/* The note is found where the command's last output, with no newline, comes before it on its
- * line (both readers of the wrapping shell's stderr ask this: launch_ssh.c, jobctl.c). */
 /* Where groupstop_own_part finds the wrapping shell's note in a line read first: its offset,
  * or -1 for none. */
 static long note_at(const char *line)
@@ -1195,6 +1204,8 @@ static long note_at(const char *line)
     return noted ? (own < 0 ? 0 : own) : -1;
 }
 
+/* The note is found where the command's last output, with no newline, comes before it on its
+ * line (both readers of the wrapping shell's stderr ask this: launch_ssh.c, jobctl.c). */
 Test(groupstop, the_left_note_is_found_after_output_with_no_newline)
 {
     const char *line = "ValueError: x" GROUPSTOP_LEFT_NOTE "12 python); " GROUPSTOP_STOPPING;
