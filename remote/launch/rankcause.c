@@ -179,6 +179,12 @@ static size_t first_of(const RankCause *c, const char *const *notices, const siz
         if (rankcause_notice_rank(nth(notices, order, i)) == cause &&
             same_host(error_event, nth(notices, order, i)))
             return i;
+    /* A fan-out names the rank that ended first on its host: a peer beside the crashed rank
+     * whose all_reduce failed while the crashed rank was still on its way out may be the one
+     * named. Its host is still the cause's. */
+    for (size_t i = 0; cause >= 0 && i < n; i++)
+        if (same_host(error_event, nth(notices, order, i)))
+            return i;
     for (size_t i = 0; i < n; i++) {
         if (said_of(c, nth(notices, order, i)) != SAID_LOST_PEER)
             return i;

@@ -34,9 +34,10 @@ long rankcause_notice_rank(const char *who);
  * index 0, then the others in the order they came (a fan-out says its notice as its rank
  * fails, so in the order the ranks failed), the index of the one to name first: that of the rank
  * and host the trial's `error_event` names ("rank 3 on n3: ..." for "rank 3 (n3 gpu1) ...") when
- * that event is a cause, not a lost peer; else the first whose rank on its host `c` (NULL:
- * nothing known) did not see say only a lost peer's words, since a rank killed without a word
- * (SIGKILL: status 137) says nothing at all; else 0. */
+ * that event is a cause, not a lost peer; else, for such a cause, the first notice of its
+ * host (a peer beside the crashed rank may have ended first there); else the first whose rank
+ * on its host `c` (NULL: nothing known) did not say only a lost peer's words, since a rank
+ * killed without a word (SIGKILL: status 137) says nothing at all; else 0. */
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,
                        const char *error_event);
 

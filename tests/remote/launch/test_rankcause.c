@@ -451,3 +451,27 @@ Test(rankcause, of_two_ranks_killed_without_a_word_the_first_to_end_leads_and_bo
                           "on h2: rank 3 (h2 cpu) exited with status 137 (SIGKILL)");
     rankcause_free(c);
 }
+
+/* Regression (seen once in CI, slurm.sh): rank 1 on n1 raised at step 2, and rank 2 beside it
+ * lost it in that step's all_reduce and ended first there, so n1's fan-out named rank 2. n2's
+ * notice came first and led the reason, though the cause was n1's: its host leads. */
+Test(rankcause, the_cause_hosts_notice_leads_when_it_names_a_peer_beside_the_crashed_rank)
+{
+    const char *notices[] = {"rank 3 (n2 cpu) exited with status 1",
+                             "rank 2 (n1 gpu1) exited with status 1"};
+    const char *crash = "rank 1 on n1: RuntimeError: crashing on purpose (--crash-rank 1 at step 2)";
+    cr_assert_eq(rankcause_first(NULL, notices, N(notices), crash), 1);
+    /* the crashed rank's own notice still goes before its host's other ranks' */
+    const char *both[] = {"rank 2 (n1 gpu1) exited with status 1",
+                          "rank 1 (n1 gpu0) exited with status 1"};
+    cr_assert_eq(rankcause_first(NULL, both, N(both), crash), 1);
+    /* over SSH too, before a host whose rank said nothing (status 137) */
+    const char *events[] = {PEER_0, CRASH_1};
+    RankCause *c = heard(events, N(events));
+    const char *ssh[] = {"rank 3 (h2 cpu) exited with status 137 (SIGKILL)",
+                         "rank 0 (h1 cpu) exited with status 1"};
+    cr_assert_eq(rankcause_first(c, ssh, N(ssh), CRASH_1), 1);
+    /* a lost peer's event moves nothing */
+    cr_assert_eq(rankcause_first(NULL, notices, N(notices), PEER_0), 0);
+    rankcause_free(c);
+}
