@@ -64,8 +64,8 @@ void console_app_start(App *a, const ConsoleOptions *o, int config_bad, const Er
     size_t queued = a->tuner ? tuner_overrides(a->tuner) : 0;
     if (queued) { /* a resume's: the journal kept the queue */
         char note[512];
-        restored_note(note, sizeof note, queued, tuner_override_trial(a->tuner, 0),
-                      tuner_budget(a->tuner), a->config.keys[ACT_DROP]);
+        restored_note_format(note, sizeof note, queued, tuner_override_trial(a->tuner, 0),
+                             tuner_budget(a->tuner), a->config.keys[ACT_DROP]);
         app_log(a, "%s", note);
     }
     if (a->slurm)

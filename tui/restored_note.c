@@ -3,7 +3,8 @@
 
 #include <stdio.h>
 
-void restored_note(char *out, size_t cap, size_t queued, int first, int budget, char drop)
+void restored_note_format(char *out, size_t cap, size_t queued, int first, int budget,
+                          char drop)
 {
     int last = first + (int)queued - 1;
     size_t fit = budget >= first ? (size_t)(budget - first + 1) : 0;

@@ -6,7 +6,7 @@
 static const char *note(size_t queued, int first, int budget)
 {
     static char out[256];
-    restored_note(out, sizeof out, queued, first, budget, 'X');
+    restored_note_format(out, sizeof out, queued, first, budget, 'X');
     return out;
 }
 
