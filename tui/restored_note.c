@@ -11,10 +11,10 @@ void restored_note_format(char *out, size_t cap, size_t queued, int first, int b
     if (fit > queued)
         fit = queued;
     size_t wait = queued - fit;
-    char trials[48];
+    char trials[48] = "";
     if (fit == 1)
         snprintf(trials, sizeof trials, "trial %d", first);
-    else
+    else if (fit > 1)
         snprintf(trials, sizeof trials, "trials %d-%d", first, first + (int)fit - 1);
     if (!wait && queued == 1)
         snprintf(out, cap,
