@@ -208,9 +208,9 @@ static int resume_budget_of(const char *dir, const char *path)
 }
 
 /* Override 1 taken by trial 4, which never started, and trial 5 suggested after it (a damaged
- * journal), override 2 still queued: the resume names both in its `interrupted` and writes their `finished` lines. Those
- * lines come after trial 4 was settled, and still mark it: no second raise, killed before its
- * `finished` lines or not, and sessions says so too. */
+ * journal), override 2 still queued: the resume names both in its `interrupted` and writes
+ * their `finished` lines. Those lines come after trial 4 was settled, and still mark it: no
+ * second raise, killed before its `finished` lines or not, and sessions says so too. */
 Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
 {
     Error err;
