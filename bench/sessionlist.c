@@ -68,7 +68,8 @@ static int same(const SessionSummary *a, const SessionSummary *b)
 {
     return strcmp(a->state, b->state) == 0 && strcmp(a->target, b->target) == 0 &&
            a->finished == b->finished && a->ok == b->ok && a->problems == b->problems &&
-           a->budget == b->budget && a->best_s == b->best_s;
+           a->budget == b->budget && a->resume_budget == b->resume_budget &&
+           a->best_s == b->best_s;
 }
 
 int main(int argc, char **argv)

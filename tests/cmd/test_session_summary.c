@@ -45,6 +45,8 @@ static void assert_same(const char *path, const char *what)
     cr_assert_eq(one.problems, whole.problems, "%s: %d against %d", what, one.problems,
                  whole.problems);
     cr_assert_eq(one.budget, whole.budget, "%s", what);
+    cr_assert_eq(one.resume_budget, whole.resume_budget, "%s: %ld against %ld", what,
+                 one.resume_budget, whole.resume_budget);
     cr_assert(one.best_s == whole.best_s, "%s", what);
 }
 
@@ -53,9 +55,10 @@ typedef struct {
     size_t start, end;
 } Span;
 
-Test(session_summary, one_pass_reads_every_journal_as_the_whole_parse_did)
+/* Thousands of damaged copies of text (lines lost, repeated, swapped, cut, a byte or a key
+ * changed, a torn tail), each written to path and read alike both ways. */
+static void damaged_copies_read_alike(const char *text, const char *path)
 {
-    char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
     size_t len = strlen(text);
     Span lines[256];
     size_t n = 0;
@@ -65,19 +68,6 @@ Test(session_summary, one_pass_reads_every_journal_as_the_whole_parse_did)
         lines[n++] = (Span){p, e};
         p = e;
     }
-    char dir[] = "/tmp/tunedeck-summary-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[256];
-    snprintf(path, sizeof path, "%s/s.jsonl", dir);
-    write_file(path, text, len);
-    assert_same(path, "the journal as written");
-    SessionSummary s;
-    session_summary_read(path, "id", &s);
-    cr_assert_str_eq(s.state, "ended");
-    cr_assert_eq(s.finished, 10);
-    cr_assert_eq(s.budget, 10);
-    cr_assert_eq(s.problems, 0);
-
     char *out = malloc(2 * len + 4096);
     cr_assert_not_null(out);
     for (unsigned seed = 1; seed <= 1500; seed++) {
@@ -162,16 +152,80 @@ Test(session_summary, one_pass_reads_every_journal_as_the_whole_parse_did)
         assert_same(path, what);
     }
     free(out);
+}
+
+Test(session_summary, one_pass_reads_every_journal_as_the_whole_parse_did)
+{
+    char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
+    char dir[] = "/tmp/tunedeck-summary-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/s.jsonl", dir);
+    write_file(path, text, strlen(text));
+    assert_same(path, "the journal as written");
+    SessionSummary s;
+    session_summary_read(path, "id", &s);
+    cr_assert_str_eq(s.state, "ended");
+    cr_assert_eq(s.finished, 10);
+    cr_assert_eq(s.budget, 10);
+    cr_assert_eq(s.problems, 0);
+    damaged_copies_read_alike(text, path);
     free(text);
     unlink(path);
     rmdir(dir);
 }
 
-/* A journal that cannot be read says so alike both ways. */
+/* The fixture has no override: its trials go on with two overrides queued (budget 11, then
+ * 12) and a trial 11 that took the first and never started. The resume budget (13: the
+ * unstarted override's trial raised for, the second's kept) reads the override queue's
+ * lines, `override` and `interrupted` among the skimmed fields: the skim and the whole parse
+ * must agree on it too, damaged or not. */
+Test(session_summary, one_pass_reads_the_override_queue_as_the_whole_parse_did)
+{
+    char *fx = fixture_read("journals/a-alexnet-resumed.jsonl");
+    const char *sug = strstr(fx, "{\"event\":\"suggested\",\"trial\":10,\"overridden\":false,");
+    cr_assert_not_null(sug);
+    const char *sched = strstr(sug, "\"schedule\":");
+    const char *eol = strchr(sug, '\n');
+    cr_assert(sched && eol && sched < eol && eol[-1] == '}');
+    int slen = (int)(eol - 1 - sched); /* "schedule":{...}, without the line's brace */
+    const char *rest = sug + strlen("{\"event\":\"suggested\",\"trial\":10,\"overridden\":false");
+    size_t cap = strlen(fx) + 4 * (size_t)(eol - sug) + 1024;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    snprintf(text, cap,
+             "%s{\"event\":\"override_queued\",\"override\":1,\"wall_s\":1795791330,%.*s,"
+             "\"budget\":11,\"raised\":1}\n"
+             "{\"event\":\"override_queued\",\"override\":2,\"wall_s\":1795791331,%.*s,"
+             "\"budget\":12,\"raised\":2}\n"
+             "{\"event\":\"suggested\",\"trial\":11,\"overridden\":true,\"override\":1%.*s\n",
+             fx, slen, sched, slen, sched, (int)(eol - rest), rest);
+    char dir[] = "/tmp/tunedeck-summary-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/s.jsonl", dir);
+    write_file(path, text, strlen(text));
+    assert_same(path, "the journal as written");
+    SessionSummary s;
+    session_summary_read(path, "id", &s);
+    cr_assert_str_eq(s.state, "interrupted (resumable)");
+    cr_assert_eq(s.budget, 12);
+    cr_assert_eq(s.resume_budget, 13, "%ld", s.resume_budget);
+    cr_assert_eq(s.problems, 0);
+    damaged_copies_read_alike(text, path);
+    free(text);
+    free(fx);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A journal that cannot be read says so alike both ways, and has no resume budget (`sessions
+ * --json` writes null, its column the journal's budget). */
 Test(session_summary, an_unreadable_journal_is_said_alike)
 {
     assert_same("/nonexistent/s.jsonl", "missing");
     SessionSummary s;
     session_summary_read("/nonexistent/s.jsonl", "x", &s);
     cr_assert(strncmp(s.state, "unreadable: ", 12) == 0, "%s", s.state);
+    cr_assert_eq(s.resume_budget, 0, "%ld", s.resume_budget);
 }
