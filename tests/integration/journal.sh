@@ -95,6 +95,17 @@ chmod 600 "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
 grep -q '^zz-empty .*not resumable: journal .*/zz-empty.jsonl: expected a "session" line first' "$work/list" ||
     fail "an empty journal is not said to be unresumable: $(grep zz-empty "$work/list")"
 grep -q '^zz-huge .* 0/0 ' "$work/list" || fail "budget 1e999 listed as: $(grep zz-huge "$work/list")"
+# --json: no resume budget for a journal a resume refuses, nor for one that cannot be read (a
+# link to nothing; made after the chmod, which refuses a dangling link).
+ln -s "$work/nowhere" "$TUNEDECK_STATE_DIR/sessions/zz-gone.jsonl"
+"$bin" sessions --json >"$work/zz.json" || fail "sessions --json with an unreadable journal failed"
+/usr/bin/python3 - "$work/zz.json" <<'PY' || fail "sessions --json, zz-*: $(grep -A12 '"zz-' "$work/zz.json")"
+import json, sys
+rows = {r["id"]: r for r in json.load(open(sys.argv[1]))}
+assert rows["zz-gone"]["state"].startswith("unreadable: "), rows["zz-gone"]
+for k in ("zz-gone", "zz-empty", "zz-huge"):
+    assert rows[k]["resume_budget"] is None, rows[k]
+PY
 rm -f "$TUNEDECK_STATE_DIR"/sessions/zz-*.jsonl
 # A journal's file name may be any bytes but '/', and its strings any bytes: --json printed
 # them raw, so one byte that is not UTF-8 made the whole output invalid for a strict reader.
