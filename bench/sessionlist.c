@@ -59,8 +59,8 @@ static int write_journal(FILE *f, const char *text, int n_fixture)
             fprintf(f, "{\"event\":\"%s\",\"trial\":%d", KINDS[k], t);
             fwrite(rest, 1, len - (size_t)(rest - l), f);
         }
-    fprintf(f, "{\"event\":\"ended\",\"wall_s\":1795791151,\"trials\":%d,\"budget\":%d}\n",
-            TRIALS, TRIALS);
+    fprintf(f, "{\"event\":\"ended\",\"wall_s\":1795791151,\"trials\":%d,\"budget\":%d}\n", TRIALS,
+            TRIALS);
     return ferror(f) ? -1 : 0;
 }
 
@@ -68,8 +68,7 @@ static int same(const SessionSummary *a, const SessionSummary *b)
 {
     return strcmp(a->state, b->state) == 0 && strcmp(a->target, b->target) == 0 &&
            a->finished == b->finished && a->ok == b->ok && a->problems == b->problems &&
-           a->budget == b->budget && a->resume_budget == b->resume_budget &&
-           a->best_s == b->best_s;
+           a->budget == b->budget && a->resume_budget == b->resume_budget && a->best_s == b->best_s;
 }
 
 int main(int argc, char **argv)
@@ -132,8 +131,8 @@ int main(int argc, char **argv)
         w = clock_cpu_s() - t1;
         for (int i = 0; i < n && rc == 0; i++)
             if (!same(&before[i], &now[i]) || now[i].finished != TRIALS) {
-                fprintf(stderr, "sessionlist: journal %d: the two summaries differ (%s; %s)\n",
-                        i, before[i].state, now[i].state);
+                fprintf(stderr, "sessionlist: journal %d: the two summaries differ (%s; %s)\n", i,
+                        before[i].state, now[i].state);
                 rc = 1;
             }
         printf("summaries of %d journals of %d trials (%.0f MB), CPU\n"

@@ -12,7 +12,8 @@ typedef struct {
     int suggested, finished, ok, problems;
     long budget;        /* the journal's: the session line's, or the last line to change it */
     long resume_budget; /* the one a resume goes on with (journal_resume_budget); 0 when
-                         * the session runs or a resume refuses the journal */
+                         * the session runs, a resume refuses the journal, or it cannot
+                         * be read (state "unreadable: ...") */
     double best_s; /* -1: no ok trial */
 } SessionSummary;
 

@@ -3,8 +3,7 @@
 
 #include <stdio.h>
 
-void restored_note_format(char *out, size_t cap, size_t queued, int first, int budget,
-                          char drop)
+void restored_note_format(char *out, size_t cap, size_t queued, int first, int budget, char drop)
 {
     int last = first + (int)queued - 1;
     size_t fit = budget >= first ? (size_t)(budget - first + 1) : 0;
@@ -35,6 +34,6 @@ void restored_note_format(char *out, size_t cap, size_t queued, int first, int b
         snprintf(out, cap,
                  "of the %zu overrides queued before the session ended, %zu run%s first as %s "
                  "and %zu wait%s past the budget of %d (:budget %d runs %s)",
-                 queued, fit, fit == 1 ? "s" : "", trials, wait, wait == 1 ? "s" : "", budget,
-                 last, wait == 1 ? "it" : "them");
+                 queued, fit, fit == 1 ? "s" : "", trials, wait, wait == 1 ? "s" : "", budget, last,
+                 wait == 1 ? "it" : "them");
 }

@@ -8,7 +8,6 @@
 
 /* queued > 0 overrides restored, the first to run as trial `first`, under `budget`; drop is
  * the key that drops the last. */
-void restored_note_format(char *out, size_t cap, size_t queued, int first, int budget,
-                          char drop);
+void restored_note_format(char *out, size_t cap, size_t queued, int first, int budget, char drop);
 
 #endif
