@@ -47,7 +47,7 @@ typedef struct {
     /* TUNEDECK_RUN_MARK of this part (orphans.h): one per host, so that the stop of a part that
      * ended (or its orphan stop) never reaches another part's processes on a machine that two
      * of the schedule's machines share */
-    char mark[ORPHAN_MARK_CHARS + 1];
+    char mark[GROUPSTOP_MARK_CHARS + 1];
     char last_stderr[200];
     int left_noted; /* the wrapping shell's GROUPSTOP_LEFT_NOTE came: later lines are not the
                        command's */
