@@ -12,6 +12,7 @@
 #include "core/base/exitcode.h"
 #include "remote/launch/orphans.h"
 #include "remote/live/jobctl.h"
+#include "remote/ssh/groupstop.h"
 
 static HostPool *pool;
 
@@ -103,7 +104,7 @@ int main(int argc, char **argv)
     JobAlloc a = {.gpus = 2, .hosts = both, .n_hosts = 2, .resume = ""};
     /* a run's mark, as schedule --live gives each (its command inherits it here): the remote
      * suite's job leaves a setsid daemon that only the mark names */
-    char mark[ORPHAN_MARK_CHARS + 1];
+    char mark[GROUPSTOP_MARK_CHARS + 1];
     JobRun *j = orphans_mark_new(mark, &err) < 0
                     ? NULL
                     : jobctl_start(pool, 0, cl->job_command, &a, mark, &err);

@@ -15,6 +15,7 @@
 #include "core/model/ranks.h"
 #include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/launch/launch_ssh_reason.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/orphans.h"
 #include "remote/launch/rankcause.h"
@@ -47,7 +48,7 @@ typedef struct {
     /* TUNEDECK_RUN_MARK of this part (orphans.h): one per host, so that the stop of a part that
      * ended (or its orphan stop) never reaches another part's processes on a machine that two
      * of the schedule's machines share */
-    char mark[ORPHAN_MARK_CHARS + 1];
+    char mark[GROUPSTOP_MARK_CHARS + 1];
     char last_stderr[200];
     int left_noted; /* the wrapping shell's GROUPSTOP_LEFT_NOTE came: later lines are not the
                        command's */
@@ -68,6 +69,7 @@ struct SshRun {
      * without one) by its end: the last failed_seq given */
     unsigned failures_seen;
     Part *parts;
+    PartFailure *failures; /* room for each part's, filled when the reason is written */
     size_t n;
     int64_t deadline_ms, stop_deadline_ms;
     int stopping, cancelled, timed_out;
@@ -75,7 +77,7 @@ struct SshRun {
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
     char failure[256];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
-    const Part *failed_part;  /* the part whose failure r->failure names */
+    const Part *failed_part;  /* the first part that failed on its own: the reason's ended_first */
     TrialStatus failure_status;
     char protocol_error[256];
     Observation *result;
@@ -232,7 +234,11 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     }
     const Cluster *c = s->cluster;
     SshRun *r = calloc(1, sizeof *r);
-    if (!r || !(r->parts = calloc(c->n_machines ? c->n_machines : 1, sizeof *r->parts))) {
+    size_t room = c->n_machines ? c->n_machines : 1;
+    if (!r || !(r->parts = calloc(room, sizeof *r->parts)) ||
+        !(r->failures = calloc(room, sizeof *r->failures))) {
+        if (r)
+            free(r->parts);
         free(r);
         error_set(err, "%s launcher: out of memory", lname);
         return NULL;
@@ -332,6 +338,7 @@ fail:
         rexec_free(r->parts[i].x);
     trial_accumulator_free(r->acc);
     rankcause_free(r->causes);
+    free(r->failures);
     free(r->parts);
     free(r);
     return NULL;
@@ -433,36 +440,20 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     return n;
 }
 
-/* What failed in part `p`, a command that failed (not by our stop) or a part whose fan-out
- * named its first failed rank: with per-device ranks, the rank that failed first there (its
- * status is the host's), so one that died without a word is named even when a peer's error
- * event follows; else the command's signal or exit status. A signal reads as a status does:
- * the wrapping shell ends by the signal a status above 128 names (groupstop.h), so a fan-out
- * that passes on 137 for a rank the kernel killed comes back as SIGKILL. */
-static void failed_words(const Part *p, char *out, size_t cap)
+/* Part p's end as its trial's reason reads it (launch_ssh_reason.h). */
+static PartFailure part_failure(const SshRun *r, const Part *p)
 {
-    if (p->first_failed[0])
-        snprintf(out, cap, "%s", p->first_failed);
-    else if (rexec_outcome(p->x) == EXEC_SIGNALED)
-        snprintf(out, cap, "%s", rexec_error(p->x));
-    else
-        snprintf(out, cap, "exit status %d", rexec_exit_status(p->x));
-}
-
-/* Part `p`'s failure as r->failure, its last stderr line kept to say after it. */
-static void name_failed_part(SshRun *r, const Part *p)
-{
-    char words[sizeof r->failure];
-    failed_words(p, words, sizeof words);
-    r->failed_part = p;
-    snprintf(r->failure, sizeof r->failure, "the command failed on %s: %s", machine_name(r, p),
-             words);
-    snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
+    int signaled = rexec_outcome(p->x) == EXEC_SIGNALED;
+    return (PartFailure){.host = machine_name(r, p),
+                         .notice = p->first_failed,
+                         .signal = signaled ? rexec_error(p->x) : NULL,
+                         .exit_status = rexec_exit_status(p->x),
+                         .came = p->failed_seq};
 }
 
 /* The first part that went wrong on its own (not by our stop) names the trial's failure, for
- * now: when the trial finishes, choose_failed_part may name another part's failed rank
- * instead (the cause before the peers that lost it), this one then said after it. */
+ * now: when the trial finishes, write_failure may name another part's failed rank instead
+ * (the cause before the peers that lost it), this one then said after it. */
 static void note_part_end(SshRun *r, Part *p)
 {
     if (r->stopping || r->failure[0])
@@ -483,7 +474,10 @@ static void note_part_end(SshRun *r, Part *p)
         /* without a notice, its end is its place in the reason's timeline */
         if (!p->failed_seq)
             p->failed_seq = ++r->failures_seen;
-        name_failed_part(r, p);
+        PartFailure f = part_failure(r, p);
+        r->failed_part = p;
+        launch_ssh_reason_head(&f, r->failure, sizeof r->failure);
+        snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }
 
@@ -504,58 +498,18 @@ static int part_lost(const Part *p)
     return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
-/* Part `p`'s failure after the leading one's in r->failure ("; on h2: rank 2 (h2 cpu) exited
- * with status 1"): a rank that was killed without a word is often on a host stopped after a
- * peer that lost it ended, and more than one host may hold a rank that failed of its own ("the
- * command failed on h1: rank 1 (h1 gpu0) exited with status 137 (SIGKILL); on h2: rank 2 (h2
- * cpu) exited with status 1"). */
-static void add_other_notice(SshRun *r, const Part *p)
+/* The failed trial's words in r->failure, every failed part named, the one that leads first
+ * (launch_ssh_reason_write), and its last stderr line kept to say after them. */
+static void write_failure(SshRun *r)
 {
-    size_t len = strlen(r->failure);
-    if (len + 8 >= sizeof r->failure)
-        return;
-    char words[sizeof r->failure];
-    failed_words(p, words, sizeof words);
-    snprintf(r->failure + len, sizeof r->failure - len, "; on %s: %s", machine_name(r, p), words);
-}
-
-/* Which host's failure leads the reason. Which part ends first is a race: a rank that crashed
- * mid-training takes its peers down in their next collective ("Connection closed by peer"),
- * and a peer's host may end before the crashed rank's (its fan-out still stopping the rank's
- * neighbours, its channel still open). Of the part that ended first and every part whose
- * fan-out named a failed rank, the one rankcause_order picks leads: the notice of the rank
- * whose error event is the trial's cause, else of a rank that said more than a lost peer's
- * words on its own host (one killed without a word said none), else the first to end. The
- * others follow as their notices came (rankcause_order), not in the inventory's order, so the
- * reason reads as a timeline. */
-static void choose_failed_part(SshRun *r)
-{
-    unsigned *came = malloc(r->n * sizeof *came);
-    size_t *order = malloc(r->n * sizeof *order);
-    const char **notice = malloc(r->n * sizeof *notice);
-    if (came && order && notice) {
-        for (size_t i = 0; i < r->n; i++) {
-            came[i] = r->parts[i].failed_seq;
-            notice[i] = r->parts[i].first_failed;
-        }
-        const char *said = NULL;
-        trial_accumulator_has_error(r->acc, &said);
-        size_t ended_first = (size_t)(r->failed_part - r->parts);
-        size_t n = rankcause_order(r->causes, notice, came, r->n, ended_first, said, order);
-        if (n && order[0] != ended_first)
-            name_failed_part(r, &r->parts[order[0]]);
-        for (size_t i = 1; i < n; i++)
-            add_other_notice(r, &r->parts[order[i]]);
-    } else {
-        /* out of memory: the part that ended first leads, every other failed part still named,
-         * in the inventory's order */
-        for (size_t i = 0; i < r->n; i++)
-            if (&r->parts[i] != r->failed_part && r->parts[i].failed_seq)
-                add_other_notice(r, &r->parts[i]);
-    }
-    free(came);
-    free(order);
-    free(notice);
+    for (size_t i = 0; i < r->n; i++)
+        r->failures[i] = part_failure(r, &r->parts[i]);
+    const char *said = NULL;
+    trial_accumulator_has_error(r->acc, &said);
+    size_t lead =
+        launch_ssh_reason_write(r->causes, r->failures, r->n, (size_t)(r->failed_part - r->parts),
+                                said, r->failure, sizeof r->failure);
+    snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", r->parts[lead].last_stderr);
 }
 
 static void finish(SshRun *r)
@@ -572,7 +526,7 @@ static void finish(SshRun *r)
             const char *said = NULL;
             o->status = r->failure_status;
             if (r->failed_part)
-                choose_failed_part(r);
+                write_failure(r);
             if (trial_accumulator_has_error(r->acc, &said))
                 snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
             else
@@ -672,6 +626,7 @@ static void run_free(void *run)
     trial_accumulator_free(r->acc);
     rankcause_free(r->causes);
     observation_free(r->result);
+    free(r->failures);
     free(r->parts);
     free(r);
 }

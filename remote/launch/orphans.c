@@ -23,15 +23,9 @@ cJSON *orphans_proc_json(int trial, const char *machine, long pgid, const char *
     return j;
 }
 
-int orphans_mark_ok(const char *mark)
-{
-    size_t n = strspn(mark, "0123456789abcdef");
-    return n == ORPHAN_MARK_CHARS && mark[n] == 0;
-}
-
 int orphans_mark_new(char *mark, Error *err)
 {
-    unsigned char bytes[ORPHAN_MARK_CHARS / 2];
+    unsigned char bytes[GROUPSTOP_MARK_CHARS / 2];
     if (secret_random(bytes, sizeof bytes, err) < 0)
         return error_prefix(err, "a run's mark");
     for (size_t i = 0; i < sizeof bytes; i++)
@@ -77,7 +71,7 @@ int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
          * way to know the group: the event is left out, like one without a pgid. */
         if (!cJSON_IsString(m) || !cJSON_IsNumber(g) || g->valuedouble < 2 ||
             g->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof out->items[0].machine ||
-            (mark && !(cJSON_IsString(mark) && orphans_mark_ok(mark->valuestring))))
+            (mark && !(cJSON_IsString(mark) && groupstop_mark_ok(mark->valuestring))))
             continue;
         if (orphans_add(out, trial, m->valuestring, (long)g->valuedouble,
                         mark ? mark->valuestring : NULL) < 0) {
@@ -103,7 +97,7 @@ void orphans_clear(OrphanList *l)
  * from each member's environ again. Prints "PGID stopped", "PGID gone" (nothing of it), "PGID
  * refused" (not ours to signal) or "PGID survived" (a process other than a zombie still there
  * 1 s after KILL: one stuck in the kernel, a hung GPU driver, say). Only
- * numbers and hex marks (orphans_mark_ok) are put into the command: nothing else from the
+ * numbers and hex marks (groupstop_mark_ok) are put into the command: nothing else from the
  * journal reaches the shell as text. */
 char *orphans_stop_command(const OrphanList *l, const char *machine)
 {
@@ -131,7 +125,7 @@ char *orphans_stop_command(const OrphanList *l, const char *machine)
         "if [ $n -ge 30 ]; then break; fi; sleep 0.1; done; "
         "if left; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "
         "done";
-    size_t cap = sizeof head + sizeof body + l->n * (48 + ORPHAN_MARK_CHARS), len;
+    size_t cap = sizeof head + sizeof body + l->n * (48 + GROUPSTOP_MARK_CHARS), len;
     char *cmd = malloc(cap);
     if (!cmd)
         return NULL;
@@ -143,7 +137,7 @@ char *orphans_stop_command(const OrphanList *l, const char *machine)
         if (strcmp(l->items[i].machine, machine) == 0)
             len += (size_t)snprintf(cmd + len, cap - len, " %ld:%d:%s", l->items[i].pgid,
                                     l->items[i].trial,
-                                    orphans_mark_ok(l->items[i].mark) ? l->items[i].mark : "-");
+                                    groupstop_mark_ok(l->items[i].mark) ? l->items[i].mark : "-");
     memcpy(cmd + len, body, sizeof body);
     return groupstop_under_sh(cmd); /* its `$k` split as sh splits it, under a zsh login too */
 }
@@ -316,7 +310,7 @@ int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const 
     o->trial = trial;
     o->pgid = pgid;
     snprintf(o->machine, sizeof o->machine, "%s", machine);
-    if (mark && orphans_mark_ok(mark))
+    if (groupstop_mark_ok(mark))
         snprintf(o->mark, sizeof o->mark, "%s", mark);
     return 0;
 }

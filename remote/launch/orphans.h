@@ -16,24 +16,21 @@
 #include <stdio.h>
 
 #include "core/journal/journal.h"
+#include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
-
-enum { ORPHAN_MARK_CHARS = 32 }; /* lowercase hex */
 
 /* {"event":"remote_process","trial":N,"machine":"h1","pgid":P,"mark":"…"} ("mark" left out
  * when mark is NULL or empty). */
 cJSON *orphans_proc_json(int trial, const char *machine, long pgid, const char *mark);
-/* 1 when mark is ORPHAN_MARK_CHARS lowercase hex digits: the only text a stop puts in its
- * shell command besides numbers. */
-int orphans_mark_ok(const char *mark);
-/* A fresh mark (ORPHAN_MARK_CHARS + 1 bytes); -1 (err) when the kernel gives no randomness. */
+/* A fresh mark (GROUPSTOP_MARK_CHARS + 1 bytes, one groupstop_mark_ok takes); -1 (err) when
+ * the kernel gives no randomness. */
 int orphans_mark_new(char *mark, Error *err);
 
 typedef struct {
     int trial;
     char machine[128];
     long pgid;
-    char mark[ORPHAN_MARK_CHARS + 1]; /* "" when the journal had none */
+    char mark[GROUPSTOP_MARK_CHARS + 1]; /* "" when the journal had none */
     char result[256]; /* after orphans_stop: "stopped", "gone" or why it could not be */
     int answered;     /* after orphans_stop: the host ran the stop command to its end */
     int unreached;    /* a stop went unanswered: not tried again until its host is connected */
@@ -46,7 +43,7 @@ typedef struct {
 
 /* The process groups journaled for trials that have no "finished" event. */
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err);
-/* Appends one group (-1: out of memory); mark NULL or one orphans_mark_ok accepts. */
+/* Appends one group (-1: out of memory); mark NULL or one groupstop_mark_ok accepts. */
 int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark);
 /* The shell command that stops machine's groups of l: each group that still runs a process
  * of its trial, and the processes that carry its mark outside it; one "PGID RESULT" line per

@@ -25,7 +25,7 @@ struct JobRun {
      * stop finds by it what the job started with setsid (outside its group), and put in a KILL.
      * Each run has its own (launch): the old run's guard, or a KILL of it still in flight, must
      * not reach the new run's processes, nor the new run's stop the old run's. */
-    char mark[ORPHAN_MARK_CHARS + 1];
+    char mark[GROUPSTOP_MARK_CHARS + 1];
     long pgid;
     int restarts, restart_pending;
     /* This run's KILL (jobctl_signal) was delivered: its channel then ends signalled, which
@@ -281,8 +281,9 @@ static int launch(JobRun *j, const char *command, Error *err)
 JobRun *jobctl_start(HostPool *p, size_t host, const char *t, const JobAlloc *a, const char *mark,
                      Error *err)
 {
-    if (mark && mark[0] && !orphans_mark_ok(mark)) {
-        error_set(err, "job: run mark '%.40s': expected 32 lowercase hex digits", mark);
+    if (mark && mark[0] && !groupstop_mark_ok(mark)) {
+        error_set(err, "job: run mark '%.40s': expected %d lowercase hex digits", mark,
+                  GROUPSTOP_MARK_CHARS);
         return NULL;
     }
     char *cmd = jobctl_command(t, a, err);

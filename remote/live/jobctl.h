@@ -93,8 +93,8 @@ typedef struct {
 char *jobctl_command(const char *template_text, const JobAlloc *a, Error *err);
 
 /* Starts the job on `host` of the pool (the pool must outlive it). mark: the run's
- * TUNEDECK_RUN_MARK (ORPHAN_MARK_CHARS lowercase hex digits, orphans_mark_ok; NULL or "" for
- * none; another is refused), exported by its wrapping shell to the command, as a trial's
+ * TUNEDECK_RUN_MARK (GROUPSTOP_MARK_CHARS lowercase hex digits, groupstop_mark_ok; NULL or ""
+ * for none; another is refused), exported by its wrapping shell to the command, as a trial's
  * launch does, so that the stop at the run's end (and the guard's) finds what the job started
  * with setsid: the first run exports this one as given. Each relaunch of a job started with a
  * mark gets a fresh one (orphans_mark_new): the old run's guard, KILL or own stop goes by the

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "remote/launch/orphans.h"
+#include "remote/ssh/groupstop.h"
 
 struct JobGroup {
     JobRun **runs;
@@ -59,7 +60,7 @@ JobGroup *jobgroup_start(HostPool *p, const size_t *pool_hosts, int per_host, co
     for (size_t i = 0; i < n; i++) {
         JobAlloc mine = *a;
         mine.node_rank = i;
-        char mark[ORPHAN_MARK_CHARS + 1];
+        char mark[GROUPSTOP_MARK_CHARS + 1];
         if (orphans_mark_new(mark, err) < 0 ||
             !(g->runs[i] = jobctl_start(p, pool_hosts[i], t, &mine, mark, err))) {
             jobgroup_free(g); /* closing their channels ends the members already started */

@@ -20,12 +20,17 @@
     "l=\"$l (outside the trial's process group)\"; done; [ -n \"$l\" ] && printf \"%s\\n\" "       \
     "\"" GROUPSTOP_LEFT_NOTE "$l); $nw\"; fi; "
 
-/* The mark a stop's text names: `mark` where it is 32 lowercase hex digits, else "-" (which
+int groupstop_mark_ok(const char *mark)
+{
+    size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
+    return n == GROUPSTOP_MARK_CHARS && mark[n] == 0;
+}
+
+/* The mark a stop's text names: `mark` where groupstop_mark_ok takes it, else "-" (which
  * `marked` finds on no process). */
 static const char *mark_or_none(const char *mark)
 {
-    size_t n = mark ? strspn(mark, "0123456789abcdef") : 0;
-    return mark && n == 32 && !mark[n] ? mark : "-";
+    return groupstop_mark_ok(mark) ? mark : "-";
 }
 
 char *groupstop_under_sh(char *text)

@@ -7,6 +7,19 @@
 #ifndef TUNEDECK_GROUPSTOP_H
 #define TUNEDECK_GROUPSTOP_H
 
+/* TUNEDECK_RUN_MARK, the mark of one launch of a trial on one host (or of one run of a live
+ * job): GROUPSTOP_MARK_CHARS lowercase hex digits (128 random bits, orphans_mark_new). The
+ * stops put it into their shell commands, so this is the one definition of its form: the
+ * shell text below checks the same length (GROUPSTOP_TEXT) before it looks for a mark. */
+#define GROUPSTOP_MARK_CHARS 32
+#define GROUPSTOP_TEXT_(x) #x
+#define GROUPSTOP_TEXT(x) GROUPSTOP_TEXT_(x)
+
+/* 1 when mark is exactly GROUPSTOP_MARK_CHARS lowercase hex digits, else 0 (NULL included):
+ * the only text besides numbers that a stop (here, a live job's, the orphan stop) puts into a
+ * remote shell command, and the one check of it for every caller. */
+int groupstop_mark_ok(const char *mark);
+
 /* live G: exit 0 while group G holds a process that is not a zombie. `kill -0 -G` counts
  * zombies, and a group member whose parent died waits for init to reap it (a container's
  * init may take a second or more), so a stop that asked kill -0 waited out its cap on a
@@ -38,8 +51,9 @@
  * in a group of its own, which no kill of the trial's group reaches: the mark, inherited with
  * the environment, is what still names it. Only the user's own processes can be read (environ
  * is 0400 and ptrace-checked), so the mark stays theirs, and a zombie's reads empty (never
- * "still running"). M must be 32 lowercase hex digits, else nothing is marked. The one
- * environ check of the remote side: the stops here and the orphan stop (orphans.c) ask it.
+ * "still running"). M must be GROUPSTOP_MARK_CHARS lowercase hex digits (groupstop_mark_ok's
+ * rule, checked again here), else nothing is marked. The one environ check of the remote
+ * side: the stops here and the orphan stop (orphans.c) ask it.
  * Cost: one grep over every environ (the kernel's own read of each; another user's fails at
  * open), no fork per process, however many the host runs: `grep -z` (GNU's, busybox's since
  * 1.2x) matches the NUL-separated entry whole; a grep without -z that reads past a NUL
@@ -57,7 +71,8 @@
     "in /proc/[0-9]*/environ; do [ -r \"$mf\" ] && tr \"\\000\" \"\\n\" 2>/dev/null <\"$mf\" | "  \
     "grep -qxF -e \"$mw\" && { mf=${mf%/environ}; mf=${mf#/proc/}; [ \"$mf\" = \"$$\" ] || "      \
     "k=\"$k $mf\"; }; done; fi; [ -n \"$k\" ]; }; marked() { k=; case $1 in *[!0-9a-f]*) "        \
-    "return 1 ;; esac; [ ${#1} -eq 32 ] || return 1; carrying TUNEDECK_RUN_MARK=$1; }"
+    "return 1 ;; esac; [ ${#1} -eq " GROUPSTOP_TEXT(GROUPSTOP_MARK_CHARS) " ] || return 1; "      \
+    "carrying TUNEDECK_RUN_MARK=$1; }"
 
 /* up PID...: exit 0 while one of the pids is a process that is not a zombie (builtins only;
  * one gone reads as gone). */
@@ -97,8 +112,6 @@ long groupstop_own_part(const char *line, size_t len, int *left_noted, int *ende
  * stop_timeout_s (schedlive.c takes it from here), which a checkpoint is given before its KILL;
  * a trial's is 2 s, as its stop's. GROUPSTOP_JOB_TICKS: the same in tenths, as shell text. */
 #define GROUPSTOP_JOB_WAIT_S 20
-#define GROUPSTOP_TEXT_(x) #x
-#define GROUPSTOP_TEXT(x) GROUPSTOP_TEXT_(x)
 #define GROUPSTOP_JOB_TICKS GROUPSTOP_TEXT(GROUPSTOP_JOB_WAIT_S) "0"
 
 /* The line (stderr) the trial's wrapping shell prints once its stop of what the command left
@@ -175,8 +188,8 @@ extern const char groupstop_trial_sh[];
  * command's own processes, not by the guard's, and `marked` never finds the guard). The mark
  * is read when it stops, from the environment of $$ (the trial's wrapping shell, exec'd with
  * the trial's variables, a live job's with its run's mark too) or else of a process of the group,
- * into a variable of its own: its command line and environment stay free of it. One that is not 32
- * hex digits is none (a group stop alone, as before).
+ * into a variable of its own: its command line and environment stay free of it. One that is not
+ * GROUPSTOP_MARK_CHARS hex digits is none (a group stop alone, as before).
  *
  * A session whose client vanished without closing its connection (a power loss) keeps its
  * sshd process until TCP notices: that is still the journal's --resume stop (remote.md). */
@@ -187,16 +200,18 @@ extern const char groupstop_trial_sh[];
     "; " GROUPSTOP_UP_SH "; m=; for q in $g $(pgrep -g $g 2>/dev/null); do "                    \
     "m=$(tr \"\\000\" \"\\n\" 2>/dev/null </proc/$q/environ | "                                  \
     "sed -n \"s/^TUNEDECK_RUN_MARK=//p\"); case $m in *[!0-9a-f]*) m= ;; esac; "                 \
-    "[ ${#m} -eq 32 ] && break; m=; done; kill -URG $g; kill -TERM -$g; marked \"$m\" && "     \
+    "[ ${#m} -eq " GROUPSTOP_TEXT(GROUPSTOP_MARK_CHARS) " ] && break; m=; done; "               \
+    "kill -URG $g; kill -TERM -$g; marked \"$m\" && "                                            \
     "kill -TERM $k 2>/dev/null; n=0; while [ $n -lt " kill_ticks " ]; do s=; "                   \
     "read -r s 2>/dev/null </proc/$g/stat; s=${s##*) }; case $s in \"\"|Z*|X*) up $k || "       \
     "break ;; esac; sleep 0.1; n=$((n+1)); done; marked \"$m\" && kill -KILL $k 2>/dev/null; "   \
     "kill -KILL -$g' tunedeck-guard \"$$\" \"$PPID\" </dev/null >/dev/null 2>&1 & echo $!); " \
     "export " GROUPSTOP_GUARD_VAR "; "
 
-/* The command that stops group pgid (> 1) and the processes marked with `mark` (32 hex
- * digits; NULL or "" for none): TERM, then KILL once they have had 2 s; it ends when no
- * process but zombies is left of either, or just after the KILL. With `ended` (the command
+/* The command that stops group pgid (> 1) and the processes marked with `mark` (one
+ * groupstop_mark_ok takes; anything else, NULL and "" included, names none): TERM, then KILL
+ * once they have had 2 s; it ends when no process but zombies is left of either, or just
+ * after the KILL. With `ended` (the command
  * ended by itself and the stop is for what it left: a stray that holds its output after the
  * wrapping shell's own stop, or a wrapping shell that never said GROUPSTOP_ENDED), it first
  * prints a line starting
@@ -204,10 +219,11 @@ extern const char groupstop_trial_sh[];
  * said so, when there is one. Caller frees; NULL when memory runs out. */
 char *groupstop_command(long pgid, const char *mark, int ended);
 
-/* The command that KILLs group pgid (> 1) and, with `mark` (32 hex digits; NULL or "" for
- * none), every process marked with it: a live job's last word on a stop it did not answer
- * (schedlive's stop_timeout_s, jobctl_signal). That KILL also ends the job's wrapping shell,
- * whose own stop of the marked processes outside the group (a setsid daemon) then never comes.
+/* The command that KILLs group pgid (> 1) and, with `mark` (one groupstop_mark_ok takes;
+ * anything else names none), every process marked with it: a live job's last word on a stop it
+ * did not answer (schedlive's stop_timeout_s, jobctl_signal). That KILL also ends the job's
+ * wrapping shell, whose own stop of the marked processes outside the group (a setsid daemon)
+ * then never comes.
  * The marked ones are KILLed first, then the group: the shell's end, which lets the next run
  * start, comes after the marked ones had theirs; then the marked ones are looked for once more
  * (one that forked a setsid child between the look and its KILL). Caller frees; NULL when

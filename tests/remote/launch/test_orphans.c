@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "remote/launch/orphans.h"
+#include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
 #include "tests/support/testmark.h"
 
@@ -21,10 +22,10 @@ static void parse(const char *text, JournalLog *log)
 
 Test(orphans, the_event_round_trips_through_collect)
 {
-    char mark[ORPHAN_MARK_CHARS + 1];
+    char mark[GROUPSTOP_MARK_CHARS + 1];
     Error err;
     cr_assert_eq(orphans_mark_new(mark, &err), 0, "%s", err.msg);
-    cr_assert(orphans_mark_ok(mark), "%s", mark);
+    cr_assert(groupstop_mark_ok(mark), "%s", mark);
     cJSON *ev = orphans_proc_json(3, "h1", 4242, mark);
     char *line = cJSON_PrintUnformatted(ev);
     char text[512], want[256];
@@ -54,7 +55,7 @@ Test(orphans, the_event_round_trips_through_collect)
  * one with no mark at all (a journal from before marks) is kept, matched by trial number. */
 Test(orphans, marks_are_fresh_and_a_bad_one_leaves_its_event_out)
 {
-    char a[ORPHAN_MARK_CHARS + 1], b[ORPHAN_MARK_CHARS + 1];
+    char a[GROUPSTOP_MARK_CHARS + 1], b[GROUPSTOP_MARK_CHARS + 1];
     Error err;
     cr_assert_eq(orphans_mark_new(a, &err), 0);
     cr_assert_eq(orphans_mark_new(b, &err), 0);

@@ -374,7 +374,8 @@ Test(rankcause, an_event_without_a_host_is_passed_over)
     rankcause_free(c);
 }
 
-/* The reason rankcause_order's order makes, as launch_ssh.c writes it. */
+/* The reason rankcause_order's order makes, as launch_ssh_reason.c writes it (its own test,
+ * test_launch_ssh_reason.c, has the whole text). */
 static void reason(const size_t *order, size_t n, const char *const *notices, char *out, size_t cap)
 {
     size_t len = 0;

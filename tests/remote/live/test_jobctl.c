@@ -352,7 +352,7 @@ static HostPool *refusing_pool(void)
 Test(jobctl, the_first_run_carries_the_callers_mark)
 {
     HostPool *p = refusing_pool();
-    char mark[ORPHAN_MARK_CHARS + 1];
+    char mark[GROUPSTOP_MARK_CHARS + 1];
     Error e;
     cr_assert_eq(orphans_mark_new(mark, &e), 0, "%s", e.msg);
     JobAlloc a = {.gpus = 1, .resume = ""};

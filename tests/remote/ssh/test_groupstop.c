@@ -589,6 +589,73 @@ Test(groupstop, a_mark_that_is_not_32_hex_digits_marks_nothing)
     free(cmd);
 }
 
+/* Marks the one check (groupstop_mark_ok) must take: GROUPSTOP_MARK_CHARS lowercase hex
+ * digits, the lowest and highest digits included. */
+static const char *const GOOD_MARKS[] = {
+    "0123456789abcdef0123456789abcdef",
+    "00000000000000000000000000000000",
+    "ffffffffffffffffffffffffffffffff",
+};
+/* And what it must refuse: the wrong length either way, a digit in upper case, a character
+ * that is no hex digit, anything around the digits (a blank, a newline, shell text). */
+static const char *const BAD_MARKS[] = {
+    "",
+    "-",
+    "0123456789abcdef0123456789abcde",
+    "0123456789abcdef0123456789abcdef0",
+    "0123456789ABCDEF0123456789ABCDEF",
+    "0123456789abcdef0123456789abcdeF",
+    "0123456789abcdef0123456789abcdeg",
+    " 0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef\n",
+    "0123456789abcdef 123456789abcdef",
+    "0123456789abcdef0123456789ab;x -1",
+    "0123456789abcdef0123456789abcdef; kill -9 -1",
+};
+
+Test(groupstop, a_mark_is_exactly_32_lowercase_hex_digits_and_null_is_none)
+{
+    cr_assert_eq(GROUPSTOP_MARK_CHARS, 32);
+    for (size_t i = 0; i < sizeof GOOD_MARKS / sizeof *GOOD_MARKS; i++) {
+        cr_assert_eq(strlen(GOOD_MARKS[i]), GROUPSTOP_MARK_CHARS);
+        cr_assert(groupstop_mark_ok(GOOD_MARKS[i]), "%s", GOOD_MARKS[i]);
+    }
+    for (size_t i = 0; i < sizeof BAD_MARKS / sizeof *BAD_MARKS; i++)
+        cr_assert_not(groupstop_mark_ok(BAD_MARKS[i]), "'%s'", BAD_MARKS[i]);
+    cr_assert_not(groupstop_mark_ok(NULL));
+}
+
+/* The stops put a mark into their text exactly where the check takes it, "-" (no process's)
+ * for any other: one rule for the stop, the KILL and the orphan stop alike. */
+Test(groupstop, the_stops_name_a_mark_exactly_where_the_check_takes_it)
+{
+    const char *all[sizeof GOOD_MARKS / sizeof *GOOD_MARKS + sizeof BAD_MARKS / sizeof *BAD_MARKS];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof GOOD_MARKS / sizeof *GOOD_MARKS; i++)
+        all[n++] = GOOD_MARKS[i];
+    for (size_t i = 0; i < sizeof BAD_MARKS / sizeof *BAD_MARKS; i++)
+        all[n++] = BAD_MARKS[i];
+    for (size_t i = 0; i < n; i++) {
+        const char *named = groupstop_mark_ok(all[i]) ? all[i] : "-";
+        char stop_want[96], kill_want[96];
+        snprintf(stop_want, sizeof stop_want, "g=77 m=%s;", named);
+        snprintf(kill_want, sizeof kill_want, "marked %s && kill -KILL $k", named);
+        for (int ended = 0; ended < 2; ended++) {
+            char *cmd = groupstop_command(77, all[i], ended);
+            cr_assert_not_null(cmd);
+            cr_assert_not_null(strstr(cmd, stop_want), "'%s' ended %d", all[i], ended);
+            free(cmd);
+        }
+        char *cmd = groupstop_kill_command(77, all[i]);
+        cr_assert_not_null(cmd);
+        cr_assert_not_null(strstr(cmd, kill_want), "'%s'", all[i]);
+        free(cmd);
+    }
+    char *cmd = groupstop_command(77, NULL, 0);
+    cr_assert_not_null(strstr(cmd, "g=77 m=-;"));
+    free(cmd);
+}
+
 /* Regression: the guard stopped the group of a command whose session died, and a daemon the
  * command had started with setsid() ran on. It reads the mark from the command's environment
  * when it stops, and a daemon that ignores TERM gets the KILL. */
