@@ -7,13 +7,9 @@
 #include "remote/launch/rankfan.h"
 #include "remote/ssh/shquote.h"
 
-enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30 };
-
-/* How long a stopped fan-out looks for a rank that failed as the stop came (tenths of a
- * second): a literal, since the script's text holds it. */
-#define STOP_LOOK_TENTHS 10
-#define STR_(x) #x
-#define STR(x) STR_(x)
+/* STOP_LOOK_TENTHS: how long a stopped fan-out looks for a rank that failed as the stop came,
+ * in tenths of a second (below the 2 s a stop gives before its KILL). */
+enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30, STOP_LOOK_TENTHS = 10 };
 
 /* The failure notice the script prints on standard output (rankfan_notice reads it back). */
 #define NOTICE_HEAD "tunedeck: "
@@ -83,8 +79,8 @@ static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, 
         assign(b, len, "TUNEDECK_DEVICE", dev->id) < 0 ||
         shquote_append_raw(b, len,
                            "; export RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR "
-                           "MASTER_PORT TUNEDECK_MACHINE TUNEDECK_DEVICE; "
-                           "sh -c 'echo $$ > \"$1\"; exec sh -c \"$2\" 2>&3 3>&-' rank \"$d/pid.") < 0 ||
+                           "MASTER_PORT TUNEDECK_MACHINE TUNEDECK_DEVICE; sh -c "
+                           "'echo $$ > \"$1\"; exec sh -c \"$2\" 2>&3 3>&-' rank \"$d/pid.") < 0 ||
         shquote_append_raw(b, len, slot_text) < 0 || shquote_append_raw(b, len, "\" ") < 0 ||
         shquote_append(b, len, command) < 0 ||
         shquote_append_raw(b, len, " < \"$d/in\"; echo $? > \"$d/rc.") < 0 ||
@@ -138,8 +134,9 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
         free(ranks);
         return NULL;
     }
-    char count[32];
+    char count[32], stop_look[32];
     snprintf(count, sizeof count, "%zu", here);
+    snprintf(stop_look, sizeof stop_look, "[ $t -ge %d ]", STOP_LOOK_TENTHS);
     /* The schedule goes to a file every rank reads; TERM from the launcher's stop removes
      * it on the way out (the ranks get the same TERM). `scan` finds the first rank that
      * failed, in the order the ranks ended ($d/ended, one slot a line, appended as each
@@ -152,9 +149,9 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
      * it ended first, before this script's next look. The TERM reaches the ranks' subshells
      * at once too, and one whose rank had just failed may not have written its status yet:
      * the trap looks until a failed rank is found or every rank has ended, at most
-     * STOP_LOOK_TENTHS, below the 2 s a stop waits before its KILL. Its own TERM, INT and HUP
-     * are ignored from then on: a stop sends the group's TERM and the marked processes' one,
-     * and a second run of the trap would say the notice twice. */
+     * STOP_LOOK_TENTHS. Its own TERM, INT and HUP are ignored from then on: a stop sends
+     * the group's TERM and the marked processes' one, and a second run of the trap would say
+     * the notice twice. */
     if (shquote_append_raw(&b, &len,
                            "d=$(mktemp -d \"${TMPDIR:-/tmp}/tunedeck-ranks.XXXXXX\") || exit 1\n"
                            "trap 'rm -rf \"$d\"' EXIT\n"
@@ -187,8 +184,10 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "    t=0\n"
                            "    while :; do\n"
                            "        scan 143\n"
-                           "        [ -n \"$fail\" ] || [ $ended -eq $n ] || "
-                           "[ $t -ge " STR(STOP_LOOK_TENTHS) " ] && break\n"
+                           "        [ -n \"$fail\" ] || [ $ended -eq $n ] || ") < 0 ||
+        shquote_append_raw(&b, &len, stop_look) < 0 ||
+        shquote_append_raw(&b, &len,
+                           " && break\n"
                            "        t=$((t + 1)); sleep 0.1\n"
                            "    done\n"
                            "    [ -n \"$fail\" ] && notice\n"
