@@ -115,11 +115,39 @@ static int host_is_notices(const char *ev, const char *notice, char after)
     return len > 0 && strncmp(ev, host, len) == 0 && name_ends(ev, len, after);
 }
 
-/* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names. */
-static int same_host(const char *event, const char *notice)
+/* The index of the host of `c` an event's text after "rank N on " ("h1: ...") is of;
+ * c->nhosts for none. The stored "name:" must be followed by the helper's space, since "a:"
+ * begins "a:b: ...". A name holding ": " may still begin another ("a" and "a: b"); the longest
+ * is the event's, so one event is of one host. */
+static size_t event_host(const RankCause *c, const char *ev)
+{
+    size_t best = c->nhosts, best_len = 0;
+    for (size_t h = 0; h < c->nhosts; h++) {
+        const char *name = c->host[h];
+        size_t len = strlen(name);
+        if (len > 1 && len > best_len && strncmp(ev, name, len) == 0 &&
+            (ev[len] == ' ' || ev[len] == '\0')) {
+            best = h;
+            best_len = len;
+        }
+    }
+    return best;
+}
+
+/* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names. With
+ * the schedule's hosts known (`c`), the event's host is the longest of them that fits and the
+ * notice must name that one: with machines "a" and "a: b", "rank 0 on a: b: ..." begins like
+ * an event of "a" followed by its message, and is not a's. Without them (srun's words), a
+ * host the notice names that the event begins with, followed by ": ", is the event's. */
+static int same_host(const RankCause *c, const char *event, const char *notice)
 {
     const char *on = strstr(event, " on ");
-    return on && host_is_notices(on + 4, notice, ' ');
+    if (!on)
+        return 0;
+    if (!c)
+        return host_is_notices(on + 4, notice, ' ');
+    size_t h = event_host(c, on + 4);
+    return h < c->nhosts && host_is_notices(c->host[h], notice, '\0');
 }
 
 void rankcause_event(RankCause *c, const char *text)
@@ -131,21 +159,9 @@ void rankcause_event(RankCause *c, const char *text)
     const char *ev = strstr(text, " on ") + 4;
     unsigned char said = peerloss_said(text) ? SAID_LOST_PEER : SAID_CAUSE;
     unsigned char *row = c->said + (size_t)rank * c->nhosts;
-    /* The stored "name:" must be followed by the helper's space, since "a:" begins "a:b: ...".
-     * A name holding ": " may still begin another ("a" and "a: b"); the longest is the
-     * event's, so one event marks one host's row. */
-    size_t best = c->nhosts, best_len = 0;
-    for (size_t h = 0; h < c->nhosts; h++) {
-        const char *name = c->host[h];
-        size_t len = strlen(name);
-        if (len > 1 && len > best_len && strncmp(ev, name, len) == 0 &&
-            (ev[len] == ' ' || ev[len] == '\0')) {
-            best = h;
-            best_len = len;
-        }
-    }
-    if (best < c->nhosts && row[best] != SAID_CAUSE) /* stays a cause */
-        row[best] = said;
+    size_t h = event_host(c, ev);
+    if (h < c->nhosts && row[h] != SAID_CAUSE) /* stays a cause */
+        row[h] = said;
 }
 
 /* What the rank and host a notice names said; SAID_NOTHING with nothing known. Every host is
@@ -177,13 +193,13 @@ static size_t first_of(const RankCause *c, const char *const *notices, const siz
     long cause = error_event && !peerloss_said(error_event) ? leading_rank(error_event, "on ") : -1;
     for (size_t i = 0; cause >= 0 && i < n; i++)
         if (rankcause_notice_rank(nth(notices, order, i)) == cause &&
-            same_host(error_event, nth(notices, order, i)))
+            same_host(c, error_event, nth(notices, order, i)))
             return i;
     /* A fan-out names the rank that ended first on its host: a peer beside the crashed rank
      * whose all_reduce failed while the crashed rank was still on its way out may be the one
      * named. Its host is still the cause's. */
     for (size_t i = 0; cause >= 0 && i < n; i++)
-        if (same_host(error_event, nth(notices, order, i)))
+        if (same_host(c, error_event, nth(notices, order, i)))
             return i;
     for (size_t i = 0; i < n; i++) {
         if (said_of(c, nth(notices, order, i)) != SAID_LOST_PEER)

@@ -35,7 +35,10 @@ long rankcause_notice_rank(const char *who);
  * fails, so in the order the ranks failed), the index of the one to name first: that of the rank
  * and host the trial's `error_event` names ("rank 3 on n3: ..." for "rank 3 (n3 gpu1) ...") when
  * that event is a cause, not a lost peer; else, for such a cause, the first notice of its
- * host (a peer beside the crashed rank may have ended first there); else the first whose rank
+ * host (a peer beside the crashed rank may have ended first there). The event's host is, with
+ * `c`, the longest of the schedule's names that fits it, and a notice must name that one (with
+ * machines "a" and "a: b", "rank 1 on a: b: ..." is not a's); without `c` (srun's words), any
+ * host a notice names that the event begins with, followed by ": ". Else the first whose rank
  * on its host `c` (NULL: nothing known) did not say only a lost peer's words, since a rank
  * killed without a word (SIGKILL: status 137) says nothing at all; else 0. */
 size_t rankcause_first(const RankCause *c, const char *const *notices, size_t n,

@@ -7,7 +7,9 @@
 #include "remote/launch/rankfan.h"
 #include "remote/ssh/shquote.h"
 
-enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30 };
+/* STOP_LOOK_TENTHS: how long a stopped fan-out looks for a rank that failed as the stop came,
+ * in tenths of a second (below the 2 s a stop gives before its KILL). */
+enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30, STOP_LOOK_TENTHS = 10 };
 
 /* The failure notice the script prints on standard output (rankfan_notice reads it back). */
 #define NOTICE_HEAD "tunedeck: "
@@ -51,7 +53,15 @@ static int assign_int(char **b, size_t *len, const char *name, long value)
 }
 
 /* One rank: a subshell that records the rank's pid and then its exit status, so the
- * script can watch every rank at once (POSIX sh has no `wait -n`). */
+ * script can watch every rank at once (POSIX sh has no `wait -n`). The status is recorded
+ * even when a stop's TERM reaches the group as the rank ends: the subshell traps TERM (a
+ * handler, which the rank's exec resets, never "ignore", which it would inherit) and runs
+ * the rank in the foreground, whose status a trapped signal cannot cut short (a `wait` it
+ * interrupts returns 128+N at once), and the rank writes its own pid before it execs the
+ * command. A rank that failed just before the stop was lost with its subshell, and with it
+ * its host's notice. The subshell's own stderr is /dev/null (the rank's is the script's):
+ * a shell says "Killed" of a foreground command a signal ended, and a write into a folder
+ * the script's stop already removed fails aloud; neither is the trial's. */
 static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, size_t world,
                        size_t slot, const char *addr, int port, const char *command)
 {
@@ -59,7 +69,8 @@ static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, 
     const DeviceSpec *dev = cluster_device(c, r->device, NULL);
     char slot_text[16];
     snprintf(slot_text, sizeof slot_text, "%zu", slot);
-    if (shquote_append_raw(b, len, "(") < 0 || assign_int(b, len, "RANK", r->rank) < 0 ||
+    if (shquote_append_raw(b, len, "(trap : TERM; exec 3>&2 2> /dev/null;") < 0 ||
+        assign_int(b, len, "RANK", r->rank) < 0 ||
         assign_int(b, len, "WORLD_SIZE", (long)world) < 0 ||
         assign_int(b, len, "LOCAL_RANK", r->local_rank) < 0 ||
         assign_int(b, len, "LOCAL_WORLD_SIZE", r->local_world) < 0 ||
@@ -68,11 +79,11 @@ static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, 
         assign(b, len, "TUNEDECK_DEVICE", dev->id) < 0 ||
         shquote_append_raw(b, len,
                            "; export RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR "
-                           "MASTER_PORT TUNEDECK_MACHINE TUNEDECK_DEVICE; sh -c ") < 0 ||
+                           "MASTER_PORT TUNEDECK_MACHINE TUNEDECK_DEVICE; sh -c "
+                           "'echo $$ > \"$1\"; exec sh -c \"$2\" 2>&3 3>&-' rank \"$d/pid.") < 0 ||
+        shquote_append_raw(b, len, slot_text) < 0 || shquote_append_raw(b, len, "\" ") < 0 ||
         shquote_append(b, len, command) < 0 ||
-        shquote_append_raw(b, len, " < \"$d/in\" & echo $! > \"$d/pid.") < 0 ||
-        shquote_append_raw(b, len, slot_text) < 0 ||
-        shquote_append_raw(b, len, "\"; wait $!; echo $? > \"$d/rc.") < 0 ||
+        shquote_append_raw(b, len, " < \"$d/in\"; echo $? > \"$d/rc.") < 0 ||
         shquote_append_raw(b, len, slot_text) < 0 || shquote_append_raw(b, len, "\"; echo ") < 0 ||
         shquote_append_raw(b, len, slot_text) < 0 ||
         shquote_append_raw(b, len, " >> \"$d/ended\") &\n") < 0)
@@ -123,8 +134,9 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
         free(ranks);
         return NULL;
     }
-    char count[32];
+    char count[32], stop_look[32];
     snprintf(count, sizeof count, "%zu", here);
+    snprintf(stop_look, sizeof stop_look, "[ $t -ge %d ]", STOP_LOOK_TENTHS);
     /* The schedule goes to a file every rank reads; TERM from the launcher's stop removes
      * it on the way out (the ranks get the same TERM). `scan` finds the first rank that
      * failed, in the order the ranks ended ($d/ended, one slot a line, appended as each
@@ -134,7 +146,12 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
      * read back, rankfan_notice). The TERM of a stop says it too, for a rank that failed
      * before it (not one the TERM itself ended, status 143): a host whose rank was killed
      * (SIGKILL, no word of its own) may be stopped, because another host's rank that lost
-     * it ended first, before this script's next look. */
+     * it ended first, before this script's next look. The TERM reaches the ranks' subshells
+     * at once too, and one whose rank had just failed may not have written its status yet:
+     * the trap looks until a failed rank is found or every rank has ended, at most
+     * STOP_LOOK_TENTHS. Its own TERM, INT and HUP are ignored from then on: a stop sends
+     * the group's TERM and the marked processes' one, and a second run of the trap would say
+     * the notice twice. */
     if (shquote_append_raw(&b, &len,
                            "d=$(mktemp -d \"${TMPDIR:-/tmp}/tunedeck-ranks.XXXXXX\") || exit 1\n"
                            "trap 'rm -rf \"$d\"' EXIT\n"
@@ -162,8 +179,21 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "echo \"" NOTICE_HEAD "$what exited with status $fail$sig" NOTICE_TAIL
                            "\"\n"
                            "}\n"
-                           "trap 'scan 143; [ -n \"$fail\" ] && notice; rm -rf \"$d\"; exit 143' "
-                           "TERM INT HUP\n"
+                           "stopped() {\n"
+                           "    trap '' TERM INT HUP\n"
+                           "    t=0\n"
+                           "    while :; do\n"
+                           "        scan 143\n"
+                           "        [ -n \"$fail\" ] || [ $ended -eq $n ] || ") < 0 ||
+        shquote_append_raw(&b, &len, stop_look) < 0 ||
+        shquote_append_raw(&b, &len,
+                           " && break\n"
+                           "        t=$((t + 1)); sleep 0.1\n"
+                           "    done\n"
+                           "    [ -n \"$fail\" ] && notice\n"
+                           "    rm -rf \"$d\"; exit 143\n"
+                           "}\n"
+                           "trap stopped TERM INT HUP\n"
                            "cat > \"$d/in\"\n") < 0)
         goto nomem;
     for (size_t i = 0; i < here; i++)

@@ -6,7 +6,8 @@
  * script's process group, so the launchers' group stop reaches them. The first rank that
  * fails stops the others of its host (TERM, then KILL after 3 s), and the script exits with
  * that rank's status after they are gone, so nothing outlives the part that the launcher
- * sees end. */
+ * sees end. A stop's TERM to the group still lets each rank's status be written, and the
+ * script names a rank that failed as the stop came. */
 #ifndef TUNEDECK_RANKFAN_H
 #define TUNEDECK_RANKFAN_H
 

@@ -267,7 +267,13 @@ text = open(r["trial_log"]).read()
 assert "tunedeck-ended" not in text, text
 EOF2
 # What each host's part printed besides the protocol is kept in the log beside the journal,
-# tagged with the trial and the host, and the failure says where (before: nowhere).
+# tagged with the trial and the host, and the failure says where (before: nowhere). Each of
+# the command's three lines is there once per host; the log's count is what it holds. Beside
+# them only a wrapping shell's or a stop's note on what a command left may stand (logged as
+# its part's stderr, launch_ssh.c): the parts end at about the same time, so one may be
+# stopped as its command ends by itself. A loaded run once counted 7 lines for 2 hosts where
+# the check wanted exactly 6; it was not reproduced (21 runs under load), and whatever such a
+# line is, the assertion now names it.
 check "per-host: every part's stderr and stray stdout are in the trial log, by host" \
     python3 - "$T/t4.json" "$T/t4.err" <<'EOF'
 import json, re, sys
@@ -278,10 +284,20 @@ err = open(sys.argv[2]).read()
 assert "what the trials printed besides the protocol" in err and log in err, err
 text = open(log).read()
 hosts = sorted(m["name"] for m in t["schedule"]["machines"] if m["worker"] or m["ps"])
+said = re.findall(r"^\S+Z trial 1 (\S+) (stderr|stdout): (.*)$", text, re.M)
+assert t["log_lines"] == len(said), (t["log_lines"], said)
+NOTE = ("tunedeck: the trial's command ended and left processes running (",
+        "); stopping them: TERM, KILL after 2000 ms")
+own, other = [], []
+for h, stream, line in said:
+    if stream == "stderr" and line.startswith(NOTE[0]) and line.endswith(NOTE[1]):
+        continue
+    (own if h in hosts else other).append((h, stream, line))
 for h in hosts:
-    for line in ("%s stderr: loading on %s" % (h, h), "%s stdout: stray" % h, "%s stderr: broken" % h):
-        assert re.search(r"Z trial 1 %s\n" % re.escape(line), text), (line, text)
-assert t["log_lines"] == 3 * len(hosts), (t["log_lines"], hosts)
+    mine = sorted((s, l) for g, s, l in own if g == h)
+    assert mine == [("stderr", "broken"), ("stderr", "loading on " + h), ("stdout", "stray")], \
+        (h, mine, said)
+assert not other, (other, said)
 assert "Z trial 1 ended: failed: the command failed on h" in text, text
 EOF
 if [ -x "$build/tunedeck-worker" ]; then

@@ -289,6 +289,36 @@ Test(rankcause, of_names_that_fit_an_event_the_longest_is_its_host)
     names_apart("a", "a: b", 0);
 }
 
+/* Regression: the trial's error event was matched to a notice by prefix alone, so "rank 0 on
+ * a: b: ValueError ..." read as an event of "a" (followed by ": b: ...") and a's notice, a
+ * lost peer's that came first, led the reason. */
+Test(rankcause, the_error_events_host_is_the_longest_name_that_fits_it)
+{
+    names_apart("a", "a: b", 1);
+}
+
+/* The same rule for the first notice of the cause's host (a peer beside the crashed rank ended
+ * first there): a's notice came first, rank 1 on "a: b" crashed and rank 2 beside it was named. */
+Test(rankcause, the_cause_hosts_notice_is_of_the_longest_name_that_fits_its_event)
+{
+    const char *hosts[] = {"a", "a: b"};
+    RankCause *c = rankcause_new(3, hosts, N(hosts));
+    cr_assert_not_null(c);
+    const char *crash = "rank 1 on a: b: RuntimeError: crashing on purpose";
+    rankcause_event(c, crash);
+    const char *notices[] = {"rank 0 (a cpu) exited with status 1",
+                             "rank 2 (a: b cpu) exited with status 1"};
+    cr_assert_eq(rankcause_first(c, notices, N(notices), crash), 1);
+    /* a's own crash still finds a's notice, not that of "a: b" */
+    const char *of_a = "rank 0 on a: RuntimeError: crashing on purpose";
+    const char *other[] = {"rank 2 (a: b cpu) exited with status 1",
+                           "rank 0 (a cpu) exited with status 1"};
+    cr_assert_eq(rankcause_first(c, other, N(other), of_a), 1);
+    /* an event of no machine of the schedule is of no notice's host */
+    cr_assert_eq(rankcause_first(c, other, N(other), "rank 0 on zz: RuntimeError: x"), 0);
+    rankcause_free(c);
+}
+
 /* Regression: the first `world` (rank, host) pairs heard were kept and the rest passed over,
  * and the harness's real traffic alone (ranks 0 to 3, each on its host) fills `world` pairs:
  * any other pair heard before a real one (a host of no notice, "rank 03" for "rank 3", an

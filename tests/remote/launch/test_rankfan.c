@@ -49,13 +49,15 @@ static void teardown(void)
 
 TestSuite(rankfan, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
-/* Runs the script as the launchers do (a process group of its own, the schedule on stdin);
- * returns its wait status, its stdout in *out (caller frees). */
-static int run_script(const char *script, const char *input, char **out)
+/* Runs the script as the launchers do (a process group of its own, the schedule on stdin)
+ * under the shell `sh`; returns its wait status, its stdout in *out (caller frees); its
+ * stderr is left in dir/stderr. */
+static int run_script_under(const char *sh, const char *script, const char *input, char **out)
 {
-    char in_path[128], out_path[128];
+    char in_path[128], out_path[128], err_path[128];
     snprintf(in_path, sizeof in_path, "%s/stdin", dir);
     snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
     FILE *f = fopen(in_path, "w");
     cr_assert_not_null(f);
     fputs(input, f);
@@ -65,9 +67,11 @@ static int run_script(const char *script, const char *input, char **out)
     if (pid == 0) {
         setpgid(0, 0);
         int in = open(in_path, O_RDONLY), o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(in, 0);
         dup2(o, 1);
-        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        dup2(e, 2);
+        execl(sh, "sh", "-c", script, (char *)NULL);
         _exit(127);
     }
     int status;
@@ -77,6 +81,24 @@ static int run_script(const char *script, const char *input, char **out)
     *out = readall_file(out_path, 1 << 20, &len, &err);
     cr_assert_not_null(*out, "%s", err.msg);
     return status;
+}
+
+/* What the last script run wrote on stderr (caller frees). */
+static char *script_stderr(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    size_t len;
+    Error err;
+    char *text = readall_file(path, 1 << 20, &len, &err);
+    cr_assert_not_null(text, "%s", err.msg);
+    return text;
+}
+
+/* run_script_under the remote hosts' usual shell, /bin/sh */
+static int run_script(const char *script, const char *input, char **out)
+{
+    return run_script_under("/bin/sh", script, input, out);
 }
 
 Test(rankfan, each_rank_gets_its_variables_and_the_schedule)
@@ -123,6 +145,11 @@ Test(rankfan, a_rank_killed_by_a_signal_is_named_with_it)
     out[strcspn(out, "\n")] = 0;
     cr_assert(rankfan_notice(out, who, sizeof who), "%s", out);
     cr_assert_str_eq(who, "rank 2 (m1 gpu0) exited with status 137 (SIGKILL)");
+    /* the shell that waited for the rank says "Killed", and its stderr is the trial's: the
+     * trial's log and its failure's last line would hold it */
+    char *said = script_stderr();
+    cr_assert_str_empty(said, "the script said on stderr: %s", said);
+    free(said);
     free(out);
     free(script);
 }
@@ -152,6 +179,44 @@ Test(rankfan, a_stop_after_a_rank_failed_still_names_that_rank)
     cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
     free(out);
     free(script);
+}
+
+/* Regression (seen once in pytorch.sh): a stop's TERM reached the group as a rank ended by
+ * itself, before its subshell wrote its status; the subshell died of the TERM, the script's
+ * trap found no failed rank, and the host's part ended without its notice. Here rank 1
+ * stops its subshell (SIGSTOP) and exits 9; rank 0 waits until rank 1 is gone, sends the
+ * group a TERM (which a stopped process dies of at once, unless it has a handler) and lets
+ * the subshell go on. The trap must wait for rank 1's status and name it. Under `sh`
+ * (dash here: as the remote hosts run it) and bash, where there is one. */
+static void a_stop_as_a_rank_ends_names_it_under(const char *sh)
+{
+    if (access(sh, X_OK) != 0)
+        return;
+    Error err;
+    const char *cmd =
+        "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
+        "if [ \"$RANK\" = 1 ]; then echo $PPID > \"$d/sub.1\"; kill -STOP $PPID; exit 9; fi; "
+        "until [ -s \"$d/sub.1\" ] && [ -s \"$d/pid.1\" ]; do sleep 0.01; done; "
+        "p=$(cat \"$d/pid.1\"); "
+        "while [ -e /proc/$p ] && [ \"$(cut -d' ' -f3 /proc/$p/stat 2> /dev/null)\" != Z ]; "
+        "do sleep 0.01; done; "
+        "trap '' TERM; kill -TERM 0; kill -CONT \"$(cat \"$d/sub.1\")\"";
+    char *script = rankfan_script(s, 0, 0, cmd, &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    char *out, who[160];
+    int st = run_script_under(sh, script, "{}\n", &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "%s: status %d: %s", sh, st, out);
+    out[strcspn(out, "\n")] = 0;
+    cr_assert(rankfan_notice(out, who, sizeof who), "%s: '%s'", sh, out);
+    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9", "%s", sh);
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_stop_as_a_rank_ends_still_names_that_rank)
+{
+    a_stop_as_a_rank_ends_names_it_under("/bin/sh");
+    a_stop_as_a_rank_ends_names_it_under("/bin/bash");
 }
 
 /* Regression: a rank that crashes mid-step takes its peers down a moment later ("Connection
