@@ -211,8 +211,12 @@ OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
             error_set(&err, "no machine '%s' in the cluster", o->machine);
         else if (!cmd)
             error_set(&err, "out of memory");
-        else
+        else {
+            /* One attempt now, whatever the host's back-off (an exec alone would wait for
+             * it): the stop's time limit counts one, and at the session's end none follows. */
+            hostpool_connect(pool, (size_t)h, 0);
             s->x = hostpool_exec(pool, (size_t)h, cmd, NULL, 0, &eo, &err);
+        }
         free(cmd);
         if (!s->x)
             for (size_t k = i; k < l->n; k++)

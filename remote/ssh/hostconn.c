@@ -192,6 +192,11 @@ static int session_configure(HostPool *p, Host *h, Error *err)
 
 static void begin_connect(HostPool *p, Host *h, int64_t now_ms);
 
+int host_retry_planned(const Host *h)
+{
+    return h->state == HOST_DOWN && h->retry_at_ms > 0 && (h->keep || rexec_waiting(h));
+}
+
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
 {
     host_teardown(h);
@@ -536,7 +541,7 @@ void host_timers(HostPool *p, Host *h, int64_t now_ms)
         break;
     }
     case HOST_DOWN:
-        if (h->keep && h->retry_at_ms && now_ms >= h->retry_at_ms)
+        if (host_retry_planned(h) && now_ms >= h->retry_at_ms)
             host_start_attempt(p, h, now_ms);
         break;
     default:

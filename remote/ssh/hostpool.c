@@ -248,7 +248,7 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                       .connects = h->connects,
                       .drops = h->drops,
                       .connect_timeout_s = h->conf.connect_timeout_s,
-                      .retry_at_ms = h->state == HOST_DOWN && h->keep ? h->retry_at_ms : 0};
+                      .retry_at_ms = host_retry_planned(h) ? h->retry_at_ms : 0};
 }
 
 void hostpool_connect(HostPool *p, size_t i, int keep)
@@ -258,6 +258,19 @@ void hostpool_connect(HostPool *p, size_t i, int keep)
     if (h->state == HOST_IDLE || h->state == HOST_DOWN) {
         h->attempt = h->state == HOST_DOWN ? h->attempt : 0;
         host_start_attempt(p, h, clock_now_ms());
+    }
+}
+
+/* Work for a host is not an operator's ask to try again: a trial after a trial that failed on a
+ * down host would otherwise start an attempt each time, and the back-off would never hold.
+ * A down host's exec waits for its next planned attempt (host_timers starts it). */
+void host_wanted(HostPool *p, Host *h, int64_t now_ms)
+{
+    if (h->state == HOST_IDLE) {
+        h->attempt = 0;
+        host_start_attempt(p, h, now_ms);
+    } else if (h->state == HOST_DOWN && now_ms >= h->retry_at_ms) {
+        host_start_attempt(p, h, now_ms);
     }
 }
 
@@ -305,7 +318,7 @@ size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *de
         case HOST_IDLE:
             continue;
         case HOST_DOWN:
-            if (h->keep)
+            if (host_retry_planned(h))
                 min_deadline(deadline_ms, h->retry_at_ms);
             continue;
         case HOST_RESOLVING:

@@ -33,7 +33,7 @@ typedef enum {
     HOST_HANDSHAKE,  /* SSH banner, key exchange, host key */
     HOST_AUTH,
     HOST_READY,
-    HOST_DOWN /* last_error says why; a kept host retries at retry_at */
+    HOST_DOWN /* last_error says why; retried at retry_at when kept or an exec waits for it */
 } HostState;
 
 typedef enum {
@@ -63,7 +63,8 @@ typedef struct {
     double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
     int connects, drops;     /* successful connections; ready sessions lost */
     double connect_timeout_s; /* one connection attempt's deadline */
-    int64_t retry_at_ms;     /* kept and down: next attempt; 0 otherwise */
+    int64_t retry_at_ms;     /* down and retried (kept, or an exec waits): next attempt; 0
+                              * when no attempt is planned */
 } HostInfo;
 
 /* Fails when the libssh at run time is older than 0.10.6. */
@@ -79,7 +80,9 @@ void hostpool_info(const HostPool *p, size_t host, HostInfo *out);
 const char *hostpool_state_name(HostState s);
 const char *hostpool_key_name(HostKeyStatus k);
 
-/* Starts connecting (no-op when connecting or ready). keep: reconnect whenever it drops. */
+/* Starts connecting now (no-op when connecting or ready), a down host too, whatever its
+ * back-off: an explicit ask (a start, the operator's reconnect). An exec is not one: it waits
+ * for a down host's next planned attempt (rexec.h). keep: reconnect whenever it drops. */
 void hostpool_connect(HostPool *p, size_t host, int keep);
 /* The operator accepts an unknown host key after seeing its fingerprint (the console,
  * rexec --accept-fingerprint): on the next attempt the key is added to known_hosts only if

@@ -74,6 +74,11 @@ struct HostPool {
 enum { RESOLVE_POLL_MS = 5 }; /* how often a lookup in flight is asked about */
 void host_teardown(Host *h);
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms);
+/* Down, and tried again at retry_at_ms: it is kept, or an exec waits for it. */
+int host_retry_planned(const Host *h);
+/* hostpool.c: an exec wants the host. An idle one connects now; a down one at its next
+ * planned attempt, never before (the back-off holds); hostpool_connect is the ask to try now. */
+void host_wanted(HostPool *p, Host *h, int64_t now_ms);
 int host_fd(const Host *h); /* the socket to poll now, or -1 */
 /* The ssh configuration files libssh will read (named, already expanded as libssh expands
  * it, else ~/.ssh/config and the global one), and what they Include, may be trusted (sshconfig.h): at the pool's start, and again
@@ -110,6 +115,8 @@ void host_timers(HostPool *p, Host *h, int64_t now_ms);
 /* rexec.c: advance every exec of a ready host; fail them all when the host drops. */
 void rexec_pump_host(HostPool *p, Host *h);
 void rexec_fail_host(Host *h, const char *why);
+/* 1 when an exec on the host has not ended: it waits for the host to connect. */
+int rexec_waiting(const Host *h);
 /* The host's session is freed: its channels go with it (libssh frees them). */
 void rexec_drop_channels(Host *h);
 /* The pool is freed: the execs the caller still holds no longer point to it. */

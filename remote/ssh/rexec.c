@@ -250,6 +250,14 @@ void rexec_fail_host(Host *h, const char *why)
     }
 }
 
+int rexec_waiting(const Host *h)
+{
+    for (const RemoteExec *x = h->execs; x; x = x->next)
+        if (x->phase != X_DONE)
+            return 1;
+    return 0;
+}
+
 RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
                           size_t input_len, const ExecOptions *o, Error *err)
 {
@@ -285,7 +293,7 @@ RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const c
     x->next = h->execs;
     h->execs = x;
     h->dirty = 1;
-    hostpool_connect(p, host, 0);
+    host_wanted(p, h, clock_now_ms());
     return x;
 }
 

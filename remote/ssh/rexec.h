@@ -35,8 +35,11 @@ typedef struct {
 } ExecOptions;
 
 /* Runs `command` (already quoted by the caller: see shquote.h) on a host, connecting first
- * if needed; `input` (copied) goes to its standard input, then EOF. The caller owns the
- * result and frees it with rexec_free (which closes the channel if still open). */
+ * if needed: an idle host at once, a down one at its next planned attempt (the pool's
+ * back-off holds; the exec fails with the host's error if that attempt fails, and waits no
+ * longer than its caller lets it); `input` (copied) goes to its standard input, then EOF. The
+ * caller owns the result and frees it with rexec_free (which closes the channel if still
+ * open). */
 RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
                           size_t input_len, const ExecOptions *o, Error *err);
 int rexec_done(const RemoteExec *x);

@@ -15,7 +15,9 @@
 #   5. the console (in tmux) is SIGKILLed mid-trial and reopened with --resume: the running
 #      trial's remote process groups are stopped before it launches anything.
 # Every sshd and trial process started here is stopped by the trap (by pid, by the process
-# groups the journals recorded, and by the marker in the trial wrapper's name).
+# groups the journals recorded, and by the marker in the trial wrapper's name). The scratch
+# folder T is removed then, unless a check failed or KEEP=1 (as lib/suite.sh keeps it): its
+# path is printed, with the journals, the trials' logs (state*/sessions/ID.log) and outputs.
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -51,15 +53,21 @@ cleanup() {
         group_kill_marked "$g" "$MARK"
     done
     for p in $(pgrep -f "$MARK" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    [ "${1:-}" = --netns-part ] || rm -rf "$T"
+    if [ "${1:-}" = --netns-part ]; then
+        : # part 3's folder is inside the main run's T
+    elif [ -n "${KEEP:-}" ] || [ "$2" -ne 0 ]; then
+        echo "faults: kept $T (the journals and trial logs: $T/state*/sessions, part 3's under $T/netns)"
+    else
+        rm -rf "$T"
+    fi
 }
-trap 'cleanup "${1:-}"' EXIT
+trap 'cleanup "${1:-}" "$?"' EXIT
 trap 'exit 1' HUP INT PIPE TERM
 unset SSH_AUTH_SOCK
 
 fails=0
 pass() { echo "  ok   $1"; }
-fail() { echo "  FAIL $1"; fails=$((fails + 1)); }
+fail() { echo "  FAIL $1"; fails=$((fails + 1)); KEEP=1; }
 skip() { echo "  skipped: $1"; }
 check() { # check NAME COMMAND...: passes when the command succeeds
     name="$1"; shift
@@ -210,6 +218,15 @@ assert "trial 2's leftover process group" in r["stopped_early"] and sys.argv[4] 
 assert "the session stopped early: trial 2's leftover" in open(sys.argv[2]).read()
 EOF
 }
+# trial_log_tails DIR...: the end of each trial log (ID.log beside the journal) under the state
+# folders DIR: what the failed trials printed, their reason being only the last words.
+trial_log_tails() {
+    for d in "$@"; do
+        for f in "$d"/sessions/*.log; do
+            [ -s "$f" ] && { echo "--- $f"; tail -n 40 "$f" | tail -c 4000; }
+        done
+    done
+}
 # The process groups the journal recorded for a trial: "machine pgid" lines.
 groups_of() {
     python3 - "$1" "$2" <<'EOF'
@@ -296,7 +313,10 @@ EOF
     check "a 1 MiB line arrives whole from every host" \
         sh -c "[ \$(grep -c 'out: \[1048587 bytes\] {\"pad\": \"aaaa' '$T/n2') -eq 3 ] && [ \$(grep -c 'out: next' '$T/n2') -eq 3 ]"
     check "packets were dropped on the way ($dropped)" [ "${dropped:-0}" -gt 0 ]
-    [ "$fails" -eq 0 ] || { for f in "$T"/n1.err "$T"/n2; do echo "--- $f"; tail -c 1500 "$f"; done; }
+    if [ "$fails" -ne 0 ]; then
+        for f in "$T"/n1.err "$T"/n2; do echo "--- $f"; tail -c 1500 "$f"; done
+        trial_log_tails "$T/state3"
+    fi
     exit "$fails"
 fi
 
@@ -659,6 +679,7 @@ fi
 if [ "$fails" -ne 0 ]; then
     echo "faults: $fails failed"
     for f in "$T"/*.err; do [ -s "$f" ] && { echo "--- $f"; tail -c 2000 "$f"; }; done
+    trial_log_tails "$T"/state*
     exit 1
 fi
 echo "faults: all passed"

@@ -177,8 +177,11 @@ harness_stop 3
 sleep 0.6
 harness_start 3
 wait $RPID
+# Noticed: the session counts a drop. A round that comes while h3 is down waits for its
+# planned reconnect (the back-off holds for execs, docs/remote.md), so it fails only when an
+# attempt fails meanwhile ("h3 ssh-failed", which timing decides): not asked for here.
 check "a killed sshd is noticed and its host reconnected" \
-    sh -c "grep -q 'h3 ssh-failed' '$T/r1' && grep -q 'host h3 connects [2-9]' '$T/r1' && grep -q 'last-round h3 ok' '$T/r1'"
+    sh -c "grep -q 'host h3 connects [2-9][0-9]* drops [1-9]' '$T/r1' && grep -q 'last-round h3 ok' '$T/r1'"
 
 "$rexec" --cluster "$T/inv.json" --keep --heartbeat 0.3 --repeat 7 --interval 0.5 --stats --quiet \
     -- sleep 0.1 > "$T/r2" 2>&1 &

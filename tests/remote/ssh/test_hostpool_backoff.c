@@ -1,0 +1,171 @@
+/* The pool's back-off between connection attempts holds for work sent to a down host: an exec
+ * waits for the host's next planned attempt instead of starting one (regression: each exec
+ * started one at once, so a tuning loop whose trials failed fast on a down host kept its row
+ * at resolving/connecting, never "down (retry in N s)"). The operator's explicit connect still
+ * tries at once. A port nobody listens on makes a host down in milliseconds. */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "remote/ssh/hostpool.h"
+#include "remote/ssh/rexec.h"
+#include "tests/support/ssh_hermetic.h"
+#include "tests/support/timeout.h"
+
+/* A loopback port that was free a moment ago: connecting to it is refused. */
+static int closed_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* One host, "u", on a closed port; the back-off between base_s and max_s. */
+static HostPool *pool_of_one(double base_s, double max_s)
+{
+    HostPoolOptions o = {
+        .ssh_config = TEST_SSH_CONFIG, .backoff_base_s = base_s, .backoff_max_s = max_s};
+    Error e;
+    HostPool *p = hostpool_new(&o, &e);
+    cr_assert_not_null(p, "%s", e.msg);
+    HostConf c = {.port = closed_port(), .connect_timeout_s = 2};
+    strcpy(c.name, "u");
+    strcpy(c.host, "127.0.0.1");
+    strcpy(c.known_hosts, "/dev/null");
+    cr_assert_eq(hostpool_add(p, &c, &e), 0, "%s", e.msg);
+    return p;
+}
+
+/* Steps the pool until the exec ended or the time is up. */
+static void run_until_done(HostPool *p, const RemoteExec *x, int64_t until_ms)
+{
+    struct pollfd fds[2];
+    while (!rexec_done(x) && clock_now_ms() < until_ms) {
+        int64_t deadline = until_ms;
+        size_t n = hostpool_pollfds(p, fds, 2, &deadline);
+        int64_t wait = deadline - clock_now_ms();
+        poll(fds, n, wait < 0 ? 0 : wait > 50 ? 50 : (int)wait);
+        hostpool_step(p, fds, n, clock_now_ms());
+    }
+}
+
+static RemoteExec *exec_true(HostPool *p)
+{
+    Error e;
+    RemoteExec *x = hostpool_exec(p, 0, "true", NULL, 0, NULL, &e);
+    cr_assert_not_null(x, "%s", e.msg);
+    return x;
+}
+
+static HostInfo info(HostPool *p)
+{
+    HostInfo hi;
+    hostpool_info(p, 0, &hi);
+    return hi;
+}
+
+Test(hostpool_backoff, execs_on_a_down_host_wait_for_its_next_planned_attempt,
+     .timeout = TEST_TIMEOUT_S)
+{
+    HostPool *p = pool_of_one(60, 60); /* the next attempt 30 to 60 s away */
+    RemoteExec *first = exec_true(p);  /* idle: connects at once */
+    run_until_done(p, first, clock_now_ms() + 10000);
+    cr_assert_eq(rexec_outcome(first), EXEC_SSH_FAILED, "%s", rexec_error(first));
+    HostInfo hi = info(p);
+    cr_assert_eq(hi.state, HOST_DOWN);
+    cr_assert_eq(hi.retry_at_ms, 0, "not kept, nothing waits: no attempt is planned");
+    rexec_free(first);
+
+    int64_t asked_ms = clock_now_ms();
+    RemoteExec *second = exec_true(p);
+    hi = info(p);
+    cr_assert_eq(hi.state, HOST_DOWN, "the exec started an attempt inside the back-off (%s)",
+                 hostpool_state_name(hi.state));
+    cr_assert_gt(hi.retry_at_ms, asked_ms, "the exec waits for a planned attempt");
+    int64_t planned_ms = hi.retry_at_ms;
+    RemoteExec *third = exec_true(p); /* the next trial, at once */
+    hi = info(p);
+    cr_assert_eq(hi.state, HOST_DOWN, "%s", hostpool_state_name(hi.state));
+    cr_assert_eq(hi.retry_at_ms, planned_ms, "a second exec moves nothing");
+
+    /* Served by the pool for a while, well inside the back-off: still down, the two execs
+     * waiting, the reason the first attempt's. */
+    run_until_done(p, second, clock_now_ms() + 300);
+    cr_assert(!rexec_done(second) && !rexec_done(third), "%s", rexec_error(second));
+    hi = info(p);
+    cr_assert_eq(hi.state, HOST_DOWN, "%s", hostpool_state_name(hi.state));
+    cr_assert_eq(hi.retry_at_ms, planned_ms);
+    cr_assert(strstr(hi.last_error, "Connection refused"), "%s", hi.last_error);
+
+    /* Nothing waits any more: no attempt is planned. */
+    rexec_free(second);
+    rexec_free(third);
+    cr_assert_eq(info(p).retry_at_ms, 0);
+    hostpool_free(p);
+}
+
+Test(hostpool_backoff, an_exec_leaves_a_kept_down_host_to_its_planned_retry,
+     .timeout = TEST_TIMEOUT_S)
+{
+    HostPool *p = pool_of_one(60, 60);
+    hostpool_connect(p, 0, 1);
+    hostpool_run_until_settled(p, clock_now_ms() + 10000);
+    HostInfo hi = info(p);
+    cr_assert_eq(hi.state, HOST_DOWN);
+    int64_t planned_ms = hi.retry_at_ms;
+    cr_assert_gt(planned_ms, clock_now_ms());
+    RemoteExec *x = exec_true(p);
+    hi = info(p);
+    cr_assert_eq(hi.state, HOST_DOWN, "the exec started an attempt inside the back-off (%s)",
+                 hostpool_state_name(hi.state));
+    cr_assert_eq(hi.retry_at_ms, planned_ms);
+    rexec_free(x);
+    cr_assert_eq(info(p).retry_at_ms, planned_ms, "kept: retried whatever the execs");
+    hostpool_free(p);
+}
+
+Test(hostpool_backoff, a_waiting_exec_fails_with_the_hosts_error_when_its_attempt_fails,
+     .timeout = TEST_TIMEOUT_S)
+{
+    HostPool *p = pool_of_one(0.05, 0.05);
+    RemoteExec *first = exec_true(p);
+    run_until_done(p, first, clock_now_ms() + 10000);
+    cr_assert_eq(rexec_outcome(first), EXEC_SSH_FAILED);
+    rexec_free(first);
+    RemoteExec *x = exec_true(p);
+    run_until_done(p, x, clock_now_ms() + 10000);
+    cr_assert(rexec_done(x), "the planned attempt was made");
+    cr_assert_eq(rexec_outcome(x), EXEC_SSH_FAILED);
+    cr_assert(strstr(rexec_error(x), "ssh to u failed") &&
+                  strstr(rexec_error(x), "Connection refused"),
+              "%s", rexec_error(x));
+    rexec_free(x);
+    hostpool_free(p);
+}
+
+/* The operator's reconnect (the console's, a tool's start) is an ask to try now. */
+Test(hostpool_backoff, an_explicit_connect_tries_a_down_host_at_once, .timeout = TEST_TIMEOUT_S)
+{
+    HostPool *p = pool_of_one(20, 1000); /* first retry 10 to 20 s away, the second 20 to 40 */
+    hostpool_connect(p, 0, 1);
+    hostpool_run_until_settled(p, clock_now_ms() + 10000);
+    int64_t first_planned_ms = info(p).retry_at_ms;
+    int64_t asked_ms = clock_now_ms();
+    cr_assert_gt(first_planned_ms, asked_ms);
+    hostpool_connect(p, 0, 1);
+    hostpool_run_until_settled(p, clock_now_ms() + 10000);
+    HostInfo hi = info(p);
+    cr_assert_eq(hi.state, HOST_DOWN);
+    cr_assert_geq(hi.retry_at_ms, asked_ms + 20000,
+                  "a second attempt failed and doubled the delay");
+    cr_assert_gt(hi.retry_at_ms, first_planned_ms);
+    hostpool_free(p);
+}
