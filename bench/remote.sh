@@ -15,7 +15,8 @@ T="$(mktemp -d /tmp/tunedeck-bench-remote.XXXXXX)"
 . "$here/tests/port-lease.sh"
 HARNESS_SRC="$here/tests/sshd-harness.sh"
 . "$here/tests/sshd-harness.sh"
-trap 'harness_stop_all; rm -rf "$T"' EXIT INT TERM
+trap 'harness_stop_all; rm -rf "$T"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 unset SSH_AUTH_SOCK
 command -v pdsh >/dev/null || { echo "bench remote: pdsh not installed; skipped"; exit 0; }
 

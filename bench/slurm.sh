@@ -24,7 +24,8 @@ cleanup() {
     slurm_stop_all
     rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 slurm_init "$T/s"
 slurm_start || { echo "bench slurm: the harness did not start" >&2; exit 1; }
 

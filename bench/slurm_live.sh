@@ -32,7 +32,8 @@ cleanup() {
     for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     [ -n "${KEEP:-}" ] || rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; }
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 unset SSH_AUTH_SOCK SLURM_JOB_ID
 
 slurm_init "$T/s"

@@ -53,7 +53,8 @@ cleanup() {
     slurm_stop_all
     rm -rf "$T" 2> /dev/null || { sleep 1; rm -rf "$T"; } # a slurmd may still be writing
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 
 # Query RPCs and the microseconds slurmctld spent on them since its last reset, then the
 # node-table requests alone (REQUEST_NODE_INFO, the one whose cost grows with the node

@@ -10,7 +10,8 @@ W="$TUNEDECK_BUILD/tunedeck-worker"
 PY=/usr/bin/python3
 STEPS="${WORKER_BENCH_STEPS:-40}"
 TMP="$(mktemp -d /tmp/tunedeck-worker-bench.XXXXXX)"
-trap 'rm -rf "$TMP"' EXIT INT TERM
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
 core="$("$W" --blas-core)"
 cpus="$(nproc)"
 # Two interleaved rounds; each configuration keeps its better round, so a burst of load
