@@ -593,3 +593,24 @@ Test(sched_ceiling, a_capped_job_over_more_nodes_than_its_ceiling_frees_its_numb
     fixture_sched_capacity(s);
     sched_free(s);
 }
+
+/* While a ceiling holds, a later refusal that counts more nodes (a looser cap) must not raise
+ * the node cap a refusal's start checks read: only a lift clears it. A refused value (0 nodes,
+ * no such job) leaves the held cap as it was. */
+Test(sched_ceiling, a_node_ceiling_held_keeps_the_smallest_until_lifted)
+{
+    SchedState *s = fast_two_by_two_slow_four();
+    Error e;
+    SchedJobInfo info;
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 3, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 0, &e), -1);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "a looser or refused cap must not replace the smallest");
+    cr_assert_eq(sched_lift_ceiling(s, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 3, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 3, "after a lift, the next refusal sets the cap afresh");
+    sched_free(s);
+}
