@@ -75,7 +75,7 @@ struct SshRun {
     int stopping, cancelled, timed_out;
     int stop_iter;   /* the iteration at which it asked (launcher_past_stop) */
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
-    char failure[256];
+    char failure[LAUNCH_SSH_REASON_MAX];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     const Part *failed_part;  /* the first part that failed on its own: the reason's ended_first */
     TrialStatus failure_status;
