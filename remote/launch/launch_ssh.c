@@ -371,7 +371,7 @@ static void start_killer(SshRun *r, Part *p, int ended, int64_t now_ms)
     if (!cmd)
         return; /* out of memory: the stop deadline gives up on this part */
     ExecOptions eo = {.on_line = killer_line, .userdata = p, .max_line = 4096};
-    p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, &eo, NULL);
+    p->killer = hostpool_exec_now(r->pool, p->host, cmd, NULL, 0, &eo, NULL);
     p->ended_stop = ended;
     p->killer_until_ms = now_ms + KILL_WAIT_MS;
     free(cmd);
