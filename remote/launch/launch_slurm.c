@@ -476,8 +476,9 @@ static void scancel_steps(SlurmRun *r)
     char *cmd = launch_slurm_scancel_command(steps);
     long host = cmd ? hostpool_find(r->cfg.remote, r->cfg.remote_host) : -1;
     rexec_free(r->scancel);
-    r->scancel = host >= 0 ? hostpool_exec(r->cfg.remote, (size_t)host, cmd, NULL, 0, NULL, NULL)
-                           : NULL;
+    r->scancel = host >= 0
+                     ? hostpool_exec_now(r->cfg.remote, (size_t)host, cmd, NULL, 0, NULL, NULL)
+                     : NULL;
     r->scancel_until_ms = clock_now_ms() + SCANCEL_WAIT_MS;
     free(cmd);
 }

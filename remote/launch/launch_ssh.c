@@ -75,7 +75,7 @@ struct SshRun {
     int stopping, cancelled, timed_out;
     int stop_iter;   /* the iteration at which it asked (launcher_past_stop) */
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
-    char failure[256];
+    char failure[LAUNCH_SSH_REASON_MAX];
     char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
     const Part *failed_part;  /* the first part that failed on its own: the reason's ended_first */
     TrialStatus failure_status;
@@ -371,7 +371,7 @@ static void start_killer(SshRun *r, Part *p, int ended, int64_t now_ms)
     if (!cmd)
         return; /* out of memory: the stop deadline gives up on this part */
     ExecOptions eo = {.on_line = killer_line, .userdata = p, .max_line = 4096};
-    p->killer = hostpool_exec(r->pool, p->host, cmd, NULL, 0, &eo, NULL);
+    p->killer = hostpool_exec_now(r->pool, p->host, cmd, NULL, 0, &eo, NULL);
     p->ended_stop = ended;
     p->killer_until_ms = now_ms + KILL_WAIT_MS;
     free(cmd);

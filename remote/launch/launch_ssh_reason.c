@@ -19,7 +19,7 @@ static void failed_words(const PartFailure *p, char *out, size_t cap)
 
 void launch_ssh_reason_head(const PartFailure *p, char *out, size_t cap)
 {
-    char words[256];
+    char words[LAUNCH_SSH_REASON_MAX];
     failed_words(p, words, sizeof words);
     snprintf(out, cap, "the command failed on %s: %s", p->host, words);
 }
@@ -32,7 +32,7 @@ static void add_other(const PartFailure *p, char *out, size_t cap)
     size_t len = strlen(out);
     if (len + 8 >= cap)
         return;
-    char words[256];
+    char words[LAUNCH_SSH_REASON_MAX];
     failed_words(p, words, sizeof words);
     snprintf(out + len, cap - len, "; on %s: %s", p->host, words);
 }

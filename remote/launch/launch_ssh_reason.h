@@ -10,6 +10,9 @@
 
 #include "remote/launch/rankcause.h"
 
+/* The room of a trial's reason (launch_ssh.c's failure): one part's words never need more. */
+enum { LAUNCH_SSH_REASON_MAX = 256 };
+
 /* What one part of the trial (its command on one host) said of its end. */
 typedef struct {
     const char *host;   /* its machine's name (TUNEDECK_MACHINE), or the pool host named instead */

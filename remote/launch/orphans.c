@@ -212,10 +212,9 @@ OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
         else if (!cmd)
             error_set(&err, "out of memory");
         else {
-            /* One attempt now, whatever the host's back-off (an exec alone would wait for
-             * it): the stop's time limit counts one, and at the session's end none follows. */
-            hostpool_connect(pool, (size_t)h, 0);
-            s->x = hostpool_exec(pool, (size_t)h, cmd, NULL, 0, &eo, &err);
+            /* One attempt now, whatever the host's back-off, and a refusal at once ends it:
+             * the stop's time limit counts one, and at the session's end none follows. */
+            s->x = hostpool_exec_now(pool, (size_t)h, cmd, NULL, 0, &eo, &err);
         }
         free(cmd);
         if (!s->x)

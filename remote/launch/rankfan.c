@@ -181,7 +181,8 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "}\n"
                            "stopped() {\n"
                            "    trap '' TERM INT HUP\n"
-                           "    t=0\n"
+                           /* A 143 the main loop's `scan -` read just before is no failure */
+                           "    fail=; who=; t=0\n"
                            "    while :; do\n"
                            "        scan 143\n"
                            "        [ -n \"$fail\" ] || [ $ended -eq $n ] || ") < 0 ||

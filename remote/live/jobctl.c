@@ -350,7 +350,7 @@ int jobctl_signal(JobRun *j, int signo, Error *err)
     note_signaller(j);
     rexec_free(j->signaller);
     j->kill_sent = 0;
-    j->signaller = hostpool_exec(j->pool, j->host, cmd, NULL, 0, NULL, err);
+    j->signaller = hostpool_exec_now(j->pool, j->host, cmd, NULL, 0, NULL, err);
     free(cmd);
     if (!j->signaller)
         return -1;

@@ -207,6 +207,7 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     h->started_ms = now_ms;
     h->deadline_ms = now_ms + (int64_t)(h->conf.connect_timeout_s * 1000);
     h->retry_at_ms = 0;
+    h->attempts++;
     Error err;
     if (session_configure(p, h, &err) < 0) {
         h->keep = 0; /* the same files are refused again */

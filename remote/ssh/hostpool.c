@@ -247,6 +247,7 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                       .handshake_ms = h->handshake_ms,
                       .connects = h->connects,
                       .drops = h->drops,
+                      .attempts = h->attempts,
                       .connect_timeout_s = h->conf.connect_timeout_s,
                       .retry_at_ms = host_retry_planned(h) ? h->retry_at_ms : 0};
 }

@@ -62,6 +62,7 @@ typedef struct {
     const char *warning;     /* "" when none: a default identity left unused, and why */
     double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
     int connects, drops;     /* successful connections; ready sessions lost */
+    int attempts;            /* connection attempts started, failed ones too */
     double connect_timeout_s; /* one connection attempt's deadline */
     int64_t retry_at_ms;     /* down and retried (kept, or an exec waits): next attempt; 0
                               * when no attempt is planned */
@@ -90,7 +91,9 @@ void hostpool_connect(HostPool *p, size_t host, int keep);
  * acceptance is used by one attempt. A changed or revoked key is never accepted. Retries a
  * host that is down. */
 int hostpool_accept_host_key(HostPool *p, size_t host, const char *fingerprint, Error *err);
-/* Every host that is neither ready nor down has an attempt in flight. */
+/* 0 while a host has a connection attempt in flight (neither idle, ready nor down). It says
+ * nothing of execs: a ready host's may still run, and a down host's may wait for its next
+ * planned attempt; step until rexec_done for them. */
 int hostpool_settled(const HostPool *p);
 
 /* The poll interface (like launchers): one fd per host at most. step() also runs
@@ -99,7 +102,8 @@ size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *de
 void hostpool_step(HostPool *p, const struct pollfd *fds, size_t n, int64_t now_ms);
 /* Registers the pool on a loop (its pollfds/step); returns the source id or -1. */
 long hostpool_attach(HostPool *p, EvLoop *l);
-/* Polls until every host settled or the deadline passes (tools, tests). */
+/* Polls until every host settled or the deadline passes (tools, tests): for connects, not
+ * for execs (hostpool_settled). */
 void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms);
 
 #endif

@@ -22,7 +22,7 @@ typedef struct {
     HostKeyStatus key;
     char fingerprint[128];
     char last_error[512]; /* a host-key refusal names a file, a fingerprint, the fix */
-    int keep, attempt, connects, drops, dirty;
+    int keep, attempt, attempts, connects, drops, dirty; /* attempts: started, all told */
     int fd;
     int handshake_view_fd; /* the known_hosts view libssh reads during the handshake, or -1 */
     ssh_session s;

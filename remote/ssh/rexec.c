@@ -297,6 +297,19 @@ RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const c
     return x;
 }
 
+/* The exec is queued first: a synchronous refusal of the attempt below (host_down) then fails
+ * it with the host's error at once, where an exec queued after that refusal would wait for
+ * the back-off's next attempt. hostpool_exec itself starts the attempt for an idle host, or a
+ * down one whose retry is due: none is started twice. */
+RemoteExec *hostpool_exec_now(HostPool *p, size_t host, const char *command, const char *input,
+                              size_t input_len, const ExecOptions *o, Error *err)
+{
+    RemoteExec *x = hostpool_exec(p, host, command, input, input_len, o, err);
+    if (x && !rexec_done(x) && p->hosts[host]->state == HOST_DOWN)
+        hostpool_connect(p, host, 0);
+    return x;
+}
+
 int64_t rexec_exited_ms(const RemoteExec *x)
 {
     return x->exited_ms;

@@ -42,6 +42,13 @@ typedef struct {
  * open). */
 RemoteExec *hostpool_exec(HostPool *p, size_t host, const char *command, const char *input,
                           size_t input_len, const ExecOptions *o, Error *err);
+/* hostpool_exec for a stop (a kill, a group stop, a scancel): urgent, so a down host is tried
+ * at once, whatever its back-off, as hostpool_connect does; one attempt, the exec failing with
+ * the host's error when it fails, at once when it is refused before any connection (its
+ * configuration, identity or proxy). A ready or connecting host is used as hostpool_exec
+ * uses it. */
+RemoteExec *hostpool_exec_now(HostPool *p, size_t host, const char *command, const char *input,
+                              size_t input_len, const ExecOptions *o, Error *err);
 int rexec_done(const RemoteExec *x);
 /* 0 while the command cannot have started on its host: its exec request has not been sent
  * (the host not connected yet, or the channel not yet asked for). Closed then, nothing of it

@@ -6,8 +6,11 @@
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -28,8 +31,9 @@ static int closed_port(void)
     return ntohs(a.sin_port);
 }
 
-/* One host, "u", on a closed port; the back-off between base_s and max_s. */
-static HostPool *pool_of_one(double base_s, double max_s)
+/* One host, "u", on a closed port; the back-off between base_s and max_s; identity: the
+ * inventory's ssh.identity, NULL for none. */
+static HostPool *pool_of_one_with(double base_s, double max_s, const char *identity)
 {
     HostPoolOptions o = {
         .ssh_config = TEST_SSH_CONFIG, .backoff_base_s = base_s, .backoff_max_s = max_s};
@@ -40,8 +44,15 @@ static HostPool *pool_of_one(double base_s, double max_s)
     strcpy(c.name, "u");
     strcpy(c.host, "127.0.0.1");
     strcpy(c.known_hosts, "/dev/null");
+    if (identity)
+        snprintf(c.identity, sizeof c.identity, "%s", identity);
     cr_assert_eq(hostpool_add(p, &c, &e), 0, "%s", e.msg);
     return p;
+}
+
+static HostPool *pool_of_one(double base_s, double max_s)
+{
+    return pool_of_one_with(base_s, max_s, NULL);
 }
 
 /* Steps the pool until the exec ended or the time is up. */
@@ -97,8 +108,11 @@ Test(hostpool_backoff, execs_on_a_down_host_wait_for_its_next_planned_attempt,
     cr_assert_eq(hi.retry_at_ms, planned_ms, "a second exec moves nothing");
 
     /* Served by the pool for a while, well inside the back-off: still down, the two execs
-     * waiting, the reason the first attempt's. */
+     * waiting, the reason the first attempt's. The planned attempt is at least 30 s after the
+     * first one failed (equal jitter: never under half of min(max, base) = 60 s), so 300 ms of
+     * stepping cannot reach it; the check below says so rather than trust the clock. */
     run_until_done(p, second, clock_now_ms() + 300);
+    cr_assert_lt(clock_now_ms(), planned_ms, "the machine stalled past the planned attempt");
     cr_assert(!rexec_done(second) && !rexec_done(third), "%s", rexec_error(second));
     hi = info(p);
     cr_assert_eq(hi.state, HOST_DOWN, "%s", hostpool_state_name(hi.state));
@@ -140,9 +154,11 @@ Test(hostpool_backoff, a_waiting_exec_fails_with_the_hosts_error_when_its_attemp
     run_until_done(p, first, clock_now_ms() + 10000);
     cr_assert_eq(rexec_outcome(first), EXEC_SSH_FAILED);
     rexec_free(first);
+    cr_assert_eq(info(p).attempts, 1);
     RemoteExec *x = exec_true(p);
     run_until_done(p, x, clock_now_ms() + 10000);
     cr_assert(rexec_done(x), "the planned attempt was made");
+    cr_assert_eq(info(p).attempts, 2, "the exec ended by the planned attempt, not otherwise");
     cr_assert_eq(rexec_outcome(x), EXEC_SSH_FAILED);
     cr_assert(strstr(rexec_error(x), "ssh to u failed") &&
                   strstr(rexec_error(x), "Connection refused"),
@@ -168,4 +184,63 @@ Test(hostpool_backoff, an_explicit_connect_tries_a_down_host_at_once, .timeout =
                   "a second attempt failed and doubled the delay");
     cr_assert_gt(hi.retry_at_ms, first_planned_ms);
     hostpool_free(p);
+}
+
+/* A stop is urgent (hostpool_exec_now: a trial's killer, a scancel, jobctl's signal, the orphan
+ * stop): it tries a down host at once, whatever the back-off, and ends with that one attempt.
+ * Regression: the killer and the scancel were plain execs, which wait 30 to 60 s here. */
+Test(hostpool_backoff, an_urgent_exec_tries_a_down_host_at_once, .timeout = TEST_TIMEOUT_S)
+{
+    HostPool *p = pool_of_one(60, 60);
+    RemoteExec *first = exec_true(p);
+    run_until_done(p, first, clock_now_ms() + 10000);
+    cr_assert_eq(rexec_outcome(first), EXEC_SSH_FAILED, "%s", rexec_error(first));
+    rexec_free(first);
+    cr_assert_eq(info(p).attempts, 1);
+
+    Error e;
+    RemoteExec *x = hostpool_exec_now(p, 0, "true", NULL, 0, NULL, &e);
+    cr_assert_not_null(x, "%s", e.msg);
+    cr_assert_eq(info(p).attempts, 2, "no attempt started at once (%s)",
+                 hostpool_state_name(info(p).state));
+    run_until_done(p, x, clock_now_ms() + 10000);
+    cr_assert_eq(rexec_outcome(x), EXEC_SSH_FAILED, "%s", rexec_error(x));
+    cr_assert(strstr(rexec_error(x), "Connection refused"), "%s", rexec_error(x));
+    cr_assert_eq(info(p).attempts, 2, "one attempt, not a second at the back-off's");
+    rexec_free(x);
+    hostpool_free(p);
+}
+
+/* An attempt refused before any connection (here: an identity others may read) leaves the host
+ * down at once: the urgent exec fails then, with the host's error, instead of waiting for the
+ * back-off's next attempt up to its caller's time limit. Regression: the orphan stop connected
+ * first, then queued its exec, which waited for a second attempt. */
+Test(hostpool_backoff, an_urgent_exec_fails_at_once_when_its_attempt_is_refused_at_once,
+     .timeout = TEST_TIMEOUT_S)
+{
+    char key[] = "/tmp/tunedeck-backoff-key.XXXXXX";
+    int fd = mkstemp(key);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "not a key\n", 10), 10);
+    close(fd);
+    cr_assert_eq(chmod(key, 0644), 0);
+    HostPool *p = pool_of_one_with(60, 60, key);
+    RemoteExec *first = exec_true(p); /* idle: tried at once, refused at once */
+    cr_assert(rexec_done(first), "%s", hostpool_state_name(info(p).state));
+    rexec_free(first);
+
+    Error e;
+    RemoteExec *x = hostpool_exec_now(p, 0, "true", NULL, 0, NULL, &e);
+    cr_assert_not_null(x, "%s", e.msg);
+    HostInfo hi = info(p);
+    cr_assert_eq(hi.attempts, 2, "tried at once");
+    cr_assert(rexec_done(x), "the stop waits for the back-off's next attempt (%s)",
+              hostpool_state_name(hi.state));
+    cr_assert_eq(rexec_outcome(x), EXEC_SSH_FAILED);
+    cr_assert(strstr(rexec_error(x), "ssh to u failed") && strstr(rexec_error(x), "chmod 600"),
+              "%s", rexec_error(x));
+    cr_assert_eq(info(p).retry_at_ms, 0, "nothing waits: no attempt is planned");
+    rexec_free(x);
+    hostpool_free(p);
+    unlink(key);
 }
