@@ -1,6 +1,6 @@
-/* Internal: one decision's working set (core/sched/sched_decide.c) and the preference that lets
- * a node-capped job keep the GPU numbers its process runs on (core/sched/sched_keep.c). Not a
- * public API. */
+/* Internal: one decision's working set (core/sched/sched_decide.c, sched_place.c) and the
+ * preference that lets a node-capped job keep the GPU numbers its process runs on
+ * (core/sched/sched_keep.c). Not a public API. */
 #ifndef TUNEDECK_SCHED_KEEP_H
 #define TUNEDECK_SCHED_KEEP_H
 
@@ -33,7 +33,7 @@ typedef struct {
 } Decision;
 
 /* Whether a free GPU whose owner before the decision was `before` (-1: none) suits job `ji` in
- * occupy's pass 0, 1 or 2 (sched_keep.c). */
+ * occupy's pass 0, 1 or 2 (sched_keep.c; occupy: sched_place.c). */
 int sched_keep_free_for(const SchedState *s, size_t ji, int before, int pass);
 
 /* After release_moved: the numbers of each node-capped job that cannot keep its place read as

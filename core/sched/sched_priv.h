@@ -1,6 +1,6 @@
 /* Internal: the scheduler state's job and state records, shared by core/sched/sched.c (state,
- * simulation), sched_decide.c and sched_keep.c (decisions), sched_input.c, sched_grow.c,
- * sched_ceiling.c and sched_report.c. Not a public API. */
+ * simulation), sched_decide.c, sched_place.c and sched_keep.c (decisions), sched_input.c,
+ * sched_grow.c, sched_ceiling.c and sched_report.c. Not a public API. */
 #ifndef TUNEDECK_SCHED_JOB_H
 #define TUNEDECK_SCHED_JOB_H
 
@@ -109,7 +109,7 @@ struct SchedState {
     int speed_per_decision; /* 1: speeds recomputed every decision, the old way (tests, bench) */
 };
 
-/* Shared by core/sched/sched.c, sched_decide.c and sched_input.c. */
+/* Shared by core/sched/sched.c, sched_decide.c, sched_place.c and sched_input.c. */
 #define SCHED_SPEED_CACHE 32   /* per-job speed cache: powers of two up to 2^31 GPUs */
 #define SCHED_EXPLORE_STAGES 4 /* exploration runs at 1, 2, 4, 8 GPUs */
 int sched_usable_gpus(const SchedState *s);
