@@ -70,6 +70,8 @@ typedef struct {
     cJSON *extra;           /* unknown top-level fields, carried through */
 } Cluster;
 
+/* Reading an inventory (core/model/cluster_parse.c). */
+
 /* 0 when no object in the inventory (at any depth) has a "password" or "passphrase" field;
  * -1 with err naming the file and where the field is. tunedeck never stores a password:
  * such a field would otherwise be ignored in silence, the operator believing it used. */
@@ -93,6 +95,8 @@ int inventory_misspelt_warning(const cJSON *fields, const char *source, char *ou
 /* Parses an inventory object; `source` names the file in error messages. */
 Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err);
 Cluster *cluster_load(const char *path, Error *err);
+
+/* Writing, freeing, building in code and lookups (core/model/cluster.c). */
 cJSON *cluster_to_json(const Cluster *c);
 void cluster_free(Cluster *c);
 

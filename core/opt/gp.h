@@ -44,9 +44,10 @@ typedef struct {
     GpNormal log_sf2, log_sn2;
 } GpPrior;
 
-/* How to fit: the one fitter serves maximum likelihood (prior NULL) and maximum a
- * posteriori (the generic optimizer's priors). Each start runs BFGS on the analytic
- * gradient (the simplex when BFGS cannot start); the best end is kept. */
+/* The hyperparameter fit (core/opt/gp_fit.c). How to fit: the one fitter serves maximum
+ * likelihood (prior NULL) and maximum a posteriori (the generic optimizer's priors). Each start
+ * runs BFGS on the analytic gradient (the simplex when BFGS cannot start); the best end is
+ * kept. */
 typedef struct {
     const GpPrior *prior;
     int from_current;    /* a start at the current hyperparameters */

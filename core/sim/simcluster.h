@@ -33,11 +33,11 @@ int simcluster_run(const SimCluster *s, const Schedule *sched, uint64_t seed, Si
  * and tests only: the optimizers never see it. */
 double simcluster_noiseless_time(const SimCluster *s, const Schedule *sched);
 
-/* The best noiseless time known: an exhaustive search over role counts per machine type
- * (allreduce settings: over how many GPUs each machine loads) with the exact load balance for
- * each (cached after the first call); INFINITY for clusters too large to enumerate
- * (generated ones). A schedule that
- * reaches it is written to *best when best is not NULL (caller frees). */
+/* The best noiseless time known (core/sim/simcluster_best.c): an exhaustive search over role
+ * counts per machine type (allreduce settings: over how many GPUs each machine loads) with the
+ * exact load balance for each (cached after the first call); INFINITY for clusters too large
+ * to enumerate (generated ones). A schedule that reaches it is written to *best when best is
+ * not NULL (caller frees). */
 double simcluster_best_known(SimCluster *s, Schedule **best);
 
 /* Names for help text. */

@@ -1,5 +1,6 @@
-/* The simulator's hidden ground truth, shared by its parameter-server part (simcluster.c) and
- * its allreduce part (sim_allreduce.c). Internal to core/sim: optimizers never include it. */
+/* The simulator's hidden ground truth, shared by its parameter-server part (simcluster.c), its
+ * best-known search (simcluster_best.c) and its allreduce part (sim_allreduce.c). Internal to
+ * core/sim: optimizers never include it. */
 #ifndef TUNEDECK_SIMCLUSTER_PRIV_H
 #define TUNEDECK_SIMCLUSTER_PRIV_H
 
