@@ -16,7 +16,7 @@ int liveslurm_check(const char *t, int per_host, size_t n_nodes, Error *err)
         return error_set(err, "\"job_launch\": \"per-host\" is not supported on Slurm: the job "
                               "command runs once, on the allocation's first node (start the "
                               "ranks with srun inside it, or leave job_launch out)");
-    /* As for "first-host" over SSH (cluster.c): a script that starts its node's share of
+    /* As for "first-host" over SSH (cluster_parse.c): a script that starts its node's share of
      * the ranks by {node_rank} waits for the other nodes', which nothing starts. With one
      * node no allocation has another, and {node_rank} 0 is true. */
     if (n_nodes > 1 && strstr(t, "{node_rank}"))

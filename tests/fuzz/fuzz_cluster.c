@@ -1,4 +1,4 @@
-/* Fuzzes the cluster inventory reader (core/model/cluster.c, DESIGN §5.2): any input either fails
+/* Fuzzes the cluster inventory reader (core/model/cluster_parse.c, DESIGN §5.2): any input either fails
  * with a message or gives a cluster that writes out and reads back the same. */
 #include <cJSON.h>
 

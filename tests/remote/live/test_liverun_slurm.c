@@ -123,7 +123,7 @@ Test(liverun_slurm, refuses_what_slurm_cannot_run)
 }
 
 /* One node: every allocation is that node, and {node_rank} 0 is true (as over SSH with one
- * machine, cluster.c); it was refused always. Before the nodes are known (0), not checked. */
+ * machine, cluster_parse.c); it was refused always. Before the nodes are known (0), not checked. */
 Test(liverun_slurm, node_rank_is_taken_on_a_cluster_of_one_node)
 {
     Error e;
