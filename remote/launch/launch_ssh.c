@@ -15,21 +15,18 @@
 #include "core/model/ranks.h"
 #include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/launch/launch_ssh_command.h"
 #include "remote/launch/launch_ssh_reason.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/orphans.h"
 #include "remote/launch/rankcause.h"
 #include "remote/launch/rankfan.h"
 #include "remote/ssh/rexec.h"
-#include "remote/ssh/shquote.h"
 
 /* STRAY_GRACE_MS: how long a command that exited may keep its output open (a stray
  * descendant holding it) before its process group is stopped and the part counts as ended.
  * KILL_WAIT_MS also bounds such a stop of what a command that ended left running. */
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
-
-/* How the remote side reports its process group before anything else. */
-#define PGID_MARK "tunedeck-pgid "
 
 typedef struct SshRun SshRun;
 
@@ -132,8 +129,9 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     /* a NUL in the line counts: the protocol reader refuses such a line, not half of it */
     size_t len = line == given ? rexec_line_len(x) : strlen(line);
     if (stream == STREAM_STDERR) {
-        if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
-            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+        if (p->pgid == 0 &&
+            strncmp(line, LAUNCH_SSH_PGID_MARK, strlen(LAUNCH_SSH_PGID_MARK)) == 0) {
+            long pgid = strtol(line + strlen(LAUNCH_SSH_PGID_MARK), NULL, 10);
             if (pgid <= 1) /* `kill -- -1` would reach every process of the user */
                 return;
             p->pgid = pgid;
@@ -175,37 +173,6 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         }
     }
     trial_event_clear(&ev);
-}
-
-/* sh -c 'report pgid; start the guard that stops the group if the session dies
- * (groupstop.h: before the exports, so the guard's environment has no TUNEDECK_RUN_MARK);
- * export the trial's environment and the command; exec the wrapping shell that runs the
- * command and stops what it left', all quoted. */
-static char *remote_command(const char *command, const char *machine, int trial,
-                            const char *mark)
-{
-    char trial_text[32];
-    snprintf(trial_text, sizeof trial_text, "%d", trial);
-    char *b = NULL;
-    size_t len = 0;
-    if (shquote_append_raw(&b, &len,
-                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
-                               "20") "TUNEDECK_MACHINE=") < 0 ||
-        shquote_append(&b, &len, machine) < 0 ||
-        shquote_append_raw(&b, &len, " TUNEDECK_TRIAL=") < 0 ||
-        shquote_append(&b, &len, trial_text) < 0 ||
-        shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
-        shquote_append(&b, &len, mark) < 0 ||
-        shquote_append_raw(&b, &len, " " GROUPSTOP_CMD_VAR "=") < 0 ||
-        shquote_append(&b, &len, command) < 0 ||
-        shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
-                                     "TUNEDECK_RUN_MARK " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
-        shquote_append(&b, &len, groupstop_trial_sh) < 0 ||
-        shquote_append_raw(&b, &len, " tunedeck-trial") < 0) {
-        free(b);
-        return NULL;
-    }
-    return b;
 }
 
 /* The trial's world size, for what its ranks said; 0 (nothing kept) for a schedule whose
@@ -315,9 +282,9 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             launcher_input_free(input, input_len);
             goto fail;
         }
-        char *cmd =
-            remote_command(fan ? fan : cfg->command, single ? "" : machine_name(r, &r->parts[i]),
-                           s->trial, r->parts[i].mark);
+        char *cmd = launch_ssh_command_build(fan ? fan : cfg->command,
+                                             single ? "" : machine_name(r, &r->parts[i]), s->trial,
+                                             r->parts[i].mark);
         free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
