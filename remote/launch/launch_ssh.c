@@ -72,10 +72,12 @@ struct SshRun {
     int stopping, cancelled, timed_out;
     int stop_iter;   /* the iteration at which it asked (launcher_past_stop) */
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
-    char failure[LAUNCH_SSH_REASON_MAX];
-    char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
-    const Part *failed_part;  /* the first part that failed on its own: the reason's ended_first */
+    /* TRIAL_OK until a part goes wrong on its own (not by our stop); then TRIAL_UNREACHABLE
+     * (its ssh failed: failure says so) or TRIAL_FAILED (its command failed: failed_part) */
     TrialStatus failure_status;
+    const Part *failed_part; /* the first part whose command failed: the reason's ended_first */
+    char failure[LAUNCH_SSH_REASON_MAX]; /* the words the reason gives, once they are written */
+    char failure_stderr[200]; /* the leading part's last stderr line, said after failure */
     char protocol_error[256];
     Observation *result;
 };
@@ -418,12 +420,13 @@ static PartFailure part_failure(const SshRun *r, const Part *p)
                          .came = p->failed_seq};
 }
 
-/* The first part that went wrong on its own (not by our stop) names the trial's failure, for
- * now: when the trial finishes, write_failure may name another part's failed rank instead
- * (the cause before the peers that lost it), this one then said after it. */
+/* The first part that went wrong on its own (not by our stop) fails the trial: its ssh's
+ * words are the reason's; a command's failure is written when the trial finishes
+ * (write_failure: another part's failed rank may lead, the cause before the peers that lost
+ * it, this one then said after it). */
 static void note_part_end(SshRun *r, Part *p)
 {
-    if (r->stopping || r->failure[0])
+    if (r->stopping || r->failure_status != TRIAL_OK)
         return;
     ExecOutcome o = rexec_outcome(p->x);
     const char *name = machine_name(r, p);
@@ -441,10 +444,7 @@ static void note_part_end(SshRun *r, Part *p)
         /* without a notice, its end is its place in the reason's timeline */
         if (!p->failed_seq)
             p->failed_seq = ++r->failures_seen;
-        PartFailure f = part_failure(r, p);
         r->failed_part = p;
-        launch_ssh_reason_head(&f, r->failure, sizeof r->failure);
-        snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }
 
@@ -487,7 +487,7 @@ static void finish(SshRun *r)
                                 r->parts[i].pgid, r->parts[i].mark);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
-        if (r->failure[0]) {
+        if (r->failure_status != TRIAL_OK) {
             /* A rank that said why it failed (an error event) is the trial's reason, not
              * only the exit status of the part that ended first. */
             const char *said = NULL;
@@ -540,7 +540,7 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
             rexec_close(p->killer); /* unanswered: the part is lost (part_lost) */
         killers += p->killer && !rexec_done(p->killer);
     }
-    if (r->failure[0] && !r->stopping && running)
+    if (r->failure_status != TRIAL_OK && !r->stopping && running)
         stop_all(r, now_ms);
     if (!r->stopping && now_ms >= r->deadline_ms && running) {
         r->timed_out = 1;
