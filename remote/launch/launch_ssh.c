@@ -15,21 +15,18 @@
 #include "core/model/ranks.h"
 #include "remote/ssh/groupstop.h"
 #include "remote/ssh/hostpool.h"
+#include "remote/launch/launch_ssh_command.h"
 #include "remote/launch/launch_ssh_reason.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/orphans.h"
 #include "remote/launch/rankcause.h"
 #include "remote/launch/rankfan.h"
 #include "remote/ssh/rexec.h"
-#include "remote/ssh/shquote.h"
 
 /* STRAY_GRACE_MS: how long a command that exited may keep its output open (a stray
  * descendant holding it) before its process group is stopped and the part counts as ended.
  * KILL_WAIT_MS also bounds such a stop of what a command that ended left running. */
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
-
-/* How the remote side reports its process group before anything else. */
-#define PGID_MARK "tunedeck-pgid "
 
 typedef struct SshRun SshRun;
 
@@ -75,10 +72,12 @@ struct SshRun {
     int stopping, cancelled, timed_out;
     int stop_iter;   /* the iteration at which it asked (launcher_past_stop) */
     int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
-    char failure[LAUNCH_SSH_REASON_MAX];
-    char failure_stderr[200]; /* the failing part's last stderr line, said after failure */
-    const Part *failed_part;  /* the first part that failed on its own: the reason's ended_first */
+    /* TRIAL_OK until a part goes wrong on its own (not by our stop); then TRIAL_UNREACHABLE
+     * (its ssh failed: failure says so) or TRIAL_FAILED (its command failed: failed_part) */
     TrialStatus failure_status;
+    const Part *failed_part; /* the first part whose command failed: the reason's ended_first */
+    char failure[LAUNCH_SSH_REASON_MAX]; /* the words the reason gives, once they are written */
+    char failure_stderr[200]; /* the leading part's last stderr line, said after failure */
     char protocol_error[256];
     Observation *result;
 };
@@ -132,8 +131,9 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     /* a NUL in the line counts: the protocol reader refuses such a line, not half of it */
     size_t len = line == given ? rexec_line_len(x) : strlen(line);
     if (stream == STREAM_STDERR) {
-        if (p->pgid == 0 && strncmp(line, PGID_MARK, strlen(PGID_MARK)) == 0) {
-            long pgid = strtol(line + strlen(PGID_MARK), NULL, 10);
+        if (p->pgid == 0 &&
+            strncmp(line, LAUNCH_SSH_PGID_MARK, strlen(LAUNCH_SSH_PGID_MARK)) == 0) {
+            long pgid = strtol(line + strlen(LAUNCH_SSH_PGID_MARK), NULL, 10);
             if (pgid <= 1) /* `kill -- -1` would reach every process of the user */
                 return;
             p->pgid = pgid;
@@ -175,37 +175,6 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
         }
     }
     trial_event_clear(&ev);
-}
-
-/* sh -c 'report pgid; start the guard that stops the group if the session dies
- * (groupstop.h: before the exports, so the guard's environment has no TUNEDECK_RUN_MARK);
- * export the trial's environment and the command; exec the wrapping shell that runs the
- * command and stops what it left', all quoted. */
-static char *remote_command(const char *command, const char *machine, int trial,
-                            const char *mark)
-{
-    char trial_text[32];
-    snprintf(trial_text, sizeof trial_text, "%d", trial);
-    char *b = NULL;
-    size_t len = 0;
-    if (shquote_append_raw(&b, &len,
-                           "printf '" PGID_MARK "%s\\n' \"$$\" >&2; " GROUPSTOP_GUARD_SH(
-                               "20") "TUNEDECK_MACHINE=") < 0 ||
-        shquote_append(&b, &len, machine) < 0 ||
-        shquote_append_raw(&b, &len, " TUNEDECK_TRIAL=") < 0 ||
-        shquote_append(&b, &len, trial_text) < 0 ||
-        shquote_append_raw(&b, &len, " TUNEDECK_RUN_MARK=") < 0 ||
-        shquote_append(&b, &len, mark) < 0 ||
-        shquote_append_raw(&b, &len, " " GROUPSTOP_CMD_VAR "=") < 0 ||
-        shquote_append(&b, &len, command) < 0 ||
-        shquote_append_raw(&b, &len, "; export TUNEDECK_MACHINE TUNEDECK_TRIAL "
-                                     "TUNEDECK_RUN_MARK " GROUPSTOP_CMD_VAR "; exec sh -c ") < 0 ||
-        shquote_append(&b, &len, groupstop_trial_sh) < 0 ||
-        shquote_append_raw(&b, &len, " tunedeck-trial") < 0) {
-        free(b);
-        return NULL;
-    }
-    return b;
 }
 
 /* The trial's world size, for what its ranks said; 0 (nothing kept) for a schedule whose
@@ -315,9 +284,9 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             launcher_input_free(input, input_len);
             goto fail;
         }
-        char *cmd =
-            remote_command(fan ? fan : cfg->command, single ? "" : machine_name(r, &r->parts[i]),
-                           s->trial, r->parts[i].mark);
+        char *cmd = launch_ssh_command_build(fan ? fan : cfg->command,
+                                             single ? "" : machine_name(r, &r->parts[i]), s->trial,
+                                             r->parts[i].mark);
         free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
@@ -451,12 +420,13 @@ static PartFailure part_failure(const SshRun *r, const Part *p)
                          .came = p->failed_seq};
 }
 
-/* The first part that went wrong on its own (not by our stop) names the trial's failure, for
- * now: when the trial finishes, write_failure may name another part's failed rank instead
- * (the cause before the peers that lost it), this one then said after it. */
+/* The first part that went wrong on its own (not by our stop) fails the trial: its ssh's
+ * words are the reason's; a command's failure is written when the trial finishes
+ * (write_failure: another part's failed rank may lead, the cause before the peers that lost
+ * it, this one then said after it). */
 static void note_part_end(SshRun *r, Part *p)
 {
-    if (r->stopping || r->failure[0])
+    if (r->stopping || r->failure_status != TRIAL_OK)
         return;
     ExecOutcome o = rexec_outcome(p->x);
     const char *name = machine_name(r, p);
@@ -474,10 +444,7 @@ static void note_part_end(SshRun *r, Part *p)
         /* without a notice, its end is its place in the reason's timeline */
         if (!p->failed_seq)
             p->failed_seq = ++r->failures_seen;
-        PartFailure f = part_failure(r, p);
         r->failed_part = p;
-        launch_ssh_reason_head(&f, r->failure, sizeof r->failure);
-        snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", p->last_stderr);
     }
 }
 
@@ -520,7 +487,7 @@ static void finish(SshRun *r)
                                 r->parts[i].pgid, r->parts[i].mark);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
-        if (r->failure[0]) {
+        if (r->failure_status != TRIAL_OK) {
             /* A rank that said why it failed (an error event) is the trial's reason, not
              * only the exit status of the part that ended first. */
             const char *said = NULL;
@@ -573,7 +540,7 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
             rexec_close(p->killer); /* unanswered: the part is lost (part_lost) */
         killers += p->killer && !rexec_done(p->killer);
     }
-    if (r->failure[0] && !r->stopping && running)
+    if (r->failure_status != TRIAL_OK && !r->stopping && running)
         stop_all(r, now_ms);
     if (!r->stopping && now_ms >= r->deadline_ms && running) {
         r->timed_out = 1;

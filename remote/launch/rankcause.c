@@ -134,20 +134,33 @@ static size_t event_host(const RankCause *c, const char *ev)
     return best;
 }
 
-/* Whether error event `event` ("rank 0 on h1: ...") is of the host notice `notice` names. With
- * the schedule's hosts known (`c`), the event's host is the longest of them that fits and the
- * notice must name that one: with machines "a" and "a: b", "rank 0 on a: b: ..." begins like
- * an event of "a" followed by its message, and is not a's. Without them (srun's words), a
- * host the notice names that the event begins with, followed by ": ", is the event's. */
-static int same_host(const RankCause *c, const char *event, const char *notice)
+/* An error event's host ("rank 0 on h1: ..."), worked out once for all the notices it is held
+ * to: `name` then ':' and `after`, as host_is_notices reads them; NULL for none. With the
+ * schedule's hosts known (`c`), the event's host is the stored "name:" of the longest of them
+ * that fits, and a notice must name that one: with machines "a" and "a: b", "rank 0 on a: b: ..."
+ * begins like an event of "a" followed by its message, and is not a's. Without them (srun's
+ * words), the event's own text after " on ": a host a notice names that it begins with,
+ * followed by ": ", is the event's. */
+typedef struct {
+    const char *name;
+    char after;
+} EventHost;
+
+static EventHost event_host_of(const RankCause *c, const char *event)
 {
     const char *on = strstr(event, " on ");
     if (!on)
-        return 0;
+        return (EventHost){NULL, '\0'};
     if (!c)
-        return host_is_notices(on + 4, notice, ' ');
+        return (EventHost){on + 4, ' '};
     size_t h = event_host(c, on + 4);
-    return h < c->nhosts && host_is_notices(c->host[h], notice, '\0');
+    return h < c->nhosts ? (EventHost){c->host[h], '\0'} : (EventHost){NULL, '\0'};
+}
+
+/* Whether the event whose host is `eh` is of the host notice `notice` names. */
+static int same_host(EventHost eh, const char *notice)
+{
+    return eh.name && host_is_notices(eh.name, notice, eh.after);
 }
 
 void rankcause_event(RankCause *c, const char *text)
@@ -191,15 +204,17 @@ static size_t first_of(const RankCause *c, const char *const *notices, const siz
                        size_t n, const char *error_event)
 {
     long cause = error_event && !peerloss_said(error_event) ? leading_rank(error_event, "on ") : -1;
+    /* the event's host once, not once per notice: event_host looks at every host */
+    EventHost eh = cause >= 0 ? event_host_of(c, error_event) : (EventHost){NULL, '\0'};
     for (size_t i = 0; cause >= 0 && i < n; i++)
         if (rankcause_notice_rank(nth(notices, order, i)) == cause &&
-            same_host(c, error_event, nth(notices, order, i)))
+            same_host(eh, nth(notices, order, i)))
             return i;
     /* A fan-out names the rank that ended first on its host: a peer beside the crashed rank
      * whose all_reduce failed while the crashed rank was still on its way out may be the one
      * named. Its host is still the cause's. */
     for (size_t i = 0; cause >= 0 && i < n; i++)
-        if (same_host(c, error_event, nth(notices, order, i)))
+        if (same_host(eh, nth(notices, order, i)))
             return i;
     for (size_t i = 0; i < n; i++) {
         if (said_of(c, nth(notices, order, i)) != SAID_LOST_PEER)
