@@ -1,5 +1,6 @@
-/* The journal of a headless tuning session: writes every trial event before it is acted on,
- * and rebuilds a session from its journal for `tunedeck tune --resume ID`. */
+/* The journal of a headless tuning session: writes every trial event before it is acted on
+ * (tune_journal.c), and rebuilds a session from its journal for `tunedeck tune --resume ID`
+ * (tune_journal_resume.c). */
 #ifndef TUNEDECK_TUNE_JOURNAL_H
 #define TUNEDECK_TUNE_JOURNAL_H
 

@@ -1,4 +1,5 @@
-/* Parsing `scontrol show -d job` (remote/slurm/slurm_jobinfo.h). */
+/* Parsing `scontrol show -d job` (remote/slurm/slurm_jobinfo.h): its records, each line
+ * read by the field readers of slurm_jobfields.c. */
 #include "remote/slurm/slurm_jobinfo.h"
 
 #include <stdio.h>
@@ -7,223 +8,19 @@
 
 #include "core/base/termsafe.h"
 #include "core/model/hostrange.h"
-
-static void copy_n(char *dst, size_t cap, const char *s, size_t n)
-{
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(dst, s, n);
-    dst[n] = 0;
-}
-
-/* The value of `key=` among the line's space-separated words, as (start, length); NULL when
- * the key is not there. A key matches only at the start of a word, so "NodeList=" never
- * matches "ReqNodeList=". */
-static const char *word_value(const char *line, size_t len, const char *key, size_t *vlen)
-{
-    size_t kl = strlen(key);
-    for (size_t i = 0; i + kl <= len; i++) {
-        if ((i == 0 || line[i - 1] == ' ') && memcmp(line + i, key, kl) == 0) {
-            size_t e = i + kl;
-            while (e < len && line[e] != ' ')
-                e++;
-            *vlen = e - i - kl;
-            return line + i + kl;
-        }
-    }
-    return NULL;
-}
-
-static void take(const char *line, size_t len, const char *key, char *dst, size_t cap)
-{
-    size_t vl;
-    const char *v = word_value(line, len, key, &vl);
-    if (v)
-        copy_n(dst, cap, v, vl);
-}
-
-/* A non-negative decimal number, whole; -1 on anything else. */
-static int number(const char *v, size_t len, long long *out)
-{
-    long long n = 0;
-    if (!len || len > 18)
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9')
-            return -1;
-        n = n * 10 + (v[i] - '0');
-    }
-    *out = n;
-    return 0;
-}
-
-/* The ','-separated item of v[0..len) that starts at *at, its length in *item_len; *at moves
- * past it. A ',' inside the pair of brackets `nest` names ("()", "[]"; "" for none) does not
- * separate: "gpu:2(IDX:0,1)" and "n[1-2,4]" are one item each. NULL once the items are
- * done. */
-static const char *next_item(const char *v, size_t len, size_t *at, size_t *item_len,
-                             const char *nest)
-{
-    if (*at >= len)
-        return NULL;
-    size_t e = *at;
-    int depth = 0;
-    while (e < len && (depth || v[e] != ',')) {
-        if (nest[0])
-            depth += v[e] == nest[0] ? 1 : v[e] == nest[1] ? -1 : 0;
-        e++;
-    }
-    const char *item = v + *at;
-    *item_len = e - *at;
-    *at = e + 1;
-    return item;
-}
-
-/* The GPUs of a TRES request: "gres:gpu:2", "gres:gpu:v100:2", "gres/gpu=2" (several items
- * separated by ','; other GRES not counted). A count that is not a number, or more than
- * SLURM_JOBINFO_MAX_GPU_INDEX, is 0: what it asks for is not known, so nothing is kept
- * back for it. */
-static int tres_gpus(const char *v, size_t len)
-{
-    int total = 0;
-    size_t at = 0, il;
-    for (const char *item; (item = next_item(v, len, &at, &il, ""));) {
-        if (il > 8 && (memcmp(item, "gres:gpu", 8) == 0 || memcmp(item, "gres/gpu", 8) == 0) &&
-            (item[8] == ':' || item[8] == '=')) {
-            size_t k = il;
-            while (k > 8 && item[k - 1] >= '0' && item[k - 1] <= '9')
-                k--;
-            long long n;
-            if ((item[k - 1] == ':' || item[k - 1] == '=') && number(item + k, il - k, &n) == 0 &&
-                n <= SLURM_JOBINFO_MAX_GPU_INDEX * SLURM_JOBINFO_MAX_NODES)
-                total += (int)n;
-        }
-    }
-    return total;
-}
-
-/* The TYPE of the first "gres:gpu:TYPE:N" item of a TresPer* value, into out (kept when
- * none names one). */
-static void tres_gpu_type(const char *v, size_t len, char *out, size_t cap)
-{
-    size_t at = 0, il;
-    for (const char *item; (item = next_item(v, len, &at, &il, ""));) {
-        if (il > 9 && (memcmp(item, "gres:gpu:", 9) == 0 || memcmp(item, "gres/gpu:", 9) == 0)) {
-            const char *last = item + il;
-            while (last > item + 9 && last[-1] != ':' && last[-1] != '=')
-                last--;
-            if (last > item + 10) { /* a TYPE between "gres:gpu:" and ":N" */
-                copy_n(out, cap, item + 9, (size_t)(last - 1 - (item + 9)));
-                return;
-            }
-        }
-    }
-}
-
-/* "0-1,3" (up to the closing ')') into bits; -1 on anything else. */
-static int parse_idx(const char *s, size_t len, uint64_t *mask)
-{
-    size_t i = 0;
-    while (i < len) {
-        long a = 0, b;
-        size_t d = 0;
-        while (i < len && s[i] >= '0' && s[i] <= '9' && d < 6)
-            a = a * 10 + (s[i++] - '0'), d++;
-        if (!d)
-            return -1;
-        b = a;
-        if (i < len && s[i] == '-') {
-            i++;
-            b = 0, d = 0;
-            while (i < len && s[i] >= '0' && s[i] <= '9' && d < 6)
-                b = b * 10 + (s[i++] - '0'), d++;
-            if (!d || b < a)
-                return -1;
-        }
-        if (b >= SLURM_JOBINFO_MAX_GPU_INDEX)
-            return -1;
-        for (long k = a; k <= b; k++)
-            *mask |= (uint64_t)1 << k;
-        if (i < len && s[i] != ',')
-            return -1;
-        i++;
-    }
-    return 0;
-}
-
-/* The GPU indices of a detail line's GRES value: "gpu:v100:2(IDX:0-1)", several items
- * separated by ',' outside the parentheses, only the gpu ones counted. */
-static int gres_gpu_idx(const char *v, size_t len, uint64_t *mask)
-{
-    *mask = 0;
-    size_t at = 0, il;
-    for (const char *item; (item = next_item(v, len, &at, &il, "()"));) {
-        const char *idx = il > 3 ? memchr(item, '(', il) : NULL;
-        if (il >= 3 && memcmp(item, "gpu", 3) == 0 &&
-            (il == 3 || item[3] == ':' || item[3] == '(') && idx) {
-            const char *in = idx + 1;
-            size_t rest = il - (size_t)(in - item);
-            if (rest > 4 && memcmp(in, "IDX:", 4) == 0) {
-                const char *close = memchr(in, ')', rest);
-                if (!close || parse_idx(in + 4, (size_t)(close - in - 4), mask) < 0)
-                    return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* Expands a Slurm node list ("n[1-2],gpu07") into names: top-level commas separate
- * patterns, each one a bracket host range. */
-static int expand_nodes(const char *list, size_t len, char ***names, size_t *n, Error *err)
-{
-    *names = NULL;
-    *n = 0;
-    size_t at = 0, il;
-    for (const char *item; (item = next_item(list, len, &at, &il, "[]"));) {
-        char pat[512];
-        if (il == 0 || il >= sizeof pat) {
-            hostrange_free(*names, *n);
-            return error_set(err, "expected node names, found '%.*s'", (int)(len > 80 ? 80 : len),
-                             list);
-        }
-        copy_n(pat, sizeof pat, item, il);
-        char **part;
-        size_t np;
-        if (hostrange_expand(pat, &part, &np, err) < 0) {
-            hostrange_free(*names, *n);
-            return -1;
-        }
-        if (*n + np > SLURM_JOBINFO_MAX_NODES) {
-            hostrange_free(part, np);
-            hostrange_free(*names, *n);
-            return error_set(err, "more than %d nodes in '%.40s'", SLURM_JOBINFO_MAX_NODES, list);
-        }
-        char **grown = realloc(*names, (*n + np) * sizeof *grown);
-        if (!grown) {
-            hostrange_free(part, np);
-            hostrange_free(*names, *n);
-            return error_set(err, "out of memory");
-        }
-        *names = grown;
-        memcpy(grown + *n, part, np * sizeof *part);
-        *n += np;
-        free(part); /* the names now belong to *names */
-    }
-    return 0;
-}
+#include "remote/slurm/slurm_jobfields.h"
 
 static int detail_line(SlurmJobInfo *j, const char *line, size_t len, Error *err)
 {
     size_t nl, gl;
-    const char *nodes = word_value(line, len, "Nodes=", &nl);
-    const char *gres = word_value(line, len, "GRES=", &gl);
+    const char *nodes = slurm_jobfields_word(line, len, "Nodes=", &nl);
+    const char *gres = slurm_jobfields_word(line, len, "GRES=", &gl);
     uint64_t mask = 0;
-    if (gres && gres_gpu_idx(gres, gl, &mask) < 0)
+    if (gres && slurm_jobfields_gres_gpu_idx(gres, gl, &mask) < 0)
         return error_set(err, "GRES '%.*s': expected gpu[:TYPE]:N(IDX:a-b,c)", (int)gl, gres);
     char **names;
     size_t n;
-    if (!nodes || expand_nodes(nodes, nl, &names, &n, err) < 0)
+    if (!nodes || slurm_jobfields_expand_nodes(nodes, nl, &names, &n, err) < 0)
         return nodes ? -1 : error_set(err, "expected Nodes=LIST");
     if (j->n_nodes + n > SLURM_JOBINFO_MAX_NODES) {
         hostrange_free(names, n);
@@ -251,68 +48,71 @@ static int record_line(SlurmJobInfo *j, const char *line, size_t len, Error *err
     const char *v;
     if (len >= 6 && memcmp(line, "Nodes=", 6) == 0)
         return detail_line(j, line, len, err);
-    if ((v = word_value(line, len, "JobId=", &vl))) {
-        copy_n(j->id, sizeof j->id, v, vl);
-        take(line, len, "HetJobId=", j->het_id, sizeof j->het_id);
+    if ((v = slurm_jobfields_word(line, len, "JobId=", &vl))) {
+        slurm_jobfields_copy(j->id, sizeof j->id, v, vl);
+        slurm_jobfields_take(line, len, "HetJobId=", j->het_id, sizeof j->het_id);
         char off[16] = "";
-        take(line, len, "HetJobOffset=", off, sizeof off);
+        slurm_jobfields_take(line, len, "HetJobOffset=", off, sizeof off);
         j->het_offset = atoi(off);
         /* the name is the rest of the line: it may hold spaces */
         const char *name = strstr(line, " JobName=");
         if (name && (size_t)(name - line) < len) {
             name += strlen(" JobName=");
-            copy_n(j->name, sizeof j->name, name, len - (size_t)(name - line));
+            slurm_jobfields_copy(j->name, sizeof j->name, name, len - (size_t)(name - line));
         }
         return 0;
     }
-    if ((v = word_value(line, len, "UserId=", &vl))) {
+    if ((v = slurm_jobfields_word(line, len, "UserId=", &vl))) {
         const char *paren = memchr(v, '(', vl);
-        copy_n(j->user, sizeof j->user, v, paren ? (size_t)(paren - v) : vl);
+        slurm_jobfields_copy(j->user, sizeof j->user, v, paren ? (size_t)(paren - v) : vl);
     }
-    take(line, len, "HetJobIdSet=", j->het_set, sizeof j->het_set);
-    take(line, len, "JobState=", j->state, sizeof j->state);
-    take(line, len, "Reason=", j->reason, sizeof j->reason);
-    take(line, len, "NodeList=", j->nodelist, sizeof j->nodelist);
-    take(line, len, "Partition=", j->partition, sizeof j->partition);
-    take(line, len, "ReqNodeList=", j->req_nodes, sizeof j->req_nodes);
-    take(line, len, "SchedNodeList=", j->sched_nodes, sizeof j->sched_nodes);
+    slurm_jobfields_take(line, len, "HetJobIdSet=", j->het_set, sizeof j->het_set);
+    slurm_jobfields_take(line, len, "JobState=", j->state, sizeof j->state);
+    slurm_jobfields_take(line, len, "Reason=", j->reason, sizeof j->reason);
+    slurm_jobfields_take(line, len, "NodeList=", j->nodelist, sizeof j->nodelist);
+    slurm_jobfields_take(line, len, "Partition=", j->partition, sizeof j->partition);
+    slurm_jobfields_take(line, len, "ReqNodeList=", j->req_nodes, sizeof j->req_nodes);
+    slurm_jobfields_take(line, len, "SchedNodeList=", j->sched_nodes, sizeof j->sched_nodes);
     /* What a pending job asks for only tunes how much idle capacity is kept for it: a value
      * this parser does not know reads as unknown, never refuses the round (every job's
      * state and GPUs come with it). */
-    if ((v = word_value(line, len, "Priority=", &vl)) && number(v, vl, &j->priority) < 0)
+    if ((v = slurm_jobfields_word(line, len, "Priority=", &vl)) &&
+        slurm_jobfields_number(v, vl, &j->priority) < 0)
         j->priority = -1;
-    if ((v = word_value(line, len, "NumNodes=", &vl))) {
+    if ((v = slurm_jobfields_word(line, len, "NumNodes=", &vl))) {
         long long n = 0;
         size_t dash = 0;
         while (dash < vl && v[dash] != '-')
             dash++;
-        j->num_nodes = number(v, dash, &n) == 0 && n <= SLURM_JOBINFO_MAX_NODES ? (int)n : 0;
+        j->num_nodes =
+            slurm_jobfields_number(v, dash, &n) == 0 && n <= SLURM_JOBINFO_MAX_NODES ? (int)n : 0;
     }
-    if ((v = word_value(line, len, "NumTasks=", &vl))) {
+    if ((v = slurm_jobfields_word(line, len, "NumTasks=", &vl))) {
         long long n = 0;
-        j->num_tasks = number(v, vl, &n) == 0 && n <= SLURM_JOBINFO_MAX_GPU_INDEX * SLURM_JOBINFO_MAX_NODES
+        j->num_tasks = slurm_jobfields_number(v, vl, &n) == 0 &&
+                               n <= SLURM_JOBINFO_MAX_GPU_INDEX * SLURM_JOBINFO_MAX_NODES
                            ? (int)n
                            : 0;
     }
-    if ((v = word_value(line, len, "TresPerTask=", &vl))) {
-        j->gpus_per_task = tres_gpus(v, vl);
-        tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
+    if ((v = slurm_jobfields_word(line, len, "TresPerTask=", &vl))) {
+        j->gpus_per_task = slurm_jobfields_tres_gpus(v, vl);
+        slurm_jobfields_tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
     }
-    if ((v = word_value(line, len, "TresPerNode=", &vl))) {
-        j->gpus_per_node = tres_gpus(v, vl);
-        tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
+    if ((v = slurm_jobfields_word(line, len, "TresPerNode=", &vl))) {
+        j->gpus_per_node = slurm_jobfields_tres_gpus(v, vl);
+        slurm_jobfields_tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
     }
-    if ((v = word_value(line, len, "TresPerJob=", &vl))) {
-        j->gpus_per_job = tres_gpus(v, vl);
-        tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
+    if ((v = slurm_jobfields_word(line, len, "TresPerJob=", &vl))) {
+        j->gpus_per_job = slurm_jobfields_tres_gpus(v, vl);
+        slurm_jobfields_tres_gpu_type(v, vl, j->gpu_type, sizeof j->gpu_type);
     }
-    if ((v = word_value(line, len, "Restarts=", &vl))) {
+    if ((v = slurm_jobfields_word(line, len, "Restarts=", &vl))) {
         long long n = 0;
-        j->restarts = number(v, vl, &n) == 0 && n <= 1000000 ? (int)n : 0;
+        j->restarts = slurm_jobfields_number(v, vl, &n) == 0 && n <= 1000000 ? (int)n : 0;
     }
-    if ((v = word_value(line, len, "ExitCode=", &vl))) {
+    if ((v = slurm_jobfields_word(line, len, "ExitCode=", &vl))) {
         char code[32];
-        copy_n(code, sizeof code, v, vl);
+        slurm_jobfields_copy(code, sizeof code, v, vl);
         if (sscanf(code, "%d:%d", &j->exit_code, &j->exit_signal) != 2)
             return error_set(err, "ExitCode '%s': expected CODE:SIGNAL", code);
     }
@@ -479,7 +279,7 @@ void slurm_jobinfo_clear(SlurmJobInfoList *l)
 
 int slurm_nodelist_expand(const char *list, char ***names, size_t *n, Error *err)
 {
-    return expand_nodes(list, strlen(list), names, n, err);
+    return slurm_jobfields_expand_nodes(list, strlen(list), names, n, err);
 }
 
 int slurm_nodelist_contains(const char *list, const char *name, Error *err)
@@ -488,7 +288,7 @@ int slurm_nodelist_contains(const char *list, const char *name, Error *err)
     int found = 0;
     if (!len)
         return error_set(err, "expected node names, found none");
-    for (const char *item; (item = next_item(list, len, &at, &il, "[]"));) {
+    for (const char *item; (item = slurm_jobfields_next_item(list, len, &at, &il, "[]"));) {
         int in = hostrange_contains(item, il, name, err);
         if (in < 0)
             return -1; /* the whole list is read: a bad piece anywhere is said */
@@ -510,16 +310,16 @@ static int set_holds(const char *set, const char *id)
 {
     long long want;
     size_t len = strlen(set), at = 0, il;
-    if (number(id, strlen(id), &want) < 0)
+    if (slurm_jobfields_number(id, strlen(id), &want) < 0)
         return 0;
-    for (const char *item; (item = next_item(set, len, &at, &il, ""));) {
+    for (const char *item; (item = slurm_jobfields_next_item(set, len, &at, &il, ""));) {
         const char *dash = memchr(item, '-', il);
         size_t first_len = dash ? (size_t)(dash - item) : il;
         long long a, b;
-        if (number(item, first_len, &a) < 0)
+        if (slurm_jobfields_number(item, first_len, &a) < 0)
             return 0;
         b = a;
-        if (dash && number(dash + 1, il - first_len - 1, &b) < 0)
+        if (dash && slurm_jobfields_number(dash + 1, il - first_len - 1, &b) < 0)
             return 0;
         if (want >= a && want <= b)
             return 1;

@@ -11,11 +11,7 @@
 #include <stdint.h>
 
 #include "core/base/error.h"
-
-enum {
-    SLURM_JOBINFO_MAX_GPU_INDEX = 64, /* indices 0..63: one bit each */
-    SLURM_JOBINFO_MAX_NODES = 4096    /* of one job (a node list that expands further is refused) */
-};
+#include "remote/slurm/slurm_joblimits.h"
 
 typedef struct {
     char node[64];

@@ -13,7 +13,7 @@ FUZZ_LIBS   = -lncursesw -ltinfo -lgsl -lopenblas -lcjson -lm -lpthread
 FUZZ_CORE   := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(shell find core tools/worker -name '*.c'))
 # Parsers outside core/ that need neither a network nor a terminal to run.
 FUZZ_CORE   += $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(wildcard remote/gpu/nvsmi.c tui/theme.c \
-                 remote/slurm/slurm_nodes.c remote/slurm/slurm_nodestate.c remote/slurm/slurm_queue.c remote/slurm/slurm_jobinfo.c \
+                 remote/slurm/slurm_nodes.c remote/slurm/slurm_nodestate.c remote/slurm/slurm_queue.c remote/slurm/slurm_jobinfo.c remote/slurm/slurm_jobfields.c \
                  remote/ssh/revokedkeys.c remote/launch/srunlabel.c))
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))

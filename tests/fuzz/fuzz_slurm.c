@@ -1,7 +1,8 @@
 /* Fuzzes Slurm's output (remote/slurm/slurm_nodes.c, slurm_nodestate.c, slurm_queue.c,
- * slurm_jobinfo.c): each input as `sinfo` (both formats), `squeue` and `scontrol show -d job`
- * output, and the inventory built from the nodes. A controller's
- * output is data only: nothing here may crash or leak, and a refusal says why. */
+ * slurm_jobinfo.c and its field readers, slurm_jobfields.c): each input as `sinfo` (both
+ * formats), `squeue` and `scontrol show -d job` output, and the inventory built from the
+ * nodes. A controller's output is data only: nothing here may crash or leak, and a refusal
+ * says why. */
 #include "remote/slurm/slurm_jobinfo.h"
 #include "remote/slurm/slurm_nodes.h"
 #include "remote/slurm/slurm_nodestate.h"

@@ -319,12 +319,14 @@ for src in "$root"/cmd/cmd_*.c; do
     cmd_console.c) words= ;;
     cmd_tune.c) words=tune ;;
     cmd_schedule.c) words=schedule ;;
-    cmd_schedule_live.c) words="schedule --live" ;;
+    # its option table is in its arguments' file
+    cmd_schedule_live.c) words="schedule --live" src="$root/cmd/schedule_live_args.c" ;;
     cmd_hosts.c) words=hosts ;;
     cmd_simtrial.c) words=sim-trial ;;
     *) grep -q required_argument "$src" && fail "${src##*/}: value flags unchecked (name its command here)"
        continue ;;
     esac
+    grep -q required_argument "$src" || fail "${src##*/}: no value flag found (its option table moved?)"
     for flag in $(grep -o '{"[a-z-]*", required_argument' "$src" | cut -d'"' -f2); do
         # shellcheck disable=SC2086 # $words: the command's words, none for the console
         check_bad "tunedeck${words:+ $words}: --$flag: expected " $words --$flag

@@ -1,0 +1,27 @@
+/* What the two halves of the tuning journal share: tune_journal.c writes a session's events,
+ * tune_journal_resume.c reads a journal back and replays it into a tuner. Not for others. */
+#ifndef TUNEDECK_TUNE_JOURNAL_PRIV_H
+#define TUNEDECK_TUNE_JOURNAL_PRIV_H
+
+#include <cJSON.h>
+
+#include "remote/session/tune_journal.h"
+
+struct TuneJournal {
+    Journal *journal;
+    Tuner *tuner;
+    int muted; /* replaying: the events are already in the journal */
+    int quiet; /* the console draws on the terminal: say nothing on stderr */
+    char id[JOURNAL_ID_MAX];
+    char path[4096];
+    char dir[4096]; /* the journals' folder main decided; "" none */
+    JournalLog log; /* resume: what was read */
+    char error[ERROR_MSG_MAX]; /* the first failed write's message, "" none */
+};
+
+
+/* Beside every budget a line holds: how much of it overrides raised (tuner_budget_raised),
+ * for a resume to give back when one is dropped. Absent (older journals, or none raised): 0. */
+void tune_journal_add_raised(cJSON *ev, const Tuner *t);
+
+#endif
