@@ -98,11 +98,20 @@ static void limit_step(void *run)
         standin_says_step(&r->head.p, r->head.p.seen + 1, NAN);
 }
 
+/* Where a test sets it: the model whose job 0 lets go of its GPUs when the driver reads the
+ * next refusal (then cleared), its stop an event the driver has not yet enacted. */
+static SchedState *evict_at_refusal;
+
 static const char *limit_refused(const void *run, LiveRefusal *refusal)
 {
     const LimitRun *r = run;
     if (!r->refused || !r->head.status[0])
         return NULL;
+    if (evict_at_refusal) {
+        Error e;
+        cr_assert_eq(sched_evict(evict_at_refusal, 0, &e), 0, "%s", e.msg);
+        evict_at_refusal = NULL;
+    }
     *refusal = r->refusal;
     return r->why;
 }
@@ -151,6 +160,7 @@ static void plan(int over, int first_limited, LiveRefusal kind)
     over_nodes = 0;
     limited = first_limited;
     limited_kind = kind;
+    evict_at_refusal = NULL;
     starts = 0;
     memset(asked, 0, sizeof asked);
 }
@@ -831,5 +841,45 @@ Test(schedlive_ceiling, a_gpu_refusal_while_a_node_ceiling_holds_keeps_the_node_
                                     "node holds: the limit counts nodes), which no decision goes "
                                     "past for 0.4 s"),
               "the back-off doubled on: %s", r.text + said);
+    liverig_close(&r);
+}
+
+/* The guard on a restart after a refusal (too_big's want_within): the model may hold the job
+ * within both ceilings with no fall back while the driver still wants the refused placement,
+ * here when the model let the job go (its stop not yet enacted) as the refusal of its grow to
+ * 4 GPUs (2+2) is read. Its fit alone would restart it at once at what it wants: the refused
+ * 4 GPUs, refused again. It waits for a decision within its ceiling (3) instead. */
+Test(schedlive_ceiling, a_refused_placement_still_wanted_is_never_submitted_again)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    evict_at_refusal = r.s;
+    now_ms = clock_now_ms();
+    for (int i = 0; i < 300 && !strstr(r.text, "its ceiling is now"); i++)
+        run_steps(&r, 1);
+    cr_assert_null(evict_at_refusal, "the case this test is about: %s", r.text);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
+                             "QOSMaxGRESPerJob): its ceiling is now 3 GPUs"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.gpus, 0, "the model holds it within its ceiling: %s", r.text);
+    /* the start after the refused one may come in the very step that read the refusal */
+    int refused_at = 0;
+    while (refused_at < starts && asked[refused_at] != 4)
+        refused_at++;
+    cr_assert_lt(refused_at++, starts, "the grow to 4: %s", r.text);
+    run_steps(&r, 150);
+    cr_assert_gt(starts, refused_at, "started again within its ceiling: %s", r.text);
+    for (int i = refused_at; i < starts && i < 64; i++)
+        cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs on %d nodes, over its ceiling: %s",
+                      i, asked[i], asked_nodes[i], r.text);
+    const char *first = strstr(r.text, "the cluster refused it");
+    cr_assert_null(strstr(first + 1, "the cluster refused it"), "refused again: %s", r.text);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
     liverig_close(&r);
 }
