@@ -672,12 +672,10 @@ Test(sched_ceiling, an_abandoned_node_capped_job_gives_its_gpus_to_the_next_deci
     const SchedNodeGroup groups[] = {{"V100", 1, 8, 1.0}};
     SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
     Error e;
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A", "cifar10", 0.0, 8, 512}, &e), 0, "%s",
-                 e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A", "cifar10", 0.0, 8, 512}, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_pin(s, 0, 8, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_set_node_ceiling(s, 0, 1, &e), 0, "%s", e.msg);
-    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"B", "cifar10", 0.0, 8, 512}, &e), 0, "%s",
-                 e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"B", "cifar10", 0.0, 8, 512}, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_pin(s, 1, 8, &e), 0, "%s", e.msg);
     cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
     SchedJobInfo a, b;
@@ -694,8 +692,7 @@ Test(sched_ceiling, an_abandoned_node_capped_job_gives_its_gpus_to_the_next_deci
         cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
     sched_job_info(s, 0, &a);
     sched_job_info(s, 1, &b);
-    cr_assert(a.gpus == 0 && a.state == SCHED_JOB_FAILED, "A: %d GPUs, state %d", a.gpus,
-              a.state);
+    cr_assert(a.gpus == 0 && a.state == SCHED_JOB_FAILED, "A: %d GPUs, state %d", a.gpus, a.state);
     cr_assert(b.gpus == 8 && b.nodes == 1, "B: %d GPUs on %d nodes", b.gpus, b.nodes);
     sched_node_gpus(s, 0, owners, 8);
     for (int g = 0; g < 8; g++)
